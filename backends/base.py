@@ -1,0 +1,39 @@
+"""What a backend receives and returns."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FEASIBLE, OPTIMAL, INFEASIBLE, UNKNOWN, ERROR = "feasible", "optimal", "infeasible", "unknown", "error"
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    deadline: float  # absolute time.time() by which the solver must have returned
+    threads: int = 1
+    seed: int = 0
+    first_solution: bool = True  # stop at the first feasible point (objective only guides)
+    log: bool = False
+    memory_mb: int | None = None
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.time())
+
+
+@dataclass
+class Solution:
+    status: str
+    values: np.ndarray | None = None
+    objective: float | None = None
+    bound: float | None = None
+    time: float = 0.0  # seconds inside the solver
+    build_time: float = 0.0  # seconds building the solver's model
+    message: str = ""
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def has_point(self) -> bool:
+        return self.status in (FEASIBLE, OPTIMAL) and self.values is not None

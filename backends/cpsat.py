@@ -1,0 +1,86 @@
+"""CP-SAT (OR-Tools). Imported only inside a worker process.
+
+Accepts booleans and integers with integer coefficients (IntegerScaling runs first),
+exactly-one and implications natively.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ..compiler.ir import BOOL, ExactlyOne, Implication, Linear, Problem
+from .base import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
+
+
+def _expr(xs, c: Linear):
+    return cp_model.LinearExpr.weighted_sum([xs[v] for v in c.vars], [int(k) for k in c.coefs])
+
+
+def _add_linear(model, xs, c: Linear):
+    e = _expr(xs, c)
+    rhs = int(c.rhs)
+    if c.sense == "<=":
+        return model.add(e <= rhs)
+    if c.sense == ">=":
+        return model.add(e >= rhs)
+    return model.add(e == rhs)
+
+
+def build(problem: Problem):
+    model = cp_model.CpModel()
+    xs = []
+    for v in problem.vars:
+        if v.kind == BOOL:
+            xs.append(model.new_bool_var(v.name))
+        elif v.kind == "int":
+            xs.append(model.new_int_var(int(v.lb), int(v.ub), v.name))
+        else:
+            raise ValueError(f"CP-SAT takes no real variables ({v.name})")
+    for c in problem.constraints:
+        if isinstance(c, ExactlyOne):
+            model.add_exactly_one([xs[v] for v in c.vars])
+        elif isinstance(c, Implication):
+            lit = xs[c.var] if c.value else ~xs[c.var]
+            _add_linear(model, xs, c.then).only_enforce_if(lit)
+        else:
+            _add_linear(model, xs, c)
+    obj = problem.objective
+    if obj is not None:
+        e = cp_model.LinearExpr.weighted_sum([xs[v] for v in obj.vars], [int(k) for k in obj.coefs])
+        if obj.sense == "max":
+            model.maximize(e)
+        else:
+            model.minimize(e)
+    return model, xs
+
+
+def solve(problem: Problem, options: SolveOptions) -> Solution:
+    t0 = time.time()
+    model, xs = build(problem)
+    build_time = time.time() - t0
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    p.num_workers = max(1, int(options.threads))
+    p.random_seed = int(options.seed)
+    p.max_time_in_seconds = max(0.05, options.remaining())
+    p.log_search_progress = bool(options.log)
+    if problem.objective is not None and options.first_solution:
+        p.stop_after_first_solution = True
+    t1 = time.time()
+    status = solver.solve(model)
+    solve_time = time.time() - t1
+    stats = {"conflicts": solver.num_conflicts, "branches": solver.num_branches}
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        values = np.fromiter((solver.value(x) for x in xs), dtype=np.float64, count=len(xs))
+        proven = status == cp_model.OPTIMAL or problem.objective is None
+        obj = solver.objective_value if problem.objective is not None else None
+        return Solution(OPTIMAL if proven else FEASIBLE, values, obj, solver.best_objective_bound if problem.objective else None,
+                        solve_time, build_time, stats=stats)
+    if status == cp_model.INFEASIBLE:
+        return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
+    if status == cp_model.MODEL_INVALID:
+        return Solution(ERROR, time=solve_time, build_time=build_time, message=model.validate() or "invalid model")
+    return Solution(UNKNOWN, time=solve_time, build_time=build_time, message="time limit reached", stats=stats)

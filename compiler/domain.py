@@ -1,0 +1,130 @@
+"""Threshold intervals of one feature, and a concrete value inside each.
+
+A feature tested at sorted thresholds t_0 < ... < t_{K-1} splits the line into K+1
+intervals. With the test ``x < t``: I_0 = (-inf, t_0), I_j = [t_{j-1}, t_j),
+I_K = [t_{K-1}, inf); with ``x <= t`` the closed ends swap. An interval may hold no
+admissible value (outside the declared bounds, no integer in it, no float32 in it):
+such intervals are *empty* and the encoding never chooses them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .ensemble import Ensemble, Feature
+
+
+@dataclass(frozen=True)
+class FeatureDomain:
+    feature: int
+    thresholds: tuple[float, ...]
+    reps: tuple[float | None, ...]  # a value in each interval, or None when empty
+    valid: tuple[int, ...]  # indices of non-empty intervals, ascending
+    rank_at: tuple[int, ...]  # for threshold k: how many valid intervals have index <= k
+
+    @property
+    def n_free(self) -> int:
+        """Number of free predicate variables: q_1 .. q_{len(valid)-1}."""
+        return max(len(self.valid) - 1, 0)
+
+    def interval_of_rank(self, rank: int) -> int:
+        return self.valid[rank]
+
+    def edges(self, j: int) -> tuple[float, float]:
+        lo = self.thresholds[j - 1] if j > 0 else -math.inf
+        hi = self.thresholds[j] if j < len(self.thresholds) else math.inf
+        return lo, hi
+
+
+def in_interval(ens: Ensemble, domain_thresholds, j: int, v: float) -> bool:
+    """Does the library route ``v`` into interval j (exact library comparison)?"""
+    K = len(domain_thresholds)
+    if j > 0 and ens.test_holds(v, domain_thresholds[j - 1]):
+        return False
+    return not (j < K and not ens.test_holds(v, domain_thresholds[j]))
+
+
+def _admissible(ens: Ensemble, feat: Feature, thresholds, j: int, v: float) -> bool:
+    if not math.isfinite(v) or v < feat.lb or v > feat.ub:
+        return False
+    if feat.integral and v != math.floor(v):
+        return False
+    return in_interval(ens, thresholds, j, v)
+
+
+def candidates(lo: float, hi: float, feat: Feature) -> list[float]:
+    """Values to try inside (lo, hi) clipped to bounds, the most readable first."""
+    L = max(lo, feat.lb)
+    H = min(hi, feat.ub)
+    out: list[float] = []
+    if feat.integral:
+        if math.isfinite(L):
+            c = math.ceil(L)
+            out += [c, c + 1]
+        if math.isfinite(H):
+            c = math.floor(H)
+            out += [c, c - 1]
+        if not math.isfinite(L) and not math.isfinite(H):
+            out += [0.0, 1.0, -1.0]
+        return [float(v) for v in out]
+    if math.isfinite(L) and math.isfinite(H):
+        out.append((L + H) / 2.0)
+    elif math.isfinite(L):
+        out.append(L + max(1.0, abs(L)))
+    elif math.isfinite(H):
+        out.append(H - max(1.0, abs(H)))
+    else:
+        out.append(0.0)
+    for edge in (L, H):
+        if math.isfinite(edge):
+            e32 = float(np.float32(edge))
+            out += [
+                edge,
+                e32,
+                float(np.nextafter(np.float32(edge), np.float32(np.inf))),
+                float(np.nextafter(np.float32(edge), np.float32(-np.inf))),
+                float(np.nextafter(edge, math.inf)),
+                float(np.nextafter(edge, -math.inf)),
+            ]
+    return out
+
+
+def representative(ens: Ensemble, feat: Feature, thresholds, j: int) -> float | None:
+    lo = thresholds[j - 1] if j > 0 else -math.inf
+    hi = thresholds[j] if j < len(thresholds) else math.inf
+    for v in candidates(lo, hi, feat):
+        v = float(ens.cast_value(v)) if math.isfinite(v) else v
+        if _admissible(ens, feat, thresholds, j, v):
+            return v
+    return None
+
+
+def build_domain(ens: Ensemble, f: int, thresholds) -> FeatureDomain:
+    feat = ens.features[f]
+    ths = tuple(sorted(set(float(t) for t in thresholds)))
+    reps = tuple(representative(ens, feat, ths, j) for j in range(len(ths) + 1))
+    valid = tuple(j for j, r in enumerate(reps) if r is not None)
+    rank_at = []
+    count = 0
+    vi = 0
+    for k in range(len(ths)):
+        while vi < len(valid) and valid[vi] <= k:
+            vi += 1
+            count += 1
+        rank_at.append(count)
+    return FeatureDomain(f, ths, reps, valid, tuple(rank_at))
+
+
+def choose_value(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, prefer=None) -> float:
+    """A value in interval j: one of ``prefer`` (e.g. data values) when possible."""
+    if prefer is not None:
+        for v in prefer:
+            if _admissible(ens, feat, dom.thresholds, j, float(v)):
+                return float(v)
+    rep = dom.reps[j]
+    if rep is None:
+        raise ValueError(f"interval {j} of feature {feat.name!r} is empty")
+    return rep

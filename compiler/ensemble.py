@@ -1,0 +1,300 @@
+"""The Ensemble IR: one canonical, immutable description of any supported tree ensemble.
+
+Frontends translate library models into it; nothing downstream knows which library made
+the model. Conventions:
+
+* every split node has a "yes" child (``left``) taken when the test holds and a "no"
+  child (``right``) otherwise;
+* a numeric test is ``cast(x) <op> threshold`` where ``op`` and ``cast`` (float32 or
+  float64) are properties of the ensemble, because each library compares one way;
+* a categorical test holds when the category code is in the node's category set;
+* a missing value (NaN) follows the node's default direction, and LightGBM's
+  zero-as-missing / none-missing modes are kept per node;
+* a leaf holds a value vector; ``Tree.outputs`` says which output columns it adds to.
+
+The raw score of output ``k`` is ``intercept[k] + scale * sum(tree leaf values)``.
+The ``link`` turns raw scores into class probabilities.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+LOGISTIC = "logistic"  # binary: one output, P(class 1) = sigmoid(raw)
+SOFTMAX = "softmax"  # multiclass: C outputs, P = softmax(raw)
+PROBA = "proba"  # raw scores are already probabilities (random forests)
+
+# missing-value modes of a node
+MISSING_NAN = 0  # NaN goes to the default side; any number is compared
+MISSING_ZERO = 1  # NaN and 0.0 go to the default side (LightGBM missing_type=Zero)
+MISSING_NONE = 2  # NaN is replaced by 0.0 before comparing (LightGBM missing_type=None)
+
+KINDS = ("real", "integer", "binary", "categorical")
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    kind: str = "real"
+    lb: float = -math.inf
+    ub: float = math.inf
+    categories: tuple[str, ...] | None = None  # names of category codes 0..n-1
+    may_be_missing: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"feature {self.name!r}: unknown kind {self.kind!r}")
+        if self.kind == "binary":
+            object.__setattr__(self, "lb", max(self.lb, 0.0))
+            object.__setattr__(self, "ub", min(self.ub, 1.0))
+        if self.lb > self.ub:
+            raise ValueError(f"feature {self.name!r}: lower bound {self.lb} > upper bound {self.ub}")
+
+    @property
+    def integral(self) -> bool:
+        return self.kind in ("integer", "binary", "categorical")
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Tree:
+    """One tree as flat node arrays; node 0 is the root; leaves have ``feature == -1``."""
+
+    feature: np.ndarray  # int32[n]
+    threshold: np.ndarray  # float64[n]
+    left: np.ndarray  # int32[n], the "yes" child
+    right: np.ndarray  # int32[n], the "no" child
+    default_left: np.ndarray  # bool[n]
+    value: np.ndarray  # float64[n, k]; meaningful on leaves
+    outputs: tuple[int, ...]  # output column of each of the k values
+    missing: np.ndarray | None = None  # int8[n] of MISSING_*; None = all MISSING_NAN
+    categories: tuple[frozenset[int] | None, ...] | None = None  # per node; None = numeric
+
+    def __post_init__(self) -> None:
+        n = len(self.feature)
+        object.__setattr__(self, "feature", _frozen(np.asarray(self.feature, dtype=np.int32)))
+        object.__setattr__(self, "threshold", _frozen(np.asarray(self.threshold, dtype=np.float64)))
+        object.__setattr__(self, "left", _frozen(np.asarray(self.left, dtype=np.int32)))
+        object.__setattr__(self, "right", _frozen(np.asarray(self.right, dtype=np.int32)))
+        object.__setattr__(self, "default_left", _frozen(np.asarray(self.default_left, dtype=bool)))
+        value = np.asarray(self.value, dtype=np.float64)
+        if value.ndim == 1:
+            value = value[:, None]
+        object.__setattr__(self, "value", _frozen(value))
+        if self.missing is not None:
+            object.__setattr__(self, "missing", _frozen(np.asarray(self.missing, dtype=np.int8)))
+        for name in ("threshold", "left", "right", "default_left", "value"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"tree arrays disagree in length ({name})")
+        if value.shape[1] != len(self.outputs):
+            raise ValueError("tree value width differs from its outputs")
+        if self.categories is not None and len(self.categories) != n:
+            raise ValueError("tree categories disagree in length")
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.feature)
+
+    def is_leaf(self, node: int) -> bool:
+        return self.feature[node] < 0
+
+    def is_categorical(self, node: int) -> bool:
+        return self.categories is not None and self.categories[node] is not None
+
+    def leaves(self) -> list[int]:
+        return [int(i) for i in np.flatnonzero(self.feature < 0)]
+
+    def depth(self) -> int:
+        best, stack = 0, [(0, 0)]
+        while stack:
+            node, d = stack.pop()
+            if self.feature[node] < 0:
+                best = max(best, d)
+            else:
+                stack.append((int(self.left[node]), d + 1))
+                stack.append((int(self.right[node]), d + 1))
+        return best
+
+
+class Replayer(Protocol):
+    """The original library's own predict, used to check every witness."""
+
+    library: str
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray: ...  # (n, n_classes)
+
+    def predict_raw(self, X: np.ndarray) -> np.ndarray: ...  # (n, n_outputs)
+
+
+@dataclass(frozen=True, eq=False)
+class Ensemble:
+    trees: tuple[Tree, ...]
+    features: tuple[Feature, ...]
+    n_classes: int
+    intercept: tuple[float, ...]  # one per output
+    link: str
+    op: str = "<"  # numeric test: cast(x) < t, or cast(x) <= t
+    cast: str = "float32"  # "float32" or "float64": how the library reads inputs
+    scale: float = 1.0  # raw = intercept + scale * sum of leaves (1/n for forests)
+    source: str = ""  # human-readable origin, e.g. "xgboost:adult.json"
+    replayer: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.link not in (LOGISTIC, SOFTMAX, PROBA):
+            raise ValueError(f"unknown link {self.link!r}")
+        if self.op not in ("<", "<="):
+            raise ValueError(f"unknown comparison {self.op!r}")
+        if self.cast not in ("float32", "float64"):
+            raise ValueError(f"unknown input cast {self.cast!r}")
+        if self.link == LOGISTIC and self.n_outputs != 1:
+            raise ValueError("a logistic ensemble has exactly one output")
+        names = [f.name for f in self.features]
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"duplicate feature names: {', '.join(dup)}")
+        for t in self.trees:
+            if any(o >= self.n_outputs for o in t.outputs):
+                raise ValueError("a tree adds to an output the ensemble does not have")
+            used = t.feature[t.feature >= 0]
+            if len(used) and int(used.max()) >= len(self.features):
+                raise ValueError(
+                    f"a tree splits on feature index {int(used.max())}, "
+                    f"but the model has {len(self.features)} features"
+                )
+
+    # ---- facts -------------------------------------------------------------------
+    @property
+    def n_outputs(self) -> int:
+        return len(self.intercept)
+
+    @property
+    def n_features(self) -> int:
+        return len(self.features)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return [f.name for f in self.features]
+
+    def feature_index(self, name: str) -> int:
+        for i, f in enumerate(self.features):
+            if f.name == name:
+                return i
+        raise KeyError(name)
+
+    def with_features(self, features: tuple[Feature, ...]) -> Ensemble:
+        return Ensemble(
+            trees=self.trees,
+            features=tuple(features),
+            n_classes=self.n_classes,
+            intercept=self.intercept,
+            link=self.link,
+            op=self.op,
+            cast=self.cast,
+            scale=self.scale,
+            source=self.source,
+            replayer=self.replayer,
+        )
+
+    def max_depth(self) -> int:
+        return max((t.depth() for t in self.trees), default=0)
+
+    def n_leaves(self) -> int:
+        return sum(int((t.feature < 0).sum()) for t in self.trees)
+
+    # ---- the library's comparison, in one place ------------------------------------
+    def cast_value(self, x):
+        return np.float32(x) if self.cast == "float32" else np.float64(x)
+
+    def test_holds(self, x: float, threshold: float) -> bool:
+        """Does the numeric test of a split with this threshold send ``x`` to "yes"?"""
+        v = self.cast_value(x)
+        return bool(v < threshold) if self.op == "<" else bool(v <= threshold)
+
+    # ---- evaluation ----------------------------------------------------------------
+    def leaf_indices(self, X: np.ndarray) -> np.ndarray:
+        """(n_rows, n_trees) index of the leaf each row reaches in each tree."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim == 1:
+            X = X[None, :]
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"expected {self.n_features} columns, got {X.shape[1]}")
+        Xc = X.astype(np.float32).astype(np.float64) if self.cast == "float32" else X
+        n = X.shape[0]
+        rows = np.arange(n)
+        out = np.empty((n, len(self.trees)), dtype=np.int32)
+        for ti, t in enumerate(self.trees):
+            node = np.zeros(n, dtype=np.int32)
+            active = t.feature[node] >= 0
+            while active.any():
+                nd = node[active]
+                f = t.feature[nd]
+                v = Xc[rows[active], f]
+                if self.op == "<":
+                    yes = v < t.threshold[nd]
+                else:
+                    yes = v <= t.threshold[nd]
+                if t.categories is not None:
+                    cat_nodes = np.array([t.categories[k] is not None for k in nd], dtype=bool)
+                    if cat_nodes.any():
+                        for j in np.flatnonzero(cat_nodes):
+                            val = v[j]
+                            cats = t.categories[nd[j]]
+                            yes[j] = (not math.isnan(val)) and int(val) == val and int(val) in cats
+                isnan = np.isnan(v)
+                if t.missing is not None:
+                    mode = t.missing[nd]
+                    zero_missing = (mode == MISSING_ZERO) & (v == 0.0)
+                    none_mode = (mode == MISSING_NONE) & isnan
+                    if none_mode.any():
+                        zero = np.zeros(int(none_mode.sum()))
+                        th = t.threshold[nd][none_mode]
+                        yes[none_mode] = zero < th if self.op == "<" else zero <= th
+                    take_default = (isnan & ~(mode == MISSING_NONE)) | zero_missing
+                else:
+                    take_default = isnan
+                go_left = np.where(take_default, t.default_left[nd], yes)
+                node[active] = np.where(go_left, t.left[nd], t.right[nd])
+                active = t.feature[node] >= 0
+            out[:, ti] = node
+        return out
+
+    def raw(self, X: np.ndarray) -> np.ndarray:
+        """(n_rows, n_outputs) raw scores, summed in float64."""
+        leaves = self.leaf_indices(X)
+        acc = np.zeros((leaves.shape[0], self.n_outputs))
+        for ti, t in enumerate(self.trees):
+            vals = t.value[leaves[:, ti]]
+            for j, o in enumerate(t.outputs):
+                acc[:, o] += vals[:, j]
+        return np.asarray(self.intercept)[None, :] + self.scale * acc
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        """(n_rows, n_classes) class probabilities."""
+        return raw_to_proba(self.raw(X), self.link, self.n_classes)
+
+
+def raw_to_proba(raw: np.ndarray, link: str, n_classes: int) -> np.ndarray:
+    raw = np.atleast_2d(raw)
+    if link == LOGISTIC:
+        p = 1.0 / (1.0 + np.exp(-raw[:, 0]))
+        return np.stack([1.0 - p, p], axis=1)
+    if link == SOFTMAX:
+        z = raw - raw.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+    if raw.shape[1] == 1 and n_classes == 2:
+        return np.concatenate([1.0 - raw, raw], axis=1)
+    return raw.copy()
+
+
+def logit(p: float) -> float:
+    return math.log(p / (1.0 - p))

@@ -1,0 +1,138 @@
+"""The Constraint IR: typed variables, exact linear constraints, one objective.
+
+No solver object is ever created here. Coefficients are Python floats holding the model's
+values exactly (float32 leaf values are exact in float64); a backend that needs integers
+gets them from the IntegerScaling pass, which relaxes soundly.
+
+Every variable has a name that traces back to the ensemble (``p1[age<0.5]``,
+``l2[t17.n9]``); every constraint has a tag tuple saying where it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+BOOL, INT, REAL = "bool", "int", "real"
+
+
+class Var(NamedTuple):
+    name: str
+    kind: str = BOOL
+    lb: float = 0.0
+    ub: float = 1.0
+
+
+class Linear(NamedTuple):
+    """sum(coefs[i] * x[vars[i]]) <sense> rhs, sense in '<=', '>=', '=='."""
+
+    vars: tuple[int, ...]
+    coefs: tuple[float, ...]
+    sense: str
+    rhs: float
+    tag: tuple = ()
+
+
+class ExactlyOne(NamedTuple):
+    """Exactly one of the boolean variables is 1."""
+
+    vars: tuple[int, ...]
+    tag: tuple = ()
+
+
+class Implication(NamedTuple):
+    """If boolean ``var`` equals ``value`` then ``then`` holds."""
+
+    var: int
+    value: bool
+    then: Linear
+    tag: tuple = ()
+
+
+Constraint = Linear | ExactlyOne | Implication
+
+
+@dataclass(frozen=True)
+class Objective:
+    sense: str  # "max" or "min"
+    vars: tuple[int, ...]
+    coefs: tuple[float, ...]
+    constant: float = 0.0
+    # "guide": any feasible point answers the question, the objective only steers the
+    # search (stop at the first solution). "optimize": the best point is wanted.
+    role: str = "guide"
+
+
+@dataclass(frozen=True)
+class Problem:
+    vars: tuple[Var, ...]
+    constraints: tuple[Constraint, ...]
+    objective: Objective | None = None
+    # Facts about soundness that passes record, e.g. how much a constraint was relaxed.
+    notes: tuple[tuple[str, object], ...] = field(default=())
+
+    @property
+    def n_vars(self) -> int:
+        return len(self.vars)
+
+    def with_constraints(self, extra) -> Problem:
+        return replace(self, constraints=self.constraints + tuple(extra))
+
+    def with_objective(self, objective: Objective | None) -> Problem:
+        return replace(self, objective=objective)
+
+    def with_note(self, key: str, value) -> Problem:
+        return replace(self, notes=self.notes + ((key, value),))
+
+    def note(self, key: str, default=None):
+        for k, v in reversed(self.notes):
+            if k == key:
+                return v
+        return default
+
+    def stats(self) -> dict:
+        kinds: dict[str, int] = {}
+        for c in self.constraints:
+            kinds[type(c).__name__] = kinds.get(type(c).__name__, 0) + 1
+        return {"vars": len(self.vars), "constraints": len(self.constraints), **kinds}
+
+
+class ProblemBuilder:
+    """Mutable helper used while encoding; ``build()`` returns the immutable Problem."""
+
+    def __init__(self) -> None:
+        self.vars: list[Var] = []
+        self.constraints: list[Constraint] = []
+
+    def var(self, name: str, kind: str = BOOL, lb: float = 0.0, ub: float = 1.0) -> int:
+        self.vars.append(Var(name, kind, lb, ub))
+        return len(self.vars) - 1
+
+    def add(self, c: Constraint) -> None:
+        self.constraints.append(c)
+
+    def linear(self, vars, coefs, sense: str, rhs: float, tag: tuple = ()) -> None:
+        self.constraints.append(Linear(tuple(vars), tuple(coefs), sense, float(rhs), tag))
+
+    def build(self, objective: Objective | None = None) -> Problem:
+        return Problem(tuple(self.vars), tuple(self.constraints), objective)
+
+
+def evaluate_linear(c: Linear, values) -> float:
+    return sum(k * float(values[v]) for v, k in zip(c.vars, c.coefs))
+
+
+def check_constraint(c: Constraint, values, tol: float = 1e-6) -> bool:
+    """Does an assignment satisfy a constraint (used by tests and sanity checks)?"""
+    if isinstance(c, ExactlyOne):
+        return abs(sum(round(float(values[v])) for v in c.vars) - 1) < 0.5
+    if isinstance(c, Implication):
+        if round(float(values[c.var])) != int(c.value):
+            return True
+        return check_constraint(c.then, values, tol)
+    lhs = evaluate_linear(c, values)
+    if c.sense == "<=":
+        return lhs <= c.rhs + tol
+    if c.sense == ">=":
+        return lhs >= c.rhs - tol
+    return abs(lhs - c.rhs) <= tol

@@ -1,0 +1,73 @@
+"""The pass interface and the chain that applies passes and inverts in reverse."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ..encode import Encoding
+from ..ir import Problem
+
+
+@dataclass(frozen=True, eq=False)
+class Compiled:
+    """A problem together with what is known about where it came from."""
+
+    problem: Problem
+    encoding: Encoding
+
+    def with_problem(self, problem: Problem) -> Compiled:
+        return replace(self, problem=problem)
+
+
+class Pass:
+    """One rewrite. Subclasses set ``name`` and implement ``apply``.
+
+    ``accepts`` says whether the pass applies to a compiled query at all (a pass that
+    does not apply is skipped by the chain). ``invert`` maps solver values of the
+    rewritten problem to values of the input problem; the default keeps them, which is
+    right for passes that only add constraints or change the objective.
+    """
+
+    name = "pass"
+
+    def accepts(self, compiled: Compiled) -> bool:
+        return True
+
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
+        raise NotImplementedError
+
+    def invert(self, values: np.ndarray, inverse_data: Any) -> np.ndarray:
+        return values
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Chain(Pass):
+    """Applies passes in order; inverts in reverse order."""
+
+    name = "chain"
+
+    def __init__(self, passes: list[Pass]):
+        self.passes = list(passes)
+
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
+        inverse = []
+        for p in self.passes:
+            if not p.accepts(compiled):
+                continue
+            compiled, data = p.apply(compiled)
+            inverse.append((p, data))
+        return compiled, inverse
+
+    def invert(self, values: np.ndarray, inverse_data: Any) -> np.ndarray:
+        for p, data in reversed(inverse_data):
+            values = p.invert(values, data)
+        return values
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.passes]

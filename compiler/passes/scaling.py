@@ -1,0 +1,91 @@
+"""Integer coefficients for solvers that want them (CP-SAT), relaxed soundly.
+
+Each fractional linear constraint is multiplied by a power of two and its coefficients
+rounded. The right-hand side is then relaxed by a bound on the rounding error, so every
+point that satisfies the real-valued constraint still satisfies the integer one: an
+"infeasible" answer for the scaled problem is a proof for the real one. A point of the
+scaled problem may miss the real constraint by at most that bound; the replay check
+catches such points and the driver excludes them and searches on.
+
+The error bound uses exactly-one groups: of a group of leaves exactly one is 1, so the
+group contributes its largest rounding error once, not the sum of all of them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ir import ExactlyOne, Implication, Linear, Objective
+from .base import Compiled, Pass
+
+TARGET_BITS = 26  # largest scaled coefficient about 2**26
+
+
+def _is_int(x: float) -> bool:
+    return float(x).is_integer()
+
+
+class IntegerScaling(Pass):
+    name = "integer-scaling"
+
+    def __init__(self, target_bits: int = TARGET_BITS):
+        self.target_bits = target_bits
+
+    def apply(self, compiled: Compiled):
+        prob = compiled.problem
+        group_of: dict[int, int] = {}
+        for gi, c in enumerate(prob.constraints):
+            if isinstance(c, ExactlyOne):
+                for v in c.vars:
+                    group_of[v] = gi
+        varmax = [max(abs(v.lb), abs(v.ub)) for v in prob.vars]
+        worst = 0.0
+        out = []
+        for c in prob.constraints:
+            if isinstance(c, Linear):
+                c, err = self._scale(c, group_of, varmax)
+                worst = max(worst, err)
+            elif isinstance(c, Implication):
+                inner, err = self._scale(c.then, group_of, varmax)
+                worst = max(worst, err)
+                c = c._replace(then=inner)
+            out.append(c)
+        obj = prob.objective
+        if obj is not None and not all(_is_int(k) for k in obj.coefs):
+            s = self._factor(obj.coefs)
+            obj = Objective(obj.sense, obj.vars, tuple(float(round(k * s)) for k in obj.coefs),
+                            obj.constant * s, obj.role)
+        new = type(prob)(prob.vars, tuple(out), obj, prob.notes + (("scaling_error", worst),))
+        return compiled.with_problem(new), None
+
+    def _factor(self, coefs) -> float:
+        m = max((abs(k) for k in coefs), default=0.0)
+        if m == 0.0:
+            return 1.0
+        return 2.0 ** (self.target_bits - math.frexp(m)[1])
+
+    def _scale(self, c: Linear, group_of, varmax) -> tuple[Linear, float]:
+        if all(_is_int(k) for k in c.coefs) and _is_int(c.rhs):
+            return c, 0.0
+        s = self._factor(c.coefs)
+        new = [float(round(k * s)) for k in c.coefs]
+        # error bound: per exactly-one group the largest term, otherwise every term
+        per_group: dict[int, float] = {}
+        loose = 0.0
+        for v, k, nk in zip(c.vars, c.coefs, new):
+            e = abs(k * s - nk) * varmax[v]
+            g = group_of.get(v)
+            if g is None:
+                loose += e
+            else:
+                per_group[g] = max(per_group.get(g, 0.0), e)
+        err = loose + sum(per_group.values()) + 1.0  # +1 covers float rounding of the sum
+        srhs = c.rhs * s
+        if c.sense == ">=":
+            rhs = math.ceil(srhs - err)
+            return c._replace(coefs=tuple(new), rhs=float(rhs)), err / s
+        if c.sense == "<=":
+            rhs = math.floor(srhs + err)
+            return c._replace(coefs=tuple(new), rhs=float(rhs)), err / s
+        # an equality with fractional data becomes a relaxed range: keep as two rows
+        raise ValueError("IntegerScaling cannot relax a fractional equality; split it first")

@@ -1,0 +1,200 @@
+"""Compile a query, solve it on a backend in a worker, map the answer back, replay it.
+
+    ensemble + query --encode--> Problem --passes--> --backend reductions--> worker
+    result <-- replay check <-- invert <-- values
+
+"insensitive" is said only when the backend proves the (soundly relaxed) problem
+infeasible. A candidate pair that the library's predict rejects is excluded with a cut
+on its leaves (every input reaching those leaves scores the same) and the search goes
+on; a disagreement between the IR and the library is an error, never a verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backends.base import ERROR as S_ERROR
+from ..backends.base import INFEASIBLE, SolveOptions
+from ..backends.registry import get_info
+from .encode import Encoding, encode
+from .ensemble import Ensemble
+from .errors import InputError
+from .invert import Witness, invert
+from .ir import Linear
+from .passes import Chain, Compiled, passes_for
+from .query import Query
+from .replay import condition_slack, meets, predicted_class
+from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+
+MAX_CUTS = 50
+
+
+@dataclass
+class CompiledQuery:
+    compiled: Compiled  # after the solver-agnostic passes
+    chain: Chain
+    inverse: object
+    compile_time: float
+
+    @property
+    def encoding(self) -> Encoding:
+        return self.compiled.encoding
+
+
+def compile_query(ens: Ensemble, q: Query) -> CompiledQuery:
+    t0 = time.time()
+    problem, enc = encode(ens, q)
+    chain = Chain(passes_for(q.passes))
+    compiled, inverse = chain.apply(Compiled(problem, enc))
+    return CompiledQuery(compiled, chain, inverse, time.time() - t0)
+
+
+def for_backend(cq: CompiledQuery, backend: str) -> tuple[Compiled, Chain, object]:
+    info = get_info(backend)
+    chain = Chain(info.reductions())
+    compiled, inv = chain.apply(cq.compiled)
+    return compiled, chain, inv
+
+
+def _witness_dict(ens: Ensemble, w: Witness) -> dict:
+    names = ens.feature_names
+
+    def show(f: int, v: float):
+        feat = ens.features[f]
+        if feat.kind == "categorical" and feat.categories and float(v).is_integer() and 0 <= int(v) < len(feat.categories):
+            return feat.categories[int(v)]
+        if feat.integral:
+            return int(v)
+        return float(v)
+
+    return {
+        "x1": {names[f]: show(f, w.x1[f]) for f in range(ens.n_features)},
+        "x2": {names[f]: show(f, w.x2[f]) for f in range(ens.n_features)},
+    }
+
+
+def _cut(enc: Encoding, w: Witness, copy: int) -> Linear:
+    vs = tuple(enc.leaves[copy][ti][int(n)] for ti, n in enumerate(w.leaves[copy]))
+    return Linear(vs, (1.0,) * len(vs), "<=", float(len(vs) - 1), ("cut", copy))
+
+
+def solve_query(
+    ens: Ensemble,
+    q: Query,
+    *,
+    compiled: CompiledQuery | None = None,
+    deadline: float | None = None,
+    memory_mb: int | None = None,
+    log: bool = False,
+    prefer=None,
+) -> Result:
+    from ..backends.worker import worker_for
+
+    t_start = time.time()
+    deadline = deadline if deadline is not None else t_start + q.timeout
+    res = Result(
+        query=q.label, status=UNKNOWN, backend=q.backend, features=[], gap=q.gap.value,
+        gap_kind=q.gap.kind, model=ens.source, passes=sorted(q.passes),
+        classes=list(q.classes) if q.classes else None,
+    )
+    try:
+        cq = compiled or compile_query(ens, q)
+        enc = cq.encoding
+        res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
+        bcompiled, bchain, binv = for_backend(cq, q.backend)
+    except InputError:
+        raise
+    res.time["compile"] = time.time() - t_start
+    problem = bcompiled.problem
+    res.stats.update(problem.stats())
+    res.stats.update(enc.stats)
+    res.stats["relax"] = enc.relax
+    if problem.note("scaling_error") is not None:
+        res.stats["scaling_error"] = problem.note("scaling_error")
+    first = q.data_aware == "none"
+    worker = worker_for(q.backend, memory_mb)
+    solve_time = 0.0
+    cuts = 0
+    while True:
+        if time.time() >= deadline:
+            res.status, res.message = UNKNOWN, "time limit reached"
+            break
+        opts = SolveOptions(deadline=deadline, threads=q.threads, seed=q.seed, first_solution=first, log=log, memory_mb=memory_mb)
+        sol = worker.solve(problem, opts)
+        solve_time += sol.time + sol.build_time
+        if sol.status == INFEASIBLE:
+            res.status = INSENSITIVE
+            res.message = "proved: no pair meets the gap" + (f" (after excluding {cuts} near-miss pairs)" if cuts else "")
+            break
+        if sol.status == S_ERROR:
+            res.status, res.error = ERROR, sol.message or "solver error"
+            break
+        if not sol.has_point:
+            res.status, res.message = UNKNOWN, sol.message or "no answer within the time limit"
+            break
+        values = bchain.invert(sol.values, binv)
+        values = cq.chain.invert(values, cq.inverse)
+        verdict = _check_candidate(ens, q, enc, values, prefer)
+        if verdict[0] == "ok":
+            _, w, outs = verdict
+            res.status = SENSITIVE
+            res.validated = True
+            res.witness = _witness_dict(ens, w)
+            res.outputs = outs
+            res.stats["objective"] = sol.objective
+            res._witness = w  # for callers that want arrays (not serialised)
+            if cuts:
+                res.message = f"found after excluding {cuts} near-miss pairs"
+            break
+        if verdict[0] == "error":
+            res.status, res.error = ERROR, verdict[1]
+            break
+        # a near miss: exclude the failing copy's leaves and search on
+        cuts += 1
+        if cuts > MAX_CUTS:
+            res.status = UNKNOWN
+            res.message = f"gave up after excluding {MAX_CUTS} near-miss pairs (rounding band too dense)"
+            break
+        problem = problem.with_constraints([_cut(enc, verdict[1], c) for c in verdict[2]])
+    res.stats["cuts"] = cuts
+    res.time["solve"] = solve_time
+    res.time["total"] = time.time() - t_start
+    return res
+
+
+def _check_candidate(ens: Ensemble, q: Query, enc: Encoding, values: np.ndarray, prefer):
+    try:
+        w = invert(enc, values, prefer)
+    except ValueError as e:
+        return ("error", f"cannot map the solution back to inputs: {e}")
+    X = np.stack([w.x1, w.x2])
+    routed = ens.leaf_indices(X)
+    for copy in (0, 1):
+        if not np.array_equal(routed[copy], w.leaves[copy]):
+            bad = int(np.flatnonzero(routed[copy] != w.leaves[copy])[0])
+            return ("error", f"internal: x{copy + 1} reaches leaf {routed[copy][bad]} of tree {bad}, "
+                             f"the solver chose leaf {w.leaves[copy][bad]}")
+    ir_raw = ens.raw(X)
+    ir_proba = ens.proba(X)
+    rep = ens.replayer
+    if rep is not None:
+        lib_proba = np.asarray(rep.predict_proba(X), dtype=np.float64)
+        lib_raw = np.asarray(rep.predict_raw(X), dtype=np.float64)
+    else:
+        lib_proba, lib_raw = ir_proba, ir_raw
+    c_pred = predicted_class(lib_proba[0])
+    lib_ok = [meets(ens, q, lib_proba[0], lib_raw[0], 0), meets(ens, q, lib_proba[1], lib_raw[1], 1, c_pred)]
+    outs = {"x1": lib_proba[0].tolist(), "x2": lib_proba[1].tolist()}
+    if all(lib_ok):
+        return ("ok", w, outs)
+    failing = [c for c in (0, 1) if not lib_ok[c]]
+    ir_ok = [meets(ens, q, ir_proba[c], ir_raw[c], c, predicted_class(ir_proba[0])) for c in (0, 1)]
+    for c in failing:
+        slack = condition_slack(enc, ir_raw[c], c)
+        if ir_ok[c] and slack > 4 * enc.relax + 1e-9:
+            return ("error", f"the library's predict disagrees with treesens' model of it on x{c + 1}: "
+                             f"library {lib_proba[c].tolist()}, treesens {ir_proba[c].tolist()}")
+    return ("near-miss", w, failing)

@@ -1,0 +1,190 @@
+"""The query: what is asked of an ensemble. CLI flags, the API and `.sens` files all end here."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, logit
+from .errors import InputError, closest
+
+ANY = "any"  # a class placeholder: c1 = any class, or c2 = any class other than c1
+
+# the switchable passes of the paper, by their CLI names
+PASS_NAMES = ("ordering", "unaff", "aff", "obj")
+DEFAULT_PASSES = frozenset(PASS_NAMES)
+# Kantchelian et al.'s encoding already orders each feature's predicates (their
+# consistency constraints); the paper's baseline "Kant" is that encoding, nothing more.
+KANT_PASSES = frozenset({"ordering"})
+
+
+@dataclass(frozen=True)
+class Gap:
+    """How far apart the two decisions must be.
+
+    ``kind`` "prob": binary g in [0, 0.5) (P(x1) >= 0.5+g, P(x2) <= 0.5-g), or the
+    multiclass ratio g >= 1 (P_c1 >= g * P_c for every other class c).
+    ``kind`` "margin": the gap directly in raw-score space (binary: m(x1) >= d,
+    m(x2) <= -d; multiclass: raw_c1 - raw_c >= d).
+    """
+
+    value: float
+    kind: str = "prob"
+
+    def __str__(self) -> str:
+        return f"{self.value:g}" if self.kind == "prob" else f"margin {self.value:g}"
+
+
+@dataclass(frozen=True)
+class FeatureBound:
+    """An extra constraint on one feature of one or both inputs: lo <= x.f <= hi."""
+
+    feature: str
+    lo: float = -math.inf
+    hi: float = math.inf
+    copies: tuple[int, ...] = (1, 2)
+
+
+@dataclass(frozen=True)
+class FeatureRelation:
+    """``x<left>.f <op> x<right>.f`` with op in <=, <, >=, >, ==."""
+
+    feature: str
+    left: int
+    op: str
+    right: int
+
+
+@dataclass(frozen=True)
+class Query:
+    vary: tuple[str, ...]
+    gap: Gap = Gap(0.2)
+    name: str = ""
+    classes: tuple[int | str, int | str] | None = None  # multiclass (c1, c2)
+    bounds: tuple[FeatureBound, ...] = ()
+    relations: tuple[FeatureRelation, ...] = ()
+    passes: frozenset[str] = DEFAULT_PASSES
+    backend: str = "cpsat"
+    timeout: float = 600.0
+    threads: int = 1
+    seed: int = 0
+    data_aware: str = "none"  # none | prob | clause | probclause (see issue: data-aware)
+    options: tuple[tuple[str, object], ...] = field(default=())
+
+    @property
+    def label(self) -> str:
+        return self.name or ",".join(self.vary)
+
+    def with_(self, **kw) -> Query:
+        return replace(self, **kw)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """The decision condition in raw-score space, resolved against one ensemble.
+
+    For copy c (1 or 2) every row (coefs over outputs, rhs) must hold:
+    sum_k coefs[k] * raw_k(x_c) >= rhs. ``alternatives`` lists, per copy, groups of
+    rows of which at least one group must hold (used for "any class").
+    """
+
+    rows: tuple[tuple[tuple[tuple[float, ...], float], ...], ...]  # per copy: (coefs, rhs)
+    alternatives: tuple[tuple[tuple[tuple[tuple[float, ...], float], ...], ...], ...] = ((), ())
+    pair_sum: tuple[tuple[float, ...], tuple[float, ...], float] | None = None
+    description: str = ""
+
+
+def resolve_condition(ens: Ensemble, q: Query) -> Condition:
+    """Turn the query's gap and classes into linear conditions on raw scores."""
+    g = q.gap
+    if ens.n_classes == 2 and ens.n_outputs == 1:
+        if q.classes not in (None, (1, 0), ("1", "0")):
+            raise InputError(f"classes {q.classes} given for a binary model; drop them")
+        if g.kind == "prob":
+            if not (0.0 <= g.value < 0.5):
+                raise InputError(
+                    f"gap {g.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "
+                    "(P(x1) >= 0.5+g and P(x2) <= 0.5-g)"
+                )
+            if ens.link == LOGISTIC:
+                hi, lo = logit(0.5 + g.value), -logit(0.5 + g.value)
+            else:
+                hi, lo = 0.5 + g.value, 0.5 - g.value
+        else:
+            if g.value < 0:
+                raise InputError(f"margin gap {g.value:g} must be >= 0")
+            if ens.link == LOGISTIC:
+                hi, lo = g.value, -g.value
+            else:
+                hi, lo = 0.5 + g.value, 0.5 - g.value
+        rows = (((((1.0,), hi),)), (((-1.0,), -lo),))
+        desc = f"raw(x1) >= {hi:.6g} and raw(x2) <= {lo:.6g}"
+        return Condition(rows=rows, pair_sum=((1.0,), (-1.0,), hi - lo), description=desc)
+    return _multiclass_condition(ens, q)
+
+
+def _class_index(ens: Ensemble, c) -> int | str:
+    if c == ANY or c is None:
+        return ANY
+    try:
+        k = int(c)
+    except (TypeError, ValueError):
+        raise InputError(f"class {c!r} is not a class number") from None
+    if not 0 <= k < ens.n_classes:
+        raise InputError(f"class {k} out of range: the model has classes 0..{ens.n_classes - 1}")
+    return k
+
+
+def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
+    if q.classes is None:
+        raise InputError(
+            f"the model has {ens.n_classes} classes: give the two classes to compare "
+            "(--classes C1,C2; C2 may be 'any')"
+        )
+    c1, c2 = (_class_index(ens, c) for c in q.classes)
+    if c1 != ANY and c1 == c2:
+        raise InputError(f"classes must differ (got {c1} twice)")
+    g = q.gap
+    C = ens.n_classes
+    if g.kind == "prob":
+        if g.value < 1.0:
+            raise InputError(
+                f"gap {g.value:g} out of range: a multiclass gap is a probability ratio g >= 1 "
+                "(P(c1) >= g * P(c) for every other class c)"
+            )
+        ratio = g.value
+    else:
+        if g.value < 0:
+            raise InputError(f"margin gap {g.value:g} must be >= 0")
+        ratio = math.exp(g.value)
+
+    def rows_for(c: int) -> tuple:
+        out = []
+        for other in range(C):
+            if other == c:
+                continue
+            coefs = [0.0] * C
+            if ens.link == SOFTMAX:
+                coefs[c], coefs[other] = 1.0, -1.0
+                out.append((tuple(coefs), math.log(ratio)))
+            elif ens.link == PROBA:
+                coefs[c], coefs[other] = 1.0, -ratio
+                out.append((tuple(coefs), 0.0))
+            else:
+                raise InputError(f"multiclass queries need a softmax or probability model, not {ens.link}")
+        return tuple(out)
+
+    if c1 != ANY and c2 != ANY:
+        rows = (rows_for(c1), rows_for(c2))
+        pair = None
+        if ens.link == SOFTMAX:
+            a = [0.0] * C
+            b = [0.0] * C
+            a[c1], a[c2] = 1.0, -1.0
+            b[c2], b[c1] = 1.0, -1.0
+            pair = (tuple(a), tuple(b), 2 * math.log(ratio))
+        return Condition(rows=rows, pair_sum=pair, description=f"class {c1} -> class {c2}, ratio {ratio:g}")
+    if c1 != ANY:
+        alts2 = tuple(rows_for(c) for c in range(C) if c != c1)
+        return Condition(rows=(rows_for(c1), ()), alternatives=((), alts2), description=f"class {c1} -> any other")
+    raise InputError("c1 = any needs issue 'multiclass' support for pairs; give c1 explicitly")

@@ -1,0 +1,50 @@
+"""Does a pair of inputs meet the query? Asked of the library's own predict (the truth)
+and of the Ensemble IR (to tell a rounding near-miss from a bug)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ensemble import LOGISTIC, Ensemble
+from .query import ANY, Query, _class_index
+
+
+def meets(ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray, copy: int, other_class=None) -> bool:
+    """Does one input (its probabilities and raw scores) meet its side of the query?"""
+    g = q.gap
+    if ens.n_classes == 2 and ens.n_outputs == 1:
+        p = float(proba[1])
+        if g.kind == "prob":
+            return p >= 0.5 + g.value if copy == 0 else p <= 0.5 - g.value
+        if ens.link == LOGISTIC:
+            r = float(raw[0])
+            return r >= g.value if copy == 0 else r <= -g.value
+        return p >= 0.5 + g.value if copy == 0 else p <= 0.5 - g.value
+    c1, c2 = (_class_index(ens, c) for c in q.classes)
+    if copy == 0:
+        targets = [c1] if c1 != ANY else list(range(ens.n_classes))
+    else:
+        targets = [c2] if c2 != ANY else [c for c in range(ens.n_classes) if c != other_class]
+    for c in targets:
+        others = [k for k in range(ens.n_classes) if k != c]
+        if g.kind == "prob":
+            ok = all(float(proba[c]) >= g.value * float(proba[k]) for k in others)
+        else:
+            ok = all(float(raw[c]) - float(raw[k]) >= g.value for k in others)
+        if ok:
+            return True
+    return False
+
+
+def predicted_class(proba: np.ndarray) -> int:
+    return int(np.argmax(proba))
+
+
+def condition_slack(enc, raw: np.ndarray, copy: int) -> float:
+    """Smallest slack of the (unrelaxed) gap rows of one copy, on IR raw scores."""
+    rows = enc.condition.rows[copy]
+    slacks = [float(np.dot(coefs, raw)) - rhs for coefs, rhs in rows]
+    alts = enc.condition.alternatives[copy] if enc.condition.alternatives else ()
+    if alts:
+        slacks.append(max(min(float(np.dot(c, raw)) - r for c, r in grp) for grp in alts))
+    return min(slacks) if slacks else 0.0

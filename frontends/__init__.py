@@ -1,0 +1,1 @@
+"""Frontends: model files and estimators, `.sens` files, CLI flags and the Python API."""

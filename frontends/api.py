@@ -1,0 +1,85 @@
+"""The Python API, mirroring the CLI."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from ..compiler.ensemble import Ensemble
+from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
+from ..compiler.errors import InputError
+from ..compiler.result import Result
+from .load import load_model
+
+
+def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
+    if baseline is not None:
+        if baseline.lower() != "kant":
+            raise InputError(f"unknown baseline {baseline!r} (known: kant)")
+        return KANT_PASSES
+    if passes is None:
+        return DEFAULT_PASSES
+    if isinstance(passes, str):
+        items = [p.strip().lower() for p in passes.split(",") if p.strip()]
+    else:
+        items = [str(p).lower() for p in passes]
+    if items in (["all"], ["default"]):
+        return DEFAULT_PASSES
+    if items == ["none"] or items == []:
+        return frozenset()
+    out = set()
+    for p in items:
+        neg = p.startswith("-") or p.startswith("no-")
+        name = p.lstrip("-").removeprefix("no-")
+        if name not in PASS_NAMES:
+            raise InputError(f"unknown pass {name!r} (known: {', '.join(PASS_NAMES)}, all, none)")
+        if neg:
+            out = (out or set(DEFAULT_PASSES)) - {name}
+        else:
+            out.add(name)
+    return frozenset(out)
+
+
+def make_query(vary, *, gap: float | None = None, margin_gap: float | None = None, classes=None,
+               passes=None, baseline: str | None = None, backend: str = "cpsat", timeout: float = 600.0,
+               threads: int = 1, seed: int = 0, name: str = "", data_aware: str = "none") -> Query:
+    if isinstance(vary, str):
+        vary = [v.strip() for v in vary.split(",") if v.strip()]
+    if gap is not None and margin_gap is not None:
+        raise InputError("give either a probability gap or a margin gap, not both")
+    if margin_gap is not None:
+        g = Gap(float(margin_gap), "margin")
+    else:
+        g = Gap(float(0.2 if gap is None else gap), "prob")
+    if not math.isfinite(g.value):
+        raise InputError(f"gap {g.value} is not a finite number")
+    if timeout is None or not timeout > 0:
+        raise InputError(f"timeout must be positive, got {timeout}")
+    if isinstance(classes, str):
+        classes = tuple(c.strip() for c in classes.split(","))
+        if len(classes) != 2:
+            raise InputError("--classes takes two classes: C1,C2 (C2 may be 'any')")
+        classes = tuple(int(c) if c.isdigit() else c for c in classes)
+    return Query(vary=tuple(vary), gap=g, name=name, classes=tuple(classes) if classes else None,
+                 passes=parse_passes(passes, baseline), backend=backend, timeout=float(timeout),
+                 threads=int(threads), seed=int(seed), data_aware=data_aware)
+
+
+def check(model, vary, *, gap: float | None = None, margin_gap: float | None = None, classes=None,
+          passes=None, baseline: str | None = None, backend: str = "cpsat", timeout: float = 600.0,
+          threads: int = 1, seed: int = 0, details=None, memory_mb: int | None = None,
+          name: str = "") -> Result:
+    """Is ``model`` sensitive to the features in ``vary``? One query, one Result.
+
+    >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
+    >>> r.status, r.witness
+    """
+    from ..compiler.pipeline import solve_query
+
+    t0 = time.time()
+    ens = model if isinstance(model, Ensemble) and details is None else load_model(model, details=details)
+    q = make_query(vary, gap=gap, margin_gap=margin_gap, classes=classes, passes=passes, baseline=baseline,
+                   backend=backend, timeout=timeout, threads=threads, seed=seed, name=name)
+    res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=memory_mb)
+    res.time["total"] = time.time() - t0
+    return res

@@ -1,0 +1,32 @@
+"""treesens backends: which solver backends are installed and usable."""
+
+from __future__ import annotations
+
+import json
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("backends", help="list solver backends and whether they are installed")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ...backends.registry import BACKENDS, DEFAULT_BACKEND, available
+
+    rows = []
+    for name, info in BACKENDS.items():
+        ok = available(name)
+        note = info.description
+        if info.size_limit and ok:
+            note += f" (size-limited license: at most {info.size_limit[0]} variables and {info.size_limit[1]} constraints)"
+        rows.append({"name": name, "installed": ok, "default": name == DEFAULT_BACKEND, "description": note})
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+    else:
+        for r in rows:
+            mark = "yes" if r["installed"] else "no "
+            dflt = " (default)" if r["default"] else ""
+            print(f"{r['name']:8} installed: {mark}  {r['description']}{dflt}")
+    return 0

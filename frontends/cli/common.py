@@ -1,0 +1,86 @@
+"""Flags shared by the commands that take a model and a query, and result printing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from ...compiler.errors import InputError
+from ...compiler.query import PASS_NAMES
+from ...compiler.result import Result
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="model file (XGBoost .json/.ubj or tree dump, LightGBM .txt, ...)")
+    p.add_argument("--format", default="auto", help="model format when the file is ambiguous "
+                   "(auto, xgboost, xgboost-dump, lightgbm, sklearn)")
+    p.add_argument("--details", metavar="CSV", help="feature declarations: feature,name,lb,ub[,kind]")
+    p.add_argument("--base-score", type=float, default=None,
+                   help="base_score of a text-dump model (probability; default 0.5)")
+
+
+def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> None:
+    p.add_argument("--vary", required=vary_required, metavar="NAMES",
+                   help="comma-separated features that may differ between the two inputs")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--gap", type=float, default=None,
+                   help="probability gap g: binary P(x1)>=0.5+g, P(x2)<=0.5-g (0<=g<0.5, default 0.2); "
+                   "multiclass ratio g>=1")
+    g.add_argument("--margin-gap", type=float, default=None, metavar="D",
+                   help="gap in raw-score (margin) space instead: m(x1)>=D, m(x2)<=-D")
+    p.add_argument("--classes", default=None, metavar="C1,C2",
+                   help="multiclass: x1 predicted C1, x2 predicted C2 (C2 may be 'any')")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per query, compile included (default 600)")
+    p.add_argument("--threads", type=int, default=1, help="solver threads (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("--memory-mb", type=int, default=None, help="memory limit of the solver process")
+    pg = p.add_mutually_exclusive_group()
+    pg.add_argument("--passes", default=None,
+                    help=f"comma-separated passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', or "
+                    "'-NAME' to drop one from the default)")
+    pg.add_argument("--baseline", choices=["kant"], default=None,
+                    help="kant: the Kantchelian baseline encoding (every optimisation off)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per query (JSON Lines)")
+
+
+def add_backend_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", default="cpsat", help="solver backend (see 'treesens backends'; default cpsat)")
+
+
+def load_from_args(args):
+    from ..load import load_model
+
+    return load_model(args.model, format=args.format, details=args.details, base_score=args.base_score)
+
+
+def query_from_args(args, backend: str | None = None):
+    from ..api import make_query
+
+    if args.gap is not None and not math.isfinite(args.gap):
+        raise InputError(f"--gap {args.gap} is not a finite number")
+    return make_query(args.vary, gap=args.gap, margin_gap=args.margin_gap, classes=args.classes,
+                      passes=args.passes, baseline=args.baseline,
+                      backend=backend or getattr(args, "backend", "cpsat"),
+                      timeout=args.timeout, threads=args.threads, seed=args.seed)
+
+
+def emit_result(res: Result, as_json: bool, ens=None) -> None:
+    if as_json:
+        sys.stdout.write(res.to_json() + "\n")
+        sys.stdout.flush()
+    else:
+        from .render import render_result
+
+        render_result(res, ens)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def dump_jsonl(path, results) -> None:
+    with open(path, "a") as f:
+        for r in results:
+            f.write(json.dumps(r.to_dict()) + "\n")

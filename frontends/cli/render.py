@@ -1,0 +1,52 @@
+"""Human-readable output: the verdict, and the two inputs side by side."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from ...compiler.result import ERROR, INSENSITIVE, SENSITIVE
+
+_STYLE = {SENSITIVE: "bold red", INSENSITIVE: "bold green", ERROR: "bold magenta"}
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def render_result(res, ens=None, console: Console | None = None) -> None:
+    con = console or Console(file=sys.stdout, highlight=False)
+    style = _STYLE.get(res.status, "bold yellow")
+    feats = ", ".join(res.features)
+    gap = f"g={res.gap:g}" if res.gap_kind == "prob" else f"margin gap {res.gap:g}"
+    con.print(f"[{style}]{res.status.upper()}[/] [dim]({res.query})[/] "
+              f"varying [bold]{feats}[/], {gap}, backend {res.backend}, "
+              f"{res.time['total']:.2f}s (compile {res.time['compile']:.2f}s, solve {res.time['solve']:.2f}s)")
+    if res.error:
+        con.print(f"[magenta]error:[/] {res.error}")
+    if res.message:
+        con.print(f"[dim]{res.message}[/]")
+    if res.witness:
+        t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        t.add_column("feature")
+        t.add_column("x1", justify="right")
+        t.add_column("x2", justify="right")
+        t.add_column("")
+        varied = set(res.features)
+        for name, v1 in res.witness["x1"].items():
+            v2 = res.witness["x2"][name]
+            mark = "<- varied" if name in varied else ("changed" if v1 != v2 else "")
+            style_row = "bold yellow" if name in varied else None
+            t.add_row(name, _fmt(v1), _fmt(v2), mark, style=style_row)
+        con.print(t)
+        if res.outputs:
+            p1, p2 = res.outputs["x1"], res.outputs["x2"]
+            fmt = lambda p: "[" + ", ".join(f"{x:.4f}" for x in p) + "]"  # noqa: E731
+            check = "[green]replay-checked with the library's predict[/]" if res.validated else "[red]NOT validated[/]"
+            con.print(f"probabilities  x1 {fmt(p1)}   x2 {fmt(p2)}   {check}")
+        if res.distance is not None:
+            con.print(f"distance to data: {res.distance:.4f}")

@@ -1,0 +1,77 @@
+"""Feature declarations from a details CSV: ``feature,name,lb,ub`` (index, name, bounds).
+
+An optional ``kind`` column (real, integer, binary, categorical) is also read.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import replace
+from pathlib import Path
+
+from ..compiler.ensemble import KINDS, Ensemble
+from ..compiler.errors import InputError
+
+
+def _num(s: str, where: str, col: str) -> float:
+    s = (s or "").strip()
+    if s == "" or s.lower() in ("none", "nan"):
+        return math.inf if col == "ub" else -math.inf
+    try:
+        return float(s)
+    except ValueError:
+        raise InputError(f"column {col}: {s!r} is not a number", where) from None
+
+
+def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("details file not found", str(path))
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read: {e}", str(path)) from None
+    rows = list(csv.reader(text.splitlines()))
+    if not rows:
+        raise InputError("empty details file (expected a header feature,name,lb,ub)", str(path))
+    header = [h.strip().lower() for h in rows[0]]
+    for need in ("feature", "name"):
+        if need not in header:
+            raise InputError(f"header has no {need!r} column (expected feature,name,lb,ub)", f"{path}:1")
+    col = {h: i for i, h in enumerate(header)}
+    feats = list(ens.features)
+    seen: dict[str, int] = {}
+    for lineno, row in enumerate(rows[1:], start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        where = f"{path}:{lineno}"
+        if len(row) < len(header):
+            raise InputError(f"expected {len(header)} fields, found {len(row)}", where)
+        try:
+            idx = int(row[col["feature"]])
+        except ValueError:
+            raise InputError(f"feature index {row[col['feature']]!r} is not an integer", where) from None
+        if not 0 <= idx < len(feats):
+            raise InputError(f"feature index {idx} out of range: the model has {len(feats)} features (0..{len(feats) - 1})", where)
+        name = row[col["name"]].strip()
+        if not name:
+            raise InputError("empty feature name", where)
+        if name in seen:
+            raise InputError(f"feature name {name!r} used twice (also line {seen[name]})", where)
+        seen[name] = lineno
+        lb = _num(row[col["lb"]], where, "lb") if "lb" in col else -math.inf
+        ub = _num(row[col["ub"]], where, "ub") if "ub" in col else math.inf
+        if lb > ub:
+            raise InputError(f"lower bound {lb:g} is above upper bound {ub:g}", where)
+        kind = feats[idx].kind
+        if "kind" in col and row[col["kind"]].strip():
+            kind = row[col["kind"]].strip().lower()
+            if kind not in KINDS:
+                raise InputError(f"unknown kind {kind!r} (use one of {', '.join(KINDS)})", where)
+        feats[idx] = replace(feats[idx], name=name, lb=lb, ub=ub, kind=kind)
+    names = [f.name for f in feats]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise InputError(f"after renaming, feature names clash: {', '.join(dups)}", str(path))
+    return ens.with_features(tuple(feats))

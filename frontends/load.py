@@ -1,0 +1,101 @@
+"""Load any supported model (a path or an in-memory object) into the Ensemble IR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError, UnsupportedModelError
+
+FORMATS = ("auto", "xgboost", "xgboost-dump", "lightgbm", "sklearn")
+
+
+def load_model(model, *, format: str = "auto", details=None, base_score: float | None = None,
+               n_classes: int | None = None) -> Ensemble:
+    """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object."""
+    if isinstance(model, Ensemble):
+        ens = model
+    elif isinstance(model, (str, Path)):
+        ens = _load_path(Path(model), format, base_score, n_classes)
+    else:
+        ens = _load_object(model)
+    if details is not None:
+        from .details import apply_details
+
+        ens = apply_details(ens, details)
+    return ens
+
+
+def _load_path(path: Path, fmt: str, base_score, n_classes) -> Ensemble:
+    if fmt not in FORMATS:
+        raise InputError(f"unknown model format {fmt!r} (use one of {', '.join(FORMATS)})")
+    where = str(path)
+    if not path.exists():
+        raise InputError("model file not found", where)
+    if path.is_dir():
+        raise InputError("is a directory, not a model file", where)
+    if path.stat().st_size == 0:
+        raise InputError("model file is empty", where)
+    suffix = path.suffix.lower()
+    if fmt == "auto":
+        fmt = _sniff(path, suffix)
+    if fmt in ("xgboost", "xgboost-dump"):
+        from . import xgboost as xgbf
+
+        return xgbf.load_path(path, base_score=base_score, n_classes=n_classes)
+    if fmt == "lightgbm":
+        try:
+            from . import lightgbm as lgbf
+        except ImportError:
+            raise UnsupportedModelError("LightGBM models are not supported yet", where) from None
+        return lgbf.load_path(path)
+    if fmt == "sklearn":
+        try:
+            from . import sklearn as skf
+        except ImportError:
+            raise UnsupportedModelError("scikit-learn model files are not supported yet", where) from None
+        return skf.load_path(path)
+    raise InputError(f"cannot tell the model format; pass --format ({', '.join(FORMATS[1:])})", where)
+
+
+def _sniff(path: Path, suffix: str) -> str:
+    if suffix in (".ubj", ".ubjson", ".model", ".bst", ".xgb"):
+        return "xgboost"
+    if suffix in (".joblib", ".pkl", ".pickle", ".skops"):
+        return "sklearn"
+    head = path.open("rb").read(4096)
+    try:
+        text = head.decode("utf-8", errors="strict").lstrip()
+    except UnicodeDecodeError:
+        return "xgboost" if suffix != ".txt" else "unknown"
+    if text.startswith("tree\n") or text.startswith("tree\r\n") or "\nversion=v" in text[:200]:
+        return "lightgbm"
+    if text.startswith("{") and '"tree_info"' in text and '"learner"' not in text:
+        return "lightgbm"
+    if text.startswith("{") or text.startswith("["):
+        return "xgboost"
+    return "unknown"
+
+
+def _load_object(obj) -> Ensemble:
+    mod = type(obj).__module__ or ""
+    name = type(obj).__name__
+    if mod.startswith("xgboost"):
+        from . import xgboost as xgbf
+
+        if name == "Booster":
+            return xgbf.from_booster(obj)
+        return xgbf.from_estimator(obj)
+    if mod.startswith("lightgbm"):
+        try:
+            from . import lightgbm as lgbf
+        except ImportError:
+            raise UnsupportedModelError("LightGBM models are not supported yet") from None
+        return lgbf.from_object(obj)
+    if mod.startswith("sklearn"):
+        try:
+            from . import sklearn as skf
+        except ImportError:
+            raise UnsupportedModelError("scikit-learn models are not supported yet") from None
+        return skf.from_estimator(obj)
+    raise UnsupportedModelError(f"cannot read a model of type {mod}.{name}")
