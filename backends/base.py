@@ -18,6 +18,7 @@ class SolveOptions:
     first_solution: bool = True  # stop at the first feasible point (objective only guides)
     log: bool = False
     memory_mb: int | None = None
+    hint: object = None  # optional values of every variable: a starting point to steer by
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.time())

@@ -60,6 +60,9 @@ def build(problem: Problem):
 def solve(problem: Problem, options: SolveOptions) -> Solution:
     t0 = time.time()
     model, xs = build(problem)
+    if options.hint is not None:
+        for x, v in zip(xs, options.hint):
+            model.add_hint(x, int(round(v)))
     build_time = time.time() - t0
     solver = cp_model.CpSolver()
     p = solver.parameters

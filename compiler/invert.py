@@ -56,9 +56,60 @@ def invert(enc: Encoding, values: np.ndarray, prefer=None) -> Witness:
                 xs[1][f] = xs[0][f]
                 intervals[1][f] = intervals[0][f]
                 continue
-            rank = chosen_rank(values, enc.pred[copy][f])
-            j = dom.interval_of_rank(rank)
+            m = enc.nan[copy].get(f)
+            if m is not None and values[m] > 0.5:
+                intervals[copy][f] = -1  # NaN
+                xs[copy][f] = np.nan
+                continue
+            hots = enc.onehot[copy].get(f)
+            if hots is not None:  # categorical: the chosen category code
+                j = next((i for i, v in enumerate(hots) if values[v] > 0.5), 0)
+            else:
+                rank = chosen_rank(values, enc.pred[copy][f])
+                j = dom.interval_of_rank(rank)
             intervals[copy][f] = j
             xs[copy][f] = choose_value(ens, feat, dom, j, pf)
     leaves = (chosen_leaves(enc, values, 0), chosen_leaves(enc, values, 1))
     return Witness(xs[0], xs[1], intervals, leaves)
+
+
+def values_for_pair(enc: Encoding, x1: np.ndarray, x2: np.ndarray, n_vars: int) -> np.ndarray:
+    """The encoding's variable values for a concrete pair (e.g. a solver hint)."""
+    import bisect
+
+    ens = enc.ensemble
+    vals = np.zeros(n_vars)
+    for copy, x in ((0, x1), (1, x2)):
+        for f, dom in enc.domains.items():
+            v = float(x[f])
+            m = enc.nan[copy].get(f)
+            if m is not None and np.isnan(v):
+                vals[m] = 1.0
+            hots = enc.onehot[copy].get(f)
+            if hots is not None:
+                for c, var in zip(dom.codes, hots):
+                    vals[var] = 1.0 if v == c else 0.0
+                continue
+            qs = enc.pred[copy][f]
+            if not qs:
+                continue
+            # interval index: the number of thresholds whose test fails
+            j = sum(1 for t in dom.thresholds if not ens.test_holds(v, t))
+            rank = bisect.bisect_left(dom.valid, j)
+            for r, var in enumerate(qs, start=1):
+                vals[var] = 1.0 if rank < r else 0.0
+        leaves = ens.leaf_indices(x[None, :])[0]
+        for ti, n in enumerate(leaves):
+            vals[enc.leaves[copy][ti][int(n)]] = 1.0
+    return vals
+
+
+def witness_from_pair(enc: Encoding, x1: np.ndarray, x2: np.ndarray) -> Witness:
+    """A Witness for a concrete pair found without a solver."""
+    ens = enc.ensemble
+    leaves = ens.leaf_indices(np.stack([x1, x2]))
+    intervals: tuple[dict[int, int], dict[int, int]] = ({}, {})
+    for copy, x in ((0, x1), (1, x2)):
+        for f, dom in enc.domains.items():
+            intervals[copy][f] = sum(1 for t in dom.thresholds if not ens.test_holds(float(x[f]), t))
+    return Witness(np.asarray(x1, float), np.asarray(x2, float), intervals, (leaves[0], leaves[1]))

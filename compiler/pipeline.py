@@ -21,8 +21,8 @@ from ..backends.base import INFEASIBLE, SolveOptions
 from ..backends.registry import get_info
 from .encode import Encoding, encode
 from .ensemble import Ensemble
-from .errors import InputError
-from .invert import Witness, invert
+from .heuristic import find_witness
+from .invert import Witness, invert, values_for_pair, witness_from_pair
 from .ir import Linear
 from .passes import Chain, Compiled, passes_for
 from .query import Query
@@ -30,6 +30,11 @@ from .replay import condition_slack, meets, predicted_class
 from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 
 MAX_CUTS = 50
+HEURISTIC_SECONDS = 3.0  # at most this long (and 10% of the time limit) before the solver
+
+
+def _option(q: Query, key: str, default):
+    return dict(q.options).get(key, default)
 
 
 @dataclass
@@ -64,6 +69,8 @@ def _witness_dict(ens: Ensemble, w: Witness) -> dict:
 
     def show(f: int, v: float):
         feat = ens.features[f]
+        if v != v:  # NaN: a missing value
+            return None
         if feat.kind == "categorical" and feat.categories and float(v).is_integer() and 0 <= int(v) < len(feat.categories):
             return feat.categories[int(v)]
         if feat.integral:
@@ -100,13 +107,10 @@ def solve_query(
         gap_kind=q.gap.kind, model=ens.source, passes=sorted(q.passes),
         classes=list(q.classes) if q.classes else None,
     )
-    try:
-        cq = compiled or compile_query(ens, q)
-        enc = cq.encoding
-        res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
-        bcompiled, bchain, binv = for_backend(cq, q.backend)
-    except InputError:
-        raise
+    cq = compiled or compile_query(ens, q)
+    enc = cq.encoding
+    res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
+    bcompiled, bchain, binv = for_backend(cq, q.backend)
     res.time["compile"] = time.time() - t_start
     problem = bcompiled.problem
     res.stats.update(problem.stats())
@@ -115,14 +119,33 @@ def solve_query(
     if problem.note("scaling_error") is not None:
         res.stats["scaling_error"] = problem.note("scaling_error")
     first = q.data_aware == "none"
-    worker = worker_for(q.backend, memory_mb)
+    hint = None
     solve_time = 0.0
+    if _option(q, "heuristic", True) and first:
+        t_h = time.time()
+        budget = min(HEURISTIC_SECONDS, 0.1 * max(0.0, deadline - t_h))
+        found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax)
+        res.stats["heuristic_time"] = time.time() - t_h
+        if found is not None:
+            x1, x2, ok = found
+            if ok:
+                w = witness_from_pair(enc, x1, x2)
+                verdict = _check_pair(ens, q, enc, w)
+                if verdict[0] == "ok":
+                    _accept(res, ens, verdict, found_by="heuristic")
+                    res.time["solve"] = time.time() - t_h
+                    res.time["total"] = time.time() - t_start
+                    return res
+            hint = values_for_pair(enc, x1, x2, problem.n_vars)
+        solve_time += time.time() - t_h
+    worker = worker_for(q.backend, memory_mb)
     cuts = 0
     while True:
         if time.time() >= deadline:
             res.status, res.message = UNKNOWN, "time limit reached"
             break
-        opts = SolveOptions(deadline=deadline, threads=q.threads, seed=q.seed, first_solution=first, log=log, memory_mb=memory_mb)
+        opts = SolveOptions(deadline=deadline, threads=q.threads, seed=q.seed, first_solution=first, log=log,
+                            memory_mb=memory_mb, hint=hint)
         sol = worker.solve(problem, opts)
         solve_time += sol.time + sol.build_time
         if sol.status == INFEASIBLE:
@@ -139,13 +162,8 @@ def solve_query(
         values = cq.chain.invert(values, cq.inverse)
         verdict = _check_candidate(ens, q, enc, values, prefer)
         if verdict[0] == "ok":
-            _, w, outs = verdict
-            res.status = SENSITIVE
-            res.validated = True
-            res.witness = _witness_dict(ens, w)
-            res.outputs = outs
+            _accept(res, ens, verdict, found_by=q.backend)
             res.stats["objective"] = sol.objective
-            res._witness = w  # for callers that want arrays (not serialised)
             if cuts:
                 res.message = f"found after excluding {cuts} near-miss pairs"
             break
@@ -165,6 +183,16 @@ def solve_query(
     return res
 
 
+def _accept(res: Result, ens: Ensemble, verdict, found_by: str) -> None:
+    _, w, outs = verdict
+    res.status = SENSITIVE
+    res.validated = True
+    res.witness = _witness_dict(ens, w)
+    res.outputs = outs
+    res.stats["found_by"] = found_by
+    res._witness = w  # for callers that want arrays (not serialised)
+
+
 def _check_candidate(ens: Ensemble, q: Query, enc: Encoding, values: np.ndarray, prefer):
     try:
         w = invert(enc, values, prefer)
@@ -177,6 +205,11 @@ def _check_candidate(ens: Ensemble, q: Query, enc: Encoding, values: np.ndarray,
             bad = int(np.flatnonzero(routed[copy] != w.leaves[copy])[0])
             return ("error", f"internal: x{copy + 1} reaches leaf {routed[copy][bad]} of tree {bad}, "
                              f"the solver chose leaf {w.leaves[copy][bad]}")
+    return _check_pair(ens, q, enc, w)
+
+
+def _check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness):
+    X = np.stack([w.x1, w.x2])
     ir_raw = ens.raw(X)
     ir_proba = ens.proba(X)
     rep = ens.replayer

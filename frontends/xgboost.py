@@ -45,12 +45,21 @@ def _parse_base_score(raw) -> list[float]:
 
 
 class XGBoostReplayer:
+    """xgboost's own predict. ``booster`` may be a Booster or a callable that loads one:
+    loading (and importing xgboost, ~2 s) is deferred until a witness needs checking."""
+
     library = "xgboost"
 
     def __init__(self, booster, objective: str, n_classes: int):
-        self.booster = booster
+        self._booster = booster
         self.objective = objective
         self.n_classes = n_classes
+
+    @property
+    def booster(self):
+        if callable(self._booster) and not hasattr(self._booster, "predict"):
+            self._booster = self._booster()
+        return self._booster
 
     def _dm(self, X):
         import xgboost as xgb
@@ -364,8 +373,7 @@ def load_path(path: Path, base_score: float | None = None, n_classes: int | None
             return from_dump(data, where, n_classes=n_classes or 2, base_score=base_score)
         if not isinstance(data, dict) or "learner" not in data:
             raise InputError("JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where)
-        booster = _load_booster(path)
-        return from_native_json(data, where, booster=booster)
+        return from_native_json(data, where, booster=lambda: _load_booster(path))
     booster = _load_booster(path)
     return from_booster(booster, where)
 

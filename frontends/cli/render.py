@@ -19,7 +19,7 @@ def _fmt(v) -> str:
 
 
 def render_result(res, ens=None, console: Console | None = None) -> None:
-    con = console or Console(file=sys.stdout, highlight=False)
+    con = console or Console(file=sys.stdout, highlight=False, soft_wrap=True)
     style = _STYLE.get(res.status, "bold yellow")
     feats = ", ".join(res.features)
     gap = f"g={res.gap:g}" if res.gap_kind == "prob" else f"margin gap {res.gap:g}"
