@@ -12,10 +12,11 @@ from .compiler.query import Gap, Query
 from .compiler.result import Result
 from .frontends.api import check
 from .frontends.load import load_model
+from .frontends.sweep import results_frame, sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Ensemble", "Feature", "Tree", "Gap", "Query", "Result", "InputError", "TreesensError",
-    "check", "load_model", "__version__",
+    "check", "load_model", "sweep", "results_frame", "__version__",
 ]

@@ -123,7 +123,8 @@ def solve_query(
     solve_time = 0.0
     if _option(q, "heuristic", True) and first:
         t_h = time.time()
-        budget = min(HEURISTIC_SECONDS, 0.1 * max(0.0, deadline - t_h))
+        # small models are cheaper to hand straight to the solver
+        budget = min(HEURISTIC_SECONDS, 0.1 * max(0.0, deadline - t_h), 0.05 + 5e-4 * ens.n_leaves())
         found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax)
         res.stats["heuristic_time"] = time.time() - t_h
         if found is not None:

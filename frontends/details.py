@@ -75,3 +75,34 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     if dups:
         raise InputError(f"after renaming, feature names clash: {', '.join(dups)}", str(path))
     return ens.with_features(tuple(feats))
+
+
+def apply_data_names(ens: Ensemble, path: str | Path, label: str | None = "label") -> Ensemble:
+    """Name features after a data file's columns (in model order, the label column left out).
+
+    Only used when the model's own names are generic (f0, f1, ...); otherwise the data's
+    columns must match the model's names, which is checked where the data is used.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("data file not found", str(path))
+    try:
+        with path.open() as fh:
+            header = next(csv.reader(fh), None)
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read: {e}", str(path)) from None
+    if not header:
+        raise InputError("empty data file (expected a header row)", str(path))
+    cols = [c.strip() for c in header if c.strip() != (label or "")]
+    generic = all(f.name == f"f{i}" for i, f in enumerate(ens.features))
+    if not generic:
+        return ens
+    if len(cols) != ens.n_features:
+        raise InputError(
+            f"has {len(cols)} feature columns (besides {label!r}) but the model has {ens.n_features} features",
+            f"{path}:1",
+        )
+    dups = sorted({c for c in cols if cols.count(c) > 1})
+    if dups:
+        raise InputError(f"duplicate column names: {', '.join(dups)}", f"{path}:1")
+    return ens.with_features(tuple(replace(f, name=c) for f, c in zip(ens.features, cols)))

@@ -11,14 +11,22 @@ FORMATS = ("auto", "xgboost", "xgboost-dump", "lightgbm", "sklearn")
 
 
 def load_model(model, *, format: str = "auto", details=None, base_score: float | None = None,
-               n_classes: int | None = None) -> Ensemble:
-    """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object."""
+               n_classes: int | None = None, data=None, label: str = "label") -> Ensemble:
+    """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
+
+    ``details``: a feature,name,lb,ub CSV; ``data``: a CSV whose columns name the features
+    of a model that has only generic names (f0, f1, ...).
+    """
     if isinstance(model, Ensemble):
         ens = model
     elif isinstance(model, (str, Path)):
         ens = _load_path(Path(model), format, base_score, n_classes)
     else:
         ens = _load_object(model)
+    if data is not None:
+        from .details import apply_data_names
+
+        ens = apply_data_names(ens, data, label)
     if details is not None:
         from .details import apply_details
 

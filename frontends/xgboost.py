@@ -234,10 +234,10 @@ def from_dump(trees_json: list, where: str, n_classes: int = 2, base_score: floa
     features = tuple(Feature(f"f{i}") for i in range(n_feat))
     ens = Ensemble(tuple(trees), features, n_classes=max(C, 2), intercept=intercept, link=link,
                    op="<", cast="float32", source=f"xgboost-dump:{where}")
-    booster = booster_from_ensemble(ens, base_score=bs)
     obj = "multi:softprob" if C > 2 else "binary:logistic"
+    replayer = XGBoostReplayer(lambda: booster_from_ensemble(ens, base_score=bs), obj, ens.n_classes)
     return Ensemble(ens.trees, ens.features, ens.n_classes, ens.intercept, ens.link, ens.op, ens.cast,
-                    ens.scale, ens.source, XGBoostReplayer(booster, obj, ens.n_classes))
+                    ens.scale, ens.source, replayer)
 
 
 def _feature_id(split) -> int:

@@ -17,6 +17,10 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default="auto", help="model format when the file is ambiguous "
                    "(auto, xgboost, xgboost-dump, lightgbm, sklearn)")
     p.add_argument("--details", metavar="CSV", help="feature declarations: feature,name,lb,ub[,kind]")
+    p.add_argument("--data", metavar="CSV", default=None,
+                   help="data file (CSV with a label column): names the features of a model that has only "
+                   "generic names (f0, f1, ...)")
+    p.add_argument("--label", default="label", help="label column of --data (default: label)")
     p.add_argument("--base-score", type=float, default=None,
                    help="base_score of a text-dump model (probability; default 0.5)")
 
@@ -52,7 +56,8 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
 def load_from_args(args):
     from ..load import load_model
 
-    return load_model(args.model, format=args.format, details=args.details, base_score=args.base_score)
+    return load_model(args.model, format=args.format, details=args.details, base_score=args.base_score,
+                      data=args.data, label=args.label)
 
 
 def query_from_args(args, backend: str | None = None):
