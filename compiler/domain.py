@@ -24,6 +24,9 @@ class FeatureDomain:
     reps: tuple[float | None, ...]  # a value in each interval, or None when empty
     valid: tuple[int, ...]  # indices of non-empty intervals, ascending
     rank_at: tuple[int, ...]  # for threshold k: how many valid intervals have index <= k
+    # categorical features: the category codes the encoding chooses among (one per
+    # "interval"; thresholds is then empty and reps[j] == codes[j])
+    codes: tuple[int, ...] | None = None
 
     @property
     def n_free(self) -> int:
@@ -118,8 +121,38 @@ def build_domain(ens: Ensemble, f: int, thresholds) -> FeatureDomain:
     return FeatureDomain(f, ths, reps, valid, tuple(rank_at))
 
 
+def build_categorical_domain(ens: Ensemble, f: int, split_codes, thresholds=()) -> FeatureDomain:
+    """The category codes of a categorical feature.
+
+    Declared categories (``Feature.categories``) give codes 0..n-1; otherwise the codes
+    the splits list, one code no split lists (it stands for every unlisted category),
+    and an integer inside each interval of numeric thresholds on the feature. Codes
+    outside the feature's bounds are dropped.
+    """
+    feat = ens.features[f]
+    if feat.categories:
+        codes = set(range(len(feat.categories)))
+    else:
+        codes = {int(c) for c in split_codes}
+        other = 0
+        while other in codes:
+            other += 1
+        codes.add(other)
+        ths = tuple(sorted(set(float(t) for t in thresholds)))
+        ifeat = Feature(feat.name, "integer", feat.lb, feat.ub)
+        for j in range(len(ths) + 1):
+            r = representative(ens, ifeat, ths, j)
+            if r is not None and r >= 0:
+                codes.add(int(r))
+    codes_t = tuple(c for c in sorted(codes) if feat.lb <= c <= feat.ub)
+    reps = tuple(float(c) for c in codes_t)
+    return FeatureDomain(f, (), reps, tuple(range(len(codes_t))), (), codes_t)
+
+
 def choose_value(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, prefer=None) -> float:
     """A value in interval j: one of ``prefer`` (e.g. data values) when possible."""
+    if dom.codes is not None:
+        return float(dom.codes[j])
     if prefer is not None:
         for v in prefer:
             if _admissible(ens, feat, dom.thresholds, j, float(v)):

@@ -18,12 +18,13 @@ constraints (Gap-bin / Gap-multi) are added, relaxed by ``relax`` so that an
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .domain import FeatureDomain, build_domain
-from .ensemble import Ensemble
+from .domain import FeatureDomain, build_categorical_domain, build_domain
+from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble
 from .errors import InputError, closest
 from .ir import ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .query import Condition, Query, resolve_condition
@@ -52,6 +53,11 @@ class Encoding:
     pair_rhs: float
     relax: float  # by how much each gap row was relaxed
     stats: dict = field(default_factory=dict)
+    # categorical features: onehot[c][f] = one variable per code of domains[f].codes
+    # (exactly one of them, or the NaN variable, is 1); pred[c][f] is then ()
+    onehot: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]] = ({}, {})
+    # features declared may_be_missing: nan[c][f] = the variable "x_c.f is NaN"
+    nan: tuple[dict[int, int], dict[int, int]] = ({}, {})
 
     def predicate(self, copy: int, f: int, rank: int):
         """Variable index of q_rank for copy (0/1), or the constants TRUE / FALSE."""
@@ -91,19 +97,32 @@ def gap_relaxation(ens: Ensemble) -> float:
 def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     varying = resolve_features(ens, q.vary)
     condition = resolve_condition(ens, q)
-    for ti, t in enumerate(ens.trees):
-        if t.categories is not None and any(c is not None for c in t.categories):
-            raise InputError(f"tree {ti} has a categorical split; categorical encoding is not supported yet")
-
     # --- thresholds and domains per feature -----------------------------------------
     ths: dict[int, set] = {f: set() for f in range(ens.n_features)}
+    split_codes: dict[int, set] = {}
+    zero_mode: set[int] = set()
+    used: set[int] = set()
     for t in ens.trees:
-        internal = t.feature >= 0
-        for f, th in zip(t.feature[internal].tolist(), t.threshold[internal].tolist()):
-            ths[f].add(th)
+        for n in np.flatnonzero(t.feature >= 0).tolist():
+            f = int(t.feature[n])
+            used.add(f)
+            if t.is_categorical(n):
+                split_codes.setdefault(f, set()).update(t.categories[n])
+            else:
+                ths[f].add(float(t.threshold[n]))
+            if t.missing is not None and t.missing[n] == MISSING_ZERO:
+                zero_mode.add(f)
+    onehot_f = {f for f in range(ens.n_features) if ens.features[f].kind == "categorical"} | set(split_codes)
     domains: dict[int, FeatureDomain] = {}
     for f in range(ens.n_features):
-        dom = build_domain(ens, f, ths[f])
+        if f in onehot_f:
+            dom = build_categorical_domain(ens, f, split_codes.get(f, ()), ths[f])
+        else:
+            extra = set()
+            if f in zero_mode:  # make LightGBM's zero band [-z, z] an interval of its own
+                lo, hi = -ZERO_BAND, ZERO_BAND
+                extra = {float(np.nextafter(lo, -np.inf)), hi} if ens.op == "<=" else {lo, float(np.nextafter(hi, np.inf))}
+            dom = build_domain(ens, f, ths[f] | extra)
         if not dom.valid:
             feat = ens.features[f]
             raise InputError(
@@ -116,8 +135,25 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     names = ens.feature_names
     pred0: dict[int, tuple[int, ...]] = {}
     pred1: dict[int, tuple[int, ...]] = {}
+    onehot: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]] = ({}, {})
+    nanv: tuple[dict[int, int], dict[int, int]] = ({}, {})
     for f, dom in domains.items():
-        if dom.n_free == 0:
+        missing = ens.features[f].may_be_missing and f in used
+        copies = ((0, "p1"), (1, "p2")) if f in varying else ((None, "p"),)
+        if dom.codes is not None:
+            pred0[f] = pred1[f] = ()
+            if f not in used or len(dom.codes) + missing <= 1:
+                continue
+            for copy, pre in copies:
+                vs = tuple(b.var(f"{pre}[{names[f]}={c}]") for c in dom.codes)
+                m = b.var(f"{pre}[{names[f]}=NaN]") if missing else None
+                b.add(ExactlyOne(vs + ((m,) if m is not None else ()), ("category", copy, f)))
+                for c in (0, 1) if copy is None else (copy,):
+                    onehot[c][f] = vs
+                    if m is not None:
+                        nanv[c][f] = m
+            continue
+        if dom.n_free == 0 and not missing:
             pred0[f] = pred1[f] = ()
             continue
         th = dom.thresholds
@@ -127,12 +163,21 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
             j = dom.valid[r]
             return f"{ens.op}{th[j - 1]:.9g}" if j > 0 else f"#{r}"
 
-        if f in varying:
-            pred0[f] = tuple(b.var(f"p1[{names[f]}{label(r)}]") for r in range(1, dom.n_free + 1))
-            pred1[f] = tuple(b.var(f"p2[{names[f]}{label(r)}]") for r in range(1, dom.n_free + 1))
-        else:
-            shared = tuple(b.var(f"p[{names[f]}{label(r)}]") for r in range(1, dom.n_free + 1))
-            pred0[f] = pred1[f] = shared
+        for copy, pre in copies:
+            qs = tuple(b.var(f"{pre}[{names[f]}{label(r)}]") for r in range(1, dom.n_free + 1))
+            for c in (0, 1) if copy is None else (copy,):
+                (pred0 if c == 0 else pred1)[f] = qs
+            if missing:
+                m = b.var(f"{pre}[{names[f]}=NaN]")
+                for c in (0, 1) if copy is None else (copy,):
+                    nanv[c][f] = m
+                if qs:  # NaN is no number: every q_r is 0 (q_r <= q_last by ordering)
+                    b.linear([qs[-1], m], [1.0, 1.0], "<=", 1.0, ("nan", copy, f))
+    band = {
+        f: np.array([abs(domains[f].reps[j]) <= ZERO_BAND for j in domains[f].valid], dtype=bool)
+        for f in zero_mode
+        if domains[f].codes is None
+    }
 
     # --- trees ----------------------------------------------------------------------
     leaves0: list[dict[int, int]] = []
@@ -152,6 +197,19 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
             for n in internal.tolist():
                 f = int(t.feature[n])
                 dom = domains[f]
+                yes = [lv[x] for x in under[int(t.left[n])]]
+                no = [lv[x] for x in under[int(t.right[n])]]
+                tag = ("node", copy, ti, n)
+                plain = (
+                    dom.codes is None
+                    and f not in nanv[copy]
+                    and (t.missing is None or t.missing[n] != MISSING_ZERO)
+                )
+                if not plain:
+                    const, terms = _node_expr(ens, t, n, dom, pred[f], onehot[copy].get(f),
+                                              nanv[copy].get(f), band.get(f))
+                    _link_expr(b, yes, no, const, terms, n == 0, tag)
+                    continue
                 k = _threshold_index(dom.thresholds, float(t.threshold[n]))
                 rank = dom.rank_at[k]
                 if rank <= 0:
@@ -160,9 +218,6 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
                     p = TRUE
                 else:
                     p = pred[f][rank - 1]
-                yes = [lv[x] for x in under[int(t.left[n])]]
-                no = [lv[x] for x in under[int(t.right[n])]]
-                tag = ("node", copy, ti, n)
                 if n == 0:
                     _link(b, yes, p, "==", tag)
                 else:
@@ -196,16 +251,22 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
         lin = Linear(tuple(vs), tuple(cs), ">=", rhs - const - relax * scale_rel, tag)
         b.add(lin if when is None else Implication(when, True, lin, tag))
 
+    alt_vars: list[list[int]] = []
     for copy in (0, 1):
         for i, (coefs, rhs) in enumerate(condition.rows[copy]):
             add_row(copy, coefs, rhs, ("gap", copy, i))
         alts = condition.alternatives[copy] if condition.alternatives else ()
         if alts:
             zs = [b.var(f"class{copy + 1}[alt{a}]") for a in range(len(alts))]
+            alt_vars.append(zs)
             b.linear(zs, [1.0] * len(zs), ">=", 1.0, ("gap-any", copy))
             for a, group in enumerate(alts):
                 for i, (coefs, rhs) in enumerate(group):
                     add_row(copy, coefs, rhs, ("gap-alt", copy, a, i), when=zs[a])
+    if condition.distinct and len(alt_vars) == 2:
+        # c1 = any, c2 = any: the two inputs' classes differ (alternative a is class a on both sides)
+        for a, (z1, z2) in enumerate(zip(*alt_vars)):
+            b.linear([z1, z2], [1.0, 1.0], "<=", 1.0, ("gap-distinct", a))
 
     pair = None
     pair_const = 0.0
@@ -240,8 +301,92 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
             "leaves": ens.n_leaves(),
             "unaffected_leaves": sum(len(u) for u in unaffected),
         },
+        onehot=onehot,
+        nan=nanv,
     )
     return problem.with_note("relax", relax), enc
+
+
+def node_yes(ens: Ensemble, t, n: int, v: float) -> bool:
+    """Does value ``v`` (a number or NaN) take the "yes" branch of node n? As ``Ensemble.leaf_indices``."""
+    mode = int(t.missing[n]) if t.missing is not None else MISSING_NAN
+    th = float(t.threshold[n])
+    if math.isnan(v):
+        if mode == MISSING_NONE:
+            return bool(th > 0.0) if ens.op == "<" else bool(th >= 0.0)
+        return bool(t.default_left[n])
+    vc = float(ens.cast_value(v))
+    if mode == MISSING_ZERO and abs(vc) <= ZERO_BAND:
+        return bool(t.default_left[n])
+    if t.is_categorical(n):
+        return vc.is_integer() and int(vc) in t.categories[n]
+    return ens.test_holds(v, th)
+
+
+def _node_expr(ens: Ensemble, t, n: int, dom: FeatureDomain, qs, hots, m, band):
+    """The node's test as a 0/1 linear expression: (constant, {var: coefficient}).
+
+    Ordered features: with s_r = "valid interval r goes yes" and q_0 = 0,
+    q_last = 1 - m (or 1), the test is sum_r s_r (q_{r+1} - q_r) + [NaN goes yes] m.
+    Categorical features: the sum of the one-hots of the codes that go yes.
+    """
+    nan_yes = node_yes(ens, t, n, math.nan)
+    terms: dict[int, float] = {}
+    if dom.codes is not None:
+        s = [node_yes(ens, t, n, float(c)) for c in dom.codes]
+        if hots is None:  # a single choice: a constant
+            return (1.0 if (s[0] if m is None else nan_yes) else 0.0), {}
+        all_yes = all(s) and (m is None or nan_yes)
+        none_yes = not any(s) and (m is None or not nan_yes)
+        if all_yes or none_yes:
+            return (1.0 if all_yes else 0.0), {}
+        n_yes = sum(s) + (m is not None and nan_yes)
+        if 2 * n_yes <= len(s) + (m is not None):
+            for v, y in zip(hots, s):
+                if y:
+                    terms[v] = 1.0
+            if m is not None and nan_yes:
+                terms[m] = 1.0
+            return 0.0, terms
+        for v, y in zip(hots, s):
+            if not y:
+                terms[v] = -1.0
+        if m is not None and not nan_yes:
+            terms[m] = -1.0
+        return 1.0, terms
+    nv = len(dom.valid)
+    k = _threshold_index(dom.thresholds, float(t.threshold[n]))
+    s = np.arange(nv) < dom.rank_at[k]
+    if band is not None and t.missing is not None and t.missing[n] == MISSING_ZERO:
+        s = np.where(band, bool(t.default_left[n]), s)
+    s = s.astype(float)
+    for r in range(1, nv):
+        c = s[r - 1] - s[r]
+        if c != 0.0:
+            terms[qs[r - 1]] = c
+    const = float(s[nv - 1])
+    if m is not None:
+        c = float(nan_yes) - const
+        if c != 0.0:
+            terms[m] = c
+    return const, terms
+
+
+def _link_expr(b: ProblemBuilder, yes: list[int], no: list[int], const: float, terms: dict, root: bool,
+               tag: tuple) -> None:
+    """Leaves under "yes" <= E and leaves under "no" <= 1 - E (root: "yes" == E)."""
+    if not terms:
+        p = TRUE if const >= 0.5 else FALSE
+        if root:
+            _link(b, yes, p, "==", tag)
+        else:
+            _link(b, yes, p, "<=", tag)
+            _link_no(b, no, p, tag)
+        return
+    tv, tc = list(terms), [-c for c in terms.values()]
+    b.linear(yes + tv, [1.0] * len(yes) + tc, "==" if root else "<=", const, tag + ("yes",))
+    if not root:
+        b.linear(no + tv, [1.0] * len(no) + [-c for c in tc], "<=", 1.0 - const, tag + ("no",))
 
 
 def _threshold_index(ths: tuple[float, ...], th: float) -> int:

@@ -32,6 +32,11 @@ PROBA = "proba"  # raw scores are already probabilities (random forests)
 MISSING_NAN = 0  # NaN goes to the default side; any number is compared
 MISSING_ZERO = 1  # NaN and 0.0 go to the default side (LightGBM missing_type=Zero)
 MISSING_NONE = 2  # NaN is replaced by 0.0 before comparing (LightGBM missing_type=None)
+# LightGBM's "zero": |x| <= kZeroThreshold (1e-35f, compared in double)
+ZERO_BAND = float(np.float32(1e-35))
+# how a library reads inputs: "float64z" is float64 with |x| <= ZERO_BAND read as 0.0
+# (LightGBM's predictor drops such values from its sparse rows)
+CASTS = ("float32", "float64", "float64z")
 
 KINDS = ("real", "integer", "binary", "categorical")
 
@@ -143,7 +148,7 @@ class Ensemble:
     intercept: tuple[float, ...]  # one per output
     link: str
     op: str = "<"  # numeric test: cast(x) < t, or cast(x) <= t
-    cast: str = "float32"  # "float32" or "float64": how the library reads inputs
+    cast: str = "float32"  # "float32", "float64" or "float64z" (see CASTS): how the library reads inputs
     scale: float = 1.0  # raw = intercept + scale * sum of leaves (1/n for forests)
     source: str = ""  # human-readable origin, e.g. "xgboost:adult.json"
     replayer: Any = field(default=None, repr=False, compare=False)
@@ -153,7 +158,7 @@ class Ensemble:
             raise ValueError(f"unknown link {self.link!r}")
         if self.op not in ("<", "<="):
             raise ValueError(f"unknown comparison {self.op!r}")
-        if self.cast not in ("float32", "float64"):
+        if self.cast not in CASTS:
             raise ValueError(f"unknown input cast {self.cast!r}")
         if self.link == LOGISTIC and self.n_outputs != 1:
             raise ValueError("a logistic ensemble has exactly one output")
@@ -212,6 +217,9 @@ class Ensemble:
 
     # ---- the library's comparison, in one place ------------------------------------
     def cast_value(self, x):
+        if self.cast == "float64z":
+            v = np.float64(x)
+            return np.float64(0.0) if abs(v) <= ZERO_BAND else v
         return np.float32(x) if self.cast == "float32" else np.float64(x)
 
     def test_holds(self, x: float, threshold: float) -> bool:
@@ -228,6 +236,8 @@ class Ensemble:
         if X.shape[1] != self.n_features:
             raise ValueError(f"expected {self.n_features} columns, got {X.shape[1]}")
         Xc = X.astype(np.float32).astype(np.float64) if self.cast == "float32" else X
+        if self.cast == "float64z":
+            Xc = np.where(np.abs(X) <= ZERO_BAND, 0.0, X)
         n = X.shape[0]
         rows = np.arange(n)
         out = np.empty((n, len(self.trees)), dtype=np.int32)
@@ -252,7 +262,7 @@ class Ensemble:
                 isnan = np.isnan(v)
                 if t.missing is not None:
                     mode = t.missing[nd]
-                    zero_missing = (mode == MISSING_ZERO) & (v == 0.0)
+                    zero_missing = (mode == MISSING_ZERO) & (np.abs(v) <= ZERO_BAND)
                     none_mode = (mode == MISSING_NONE) & isnan
                     if none_mode.any():
                         zero = np.zeros(int(none_mode.sum()))

@@ -13,6 +13,7 @@ import numpy as np
 
 from .domain import choose_value
 from .encode import Encoding
+from .passes.feature_constraints import choose_constrained
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ def invert(enc: Encoding, values: np.ndarray, prefer=None) -> Witness:
                 j = dom.interval_of_rank(rank)
             intervals[copy][f] = j
             xs[copy][f] = choose_value(ens, feat, dom, j, pf)
+    choose_constrained(enc, xs, intervals, prefer)  # the query's bounds / relations on x1, x2
     leaves = (chosen_leaves(enc, values, 0), chosen_leaves(enc, values, 1))
     return Witness(xs[0], xs[1], intervals, leaves)
 

@@ -25,6 +25,7 @@ from .heuristic import find_witness
 from .invert import Witness, invert, values_for_pair, witness_from_pair
 from .ir import Linear
 from .passes import Chain, Compiled, passes_for
+from .passes.feature_constraints import constraint_violations
 from .query import Query
 from .replay import condition_slack, meets, predicted_class
 from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
@@ -98,6 +99,10 @@ def solve_query(
     log: bool = False,
     prefer=None,
 ) -> Result:
+    if q.backend == "race" or q.backend.startswith("race:"):
+        from .race import solve_race
+
+        return solve_race(ens, q, None, deadline, memory_mb, compiled=compiled, log=log, prefer=prefer)
     from ..backends.worker import worker_for
 
     t_start = time.time()
@@ -121,7 +126,8 @@ def solve_query(
     first = q.data_aware == "none"
     hint = None
     solve_time = 0.0
-    if _option(q, "heuristic", True) and first:
+    # the heuristic knows nothing of the query's bounds / relations on the inputs
+    if _option(q, "heuristic", True) and first and not (q.bounds or q.relations):
         t_h = time.time()
         # small models are cheaper to hand straight to the solver
         budget = min(HEURISTIC_SECONDS, 0.1 * max(0.0, deadline - t_h), 0.05 + 5e-4 * ens.n_leaves())
@@ -199,6 +205,9 @@ def _check_candidate(ens: Ensemble, q: Query, enc: Encoding, values: np.ndarray,
         w = invert(enc, values, prefer)
     except ValueError as e:
         return ("error", f"cannot map the solution back to inputs: {e}")
+    broken = constraint_violations(ens, q, w.x1, w.x2)
+    if broken:
+        return ("error", "internal: the witness breaks the query's constraints: " + "; ".join(broken))
     X = np.stack([w.x1, w.x2])
     routed = ens.leaf_indices(X)
     for copy in (0, 1):

@@ -88,10 +88,11 @@ class Condition:
     rows of which at least one group must hold (used for "any class").
     """
 
-    rows: tuple[tuple[tuple[tuple[float, ...], float], ...], ...]  # per copy: (coefs, rhs)
+    rows: tuple[tuple[tuple[tuple[float, ...], float], ...], ...]  # per copy: (coefs, rhs); may be empty
     alternatives: tuple[tuple[tuple[tuple[tuple[float, ...], float], ...], ...], ...] = ((), ())
     pair_sum: tuple[tuple[float, ...], tuple[float, ...], float] | None = None
     description: str = ""
+    distinct: bool = False  # alternatives of copy 1 and 2 name the same classes, which must differ
 
 
 def resolve_condition(ens: Ensemble, q: Query) -> Condition:
@@ -187,4 +188,8 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
     if c1 != ANY:
         alts2 = tuple(rows_for(c) for c in range(C) if c != c1)
         return Condition(rows=(rows_for(c1), ()), alternatives=((), alts2), description=f"class {c1} -> any other")
-    raise InputError("c1 = any needs issue 'multiclass' support for pairs; give c1 explicitly")
+    if c2 != ANY:
+        raise InputError("give c1 = any only together with c2 = any (or swap the classes)")
+    every = tuple(rows_for(c) for c in range(C))
+    return Condition(rows=((), ()), alternatives=(every, every), distinct=True,
+                     description=f"any class -> any other class, ratio {ratio:g}")

@@ -43,7 +43,7 @@ def predicted_class(proba: np.ndarray) -> int:
 def condition_slack(enc, raw: np.ndarray, copy: int) -> float:
     """Smallest slack of the (unrelaxed) gap rows of one copy, on IR raw scores."""
     rows = enc.condition.rows[copy]
-    slacks = [float(np.dot(coefs, raw)) - rhs for coefs, rhs in rows]
+    slacks = [float(np.dot(coefs, raw)) - rhs for coefs, rhs in rows]  # (empty for 'any')
     alts = enc.condition.alternatives[copy] if enc.condition.alternatives else ()
     if alts:
         slacks.append(max(min(float(np.dot(c, raw)) - r for c, r in grp) for grp in alts))

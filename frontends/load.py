@@ -78,7 +78,8 @@ def _sniff(path: Path, suffix: str) -> str:
         return "xgboost" if suffix != ".txt" else "unknown"
     if text.startswith("tree\n") or text.startswith("tree\r\n") or "\nversion=v" in text[:200]:
         return "lightgbm"
-    if text.startswith("{") and '"tree_info"' in text and '"learner"' not in text:
+    if text.startswith("{") and ('"tree_info"' in text or text.replace(" ", "").startswith('{"name":"tree"')) \
+            and '"learner"' not in text:
         return "lightgbm"
     if text.startswith("{") or text.startswith("["):
         return "xgboost"

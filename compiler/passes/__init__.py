@@ -5,6 +5,7 @@ maps a solution of the rewritten problem back to one of the problem it was given
 """
 
 from .base import Chain, Compiled, Pass
+from .feature_constraints import FeatureConstraints
 from .ordering import PairwiseConsistency, PredicateOrdering
 from .scaling import IntegerScaling
 from .sensitivity import AffectedLeafGap, GapObjective, UnaffectedLeaves
@@ -19,6 +20,7 @@ __all__ = [
     "AffectedLeafGap",
     "GapObjective",
     "IntegerScaling",
+    "FeatureConstraints",
     "passes_for",
 ]
 
@@ -26,6 +28,9 @@ __all__ = [
 def passes_for(enabled) -> list[Pass]:
     """The solver-agnostic passes for a set of switch names (see query.PASS_NAMES)."""
     chain: list[Pass] = [PredicateOrdering() if "ordering" in enabled else PairwiseConsistency()]
+    # the query's own bounds / relations on its inputs: part of the question, never
+    # switched off (the pass skips itself when the query has none)
+    chain.append(FeatureConstraints())
     if "unaff" in enabled:
         chain.append(UnaffectedLeaves())
     if "aff" in enabled:

@@ -67,7 +67,8 @@ def main(argv=None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as e:
-        print(f"treesens: error: {e}", file=sys.stderr)
+        # a located error (.sens files) is already "FILE:LINE:COL: message" + line + caret
+        print(str(e) if getattr(e, "located", False) else f"treesens: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("treesens: interrupted", file=sys.stderr)

@@ -1,0 +1,112 @@
+"""CBC and HiGHS through python-mip. Imported only inside a worker process.
+
+One module serves both: the worker passes the backend's name. Implications become big-M
+rows (``linearize.big_m_rows``: M from the variables' bounds, exact and rounded up),
+exactly-one groups become equalities. "infeasible" is reported only when the solver
+proved it; a time limit without a point is "unknown".
+"""
+
+from __future__ import annotations
+
+import time
+
+import mip
+import numpy as np
+
+from ..compiler.ir import BOOL, INT, Problem
+from .base import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
+from .linearize import all_bounded, rows
+
+SOLVERS = {"cbc": mip.CBC, "highs": "highs"}
+
+# Tighter than the solvers' defaults (1e-6): the encoding keeps a margin of about 1e-6
+# on its gap rows, and every point is re-checked by the replay anyway.
+INFEAS_TOL = 1e-8
+INTEGER_TOL = 1e-8
+
+
+def _empty_row_holds(r) -> bool:
+    return (r.sense == "<=" and 0.0 <= r.rhs) or (r.sense == ">=" and 0.0 >= r.rhs) or (
+        r.sense == "==" and r.rhs == 0.0)
+
+
+def build(problem: Problem, backend_name: str, log: bool = False):
+    model = mip.Model(sense=mip.MINIMIZE, solver_name=SOLVERS[backend_name])
+    model.verbose = 1 if log else 0
+    xs = []
+    for i, v in enumerate(problem.vars):
+        if v.kind == BOOL:
+            xs.append(model.add_var(f"x{i}", lb=0.0, ub=1.0, var_type=mip.BINARY))
+        elif v.kind == INT:
+            xs.append(model.add_var(f"x{i}", lb=v.lb, ub=v.ub, var_type=mip.INTEGER))
+        else:
+            xs.append(model.add_var(f"x{i}", lb=v.lb, ub=v.ub, var_type=mip.CONTINUOUS))
+    empty_violated = []
+    for r in rows(problem):
+        if not r.vars:
+            if not _empty_row_holds(r):
+                empty_violated.append(r.name)
+            continue
+        e = mip.LinExpr([xs[v] for v in r.vars], list(r.coefs))
+        if r.sense == "<=":
+            model.add_constr(e <= r.rhs, name=r.name)
+        elif r.sense == ">=":
+            model.add_constr(e >= r.rhs, name=r.name)
+        else:
+            model.add_constr(e == r.rhs, name=r.name)
+    obj = problem.objective
+    if obj is not None and obj.vars:
+        e = mip.LinExpr([xs[v] for v in obj.vars], list(obj.coefs), const=obj.constant)
+        model.objective = mip.maximize(e) if obj.sense == "max" else mip.minimize(e)
+    return model, xs, empty_violated
+
+
+def solve(problem: Problem, options: SolveOptions, backend_name: str = "cbc") -> Solution:
+    if backend_name not in SOLVERS:
+        return Solution(ERROR, message=f"python-mip backend {backend_name!r} unknown (cbc or highs)")
+    t0 = time.time()
+    model, xs, empty_violated = build(problem, backend_name, options.log)
+    build_time = time.time() - t0
+    if empty_violated:
+        return Solution(INFEASIBLE, build_time=build_time,
+                        message=f"constraint {empty_violated[0]} has no variables and cannot hold")
+    model.threads = max(1, int(options.threads))
+    model.seed = int(options.seed)
+    model.infeas_tol = INFEAS_TOL
+    model.integer_tol = INTEGER_TOL
+    model.max_mip_gap = 1e-9
+    model.max_mip_gap_abs = 1e-9
+    has_obj = problem.objective is not None and bool(problem.objective.vars)
+    limit = max(0.05, options.remaining())
+    t1 = time.time()
+    kw = {"max_seconds": limit}
+    if has_obj and options.first_solution:
+        kw["max_solutions"] = 1
+    status = model.optimize(**kw)
+    solve_time = time.time() - t1
+    OS = mip.OptimizationStatus
+    stats = {"solver": backend_name, "rows": model.num_rows, "cols": model.num_cols}
+    if status in (OS.OPTIMAL, OS.FEASIBLE) and model.num_solutions > 0:
+        values = np.fromiter((x.x if x.x is not None else np.nan for x in xs), dtype=np.float64, count=len(xs))
+        if np.isnan(values).any():
+            return Solution(ERROR, time=solve_time, build_time=build_time,
+                            message=f"{backend_name} reported a solution without values")
+        for i, v in enumerate(problem.vars):
+            if v.kind != "real":
+                values[i] = float(round(values[i]))
+        proven = status == OS.OPTIMAL or not has_obj
+        objective = model.objective_value if has_obj else None
+        bound = model.objective_bound if has_obj else None
+        return Solution(OPTIMAL if proven else FEASIBLE, values, objective, bound, solve_time, build_time,
+                        stats=stats)
+    if status in (OS.INFEASIBLE, OS.INT_INFEASIBLE):
+        return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
+    if status in (OS.UNBOUNDED, OS.INF_OR_UNBD) and all_bounded(problem):
+        # every variable is bounded, so the problem cannot be unbounded: it is infeasible
+        return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats,
+                        message=f"{backend_name}: infeasible or unbounded, and every variable is bounded")
+    if status == OS.ERROR:
+        return Solution(ERROR, time=solve_time, build_time=build_time, stats=stats,
+                        message=f"{backend_name} reported an error")
+    why = "time limit reached" if time.time() >= options.deadline - 0.05 else f"{backend_name} stopped: {status.name}"
+    return Solution(UNKNOWN, time=solve_time, build_time=build_time, message=why, stats=stats)

@@ -1,0 +1,140 @@
+"""``--backend race``: several backends on one query at once, the first proven answer wins.
+
+Each backend runs in its own worker process, driven by one thread of the parent (the
+threads mostly wait on pipes). The first answer that is proven -- "sensitive" with a
+replayed witness, or "insensitive" -- is returned; the other workers are killed at once.
+A backend that errors (e.g. Gurobi's size-limited license) does not end the race.
+
+``q.backend`` is ``"race"`` (the installed backends of ``DEFAULT_RACE``) or
+``"race:cpsat,z3"`` (those backends).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from .errors import InputError
+from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+
+RACE = "race"
+# CP-SAT, z3 (pseudo-Boolean SAT) and HiGHS are strong on different instances
+DEFAULT_RACE = ("cpsat", "z3", "highs")
+
+
+def is_race(backend: str) -> bool:
+    return backend == RACE or backend.startswith(RACE + ":")
+
+
+def race_backends(backend: str, backends=None) -> list[str]:
+    """The backends a race spec names (installed ones only for the default set)."""
+    from ..backends.registry import BACKENDS, available
+
+    if backends:
+        names = list(backends)
+    elif backend.startswith(RACE + ":"):
+        names = [b.strip() for b in backend.split(":", 1)[1].split(",") if b.strip()]
+    else:
+        names = [b for b in DEFAULT_RACE if available(b)]
+        if not names:
+            names = [b for b in BACKENDS if available(b)]
+    for b in names:
+        if is_race(b):
+            raise InputError("a race cannot contain a race")
+        if b not in BACKENDS:
+            from .errors import closest
+
+            raise InputError(f"unknown backend {b!r} in the race{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}")
+        if not available(b):
+            raise InputError(f"backend {b!r} in the race is not installed")
+    names = list(dict.fromkeys(names))
+    if not names:
+        raise InputError("no backend is installed to race")
+    return names
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _refuse_start():
+    raise _Stopped("another backend answered first")
+
+
+def solve_race(ens, q, backends=None, deadline: float | None = None, memory_mb: int | None = None, *,
+               compiled=None, log: bool = False, prefer=None) -> Result:
+    from ..backends.worker import worker_for
+    from .pipeline import compile_query, solve_query
+
+    t0 = time.time()
+    deadline = deadline if deadline is not None else t0 + q.timeout
+    names = race_backends(q.backend, backends)
+    cq = compiled or compile_query(ens, q.with_(backend=names[0]))
+    done: queue.Queue = queue.Queue()
+    workers = {b: worker_for(b, memory_mb) for b in names}
+    stop = threading.Event()
+    opts = dict(q.options)
+
+    def run(i: int, b: str) -> None:
+        w = workers[b]
+        # only the first backend runs the (pure-Python) heuristic: it would compete for the GIL
+        qb = q.with_(backend=b, options=tuple({**opts, "heuristic": opts.get("heuristic", True) and i == 0}.items()))
+        try:
+            res = solve_query(ens, qb, compiled=cq, deadline=deadline, memory_mb=memory_mb, log=log, prefer=prefer)
+        except _Stopped:
+            res = None
+        except Exception as e:  # noqa: BLE001 - reported as this backend's error
+            res = Result(query=q.label, status=ERROR, backend=b, features=[], gap=q.gap.value,
+                         error=f"{type(e).__name__}: {e}")
+        finally:
+            w.__dict__.pop("_start", None)  # the worker may start again for later queries
+        if stop.is_set() and res is not None and res.status in (ERROR, UNKNOWN):
+            res = None  # killed because another backend won
+        done.put((b, res))
+
+    threads = [threading.Thread(target=run, args=(i, b), daemon=True, name=f"race-{b}") for i, b in enumerate(names)]
+    for t in threads:
+        t.start()
+    results: dict[str, Result | None] = {}
+    winner: Result | None = None
+    while len(results) < len(names):
+        try:
+            b, res = done.get(timeout=max(0.1, deadline + 5.0 - time.time()))
+        except queue.Empty:
+            break
+        results[b] = res
+        if res is not None and (res.status == INSENSITIVE or (res.status == SENSITIVE and res.validated)):
+            winner = res
+            break
+    # stop the others: no new solver process may start, running ones are killed
+    stop.set()
+    for b, w in workers.items():
+        if b not in results:
+            w._start = _refuse_start
+            w.kill()
+    summary = {b: (r.status if r is not None else "stopped") for b, r in results.items()}
+    for b in names:
+        summary.setdefault(b, "stopped")
+    if winner is None:
+        winner = _best(q, names, results)
+    winner.stats["race"] = summary
+    winner.stats["winner"] = winner.backend
+    winner.time["total"] = time.time() - t0
+    return winner
+
+
+def _best(q, names, results) -> Result:
+    """No proven answer: unknown if any backend ran out of time, else the first error."""
+    got = [r for r in results.values() if r is not None]
+    unknown = [r for r in got if r.status == UNKNOWN]
+    if unknown:
+        return unknown[0]
+    errors = [r for r in got if r.status == ERROR]
+    if errors and len(errors) == len(names):
+        r = errors[0]
+        r.error = "; ".join(f"{e.backend}: {e.error}" for e in errors)
+        return r
+    why = "; ".join(f"{e.backend}: {e.error}" for e in errors)
+    return Result(query=q.label, status=UNKNOWN, backend=RACE, features=[], gap=q.gap.value,
+                  message="no backend answered within the time limit" + (f" (errors: {why})" if why else ""))

@@ -1,0 +1,188 @@
+"""treesens compare MODEL --vary F --gap G --backends cpsat,cbc,...: one compiled query,
+solved on several backends (each in its own worker process), side by side.
+
+Backends that disagree -- one proves "insensitive" while another has a replayed witness
+-- are flagged on stderr and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from ...compiler.errors import InputError
+from .common import add_model_args, add_query_args, load_from_args, log, query_from_args
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("compare", help="solve one query on several backends and compare",
+                       description="Compile one query once and solve it on several backends, each in its own "
+                       "worker process: a table of status, time, objective and whether the witness replayed. "
+                       "Exit code 1 if the backends disagree (or one ended in error).")
+    add_model_args(p)
+    p.set_defaults(func=run)
+    add_query_args(p, vary_required=False)
+    p.add_argument("--backends", default=None, metavar="NAMES",
+                   help="comma-separated backends (default: every installed one; see 'treesens backends')")
+    add_sens_args(p)
+    p.add_argument("--heuristic", action="store_true",
+                   help="let the local-search heuristic answer first (off by default here: it would answer "
+                   "for every backend alike)")
+
+
+def add_sens_args(p) -> None:
+    p.add_argument("--query", metavar="NAME", default=None,
+                   help="with a .sens file as MODEL: the query (or sweep) to use")
+
+
+def is_sens(path: str) -> bool:
+    return str(path).endswith(".sens")
+
+
+def load_queries_from_args(args, backend: str | None = None):
+    """(ensemble, [queries]) from either a .sens file (+ --query) or a model and flags."""
+    if is_sens(args.model):
+        try:
+            from ..sens import load_queries
+        except ImportError:
+            raise InputError(f"{args.model}: .sens files are not supported yet by this command") from None
+        sf = load_queries(args.model)
+        queries = sf.select(args.query)
+        if not queries:
+            raise InputError(f"{args.model}: no query to run")
+        return sf.ensemble, queries
+    if args.query is not None:
+        raise InputError("--query NAME needs a .sens file as MODEL")
+    if not args.vary:
+        raise InputError("give the features to vary (--vary NAMES), or a .sens file with --query NAME")
+    ens = load_from_args(args)
+    return ens, [query_from_args(args, backend=backend or "cpsat")]
+
+
+def backend_list(spec: str | None) -> list[str]:
+    from ...backends.registry import BACKENDS, available, get_info
+
+    if not spec:
+        names = [b for b in BACKENDS if available(b)]
+        if not names:
+            raise InputError("no solver backend is installed (see 'treesens backends')")
+        return names
+    names = [b.strip() for b in spec.split(",") if b.strip()]
+    for b in names:
+        get_info(b)  # unknown name: InputError with a suggestion
+        if not available(b):
+            raise InputError(f"backend {b!r} is not installed (see 'treesens backends')")
+    return list(dict.fromkeys(names))
+
+
+def compare_query(ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None):
+    """Solve one query on every backend from one compilation; a list of Results."""
+    from ...compiler.pipeline import compile_query, solve_query
+    from ...compiler.result import ERROR, Result
+
+    opts = dict(q.options)
+    opts["heuristic"] = heuristic
+    q = q.with_(options=tuple(opts.items()))
+    cq = compile_query(ens, q)
+    out = []
+    for b in backends:
+        qb = q.with_(backend=b)
+        t = time.time()
+        try:
+            res = solve_query(ens, qb, compiled=cq, deadline=t + q.timeout, memory_mb=memory_mb)
+        except InputError as e:
+            res = Result(query=q.label, status=ERROR, backend=b, features=list(q.vary), gap=q.gap.value, error=str(e))
+        res.time["compile"] = cq.compile_time
+        res.time["total"] = time.time() - t + cq.compile_time
+        out.append(res)
+        if on_result:
+            on_result(res)
+    return out
+
+
+def disagreement(results) -> str | None:
+    """A message when one backend proved insensitive and another found a replayed witness."""
+    sens = [r.backend for r in results if r.status == "sensitive" and r.validated]
+    insens = [r.backend for r in results if r.status == "insensitive"]
+    if sens and insens:
+        return (f"BACKENDS DISAGREE: {', '.join(sens)} found a replayed witness (sensitive) but "
+                f"{', '.join(insens)} proved insensitive -- one of them is wrong (a bug: please report it)")
+    return None
+
+
+def license_refusal(r) -> bool:
+    """An error only because a size-limited license refused the model (not a failure)."""
+    return r.status == "error" and "license refused" in (r.error or "")
+
+
+def _row(r) -> dict:
+    return {
+        "backend": r.backend,
+        "status": r.status,
+        "time": r.time.get("total", 0.0),
+        "solve": r.time.get("solve", 0.0),
+        "objective": r.stats.get("objective"),
+        "validated": bool(r.validated),
+        "note": r.error or (r.message if r.status in ("unknown", "error") else "") or "",
+    }
+
+
+def render_table(q, results, stream=None) -> None:
+    stream = stream or sys.stdout
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover - rich is a dependency
+        for r in results:
+            d = _row(r)
+            print(f"{d['backend']:8} {d['status']:12} {d['time']:8.2f}s {d['objective']!s:>14} "
+                  f"{'yes' if d['validated'] else 'no':4} {d['note']}", file=stream)
+        return
+    t = Table(title=f"query {q.label}: vary {','.join(q.vary)}, gap {q.gap}")
+    for col, just in (("backend", "left"), ("status", "left"), ("time (s)", "right"), ("solve (s)", "right"),
+                      ("objective", "right"), ("replayed", "center"), ("note", "left")):
+        t.add_column(col, justify=just, no_wrap=col != "note")
+    colors = {"sensitive": "red", "insensitive": "green", "unknown": "yellow", "error": "magenta"}
+    for r in results:
+        d = _row(r)
+        obj = "" if d["objective"] is None else f"{d['objective']:.6g}"
+        replay = "yes" if d["validated"] else ("-" if r.status != "sensitive" else "NO")
+        note = d["note"].splitlines()[0] if d["note"] else ""
+        if len(note) > 90:
+            note = note[:87] + "..."
+        t.add_row(d["backend"], f"[{colors.get(r.status, 'white')}]{r.status}[/]", f"{d['time']:.2f}",
+                  f"{d['solve']:.2f}", obj, replay, note)
+    width = None if stream.isatty() else 140
+    Console(file=stream, width=width).print(t)
+
+
+def run(args) -> int:
+    t0 = time.time()
+    backends = backend_list(args.backends)
+    ens, queries = load_queries_from_args(args)
+    if not args.json:
+        log(f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features ({time.time() - t0:.2f}s); "
+            f"comparing {', '.join(backends)}")
+    code = 0
+    for q in queries:
+        def show(res):
+            if args.json:
+                sys.stdout.write(json.dumps(res.to_dict(), allow_nan=False) + "\n")
+                sys.stdout.flush()
+            else:
+                log(f"  {res.backend}: {res.status} ({res.time.get('total', 0.0):.2f}s)")
+
+        results = compare_query(ens, q, backends, memory_mb=args.memory_mb, heuristic=args.heuristic, on_result=show)
+        if not args.json:
+            render_table(q, results)
+        msg = disagreement(results)
+        if msg:
+            print(f"treesens: {q.label}: {msg}", file=sys.stderr, flush=True)
+            code = 1
+        else:
+            bad = [r.backend for r in results if r.status == "error" and not license_refusal(r)]
+            if bad:
+                log(f"treesens: {q.label}: error on {', '.join(bad)}")
+                code = max(code, 1)
+    return code

@@ -1,0 +1,97 @@
+"""treesens emit MODEL --vary F --gap G --format smt2|lp|mps -o FILE: write the compiled
+constraint problem, exactly as a backend would receive it.
+
+smt2 is what the z3 backend solves (z3's pseudo-Boolean forms in logic QF_FD when every
+variable is boolean; ``--plain-smt`` for SMT-LIB 2.6 QF_LIA any solver reads); lp (CPLEX
+LP) and mps (free MPS) are what the MILP backends solve, implications as big-M rows.
+``--backend`` picks whose reductions apply (e.g. cpsat: integer-scaled coefficients).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ...compiler.errors import InputError
+from .common import add_model_args, add_query_args, log
+from .compare import add_sens_args, load_queries_from_args
+
+FORMATS = ("smt2", "lp", "mps")
+DEFAULT_BACKEND = {"smt2": "z3", "lp": "highs", "mps": "highs"}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("emit", help="write the compiled query as SMT-LIB 2, LP or MPS",
+                       description="Compile one query and write the constraint problem a backend would solve: "
+                       "SMT-LIB 2 (z3), CPLEX LP or free MPS (any MILP solver).",
+                       conflict_handler="resolve")
+    add_model_args(p)
+    add_query_args(p, vary_required=False)
+    # --format here is the output format; the model's format moves to --model-format
+    p.add_argument("--format", dest="out_format", choices=FORMATS, default=None,
+                   help="output format (default: from the -o file's extension)")
+    p.add_argument("--model-format", dest="format", default="auto",
+                   help="model format when the file is ambiguous (auto, xgboost, xgboost-dump, lightgbm, sklearn)")
+    p.add_argument("-o", "--output", default="-", metavar="FILE", help="output file ('-': stdout, the default)")
+    p.add_argument("--backend", default=None,
+                   help="whose reductions to apply (default: z3 for smt2, highs for lp/mps)")
+    p.add_argument("--plain-smt", action="store_true",
+                   help="smt2: plain SMT-LIB 2.6 (QF_LIA arithmetic) instead of z3's pseudo-Boolean forms")
+    p.add_argument("--objective", action="store_true",
+                   help="smt2: include the objective as a (maximize/minimize) command (z3's Optimize)")
+    add_sens_args(p)
+    p.set_defaults(func=run)
+
+
+def _format(args) -> str:
+    if args.out_format:
+        return args.out_format
+    out = args.output or "-"
+    for f in FORMATS:
+        if out.endswith("." + f) or (f == "smt2" and out.endswith(".smt")):
+            return f
+    raise InputError("give --format smt2|lp|mps (or an -o file ending in .smt2, .lp or .mps)")
+
+
+def emit_text(ens, q, fmt: str, backend: str | None = None, *, plain_smt: bool = False,
+              objective: bool | None = None) -> str:
+    """The compiled problem of query ``q`` as ``fmt`` text."""
+    from ...backends.lpformat import to_lp, to_mps
+    from ...backends.smtlib import to_smtlib
+    from ...compiler.pipeline import compile_query, for_backend
+    from ...compiler.race import is_race
+
+    backend = backend or DEFAULT_BACKEND[fmt]
+    if is_race(backend):
+        raise InputError("emit writes one backend's problem: give a backend, not a race")
+    cq = compile_query(ens, q.with_(backend=backend))
+    compiled, _, _ = for_backend(cq, backend)
+    problem = compiled.problem
+    if fmt == "smt2":
+        header = f"; query {q.label}: vary {','.join(q.vary)}, gap {q.gap}; model {ens.source}\n"
+        return header + to_smtlib(problem, pb=not plain_smt, objective=objective)
+    text = to_lp(problem) if fmt == "lp" else to_mps(problem)
+    c = "\\" if fmt == "lp" else "*"
+    return f"{c} query {q.label}: vary {','.join(q.vary)}, gap {q.gap}; model {ens.source}\n" + text
+
+
+def run(args) -> int:
+    fmt = _format(args)
+    ns = argparse.Namespace(**vars(args))
+    ens, queries = load_queries_from_args(ns, backend=args.backend or DEFAULT_BACKEND[fmt])
+    if len(queries) != 1:
+        raise InputError(f"emit writes one query; {args.model} selects {len(queries)} "
+                         f"({', '.join(q.label for q in queries[:5])}{', ...' if len(queries) > 5 else ''}): "
+                         "name one with --query")
+    q = queries[0]
+    text = emit_text(ens, q, fmt, args.backend, plain_smt=args.plain_smt, objective=True if args.objective else None)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        try:
+            with open(args.output, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise InputError(f"cannot write {args.output}: {e.strerror}") from None
+        log(f"wrote {args.output} ({fmt}, {text.count(chr(10))} lines) for query {q.label}")
+    return 0

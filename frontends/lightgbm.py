@@ -1,0 +1,471 @@
+"""LightGBM -> Ensemble IR.
+
+Reads the model text format (``Booster.save_model`` / ``model_to_string``), the
+``dump_model()`` JSON, a ``lightgbm.Booster`` and a fitted ``LGBMClassifier``. Facts
+this relies on (checked against lightgbm 4.7's own predict in the tests):
+
+* a numeric split sends ``x <= threshold`` (doubles, no float32 cast) to the left child;
+  the predictor reads any |x| <= 1e-35f as 0.0 (IR cast "float64z");
+* ``decision_type`` bits: 1 = categorical, 2 = default left, bits 2-3 = missing type
+  (0 None: NaN is read as 0.0; 1 Zero: NaN and |x| <= 1e-35f go to the default side;
+  2 NaN: NaN goes to the default side);
+* a categorical split (``==``) lists, as a bitset of 32-bit words
+  (``cat_threshold[cat_boundaries[i]:cat_boundaries[i+1]]``), the categories that go
+  LEFT; a NaN, a negative value or an unlisted category goes right (whatever the
+  missing type); a value is truncated to an int;
+* children < 0 are leaves (``~child`` is the leaf index); a tree may be a single leaf;
+* the init score (boost_from_average) is folded into the first tree(s): intercept 0;
+* multiclass: ``num_tree_per_iteration`` = C and tree i adds to class i % C;
+* random-forest mode (``average_output``): the raw score is the mean over iterations;
+* ``objective=binary sigmoid:s``: P = 1 / (1 + exp(-s * raw)).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..compiler.ensemble import (
+    LOGISTIC,
+    MISSING_NAN,
+    MISSING_NONE,
+    MISSING_ZERO,
+    SOFTMAX,
+    Ensemble,
+    Feature,
+    Tree,
+)
+from ..compiler.errors import InputError, UnsupportedModelError
+
+CATEGORICAL_MASK = 1
+DEFAULT_LEFT_MASK = 2
+_MISSING = {0: MISSING_NONE, 1: MISSING_ZERO, 2: MISSING_NAN}
+_MISSING_NAMES = {"None": 0, "Zero": 1, "NaN": 2}
+
+
+class LightGBMReplayer:
+    library = "lightgbm"
+
+    def __init__(self, booster, n_classes: int, raw_scale: float = 1.0):
+        self.booster = booster
+        self.n_classes = n_classes
+        # the IR's raw score is the library's raw_score times this (sigmoid parameter;
+        # random-forest mode, where raw_score=True returns the sum, not the mean)
+        self.raw_scale = raw_scale
+
+    def predict_raw(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        r = np.asarray(self.booster.predict(X, raw_score=True), dtype=np.float64)
+        return r.reshape(len(X), -1) * self.raw_scale
+
+    def predict_proba(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        p = np.asarray(self.booster.predict(X), dtype=np.float64)
+        if p.ndim == 1:
+            return np.stack([1.0 - p, p], axis=1)
+        return p
+
+
+# ---------------------------------------------------------------------------------
+# the model text format
+
+
+def _split_header(text: str, where: str):
+    lines = text.splitlines()
+    header: dict[str, str] = {}
+    flags: set[str] = set()
+    trees: list[dict[str, str]] = []
+    cur: dict[str, str] | None = None
+    tail: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        i += 1
+        if line == "end of trees":
+            tail = lines[i:]
+            break
+        if not line:
+            continue
+        if line.startswith("Tree="):
+            cur = {}
+            trees.append(cur)
+            continue
+        key, eq, val = line.partition("=")
+        if cur is None:
+            if eq:
+                header[key] = val
+            else:
+                flags.add(key)
+        else:
+            cur[key] = val
+    if "version" not in header and not trees:
+        raise InputError("not a LightGBM model text file (no 'version=' line and no 'Tree=' sections)", where)
+    pandas_cat = None
+    for line in tail:
+        if line.startswith("pandas_categorical:"):
+            try:
+                pandas_cat = json.loads(line.split(":", 1)[1])
+            except json.JSONDecodeError:
+                pandas_cat = None
+    return header, flags, trees, pandas_cat
+
+
+def _nums(s: str | None, kind=float) -> list:
+    if s is None or not s.strip():
+        return []
+    return [kind(v) for v in s.split()]
+
+
+def _text_trees(raw_trees: list[dict[str, str]]) -> list[dict]:
+    out = []
+    for tr in raw_trees:
+        L = int(tr.get("num_leaves", "1"))
+        if int(tr.get("is_linear", "0") or 0):
+            raise UnsupportedModelError("linear trees (linear_tree=true) are not supported")
+        out.append({
+            "num_leaves": L,
+            "split_feature": _nums(tr.get("split_feature"), int),
+            "threshold": _nums(tr.get("threshold"), float),
+            "decision_type": _nums(tr.get("decision_type"), int),
+            "left_child": _nums(tr.get("left_child"), int),
+            "right_child": _nums(tr.get("right_child"), int),
+            "leaf_value": _nums(tr.get("leaf_value"), float),
+            "cat_boundaries": _nums(tr.get("cat_boundaries"), int),
+            "cat_threshold": _nums(tr.get("cat_threshold"), int),
+        })
+    return out
+
+
+def _bitset_members(words: list[int]) -> frozenset[int]:
+    out = set()
+    for wi, w in enumerate(words):
+        w = int(w) & 0xFFFFFFFF
+        for b in range(32):
+            if w >> b & 1:
+                out.add(wi * 32 + b)
+    return frozenset(out)
+
+
+def _ir_tree(tr: dict, cls: int, n_feat: int) -> Tree:
+    L = tr["num_leaves"]
+    leaf_value = tr["leaf_value"]
+    if len(leaf_value) != L:
+        raise ValueError(f"{len(leaf_value)} leaf values for {L} leaves")
+    n_int = L - 1
+    n = n_int + L
+    feature = np.full(n, -1, dtype=np.int64)
+    threshold = np.zeros(n)
+    left = np.full(n, -1, dtype=np.int64)
+    right = np.full(n, -1, dtype=np.int64)
+    dleft = np.zeros(n, dtype=bool)
+    missing = np.full(n, MISSING_NAN, dtype=np.int8)
+    value = np.zeros(n)
+    value[n_int:] = leaf_value
+    cats: list = [None] * n
+    any_cat = False
+    for name in ("split_feature", "threshold", "decision_type", "left_child", "right_child"):
+        if len(tr[name]) != n_int:
+            raise ValueError(f"{name} has {len(tr[name])} entries for {n_int} splits")
+
+    def child(c: int) -> int:
+        idx = n_int + ~c if c < 0 else c
+        if not 0 <= idx < n:
+            raise ValueError(f"child index {c} out of range")
+        return idx
+
+    for i in range(n_int):
+        f = tr["split_feature"][i]
+        if not 0 <= f < n_feat:
+            raise ValueError(f"split on feature {f} but the model has {n_feat} features")
+        dt = tr["decision_type"][i]
+        feature[i] = f
+        left[i], right[i] = child(tr["left_child"][i]), child(tr["right_child"][i])
+        mtype = (dt >> 2) & 3
+        if dt & CATEGORICAL_MASK:
+            ci = int(tr["threshold"][i])
+            bnd = tr["cat_boundaries"]
+            if not 0 <= ci < len(bnd) - 1:
+                raise ValueError(f"categorical split {i} points to bitset {ci}, which does not exist")
+            members = _bitset_members(tr["cat_threshold"][bnd[ci]: bnd[ci + 1]])
+            cats[i] = members
+            any_cat = True
+            dleft[i] = False  # NaN always goes right (checked against lightgbm 4.7)
+            missing[i] = MISSING_NAN
+        else:
+            threshold[i] = tr["threshold"][i]
+            dleft[i] = bool(dt & DEFAULT_LEFT_MASK)
+            if mtype not in _MISSING:
+                raise ValueError(f"unknown missing type {mtype} in decision_type {dt}")
+            missing[i] = _MISSING[mtype]
+    if n_int == 0:
+        feature, threshold = feature[:1], threshold[:1]
+        left, right, dleft, missing, value = left[:1], right[:1], dleft[:1], missing[:1], value[:1]
+        cats = [None]
+    return Tree(feature=feature, threshold=threshold, left=left, right=right, default_left=dleft,
+                value=value, outputs=(cls,), missing=missing,
+                categories=tuple(cats) if any_cat else None)
+
+
+def _objective(obj: str, where: str) -> tuple[str, float]:
+    """(kind, sigmoid) for a supported objective string."""
+    parts = obj.split()
+    name = parts[0] if parts else ""
+    params = dict(p.split(":", 1) for p in parts[1:] if ":" in p)
+    if name == "binary":
+        return "binary", float(params.get("sigmoid", 1.0))
+    if name in ("cross_entropy", "xentropy"):
+        return "binary", 1.0
+    if name in ("multiclass", "softmax"):
+        return "multiclass", 1.0
+    if name in ("multiclassova", "multiclass_ova", "ova", "ovr"):
+        raise UnsupportedModelError("one-vs-all multiclass (multiclassova) is not supported; use multiclass", where)
+    raise UnsupportedModelError(
+        f"objective {obj!r} is not a classifier treesens supports (supported: binary, multiclass, cross_entropy)",
+        where,
+    )
+
+
+def _build(header: dict, flags: set, trees: list[dict], pandas_cat, where: str, booster) -> Ensemble:
+    kind, sigmoid = _objective(header.get("objective", ""), where)
+    n_classes_h = int(header.get("num_class", "1") or 1)
+    C = int(header.get("num_tree_per_iteration", str(n_classes_h)) or 1)
+    if kind == "binary" and C != 1:
+        raise InputError(f"binary objective with {C} trees per iteration", where)
+    n_feat = int(header.get("max_feature_idx", "-1")) + 1
+    names = header.get("feature_names", "").split()
+    if not names:
+        names = [f"Column_{i}" for i in range(n_feat)]
+    if n_feat <= 0:
+        n_feat = len(names)
+    if len(names) != n_feat:
+        raise InputError(f"model lists {len(names)} feature names for {n_feat} features", where)
+    infos = header.get("feature_infos", "").split()
+    cat_feats = [i for i, s in enumerate(infos) if s and not s.startswith("[") and s != "none"]
+    ir_trees = []
+    for ti, tr in enumerate(trees):
+        try:
+            ir_trees.append(_ir_tree(tr, ti % C if kind == "multiclass" else 0, n_feat))
+        except (KeyError, ValueError, IndexError, TypeError) as e:
+            raise InputError(f"tree {ti} is malformed: {e}", where) from None
+    for t in ir_trees:
+        if t.categories is not None:
+            for n in range(t.n_nodes):
+                if t.categories[n] is not None and int(t.feature[n]) not in cat_feats:
+                    cat_feats.append(int(t.feature[n]))
+    cat_feats.sort()
+    features = []
+    pc = pandas_cat if isinstance(pandas_cat, list) and len(pandas_cat) == len(cat_feats) else None
+    for i, name in enumerate(names):
+        if i in cat_feats:
+            cats = None
+            if pc is not None:
+                cats = tuple(str(c) for c in pc[cat_feats.index(i)])
+            features.append(Feature(name, "categorical", lb=0.0, categories=cats))
+        else:
+            features.append(Feature(name))
+    n_iter = max(1, len(ir_trees) // max(C, 1))
+    average = "average_output" in flags or header.get("average_output") in ("1", "true")
+    scale = 1.0 / n_iter if average else 1.0
+    raw_scale = scale
+    if kind == "multiclass":
+        n_classes, link, intercept = C, SOFTMAX, (0.0,) * C
+        if C < 2:
+            raise InputError("multiclass model with fewer than 2 classes", where)
+    else:
+        n_classes, link, intercept = 2, LOGISTIC, (0.0,)
+        scale *= sigmoid
+        raw_scale *= sigmoid
+    replayer = LightGBMReplayer(booster, n_classes, raw_scale) if booster else None
+    return Ensemble(
+        trees=tuple(ir_trees), features=tuple(features), n_classes=n_classes, intercept=intercept, link=link,
+        op="<=", cast="float64z", scale=scale, source=f"lightgbm:{where}", replayer=replayer,
+    )
+
+
+def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
+    header, flags, raw_trees, pandas_cat = _split_header(text, where)
+    try:
+        trees = _text_trees(raw_trees)
+    except ValueError as e:
+        raise InputError(f"malformed tree: {e}", where) from None
+    except UnsupportedModelError as e:
+        raise UnsupportedModelError(e.message, where) from None
+    if booster is not None:
+        return _build(header, flags, trees, pandas_cat, where, booster)
+    ens = _build(header, flags, trees, pandas_cat, where, None)  # our own checks first
+    return _build(header, flags, trees, pandas_cat, where, _booster_from_string(text, where)) if ens else ens
+
+
+def _booster_from_string(text: str, where: str):
+    import lightgbm as lgb
+
+    try:
+        return lgb.Booster(model_str=text)
+    except Exception as e:  # noqa: BLE001 - LightGBMError and friends
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(f"lightgbm cannot load this model: {msg[:200]}", where) from None
+
+
+# ---------------------------------------------------------------------------------
+# dump_model() JSON
+
+
+def _json_tree(struct: dict, n_feat: int) -> dict:
+    """A dump_model() tree_structure in the text format's arrays."""
+    if "leaf_value" in struct and "split_index" not in struct and "left_child" not in struct:
+        return {"num_leaves": 1, "split_feature": [], "threshold": [], "decision_type": [], "left_child": [],
+                "right_child": [], "leaf_value": [float(struct["leaf_value"])], "cat_boundaries": [],
+                "cat_threshold": []}
+    splits: dict[int, dict] = {}
+    leaves: dict[int, float] = {}
+    stack = [struct]
+    while stack:
+        nd = stack.pop()
+        if "split_index" in nd:
+            splits[int(nd["split_index"])] = nd
+            stack.append(nd["left_child"])
+            stack.append(nd["right_child"])
+        else:
+            leaves[int(nd.get("leaf_index", 0))] = float(nd["leaf_value"])
+    L = len(leaves)
+    if sorted(splits) != list(range(L - 1)) or sorted(leaves) != list(range(L)):
+        raise ValueError("node numbering is not contiguous")
+
+    def ref(nd: dict) -> int:
+        return int(nd["split_index"]) if "split_index" in nd else ~int(nd.get("leaf_index", 0))
+
+    tr = {"num_leaves": L, "split_feature": [], "threshold": [], "decision_type": [], "left_child": [],
+          "right_child": [], "leaf_value": [leaves[i] for i in range(L)], "cat_boundaries": [0],
+          "cat_threshold": []}
+    for i in range(L - 1):
+        nd = splits[i]
+        dt = 0
+        mtype = _MISSING_NAMES.get(str(nd.get("missing_type", "None")), 0)
+        if nd.get("default_left"):
+            dt |= DEFAULT_LEFT_MASK
+        dt |= mtype << 2
+        if nd.get("decision_type") == "==":
+            dt |= CATEGORICAL_MASK
+            cats = [int(c) for c in str(nd["threshold"]).split("||") if c != ""]
+            words = [0] * (max(cats) // 32 + 1 if cats else 1)
+            for c in cats:
+                words[c // 32] |= 1 << (c % 32)
+            tr["threshold"].append(float(len(tr["cat_boundaries"]) - 1))
+            tr["cat_threshold"].extend(words)
+            tr["cat_boundaries"].append(len(tr["cat_threshold"]))
+        else:
+            tr["threshold"].append(float(nd["threshold"]))
+        tr["split_feature"].append(int(nd["split_feature"]))
+        tr["decision_type"].append(dt)
+        tr["left_child"].append(ref(nd["left_child"]))
+        tr["right_child"].append(ref(nd["right_child"]))
+    return tr
+
+
+def _to_text(header: dict, flags: set, trees: list[dict], pandas_cat) -> str:
+    """A model text LightGBM can load, from the parsed pieces (to replay JSON dumps)."""
+    out = ["tree", f"version={header.get('version', 'v4')}"]
+    for key in ("num_class", "num_tree_per_iteration", "label_index", "max_feature_idx", "objective"):
+        if key in header:
+            out.append(f"{key}={header[key]}")
+    if "average_output" in flags:
+        out.append("average_output")
+    out.append(f"feature_names={header['feature_names']}")
+    out.append(f"feature_infos={header['feature_infos']}")
+    out.append("")
+    for ti, tr in enumerate(trees):
+        num_cat = max(len(tr["cat_boundaries"]) - 1, 0)
+        out += [f"Tree={ti}", f"num_leaves={tr['num_leaves']}", f"num_cat={num_cat}"]
+        if tr["num_leaves"] > 1:
+            out += [
+                "split_feature=" + " ".join(str(v) for v in tr["split_feature"]),
+                "split_gain=" + " ".join("0" for _ in tr["split_feature"]),
+                "threshold=" + " ".join(repr(float(v)) for v in tr["threshold"]),
+                "decision_type=" + " ".join(str(v) for v in tr["decision_type"]),
+                "left_child=" + " ".join(str(v) for v in tr["left_child"]),
+                "right_child=" + " ".join(str(v) for v in tr["right_child"]),
+            ]
+        out.append("leaf_value=" + " ".join(repr(float(v)) for v in tr["leaf_value"]))
+        if num_cat:
+            out.append("cat_boundaries=" + " ".join(str(v) for v in tr["cat_boundaries"]))
+            out.append("cat_threshold=" + " ".join(str(v) for v in tr["cat_threshold"]))
+        out += ["is_linear=0", "shrinkage=1", "", ""]
+    out += ["end of trees", ""]
+    if pandas_cat is not None:
+        out.append("pandas_categorical:" + json.dumps(pandas_cat))
+    return "\n".join(out) + "\n"
+
+
+def from_dump(model: dict, where: str = "<dump_model>") -> Ensemble:
+    try:
+        names = list(model["feature_names"])
+        n_feat = int(model.get("max_feature_idx", len(names) - 1)) + 1
+        finfo = model.get("feature_infos", {}) or {}
+        infos = []
+        for nm in names:
+            fi = finfo.get(nm)
+            if fi and fi.get("values"):
+                infos.append(":".join(str(int(v)) for v in fi["values"]))
+            elif fi:
+                infos.append(f"[{fi.get('min_value', 0)}:{fi.get('max_value', 0)}]")
+            else:
+                infos.append("none")
+        header = {
+            "version": str(model.get("version", "v4")),
+            "num_class": str(model.get("num_class", 1)),
+            "num_tree_per_iteration": str(model.get("num_tree_per_iteration", model.get("num_class", 1))),
+            "label_index": str(model.get("label_index", 0)),
+            "max_feature_idx": str(n_feat - 1),
+            "objective": str(model.get("objective", "")),
+            "feature_names": " ".join(names),
+            "feature_infos": " ".join(infos),
+        }
+        flags = {"average_output"} if model.get("average_output") else set()
+        trees = [_json_tree(ti["tree_structure"], n_feat) for ti in model["tree_info"]]
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"not a LightGBM dump_model() JSON: {e}", where) from None
+    pandas_cat = model.get("pandas_categorical")
+    _build(header, flags, trees, pandas_cat, where, None)  # our own checks before LightGBM's
+    booster = _booster_from_string(_to_text(header, flags, trees, pandas_cat), where)
+    return _build(header, flags, trees, pandas_cat, where, booster)
+
+
+# ---------------------------------------------------------------------------------
+# entry points
+
+
+def load_path(path: Path) -> Ensemble:
+    path = Path(path)
+    where = str(path)
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise InputError("not a LightGBM model: binary content (expected the text format or dump JSON)", where) from None
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where) from None
+        if not isinstance(data, dict) or "tree_info" not in data:
+            raise InputError("JSON is not a LightGBM dump_model() (no 'tree_info')", where)
+        return from_dump(data, where)
+    return from_text(text, where)
+
+
+def from_object(obj) -> Ensemble:
+    """A ``lightgbm.Booster``, a fitted ``LGBMClassifier``, or a dump_model() dict."""
+    if isinstance(obj, dict):
+        return from_dump(obj)
+    name = type(obj).__name__
+    if name in ("LGBMRegressor", "LGBMRanker"):
+        raise UnsupportedModelError(f"{name} is not a classifier")
+    booster = obj
+    if name != "Booster":
+        try:
+            booster = obj.booster_
+        except Exception as e:  # noqa: BLE001 - sklearn raises NotFittedError / LGBMNotFittedError
+            raise InputError(f"the LightGBM estimator is not fitted: {e}") from None
+    text = booster.model_to_string()
+    return from_text(text, f"<{name}>", booster=booster)

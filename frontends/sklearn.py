@@ -1,0 +1,366 @@
+"""scikit-learn -> Ensemble IR.
+
+Supported: ``DecisionTreeClassifier``, ``RandomForestClassifier``,
+``ExtraTreesClassifier`` (mean of tree probabilities), ``GradientBoostingClassifier``
+(init estimator + learning rate * regression trees) and
+``HistGradientBoostingClassifier`` (its own predictors). Facts this relies on (checked
+against scikit-learn 1.9's own predict in the tests):
+
+* ``tree_``-based models compare ``float32(x) <= threshold`` (float64 threshold), the
+  "yes" child is ``children_left``; NaN follows ``missing_go_to_left``;
+* ``tree_.value`` holds class fractions (sklearn >= 1.4); a tree's predict_proba
+  divides a leaf's vector by its sum, which is done here too;
+* a forest's probability is the mean of its trees' probabilities (link "proba");
+  binary forests get one output, P(class 1);
+* gradient boosting: raw = init raw prediction (log-odds / log-priors of
+  ``DummyClassifier``, or 0 for ``init="zero"``) + learning_rate * tree values;
+  ``loss="exponential"`` has P = sigmoid(2 raw); inputs are float32;
+* HistGradientBoosting: raw = ``_baseline_prediction`` + sum of predictor leaf
+  values; ``x <= num_threshold`` on float64 inputs; NaN (and, for categorical splits,
+  an unknown category) follows ``missing_go_to_left``; categorical features are
+  ordinal-encoded by ``_preprocessor`` (the model's columns are reordered: categorical
+  first); a categorical split's bitset lists the codes that go left. In the IR a
+  categorical feature's value is its code 0..n-1 (``Feature.categories`` names them);
+  the replayer maps codes back to the raw categories before calling predict.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..compiler.ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
+from ..compiler.errors import InputError, UnsupportedModelError
+
+SUPPORTED = (
+    "DecisionTreeClassifier",
+    "ExtraTreeClassifier",
+    "RandomForestClassifier",
+    "ExtraTreesClassifier",
+    "GradientBoostingClassifier",
+    "HistGradientBoostingClassifier",
+)
+
+PICKLE_WARNING = (
+    "warning: loading {path}: joblib/pickle files run code while they load; "
+    "only load model files you trust (skops files are safer)"
+)
+
+
+class SklearnReplayer:
+    library = "sklearn"
+
+    def __init__(self, est, raw_fn, raw_scale: float = 1.0, code_maps: dict | None = None,
+                 columns: list | None = None):
+        self.est = est
+        self.raw_fn = raw_fn  # X -> (n, n_outputs) raw scores in the IR's space
+        self.raw_scale = raw_scale
+        self.code_maps = code_maps or {}  # feature -> array of raw categories by code
+        self.columns = columns  # feature_names_in_ when the model was fitted on a DataFrame
+
+    def _input(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim == 1:
+            X = X[None, :]
+        if not self.code_maps and self.columns is None:
+            return X
+        cols = {}
+        out = X.astype(object) if self.code_maps else X
+        for f, cats in self.code_maps.items():
+            v = X[:, f]
+            ok = ~np.isnan(v) & (v >= 0) & (v < len(cats)) & (v == np.floor(np.nan_to_num(v)))
+            col = np.full(len(v), np.nan, dtype=object)
+            col[ok] = cats[v[ok].astype(int)]
+            cols[f] = col
+            out[:, f] = col
+        if self.columns is None:
+            if all(np.asarray(c).dtype.kind in "fiu" for c in self.code_maps.values()):
+                return out.astype(np.float64)
+            return out
+        import pandas as pd
+
+        data = {}
+        for f, name in enumerate(self.columns):
+            if f in cols:
+                cats = self.code_maps[f]
+                data[name] = pd.Categorical(cols[f], categories=cats) if self._from_dtype else cols[f]
+            else:
+                data[name] = X[:, f]
+        return pd.DataFrame(data, columns=list(self.columns))
+
+    @property
+    def _from_dtype(self) -> bool:
+        return getattr(self.est, "categorical_features", None) == "from_dtype"
+
+    def predict_raw(self, X) -> np.ndarray:
+        Xi = self._input(X)
+        r = np.asarray(self.raw_fn(Xi), dtype=np.float64)
+        return r.reshape(len(X), -1) * self.raw_scale
+
+    def predict_proba(self, X) -> np.ndarray:
+        return np.asarray(self.est.predict_proba(self._input(X)), dtype=np.float64)
+
+
+def _names(est, n: int) -> list[str]:
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None and len(names) == n:
+        return [str(x) for x in names]
+    return [f"x{i}" for i in range(n)]
+
+
+def _check_classifier(est, where: str) -> None:
+    name = type(est).__name__
+    if name == "Pipeline":
+        raise UnsupportedModelError(
+            "a Pipeline is not a tree ensemble: pass its final estimator (and transform the data yourself)", where
+        )
+    if name not in SUPPORTED:
+        from sklearn.base import is_classifier
+
+        if "Regressor" in name or not is_classifier(est):
+            raise UnsupportedModelError(f"{name} is not a classifier (supported: {', '.join(SUPPORTED)})", where)
+        raise UnsupportedModelError(f"{name} is not supported (supported: {', '.join(SUPPORTED)})", where)
+    if not hasattr(est, "n_features_in_"):
+        raise InputError(f"the {name} is not fitted", where)
+    if getattr(est, "n_outputs_", 1) != 1:
+        raise UnsupportedModelError(f"multi-output {name} models are not supported", where)
+
+
+# ---------------------------------------------------------------------------------
+# tree_-based models
+
+
+def _tree_arrays(tree_, outputs_of_value):
+    """IR arrays of a fitted ``sklearn.tree._tree.Tree``; ``outputs_of_value`` maps a
+    node's value block (n_outputs=1, n_classes) to the IR value vector."""
+    left = tree_.children_left.astype(np.int64)
+    right = tree_.children_right.astype(np.int64)
+    is_leaf = left == -1
+    feature = np.where(is_leaf, -1, tree_.feature.astype(np.int64))
+    threshold = np.where(is_leaf, 0.0, tree_.threshold.astype(np.float64))
+    mgl = getattr(tree_, "missing_go_to_left", None)
+    dleft = np.zeros(len(left), dtype=bool) if mgl is None else np.asarray(mgl, dtype=bool)
+    value = outputs_of_value(np.asarray(tree_.value, dtype=np.float64)[:, 0, :])
+    return feature, threshold, left, right, dleft, value
+
+
+def _forest(est, where: str) -> Ensemble:
+    name = type(est).__name__
+    n_feat = int(est.n_features_in_)
+    C = len(est.classes_)
+    if C < 2:
+        raise UnsupportedModelError(f"the {name} was fitted on a single class", where)
+    trees_src = [est] if name in ("DecisionTreeClassifier", "ExtraTreeClassifier") else list(est.estimators_)
+
+    def probs(v: np.ndarray) -> np.ndarray:
+        s = v.sum(axis=1, keepdims=True)
+        s[s == 0.0] = 1.0
+        p = v / s
+        return p[:, 1:2] if C == 2 else p
+
+    outputs = (0,) if C == 2 else tuple(range(C))
+    trees = []
+    for t in trees_src:
+        feature, threshold, left, right, dleft, value = _tree_arrays(t.tree_, probs)
+        trees.append(Tree(feature=feature, threshold=threshold, left=left, right=right, default_left=dleft,
+                          value=value, outputs=outputs))
+    features = tuple(Feature(n) for n in _names(est, n_feat))
+    n = len(trees)
+
+    def raw_fn(X):
+        p = est.predict_proba(X)
+        return p[:, 1:2] if C == 2 else p
+
+    rep = SklearnReplayer(est, raw_fn, columns=_columns(est))
+    return Ensemble(
+        trees=tuple(trees), features=features, n_classes=C, intercept=(0.0,) * len(outputs), link=PROBA,
+        op="<=", cast="float32", scale=1.0 / n, source=f"sklearn:{where}", replayer=rep,
+    )
+
+
+def _columns(est):
+    names = getattr(est, "feature_names_in_", None)
+    return [str(x) for x in names] if names is not None else None
+
+
+def _gradient_boosting(est, where: str) -> Ensemble:
+    n_feat = int(est.n_features_in_)
+    C = len(est.classes_)
+    init = est.init_
+    if not (init == "zero" or type(init).__name__ == "DummyClassifier"):
+        raise UnsupportedModelError(
+            f"GradientBoostingClassifier with init={type(init).__name__}: its raw prediction depends on the input "
+            "(supported: the default prior, or init='zero')", where
+        )
+    init_raw = np.asarray(est._raw_predict_init(np.zeros((1, n_feat), dtype=np.float32)), dtype=np.float64)[0]
+    loss = type(getattr(est, "_loss", None)).__name__
+    factor = 2.0 if loss == "ExponentialLoss" else 1.0
+    K = est.estimators_.shape[1]
+    trees = []
+    for i in range(est.estimators_.shape[0]):
+        for k in range(K):
+            feature, threshold, left, right, dleft, value = _tree_arrays(
+                est.estimators_[i, k].tree_, lambda v: v[:, :1]
+            )
+            trees.append(Tree(feature=feature, threshold=threshold, left=left, right=right, default_left=dleft,
+                              value=value, outputs=(k if K > 1 else 0,)))
+    features = tuple(Feature(n) for n in _names(est, n_feat))
+    if K == 1:
+        link, intercept = LOGISTIC, (float(init_raw[0]) * factor,)
+    else:
+        link, intercept = SOFTMAX, tuple(float(v) for v in init_raw)
+
+    def raw_fn(X):
+        r = np.asarray(est.decision_function(X), dtype=np.float64)
+        return r.reshape(len(r), -1)
+
+    rep = SklearnReplayer(est, raw_fn, raw_scale=factor, columns=_columns(est))
+    return Ensemble(
+        trees=tuple(trees), features=features, n_classes=max(C, 2), intercept=intercept, link=link,
+        op="<=", cast="float32", scale=float(est.learning_rate) * factor, source=f"sklearn:{where}", replayer=rep,
+    )
+
+
+# ---------------------------------------------------------------------------------
+# HistGradientBoosting
+
+
+def _hgb_column_map(est, n_feat: int) -> tuple[list[int], dict[int, np.ndarray]]:
+    """(original feature of each transformed column, {original feature: raw categories by code})."""
+    pre = getattr(est, "_preprocessor", None)
+    if pre is None:
+        return list(range(n_feat)), {}
+    order: list[int] = []
+    cats: dict[int, np.ndarray] = {}
+    for name, trans, cols in pre.transformers_:
+        if name == "remainder" and (isinstance(trans, str) and trans == "drop"):
+            continue
+        cols = np.asarray(cols)
+        idx = np.flatnonzero(cols) if cols.dtype == bool else cols.astype(int)
+        if name == "encoder":
+            for j, f in enumerate(idx.tolist()):
+                cats[f] = np.asarray(trans.categories_[j])
+        order.extend(int(f) for f in idx)
+    if sorted(order) != list(range(n_feat)):
+        raise UnsupportedModelError("cannot map the HistGradientBoosting preprocessor's columns back to features")
+    return order, cats
+
+
+def _hist_gradient_boosting(est, where: str) -> Ensemble:
+    n_feat = int(est.n_features_in_)
+    C = len(est.classes_)
+    order, code_maps = _hgb_column_map(est, n_feat)
+    preds = est._predictors
+    K = len(preds[0]) if preds else (1 if C == 2 else C)
+    trees = []
+    for it in preds:
+        for k, p in enumerate(it):
+            nodes = p.nodes
+            is_leaf = nodes["is_leaf"].astype(bool)
+            n = len(nodes)
+            feature = np.where(is_leaf, -1, np.asarray([order[int(f)] for f in nodes["feature_idx"]]))
+            threshold = np.where(is_leaf, 0.0, nodes["num_threshold"].astype(np.float64))
+            left = np.where(is_leaf, -1, nodes["left"].astype(np.int64))
+            right = np.where(is_leaf, -1, nodes["right"].astype(np.int64))
+            dleft = nodes["missing_go_to_left"].astype(bool)
+            value = np.where(is_leaf, nodes["value"].astype(np.float64), 0.0)
+            cat_nodes = nodes["is_categorical"].astype(bool) & ~is_leaf
+            categories = None
+            if cat_nodes.any():
+                bits = np.asarray(p.raw_left_cat_bitsets)
+                cl: list = [None] * n
+                for i in np.flatnonzero(cat_nodes):
+                    words = bits[int(nodes["bitset_idx"][i])]
+                    ncat = len(code_maps.get(int(feature[i]), ()))
+                    cl[i] = frozenset(c for c in range(ncat) if int(words[c // 32]) >> (c % 32) & 1)
+                    threshold[i] = 0.0
+                categories = tuple(cl)
+            trees.append(Tree(feature=feature, threshold=threshold, left=left, right=right, default_left=dleft,
+                              value=value, outputs=(k if K > 1 else 0,), categories=categories))
+    names = _names(est, n_feat)
+    features = []
+    for f in range(n_feat):
+        if f in code_maps:
+            cats = tuple(_cat_name(c) for c in code_maps[f])
+            features.append(Feature(names[f], "categorical", lb=0.0, ub=float(len(cats) - 1), categories=cats))
+        else:
+            features.append(Feature(names[f]))
+    base = np.asarray(est._baseline_prediction, dtype=np.float64).reshape(-1)
+    if K == 1:
+        link, intercept = LOGISTIC, (float(base[0]),)
+    else:
+        link, intercept = SOFTMAX, tuple(float(v) for v in base)
+
+    def raw_fn(X):
+        r = np.asarray(est.decision_function(X), dtype=np.float64)
+        return r.reshape(len(r), -1)
+
+    rep = SklearnReplayer(est, raw_fn, code_maps=code_maps, columns=_columns(est))
+    return Ensemble(
+        trees=tuple(trees), features=tuple(features), n_classes=max(C, 2), intercept=intercept, link=link,
+        op="<=", cast="float64", source=f"sklearn:{where}", replayer=rep,
+    )
+
+
+def _cat_name(c) -> str:
+    if isinstance(c, (float, np.floating)) and float(c).is_integer():
+        return str(int(c))
+    return str(c)
+
+
+# ---------------------------------------------------------------------------------
+# entry points
+
+
+def from_estimator(est, where: str | None = None) -> Ensemble:
+    name = type(est).__name__
+    where = where or f"<{name}>"
+    _check_classifier(est, where)
+    if name == "GradientBoostingClassifier":
+        return _gradient_boosting(est, where)
+    if name == "HistGradientBoostingClassifier":
+        return _hist_gradient_boosting(est, where)
+    return _forest(est, where)
+
+
+def load_path(path: Path) -> Ensemble:
+    """A fitted estimator saved with joblib / pickle (trusted files only!) or skops."""
+    path = Path(path)
+    where = str(path)
+    suffix = path.suffix.lower()
+    if suffix == ".skops":
+        try:
+            import skops.io as sio
+        except ImportError:
+            raise InputError("reading .skops files needs the 'skops' package (pip install skops)", where) from None
+        try:
+            untrusted = sio.get_untrusted_types(file=str(path))
+            trusted = [t for t in untrusted if t.startswith(("sklearn.", "numpy.", "builtins."))]
+            others = [t for t in untrusted if t not in trusted]
+            if others:
+                raise InputError(f"the skops file contains types treesens does not trust: {', '.join(others[:5])}",
+                                 where)
+            obj = sio.load(str(path), trusted=trusted)
+        except InputError:
+            raise
+        except Exception as e:  # noqa: BLE001 - skops raises many kinds
+            raise InputError(f"skops cannot load this file: {str(e)[:200]}", where) from None
+    else:
+        print(PICKLE_WARNING.format(path=where), file=sys.stderr)
+        try:
+            import joblib
+
+            obj = joblib.load(str(path))
+        except Exception as e:  # noqa: BLE001 - unpickling raises anything
+            raise InputError(f"cannot load this joblib/pickle file: {type(e).__name__}: {str(e)[:200]}", where) \
+                from None
+    mod = type(obj).__module__ or ""
+    if mod.startswith(("xgboost", "lightgbm")):
+        from .load import load_model
+
+        return load_model(obj)
+    if not mod.startswith("sklearn"):
+        raise UnsupportedModelError(f"the file holds a {mod}.{type(obj).__name__}, not a scikit-learn model", where)
+    return from_estimator(obj, where)

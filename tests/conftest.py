@@ -1,0 +1,52 @@
+"""Shared fixtures: where the benchmark models live, and the markers.
+
+Tests that need ``../shared/benchmarks`` (next to the repository, absent from a user's
+clone) skip with a stated reason, unless ``TREESENS_REQUIRE_SHARED=1`` (CI), where a
+missing folder is a failure. ``TREESENS_SHARED`` overrides the location.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SKIP_REASON = "needs ../shared/benchmarks (not in a user's clone)"
+
+
+def shared_benchmarks() -> Path | None:
+    """The benchmarks folder, or None when it is not there."""
+    env = os.environ.get("TREESENS_SHARED")
+    if env:
+        p = Path(env)
+        # accept either the shared folder itself or its benchmarks subfolder
+        candidates = [p / "benchmarks", p] if p.name != "benchmarks" else [p]
+    else:
+        candidates = [REPO_ROOT.parent / "shared" / "benchmarks"]
+    for c in candidates:
+        if (c / "adult").is_dir():
+            return c
+    return None
+
+
+def require_shared() -> Path:
+    """The benchmarks folder; skip (or fail, with TREESENS_REQUIRE_SHARED=1) if missing."""
+    p = shared_benchmarks()
+    if p is None:
+        if os.environ.get("TREESENS_REQUIRE_SHARED") == "1":
+            pytest.fail(f"TREESENS_REQUIRE_SHARED=1 but no benchmarks folder found ({SKIP_REASON})")
+        pytest.skip(SKIP_REASON)
+    return p
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    return require_shared()
+
+
+def pytest_configure(config):
+    # also declared in pyproject.toml; repeated so the markers exist however pytest is run
+    config.addinivalue_line("markers", "slow: long-running tests (deselect with -m 'not slow')")
+    config.addinivalue_line("markers", "shared: needs ../shared/benchmarks")

@@ -1,0 +1,25 @@
+"""A backend for tests of the worker machinery (loaded only inside a worker process).
+
+It misbehaves on request, chosen by the problem's note ``"fake"``: ``"crash"`` kills
+its own process, ``"hang"`` sleeps past any deadline, ``"raise"`` raises. Any other
+problem is solved by CP-SAT, so the same worker can be shown to go on working.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+
+def solve(problem, options):
+    what = problem.note("fake")
+    if what == "crash":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if what == "hang":
+        time.sleep(3600)
+    if what == "raise":
+        raise RuntimeError("fake backend asked to fail")
+    from treesens.backends import cpsat
+
+    return cpsat.solve(problem, options)

@@ -1,0 +1,303 @@
+"""Test helpers (not tests): a brute-force sensitivity oracle and tiny ensembles built
+directly in the Ensemble IR.
+
+* ``brute_force_sensitive(ens, query)`` enumerates one value per threshold interval of
+  every feature (shared features once, varied features once per copy) and evaluates the
+  IR (``ens.raw`` / ``ens.proba``) on all of them, vectorised.
+* ``random_ensemble(rng, ...)`` builds a small random XGBoost-like ensemble.
+* ``subset_sum_ensemble(numbers, k)`` is the construction of the paper's hardness
+  theorem (depth-1 trees): sensitive to ``{f'}`` iff a subset of ``numbers`` sums to k.
+
+The interval representatives are computed here independently of
+``treesens.compiler.domain`` (each interval of a feature is identified by how the
+library's comparison routes the value at every threshold), so that a bug in the
+domain code shows up as a disagreement; ``reps="domain"`` uses ``build_domain`` instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from treesens.compiler.domain import build_domain
+from treesens.compiler.encode import resolve_features
+from treesens.compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
+from treesens.compiler.query import ANY, Query, _class_index, resolve_condition
+from treesens.compiler.replay import meets
+
+MAX_ROWS = 4_000_000  # refuse enumerations larger than this (rows of the product)
+CHUNK = 200_000
+
+__all__ = [
+    "feature_thresholds",
+    "interval_values",
+    "brute_force_witness",
+    "brute_force_sensitive",
+    "random_ensemble",
+    "subset_sum_ensemble",
+    "subset_sum_exists",
+]
+
+
+# ---------------------------------------------------------------------------------------
+# the oracle
+# ---------------------------------------------------------------------------------------
+def feature_thresholds(ens: Ensemble) -> list[list[float]]:
+    """Sorted distinct thresholds of every feature, over all numeric split nodes."""
+    ths: list[set[float]] = [set() for _ in range(ens.n_features)]
+    for t in ens.trees:
+        for n in np.flatnonzero(t.feature >= 0).tolist():
+            if t.is_categorical(n):
+                raise NotImplementedError("the oracle does not handle categorical splits")
+            ths[int(t.feature[n])].add(float(t.threshold[n]))
+    return [sorted(s) for s in ths]
+
+
+def _admissible(ens: Ensemble, feat: Feature, v: float) -> bool:
+    if not math.isfinite(v) or v < feat.lb or v > feat.ub:
+        return False
+    return not (feat.integral and v != math.floor(v))
+
+
+def _raw_candidates(ens: Ensemble, feat: Feature, thresholds: list[float]) -> list[float]:
+    out: list[float] = []
+    for t in thresholds:
+        t32 = np.float32(t)
+        out += [
+            t,
+            float(t32),
+            float(np.nextafter(t32, np.float32(np.inf))),
+            float(np.nextafter(t32, np.float32(-np.inf))),
+            float(np.nextafter(t, math.inf)),
+            float(np.nextafter(t, -math.inf)),
+            math.floor(t),
+            math.ceil(t),
+            math.floor(t) - 1.0,
+            math.ceil(t) + 1.0,
+        ]
+    if thresholds:
+        out += [math.floor(thresholds[0]) - 1.0, math.ceil(thresholds[-1]) + 1.0]
+    else:
+        out += [0.0]
+    for b in (feat.lb, feat.ub):
+        if math.isfinite(b):
+            out += [b, math.ceil(b), math.floor(b)]
+    if math.isfinite(feat.lb) and math.isfinite(feat.ub):
+        out.append((feat.lb + feat.ub) / 2.0)
+    vals = []
+    for v in out:
+        if not math.isfinite(v):
+            continue
+        v = float(ens.cast_value(v))
+        if _admissible(ens, feat, v):
+            vals.append(v)
+    return vals
+
+
+def interval_values(ens: Ensemble, f: int, thresholds=None, reps: str = "independent") -> list[float]:
+    """One admissible value per non-empty threshold interval of feature ``f``.
+
+    ``reps="independent"``: many candidate values (each threshold, its float32/float64
+    neighbours, integers around it, the bounds), one kept per routing signature (which
+    side of each threshold the library's comparison sends it). ``reps="domain"``: the
+    representatives of ``treesens.compiler.domain.build_domain``.
+    """
+    if thresholds is None:
+        thresholds = feature_thresholds(ens)[f]
+    feat = ens.features[f]
+    if reps == "domain":
+        dom = build_domain(ens, f, thresholds)
+        return [float(dom.reps[j]) for j in dom.valid]
+    if reps != "independent":
+        raise ValueError(f"unknown reps mode {reps!r}")
+    seen: dict[tuple[bool, ...], float] = {}
+    for v in sorted(_raw_candidates(ens, feat, thresholds)):
+        sig = tuple(ens.test_holds(v, t) for t in thresholds)
+        seen.setdefault(sig, v)
+    if not seen:
+        raise ValueError(f"feature {feat.name!r} has no admissible value")
+    return sorted(seen.values())
+
+
+def _grid(values: list[list[float]]) -> np.ndarray:
+    if not values:
+        return np.zeros((1, 0))
+    return np.array(list(itertools.product(*values)), dtype=np.float64).reshape(-1, len(values))
+
+
+def _side_ok(ens: Ensemble, q: Query, X: np.ndarray, copy: int, other_class) -> np.ndarray:
+    """Vectorised ``meets`` for one copy over the rows of X."""
+    out = np.zeros(len(X), dtype=bool)
+    for s in range(0, len(X), CHUNK):
+        Xs = X[s : s + CHUNK]
+        raw = ens.raw(Xs)
+        proba = ens.proba(Xs)
+        if ens.n_classes == 2 and ens.n_outputs == 1:
+            g = q.gap.value
+            if q.gap.kind == "margin" and ens.link == LOGISTIC:
+                r = raw[:, 0]
+                ok = r >= g if copy == 0 else r <= -g
+            else:
+                p = proba[:, 1]
+                ok = p >= 0.5 + g if copy == 0 else p <= 0.5 - g
+        else:
+            ok = np.array([meets(ens, q, proba[i], raw[i], copy, other_class) for i in range(len(Xs))], dtype=bool)
+        out[s : s + CHUNK] = ok
+    return out
+
+
+def brute_force_witness(ens: Ensemble, query: Query, reps: str = "independent"):
+    """A pair (x1, x2) meeting the query, found by enumeration, or None if there is none.
+
+    Only plain queries are supported (no extra bounds or relations); the class ``any``
+    for x2 is supported when c1 is explicit (then x2 must be another class than c1).
+    """
+    if query.bounds or query.relations:
+        raise NotImplementedError("the oracle does not handle extra bounds or relations")
+    resolve_condition(ens, query)  # same input errors as the pipeline
+    varying = sorted(resolve_features(ens, query.vary))
+    shared = [f for f in range(ens.n_features) if f not in varying]
+    ths = feature_thresholds(ens)
+    vals = {f: interval_values(ens, f, ths[f], reps) for f in range(ens.n_features)}
+    S = _grid([vals[f] for f in shared])
+    V = _grid([vals[f] for f in varying])
+    ns, nv = len(S), len(V)
+    if ns * nv > MAX_ROWS:
+        raise ValueError(f"enumeration too large: {ns} x {nv} rows")
+    X = np.empty((ns * nv, ens.n_features))
+    X[:, shared] = np.repeat(S, nv, axis=0)
+    X[:, varying] = np.tile(V, (ns, 1))
+    other = None
+    if query.classes is not None and not (ens.n_classes == 2 and ens.n_outputs == 1):
+        c1 = _class_index(ens, query.classes[0])
+        if c1 == ANY:
+            raise NotImplementedError("the oracle needs an explicit c1")
+        other = c1
+    ok0 = _side_ok(ens, query, X, 0, other).reshape(ns, nv)
+    ok1 = _side_ok(ens, query, X, 1, other).reshape(ns, nv)
+    both = ok0.any(axis=1) & ok1.any(axis=1)
+    if not both.any():
+        return None
+    s = int(np.flatnonzero(both)[0])
+    i = int(np.flatnonzero(ok0[s])[0])
+    j = int(np.flatnonzero(ok1[s])[0])
+    return X[s * nv + i].copy(), X[s * nv + j].copy()
+
+
+def brute_force_sensitive(ens: Ensemble, query: Query, reps: str = "independent") -> bool:
+    """Is ``ens`` sensitive for ``query``, by enumerating every threshold interval?"""
+    return brute_force_witness(ens, query, reps) is not None
+
+
+# ---------------------------------------------------------------------------------------
+# tiny ensembles
+# ---------------------------------------------------------------------------------------
+def _f32(x: float) -> float:
+    return float(np.float32(x))
+
+
+def _random_tree(rng: np.random.Generator, depth: int, pools: list[list[float]], n_out: int,
+                 leaf_scale: float, split_prob: float) -> tuple[list, list, list, list, list, list]:
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    default_left: list[bool] = []
+    value: list[list[float]] = []
+
+    def new_node() -> int:
+        feature.append(-1)
+        threshold.append(0.0)
+        left.append(-1)
+        right.append(-1)
+        default_left.append(False)
+        value.append([0.0] * n_out)
+        return len(feature) - 1
+
+    def grow(d: int) -> int:
+        n = new_node()
+        if d < depth and (d == 0 or rng.random() < split_prob):
+            f = int(rng.integers(len(pools)))
+            feature[n] = f
+            threshold[n] = pools[f][int(rng.integers(len(pools[f])))]
+            default_left[n] = bool(rng.random() < 0.5)
+            lo = grow(d + 1)
+            hi = grow(d + 1)
+            left[n], right[n] = lo, hi
+        else:
+            value[n] = [_f32(rng.normal(0.0, leaf_scale)) for _ in range(n_out)]
+        return n
+
+    grow(0)
+    return feature, threshold, left, right, default_left, value
+
+
+def random_ensemble(rng, n_trees: int, depth: int, n_features: int, n_thresholds: int,
+                    n_classes: int = 2, *, leaf_scale: float = 0.6, split_prob: float = 0.8,
+                    intercept_scale: float = 0.2, integer_features: bool = False) -> Ensemble:
+    """A small XGBoost-like ensemble built directly in the IR.
+
+    Logistic link (binary) or softmax (``n_classes`` > 2, tree i adds to class i % C),
+    test ``float32(x) < t``, thresholds drawn per feature from a pool of
+    ``n_thresholds`` float32 values (so trees share thresholds), float32 leaf values,
+    ``replayer=None`` (the pipeline then checks witnesses against the IR itself).
+    ``rng`` is a ``numpy.random.Generator`` or a seed.
+    """
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    pools = []
+    for _ in range(n_features):
+        if integer_features:
+            raw = rng.integers(-4, 5, size=n_thresholds) + 0.5
+        else:
+            raw = np.round(rng.uniform(-2.0, 2.0, size=n_thresholds), 3)
+        pools.append(sorted({_f32(v) for v in raw}))
+    trees = []
+    multi = n_classes > 2
+    for i in range(n_trees):
+        f, th, lo, hi, dl, val = _random_tree(rng, depth, pools, 1, leaf_scale, split_prob)
+        trees.append(Tree(feature=f, threshold=th, left=lo, right=hi, default_left=dl,
+                          value=np.array(val), outputs=(i % n_classes if multi else 0,)))
+    n_out = n_classes if multi else 1
+    intercept = tuple(_f32(rng.normal(0.0, intercept_scale)) for _ in range(n_out))
+    kind = "integer" if integer_features else "real"
+    features = tuple(Feature(f"f{i}", kind) for i in range(n_features))
+    return Ensemble(trees=tuple(trees), features=features, n_classes=n_classes, intercept=intercept,
+                    link=SOFTMAX if multi else LOGISTIC, op="<", cast="float32",
+                    source=f"random:{n_trees}x{depth}", replayer=None)
+
+
+def _stump(feature: int, threshold: float, no_value: float, yes_value: float) -> Tree:
+    """A depth-1 tree: ``x < threshold`` -> ``yes_value`` (left), else ``no_value``."""
+    return Tree(feature=[feature, -1, -1], threshold=[threshold, 0.0, 0.0], left=[1, -1, -1],
+                right=[2, -1, -1], default_left=[True, False, False],
+                value=np.array([[0.0], [yes_value], [no_value]]), outputs=(0,))
+
+
+def subset_sum_ensemble(numbers, k) -> Ensemble:
+    """The paper's reduction from subset sum (Theorem, section 3).
+
+    Boolean features f0..f{n-1} and f'; tree T_i splits on f_i: 0 if false, u_i if true;
+    tree T' splits on f': -k-0.5 if false, -k+0.5 if true. The raw score is
+    sum(u_i x_i) - k -+ 0.5, so with a margin gap in (0, 0.5) (e.g. 0.25) the ensemble is
+    sensitive to {f'} iff some subset of ``numbers`` sums to ``k``.
+    """
+    numbers = [int(u) for u in numbers]
+    n = len(numbers)
+    trees = [_stump(i, 0.5, float(u), 0.0) for i, u in enumerate(numbers)]
+    trees.append(_stump(n, 0.5, float(-k + 0.5), float(-k - 0.5)))
+    features = tuple(Feature(f"f{i}", "binary", 0.0, 1.0) for i in range(n)) + (
+        Feature("f'", "binary", 0.0, 1.0),
+    )
+    return Ensemble(trees=tuple(trees), features=features, n_classes=2, intercept=(0.0,), link=LOGISTIC,
+                    op="<", cast="float32", source=f"subset-sum:{numbers} k={k}", replayer=None)
+
+
+def subset_sum_exists(numbers, k) -> bool:
+    """Does some subset of ``numbers`` (possibly empty) sum to ``k``? (plain DP)"""
+    reach = {0}
+    for u in numbers:
+        reach |= {s + int(u) for s in reach}
+    return int(k) in reach
