@@ -68,7 +68,7 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
     p = solver.parameters
     p.num_workers = max(1, int(options.threads))
     p.random_seed = int(options.seed)
-    p.max_time_in_seconds = max(0.05, options.remaining())
+    p.max_time_in_seconds = max(0.05, 0.97 * options.remaining() - 0.05)  # leave time to reply
     p.log_search_progress = bool(options.log)
     if problem.objective is not None and options.first_solution:
         p.stop_after_first_solution = True

@@ -127,7 +127,10 @@ class Worker:
         except (BrokenPipeError, OSError) as e:
             return self._died(t0, f"cannot reach the solver process: {e}")
         out = self.proc.stdout.fileno()
-        wait = max(0.0, options.deadline - time.time()) + GRACE
+        left = max(0.0, options.deadline - time.time())
+        # the solver stops itself at the deadline; the kill is the backstop, kept within
+        # 5% of the time limit so that --timeout is honoured
+        wait = left + min(GRACE, max(0.05, 0.05 * left))
         ready, _, _ = select.select([out], [], [], wait)
         if not ready:
             self.kill()
@@ -172,7 +175,7 @@ class Worker:
         if self.alive():
             try:
                 _write_msg(self.proc.stdin.fileno(), None)
-                self.proc.wait(1.0)
+                self.proc.wait(0.2)
             except Exception:  # noqa: BLE001
                 pass
         self.kill()

@@ -106,3 +106,32 @@ def apply_data_names(ens: Ensemble, path: str | Path, label: str | None = "label
     if dups:
         raise InputError(f"duplicate column names: {', '.join(dups)}", f"{path}:1")
     return ens.with_features(tuple(replace(f, name=c) for f, c in zip(ens.features, cols)))
+
+
+def declare(ens: Ensemble, *, missing=(), categories: dict | None = None) -> Ensemble:
+    """Declarations in code: features that may be missing (NaN becomes one more value the
+    encoding can choose for them; by default no feature is missing), and category names
+    of categorical features (``{feature: [name of code 0, name of code 1, ...]}``)."""
+    feats = list(ens.features)
+    for name in missing:
+        i = _index(ens, name)
+        feats[i] = replace(feats[i], may_be_missing=True)
+    for name, cats in (categories or {}).items():
+        i = _index(ens, name)
+        cats = tuple(str(c) for c in cats)
+        feats[i] = replace(feats[i], kind="categorical", categories=cats, lb=max(feats[i].lb, 0.0),
+                           ub=min(feats[i].ub, float(len(cats) - 1)))
+    return ens.with_features(tuple(feats))
+
+
+def _index(ens: Ensemble, name) -> int:
+    from ..compiler.errors import closest
+
+    if isinstance(name, int):
+        if not 0 <= name < ens.n_features:
+            raise InputError(f"feature index {name} out of range 0..{ens.n_features - 1}")
+        return name
+    try:
+        return ens.feature_index(str(name))
+    except KeyError:
+        raise InputError(f"unknown feature {name!r}{closest(str(name), ens.feature_names)}") from None

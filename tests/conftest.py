@@ -50,3 +50,28 @@ def pytest_configure(config):
     # also declared in pyproject.toml; repeated so the markers exist however pytest is run
     config.addinivalue_line("markers", "slow: long-running tests (deselect with -m 'not slow')")
     config.addinivalue_line("markers", "shared: needs ../shared/benchmarks")
+
+
+def run_treesens(*args, cwd=None, timeout: float = 600, env=None):
+    """Run the ``treesens`` command in a fresh interpreter; a CompletedProcess (text)."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "treesens.frontends.cli.main", *[str(a) for a in args]]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
+
+
+def json_lines(stdout: str) -> list[dict]:
+    """Parse JSON Lines output; fails if any stdout line is not a JSON object."""
+    import json
+
+    out = []
+    for line in stdout.splitlines():
+        obj = json.loads(line)
+        assert isinstance(obj, dict), line
+        out.append(obj)
+    return out
+
+
+REQUIRED_FIELDS = ("query", "status", "backend", "features", "gap", "witness", "outputs", "validated",
+                   "distance", "time", "error")

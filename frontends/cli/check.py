@@ -19,8 +19,9 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ...compiler.pipeline import solve_query
+    from .main import START
 
-    t0 = time.time()
+    t0 = START
     ens = load_from_args(args)
     q = query_from_args(args)
     if not args.json:

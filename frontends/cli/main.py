@@ -3,12 +3,32 @@ exposing ``add_parser(subparsers)`` and ``run(args) -> int`` (the exit code)."""
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
-import sys
+import time
 
-from ...compiler.errors import InputError
+
+def _process_start() -> float:
+    """When this process started (Linux), so that --timeout covers interpreter start-up too."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        import os as _os
+
+        started = time.time() - uptime + ticks / _os.sysconf("SC_CLK_TCK")
+        return min(started, time.time())
+    except (OSError, ValueError, IndexError):
+        return time.time()
+
+
+START = _process_start()  # time limits count from here
+
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+
+from ...compiler.errors import InputError  # noqa: E402
 
 # subcommand name -> module (relative to this package)
 COMMANDS = {

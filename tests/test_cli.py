@@ -1,0 +1,147 @@
+"""The ``treesens`` command: exit codes (0 answered, 1 error, 2 bad input) and one-line
+error messages that name the file and the problem, never a traceback (SPEC section 3)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens
+
+xgb = pytest.importorskip("xgboost")
+
+NAMES = ["radius", "texture", "perimeter", "area", "smoothness"]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    """A 5-tree depth-2 XGBoost model on five named breast_cancer columns."""
+    import pandas as pd
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    df = pd.DataFrame(X[:, :5], columns=NAMES)
+    clf = xgb.XGBClassifier(n_estimators=5, max_depth=2, n_jobs=1, random_state=0)
+    clf.fit(df, y)
+    path = tmp_path_factory.mktemp("cli") / "tiny.json"
+    clf.get_booster().save_model(str(path))
+    return path
+
+
+def _one_error_line(proc) -> str:
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert "Traceback" not in proc.stderr, proc.stderr
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
+def test_missing_model_file_exits_2_naming_the_file(tmp_path):
+    path = tmp_path / "no_such_model.json"
+    p = run_treesens("check", path, "--vary", "a")
+    assert p.returncode == 2
+    line = _one_error_line(p)
+    assert "no_such_model.json" in line and "not found" in line
+
+
+def test_garbage_json_exits_2_naming_the_file(tmp_path):
+    path = tmp_path / "garbage.json"
+    path.write_text("{this is not json")
+    p = run_treesens("check", path, "--vary", "a")
+    assert p.returncode == 2
+    line = _one_error_line(p)
+    assert "garbage.json" in line and "JSON" in line
+
+
+def test_empty_model_file_exits_2(tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text("")
+    p = run_treesens("check", path, "--vary", "a")
+    assert p.returncode == 2
+    assert "empty.json" in _one_error_line(p)
+
+
+def test_json_that_is_not_a_model_exits_2(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"hello": "world"}))
+    p = run_treesens("check", path, "--vary", "a")
+    assert p.returncode == 2
+    assert "other.json" in _one_error_line(p)
+
+
+def test_unknown_feature_exits_2_and_suggests_a_close_name(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radiuss")
+    assert p.returncode == 2
+    line = _one_error_line(p)
+    assert "radiuss" in line and "'radius'" in line
+
+
+def test_binary_gap_of_0_7_exits_2(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--gap", "0.7")
+    assert p.returncode == 2
+    assert "0.7" in _one_error_line(p)
+
+
+def test_unknown_pass_name_exits_2_listing_the_known_ones(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--passes", "ordering,bogus")
+    assert p.returncode == 2
+    line = _one_error_line(p)
+    assert "bogus" in line and "unaff" in line
+
+
+def test_unknown_flag_exits_2(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--no-such-flag")
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+
+
+def test_no_command_exits_2():
+    assert run_treesens().returncode == 2
+
+
+def test_backends_lists_cpsat_and_exits_0():
+    p = run_treesens("backends")
+    assert p.returncode == 0, p.stderr
+    assert "cpsat" in p.stdout
+
+
+def test_backends_json_prints_one_object_per_backend():
+    p = run_treesens("backends", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = json_lines(p.stdout)
+    assert {"cpsat"} <= {r["name"] for r in rows}
+
+
+def test_check_json_stdout_holds_only_json_lines_with_the_spec_fields(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--gap", "0.1", "--json", "--timeout", "120")
+    assert p.returncode == 0, p.stderr
+    rows = json_lines(p.stdout)
+    assert len(rows) == 1
+    r = rows[0]
+    for key in REQUIRED_FIELDS:
+        assert key in r, key
+    assert r["status"] in ("sensitive", "insensitive")
+    assert r["features"] == ["radius"] and r["gap"] == 0.1
+    assert set(r["time"]) >= {"compile", "solve", "total"}
+
+
+def test_check_without_json_prints_a_verdict_and_exits_0(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--gap", "0.1", "--timeout", "120")
+    assert p.returncode == 0, p.stderr
+    assert "sensitive" in (p.stdout + p.stderr).lower()
+
+
+def test_sensitive_witness_from_the_cli_replays_in_xgboost(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius,texture", "--gap", "0.1", "--json",
+                     "--timeout", "120")
+    assert p.returncode == 0, p.stderr
+    r = json_lines(p.stdout)[0]
+    if r["status"] != "sensitive":
+        pytest.skip(f"tiny model is {r['status']} for this query")
+    booster = xgb.Booster(model_file=str(tiny_model))
+    X = np.array([[r["witness"][c][n] for n in NAMES] for c in ("x1", "x2")])
+    proba = booster.predict(xgb.DMatrix(X, feature_names=NAMES))
+    assert proba[0] >= 0.6 and proba[1] <= 0.4
+    assert np.allclose(proba, [r["outputs"]["x1"][1], r["outputs"]["x2"][1]], atol=1e-6)
