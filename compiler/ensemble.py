@@ -104,6 +104,27 @@ class Tree:
             raise ValueError("tree value width differs from its outputs")
         if self.categories is not None and len(self.categories) != n:
             raise ValueError("tree categories disagree in length")
+        self._check_shape()
+
+    def _check_shape(self) -> None:
+        """Every node reachable from the root once: no cycles, no shared children."""
+        n = len(self.feature)
+        if n == 0:
+            raise ValueError("a tree has no nodes")
+        inner = self.feature >= 0
+        kids = np.concatenate([self.left[inner], self.right[inner]])
+        if len(kids) and (kids.min() < 0 or kids.max() >= n):
+            raise ValueError("a child index is out of range")
+        seen = np.zeros(n, dtype=bool)
+        stack = [0]
+        while stack:
+            node = stack.pop()
+            if seen[node]:
+                raise ValueError(f"node {node} is reached twice (the tree has a cycle or a shared child)")
+            seen[node] = True
+            if inner[node]:
+                stack.append(int(self.left[node]))
+                stack.append(int(self.right[node]))
 
     @property
     def n_nodes(self) -> int:

@@ -101,7 +101,9 @@ def _split_header(text: str, where: str):
         else:
             cur[key] = val
     if "version" not in header and not trees:
-        raise InputError("not a LightGBM model text file (no 'version=' line and no 'Tree=' sections)", where)
+        raise InputError(
+            "not a LightGBM model text file (no 'version=' line and no 'Tree=' sections)", where
+        )
     pandas_cat = None
     for line in tail:
         if line.startswith("pandas_categorical:"):
@@ -124,17 +126,19 @@ def _text_trees(raw_trees: list[dict[str, str]]) -> list[dict]:
         L = int(tr.get("num_leaves", "1"))
         if int(tr.get("is_linear", "0") or 0):
             raise UnsupportedModelError("linear trees (linear_tree=true) are not supported")
-        out.append({
-            "num_leaves": L,
-            "split_feature": _nums(tr.get("split_feature"), int),
-            "threshold": _nums(tr.get("threshold"), float),
-            "decision_type": _nums(tr.get("decision_type"), int),
-            "left_child": _nums(tr.get("left_child"), int),
-            "right_child": _nums(tr.get("right_child"), int),
-            "leaf_value": _nums(tr.get("leaf_value"), float),
-            "cat_boundaries": _nums(tr.get("cat_boundaries"), int),
-            "cat_threshold": _nums(tr.get("cat_threshold"), int),
-        })
+        out.append(
+            {
+                "num_leaves": L,
+                "split_feature": _nums(tr.get("split_feature"), int),
+                "threshold": _nums(tr.get("threshold"), float),
+                "decision_type": _nums(tr.get("decision_type"), int),
+                "left_child": _nums(tr.get("left_child"), int),
+                "right_child": _nums(tr.get("right_child"), int),
+                "leaf_value": _nums(tr.get("leaf_value"), float),
+                "cat_boundaries": _nums(tr.get("cat_boundaries"), int),
+                "cat_threshold": _nums(tr.get("cat_threshold"), int),
+            }
+        )
     return out
 
 
@@ -187,8 +191,10 @@ def _ir_tree(tr: dict, cls: int, n_feat: int) -> Tree:
             ci = int(tr["threshold"][i])
             bnd = tr["cat_boundaries"]
             if not 0 <= ci < len(bnd) - 1:
-                raise ValueError(f"categorical split {i} points to bitset {ci}, which does not exist")
-            members = _bitset_members(tr["cat_threshold"][bnd[ci]: bnd[ci + 1]])
+                raise ValueError(
+                    f"categorical split {i} points to bitset {ci}, which does not exist"
+                )
+            members = _bitset_members(tr["cat_threshold"][bnd[ci] : bnd[ci + 1]])
             cats[i] = members
             any_cat = True
             dleft[i] = False  # NaN always goes right (checked against lightgbm 4.7)
@@ -203,9 +209,17 @@ def _ir_tree(tr: dict, cls: int, n_feat: int) -> Tree:
         feature, threshold = feature[:1], threshold[:1]
         left, right, dleft, missing, value = left[:1], right[:1], dleft[:1], missing[:1], value[:1]
         cats = [None]
-    return Tree(feature=feature, threshold=threshold, left=left, right=right, default_left=dleft,
-                value=value, outputs=(cls,), missing=missing,
-                categories=tuple(cats) if any_cat else None)
+    return Tree(
+        feature=feature,
+        threshold=threshold,
+        left=left,
+        right=right,
+        default_left=dleft,
+        value=value,
+        outputs=(cls,),
+        missing=missing,
+        categories=tuple(cats) if any_cat else None,
+    )
 
 
 def _objective(obj: str, where: str) -> tuple[str, float]:
@@ -220,14 +234,18 @@ def _objective(obj: str, where: str) -> tuple[str, float]:
     if name in ("multiclass", "softmax"):
         return "multiclass", 1.0
     if name in ("multiclassova", "multiclass_ova", "ova", "ovr"):
-        raise UnsupportedModelError("one-vs-all multiclass (multiclassova) is not supported; use multiclass", where)
+        raise UnsupportedModelError(
+            "one-vs-all multiclass (multiclassova) is not supported; use multiclass", where
+        )
     raise UnsupportedModelError(
         f"objective {obj!r} is not a classifier treesens supports (supported: binary, multiclass, cross_entropy)",
         where,
     )
 
 
-def _build(header: dict, flags: set, trees: list[dict], pandas_cat, where: str, booster) -> Ensemble:
+def _build(
+    header: dict, flags: set, trees: list[dict], pandas_cat, where: str, booster
+) -> Ensemble:
     kind, sigmoid = _objective(header.get("objective", ""), where)
     n_classes_h = int(header.get("num_class", "1") or 1)
     C = int(header.get("num_tree_per_iteration", str(n_classes_h)) or 1)
@@ -279,8 +297,16 @@ def _build(header: dict, flags: set, trees: list[dict], pandas_cat, where: str, 
         raw_scale *= sigmoid
     replayer = LightGBMReplayer(booster, n_classes, raw_scale) if booster else None
     return Ensemble(
-        trees=tuple(ir_trees), features=tuple(features), n_classes=n_classes, intercept=intercept, link=link,
-        op="<=", cast="float64z", scale=scale, source=f"lightgbm:{where}", replayer=replayer,
+        trees=tuple(ir_trees),
+        features=tuple(features),
+        n_classes=n_classes,
+        intercept=intercept,
+        link=link,
+        op="<=",
+        cast="float64z",
+        scale=scale,
+        source=f"lightgbm:{where}",
+        replayer=replayer,
     )
 
 
@@ -295,7 +321,11 @@ def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
     if booster is not None:
         return _build(header, flags, trees, pandas_cat, where, booster)
     ens = _build(header, flags, trees, pandas_cat, where, None)  # our own checks first
-    return _build(header, flags, trees, pandas_cat, where, _booster_from_string(text, where)) if ens else ens
+    return (
+        _build(header, flags, trees, pandas_cat, where, _booster_from_string(text, where))
+        if ens
+        else ens
+    )
 
 
 def _booster_from_string(text: str, where: str):
@@ -315,9 +345,17 @@ def _booster_from_string(text: str, where: str):
 def _json_tree(struct: dict, n_feat: int) -> dict:
     """A dump_model() tree_structure in the text format's arrays."""
     if "leaf_value" in struct and "split_index" not in struct and "left_child" not in struct:
-        return {"num_leaves": 1, "split_feature": [], "threshold": [], "decision_type": [], "left_child": [],
-                "right_child": [], "leaf_value": [float(struct["leaf_value"])], "cat_boundaries": [],
-                "cat_threshold": []}
+        return {
+            "num_leaves": 1,
+            "split_feature": [],
+            "threshold": [],
+            "decision_type": [],
+            "left_child": [],
+            "right_child": [],
+            "leaf_value": [float(struct["leaf_value"])],
+            "cat_boundaries": [],
+            "cat_threshold": [],
+        }
     splits: dict[int, dict] = {}
     leaves: dict[int, float] = {}
     stack = [struct]
@@ -336,9 +374,17 @@ def _json_tree(struct: dict, n_feat: int) -> dict:
     def ref(nd: dict) -> int:
         return int(nd["split_index"]) if "split_index" in nd else ~int(nd.get("leaf_index", 0))
 
-    tr = {"num_leaves": L, "split_feature": [], "threshold": [], "decision_type": [], "left_child": [],
-          "right_child": [], "leaf_value": [leaves[i] for i in range(L)], "cat_boundaries": [0],
-          "cat_threshold": []}
+    tr = {
+        "num_leaves": L,
+        "split_feature": [],
+        "threshold": [],
+        "decision_type": [],
+        "left_child": [],
+        "right_child": [],
+        "leaf_value": [leaves[i] for i in range(L)],
+        "cat_boundaries": [0],
+        "cat_threshold": [],
+    }
     for i in range(L - 1):
         nd = splits[i]
         dt = 0
@@ -367,7 +413,13 @@ def _json_tree(struct: dict, n_feat: int) -> dict:
 def _to_text(header: dict, flags: set, trees: list[dict], pandas_cat) -> str:
     """A model text LightGBM can load, from the parsed pieces (to replay JSON dumps)."""
     out = ["tree", f"version={header.get('version', 'v4')}"]
-    for key in ("num_class", "num_tree_per_iteration", "label_index", "max_feature_idx", "objective"):
+    for key in (
+        "num_class",
+        "num_tree_per_iteration",
+        "label_index",
+        "max_feature_idx",
+        "objective",
+    ):
         if key in header:
             out.append(f"{key}={header[key]}")
     if "average_output" in flags:
@@ -415,7 +467,9 @@ def from_dump(model: dict, where: str = "<dump_model>") -> Ensemble:
         header = {
             "version": str(model.get("version", "v4")),
             "num_class": str(model.get("num_class", 1)),
-            "num_tree_per_iteration": str(model.get("num_tree_per_iteration", model.get("num_class", 1))),
+            "num_tree_per_iteration": str(
+                model.get("num_tree_per_iteration", model.get("num_class", 1))
+            ),
             "label_index": str(model.get("label_index", 0)),
             "max_feature_idx": str(n_feat - 1),
             "objective": str(model.get("objective", "")),
@@ -442,12 +496,16 @@ def load_path(path: Path) -> Ensemble:
     try:
         text = path.read_text()
     except UnicodeDecodeError:
-        raise InputError("not a LightGBM model: binary content (expected the text format or dump JSON)", where) from None
+        raise InputError(
+            "not a LightGBM model: binary content (expected the text format or dump JSON)", where
+        ) from None
     if text.lstrip().startswith("{"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where) from None
+            raise InputError(
+                f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
+            ) from None
         if not isinstance(data, dict) or "tree_info" not in data:
             raise InputError("JSON is not a LightGBM dump_model() (no 'tree_info')", where)
         return from_dump(data, where)

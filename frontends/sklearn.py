@@ -52,8 +52,14 @@ PICKLE_WARNING = (
 class SklearnReplayer:
     library = "sklearn"
 
-    def __init__(self, est, raw_fn, raw_scale: float = 1.0, code_maps: dict | None = None,
-                 columns: list | None = None):
+    def __init__(
+        self,
+        est,
+        raw_fn,
+        raw_scale: float = 1.0,
+        code_maps: dict | None = None,
+        columns: list | None = None,
+    ):
         self.est = est
         self.raw_fn = raw_fn  # X -> (n, n_outputs) raw scores in the IR's space
         self.raw_scale = raw_scale
@@ -85,7 +91,9 @@ class SklearnReplayer:
         for f, name in enumerate(self.columns):
             if f in cols:
                 cats = self.code_maps[f]
-                data[name] = pd.Categorical(cols[f], categories=cats) if self._from_dtype else cols[f]
+                data[name] = (
+                    pd.Categorical(cols[f], categories=cats) if self._from_dtype else cols[f]
+                )
             else:
                 data[name] = X[:, f]
         return pd.DataFrame(data, columns=list(self.columns))
@@ -114,14 +122,19 @@ def _check_classifier(est, where: str) -> None:
     name = type(est).__name__
     if name == "Pipeline":
         raise UnsupportedModelError(
-            "a Pipeline is not a tree ensemble: pass its final estimator (and transform the data yourself)", where
+            "a Pipeline is not a tree ensemble: pass its final estimator (and transform the data yourself)",
+            where,
         )
     if name not in SUPPORTED:
         from sklearn.base import is_classifier
 
         if "Regressor" in name or not is_classifier(est):
-            raise UnsupportedModelError(f"{name} is not a classifier (supported: {', '.join(SUPPORTED)})", where)
-        raise UnsupportedModelError(f"{name} is not supported (supported: {', '.join(SUPPORTED)})", where)
+            raise UnsupportedModelError(
+                f"{name} is not a classifier (supported: {', '.join(SUPPORTED)})", where
+            )
+        raise UnsupportedModelError(
+            f"{name} is not supported (supported: {', '.join(SUPPORTED)})", where
+        )
     if not hasattr(est, "n_features_in_"):
         raise InputError(f"the {name} is not fitted", where)
     if getattr(est, "n_outputs_", 1) != 1:
@@ -152,7 +165,11 @@ def _forest(est, where: str) -> Ensemble:
     C = len(est.classes_)
     if C < 2:
         raise UnsupportedModelError(f"the {name} was fitted on a single class", where)
-    trees_src = [est] if name in ("DecisionTreeClassifier", "ExtraTreeClassifier") else list(est.estimators_)
+    trees_src = (
+        [est]
+        if name in ("DecisionTreeClassifier", "ExtraTreeClassifier")
+        else list(est.estimators_)
+    )
 
     def probs(v: np.ndarray) -> np.ndarray:
         s = v.sum(axis=1, keepdims=True)
@@ -164,8 +181,17 @@ def _forest(est, where: str) -> Ensemble:
     trees = []
     for t in trees_src:
         feature, threshold, left, right, dleft, value = _tree_arrays(t.tree_, probs)
-        trees.append(Tree(feature=feature, threshold=threshold, left=left, right=right, default_left=dleft,
-                          value=value, outputs=outputs))
+        trees.append(
+            Tree(
+                feature=feature,
+                threshold=threshold,
+                left=left,
+                right=right,
+                default_left=dleft,
+                value=value,
+                outputs=outputs,
+            )
+        )
     features = tuple(Feature(n) for n in _names(est, n_feat))
     n = len(trees)
 
@@ -175,8 +201,16 @@ def _forest(est, where: str) -> Ensemble:
 
     rep = SklearnReplayer(est, raw_fn, columns=_columns(est))
     return Ensemble(
-        trees=tuple(trees), features=features, n_classes=C, intercept=(0.0,) * len(outputs), link=PROBA,
-        op="<=", cast="float32", scale=1.0 / n, source=f"sklearn:{where}", replayer=rep,
+        trees=tuple(trees),
+        features=features,
+        n_classes=C,
+        intercept=(0.0,) * len(outputs),
+        link=PROBA,
+        op="<=",
+        cast="float32",
+        scale=1.0 / n,
+        source=f"sklearn:{where}",
+        replayer=rep,
     )
 
 
@@ -192,9 +226,12 @@ def _gradient_boosting(est, where: str) -> Ensemble:
     if not (init == "zero" or type(init).__name__ == "DummyClassifier"):
         raise UnsupportedModelError(
             f"GradientBoostingClassifier with init={type(init).__name__}: its raw prediction depends on the input "
-            "(supported: the default prior, or init='zero')", where
+            "(supported: the default prior, or init='zero')",
+            where,
         )
-    init_raw = np.asarray(est._raw_predict_init(np.zeros((1, n_feat), dtype=np.float32)), dtype=np.float64)[0]
+    init_raw = np.asarray(
+        est._raw_predict_init(np.zeros((1, n_feat), dtype=np.float32)), dtype=np.float64
+    )[0]
     loss = type(getattr(est, "_loss", None)).__name__
     factor = 2.0 if loss == "ExponentialLoss" else 1.0
     K = est.estimators_.shape[1]
@@ -204,8 +241,17 @@ def _gradient_boosting(est, where: str) -> Ensemble:
             feature, threshold, left, right, dleft, value = _tree_arrays(
                 est.estimators_[i, k].tree_, lambda v: v[:, :1]
             )
-            trees.append(Tree(feature=feature, threshold=threshold, left=left, right=right, default_left=dleft,
-                              value=value, outputs=(k if K > 1 else 0,)))
+            trees.append(
+                Tree(
+                    feature=feature,
+                    threshold=threshold,
+                    left=left,
+                    right=right,
+                    default_left=dleft,
+                    value=value,
+                    outputs=(k if K > 1 else 0,),
+                )
+            )
     features = tuple(Feature(n) for n in _names(est, n_feat))
     if K == 1:
         link, intercept = LOGISTIC, (float(init_raw[0]) * factor,)
@@ -218,8 +264,16 @@ def _gradient_boosting(est, where: str) -> Ensemble:
 
     rep = SklearnReplayer(est, raw_fn, raw_scale=factor, columns=_columns(est))
     return Ensemble(
-        trees=tuple(trees), features=features, n_classes=max(C, 2), intercept=intercept, link=link,
-        op="<=", cast="float32", scale=float(est.learning_rate) * factor, source=f"sklearn:{where}", replayer=rep,
+        trees=tuple(trees),
+        features=features,
+        n_classes=max(C, 2),
+        intercept=intercept,
+        link=link,
+        op="<=",
+        cast="float32",
+        scale=float(est.learning_rate) * factor,
+        source=f"sklearn:{where}",
+        replayer=rep,
     )
 
 
@@ -244,7 +298,9 @@ def _hgb_column_map(est, n_feat: int) -> tuple[list[int], dict[int, np.ndarray]]
                 cats[f] = np.asarray(trans.categories_[j])
         order.extend(int(f) for f in idx)
     if sorted(order) != list(range(n_feat)):
-        raise UnsupportedModelError("cannot map the HistGradientBoosting preprocessor's columns back to features")
+        raise UnsupportedModelError(
+            "cannot map the HistGradientBoosting preprocessor's columns back to features"
+        )
     return order, cats
 
 
@@ -260,7 +316,9 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
             nodes = p.nodes
             is_leaf = nodes["is_leaf"].astype(bool)
             n = len(nodes)
-            feature = np.where(is_leaf, -1, np.asarray([order[int(f)] for f in nodes["feature_idx"]]))
+            feature = np.where(
+                is_leaf, -1, np.asarray([order[int(f)] for f in nodes["feature_idx"]])
+            )
             threshold = np.where(is_leaf, 0.0, nodes["num_threshold"].astype(np.float64))
             left = np.where(is_leaf, -1, nodes["left"].astype(np.int64))
             right = np.where(is_leaf, -1, nodes["right"].astype(np.int64))
@@ -277,14 +335,26 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
                     cl[i] = frozenset(c for c in range(ncat) if int(words[c // 32]) >> (c % 32) & 1)
                     threshold[i] = 0.0
                 categories = tuple(cl)
-            trees.append(Tree(feature=feature, threshold=threshold, left=left, right=right, default_left=dleft,
-                              value=value, outputs=(k if K > 1 else 0,), categories=categories))
+            trees.append(
+                Tree(
+                    feature=feature,
+                    threshold=threshold,
+                    left=left,
+                    right=right,
+                    default_left=dleft,
+                    value=value,
+                    outputs=(k if K > 1 else 0,),
+                    categories=categories,
+                )
+            )
     names = _names(est, n_feat)
     features = []
     for f in range(n_feat):
         if f in code_maps:
             cats = tuple(_cat_name(c) for c in code_maps[f])
-            features.append(Feature(names[f], "categorical", lb=0.0, ub=float(len(cats) - 1), categories=cats))
+            features.append(
+                Feature(names[f], "categorical", lb=0.0, ub=float(len(cats) - 1), categories=cats)
+            )
         else:
             features.append(Feature(names[f]))
     base = np.asarray(est._baseline_prediction, dtype=np.float64).reshape(-1)
@@ -299,8 +369,15 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
 
     rep = SklearnReplayer(est, raw_fn, code_maps=code_maps, columns=_columns(est))
     return Ensemble(
-        trees=tuple(trees), features=tuple(features), n_classes=max(C, 2), intercept=intercept, link=link,
-        op="<=", cast="float64", source=f"sklearn:{where}", replayer=rep,
+        trees=tuple(trees),
+        features=tuple(features),
+        n_classes=max(C, 2),
+        intercept=intercept,
+        link=link,
+        op="<=",
+        cast="float64",
+        source=f"sklearn:{where}",
+        replayer=rep,
     )
 
 
@@ -334,14 +411,18 @@ def load_path(path: Path) -> Ensemble:
         try:
             import skops.io as sio
         except ImportError:
-            raise InputError("reading .skops files needs the 'skops' package (pip install skops)", where) from None
+            raise InputError(
+                "reading .skops files needs the 'skops' package (pip install skops)", where
+            ) from None
         try:
             untrusted = sio.get_untrusted_types(file=str(path))
             trusted = [t for t in untrusted if t.startswith(("sklearn.", "numpy.", "builtins."))]
             others = [t for t in untrusted if t not in trusted]
             if others:
-                raise InputError(f"the skops file contains types treesens does not trust: {', '.join(others[:5])}",
-                                 where)
+                raise InputError(
+                    f"the skops file contains types treesens does not trust: {', '.join(others[:5])}",
+                    where,
+                )
             obj = sio.load(str(path), trusted=trusted)
         except InputError:
             raise
@@ -354,13 +435,16 @@ def load_path(path: Path) -> Ensemble:
 
             obj = joblib.load(str(path))
         except Exception as e:  # noqa: BLE001 - unpickling raises anything
-            raise InputError(f"cannot load this joblib/pickle file: {type(e).__name__}: {str(e)[:200]}", where) \
-                from None
+            raise InputError(
+                f"cannot load this joblib/pickle file: {type(e).__name__}: {str(e)[:200]}", where
+            ) from None
     mod = type(obj).__module__ or ""
     if mod.startswith(("xgboost", "lightgbm")):
         from .load import load_model
 
         return load_model(obj)
     if not mod.startswith("sklearn"):
-        raise UnsupportedModelError(f"the file holds a {mod}.{type(obj).__name__}, not a scikit-learn model", where)
+        raise UnsupportedModelError(
+            f"the file holds a {mod}.{type(obj).__name__}, not a scikit-learn model", where
+        )
     return from_estimator(obj, where)

@@ -88,7 +88,17 @@ class XGBoostReplayer:
 # native JSON
 
 
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
+
+
 def from_native_json(model: dict, where: str, booster=None) -> Ensemble:
+    try:
+        return _from_native_json(model, where, booster)
+    except _MALFORMED as e:
+        raise InputError(f"malformed XGBoost model ({type(e).__name__}: {str(e)[:120]})", where) from None
+
+
+def _from_native_json(model: dict, where: str, booster=None) -> Ensemble:
     try:
         learner = model["learner"]
         obj = learner["objective"]["name"]
@@ -206,6 +216,14 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
 
 def from_dump(trees_json: list, where: str, n_classes: int = 2, base_score: float | None = None,
               n_features: int | None = None) -> Ensemble:
+    try:
+        return _from_dump(trees_json, where, n_classes, base_score, n_features)
+    except _MALFORMED as e:
+        raise InputError(f"malformed XGBoost tree dump ({type(e).__name__}: {str(e)[:120]})", where) from None
+
+
+def _from_dump(trees_json: list, where: str, n_classes: int = 2, base_score: float | None = None,
+               n_features: int | None = None) -> Ensemble:
     if not isinstance(trees_json, list) or not trees_json:
         raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
     flat = []

@@ -12,7 +12,6 @@ import itertools
 
 import numpy as np
 import pytest
-
 from treesens.compiler.encode import encode, node_yes
 from treesens.compiler.pipeline import solve_query
 from treesens.frontends.api import make_query
@@ -37,42 +36,81 @@ def _xgb_model():
     pd = pytest.importorskip("pandas")
     a, b, c, y = _data()
     df = pd.DataFrame({"a": a, "b": b, "c": pd.Categorical(c, categories=range(6))})
-    return xgb.XGBClassifier(n_estimators=6, max_depth=3, enable_categorical=True, tree_method="hist",
-                             max_cat_to_onehot=1, random_state=0).fit(df, y)
+    return xgb.XGBClassifier(
+        n_estimators=6,
+        max_depth=3,
+        enable_categorical=True,
+        tree_method="hist",
+        max_cat_to_onehot=1,
+        random_state=0,
+    ).fit(df, y)
 
 
 def _lgb_model():
     a, b, c, y = _data()
     b = np.where(np.random.default_rng(1).random(len(b)) < 0.2, 0.0, b)
     X = np.column_stack([a, b, c])
-    return lgb.train(dict(objective="binary", verbose=-1, num_leaves=6, max_depth=3, min_data_per_group=5,
-                          cat_smooth=1, max_cat_to_onehot=1, zero_as_missing=False),
-                     lgb.Dataset(X, y, categorical_feature=[2], feature_name=["a", "b", "c"]), 6)
+    return lgb.train(
+        dict(
+            objective="binary",
+            verbose=-1,
+            num_leaves=6,
+            max_depth=3,
+            min_data_per_group=5,
+            cat_smooth=1,
+            max_cat_to_onehot=1,
+            zero_as_missing=False,
+        ),
+        lgb.Dataset(X, y, categorical_feature=[2], feature_name=["a", "b", "c"]),
+        6,
+    )
 
 
 def _lgb_zero_model():
     a, b, c, y = _data()
     X = np.column_stack([a, b, c])
-    return lgb.train(dict(objective="binary", verbose=-1, num_leaves=6, max_depth=3, min_data_per_group=5,
-                          cat_smooth=1, max_cat_to_onehot=1, zero_as_missing=True),
-                     lgb.Dataset(X, y, categorical_feature=[2], feature_name=["a", "b", "c"]), 6)
+    return lgb.train(
+        dict(
+            objective="binary",
+            verbose=-1,
+            num_leaves=6,
+            max_depth=3,
+            min_data_per_group=5,
+            cat_smooth=1,
+            max_cat_to_onehot=1,
+            zero_as_missing=True,
+        ),
+        lgb.Dataset(X, y, categorical_feature=[2], feature_name=["a", "b", "c"]),
+        6,
+    )
 
 
 def _hgb_model():
     from sklearn.ensemble import HistGradientBoostingClassifier
 
+    pd = pytest.importorskip("pandas")
     a, b, c, y = _data()
-    X = np.column_stack([a, b, c])
-    return HistGradientBoostingClassifier(max_iter=6, max_depth=3, categorical_features=[2],
-                                          random_state=0).fit(X, y)
+    X = pd.DataFrame({"a": a, "b": b, "c": c.astype(float)})
+    return HistGradientBoostingClassifier(
+        max_iter=6, max_depth=3, categorical_features=[2], random_state=0
+    ).fit(X, y)
 
 
-MODELS = {"xgboost": _xgb_model, "lightgbm": _lgb_model, "lightgbm-zero": _lgb_zero_model, "hgb": _hgb_model}
+MODELS = {
+    "xgboost": _xgb_model,
+    "lightgbm": _lgb_model,
+    "lightgbm-zero": _lgb_zero_model,
+    "hgb": _hgb_model,
+}
 
 
 def _grid_values(enc, f):
     dom = enc.domains[f]
-    vals = [float(c) for c in dom.codes] if dom.codes is not None else [float(dom.reps[j]) for j in dom.valid]
+    vals = (
+        [float(c) for c in dom.codes]
+        if dom.codes is not None
+        else [float(dom.reps[j]) for j in dom.valid]
+    )
     if enc.ensemble.features[f].may_be_missing:
         vals.append(np.nan)
     return vals
@@ -114,7 +152,23 @@ def test_node_yes_matches_ir_routing():
     """The encoder's per-node routing of NaN, zero, the zero band and codes is the IR's."""
     for make in (_lgb_zero_model, _lgb_model, _xgb_model, _hgb_model):
         ens = load_model(make())
-        probes = [np.nan, 0.0, -0.0, 1e-36, -1e-36, 0.5, -0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 1e9, -1e9]
+        probes = [
+            np.nan,
+            0.0,
+            -0.0,
+            1e-36,
+            -1e-36,
+            0.5,
+            -0.5,
+            1.0,
+            2.0,
+            3.0,
+            4.0,
+            5.0,
+            7.0,
+            1e9,
+            -1e9,
+        ]
         for t in ens.trees:
             for n in np.flatnonzero(t.feature >= 0).tolist():
                 f = int(t.feature[n])
@@ -137,9 +191,17 @@ def _single_node_tree(t, n):
     if t.categories is not None:
         cats = (t.categories[n], None, None)
     miss = None if t.missing is None else [t.missing[n], 0, 0]
-    return Tree(feature=[t.feature[n], -1, -1], threshold=[t.threshold[n], 0, 0], left=[1, -1, -1],
-                right=[2, -1, -1], default_left=[t.default_left[n], False, False], value=[[0.0], [1.0], [2.0]],
-                outputs=t.outputs, missing=miss, categories=cats)
+    return Tree(
+        feature=[t.feature[n], -1, -1],
+        threshold=[t.threshold[n], 0, 0],
+        left=[1, -1, -1],
+        right=[2, -1, -1],
+        default_left=[t.default_left[n], False, False],
+        value=[[0.0], [1.0], [2.0]],
+        outputs=t.outputs,
+        missing=miss,
+        categories=cats,
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -153,13 +215,27 @@ def test_category_flips_the_decision():
     n = 2000
     names = [f"k{i}" for i in range(8)]
     c = rng.integers(0, 8, n)
-    df = pd.DataFrame({"a": rng.normal(size=n), "c": pd.Categorical(np.array(names)[c], categories=names)})
+    df = pd.DataFrame(
+        {"a": rng.normal(size=n), "c": pd.Categorical(np.array(names)[c], categories=names)}
+    )
     y = np.isin(c, [1, 4, 6]).astype(int)
     for model in (
-        lgb.LGBMClassifier(n_estimators=20, num_leaves=4, max_depth=2, min_data_per_group=5, cat_smooth=1,
-                           max_cat_to_onehot=1, verbose=-1).fit(df, y),
-        xgb.XGBClassifier(n_estimators=20, max_depth=2, enable_categorical=True, tree_method="hist",
-                          max_cat_to_onehot=1).fit(df, y),
+        lgb.LGBMClassifier(
+            n_estimators=20,
+            num_leaves=4,
+            max_depth=2,
+            min_data_per_group=5,
+            cat_smooth=1,
+            max_cat_to_onehot=1,
+            verbose=-1,
+        ).fit(df, y),
+        xgb.XGBClassifier(
+            n_estimators=20,
+            max_depth=2,
+            enable_categorical=True,
+            tree_method="hist",
+            max_cat_to_onehot=1,
+        ).fit(df, y),
     ):
         ens = load_model(model)
         if ens.features[1].categories is None:  # xgboost keeps no category names: declare them
@@ -186,7 +262,9 @@ def _nan_models():
 
     X, y = _nan_data()
     return {
-        "lightgbm": lgb.LGBMClassifier(n_estimators=20, num_leaves=4, max_depth=2, verbose=-1).fit(X, y),
+        "lightgbm": lgb.LGBMClassifier(n_estimators=20, num_leaves=4, max_depth=2, verbose=-1).fit(
+            X, y
+        ),
         "xgboost": xgb.XGBClassifier(n_estimators=20, max_depth=2).fit(X, y),
         "hgb": HistGradientBoostingClassifier(max_iter=20, max_depth=2).fit(X, y),
     }
@@ -195,9 +273,16 @@ def _nan_models():
 def test_nan_flips_the_decision():
     """Only a missing a makes class 1: insensitive over numbers, sensitive with NaN declared."""
     import json
+    from dataclasses import replace
 
+    X, _ = _nan_data()
+    lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
     for name, model in _nan_models().items():
         ens = load_model(model)
+        # inside the data's range (xgboost may send values above it the way of NaN)
+        ens = ens.with_features(
+            tuple(replace(f, lb=float(lo[i]), ub=float(hi[i])) for i, f in enumerate(ens.features))
+        )
         a = ens.feature_names[0]
         q = make_query([a], gap=0.3, timeout=60)
         r = solve_query(ens, q)
@@ -218,11 +303,29 @@ def test_lightgbm_zero_as_missing_flips_the_decision():
     a[zero] = 0.0
     X = np.column_stack([a, rng.normal(size=n)])
     y = zero.astype(int)
-    b = lgb.train(dict(objective="binary", verbose=-1, num_leaves=4, max_depth=2, zero_as_missing=True),
-                  lgb.Dataset(X, y), 20)
+    b = lgb.train(
+        dict(objective="binary", verbose=-1, num_leaves=4, max_depth=2, zero_as_missing=True),
+        lgb.Dataset(X, y),
+        20,
+    )
     ens = load_model(b)
     assert any(t.missing is not None and (t.missing == 1).any() for t in ens.trees)
-    r = solve_query(ens, make_query(["Column_0"], gap=0.3, timeout=60).with_(options=(("heuristic", False),)))
+    r = solve_query(
+        ens, make_query(["Column_0"], gap=0.3, timeout=60).with_(options=(("heuristic", False),))
+    )
     assert r.status == "sensitive" and r.validated, (r.status, r.error)
     x1 = r.witness["x1"]["Column_0"]
     assert abs(x1) <= 1e-35 and r.witness["x2"]["Column_0"] != 0.0
+
+
+@pytest.mark.parametrize("passes", ["none", "ordering", "unaff,aff"])
+def test_passes_switched_off_still_agree(passes):
+    ens = declare(load_model(_lgb_zero_model()), missing=["a", "b"])
+    vary = ["a", "c"]
+    best = brute_force_best_gap(ens, [0, 2])
+    for d, expect in ((best - 0.01, "sensitive"), (best + 0.01, "insensitive")):
+        q = make_query(vary, margin_gap=d, timeout=60, passes=passes).with_(
+            options=(("heuristic", False),)
+        )
+        r = solve_query(ens, q)
+        assert r.status == expect, (passes, d, best, r.status, r.error)

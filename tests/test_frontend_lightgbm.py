@@ -53,8 +53,16 @@ def probe_rows(ens, n_features, seed=1, cat=(2,), n_codes=8):
     nan[::3, 3] = np.nan
     rows.append(nan)
     z = rows[0][:8].copy()
-    z[:, 3] = [0.0, -0.0, 1e-36, -1e-36, float(np.float32(1e-35)), np.nextafter(float(np.float32(1e-35)), 1), 1e-30,
-               -float(np.float32(1e-35))]
+    z[:, 3] = [
+        0.0,
+        -0.0,
+        1e-36,
+        -1e-36,
+        float(np.float32(1e-35)),
+        np.nextafter(float(np.float32(1e-35)), 1),
+        1e-30,
+        -float(np.float32(1e-35)),
+    ]
     rows.append(z)
     for c in cat:
         cr = np.repeat(rows[0][:1], n_codes + 4, axis=0)
@@ -84,8 +92,15 @@ PARAMS = {
 
 def _train(kind, rounds=12):
     X, y, y3 = _data()
-    params = dict(verbose=-1, num_leaves=7, max_depth=3, min_data_per_group=5, cat_smooth=1, max_cat_to_onehot=1,
-                  **PARAMS[kind])
+    params = dict(
+        verbose=-1,
+        num_leaves=7,
+        max_depth=3,
+        min_data_per_group=5,
+        cat_smooth=1,
+        max_cat_to_onehot=1,
+        **PARAMS[kind],
+    )
     yy = y3 if kind == "multiclass" else y
     return lgb.train(params, lgb.Dataset(X, yy, categorical_feature=[2]), rounds)
 
@@ -97,7 +112,12 @@ def test_booster_text_and_dump_match_predict(kind, tmp_path):
     b.save_model(str(text_path))
     dump_path = tmp_path / "m.json"
     dump_path.write_text(json.dumps(b.dump_model()))
-    variants = [lf.from_object(b), load_model(text_path), load_model(dump_path), lf.from_object(b.dump_model())]
+    variants = [
+        lf.from_object(b),
+        load_model(text_path),
+        load_model(dump_path),
+        lf.from_object(b.dump_model()),
+    ]
     X = probe_rows(variants[0], 4)
     for ens in variants:
         assert ens.op == "<=" and ens.cast == "float64z"
@@ -116,19 +136,32 @@ def test_lgbm_classifier_and_pandas_categories():
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
     names = np.array(list("pqrstuvw"))
     df["c"] = pd.Categorical(names[X[:, 2].astype(int)], categories=list(names))
-    m = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, max_depth=3, min_data_per_group=5, cat_smooth=1,
-                           max_cat_to_onehot=1, verbose=-1).fit(df, y)
+    m = lgb.LGBMClassifier(
+        n_estimators=10,
+        num_leaves=7,
+        max_depth=3,
+        min_data_per_group=5,
+        cat_smooth=1,
+        max_cat_to_onehot=1,
+        verbose=-1,
+    ).fit(df, y)
     ens = load_model(m)
     assert ens.feature_names == ["a", "b", "c", "d"]
     assert ens.features[2].categories == tuple(names)
     Xp = probe_rows(ens, 4)
-    Xp = Xp[(np.isnan(Xp[:, 2])) | ((Xp[:, 2] >= 0) & (Xp[:, 2] < 8) & (Xp[:, 2] == np.floor(Xp[:, 2])))]
+    Xp = Xp[
+        (np.isnan(Xp[:, 2])) | ((Xp[:, 2] >= 0) & (Xp[:, 2] < 8) & (Xp[:, 2] == np.floor(Xp[:, 2])))
+    ]
     assert_matches(ens, Xp)
 
 
 def test_single_leaf_trees():
     X, y, _ = _data()
-    b = lgb.train(dict(objective="binary", verbose=-1, num_leaves=4, min_gain_to_split=1e9), lgb.Dataset(X, y), 3)
+    b = lgb.train(
+        dict(objective="binary", verbose=-1, num_leaves=4, min_gain_to_split=1e9),
+        lgb.Dataset(X, y),
+        3,
+    )
     ens = lf.from_object(b)
     assert all(t.n_nodes == 1 for t in ens.trees)
     assert_matches(ens, probe_rows(ens, 4))
@@ -136,8 +169,14 @@ def test_single_leaf_trees():
     text = _train("binary", rounds=3).model_to_string()
     head, rest = text.split("Tree=1\n", 1)
     rest = rest.split("Tree=2\n", 1)[1]
-    head = "\n".join(line for line in head.splitlines() if not line.startswith("tree_sizes=")) + "\n"
-    text = head + "Tree=1\nnum_leaves=1\nnum_cat=0\nleaf_value=0.125\nis_linear=0\nshrinkage=1\n\n\nTree=2\n" + rest
+    head = (
+        "\n".join(line for line in head.splitlines() if not line.startswith("tree_sizes=")) + "\n"
+    )
+    text = (
+        head
+        + "Tree=1\nnum_leaves=1\nnum_cat=0\nleaf_value=0.125\nis_linear=0\nshrinkage=1\n\n\nTree=2\n"
+        + rest
+    )
     ens2 = lf.from_text(text)
     assert [t.n_nodes == 1 for t in ens2.trees] == [False, True, False]
     assert_matches(ens2, probe_rows(ens2, 4))
@@ -153,9 +192,11 @@ def test_rejects_regressors_and_bad_files(tmp_path):
     with pytest.raises(UnsupportedModelError, match="objective"):
         load_model(p)
     bad = tmp_path / "bad.txt"
-    bad.write_text("tree\nversion=v4\nnum_class=1\nobjective=binary sigmoid:1\nfeature_names=a\nmax_feature_idx=0\n"
-                   "Tree=0\nnum_leaves=2\nsplit_feature=3\nthreshold=0.5\ndecision_type=2\nleft_child=-1\n"
-                   "right_child=-2\nleaf_value=1 2\n\nend of trees\n")
+    bad.write_text(
+        "tree\nversion=v4\nnum_class=1\nobjective=binary sigmoid:1\nfeature_names=a\nmax_feature_idx=0\n"
+        "Tree=0\nnum_leaves=2\nsplit_feature=3\nthreshold=0.5\ndecision_type=2\nleft_child=-1\n"
+        "right_child=-2\nleaf_value=1 2\n\nend of trees\n"
+    )
     with pytest.raises(InputError, match="tree 0"):
         load_model(bad, format="lightgbm")
 

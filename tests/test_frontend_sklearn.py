@@ -21,7 +21,6 @@ from sklearn.ensemble import (  # noqa: E402
     RandomForestRegressor,
 )
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
-
 from treesens.compiler.errors import InputError, UnsupportedModelError  # noqa: E402
 from treesens.frontends import sklearn as sf  # noqa: E402
 from treesens.frontends.load import load_model  # noqa: E402
@@ -50,9 +49,13 @@ def probe_rows(ens, nan=True, seed=1, codes=None):
             if t.feature[k] < 0 or t.is_categorical(k) or not np.isfinite(t.threshold[k]):
                 continue
             th = float(t.threshold[k])
-            for v in (th, np.nextafter(th, -np.inf), np.nextafter(th, np.inf),
-                      float(np.nextafter(np.float32(th), np.float32(np.inf))),
-                      float(np.nextafter(np.float32(th), np.float32(-np.inf)))):
+            for v in (
+                th,
+                np.nextafter(th, -np.inf),
+                np.nextafter(th, np.inf),
+                float(np.nextafter(np.float32(th), np.float32(np.inf))),
+                float(np.nextafter(np.float32(th), np.float32(-np.inf))),
+            ):
                 r = R[:1].copy()
                 r[0, t.feature[k]] = v
                 rows.append(r)
@@ -81,9 +84,18 @@ CASES = {
     "rf": (lambda: RandomForestClassifier(15, max_depth=4, random_state=0), True),
     "et": (lambda: ExtraTreesClassifier(15, max_depth=4, random_state=0), True),
     "gb": (lambda: GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0), False),
-    "gb-exp": (lambda: GradientBoostingClassifier(n_estimators=15, max_depth=3, loss="exponential",
-                                                  random_state=0), False),
-    "gb-zero": (lambda: GradientBoostingClassifier(n_estimators=15, max_depth=3, init="zero", random_state=0), False),
+    "gb-exp": (
+        lambda: GradientBoostingClassifier(
+            n_estimators=15, max_depth=3, loss="exponential", random_state=0
+        ),
+        False,
+    ),
+    "gb-zero": (
+        lambda: GradientBoostingClassifier(
+            n_estimators=15, max_depth=3, init="zero", random_state=0
+        ),
+        False,
+    ),
     "hgb": (lambda: HistGradientBoostingClassifier(max_iter=15, max_depth=3, random_state=0), True),
 }
 
@@ -108,14 +120,17 @@ def test_matches_predict(name, multiclass):
 def test_tree_values_are_fractions():
     X, _, y, _ = _data()
     est = DecisionTreeClassifier(max_depth=3).fit(X, y)
-    assert np.allclose(est.tree_.value[:, 0, :].sum(axis=1), 1.0), "sklearn >= 1.4 stores class fractions"
+    assert np.allclose(est.tree_.value[:, 0, :].sum(axis=1), 1.0), (
+        "sklearn >= 1.4 stores class fractions"
+    )
 
 
 def test_hist_gradient_boosting_categorical_codes():
     X, Xn, y, y3 = _data()
     for target in (y, y3):
-        est = HistGradientBoostingClassifier(max_iter=15, max_depth=3, categorical_features=[2],
-                                             random_state=0).fit(Xn, target)
+        est = HistGradientBoostingClassifier(
+            max_iter=15, max_depth=3, categorical_features=[2], random_state=0
+        ).fit(Xn, target)
         ens = sf.from_estimator(est)
         f = ens.features[2]
         assert f.kind == "categorical" and f.categories == ("0", "3", "6", "9", "12")
@@ -128,8 +143,9 @@ def test_hist_gradient_boosting_pandas_categories():
     X, Xn, y, _ = _data()
     df = pd.DataFrame(Xn, columns=["a", "b", "c", "d"])
     df["c"] = pd.Categorical(np.array(list("uvwxy"))[(X[:, 2] // 3).astype(int)])
-    est = HistGradientBoostingClassifier(max_iter=15, max_depth=3, categorical_features="from_dtype",
-                                         random_state=0).fit(df, y)
+    est = HistGradientBoostingClassifier(
+        max_iter=15, max_depth=3, categorical_features="from_dtype", random_state=0
+    ).fit(df, y)
     ens = load_model(est)
     assert ens.feature_names == ["a", "b", "c", "d"]
     assert ens.features[2].categories == tuple("uvwxy")
@@ -141,8 +157,12 @@ def test_rejects_regressors_and_pipelines():
     from sklearn.preprocessing import StandardScaler
 
     X, _, y, _ = _data(200)
-    for est in (DecisionTreeRegressor(max_depth=2), RandomForestRegressor(3, max_depth=2),
-                GradientBoostingRegressor(n_estimators=3), HistGradientBoostingRegressor(max_iter=3)):
+    for est in (
+        DecisionTreeRegressor(max_depth=2),
+        RandomForestRegressor(3, max_depth=2),
+        GradientBoostingRegressor(n_estimators=3),
+        HistGradientBoostingRegressor(max_iter=3),
+    ):
         with pytest.raises(UnsupportedModelError, match="not a classifier"):
             load_model(est.fit(X, y.astype(float)))
     with pytest.raises(UnsupportedModelError, match="Pipeline"):
@@ -172,13 +192,26 @@ def test_joblib_file_warns_and_loads(tmp_path, capsys):
 
 
 CHURN_MODELS = {
-    "rf": (lambda: RandomForestClassifier(30, max_depth=4, class_weight="balanced", random_state=0),
-           ["tenure", "Contract", "InternetService"]),
-    "et": (lambda: ExtraTreesClassifier(30, max_depth=4, class_weight="balanced", random_state=0), ["Contract"]),
-    "gb": (lambda: GradientBoostingClassifier(n_estimators=30, max_depth=3, random_state=0), ["tenure"]),
-    "hgb": (lambda: HistGradientBoostingClassifier(max_iter=30, max_depth=4, random_state=0), ["Contract"]),
-    "dt": (lambda: DecisionTreeClassifier(max_depth=4, class_weight="balanced", random_state=0),
-           ["tenure", "Contract", "InternetService"]),
+    "rf": (
+        lambda: RandomForestClassifier(30, max_depth=4, class_weight="balanced", random_state=0),
+        ["tenure", "Contract", "InternetService"],
+    ),
+    "et": (
+        lambda: ExtraTreesClassifier(30, max_depth=4, class_weight="balanced", random_state=0),
+        ["Contract"],
+    ),
+    "gb": (
+        lambda: GradientBoostingClassifier(n_estimators=30, max_depth=3, random_state=0),
+        ["tenure"],
+    ),
+    "hgb": (
+        lambda: HistGradientBoostingClassifier(max_iter=30, max_depth=4, random_state=0),
+        ["Contract"],
+    ),
+    "dt": (
+        lambda: DecisionTreeClassifier(max_depth=4, class_weight="balanced", random_state=0),
+        ["tenure", "Contract", "InternetService"],
+    ),
 }
 
 
@@ -212,4 +245,7 @@ def test_churn_check_with_solver_only(shared_dir):
     ens = load_model(est)
     q = make_query(["tenure"], gap=0.2, timeout=60).with_(options=(("heuristic", False),))
     r = solve_query(ens, q)
-    assert r.status == "sensitive" and r.validated and r.stats.get("found_by") == "cpsat", (r.status, r.error)
+    assert r.status == "sensitive" and r.validated and r.stats.get("found_by") == "cpsat", (
+        r.status,
+        r.error,
+    )

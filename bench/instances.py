@@ -1,0 +1,206 @@
+"""The benchmark instances, generated from ../shared/benchmarks, and the configurations.
+
+An instance is a model, the features F that may vary, a gap and (multiclass) a class
+pair; its id is a readable string ``model|F1+F2|g=0.2[|c=1,2]``. A configuration is how
+it is solved (treesens with some passes / backend / heuristic, or the Veritas peer).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED = Path(os.environ.get("TREESENS_SHARED", HERE.parent.parent / "shared")) / "benchmarks"
+
+# (key, model file, details csv) relative to SHARED; the paper's binary table (models 1-10)
+_C = "chen2019"
+BINARY_MODELS = [
+    ("breast_cancer_robust", f"{_C}/breast_cancer_robust/0004.json", f"{_C}/breast_cancer_robust/breast_cancer_details.csv"),
+    ("breast_cancer_unrobust", f"{_C}/breast_cancer_unrobust/0004.json", f"{_C}/breast_cancer_robust/breast_cancer_details.csv"),
+    ("diabetes_robust", f"{_C}/diabetes_robust/0020.json", f"{_C}/diabetes_robust/diabetes_details.csv"),
+    ("diabetes_unrobust", f"{_C}/diabetes_unrobust/0020.json", f"{_C}/diabetes_robust/diabetes_details.csv"),
+    ("ijcnn_robust", f"{_C}/ijcnn_robust/0060.json", f"{_C}/ijcnn_robust/ijcnn_details.csv"),
+    ("ijcnn_unrobust", f"{_C}/ijcnn_unrobust/0060.json", f"{_C}/ijcnn_robust/ijcnn_details.csv"),
+]
+for _ds, _sizes in (
+    ("adult", [(t, d) for t in (200, 300, 500) for d in (5, 6)]),
+    ("churn", [(t, d) for t in (200, 300, 500) for d in (5, 6)]),
+    ("pimadiabetes", [(t, d) for t in (200, 300, 500) for d in (5, 6)]),
+    ("german_credit", [(t, d) for t in (500, 800) for d in (5, 6)]),
+):
+    for _t, _d in _sizes:
+        BINARY_MODELS.append((f"{_ds}_t{_t}_d{_d}", f"{_ds}/{_ds}_t{_t}_d{_d}.json", f"{_ds}/details.csv"))
+
+MULTICLASS_MODELS = [
+    ("iris_t100_d5", "iris/iris_t100_d5.json", "iris/details.csv"),
+    ("winequality_red_t100_d5", "winequality_red/winequality_red_t100_d5.json", "winequality_red/details.csv"),
+    ("winequality_red_t100_d6", "winequality_red/winequality_red_t100_d6.json", "winequality_red/details.csv"),
+]
+
+MODELS = {k: (m, d) for k, m, d in BINARY_MODELS + MULTICLASS_MODELS}
+BINARY_GAPS = (0.1, 0.2, 0.3)
+MULTICLASS_GAP = 2.0  # P(c1) >= 2 * P(c) for every other class c (eta = ln 2)
+
+
+@dataclass(frozen=True)
+class Instance:
+    model: str  # key of MODELS
+    features: tuple[str, ...]
+    gap: float
+    classes: tuple[int, int] | None = None
+    suite: str = "single"  # single | multiclass | multi
+
+    @property
+    def id(self) -> str:
+        s = f"{self.model}|{'+'.join(self.features)}|g={self.gap:g}"
+        return s + (f"|c={self.classes[0]},{self.classes[1]}" if self.classes else "")
+
+    @property
+    def paths(self) -> tuple[str, str]:
+        m, d = MODELS[self.model]
+        return str(SHARED / m), str(SHARED / d)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["id"] = self.id
+        d["model_path"], d["details_path"] = self.paths
+        return d
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    kind: str = "treesens"  # treesens | veritas
+    passes: str | None = None  # None: default; "-unaff": default minus one; "none"
+    baseline: str | None = None
+    backend: str = "cpsat"
+    heuristic: bool = True
+    note: str = ""
+
+
+CONFIGS = {
+    c.name: c
+    for c in [
+        Config("default", note="all passes, pre-solver heuristic, CP-SAT"),
+        Config("default-noheur", heuristic=False, note="all passes, no heuristic (the encoding alone)"),
+        Config("kant", baseline="kant", heuristic=False, note="Kantchelian baseline, no heuristic"),
+        Config("no-unaff", passes="-unaff", heuristic=False, note="default-noheur minus UnAff"),
+        Config("no-aff", passes="-aff", heuristic=False, note="default-noheur minus Aff"),
+        Config("no-obj", passes="-obj", heuristic=False, note="default-noheur minus Obj"),
+        Config("veritas", kind="veritas", note="dtai-veritas best-first search on f(x1)-f(x2)"),
+    ]
+}
+# one configuration per installed non-default backend (all passes, no heuristic, so
+# they compare with default-noheur)
+for _b in ("cbc", "highs", "gurobi", "z3"):
+    CONFIGS[_b] = Config(_b, backend=_b, heuristic=False, note=f"all passes, no heuristic, backend {_b}")
+
+
+def installed_backends() -> list[str]:
+    from treesens.backends.registry import BACKENDS, available
+
+    return [b for b in BACKENDS if available(b)]
+
+
+def _used_features(model_key: str) -> list[str]:
+    """Names of the features some split of the model tests (chen2019's unused index 0 and
+    features no tree reads would be trivially insensitive instances)."""
+    import treesens
+
+    m, d = MODELS[model_key]
+    ens = treesens.load_model(str(SHARED / m), details=str(SHARED / d))
+    used = set()
+    for t in ens.trees:
+        used.update(int(f) for f in t.feature[t.feature >= 0])
+    return [ens.feature_names[f] for f in sorted(used)], ens.n_classes
+
+
+_FEATURE_CACHE: dict[str, tuple[list[str], int]] = {}
+
+
+def used_features(model_key: str) -> tuple[list[str], int]:
+    if model_key not in _FEATURE_CACHE:
+        _FEATURE_CACHE[model_key] = _used_features(model_key)
+    return _FEATURE_CACHE[model_key]
+
+
+def single_feature(models=None, gaps=BINARY_GAPS, features_per_model: int | None = None) -> list[Instance]:
+    out = []
+    for key, _, _ in BINARY_MODELS:
+        if models is not None and key not in models:
+            continue
+        feats, _ = used_features(key)
+        if features_per_model is not None:
+            feats = _spread(feats, features_per_model)
+        for g in gaps:
+            out.extend(Instance(key, (f,), g) for f in feats)
+    return out
+
+
+def multiclass(models=None, gap=MULTICLASS_GAP) -> list[Instance]:
+    out = []
+    for key, _, _ in MULTICLASS_MODELS:
+        if models is not None and key not in models:
+            continue
+        feats, k = used_features(key)
+        for f in feats:
+            for c1, c2 in itertools.permutations(range(k), 2):
+                out.append(Instance(key, (f,), gap, (c1, c2), suite="multiclass"))
+    return out
+
+
+def multi_feature(models=None, sizes=(2, 3, 4, 5), gap=0.2, seed=0) -> list[Instance]:
+    """As in the paper's multi-feature experiment: per binary model and size m, as many
+    random subsets of m features as the model has (used) features."""
+    rng = random.Random(seed)
+    out = []
+    for key, _, _ in BINARY_MODELS:
+        if models is not None and key not in models:
+            continue
+        feats, _ = used_features(key)
+        for m in sizes:
+            if m > len(feats):
+                continue
+            seen = set()
+            for _ in range(len(feats)):
+                s = tuple(sorted(rng.sample(feats, m), key=feats.index))
+                if s not in seen:
+                    seen.add(s)
+                    out.append(Instance(key, s, gap, suite="multi"))
+    return out
+
+
+def _spread(items: list, k: int) -> list:
+    """k items spread evenly over the list (deterministic)."""
+    if k >= len(items):
+        return list(items)
+    step = len(items) / k
+    return [items[int(i * step)] for i in range(k)]
+
+
+# ---- tiers ------------------------------------------------------------------------
+QUICK_MODELS = ("breast_cancer_robust", "diabetes_robust", "pimadiabetes_t200_d5", "adult_t200_d5")
+
+
+def tier(name: str, suites=None) -> tuple[list[Instance], list[str], float]:
+    """(instances, configuration names, per-instance time limit) of a tier."""
+    if name == "quick":
+        insts = single_feature(QUICK_MODELS, gaps=(0.2,), features_per_model=3)
+        return insts, ["default", "kant", "no-aff", "veritas"], 60.0
+    if name == "full":
+        suites = suites or ("single", "multiclass", "multi")
+        insts = []
+        if "single" in suites:
+            insts += single_feature()
+        if "multiclass" in suites:
+            insts += multiclass()
+        if "multi" in suites:
+            insts += multi_feature()
+        configs = ["default", "default-noheur", "kant", "no-unaff", "no-aff", "no-obj", "veritas"]
+        configs += [b for b in installed_backends() if b != "cpsat"]
+        return insts, configs, 600.0
+    raise ValueError(f"unknown tier {name!r} (quick, full)")

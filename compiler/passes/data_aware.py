@@ -1,0 +1,270 @@
+"""Data-aware passes (paper section 4 and 5.3): the utility objective and cavity clauses.
+
+Both work on the encoding's per-feature predicates. For a numeric feature with valid
+(non-empty) threshold intervals of ranks 0..n-1, q_r (r = 1..n-1) is true iff x lies in
+one of the first r of them; with q_0 = 0 and q_n = 1 (or 1 - m when the feature may be
+NaN, m the NaN variable) the indicator of "x lies in the interval of rank r" is
+q_{r+1} - q_r. Categorical features use their one-hot variables directly.
+
+**UtilityObjective** ("prob"): the paper's product-of-marginals utility
+u(x1, x2) = prod_f pi_f(x1_f) * pi_f(x2_f), as the linear objective
+max sum_{copy} sum_f sum_r log pi_f(r) * [x_copy.f in interval r]. Features outside F
+share their predicates between the copies, so their terms count twice (pi(x1) and pi(x2)
+are both taken). This is the paper's Eq. (obj-data-aware) up to a constant.
+
+Smoothing (``empty="smooth"``, default): add-alpha (Laplace) estimates
+pi_f(r) = (count_r + alpha) / (N + alpha * n_f) with alpha = 1: an interval no data row
+falls in gets a small positive probability 1 / (N + n_f) instead of log(0) = -inf, and
+the estimates still sum to 1. ``empty="forbid"``: intervals with no data row are
+excluded outright (indicator fixed to 0; non-empty ones use the plain frequency). That
+restricts the search, so the pipeline drops these constraints again if they make the
+query infeasible (an "insensitive" answer is never based on data).
+
+**CavityClauses** ("clause"): each learned cavity box B = AND_i (lo_i <= x_{f_i} < hi_i)
+contains no data row; its negation OR_i (x_{f_i} < lo_i or x_{f_i} >= hi_i) is added for
+BOTH inputs (each copy with its own predicates for varied features; once for a clause
+whose features are all shared). Literals on varied features are kept (see
+docs/data-aware.md): dropping one would turn the box into a larger one that does contain
+data, excluding realistic pairs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ensemble import ZERO_BAND
+from ..ir import Linear, Objective
+from .base import Compiled, Pass
+
+DATA_TAGS = ("cavity", "prob-forbid")  # constraints that restrict the search by the data
+
+
+def interval_index(ens, thresholds, values: np.ndarray) -> np.ndarray:
+    """Index of the threshold interval (domain.py numbering) of each value, as the library
+    routes it: the number of thresholds whose test fails. NaN gives -1."""
+    ths = np.asarray(thresholds, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if ens.cast == "float32":
+        vc = v.astype(np.float32).astype(np.float64)
+    elif ens.cast == "float64z":
+        vc = np.where(np.abs(v) <= ZERO_BAND, 0.0, v)
+    else:
+        vc = v
+    side = "right" if ens.op == "<" else "left"
+    out = np.searchsorted(ths, vc, side=side).astype(np.int64)
+    out[np.isnan(v)] = -1
+    return out
+
+
+def feature_ranks(enc, f: int, values: np.ndarray) -> np.ndarray:
+    """Rank (index among the valid intervals / codes) of each value for feature f; -1 when
+    the value falls in no valid interval (outside the declared bounds, NaN, unknown code)."""
+    dom = enc.domains[f]
+    v = np.asarray(values, dtype=np.float64)
+    if dom.codes is not None:
+        pos = {c: i for i, c in enumerate(dom.codes)}
+        return np.array([pos.get(int(x), -1) if (not math.isnan(x) and float(x).is_integer()) else -1
+                         for x in v.tolist()], dtype=np.int64)
+    j = interval_index(enc.ensemble, dom.thresholds, v)
+    valid = np.asarray(dom.valid, dtype=np.int64)
+    r = np.searchsorted(valid, j)
+    ok = (j >= 0) & (r < len(valid))
+    ok[ok] &= valid[r[ok]] == j[ok]
+    return np.where(ok, r, -1)
+
+
+def marginals(enc, X: np.ndarray, alpha: float = 1.0) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per feature: (counts per valid rank, smoothed probabilities per valid rank)."""
+    out = {}
+    for f, dom in enc.domains.items():
+        n = len(dom.valid)
+        if n == 0:
+            continue
+        ranks = feature_ranks(enc, f, X[:, f])
+        counts = np.bincount(ranks[ranks >= 0], minlength=n).astype(np.float64)
+        total = counts.sum()
+        if alpha > 0 or total == 0:
+            a = alpha if alpha > 0 else 1.0
+            probs = (counts + a) / (total + a * n)
+        else:
+            probs = counts / total
+        out[f] = (counts, probs)
+    return out
+
+
+def interval_indicators(enc, copy: int, f: int) -> list[tuple[dict[int, float], float]] | None:
+    """Per valid rank r: the indicator "x_copy.f lies in interval r" as (terms, constant).
+    None for a feature the encoding has no variables for (a single choice)."""
+    hots = enc.onehot[copy].get(f)
+    if hots is not None:
+        return [({v: 1.0}, 0.0) for v in hots]
+    qs = enc.pred[copy].get(f, ())
+    m = enc.nan[copy].get(f)
+    n = len(enc.domains[f].valid)
+    if not qs and m is None:
+        return None
+    out = []
+    for r in range(n):
+        terms: dict[int, float] = {}
+        const = 0.0
+        # + q_{r+1}
+        if r + 1 >= n:
+            if m is None:
+                const += 1.0
+            else:
+                const += 1.0
+                terms[m] = terms.get(m, 0.0) - 1.0
+        else:
+            terms[qs[r]] = terms.get(qs[r], 0.0) + 1.0
+        # - q_r
+        if r >= 1:
+            terms[qs[r - 1]] = terms.get(qs[r - 1], 0.0) - 1.0
+        out.append(({v: c for v, c in terms.items() if c != 0.0}, const))
+    return out
+
+
+def _copies(enc, f: int) -> tuple[int, ...]:
+    return (0, 1) if f in enc.varying else (0,)
+
+
+class UtilityObjective(Pass):
+    """Maximise the log of the product-of-marginals utility of both inputs (role optimize)."""
+
+    name = "prob"
+
+    def __init__(self, X: np.ndarray, alpha: float = 1.0, empty: str = "smooth"):
+        if empty not in ("smooth", "forbid"):
+            raise ValueError(f"empty intervals: 'smooth' or 'forbid', not {empty!r}")
+        self.X = np.asarray(X, dtype=np.float64)
+        self.alpha = float(alpha)
+        self.empty = empty
+
+    def apply(self, compiled: Compiled):
+        enc = compiled.encoding
+        forbid = self.empty == "forbid"
+        margs = marginals(enc, self.X, 0.0 if forbid else self.alpha)
+        acc: dict[int, float] = {}
+        const = 0.0
+        cons = []
+        n_forbidden = 0
+        for f, (counts, probs) in margs.items():
+            if counts.sum() == 0:
+                continue  # no data row in any admissible interval: no information
+            # NaN (missing) rows: their share goes to the NaN variable
+            for copy in _copies(enc, f):
+                weight = 2.0 if f not in enc.varying else 1.0
+                ind = interval_indicators(enc, copy, f)
+                if ind is None:
+                    continue
+                for r, (terms, c0) in enumerate(ind):
+                    if forbid and counts[r] == 0:
+                        if terms:
+                            vs = tuple(terms)
+                            cons.append(Linear(vs, tuple(terms[v] for v in vs), "==", -c0,
+                                               ("prob-forbid", copy, f, r)))
+                            n_forbidden += 1
+                        continue
+                    w = math.log(probs[r]) * weight
+                    const += w * c0
+                    for v, c in terms.items():
+                        acc[v] = acc.get(v, 0.0) + w * c
+                m = enc.nan[copy].get(f)
+                if m is not None:
+                    nan_rows = int(np.isnan(self.X[:, f]).sum())
+                    pn = (nan_rows + (0 if forbid else self.alpha)) / (len(self.X) + (0 if forbid else self.alpha))
+                    if pn > 0:
+                        acc[m] = acc.get(m, 0.0) + math.log(pn) * weight
+        items = [(v, c) for v, c in sorted(acc.items()) if c != 0.0]
+        obj = Objective("max", tuple(v for v, _ in items), tuple(c for _, c in items), const, role="optimize")
+        prob = compiled.problem.with_objective(obj)
+        if cons:
+            prob = prob.with_constraints(cons).with_note("data_restricted", True)
+        enc.stats["prob_forbidden_intervals"] = n_forbidden
+        return compiled.with_problem(prob), None
+
+
+class CavityClauses(Pass):
+    """Exclude learned data cavities (boxes with no data row) for both inputs."""
+
+    name = "clause"
+
+    def __init__(self, clauses):
+        self.clauses = list(clauses)
+
+    def apply(self, compiled: Compiled):
+        enc = compiled.encoding
+        cons = []
+        used = 0
+        for ci, clause in enumerate(self.clauses):
+            feats = [lit.feature for lit in clause.literals]
+            try:
+                idx = [enc.ensemble.feature_index(n) for n in feats]
+            except KeyError:
+                continue
+            copies = (0, 1) if any(f in enc.varying for f in idx) else (0,)
+            added = False
+            for copy in copies:
+                con = clause_constraint(enc, clause, idx, copy, ("cavity", ci, copy))
+                if con is not None:
+                    cons.append(con)
+                    added = True
+            used += added
+        enc.stats["clauses"] = used
+        prob = compiled.problem
+        if cons:
+            prob = prob.with_constraints(cons).with_note("data_restricted", True)
+        return compiled.with_problem(prob), None
+
+
+def box_ranks(enc, f: int, lo: float, hi: float) -> tuple[int, int] | None:
+    """The valid ranks [a, b] of feature f whose intervals lie inside [lo, hi) (as the
+    library routes values: x >= lo fails the test at lo, x < hi passes the test at hi).
+    Only whole intervals count, so the box can only shrink. None when no rank fits."""
+    dom = enc.domains[f]
+    if dom.codes is not None:
+        inside = [r for r, c in enumerate(dom.codes) if lo <= c < hi]
+        if not inside or inside != list(range(inside[0], inside[-1] + 1)):
+            return None
+        return inside[0], inside[-1]
+    ths = dom.thresholds
+    # an interval j = [t_{j-1}, t_j) is inside iff t_{j-1} >= lo and t_j <= hi
+    ranks = []
+    for r, j in enumerate(dom.valid):
+        a, b = dom.edges(j)
+        if a >= lo and b <= hi:
+            ranks.append(r)
+    del ths
+    if not ranks:
+        return None
+    return ranks[0], ranks[-1]
+
+
+def clause_constraint(enc, clause, idx, copy: int, tag) -> Linear | None:
+    """sum of "x outside literal i" >= 1, over the copy's predicates; None if vacuous."""
+    acc: dict[int, float] = {}
+    const = 0.0
+    for lit, f in zip(clause.literals, idx):
+        ab = box_ranks(enc, f, lit.lo, lit.hi)
+        if ab is None:
+            return None  # the box holds no whole interval of f: it excludes nothing
+        a, b = ab
+        n = len(enc.domains[f].valid)
+        if a == 0 and b == n - 1 and enc.nan[copy].get(f) is None:
+            continue  # the literal holds for every value: "outside" is false
+        ind = interval_indicators(enc, copy, f)
+        if ind is None:
+            continue
+        # outside = 1 - sum_{r in [a, b]} indicator_r
+        const += 1.0
+        for r in range(a, b + 1):
+            terms, c0 = ind[r]
+            const -= c0
+            for v, c in terms.items():
+                acc[v] = acc.get(v, 0.0) - c
+    items = [(v, c) for v, c in sorted(acc.items()) if c != 0.0]
+    rhs = 1.0 - const
+    if not items:
+        return None if rhs <= 0 else None
+    return Linear(tuple(v for v, _ in items), tuple(c for _, c in items), ">=", rhs, tag)

@@ -1,0 +1,227 @@
+"""Data for data-aware queries: a CSV (or Parquet) file, or a DataFrame, with a label column.
+
+Columns are matched to the model's features by name when every feature has a column of
+its name; otherwise by order (the label column left out) when the counts match. Values
+must be numbers; a categorical feature that declares category names may also use the
+names. A missing value is accepted only for a feature declared ``may_be_missing``.
+Every problem is an ``InputError`` naming the file (and the column / row).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..compiler.errors import InputError
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Rows in the model's feature order (float64, NaN = missing)."""
+
+    X: np.ndarray  # (n_rows, n_features)
+    y: np.ndarray | None
+    names: tuple[str, ...]  # the model's feature names, in order
+    source: str = "<data>"
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+    def digest(self) -> str:
+        """A hash of the rows (and labels): the key of cached cavity clauses."""
+        if "digest" not in self._cache:
+            h = hashlib.sha256()
+            h.update(np.ascontiguousarray(self.X, dtype=np.float64).tobytes())
+            h.update(repr(self.X.shape).encode())
+            if self.y is not None:
+                h.update(np.ascontiguousarray(self.y).tobytes())
+            self._cache["digest"] = h.hexdigest()[:20]
+        return self._cache["digest"]
+
+    def prefer(self) -> dict[int, np.ndarray]:
+        """Per feature, the values seen in the data, most frequent first (ties: nearest
+        the median first): ``invert`` takes the first that fits the chosen interval."""
+        if "prefer" not in self._cache:
+            out: dict[int, np.ndarray] = {}
+            for f in range(self.X.shape[1]):
+                col = self.X[:, f]
+                col = col[~np.isnan(col)]
+                if col.size == 0:
+                    continue
+                vals, counts = np.unique(col, return_counts=True)
+                med = float(np.median(col))
+                order = np.lexsort((np.abs(vals - med), -counts))
+                out[f] = vals[order]
+            self._cache["prefer"] = out
+        return self._cache["prefer"]
+
+    def ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(min, max - min) per feature; a constant feature gets range 1."""
+        lo = np.nanmin(self.X, axis=0)
+        hi = np.nanmax(self.X, axis=0)
+        lo = np.where(np.isnan(lo), 0.0, lo)
+        rng = np.where(np.isnan(hi), 1.0, hi - lo)
+        return lo, np.where(rng > 0, rng, 1.0)
+
+
+_LOADED: dict[tuple, Dataset] = {}
+
+
+def load_data(data, ens, label: str | None = "label") -> Dataset:
+    """A Dataset for ``ens`` from a path (CSV / Parquet), a pandas DataFrame, an array
+    with the features in model order, or a Dataset (returned as it is)."""
+    if isinstance(data, Dataset):
+        if data.names != tuple(ens.feature_names):
+            raise InputError("the data set was loaded for a model with other features", data.source)
+        return data
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        try:
+            st = path.stat()
+        except OSError:
+            raise InputError("data file not found", str(path)) from None
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size, label, tuple(ens.feature_names),
+               tuple((f.kind, f.may_be_missing, f.categories) for f in ens.features))
+        if key not in _LOADED:
+            _LOADED[key] = _from_frame(_read(path), ens, label, str(path))
+        return _LOADED[key]
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pd = None
+    if pd is not None and isinstance(data, pd.DataFrame):
+        return _from_frame(data, ens, label, "<DataFrame>")
+    arr = np.asarray(data)
+    if arr.ndim != 2:
+        raise InputError(f"data must be a table (2-d), got an array of shape {arr.shape}")
+    import pandas as pd
+
+    cols = list(ens.feature_names) if arr.shape[1] == ens.n_features else [f"c{i}" for i in range(arr.shape[1])]
+    return _from_frame(pd.DataFrame(arr, columns=cols), ens, None, "<array>")
+
+
+def _read(path: Path):
+    import pandas as pd
+
+    if path.is_dir():
+        raise InputError("is a directory, not a data file", str(path))
+    if path.stat().st_size == 0:
+        raise InputError("data file is empty", str(path))
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            try:
+                return pd.read_parquet(path)
+            except ImportError as e:
+                raise InputError(f"reading Parquet needs pyarrow or fastparquet ({e})", str(path)) from None
+        return pd.read_csv(path, skipinitialspace=True)
+    except InputError:
+        raise
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError) as e:
+        raise InputError(f"cannot read: {str(e).splitlines()[0] if str(e) else type(e).__name__}", str(path)) from None
+
+
+def _from_frame(df, ens, label, where: str) -> Dataset:
+    import pandas as pd
+
+    cols = [str(c).strip() for c in df.columns]
+    df = df.copy()
+    df.columns = cols
+    y = None
+    if label and label in cols:
+        y = df[label].to_numpy()
+        df = df.drop(columns=[label])
+        cols = [c for c in cols if c != label]
+    if len(df) == 0:
+        raise InputError("the data has no rows", where)
+    names = list(ens.feature_names)
+    if all(n in cols for n in names):
+        df = df[names]
+    elif len(cols) == len(names):
+        df.columns = names  # by order
+    else:
+        missing = [n for n in names if n not in cols]
+        raise InputError(
+            f"the data does not match the model: no column for feature(s) {', '.join(map(repr, missing[:8]))}"
+            f"{' ...' if len(missing) > 8 else ''} and {len(cols)} feature columns for {len(names)} features"
+            f" (label column {label!r} {'found' if y is not None else 'not found'})",
+            where,
+        )
+    X = np.empty((len(df), len(names)), dtype=np.float64)
+    for f, name in enumerate(names):
+        feat = ens.features[f]
+        col = df[name]
+        if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            vals = _categories(col, feat, name, where)
+        bad = np.flatnonzero(np.isnan(vals))
+        if bad.size and not feat.may_be_missing:
+            raise InputError(
+                f"column {name!r}: missing value (NaN) in row {int(bad[0]) + 1} ({bad.size} rows in all); "
+                "drop those rows or declare the feature as possibly missing",
+                where,
+            )
+        if np.isinf(vals).any():
+            r = int(np.flatnonzero(np.isinf(vals))[0])
+            raise InputError(f"column {name!r}: infinite value in row {r + 1}", where)
+        X[:, f] = vals
+    X.setflags(write=False)
+    return Dataset(X, y, tuple(names), where)
+
+
+def _categories(col, feat, name: str, where: str) -> np.ndarray:
+    """Map category names to codes (a categorical feature with declared names)."""
+    cats = list(feat.categories or ())
+    out = np.empty(len(col), dtype=np.float64)
+    index = {c: i for i, c in enumerate(cats)}
+    for i, v in enumerate(col.tolist()):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            out[i] = np.nan
+            continue
+        if isinstance(v, (int, float, np.integer, np.floating)):
+            out[i] = float(v)
+            continue
+        s = str(v).strip()
+        if s in index:
+            out[i] = float(index[s])
+            continue
+        try:
+            out[i] = float(s)
+            continue
+        except ValueError:
+            pass
+        if cats:
+            raise InputError(f"column {name!r}, row {i + 1}: unknown category {s!r} "
+                             f"(known: {', '.join(cats[:10])}{' ...' if len(cats) > 10 else ''})", where)
+        raise InputError(f"column {name!r}, row {i + 1}: {s!r} is not a number", where)
+    return out
+
+
+def data_option(q):
+    """The data a query names in its options (``data``: a path or a Dataset), or None."""
+    opts = dict(q.options)
+    return opts.get("data"), opts.get("label", "label")
+
+
+def dataset_for(ens, q) -> Dataset | None:
+    data, label = data_option(q)
+    if data is None:
+        return None
+    return load_data(data, ens, label)
+
+
+def cache_dir() -> Path:
+    """Where learned clauses are cached: $TREESENS_CACHE, else ~/.cache/treesens."""
+    env = os.environ.get("TREESENS_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "treesens"

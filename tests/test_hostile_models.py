@@ -1,0 +1,164 @@
+"""Hostile and unsupported model files: one clear InputError, never a traceback."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import treesens
+from treesens.compiler.errors import InputError, UnsupportedModelError
+
+
+def _train(**params):
+    import xgboost as xgb
+
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    base = {"max_depth": 2, "eta": 0.5, "nthread": 1}
+    base.update(params)
+    return xgb.train(base, xgb.DMatrix(X, label=y), num_boost_round=3)
+
+
+@pytest.fixture(scope="module")
+def tiny_model_json() -> dict:
+    return json.loads(bytes(_train(objective="binary:logistic").save_raw("json")))
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "treesens.frontends.cli.main", *args],
+                          capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"objective": "reg:squarederror"}, "reg:squarederror"),
+        ({"objective": "rank:pairwise"}, "rank:pairwise"),
+        ({"objective": "binary:logistic", "booster": "dart"}, "DART"),
+        ({"objective": "binary:logistic", "booster": "gblinear"}, "not a tree ensemble"),
+    ],
+)
+def test_unsupported_model_kind_is_named(tmp_path, params, words):
+    path = tmp_path / "m.json"
+    _train(**params).save_model(path)
+    with pytest.raises(UnsupportedModelError, match=words):
+        treesens.load_model(path)
+
+
+def test_unsupported_model_kind_exits_2_with_one_line(tmp_path):
+    path = tmp_path / "m.json"
+    _train(objective="reg:squarederror").save_model(path)
+    r = _cli("check", str(path), "--vary", "f0")
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and str(path) in r.stderr
+
+
+def test_truncated_model_file_names_the_file(tmp_path, tiny_model_json):
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(tiny_model_json)[:500])
+    with pytest.raises(InputError, match="invalid JSON"):
+        treesens.load_model(path)
+
+
+def test_binary_garbage_is_an_input_error(tmp_path):
+    path = tmp_path / "garbage.json"
+    path.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(InputError):
+        treesens.load_model(path)
+
+
+def test_json_of_the_wrong_shape_is_an_input_error(tmp_path):
+    path = tmp_path / "shape.json"
+    path.write_text(json.dumps({"hello": [1, 2, 3]}))
+    with pytest.raises(InputError, match="neither an XGBoost model"):
+        treesens.load_model(path)
+
+
+def test_split_on_a_feature_the_model_lacks_is_an_input_error(tmp_path, tiny_model_json):
+    m = copy.deepcopy(tiny_model_json)
+    tree = m["learner"]["gradient_booster"]["model"]["trees"][0]
+    tree["split_indices"][0] = 99
+    path = tmp_path / "bad_feature.json"
+    path.write_text(json.dumps(m))
+    with pytest.raises(InputError, match="feature"):
+        treesens.load_model(path)
+
+
+def _mutations(model: dict):
+    """Paths to every value in a model, for the fuzzer to break."""
+    out = []
+
+    def walk(x, path):
+        out.append(path)
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, path + (k,))
+        elif isinstance(x, list) and x:
+            for i in range(min(len(x), 3)):
+                walk(x[i], path + (i,))
+
+    walk(model, ())
+    return out
+
+
+_junk = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True),
+                  st.text(max_size=5), st.lists(st.integers(-2, 5), max_size=4), st.just({}))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_fuzzed_model_json_loads_or_raises_an_input_error(tmp_path, tiny_model_json, data):
+    m = copy.deepcopy(tiny_model_json)
+    paths = _mutations(m)
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(paths[1:]))
+        parent = m
+        try:
+            for k in path[:-1]:
+                parent = parent[k]
+            if data.draw(st.booleans()) and isinstance(parent, dict):
+                parent.pop(path[-1], None)
+            else:
+                parent[path[-1]] = data.draw(_junk)
+        except (KeyError, IndexError, TypeError):
+            continue
+    f = tmp_path / "fuzz.json"
+    f.write_text(json.dumps(m))
+    try:
+        ens = treesens.load_model(f)
+    except InputError:
+        return
+    # whatever loads must evaluate
+    ens.raw(np.zeros((2, ens.n_features)))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(0, 4000), junk=st.binary(max_size=40))
+def test_fuzzed_model_text_loads_or_raises_an_input_error(tmp_path, tiny_model_json, cut, junk):
+    text = json.dumps(tiny_model_json).encode()
+    f = tmp_path / "fuzz.json"
+    f.write_bytes(text[:cut] + junk + text[cut + len(junk):])
+    try:
+        treesens.load_model(f)
+    except InputError:
+        pass
+
+
+def test_a_tree_with_a_cycle_is_an_input_error(tmp_path, tiny_model_json):
+    m = copy.deepcopy(tiny_model_json)
+    tree = m["learner"]["gradient_booster"]["model"]["trees"][0]
+    tree["left_children"][1] = 0  # node 1 points back to the root
+    path = tmp_path / "cycle.json"
+    path.write_text(json.dumps(m))
+    with pytest.raises(InputError, match="reached twice|malformed"):
+        treesens.load_model(path)
