@@ -70,6 +70,7 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
     p.random_seed = int(options.seed)
     p.max_time_in_seconds = max(0.05, 0.97 * options.remaining() - 0.05)  # leave time to reply
     p.log_search_progress = bool(options.log)
+    p.catch_sigint_signal = False  # the parent process handles Ctrl-C
     if problem.objective is not None and options.first_solution:
         p.stop_after_first_solution = True
     t1 = time.time()

@@ -72,6 +72,7 @@ def serve(module_name: str, memory_mb: int) -> None:
     except BaseException as e:  # noqa: BLE001 - reported to the parent
         module = None
         load_error = f"cannot load {module_name}: {type(e).__name__}: {e}"
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             msg = _read_msg(in_fd)
@@ -93,6 +94,7 @@ def serve(module_name: str, memory_mb: int) -> None:
             except BaseException as e:  # noqa: BLE001
                 tb = traceback.format_exc(limit=4)
                 sol = Solution(ERROR, message=f"{type(e).__name__}: {e}\n{tb}")
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a solver library may have taken it
         try:
             _write_msg(out_fd, sol)
         except (BrokenPipeError, OSError):
@@ -111,6 +113,7 @@ class Worker:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "treesens.backends.worker", self.info.module, str(self.memory_mb or 0)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+            start_new_session=True,  # a terminal's Ctrl-C goes to the parent, which decides
         )
 
     def alive(self) -> bool:

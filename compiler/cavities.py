@@ -128,7 +128,7 @@ class _Progress:
 
 
 def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, time_budget: float = 60.0,
-                  sample: int = 200, seed: int = 0, progress: bool = False, stats: dict | None = None) -> list[Clause]:
+                  sample: int = 300, seed: int = 0, progress: bool = False, stats: dict | None = None) -> list[Clause]:
     """Cavity clauses of the data ``X`` (rows in the model's feature order)."""
     import z3
 
@@ -167,55 +167,13 @@ def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, 
             if left <= 0:
                 timed_out = True
                 break
-            opt = z3.Optimize()
-            opt.set("timeout", max(1, int(left * 1000)))
-            F = [z3.Int(f"F{i}") for i in range(size)]
-            A = [z3.Int(f"A{i}") for i in range(size)]
-            B = [z3.Int(f"B{i}") for i in range(size)]
-            for i in range(size):
-                opt.add(F[i] >= 0, F[i] < nf, A[i] >= 0, A[i] <= B[i])
-                if i:
-                    opt.add(F[i - 1] < F[i])
-                for c in range(nf):
-                    opt.add(z3.Implies(F[i] == c, z3.And(B[i] <= K[c], z3.Or(A[i] > 0, B[i] < K[c]))))
-            for box in found:  # no box inside an earlier one
-                opt.add(z3.Not(z3.And([
-                    z3.Or([z3.And(F[i] == c, A[i] >= a, B[i] <= b) for i in range(size)]) for c, a, b in box])))
-
-            def val(i, row):
-                e = z3.IntVal(int(row[nf - 1]))
-                for c in range(nf - 2, -1, -1):
-                    e = z3.If(F[i] == c, int(row[c]), e)
-                return e
-
-            def block(row):
-                return z3.Or([z3.Or(A[i] > val(i, row), B[i] < val(i, row)) for i in range(size)])
-
-            for p in pts:
-                opt.add(block(J[p]))
-            opt.minimize(z3.Sum([A[i] - B[i] for i in range(size)]))
-            while True:
-                iters += 1
-                bar.show(f"learning cavity clauses: size {size}/{width}, {len(found)}/{max_clauses} clauses, "
-                         f"{len(pts)} sample rows, {time.time() - t0:.1f}/{time_budget:.0f}s")
-                r = opt.check()
-                if r != z3.sat:
-                    break
-                m = opt.model()
-                box = tuple(sorted((m.eval(F[i]).as_long(), m.eval(A[i]).as_long(), m.eval(B[i]).as_long())
-                                   for i in range(size)))
-                inside = np.flatnonzero(_box_mask(J, box))
-                if inside.size == 0:
-                    break
-                new = rng.choice(inside, size=min(10, inside.size), replace=False)
-                for p in new.tolist():
-                    pts.add(p)
-                    opt.add(block(J[p]))
-                if time.time() - t0 > time_budget:
-                    r = z3.unknown
-                    break
-            if r != z3.sat:
-                if r == z3.unknown:
+            box, r, it = _solve_box(z3, J, K, nf, size, found, pts, rng, t0, time_budget, bar,
+                                    lambda: (f"learning cavity clauses: size {size}/{width}, "
+                                             f"{len(found)}/{max_clauses} clauses, {len(pts)} sample rows, "
+                                             f"{time.time() - t0:.1f}/{time_budget:.0f}s"))
+            iters += it
+            if box is None:
+                if r == "unknown":
                     timed_out = True
                 break  # no further box of this size
             # greedy literal pruning: drop a literal if the box stays empty without it
@@ -226,12 +184,8 @@ def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, 
                 trial = tuple(x for x in lits if x != lit)
                 if not _box_mask(J, trial).any():
                     lits = list(trial)
-            box = tuple(lits)
-            if any(_contains(old, box) for old in found):
-                # pruned into an earlier box's sub-box: still exclude the z3 answer next time
-                found_dummy = box
-                del found_dummy
-            found.append(box)
+            # (the pruned box contains the z3 box, so it is inside no earlier box)
+            found.append(tuple(lits))
     bar.done(f"learned {len(found)} cavity clauses (width <= {width}) in {time.time() - t0:.1f}s"
              + (" (time budget reached)" if timed_out else ""))
     if stats is not None:
@@ -247,6 +201,82 @@ def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, 
             lits.append(Literal(ens.features[f].name, lo, hi))
         out.append(Clause(tuple(lits)))
     return out
+
+
+def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg):
+    """The widest box of ``size`` literals holding no row of J (all rows, by refinement).
+
+    Variables per slot i and feature c: r[i][c] (slot i is feature c: the paper's r_if),
+    A[i][c], B[i][c] (the box covers intervals A..B: the paper's s_ik / t_ik'), fixed to 0
+    when unselected. The tightness objective is met by strengthening: after each box,
+    demand a wider one (sum of B - A larger), until unsat or out of time.
+    Returns (box or None, "sat" / "unsat" / "unknown", iterations).
+    """
+    s = z3.Solver()
+    s.set("random_seed", 0)
+    r = [[z3.Bool(f"r{i}_{c}") for c in range(nf)] for i in range(size)]
+    A = [[z3.Int(f"A{i}_{c}") for c in range(nf)] for i in range(size)]
+    B = [[z3.Int(f"B{i}_{c}") for c in range(nf)] for i in range(size)]
+    for i in range(size):
+        s.add(z3.PbEq([(x, 1) for x in r[i]], 1))
+        for c in range(nf):
+            s.add(z3.If(r[i][c],
+                        z3.And(A[i][c] >= 0, A[i][c] <= B[i][c], B[i][c] <= K[c],
+                               z3.Or(A[i][c] > 0, B[i][c] < K[c])),
+                        z3.And(A[i][c] == 0, B[i][c] == 0)))
+        if i:  # features in increasing order: i < j -> f_i < f_j
+            for c in range(nf):
+                s.add(z3.Implies(r[i][c], z3.Or([r[i - 1][d] for d in range(c)] or [z3.BoolVal(False)])))
+    for box in found:  # no box inside an earlier one
+        s.add(z3.Not(z3.And([
+            z3.Or([z3.And(r[i][c], A[i][c] >= a, B[i][c] <= b) for i in range(size)]) for c, a, b in box])))
+
+    def block(row):
+        return z3.Or([z3.And(r[i][c], z3.Or(A[i][c] > int(row[c]), B[i][c] < int(row[c])))
+                      for i in range(size) for c in range(nf)])
+
+    for p in pts:
+        s.add(block(J[p]))
+    width = z3.Sum([B[i][c] - A[i][c] for i in range(size) for c in range(nf)])
+    best = None
+    iters = 0
+    status = "unsat"
+    while True:
+        left = budget - (time.time() - t0)
+        if left <= 0:
+            status = "unknown" if best is None else "sat"
+            break
+        s.set("timeout", max(1, int(left * 1000)))
+        iters += 1
+        bar.show(msg())
+        res = s.check()
+        if res == z3.unknown:
+            status = "unknown" if best is None else "sat"
+            break
+        if res == z3.unsat:
+            status = "sat" if best is not None else "unsat"
+            break
+        m = s.model()
+        box = tuple((c, m.eval(A[i][c]).as_long(), m.eval(B[i][c]).as_long())
+                    for i in range(size) for c in range(nf) if z3.is_true(m.eval(r[i][c])))
+        box = tuple(sorted(box))
+        inside = np.flatnonzero(_box_mask(J, box))
+        if inside.size:  # counterexample-guided refinement
+            # the rows inside the box, projected onto the box's features: a box on these
+            # features is empty iff it avoids every distinct projection, so add them all
+            cols = [c for c, _, _ in box]
+            sel = z3.And([r[i][c] for i, c in enumerate(cols)])
+            cells = np.unique(J[inside][:, cols], axis=0)
+            if len(cells) > 400:
+                cells = cells[rng.choice(len(cells), size=400, replace=False)]
+            for cell in cells.tolist():
+                s.add(z3.Implies(sel, z3.Or([z3.Or(A[i][c] > v, B[i][c] < v)
+                                             for i, (c, v) in enumerate(zip(cols, cell))])))
+            pts.update(inside[:1].tolist())
+            continue
+        best = box
+        s.add(width > sum(b - a for _, a, b in box))  # tightness: a wider box next
+    return best, status, iters
 
 
 def _contains(outer, inner) -> bool:
@@ -268,9 +298,8 @@ def clause_holds_row(ens, clause: Clause, X: np.ndarray) -> np.ndarray:
         f = ens.feature_index(lit.feature)
         col = X[:, f]
         ok = ~np.isnan(col)
-        if lit.lo != -math.inf:
-            ok &= ~np.array([ens.test_holds(v, lit.lo) for v in col.tolist()]) if col.size < 0 else \
-                interval_index(ens, [lit.lo], col) >= 1
+        if lit.lo != -math.inf:  # x >= lo: the test at lo fails
+            ok &= interval_index(ens, [lit.lo], col) >= 1
         if lit.hi != math.inf:
             ok &= interval_index(ens, [lit.hi], col) == 0
         inside &= ok

@@ -46,6 +46,7 @@ class _TreeEval:
             for f in set(t.feature[t.feature >= 0].tolist()):
                 self.uses[f].append(ti)
         self.lt = ens.op == "<"
+        self.work = 0
         self.f32 = ens.cast == "float32"
 
     def leaves(self, ti: int, X: np.ndarray) -> np.ndarray:
@@ -66,6 +67,7 @@ class _TreeEval:
         return node
 
     def tree_values(self, ti: int, X: np.ndarray) -> np.ndarray:
+        self.work += X.shape[0] + 8  # row-tree evaluations, plus a per-call overhead
         return self.contrib[ti][self.leaves(ti, X)]
 
 
@@ -79,10 +81,12 @@ def _slack(rows, raw: np.ndarray) -> np.ndarray:
 
 
 def find_witness(enc: Encoding, budget: float, seed: int = 0, starts: np.ndarray | None = None,
-                 margin: float = 0.0):
+                 margin: float = 0.0, work: int | None = None):
     """Return (x1, x2, found) — the best pair seen, and whether it meets both sides.
 
     ``margin`` asks for that much slack beyond the gap (to stay clear of rounding).
+    ``work`` bounds the effort in row-tree evaluations, so that the same query gives the
+    same answer however loaded the machine is; ``budget`` (seconds) is only a backstop.
     """
     cond = enc.condition
     if any(cond.alternatives) or not cond.rows[0] or not cond.rows[1]:
@@ -104,7 +108,11 @@ def find_witness(enc: Encoding, budget: float, seed: int = 0, starts: np.ndarray
         return np.stack([ev.tree_values(ti, X)[0] for ti in range(len(ev.trees))])
 
     restart = 0
-    while time.time() < deadline:
+
+    def out_of_budget() -> bool:
+        return time.time() >= deadline or (work is not None and ev.work >= work)
+
+    while not out_of_budget():
         if starts is not None and restart < len(starts):
             x1 = starts[restart].astype(np.float64).copy()
         else:
@@ -117,7 +125,7 @@ def find_witness(enc: Encoding, budget: float, seed: int = 0, starts: np.ndarray
         raw1, raw2 = base + c1.sum(0), base + c2.sum(0)
         s1, s2 = float(_slack(rows1, raw1[None])[0]), float(_slack(rows2, raw2[None])[0])
         improved = True
-        while improved and time.time() < deadline:
+        while improved and not out_of_budget():
             improved = False
             order = rng.permutation(feats)
             for f in order:

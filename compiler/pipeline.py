@@ -31,7 +31,8 @@ from .replay import condition_slack, meets, predicted_class
 from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 
 MAX_CUTS = 50
-HEURISTIC_SECONDS = 3.0  # at most this long (and 10% of the time limit) before the solver
+HEURISTIC_SECONDS = 10.0  # backstop: at most this long (and 20% of the time limit) before the solver
+HEURISTIC_WORK_PER_LEAF = 50  # row-tree evaluations per leaf of the model (~2 s for 200 trees)
 
 
 def _option(q: Query, key: str, default):
@@ -129,9 +130,11 @@ def solve_query(
     # the heuristic knows nothing of the query's bounds / relations on the inputs
     if _option(q, "heuristic", True) and first and not (q.bounds or q.relations):
         t_h = time.time()
-        # small models are cheaper to hand straight to the solver
-        budget = min(HEURISTIC_SECONDS, 0.1 * max(0.0, deadline - t_h), 0.05 + 5e-4 * ens.n_leaves())
-        found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax)
+        # effort grows with the model (tiny models go straight to the solver); the work
+        # bound keeps answers reproducible, the time bound is only a backstop
+        work = HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
+        budget = min(HEURISTIC_SECONDS, 0.2 * max(0.0, deadline - t_h))
+        found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax, work=work)
         res.stats["heuristic_time"] = time.time() - t_h
         if found is not None:
             x1, x2, ok = found

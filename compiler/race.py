@@ -21,6 +21,7 @@ from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 RACE = "race"
 # CP-SAT, z3 (pseudo-Boolean SAT) and HiGHS are strong on different instances
 DEFAULT_RACE = ("cpsat", "z3", "highs")
+JOIN_SECONDS = 10.0  # how long to wait for stopped backends' threads to wind down
 
 
 def is_race(backend: str) -> bool:
@@ -87,8 +88,6 @@ def solve_race(ens, q, backends=None, deadline: float | None = None, memory_mb: 
         except Exception as e:  # noqa: BLE001 - reported as this backend's error
             res = Result(query=q.label, status=ERROR, backend=b, features=[], gap=q.gap.value,
                          error=f"{type(e).__name__}: {e}")
-        finally:
-            w.__dict__.pop("_start", None)  # the worker may start again for later queries
         if stop.is_set() and res is not None and res.status in (ERROR, UNKNOWN):
             res = None  # killed because another backend won
         done.put((b, res))
@@ -113,6 +112,12 @@ def solve_race(ens, q, backends=None, deadline: float | None = None, memory_mb: 
         if b not in results:
             w._start = _refuse_start
             w.kill()
+    # wait for the stopped threads (quick: their solver process is gone), so that no thread
+    # still drives a pooled worker when the caller uses it next
+    for t in threads:
+        t.join(timeout=max(1.0, min(JOIN_SECONDS, deadline + 5.0 - time.time())))
+    for w in workers.values():
+        w.__dict__.pop("_start", None)
     summary = {b: (r.status if r is not None else "stopped") for b, r in results.items()}
     for b in names:
         summary.setdefault(b, "stopped")

@@ -73,5 +73,16 @@ def json_lines(stdout: str) -> list[dict]:
     return out
 
 
-REQUIRED_FIELDS = ("query", "status", "backend", "features", "gap", "witness", "outputs", "validated",
-                   "distance", "time", "error")
+REQUIRED_FIELDS = (
+    "query",
+    "status",
+    "backend",
+    "features",
+    "gap",
+    "witness",
+    "outputs",
+    "validated",
+    "distance",
+    "time",
+    "error",
+)

@@ -20,7 +20,6 @@ import itertools
 import math
 
 import numpy as np
-
 from treesens.compiler.domain import build_domain
 from treesens.compiler.encode import resolve_features
 from treesens.compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
@@ -96,7 +95,9 @@ def _raw_candidates(ens: Ensemble, feat: Feature, thresholds: list[float]) -> li
     return vals
 
 
-def interval_values(ens: Ensemble, f: int, thresholds=None, reps: str = "independent") -> list[float]:
+def interval_values(
+    ens: Ensemble, f: int, thresholds=None, reps: str = "independent"
+) -> list[float]:
     """One admissible value per non-empty threshold interval of feature ``f``.
 
     ``reps="independent"``: many candidate values (each threshold, its float32/float64
@@ -143,7 +144,10 @@ def _side_ok(ens: Ensemble, q: Query, X: np.ndarray, copy: int, other_class) -> 
                 p = proba[:, 1]
                 ok = p >= 0.5 + g if copy == 0 else p <= 0.5 - g
         else:
-            ok = np.array([meets(ens, q, proba[i], raw[i], copy, other_class) for i in range(len(Xs))], dtype=bool)
+            ok = np.array(
+                [meets(ens, q, proba[i], raw[i], copy, other_class) for i in range(len(Xs))],
+                dtype=bool,
+            )
         out[s : s + CHUNK] = ok
     return out
 
@@ -198,8 +202,14 @@ def _f32(x: float) -> float:
     return float(np.float32(x))
 
 
-def _random_tree(rng: np.random.Generator, depth: int, pools: list[list[float]], n_out: int,
-                 leaf_scale: float, split_prob: float) -> tuple[list, list, list, list, list, list]:
+def _random_tree(
+    rng: np.random.Generator,
+    depth: int,
+    pools: list[list[float]],
+    n_out: int,
+    leaf_scale: float,
+    split_prob: float,
+) -> tuple[list, list, list, list, list, list]:
     feature: list[int] = []
     threshold: list[float] = []
     left: list[int] = []
@@ -234,9 +244,19 @@ def _random_tree(rng: np.random.Generator, depth: int, pools: list[list[float]],
     return feature, threshold, left, right, default_left, value
 
 
-def random_ensemble(rng, n_trees: int, depth: int, n_features: int, n_thresholds: int,
-                    n_classes: int = 2, *, leaf_scale: float = 0.6, split_prob: float = 0.8,
-                    intercept_scale: float = 0.2, integer_features: bool = False) -> Ensemble:
+def random_ensemble(
+    rng,
+    n_trees: int,
+    depth: int,
+    n_features: int,
+    n_thresholds: int,
+    n_classes: int = 2,
+    *,
+    leaf_scale: float = 0.6,
+    split_prob: float = 0.8,
+    intercept_scale: float = 0.2,
+    integer_features: bool = False,
+) -> Ensemble:
     """A small XGBoost-like ensemble built directly in the IR.
 
     Logistic link (binary) or softmax (``n_classes`` > 2, tree i adds to class i % C),
@@ -258,22 +278,45 @@ def random_ensemble(rng, n_trees: int, depth: int, n_features: int, n_thresholds
     multi = n_classes > 2
     for i in range(n_trees):
         f, th, lo, hi, dl, val = _random_tree(rng, depth, pools, 1, leaf_scale, split_prob)
-        trees.append(Tree(feature=f, threshold=th, left=lo, right=hi, default_left=dl,
-                          value=np.array(val), outputs=(i % n_classes if multi else 0,)))
+        trees.append(
+            Tree(
+                feature=f,
+                threshold=th,
+                left=lo,
+                right=hi,
+                default_left=dl,
+                value=np.array(val),
+                outputs=(i % n_classes if multi else 0,),
+            )
+        )
     n_out = n_classes if multi else 1
     intercept = tuple(_f32(rng.normal(0.0, intercept_scale)) for _ in range(n_out))
     kind = "integer" if integer_features else "real"
     features = tuple(Feature(f"f{i}", kind) for i in range(n_features))
-    return Ensemble(trees=tuple(trees), features=features, n_classes=n_classes, intercept=intercept,
-                    link=SOFTMAX if multi else LOGISTIC, op="<", cast="float32",
-                    source=f"random:{n_trees}x{depth}", replayer=None)
+    return Ensemble(
+        trees=tuple(trees),
+        features=features,
+        n_classes=n_classes,
+        intercept=intercept,
+        link=SOFTMAX if multi else LOGISTIC,
+        op="<",
+        cast="float32",
+        source=f"random:{n_trees}x{depth}",
+        replayer=None,
+    )
 
 
 def _stump(feature: int, threshold: float, no_value: float, yes_value: float) -> Tree:
     """A depth-1 tree: ``x < threshold`` -> ``yes_value`` (left), else ``no_value``."""
-    return Tree(feature=[feature, -1, -1], threshold=[threshold, 0.0, 0.0], left=[1, -1, -1],
-                right=[2, -1, -1], default_left=[True, False, False],
-                value=np.array([[0.0], [yes_value], [no_value]]), outputs=(0,))
+    return Tree(
+        feature=[feature, -1, -1],
+        threshold=[threshold, 0.0, 0.0],
+        left=[1, -1, -1],
+        right=[2, -1, -1],
+        default_left=[True, False, False],
+        value=np.array([[0.0], [yes_value], [no_value]]),
+        outputs=(0,),
+    )
 
 
 def subset_sum_ensemble(numbers, k) -> Ensemble:
@@ -291,8 +334,17 @@ def subset_sum_ensemble(numbers, k) -> Ensemble:
     features = tuple(Feature(f"f{i}", "binary", 0.0, 1.0) for i in range(n)) + (
         Feature("f'", "binary", 0.0, 1.0),
     )
-    return Ensemble(trees=tuple(trees), features=features, n_classes=2, intercept=(0.0,), link=LOGISTIC,
-                    op="<", cast="float32", source=f"subset-sum:{numbers} k={k}", replayer=None)
+    return Ensemble(
+        trees=tuple(trees),
+        features=features,
+        n_classes=2,
+        intercept=(0.0,),
+        link=LOGISTIC,
+        op="<",
+        cast="float32",
+        source=f"subset-sum:{numbers} k={k}",
+        replayer=None,
+    )
 
 
 def subset_sum_exists(numbers, k) -> bool:

@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-
 from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens
 
 xgb = pytest.importorskip("xgboost")
@@ -115,7 +114,9 @@ def test_backends_json_prints_one_object_per_backend():
 
 
 def test_check_json_stdout_holds_only_json_lines_with_the_spec_fields(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--gap", "0.1", "--json", "--timeout", "120")
+    p = run_treesens(
+        "check", tiny_model, "--vary", "radius", "--gap", "0.1", "--json", "--timeout", "120"
+    )
     assert p.returncode == 0, p.stderr
     rows = json_lines(p.stdout)
     assert len(rows) == 1
@@ -134,8 +135,17 @@ def test_check_without_json_prints_a_verdict_and_exits_0(tiny_model):
 
 
 def test_sensitive_witness_from_the_cli_replays_in_xgboost(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius,texture", "--gap", "0.1", "--json",
-                     "--timeout", "120")
+    p = run_treesens(
+        "check",
+        tiny_model,
+        "--vary",
+        "radius,texture",
+        "--gap",
+        "0.1",
+        "--json",
+        "--timeout",
+        "120",
+    )
     assert p.returncode == 0, p.stderr
     r = json_lines(p.stdout)[0]
     if r["status"] != "sensitive":

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens
 
 xgb = pytest.importorskip("xgboost")
@@ -66,7 +65,9 @@ def test_adult_sex_witness_replays_in_xgboost(adult_sex):
 
 
 # churn: one feature found quickly (sensitive), one proved insensitive
-@pytest.mark.parametrize("feature,expected", [("tenure", "sensitive"), ("PhoneService", "insensitive")])
+@pytest.mark.parametrize(
+    "feature,expected", [("tenure", "sensitive"), ("PhoneService", "insensitive")]
+)
 def test_churn_single_feature_is_answered(shared_dir, feature, expected):
     model = shared_dir / "churn" / "churn_t200_d5.json"
     r = _check(model, feature, "--gap", "0.2")
@@ -83,7 +84,12 @@ def test_churn_every_single_feature_is_answered(shared_dir):
     names = xgb.Booster(model_file=str(model)).feature_names
     for name in names:
         r = _check(model, name, "--gap", "0.2")
-        assert r["status"] in ("sensitive", "insensitive"), (name, r["status"], r["error"], r.get("message"))
+        assert r["status"] in ("sensitive", "insensitive"), (
+            name,
+            r["status"],
+            r["error"],
+            r.get("message"),
+        )
         if r["status"] == "sensitive":
             _assert_valid_witness(model, r, {name}, 0.2)
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from treesens.frontends.load import load_model
 from treesens.tests.conftest import shared_benchmarks
 
@@ -43,7 +42,11 @@ def _chen(pattern: str) -> list[str]:
 
 
 def _chen_dumps() -> list[str]:
-    return [p for p in _chen("*/*.json") if not p.endswith(".resaved.json")] if shared_benchmarks() else ["<missing>"]
+    return (
+        [p for p in _chen("*/*.json") if not p.endswith(".resaved.json")]
+        if shared_benchmarks()
+        else ["<missing>"]
+    )
 
 
 def _thresholds(ens) -> list[np.ndarray]:
@@ -70,14 +73,20 @@ def probe_rows(ens, rng: np.random.Generator, n: int = N_ROWS) -> dict[str, np.n
     below = np.nextafter(on.astype(np.float32), np.float32(-np.inf)).astype(np.float64)
     above = np.nextafter(on.astype(np.float32), np.float32(np.inf)).astype(np.float64)
     nan = np.where(rng.random((n, d)) < 0.3, np.nan, np.where(rng.random((n, d)) < 0.5, on, rand))
-    return {"random": rand, "on-threshold": on, "below-threshold": below, "above-threshold": above,
-            "missing": nan}
+    return {
+        "random": rand,
+        "on-threshold": on,
+        "below-threshold": below,
+        "above-threshold": above,
+        "missing": nan,
+    }
 
 
 def xgb_proba(booster, X: np.ndarray, objective: str | None = None) -> np.ndarray:
     """Class probabilities from xgboost itself."""
-    dm = xgb.DMatrix(X, missing=np.nan, feature_names=booster.feature_names,
-                     feature_types=booster.feature_types)
+    dm = xgb.DMatrix(
+        X, missing=np.nan, feature_names=booster.feature_names, feature_types=booster.feature_types
+    )
     if objective == "multi:softmax":
         raw = booster.predict(dm, output_margin=True)
         z = np.exp(raw - raw.max(axis=1, keepdims=True))
@@ -163,7 +172,9 @@ def test_chen2019_dump_ir_matches_xgboost_on_the_resaved_model(shared_dir, name)
     assert ens.n_features <= n_full
     rows = probe_rows(ens, np.random.default_rng(3))
     # the dump does not know the unused trailing features: pad with values no tree reads
-    padded = {k: np.hstack([X, np.zeros((len(X), n_full - ens.n_features))]) for k, X in rows.items()}
+    padded = {
+        k: np.hstack([X, np.zeros((len(X), n_full - ens.n_features))]) for k, X in rows.items()
+    }
     assert_ir_matches(ens, booster, padded, n_cols=ens.n_features)
 
 
@@ -216,7 +227,9 @@ def _with_nans(X: np.ndarray, rng) -> np.ndarray:
 def binary_classifier(cancer):
     X, y = cancer
     rng = np.random.default_rng(5)
-    clf = xgb.XGBClassifier(n_estimators=20, max_depth=3, learning_rate=0.3, n_jobs=1, random_state=0)
+    clf = xgb.XGBClassifier(
+        n_estimators=20, max_depth=3, learning_rate=0.3, n_jobs=1, random_state=0
+    )
     clf.fit(_with_nans(X, rng), y)
     return clf
 
@@ -247,7 +260,9 @@ def test_in_memory_multiclass_ir_matches_xgboost(cancer, objective):
     X, _ = cancer
     y = _multiclass_labels(X)
     rng = np.random.default_rng(9)
-    clf = xgb.XGBClassifier(n_estimators=10, max_depth=3, objective=objective, n_jobs=1, random_state=0)
+    clf = xgb.XGBClassifier(
+        n_estimators=10, max_depth=3, objective=objective, n_jobs=1, random_state=0
+    )
     clf.fit(_with_nans(X, rng), y)
     ens = load_model(clf)
     assert ens.n_classes == 3
@@ -260,7 +275,9 @@ def test_in_memory_multiclass_ir_matches_xgboost(cancer, objective):
 def test_in_memory_multiclass_predicted_class_matches_xgboost(cancer, objective):
     X, _ = cancer
     y = _multiclass_labels(X)
-    clf = xgb.XGBClassifier(n_estimators=10, max_depth=3, objective=objective, n_jobs=1, random_state=0)
+    clf = xgb.XGBClassifier(
+        n_estimators=10, max_depth=3, objective=objective, n_jobs=1, random_state=0
+    )
     clf.fit(X, y)
     ens = load_model(clf)
     R = probe_rows(ens, np.random.default_rng(11))["on-threshold"]
@@ -276,7 +293,9 @@ def test_ubj_file_ir_matches_xgboost(tmp_path, binary_classifier):
 
 def test_ubj_multiclass_file_ir_matches_xgboost(tmp_path, cancer):
     X, _ = cancer
-    clf = xgb.XGBClassifier(n_estimators=6, max_depth=2, objective="multi:softprob", n_jobs=1, random_state=0)
+    clf = xgb.XGBClassifier(
+        n_estimators=6, max_depth=2, objective="multi:softprob", n_jobs=1, random_state=0
+    )
     clf.fit(X, _multiclass_labels(X))
     path = tmp_path / "multi.ubj"
     clf.get_booster().save_model(str(path))

@@ -9,15 +9,18 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import PASS_NAMES, Gap, Query
 from treesens.tests.oracle import brute_force_sensitive, brute_force_witness, random_ensemble
 
-ALL_PASS_SETS = [frozenset(c) for r in range(len(PASS_NAMES) + 1) for c in itertools.combinations(PASS_NAMES, r)]
+ALL_PASS_SETS = [
+    frozenset(c) for r in range(len(PASS_NAMES) + 1) for c in itertools.combinations(PASS_NAMES, r)
+]
 NO_HEURISTIC = (("heuristic", False),)
 
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite
@@ -28,9 +31,19 @@ def instances(draw, n_classes: int = 2):
     n_features = draw(st.integers(2, 4))
     n_thresholds = draw(st.integers(1, 3))
     integer = draw(st.booleans())
-    ens = random_ensemble(np.random.default_rng(seed), n_trees, depth, n_features, n_thresholds, n_classes,
-                          leaf_scale=1.0, integer_features=integer)
-    vary = draw(st.lists(st.sampled_from(ens.feature_names), min_size=1, max_size=n_features, unique=True))
+    ens = random_ensemble(
+        np.random.default_rng(seed),
+        n_trees,
+        depth,
+        n_features,
+        n_thresholds,
+        n_classes,
+        leaf_scale=1.0,
+        integer_features=integer,
+    )
+    vary = draw(
+        st.lists(st.sampled_from(ens.feature_names), min_size=1, max_size=n_features, unique=True)
+    )
     if n_classes == 2:
         gap = Gap(draw(st.sampled_from([0.0, 0.1, 0.2, 0.3])))
         classes = None
@@ -39,7 +52,9 @@ def instances(draw, n_classes: int = 2):
         c1 = draw(st.integers(0, n_classes - 1))
         c2 = draw(st.sampled_from([c for c in range(n_classes) if c != c1]))
         classes = (c1, c2)
-    return ens, Query(vary=tuple(sorted(vary)), gap=gap, classes=classes, timeout=60.0, options=NO_HEURISTIC)
+    return ens, Query(
+        vary=tuple(sorted(vary)), gap=gap, classes=classes, timeout=60.0, options=NO_HEURISTIC
+    )
 
 
 def _check_agrees(ens, q, passes) -> None:

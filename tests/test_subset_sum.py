@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import DEFAULT_PASSES, KANT_PASSES, Gap, Query
 from treesens.tests.oracle import brute_force_sensitive, subset_sum_ensemble, subset_sum_exists
@@ -43,7 +42,9 @@ def test_brute_force_says_sensitive_iff_a_subset_sums_to_k(numbers, k, expected)
     assert brute_force_sensitive(subset_sum_ensemble(numbers, k), _query()) is expected
 
 
-@pytest.mark.parametrize("passes", [DEFAULT_PASSES, KANT_PASSES, frozenset()], ids=["all", "kant", "none"])
+@pytest.mark.parametrize(
+    "passes", [DEFAULT_PASSES, KANT_PASSES, frozenset()], ids=["all", "kant", "none"]
+)
 @pytest.mark.parametrize("numbers,k,expected", CASES)
 def test_pipeline_says_sensitive_iff_a_subset_sums_to_k(numbers, k, expected, passes):
     r = solve_query(subset_sum_ensemble(numbers, k), _query(passes))
@@ -60,7 +61,9 @@ def test_subset_sum_witness_encodes_a_subset_summing_to_k(numbers, k):
     assert sum(chosen) == k
     assert all(x1[f"f{i}"] == x2[f"f{i}"] for i in range(len(numbers)))
     assert (x1["f'"], x2["f'"]) == (1, 0)
-    raw = ens.raw(np.array([[x1[n] for n in ens.feature_names], [x2[n] for n in ens.feature_names]]))[:, 0]
+    raw = ens.raw(
+        np.array([[x1[n] for n in ens.feature_names], [x2[n] for n in ens.feature_names]])
+    )[:, 0]
     assert raw.tolist() == [0.5, -0.5]
 
 

@@ -13,8 +13,18 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".venv", ".ruff_cache",
-                                ".pytest_cache", ".hypothesis", "*.pyc")
+IGNORE = shutil.ignore_patterns(
+    ".git",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".venv",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".hypothesis",
+    "*.pyc",
+)
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +39,9 @@ def _can_build_without_isolation() -> bool:
     except ImportError:
         return False
     version = tuple(int(x) for x in setuptools.__version__.split(".")[:2] if x.isdigit())
-    return version >= (68, 0) and (version >= (70, 1) or importlib.util.find_spec("wheel") is not None)
+    return version >= (68, 0) and (
+        version >= (70, 1) or importlib.util.find_spec("wheel") is not None
+    )
 
 
 def _run(cmd, **kw):
@@ -111,7 +123,20 @@ def test_installed_cli_answers_a_tiny_query(venv, tmp_path):
         "clf.get_booster().save_model('tiny.json')\n"
     )
     _run([venv / "bin" / "python", script], cwd=tmp_path)
-    p = _run([venv / "bin" / "treesens", "check", "tiny.json", "--vary", "f0", "--gap", "0.1", "--json",
-              "--timeout", "120"], cwd=tmp_path)
+    p = _run(
+        [
+            venv / "bin" / "treesens",
+            "check",
+            "tiny.json",
+            "--vary",
+            "f0",
+            "--gap",
+            "0.1",
+            "--json",
+            "--timeout",
+            "120",
+        ],
+        cwd=tmp_path,
+    )
     r = json.loads(p.stdout.strip())
     assert r["status"] in ("sensitive", "insensitive"), r

@@ -228,14 +228,12 @@ def box_ranks(enc, f: int, lo: float, hi: float) -> tuple[int, int] | None:
         if not inside or inside != list(range(inside[0], inside[-1] + 1)):
             return None
         return inside[0], inside[-1]
-    ths = dom.thresholds
     # an interval j = [t_{j-1}, t_j) is inside iff t_{j-1} >= lo and t_j <= hi
     ranks = []
     for r, j in enumerate(dom.valid):
         a, b = dom.edges(j)
         if a >= lo and b <= hi:
             ranks.append(r)
-    del ths
     if not ranks:
         return None
     return ranks[0], ranks[-1]
@@ -266,5 +264,5 @@ def clause_constraint(enc, clause, idx, copy: int, tag) -> Linear | None:
     items = [(v, c) for v, c in sorted(acc.items()) if c != 0.0]
     rhs = 1.0 - const
     if not items:
-        return None if rhs <= 0 else None
+        return None  # constant: always true (or the box holds everything, ignored)
     return Linear(tuple(v for v, _ in items), tuple(c for _, c in items), ">=", rhs, tag)

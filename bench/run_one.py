@@ -1,0 +1,70 @@
+"""Solve ONE benchmark instance with one configuration, in this process; print one JSON line.
+
+    python bench/run_one.py '{"instance": {...}, "config": {...}, "timeout": 60}'
+
+bench/run.py starts one such process per (instance, configuration), pinned to one core.
+The clock starts after the imports: ``time.total`` is load + compile + solve (+ the
+replay check), the same span for every configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
+    import treesens
+    from treesens.compiler.pipeline import solve_query
+    from treesens.frontends.api import make_query
+
+    t0 = time.time()
+    ens = treesens.load_model(inst["model_path"], details=inst["details_path"])
+    t_load = time.time() - t0
+    q = make_query(list(inst["features"]), gap=inst["gap"], classes=tuple(inst["classes"]) if inst.get("classes") else None,
+                   passes=cfg.get("passes"), baseline=cfg.get("baseline"), backend=cfg.get("backend", "cpsat"),
+                   timeout=timeout, threads=1)
+    if not cfg.get("heuristic", True):
+        q = q.with_(options=(("heuristic", False),))
+    res = solve_query(ens, q, deadline=t0 + timeout)
+    total = time.time() - t0
+    stats = res.stats or {}
+    return {
+        "status": res.status,
+        "validated": bool(res.validated),
+        "distance": res.distance,
+        "time": {"load": t_load, "compile": res.time.get("compile", 0.0), "solve": res.time.get("solve", 0.0),
+                 "total": total},
+        "found_by": stats.get("found_by"),
+        "vars": stats.get("vars", stats.get("n_vars")),
+        "constraints": stats.get("constraints", stats.get("n_constraints")),
+        "message": res.message,
+        "error": res.error,
+    }
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    spec = json.loads(argv[0])
+    inst, cfg, timeout = spec["instance"], spec["config"], float(spec["timeout"])
+    try:
+        if cfg.get("kind") == "veritas":
+            from veritas_peer import run_veritas  # bench/ is on sys.path (script dir)
+
+            out = run_veritas(inst, timeout)
+        else:
+            out = run_treesens(inst, cfg, timeout)
+    except Exception as e:  # one broken instance must not stop the run
+        import traceback
+
+        traceback.print_exc()
+        out = {"status": "error", "validated": False, "distance": None, "time": {"total": None},
+               "error": f"{type(e).__name__}: {e}"}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
