@@ -35,17 +35,23 @@ def build(problem: Problem, env: gp.Env):
     model = gp.Model("treesens", env=env)
     lb = [v.lb if math.isfinite(v.lb) else -GRB.INFINITY for v in problem.vars]
     ub = [v.ub if math.isfinite(v.ub) else GRB.INFINITY for v in problem.vars]
-    vtype = [GRB.BINARY if v.kind == BOOL else GRB.INTEGER if v.kind == INT else GRB.CONTINUOUS
-             for v in problem.vars]
+    vtype = [
+        GRB.BINARY if v.kind == BOOL else GRB.INTEGER if v.kind == INT else GRB.CONTINUOUS
+        for v in problem.vars
+    ]
     xs = model.addVars(len(problem.vars), lb=lb, ub=ub, vtype=vtype)
     xs = [xs[i] for i in range(len(problem.vars))]
     for i, c in enumerate(problem.constraints):
         if isinstance(c, ExactlyOne):
-            model.addLConstr(gp.LinExpr([1.0] * len(c.vars), [xs[v] for v in c.vars]), GRB.EQUAL, 1.0, f"c{i}")
+            model.addLConstr(
+                gp.LinExpr([1.0] * len(c.vars), [xs[v] for v in c.vars]), GRB.EQUAL, 1.0, f"c{i}"
+            )
         elif isinstance(c, Implication):
             t = c.then
             e = gp.LinExpr(list(t.coefs), [xs[v] for v in t.vars])
-            model.addGenConstrIndicator(xs[c.var], bool(c.value), e, _SENSE[t.sense], t.rhs, name=f"c{i}")
+            model.addGenConstrIndicator(
+                xs[c.var], bool(c.value), e, _SENSE[t.sense], t.rhs, name=f"c{i}"
+            )
         elif isinstance(c, Linear):
             e = gp.LinExpr(list(c.coefs), [xs[v] for v in c.vars])
             model.addLConstr(e, _SENSE[c.sense], c.rhs, f"c{i}")
@@ -60,9 +66,12 @@ def build(problem: Problem, env: gp.Env):
 
 
 def license_message(n_vars: int, n_constrs: int, detail: str = "") -> str:
-    return (f"the Gurobi license refused the model as too large: {n_vars} variables and {n_constrs} constraints, "
-            f"but this size-limited license accepts at most {SIZE_LIMIT[0]} variables and {SIZE_LIMIT[1]} "
-            f"constraints (use another backend, or a full Gurobi license)" + (f" [{detail}]" if detail else ""))
+    return (
+        f"the Gurobi license refused the model as too large: {n_vars} variables and {n_constrs} constraints, "
+        f"but this size-limited license accepts at most {SIZE_LIMIT[0]} variables and {SIZE_LIMIT[1]} "
+        f"constraints (use another backend, or a full Gurobi license)"
+        + (f" [{detail}]" if detail else "")
+    )
 
 
 def solve(problem: Problem, options: SolveOptions) -> Solution:
@@ -73,8 +82,11 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
         model, xs = build(problem, env)
     except gp.GurobiError as e:
         if e.errno in LICENSE_ERRORS or "size-limited" in str(e).lower():
-            return Solution(ERROR, build_time=time.time() - t0,
-                            message=license_message(problem.n_vars, n_constrs, str(e)))
+            return Solution(
+                ERROR,
+                build_time=time.time() - t0,
+                message=license_message(problem.n_vars, n_constrs, str(e)),
+            )
         return Solution(ERROR, build_time=time.time() - t0, message=f"Gurobi error {e.errno}: {e}")
     build_time = time.time() - t0
     p = model.Params
@@ -98,15 +110,33 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
         model.optimize()
     except gp.GurobiError as e:
         if e.errno in LICENSE_ERRORS or "size-limited" in str(e).lower():
-            return Solution(ERROR, time=time.time() - t1, build_time=build_time,
-                            message=license_message(model.NumVars, model.NumConstrs + model.NumGenConstrs, str(e)))
-        return Solution(ERROR, time=time.time() - t1, build_time=build_time, message=f"Gurobi error {e.errno}: {e}")
+            return Solution(
+                ERROR,
+                time=time.time() - t1,
+                build_time=build_time,
+                message=license_message(
+                    model.NumVars, model.NumConstrs + model.NumGenConstrs, str(e)
+                ),
+            )
+        return Solution(
+            ERROR,
+            time=time.time() - t1,
+            build_time=build_time,
+            message=f"Gurobi error {e.errno}: {e}",
+        )
     solve_time = time.time() - t1
     status = model.Status
     stats["nodes"] = model.NodeCount
     try:
-        if model.SolCount > 0 and status in (GRB.OPTIMAL, GRB.SOLUTION_LIMIT, GRB.TIME_LIMIT, GRB.INTERRUPTED,
-                                             GRB.NODE_LIMIT, GRB.MEM_LIMIT, GRB.SUBOPTIMAL):
+        if model.SolCount > 0 and status in (
+            GRB.OPTIMAL,
+            GRB.SOLUTION_LIMIT,
+            GRB.TIME_LIMIT,
+            GRB.INTERRUPTED,
+            GRB.NODE_LIMIT,
+            GRB.MEM_LIMIT,
+            GRB.SUBOPTIMAL,
+        ):
             values = np.array(model.getAttr("X", xs), dtype=np.float64)
             for i, v in enumerate(problem.vars):
                 if v.kind != "real":
@@ -114,20 +144,48 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
             proven = status == GRB.OPTIMAL or not has_obj
             objective = model.ObjVal if has_obj else None
             bound = model.ObjBound if has_obj else None
-            return Solution(OPTIMAL if proven else FEASIBLE, values, objective, bound, solve_time, build_time,
-                            stats=stats)
+            return Solution(
+                OPTIMAL if proven else FEASIBLE,
+                values,
+                objective,
+                bound,
+                solve_time,
+                build_time,
+                stats=stats,
+            )
         if status == GRB.INFEASIBLE:
             return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
         if status in (GRB.INF_OR_UNBD, GRB.UNBOUNDED) and all_bounded(problem):
-            return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats,
-                            message="Gurobi: infeasible or unbounded, and every variable is bounded")
+            return Solution(
+                INFEASIBLE,
+                time=solve_time,
+                build_time=build_time,
+                stats=stats,
+                message="Gurobi: infeasible or unbounded, and every variable is bounded",
+            )
         if status == GRB.TIME_LIMIT:
-            return Solution(UNKNOWN, time=solve_time, build_time=build_time, stats=stats, message="time limit reached")
+            return Solution(
+                UNKNOWN,
+                time=solve_time,
+                build_time=build_time,
+                stats=stats,
+                message="time limit reached",
+            )
         if status == GRB.MEM_LIMIT:
-            return Solution(ERROR, time=solve_time, build_time=build_time, stats=stats,
-                            message="Gurobi reached its memory limit")
-        return Solution(UNKNOWN, time=solve_time, build_time=build_time, stats=stats,
-                        message=f"Gurobi stopped with status {status}")
+            return Solution(
+                ERROR,
+                time=solve_time,
+                build_time=build_time,
+                stats=stats,
+                message="Gurobi reached its memory limit",
+            )
+        return Solution(
+            UNKNOWN,
+            time=solve_time,
+            build_time=build_time,
+            stats=stats,
+            message=f"Gurobi stopped with status {status}",
+        )
     finally:
         model.dispose()
         env.dispose()

@@ -67,7 +67,9 @@ def _name_comments(problem: Problem, prefix: str) -> list[str]:
 def to_lp(problem: Problem, names: bool = True) -> str:
     rs = rows(problem)
     rnames = _unique_names(rs)
-    out = [f"\\ treesens constraint problem: {problem.n_vars} variables, {len(rs)} rows (CPLEX LP format)"]
+    out = [
+        f"\\ treesens constraint problem: {problem.n_vars} variables, {len(rs)} rows (CPLEX LP format)"
+    ]
     if names:
         out += _name_comments(problem, "\\")
     obj = problem.objective

@@ -26,8 +26,11 @@ INTEGER_TOL = 1e-8
 
 
 def _empty_row_holds(r) -> bool:
-    return (r.sense == "<=" and 0.0 <= r.rhs) or (r.sense == ">=" and 0.0 >= r.rhs) or (
-        r.sense == "==" and r.rhs == 0.0)
+    return (
+        (r.sense == "<=" and r.rhs >= 0.0)
+        or (r.sense == ">=" and r.rhs <= 0.0)
+        or (r.sense == "==" and r.rhs == 0.0)
+    )
 
 
 def build(problem: Problem, backend_name: str, log: bool = False):
@@ -63,13 +66,18 @@ def build(problem: Problem, backend_name: str, log: bool = False):
 
 def solve(problem: Problem, options: SolveOptions, backend_name: str = "cbc") -> Solution:
     if backend_name not in SOLVERS:
-        return Solution(ERROR, message=f"python-mip backend {backend_name!r} unknown (cbc or highs)")
+        return Solution(
+            ERROR, message=f"python-mip backend {backend_name!r} unknown (cbc or highs)"
+        )
     t0 = time.time()
     model, xs, empty_violated = build(problem, backend_name, options.log)
     build_time = time.time() - t0
     if empty_violated:
-        return Solution(INFEASIBLE, build_time=build_time,
-                        message=f"constraint {empty_violated[0]} has no variables and cannot hold")
+        return Solution(
+            INFEASIBLE,
+            build_time=build_time,
+            message=f"constraint {empty_violated[0]} has no variables and cannot hold",
+        )
     model.threads = max(1, int(options.threads))
     model.seed = int(options.seed)
     model.infeas_tol = INFEAS_TOL
@@ -87,26 +95,53 @@ def solve(problem: Problem, options: SolveOptions, backend_name: str = "cbc") ->
     OS = mip.OptimizationStatus
     stats = {"solver": backend_name, "rows": model.num_rows, "cols": model.num_cols}
     if status in (OS.OPTIMAL, OS.FEASIBLE) and model.num_solutions > 0:
-        values = np.fromiter((x.x if x.x is not None else np.nan for x in xs), dtype=np.float64, count=len(xs))
+        values = np.fromiter(
+            (x.x if x.x is not None else np.nan for x in xs), dtype=np.float64, count=len(xs)
+        )
         if np.isnan(values).any():
-            return Solution(ERROR, time=solve_time, build_time=build_time,
-                            message=f"{backend_name} reported a solution without values")
+            return Solution(
+                ERROR,
+                time=solve_time,
+                build_time=build_time,
+                message=f"{backend_name} reported a solution without values",
+            )
         for i, v in enumerate(problem.vars):
             if v.kind != "real":
                 values[i] = float(round(values[i]))
         proven = status == OS.OPTIMAL or not has_obj
         objective = model.objective_value if has_obj else None
         bound = model.objective_bound if has_obj else None
-        return Solution(OPTIMAL if proven else FEASIBLE, values, objective, bound, solve_time, build_time,
-                        stats=stats)
+        return Solution(
+            OPTIMAL if proven else FEASIBLE,
+            values,
+            objective,
+            bound,
+            solve_time,
+            build_time,
+            stats=stats,
+        )
     if status in (OS.INFEASIBLE, OS.INT_INFEASIBLE):
         return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
     if status in (OS.UNBOUNDED, OS.INF_OR_UNBD) and all_bounded(problem):
         # every variable is bounded, so the problem cannot be unbounded: it is infeasible
-        return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats,
-                        message=f"{backend_name}: infeasible or unbounded, and every variable is bounded")
+        return Solution(
+            INFEASIBLE,
+            time=solve_time,
+            build_time=build_time,
+            stats=stats,
+            message=f"{backend_name}: infeasible or unbounded, and every variable is bounded",
+        )
     if status == OS.ERROR:
-        return Solution(ERROR, time=solve_time, build_time=build_time, stats=stats,
-                        message=f"{backend_name} reported an error")
-    why = "time limit reached" if time.time() >= options.deadline - 0.05 else f"{backend_name} stopped: {status.name}"
+        return Solution(
+            ERROR,
+            time=solve_time,
+            build_time=build_time,
+            stats=stats,
+            message=f"{backend_name} reported an error",
+        )
+    why = (
+        "time limit reached"
+        if time.time() >= options.deadline - 0.05
+        else f"{backend_name} stopped: {status.name}"
+    )
     return Solution(UNKNOWN, time=solve_time, build_time=build_time, message=why, stats=stats)

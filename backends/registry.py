@@ -19,6 +19,7 @@ class BackendInfo:
     implications: bool = True  # accepts Implication constraints natively or by big-M
     description: str = ""
     size_limit: tuple[int, int] | None = None  # (vars, constraints) a license accepts
+    variable_kinds: tuple[str, ...] = ("bool", "int", "real")  # what the solver takes
 
     def reductions(self):
         """Backend-specific passes, applied after the solver-agnostic ones."""
@@ -36,7 +37,7 @@ class BackendInfo:
 BACKENDS: dict[str, BackendInfo] = {
     "cpsat": BackendInfo(
         "cpsat", "treesens.backends.cpsat", ("ortools",), integer_coefficients=True,
-        description="Google OR-Tools CP-SAT (default)",
+        description="Google OR-Tools CP-SAT", variable_kinds=("bool", "int"),
     ),
     "cbc": BackendInfo("cbc", "treesens.backends.mip_backend", ("mip",), description="COIN-OR CBC via python-mip"),
     "highs": BackendInfo("highs", "treesens.backends.mip_backend", ("mip", "highspy"), description="HiGHS via python-mip"),
@@ -44,7 +45,7 @@ BACKENDS: dict[str, BackendInfo] = {
         "gurobi", "treesens.backends.gurobi", ("gurobipy",),
         description="Gurobi via gurobipy", size_limit=(2000, 2000),
     ),
-    "z3": BackendInfo("z3", "treesens.backends.smtlib", ("z3",), description="SMT-LIB 2 text solved by z3"),
+    "z3": BackendInfo("z3", "treesens.backends.smtlib", ("z3",), description="SMT-LIB 2 text (pseudo-Boolean rows, exact rationals) solved by z3"),
 }
 
 DEFAULT_BACKEND = "cpsat"

@@ -9,9 +9,11 @@ Encoding (chosen by measurement, see docs/backends.md):
 - a row over booleans only becomes a pseudo-Boolean constraint ``((_ pbge K a1 .. an)
   b1 .. bn)`` (z3's extension; the row is multiplied by the least common denominator of
   its coefficients, which is exact), exactly-one groups become ``((_ pbeq 1 1 .. 1) ..)``;
-- rows with integer or real variables are linear arithmetic, a boolean entering them as
-  ``(ite b 1 0)``. The logic is QF_LIA, QF_LRA or QF_LIRA as the variables require
-  (z3 also accepts the pseudo-Boolean forms in them).
+  the text then has no ``set-logic`` (z3's default solver, with its pseudo-Boolean
+  theory; the QF_FD tactic that ``(set-logic QF_FD)`` selects bit-blasts the gap rows'
+  large coefficients and is far slower);
+- otherwise (integer or real variables, or ``pb=False``) rows are linear arithmetic, a
+  boolean entering them as ``(ite b 1 0)``, in logic QF_LIA, QF_LRA or QF_LIRA.
 - implications are ``(=> b row)`` (or ``(=> (not b) row)``), no big-M.
 
 The objective: for a "guide" objective (any feasible point answers the question) z3 is a
@@ -63,14 +65,15 @@ class _Writer:
         self.has_int = INT in kinds
         self.has_real = "real" in kinds
         # pseudo-Boolean forms only when every variable is boolean: z3 then solves the text
-        # in QF_FD (SAT + cardinality/PB). Arithmetic logics reject the pb functions.
+        # with z3's default solver (no set-logic: arithmetic logics reject the pb functions,
+        # and z3's QF_FD tactic bit-blasts the large gap coefficients, far slower).
         self.pb = pb and kinds <= {BOOL}
         # arithmetic sort used for rows mixing booleans with numbers
         self.real = self.has_real
 
     def logic(self) -> str:
         if self.pb:
-            return "QF_FD"  # z3's finite-domain logic: SAT with native pseudo-Boolean constraints
+            return "z3-pb"  # no (set-logic): z3's default solver with its pseudo-Boolean theory
         if self.has_real and self.has_int:
             return "QF_LIRA"
         if self.has_real:
@@ -101,7 +104,7 @@ class _Writer:
         rhs = num(c.rhs)
         op = {"<=": "<=", ">=": ">=", "==": "="}[c.sense]
         if not acc:
-            holds = {"<=": 0 <= rhs, ">=": 0 >= rhs, "==": rhs == 0}[c.sense]
+            holds = {"<=": rhs >= 0, ">=": rhs <= 0, "==": rhs == 0}[c.sense]
             return "true" if holds else "false"
         if self.pb and all(self.p.vars[v].kind == BOOL for v in acc):
             # pseudo-Boolean: integer coefficients after multiplying by the common denominator
@@ -121,7 +124,11 @@ class _Writer:
             return f"((_ {kind} {bound} {' '.join(map(str, ks))}) {names})"
         # linear arithmetic; integer-only rows stay integral when the data allow it
         real = self.real
-        if not real and any(k.denominator != 1 for k in acc.values()) or (not real and rhs.denominator != 1):
+        if (
+            not real
+            and any(k.denominator != 1 for k in acc.values())
+            or (not real and rhs.denominator != 1)
+        ):
             d = _lcd(list(acc.values()) + [rhs])
             acc = {v: k * d for v, k in acc.items()}
             rhs = rhs * d
@@ -170,11 +177,18 @@ class _Writer:
         return f"({'maximize' if obj.sense == 'max' else 'minimize'} {e})"
 
 
-def to_smtlib(problem: Problem, *, objective: bool | None = None, names: bool = True,
-              check_sat: bool = True, get_model: bool = False, pb: bool = True) -> str:
+def to_smtlib(
+    problem: Problem,
+    *,
+    objective: bool | None = None,
+    names: bool = True,
+    check_sat: bool = True,
+    get_model: bool = False,
+    pb: bool = True,
+) -> str:
     """SMT-LIB 2 text of the problem.
 
-    ``pb``: use z3's pseudo-Boolean functions and logic QF_FD when every variable is
+    ``pb``: use z3's pseudo-Boolean functions (and no set-logic) when every variable is
     boolean (much faster in z3; pb=False gives plain QF_LIA any SMT-LIB 2.6 solver reads).
     ``objective``: include a (maximize/minimize) command; default: only for an
     "optimize" objective. ``names``: a comment per variable with its IR name.
@@ -185,7 +199,11 @@ def to_smtlib(problem: Problem, *, objective: bool | None = None, names: bool = 
         "; treesens constraint problem",
         f"; {problem.n_vars} variables, {len(problem.constraints)} constraints",
         "(set-info :smt-lib-version 2.6)",
-        f"(set-logic {w.logic()})",
+        (
+            f"(set-logic {w.logic()})"
+            if not w.pb
+            else "; z3 pseudo-Boolean extension ((_ pbge K a1 .. an) b1 .. bn): no set-logic, z3's default solver"
+        ),
     ]
     for i, v in enumerate(problem.vars):
         comment = f" ; {v.name}" if names and v.name else ""
@@ -203,8 +221,11 @@ def to_smtlib(problem: Problem, *, objective: bool | None = None, names: bool = 
             out.append(f"(assert (<= {_name(i)} {_num(ub, real)}))")
     for c in problem.constraints:
         out.append(f"(assert {w.constraint(c)})")
-    want_obj = objective if objective is not None else (
-        problem.objective is not None and problem.objective.role == "optimize")
+    want_obj = (
+        objective
+        if objective is not None
+        else (problem.objective is not None and problem.objective.role == "optimize")
+    )
     if want_obj:
         e = w.objective()
         if e:
@@ -224,7 +245,9 @@ def solve(problem, options):
     from .base import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution
 
     t0 = time.time()
-    optimize = (problem.objective is not None and problem.objective.vars and not options.first_solution)
+    optimize = (
+        problem.objective is not None and problem.objective.vars and not options.first_solution
+    )
     text = to_smtlib(problem, objective=bool(optimize), names=False, check_sat=False)
     z3.set_param("smt.random_seed", int(options.seed))
     if options.threads and options.threads > 1:
@@ -240,7 +263,7 @@ def solve(problem, options):
     t1 = time.time()
     r = s.check()
     solve_time = time.time() - t1
-    stats = {"logic": text.split("(set-logic ", 1)[1].split(")", 1)[0]}
+    stats = {"logic": _Writer(problem).logic()}
     if r == z3.sat:
         m = s.model()
         got = {}
@@ -261,14 +284,35 @@ def solve(problem, options):
                 values[i] = float(Fraction(x.numerator_as_long(), x.denominator_as_long()))
         obj = None
         if problem.objective is not None and problem.objective.vars:
-            obj = float(sum(float(k) * values[v] for v, k in zip(problem.objective.vars, problem.objective.coefs))
-                        + problem.objective.constant)
-        return Solution(OPTIMAL if (optimize or problem.objective is None or not problem.objective.vars)
-                        else FEASIBLE, values, obj, None, solve_time, build_time, stats=stats)
+            obj = float(
+                sum(
+                    float(k) * values[v]
+                    for v, k in zip(problem.objective.vars, problem.objective.coefs)
+                )
+                + problem.objective.constant
+            )
+        return Solution(
+            OPTIMAL
+            if (optimize or problem.objective is None or not problem.objective.vars)
+            else FEASIBLE,
+            values,
+            obj,
+            None,
+            solve_time,
+            build_time,
+            stats=stats,
+        )
     if r == z3.unsat:
         return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
     reason = s.reason_unknown()
     if "memory" in reason.lower():
-        return Solution(ERROR, time=solve_time, build_time=build_time, stats=stats, message=f"z3: {reason}")
-    return Solution(UNKNOWN, time=solve_time, build_time=build_time, stats=stats,
-                    message="time limit reached" if reason in ("timeout", "canceled") else f"z3: {reason}")
+        return Solution(
+            ERROR, time=solve_time, build_time=build_time, stats=stats, message=f"z3: {reason}"
+        )
+    return Solution(
+        UNKNOWN,
+        time=solve_time,
+        build_time=build_time,
+        stats=stats,
+        message="time limit reached" if reason in ("timeout", "canceled") else f"z3: {reason}",
+    )

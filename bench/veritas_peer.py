@@ -83,10 +83,13 @@ def _point(iv, lb: float, ub: float) -> float:
 
 
 def run_veritas(inst: dict, timeout: float) -> dict:
+    import resource
+
     import treesens
     import veritas
 
     t0 = time.time()
+    u0 = resource.getrusage(resource.RUSAGE_SELF)
     ens = treesens.load_model(inst["model_path"], details=inst["details_path"])
     names = ens.feature_names
     varied = [names.index(f) for f in inst["features"]]
@@ -132,8 +135,14 @@ def run_veritas(inst: dict, timeout: float) -> dict:
             if sol.output < target - TOL:
                 continue
             box = sol.box()
-            x = np.array([_point(box[i], lbs[i], ubs[i]) if i in box else _point(veritas.Interval(), lbs[i], ubs[i])
-                          for i in range(n + len(varied))])
+            x = np.array(
+                [
+                    _point(box[i], lbs[i], ubs[i])
+                    if i in box
+                    else _point(veritas.Interval(), lbs[i], ubs[i])
+                    for i in range(n + len(varied))
+                ]
+            )
             x1 = x[:n].copy()
             x2 = x[:n].copy()
             for j, f in enumerate(varied):
@@ -153,6 +162,8 @@ def run_veritas(inst: dict, timeout: float) -> dict:
             message = "out of memory"
             break
     total = time.time() - t0
+    u1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (u1.ru_utime + u1.ru_stime) - (u0.ru_utime + u0.ru_stime)
     try:
         b = search.current_bounds()
         bounds = {"atleast": b.atleast, "best": b.best, "top_of_open": b.top_of_open}
@@ -162,11 +173,16 @@ def run_veritas(inst: dict, timeout: float) -> dict:
         "status": status,
         "validated": status == "sensitive",
         "distance": None,
-        "time": {"compile": t_build, "solve": total - t_build, "total": total},
+        "time": {"compile": t_build, "solve": total - t_build, "total": total, "cpu": cpu},
         "message": message,
         "error": None,
-        "veritas": {"target": target, "solutions": checked, "best_output": best, "bounds": bounds,
-                    "outputs": outputs},
+        "veritas": {
+            "target": target,
+            "solutions": checked,
+            "best_output": best,
+            "bounds": bounds,
+            "outputs": outputs,
+        },
     }
 
 

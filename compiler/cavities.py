@@ -26,6 +26,7 @@ discarded.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -40,6 +41,7 @@ from .errors import InputError
 from .passes.data_aware import interval_index
 
 FORMAT = "treesens-cavities/1"
+MAX_CELLS = 3000  # projections added at once per refinement
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,11 @@ class Literal:
     hi: float
 
     def to_json(self) -> dict:
-        return {"feature": self.feature, "lo": None if self.lo == -math.inf else self.lo,
-                "hi": None if self.hi == math.inf else self.hi}
+        return {
+            "feature": self.feature,
+            "lo": None if self.lo == -math.inf else self.lo,
+            "hi": None if self.hi == math.inf else self.hi,
+        }
 
 
 @dataclass(frozen=True)
@@ -127,8 +132,18 @@ class _Progress:
         sys.stderr.flush()
 
 
-def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, time_budget: float = 60.0,
-                  sample: int = 300, seed: int = 0, progress: bool = False, stats: dict | None = None) -> list[Clause]:
+def learn_clauses(
+    ens,
+    X: np.ndarray,
+    *,
+    width: int = 2,
+    max_clauses: int = 50,
+    time_budget: float = 60.0,
+    sample: int = 300,
+    seed: int = 0,
+    progress: bool = False,
+    stats: dict | None = None,
+) -> list[Clause]:
     """Cavity clauses of the data ``X`` (rows in the model's feature order)."""
     import z3
 
@@ -156,6 +171,7 @@ def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, 
     found: list[tuple[tuple[int, int, int], ...]] = []
     iters = 0
     timed_out = False
+    memo: dict = {}  # feature columns -> refinement constraints learned so far (SMT-LIB)
     for size in range(1, max(1, width) + 1):
         if len(found) >= max_clauses or timed_out:
             break
@@ -167,10 +183,26 @@ def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, 
             if left <= 0:
                 timed_out = True
                 break
-            box, r, it = _solve_box(z3, J, K, nf, size, found, pts, rng, t0, time_budget, bar,
-                                    lambda: (f"learning cavity clauses: size {size}/{width}, "
-                                             f"{len(found)}/{max_clauses} clauses, {len(pts)} sample rows, "
-                                             f"{time.time() - t0:.1f}/{time_budget:.0f}s"))
+            box, r, it = _solve_box(
+                z3,
+                J,
+                K,
+                nf,
+                size,
+                found,
+                pts,
+                rng,
+                t0,
+                time_budget,
+                bar,
+                lambda size=size, pts=pts: (
+                    f"learning cavity clauses: size {size}/{width}, "
+                    f"{len(found)}/{max_clauses} clauses, {len(pts)} sample rows, "
+                    f"{time.time() - t0:.1f}/{time_budget:.0f}s"
+                ),
+                memo,
+                max(1.0, left / max(1, max_clauses - len(found))),
+            )
             iters += it
             if box is None:
                 if r == "unknown":
@@ -186,11 +218,18 @@ def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, 
                     lits = list(trial)
             # (the pruned box contains the z3 box, so it is inside no earlier box)
             found.append(tuple(lits))
-    bar.done(f"learned {len(found)} cavity clauses (width <= {width}) in {time.time() - t0:.1f}s"
-             + (" (time budget reached)" if timed_out else ""))
+    bar.done(
+        f"learned {len(found)} cavity clauses (width <= {width}) in {time.time() - t0:.1f}s"
+        + (" (time budget reached)" if timed_out else "")
+    )
     if stats is not None:
-        stats.update({"clause_learning_time": time.time() - t0, "clause_iterations": iters,
-                      "clause_budget_reached": timed_out})
+        stats.update(
+            {
+                "clause_learning_time": time.time() - t0,
+                "clause_iterations": iters,
+                "clause_budget_reached": timed_out,
+            }
+        )
     out = []
     for box in found:
         lits = []
@@ -203,46 +242,94 @@ def learn_clauses(ens, X: np.ndarray, *, width: int = 2, max_clauses: int = 50, 
     return out
 
 
-def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg):
+def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg, memo, slice_s):
     """The widest box of ``size`` literals holding no row of J (all rows, by refinement).
 
-    Variables per slot i and feature c: r[i][c] (slot i is feature c: the paper's r_if),
-    A[i][c], B[i][c] (the box covers intervals A..B: the paper's s_ik / t_ik'), fixed to 0
+    Variables per slot i and feature c: r_i_c (slot i is feature c: the paper's r_if),
+    A_i_c, B_i_c (the box covers intervals A..B: the paper's s_ik / t_ik'), fixed to 0
     when unselected. The tightness objective is met by strengthening: after each box,
-    demand a wider one (sum of B - A larger), until unsat or out of time.
+    demand a wider one (sum of B - A larger), until unsat or out of time. Constraints
+    are written as SMT-LIB text and parsed in batches (z3's Python term building is the
+    bottleneck otherwise).
     Returns (box or None, "sat" / "unsat" / "unknown", iterations).
     """
     s = z3.Solver()
     s.set("random_seed", 0)
-    r = [[z3.Bool(f"r{i}_{c}") for c in range(nf)] for i in range(size)]
-    A = [[z3.Int(f"A{i}_{c}") for c in range(nf)] for i in range(size)]
-    B = [[z3.Int(f"B{i}_{c}") for c in range(nf)] for i in range(size)]
+    decls = {}
     for i in range(size):
-        s.add(z3.PbEq([(x, 1) for x in r[i]], 1))
         for c in range(nf):
-            s.add(z3.If(r[i][c],
-                        z3.And(A[i][c] >= 0, A[i][c] <= B[i][c], B[i][c] <= K[c],
-                               z3.Or(A[i][c] > 0, B[i][c] < K[c])),
-                        z3.And(A[i][c] == 0, B[i][c] == 0)))
-        if i:  # features in increasing order: i < j -> f_i < f_j
-            for c in range(nf):
-                s.add(z3.Implies(r[i][c], z3.Or([r[i - 1][d] for d in range(c)] or [z3.BoolVal(False)])))
+            for nm, mk in ((f"r_{i}_{c}", z3.Bool), (f"A_{i}_{c}", z3.Int), (f"B_{i}_{c}", z3.Int)):
+                decls[nm] = mk(nm)
+
+    preamble = "\n".join(
+        f"(declare-const {nm} {'Bool' if nm[0] == 'r' else 'Int'})" for nm in decls
+    )
+
+    first = [True]
+
+    def add(text_lines) -> None:
+        if text_lines:  # the solver remembers declarations: give them once
+            s.from_string((preamble + "\n" if first[0] else "") + "\n".join(text_lines))
+            first[0] = False
+
+    base = []
+    for i in range(size):
+        base.append(
+            "(assert ((_ pbeq 1"
+            + " 1" * nf
+            + ") "
+            + " ".join(f"r_{i}_{c}" for c in range(nf))
+            + "))"
+        )
+        for c in range(nf):
+            base.append(
+                f"(assert (ite r_{i}_{c} (and (>= A_{i}_{c} 0) (<= A_{i}_{c} B_{i}_{c}) "
+                f"(<= B_{i}_{c} {K[c]}) (or (> A_{i}_{c} 0) (< B_{i}_{c} {K[c]}))) "
+                f"(and (= A_{i}_{c} 0) (= B_{i}_{c} 0))))"
+            )
+            if i:  # features in increasing order: i < j -> f_i < f_j
+                prev = " ".join(f"r_{i - 1}_{d}" for d in range(c))
+                base.append(f"(assert (=> r_{i}_{c} (or false {prev})))")
     for box in found:  # no box inside an earlier one
-        s.add(z3.Not(z3.And([
-            z3.Or([z3.And(r[i][c], A[i][c] >= a, B[i][c] <= b) for i in range(size)]) for c, a, b in box])))
+        parts = []
+        for c, a, b in box:
+            parts.append(
+                "(or false "
+                + " ".join(
+                    f"(and r_{i}_{c} (>= A_{i}_{c} {a}) (<= B_{i}_{c} {b}))" for i in range(size)
+                )
+                + ")"
+            )
+        base.append("(assert (not (and " + " ".join(parts) + ")))")
 
-    def block(row):
-        return z3.Or([z3.And(r[i][c], z3.Or(A[i][c] > int(row[c]), B[i][c] < int(row[c])))
-                      for i in range(size) for c in range(nf)])
+    def outside(i, c, v) -> str:
+        return f"(> A_{i}_{c} {v}) (< B_{i}_{c} {v})"
 
-    for p in pts:
-        s.add(block(J[p]))
-    width = z3.Sum([B[i][c] - A[i][c] for i in range(size) for c in range(nf)])
+    def block(row) -> str:
+        return (
+            "(assert (or "
+            + " ".join(
+                f"(and r_{i}_{c} (or {outside(i, c, int(row[c]))}))"
+                for i in range(size)
+                for c in range(nf)
+            )
+            + "))"
+        )
+
+    known = [t for cols, lines in memo.items() if len(cols) == size for t in lines]
+    add(base + [block(J[p]) for p in pts] + known)
+    width = z3.Sum(
+        [decls[f"B_{i}_{c}"] - decls[f"A_{i}_{c}"] for i in range(size) for c in range(nf)]
+    )
     best = None
     iters = 0
     status = "unsat"
+    t_clause = time.time()
     while True:
         left = budget - (time.time() - t0)
+        if best is not None and time.time() - t_clause > slice_s:
+            status = "sat"  # good enough: the widest found within this clause's time slice
+            break
         if left <= 0:
             status = "unknown" if best is None else "sat"
             break
@@ -257,21 +344,35 @@ def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg):
             status = "sat" if best is not None else "unsat"
             break
         m = s.model()
-        box = tuple((c, m.eval(A[i][c]).as_long(), m.eval(B[i][c]).as_long())
-                    for i in range(size) for c in range(nf) if z3.is_true(m.eval(r[i][c])))
-        box = tuple(sorted(box))
+        box = tuple(
+            sorted(
+                (c, m.eval(decls[f"A_{i}_{c}"]).as_long(), m.eval(decls[f"B_{i}_{c}"]).as_long())
+                for i in range(size)
+                for c in range(nf)
+                if z3.is_true(m.eval(decls[f"r_{i}_{c}"]))
+            )
+        )
         inside = np.flatnonzero(_box_mask(J, box))
         if inside.size:  # counterexample-guided refinement
             # the rows inside the box, projected onto the box's features: a box on these
             # features is empty iff it avoids every distinct projection, so add them all
             cols = [c for c, _, _ in box]
-            sel = z3.And([r[i][c] for i, c in enumerate(cols)])
-            cells = np.unique(J[inside][:, cols], axis=0)
-            if len(cells) > 400:
-                cells = cells[rng.choice(len(cells), size=400, replace=False)]
-            for cell in cells.tolist():
-                s.add(z3.Implies(sel, z3.Or([z3.Or(A[i][c] > v, B[i][c] < v)
-                                             for i, (c, v) in enumerate(zip(cols, cell))])))
+            key = tuple(cols)
+            if key not in memo:  # first time: every row's projection (up to a cap)
+                cells = np.unique(J[:, cols], axis=0)
+            else:
+                cells = np.unique(J[inside][:, cols], axis=0)
+            if len(cells) > MAX_CELLS:
+                cells = cells[rng.choice(len(cells), size=MAX_CELLS, replace=False)]
+            sel = "(and " + " ".join(f"r_{i}_{c}" for i, c in enumerate(cols)) + ")"
+            lines = [
+                f"(assert (=> {sel} (or "
+                + " ".join(outside(i, c, v) for i, (c, v) in enumerate(zip(cols, cell)))
+                + ")))"
+                for cell in cells.tolist()
+            ]
+            memo.setdefault(key, []).extend(lines)
+            add(lines)
             pts.update(inside[:1].tolist())
             continue
         best = box
@@ -321,8 +422,11 @@ def check_clauses(ens, clauses, X: np.ndarray) -> list[Clause]:
 def save_clauses(path, clauses, meta: dict | None = None) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"format": FORMAT, **(meta or {}),
-           "clauses": [{"literals": [lit.to_json() for lit in c.literals]} for c in clauses]}
+    doc = {
+        "format": FORMAT,
+        **(meta or {}),
+        "clauses": [{"literals": [lit.to_json() for lit in c.literals]} for c in clauses],
+    }
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     tmp.replace(path)
@@ -337,15 +441,20 @@ def load_clauses(path) -> list[Clause]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"cannot read clauses: {e}", str(path)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("clauses"), list):
-        raise InputError('not a clauses file (expected {"clauses": [{"literals": [...]}, ...]})', str(path))
+        raise InputError(
+            'not a clauses file (expected {"clauses": [{"literals": [...]}, ...]})', str(path)
+        )
     out = []
     for i, c in enumerate(doc["clauses"]):
         try:
             lits = tuple(
-                Literal(str(lit["feature"]),
-                        -math.inf if lit.get("lo") is None else float(lit["lo"]),
-                        math.inf if lit.get("hi") is None else float(lit["hi"]))
-                for lit in c["literals"])
+                Literal(
+                    str(lit["feature"]),
+                    -math.inf if lit.get("lo") is None else float(lit["lo"]),
+                    math.inf if lit.get("hi") is None else float(lit["hi"]),
+                )
+                for lit in c["literals"]
+            )
         except (KeyError, TypeError, ValueError) as e:
             raise InputError(f"clause {i}: bad literal ({e})", str(path)) from None
         if lits:
@@ -353,9 +462,19 @@ def load_clauses(path) -> list[Clause]:
     return out
 
 
-def clauses_for(ens, data, *, width: int = 2, max_clauses: int = 50, time_budget: float = 60.0,
-                file=None, cache: bool = True, progress: bool = False, seed: int = 0,
-                stats: dict | None = None) -> list[Clause]:
+def clauses_for(
+    ens,
+    data,
+    *,
+    width: int = 2,
+    max_clauses: int = 50,
+    time_budget: float = 60.0,
+    file=None,
+    cache: bool = True,
+    progress: bool = False,
+    seed: int = 0,
+    stats: dict | None = None,
+) -> list[Clause]:
     """The cavity clauses for a model and a Dataset: from ``file`` if it exists (re-checked
     against the data), else from the disk cache, else learned (and written to ``file`` /
     the cache)."""
@@ -363,7 +482,9 @@ def clauses_for(ens, data, *, width: int = 2, max_clauses: int = 50, time_budget
         clauses = load_clauses(file)
         kept = check_clauses(ens, clauses, data.X)
         if stats is not None:
-            stats.update({"clauses_source": str(file), "clauses_discarded": len(clauses) - len(kept)})
+            stats.update(
+                {"clauses_source": str(file), "clauses_discarded": len(clauses) - len(kept)}
+            )
         return kept[:max_clauses] if max_clauses else kept
     key = f"{model_key(ens)}-{data.digest()}-w{width}-n{max_clauses}-t{time_budget:g}-s{seed}"
     cpath = None
@@ -382,18 +503,31 @@ def clauses_for(ens, data, *, width: int = 2, max_clauses: int = 50, time_budget
             except InputError:
                 pass
     st: dict = {}
-    clauses = learn_clauses(ens, data.X, width=width, max_clauses=max_clauses, time_budget=time_budget,
-                            seed=seed, progress=progress, stats=st)
+    clauses = learn_clauses(
+        ens,
+        data.X,
+        width=width,
+        max_clauses=max_clauses,
+        time_budget=time_budget,
+        seed=seed,
+        progress=progress,
+        stats=st,
+    )
     if stats is not None:
         stats.update(st)
         stats["clauses_source"] = "learned"
-    meta = {"key": key, "model": model_key(ens), "data": data.digest(), "data_source": data.source,
-            "width": width, "max_clauses": max_clauses, "time_budget": time_budget,
-            "complete": not st.get("clause_budget_reached", False)}
+    meta = {
+        "key": key,
+        "model": model_key(ens),
+        "data": data.digest(),
+        "data_source": data.source,
+        "width": width,
+        "max_clauses": max_clauses,
+        "time_budget": time_budget,
+        "complete": not st.get("clause_budget_reached", False),
+    }
     for target in (cpath, file):
         if target is not None:
-            try:
+            with contextlib.suppress(OSError):
                 save_clauses(target, clauses, meta)
-            except OSError:
-                pass
     return clauses

@@ -103,15 +103,20 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     zero_mode: set[int] = set()
     used: set[int] = set()
     for t in ens.trees:
-        for n in np.flatnonzero(t.feature >= 0).tolist():
+        internal = t.feature >= 0
+        used.update(t.feature[internal].tolist())
+        if t.missing is not None:
+            zero_mode.update(t.feature[internal & (t.missing == MISSING_ZERO)].tolist())
+        if t.categories is None:
+            for f, th in zip(t.feature[internal].tolist(), t.threshold[internal].tolist()):
+                ths[f].add(th)
+            continue
+        for n in np.flatnonzero(internal).tolist():
             f = int(t.feature[n])
-            used.add(f)
             if t.is_categorical(n):
                 split_codes.setdefault(f, set()).update(t.categories[n])
             else:
                 ths[f].add(float(t.threshold[n]))
-            if t.missing is not None and t.missing[n] == MISSING_ZERO:
-                zero_mode.add(f)
     onehot_f = {f for f in range(ens.n_features) if ens.features[f].kind == "categorical"} | set(split_codes)
     domains: dict[int, FeatureDomain] = {}
     for f in range(ens.n_features):

@@ -245,8 +245,11 @@ class Ensemble:
 
     def test_holds(self, x: float, threshold: float) -> bool:
         """Does the numeric test of a split with this threshold send ``x`` to "yes"?"""
-        v = self.cast_value(x)
-        return bool(v < threshold) if self.op == "<" else bool(v <= threshold)
+        # compare as Python floats (exact doubles): a NumPy float32 scalar would round a
+        # double threshold to float32 first (NEP 50), unlike the libraries and leaf_indices
+        v = float(self.cast_value(x))
+        t = float(threshold)
+        return v < t if self.op == "<" else v <= t
 
     # ---- evaluation ----------------------------------------------------------------
     def leaf_indices(self, X: np.ndarray) -> np.ndarray:

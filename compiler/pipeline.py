@@ -12,7 +12,7 @@ on; a disagreement between the IR and the library is an error, never a verdict.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from .encode import Encoding, encode
 from .ensemble import Ensemble
 from .heuristic import find_witness
 from .invert import Witness, invert, values_for_pair, witness_from_pair
-from .ir import Linear
+from .ir import Linear, check_constraint
 from .passes import Chain, Compiled, passes_for
 from .passes.feature_constraints import constraint_violations
 from .query import Query
@@ -45,18 +45,33 @@ class CompiledQuery:
     chain: Chain
     inverse: object
     compile_time: float
+    data: object = None  # the query's Dataset (frontends/data.py) when it names data
+    data_stats: dict | None = None
 
     @property
     def encoding(self) -> Encoding:
         return self.compiled.encoding
 
 
-def compile_query(ens: Ensemble, q: Query) -> CompiledQuery:
+def compile_query(ens: Ensemble, q: Query, progress: bool = False) -> CompiledQuery:
+    from .passes.data_aware import data_passes
+
     t0 = time.time()
+    data = _dataset(ens, q)
     problem, enc = encode(ens, q)
-    chain = Chain(passes_for(q.passes))
+    dstats: dict = {}
+    chain = Chain(passes_for(q.passes, data_passes(ens, q, data, dstats, progress=progress)))
     compiled, inverse = chain.apply(Compiled(problem, enc))
-    return CompiledQuery(compiled, chain, inverse, time.time() - t0)
+    return CompiledQuery(compiled, chain, inverse, time.time() - t0, data, dstats)
+
+
+def _dataset(ens: Ensemble, q: Query):
+    """The Dataset the query names (option ``data``: a path, DataFrame or Dataset)."""
+    if _option(q, "data", None) is None:
+        return None
+    from ..frontends.data import dataset_for
+
+    return dataset_for(ens, q)
 
 
 def for_backend(cq: CompiledQuery, backend: str) -> tuple[Compiled, Chain, object]:
@@ -113,8 +128,13 @@ def solve_query(
         gap_kind=q.gap.kind, model=ens.source, passes=sorted(q.passes),
         classes=list(q.classes) if q.classes else None,
     )
-    cq = compiled or compile_query(ens, q)
+    cq = compiled or compile_query(ens, q, progress=log or bool(_option(q, "progress", False)))
     enc = cq.encoding
+    data = cq.data if cq.data is not None else _dataset(ens, q)
+    if data is not None and prefer is None:
+        prefer = data.prefer()  # realistic witnesses: values seen in the data
+    if cq.data_stats:
+        res.stats.update(cq.data_stats)
     res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
     bcompiled, bchain, binv = for_backend(cq, q.backend)
     res.time["compile"] = time.time() - t_start
@@ -124,8 +144,12 @@ def solve_query(
     res.stats["relax"] = enc.relax
     if problem.note("scaling_error") is not None:
         res.stats["scaling_error"] = problem.note("scaling_error")
-    first = q.data_aware == "none"
+    first = q.data_aware == "none"  # data-aware: no heuristic (it knows nothing of the data)
+    # an "optimize" objective (the data-aware utility) is solved to the best point found
+    # within the time limit; a "guide" objective stops at the first feasible point
+    stop_first = problem.objective is None or problem.objective.role != "optimize"
     hint = None
+    fallback = None  # data-aware: a pair that meets the gap, if the optimizer returns none
     solve_time = 0.0
     # the heuristic knows nothing of the query's bounds / relations on the inputs
     if _option(q, "heuristic", True) and first and not (q.bounds or q.relations):
@@ -140,13 +164,52 @@ def solve_query(
             x1, x2, ok = found
             if ok:
                 w = witness_from_pair(enc, x1, x2)
+                if prefer:
+                    w = _with_preferred(enc, w, prefer)
                 verdict = _check_pair(ens, q, enc, w)
                 if verdict[0] == "ok":
                     _accept(res, ens, verdict, found_by="heuristic")
+                    if data is not None:
+                        _measure(res, ens, enc, data)
                     res.time["solve"] = time.time() - t_h
                     res.time["total"] = time.time() - t_start
                     return res
             hint = values_for_pair(enc, x1, x2, problem.n_vars)
+        solve_time += time.time() - t_h
+    elif _option(q, "heuristic", True) and data is not None and not (q.bounds or q.relations):
+        # data-aware: the heuristic, started from data rows, only gives the solver a
+        # starting point (its pair knows nothing of the utility or the clauses)
+        t_h = time.time()
+        rows = np.random.default_rng(q.seed).permutation(data.n_rows)[:200]
+        starts = np.where(np.isnan(data.X[rows]), 0.0, data.X[rows])
+        work = HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
+        budget = min(HEURISTIC_SECONDS, 0.2 * max(0.0, deadline - t_h))
+        # a few runs from different rows; the pair best for the data-aware objective wins
+        # (fewest violated cavity clauses, then the highest utility)
+        data_cons = [c for c in problem.constraints if _data_tag(c)]
+        obj = problem.objective if not stop_first else None
+
+        def score(v):
+            viol = sum(1 for c in data_cons if not check_constraint(c, v))
+            return (-viol, sum(k * v[i] for i, k in zip(obj.vars, obj.coefs)) if obj is not None else 0.0)
+
+        best = None
+        runs = 4
+        for k in range(runs):
+            found = find_witness(enc, budget / runs, seed=q.seed + k, starts=starts[k::runs], margin=2 * enc.relax,
+                                 work=work // runs)
+            if found is None:
+                continue
+            v = values_for_pair(enc, found[0], found[1], problem.n_vars)
+            key = (bool(found[2]),) + score(v)
+            if best is None or key > best[0]:
+                best = (key, found, v)
+        if best is not None:
+            hint = best[2]
+            res.stats["hint_meets_gap"] = bool(best[1][2])
+            if best[1][2]:
+                fallback = best[1]
+        res.stats["heuristic_time"] = time.time() - t_h
         solve_time += time.time() - t_h
     worker = worker_for(q.backend, memory_mb)
     cuts = 0
@@ -154,10 +217,20 @@ def solve_query(
         if time.time() >= deadline:
             res.status, res.message = UNKNOWN, "time limit reached"
             break
-        opts = SolveOptions(deadline=deadline, threads=q.threads, seed=q.seed, first_solution=first, log=log,
+        # optimizing runs to the limit: stop it early enough that its best point comes back
+        # before the worker's hard kill at the deadline
+        sdl = deadline if stop_first else deadline - min(10.0, 0.15 * max(0.0, deadline - time.time()))
+        opts = SolveOptions(deadline=sdl, threads=q.threads, seed=q.seed, first_solution=stop_first, log=log,
                             memory_mb=memory_mb, hint=hint)
         sol = worker.solve(problem, opts)
         solve_time += sol.time + sol.build_time
+        if sol.status == INFEASIBLE and problem.note("data_restricted"):
+            # the data's restrictions (cavity clauses, forbidden intervals) leave no pair:
+            # drop them and search the whole space; "insensitive" is never based on data
+            problem = replace(problem, constraints=tuple(c for c in problem.constraints if not _data_tag(c)),
+                              notes=tuple((k, v) for k, v in problem.notes if k != "data_restricted"))
+            res.stats["data_restrictions_dropped"] = True
+            continue
         if sol.status == INFEASIBLE:
             res.status = INSENSITIVE
             res.message = "proved: no pair meets the gap" + (f" (after excluding {cuts} near-miss pairs)" if cuts else "")
@@ -167,6 +240,13 @@ def solve_query(
             break
         if not sol.has_point:
             res.status, res.message = UNKNOWN, sol.message or "no answer within the time limit"
+            if fallback is not None:
+                w = _with_preferred(enc, witness_from_pair(enc, fallback[0], fallback[1]), prefer or {})
+                verdict = _check_pair(ens, q, enc, w)
+                if verdict[0] == "ok":
+                    _accept(res, ens, verdict, found_by="heuristic-from-data")
+                    res.message = ("the solver returned no point in time: the pair the heuristic found "
+                                   "from data rows (the best of its runs for the data-aware objective)")
             break
         values = bchain.invert(sol.values, binv)
         values = cq.chain.invert(values, cq.inverse)
@@ -174,6 +254,7 @@ def solve_query(
         if verdict[0] == "ok":
             _accept(res, ens, verdict, found_by=q.backend)
             res.stats["objective"] = sol.objective
+            res.stats["solver_status"] = sol.status  # "optimal" or "feasible" (best found in time)
             if cuts:
                 res.message = f"found after excluding {cuts} near-miss pairs"
             break
@@ -188,9 +269,58 @@ def solve_query(
             break
         problem = problem.with_constraints([_cut(enc, verdict[1], c) for c in verdict[2]])
     res.stats["cuts"] = cuts
+    if data is not None and res.status == SENSITIVE and getattr(res, "_witness", None) is not None:
+        _measure(res, ens, enc, data)
     res.time["solve"] = solve_time
     res.time["total"] = time.time() - t_start
     return res
+
+
+def _with_preferred(enc: Encoding, w: Witness, prefer) -> Witness:
+    """The same intervals (so the same leaves), with values seen in the data where they fit."""
+    from .domain import choose_value
+
+    ens = enc.ensemble
+    xs = [np.array(w.x1, dtype=float), np.array(w.x2, dtype=float)]
+    for f, dom in enc.domains.items():
+        pf = prefer.get(f)
+        if pf is None or dom.codes is not None:
+            continue
+        for c in (0, 1) if f in enc.varying else (0,):
+            j = w.intervals[c].get(f, -1)
+            if 0 <= j < len(dom.reps) and dom.reps[j] is not None and xs[c][f] == xs[c][f]:
+                xs[c][f] = choose_value(ens, ens.features[f], dom, j, pf)
+        if f not in enc.varying:
+            xs[1][f] = xs[0][f]
+    return Witness(xs[0], xs[1], w.intervals, w.leaves)
+
+
+def _data_tag(c) -> bool:
+    from .passes.data_aware import DATA_TAGS
+
+    tag = getattr(c, "tag", ())
+    return bool(tag) and tag[0] in DATA_TAGS
+
+
+def _measure(res: Result, ens: Ensemble, enc: Encoding, data) -> None:
+    """Distance of the witness's region to the data, and the nearest row (SPEC 6)."""
+    from .distance import distance_to_data
+
+    w = res._witness
+    lo, rng = data.ranges()
+    dist, i, _ = distance_to_data(ens, w.leaves, enc.varying, data.X, rng)
+    res.distance = dist
+    row = {}
+    for f, name in enumerate(ens.feature_names):
+        v = float(data.X[i, f])
+        feat = ens.features[f]
+        if v != v:
+            row[name] = None
+        elif feat.kind == "categorical" and feat.categories and v.is_integer() and 0 <= int(v) < len(feat.categories):
+            row[name] = feat.categories[int(v)]
+        else:
+            row[name] = int(v) if feat.integral and v.is_integer() else v
+    res.stats["nearest_row"] = {"index": i, "values": row}
 
 
 def _accept(res: Result, ens: Ensemble, verdict, found_by: str) -> None:

@@ -46,7 +46,9 @@ def race_backends(backend: str, backends=None) -> list[str]:
         if b not in BACKENDS:
             from .errors import closest
 
-            raise InputError(f"unknown backend {b!r} in the race{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}")
+            raise InputError(
+                f"unknown backend {b!r} in the race{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}"
+            )
         if not available(b):
             raise InputError(f"backend {b!r} in the race is not installed")
     names = list(dict.fromkeys(names))
@@ -63,8 +65,17 @@ def _refuse_start():
     raise _Stopped("another backend answered first")
 
 
-def solve_race(ens, q, backends=None, deadline: float | None = None, memory_mb: int | None = None, *,
-               compiled=None, log: bool = False, prefer=None) -> Result:
+def solve_race(
+    ens,
+    q,
+    backends=None,
+    deadline: float | None = None,
+    memory_mb: int | None = None,
+    *,
+    compiled=None,
+    log: bool = False,
+    prefer=None,
+) -> Result:
     from ..backends.worker import worker_for
     from .pipeline import compile_query, solve_query
 
@@ -78,21 +89,34 @@ def solve_race(ens, q, backends=None, deadline: float | None = None, memory_mb: 
     opts = dict(q.options)
 
     def run(i: int, b: str) -> None:
-        w = workers[b]
         # only the first backend runs the (pure-Python) heuristic: it would compete for the GIL
-        qb = q.with_(backend=b, options=tuple({**opts, "heuristic": opts.get("heuristic", True) and i == 0}.items()))
+        qb = q.with_(
+            backend=b,
+            options=tuple({**opts, "heuristic": opts.get("heuristic", True) and i == 0}.items()),
+        )
         try:
-            res = solve_query(ens, qb, compiled=cq, deadline=deadline, memory_mb=memory_mb, log=log, prefer=prefer)
+            res = solve_query(
+                ens, qb, compiled=cq, deadline=deadline, memory_mb=memory_mb, log=log, prefer=prefer
+            )
         except _Stopped:
             res = None
         except Exception as e:  # noqa: BLE001 - reported as this backend's error
-            res = Result(query=q.label, status=ERROR, backend=b, features=[], gap=q.gap.value,
-                         error=f"{type(e).__name__}: {e}")
+            res = Result(
+                query=q.label,
+                status=ERROR,
+                backend=b,
+                features=[],
+                gap=q.gap.value,
+                error=f"{type(e).__name__}: {e}",
+            )
         if stop.is_set() and res is not None and res.status in (ERROR, UNKNOWN):
             res = None  # killed because another backend won
         done.put((b, res))
 
-    threads = [threading.Thread(target=run, args=(i, b), daemon=True, name=f"race-{b}") for i, b in enumerate(names)]
+    threads = [
+        threading.Thread(target=run, args=(i, b), daemon=True, name=f"race-{b}")
+        for i, b in enumerate(names)
+    ]
     for t in threads:
         t.start()
     results: dict[str, Result | None] = {}
@@ -103,7 +127,9 @@ def solve_race(ens, q, backends=None, deadline: float | None = None, memory_mb: 
         except queue.Empty:
             break
         results[b] = res
-        if res is not None and (res.status == INSENSITIVE or (res.status == SENSITIVE and res.validated)):
+        if res is not None and (
+            res.status == INSENSITIVE or (res.status == SENSITIVE and res.validated)
+        ):
             winner = res
             break
     # stop the others: no new solver process may start, running ones are killed
@@ -141,5 +167,11 @@ def _best(q, names, results) -> Result:
         r.error = "; ".join(f"{e.backend}: {e.error}" for e in errors)
         return r
     why = "; ".join(f"{e.backend}: {e.error}" for e in errors)
-    return Result(query=q.label, status=UNKNOWN, backend=RACE, features=[], gap=q.gap.value,
-                  message="no backend answered within the time limit" + (f" (errors: {why})" if why else ""))
+    return Result(
+        query=q.label,
+        status=UNKNOWN,
+        backend=RACE,
+        features=[],
+        gap=q.gap.value,
+        message="no backend answered within the time limit" + (f" (errors: {why})" if why else ""),
+    )

@@ -87,8 +87,14 @@ def load_data(data, ens, label: str | None = "label") -> Dataset:
             st = path.stat()
         except OSError:
             raise InputError("data file not found", str(path)) from None
-        key = (str(path.resolve()), st.st_mtime_ns, st.st_size, label, tuple(ens.feature_names),
-               tuple((f.kind, f.may_be_missing, f.categories) for f in ens.features))
+        key = (
+            str(path.resolve()),
+            st.st_mtime_ns,
+            st.st_size,
+            label,
+            tuple(ens.feature_names),
+            tuple((f.kind, f.may_be_missing, f.categories) for f in ens.features),
+        )
         if key not in _LOADED:
             _LOADED[key] = _from_frame(_read(path), ens, label, str(path))
         return _LOADED[key]
@@ -103,7 +109,11 @@ def load_data(data, ens, label: str | None = "label") -> Dataset:
         raise InputError(f"data must be a table (2-d), got an array of shape {arr.shape}")
     import pandas as pd
 
-    cols = list(ens.feature_names) if arr.shape[1] == ens.n_features else [f"c{i}" for i in range(arr.shape[1])]
+    cols = (
+        list(ens.feature_names)
+        if arr.shape[1] == ens.n_features
+        else [f"c{i}" for i in range(arr.shape[1])]
+    )
     return _from_frame(pd.DataFrame(arr, columns=cols), ens, None, "<array>")
 
 
@@ -120,12 +130,22 @@ def _read(path: Path):
             try:
                 return pd.read_parquet(path)
             except ImportError as e:
-                raise InputError(f"reading Parquet needs pyarrow or fastparquet ({e})", str(path)) from None
+                raise InputError(
+                    f"reading Parquet needs pyarrow or fastparquet ({e})", str(path)
+                ) from None
         return pd.read_csv(path, skipinitialspace=True)
     except InputError:
         raise
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError) as e:
-        raise InputError(f"cannot read: {str(e).splitlines()[0] if str(e) else type(e).__name__}", str(path)) from None
+    except (
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        UnicodeDecodeError,
+        OSError,
+        ValueError,
+    ) as e:
+        raise InputError(
+            f"cannot read: {str(e).splitlines()[0] if str(e) else type(e).__name__}", str(path)
+        ) from None
 
 
 def _from_frame(df, ens, label, where: str) -> Dataset:
@@ -199,8 +219,11 @@ def _categories(col, feat, name: str, where: str) -> np.ndarray:
         except ValueError:
             pass
         if cats:
-            raise InputError(f"column {name!r}, row {i + 1}: unknown category {s!r} "
-                             f"(known: {', '.join(cats[:10])}{' ...' if len(cats) > 10 else ''})", where)
+            raise InputError(
+                f"column {name!r}, row {i + 1}: unknown category {s!r} "
+                f"(known: {', '.join(cats[:10])}{' ...' if len(cats) > 10 else ''})",
+                where,
+            )
         raise InputError(f"column {name!r}, row {i + 1}: {s!r} is not a number", where)
     return out
 

@@ -1,6 +1,7 @@
 """Feature declarations from a details CSV: ``feature,name,lb,ub`` (index, name, bounds).
 
-An optional ``kind`` column (real, integer, binary, categorical) is also read.
+Optional columns: ``kind`` (real, integer, binary, categorical) and ``missing``
+(true/false: the feature may be missing, so NaN is one more value to consider).
 """
 
 from __future__ import annotations
@@ -69,7 +70,13 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
             kind = row[col["kind"]].strip().lower()
             if kind not in KINDS:
                 raise InputError(f"unknown kind {kind!r} (use one of {', '.join(KINDS)})", where)
-        feats[idx] = replace(feats[idx], name=name, lb=lb, ub=ub, kind=kind)
+        missing = feats[idx].may_be_missing
+        if "missing" in col and row[col["missing"]].strip():
+            flag = row[col["missing"]].strip().lower()
+            if flag not in ("true", "false", "yes", "no", "1", "0"):
+                raise InputError(f"column missing: {flag!r} is not true/false", where)
+            missing = flag in ("true", "yes", "1")
+        feats[idx] = replace(feats[idx], name=name, lb=lb, ub=ub, kind=kind, may_be_missing=missing)
     names = [f.name for f in feats]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:

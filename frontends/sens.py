@@ -39,7 +39,9 @@ class SensError(InputError):
 
     located = True
 
-    def __init__(self, message: str, filename: str, line: int, column: int, source_line: str | None = None):
+    def __init__(
+        self, message: str, filename: str, line: int, column: int, source_line: str | None = None
+    ):
         self.filename, self.line, self.column = filename, line, column
         self.source_line = source_line
         super().__init__(message, f"{filename}:{line}:{column}")
@@ -311,12 +313,61 @@ def _located(message: str, filename: str, source: str, at) -> SensError:
 # ---------------------------------------------------------------------------------------
 
 DATA_AWARE_MODES = ("none", "prob", "clause", "probclause")
+# parameters of the data-aware passes (compiler/passes/data_aware.py), as Query.options
+DATA_AWARE_PARAMS = (
+    "clause_width",
+    "max_clauses",
+    "clause_time",
+    "clauses",
+    "clause_cache",
+    "prob_alpha",
+    "prob_empty",
+)
 _MODE_ALIASES = {"prob+clause": "probclause", "clause+prob": "probclause", "off": "none"}
+# the words of the grammar: a name equal to one is written quoted by fmt
 KEYWORDS = frozenset(
-    """model format base_score data label features from feature in real integer binary
-    categorical defaults query sweep vary all each of subsets sample gap margin classes any
-    backend timeout threads seed passes baseline data_aware option where and fix true false
-    inf""".split()
+    {
+        "model",
+        "format",
+        "base_score",
+        "data",
+        "label",
+        "features",
+        "from",
+        "feature",
+        "in",
+        "real",
+        "integer",
+        "binary",
+        "categorical",
+        "defaults",
+        "query",
+        "sweep",
+        "vary",
+        "all",
+        "each",
+        "of",
+        "subsets",
+        "sample",
+        "gap",
+        "margin",
+        "classes",
+        "any",
+        "backend",
+        "timeout",
+        "threads",
+        "seed",
+        "passes",
+        "baseline",
+        "data_aware",
+        "option",
+        "where",
+        "and",
+        "fix",
+        "true",
+        "false",
+        "inf",
+    }
 )
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*\Z")
 
@@ -610,7 +661,9 @@ def _open_blocks(text: str):
 
 def _block_name_at(text: str, line: int, col: int) -> str:
     src = text.splitlines()[line - 1][: col - 1]
-    m = re.search(r"(defaults|query|sweep|feature)\s*(\"(?:[^\"\\]|\\.)*\"|[^\s{]*)\s*(?::[^{]*)?$", src)
+    m = re.search(
+        r"(defaults|query|sweep|feature)\s*(\"(?:[^\"\\]|\\.)*\"|[^\s{]*)\s*(?::[^{]*)?$", src
+    )
     if not m:
         return "block"
     if m.group(1) == "defaults":
@@ -634,13 +687,22 @@ def parse(text: str, filename: str = "<string>") -> SensAST:
     except UnexpectedCharacters as e:
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
         if ch == '"':
-            raise err("unterminated string (a quoted string ends on the same line)", e.line, e.column) from None
-        opens = _open_blocks(text[: e.pos_in_stream])
-        what = _describe_expected(e.allowed) if e.allowed else ""
-        msg = f"unexpected character {ch!r}" + (f"; expected {what}" if what else "")
-        if ch == "}" and not opens:
-            msg = "'}' without a matching '{'"
-        raise err(msg, e.line, e.column) from None
+            raise err(
+                "unterminated string (a quoted string ends on the same line)", e.line, e.column
+            ) from None
+        before = text[: e.pos_in_stream]
+        m = re.search(r"\bx(\d+)$", before)
+        if ch == "." and m:
+            raise err(
+                f"unknown input 'x{m.group(1)}': the two inputs are x1 and x2",
+                e.line,
+                e.column - len(m.group(0)),
+            ) from None
+        if ch == "!" and text[e.pos_in_stream : e.pos_in_stream + 2] == "!=":
+            raise err(
+                "'!=' is not a comparison here (use <=, <, >=, >, ==)", e.line, e.column
+            ) from None
+        raise err(f"unexpected character {ch!r}", e.line, e.column) from None
     except UnexpectedEOF as e:
         raise _eof_error(text, filename, getattr(e, "expected", ())) from None
     except UnexpectedToken as e:
@@ -653,8 +715,12 @@ def parse(text: str, filename: str = "<string>") -> SensAST:
             raise err("'}' without a matching '{'", tok.line, tok.column) from None
         if opens and shown in _TOP_KEYWORDS:
             ol, oc = opens[-1]
-            raise err(f"unexpected '{shown}' inside the {_block_name_at(text, ol, oc)} opened at line {ol} "
-                      "(missing '}'?)", tok.line, tok.column) from None
+            raise err(
+                f"unexpected '{shown}' inside the {_block_name_at(text, ol, oc)} opened at line {ol} "
+                "(missing '}'?)",
+                tok.line,
+                tok.column,
+            ) from None
         what = _describe_expected(e.expected)
         raise err(f"unexpected {_show_token(tok)}; expected {what}", tok.line, tok.column) from None
     try:
@@ -681,15 +747,21 @@ def _eof_error(text: str, filename: str, expected) -> SensError:
     if opens:
         line, col = opens[-1]
         what = _block_name_at(text, line, col)
-        return _located(f"unclosed block: the '{{' of {what} is never closed (missing '}}')", filename, text,
-                        Pos(line, col, line, col))
+        return _located(
+            f"unclosed block: the '{{' of {what} is never closed (missing '}}')",
+            filename,
+            text,
+            Pos(line, col, line, col),
+        )
     lines = text.splitlines() or [""]
     last = len(lines)
     while last > 1 and not lines[last - 1].strip():
         last -= 1
     col = len(lines[last - 1]) + 1
     what = _describe_expected(expected) if expected else "more"
-    return _located(f"unexpected end of file; expected {what}", filename, text, Pos(last, col, last, col))
+    return _located(
+        f"unexpected end of file; expected {what}", filename, text, Pos(last, col, last, col)
+    )
 
 
 def _comments(text: str):
@@ -751,13 +823,25 @@ def _check_structure(ast: SensAST) -> None:
     blocks: dict[str, Node] = {}
     decls: dict[str, Node] = {}
     for it in ast.items:
-        kind = {ModelDecl: "model", DataDecl: "data", DetailsDecl: "features from", Defaults: "defaults"}.get(type(it))
+        kind = {
+            ModelDecl: "model",
+            DataDecl: "data",
+            DetailsDecl: "features from",
+            Defaults: "defaults",
+        }.get(type(it))
         if kind is not None:
             if kind in seen:
-                raise ast.error(f"a second '{kind}' statement (the first is at line {seen[kind].pos.line}); "
-                                "a file has at most one", it)
+                raise ast.error(
+                    f"a second '{kind}' statement (the first is at line {seen[kind].pos.line}); "
+                    "a file has at most one",
+                    it,
+                )
             seen[kind] = it
-        if isinstance(it, ModelDecl) and it.base_score is not None and not 0.0 < it.base_score < 1.0:
+        if (
+            isinstance(it, ModelDecl)
+            and it.base_score is not None
+            and not 0.0 < it.base_score < 1.0
+        ):
             raise ast.error(f"base_score {it.base_score:g} must be a probability in (0, 1)", it)
         if isinstance(it, FeatureDecl):
             _check_feature_decl(ast, it, decls)
@@ -768,8 +852,10 @@ def _check_structure(ast: SensAST) -> None:
             if not name:
                 raise ast.error("empty query name", it.name)
             if name in blocks:
-                raise ast.error(f"a second block named {name!r} (the first is at line {blocks[name].pos.line})",
-                                it.name)
+                raise ast.error(
+                    f"a second block named {name!r} (the first is at line {blocks[name].pos.line})",
+                    it.name,
+                )
             blocks[name] = it
     if "model" not in seen:
         raise ast.error('no model: add a line  model "path/to/model.json"', Pos(1, 1, 1, 1))
@@ -780,13 +866,16 @@ def _check_structure(ast: SensAST) -> None:
 def _check_feature_decl(ast: SensAST, d: FeatureDecl, decls: dict) -> None:
     n = d.name.text
     if n in decls:
-        raise ast.error(f"feature {n!r} declared twice (the first is at line {decls[n].pos.line})", d.name)
+        raise ast.error(
+            f"feature {n!r} declared twice (the first is at line {decls[n].pos.line})", d.name
+        )
     decls[n] = d
     if d.kind is None and d.lo is None and d.categories is None:
-        raise ast.error(f"feature {n!r}: say what to declare (': KIND', 'in [LO, HI]' or categories)", d)
-    if d.lo is not None:
-        if math.isnan(d.lo) or math.isnan(d.hi) or d.lo > d.hi:
-            raise ast.error(f"feature {n!r}: lower bound {d.lo:g} is above upper bound {d.hi:g}", d)
+        raise ast.error(
+            f"feature {n!r}: say what to declare (': KIND', 'in [LO, HI]' or categories)", d
+        )
+    if d.lo is not None and (math.isnan(d.lo) or math.isnan(d.hi) or d.lo > d.hi):
+        raise ast.error(f"feature {n!r}: lower bound {d.lo:g} is above upper bound {d.hi:g}", d)
     if d.categories is not None:
         if d.kind not in (None, "categorical"):
             raise ast.error(f"feature {n!r}: only a categorical feature has category names", d)
@@ -794,7 +883,9 @@ def _check_feature_decl(ast: SensAST, d: FeatureDecl, decls: dict) -> None:
         if dup:
             raise ast.error(f"feature {n!r}: category {dup[0]!r} listed twice", d)
     if d.kind == "binary" and d.lo is not None and (d.lo > 1 or d.hi < 0):
-        raise ast.error(f"feature {n!r}: a binary feature takes 0 or 1, not values in [{d.lo:g}, {d.hi:g}]", d)
+        raise ast.error(
+            f"feature {n!r}: a binary feature takes 0 or 1, not values in [{d.lo:g}, {d.hi:g}]", d
+        )
 
 
 def _check_block(ast: SensAST, blk) -> None:
@@ -807,22 +898,33 @@ def _check_block(ast: SensAST, blk) -> None:
             if kind == "defaults":
                 raise ast.error("'vary' belongs in a query or a sweep, not in defaults", st)
             if vary is not None:
-                raise ast.error(f"a second 'vary' in this {kind} (the first is at line {vary.pos.line})", st)
+                raise ast.error(
+                    f"a second 'vary' in this {kind} (the first is at line {vary.pos.line})", st
+                )
             vary = st
             if kind == "query" and isinstance(st, _SWEEP_VARY):
                 word = "each" if not isinstance(st, VarySubsets) else "subsets"
-                raise ast.error(f"'vary {word} ...' makes several queries: write it in a sweep block "
-                                f"(sweep {blk.name.text} {{ ... }})", st)
+                raise ast.error(
+                    f"'vary {word} ...' makes several queries: write it in a sweep block "
+                    f"(sweep {blk.name.text} {{ ... }})",
+                    st,
+                )
             if kind == "sweep" and not isinstance(st, _SWEEP_VARY):
-                raise ast.error("a sweep varies 'each feature', 'each of A, B, {C, D}' or "
-                                "'subsets of K [from A, B, ...]'; for one query write a query block", st)
+                raise ast.error(
+                    "a sweep varies 'each feature', 'each of A, B, {C, D}' or "
+                    "'subsets of K [from A, B, ...]'; for one query write a query block",
+                    st,
+                )
             _check_vary(ast, st)
             continue
         key = _SETTING_NAMES.get(type(st))
         if key is not None:
             if key in where_first:
-                raise ast.error(f"'{key}' is set twice in this {kind} (the first is at line "
-                                f"{where_first[key].pos.line})", st)
+                raise ast.error(
+                    f"'{key}' is set twice in this {kind} (the first is at line "
+                    f"{where_first[key].pos.line})",
+                    st,
+                )
             where_first[key] = st
             _check_setting(ast, st)
         elif isinstance(st, OptionSetting):
@@ -856,7 +958,9 @@ def _check_vary(ast: SensAST, st) -> None:
         if st.pool is not None:
             _no_dups(ast, st.pool)
             if st.k > len(st.pool):
-                raise ast.error(f"subsets of {st.k} from a list of {len(st.pool)} features: there are none", st)
+                raise ast.error(
+                    f"subsets of {st.k} from a list of {len(st.pool)} features: there are none", st
+                )
         return
     if isinstance(st, Vary):
         _no_dups(ast, names)
@@ -879,14 +983,14 @@ def _check_setting(ast: SensAST, st) -> None:
     elif isinstance(st, Classes):
         if st.c1 != ANY and st.c1 == st.c2:
             raise ast.error(f"classes must differ (got {st.c1} twice)", st)
-        if st.c1 == ANY and st.c2 == ANY:
-            raise ast.error("classes any -> any: give at least one class", st)
     elif isinstance(st, Backend):
         from ..backends.registry import BACKENDS
 
         for i, b in enumerate(st.names):
             if b not in BACKENDS:
-                raise ast.error(f"unknown backend {b!r}{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}", st)
+                raise ast.error(
+                    f"unknown backend {b!r}{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}", st
+                )
             if b in st.names[:i]:
                 raise ast.error(f"backend {b!r} listed twice", st)
     elif isinstance(st, Timeout):
@@ -907,32 +1011,54 @@ def _check_setting(ast: SensAST, st) -> None:
             raise ast.error(f"unknown baseline {st.name!r} (known: kant)", st)
     elif isinstance(st, DataAware):
         if st.mode not in DATA_AWARE_MODES:
-            raise ast.error(f"unknown data-aware mode {st.mode!r}{closest(st.mode, DATA_AWARE_MODES)}; "
-                            f"known: {', '.join(DATA_AWARE_MODES)}", st)
+            raise ast.error(
+                f"unknown data-aware mode {st.mode!r}{closest(st.mode, DATA_AWARE_MODES)}; "
+                f"known: {', '.join(DATA_AWARE_MODES)}",
+                st,
+            )
         seen = set()
         for p in st.params:
             if p.name in seen:
                 raise ast.error(f"parameter {p.name!r} given twice", p)
+            if p.name not in DATA_AWARE_PARAMS:
+                raise ast.error(
+                    f"unknown data-aware parameter {p.name!r}{closest(p.name, DATA_AWARE_PARAMS)}; "
+                    f"known: {', '.join(DATA_AWARE_PARAMS)}",
+                    p,
+                )
             seen.add(p.name)
 
 
 def _check_constraint(ast: SensAST, c) -> None:
     if isinstance(c, InRange):
         if math.isnan(c.lo.value) or math.isnan(c.hi.value) or c.lo.value > c.hi.value:
-            raise ast.error(f"empty range [{c.lo.value:g}, {c.hi.value:g}]: the lower end is above the upper", c)
+            raise ast.error(
+                f"empty range [{c.lo.value:g}, {c.hi.value:g}]: the lower end is above the upper", c
+            )
         return
     for a, op, b in zip(c.operands, c.ops, c.operands[1:]):
         if not _is_featureish(a) and not _is_featureish(b):
-            raise ast.error(f"this compares two values ({_show(a)} {op} {_show(b)}); one side must be a "
-                            "feature (x1.NAME, x2.NAME or NAME)", a)
+            raise ast.error(
+                f"this compares two values ({_show(a)} {op} {_show(b)}); one side must be a "
+                "feature (x1.NAME, x2.NAME or NAME)",
+                a,
+            )
         if isinstance(a, Ref) and isinstance(b, Ref):
             if a.copy is None or b.copy is None:
-                raise ast.error(f"a relation compares x1 with x2: write x1.{a.name.text} {op} x2.{b.name.text}", a)
+                raise ast.error(
+                    f"a relation compares x1 with x2: write x1.{a.name.text} {op} x2.{b.name.text}",
+                    a,
+                )
             if a.copy == b.copy:
-                raise ast.error(f"this relation compares x{a.copy} with itself; compare x1 with x2", a)
+                raise ast.error(
+                    f"this relation compares x{a.copy} with itself; compare x1 with x2", a
+                )
             if a.name.text != b.name.text:
-                raise ast.error(f"a relation compares one feature in x1 and x2 (got {a.name.text!r} and "
-                                f"{b.name.text!r})", b)
+                raise ast.error(
+                    f"a relation compares one feature between x1 and x2 (got {a.name.text!r} and "
+                    f"{b.name.text!r})",
+                    b,
+                )
 
 
 def _is_featureish(x) -> bool:
@@ -969,13 +1095,23 @@ def _fmt_num(v: float) -> str:
 def _fmt_duration(s: float) -> str:
     import numpy as np
 
+    for unit, k in (("h", 3600), ("m", 60)):
+        if s >= k and s % k == 0:
+            return f"{int(s // k)}{unit}"
     if s == int(s):
         return f"{int(s)}s"
     return np.format_float_positional(s, trim="-") + "s"
 
 
-def _fmt_name(s: str) -> str:
-    if _NAME_RE.match(s) and s not in KEYWORDS:
+_CONSERVATIVE = [False]  # quote every keyword-like name (fallback, see format_sens)
+_VARY_WORDS = frozenset({"all", "each", "subsets"})  # words that may follow 'vary'
+_OPERAND_WORDS = frozenset({"true", "false", "inf"})  # lexed as values where a value may stand
+
+
+def _fmt_name(s: str, reserved=frozenset()) -> str:
+    """A name bare when it lexes as one at its place (``reserved``: the keywords that may
+    stand there too), else quoted."""
+    if _NAME_RE.match(s) and s not in reserved and not (_CONSERVATIVE[0] and s in KEYWORDS):
         return s
     return json.dumps(s, ensure_ascii=False)
 
@@ -984,7 +1120,9 @@ def _fmt_ref(r: Ref, compare: bool = False) -> str:
     if r.copy is not None:
         return f"x{r.copy}.{_fmt_name(r.name.text)}"
     # a bare name inside a comparison came from a NAME token: print it bare
-    return r.name.text if compare and _NAME_RE.match(r.name.text) else _fmt_name(r.name.text)
+    if compare and _NAME_RE.match(r.name.text):
+        return r.name.text
+    return _fmt_name(r.name.text, _OPERAND_WORDS)
 
 
 def _fmt_value(v) -> str:
@@ -1018,14 +1156,17 @@ def _fmt_names(names) -> str:
 
 def _fmt_stmt(st) -> str:
     if isinstance(st, Vary):
-        return f"vary {_fmt_names(st.names)}"
+        first = _fmt_name(st.names[0].text, _VARY_WORDS)
+        return "vary " + ", ".join([first] + [_fmt_name(n.text) for n in st.names[1:]])
     if isinstance(st, VaryAll):
         return "vary all"
     if isinstance(st, VaryEachFeature):
         return "vary each feature"
     if isinstance(st, VaryEachOf):
-        items = [("{" + _fmt_names(i.names) + "}") if isinstance(i, FeatureSet) else _fmt_name(i.text)
-                 for i in st.items]
+        items = [
+            ("{" + _fmt_names(i.names) + "}") if isinstance(i, FeatureSet) else _fmt_name(i.text)
+            for i in st.items
+        ]
         return "vary each of " + ", ".join(items)
     if isinstance(st, VarySubsets):
         s = f"vary subsets of {st.k}"
@@ -1035,7 +1176,9 @@ def _fmt_stmt(st) -> str:
             s += f" sample {st.sample}"
         return s
     if isinstance(st, GapSetting):
-        return f"gap {_fmt_num(st.value)}" if st.kind == "prob" else f"gap margin {_fmt_num(st.value)}"
+        return (
+            f"gap {_fmt_num(st.value)}" if st.kind == "prob" else f"gap margin {_fmt_num(st.value)}"
+        )
     if isinstance(st, Classes):
         return f"classes {st.c1} -> {st.c2}"
     if isinstance(st, Backend):
@@ -1088,15 +1231,49 @@ def _fmt_stmt(st) -> str:
 
 
 def format_sens(ast: SensAST, indent: str = "  ") -> str:
-    """The canonical text of a file: one statement per line, blocks indented, comments kept."""
+    """The canonical text of a file: one statement per line, blocks indented, names and
+    numbers written one way, comments kept, single blank lines kept (runs of them
+    collapsed) and one blank line around every top-level block."""
+    text = _format(ast, indent)
+    try:  # the output must read back as the same file; if not, quote every keyword
+        same = parse(text, ast.filename) == ast
+    except SensError:
+        same = False
+    if not same:
+        _CONSERVATIVE[0] = True
+        try:
+            text = _format(ast, indent)
+        finally:
+            _CONSERVATIVE[0] = False
+    return text
+
+
+def _format(ast: SensAST, indent: str) -> str:
     comments = sorted(ast.comments, key=lambda c: (c.line, c.column))
+    src = ast.source.splitlines()
     out: list[str] = []
     k = 0
+    last = [0]  # last source line emitted
 
-    def flush_before(line: int, pad: str) -> None:
+    def blank_between(a: int, b: int) -> bool:
+        return any(not src[i - 1].strip() for i in range(a + 1, b) if 0 < i <= len(src))
+
+    def emit(line: int, text: str, force_blank: bool = False) -> None:
+        if (
+            out
+            and out[-1] != ""
+            and (force_blank or (line and last[0] and blank_between(last[0], line)))
+        ):
+            out.append("")
+        out.append(text)
+        if line:
+            last[0] = max(last[0], line)
+
+    def leading(line: int, pad: str, force_blank: bool = False) -> None:
         nonlocal k
         while k < len(comments) and comments[k].line < line:
-            out.append(pad + comments[k].text)
+            emit(comments[k].line, pad + comments[k].text, force_blank)
+            force_blank = False
             k += 1
 
     def trailing(line: int) -> str:
@@ -1107,31 +1284,38 @@ def format_sens(ast: SensAST, indent: str = "  ") -> str:
             k += 1
         return ("  " + " ".join(parts)) if parts else ""
 
-    prev_block = None
+    prev_block = False
     for i, it in enumerate(ast.items):
         is_block = isinstance(it, (Defaults, QueryBlock, SweepBlock))
-        if i > 0 and (is_block or prev_block):
-            out.append("")
+        force = i > 0 and (is_block or prev_block)
         prev_block = is_block
         line = it.pos.line if it.pos else 0
-        flush_before(line, "")
-        if not is_block:
-            end = it.pos.end_line if it.pos else 0
-            out.append(_fmt_stmt(it) + trailing(end))
-            continue
-        head = "defaults" if isinstance(it, Defaults) else (
-            f"{'query' if isinstance(it, QueryBlock) else 'sweep'} {_fmt_name(it.name.text)}")
-        out.append(head + " {" + trailing(line))
-        for st in it.body:
-            flush_before(st.pos.line if st.pos else 0, indent)
-            out.append(indent + _fmt_stmt(st) + trailing(st.pos.end_line if st.pos else 0))
+        had_leading = k < len(comments) and comments[k].line < line
+        leading(line, "", force)
+        force = force and not had_leading
         end = it.pos.end_line if it.pos else 0
-        flush_before(end, indent)
+        if not is_block:
+            emit(line, _fmt_stmt(it) + trailing(end), force)
+            last[0] = max(last[0], end)
+            continue
+        head = (
+            "defaults"
+            if isinstance(it, Defaults)
+            else (f"{'query' if isinstance(it, QueryBlock) else 'sweep'} {_fmt_name(it.name.text)}")
+        )
+        emit(line, head + " {" + trailing(line), force)
+        for st in it.body:
+            sl = st.pos.line if st.pos else 0
+            leading(sl, indent)
+            emit(sl, indent + _fmt_stmt(st) + trailing(st.pos.end_line if st.pos else 0))
+            last[0] = max(last[0], st.pos.end_line if st.pos else 0)
+        leading(end, indent)
+        if out and out[-1] == "":
+            out.pop()
         out.append("}" + trailing(end))
-    if k < len(comments):
-        if out:
-            out.append("")
-        out.extend(c.text for c in comments[k:])
+        last[0] = max(last[0], end)
+    for j, c in enumerate(comments[k:]):
+        emit(c.line, c.text, force_blank=(j == 0 and bool(out)))
     return "\n".join(out) + "\n"
 
 
@@ -1165,9 +1349,12 @@ class SensFile:
         for q in self.queries:
             if q.name == name:
                 return [q]
-        known = list(self.groups) + [q.name for q in self.queries]
-        raise InputError(f"no query named {name!r}{closest(name, known)}; the file has: "
-                         f"{', '.join(self.groups)}", str(self.path))
+        known = list(dict.fromkeys(list(self.groups) + [q.name for q in self.queries]))
+        raise InputError(
+            f"no query named {name!r}{closest(name, known)}; the file has: "
+            f"{', '.join(self.groups)}",
+            str(self.path),
+        )
 
 
 def load_queries(path, *, load_model: bool = True) -> SensFile:
@@ -1196,7 +1383,10 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     defaults = next((it for it in ast.items if isinstance(it, Defaults)), Defaults(()))
     fmt = model.format or "auto"
     if fmt not in FORMATS:
-        raise ast.error(f"unknown model format {fmt!r}{closest(fmt, FORMATS)}; known: {', '.join(FORMATS)}", model)
+        raise ast.error(
+            f"unknown model format {fmt!r}{closest(fmt, FORMATS)}; known: {', '.join(FORMATS)}",
+            model,
+        )
     model_path = _resolve_path(base, model.path.value)
     if not model_path.exists():
         raise ast.error(f"model file not found: {_show_path(model_path)}", model.path)
@@ -1218,9 +1408,13 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
             if data.label is None:
                 label = None  # no label column: fine, unless one was asked for
             else:
-                raise ast.error(f"the data file has no column {label!r}{closest(label, header)}", data)
+                raise ast.error(
+                    f"the data file has no column {label!r}{closest(label, header)}", data
+                )
     if not load_model:
-        return SensFile(Path(ast.filename), ast, model_path, fmt, details_path, data_path, label, None, [], {})
+        return SensFile(
+            Path(ast.filename), ast, model_path, fmt, details_path, data_path, label, None, [], {}
+        )
 
     from .load import load_model as _load
 
@@ -1236,7 +1430,9 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
         except InputError as e:
             raise ast.error(str(e), details.path) from None
     ens = _apply_declarations(ast, ens)
-    ctx = _Ctx(ast, ens, defaults, data_path, label)
+    if data_path is not None:
+        _check_data(ast, data, ens, data_path, label)
+    ctx = _Ctx(ast, ens, defaults, data_path, label, base)
     queries: list[Query] = []
     groups: dict[str, list[str]] = {}
     for it in ast.items:
@@ -1247,9 +1443,34 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     names: dict[str, str] = {}
     for q in queries:
         if q.name in names:
-            raise ast.error(f"two queries end up named {q.name!r} (rename a block)", Pos(1, 1, 1, 1))
+            raise ast.error(
+                f"two queries end up named {q.name!r} (rename a block)", Pos(1, 1, 1, 1)
+            )
         names[q.name] = q.name
-    return SensFile(Path(ast.filename), ast, model_path, fmt, details_path, data_path, label, ens, queries, groups)
+    return SensFile(
+        Path(ast.filename),
+        ast,
+        model_path,
+        fmt,
+        details_path,
+        data_path,
+        label,
+        ens,
+        queries,
+        groups,
+    )
+
+
+def _check_data(ast: SensAST, decl, ens, path: Path, label) -> None:
+    """Read the data now, so that a column that does not match the model is reported here."""
+    try:
+        from .data import load_data
+    except ImportError:  # no data support in this build
+        return
+    try:
+        load_data(str(path), ens, label)
+    except InputError as e:
+        raise ast.error(f"cannot use the data: {e}", decl.path) from None
 
 
 def _csv_header(path: Path) -> list[str] | None:
@@ -1296,8 +1517,8 @@ def _apply_declarations(ast: SensAST, ens):
 class _Ctx:
     """Effective settings of a block (defaults, then the block) and Query building."""
 
-    def __init__(self, ast: SensAST, ens, defaults: Defaults, data_path, label):
-        self.ast, self.ens, self.defaults = ast, ens, defaults
+    def __init__(self, ast: SensAST, ens, defaults: Defaults, data_path, label, base: Path):
+        self.ast, self.ens, self.defaults, self.base = ast, ens, defaults, base
         self.data_path, self.label = data_path, label
         self.names = ens.feature_names
         self.binary = ens.n_classes == 2 and ens.n_outputs == 1
@@ -1345,11 +1566,25 @@ class _Ctx:
     def bound(self, at, f: str, lo: float, hi: float, copy) -> FeatureBound:
         feat = self.ens.features[self.names.index(f)]
         if lo > hi:
-            raise self.err(f"no value of {f!r} meets this (lower end {lo:g} is above upper end {hi:g})", at)
+            raise self.err(
+                f"no value of {f!r} meets this (lower end {lo:g} is above upper end {hi:g})", at
+            )
+        if lo == hi and not feat.lb <= lo <= feat.ub:
+            raise self.err(
+                f"{lo:g} is outside the declared range of {f!r}, [{feat.lb:g}, {feat.ub:g}]", at
+            )
         if hi < feat.lb or lo > feat.ub:
-            raise self.err(f"{f!r} is declared in [{feat.lb:g}, {feat.ub:g}]: no value of it lies in "
-                           f"[{lo:g}, {hi:g}]", at)
-        if feat.integral and math.isfinite(lo) and math.isfinite(hi) and math.ceil(lo) > math.floor(hi):
+            raise self.err(
+                f"{f!r} is declared in [{feat.lb:g}, {feat.ub:g}]: no value of it lies in "
+                f"[{lo:g}, {hi:g}]",
+                at,
+            )
+        if (
+            feat.integral
+            and math.isfinite(lo)
+            and math.isfinite(hi)
+            and math.ceil(lo) > math.floor(hi)
+        ):
             raise self.err(f"{f!r} is {feat.kind}: no whole value lies in [{lo:g}, {hi:g}]", at)
         return FeatureBound(f, lo, hi, (1, 2) if copy is None else (copy,))
 
@@ -1363,10 +1598,15 @@ class _Ctx:
         if feat.categories:
             if text in feat.categories:
                 return float(feat.categories.index(text))
-            raise self.err(f"{text!r} is not a category of {f!r}{closest(text, feat.categories)}", v)
+            raise self.err(
+                f"{text!r} is not a category of {f!r}{closest(text, feat.categories)}", v
+            )
         if feat.kind == "categorical":
-            raise self.err(f"{f!r} has no category names: declare them "
-                           f"(feature {_fmt_name(f)}: categorical {{...}}) or give the code", v)
+            raise self.err(
+                f"{f!r} has no category names: declare them "
+                f"(feature {_fmt_name(f)}: categorical {{...}}) or give the code",
+                v,
+            )
         raise self.err(f"{f!r} is a {feat.kind} feature: give a number, not {json.dumps(text)}", v)
 
     def constraint(self, c, bounds: list, rels: list) -> None:
@@ -1380,20 +1620,27 @@ class _Ctx:
         refs = [x for x in operands if isinstance(x, Ref)]
         for i, x in enumerate(operands):
             if isinstance(x, Text):
-                cat_ref = any(self.is_categorical(r) and x.value in (self.feat_of(r).categories or ())
-                              for r in refs)
-                if not cat_ref:
+                cat_ref = any(
+                    self.is_categorical(r) and x.value in (self.feat_of(r).categories or ())
+                    for r in refs
+                )
+                if not cat_ref and x.value in self.names:
                     operands[i] = Ref(Name(x.value, pos=x.pos), None, pos=x.pos)
         for a, op, b in zip(operands, ops, operands[1:]):
             if isinstance(a, Ref) and isinstance(b, Ref):
                 fa, fb = self.feature(a.name), self.feature(b.name)
                 if a.copy is None or b.copy is None or a.copy == b.copy or fa != fb:
-                    raise self.err("a relation compares one feature between x1 and x2 (x1.NAME <= x2.NAME)", a)
+                    raise self.err(
+                        "a relation compares one feature between x1 and x2 (x1.NAME <= x2.NAME)", a
+                    )
                 rels.append(self.relation(c, fa, a.copy, op, b.copy))
                 continue
             if isinstance(b, Ref):  # value op ref: flip to ref op' value
                 a, b, op = b, a, _FLIP[op]
             if not isinstance(a, Ref):
+                text = next((x for x in (a, b) if isinstance(x, Text)), None)
+                if text is not None:  # a quoted name that is no feature
+                    self.feature(Name(text.value, pos=text.pos))
                 raise self.err("one side of a comparison must be a feature", a)
             f = self.feature(a.name)
             v = self.value_for(f, b)
@@ -1459,8 +1706,10 @@ class _Ctx:
         total = math.comb(len(pool), k)
         if vary.sample is None or vary.sample >= total:
             if total > 100_000:
-                raise self.err(f"subsets of {k} of {len(pool)} features make {total} queries; add 'sample N'",
-                               vary)
+                raise self.err(
+                    f"subsets of {k} of {len(pool)} features make {total} queries; add 'sample N'",
+                    vary,
+                )
             return [tuple(c) for c in itertools.combinations(pool, k)]
         seed = eff["seed"].n if "seed" in eff else 0
         rng = random.Random(seed)
@@ -1476,24 +1725,40 @@ class _Ctx:
         cls_st = eff.get("classes")
         if self.binary:
             if cls_st is not None:
-                raise self.err(f"classes given, but the model is binary (classes 0 and 1); drop them", cls_st)
+                raise self.err(
+                    "classes given, but the model is binary (classes 0 and 1); drop them", cls_st
+                )
             if gap_st is not None and gap_st.kind == "prob" and not (0.0 <= gap_st.value < 0.5):
-                raise self.err(f"gap {gap_st.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "
-                               "(P(x1) >= 0.5+g and P(x2) <= 0.5-g)", gap_st)
+                raise self.err(
+                    f"gap {gap_st.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "
+                    "(P(x1) >= 0.5+g and P(x2) <= 0.5-g)",
+                    gap_st,
+                )
         else:
             C = self.ens.n_classes
             if cls_st is None:
-                raise self.err(f"the model has {C} classes: say which two to compare "
-                               "(classes C1 -> C2; C2 may be 'any')", blk.name)
+                raise self.err(
+                    f"the model has {C} classes: say which two to compare "
+                    "(classes C1 -> C2; C2 may be 'any')",
+                    blk.name,
+                )
             for c in (cls_st.c1, cls_st.c2):
                 if c != ANY and not 0 <= c < C:
-                    raise self.err(f"class {c} out of range: the model has classes 0..{C - 1}", cls_st)
+                    raise self.err(
+                        f"class {c} out of range: the model has classes 0..{C - 1}", cls_st
+                    )
             if gap_st is None:
-                raise self.err("a multiclass query needs a gap: a probability ratio g >= 1 (gap 1.5) "
-                               "or a margin (gap margin 0.4)", blk.name)
+                raise self.err(
+                    "a multiclass query needs a gap: a probability ratio g >= 1 (gap 1.5) "
+                    "or a margin (gap margin 0.4)",
+                    blk.name,
+                )
             if gap_st.kind == "prob" and gap_st.value < 1.0:
-                raise self.err(f"gap {gap_st.value:g} out of range: a multiclass gap is a probability ratio "
-                               "g >= 1 (P(c1) >= g * P(c) for every other class c)", gap_st)
+                raise self.err(
+                    f"gap {gap_st.value:g} out of range: a multiclass gap is a probability ratio "
+                    "g >= 1 (P(c1) >= g * P(c) for every other class c)",
+                    gap_st,
+                )
         passes = baseline = None
         pst = eff.get("passes")
         if isinstance(pst, Passes):
@@ -1505,13 +1770,16 @@ class _Ctx:
         options = self.options(blk)
         if da is not None:
             for p in da.params:
-                options[p.name] = _py_value(p.value)
+                v = _py_value(p.value)
+                if p.name == "clauses" and isinstance(v, str):  # a file: relative to the .sens file
+                    v = str(_resolve_path(self.base, v))
+                options[p.name] = v
         if self.data_path is not None:
             options.setdefault("data", str(self.data_path))
             if self.label is not None:
                 options.setdefault("label", self.label)
         elif mode != "none":
-            raise self.err(f"data-aware mode {mode!r} needs data: add a line  data \"train.csv\"", da)
+            raise self.err(f'data-aware mode {mode!r} needs data: add a line  data "train.csv"', da)
         kw = dict(
             gap=gap_st.value if gap_st is not None and gap_st.kind == "prob" else None,
             margin_gap=gap_st.value if gap_st is not None and gap_st.kind == "margin" else None,
@@ -1523,17 +1791,23 @@ class _Ctx:
             threads=eff["threads"].n if "threads" in eff else 1,
             seed=eff["seed"].n if "seed" in eff else 0,
             name=name,
-            data_aware=mode,
         )
         try:
             q = make_query(list(fs), **kw)
         except InputError as e:
             raise self.err(e.message, blk.name) from None
-        q = q.with_(bounds=bounds, relations=rels, options=tuple(sorted(options.items())))
+        # options (data, data-aware parameters, option NAME = VALUE) are set here, after
+        # make_query, so they reach the Query whatever make_query accepts
+        q = q.with_(
+            bounds=bounds, relations=rels, options=tuple(sorted(options.items())), data_aware=mode
+        )
         for r in rels:
             if r.op in ("<", ">") and r.feature not in fs:
-                raise self.err(f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature} cannot hold: {r.feature!r} "
-                               "is not varied, so x1 and x2 share its value", blk.name)
+                raise self.err(
+                    f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature} cannot hold: {r.feature!r} "
+                    "is not varied, so x1 and x2 share its value",
+                    blk.name,
+                )
         from ..compiler.query import resolve_condition
 
         try:
@@ -1574,9 +1848,18 @@ def data_aware_available() -> bool:
 def _error_result(sf: SensFile, q: Query, msg: str):
     from ..compiler.result import ERROR, Result
 
-    return Result(query=q.label, status=ERROR, backend=q.backend, features=list(q.vary), gap=q.gap.value,
-                  gap_kind=q.gap.kind, model=getattr(sf.ensemble, "source", ""), passes=sorted(q.passes),
-                  classes=list(q.classes) if q.classes else None, error=msg)
+    return Result(
+        query=q.label,
+        status=ERROR,
+        backend=q.backend,
+        features=list(q.vary),
+        gap=q.gap.value,
+        gap_kind=q.gap.kind,
+        model=getattr(sf.ensemble, "source", ""),
+        passes=sorted(q.passes),
+        classes=list(q.classes) if q.classes else None,
+        error=msg,
+    )
 
 
 def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None):
@@ -1589,8 +1872,12 @@ def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None):
 
         modes = getattr(passes, "DATA_AWARE_MODES", ())
         if q.data_aware not in modes:
-            res = _error_result(sf, q, f"data-aware mode {q.data_aware!r} not implemented yet "
-                                "(the query is well-formed; run it with 'data_aware none' meanwhile)")
+            res = _error_result(
+                sf,
+                q,
+                f"data-aware mode {q.data_aware!r} not implemented yet "
+                "(the query is well-formed; run it with 'data_aware none' meanwhile)",
+            )
             res.time["total"] = time.time() - t0
             return res
     try:
@@ -1603,8 +1890,14 @@ def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None):
     return res
 
 
-def run_file(path, *, query: str | None = None, timeout: float | None = None, memory_mb: int | None = None,
-             on_result=None) -> list:
+def run_file(
+    path,
+    *,
+    query: str | None = None,
+    timeout: float | None = None,
+    memory_mb: int | None = None,
+    on_result=None,
+) -> list:
     """Run every query of a ``.sens`` file (or those named ``query``); a list of Results."""
     sf = load_queries(path)
     out = []

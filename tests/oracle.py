@@ -256,6 +256,10 @@ def random_ensemble(
     split_prob: float = 0.8,
     intercept_scale: float = 0.2,
     integer_features: bool = False,
+    op: str = "<",
+    cast: str = "float32",
+    bounded: bool = False,
+    close_thresholds: bool = False,
 ) -> Ensemble:
     """A small XGBoost-like ensemble built directly in the IR.
 
@@ -264,16 +268,31 @@ def random_ensemble(
     ``n_thresholds`` float32 values (so trees share thresholds), float32 leaf values,
     ``replayer=None`` (the pipeline then checks witnesses against the IR itself).
     ``rng`` is a ``numpy.random.Generator`` or a seed.
+
+    Other libraries' comparisons: ``op="<="`` and/or ``cast="float64"`` (then thresholds
+    are doubles, not float32: scikit-learn compares float32(x) <= t, LightGBM x <= t).
+    ``bounded``: each feature gets finite bounds (which may empty some intervals);
+    ``close_thresholds``: each feature also gets a threshold just above its lowest one
+    (the next float32 for XGBoost-like ensembles: an interval holding one input; else
+    1e-9 above: an interval holding no float32 input, and one double for float64).
+    The defaults draw the same random numbers as before these options existed.
     """
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
+    xgb_like = op == "<" and cast == "float32"
     pools = []
     for _ in range(n_features):
         if integer_features:
             raw = rng.integers(-4, 5, size=n_thresholds) + 0.5
         else:
             raw = np.round(rng.uniform(-2.0, 2.0, size=n_thresholds), 3)
-        pools.append(sorted({_f32(v) for v in raw}))
+        pool = {_f32(v) for v in raw} if xgb_like else {float(v) for v in raw}
+        if close_thresholds:
+            t = float(sorted(pool)[0])
+            pool.add(
+                _f32(np.nextafter(np.float32(t), np.float32(np.inf))) if xgb_like else t + 1e-9
+            )
+        pools.append(sorted(pool))
     trees = []
     multi = n_classes > 2
     for i in range(n_trees):
@@ -292,15 +311,22 @@ def random_ensemble(
     n_out = n_classes if multi else 1
     intercept = tuple(_f32(rng.normal(0.0, intercept_scale)) for _ in range(n_out))
     kind = "integer" if integer_features else "real"
-    features = tuple(Feature(f"f{i}", kind) for i in range(n_features))
+    features = []
+    for i in range(n_features):
+        lb, ub = -math.inf, math.inf
+        if bounded:
+            a, b = sorted(float(v) for v in rng.uniform(-2.5, 2.5, size=2))
+            lb, ub = (a, b) if not integer_features else (math.floor(a), math.ceil(b))
+        features.append(Feature(f"f{i}", kind, lb, ub))
+    features = tuple(features)
     return Ensemble(
         trees=tuple(trees),
         features=features,
         n_classes=n_classes,
         intercept=intercept,
         link=SOFTMAX if multi else LOGISTIC,
-        op="<",
-        cast="float32",
+        op=op,
+        cast=cast,
         source=f"random:{n_trees}x{depth}",
         replayer=None,
     )

@@ -13,19 +13,27 @@ import time
 
 import numpy as np
 import pytest
-
 from treesens.backends.base import SolveOptions
 from treesens.backends.linearize import big_m_rows, rows
 from treesens.backends.lpformat import to_lp, to_mps
 from treesens.backends.registry import BACKENDS, BackendInfo, available
 from treesens.backends.smtlib import to_smtlib
 from treesens.backends.worker import Worker, worker_for
-from treesens.compiler.ir import BOOL, INT, REAL, ExactlyOne, Implication, Linear, Objective, Problem, Var
-from treesens.compiler.ir import check_constraint
+from treesens.compiler.ir import (
+    INT,
+    REAL,
+    ExactlyOne,
+    Implication,
+    Linear,
+    Objective,
+    Problem,
+    Var,
+    check_constraint,
+)
 
 INSTALLED = [b for b in BACKENDS if available(b)]
 MISSING = [b for b in BACKENDS if not available(b)]
-REAL_OK = [b for b in INSTALLED if b != "cpsat"]  # CP-SAT takes no real variables
+REAL_OK = [b for b in INSTALLED if "real" in BACKENDS[b].variable_kinds]  # not CP-SAT
 
 
 def _solve(backend: str, problem: Problem, timeout: float = 20.0, first: bool = True):
@@ -36,14 +44,17 @@ def _solve(backend: str, problem: Problem, timeout: float = 20.0, first: bool = 
     chain = Chain(info.reductions())
     compiled, inv = chain.apply(Compiled(problem, None))
     w = worker_for(backend)  # pooled: one process per backend for the whole session
-    sol = w.solve(compiled.problem, SolveOptions(deadline=time.time() + timeout, first_solution=first))
+    sol = w.solve(
+        compiled.problem, SolveOptions(deadline=time.time() + timeout, first_solution=first)
+    )
     values = chain.invert(sol.values, inv) if sol.values is not None else None
     return sol, values
 
 
 def _feasible(problem: Problem, values) -> bool:
     return all(check_constraint(c, values, 1e-6) for c in problem.constraints) and all(
-        v.lb - 1e-6 <= x <= v.ub + 1e-6 for v, x in zip(problem.vars, values))
+        v.lb - 1e-6 <= x <= v.ub + 1e-6 for v, x in zip(problem.vars, values)
+    )
 
 
 # --- small problems with known answers -------------------------------------------------
@@ -58,14 +69,19 @@ def p_exactly_one_conflict() -> Problem:
 
 def p_fractional_pb() -> Problem:
     """0.1 a + 0.2 b + 0.3 c >= 0.45 with at most two: feasible (b, c), objective guides."""
-    cons = (Linear((0, 1, 2), (0.1, 0.2, 0.3), ">=", 0.45), Linear((0, 1, 2), (1.0, 1.0, 1.0), "<=", 2.0))
+    cons = (
+        Linear((0, 1, 2), (0.1, 0.2, 0.3), ">=", 0.45),
+        Linear((0, 1, 2), (1.0, 1.0, 1.0), "<=", 2.0),
+    )
     return Problem(_bools(3), cons, Objective("max", (0,), (1.0,)))
 
 
 def p_implication(value: bool, feasible: bool) -> Problem:
     """z forced to ``value``; z == value => a + b >= 2; a + b <= 1 (when feasible=False)."""
-    cons = [Linear((2,), (1.0,), "==", 1.0 if value else 0.0),
-            Implication(2, value, Linear((0, 1), (1.0, 1.0), ">=", 2.0))]
+    cons = [
+        Linear((2,), (1.0,), "==", 1.0 if value else 0.0),
+        Implication(2, value, Linear((0, 1), (1.0, 1.0), ">=", 2.0)),
+    ]
     if not feasible:
         cons.append(Linear((0, 1), (1.0, 1.0), "<=", 1.0))
     return Problem(_bools(3), tuple(cons))
@@ -91,7 +107,9 @@ def p_real_implication(feasible: bool) -> Problem:
         Implication(2, True, Linear((0,), (1.0,), ">=", 0.0)),
     ]
     if not feasible:
-        cons.append(Linear((0,), (1.0,), "<=", 2.0))  # z needs r >= 2.25, w needs r >= 0 (z off: r <= -1.25)
+        cons.append(
+            Linear((0,), (1.0,), "<=", 2.0)
+        )  # z needs r >= 2.25, w needs r >= 0 (z off: r <= -1.25)
     return Problem(vs, tuple(cons))
 
 
@@ -126,8 +144,11 @@ def test_known_answer_problems_on_every_backend(backend, case):
 @pytest.mark.parametrize("backend", [b for b in INSTALLED if b in ("cbc", "highs", "gurobi", "z3")])
 def test_optimize_objective_reaches_the_optimum(backend):
     # max a + 2b + 3c subject to a + b + c <= 2: optimum 5 (b, c)
-    p = Problem(_bools(3), (Linear((0, 1, 2), (1.0, 1.0, 1.0), "<=", 2.0),),
-                Objective("max", (0, 1, 2), (1.0, 2.0, 3.0), role="optimize"))
+    p = Problem(
+        _bools(3),
+        (Linear((0, 1, 2), (1.0, 1.0, 1.0), "<=", 2.0),),
+        Objective("max", (0, 1, 2), (1.0, 2.0, 3.0), role="optimize"),
+    )
     sol, values = _solve(backend, p, first=False)
     assert sol.status == "optimal", sol.message
     assert list(values) == [0.0, 1.0, 1.0]
@@ -150,8 +171,10 @@ def test_big_m_rows_equal_the_implication_on_every_point(sense, value):
 
 
 def test_big_m_refuses_unbounded_variables():
-    p = Problem((Var("r", REAL, 0.0, float("inf")), Var("z")),
-                (Implication(1, True, Linear((0,), (1.0,), "<=", 1.0)),))
+    p = Problem(
+        (Var("r", REAL, 0.0, float("inf")), Var("z")),
+        (Implication(1, True, Linear((0,), (1.0,), "<=", 1.0)),),
+    )
     with pytest.raises(ValueError, match="unbounded"):
         rows(p)
 
@@ -164,8 +187,13 @@ def test_redundant_implication_rows_are_dropped():
 # --- the worker: crashes, hangs and errors stay inside one query -----------------------
 @pytest.fixture
 def fake_backend(monkeypatch):
-    info = BackendInfo("fake", "treesens.tests.fake_backend", ("ortools",), integer_coefficients=True,
-                       description="test backend")
+    info = BackendInfo(
+        "fake",
+        "treesens.tests.fake_backend",
+        ("ortools",),
+        integer_coefficients=True,
+        description="test backend",
+    )
     monkeypatch.setitem(BACKENDS, "fake", info)
     return "fake"
 
@@ -175,12 +203,17 @@ def _fake(what: str | None) -> Problem:
     return p.with_note("fake", what) if what else p
 
 
-@pytest.mark.skipif(not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)")
-@pytest.mark.parametrize("what,status,says", [
-    ("crash", "error", "died"),
-    ("raise", "error", "fake backend asked to fail"),
-    ("hang", "unknown", "time limit"),
-])
+@pytest.mark.skipif(
+    not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)"
+)
+@pytest.mark.parametrize(
+    "what,status,says",
+    [
+        ("crash", "error", "died"),
+        ("raise", "error", "fake backend asked to fail"),
+        ("hang", "unknown", "time limit"),
+    ],
+)
 def test_a_misbehaving_solver_ends_only_its_query(fake_backend, what, status, says):
     w = Worker(fake_backend)
     try:
@@ -195,15 +228,22 @@ def test_a_misbehaving_solver_ends_only_its_query(fake_backend, what, status, sa
         w.close()
 
 
-@pytest.mark.skipif(not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)")
+@pytest.mark.skipif(
+    not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)"
+)
 def test_a_crash_is_an_error_result_and_the_next_query_is_answered(fake_backend, monkeypatch):
     from treesens.compiler import pipeline
     from treesens.compiler.query import Gap, Query
     from treesens.tests.oracle import subset_sum_ensemble
 
     ens = subset_sum_ensemble([3, 5, 7], 12)
-    q = Query(vary=("f'",), gap=Gap(0.25, "margin"), backend=fake_backend, timeout=30.0,
-              options=(("heuristic", False),))
+    q = Query(
+        vary=("f'",),
+        gap=Gap(0.25, "margin"),
+        backend=fake_backend,
+        timeout=30.0,
+        options=(("heuristic", False),),
+    )
     real_for_backend = pipeline.for_backend
 
     def crashing(cq, backend):  # the first query's problem asks the fake solver to crash
@@ -232,7 +272,11 @@ def test_gurobi_size_limit_is_reported_with_the_sizes():
     sol, _ = _solve("gurobi", p)
     if sol.status != "error":
         pytest.skip("this Gurobi license is not size-limited")
-    assert "license refused" in sol.message and "2100 variables" in sol.message and "2000" in sol.message
+    assert (
+        "license refused" in sol.message
+        and "2100 variables" in sol.message
+        and "2000" in sol.message
+    )
 
 
 @pytest.mark.skipif(not available("gurobi"), reason="gurobipy is not installed")
@@ -242,12 +286,21 @@ def test_gurobi_native_indicators_on_a_tiny_model():
 
 
 # --- text formats, read back by other programs ------------------------------------------
-FORMAT_CASES = ["exactly-one-conflict", "fractional-pb", "implication-true-unsat", "int-sat", "int-unsat",
-                "real-implication-sat", "real-implication-unsat"]
+FORMAT_CASES = [
+    "exactly-one-conflict",
+    "fractional-pb",
+    "implication-true-unsat",
+    "int-sat",
+    "int-unsat",
+    "real-implication-sat",
+    "real-implication-unsat",
+]
 
 
 def _run_py(code: str, timeout: float = 60.0) -> str:
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -264,18 +317,22 @@ def test_smtlib_text_solves_in_z3_to_the_known_status(case, pb, tmp_path):
 
 
 def test_smtlib_is_exact_for_float_coefficients():
+    # 0.1 + 0.2 == 0.30000000000000004 in floats, but the exact (dyadic) values of 0.1 and
+    # 0.2 sum to less than the exact value of 0.30000000000000004: no point satisfies it
     p = Problem(_bools(2), (Linear((0, 1), (0.1, 0.2), ">=", 0.30000000000000004),))
     text = to_smtlib(p)
-    # 0.1 + 0.2 == 0.30000000000000004 in floats; exactly, 0.1 + 0.2 (as dyadic rationals) is below it
-    assert "pbge" in text and "QF_FD" in text
+    assert "((_ pbge 10808639105689192 3602879701896397 7205759403792794) x0 x1)" in text
+    assert "(set-logic" not in text  # z3's pb functions: its default solver
     plain = to_smtlib(p, pb=False)
-    assert "QF_LIA" in plain and "pbge" not in plain
+    assert "(set-logic QF_LIA)" in plain and "pbge" not in plain
 
 
 def test_smtlib_logic_follows_the_variable_kinds():
     assert "(set-logic QF_LIA)" in to_smtlib(p_int(True))
     assert "(set-logic QF_LRA)" in to_smtlib(p_real_implication(True))
-    mixed = Problem((Var("y", INT, 0, 3), Var("r", REAL, 0, 1)), (Linear((0, 1), (1.0, 0.5), ">=", 1.0),))
+    mixed = Problem(
+        (Var("y", INT, 0, 3), Var("r", REAL, 0, 1)), (Linear((0, 1), (1.0, 0.5), ">=", 1.0),)
+    )
     assert "(set-logic QF_LIRA)" in to_smtlib(mixed)
 
 
@@ -295,7 +352,9 @@ def test_lp_and_mps_files_read_by_highs_to_the_known_status(case, fmt, tmp_path)
     make, feasible, _ = CASES[case]
     f = tmp_path / f"q.{fmt}"
     f.write_text((to_lp if fmt == "lp" else to_mps)(make()))
-    out = subprocess.run([sys.executable, "-c", _HIGHS_READ, str(f)], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", _HIGHS_READ, str(f)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ("Optimal" if feasible else "Infeasible"), f.read_text()
 

@@ -19,12 +19,16 @@ import sys
 
 import numpy as np
 import pytest
-
 from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
 from treesens.compiler.pipeline import compile_query, solve_query
 from treesens.compiler.query import ANY, Gap, Query
-from treesens.tests.oracle import brute_force_sensitive, random_ensemble, subset_sum_ensemble, subset_sum_exists
+from treesens.tests.oracle import (
+    brute_force_sensitive,
+    random_ensemble,
+    subset_sum_ensemble,
+    subset_sum_exists,
+)
 
 ALL = ["cpsat", "cbc", "highs", "gurobi", "z3"]
 
@@ -34,8 +38,11 @@ def _backend_params():
     for b in ALL:
         marks = []
         if not available(b):
-            why = {"gurobi": "gurobipy is not installed", "z3": "z3-solver is not installed",
-                   "cpsat": "ortools is not installed"}.get(b, "python-mip (or highspy) is not installed")
+            why = {
+                "gurobi": "gurobipy is not installed",
+                "z3": "z3-solver is not installed",
+                "cpsat": "ortools is not installed",
+            }.get(b, "python-mip (or highspy) is not installed")
             marks.append(pytest.mark.skip(reason=why))
         out.append(pytest.param(b, marks=marks, id=b))
     return out
@@ -52,7 +59,11 @@ def _solve(ens, q, backend, cq=None):
 
 def _expect(r, sensitive: bool, ens, q):
     assert r.status in ("sensitive", "insensitive"), (r.backend, r.status, r.error, r.message)
-    assert r.status == ("sensitive" if sensitive else "insensitive"), (r.backend, r.status, r.message)
+    assert r.status == ("sensitive" if sensitive else "insensitive"), (
+        r.backend,
+        r.status,
+        r.message,
+    )
     if sensitive:
         assert r.validated
         _check_witness(ens, q, r)
@@ -72,22 +83,43 @@ def _check_witness(ens, q, r):
 
 # --- tiny hand-built ensembles -----------------------------------------------------------
 def _stump(f: int, t: float, yes: float, no: float) -> Tree:
-    return Tree(feature=[f, -1, -1], threshold=[t, 0.0, 0.0], left=[1, -1, -1], right=[2, -1, -1],
-                default_left=[True, False, False], value=np.array([[0.0], [yes], [no]]), outputs=(0,))
+    return Tree(
+        feature=[f, -1, -1],
+        threshold=[t, 0.0, 0.0],
+        left=[1, -1, -1],
+        right=[2, -1, -1],
+        default_left=[True, False, False],
+        value=np.array([[0.0], [yes], [no]]),
+        outputs=(0,),
+    )
 
 
 def _depth2(f: int, t: float, g: int, u: float, vals) -> Tree:
     """x_f < t ? (x_g < u ? v0 : v1) : (x_g < u ? v2 : v3)."""
-    return Tree(feature=[f, g, -1, -1, g, -1, -1], threshold=[t, u, 0, 0, u, 0, 0],
-                left=[1, 2, -1, -1, 5, -1, -1], right=[4, 3, -1, -1, 6, -1, -1],
-                default_left=[True] * 7,
-                value=np.array([[0.0], [0.0], [vals[0]], [vals[1]], [0.0], [vals[2]], [vals[3]]]), outputs=(0,))
+    return Tree(
+        feature=[f, g, -1, -1, g, -1, -1],
+        threshold=[t, u, 0, 0, u, 0, 0],
+        left=[1, 2, -1, -1, 5, -1, -1],
+        right=[4, 3, -1, -1, 6, -1, -1],
+        default_left=[True] * 7,
+        value=np.array([[0.0], [0.0], [vals[0]], [vals[1]], [0.0], [vals[2]], [vals[3]]]),
+        outputs=(0,),
+    )
 
 
 def _ens(trees, n_features: int, intercept: float = 0.0, name: str = "hand") -> Ensemble:
     feats = tuple(Feature(f"f{i}", "real") for i in range(n_features))
-    return Ensemble(trees=tuple(trees), features=feats, n_classes=2, intercept=(intercept,), link=LOGISTIC,
-                    op="<", cast="float32", source=name, replayer=None)
+    return Ensemble(
+        trees=tuple(trees),
+        features=feats,
+        n_classes=2,
+        intercept=(intercept,),
+        link=LOGISTIC,
+        op="<",
+        cast="float32",
+        source=name,
+        replayer=None,
+    )
 
 
 # (name, ensemble, vary, gap, sensitive?)
@@ -100,10 +132,22 @@ HAND = [
     # two trees on f0 that must agree (shared threshold chain): 1.5 + 1.5 vs -1.5 - 1.5
     ("chain", _ens([_stump(0, 0.5, 1.5, -1.5), _stump(0, 0.25, 1.5, -1.5)], 1), ("f0",), 0.4, True),
     # contradictory thresholds: t0 needs f0 < 0.25 for +, t1 needs f0 >= 0.75 for +
-    ("contradiction", _ens([_stump(0, 0.25, 1.0, -1.0), _stump(0, 0.75, -1.0, 1.0)], 1), ("f0",), 0.2, False),
+    (
+        "contradiction",
+        _ens([_stump(0, 0.25, 1.0, -1.0), _stump(0, 0.75, -1.0, 1.0)], 1),
+        ("f0",),
+        0.2,
+        False,
+    ),
     # an interaction: f1 only matters when f0 >= 0.5, f0 fixed and shared
     ("interaction", _ens([_depth2(0, 0.5, 1, 0.5, [0.1, 0.1, 3.0, -3.0])], 2), ("f1",), 0.4, True),
-    ("interaction-off", _ens([_depth2(0, 0.5, 1, 0.5, [0.1, 0.1, 0.3, -0.3])], 2), ("f1",), 0.2, False),
+    (
+        "interaction-off",
+        _ens([_depth2(0, 0.5, 1, 0.5, [0.1, 0.1, 0.3, -0.3])], 2),
+        ("f1",),
+        0.2,
+        False,
+    ),
     # the intercept pushes everything up: nothing reaches P <= 0.3
     ("intercept", _ens([_stump(0, 0.5, 1.0, -1.0)], 1, intercept=2.5), ("f0",), 0.2, False),
 ]
@@ -118,8 +162,14 @@ def test_hand_built_ensembles(backend, name, ens, vary, gap, sensitive):
 
 
 # --- subset sum (the paper's hardness construction) ----------------------------------------
-SUBSET = [([3, 5, 7], 12), ([3, 5, 7], 11), ([2, 4, 6, 8], 9), ([3, 34, 4, 12, 5, 2], 9),
-          ([3, 34, 4, 12, 5, 2], 30), ([6, 10, 15], 31)]
+SUBSET = [
+    ([3, 5, 7], 12),
+    ([3, 5, 7], 11),
+    ([2, 4, 6, 8], 9),
+    ([3, 34, 4, 12, 5, 2], 9),
+    ([3, 34, 4, 12, 5, 2], 30),
+    ([6, 10, 15], 31),
+]
 
 
 @pytest.mark.parametrize("backend", BACKEND_PARAMS)
@@ -137,8 +187,16 @@ def _random_instance(seed: int):
     n_trees = int(rng.integers(2, 5)) * (n_classes if n_classes > 2 else 1)
     depth = int(rng.integers(1, 4))
     n_features = int(rng.integers(2, 5))
-    ens = random_ensemble(rng, n_trees, depth, n_features, int(rng.integers(1, 4)), n_classes,
-                          leaf_scale=1.0, integer_features=bool(seed % 2))
+    ens = random_ensemble(
+        rng,
+        n_trees,
+        depth,
+        n_features,
+        int(rng.integers(1, 4)),
+        n_classes,
+        leaf_scale=1.0,
+        integer_features=bool(seed % 2),
+    )
     k = int(rng.integers(1, n_features + 1))
     vary = tuple(sorted(rng.choice(ens.feature_names, size=k, replace=False).tolist()))
     if n_classes == 2:
@@ -154,7 +212,7 @@ def _random_instance(seed: int):
 SEEDS = list(range(16))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _oracle(seed: int):
     ens, q = _random_instance(seed)
     return ens, q, brute_force_sensitive(ens, q), compile_query(ens, q)
@@ -178,13 +236,20 @@ def _installed():
     return [b for b in ALL if available(b)]
 
 
-@pytest.mark.skipif(len([b for b in ALL if available(b)]) < 2, reason="a race needs two installed backends")
+@pytest.mark.skipif(
+    len([b for b in ALL if available(b)]) < 2, reason="a race needs two installed backends"
+)
 @pytest.mark.parametrize("numbers,k", [([3, 5, 7], 12), ([3, 5, 7], 11)])
 def test_race_returns_the_first_proven_answer(numbers, k):
     ens = subset_sum_ensemble(numbers, k)
     names = _installed()[:3]
-    q = Query(vary=("f'",), gap=Gap(0.25, "margin"), timeout=30.0, options=NO_HEURISTIC,
-              backend="race:" + ",".join(names))
+    q = Query(
+        vary=("f'",),
+        gap=Gap(0.25, "margin"),
+        timeout=30.0,
+        options=NO_HEURISTIC,
+        backend="race:" + ",".join(names),
+    )
     r = solve_query(ens, q)
     _expect(r, subset_sum_exists(numbers, k), ens, q)
     assert r.backend in names and set(r.stats["race"]) == set(names)
@@ -204,12 +269,18 @@ def test_race_with_an_unknown_backend_is_bad_input():
 # --- CLI: compare and emit on the example model shipped in the repository -------------------
 REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "breast_cancer_xgb.json"
-needs_example = pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/breast_cancer_xgb.json not built")
+needs_example = pytest.mark.skipif(
+    not EXAMPLE.exists(), reason="examples/breast_cancer_xgb.json not built"
+)
 
 
 def _cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "treesens.frontends.cli.main", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "treesens.frontends.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @needs_example
@@ -219,7 +290,11 @@ def test_compare_json_every_backend_agrees(feature, gap):
     lines = [json.loads(x) for x in out.stdout.splitlines()]
     assert out.returncode == 0, out.stderr
     assert {d["backend"] for d in lines} == set(_installed())
-    statuses = {d["status"] for d in lines if not (d["status"] == "error" and "license refused" in d["error"])}
+    statuses = {
+        d["status"]
+        for d in lines
+        if not (d["status"] == "error" and "license refused" in d["error"])
+    }
     assert len(statuses) == 1 and statuses <= {"sensitive", "insensitive"}, lines
     for d in lines:
         if d["status"] == "sensitive":
@@ -228,7 +303,9 @@ def test_compare_json_every_backend_agrees(feature, gap):
 
 @needs_example
 def test_compare_table_and_backend_subset():
-    out = _cli("compare", EXAMPLE, "--vary", "worst_radius", "--backends", _installed()[0], "--timeout", 60)
+    out = _cli(
+        "compare", EXAMPLE, "--vary", "worst_radius", "--backends", _installed()[0], "--timeout", 60
+    )
     assert out.returncode == 0, out.stderr
     assert _installed()[0] in out.stdout and "replayed" in out.stdout
 
@@ -263,10 +340,14 @@ def test_emitted_smt2_solves_in_standalone_z3_like_check(feature, gap, tmp_path)
     assert status in ("sensitive", "insensitive")
     z3bin = shutil.which("z3")
     if z3bin:
-        got = subprocess.run([z3bin, str(f)], capture_output=True, text=True, timeout=120).stdout.strip()
+        got = subprocess.run(
+            [z3bin, str(f)], capture_output=True, text=True, timeout=120
+        ).stdout.strip()
     else:
         code = f"import z3; s = z3.Solver(); s.from_file({str(f)!r}); print(s.check())"
-        got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
+        got = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        ).stdout.strip()
     assert got == {"sensitive": "sat", "insensitive": "unsat"}[status]
 
 
@@ -277,10 +358,14 @@ def test_emitted_lp_and_mps_read_by_highs(fmt, tmp_path):
     f = tmp_path / f"q.{fmt}"
     out = _cli("emit", EXAMPLE, "--vary", "mean_radius", "--gap", 0.45, "-o", f)
     assert out.returncode == 0, out.stderr
-    code = ("import highspy, sys; h = highspy.Highs(); h.setOptionValue('output_flag', False); "
-            "assert h.readModel(sys.argv[1]) == highspy.HighsStatus.kOk; "
-            "print(h.getNumCol(), h.getNumRow())")
-    r = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=60)
+    code = (
+        "import highspy, sys; h = highspy.Highs(); h.setOptionValue('output_flag', False); "
+        "assert h.readModel(sys.argv[1]) == highspy.HighsStatus.kOk; "
+        "print(h.getNumCol(), h.getNumRow())"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     cols, rows = map(int, r.stdout.split())
     assert cols > 0 and rows > 0

@@ -5,6 +5,7 @@ maps a solution of the rewritten problem back to one of the problem it was given
 """
 
 from .base import Chain, Compiled, Pass
+from .data_aware import CavityClauses, UtilityObjective
 from .feature_constraints import FeatureConstraints
 from .ordering import PairwiseConsistency, PredicateOrdering
 from .scaling import IntegerScaling
@@ -21,12 +22,21 @@ __all__ = [
     "GapObjective",
     "IntegerScaling",
     "FeatureConstraints",
+    "UtilityObjective",
+    "CavityClauses",
+    "DATA_AWARE_MODES",
     "passes_for",
 ]
 
+# the data-aware modes the compiler implements (Query.data_aware; see data_aware.py)
+DATA_AWARE_MODES = ("none", "prob", "clause", "probclause")
 
-def passes_for(enabled) -> list[Pass]:
-    """The solver-agnostic passes for a set of switch names (see query.PASS_NAMES)."""
+
+def passes_for(enabled, data_passes=()) -> list[Pass]:
+    """The solver-agnostic passes for a set of switch names (see query.PASS_NAMES).
+
+    ``data_passes``: the data-aware passes of the query (``data_aware.data_passes``);
+    they go before the gap objective, which a utility objective replaces."""
     chain: list[Pass] = [PredicateOrdering() if "ordering" in enabled else PairwiseConsistency()]
     # the query's own bounds / relations on its inputs: part of the question, never
     # switched off (the pass skips itself when the query has none)
@@ -35,6 +45,7 @@ def passes_for(enabled) -> list[Pass]:
         chain.append(UnaffectedLeaves())
     if "aff" in enabled:
         chain.append(AffectedLeafGap())
+    chain.extend(data_passes)
     if "obj" in enabled:
         chain.append(GapObjective())
     return chain

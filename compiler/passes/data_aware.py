@@ -65,8 +65,13 @@ def feature_ranks(enc, f: int, values: np.ndarray) -> np.ndarray:
     v = np.asarray(values, dtype=np.float64)
     if dom.codes is not None:
         pos = {c: i for i, c in enumerate(dom.codes)}
-        return np.array([pos.get(int(x), -1) if (not math.isnan(x) and float(x).is_integer()) else -1
-                         for x in v.tolist()], dtype=np.int64)
+        return np.array(
+            [
+                pos.get(int(x), -1) if (not math.isnan(x) and float(x).is_integer()) else -1
+                for x in v.tolist()
+            ],
+            dtype=np.int64,
+        )
     j = interval_index(enc.ensemble, dom.thresholds, v)
     valid = np.asarray(dom.valid, dtype=np.int64)
     r = np.searchsorted(valid, j)
@@ -162,8 +167,15 @@ class UtilityObjective(Pass):
                     if forbid and counts[r] == 0:
                         if terms:
                             vs = tuple(terms)
-                            cons.append(Linear(vs, tuple(terms[v] for v in vs), "==", -c0,
-                                               ("prob-forbid", copy, f, r)))
+                            cons.append(
+                                Linear(
+                                    vs,
+                                    tuple(terms[v] for v in vs),
+                                    "==",
+                                    -c0,
+                                    ("prob-forbid", copy, f, r),
+                                )
+                            )
                             n_forbidden += 1
                         continue
                     w = math.log(probs[r]) * weight
@@ -173,11 +185,15 @@ class UtilityObjective(Pass):
                 m = enc.nan[copy].get(f)
                 if m is not None:
                     nan_rows = int(np.isnan(self.X[:, f]).sum())
-                    pn = (nan_rows + (0 if forbid else self.alpha)) / (len(self.X) + (0 if forbid else self.alpha))
+                    pn = (nan_rows + (0 if forbid else self.alpha)) / (
+                        len(self.X) + (0 if forbid else self.alpha)
+                    )
                     if pn > 0:
                         acc[m] = acc.get(m, 0.0) + math.log(pn) * weight
         items = [(v, c) for v, c in sorted(acc.items()) if c != 0.0]
-        obj = Objective("max", tuple(v for v, _ in items), tuple(c for _, c in items), const, role="optimize")
+        obj = Objective(
+            "max", tuple(v for v, _ in items), tuple(c for _, c in items), const, role="optimize"
+        )
         prob = compiled.problem.with_objective(obj)
         if cons:
             prob = prob.with_constraints(cons).with_note("data_restricted", True)
@@ -266,3 +282,52 @@ def clause_constraint(enc, clause, idx, copy: int, tag) -> Linear | None:
     if not items:
         return None  # constant: always true (or the box holds everything, ignored)
     return Linear(tuple(v for v, _ in items), tuple(c for _, c in items), ">=", rhs, tag)
+
+
+def data_passes(ens, q, data, stats: dict | None = None, progress: bool = False) -> list[Pass]:
+    """The data-aware passes of a query (``Query.data_aware``) for a Dataset.
+
+    Options (``Query.options``): ``prob_alpha`` (Laplace smoothing, default 1),
+    ``prob_empty`` ("smooth" or "forbid"), ``clause_width`` (default 2), ``max_clauses``
+    (default 50), ``clause_time`` (seconds, default 60), ``clauses`` (a JSON file to read
+    clauses from, or to write them to when it does not exist), ``clause_cache`` (bool).
+    """
+    mode = q.data_aware
+    if mode in (None, "none"):
+        return []
+    from ..errors import InputError
+
+    if mode not in ("prob", "clause", "probclause"):
+        raise InputError(f"unknown data-aware mode {mode!r} (none, prob, clause, probclause)")
+    if data is None:
+        raise InputError(f"data-aware mode {mode!r} needs data (--data FILE)")
+    opts = dict(q.options)
+    out: list[Pass] = []
+    if mode in ("clause", "probclause"):
+        from ..cavities import clauses_for
+
+        st: dict = {}
+        clauses = clauses_for(
+            ens,
+            data,
+            width=int(opts.get("clause_width", 2)),
+            max_clauses=int(opts.get("max_clauses", 50)),
+            time_budget=float(opts.get("clause_time", 60.0)),
+            file=opts.get("clauses"),
+            cache=bool(opts.get("clause_cache", True)),
+            progress=progress,
+            stats=st,
+        )
+        if stats is not None:
+            stats.update(st)
+            stats["clauses_learned"] = len(clauses)
+        out.append(CavityClauses(clauses))
+    if mode in ("prob", "probclause"):
+        out.append(
+            UtilityObjective(
+                data.X,
+                alpha=float(opts.get("prob_alpha", 1.0)),
+                empty=str(opts.get("prob_empty", "smooth")),
+            )
+        )
+    return out

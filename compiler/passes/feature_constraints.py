@@ -21,22 +21,25 @@ variables, so they stay exact at the level the encoding reasons at (threshold in
   for ``<``, equal one-hots for ``==``).
 * a feature that may be missing: a bound or relation means "not NaN".
 
-Soundness: a constraint never excludes a case that holds a valid pair. Whether an
-interval can hold a value in [lo, hi] is decided on a hull of the interval widened by
-two float32 steps (the library's rounding), so nothing feasible is cut; the rare
-knife-edge case where the hull is non-empty but no routed value fits is caught by
-``choose_constrained`` (no value found) and the witness check, never reported as an
-answer. Which values go into the witness is ``choose_constrained`` (called by invert).
+Exactness: whether interval j holds an admissible value in [lo, hi] is decided exactly
+(``span``): the inputs the library routes into an interval form a range of float64
+values whose ends ``first_no`` finds by binary search over consecutive floats with the
+library's own comparison (float32 rounding included); integral features round the ends
+inward. So a bound or relation never cuts a feasible case nor keeps an infeasible one
+(up to the domain's own choice of which intervals are empty). ``choose_constrained``
+(called by invert) then picks values inside the chosen intervals that meet the bounds
+and relations, and the pipeline re-checks every witness against them
+(``constraint_violations``) before reporting it. Tested against brute force in
+tests/test_feature_constraints.py.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import replace
 
-import numpy as np
-
-from ..domain import candidates, in_interval
+from ..domain import candidates
 from ..errors import InputError, closest
 from ..ir import Linear
 from .base import Compiled, Pass
@@ -53,7 +56,9 @@ def _index(ens, name) -> int:
     except KeyError:
         if isinstance(name, str) and name.isdigit() and 0 <= int(name) < ens.n_features:
             return int(name)
-        raise InputError(f"unknown feature {name!r}{closest(str(name), ens.feature_names)}") from None
+        raise InputError(
+            f"unknown feature {name!r}{closest(str(name), ens.feature_names)}"
+        ) from None
 
 
 def bounds_by_copy(enc) -> dict[tuple[int, int], tuple[float, float]]:
@@ -78,56 +83,116 @@ def bounds_by_copy(enc) -> dict[tuple[int, int], tuple[float, float]]:
     return out
 
 
+_ALLOWS = {"<=": {"lt", "eq"}, "<": {"lt"}, "==": {"eq"}, ">=": {"eq", "gt"}, ">": {"gt"}}
+_NORMAL = {
+    frozenset({"lt"}): (0, 1, LT),
+    frozenset({"lt", "eq"}): (0, 1, LE),
+    frozenset({"eq"}): (0, 1, EQ),
+    frozenset({"gt"}): (1, 0, LT),
+    frozenset({"eq", "gt"}): (1, 0, LE),
+}
+
+
 def relations_of(enc) -> dict[int, list[tuple[int, int, str]]]:
-    """feature -> [(L, R, kind)]: x_L.f kind x_R.f with kind in <=, <, == (copies 0/1)."""
+    """feature -> [(L, R, kind)]: x_L.f kind x_R.f with kind in <=, <, == (copies 0/1).
+
+    All relations on one feature are combined first (``x1.f <= x2.f and x1.f >= x2.f``
+    is ``==``; ``<`` together with ``>`` is a contradiction), so each feature has one."""
     ens, q = enc.ensemble, enc.query
-    out: dict[int, list[tuple[int, int, str]]] = {}
+    allowed: dict[int, set[str]] = {}
     for r in q.relations:
         f = _index(ens, r.feature)
-        a, b, op = r.left - 1, r.right - 1, r.op
-        if {a, b} != {0, 1}:
-            raise InputError(f"relation on {r.feature!r} must compare x1 with x2 (got x{r.left} and x{r.right})")
-        if op not in _FLIP:
-            raise InputError(f"unknown comparison {op!r} (use <=, <, >=, >, ==)")
-        if op in (">=", ">"):
-            a, b, op = b, a, _FLIP[op]
-        out.setdefault(f, []).append((a, b, op))
+        if {r.left, r.right} != {1, 2}:
+            raise InputError(
+                f"relation on {r.feature!r} must compare x1 with x2 (got x{r.left} and x{r.right})"
+            )
+        if r.op not in _ALLOWS:
+            raise InputError(f"unknown comparison {r.op!r} (use <=, <, >=, >, ==)")
+        op = r.op if r.left == 1 else _FLIP[r.op]  # as "x1.f op x2.f"
+        allowed[f] = allowed.get(f, {"lt", "eq", "gt"}) & _ALLOWS[op]
+    out: dict[int, list[tuple[int, int, str]]] = {}
+    for f, a in allowed.items():
+        if not a:
+            raise InputError(f"the relations on {ens.feature_names[f]!r} contradict each other")
+        out[f] = [_NORMAL[frozenset(a)]]
     return out
 
 
-def _hull(ens, feat, dom, j: int, lo: float, hi: float) -> tuple[float, float] | None:
-    """An interval containing every admissible value of interval j within [lo, hi]
-    (None when certainly empty)."""
+def _ord(x: float) -> int:
+    """Order-preserving map of float64 to int (consecutive floats -> consecutive ints)."""
+    i = struct.unpack("<q", struct.pack("<d", x))[0]
+    return i if i >= 0 else -(i & 0x7FFFFFFFFFFFFFFF)
+
+
+def _unord(i: int) -> float:
+    bits = i if i >= 0 else ((-i) | (1 << 63))
+    return struct.unpack("<d", struct.pack("<Q", bits & 0xFFFFFFFFFFFFFFFF))[0]
+
+
+_FIRST_NO: dict = {}
+
+
+def first_no(ens, t: float) -> float:
+    """The smallest float64 input the library sends to the "no" side of a split at t.
+
+    The library's test (``ens.test_holds``: a cast to float32 or not, then ``<`` or
+    ``<=``) is monotone in the input, so a binary search over consecutive float64
+    values finds the exact edge, rounding included."""
+    key = (ens.op, ens.cast, t)
+    if key in _FIRST_NO:
+        return _FIRST_NO[key]
+    hi = _ord(t)
+    step = 1
+    while ens.test_holds(_unord(hi), t):  # find a "no"
+        hi += step
+        step *= 2
+    lo, step = hi - 1, 1
+    while not ens.test_holds(_unord(lo), t):  # find a "yes"
+        lo -= step
+        step *= 2
+    while hi - lo > 1:  # invariant: lo is "yes", hi is "no"
+        mid = (lo + hi) // 2
+        if ens.test_holds(_unord(mid), t):
+            lo = mid
+        else:
+            hi = mid
+    if len(_FIRST_NO) > 100_000:
+        _FIRST_NO.clear()
+    _FIRST_NO[key] = _unord(hi)
+    return _FIRST_NO[key]
+
+
+def span(ens, feat, dom, j: int, lo: float, hi: float) -> tuple[float, float] | None:
+    """The smallest and largest admissible input in interval j (categorical: code j)
+    that also lies in [lo, hi]; None when there is none. Exact: the inputs the library
+    routes into an interval form a range of float64 values, computed by ``first_no``."""
+    L, H = max(lo, feat.lb), min(hi, feat.ub)
     if dom.codes is not None:
-        codes = [c for c in dom.codes if lo <= c <= hi]
+        codes = [c for c in dom.codes if L <= c <= H]
         return (float(min(codes)), float(max(codes))) if codes else None
-    a, b = dom.edges(j)
-    if ens.cast == "float32":
-        if math.isfinite(a):
-            a32 = np.float32(a)
-            a = float(np.nextafter(np.nextafter(a32, np.float32(-np.inf)), np.float32(-np.inf)))
-        if math.isfinite(b):
-            b32 = np.float32(b)
-            b = float(np.nextafter(np.nextafter(b32, np.float32(np.inf)), np.float32(np.inf)))
-    L, H = max(a, lo, feat.lb), min(b, hi, feat.ub)
+    K = len(dom.thresholds)
+    if j > 0:
+        L = max(L, first_no(ens, dom.thresholds[j - 1]))
+    if j < K:
+        H = min(H, _unord(_ord(first_no(ens, dom.thresholds[j])) - 1))
     if feat.integral:
         if math.isfinite(L):
             L = float(math.ceil(L))
         if math.isfinite(H):
             H = float(math.floor(H))
-    if L > H:
+    if not L <= H:
         return None
     return (L, H)
 
 
-def _same_cell_possible(kind: str, hl, hr) -> bool:
-    if hl is None or hr is None:
+def _same_cell_possible(kind: str, sa, sb) -> bool:
+    if sa is None or sb is None:
         return False
     if kind == LE:
-        return hl[0] <= hr[1]
+        return sa[0] <= sb[1]
     if kind == LT:
-        return hl[0] < hr[1]
-    return max(hl[0], hr[0]) <= min(hl[1], hr[1])
+        return sa[0] < sb[1]
+    return max(sa[0], sb[0]) <= min(sa[1], sb[1])
 
 
 def _rank_is(qs: tuple[int, ...], r: int, n_valid: int):
@@ -169,8 +234,10 @@ def build_constraints(enc) -> list[Linear]:
         feat, dom = ens.features[f], enc.domains[f]
         who = f"x{c + 1}.{_name(ens, f)}" if f in enc.varying else _name(ens, f)
         if lo > hi:
-            raise InputError(f"the bounds on {who} leave no value (declared [{feat.lb:g}, {feat.ub:g}], "
-                             f"asked [{lo:g}, {hi:g}])")
+            raise InputError(
+                f"the bounds on {who} leave no value (declared [{feat.lb:g}, {feat.ub:g}], "
+                f"asked [{lo:g}, {hi:g}])"
+            )
         not_nan(f, c)
         hots = onehot[c].get(f)
         if dom.codes is not None:
@@ -182,10 +249,14 @@ def build_constraints(enc) -> list[Linear]:
                     if not code_ok:
                         out.append(Linear((var,), (1.0,), "==", 0.0, ("fc-bound", c, f)))
             continue
-        allowed = [r for r, j in enumerate(dom.valid) if _hull(ens, feat, dom, j, lo, hi) is not None]
+        allowed = [
+            r for r, j in enumerate(dom.valid) if span(ens, feat, dom, j, lo, hi) is not None
+        ]
         if not allowed:
-            raise InputError(f"no admissible value of {who} lies in [{lo:g}, {hi:g}] "
-                             f"({feat.kind}, declared [{feat.lb:g}, {feat.ub:g}])")
+            raise InputError(
+                f"no admissible value of {who} lies in [{lo:g}, {hi:g}] "
+                f"({feat.kind}, declared [{feat.lb:g}, {feat.ub:g}])"
+            )
         qs = enc.pred[c][f]
         n_valid = len(dom.valid)
         if not qs:
@@ -206,8 +277,10 @@ def build_constraints(enc) -> list[Linear]:
         if f not in enc.varying:
             for a, b, kind in items:
                 if kind == LT:
-                    raise InputError(f"x{a + 1}.{name} < x{b + 1}.{name} cannot hold: {name!r} is not varied, "
-                                     "so both inputs share its value")
+                    raise InputError(
+                        f"x{a + 1}.{name} < x{b + 1}.{name} cannot hold: {name!r} is not varied, "
+                        "so both inputs share its value"
+                    )
             continue
         for c in (0, 1):
             not_nan(f, c)
@@ -223,8 +296,15 @@ def build_constraints(enc) -> list[Linear]:
                         out.append(Linear((va, vb), (1.0, -1.0), "==", 0.0, tag))
                 else:
                     codes = [float(x) for x in dom.codes]
-                    out.append(Linear(tuple(ha) + tuple(hb), tuple(codes) + tuple(-x for x in codes), "<=",
-                                      -1.0 if kind == LT else 0.0, tag))
+                    out.append(
+                        Linear(
+                            tuple(ha) + tuple(hb),
+                            tuple(codes) + tuple(-x for x in codes),
+                            "<=",
+                            -1.0 if kind == LT else 0.0,
+                            tag,
+                        )
+                    )
                 continue
             qa, qb = enc.pred[a][f], enc.pred[b][f]
             n_valid = len(dom.valid)
@@ -237,8 +317,8 @@ def build_constraints(enc) -> list[Linear]:
             lo_b, hi_b = bnds.get((f, b), full)
             possible_any = False
             for r, j in enumerate(dom.valid):
-                ha = _hull(ens, feat, dom, j, lo_a, hi_a)
-                hb = _hull(ens, feat, dom, j, lo_b, hi_b)
+                ha = span(ens, feat, dom, j, lo_a, hi_a)
+                hb = span(ens, feat, dom, j, lo_b, hi_b)
                 if ha is None or hb is None:
                     continue  # the bounds already exclude this interval for one copy
                 if _same_cell_possible(kind, ha, hb):
@@ -248,10 +328,14 @@ def build_constraints(enc) -> list[Linear]:
                     continue
                 va, ca, ka = _rank_is(qa, r, n_valid)
                 vb, cb, kb = _rank_is(qb, r, n_valid)
-                out.append(Linear(tuple(va + vb), tuple(ca + cb), "<=", 3.0 - ka - kb, tag + ("cell", r)))
+                out.append(
+                    Linear(tuple(va + vb), tuple(ca + cb), "<=", 3.0 - ka - kb, tag + ("cell", r))
+                )
             if n_valid == 1 and not possible_any:
-                raise InputError(f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: every value of "
-                                 f"{name!r} routes the same way and the bounds leave no such pair")
+                raise InputError(
+                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: every value of "
+                    f"{name!r} routes the same way and the bounds leave no such pair"
+                )
     return out
 
 
@@ -266,7 +350,9 @@ class FeatureConstraints(Pass):
 
     def apply(self, compiled: Compiled):
         cons = build_constraints(compiled.encoding)
-        problem = compiled.problem.with_constraints(cons).with_note("feature_constraints", len(cons))
+        problem = compiled.problem.with_constraints(cons).with_note(
+            "feature_constraints", len(cons)
+        )
         return compiled.with_problem(problem), None
 
 
@@ -275,41 +361,49 @@ class FeatureConstraints(Pass):
 # ---------------------------------------------------------------------------------------
 
 
-def _cell_values(enc, f: int, c: int, j: int, lo: float, hi: float, extra=()) -> list[float]:
-    """Admissible values of feature f for copy c in its chosen cell j, within [lo, hi]."""
+def _cell_span(enc, f: int, c: int, j, lo: float, hi: float):
+    """The span of admissible values of feature f for copy c in its chosen cell j."""
     ens = enc.ensemble
     feat, dom = ens.features[f], enc.domains[f]
     if j is None or j < 0:
-        return []
-    onehot = getattr(enc, "onehot", ({}, {}))
+        return None  # NaN
     if dom.codes is not None:
-        if onehot[c].get(f) is not None or len(dom.codes) <= 1:
-            vals = [float(dom.codes[j])] if j < len(dom.codes) else []
-        else:
-            vals = [float(x) for x in dom.codes]
-        return [v for v in vals if lo <= v <= hi]
-    L, H = max(lo, feat.lb), min(hi, feat.ub)
-    if L > H:
+        onehot = getattr(enc, "onehot", ({}, {}))
+        if onehot[c].get(f) is not None or len(dom.codes) <= 1:  # the chosen code only
+            code = float(dom.codes[j]) if j < len(dom.codes) else math.nan
+            return (code, code) if max(lo, feat.lb) <= code <= min(hi, feat.ub) else None
+        return span(ens, feat, dom, j, lo, hi)  # no tree tests it: any code
+    return span(ens, feat, dom, j, lo, hi)
+
+
+def _nice_values(enc, f: int, sp, extra=()) -> list[float]:
+    """Values in the span, readable ones first (then the exact ends)."""
+    if sp is None:
         return []
+    L, H = sp
+    feat = enc.ensemble.features[f]
     try:
         fb = replace(feat, lb=L, ub=H)
     except ValueError:
         return []
-    a, b = dom.edges(j)
-    raw = list(extra) + candidates(a, b, fb)
-    if math.isfinite(L) and math.isfinite(H):
-        raw += [L, H, (L + H) / 2, L + (H - L) / 4, H - (H - L) / 4]
+    dom = enc.domains[f]
+    raw = list(extra)
+    if dom.codes is not None:
+        raw += [float(c) for c in dom.codes]
+    raw += candidates(L, H, fb) if math.isfinite(L) or math.isfinite(H) else [0.0]
+    raw += [L, H]
     out, seen = [], set()
     for v in raw:
-        for w in (v, float(ens.cast_value(v)) if math.isfinite(v) else v):
-            w = float(w)
-            if w in seen or not math.isfinite(w):
-                continue
-            seen.add(w)
-            if not (L <= w <= H) or (feat.integral and w != math.floor(w)):
-                continue
-            if in_interval(ens, dom.thresholds, j, w):
-                out.append(w)
+        v = float(v)
+        if (
+            v in seen
+            or not math.isfinite(v)
+            or not (L <= v <= H)
+            or (feat.integral and v != math.floor(v))
+        ):
+            continue
+        seen.add(v)
+        out.append(v)
     return out
 
 
@@ -320,7 +414,8 @@ def _holds(kind: str, u: float, v: float) -> bool:
 def choose_constrained(enc, xs, intervals, prefer=None) -> None:
     """Adjust x1, x2 (in place) so that every bound and relation holds, keeping each value
     in its chosen cell (so the pair still reaches the same leaves). Leaves a value as it is
-    when no fitting one is found; the witness check then reports the problem."""
+    when no fitting one exists (the pass makes that impossible); the witness check would
+    then report the problem."""
     q = enc.query
     if not (q.bounds or q.relations):
         return
@@ -331,29 +426,74 @@ def choose_constrained(enc, xs, intervals, prefer=None) -> None:
         items = rels.get(f, [])
         cur = (float(xs[0][f]), float(xs[1][f]))
         b0, b1 = bnds.get((f, 0), full), bnds.get((f, 1), full)
-        pf = list(prefer.get(f, ())) if prefer else []
+        pf = [float(v) for v in prefer.get(f, ())] if prefer else []
+        j0, j1 = intervals[0].get(f), intervals[1].get(f)
 
-        def ok(u: float, v: float) -> bool:
-            return (b0[0] <= u <= b0[1] and b1[0] <= v <= b1[1]
-                    and all(_holds(k, (u, v)[a], (u, v)[b]) for a, b, k in items))
+        def ok(u: float, v: float, b0=b0, b1=b1, items=items) -> bool:
+            return (
+                math.isfinite(u)
+                and math.isfinite(v)
+                and b0[0] <= u <= b0[1]
+                and b1[0] <= v <= b1[1]
+                and all(_holds(k, (u, v)[a], (u, v)[b]) for a, b, k in items)
+            )
 
         if ok(*cur):
             continue
-        j0, j1 = intervals[0].get(f), intervals[1].get(f)
         if f not in enc.varying:
-            lo, hi = max(b0[0], b1[0]), min(b0[1], b1[1])
-            vals = _cell_values(enc, f, 0, j0, lo, hi, pf + [cur[0]])
+            sp = _cell_span(enc, f, 0, j0, max(b0[0], b1[0]), min(b0[1], b1[1]))
+            vals = _nice_values(enc, f, sp, pf + [cur[0]])
             if vals:
                 xs[0][f] = xs[1][f] = vals[0]
             continue
-        v0 = _cell_values(enc, f, 0, j0, *b0, pf + [cur[0]])
-        v1 = _cell_values(enc, f, 1, j1, *b1, pf + [cur[1]])
-        if j0 == j1:  # values both copies may take, for == and <= in one cell
-            both = _cell_values(enc, f, 0, j0, max(b0[0], b1[0]), min(b0[1], b1[1]), pf)
-            v0, v1 = v0 + both, v1 + both
+        s0, s1 = _cell_span(enc, f, 0, j0, *b0), _cell_span(enc, f, 1, j1, *b1)
+        v0 = _nice_values(enc, f, s0, pf + [cur[0]])
+        v1 = _nice_values(enc, f, s1, pf + [cur[1]])
+        if s0 is not None and s1 is not None:  # a value both may take (for ==)
+            common = max(s0[0], s1[0])
+            if common <= min(s0[1], s1[1]):
+                v0.append(common)
+                v1.append(common)
         pair = next(((u, v) for u in v0 for v in v1 if ok(u, v)), None)
-        if pair is not None:
+        if pair is None and s0 is not None and s1 is not None:
+            pair = _exact_pair(items, s0, s1, enc.ensemble.features[f].integral)
+        if pair is not None and ok(*pair):
             xs[0][f], xs[1][f] = pair
+
+
+def _exact_pair(items, s0, s1, integral: bool):
+    """A pair (x1, x2) in the spans meeting the feature's (single, normalised) relation,
+    built from the span ends; infinite ends are first replaced by far finite values."""
+    ends = [abs(x) for sp in (s0, s1) for x in sp if math.isfinite(x)]
+    M = float(math.ceil(1.0 + max(ends, default=0.0)))
+    spans = [
+        tuple(-2 * M if x == -math.inf else (2 * M if x == math.inf else x) for x in sp)
+        for sp in (s0, s1)
+    ]
+    if not items:
+        return spans[0][0], spans[1][0]
+    a, b, kind = items[0]
+    (La, Ha), (Lb, Hb) = spans[a], spans[b]
+    up = (lambda x: x + 1.0) if integral else (lambda x: math.nextafter(x, math.inf))
+    down = (lambda x: x - 1.0) if integral else (lambda x: math.nextafter(x, -math.inf))
+    if kind == EQ:
+        c = max(La, Lb)
+        if c > min(Ha, Hb):
+            return None
+        u = v = c
+    elif kind == LE:
+        if La > Hb:
+            return None
+        v = max(Lb, La)
+        u = min(Ha, v)
+    else:
+        if not La < Hb:
+            return None
+        v = max(Lb, up(La))
+        u = min(Ha, down(v))
+    out = [0.0, 0.0]
+    out[a], out[b] = u, v
+    return tuple(out)
 
 
 def constraint_violations(ens, q, x1, x2) -> list[str]:
@@ -371,5 +511,7 @@ def constraint_violations(ens, q, x1, x2) -> list[str]:
         u, v = float(xs[r.left - 1][f]), float(xs[r.right - 1][f])
         holds = {"<=": u <= v, "<": u < v, ">=": u >= v, ">": u > v, "==": u == v}.get(r.op, False)
         if not holds:
-            out.append(f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature} fails ({u:g} vs {v:g})")
+            out.append(
+                f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature} fails ({u:g} vs {v:g})"
+            )
     return out

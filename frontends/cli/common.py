@@ -18,7 +18,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    "(auto, xgboost, xgboost-dump, lightgbm, sklearn)")
     p.add_argument("--details", metavar="CSV", help="feature declarations: feature,name,lb,ub[,kind]")
     p.add_argument("--data", metavar="CSV", default=None,
-                   help="data file (CSV with a label column): names the features of a model that has only "
+                   help="data file (CSV or Parquet with a label column): realistic witness values and the "
+                   "witness's distance to the data; also names the features of a model that has only "
                    "generic names (f0, f1, ...)")
     p.add_argument("--label", default="label", help="label column of --data (default: label)")
     p.add_argument("--base-score", type=float, default=None,
@@ -46,6 +47,16 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
                     "'-NAME' to drop one from the default)")
     pg.add_argument("--baseline", choices=["kant"], default=None,
                     help="kant: the Kantchelian baseline encoding (every optimisation off)")
+    p.add_argument("--data-aware", default="none", choices=["none", "prob", "clause", "probclause"],
+                   help="steer the search toward --data: prob (utility objective), clause (exclude learned "
+                   "data cavities), probclause (both); default none (--data alone only measures)")
+    p.add_argument("--clause-width", type=int, default=None, metavar="W",
+                   help="cavity clauses: at most W features per box (default 2)")
+    p.add_argument("--max-clauses", type=int, default=None, metavar="N", help="cavity clauses: at most N (default 50)")
+    p.add_argument("--clause-time", type=float, default=None, metavar="S",
+                   help="cavity clauses: learning time budget in seconds (default 60; cached on disk)")
+    p.add_argument("--clauses", default=None, metavar="FILE",
+                   help="cavity clauses JSON file: read from it if it exists, else learn and write it")
     p.add_argument("--json", action="store_true", help="print one JSON object per query (JSON Lines)")
 
 
@@ -65,10 +76,16 @@ def query_from_args(args, backend: str | None = None):
 
     if args.gap is not None and not math.isfinite(args.gap):
         raise InputError(f"--gap {args.gap} is not a finite number")
+    data = getattr(args, "data", None)
+    opts = {"data": data, "label": getattr(args, "label", "label") if data else None,
+            "clause_width": getattr(args, "clause_width", None), "max_clauses": getattr(args, "max_clauses", None),
+            "clause_time": getattr(args, "clause_time", None), "clauses": getattr(args, "clauses", None),
+            "progress": True if data else None}
     return make_query(args.vary, gap=args.gap, margin_gap=args.margin_gap, classes=args.classes,
                       passes=args.passes, baseline=args.baseline,
                       backend=backend or getattr(args, "backend", "cpsat"),
-                      timeout=args.timeout, threads=args.threads, seed=args.seed)
+                      timeout=args.timeout, threads=args.threads, seed=args.seed,
+                      data_aware=getattr(args, "data_aware", "none"), options=opts)
 
 
 def emit_result(res: Result, as_json: bool, ens=None) -> None:

@@ -16,24 +16,38 @@ from .common import add_model_args, add_query_args, load_from_args, log, query_f
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("compare", help="solve one query on several backends and compare",
-                       description="Compile one query once and solve it on several backends, each in its own "
-                       "worker process: a table of status, time, objective and whether the witness replayed. "
-                       "Exit code 1 if the backends disagree (or one ended in error).")
+    p = sub.add_parser(
+        "compare",
+        help="solve one query on several backends and compare",
+        description="Compile one query once and solve it on several backends, each in its own "
+        "worker process: a table of status, time, objective and whether the witness replayed. "
+        "Exit code 1 if the backends disagree (or one ended in error).",
+    )
     add_model_args(p)
     p.set_defaults(func=run)
     add_query_args(p, vary_required=False)
-    p.add_argument("--backends", default=None, metavar="NAMES",
-                   help="comma-separated backends (default: every installed one; see 'treesens backends')")
+    p.add_argument(
+        "--backends",
+        default=None,
+        metavar="NAMES",
+        help="comma-separated backends (default: every installed one; see 'treesens backends')",
+    )
     add_sens_args(p)
-    p.add_argument("--heuristic", action="store_true",
-                   help="let the local-search heuristic answer first (off by default here: it would answer "
-                   "for every backend alike)")
+    p.add_argument(
+        "--heuristic",
+        action="store_true",
+        help="let the local-search heuristic answer first (off by default here: it would answer "
+        "for every backend alike)",
+    )
 
 
 def add_sens_args(p) -> None:
-    p.add_argument("--query", metavar="NAME", default=None,
-                   help="with a .sens file as MODEL: the query (or sweep) to use")
+    p.add_argument(
+        "--query",
+        metavar="NAME",
+        default=None,
+        help="with a .sens file as MODEL: the query (or sweep) to use",
+    )
 
 
 def is_sens(path: str) -> bool:
@@ -46,7 +60,9 @@ def load_queries_from_args(args, backend: str | None = None):
         try:
             from ..sens import load_queries
         except ImportError:
-            raise InputError(f"{args.model}: .sens files are not supported yet by this command") from None
+            raise InputError(
+                f"{args.model}: .sens files are not supported yet by this command"
+            ) from None
         sf = load_queries(args.model)
         queries = sf.select(args.query)
         if not queries:
@@ -55,7 +71,9 @@ def load_queries_from_args(args, backend: str | None = None):
     if args.query is not None:
         raise InputError("--query NAME needs a .sens file as MODEL")
     if not args.vary:
-        raise InputError("give the features to vary (--vary NAMES), or a .sens file with --query NAME")
+        raise InputError(
+            "give the features to vary (--vary NAMES), or a .sens file with --query NAME"
+        )
     ens = load_from_args(args)
     return ens, [query_from_args(args, backend=backend or "cpsat")]
 
@@ -76,7 +94,9 @@ def backend_list(spec: str | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def compare_query(ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None):
+def compare_query(
+    ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None
+):
     """Solve one query on every backend from one compilation; a list of Results."""
     from ...compiler.pipeline import compile_query, solve_query
     from ...compiler.result import ERROR, Result
@@ -92,7 +112,14 @@ def compare_query(ens, q, backends: list[str], *, memory_mb=None, heuristic: boo
         try:
             res = solve_query(ens, qb, compiled=cq, deadline=t + q.timeout, memory_mb=memory_mb)
         except InputError as e:
-            res = Result(query=q.label, status=ERROR, backend=b, features=list(q.vary), gap=q.gap.value, error=str(e))
+            res = Result(
+                query=q.label,
+                status=ERROR,
+                backend=b,
+                features=list(q.vary),
+                gap=q.gap.value,
+                error=str(e),
+            )
         res.time["compile"] = cq.compile_time
         res.time["total"] = time.time() - t + cq.compile_time
         out.append(res)
@@ -106,8 +133,10 @@ def disagreement(results) -> str | None:
     sens = [r.backend for r in results if r.status == "sensitive" and r.validated]
     insens = [r.backend for r in results if r.status == "insensitive"]
     if sens and insens:
-        return (f"BACKENDS DISAGREE: {', '.join(sens)} found a replayed witness (sensitive) but "
-                f"{', '.join(insens)} proved insensitive -- one of them is wrong (a bug: please report it)")
+        return (
+            f"BACKENDS DISAGREE: {', '.join(sens)} found a replayed witness (sensitive) but "
+            f"{', '.join(insens)} proved insensitive -- one of them is wrong (a bug: please report it)"
+        )
     return None
 
 
@@ -136,12 +165,22 @@ def render_table(q, results, stream=None) -> None:
     except ImportError:  # pragma: no cover - rich is a dependency
         for r in results:
             d = _row(r)
-            print(f"{d['backend']:8} {d['status']:12} {d['time']:8.2f}s {d['objective']!s:>14} "
-                  f"{'yes' if d['validated'] else 'no':4} {d['note']}", file=stream)
+            print(
+                f"{d['backend']:8} {d['status']:12} {d['time']:8.2f}s {d['objective']!s:>14} "
+                f"{'yes' if d['validated'] else 'no':4} {d['note']}",
+                file=stream,
+            )
         return
     t = Table(title=f"query {q.label}: vary {','.join(q.vary)}, gap {q.gap}")
-    for col, just in (("backend", "left"), ("status", "left"), ("time (s)", "right"), ("solve (s)", "right"),
-                      ("objective", "right"), ("replayed", "center"), ("note", "left")):
+    for col, just in (
+        ("backend", "left"),
+        ("status", "left"),
+        ("time (s)", "right"),
+        ("solve (s)", "right"),
+        ("objective", "right"),
+        ("replayed", "center"),
+        ("note", "left"),
+    ):
         t.add_column(col, justify=just, no_wrap=col != "note")
     colors = {"sensitive": "red", "insensitive": "green", "unknown": "yellow", "error": "magenta"}
     for r in results:
@@ -151,8 +190,15 @@ def render_table(q, results, stream=None) -> None:
         note = d["note"].splitlines()[0] if d["note"] else ""
         if len(note) > 90:
             note = note[:87] + "..."
-        t.add_row(d["backend"], f"[{colors.get(r.status, 'white')}]{r.status}[/]", f"{d['time']:.2f}",
-                  f"{d['solve']:.2f}", obj, replay, note)
+        t.add_row(
+            d["backend"],
+            f"[{colors.get(r.status, 'white')}]{r.status}[/]",
+            f"{d['time']:.2f}",
+            f"{d['solve']:.2f}",
+            obj,
+            replay,
+            note,
+        )
     width = None if stream.isatty() else 140
     Console(file=stream, width=width).print(t)
 
@@ -162,10 +208,13 @@ def run(args) -> int:
     backends = backend_list(args.backends)
     ens, queries = load_queries_from_args(args)
     if not args.json:
-        log(f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features ({time.time() - t0:.2f}s); "
-            f"comparing {', '.join(backends)}")
+        log(
+            f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features ({time.time() - t0:.2f}s); "
+            f"comparing {', '.join(backends)}"
+        )
     code = 0
     for q in queries:
+
         def show(res):
             if args.json:
                 sys.stdout.write(json.dumps(res.to_dict(), allow_nan=False) + "\n")
@@ -173,7 +222,9 @@ def run(args) -> int:
             else:
                 log(f"  {res.backend}: {res.status} ({res.time.get('total', 0.0):.2f}s)")
 
-        results = compare_query(ens, q, backends, memory_mb=args.memory_mb, heuristic=args.heuristic, on_result=show)
+        results = compare_query(
+            ens, q, backends, memory_mb=args.memory_mb, heuristic=args.heuristic, on_result=show
+        )
         if not args.json:
             render_table(q, results)
         msg = disagreement(results)

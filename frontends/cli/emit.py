@@ -1,7 +1,7 @@
 """treesens emit MODEL --vary F --gap G --format smt2|lp|mps -o FILE: write the compiled
 constraint problem, exactly as a backend would receive it.
 
-smt2 is what the z3 backend solves (z3's pseudo-Boolean forms in logic QF_FD when every
+smt2 is what the z3 backend solves (z3's pseudo-Boolean forms, no set-logic, when every
 variable is boolean; ``--plain-smt`` for SMT-LIB 2.6 QF_LIA any solver reads); lp (CPLEX
 LP) and mps (free MPS) are what the MILP backends solve, implications as big-M rows.
 ``--backend`` picks whose reductions apply (e.g. cpsat: integer-scaled coefficients).
@@ -21,24 +21,47 @@ DEFAULT_BACKEND = {"smt2": "z3", "lp": "highs", "mps": "highs"}
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("emit", help="write the compiled query as SMT-LIB 2, LP or MPS",
-                       description="Compile one query and write the constraint problem a backend would solve: "
-                       "SMT-LIB 2 (z3), CPLEX LP or free MPS (any MILP solver).",
-                       conflict_handler="resolve")
+    p = sub.add_parser(
+        "emit",
+        help="write the compiled query as SMT-LIB 2, LP or MPS",
+        description="Compile one query and write the constraint problem a backend would solve: "
+        "SMT-LIB 2 (z3), CPLEX LP or free MPS (any MILP solver).",
+        conflict_handler="resolve",
+    )
     add_model_args(p)
     add_query_args(p, vary_required=False)
     # --format here is the output format; the model's format moves to --model-format
-    p.add_argument("--format", dest="out_format", choices=FORMATS, default=None,
-                   help="output format (default: from the -o file's extension)")
-    p.add_argument("--model-format", dest="format", default="auto",
-                   help="model format when the file is ambiguous (auto, xgboost, xgboost-dump, lightgbm, sklearn)")
-    p.add_argument("-o", "--output", default="-", metavar="FILE", help="output file ('-': stdout, the default)")
-    p.add_argument("--backend", default=None,
-                   help="whose reductions to apply (default: z3 for smt2, highs for lp/mps)")
-    p.add_argument("--plain-smt", action="store_true",
-                   help="smt2: plain SMT-LIB 2.6 (QF_LIA arithmetic) instead of z3's pseudo-Boolean forms")
-    p.add_argument("--objective", action="store_true",
-                   help="smt2: include the objective as a (maximize/minimize) command (z3's Optimize)")
+    p.add_argument(
+        "--format",
+        dest="out_format",
+        choices=FORMATS,
+        default=None,
+        help="output format (default: from the -o file's extension)",
+    )
+    p.add_argument(
+        "--model-format",
+        dest="format",
+        default="auto",
+        help="model format when the file is ambiguous (auto, xgboost, xgboost-dump, lightgbm, sklearn)",
+    )
+    p.add_argument(
+        "-o", "--output", default="-", metavar="FILE", help="output file ('-': stdout, the default)"
+    )
+    p.add_argument(
+        "--backend",
+        default=None,
+        help="whose reductions to apply (default: z3 for smt2, highs for lp/mps)",
+    )
+    p.add_argument(
+        "--plain-smt",
+        action="store_true",
+        help="smt2: plain SMT-LIB 2.6 (QF_LIA arithmetic) instead of z3's pseudo-Boolean forms",
+    )
+    p.add_argument(
+        "--objective",
+        action="store_true",
+        help="smt2: include the objective as a (maximize/minimize) command (z3's Optimize)",
+    )
     add_sens_args(p)
     p.set_defaults(func=run)
 
@@ -53,8 +76,15 @@ def _format(args) -> str:
     raise InputError("give --format smt2|lp|mps (or an -o file ending in .smt2, .lp or .mps)")
 
 
-def emit_text(ens, q, fmt: str, backend: str | None = None, *, plain_smt: bool = False,
-              objective: bool | None = None) -> str:
+def emit_text(
+    ens,
+    q,
+    fmt: str,
+    backend: str | None = None,
+    *,
+    plain_smt: bool = False,
+    objective: bool | None = None,
+) -> str:
     """The compiled problem of query ``q`` as ``fmt`` text."""
     from ...backends.lpformat import to_lp, to_mps
     from ...backends.smtlib import to_smtlib
@@ -80,11 +110,20 @@ def run(args) -> int:
     ns = argparse.Namespace(**vars(args))
     ens, queries = load_queries_from_args(ns, backend=args.backend or DEFAULT_BACKEND[fmt])
     if len(queries) != 1:
-        raise InputError(f"emit writes one query; {args.model} selects {len(queries)} "
-                         f"({', '.join(q.label for q in queries[:5])}{', ...' if len(queries) > 5 else ''}): "
-                         "name one with --query")
+        raise InputError(
+            f"emit writes one query; {args.model} selects {len(queries)} "
+            f"({', '.join(q.label for q in queries[:5])}{', ...' if len(queries) > 5 else ''}): "
+            "name one with --query"
+        )
     q = queries[0]
-    text = emit_text(ens, q, fmt, args.backend, plain_smt=args.plain_smt, objective=True if args.objective else None)
+    text = emit_text(
+        ens,
+        q,
+        fmt,
+        args.backend,
+        plain_smt=args.plain_smt,
+        objective=True if args.objective else None,
+    )
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:

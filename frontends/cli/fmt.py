@@ -6,14 +6,20 @@ import sys
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("fmt", help="print a .sens file in canonical form",
-                       description="Parse a .sens file and print it back canonically: one statement per "
-                       "line, blocks indented by two spaces, numbers and names written one way; comments "
-                       "are kept. Only the syntax is checked (the model is not loaded).")
+    p = sub.add_parser(
+        "fmt",
+        help="print a .sens file in canonical form",
+        description="Parse a .sens file and print it back canonically: one statement per "
+        "line, blocks indented by two spaces, numbers and names written one way; comments "
+        "are kept. Only the syntax is checked (the model is not loaded).",
+    )
     p.add_argument("file", metavar="FILE.sens")
     p.add_argument("--write", "-w", action="store_true", help="rewrite the file in place")
-    p.add_argument("--check", action="store_true",
-                   help="print nothing; exit 1 if the file is not in canonical form")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="print nothing; exit 1 if the file is not in canonical form",
+    )
     p.set_defaults(func=run)
 
 

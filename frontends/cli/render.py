@@ -35,13 +35,21 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
         t.add_column("feature")
         t.add_column("x1", justify="right")
         t.add_column("x2", justify="right")
+        near = (res.stats or {}).get("nearest_row")
+        if near:
+            t.add_column(f"nearest data row #{near['index']}", justify="right")
         t.add_column("")
         varied = set(res.features)
         for name, v1 in res.witness["x1"].items():
             v2 = res.witness["x2"][name]
             mark = "<- varied" if name in varied else ("changed" if v1 != v2 else "")
             style_row = "bold yellow" if name in varied else None
-            t.add_row(name, _fmt(v1), _fmt(v2), mark, style=style_row)
+            cells = [name, _fmt(v1), _fmt(v2)]
+            if near:
+                nv = near["values"].get(name)
+                differs = name not in varied and nv != v1
+                cells.append(("*" if differs else "") + _fmt(nv))
+            t.add_row(*cells, mark, style=style_row)
         con.print(t)
         if res.outputs:
             p1, p2 = res.outputs["x1"], res.outputs["x2"]
@@ -49,4 +57,6 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
             check = "[green]replay-checked with the library's predict[/]" if res.validated else "[red]NOT validated[/]"
             con.print(f"probabilities  x1 {fmt(p1)}   x2 {fmt(p2)}   {check}")
         if res.distance is not None:
-            con.print(f"distance to data: {res.distance:.4f}")
+            extra = " (* = the nearest data row differs from x1 there)" if near else ""
+            con.print(f"distance to data: {res.distance:.4f} (l2 over the features outside F, scaled to [0, 1], "
+                      f"from the nearest data row to the witness's region){extra}")

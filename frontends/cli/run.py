@@ -8,17 +8,33 @@ from .common import emit_result, log
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("run", help="run the queries of a .sens file",
-                       description="Run every query (and sweep) of a .sens query file, printing one result "
-                       "per query. Exit code 1 if any query ended in error, 2 if the file is bad.")
+    p = sub.add_parser(
+        "run",
+        help="run the queries of a .sens file",
+        description="Run every query (and sweep) of a .sens query file, printing one result "
+        "per query. Exit code 1 if any query ended in error, 2 if the file is bad.",
+    )
     p.add_argument("file", metavar="FILE.sens", help="the query file (see docs/language.md)")
-    p.add_argument("--query", metavar="NAME", default=None,
-                   help="run only this query, or every query of this sweep")
-    p.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="override every query's time limit (seconds)")
+    p.add_argument(
+        "--query",
+        metavar="NAME",
+        default=None,
+        help="run only this query, or every query of this sweep",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="override every query's time limit (seconds)",
+    )
     p.add_argument("--memory-mb", type=int, default=None, help="memory limit of the solver process")
-    p.add_argument("--list", action="store_true", help="list the file's queries and stop (no solving)")
-    p.add_argument("--json", action="store_true", help="print one JSON object per query (JSON Lines)")
+    p.add_argument(
+        "--list", action="store_true", help="list the file's queries and stop (no solving)"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON object per query (JSON Lines)"
+    )
     p.set_defaults(func=run)
 
 
@@ -35,21 +51,31 @@ def run(args) -> int:
     ens = sf.ensemble
     if args.list:
         for q in queries:
-            print(f"{q.name}\tvary {','.join(q.vary)}\tgap {q.gap}\tbackend {q.backend}\ttimeout {q.timeout:g}s")
+            print(
+                f"{q.name}\tvary {','.join(q.vary)}\tgap {q.gap}\tbackend {q.backend}\ttimeout {q.timeout:g}s"
+            )
         return 0
     if not args.json:
-        log(f"{args.file}: {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
+        log(
+            f"{args.file}: {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
             f"{ens.n_classes} classes; {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
-            f"({time.time() - t0:.2f}s)")
+            f"({time.time() - t0:.2f}s)"
+        )
     counts: dict[str, int] = {}
     for i, q in enumerate(queries, 1):
         if args.timeout is not None:
             q = q.with_(timeout=args.timeout)
         if not args.json:
-            log(f"[{i}/{len(queries)}] {q.name}: solving with {q.backend} (time limit {q.timeout:g}s)...")
+            log(
+                f"[{i}/{len(queries)}] {q.name}: solving with {q.backend} (time limit {q.timeout:g}s)..."
+            )
         res = run_query(sf, q, memory_mb=args.memory_mb)
         counts[res.status] = counts.get(res.status, 0) + 1
         emit_result(res, args.json, ens)
     if not args.json:
-        log("done: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f" ({time.time() - t0:.1f}s)")
+        log(
+            "done: "
+            + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            + f" ({time.time() - t0:.1f}s)"
+        )
     return 1 if counts.get(ERROR) else 0

@@ -1,0 +1,301 @@
+"""Tables and cactus plots from bench/run.py results (works on partial results).
+
+    python bench/report.py bench/results/quick.jsonl [more.jsonl ...] [--out bench/results/quick]
+
+Writes ``<out>.md`` (the Markdown summary, also printed) and ``<out>-cactus-<suite>.png``.
+
+* solved: status sensitive (with a replay-validated pair) or insensitive, within the
+  time limit; ``unknown`` and ``error`` are unsolved.
+* time: the run's ``time.total`` (model load + compile + solve + replay, measured inside
+  the instance's process); PAR2 counts an unsolved run as 2 x the time limit.
+* Every comparison is made on the instances that EVERY configuration in the table has
+  finished ("common instances"), so partial results of an interrupted run compare fairly.
+* speed-up of X against R: PAR2(R) / PAR2(X) on the instances both finished; also the
+  same on the instances where one of the two took >= 1 s (the paper's filter).
+* A sensitive answer from one configuration and an insensitive one from another on the
+  same instance is listed as a disagreement (it would be a soundness bug).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+SHORT = {"sensitive": "S", "insensitive": "I", "unknown": "?", "error": "E"}
+ORDER = [
+    "default",
+    "default-noheur",
+    "kant",
+    "no-unaff",
+    "no-aff",
+    "no-obj",
+    "cbc",
+    "highs",
+    "gurobi",
+    "z3",
+    "veritas",
+]
+
+
+def load(paths) -> dict[tuple[str, str], dict]:
+    runs = {}
+    for p in paths:
+        for line in Path(p).read_text().splitlines():
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            runs[(r["instance"], r["config"])] = r  # the last run of a pair wins
+    return runs
+
+
+def solved(r: dict) -> bool:
+    t = (r.get("time") or {}).get("total")
+    if t is None or t > r["timeout"] + 1e-9:
+        return False
+    return r["status"] == "insensitive" or (r["status"] == "sensitive" and bool(r.get("validated")))
+
+
+def rtime(r: dict) -> float:
+    """The time a run counts for: its time if solved, else 2 x the limit (PAR2)."""
+    return float(r["time"]["total"]) if solved(r) else 2.0 * float(r["timeout"])
+
+
+def par2(rs) -> float:
+    return sum(rtime(r) for r in rs) / len(rs) if rs else float("nan")
+
+
+def fmt(x, nd=2) -> str:
+    if x is None or x != x:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def _configs(runs) -> list[str]:
+    names = {c for _, c in runs}
+    return sorted(names, key=lambda c: (ORDER.index(c) if c in ORDER else len(ORDER), c))
+
+
+def table(runs, insts: list[str], configs: list[str]) -> list[str]:
+    lines = [
+        "| configuration | instances | solved | sensitive | insensitive | unknown | error | PAR2 (s) "
+        "| median time of solved (s) | median CPU of solved (s) | total time (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in configs:
+        rs = [runs[(i, c)] for i in insts]
+        st = defaultdict(int)
+        for r in rs:
+            st[r["status"]] += 1
+        ok = [r for r in rs if solved(r)]
+        med = statistics.median([r["time"]["total"] for r in ok]) if ok else None
+        cpus = [r["time"]["cpu"] for r in ok if r["time"].get("cpu") is not None]
+        medc = statistics.median(cpus) if cpus else None
+        tot = sum(float((r.get("time") or {}).get("total") or r.get("wall") or 0.0) for r in rs)
+        lines.append(
+            f"| {c} | {len(rs)} | {len(ok)} | {st['sensitive']} | {st['insensitive']} | {st['unknown']} "
+            f"| {st['error']} | {fmt(par2(rs))} | {fmt(med)} | {fmt(medc)} | {fmt(tot, 1)} |"
+        )
+    return lines
+
+
+def speedups(runs, insts: list[str], configs: list[str], refs=("kant", "veritas")) -> list[str]:
+    lines = []
+    for ref in refs:
+        if ref not in configs:
+            continue
+        lines += [
+            "",
+            f"Speed-up against **{ref}** (PAR2({ref}) / PAR2(X), same instances):",
+            "",
+            "| X | instances | PAR2(X) | PAR2(ref) | speed-up | instances >= 1 s | speed-up on those |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for c in configs:
+            if c == ref:
+                continue
+            both = [i for i in insts if (i, c) in runs and (i, ref) in runs]
+            if not both:
+                continue
+            px, pr = par2([runs[(i, c)] for i in both]), par2([runs[(i, ref)] for i in both])
+            slow = [i for i in both if max(rtime(runs[(i, c)]), rtime(runs[(i, ref)])) >= 1.0]
+            sx = par2([runs[(i, c)] for i in slow]) if slow else float("nan")
+            sr = par2([runs[(i, ref)] for i in slow]) if slow else float("nan")
+            lines.append(
+                f"| {c} | {len(both)} | {fmt(px)} | {fmt(pr)} | {fmt(pr / px if px else float('nan'))}x "
+                f"| {len(slow)} | {fmt(sr / sx if slow and sx else float('nan'))}x |"
+            )
+    return lines
+
+
+def cactus(runs, insts: list[str], configs: list[str], path: Path, title: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    styles = ["-", "--", "-.", ":"]
+    timeout = None
+    for k, c in enumerate(configs):
+        rs = [runs[(i, c)] for i in insts]
+        ts = sorted(r["time"]["total"] for r in rs if solved(r))
+        timeout = rs[0]["timeout"] if rs else timeout
+        if ts:
+            ax.plot(
+                range(1, len(ts) + 1),
+                ts,
+                styles[k % len(styles)],
+                marker=".",
+                markersize=3,
+                label=f"{c} ({len(ts)}/{len(rs)})",
+            )
+    if timeout:
+        ax.axhline(timeout, color="grey", lw=0.8, ls=":")
+    ax.set_yscale("log")
+    ax.set_xlabel("instances solved")
+    ax.set_ylabel("time per instance (s, log scale)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def disagreements(runs, insts) -> list[str]:
+    out = []
+    by = defaultdict(dict)
+    for (i, c), r in runs.items():
+        by[i][c] = r["status"]
+    for i in insts:
+        st = by[i]
+        if "sensitive" in st.values() and "insensitive" in st.values():
+            out.append(f"- `{i}`: " + ", ".join(f"{c}={s}" for c, s in sorted(st.items())))
+    return out
+
+
+def report(paths, out: Path, configs: list[str] | None = None) -> str:
+    runs = load(paths)
+    if not runs:
+        return "no results yet\n"
+    configs = configs or _configs(runs)
+    suites = defaultdict(set)
+    for (i, _c), r in runs.items():
+        suites[r.get("suite", "single")].add(i)
+    md = [f"# Benchmark report: {', '.join(str(p) for p in paths)}", ""]
+    r0 = next(iter(runs.values()))
+    limits = sorted({r["timeout"] for r in runs.values()})
+    md.append(
+        f"{len(runs)} runs, time limit {', '.join(f'{t:g}' for t in limits)} s per run, "
+        f"host {r0.get('host', '?')} ({r0.get('cpus', '?')} cores, Python {r0.get('python', '?')}); "
+        f"mean load average at start of a run {fmt(statistics.mean(r.get('load', 0) for r in runs.values()))}."
+    )
+    for suite in sorted(suites):
+        all_i = sorted(suites[suite])
+        present = [c for c in configs if any((i, c) in runs for i in all_i)]
+        common = [i for i in all_i if all((i, c) in runs for c in present)]
+        md += [
+            "",
+            f"## Suite `{suite}`: {len(common)} instances finished by all of {', '.join(present)} "
+            f"(of {len(all_i)} started)",
+            "",
+        ]
+        if not common:
+            continue
+        md += table(runs, common, present)
+        md += speedups(runs, common, present)
+        gaps = sorted({runs[(i, present[0])]["gap"] for i in common})
+        if len(gaps) > 1:
+            for g in gaps:
+                sub = [i for i in common if runs[(i, present[0])]["gap"] == g]
+                md += ["", f"### g = {g:g} ({len(sub)} instances)", ""]
+                md += table(runs, sub, present)
+        if suite == "single" and "default" in present:
+            d = [runs[(i, "default")] for i in common]
+            ok = [r for r in d if solved(r)]
+            med = statistics.median([r["time"]["total"] for r in d]) if d else float("nan")
+            md += [
+                "",
+                "SPEC targets (section 5) on these instances:",
+                "",
+                f"- default answered {len(ok)}/{len(d)} within the limit (target: all within 600 s)",
+                f"- default median time {fmt(med)} s over all {len(d)} (target <= 2 s); "
+                f"median CPU {fmt(statistics.median([r['time'].get('cpu') or 0 for r in d]))} s",
+            ]
+            if "kant" in present:
+                k = [runs[(i, "kant")] for i in common]
+                ratio = par2(k) / par2(d) if par2(d) else float("nan")
+                md.append(
+                    f"- PAR2 kant / default = {fmt(ratio)}x (target >= 8x): "
+                    + ("met" if ratio >= 8 else "not met")
+                    + " on these instances"
+                )
+        if len(common) <= 40:
+            md += [
+                "",
+                "Per instance (time in s; S sensitive, I insensitive, ? unknown, E error):",
+                "",
+                "| instance | " + " | ".join(present) + " |",
+                "|---|" + "---:|" * len(present),
+            ]
+            for i in common:
+                cells = []
+                for c in present:
+                    r = runs[(i, c)]
+                    t = (r.get("time") or {}).get("total")
+                    cells.append(f"{SHORT.get(r['status'], r['status'])} {fmt(t, 1)}")
+                md.append(f"| `{i}` | " + " | ".join(cells) + " |")
+        png = out.parent / f"{out.name}-cactus-{suite}.png"
+        if cactus(runs, common, present, png, f"{suite}: {len(common)} instances"):
+            md += ["", f"Cactus plot: `{png}`"]
+        if "default" in present:
+            miss = [i for i in common if not solved(runs[(i, "default")])]
+            md += ["", f"Instances the default configuration did not answer ({len(miss)}):", ""]
+            md += [
+                f"- `{i}`: {runs[(i, 'default')]['status']} {runs[(i, 'default')].get('message') or ''}"
+                f"{runs[(i, 'default')].get('error') or ''}".rstrip()
+                for i in miss
+            ] or ["- none"]
+        dis = disagreements(runs, common)
+        md += ["", f"Disagreements (sensitive vs insensitive on one instance): {len(dis)}"] + dis
+        errs = [(i, c) for i in common for c in present if runs[(i, c)]["status"] == "error"]
+        if errs:
+            md += ["", f"Runs that ended in error ({len(errs)}; first 20):", ""]
+            md += [
+                f"- `{i}` [{c}]: {(runs[(i, c)].get('error') or '')[:200]}" for i, c in errs[:20]
+            ]
+    text = "\n".join(md) + "\n"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{out}.md").write_text(text)
+    return text
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", nargs="+", help="JSON Lines files written by bench/run.py")
+    ap.add_argument(
+        "--out", default=None, help="output prefix (default: the first file without .jsonl)"
+    )
+    ap.add_argument("--configs", default=None, help="only these configurations, in this order")
+    args = ap.parse_args(argv)
+    out = Path(args.out) if args.out else Path(args.results[0]).with_suffix("")
+    configs = [c.strip() for c in args.configs.split(",")] if args.configs else None
+    sys.stdout.write(report(args.results, out, configs))
+    print(f"\nwritten: {out}.md and {out}-cactus-*.png", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

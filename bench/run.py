@@ -1,0 +1,258 @@
+"""Run the benchmark: every (instance, configuration) in its own process, one core each.
+
+    python bench/run.py --tier quick                  # a few minutes on 2 cores
+    python bench/run.py --tier full [--suite single]  # hours; resumable
+    python bench/run.py --tier full --configs default,kant --suite single --jobs 2
+
+Each (instance, configuration) runs ``python bench/run_one.py SPEC`` in a fresh process
+(pinned with ``taskset -c K`` to core K when ``--jobs`` <= the number of cores, so
+``--jobs 2`` runs two instances side by side, one per core; the solver uses 1 thread),
+with the tier's per-instance time limit passed to the solver and a hard kill of the
+process group ``GRACE`` seconds later. One JSON line per run is appended to the results
+file (default ``bench/results/<tier>.jsonl``); pairs already there are skipped, so an
+interrupted run resumes where it stopped. Instances are shuffled with a fixed seed and all
+configurations of one instance run before the next instance, so partial results compare
+the configurations on the same instances.
+
+At the end the report is written (``bench/report.py``: ``bench/results/<tier>.md`` and
+``bench/results/<tier>-cactus-*.png``) and printed; ``python bench/report.py FILE`` makes it
+again from any (partial) results file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from instances import CONFIGS, SHARED, installed_backends, tier  # noqa: E402
+
+GRACE = 30.0  # seconds past the time limit before the process group is killed
+
+
+def _done(path: Path) -> set[tuple[str, str]]:
+    done = set()
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            done.add((r["instance"], r["config"]))
+    return done
+
+
+def _run_one(inst, cfg, timeout: float, core: int | None) -> dict:
+    spec = json.dumps({"instance": inst.to_dict(), "config": asdict(cfg), "timeout": timeout})
+    cmd = [sys.executable, str(HERE / "run_one.py"), spec]
+    if core is not None:
+        cmd = ["taskset", "-c", str(core)] + cmd
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    t0 = time.time()
+    p = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=env,
+    )
+    try:
+        out, err = p.communicate(timeout=timeout + GRACE)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        res = {
+            "status": "unknown",
+            "validated": False,
+            "distance": None,
+            "time": {"total": None},
+            "error": None,
+            "message": f"killed {GRACE:g}s after the time limit",
+        }
+    else:
+        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+        if lines:
+            res = json.loads(lines[-1])
+        else:
+            res = {
+                "status": "error",
+                "validated": False,
+                "distance": None,
+                "time": {"total": None},
+                "error": f"no result (exit {p.returncode}): {err.strip()[-500:]}",
+            }
+    # kill anything left in the group (a solver worker)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(p.pid, signal.SIGKILL)
+    res["wall"] = time.time() - t0
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tier", default="quick", choices=["quick", "full"])
+    ap.add_argument(
+        "--suite",
+        default=None,
+        help="full tier: comma-separated suites (single, multiclass, multi)",
+    )
+    ap.add_argument("--gaps", default=None, help="keep only these gaps (comma-separated)")
+    ap.add_argument("--models", default=None, help="keep only these model keys (comma-separated)")
+    ap.add_argument(
+        "--configs", default=None, help="comma-separated configurations (default: the tier's)"
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=None, help="per-instance time limit (default: the tier's)"
+    )
+    ap.add_argument("--jobs", type=int, default=2, help="instances run in parallel (default 2)")
+    ap.add_argument(
+        "--no-pin", action="store_true", help="do not pin each job to one core with taskset"
+    )
+    ap.add_argument(
+        "--out", default=None, help="results file (JSON Lines; default bench/results/<tier>.jsonl)"
+    )
+    ap.add_argument(
+        "--limit", type=int, default=None, help="stop after this many instances (testing)"
+    )
+    ap.add_argument("--seed", type=int, default=0, help="shuffle seed of the instance order")
+    ap.add_argument(
+        "--list", action="store_true", help="print the instances and configurations, run nothing"
+    )
+    ap.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    args = ap.parse_args(argv)
+
+    if not SHARED.is_dir():
+        ap.error(
+            f"{SHARED} not found: the benchmarks need ../shared/benchmarks (or TREESENS_SHARED=...)"
+        )
+    suites = tuple(args.suite.split(",")) if args.suite else None
+    insts, configs, timeout = tier(args.tier, suites)
+    if args.configs:
+        configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    if args.timeout:
+        timeout = args.timeout
+    if args.gaps:
+        keep = {float(g) for g in args.gaps.split(",")}
+        insts = [i for i in insts if i.gap in keep]
+    if args.models:
+        keep = set(args.models.split(","))
+        insts = [i for i in insts if i.model in keep]
+    unknown = [c for c in configs if c not in CONFIGS]
+    if unknown:
+        ap.error(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
+    have = set(installed_backends())
+    for c in list(configs):
+        cfg = CONFIGS[c]
+        if cfg.kind == "treesens" and cfg.backend not in have:
+            print(
+                f"skipping configuration {c}: backend {cfg.backend} not installed", file=sys.stderr
+            )
+            configs.remove(c)
+        if cfg.kind == "veritas":
+            try:
+                import veritas  # noqa: F401
+            except ImportError:
+                print("skipping configuration veritas: dtai-veritas not installed", file=sys.stderr)
+                configs.remove(c)
+    random.Random(args.seed).shuffle(insts)
+    if args.limit:
+        insts = insts[: args.limit]
+    if args.list:
+        for i in insts:
+            print(i.id)
+        print(
+            f"{len(insts)} instances x {len(configs)} configurations ({', '.join(configs)}), "
+            f"time limit {timeout:g}s",
+            file=sys.stderr,
+        )
+        return 0
+
+    out = Path(args.out) if args.out else HERE / "results" / f"{args.tier}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = _done(out)
+    todo = [(i, CONFIGS[c]) for i in insts for c in configs if (i.id, c) not in done]
+    pin = (
+        not args.no_pin
+        and shutil.which("taskset") is not None
+        and args.jobs <= (os.cpu_count() or 1)
+    )
+    print(
+        f"{len(insts)} instances x {len(configs)} configurations, {len(todo)} runs to do "
+        f"({len(done)} already in {out}); time limit {timeout:g}s; {args.jobs} jobs"
+        f"{', pinned to cores ' + ','.join(map(str, range(args.jobs))) if pin else ''}",
+        file=sys.stderr,
+    )
+    host = {"host": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version()}
+    lock = threading.Lock()
+    queue = list(reversed(todo))
+    counter = {"n": 0}
+    t_start = time.time()
+
+    def worker(k: int) -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                inst, cfg = queue.pop()
+            load = os.getloadavg()[0]
+            res = _run_one(inst, cfg, timeout, k if pin else None)
+            rec = {
+                "instance": inst.id,
+                "config": cfg.name,
+                "suite": inst.suite,
+                "model": inst.model,
+                "features": list(inst.features),
+                "gap": inst.gap,
+                "classes": inst.classes,
+                "timeout": timeout,
+                "tier": args.tier,
+                "core": k if pin else None,
+                "load": load,
+                **host,
+                **res,
+                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            with lock:
+                with out.open("a") as f:
+                    f.write(json.dumps(rec) + "\n")
+                counter["n"] += 1
+                t = res.get("time", {}).get("total")
+                print(
+                    f"[{counter['n']}/{len(todo)} {time.time() - t_start:6.0f}s] {cfg.name:15s} {inst.id:45s} "
+                    f"{res['status']:11s} {t if t is None else round(t, 2)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(args.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(f"done: {counter['n']} runs in {time.time() - t_start:.0f}s -> {out}", file=sys.stderr)
+    if not args.no_report:
+        from report import report
+
+        prefix = out.with_suffix("")
+        sys.stdout.write(report([out], prefix))
+        print(f"report: {prefix}.md, plots {prefix}-cactus-*.png", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,239 @@
+"""Data-aware sensitivity: data loading, marginals / utility, cavity clauses, distance."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from treesens.compiler.cavities import (
+    Clause,
+    Literal,
+    check_clauses,
+    clause_holds_row,
+    learn_clauses,
+    load_clauses,
+    save_clauses,
+)
+from treesens.compiler.distance import distance_to_data
+from treesens.compiler.encode import encode
+from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
+from treesens.compiler.errors import InputError
+from treesens.compiler.ir import check_constraint
+from treesens.compiler.passes import Chain, Compiled, passes_for
+from treesens.compiler.passes.data_aware import CavityClauses, UtilityObjective, marginals
+from treesens.compiler.query import Query
+from treesens.frontends.data import load_data
+
+
+def stump(f: int, t: float, lo: float, hi: float) -> Tree:
+    """x_f < t -> lo, else hi."""
+    return Tree(
+        feature=[f, -1, -1],
+        threshold=[t, 0, 0],
+        left=[1, -1, -1],
+        right=[2, -1, -1],
+        default_left=[True, False, False],
+        value=[0.0, lo, hi],
+        outputs=(0,),
+    )
+
+
+def tiny() -> Ensemble:
+    # a: thresholds 0.5 (tree 0); b: thresholds 0.3, 0.7 (trees 1, 2); s: 0.5 (tree 3)
+    trees = (
+        stump(0, 0.5, -0.5, 0.5),
+        stump(1, 0.3, 0.2, -0.2),
+        stump(1, 0.7, 0.0, 0.3),
+        stump(2, 0.5, -3.0, 3.0),
+    )
+    feats = (Feature("a", lb=0, ub=1), Feature("b", lb=0, ub=1), Feature("s", lb=0, ub=1))
+    return Ensemble(trees=trees, features=feats, n_classes=2, intercept=(0.0,), link=LOGISTIC)
+
+
+def compiled_for(ens, q):
+    problem, enc = encode(ens, q)
+    chain = Chain(passes_for(q.passes))
+    return chain.apply(Compiled(problem, enc))[0]
+
+
+# ---- data ---------------------------------------------------------------------------
+
+
+def test_load_data_by_name_order_and_errors(tmp_path):
+    ens = tiny()
+    p = tmp_path / "d.csv"
+    pd.DataFrame({"b": [0.1, 0.2], "label": [0, 1], "a": [0.9, 0.8], "s": [0, 1]}).to_csv(
+        p, index=False
+    )
+    d = load_data(p, ens)
+    assert d.X.tolist() == [[0.9, 0.1, 0.0], [0.8, 0.2, 1.0]]
+    p2 = tmp_path / "o.csv"
+    pd.DataFrame({"x": [1.0], "y": [2.0], "z": [3.0], "label": [1]}).to_csv(p2, index=False)
+    assert load_data(p2, ens).X.tolist() == [[1.0, 2.0, 3.0]]  # by order
+    p3 = tmp_path / "m.csv"
+    pd.DataFrame({"a": [1.0], "label": [1]}).to_csv(p3, index=False)
+    with pytest.raises(InputError, match="'b'"):
+        load_data(p3, ens)
+    p4 = tmp_path / "n.csv"
+    pd.DataFrame({"a": [1.0, None], "b": [1.0, 2.0], "s": [0, 1]}).to_csv(p4, index=False)
+    with pytest.raises(InputError, match="column 'a'.*row 2"):
+        load_data(p4, ens)
+    p5 = tmp_path / "s.csv"
+    pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "s": [0, 1]}).to_csv(p5, index=False)
+    with pytest.raises(InputError, match="column 'b'.*not a number"):
+        load_data(p5, ens)
+    p6 = tmp_path / "e.csv"
+    p6.write_text("a,b,s,label\n")
+    with pytest.raises(InputError, match="no rows"):
+        load_data(p6, ens)
+    with pytest.raises(InputError, match="not found"):
+        load_data(tmp_path / "missing.csv", ens)
+
+
+# ---- marginals and the utility objective -----------------------------------------------
+
+
+def test_marginals_and_utility_objective():
+    ens = tiny()
+    X = np.array([[0.1, 0.1, 0.0], [0.2, 0.5, 0.0], [0.9, 0.5, 1.0], [0.8, 0.6, 1.0]])
+    q = Query(vary=("s",), data_aware="prob")
+    c = compiled_for(ens, q)
+    enc = c.encoding
+    m = marginals(enc, X, alpha=1.0)
+    counts_b, probs_b = m[1]
+    assert counts_b.tolist() == [1, 3, 0]  # b < 0.3, [0.3, 0.7), >= 0.7
+    assert np.allclose(probs_b, [(1 + 1) / 7, (3 + 1) / 7, 1 / 7])  # Laplace: (c+1)/(N+K)
+    out, _ = UtilityObjective(X).apply(c)
+    obj = out.problem.objective
+    assert obj.role == "optimize" and obj.sense == "max"
+    # the objective equals sum over both copies of log pi(x_f) (up to its constant)
+    qb = enc.pred[0][1]  # b is shared: q_1 (rank < 1), q_2 (rank < 2)
+    val = dict(zip(obj.vars, obj.coefs))
+
+    def utility(rank_b):
+        v = np.zeros(out.problem.n_vars)
+        for r, var in enumerate(qb, start=1):
+            v[var] = 1.0 if rank_b < r else 0.0
+        return sum(val.get(i, 0.0) * v[i] for i in range(len(v))) + obj.constant
+
+    for r in range(3):  # the b terms (other features' variables all 0 in this check)
+        assert utility(r) - utility(0) == pytest.approx(
+            2 * (math.log(probs_b[r]) - math.log(probs_b[0]))
+        )
+    # forbid: the empty interval of b (>= 0.7) is excluded for the shared copy
+    out2, _ = UtilityObjective(X, empty="forbid").apply(c)
+    forb = [k for k in out2.problem.constraints if k.tag and k.tag[0] == "prob-forbid"]
+    assert forb and out2.problem.note("data_restricted")
+
+
+# ---- cavity clauses ---------------------------------------------------------------------
+
+
+def test_clauses_find_known_empty_box_and_contain_no_data(tmp_path):
+    ens = tiny()
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(400, 3))
+    # carve a cavity: no row with a >= 0.5 and b in [0.3, 0.7)
+    hole = (X[:, 0] >= 0.5) & (X[:, 1] >= 0.3) & (X[:, 1] < 0.7)
+    X = X[~hole]
+    clauses = learn_clauses(ens, X, width=2, max_clauses=10, time_budget=20)
+    assert clauses
+    for c in clauses:
+        assert not clause_holds_row(ens, c, X).any()
+    boxes = [{lit.feature: (lit.lo, lit.hi) for lit in c.literals} for c in clauses]
+    assert {"a": (0.5, math.inf), "b": (0.3, 0.7)} in boxes
+    # a file round trip, and rows inside a box make check_clauses drop it
+    p = tmp_path / "c.json"
+    save_clauses(p, clauses)
+    again = load_clauses(p)
+    assert again == clauses
+    bad = Clause((Literal("a", -math.inf, 0.5),))
+    assert check_clauses(ens, again + [bad], X) == clauses
+
+
+def test_cavity_clause_constraint_excludes_box_for_both_copies():
+    ens = tiny()
+    q = Query(vary=("b",), data_aware="clause")
+    c = compiled_for(ens, q)
+    clause = Clause((Literal("a", 0.5, math.inf), Literal("b", 0.3, 0.7)))
+    out, _ = CavityClauses([clause]).apply(c)
+    cons = [k for k in out.problem.constraints if k.tag and k.tag[0] == "cavity"]
+    assert len(cons) == 2  # b is varied: one clause per copy
+    enc = c.encoding
+    n = out.problem.n_vars
+    qa = enc.pred[0][0][0]  # a: q_1 = "a < 0.5"
+    for copy, con in enumerate(cons):
+        qb = enc.pred[copy][1]
+        v = np.zeros(n)
+        v[qa] = 0.0  # a >= 0.5
+        v[qb[0]], v[qb[1]] = 0.0, 1.0  # b in [0.3, 0.7)
+        assert not check_constraint(con, v)
+        v[qa] = 1.0  # a < 0.5: outside the box
+        assert check_constraint(con, v)
+
+
+# ---- distance ---------------------------------------------------------------------------
+
+
+def test_distance_zero_inside_and_hand_computed_outside():
+    ens = tiny()
+    x1 = np.array([0.8, 0.5, 0.9])
+    x2 = np.array([0.8, 0.5, 0.1])
+    leaves = ens.leaf_indices(np.stack([x1, x2]))
+    X = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])  # ranges 1
+    d, i, _ = distance_to_data(ens, (leaves[0], leaves[1]), {2}, np.vstack([X, [[0.7, 0.4, 0.0]]]))
+    assert d == 0.0 and i == 2  # a row in the region (a >= 0.5, 0.3 <= b < 0.7)
+    # region: a >= 0.5, b in [0.3, 0.7); rows (0.2, 0.9) and (0.4, 0.1): s is varied
+    Y = np.array([[0.2, 0.9, 0.5], [0.4, 0.1, 0.5], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    d, i, per = distance_to_data(ens, (leaves[0], leaves[1]), {2}, Y)
+    assert per[0] == pytest.approx(math.hypot(0.5 - 0.2, 0.9 - 0.7))
+    assert per[1] == pytest.approx(math.hypot(0.5 - 0.4, 0.3 - 0.1))
+    assert per[3] == pytest.approx(1.0 - 0.7)  # b above the region; a inside
+    assert i == 1 and d == pytest.approx(per[1])
+
+
+# ---- end to end -------------------------------------------------------------------------
+
+
+def test_end_to_end_small_model(tmp_path, monkeypatch):
+    """A tiny ensemble solved with data: realistic values, a distance, every mode."""
+    from treesens.frontends.api import check
+
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    ens = tiny()
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, size=(200, 3)).round(2)
+    hole = (X[:, 0] >= 0.5) & (X[:, 1] >= 0.3) & (X[:, 1] < 0.7)
+    X = X[~hole]
+    df = pd.DataFrame(X, columns=["a", "b", "s"])
+    p = tmp_path / "d.csv"
+    df.to_csv(p, index=False)
+    results = {}
+    for mode in ("none", "prob", "clause", "probclause"):
+        r = check(ens, ["s"], gap=0.2, data=p, data_aware=mode, timeout=60, clause_time=10)
+        assert r.status == "sensitive" and r.validated, (mode, r.error, r.message)
+        assert r.distance is not None and r.stats["nearest_row"]["index"] >= 0
+        # witness values of shared features are values seen in the data
+        for name in ("a", "b"):
+            assert r.witness["x1"][name] in set(df[name].tolist())
+        results[mode] = r
+    assert results["clause"].distance == 0.0 or results["clause"].stats.get("clauses", 0) >= 0
+    assert results["probclause"].distance <= results["none"].distance + 1e-12
+
+
+@pytest.mark.slow
+def test_end_to_end_adult(shared_dir, tmp_path, monkeypatch):
+    from treesens.frontends.api import check
+
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    model = shared_dir / "adult" / "adult_t2_d2.json"
+    data = shared_dir / "adult" / "train.csv"
+    # this 2-tree model never reaches P >= 0.5: insensitive, whatever the data mode
+    r = check(
+        model, ["f7"], gap=0.0, data=data, data_aware="probclause", timeout=120, clause_time=10
+    )
+    assert r.status == "insensitive"
+    r = check(model, ["f7"], margin_gap=0.0, data=data, timeout=60)
+    assert r.status in ("insensitive", "sensitive")

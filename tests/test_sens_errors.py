@@ -1,0 +1,224 @@
+"""Broken .sens files: `treesens run` prints exactly FILE:LINE:COL: message, the line and a
+caret on stderr, and exits 2. Uses the models shipped in examples/ (no ../shared)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from treesens.frontends.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+BC = EXAMPLES / "breast_cancer_xgb.json"
+BC_DETAILS = EXAMPLES / "breast_cancer_details.csv"
+WINE = EXAMPLES / "wine_xgb.json"
+WINE_DETAILS = EXAMPLES / "wine_details.csv"
+
+pytestmark = pytest.mark.skipif(
+    not BC.exists() or not WINE.exists(), reason="shipped example models missing"
+)
+
+
+def _bc(body: str) -> str:
+    return f'model "{BC}"\nfeatures from "{BC_DETAILS}"\n{body}'
+
+
+def _wine(body: str) -> str:
+    return f'model "{WINE}"\nfeatures from "{WINE_DETAILS}"\n{body}'
+
+
+# (file text, expected stderr lines with {F} for the file name and {D} for its folder)
+CASES = {
+    "unclosed_block": (
+        _bc("query texture {\n  vary mean_texture\n  gap 0.2\n"),
+        [
+            "{F}:3:15: unclosed block: the '{' of query texture is never closed (missing '}')",
+            "query texture {",
+            "              ^",
+        ],
+    ),
+    "block_not_closed_before_next": (
+        _bc("query a {\n  vary mean_texture\nquery b {\n  vary mean_radius\n}\n"),
+        [
+            "{F}:5:1: unexpected 'query' inside the query a opened at line 3 (missing '}'?)",
+            "query b {",
+            "^",
+        ],
+    ),
+    "unknown_feature": (
+        _bc("query q {\n  vary mean_textur\n}\n"),
+        [
+            "{F}:4:8: unknown feature 'mean_textur' (did you mean 'mean_texture', 'mean_symmetry', "
+            "'mean_perimeter'?)",
+            "  vary mean_textur",
+            "       ^",
+        ],
+    ),
+    "unknown_feature_in_constraint": (
+        _bc("query q {\n  vary mean_texture\n  where x1.worst_radus <= 20\n}\n"),
+        [
+            "{F}:5:12: unknown feature 'worst_radus' (did you mean 'worst_radius', 'worst_area', "
+            "'worst_fractal_dimension'?)",
+            "  where x1.worst_radus <= 20",
+            "           ^",
+        ],
+    ),
+    "binary_gap_out_of_range": (
+        _bc("query q {\n  vary mean_texture\n  gap 0.5\n}\n"),
+        [
+            "{F}:5:3: gap 0.5 out of range: a binary gap g needs 0 <= g < 0.5 (P(x1) >= 0.5+g and P(x2) <= 0.5-g)",
+            "  gap 0.5",
+            "  ^",
+        ],
+    ),
+    "gap_from_defaults_out_of_range": (
+        _bc("defaults {\n  gap 0.75\n}\nquery q {\n  vary mean_texture\n}\n"),
+        [
+            "{F}:4:3: gap 0.75 out of range: a binary gap g needs 0 <= g < 0.5 (P(x1) >= 0.5+g and P(x2) <= 0.5-g)",
+            "  gap 0.75",
+            "  ^",
+        ],
+    ),
+    "multiclass_gap_out_of_range": (
+        _wine("query q {\n  vary alcohol\n  classes 0 -> 1\n  gap 0.2\n}\n"),
+        [
+            "{F}:6:3: gap 0.2 out of range: a multiclass gap is a probability ratio g >= 1 "
+            "(P(c1) >= g * P(c) for every other class c)",
+            "  gap 0.2",
+            "  ^",
+        ],
+    ),
+    "multiclass_without_classes": (
+        _wine("query q {\n  vary alcohol\n  gap 1.5\n}\n"),
+        [
+            "{F}:3:7: the model has 3 classes: say which two to compare (classes C1 -> C2; C2 may be 'any')",
+            "query q {",
+            "      ^",
+        ],
+    ),
+    "class_out_of_range": (
+        _wine("query q {\n  vary alcohol\n  classes 0 -> 3\n  gap 1.5\n}\n"),
+        ["{F}:5:3: class 3 out of range: the model has classes 0..2", "  classes 0 -> 3", "  ^"],
+    ),
+    "classes_on_binary_model": (
+        _bc("query q {\n  vary mean_texture\n  classes 0 -> 1\n}\n"),
+        [
+            "{F}:5:3: classes given, but the model is binary (classes 0 and 1); drop them",
+            "  classes 0 -> 1",
+            "  ^",
+        ],
+    ),
+    "missing_model_file": (
+        'model "nope/model.json"\nquery q {\n  vary a\n}\n',
+        [
+            "{F}:1:7: model file not found: {D}/nope/model.json",
+            'model "nope/model.json"',
+            "      ^",
+        ],
+    ),
+    "missing_details_file": (
+        f'model "{BC}"\nfeatures from "details.csv"\nquery q {{\n  vary a\n}}\n',
+        [
+            "{F}:2:15: features file not found: {D}/details.csv",
+            'features from "details.csv"',
+            "              ^",
+        ],
+    ),
+    "missing_data_file": (
+        _bc('data "train.csv" label label\nquery q {\n  vary mean_texture\n}\n'),
+        ["{F}:3:6: data file not found: {D}/train.csv", 'data "train.csv" label label', "     ^"],
+    ),
+    "syntax_error": (
+        _bc("query q {\n  vary mean_texture\n  gap = 0.2\n}\n"),
+        ["{F}:5:7: unexpected '='; expected 'margin', a number", "  gap = 0.2", "      ^"],
+    ),
+    "unknown_category": (
+        _bc(
+            "feature mean_texture: categorical {low, high}\nquery q {\n  vary mean_radius\n"
+            "  fix mean_texture = medium\n}\n"
+        ),
+        [
+            "{F}:6:22: 'medium' is not a category of 'mean_texture'",
+            "  fix mean_texture = medium",
+            "                     ^",
+        ],
+    ),
+    "fixed_value_outside_bounds": (
+        _bc("query q {\n  vary mean_texture\n  fix x1.mean_radius = 50\n}\n"),
+        [
+            "{F}:5:3: 50 is outside the declared range of 'mean_radius', [6.981, 28.11]",
+            "  fix x1.mean_radius = 50",
+            "  ^",
+        ],
+    ),
+    "strict_relation_on_fixed_feature": (
+        _bc("query q {\n  vary mean_texture\n  where x1.mean_radius < x2.mean_radius\n}\n"),
+        [
+            "{F}:3:7: x1.mean_radius < x2.mean_radius cannot hold: 'mean_radius' is not varied, so x1 and x2 "
+            "share its value",
+            "query q {",
+            "      ^",
+        ],
+    ),
+    "unknown_backend": (
+        _bc("query q {\n  vary mean_texture\n  backend gurobbi\n}\n"),
+        [
+            "{F}:5:3: unknown backend 'gurobbi' (did you mean 'gurobi'?); known: cpsat, cbc, highs, gurobi, z3",
+            "  backend gurobbi",
+            "  ^",
+        ],
+    ),
+    "unknown_feature_declared": (
+        _bc("feature mean_textur: real\nquery q {\n  vary mean_texture\n}\n"),
+        [
+            "{F}:3:9: unknown feature 'mean_textur' (did you mean 'mean_texture', 'mean_symmetry', "
+            "'mean_perimeter'?)",
+            "feature mean_textur: real",
+            "        ^",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_broken_file(name, tmp_path, capsys):
+    text, expected = CASES[name]
+    path = tmp_path / f"{name}.sens"
+    path.write_text(text)
+    code = main(["run", str(path), "--list"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    want = [line.replace("{F}", str(path)).replace("{D}", str(tmp_path)) for line in expected]
+    assert err.splitlines() == want
+
+
+def test_missing_sens_file(tmp_path, capsys):
+    code = main(["run", str(tmp_path / "none.sens")])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.strip() == f"treesens: error: {tmp_path / 'none.sens'}: query file not found"
+
+
+def test_unknown_query_name(tmp_path, capsys):
+    path = tmp_path / "q.sens"
+    path.write_text(_bc("query texture {\n  vary mean_texture\n}\n"))
+    code = main(["run", str(path), "--query", "textur"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.strip() == (
+        f"treesens: error: {path}: no query named 'textur' (did you mean 'texture'?); "
+        "the file has: texture"
+    )
+
+
+def test_fmt_reports_syntax_errors_too(tmp_path, capsys):
+    path = tmp_path / "bad.sens"
+    path.write_text('model "m.json"\nquery q {\n  vary a\n')
+    code = main(["fmt", str(path)])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert (
+        err.splitlines()[0]
+        == f"{path}:2:9: unclosed block: the '{{' of query q is never closed (missing '}}')"
+    )
