@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from .encode import Encoding
+from .ensemble import MISSING_ZERO
 
 MAX_CANDIDATES = 48  # interval representatives tried per feature move
 # score = min(slack1, slack2) + BALANCE * (slack1 + slack2): the sum term keeps moves
@@ -71,6 +72,22 @@ class _TreeEval:
         return self.contrib[ti][self.leaves(ti, X)]
 
 
+def _outside_numeric_model(enc: Encoding) -> bool:
+    """Does the model use anything this plain numeric evaluator does not mimic?"""
+    ens = enc.ensemble
+    if ens.cast not in ("float32", "float64"):
+        return True
+    if any(getattr(d, "codes", None) is not None for d in enc.domains.values()):
+        return True
+    if any(getattr(enc, "nan", ({}, {}))):
+        return True
+    return any(
+        (t.categories is not None and any(c is not None for c in t.categories))
+        or (t.missing is not None and bool((t.missing == MISSING_ZERO).any()))
+        for t in ens.trees
+    )
+
+
 def _slack(rows, raw: np.ndarray) -> np.ndarray:
     """Smallest slack over a copy's gap rows, per row of raw scores (n, n_out)."""
     out = None
@@ -91,6 +108,8 @@ def find_witness(enc: Encoding, budget: float, seed: int = 0, starts: np.ndarray
     cond = enc.condition
     if any(cond.alternatives) or not cond.rows[0] or not cond.rows[1]:
         return None
+    if _outside_numeric_model(enc):
+        return None  # categorical splits, NaN choices, LightGBM's zero band: the solver's job
     ens = enc.ensemble
     ev = _TreeEval(enc)
     rng = np.random.default_rng(seed)

@@ -219,7 +219,7 @@ def test_end_to_end_small_model(tmp_path, monkeypatch):
         for name in ("a", "b"):
             assert r.witness["x1"][name] in set(df[name].tolist())
         results[mode] = r
-    assert results["clause"].distance == 0.0 or results["clause"].stats.get("clauses", 0) >= 0
+    assert results["clause"].stats.get("clauses", 0) >= 1  # the learned cavity is used
     assert results["probclause"].distance <= results["none"].distance + 1e-12
 
 

@@ -76,16 +76,20 @@ def query_from_args(args, backend: str | None = None):
 
     if args.gap is not None and not math.isfinite(args.gap):
         raise InputError(f"--gap {args.gap} is not a finite number")
-    data = getattr(args, "data", None)
-    opts = {"data": data, "label": getattr(args, "label", "label") if data else None,
-            "clause_width": getattr(args, "clause_width", None), "max_clauses": getattr(args, "max_clauses", None),
-            "clause_time": getattr(args, "clause_time", None), "clauses": getattr(args, "clauses", None),
-            "progress": True if data else None}
     return make_query(args.vary, gap=args.gap, margin_gap=args.margin_gap, classes=args.classes,
                       passes=args.passes, baseline=args.baseline,
                       backend=backend or getattr(args, "backend", "cpsat"),
                       timeout=args.timeout, threads=args.threads, seed=args.seed,
-                      data_aware=getattr(args, "data_aware", "none"), options=opts)
+                      data_aware=getattr(args, "data_aware", "none"), options=data_options(args))
+
+
+def data_options(args) -> dict:
+    """Query options from --data / --data-aware and the clause flags."""
+    data = getattr(args, "data", None)
+    return {"data": data, "label": getattr(args, "label", "label") if data else None,
+            "clause_width": getattr(args, "clause_width", None), "max_clauses": getattr(args, "max_clauses", None),
+            "clause_time": getattr(args, "clause_time", None), "clauses": getattr(args, "clauses", None),
+            "progress": True if data else None}
 
 
 def emit_result(res: Result, as_json: bool, ens=None) -> None:

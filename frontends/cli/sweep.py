@@ -33,6 +33,7 @@ def run(args) -> int:
     from ...compiler.result import ERROR
     from ..api import make_query
     from ..sweep import done_labels, feature_subsets, run_sweep, table_rows, to_csv, to_markdown
+    from .common import data_options
 
     if args.vary:
         raise InputError("sweep chooses the features itself: use --features to restrict it, not --vary")
@@ -48,7 +49,8 @@ def run(args) -> int:
     def mk(vary, label):
         return make_query(vary, gap=args.gap, margin_gap=args.margin_gap, classes=args.classes, passes=args.passes,
                           baseline=args.baseline, backend=args.backend, timeout=args.timeout,
-                          threads=args.threads, seed=args.seed, name=label)
+                          threads=args.threads, seed=args.seed, name=label,
+                          data_aware=getattr(args, "data_aware", "none"), options=data_options(args))
 
     out_file = open(out_path, "a") if out_path else None  # noqa: SIM115 - kept open while streaming
     progress = None
