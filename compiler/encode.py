@@ -19,6 +19,7 @@ constraints (Gap-bin / Gap-multi) are added, relaxed by ``relax`` so that an
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,7 +73,9 @@ class Encoding:
 def resolve_features(ens: Ensemble, names) -> frozenset[int]:
     out = set()
     for n in names:
-        if isinstance(n, int) or (isinstance(n, str) and n.isdigit() and n not in ens.feature_names):
+        if isinstance(n, int) or (
+            isinstance(n, str) and n.isdigit() and n not in ens.feature_names
+        ):
             i = int(n)
             if not 0 <= i < ens.n_features:
                 raise InputError(f"feature index {i} out of range 0..{ens.n_features - 1}")
@@ -94,10 +97,25 @@ def gap_relaxation(ens: Ensemble) -> float:
     return 2.0**-20 * total + 1e-7
 
 
-def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
-    varying = resolve_features(ens, q.vary)
-    condition = resolve_condition(ens, q)
-    # --- thresholds and domains per feature -----------------------------------------
+@dataclass(frozen=True, eq=False)
+class _Structure:
+    """What encoding needs of an ensemble whatever the query: computed once per model,
+    so a sweep re-encodes only what depends on the varied features."""
+
+    domains: dict[int, FeatureDomain]
+    used: frozenset[int]
+    zero_mode: frozenset[int]
+    leaves: tuple[list[int], ...]  # per tree: its leaves
+    under: tuple[dict[int, list[int]], ...]  # per tree: the leaves below each node
+
+
+_STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def ensemble_structure(ens: Ensemble) -> _Structure:
+    cached = _STRUCTURES.get(ens)
+    if cached is not None:
+        return cached
     ths: dict[int, set] = {f: set() for f in range(ens.n_features)}
     split_codes: dict[int, set] = {}
     zero_mode: set[int] = set()
@@ -117,7 +135,9 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
                 split_codes.setdefault(f, set()).update(t.categories[n])
             else:
                 ths[f].add(float(t.threshold[n]))
-    onehot_f = {f for f in range(ens.n_features) if ens.features[f].kind == "categorical"} | set(split_codes)
+    onehot_f = {f for f in range(ens.n_features) if ens.features[f].kind == "categorical"} | set(
+        split_codes
+    )
     domains: dict[int, FeatureDomain] = {}
     for f in range(ens.n_features):
         if f in onehot_f:
@@ -126,7 +146,11 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
             extra = set()
             if f in zero_mode:  # make LightGBM's zero band [-z, z] an interval of its own
                 lo, hi = -ZERO_BAND, ZERO_BAND
-                extra = {float(np.nextafter(lo, -np.inf)), hi} if ens.op == "<=" else {lo, float(np.nextafter(hi, np.inf))}
+                extra = (
+                    {float(np.nextafter(lo, -np.inf)), hi}
+                    if ens.op == "<="
+                    else {lo, float(np.nextafter(hi, np.inf))}
+                )
             dom = build_domain(ens, f, ths[f] | extra)
         if not dom.valid:
             feat = ens.features[f]
@@ -136,6 +160,22 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
             )
         domains[f] = dom
 
+    st = _Structure(
+        domains,
+        frozenset(used),
+        frozenset(zero_mode),
+        tuple(t.leaves() for t in ens.trees),
+        tuple(_leaves_under(t) for t in ens.trees),
+    )
+    _STRUCTURES[ens] = st
+    return st
+
+
+def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
+    varying = resolve_features(ens, q.vary)
+    condition = resolve_condition(ens, q)
+    st = ensemble_structure(ens)
+    domains, used, zero_mode = st.domains, st.used, st.zero_mode
     b = ProblemBuilder()
     names = ens.feature_names
     pred0: dict[int, tuple[int, ...]] = {}
@@ -190,8 +230,8 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     unaffected: list[frozenset[int]] = []
     # rank of each node's threshold, computed once per tree
     for ti, t in enumerate(ens.trees):
-        leaf_ids = t.leaves()
-        under = _leaves_under(t)
+        leaf_ids = st.leaves[ti]
+        under = st.under[ti]
         aff_leaves = _affected_leaves(t, varying)
         unaffected.append(frozenset(leaf_ids) - aff_leaves)
         for copy, (store, pred) in enumerate(((leaves0, pred0), (leaves1, pred1))):
@@ -211,8 +251,9 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
                     and (t.missing is None or t.missing[n] != MISSING_ZERO)
                 )
                 if not plain:
-                    const, terms = _node_expr(ens, t, n, dom, pred[f], onehot[copy].get(f),
-                                              nanv[copy].get(f), band.get(f))
+                    const, terms = _node_expr(
+                        ens, t, n, dom, pred[f], onehot[copy].get(f), nanv[copy].get(f), band.get(f)
+                    )
                     _link_expr(b, yes, no, const, terms, n == 0, tag)
                     continue
                 k = _threshold_index(dom.thresholds, float(t.threshold[n]))
@@ -377,8 +418,15 @@ def _node_expr(ens: Ensemble, t, n: int, dom: FeatureDomain, qs, hots, m, band):
     return const, terms
 
 
-def _link_expr(b: ProblemBuilder, yes: list[int], no: list[int], const: float, terms: dict, root: bool,
-               tag: tuple) -> None:
+def _link_expr(
+    b: ProblemBuilder,
+    yes: list[int],
+    no: list[int],
+    const: float,
+    terms: dict,
+    root: bool,
+    tag: tuple,
+) -> None:
     """Leaves under "yes" <= E and leaves under "no" <= 1 - E (root: "yes" == E)."""
     if not terms:
         p = TRUE if const >= 0.5 else FALSE
@@ -404,7 +452,7 @@ def _threshold_index(ths: tuple[float, ...], th: float) -> int:
 
 def _link(b: ProblemBuilder, leaves: list[int], p, sense: str, tag: tuple) -> None:
     """sum(leaves) <sense> p, where p is a variable or a constant."""
-    if p == TRUE or p == FALSE:
+    if p in (TRUE, FALSE):
         rhs = 1.0 if p == TRUE else 0.0
         if sense == "<=" and rhs >= 1.0:
             return  # implied by exactly-one
