@@ -11,11 +11,14 @@ FORMATS = ("auto", "xgboost", "xgboost-dump", "lightgbm", "sklearn")
 
 
 def load_model(model, *, format: str = "auto", details=None, base_score: float | None = None,
-               n_classes: int | None = None, data=None, label: str = "label") -> Ensemble:
+               n_classes: int | None = None, data=None, label: str = "label",
+               auto_details: bool = True) -> Ensemble:
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
 
     ``details``: a feature,name,lb,ub CSV; ``data``: a CSV whose columns name the features
-    of a model that has only generic names (f0, f1, ...).
+    of a model that has only generic names (f0, f1, ...). With ``auto_details``, a
+    ``details.csv`` beside a model file is used when it names exactly the model's
+    features in the model's order (its bounds keep witnesses inside the data's domain).
     """
     if isinstance(model, Ensemble):
         ens = model
@@ -27,11 +30,32 @@ def load_model(model, *, format: str = "auto", details=None, base_score: float |
         from .details import apply_data_names
 
         ens = apply_data_names(ens, data, label)
+    if details is None and auto_details and isinstance(model, (str, Path)):
+        details = _details_beside(Path(model), ens)
+        if details is not None:
+            from dataclasses import replace
+
+            ens = replace(ens, source=f"{ens.source} (bounds from {details})")
     if details is not None:
         from .details import apply_details
 
         ens = apply_details(ens, details)
     return ens
+
+
+def _details_beside(path: Path, ens: Ensemble) -> Path | None:
+    """A details.csv next to the model that declares exactly its features, in order."""
+    import csv
+
+    cand = path.parent / "details.csv"
+    if not cand.is_file():
+        return None
+    try:
+        rows = list(csv.DictReader(cand.read_text().splitlines()))
+        names = [r["name"].strip() for r in sorted(rows, key=lambda r: int(r["feature"]))]
+    except (OSError, UnicodeDecodeError, KeyError, ValueError, AttributeError):
+        return None
+    return cand if names == ens.feature_names else None
 
 
 def _load_path(path: Path, fmt: str, base_score, n_classes) -> Ensemble:

@@ -16,7 +16,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="model file (XGBoost .json/.ubj or tree dump, LightGBM .txt, ...)")
     p.add_argument("--format", default="auto", help="model format when the file is ambiguous "
                    "(auto, xgboost, xgboost-dump, lightgbm, sklearn)")
-    p.add_argument("--details", metavar="CSV", help="feature declarations: feature,name,lb,ub[,kind]")
+    p.add_argument("--details", metavar="CSV", help="feature declarations: feature,name,lb,ub[,kind]; by default "
+                   "a details.csv beside the model is used when it names exactly the model's features")
+    p.add_argument("--no-auto-details", action="store_true", help="do not use a details.csv found beside the model")
     p.add_argument("--data", metavar="CSV", default=None,
                    help="data file (CSV or Parquet with a label column): realistic witness values and the "
                    "witness's distance to the data; also names the features of a model that has only "
@@ -68,7 +70,7 @@ def load_from_args(args):
     from ..load import load_model
 
     return load_model(args.model, format=args.format, details=args.details, base_score=args.base_score,
-                      data=args.data, label=args.label)
+                      data=args.data, label=args.label, auto_details=not args.no_auto_details)
 
 
 def query_from_args(args, backend: str | None = None):

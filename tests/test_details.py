@@ -1,0 +1,65 @@
+"""Feature declarations: details CSVs given, found beside the model, and data column names."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.compiler.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    import xgboost as xgb
+
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    b = xgb.train({"max_depth": 2, "objective": "binary:logistic", "nthread": 1}, xgb.DMatrix(X, label=y, feature_names=["a", "b", "c"]), 3)
+    d = tmp_path_factory.mktemp("m")
+    path = d / "model.json"
+    b.save_model(path)
+    return path
+
+
+def test_details_beside_the_model_naming_its_features_give_bounds(model_file):
+    (model_file.parent / "details.csv").write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,2\n2,c,-1,1\n")
+    ens = treesens.load_model(model_file)
+    assert [(f.lb, f.ub) for f in ens.features] == [(0, 1), (0, 2), (-1, 1)]
+    assert "bounds from" in ens.source
+
+
+def test_details_beside_the_model_with_other_names_are_ignored(model_file):
+    (model_file.parent / "details.csv").write_text("feature,name,lb,ub\n0,x,0,1\n1,y,0,2\n2,z,-1,1\n")
+    ens = treesens.load_model(model_file)
+    assert all(math.isinf(f.lb) for f in ens.features)
+
+
+def test_auto_details_can_be_switched_off(model_file):
+    (model_file.parent / "details.csv").write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,2\n2,c,-1,1\n")
+    ens = treesens.load_model(model_file, auto_details=False)
+    assert all(math.isinf(f.lb) for f in ens.features)
+
+
+def test_details_index_out_of_range_names_the_line(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,name,lb,ub\n0,a,0,1\n7,b,0,1\n")
+    with pytest.raises(InputError, match=r"d\.csv:3: feature index 7 out of range"):
+        treesens.load_model(model_file, details=bad)
+
+
+def test_details_with_a_duplicate_name_is_an_input_error(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,name,lb,ub\n0,a,0,1\n1,a,0,1\n")
+    with pytest.raises(InputError, match="used twice"):
+        treesens.load_model(model_file, details=bad)
+
+
+def test_details_with_crossed_bounds_is_an_input_error(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,name,lb,ub\n0,a,2,1\n")
+    with pytest.raises(InputError, match="above upper bound"):
+        treesens.load_model(model_file, details=bad)
