@@ -56,6 +56,27 @@ def _done(path: Path) -> set[tuple[str, str]]:
     return done
 
 
+def _commit() -> str | None:
+    """The repository's commit (+ "-dirty" when files differ), for the record."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+        )
+        return (
+            head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+            if head.returncode == 0
+            else None
+        )
+    except OSError:
+        return None
+
+
 def _run_one(inst, cfg, timeout: float, core: int | None) -> dict:
     spec = json.dumps({"instance": inst.to_dict(), "config": asdict(cfg), "timeout": timeout})
     cmd = [sys.executable, str(HERE / "run_one.py"), spec]
@@ -197,7 +218,12 @@ def main(argv=None) -> int:
         f"{', pinned to cores ' + ','.join(map(str, range(args.jobs))) if pin else ''}",
         file=sys.stderr,
     )
-    host = {"host": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version()}
+    host = {
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "commit": _commit(),
+    }
     lock = threading.Lock()
     queue = list(reversed(todo))
     counter = {"n": 0}

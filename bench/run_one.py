@@ -74,8 +74,9 @@ def main(argv=None) -> int:
     inst, cfg, timeout = spec["instance"], spec["config"], float(spec["timeout"])
     # Imports are start-up, not answer time: treesens, and the model's own library that
     # the replay check calls (importing xgboost takes seconds on a loaded machine).
-    import treesens  # noqa: F401
     import xgboost  # noqa: F401
+
+    import treesens  # noqa: F401
 
     try:
         if cfg.get("kind") == "veritas":

@@ -85,8 +85,9 @@ def _point(iv, lb: float, ub: float) -> float:
 def run_veritas(inst: dict, timeout: float) -> dict:
     import resource
 
-    import treesens
     import veritas
+
+    import treesens
 
     t0 = time.time()
     u0 = resource.getrusage(resource.RUSAGE_SELF)

@@ -985,9 +985,10 @@ def _check_setting(ast: SensAST, st) -> None:
             raise ast.error(f"classes must differ (got {st.c1} twice)", st)
     elif isinstance(st, Backend):
         from ..backends.registry import BACKENDS
+        from ..compiler.race import is_race
 
         for i, b in enumerate(st.names):
-            if b not in BACKENDS:
+            if b not in BACKENDS and not is_race(b):
                 raise ast.error(
                     f"unknown backend {b!r}{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}", st
                 )
