@@ -1,9 +1,9 @@
 """treesens: is a tree ensemble sensitive to a set of features?
 
-    >>> import treesens
-    >>> model = treesens.load_model("model.json")                    # doctest: +SKIP
-    >>> treesens.check(model, vary=["sex"], gap=0.2).status          # doctest: +SKIP
-    'sensitive'
+>>> import treesens
+>>> model = treesens.load_model("model.json")                    # doctest: +SKIP
+>>> treesens.check(model, vary=["sex"], gap=0.2).status          # doctest: +SKIP
+'sensitive'
 """
 
 from .compiler.ensemble import Ensemble, Feature, Tree
@@ -17,6 +17,17 @@ from .frontends.sweep import results_frame, sweep
 __version__ = "0.1.0"
 
 __all__ = [
-    "Ensemble", "Feature", "Tree", "Gap", "Query", "Result", "InputError", "TreesensError",
-    "check", "load_model", "sweep", "results_frame", "__version__",
+    "Ensemble",
+    "Feature",
+    "Tree",
+    "Gap",
+    "Query",
+    "Result",
+    "InputError",
+    "TreesensError",
+    "check",
+    "load_model",
+    "sweep",
+    "results_frame",
+    "__version__",
 ]

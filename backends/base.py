@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-FEASIBLE, OPTIMAL, INFEASIBLE, UNKNOWN, ERROR = "feasible", "optimal", "infeasible", "unknown", "error"
+FEASIBLE, OPTIMAL, INFEASIBLE, UNKNOWN, ERROR = (
+    "feasible",
+    "optimal",
+    "infeasible",
+    "unknown",
+    "error",
+)
 
 
 @dataclass(frozen=True)

@@ -81,10 +81,24 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
         values = np.fromiter((solver.value(x) for x in xs), dtype=np.float64, count=len(xs))
         proven = status == cp_model.OPTIMAL or problem.objective is None
         obj = solver.objective_value if problem.objective is not None else None
-        return Solution(OPTIMAL if proven else FEASIBLE, values, obj, solver.best_objective_bound if problem.objective else None,
-                        solve_time, build_time, stats=stats)
+        return Solution(
+            OPTIMAL if proven else FEASIBLE,
+            values,
+            obj,
+            solver.best_objective_bound if problem.objective else None,
+            solve_time,
+            build_time,
+            stats=stats,
+        )
     if status == cp_model.INFEASIBLE:
         return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
     if status == cp_model.MODEL_INVALID:
-        return Solution(ERROR, time=solve_time, build_time=build_time, message=model.validate() or "invalid model")
-    return Solution(UNKNOWN, time=solve_time, build_time=build_time, message="time limit reached", stats=stats)
+        return Solution(
+            ERROR,
+            time=solve_time,
+            build_time=build_time,
+            message=model.validate() or "invalid model",
+        )
+    return Solution(
+        UNKNOWN, time=solve_time, build_time=build_time, message="time limit reached", stats=stats
+    )

@@ -36,16 +36,35 @@ class BackendInfo:
 
 BACKENDS: dict[str, BackendInfo] = {
     "cpsat": BackendInfo(
-        "cpsat", "treesens.backends.cpsat", ("ortools",), integer_coefficients=True,
-        description="Google OR-Tools CP-SAT", variable_kinds=("bool", "int"),
+        "cpsat",
+        "treesens.backends.cpsat",
+        ("ortools",),
+        integer_coefficients=True,
+        description="Google OR-Tools CP-SAT",
+        variable_kinds=("bool", "int"),
     ),
-    "cbc": BackendInfo("cbc", "treesens.backends.mip_backend", ("mip",), description="COIN-OR CBC via python-mip"),
-    "highs": BackendInfo("highs", "treesens.backends.mip_backend", ("mip", "highspy"), description="HiGHS via python-mip"),
+    "cbc": BackendInfo(
+        "cbc", "treesens.backends.mip_backend", ("mip",), description="COIN-OR CBC via python-mip"
+    ),
+    "highs": BackendInfo(
+        "highs",
+        "treesens.backends.mip_backend",
+        ("mip", "highspy"),
+        description="HiGHS via python-mip",
+    ),
     "gurobi": BackendInfo(
-        "gurobi", "treesens.backends.gurobi", ("gurobipy",),
-        description="Gurobi via gurobipy", size_limit=(2000, 2000),
+        "gurobi",
+        "treesens.backends.gurobi",
+        ("gurobipy",),
+        description="Gurobi via gurobipy",
+        size_limit=(2000, 2000),
     ),
-    "z3": BackendInfo("z3", "treesens.backends.smtlib", ("z3",), description="SMT-LIB 2 text (pseudo-Boolean rows, exact rationals) solved by z3"),
+    "z3": BackendInfo(
+        "z3",
+        "treesens.backends.smtlib",
+        ("z3",),
+        description="SMT-LIB 2 text (pseudo-Boolean rows, exact rationals) solved by z3",
+    ),
 }
 
 DEFAULT_BACKEND = "cpsat"
@@ -55,7 +74,9 @@ def get_info(name: str) -> BackendInfo:
     from ..compiler.errors import InputError, closest
 
     if name not in BACKENDS:
-        raise InputError(f"unknown backend {name!r}{closest(name, BACKENDS)}; known: {', '.join(BACKENDS)}")
+        raise InputError(
+            f"unknown backend {name!r}{closest(name, BACKENDS)}; known: {', '.join(BACKENDS)}"
+        )
     return BACKENDS[name]
 
 

@@ -13,6 +13,7 @@ a process that overruns its deadline is killed and replaced on the next solve.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pickle
 import select
@@ -111,8 +112,16 @@ class Worker:
 
     def _start(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "treesens.backends.worker", self.info.module, str(self.memory_mb or 0)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+            [
+                sys.executable,
+                "-m",
+                "treesens.backends.worker",
+                self.info.module,
+                str(self.memory_mb or 0),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
             start_new_session=True,  # a terminal's Ctrl-C goes to the parent, which decides
         )
 
@@ -137,7 +146,11 @@ class Worker:
         ready, _, _ = select.select([out], [], [], wait)
         if not ready:
             self.kill()
-            return Solution(UNKNOWN, time=time.time() - t0, message="time limit reached (solver process stopped)")
+            return Solution(
+                UNKNOWN,
+                time=time.time() - t0,
+                message="time limit reached (solver process stopped)",
+            )
         try:
             return _read_msg(out)
         except (EOFError, OSError, pickle.UnpicklingError):
@@ -146,16 +159,16 @@ class Worker:
     def _died(self, t0: float, why: str) -> Solution:
         code = None
         if self.proc is not None:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 code = self.proc.wait(2.0)
-            except subprocess.TimeoutExpired:
-                pass
         self.kill()
         if code is not None and code < 0:
             how = f"killed by signal {-code}" + (" (out of memory?)" if -code in (6, 9) else "")
         else:
             how = f"exit code {code}"
-        return Solution(ERROR, time=time.time() - t0, message=f"the solver process died: {how}. {why}".strip())
+        return Solution(
+            ERROR, time=time.time() - t0, message=f"the solver process died: {how}. {why}".strip()
+        )
 
     def kill(self) -> None:
         p, self.proc = self.proc, None

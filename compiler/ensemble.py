@@ -57,7 +57,9 @@ class Feature:
             object.__setattr__(self, "lb", max(self.lb, 0.0))
             object.__setattr__(self, "ub", min(self.ub, 1.0))
         if self.lb > self.ub:
-            raise ValueError(f"feature {self.name!r}: lower bound {self.lb} > upper bound {self.ub}")
+            raise ValueError(
+                f"feature {self.name!r}: lower bound {self.lb} > upper bound {self.ub}"
+            )
 
     @property
     def integral(self) -> bool:
@@ -120,7 +122,9 @@ class Tree:
         while stack:
             node = stack.pop()
             if seen[node]:
-                raise ValueError(f"node {node} is reached twice (the tree has a cycle or a shared child)")
+                raise ValueError(
+                    f"node {node} is reached twice (the tree has a cycle or a shared child)"
+                )
             seen[node] = True
             if inner[node]:
                 stack.append(int(self.left[node]))
@@ -169,7 +173,9 @@ class Ensemble:
     intercept: tuple[float, ...]  # one per output
     link: str
     op: str = "<"  # numeric test: cast(x) < t, or cast(x) <= t
-    cast: str = "float32"  # "float32", "float64" or "float64z" (see CASTS): how the library reads inputs
+    cast: str = (
+        "float32"  # "float32", "float64" or "float64z" (see CASTS): how the library reads inputs
+    )
     scale: float = 1.0  # raw = intercept + scale * sum of leaves (1/n for forests)
     source: str = ""  # human-readable origin, e.g. "xgboost:adult.json"
     replayer: Any = field(default=None, repr=False, compare=False)

@@ -97,8 +97,14 @@ def _slack(rows, raw: np.ndarray) -> np.ndarray:
     return out
 
 
-def find_witness(enc: Encoding, budget: float, seed: int = 0, starts: np.ndarray | None = None,
-                 margin: float = 0.0, work: int | None = None):
+def find_witness(
+    enc: Encoding,
+    budget: float,
+    seed: int = 0,
+    starts: np.ndarray | None = None,
+    margin: float = 0.0,
+    work: int | None = None,
+):
     """Return (x1, x2, found) — the best pair seen, and whether it meets both sides.
 
     ``margin`` asks for that much slack beyond the gap (to stay clear of rounding).

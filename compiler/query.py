@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, logit
-from .errors import InputError, closest
+from .errors import InputError
 
 ANY = "any"  # a class placeholder: c1 = any class, or c2 = any class other than c1
 
@@ -88,7 +88,9 @@ class Condition:
     rows of which at least one group must hold (used for "any class").
     """
 
-    rows: tuple[tuple[tuple[tuple[float, ...], float], ...], ...]  # per copy: (coefs, rhs); may be empty
+    rows: tuple[
+        tuple[tuple[tuple[float, ...], float], ...], ...
+    ]  # per copy: (coefs, rhs); may be empty
     alternatives: tuple[tuple[tuple[tuple[tuple[float, ...], float], ...], ...], ...] = ((), ())
     pair_sum: tuple[tuple[float, ...], tuple[float, ...], float] | None = None
     description: str = ""
@@ -172,7 +174,9 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
                 coefs[c], coefs[other] = 1.0, -ratio
                 out.append((tuple(coefs), 0.0))
             else:
-                raise InputError(f"multiclass queries need a softmax or probability model, not {ens.link}")
+                raise InputError(
+                    f"multiclass queries need a softmax or probability model, not {ens.link}"
+                )
         return tuple(out)
 
     if c1 != ANY and c2 != ANY:
@@ -184,12 +188,22 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
             a[c1], a[c2] = 1.0, -1.0
             b[c2], b[c1] = 1.0, -1.0
             pair = (tuple(a), tuple(b), 2 * math.log(ratio))
-        return Condition(rows=rows, pair_sum=pair, description=f"class {c1} -> class {c2}, ratio {ratio:g}")
+        return Condition(
+            rows=rows, pair_sum=pair, description=f"class {c1} -> class {c2}, ratio {ratio:g}"
+        )
     if c1 != ANY:
         alts2 = tuple(rows_for(c) for c in range(C) if c != c1)
-        return Condition(rows=(rows_for(c1), ()), alternatives=((), alts2), description=f"class {c1} -> any other")
+        return Condition(
+            rows=(rows_for(c1), ()),
+            alternatives=((), alts2),
+            description=f"class {c1} -> any other",
+        )
     if c2 != ANY:
         raise InputError("give c1 = any only together with c2 = any (or swap the classes)")
     every = tuple(rows_for(c) for c in range(C))
-    return Condition(rows=((), ()), alternatives=(every, every), distinct=True,
-                     description=f"any class -> any other class, ratio {ratio:g}")
+    return Condition(
+        rows=((), ()),
+        alternatives=(every, every),
+        distinct=True,
+        description=f"any class -> any other class, ratio {ratio:g}",
+    )

@@ -9,7 +9,9 @@ from .ensemble import LOGISTIC, Ensemble
 from .query import ANY, Query, _class_index
 
 
-def meets(ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray, copy: int, other_class=None) -> bool:
+def meets(
+    ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray, copy: int, other_class=None
+) -> bool:
     """Does one input (its probabilities and raw scores) meet its side of the query?"""
     g = q.gap
     if ens.n_classes == 2 and ens.n_outputs == 1:

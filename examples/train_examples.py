@@ -19,7 +19,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def _names(ds) -> list[str]:
-    return [n.replace(" ", "_").replace("/", "_").replace("(", "").replace(")", "") for n in ds.feature_names]
+    return [
+        n.replace(" ", "_").replace("/", "_").replace("(", "").replace(")", "")
+        for n in ds.feature_names
+    ]
 
 
 def write_details(ds, path: Path) -> None:
@@ -34,8 +37,14 @@ def write_details(ds, path: Path) -> None:
 def train_breast_cancer() -> Path:
     ds = load_breast_cancer()
     X, y = ds.data.astype(np.float64), ds.target
-    clf = xgb.XGBClassifier(n_estimators=60, max_depth=4, learning_rate=0.3, random_state=0, n_jobs=1,
-                            tree_method="exact")
+    clf = xgb.XGBClassifier(
+        n_estimators=60,
+        max_depth=4,
+        learning_rate=0.3,
+        random_state=0,
+        n_jobs=1,
+        tree_method="exact",
+    )
     clf.fit(X, y)
     booster = clf.get_booster()
     booster.feature_names = _names(ds)
@@ -48,8 +57,15 @@ def train_breast_cancer() -> Path:
 def train_wine() -> Path:
     ds = load_wine()
     X, y = ds.data.astype(np.float64), ds.target
-    clf = xgb.XGBClassifier(n_estimators=20, max_depth=3, learning_rate=0.3, random_state=0, n_jobs=1,
-                            tree_method="exact", objective="multi:softprob")
+    clf = xgb.XGBClassifier(
+        n_estimators=20,
+        max_depth=3,
+        learning_rate=0.3,
+        random_state=0,
+        n_jobs=1,
+        tree_method="exact",
+        objective="multi:softprob",
+    )
     clf.fit(X, y)
     booster = clf.get_booster()
     booster.feature_names = _names(ds)

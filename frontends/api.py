@@ -6,8 +6,8 @@ import math
 import time
 
 from ..compiler.ensemble import Ensemble
-from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..compiler.errors import InputError
+from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..compiler.result import Result
 from .load import load_model
 

@@ -39,7 +39,9 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     header = [h.strip().lower() for h in rows[0]]
     for need in ("feature", "name"):
         if need not in header:
-            raise InputError(f"header has no {need!r} column (expected feature,name,lb,ub)", f"{path}:1")
+            raise InputError(
+                f"header has no {need!r} column (expected feature,name,lb,ub)", f"{path}:1"
+            )
     col = {h: i for i, h in enumerate(header)}
     feats = list(ens.features)
     seen: dict[str, int] = {}
@@ -52,9 +54,14 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
         try:
             idx = int(row[col["feature"]])
         except ValueError:
-            raise InputError(f"feature index {row[col['feature']]!r} is not an integer", where) from None
+            raise InputError(
+                f"feature index {row[col['feature']]!r} is not an integer", where
+            ) from None
         if not 0 <= idx < len(feats):
-            raise InputError(f"feature index {idx} out of range: the model has {len(feats)} features (0..{len(feats) - 1})", where)
+            raise InputError(
+                f"feature index {idx} out of range: the model has {len(feats)} features (0..{len(feats) - 1})",
+                where,
+            )
         name = row[col["name"]].strip()
         if not name:
             raise InputError("empty feature name", where)
@@ -126,8 +133,13 @@ def declare(ens: Ensemble, *, missing=(), categories: dict | None = None) -> Ens
     for name, cats in (categories or {}).items():
         i = _index(ens, name)
         cats = tuple(str(c) for c in cats)
-        feats[i] = replace(feats[i], kind="categorical", categories=cats, lb=max(feats[i].lb, 0.0),
-                           ub=min(feats[i].ub, float(len(cats) - 1)))
+        feats[i] = replace(
+            feats[i],
+            kind="categorical",
+            categories=cats,
+            lb=max(feats[i].lb, 0.0),
+            ub=min(feats[i].ub, float(len(cats) - 1)),
+        )
     return ens.with_features(tuple(feats))
 
 
@@ -141,4 +153,6 @@ def _index(ens: Ensemble, name) -> int:
     try:
         return ens.feature_index(str(name))
     except KeyError:
-        raise InputError(f"unknown feature {name!r}{closest(str(name), ens.feature_names)}") from None
+        raise InputError(
+            f"unknown feature {name!r}{closest(str(name), ens.feature_names)}"
+        ) from None

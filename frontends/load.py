@@ -10,9 +10,17 @@ from ..compiler.errors import InputError, UnsupportedModelError
 FORMATS = ("auto", "xgboost", "xgboost-dump", "lightgbm", "sklearn")
 
 
-def load_model(model, *, format: str = "auto", details=None, base_score: float | None = None,
-               n_classes: int | None = None, data=None, label: str = "label",
-               auto_details: bool = True) -> Ensemble:
+def load_model(
+    model,
+    *,
+    format: str = "auto",
+    details=None,
+    base_score: float | None = None,
+    n_classes: int | None = None,
+    data=None,
+    label: str = "label",
+    auto_details: bool = True,
+) -> Ensemble:
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
 
     ``details``: a feature,name,lb,ub CSV; ``data``: a CSV whose columns name the features
@@ -85,9 +93,13 @@ def _load_path(path: Path, fmt: str, base_score, n_classes) -> Ensemble:
         try:
             from . import sklearn as skf
         except ImportError:
-            raise UnsupportedModelError("scikit-learn model files are not supported yet", where) from None
+            raise UnsupportedModelError(
+                "scikit-learn model files are not supported yet", where
+            ) from None
         return skf.load_path(path)
-    raise InputError(f"cannot tell the model format; pass --format ({', '.join(FORMATS[1:])})", where)
+    raise InputError(
+        f"cannot tell the model format; pass --format ({', '.join(FORMATS[1:])})", where
+    )
 
 
 def _sniff(path: Path, suffix: str) -> str:
@@ -102,8 +114,11 @@ def _sniff(path: Path, suffix: str) -> str:
         return "xgboost" if suffix != ".txt" else "unknown"
     if text.startswith("tree\n") or text.startswith("tree\r\n") or "\nversion=v" in text[:200]:
         return "lightgbm"
-    if text.startswith("{") and ('"tree_info"' in text or text.replace(" ", "").startswith('{"name":"tree"')) \
-            and '"learner"' not in text:
+    if (
+        text.startswith("{")
+        and ('"tree_info"' in text or text.replace(" ", "").startswith('{"name":"tree"'))
+        and '"learner"' not in text
+    ):
         return "lightgbm"
     if text.startswith("{") or text.startswith("["):
         return "xgboost"

@@ -15,8 +15,13 @@ from ..compiler.errors import InputError
 from ..compiler.result import ERROR, Result
 
 
-def feature_subsets(ens: Ensemble, k: int = 1, sample: int | None = None, seed: int = 0,
-                    features: Iterable[str] | None = None) -> list[tuple[str, ...]]:
+def feature_subsets(
+    ens: Ensemble,
+    k: int = 1,
+    sample: int | None = None,
+    seed: int = 0,
+    features: Iterable[str] | None = None,
+) -> list[tuple[str, ...]]:
     names = list(features) if features else ens.feature_names
     unknown = [n for n in names if n not in ens.feature_names]
     if unknown:
@@ -55,9 +60,15 @@ def done_labels(path: str | Path | None) -> set[str]:
     return out
 
 
-def run_sweep(ens: Ensemble, subsets: list[tuple[str, ...]], make_query: Callable, *,
-              skip: set[str] = frozenset(), on_result: Callable[[Result], None] | None = None,
-              memory_mb: int | None = None) -> list[Result]:
+def run_sweep(
+    ens: Ensemble,
+    subsets: list[tuple[str, ...]],
+    make_query: Callable,
+    *,
+    skip: set[str] = frozenset(),
+    on_result: Callable[[Result], None] | None = None,
+    memory_mb: int | None = None,
+) -> list[Result]:
     from ..compiler.pipeline import solve_query
 
     results = []
@@ -92,8 +103,16 @@ def table_rows(results: list[Result]) -> list[dict]:
         if r.outputs:
             p1 = "[" + ", ".join(f"{p:.3f}" for p in r.outputs["x1"]) + "]"
             p2 = "[" + ", ".join(f"{p:.3f}" for p in r.outputs["x2"]) + "]"
-        rows.append({"features": r.query, "verdict": r.status, "time_s": round(r.time["total"], 2),
-                     "p(x1)": p1, "p(x2)": p2, "changed": changed_features(r) or (r.error or "")})
+        rows.append(
+            {
+                "features": r.query,
+                "verdict": r.status,
+                "time_s": round(r.time["total"], 2),
+                "p(x1)": p1,
+                "p(x2)": p2,
+                "changed": changed_features(r) or (r.error or ""),
+            }
+        )
     return rows
 
 
@@ -127,8 +146,17 @@ def to_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
-def sweep(model, *, subsets: int = 1, sample: int | None = None, seed: int = 0, features=None,
-          details=None, memory_mb: int | None = None, **query_kw) -> list[Result]:
+def sweep(
+    model,
+    *,
+    subsets: int = 1,
+    sample: int | None = None,
+    seed: int = 0,
+    features=None,
+    details=None,
+    memory_mb: int | None = None,
+    **query_kw,
+) -> list[Result]:
     """One query per feature (or per subset of ``subsets`` features) of a model.
 
     ``query_kw`` are those of ``treesens.check`` (gap, margin_gap, classes, passes,
@@ -137,7 +165,11 @@ def sweep(model, *, subsets: int = 1, sample: int | None = None, seed: int = 0, 
     from .api import make_query
     from .load import load_model
 
-    ens = model if isinstance(model, Ensemble) and details is None else load_model(model, details=details)
+    ens = (
+        model
+        if isinstance(model, Ensemble) and details is None
+        else load_model(model, details=details)
+    )
     subs = feature_subsets(ens, subsets, sample, seed, features)
 
     def mk(vary, label):

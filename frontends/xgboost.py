@@ -25,7 +25,13 @@ import numpy as np
 from ..compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ..compiler.errors import InputError, UnsupportedModelError
 
-SUPPORTED = ("binary:logistic", "binary:logitraw", "reg:logistic", "multi:softprob", "multi:softmax")
+SUPPORTED = (
+    "binary:logistic",
+    "binary:logitraw",
+    "reg:logistic",
+    "multi:softprob",
+    "multi:softmax",
+)
 
 
 def _f32(x) -> float:
@@ -64,8 +70,12 @@ class XGBoostReplayer:
     def _dm(self, X):
         import xgboost as xgb
 
-        return xgb.DMatrix(np.asarray(X, dtype=np.float64), feature_names=self.booster.feature_names,
-                           feature_types=self.booster.feature_types, missing=np.nan)
+        return xgb.DMatrix(
+            np.asarray(X, dtype=np.float64),
+            feature_names=self.booster.feature_names,
+            feature_types=self.booster.feature_types,
+            missing=np.nan,
+        )
 
     def predict_raw(self, X) -> np.ndarray:
         r = np.asarray(self.booster.predict(self._dm(X), output_margin=True), dtype=np.float64)
@@ -95,7 +105,9 @@ def from_native_json(model: dict, where: str, booster=None) -> Ensemble:
     try:
         return _from_native_json(model, where, booster)
     except _MALFORMED as e:
-        raise InputError(f"malformed XGBoost model ({type(e).__name__}: {str(e)[:120]})", where) from None
+        raise InputError(
+            f"malformed XGBoost model ({type(e).__name__}: {str(e)[:120]})", where
+        ) from None
 
 
 def _from_native_json(model: dict, where: str, booster=None) -> Ensemble:
@@ -108,11 +120,14 @@ def _from_native_json(model: dict, where: str, booster=None) -> Ensemble:
         raise InputError(f"not an XGBoost model: missing {e}", where) from None
     if obj not in SUPPORTED:
         raise UnsupportedModelError(
-            f"objective {obj!r} is not a classifier treesens supports (supported: {', '.join(SUPPORTED)})", where
+            f"objective {obj!r} is not a classifier treesens supports (supported: {', '.join(SUPPORTED)})",
+            where,
         )
     booster_name = gb.get("name")
     if booster_name == "dart":
-        raise UnsupportedModelError("DART boosters are not supported (their trees are weighted at predict time)", where)
+        raise UnsupportedModelError(
+            "DART boosters are not supported (their trees are weighted at predict time)", where
+        )
     if booster_name != "gbtree":
         raise UnsupportedModelError(f"booster {booster_name!r} is not a tree ensemble", where)
     m = gb["model"]
@@ -151,13 +166,22 @@ def _from_native_json(model: dict, where: str, booster=None) -> Ensemble:
             trees.append(_native_tree(tj, int(tree_info[ti]) if n_classes > 2 else 0, n_feat))
         except (KeyError, ValueError, IndexError, TypeError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
-    features = tuple(_feature(names[i], types[i] if i < len(types) else "float") for i in range(n_feat))
+    features = tuple(
+        _feature(names[i], types[i] if i < len(types) else "float") for i in range(n_feat)
+    )
     replayer = None
     if booster is not None:
         replayer = XGBoostReplayer(booster, obj, n_classes)
     return Ensemble(
-        trees=tuple(trees), features=features, n_classes=n_classes, intercept=intercept,
-        link=link, op="<", cast="float32", source=f"xgboost:{where}", replayer=replayer,
+        trees=tuple(trees),
+        features=features,
+        n_classes=n_classes,
+        intercept=intercept,
+        link=link,
+        op="<",
+        cast="float32",
+        source=f"xgboost:{where}",
+        replayer=replayer,
     )
 
 
@@ -183,7 +207,9 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
     if ((left >= n) | (right >= n) | ((left < 0) & ~is_leaf)).any():
         raise ValueError("child index out of range")
     if (feat[~is_leaf] >= n_feat).any() or (feat[~is_leaf] < 0).any():
-        raise ValueError(f"split on feature index {int(feat[~is_leaf].max())} but the model has {n_feat} features")
+        raise ValueError(
+            f"split on feature index {int(feat[~is_leaf].max())} but the model has {n_feat} features"
+        )
     feature = np.where(is_leaf, -1, feat)
     threshold = np.where(is_leaf, 0.0, cond)
     value = np.where(is_leaf, cond, 0.0)
@@ -196,7 +222,7 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
         sizes = tj.get("categories_sizes", [])
         cat_list: list = [None] * n
         for nd, sg, sz in zip(nodes, segs, sizes):
-            cat_list[int(nd)] = frozenset(int(c) for c in cats_all[int(sg): int(sg) + int(sz)])
+            cat_list[int(nd)] = frozenset(int(c) for c in cats_all[int(sg) : int(sg) + int(sz)])
         for i in np.flatnonzero((stype == 1) & ~is_leaf):
             if cat_list[i] is None:
                 cat_list[i] = frozenset()
@@ -206,24 +232,44 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
         categories = tuple(cat_list)
     L = np.where(is_leaf, -1, L)
     R = np.where(is_leaf, -1, R)
-    return Tree(feature=feature, threshold=threshold, left=L, right=R, default_left=D,
-                value=value, outputs=(cls,), categories=categories)
+    return Tree(
+        feature=feature,
+        threshold=threshold,
+        left=L,
+        right=R,
+        default_left=D,
+        value=value,
+        outputs=(cls,),
+        categories=categories,
+    )
 
 
 # ---------------------------------------------------------------------------------
 # text dump (list of nested trees)
 
 
-def from_dump(trees_json: list, where: str, n_classes: int = 2, base_score: float | None = None,
-              n_features: int | None = None) -> Ensemble:
+def from_dump(
+    trees_json: list,
+    where: str,
+    n_classes: int = 2,
+    base_score: float | None = None,
+    n_features: int | None = None,
+) -> Ensemble:
     try:
         return _from_dump(trees_json, where, n_classes, base_score, n_features)
     except _MALFORMED as e:
-        raise InputError(f"malformed XGBoost tree dump ({type(e).__name__}: {str(e)[:120]})", where) from None
+        raise InputError(
+            f"malformed XGBoost tree dump ({type(e).__name__}: {str(e)[:120]})", where
+        ) from None
 
 
-def _from_dump(trees_json: list, where: str, n_classes: int = 2, base_score: float | None = None,
-               n_features: int | None = None) -> Ensemble:
+def _from_dump(
+    trees_json: list,
+    where: str,
+    n_classes: int = 2,
+    base_score: float | None = None,
+    n_features: int | None = None,
+) -> Ensemble:
     if not isinstance(trees_json, list) or not trees_json:
         raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
     flat = []
@@ -237,25 +283,56 @@ def _from_dump(trees_json: list, where: str, n_classes: int = 2, base_score: flo
         max_f = max(max_f, mf)
     n_feat = n_features if n_features is not None else max_f + 1
     if max_f >= n_feat:
-        raise InputError(f"the dump splits on feature {max_f} but {n_feat} features were declared", where)
+        raise InputError(
+            f"the dump splits on feature {max_f} but {n_feat} features were declared", where
+        )
     C = n_classes
     trees = []
     for ti, (feature, threshold, left, right, dleft, value) in enumerate(flat):
         cls = ti % C if C > 2 else 0
-        trees.append(Tree(feature=feature, threshold=threshold, left=left, right=right,
-                          default_left=dleft, value=value, outputs=(cls,)))
+        trees.append(
+            Tree(
+                feature=feature,
+                threshold=threshold,
+                left=left,
+                right=right,
+                default_left=dleft,
+                value=value,
+                outputs=(cls,),
+            )
+        )
     bs = 0.5 if base_score is None else float(base_score)
     if C > 2:
         link, intercept = SOFTMAX, tuple([_f32(bs)] * C)
     else:
         link, intercept = LOGISTIC, (logit(_f32(bs)),)
     features = tuple(Feature(f"f{i}") for i in range(n_feat))
-    ens = Ensemble(tuple(trees), features, n_classes=max(C, 2), intercept=intercept, link=link,
-                   op="<", cast="float32", source=f"xgboost-dump:{where}")
+    ens = Ensemble(
+        tuple(trees),
+        features,
+        n_classes=max(C, 2),
+        intercept=intercept,
+        link=link,
+        op="<",
+        cast="float32",
+        source=f"xgboost-dump:{where}",
+    )
     obj = "multi:softprob" if C > 2 else "binary:logistic"
-    replayer = XGBoostReplayer(lambda: booster_from_ensemble(ens, base_score=bs), obj, ens.n_classes)
-    return Ensemble(ens.trees, ens.features, ens.n_classes, ens.intercept, ens.link, ens.op, ens.cast,
-                    ens.scale, ens.source, replayer)
+    replayer = XGBoostReplayer(
+        lambda: booster_from_ensemble(ens, base_score=bs), obj, ens.n_classes
+    )
+    return Ensemble(
+        ens.trees,
+        ens.features,
+        ens.n_classes,
+        ens.intercept,
+        ens.link,
+        ens.op,
+        ens.cast,
+        ens.scale,
+        ens.source,
+        replayer,
+    )
 
 
 def _feature_id(split) -> int:
@@ -284,7 +361,10 @@ def _dump_tree(root: dict):
     index = {nid: i for i, nid in enumerate(ids)}
     # the root must be index 0
     if int(root["nodeid"]) != ids[0]:
-        index = {int(root["nodeid"]): 0, **{nid: i + 1 for i, nid in enumerate(x for x in ids if x != int(root["nodeid"]))}}
+        index = {
+            int(root["nodeid"]): 0,
+            **{nid: i + 1 for i, nid in enumerate(x for x in ids if x != int(root["nodeid"]))},
+        }
     n = len(ids)
     feature = np.full(n, -1, dtype=np.int64)
     threshold = np.zeros(n)
@@ -324,22 +404,31 @@ def booster_from_ensemble(ens: Ensemble, base_score: float = 0.5):
                 parents[int(t.left[i])] = i
                 parents[int(t.right[i])] = i
         cond = np.where(leaf, t.value[:, 0], t.threshold)
-        trees.append({
-            "base_weights": [0.0] * n,
-            "categories": [], "categories_nodes": [], "categories_segments": [], "categories_sizes": [],
-            "default_left": [int(d) for d in t.default_left],
-            "id": ti,
-            "left_children": [int(v) for v in t.left],
-            "loss_changes": [0.0] * n,
-            "parents": parents,
-            "right_children": [int(v) for v in t.right],
-            "split_conditions": [float(v) for v in cond],
-            "split_indices": [max(int(v), 0) for v in t.feature],
-            "split_type": [0] * n,
-            "sum_hessian": [1.0] * n,
-            "tree_param": {"num_deleted": "0", "num_feature": str(ens.n_features), "num_nodes": str(n),
-                           "size_leaf_vector": "1"},
-        })
+        trees.append(
+            {
+                "base_weights": [0.0] * n,
+                "categories": [],
+                "categories_nodes": [],
+                "categories_segments": [],
+                "categories_sizes": [],
+                "default_left": [int(d) for d in t.default_left],
+                "id": ti,
+                "left_children": [int(v) for v in t.left],
+                "loss_changes": [0.0] * n,
+                "parents": parents,
+                "right_children": [int(v) for v in t.right],
+                "split_conditions": [float(v) for v in cond],
+                "split_indices": [max(int(v), 0) for v in t.feature],
+                "split_type": [0] * n,
+                "sum_hessian": [1.0] * n,
+                "tree_param": {
+                    "num_deleted": "0",
+                    "num_feature": str(ens.n_features),
+                    "num_nodes": str(n),
+                    "size_leaf_vector": "1",
+                },
+            }
+        )
     C = ens.n_classes
     model = {
         "learner": {
@@ -356,12 +445,16 @@ def booster_from_ensemble(ens: Ensemble, base_score: float = 0.5):
                 "name": "gbtree",
             },
             "learner_model_param": {
-                "base_score": repr(float(base_score)), "boost_from_average": "0",
-                "num_class": str(C if C > 2 else 0), "num_feature": str(ens.n_features), "num_target": "1",
+                "base_score": repr(float(base_score)),
+                "boost_from_average": "0",
+                "num_class": str(C if C > 2 else 0),
+                "num_feature": str(ens.n_features),
+                "num_target": "1",
             },
             "objective": (
                 {"name": "multi:softprob", "softmax_multiclass_param": {"num_class": str(C)}}
-                if C > 2 else {"name": "binary:logistic", "reg_loss_param": {"scale_pos_weight": "1"}}
+                if C > 2
+                else {"name": "binary:logistic", "reg_loss_param": {"scale_pos_weight": "1"}}
             ),
         },
         "version": [2, 0, 3],
@@ -375,7 +468,9 @@ def booster_from_ensemble(ens: Ensemble, base_score: float = 0.5):
 # entry points
 
 
-def load_path(path: Path, base_score: float | None = None, n_classes: int | None = None) -> Ensemble:
+def load_path(
+    path: Path, base_score: float | None = None, n_classes: int | None = None
+) -> Ensemble:
     where = str(path)
     suffix = path.suffix.lower()
     if suffix == ".json":
@@ -386,11 +481,15 @@ def load_path(path: Path, base_score: float | None = None, n_classes: int | None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where) from None
+            raise InputError(
+                f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
+            ) from None
         if isinstance(data, list):
             return from_dump(data, where, n_classes=n_classes or 2, base_score=base_score)
         if not isinstance(data, dict) or "learner" not in data:
-            raise InputError("JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where)
+            raise InputError(
+                "JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where
+            )
         return from_native_json(data, where, booster=lambda: _load_booster(path))
     booster = _load_booster(path)
     return from_booster(booster, where)

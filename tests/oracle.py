@@ -20,6 +20,7 @@ import itertools
 import math
 
 import numpy as np
+
 from treesens.compiler.domain import build_domain
 from treesens.compiler.encode import resolve_features
 from treesens.compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree

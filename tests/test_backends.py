@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+
 from treesens.backends.base import SolveOptions
 from treesens.backends.linearize import big_m_rows, rows
 from treesens.backends.lpformat import to_lp, to_mps

@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
+
 from treesens.compiler.encode import encode, node_yes
 from treesens.compiler.pipeline import solve_query
 from treesens.frontends.api import make_query

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+
 from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens
 
 xgb = pytest.importorskip("xgboost")

@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
 from treesens.compiler.pipeline import compile_query, solve_query

@@ -18,7 +18,11 @@ def model_file(tmp_path_factory):
     rng = np.random.default_rng(0)
     X = rng.random((80, 3))
     y = (X[:, 0] > 0.5).astype(int)
-    b = xgb.train({"max_depth": 2, "objective": "binary:logistic", "nthread": 1}, xgb.DMatrix(X, label=y, feature_names=["a", "b", "c"]), 3)
+    b = xgb.train(
+        {"max_depth": 2, "objective": "binary:logistic", "nthread": 1},
+        xgb.DMatrix(X, label=y, feature_names=["a", "b", "c"]),
+        3,
+    )
     d = tmp_path_factory.mktemp("m")
     path = d / "model.json"
     b.save_model(path)
@@ -26,20 +30,26 @@ def model_file(tmp_path_factory):
 
 
 def test_details_beside_the_model_naming_its_features_give_bounds(model_file):
-    (model_file.parent / "details.csv").write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,2\n2,c,-1,1\n")
+    (model_file.parent / "details.csv").write_text(
+        "feature,name,lb,ub\n0,a,0,1\n1,b,0,2\n2,c,-1,1\n"
+    )
     ens = treesens.load_model(model_file)
     assert [(f.lb, f.ub) for f in ens.features] == [(0, 1), (0, 2), (-1, 1)]
     assert "bounds from" in ens.source
 
 
 def test_details_beside_the_model_with_other_names_are_ignored(model_file):
-    (model_file.parent / "details.csv").write_text("feature,name,lb,ub\n0,x,0,1\n1,y,0,2\n2,z,-1,1\n")
+    (model_file.parent / "details.csv").write_text(
+        "feature,name,lb,ub\n0,x,0,1\n1,y,0,2\n2,z,-1,1\n"
+    )
     ens = treesens.load_model(model_file)
     assert all(math.isinf(f.lb) for f in ens.features)
 
 
 def test_auto_details_can_be_switched_off(model_file):
-    (model_file.parent / "details.csv").write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,2\n2,c,-1,1\n")
+    (model_file.parent / "details.csv").write_text(
+        "feature,name,lb,ub\n0,a,0,1\n1,b,0,2\n2,c,-1,1\n"
+    )
     ens = treesens.load_model(model_file, auto_details=False)
     assert all(math.isinf(f.lb) for f in ens.features)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens
 
 xgb = pytest.importorskip("xgboost")

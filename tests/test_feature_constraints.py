@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+
 from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
 from treesens.compiler.passes.feature_constraints import constraint_violations

@@ -21,6 +21,7 @@ from sklearn.ensemble import (  # noqa: E402
     RandomForestRegressor,
 )
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+
 from treesens.compiler.errors import InputError, UnsupportedModelError  # noqa: E402
 from treesens.frontends import sklearn as sf  # noqa: E402
 from treesens.frontends.load import load_model  # noqa: E402

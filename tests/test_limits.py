@@ -22,8 +22,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "treesens.frontends.cli.main", *args],
-                          capture_output=True, text=True, timeout=300, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "treesens.frontends.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kw,
+    )
 
 
 def test_same_query_and_seed_give_the_same_status_and_witness():
@@ -35,8 +40,17 @@ def test_same_query_and_seed_give_the_same_status_and_witness():
 
 
 def test_cli_runs_are_deterministic():
-    args = ["check", str(EXAMPLES / "breast_cancer_xgb.json"), "--details", str(EXAMPLES / "breast_cancer_details.csv"),
-            "--vary", "worst_area", "--gap", "0.3", "--json"]
+    args = [
+        "check",
+        str(EXAMPLES / "breast_cancer_xgb.json"),
+        "--details",
+        str(EXAMPLES / "breast_cancer_details.csv"),
+        "--vary",
+        "worst_area",
+        "--gap",
+        "0.3",
+        "--json",
+    ]
     r1, r2 = _cli(*args), _cli(*args)
     j1, j2 = json.loads(r1.stdout), json.loads(r2.stdout)
     assert (j1["status"], j1["witness"]) == (j2["status"], j2["witness"])
@@ -65,9 +79,28 @@ def test_timeout_is_honoured_within_ten_percent():
 
 def test_interrupted_sweep_keeps_finished_results(tmp_path):
     out = tmp_path / "sweep.jsonl"
-    p = subprocess.Popen([sys.executable, "-m", "treesens.frontends.cli.main", "sweep", str(EXAMPLES / "wine_xgb.json"),
-                          "--classes", "0,any", "--gap", "2", "--timeout", "60", "--out", str(out), "--table", "none"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "treesens.frontends.cli.main",
+            "sweep",
+            str(EXAMPLES / "wine_xgb.json"),
+            "--classes",
+            "0,any",
+            "--gap",
+            "2",
+            "--timeout",
+            "60",
+            "--out",
+            str(out),
+            "--table",
+            "none",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 2):
         time.sleep(0.2)
@@ -98,5 +131,9 @@ def test_worker_processes_ignore_ctrl_c_of_the_terminal():
     os.kill(w.proc.pid, signal.SIGINT)
     time.sleep(0.3)
     assert w.alive()
-    assert w.solve(comp.problem, SolveOptions(deadline=time.time() + 30)).status in ("optimal", "feasible", "infeasible")
+    assert w.solve(comp.problem, SolveOptions(deadline=time.time() + 30)).status in (
+        "optimal",
+        "feasible",
+        "infeasible",
+    )
     w.close()

@@ -24,7 +24,10 @@ def _query(vary, classes, ratio=1.5, passes=DEFAULT_PASSES):
 def _oracle(ens, vary, classes, ratio):
     c1, c2 = classes
     if c1 == "any":
-        return any(brute_force_sensitive(ens, _query(vary, (a, b), ratio)) for a, b in itertools.permutations(range(C), 2))
+        return any(
+            brute_force_sensitive(ens, _query(vary, (a, b), ratio))
+            for a, b in itertools.permutations(range(C), 2)
+        )
     return brute_force_sensitive(ens, _query(vary, classes, ratio))
 
 
@@ -41,7 +44,9 @@ def _assert_witness_meets(ens, q, res):
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("classes", [(0, 1), (2, 0), (1, "any"), ("any", "any")])
 def test_multiclass_verdict_agrees_with_brute_force(seed, classes):
-    ens = random_ensemble(seed, n_trees=6, depth=2, n_features=3, n_thresholds=3, n_classes=C, leaf_scale=1.0)
+    ens = random_ensemble(
+        seed, n_trees=6, depth=2, n_features=3, n_thresholds=3, n_classes=C, leaf_scale=1.0
+    )
     ratio = 1.5
     q = _query(["f0"], classes, ratio)
     res = solve_query(ens, q)
@@ -53,16 +58,25 @@ def test_multiclass_verdict_agrees_with_brute_force(seed, classes):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_aff_multi_and_obj_multi_change_no_status(seed):
-    ens = random_ensemble(100 + seed, n_trees=9, depth=3, n_features=3, n_thresholds=3, n_classes=C, leaf_scale=1.0)
+    ens = random_ensemble(
+        100 + seed, n_trees=9, depth=3, n_features=3, n_thresholds=3, n_classes=C, leaf_scale=1.0
+    )
     statuses = {
         passes: solve_query(ens, _query(["f1"], (0, 2), 1.3, frozenset(passes))).status
-        for passes in (("ordering", "unaff", "aff", "obj"), ("ordering", "unaff"), ("ordering",), ("ordering", "aff"))
+        for passes in (
+            ("ordering", "unaff", "aff", "obj"),
+            ("ordering", "unaff"),
+            ("ordering",),
+            ("ordering", "aff"),
+        )
     }
     assert len(set(statuses.values())) == 1, statuses
 
 
 def test_any_to_any_needs_two_different_classes():
-    ens = random_ensemble(7, n_trees=6, depth=2, n_features=2, n_thresholds=2, n_classes=C, leaf_scale=1.0)
+    ens = random_ensemble(
+        7, n_trees=6, depth=2, n_features=2, n_thresholds=2, n_classes=C, leaf_scale=1.0
+    )
     res = solve_query(ens, _query(["f0"], ("any", "any"), 1.2))
     if res.status == "sensitive":
         w = res._witness

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from treesens.frontends.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

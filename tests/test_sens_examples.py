@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from treesens.frontends.cli.main import main
 from treesens.frontends.sens import format_sens, load_queries, parse, parse_file
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from treesens.frontends.sens import (
     ANY,
     Backend,

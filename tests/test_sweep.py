@@ -42,14 +42,24 @@ def test_subset_size_out_of_range_is_an_input_error():
 
 def test_done_labels_skip_errors_and_truncated_lines(tmp_path):
     f = tmp_path / "r.jsonl"
-    f.write_text(json.dumps({"query": "a", "status": "sensitive"}) + "\n"
-                 + json.dumps({"query": "b", "status": "error"}) + "\n" + '{"query": "c", "sta')
+    f.write_text(
+        json.dumps({"query": "a", "status": "sensitive"})
+        + "\n"
+        + json.dumps({"query": "b", "status": "error"})
+        + "\n"
+        + '{"query": "c", "sta'
+    )
     assert done_labels(f) == {"a"}
 
 
 def _sweep(args, cwd):
-    return subprocess.run([sys.executable, "-m", "treesens.frontends.cli.main", "sweep", *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "treesens.frontends.cli.main", "sweep", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
 
 
 def test_resumed_sweep_answers_only_the_missing_queries(tmp_path):
@@ -59,7 +69,10 @@ def test_resumed_sweep_answers_only_the_missing_queries(tmp_path):
     r1 = _sweep([model, "--features", "hue,alcohol", "--out", str(out), *common], tmp_path)
     assert r1.returncode == 0, r1.stderr
     assert [json.loads(x)["query"] for x in out.read_text().splitlines()] == ["hue", "alcohol"]
-    r2 = _sweep([model, "--features", "hue,alcohol,proline", "--resume", str(out), "--json", *common], tmp_path)
+    r2 = _sweep(
+        [model, "--features", "hue,alcohol,proline", "--resume", str(out), "--json", *common],
+        tmp_path,
+    )
     assert r2.returncode == 0, r2.stderr
     new = [json.loads(x)["query"] for x in r2.stdout.splitlines()]
     assert new == ["proline"]

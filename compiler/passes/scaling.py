@@ -53,8 +53,13 @@ class IntegerScaling(Pass):
         obj = prob.objective
         if obj is not None and not all(_is_int(k) for k in obj.coefs):
             s = self._factor(obj.coefs)
-            obj = Objective(obj.sense, obj.vars, tuple(float(round(k * s)) for k in obj.coefs),
-                            obj.constant * s, obj.role)
+            obj = Objective(
+                obj.sense,
+                obj.vars,
+                tuple(float(round(k * s)) for k in obj.coefs),
+                obj.constant * s,
+                obj.role,
+            )
         new = type(prob)(prob.vars, tuple(out), obj, prob.notes + (("scaling_error", worst),))
         return compiled.with_problem(new), None
 

@@ -20,7 +20,9 @@ def run(args) -> int:
         note = info.description
         if info.size_limit and ok:
             note += f" (size-limited license: at most {info.size_limit[0]} variables and {info.size_limit[1]} constraints)"
-        rows.append({"name": name, "installed": ok, "default": name == DEFAULT_BACKEND, "description": note})
+        rows.append(
+            {"name": name, "installed": ok, "default": name == DEFAULT_BACKEND, "description": note}
+        )
     if args.json:
         for r in rows:
             print(json.dumps(r))

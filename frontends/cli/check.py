@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import time
 
-from .common import add_backend_arg, add_model_args, add_query_args, emit_result, load_from_args, log, query_from_args
+from .common import (
+    add_backend_arg,
+    add_model_args,
+    add_query_args,
+    emit_result,
+    load_from_args,
+    log,
+    query_from_args,
+)
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("check", help="check one query given by flags",
-                       description="Can changing only the --vary features flip the model's decision "
-                       "with the given gap? Prints the verdict and, if sensitive, a replay-checked pair.")
+    p = sub.add_parser(
+        "check",
+        help="check one query given by flags",
+        description="Can changing only the --vary features flip the model's decision "
+        "with the given gap? Prints the verdict and, if sensitive, a replay-checked pair.",
+    )
     add_model_args(p)
     add_query_args(p)
     add_backend_arg(p)
@@ -25,8 +36,10 @@ def run(args) -> int:
     ens = load_from_args(args)
     q = query_from_args(args)
     if not args.json:
-        log(f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{ens.n_classes} classes ({time.time() - t0:.2f}s); solving with {q.backend}...")
+        log(
+            f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
+            f"{ens.n_classes} classes ({time.time() - t0:.2f}s); solving with {q.backend}..."
+        )
     res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
     res.time["total"] = time.time() - t0
     emit_result(res, args.json, ens)

@@ -98,8 +98,10 @@ def main(argv=None) -> int:
     except Exception as e:  # noqa: BLE001 - one line, never a bare traceback
         if debug:
             raise
-        print(f"treesens: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)",
-              file=sys.stderr)
+        print(
+            f"treesens: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)",
+            file=sys.stderr,
+        )
         return 1
 
 
