@@ -256,7 +256,7 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
                     r = runs[(i, c)]
                     t = (r.get("time") or {}).get("total")
                     cells.append(f"{SHORT.get(r['status'], r['status'])} {fmt(t, 1)}")
-                md.append(f"| `{i}` | " + " | ".join(cells) + " |")
+                md.append(f"| `{i.replace('|', chr(92) + '|')}` | " + " | ".join(cells) + " |")
         png = out.parent / f"{out.name}-cactus-{suite}.png"
         if cactus(runs, common, present, png, f"{suite}: {len(common)} instances"):
             md += ["", f"Cactus plot: `{png}`"]

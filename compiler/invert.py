@@ -117,7 +117,9 @@ def witness_from_pair(enc: Encoding, x1: np.ndarray, x2: np.ndarray) -> Witness:
             if np.isnan(v):
                 intervals[copy][f] = -1  # NaN, as in invert()
             elif dom.codes is not None:
-                intervals[copy][f] = dom.codes.index(int(v)) if v.is_integer() and int(v) in dom.codes else -1
+                intervals[copy][f] = (
+                    dom.codes.index(int(v)) if v.is_integer() and int(v) in dom.codes else -1
+                )
             else:
                 intervals[copy][f] = sum(1 for t in dom.thresholds if not ens.test_holds(v, t))
     return Witness(np.asarray(x1, float), np.asarray(x2, float), intervals, (leaves[0], leaves[1]))

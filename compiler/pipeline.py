@@ -31,7 +31,9 @@ from .replay import condition_slack, meets, predicted_class
 from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 
 MAX_CUTS = 50
-HEURISTIC_SECONDS = 10.0  # backstop: at most this long (and 20% of the time limit) before the solver
+HEURISTIC_SECONDS = (
+    10.0  # backstop: at most this long (and 20% of the time limit) before the solver
+)
 HEURISTIC_WORK_PER_LEAF = 50  # row-tree evaluations per leaf of the model (~2 s for 200 trees)
 
 
@@ -88,7 +90,12 @@ def _witness_dict(ens: Ensemble, w: Witness) -> dict:
         feat = ens.features[f]
         if v != v:  # NaN: a missing value
             return None
-        if feat.kind == "categorical" and feat.categories and float(v).is_integer() and 0 <= int(v) < len(feat.categories):
+        if (
+            feat.kind == "categorical"
+            and feat.categories
+            and float(v).is_integer()
+            and 0 <= int(v) < len(feat.categories)
+        ):
             return feat.categories[int(v)]
         if feat.integral:
             return int(v)
@@ -118,14 +125,22 @@ def solve_query(
     if q.backend == "race" or q.backend.startswith("race:"):
         from .race import solve_race
 
-        return solve_race(ens, q, None, deadline, memory_mb, compiled=compiled, log=log, prefer=prefer)
+        return solve_race(
+            ens, q, None, deadline, memory_mb, compiled=compiled, log=log, prefer=prefer
+        )
     from ..backends.worker import worker_for
 
     t_start = time.time()
     deadline = deadline if deadline is not None else t_start + q.timeout
     res = Result(
-        query=q.label, status=UNKNOWN, backend=q.backend, features=[], gap=q.gap.value,
-        gap_kind=q.gap.kind, model=ens.source, passes=sorted(q.passes),
+        query=q.label,
+        status=UNKNOWN,
+        backend=q.backend,
+        features=[],
+        gap=q.gap.value,
+        gap_kind=q.gap.kind,
+        model=ens.source,
+        passes=sorted(q.passes),
         classes=list(q.classes) if q.classes else None,
     )
     cq = compiled or compile_query(ens, q, progress=log or bool(_option(q, "progress", False)))
@@ -191,13 +206,22 @@ def solve_query(
 
         def score(v):
             viol = sum(1 for c in data_cons if not check_constraint(c, v))
-            return (-viol, sum(k * v[i] for i, k in zip(obj.vars, obj.coefs)) if obj is not None else 0.0)
+            return (
+                -viol,
+                sum(k * v[i] for i, k in zip(obj.vars, obj.coefs)) if obj is not None else 0.0,
+            )
 
         best = None
         runs = 4
         for k in range(runs):
-            found = find_witness(enc, budget / runs, seed=q.seed + k, starts=starts[k::runs], margin=2 * enc.relax,
-                                 work=work // runs)
+            found = find_witness(
+                enc,
+                budget / runs,
+                seed=q.seed + k,
+                starts=starts[k::runs],
+                margin=2 * enc.relax,
+                work=work // runs,
+            )
             if found is None:
                 continue
             v = values_for_pair(enc, found[0], found[1], problem.n_vars)
@@ -219,21 +243,37 @@ def solve_query(
             break
         # optimizing runs to the limit: stop it early enough that its best point comes back
         # before the worker's hard kill at the deadline
-        sdl = deadline if stop_first else deadline - min(10.0, 0.15 * max(0.0, deadline - time.time()))
-        opts = SolveOptions(deadline=sdl, threads=q.threads, seed=q.seed, first_solution=stop_first, log=log,
-                            memory_mb=memory_mb, hint=hint)
+        sdl = (
+            deadline
+            if stop_first
+            else deadline - min(10.0, 0.15 * max(0.0, deadline - time.time()))
+        )
+        opts = SolveOptions(
+            deadline=sdl,
+            threads=q.threads,
+            seed=q.seed,
+            first_solution=stop_first,
+            log=log,
+            memory_mb=memory_mb,
+            hint=hint,
+        )
         sol = worker.solve(problem, opts)
         solve_time += sol.time + sol.build_time
         if sol.status == INFEASIBLE and problem.note("data_restricted"):
             # the data's restrictions (cavity clauses, forbidden intervals) leave no pair:
             # drop them and search the whole space; "insensitive" is never based on data
-            problem = replace(problem, constraints=tuple(c for c in problem.constraints if not _data_tag(c)),
-                              notes=tuple((k, v) for k, v in problem.notes if k != "data_restricted"))
+            problem = replace(
+                problem,
+                constraints=tuple(c for c in problem.constraints if not _data_tag(c)),
+                notes=tuple((k, v) for k, v in problem.notes if k != "data_restricted"),
+            )
             res.stats["data_restrictions_dropped"] = True
             continue
         if sol.status == INFEASIBLE:
             res.status = INSENSITIVE
-            res.message = "proved: no pair meets the gap" + (f" (after excluding {cuts} near-miss pairs)" if cuts else "")
+            res.message = "proved: no pair meets the gap" + (
+                f" (after excluding {cuts} near-miss pairs)" if cuts else ""
+            )
             break
         if sol.status == S_ERROR:
             res.status, res.error = ERROR, sol.message or "solver error"
@@ -241,12 +281,16 @@ def solve_query(
         if not sol.has_point:
             res.status, res.message = UNKNOWN, sol.message or "no answer within the time limit"
             if fallback is not None:
-                w = _with_preferred(enc, witness_from_pair(enc, fallback[0], fallback[1]), prefer or {})
+                w = _with_preferred(
+                    enc, witness_from_pair(enc, fallback[0], fallback[1]), prefer or {}
+                )
                 verdict = _check_pair(ens, q, enc, w)
                 if verdict[0] == "ok":
                     _accept(res, ens, verdict, found_by="heuristic-from-data")
-                    res.message = ("the solver returned no point in time: the pair the heuristic found "
-                                   "from data rows (the best of its runs for the data-aware objective)")
+                    res.message = (
+                        "the solver returned no point in time: the pair the heuristic found "
+                        "from data rows (the best of its runs for the data-aware objective)"
+                    )
             break
         values = bchain.invert(sol.values, binv)
         values = cq.chain.invert(values, cq.inverse)
@@ -265,7 +309,9 @@ def solve_query(
         cuts += 1
         if cuts > MAX_CUTS:
             res.status = UNKNOWN
-            res.message = f"gave up after excluding {MAX_CUTS} near-miss pairs (rounding band too dense)"
+            res.message = (
+                f"gave up after excluding {MAX_CUTS} near-miss pairs (rounding band too dense)"
+            )
             break
         problem = problem.with_constraints([_cut(enc, verdict[1], c) for c in verdict[2]])
     res.stats["cuts"] = cuts
@@ -316,7 +362,12 @@ def _measure(res: Result, ens: Ensemble, enc: Encoding, data) -> None:
         feat = ens.features[f]
         if v != v:
             row[name] = None
-        elif feat.kind == "categorical" and feat.categories and v.is_integer() and 0 <= int(v) < len(feat.categories):
+        elif (
+            feat.kind == "categorical"
+            and feat.categories
+            and v.is_integer()
+            and 0 <= int(v) < len(feat.categories)
+        ):
             row[name] = feat.categories[int(v)]
         else:
             row[name] = int(v) if feat.integral and v.is_integer() else v
@@ -340,14 +391,20 @@ def _check_candidate(ens: Ensemble, q: Query, enc: Encoding, values: np.ndarray,
         return ("error", f"cannot map the solution back to inputs: {e}")
     broken = constraint_violations(ens, q, w.x1, w.x2)
     if broken:
-        return ("error", "internal: the witness breaks the query's constraints: " + "; ".join(broken))
+        return (
+            "error",
+            "internal: the witness breaks the query's constraints: " + "; ".join(broken),
+        )
     X = np.stack([w.x1, w.x2])
     routed = ens.leaf_indices(X)
     for copy in (0, 1):
         if not np.array_equal(routed[copy], w.leaves[copy]):
             bad = int(np.flatnonzero(routed[copy] != w.leaves[copy])[0])
-            return ("error", f"internal: x{copy + 1} reaches leaf {routed[copy][bad]} of tree {bad}, "
-                             f"the solver chose leaf {w.leaves[copy][bad]}")
+            return (
+                "error",
+                f"internal: x{copy + 1} reaches leaf {routed[copy][bad]} of tree {bad}, "
+                f"the solver chose leaf {w.leaves[copy][bad]}",
+            )
     return _check_pair(ens, q, enc, w)
 
 
@@ -362,7 +419,10 @@ def _check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness):
     else:
         lib_proba, lib_raw = ir_proba, ir_raw
     c_pred = predicted_class(lib_proba[0])
-    lib_ok = [meets(ens, q, lib_proba[0], lib_raw[0], 0), meets(ens, q, lib_proba[1], lib_raw[1], 1, c_pred)]
+    lib_ok = [
+        meets(ens, q, lib_proba[0], lib_raw[0], 0),
+        meets(ens, q, lib_proba[1], lib_raw[1], 1, c_pred),
+    ]
     outs = {"x1": lib_proba[0].tolist(), "x2": lib_proba[1].tolist()}
     if all(lib_ok):
         return ("ok", w, outs)
@@ -371,6 +431,9 @@ def _check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness):
     for c in failing:
         slack = condition_slack(enc, ir_raw[c], c)
         if ir_ok[c] and slack > 4 * enc.relax + 1e-9:
-            return ("error", f"the library's predict disagrees with treesens' model of it on x{c + 1}: "
-                             f"library {lib_proba[c].tolist()}, treesens {ir_proba[c].tolist()}")
+            return (
+                "error",
+                f"the library's predict disagrees with treesens' model of it on x{c + 1}: "
+                f"library {lib_proba[c].tolist()}, treesens {ir_proba[c].tolist()}",
+            )
     return ("near-miss", w, failing)

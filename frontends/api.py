@@ -40,10 +40,22 @@ def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
     return frozenset(out)
 
 
-def make_query(vary, *, gap: float | None = None, margin_gap: float | None = None, classes=None,
-               passes=None, baseline: str | None = None, backend: str = "cpsat", timeout: float = 600.0,
-               threads: int = 1, seed: int = 0, name: str = "", data_aware: str = "none",
-               options: dict | None = None) -> Query:
+def make_query(
+    vary,
+    *,
+    gap: float | None = None,
+    margin_gap: float | None = None,
+    classes=None,
+    passes=None,
+    baseline: str | None = None,
+    backend: str = "cpsat",
+    timeout: float = 600.0,
+    threads: int = 1,
+    seed: int = 0,
+    name: str = "",
+    data_aware: str = "none",
+    options: dict | None = None,
+) -> Query:
     if isinstance(vary, str):
         vary = [v.strip() for v in vary.split(",") if v.strip()]
     if gap is not None and margin_gap is not None:
@@ -68,18 +80,45 @@ def make_query(vary, *, gap: float | None = None, margin_gap: float | None = Non
     opts = {k: v for k, v in (options or {}).items() if v is not None}
     if data_aware != "none" and opts.get("data") is None:
         raise InputError(f"data-aware mode {data_aware!r} needs data (--data FILE / data=...)")
-    return Query(vary=tuple(vary), gap=g, name=name, classes=tuple(classes) if classes else None,
-                 passes=parse_passes(passes, baseline), backend=backend, timeout=float(timeout),
-                 threads=int(threads), seed=int(seed), data_aware=data_aware,
-                 options=tuple(sorted(opts.items(), key=lambda kv: kv[0])))
+    return Query(
+        vary=tuple(vary),
+        gap=g,
+        name=name,
+        classes=tuple(classes) if classes else None,
+        passes=parse_passes(passes, baseline),
+        backend=backend,
+        timeout=float(timeout),
+        threads=int(threads),
+        seed=int(seed),
+        data_aware=data_aware,
+        options=tuple(sorted(opts.items(), key=lambda kv: kv[0])),
+    )
 
 
-def check(model, vary, *, gap: float | None = None, margin_gap: float | None = None, classes=None,
-          passes=None, baseline: str | None = None, backend: str = "cpsat", timeout: float = 600.0,
-          threads: int = 1, seed: int = 0, details=None, memory_mb: int | None = None,
-          name: str = "", data=None, label: str = "label", data_aware: str = "none",
-          clause_width: int | None = None, max_clauses: int | None = None, clause_time: float | None = None,
-          clauses=None) -> Result:
+def check(
+    model,
+    vary,
+    *,
+    gap: float | None = None,
+    margin_gap: float | None = None,
+    classes=None,
+    passes=None,
+    baseline: str | None = None,
+    backend: str = "cpsat",
+    timeout: float = 600.0,
+    threads: int = 1,
+    seed: int = 0,
+    details=None,
+    memory_mb: int | None = None,
+    name: str = "",
+    data=None,
+    label: str = "label",
+    data_aware: str = "none",
+    clause_width: int | None = None,
+    max_clauses: int | None = None,
+    clause_time: float | None = None,
+    clauses=None,
+) -> Result:
     """Is ``model`` sensitive to the features in ``vary``? One query, one Result.
 
     ``data`` (a CSV / Parquet path, a DataFrame, or a ``frontends.data.Dataset``): values
@@ -92,13 +131,34 @@ def check(model, vary, *, gap: float | None = None, margin_gap: float | None = N
     from ..compiler.pipeline import solve_query
 
     t0 = time.time()
-    ens = model if isinstance(model, Ensemble) and details is None else load_model(model, details=details)
-    opts = {"data": data, "label": label if data is not None else None, "clause_width": clause_width,
-            "max_clauses": max_clauses, "clause_time": clause_time,
-            "clauses": str(clauses) if clauses is not None else None}
-    q = make_query(vary, gap=gap, margin_gap=margin_gap, classes=classes, passes=passes, baseline=baseline,
-                   backend=backend, timeout=timeout, threads=threads, seed=seed, name=name,
-                   data_aware=data_aware, options=opts)
+    ens = (
+        model
+        if isinstance(model, Ensemble) and details is None
+        else load_model(model, details=details)
+    )
+    opts = {
+        "data": data,
+        "label": label if data is not None else None,
+        "clause_width": clause_width,
+        "max_clauses": max_clauses,
+        "clause_time": clause_time,
+        "clauses": str(clauses) if clauses is not None else None,
+    }
+    q = make_query(
+        vary,
+        gap=gap,
+        margin_gap=margin_gap,
+        classes=classes,
+        passes=passes,
+        baseline=baseline,
+        backend=backend,
+        timeout=timeout,
+        threads=threads,
+        seed=seed,
+        name=name,
+        data_aware=data_aware,
+        options=opts,
+    )
     res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=memory_mb)
     res.time["total"] = time.time() - t0
     return res

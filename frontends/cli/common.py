@@ -14,63 +14,147 @@ from ...compiler.result import Result
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="model file (XGBoost .json/.ubj or tree dump, LightGBM .txt, ...)")
-    p.add_argument("--format", default="auto", help="model format when the file is ambiguous "
-                   "(auto, xgboost, xgboost-dump, lightgbm, sklearn)")
-    p.add_argument("--details", metavar="CSV", help="feature declarations: feature,name,lb,ub[,kind]; by default "
-                   "a details.csv beside the model is used when it names exactly the model's features")
-    p.add_argument("--no-auto-details", action="store_true", help="do not use a details.csv found beside the model")
-    p.add_argument("--data", metavar="CSV", default=None,
-                   help="data file (CSV or Parquet with a label column): realistic witness values and the "
-                   "witness's distance to the data; also names the features of a model that has only "
-                   "generic names (f0, f1, ...)")
+    p.add_argument(
+        "--format",
+        default="auto",
+        help="model format when the file is ambiguous "
+        "(auto, xgboost, xgboost-dump, lightgbm, sklearn)",
+    )
+    p.add_argument(
+        "--details",
+        metavar="CSV",
+        help="feature declarations: feature,name,lb,ub[,kind]; by default "
+        "a details.csv beside the model is used when it names exactly the model's features",
+    )
+    p.add_argument(
+        "--no-auto-details",
+        action="store_true",
+        help="do not use a details.csv found beside the model",
+    )
+    p.add_argument(
+        "--data",
+        metavar="CSV",
+        default=None,
+        help="data file (CSV or Parquet with a label column): realistic witness values and the "
+        "witness's distance to the data; also names the features of a model that has only "
+        "generic names (f0, f1, ...)",
+    )
     p.add_argument("--label", default="label", help="label column of --data (default: label)")
-    p.add_argument("--base-score", type=float, default=None,
-                   help="base_score of a text-dump model (probability; default 0.5)")
+    p.add_argument(
+        "--base-score",
+        type=float,
+        default=None,
+        help="base_score of a text-dump model (probability; default 0.5)",
+    )
 
 
 def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> None:
-    p.add_argument("--vary", required=vary_required, metavar="NAMES",
-                   help="comma-separated features that may differ between the two inputs")
+    p.add_argument(
+        "--vary",
+        required=vary_required,
+        metavar="NAMES",
+        help="comma-separated features that may differ between the two inputs",
+    )
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--gap", type=float, default=None,
-                   help="probability gap g: binary P(x1)>=0.5+g, P(x2)<=0.5-g (0<=g<0.5, default 0.2); "
-                   "multiclass ratio g>=1")
-    g.add_argument("--margin-gap", type=float, default=None, metavar="D",
-                   help="gap in raw-score (margin) space instead: m(x1)>=D, m(x2)<=-D")
-    p.add_argument("--classes", default=None, metavar="C1,C2",
-                   help="multiclass: x1 predicted C1, x2 predicted C2 (C2 may be 'any')")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per query, compile included (default 600)")
+    g.add_argument(
+        "--gap",
+        type=float,
+        default=None,
+        help="probability gap g: binary P(x1)>=0.5+g, P(x2)<=0.5-g (0<=g<0.5, default 0.2); "
+        "multiclass ratio g>=1",
+    )
+    g.add_argument(
+        "--margin-gap",
+        type=float,
+        default=None,
+        metavar="D",
+        help="gap in raw-score (margin) space instead: m(x1)>=D, m(x2)<=-D",
+    )
+    p.add_argument(
+        "--classes",
+        default=None,
+        metavar="C1,C2",
+        help="multiclass: x1 predicted C1, x2 predicted C2 (C2 may be 'any')",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds per query, compile included (default 600)",
+    )
     p.add_argument("--threads", type=int, default=1, help="solver threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("--memory-mb", type=int, default=None, help="memory limit of the solver process")
     pg = p.add_mutually_exclusive_group()
-    pg.add_argument("--passes", default=None,
-                    help=f"comma-separated passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', or "
-                    "'-NAME' to drop one from the default)")
-    pg.add_argument("--baseline", choices=["kant"], default=None,
-                    help="kant: the Kantchelian baseline encoding (every optimisation off)")
-    p.add_argument("--data-aware", default="none", choices=["none", "prob", "clause", "probclause"],
-                   help="steer the search toward --data: prob (utility objective), clause (exclude learned "
-                   "data cavities), probclause (both); default none (--data alone only measures)")
-    p.add_argument("--clause-width", type=int, default=None, metavar="W",
-                   help="cavity clauses: at most W features per box (default 2)")
-    p.add_argument("--max-clauses", type=int, default=None, metavar="N", help="cavity clauses: at most N (default 50)")
-    p.add_argument("--clause-time", type=float, default=None, metavar="S",
-                   help="cavity clauses: learning time budget in seconds (default 60; cached on disk)")
-    p.add_argument("--clauses", default=None, metavar="FILE",
-                   help="cavity clauses JSON file: read from it if it exists, else learn and write it")
-    p.add_argument("--json", action="store_true", help="print one JSON object per query (JSON Lines)")
+    pg.add_argument(
+        "--passes",
+        default=None,
+        help=f"comma-separated passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', or "
+        "'-NAME' to drop one from the default)",
+    )
+    pg.add_argument(
+        "--baseline",
+        choices=["kant"],
+        default=None,
+        help="kant: the Kantchelian baseline encoding (every optimisation off)",
+    )
+    p.add_argument(
+        "--data-aware",
+        default="none",
+        choices=["none", "prob", "clause", "probclause"],
+        help="steer the search toward --data: prob (utility objective), clause (exclude learned "
+        "data cavities), probclause (both); default none (--data alone only measures)",
+    )
+    p.add_argument(
+        "--clause-width",
+        type=int,
+        default=None,
+        metavar="W",
+        help="cavity clauses: at most W features per box (default 2)",
+    )
+    p.add_argument(
+        "--max-clauses",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cavity clauses: at most N (default 50)",
+    )
+    p.add_argument(
+        "--clause-time",
+        type=float,
+        default=None,
+        metavar="S",
+        help="cavity clauses: learning time budget in seconds (default 60; cached on disk)",
+    )
+    p.add_argument(
+        "--clauses",
+        default=None,
+        metavar="FILE",
+        help="cavity clauses JSON file: read from it if it exists, else learn and write it",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON object per query (JSON Lines)"
+    )
 
 
 def add_backend_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default="cpsat", help="solver backend (see 'treesens backends'; default cpsat)")
+    p.add_argument(
+        "--backend", default="cpsat", help="solver backend (see 'treesens backends'; default cpsat)"
+    )
 
 
 def load_from_args(args):
     from ..load import load_model
 
-    return load_model(args.model, format=args.format, details=args.details, base_score=args.base_score,
-                      data=args.data, label=args.label, auto_details=not args.no_auto_details)
+    return load_model(
+        args.model,
+        format=args.format,
+        details=args.details,
+        base_score=args.base_score,
+        data=args.data,
+        label=args.label,
+        auto_details=not args.no_auto_details,
+    )
 
 
 def query_from_args(args, backend: str | None = None):
@@ -78,20 +162,34 @@ def query_from_args(args, backend: str | None = None):
 
     if args.gap is not None and not math.isfinite(args.gap):
         raise InputError(f"--gap {args.gap} is not a finite number")
-    return make_query(args.vary, gap=args.gap, margin_gap=args.margin_gap, classes=args.classes,
-                      passes=args.passes, baseline=args.baseline,
-                      backend=backend or getattr(args, "backend", "cpsat"),
-                      timeout=args.timeout, threads=args.threads, seed=args.seed,
-                      data_aware=getattr(args, "data_aware", "none"), options=data_options(args))
+    return make_query(
+        args.vary,
+        gap=args.gap,
+        margin_gap=args.margin_gap,
+        classes=args.classes,
+        passes=args.passes,
+        baseline=args.baseline,
+        backend=backend or getattr(args, "backend", "cpsat"),
+        timeout=args.timeout,
+        threads=args.threads,
+        seed=args.seed,
+        data_aware=getattr(args, "data_aware", "none"),
+        options=data_options(args),
+    )
 
 
 def data_options(args) -> dict:
     """Query options from --data / --data-aware and the clause flags."""
     data = getattr(args, "data", None)
-    return {"data": data, "label": getattr(args, "label", "label") if data else None,
-            "clause_width": getattr(args, "clause_width", None), "max_clauses": getattr(args, "max_clauses", None),
-            "clause_time": getattr(args, "clause_time", None), "clauses": getattr(args, "clauses", None),
-            "progress": True if data else None}
+    return {
+        "data": data,
+        "label": getattr(args, "label", "label") if data else None,
+        "clause_width": getattr(args, "clause_width", None),
+        "max_clauses": getattr(args, "max_clauses", None),
+        "clause_time": getattr(args, "clause_time", None),
+        "clauses": getattr(args, "clauses", None),
+        "progress": True if data else None,
+    }
 
 
 def emit_result(res: Result, as_json: bool, ens=None) -> None:

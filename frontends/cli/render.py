@@ -23,9 +23,11 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
     style = _STYLE.get(res.status, "bold yellow")
     feats = ", ".join(res.features)
     gap = f"g={res.gap:g}" if res.gap_kind == "prob" else f"margin gap {res.gap:g}"
-    con.print(f"[{style}]{res.status.upper()}[/] [dim]({res.query})[/] "
-              f"varying [bold]{feats}[/], {gap}, backend {res.backend}, "
-              f"{res.time['total']:.2f}s (compile {res.time['compile']:.2f}s, solve {res.time['solve']:.2f}s)")
+    con.print(
+        f"[{style}]{res.status.upper()}[/] [dim]({res.query})[/] "
+        f"varying [bold]{feats}[/], {gap}, backend {res.backend}, "
+        f"{res.time['total']:.2f}s (compile {res.time['compile']:.2f}s, solve {res.time['solve']:.2f}s)"
+    )
     if res.error:
         con.print(f"[magenta]error:[/] {res.error}")
     if res.message:
@@ -54,9 +56,15 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
         if res.outputs:
             p1, p2 = res.outputs["x1"], res.outputs["x2"]
             fmt = lambda p: "[" + ", ".join(f"{x:.4f}" for x in p) + "]"  # noqa: E731
-            check = "[green]replay-checked with the library's predict[/]" if res.validated else "[red]NOT validated[/]"
+            check = (
+                "[green]replay-checked with the library's predict[/]"
+                if res.validated
+                else "[red]NOT validated[/]"
+            )
             con.print(f"probabilities  x1 {fmt(p1)}   x2 {fmt(p2)}   {check}")
         if res.distance is not None:
             extra = " (* = the nearest data row differs from x1 there)" if near else ""
-            con.print(f"distance to data: {res.distance:.4f} (l2 over the features outside F, scaled to [0, 1], "
-                      f"from the nearest data row to the witness's region){extra}")
+            con.print(
+                f"distance to data: {res.distance:.4f} (l2 over the features outside F, scaled to [0, 1], "
+                f"from the nearest data row to the witness's region){extra}"
+            )
