@@ -44,3 +44,28 @@ class Solution:
     @property
     def has_point(self) -> bool:
         return self.status in (FEASIBLE, OPTIMAL) and self.values is not None
+
+
+def point_solution(
+    problem,
+    values: np.ndarray,
+    proven: bool,
+    objective,
+    bound,
+    solve_time: float,
+    build_time: float,
+    stats: dict,
+) -> Solution:
+    """A solver's point: integral variables rounded (solvers return them within a tolerance)."""
+    for i, v in enumerate(problem.vars):
+        if v.kind != "real":
+            values[i] = float(round(values[i]))
+    return Solution(
+        OPTIMAL if proven else FEASIBLE,
+        values,
+        objective,
+        bound,
+        solve_time,
+        build_time,
+        stats=stats,
+    )

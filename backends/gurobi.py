@@ -15,7 +15,14 @@ import numpy as np
 from gurobipy import GRB
 
 from ..compiler.ir import BOOL, INT, ExactlyOne, Implication, Linear, Problem
-from .base import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
+from .base import (
+    ERROR,
+    INFEASIBLE,
+    UNKNOWN,
+    Solution,
+    SolveOptions,
+    point_solution,
+)
 from .linearize import all_bounded
 
 SIZE_LIMIT = (2000, 2000)  # (variables, constraints) of the size-limited (pip) license
@@ -138,20 +145,11 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
             GRB.SUBOPTIMAL,
         ):
             values = np.array(model.getAttr("X", xs), dtype=np.float64)
-            for i, v in enumerate(problem.vars):
-                if v.kind != "real":
-                    values[i] = float(round(values[i]))
             proven = status == GRB.OPTIMAL or not has_obj
             objective = model.ObjVal if has_obj else None
             bound = model.ObjBound if has_obj else None
-            return Solution(
-                OPTIMAL if proven else FEASIBLE,
-                values,
-                objective,
-                bound,
-                solve_time,
-                build_time,
-                stats=stats,
+            return point_solution(
+                problem, values, proven, objective, bound, solve_time, build_time, stats
             )
         if status == GRB.INFEASIBLE:
             return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)

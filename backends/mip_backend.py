@@ -14,7 +14,14 @@ import mip
 import numpy as np
 
 from ..compiler.ir import BOOL, INT, Problem
-from .base import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
+from .base import (
+    ERROR,
+    INFEASIBLE,
+    UNKNOWN,
+    Solution,
+    SolveOptions,
+    point_solution,
+)
 from .linearize import all_bounded, rows
 
 SOLVERS = {"cbc": mip.CBC, "highs": "highs"}
@@ -105,20 +112,11 @@ def solve(problem: Problem, options: SolveOptions, backend_name: str = "cbc") ->
                 build_time=build_time,
                 message=f"{backend_name} reported a solution without values",
             )
-        for i, v in enumerate(problem.vars):
-            if v.kind != "real":
-                values[i] = float(round(values[i]))
         proven = status == OS.OPTIMAL or not has_obj
         objective = model.objective_value if has_obj else None
         bound = model.objective_bound if has_obj else None
-        return Solution(
-            OPTIMAL if proven else FEASIBLE,
-            values,
-            objective,
-            bound,
-            solve_time,
-            build_time,
-            stats=stats,
+        return point_solution(
+            problem, values, proven, objective, bound, solve_time, build_time, stats
         )
     if status in (OS.INFEASIBLE, OS.INT_INFEASIBLE):
         return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
