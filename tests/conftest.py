@@ -24,7 +24,12 @@ def shared_benchmarks() -> Path | None:
         # accept either the shared folder itself or its benchmarks subfolder
         candidates = [p / "benchmarks", p] if p.name != "benchmarks" else [p]
     else:
-        candidates = [REPO_ROOT.parent / "shared" / "benchmarks"]
+        # beside the repository; when this module runs from an installed copy
+        # (treesens.tests in site-packages), beside the folder the tests are run from
+        candidates = [
+            REPO_ROOT.parent / "shared" / "benchmarks",
+            Path.cwd().resolve().parent / "shared" / "benchmarks",
+        ]
     for c in candidates:
         if (c / "adult").is_dir():
             return c
