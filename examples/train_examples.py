@@ -34,45 +34,26 @@ def write_details(ds, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def train_breast_cancer() -> Path:
-    ds = load_breast_cancer()
-    X, y = ds.data.astype(np.float64), ds.target
+def train(ds, stem: str, **params) -> Path:
+    """Fit XGBoost on a scikit-learn dataset; write STEM_xgb.json and STEM_details.csv."""
     clf = xgb.XGBClassifier(
-        n_estimators=60,
-        max_depth=4,
-        learning_rate=0.3,
-        random_state=0,
-        n_jobs=1,
-        tree_method="exact",
+        learning_rate=0.3, random_state=0, n_jobs=1, tree_method="exact", **params
     )
-    clf.fit(X, y)
+    clf.fit(ds.data.astype(np.float64), ds.target)
     booster = clf.get_booster()
     booster.feature_names = _names(ds)
-    out = HERE / "breast_cancer_xgb.json"
+    out = HERE / f"{stem}_xgb.json"
     booster.save_model(out)
-    write_details(ds, HERE / "breast_cancer_details.csv")
+    write_details(ds, HERE / f"{stem}_details.csv")
     return out
+
+
+def train_breast_cancer() -> Path:
+    return train(load_breast_cancer(), "breast_cancer", n_estimators=60, max_depth=4)
 
 
 def train_wine() -> Path:
-    ds = load_wine()
-    X, y = ds.data.astype(np.float64), ds.target
-    clf = xgb.XGBClassifier(
-        n_estimators=20,
-        max_depth=3,
-        learning_rate=0.3,
-        random_state=0,
-        n_jobs=1,
-        tree_method="exact",
-        objective="multi:softprob",
-    )
-    clf.fit(X, y)
-    booster = clf.get_booster()
-    booster.feature_names = _names(ds)
-    out = HERE / "wine_xgb.json"
-    booster.save_model(out)
-    write_details(ds, HERE / "wine_details.csv")
-    return out
+    return train(load_wine(), "wine", n_estimators=20, max_depth=3, objective="multi:softprob")
 
 
 if __name__ == "__main__":
