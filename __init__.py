@@ -12,6 +12,7 @@ from .compiler.query import Gap, Query
 from .compiler.result import Result
 from .frontends.api import check
 from .frontends.load import load_model
+from .frontends.sens import run_file
 from .frontends.sweep import results_frame, sweep
 
 __version__ = "0.1.0"
@@ -29,5 +30,6 @@ __all__ = [
     "load_model",
     "sweep",
     "results_frame",
+    "run_file",
     "__version__",
 ]

@@ -199,7 +199,12 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
             description=f"class {c1} -> any other",
         )
     if c2 != ANY:
-        raise InputError("give c1 = any only together with c2 = any (or swap the classes)")
+        alts1 = tuple(rows_for(c) for c in range(C) if c != c2)
+        return Condition(
+            rows=((), rows_for(c2)),
+            alternatives=(alts1, ()),
+            description=f"any other class -> class {c2}",
+        )
     every = tuple(rows_for(c) for c in range(C))
     return Condition(
         rows=((), ()),

@@ -24,7 +24,10 @@ def meets(
         return p >= 0.5 + g.value if copy == 0 else p <= 0.5 - g.value
     c1, c2 = (_class_index(ens, c) for c in q.classes)
     if copy == 0:
-        targets = [c1] if c1 != ANY else list(range(ens.n_classes))
+        if c1 != ANY:
+            targets = [c1]
+        else:
+            targets = [c for c in range(ens.n_classes) if c2 == ANY or c != c2]
     else:
         targets = [c2] if c2 != ANY else [c for c in range(ens.n_classes) if c != other_class]
     for c in targets:

@@ -1893,20 +1893,27 @@ def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None):
 
 def run_file(
     path,
-    *,
     query: str | None = None,
+    *,
     timeout: float | None = None,
     memory_mb: int | None = None,
     on_result=None,
 ) -> list:
-    """Run every query of a ``.sens`` file (or those named ``query``); a list of Results."""
+    """Answer every query of a ``.sens`` file (or those of one query/sweep block).
+
+    A bad file raises :class:`InputError` before anything is solved; a query that fails
+    becomes an "error" result and the others still run. ``on_result(result)`` is called
+    as each query ends. ``timeout`` (seconds) overrides every query's own limit.
+    """
+    if timeout is not None and not timeout > 0:
+        raise InputError(f"timeout must be positive, got {timeout}")
     sf = load_queries(path)
-    out = []
+    results = []
     for q in sf.select(query):
         if timeout is not None:
-            q = q.with_(timeout=float(timeout))
+            q = q.with_(timeout=timeout)
         res = run_query(sf, q, memory_mb=memory_mb)
+        results.append(res)
         if on_result is not None:
-            on_result(q, res)
-        out.append(res)
-    return out
+            on_result(res)
+    return results

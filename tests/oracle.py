@@ -177,8 +177,8 @@ def brute_force_witness(ens: Ensemble, query: Query, reps: str = "independent"):
     other = None
     if query.classes is not None and not (ens.n_classes == 2 and ens.n_outputs == 1):
         c1 = _class_index(ens, query.classes[0])
-        if c1 == ANY:
-            raise NotImplementedError("the oracle needs an explicit c1")
+        if c1 == ANY and _class_index(ens, query.classes[1]) == ANY:
+            raise NotImplementedError("the oracle needs an explicit c1 or c2")
         other = c1
     ok0 = _side_ok(ens, query, X, 0, other).reshape(ns, nv)
     ok1 = _side_ok(ens, query, X, 1, other).reshape(ns, nv)

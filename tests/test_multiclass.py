@@ -23,10 +23,14 @@ def _query(vary, classes, ratio=1.5, passes=DEFAULT_PASSES):
 
 def _oracle(ens, vary, classes, ratio):
     c1, c2 = classes
-    if c1 == "any":
+    if c1 == "any" and c2 == "any":
         return any(
             brute_force_sensitive(ens, _query(vary, (a, b), ratio))
             for a, b in itertools.permutations(range(C), 2)
+        )
+    if c1 == "any":
+        return any(
+            brute_force_sensitive(ens, _query(vary, (a, c2), ratio)) for a in range(C) if a != c2
         )
     return brute_force_sensitive(ens, _query(vary, classes, ratio))
 
@@ -42,7 +46,7 @@ def _assert_witness_meets(ens, q, res):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("classes", [(0, 1), (2, 0), (1, "any"), ("any", "any")])
+@pytest.mark.parametrize("classes", [(0, 1), (2, 0), (1, "any"), ("any", 1), ("any", "any")])
 def test_multiclass_verdict_agrees_with_brute_force(seed, classes):
     ens = random_ensemble(
         seed, n_trees=6, depth=2, n_features=3, n_thresholds=3, n_classes=C, leaf_scale=1.0
@@ -82,6 +86,18 @@ def test_any_to_any_needs_two_different_classes():
         w = res._witness
         p = ens.proba(np.stack([w.x1, w.x2]))
         assert np.argmax(p[0]) != np.argmax(p[1])
+
+
+def test_any_to_a_class_puts_x1_in_another_class():
+    ens = random_ensemble(
+        11, n_trees=6, depth=2, n_features=2, n_thresholds=2, n_classes=C, leaf_scale=1.0
+    )
+    q = _query(["f0"], ("any", 2), 1.2)
+    res = solve_query(ens, q)
+    assert res.status in ("sensitive", "insensitive"), res.error or res.message
+    if res.status == "sensitive":
+        p = ens.proba(np.stack([res._witness.x1, res._witness.x2]))
+        assert np.argmax(p[0]) != 2 and np.argmax(p[1]) == 2
 
 
 @pytest.mark.shared

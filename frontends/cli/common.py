@@ -74,7 +74,7 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
         "--classes",
         default=None,
         metavar="C1,C2",
-        help="multiclass: x1 predicted C1, x2 predicted C2 (C2 may be 'any')",
+        help="multiclass: x1 predicted C1, x2 predicted C2 (either may be 'any')",
     )
     p.add_argument(
         "--timeout",
