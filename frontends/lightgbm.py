@@ -38,6 +38,7 @@ from ..compiler.ensemble import (
     Tree,
 )
 from ..compiler.errors import InputError, UnsupportedModelError
+from .libraries import import_library
 
 CATEGORICAL_MASK = 1
 DEFAULT_LEFT_MASK = 2
@@ -329,7 +330,7 @@ def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
 
 
 def _booster_from_string(text: str, where: str):
-    import lightgbm as lgb
+    lgb = import_library("lightgbm")
 
     try:
         return lgb.Booster(model_str=text)

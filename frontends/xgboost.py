@@ -24,6 +24,7 @@ import numpy as np
 
 from ..compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ..compiler.errors import InputError, UnsupportedModelError
+from .libraries import import_library
 
 SUPPORTED = (
     "binary:logistic",
@@ -68,7 +69,7 @@ class XGBoostReplayer:
         return self._booster
 
     def _dm(self, X):
-        import xgboost as xgb
+        xgb = import_library("xgboost")
 
         return xgb.DMatrix(
             np.asarray(X, dtype=np.float64),
@@ -392,7 +393,7 @@ def _dump_tree(root: dict):
 
 def booster_from_ensemble(ens: Ensemble, base_score: float = 0.5):
     """An xgboost Booster with exactly the ensemble's trees (used to replay dumps)."""
-    import xgboost as xgb
+    xgb = import_library("xgboost")
 
     trees = []
     for ti, t in enumerate(ens.trees):
@@ -496,7 +497,7 @@ def load_path(
 
 
 def _load_booster(path: Path):
-    import xgboost as xgb
+    xgb = import_library("xgboost")
 
     try:
         return xgb.Booster(model_file=str(path))

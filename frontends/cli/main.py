@@ -105,5 +105,13 @@ def main(argv=None) -> int:
         return 1
 
 
+def console_main() -> int:
+    """The ``treesens`` command: :func:`main` in a process of its own."""
+    from ..libraries import prefer_lean_imports
+
+    prefer_lean_imports()
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -1,0 +1,34 @@
+"""Importing the model libraries (xgboost, lightgbm) for loading and replaying models.
+
+Both libraries import scikit-learn at start-up only to define their scikit-learn wrappers
+(``XGBClassifier``, ``LGBMClassifier``), which treesens' replay does not use; that costs
+1-2 s per command. The command-line tool owns its process, so it asks for a lean import:
+scikit-learn is hidden while the library is imported (its wrappers are then unavailable
+in this process; ``Booster`` and its predictions are the same). Library users calling
+the Python API get ordinary imports, and nothing is hidden once scikit-learn is loaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+_lean = False
+
+
+def prefer_lean_imports() -> None:
+    """Called by the command-line entry point only."""
+    global _lean
+    _lean = True
+
+
+def import_library(name: str):
+    """``import name`` (xgboost or lightgbm), lean when the CLI asked for it."""
+    if name in sys.modules or not _lean or "sklearn" in sys.modules:
+        return importlib.import_module(name)
+    sys.modules["sklearn"] = None  # `import sklearn...` now fails at once, as if absent
+    try:
+        return importlib.import_module(name)
+    finally:
+        if "sklearn" in sys.modules and sys.modules["sklearn"] is None:
+            del sys.modules["sklearn"]
