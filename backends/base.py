@@ -25,6 +25,8 @@ class SolveOptions:
     log: bool = False
     memory_mb: int | None = None
     hint: object = None  # optional values of every variable: a starting point to steer by
+    # solver-specific parameters, (name, value) pairs (CP-SAT: SatParameters fields)
+    params: tuple[tuple[str, object], ...] = ()
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.time())

@@ -73,6 +73,11 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
     p.catch_sigint_signal = False  # the parent process handles Ctrl-C
     if problem.objective is not None and options.first_solution:
         p.stop_after_first_solution = True
+    for name, value in options.params:
+        try:
+            setattr(p, name, value)
+        except (AttributeError, TypeError, ValueError) as e:
+            return Solution(ERROR, message=f"CP-SAT parameter {name}={value!r}: {e}")
     t1 = time.time()
     status = solver.solve(model)
     solve_time = time.time() - t1

@@ -102,6 +102,7 @@ class Config:
     baseline: str | None = None
     backend: str = "cpsat"
     heuristic: bool = True
+    params: tuple[tuple[str, object], ...] = ()  # CP-SAT parameters (SatParameters fields)
     note: str = ""
 
 
@@ -121,6 +122,19 @@ CONFIGS = {
 }
 # one configuration per installed non-default backend (all passes, no heuristic, so
 # they compare with default-noheur)
+# CP-SAT parameter candidates for the default backend (all passes, no heuristic: they
+# compare with default-noheur); `bench/run.py --configs default-noheur,cpsat-*`
+for _name, _params in {
+    "cpsat-lin0": (("linearization_level", 0),),
+    "cpsat-lin2": (("linearization_level", 2),),
+    "cpsat-noprobe": (("cp_model_probing_level", 0),),
+    "cpsat-fixed": (("search_branching", 1),),  # FIXED_SEARCH: the model's variable order
+    "cpsat-pseudocost": (("search_branching", 4),),  # PSEUDO_COST_SEARCH
+    "cpsat-nopresolve": (("cp_model_presolve", False),),
+}.items():
+    CONFIGS[_name] = Config(
+        _name, heuristic=False, params=_params, note=f"default-noheur with CP-SAT {_params}"
+    )
 for _b in ("cbc", "highs", "gurobi", "z3"):
     CONFIGS[_b] = Config(
         _b, backend=_b, heuristic=False, note=f"all passes, no heuristic, backend {_b}"

@@ -40,8 +40,13 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
         timeout=timeout,
         threads=1,
     )
+    opts = []
     if not cfg.get("heuristic", True):
-        q = q.with_(options=(("heuristic", False),))
+        opts.append(("heuristic", False))
+    if cfg.get("params"):
+        opts.append(("solver_params", tuple((k, v) for k, v in cfg["params"])))
+    if opts:
+        q = q.with_(options=tuple(opts))
     res = solve_query(ens, q, deadline=t0 + timeout)
     total = time.time() - t0
     from treesens.backends.worker import shutdown

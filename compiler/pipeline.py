@@ -256,6 +256,7 @@ def solve_query(
             log=log,
             memory_mb=memory_mb,
             hint=hint,
+            params=tuple(_option(q, "solver_params", ())),
         )
         sol = worker.solve(problem, opts)
         solve_time += sol.time + sol.build_time

@@ -84,6 +84,18 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
     )
     p.add_argument("--threads", type=int, default=1, help="solver threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument(
+        "--no-heuristic",
+        action="store_true",
+        help="skip the pre-solver local search (measure the encoding and solver alone)",
+    )
+    p.add_argument(
+        "--solver-param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a CP-SAT parameter (a SatParameters field, e.g. linearization_level=2); repeatable",
+    )
     p.add_argument("--memory-mb", type=int, default=None, help="memory limit of the solver process")
     pg = p.add_mutually_exclusive_group()
     pg.add_argument(
@@ -189,7 +201,37 @@ def data_options(args) -> dict:
         "clause_time": getattr(args, "clause_time", None),
         "clauses": getattr(args, "clauses", None),
         "progress": True if data else None,
+        "solver_params": solver_params(args),
+        "heuristic": False if getattr(args, "no_heuristic", False) else None,
     }
+
+
+def _param_value(text: str):
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def solver_params(args) -> tuple | None:
+    """--solver-param NAME=VALUE flags as (name, value) pairs (CP-SAT only)."""
+    given = getattr(args, "solver_param", None) or []
+    if not given:
+        return None
+    if getattr(args, "backend", "cpsat") != "cpsat":
+        raise InputError("--solver-param sets CP-SAT parameters: use it with --backend cpsat")
+    out = []
+    for item in given:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip().isidentifier():
+            raise InputError(f"--solver-param {item!r}: give NAME=VALUE")
+        out.append((name.strip(), _param_value(value)))
+    return tuple(out)
 
 
 def emit_result(res: Result, as_json: bool, ens=None) -> None:
