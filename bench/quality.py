@@ -233,7 +233,8 @@ def summarize(jl: Path, outdir: Path, command: str = "") -> str:
         tol = 1e-9
         win = float(np.mean(da < db - tol)) * 100
         loss = float(np.mean(da > db + tol)) * 100
-        lines.append(f"| {a} vs {b} | {win:.1f} | {100 - win - loss:.1f} | {loss:.1f} |")
+        draw = max(0.0, 100 - win - loss)  # never "-0.0"
+        lines.append(f"| {a} vs {b} | {win:.1f} | {draw:.1f} | {loss:.1f} |")
     fb = sum(
         1 for v in full.values() for m in MODES[1:] if v[m].get("found_by") == "heuristic-from-data"
     )
