@@ -97,9 +97,21 @@ def solve(problem: Problem, options: SolveOptions, backend_name: str = "cbc") ->
     kw = {"max_seconds": limit}
     if has_obj and options.first_solution:
         kw["max_solutions"] = 1
-    status = model.optimize(**kw)
-    solve_time = time.time() - t1
     OS = mip.OptimizationStatus
+    try:
+        status = model.optimize(**kw)
+    except mip.exceptions.InterfacingError:
+        if backend_name != "highs":
+            raise
+        status = OS.ERROR
+    if status == OS.ERROR and backend_name == "highs" and options.remaining() > 0.1:
+        # HiGHS' presolve fails on some of these models (seen with 1.15: "solve error",
+        # postsolve returns an infeasible point) where the same model solves with presolve
+        # off: retry once without it
+        model.solver._set_string_option_value("presolve", "off")
+        kw["max_seconds"] = max(0.05, options.remaining())
+        status = model.optimize(**kw)
+    solve_time = time.time() - t1
     stats = {"solver": backend_name, "rows": model.num_rows, "cols": model.num_cols}
     if status in (OS.OPTIMAL, OS.FEASIBLE) and model.num_solutions > 0:
         values = np.fromiter(

@@ -8,6 +8,11 @@ from dataclasses import dataclass, field, replace
 from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, logit
 from .errors import InputError
 
+# sanity limits on gaps: far beyond any meaningful question, and where exact arithmetic
+# in the solvers (int64 after scaling, floating tolerances) would stop being trustworthy
+MAX_RATIO = 1e6
+MAX_MARGIN_GAP = 1e3
+
 ANY = "any"  # a class placeholder: c1 = any class, or c2 = any class other than c1
 
 # the switchable passes of the paper, by their CLI names
@@ -116,6 +121,11 @@ def resolve_condition(ens: Ensemble, q: Query) -> Condition:
         else:
             if g.value < 0:
                 raise InputError(f"margin gap {g.value:g} must be >= 0")
+            if g.value > MAX_MARGIN_GAP:
+                raise InputError(
+                    f"margin gap {g.value:g} too large (at most {MAX_MARGIN_GAP:g}; "
+                    "no tree ensemble's scores are that far apart)"
+                )
             if ens.link == LOGISTIC:
                 hi, lo = g.value, -g.value
             else:
@@ -159,7 +169,17 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
     else:
         if g.value < 0:
             raise InputError(f"margin gap {g.value:g} must be >= 0")
+        if g.value > math.log(MAX_RATIO):
+            raise InputError(
+                f"margin gap {g.value:g} too large: a multiclass margin gap is ln of a "
+                f"probability ratio, at most ln({MAX_RATIO:g}) = {math.log(MAX_RATIO):.4g}"
+            )
         ratio = math.exp(g.value)
+    if ratio > MAX_RATIO:
+        raise InputError(
+            f"gap {ratio:g} too large: a multiclass ratio gap is at most {MAX_RATIO:g} "
+            "(beyond that the solvers' arithmetic cannot be trusted)"
+        )
 
     def rows_for(c: int) -> tuple:
         out = []
