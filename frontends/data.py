@@ -129,9 +129,9 @@ def _read(path: Path):
         if suffix in (".parquet", ".pq"):
             try:
                 return pd.read_parquet(path)
-            except ImportError as e:
+            except ImportError:  # pandas' message runs over several lines
                 raise InputError(
-                    f"reading Parquet needs pyarrow or fastparquet ({e})", str(path)
+                    "reading Parquet needs pyarrow or fastparquet (pip install pyarrow)", str(path)
                 ) from None
         return pd.read_csv(path, skipinitialspace=True)
     except InputError:
@@ -207,7 +207,10 @@ def _categories(col, feat, name: str, where: str) -> np.ndarray:
             out[i] = np.nan
             continue
         if isinstance(v, (int, float, np.integer, np.floating)):
-            out[i] = float(v)
+            try:
+                out[i] = float(v)
+            except OverflowError:  # an integer of hundreds of digits: infinite as a float
+                out[i] = math.inf if v > 0 else -math.inf
             continue
         s = str(v).strip()
         if s in index:

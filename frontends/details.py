@@ -83,6 +83,10 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
             if flag not in ("true", "false", "yes", "no", "1", "0"):
                 raise InputError(f"column missing: {flag!r} is not true/false", where)
             missing = flag in ("true", "yes", "1")
+        if kind == "binary" and (lb > 1 or ub < 0):
+            raise InputError(
+                f"a binary feature takes 0 or 1, not values in [{lb:g}, {ub:g}]", where
+            )
         feats[idx] = replace(feats[idx], name=name, lb=lb, ub=ub, kind=kind, may_be_missing=missing)
     names = [f.name for f in feats]
     dups = sorted({n for n in names if names.count(n) > 1})

@@ -23,6 +23,8 @@ this relies on (checked against lightgbm 4.7's own predict in the tests):
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,7 @@ from ..compiler.ensemble import (
 )
 from ..compiler.errors import InputError, UnsupportedModelError
 from .libraries import import_library
+from .load import MAX_FEATURES
 
 CATEGORICAL_MASK = 1
 DEFAULT_LEFT_MASK = 2
@@ -80,6 +83,7 @@ def _split_header(text: str, where: str):
     trees: list[dict[str, str]] = []
     cur: dict[str, str] | None = None
     tail: list[str] = []
+    closed = False  # LightGBM's reader ends a tree at its first blank line
     i = 0
     while i < len(lines):
         line = lines[i].strip()
@@ -88,17 +92,28 @@ def _split_header(text: str, where: str):
             tail = lines[i:]
             break
         if not line:
+            closed = cur is not None
             continue
         if line.startswith("Tree="):
             cur = {}
             trees.append(cur)
+            closed = False
             continue
         key, eq, val = line.partition("=")
+        if closed:
+            raise InputError(
+                f"line {i}: {line[:30]!r} after the end of tree {len(trees) - 1} "
+                "(expected Tree= or end of trees)",
+                where,
+            )
         if cur is None:
             if eq:
                 header[key] = val
             else:
                 flags.add(key)
+        elif not eq:
+            # LightGBM's tree reader looks for the '=' past the end of such a line
+            raise InputError(f"line {i}: expected key=value in tree {len(trees) - 1}", where)
         else:
             cur[key] = val
     if "version" not in header and not trees:
@@ -115,17 +130,27 @@ def _split_header(text: str, where: str):
     return header, flags, trees, pandas_cat
 
 
+def _int(s: str) -> int:
+    """An integer as LightGBM reads it: Python's int() also takes '1_0' or other scripts'
+    digits, which LightGBM reads as other numbers (a child index it reads as 0 loops)."""
+    if not _INT.fullmatch(s):
+        raise ValueError(f"{s[:20]!r} is not a whole number")
+    return int(s)
+
+
 def _nums(s: str | None, kind=float) -> list:
     if s is None or not s.strip():
         return []
-    return [kind(v) for v in s.split()]
+    return [(_int if kind is int else kind)(v) for v in s.split()]
 
 
 def _text_trees(raw_trees: list[dict[str, str]]) -> list[dict]:
     out = []
     for tr in raw_trees:
-        L = int(tr.get("num_leaves", "1"))
-        if int(tr.get("is_linear", "0") or 0):
+        L = _int(tr.get("num_leaves", "1"))
+        if L < 1:
+            raise ValueError(f"num_leaves={L}")
+        if _int(tr.get("is_linear", "0") or "0"):
             raise UnsupportedModelError("linear trees (linear_tree=true) are not supported")
         out.append(
             {
@@ -138,6 +163,7 @@ def _text_trees(raw_trees: list[dict[str, str]]) -> list[dict]:
                 "leaf_value": _nums(tr.get("leaf_value"), float),
                 "cat_boundaries": _nums(tr.get("cat_boundaries"), int),
                 "cat_threshold": _nums(tr.get("cat_threshold"), int),
+                "num_cat": _int(tr.get("num_cat", "0") or "0"),
             }
         )
     return out
@@ -195,6 +221,10 @@ def _ir_tree(tr: dict, cls: int, n_feat: int) -> Tree:
                 raise ValueError(
                     f"categorical split {i} points to bitset {ci}, which does not exist"
                 )
+            if tr.get("num_cat", len(bnd) - 1) != len(bnd) - 1:
+                raise ValueError(f"num_cat={tr['num_cat']} but {len(bnd) - 1} bitsets")
+            if not 0 <= bnd[ci] <= bnd[ci + 1] <= len(tr["cat_threshold"]):
+                raise ValueError(f"bitset {ci} lies outside cat_threshold")
             members = _bitset_members(tr["cat_threshold"][bnd[ci] : bnd[ci + 1]])
             cats[i] = members
             any_cat = True
@@ -229,7 +259,13 @@ def _objective(obj: str, where: str) -> tuple[str, float]:
     name = parts[0] if parts else ""
     params = dict(p.split(":", 1) for p in parts[1:] if ":" in p)
     if name == "binary":
-        return "binary", float(params.get("sigmoid", 1.0))
+        try:
+            sigmoid = float(params.get("sigmoid", 1.0))
+        except ValueError:
+            sigmoid = math.nan
+        if not (math.isfinite(sigmoid) and sigmoid > 0):
+            raise InputError(f"objective {obj!r}: sigmoid must be a positive number", where)
+        return "binary", sigmoid
     if name in ("cross_entropy", "xentropy"):
         return "binary", 1.0
     if name in ("multiclass", "softmax"):
@@ -244,15 +280,51 @@ def _objective(obj: str, where: str) -> tuple[str, float]:
     )
 
 
+_INT = re.compile(r" *[+-]?[0-9]+ *")
+
+
+def _header_int(header: dict, key: str, default: int, least: int, where: str) -> int:
+    """A header integer, read as strictly as LightGBM reads it (ASCII digits only; an
+    empty or non-numeric value is 0 to LightGBM, which divides by some of them)."""
+    s = header.get(key)
+    if s is None:
+        return default
+    if not _INT.fullmatch(s) or int(s) < least:
+        raise InputError(f"header {key}={s!r}: expected a whole number >= {least}", where)
+    return int(s)
+
+
+def _objective_num_class(obj: str) -> int | None:
+    for p in obj.split()[1:]:
+        key, _, val = p.partition(":")
+        if key == "num_class":
+            return int(val) if _INT.fullmatch(val) else None
+    return None
+
+
 def _build(
     header: dict, flags: set, trees: list[dict], pandas_cat, where: str, booster
 ) -> Ensemble:
     kind, sigmoid = _objective(header.get("objective", ""), where)
-    n_classes_h = int(header.get("num_class", "1") or 1)
-    C = int(header.get("num_tree_per_iteration", str(n_classes_h)) or 1)
+    n_classes_h = _header_int(header, "num_class", 1, 1, where)
+    C = _header_int(header, "num_tree_per_iteration", n_classes_h, 1, where)
     if kind == "binary" and C != 1:
         raise InputError(f"binary objective with {C} trees per iteration", where)
-    n_feat = int(header.get("max_feature_idx", "-1")) + 1
+    # LightGBM's predict writes num_tree_per_iteration (and the objective's num_class)
+    # scores into a row of num_class
+    if n_classes_h != C:
+        raise InputError(f"num_class={n_classes_h} but num_tree_per_iteration={C}", where)
+    if kind == "multiclass" and _objective_num_class(header.get("objective", "")) != C:
+        raise InputError(
+            f"objective {header.get('objective')!r} disagrees with num_class={C}", where
+        )
+    if len(trees) % C or max(len(trees), 1) < C:  # LightGBM predicts whole iterations only
+        raise InputError(f"{len(trees)} trees are not whole iterations of {C} trees", where)
+    n_feat = _header_int(header, "max_feature_idx", -1, -1, where) + 1
+    if n_feat > MAX_FEATURES:
+        raise InputError(
+            f"max_feature_idx={n_feat - 1}: treesens reads at most {MAX_FEATURES:,} features", where
+        )
     names = header.get("feature_names", "").split()
     if not names:
         names = [f"Column_{i}" for i in range(n_feat)]
@@ -266,7 +338,7 @@ def _build(
     for ti, tr in enumerate(trees):
         try:
             ir_trees.append(_ir_tree(tr, ti % C if kind == "multiclass" else 0, n_feat))
-        except (KeyError, ValueError, IndexError, TypeError) as e:
+        except (KeyError, ValueError, IndexError, TypeError, OverflowError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
     for t in ir_trees:
         if t.categories is not None:
@@ -297,21 +369,27 @@ def _build(
         scale *= sigmoid
         raw_scale *= sigmoid
     replayer = LightGBMReplayer(booster, n_classes, raw_scale) if booster else None
-    return Ensemble(
-        trees=tuple(ir_trees),
-        features=tuple(features),
-        n_classes=n_classes,
-        intercept=intercept,
-        link=link,
-        op="<=",
-        cast="float64z",
-        scale=scale,
-        source=f"lightgbm:{where}",
-        replayer=replayer,
-    )
+    try:
+        return Ensemble(
+            trees=tuple(ir_trees),
+            features=tuple(features),
+            n_classes=n_classes,
+            intercept=intercept,
+            link=link,
+            op="<=",
+            cast="float64z",
+            scale=scale,
+            source=f"lightgbm:{where}",
+            replayer=replayer,
+        )
+    except ValueError as e:  # e.g. a feature name listed twice
+        raise InputError(f"malformed model: {e}", where) from None
 
 
 def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
+    if "\x00" in text:  # LightGBM would read up to it, and its tree reader past it
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InputError(f"line {line}: NUL byte in a LightGBM model text", where)
     header, flags, raw_trees, pandas_cat = _split_header(text, where)
     try:
         trees = _text_trees(raw_trees)
@@ -321,12 +399,32 @@ def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
         raise UnsupportedModelError(e.message, where) from None
     if booster is not None:
         return _build(header, flags, trees, pandas_cat, where, booster)
-    ens = _build(header, flags, trees, pandas_cat, where, None)  # our own checks first
-    return (
-        _build(header, flags, trees, pandas_cat, where, _booster_from_string(text, where))
-        if ens
-        else ens
-    )
+    _build(header, flags, trees, pandas_cat, where, None)  # our own checks first
+    booster = _booster_from_string(_for_lightgbm(text), where)
+    if booster.num_trees() != len(trees):
+        raise InputError(
+            f"LightGBM reads {booster.num_trees()} of its {len(trees)} trees "
+            "(a line between trees is out of place)",
+            where,
+        )
+    return _build(header, flags, trees, pandas_cat, where, booster)
+
+
+_LINE_START = r"(?:^|(?<=[\r\n]))"
+
+
+def _for_lightgbm(text: str) -> str:
+    """What LightGBM is given to load: the header without its ``tree_sizes`` line, and
+    the trees. LightGBM parses the trees in parallel at the offsets tree_sizes lists and
+    aborts the whole process ("terminate called") when an edit has made them wrong;
+    without the line it reads them one by one. What follows the trees (feature
+    importances, training parameters) does not change predictions, and LightGBM's reader
+    of the parameters crashes on a line that is not ``[key: value]``."""
+    end = re.search(_LINE_START + r"[ \t]*(?:end of trees|parameters:)[ \t]*(?=[\r\n]|$)", text)
+    text = text[: end.start()] if end else text
+    m = re.search(_LINE_START + "Tree=", text)
+    head, trees = (text[: m.start()], text[m.start() :]) if m else (text, "")
+    return re.sub(_LINE_START + r"tree_sizes=[^\r\n]*", "", head) + trees
 
 
 def _booster_from_string(text: str, where: str):
@@ -396,6 +494,8 @@ def _json_tree(struct: dict, n_feat: int) -> dict:
         if nd.get("decision_type") == "==":
             dt |= CATEGORICAL_MASK
             cats = [int(c) for c in str(nd["threshold"]).split("||") if c != ""]
+            if not all(0 <= c < 2**24 for c in cats):  # as XGBoost's; a bitset of 2^19 words
+                raise ValueError(f"category code out of range 0..2^24-1 in {nd['threshold']!r}")
             words = [0] * (max(cats) // 32 + 1 if cats else 1)
             for c in cats:
                 words[c // 32] |= 1 << (c % 32)
@@ -479,7 +579,7 @@ def from_dump(model: dict, where: str = "<dump_model>") -> Ensemble:
         }
         flags = {"average_output"} if model.get("average_output") else set()
         trees = [_json_tree(ti["tree_structure"], n_feat) for ti in model["tree_info"]]
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
         raise InputError(f"not a LightGBM dump_model() JSON: {e}", where) from None
     pandas_cat = model.get("pandas_categorical")
     _build(header, flags, trees, pandas_cat, where, None)  # our own checks before LightGBM's

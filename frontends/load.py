@@ -8,6 +8,9 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, UnsupportedModelError
 
 FORMATS = ("auto", "xgboost", "xgboost-dump", "lightgbm", "sklearn")
+# a model file states its number of features as a number: beyond this, a few bytes would
+# make treesens build millions of features (and run out of memory)
+MAX_FEATURES = 1_000_000
 
 
 def load_model(

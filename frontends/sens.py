@@ -397,7 +397,13 @@ def _meta_pos(meta) -> Pos | None:
 
 
 def _unquote(tok) -> str:
-    return json.loads(str(tok))
+    try:
+        s = json.loads(str(tok))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the string {str(tok)[:40]} has a bad escape ({e.msg})") from None
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in s):  # not text: `treesens fmt` cannot print it
+        raise ValueError(f"the string {str(tok)[:40]} holds an unpaired surrogate")
+    return s
 
 
 def _duration(text: str) -> float:
@@ -726,7 +732,10 @@ def parse(text: str, filename: str = "<string>") -> SensAST:
     try:
         items = _build_transformer().transform(tree)
     except VisitError as e:  # a value the transformer cannot convert
-        raise err(f"cannot read this: {e.orig_exc}", 1, 1) from None
+        meta = getattr(e.obj, "meta", None)
+        at = e.obj if hasattr(e.obj, "line") else meta
+        line, col = (at.line, at.column) if getattr(at, "line", None) else (1, 1)
+        raise err(f"cannot read this: {e.orig_exc}", line, col) from None
     comments = tuple(_comments(text))
     ast = SensAST(tuple(items), filename, text, comments)
     _check_structure(ast)
@@ -955,6 +964,8 @@ def _check_vary(ast: SensAST, st) -> None:
             raise ast.error("subsets of 0 features: k must be at least 1", st)
         if st.sample is not None and st.sample < 1:
             raise ast.error("sample must be at least 1", st)
+        if st.sample is not None and st.sample > 100_000:  # as many as a sweep may make
+            raise ast.error(f"sample {st.sample} makes too many queries (at most 100000)", st)
         if st.pool is not None:
             _no_dups(ast, st.pool)
             if st.k > len(st.pool):
@@ -1822,8 +1833,8 @@ _FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<", "==": "=="}
 
 
 def _py_value(v):
-    if isinstance(v, Num):
-        return int(v.value) if v.value == int(v.value) and abs(v.value) < 2**53 else v.value
+    if isinstance(v, Num):  # a whole number as an int (not inf: int(inf) raises)
+        return int(v.value) if abs(v.value) < 2**53 and v.value == int(v.value) else v.value
     if isinstance(v, Bool):
         return v.value
     return v.value

@@ -137,6 +137,13 @@ def _check_classifier(est, where: str) -> None:
         )
     if not hasattr(est, "n_features_in_"):
         raise InputError(f"the {name} is not fitted", where)
+    from .load import MAX_FEATURES
+
+    if not 0 < int(est.n_features_in_) <= MAX_FEATURES:
+        raise InputError(
+            f"n_features_in_={est.n_features_in_}: treesens reads 1 to {MAX_FEATURES:,} features",
+            where,
+        )
     if getattr(est, "n_outputs_", 1) != 1:
         raise UnsupportedModelError(f"multi-output {name} models are not supported", where)
 
@@ -145,18 +152,31 @@ def _check_classifier(est, where: str) -> None:
 # tree_-based models
 
 
-def _tree_arrays(tree_, outputs_of_value):
+def _tree_arrays(tree_, outputs_of_value, n_feat: int):
     """IR arrays of a fitted ``sklearn.tree._tree.Tree``; ``outputs_of_value`` maps a
     node's value block (n_outputs=1, n_classes) to the IR value vector."""
     left = tree_.children_left.astype(np.int64)
     right = tree_.children_right.astype(np.int64)
     is_leaf = left == -1
+    _check_nodes(is_leaf, left, right, tree_.feature, n_feat)
     feature = np.where(is_leaf, -1, tree_.feature.astype(np.int64))
     threshold = np.where(is_leaf, 0.0, tree_.threshold.astype(np.float64))
     mgl = getattr(tree_, "missing_go_to_left", None)
     dleft = np.zeros(len(left), dtype=bool) if mgl is None else np.asarray(mgl, dtype=bool)
     value = outputs_of_value(np.asarray(tree_.value, dtype=np.float64)[:, 0, :])
     return feature, threshold, left, right, dleft, value
+
+
+def _check_nodes(is_leaf, left, right, feature, n_feat: int) -> None:
+    """scikit-learn's predict follows these without bounds checks (a bad one crashes the
+    process): every split node needs children and a feature that exist."""
+    n = len(is_leaf)
+    inner = ~np.asarray(is_leaf, dtype=bool)
+    for name, v, hi in (("child", left, n), ("child", right, n), ("feature", feature, n_feat)):
+        v = np.asarray(v, dtype=np.int64)
+        bad = np.flatnonzero(inner & ((v < 0) | (v >= hi)))
+        if bad.size:
+            raise ValueError(f"split node {int(bad[0])} has {name} {int(v[bad[0]])}, out of range")
 
 
 def _forest(est, where: str) -> Ensemble:
@@ -172,6 +192,10 @@ def _forest(est, where: str) -> Ensemble:
     )
 
     def probs(v: np.ndarray) -> np.ndarray:
+        # scikit-learn's predict_proba returns these fractions as they are: ones that are
+        # not a probability vector (a tampered or pre-1.4 model) would make the IR differ
+        if not (np.isfinite(v).all() and (v >= 0).all() and np.allclose(v.sum(axis=1), 1.0)):
+            raise ValueError("leaf class fractions are not probabilities summing to 1")
         s = v.sum(axis=1, keepdims=True)
         s[s == 0.0] = 1.0
         p = v / s
@@ -180,7 +204,7 @@ def _forest(est, where: str) -> Ensemble:
     outputs = (0,) if C == 2 else tuple(range(C))
     trees = []
     for t in trees_src:
-        feature, threshold, left, right, dleft, value = _tree_arrays(t.tree_, probs)
+        feature, threshold, left, right, dleft, value = _tree_arrays(t.tree_, probs, n_feat)
         trees.append(
             Tree(
                 feature=feature,
@@ -239,7 +263,7 @@ def _gradient_boosting(est, where: str) -> Ensemble:
     for i in range(est.estimators_.shape[0]):
         for k in range(K):
             feature, threshold, left, right, dleft, value = _tree_arrays(
-                est.estimators_[i, k].tree_, lambda v: v[:, :1]
+                est.estimators_[i, k].tree_, lambda v: v[:, :1], n_feat
             )
             trees.append(
                 Tree(
@@ -295,7 +319,10 @@ def _hgb_column_map(est, n_feat: int) -> tuple[list[int], dict[int, np.ndarray]]
         idx = np.flatnonzero(cols) if cols.dtype == bool else cols.astype(int)
         if name == "encoder":
             for j, f in enumerate(idx.tolist()):
-                cats[f] = np.asarray(trans.categories_[j])
+                # NaN seen in training becomes one more (last) "category" of the encoder,
+                # but predict routes NaN as missing (missing_go_to_left): it is no category
+                c = np.asarray(trans.categories_[j])
+                cats[f] = c[[not _is_nan(v) for v in c]]
         order.extend(int(f) for f in idx)
     if sorted(order) != list(range(n_feat)):
         raise UnsupportedModelError(
@@ -316,9 +343,10 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
             nodes = p.nodes
             is_leaf = nodes["is_leaf"].astype(bool)
             n = len(nodes)
-            feature = np.where(
-                is_leaf, -1, np.asarray([order[int(f)] for f in nodes["feature_idx"]])
-            )
+            _check_nodes(is_leaf, nodes["left"], nodes["right"], nodes["feature_idx"], len(order))
+            feature = np.full(n, -1, dtype=np.int64)
+            for i in np.flatnonzero(~is_leaf):
+                feature[i] = order[int(nodes["feature_idx"][i])]
             threshold = np.where(is_leaf, 0.0, nodes["num_threshold"].astype(np.float64))
             left = np.where(is_leaf, -1, nodes["left"].astype(np.int64))
             right = np.where(is_leaf, -1, nodes["right"].astype(np.int64))
@@ -330,6 +358,8 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
                 bits = np.asarray(p.raw_left_cat_bitsets)
                 cl: list = [None] * n
                 for i in np.flatnonzero(cat_nodes):
+                    if int(feature[i]) not in code_maps or nodes["bitset_idx"][i] >= len(bits):
+                        raise ValueError(f"categorical split node {i} has no category bitset")
                     words = bits[int(nodes["bitset_idx"][i])]
                     ncat = len(code_maps.get(int(feature[i]), ()))
                     cl[i] = frozenset(c for c in range(ncat) if int(words[c // 32]) >> (c % 32) & 1)
@@ -379,6 +409,10 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
         source=f"sklearn:{where}",
         replayer=rep,
     )
+
+
+def _is_nan(v) -> bool:
+    return isinstance(v, (float, np.floating)) and v != v
 
 
 def _cat_name(c) -> str:
@@ -436,15 +470,52 @@ def load_path(path: Path) -> Ensemble:
             obj = joblib.load(str(path))
         except Exception as e:  # noqa: BLE001 - unpickling raises anything
             raise InputError(
-                f"cannot load this joblib/pickle file: {type(e).__name__}: {str(e)[:200]}", where
+                f"cannot load this joblib/pickle file: {type(e).__name__}: {_first_line(e)}", where
             ) from None
     mod = type(obj).__module__ or ""
     if mod.startswith(("xgboost", "lightgbm")):
         from .load import load_model
 
-        return load_model(obj)
+        try:
+            return load_model(obj)
+        except InputError as e:
+            raise type(e)(e.message, where) from None
     if not mod.startswith("sklearn"):
         raise UnsupportedModelError(
             f"the file holds a {mod}.{type(obj).__name__}, not a scikit-learn model", where
         )
-    return from_estimator(obj, where)
+    try:
+        ens = from_estimator(obj, where)
+    except InputError:
+        raise
+    except _MALFORMED as e:  # a pickled estimator whose attributes were tampered with
+        raise InputError(
+            f"malformed {type(obj).__name__} ({type(e).__name__}: {_first_line(e)})", where
+        ) from None
+    numbers = [np.asarray(ens.intercept), np.asarray(ens.scale)] + [t.value for t in ens.trees]
+    # an infinite threshold is legitimate: models trained with missing values split
+    # "NaN vs the rest" at +inf; a NaN threshold is not
+    thresholds = [t.threshold[t.feature >= 0] for t in ens.trees]
+    if not all(np.isfinite(v).all() for v in numbers) or any(np.isnan(v).any() for v in thresholds):
+        raise InputError(
+            f"the {type(obj).__name__} holds a number that is not finite (NaN or inf)", where
+        )
+    try:  # the replay of witnesses needs the estimator's own predict
+        X = np.zeros((1, ens.n_features))
+        ens.replayer.predict_raw(X)
+        ens.replayer.predict_proba(X)
+    except Exception as e:  # noqa: BLE001 - whatever the tampered estimator raises
+        raise InputError(
+            f"scikit-learn cannot predict with this {type(obj).__name__} "
+            f"({type(e).__name__}: {_first_line(e)})",
+            where,
+        ) from None
+    return ens
+
+
+_MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError)
+
+
+def _first_line(e: Exception) -> str:
+    s = str(e).strip()
+    return s.splitlines()[0][:200] if s else ""

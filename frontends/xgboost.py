@@ -25,6 +25,7 @@ import numpy as np
 from ..compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ..compiler.errors import InputError, UnsupportedModelError
 from .libraries import import_library
+from .load import MAX_FEATURES
 
 SUPPORTED = (
     "binary:logistic",
@@ -57,10 +58,11 @@ class XGBoostReplayer:
 
     library = "xgboost"
 
-    def __init__(self, booster, objective: str, n_classes: int):
+    def __init__(self, booster, objective: str, n_classes: int, where: str | None = None):
         self._booster = booster
         self.objective = objective
         self.n_classes = n_classes
+        self.where = where
 
     @property
     def booster(self):
@@ -78,16 +80,25 @@ class XGBoostReplayer:
             missing=np.nan,
         )
 
+    def _predict(self, X, **kw) -> np.ndarray:
+        xgb = import_library("xgboost")
+        try:
+            return np.asarray(self.booster.predict(self._dm(X), **kw), dtype=np.float64)
+        except xgb.core.XGBoostError as e:  # a model file xgboost loads but cannot use
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else "failed"
+            raise InputError(
+                f"xgboost cannot predict with this model: {msg[:200]}", self.where
+            ) from None
+
     def predict_raw(self, X) -> np.ndarray:
-        r = np.asarray(self.booster.predict(self._dm(X), output_margin=True), dtype=np.float64)
-        return r.reshape(len(X), -1)
+        return self._predict(X, output_margin=True).reshape(len(X), -1)
 
     def predict_proba(self, X) -> np.ndarray:
         if self.objective == "multi:softmax":
             raw = self.predict_raw(X)
             z = np.exp(raw - raw.max(axis=1, keepdims=True))
             return z / z.sum(axis=1, keepdims=True)
-        p = np.asarray(self.booster.predict(self._dm(X)), dtype=np.float64)
+        p = self._predict(X)
         if self.objective == "binary:logitraw":
             p = 1.0 / (1.0 + np.exp(-p))
         if p.ndim == 1:
@@ -134,12 +145,38 @@ def _from_native_json(model: dict, where: str, booster=None) -> Ensemble:
     m = gb["model"]
     trees_json = m.get("trees", [])
     tree_info = m.get("tree_info", [0] * len(trees_json))
+    # xgboost's predict follows these without bounds checks (a bad one crashes the process)
+    T = len(trees_json)
+    indptr = [int(v) for v in m.get("iteration_indptr", [0, T])]
+    gtp = m.get("gbtree_model_param", {})
+    if (
+        indptr[0] != 0
+        or indptr[-1] != T
+        or any(a > b for a, b in zip(indptr, indptr[1:]))
+        or int(gtp.get("num_trees", T)) != T
+        or int(gtp.get("num_parallel_tree", 1)) < 1
+    ):
+        raise InputError(
+            f"the tree counts (iteration_indptr, num_trees) disagree with its {T} trees", where
+        )
     n_feat = int(lmp.get("num_feature", 0))
+    if not 0 <= n_feat <= MAX_FEATURES:
+        raise InputError(
+            f"num_feature={n_feat}: treesens reads at most {MAX_FEATURES:,} features", where
+        )
     num_class = int(lmp.get("num_class", 0) or 0)
     if int(lmp.get("num_target", 1) or 1) > 1:
         raise UnsupportedModelError("multi-output (num_target > 1) models are not supported", where)
     names = list(learner.get("feature_names") or [])
     types = list(learner.get("feature_types") or [])
+    bad = [t for t in types if t not in ("int", "float", "i", "q", "c")]
+    if bad:  # xgboost loads the model, then refuses to predict with it
+        raise InputError(
+            f"unknown feature type {bad[0]!r} (xgboost knows int, float, i, q, c)", where
+        )
+    if not all(isinstance(nm, str) and nm and not set(nm) & set("[]<") for nm in names):
+        # xgboost loads such a model, then refuses to predict with it
+        raise InputError("a feature name is empty, not a string, or has [, ] or <", where)
     if not names:
         names = [f"f{i}" for i in range(n_feat)]
     if len(names) != n_feat:
@@ -148,6 +185,8 @@ def _from_native_json(model: dict, where: str, booster=None) -> Ensemble:
 
     if obj.startswith("multi:"):
         n_classes = max(num_class, 1)
+        if n_classes > max(T, 2):  # every class has trees (and a huge count fills the memory)
+            raise InputError(f"num_class={num_class} but the model has {T} trees", where)
         link = SOFTMAX
         intercept = tuple(_f32(b) for b in (bs if len(bs) == n_classes else bs[:1] * n_classes))
     else:
@@ -164,6 +203,10 @@ def _from_native_json(model: dict, where: str, booster=None) -> Ensemble:
     trees = []
     for ti, tj in enumerate(trees_json):
         try:
+            if int(tj.get("id", ti)) != ti:  # xgboost puts tree j at its id (a gap crashes)
+                raise ValueError(f"its id is {tj.get('id')}")
+            if not 0 <= int(tree_info[ti]) < (n_classes if n_classes > 2 else 1):
+                raise ValueError(f"it adds to class {tree_info[ti]}")  # xgboost: out of bounds
             trees.append(_native_tree(tj, int(tree_info[ti]) if n_classes > 2 else 0, n_feat))
         except (KeyError, ValueError, IndexError, TypeError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
@@ -172,7 +215,7 @@ def _from_native_json(model: dict, where: str, booster=None) -> Ensemble:
     )
     replayer = None
     if booster is not None:
-        replayer = XGBoostReplayer(booster, obj, n_classes)
+        replayer = XGBoostReplayer(booster, obj, n_classes, where)
     return Ensemble(
         trees=tuple(trees),
         features=features,
@@ -207,6 +250,24 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
     is_leaf = left == -1
     if ((left >= n) | (right >= n) | ((left < 0) & ~is_leaf)).any():
         raise ValueError("child index out of range")
+    # xgboost follows parents and the category arrays without bounds checks (a bad one
+    # crashes the process when it loads the model to replay a witness)
+    parents = np.asarray(tj.get("parents", [0] * n), dtype=np.int64)
+    if parents.shape != (n,) or ((parents[1:] < 0) | (parents[1:] >= n)).any():
+        raise ValueError("parent index out of range")
+    cats_all, nodes, segs, sizes = (
+        np.asarray(tj.get(k, []), dtype=np.int64).reshape(-1)
+        for k in ("categories", "categories_nodes", "categories_segments", "categories_sizes")
+    )
+    if (
+        stype.shape != (n,)
+        or ((stype != 0) & (stype != 1)).any()
+        or not len(nodes) == len(segs) == len(sizes)
+        or ((nodes < 0) | (nodes >= n) | (segs < 0) | (sizes < 0)).any()
+        or (segs + sizes > len(cats_all)).any()
+        or ((cats_all < 0) | (cats_all >= 2**24)).any()
+    ):
+        raise ValueError("categorical split arrays out of range")
     if (feat[~is_leaf] >= n_feat).any() or (feat[~is_leaf] < 0).any():
         raise ValueError(
             f"split on feature index {int(feat[~is_leaf].max())} but the model has {n_feat} features"
@@ -217,16 +278,12 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
     categories = None
     L, R, D = left.copy(), right.copy(), dleft.copy()
     if (stype[~is_leaf] == 1).any():
-        cats_all = tj.get("categories", [])
-        nodes = tj.get("categories_nodes", [])
-        segs = tj.get("categories_segments", [])
-        sizes = tj.get("categories_sizes", [])
         cat_list: list = [None] * n
         for nd, sg, sz in zip(nodes, segs, sizes):
             cat_list[int(nd)] = frozenset(int(c) for c in cats_all[int(sg) : int(sg) + int(sz)])
         for i in np.flatnonzero((stype == 1) & ~is_leaf):
-            if cat_list[i] is None:
-                cat_list[i] = frozenset()
+            if cat_list[i] is None:  # xgboost's predict aborts on these
+                raise ValueError(f"categorical split node {i} lists no categories")
             # listed categories go right in XGBoost: make them the "yes" branch
             L[i], R[i] = right[i], left[i]
             D[i] = not dleft[i]
@@ -283,6 +340,11 @@ def _from_dump(
         flat.append(t)
         max_f = max(max_f, mf)
     n_feat = n_features if n_features is not None else max_f + 1
+    if n_feat > MAX_FEATURES:
+        raise InputError(
+            f"the dump splits on feature {max_f}: treesens reads at most {MAX_FEATURES:,} features",
+            where,
+        )
     if max_f >= n_feat:
         raise InputError(
             f"the dump splits on feature {max_f} but {n_feat} features were declared", where
@@ -474,9 +536,11 @@ def load_path(
 ) -> Ensemble:
     where = str(path)
     suffix = path.suffix.lower()
-    if suffix == ".json":
+    blob = path.read_bytes()
+    head = blob.lstrip()[:2]
+    if suffix == ".json" or head[:1] == b"[" or head == b'{"':
         try:
-            text = path.read_text()
+            text = blob.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError("not a text JSON file (binary content)", where) from None
         try:
@@ -492,8 +556,109 @@ def load_path(
                 "JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where
             )
         return from_native_json(data, where, booster=lambda: _load_booster(path))
+    if head[:1] == b"{":
+        # UBJ: read and checked here like JSON, before xgboost (which crashes on some
+        # malformed models) loads it to replay a witness
+        data = _ubj_decode(blob, where)
+        if not isinstance(data, dict) or "learner" not in data:
+            raise InputError("UBJ is not an XGBoost model (no 'learner')", where)
+        return from_native_json(data, where, booster=lambda: _load_booster(path))
     booster = _load_booster(path)
     return from_booster(booster, where)
+
+
+_UBJ_NUMBERS = {
+    b"i": ">i1",
+    b"U": ">u1",
+    b"I": ">i2",
+    b"l": ">i4",
+    b"L": ">i8",
+    b"d": ">f4",
+    b"D": ">f8",
+}
+
+
+def _ubj_decode(blob: bytes, where: str):
+    """Universal Binary JSON as XGBoost writes it (typed arrays ``[$d#L...`` included)."""
+    pos = 0
+
+    def fail(msg: str):
+        raise InputError(f"malformed UBJ at byte {pos}: {msg}", where)
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        if n < 0 or pos + n > len(blob):
+            fail("unexpected end of file")
+        pos += n
+        return blob[pos - n : pos]
+
+    def number(marker: bytes):
+        dt = np.dtype(_UBJ_NUMBERS[marker])
+        v = np.frombuffer(take(dt.itemsize), dtype=dt)[0]
+        return float(v) if dt.kind == "f" else int(v)
+
+    def count() -> int:
+        marker = take(1)
+        if marker not in _UBJ_NUMBERS or marker in (b"d", b"D"):
+            fail(f"expected a length, found {marker!r}")
+        n = number(marker)
+        if not 0 <= n <= len(blob) - pos:
+            fail(f"length {n} runs past the end of the file")
+        return n
+
+    def text() -> str:
+        try:
+            return take(count()).decode("utf-8")
+        except UnicodeDecodeError:
+            fail("a string is not UTF-8")
+
+    def value(marker: bytes, depth: int):
+        if depth > 64:
+            fail("nested too deeply")
+        if marker in _UBJ_NUMBERS:
+            return number(marker)
+        if marker in (b"S", b"H"):
+            return text()
+        if marker == b"C":
+            return take(1).decode("latin-1")
+        if marker in (b"T", b"F"):
+            return marker == b"T"
+        if marker == b"Z":
+            return None
+        if marker in (b"[", b"{"):
+            return container(marker, depth + 1)
+        fail(f"unknown marker {marker!r}")
+
+    def container(open_: bytes, depth: int):
+        is_obj = open_ == b"{"
+        typ = n = None
+        if blob[pos : pos + 1] == b"$":
+            take(1)
+            typ = take(1)
+            if blob[pos : pos + 1] != b"#":
+                fail("a typed container needs a count")
+        if blob[pos : pos + 1] == b"#":
+            take(1)
+            n = count()
+        if typ is not None and typ in _UBJ_NUMBERS and not is_obj:
+            dt = np.dtype(_UBJ_NUMBERS[typ])
+            return np.frombuffer(take(n * dt.itemsize), dtype=dt).tolist()
+        out: dict | list = {} if is_obj else []
+        k = 0
+        while n is None or k < n:
+            if n is None and blob[pos : pos + 1] == (b"}" if is_obj else b"]"):
+                take(1)
+                break
+            k += 1
+            key = text() if is_obj else None
+            item = value(typ if typ is not None else take(1), depth)
+            if is_obj:
+                out[key] = item
+            else:
+                out.append(item)
+        return out
+
+    return value(take(1), 0)
 
 
 def _load_booster(path: Path):
@@ -504,6 +669,10 @@ def _load_booster(path: Path):
     except xgb.core.XGBoostError as e:
         msg = str(e).strip().splitlines()[0] if str(e).strip() else "unreadable"
         raise InputError(f"xgboost cannot load this model: {msg[:200]}", str(path)) from None
+    except UnicodeDecodeError:  # xgboost's message quotes the file's bytes
+        raise InputError(
+            "xgboost cannot load this model: not a JSON, UBJ or binary XGBoost model", str(path)
+        ) from None
 
 
 def from_booster(booster, where: str = "<Booster>") -> Ensemble:

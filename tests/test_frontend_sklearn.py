@@ -139,6 +139,18 @@ def test_hist_gradient_boosting_categorical_codes():
         assert_matches(ens, probe_rows(ens, codes=5))
 
 
+def test_hist_gradient_boosting_nan_in_a_categorical_feature_is_missing_not_a_category():
+    X, Xn, y, _ = _data()
+    Xn = Xn.copy()
+    Xn[::4, 2] = np.nan
+    est = HistGradientBoostingClassifier(
+        max_iter=15, max_depth=3, categorical_features=[2], random_state=0
+    ).fit(Xn, y)
+    ens = sf.from_estimator(est)
+    assert ens.features[2].categories == ("0", "3", "6", "9", "12")
+    assert_matches(ens, probe_rows(ens, codes=5))  # probe rows include NaN
+
+
 def test_hist_gradient_boosting_pandas_categories():
     pd = pytest.importorskip("pandas")
     X, Xn, y, _ = _data()
