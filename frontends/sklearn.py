@@ -218,6 +218,8 @@ def _forest(est, where: str) -> Ensemble:
         )
     features = tuple(Feature(n) for n in _names(est, n_feat))
     n = len(trees)
+    if n == 0:  # its probability is the mean over no trees
+        raise InputError(f"the {name} has no trees", where)
 
     def raw_fn(X):
         p = est.predict_proba(X)

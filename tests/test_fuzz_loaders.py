@@ -1277,6 +1277,14 @@ def test_pickled_tree_with_leaf_fractions_not_summing_to_1_is_an_input_error(tmp
         treesens.load_model(path)
 
 
+def test_pickled_forest_without_trees_is_an_input_error(tmp_path, sk_models):
+    # was: ZeroDivisionError (the mean over no trees)
+    est = copy.deepcopy(sk_models["extra"])
+    est.estimators_ = []
+    with pytest.raises(InputError, match="the ExtraTreesClassifier has no trees"):
+        treesens.load_model(_write(tmp_path, "m.pkl", pickle.dumps(est)))
+
+
 def test_pickled_gradient_boosting_with_nan_learning_rate_is_an_input_error(tmp_path, sk_models):
     est = copy.deepcopy(sk_models["gb"])
     est.learning_rate = float("nan")
