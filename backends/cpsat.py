@@ -57,6 +57,26 @@ def build(problem: Problem):
     return model, xs
 
 
+def _set_parameter(params, name: str, value) -> None:
+    """Set a SatParameters field; enum fields take their member's name or number
+    (``search_branching=FIXED_SEARCH`` or ``=1``), which the bindings do not convert."""
+    current = getattr(params, name)  # AttributeError: no such field
+    members = getattr(type(current), "__members__", None)
+    if members is not None and not isinstance(value, type(current)):
+        if isinstance(value, str):
+            if value.upper() not in members:
+                raise ValueError(f"not one of {', '.join(members)}")
+            value = members[value.upper()]
+        elif isinstance(value, int) and not isinstance(value, bool):
+            by_number = {int(m): m for m in members.values()}
+            if value not in by_number:
+                raise ValueError(
+                    f"not one of {', '.join(f'{int(m)}={k}' for k, m in members.items())}"
+                )
+            value = by_number[value]
+    setattr(params, name, value)
+
+
 def solve(problem: Problem, options: SolveOptions) -> Solution:
     t0 = time.time()
     model, xs = build(problem)
@@ -75,8 +95,8 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
         p.stop_after_first_solution = True
     for name, value in options.params:
         try:
-            setattr(p, name, value)
-        except (AttributeError, TypeError, ValueError) as e:
+            _set_parameter(p, name, value)
+        except (AttributeError, TypeError, ValueError, KeyError) as e:
             return Solution(ERROR, message=f"CP-SAT parameter {name}={value!r}: {e}")
     t1 = time.time()
     status = solver.solve(model)

@@ -145,6 +145,12 @@ def main(argv=None) -> int:
         "--no-pin", action="store_true", help="do not pin each job to one core with taskset"
     )
     ap.add_argument(
+        "--cores",
+        default=None,
+        help="cores to pin the jobs to, one per job (comma-separated; default 0..jobs-1), "
+        "e.g. --jobs 1 --cores 1 to leave core 0 to something else",
+    )
+    ap.add_argument(
         "--out", default=None, help="results file (JSON Lines; default bench/results/<tier>.jsonl)"
     )
     ap.add_argument(
@@ -212,10 +218,15 @@ def main(argv=None) -> int:
         and shutil.which("taskset") is not None
         and args.jobs <= (os.cpu_count() or 1)
     )
+    cores = list(range(args.jobs))
+    if args.cores:
+        cores = [int(c) for c in args.cores.split(",")]
+        if len(cores) != args.jobs:
+            ap.error(f"--cores names {len(cores)} core(s) for {args.jobs} job(s)")
     print(
         f"{len(insts)} instances x {len(configs)} configurations, {len(todo)} runs to do "
         f"({len(done)} already in {out}); time limit {timeout:g}s; {args.jobs} jobs"
-        f"{', pinned to cores ' + ','.join(map(str, range(args.jobs))) if pin else ''}",
+        f"{', pinned to cores ' + ','.join(map(str, cores)) if pin else ''}",
         file=sys.stderr,
     )
     host = {
@@ -236,7 +247,7 @@ def main(argv=None) -> int:
                     return
                 inst, cfg = queue.pop()
             load = os.getloadavg()[0]
-            res = _run_one(inst, cfg, timeout, k if pin else None)
+            res = _run_one(inst, cfg, timeout, cores[k] if pin else None)
             rec = {
                 "instance": inst.id,
                 "config": cfg.name,
@@ -247,7 +258,7 @@ def main(argv=None) -> int:
                 "classes": inst.classes,
                 "timeout": timeout,
                 "tier": args.tier,
-                "core": k if pin else None,
+                "core": cores[k] if pin else None,
                 "load": load,
                 **host,
                 **res,

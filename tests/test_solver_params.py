@@ -35,3 +35,18 @@ def test_a_parameter_without_a_value_is_bad_input(capsys):
 def test_parameters_for_another_backend_are_bad_input(capsys):
     code, _, err = _check(capsys, "--backend", "z3", "--solver-param", "linearization_level=2")
     assert code == 2 and "--backend cpsat" in err
+
+
+def test_an_enum_parameter_is_accepted_by_its_member_name(capsys):
+    code, r, _ = _check(capsys, "--no-heuristic", "--solver-param", "search_branching=FIXED_SEARCH")
+    assert code == 0 and r["status"] in ("sensitive", "insensitive")
+
+
+def test_an_enum_parameter_is_accepted_by_its_number(capsys):
+    code, r, _ = _check(capsys, "--no-heuristic", "--solver-param", "search_branching=4")
+    assert code == 0 and r["status"] in ("sensitive", "insensitive")
+
+
+def test_an_enum_parameter_outside_its_members_is_an_error_result_listing_them(capsys):
+    code, r, _ = _check(capsys, "--no-heuristic", "--solver-param", "search_branching=NO_SUCH")
+    assert code == 1 and r["status"] == "error" and "FIXED_SEARCH" in r["error"]
