@@ -55,6 +55,39 @@ def pytest_configure(config):
     # also declared in pyproject.toml; repeated so the markers exist however pytest is run
     config.addinivalue_line("markers", "slow: long-running tests (deselect with -m 'not slow')")
     config.addinivalue_line("markers", "shared: needs ../shared/benchmarks")
+    stale = stale_installed_files()
+    if stale:
+        pytest.exit(
+            f"the installed treesens differs from this checkout in {len(stale)} file(s) "
+            f"(e.g. {stale[0]}): the tests would test the installed copy; reinstall it "
+            "(pip install -e . for development, or pip install '.[test]')",
+            returncode=4,
+        )
+
+
+def stale_installed_files() -> list[str]:
+    """Source files where the imported ``treesens`` and this checkout differ.
+
+    The tests import ``treesens``, which is the installed package, not necessarily the
+    checkout they sit in (a non-editable ``pip install`` copies the files): results would
+    silently describe old code.
+    """
+    import treesens
+
+    installed = Path(treesens.__file__).resolve().parent
+    if installed == REPO_ROOT:
+        return []
+    differ = []
+    for f in sorted(installed.rglob("*.py")):
+        rel = f.relative_to(installed)
+        mine = REPO_ROOT / rel
+        if not mine.is_file() or mine.read_bytes() != f.read_bytes():
+            differ.append(str(rel))
+    for sub in ("compiler", "backends", "frontends"):
+        for mine in sorted((REPO_ROOT / sub).rglob("*.py")):
+            if not (installed / mine.relative_to(REPO_ROOT)).is_file():
+                differ.append(str(mine.relative_to(REPO_ROOT)))
+    return differ
 
 
 def run_treesens(*args, cwd=None, timeout: float = 600, env=None):
