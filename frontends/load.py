@@ -28,7 +28,8 @@ def load_model(
 
     ``details``: a feature,name,lb,ub CSV; ``data``: a CSV whose columns name the features
     of a model that has only generic names (f0, f1, ...). With ``auto_details``, a
-    ``details.csv`` beside a model file is used when it names exactly the model's
+    details file beside a model file (``<model>_details.csv``, ``<model minus its last
+    _part>_details.csv`` or ``details.csv``) is used when it names exactly the model's
     features in the model's order (its bounds keep witnesses inside the data's domain).
     """
     if isinstance(model, Ensemble):
@@ -54,19 +55,33 @@ def load_model(
     return ens
 
 
+def details_candidates(path: Path) -> list[Path]:
+    """Where a model's details file may sit beside it, most specific first: for
+    ``wine_xgb.json``, ``wine_xgb_details.csv``, ``wine_details.csv``, ``details.csv``."""
+    stem = path.name.split(".")[0]
+    names = [f"{stem}_details.csv"]
+    if "_" in stem:
+        names.append(f"{stem.rsplit('_', 1)[0]}_details.csv")
+    names.append("details.csv")
+    return [path.parent / n for n in dict.fromkeys(names)]
+
+
 def _details_beside(path: Path, ens: Ensemble) -> Path | None:
-    """A details.csv next to the model that declares exactly its features, in order."""
+    """The first details file beside the model that declares exactly its features, in
+    order (a file naming other features belongs to another model and is skipped)."""
     import csv
 
-    cand = path.parent / "details.csv"
-    if not cand.is_file():
-        return None
-    try:
-        rows = list(csv.DictReader(cand.read_text().splitlines()))
-        names = [r["name"].strip() for r in sorted(rows, key=lambda r: int(r["feature"]))]
-    except (OSError, UnicodeDecodeError, KeyError, ValueError, AttributeError):
-        return None
-    return cand if names == ens.feature_names else None
+    for cand in details_candidates(path):
+        if not cand.is_file():
+            continue
+        try:
+            rows = list(csv.DictReader(cand.read_text().splitlines()))
+            names = [r["name"].strip() for r in sorted(rows, key=lambda r: int(r["feature"]))]
+        except (OSError, UnicodeDecodeError, KeyError, ValueError, AttributeError):
+            continue
+        if names == ens.feature_names:
+            return cand
+    return None
 
 
 def _load_path(path: Path, fmt: str, base_score, n_classes) -> Ensemble:

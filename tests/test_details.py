@@ -73,3 +73,22 @@ def test_details_with_crossed_bounds_is_an_input_error(tmp_path, model_file):
     bad.write_text("feature,name,lb,ub\n0,a,2,1\n")
     with pytest.raises(InputError, match="above upper bound"):
         treesens.load_model(model_file, details=bad)
+
+
+def test_details_named_after_the_model_are_found_beside_it(tmp_path, model_file):
+    model = tmp_path / "credit_xgb.json"
+    model.write_bytes(model_file.read_bytes())
+    (tmp_path / "credit_details.csv").write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,2\n2,c,0,3\n")
+    ens = treesens.load_model(model)
+    assert [f.ub for f in ens.features] == [1, 2, 3]
+    assert "credit_details.csv" in ens.source
+
+
+def test_the_most_specific_details_file_beside_the_model_wins(tmp_path, model_file):
+    model = tmp_path / "credit_xgb.json"
+    model.write_bytes(model_file.read_bytes())
+    (tmp_path / "details.csv").write_text("feature,name,lb,ub\n0,a,0,9\n1,b,0,9\n2,c,0,9\n")
+    (tmp_path / "credit_xgb_details.csv").write_text(
+        "feature,name,lb,ub\n0,a,0,1\n1,b,0,1\n2,c,0,1\n"
+    )
+    assert [f.ub for f in treesens.load_model(model).features] == [1, 1, 1]

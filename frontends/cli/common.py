@@ -23,13 +23,14 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--details",
         metavar="CSV",
-        help="feature declarations: feature,name,lb,ub[,kind]; by default "
-        "a details.csv beside the model is used when it names exactly the model's features",
+        help="feature declarations: feature,name,lb,ub[,kind]; by default a file beside "
+        "the model (MODEL_details.csv, e.g. wine_details.csv for wine_xgb.json, or "
+        "details.csv) is used when it names exactly the model's features",
     )
     p.add_argument(
         "--no-auto-details",
         action="store_true",
-        help="do not use a details.csv found beside the model",
+        help="do not use a details file found beside the model",
     )
     p.add_argument(
         "--data",
