@@ -83,15 +83,17 @@ def candidates(lo: float, hi: float, feat: Feature) -> list[float]:
         out.append(0.0)
     for edge in (L, H):
         if math.isfinite(edge):
-            e32 = float(np.float32(edge))
-            out += [
-                edge,
-                e32,
-                float(np.nextafter(np.float32(edge), np.float32(np.inf))),
-                float(np.nextafter(np.float32(edge), np.float32(-np.inf))),
-                float(np.nextafter(edge, math.inf)),
-                float(np.nextafter(edge, -math.inf)),
-            ]
+            # beyond float32's range the cast is inf, as in the libraries: not a warning
+            with np.errstate(over="ignore"):
+                e32 = np.float32(edge)
+                out += [
+                    edge,
+                    float(e32),
+                    float(np.nextafter(e32, np.float32(np.inf))),
+                    float(np.nextafter(e32, np.float32(-np.inf))),
+                    float(np.nextafter(edge, math.inf)),
+                    float(np.nextafter(edge, -math.inf)),
+                ]
     return out
 
 

@@ -247,7 +247,10 @@ class Ensemble:
         if self.cast == "float64z":
             v = np.float64(x)
             return np.float64(0.0) if abs(v) <= ZERO_BAND else v
-        return np.float32(x) if self.cast == "float32" else np.float64(x)
+        if self.cast == "float32":
+            with np.errstate(over="ignore"):  # beyond float32's range: inf, as the library
+                return np.float32(x)
+        return np.float64(x)
 
     def test_holds(self, x: float, threshold: float) -> bool:
         """Does the numeric test of a split with this threshold send ``x`` to "yes"?"""
