@@ -174,6 +174,11 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
                 f"margin gap {g.value:g} too large: a multiclass margin gap is ln of a "
                 f"probability ratio, at most ln({MAX_RATIO:g}) = {math.log(MAX_RATIO):.4g}"
             )
+        if ens.link == PROBA and g.value >= 1.0:
+            raise InputError(
+                f"margin gap {g.value:g} out of range: this model's scores are probabilities, "
+                "so a margin gap P(c1) - P(c) needs 0 <= d < 1"
+            )
         ratio = math.exp(g.value)
     if ratio > MAX_RATIO:
         raise InputError(
@@ -190,6 +195,10 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
             if ens.link == SOFTMAX:
                 coefs[c], coefs[other] = 1.0, -1.0
                 out.append((tuple(coefs), math.log(ratio)))
+            elif ens.link == PROBA and g.kind == "margin":
+                # raw scores are probabilities: the margin is their difference
+                coefs[c], coefs[other] = 1.0, -1.0
+                out.append((tuple(coefs), g.value))
             elif ens.link == PROBA:
                 coefs[c], coefs[other] = 1.0, -ratio
                 out.append((tuple(coefs), 0.0))
