@@ -86,6 +86,8 @@ def test_interrupted_sweep_keeps_finished_results(tmp_path):
             "treesens.frontends.cli.main",
             "sweep",
             str(EXAMPLES / "wine_xgb.json"),
+            "--subsets",  # 78 pairs of features: still running when the signal comes
+            "2",
             "--classes",
             "0,any",
             "--gap",
