@@ -131,10 +131,17 @@ for _name, _params in {
     "cpsat-fixed": (("search_branching", 1),),  # FIXED_SEARCH: the model's variable order
     "cpsat-pseudocost": (("search_branching", 4),),  # PSEUDO_COST_SEARCH
     "cpsat-nopresolve": (("cp_model_presolve", False),),
+    "cpsat-nopresolve-noprobe": (("cp_model_presolve", False), ("cp_model_probing_level", 0)),
 }.items():
     CONFIGS[_name] = Config(
         _name, heuristic=False, params=_params, note=f"default-noheur with CP-SAT {_params}"
     )
+# the same candidates inside the default pipeline (heuristic first)
+for _name, _params in {
+    "default-nopresolve": (("cp_model_presolve", False),),
+    "default-noprobe": (("cp_model_probing_level", 0),),
+}.items():
+    CONFIGS[_name] = Config(_name, params=_params, note=f"default with CP-SAT {_params}")
 for _b in ("cbc", "highs", "gurobi", "z3"):
     CONFIGS[_b] = Config(
         _b, backend=_b, heuristic=False, note=f"all passes, no heuristic, backend {_b}"

@@ -135,6 +135,12 @@ def main(argv=None) -> int:
     ap.add_argument("--gaps", default=None, help="keep only these gaps (comma-separated)")
     ap.add_argument("--models", default=None, help="keep only these model keys (comma-separated)")
     ap.add_argument(
+        "--instances",
+        default=None,
+        metavar="FILE",
+        help="keep only the instances whose ids (as --list prints them) this file lists",
+    )
+    ap.add_argument(
         "--configs", default=None, help="comma-separated configurations (default: the tier's)"
     )
     ap.add_argument(
@@ -179,6 +185,12 @@ def main(argv=None) -> int:
     if args.models:
         keep = set(args.models.split(","))
         insts = [i for i in insts if i.model in keep]
+    if args.instances:
+        wanted = {ln.strip() for ln in Path(args.instances).read_text().splitlines() if ln.strip()}
+        missing = wanted - {i.id for i in insts}
+        if missing:
+            ap.error(f"{args.instances}: not instances of this tier: {', '.join(sorted(missing))}")
+        insts = [i for i in insts if i.id in wanted]
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         ap.error(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
