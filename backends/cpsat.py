@@ -57,6 +57,9 @@ def build(problem: Problem):
     return model, xs
 
 
+PROBING_LEVEL = 0  # CP-SAT's own default is 2; --solver-param cp_model_probing_level=2
+
+
 def _set_parameter(params, name: str, value) -> None:
     """Set a SatParameters field; enum fields take their member's name or number
     (``search_branching=FIXED_SEARCH`` or ``=1``), which the bindings do not convert."""
@@ -91,6 +94,9 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
     p.max_time_in_seconds = max(0.05, 0.97 * options.remaining() - 0.05)  # leave time to reply
     p.log_search_progress = bool(options.log)
     p.catch_sigint_signal = False  # the parent process handles Ctrl-C
+    # chosen from measurements (bench/reports/cpsat-params.md): without probing, 1.6-1.8x
+    # lower PAR2 on the quick tier and on the default's hardest instances, proofs included
+    p.cp_model_probing_level = PROBING_LEVEL
     if problem.objective is not None and options.first_solution:
         p.stop_after_first_solution = True
     for name, value in options.params:

@@ -127,11 +127,11 @@ CONFIGS = {
 for _name, _params in {
     "cpsat-lin0": (("linearization_level", 0),),
     "cpsat-lin2": (("linearization_level", 2),),
-    "cpsat-noprobe": (("cp_model_probing_level", 0),),
+    # treesens sets cp_model_probing_level 0 (chosen from these runs); CP-SAT's own is 2
+    "cpsat-probe2": (("cp_model_probing_level", 2),),
     "cpsat-fixed": (("search_branching", 1),),  # FIXED_SEARCH: the model's variable order
     "cpsat-pseudocost": (("search_branching", 4),),  # PSEUDO_COST_SEARCH
     "cpsat-nopresolve": (("cp_model_presolve", False),),
-    "cpsat-nopresolve-noprobe": (("cp_model_presolve", False), ("cp_model_probing_level", 0)),
 }.items():
     CONFIGS[_name] = Config(
         _name, heuristic=False, params=_params, note=f"default-noheur with CP-SAT {_params}"
@@ -139,7 +139,7 @@ for _name, _params in {
 # the same candidates inside the default pipeline (heuristic first)
 for _name, _params in {
     "default-nopresolve": (("cp_model_presolve", False),),
-    "default-noprobe": (("cp_model_probing_level", 0),),
+    "default-probe2": (("cp_model_probing_level", 2),),
 }.items():
     CONFIGS[_name] = Config(_name, params=_params, note=f"default with CP-SAT {_params}")
 for _b in ("cbc", "highs", "gurobi", "z3"):

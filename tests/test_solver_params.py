@@ -50,3 +50,9 @@ def test_an_enum_parameter_is_accepted_by_its_number(capsys):
 def test_an_enum_parameter_outside_its_members_is_an_error_result_listing_them(capsys):
     code, r, _ = _check(capsys, "--no-heuristic", "--solver-param", "search_branching=NO_SUCH")
     assert code == 1 and r["status"] == "error" and "FIXED_SEARCH" in r["error"]
+
+
+def test_cp_sat_s_own_probing_can_be_restored_with_the_same_verdict(capsys):
+    _, default, _ = _check(capsys, "--no-heuristic")
+    code, r, _ = _check(capsys, "--no-heuristic", "--solver-param", "cp_model_probing_level=2")
+    assert code == 0 and r["status"] == default["status"]
