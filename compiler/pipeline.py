@@ -151,22 +151,17 @@ def solve_query(
     if cq.data_stats:
         res.stats.update(cq.data_stats)
     res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
-    bcompiled, bchain, binv = for_backend(cq, q.backend)
     res.time["compile"] = time.time() - t_start
-    problem = bcompiled.problem
-    res.stats.update(problem.stats())
+    res.stats.update(cq.compiled.problem.stats())
     res.stats.update(enc.stats)
     res.stats["relax"] = enc.relax
-    if problem.note("scaling_error") is not None:
-        res.stats["scaling_error"] = problem.note("scaling_error")
     first = q.data_aware == "none"  # data-aware: no heuristic (it knows nothing of the data)
-    # an "optimize" objective (the data-aware utility) is solved to the best point found
-    # within the time limit; a "guide" objective stops at the first feasible point
-    stop_first = problem.objective is None or problem.objective.role != "optimize"
     hint = None
+    heuristic_pair = None
     fallback = None  # data-aware: a pair that meets the gap, if the optimizer returns none
     solve_time = 0.0
-    # the heuristic knows nothing of the query's bounds / relations on the inputs
+    # the heuristic knows nothing of the query's bounds / relations on the inputs; it runs
+    # before the backend's reductions, which only a query left to the solver needs
     if _option(q, "heuristic", True) and first and not (q.bounds or q.relations):
         t_h = time.time()
         # effort grows with the model (tiny models go straight to the solver); the work
@@ -189,9 +184,26 @@ def solve_query(
                     res.time["solve"] = time.time() - t_h
                     res.time["total"] = time.time() - t_start
                     return res
-            hint = values_for_pair(enc, x1, x2, problem.n_vars)
+            heuristic_pair = (x1, x2)
         solve_time += time.time() - t_h
-    elif _option(q, "heuristic", True) and data is not None and not (q.bounds or q.relations):
+    t_b = time.time()
+    bcompiled, bchain, binv = for_backend(cq, q.backend)
+    res.time["compile"] += time.time() - t_b
+    problem = bcompiled.problem
+    res.stats.update(problem.stats())
+    if problem.note("scaling_error") is not None:
+        res.stats["scaling_error"] = problem.note("scaling_error")
+    # an "optimize" objective (the data-aware utility) is solved to the best point found
+    # within the time limit; a "guide" objective stops at the first feasible point
+    stop_first = problem.objective is None or problem.objective.role != "optimize"
+    if heuristic_pair is not None:
+        hint = values_for_pair(enc, *heuristic_pair, problem.n_vars)
+    elif (
+        _option(q, "heuristic", True)
+        and not first
+        and data is not None
+        and not (q.bounds or q.relations)
+    ):
         # data-aware: the heuristic, started from data rows, only gives the solver a
         # starting point (its pair knows nothing of the utility or the clauses)
         t_h = time.time()
