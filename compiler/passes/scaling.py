@@ -21,8 +21,14 @@ from .base import Compiled, Pass
 TARGET_BITS = 26  # largest scaled coefficient about 2**26
 
 
+EXACT_INT_LIMIT = 2.0**40  # integer data up to this size is kept as it is
+
+
 def _is_int(x: float) -> bool:
-    return float(x).is_integer()
+    """An integer small enough to keep unscaled (a huge float is an integer too, but
+    keeping it would overflow a solver's 64-bit arithmetic: such rows are scaled down)."""
+    x = float(x)
+    return x.is_integer() and abs(x) <= EXACT_INT_LIMIT
 
 
 class IntegerScaling(Pass):
@@ -39,6 +45,7 @@ class IntegerScaling(Pass):
                 for v in c.vars:
                     group_of[v] = gi
         varmax = [max(abs(v.lb), abs(v.ub)) for v in prob.vars]
+        self._bounds = [(v.lb, v.ub) for v in prob.vars]
         worst = 0.0
         out = []
         for c in prob.constraints:
@@ -88,9 +95,26 @@ class IntegerScaling(Pass):
         srhs = c.rhs * s
         if c.sense == ">=":
             rhs = math.ceil(srhs - err)
-            return c._replace(coefs=tuple(new), rhs=float(rhs)), err / s
+            return self._clamped(c._replace(coefs=tuple(new), rhs=float(rhs))), err / s
         if c.sense == "<=":
             rhs = math.floor(srhs + err)
-            return c._replace(coefs=tuple(new), rhs=float(rhs)), err / s
+            return self._clamped(c._replace(coefs=tuple(new), rhs=float(rhs))), err / s
         # an equality with fractional data becomes a relaxed range: keep as two rows
         raise ValueError("IntegerScaling cannot relax a fractional equality; split it first")
+
+    def _clamped(self, c: Linear) -> Linear:
+        """The same row with its right-hand side moved into the range the left side can
+        reach: a row no point can violate (or none satisfy) stays so, and a huge
+        right-hand side (from a huge leaf of a fixed tree) fits 64-bit arithmetic."""
+        lo = hi = 0.0
+        for v, k in zip(c.vars, c.coefs):
+            a, b = k * self._bounds[v][0], k * self._bounds[v][1]
+            lo += min(a, b)
+            hi += max(a, b)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return c
+        if c.sense == ">=":
+            rhs = min(max(c.rhs, lo), hi + 1.0)
+        else:
+            rhs = max(min(c.rhs, hi), lo - 1.0)
+        return c if rhs == c.rhs else c._replace(rhs=float(rhs))
