@@ -255,7 +255,10 @@ def solve(problem, options):
         z3.set_param("parallel.threads.max", int(options.threads))
     if options.memory_mb:
         z3.set_param("memory_max_size", int(options.memory_mb))
-    s = z3.Optimize() if optimize else z3.Solver()
+    # a fresh context per query: z3's search depends on its terms' ids, which a context
+    # reused by an earlier query would shift (same query and seed, another witness)
+    ctx = z3.Context()
+    s = z3.Optimize(ctx=ctx) if optimize else z3.Solver(ctx=ctx)
     s.from_string(text)
     build_time = time.time() - t0
     ms = int(max(0.05, options.remaining()) * 1000)

@@ -39,6 +39,26 @@ def test_same_query_and_seed_give_the_same_status_and_witness():
     assert a.witness == b.witness
 
 
+@pytest.mark.parametrize("backend", ["cpsat", "cbc", "highs", "gurobi", "z3"])
+def test_each_backend_gives_the_same_witness_for_the_same_query_and_seed(backend):
+    from treesens.backends.registry import available
+
+    if not available(backend):
+        pytest.skip(f"{backend} not installed")
+    ens = random_ensemble(12, n_trees=6, depth=3, n_features=4, n_thresholds=3)
+    q = Query(
+        vary=("f1",),
+        gap=Gap(0.05),
+        backend=backend,
+        timeout=60,
+        seed=5,
+        options=(("heuristic", False),),
+    )
+    a, b = solve_query(ens, q), solve_query(ens, q)
+    assert a.status in ("sensitive", "insensitive"), a.error
+    assert (a.status, a.witness) == (b.status, b.witness)
+
+
 def test_cli_runs_are_deterministic():
     args = [
         "check",
