@@ -14,11 +14,9 @@ of examples of every fuzzer for a longer campaign (docs/reliability.md).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import itertools
 import json
-import os
 import pickle
 import re
 import struct
@@ -26,22 +24,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import event as _hypothesis_event
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument
 
 import treesens
 from treesens.compiler.errors import InputError
 from treesens.frontends.data import load_data
 from treesens.frontends.details import apply_data_names, apply_details, declare
-
-
-def event(value: str) -> None:
-    """hypothesis' statistics label (outside a hypothesis test, nothing)."""
-    with contextlib.suppress(InvalidArgument):
-        _hypothesis_event(value)
-
+from treesens.tests.fuzzing import event, fuzz_settings, json_paths
 
 _COUNTER = itertools.count()
 
@@ -56,18 +46,6 @@ class Fixture(list):
 class FixtureDict(dict):
     def __repr__(self) -> str:
         return f"<{', '.join(self)}>"
-
-
-def fuzz_settings(quick: int) -> settings:
-    """``quick`` examples (CI), or ``TS_FUZZ_EXAMPLES`` of them; always reproducible."""
-    n = int(os.environ.get("TS_FUZZ_EXAMPLES") or quick)
-    return settings(
-        max_examples=n,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
 
 
 def _fresh(folder, suffix: str):
@@ -342,23 +320,6 @@ def test_fuzzed_lightgbm_text_loads_or_raises_an_input_error(tmp_path, lgb_texts
         assert np.allclose(ens.raw(X), ens.replayer.predict_raw(X), atol=1e-6, equal_nan=True)
 
 
-def _json_paths(model) -> list[tuple]:
-    """Paths to values of a JSON model (the first items of each list), for mutation."""
-    out = []
-
-    def walk(x, path):
-        out.append(path)
-        if isinstance(x, dict):
-            for k, v in x.items():
-                walk(v, path + (k,))
-        elif isinstance(x, list) and x:
-            for i in range(min(len(x), 3)):
-                walk(x[i], path + (i,))
-
-    walk(model, ())
-    return out[1:]
-
-
 _json_junk = st.one_of(
     st.none(),
     st.booleans(),
@@ -375,7 +336,7 @@ _json_junk = st.one_of(
 
 def _mutate_json(data, model):
     m = copy.deepcopy(model)
-    paths = _json_paths(m)
+    paths = json_paths(m)[1:]
     for _ in range(data.draw(st.integers(1, 3))):
         path = data.draw(st.sampled_from(paths))
         parent = m

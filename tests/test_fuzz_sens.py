@@ -14,28 +14,18 @@ of examples of every fuzzer for a longer campaign (docs/reliability.md).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import event as _hypothesis_event
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument
 
 from treesens.compiler.errors import InputError
 from treesens.frontends import sens
 from treesens.frontends.sens import SensError
-
-
-def event(value: str) -> None:
-    """hypothesis' statistics label (outside a hypothesis test, nothing)."""
-    with contextlib.suppress(InvalidArgument):
-        _hypothesis_event(value)
-
+from treesens.tests.fuzzing import event, fuzz_settings
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SENS_FILES = sorted(EXAMPLES.glob("*.sens"))
@@ -46,18 +36,6 @@ SHIPPED = (
     "wine_details.csv",
 )
 FILENAME = "fuzz.sens"
-
-
-def fuzz_settings(quick: int) -> settings:
-    """``quick`` examples (CI), or ``TS_FUZZ_EXAMPLES`` of them; always reproducible."""
-    n = int(os.environ.get("TS_FUZZ_EXAMPLES") or quick)
-    return settings(
-        max_examples=n,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import treesens
 from treesens.compiler.errors import InputError, UnsupportedModelError
+from treesens.tests.fuzzing import json_paths
 
 
 def _train(**params):
@@ -98,23 +99,6 @@ def test_split_on_a_feature_the_model_lacks_is_an_input_error(tmp_path, tiny_mod
         treesens.load_model(path)
 
 
-def _mutations(model: dict):
-    """Paths to every value in a model, for the fuzzer to break."""
-    out = []
-
-    def walk(x, path):
-        out.append(path)
-        if isinstance(x, dict):
-            for k, v in x.items():
-                walk(v, path + (k,))
-        elif isinstance(x, list) and x:
-            for i in range(min(len(x), 3)):
-                walk(x[i], path + (i,))
-
-    walk(model, ())
-    return out
-
-
 _junk = st.one_of(
     st.none(),
     st.booleans(),
@@ -135,7 +119,7 @@ _junk = st.one_of(
 @given(data=st.data())
 def test_fuzzed_model_json_loads_or_raises_an_input_error(tmp_path, tiny_model_json, data):
     m = copy.deepcopy(tiny_model_json)
-    paths = _mutations(m)
+    paths = json_paths(m)
     for _ in range(data.draw(st.integers(1, 3))):
         path = data.draw(st.sampled_from(paths[1:]))
         parent = m
