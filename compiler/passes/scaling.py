@@ -44,16 +44,16 @@ class IntegerScaling(Pass):
             if isinstance(c, ExactlyOne):
                 for v in c.vars:
                     group_of[v] = gi
-        varmax = [max(abs(v.lb), abs(v.ub)) for v in prob.vars]
-        self._bounds = [(v.lb, v.ub) for v in prob.vars]
+        bounds = [(v.lb, v.ub) for v in prob.vars]
+        varmax = [max(abs(lb), abs(ub)) for lb, ub in bounds]
         worst = 0.0
         out = []
         for c in prob.constraints:
             if isinstance(c, Linear):
-                c, err = self._scale(c, group_of, varmax)
+                c, err = self._scale(c, group_of, bounds, varmax)
                 worst = max(worst, err)
             elif isinstance(c, Implication):
-                inner, err = self._scale(c.then, group_of, varmax)
+                inner, err = self._scale(c.then, group_of, bounds, varmax)
                 worst = max(worst, err)
                 c = c._replace(then=inner)
             out.append(c)
@@ -76,7 +76,7 @@ class IntegerScaling(Pass):
             return 1.0
         return 2.0 ** (self.target_bits - math.frexp(m)[1])
 
-    def _scale(self, c: Linear, group_of, varmax) -> tuple[Linear, float]:
+    def _scale(self, c: Linear, group_of, bounds, varmax) -> tuple[Linear, float]:
         if all(_is_int(k) for k in c.coefs) and _is_int(c.rhs):
             return c, 0.0
         s = self._factor(c.coefs)
@@ -95,26 +95,27 @@ class IntegerScaling(Pass):
         srhs = c.rhs * s
         if c.sense == ">=":
             rhs = math.ceil(srhs - err)
-            return self._clamped(c._replace(coefs=tuple(new), rhs=float(rhs))), err / s
+            return _clamped(c._replace(coefs=tuple(new), rhs=float(rhs)), bounds), err / s
         if c.sense == "<=":
             rhs = math.floor(srhs + err)
-            return self._clamped(c._replace(coefs=tuple(new), rhs=float(rhs))), err / s
+            return _clamped(c._replace(coefs=tuple(new), rhs=float(rhs)), bounds), err / s
         # an equality with fractional data becomes a relaxed range: keep as two rows
         raise ValueError("IntegerScaling cannot relax a fractional equality; split it first")
 
-    def _clamped(self, c: Linear) -> Linear:
-        """The same row with its right-hand side moved into the range the left side can
-        reach: a row no point can violate (or none satisfy) stays so, and a huge
-        right-hand side (from a huge leaf of a fixed tree) fits 64-bit arithmetic."""
-        lo = hi = 0.0
-        for v, k in zip(c.vars, c.coefs):
-            a, b = k * self._bounds[v][0], k * self._bounds[v][1]
-            lo += min(a, b)
-            hi += max(a, b)
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            return c
-        if c.sense == ">=":
-            rhs = min(max(c.rhs, lo), hi + 1.0)
-        else:
-            rhs = max(min(c.rhs, hi), lo - 1.0)
-        return c if rhs == c.rhs else c._replace(rhs=float(rhs))
+
+def _clamped(c: Linear, bounds) -> Linear:
+    """The same row with its right-hand side moved into the range the left side can
+    reach: a row no point can violate (or none satisfy) stays so, and a huge
+    right-hand side (from a huge leaf of a fixed tree) fits 64-bit arithmetic."""
+    lo = hi = 0.0
+    for v, k in zip(c.vars, c.coefs):
+        a, b = k * bounds[v][0], k * bounds[v][1]
+        lo += min(a, b)
+        hi += max(a, b)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return c
+    if c.sense == ">=":
+        rhs = min(max(c.rhs, lo), hi + 1.0)
+    else:
+        rhs = max(min(c.rhs, hi), lo - 1.0)
+    return c if rhs == c.rhs else c._replace(rhs=float(rhs))
