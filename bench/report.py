@@ -174,6 +174,74 @@ def cactus(runs, insts: list[str], configs: list[str], path: Path, title: str) -
     return True
 
 
+def own_table(runs, own: dict[str, list[str]], configs: list[str]) -> list[str]:
+    """One row per configuration, each over the instances it finished itself."""
+    lines = []
+    for k, c in enumerate(configs):
+        rows = table(runs, own[c], [c])
+        lines += rows if k == 0 else rows[2:]
+    return lines
+
+
+def unanswered(runs, insts: list[str], config: str = "default") -> list[str]:
+    miss = [i for i in insts if not solved(runs[(i, config)])]
+    out = [f"Instances the {config} configuration did not answer ({len(miss)}):", ""]
+    for i in miss:
+        r = runs[(i, config)]
+        t = (r.get("time") or {}).get("total")
+        detail = f"{r['status']} after {fmt(t, 0)} s {r.get('message') or ''}{r.get('error') or ''}"
+        out.append(f"- `{i}`: {detail.rstrip()}")
+    return out if miss else out + ["- none"]
+
+
+def spec_targets(runs, insts: list[str], with_counts: bool = True) -> list[str]:
+    """SPEC section 5 on these instances: answered, median time, PAR2 ratio against Kant."""
+    d = [runs[(i, "default")] for i in insts]
+    lines = []
+    if with_counts:
+        ok = [r for r in d if solved(r)]
+        lines += [
+            f"- default answered {len(ok)}/{len(d)} within the limit (target: all within 600 s)",
+            f"- default median time {fmt(statistics.median(r['time']['total'] for r in d))} s "
+            f"over all {len(d)} (target <= 2 s); median CPU "
+            f"{fmt(statistics.median([r['time'].get('cpu') or 0 for r in d]))} s",
+        ]
+    if all((i, "kant") in runs for i in insts):
+        k = [runs[(i, "kant")] for i in insts]
+        ratio = par2(k) / par2(d) if par2(d) else float("nan")
+        met = "met" if ratio >= 8 else "not met"
+        lines.append(
+            f"- PAR2 kant / default = {fmt(ratio)}x (target >= 8x): {met} on these instances"
+        )
+    if not lines:
+        return []
+    return ["", f"SPEC targets (section 5) on these {len(d)} instances:", ""] + lines
+
+
+def default_summary(runs, insts: list[str], suite: str) -> list[str]:
+    """The default configuration over all its instances: by gap, the SPEC targets, misses."""
+    md = ["", f"### default on all {len(insts)} instances it finished", ""]
+    gaps = sorted({runs[(i, "default")]["gap"] for i in insts})
+    md += table(runs, insts, ["default"])
+    for g in gaps if len(gaps) > 1 else []:
+        sub = [i for i in insts if runs[(i, "default")]["gap"] == g]
+        md += table(runs, sub, ["default"])[2:]
+        md[-1] = md[-1].replace("| default |", f"| default, g = {g:g} |", 1)
+    if suite == "single":
+        found = defaultdict(int)
+        for i in insts:
+            r = runs[(i, "default")]
+            if r["status"] == "sensitive" and solved(r):
+                found[r.get("found_by") or "?"] += 1
+        md += spec_targets(runs, insts)
+        md.append(
+            "- sensitive pairs found by: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(found.items(), key=lambda kv: -kv[1]))
+        )
+    md += [""] + unanswered(runs, insts)
+    return md
+
+
 def disagreements(runs, insts) -> list[str]:
     out = []
     by = defaultdict(dict)
@@ -191,6 +259,7 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
     if not runs:
         return "no results yet\n"
     configs = configs or _configs(runs)
+    out.parent.mkdir(parents=True, exist_ok=True)
     suites = defaultdict(set)
     for (i, _c), r in runs.items():
         suites[r.get("suite", "single")].add(i)
@@ -206,12 +275,26 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
         all_i = sorted(suites[suite])
         present = [c for c in configs if any((i, c) in runs for i in all_i)]
         common = [i for i in all_i if all((i, c) in runs for c in present)]
+        own = {c: [i for i in all_i if (i, c) in runs] for c in present}
         md += [
             "",
             f"## Suite `{suite}`: {len(common)} instances finished by all of {', '.join(present)} "
             f"(of {len(all_i)} started)",
-            "",
         ]
+        if any(len(own[c]) > len(common) for c in present):
+            md += [
+                "",
+                "### Each configuration on every instance it finished",
+                "",
+                "(Not comparable across rows when the instance sets differ; the comparisons "
+                "below use the common instances only.)",
+                "",
+            ]
+            md += own_table(runs, own, present)
+            if len(own.get("default", [])) > len(common):
+                md += default_summary(runs, own["default"], suite)
+            md += ["", f"### The {len(common)} instances every configuration finished"]
+        md.append("")
         if not common:
             continue
         md += table(runs, common, present)
@@ -223,25 +306,7 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
                 md += ["", f"### g = {g:g} ({len(sub)} instances)", ""]
                 md += table(runs, sub, present)
         if suite == "single" and "default" in present:
-            d = [runs[(i, "default")] for i in common]
-            ok = [r for r in d if solved(r)]
-            med = statistics.median([r["time"]["total"] for r in d]) if d else float("nan")
-            md += [
-                "",
-                "SPEC targets (section 5) on these instances:",
-                "",
-                f"- default answered {len(ok)}/{len(d)} within the limit (target: all within 600 s)",
-                f"- default median time {fmt(med)} s over all {len(d)} (target <= 2 s); "
-                f"median CPU {fmt(statistics.median([r['time'].get('cpu') or 0 for r in d]))} s",
-            ]
-            if "kant" in present:
-                k = [runs[(i, "kant")] for i in common]
-                ratio = par2(k) / par2(d) if par2(d) else float("nan")
-                md.append(
-                    f"- PAR2 kant / default = {fmt(ratio)}x (target >= 8x): "
-                    + ("met" if ratio >= 8 else "not met")
-                    + " on these instances"
-                )
+            md += spec_targets(runs, common, with_counts=len(own["default"]) == len(common))
         if len(common) <= 40:
             md += [
                 "",
@@ -260,15 +325,14 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
         png = out.parent / f"{out.name}-cactus-{suite}.png"
         if cactus(runs, common, present, png, f"{suite}: {len(common)} instances"):
             md += ["", f"Cactus plot: `{png}`"]
-        if "default" in present:
-            miss = [i for i in common if not solved(runs[(i, "default")])]
-            md += ["", f"Instances the default configuration did not answer ({len(miss)}):", ""]
-            md += [
-                f"- `{i}`: {runs[(i, 'default')]['status']} {runs[(i, 'default')].get('message') or ''}"
-                f"{runs[(i, 'default')].get('error') or ''}".rstrip()
-                for i in miss
-            ] or ["- none"]
-        dis = disagreements(runs, common)
+        if len(own.get("default", [])) > len(common):
+            png = out.parent / f"{out.name}-cactus-{suite}-default.png"
+            n = len(own["default"])
+            if cactus(runs, own["default"], ["default"], png, f"{suite}: default, {n} instances"):
+                md += [f"Cactus plot of the default on all its instances: `{png}`"]
+        if "default" in present and len(own["default"]) == len(common):
+            md += [""] + unanswered(runs, common)
+        dis = disagreements(runs, all_i)
         md += ["", f"Disagreements (sensitive vs insensitive on one instance): {len(dis)}"] + dis
         errs = [(i, c) for i in common for c in present if runs[(i, c)]["status"] == "error"]
         if errs:
@@ -277,7 +341,6 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
                 f"- `{i}` [{c}]: {(runs[(i, c)].get('error') or '')[:200]}" for i, c in errs[:20]
             ]
     text = "\n".join(md) + "\n"
-    out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{out}.md").write_text(text)
     return text
 

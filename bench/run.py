@@ -138,7 +138,10 @@ def main(argv=None) -> int:
         "--instances",
         default=None,
         metavar="FILE",
-        help="keep only the instances whose ids (as --list prints them) this file lists",
+        help=(
+            "keep only the instances whose ids (as --list prints them) this file lists, "
+            "one per line; # starts a comment"
+        ),
     )
     ap.add_argument(
         "--configs", default=None, help="comma-separated configurations (default: the tier's)"
@@ -186,7 +189,10 @@ def main(argv=None) -> int:
         keep = set(args.models.split(","))
         insts = [i for i in insts if i.model in keep]
     if args.instances:
-        wanted = {ln.strip() for ln in Path(args.instances).read_text().splitlines() if ln.strip()}
+        lines = (
+            ln.split("#", 1)[0].strip() for ln in Path(args.instances).read_text().splitlines()
+        )
+        wanted = {ln for ln in lines if ln}
         missing = wanted - {i.id for i in insts}
         if missing:
             ap.error(f"{args.instances}: not instances of this tier: {', '.join(sorted(missing))}")

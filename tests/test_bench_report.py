@@ -1,0 +1,76 @@
+"""bench/report.py: what the benchmark tables count (synthetic results, no solver runs)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+# the checkout this test sits in (bench/ is not part of the installed package)
+CHECKOUT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("bench_report", CHECKOUT / "bench" / "report.py")
+report_mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(report_mod)
+
+
+def run(instance, config, status, total, *, validated=True, gap=0.1, timeout=600.0):
+    return {
+        "instance": f"{instance}|g={gap:g}",
+        "config": config,
+        "suite": "single",
+        "gap": gap,
+        "timeout": timeout,
+        "status": status,
+        "validated": validated,
+        "time": {"total": total, "cpu": total},
+        "found_by": "cpsat" if status == "sensitive" else None,
+    }
+
+
+def write(tmp_path, runs):
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    return path
+
+
+def test_par2_counts_an_unanswered_run_as_twice_the_limit():
+    rs = [run("a", "default", "sensitive", 2.0), run("b", "default", "unknown", 600.0)]
+    assert report_mod.par2(rs) == pytest.approx((2.0 + 1200.0) / 2)
+
+
+def test_a_sensitive_answer_without_a_replayed_pair_is_not_solved():
+    assert not report_mod.solved(run("a", "default", "sensitive", 1.0, validated=False))
+
+
+def test_an_answer_after_the_time_limit_is_not_solved():
+    assert not report_mod.solved(run("a", "default", "insensitive", 601.0))
+
+
+def test_speed_up_is_compared_on_the_instances_both_configurations_finished(tmp_path):
+    runs = [
+        run("a", "default", "sensitive", 1.0),
+        run("a", "kant", "sensitive", 10.0),
+        run("b", "default", "sensitive", 1.0),  # kant never ran b
+    ]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    assert "PAR2 kant / default = 10.00x (target >= 8x): met" in text
+
+
+def test_default_misses_are_listed_over_all_its_instances_when_others_ran_a_sample(tmp_path):
+    runs = [
+        run("a", "default", "sensitive", 1.0),
+        run("a", "kant", "sensitive", 10.0),
+        run("b", "default", "unknown", 590.0, gap=0.3),
+    ]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    assert "### default on all 2 instances it finished" in text
+    assert "- `b|g=0.3`: unknown after 590 s" in text
+    assert "default answered 1/2 within the limit" in text
+
+
+def test_a_sensitive_and_an_insensitive_answer_on_one_instance_are_a_disagreement(tmp_path):
+    runs = [run("a", "default", "sensitive", 1.0), run("a", "kant", "insensitive", 3.0)]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    assert "Disagreements (sensitive vs insensitive on one instance): 1" in text
