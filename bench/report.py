@@ -225,8 +225,8 @@ def default_summary(runs, insts: list[str], suite: str) -> list[str]:
     md += table(runs, insts, ["default"])
     for g in gaps if len(gaps) > 1 else []:
         sub = [i for i in insts if runs[(i, "default")]["gap"] == g]
-        md += table(runs, sub, ["default"])[2:]
-        md[-1] = md[-1].replace("| default |", f"| default, g = {g:g} |", 1)
+        row = table(runs, sub, ["default"])[-1]
+        md.append(row.replace("| default |", f"| default, g = {g:g} |", 1))
     if suite == "single":
         found = defaultdict(int)
         for i in insts:
@@ -276,6 +276,8 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
         present = [c for c in configs if any((i, c) in runs for i in all_i)]
         common = [i for i in all_i if all((i, c) in runs for c in present)]
         own = {c: [i for i in all_i if (i, c) in runs] for c in present}
+        # the default ran on more instances than the others (they ran on a sample)
+        default_wider = len(own.get("default", [])) > len(common)
         md += [
             "",
             f"## Suite `{suite}`: {len(common)} instances finished by all of {', '.join(present)} "
@@ -291,7 +293,7 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
                 "",
             ]
             md += own_table(runs, own, present)
-            if len(own.get("default", [])) > len(common):
+            if default_wider:
                 md += default_summary(runs, own["default"], suite)
             md += ["", f"### The {len(common)} instances every configuration finished"]
         md.append("")
@@ -306,7 +308,7 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
                 md += ["", f"### g = {g:g} ({len(sub)} instances)", ""]
                 md += table(runs, sub, present)
         if suite == "single" and "default" in present:
-            md += spec_targets(runs, common, with_counts=len(own["default"]) == len(common))
+            md += spec_targets(runs, common, with_counts=not default_wider)
         if len(common) <= 40:
             md += [
                 "",
@@ -325,12 +327,12 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
         png = out.parent / f"{out.name}-cactus-{suite}.png"
         if cactus(runs, common, present, png, f"{suite}: {len(common)} instances"):
             md += ["", f"Cactus plot: `{png}`"]
-        if len(own.get("default", [])) > len(common):
+        if default_wider:
             png = out.parent / f"{out.name}-cactus-{suite}-default.png"
             n = len(own["default"])
             if cactus(runs, own["default"], ["default"], png, f"{suite}: default, {n} instances"):
                 md += [f"Cactus plot of the default on all its instances: `{png}`"]
-        if "default" in present and len(own["default"]) == len(common):
+        if "default" in present and not default_wider:
             md += [""] + unanswered(runs, common)
         dis = disagreements(runs, all_i)
         md += ["", f"Disagreements (sensitive vs insensitive on one instance): {len(dis)}"] + dis
