@@ -132,6 +132,9 @@ for _name, _params in {
     "cpsat-fixed": (("search_branching", 1),),  # FIXED_SEARCH: the model's variable order
     "cpsat-pseudocost": (("search_branching", 4),),  # PSEUDO_COST_SEARCH
     "cpsat-nopresolve": (("cp_model_presolve", False),),
+    # CP-SAT's portfolio (core, LNS, feasibility jump, ...): 8 threads on the job's one core
+    "cpsat-w8": (("num_workers", 8),),
+    "cpsat-interleave": (("interleave_search", True),),
 }.items():
     CONFIGS[_name] = Config(
         _name, heuristic=False, params=_params, note=f"default-noheur with CP-SAT {_params}"
@@ -140,6 +143,10 @@ for _name, _params in {
 for _name, _params in {
     "default-nopresolve": (("cp_model_presolve", False),),
     "default-probe2": (("cp_model_probing_level", 2),),
+    "default-w8": (("num_workers", 8),),
+    # CP-SAT's subsolvers (LP and no-LP searches, core, LNS, feasibility jump) taking
+    # turns in ONE thread, deterministically
+    "default-interleave": (("interleave_search", True),),
 }.items():
     CONFIGS[_name] = Config(_name, params=_params, note=f"default with CP-SAT {_params}")
 for _b in ("cbc", "highs", "gurobi", "z3"):

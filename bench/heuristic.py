@@ -1,0 +1,129 @@
+"""The pre-solver heuristic alone, in variants, on the same instances: how many pairs each
+finds within the pipeline's work bound (row-tree evaluations, so the count does not
+depend on the machine's load), and how fast.
+
+    python bench/heuristic.py --instances bench/sample-heuristic.txt \\
+        --variant default --variant balance=0.5 --variant balance=3,work=2
+
+A variant is ``name`` or ``key=value,...`` over ``find_witness``'s tuning arguments
+(balance, candidates) and ``work`` (a multiple of the pipeline's bound).
+Every variant runs on every instance in this one process, one after the other, so the
+comparison is side by side; a JSON line per (instance, variant) goes to --out and a
+table to standard output. Only pairs are counted: the heuristic never proves
+"insensitive", and a found pair is checked against the model's own evaluation here
+(the pipeline replays it through the library before it answers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from instances import tier  # noqa: E402
+
+TUNING = ("balance", "candidates")
+
+
+def parse_variant(text: str) -> tuple[str, dict]:
+    """``default`` or ``balance=1.5,work=2`` -> (name, keyword arguments)."""
+    if text == "default":
+        return text, {}
+    kw: dict = {}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        if key not in TUNING + ("work",) or not value:
+            raise SystemExit(
+                f"bench/heuristic.py: variant {text!r}: expected key=value with key "
+                f"in {', '.join(TUNING + ('work',))}"
+            )
+        kw[key] = int(value) if key == "candidates" else float(value)
+    return text, kw
+
+
+def run_one(ens, q, variants, seed: int) -> list[dict]:
+    import numpy as np
+
+    from treesens.compiler.heuristic import find_witness
+    from treesens.compiler.pipeline import HEURISTIC_WORK_PER_LEAF, compile_query
+
+    enc = compile_query(ens, q).encoding
+    rows = enc.condition.rows
+    base_work = HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
+    out = []
+    for name, kw in variants:
+        kw = dict(kw)
+        work = int(base_work * kw.pop("work", 1.0))
+        t0 = time.process_time()
+        found = find_witness(enc, 3600.0, seed=seed, margin=2 * enc.relax, work=work, **kw)
+        cpu = time.process_time() - t0
+        ok, slack = False, None
+        if found is not None:
+            x1, x2, ok = found
+            raw = ens.raw(np.stack([x1, x2]))
+            s1 = min(float(raw[0] @ np.asarray(c)) - r for c, r in rows[0])
+            s2 = min(float(raw[1] @ np.asarray(c)) - r for c, r in rows[1])
+            slack = min(s1, s2)
+            ok = bool(ok and slack >= 0)
+        out.append({"variant": name, "found": ok, "slack": slack, "cpu": cpu})
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--instances", required=True, help="file of instance ids, one per line")
+    ap.add_argument("--variant", action="append", default=[], help="a variant (repeatable)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="JSON Lines file for the per-run results")
+    args = ap.parse_args(argv)
+    variants = [parse_variant(v) for v in (args.variant or ["default"])]
+    wanted = [ln.split("#", 1)[0].strip() for ln in Path(args.instances).read_text().splitlines()]
+    wanted = sorted((w for w in wanted if w), key=lambda w: w.split("|")[0])  # by model
+    insts, _, _ = tier("full", ("single",))
+    by_id = {i.id: i for i in insts}
+    missing = [w for w in wanted if w not in by_id]
+    if missing:
+        raise SystemExit(f"{args.instances}: unknown instance {missing[0]!r}")
+
+    import treesens
+    from treesens.frontends.api import make_query
+
+    models: dict = {}
+    results = []
+    for k, iid in enumerate(wanted, 1):
+        inst = by_id[iid]
+        if inst.model not in models:
+            m, d = inst.paths
+            models = {inst.model: treesens.load_model(m, details=d)}  # one model in memory
+        ens = models[inst.model]
+        q = make_query(list(inst.features), gap=inst.gap, threads=1)
+        for r in run_one(ens, q, variants, args.seed):
+            r["instance"] = iid
+            results.append(r)
+            if args.out:
+                with open(args.out, "a") as out:
+                    out.write(json.dumps(r) + "\n")
+        line = "  ".join(
+            f"{r['variant']}: {'yes' if r['found'] else 'no '} {r['cpu']:.1f}s"
+            for r in results[-len(variants) :]
+        )
+        print(f"[{k}/{len(wanted)}] {iid}  {line}", file=sys.stderr, flush=True)
+    print("| variant | instances | pairs found | CPU total (s) | median CPU when found (s) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, _ in variants:
+        rs = [r for r in results if r["variant"] == name]
+        hits = [r["cpu"] for r in rs if r["found"]]
+        med = f"{statistics.median(hits):.2f}" if hits else "-"
+        total = sum(r["cpu"] for r in rs)
+        print(f"| {name} | {len(rs)} | {len(hits)} | {total:.1f} | {med} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
