@@ -6,14 +6,16 @@
 'sensitive'
 """
 
-from .compiler.ensemble import Ensemble, Feature, Tree
-from .compiler.errors import InputError, TreesensError
-from .compiler.query import Gap, Query
-from .compiler.result import Result
-from .frontends.api import check
-from .frontends.load import load_model
-from .frontends.sens import run_file
-from .frontends.sweep import results_frame, sweep
+# absolute imports: pytest imports this file (the repository root is the package) under the
+# checkout directory's name, which need not be "treesens" nor even an identifier
+from treesens.compiler.ensemble import Ensemble, Feature, Tree
+from treesens.compiler.errors import InputError, TreesensError
+from treesens.compiler.query import Gap, Query
+from treesens.compiler.result import Result
+from treesens.frontends.api import check
+from treesens.frontends.load import load_model
+from treesens.frontends.sens import run_file
+from treesens.frontends.sweep import results_frame, sweep
 
 __version__ = "0.1.0"
 
