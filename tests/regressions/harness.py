@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from treesens.compiler.ensemble import LOGISTIC, ZERO_BAND, Ensemble, Feature, Tree
-from treesens.compiler.query import ANY, PASS_NAMES, Gap, Query
+from treesens.compiler.ensemble import LOGISTIC, PROBA, ZERO_BAND, Ensemble, Feature, Tree
+from treesens.compiler.query import ANY, MAX_RATIO, PASS_NAMES, Gap, Query
 
 HERE = Path(__file__).resolve().parent
 CASES_DIR = HERE / "cases"
@@ -806,7 +806,10 @@ def make_queries(rng, ens: Ensemble, values: dict, n_queries: int) -> list[tuple
             lo_ok = 0.05 if kind == "margin" else 1.05  # no ties: "any other" is then exact
         if not binary:
             # a pure leaf makes a ratio infinite; gaps beyond these are another campaign
-            hi_ok = 1e4 if kind == "prob" else 50.0
+            # (and treesens refuses a margin gap above ln(MAX_RATIO))
+            hi_ok = 1e4 if kind == "prob" else min(50.0, math.log(MAX_RATIO))
+            if kind == "margin" and ens.link == PROBA:
+                hi_ok = 0.999  # a difference of probabilities: a margin gap of 1 is refused
         u = rng.random()
         if u < 0.55 and lo_ok <= best <= hi_ok:
             how = str(rng.choice(["exact", "next-up", "next-down", "1e-7-up", "1e-7-down"]))
