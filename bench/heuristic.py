@@ -51,11 +51,11 @@ def run_one(ens, q, variants, seed: int) -> list[dict]:
     import numpy as np
 
     from treesens.compiler.heuristic import find_witness
-    from treesens.compiler.pipeline import HEURISTIC_WORK_PER_LEAF, compile_query
+    from treesens.compiler.pipeline import compile_query, heuristic_work
+    from treesens.compiler.replay import condition_slack
 
     enc = compile_query(ens, q).encoding
-    rows = enc.condition.rows
-    base_work = HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
+    base_work = heuristic_work(ens)
     out = []
     for name, kw in variants:
         kw = dict(kw)
@@ -67,9 +67,7 @@ def run_one(ens, q, variants, seed: int) -> list[dict]:
         if found is not None:
             x1, x2, ok = found
             raw = ens.raw(np.stack([x1, x2]))
-            s1 = min(float(raw[0] @ np.asarray(c)) - r for c, r in rows[0])
-            s2 = min(float(raw[1] @ np.asarray(c)) - r for c, r in rows[1])
-            slack = min(s1, s2)
+            slack = min(condition_slack(enc, raw[0], 0), condition_slack(enc, raw[1], 1))
             ok = bool(ok and slack >= 0)
         out.append({"variant": name, "found": ok, "slack": slack, "cpu": cpu})
     return out
@@ -94,14 +92,14 @@ def main(argv=None) -> int:
     import treesens
     from treesens.frontends.api import make_query
 
-    models: dict = {}
+    loaded = (None, None)  # (model key, Ensemble): instances come sorted by model
     results = []
     for k, iid in enumerate(wanted, 1):
         inst = by_id[iid]
-        if inst.model not in models:
+        if loaded[0] != inst.model:
             m, d = inst.paths
-            models = {inst.model: treesens.load_model(m, details=d)}  # one model in memory
-        ens = models[inst.model]
+            loaded = (inst.model, treesens.load_model(m, details=d))
+        ens = loaded[1]
         q = make_query(list(inst.features), gap=inst.gap, threads=1)
         for r in run_one(ens, q, variants, args.seed):
             r["instance"] = iid

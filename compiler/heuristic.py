@@ -200,21 +200,14 @@ def find_witness(
                             return x1, x2, s1, s2, True
         return x1, x2, s1, s2, False
 
-    def random_pair():
-        x1 = np.array([rng.choice(reps[f]) for f in feats], dtype=np.float64)
-        x2 = x1.copy()
-        for f in varying:
-            x2[f] = rng.choice(reps[f])
-        return x1, x2
-
     while not out_of_budget():
         if starts is not None and restart < len(starts):
             x1 = starts[restart].astype(np.float64).copy()
-            x2 = x1.copy()
-            for f in varying:
-                x2[f] = rng.choice(reps[f])
         else:
-            x1, x2 = random_pair()
+            x1 = np.array([rng.choice(reps[f]) for f in feats], dtype=np.float64)
+        x2 = x1.copy()
+        for f in varying:
+            x2[f] = rng.choice(reps[f])
         x1, x2, s1, s2, ok = ascend(x1, x2)
         restart += 1
         if ok:

@@ -37,6 +37,12 @@ HEURISTIC_SECONDS = (
 HEURISTIC_WORK_PER_LEAF = 50  # row-tree evaluations per leaf of the model (~2 s for 200 trees)
 
 
+def heuristic_work(ens: Ensemble) -> int:
+    """The heuristic's effort bound in row-tree evaluations: it grows with the model, so
+    tiny models go straight to the solver, and it keeps answers reproducible under load."""
+    return HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
+
+
 def _option(q: Query, key: str, default):
     return dict(q.options).get(key, default)
 
@@ -164,9 +170,7 @@ def solve_query(
     # before the backend's reductions, which only a query left to the solver needs
     if _option(q, "heuristic", True) and first and not (q.bounds or q.relations):
         t_h = time.time()
-        # effort grows with the model (tiny models go straight to the solver); the work
-        # bound keeps answers reproducible, the time bound is only a backstop
-        work = HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
+        work = heuristic_work(ens)  # the time bound below is only a backstop
         budget = min(HEURISTIC_SECONDS, 0.2 * max(0.0, deadline - t_h))
         found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax, work=work)
         res.stats["heuristic_time"] = time.time() - t_h
@@ -209,7 +213,7 @@ def solve_query(
         t_h = time.time()
         rows = np.random.default_rng(q.seed).permutation(data.n_rows)[:200]
         starts = np.where(np.isnan(data.X[rows]), 0.0, data.X[rows])
-        work = HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
+        work = heuristic_work(ens)
         budget = min(HEURISTIC_SECONDS, 0.2 * max(0.0, deadline - t_h))
         # a few runs from different rows; the pair best for the data-aware objective wins
         # (fewest violated cavity clauses, then the highest utility)
