@@ -13,6 +13,7 @@ from ortools.sat.python import cp_model
 
 from ..compiler.ir import BOOL, ExactlyOne, Implication, Linear, Problem
 from .base import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
+from .search_schedule import SCHEDULE, search_phases
 
 
 def _expr(xs, c: Linear):
@@ -80,18 +81,38 @@ def _set_parameter(params, name: str, value) -> None:
     setattr(params, name, value)
 
 
-def solve(problem: Problem, options: SolveOptions) -> Solution:
+def solve(problem: Problem, options: SolveOptions, schedule=SCHEDULE) -> Solution:
     t0 = time.time()
     model, xs = build(problem)
     if options.hint is not None:
         for x, v in zip(xs, options.hint):
             model.add_hint(x, int(round(v)))
     build_time = time.time() - t0
+    phases = search_phases(problem, options, schedule)
+    start_left = options.remaining()
+    solve_time, sol = 0.0, None
+    for i, phase in enumerate(phases):
+        last = i == len(phases) - 1
+        left = options.remaining()
+        # each phase ends at its share of the time the schedule started with
+        seconds = left if last else min(left, phase.share * start_left)
+        sol = _solve_once(model, xs, problem, options, phase, seconds)
+        solve_time += sol.time
+        if sol.status != UNKNOWN or last or options.remaining() <= 0.1:
+            break
+    sol.time, sol.build_time = solve_time, build_time
+    if len(phases) > 1 and sol.status != UNKNOWN:
+        sol.stats["search"] = phase.name  # the search that answered
+    return sol
+
+
+def _solve_once(model, xs, problem: Problem, options: SolveOptions, phase, seconds) -> Solution:
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.num_workers = max(1, int(options.threads))
     p.random_seed = int(options.seed)
-    p.max_time_in_seconds = max(0.05, 0.97 * options.remaining() - 0.05)  # leave time to reply
+    # leave time to reply
+    p.max_time_in_seconds = max(0.05, min(0.97 * options.remaining() - 0.05, seconds))
     p.log_search_progress = bool(options.log)
     p.catch_sigint_signal = False  # the parent process handles Ctrl-C
     # chosen from measurements (bench/reports/cpsat-params.md): without probing, 1.6-1.8x
@@ -99,7 +120,7 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
     p.cp_model_probing_level = PROBING_LEVEL
     if problem.objective is not None and options.first_solution:
         p.stop_after_first_solution = True
-    for name, value in options.params:
+    for name, value in (*phase.params, *options.params):
         try:
             _set_parameter(p, name, value)
         except (AttributeError, TypeError, ValueError, KeyError) as e:
@@ -118,18 +139,10 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
             obj,
             solver.best_objective_bound if problem.objective else None,
             solve_time,
-            build_time,
             stats=stats,
         )
     if status == cp_model.INFEASIBLE:
-        return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
+        return Solution(INFEASIBLE, time=solve_time, stats=stats)
     if status == cp_model.MODEL_INVALID:
-        return Solution(
-            ERROR,
-            time=solve_time,
-            build_time=build_time,
-            message=model.validate() or "invalid model",
-        )
-    return Solution(
-        UNKNOWN, time=solve_time, build_time=build_time, message="time limit reached", stats=stats
-    )
+        return Solution(ERROR, time=solve_time, message=model.validate() or "invalid model")
+    return Solution(UNKNOWN, time=solve_time, message="time limit reached", stats=stats)

@@ -147,6 +147,14 @@ for _name, _params in {
     # CP-SAT's subsolvers (LP and no-LP searches, core, LNS, feasibility jump) taking
     # turns in ONE thread, deterministically
     "default-interleave": (("interleave_search", True),),
+    # two of the portfolio's searches alone (they found the portfolio's pairs on the
+    # hardest queries): branching on the LP's reduced costs over the full LP relaxation,
+    # and core-based optimisation without LP
+    "default-lpsearch": (("linearization_level", 2), ("search_branching", "LP_SEARCH")),
+    "default-core": (("optimize_with_core", True), ("linearization_level", 0)),
+    # CP-SAT's default search for the whole limit (the default before the schedule): any
+    # search parameter, here set to CP-SAT's own default value, replaces the schedule
+    "default-single": (("search_branching", "AUTOMATIC_SEARCH"),),
 }.items():
     CONFIGS[_name] = Config(_name, params=_params, note=f"default with CP-SAT {_params}")
 for _b in ("cbc", "highs", "gurobi", "z3"):

@@ -232,7 +232,10 @@ def default_summary(runs, insts: list[str], suite: str) -> list[str]:
         for i in insts:
             r = runs[(i, "default")]
             if r["status"] == "sensitive" and solved(r):
-                found[r.get("found_by") or "?"] += 1
+                by = r.get("found_by") or "?"
+                if r.get("search") and r["search"] != "default":  # a later search of the schedule
+                    by += f" ({r['search']} search)"
+                found[by] += 1
         md += spec_targets(runs, insts)
         md.append(
             "- sensitive pairs found by: "

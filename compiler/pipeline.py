@@ -276,6 +276,8 @@ def solve_query(
         )
         sol = worker.solve(problem, opts)
         solve_time += sol.time + sol.build_time
+        if sol.stats.get("search"):  # which search of the backend's schedule answered
+            res.stats["search"] = sol.stats["search"]
         if sol.status == INFEASIBLE and problem.note("data_restricted"):
             # the data's restrictions (cavity clauses, forbidden intervals) leave no pair:
             # drop them and search the whole space; "insensitive" is never based on data

@@ -23,9 +23,13 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
     style = _STYLE.get(res.status, "bold yellow")
     feats = ", ".join(res.features)
     gap = f"g={res.gap:g}" if res.gap_kind == "prob" else f"margin gap {res.gap:g}"
+    backend = res.backend
+    search = (res.stats or {}).get("search")
+    if search and search != "default":  # a later search of the backend's schedule answered
+        backend += f" ({search} search)"
     con.print(
         f"[{style}]{res.status.upper()}[/] [dim]({res.query})[/] "
-        f"varying [bold]{feats}[/], {gap}, backend {res.backend}, "
+        f"varying [bold]{feats}[/], {gap}, backend {backend}, "
         f"{res.time['total']:.2f}s (compile {res.time['compile']:.2f}s, solve {res.time['solve']:.2f}s)"
     )
     if res.error:
