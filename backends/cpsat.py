@@ -90,7 +90,7 @@ def solve(problem: Problem, options: SolveOptions, schedule=SCHEDULE) -> Solutio
     build_time = time.time() - t0
     phases = search_phases(problem, options, schedule)
     start_left = options.remaining()
-    solve_time, sol = 0.0, None
+    solve_time = 0.0
     for i, phase in enumerate(phases):
         last = i == len(phases) - 1
         left = options.remaining()

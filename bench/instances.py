@@ -13,6 +13,8 @@ import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from treesens.backends.search_schedule import SCHEDULE
+
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("TREESENS_SHARED", HERE.parent.parent / "shared")) / "benchmarks"
 
@@ -139,6 +141,7 @@ for _name, _params in {
     CONFIGS[_name] = Config(
         _name, heuristic=False, params=_params, note=f"default-noheur with CP-SAT {_params}"
     )
+_SCHEDULE = {phase.name: phase for phase in SCHEDULE}
 # the same candidates inside the default pipeline (heuristic first)
 for _name, _params in {
     "default-nopresolve": (("cp_model_presolve", False),),
@@ -150,8 +153,8 @@ for _name, _params in {
     # two of the portfolio's searches alone (they found the portfolio's pairs on the
     # hardest queries): branching on the LP's reduced costs over the full LP relaxation,
     # and core-based optimisation without LP
-    "default-lpsearch": (("linearization_level", 2), ("search_branching", "LP_SEARCH")),
-    "default-core": (("optimize_with_core", True), ("linearization_level", 0)),
+    "default-lpsearch": _SCHEDULE["lp-branching"].params,
+    "default-core": _SCHEDULE["core"].params,
     # CP-SAT's default search for the whole limit (the default before the schedule): any
     # search parameter, here set to CP-SAT's own default value, replaces the schedule
     "default-single": (("search_branching", "AUTOMATIC_SEARCH"),),
