@@ -88,7 +88,7 @@ def main(argv=None) -> int:
         if cfg.get("kind") == "veritas":
             from veritas_peer import run_veritas  # bench/ is on sys.path (script dir)
 
-            out = run_veritas(inst, timeout)
+            out = run_veritas(inst, timeout, dict(cfg.get("params") or ()))
         else:
             out = run_treesens(inst, cfg, timeout)
     except Exception as e:  # one broken instance must not stop the run

@@ -74,3 +74,22 @@ def test_a_sensitive_and_an_insensitive_answer_on_one_instance_are_a_disagreemen
     runs = [run("a", "default", "sensitive", 1.0), run("a", "kant", "insensitive", 3.0)]
     text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
     assert "Disagreements (sensitive vs insensitive on one instance): 1" in text
+
+
+def test_the_speed_up_interval_is_one_point_when_every_instance_has_the_same_ratio():
+    lo, hi = report_mod.ratio_interval([10.0, 20.0, 30.0], [1.0, 2.0, 3.0])
+    assert lo == pytest.approx(10.0) and hi == pytest.approx(10.0)
+
+
+def test_the_speed_up_interval_contains_the_ratio_and_widens_with_uneven_instances():
+    ref, x = [100.0, 1.0, 1.0, 50.0, 2.0], [1.0, 1.0, 1.0, 1.0, 1.0]
+    lo, hi = report_mod.ratio_interval(ref, x)
+    assert lo < sum(ref) / sum(x) < hi
+
+
+def test_the_kant_ratio_says_when_its_whole_interval_is_above_the_target(tmp_path):
+    runs = []
+    for k in range(12):
+        runs += [run(f"i{k}", "default", "sensitive", 1.0), run(f"i{k}", "kant", "sensitive", 20.0)]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    assert "95% bootstrap interval 20.00x - 20.00x (entirely above 8x)" in text
