@@ -14,7 +14,7 @@ Writes ``<out>.md`` (the Markdown summary, also printed) and ``<out>-cactus-<sui
   same on the instances where one of the two took >= 1 s (the paper's filter).
 * speed-ups come with a 95% bootstrap interval (instances resampled with replacement,
   fixed seed): when the instances are a random sample of a tier (a partial run of the
-  shuffled order, or a sample file), it says how far the ratio on the whole tier can be.
+  shuffled order, or a sample file), it is the range the whole tier's ratio likely lies in.
 * A sensitive answer from one configuration and an insensitive one from another on the
   same instance is listed as a disagreement (it would be a soundness bug).
 """
@@ -119,6 +119,8 @@ def ratio_interval(ref_times, x_times, level: float = 0.95, seed: int = 0) -> tu
     import numpy as np
 
     r, x = np.asarray(ref_times, dtype=float), np.asarray(x_times, dtype=float)
+    if len(r) == 0:
+        return float("nan"), float("nan")
     idx = np.random.default_rng(seed).integers(0, len(r), size=(BOOTSTRAP, len(r)))
     ratios = r[idx].sum(axis=1) / np.maximum(x[idx].sum(axis=1), 1e-12)
     lo, hi = np.quantile(ratios, [(1 - level) / 2, (1 + level) / 2])

@@ -93,3 +93,8 @@ def test_the_kant_ratio_says_when_its_whole_interval_is_above_the_target(tmp_pat
         runs += [run(f"i{k}", "default", "sensitive", 1.0), run(f"i{k}", "kant", "sensitive", 20.0)]
     text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
     assert "95% bootstrap interval 20.00x - 20.00x (entirely above 8x)" in text
+
+
+def test_the_speed_up_interval_of_no_instances_is_undefined():
+    lo, hi = report_mod.ratio_interval([], [])
+    assert lo != lo and hi != hi  # nan
