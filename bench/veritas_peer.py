@@ -45,52 +45,40 @@ def build_pair_addtree(ens, varied: list[int], coefs: tuple[np.ndarray, np.ndarr
     features renamed n + j."""
     import veritas
 
-    n = ens.n_features
-    rename2 = {f: n + j for j, f in enumerate(varied)}
     at = veritas.AddTree(1, veritas.AddTreeType.REGR)
-    base = 0.0
-    for c, coef in enumerate(coefs):
-        base += float(np.dot(coef, np.asarray(ens.intercept)))
-        fmap = rename2 if c == 1 else {}
-        for t in ens.trees:
-            w = np.array([coef[o] for o in t.outputs]) * ens.scale
-            if not np.any(w):
-                continue
-            if t.categories is not None and any(cat is not None for cat in t.categories):
-                raise ValueError("categorical splits are not supported by the Veritas peer")
-            vt = at.add_tree()
-            stack = [(0, vt.root())]
-            while stack:
-                node, vnode = stack.pop()
-                f = int(t.feature[node])
-                if f < 0:
-                    vt.set_leaf_value(vnode, 0, float(np.dot(w, t.value[node])))
-                    continue
-                vt.split(vnode, fmap.get(f, f), _split_value(ens, float(t.threshold[node])))
-                stack.append((int(t.left[node]), vt.left(vnode)))
-                stack.append((int(t.right[node]), vt.right(vnode)))
-    at.set_base_score(0, base)
+    at.set_base_score(0, sum(float(np.dot(coef, np.asarray(ens.intercept))) for coef in coefs))
+    _add_tree_copies(at, ens, varied, [(0, c, coef) for c, coef in enumerate(coefs)])
     return at
 
 
 def build_sides_addtree(ens, varied: list[int], sides: list[tuple[int, np.ndarray]], target):
     """One multi-output AddTree for MULTI_MAX_MAX_OUTPUT_DIFF, whose objective
     ``out_0 - max_k out_k`` is ``min_k (coef_k . raw(x_copy_k)) - target``: output 0 is
-    empty, output k+1 is minus side k. Each tree appears once per copy, with a leaf value
-    for every side that reads that copy."""
+    empty, output k+1 is minus side k."""
     import veritas
 
-    n = ens.n_features
-    rename2 = {f: n + j for j, f in enumerate(varied)}
     at = veritas.AddTree(len(sides) + 1, veritas.AddTreeType.REGR)
     for k, (_, coef) in enumerate(sides):
         at.set_base_score(k + 1, -float(np.dot(coef, np.asarray(ens.intercept))) + target)
+    _add_tree_copies(at, ens, varied, [(k + 1, c, -coef) for k, (c, coef) in enumerate(sides)])
+    return at
+
+
+def _add_tree_copies(at, ens, varied: list[int], terms: list[tuple[int, int, np.ndarray]]):
+    """Add ``coef . leaves(x_copy)`` to output ``out`` for every term (out, copy, coef):
+    each tree of the ensemble once per copy that some term reads, with a leaf value for
+    every such term; copy 1's varied features are renamed n + j."""
+    n = ens.n_features
+    rename2 = {f: n + j for j, f in enumerate(varied)}
     for c in (0, 1):
-        mine = [(k, coef) for k, (copy, coef) in enumerate(sides) if copy == c]
         fmap = rename2 if c == 1 else {}
         for t in ens.trees:
-            w = [(k, np.array([coef[o] for o in t.outputs]) * ens.scale) for k, coef in mine]
-            w = [(k, v) for k, v in w if np.any(v)]
+            w = [
+                (out, np.array([coef[o] for o in t.outputs]) * ens.scale)
+                for out, copy, coef in terms
+                if copy == c
+            ]
+            w = [(out, v) for out, v in w if np.any(v)]
             if not w:
                 continue
             if t.categories is not None and any(cat is not None for cat in t.categories):
@@ -101,13 +89,12 @@ def build_sides_addtree(ens, varied: list[int], sides: list[tuple[int, np.ndarra
                 node, vnode = stack.pop()
                 f = int(t.feature[node])
                 if f < 0:
-                    for k, v in w:
-                        vt.set_leaf_value(vnode, k + 1, -float(np.dot(v, t.value[node])))
+                    for out, v in w:
+                        vt.set_leaf_value(vnode, out, float(np.dot(v, t.value[node])))
                     continue
                 vt.split(vnode, fmap.get(f, f), _split_value(ens, float(t.threshold[node])))
                 stack.append((int(t.left[node]), vt.left(vnode)))
                 stack.append((int(t.right[node]), vt.right(vnode)))
-    return at
 
 
 def _split_value(ens, t: float) -> float:
