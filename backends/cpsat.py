@@ -132,12 +132,14 @@ def _solve_once(model, xs, problem: Problem, options: SolveOptions, phase, secon
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         values = np.fromiter((solver.value(x) for x in xs), dtype=np.float64, count=len(xs))
         proven = status == cp_model.OPTIMAL or problem.objective is None
-        obj = solver.objective_value if problem.objective is not None else None
+        # the model leaves the objective's constant out (CP-SAT's objective is integral)
+        const = problem.objective.constant if problem.objective is not None else 0.0
+        obj = solver.objective_value + const if problem.objective is not None else None
         return Solution(
             OPTIMAL if proven else FEASIBLE,
             values,
             obj,
-            solver.best_objective_bound if problem.objective else None,
+            solver.best_objective_bound + const if problem.objective else None,
             solve_time,
             stats=stats,
         )

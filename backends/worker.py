@@ -73,6 +73,11 @@ def serve(module_name: str, memory_mb: int) -> None:
     except BaseException as e:  # noqa: BLE001 - reported to the parent
         module = None
         load_error = f"cannot load {module_name}: {type(e).__name__}: {e}"
+        if memory_mb:
+            load_error = (
+                f"the solver cannot start within the memory limit of {memory_mb} MB "
+                f"(raise --memory-mb); {load_error}"
+            )
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
@@ -93,8 +98,12 @@ def serve(module_name: str, memory_mb: int) -> None:
             except MemoryError:
                 sol = Solution(ERROR, message="the solver ran out of memory (worker memory limit)")
             except BaseException as e:  # noqa: BLE001
-                tb = traceback.format_exc(limit=4)
-                sol = Solution(ERROR, message=f"{type(e).__name__}: {e}\n{tb}")
+                # one line for the user; the traceback goes into the result's stats
+                sol = Solution(
+                    ERROR,
+                    message=f"{type(e).__name__}: {e}".splitlines()[0],
+                    stats={"traceback": traceback.format_exc(limit=4)},
+                )
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a solver library may have taken it
         try:
             _write_msg(out_fd, sol)

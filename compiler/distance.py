@@ -5,7 +5,7 @@ leaves in every tree: for copy c and feature f, the intersection of the tests on
 the path to the leaf the copy reaches in each tree. Features outside F are shared by the
 two inputs, so the pair's region on such a feature is the intersection of both copies'
 boxes. The distance is the l2 distance, over the features outside F, from the nearest
-data row to that region, each feature scaled to [0, 1] by the data's range (max - min;
+data row to that region, each feature divided by the data's range (max - min;
 1 for a constant feature). A row inside the region has distance 0.
 
 Per feature, a row's value v is at distance 0 when the library routes v into the region

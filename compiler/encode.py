@@ -26,7 +26,7 @@ import numpy as np
 
 from .domain import FeatureDomain, build_categorical_domain, build_domain
 from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble
-from .errors import InputError, closest
+from .errors import FEATURES, InputError, closest
 from .ir import ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .query import Condition, Query, resolve_condition
 
@@ -84,7 +84,9 @@ def resolve_features(ens: Ensemble, names) -> frozenset[int]:
         try:
             out.add(ens.feature_index(n))
         except KeyError:
-            raise InputError(f"unknown feature {n!r}{closest(n, ens.feature_names)}") from None
+            raise InputError(
+                f"unknown feature {n!r}{closest(n, ens.feature_names, listing=FEATURES)}"
+            ) from None
     if not out:
         raise InputError("no feature to vary: give at least one (--vary NAME)")
     return frozenset(out)

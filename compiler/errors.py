@@ -23,8 +23,16 @@ class UnsupportedModelError(InputError):
     """A model of a kind treesens does not handle (regressor, ranking, DART, ...)."""
 
 
-def closest(name: str, candidates, n: int = 3) -> str:
-    """A 'did you mean' suffix for unknown names, or an empty string."""
+# the ``listing`` of closest() for unknown feature names
+FEATURES = "known features"
+
+
+def closest(name: str, candidates, n: int = 3, *, listing: str | None = None) -> str:
+    """A 'did you mean' suffix for unknown names, or an empty string.
+
+    With ``listing`` (say "known features"), a name with no close match gets the start of
+    the candidates' list instead: " (known features: a, b, c, ... 30 in all)".
+    """
     import difflib
 
     cand = [str(c) for c in candidates]
@@ -32,4 +40,21 @@ def closest(name: str, candidates, n: int = 3) -> str:
     if not got:
         low = {c.lower(): c for c in cand}
         got = [low[name.lower()]] if name.lower() in low else []
-    return f" (did you mean {', '.join(repr(g) for g in got)}?)" if got else ""
+    if got:
+        return f" (did you mean {', '.join(repr(g) for g in got)}?)"
+    if listing is None or not cand:
+        return ""
+    return f" ({listing}: {name_list(cand)})"
+
+
+def name_list(names, max_names: int = 8, max_chars: int = 80) -> str:
+    """``a, b, c`` or, for a long list, its start: ``a, b, c, ... 30 in all``."""
+    names = [str(x) for x in names]
+    shown: list[str] = []
+    for x in names:
+        if len(shown) == max_names or (shown and len(", ".join(shown + [x])) > max_chars):
+            break
+        shown.append(x)
+    if len(shown) == len(names):
+        return ", ".join(shown)
+    return f"{', '.join(shown)}, ... {len(names)} in all"

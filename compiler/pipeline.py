@@ -170,8 +170,10 @@ def solve_query(
     # before the backend's reductions, which only a query left to the solver needs
     if _option(q, "heuristic", True) and first and not (q.bounds or q.relations):
         t_h = time.time()
-        work = heuristic_work(ens)  # the time bound below is only a backstop
-        budget = min(HEURISTIC_SECONDS, 0.2 * max(0.0, deadline - t_h))
+        # the work bound decides; the time bound is only a backstop
+        effort = float(_option(q, "heuristic_effort", 1.0))  # a multiple of the default
+        work = int(heuristic_work(ens) * effort)
+        budget = min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, deadline - t_h))
         found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax, work=work)
         res.stats["heuristic_time"] = time.time() - t_h
         if found is not None:
@@ -296,6 +298,8 @@ def solve_query(
             break
         if sol.status == S_ERROR:
             res.status, res.error = ERROR, sol.message or "solver error"
+            if sol.stats.get("traceback"):
+                res.stats["solver_traceback"] = sol.stats["traceback"]
             break
         if not sol.has_point:
             res.status, res.message = UNKNOWN, sol.message or "no answer within the time limit"
@@ -316,7 +320,8 @@ def solve_query(
         verdict = _check_candidate(ens, q, enc, values, prefer)
         if verdict[0] == "ok":
             _accept(res, ens, verdict, found_by=q.backend)
-            res.stats["objective"] = sol.objective
+            scale = problem.note("objective_scale") or 1.0
+            res.stats["objective"] = None if sol.objective is None else sol.objective / scale
             res.stats["solver_status"] = sol.status  # "optimal" or "feasible" (best found in time)
             if cuts:
                 res.message = f"found after excluding {cuts} near-miss pairs"

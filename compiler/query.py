@@ -37,7 +37,7 @@ class Gap:
     kind: str = "prob"
 
     def __str__(self) -> str:
-        return f"{self.value:g}" if self.kind == "prob" else f"margin {self.value:g}"
+        return f"{self.value:.12g}" if self.kind == "prob" else f"margin {self.value:.12g}"
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,11 @@ def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
         return DEFAULT_PASSES
     if items == ["none"] or items == []:
         return frozenset()
+    for whole in ("all", "default", "none"):
+        if whole in items:
+            raise InputError(
+                f"pass list {','.join(items)!r}: {whole!r} stands alone, not in a list"
+            )
     out = set()
     for p in items:
         neg = p.startswith("-") or p.startswith("no-")
@@ -38,6 +43,18 @@ def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
         else:
             out.add(name)
     return frozenset(out)
+
+
+def check_backend_name(backend: str) -> None:
+    """A backend name is known (or a race of known ones) before anything runs: a query the
+    heuristic answers never reaches the backend, and would otherwise report a made-up one."""
+    from ..backends.registry import get_info
+    from ..compiler.race import is_race, race_backends
+
+    if is_race(backend):
+        race_backends(backend)
+    else:
+        get_info(backend)
 
 
 def make_query(
@@ -68,6 +85,9 @@ def make_query(
         raise InputError(f"gap {g.value} is not a finite number")
     if timeout is None or not timeout > 0:
         raise InputError(f"timeout must be positive, got {timeout}")
+    if int(threads) < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
+    check_backend_name(backend)
     if isinstance(classes, str):
         classes = tuple(c.strip() for c in classes.split(","))
         if len(classes) != 2:
@@ -133,8 +153,8 @@ def check(
     t0 = time.time()
     ens = (
         model
-        if isinstance(model, Ensemble) and details is None
-        else load_model(model, details=details)
+        if isinstance(model, Ensemble) and details is None and data is None
+        else load_model(model, details=details, data=data, label=label)
     )
     opts = {
         "data": data,

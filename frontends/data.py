@@ -1,14 +1,17 @@
 """Data for data-aware queries: a CSV (or Parquet) file, or a DataFrame, with a label column.
 
 Columns are matched to the model's features by name when every feature has a column of
-its name; otherwise by order (the label column left out) when the counts match. Values
-must be numbers; a categorical feature that declares category names may also use the
-names. A missing value is accepted only for a feature declared ``may_be_missing``.
-Every problem is an ``InputError`` naming the file (and the column / row).
+its name; otherwise by order (the label column left out) when the counts match. The label
+column may be absent only under its default name, ``label``. Every row of a CSV has as
+many fields as its header. Values must be numbers; a categorical feature that declares
+category names may also use the names. A missing value is accepted only for a feature
+declared ``may_be_missing``. Every problem is an ``InputError`` naming the file (and the
+line / column / row).
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import math
 import os
@@ -17,7 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, closest, name_list
+
+# the label column's name when none is given: a data file without it has no labels
+DEFAULT_LABEL = "label"
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +80,7 @@ class Dataset:
 _LOADED: dict[tuple, Dataset] = {}
 
 
-def load_data(data, ens, label: str | None = "label") -> Dataset:
+def load_data(data, ens, label: str | None = DEFAULT_LABEL) -> Dataset:
     """A Dataset for ``ens`` from a path (CSV / Parquet), a pandas DataFrame, an array
     with the features in model order, or a Dataset (returned as it is)."""
     if isinstance(data, Dataset):
@@ -83,10 +89,7 @@ def load_data(data, ens, label: str | None = "label") -> Dataset:
         return data
     if isinstance(data, (str, Path)):
         path = Path(data)
-        try:
-            st = path.stat()
-        except OSError:
-            raise InputError("data file not found", str(path)) from None
+        st = _stat(path)
         key = (
             str(path.resolve()),
             st.st_mtime_ns,
@@ -96,7 +99,8 @@ def load_data(data, ens, label: str | None = "label") -> Dataset:
             tuple((f.kind, f.may_be_missing, f.categories) for f in ens.features),
         )
         if key not in _LOADED:
-            _LOADED[key] = _from_frame(_read(path), ens, label, str(path))
+            header = str(path) if _is_parquet(path) else f"{path}:1"
+            _LOADED[key] = _from_frame(_read(path), ens, label, str(path), header)
         return _LOADED[key]
     try:
         import pandas as pd
@@ -117,22 +121,115 @@ def load_data(data, ens, label: str | None = "label") -> Dataset:
     return _from_frame(pd.DataFrame(arr, columns=cols), ens, None, "<array>")
 
 
+def data_columns(data) -> tuple[list[str], str]:
+    """The column names of data (a CSV / Parquet path, a DataFrame or a Dataset), and
+    where they are for messages (``file:1``, the CSV header line)."""
+    if isinstance(data, Dataset):
+        return list(data.names), data.source
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        _stat(path)
+        if _is_parquet(path):
+            return [str(c).strip() for c in _read(path).columns], str(path)
+        return _checked_csv_header(path), f"{path}:1"
+    if hasattr(data, "columns"):
+        return [str(c).strip() for c in data.columns], "<DataFrame>"
+    raise InputError(
+        f"data given as {type(data).__name__} has no column names (give a file or a DataFrame)"
+    )
+
+
+def feature_columns(cols: list[str], label: str | None, where: str) -> list[str]:
+    """The columns other than the label column. The label column may be absent only under
+    its default name (a file without labels); a label named by the user must be there."""
+    if label and label not in cols:
+        if label != DEFAULT_LABEL:
+            raise InputError(
+                f"no label column {label!r}{closest(label, cols)} (the columns: {name_list(cols)})",
+                where,
+            )
+        return list(cols)
+    return [c for c in cols if c != label]
+
+
+def _stat(path: Path) -> os.stat_result:
+    try:
+        st = path.stat()
+    except OSError:
+        raise InputError("data file not found", str(path)) from None
+    if path.is_dir():
+        raise InputError("is a directory, not a data file", str(path))
+    if st.st_size == 0:
+        raise InputError("data file is empty", str(path))
+    return st
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+_HEADERS: dict[tuple, list[str]] = {}
+
+
+def _checked_csv_header(path: Path) -> list[str]:
+    """The header of a CSV file (names stripped), after checking that every row has as
+    many fields as the header (pandas would fill a short row with missing values and take
+    the first column of rows one field longer for an index, shifting the others)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _HEADERS:
+        _HEADERS[key] = _scan_csv(path)
+    return list(_HEADERS[key])
+
+
+def _scan_csv(path: Path) -> list[str]:
+    header: list[str] | None = None
+    reader = None
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh, skipinitialspace=True)
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue  # a blank line, which pandas skips too
+                if header is None:
+                    header = [c.strip() for c in row]
+                    named = [c for c in header if c]
+                    dup = next((c for c in named if named.count(c) > 1), None)
+                    if dup is not None:
+                        raise InputError(
+                            f"column name {dup!r} appears twice", f"{path}:{reader.line_num}"
+                        )
+                elif len(row) != len(header):
+                    raise InputError(
+                        f"{len(row)} field{'s' if len(row) != 1 else ''}, "
+                        f"the header has {len(header)}",
+                        f"{path}:{reader.line_num}",
+                    )
+    except (csv.Error, UnicodeDecodeError, OSError) as e:
+        line = f":{reader.line_num}" if reader is not None and reader.line_num else ""
+        raise InputError(f"cannot read: {_first_line(e)}", f"{path}{line}") from None
+    if header is None:
+        raise InputError("no header row (the data file holds only blank lines)", str(path))
+    return header
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e).strip() else type(e).__name__
+
+
 def _read(path: Path):
     import pandas as pd
 
-    if path.is_dir():
-        raise InputError("is a directory, not a data file", str(path))
-    if path.stat().st_size == 0:
-        raise InputError("data file is empty", str(path))
-    suffix = path.suffix.lower()
+    _stat(path)
     try:
-        if suffix in (".parquet", ".pq"):
+        if _is_parquet(path):
             try:
                 return pd.read_parquet(path)
             except ImportError:  # pandas' message runs over several lines
                 raise InputError(
                     "reading Parquet needs pyarrow or fastparquet (pip install pyarrow)", str(path)
                 ) from None
+        _checked_csv_header(path)
         return pd.read_csv(path, skipinitialspace=True)
     except InputError:
         raise
@@ -143,17 +240,16 @@ def _read(path: Path):
         OSError,
         ValueError,
     ) as e:
-        raise InputError(
-            f"cannot read: {str(e).splitlines()[0] if str(e) else type(e).__name__}", str(path)
-        ) from None
+        raise InputError(f"cannot read: {_first_line(e)}", str(path)) from None
 
 
-def _from_frame(df, ens, label, where: str) -> Dataset:
+def _from_frame(df, ens, label, where: str, header: str | None = None) -> Dataset:
     import pandas as pd
 
     cols = [str(c).strip() for c in df.columns]
     df = df.copy()
     df.columns = cols
+    feature_columns(cols, label, header or where)
     y = None
     if label and label in cols:
         y = df[label].to_numpy()
@@ -234,7 +330,7 @@ def _categories(col, feat, name: str, where: str) -> np.ndarray:
 def data_option(q):
     """The data a query names in its options (``data``: a path or a Dataset), or None."""
     opts = dict(q.options)
-    return opts.get("data"), opts.get("label", "label")
+    return opts.get("data"), opts.get("label", DEFAULT_LABEL)
 
 
 def dataset_for(ens, q) -> Dataset | None:

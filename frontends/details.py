@@ -45,12 +45,16 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     col = {h: i for i, h in enumerate(header)}
     feats = list(ens.features)
     seen: dict[str, int] = {}
+    declared: dict[int, int] = {}
     for lineno, row in enumerate(rows[1:], start=2):
         if not row or all(not c.strip() for c in row):
             continue
         where = f"{path}:{lineno}"
-        if len(row) < len(header):
-            raise InputError(f"expected {len(header)} fields, found {len(row)}", where)
+        if len(row) != len(header):
+            raise InputError(
+                f"{len(row)} field{'s' if len(row) != 1 else ''}, the header has {len(header)}",
+                where,
+            )
         try:
             idx = int(row[col["feature"]])
         except ValueError:
@@ -62,6 +66,11 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
                 f"feature index {idx} out of range: the model has {len(feats)} features (0..{len(feats) - 1})",
                 where,
             )
+        if idx in declared:
+            raise InputError(
+                f"feature index {idx} declared twice (also line {declared[idx]})", where
+            )
+        declared[idx] = lineno
         name = row[col["name"]].strip()
         if not name:
             raise InputError("empty feature name", where)
@@ -88,6 +97,8 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
                 f"a binary feature takes 0 or 1, not values in [{lb:g}, {ub:g}]", where
             )
         feats[idx] = replace(feats[idx], name=name, lb=lb, ub=ub, kind=kind, may_be_missing=missing)
+    if not declared:
+        raise InputError("no feature rows after the header", f"{path}:1")
     names = [f.name for f in feats]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
@@ -95,34 +106,44 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     return ens.with_features(tuple(feats))
 
 
-def apply_data_names(ens: Ensemble, path: str | Path, label: str | None = "label") -> Ensemble:
+# the names a loader gives features when the model file has none: XGBoost's f0, f1, ...
+# (xgboost.py), LightGBM's Column_0, ... (lightgbm.py), scikit-learn's x0, ... (sklearn.py)
+GENERIC_NAMES = ("f{}", "Column_{}", "x{}")
+
+
+def has_generic_names(ens: Ensemble) -> bool:
+    """Are the model's feature names its library's placeholders (f0, Column_0, x0, ...)?"""
+    names = ens.feature_names
+    return any(names == [pattern.format(i) for i in range(len(names))] for pattern in GENERIC_NAMES)
+
+
+def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemble:
     """Name features after a data file's columns (in model order, the label column left out).
 
-    Only used when the model's own names are generic (f0, f1, ...); otherwise the data's
-    columns must match the model's names, which is checked where the data is used.
+    Only used when the model's own names are generic (``has_generic_names``) and the data
+    does not already have a column for each of them; otherwise the data's columns must
+    match the model's names, which is checked where the data is used. ``data`` is a CSV /
+    Parquet path or a DataFrame. A ``label`` other than the default must be a column.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("data file not found", str(path))
-    try:
-        with path.open() as fh:
-            header = next(csv.reader(fh), None)
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read: {e}", str(path)) from None
-    if not header:
-        raise InputError("empty data file (expected a header row)", str(path))
-    cols = [c.strip() for c in header if c.strip() != (label or "")]
-    generic = all(f.name == f"f{i}" for i, f in enumerate(ens.features))
-    if not generic:
+    from .data import data_columns, feature_columns
+
+    header, where = data_columns(data)
+    cols = feature_columns(header, label, where)
+    if not has_generic_names(ens) or all(n in cols for n in ens.feature_names):
         return ens
     if len(cols) != ens.n_features:
+        besides = f" besides the label column {label!r}" if label in header else ""
         raise InputError(
-            f"has {len(cols)} feature columns (besides {label!r}) but the model has {ens.n_features} features",
-            f"{path}:1",
+            f"{len(cols)} feature columns{besides}, but the model has {ens.n_features} features "
+            f"(its names {', '.join(ens.feature_names[:2])}, ... are generic: the data's columns "
+            "name them in order)",
+            where,
         )
+    if "" in cols:
+        raise InputError(f"column {header.index('') + 1} has no name", where)
     dups = sorted({c for c in cols if cols.count(c) > 1})
     if dups:
-        raise InputError(f"duplicate column names: {', '.join(dups)}", f"{path}:1")
+        raise InputError(f"duplicate column names: {', '.join(dups)}", where)
     return ens.with_features(tuple(replace(f, name=c) for f, c in zip(ens.features, cols)))
 
 
@@ -148,7 +169,7 @@ def declare(ens: Ensemble, *, missing=(), categories: dict | None = None) -> Ens
 
 
 def _index(ens: Ensemble, name) -> int:
-    from ..compiler.errors import closest
+    from ..compiler.errors import FEATURES, closest
 
     if isinstance(name, int):
         if not 0 <= name < ens.n_features:
@@ -158,5 +179,5 @@ def _index(ens: Ensemble, name) -> int:
         return ens.feature_index(str(name))
     except KeyError:
         raise InputError(
-            f"unknown feature {name!r}{closest(str(name), ens.feature_names)}"
+            f"unknown feature {name!r}{closest(str(name), ens.feature_names, listing=FEATURES)}"
         ) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
@@ -27,11 +28,13 @@ def load_model(
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
 
     ``details``: a feature,name,lb,ub CSV; ``data``: a CSV whose columns name the features
-    of a model that has only generic names (f0, f1, ...). With ``auto_details``, a
+    of a model that has only generic names (f0, Column_0, x0, ...). With ``auto_details``, a
     details file beside a model file (``<model>_details.csv``, ``<model minus its last
     _part>_details.csv`` or ``details.csv``) is used when it names exactly the model's
     features in the model's order (its bounds keep witnesses inside the data's domain).
     """
+    if base_score is not None and not (math.isfinite(base_score) and 0.0 < base_score < 1.0):
+        raise InputError(f"base_score {base_score:g} must be a probability in (0, 1)")
     if isinstance(model, Ensemble):
         ens = model
     elif isinstance(model, (str, Path)):
@@ -100,7 +103,13 @@ def _load_path(path: Path, fmt: str, base_score, n_classes) -> Ensemble:
     if fmt in ("xgboost", "xgboost-dump"):
         from . import xgboost as xgbf
 
-        return xgbf.load_path(path, base_score=base_score, n_classes=n_classes)
+        return xgbf.load_path(
+            path, base_score=base_score, n_classes=n_classes, dump=fmt == "xgboost-dump"
+        )
+    if base_score is not None:
+        raise InputError(
+            "base_score is read only for an XGBoost text dump; this model records its own", where
+        )
     if fmt == "lightgbm":
         try:
             from . import lightgbm as lgbf

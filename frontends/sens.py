@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-from ..compiler.errors import InputError, closest
+from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.query import ANY, FeatureBound, FeatureRelation, Query
 
 # ---------------------------------------------------------------------------------------
@@ -50,10 +50,29 @@ class SensError(InputError):
         head = f"{self.where}: {self.message}"
         if self.source_line is None:
             return head
-        src = self.source_line.rstrip("\r\n")
-        prefix = src[: max(self.column - 1, 0)]
-        caret = "".join(c if c == "\t" else " " for c in prefix) + "^"
+        src, at = _clip(self.source_line.rstrip("\r\n"), max(self.column - 1, 0))
+        caret = "".join(c if c == "\t" else " " for c in src[:at]) + "^"
         return f"{head}\n{src}\n{caret}"
+
+
+CONTEXT_WIDTH = 100  # the most characters of the offending line an error shows
+
+
+def _clip(src: str, at: int, width: int = CONTEXT_WIDTH) -> tuple[str, int]:
+    """The offending line cut to about ``width`` characters around index ``at`` (``...``
+    marks a cut), and the index of ``at`` in the cut line: a model given instead of a
+    .sens file has a first line of megabytes."""
+    if len(src) <= width:
+        return src, at
+    start = min(max(at - width // 2, 0), len(src) - width)
+    if start > 0:
+        start += 3  # room for the leading "..."
+    end = start + width - (3 if start > 0 else 0)
+    head = "..." if start > 0 else ""
+    tail = "..." if end < len(src) else ""
+    if tail:
+        end -= 3
+    return head + src[start:end] + tail, at - start + len(head)
 
 
 # ---------------------------------------------------------------------------------------
@@ -260,6 +279,9 @@ class ModelDecl(Node):
     path: Str
     format: str | None = None
     base_score: float | None = None
+    # where 'format' and 'base_score' are written (for messages)
+    format_pos: Pos | None = _pos()
+    base_score_pos: Pos | None = _pos()
 
 
 @dataclass(frozen=True)
@@ -323,7 +345,31 @@ DATA_AWARE_PARAMS = (
     "prob_alpha",
     "prob_empty",
 )
+# the modes each parameter acts in (elsewhere it would be ignored)
+_PARAM_MODES = {
+    "clause_width": ("clause", "probclause"),
+    "max_clauses": ("clause", "probclause"),
+    "clause_time": ("clause", "probclause"),
+    "clauses": ("clause", "probclause"),
+    "clause_cache": ("clause", "probclause"),
+    "prob_alpha": ("prob", "probclause"),
+    "prob_empty": ("prob", "probclause"),
+}
 _MODE_ALIASES = {"prob+clause": "probclause", "clause+prob": "probclause", "off": "none"}
+# the names `option NAME = VALUE` may set (the Query.options the compiler reads), with the
+# kind of value each takes; other Query.options have their own statement (or none in .sens)
+OPTIONS = {"heuristic": "true or false", "progress": "true or false"}
+_OTHER_OPTIONS = {
+    "data": 'the data file is given by a line  data "train.csv"',
+    "label": 'the label column is given by the data line:  data "train.csv" label NAME',
+    "solver_params": "solver parameters cannot be set from a .sens file "
+    "(treesens check --solver-param NAME=VALUE)",
+    **{
+        p: f"a data-aware parameter: give it on the data_aware line "
+        f"(data_aware {modes[0]} {p} = ...)"
+        for p, modes in _PARAM_MODES.items()
+    },
+}
 # the words of the grammar: a name equal to one is written quoted by fmt
 KEYWORDS = frozenset(
     {
@@ -453,19 +499,21 @@ def _build_transformer():
 
         # ---- top level ----
         def model(self, meta, ch):
-            fmt = base = None
+            fmt = base = fpos = bpos = None
             for c in ch[1:]:
                 if c[0] == "format":
-                    fmt = c[1]
+                    fmt, fpos = c[1], c[2]
                 else:
-                    base = c[1]
-            return ModelDecl(ch[0], fmt, base, pos=_meta_pos(meta))
+                    base, bpos = c[1], c[2]
+            return ModelDecl(
+                ch[0], fmt, base, pos=_meta_pos(meta), format_pos=fpos, base_score_pos=bpos
+            )
 
         def model_format(self, meta, ch):
-            return ("format", ch[0].text)
+            return ("format", ch[0].text, _meta_pos(meta))
 
         def model_base_score(self, meta, ch):
-            return ("base_score", ch[0].value)
+            return ("base_score", ch[0].value, _meta_pos(meta))
 
         def data(self, meta, ch):
             return DataDecl(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
@@ -801,10 +849,34 @@ def parse_file(path) -> SensAST:
     if p.is_dir():
         raise InputError("is a directory, not a .sens file", shown)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        blob = p.read_bytes()
+    except OSError as e:
         raise InputError(f"cannot read: {e}", shown) from None
-    return parse(text, shown)
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if _looks_like_model(blob):
+            raise InputError(_MODEL_NOT_SENS, shown) from None
+        raise InputError(f"cannot read: {e}", shown) from None
+    try:
+        return parse(text, shown)
+    except SensError:
+        if _looks_like_model(blob):
+            raise _located(_MODEL_NOT_SENS, shown, text, Pos(1, 1, 1, 1)) from None
+        raise
+
+
+_MODEL_NOT_SENS = (
+    "this looks like a model file, not a .sens query file (to ask about a model "
+    "directly: treesens check MODEL --vary FEATURE ...; the .sens language: docs/language.md)"
+)
+
+
+def _looks_like_model(blob: bytes) -> bool:
+    """A model given instead of a .sens file: JSON (an XGBoost model or dump, a LightGBM
+    JSON dump), UBJSON (binary, starts with '{'), or a LightGBM text model."""
+    head = blob[:4096].lstrip()
+    return head[:1] in (b"{", b"[") or head.startswith(b"tree\n") or head.startswith(b"tree\r\n")
 
 
 # ---------------------------------------------------------------------------------------
@@ -851,7 +923,10 @@ def _check_structure(ast: SensAST) -> None:
             and it.base_score is not None
             and not 0.0 < it.base_score < 1.0
         ):
-            raise ast.error(f"base_score {it.base_score:g} must be a probability in (0, 1)", it)
+            raise ast.error(
+                f"base_score {it.base_score:g} must be a probability in (0, 1)",
+                it.base_score_pos or it,
+            )
         if isinstance(it, FeatureDecl):
             _check_feature_decl(ast, it, decls)
         if isinstance(it, (Defaults, QueryBlock, SweepBlock)):
@@ -1036,6 +1111,13 @@ def _check_setting(ast: SensAST, st) -> None:
                 raise ast.error(
                     f"unknown data-aware parameter {p.name!r}{closest(p.name, DATA_AWARE_PARAMS)}; "
                     f"known: {', '.join(DATA_AWARE_PARAMS)}",
+                    p,
+                )
+            modes = _PARAM_MODES[p.name]
+            if st.mode not in modes:
+                raise ast.error(
+                    f"{p.name} has no effect with data_aware {st.mode}: it is a parameter of "
+                    f"the {' and '.join(modes)} modes",
                     p,
                 )
             seen.add(p.name)
@@ -1423,6 +1505,7 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
                 raise ast.error(
                     f"the data file has no column {label!r}{closest(label, header)}", data
                 )
+    _check_options(ast)
     if not load_model:
         return SensFile(
             Path(ast.filename), ast, model_path, fmt, details_path, data_path, label, None, [], {}
@@ -1433,6 +1516,14 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     try:
         ens = _load(str(model_path), format=fmt, base_score=model.base_score)
     except InputError as e:
+        if model.base_score is not None or model.format == "xgboost-dump":
+            # the loader refuses a dump's settings on another model: say which, and where
+            try:
+                plain = _load(str(model_path))
+            except InputError:
+                plain = None
+            if plain is not None:
+                _check_model_options(ast, model, plain)
         raise ast.error(f"cannot load the model: {e}", model.path) from None
     if details_path is not None:
         from .details import apply_details
@@ -1473,6 +1564,59 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     )
 
 
+def _check_options(ast: SensAST) -> None:
+    """``option NAME = VALUE`` sets one of the Query.options the compiler reads; any other
+    name would be ignored (a typo, or an option that has its own statement)."""
+    for blk in ast.items:
+        if not isinstance(blk, (Defaults, QueryBlock, SweepBlock)):
+            continue
+        for st in blk.body:
+            if not isinstance(st, OptionSetting):
+                continue
+            if st.name in _OTHER_OPTIONS:
+                raise ast.error(f"option {st.name!r}: {_OTHER_OPTIONS[st.name]}", st)
+            if st.name not in OPTIONS:
+                raise ast.error(
+                    f"unknown option {st.name!r}{closest(st.name, OPTIONS)}; "
+                    f"known: {', '.join(OPTIONS)}",
+                    st,
+                )
+            if OPTIONS[st.name] == "true or false" and not isinstance(st.value, Bool):
+                raise ast.error(
+                    f"option {st.name!r} takes true or false, not {_fmt_value(st.value)}",
+                    st.value,
+                )
+
+
+_MODEL_KINDS = {
+    "xgboost": "a native XGBoost model",
+    "lightgbm": "a LightGBM model",
+    "sklearn": "a scikit-learn model",
+}
+
+
+def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:
+    """``format xgboost-dump`` and ``base_score`` only mean something for an XGBoost text
+    dump (a JSON list of trees): the loader reads any other model by its content and
+    takes the model's own base_score, so on another model they would be ignored."""
+    family = str(getattr(ens, "source", "")).split(":", 1)[0]
+    if family == "xgboost-dump":
+        return
+    kind = _MODEL_KINDS.get(family, "not an XGBoost text dump")
+    if model.format == "xgboost-dump":
+        raise ast.error(
+            f"format xgboost-dump, but the file is {kind}, not a text dump (a JSON list of "
+            "trees); drop 'format xgboost-dump' (the format is read from the file)",
+            model.format_pos or model,
+        )
+    if model.base_score is not None:
+        raise ast.error(
+            f"base_score is only for XGBoost text dumps, which do not store it; the file is "
+            f"{kind}, which has its own: drop 'base_score {_fmt_num(model.base_score)}'",
+            model.base_score_pos or model,
+        )
+
+
 def _check_data(ast: SensAST, decl, ens, path: Path, label) -> None:
     """Read the data now, so that a column that does not match the model is reported here."""
     try:
@@ -1498,6 +1642,7 @@ def _csv_header(path: Path) -> list[str] | None:
 
 def _apply_declarations(ast: SensAST, ens):
     decls = [it for it in ast.items if isinstance(it, FeatureDecl)]
+    details = next((it for it in ast.items if isinstance(it, DetailsDecl)), None)
     if not decls:
         return ens
     feats = list(ens.features)
@@ -1505,7 +1650,7 @@ def _apply_declarations(ast: SensAST, ens):
     for d in decls:
         n = d.name.text
         if n not in names:
-            raise ast.error(f"unknown feature {n!r}{closest(n, names)}", d.name)
+            raise ast.error(f"unknown feature {n!r}{closest(n, names, listing=FEATURES)}", d.name)
         i = names.index(n)
         f = feats[i]
         kw = {}
@@ -1517,8 +1662,27 @@ def _apply_declarations(ast: SensAST, ens):
             kw["lb"], kw["ub"] = 0.0, float(len(d.categories) - 1)
         if d.lo is not None:
             kw["lb"], kw["ub"] = d.lo, d.hi
-        elif d.kind == "binary":
-            kw["lb"], kw["ub"] = 0.0, 1.0
+        # a kind alone keeps the bounds (from the features file or the model), bounds alone
+        # keep the kind; a binary feature keeps 0 and 1 inside its bounds, so they must
+        # hold one of them (as the features file requires)
+        lb, ub = kw.get("lb", f.lb), kw.get("ub", f.ub)
+        if kw.get("kind", f.kind) == "binary" and (lb > 1 or ub < 0):
+            if details is not None:
+                src = f" (from {details.path.value})"
+            else:  # a details file found beside the model, or the model's own bounds
+                m = re.search(r"\(bounds from (.+)\)$", str(getattr(ens, "source", "")))
+                src = f" (from {Path(m.group(1)).name}, found beside the model)" if m else ""
+            if d.lo is None:
+                raise ast.error(
+                    f"feature {n!r}: a binary feature takes 0 or 1, but its bounds are "
+                    f"[{lb:g}, {ub:g}]{src}; give bounds to replace them "
+                    f"(feature {_fmt_name(n)}: binary in [0, 1])",
+                    d,
+                )
+            raise ast.error(
+                f"feature {n!r} is binary{src}: it takes 0 or 1, not values in [{lb:g}, {ub:g}]",
+                d,
+            )
         try:
             feats[i] = replace(f, **kw)
         except ValueError as e:
@@ -1534,13 +1698,16 @@ class _Ctx:
         self.data_path, self.label = data_path, label
         self.names = ens.feature_names
         self.binary = ens.n_classes == 2 and ens.n_outputs == 1
+        self.places: dict[int, Node] = {}  # id of a FeatureBound / FeatureRelation -> its node
 
     def err(self, msg, at):
         return self.ast.error(msg, at)
 
     def feature(self, n: Name) -> str:
         if n.text not in self.names:
-            raise self.err(f"unknown feature {n.text!r}{closest(n.text, self.names)}", n)
+            raise self.err(
+                f"unknown feature {n.text!r}{closest(n.text, self.names, listing=FEATURES)}", n
+            )
         return n.text
 
     # ---- settings ----
@@ -1562,6 +1729,8 @@ class _Ctx:
         return out
 
     def constraints(self, blk) -> tuple[tuple[FeatureBound, ...], tuple[FeatureRelation, ...]]:
+        """The bounds and relations of a block (defaults first); ``self.places`` maps each
+        (by identity) to the constraint it comes from, for messages."""
         bounds: list[FeatureBound] = []
         rels: list[FeatureRelation] = []
         for src in (self.defaults.body, blk.body):
@@ -1574,6 +1743,125 @@ class _Ctx:
                     for c in st.items:
                         self.constraint(c, bounds, rels)
         return tuple(bounds), tuple(rels)
+
+    def place(self, x) -> Node:
+        return self.places[id(x)]
+
+    def line_of(self, x) -> int:
+        pos = self.place(x).pos
+        return pos.line if pos is not None else 1
+
+    def in_file_order(self, xs) -> list:
+        def key(x):
+            pos = self.place(x).pos
+            return (pos.line, pos.column) if pos is not None else (0, 0)
+
+        return sorted(xs, key=key)
+
+    def check_consistent(self, fs, where: str, bounds, rels) -> None:
+        """The contradictions the feature-constraints pass finds when it compiles a query
+        (compiler/passes/feature_constraints.py: ``bounds_by_copy``, ``relations_of``,
+        which the Python API still relies on), found here with the same functions so that
+        they point at the later of the conflicting constraints, before anything is solved.
+        ``where``: " in QUERY" for a sweep's query, else ""."""
+        from types import SimpleNamespace
+
+        from ..compiler.passes.feature_constraints import bounds_by_copy, relations_of
+
+        varying = {self.names.index(f) for f in fs}
+
+        def enc(bs=(), rs=()):
+            q = Query(vary=tuple(fs), bounds=tuple(bs), relations=tuple(rs))
+            return SimpleNamespace(ensemble=self.ens, query=q, varying=varying)
+
+        for r in self.in_file_order(rels):
+            if r.op in ("<", ">") and r.feature not in fs:
+                raise self.err(
+                    f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature} cannot hold: "
+                    f"{r.feature!r} is not varied{where}, so x1 and x2 share its value",
+                    self.place(r),
+                )
+        try:
+            relations_of(enc(rs=rels))
+        except InputError:
+            self.relations_contradict(self.in_file_order(rels), enc)
+        if any(
+            self.empty(self.ens.features[f], lo, hi)
+            for (f, _), (lo, hi) in bounds_by_copy(enc(bs=bounds)).items()
+        ):
+            self.bounds_contradict(self.in_file_order(bounds), enc, varying, where)
+
+    @staticmethod
+    def empty(feat, lo: float, hi: float) -> str | None:
+        """Why no value of the feature lies in [lo, hi] (None: some does)."""
+        if not lo <= hi:
+            return "value"
+        whole = feat.integral and math.isfinite(lo) and math.isfinite(hi)
+        return "whole value" if whole and math.ceil(lo) > math.floor(hi) else None
+
+    def at_lines(self, xs, here: int) -> str:
+        """Where earlier constraints are: "at line 5", "at lines 4, 5", "earlier on this line"."""
+        lines = sorted({self.line_of(x) for x in xs})
+        if lines == [here]:
+            return "earlier on this line"
+        s = "s" if len(lines) > 1 else ""
+        return f"at line{s} {', '.join(map(str, lines))}"
+
+    def relations_contradict(self, rels: list, enc) -> None:
+        """Report the first relation (in file order) that contradicts the earlier ones."""
+        from ..compiler.passes.feature_constraints import relations_of
+
+        def show(r) -> str:
+            return f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature}"
+
+        for k in range(1, len(rels) + 1):
+            try:
+                relations_of(enc(rs=rels[:k]))
+            except InputError:
+                r = rels[k - 1]
+                here = self.line_of(r)
+                before = [e for e in rels[: k - 1] if e.feature == r.feature]
+                raise self.err(
+                    f"the relations on {r.feature!r} contradict each other: {show(r)} here, "
+                    f"{' and '.join(map(show, before))} {self.at_lines(before, here)}",
+                    self.place(r),
+                ) from None
+
+    def bounds_contradict(self, bounds: list, enc, varying, where: str) -> None:
+        """Report the first bound (in file order) that leaves a feature no value."""
+        from ..compiler.passes.feature_constraints import bounds_by_copy
+
+        for k in range(1, len(bounds) + 1):
+            for (f, c), (lo, hi) in sorted(bounds_by_copy(enc(bs=bounds[:k])).items()):
+                feat = self.ens.features[f]
+                what = self.empty(feat, lo, hi)
+                if what is None:
+                    continue
+                b, name = bounds[k - 1], self.names[f]
+                before = [
+                    e
+                    for e in bounds[: k - 1]
+                    if e.feature == name and (f not in varying or c + 1 in e.copies)
+                ]
+                if len(before) == 1:
+                    e = before[0]
+                    other = f"the one {self.at_lines(before, self.line_of(b))} asks for "
+                    other += _show_range(e.lo, e.hi)
+                elif before:
+                    plo, phi = bounds_by_copy(enc(bs=before))[(f, c)]
+                    other = f"the ones {self.at_lines(before, self.line_of(b))} leave "
+                    other += _show_range(plo, phi)
+                else:
+                    other = f"it is declared in {_show_range(feat.lb, feat.ub)}"
+                shared = ""
+                if f not in varying and any(len(e.copies) == 1 for e in [b, *before]):
+                    shared = f" ({name!r} is not varied{where}, so x1 and x2 share its value)"
+                who = f"x{c + 1}.{name}" if f in varying else name
+                raise self.err(
+                    f"the bounds on {who} leave no {what}: this one asks for "
+                    f"{_show_range(b.lo, b.hi)}, but {other}{shared}",
+                    self.place(b),
+                )
 
     def bound(self, at, f: str, lo: float, hi: float, copy) -> FeatureBound:
         feat = self.ens.features[self.names.index(f)]
@@ -1598,7 +1886,9 @@ class _Ctx:
             and math.ceil(lo) > math.floor(hi)
         ):
             raise self.err(f"{f!r} is {feat.kind}: no whole value lies in [{lo:g}, {hi:g}]", at)
-        return FeatureBound(f, lo, hi, (1, 2) if copy is None else (copy,))
+        b = FeatureBound(f, lo, hi, (1, 2) if copy is None else (copy,))
+        self.places[id(b)] = at
+        return b
 
     def value_for(self, f: str, v) -> float:
         feat = self.ens.features[self.names.index(f)]
@@ -1671,7 +1961,9 @@ class _Ctx:
             bounds.append(self.bound(c, f, lo, hi, a.copy))
 
     def relation(self, at, f: str, left: int, op: str, right: int) -> FeatureRelation:
-        return FeatureRelation(f, left, op, right)
+        r = FeatureRelation(f, left, op, right)
+        self.places[id(r)] = at
+        return r
 
     def is_categorical(self, r: Ref) -> bool:
         return r.name.text in self.names and self.feat_of(r).kind == "categorical"
@@ -1690,6 +1982,9 @@ class _Ctx:
         bounds, rels = self.constraints(blk)
         for fs in sets:
             name = base_name if isinstance(blk, QueryBlock) else f"{base_name}/{'+'.join(fs)}"
+            self.check_consistent(
+                fs, f" in {name}" if isinstance(blk, SweepBlock) else "", bounds, rels
+            )
             for b in backends:
                 qname = name if len(backends) == 1 else f"{name}@{b}"
                 q = self.query(blk, eff, fs, qname, b, bounds, rels)
@@ -1813,13 +2108,6 @@ class _Ctx:
         q = q.with_(
             bounds=bounds, relations=rels, options=tuple(sorted(options.items())), data_aware=mode
         )
-        for r in rels:
-            if r.op in ("<", ">") and r.feature not in fs:
-                raise self.err(
-                    f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature} cannot hold: {r.feature!r} "
-                    "is not varied, so x1 and x2 share its value",
-                    blk.name,
-                )
         from ..compiler.query import resolve_condition
 
         try:
@@ -1830,6 +2118,16 @@ class _Ctx:
 
 
 _FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<", "==": "=="}
+
+
+def _show_range(lo: float, hi: float) -> str:
+    if lo == hi:
+        return _fmt_num(lo)
+    if lo == -math.inf:
+        return f"<= {_fmt_num(hi)}"
+    if hi == math.inf:
+        return f">= {_fmt_num(lo)}"
+    return f"[{_fmt_num(lo)}, {_fmt_num(hi)}]"
 
 
 def _py_value(v):

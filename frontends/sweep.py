@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
 import random
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.result import ERROR, Result
+from ..compiler.query import Query
+from ..compiler.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result
 
 
 def feature_subsets(
@@ -22,12 +25,19 @@ def feature_subsets(
     seed: int = 0,
     features: Iterable[str] | None = None,
 ) -> list[tuple[str, ...]]:
-    names = list(features) if features else ens.feature_names
+    """The feature sets of a sweep: subsets of ``k`` of ``features`` (default: all of the
+    model's), each named feature once, in the order given."""
+    names = ens.feature_names if features is None else list(dict.fromkeys(features))
+    if not names:
+        raise InputError("no features given")
     unknown = [n for n in names if n not in ens.feature_names]
     if unknown:
         from ..compiler.errors import closest
 
-        raise InputError(f"unknown feature {unknown[0]!r}{closest(unknown[0], ens.feature_names)}")
+        raise InputError(
+            f"unknown feature {unknown[0]!r}"
+            f"{closest(unknown[0], ens.feature_names, listing='known features')}"
+        )
     if not 1 <= k <= len(names):
         raise InputError(f"subset size {k} out of range 1..{len(names)}")
     total = math.comb(len(names), k)
@@ -42,22 +52,159 @@ def feature_subsets(
     return [tuple(names[i] for i in c) for c in sorted(chosen)]
 
 
-def done_labels(path: str | Path | None) -> set[str]:
-    """Labels of the queries a previous (possibly interrupted) run already finished."""
-    if path is None or not Path(path).exists():
-        return set()
-    out = set()
-    for line in Path(path).read_text().splitlines():
-        line = line.strip()
-        if not line:
+# query options that change a query's answer (the rest only steer the search or its logs)
+ANSWER_OPTIONS = ("data", "label", "clause_width", "max_clauses", "clause_time", "clauses")
+
+
+@dataclass(frozen=True)
+class Question:
+    """What every query of a sweep asks besides its features.
+
+    A result recorded in a resume file is reused only when it answers the same question
+    (``reuses``). A result line records the model, gap, classes, passes and backend
+    itself; the rest (``asked``: data and data-aware settings, details file, the model
+    file's digest, the backend asked for and the time limit) the sweep adds as
+    ``stats["asked"]`` (``record``).
+    """
+
+    model: str  # Ensemble.source: format, path and a details file found beside the model
+    gap: float
+    gap_kind: str
+    classes: list | None
+    passes: list[str]
+    backend: str
+    timeout: float
+    asked: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ens: Ensemble, q: Query, **asked) -> Question:
+        opts = dict(q.options)
+        return cls(
+            model=ens.source,
+            gap=q.gap.value,
+            gap_kind=q.gap.kind,
+            classes=list(q.classes) if q.classes else None,
+            passes=sorted(q.passes),
+            backend=q.backend,
+            timeout=q.timeout,
+            asked={"data_aware": q.data_aware, **{k: opts.get(k) for k in ANSWER_OPTIONS}, **asked},
+        )
+
+    def record(self) -> dict:
+        """What the sweep adds to each result it writes, as ``stats["asked"]``; the backend
+        asked for too (a result's ``backend`` is the winner of a ``race``)."""
+        return {**self.asked, "backend": self.backend, "timeout": self.timeout}
+
+    def reuses(self, line: dict) -> bool:
+        """Is this recorded result (a parsed JSON line) the answer to this question?
+
+        Sensitive and insensitive answers are reused; an unknown only when its time limit
+        was at least this one; errors (and results without the record) never.
+        """
+        stats = line.get("stats")
+        asked = stats.get("asked") if isinstance(stats, dict) else None
+        asked = dict(asked) if isinstance(asked, dict) else {}
+        timeout = asked.pop("timeout", None)
+        backend = asked.pop("backend", None)
+        same = (
+            line.get("model") == self.model
+            and line.get("gap") == self.gap
+            and line.get("gap_kind", "prob") == self.gap_kind
+            and line.get("classes") == self.classes
+            and line.get("passes") == self.passes  # written sorted
+            and backend == self.backend
+            and asked == self.asked
+        )
+        if not same:
+            return False
+        if line.get("status") in (SENSITIVE, INSENSITIVE):
+            return True
+        return (
+            line.get("status") == UNKNOWN
+            and isinstance(timeout, (int, float))
+            and timeout >= self.timeout
+        )
+
+
+def file_digest(path: str | Path) -> str | None:
+    """The sha256 of a file's bytes (None when it is not a file): a model file retrained
+    in place asks new questions."""
+    p = Path(path)
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+
+
+def read_results(path: str | Path, warn: Callable[[str], None]) -> list[dict]:
+    """The JSON result lines of a (possibly interrupted) sweep's file, in order.
+
+    A line that is not a JSON result (one cut short by an interruption, or garbage) is
+    reported to ``warn`` with its line number and skipped. A missing file has no results.
+    """
+    try:
+        text = Path(path).read_text(errors="replace")
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise InputError(os_error_text(e), str(path)) from None
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
             continue
         try:
-            r = json.loads(line)
+            d = json.loads(line)
         except json.JSONDecodeError:
-            continue  # a line cut short by the interruption
-        if r.get("status") != ERROR and "query" in r:
-            out.add(r["query"])
+            d = None
+        if isinstance(d, dict) and isinstance(d.get("query"), str) and "status" in d:
+            out.append(d)
+        else:
+            warn(f"{path} line {i}: not a JSON result, ignored")
     return out
+
+
+def os_error_text(e: OSError) -> str:
+    text = e.strerror or str(e)
+    return text[:1].lower() + text[1:]
+
+
+@dataclass
+class ResumePlan:
+    """Which queries of a sweep a resume file already answers."""
+
+    reused: dict[tuple[str, ...], dict]  # feature set -> its recorded result line
+    todo: list[tuple[str, ...]]  # in sweep order
+    rerun: int = 0  # queries of ``todo`` with a recorded result that is not reused
+
+    def summary(self) -> str:
+        new = len(self.todo) - self.rerun
+        return (
+            f"{len(self.reused)} result{'' if len(self.reused) == 1 else 's'} reused, "
+            f"{self.rerun} rerun "
+            f"(other settings, error, or unknown in less time), {new} new"
+        )
+
+
+def plan_resume(
+    subsets: list[tuple[str, ...]], lines: list[dict], question: Question
+) -> ResumePlan:
+    """Reuse, for each feature set, the last recorded answer to ``question`` (an unknown
+    only when no sensitive/insensitive answer is recorded); the others are to run."""
+    recorded: dict[frozenset[str], list[dict]] = {}
+    for d in lines:
+        recorded.setdefault(frozenset(d["query"].split(",")), []).append(d)
+    plan = ResumePlan({}, [])
+    for s in subsets:
+        seen = recorded.get(frozenset(s), [])
+        usable = [d for d in seen if question.reuses(d)]
+        if usable:
+            best = next((d for d in reversed(usable) if d["status"] != UNKNOWN), usable[-1])
+            plan.reused[s] = {**best, "query": ",".join(s)}
+        else:
+            plan.todo.append(s)
+            plan.rerun += bool(seen)
+    return plan
+
+
+def result_from_line(d: dict) -> Result:
+    return Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d})
 
 
 def run_sweep(

@@ -532,9 +532,24 @@ def booster_from_ensemble(ens: Ensemble, base_score: float = 0.5):
 
 
 def load_path(
-    path: Path, base_score: float | None = None, n_classes: int | None = None
+    path: Path, base_score: float | None = None, n_classes: int | None = None, dump: bool = False
 ) -> Ensemble:
+    """An XGBoost model file; ``dump``: the caller said it is a text dump (a JSON list of
+    trees), the only form whose base_score is not recorded in the file."""
     where = str(path)
+
+    def native() -> None:
+        if dump:
+            raise InputError(
+                "a native XGBoost model, not a text dump (drop the dump format)", where
+            )
+        if base_score is not None:
+            raise InputError(
+                "base_score is read only for a text dump (a JSON list of trees); "
+                "a native XGBoost model records its own",
+                where,
+            )
+
     suffix = path.suffix.lower()
     blob = path.read_bytes()
     head = blob.lstrip()[:2]
@@ -555,6 +570,7 @@ def load_path(
             raise InputError(
                 "JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where
             )
+        native()
         return from_native_json(data, where, booster=lambda: _load_booster(path))
     if head[:1] == b"{":
         # UBJ: read and checked here like JSON, before xgboost (which crashes on some
@@ -562,7 +578,9 @@ def load_path(
         data = _ubj_decode(blob, where)
         if not isinstance(data, dict) or "learner" not in data:
             raise InputError("UBJ is not an XGBoost model (no 'learner')", where)
+        native()
         return from_native_json(data, where, booster=lambda: _load_booster(path))
+    native()
     booster = _load_booster(path)
     return from_booster(booster, where)
 

@@ -236,6 +236,19 @@ def test_a_misbehaving_solver_ends_only_its_query(fake_backend, what, status, sa
 @pytest.mark.skipif(
     not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)"
 )
+def test_a_raising_solver_reports_one_line_and_keeps_the_traceback_in_stats(fake_backend):
+    w = Worker(fake_backend)
+    try:
+        bad = w.solve(_fake("raise"), SolveOptions(deadline=time.time() + 30.0))
+    finally:
+        w.close()
+    assert bad.message == "RuntimeError: fake backend asked to fail"
+    assert "Traceback" in bad.stats["traceback"]
+
+
+@pytest.mark.skipif(
+    not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)"
+)
 def test_a_crash_is_an_error_result_and_the_next_query_is_answered(fake_backend, monkeypatch):
     from treesens.compiler import pipeline
     from treesens.compiler.query import Gap, Query

@@ -156,3 +156,74 @@ def test_sensitive_witness_from_the_cli_replays_in_xgboost(tiny_model):
     proba = booster.predict(xgb.DMatrix(X, feature_names=NAMES))
     assert proba[0] >= 0.6 and proba[1] <= 0.4
     assert np.allclose(proba, [r["outputs"]["x1"][1], r["outputs"]["x2"][1]], atol=1e-6)
+
+
+def test_unknown_backend_exits_2_even_when_the_heuristic_would_answer(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--backend", "cpsatt")
+    assert p.returncode == 2
+    line = _one_error_line(p)
+    assert "cpsatt" in line and "'cpsat'" in line
+
+
+@pytest.mark.parametrize("flag", ["--threads", "--memory-mb"])
+def test_a_thread_count_or_memory_limit_below_1_exits_2(tiny_model, flag):
+    p = run_treesens("check", tiny_model, "--vary", "radius", flag, "0")
+    assert p.returncode == 2
+    assert flag in _one_error_line(p)
+
+
+@pytest.mark.parametrize("value", ["1", "0", "nan"])
+def test_a_base_score_outside_0_1_exits_2_naming_the_flag(tiny_model, value):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--base-score", value)
+    assert p.returncode == 2
+    assert "--base-score" in _one_error_line(p)
+
+
+def test_none_inside_a_pass_list_exits_2_saying_it_stands_alone(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--passes", "none,aff")
+    assert p.returncode == 2
+    assert "stands alone" in _one_error_line(p)
+
+
+def test_passes_no_obj_drops_only_the_objective_pass(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--passes", "no-obj", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json_lines(p.stdout)[0]["passes"] == ["aff", "ordering", "unaff"]
+
+
+def test_an_unknown_feature_is_reported_before_solving_starts(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "nope")
+    assert p.returncode == 2
+    assert "solving" not in p.stderr
+
+
+def _sens_file(tmp_path, model, body: str):
+    path = tmp_path / "q.sens"
+    path.write_text(f'model "{model}"\n{body}\n')
+    return path
+
+
+def test_run_list_shows_the_time_limit_given_on_the_command_line(tiny_model, tmp_path):
+    sens = _sens_file(tmp_path, tiny_model, "query r {\n  vary radius\n  timeout 10m\n}")
+    p = run_treesens("run", sens, "--list", "--timeout", "7")
+    assert p.returncode == 0, p.stderr
+    assert "timeout 7s" in p.stdout and "600" not in p.stdout
+
+
+def test_compare_asks_a_query_listing_several_backends_once(tiny_model, tmp_path):
+    sens = _sens_file(tmp_path, tiny_model, "query r {\n  vary radius\n  backend cpsat, z3\n}")
+    p = run_treesens("compare", sens, "--backends", "cpsat", "--json")
+    assert p.returncode == 0, p.stderr
+    assert [r["query"] for r in json_lines(p.stdout)] == ["r"]
+
+
+def test_a_base_score_given_for_a_native_model_exits_2_saying_it_records_its_own(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--base-score", "0.3")
+    assert p.returncode == 2
+    assert "records its own" in _one_error_line(p)
+
+
+def test_the_dump_format_given_for_a_native_model_exits_2(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--format", "xgboost-dump")
+    assert p.returncode == 2
+    assert "not a text dump" in _one_error_line(p)

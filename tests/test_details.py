@@ -92,3 +92,42 @@ def test_the_most_specific_details_file_beside_the_model_wins(tmp_path, model_fi
         "feature,name,lb,ub\n0,a,0,1\n1,b,0,1\n2,c,0,1\n"
     )
     assert [f.ub for f in treesens.load_model(model).features] == [1, 1, 1]
+
+
+def test_details_with_only_a_header_is_an_input_error(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,name,lb,ub\n")
+    with pytest.raises(InputError, match=r"d\.csv:1: no feature rows after the header"):
+        treesens.load_model(model_file, details=bad)
+
+
+def test_details_row_with_extra_fields_names_its_line(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,1,7\n")
+    with pytest.raises(InputError, match=r"d\.csv:3: 5 fields, the header has 4$"):
+        treesens.load_model(model_file, details=bad)
+
+
+def test_details_declaring_a_feature_index_twice_is_an_input_error(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,name,lb,ub\n0,a,0,1\n0,z,0,1\n")
+    with pytest.raises(InputError, match=r"d\.csv:3: feature index 0 declared twice"):
+        treesens.load_model(model_file, details=bad)
+
+
+def test_unknown_feature_with_no_close_name_lists_the_model_features(model_file):
+    from treesens.compiler.encode import resolve_features
+
+    ens = treesens.load_model(model_file, auto_details=False)
+    with pytest.raises(InputError, match=r"unknown feature 'zzz' \(known features: a, b, c\)$"):
+        resolve_features(ens, ["zzz"])
+
+
+def test_a_long_list_of_known_features_is_cut_and_counted():
+    from treesens.compiler.errors import closest
+
+    names = [f"feature_{i}" for i in range(30)]
+    hint = closest("zzz", names, listing="known features")
+    assert hint.startswith(" (known features: feature_0, feature_1, ")
+    assert hint.endswith(", ... 30 in all)")
+    assert len(hint) < 120

@@ -44,3 +44,17 @@ def test_every_point_meeting_the_real_row_meets_the_scaled_row():
     for p in _points(3):
         if sum(k * x for k, x in zip(coefs, p)) >= rhs:
             assert check_constraint(row, p)
+
+
+def test_a_scaled_objective_records_the_factor_that_recovers_its_value():
+    from treesens.compiler.ir import Objective
+
+    b = ProblemBuilder()
+    xs = [b.var(f"x{i}") for i in range(2)]
+    b.linear(xs, (1.0, 1.0), "<=", 2.0)
+    obj = Objective("max", tuple(xs), (0.3, -1.7), 0.25, "optimize")
+    out, _ = IntegerScaling().apply(Compiled(b.build(obj), None))
+    scaled, scale = out.problem.objective, out.problem.note("objective_scale")
+    point = (1, 1)
+    value = sum(k * x for k, x in zip(scaled.coefs, point)) + scaled.constant
+    assert abs(value / scale - (0.3 - 1.7 + 0.25)) < 1e-6

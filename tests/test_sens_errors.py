@@ -155,10 +155,142 @@ CASES = {
     "strict_relation_on_fixed_feature": (
         _bc("query q {\n  vary mean_texture\n  where x1.mean_radius < x2.mean_radius\n}\n"),
         [
-            "{F}:3:7: x1.mean_radius < x2.mean_radius cannot hold: 'mean_radius' is not varied, so x1 and x2 "
+            "{F}:5:9: x1.mean_radius < x2.mean_radius cannot hold: 'mean_radius' is not varied, so x1 and x2 "
             "share its value",
-            "query q {",
-            "      ^",
+            "  where x1.mean_radius < x2.mean_radius",
+            "        ^",
+        ],
+    ),
+    "strict_relation_on_a_feature_a_sweep_query_does_not_vary": (
+        _bc(
+            "sweep s {\n  vary each of mean_texture, mean_radius\n"
+            "  where x1.mean_radius < x2.mean_radius\n}\n"
+        ),
+        [
+            "{F}:5:9: x1.mean_radius < x2.mean_radius cannot hold: 'mean_radius' is not varied in "
+            "s/mean_texture, so x1 and x2 share its value",
+            "  where x1.mean_radius < x2.mean_radius",
+            "        ^",
+        ],
+    ),
+    "contradicting_relations_point_at_the_later_one": (
+        _bc(
+            "query q {\n  vary mean_texture\n  where x1.mean_texture < x2.mean_texture\n"
+            "  where x1.mean_texture > x2.mean_texture\n}\n"
+        ),
+        [
+            "{F}:6:9: the relations on 'mean_texture' contradict each other: x1.mean_texture > "
+            "x2.mean_texture here, x1.mean_texture < x2.mean_texture at line 5",
+            "  where x1.mean_texture > x2.mean_texture",
+            "        ^",
+        ],
+    ),
+    "contradicting_relations_from_defaults_and_query": (
+        _bc(
+            "defaults {\n  where x1.mean_texture <= x2.mean_texture\n}\nquery q {\n"
+            "  vary mean_texture\n  where x2.mean_texture < x1.mean_texture\n}\n"
+        ),
+        [
+            "{F}:8:9: the relations on 'mean_texture' contradict each other: x2.mean_texture < "
+            "x1.mean_texture here, x1.mean_texture <= x2.mean_texture at line 4",
+            "  where x2.mean_texture < x1.mean_texture",
+            "        ^",
+        ],
+    ),
+    "contradicting_fixed_values_on_one_line": (
+        _bc("query q {\n  vary mean_texture\n  where mean_radius == 10 and mean_radius == 11\n}\n"),
+        [
+            "{F}:5:31: the bounds on mean_radius leave no value: this one asks for 11, but the one "
+            "earlier on this line asks for 10",
+            "  where mean_radius == 10 and mean_radius == 11",
+            "                              ^",
+        ],
+    ),
+    "contradicting_bounds_on_the_two_inputs_of_a_shared_feature": (
+        _bc(
+            "defaults {\n  where mean_radius in [10, 20]\n}\nquery q {\n  vary mean_texture\n"
+            "  where mean_radius >= 12\n  fix x2.mean_radius = 11\n}\n"
+        ),
+        [
+            "{F}:9:3: the bounds on mean_radius leave no value: this one asks for 11, but the ones "
+            "at lines 4, 8 leave [12, 20] ('mean_radius' is not varied, so x1 and x2 share its "
+            "value)",
+            "  fix x2.mean_radius = 11",
+            "  ^",
+        ],
+    ),
+    "binary_kind_over_details_bounds_without_0_or_1": (
+        _bc("feature mean_radius: binary\nquery q {\n  vary mean_radius\n}\n"),
+        [
+            "{F}:3:1: feature 'mean_radius': a binary feature takes 0 or 1, but its bounds are "
+            "[6.981, 28.11] (from {BCD}); give bounds to replace them "
+            "(feature mean_radius: binary in [0, 1])",
+            "feature mean_radius: binary",
+            "^",
+        ],
+    ),
+    "unknown_option_name": (
+        _bc("query q {\n  vary mean_texture\n  option heuristc = false\n}\n"),
+        [
+            "{F}:5:3: unknown option 'heuristc' (did you mean 'heuristic'?); known: heuristic, "
+            "progress",
+            "  option heuristc = false",
+            "  ^",
+        ],
+    ),
+    "option_heuristic_not_a_boolean": (
+        _bc("defaults {\n  option heuristic = no\n}\nquery q {\n  vary mean_texture\n}\n"),
+        [
+            "{F}:4:22: option 'heuristic' takes true or false, not no",
+            "  option heuristic = no",
+            "                     ^",
+        ],
+    ),
+    "data_aware_parameter_given_as_option": (
+        _bc("query q {\n  vary mean_texture\n  option clause_width = 3\n}\n"),
+        [
+            "{F}:5:3: option 'clause_width': a data-aware parameter: give it on the data_aware "
+            "line (data_aware clause clause_width = ...)",
+            "  option clause_width = 3",
+            "  ^",
+        ],
+    ),
+    "data_aware_parameter_with_mode_none": (
+        _bc("query q {\n  vary mean_texture\n  data_aware none clause_width = 3\n}\n"),
+        [
+            "{F}:5:19: clause_width has no effect with data_aware none: it is a parameter of the "
+            "clause and probclause modes",
+            "  data_aware none clause_width = 3",
+            "                  ^",
+        ],
+    ),
+    "clause_parameter_with_mode_prob": (
+        _bc("query q {\n  vary mean_texture\n  data_aware prob max_clauses = 9\n}\n"),
+        [
+            "{F}:5:19: max_clauses has no effect with data_aware prob: it is a parameter of the "
+            "clause and probclause modes",
+            "  data_aware prob max_clauses = 9",
+            "                  ^",
+        ],
+    ),
+    "format_xgboost_dump_on_a_native_model": (
+        f'model "{BC}" format xgboost-dump\nquery q {{\n  vary mean_texture\n}}\n',
+        [
+            f"{{F}}:1:{len(str(BC)) + 10}: format xgboost-dump, but the file is a native XGBoost "
+            "model, not a text dump (a JSON list of trees); drop 'format xgboost-dump' (the "
+            "format is read from the file)",
+            f'model "{BC}" format xgboost-dump',
+            " " * (len(str(BC)) + 9) + "^",
+        ],
+    ),
+    "base_score_on_a_native_model": (
+        f'model "{BC}" base_score 0.3\nquery q {{\n  vary mean_texture\n}}\n',
+        [
+            f"{{F}}:1:{len(str(BC)) + 10}: base_score is only for XGBoost text dumps, which do "
+            "not store it; the file is a native XGBoost model, which has its own: drop "
+            "'base_score 0.3'",
+            f'model "{BC}" base_score 0.3',
+            " " * (len(str(BC)) + 9) + "^",
         ],
     ),
     "unknown_backend": (
@@ -190,7 +322,12 @@ def test_broken_file(name, tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 2
     assert out == ""
-    want = [line.replace("{F}", str(path)).replace("{D}", str(tmp_path)) for line in expected]
+    want = [
+        line.replace("{F}", str(path))
+        .replace("{D}", str(tmp_path))
+        .replace("{BCD}", str(BC_DETAILS))
+        for line in expected
+    ]
     assert err.splitlines() == want
 
 
@@ -223,3 +360,30 @@ def test_fmt_reports_syntax_errors_too(tmp_path, capsys):
         err.splitlines()[0]
         == f"{path}:2:9: unclosed block: the '{{' of query q is never closed (missing '}}')"
     )
+
+
+def test_a_model_given_instead_of_a_sens_file_is_named_as_one(capsys):
+    code = main(["run", str(BC), "--list"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    lines = err.splitlines()
+    assert lines[0] == (
+        f"{BC}:1:1: this looks like a model file, not a .sens query file (to ask about a model "
+        "directly: treesens check MODEL --vary FEATURE ...; the .sens language: docs/language.md)"
+    )
+    assert lines[1:] == [BC.read_text()[:97] + "...", "^"]
+
+
+def test_error_context_is_cut_to_100_characters_around_the_column(tmp_path, capsys):
+    names = [row.split(",")[1] for row in BC_DETAILS.read_text().splitlines()[1:]]
+    others = ", ".join(n for n in names if n != "mean_radius")  # the error near the line's end
+    assert len(others) > 300
+    path = tmp_path / "long.sens"
+    path.write_text(_bc(f"query q {{\n  vary {others}, mean_textur, mean_radius\n}}\n"))
+    code = main(["run", str(path), "--list"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    head, src, caret = err.splitlines()
+    assert head.startswith(f"{path}:4:{8 + len(others) + 2}: unknown feature 'mean_textur'")
+    assert len(src) == 100 and src.startswith("...") and not src.endswith("...")
+    assert src[len(caret) - 1 :].startswith("mean_textur, mean_radius")

@@ -40,7 +40,7 @@ import struct
 from dataclasses import replace
 
 from ..domain import candidates
-from ..errors import InputError, closest
+from ..errors import FEATURES, InputError, closest
 from ..ir import Linear
 from .base import Compiled, Pass
 
@@ -57,7 +57,7 @@ def _index(ens, name) -> int:
         if isinstance(name, str) and name.isdigit() and 0 <= int(name) < ens.n_features:
             return int(name)
         raise InputError(
-            f"unknown feature {name!r}{closest(str(name), ens.feature_names)}"
+            f"unknown feature {name!r}{closest(str(name), ens.feature_names, listing=FEATURES)}"
         ) from None
 
 

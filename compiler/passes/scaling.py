@@ -58,8 +58,10 @@ class IntegerScaling(Pass):
                 c = c._replace(then=inner)
             out.append(c)
         obj = prob.objective
+        notes = prob.notes + (("scaling_error", worst),)
         if obj is not None and not all(_is_int(k) for k in obj.coefs):
             s = self._factor(obj.coefs)
+            notes += (("objective_scale", s),)  # a solver's objective value / s: the IR's
             obj = Objective(
                 obj.sense,
                 obj.vars,
@@ -67,7 +69,7 @@ class IntegerScaling(Pass):
                 obj.constant * s,
                 obj.role,
             )
-        new = type(prob)(prob.vars, tuple(out), obj, prob.notes + (("scaling_error", worst),))
+        new = type(prob)(prob.vars, tuple(out), obj, notes)
         return compiled.with_problem(new), None
 
     def _factor(self, coefs) -> float:

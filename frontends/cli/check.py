@@ -29,12 +29,14 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from ...compiler.encode import resolve_features
     from ...compiler.pipeline import solve_query
     from .main import START
 
     t0 = START
     ens = load_from_args(args)
     q = query_from_args(args)
+    resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "

@@ -12,6 +12,17 @@ from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (threads, megabytes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
 def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="model file (XGBoost .json/.ubj or tree dump, LightGBM .txt, ...)")
     p.add_argument(
@@ -38,7 +49,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="data file (CSV or Parquet with a label column): realistic witness values and the "
         "witness's distance to the data; also names the features of a model that has only "
-        "generic names (f0, f1, ...)",
+        "generic names (XGBoost f0, f1, ...; LightGBM Column_0, ...; scikit-learn x0, ...)",
     )
     p.add_argument("--label", default="label", help="label column of --data (default: label)")
     p.add_argument(
@@ -83,7 +94,7 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
         default=600.0,
         help="seconds per query, compile included (default 600)",
     )
-    p.add_argument("--threads", type=int, default=1, help="solver threads (default 1)")
+    p.add_argument("--threads", type=positive_int, default=1, help="solver threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument(
         "--no-heuristic",
@@ -97,13 +108,18 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
         metavar="NAME=VALUE",
         help="a CP-SAT parameter (a SatParameters field, e.g. linearization_level=2); repeatable",
     )
-    p.add_argument("--memory-mb", type=int, default=None, help="memory limit of the solver process")
+    p.add_argument(
+        "--memory-mb",
+        type=positive_int,
+        default=None,
+        help="memory limit of the solver process in MB (default: none)",
+    )
     pg = p.add_mutually_exclusive_group()
     pg.add_argument(
         "--passes",
         default=None,
         help=f"comma-separated passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', or "
-        "'-NAME' to drop one from the default)",
+        "'no-NAME' to drop one from the default, e.g. --passes no-obj)",
     )
     pg.add_argument(
         "--baseline",
@@ -158,6 +174,10 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
 
 def load_from_args(args):
     from ..load import load_model
+
+    bs = args.base_score
+    if bs is not None and not (math.isfinite(bs) and 0.0 < bs < 1.0):
+        raise InputError(f"--base-score {bs:g}: must be a probability in (0, 1)")
 
     return load_model(
         args.model,

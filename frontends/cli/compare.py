@@ -64,7 +64,7 @@ def load_queries_from_args(args, backend: str | None = None):
                 f"{args.model}: .sens files are not supported yet by this command"
             ) from None
         sf = load_queries(args.model)
-        queries = sf.select(args.query)
+        queries = one_per_question(sf.select(args.query))
         if not queries:
             raise InputError(f"{args.model}: no query to run")
         return sf.ensemble, queries
@@ -76,6 +76,19 @@ def load_queries_from_args(args, backend: str | None = None):
         )
     ens = load_from_args(args)
     return ens, [query_from_args(args, backend=backend or "cpsat")]
+
+
+def one_per_question(queries: list) -> list:
+    """A .sens query with several backends (`backend cpsat, highs`) is one query per backend,
+    named NAME@BACKEND; compare runs every backend anyway, so keep one of each."""
+    seen, out = set(), []
+    for q in queries:
+        base = q.name.rsplit("@", 1)[0] if q.name.endswith(f"@{q.backend}") else q.name
+        key = repr(q.with_(backend="cpsat", name=base))
+        if key not in seen:
+            seen.add(key)
+            out.append(q.with_(name=base))
+    return out
 
 
 def backend_list(spec: str | None) -> list[str]:

@@ -22,7 +22,7 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
     con = console or Console(file=sys.stdout, highlight=False, soft_wrap=True)
     style = _STYLE.get(res.status, "bold yellow")
     feats = ", ".join(res.features)
-    gap = f"g={res.gap:g}" if res.gap_kind == "prob" else f"margin gap {res.gap:g}"
+    gap = f"g={res.gap:.12g}" if res.gap_kind == "prob" else f"margin gap {res.gap:.12g}"
     backend = res.backend
     search = (res.stats or {}).get("search")
     if search and search != "default":  # a later search of the backend's schedule answered
@@ -69,6 +69,7 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
         if res.distance is not None:
             extra = " (* = the nearest data row differs from x1 there)" if near else ""
             con.print(
-                f"distance to data: {res.distance:.4f} (l2 over the features outside F, scaled to [0, 1], "
-                f"from the nearest data row to the witness's region){extra}"
+                f"distance to data: {res.distance:.4f} (l2 over the features outside F, each "
+                f"divided by its range in the data, from the nearest data row to the witness's "
+                f"region){extra}"
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from .common import emit_result, log
+from .common import emit_result, log, positive_int
 
 
 def add_parser(sub) -> None:
@@ -28,7 +28,12 @@ def add_parser(sub) -> None:
         metavar="S",
         help="override every query's time limit (seconds)",
     )
-    p.add_argument("--memory-mb", type=int, default=None, help="memory limit of the solver process")
+    p.add_argument(
+        "--memory-mb",
+        type=positive_int,
+        default=None,
+        help="memory limit of the solver process in MB (default: none)",
+    )
     p.add_argument(
         "--list", action="store_true", help="list the file's queries and stop (no solving)"
     )
@@ -49,11 +54,11 @@ def run(args) -> int:
     sf = load_queries(args.file)
     queries = sf.select(args.query)
     ens = sf.ensemble
+    if args.timeout is not None:
+        queries = [q.with_(timeout=args.timeout) for q in queries]
     if args.list:
         for q in queries:
-            print(
-                f"{q.name}\tvary {','.join(q.vary)}\tgap {q.gap}\tbackend {q.backend}\ttimeout {q.timeout:g}s"
-            )
+            print(_listing(q))
         return 0
     if not args.json:
         log(
@@ -63,8 +68,6 @@ def run(args) -> int:
         )
     counts: dict[str, int] = {}
     for i, q in enumerate(queries, 1):
-        if args.timeout is not None:
-            q = q.with_(timeout=args.timeout)
         if not args.json:
             log(
                 f"[{i}/{len(queries)}] {q.name}: solving with {q.backend} (time limit {q.timeout:g}s)..."
@@ -79,3 +82,15 @@ def run(args) -> int:
             + f" ({time.time() - t0:.1f}s)"
         )
     return 1 if counts.get(ERROR) else 0
+
+
+def _listing(q) -> str:
+    """One line per query for --list: what it asks, tab-separated."""
+    parts = [q.name, f"vary {','.join(q.vary)}", f"gap {q.gap}"]
+    if q.classes:
+        parts.append(f"classes {q.classes[0]},{q.classes[1]}")
+    n = len(q.bounds) + len(q.relations)
+    if n:
+        parts.append(f"{n} constraint{'s' if n > 1 else ''}")
+    parts += [f"backend {q.backend}", f"timeout {q.timeout:g}s"]
+    return "\t".join(parts)

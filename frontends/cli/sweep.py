@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 from .common import add_backend_arg, add_model_args, add_query_args, load_from_args, log
 
@@ -14,7 +15,8 @@ def add_parser(sub) -> None:
         "sweep",
         help="one query per feature (or per subset of k features) of a model",
         description="Which features can flip the decision? Streams a result per query "
-        "as it ends and prints a table at the end.",
+        "as it ends and prints a table at the end. With --json, stdout holds a result per "
+        "query of the sweep, those reused by --resume first.",
     )
     add_model_args(p)
     add_query_args(p, vary_required=False)
@@ -39,13 +41,18 @@ def add_parser(sub) -> None:
         "--out",
         default=None,
         metavar="FILE.jsonl",
-        help="append each result to this JSON Lines file",
+        help="append each result to this JSON Lines file as it ends (with --resume: the same "
+        "file or none)",
     )
     p.add_argument(
         "--resume",
         default=None,
         metavar="FILE.jsonl",
-        help="skip queries already answered in FILE and append new results to it",
+        help="reuse the results in FILE that answer the same question (same model file and "
+        "content, feature set, gap, classes, passes, backend, details, data and data-aware "
+        "settings): sensitive and insensitive always, unknown only if its time limit was at "
+        "least --timeout; errors and the rest are run again (and left out of the table); "
+        "new results are appended to FILE",
     )
     p.add_argument(
         "--table",
@@ -62,24 +69,85 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ...compiler.errors import InputError
     from ...compiler.result import ERROR
-    from ..api import make_query
-    from ..sweep import done_labels, feature_subsets, run_sweep, table_rows, to_csv, to_markdown
-    from .common import data_options
+    from ..sweep import feature_subsets, result_from_line, table_rows
 
     if args.vary:
         raise InputError(
             "sweep chooses the features itself: use --features to restrict it, not --vary"
         )
+    check_outputs(args)
+    features = parse_features(args.features)
     ens = load_from_args(args)
-    features = [f.strip() for f in args.features.split(",")] if args.features else None
     subsets = feature_subsets(ens, args.subsets, args.sample, args.seed, features)
-    out_path = args.resume or args.out
-    skip = done_labels(args.resume)
-    todo = [s for s in subsets if ",".join(s) not in skip]
+    mk = query_maker(args)
+    question = question_of(args, ens, mk(list(subsets[0]), ""))
     log(
-        f"sweep of {ens.source}: {len(subsets)} queries ({len(subsets) - len(todo)} already done), "
-        f"timeout {args.timeout:g}s each"
+        f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
+    plan = resume_plan(args, subsets, question)
+    if args.json:
+        for s in subsets:
+            if s in plan.reused:
+                print_line(json.dumps(plan.reused[s]))
+    t0 = time.time()
+    new = run_streaming(args, ens, plan.todo, mk, question)
+    results = [new[s] if s in new else result_from_line(plan.reused[s]) for s in subsets]
+    rows = table_rows(results)
+    summary = status_summary(results)
+    print_table(args, rows, f"sweep: {summary} in {time.time() - t0:.1f}s")
+    log(f"done: {summary}")
+    return 1 if any(r.status == ERROR for r in results) else 0
+
+
+def parse_features(text: str | None) -> list[str] | None:
+    """The --features list (None: every feature of the model)."""
+    if text is None:
+        return None
+    names = [f.strip() for f in text.split(",") if f.strip()]
+    if not names:
+        from ...compiler.errors import InputError
+
+        raise InputError("no features given", f"--features {text!r}")
+    return names
+
+
+def check_outputs(args) -> None:
+    """Fail before anything runs when a file the sweep writes cannot be written."""
+    from ...compiler.errors import InputError
+
+    if args.out and args.resume and Path(args.out) != Path(args.resume):
+        raise InputError(
+            "--resume FILE appends the new results to FILE: give --out the same file or drop it",
+            f"--out {args.out}",
+        )
+    for flag in ("out", "resume", "table_out"):
+        path = getattr(args, flag)
+        if path is not None:
+            check_writable(f"--{flag.replace('_', '-')} {path}", Path(path))
+
+
+def check_writable(where: str, path: Path) -> None:
+    """Can ``path`` be appended to (created if missing, and removed again)?"""
+    from ...compiler.errors import InputError
+    from ..sweep import os_error_text
+
+    if path.is_dir():
+        raise InputError("is a directory", where)
+    if not path.parent.exists():
+        raise InputError(f"directory {path.parent} does not exist", where)
+    existed = path.exists()
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as e:
+        raise InputError(os_error_text(e), where) from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
+def query_maker(args):
+    from ..api import make_query
+    from .common import data_options
 
     def mk(vary, label):
         return make_query(
@@ -98,44 +166,63 @@ def run(args) -> int:
             options=data_options(args),
         )
 
-    out_file = open(out_path, "a") if out_path else None  # noqa: SIM115 - kept open while streaming
-    progress = None
-    task = None
-    if sys.stderr.isatty():
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+    return mk
 
-        progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed}/{task.total}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=__import__("rich.console").console.Console(file=sys.stderr),
-        )
-        progress.start()
-        task = progress.add_task("sweep", total=len(todo))
+
+def question_of(args, ens, query):
+    """What the sweep asks of every feature set (a resumed result must answer the same)."""
+    from ..sweep import Question, file_digest
+
+    return Question.of(
+        ens,
+        query,
+        details=args.details,
+        base_score=args.base_score,
+        model_sha256=file_digest(args.model),
+    )
+
+
+def resume_plan(args, subsets, question):
+    from ..sweep import ResumePlan, plan_resume, read_results
+
+    if not args.resume:
+        return ResumePlan({}, list(subsets))
+    lines = read_results(args.resume, lambda msg: log(f"treesens: warning: {msg}"))
+    plan = plan_resume(subsets, lines, question)
+    missing = "" if Path(args.resume).exists() else " (no such file yet: it is created)"
+    log(f"resume from {args.resume}{missing}: {plan.summary()}")
+    return plan
+
+
+def print_line(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def run_streaming(args, ens, todo, mk, question) -> dict:
+    """Run the queries of ``todo``, streaming each result as it ends; by feature set."""
+    from ..sweep import run_sweep
+
+    out_path = args.resume or args.out
+    if out_path:
+        end_last_line(Path(out_path))
+    out_file = open(out_path, "a") if out_path else None  # noqa: SIM115 - kept open while streaming
+    progress, task = start_progress(len(todo))
+    record = question.record()
 
     def on_result(res) -> None:
+        res.stats["asked"] = record
         line = res.to_json()
         if out_file:
             out_file.write(line + "\n")
             out_file.flush()
         if args.json:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            print_line(line)
         if progress is not None:
             progress.update(task, advance=1, description=f"{res.query}: {res.status}")
         else:
             log(f"{res.query}: {res.status} ({res.time['total']:.2f}s)")
 
-    t0 = time.time()
     try:
         results = run_sweep(ens, todo, mk, on_result=on_result, memory_mb=args.memory_mb)
     finally:
@@ -143,45 +230,69 @@ def run(args) -> int:
             progress.stop()
         if out_file:
             out_file.close()
-    if args.resume:
-        # the table covers every query of the sweep, including those answered before
-        from ...compiler.result import Result
+    return dict(zip(todo, results, strict=True))
 
-        prev = []
-        with open(args.resume) as fh:
-            for line in fh:
-                try:
-                    d = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                prev.append(Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d}))
-        by_label = {r.query: r for r in prev}
-        results = [by_label[",".join(s)] for s in subsets if ",".join(s) in by_label]
-    rows = table_rows(results)
+
+def end_last_line(path: Path) -> None:
+    """A line cut short by an interruption must not swallow the next result appended."""
+    if path.is_file() and path.stat().st_size:
+        with open(path, "rb") as fh:
+            fh.seek(-1, 2)
+            last = fh.read(1)
+        if last != b"\n":
+            with open(path, "a") as fh:
+                fh.write("\n")
+
+
+def start_progress(total: int):
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=__import__("rich.console").console.Console(file=sys.stderr),
+    )
+    progress.start()
+    return progress, progress.add_task("sweep", total=total)
+
+
+def status_summary(results) -> str:
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    text = ""
-    if args.table == "markdown":
-        text = to_markdown(rows)
-    elif args.table == "csv":
-        text = to_csv(rows)
+    return ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+
+
+def print_table(args, rows: list[dict], title: str) -> None:
+    from ..sweep import to_csv, to_markdown
+
     stream = sys.stderr if args.json else sys.stdout
     if args.table == "terminal":
         from rich.console import Console
         from rich.table import Table
 
-        t = Table(title=f"sweep: {summary} in {time.time() - t0:.1f}s")
+        t = Table(title=title)
         for c in rows[0] if rows else {"features": 0}:
             t.add_column(c)
         for r in rows:
             t.add_row(*[str(v) for v in r.values()])
         Console(file=stream, width=None if stream.isatty() else 200).print(t)
-    elif text:
-        stream.write(text)
+    elif args.table == "markdown":
+        stream.write(to_markdown(rows))
+    elif args.table == "csv":
+        stream.write(to_csv(rows))
     if args.table_out:
         with open(args.table_out, "w") as fh:
-            fh.write(to_markdown(rows) if not args.table_out.endswith(".csv") else to_csv(rows))
-    log(f"done: {summary}")
-    return 1 if any(r.status == ERROR for r in results) else 0
+            fh.write(to_csv(rows) if args.table_out.endswith(".csv") else to_markdown(rows))

@@ -1,0 +1,170 @@
+"""Data files given with ``--data``: naming a model's generic features, the label column,
+and malformed CSVs reported as one line naming the file and the line (SPEC section 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.compiler.errors import InputError
+from treesens.frontends.data import load_data
+from treesens.tests.conftest import run_treesens
+
+NAMES = ["alpha", "beta", "gamma"]
+
+
+@pytest.fixture(scope="module")
+def xy():
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 3))
+    y = (X[:, 0] + 0.3 * X[:, 1] > 0.6).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def data_csv(tmp_path_factory, xy):
+    X, y = xy
+    lines = ["alpha,beta,gamma,label"]
+    lines += [f"{a!r},{b!r},{c!r},{t}" for (a, b, c), t in zip(X.tolist(), y.tolist())]
+    path = tmp_path_factory.mktemp("data") / "abc.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def lgb_file(tmp_path_factory, xy):
+    """A LightGBM model trained on an array: its features are Column_0, Column_1, ..."""
+    lgb = pytest.importorskip("lightgbm")
+    X, y = xy
+    params = {"objective": "binary", "num_leaves": 4, "verbose": -1, "num_threads": 1}
+    booster = lgb.train(params, lgb.Dataset(X, label=y), 4)
+    path = tmp_path_factory.mktemp("lgb") / "model.txt"
+    booster.save_model(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def sk_file(tmp_path_factory, xy):
+    """A scikit-learn forest fitted on an array: its features are x0, x1, ..."""
+    joblib = pytest.importorskip("joblib")
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = xy
+    est = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    path = tmp_path_factory.mktemp("sk") / "model.joblib"
+    joblib.dump(est, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def xgb_file(tmp_path_factory, xy):
+    """An XGBoost model trained on an array: its features are f0, f1, ..."""
+    xgb = pytest.importorskip("xgboost")
+    X, y = xy
+    params = {"max_depth": 2, "objective": "binary:logistic", "nthread": 1}
+    booster = xgb.train(params, xgb.DMatrix(X, label=y), 4)
+    path = tmp_path_factory.mktemp("xgb") / "model.json"
+    booster.save_model(str(path))
+    return path
+
+
+def _write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# ---- data naming a model's generic features -------------------------------------------
+
+
+def test_data_names_the_features_of_a_lightgbm_model_without_names(lgb_file, data_csv):
+    assert treesens.load_model(lgb_file, data=data_csv).feature_names == NAMES
+
+
+def test_data_names_the_features_of_a_sklearn_model_without_names(sk_file, data_csv):
+    assert treesens.load_model(sk_file, data=data_csv).feature_names == NAMES
+
+
+def test_cli_varies_a_feature_of_a_lightgbm_model_by_its_name_in_the_data(lgb_file, data_csv):
+    p = run_treesens(
+        "check", lgb_file, "--data", data_csv, "--vary", "alpha", "--gap", "0.1", "--json"
+    )
+    assert p.returncode == 0, p.stderr
+    assert '"features": ["alpha"]' in p.stdout
+
+
+def test_data_with_another_feature_count_than_a_generic_model_is_an_input_error(tmp_path, lgb_file):
+    data = _write(tmp_path, "two.csv", "alpha,beta,label\n0.1,0.2,0\n")
+    with pytest.raises(InputError, match=r"two\.csv:1: 2 feature columns .* model has 3 features"):
+        treesens.load_model(lgb_file, data=data)
+
+
+def test_data_with_the_generic_names_in_another_order_keeps_them(tmp_path, xgb_file):
+    data = _write(tmp_path, "f.csv", "f1,f0,f2,label\n0.2,0.1,0.3,0\n")
+    ens = treesens.load_model(xgb_file, data=data)
+    assert ens.feature_names == ["f0", "f1", "f2"]
+    assert load_data(data, ens).X.tolist() == [[0.1, 0.2, 0.3]]
+
+
+# ---- the label column -------------------------------------------------------------------
+
+
+def test_only_a_label_column_named_by_the_user_must_be_in_the_data(tmp_path, xgb_file):
+    data = _write(tmp_path, "nolabel.csv", "f0,f1,f2\n0.1,0.2,0.3\n")
+    ens = treesens.load_model(xgb_file)
+    assert load_data(data, ens).y is None  # the default label column may be absent
+    with pytest.raises(InputError, match=r"nolabel\.csv:1: no label column 'target'"):
+        load_data(data, ens, label="target")
+
+
+def test_cli_label_column_absent_from_the_data_exits_2_naming_file_and_column(xgb_file, data_csv):
+    p = run_treesens(
+        "check", xgb_file, "--data", data_csv, "--label", "nope", "--vary", "alpha", "--gap", "0.1"
+    )
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert "abc.csv:1: no label column 'nope'" in p.stderr
+
+
+# ---- malformed CSV ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("row", ["0.1,0.2,0", "0.1,0.2,0.3,0,9"], ids=["short", "long"])
+def test_a_data_row_with_another_field_count_than_the_header_names_its_line(
+    tmp_path, xgb_file, row
+):
+    n = len(row.split(","))
+    data = _write(tmp_path, "ragged.csv", f"f0,f1,f2,label\n0.1,0.2,0.3,0\n\n{row}\n")
+    ens = treesens.load_model(xgb_file)
+    with pytest.raises(InputError, match=rf"ragged\.csv:4: {n} fields, the header has 4$"):
+        load_data(data, ens)
+
+
+def test_data_rows_all_one_field_longer_than_the_header_are_an_input_error(tmp_path, xgb_file):
+    # pandas would take the first field for an index and shift every column by one
+    data = _write(tmp_path, "shift.csv", "f0,f1,f2,label\n7,0.1,0.2,0.3,0\n8,0.4,0.5,0.6,1\n")
+    ens = treesens.load_model(xgb_file)
+    with pytest.raises(InputError, match=r"shift\.csv:2: 5 fields, the header has 4"):
+        load_data(data, ens)
+
+
+def test_cli_ragged_data_exits_2_naming_the_line(tmp_path, xgb_file):
+    data = _write(tmp_path, "data.csv", "f0,f1,f2,label\n0.1,0.2,0.3,0\n0.1,0.2,0\n")
+    p = run_treesens("check", xgb_file, "--data", data, "--vary", "f0", "--gap", "0.1")
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert "data.csv:3: 3 fields, the header has 4" in p.stderr
+
+
+def test_a_data_header_naming_a_column_twice_is_an_input_error(tmp_path, xgb_file):
+    data = _write(tmp_path, "dup.csv", "f0,f1,f0,label\n0.1,0.2,0.3,0\n")
+    ens = treesens.load_model(xgb_file)
+    with pytest.raises(InputError, match=r"dup\.csv:1: column name 'f0' appears twice"):
+        load_data(data, ens)
+
+
+def test_python_api_check_varies_a_generic_feature_by_its_name_in_the_data(lgb_file, data_csv):
+    res = treesens.check(str(lgb_file), vary="alpha", gap=0.1, data=str(data_csv), timeout=60)
+    assert res.features == ["alpha"]
+    assert res.status in ("sensitive", "insensitive")
