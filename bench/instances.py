@@ -104,6 +104,7 @@ class Config:
     baseline: str | None = None
     backend: str = "cpsat"
     heuristic: bool = True
+    heuristic_effort: float = 1.0  # the heuristic's work bound, a multiple of the default
     params: tuple[tuple[str, object], ...] = ()  # CP-SAT parameters (SatParameters fields)
     note: str = ""
 
@@ -199,6 +200,13 @@ for _name, _params in {
     "default-single": (("search_branching", "AUTOMATIC_SEARCH"),),
 }.items():
     CONFIGS[_name] = Config(_name, params=_params, note=f"default with CP-SAT {_params}")
+# the default with the heuristic's work bound raised (more restarts before CP-SAT)
+for _effort in (2, 3, 5, 10):
+    CONFIGS[f"default-effort{_effort}"] = Config(
+        f"default-effort{_effort}",
+        heuristic_effort=float(_effort),
+        note=f"default with {_effort}x the heuristic's work bound",
+    )
 for _b in ("cbc", "highs", "gurobi", "z3"):
     CONFIGS[_b] = Config(
         _b, backend=_b, heuristic=False, note=f"all passes, no heuristic, backend {_b}"

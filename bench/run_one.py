@@ -43,6 +43,8 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
     opts = []
     if not cfg.get("heuristic", True):
         opts.append(("heuristic", False))
+    if cfg.get("heuristic_effort", 1.0) != 1.0:
+        opts.append(("heuristic_effort", float(cfg["heuristic_effort"])))
     if cfg.get("params"):
         opts.append(("solver_params", tuple((k, v) for k, v in cfg["params"])))
     if opts:
