@@ -1766,7 +1766,11 @@ class _Ctx:
         ``where``: " in QUERY" for a sweep's query, else ""."""
         from types import SimpleNamespace
 
-        from ..compiler.passes.feature_constraints import bounds_by_copy, relations_of
+        from ..compiler.passes.feature_constraints import (
+            bounds_by_copy,
+            check_relations_within_bounds,
+            relations_of,
+        )
 
         varying = {self.names.index(f) for f in fs}
 
@@ -1790,6 +1794,13 @@ class _Ctx:
             for (f, _), (lo, hi) in bounds_by_copy(enc(bs=bounds)).items()
         ):
             self.bounds_contradict(self.in_file_order(bounds), enc, varying, where)
+        try:
+            check_relations_within_bounds(enc(bs=bounds, rs=rels))
+        except InputError as e:
+            # point at the last relation on the feature named first in the message
+            named = [r for r in self.in_file_order(rels) if f"x1.{r.feature} " in str(e)]
+            at = self.place((named or self.in_file_order(rels))[-1])
+            raise self.err(f"{e}{where}", at) from None
 
     @staticmethod
     def empty(feat, lo: float, hi: float) -> str | None:

@@ -210,3 +210,15 @@ def test_strict_relation_on_binary_feature_forces_0_then_1():
     assert res2.status == "sensitive"
     w = res2._witness
     assert w.x1[1] == 1.0 and w.x2[1] == 0.0
+
+
+def test_a_relation_the_bounds_rule_out_is_an_input_error_not_insensitive():
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    q = Query(
+        vary=("f0",),
+        gap=Gap(0.05),
+        bounds=(FeatureBound("f0", lo=0.8, copies=(1,)), FeatureBound("f0", hi=0.2, copies=(2,))),
+        relations=(FeatureRelation("f0", 1, "<=", 2),),
+    )
+    with pytest.raises(InputError, match="cannot hold within the bounds"):
+        solve_query(ens, q)

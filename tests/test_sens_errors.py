@@ -185,6 +185,18 @@ CASES = {
             "        ^",
         ],
     ),
+    "relation_the_bounds_rule_out": (
+        _bc(
+            "query q {\n  vary mean_texture\n  where x1.mean_texture >= 20\n"
+            "  where x2.mean_texture <= 15\n  where x1.mean_texture <= x2.mean_texture\n}\n"
+        ),
+        [
+            "{F}:7:9: x1.mean_texture <= x2.mean_texture cannot hold within the bounds "
+            "(x1.mean_texture in [20, 39.28], x2.mean_texture in [9.71, 15])",
+            "  where x1.mean_texture <= x2.mean_texture",
+            "        ^",
+        ],
+    ),
     "contradicting_relations_from_defaults_and_query": (
         _bc(
             "defaults {\n  where x1.mean_texture <= x2.mean_texture\n}\nquery q {\n"

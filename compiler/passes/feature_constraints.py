@@ -216,6 +216,29 @@ def _name(ens, f: int) -> str:
     return ens.feature_names[f]
 
 
+def check_relations_within_bounds(enc, rels=None, bnds=None) -> None:
+    """A relation between x1.f and x2.f that the two inputs' bounds on f rule out (say
+    x1.f >= 10, x2.f <= 5 and x1.f <= x2.f) leaves no pair at all: an input error, not a
+    vacuous "insensitive"."""
+    ens = enc.ensemble
+    rels = relations_of(enc) if rels is None else rels
+    bnds = bounds_by_copy(enc) if bnds is None else bnds
+    for f, items in sorted(rels.items()):
+        if f not in enc.varying:
+            continue
+        feat = ens.features[f]
+        for a, b, kind in items:
+            la, ha = bnds.get((f, a), (feat.lb, feat.ub))
+            lb, hb = bnds.get((f, b), (feat.lb, feat.ub))
+            ok = {LT: la < hb, LE: la <= hb, EQ: max(la, lb) <= min(ha, hb)}[kind]
+            if not ok:
+                name = _name(ens, f)
+                raise InputError(
+                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold within the bounds "
+                    f"(x{a + 1}.{name} in [{la:g}, {ha:g}], x{b + 1}.{name} in [{lb:g}, {hb:g}])"
+                )
+
+
 def build_constraints(enc) -> list[Linear]:
     ens = enc.ensemble
     nan = getattr(enc, "nan", ({}, {}))
@@ -271,6 +294,7 @@ def build_constraints(enc) -> list[Linear]:
             out.append(Linear(tuple(vs), tuple(cs), "<=", 1.0 - const, ("fc-bound", c, f, "ne", r)))
 
     # ---- relations ----
+    check_relations_within_bounds(enc, rels, bnds)
     for f, items in sorted(rels.items()):
         feat, dom = ens.features[f], enc.domains[f]
         name = _name(ens, f)
