@@ -1060,6 +1060,28 @@ def _no_dups(ast: SensAST, names) -> None:
         seen.add(n.text)
 
 
+def _param_value_problem(name: str, v) -> str | None:
+    """What a data-aware parameter's value must be, when it is not (None: it is fine)."""
+    num = v.value if isinstance(v, Num) else None
+    if name in ("clause_width", "max_clauses"):
+        ok = num is not None and math.isfinite(num) and num >= 1 and float(num).is_integer()
+        return None if ok else "takes a whole number of at least 1"
+    if name == "clause_time":
+        ok = num is not None and math.isfinite(num) and num > 0
+        return None if ok else "takes a positive number of seconds"
+    if name == "prob_alpha":
+        ok = num is not None and math.isfinite(num) and num >= 0
+        return None if ok else "takes a number >= 0"
+    if name == "prob_empty":
+        ok = isinstance(v, (Word, Text)) and v.value in ("smooth", "forbid")
+        return None if ok else "takes smooth or forbid"
+    if name == "clause_cache":
+        return None if isinstance(v, Bool) else "takes true or false"
+    if name == "clauses":
+        return None if isinstance(v, (Text, Word)) else "takes a file name"
+    return None
+
+
 def _check_setting(ast: SensAST, st) -> None:
     if isinstance(st, GapSetting):
         if not math.isfinite(st.value):
@@ -1120,6 +1142,9 @@ def _check_setting(ast: SensAST, st) -> None:
                     f"the {' and '.join(modes)} modes",
                     p,
                 )
+            bad = _param_value_problem(p.name, p.value)
+            if bad:
+                raise ast.error(f"{p.name} {bad}, not {_fmt_value(p.value)}", p.value)
             seen.add(p.name)
 
 

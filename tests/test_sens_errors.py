@@ -185,6 +185,14 @@ CASES = {
             "        ^",
         ],
     ),
+    "data_aware_parameter_of_the_wrong_kind": (
+        _bc('query q {\n  vary mean_texture\n  data_aware prob prob_empty = "never"\n}\n'),
+        [
+            '{F}:5:32: prob_empty takes smooth or forbid, not "never"',
+            '  data_aware prob prob_empty = "never"',
+            "                               ^",
+        ],
+    ),
     "relation_the_bounds_rule_out": (
         _bc(
             "query q {\n  vary mean_texture\n  where x1.mean_texture >= 20\n"
