@@ -478,6 +478,10 @@ def clauses_for(
     """The cavity clauses for a model and a Dataset: from ``file`` if it exists (re-checked
     against the data), else from the disk cache, else learned (and written to ``file`` /
     the cache)."""
+    if file is not None and not Path(file).exists():
+        parent = Path(file).parent
+        if not parent.is_dir():  # checked before minutes of learning, and never created
+            raise InputError(f"cannot write the clauses: no directory {parent}", str(file))
     if file is not None and Path(file).exists():
         clauses = load_clauses(file)
         kept = check_clauses(ens, clauses, data.X)

@@ -154,6 +154,17 @@ def test_clauses_find_known_empty_box_and_contain_no_data(tmp_path):
     assert check_clauses(ens, again + [bad], X) == clauses
 
 
+def test_a_clauses_file_in_a_missing_directory_is_an_input_error_and_nothing_is_created(
+    tmp_path,
+):
+    from treesens.compiler.cavities import clauses_for
+
+    target = tmp_path / "absent" / "c.json"
+    with pytest.raises(InputError, match="no directory"):
+        clauses_for(tiny(), None, file=target)
+    assert not target.parent.exists()
+
+
 def test_cavity_clause_constraint_excludes_box_for_both_copies():
     ens = tiny()
     q = Query(vary=("b",), data_aware="clause")
