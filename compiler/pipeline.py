@@ -176,6 +176,7 @@ def solve_query(
         budget = min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, deadline - t_h))
         found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax, work=work)
         res.stats["heuristic_time"] = time.time() - t_h
+        res.stats["heuristic_work"] = work
         if found is not None:
             x1, x2, ok = found
             if ok:
@@ -215,8 +216,9 @@ def solve_query(
         t_h = time.time()
         rows = np.random.default_rng(q.seed).permutation(data.n_rows)[:200]
         starts = np.where(np.isnan(data.X[rows]), 0.0, data.X[rows])
-        work = heuristic_work(ens)
-        budget = min(HEURISTIC_SECONDS, 0.2 * max(0.0, deadline - t_h))
+        effort = float(_option(q, "heuristic_effort", 1.0))
+        work = int(heuristic_work(ens) * effort)
+        budget = min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, deadline - t_h))
         # a few runs from different rows; the pair best for the data-aware objective wins
         # (fewest violated cavity clauses, then the highest utility)
         data_cons = [c for c in problem.constraints if _data_tag(c)]

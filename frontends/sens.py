@@ -358,7 +358,11 @@ _PARAM_MODES = {
 _MODE_ALIASES = {"prob+clause": "probclause", "clause+prob": "probclause", "off": "none"}
 # the names `option NAME = VALUE` may set (the Query.options the compiler reads), with the
 # kind of value each takes; other Query.options have their own statement (or none in .sens)
-OPTIONS = {"heuristic": "true or false", "progress": "true or false"}
+OPTIONS = {
+    "heuristic": "true or false",
+    "progress": "true or false",
+    "heuristic_effort": "a positive number",
+}
 _OTHER_OPTIONS = {
     "data": 'the data file is given by a line  data "train.csv"',
     "label": 'the label column is given by the data line:  data "train.csv" label NAME',
@@ -1609,6 +1613,13 @@ def _check_options(ast: SensAST) -> None:
             if OPTIONS[st.name] == "true or false" and not isinstance(st.value, Bool):
                 raise ast.error(
                     f"option {st.name!r} takes true or false, not {_fmt_value(st.value)}",
+                    st.value,
+                )
+            if OPTIONS[st.name] == "a positive number" and not (
+                isinstance(st.value, Num) and math.isfinite(st.value.value) and st.value.value > 0
+            ):
+                raise ast.error(
+                    f"option {st.name!r} takes a positive number, not {_fmt_value(st.value)}",
                     st.value,
                 )
 

@@ -227,3 +227,10 @@ def test_the_dump_format_given_for_a_native_model_exits_2(tiny_model):
     p = run_treesens("check", tiny_model, "--vary", "radius", "--format", "xgboost-dump")
     assert p.returncode == 2
     assert "not a text dump" in _one_error_line(p)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_a_heuristic_effort_that_is_not_positive_exits_2(tiny_model, value):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--heuristic-effort", value)
+    assert p.returncode == 2
+    assert "--heuristic-effort" in _one_error_line(p)

@@ -111,3 +111,14 @@ def test_a_benchmark_variant_names_tuning_arguments(bench_heuristic):
 def test_a_benchmark_variant_with_an_unknown_key_is_refused(bench_heuristic):
     with pytest.raises(SystemExit, match="speed=2"):
         bench_heuristic.parse_variant("speed=2")
+
+
+def test_heuristic_effort_multiplies_the_work_bound_in_the_pipeline():
+    from treesens.compiler.pipeline import heuristic_work, solve_query
+
+    ens = subset_sum_ensemble([3, 5, 7], 11)  # no subset sums to 11: nothing to find
+    q = Query(vary=("f'",), gap=Gap(0.25, "margin"), timeout=60.0)
+    plain = solve_query(ens, q)
+    more = solve_query(ens, q.with_(options=(("heuristic_effort", 3.0),)))
+    assert plain.stats["heuristic_work"] == heuristic_work(ens)
+    assert more.stats["heuristic_work"] == 3 * heuristic_work(ens)

@@ -185,6 +185,14 @@ CASES = {
             "        ^",
         ],
     ),
+    "heuristic_effort_that_is_not_positive": (
+        _bc("query q {\n  vary mean_texture\n  option heuristic_effort = 0\n}\n"),
+        [
+            "{F}:5:29: option 'heuristic_effort' takes a positive number, not 0",
+            "  option heuristic_effort = 0",
+            "                            ^",
+        ],
+    ),
     "data_aware_parameter_of_the_wrong_kind": (
         _bc('query q {\n  vary mean_texture\n  data_aware prob prob_empty = "never"\n}\n'),
         [

@@ -23,6 +23,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number")
+    return value
+
+
 def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="model file (XGBoost .json/.ubj or tree dump, LightGBM .txt, ...)")
     p.add_argument(
@@ -100,6 +111,14 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
         "--no-heuristic",
         action="store_true",
         help="skip the pre-solver local search (measure the encoding and solver alone)",
+    )
+    p.add_argument(
+        "--heuristic-effort",
+        type=positive_float,
+        default=None,
+        metavar="X",
+        help="the pre-solver local search's work bound, a multiple of the default (default 1; "
+        "more finds more pairs before the solver, and costs that much on 'insensitive')",
     )
     p.add_argument(
         "--solver-param",
@@ -224,6 +243,7 @@ def data_options(args) -> dict:
         "progress": True if data else None,
         "solver_params": solver_params(args),
         "heuristic": False if getattr(args, "no_heuristic", False) else None,
+        "heuristic_effort": getattr(args, "heuristic_effort", None),
     }
 
 
