@@ -31,10 +31,12 @@ from .replay import condition_slack, meets, predicted_class
 from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 
 MAX_CUTS = 50
-HEURISTIC_SECONDS = (
-    10.0  # backstop: at most this long (and 20% of the time limit) before the solver
-)
-HEURISTIC_WORK_PER_LEAF = 50  # row-tree evaluations per leaf of the model (~2 s for 200 trees)
+HEURISTIC_SECONDS = 100.0  # backstop: at most this long (and 20% of the limit) before the solver
+# row-tree evaluations per leaf of the model (~10-40 s on a 500-tree model when nothing is
+# found). Ten times the earlier 50: side by side on 70 sampled full-tier queries it found
+# the pair of 35 of 40 queries CP-SAT had answered (17 before), PAR2 2.07x lower on those,
+# 0.78x on insensitive ones (docs/benchmarks.md, "Heuristic effort")
+HEURISTIC_WORK_PER_LEAF = 500
 
 
 def heuristic_work(ens: Ensemble) -> int:

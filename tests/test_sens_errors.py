@@ -260,8 +260,8 @@ CASES = {
     "unknown_option_name": (
         _bc("query q {\n  vary mean_texture\n  option heuristc = false\n}\n"),
         [
-            "{F}:5:3: unknown option 'heuristc' (did you mean 'heuristic'?); known: heuristic, "
-            "progress",
+            "{F}:5:3: unknown option 'heuristc' (did you mean 'heuristic', 'heuristic_effort'?); "
+            "known: heuristic, progress, heuristic_effort",
             "  option heuristc = false",
             "  ^",
         ],
