@@ -1554,6 +1554,13 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
             if plain is not None:
                 _check_model_options(ast, model, plain)
         raise ast.error(f"cannot load the model: {e}", model.path) from None
+    if data_path is not None and details_path is None:
+        from .details import apply_data_names
+
+        try:  # a model with generic names (f0, Column_0, x0, ...) is named by the data
+            ens = apply_data_names(ens, str(data_path), label)
+        except InputError as e:
+            raise ast.error(f"cannot use the data: {e}", data.path) from None
     if details_path is not None:
         from .details import apply_details
 

@@ -168,3 +168,16 @@ def test_python_api_check_varies_a_generic_feature_by_its_name_in_the_data(lgb_f
     res = treesens.check(str(lgb_file), vary="alpha", gap=0.1, data=str(data_csv), timeout=60)
     assert res.features == ["alpha"]
     assert res.status in ("sensitive", "insensitive")
+
+
+def test_a_sens_file_varies_a_generic_feature_by_its_name_in_the_data(tmp_path, lgb_file, data_csv):
+    from treesens.frontends.sens import load_queries
+
+    sens = _write(
+        tmp_path,
+        "q.sens",
+        f'model "{lgb_file}"\ndata "{data_csv}"\nquery q {{\n  vary alpha\n  gap 0.1\n}}\n',
+    )
+    sf = load_queries(sens)
+    assert sf.ensemble.feature_names[:3] == ["alpha", "beta", "gamma"]
+    assert sf.select(None)[0].vary == ("alpha",)
