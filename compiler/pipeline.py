@@ -45,6 +45,17 @@ def heuristic_work(ens: Ensemble) -> int:
     return HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
 
 
+def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, float]:
+    """(work, seconds) for one heuristic run: the work bound decides, scaled by the query's
+    ``heuristic_effort``; the time bound is only a backstop, and at most 20 % of the time
+    left."""
+    effort = float(_option(q, "heuristic_effort", 1.0))
+    return (
+        int(heuristic_work(ens) * effort),
+        min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, time_left)),
+    )
+
+
 def _option(q: Query, key: str, default):
     return dict(q.options).get(key, default)
 
@@ -172,10 +183,7 @@ def solve_query(
     # before the backend's reductions, which only a query left to the solver needs
     if _option(q, "heuristic", True) and first and not (q.bounds or q.relations):
         t_h = time.time()
-        # the work bound decides; the time bound is only a backstop
-        effort = float(_option(q, "heuristic_effort", 1.0))  # a multiple of the default
-        work = int(heuristic_work(ens) * effort)
-        budget = min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, deadline - t_h))
+        work, budget = heuristic_bounds(ens, q, deadline - t_h)
         found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax, work=work)
         res.stats["heuristic_time"] = time.time() - t_h
         res.stats["heuristic_work"] = work
@@ -218,9 +226,7 @@ def solve_query(
         t_h = time.time()
         rows = np.random.default_rng(q.seed).permutation(data.n_rows)[:200]
         starts = np.where(np.isnan(data.X[rows]), 0.0, data.X[rows])
-        effort = float(_option(q, "heuristic_effort", 1.0))
-        work = int(heuristic_work(ens) * effort)
-        budget = min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, deadline - t_h))
+        work, budget = heuristic_bounds(ens, q, deadline - t_h)
         # a few runs from different rows; the pair best for the data-aware objective wins
         # (fewest violated cavity clauses, then the highest utility)
         data_cons = [c for c in problem.constraints if _data_tag(c)]
