@@ -242,6 +242,23 @@ class Ensemble:
     def n_leaves(self) -> int:
         return sum(int((t.feature < 0).sum()) for t in self.trees)
 
+    def fingerprint(self) -> str:
+        """A sha256 of everything that decides the model's answers (trees, features and
+        their bounds, link, comparison), not of where it came from: the same model loaded
+        from another path, or a copy of its file, has the same fingerprint."""
+        import hashlib
+
+        h = hashlib.sha256()
+        head = (self.n_classes, self.intercept, self.link, self.op, self.cast, self.scale)
+        h.update(repr((head, self.features)).encode())
+        for t in self.trees:
+            for a in (t.feature, t.threshold, t.left, t.right, t.default_left, t.value):
+                h.update(a.tobytes())
+            h.update(b"-" if t.missing is None else t.missing.tobytes())
+            cats = None if t.categories is None else [c and sorted(c) for c in t.categories]
+            h.update(repr((t.outputs, cats)).encode())
+        return h.hexdigest()
+
     # ---- the library's comparison, in one place ------------------------------------
     def cast_value(self, x):
         if self.cast == "float64z":

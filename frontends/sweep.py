@@ -62,9 +62,11 @@ class Question:
 
     A result recorded in a resume file is reused only when it answers the same question
     (``reuses``). A result line records the model, gap, classes, passes and backend
-    itself; the rest (``asked``: data and data-aware settings, details file, the model
-    file's digest, the backend asked for and the time limit) the sweep adds as
-    ``stats["asked"]`` (``record``).
+    itself; the rest (``asked``: the model's fingerprint, the data file's digest and the
+    data-aware settings, the backend asked for and the time limit) the sweep adds as
+    ``stats["asked"]`` (``record``). The model is matched by its format and fingerprint
+    (trees, features, bounds), not by its path: a model file given by another path, or
+    moved, is the same model; one retrained in place, or given other bounds, is not.
     """
 
     model: str  # Ensemble.source: format, path and a details file found beside the model
@@ -79,6 +81,9 @@ class Question:
     @classmethod
     def of(cls, ens: Ensemble, q: Query, **asked) -> Question:
         opts = dict(q.options)
+        data = opts.get("data")
+        if isinstance(data, (str, Path)):
+            opts["data"] = file_digest(data)  # its content, wherever it is
         return cls(
             model=ens.source,
             gap=q.gap.value,
@@ -87,7 +92,12 @@ class Question:
             passes=sorted(q.passes),
             backend=q.backend,
             timeout=q.timeout,
-            asked={"data_aware": q.data_aware, **{k: opts.get(k) for k in ANSWER_OPTIONS}, **asked},
+            asked={
+                "ensemble": ens.fingerprint(),
+                "data_aware": q.data_aware,
+                **{k: opts.get(k) for k in ANSWER_OPTIONS},
+                **asked,
+            },
         )
 
     def record(self) -> dict:
@@ -107,7 +117,7 @@ class Question:
         timeout = asked.pop("timeout", None)
         backend = asked.pop("backend", None)
         same = (
-            line.get("model") == self.model
+            _format(line.get("model")) == _format(self.model)
             and line.get("gap") == self.gap
             and line.get("gap_kind", "prob") == self.gap_kind
             and line.get("classes") == self.classes
@@ -126,9 +136,14 @@ class Question:
         )
 
 
+def _format(source) -> str | None:
+    """The model format an ``Ensemble.source`` names (``xgboost:m.json`` -> ``xgboost``)."""
+    return source.split(":", 1)[0] if isinstance(source, str) else None
+
+
 def file_digest(path: str | Path) -> str | None:
-    """The sha256 of a file's bytes (None when it is not a file): a model file retrained
-    in place asks new questions."""
+    """The sha256 of a file's bytes (None when it is not a file): a data file changed in
+    place asks new questions."""
     p = Path(path)
     return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
 

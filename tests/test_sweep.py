@@ -59,7 +59,7 @@ QUESTION = Question(
     passes=["aff", "obj", "ordering", "unaff"],
     backend="cpsat",
     timeout=60.0,
-    asked={"data_aware": "none", "data": None, "model_sha256": "abc"},
+    asked={"ensemble": "abc", "data_aware": "none", "data": None},
 )
 
 
@@ -90,17 +90,21 @@ def test_recorded_answer_to_the_same_question_is_reused():
         {"gap": 0.05},
         {"gap_kind": "margin"},
         {"asked": {"backend": "highs"}},
-        {"model": "xgboost:other.json"},
+        {"model": "lightgbm:m.txt"},
         {"classes": [0, "any"]},
         {"passes": ["ordering"]},
         {"asked": {"data_aware": "clause"}},
         {"asked": {"data": "d.csv"}},
-        {"asked": {"model_sha256": "retrained"}},
+        {"asked": {"ensemble": "retrained"}},
     ],
     ids=lambda d: next(iter(d.get("asked", d))),
 )
 def test_recorded_answer_asked_with_another_setting_is_not_reused(other):
     assert not QUESTION.reuses(_line(**other))
+
+
+def test_recorded_answer_for_the_same_model_at_another_path_is_reused():
+    assert QUESTION.reuses(_line(model="xgboost:/abs/path/to/m.json"))
 
 
 def test_recorded_answer_without_the_sweep_record_is_not_reused():
@@ -244,3 +248,44 @@ def test_out_and_resume_naming_different_files_is_an_input_error(tmp_path):
 def test_empty_features_flag_is_an_input_error(tmp_path):
     r = _sweep([str(EXAMPLES / "wine_xgb.json"), "--features", ""], tmp_path)
     assert (r.returncode, r.stderr) == (2, "treesens: error: --features '': no features given\n")
+
+
+def test_model_fingerprint_is_the_same_for_a_copy_of_its_file(tmp_path):
+    from treesens import load_model
+
+    copy = tmp_path / "copy.json"
+    copy.write_bytes((EXAMPLES / "wine_xgb.json").read_bytes())
+    original = load_model(EXAMPLES / "wine_xgb.json", auto_details=False)
+    assert load_model(copy).fingerprint() == original.fingerprint()
+
+
+def test_model_fingerprint_changes_with_its_feature_bounds(tmp_path):
+    from treesens import load_model
+
+    ens = load_model(EXAMPLES / "wine_xgb.json")
+    lines = ["feature,name,lb,ub"] + [f"{i},{f.name},0,1000" for i, f in enumerate(ens.features)]
+    details = tmp_path / "d.csv"
+    details.write_text("\n".join(lines) + "\n")
+    bounded = load_model(EXAMPLES / "wine_xgb.json", details=details)
+    assert bounded.fingerprint() != ens.fingerprint()
+
+
+def test_model_fingerprint_changes_when_the_file_is_retrained_in_place(tmp_path):
+    from treesens import load_model
+
+    model = json.loads((EXAMPLES / "breast_cancer_xgb.json").read_text())
+    copy = tmp_path / "m.json"
+    copy.write_text(json.dumps(model))
+    before = load_model(copy).fingerprint()
+    model["learner"]["learner_model_param"]["base_score"] = "[9E-1]"
+    copy.write_text(json.dumps(model))
+    assert load_model(copy).fingerprint() != before
+
+
+def test_resume_reuses_results_for_the_same_model_given_by_another_path(tmp_path):
+    (tmp_path / "m.json").write_bytes((EXAMPLES / "breast_cancer_xgb.json").read_bytes())
+    common = ["--features", "mean_texture", "--gap", "0.3", "--timeout", "60", "--table", "none"]
+    r1 = _sweep(["m.json", *common, "--out", "r.jsonl"], tmp_path)
+    assert r1.returncode == 0, r1.stderr
+    r2 = _sweep([str(tmp_path / "m.json"), *common, "--resume", "r.jsonl"], tmp_path)
+    assert "1 result reused, 0 rerun" in r2.stderr

@@ -48,9 +48,9 @@ def add_parser(sub) -> None:
         "--resume",
         default=None,
         metavar="FILE.jsonl",
-        help="reuse the results in FILE that answer the same question (same model file and "
-        "content, feature set, gap, classes, passes, backend, details, data and data-aware "
-        "settings): sensitive and insensitive always, unknown only if its time limit was at "
+        help="reuse the results in FILE that answer the same question (the same model, by "
+        "content and bounds wherever its file is; feature set, gap, classes, passes, backend, "
+        "data content and data-aware settings): sensitive and insensitive always, unknown only if its time limit was at "
         "least --timeout; errors and the rest are run again (and left out of the table); "
         "new results are appended to FILE",
     )
@@ -171,15 +171,9 @@ def query_maker(args):
 
 def question_of(args, ens, query):
     """What the sweep asks of every feature set (a resumed result must answer the same)."""
-    from ..sweep import Question, file_digest
+    from ..sweep import Question
 
-    return Question.of(
-        ens,
-        query,
-        details=args.details,
-        base_score=args.base_score,
-        model_sha256=file_digest(args.model),
-    )
+    return Question.of(ens, query)
 
 
 def resume_plan(args, subsets, question):
