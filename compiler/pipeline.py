@@ -141,6 +141,24 @@ def solve_query(
     log: bool = False,
     prefer=None,
 ) -> Result:
+    """Answer one query; the result records what was asked (``stats["asked"]``)."""
+    res = _solve(
+        ens, q, compiled=compiled, deadline=deadline, memory_mb=memory_mb, log=log, prefer=prefer
+    )
+    res.stats["asked"] = q.asked()
+    return res
+
+
+def _solve(
+    ens: Ensemble,
+    q: Query,
+    *,
+    compiled: CompiledQuery | None,
+    deadline: float | None,
+    memory_mb: int | None,
+    log: bool,
+    prefer,
+) -> Result:
     if q.backend == "race" or q.backend.startswith("race:"):
         from .race import solve_race
 

@@ -60,6 +60,10 @@ class FeatureRelation:
     right: int
 
 
+# query options that change a query's answer (the rest only steer the search or its logs)
+ANSWER_OPTIONS = ("data", "label", "clause_width", "max_clauses", "clause_time", "clauses")
+
+
 @dataclass(frozen=True)
 class Query:
     vary: tuple[str, ...]
@@ -79,6 +83,14 @@ class Query:
     @property
     def label(self) -> str:
         return self.name or ",".join(self.vary)
+
+    def asked(self) -> dict:
+        """The settings of this query a result line does not otherwise show, but that
+        change its answer (or, for the time limit, whether it gets one): recorded as the
+        result's ``stats["asked"]``."""
+        opts = dict(self.options)
+        out = {"backend": self.backend, "timeout": self.timeout, "data_aware": self.data_aware}
+        return out | {k: opts[k] for k in ANSWER_OPTIONS if opts.get(k) is not None}
 
     def with_(self, **kw) -> Query:
         return replace(self, **kw)

@@ -52,10 +52,6 @@ def feature_subsets(
     return [tuple(names[i] for i in c) for c in sorted(chosen)]
 
 
-# query options that change a query's answer (the rest only steer the search or its logs)
-ANSWER_OPTIONS = ("data", "label", "clause_width", "max_clauses", "clause_time", "clauses")
-
-
 @dataclass(frozen=True)
 class Question:
     """What every query of a sweep asks besides its features.
@@ -79,11 +75,11 @@ class Question:
     asked: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, ens: Ensemble, q: Query, **asked) -> Question:
-        opts = dict(q.options)
-        data = opts.get("data")
-        if isinstance(data, (str, Path)):
-            opts["data"] = file_digest(data)  # its content, wherever it is
+    def of(cls, ens: Ensemble, q: Query) -> Question:
+        asked = q.asked()
+        del asked["backend"], asked["timeout"]  # fields of their own
+        if isinstance(asked.get("data"), (str, Path)):
+            asked["data"] = file_digest(asked["data"])  # its content, wherever it is
         return cls(
             model=ens.source,
             gap=q.gap.value,
@@ -92,17 +88,13 @@ class Question:
             passes=sorted(q.passes),
             backend=q.backend,
             timeout=q.timeout,
-            asked={
-                "ensemble": ens.fingerprint(),
-                "data_aware": q.data_aware,
-                **{k: opts.get(k) for k in ANSWER_OPTIONS},
-                **asked,
-            },
+            asked={"ensemble": ens.fingerprint(), **asked},
         )
 
     def record(self) -> dict:
-        """What the sweep adds to each result it writes, as ``stats["asked"]``; the backend
-        asked for too (a result's ``backend`` is the winner of a ``race``)."""
+        """What the sweep records as each result's ``stats["asked"]`` (in place of the
+        query's own record: the model's fingerprint and the data file's digest added); the
+        backend asked for too (a result's ``backend`` is the winner of a ``race``)."""
         return {**self.asked, "backend": self.backend, "timeout": self.timeout}
 
     def reuses(self, line: dict) -> bool:

@@ -129,6 +129,12 @@ def test_check_json_stdout_holds_only_json_lines_with_the_spec_fields(tiny_model
     assert set(r["time"]) >= {"compile", "solve", "total"}
 
 
+def test_check_json_records_the_time_limit_and_backend_asked_for(tiny_model):
+    p = run_treesens("check", tiny_model, "--vary", "radius", "--json", "--timeout", "77")
+    asked = json_lines(p.stdout)[0]["stats"]["asked"]
+    assert asked == {"backend": "cpsat", "timeout": 77.0, "data_aware": "none"}
+
+
 def test_check_without_json_prints_a_verdict_and_exits_0(tiny_model):
     p = run_treesens("check", tiny_model, "--vary", "radius", "--gap", "0.1", "--timeout", "120")
     assert p.returncode == 0, p.stderr

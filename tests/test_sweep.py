@@ -59,7 +59,7 @@ QUESTION = Question(
     passes=["aff", "obj", "ordering", "unaff"],
     backend="cpsat",
     timeout=60.0,
-    asked={"ensemble": "abc", "data_aware": "none", "data": None},
+    asked={"ensemble": "abc", "data_aware": "none"},
 )
 
 
