@@ -22,6 +22,7 @@ Writes ``<out>.md`` (the Markdown summary, also printed) and ``<out>-cactus-<sui
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -48,7 +49,10 @@ ORDER = [
 def load(paths) -> dict[tuple[str, str], dict]:
     runs = {}
     for p in paths:
-        for line in Path(p).read_text().splitlines():
+        # the committed results of long runs are gzipped (bench/reports/*.jsonl.gz)
+        raw = Path(p).read_bytes()
+        text = (gzip.decompress(raw) if str(p).endswith(".gz") else raw).decode()
+        for line in text.splitlines():
             if not line.strip():
                 continue
             try:

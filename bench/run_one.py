@@ -86,6 +86,9 @@ def main(argv=None) -> int:
 
     import treesens  # noqa: F401
 
+    if cfg.get("kind") == "veritas":
+        import veritas  # noqa: F401
+
     try:
         if cfg.get("kind") == "veritas":
             from veritas_peer import run_veritas  # bench/ is on sys.path (script dir)

@@ -21,7 +21,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CHEN = HERE.parent.parent / "shared" / "benchmarks" / "chen2019"
+sys.path.insert(0, str(HERE))
+from instances import SHARED  # noqa: E402  (honours TREESENS_SHARED)
+
+CHEN = SHARED / "chen2019"
 MODELS = {
     "mnist": CHEN / "binary_mnist_unrobust" / "1000.json",
     "webspam": CHEN / "webspam_unrobust" / "0100.json",
@@ -122,7 +125,9 @@ def main(argv=None) -> int:
         if key not in MODELS:
             ap.error(f"unknown model {key!r}; known: {', '.join(MODELS)}")
         if not MODELS[key].exists():
-            ap.error(f"{MODELS[key]} not found (the shared benchmarks must be beside the repo)")
+            ap.error(
+                f"{MODELS[key]} not found (the shared benchmarks: beside the repo, or TREESENS_SHARED)"
+            )
         print(f"{key}: {MODELS[key]}", file=sys.stderr)
         cmd = [sys.executable, __file__, "--one", key, "--features", str(args.features)]
         cmd += ["--timeout", str(args.timeout), "--gap", str(args.gap)]

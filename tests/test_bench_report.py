@@ -98,3 +98,13 @@ def test_the_kant_ratio_says_when_its_whole_interval_is_above_the_target(tmp_pat
 def test_the_speed_up_interval_of_no_instances_is_undefined():
     lo, hi = report_mod.ratio_interval([], [])
     assert lo != lo and hi != hi  # nan
+
+
+def test_gzipped_results_are_read_like_plain_ones(tmp_path):
+    import gzip
+
+    runs = [run("a", "default", "sensitive", 2.0), run("b", "kant", "unknown", 600.0)]
+    plain = write(tmp_path, runs)
+    packed = tmp_path / "results.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert report_mod.load([packed]) == report_mod.load([plain])
