@@ -35,6 +35,9 @@ class Gap:
 
     value: float
     kind: str = "prob"
+    # False for the binary default (0.2) taken when no gap was given: a multiclass
+    # model has no default, and says so
+    given: bool = field(default=True, compare=False)
 
     def __str__(self) -> str:
         return f"{self.value:.12g}" if self.kind == "prob" else f"margin {self.value:.12g}"
@@ -172,6 +175,12 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
     g = q.gap
     C = ens.n_classes
     if g.kind == "prob":
+        if not g.given:
+            raise InputError(
+                f"the model has {C} classes and a multiclass gap has no default: give a "
+                "probability ratio g >= 1 (--gap 1.5: P(c1) >= 1.5 * P(c) for every other "
+                "class c) or a margin gap (--margin-gap D)"
+            )
         if g.value < 1.0:
             raise InputError(
                 f"gap {g.value:g} out of range: a multiclass gap is a probability ratio g >= 1 "

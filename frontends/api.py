@@ -80,7 +80,7 @@ def make_query(
     if margin_gap is not None:
         g = Gap(float(margin_gap), "margin")
     else:
-        g = Gap(float(0.2 if gap is None else gap), "prob")
+        g = Gap(0.2, "prob", given=False) if gap is None else Gap(float(gap), "prob")
     if not math.isfinite(g.value):
         raise InputError(f"gap {g.value} is not a finite number")
     if timeout is None or not timeout > 0:

@@ -4,11 +4,14 @@ error messages that name the file and the problem, never a traceback (SPEC secti
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 xgb = pytest.importorskip("xgboost")
 
@@ -240,3 +243,30 @@ def test_a_heuristic_effort_that_is_not_positive_exits_2(tiny_model, value):
     p = run_treesens("check", tiny_model, "--vary", "radius", "--heuristic-effort", value)
     assert p.returncode == 2
     assert "--heuristic-effort" in _one_error_line(p)
+
+
+def test_a_query_flag_given_with_a_sens_file_exits_2_saying_the_file_sets_it():
+    sens = str(EXAMPLES / "breast_cancer.sens")
+    p = run_treesens("compare", sens, "--query", "texture", "--gap", "0.1")
+    assert p.returncode == 2
+    assert p.stderr == (
+        f"treesens: error: {sens}: --gap is for a model file: a .sens file's queries set it "
+        "themselves (with a .sens file: --query, --timeout, --memory-mb, --json)\n"
+    )
+
+
+def test_compare_on_a_sens_file_takes_the_time_limit_given_on_the_command_line():
+    sens = str(EXAMPLES / "breast_cancer.sens")
+    p = run_treesens(
+        "compare", sens, "--query", "texture", "--backends", "cpsat", "--timeout", "33", "--json"
+    )
+    assert p.returncode == 0, p.stderr
+    assert json_lines(p.stdout)[0]["stats"]["asked"]["timeout"] == 33.0
+
+
+def test_a_multiclass_query_without_a_gap_exits_2_saying_there_is_no_default():
+    p = run_treesens(
+        "check", str(EXAMPLES / "wine_xgb.json"), "--vary", "proline", "--classes", "0,1"
+    )
+    assert p.returncode == 2
+    assert "a multiclass gap has no default: give a probability ratio g >= 1" in p.stderr

@@ -11,6 +11,8 @@ from ...compiler.errors import InputError
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
 
+DEFAULT_TIMEOUT = 600.0
+
 
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1 (threads, megabytes)."""
@@ -45,7 +47,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--details",
         metavar="CSV",
-        help="feature declarations: feature,name,lb,ub[,kind]; by default a file beside "
+        help="feature declarations: feature,name,lb,ub[,kind][,missing]; by default a file beside "
         "the model (MODEL_details.csv, e.g. wine_details.csv for wine_xgb.json, or "
         "details.csv) is used when it names exactly the model's features",
     )
@@ -102,7 +104,7 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
     p.add_argument(
         "--timeout",
         type=float,
-        default=600.0,
+        default=DEFAULT_TIMEOUT,
         help="seconds per query, compile included (default 600)",
     )
     p.add_argument("--threads", type=positive_int, default=1, help="solver threads (default 1)")
@@ -144,7 +146,7 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
         "--baseline",
         choices=["kant"],
         default=None,
-        help="kant: the Kantchelian baseline encoding (every optimisation off)",
+        help="kant: the Kantchelian baseline encoding (the paper's optimisations off; keeps ordering)",
     )
     p.add_argument(
         "--data-aware",

@@ -12,7 +12,14 @@ import sys
 import time
 
 from ...compiler.errors import InputError
-from .common import add_model_args, add_query_args, load_from_args, log, query_from_args
+from .common import (
+    DEFAULT_TIMEOUT,
+    add_model_args,
+    add_query_args,
+    load_from_args,
+    log,
+    query_from_args,
+)
 
 
 def add_parser(sub) -> None:
@@ -54,6 +61,28 @@ def is_sens(path: str) -> bool:
     return str(path).endswith(".sens")
 
 
+# the model / query flags that still apply when MODEL is a .sens file
+SENS_RUN_FLAGS = ("timeout", "memory_mb", "json")
+
+
+def flags_the_sens_file_sets(args) -> list[str]:
+    """The model and query flags given on the command line that a .sens file sets itself
+    (each query's model, features, gap, passes...). --timeout overrides, as in run; --json
+    and --memory-mb are about the run, not the query."""
+    import argparse
+
+    ref = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+    add_model_args(ref)
+    add_query_args(ref, vary_required=False)
+    given = []
+    for action in ref._actions:
+        if not action.option_strings or action.dest in SENS_RUN_FLAGS:
+            continue
+        if getattr(args, action.dest, action.default) != action.default:
+            given.append(max(action.option_strings, key=len))
+    return given
+
+
 def load_queries_from_args(args, backend: str | None = None):
     """(ensemble, [queries]) from either a .sens file (+ --query) or a model and flags."""
     if is_sens(args.model):
@@ -63,10 +92,18 @@ def load_queries_from_args(args, backend: str | None = None):
             raise InputError(
                 f"{args.model}: .sens files are not supported yet by this command"
             ) from None
+        given = flags_the_sens_file_sets(args)
+        if given:
+            raise InputError(
+                f"{args.model}: {given[0]} is for a model file: a .sens file's queries set "
+                "it themselves (with a .sens file: --query, --timeout, --memory-mb, --json)"
+            )
         sf = load_queries(args.model)
         queries = one_per_question(sf.select(args.query))
         if not queries:
             raise InputError(f"{args.model}: no query to run")
+        if args.timeout != DEFAULT_TIMEOUT:
+            queries = [q.with_(timeout=args.timeout) for q in queries]
         return sf.ensemble, queries
     if args.query is not None:
         raise InputError("--query NAME needs a .sens file as MODEL")
