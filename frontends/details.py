@@ -7,6 +7,7 @@ Optional columns: ``kind`` (real, integer, binary, categorical) and ``missing``
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +26,17 @@ def _num(s: str, where: str, col: str) -> float:
         raise InputError(f"column {col}: {s!r} is not a number", where) from None
 
 
+def _rows_with_lines(text: str) -> tuple[list[list[str]], list[int]]:
+    """The CSV's rows and the line each starts on (a quoted field may span lines)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows, starts, end = [], [], 0
+    for row in reader:
+        rows.append(row)
+        starts.append(end + 1)
+        end = reader.line_num
+    return rows, starts
+
+
 def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     path = Path(path)
     if not path.is_file():
@@ -33,7 +45,7 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read: {e}", str(path)) from None
-    rows = list(csv.reader(text.splitlines()))
+    rows, starts = _rows_with_lines(text)
     if not rows:
         raise InputError("empty details file (expected a header feature,name,lb,ub)", str(path))
     header = [h.strip().lower() for h in rows[0]]
@@ -46,7 +58,7 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     feats = list(ens.features)
     seen: dict[str, int] = {}
     declared: dict[int, int] = {}
-    for lineno, row in enumerate(rows[1:], start=2):
+    for lineno, row in zip(starts[1:], rows[1:]):
         if not row or all(not c.strip() for c in row):
             continue
         where = f"{path}:{lineno}"

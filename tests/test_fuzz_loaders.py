@@ -1280,3 +1280,11 @@ def test_parquet_without_a_reader_is_a_one_line_input_error(tmp_path, small_ens)
     with pytest.raises(InputError) as e:
         load_data(path, small_ens[0], "label")
     assert "pip install pyarrow" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_details_error_after_a_quoted_multiline_field_names_the_row_s_own_line(tmp_path, small_ens):
+    # was: line numbers counted rows, so every row after the two-line name was off by one
+    text = 'feature,name,lb,ub\n0,"two\nlines",0,1\n1,b,0,1\n2,c,5,1\n'
+    path = _write(tmp_path, "d.csv", text)
+    with pytest.raises(InputError, match=r"d.csv:5: lower bound 5 is above upper bound 1"):
+        apply_details(small_ens[0], path)
