@@ -218,8 +218,13 @@ def main(argv=None) -> int:
     if args.limit:
         insts = insts[: args.limit]
     if args.list:
-        for i in insts:
-            print(i.id)
+        try:
+            for i in insts:
+                print(i.id)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `--list | head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         print(
             f"{len(insts)} instances x {len(configs)} configurations ({', '.join(configs)}), "
             f"time limit {timeout:g}s",

@@ -108,3 +108,22 @@ def test_gzipped_results_are_read_like_plain_ones(tmp_path):
     packed = tmp_path / "results.jsonl.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
     assert report_mod.load([packed]) == report_mod.load([plain])
+
+
+def test_listing_the_instances_into_a_reader_that_stops_early_is_not_an_error(shared_dir):
+    # was: a BrokenPipeError traceback from `bench/run.py --list | head`
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TREESENS_SHARED=str(shared_dir.parent))
+    proc = subprocess.Popen(
+        [sys.executable, str(CHECKOUT / "bench" / "run.py"), "--tier", "quick", "--list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    proc.stdout.close()  # the reader is gone before the listing is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err
