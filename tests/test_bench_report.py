@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,10 +115,6 @@ def test_gzipped_results_are_read_like_plain_ones(tmp_path):
 
 def test_listing_the_instances_into_a_reader_that_stops_early_is_not_an_error(shared_dir):
     # was: a BrokenPipeError traceback from `bench/run.py --list | head`
-    import os
-    import subprocess
-    import sys
-
     env = dict(os.environ, TREESENS_SHARED=str(shared_dir.parent))
     proc = subprocess.Popen(
         [sys.executable, str(CHECKOUT / "bench" / "run.py"), "--tier", "quick", "--list"],
