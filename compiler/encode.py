@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .affected import unaffected_leaves
 from .domain import FeatureDomain, build_categorical_domain, build_domain
 from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble
 from .errors import FEATURES, InputError, closest
@@ -46,13 +47,7 @@ class Encoding:
     pred: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
     # leaves[c][t] = dict leaf node -> variable index
     leaves: tuple[tuple[dict[int, int], ...], tuple[dict[int, int], ...]]
-    unaffected: tuple[frozenset[int], ...]  # per tree: leaves with no varied ancestor
-    # the two gap rows whose sum the Aff/Obj passes use, as per-leaf coefficients:
-    # pair[c][t][leaf] = coefficient, plus a constant and the (relaxed) right-hand side.
-    pair: tuple[tuple[dict[int, float], ...], tuple[dict[int, float], ...]] | None
-    pair_const: float
-    pair_rhs: float
-    relax: float  # by how much each gap row was relaxed
+    relax: float  # by how much each gap row was relaxed, per unit of |coefficient|
     stats: dict = field(default_factory=dict)
     # categorical features: onehot[c][f] = one variable per code of domains[f].codes
     # (exactly one of them, or the NaN variable, is 1); pred[c][f] is then ()
@@ -173,6 +168,22 @@ def ensemble_structure(ens: Ensemble) -> _Structure:
     return st
 
 
+def gap_row_terms(ens: Ensemble, coefs) -> tuple[dict[int, dict[int, float]], float]:
+    """A gap row ``sum_k coefs[k] * raw_k(x)`` over leaves: per tree (only those with a
+    nonzero weight), each leaf's coefficient, in the tree's leaf order; and the constant
+    the intercepts contribute."""
+    st = ensemble_structure(ens)
+    const = sum(c * ens.intercept[k] for k, c in enumerate(coefs))
+    per_tree: dict[int, dict[int, float]] = {}
+    for ti, t in enumerate(ens.trees):
+        w = [coefs[o] for o in t.outputs]
+        if not any(w):
+            continue
+        vals = t.value @ np.asarray(w, dtype=np.float64) * ens.scale
+        per_tree[ti] = {n: float(vals[n]) for n in st.leaves[ti]}
+    return per_tree, const
+
+
 def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     varying = resolve_features(ens, q.vary)
     condition = resolve_condition(ens, q)
@@ -229,13 +240,10 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     # --- trees ----------------------------------------------------------------------
     leaves0: list[dict[int, int]] = []
     leaves1: list[dict[int, int]] = []
-    unaffected: list[frozenset[int]] = []
     # rank of each node's threshold, computed once per tree
     for ti, t in enumerate(ens.trees):
         leaf_ids = st.leaves[ti]
         under = st.under[ti]
-        aff_leaves = _affected_leaves(t, varying)
-        unaffected.append(frozenset(leaf_ids) - aff_leaves)
         for copy, (store, pred) in enumerate(((leaves0, pred0), (leaves1, pred1))):
             lv = {n: b.var(f"l{copy + 1}[t{ti}.n{n}]") for n in leaf_ids}
             store.append(lv)
@@ -276,19 +284,8 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     relax = gap_relaxation(ens)
     leaves = (tuple(leaves0), tuple(leaves1))
 
-    def row_terms(copy: int, coefs) -> tuple[dict[int, dict[int, float]], float]:
-        const = sum(c * ens.intercept[k] for k, c in enumerate(coefs))
-        per_tree: dict[int, dict[int, float]] = {}
-        for ti, t in enumerate(ens.trees):
-            w = [coefs[o] for o in t.outputs]
-            if not any(w):
-                continue
-            vals = t.value @ np.asarray(w, dtype=np.float64) * ens.scale
-            per_tree[ti] = {n: float(vals[n]) for n in leaves[copy][ti]}
-        return per_tree, const
-
     def add_row(copy: int, coefs, rhs: float, tag: tuple, when: int | None = None) -> None:
-        per_tree, const = row_terms(copy, coefs)
+        per_tree, const = gap_row_terms(ens, coefs)
         vs, cs = [], []
         for ti, d in per_tree.items():
             for n, c in d.items():
@@ -316,20 +313,6 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
         for a, (z1, z2) in enumerate(zip(*alt_vars)):
             b.linear([z1, z2], [1.0, 1.0], "<=", 1.0, ("gap-distinct", a))
 
-    pair = None
-    pair_const = 0.0
-    pair_rhs = 0.0
-    if condition.pair_sum is not None:
-        a, bb, rhs = condition.pair_sum
-        t0, c0 = row_terms(0, a)
-        t1, c1 = row_terms(1, bb)
-        pair = (
-            tuple(t0.get(ti, {}) for ti in range(len(ens.trees))),
-            tuple(t1.get(ti, {}) for ti in range(len(ens.trees))),
-        )
-        pair_const = c0 + c1
-        pair_rhs = rhs - relax * (sum(abs(x) for x in a) + sum(abs(x) for x in bb))
-
     problem = b.build()
     enc = Encoding(
         ensemble=ens,
@@ -339,15 +322,11 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
         domains=domains,
         pred=(pred0, pred1),
         leaves=leaves,
-        unaffected=tuple(unaffected),
-        pair=pair,
-        pair_const=pair_const,
-        pair_rhs=pair_rhs,
         relax=relax,
         stats={
             "trees": len(ens.trees),
             "leaves": ens.n_leaves(),
-            "unaffected_leaves": sum(len(u) for u in unaffected),
+            "unaffected_leaves": sum(len(u) for u in unaffected_leaves(ens, varying)),
         },
         onehot=onehot,
         nan=nanv,
@@ -488,20 +467,4 @@ def _leaves_under(t) -> dict[int, list[int]]:
             out[n] = [n]
         else:
             out[n] = out[int(t.left[n])] + out[int(t.right[n])]
-    return out
-
-
-def _affected_leaves(t, varying: frozenset[int]) -> set[int]:
-    """Leaves with at least one ancestor that tests a varied feature."""
-    out = set()
-    stack = [(0, False)]
-    while stack:
-        n, hit = stack.pop()
-        if t.feature[n] < 0:
-            if hit:
-                out.add(n)
-            continue
-        h = hit or int(t.feature[n]) in varying
-        stack.append((int(t.left[n]), h))
-        stack.append((int(t.right[n]), h))
     return out

@@ -2,14 +2,20 @@
 
 A pass has one interface: ``apply(compiled) -> (compiled, inverse_data)``; ``invert``
 maps a solution of the rewritten problem back to one of the problem it was given.
+The chain a sensitivity query runs, encoding first, is built by
+``compiler.chain.sensitivity_chain``; ``passes_for`` gives the passes after the encoding.
 """
 
+from collections.abc import Collection, Sequence
+
+from .affected_gap import AffectedLeafGap
 from .base import Chain, Compiled, Pass
 from .data_aware import CavityClauses, UtilityObjective
 from .feature_constraints import FeatureConstraints
+from .gap_objective import GapObjective
 from .ordering import PairwiseConsistency, PredicateOrdering
 from .scaling import IntegerScaling
-from .sensitivity import AffectedLeafGap, GapObjective, UnaffectedLeaves
+from .unaffected_leaves import UnaffectedLeaves
 
 __all__ = [
     "Chain",
@@ -32,7 +38,7 @@ __all__ = [
 DATA_AWARE_MODES = ("none", "prob", "clause", "probclause")
 
 
-def passes_for(enabled, data_passes=()) -> list[Pass]:
+def passes_for(enabled: Collection[str], data_passes: Sequence[Pass] = ()) -> list[Pass]:
     """The solver-agnostic passes for a set of switch names (see query.PASS_NAMES).
 
     ``data_passes``: the data-aware passes of the query (``data_aware.data_passes``);
