@@ -18,6 +18,7 @@ constraints (Gap-bin / Gap-multi) are added, relaxed by ``relax`` so that an
 
 from __future__ import annotations
 
+import bisect
 import math
 import weakref
 from dataclasses import dataclass, field
@@ -184,23 +185,55 @@ def gap_row_terms(ens: Ensemble, coefs) -> tuple[dict[int, dict[int, float]], fl
     return per_tree, const
 
 
+PerCopy = tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
+
+
 def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
+    """The query's Problem (variables for predicates and leaves of both copies, tree
+    and gap constraints) and the Encoding that maps its variables back."""
     varying = resolve_features(ens, q.vary)
     condition = resolve_condition(ens, q)
     st = ensemble_structure(ens)
-    domains, used, zero_mode = st.domains, st.used, st.zero_mode
     b = ProblemBuilder()
+    pred, onehot, nanv = _encode_features(b, ens, st, varying)
+    leaves = _encode_trees(b, ens, st, pred, onehot, nanv)
+    relax = gap_relaxation(ens)
+    _encode_gap(b, ens, condition, leaves, relax)
+    enc = Encoding(
+        ensemble=ens,
+        query=q,
+        condition=condition,
+        varying=varying,
+        domains=st.domains,
+        pred=pred,
+        leaves=leaves,
+        relax=relax,
+        stats={
+            "trees": len(ens.trees),
+            "leaves": ens.n_leaves(),
+            "unaffected_leaves": sum(len(u) for u in unaffected_leaves(ens, varying)),
+        },
+        onehot=onehot,
+        nan=nanv,
+    )
+    return b.build().with_note("relax", relax), enc
+
+
+def _encode_features(
+    b: ProblemBuilder, ens: Ensemble, st: _Structure, varying: frozenset[int]
+) -> tuple[PerCopy, PerCopy, tuple[dict[int, int], dict[int, int]]]:
+    """Per feature: its predicates q_1..q_{n_free} (or one-hots for a categorical one)
+    and its NaN variable, once for both copies or, for a varied feature, per copy."""
     names = ens.feature_names
-    pred0: dict[int, tuple[int, ...]] = {}
-    pred1: dict[int, tuple[int, ...]] = {}
-    onehot: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]] = ({}, {})
+    pred: PerCopy = ({}, {})
+    onehot: PerCopy = ({}, {})
     nanv: tuple[dict[int, int], dict[int, int]] = ({}, {})
-    for f, dom in domains.items():
-        missing = ens.features[f].may_be_missing and f in used
+    for f, dom in st.domains.items():
+        missing = ens.features[f].may_be_missing and f in st.used
         copies = ((0, "p1"), (1, "p2")) if f in varying else ((None, "p"),)
         if dom.codes is not None:
-            pred0[f] = pred1[f] = ()
-            if f not in used or len(dom.codes) + missing <= 1:
+            pred[0][f] = pred[1][f] = ()
+            if f not in st.used or len(dom.codes) + missing <= 1:
                 continue
             for copy, pre in copies:
                 vs = tuple(b.var(f"{pre}[{names[f]}={c}]") for c in dom.codes)
@@ -212,7 +245,7 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
                         nanv[c][f] = m
             continue
         if dom.n_free == 0 and not missing:
-            pred0[f] = pred1[f] = ()
+            pred[0][f] = pred[1][f] = ()
             continue
         th = dom.thresholds
 
@@ -224,32 +257,41 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
         for copy, pre in copies:
             qs = tuple(b.var(f"{pre}[{names[f]}{label(r)}]") for r in range(1, dom.n_free + 1))
             for c in (0, 1) if copy is None else (copy,):
-                (pred0 if c == 0 else pred1)[f] = qs
+                pred[c][f] = qs
             if missing:
                 m = b.var(f"{pre}[{names[f]}=NaN]")
                 for c in (0, 1) if copy is None else (copy,):
                     nanv[c][f] = m
                 if qs:  # NaN is no number: every q_r is 0 (q_r <= q_last by ordering)
                     b.linear([qs[-1], m], [1.0, 1.0], "<=", 1.0, ("nan", copy, f))
+    return pred, onehot, nanv
+
+
+def _encode_trees(
+    b: ProblemBuilder,
+    ens: Ensemble,
+    st: _Structure,
+    pred: PerCopy,
+    onehot: PerCopy,
+    nanv: tuple[dict[int, int], dict[int, int]],
+) -> tuple[tuple[dict[int, int], ...], tuple[dict[int, int], ...]]:
+    """Per tree and copy: one variable per leaf, exactly one chosen, and each split node
+    linking the leaves below it to its test (Eq. root_const / non_root_const)."""
+    domains = st.domains
     band = {
         f: np.array([abs(domains[f].reps[j]) <= ZERO_BAND for j in domains[f].valid], dtype=bool)
-        for f in zero_mode
+        for f in st.zero_mode
         if domains[f].codes is None
     }
-
-    # --- trees ----------------------------------------------------------------------
-    leaves0: list[dict[int, int]] = []
-    leaves1: list[dict[int, int]] = []
-    # rank of each node's threshold, computed once per tree
+    leaves: tuple[list[dict[int, int]], list[dict[int, int]]] = ([], [])
     for ti, t in enumerate(ens.trees):
-        leaf_ids = st.leaves[ti]
         under = st.under[ti]
-        for copy, (store, pred) in enumerate(((leaves0, pred0), (leaves1, pred1))):
-            lv = {n: b.var(f"l{copy + 1}[t{ti}.n{n}]") for n in leaf_ids}
-            store.append(lv)
+        internal = np.flatnonzero(t.feature >= 0).tolist()
+        for copy in (0, 1):
+            lv = {n: b.var(f"l{copy + 1}[t{ti}.n{n}]") for n in st.leaves[ti]}
+            leaves[copy].append(lv)
             b.add(ExactlyOne(tuple(lv.values()), ("tree", copy, ti)))
-            internal = np.flatnonzero(t.feature >= 0)
-            for n in internal.tolist():
+            for n in internal:
                 f = int(t.feature[n])
                 dom = domains[f]
                 yes = [lv[x] for x in under[int(t.left[n])]]
@@ -261,9 +303,8 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
                     and (t.missing is None or t.missing[n] != MISSING_ZERO)
                 )
                 if not plain:
-                    const, terms = _node_expr(
-                        ens, t, n, dom, pred[f], onehot[copy].get(f), nanv[copy].get(f), band.get(f)
-                    )
+                    hots, m = onehot[copy].get(f), nanv[copy].get(f)
+                    const, terms = _node_expr(ens, t, n, dom, pred[copy][f], hots, m, band.get(f))
                     _link_expr(b, yes, no, const, terms, n == 0, tag)
                     continue
                 k = _threshold_index(dom.thresholds, float(t.threshold[n]))
@@ -273,16 +314,24 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
                 elif rank >= len(dom.valid):
                     p = TRUE
                 else:
-                    p = pred[f][rank - 1]
+                    p = pred[copy][f][rank - 1]
                 if n == 0:
                     _link(b, yes, p, "==", tag)
                 else:
                     _link(b, yes, p, "<=", tag)
                     _link_no(b, no, p, tag)
+    return tuple(leaves[0]), tuple(leaves[1])
 
-    # --- gap rows -------------------------------------------------------------------
-    relax = gap_relaxation(ens)
-    leaves = (tuple(leaves0), tuple(leaves1))
+
+def _encode_gap(
+    b: ProblemBuilder,
+    ens: Ensemble,
+    condition: Condition,
+    leaves: tuple[tuple[dict[int, int], ...], tuple[dict[int, int], ...]],
+    relax: float,
+) -> None:
+    """The gap constraints (Gap-bin / Gap-multi, and the class alternatives of
+    ``c = any``), each relaxed by ``relax`` per unit of |coefficient|."""
 
     def add_row(copy: int, coefs, rhs: float, tag: tuple, when: int | None = None) -> None:
         per_tree, const = gap_row_terms(ens, coefs)
@@ -312,26 +361,6 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
         # c1 = any, c2 = any: the two inputs' classes differ (alternative a is class a on both sides)
         for a, (z1, z2) in enumerate(zip(*alt_vars)):
             b.linear([z1, z2], [1.0, 1.0], "<=", 1.0, ("gap-distinct", a))
-
-    problem = b.build()
-    enc = Encoding(
-        ensemble=ens,
-        query=q,
-        condition=condition,
-        varying=varying,
-        domains=domains,
-        pred=(pred0, pred1),
-        leaves=leaves,
-        relax=relax,
-        stats={
-            "trees": len(ens.trees),
-            "leaves": ens.n_leaves(),
-            "unaffected_leaves": sum(len(u) for u in unaffected_leaves(ens, varying)),
-        },
-        onehot=onehot,
-        nan=nanv,
-    )
-    return problem.with_note("relax", relax), enc
 
 
 def node_yes(ens: Ensemble, t, n: int, v: float) -> bool:
@@ -424,8 +453,6 @@ def _link_expr(
 
 
 def _threshold_index(ths: tuple[float, ...], th: float) -> int:
-    import bisect
-
     k = bisect.bisect_left(ths, th)
     assert ths[k] == th
     return k

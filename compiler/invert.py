@@ -7,6 +7,8 @@ library's own comparison), integral for integer features, inside declared bounds
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,8 +46,12 @@ def chosen_leaves(enc: Encoding, values: np.ndarray, copy: int) -> np.ndarray:
     return out
 
 
-def invert(enc: Encoding, values: np.ndarray, prefer=None) -> Witness:
-    """``prefer``: optional per-feature sequences of values to use when they fit."""
+def invert(
+    enc: Encoding, values: np.ndarray, prefer: Mapping[int, Sequence[float]] | None = None
+) -> Witness:
+    """The Witness a solver's values describe (the inverse of the encoding; see
+    ``chain.KantchelianEncoding``). ``prefer``: optional per-feature sequences of values
+    to use when they fit."""
     ens = enc.ensemble
     xs = [np.empty(ens.n_features), np.empty(ens.n_features)]
     intervals: tuple[dict[int, int], dict[int, int]] = ({}, {})
@@ -77,8 +83,6 @@ def invert(enc: Encoding, values: np.ndarray, prefer=None) -> Witness:
 
 def values_for_pair(enc: Encoding, x1: np.ndarray, x2: np.ndarray, n_vars: int) -> np.ndarray:
     """The encoding's variable values for a concrete pair (e.g. a solver hint)."""
-    import bisect
-
     ens = enc.ensemble
     vals = np.zeros(n_vars)
     for copy, x in ((0, x1), (1, x2)):

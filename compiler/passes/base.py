@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,7 +29,9 @@ class Pass:
     ``accepts`` says whether the pass applies to a compiled query at all (a pass that
     does not apply is skipped by the chain). ``invert`` maps solver values of the
     rewritten problem to values of the input problem; the default keeps them, which is
-    right for passes that only add constraints or change the objective.
+    right for passes that only add constraints or change the objective. The first
+    reduction of a chain, the encoding (``chain.KantchelianEncoding``), applies to the
+    question itself and inverts values to a Witness.
     """
 
     name = "pass"
@@ -51,10 +54,10 @@ class Chain(Pass):
 
     name = "chain"
 
-    def __init__(self, passes: list[Pass]):
+    def __init__(self, passes: Sequence[Pass]):
         self.passes = list(passes)
 
-    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
+    def apply(self, compiled: Any) -> tuple[Compiled, Any]:
         inverse = []
         for p in self.passes:
             if not p.accepts(compiled):
@@ -63,7 +66,7 @@ class Chain(Pass):
             inverse.append((p, data))
         return compiled, inverse
 
-    def invert(self, values: np.ndarray, inverse_data: Any) -> np.ndarray:
+    def invert(self, values: np.ndarray, inverse_data: Any) -> Any:
         for p, data in reversed(inverse_data):
             values = p.invert(values, data)
         return values
