@@ -1,8 +1,9 @@
 """The analysis behind Aff and Obj (the paper's section 5): the two gap rows summed.
 
 A sensitivity query with a binary gap, or a multiclass gap between two fixed classes,
-asks ``a . raw(x1) >= rhs_1`` and ``b . raw(x2) >= rhs_2`` (``Condition.pair_sum``);
-their sum ``a . raw(x1) + b . raw(x2) >= rhs_1 + rhs_2`` is implied. Written over
+asks (among its gap rows) ``a . raw(x1) >= r1`` and ``b . raw(x2) >= r2``; their sum
+``a . raw(x1) + b . raw(x2) >= r1 + r2`` is implied (``Condition.pair_sum`` is
+``(a, b, r1 + r2)``). Written over
 leaves, an unaffected leaf (compiler/affected.py) is chosen by both inputs or
 neither, so its two terms merge into one on the first copy's variable: the sum then
 ranges over affected leaves only (plus those merged terms, which cancel when the two
