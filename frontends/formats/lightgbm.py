@@ -25,11 +25,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..compiler.ensemble import (
+from ...compiler.ensemble import (
     LOGISTIC,
     MISSING_NAN,
     MISSING_NONE,
@@ -39,9 +41,9 @@ from ..compiler.ensemble import (
     Feature,
     Tree,
 )
-from ..compiler.errors import InputError, UnsupportedModelError
-from .libraries import import_library
-from .load import MAX_FEATURES
+from ...compiler.errors import InputError, UnsupportedModelError
+from ..libraries import import_library
+from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
 
 CATEGORICAL_MASK = 1
 DEFAULT_LEFT_MASK = 2
@@ -50,14 +52,36 @@ _MISSING_NAMES = {"None": 0, "Zero": 1, "NaN": 2}
 
 
 class LightGBMReplayer:
+    """lightgbm's own predict on a Booster loaded from ``model_text`` (what LightGBM was
+    given to load). It pickles as that text; the Booster is rebuilt on first use."""
+
     library = "lightgbm"
 
-    def __init__(self, booster, n_classes: int, raw_scale: float = 1.0):
-        self.booster = booster
+    def __init__(self, model_text: str, n_classes: int, raw_scale: float = 1.0, booster=None):
+        self.model_text = model_text
         self.n_classes = n_classes
         # the IR's raw score is the library's raw_score times this (sigmoid parameter;
         # random-forest mode, where raw_score=True returns the sum, not the mean)
         self.raw_scale = raw_scale
+        self._booster = booster
+        self._lock = threading.Lock()
+
+    @property
+    def booster(self) -> Any:
+        with self._lock:
+            if self._booster is None:
+                self._booster = _booster_from_string(self.model_text, "<LightGBM model>")
+            return self._booster
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_booster"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def predict_raw(self, X) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
@@ -303,8 +327,9 @@ def _objective_num_class(obj: str) -> int | None:
 
 
 def _build(
-    header: dict, flags: set, trees: list[dict], pandas_cat, where: str, booster
+    header: dict, flags: set, trees: list[dict], pandas_cat, where: str, replay=None
 ) -> Ensemble:
+    """The ensemble; ``replay``: (the model text LightGBM loaded, its Booster)."""
     kind, sigmoid = _objective(header.get("objective", ""), where)
     n_classes_h = _header_int(header, "num_class", 1, 1, where)
     C = _header_int(header, "num_tree_per_iteration", n_classes_h, 1, where)
@@ -368,7 +393,9 @@ def _build(
         n_classes, link, intercept = 2, LOGISTIC, (0.0,)
         scale *= sigmoid
         raw_scale *= sigmoid
-    replayer = LightGBMReplayer(booster, n_classes, raw_scale) if booster else None
+    replayer = None
+    if replay is not None:
+        replayer = LightGBMReplayer(replay[0], n_classes, raw_scale, booster=replay[1])
     try:
         return Ensemble(
             trees=tuple(ir_trees),
@@ -386,7 +413,7 @@ def _build(
         raise InputError(f"malformed model: {e}", where) from None
 
 
-def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
+def from_text(text: str, where: str = "<model text>", booster: Any = None) -> Ensemble:
     if "\x00" in text:  # LightGBM would read up to it, and its tree reader past it
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise InputError(f"line {line}: NUL byte in a LightGBM model text", where)
@@ -398,16 +425,17 @@ def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
     except UnsupportedModelError as e:
         raise UnsupportedModelError(e.message, where) from None
     if booster is not None:
-        return _build(header, flags, trees, pandas_cat, where, booster)
-    _build(header, flags, trees, pandas_cat, where, None)  # our own checks first
-    booster = _booster_from_string(_for_lightgbm(text), where)
+        return _build(header, flags, trees, pandas_cat, where, (text, booster))
+    _build(header, flags, trees, pandas_cat, where)  # our own checks first
+    given = _for_lightgbm(text)
+    booster = _booster_from_string(given, where)
     if booster.num_trees() != len(trees):
         raise InputError(
             f"LightGBM reads {booster.num_trees()} of its {len(trees)} trees "
             "(a line between trees is out of place)",
             where,
         )
-    return _build(header, flags, trees, pandas_cat, where, booster)
+    return _build(header, flags, trees, pandas_cat, where, (given, booster))
 
 
 _LINE_START = r"(?:^|(?<=[\r\n]))"
@@ -582,16 +610,17 @@ def from_dump(model: dict, where: str = "<dump_model>") -> Ensemble:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
         raise InputError(f"not a LightGBM dump_model() JSON: {e}", where) from None
     pandas_cat = model.get("pandas_categorical")
-    _build(header, flags, trees, pandas_cat, where, None)  # our own checks before LightGBM's
-    booster = _booster_from_string(_to_text(header, flags, trees, pandas_cat), where)
-    return _build(header, flags, trees, pandas_cat, where, booster)
+    _build(header, flags, trees, pandas_cat, where)  # our own checks before LightGBM's
+    given = _to_text(header, flags, trees, pandas_cat)
+    booster = _booster_from_string(given, where)
+    return _build(header, flags, trees, pandas_cat, where, (given, booster))
 
 
 # ---------------------------------------------------------------------------------
 # entry points
 
 
-def load_path(path: Path) -> Ensemble:
+def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
     path = Path(path)
     where = str(path)
     try:
@@ -613,7 +642,7 @@ def load_path(path: Path) -> Ensemble:
     return from_text(text, where)
 
 
-def from_object(obj) -> Ensemble:
+def from_object(obj: Any) -> Ensemble:
     """A ``lightgbm.Booster``, a fitted ``LGBMClassifier``, or a dump_model() dict."""
     if isinstance(obj, dict):
         return from_dump(obj)
@@ -628,3 +657,36 @@ def from_object(obj) -> Ensemble:
             raise InputError(f"the LightGBM estimator is not fitted: {e}") from None
     text = booster.model_to_string()
     return from_text(text, f"<{name}>", booster=booster)
+
+
+class LightGBMFormat:
+    """LightGBM's model text (``save_model``), its ``dump_model()`` JSON, a Booster, a
+    fitted LGBMClassifier."""
+
+    name = "lightgbm"
+    suffixes = ()
+    sniff_last = False
+    takes_base_score = False
+    generic_names = "Column_{}"
+    replayer = LightGBMReplayer
+
+    def sniff(self, head: bytes, suffix: str) -> bool:
+        try:
+            text = head.decode("utf-8", errors="strict").lstrip()
+        except UnicodeDecodeError:
+            return False
+        if text.startswith(("tree\n", "tree\r\n")) or "\nversion=v" in text[:200]:
+            return True
+        return (
+            text.startswith("{")
+            and ('"tree_info"' in text or text.replace(" ", "").startswith('{"name":"tree"'))
+            and '"learner"' not in text
+        )
+
+    def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
+        return load_path(path, options)
+
+    def load_object(self, obj: Any) -> Ensemble | None:
+        if not module_of(obj).startswith("lightgbm"):
+            return None
+        return from_object(obj)
