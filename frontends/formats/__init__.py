@@ -3,7 +3,9 @@
 ``base`` defines the protocol (``ModelFormat``) and the load options; ``registry`` lists
 the formats. XGBoost is split by form: ``xgboost_native`` (JSON, UBJ via ``ubj``, the old
 binary format, in-memory models), ``xgboost_dump`` (JSON and text tree dumps) and
-``xgboost_replay`` (the replayer, and Boosters synthesised from the IR).
+``xgboost_replay`` (the replayer, and Boosters synthesised from the IR). ``lightgbm``
+reads LightGBM's model text and ``dump_model()`` JSON (replayed by ``lightgbm_replay``);
+``sklearn`` reads fitted scikit-learn estimators (skops files, or trusted pickles).
 """
 
 from .base import MAX_FEATURES, LoadOptions, ModelFormat

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,58 +41,13 @@ from ...compiler.ensemble import (
     Tree,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
-from ..libraries import import_library
 from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
+from .lightgbm_replay import LightGBMReplayer, booster_from_string
 
 CATEGORICAL_MASK = 1
 DEFAULT_LEFT_MASK = 2
 _MISSING = {0: MISSING_NONE, 1: MISSING_ZERO, 2: MISSING_NAN}
 _MISSING_NAMES = {"None": 0, "Zero": 1, "NaN": 2}
-
-
-class LightGBMReplayer:
-    """lightgbm's own predict on a Booster loaded from ``model_text`` (what LightGBM was
-    given to load). It pickles as that text; the Booster is rebuilt on first use."""
-
-    library = "lightgbm"
-
-    def __init__(self, model_text: str, n_classes: int, raw_scale: float = 1.0, booster=None):
-        self.model_text = model_text
-        self.n_classes = n_classes
-        # the IR's raw score is the library's raw_score times this (sigmoid parameter;
-        # random-forest mode, where raw_score=True returns the sum, not the mean)
-        self.raw_scale = raw_scale
-        self._booster = booster
-        self._lock = threading.Lock()
-
-    @property
-    def booster(self) -> Any:
-        with self._lock:
-            if self._booster is None:
-                self._booster = _booster_from_string(self.model_text, "<LightGBM model>")
-            return self._booster
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_booster"] = None
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
-    def predict_raw(self, X) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        r = np.asarray(self.booster.predict(X, raw_score=True), dtype=np.float64)
-        return r.reshape(len(X), -1) * self.raw_scale
-
-    def predict_proba(self, X) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        p = np.asarray(self.booster.predict(X), dtype=np.float64)
-        if p.ndim == 1:
-            return np.stack([1.0 - p, p], axis=1)
-        return p
 
 
 # ---------------------------------------------------------------------------------
@@ -326,6 +280,30 @@ def _objective_num_class(obj: str) -> int | None:
     return None
 
 
+def _features(header: dict, names: list[str], ir_trees: list[Tree], pandas_cat) -> list[Feature]:
+    """The features: categorical ones are those the header's feature_infos lists by their
+    values, and those a categorical split tests (named by pandas_categorical when given)."""
+    infos = header.get("feature_infos", "").split()
+    cat_feats = [i for i, s in enumerate(infos) if s and not s.startswith("[") and s != "none"]
+    for t in ir_trees:
+        if t.categories is not None:
+            for n in range(t.n_nodes):
+                if t.categories[n] is not None and int(t.feature[n]) not in cat_feats:
+                    cat_feats.append(int(t.feature[n]))
+    cat_feats.sort()
+    features = []
+    pc = pandas_cat if isinstance(pandas_cat, list) and len(pandas_cat) == len(cat_feats) else None
+    for i, name in enumerate(names):
+        if i in cat_feats:
+            cats = None
+            if pc is not None:
+                cats = tuple(str(c) for c in pc[cat_feats.index(i)])
+            features.append(Feature(name, "categorical", lb=0.0, categories=cats))
+        else:
+            features.append(Feature(name))
+    return features
+
+
 def _build(
     header: dict, flags: set, trees: list[dict], pandas_cat, where: str, replay=None
 ) -> Ensemble:
@@ -357,30 +335,13 @@ def _build(
         n_feat = len(names)
     if len(names) != n_feat:
         raise InputError(f"model lists {len(names)} feature names for {n_feat} features", where)
-    infos = header.get("feature_infos", "").split()
-    cat_feats = [i for i, s in enumerate(infos) if s and not s.startswith("[") and s != "none"]
     ir_trees = []
     for ti, tr in enumerate(trees):
         try:
             ir_trees.append(_ir_tree(tr, ti % C if kind == "multiclass" else 0, n_feat))
         except (KeyError, ValueError, IndexError, TypeError, OverflowError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
-    for t in ir_trees:
-        if t.categories is not None:
-            for n in range(t.n_nodes):
-                if t.categories[n] is not None and int(t.feature[n]) not in cat_feats:
-                    cat_feats.append(int(t.feature[n]))
-    cat_feats.sort()
-    features = []
-    pc = pandas_cat if isinstance(pandas_cat, list) and len(pandas_cat) == len(cat_feats) else None
-    for i, name in enumerate(names):
-        if i in cat_feats:
-            cats = None
-            if pc is not None:
-                cats = tuple(str(c) for c in pc[cat_feats.index(i)])
-            features.append(Feature(name, "categorical", lb=0.0, categories=cats))
-        else:
-            features.append(Feature(name))
+    features = _features(header, names, ir_trees, pandas_cat)
     n_iter = max(1, len(ir_trees) // max(C, 1))
     average = "average_output" in flags or header.get("average_output") in ("1", "true")
     scale = 1.0 / n_iter if average else 1.0
@@ -428,7 +389,7 @@ def from_text(text: str, where: str = "<model text>", booster: Any = None) -> En
         return _build(header, flags, trees, pandas_cat, where, (text, booster))
     _build(header, flags, trees, pandas_cat, where)  # our own checks first
     given = _for_lightgbm(text)
-    booster = _booster_from_string(given, where)
+    booster = booster_from_string(given, where)
     if booster.num_trees() != len(trees):
         raise InputError(
             f"LightGBM reads {booster.num_trees()} of its {len(trees)} trees "
@@ -453,16 +414,6 @@ def _for_lightgbm(text: str) -> str:
     m = re.search(_LINE_START + "Tree=", text)
     head, trees = (text[: m.start()], text[m.start() :]) if m else (text, "")
     return re.sub(_LINE_START + r"tree_sizes=[^\r\n]*", "", head) + trees
-
-
-def _booster_from_string(text: str, where: str):
-    lgb = import_library("lightgbm")
-
-    try:
-        return lgb.Booster(model_str=text)
-    except Exception as e:  # noqa: BLE001 - LightGBMError and friends
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(f"lightgbm cannot load this model: {msg[:200]}", where) from None
 
 
 # ---------------------------------------------------------------------------------
@@ -612,7 +563,7 @@ def from_dump(model: dict, where: str = "<dump_model>") -> Ensemble:
     pandas_cat = model.get("pandas_categorical")
     _build(header, flags, trees, pandas_cat, where)  # our own checks before LightGBM's
     given = _to_text(header, flags, trees, pandas_cat)
-    booster = _booster_from_string(given, where)
+    booster = booster_from_string(given, where)
     return _build(header, flags, trees, pandas_cat, where, (given, booster))
 
 

@@ -72,42 +72,11 @@ def from_native_json(
 
 
 def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble:
-    try:
-        learner = model["learner"]
-        obj = learner["objective"]["name"]
-        gb = learner["gradient_booster"]
-        lmp = learner["learner_model_param"]
-    except (KeyError, TypeError) as e:
-        raise InputError(f"not an XGBoost model: missing {e}", where) from None
-    if obj not in SUPPORTED:
-        raise UnsupportedModelError(
-            f"objective {obj!r} is not a classifier treesens supports (supported: {', '.join(SUPPORTED)})",
-            where,
-        )
-    booster_name = gb.get("name")
-    if booster_name == "dart":
-        raise UnsupportedModelError(
-            "DART boosters are not supported (their trees are weighted at predict time)", where
-        )
-    if booster_name != "gbtree":
-        raise UnsupportedModelError(f"booster {booster_name!r} is not a tree ensemble", where)
-    m = gb["model"]
+    obj, m, lmp = _learner(model, where)
+    learner = model["learner"]
     trees_json = m.get("trees", [])
     tree_info = m.get("tree_info", [0] * len(trees_json))
-    # xgboost's predict follows these without bounds checks (a bad one crashes the process)
-    T = len(trees_json)
-    indptr = [int(v) for v in m.get("iteration_indptr", [0, T])]
-    gtp = m.get("gbtree_model_param", {})
-    if (
-        indptr[0] != 0
-        or indptr[-1] != T
-        or any(a > b for a, b in zip(indptr, indptr[1:]))
-        or int(gtp.get("num_trees", T)) != T
-        or int(gtp.get("num_parallel_tree", 1)) < 1
-    ):
-        raise InputError(
-            f"the tree counts (iteration_indptr, num_trees) disagree with its {T} trees", where
-        )
+    T = _checked_tree_count(m, where)
     n_feat = int(lmp.get("num_feature", 0))
     if not 0 <= n_feat <= MAX_FEATURES:
         raise InputError(
@@ -116,39 +85,9 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
     num_class = int(lmp.get("num_class", 0) or 0)
     if int(lmp.get("num_target", 1) or 1) > 1:
         raise UnsupportedModelError("multi-output (num_target > 1) models are not supported", where)
-    names = list(learner.get("feature_names") or [])
-    types = list(learner.get("feature_types") or [])
-    bad = [t for t in types if t not in ("int", "float", "i", "q", "c")]
-    if bad:  # xgboost loads the model, then refuses to predict with it
-        raise InputError(
-            f"unknown feature type {bad[0]!r} (xgboost knows int, float, i, q, c)", where
-        )
-    if not all(isinstance(nm, str) and nm and not set(nm) & set("[]<") for nm in names):
-        # xgboost loads such a model, then refuses to predict with it
-        raise InputError("a feature name is empty, not a string, or has [, ] or <", where)
-    if not names:
-        names = [f"f{i}" for i in range(n_feat)]
-    if len(names) != n_feat:
-        raise InputError(f"model lists {len(names)} feature names for {n_feat} features", where)
+    names, types = _names_and_types(learner, n_feat, where)
     bs = _parse_base_score(lmp.get("base_score", "0.5"))
-
-    if obj.startswith("multi:"):
-        n_classes = max(num_class, 1)
-        if n_classes > max(T, 2):  # every class has trees (and a huge count fills the memory)
-            raise InputError(f"num_class={num_class} but the model has {T} trees", where)
-        link = SOFTMAX
-        intercept = tuple(_f32(b) for b in (bs if len(bs) == n_classes else bs[:1] * n_classes))
-    else:
-        n_classes = 2
-        link = LOGISTIC
-        b0 = _f32(bs[0])
-        if obj in ("binary:logistic", "reg:logistic"):
-            if not 0.0 < b0 < 1.0:
-                raise InputError(f"base_score {b0} is not a probability", where)
-            intercept = (logit(b0),)
-        else:
-            intercept = (b0,)
-
+    n_classes, link, intercept = _outputs(obj, num_class, bs, T, where)
     trees = []
     for ti, tj in enumerate(trees_json):
         try:
@@ -176,6 +115,85 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
         source=f"xgboost:{where}",
         replayer=replayer,
     )
+
+
+def _learner(model: dict, where: str) -> tuple[str, dict, dict]:
+    """(objective, the gbtree model, learner_model_param) of a supported classifier."""
+    try:
+        learner = model["learner"]
+        obj = learner["objective"]["name"]
+        gb = learner["gradient_booster"]
+        lmp = learner["learner_model_param"]
+    except (KeyError, TypeError) as e:
+        raise InputError(f"not an XGBoost model: missing {e}", where) from None
+    if obj not in SUPPORTED:
+        raise UnsupportedModelError(
+            f"objective {obj!r} is not a classifier treesens supports (supported: {', '.join(SUPPORTED)})",
+            where,
+        )
+    booster_name = gb.get("name")
+    if booster_name == "dart":
+        raise UnsupportedModelError(
+            "DART boosters are not supported (their trees are weighted at predict time)", where
+        )
+    if booster_name != "gbtree":
+        raise UnsupportedModelError(f"booster {booster_name!r} is not a tree ensemble", where)
+    return obj, gb["model"], lmp
+
+
+def _checked_tree_count(m: dict, where: str) -> int:
+    """The number of trees, checked against the counts xgboost's predict follows without
+    bounds checks (a bad one crashes the process)."""
+    T = len(m.get("trees", []))
+    indptr = [int(v) for v in m.get("iteration_indptr", [0, T])]
+    gtp = m.get("gbtree_model_param", {})
+    if (
+        indptr[0] != 0
+        or indptr[-1] != T
+        or any(a > b for a, b in zip(indptr, indptr[1:]))
+        or int(gtp.get("num_trees", T)) != T
+        or int(gtp.get("num_parallel_tree", 1)) < 1
+    ):
+        raise InputError(
+            f"the tree counts (iteration_indptr, num_trees) disagree with its {T} trees", where
+        )
+    return T
+
+
+def _names_and_types(learner: dict, n_feat: int, where: str) -> tuple[list, list]:
+    names = list(learner.get("feature_names") or [])
+    types = list(learner.get("feature_types") or [])
+    bad = [t for t in types if t not in ("int", "float", "i", "q", "c")]
+    if bad:  # xgboost loads the model, then refuses to predict with it
+        raise InputError(
+            f"unknown feature type {bad[0]!r} (xgboost knows int, float, i, q, c)", where
+        )
+    if not all(isinstance(nm, str) and nm and not set(nm) & set("[]<") for nm in names):
+        # xgboost loads such a model, then refuses to predict with it
+        raise InputError("a feature name is empty, not a string, or has [, ] or <", where)
+    if not names:
+        names = [f"f{i}" for i in range(n_feat)]
+    if len(names) != n_feat:
+        raise InputError(f"model lists {len(names)} feature names for {n_feat} features", where)
+    return names, types
+
+
+def _outputs(
+    obj: str, num_class: int, bs: list[float], T: int, where: str
+) -> tuple[int, str, tuple[float, ...]]:
+    """(number of classes, link, intercept) of an objective and its base score."""
+    if obj.startswith("multi:"):
+        n_classes = max(num_class, 1)
+        if n_classes > max(T, 2):  # every class has trees (and a huge count fills the memory)
+            raise InputError(f"num_class={num_class} but the model has {T} trees", where)
+        intercept = tuple(_f32(b) for b in (bs if len(bs) == n_classes else bs[:1] * n_classes))
+        return n_classes, SOFTMAX, intercept
+    b0 = _f32(bs[0])
+    if obj in ("binary:logistic", "reg:logistic"):
+        if not 0.0 < b0 < 1.0:
+            raise InputError(f"base_score {b0} is not a probability", where)
+        return 2, LOGISTIC, (logit(b0),)
+    return 2, LOGISTIC, (b0,)
 
 
 def _feature(name: str, ftype: str) -> Feature:
