@@ -104,3 +104,13 @@ def test_a_malformed_text_dump_line_is_named(tmp_path):
 def test_has_generic_names_follows_the_registry():
     ens = load_model(_booster())
     assert has_generic_names(ens)
+
+
+def test_every_format_describes_its_models():
+    assert formats.by_name("lightgbm").description == "a LightGBM model"
+    assert all(f.description for f in registered())
+
+
+def test_emit_model_format_help_lists_the_registered_formats():
+    p = run_treesens("emit", "--help")
+    assert "auto, xgboost, xgboost-dump, lightgbm, sklearn" in " ".join(p.stdout.split())

@@ -42,6 +42,7 @@ class ModelFormat(Protocol):
     """One model format. Implementations are small classes with class attributes.
 
     ``name``: what ``--format`` and a ``.sens`` file's ``format`` call it.
+    ``description``: what a model of the format is, for messages ("a LightGBM model").
     ``suffixes``: file suffixes that are this format whatever their content.
     ``sniff_last``: the format claims broad content (any JSON, any binary), so formats
     with a narrower claim are asked first.
@@ -52,6 +53,7 @@ class ModelFormat(Protocol):
     """
 
     name: ClassVar[str]
+    description: ClassVar[str]
     suffixes: ClassVar[tuple[str, ...]]
     sniff_last: ClassVar[bool]
     takes_base_score: ClassVar[bool]

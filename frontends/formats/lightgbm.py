@@ -615,6 +615,7 @@ class LightGBMFormat:
     fitted LGBMClassifier."""
 
     name = "lightgbm"
+    description = "a LightGBM model"
     suffixes = ()
     sniff_last = False
     takes_base_score = False

@@ -575,6 +575,7 @@ class SklearnFormat:
     (loaded only when trusted), or in memory."""
 
     name = "sklearn"
+    description = "a scikit-learn model"
     suffixes = (".joblib", ".pkl", ".pickle", ".skops")
     sniff_last = False
     takes_base_score = False

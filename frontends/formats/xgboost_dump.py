@@ -266,6 +266,7 @@ class XGBoostDumpFormat:
     """XGBoost's tree dumps: a JSON list of nested trees, or the text dump."""
 
     name = "xgboost-dump"
+    description = "an XGBoost tree dump"
     suffixes = ()
     sniff_last = False
     takes_base_score = True

@@ -335,6 +335,7 @@ class XGBoostFormat:
     XGBClassifier; a JSON list of trees is read as a tree dump."""
 
     name = "xgboost"
+    description = "a native XGBoost model"
     suffixes = (".ubj", ".ubjson", ".model", ".bst", ".xgb")
     sniff_last = True  # any JSON, and binary content other formats do not claim
     takes_base_score = True  # of a JSON list of trees (a dump)
