@@ -18,6 +18,7 @@ The ``link`` turns raw scores into class probabilities.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -129,6 +130,13 @@ class Tree:
             if inner[node]:
                 stack.append(int(self.left[node]))
                 stack.append(int(self.right[node]))
+
+    def __setstate__(self, state: dict) -> None:
+        # unpickled arrays come back writable: freeze them again
+        for name, v in state.items():
+            if isinstance(v, np.ndarray):
+                state[name] = _frozen(v)
+        self.__dict__.update(state)
 
     @property
     def n_nodes(self) -> int:
@@ -245,9 +253,15 @@ class Ensemble:
     def fingerprint(self) -> str:
         """A sha256 of everything that decides the model's answers (trees, features and
         their bounds, link, comparison), not of where it came from: the same model loaded
-        from another path, or a copy of its file, has the same fingerprint."""
-        import hashlib
+        from another path, or a copy of its file, or unpickled in another process, has the
+        same fingerprint. Computed once per ensemble (it is immutable)."""
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            cached = self._digest()
+            object.__setattr__(self, "_fingerprint", cached)
+        return cached
 
+    def _digest(self) -> str:
         h = hashlib.sha256()
         head = (self.n_classes, self.intercept, self.link, self.op, self.cast, self.scale)
         h.update(repr((head, self.features)).encode())

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..compiler.ensemble import KINDS, Ensemble
 from ..compiler.errors import InputError
+from .formats.registry import generic_names
 
 
 def _num(s: str, where: str, col: str) -> float:
@@ -118,15 +119,16 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     return ens.with_features(tuple(feats))
 
 
-# the names a loader gives features when the model file has none: XGBoost's f0, f1, ...
-# (xgboost.py), LightGBM's Column_0, ... (lightgbm.py), scikit-learn's x0, ... (sklearn.py)
-GENERIC_NAMES = ("f{}", "Column_{}", "x{}")
+# the names a loader gives features when the model file has none (XGBoost's f0, f1, ...,
+# LightGBM's Column_0, ..., scikit-learn's x0, ...): each format declares its own
+GENERIC_NAMES = generic_names()
 
 
 def has_generic_names(ens: Ensemble) -> bool:
     """Are the model's feature names its library's placeholders (f0, Column_0, x0, ...)?"""
     names = ens.feature_names
-    return any(names == [pattern.format(i) for i in range(len(names))] for pattern in GENERIC_NAMES)
+    patterns = generic_names()  # a format registered at run time counts too
+    return any(names == [pattern.format(i) for i in range(len(names))] for pattern in patterns)
 
 
 def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemble:

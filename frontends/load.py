@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import csv
 import math
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, UnsupportedModelError
+from . import formats
+from .details import apply_data_names, apply_details
+from .formats.base import LoadOptions
 
-FORMATS = ("auto", "xgboost", "xgboost-dump", "lightgbm", "sklearn")
-# a model file states its number of features as a number: beyond this, a few bytes would
-# make treesens build millions of features (and run out of memory)
-MAX_FEATURES = 1_000_000
+
+def __getattr__(name: str) -> Any:
+    # ``FORMATS``: "auto" and the registered formats' names, read when asked (a format
+    # registered at run time is included)
+    if name == "FORMATS":
+        return (formats.AUTO, *formats.format_names())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_model(
@@ -24,6 +33,7 @@ def load_model(
     data=None,
     label: str = "label",
     auto_details: bool = True,
+    trust_pickle: bool = False,
 ) -> Ensemble:
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
 
@@ -32,28 +42,25 @@ def load_model(
     details file beside a model file (``<model>_details.csv``, ``<model minus its last
     _part>_details.csv`` or ``details.csv``) is used when it names exactly the model's
     features in the model's order (its bounds keep witnesses inside the data's domain).
+    ``trust_pickle``: load a joblib / pickle file, which runs code the file chooses while
+    it loads (a fitted estimator given in memory needs no such trust).
     """
     if base_score is not None and not (math.isfinite(base_score) and 0.0 < base_score < 1.0):
         raise InputError(f"base_score {base_score:g} must be a probability in (0, 1)")
     if isinstance(model, Ensemble):
         ens = model
     elif isinstance(model, (str, Path)):
-        ens = _load_path(Path(model), format, base_score, n_classes)
+        options = LoadOptions(base_score, n_classes, trust_pickle)
+        ens = _load_path(Path(model), format, options)
     else:
         ens = _load_object(model)
     if data is not None:
-        from .details import apply_data_names
-
         ens = apply_data_names(ens, data, label)
     if details is None and auto_details and isinstance(model, (str, Path)):
         details = _details_beside(Path(model), ens)
         if details is not None:
-            from dataclasses import replace
-
             ens = replace(ens, source=f"{ens.source} (bounds from {details})")
     if details is not None:
-        from .details import apply_details
-
         ens = apply_details(ens, details)
     return ens
 
@@ -72,8 +79,6 @@ def details_candidates(path: Path) -> list[Path]:
 def _details_beside(path: Path, ens: Ensemble) -> Path | None:
     """The first details file beside the model that declares exactly its features, in
     order (a file naming other features belongs to another model and is skipped)."""
-    import csv
-
     for cand in details_candidates(path):
         if not cand.is_file():
             continue
@@ -87,9 +92,10 @@ def _details_beside(path: Path, ens: Ensemble) -> Path | None:
     return None
 
 
-def _load_path(path: Path, fmt: str, base_score, n_classes) -> Ensemble:
-    if fmt not in FORMATS:
-        raise InputError(f"unknown model format {fmt!r} (use one of {', '.join(FORMATS)})")
+def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
+    known = (formats.AUTO, *formats.format_names())
+    if name not in known:
+        raise InputError(f"unknown model format {name!r} (use one of {', '.join(known)})")
     where = str(path)
     if not path.exists():
         raise InputError("model file not found", where)
@@ -97,80 +103,22 @@ def _load_path(path: Path, fmt: str, base_score, n_classes) -> Ensemble:
         raise InputError("is a directory, not a model file", where)
     if path.stat().st_size == 0:
         raise InputError("model file is empty", where)
-    suffix = path.suffix.lower()
-    if fmt == "auto":
-        fmt = _sniff(path, suffix)
-    if fmt in ("xgboost", "xgboost-dump"):
-        from . import xgboost as xgbf
-
-        return xgbf.load_path(
-            path, base_score=base_score, n_classes=n_classes, dump=fmt == "xgboost-dump"
+    fmt = formats.by_name(name) if name != formats.AUTO else formats.sniff(path)
+    if fmt is None:
+        raise InputError(
+            f"cannot tell the model format; pass --format ({', '.join(known[1:])})", where
         )
-    if base_score is not None:
+    if options.base_score is not None and not fmt.takes_base_score:
         raise InputError(
             "base_score is read only for an XGBoost text dump; this model records its own", where
         )
-    if fmt == "lightgbm":
-        try:
-            from . import lightgbm as lgbf
-        except ImportError:
-            raise UnsupportedModelError("LightGBM models are not supported yet", where) from None
-        return lgbf.load_path(path)
-    if fmt == "sklearn":
-        try:
-            from . import sklearn as skf
-        except ImportError:
-            raise UnsupportedModelError(
-                "scikit-learn model files are not supported yet", where
-            ) from None
-        return skf.load_path(path)
-    raise InputError(
-        f"cannot tell the model format; pass --format ({', '.join(FORMATS[1:])})", where
-    )
+    return fmt.load_path(path, options)
 
 
-def _sniff(path: Path, suffix: str) -> str:
-    if suffix in (".ubj", ".ubjson", ".model", ".bst", ".xgb"):
-        return "xgboost"
-    if suffix in (".joblib", ".pkl", ".pickle", ".skops"):
-        return "sklearn"
-    head = path.open("rb").read(4096)
-    try:
-        text = head.decode("utf-8", errors="strict").lstrip()
-    except UnicodeDecodeError:
-        return "xgboost" if suffix != ".txt" else "unknown"
-    if text.startswith("tree\n") or text.startswith("tree\r\n") or "\nversion=v" in text[:200]:
-        return "lightgbm"
-    if (
-        text.startswith("{")
-        and ('"tree_info"' in text or text.replace(" ", "").startswith('{"name":"tree"'))
-        and '"learner"' not in text
-    ):
-        return "lightgbm"
-    if text.startswith("{") or text.startswith("["):
-        return "xgboost"
-    return "unknown"
-
-
-def _load_object(obj) -> Ensemble:
-    mod = type(obj).__module__ or ""
-    name = type(obj).__name__
-    if mod.startswith("xgboost"):
-        from . import xgboost as xgbf
-
-        if name == "Booster":
-            return xgbf.from_booster(obj)
-        return xgbf.from_estimator(obj)
-    if mod.startswith("lightgbm"):
-        try:
-            from . import lightgbm as lgbf
-        except ImportError:
-            raise UnsupportedModelError("LightGBM models are not supported yet") from None
-        return lgbf.from_object(obj)
-    if mod.startswith("sklearn"):
-        try:
-            from . import sklearn as skf
-        except ImportError:
-            raise UnsupportedModelError("scikit-learn models are not supported yet") from None
-        return skf.from_estimator(obj)
-    raise UnsupportedModelError(f"cannot read a model of type {mod}.{name}")
+def _load_object(obj: Any) -> Ensemble:
+    ens = formats.load_object(obj)
+    if ens is None:
+        raise UnsupportedModelError(
+            f"cannot read a model of type {type(obj).__module__}.{type(obj).__name__}"
+        )
+    return ens

@@ -83,7 +83,7 @@ def test_data_names_the_features_of_a_lightgbm_model_without_names(lgb_file, dat
 
 
 def test_data_names_the_features_of_a_sklearn_model_without_names(sk_file, data_csv):
-    assert treesens.load_model(sk_file, data=data_csv).feature_names == NAMES
+    assert treesens.load_model(sk_file, data=data_csv, trust_pickle=True).feature_names == NAMES
 
 
 def test_cli_varies_a_feature_of_a_lightgbm_model_by_its_name_in_the_data(lgb_file, data_csv):

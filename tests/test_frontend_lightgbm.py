@@ -14,7 +14,7 @@ import pytest
 lgb = pytest.importorskip("lightgbm")
 
 from treesens.compiler.errors import InputError, UnsupportedModelError  # noqa: E402
-from treesens.frontends import lightgbm as lf  # noqa: E402
+from treesens.frontends.formats import lightgbm as lf  # noqa: E402
 from treesens.frontends.load import load_model  # noqa: E402
 
 TOL = 1e-6

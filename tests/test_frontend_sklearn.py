@@ -23,7 +23,7 @@ from sklearn.ensemble import (  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
 from treesens.compiler.errors import InputError, UnsupportedModelError  # noqa: E402
-from treesens.frontends import sklearn as sf  # noqa: E402
+from treesens.frontends.formats import sklearn as sf  # noqa: E402
 from treesens.frontends.load import load_model  # noqa: E402
 
 TOL = 1e-6
@@ -184,20 +184,19 @@ def test_rejects_regressors_and_pipelines():
         load_model(RandomForestClassifier())
 
 
-def test_joblib_file_warns_and_loads(tmp_path, capsys):
+def test_trusted_joblib_file_loads(tmp_path):
     import joblib
 
     X, _, y, _ = _data(300)
     est = RandomForestClassifier(5, max_depth=3, random_state=0).fit(X, y)
     p = tmp_path / "rf.joblib"
     joblib.dump(est, p)
-    ens = load_model(p)
-    assert "only load model files you trust" in capsys.readouterr().err
+    ens = load_model(p, trust_pickle=True)
     assert_matches(ens, probe_rows(ens, nan=False))
     bad = tmp_path / "bad.pkl"
     bad.write_bytes(b"not a pickle at all")
     with pytest.raises(InputError, match="cannot load"):
-        load_model(bad)
+        load_model(bad, trust_pickle=True)
     skops_file = tmp_path / "m.skops"
     skops_file.write_bytes(b"PK")
     with pytest.raises(InputError):

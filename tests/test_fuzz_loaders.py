@@ -701,7 +701,7 @@ def test_fuzzed_sklearn_pickle_loads_or_raises_an_input_error(tmp_path, sk_model
     event(f"{kind} mutation")
     path = _fresh(tmp_path, data.draw(st.sampled_from([".pkl", ".joblib", ".pickle"])))
     path.write_bytes(pickle.dumps(est, protocol=data.draw(st.integers(2, 5))))
-    ens = loads_or_input_error(path)
+    ens = loads_or_input_error(path, trust_pickle=True)
     if ens is not None:  # scikit-learn predicts with the model treesens read
         X = np.random.default_rng(5).normal(size=(40, ens.n_features))
         X[:, 2] = np.arange(40) % 4  # the HistGradientBoosting category codes
@@ -726,7 +726,7 @@ def test_truncated_sklearn_pickle_loads_or_raises_an_input_error(tmp_path, sk_mo
         blob = pickle.dumps(est)
     path = _fresh(tmp_path, data.draw(st.sampled_from([".pkl", ".joblib"])))
     path.write_bytes(blob[: data.draw(st.integers(0, len(blob) - 1))])
-    loads_or_input_error(path)
+    loads_or_input_error(path, trust_pickle=True)
 
 
 def test_files_holding_other_objects_raise_an_input_error(tmp_path, sk_others):
@@ -734,7 +734,7 @@ def test_files_holding_other_objects_raise_an_input_error(tmp_path, sk_others):
         path = tmp_path / f"other{i}.joblib"
         path.write_bytes(pickle.dumps(obj))
         with pytest.raises(InputError, match=str(path)):
-            treesens.load_model(path)
+            treesens.load_model(path, trust_pickle=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -950,7 +950,7 @@ def test_lightgbm_text_with_stale_tree_sizes_loads(tmp_path, lgb_texts):
 def test_lightgbm_parameter_line_without_colon_loads(tmp_path, lgb_texts):
     # was: LightGBM's reader of the training parameters read past a list on it (it crashed
     # now and then); LightGBM is no longer given what follows the trees
-    from treesens.frontends.lightgbm import _for_lightgbm
+    from treesens.frontends.formats.lightgbm import _for_lightgbm
 
     text = _edit(lgb_texts[1], "parameters:\n", "parameters:\nnan\n")
     given_to_lightgbm = _for_lightgbm(text)
@@ -1111,7 +1111,7 @@ def test_pickled_estimator_with_huge_n_features_in_is_an_input_error(tmp_path, s
     est = copy.deepcopy(sk_models["tree"])
     est.n_features_in_ = 2**31
     with pytest.raises(InputError, match="n_features_in_=2147483648"):
-        treesens.load_model(_write(tmp_path, "m.pkl", pickle.dumps(est)))
+        treesens.load_model(_write(tmp_path, "m.pkl", pickle.dumps(est)), trust_pickle=True)
 
 
 def test_xgboost_tree_id_out_of_place_is_an_input_error(tmp_path, xgb_models):
@@ -1211,7 +1211,7 @@ def test_pickled_tree_whose_split_node_points_nowhere_is_an_input_error(tmp_path
     est = _tree_state(tree, left_child={leaf: 2**31 - 1})
     path = _write(tmp_path, "m.pkl", pickle.dumps(est))
     with pytest.raises(InputError, match=f"split node {leaf} has child 2147483647"):
-        treesens.load_model(path)
+        treesens.load_model(path, trust_pickle=True)
 
 
 def test_pickled_estimator_without_an_attribute_predict_needs_is_an_input_error(
@@ -1222,7 +1222,7 @@ def test_pickled_estimator_without_an_attribute_predict_needs_is_an_input_error(
     del est.estimators_[0].n_classes_
     path = _write(tmp_path, "m.pkl", pickle.dumps(est))
     with pytest.raises(InputError, match="scikit-learn cannot predict"):
-        treesens.load_model(path)
+        treesens.load_model(path, trust_pickle=True)
 
 
 def test_pickled_tree_with_leaf_fractions_not_summing_to_1_is_an_input_error(tmp_path, sk_models):
@@ -1235,7 +1235,7 @@ def test_pickled_tree_with_leaf_fractions_not_summing_to_1_is_an_input_error(tmp
     est.tree_ = _Reduced(cls, args, state)
     path = _write(tmp_path, "m.pkl", pickle.dumps(est))
     with pytest.raises(InputError, match="not probabilities summing to 1"):
-        treesens.load_model(path)
+        treesens.load_model(path, trust_pickle=True)
 
 
 def test_pickled_forest_without_trees_is_an_input_error(tmp_path, sk_models):
@@ -1243,7 +1243,7 @@ def test_pickled_forest_without_trees_is_an_input_error(tmp_path, sk_models):
     est = copy.deepcopy(sk_models["extra"])
     est.estimators_ = []
     with pytest.raises(InputError, match="the ExtraTreesClassifier has no trees"):
-        treesens.load_model(_write(tmp_path, "m.pkl", pickle.dumps(est)))
+        treesens.load_model(_write(tmp_path, "m.pkl", pickle.dumps(est)), trust_pickle=True)
 
 
 def test_pickled_gradient_boosting_with_nan_learning_rate_is_an_input_error(tmp_path, sk_models):
@@ -1251,7 +1251,7 @@ def test_pickled_gradient_boosting_with_nan_learning_rate_is_an_input_error(tmp_
     est.learning_rate = float("nan")
     path = _write(tmp_path, "m.pkl", pickle.dumps(est))
     with pytest.raises(InputError, match="not finite"):
-        treesens.load_model(path)
+        treesens.load_model(path, trust_pickle=True)
 
 
 def test_details_binary_feature_with_bounds_above_1_is_an_input_error(tmp_path, small_ens):

@@ -10,6 +10,7 @@ import sys
 from ...compiler.errors import InputError
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
+from ..formats import AUTO, format_names
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -41,8 +42,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format",
         default="auto",
-        help="model format when the file is ambiguous "
-        "(auto, xgboost, xgboost-dump, lightgbm, sklearn)",
+        help=f"model format when the file is ambiguous ({', '.join((AUTO, *format_names()))})",
+    )
+    p.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="load a joblib/pickle model file, which runs code while it loads (only files "
+        "you trust; .skops files need no trust)",
     )
     p.add_argument(
         "--details",
@@ -208,6 +214,7 @@ def load_from_args(args):
         data=args.data,
         label=args.label,
         auto_details=not args.no_auto_details,
+        trust_pickle=getattr(args, "trust_pickle", False),
     )
 
 

@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from ...compiler.errors import InputError
+from ..formats import AUTO, format_names
 from .common import add_model_args, add_query_args, log
 from .compare import add_sens_args, load_queries_from_args
 
@@ -42,7 +43,7 @@ def add_parser(sub) -> None:
         "--model-format",
         dest="format",
         default="auto",
-        help="model format when the file is ambiguous (auto, xgboost, xgboost-dump, lightgbm, sklearn)",
+        help=f"model format when the file is ambiguous ({', '.join((AUTO, *format_names()))})",
     )
     p.add_argument(
         "-o", "--output", default="-", metavar="FILE", help="output file ('-': stdout, the default)"

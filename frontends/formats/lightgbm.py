@@ -26,10 +26,11 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..compiler.ensemble import (
+from ...compiler.ensemble import (
     LOGISTIC,
     MISSING_NAN,
     MISSING_NONE,
@@ -39,37 +40,14 @@ from ..compiler.ensemble import (
     Feature,
     Tree,
 )
-from ..compiler.errors import InputError, UnsupportedModelError
-from .libraries import import_library
-from .load import MAX_FEATURES
+from ...compiler.errors import InputError, UnsupportedModelError
+from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
+from .lightgbm_replay import LightGBMReplayer, booster_from_string
 
 CATEGORICAL_MASK = 1
 DEFAULT_LEFT_MASK = 2
 _MISSING = {0: MISSING_NONE, 1: MISSING_ZERO, 2: MISSING_NAN}
 _MISSING_NAMES = {"None": 0, "Zero": 1, "NaN": 2}
-
-
-class LightGBMReplayer:
-    library = "lightgbm"
-
-    def __init__(self, booster, n_classes: int, raw_scale: float = 1.0):
-        self.booster = booster
-        self.n_classes = n_classes
-        # the IR's raw score is the library's raw_score times this (sigmoid parameter;
-        # random-forest mode, where raw_score=True returns the sum, not the mean)
-        self.raw_scale = raw_scale
-
-    def predict_raw(self, X) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        r = np.asarray(self.booster.predict(X, raw_score=True), dtype=np.float64)
-        return r.reshape(len(X), -1) * self.raw_scale
-
-    def predict_proba(self, X) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        p = np.asarray(self.booster.predict(X), dtype=np.float64)
-        if p.ndim == 1:
-            return np.stack([1.0 - p, p], axis=1)
-        return p
 
 
 # ---------------------------------------------------------------------------------
@@ -302,9 +280,34 @@ def _objective_num_class(obj: str) -> int | None:
     return None
 
 
+def _features(header: dict, names: list[str], ir_trees: list[Tree], pandas_cat) -> list[Feature]:
+    """The features: categorical ones are those the header's feature_infos lists by their
+    values, and those a categorical split tests (named by pandas_categorical when given)."""
+    infos = header.get("feature_infos", "").split()
+    cat_feats = [i for i, s in enumerate(infos) if s and not s.startswith("[") and s != "none"]
+    for t in ir_trees:
+        if t.categories is not None:
+            for n in range(t.n_nodes):
+                if t.categories[n] is not None and int(t.feature[n]) not in cat_feats:
+                    cat_feats.append(int(t.feature[n]))
+    cat_feats.sort()
+    features = []
+    pc = pandas_cat if isinstance(pandas_cat, list) and len(pandas_cat) == len(cat_feats) else None
+    for i, name in enumerate(names):
+        if i in cat_feats:
+            cats = None
+            if pc is not None:
+                cats = tuple(str(c) for c in pc[cat_feats.index(i)])
+            features.append(Feature(name, "categorical", lb=0.0, categories=cats))
+        else:
+            features.append(Feature(name))
+    return features
+
+
 def _build(
-    header: dict, flags: set, trees: list[dict], pandas_cat, where: str, booster
+    header: dict, flags: set, trees: list[dict], pandas_cat, where: str, replay=None
 ) -> Ensemble:
+    """The ensemble; ``replay``: (the model text LightGBM loaded, its Booster)."""
     kind, sigmoid = _objective(header.get("objective", ""), where)
     n_classes_h = _header_int(header, "num_class", 1, 1, where)
     C = _header_int(header, "num_tree_per_iteration", n_classes_h, 1, where)
@@ -332,30 +335,13 @@ def _build(
         n_feat = len(names)
     if len(names) != n_feat:
         raise InputError(f"model lists {len(names)} feature names for {n_feat} features", where)
-    infos = header.get("feature_infos", "").split()
-    cat_feats = [i for i, s in enumerate(infos) if s and not s.startswith("[") and s != "none"]
     ir_trees = []
     for ti, tr in enumerate(trees):
         try:
             ir_trees.append(_ir_tree(tr, ti % C if kind == "multiclass" else 0, n_feat))
         except (KeyError, ValueError, IndexError, TypeError, OverflowError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
-    for t in ir_trees:
-        if t.categories is not None:
-            for n in range(t.n_nodes):
-                if t.categories[n] is not None and int(t.feature[n]) not in cat_feats:
-                    cat_feats.append(int(t.feature[n]))
-    cat_feats.sort()
-    features = []
-    pc = pandas_cat if isinstance(pandas_cat, list) and len(pandas_cat) == len(cat_feats) else None
-    for i, name in enumerate(names):
-        if i in cat_feats:
-            cats = None
-            if pc is not None:
-                cats = tuple(str(c) for c in pc[cat_feats.index(i)])
-            features.append(Feature(name, "categorical", lb=0.0, categories=cats))
-        else:
-            features.append(Feature(name))
+    features = _features(header, names, ir_trees, pandas_cat)
     n_iter = max(1, len(ir_trees) // max(C, 1))
     average = "average_output" in flags or header.get("average_output") in ("1", "true")
     scale = 1.0 / n_iter if average else 1.0
@@ -368,7 +354,9 @@ def _build(
         n_classes, link, intercept = 2, LOGISTIC, (0.0,)
         scale *= sigmoid
         raw_scale *= sigmoid
-    replayer = LightGBMReplayer(booster, n_classes, raw_scale) if booster else None
+    replayer = None
+    if replay is not None:
+        replayer = LightGBMReplayer(replay[0], n_classes, raw_scale, booster=replay[1])
     try:
         return Ensemble(
             trees=tuple(ir_trees),
@@ -386,7 +374,7 @@ def _build(
         raise InputError(f"malformed model: {e}", where) from None
 
 
-def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
+def from_text(text: str, where: str = "<model text>", booster: Any = None) -> Ensemble:
     if "\x00" in text:  # LightGBM would read up to it, and its tree reader past it
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise InputError(f"line {line}: NUL byte in a LightGBM model text", where)
@@ -398,16 +386,17 @@ def from_text(text: str, where: str = "<model text>", booster=None) -> Ensemble:
     except UnsupportedModelError as e:
         raise UnsupportedModelError(e.message, where) from None
     if booster is not None:
-        return _build(header, flags, trees, pandas_cat, where, booster)
-    _build(header, flags, trees, pandas_cat, where, None)  # our own checks first
-    booster = _booster_from_string(_for_lightgbm(text), where)
+        return _build(header, flags, trees, pandas_cat, where, (text, booster))
+    _build(header, flags, trees, pandas_cat, where)  # our own checks first
+    given = _for_lightgbm(text)
+    booster = booster_from_string(given, where)
     if booster.num_trees() != len(trees):
         raise InputError(
             f"LightGBM reads {booster.num_trees()} of its {len(trees)} trees "
             "(a line between trees is out of place)",
             where,
         )
-    return _build(header, flags, trees, pandas_cat, where, booster)
+    return _build(header, flags, trees, pandas_cat, where, (given, booster))
 
 
 _LINE_START = r"(?:^|(?<=[\r\n]))"
@@ -425,16 +414,6 @@ def _for_lightgbm(text: str) -> str:
     m = re.search(_LINE_START + "Tree=", text)
     head, trees = (text[: m.start()], text[m.start() :]) if m else (text, "")
     return re.sub(_LINE_START + r"tree_sizes=[^\r\n]*", "", head) + trees
-
-
-def _booster_from_string(text: str, where: str):
-    lgb = import_library("lightgbm")
-
-    try:
-        return lgb.Booster(model_str=text)
-    except Exception as e:  # noqa: BLE001 - LightGBMError and friends
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(f"lightgbm cannot load this model: {msg[:200]}", where) from None
 
 
 # ---------------------------------------------------------------------------------
@@ -582,16 +561,17 @@ def from_dump(model: dict, where: str = "<dump_model>") -> Ensemble:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
         raise InputError(f"not a LightGBM dump_model() JSON: {e}", where) from None
     pandas_cat = model.get("pandas_categorical")
-    _build(header, flags, trees, pandas_cat, where, None)  # our own checks before LightGBM's
-    booster = _booster_from_string(_to_text(header, flags, trees, pandas_cat), where)
-    return _build(header, flags, trees, pandas_cat, where, booster)
+    _build(header, flags, trees, pandas_cat, where)  # our own checks before LightGBM's
+    given = _to_text(header, flags, trees, pandas_cat)
+    booster = booster_from_string(given, where)
+    return _build(header, flags, trees, pandas_cat, where, (given, booster))
 
 
 # ---------------------------------------------------------------------------------
 # entry points
 
 
-def load_path(path: Path) -> Ensemble:
+def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
     path = Path(path)
     where = str(path)
     try:
@@ -613,7 +593,7 @@ def load_path(path: Path) -> Ensemble:
     return from_text(text, where)
 
 
-def from_object(obj) -> Ensemble:
+def from_object(obj: Any) -> Ensemble:
     """A ``lightgbm.Booster``, a fitted ``LGBMClassifier``, or a dump_model() dict."""
     if isinstance(obj, dict):
         return from_dump(obj)
@@ -628,3 +608,37 @@ def from_object(obj) -> Ensemble:
             raise InputError(f"the LightGBM estimator is not fitted: {e}") from None
     text = booster.model_to_string()
     return from_text(text, f"<{name}>", booster=booster)
+
+
+class LightGBMFormat:
+    """LightGBM's model text (``save_model``), its ``dump_model()`` JSON, a Booster, a
+    fitted LGBMClassifier."""
+
+    name = "lightgbm"
+    description = "a LightGBM model"
+    suffixes = ()
+    sniff_last = False
+    takes_base_score = False
+    generic_names = "Column_{}"
+    replayer = LightGBMReplayer
+
+    def sniff(self, head: bytes, suffix: str) -> bool:
+        try:
+            text = head.decode("utf-8", errors="strict").lstrip()
+        except UnicodeDecodeError:
+            return False
+        if text.startswith(("tree\n", "tree\r\n")) or "\nversion=v" in text[:200]:
+            return True
+        return (
+            text.startswith("{")
+            and ('"tree_info"' in text or text.replace(" ", "").startswith('{"name":"tree"'))
+            and '"learner"' not in text
+        )
+
+    def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
+        return load_path(path, options)
+
+    def load_object(self, obj: Any) -> Ensemble | None:
+        if not module_of(obj).startswith("lightgbm"):
+            return None
+        return from_object(obj)

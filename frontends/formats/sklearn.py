@@ -26,13 +26,18 @@ against scikit-learn 1.9's own predict in the tests):
 
 from __future__ import annotations
 
-import sys
+import pickle
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..compiler.ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
-from ..compiler.errors import InputError, UnsupportedModelError
+from ...compiler.ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
+from ...compiler.errors import InputError, UnsupportedModelError
+from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
+from .lightgbm import LightGBMFormat
+from .xgboost_native import XGBoostFormat
 
 SUPPORTED = (
     "DecisionTreeClassifier",
@@ -43,28 +48,67 @@ SUPPORTED = (
     "HistGradientBoostingClassifier",
 )
 
-PICKLE_WARNING = (
-    "warning: loading {path}: joblib/pickle files run code while they load; "
-    "only load model files you trust (skops files are safer)"
+PICKLE_REFUSED = (
+    "not loaded: a pickled model (joblib/pickle) runs code while it loads. If you trust "
+    "this file, opt in: --trust-pickle on the command line, trust_pickle=True in Python "
+    "(treesens.load_model), or trust_pickle in a .sens file's model line; skops files "
+    "(.skops) load without it"
 )
+
+# the estimator's scores in the IR's space: P(class 1) of a binary forest, all class
+# probabilities, or the decision function (gradient boosting)
+RAW_PROBA_1, RAW_PROBA, RAW_DECISION = "proba1", "proba", "decision"
 
 
 class SklearnReplayer:
+    """scikit-learn's own predict on the fitted estimator. It pickles the estimator as
+    bytes, unpickled again on first use in the receiving process (they come from the same
+    stream as the replayer itself, so trusting one is trusting the other)."""
+
     library = "sklearn"
 
     def __init__(
         self,
-        est,
-        raw_fn,
+        est: Any,
+        raw: str,
         raw_scale: float = 1.0,
         code_maps: dict | None = None,
         columns: list | None = None,
     ):
-        self.est = est
-        self.raw_fn = raw_fn  # X -> (n, n_outputs) raw scores in the IR's space
+        self._est = est
+        self._est_bytes: bytes | None = None
+        self._lock = threading.Lock()
+        self.raw = raw  # RAW_PROBA_1, RAW_PROBA or RAW_DECISION
         self.raw_scale = raw_scale
         self.code_maps = code_maps or {}  # feature -> array of raw categories by code
         self.columns = columns  # feature_names_in_ when the model was fitted on a DataFrame
+
+    @property
+    def est(self) -> Any:
+        with self._lock:
+            if self._est is None:
+                self._est = pickle.loads(self._est_bytes)
+            return self._est
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if state["_est_bytes"] is None:
+            state["_est_bytes"] = pickle.dumps(self._est, protocol=pickle.HIGHEST_PROTOCOL)
+        state["_est"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def raw_fn(self, X) -> np.ndarray:
+        """(n, n_outputs) raw scores in the IR's space, before ``raw_scale``."""
+        if self.raw == RAW_DECISION:
+            r = np.asarray(self.est.decision_function(X), dtype=np.float64)
+            return r.reshape(len(r), -1)
+        p = self.est.predict_proba(X)
+        return p[:, 1:2] if self.raw == RAW_PROBA_1 else p
 
     def _input(self, X):
         X = np.asarray(X, dtype=np.float64)
@@ -137,8 +181,6 @@ def _check_classifier(est, where: str) -> None:
         )
     if not hasattr(est, "n_features_in_"):
         raise InputError(f"the {name} is not fitted", where)
-    from .load import MAX_FEATURES
-
     if not 0 < int(est.n_features_in_) <= MAX_FEATURES:
         raise InputError(
             f"n_features_in_={est.n_features_in_}: treesens reads 1 to {MAX_FEATURES:,} features",
@@ -221,11 +263,8 @@ def _forest(est, where: str) -> Ensemble:
     if n == 0:  # its probability is the mean over no trees
         raise InputError(f"the {name} has no trees", where)
 
-    def raw_fn(X):
-        p = est.predict_proba(X)
-        return p[:, 1:2] if C == 2 else p
-
-    rep = SklearnReplayer(est, raw_fn, columns=_columns(est))
+    raw = RAW_PROBA_1 if C == 2 else RAW_PROBA
+    rep = SklearnReplayer(est, raw, columns=_columns(est))
     return Ensemble(
         trees=tuple(trees),
         features=features,
@@ -284,11 +323,7 @@ def _gradient_boosting(est, where: str) -> Ensemble:
     else:
         link, intercept = SOFTMAX, tuple(float(v) for v in init_raw)
 
-    def raw_fn(X):
-        r = np.asarray(est.decision_function(X), dtype=np.float64)
-        return r.reshape(len(r), -1)
-
-    rep = SklearnReplayer(est, raw_fn, raw_scale=factor, columns=_columns(est))
+    rep = SklearnReplayer(est, RAW_DECISION, raw_scale=factor, columns=_columns(est))
     return Ensemble(
         trees=tuple(trees),
         features=features,
@@ -395,11 +430,7 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
     else:
         link, intercept = SOFTMAX, tuple(float(v) for v in base)
 
-    def raw_fn(X):
-        r = np.asarray(est.decision_function(X), dtype=np.float64)
-        return r.reshape(len(r), -1)
-
-    rep = SklearnReplayer(est, raw_fn, code_maps=code_maps, columns=_columns(est))
+    rep = SklearnReplayer(est, RAW_DECISION, code_maps=code_maps, columns=_columns(est))
     return Ensemble(
         trees=tuple(trees),
         features=tuple(features),
@@ -438,50 +469,25 @@ def from_estimator(est, where: str | None = None) -> Ensemble:
     return _forest(est, where)
 
 
-def load_path(path: Path) -> Ensemble:
-    """A fitted estimator saved with joblib / pickle (trusted files only!) or skops."""
+def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
+    """A fitted estimator saved with skops, or with joblib / pickle when the caller trusts
+    the file (``options.trust_pickle``): unpickling runs code the file chooses."""
     path = Path(path)
     where = str(path)
-    suffix = path.suffix.lower()
-    if suffix == ".skops":
-        try:
-            import skops.io as sio
-        except ImportError:
-            raise InputError(
-                "reading .skops files needs the 'skops' package (pip install skops)", where
-            ) from None
-        try:
-            untrusted = sio.get_untrusted_types(file=str(path))
-            trusted = [t for t in untrusted if t.startswith(("sklearn.", "numpy.", "builtins."))]
-            others = [t for t in untrusted if t not in trusted]
-            if others:
-                raise InputError(
-                    f"the skops file contains types treesens does not trust: {', '.join(others[:5])}",
-                    where,
-                )
-            obj = sio.load(str(path), trusted=trusted)
-        except InputError:
-            raise
-        except Exception as e:  # noqa: BLE001 - skops raises many kinds
-            raise InputError(f"skops cannot load this file: {str(e)[:200]}", where) from None
+    if path.suffix.lower() == ".skops":
+        obj = _read_skops(path)
+    elif not options.trust_pickle:
+        raise InputError(PICKLE_REFUSED, where)
     else:
-        print(PICKLE_WARNING.format(path=where), file=sys.stderr)
+        obj = _read_pickle(path)
+    for fmt in _WRAPPED:  # an XGBoost or LightGBM model saved with joblib
         try:
-            import joblib
-
-            obj = joblib.load(str(path))
-        except Exception as e:  # noqa: BLE001 - unpickling raises anything
-            raise InputError(
-                f"cannot load this joblib/pickle file: {type(e).__name__}: {_first_line(e)}", where
-            ) from None
-    mod = type(obj).__module__ or ""
-    if mod.startswith(("xgboost", "lightgbm")):
-        from .load import load_model
-
-        try:
-            return load_model(obj)
+            ens = fmt.load_object(obj)
         except InputError as e:
             raise type(e)(e.message, where) from None
+        if ens is not None:
+            return ens
+    mod = module_of(obj)
     if not mod.startswith("sklearn"):
         raise UnsupportedModelError(
             f"the file holds a {mod}.{type(obj).__name__}, not a scikit-learn model", where
@@ -494,25 +500,66 @@ def load_path(path: Path) -> Ensemble:
         raise InputError(
             f"malformed {type(obj).__name__} ({type(e).__name__}: {_first_line(e)})", where
         ) from None
+    _check_loaded(ens, type(obj).__name__, where)
+    return ens
+
+
+_WRAPPED = (XGBoostFormat(), LightGBMFormat())
+
+
+def _read_skops(path: Path) -> Any:
+    where = str(path)
+    try:
+        import skops.io as sio
+    except ImportError:
+        raise InputError(
+            "reading .skops files needs the 'skops' package (pip install skops)", where
+        ) from None
+    try:
+        untrusted = sio.get_untrusted_types(file=str(path))
+        trusted = [t for t in untrusted if t.startswith(("sklearn.", "numpy.", "builtins."))]
+        others = [t for t in untrusted if t not in trusted]
+        if others:
+            raise InputError(
+                f"the skops file contains types treesens does not trust: {', '.join(others[:5])}",
+                where,
+            )
+        return sio.load(str(path), trusted=trusted)
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001 - skops raises many kinds
+        raise InputError(f"skops cannot load this file: {str(e)[:200]}", where) from None
+
+
+def _read_pickle(path: Path) -> Any:
+    try:
+        import joblib
+
+        return joblib.load(str(path))
+    except Exception as e:  # noqa: BLE001 - unpickling raises anything
+        raise InputError(
+            f"cannot load this joblib/pickle file: {type(e).__name__}: {_first_line(e)}",
+            str(path),
+        ) from None
+
+
+def _check_loaded(ens: Ensemble, name: str, where: str) -> None:
+    """A loaded (possibly tampered) estimator's numbers are finite and its predict runs."""
     numbers = [np.asarray(ens.intercept), np.asarray(ens.scale)] + [t.value for t in ens.trees]
     # an infinite threshold is legitimate: models trained with missing values split
     # "NaN vs the rest" at +inf; a NaN threshold is not
     thresholds = [t.threshold[t.feature >= 0] for t in ens.trees]
     if not all(np.isfinite(v).all() for v in numbers) or any(np.isnan(v).any() for v in thresholds):
-        raise InputError(
-            f"the {type(obj).__name__} holds a number that is not finite (NaN or inf)", where
-        )
+        raise InputError(f"the {name} holds a number that is not finite (NaN or inf)", where)
     try:  # the replay of witnesses needs the estimator's own predict
         X = np.zeros((1, ens.n_features))
         ens.replayer.predict_raw(X)
         ens.replayer.predict_proba(X)
     except Exception as e:  # noqa: BLE001 - whatever the tampered estimator raises
         raise InputError(
-            f"scikit-learn cannot predict with this {type(obj).__name__} "
-            f"({type(e).__name__}: {_first_line(e)})",
+            f"scikit-learn cannot predict with this {name} ({type(e).__name__}: {_first_line(e)})",
             where,
         ) from None
-    return ens
 
 
 _MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError)
@@ -521,3 +568,27 @@ _MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError, Overf
 def _first_line(e: Exception) -> str:
     s = str(e).strip()
     return s.splitlines()[0][:200] if s else ""
+
+
+class SklearnFormat:
+    """A fitted scikit-learn tree classifier: saved with skops, or with joblib / pickle
+    (loaded only when trusted), or in memory."""
+
+    name = "sklearn"
+    description = "a scikit-learn model"
+    suffixes = (".joblib", ".pkl", ".pickle", ".skops")
+    sniff_last = False
+    takes_base_score = False
+    generic_names = "x{}"
+    replayer = SklearnReplayer
+
+    def sniff(self, head: bytes, suffix: str) -> bool:
+        return False  # known by its suffix only: a pickle is not read to find out
+
+    def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
+        return load_path(path, options)
+
+    def load_object(self, obj: Any) -> Ensemble | None:
+        if not module_of(obj).startswith("sklearn"):
+            return None
+        return from_estimator(obj)

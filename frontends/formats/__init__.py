@@ -1,0 +1,37 @@
+"""Model formats: each module reads one family of model files into the Ensemble IR.
+
+``base`` defines the protocol (``ModelFormat``) and the load options; ``registry`` lists
+the formats. XGBoost is split by form: ``xgboost_native`` (JSON, UBJ via ``ubj``, the old
+binary format, in-memory models), ``xgboost_dump`` (JSON and text tree dumps) and
+``xgboost_replay`` (the replayer, and Boosters synthesised from the IR). ``lightgbm``
+reads LightGBM's model text and ``dump_model()`` JSON (replayed by ``lightgbm_replay``);
+``sklearn`` reads fitted scikit-learn estimators (skops files, or trusted pickles).
+"""
+
+from .base import MAX_FEATURES, LoadOptions, ModelFormat
+from .registry import (
+    AUTO,
+    by_name,
+    format_names,
+    generic_names,
+    load_object,
+    register,
+    registered,
+    sniff,
+    unregister,
+)
+
+__all__ = [
+    "AUTO",
+    "MAX_FEATURES",
+    "LoadOptions",
+    "ModelFormat",
+    "by_name",
+    "format_names",
+    "generic_names",
+    "load_object",
+    "register",
+    "registered",
+    "sniff",
+    "unregister",
+]

@@ -1,0 +1,79 @@
+"""What a model format is to treesens: the protocol every format module implements.
+
+A format reads one family of model files (and, optionally, fitted in-memory objects) into
+the Ensemble IR, and gives the ensemble a replayer: the library's own predict, with which
+every witness is checked. ``registry.py`` lists the formats; ``load.py`` asks them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from ...compiler.ensemble import Ensemble
+
+# a model file states its number of features as a number: beyond this, a few bytes would
+# make treesens build millions of features (and run out of memory)
+MAX_FEATURES = 1_000_000
+
+# suffixes of files that unpickle (and so may run code) when loaded
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What a caller may say about a model file besides its path.
+
+    ``base_score`` and ``n_classes``: of an XGBoost tree dump, which does not record them;
+    ``trust_pickle``: the caller accepts that a pickled model runs code while it loads.
+    """
+
+    base_score: float | None = None
+    n_classes: int | None = None
+    trust_pickle: bool = False
+
+
+DEFAULT_OPTIONS = LoadOptions()
+
+
+@runtime_checkable
+class ModelFormat(Protocol):
+    """One model format. Implementations are small classes with class attributes.
+
+    ``name``: what ``--format`` and a ``.sens`` file's ``format`` call it.
+    ``description``: what a model of the format is, for messages ("a LightGBM model").
+    ``suffixes``: file suffixes that are this format whatever their content.
+    ``sniff_last``: the format claims broad content (any JSON, any binary), so formats
+    with a narrower claim are asked first.
+    ``takes_base_score``: the format reads the ``base_score`` load option.
+    ``generic_names``: how the library names features when the file names none
+    (``"f{}"`` for f0, f1, ...), or None.
+    ``replayer``: the class of the replayers its ensembles carry (they pickle).
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    suffixes: ClassVar[tuple[str, ...]]
+    sniff_last: ClassVar[bool]
+    takes_base_score: ClassVar[bool]
+    generic_names: ClassVar[str | None]
+    replayer: ClassVar[type | None]
+
+    def sniff(self, head: bytes, suffix: str) -> bool:
+        """Is a file that starts with ``head`` (its first 4 KiB) and has ``suffix``
+        (lower case, with its dot) of this format?"""
+        ...
+
+    def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
+        """The model in a file; raises InputError / UnsupportedModelError naming it."""
+        ...
+
+    def load_object(self, obj: Any) -> Ensemble | None:
+        """A fitted in-memory model of this format's library, or None: not mine."""
+        ...
+
+
+def module_of(obj: Any) -> str:
+    """The module that defines an object's type (``xgboost.core`` for a Booster)."""
+    return type(obj).__module__ or ""

@@ -1,0 +1,284 @@
+"""XGBoost tree dumps -> IR: ``get_dump(dump_format="json")`` (a JSON list of nested
+trees) and the text dump (``get_dump()``, ``dump_model(path)``: ``booster[i]:`` then one
+``id:[f<t] yes=,no=,missing=`` or ``id:leaf=`` line per node).
+
+A dump records neither the base score nor (the text form) the number of classes: the
+caller gives them (``LoadOptions``; defaults 0.5 and 2). Features are named f0, f1, ...
+Witnesses are replayed on a Booster synthesised from the IR (``xgboost_replay``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
+from ...compiler.errors import InputError
+from .base import MAX_FEATURES, LoadOptions
+from .xgboost_replay import XGBoostReplayer, native_model_bytes
+
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
+
+
+def _f32(x) -> float:
+    return float(np.float32(x))
+
+
+def read_json(blob: bytes, where: str) -> Any:
+    """A JSON model file's content, or one InputError naming the file."""
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not a text JSON file (binary content)", where) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
+        ) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", where) from None
+
+
+def from_dump(
+    trees_json: list,
+    where: str,
+    n_classes: int = 2,
+    base_score: float | None = None,
+    n_features: int | None = None,
+) -> Ensemble:
+    try:
+        return _from_dump(trees_json, where, n_classes, base_score, n_features)
+    except _MALFORMED as e:
+        raise InputError(
+            f"malformed XGBoost tree dump ({type(e).__name__}: {str(e)[:120]})", where
+        ) from None
+
+
+def _from_dump(
+    trees_json: list,
+    where: str,
+    n_classes: int = 2,
+    base_score: float | None = None,
+    n_features: int | None = None,
+) -> Ensemble:
+    if not isinstance(trees_json, list) or not trees_json:
+        raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
+    flat = []
+    max_f = -1
+    for ti, root in enumerate(trees_json):
+        try:
+            t, mf = _dump_tree(root)
+        except (KeyError, ValueError, TypeError) as e:
+            raise InputError(f"tree {ti} of the dump is malformed: {e}", where) from None
+        flat.append(t)
+        max_f = max(max_f, mf)
+    n_feat = n_features if n_features is not None else max_f + 1
+    if n_feat > MAX_FEATURES:
+        raise InputError(
+            f"the dump splits on feature {max_f}: treesens reads at most {MAX_FEATURES:,} features",
+            where,
+        )
+    if max_f >= n_feat:
+        raise InputError(
+            f"the dump splits on feature {max_f} but {n_feat} features were declared", where
+        )
+    C = n_classes
+    trees = []
+    for ti, (feature, threshold, left, right, dleft, value) in enumerate(flat):
+        cls = ti % C if C > 2 else 0
+        trees.append(
+            Tree(
+                feature=feature,
+                threshold=threshold,
+                left=left,
+                right=right,
+                default_left=dleft,
+                value=value,
+                outputs=(cls,),
+            )
+        )
+    bs = 0.5 if base_score is None else float(base_score)
+    if C > 2:
+        link, intercept = SOFTMAX, tuple([_f32(bs)] * C)
+    else:
+        link, intercept = LOGISTIC, (logit(_f32(bs)),)
+    features = tuple(Feature(f"f{i}") for i in range(n_feat))
+    ens = Ensemble(
+        tuple(trees),
+        features,
+        n_classes=max(C, 2),
+        intercept=intercept,
+        link=link,
+        op="<",
+        cast="float32",
+        source=f"xgboost-dump:{where}",
+    )
+    obj = "multi:softprob" if C > 2 else "binary:logistic"
+    # the replayer makes the Booster's model from the IR when a witness needs it
+    recipe = functools.partial(native_model_bytes, ens, bs)
+    return replace(ens, replayer=XGBoostReplayer(recipe, obj, ens.n_classes, where))
+
+
+def _feature_id(split) -> int:
+    if isinstance(split, int):
+        return split
+    s = str(split)
+    if s.startswith("f") and s[1:].isdigit():
+        return int(s[1:])
+    if s.isdigit():
+        return int(s)
+    raise ValueError(f"cannot read feature {split!r} (expected an index or f<index>)")
+
+
+def _dump_tree(root: dict):
+    nodes: dict[int, dict] = {}
+    stack = [root]
+    while stack:
+        nd = stack.pop()
+        nid = int(nd["nodeid"])
+        if nid in nodes:
+            raise ValueError(f"node id {nid} appears twice")
+        nodes[nid] = nd
+        for ch in nd.get("children", []) or []:
+            stack.append(ch)
+    ids = sorted(nodes)
+    index = {nid: i for i, nid in enumerate(ids)}
+    # the root must be index 0
+    if int(root["nodeid"]) != ids[0]:
+        index = {
+            int(root["nodeid"]): 0,
+            **{nid: i + 1 for i, nid in enumerate(x for x in ids if x != int(root["nodeid"]))},
+        }
+    n = len(ids)
+    feature = np.full(n, -1, dtype=np.int64)
+    threshold = np.zeros(n)
+    left = np.full(n, -1, dtype=np.int64)
+    right = np.full(n, -1, dtype=np.int64)
+    dleft = np.zeros(n, dtype=bool)
+    value = np.zeros(n)
+    max_f = -1
+    for nid, nd in nodes.items():
+        i = index[nid]
+        if "leaf" in nd:
+            value[i] = _f32(nd["leaf"])
+            continue
+        f = _feature_id(nd["split"])
+        feature[i] = f
+        max_f = max(max_f, f)
+        threshold[i] = _f32(nd.get("split_condition", 0.0))
+        yes, no = int(nd["yes"]), int(nd["no"])
+        if yes not in index or no not in index:
+            raise ValueError(f"node {nid} points to a missing child")
+        left[i], right[i] = index[yes], index[no]
+        dleft[i] = int(nd.get("missing", yes)) == yes
+    return (feature, threshold, left, right, dleft, value), max_f
+
+
+# ---------------------------------------------------------------------------------
+# the text dump
+
+_TEXT_SPLIT = re.compile(
+    r"(\d+):\[([^<\]]+)<([^\]]+)\] yes=(\d+),no=(\d+)(?:,missing=(\d+))?(?:,gain=[^,]*)?(?:,cover=.*)?"
+)
+_TEXT_LEAF = re.compile(r"(\d+):leaf=([^,\s]+)(?:,cover=.*)?")
+
+
+def parse_text_dump(text: str, where: str) -> list[dict]:
+    """A text dump as the JSON dump's nested trees (nodeid, split, split_condition, yes,
+    no, missing, children / leaf)."""
+    flat: list[dict[int, dict]] = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("booster["):
+            flat.append({})
+            continue
+        if not flat:
+            raise InputError(f"line {lineno}: expected booster[0]:", where)
+        m = _TEXT_SPLIT.fullmatch(line)
+        leaf = _TEXT_LEAF.fullmatch(line) if m is None else None
+        if m is not None:
+            nid, split, cond, yes, no, missing = m.groups()
+            node = {"nodeid": int(nid), "split": split, "split_condition": float(cond)}
+            node.update(yes=int(yes), no=int(no), missing=int(missing or yes))
+        elif leaf is not None:
+            node = {"nodeid": int(leaf.group(1)), "leaf": float(leaf.group(2))}
+        else:
+            raise InputError(f"line {lineno}: not a node of an XGBoost text dump", where)
+        if node["nodeid"] in flat[-1]:
+            raise InputError(f"line {lineno}: node {node['nodeid']} appears twice", where)
+        flat[-1][node["nodeid"]] = node
+    return [_nest(nodes, ti, where) for ti, nodes in enumerate(flat)]
+
+
+def _nest(nodes: dict[int, dict], ti: int, where: str) -> dict:
+    if 0 not in nodes:
+        raise InputError(f"tree {ti} of the dump has no node 0", where)
+    for nd in nodes.values():
+        if "leaf" not in nd:
+            kids = (nd["yes"], nd["no"])
+            if any(k not in nodes for k in kids):
+                raise InputError(f"tree {ti}: node {nd['nodeid']} points to a missing child", where)
+            nd["children"] = [nodes[k] for k in kids]
+    return nodes[0]
+
+
+def _looks_like_text_dump(text: str) -> bool:
+    return text.lstrip().startswith("booster[")
+
+
+def load_dump(path: Path, options: LoadOptions) -> Ensemble:
+    """A tree dump file: the JSON list of trees, or the text dump."""
+    where = str(path)
+    blob = path.read_bytes()
+    head = blob.lstrip()[:2]
+    if path.suffix.lower() == ".json" or head[:1] == b"[" or head == b'{"':
+        data = read_json(blob, where)
+        if isinstance(data, list):
+            return from_dump(
+                data, where, n_classes=options.n_classes or 2, base_score=options.base_score
+            )
+        if not isinstance(data, dict) or "learner" not in data:
+            raise InputError(
+                "JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where
+            )
+    elif _looks_like_text_dump(blob[:64].decode("utf-8", errors="replace")):
+        try:
+            text = blob.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("a text dump that is not UTF-8", where) from None
+        trees = parse_text_dump(text, where)
+        return from_dump(
+            trees, where, n_classes=options.n_classes or 2, base_score=options.base_score
+        )
+    raise InputError("a native XGBoost model, not a text dump (drop the dump format)", where)
+
+
+class XGBoostDumpFormat:
+    """XGBoost's tree dumps: a JSON list of nested trees, or the text dump."""
+
+    name = "xgboost-dump"
+    description = "an XGBoost tree dump"
+    suffixes = ()
+    sniff_last = False
+    takes_base_score = True
+    generic_names = "f{}"
+    replayer = XGBoostReplayer
+
+    def sniff(self, head: bytes, suffix: str) -> bool:
+        text = head.decode("utf-8", errors="replace").lstrip()
+        return text.startswith("[") or _looks_like_text_dump(text)
+
+    def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
+        return load_dump(path, options)
+
+    def load_object(self, obj: Any) -> Ensemble | None:
+        return None

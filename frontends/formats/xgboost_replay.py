@@ -1,0 +1,207 @@
+"""Replaying witnesses with xgboost's own predict, and Boosters synthesised from the IR.
+
+A replayer carries the model's bytes (the file's, or a saved Booster's) or a picklable
+recipe that makes them, so it pickles with the standard library and answers in a process
+that never saw the model file. The Booster is built from them on first use (importing
+xgboost takes ~2 s) and cached; it is not pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...compiler.ensemble import Ensemble
+from ...compiler.errors import InputError
+from ..libraries import import_library
+
+
+class XGBoostReplayer:
+    """xgboost's own predict on a Booster made from ``model`` (JSON or UBJ bytes, or a
+    function returning them) or given as ``booster`` (then saved as UBJ when pickled)."""
+
+    library = "xgboost"
+
+    def __init__(
+        self,
+        model: bytes | Callable[[], bytes] | None,
+        objective: str,
+        n_classes: int,
+        where: str | None = None,
+        booster: Any = None,
+    ):
+        if model is None and booster is None:
+            raise ValueError("an XGBoost replayer needs the model's bytes or a Booster")
+        self._model = model
+        self._booster = booster
+        self._lock = threading.Lock()
+        self.objective = objective
+        self.n_classes = n_classes
+        self.where = where
+
+    def model_bytes(self) -> bytes:
+        """The model as xgboost saves it (made now if it was a recipe or a Booster)."""
+        if callable(self._model):
+            self._model = self._model()
+        if self._model is None:
+            self._model = bytes(self._booster.save_raw(raw_format="ubj"))
+        return self._model
+
+    @property
+    def booster(self) -> Any:
+        with self._lock:
+            if self._booster is None:
+                self._booster = booster_from_bytes(self.model_bytes(), self.where)
+            return self._booster
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if state["_model"] is None:
+            state["_model"] = self.model_bytes()
+        state["_booster"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _dm(self, X):
+        xgb = import_library("xgboost")
+
+        return xgb.DMatrix(
+            np.asarray(X, dtype=np.float64),
+            feature_names=self.booster.feature_names,
+            feature_types=self.booster.feature_types,
+            missing=np.nan,
+        )
+
+    def _predict(self, X, **kw) -> np.ndarray:
+        xgb = import_library("xgboost")
+        try:
+            return np.asarray(self.booster.predict(self._dm(X), **kw), dtype=np.float64)
+        except xgb.core.XGBoostError as e:  # a model file xgboost loads but cannot use
+            raise InputError(
+                f"xgboost cannot predict with this model: {_first_line(e, 'failed')}", self.where
+            ) from None
+
+    def predict_raw(self, X) -> np.ndarray:
+        return self._predict(X, output_margin=True).reshape(len(X), -1)
+
+    def predict_proba(self, X) -> np.ndarray:
+        if self.objective == "multi:softmax":
+            raw = self.predict_raw(X)
+            z = np.exp(raw - raw.max(axis=1, keepdims=True))
+            return z / z.sum(axis=1, keepdims=True)
+        p = self._predict(X)
+        if self.objective == "binary:logitraw":
+            p = 1.0 / (1.0 + np.exp(-p))
+        if p.ndim == 1:
+            return np.stack([1.0 - p, p], axis=1)
+        return p
+
+
+def _first_line(e: Exception, default: str) -> str:
+    s = str(e).strip()
+    return s.splitlines()[0][:200] if s else default
+
+
+def booster_from_bytes(blob: bytes, where: str | None = None) -> Any:
+    """A Booster from a model's bytes (JSON, UBJ or xgboost's old binary format)."""
+    xgb = import_library("xgboost")
+
+    booster = xgb.Booster()
+    try:
+        booster.load_model(bytearray(blob))
+    except xgb.core.XGBoostError as e:
+        raise InputError(
+            f"xgboost cannot load this model: {_first_line(e, 'unreadable')}", where
+        ) from None
+    except UnicodeDecodeError:  # xgboost's message quotes the file's bytes
+        raise InputError(
+            "xgboost cannot load this model: not a JSON, UBJ or binary XGBoost model", where
+        ) from None
+    return booster
+
+
+def native_model(ens: Ensemble, base_score: float = 0.5) -> dict:
+    """XGBoost's native JSON of a model with exactly the ensemble's (numeric) trees."""
+    C = ens.n_classes
+    trees = [_native_tree(t, ti, ens.n_features) for ti, t in enumerate(ens.trees)]
+    return {
+        "learner": {
+            "attributes": {},
+            "feature_names": [],
+            "feature_types": [],
+            "gradient_booster": {
+                "model": {
+                    "gbtree_model_param": {"num_parallel_tree": "1", "num_trees": str(len(trees))},
+                    "iteration_indptr": list(range(0, len(trees) + 1, max(1, C if C > 2 else 1))),
+                    "tree_info": [int(t.outputs[0]) for t in ens.trees],
+                    "trees": trees,
+                },
+                "name": "gbtree",
+            },
+            "learner_model_param": {
+                "base_score": repr(float(base_score)),
+                "boost_from_average": "0",
+                "num_class": str(C if C > 2 else 0),
+                "num_feature": str(ens.n_features),
+                "num_target": "1",
+            },
+            "objective": (
+                {"name": "multi:softprob", "softmax_multiclass_param": {"num_class": str(C)}}
+                if C > 2
+                else {"name": "binary:logistic", "reg_loss_param": {"scale_pos_weight": "1"}}
+            ),
+        },
+        "version": [2, 0, 3],
+    }
+
+
+def _native_tree(t, ti: int, n_features: int) -> dict:
+    n = t.n_nodes
+    leaf = t.feature < 0
+    parents = [2147483647] * n
+    for i in range(n):
+        if not leaf[i]:
+            parents[int(t.left[i])] = i
+            parents[int(t.right[i])] = i
+    cond = np.where(leaf, t.value[:, 0], t.threshold)
+    return {
+        "base_weights": [0.0] * n,
+        "categories": [],
+        "categories_nodes": [],
+        "categories_segments": [],
+        "categories_sizes": [],
+        "default_left": [int(d) for d in t.default_left],
+        "id": ti,
+        "left_children": [int(v) for v in t.left],
+        "loss_changes": [0.0] * n,
+        "parents": parents,
+        "right_children": [int(v) for v in t.right],
+        "split_conditions": [float(v) for v in cond],
+        "split_indices": [max(int(v), 0) for v in t.feature],
+        "split_type": [0] * n,
+        "sum_hessian": [1.0] * n,
+        "tree_param": {
+            "num_deleted": "0",
+            "num_feature": str(n_features),
+            "num_nodes": str(n),
+            "size_leaf_vector": "1",
+        },
+    }
+
+
+def native_model_bytes(ens: Ensemble, base_score: float = 0.5) -> bytes:
+    """``native_model`` as the JSON bytes xgboost loads (a picklable replay recipe)."""
+    return json.dumps(native_model(ens, base_score)).encode()
+
+
+def booster_from_ensemble(ens: Ensemble, base_score: float = 0.5) -> Any:
+    """An xgboost Booster with exactly the ensemble's trees (used to replay dumps)."""
+    return booster_from_bytes(native_model_bytes(ens, base_score))

@@ -1,0 +1,116 @@
+"""The model-format registry: one place lists the formats; loading, sniffing, in-memory
+objects, generic feature names and the CLI's --format help all read it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from treesens.compiler.errors import InputError, UnsupportedModelError
+from treesens.frontends import formats, load
+from treesens.frontends.details import GENERIC_NAMES, has_generic_names
+from treesens.frontends.formats import ModelFormat, registered
+from treesens.frontends.load import load_model
+from treesens.tests.conftest import run_treesens
+
+xgb = pytest.importorskip("xgboost")
+
+
+def _booster(n_trees: int = 4):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] - X[:, 2] > 0).astype(int)
+    params = {"max_depth": 3, "nthread": 1, "objective": "binary:logistic", "base_score": 0.5}
+    return xgb.train(params, xgb.DMatrix(X, label=y), n_trees)
+
+
+def test_every_registered_format_implements_the_protocol():
+    assert all(isinstance(f, ModelFormat) for f in registered())
+
+
+def test_load_formats_is_auto_and_the_registered_names():
+    assert load.FORMATS == ("auto", "xgboost", "xgboost-dump", "lightgbm", "sklearn")
+
+
+def test_generic_names_come_from_the_formats():
+    assert GENERIC_NAMES == ("f{}", "Column_{}", "x{}")
+
+
+def test_cli_format_help_lists_the_registered_formats():
+    p = run_treesens("check", "--help")
+    help_text = " ".join(p.stdout.split())
+    assert "auto, xgboost, xgboost-dump, lightgbm, sklearn" in help_text
+
+
+def test_unknown_format_names_the_known_ones(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text("{}")
+    with pytest.raises(InputError, match="use one of auto, xgboost, xgboost-dump"):
+        load_model(path, format="onnx")
+
+
+def test_a_suffix_claim_comes_before_content(tmp_path):
+    path = tmp_path / "m.pkl"
+    path.write_text("tree\nversion=v4\n")  # LightGBM-looking content
+    assert formats.sniff(path).name == "sklearn"
+
+
+def test_lightgbm_content_is_asked_before_the_catch_all_xgboost(tmp_path):
+    path = tmp_path / "m.txt"
+    path.write_text("tree\nversion=v4\n")
+    assert formats.sniff(path).name == "lightgbm"
+
+
+def test_a_json_list_is_sniffed_as_a_dump(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text("[]")
+    assert formats.sniff(path).name == "xgboost-dump"
+
+
+def test_unclaimed_text_is_no_format(tmp_path):
+    path = tmp_path / "m.txt"
+    path.write_text("hello")
+    assert formats.sniff(path) is None
+    with pytest.raises(InputError, match="cannot tell the model format"):
+        load_model(path)
+
+
+def test_an_object_no_format_knows_is_unsupported():
+    with pytest.raises(UnsupportedModelError, match="builtins.dict"):
+        load_model({"trees": []})
+
+
+def test_xgboost_text_dump_reads_like_its_json_dump(tmp_path):
+    booster = _booster()
+    text, js = tmp_path / "dump.txt", tmp_path / "dump.json"
+    booster.dump_model(str(text), with_stats=True)
+    js.write_text("[" + ",".join(booster.get_dump(dump_format="json")) + "]")
+    a, b = load_model(text), load_model(js)
+    assert a.source.startswith("xgboost-dump:")
+    X = np.random.default_rng(1).normal(size=(50, 4))
+    assert np.array_equal(a.raw(X), b.raw(X))
+    assert np.allclose(
+        a.replayer.predict_proba(X)[:, 1], booster.predict(xgb.DMatrix(X)), atol=1e-6
+    )
+
+
+def test_a_malformed_text_dump_line_is_named(tmp_path):
+    path = tmp_path / "dump.txt"
+    path.write_text("booster[0]:\n0:[f0<0.5] yes=1,no=2,missing=1\n\t1:leaf=0.1\n\t2:what\n")
+    with pytest.raises(InputError, match="line 4: not a node"):
+        load_model(path)
+
+
+def test_has_generic_names_follows_the_registry():
+    ens = load_model(_booster())
+    assert has_generic_names(ens)
+
+
+def test_every_format_describes_its_models():
+    assert formats.by_name("lightgbm").description == "a LightGBM model"
+    assert all(f.description for f in registered())
+
+
+def test_emit_model_format_help_lists_the_registered_formats():
+    p = run_treesens("emit", "--help")
+    assert "auto, xgboost, xgboost-dump, lightgbm, sklearn" in " ".join(p.stdout.split())

@@ -1,0 +1,107 @@
+"""Pickled models (.pkl, .joblib) run code while they load: treesens loads one only when
+asked to trust it (``trust_pickle=True``, ``--trust-pickle``); skops files and fitted
+in-memory estimators need no such trust."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from treesens.compiler.errors import InputError
+from treesens.frontends.load import load_model
+from treesens.tests.conftest import run_treesens
+
+ensemble = pytest.importorskip("sklearn.ensemble")
+
+# a pickle that would run code while it loads: it must never be unpickled untrusted
+_MARKER = "treesens_pickle_ran"
+
+
+class _RunsCode:
+    def __reduce__(self):
+        return (exec, (f"import builtins; builtins.{_MARKER} = True",))
+
+
+def _forest():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    return ensemble.RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def pickle_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pkl") / "forest.pkl"
+    path.write_bytes(pickle.dumps(_forest()))
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".pkl", ".pickle", ".joblib"])
+def test_pickle_file_is_refused_without_trust(tmp_path, suffix):
+    path = tmp_path / f"m{suffix}"
+    path.write_bytes(pickle.dumps(_forest()))
+    with pytest.raises(InputError) as e:
+        load_model(path)
+    assert e.value.where == str(path)
+
+
+def test_refusal_says_why_and_how_to_opt_in(pickle_file):
+    with pytest.raises(InputError) as e:
+        load_model(pickle_file)
+    msg = str(e.value)
+    assert str(pickle_file) in msg and "\n" not in msg
+    assert "runs code" in msg
+    for how in ("--trust-pickle", "trust_pickle=True", "trust_pickle in a .sens"):
+        assert how in msg
+
+
+def test_untrusted_pickle_is_never_unpickled(tmp_path):
+    import builtins
+
+    path = tmp_path / "evil.pkl"
+    path.write_bytes(pickle.dumps(_RunsCode()))
+    with pytest.raises(InputError, match="runs code"):
+        load_model(path)
+    assert not hasattr(builtins, _MARKER)
+
+
+def test_explicit_sklearn_format_still_needs_trust(tmp_path):
+    path = tmp_path / "model.bin"
+    path.write_bytes(pickle.dumps(_forest()))
+    with pytest.raises(InputError, match="trust_pickle"):
+        load_model(path, format="sklearn")
+
+
+def test_trusted_pickle_loads(pickle_file):
+    ens = load_model(pickle_file, trust_pickle=True)
+    assert ens.source.startswith("sklearn:")
+
+
+def test_in_memory_estimator_needs_no_trust():
+    assert load_model(_forest()).n_features == 4
+
+
+def test_skops_file_loads_without_trust(tmp_path):
+    sio = pytest.importorskip("skops.io")
+    path = tmp_path / "forest.skops"
+    sio.dump(_forest(), str(path))
+    assert load_model(path).n_features == 4
+
+
+def test_cli_refuses_a_pickle_with_exit_2_and_one_line(pickle_file):
+    p = run_treesens("check", pickle_file, "--vary", "x0", "--gap", "0.2")
+    assert p.returncode == 2
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert "Traceback" not in p.stderr
+    assert len(lines) == 1, p.stderr
+    assert str(pickle_file) in lines[0] and "--trust-pickle" in lines[0]
+
+
+def test_cli_trust_pickle_loads_the_model(pickle_file):
+    p = run_treesens(
+        "check", pickle_file, "--vary", "x0", "--gap", "0.2", "--trust-pickle", "--json"
+    )
+    assert p.returncode == 0, p.stderr
+    assert '"status"' in p.stdout
