@@ -115,8 +115,8 @@ def _solve_once(model, xs, problem: Problem, options: SolveOptions, phase, secon
     p.max_time_in_seconds = max(0.05, min(0.97 * options.remaining() - 0.05, seconds))
     p.log_search_progress = bool(options.log)
     p.catch_sigint_signal = False  # the parent process handles Ctrl-C
-    # chosen from measurements (bench/reports/cpsat-params.md): without probing, 1.6-1.8x
-    # lower PAR2 on the quick tier and on the default's hardest instances, proofs included
+    # probing off: faster on the benchmark models, proofs included (docs/benchmarks.md,
+    # "Why the defaults are what they are")
     p.cp_model_probing_level = PROBING_LEVEL
     if problem.objective is not None and options.first_solution:
         p.stop_after_first_solution = True

@@ -18,10 +18,10 @@ class SearchPhase:
     share: float  # of the time left when the solve starts; the last phase takes the rest
 
 
-# Chosen from measurements (docs/benchmarks.md, "Search schedule"): CP-SAT's default
-# single-thread search proves "insensitive" and finds almost every pair within 70 % of
-# the limit; on the hardest queries two searches of CP-SAT's own portfolio found pairs it
-# missed in the whole limit. Restarting costs a presolve, and nothing before 70 % changes.
+# CP-SAT's default single-thread search proves "insensitive" and finds almost every pair
+# within 70 % of the limit; on the hardest queries two searches of CP-SAT's own portfolio
+# find pairs it misses in the whole limit. Restarting costs a presolve, and nothing before
+# 70 % changes (docs/benchmarks.md, "Why the defaults are what they are").
 SCHEDULE = (
     SearchPhase("default", (), 0.70),
     SearchPhase(

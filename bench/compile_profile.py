@@ -3,8 +3,8 @@
     python bench/compile_profile.py [MODEL ...] [--vary F] [--repeat 3] [--out bench/results/compile.md]
                                     [--cprofile N]
 
-Default model: german_credit_t800_d6 (800 trees, depth 6), the SPEC's compile target
-(load + encode + passes < 3 s). Every phase is timed separately in this process, each
+Default model: german_credit_t800_d6 (800 trees, depth 6), the model of the compile-time
+target (load + encode + passes under 3 s). Every phase is timed separately in this process, each
 model in a fresh subprocess (so its peak memory, from ``resource.getrusage``, is its own).
 The best of ``--repeat`` runs is reported per phase (first-run times are printed too);
 ``--cprofile N`` prints the N most expensive functions of one compile.

@@ -120,9 +120,10 @@ CONFIGS = {
         Config("no-unaff", passes="-unaff", heuristic=False, note="default-noheur minus UnAff"),
         Config("no-aff", passes="-aff", heuristic=False, note="default-noheur minus Aff"),
         Config("no-obj", passes="-obj", heuristic=False, note="default-noheur minus Obj"),
-        # Veritas peers (bench/veritas_peer.py): "veritas" is the posing the issue and the
-        # paper use (max m(x1) - m(x2)); "veritas-sides-eps0" the exact posing with greedy
-        # dives, chosen from a screening of the others (docs/benchmarks.md, "Veritas")
+        # Veritas peers (bench/veritas_peer.py): "veritas" is the posing the paper uses
+        # (max m(x1) - m(x2)); "veritas-sides-eps0" the exact posing with greedy
+        # dives, the one of the screened settings that finds pairs (docs/benchmarks.md,
+        # "Why the defaults are what they are")
         Config("veritas", kind="veritas", note="dtai-veritas best-first search on m(x1)-m(x2)"),
         Config(
             "veritas-eps0",
@@ -201,8 +202,8 @@ for _name, _params in {
 }.items():
     CONFIGS[_name] = Config(_name, params=_params, note=f"default with CP-SAT {_params}")
 # the default with the heuristic's work bound scaled (more or fewer restarts before
-# CP-SAT); default-effort0.1 is the bound before 2026-11-22 (50 row-tree evaluations per
-# leaf; the effort runs of docs/benchmarks.md were measured against that default)
+# CP-SAT); default-effort0.1 is 50 row-tree evaluations per leaf, the default of older
+# results files (docs/benchmarks.md, "Names that changed meaning")
 for _effort in (0.1, 0.3, 2, 3):
     CONFIGS[f"default-effort{_effort:g}"] = Config(
         f"default-effort{_effort:g}",

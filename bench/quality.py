@@ -2,7 +2,7 @@
 
 For each instance (model, one varied feature, g = 0.2) the query runs in the four modes
 none / prob / clause / probclause, all with the model's train.csv as data; each witness's
-distance to the data (SPEC section 6) is recorded. Output (bench/results/, gitignored):
+distance to the data (docs/data-aware.md) is recorded. Output (bench/results/, gitignored):
 
 * quality.jsonl      one line per (instance, mode), resumable (done lines are skipped)
 * quality.md         mean distance per mode, pairwise win / draw / loss percentages

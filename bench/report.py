@@ -226,7 +226,7 @@ def unanswered(runs, insts: list[str], config: str = "default") -> list[str]:
 
 
 def spec_targets(runs, insts: list[str], with_counts: bool = True) -> list[str]:
-    """SPEC section 5 on these instances: answered, median time, PAR2 ratio against Kant."""
+    """The targets on these instances: answered, median time, PAR2 ratio against Kant."""
     d = [runs[(i, "default")] for i in insts]
     lines = []
     if with_counts:
@@ -253,7 +253,7 @@ def spec_targets(runs, insts: list[str], with_counts: bool = True) -> list[str]:
 
 
 def default_summary(runs, insts: list[str], suite: str) -> list[str]:
-    """The default configuration over all its instances: by gap, the SPEC targets, misses."""
+    """The default configuration over all its instances: by gap, the targets, misses."""
     md = ["", f"### default on all {len(insts)} instances it finished", ""]
     gaps = sorted({runs[(i, "default")]["gap"] for i in insts})
     md += table(runs, insts, ["default"])

@@ -4,7 +4,7 @@
     python bench/run.py --tier full [--suite single]  # hours; resumable
     python bench/run.py --tier full --configs default,kant --suite single --jobs 2
 
-Each (instance, configuration) runs ``python bench/run_one.py SPEC`` in a fresh process
+Each (instance, configuration) runs ``python bench/run_one.py RUN_JSON`` in a fresh process
 (pinned with ``taskset -c K`` to core K when ``--jobs`` <= the number of cores, so
 ``--jobs 2`` runs two instances side by side, one per core; the solver uses 1 thread),
 with the tier's per-instance time limit passed to the solver and a hard kill of the

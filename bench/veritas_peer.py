@@ -5,7 +5,7 @@ shared (ids 0..n-1, read by both copies), and each feature of F gets a second id
 (n + j) read only by copy 2. Two posings (``params["pose"]``), built from treesens'
 Ensemble IR (``treesens.load_model``):
 
-* ``sum`` (the issue's and the paper's): one single-output AddTree, maximised,
+* ``sum`` (the paper's): one single-output AddTree, maximised,
 
       binary:      m(x1) - m(x2)                                   (target 2*delta)
       multiclass:  [r_c1(x1) - r_c2(x1)] + [r_c2(x2) - r_c1(x2)]    (target 2*eta)
