@@ -15,7 +15,7 @@ import numpy as np
 from gurobipy import GRB
 
 from ..compiler.ir import BOOL, INT, ExactlyOne, Implication, Linear, Problem
-from .base import (
+from ..compiler.solver import (
     ERROR,
     INFEASIBLE,
     UNKNOWN,

@@ -24,7 +24,7 @@ import sys
 import time
 import traceback
 
-from .base import ERROR, UNKNOWN, Solution, SolveOptions
+from ..compiler.solver import ERROR, UNKNOWN, Solution, SolveOptions
 
 GRACE = 1.0  # seconds past the deadline before the process is killed
 _HEADER = struct.Struct("<Q")

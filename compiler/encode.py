@@ -352,7 +352,7 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
         onehot=onehot,
         nan=nanv,
     )
-    return problem.with_note("relax", relax), enc
+    return problem.with_notes(relax=relax), enc
 
 
 def node_yes(ens: Ensemble, t, n: int, v: float) -> bool:
