@@ -18,6 +18,7 @@ constraints (Gap-bin / Gap-multi) are added, relaxed by ``relax`` so that an
 
 from __future__ import annotations
 
+import bisect
 import math
 import weakref
 from dataclasses import dataclass, field
@@ -445,8 +446,6 @@ def _link_expr(
 
 
 def _threshold_index(ths: tuple[float, ...], th: float) -> int:
-    import bisect
-
     k = bisect.bisect_left(ths, th)
     assert ths[k] == th
     return k

@@ -18,6 +18,7 @@ The ``link`` turns raw scores into class probabilities.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -246,8 +247,6 @@ class Ensemble:
         """A sha256 of everything that decides the model's answers (trees, features and
         their bounds, link, comparison), not of where it came from: the same model loaded
         from another path, or a copy of its file, has the same fingerprint."""
-        import hashlib
-
         h = hashlib.sha256()
         head = (self.n_classes, self.intercept, self.link, self.op, self.cast, self.scale)
         h.update(repr((head, self.features)).encode())

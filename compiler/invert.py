@@ -7,6 +7,7 @@ library's own comparison), integral for integer features, inside declared bounds
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,8 +78,6 @@ def invert(enc: Encoding, values: np.ndarray, prefer=None) -> Witness:
 
 def values_for_pair(enc: Encoding, x1: np.ndarray, x2: np.ndarray, n_vars: int) -> np.ndarray:
     """The encoding's variable values for a concrete pair (e.g. a solver hint)."""
-    import bisect
-
     ens = enc.ensemble
     vals = np.zeros(n_vars)
     for copy, x in ((0, x1), (1, x2)):
