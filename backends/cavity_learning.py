@@ -20,14 +20,14 @@ compiler/cavities.py; clause files and the cache are driver/clauses.py.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..compiler.cavities import Clause, Literal, box_mask, feature_thresholds
-from ..compiler.passes.data_aware import interval_index
+from ..compiler.cavities import Clause, box_clause, box_mask, interval_rows, pruned_box
+from ..compiler.solver import SolveOptions
 
 MAX_CELLS = 3000  # projections added at once per refinement
 
@@ -59,6 +59,32 @@ class _Progress:
         sys.stderr.flush()
 
 
+@dataclass(frozen=True, eq=False)
+class BoxSearch:
+    """What the search needs: the data as distinct rows of threshold-interval indices."""
+
+    J: np.ndarray  # (rows, features) interval index of each row, NaN rows left out
+    K: tuple[int, ...]  # intervals of column c are 0..K[c]
+    width: int = 2
+    max_clauses: int = 50
+    time_budget: float = 60.0
+    sample: int = 300
+    seed: int = 0
+    progress: bool = False
+
+
+@dataclass
+class FoundBoxes:
+    boxes: list  # each ((column, A, B), ...): intervals A..B of column hold no row
+    stats: dict = field(default_factory=dict)
+
+
+def solve(search: BoxSearch, options: SolveOptions) -> FoundBoxes:
+    """The worker's entry point (``python -m treesens.backends.worker`` this module)."""
+    stats: dict = {}
+    return FoundBoxes(learn_boxes(search, stats), stats)
+
+
 def learn_clauses(
     ens,
     X: np.ndarray,
@@ -71,29 +97,31 @@ def learn_clauses(
     progress: bool = False,
     stats: dict | None = None,
 ) -> list[Clause]:
-    """Cavity clauses of the data ``X`` (rows in the model's feature order)."""
+    """Cavity clauses of the data ``X`` (rows in the model's feature order), learned in
+    this process (the driver learns them in a worker: driver/clauses.py)."""
+    rows = interval_rows(ens, X)
+    if rows is None:
+        return []
+    search = BoxSearch(rows.J, rows.K, width, max_clauses, time_budget, sample, seed, progress)
+    st: dict = {}
+    boxes = learn_boxes(search, st)
+    if stats is not None:
+        stats.update(st)
+    return [box_clause(ens, rows, box) for box in boxes]
+
+
+def learn_boxes(search: BoxSearch, stats: dict) -> list:
+    """The boxes of ``search``, widest first per size; statistics go to ``stats``."""
     import z3
 
     t0 = time.time()
-    X = np.asarray(X, dtype=np.float64)
-    ths = feature_thresholds(ens)
-    feats = list(ths)
-    if not feats or X.shape[0] == 0:
-        return []
-    nf = len(feats)
-    K = [len(ths[f]) for f in feats]  # intervals of feature feats[c] are 0..K[c]
-    J = np.stack([interval_index(ens, ths[f], X[:, f]) for f in feats], axis=1)  # (n, nf)
-    nan_rows = (J < 0).any(axis=1)
-    if nan_rows.any():  # a missing value lies in no box: those rows never block one
-        J = J[~nan_rows]
-    rng = np.random.default_rng(seed)
+    J, K = search.J, list(search.K)
+    width, max_clauses, time_budget = search.width, search.max_clauses, search.time_budget
+    nf = len(K)
+    rng = np.random.default_rng(search.seed)
     n = J.shape[0]
-    if n == 0:
-        return []
-    # distinct rows are enough (a box holds a row iff it holds its interval pattern)
-    J = np.unique(J, axis=0)
-    n = J.shape[0]
-    start = rng.choice(n, size=min(sample, n), replace=False)
+    start = rng.choice(n, size=min(search.sample, n), replace=False)
+    progress = search.progress
     bar = _Progress(progress, max_clauses)
     found: list[tuple[tuple[int, int, int], ...]] = []
     iters = 0
@@ -135,38 +163,20 @@ def learn_clauses(
                 if r == "unknown":
                     timed_out = True
                 break  # no further box of this size
-            # greedy literal pruning: drop a literal if the box stays empty without it
-            lits = list(box)
-            for lit in list(lits):
-                if len(lits) == 1:
-                    break
-                trial = tuple(x for x in lits if x != lit)
-                if not box_mask(J, trial).any():
-                    lits = list(trial)
             # (the pruned box contains the z3 box, so it is inside no earlier box)
-            found.append(tuple(lits))
+            found.append(pruned_box(J, box))
     bar.done(
         f"learned {len(found)} cavity clauses (width <= {width}) in {time.time() - t0:.1f}s"
         + (" (time budget reached)" if timed_out else "")
     )
-    if stats is not None:
-        stats.update(
-            {
-                "clause_learning_time": time.time() - t0,
-                "clause_iterations": iters,
-                "clause_budget_reached": timed_out,
-            }
-        )
-    out = []
-    for box in found:
-        lits = []
-        for c, a, b in box:
-            f = feats[c]
-            lo = float(ths[f][a - 1]) if a > 0 else -math.inf
-            hi = float(ths[f][b]) if b < K[c] else math.inf
-            lits.append(Literal(ens.features[f].name, lo, hi))
-        out.append(Clause(tuple(lits)))
-    return out
+    stats.update(
+        {
+            "clause_learning_time": time.time() - t0,
+            "clause_iterations": iters,
+            "clause_budget_reached": timed_out,
+        }
+    )
+    return found
 
 
 def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg, memo, slice_s):
@@ -199,35 +209,7 @@ def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg, memo, 
             s.from_string((preamble + "\n" if first[0] else "") + "\n".join(text_lines))
             first[0] = False
 
-    base = []
-    for i in range(size):
-        base.append(
-            "(assert ((_ pbeq 1"
-            + " 1" * nf
-            + ") "
-            + " ".join(f"r_{i}_{c}" for c in range(nf))
-            + "))"
-        )
-        for c in range(nf):
-            base.append(
-                f"(assert (ite r_{i}_{c} (and (>= A_{i}_{c} 0) (<= A_{i}_{c} B_{i}_{c}) "
-                f"(<= B_{i}_{c} {K[c]}) (or (> A_{i}_{c} 0) (< B_{i}_{c} {K[c]}))) "
-                f"(and (= A_{i}_{c} 0) (= B_{i}_{c} 0))))"
-            )
-            if i:  # features in increasing order: i < j -> f_i < f_j
-                prev = " ".join(f"r_{i - 1}_{d}" for d in range(c))
-                base.append(f"(assert (=> r_{i}_{c} (or false {prev})))")
-    for box in found:  # no box inside an earlier one
-        parts = []
-        for c, a, b in box:
-            parts.append(
-                "(or false "
-                + " ".join(
-                    f"(and r_{i}_{c} (>= A_{i}_{c} {a}) (<= B_{i}_{c} {b}))" for i in range(size)
-                )
-                + ")"
-            )
-        base.append("(assert (not (and " + " ".join(parts) + ")))")
+    base = _base_assertions(K, nf, size, found)
 
     def outside(i, c, v) -> str:
         return f"(> A_{i}_{c} {v}) (< B_{i}_{c} {v})"
@@ -305,3 +287,38 @@ def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg, memo, 
         best = box
         s.add(width > sum(b - a for _, a, b in box))  # tightness: a wider box next
     return best, status, iters
+
+
+def _base_assertions(K: list[int], nf: int, size: int, found: list) -> list[str]:
+    """SMT-LIB assertions of a box of ``size`` slots: one feature per slot, in increasing
+    order, a non-trivial interval range each, and inside no earlier box."""
+    base = []
+    for i in range(size):
+        base.append(
+            "(assert ((_ pbeq 1"
+            + " 1" * nf
+            + ") "
+            + " ".join(f"r_{i}_{c}" for c in range(nf))
+            + "))"
+        )
+        for c in range(nf):
+            base.append(
+                f"(assert (ite r_{i}_{c} (and (>= A_{i}_{c} 0) (<= A_{i}_{c} B_{i}_{c}) "
+                f"(<= B_{i}_{c} {K[c]}) (or (> A_{i}_{c} 0) (< B_{i}_{c} {K[c]}))) "
+                f"(and (= A_{i}_{c} 0) (= B_{i}_{c} 0))))"
+            )
+            if i:  # features in increasing order: i < j -> f_i < f_j
+                prev = " ".join(f"r_{i - 1}_{d}" for d in range(c))
+                base.append(f"(assert (=> r_{i}_{c} (or false {prev})))")
+    for box in found:  # no box inside an earlier one
+        parts = []
+        for c, a, b in box:
+            parts.append(
+                "(or false "
+                + " ".join(
+                    f"(and r_{i}_{c} (>= A_{i}_{c} {a}) (<= B_{i}_{c} {b}))" for i in range(size)
+                )
+                + ")"
+            )
+        base.append("(assert (not (and " + " ".join(parts) + ")))")
+    return base

@@ -84,6 +84,56 @@ def box_mask(J: np.ndarray, box) -> np.ndarray:
     return inside
 
 
+@dataclass(frozen=True, eq=False)
+class IntervalRows:
+    """Data rows as threshold-interval indices, what the cavity search works on."""
+
+    J: np.ndarray  # (distinct rows, features): interval index per column
+    K: tuple[int, ...]  # intervals of column c are 0..K[c]
+    feats: tuple[int, ...]  # the model's feature of each column
+    thresholds: dict[int, np.ndarray]  # per feature, its sorted thresholds
+
+
+def interval_rows(ens, X: np.ndarray) -> IntervalRows | None:
+    """The distinct interval patterns of the rows of X (rows with a missing value lie in
+    no box and are left out); None when there is nothing to learn from."""
+    X = np.asarray(X, dtype=np.float64)
+    ths = feature_thresholds(ens)
+    feats = list(ths)
+    if not feats or X.shape[0] == 0:
+        return None
+    J = np.stack([interval_index(ens, ths[f], X[:, f]) for f in feats], axis=1)
+    J = J[~(J < 0).any(axis=1)]
+    if J.shape[0] == 0:
+        return None
+    # distinct rows are enough (a box holds a row iff it holds its interval pattern)
+    J = np.unique(J, axis=0)
+    return IntervalRows(J, tuple(len(ths[f]) for f in feats), tuple(feats), ths)
+
+
+def pruned_box(J: np.ndarray, box) -> tuple:
+    """Greedy literal pruning: drop a literal if the box stays empty of rows without it."""
+    lits = list(box)
+    for lit in list(lits):
+        if len(lits) == 1:
+            break
+        trial = tuple(x for x in lits if x != lit)
+        if not box_mask(J, trial).any():
+            lits = list(trial)
+    return tuple(lits)
+
+
+def box_clause(ens, rows: IntervalRows, box) -> Clause:
+    """A box over interval indices, ((column, A, B), ...), as a clause over thresholds."""
+    lits = []
+    for c, a, b in box:
+        f = rows.feats[c]
+        lo = float(rows.thresholds[f][a - 1]) if a > 0 else -math.inf
+        hi = float(rows.thresholds[f][b]) if b < rows.K[c] else math.inf
+        lits.append(Literal(ens.features[f].name, lo, hi))
+    return Clause(tuple(lits))
+
+
 def clause_holds_row(ens, clause: Clause, X: np.ndarray) -> np.ndarray:
     """Rows of X inside the clause's box (the clause is violated by them)."""
     inside = np.ones(X.shape[0], dtype=bool)

@@ -11,21 +11,77 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from pathlib import Path
 
-from ..backends.cavity_learning import learn_clauses
+from ..backends.cavity_learning import BoxSearch, FoundBoxes
+from ..backends.registry import BackendInfo
+from ..backends.worker import Worker
 from ..compiler.cavities import (
     Clause,
+    box_clause,
     check_clauses,
     clauses_document,
     clauses_from_document,
+    interval_rows,
     model_key,
 )
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, TreesensError
 from ..compiler.query import Query
+from ..compiler.solver import Solution, SolveOptions
 from .options import option
+
+# the learner runs in a worker process like every solver; it is not a query backend
+CAVITY_LEARNER = BackendInfo(
+    "cavity-learning",
+    "treesens.backends.cavity_learning",
+    ("z3",),
+    description="z3 learning data cavities",
+)
+LEARNING_GRACE = 30.0  # seconds past the learning budget before the worker is stopped
+
+
+class _LearnerWorker(Worker):
+    """A worker process running the cavity learner instead of a registry backend."""
+
+    def __init__(self) -> None:
+        super().__init__("z3")
+        self.info = CAVITY_LEARNER
+
+
+def learn_in_worker(
+    ens: Ensemble,
+    X,
+    *,
+    width: int = 2,
+    max_clauses: int = 50,
+    time_budget: float = 60.0,
+    seed: int = 0,
+    progress: bool = False,
+    stats: dict | None = None,
+) -> list[Clause]:
+    """Cavity clauses of the rows X, learned by z3 in a worker process."""
+    rows = interval_rows(ens, X)
+    if rows is None:
+        return []
+    search = BoxSearch(
+        rows.J, rows.K, width, max_clauses, time_budget, seed=seed, progress=progress
+    )
+    worker = _LearnerWorker()
+    try:
+        found = worker.solve(
+            search, SolveOptions(deadline=time.time() + time_budget + LEARNING_GRACE)
+        )
+    finally:
+        worker.close()
+    if isinstance(found, Solution) or not isinstance(found, FoundBoxes):
+        why = found.message if isinstance(found, Solution) else repr(found)
+        raise TreesensError(f"learning the data's cavity clauses failed: {why}")
+    if stats is not None:
+        stats.update(found.stats)
+    return [box_clause(ens, rows, box) for box in found.boxes]
 
 
 def cache_dir() -> Path:
@@ -100,7 +156,7 @@ def clauses_for(
             except InputError:
                 pass
     st: dict = {}
-    clauses = learn_clauses(
+    clauses = learn_in_worker(
         ens,
         data.X,
         width=width,

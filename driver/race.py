@@ -135,18 +135,8 @@ def solve_race(
         ):
             winner = res
             break
-    # stop the others: no new solver process may start, running ones are killed
     stop.set()
-    for b, w in workers.items():
-        if b not in results:
-            w._start = _refuse_start
-            w.kill()
-    # wait for the stopped threads (quick: their solver process is gone), so that no thread
-    # still drives a pooled worker when the caller uses it next
-    for t in threads:
-        t.join(timeout=max(1.0, min(JOIN_SECONDS, deadline + 5.0 - time.time())))
-    for w in workers.values():
-        w.__dict__.pop("_start", None)
+    _stop_others(workers, results, threads, deadline)
     summary = {b: (r.status if r is not None else "stopped") for b, r in results.items()}
     for b in names:
         summary.setdefault(b, "stopped")
@@ -156,6 +146,20 @@ def solve_race(
     winner.stats["winner"] = winner.backend
     winner.time["total"] = time.time() - t0
     return winner
+
+
+def _stop_others(workers: dict, results: dict, threads: list, deadline: float) -> None:
+    """No new solver process may start, running ones are killed; then wait for their
+    threads (quick: their solver process is gone), so that no thread still drives a
+    pooled worker when the caller uses it next."""
+    for b, w in workers.items():
+        if b not in results:
+            w._start = _refuse_start
+            w.kill()
+    for t in threads:
+        t.join(timeout=max(1.0, min(JOIN_SECONDS, deadline + 5.0 - time.time())))
+    for w in workers.values():
+        w.__dict__.pop("_start", None)
 
 
 def _best(q, names, results) -> Result:
