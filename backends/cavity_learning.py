@@ -211,22 +211,8 @@ def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg, memo, 
 
     base = _base_assertions(K, nf, size, found)
 
-    def outside(i, c, v) -> str:
-        return f"(> A_{i}_{c} {v}) (< B_{i}_{c} {v})"
-
-    def block(row) -> str:
-        return (
-            "(assert (or "
-            + " ".join(
-                f"(and r_{i}_{c} (or {outside(i, c, int(row[c]))}))"
-                for i in range(size)
-                for c in range(nf)
-            )
-            + "))"
-        )
-
     known = [t for cols, lines in memo.items() if len(cols) == size for t in lines]
-    add(base + [block(J[p]) for p in pts] + known)
+    add(base + [_block(J[p], size, nf) for p in pts] + known)
     width = z3.Sum(
         [decls[f"B_{i}_{c}"] - decls[f"A_{i}_{c}"] for i in range(size) for c in range(nf)]
     )
@@ -263,30 +249,52 @@ def _solve_box(z3, J, K, nf, size, found, pts, rng, t0, budget, bar, msg, memo, 
         )
         inside = np.flatnonzero(box_mask(J, box))
         if inside.size:  # counterexample-guided refinement
-            # the rows inside the box, projected onto the box's features: a box on these
-            # features is empty iff it avoids every distinct projection, so add them all
-            cols = [c for c, _, _ in box]
-            key = tuple(cols)
-            if key not in memo:  # first time: every row's projection (up to a cap)
-                cells = np.unique(J[:, cols], axis=0)
-            else:
-                cells = np.unique(J[inside][:, cols], axis=0)
-            if len(cells) > MAX_CELLS:
-                cells = cells[rng.choice(len(cells), size=MAX_CELLS, replace=False)]
-            sel = "(and " + " ".join(f"r_{i}_{c}" for i, c in enumerate(cols)) + ")"
-            lines = [
-                f"(assert (=> {sel} (or "
-                + " ".join(outside(i, c, v) for i, (c, v) in enumerate(zip(cols, cell)))
-                + ")))"
-                for cell in cells.tolist()
-            ]
-            memo.setdefault(key, []).extend(lines)
+            lines = _refinement(J, box, inside, memo, rng)
+            memo.setdefault(tuple(c for c, _, _ in box), []).extend(lines)
             add(lines)
             pts.update(inside[:1].tolist())
             continue
         best = box
         s.add(width > sum(b - a for _, a, b in box))  # tightness: a wider box next
     return best, status, iters
+
+
+def _outside(i: int, c: int, v: int) -> str:
+    """Slot i (feature column c) excludes interval v."""
+    return f"(> A_{i}_{c} {v}) (< B_{i}_{c} {v})"
+
+
+def _block(row, size: int, nf: int) -> str:
+    """The box must not hold this row (of interval indices)."""
+    return (
+        "(assert (or "
+        + " ".join(
+            f"(and r_{i}_{c} (or {_outside(i, c, int(row[c]))}))"
+            for i in range(size)
+            for c in range(nf)
+        )
+        + "))"
+    )
+
+
+def _refinement(J: np.ndarray, box, inside: np.ndarray, memo: dict, rng) -> list[str]:
+    """Assertions excluding the rows inside ``box``, projected onto the box's features: a
+    box on these features is empty iff it avoids every distinct projection, so all of
+    them are added (every row's the first time these features are seen, up to a cap)."""
+    cols = [c for c, _, _ in box]
+    if tuple(cols) not in memo:
+        cells = np.unique(J[:, cols], axis=0)
+    else:
+        cells = np.unique(J[inside][:, cols], axis=0)
+    if len(cells) > MAX_CELLS:
+        cells = cells[rng.choice(len(cells), size=MAX_CELLS, replace=False)]
+    sel = "(and " + " ".join(f"r_{i}_{c}" for i, c in enumerate(cols)) + ")"
+    return [
+        f"(assert (=> {sel} (or "
+        + " ".join(_outside(i, c, v) for i, (c, v) in enumerate(zip(cols, cell)))
+        + ")))"
+        for cell in cells.tolist()
+    ]
 
 
 def _base_assertions(K: list[int], nf: int, size: int, found: list) -> list[str]:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from treesens.backends.registry import BACKENDS
+from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.dataset import Dataset
 from treesens.compiler.errors import InputError
 from treesens.compiler.ir import (
@@ -31,6 +31,7 @@ from treesens.compiler.result import Result, Status
 from treesens.compiler.solver import Capabilities, SolveStatus
 from treesens.driver import backend_chain
 from treesens.driver.chain import VariableKindCheck
+from treesens.driver.clauses import learn_in_worker
 from treesens.driver.data import dataset_for_query
 from treesens.driver.options import option, with_option
 
@@ -172,3 +173,22 @@ def test_options_are_read_and_set_through_one_helper():
     q = with_option(Query(vary=("a",), gap=Gap(0.1)), "heuristic", False)
     assert option(q, "heuristic", True) is False
     assert option(q, "absent", math.pi) == math.pi
+
+
+def _data_with_a_hole():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(400, 3))
+    hole = (X[:, 0] >= 0.5) & (X[:, 1] >= 0.3) & (X[:, 1] < 0.7)
+    return X[~hole]
+
+
+@pytest.mark.skipif(not available("z3"), reason="z3 is not installed")
+def test_clauses_learned_in_a_worker_equal_those_learned_in_process():
+    from treesens.backends.cavity_learning import learn_clauses
+    from treesens.tests.test_data_aware import tiny
+
+    X = _data_with_a_hole()
+    stats: dict = {}
+    got = learn_in_worker(tiny(), X, width=2, max_clauses=10, time_budget=20, stats=stats)
+    assert got == learn_clauses(tiny(), X, width=2, max_clauses=10, time_budget=20)
+    assert "clause_learning_time" in stats
