@@ -93,7 +93,7 @@ def cache_dir() -> Path:
     return Path(base) / "treesens"
 
 
-def save_clauses(path, clauses, meta: dict | None = None) -> None:
+def save_clauses(path: str | Path, clauses: list[Clause], meta: dict | None = None) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = clauses_document(clauses, meta)
@@ -102,7 +102,7 @@ def save_clauses(path, clauses, meta: dict | None = None) -> None:
     tmp.replace(path)
 
 
-def load_clauses(path) -> list[Clause]:
+def load_clauses(path: str | Path) -> list[Clause]:
     path = Path(path)
     try:
         doc = json.loads(path.read_text())
@@ -114,13 +114,13 @@ def load_clauses(path) -> list[Clause]:
 
 
 def clauses_for(
-    ens,
-    data,
+    ens: Ensemble,
+    data: Dataset,
     *,
     width: int = 2,
     max_clauses: int = 50,
     time_budget: float = 60.0,
-    file=None,
+    file: str | Path | None = None,
     cache: bool = True,
     progress: bool = False,
     seed: int = 0,

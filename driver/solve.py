@@ -78,7 +78,15 @@ def _solve(
     return ctx.result
 
 
-def _start(ens, q, compiled, deadline, memory_mb, log, prefer) -> SolveContext:
+def _start(
+    ens: Ensemble,
+    q: Query,
+    compiled: CompiledQuery | None,
+    deadline: float | None,
+    memory_mb: int | None,
+    log: bool,
+    prefer,
+) -> SolveContext:
     """Compile (unless given) and set up the context with the compile statistics."""
     t_start = time.time()
     res = new_result(ens, q)
