@@ -24,8 +24,10 @@ from ..compiler.solver import (
     point_solution,
 )
 from .linearize import all_bounded
+from .registry import BACKENDS
 
-SIZE_LIMIT = (2000, 2000)  # (variables, constraints) of the size-limited (pip) license
+# (variables, constraints) of the size-limited (pip) license, as the registry declares
+SIZE_LIMIT = BACKENDS["gurobi"].size_limit
 LICENSE_ERRORS = (10010,)  # GRB_ERROR_SIZE_LIMIT_EXCEEDED
 
 _SENSE = {"<=": GRB.LESS_EQUAL, ">=": GRB.GREATER_EQUAL, "==": GRB.EQUAL}
