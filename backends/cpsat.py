@@ -12,7 +12,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ..compiler.ir import BOOL, ExactlyOne, Implication, Linear, Problem
-from .base import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
+from ..compiler.solver import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
 from .search_schedule import SCHEDULE, search_phases
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from gurobipy import GRB
 
 from ..compiler.ir import BOOL, INT, ExactlyOne, Implication, Linear, Problem
-from .base import (
+from ..compiler.solver import (
     ERROR,
     INFEASIBLE,
     UNKNOWN,
@@ -24,8 +24,10 @@ from .base import (
     point_solution,
 )
 from .linearize import all_bounded
+from .registry import BACKENDS
 
-SIZE_LIMIT = (2000, 2000)  # (variables, constraints) of the size-limited (pip) license
+# (variables, constraints) of the size-limited (pip) license, as the registry declares
+SIZE_LIMIT = BACKENDS["gurobi"].size_limit
 LICENSE_ERRORS = (10010,)  # GRB_ERROR_SIZE_LIMIT_EXCEEDED
 
 _SENSE = {"<=": GRB.LESS_EQUAL, ">=": GRB.GREATER_EQUAL, "==": GRB.EQUAL}

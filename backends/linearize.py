@@ -1,17 +1,17 @@
 """Plain linear rows from the Constraint IR, for backends and file formats without
 indicator constraints (python-mip's CBC and HiGHS, the LP and MPS writers).
 
-No solver is imported here. An ``Implication`` becomes big-M rows whose M comes from the
-variables' bounds, computed with exact rationals and rounded up: the rows are exact
-when the indicator has its value and never cut a point when it has not.
+No solver is imported here. The driver already replaces Implications by big-M rows for
+backends that declare ``implications=False`` (compiler/passes/big_m.py); an Implication
+left here (a problem written to an LP / MPS file) gets the same rows.
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 from ..compiler.ir import ExactlyOne, Implication, Linear, Problem
+from ..compiler.passes.big_m import big_m_linears, merge_terms
 
 
 class Row:
@@ -30,95 +30,9 @@ class Row:
         return f"Row({self.vars}, {self.coefs}, {self.sense!r}, {self.rhs}, {self.name!r})"
 
 
-def _merge(vars, coefs) -> tuple[list[int], list[float]]:
-    """Sum the coefficients of repeated variables (keeps first-seen order)."""
-    if len(set(vars)) == len(vars):
-        return list(vars), [float(k) for k in coefs]
-    acc: dict[int, float] = {}
-    for v, k in zip(vars, coefs):
-        acc[v] = acc.get(v, 0.0) + float(k)
-    return list(acc), list(acc.values())
-
-
-def _round_up(x: Fraction) -> float:
-    """The smallest float >= x, plus a little room for the solver's own arithmetic."""
-    f = float(x)
-    if Fraction(f) < x:
-        f = math.nextafter(f, math.inf)
-    return f + abs(f) * 1e-9 + 1e-9
-
-
-def _to_float(x: Fraction, up: bool) -> float:
-    f = float(x)
-    if up and Fraction(f) < x:
-        f = math.nextafter(f, math.inf)
-    elif not up and Fraction(f) > x:
-        f = math.nextafter(f, -math.inf)
-    return f
-
-
-def lhs_range(problem: Problem, c: Linear) -> tuple[Fraction | None, Fraction | None]:
-    """Exact bounds of the left-hand side over the variables' boxes (None: unbounded)."""
-    lo, hi = Fraction(0), Fraction(0)
-    lo_ok = hi_ok = True
-    for v, k in zip(c.vars, c.coefs):
-        var = problem.vars[v]
-        if k == 0:
-            continue
-        kk = Fraction(k)
-        a = var.lb if k > 0 else var.ub  # where k * x is smallest
-        b = var.ub if k > 0 else var.lb
-        if math.isfinite(a):
-            lo += kk * Fraction(a)
-        else:
-            lo_ok = False
-        if math.isfinite(b):
-            hi += kk * Fraction(b)
-        else:
-            hi_ok = False
-    return (lo if lo_ok else None), (hi if hi_ok else None)
-
-
 def big_m_rows(problem: Problem, c: Implication, name: str = "") -> list[Row]:
-    """Rows equivalent to ``x[c.var] == c.value  =>  c.then``.
-
-    For ``a.x >= r`` with z the indicator: ``a.x - M z >= r - M`` (value 1) or
-    ``a.x + M z >= r`` (value 0), with M >= r - min(a.x), and symmetrically for ``<=``.
-    A row that the bounds already imply is dropped.
-    """
-    then = c.then
-    senses = [">=", "<="] if then.sense == "==" else [then.sense]
-    lo, hi = lhs_range(problem, then)
-    rhs = Fraction(then.rhs)
-    out: list[Row] = []
-    for sense in senses:
-        if sense == ">=":
-            if lo is None:
-                raise ValueError(f"implication {c.tag}: unbounded variable, no big-M exists")
-            need = rhs - lo
-            if need <= 0:
-                continue
-            m = _round_up(need)
-            sign = -1.0  # a.x - M z >= r - M  (value 1)
-        else:
-            if hi is None:
-                raise ValueError(f"implication {c.tag}: unbounded variable, no big-M exists")
-            need = hi - rhs
-            if need <= 0:
-                continue
-            m = _round_up(need)
-            sign = 1.0  # a.x + M z <= r + M  (value 1)
-        vs = list(then.vars) + [c.var]
-        if c.value:
-            ks = list(then.coefs) + [sign * m]
-            # rounded so that the row, with z at its value, is never tighter than a.x <sense> r
-            r = _to_float(rhs + Fraction(sign * m), up=sense == "<=")
-        else:
-            ks = list(then.coefs) + [-sign * m]
-            r = float(then.rhs)
-        vs, ks = _merge(vs, ks)
-        out.append(Row(vs, ks, sense, r, name))
-    return out
+    """Rows equivalent to ``x[c.var] == c.value  =>  c.then`` (see passes/big_m.py)."""
+    return [Row(r.vars, r.coefs, r.sense, r.rhs, name) for r in big_m_linears(problem, c)]
 
 
 def rows(problem: Problem) -> list[Row]:
@@ -130,7 +44,7 @@ def rows(problem: Problem) -> list[Row]:
         elif isinstance(c, Implication):
             out.extend(big_m_rows(problem, c, f"c{i}"))
         elif isinstance(c, Linear):
-            vs, ks = _merge(c.vars, c.coefs)
+            vs, ks = merge_terms(c.vars, c.coefs)
             out.append(Row(vs, ks, c.sense, c.rhs, f"c{i}"))
         else:
             raise TypeError(f"unknown constraint type {type(c).__name__}")

@@ -13,6 +13,7 @@ import math
 
 from ..compiler.ir import BOOL, INT, Problem
 from .linearize import Row, rows
+from .smtlib import to_smtlib
 
 _LINE = 200  # LP readers limit line length; wrap long rows well before any limit
 
@@ -187,7 +188,5 @@ FORMATS = {"lp": to_lp, "mps": to_mps}
 def write(problem: Problem, fmt: str) -> str:
     """The problem as text in ``fmt``: ``smt2``, ``lp`` or ``mps``."""
     if fmt == "smt2":
-        from .smtlib import to_smtlib
-
         return to_smtlib(problem, get_model=False)
     return FORMATS[fmt](problem)

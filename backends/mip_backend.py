@@ -14,7 +14,7 @@ import mip
 import numpy as np
 
 from ..compiler.ir import BOOL, INT, Problem
-from .base import (
+from ..compiler.solver import (
     ERROR,
     INFEASIBLE,
     UNKNOWN,

@@ -1,6 +1,7 @@
 """Which backends exist, what they accept, and whether they are installed.
 
-Nothing here imports a solver: availability is checked with ``find_spec``.
+Nothing here imports a solver: availability is checked with ``find_spec``. A backend
+declares its capabilities only; the driver (driver/chain.py) turns them into reductions.
 """
 
 from __future__ import annotations
@@ -9,23 +10,30 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
+from ..compiler.errors import InputError, closest
+from ..compiler.ir import BOOL, INT, REAL
+from ..compiler.solver import Capabilities
+
 
 @dataclass(frozen=True)
 class BackendInfo:
     name: str
     module: str  # treesens module with solve(problem, options)
     requires: tuple[str, ...]  # importable packages it needs
-    integer_coefficients: bool = False  # needs integer data: IntegerScaling is added
-    implications: bool = True  # accepts Implication constraints natively or by big-M
+    integer_coefficients: bool = False  # needs integer data
+    implications: bool = True  # takes Implication constraints natively (else big-M rows)
     description: str = ""
     size_limit: tuple[int, int] | None = None  # (vars, constraints) a license accepts
-    variable_kinds: tuple[str, ...] = ("bool", "int", "real")  # what the solver takes
+    variable_kinds: tuple[str, ...] = (BOOL, INT, REAL)  # what the solver takes
 
-    def reductions(self):
-        """Backend-specific passes, applied after the solver-agnostic ones."""
-        from ..compiler.passes import IntegerScaling
-
-        return [IntegerScaling()] if self.integer_coefficients else []
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            integer_coefficients=self.integer_coefficients,
+            implications=self.implications,
+            variable_kinds=self.variable_kinds,
+            size_limit=self.size_limit,
+        )
 
     def installed(self) -> bool:
         return all(importlib.util.find_spec(p) is not None for p in self.requires)
@@ -41,15 +49,20 @@ BACKENDS: dict[str, BackendInfo] = {
         ("ortools",),
         integer_coefficients=True,
         description="Google OR-Tools CP-SAT",
-        variable_kinds=("bool", "int"),
+        variable_kinds=(BOOL, INT),
     ),
     "cbc": BackendInfo(
-        "cbc", "treesens.backends.mip_backend", ("mip",), description="COIN-OR CBC via python-mip"
+        "cbc",
+        "treesens.backends.mip_backend",
+        ("mip",),
+        implications=False,
+        description="COIN-OR CBC via python-mip",
     ),
     "highs": BackendInfo(
         "highs",
         "treesens.backends.mip_backend",
         ("mip", "highspy"),
+        implications=False,
         description="HiGHS via python-mip",
     ),
     "gurobi": BackendInfo(
@@ -71,8 +84,6 @@ DEFAULT_BACKEND = "cpsat"
 
 
 def get_info(name: str) -> BackendInfo:
-    from ..compiler.errors import InputError, closest
-
     if name not in BACKENDS:
         raise InputError(
             f"unknown backend {name!r}{closest(name, BACKENDS)}; known: {', '.join(BACKENDS)}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..compiler.ir import Problem
-from .base import SolveOptions
+from ..compiler.solver import SolveOptions
 
 
 @dataclass(frozen=True)

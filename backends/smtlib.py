@@ -28,7 +28,10 @@ import math
 import time
 from fractions import Fraction
 
+import numpy as np
+
 from ..compiler.ir import BOOL, INT, ExactlyOne, Implication, Linear, Problem
+from ..compiler.solver import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution
 
 # z3 is imported lazily (inside solve) so that to_smtlib works in any process.
 
@@ -239,10 +242,7 @@ def to_smtlib(
 
 def solve(problem, options):
     """Solve the SMT-LIB text of the problem with z3 (runs in a worker process)."""
-    import numpy as np
     import z3
-
-    from .base import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution
 
     t0 = time.time()
     optimize = (

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import os
 import pickle
 import select
@@ -24,7 +25,8 @@ import sys
 import time
 import traceback
 
-from .base import ERROR, UNKNOWN, Solution, SolveOptions
+from ..compiler.solver import ERROR, UNKNOWN, Solution, SolveOptions
+from .registry import get_info
 
 GRACE = 1.0  # seconds past the deadline before the process is killed
 _HEADER = struct.Struct("<Q")
@@ -65,8 +67,6 @@ def serve(module_name: str, memory_mb: int) -> None:
 
         limit = int(memory_mb) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    import importlib
-
     load_error = ""
     try:
         module = importlib.import_module(module_name)
@@ -113,8 +113,6 @@ def serve(module_name: str, memory_mb: int) -> None:
 
 class Worker:
     def __init__(self, backend: str, memory_mb: int | None = None):
-        from .registry import get_info
-
         self.info = get_info(backend)
         self.memory_mb = memory_mb
         self.proc: subprocess.Popen | None = None

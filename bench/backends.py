@@ -53,9 +53,9 @@ def _cpu(pid) -> float | None:
 
 def _warm_up(backends) -> None:
     """Start every backend's worker process (and load its solver) before timing a query."""
-    from treesens.backends.base import SolveOptions
     from treesens.backends.worker import worker_for
     from treesens.compiler.ir import ExactlyOne, Problem, Var
+    from treesens.compiler.solver import SolveOptions
 
     p = Problem((Var("a"), Var("b")), (ExactlyOne((0, 1)),))
     for b in backends:
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
 
     from treesens.backends.registry import BACKENDS, available
     from treesens.backends.worker import worker_for
-    from treesens.compiler.pipeline import compile_query, solve_query
+    from treesens.driver import compile_query, solve_query
     from treesens.frontends.api import make_query
     from treesens.frontends.load import load_model
 

@@ -36,6 +36,7 @@ def profile_one(key: str, vary: str | None, repeat: int, cprof: int) -> dict:
     from treesens.backends.registry import get_info
     from treesens.compiler.encode import encode
     from treesens.compiler.passes import Chain, Compiled, passes_for
+    from treesens.driver import backend_chain
     from treesens.frontends.api import make_query
 
     t_imp = time.perf_counter() - t_imp
@@ -76,7 +77,7 @@ def profile_one(key: str, vary: str | None, repeat: int, cprof: int) -> dict:
             with clock(f"pass {type(p).__name__}"):
                 compiled, _ = Chain([p]).apply(compiled)
         with clock("cpsat reductions (IntegerScaling)"):
-            bcompiled, _ = Chain(get_info("cpsat").reductions()).apply(compiled)
+            bcompiled, _ = Chain(backend_chain(get_info("cpsat").capabilities)).apply(compiled)
         try:
             from treesens.backends import cpsat
 

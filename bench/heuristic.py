@@ -51,8 +51,8 @@ def run_one(ens, q, variants, seed: int) -> list[dict]:
     import numpy as np
 
     from treesens.compiler.heuristic import find_witness
-    from treesens.compiler.pipeline import compile_query, heuristic_work
     from treesens.compiler.replay import condition_slack
+    from treesens.driver import compile_query, heuristic_work
 
     enc = compile_query(ens, q).encoding
     base_work = heuristic_work(ens)

@@ -107,7 +107,7 @@ def run(args) -> None:
     insts = instances(args)
     # cavity clauses are learned once per model and data (cached on disk), before the
     # timed queries, as the paper's offline summary step
-    from treesens.compiler.cavities import clauses_for
+    from treesens.driver.clauses import clauses_for
     from treesens.frontends.data import load_data
     from treesens.frontends.load import load_model
 

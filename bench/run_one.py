@@ -23,7 +23,7 @@ def _cpu(who) -> float:
 
 def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
     import treesens
-    from treesens.compiler.pipeline import solve_query
+    from treesens.driver import solve_query
     from treesens.frontends.api import make_query
 
     t0 = time.time()

@@ -216,7 +216,7 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
         onehot=onehot,
         nan=nanv,
     )
-    return b.build().with_note("relax", relax), enc
+    return b.build().with_notes(relax=relax), enc
 
 
 def _encode_features(

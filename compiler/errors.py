@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 
 class TreesensError(Exception):
     """Base class: a problem treesens can explain in one line."""
@@ -33,8 +35,6 @@ def closest(name: str, candidates, n: int = 3, *, listing: str | None = None) ->
     With ``listing`` (say "known features"), a name with no close match gets the start of
     the candidates' list instead: " (known features: a, b, c, ... 30 in all)".
     """
-    import difflib
-
     cand = [str(c) for c in candidates]
     got = difflib.get_close_matches(name, cand, n=n, cutoff=0.5)
     if not got:

@@ -64,12 +64,25 @@ class Objective:
 
 
 @dataclass(frozen=True)
+class Notes:
+    """Facts about soundness that passes record, read by the driver."""
+
+    relax: float | None = None  # how far encode relaxed the gap rows (score units)
+    scaling_error: float | None = None  # IntegerScaling's bound on a row's rounding error
+    objective_scale: float | None = None  # a solver's objective / this = the IR's
+    feature_constraints: int | None = None  # rows the query's bounds / relations added
+
+
+@dataclass(frozen=True)
 class Problem:
     vars: tuple[Var, ...]
     constraints: tuple[Constraint, ...]
     objective: Objective | None = None
-    # Facts about soundness that passes record, e.g. how much a constraint was relaxed.
-    notes: tuple[tuple[str, object], ...] = field(default=())
+    notes: Notes = field(default_factory=Notes)
+    # the soft group: positions in ``constraints`` of rows that restrict the search by the
+    # data and may be dropped (never the basis of "insensitive"); a pass that moves or
+    # expands constraints maps these positions
+    soft: tuple[int, ...] = ()
 
     @property
     def n_vars(self) -> int:
@@ -78,17 +91,33 @@ class Problem:
     def with_constraints(self, extra) -> Problem:
         return replace(self, constraints=self.constraints + tuple(extra))
 
+    def with_soft_constraints(self, extra) -> Problem:
+        """The problem with ``extra`` added to the soft group."""
+        extra = tuple(extra)
+        n = len(self.constraints)
+        return replace(
+            self,
+            constraints=self.constraints + extra,
+            soft=self.soft + tuple(range(n, n + len(extra))),
+        )
+
+    @property
+    def soft_constraints(self) -> tuple[Constraint, ...]:
+        return tuple(self.constraints[i] for i in self.soft)
+
+    def without_soft(self) -> Problem:
+        drop = set(self.soft)
+        return replace(
+            self,
+            constraints=tuple(c for i, c in enumerate(self.constraints) if i not in drop),
+            soft=(),
+        )
+
     def with_objective(self, objective: Objective | None) -> Problem:
         return replace(self, objective=objective)
 
-    def with_note(self, key: str, value) -> Problem:
-        return replace(self, notes=self.notes + ((key, value),))
-
-    def note(self, key: str, default=None):
-        for k, v in reversed(self.notes):
-            if k == key:
-                return v
-        return default
+    def with_notes(self, **changes) -> Problem:
+        return replace(self, notes=replace(self.notes, **changes))
 
     def stats(self) -> dict:
         kinds: dict[str, int] = {}

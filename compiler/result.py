@@ -4,15 +4,33 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
-SENSITIVE, INSENSITIVE, UNKNOWN, ERROR = "sensitive", "insensitive", "unknown", "error"
+if TYPE_CHECKING:
+    from .invert import Witness
+
+
+class Status(StrEnum):
+    """The answer to a query; str-valued, so JSON carries the plain word."""
+
+    SENSITIVE = "sensitive"
+    INSENSITIVE = "insensitive"
+    UNKNOWN = "unknown"
+    ERROR = "error"
+
+
+SENSITIVE = Status.SENSITIVE
+INSENSITIVE = Status.INSENSITIVE
+UNKNOWN = Status.UNKNOWN
+ERROR = Status.ERROR
 
 
 @dataclass
 class Result:
     query: str
-    status: str
+    status: Status
     backend: str
     features: list[str]
     gap: float
@@ -29,9 +47,14 @@ class Result:
     passes: list[str] = field(default_factory=list)
     message: str = ""
     stats: dict = field(default_factory=dict)
+    # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
+    # never serialised
+    witness_arrays: Witness | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return _clean(asdict(self))
+        return _clean(
+            {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name not in _PRIVATE}
+        )
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), allow_nan=False)
@@ -41,7 +64,17 @@ class Result:
         return 1 if self.status == ERROR else 0
 
 
+_PRIVATE = frozenset({"witness_arrays"})
+
+
+def _plain(x):
+    """A field's value with dataclasses made dicts (as ``asdict`` does)."""
+    return asdict(x) if hasattr(x, "__dataclass_fields__") else x
+
+
 def _clean(x):
+    if isinstance(x, StrEnum):
+        return str(x)
     if isinstance(x, float):
         if math.isnan(x) or math.isinf(x):
             return None if math.isnan(x) else (str(x))

@@ -49,7 +49,7 @@ def check_backend_name(backend: str) -> None:
     """A backend name is known (or a race of known ones) before anything runs: a query the
     heuristic answers never reaches the backend, and would otherwise report a made-up one."""
     from ..backends.registry import get_info
-    from ..compiler.race import is_race, race_backends
+    from ..driver import is_race, race_backends
 
     if is_race(backend):
         race_backends(backend)
@@ -148,7 +148,7 @@ def check(
     >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
     >>> r.status, r.witness
     """
-    from ..compiler.pipeline import solve_query
+    from ..driver import solve_query
 
     t0 = time.time()
     ens = (

@@ -12,69 +12,18 @@ line / column / row).
 from __future__ import annotations
 
 import csv
-import hashlib
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ..compiler.dataset import Dataset
 from ..compiler.errors import InputError, closest, name_list
+from ..driver.data import use_data_loader
 
 # the label column's name when none is given: a data file without it has no labels
 DEFAULT_LABEL = "label"
-
-
-@dataclass(frozen=True, eq=False)
-class Dataset:
-    """Rows in the model's feature order (float64, NaN = missing)."""
-
-    X: np.ndarray  # (n_rows, n_features)
-    y: np.ndarray | None
-    names: tuple[str, ...]  # the model's feature names, in order
-    source: str = "<data>"
-    _cache: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.X.shape[0])
-
-    def digest(self) -> str:
-        """A hash of the rows (and labels): the key of cached cavity clauses."""
-        if "digest" not in self._cache:
-            h = hashlib.sha256()
-            h.update(np.ascontiguousarray(self.X, dtype=np.float64).tobytes())
-            h.update(repr(self.X.shape).encode())
-            if self.y is not None:
-                h.update(np.ascontiguousarray(self.y).tobytes())
-            self._cache["digest"] = h.hexdigest()[:20]
-        return self._cache["digest"]
-
-    def prefer(self) -> dict[int, np.ndarray]:
-        """Per feature, the values seen in the data, most frequent first (ties: nearest
-        the median first): ``invert`` takes the first that fits the chosen interval."""
-        if "prefer" not in self._cache:
-            out: dict[int, np.ndarray] = {}
-            for f in range(self.X.shape[1]):
-                col = self.X[:, f]
-                col = col[~np.isnan(col)]
-                if col.size == 0:
-                    continue
-                vals, counts = np.unique(col, return_counts=True)
-                med = float(np.median(col))
-                order = np.lexsort((np.abs(vals - med), -counts))
-                out[f] = vals[order]
-            self._cache["prefer"] = out
-        return self._cache["prefer"]
-
-    def ranges(self) -> tuple[np.ndarray, np.ndarray]:
-        """(min, max - min) per feature; a constant feature gets range 1."""
-        lo = np.nanmin(self.X, axis=0)
-        hi = np.nanmax(self.X, axis=0)
-        lo = np.where(np.isnan(lo), 0.0, lo)
-        rng = np.where(np.isnan(hi), 1.0, hi - lo)
-        return lo, np.where(rng > 0, rng, 1.0)
 
 
 _LOADED: dict[tuple, Dataset] = {}
@@ -340,10 +289,5 @@ def dataset_for(ens, q) -> Dataset | None:
     return load_data(data, ens, label)
 
 
-def cache_dir() -> Path:
-    """Where learned clauses are cached: $TREESENS_CACHE, else ~/.cache/treesens."""
-    env = os.environ.get("TREESENS_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "treesens"
+# the driver reads a query's data file through this loader
+use_data_loader(dataset_for)

@@ -1097,7 +1097,7 @@ def _check_setting(ast: SensAST, st) -> None:
             raise ast.error(f"classes must differ (got {st.c1} twice)", st)
     elif isinstance(st, Backend):
         from ..backends.registry import BACKENDS
-        from ..compiler.race import is_race
+        from ..driver import is_race
 
         for i, b in enumerate(st.names):
             if b not in BACKENDS and not is_race(b):
@@ -2228,7 +2228,7 @@ def _error_result(sf: SensFile, q: Query, msg: str):
 
 def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None):
     """Answer one query of a file; problems with this query become an "error" result."""
-    from ..compiler.pipeline import solve_query
+    from ..driver import solve_query
 
     t0 = time.time()
     if q.data_aware != "none":

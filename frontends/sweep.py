@@ -223,7 +223,7 @@ def run_sweep(
     on_result: Callable[[Result], None] | None = None,
     memory_mb: int | None = None,
 ) -> list[Result]:
-    from ..compiler.pipeline import solve_query
+    from ..driver import solve_query
 
     results = []
     for subset in subsets:

@@ -1,6 +1,6 @@
 """A backend for tests of the worker machinery (loaded only inside a worker process).
 
-It misbehaves on request, chosen by the problem's note ``"fake"``: ``"crash"`` kills
+It misbehaves on request, chosen by a variable named ``fake:WHAT``: ``"crash"`` kills
 its own process, ``"hang"`` sleeps past any deadline, ``"raise"`` raises. Any other
 problem is solved by CP-SAT, so the same worker can be shown to go on working.
 """
@@ -13,7 +13,7 @@ import time
 
 
 def solve(problem, options):
-    what = problem.note("fake")
+    what = next((v.name[5:] for v in problem.vars if v.name.startswith("fake:")), None)
     if what == "crash":
         os.kill(os.getpid(), signal.SIGKILL)
     if what == "hang":

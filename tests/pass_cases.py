@@ -13,8 +13,8 @@ from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
 from treesens.compiler.invert import values_for_pair
 from treesens.compiler.ir import check_constraint
 from treesens.compiler.passes import Compiled
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import Gap, Query
+from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, interval_values, random_ensemble
 
 MARGIN = Gap(0.25, "margin")

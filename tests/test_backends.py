@@ -6,6 +6,7 @@ OR-Tools cannot share a process); file formats are read back by solvers in subpr
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import subprocess
 import sys
@@ -14,7 +15,6 @@ import time
 import numpy as np
 import pytest
 
-from treesens.backends.base import SolveOptions
 from treesens.backends.linearize import big_m_rows, rows
 from treesens.backends.lpformat import to_lp, to_mps
 from treesens.backends.registry import BACKENDS, BackendInfo, available
@@ -31,6 +31,8 @@ from treesens.compiler.ir import (
     Var,
     check_constraint,
 )
+from treesens.compiler.solver import SolveOptions
+from treesens.driver import backend_chain
 
 INSTALLED = [b for b in BACKENDS if available(b)]
 MISSING = [b for b in BACKENDS if not available(b)]
@@ -41,8 +43,7 @@ def _solve(backend: str, problem: Problem, timeout: float = 20.0, first: bool = 
     """Solve on one backend in a fresh worker (the backend's reductions applied)."""
     from treesens.compiler.passes import Chain, Compiled
 
-    info = BACKENDS[backend]
-    chain = Chain(info.reductions())
+    chain = Chain(backend_chain(BACKENDS[backend].capabilities, backend))
     compiled, inv = chain.apply(Compiled(problem, None))
     w = worker_for(backend)  # pooled: one process per backend for the whole session
     sol = w.solve(
@@ -201,7 +202,12 @@ def fake_backend(monkeypatch):
 
 def _fake(what: str | None) -> Problem:
     p = p_int(True)
-    return p.with_note("fake", what) if what else p
+    return _asking(p, what) if what else p
+
+
+def _asking(p: Problem, what: str) -> Problem:
+    """The problem with a free variable whose name asks the fake backend to misbehave."""
+    return dataclasses.replace(p, vars=p.vars + (Var(f"fake:{what}"),))
 
 
 @pytest.mark.skipif(
@@ -250,8 +256,9 @@ def test_a_raising_solver_reports_one_line_and_keeps_the_traceback_in_stats(fake
     not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)"
 )
 def test_a_crash_is_an_error_result_and_the_next_query_is_answered(fake_backend, monkeypatch):
-    from treesens.compiler import pipeline
     from treesens.compiler.query import Gap, Query
+    from treesens.driver import compile as driver_compile
+    from treesens.driver import solve_query
     from treesens.tests.oracle import subset_sum_ensemble
 
     ens = subset_sum_ensemble([3, 5, 7], 12)
@@ -262,17 +269,17 @@ def test_a_crash_is_an_error_result_and_the_next_query_is_answered(fake_backend,
         timeout=30.0,
         options=(("heuristic", False),),
     )
-    real_for_backend = pipeline.for_backend
+    real_for_backend = driver_compile.for_backend
 
     def crashing(cq, backend):  # the first query's problem asks the fake solver to crash
         compiled, chain, inv = real_for_backend(cq, backend)
-        return compiled.with_problem(compiled.problem.with_note("fake", "crash")), chain, inv
+        return compiled.with_problem(_asking(compiled.problem, "crash")), chain, inv
 
-    monkeypatch.setattr(pipeline, "for_backend", crashing)
-    r = pipeline.solve_query(ens, q)
+    monkeypatch.setattr(driver_compile, "for_backend", crashing)
+    r = solve_query(ens, q)
     assert r.status == "error" and "died" in r.error
-    monkeypatch.setattr(pipeline, "for_backend", real_for_backend)
-    r = pipeline.solve_query(ens, q)
+    monkeypatch.setattr(driver_compile, "for_backend", real_for_backend)
+    r = solve_query(ens, q)
     assert r.status == "sensitive" and r.validated
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from treesens.compiler.encode import encode, node_yes
-from treesens.compiler.pipeline import solve_query
+from treesens.driver import solve_query
 from treesens.frontends.api import make_query
 from treesens.frontends.details import declare
 from treesens.frontends.load import load_model

@@ -22,8 +22,8 @@ import pytest
 
 from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
-from treesens.compiler.pipeline import compile_query, solve_query
 from treesens.compiler.query import ANY, Gap, Query
+from treesens.driver import compile_query, solve_query
 from treesens.tests.oracle import (
     brute_force_sensitive,
     random_ensemble,
@@ -378,6 +378,6 @@ def test_emit_needs_a_format():
 
 
 def test_registry_has_no_race_entry_but_race_is_accepted():
-    from treesens.compiler.race import is_race
+    from treesens.driver import is_race
 
     assert "race" not in BACKENDS and is_race("race") and is_race("race:cpsat,z3")

@@ -8,14 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from treesens.backends.cavity_learning import learn_clauses
 from treesens.compiler.cavities import (
     Clause,
     Literal,
     check_clauses,
     clause_holds_row,
-    learn_clauses,
-    load_clauses,
-    save_clauses,
 )
 from treesens.compiler.distance import distance_to_data
 from treesens.compiler.encode import encode
@@ -25,6 +23,7 @@ from treesens.compiler.ir import check_constraint
 from treesens.compiler.passes import Chain, Compiled, passes_for
 from treesens.compiler.passes.data_aware import CavityClauses, UtilityObjective, marginals
 from treesens.compiler.query import Query
+from treesens.driver.clauses import clauses_for, load_clauses, save_clauses
 from treesens.frontends.data import load_data
 
 
@@ -126,7 +125,7 @@ def test_marginals_and_utility_objective():
     # forbid: the empty interval of b (>= 0.7) is excluded for the shared copy
     out2, _ = UtilityObjective(X, empty="forbid").apply(c)
     forb = [k for k in out2.problem.constraints if k.tag and k.tag[0] == "prob-forbid"]
-    assert forb and out2.problem.note("data_restricted")
+    assert forb and set(forb) == set(out2.problem.soft_constraints)
 
 
 # ---- cavity clauses ---------------------------------------------------------------------
@@ -157,8 +156,6 @@ def test_clauses_find_known_empty_box_and_contain_no_data(tmp_path):
 def test_a_clauses_file_in_a_missing_directory_is_an_input_error_and_nothing_is_created(
     tmp_path,
 ):
-    from treesens.compiler.cavities import clauses_for
-
     target = tmp_path / "absent" / "c.json"
     with pytest.raises(InputError, match="no directory"):
         clauses_for(tiny(), None, file=target)

@@ -18,8 +18,8 @@ import pytest
 from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
 from treesens.compiler.passes.feature_constraints import constraint_violations
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
+from treesens.driver import solve_query
 from treesens.tests.oracle import _raw_candidates, feature_thresholds, random_ensemble
 
 OPS = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater, "==": np.equal}
@@ -163,7 +163,7 @@ def test_bounds_and_relations_agree_with_brute_force(kind, seed):
         assert res.status in ("sensitive", "insensitive"), (q, res.status, res.error, res.message)
         assert (res.status == "sensitive") == expected, (q, res.status, expected)
         if res.status == "sensitive":
-            w = res._witness
+            w = res.witness_arrays
             assert not constraint_violations(ens, q, w.x1, w.x2)
 
 
@@ -208,7 +208,7 @@ def test_strict_relation_on_binary_feature_forces_0_then_1():
     q2 = q.with_(relations=(FeatureRelation("f'", 1, ">", 2),))
     res2 = solve_query(ens, q2)
     assert res2.status == "sensitive"
-    w = res2._witness
+    w = res2.witness_arrays
     assert w.x1[1] == 1.0 and w.x2[1] == 0.0
 
 

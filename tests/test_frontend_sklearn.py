@@ -248,7 +248,7 @@ def test_churn_check_gives_validated_witness(name, shared_dir):
 def test_churn_check_with_solver_only(shared_dir):
     """The same on HistGradientBoosting with the heuristic off: the solver's answer is replayed."""
     pd = pytest.importorskip("pandas")
-    from treesens.compiler.pipeline import solve_query
+    from treesens.driver import solve_query
     from treesens.frontends.api import make_query
 
     df = pd.read_csv(shared_dir / "churn" / "train.csv")

@@ -54,7 +54,7 @@ def test_a_scaled_objective_records_the_factor_that_recovers_its_value():
     b.linear(xs, (1.0, 1.0), "<=", 2.0)
     obj = Objective("max", tuple(xs), (0.3, -1.7), 0.25, "optimize")
     out, _ = IntegerScaling().apply(Compiled(b.build(obj), None))
-    scaled, scale = out.problem.objective, out.problem.note("objective_scale")
+    scaled, scale = out.problem.objective, out.problem.notes.objective_scale
     point = (1, 1)
     value = sum(k * x for k, x in zip(scaled.coefs, point)) + scaled.constant
     assert abs(value / scale - (0.3 - 1.7 + 0.25)) < 1e-6

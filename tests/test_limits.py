@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import Gap, Query
+from treesens.driver import solve_query
 from treesens.tests.oracle import random_ensemble
 
 from .conftest import require_shared
@@ -143,13 +143,13 @@ def test_interrupted_sweep_keeps_finished_results(tmp_path):
 def test_worker_processes_ignore_ctrl_c_of_the_terminal():
     # the parent decides: a SIGINT to the worker must not kill a solve in progress
     from treesens.backends.worker import Worker
-    from treesens.compiler.pipeline import compile_query, for_backend
+    from treesens.driver import compile_query, for_backend
 
     ens = random_ensemble(1, n_trees=4, depth=2, n_features=3, n_thresholds=2)
     q = Query(vary=("f0",), gap=Gap(0.05), timeout=60)
     w = Worker("cpsat")
     comp, _, _ = for_backend(compile_query(ens, q), "cpsat")
-    from treesens.backends.base import SolveOptions
+    from treesens.compiler.solver import SolveOptions
 
     w.solve(comp.problem, SolveOptions(deadline=time.time() + 30))
     os.kill(w.proc.pid, signal.SIGINT)

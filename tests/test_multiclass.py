@@ -7,9 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import DEFAULT_PASSES, Gap, Query
 from treesens.compiler.replay import meets
+from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 from .conftest import require_shared
@@ -36,7 +36,7 @@ def _oracle(ens, vary, classes, ratio):
 
 
 def _assert_witness_meets(ens, q, res):
-    w = res._witness
+    w = res.witness_arrays
     X = np.stack([w.x1, w.x2])
     proba, raw = ens.proba(X), ens.raw(X)
     assert meets(ens, q, proba[0], raw[0], 0)
@@ -83,7 +83,7 @@ def test_any_to_any_needs_two_different_classes():
     )
     res = solve_query(ens, _query(["f0"], ("any", "any"), 1.2))
     if res.status == "sensitive":
-        w = res._witness
+        w = res.witness_arrays
         p = ens.proba(np.stack([w.x1, w.x2]))
         assert np.argmax(p[0]) != np.argmax(p[1])
 
@@ -96,7 +96,7 @@ def test_any_to_a_class_puts_x1_in_another_class():
     res = solve_query(ens, q)
     assert res.status in ("sensitive", "insensitive"), res.error or res.message
     if res.status == "sensitive":
-        p = ens.proba(np.stack([res._witness.x1, res._witness.x2]))
+        p = ens.proba(np.stack([res.witness_arrays.x1, res.witness_arrays.x2]))
         assert np.argmax(p[0]) != 2 and np.argmax(p[1]) == 2
 
 

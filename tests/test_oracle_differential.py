@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import PASS_NAMES, Gap, Query
+from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, brute_force_witness, random_ensemble
 
 ALL_PASS_SETS = [

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from treesens.backends.registry import available
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import PASS_NAMES, Gap, Query
+from treesens.driver import solve_query
 from treesens.tests.regressions import harness as H
 
 CASES = H.load_cases()

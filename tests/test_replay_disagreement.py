@@ -6,9 +6,8 @@ import dataclasses
 
 import numpy as np
 
-from treesens.compiler import pipeline
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import Gap, Query
+from treesens.driver import solve_query, verdict
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 
@@ -41,6 +40,6 @@ def test_a_disagreeing_library_on_a_pair_that_barely_meets_the_gap_is_an_error(m
     ens = dataclasses.replace(ens, replayer=_LyingReplayer(ens))
     # every IR pair "meets the gap by a hair": without comparing scores it would be taken
     # for a rounding near-miss and cut, until the search wrongly ran out of pairs
-    monkeypatch.setattr(pipeline, "condition_slack", lambda enc, raw, copy: 0.0)
+    monkeypatch.setattr(verdict, "condition_slack", lambda enc, raw, copy: 0.0)
     res = solve_query(ens, q)
     assert res.status == "error" and "disagrees" in res.error

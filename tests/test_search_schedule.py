@@ -11,11 +11,11 @@ import time
 import numpy as np
 import pytest
 
-from treesens.backends.base import SolveOptions
 from treesens.backends.search_schedule import SCHEDULE, search_phases
 from treesens.compiler.ir import Objective, Problem, ProblemBuilder
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import Gap, Query
+from treesens.compiler.solver import SolveOptions
+from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 
@@ -69,9 +69,9 @@ _GIVE_UP_FIRST = """
 import json, time
 import numpy as np
 from treesens.backends import cpsat
-from treesens.backends.base import SolveOptions
+from treesens.compiler.solver import SolveOptions
 from treesens.backends.search_schedule import SCHEDULE, SearchPhase
-from treesens.compiler.pipeline import compile_query, for_backend
+from treesens.driver import compile_query, for_backend
 from treesens.compiler.query import Gap, Query
 from treesens.tests.oracle import random_ensemble
 

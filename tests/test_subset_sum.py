@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from treesens.compiler.pipeline import solve_query
 from treesens.compiler.query import DEFAULT_PASSES, KANT_PASSES, Gap, Query
+from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, subset_sum_ensemble, subset_sum_exists
 
 # (numbers, k, a subset sums to k)

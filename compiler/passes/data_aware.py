@@ -17,15 +17,18 @@ pi_f(r) = (count_r + alpha) / (N + alpha * n_f) with alpha = 1: an interval no d
 falls in gets a small positive probability 1 / (N + n_f) instead of log(0) = -inf, and
 the estimates still sum to 1. ``empty="forbid"``: intervals with no data row are
 excluded outright (indicator fixed to 0; non-empty ones use the plain frequency). That
-restricts the search, so the pipeline drops these constraints again if they make the
-query infeasible (an "insensitive" answer is never based on data).
+restricts the search: the rows go to the problem's soft group, which the driver drops
+if it makes the query infeasible (an "insensitive" answer is never based on data).
 
 **CavityClauses** ("clause"): each learned cavity box B = AND_i (lo_i <= x_{f_i} < hi_i)
 contains no data row; its negation OR_i (x_{f_i} < lo_i or x_{f_i} >= hi_i) is added for
 BOTH inputs (each copy with its own predicates for varied features; once for a clause
 whose features are all shared). Literals on varied features are kept (see
 docs/data-aware.md): dropping one would turn the box into a larger one that does contain
-data, excluding realistic pairs.
+data, excluding realistic pairs. Clause rows go to the soft group too.
+
+The passes receive the Dataset and the clauses; loading data and learning clauses are
+the driver's (driver/data.py, driver/clauses.py).
 """
 
 from __future__ import annotations
@@ -34,11 +37,15 @@ import math
 
 import numpy as np
 
+from ..dataset import Dataset
 from ..ensemble import ZERO_BAND
+from ..errors import InputError
 from ..ir import Linear, Objective
+from ..query import Query
 from .base import Compiled, Pass
 
-DATA_TAGS = ("cavity", "prob-forbid")  # constraints that restrict the search by the data
+CLAUSE_MODES = ("clause", "probclause")  # data-aware modes that need cavity clauses
+PROB_MODES = ("prob", "probclause")  # data-aware modes with the utility objective
 
 
 def interval_index(ens, thresholds, values: np.ndarray) -> np.ndarray:
@@ -196,7 +203,7 @@ class UtilityObjective(Pass):
         )
         prob = compiled.problem.with_objective(obj)
         if cons:
-            prob = prob.with_constraints(cons).with_note("data_restricted", True)
+            prob = prob.with_soft_constraints(cons)
         enc.stats["prob_forbidden_intervals"] = n_forbidden
         return compiled.with_problem(prob), None
 
@@ -230,7 +237,7 @@ class CavityClauses(Pass):
         enc.stats["clauses"] = used
         prob = compiled.problem
         if cons:
-            prob = prob.with_constraints(cons).with_note("data_restricted", True)
+            prob = prob.with_soft_constraints(cons)
         return compiled.with_problem(prob), None
 
 
@@ -284,45 +291,37 @@ def clause_constraint(enc, clause, idx, copy: int, tag) -> Linear | None:
     return Linear(tuple(v for v, _ in items), tuple(c for _, c in items), ">=", rhs, tag)
 
 
-def data_passes(ens, q, data, stats: dict | None = None, progress: bool = False) -> list[Pass]:
-    """The data-aware passes of a query (``Query.data_aware``) for a Dataset.
-
-    Options (``Query.options``): ``prob_alpha`` (Laplace smoothing, default 1),
-    ``prob_empty`` ("smooth" or "forbid"), ``clause_width`` (default 2), ``max_clauses``
-    (default 50), ``clause_time`` (seconds, default 60), ``clauses`` (a JSON file to read
-    clauses from, or to write them to when it does not exist), ``clause_cache`` (bool).
-    """
+def check_data_mode(q: Query, data: Dataset | None) -> bool:
+    """Does the query ask for data-aware passes? An ``InputError`` for an unknown mode or
+    a data-aware mode without data."""
     mode = q.data_aware
     if mode in (None, "none"):
-        return []
-    from ..errors import InputError
-
-    if mode not in ("prob", "clause", "probclause"):
+        return False
+    if mode not in CLAUSE_MODES + PROB_MODES:
         raise InputError(f"unknown data-aware mode {mode!r} (none, prob, clause, probclause)")
     if data is None:
         raise InputError(f"data-aware mode {mode!r} needs data (--data FILE)")
+    return True
+
+
+def needs_clauses(q: Query) -> bool:
+    return q.data_aware in CLAUSE_MODES
+
+
+def data_passes(q: Query, data: Dataset | None, clauses=()) -> list[Pass]:
+    """The data-aware passes of a query (``Query.data_aware``) for a Dataset and the
+    cavity clauses learned for it.
+
+    Options (``Query.options``): ``prob_alpha`` (Laplace smoothing, default 1),
+    ``prob_empty`` ("smooth" or "forbid").
+    """
+    if not check_data_mode(q, data):
+        return []
     opts = dict(q.options)
     out: list[Pass] = []
-    if mode in ("clause", "probclause"):
-        from ..cavities import clauses_for
-
-        st: dict = {}
-        clauses = clauses_for(
-            ens,
-            data,
-            width=int(opts.get("clause_width", 2)),
-            max_clauses=int(opts.get("max_clauses", 50)),
-            time_budget=float(opts.get("clause_time", 60.0)),
-            file=opts.get("clauses"),
-            cache=bool(opts.get("clause_cache", True)),
-            progress=progress,
-            stats=st,
-        )
-        if stats is not None:
-            stats.update(st)
-            stats["clauses_learned"] = len(clauses)
+    if needs_clauses(q):
         out.append(CavityClauses(clauses))
-    if mode in ("prob", "probclause"):
+    if q.data_aware in PROB_MODES:
         out.append(
             UtilityObjective(
                 data.X,

@@ -374,9 +374,7 @@ class FeatureConstraints(Pass):
 
     def apply(self, compiled: Compiled):
         cons = build_constraints(compiled.encoding)
-        problem = compiled.problem.with_constraints(cons).with_note(
-            "feature_constraints", len(cons)
-        )
+        problem = compiled.problem.with_constraints(cons).with_notes(feature_constraints=len(cons))
         return compiled.with_problem(problem), None
 
 

@@ -14,6 +14,7 @@ group contributes its largest rounding error once, not the sum of all of them.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..ir import ExactlyOne, Implication, Linear, Objective
 from .base import Compiled, Pass
@@ -58,10 +59,10 @@ class IntegerScaling(Pass):
                 c = c._replace(then=inner)
             out.append(c)
         obj = prob.objective
-        notes = prob.notes + (("scaling_error", worst),)
+        notes = replace(prob.notes, scaling_error=worst)
         if obj is not None and not all(_is_int(k) for k in obj.coefs):
             s = self._factor(obj.coefs)
-            notes += (("objective_scale", s),)  # a solver's objective value / s: the IR's
+            notes = replace(notes, objective_scale=s)  # a solver's objective value / s: the IR's
             obj = Objective(
                 obj.sense,
                 obj.vars,
@@ -69,7 +70,7 @@ class IntegerScaling(Pass):
                 obj.constant * s,
                 obj.role,
             )
-        new = type(prob)(prob.vars, tuple(out), obj, notes)
+        new = replace(prob, constraints=tuple(out), objective=obj, notes=notes)
         return compiled.with_problem(new), None
 
     def _factor(self, coefs) -> float:

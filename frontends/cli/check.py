@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ...compiler.encode import resolve_features
-    from ...compiler.pipeline import solve_query
+    from ...driver import solve_query
     from .main import START
 
     t0 = START

@@ -148,8 +148,8 @@ def compare_query(
     ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None
 ):
     """Solve one query on every backend from one compilation; a list of Results."""
-    from ...compiler.pipeline import compile_query, solve_query
     from ...compiler.result import ERROR, Result
+    from ...driver import compile_query, solve_query
 
     opts = dict(q.options)
     opts["heuristic"] = heuristic

@@ -89,8 +89,7 @@ def emit_text(
     """The compiled problem of query ``q`` as ``fmt`` text."""
     from ...backends.lpformat import to_lp, to_mps
     from ...backends.smtlib import to_smtlib
-    from ...compiler.pipeline import compile_query, for_backend
-    from ...compiler.race import is_race
+    from ...driver import compile_query, for_backend, is_race
 
     backend = backend or DEFAULT_BACKEND[fmt]
     if is_race(backend):

@@ -399,7 +399,7 @@ def check_witness(ens: Ensemble, q: Query, r) -> list[str]:
     probs = []
     if not r.validated:
         probs.append("sensitive but not validated")
-    w = getattr(r, "_witness", None)
+    w = getattr(r, "witness_arrays", None)
     if w is None:
         return probs + ["sensitive without a witness"]
     x1, x2 = np.asarray(w.x1, dtype=np.float64), np.asarray(w.x2, dtype=np.float64)
@@ -990,7 +990,7 @@ def load_cases(cases_dir: Path | None = None) -> list[Case]:
 
 def replay_case(case: Case) -> tuple[OracleAnswer, object, list[str]]:
     """Run a saved case again: (oracle answer, pipeline result, problems)."""
-    from treesens.compiler.pipeline import solve_query
+    from treesens.driver import solve_query
 
     ens = case.ensemble()
     q = case.query()
@@ -1053,7 +1053,7 @@ def campaign_ensemble(
 ) -> tuple[dict, list[RunRecord]]:
     """Train the index-th model, ask n_queries queries of it on every backend (and the
     default configuration), compare with the library oracle; save failures as cases."""
-    from treesens.compiler.pipeline import solve_query
+    from treesens.driver import solve_query
 
     spec, ens, values = campaign_model(index, seed, workdir)
     rng = spec.info.pop("rng")

@@ -14,9 +14,19 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 
-from .errors import InputError
-from .result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..backends.registry import BACKENDS, available
+from ..backends.worker import worker_for
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError, closest
+from ..compiler.query import Query
+from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from .compile import CompiledQuery, compile_query
+from .options import option, with_option
+
+# answers one query on one backend: solve_query's signature
+SolveOne = Callable[..., Result]
 
 RACE = "race"
 # CP-SAT, z3 (pseudo-Boolean SAT) and HiGHS are strong on different instances
@@ -30,8 +40,6 @@ def is_race(backend: str) -> bool:
 
 def race_backends(backend: str, backends=None) -> list[str]:
     """The backends a race spec names (installed ones only for the default set)."""
-    from ..backends.registry import BACKENDS, available
-
     if backends:
         names = list(backends)
     elif backend.startswith(RACE + ":"):
@@ -44,8 +52,6 @@ def race_backends(backend: str, backends=None) -> list[str]:
         if is_race(b):
             raise InputError("a race cannot contain a race")
         if b not in BACKENDS:
-            from .errors import closest
-
             raise InputError(
                 f"unknown backend {b!r} in the race{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}"
             )
@@ -66,19 +72,18 @@ def _refuse_start():
 
 
 def solve_race(
-    ens,
-    q,
+    ens: Ensemble,
+    q: Query,
+    solve_one: SolveOne,
     backends=None,
     deadline: float | None = None,
     memory_mb: int | None = None,
     *,
-    compiled=None,
+    compiled: CompiledQuery | None = None,
     log: bool = False,
     prefer=None,
 ) -> Result:
-    from ..backends.worker import worker_for
-    from .pipeline import compile_query, solve_query
-
+    """Race the backends; ``solve_one`` answers the query on one of them."""
     t0 = time.time()
     deadline = deadline if deadline is not None else t0 + q.timeout
     names = race_backends(q.backend, backends)
@@ -86,16 +91,14 @@ def solve_race(
     done: queue.Queue = queue.Queue()
     workers = {b: worker_for(b, memory_mb) for b in names}
     stop = threading.Event()
-    opts = dict(q.options)
 
     def run(i: int, b: str) -> None:
         # only the first backend runs the (pure-Python) heuristic: it would compete for the GIL
-        qb = q.with_(
-            backend=b,
-            options=tuple({**opts, "heuristic": opts.get("heuristic", True) and i == 0}.items()),
+        qb = with_option(
+            q.with_(backend=b), "heuristic", bool(option(q, "heuristic", True)) and i == 0
         )
         try:
-            res = solve_query(
+            res = solve_one(
                 ens, qb, compiled=cq, deadline=deadline, memory_mb=memory_mb, log=log, prefer=prefer
             )
         except _Stopped:
@@ -132,18 +135,8 @@ def solve_race(
         ):
             winner = res
             break
-    # stop the others: no new solver process may start, running ones are killed
     stop.set()
-    for b, w in workers.items():
-        if b not in results:
-            w._start = _refuse_start
-            w.kill()
-    # wait for the stopped threads (quick: their solver process is gone), so that no thread
-    # still drives a pooled worker when the caller uses it next
-    for t in threads:
-        t.join(timeout=max(1.0, min(JOIN_SECONDS, deadline + 5.0 - time.time())))
-    for w in workers.values():
-        w.__dict__.pop("_start", None)
+    _stop_others(workers, results, threads, deadline)
     summary = {b: (r.status if r is not None else "stopped") for b, r in results.items()}
     for b in names:
         summary.setdefault(b, "stopped")
@@ -153,6 +146,20 @@ def solve_race(
     winner.stats["winner"] = winner.backend
     winner.time["total"] = time.time() - t0
     return winner
+
+
+def _stop_others(workers: dict, results: dict, threads: list, deadline: float) -> None:
+    """No new solver process may start, running ones are killed; then wait for their
+    threads (quick: their solver process is gone), so that no thread still drives a
+    pooled worker when the caller uses it next."""
+    for b, w in workers.items():
+        if b not in results:
+            w._start = _refuse_start
+            w.kill()
+    for t in threads:
+        t.join(timeout=max(1.0, min(JOIN_SECONDS, deadline + 5.0 - time.time())))
+    for w in workers.values():
+        w.__dict__.pop("_start", None)
 
 
 def _best(q, names, results) -> Result:

@@ -1,19 +1,37 @@
-"""What a backend receives and returns."""
+"""The solver protocol: what a backend receives, what it returns, what it declares.
+
+Pure: no solver is imported here. ``backends/`` implements ``Solver`` (a module with
+``solve(problem, options) -> Solution``) and declares a ``Capabilities`` record; the
+driver reads the record to build each backend's chain of reductions.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
 
 import numpy as np
 
-FEASIBLE, OPTIMAL, INFEASIBLE, UNKNOWN, ERROR = (
-    "feasible",
-    "optimal",
-    "infeasible",
-    "unknown",
-    "error",
-)
+from .ir import BOOL, INT, REAL, Problem
+
+
+class SolveStatus(StrEnum):
+    """A solver's answer; str-valued, so pickles and JSON carry the plain words."""
+
+    FEASIBLE = "feasible"
+    OPTIMAL = "optimal"
+    INFEASIBLE = "infeasible"
+    UNKNOWN = "unknown"
+    ERROR = "error"
+
+
+FEASIBLE = SolveStatus.FEASIBLE
+OPTIMAL = SolveStatus.OPTIMAL
+INFEASIBLE = SolveStatus.INFEASIBLE
+UNKNOWN = SolveStatus.UNKNOWN
+ERROR = SolveStatus.ERROR
 
 
 @dataclass(frozen=True)
@@ -34,7 +52,7 @@ class SolveOptions:
 
 @dataclass
 class Solution:
-    status: str
+    status: SolveStatus
     values: np.ndarray | None = None
     objective: float | None = None
     bound: float | None = None
@@ -48,19 +66,35 @@ class Solution:
         return self.status in (FEASIBLE, OPTIMAL) and self.values is not None
 
 
+class Solver(Protocol):
+    """What a backend module provides."""
+
+    def solve(self, problem: Problem, options: SolveOptions) -> Solution: ...
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a solver accepts; the driver adds the reductions a problem needs to fit."""
+
+    integer_coefficients: bool = False  # needs integer data: IntegerScaling is added
+    implications: bool = True  # takes Implication constraints natively (else big-M rows)
+    variable_kinds: tuple[str, ...] = (BOOL, INT, REAL)
+    size_limit: tuple[int, int] | None = None  # (vars, constraints) a license accepts
+
+
 def point_solution(
-    problem,
+    problem: Problem,
     values: np.ndarray,
     proven: bool,
-    objective,
-    bound,
+    objective: float | None,
+    bound: float | None,
     solve_time: float,
     build_time: float,
     stats: dict,
 ) -> Solution:
     """A solver's point: integral variables rounded (solvers return them within a tolerance)."""
     for i, v in enumerate(problem.vars):
-        if v.kind != "real":
+        if v.kind != REAL:
             values[i] = float(round(values[i]))
     return Solution(
         OPTIMAL if proven else FEASIBLE,

@@ -1,0 +1,145 @@
+"""The backend stages: reduce the problem for the backend, solve it in a worker, and
+search on past near misses (a cut per failing copy) and past the soft group."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..backends.worker import worker_for
+from ..compiler.invert import values_for_pair
+from ..compiler.ir import Problem
+from ..compiler.passes import Chain
+from ..compiler.result import ERROR, INSENSITIVE, UNKNOWN
+from ..compiler.solver import ERROR as SOLVER_ERROR
+from ..compiler.solver import INFEASIBLE, Solution, SolveOptions
+from . import compile as compile_stage
+from .accept import accept
+from .context import SolveContext
+from .data_fallback import use_fallback
+from .options import option
+from .verdict import Accepted, Rejected, check_candidate, leaf_cut
+
+MAX_CUTS = 50
+OPTIMIZE_STOP_SECONDS = 10.0  # an optimising run stops this early (at most 15 % of the time left)
+
+
+@dataclass
+class BackendProblem:
+    problem: Problem
+    chain: Chain
+    inverse: Any
+
+    @property
+    def optimize(self) -> bool:
+        """An "optimize" objective (the data-aware utility) is solved to the best point
+        found within the time limit; a "guide" objective stops at the first point."""
+        obj = self.problem.objective
+        return obj is not None and obj.role == "optimize"
+
+
+def reduce_for_backend(ctx: SolveContext) -> BackendProblem:
+    """The compiled query after the backend's reductions; the heuristic's pair as hint."""
+    t_b = time.time()
+    compiled, chain, inverse = compile_stage.for_backend(ctx.cq, ctx.q.backend)
+    ctx.result.time["compile"] += time.time() - t_b
+    problem = compiled.problem
+    ctx.stats.update(problem.stats())
+    if problem.notes.scaling_error is not None:
+        ctx.stats["scaling_error"] = problem.notes.scaling_error
+    if ctx.heuristic_pair is not None:
+        ctx.hint = values_for_pair(ctx.enc, *ctx.heuristic_pair, problem.n_vars)
+    return BackendProblem(problem, chain, inverse)
+
+
+def _options(ctx: SolveContext, optimize: bool) -> SolveOptions:
+    # optimizing runs to the limit: stop it early enough that its best point comes back
+    # before the worker's hard kill at the deadline
+    stop = 0.0 if not optimize else min(OPTIMIZE_STOP_SECONDS, 0.15 * max(0.0, ctx.time_left()))
+    q = ctx.q
+    return SolveOptions(
+        deadline=ctx.deadline - stop,
+        threads=q.threads,
+        seed=q.seed,
+        first_solution=not optimize,
+        log=ctx.log,
+        memory_mb=ctx.memory_mb,
+        hint=ctx.hint,
+        params=tuple(option(q, "solver_params", ())),
+    )
+
+
+def backend_search(ctx: SolveContext, bp: BackendProblem) -> None:
+    """Solve until a proven answer, an error, or the time limit: a near miss is cut and
+    the search goes on; an infeasible soft group is dropped ("insensitive" is never
+    based on data)."""
+    res = ctx.result
+    worker = worker_for(ctx.q.backend, ctx.memory_mb)
+    problem = bp.problem
+    while True:
+        if time.time() >= ctx.deadline:
+            res.status, res.message = UNKNOWN, "time limit reached"
+            return
+        sol = worker.solve(problem, _options(ctx, bp.optimize))
+        ctx.solve_time += sol.time + sol.build_time
+        if sol.stats.get("search"):  # which search of the backend's schedule answered
+            ctx.stats["search"] = sol.stats["search"]
+        if sol.status == INFEASIBLE and problem.soft:
+            problem = problem.without_soft()
+            ctx.stats["data_restrictions_dropped"] = True
+            continue
+        if _final(ctx, sol):
+            return
+        verdict = check_candidate(ctx.ens, ctx.q, ctx.enc, _input_values(ctx, bp, sol), ctx.prefer)
+        if isinstance(verdict, Accepted):
+            _accept_point(ctx, bp, verdict, sol)
+            return
+        if isinstance(verdict, Rejected):
+            res.status, res.error = ERROR, verdict.message
+            return
+        ctx.cuts += 1
+        if ctx.cuts > MAX_CUTS:
+            res.status = UNKNOWN
+            res.message = (
+                f"gave up after excluding {MAX_CUTS} near-miss pairs (rounding band too dense)"
+            )
+            return
+        problem = problem.with_constraints(
+            [leaf_cut(ctx.enc, verdict.witness, c) for c in verdict.failing]
+        )
+
+
+def _final(ctx: SolveContext, sol: Solution) -> bool:
+    """Record an answer without a point (infeasible, error, none in time); True if so."""
+    res = ctx.result
+    if sol.status == INFEASIBLE:
+        res.status = INSENSITIVE
+        res.message = "proved: no pair meets the gap" + (
+            f" (after excluding {ctx.cuts} near-miss pairs)" if ctx.cuts else ""
+        )
+        return True
+    if sol.status == SOLVER_ERROR:
+        res.status, res.error = ERROR, sol.message or "solver error"
+        if sol.stats.get("traceback"):
+            res.stats["solver_traceback"] = sol.stats["traceback"]
+        return True
+    if not sol.has_point:
+        res.status, res.message = UNKNOWN, sol.message or "no answer within the time limit"
+        use_fallback(ctx)
+        return True
+    return False
+
+
+def _input_values(ctx: SolveContext, bp: BackendProblem, sol: Solution):
+    values = bp.chain.invert(sol.values, bp.inverse)
+    return ctx.cq.chain.invert(values, ctx.cq.inverse)
+
+
+def _accept_point(ctx: SolveContext, bp: BackendProblem, verdict: Accepted, sol: Solution):
+    accept(ctx, verdict, found_by=ctx.q.backend)
+    scale = bp.problem.notes.objective_scale or 1.0
+    ctx.stats["objective"] = None if sol.objective is None else sol.objective / scale
+    ctx.stats["solver_status"] = sol.status  # "optimal" or "feasible" (best found in time)
+    if ctx.cuts:
+        ctx.result.message = f"found after excluding {ctx.cuts} near-miss pairs"

@@ -1,0 +1,208 @@
+"""Cavity clauses for a query: from a clause file, the disk cache, or learned.
+
+Clauses are cached on disk, keyed by hashes of the model's thresholds, the data and the
+parameters (``cache_dir()``), and can be written to / read from a JSON file. Clauses
+read from a file are re-checked against the data: a box that holds a row is discarded.
+Learning (z3) is backends/cavity_learning.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from pathlib import Path
+
+from ..backends.cavity_learning import BoxSearch, FoundBoxes
+from ..backends.registry import BackendInfo
+from ..backends.worker import Worker
+from ..compiler.cavities import (
+    Clause,
+    box_clause,
+    check_clauses,
+    clauses_document,
+    clauses_from_document,
+    interval_rows,
+    model_key,
+)
+from ..compiler.dataset import Dataset
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError, TreesensError
+from ..compiler.query import Query
+from ..compiler.solver import Solution, SolveOptions
+from .options import option
+
+# the learner runs in a worker process like every solver; it is not a query backend
+CAVITY_LEARNER = BackendInfo(
+    "cavity-learning",
+    "treesens.backends.cavity_learning",
+    ("z3",),
+    description="z3 learning data cavities",
+)
+LEARNING_GRACE = 30.0  # seconds past the learning budget before the worker is stopped
+
+
+class _LearnerWorker(Worker):
+    """A worker process running the cavity learner instead of a registry backend."""
+
+    def __init__(self) -> None:
+        super().__init__("z3")
+        self.info = CAVITY_LEARNER
+
+
+def learn_in_worker(
+    ens: Ensemble,
+    X,
+    *,
+    width: int = 2,
+    max_clauses: int = 50,
+    time_budget: float = 60.0,
+    seed: int = 0,
+    progress: bool = False,
+    stats: dict | None = None,
+) -> list[Clause]:
+    """Cavity clauses of the rows X, learned by z3 in a worker process."""
+    rows = interval_rows(ens, X)
+    if rows is None:
+        return []
+    search = BoxSearch(
+        rows.J, rows.K, width, max_clauses, time_budget, seed=seed, progress=progress
+    )
+    worker = _LearnerWorker()
+    try:
+        found = worker.solve(
+            search, SolveOptions(deadline=time.time() + time_budget + LEARNING_GRACE)
+        )
+    finally:
+        worker.close()
+    if isinstance(found, Solution) or not isinstance(found, FoundBoxes):
+        why = found.message if isinstance(found, Solution) else repr(found)
+        raise TreesensError(f"learning the data's cavity clauses failed: {why}")
+    if stats is not None:
+        stats.update(found.stats)
+    return [box_clause(ens, rows, box) for box in found.boxes]
+
+
+def cache_dir() -> Path:
+    """Where learned clauses are cached: $TREESENS_CACHE, else ~/.cache/treesens."""
+    env = os.environ.get("TREESENS_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "treesens"
+
+
+def save_clauses(path: str | Path, clauses: list[Clause], meta: dict | None = None) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = clauses_document(clauses, meta)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1))
+    tmp.replace(path)
+
+
+def load_clauses(path: str | Path) -> list[Clause]:
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError("clauses file not found", str(path)) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"cannot read clauses: {e}", str(path)) from None
+    return clauses_from_document(doc, str(path))
+
+
+def clauses_for(
+    ens: Ensemble,
+    data: Dataset,
+    *,
+    width: int = 2,
+    max_clauses: int = 50,
+    time_budget: float = 60.0,
+    file: str | Path | None = None,
+    cache: bool = True,
+    progress: bool = False,
+    seed: int = 0,
+    stats: dict | None = None,
+) -> list[Clause]:
+    """The cavity clauses for a model and a Dataset: from ``file`` if it exists (re-checked
+    against the data), else from the disk cache, else learned (and written to ``file`` /
+    the cache)."""
+    if file is not None and not Path(file).exists():
+        parent = Path(file).parent
+        if not parent.is_dir():  # checked before minutes of learning, and never created
+            raise InputError(f"cannot write the clauses: no directory {parent}", str(file))
+    if file is not None and Path(file).exists():
+        clauses = load_clauses(file)
+        kept = check_clauses(ens, clauses, data.X)
+        if stats is not None:
+            stats.update(
+                {"clauses_source": str(file), "clauses_discarded": len(clauses) - len(kept)}
+            )
+        return kept[:max_clauses] if max_clauses else kept
+    key = f"{model_key(ens)}-{data.digest()}-w{width}-n{max_clauses}-t{time_budget:g}-s{seed}"
+    cpath = None
+    if cache:
+        cpath = cache_dir() / "cavities" / f"{key}.json"
+        if cpath.exists():
+            try:
+                clauses = load_clauses(cpath)
+                if stats is not None:
+                    stats["clauses_source"] = f"cache {cpath}"
+                if file is not None:
+                    save_clauses(file, clauses, {"key": key})
+                return clauses
+            except InputError:
+                pass
+    st: dict = {}
+    clauses = learn_in_worker(
+        ens,
+        data.X,
+        width=width,
+        max_clauses=max_clauses,
+        time_budget=time_budget,
+        seed=seed,
+        progress=progress,
+        stats=st,
+    )
+    if stats is not None:
+        stats.update(st)
+        stats["clauses_source"] = "learned"
+    meta = {
+        "key": key,
+        "model": model_key(ens),
+        "data": data.digest(),
+        "data_source": data.source,
+        "width": width,
+        "max_clauses": max_clauses,
+        "time_budget": time_budget,
+        "complete": not st.get("clause_budget_reached", False),
+    }
+    for target in (cpath, file):
+        if target is not None:
+            with contextlib.suppress(OSError):
+                save_clauses(target, clauses, meta)
+    return clauses
+
+
+def query_clauses(
+    ens: Ensemble, q: Query, data: Dataset, stats: dict, progress: bool = False
+) -> list[Clause]:
+    """The cavity clauses of a query's options (``clause_width``, ``max_clauses``,
+    ``clause_time``, ``clauses``, ``clause_cache``); their statistics go to ``stats``."""
+    st: dict = {}
+    clauses = clauses_for(
+        ens,
+        data,
+        width=int(option(q, "clause_width", 2)),
+        max_clauses=int(option(q, "max_clauses", 50)),
+        time_budget=float(option(q, "clause_time", 60.0)),
+        file=option(q, "clauses"),
+        cache=bool(option(q, "clause_cache", True)),
+        progress=progress,
+        stats=st,
+    )
+    stats.update(st)
+    stats["clauses_learned"] = len(clauses)
+    return clauses

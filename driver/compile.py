@@ -1,0 +1,54 @@
+"""Compile a query: encode, the solver-agnostic passes, then one backend's reductions."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..backends.registry import get_info
+from ..compiler.dataset import Dataset
+from ..compiler.encode import Encoding, encode
+from ..compiler.ensemble import Ensemble
+from ..compiler.passes import Chain, Compiled, passes_for
+from ..compiler.passes.data_aware import check_data_mode, data_passes, needs_clauses
+from ..compiler.query import Query
+from .chain import backend_chain
+from .clauses import query_clauses
+from .data import dataset_for_query
+
+
+@dataclass
+class CompiledQuery:
+    compiled: Compiled  # after the solver-agnostic passes
+    chain: Chain
+    inverse: Any
+    compile_time: float
+    data: Dataset | None = None  # the query's data set when it names data
+    data_stats: dict = field(default_factory=dict)
+
+    @property
+    def encoding(self) -> Encoding:
+        return self.compiled.encoding
+
+
+def compile_query(ens: Ensemble, q: Query, progress: bool = False) -> CompiledQuery:
+    """Encode the query and apply its solver-agnostic passes (learning the data's cavity
+    clauses first when the query's data-aware mode uses them)."""
+    t0 = time.time()
+    data = dataset_for_query(ens, q)
+    problem, enc = encode(ens, q)
+    dstats: dict = {}
+    clauses: list = []
+    if check_data_mode(q, data) and needs_clauses(q):
+        clauses = query_clauses(ens, q, data, dstats, progress=progress)
+    chain = Chain(passes_for(q.passes, data_passes(q, data, clauses)))
+    compiled, inverse = chain.apply(Compiled(problem, enc))
+    return CompiledQuery(compiled, chain, inverse, time.time() - t0, data, dstats)
+
+
+def for_backend(cq: CompiledQuery, backend: str) -> tuple[Compiled, Chain, Any]:
+    """The compiled query reduced to what ``backend`` accepts, with the chain to invert."""
+    chain = Chain(backend_chain(get_info(backend).capabilities, backend))
+    compiled, inv = chain.apply(cq.compiled)
+    return compiled, chain, inv

@@ -1,0 +1,65 @@
+"""What the stages of one solve share: the query, its deadline, the hint, the result."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..compiler.dataset import Dataset
+from ..compiler.encode import Encoding
+from ..compiler.ensemble import Ensemble
+from ..compiler.invert import Witness
+from ..compiler.query import Query
+from ..compiler.result import UNKNOWN, Result
+from .compile import CompiledQuery
+
+Pair = tuple[np.ndarray, np.ndarray]  # (x1, x2) as the heuristic returns them
+
+
+@dataclass
+class SolveContext:
+    ens: Ensemble
+    q: Query
+    cq: CompiledQuery
+    result: Result  # under construction
+    deadline: float  # absolute time.time()
+    t_start: float
+    data: Dataset | None = None
+    prefer: Any = None  # per feature, values to prefer in witnesses (the data's)
+    log: bool = False
+    memory_mb: int | None = None
+    solve_time: float = 0.0  # heuristic and solver seconds so far
+    hint: np.ndarray | None = None  # starting values of every variable for the solver
+    heuristic_pair: Pair | None = None  # the heuristic's pair, short of the gap
+    fallback: Pair | None = None  # data-aware: a pair meeting the gap, if the solver has none
+    witness: Witness | None = None  # the accepted pair
+    cuts: int = 0  # near-miss pairs excluded
+
+    @property
+    def enc(self) -> Encoding:
+        return self.cq.encoding
+
+    @property
+    def stats(self) -> dict:
+        return self.result.stats
+
+    def time_left(self) -> float:
+        return self.deadline - time.time()
+
+
+def new_result(ens: Ensemble, q: Query) -> Result:
+    """The result of a query before any answer."""
+    return Result(
+        query=q.label,
+        status=UNKNOWN,
+        backend=q.backend,
+        features=[],
+        gap=q.gap.value,
+        gap_kind=q.gap.kind,
+        model=ens.source,
+        passes=sorted(q.passes),
+        classes=list(q.classes) if q.classes else None,
+    )

@@ -1,0 +1,117 @@
+"""Answer one query: the stages of the solve over one context.
+
+    compile -> heuristic search -> backend reductions (+ data-aware hint)
+            -> backend search (near-miss cuts, soft group dropped if infeasible)
+            -> data-aware fallback -> distance to the data
+
+"insensitive" is said only when the backend proves the (soundly relaxed) problem
+infeasible. A candidate pair that the library's predict rejects is excluded with a cut
+on its leaves and the search goes on; a disagreement between the IR and the library is
+an error, never a verdict.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..compiler.ensemble import Ensemble
+from ..compiler.query import Query
+from ..compiler.result import SENSITIVE, Result
+from .accept import measure_distance
+from .backend import backend_search, reduce_for_backend
+from .compile import CompiledQuery, compile_query
+from .context import SolveContext, new_result
+from .data import dataset_for_query
+from .heuristic import data_hint, heuristic_search
+from .options import option
+from .race import is_race, solve_race
+
+
+def solve_query(
+    ens: Ensemble,
+    q: Query,
+    *,
+    compiled: CompiledQuery | None = None,
+    deadline: float | None = None,
+    memory_mb: int | None = None,
+    log: bool = False,
+    prefer=None,
+) -> Result:
+    """Answer one query; the result records what was asked (``stats["asked"]``)."""
+    if is_race(q.backend):
+        res = solve_race(
+            ens,
+            q,
+            solve_query,
+            None,
+            deadline,
+            memory_mb,
+            compiled=compiled,
+            log=log,
+            prefer=prefer,
+        )
+    else:
+        res = _solve(ens, q, compiled, deadline, memory_mb, log, prefer)
+    res.stats["asked"] = q.asked()
+    return res
+
+
+def _solve(
+    ens: Ensemble,
+    q: Query,
+    compiled: CompiledQuery | None,
+    deadline: float | None,
+    memory_mb: int | None,
+    log: bool,
+    prefer,
+) -> Result:
+    ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer)
+    if not heuristic_search(ctx):
+        bp = reduce_for_backend(ctx)
+        data_hint(ctx, bp.problem, bp.optimize)
+        backend_search(ctx, bp)
+        ctx.stats["cuts"] = ctx.cuts
+    if ctx.data is not None and ctx.result.status == SENSITIVE and ctx.witness is not None:
+        measure_distance(ctx)
+    ctx.result.time["solve"] = ctx.solve_time
+    ctx.result.time["total"] = time.time() - ctx.t_start
+    return ctx.result
+
+
+def _start(
+    ens: Ensemble,
+    q: Query,
+    compiled: CompiledQuery | None,
+    deadline: float | None,
+    memory_mb: int | None,
+    log: bool,
+    prefer,
+) -> SolveContext:
+    """Compile (unless given) and set up the context with the compile statistics."""
+    t_start = time.time()
+    res = new_result(ens, q)
+    progress = log or bool(option(q, "progress", False))
+    cq = compiled or compile_query(ens, q, progress=progress)
+    enc = cq.encoding
+    data = cq.data if cq.data is not None else dataset_for_query(ens, q)
+    if data is not None and prefer is None:
+        prefer = data.prefer()  # realistic witnesses: values seen in the data
+    if cq.data_stats:
+        res.stats.update(cq.data_stats)
+    res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
+    res.time["compile"] = time.time() - t_start
+    res.stats.update(cq.compiled.problem.stats())
+    res.stats.update(enc.stats)
+    res.stats["relax"] = enc.relax
+    return SolveContext(
+        ens=ens,
+        q=q,
+        cq=cq,
+        result=res,
+        deadline=deadline if deadline is not None else t_start + q.timeout,
+        t_start=t_start,
+        data=data,
+        prefer=prefer,
+        log=log,
+        memory_mb=memory_mb,
+    )

@@ -1,0 +1,108 @@
+"""The replay check of a candidate pair, as a typed verdict.
+
+``Accepted``: the library's predict confirms the pair meets the gap. ``NearMiss``: a
+pair on the gap's boundary where treesens' exact arithmetic and the library's float32
+sums round differently; its failing copies are cut and the search goes on. ``Rejected``:
+the candidate cannot stand and no cut is sound (an error, never a verdict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiler.encode import Encoding
+from ..compiler.ensemble import Ensemble
+from ..compiler.invert import Witness, invert
+from ..compiler.ir import Linear
+from ..compiler.passes.feature_constraints import constraint_violations
+from ..compiler.query import Query
+from ..compiler.replay import condition_slack, meets, predicted_class
+
+# how far the library's probabilities and treesens' may be apart on a near-miss pair
+# (float32 accumulation over thousands of trees stays orders of magnitude below this)
+PROBA_AGREEMENT = 1e-3
+
+
+@dataclass(frozen=True)
+class Accepted:
+    witness: Witness
+    outputs: dict  # {"x1": [per-class probabilities], "x2": [...]} by the library
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    witness: Witness
+    failing: tuple[int, ...]  # the copies (0: x1, 1: x2) the library rejects
+
+
+@dataclass(frozen=True)
+class Rejected:
+    message: str
+
+
+Verdict = Accepted | NearMiss | Rejected
+
+
+def check_candidate(ens: Ensemble, q: Query, enc: Encoding, values: np.ndarray, prefer) -> Verdict:
+    """Map solver values back to a pair and replay it."""
+    try:
+        w = invert(enc, values, prefer)
+    except ValueError as e:
+        return Rejected(f"cannot map the solution back to inputs: {e}")
+    broken = constraint_violations(ens, q, w.x1, w.x2)
+    if broken:
+        return Rejected(
+            "internal: the witness breaks the query's constraints: " + "; ".join(broken)
+        )
+    routed = ens.leaf_indices(np.stack([w.x1, w.x2]))
+    for copy in (0, 1):
+        if not np.array_equal(routed[copy], w.leaves[copy]):
+            bad = int(np.flatnonzero(routed[copy] != w.leaves[copy])[0])
+            return Rejected(
+                f"internal: x{copy + 1} reaches leaf {routed[copy][bad]} of tree {bad}, "
+                f"the solver chose leaf {w.leaves[copy][bad]}"
+            )
+    return check_pair(ens, q, enc, w)
+
+
+def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
+    """Replay a pair on the library's predict (the IR's when there is no replayer)."""
+    X = np.stack([w.x1, w.x2])
+    ir_raw = ens.raw(X)
+    ir_proba = ens.proba(X)
+    rep = ens.replayer
+    if rep is not None:
+        lib_proba = np.asarray(rep.predict_proba(X), dtype=np.float64)
+        lib_raw = np.asarray(rep.predict_raw(X), dtype=np.float64)
+    else:
+        lib_proba, lib_raw = ir_proba, ir_raw
+    c_pred = predicted_class(lib_proba[0])
+    lib_ok = [
+        meets(ens, q, lib_proba[0], lib_raw[0], 0),
+        meets(ens, q, lib_proba[1], lib_raw[1], 1, c_pred),
+    ]
+    if all(lib_ok):
+        return Accepted(w, {"x1": lib_proba[0].tolist(), "x2": lib_proba[1].tolist()})
+    failing = tuple(c for c in (0, 1) if not lib_ok[c])
+    ir_ok = [meets(ens, q, ir_proba[c], ir_raw[c], c, predicted_class(ir_proba[0])) for c in (0, 1)]
+    for c in failing:
+        slack = condition_slack(enc, ir_raw[c], c)
+        # cutting a near miss is sound only if the library and treesens agree on the
+        # scores. If they do not, treesens models the library wrongly: an error, never a
+        # cut (a cut could then exclude valid pairs and fake "insensitive").
+        apart = float(np.max(np.abs(lib_proba[c] - ir_proba[c])))
+        if (ir_ok[c] and slack > 4 * enc.relax + 1e-9) or apart > PROBA_AGREEMENT:
+            return Rejected(
+                f"the library's predict disagrees with treesens' model of it on x{c + 1}: "
+                f"library {lib_proba[c].tolist()}, treesens {ir_proba[c].tolist()}"
+            )
+    return NearMiss(w, failing)
+
+
+def leaf_cut(enc: Encoding, w: Witness, copy: int) -> Linear:
+    """A row excluding the leaves copy ``copy`` of ``w`` reaches (every input reaching
+    them scores the same, so the cut loses no other pair)."""
+    vs = tuple(enc.leaves[copy][ti][int(n)] for ti, n in enumerate(w.leaves[copy]))
+    return Linear(vs, (1.0,) * len(vs), "<=", float(len(vs) - 1), ("cut", copy))
