@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..backends.worker import worker_for
-from ..compiler.invert import values_for_pair
+from ..compiler.invert import Witness, values_for_pair
 from ..compiler.ir import Problem
 from ..compiler.passes import Chain
 from ..compiler.result import ERROR, INSENSITIVE, UNKNOWN
@@ -91,7 +92,7 @@ def backend_search(ctx: SolveContext, bp: BackendProblem) -> None:
             continue
         if _final(ctx, sol):
             return
-        verdict = check_candidate(ctx.ens, ctx.q, ctx.enc, _input_values(ctx, bp, sol), ctx.prefer)
+        verdict = check_candidate(ctx.ens, ctx.q, ctx.enc, partial(_witness, ctx, bp, sol))
         if isinstance(verdict, Accepted):
             _accept_point(ctx, bp, verdict, sol)
             return
@@ -131,7 +132,8 @@ def _final(ctx: SolveContext, sol: Solution) -> bool:
     return False
 
 
-def _input_values(ctx: SolveContext, bp: BackendProblem, sol: Solution):
+def _witness(ctx: SolveContext, bp: BackendProblem, sol: Solution) -> Witness:
+    """The backend's values through both chains, in reverse: the pair of inputs."""
     values = bp.chain.invert(sol.values, bp.inverse)
     return ctx.cq.chain.invert(values, ctx.cq.inverse)
 

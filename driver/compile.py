@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends.registry import get_info
+from ..compiler.chain import SensitivityQuestion, sensitivity_chain
 from ..compiler.dataset import Dataset
-from ..compiler.encode import Encoding, encode
+from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
-from ..compiler.passes import Chain, Compiled, passes_for
+from ..compiler.passes import Chain, Compiled
 from ..compiler.passes.data_aware import check_data_mode, data_passes, needs_clauses
 from ..compiler.query import Query
 from .chain import backend_chain
@@ -21,7 +22,7 @@ from .data import dataset_for_query
 @dataclass
 class CompiledQuery:
     compiled: Compiled  # after the solver-agnostic passes
-    chain: Chain
+    chain: Chain  # encode first: inverting it gives the Witness
     inverse: Any
     compile_time: float
     data: Dataset | None = None  # the query's data set when it names data
@@ -32,18 +33,21 @@ class CompiledQuery:
         return self.compiled.encoding
 
 
-def compile_query(ens: Ensemble, q: Query, progress: bool = False) -> CompiledQuery:
+def compile_query(ens: Ensemble, q: Query, progress: bool = False, prefer=None) -> CompiledQuery:
     """Encode the query and apply its solver-agnostic passes (learning the data's cavity
-    clauses first when the query's data-aware mode uses them)."""
+    clauses first when the query's data-aware mode uses them). Inverting the chain gives
+    the Witness; its values are ``prefer``'s (default: values seen in the query's data)
+    where they fit the chosen intervals."""
     t0 = time.time()
     data = dataset_for_query(ens, q)
-    problem, enc = encode(ens, q)
+    if prefer is None and data is not None:
+        prefer = data.prefer()
     dstats: dict = {}
     clauses: list = []
     if check_data_mode(q, data) and needs_clauses(q):
         clauses = query_clauses(ens, q, data, dstats, progress=progress)
-    chain = Chain(passes_for(q.passes, data_passes(q, data, clauses)))
-    compiled, inverse = chain.apply(Compiled(problem, enc))
+    chain = sensitivity_chain(q.passes, data_passes(q, data, clauses), prefer)
+    compiled, inverse = chain.apply(SensitivityQuestion(ens, q))
     return CompiledQuery(compiled, chain, inverse, time.time() - t0, data, dstats)
 
 

@@ -91,7 +91,7 @@ def _start(
     t_start = time.time()
     res = new_result(ens, q)
     progress = log or bool(option(q, "progress", False))
-    cq = compiled or compile_query(ens, q, progress=progress)
+    cq = compiled or compile_query(ens, q, progress=progress, prefer=prefer)
     enc = cq.encoding
     data = cq.data if cq.data is not None else dataset_for_query(ens, q)
     if data is not None and prefer is None:

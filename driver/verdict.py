@@ -8,13 +8,14 @@ the candidate cannot stand and no cut is sound (an error, never a verdict).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
-from ..compiler.invert import Witness, invert
+from ..compiler.invert import Witness
 from ..compiler.ir import Linear
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
@@ -45,10 +46,12 @@ class Rejected:
 Verdict = Accepted | NearMiss | Rejected
 
 
-def check_candidate(ens: Ensemble, q: Query, enc: Encoding, values: np.ndarray, prefer) -> Verdict:
-    """Map solver values back to a pair and replay it."""
+def check_candidate(
+    ens: Ensemble, q: Query, enc: Encoding, decode: Callable[[], Witness]
+) -> Verdict:
+    """Map solver values back to a pair (``decode``: the chains' inversion) and replay it."""
     try:
-        w = invert(enc, values, prefer)
+        w = decode()
     except ValueError as e:
         return Rejected(f"cannot map the solution back to inputs: {e}")
     broken = constraint_violations(ens, q, w.x1, w.x2)
