@@ -119,6 +119,7 @@ class OptionSpec:
     modes: tuple[DataAwareMode, ...] = ()  # the data-aware modes it acts in (empty: all)
     answer: bool = False  # it changes a query's answer (recorded as stats["asked"])
     why_not_in_sens: str = ""
+    metavar: str | None = None  # the CLI flag's value, as its help shows it
 
     @property
     def sens_key(self) -> str | None:
@@ -139,6 +140,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         SENS_DATA,
         "data",
         answer=True,
+        metavar="CSV",
     ),
     OptionSpec(
         "label",
@@ -161,6 +163,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         _whole_at_least_1,
         _CLAUSE_MODES,
         answer=True,
+        metavar="W",
     ),
     OptionSpec(
         "max_clauses",
@@ -173,6 +176,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         _whole_at_least_1,
         _CLAUSE_MODES,
         answer=True,
+        metavar="N",
     ),
     OptionSpec(
         "clause_time",
@@ -185,6 +189,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         _positive_seconds,
         _CLAUSE_MODES,
         answer=True,
+        metavar="S",
     ),
     OptionSpec(
         "clauses",
@@ -197,6 +202,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         _file_name,
         _CLAUSE_MODES,
         answer=True,
+        metavar="FILE",
     ),
     OptionSpec(
         "clause_cache",
@@ -219,6 +225,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "prob_alpha",
         _non_negative,
         _PROB_MODES,
+        metavar="A",
     ),
     OptionSpec(
         "prob_empty",
@@ -230,6 +237,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "prob_empty",
         _empty_rule,
         _PROB_MODES,
+        metavar="RULE",
     ),
     OptionSpec(
         "heuristic",
@@ -261,6 +269,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         SENS_OPTION,
         "heuristic_effort",
         _positive,
+        metavar="X",
     ),
     OptionSpec(
         "solver_params",
@@ -272,6 +281,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "solver_params",
         why_not_in_sens="solver parameters cannot be set from a .sens file "
         "(treesens check --solver-param NAME=VALUE)",
+        metavar="NAME=VALUE",
     ),
 )
 OPTION_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in OPTIONS}
@@ -299,8 +309,8 @@ class QueryOptions:
     prob_alpha: float | None = None
     prob_empty: str | None = None
     heuristic: bool | None = None
-    heuristic_effort: float | None = None
     progress: bool | None = None
+    heuristic_effort: float | None = None
     solver_params: tuple | None = None
 
     @classmethod

@@ -4,6 +4,7 @@ A pass has one interface: ``apply(compiled) -> (compiled, inverse_data)``; ``inv
 maps a solution of the rewritten problem back to one of the problem it was given.
 """
 
+from ..options import DataAwareMode
 from .base import Chain, Compiled, Pass
 from .data_aware import CavityClauses, UtilityObjective
 from .feature_constraints import FeatureConstraints
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 # the data-aware modes the compiler implements (Query.data_aware; see data_aware.py)
-DATA_AWARE_MODES = ("none", "prob", "clause", "probclause")
+DATA_AWARE_MODES = tuple(DataAwareMode)
 
 
 def passes_for(enabled, data_passes=()) -> list[Pass]:

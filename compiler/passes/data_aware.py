@@ -36,6 +36,7 @@ import numpy as np
 
 from ..ensemble import ZERO_BAND
 from ..ir import Linear, Objective
+from ..options import DataAwareMode
 from .base import Compiled, Pass
 
 DATA_TAGS = ("cavity", "prob-forbid")  # constraints that restrict the search by the data
@@ -293,28 +294,26 @@ def data_passes(ens, q, data, stats: dict | None = None, progress: bool = False)
     clauses from, or to write them to when it does not exist), ``clause_cache`` (bool).
     """
     mode = q.data_aware
-    if mode in (None, "none"):
+    if mode == DataAwareMode.NONE:
         return []
     from ..errors import InputError
 
-    if mode not in ("prob", "clause", "probclause"):
-        raise InputError(f"unknown data-aware mode {mode!r} (none, prob, clause, probclause)")
     if data is None:
-        raise InputError(f"data-aware mode {mode!r} needs data (--data FILE)")
-    opts = dict(q.options)
+        raise InputError(f"data-aware mode {mode.value!r} needs data (--data FILE)")
+    opts = q.options
     out: list[Pass] = []
-    if mode in ("clause", "probclause"):
+    if mode.uses_clauses:
         from ..cavities import clauses_for
 
         st: dict = {}
         clauses = clauses_for(
             ens,
             data,
-            width=int(opts.get("clause_width", 2)),
-            max_clauses=int(opts.get("max_clauses", 50)),
-            time_budget=float(opts.get("clause_time", 60.0)),
-            file=opts.get("clauses"),
-            cache=bool(opts.get("clause_cache", True)),
+            width=int(opts.value("clause_width")),
+            max_clauses=int(opts.value("max_clauses")),
+            time_budget=float(opts.value("clause_time")),
+            file=opts.clauses,
+            cache=bool(opts.value("clause_cache")),
             progress=progress,
             stats=st,
         )
@@ -322,12 +321,12 @@ def data_passes(ens, q, data, stats: dict | None = None, progress: bool = False)
             stats.update(st)
             stats["clauses_learned"] = len(clauses)
         out.append(CavityClauses(clauses))
-    if mode in ("prob", "probclause"):
+    if mode.uses_prob:
         out.append(
             UtilityObjective(
                 data.X,
-                alpha=float(opts.get("prob_alpha", 1.0)),
-                empty=str(opts.get("prob_empty", "smooth")),
+                alpha=float(opts.value("prob_alpha")),
+                empty=str(opts.value("prob_empty")),
             )
         )
     return out

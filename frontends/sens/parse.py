@@ -87,185 +87,184 @@ def _duration(text: str) -> float:
     return v * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
 
 
-def _build_transformer() -> Transformer:
-    @v_args(meta=True)
-    class _Build(Transformer):
-        def start(self, meta, ch):
-            return tuple(ch)
+@v_args(meta=True)
+class _Build(Transformer):
+    """The parse tree to the typed AST (one method per grammar rule)."""
 
-        # ---- leaves ----
-        def name(self, meta, ch):
-            tok = ch[0]
-            text = _unquote(tok) if tok.type == "STRING" else str(tok)
-            return Name(text, pos=_tok_pos(tok))
+    def start(self, meta, ch):
+        return tuple(ch)
 
-        def string(self, meta, ch):
-            return Str(_unquote(ch[0]), pos=_tok_pos(ch[0]))
+    # ---- leaves ----
+    def name(self, meta, ch):
+        tok = ch[0]
+        text = _unquote(tok) if tok.type == "STRING" else str(tok)
+        return Name(text, pos=_tok_pos(tok))
 
-        def number(self, meta, ch):
-            return Num(float(ch[0]), pos=_tok_pos(ch[0]))
+    def string(self, meta, ch):
+        return Str(_unquote(ch[0]), pos=_tok_pos(ch[0]))
 
-        def text(self, meta, ch):
-            return Text(_unquote(ch[0]), pos=_tok_pos(ch[0]))
+    def number(self, meta, ch):
+        return Num(float(ch[0]), pos=_tok_pos(ch[0]))
 
-        def boolean(self, meta, ch):
-            return Bool(str(ch[0]) == "true", pos=_tok_pos(ch[0]))
+    def text(self, meta, ch):
+        return Text(_unquote(ch[0]), pos=_tok_pos(ch[0]))
 
-        def word(self, meta, ch):
-            return Word(str(ch[0]), pos=_tok_pos(ch[0]))
+    def boolean(self, meta, ch):
+        return Bool(str(ch[0]) == "true", pos=_tok_pos(ch[0]))
 
-        def copy_ref(self, meta, ch):
-            return Ref(ch[1], int(str(ch[0])[1]), pos=_tok_pos(ch[0]))
+    def word(self, meta, ch):
+        return Word(str(ch[0]), pos=_tok_pos(ch[0]))
 
-        def plain_ref(self, meta, ch):
-            return Ref(Name(str(ch[0]), pos=_tok_pos(ch[0])), None, pos=_tok_pos(ch[0]))
+    def copy_ref(self, meta, ch):
+        return Ref(ch[1], int(str(ch[0])[1]), pos=_tok_pos(ch[0]))
 
-        def ref(self, meta, ch):
-            x = ch[0]
-            return x if isinstance(x, Ref) else Ref(x, None, pos=x.pos)
+    def plain_ref(self, meta, ch):
+        return Ref(Name(str(ch[0]), pos=_tok_pos(ch[0])), None, pos=_tok_pos(ch[0]))
 
-        # ---- top level ----
-        def model(self, meta, ch):
-            fmt = base = fpos = bpos = None
-            for c in ch[1:]:
-                if c[0] == "format":
-                    fmt, fpos = c[1], c[2]
-                else:
-                    base, bpos = c[1], c[2]
-            return ModelDecl(
-                ch[0], fmt, base, pos=_meta_pos(meta), format_pos=fpos, base_score_pos=bpos
-            )
+    def ref(self, meta, ch):
+        x = ch[0]
+        return x if isinstance(x, Ref) else Ref(x, None, pos=x.pos)
 
-        def model_format(self, meta, ch):
-            return ("format", ch[0].text, _meta_pos(meta))
+    # ---- top level ----
+    def model(self, meta, ch):
+        fmt = base = fpos = bpos = None
+        for c in ch[1:]:
+            if c[0] == "format":
+                fmt, fpos = c[1], c[2]
+            else:
+                base, bpos = c[1], c[2]
+        return ModelDecl(
+            ch[0], fmt, base, pos=_meta_pos(meta), format_pos=fpos, base_score_pos=bpos
+        )
 
-        def model_base_score(self, meta, ch):
-            return ("base_score", ch[0].value, _meta_pos(meta))
+    def model_format(self, meta, ch):
+        return ("format", ch[0].text, _meta_pos(meta))
 
-        def data(self, meta, ch):
-            return DataDecl(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
+    def model_base_score(self, meta, ch):
+        return ("base_score", ch[0].value, _meta_pos(meta))
 
-        def details(self, meta, ch):
-            return DetailsDecl(ch[0], pos=_meta_pos(meta))
+    def data(self, meta, ch):
+        return DataDecl(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
 
-        def feature_decl(self, meta, ch):
-            kind = lo = hi = cats = None
-            for c in ch[1:]:
-                if isinstance(c, Token):
-                    kind = str(c)
-                elif c[0] == "range":
-                    lo, hi = c[1], c[2]
-                else:
-                    cats = c[1]
-            return FeatureDecl(ch[0], kind, lo, hi, cats, pos=_meta_pos(meta))
+    def details(self, meta, ch):
+        return DetailsDecl(ch[0], pos=_meta_pos(meta))
 
-        def range(self, meta, ch):
-            return ("range", ch[0].value, ch[1].value)
+    def feature_decl(self, meta, ch):
+        kind = lo = hi = cats = None
+        for c in ch[1:]:
+            if isinstance(c, Token):
+                kind = str(c)
+            elif c[0] == "range":
+                lo, hi = c[1], c[2]
+            else:
+                cats = c[1]
+        return FeatureDecl(ch[0], kind, lo, hi, cats, pos=_meta_pos(meta))
 
-        def categories(self, meta, ch):
-            return ("categories", tuple(n.text for n in ch))
+    def range(self, meta, ch):
+        return ("range", ch[0].value, ch[1].value)
 
-        # ---- blocks ----
-        def defaults(self, meta, ch):
-            return Defaults(tuple(ch), pos=_meta_pos(meta))
+    def categories(self, meta, ch):
+        return ("categories", tuple(n.text for n in ch))
 
-        def query(self, meta, ch):
-            return QueryBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+    # ---- blocks ----
+    def defaults(self, meta, ch):
+        return Defaults(tuple(ch), pos=_meta_pos(meta))
 
-        def sweep(self, meta, ch):
-            return SweepBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+    def query(self, meta, ch):
+        return QueryBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
 
-        # ---- vary ----
-        def name_list(self, meta, ch):
-            return tuple(ch)
+    def sweep(self, meta, ch):
+        return SweepBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
 
-        def vary_list(self, meta, ch):
-            return Vary(ch[0], pos=_meta_pos(meta))
+    # ---- vary ----
+    def name_list(self, meta, ch):
+        return tuple(ch)
 
-        def vary_all(self, meta, ch):
-            return VaryAll(pos=_meta_pos(meta))
+    def vary_list(self, meta, ch):
+        return Vary(ch[0], pos=_meta_pos(meta))
 
-        def vary_each_feature(self, meta, ch):
-            return VaryEachFeature(pos=_meta_pos(meta))
+    def vary_all(self, meta, ch):
+        return VaryAll(pos=_meta_pos(meta))
 
-        def feature_set(self, meta, ch):
-            return FeatureSet(ch[0], pos=_meta_pos(meta))
+    def vary_each_feature(self, meta, ch):
+        return VaryEachFeature(pos=_meta_pos(meta))
 
-        def set_list(self, meta, ch):
-            return tuple(ch)
+    def feature_set(self, meta, ch):
+        return FeatureSet(ch[0], pos=_meta_pos(meta))
 
-        def vary_each_of(self, meta, ch):
-            return VaryEachOf(ch[0], pos=_meta_pos(meta))
+    def set_list(self, meta, ch):
+        return tuple(ch)
 
-        def sample(self, meta, ch):
-            return ("sample", int(ch[0]))
+    def vary_each_of(self, meta, ch):
+        return VaryEachOf(ch[0], pos=_meta_pos(meta))
 
-        def vary_subsets(self, meta, ch):
-            k = int(ch[0])
-            pool = sample = None
-            for c in ch[1:]:
-                if isinstance(c, tuple) and c and c[0] == "sample":
-                    sample = c[1]
-                else:
-                    pool = c
-            return VarySubsets(k, pool, sample, pos=_meta_pos(meta))
+    def sample(self, meta, ch):
+        return ("sample", int(ch[0]))
 
-        # ---- settings ----
-        def gap_prob(self, meta, ch):
-            return GapSetting(ch[0].value, "prob", pos=_meta_pos(meta))
+    def vary_subsets(self, meta, ch):
+        k = int(ch[0])
+        pool = sample = None
+        for c in ch[1:]:
+            if isinstance(c, tuple) and c and c[0] == "sample":
+                sample = c[1]
+            else:
+                pool = c
+        return VarySubsets(k, pool, sample, pos=_meta_pos(meta))
 
-        def gap_margin(self, meta, ch):
-            return GapSetting(ch[0].value, "margin", pos=_meta_pos(meta))
+    # ---- settings ----
+    def gap_prob(self, meta, ch):
+        return GapSetting(ch[0].value, "prob", pos=_meta_pos(meta))
 
-        def class_(self, meta, ch):
-            s = str(ch[0])
-            return ANY if s == "any" else int(s)
+    def gap_margin(self, meta, ch):
+        return GapSetting(ch[0].value, "margin", pos=_meta_pos(meta))
 
-        def classes(self, meta, ch):
-            return Classes(ch[0], ch[1], pos=_meta_pos(meta))
+    def class_(self, meta, ch):
+        s = str(ch[0])
+        return ANY if s == "any" else int(s)
 
-        def backend(self, meta, ch):
-            return Backend(tuple(n.text for n in ch), pos=_meta_pos(meta))
+    def classes(self, meta, ch):
+        return Classes(ch[0], ch[1], pos=_meta_pos(meta))
 
-        def timeout(self, meta, ch):
-            return Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
+    def backend(self, meta, ch):
+        return Backend(tuple(n.text for n in ch), pos=_meta_pos(meta))
 
-        def threads(self, meta, ch):
-            return Threads(int(ch[0]), pos=_meta_pos(meta))
+    def timeout(self, meta, ch):
+        return Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
 
-        def seed(self, meta, ch):
-            return Seed(int(ch[0]), pos=_meta_pos(meta))
+    def threads(self, meta, ch):
+        return Threads(int(ch[0]), pos=_meta_pos(meta))
 
-        def passes(self, meta, ch):
-            return Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))
+    def seed(self, meta, ch):
+        return Seed(int(ch[0]), pos=_meta_pos(meta))
 
-        def baseline(self, meta, ch):
-            return Baseline(ch[0].text, pos=_meta_pos(meta))
+    def passes(self, meta, ch):
+        return Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))
 
-        def data_aware(self, meta, ch):
-            mode = str(ch[0]).lower()
-            return DataAware(MODE_ALIASES.get(mode, mode), tuple(ch[1:]), pos=_meta_pos(meta))
+    def baseline(self, meta, ch):
+        return Baseline(ch[0].text, pos=_meta_pos(meta))
 
-        def param(self, meta, ch):
-            return Param(ch[0].text, ch[1], pos=_meta_pos(meta))
+    def data_aware(self, meta, ch):
+        mode = str(ch[0]).lower()
+        return DataAware(MODE_ALIASES.get(mode, mode), tuple(ch[1:]), pos=_meta_pos(meta))
 
-        def option(self, meta, ch):
-            return OptionSetting(ch[0].text, ch[1], pos=_meta_pos(meta))
+    def param(self, meta, ch):
+        return Param(ch[0].text, ch[1], pos=_meta_pos(meta))
 
-        # ---- constraints ----
-        def where(self, meta, ch):
-            return Where(tuple(ch), pos=_meta_pos(meta))
+    def option(self, meta, ch):
+        return OptionSetting(ch[0].text, ch[1], pos=_meta_pos(meta))
 
-        def fix(self, meta, ch):
-            return Fix(ch[0], ch[1], pos=_meta_pos(meta))
+    # ---- constraints ----
+    def where(self, meta, ch):
+        return Where(tuple(ch), pos=_meta_pos(meta))
 
-        def compare(self, meta, ch):
-            return Compare(tuple(ch[0::2]), tuple(str(t) for t in ch[1::2]), pos=_meta_pos(meta))
+    def fix(self, meta, ch):
+        return Fix(ch[0], ch[1], pos=_meta_pos(meta))
 
-        def in_range(self, meta, ch):
-            return InRange(ch[0], ch[1], ch[2], pos=_meta_pos(meta))
+    def compare(self, meta, ch):
+        return Compare(tuple(ch[0::2]), tuple(str(t) for t in ch[1::2]), pos=_meta_pos(meta))
 
-    return _Build()
+    def in_range(self, meta, ch):
+        return InRange(ch[0], ch[1], ch[2], pos=_meta_pos(meta))
 
 
 # readable names of the grammar's terminals, for "expected ..." messages
@@ -403,7 +402,7 @@ def parse(text: str, filename: str = "<string>") -> SensAST:
         what = _describe_expected(e.expected)
         raise err(f"unexpected {_show_token(tok)}; expected {what}", tok.line, tok.column) from None
     try:
-        items = _build_transformer().transform(tree)
+        items = _Build().transform(tree)
     except VisitError as e:  # a value the transformer cannot convert
         meta = getattr(e.obj, "meta", None)
         at = e.obj if hasattr(e.obj, "line") else meta
