@@ -28,6 +28,9 @@ class DataAwareMode(str, Enum):
     def __str__(self) -> str:
         return self.value
 
+    def __hash__(self) -> int:  # as its name: a dict keyed by names finds it
+        return str.__hash__(self)
+
     @property
     def uses_prob(self) -> bool:
         return self in (DataAwareMode.PROB, DataAwareMode.PROBCLAUSE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
 from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, logit
 from .errors import FEATURES, InputError, closest
@@ -24,6 +25,20 @@ DEFAULT_PASSES = frozenset(PASS_NAMES)
 KANT_PASSES = frozenset({"ordering"})
 
 
+class GapKind(str, Enum):
+    """How a gap is measured: ``prob`` (a probability gap, or a multiclass ratio) or
+    ``margin`` (raw-score space). Compares equal to its name."""
+
+    PROB = "prob"
+    MARGIN = "margin"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __hash__(self) -> int:  # as its name: a dict keyed by names finds it
+        return str.__hash__(self)
+
+
 @dataclass(frozen=True)
 class Gap:
     """How far apart the two decisions must be.
@@ -35,10 +50,13 @@ class Gap:
     """
 
     value: float
-    kind: str = "prob"
+    kind: GapKind = GapKind.PROB
     # False for the binary default (0.2) taken when no gap was given: a multiclass
     # model has no default, and says so
     given: bool = field(default=True, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", GapKind(self.kind))
 
     def __str__(self) -> str:
         return f"{self.value:.12g}" if self.kind == "prob" else f"margin {self.value:.12g}"

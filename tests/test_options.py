@@ -5,6 +5,7 @@ reads as (name, value) pairs."""
 from __future__ import annotations
 
 import inspect
+import json
 import pickle
 
 import pytest
@@ -19,7 +20,7 @@ from treesens.compiler.options import (
     DataAwareMode,
     QueryOptions,
 )
-from treesens.compiler.query import Query
+from treesens.compiler.query import Gap, GapKind, Query
 from treesens.frontends import api
 from treesens.frontends.cli.common import data_options
 from treesens.frontends.cli.main import build_parser
@@ -162,3 +163,22 @@ def test_an_unknown_option_name_is_an_input_error():
 def test_make_query_checks_option_values_against_the_table():
     with pytest.raises(InputError, match="clause_width takes a whole number"):
         api.make_query(["a"], options={"clause_width": 0})
+
+
+@pytest.mark.parametrize("kind", list(GapKind), ids=str)
+def test_a_gap_kind_round_trips_through_its_name(kind):
+    assert GapKind(str(kind)) is kind
+    assert pickle.loads(pickle.dumps(kind)) is kind
+
+
+def test_a_gap_holds_its_kind_as_the_enum_and_compares_equal_to_its_name():
+    g = Gap(0.3, "margin")
+    assert g.kind is GapKind.MARGIN and g.kind == "margin"
+
+
+def test_an_enum_finds_the_entry_of_its_name_in_a_dict():
+    assert {"margin": 1}[GapKind.MARGIN] == 1 and {"clause": 2}[DataAwareMode.CLAUSE] == 2
+
+
+def test_an_enum_is_written_to_json_as_its_name():
+    assert json.dumps([GapKind.PROB, DataAwareMode.PROBCLAUSE]) == '["prob", "probclause"]'
