@@ -187,6 +187,30 @@ def _class_index(ens: Ensemble, c) -> int | str:
     return k
 
 
+def _class_rows(ens: Ensemble, g: Gap, ratio: float, c: int) -> tuple:
+    """The rows (coefs over classes, rhs) that make class c win by the gap over each other."""
+    out = []
+    for other in range(ens.n_classes):
+        if other == c:
+            continue
+        coefs = [0.0] * ens.n_classes
+        if ens.link == SOFTMAX:
+            coefs[c], coefs[other] = 1.0, -1.0
+            out.append((tuple(coefs), math.log(ratio)))
+        elif ens.link == PROBA and g.kind == GapKind.MARGIN:
+            # raw scores are probabilities: the margin is their difference
+            coefs[c], coefs[other] = 1.0, -1.0
+            out.append((tuple(coefs), g.value))
+        elif ens.link == PROBA:
+            coefs[c], coefs[other] = 1.0, -ratio
+            out.append((tuple(coefs), 0.0))
+        else:
+            raise InputError(
+                f"multiclass queries need a softmax or probability model, not {ens.link}"
+            )
+    return tuple(out)
+
+
 def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
     if q.classes is None:
         raise InputError(
@@ -232,26 +256,7 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
         )
 
     def rows_for(c: int) -> tuple:
-        out = []
-        for other in range(C):
-            if other == c:
-                continue
-            coefs = [0.0] * C
-            if ens.link == SOFTMAX:
-                coefs[c], coefs[other] = 1.0, -1.0
-                out.append((tuple(coefs), math.log(ratio)))
-            elif ens.link == PROBA and g.kind == "margin":
-                # raw scores are probabilities: the margin is their difference
-                coefs[c], coefs[other] = 1.0, -1.0
-                out.append((tuple(coefs), g.value))
-            elif ens.link == PROBA:
-                coefs[c], coefs[other] = 1.0, -ratio
-                out.append((tuple(coefs), 0.0))
-            else:
-                raise InputError(
-                    f"multiclass queries need a softmax or probability model, not {ens.link}"
-                )
-        return tuple(out)
+        return _class_rows(ens, g, ratio, c)
 
     if c1 != ANY and c2 != ANY:
         rows = (rows_for(c1), rows_for(c2))
