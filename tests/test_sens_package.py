@@ -21,7 +21,7 @@ from treesens.compiler.query import (
     relations_by_feature,
 )
 from treesens.frontends import sens
-from treesens.frontends.sens.grammar import KEYWORDS, parser
+from treesens.frontends.sens.grammar import KEYWORDS, TOP_KEYWORDS, parser
 from treesens.frontends.sens.show import CONSERVATIVE, PLAIN, fmt_name
 from treesens.tests.oracle import random_ensemble
 
@@ -127,3 +127,7 @@ def test_an_integer_feature_has_no_whole_value_in_an_open_unit_interval():
 
 def test_an_empty_interval_has_no_value():
     assert no_value_in(Feature("x", "real", 0.0, 1.0), 0.7, 0.3) == "value"
+
+
+def test_the_top_level_keywords_are_read_from_the_grammar():
+    assert {"model", "data", "features", "feature", "defaults", "query", "sweep"} == TOP_KEYWORDS

@@ -40,3 +40,18 @@ def grammar_keywords(lark: Lark) -> frozenset[str]:
 
 # the words of the grammar: a name equal to one is written quoted by the conservative fmt
 KEYWORDS: frozenset[str] = grammar_keywords(parser())
+
+
+def top_keywords(lark: Lark) -> frozenset[str]:
+    """The keywords that start a top-level item (model, data, query, ...): the words the
+    parser accepts at the start of a file."""
+    accepted = lark.parse_interactive("").accepts()
+    return frozenset(
+        t.pattern.value
+        for t in lark.terminals
+        if t.name in accepted and t.pattern.value in KEYWORDS
+    )
+
+
+# the keywords a file's items start with: one inside an unclosed block means a missing '}'
+TOP_KEYWORDS: frozenset[str] = top_keywords(parser())

@@ -58,7 +58,7 @@ from .ast import (
 )
 from .check import check_structure
 from .errors import SensError, located
-from .grammar import parser
+from .grammar import TOP_KEYWORDS, parser
 
 
 def _tok_pos(tok) -> Pos:
@@ -283,7 +283,6 @@ _TERMINAL_WORDS = {
     "ANY": "'any'",
     "$END": "end of file",
 }
-_TOP_KEYWORDS = ("model", "data", "features", "feature", "defaults", "query", "sweep")
 
 
 def _describe_expected(expected) -> str:
@@ -391,7 +390,7 @@ def parse(text: str, filename: str = "<string>") -> SensAST:
         shown = str(tok)
         if tok.type == "RBRACE" and not opens:
             raise err("'}' without a matching '{'", tok.line, tok.column) from None
-        if opens and shown in _TOP_KEYWORDS:
+        if opens and shown in TOP_KEYWORDS:
             ol, oc = opens[-1]
             raise err(
                 f"unexpected '{shown}' inside the {_block_name_at(text, ol, oc)} opened at line {ol} "
