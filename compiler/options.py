@@ -105,6 +105,7 @@ def _anything(v: object) -> str | None:
 SENS_DATA = "data"  # the data statement: data "train.csv" label NAME
 SENS_DATA_AWARE = "data_aware"  # a parameter of the data_aware line
 SENS_OPTION = "option"  # option NAME = VALUE
+SENS_STATEMENT = "statement"  # a statement of its own: timeout 30s, threads 4, ...
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,53 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
 )
 OPTION_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in OPTIONS}
+
+# the settings that are fields of the Query itself (not of its options)
+SETTINGS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "backend",
+        "a backend name",
+        "cpsat",
+        "solver backend (see 'treesens backends'; default cpsat)",
+        "--backend",
+        SENS_STATEMENT,
+        "backend",
+    ),
+    OptionSpec(
+        "timeout",
+        "seconds",
+        600.0,
+        "seconds per query, compile included (default 600)",
+        "--timeout",
+        SENS_STATEMENT,
+        "timeout",
+        _positive,
+    ),
+    OptionSpec(
+        "threads",
+        "a whole number >= 1",
+        1,
+        "solver threads (default 1)",
+        "--threads",
+        SENS_STATEMENT,
+        "threads",
+        _whole_at_least_1,
+    ),
+    OptionSpec(
+        "seed",
+        "a whole number",
+        0,
+        "solver random seed (default 0)",
+        "--seed",
+        SENS_STATEMENT,
+        "seed",
+    ),
+)
+SETTING_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in SETTINGS}
+DEFAULT_BACKEND: str = SETTING_BY_NAME["backend"].default
+DEFAULT_TIMEOUT: float = SETTING_BY_NAME["timeout"].default
+DEFAULT_THREADS: int = SETTING_BY_NAME["threads"].default
+DEFAULT_SEED: int = SETTING_BY_NAME["seed"].default
 # the options that change a query's answer (the rest only steer the search or its logs)
 ANSWER_OPTIONS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.answer)
 DATA_AWARE_PARAMS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.sens == SENS_DATA_AWARE)

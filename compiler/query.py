@@ -8,7 +8,15 @@ from enum import Enum
 
 from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, logit
 from .errors import FEATURES, InputError, closest
-from .options import ANSWER_OPTIONS, DataAwareMode, QueryOptions
+from .options import (
+    ANSWER_OPTIONS,
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    DataAwareMode,
+    QueryOptions,
+)
 
 # sanity limits on gaps: far beyond any meaningful question, and where exact arithmetic
 # in the solvers (int64 after scaling, floating tolerances) would stop being trustworthy
@@ -91,10 +99,10 @@ class Query:
     bounds: tuple[FeatureBound, ...] = ()
     relations: tuple[FeatureRelation, ...] = ()
     passes: frozenset[str] = DEFAULT_PASSES
-    backend: str = "cpsat"
-    timeout: float = 600.0
-    threads: int = 1
-    seed: int = 0
+    backend: str = DEFAULT_BACKEND
+    timeout: float = DEFAULT_TIMEOUT
+    threads: int = DEFAULT_THREADS
+    seed: int = DEFAULT_SEED
     data_aware: DataAwareMode = DataAwareMode.NONE
     # given as a QueryOptions, a dict or (name, value) pairs; always held as QueryOptions
     options: QueryOptions = field(default=QueryOptions())

@@ -7,7 +7,16 @@ import time
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.options import OPTION_BY_NAME, OPTIONS, DataAwareMode, QueryOptions
+from ..compiler.options import (
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    OPTION_BY_NAME,
+    OPTIONS,
+    DataAwareMode,
+    QueryOptions,
+)
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..compiler.result import Result
 from .load import load_model
@@ -76,10 +85,10 @@ def make_query(
     classes=None,
     passes=None,
     baseline: str | None = None,
-    backend: str = "cpsat",
-    timeout: float = 600.0,
-    threads: int = 1,
-    seed: int = 0,
+    backend: str = DEFAULT_BACKEND,
+    timeout: float = DEFAULT_TIMEOUT,
+    threads: int = DEFAULT_THREADS,
+    seed: int = DEFAULT_SEED,
     name: str = "",
     data_aware: str | DataAwareMode = DataAwareMode.NONE,
     options: dict | QueryOptions | None = None,
@@ -134,10 +143,10 @@ def check(
     classes=None,
     passes=None,
     baseline: str | None = None,
-    backend: str = "cpsat",
-    timeout: float = 600.0,
-    threads: int = 1,
-    seed: int = 0,
+    backend: str = DEFAULT_BACKEND,
+    timeout: float = DEFAULT_TIMEOUT,
+    threads: int = DEFAULT_THREADS,
+    seed: int = DEFAULT_SEED,
     details=None,
     memory_mb: int | None = None,
     name: str = "",

@@ -17,6 +17,7 @@ from treesens.compiler.options import (
     SENS_DATA,
     SENS_DATA_AWARE,
     SENS_OPTION,
+    SETTINGS,
     DataAwareMode,
     QueryOptions,
 )
@@ -24,7 +25,7 @@ from treesens.compiler.query import Gap, GapKind, Query
 from treesens.frontends import api
 from treesens.frontends.cli.common import data_options
 from treesens.frontends.cli.main import build_parser
-from treesens.frontends.sens import SensError, parse
+from treesens.frontends.sens import KEYWORDS, SensError, parse
 from treesens.frontends.sens.check import check_options
 
 # a value each option takes on the command line, and the value it becomes
@@ -182,3 +183,19 @@ def test_an_enum_finds_the_entry_of_its_name_in_a_dict():
 
 def test_an_enum_is_written_to_json_as_its_name():
     assert json.dumps([GapKind.PROB, DataAwareMode.PROBCLAUSE]) == '["prob", "probclause"]'
+
+
+@pytest.mark.parametrize("spec", SETTINGS, ids=lambda o: o.name)
+def test_every_query_setting_has_a_cli_flag_an_api_keyword_and_a_sens_statement(spec):
+    flags = build_parser()._subparsers._group_actions[0].choices["check"]._option_string_actions
+    assert spec.cli_flag in flags
+    assert spec.api_keyword in inspect.signature(api.check).parameters
+    assert spec.sens_key in KEYWORDS
+
+
+@pytest.mark.parametrize("spec", SETTINGS, ids=lambda o: o.name)
+def test_every_query_setting_defaults_alike_in_the_query_the_cli_and_the_api(spec):
+    args = build_parser().parse_args(["check", "m.json", "--vary", "a"])
+    assert getattr(Query(vary=("a",)), spec.name) == spec.default
+    assert getattr(args, spec.name) == spec.default
+    assert inspect.signature(api.check).parameters[spec.api_keyword].default == spec.default

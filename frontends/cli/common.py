@@ -7,11 +7,18 @@ import math
 import sys
 
 from ...compiler.errors import InputError
-from ...compiler.options import MODE_NAMES, OPTION_BY_NAME, DataAwareMode
+from ...compiler.options import (
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    MODE_NAMES,
+    OPTION_BY_NAME,
+    SETTING_BY_NAME,
+    DataAwareMode,
+)
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
-
-DEFAULT_TIMEOUT = 600.0
 
 
 def positive_int(text: str) -> int:
@@ -102,13 +109,15 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
         help="multiclass: x1 predicted C1, x2 predicted C2 (either may be 'any')",
     )
     p.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        help="seconds per query, compile included (default 600)",
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help=SETTING_BY_NAME["timeout"].help
     )
-    p.add_argument("--threads", type=positive_int, default=1, help="solver threads (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        default=DEFAULT_THREADS,
+        help=SETTING_BY_NAME["threads"].help,
+    )
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=SETTING_BY_NAME["seed"].help)
     p.add_argument(
         "--no-heuristic",
         action="store_true",
@@ -182,9 +191,7 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_backend_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--backend", default="cpsat", help="solver backend (see 'treesens backends'; default cpsat)"
-    )
+    p.add_argument("--backend", default=DEFAULT_BACKEND, help=SETTING_BY_NAME["backend"].help)
 
 
 def load_from_args(args):
@@ -217,7 +224,7 @@ def query_from_args(args, backend: str | None = None):
         classes=args.classes,
         passes=args.passes,
         baseline=args.baseline,
-        backend=backend or getattr(args, "backend", "cpsat"),
+        backend=backend or getattr(args, "backend", DEFAULT_BACKEND),
         timeout=args.timeout,
         threads=args.threads,
         seed=args.seed,

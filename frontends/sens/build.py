@@ -13,7 +13,13 @@ from pathlib import Path
 
 from ...compiler.ensemble import Ensemble
 from ...compiler.errors import FEATURES, InputError, closest
-from ...compiler.options import DataAwareMode
+from ...compiler.options import (
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    DataAwareMode,
+)
 from ...compiler.query import (
     ANY,
     FLIP,
@@ -354,7 +360,7 @@ class BlockBuilder:
         sets = self.vary_sets(blk, vary, eff)
         base_name = blk.name.text
         out = []
-        backends = eff["backend"].names if "backend" in eff else ("cpsat",)
+        backends = eff["backend"].names if "backend" in eff else (DEFAULT_BACKEND,)
         bounds, rels = self.constraints(blk)
         for fs in sets:
             name = base_name if isinstance(blk, QueryBlock) else f"{base_name}/{'+'.join(fs)}"
@@ -394,7 +400,7 @@ class BlockBuilder:
                     vary,
                 )
             return [tuple(c) for c in itertools.combinations(pool, k)]
-        seed = eff["seed"].n if "seed" in eff else 0
+        seed = eff["seed"].n if "seed" in eff else DEFAULT_SEED
         rng = random.Random(seed)
         chosen: set[tuple[int, ...]] = set()
         while len(chosen) < vary.sample:
@@ -421,9 +427,9 @@ class BlockBuilder:
             passes=passes,
             baseline=baseline,
             backend=backend,
-            timeout=eff["timeout"].seconds if "timeout" in eff else 600.0,
-            threads=eff["threads"].n if "threads" in eff else 1,
-            seed=eff["seed"].n if "seed" in eff else 0,
+            timeout=eff["timeout"].seconds if "timeout" in eff else DEFAULT_TIMEOUT,
+            threads=eff["threads"].n if "threads" in eff else DEFAULT_THREADS,
+            seed=eff["seed"].n if "seed" in eff else DEFAULT_SEED,
             name=name,
         )
         try:
