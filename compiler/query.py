@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
-from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, logit
-from .errors import InputError
+from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, logit
+from .errors import FEATURES, InputError, closest
+from .options import (
+    ANSWER_OPTIONS,
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    DataAwareMode,
+    QueryOptions,
+)
 
 # sanity limits on gaps: far beyond any meaningful question, and where exact arithmetic
 # in the solvers (int64 after scaling, floating tolerances) would stop being trustworthy
@@ -23,6 +33,20 @@ DEFAULT_PASSES = frozenset(PASS_NAMES)
 KANT_PASSES = frozenset({"ordering"})
 
 
+class GapKind(str, Enum):
+    """How a gap is measured: ``prob`` (a probability gap, or a multiclass ratio) or
+    ``margin`` (raw-score space). Compares equal to its name."""
+
+    PROB = "prob"
+    MARGIN = "margin"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __hash__(self) -> int:  # as its name: a dict keyed by names finds it
+        return str.__hash__(self)
+
+
 @dataclass(frozen=True)
 class Gap:
     """How far apart the two decisions must be.
@@ -34,10 +58,13 @@ class Gap:
     """
 
     value: float
-    kind: str = "prob"
+    kind: GapKind = GapKind.PROB
     # False for the binary default (0.2) taken when no gap was given: a multiclass
     # model has no default, and says so
     given: bool = field(default=True, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", GapKind(self.kind))
 
     def __str__(self) -> str:
         return f"{self.value:.12g}" if self.kind == "prob" else f"margin {self.value:.12g}"
@@ -63,10 +90,6 @@ class FeatureRelation:
     right: int
 
 
-# query options that change a query's answer (the rest only steer the search or its logs)
-ANSWER_OPTIONS = ("data", "label", "clause_width", "max_clauses", "clause_time", "clauses")
-
-
 @dataclass(frozen=True)
 class Query:
     vary: tuple[str, ...]
@@ -76,12 +99,17 @@ class Query:
     bounds: tuple[FeatureBound, ...] = ()
     relations: tuple[FeatureRelation, ...] = ()
     passes: frozenset[str] = DEFAULT_PASSES
-    backend: str = "cpsat"
-    timeout: float = 600.0
-    threads: int = 1
-    seed: int = 0
-    data_aware: str = "none"  # none | prob | clause | probclause (see issue: data-aware)
-    options: tuple[tuple[str, object], ...] = field(default=())
+    backend: str = DEFAULT_BACKEND
+    timeout: float = DEFAULT_TIMEOUT
+    threads: int = DEFAULT_THREADS
+    seed: int = DEFAULT_SEED
+    data_aware: DataAwareMode = DataAwareMode.NONE
+    # given as a QueryOptions, a dict or (name, value) pairs; always held as QueryOptions
+    options: QueryOptions = field(default=QueryOptions())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data_aware", DataAwareMode.parse(self.data_aware))
+        object.__setattr__(self, "options", QueryOptions.of(self.options))
 
     @property
     def label(self) -> str:
@@ -91,9 +119,13 @@ class Query:
         """The settings of this query a result line does not otherwise show, but that
         change its answer (or, for the time limit, whether it gets one): recorded as the
         result's ``stats["asked"]``."""
-        opts = dict(self.options)
-        out = {"backend": self.backend, "timeout": self.timeout, "data_aware": self.data_aware}
-        return out | {k: opts[k] for k in ANSWER_OPTIONS if opts.get(k) is not None}
+        given = self.options.given()
+        out = {
+            "backend": self.backend,
+            "timeout": self.timeout,
+            "data_aware": self.data_aware.value,
+        }
+        return out | {k: given[k] for k in ANSWER_OPTIONS if k in given}
 
     def with_(self, **kw) -> Query:
         return replace(self, **kw)
@@ -163,6 +195,30 @@ def _class_index(ens: Ensemble, c) -> int | str:
     return k
 
 
+def _class_rows(ens: Ensemble, g: Gap, ratio: float, c: int) -> tuple:
+    """The rows (coefs over classes, rhs) that make class c win by the gap over each other."""
+    out = []
+    for other in range(ens.n_classes):
+        if other == c:
+            continue
+        coefs = [0.0] * ens.n_classes
+        if ens.link == SOFTMAX:
+            coefs[c], coefs[other] = 1.0, -1.0
+            out.append((tuple(coefs), math.log(ratio)))
+        elif ens.link == PROBA and g.kind == GapKind.MARGIN:
+            # raw scores are probabilities: the margin is their difference
+            coefs[c], coefs[other] = 1.0, -1.0
+            out.append((tuple(coefs), g.value))
+        elif ens.link == PROBA:
+            coefs[c], coefs[other] = 1.0, -ratio
+            out.append((tuple(coefs), 0.0))
+        else:
+            raise InputError(
+                f"multiclass queries need a softmax or probability model, not {ens.link}"
+            )
+    return tuple(out)
+
+
 def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
     if q.classes is None:
         raise InputError(
@@ -208,26 +264,7 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
         )
 
     def rows_for(c: int) -> tuple:
-        out = []
-        for other in range(C):
-            if other == c:
-                continue
-            coefs = [0.0] * C
-            if ens.link == SOFTMAX:
-                coefs[c], coefs[other] = 1.0, -1.0
-                out.append((tuple(coefs), math.log(ratio)))
-            elif ens.link == PROBA and g.kind == "margin":
-                # raw scores are probabilities: the margin is their difference
-                coefs[c], coefs[other] = 1.0, -1.0
-                out.append((tuple(coefs), g.value))
-            elif ens.link == PROBA:
-                coefs[c], coefs[other] = 1.0, -ratio
-                out.append((tuple(coefs), 0.0))
-            else:
-                raise InputError(
-                    f"multiclass queries need a softmax or probability model, not {ens.link}"
-                )
-        return tuple(out)
+        return _class_rows(ens, g, ratio, c)
 
     if c1 != ANY and c2 != ANY:
         rows = (rows_for(c1), rows_for(c2))
@@ -262,3 +299,116 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
         distinct=True,
         description=f"any class -> any other class, ratio {ratio:g}",
     )
+
+
+# ---- consistency of a query's bounds and relations (used by the .sens checker and the
+# feature-constraints pass) -------------------------------------------------------------
+
+LE, LT, EQ = "<=", "<", "=="
+FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<", "==": "=="}
+_ALLOWS = {"<=": {"lt", "eq"}, "<": {"lt"}, "==": {"eq"}, ">=": {"eq", "gt"}, ">": {"gt"}}
+# the relation the allowed orders of x1.f and x2.f make: (L, R, kind) for x_L.f kind x_R.f
+_NORMAL = {
+    frozenset({"lt"}): (0, 1, LT),
+    frozenset({"lt", "eq"}): (0, 1, LE),
+    frozenset({"eq"}): (0, 1, EQ),
+    frozenset({"gt"}): (1, 0, LT),
+    frozenset({"eq", "gt"}): (1, 0, LE),
+}
+
+
+def feature_index(ens: Ensemble, name: str | int) -> int:
+    """The index of a feature given by name (or index, or an index written as digits)."""
+    if isinstance(name, int):
+        return name
+    try:
+        return ens.feature_index(name)
+    except KeyError:
+        if isinstance(name, str) and name.isdigit() and 0 <= int(name) < ens.n_features:
+            return int(name)
+        raise InputError(
+            f"unknown feature {name!r}{closest(str(name), ens.feature_names, listing=FEATURES)}"
+        ) from None
+
+
+def bounds_by_copy(
+    ens: Ensemble, q: Query, varying: set[int] | frozenset[int]
+) -> dict[tuple[int, int], tuple[float, float]]:
+    """(feature, copy 0/1) -> (lo, hi): the intersection of the query's bounds and the
+    feature's declared bounds. A feature outside ``varying`` (feature indices) has one
+    value for both inputs, so its bounds on either copy apply to both."""
+    out: dict[tuple[int, int], tuple[float, float]] = {}
+    for b in q.bounds:
+        f = feature_index(ens, b.feature)
+        copies = {c - 1 for c in b.copies}
+        if any(c not in (0, 1) for c in copies):
+            raise InputError(f"bound on {b.feature!r}: copies are 1 and 2, got {b.copies}")
+        if f not in varying:
+            copies = {0, 1}
+        for c in copies:
+            lo, hi = out.get((f, c), (-math.inf, math.inf))
+            out[(f, c)] = (max(lo, float(b.lo)), min(hi, float(b.hi)))
+    for (f, c), (lo, hi) in list(out.items()):
+        feat = ens.features[f]
+        out[(f, c)] = (max(lo, feat.lb), min(hi, feat.ub))
+    return out
+
+
+def relations_by_feature(ens: Ensemble, q: Query) -> dict[int, list[tuple[int, int, str]]]:
+    """feature -> [(L, R, kind)]: x_L.f kind x_R.f with kind in <=, <, == (copies 0/1).
+
+    All relations on one feature are combined first (``x1.f <= x2.f and x1.f >= x2.f``
+    is ``==``; ``<`` together with ``>`` is a contradiction, an InputError), so each
+    feature has one."""
+    allowed: dict[int, set[str]] = {}
+    for r in q.relations:
+        f = feature_index(ens, r.feature)
+        if {r.left, r.right} != {1, 2}:
+            raise InputError(
+                f"relation on {r.feature!r} must compare x1 with x2 (got x{r.left} and x{r.right})"
+            )
+        if r.op not in _ALLOWS:
+            raise InputError(f"unknown comparison {r.op!r} (use <=, <, >=, >, ==)")
+        op = r.op if r.left == 1 else FLIP[r.op]  # as "x1.f op x2.f"
+        allowed[f] = allowed.get(f, {"lt", "eq", "gt"}) & _ALLOWS[op]
+    out: dict[int, list[tuple[int, int, str]]] = {}
+    for f, a in allowed.items():
+        if not a:
+            raise InputError(f"the relations on {ens.feature_names[f]!r} contradict each other")
+        out[f] = [_NORMAL[frozenset(a)]]
+    return out
+
+
+def check_relations_within_bounds(
+    ens: Ensemble,
+    varying: set[int] | frozenset[int],
+    rels: dict[int, list[tuple[int, int, str]]],
+    bnds: dict[tuple[int, int], tuple[float, float]],
+) -> None:
+    """A relation between x1.f and x2.f that the two inputs' bounds on f rule out (say
+    x1.f >= 10, x2.f <= 5 and x1.f <= x2.f) leaves no pair at all: an input error, not a
+    vacuous "insensitive". ``rels`` / ``bnds``: ``relations_by_feature`` /
+    ``bounds_by_copy`` of the query."""
+    for f, items in sorted(rels.items()):
+        if f not in varying:
+            continue
+        feat = ens.features[f]
+        for a, b, kind in items:
+            la, ha = bnds.get((f, a), (feat.lb, feat.ub))
+            lb, hb = bnds.get((f, b), (feat.lb, feat.ub))
+            ok = {LT: la < hb, LE: la <= hb, EQ: max(la, lb) <= min(ha, hb)}[kind]
+            if not ok:
+                name = ens.feature_names[f]
+                raise InputError(
+                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold within the bounds "
+                    f"(x{a + 1}.{name} in [{la:g}, {ha:g}], x{b + 1}.{name} in [{lb:g}, {hb:g}])"
+                )
+
+
+def no_value_in(feat: Feature, lo: float, hi: float) -> str | None:
+    """Why no value of the feature lies in [lo, hi]: "value", or "whole value" for an
+    integral feature (None: some value does)."""
+    if not lo <= hi:
+        return "value"
+    whole = feat.integral and math.isfinite(lo) and math.isfinite(hi)
+    return "whole value" if whole and math.ceil(lo) > math.floor(hi) else None

@@ -19,7 +19,6 @@ from . import compile as compile_stage
 from .accept import accept
 from .context import SolveContext
 from .data_fallback import use_fallback
-from .options import option
 from .verdict import Accepted, Rejected, check_candidate, leaf_cut
 
 MAX_CUTS = 50
@@ -67,7 +66,7 @@ def _options(ctx: SolveContext, optimize: bool) -> SolveOptions:
         log=ctx.log,
         memory_mb=ctx.memory_mb,
         hint=ctx.hint,
-        params=tuple(option(q, "solver_params", ())),
+        params=tuple(q.options.solver_params or ()),
     )
 
 

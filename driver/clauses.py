@@ -31,7 +31,6 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, TreesensError
 from ..compiler.query import Query
 from ..compiler.solver import Solution, SolveOptions
-from .options import option
 
 # the learner runs in a worker process like every solver; it is not a query backend
 CAVITY_LEARNER = BackendInfo(
@@ -195,11 +194,11 @@ def query_clauses(
     clauses = clauses_for(
         ens,
         data,
-        width=int(option(q, "clause_width", 2)),
-        max_clauses=int(option(q, "max_clauses", 50)),
-        time_budget=float(option(q, "clause_time", 60.0)),
-        file=option(q, "clauses"),
-        cache=bool(option(q, "clause_cache", True)),
+        width=int(q.options.value("clause_width")),
+        max_clauses=int(q.options.value("max_clauses")),
+        time_budget=float(q.options.value("clause_time")),
+        file=q.options.clauses,
+        cache=bool(q.options.value("clause_cache")),
         progress=progress,
         stats=st,
     )

@@ -12,7 +12,6 @@ from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Query
-from .options import option
 
 DataLoader = Callable[[Ensemble, Query], "Dataset | None"]
 
@@ -26,7 +25,7 @@ def use_data_loader(loader: DataLoader) -> None:
 
 def dataset_for_query(ens: Ensemble, q: Query) -> Dataset | None:
     """The Dataset the query names (a path, DataFrame or Dataset), or None."""
-    data = option(q, "data")
+    data = q.options.data
     if data is None:
         return None
     if isinstance(data, Dataset) and data.names == tuple(ens.feature_names):

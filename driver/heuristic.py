@@ -18,7 +18,6 @@ from ..compiler.ir import Problem, check_constraint
 from ..compiler.query import Query
 from .accept import accept, with_preferred
 from .context import SolveContext
-from .options import option
 from .verdict import Accepted, check_pair
 
 HEURISTIC_SECONDS = 100.0  # backstop: at most this long (and 20% of the limit) before the solver
@@ -38,7 +37,7 @@ def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, fl
     """(work, seconds) for one heuristic run: the work bound decides, scaled by the query's
     ``heuristic_effort``; the time bound is only a backstop, and at most 20 % of the time
     left."""
-    effort = float(option(q, "heuristic_effort", 1.0))
+    effort = float(q.options.value("heuristic_effort"))
     return (
         int(heuristic_work(ens) * effort),
         min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, time_left)),
@@ -46,7 +45,7 @@ def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, fl
 
 
 def _allowed(q: Query) -> bool:
-    return bool(option(q, "heuristic", True)) and not (q.bounds or q.relations)
+    return bool(q.options.value("heuristic")) and not (q.bounds or q.relations)
 
 
 def heuristic_search(ctx: SolveContext) -> bool:

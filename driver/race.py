@@ -23,7 +23,6 @@ from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
 from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from .compile import CompiledQuery, compile_query
-from .options import option, with_option
 
 # answers one query on one backend: solve_query's signature
 SolveOne = Callable[..., Result]
@@ -94,8 +93,9 @@ def solve_race(
 
     def run(i: int, b: str) -> None:
         # only the first backend runs the (pure-Python) heuristic: it would compete for the GIL
-        qb = with_option(
-            q.with_(backend=b), "heuristic", bool(option(q, "heuristic", True)) and i == 0
+        qb = q.with_(
+            backend=b,
+            options=q.options.with_(heuristic=bool(q.options.value("heuristic")) and i == 0),
         )
         try:
             res = solve_one(

@@ -23,7 +23,6 @@ from .compile import CompiledQuery, compile_query
 from .context import SolveContext, new_result
 from .data import dataset_for_query
 from .heuristic import data_hint, heuristic_search
-from .options import option
 from .race import is_race, solve_race
 
 
@@ -90,7 +89,7 @@ def _start(
     """Compile (unless given) and set up the context with the compile statistics."""
     t_start = time.time()
     res = new_result(ens, q)
-    progress = log or bool(option(q, "progress", False))
+    progress = log or bool(q.options.value("progress"))
     cq = compiled or compile_query(ens, q, progress=progress, prefer=prefer)
     enc = cq.encoding
     data = cq.data if cq.data is not None else dataset_for_query(ens, q)

@@ -7,6 +7,16 @@ import time
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.options import (
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    OPTION_BY_NAME,
+    OPTIONS,
+    DataAwareMode,
+    QueryOptions,
+)
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..compiler.result import Result
 from .load import load_model
@@ -45,6 +55,16 @@ def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
     return frozenset(out)
 
 
+def check_options(options: dict | QueryOptions | None) -> QueryOptions:
+    """Query options with their values checked against the option table."""
+    opts = QueryOptions.of({k: v for k, v in dict(options or {}).items() if v is not None})
+    for name, value in opts:
+        bad = OPTION_BY_NAME[name].check(value)
+        if bad:
+            raise InputError(f"option {name} {bad}, not {value!r}")
+    return opts
+
+
 def check_backend_name(backend: str) -> None:
     """A backend name is known (or a race of known ones) before anything runs: a query the
     heuristic answers never reaches the backend, and would otherwise report a made-up one."""
@@ -65,14 +85,16 @@ def make_query(
     classes=None,
     passes=None,
     baseline: str | None = None,
-    backend: str = "cpsat",
-    timeout: float = 600.0,
-    threads: int = 1,
-    seed: int = 0,
+    backend: str = DEFAULT_BACKEND,
+    timeout: float = DEFAULT_TIMEOUT,
+    threads: int = DEFAULT_THREADS,
+    seed: int = DEFAULT_SEED,
     name: str = "",
-    data_aware: str = "none",
-    options: dict | None = None,
+    data_aware: str | DataAwareMode = DataAwareMode.NONE,
+    options: dict | QueryOptions | None = None,
 ) -> Query:
+    """A Query from the API's / the CLI's arguments, checked (names, values, modes).
+    ``options``: the query options of compiler/options.py by name (None: not given)."""
     if isinstance(vary, str):
         vary = [v.strip() for v in vary.split(",") if v.strip()]
     if gap is not None and margin_gap is not None:
@@ -93,13 +115,10 @@ def make_query(
         if len(classes) != 2:
             raise InputError("--classes takes two classes: C1,C2 (C2 may be 'any')")
         classes = tuple(int(c) if c.isdigit() else c for c in classes)
-    data_aware = (data_aware or "none").lower()
-    modes = ("none", "prob", "clause", "probclause")
-    if data_aware not in modes:
-        raise InputError(f"unknown data-aware mode {data_aware!r} (use one of {', '.join(modes)})")
-    opts = {k: v for k, v in (options or {}).items() if v is not None}
-    if data_aware != "none" and opts.get("data") is None:
-        raise InputError(f"data-aware mode {data_aware!r} needs data (--data FILE / data=...)")
+    mode = DataAwareMode.parse(data_aware)
+    opts = check_options(options)
+    if mode != DataAwareMode.NONE and opts.data is None:
+        raise InputError(f"data-aware mode {mode.value!r} needs data (--data FILE / data=...)")
     return Query(
         vary=tuple(vary),
         gap=g,
@@ -110,8 +129,8 @@ def make_query(
         timeout=float(timeout),
         threads=int(threads),
         seed=int(seed),
-        data_aware=data_aware,
-        options=tuple(sorted(opts.items(), key=lambda kv: kv[0])),
+        data_aware=mode,
+        options=opts,
     )
 
 
@@ -124,26 +143,36 @@ def check(
     classes=None,
     passes=None,
     baseline: str | None = None,
-    backend: str = "cpsat",
-    timeout: float = 600.0,
-    threads: int = 1,
-    seed: int = 0,
+    backend: str = DEFAULT_BACKEND,
+    timeout: float = DEFAULT_TIMEOUT,
+    threads: int = DEFAULT_THREADS,
+    seed: int = DEFAULT_SEED,
     details=None,
     memory_mb: int | None = None,
     name: str = "",
     data=None,
     label: str = "label",
-    data_aware: str = "none",
+    data_aware: str | DataAwareMode = DataAwareMode.NONE,
     clause_width: int | None = None,
     max_clauses: int | None = None,
     clause_time: float | None = None,
     clauses=None,
+    clause_cache: bool | None = None,
+    prob_alpha: float | None = None,
+    prob_empty: str | None = None,
+    heuristic: bool | None = None,
+    heuristic_effort: float | None = None,
+    progress: bool | None = None,
+    solver_params=None,
+    trust_pickle: bool = False,
 ) -> Result:
     """Is ``model`` sensitive to the features in ``vary``? One query, one Result.
 
     ``data`` (a CSV / Parquet path, a DataFrame, or a ``frontends.data.Dataset``): values
     for realistic witnesses and ``Result.distance`` to the data; ``data_aware`` ("prob",
     "clause", "probclause") also steers the search toward the data (docs/data-aware.md).
+    The other keywords are the query options of compiler/options.py (None: the default).
+    ``trust_pickle``: load a pickled model file (.pkl, .joblib), which runs code.
 
     >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
     >>> r.status, r.witness
@@ -154,16 +183,12 @@ def check(
     ens = (
         model
         if isinstance(model, Ensemble) and details is None and data is None
-        else load_model(model, details=details, data=data, label=label)
+        else load_model(model, details=details, data=data, label=label, trust_pickle=trust_pickle)
     )
-    opts = {
-        "data": data,
-        "label": label if data is not None else None,
-        "clause_width": clause_width,
-        "max_clauses": max_clauses,
-        "clause_time": clause_time,
-        "clauses": str(clauses) if clauses is not None else None,
-    }
+    given = locals()
+    opts = {o.name: given[o.api_keyword] for o in OPTIONS if o.api_keyword}
+    opts["label"] = label if data is not None else None
+    opts["clauses"] = str(clauses) if clauses is not None else None
     q = make_query(
         vary,
         gap=gap,

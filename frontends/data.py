@@ -278,8 +278,7 @@ def _categories(col, feat, name: str, where: str) -> np.ndarray:
 
 def data_option(q):
     """The data a query names in its options (``data``: a path or a Dataset), or None."""
-    opts = dict(q.options)
-    return opts.get("data"), opts.get("label", DEFAULT_LABEL)
+    return q.options.data, q.options.label or DEFAULT_LABEL
 
 
 def dataset_for(ens, q) -> Dataset | None:

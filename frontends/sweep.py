@@ -309,6 +309,7 @@ def sweep(
     features=None,
     details=None,
     memory_mb: int | None = None,
+    trust_pickle: bool = False,
     **query_kw,
 ) -> list[Result]:
     """One query per feature (or per subset of ``subsets`` features) of a model.
@@ -322,7 +323,7 @@ def sweep(
     ens = (
         model
         if isinstance(model, Ensemble) and details is None
-        else load_model(model, details=details)
+        else load_model(model, details=details, trust_pickle=trust_pickle)
     )
     subs = feature_subsets(ens, subsets, sample, seed, features)
 

@@ -4,7 +4,6 @@ typed notes and statuses, the data loader hook."""
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -33,7 +32,6 @@ from treesens.driver import backend_chain
 from treesens.driver.chain import VariableKindCheck
 from treesens.driver.clauses import learn_in_worker
 from treesens.driver.data import dataset_for_query
-from treesens.driver.options import option, with_option
 
 
 def _names(chain) -> list[str]:
@@ -169,10 +167,10 @@ def test_an_in_memory_dataset_is_used_as_it_is():
     assert dataset_for_query(Ens(), q) is ds
 
 
-def test_options_are_read_and_set_through_one_helper():
-    q = with_option(Query(vary=("a",), gap=Gap(0.1)), "heuristic", False)
-    assert option(q, "heuristic", True) is False
-    assert option(q, "absent", math.pi) == math.pi
+def test_typed_options_give_the_table_default_when_unset():
+    q = Query(vary=("a",), gap=Gap(0.1))
+    assert q.options.value("heuristic") is True
+    assert q.with_(options=q.options.with_(heuristic=False)).options.value("heuristic") is False
 
 
 def _data_with_a_hole():

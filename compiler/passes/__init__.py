@@ -8,6 +8,7 @@ The chain a sensitivity query runs, encoding first, is built by
 
 from collections.abc import Collection, Sequence
 
+from ..options import DataAwareMode
 from .affected_gap import AffectedLeafGap
 from .base import Chain, Compiled, Pass
 from .data_aware import CavityClauses, UtilityObjective
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 # the data-aware modes the compiler implements (Query.data_aware; see data_aware.py)
-DATA_AWARE_MODES = ("none", "prob", "clause", "probclause")
+DATA_AWARE_MODES = tuple(DataAwareMode)
 
 
 def passes_for(enabled: Collection[str], data_passes: Sequence[Pass] = ()) -> list[Pass]:

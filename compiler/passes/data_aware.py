@@ -41,11 +41,9 @@ from ..dataset import Dataset
 from ..ensemble import ZERO_BAND
 from ..errors import InputError
 from ..ir import Linear, Objective
+from ..options import DataAwareMode
 from ..query import Query
 from .base import Compiled, Pass
-
-CLAUSE_MODES = ("clause", "probclause")  # data-aware modes that need cavity clauses
-PROB_MODES = ("prob", "probclause")  # data-aware modes with the utility objective
 
 
 def interval_index(ens, thresholds, values: np.ndarray) -> np.ndarray:
@@ -294,18 +292,16 @@ def clause_constraint(enc, clause, idx, copy: int, tag) -> Linear | None:
 def check_data_mode(q: Query, data: Dataset | None) -> bool:
     """Does the query ask for data-aware passes? An ``InputError`` for an unknown mode or
     a data-aware mode without data."""
-    mode = q.data_aware
-    if mode in (None, "none"):
+    mode = DataAwareMode(q.data_aware) if q.data_aware is not None else DataAwareMode.NONE
+    if mode == DataAwareMode.NONE:
         return False
-    if mode not in CLAUSE_MODES + PROB_MODES:
-        raise InputError(f"unknown data-aware mode {mode!r} (none, prob, clause, probclause)")
     if data is None:
-        raise InputError(f"data-aware mode {mode!r} needs data (--data FILE)")
+        raise InputError(f"data-aware mode {mode.value!r} needs data (--data FILE)")
     return True
 
 
 def needs_clauses(q: Query) -> bool:
-    return q.data_aware in CLAUSE_MODES
+    return DataAwareMode(q.data_aware).uses_clauses
 
 
 def data_passes(q: Query, data: Dataset | None, clauses=()) -> list[Pass]:
@@ -317,16 +313,16 @@ def data_passes(q: Query, data: Dataset | None, clauses=()) -> list[Pass]:
     """
     if not check_data_mode(q, data):
         return []
-    opts = dict(q.options)
+    opts = q.options
     out: list[Pass] = []
     if needs_clauses(q):
         out.append(CavityClauses(clauses))
-    if q.data_aware in PROB_MODES:
+    if DataAwareMode(q.data_aware).uses_prob:
         out.append(
             UtilityObjective(
                 data.X,
-                alpha=float(opts.get("prob_alpha", 1.0)),
-                empty=str(opts.get("prob_empty", "smooth")),
+                alpha=float(opts.value("prob_alpha")),
+                empty=str(opts.value("prob_empty")),
             )
         )
     return out

@@ -40,82 +40,22 @@ import struct
 from dataclasses import replace
 
 from ..domain import candidates
-from ..errors import FEATURES, InputError, closest
+from ..errors import InputError
 from ..ir import Linear
+from ..query import EQ, LE, LT, feature_index, relations_by_feature
+from ..query import bounds_by_copy as query_bounds_by_copy
+from ..query import check_relations_within_bounds as query_check_relations_within_bounds
 from .base import Compiled, Pass
-
-LE, LT, EQ = "<=", "<", "=="
-_FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<", "==": "=="}
-
-
-def _index(ens, name) -> int:
-    if isinstance(name, int):
-        return name
-    try:
-        return ens.feature_index(name)
-    except KeyError:
-        if isinstance(name, str) and name.isdigit() and 0 <= int(name) < ens.n_features:
-            return int(name)
-        raise InputError(
-            f"unknown feature {name!r}{closest(str(name), ens.feature_names, listing=FEATURES)}"
-        ) from None
 
 
 def bounds_by_copy(enc) -> dict[tuple[int, int], tuple[float, float]]:
-    """(feature, copy 0/1) -> (lo, hi): the intersection of the query's bounds and the
-    feature's declared bounds. A feature outside the varied set has one value for both
-    inputs, so its bounds on either copy apply to both."""
-    ens, q = enc.ensemble, enc.query
-    out: dict[tuple[int, int], tuple[float, float]] = {}
-    for b in q.bounds:
-        f = _index(ens, b.feature)
-        copies = {c - 1 for c in b.copies}
-        if any(c not in (0, 1) for c in copies):
-            raise InputError(f"bound on {b.feature!r}: copies are 1 and 2, got {b.copies}")
-        if f not in enc.varying:
-            copies = {0, 1}
-        for c in copies:
-            lo, hi = out.get((f, c), (-math.inf, math.inf))
-            out[(f, c)] = (max(lo, float(b.lo)), min(hi, float(b.hi)))
-    for (f, c), (lo, hi) in list(out.items()):
-        feat = ens.features[f]
-        out[(f, c)] = (max(lo, feat.lb), min(hi, feat.ub))
-    return out
-
-
-_ALLOWS = {"<=": {"lt", "eq"}, "<": {"lt"}, "==": {"eq"}, ">=": {"eq", "gt"}, ">": {"gt"}}
-_NORMAL = {
-    frozenset({"lt"}): (0, 1, LT),
-    frozenset({"lt", "eq"}): (0, 1, LE),
-    frozenset({"eq"}): (0, 1, EQ),
-    frozenset({"gt"}): (1, 0, LT),
-    frozenset({"eq", "gt"}): (1, 0, LE),
-}
+    """``query.bounds_by_copy`` of an encoding's query."""
+    return query_bounds_by_copy(enc.ensemble, enc.query, enc.varying)
 
 
 def relations_of(enc) -> dict[int, list[tuple[int, int, str]]]:
-    """feature -> [(L, R, kind)]: x_L.f kind x_R.f with kind in <=, <, == (copies 0/1).
-
-    All relations on one feature are combined first (``x1.f <= x2.f and x1.f >= x2.f``
-    is ``==``; ``<`` together with ``>`` is a contradiction), so each feature has one."""
-    ens, q = enc.ensemble, enc.query
-    allowed: dict[int, set[str]] = {}
-    for r in q.relations:
-        f = _index(ens, r.feature)
-        if {r.left, r.right} != {1, 2}:
-            raise InputError(
-                f"relation on {r.feature!r} must compare x1 with x2 (got x{r.left} and x{r.right})"
-            )
-        if r.op not in _ALLOWS:
-            raise InputError(f"unknown comparison {r.op!r} (use <=, <, >=, >, ==)")
-        op = r.op if r.left == 1 else _FLIP[r.op]  # as "x1.f op x2.f"
-        allowed[f] = allowed.get(f, {"lt", "eq", "gt"}) & _ALLOWS[op]
-    out: dict[int, list[tuple[int, int, str]]] = {}
-    for f, a in allowed.items():
-        if not a:
-            raise InputError(f"the relations on {ens.feature_names[f]!r} contradict each other")
-        out[f] = [_NORMAL[frozenset(a)]]
-    return out
+    """``query.relations_by_feature`` of an encoding's query."""
+    return relations_by_feature(enc.ensemble, enc.query)
 
 
 def _ord(x: float) -> int:
@@ -212,31 +152,11 @@ def _rank_is(qs: tuple[int, ...], r: int, n_valid: int):
     return vs, cs, const
 
 
-def _name(ens, f: int) -> str:
-    return ens.feature_names[f]
-
-
 def check_relations_within_bounds(enc, rels=None, bnds=None) -> None:
-    """A relation between x1.f and x2.f that the two inputs' bounds on f rule out (say
-    x1.f >= 10, x2.f <= 5 and x1.f <= x2.f) leaves no pair at all: an input error, not a
-    vacuous "insensitive"."""
-    ens = enc.ensemble
+    """``query.check_relations_within_bounds`` of an encoding's query."""
     rels = relations_of(enc) if rels is None else rels
     bnds = bounds_by_copy(enc) if bnds is None else bnds
-    for f, items in sorted(rels.items()):
-        if f not in enc.varying:
-            continue
-        feat = ens.features[f]
-        for a, b, kind in items:
-            la, ha = bnds.get((f, a), (feat.lb, feat.ub))
-            lb, hb = bnds.get((f, b), (feat.lb, feat.ub))
-            ok = {LT: la < hb, LE: la <= hb, EQ: max(la, lb) <= min(ha, hb)}[kind]
-            if not ok:
-                name = _name(ens, f)
-                raise InputError(
-                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold within the bounds "
-                    f"(x{a + 1}.{name} in [{la:g}, {ha:g}], x{b + 1}.{name} in [{lb:g}, {hb:g}])"
-                )
+    query_check_relations_within_bounds(enc.ensemble, enc.varying, rels, bnds)
 
 
 def build_constraints(enc) -> list[Linear]:
@@ -255,7 +175,7 @@ def build_constraints(enc) -> list[Linear]:
     # ---- bounds ----
     for (f, c), (lo, hi) in sorted(bnds.items()):
         feat, dom = ens.features[f], enc.domains[f]
-        who = f"x{c + 1}.{_name(ens, f)}" if f in enc.varying else _name(ens, f)
+        who = f"x{c + 1}.{ens.feature_names[f]}" if f in enc.varying else ens.feature_names[f]
         if lo > hi:
             raise InputError(
                 f"the bounds on {who} leave no value (declared [{feat.lb:g}, {feat.ub:g}], "
@@ -297,7 +217,7 @@ def build_constraints(enc) -> list[Linear]:
     check_relations_within_bounds(enc, rels, bnds)
     for f, items in sorted(rels.items()):
         feat, dom = ens.features[f], enc.domains[f]
-        name = _name(ens, f)
+        name = ens.feature_names[f]
         if f not in enc.varying:
             for a, b, kind in items:
                 if kind == LT:
@@ -523,13 +443,13 @@ def constraint_violations(ens, q, x1, x2) -> list[str]:
     out = []
     xs = (x1, x2)
     for b in q.bounds:
-        f = _index(ens, b.feature)
+        f = feature_index(ens, b.feature)
         for c in b.copies:
             v = float(xs[c - 1][f])
             if not (b.lo <= v <= b.hi):
                 out.append(f"x{c}.{b.feature} = {v:g} is outside [{b.lo:g}, {b.hi:g}]")
     for r in q.relations:
-        f = _index(ens, r.feature)
+        f = feature_index(ens, r.feature)
         u, v = float(xs[r.left - 1][f]), float(xs[r.right - 1][f])
         holds = {"<=": u <= v, "<": u < v, ">=": u >= v, ">": u > v, "==": u == v}.get(r.op, False)
         if not holds:

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 
 from ...compiler.errors import InputError
+from ...compiler.options import (
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    MODE_NAMES,
+    OPTION_BY_NAME,
+    SETTING_BY_NAME,
+    DataAwareMode,
+)
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
 from ..formats import AUTO, format_names
-
-DEFAULT_TIMEOUT = 600.0
 
 
 def positive_int(text: str) -> int:
@@ -108,25 +115,19 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
         help="multiclass: x1 predicted C1, x2 predicted C2 (either may be 'any')",
     )
     p.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        help="seconds per query, compile included (default 600)",
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help=SETTING_BY_NAME["timeout"].help
     )
-    p.add_argument("--threads", type=positive_int, default=1, help="solver threads (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        default=DEFAULT_THREADS,
+        help=SETTING_BY_NAME["threads"].help,
+    )
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=SETTING_BY_NAME["seed"].help)
     p.add_argument(
         "--no-heuristic",
         action="store_true",
         help="skip the pre-solver local search (measure the encoding and solver alone)",
-    )
-    p.add_argument(
-        "--heuristic-effort",
-        type=positive_float,
-        default=None,
-        metavar="X",
-        help="the pre-solver local search's work bound, a multiple of the default (default 1; "
-        "more finds more pairs before the solver, and costs that much on 'insensitive')",
     )
     p.add_argument(
         "--solver-param",
@@ -156,47 +157,47 @@ def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> No
     )
     p.add_argument(
         "--data-aware",
-        default="none",
-        choices=["none", "prob", "clause", "probclause"],
+        default=DataAwareMode.NONE.value,
+        choices=MODE_NAMES,
         help="steer the search toward --data: prob (utility objective), clause (exclude learned "
         "data cavities), probclause (both); default none (--data alone only measures)",
     )
-    p.add_argument(
-        "--clause-width",
-        type=int,
-        default=None,
-        metavar="W",
-        help="cavity clauses: at most W features per box (default 2)",
-    )
-    p.add_argument(
-        "--max-clauses",
-        type=int,
-        default=None,
-        metavar="N",
-        help="cavity clauses: at most N (default 50)",
-    )
-    p.add_argument(
-        "--clause-time",
-        type=float,
-        default=None,
-        metavar="S",
-        help="cavity clauses: learning time budget in seconds (default 60; cached on disk)",
-    )
-    p.add_argument(
-        "--clauses",
-        default=None,
-        metavar="FILE",
-        help="cavity clauses JSON file: read from it if it exists, else learn and write it",
-    )
+    add_option_args(p)
     p.add_argument(
         "--json", action="store_true", help="print one JSON object per query (JSON Lines)"
     )
 
 
+# how the options of the table (compiler/options.py) read from the command line; the
+# others have flags of their own: --data / --label (add_model_args), --no-heuristic and
+# --solver-param (add_query_args)
+_CLI_TYPES: dict[str, dict] = {
+    "clause_width": {"type": int},
+    "max_clauses": {"type": int},
+    "clause_time": {"type": float},
+    "clauses": {},
+    "clause_cache": {"action": argparse.BooleanOptionalAction},
+    "prob_alpha": {"type": float},
+    "prob_empty": {"choices": ["smooth", "forbid"]},
+    "heuristic_effort": {"type": positive_float},
+    "progress": {"action": "store_true"},
+}
+
+
+def add_option_args(p: argparse.ArgumentParser) -> None:
+    """The flags of the table's options that take a plain value (the rest have their own)."""
+    for name, how in _CLI_TYPES.items():
+        spec = OPTION_BY_NAME[name]
+        kw = dict(how)
+        if kw.get("action") != "store_true":
+            kw.setdefault("metavar", spec.metavar)
+        if "action" in kw:
+            kw.pop("metavar", None)
+        p.add_argument(spec.cli_flag, dest=name, default=None, help=spec.help, **kw)
+
+
 def add_backend_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--backend", default="cpsat", help="solver backend (see 'treesens backends'; default cpsat)"
-    )
+    p.add_argument("--backend", default=DEFAULT_BACKEND, help=SETTING_BY_NAME["backend"].help)
 
 
 def load_from_args(args):
@@ -230,7 +231,7 @@ def query_from_args(args, backend: str | None = None):
         classes=args.classes,
         passes=args.passes,
         baseline=args.baseline,
-        backend=backend or getattr(args, "backend", "cpsat"),
+        backend=backend or getattr(args, "backend", DEFAULT_BACKEND),
         timeout=args.timeout,
         threads=args.threads,
         seed=args.seed,
@@ -240,19 +241,15 @@ def query_from_args(args, backend: str | None = None):
 
 
 def data_options(args) -> dict:
-    """Query options from --data / --data-aware and the clause flags."""
+    """The query options (compiler/options.py) the flags give; None: not given."""
     data = getattr(args, "data", None)
-    return {
+    out = {name: getattr(args, name, None) for name in _CLI_TYPES}
+    return out | {
         "data": data,
         "label": getattr(args, "label", "label") if data else None,
-        "clause_width": getattr(args, "clause_width", None),
-        "max_clauses": getattr(args, "max_clauses", None),
-        "clause_time": getattr(args, "clause_time", None),
-        "clauses": getattr(args, "clauses", None),
-        "progress": True if data else None,
+        "progress": True if data or out["progress"] else None,
         "solver_params": solver_params(args),
         "heuristic": False if getattr(args, "no_heuristic", False) else None,
-        "heuristic_effort": getattr(args, "heuristic_effort", None),
     }
 
 
@@ -296,9 +293,3 @@ def emit_result(res: Result, as_json: bool, ens=None) -> None:
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def dump_jsonl(path, results) -> None:
-    with open(path, "a") as f:
-        for r in results:
-            f.write(json.dumps(r.to_dict()) + "\n")

@@ -151,9 +151,7 @@ def compare_query(
     from ...compiler.result import ERROR, Result
     from ...driver import compile_query, solve_query
 
-    opts = dict(q.options)
-    opts["heuristic"] = heuristic
-    q = q.with_(options=tuple(opts.items()))
+    q = q.with_(options=q.options.with_(heuristic=heuristic))
     cq = compile_query(ens, q)
     out = []
     for b in backends:

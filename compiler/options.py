@@ -1,0 +1,412 @@
+"""The query options: one declarative table that the CLI, the API and ``.sens`` all read.
+
+Each option is a field of :class:`QueryOptions` (``Query.options``) and a row of
+:data:`OPTIONS`: its type, default, help, and how each front end sets it (the CLI flag,
+the ``.sens`` statement or key, the API keyword). The data-aware modes are
+:class:`DataAwareMode`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+
+from .errors import InputError, closest
+
+
+class DataAwareMode(str, Enum):
+    """How a query uses its data (docs/data-aware.md): ``prob`` a utility objective,
+    ``clause`` learned cavity clauses excluded, ``probclause`` both."""
+
+    NONE = "none"
+    PROB = "prob"
+    CLAUSE = "clause"
+    PROBCLAUSE = "probclause"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __hash__(self) -> int:  # as its name: a dict keyed by names finds it
+        return str.__hash__(self)
+
+    @property
+    def uses_prob(self) -> bool:
+        return self in (DataAwareMode.PROB, DataAwareMode.PROBCLAUSE)
+
+    @property
+    def uses_clauses(self) -> bool:
+        return self in (DataAwareMode.CLAUSE, DataAwareMode.PROBCLAUSE)
+
+    @classmethod
+    def parse(cls, text: str | DataAwareMode | None) -> DataAwareMode:
+        """A mode from its name (any case, or an alias: off, prob+clause, clause+prob)."""
+        if isinstance(text, DataAwareMode):
+            return text
+        name = (text or "none").lower()
+        name = MODE_ALIASES.get(name, name)
+        try:
+            return cls(name)
+        except ValueError:
+            raise InputError(
+                f"unknown data-aware mode {name!r}{closest(name, MODE_NAMES)}; "
+                f"known: {', '.join(MODE_NAMES)}"
+            ) from None
+
+
+MODE_NAMES: tuple[str, ...] = tuple(m.value for m in DataAwareMode)
+MODE_ALIASES = {"prob+clause": "probclause", "clause+prob": "probclause", "off": "none"}
+_CLAUSE_MODES = (DataAwareMode.CLAUSE, DataAwareMode.PROBCLAUSE)
+_PROB_MODES = (DataAwareMode.PROB, DataAwareMode.PROBCLAUSE)
+
+
+# ---- value checks: what a value must be, when it is not (None: it is fine) -------------
+
+
+def _finite(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _whole_at_least_1(v: object) -> str | None:
+    ok = _finite(v) and v >= 1 and float(v).is_integer()
+    return None if ok else "takes a whole number of at least 1"
+
+
+def _positive_seconds(v: object) -> str | None:
+    return None if _finite(v) and v > 0 else "takes a positive number of seconds"
+
+
+def _positive(v: object) -> str | None:
+    return None if _finite(v) and v > 0 else "takes a positive number"
+
+
+def _non_negative(v: object) -> str | None:
+    return None if _finite(v) and v >= 0 else "takes a number >= 0"
+
+
+def _boolean(v: object) -> str | None:
+    return None if isinstance(v, bool) else "takes true or false"
+
+
+def _empty_rule(v: object) -> str | None:
+    return None if v in ("smooth", "forbid") else "takes smooth or forbid"
+
+
+def _file_name(v: object) -> str | None:
+    return None if isinstance(v, str) else "takes a file name"
+
+
+def _anything(v: object) -> str | None:
+    return None
+
+
+# how a ``.sens`` file sets an option
+SENS_DATA = "data"  # the data statement: data "train.csv" label NAME
+SENS_DATA_AWARE = "data_aware"  # a parameter of the data_aware line
+SENS_OPTION = "option"  # option NAME = VALUE
+SENS_STATEMENT = "statement"  # a statement of its own: timeout 30s, threads 4, ...
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One query option: how it is named, typed and set in each front end."""
+
+    name: str  # the field of QueryOptions
+    type: str  # what it takes, as a message says it
+    default: object
+    help: str
+    cli_flag: str | None  # the flag of `treesens check` / `run` / `sweep`
+    sens: str | None  # SENS_DATA, SENS_DATA_AWARE or SENS_OPTION; None: not settable, see why
+    api_keyword: str | None  # the keyword of treesens.check
+    check: Callable[[object], str | None] = _anything
+    modes: tuple[DataAwareMode, ...] = ()  # the data-aware modes it acts in (empty: all)
+    answer: bool = False  # it changes a query's answer (recorded as stats["asked"])
+    why_not_in_sens: str = ""
+    metavar: str | None = None  # the CLI flag's value, as its help shows it
+
+    @property
+    def sens_key(self) -> str | None:
+        """The word a .sens file writes for it (None: not settable there)."""
+        if self.sens == SENS_DATA:
+            return "data" if self.name == "data" else "label"
+        return self.name if self.sens else None
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "data",
+        "a data file or a dataset",
+        None,
+        "data file (CSV or Parquet with a label column): realistic witness values and the "
+        "witness's distance to the data",
+        "--data",
+        SENS_DATA,
+        "data",
+        answer=True,
+        metavar="CSV",
+    ),
+    OptionSpec(
+        "label",
+        "a column name",
+        None,
+        "label column of the data",
+        "--label",
+        SENS_DATA,
+        "label",
+        answer=True,
+    ),
+    OptionSpec(
+        "clause_width",
+        "a whole number >= 1",
+        2,
+        "cavity clauses: at most W features per box (default 2)",
+        "--clause-width",
+        SENS_DATA_AWARE,
+        "clause_width",
+        _whole_at_least_1,
+        _CLAUSE_MODES,
+        answer=True,
+        metavar="W",
+    ),
+    OptionSpec(
+        "max_clauses",
+        "a whole number >= 1",
+        50,
+        "cavity clauses: at most N (default 50)",
+        "--max-clauses",
+        SENS_DATA_AWARE,
+        "max_clauses",
+        _whole_at_least_1,
+        _CLAUSE_MODES,
+        answer=True,
+        metavar="N",
+    ),
+    OptionSpec(
+        "clause_time",
+        "seconds",
+        60.0,
+        "cavity clauses: learning time budget in seconds (default 60; cached on disk)",
+        "--clause-time",
+        SENS_DATA_AWARE,
+        "clause_time",
+        _positive_seconds,
+        _CLAUSE_MODES,
+        answer=True,
+        metavar="S",
+    ),
+    OptionSpec(
+        "clauses",
+        "a file name",
+        None,
+        "cavity clauses JSON file: read from it if it exists, else learn and write it",
+        "--clauses",
+        SENS_DATA_AWARE,
+        "clauses",
+        _file_name,
+        _CLAUSE_MODES,
+        answer=True,
+        metavar="FILE",
+    ),
+    OptionSpec(
+        "clause_cache",
+        "true or false",
+        True,
+        "cavity clauses: reuse the clauses cached on disk (default true)",
+        "--clause-cache",
+        SENS_DATA_AWARE,
+        "clause_cache",
+        _boolean,
+        _CLAUSE_MODES,
+    ),
+    OptionSpec(
+        "prob_alpha",
+        "a number >= 0",
+        1.0,
+        "utility objective: Laplace smoothing of the data's bin counts (default 1)",
+        "--prob-alpha",
+        SENS_DATA_AWARE,
+        "prob_alpha",
+        _non_negative,
+        _PROB_MODES,
+        metavar="A",
+    ),
+    OptionSpec(
+        "prob_empty",
+        "smooth or forbid",
+        "smooth",
+        "utility objective: bins the data never visits are smoothed or forbidden",
+        "--prob-empty",
+        SENS_DATA_AWARE,
+        "prob_empty",
+        _empty_rule,
+        _PROB_MODES,
+        metavar="RULE",
+    ),
+    OptionSpec(
+        "heuristic",
+        "true or false",
+        True,
+        "run the pre-solver local search (false measures the encoding and solver alone)",
+        "--no-heuristic",
+        SENS_OPTION,
+        "heuristic",
+        _boolean,
+    ),
+    OptionSpec(
+        "progress",
+        "true or false",
+        False,
+        "log the compiler's progress (on by default with data)",
+        "--progress",
+        SENS_OPTION,
+        "progress",
+        _boolean,
+    ),
+    OptionSpec(
+        "heuristic_effort",
+        "a positive number",
+        1.0,
+        "the pre-solver local search's work bound, a multiple of the default (default 1; "
+        "more finds more pairs before the solver, and costs that much on 'insensitive')",
+        "--heuristic-effort",
+        SENS_OPTION,
+        "heuristic_effort",
+        _positive,
+        metavar="X",
+    ),
+    OptionSpec(
+        "solver_params",
+        "NAME=VALUE pairs",
+        (),
+        "CP-SAT parameters (SatParameters fields, e.g. linearization_level=2)",
+        "--solver-param",
+        None,
+        "solver_params",
+        why_not_in_sens="solver parameters cannot be set from a .sens file "
+        "(treesens check --solver-param NAME=VALUE)",
+        metavar="NAME=VALUE",
+    ),
+)
+OPTION_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in OPTIONS}
+
+# the settings that are fields of the Query itself (not of its options)
+SETTINGS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "backend",
+        "a backend name",
+        "cpsat",
+        "solver backend (see 'treesens backends'; default cpsat)",
+        "--backend",
+        SENS_STATEMENT,
+        "backend",
+    ),
+    OptionSpec(
+        "timeout",
+        "seconds",
+        600.0,
+        "seconds per query, compile included (default 600)",
+        "--timeout",
+        SENS_STATEMENT,
+        "timeout",
+        _positive,
+    ),
+    OptionSpec(
+        "threads",
+        "a whole number >= 1",
+        1,
+        "solver threads (default 1)",
+        "--threads",
+        SENS_STATEMENT,
+        "threads",
+        _whole_at_least_1,
+    ),
+    OptionSpec(
+        "seed",
+        "a whole number",
+        0,
+        "solver random seed (default 0)",
+        "--seed",
+        SENS_STATEMENT,
+        "seed",
+    ),
+)
+SETTING_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in SETTINGS}
+DEFAULT_BACKEND: str = SETTING_BY_NAME["backend"].default
+DEFAULT_TIMEOUT: float = SETTING_BY_NAME["timeout"].default
+DEFAULT_THREADS: int = SETTING_BY_NAME["threads"].default
+DEFAULT_SEED: int = SETTING_BY_NAME["seed"].default
+# the options that change a query's answer (the rest only steer the search or its logs)
+ANSWER_OPTIONS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.answer)
+DATA_AWARE_PARAMS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.sens == SENS_DATA_AWARE)
+
+
+@dataclass(frozen=True)
+class QueryOptions:
+    """The options of one query (``Query.options``); ``None``: not given (the default
+    applies). Frozen and picklable; hashable while its values are (``data`` may be an
+    in-memory dataset).
+
+    It also reads as the ``(name, value)`` pairs of the options given, so
+    ``dict(q.options).get(name, default)`` keeps working."""
+
+    data: object = None
+    label: str | None = None
+    clause_width: int | None = None
+    max_clauses: int | None = None
+    clause_time: float | None = None
+    clauses: str | None = None
+    clause_cache: bool | None = None
+    prob_alpha: float | None = None
+    prob_empty: str | None = None
+    heuristic: bool | None = None
+    progress: bool | None = None
+    heuristic_effort: float | None = None
+    solver_params: tuple | None = None
+
+    @classmethod
+    def of(cls, given: QueryOptions | dict | tuple | list | None = None) -> QueryOptions:
+        """Options from a record, a dict or ``(name, value)`` pairs; an unknown name is an
+        InputError. ``None`` values mean "not given"."""
+        if isinstance(given, QueryOptions):
+            return given
+        pairs = dict(given or ())
+        unknown = [k for k in pairs if k not in OPTION_BY_NAME]
+        if unknown:
+            k = unknown[0]
+            raise InputError(
+                f"unknown query option {k!r}{closest(k, OPTION_BY_NAME)}; "
+                f"known: {', '.join(OPTION_BY_NAME)}"
+            )
+        if pairs.get("solver_params") is not None:
+            pairs["solver_params"] = tuple(tuple(p) for p in pairs["solver_params"])
+        return cls(**pairs)
+
+    def value(self, name: str) -> object:
+        """The option's value, or its default when it was not given."""
+        v = getattr(self, name)
+        return OPTION_BY_NAME[name].default if v is None else v
+
+    def given(self) -> dict[str, object]:
+        """The options that were given, by name (in table order)."""
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
+
+    def with_(self, **kw: object) -> QueryOptions:
+        return replace(self, **kw)
+
+    # ---- the (name, value) pairs view: dict(q.options), `for k, v in q.options` -------
+
+    def __iter__(self) -> Iterator[tuple[str, object]]:
+        return iter(self.given().items())
+
+    def __len__(self) -> int:
+        return len(self.given())
+
+    def __bool__(self) -> bool:
+        return bool(self.given())
+
+    def get(self, name: str, default: object = None) -> object:
+        v = getattr(self, name, None) if name in OPTION_BY_NAME else None
+        return default if v is None else v

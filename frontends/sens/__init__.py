@@ -1,0 +1,123 @@
+"""The ``.sens`` query language: parse, check, format and run query files.
+
+    text --parse (lark, grammar/sens.lark)--> SensAST --check--> (no model needed)
+         --resolve (model, data, declarations)--> SensFile of Query objects --run--> Results
+
+Every query of a file ends as the same ``compiler.query.Query`` that ``treesens check``
+flags and the Python API build (through ``frontends.api.make_query``). Errors are
+``SensError``: ``FILE:LINE:COL: message``, then the offending line, then a caret.
+The language is documented in docs/language.md.
+
+Modules: errors (SensError), ast (the node dataclasses), grammar (the lark parser and the
+keywords read from it), parse (text -> AST), check (structure and settings), show (how
+names and values are written), fmt (the formatter), build (a block's Query objects),
+resolve (AST -> SensFile), run (running queries).
+"""
+
+from ...compiler.options import DATA_AWARE_PARAMS, MODE_NAMES
+from ...compiler.query import ANY
+from .ast import (
+    Backend,
+    Baseline,
+    Bool,
+    Classes,
+    Comment,
+    Compare,
+    DataAware,
+    DataDecl,
+    Defaults,
+    DetailsDecl,
+    FeatureDecl,
+    FeatureSet,
+    Fix,
+    GapSetting,
+    InRange,
+    ModelDecl,
+    Name,
+    Node,
+    Num,
+    OptionSetting,
+    Param,
+    Passes,
+    Pos,
+    QueryBlock,
+    Ref,
+    Seed,
+    SensAST,
+    Str,
+    SweepBlock,
+    Text,
+    Threads,
+    Timeout,
+    Vary,
+    VaryAll,
+    VaryEachFeature,
+    VaryEachOf,
+    VarySubsets,
+    Where,
+    Word,
+)
+from .errors import CONTEXT_WIDTH, SensError
+from .fmt import format_sens
+from .grammar import KEYWORDS
+from .parse import parse, parse_file
+from .resolve import SensFile, load_queries, resolve
+from .run import run_file, run_query
+
+DATA_AWARE_MODES = MODE_NAMES
+
+__all__ = [
+    "ANY",
+    "CONTEXT_WIDTH",
+    "DATA_AWARE_MODES",
+    "DATA_AWARE_PARAMS",
+    "KEYWORDS",
+    "Backend",
+    "Baseline",
+    "Bool",
+    "Classes",
+    "Comment",
+    "Compare",
+    "DataAware",
+    "DataDecl",
+    "Defaults",
+    "DetailsDecl",
+    "FeatureDecl",
+    "FeatureSet",
+    "Fix",
+    "GapSetting",
+    "InRange",
+    "ModelDecl",
+    "Name",
+    "Node",
+    "Num",
+    "OptionSetting",
+    "Param",
+    "Passes",
+    "Pos",
+    "QueryBlock",
+    "Ref",
+    "Seed",
+    "SensAST",
+    "SensError",
+    "SensFile",
+    "Str",
+    "SweepBlock",
+    "Text",
+    "Threads",
+    "Timeout",
+    "Vary",
+    "VaryAll",
+    "VaryEachFeature",
+    "VaryEachOf",
+    "VarySubsets",
+    "Where",
+    "Word",
+    "format_sens",
+    "load_queries",
+    "parse",
+    "parse_file",
+    "resolve",
+    "run_file",
+    "run_query",
+]

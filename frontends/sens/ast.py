@@ -1,0 +1,250 @@
+"""The typed AST of a ``.sens`` file (positions are kept for messages but never compared)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import SensError, located
+
+
+@dataclass(frozen=True)
+class Pos:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+def _pos() -> Pos | None:
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Node:
+    pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True)
+class Name(Node):
+    text: str
+
+
+@dataclass(frozen=True)
+class Str(Node):
+    value: str
+
+
+@dataclass(frozen=True)
+class Num(Node):
+    value: float
+
+
+@dataclass(frozen=True)
+class Text(Node):
+    """A quoted string where a value or a feature may stand (resolved against the model)."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class Word(Node):
+    """A bare word used as a value (a category name, an option value)."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class Bool(Node):
+    value: bool
+
+
+@dataclass(frozen=True)
+class Ref(Node):
+    """A feature of x1 (copy 1), of x2 (copy 2), or of both inputs (copy None)."""
+
+    name: Name
+    copy: int | None = None
+
+
+@dataclass(frozen=True)
+class Compare(Node):
+    """``a op b [op c]``: operands are Ref, Num, Text, Bool; ops from <=, <, >=, >, ==."""
+
+    operands: tuple
+    ops: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class InRange(Node):
+    ref: Ref
+    lo: Num
+    hi: Num
+
+
+@dataclass(frozen=True)
+class Where(Node):
+    items: tuple  # Compare | InRange
+
+
+@dataclass(frozen=True)
+class Fix(Node):
+    ref: Ref
+    value: Node  # Num | Text | Bool | Word
+
+
+@dataclass(frozen=True)
+class Vary(Node):
+    names: tuple[Name, ...]
+
+
+@dataclass(frozen=True)
+class VaryAll(Node):
+    pass
+
+
+@dataclass(frozen=True)
+class VaryEachFeature(Node):
+    pass
+
+
+@dataclass(frozen=True)
+class FeatureSet(Node):
+    names: tuple[Name, ...]
+
+
+@dataclass(frozen=True)
+class VaryEachOf(Node):
+    items: tuple  # Name | FeatureSet
+
+
+@dataclass(frozen=True)
+class VarySubsets(Node):
+    k: int
+    pool: tuple[Name, ...] | None = None
+    sample: int | None = None
+
+
+@dataclass(frozen=True)
+class GapSetting(Node):
+    value: float
+    kind: str  # "prob" or "margin"
+
+
+@dataclass(frozen=True)
+class Classes(Node):
+    c1: int | str
+    c2: int | str
+
+
+@dataclass(frozen=True)
+class Backend(Node):
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Timeout(Node):
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Threads(Node):
+    n: int
+
+
+@dataclass(frozen=True)
+class Seed(Node):
+    n: int
+
+
+@dataclass(frozen=True)
+class Passes(Node):
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Baseline(Node):
+    name: str
+
+
+@dataclass(frozen=True)
+class Param(Node):
+    name: str
+    value: Node
+
+
+@dataclass(frozen=True)
+class DataAware(Node):
+    mode: str
+    params: tuple[Param, ...] = ()
+
+
+@dataclass(frozen=True)
+class OptionSetting(Node):
+    name: str
+    value: Node
+
+
+@dataclass(frozen=True)
+class Defaults(Node):
+    body: tuple
+
+
+@dataclass(frozen=True)
+class QueryBlock(Node):
+    name: Name
+    body: tuple
+
+
+@dataclass(frozen=True)
+class SweepBlock(Node):
+    name: Name
+    body: tuple
+
+
+@dataclass(frozen=True)
+class ModelDecl(Node):
+    path: Str
+    format: str | None = None
+    base_score: float | None = None
+    trust_pickle: bool = False  # a pickled model may be loaded (it runs code when loaded)
+    # where 'format' and 'base_score' are written (for messages)
+    format_pos: Pos | None = _pos()
+    base_score_pos: Pos | None = _pos()
+
+
+@dataclass(frozen=True)
+class DataDecl(Node):
+    path: Str
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class DetailsDecl(Node):
+    path: Str
+
+
+@dataclass(frozen=True)
+class FeatureDecl(Node):
+    name: Name
+    kind: str | None = None
+    lo: float | None = None
+    hi: float | None = None
+    categories: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Comment:
+    line: int
+    column: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SensAST:
+    items: tuple
+    filename: str = field(default="<string>", compare=False)
+    source: str = field(default="", compare=False, repr=False)
+    comments: tuple[Comment, ...] = field(default=(), compare=False, repr=False)
+
+    def error(self, message: str, at) -> SensError:
+        return located(message, self.filename, self.source, at)

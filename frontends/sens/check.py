@@ -1,0 +1,382 @@
+"""Checks of a parsed ``.sens`` file that need no model: the structure of the file and
+of its blocks, the values of settings, and the ``option`` / data-aware parameters (read
+from the option table, compiler/options.py)."""
+
+from __future__ import annotations
+
+import math
+
+from ...backends.registry import BACKENDS
+from ...compiler.errors import InputError, closest
+from ...compiler.options import (
+    DATA_AWARE_PARAMS,
+    MODE_NAMES,
+    OPTION_BY_NAME,
+    OPTIONS,
+    SENS_DATA,
+    SENS_DATA_AWARE,
+    SENS_OPTION,
+    DataAwareMode,
+)
+from ...compiler.query import ANY
+from ...driver import is_race
+from ..api import parse_passes
+from .ast import (
+    Backend,
+    Baseline,
+    Classes,
+    DataAware,
+    DataDecl,
+    Defaults,
+    DetailsDecl,
+    FeatureDecl,
+    FeatureSet,
+    Fix,
+    GapSetting,
+    InRange,
+    ModelDecl,
+    Name,
+    Node,
+    OptionSetting,
+    Passes,
+    Pos,
+    QueryBlock,
+    Ref,
+    Seed,
+    SensAST,
+    SweepBlock,
+    Text,
+    Threads,
+    Timeout,
+    Vary,
+    VaryAll,
+    VaryEachFeature,
+    VaryEachOf,
+    VarySubsets,
+    Where,
+)
+from .show import py_value, show, show_value
+
+SETTING_NAMES = {
+    GapSetting: "gap",
+    Classes: "classes",
+    Backend: "backend",
+    Timeout: "timeout",
+    Threads: "threads",
+    Seed: "seed",
+    Passes: "passes",
+    Baseline: "passes",  # one or the other
+    DataAware: "data_aware",
+}
+VARY_TYPES = (Vary, VaryAll, VaryEachFeature, VaryEachOf, VarySubsets)
+_SWEEP_VARY = (VaryEachFeature, VaryEachOf, VarySubsets)
+_CONSTRAINTS = (Where, Fix)
+
+
+def check_structure(ast: SensAST) -> None:
+    seen: dict[str, Node] = {}
+    blocks: dict[str, Node] = {}
+    decls: dict[str, Node] = {}
+    for it in ast.items:
+        kind = {
+            ModelDecl: "model",
+            DataDecl: "data",
+            DetailsDecl: "features from",
+            Defaults: "defaults",
+        }.get(type(it))
+        if kind is not None:
+            if kind in seen:
+                raise ast.error(
+                    f"a second '{kind}' statement (the first is at line {seen[kind].pos.line}); "
+                    "a file has at most one",
+                    it,
+                )
+            seen[kind] = it
+        if (
+            isinstance(it, ModelDecl)
+            and it.base_score is not None
+            and not 0.0 < it.base_score < 1.0
+        ):
+            raise ast.error(
+                f"base_score {it.base_score:g} must be a probability in (0, 1)",
+                it.base_score_pos or it,
+            )
+        if isinstance(it, FeatureDecl):
+            _check_feature_decl(ast, it, decls)
+        if isinstance(it, (Defaults, QueryBlock, SweepBlock)):
+            _check_block(ast, it)
+        if isinstance(it, (QueryBlock, SweepBlock)):
+            name = it.name.text
+            if not name:
+                raise ast.error("empty query name", it.name)
+            if name in blocks:
+                raise ast.error(
+                    f"a second block named {name!r} (the first is at line {blocks[name].pos.line})",
+                    it.name,
+                )
+            blocks[name] = it
+    if "model" not in seen:
+        raise ast.error('no model: add a line  model "path/to/model.json"', Pos(1, 1, 1, 1))
+    if not blocks:
+        raise ast.error("no query: add a block  query NAME { vary FEATURE }", Pos(1, 1, 1, 1))
+
+
+def _check_feature_decl(ast: SensAST, d: FeatureDecl, decls: dict) -> None:
+    n = d.name.text
+    if n in decls:
+        raise ast.error(
+            f"feature {n!r} declared twice (the first is at line {decls[n].pos.line})", d.name
+        )
+    decls[n] = d
+    if d.kind is None and d.lo is None and d.categories is None:
+        raise ast.error(
+            f"feature {n!r}: say what to declare (': KIND', 'in [LO, HI]' or categories)", d
+        )
+    if d.lo is not None and (math.isnan(d.lo) or math.isnan(d.hi) or d.lo > d.hi):
+        raise ast.error(f"feature {n!r}: lower bound {d.lo:g} is above upper bound {d.hi:g}", d)
+    if d.categories is not None:
+        if d.kind not in (None, "categorical"):
+            raise ast.error(f"feature {n!r}: only a categorical feature has category names", d)
+        dup = sorted({c for c in d.categories if d.categories.count(c) > 1})
+        if dup:
+            raise ast.error(f"feature {n!r}: category {dup[0]!r} listed twice", d)
+    if d.kind == "binary" and d.lo is not None and (d.lo > 1 or d.hi < 0):
+        raise ast.error(
+            f"feature {n!r}: a binary feature takes 0 or 1, not values in [{d.lo:g}, {d.hi:g}]", d
+        )
+
+
+def _check_block(ast: SensAST, blk) -> None:
+    kind = {Defaults: "defaults", QueryBlock: "query", SweepBlock: "sweep"}[type(blk)]
+    where_first: dict[str, Node] = {}
+    vary = None
+    opts: dict[str, Node] = {}
+    for st in blk.body:
+        if isinstance(st, VARY_TYPES):
+            if kind == "defaults":
+                raise ast.error("'vary' belongs in a query or a sweep, not in defaults", st)
+            if vary is not None:
+                raise ast.error(
+                    f"a second 'vary' in this {kind} (the first is at line {vary.pos.line})", st
+                )
+            vary = st
+            if kind == "query" and isinstance(st, _SWEEP_VARY):
+                word = "each" if not isinstance(st, VarySubsets) else "subsets"
+                raise ast.error(
+                    f"'vary {word} ...' makes several queries: write it in a sweep block "
+                    f"(sweep {blk.name.text} {{ ... }})",
+                    st,
+                )
+            if kind == "sweep" and not isinstance(st, _SWEEP_VARY):
+                raise ast.error(
+                    "a sweep varies 'each feature', 'each of A, B, {C, D}' or "
+                    "'subsets of K [from A, B, ...]'; for one query write a query block",
+                    st,
+                )
+            _check_vary(ast, st)
+            continue
+        key = SETTING_NAMES.get(type(st))
+        if key is not None:
+            if key in where_first:
+                raise ast.error(
+                    f"'{key}' is set twice in this {kind} (the first is at line "
+                    f"{where_first[key].pos.line})",
+                    st,
+                )
+            where_first[key] = st
+            _check_setting(ast, st)
+        elif isinstance(st, OptionSetting):
+            if st.name in opts:
+                raise ast.error(f"option {st.name!r} is set twice in this {kind}", st)
+            opts[st.name] = st
+        elif isinstance(st, Where):
+            for c in st.items:
+                _check_constraint(ast, c)
+        elif isinstance(st, Fix):
+            pass
+    if kind != "defaults" and vary is None:
+        hint = "vary FEATURE[, FEATURE...]" if kind == "query" else "vary each feature"
+        raise ast.error(f"{kind} {blk.name.text!r} has no 'vary' ({hint})", blk.name)
+
+
+def _check_vary(ast: SensAST, st) -> None:
+    names: list[Name] = []
+    if isinstance(st, Vary):
+        names = list(st.names)
+    elif isinstance(st, VaryEachOf):
+        for it in st.items:
+            names += list(it.names) if isinstance(it, FeatureSet) else [it]
+            if isinstance(it, FeatureSet):
+                _no_dups(ast, it.names)
+    elif isinstance(st, VarySubsets):
+        if st.k < 1:
+            raise ast.error("subsets of 0 features: k must be at least 1", st)
+        if st.sample is not None and st.sample < 1:
+            raise ast.error("sample must be at least 1", st)
+        if st.sample is not None and st.sample > 100_000:  # as many as a sweep may make
+            raise ast.error(f"sample {st.sample} makes too many queries (at most 100000)", st)
+        if st.pool is not None:
+            _no_dups(ast, st.pool)
+            if st.k > len(st.pool):
+                raise ast.error(
+                    f"subsets of {st.k} from a list of {len(st.pool)} features: there are none", st
+                )
+        return
+    if isinstance(st, Vary):
+        _no_dups(ast, names)
+
+
+def _no_dups(ast: SensAST, names) -> None:
+    seen = set()
+    for n in names:
+        if n.text in seen:
+            raise ast.error(f"feature {n.text!r} listed twice", n)
+        seen.add(n.text)
+
+
+def _check_setting(ast: SensAST, st) -> None:
+    if isinstance(st, GapSetting):
+        if not math.isfinite(st.value):
+            raise ast.error(f"gap {st.value:g} is not a finite number", st)
+        if st.value < 0:
+            raise ast.error(f"gap {st.value:g} must be >= 0", st)
+    elif isinstance(st, Classes):
+        if st.c1 != ANY and st.c1 == st.c2:
+            raise ast.error(f"classes must differ (got {st.c1} twice)", st)
+    elif isinstance(st, Backend):
+        for i, b in enumerate(st.names):
+            if b not in BACKENDS and not is_race(b):
+                raise ast.error(
+                    f"unknown backend {b!r}{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}", st
+                )
+            if b in st.names[:i]:
+                raise ast.error(f"backend {b!r} listed twice", st)
+    elif isinstance(st, Timeout):
+        if not st.seconds > 0:
+            raise ast.error("timeout must be positive", st)
+    elif isinstance(st, Threads):
+        if st.n < 1:
+            raise ast.error("threads must be at least 1", st)
+    elif isinstance(st, Passes):
+        try:
+            parse_passes(",".join(st.items))
+        except InputError as e:
+            raise ast.error(e.message, st) from None
+    elif isinstance(st, Baseline):
+        if st.name.lower() != "kant":
+            raise ast.error(f"unknown baseline {st.name!r} (known: kant)", st)
+    elif isinstance(st, DataAware):
+        _check_data_aware(ast, st)
+
+
+def _check_data_aware(ast: SensAST, st: DataAware) -> None:
+    if st.mode not in MODE_NAMES:
+        raise ast.error(
+            f"unknown data-aware mode {st.mode!r}{closest(st.mode, MODE_NAMES)}; "
+            f"known: {', '.join(MODE_NAMES)}",
+            st,
+        )
+    mode = DataAwareMode(st.mode)
+    seen = set()
+    for p in st.params:
+        if p.name in seen:
+            raise ast.error(f"parameter {p.name!r} given twice", p)
+        if p.name not in DATA_AWARE_PARAMS:
+            raise ast.error(
+                f"unknown data-aware parameter {p.name!r}{closest(p.name, DATA_AWARE_PARAMS)}; "
+                f"known: {', '.join(DATA_AWARE_PARAMS)}",
+                p,
+            )
+        modes = OPTION_BY_NAME[p.name].modes
+        if mode not in modes:
+            raise ast.error(
+                f"{p.name} has no effect with data_aware {st.mode}: it is a parameter of "
+                f"the {' and '.join(m.value for m in modes)} modes",
+                p,
+            )
+        bad = OPTION_BY_NAME[p.name].check(py_value(p.value))
+        if bad:
+            raise ast.error(f"{p.name} {bad}, not {show_value(p.value)}", p.value)
+        seen.add(p.name)
+
+
+def _check_constraint(ast: SensAST, c) -> None:
+    if isinstance(c, InRange):
+        if math.isnan(c.lo.value) or math.isnan(c.hi.value) or c.lo.value > c.hi.value:
+            raise ast.error(
+                f"empty range [{c.lo.value:g}, {c.hi.value:g}]: the lower end is above the upper", c
+            )
+        return
+    for a, op, b in zip(c.operands, c.ops, c.operands[1:]):
+        if not _is_featureish(a) and not _is_featureish(b):
+            raise ast.error(
+                f"this compares two values ({show(a)} {op} {show(b)}); one side must be a "
+                "feature (x1.NAME, x2.NAME or NAME)",
+                a,
+            )
+        if isinstance(a, Ref) and isinstance(b, Ref):
+            if a.copy is None or b.copy is None:
+                raise ast.error(
+                    f"a relation compares x1 with x2: write x1.{a.name.text} {op} x2.{b.name.text}",
+                    a,
+                )
+            if a.copy == b.copy:
+                raise ast.error(
+                    f"this relation compares x{a.copy} with itself; compare x1 with x2", a
+                )
+            if a.name.text != b.name.text:
+                raise ast.error(
+                    f"a relation compares one feature between x1 and x2 (got {a.name.text!r} and "
+                    f"{b.name.text!r})",
+                    b,
+                )
+
+
+def _is_featureish(x) -> bool:
+    return isinstance(x, (Ref, Text))
+
+
+def _sens_option_names() -> tuple[str, ...]:
+    return tuple(o.name for o in OPTIONS if o.sens == SENS_OPTION)
+
+
+def _elsewhere(name: str) -> str | None:
+    """Why ``option NAME`` is refused for an option that is set another way (None: it is
+    not such an option)."""
+    spec = OPTION_BY_NAME.get(name)
+    if spec is None or spec.sens == SENS_OPTION:
+        return None
+    if spec.sens == SENS_DATA and name == "data":
+        return 'the data file is given by a line  data "train.csv"'
+    if spec.sens == SENS_DATA:
+        return 'the label column is given by the data line:  data "train.csv" label NAME'
+    if spec.sens == SENS_DATA_AWARE:
+        return (
+            f"a data-aware parameter: give it on the data_aware line "
+            f"(data_aware {spec.modes[0].value} {name} = ...)"
+        )
+    return spec.why_not_in_sens
+
+
+def check_options(ast: SensAST) -> None:
+    """``option NAME = VALUE`` sets one of the Query.options the compiler reads; any other
+    name would be ignored (a typo, or an option that has its own statement)."""
+    known = _sens_option_names()
+    for blk in ast.items:
+        if not isinstance(blk, (Defaults, QueryBlock, SweepBlock)):
+            continue
+        for st in blk.body:
+            if not isinstance(st, OptionSetting):
+                continue
+            why = _elsewhere(st.name)
+            if why is not None:
+                raise ast.error(f"option {st.name!r}: {why}", st)
+            if st.name not in known:
+                raise ast.error(
+                    f"unknown option {st.name!r}{closest(st.name, known)}; "
+                    f"known: {', '.join(known)}",
+                    st,
+                )
+            bad = OPTION_BY_NAME[st.name].check(py_value(st.value))
+            if bad:
+                raise ast.error(f"option {st.name!r} {bad}, not {show_value(st.value)}", st.value)

@@ -1,0 +1,217 @@
+"""``treesens fmt``: the canonical text of a ``.sens`` file, comments kept."""
+
+from __future__ import annotations
+
+import json
+
+from .ast import (
+    Backend,
+    Baseline,
+    Classes,
+    DataAware,
+    DataDecl,
+    Defaults,
+    DetailsDecl,
+    FeatureDecl,
+    FeatureSet,
+    Fix,
+    GapSetting,
+    ModelDecl,
+    Node,
+    OptionSetting,
+    Passes,
+    QueryBlock,
+    Seed,
+    SensAST,
+    SweepBlock,
+    Threads,
+    Timeout,
+    Vary,
+    VaryAll,
+    VaryEachFeature,
+    VaryEachOf,
+    VarySubsets,
+    Where,
+)
+from .errors import SensError
+from .parse import parse
+from .show import (
+    CONSERVATIVE,
+    PLAIN,
+    VARY_WORDS,
+    FormatMode,
+    fmt_constraint,
+    fmt_duration,
+    fmt_name,
+    fmt_names,
+    fmt_num,
+    fmt_ref,
+    show_value,
+)
+
+
+def _fmt_stmt(st: Node, mode: FormatMode) -> str:
+    if isinstance(st, Vary):
+        first = fmt_name(st.names[0].text, VARY_WORDS, mode)
+        return "vary " + ", ".join([first] + [fmt_name(n.text, mode=mode) for n in st.names[1:]])
+    if isinstance(st, VaryAll):
+        return "vary all"
+    if isinstance(st, VaryEachFeature):
+        return "vary each feature"
+    if isinstance(st, VaryEachOf):
+        items = [
+            ("{" + fmt_names(i.names, mode) + "}")
+            if isinstance(i, FeatureSet)
+            else fmt_name(i.text, mode=mode)
+            for i in st.items
+        ]
+        return "vary each of " + ", ".join(items)
+    if isinstance(st, VarySubsets):
+        s = f"vary subsets of {st.k}"
+        if st.pool is not None:
+            s += f" from {fmt_names(st.pool, mode)}"
+        if st.sample is not None:
+            s += f" sample {st.sample}"
+        return s
+    if isinstance(st, GapSetting):
+        return (
+            f"gap {fmt_num(st.value)}" if st.kind == "prob" else f"gap margin {fmt_num(st.value)}"
+        )
+    if isinstance(st, Classes):
+        return f"classes {st.c1} -> {st.c2}"
+    if isinstance(st, Backend):
+        return "backend " + ", ".join(fmt_name(b, mode=mode) for b in st.names)
+    if isinstance(st, Timeout):
+        return f"timeout {fmt_duration(st.seconds)}"
+    if isinstance(st, Threads):
+        return f"threads {st.n}"
+    if isinstance(st, Seed):
+        return f"seed {st.n}"
+    if isinstance(st, Passes):
+        return "passes " + ", ".join(st.items)
+    if isinstance(st, Baseline):
+        return f"baseline {fmt_name(st.name, mode=mode)}"
+    if isinstance(st, DataAware):
+        s = f"data_aware {st.mode}"
+        if st.params:
+            s += " " + ", ".join(
+                f"{fmt_name(p.name, mode=mode)} = {show_value(p.value)}" for p in st.params
+            )
+        return s
+    if isinstance(st, OptionSetting):
+        return f"option {fmt_name(st.name, mode=mode)} = {show_value(st.value)}"
+    if isinstance(st, Where):
+        return "where " + " and ".join(fmt_constraint(c, mode) for c in st.items)
+    if isinstance(st, Fix):
+        return f"fix {fmt_ref(st.ref, mode=mode)} = {show_value(st.value)}"
+    if isinstance(st, ModelDecl):
+        s = f"model {json.dumps(st.path.value, ensure_ascii=False)}"
+        if st.format is not None:
+            s += f" format {fmt_name(st.format, mode=mode)}"
+        if st.base_score is not None:
+            s += f" base_score {fmt_num(st.base_score)}"
+        if st.trust_pickle:
+            s += " trust_pickle"
+        return s
+    if isinstance(st, DataDecl):
+        s = f"data {json.dumps(st.path.value, ensure_ascii=False)}"
+        if st.label is not None:
+            s += f" label {fmt_name(st.label, mode=mode)}"
+        return s
+    if isinstance(st, DetailsDecl):
+        return f"features from {json.dumps(st.path.value, ensure_ascii=False)}"
+    if isinstance(st, FeatureDecl):
+        s = f"feature {fmt_name(st.name.text, mode=mode)}"
+        if st.kind is not None:
+            s += f": {st.kind}"
+        if st.lo is not None:
+            s += f" in [{fmt_num(st.lo)}, {fmt_num(st.hi)}]"
+        if st.categories is not None:
+            s += " {" + ", ".join(fmt_name(c, mode=mode) for c in st.categories) + "}"
+        return s
+    raise TypeError(f"cannot format {st!r}")
+
+
+def format_sens(ast: SensAST, indent: str = "  ") -> str:
+    """The canonical text of a file: one statement per line, blocks indented, names and
+    numbers written one way, comments kept, single blank lines kept (runs of them
+    collapsed) and one blank line around every top-level block."""
+    text = _format(ast, indent, PLAIN)
+    try:  # the output must read back as the same file; if not, quote every keyword
+        same = parse(text, ast.filename) == ast
+    except SensError:
+        same = False
+    return text if same else _format(ast, indent, CONSERVATIVE)
+
+
+def _format(ast: SensAST, indent: str, mode: FormatMode) -> str:
+    comments = sorted(ast.comments, key=lambda c: (c.line, c.column))
+    src = ast.source.splitlines()
+    out: list[str] = []
+    k = 0
+    last = [0]  # last source line emitted
+
+    def blank_between(a: int, b: int) -> bool:
+        return any(not src[i - 1].strip() for i in range(a + 1, b) if 0 < i <= len(src))
+
+    def emit(line: int, text: str, force_blank: bool = False) -> None:
+        if (
+            out
+            and out[-1] != ""
+            and (force_blank or (line and last[0] and blank_between(last[0], line)))
+        ):
+            out.append("")
+        out.append(text)
+        if line:
+            last[0] = max(last[0], line)
+
+    def leading(line: int, pad: str, force_blank: bool = False) -> None:
+        nonlocal k
+        while k < len(comments) and comments[k].line < line:
+            emit(comments[k].line, pad + comments[k].text, force_blank)
+            force_blank = False
+            k += 1
+
+    def trailing(line: int) -> str:
+        nonlocal k
+        parts = []
+        while k < len(comments) and comments[k].line == line:
+            parts.append(comments[k].text)
+            k += 1
+        return ("  " + " ".join(parts)) if parts else ""
+
+    prev_block = False
+    for i, it in enumerate(ast.items):
+        is_block = isinstance(it, (Defaults, QueryBlock, SweepBlock))
+        force = i > 0 and (is_block or prev_block)
+        prev_block = is_block
+        line = it.pos.line if it.pos else 0
+        had_leading = k < len(comments) and comments[k].line < line
+        leading(line, "", force)
+        force = force and not had_leading
+        end = it.pos.end_line if it.pos else 0
+        if not is_block:
+            emit(line, _fmt_stmt(it, mode) + trailing(end), force)
+            last[0] = max(last[0], end)
+            continue
+        head = (
+            "defaults"
+            if isinstance(it, Defaults)
+            else (
+                f"{'query' if isinstance(it, QueryBlock) else 'sweep'} {fmt_name(it.name.text, mode=mode)}"
+            )
+        )
+        emit(line, head + " {" + trailing(line), force)
+        for st in it.body:
+            sl = st.pos.line if st.pos else 0
+            leading(sl, indent)
+            emit(sl, indent + _fmt_stmt(st, mode) + trailing(st.pos.end_line if st.pos else 0))
+            last[0] = max(last[0], st.pos.end_line if st.pos else 0)
+        leading(end, indent)
+        if out and out[-1] == "":
+            out.pop()
+        out.append("}" + trailing(end))
+        last[0] = max(last[0], end)
+    for j, c in enumerate(comments[k:]):
+        emit(c.line, c.text, force_blank=(j == 0 and bool(out)))
+    return "\n".join(out) + "\n"

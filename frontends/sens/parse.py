@@ -1,0 +1,515 @@
+"""Parsing ``.sens`` text: lark (grammar/sens.lark) -> parse tree -> typed AST.
+
+Syntax errors become SensErrors that say what was expected in words; the structure
+checks (check.py) run on the AST before ``parse`` returns it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from lark import Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
+
+from ...compiler.errors import InputError
+from ...compiler.options import MODE_ALIASES
+from ...compiler.query import ANY
+from .ast import (
+    Backend,
+    Baseline,
+    Bool,
+    Classes,
+    Comment,
+    Compare,
+    DataAware,
+    DataDecl,
+    Defaults,
+    DetailsDecl,
+    FeatureDecl,
+    FeatureSet,
+    Fix,
+    GapSetting,
+    InRange,
+    ModelDecl,
+    Name,
+    Num,
+    OptionSetting,
+    Param,
+    Passes,
+    Pos,
+    QueryBlock,
+    Ref,
+    Seed,
+    SensAST,
+    Str,
+    SweepBlock,
+    Text,
+    Threads,
+    Timeout,
+    Vary,
+    VaryAll,
+    VaryEachFeature,
+    VaryEachOf,
+    VarySubsets,
+    Where,
+    Word,
+)
+from .check import check_structure
+from .errors import SensError, located
+from .grammar import TOP_KEYWORDS, parser
+
+
+def _tok_pos(tok) -> Pos:
+    return Pos(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column)
+
+
+def _meta_pos(meta) -> Pos | None:
+    if getattr(meta, "empty", True):
+        return None
+    return Pos(meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def _unquote(tok) -> str:
+    try:
+        s = json.loads(str(tok))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the string {str(tok)[:40]} has a bad escape ({e.msg})") from None
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in s):  # not text: `treesens fmt` cannot print it
+        raise ValueError(f"the string {str(tok)[:40]} holds an unpaired surrogate")
+    return s
+
+
+def _duration(text: str) -> float:
+    m = re.fullmatch(r"((?:\d+(?:\.\d*)?|\.\d+))(ms|s|m|h)?", text)
+    v = float(m.group(1))
+    return v * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
+
+
+@v_args(meta=True)
+class _Build(Transformer):
+    """The parse tree to the typed AST (one method per grammar rule)."""
+
+    def start(self, meta, ch):
+        return tuple(ch)
+
+    # ---- leaves ----
+    def name(self, meta, ch):
+        tok = ch[0]
+        text = _unquote(tok) if tok.type == "STRING" else str(tok)
+        return Name(text, pos=_tok_pos(tok))
+
+    def string(self, meta, ch):
+        return Str(_unquote(ch[0]), pos=_tok_pos(ch[0]))
+
+    def number(self, meta, ch):
+        return Num(float(ch[0]), pos=_tok_pos(ch[0]))
+
+    def text(self, meta, ch):
+        return Text(_unquote(ch[0]), pos=_tok_pos(ch[0]))
+
+    def boolean(self, meta, ch):
+        return Bool(str(ch[0]) == "true", pos=_tok_pos(ch[0]))
+
+    def word(self, meta, ch):
+        return Word(str(ch[0]), pos=_tok_pos(ch[0]))
+
+    def copy_ref(self, meta, ch):
+        return Ref(ch[1], int(str(ch[0])[1]), pos=_tok_pos(ch[0]))
+
+    def plain_ref(self, meta, ch):
+        return Ref(Name(str(ch[0]), pos=_tok_pos(ch[0])), None, pos=_tok_pos(ch[0]))
+
+    def ref(self, meta, ch):
+        x = ch[0]
+        return x if isinstance(x, Ref) else Ref(x, None, pos=x.pos)
+
+    # ---- top level ----
+    def model(self, meta, ch):
+        fmt = base = fpos = bpos = None
+        trust = False
+        for c in ch[1:]:
+            if c[0] == "format":
+                fmt, fpos = c[1], c[2]
+            elif c[0] == "trust_pickle":
+                trust = True
+            else:
+                base, bpos = c[1], c[2]
+        return ModelDecl(
+            ch[0],
+            fmt,
+            base,
+            trust_pickle=trust,
+            pos=_meta_pos(meta),
+            format_pos=fpos,
+            base_score_pos=bpos,
+        )
+
+    def model_format(self, meta, ch):
+        return ("format", ch[0].text, _meta_pos(meta))
+
+    def model_base_score(self, meta, ch):
+        return ("base_score", ch[0].value, _meta_pos(meta))
+
+    def model_trust_pickle(self, meta, ch):
+        return ("trust_pickle", True, _meta_pos(meta))
+
+    def data(self, meta, ch):
+        return DataDecl(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
+
+    def details(self, meta, ch):
+        return DetailsDecl(ch[0], pos=_meta_pos(meta))
+
+    def feature_decl(self, meta, ch):
+        kind = lo = hi = cats = None
+        for c in ch[1:]:
+            if isinstance(c, Token):
+                kind = str(c)
+            elif c[0] == "range":
+                lo, hi = c[1], c[2]
+            else:
+                cats = c[1]
+        return FeatureDecl(ch[0], kind, lo, hi, cats, pos=_meta_pos(meta))
+
+    def range(self, meta, ch):
+        return ("range", ch[0].value, ch[1].value)
+
+    def categories(self, meta, ch):
+        return ("categories", tuple(n.text for n in ch))
+
+    # ---- blocks ----
+    def defaults(self, meta, ch):
+        return Defaults(tuple(ch), pos=_meta_pos(meta))
+
+    def query(self, meta, ch):
+        return QueryBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+
+    def sweep(self, meta, ch):
+        return SweepBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+
+    # ---- vary ----
+    def name_list(self, meta, ch):
+        return tuple(ch)
+
+    def vary_list(self, meta, ch):
+        return Vary(ch[0], pos=_meta_pos(meta))
+
+    def vary_all(self, meta, ch):
+        return VaryAll(pos=_meta_pos(meta))
+
+    def vary_each_feature(self, meta, ch):
+        return VaryEachFeature(pos=_meta_pos(meta))
+
+    def feature_set(self, meta, ch):
+        return FeatureSet(ch[0], pos=_meta_pos(meta))
+
+    def set_list(self, meta, ch):
+        return tuple(ch)
+
+    def vary_each_of(self, meta, ch):
+        return VaryEachOf(ch[0], pos=_meta_pos(meta))
+
+    def sample(self, meta, ch):
+        return ("sample", int(ch[0]))
+
+    def vary_subsets(self, meta, ch):
+        k = int(ch[0])
+        pool = sample = None
+        for c in ch[1:]:
+            if isinstance(c, tuple) and c and c[0] == "sample":
+                sample = c[1]
+            else:
+                pool = c
+        return VarySubsets(k, pool, sample, pos=_meta_pos(meta))
+
+    # ---- settings ----
+    def gap_prob(self, meta, ch):
+        return GapSetting(ch[0].value, "prob", pos=_meta_pos(meta))
+
+    def gap_margin(self, meta, ch):
+        return GapSetting(ch[0].value, "margin", pos=_meta_pos(meta))
+
+    def class_(self, meta, ch):
+        s = str(ch[0])
+        return ANY if s == "any" else int(s)
+
+    def classes(self, meta, ch):
+        return Classes(ch[0], ch[1], pos=_meta_pos(meta))
+
+    def backend(self, meta, ch):
+        return Backend(tuple(n.text for n in ch), pos=_meta_pos(meta))
+
+    def timeout(self, meta, ch):
+        return Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
+
+    def threads(self, meta, ch):
+        return Threads(int(ch[0]), pos=_meta_pos(meta))
+
+    def seed(self, meta, ch):
+        return Seed(int(ch[0]), pos=_meta_pos(meta))
+
+    def passes(self, meta, ch):
+        return Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))
+
+    def baseline(self, meta, ch):
+        return Baseline(ch[0].text, pos=_meta_pos(meta))
+
+    def data_aware(self, meta, ch):
+        mode = str(ch[0]).lower()
+        return DataAware(MODE_ALIASES.get(mode, mode), tuple(ch[1:]), pos=_meta_pos(meta))
+
+    def param(self, meta, ch):
+        return Param(ch[0].text, ch[1], pos=_meta_pos(meta))
+
+    def option(self, meta, ch):
+        return OptionSetting(ch[0].text, ch[1], pos=_meta_pos(meta))
+
+    # ---- constraints ----
+    def where(self, meta, ch):
+        return Where(tuple(ch), pos=_meta_pos(meta))
+
+    def fix(self, meta, ch):
+        return Fix(ch[0], ch[1], pos=_meta_pos(meta))
+
+    def compare(self, meta, ch):
+        return Compare(tuple(ch[0::2]), tuple(str(t) for t in ch[1::2]), pos=_meta_pos(meta))
+
+    def in_range(self, meta, ch):
+        return InRange(ch[0], ch[1], ch[2], pos=_meta_pos(meta))
+
+
+# readable names of the grammar's terminals, for "expected ..." messages
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "STRING": 'a "quoted string"',
+    "NUMBER": "a number",
+    "INT": "a whole number",
+    "DURATION": "a duration (30, 30s, 2m)",
+    "COPY": "x1. or x2.",
+    "CMP": "a comparison (<=, <, >=, >, ==)",
+    "PASS": "a pass name",
+    "MODE": "a data-aware mode",
+    "KIND": "a kind (real, integer, binary, categorical)",
+    "BOOL": "true or false",
+    "ANY": "'any'",
+    "$END": "end of file",
+}
+
+
+def _describe_expected(expected) -> str:
+    lark = parser()
+    words = []
+    for name in sorted(set(expected)):
+        if name in _TERMINAL_WORDS:
+            words.append(_TERMINAL_WORDS[name])
+            continue
+        try:
+            term = lark.get_terminal(name)
+        except KeyError:
+            words.append(name.lower())
+            continue
+        pat = term.pattern
+        if type(pat).__name__ == "PatternStr":
+            words.append(f"'{pat.value}'")
+        else:
+            words.append(name.lower())
+    words = sorted(set(words), key=lambda w: (not w.startswith("'"), w))
+    if len(words) > 8:
+        words = words[:8] + ["..."]
+    return ", ".join(words)
+
+
+def _open_blocks(text: str):
+    """Positions of '{' not closed before the end (lexing only: strings and comments skip)."""
+    stack = []
+    i, line, col = 0, 1, 1
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] not in '"\n':
+                j += 2 if text[j] == "\\" else 1
+            col += j + 1 - i
+            i = j + 1
+            continue
+        if c == "{":
+            stack.append((line, col))
+        elif c == "}" and stack:
+            stack.pop()
+        if c == "\n":
+            line, col = line + 1, 1
+        else:
+            col += 1
+        i += 1
+    return stack
+
+
+def _block_name_at(text: str, line: int, col: int) -> str:
+    src = text.splitlines()[line - 1][: col - 1]
+    m = re.search(
+        r"(defaults|query|sweep|feature)\s*(\"(?:[^\"\\]|\\.)*\"|[^\s{]*)\s*(?::[^{]*)?$", src
+    )
+    if not m:
+        return "block"
+    if m.group(1) == "defaults":
+        return "defaults block"
+    if m.group(1) == "feature":
+        return "category list"
+    return f"{m.group(1)} {m.group(2)}".strip()
+
+
+def parse(text: str, filename: str = "<string>") -> SensAST:
+    """Parse ``.sens`` text into a SensAST; syntax and structure errors raise SensError."""
+    lark = parser()
+
+    def err(message, line, col):
+        return located(message, filename, text, Pos(line, col, line, col))
+
+    try:
+        tree = lark.parse(text)
+    except UnexpectedCharacters as e:
+        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
+        if ch == '"':
+            raise err(
+                "unterminated string (a quoted string ends on the same line)", e.line, e.column
+            ) from None
+        before = text[: e.pos_in_stream]
+        m = re.search(r"\bx(\d+)$", before)
+        if ch == "." and m:
+            raise err(
+                f"unknown input 'x{m.group(1)}': the two inputs are x1 and x2",
+                e.line,
+                e.column - len(m.group(0)),
+            ) from None
+        if ch == "!" and text[e.pos_in_stream : e.pos_in_stream + 2] == "!=":
+            raise err(
+                "'!=' is not a comparison here (use <=, <, >=, >, ==)", e.line, e.column
+            ) from None
+        raise err(f"unexpected character {ch!r}", e.line, e.column) from None
+    except UnexpectedEOF as e:
+        raise _eof_error(text, filename, getattr(e, "expected", ())) from None
+    except UnexpectedToken as e:
+        tok = e.token
+        if tok.type == "$END":
+            raise _eof_error(text, filename, e.expected) from None
+        opens = _open_blocks(text[: tok.start_pos]) if tok.start_pos is not None else []
+        shown = str(tok)
+        if tok.type == "RBRACE" and not opens:
+            raise err("'}' without a matching '{'", tok.line, tok.column) from None
+        if opens and shown in TOP_KEYWORDS:
+            ol, oc = opens[-1]
+            raise err(
+                f"unexpected '{shown}' inside the {_block_name_at(text, ol, oc)} opened at line {ol} "
+                "(missing '}'?)",
+                tok.line,
+                tok.column,
+            ) from None
+        what = _describe_expected(e.expected)
+        raise err(f"unexpected {_show_token(tok)}; expected {what}", tok.line, tok.column) from None
+    try:
+        items = _Build().transform(tree)
+    except VisitError as e:  # a value the transformer cannot convert
+        meta = getattr(e.obj, "meta", None)
+        at = e.obj if hasattr(e.obj, "line") else meta
+        line, col = (at.line, at.column) if getattr(at, "line", None) else (1, 1)
+        raise err(f"cannot read this: {e.orig_exc}", line, col) from None
+    comments = tuple(_comments(text))
+    ast = SensAST(tuple(items), filename, text, comments)
+    check_structure(ast)
+    return ast
+
+
+def _show_token(tok) -> str:
+    s = str(tok)
+    if tok.type == "STRING":
+        return f"string {s}"
+    if tok.type in ("NUMBER", "INT", "DURATION"):
+        return f"number {s}"
+    return f"'{s}'"
+
+
+def _eof_error(text: str, filename: str, expected) -> SensError:
+    opens = _open_blocks(text)
+    if opens:
+        line, col = opens[-1]
+        what = _block_name_at(text, line, col)
+        return located(
+            f"unclosed block: the '{{' of {what} is never closed (missing '}}')",
+            filename,
+            text,
+            Pos(line, col, line, col),
+        )
+    lines = text.splitlines() or [""]
+    last = len(lines)
+    while last > 1 and not lines[last - 1].strip():
+        last -= 1
+    col = len(lines[last - 1]) + 1
+    what = _describe_expected(expected) if expected else "more"
+    return located(
+        f"unexpected end of file; expected {what}", filename, text, Pos(last, col, last, col)
+    )
+
+
+def _comments(text: str):
+    """Comments with their positions (outside strings)."""
+    line = 1
+    for raw in text.splitlines():
+        i, n = 0, len(raw)
+        while i < n:
+            c = raw[i]
+            if c == '"':
+                i += 1
+                while i < n and raw[i] != '"':
+                    i += 2 if raw[i] == "\\" else 1
+                i += 1
+                continue
+            if c == "#":
+                yield Comment(line, i + 1, raw[i:].rstrip())
+                break
+            i += 1
+        line += 1
+
+
+def parse_file(path: str | Path) -> SensAST:
+    """Read and parse a .sens file; a model file given instead is said to be one."""
+    p = Path(path)
+    shown = str(path)
+    if not p.exists():
+        raise InputError("query file not found", shown)
+    if p.is_dir():
+        raise InputError("is a directory, not a .sens file", shown)
+    try:
+        blob = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read: {e}", shown) from None
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if _looks_like_model(blob):
+            raise InputError(_MODEL_NOT_SENS, shown) from None
+        raise InputError(f"cannot read: {e}", shown) from None
+    try:
+        return parse(text, shown)
+    except SensError:
+        if _looks_like_model(blob):
+            raise located(_MODEL_NOT_SENS, shown, text, Pos(1, 1, 1, 1)) from None
+        raise
+
+
+_MODEL_NOT_SENS = (
+    "this looks like a model file, not a .sens query file (to ask about a model "
+    "directly: treesens check MODEL --vary FEATURE ...; the .sens language: docs/language.md)"
+)
+
+
+def _looks_like_model(blob: bytes) -> bool:
+    """A model given instead of a .sens file: JSON (an XGBoost model or dump, a LightGBM
+    JSON dump), UBJSON (binary, starts with '{'), or a LightGBM text model."""
+    head = blob[:4096].lstrip()
+    return head[:1] in (b"{", b"[") or head.startswith(b"tree\n") or head.startswith(b"tree\r\n")

@@ -1,0 +1,305 @@
+"""Resolving a parsed ``.sens`` file: its paths (relative to its folder), the model, the
+features file, the data, the feature declarations, then the Query objects of its blocks
+(build.py) -> a SensFile."""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ...compiler.ensemble import Ensemble
+from ...compiler.errors import FEATURES, InputError, closest
+from ...compiler.query import Query
+from ..data import load_data
+from ..details import apply_data_names, apply_details
+from ..formats.registry import by_name
+from ..load import FORMATS, load_model
+from .ast import (
+    DataDecl,
+    Defaults,
+    DetailsDecl,
+    FeatureDecl,
+    ModelDecl,
+    Pos,
+    QueryBlock,
+    SensAST,
+    SweepBlock,
+)
+from .build import BlockBuilder, resolve_path
+from .check import check_options
+from .parse import parse_file
+from .show import fmt_name, fmt_num
+
+
+@dataclass
+class SensFile:
+    """A checked ``.sens`` file: the model (with declarations applied) and its queries."""
+
+    path: Path
+    ast: SensAST
+    model_path: Path
+    model_format: str
+    details_path: Path | None
+    data_path: Path | None
+    label: str | None
+    ensemble: object  # compiler.ensemble.Ensemble
+    queries: list[Query]
+    groups: dict[str, list[str]]  # query / sweep block name -> the names of its queries
+
+    def select(self, name: str | None) -> list[Query]:
+        """Every query, or those of one block (a query or a sweep), or one expanded query."""
+        if name is None:
+            return list(self.queries)
+        if name in self.groups:
+            wanted = set(self.groups[name])
+            return [q for q in self.queries if q.name in wanted]
+        for q in self.queries:
+            if q.name == name:
+                return [q]
+        known = list(dict.fromkeys(list(self.groups) + [q.name for q in self.queries]))
+        raise InputError(
+            f"no query named {name!r}{closest(name, known)}; the file has: "
+            f"{', '.join(self.groups)}",
+            str(self.path),
+        )
+
+
+def load_queries(path: str | Path, *, load_model: bool = True) -> SensFile:
+    """Parse, check and resolve a ``.sens`` file; relative paths are against its folder."""
+    ast = parse_file(path)
+    return resolve(ast, Path(path).resolve().parent, load_model=load_model)
+
+
+def _show_path(p: Path) -> str:
+    return os.path.normpath(str(p))
+
+
+@dataclass(frozen=True)
+class _Paths:
+    model: Path
+    format: str
+    details: Path | None
+    data: Path | None
+    label: str | None
+
+
+def _paths(ast: SensAST, base: Path) -> _Paths:
+    """The files a .sens file names, checked to exist; the label column of its data."""
+    model = next(it for it in ast.items if isinstance(it, ModelDecl))
+    details = next((it for it in ast.items if isinstance(it, DetailsDecl)), None)
+    data = next((it for it in ast.items if isinstance(it, DataDecl)), None)
+    fmt = model.format or "auto"
+    if fmt not in FORMATS:
+        raise ast.error(
+            f"unknown model format {fmt!r}{closest(fmt, FORMATS)}; known: {', '.join(FORMATS)}",
+            model,
+        )
+    model_path = resolve_path(base, model.path.value)
+    if not model_path.exists():
+        raise ast.error(f"model file not found: {_show_path(model_path)}", model.path)
+    if model_path.is_dir():
+        raise ast.error(f"model path is a directory: {_show_path(model_path)}", model.path)
+    details_path = data_path = None
+    if details is not None:
+        details_path = resolve_path(base, details.path.value)
+        if not details_path.is_file():
+            raise ast.error(f"features file not found: {_show_path(details_path)}", details.path)
+    label = None
+    if data is not None:
+        data_path = resolve_path(base, data.path.value)
+        if not data_path.is_file():
+            raise ast.error(f"data file not found: {_show_path(data_path)}", data.path)
+        label = data.label if data.label is not None else "label"
+        header = _csv_header(data_path)
+        if header is not None and label not in header:
+            if data.label is None:
+                label = None  # no label column: fine, unless one was asked for
+            else:
+                raise ast.error(
+                    f"the data file has no column {label!r}{closest(label, header)}", data
+                )
+    return _Paths(model_path, fmt, details_path, data_path, label)
+
+
+def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
+    """The SensFile of a parsed file; ``load_model=False``: check the paths and options
+    only (no model, no queries)."""
+    paths = _paths(ast, base)
+    check_options(ast)
+    if not load_model:
+        return SensFile(
+            Path(ast.filename),
+            ast,
+            paths.model,
+            paths.format,
+            paths.details,
+            paths.data,
+            paths.label,
+            None,
+            [],
+            {},
+        )
+    ens = _load_ensemble(ast, paths)
+    defaults = next((it for it in ast.items if isinstance(it, Defaults)), Defaults(()))
+    builder = BlockBuilder(ast, ens, defaults, paths.data, paths.label, base)
+    queries: list[Query] = []
+    groups: dict[str, list[str]] = {}
+    for it in ast.items:
+        if isinstance(it, (QueryBlock, SweepBlock)):
+            qs = builder.expand(it)
+            groups[it.name.text] = [q.name for q in qs]
+            queries += qs
+    names: set[str] = set()
+    for q in queries:
+        if q.name in names:
+            raise ast.error(
+                f"two queries end up named {q.name!r} (rename a block)", Pos(1, 1, 1, 1)
+            )
+        names.add(q.name)
+    return SensFile(
+        Path(ast.filename),
+        ast,
+        paths.model,
+        paths.format,
+        paths.details,
+        paths.data,
+        paths.label,
+        ens,
+        queries,
+        groups,
+    )
+
+
+def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
+    """The model, named and bounded by the features file, the data and the declarations."""
+    model = next(it for it in ast.items if isinstance(it, ModelDecl))
+    details = next((it for it in ast.items if isinstance(it, DetailsDecl)), None)
+    data = next((it for it in ast.items if isinstance(it, DataDecl)), None)
+    model_path, fmt, details_path = paths.model, paths.format, paths.details
+    data_path, label = paths.data, paths.label
+    try:
+        ens = load_model(
+            str(model_path),
+            format=fmt,
+            base_score=model.base_score,
+            trust_pickle=model.trust_pickle,
+        )
+    except InputError as e:
+        if model.base_score is not None or model.format == "xgboost-dump":
+            # the loader refuses a dump's settings on another model: say which, and where
+            try:
+                plain = load_model(str(model_path), trust_pickle=model.trust_pickle)
+            except InputError:
+                plain = None
+            if plain is not None:
+                _check_model_options(ast, model, plain)
+        raise ast.error(f"cannot load the model: {e}", model.path) from None
+    if data_path is not None and details_path is None:
+        try:  # a model with generic names (f0, Column_0, x0, ...) is named by the data
+            ens = apply_data_names(ens, str(data_path), label)
+        except InputError as e:
+            raise ast.error(f"cannot use the data: {e}", data.path) from None
+    if details_path is not None:
+        try:
+            ens = apply_details(ens, details_path)
+        except InputError as e:
+            raise ast.error(str(e), details.path) from None
+    ens = _apply_declarations(ast, ens)
+    if data_path is not None:
+        _check_data(ast, data, ens, data_path, label)
+    return ens
+
+
+def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:
+    """``format xgboost-dump`` and ``base_score`` only mean something for an XGBoost text
+    dump (a JSON list of trees): the loader reads any other model by its content and
+    takes the model's own base_score, so on another model they would be ignored."""
+    family = str(getattr(ens, "source", "")).split(":", 1)[0]
+    if family == "xgboost-dump":
+        return
+    fmt = by_name(family)
+    kind = fmt.description if fmt is not None else "not an XGBoost text dump"
+    if model.format == "xgboost-dump":
+        raise ast.error(
+            f"format xgboost-dump, but the file is {kind}, not a text dump (a JSON list of "
+            "trees); drop 'format xgboost-dump' (the format is read from the file)",
+            model.format_pos or model,
+        )
+    if model.base_score is not None:
+        raise ast.error(
+            f"base_score is only for XGBoost text dumps, which do not store it; the file is "
+            f"{kind}, which has its own: drop 'base_score {fmt_num(model.base_score)}'",
+            model.base_score_pos or model,
+        )
+
+
+def _check_data(ast: SensAST, decl, ens, path: Path, label) -> None:
+    """Read the data now, so that a column that does not match the model is reported here."""
+    try:
+        load_data(str(path), ens, label)
+    except InputError as e:
+        raise ast.error(f"cannot use the data: {e}", decl.path) from None
+
+
+def _csv_header(path: Path) -> list[str] | None:
+    if path.suffix.lower() not in (".csv", ".txt", ".tsv"):
+        return None
+    try:
+        with path.open(newline="") as f:
+            row = next(csv.reader(f), None)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return [c.strip() for c in row] if row else None
+
+
+def _apply_declarations(ast: SensAST, ens):
+    decls = [it for it in ast.items if isinstance(it, FeatureDecl)]
+    details = next((it for it in ast.items if isinstance(it, DetailsDecl)), None)
+    if not decls:
+        return ens
+    feats = list(ens.features)
+    names = ens.feature_names
+    for d in decls:
+        n = d.name.text
+        if n not in names:
+            raise ast.error(f"unknown feature {n!r}{closest(n, names, listing=FEATURES)}", d.name)
+        i = names.index(n)
+        f = feats[i]
+        kw = {}
+        if d.kind is not None:
+            kw["kind"] = d.kind
+        if d.categories is not None:
+            kw["kind"] = "categorical"
+            kw["categories"] = tuple(d.categories)
+            kw["lb"], kw["ub"] = 0.0, float(len(d.categories) - 1)
+        if d.lo is not None:
+            kw["lb"], kw["ub"] = d.lo, d.hi
+        # a kind alone keeps the bounds (from the features file or the model), bounds alone
+        # keep the kind; a binary feature keeps 0 and 1 inside its bounds, so they must
+        # hold one of them (as the features file requires)
+        lb, ub = kw.get("lb", f.lb), kw.get("ub", f.ub)
+        if kw.get("kind", f.kind) == "binary" and (lb > 1 or ub < 0):
+            if details is not None:
+                src = f" (from {details.path.value})"
+            else:  # a details file found beside the model, or the model's own bounds
+                m = re.search(r"\(bounds from (.+)\)$", str(getattr(ens, "source", "")))
+                src = f" (from {Path(m.group(1)).name}, found beside the model)" if m else ""
+            if d.lo is None:
+                raise ast.error(
+                    f"feature {n!r}: a binary feature takes 0 or 1, but its bounds are "
+                    f"[{lb:g}, {ub:g}]{src}; give bounds to replace them "
+                    f"(feature {fmt_name(n)}: binary in [0, 1])",
+                    d,
+                )
+            raise ast.error(
+                f"feature {n!r} is binary{src}: it takes 0 or 1, not values in [{lb:g}, {ub:g}]",
+                d,
+            )
+        try:
+            feats[i] = replace(f, **kw)
+        except ValueError as e:
+            raise ast.error(str(e).removeprefix(f"feature {n!r}: "), d) from None
+    return ens.with_features(tuple(feats))
