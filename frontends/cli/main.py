@@ -34,6 +34,7 @@ START = _treesens_start()  # time limits count from here
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
+import math  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
@@ -114,6 +115,20 @@ def _termination_handled():
                 signal.signal(sig, handler)
 
 
+# about 31 years: no limit in practice; far beyond it, deadlines overflow the clock
+MAX_TIMEOUT = 1e9
+
+
+def _check_timeout(args) -> None:
+    """--timeout (every command that has one): a finite number of seconds, capped."""
+    t = getattr(args, "timeout", None)
+    if t is not None and not (math.isfinite(t) and 0 < t <= MAX_TIMEOUT):
+        raise InputError(
+            f"--timeout {t:g}: must be a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT:g} (about 31 years; use that for no limit)"
+        )
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
@@ -127,6 +142,7 @@ def main(argv=None) -> int:
     debug = args.debug or os.environ.get("TREESENS_DEBUG")
     with _termination_handled():
         try:
+            _check_timeout(args)
             return int(args.func(args) or 0)
         except InputError as e:
             # a located error (.sens files) is already "FILE:LINE:COL: message" + line + caret
