@@ -449,7 +449,23 @@ def shutdown() -> None:
         w.close()
 
 
+def _after_fork_in_child() -> None:
+    # a forked copy of this process inherits the workers but not their processes, which
+    # stay its parent's: forget them (without ending them) and start its own when needed
+    global _REGISTRY, _SPAWNER
+    _REGISTRY = threading.RLock()
+    _SPAWNER = _Spawner()
+    _POOL.clear()
+    for w in list(_WORKERS):
+        w._lock = threading.Lock()
+        w._procs.clear()
+        w._spares.clear()
+        w._busy.clear()
+
+
 atexit.register(shutdown)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 if __name__ == "__main__":
     serve(

@@ -155,3 +155,27 @@ def test_shutdown_ends_the_processes_of_every_thread(model):
     hold.set()
     for t in threads:
         t.join(timeout=10)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_process_solves_with_processes_of_its_own(model):
+    import multiprocessing
+
+    # an insensitive query: no replay, so the library's OpenMP (unsafe after fork) is not used
+    vary, gap = _queries(model)[3]
+    expected = _solve(model, vary, gap).status
+    assert expected == "insensitive"
+    parent_pid = worker.worker_for("cpsat").proc.pid
+    ctx = multiprocessing.get_context("fork")
+    answers = ctx.SimpleQueue()
+    child = ctx.Process(target=_solve_in_child, args=(model, vary, gap, answers))
+    child.start()
+    child.join(120)
+    status, child_pid = answers.get()
+    assert (status, child_pid != parent_pid) == (expected, True)
+    assert _solve(model, vary, gap).status == expected  # the parent's process still serves
+
+
+def _solve_in_child(model, vary, gap, answers) -> None:
+    status = _solve(model, vary, gap).status
+    answers.put((status, worker.worker_for("cpsat").proc.pid))
