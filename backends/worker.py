@@ -440,6 +440,23 @@ def live_pids() -> list[int]:
     return pids
 
 
+def kill_now() -> None:
+    """SIGKILL every solver process at once, taking no lock and waiting for nothing: safe
+    in a signal handler, which may run while this thread holds a worker's lock. The
+    processes are reaped by :func:`shutdown` afterwards."""
+    for w in list(_WORKERS):
+        for _ in range(3):  # another thread may change the table meanwhile: try again
+            try:
+                procs = list(w._procs.values()) + list(w._spares)
+                break
+            except RuntimeError:
+                procs = []
+        for p in procs:
+            with contextlib.suppress(OSError):
+                if p.returncode is None:
+                    os.kill(p.pid, signal.SIGKILL)
+
+
 def shutdown() -> None:
     """End every solver process of every worker, pooled or not, in every thread."""
     with _REGISTRY:

@@ -39,6 +39,7 @@ import os  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
+from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import InputError  # noqa: E402
 
@@ -97,6 +98,7 @@ def _terminate(signum: int, frame) -> None:
     # a second signal during the clean-up ends the process at once (the solver
     # processes die with it: see backends/worker.py)
     signal.signal(signum, signal.SIG_DFL)
+    kill_solver_processes()  # at once: unwinding the command may take a while
     raise Terminated(signum)
 
 
