@@ -6,8 +6,16 @@ from __future__ import annotations
 import time
 
 
-def _process_start() -> float:
-    """When this process started (Linux), so that --timeout covers interpreter start-up too."""
+def _treesens_start() -> float:
+    """When this run of treesens started, so that --timeout covers interpreter start-up.
+
+    The process's creation (Linux), unless the process existed before treesens did: a
+    shell that runs ``sleep 5 && treesens ...`` execs into it, keeping its creation time.
+    A fresh interpreter has been busy since it started, so it is at most as old as the
+    CPU time it has used.
+    """
+    now = time.time()
+    by_cpu = now - time.process_time()
     try:
         with open("/proc/self/stat") as f:
             ticks = int(f.read().rsplit(")", 1)[1].split()[19])
@@ -15,19 +23,24 @@ def _process_start() -> float:
             uptime = float(f.read().split()[0])
         import os as _os
 
-        started = time.time() - uptime + ticks / _os.sysconf("SC_CLK_TCK")
-        return min(started, time.time())
+        created = now - uptime + ticks / _os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
-        return time.time()
+        return by_cpu
+    return min(now, max(created, by_cpu))
 
 
-START = _process_start()  # time limits count from here
+START = _treesens_start()  # time limits count from here
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import importlib  # noqa: E402
+import math  # noqa: E402
 import os  # noqa: E402
+import signal  # noqa: E402
 import sys  # noqa: E402
 
+from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
+from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import InputError  # noqa: E402
 
 # subcommand name -> module (relative to this package)
@@ -39,7 +52,6 @@ COMMANDS = {
     "run": ".run",
     "fmt": ".fmt",
     "sweep": ".sweep",
-    "bench": ".bench",
 }
 
 
@@ -69,8 +81,54 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Parser(argparse.ArgumentParser):
-    pass
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C, so that the same clean-up runs."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+TERMINATION_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def _terminate(signum: int, frame) -> None:
+    # a second signal during the clean-up ends the process at once (the solver
+    # processes die with it: see backends/worker.py)
+    signal.signal(signum, signal.SIG_DFL)
+    kill_solver_processes()  # at once: unwinding the command may take a while
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _termination_handled():
+    """SIGTERM and SIGHUP raise :class:`Terminated` while the command runs."""
+    previous = {}
+    for sig in TERMINATION_SIGNALS:
+        with contextlib.suppress(ValueError, OSError):  # not the main thread: leave them
+            previous[sig] = signal.signal(sig, _terminate)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(sig, handler)
+
+
+# about 31 years: no limit in practice; far beyond it, deadlines overflow the clock
+MAX_TIMEOUT = 1e9
+
+
+def _check_timeout(args) -> None:
+    """--timeout (every command that has one): a finite number of seconds, capped."""
+    t = getattr(args, "timeout", None)
+    if t is not None and not (math.isfinite(t) and 0 < t <= MAX_TIMEOUT):
+        raise InputError(
+            f"--timeout {t:g}: must be a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT:g} (about 31 years; use that for no limit)"
+        )
 
 
 def main(argv=None) -> int:
@@ -84,25 +142,34 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return 2
     debug = args.debug or os.environ.get("TREESENS_DEBUG")
-    try:
-        return int(args.func(args) or 0)
-    except InputError as e:
-        # a located error (.sens files) is already "FILE:LINE:COL: message" + line + caret
-        print(str(e) if getattr(e, "located", False) else f"treesens: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("treesens: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as e:  # noqa: BLE001 - one line, never a bare traceback
-        if debug:
-            raise
-        print(
-            f"treesens: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)",
-            file=sys.stderr,
-        )
-        return 1
+    with _termination_handled():
+        try:
+            _check_timeout(args)
+            return int(args.func(args) or 0)
+        except InputError as e:
+            # a located error (.sens files) is already "FILE:LINE:COL: message" + line + caret
+            located = getattr(e, "located", False)
+            print(str(e) if located else f"treesens: error: {e}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt as e:
+            end_solver_processes()  # first: no solver process outlives the command
+            if isinstance(e, Terminated):
+                name = signal.Signals(e.signum).name
+                print(f"treesens: terminated by {name}", file=sys.stderr)
+                return 128 + e.signum
+            print("treesens: interrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:
+            return 0
+        except Exception as e:  # noqa: BLE001 - one line, never a bare traceback
+            if debug:
+                raise
+            print(
+                f"treesens: internal error: {type(e).__name__}: {e} "
+                "(run with --debug for the traceback)",
+                file=sys.stderr,
+            )
+            return 1
 
 
 def console_main() -> int:
