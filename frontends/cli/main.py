@@ -39,6 +39,7 @@ COMMANDS = {
     "run": ".run",
     "fmt": ".fmt",
     "sweep": ".sweep",
+    "audit": ".audit",
     "bench": ".bench",
 }
 
