@@ -22,9 +22,8 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Gap, _class_index
-from ..compiler.result import INSENSITIVE, SENSITIVE
+from ..compiler.result import INSENSITIVE, SENSITIVE, Result
 from ..compiler.result import UNKNOWN as UNKNOWN_STATUS
-from ..compiler.result import Result
 from .data import Dataset, load_data
 from .load import load_model
 

@@ -15,8 +15,10 @@ def draw(df, table, by: str | None, spec, path: str) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     rows = table[table["group"] != "all"] if by is None else table[table["group"] == by]
     labels = [f"{by or 'decision'}={v}" if by else v for v in rows["value"]]
-    frac = rows["fraction"].to_numpy(dtype=float)
-    err = np.vstack([frac - rows["ci_low"].to_numpy(), rows["ci_high"].to_numpy() - frac])
+    frac = np.nan_to_num(rows["fraction"].to_numpy(dtype=float))
+    lo = np.nan_to_num(rows["ci_low"].to_numpy(dtype=float))
+    hi = np.nan_to_num(rows["ci_high"].to_numpy(dtype=float))
+    err = np.clip(np.vstack([frac - lo, hi - frac]), 0.0, None)
     left.bar(range(len(frac)), frac, yerr=err, capsize=4, color="#4c72b0")
     left.set_xticks(range(len(frac)), labels, rotation=20, ha="right")
     left.set_ylabel("fraction flippable (95% Wilson interval)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -102,8 +103,8 @@ def run(args) -> int:
     t0 = time.time()
     if out_path and Path(out_path).exists() and out_path == args.resume:
         _drop_cut_line(out_path)
-    out = open(out_path, "a") if out_path else None
-    try:
+    with ExitStack() as stack:
+        out = stack.enter_context(open(out_path, "a")) if out_path else None
         for idx, ans in answer_blocks(ens, ds, spec, todo, PROGRESS_BLOCK):
             block = [row_result(ens, spec, ans, i, r, ds.X[r]) for i, r in enumerate(idx.tolist())]
             text = "".join(json.dumps(d, allow_nan=False) + "\n" for d in block)
@@ -117,9 +118,6 @@ def run(args) -> int:
             if not args.json and len(todo) > PROGRESS_BLOCK:
                 rate = (len(lines) - len(done)) / max(time.time() - t0, 1e-9)
                 log(f"audit: {len(lines)}/{n} rows ({rate:.0f} rows/s)")
-    finally:
-        if out:
-            out.close()
     df = frame_from_results(lines, spec.vary, by)
     table = summary(df, args.by)
     if not args.json:
