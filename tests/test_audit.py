@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 
@@ -12,50 +11,15 @@ import pandas as pd
 import pytest
 
 from treesens.compiler.audit import FLIPPABLE, NOT_FLIPPABLE, Target, audit_rows
-from treesens.compiler.encode import resolve_features
 from treesens.compiler.query import Gap
 from treesens.frontends.audit import audit, summary, wilson
 from treesens.frontends.load import load_model
+from treesens.tests.audit_oracle import brute_force_flippable
 from treesens.tests.conftest import json_lines, run_treesens
-from treesens.tests.oracle import interval_values
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
 BC_MODEL = REPO / "examples" / "breast_cancer_xgb.json"
 BC_DETAILS = REPO / "examples" / "breast_cancer_details.csv"
-
-
-def _predict(ens):
-    return ens.replayer.predict_proba if ens.replayer is not None else ens.proba
-
-
-def brute_force_flippable(ens, X, vary, target: Target) -> list[bool]:
-    """Per row: does some x2 (r with F set to one value per threshold interval of each
-    feature in F) meet the flip condition, by the library's predict?"""
-    F = sorted(resolve_features(ens, vary))
-    vals = [interval_values(ens, f) for f in F]
-    grid = np.array(list(itertools.product(*vals)), dtype=float)
-    predict = _predict(ens)
-    m = len(grid)
-    P0 = predict(X)
-    cand = np.repeat(X, m, axis=0)
-    cand[:, F] = np.tile(grid, (len(X), 1))
-    P = predict(cand)
-    out = []
-    for i, p in enumerate(P0):
-        Pi = P[i * m : (i + 1) * m]
-        g = target.gap.value
-        if len(p) == 2:
-            ok = Pi[:, 1] <= 0.5 - g if p[1] >= 0.5 else Pi[:, 1] >= 0.5 + g
-        else:
-            d = int(np.argmax(p))
-            classes = [c for c in range(len(p)) if c != d]
-            if target.cls is not None:
-                classes = [c for c in classes if c == target.cls]
-            ok = np.zeros(m, dtype=bool)
-            for c in classes:
-                ok |= Pi[:, c] >= g * np.delete(Pi, c, axis=1).max(axis=1)
-        out.append(bool(ok.any()))
-    return out
 
 
 def _agrees(ens, X, vary, target):
