@@ -217,3 +217,16 @@ def test_adult_sex_first_200_rows_agree_with_brute_force(shared_dir):
     df = pd.read_csv(adult / "test.csv").head(200)
     X = df[ens.feature_names].to_numpy(dtype=float)
     _agrees(ens, X, ["sex"], Target(Gap(0.1)))
+
+
+def test_package_exports_audit():
+    import treesens
+
+    assert treesens.audit is audit
+
+
+def test_cli_binary_gap_out_of_range_exits_2(tmp_path):
+    data = _bc_csv(tmp_path)
+    p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--gap", "0.7")
+    assert p.returncode == 2
+    assert "gap" in p.stderr
