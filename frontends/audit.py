@@ -24,12 +24,14 @@ from ..compiler.errors import InputError
 from ..compiler.query import Gap, _class_index
 from ..compiler.result import INSENSITIVE, SENSITIVE, Result
 from ..compiler.result import UNKNOWN as UNKNOWN_STATUS
+from .audit_solve import solve_rows
 from .data import Dataset, load_data
 from .load import load_model
 
 STATUSES = (FLIPPABLE, NOT_FLIPPABLE, UNKNOWN)
 JSON_STATUS = {FLIPPABLE: SENSITIVE, NOT_FLIPPABLE: INSENSITIVE, UNKNOWN: UNKNOWN_STATUS}
 BACKEND = "enumerate"  # the answers come from enumerating F's threshold cells
+TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
 BLOCK = 2_000  # rows answered per block (a result line is written per block)
 
 
@@ -76,12 +78,20 @@ def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
 
 
 def answer_blocks(
-    ens: Ensemble, data: Dataset, spec: AuditSpec, rows: np.ndarray, block: int = BLOCK
+    ens: Ensemble,
+    data: Dataset,
+    spec: AuditSpec,
+    rows: np.ndarray,
+    block: int = BLOCK,
+    timeout_per_row: float = TIMEOUT_PER_ROW,
 ) -> Iterator[tuple[np.ndarray, RowAnswers]]:
-    """The answers for the given row indices, a block at a time."""
+    """The answers for the given row indices, a block at a time: by enumeration, and the
+    rows it leaves unknown by one solver query each (``timeout_per_row`` seconds)."""
     for s in range(0, len(rows), block):
         idx = rows[s : s + block]
-        yield idx, audit_rows(ens, data.X[idx], spec.vary, spec.target, spec.scales)
+        ans = audit_rows(ens, data.X[idx], spec.vary, spec.target, spec.scales)
+        solve_rows(ens, data, spec, data.X[idx], ans, timeout_per_row)
+        yield idx, ans
 
 
 def _show(ens: Ensemble, f: int, v: float):
@@ -105,7 +115,7 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         gap=spec.target.gap.value,
         gap_kind=spec.target.gap.kind,
         model=ens.source,
-        message="" if status != UNKNOWN else "too many threshold cells of F to enumerate",
+        message="" if status != UNKNOWN else "too many cells of F to enumerate; solver timed out",
     )
     res.outputs = {"x1": ans.p_row[i].tolist()}
     if status == FLIPPABLE:
@@ -169,6 +179,7 @@ def audit(
     details=None,
     by: str | None = None,
     limit: int | None = None,
+    timeout_per_row: float = TIMEOUT_PER_ROW,
 ):
     """Which rows of ``data`` get another confident decision when only ``vary`` changes?
 
@@ -187,7 +198,7 @@ def audit(
     spec = make_spec(ens, ds, vary, make_target(ens, gap, margin_gap, classes))
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     lines = []
-    for idx, ans in answer_blocks(ens, ds, spec, np.arange(n)):
+    for idx, ans in answer_blocks(ens, ds, spec, np.arange(n), BLOCK, timeout_per_row):
         for i, row in enumerate(idx.tolist()):
             lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
     return frame_from_results(lines, spec.vary, by_column(ds, ens, by))

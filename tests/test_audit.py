@@ -230,3 +230,22 @@ def test_cli_binary_gap_out_of_range_exits_2(tmp_path):
     p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--gap", "0.7")
     assert p.returncode == 2
     assert "gap" in p.stderr
+
+
+def test_solver_fallback_agrees_with_brute_force(monkeypatch):
+    from treesens.compiler import audit as core
+    from treesens.frontends.audit import answer_blocks, make_spec, make_target
+    from treesens.frontends.data import load_data
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    ds = load_data(_breast_cancer_frame(ens), ens)
+    target = Target(Gap(0.1))
+    expected = brute_force_flippable(ens, ds.X, ["worst_texture"], target)
+    rows = np.array(
+        [i for i, e in enumerate(expected) if e][:4]
+        + [i for i, e in enumerate(expected) if not e][:4]
+    )
+    spec = make_spec(ens, ds, ["worst_texture"], make_target(ens, 0.1))
+    monkeypatch.setattr(core, "MAX_CANDIDATES", 0)  # every row goes to the solver
+    [(idx, ans)] = list(answer_blocks(ens, ds, spec, rows, timeout_per_row=60))
+    assert [s == FLIPPABLE for s in ans.status] == [expected[i] for i in idx]

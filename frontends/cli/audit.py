@@ -13,6 +13,7 @@ import numpy as np
 
 from ...compiler.errors import InputError
 from ..audit import (
+    TIMEOUT_PER_ROW,
     answer_blocks,
     by_column,
     format_summary,
@@ -23,7 +24,7 @@ from ..audit import (
     summary,
 )
 from ..data import load_data
-from .common import add_model_args, load_from_args, log, positive_int
+from .common import add_model_args, load_from_args, log, positive_float, positive_int
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
 
@@ -50,6 +51,14 @@ def add_parser(sub) -> None:
     g.add_argument("--margin-gap", type=float, default=None, metavar="D", help="raw-score gap")
     p.add_argument(
         "--classes", default=None, metavar="C", help="multiclass: x2 must be class C (default any)"
+    )
+    p.add_argument(
+        "--timeout-per-row",
+        type=positive_float,
+        default=TIMEOUT_PER_ROW,
+        metavar="S",
+        help="solver seconds for a row whose F has too many threshold cells to enumerate "
+        f"(default {TIMEOUT_PER_ROW:g}); such rows are answered unknown past it",
     )
     p.add_argument("--by", default=None, metavar="COL", help="break the summary down by COL")
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N rows")
@@ -105,7 +114,7 @@ def run(args) -> int:
         _drop_cut_line(out_path)
     with ExitStack() as stack:
         out = stack.enter_context(open(out_path, "a")) if out_path else None
-        for idx, ans in answer_blocks(ens, ds, spec, todo, PROGRESS_BLOCK):
+        for idx, ans in answer_blocks(ens, ds, spec, todo, PROGRESS_BLOCK, args.timeout_per_row):
             block = [row_result(ens, spec, ans, i, r, ds.X[r]) for i, r in enumerate(idx.tolist())]
             text = "".join(json.dumps(d, allow_nan=False) + "\n" for d in block)
             if out:
