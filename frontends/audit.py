@@ -201,17 +201,20 @@ def audit(
     for idx, ans in answer_blocks(ens, ds, spec, np.arange(n), BLOCK, timeout_per_row):
         for i, row in enumerate(idx.tolist()):
             lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
-    return frame_from_results(lines, spec.vary, by_column(ds, ens, by))
+    return frame_from_results(lines, spec.vary, by_column(ds, ens, by, label))
 
 
-def by_column(ds: Dataset, ens: Ensemble, by: str | None):
-    """The data's ``by`` column as a frame indexed by row (None when not asked)."""
+def by_column(ds: Dataset, ens: Ensemble, by: str | None, label: str | None = None):
+    """The data's ``by`` column (a feature, or the label) as a frame indexed by row (None
+    when not asked)."""
     if by is None:
         return None
     import pandas as pd
 
+    if by == label and ds.y is not None:
+        return pd.DataFrame({by: ds.y})
     if by not in ds.names:
-        raise InputError(f"--by {by!r}: not a feature of the model")
+        raise InputError(f"--by {by!r}: neither a feature of the model nor the label column")
     f = ds.names.index(by)
     vals = [_show(ens, f, v) for v in ds.X[:, f]]
     return pd.DataFrame({by: vals})

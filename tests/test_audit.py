@@ -249,3 +249,10 @@ def test_solver_fallback_agrees_with_brute_force(monkeypatch):
     monkeypatch.setattr(core, "MAX_CANDIDATES", 0)  # every row goes to the solver
     [(idx, ans)] = list(answer_blocks(ens, ds, spec, rows, timeout_per_row=60))
     assert [s == FLIPPABLE for s in ans.status] == [expected[i] for i in idx]
+
+
+def test_summary_by_label_column():
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    df = audit(ens, _breast_cancer_frame(ens), ["worst_texture"], gap=0.1, by="label")
+    t = summary(df, by="label")
+    assert set(t[t["group"] == "label"]["value"]) == {"0", "1"}

@@ -102,7 +102,7 @@ def run(args) -> int:
     ens = load_from_args(args)
     ds = load_data(args.data, ens, args.label)
     spec = make_spec(ens, ds, args.vary, make_target(ens, args.gap, args.margin_gap, args.classes))
-    by = by_column(ds, ens, args.by)
+    by = by_column(ds, ens, args.by, args.label)
     n = ds.n_rows if args.limit is None else min(args.limit, ds.n_rows)
     done = [d for d in read_done(args.resume) if int(d["row"]) < n]
     seen = {int(d["row"]) for d in done}
