@@ -13,6 +13,7 @@ from treesens.compiler.errors import InputError, TreesensError
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.result import Result
 from treesens.frontends.api import check
+from treesens.frontends.audit import audit
 from treesens.frontends.load import load_model
 from treesens.frontends.sens import run_file
 from treesens.frontends.sweep import results_frame, sweep
@@ -29,6 +30,7 @@ __all__ = [
     "InputError",
     "TreesensError",
     "check",
+    "audit",
     "load_model",
     "sweep",
     "results_frame",

@@ -52,6 +52,7 @@ COMMANDS = {
     "run": ".run",
     "fmt": ".fmt",
     "sweep": ".sweep",
+    "audit": ".audit",
 }
 
 

@@ -1,0 +1,253 @@
+"""Row-level audit: for each real row r, is there an x2 equal to r outside the features F
+that gets the other decision with confidence? Answered exactly by enumeration.
+
+The model distinguishes the values of a feature only by its threshold cells (the
+intervals between consecutive thresholds, or the category codes), so the x2 worth trying
+are the product of the cells of the features in F. In each cell x2 takes the admissible
+value nearest the row's own (the row's value when it lies in the cell): every candidate
+is scored by the library's own predict, so a "flippable" answer is replay-checked by
+construction and "not flippable" is a proof by exhaustion (relative to the cells of the
+IR, which the conformance tests hold equal to the library's routing).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .domain import FeatureDomain, candidates, in_interval
+from .encode import ensemble_structure, resolve_features
+from .ensemble import LOGISTIC, Ensemble, Feature
+from .errors import InputError
+from .query import Gap
+
+MAX_CANDIDATES = 200_000  # x2 per row beyond which a row is not enumerated (unknown)
+BATCH = 200_000  # candidate rows per predict call
+
+FLIPPABLE, NOT_FLIPPABLE, UNKNOWN = "flippable", "not flippable", "unknown"
+
+
+@dataclass(frozen=True)
+class FeatureCells:
+    """The cells of one feature: per cell the smallest and largest admissible value
+    (equal for a category code or the missing value NaN; +-inf when the cell is
+    unbounded on that side) and whether a change into it counts as a whole unit."""
+
+    feature: int
+    lo: np.ndarray  # (n_cells,)
+    hi: np.ndarray  # (n_cells,)
+    rep: np.ndarray  # (n_cells,) a value in the cell, for rows whose own value is NaN
+    discrete: bool  # category codes: a change counts 1 whatever the codes
+    scale: float  # a numeric change is |x2 - r| / scale
+
+
+@dataclass(frozen=True)
+class Target:
+    """What x2 must meet: a binary gap (prob or margin) or a multiclass ratio G toward
+    any other class (``cls`` None) or a named class index."""
+
+    gap: Gap
+    cls: int | None = None
+
+
+@dataclass(frozen=True)
+class RowAnswers:
+    """The answers for a block of rows, aligned with its rows."""
+
+    decision: np.ndarray  # (n,) int: the class predicted for r
+    status: list[str]  # FLIPPABLE / NOT_FLIPPABLE / UNKNOWN
+    x2: np.ndarray  # (n, n_features): the chosen x2 (NaN rows where none)
+    p_row: np.ndarray  # (n, n_classes)
+    p_x2: np.ndarray  # (n, n_classes), NaN where none
+    change: np.ndarray  # (n,) smallest scaled change on F that flips, NaN where none
+
+
+def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):
+    lo_edge, hi_edge = dom.edges(j)
+    vals = []
+    for v in candidates(lo_edge, hi_edge, feat):
+        if not math.isfinite(v):
+            continue
+        v = float(ens.cast_value(v))
+        if (
+            math.isfinite(v)
+            and feat.lb <= v <= feat.ub
+            and not (feat.integral and v != math.floor(v))
+            and in_interval(ens, dom.thresholds, j, v)
+        ):
+            vals.append(v)
+    lo = -math.inf if lo_edge == -math.inf and feat.lb == -math.inf else min(vals)
+    hi = math.inf if hi_edge == math.inf and feat.ub == math.inf else max(vals)
+    return lo, hi, float(dom.reps[j])
+
+
+def feature_cells(ens: Ensemble, f: int, scale: float) -> FeatureCells:
+    """The cells of feature ``f`` that hold an admissible value, plus NaN when the
+    feature may be missing."""
+    dom = ensemble_structure(ens).domains[f]
+    feat = ens.features[f]
+    if dom.codes is not None:
+        lo = hi = rep = [float(c) for c in dom.codes]
+        discrete = True
+    else:
+        cells = [_numeric_cell(ens, feat, dom, j) for j in dom.valid]
+        lo, hi, rep = ([c[k] for c in cells] for k in range(3))
+        discrete = False
+    if feat.may_be_missing:
+        lo, hi, rep = [*lo, math.nan], [*hi, math.nan], [*rep, math.nan]
+    scale = scale if math.isfinite(scale) and scale > 0 else 1.0
+    return FeatureCells(f, np.array(lo), np.array(hi), np.array(rep), discrete, scale)
+
+
+def feature_scale(ens: Ensemble, f: int, data_range: float | None) -> float:
+    """The range a change on ``f`` is measured against: its declared bounds when both are
+    finite, else the data's range."""
+    feat = ens.features[f]
+    if math.isfinite(feat.lb) and math.isfinite(feat.ub) and feat.ub > feat.lb:
+        return feat.ub - feat.lb
+    return float(data_range) if data_range else 1.0
+
+
+def _values_and_changes(cells: FeatureCells, col: np.ndarray):
+    """(n, n_cells) value of x2 in each cell nearest the row's value, and its change."""
+    r = col[:, None]
+    missing_row = np.isnan(r)
+    vals = np.clip(np.where(missing_row, cells.rep[None, :], r), cells.lo, cells.hi)
+    nan_cell = np.isnan(cells.lo)[None, :]
+    vals = np.where(nan_cell, np.nan, vals)
+    if cells.discrete:
+        change = (vals != r).astype(float)
+    else:
+        change = np.abs(vals - r) / cells.scale
+    both_nan = missing_row & nan_cell
+    one_nan = missing_row ^ nan_cell
+    change = np.where(both_nan, 0.0, np.where(one_nan, 1.0, change))
+    return vals, change
+
+
+def candidate_count(cells: list[FeatureCells]) -> int:
+    return math.prod(len(c.lo) for c in cells)
+
+
+def _grid(cells: list[FeatureCells], X: np.ndarray):
+    """Candidates for every row: (n, m, |F|) values and (n, m) total change."""
+    n = len(X)
+    vals = np.zeros((n, 1, 0))
+    change = np.zeros((n, 1))
+    for c in cells:
+        v, ch = _values_and_changes(c, X[:, c.feature])
+        k = v.shape[1]
+        vals = np.concatenate(
+            [np.repeat(vals, k, axis=1), np.tile(v, (1, vals.shape[1]))[:, :, None]], axis=2
+        )
+        change = np.repeat(change, k, axis=1) + np.tile(ch, (1, change.shape[1]))
+    return vals, change
+
+
+def decisions(ens: Ensemble, proba: np.ndarray) -> np.ndarray:
+    if ens.n_classes == 2 and proba.shape[1] == 2:
+        return (proba[:, 1] >= 0.5).astype(int)
+    return np.argmax(proba, axis=1)
+
+
+def flip_confidence(
+    ens: Ensemble, target: Target, d: np.ndarray, proba: np.ndarray, raw: np.ndarray | None
+) -> np.ndarray:
+    """How far each candidate is past the flip condition (>= 0: it flips)."""
+    g = target.gap
+    if ens.n_classes == 2 and proba.shape[1] == 2:
+        if g.kind == "margin":
+            m = raw[:, 0]
+            return np.where(d == 1, -g.value - m, m - g.value)
+        p = proba[:, 1]
+        return np.where(d == 1, (0.5 - g.value) - p, p - (0.5 + g.value))
+    k = proba.shape[1]
+    best = np.full(len(proba), -np.inf)
+    for c in range(k) if target.cls is None else [target.cls]:
+        others = np.delete(proba, c, axis=1)
+        if g.kind == "margin":
+            score = raw[:, c] - np.delete(raw, c, axis=1).max(axis=1) - g.value
+        else:
+            score = proba[:, c] - g.value * others.max(axis=1)
+        best = np.maximum(best, np.where(d == c, -np.inf, score))
+    return best
+
+
+Predict = Callable[[np.ndarray], np.ndarray]
+
+
+def library_predict(ens: Ensemble) -> tuple[Predict, Predict | None]:
+    """The library's own predict_proba and predict_raw (the IR's when no replayer)."""
+    rep = ens.replayer
+    if rep is not None:
+        return rep.predict_proba, getattr(rep, "predict_raw", None)
+    return ens.proba, ens.raw
+
+
+def check_target(ens: Ensemble, target: Target) -> None:
+    g = target.gap
+    binary = ens.n_classes == 2 and ens.n_outputs == 1
+    if g.kind == "margin" and binary and ens.link != LOGISTIC:
+        raise InputError("a margin gap needs a model with a logistic link")
+    if binary and g.kind == "prob" and not 0 <= g.value < 0.5:
+        raise InputError(f"gap {g.value:g}: a binary gap must be in [0, 0.5)")
+    if not binary and g.kind == "prob" and g.value < 1:
+        raise InputError(f"gap {g.value:g}: a multiclass gap is a ratio G >= 1")
+
+
+def audit_rows(
+    ens: Ensemble, X: np.ndarray, vary, target: Target, scales: dict[int, float]
+) -> RowAnswers:
+    """Answer every row of X (model feature order) exactly, by enumeration."""
+    check_target(ens, target)
+    F = sorted(resolve_features(ens, vary))
+    cells = [feature_cells(ens, f, scales.get(f, 1.0)) for f in F]
+    proba_of, raw_of = library_predict(ens)
+    need_raw = target.gap.kind == "margin"
+    n = len(X)
+    p_row = np.asarray(proba_of(X), dtype=float)
+    d = decisions(ens, p_row)
+    x2 = np.full(X.shape, np.nan)
+    p_x2 = np.full(p_row.shape, np.nan)
+    change = np.full(n, np.nan)
+    m = candidate_count(cells)
+    if m > MAX_CANDIDATES:
+        return RowAnswers(d, [UNKNOWN] * n, x2, p_row, p_x2, change)
+    status = [NOT_FLIPPABLE] * n
+    step = max(1, BATCH // m)
+    for s in range(0, n, step):
+        rows = X[s : s + step]
+        vals, ch = _grid(cells, rows)
+        k = len(rows)
+        cand = np.repeat(rows, m, axis=0)
+        cand[:, F] = vals.reshape(k * m, len(F))
+        pc = np.asarray(proba_of(cand), dtype=float)
+        rc = np.asarray(raw_of(cand), dtype=float).reshape(len(cand), -1) if need_raw else None
+        conf = flip_confidence(ens, target, np.repeat(d[s : s + k], m), pc, rc).reshape(k, m)
+        ok = conf >= 0
+        # the smallest change that flips; among equals the most confident
+        key = np.where(ok, ch, np.inf)
+        order = np.lexsort((-conf, key), axis=1)[:, 0]
+        for i in np.flatnonzero(ok.any(axis=1)).tolist():
+            j = int(order[i])
+            status[s + i] = FLIPPABLE
+            x2[s + i] = cand[i * m + j]
+            p_x2[s + i] = pc[i * m + j]
+            change[s + i] = ch[i, j]
+    _recheck(ens, target, d, status, x2, proba_of, raw_of if need_raw else None)
+    return RowAnswers(d, status, x2, p_row, p_x2, change)
+
+
+def _recheck(ens, target, d, status, x2, proba_of, raw_of) -> None:
+    """Score every chosen x2 once more with the library's predict, on its own."""
+    idx = [i for i, s in enumerate(status) if s == FLIPPABLE]
+    if not idx:
+        return
+    P = np.asarray(proba_of(x2[idx]), dtype=float)
+    R = np.asarray(raw_of(x2[idx]), dtype=float).reshape(len(idx), -1) if raw_of else None
+    bad = flip_confidence(ens, target, d[idx], P, R) < 0
+    if bad.any():
+        raise AssertionError(f"the library's predict disagrees on re-check of {int(bad.sum())} x2")

@@ -1,0 +1,268 @@
+"""``treesens.audit``: which real rows flip when only the features F change, as a typed
+DataFrame, one result line per row, and a summary with 95% Wilson intervals."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiler.audit import (
+    FLIPPABLE,
+    NOT_FLIPPABLE,
+    UNKNOWN,
+    RowAnswers,
+    Target,
+    audit_rows,
+    feature_scale,
+)
+from ..compiler.encode import resolve_features
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
+from ..compiler.query import Gap, _class_index
+from ..compiler.result import INSENSITIVE, SENSITIVE, Result
+from ..compiler.result import UNKNOWN as UNKNOWN_STATUS
+from .audit_solve import solve_rows
+from .data import Dataset, load_data
+from .load import load_model
+
+STATUSES = (FLIPPABLE, NOT_FLIPPABLE, UNKNOWN)
+JSON_STATUS = {FLIPPABLE: SENSITIVE, NOT_FLIPPABLE: INSENSITIVE, UNKNOWN: UNKNOWN_STATUS}
+BACKEND = "enumerate"  # the answers come from enumerating F's threshold cells
+TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
+BLOCK = 2_000  # rows answered per block (a result line is written per block)
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """One audit: the features F, what x2 must meet, and how changes are measured."""
+
+    vary: tuple[str, ...]
+    target: Target
+    scales: dict[int, float]
+
+    @property
+    def label(self) -> str:
+        return ",".join(self.vary)
+
+
+def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Target:
+    """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1."""
+    if gap is not None and margin_gap is not None:
+        raise InputError("give either a probability gap or a margin gap, not both")
+    binary = ens.n_classes == 2 and ens.n_outputs == 1
+    if margin_gap is not None:
+        g = Gap(float(margin_gap), "margin")
+    else:
+        g = Gap(float(gap if gap is not None else (0.2 if binary else 1.0)), "prob")
+    if not math.isfinite(g.value):
+        raise InputError(f"gap {g.value} is not a finite number")
+    cls = None
+    if classes is not None and str(classes).strip().lower() != "any":
+        if binary:
+            raise InputError("--classes is for multiclass models")
+        name = str(classes).strip()
+        cls = _class_index(ens, int(name) if name.isdigit() else name)
+    return Target(g, cls)
+
+
+def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
+    names = tuple(v.strip() for v in vary.split(",")) if isinstance(vary, str) else tuple(vary)
+    if not names or not all(names):
+        raise InputError("--vary needs at least one feature name")
+    F = resolve_features(ens, names)
+    _, rng = data.ranges()
+    return AuditSpec(names, target, {f: feature_scale(ens, f, float(rng[f])) for f in F})
+
+
+def answer_blocks(
+    ens: Ensemble,
+    data: Dataset,
+    spec: AuditSpec,
+    rows: np.ndarray,
+    block: int = BLOCK,
+    timeout_per_row: float = TIMEOUT_PER_ROW,
+) -> Iterator[tuple[np.ndarray, RowAnswers]]:
+    """The answers for the given row indices, a block at a time: by enumeration, and the
+    rows it leaves unknown by one solver query each (``timeout_per_row`` seconds)."""
+    for s in range(0, len(rows), block):
+        idx = rows[s : s + block]
+        ans = audit_rows(ens, data.X[idx], spec.vary, spec.target, spec.scales)
+        solve_rows(ens, data, spec, data.X[idx], ans, timeout_per_row)
+        yield idx, ans
+
+
+def _show(ens: Ensemble, f: int, v: float):
+    feat = ens.features[f]
+    if v != v:
+        return None
+    if feat.kind == "categorical" and feat.categories and 0 <= int(v) < len(feat.categories):
+        return feat.categories[int(v)]
+    return int(v) if feat.integral else float(v)
+
+
+def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int, x1) -> dict:
+    """One row's answer in the result schema, plus ``row`` (its index in the data)."""
+    names = ens.feature_names
+    status = ans.status[i]
+    res = Result(
+        query=spec.label,
+        status=JSON_STATUS[status],
+        backend=BACKEND,
+        features=list(spec.vary),
+        gap=spec.target.gap.value,
+        gap_kind=spec.target.gap.kind,
+        model=ens.source,
+        message="" if status != UNKNOWN else "too many cells of F to enumerate; solver timed out",
+    )
+    res.outputs = {"x1": ans.p_row[i].tolist()}
+    if status == FLIPPABLE:
+        res.witness = {
+            "x1": {names[f]: _show(ens, f, x1[f]) for f in range(ens.n_features)},
+            "x2": {names[f]: _show(ens, f, ans.x2[i, f]) for f in range(ens.n_features)},
+        }
+        res.outputs["x2"] = ans.p_x2[i].tolist()
+        res.validated = True
+        res.stats = {"change": float(ans.change[i])}
+    out = res.to_dict()
+    out["row"] = int(row)
+    out["decision"] = int(ans.decision[i])
+    return out
+
+
+def frame_from_results(lines: list[dict], vary, extra=None):
+    """The typed DataFrame of result lines (see :func:`audit`)."""
+    import pandas as pd
+
+    to_audit = {v: k for k, v in JSON_STATUS.items()}
+    rec = []
+    for d in lines:
+        outs = d.get("outputs") or {}
+        p1, p2 = outs.get("x1") or [], outs.get("x2")
+        r = {
+            "row": int(d["row"]),
+            "decision": int(d["decision"]),
+            "status": to_audit[d["status"]],
+            "result_status": d["status"],
+            "p_row": float(p1[-1]) if len(p1) == 2 else float(max(p1, default=math.nan)),
+            "p_x2": math.nan if p2 is None else float(p2[-1] if len(p2) == 2 else max(p2)),
+            "change": float((d.get("stats") or {}).get("change", math.nan)),
+        }
+        x2 = (d.get("witness") or {}).get("x2") or {}
+        for v in vary:
+            r[f"x2_{v}"] = x2.get(v)
+        rec.append(r)
+    cols = ["row", "decision", "status", "result_status", "p_row", "p_x2", "change"]
+    df = pd.DataFrame(rec, columns=cols + [f"x2_{v}" for v in vary])
+    df["row"] = df["row"].astype("int64")
+    df["decision"] = df["decision"].astype("int64")
+    df["status"] = pd.Categorical(df["status"], categories=list(STATUSES))
+    for c in ("p_row", "p_x2", "change"):
+        df[c] = df[c].astype("float64")
+    df = df.sort_values("row").reset_index(drop=True)
+    if extra is not None:
+        df = df.join(extra, on="row")
+    return df
+
+
+def audit(
+    model,
+    data,
+    vary,
+    *,
+    gap: float | None = None,
+    margin_gap: float | None = None,
+    classes=None,
+    label: str = "label",
+    details=None,
+    by: str | None = None,
+    limit: int | None = None,
+    timeout_per_row: float = TIMEOUT_PER_ROW,
+):
+    """Which rows of ``data`` get another confident decision when only ``vary`` changes?
+
+    Returns a DataFrame with one row per data row: ``row``, ``decision`` (class of the
+    row), ``status`` (flippable / not flippable / unknown, categorical), ``result_status``
+    (sensitive / insensitive / unknown), ``p_row`` and ``p_x2`` (P(class 1), or the top
+    class probability for multiclass), ``change`` (the smallest change on F that flips,
+    each feature's change over its range; NaN when none) and ``x2_<F>`` (x2's values),
+    plus the ``by`` column of the data when given.
+
+    >>> df = audit("adult.json", "test.csv", ["sex"], gap=0.1, label="income")  # doctest: +SKIP
+    >>> summary(df, by="sex")                                                   # doctest: +SKIP
+    """
+    ens = load_model(model, details=details, data=data, label=label)
+    ds = load_data(data, ens, label)
+    spec = make_spec(ens, ds, vary, make_target(ens, gap, margin_gap, classes))
+    n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
+    lines = []
+    for idx, ans in answer_blocks(ens, ds, spec, np.arange(n), BLOCK, timeout_per_row):
+        for i, row in enumerate(idx.tolist()):
+            lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
+    return frame_from_results(lines, spec.vary, by_column(ds, ens, by, label))
+
+
+def by_column(ds: Dataset, ens: Ensemble, by: str | None, label: str | None = None):
+    """The data's ``by`` column (a feature, or the label) as a frame indexed by row (None
+    when not asked)."""
+    if by is None:
+        return None
+    import pandas as pd
+
+    if by == label and ds.y is not None:
+        return pd.DataFrame({by: ds.y})
+    if by not in ds.names:
+        raise InputError(f"--by {by!r}: neither a feature of the model nor the label column")
+    f = ds.names.index(by)
+    vals = [_show(ens, f, v) for v in ds.X[:, f]]
+    return pd.DataFrame({by: vals})
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion k / n ((nan, nan) when n = 0)."""
+    if n == 0:
+        return math.nan, math.nan
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def summary(df, by: str | None = None):
+    """Counts and the fraction of flippable rows with its 95% Wilson interval: overall,
+    per decision direction, and per value of ``by``. Unknown rows count in ``rows`` but
+    not in the fraction (whose denominator is the answered rows)."""
+    import pandas as pd
+
+    groups = [("all", "all", df)]
+    for d, sub in df.groupby("decision", sort=True):
+        groups.append(("decision", f"{d} -> other", sub))
+    if by is not None:
+        for v, sub in df.groupby(by, sort=True, dropna=False):
+            groups.append((by, str(v), sub))
+    rec = []
+    for col, val, sub in groups:
+        k = int((sub["status"] == FLIPPABLE).sum())
+        unk = int((sub["status"] == UNKNOWN).sum())
+        n = len(sub) - unk
+        lo, hi = wilson(k, n)
+        frac = k / n if n else math.nan
+        rec.append((col, val, len(sub), k, unk, frac, lo, hi))
+    cols = ["group", "value", "rows", "flippable", "unknown", "fraction", "ci_low", "ci_high"]
+    return pd.DataFrame(rec, columns=cols)
+
+
+def format_summary(table) -> str:
+    lines = [
+        f"{'group':<10} {'value':<16} {'rows':>7} {'flippable':>9} {'unknown':>7} "
+        f"{'fraction':>8}  95% interval"
+    ]
+    for r in table.itertuples(index=False):
+        lines.append(
+            f"{r.group:<10} {r.value[:16]:<16} {r.rows:>7} {r.flippable:>9} {r.unknown:>7} "
+            f"{r.fraction:>8.4f}  [{r.ci_low:.4f}, {r.ci_high:.4f}]"
+        )
+    return "\n".join(lines)
