@@ -1,9 +1,12 @@
 """The dask executor: a dask.distributed cluster at an address, or a ``LocalCluster``.
 
-The model is scattered to the workers once; each query is a task with ``retries=1``. A
+The model is sent to the cluster once (as the output of a task, which the scheduler can
+compute again when the workers holding it die, unlike scattered data); each query is a task with ``retries=1``. A
 worker that dies has its tasks rescheduled by the scheduler; a task that kills workers
 repeatedly becomes a ``KilledWorker`` error (our local cluster allows one death per task
-before that), reported as the query's error.
+before that), reported as the query's error. The scheduler counts a death against every
+task assigned to that worker, so no more tasks are submitted than the cluster has
+threads: a task that kills its worker takes no queued bystander with it.
 """
 
 from __future__ import annotations
@@ -39,22 +42,44 @@ class DaskExecutor:
     def run(self, fn: TaskFn, shared: Any, items: Sequence[Any]) -> Iterator[tuple[int, Outcome]]:
         if not items:
             return
-        model = self.client.scatter(shared, broadcast=True, hash=False)
-        futures = {
-            self.client.submit(fn, model, item, retries=RETRIES, pure=False): i
-            for i, item in enumerate(items)
-        }
+        # a task's output, not scattered data: recomputed if the workers holding it die
+        model = self.client.submit(_value, shared, pure=False)
+        queue = iter(enumerate(items))
+        futures: dict = {}
+
+        def submit_next():
+            for i, item in queue:
+                f = self.client.submit(fn, model, item, retries=RETRIES, pure=False)
+                futures[f] = i
+                return f
+            return None
+
+        first = [submit_next() for _ in range(min(self._threads(), len(items)))]
+        running = self._as_completed(first)
         try:
-            for f in self._as_completed(list(futures)):
-                i = futures[f]
+            for f in running:
+                i = futures.pop(f)
                 try:
-                    yield i, f.result()
+                    out = f.result()
                 except Exception as e:  # the task's error after its retry, or KilledWorker
-                    yield i, Failure(failure_text(e))
+                    out = Failure(failure_text(e))
+                following = submit_next()
+                if following is not None:
+                    running.add(following)
+                yield i, out
         finally:
             self.client.cancel(list(futures), force=True)
+
+    def _threads(self) -> int:
+        """Task slots of the cluster now (at least one)."""
+        workers = self.client.scheduler_info().get("workers", {})
+        return max(1, sum(w.get("nthreads", 1) for w in workers.values()))
 
     def close(self) -> None:
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _value(x: Any) -> Any:
+    return x

@@ -46,7 +46,9 @@ class RayExecutor:
                     try:
                         yield refs[ref], ray.get(ref)
                     except Exception as e:  # RayTaskError / WorkerCrashedError after the retry
-                        yield refs[ref], Failure(failure_text(e))
+                        cause = getattr(e, "cause", None)
+                        why = cause if isinstance(cause, BaseException) else e
+                        yield refs[ref], Failure(failure_text(why))
         finally:
             for ref in waiting:
                 ray.cancel(ref, force=True)
