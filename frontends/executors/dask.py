@@ -48,11 +48,12 @@ class DaskExecutor:
         futures: dict = {}
 
         def submit_next():
-            for i, item in queue:
-                f = self.client.submit(fn, model, item, retries=RETRIES, pure=False)
-                futures[f] = i
-                return f
-            return None
+            task = next(queue, None)
+            if task is None:
+                return None
+            f = self.client.submit(fn, model, task[1], retries=RETRIES, pure=False)
+            futures[f] = task[0]
+            return f
 
         first = [submit_next() for _ in range(min(self._threads(), len(items)))]
         running = self._as_completed(first)
