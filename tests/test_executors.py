@@ -20,6 +20,7 @@ from treesens.frontends.sweep import parse_shard, run_sweep, shard_of
 from treesens.tests import executor_tasks as tasks
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+BENCH = Path(__file__).resolve().parents[1] / "bench"
 MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
 DETAILS = str(EXAMPLES / "breast_cancer_details.csv")
 FEATURES = ["mean_radius", "mean_texture", "mean_perimeter", "mean_area"]
@@ -177,3 +178,20 @@ def test_shards_merged_by_resume_answer_every_query_without_rerunning(tmp_path):
     assert sorted(_queries(merged)) == sorted(FEATURES)
     p = _sweep("--resume", str(merged), "--table", "none")
     assert p.returncode == 0 and "4 results reused, 0 rerun" in p.stderr, p.stderr
+
+
+def _bench_list(*args: str) -> list[str]:
+    p = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--tier", "quick", "--list", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
+@pytest.mark.shared
+def test_benchmark_shards_partition_the_instances_exactly(shared_dir):
+    parts = [_bench_list("--shard", f"{i}/3") for i in range(3)]
+    assert sorted(x for p in parts for x in p) == sorted(_bench_list())
