@@ -59,15 +59,18 @@ def _outcomes(engine, fn, shared, n=4) -> dict:
     return dict(seen)
 
 
-def test_sweep_on_the_executor_gives_the_sequential_verdicts(engine, ensemble, sequential):
-    results = treesens.sweep(ensemble, features=FEATURES, executor=engine, **QUERY)
-    assert [r.query for r in results] == FEATURES
-    assert [r.status for r in results] == [r.status for r in sequential]
+@pytest.fixture(scope="module")
+def swept(engine, ensemble):
+    return treesens.sweep(ensemble, features=FEATURES, executor=engine, **QUERY)
 
 
-def test_witnesses_found_on_the_executor_are_replay_validated(engine, ensemble):
-    results = treesens.sweep(ensemble, features=FEATURES, executor=engine, **QUERY)
-    assert all(r.validated for r in results if r.status == "sensitive")
+def test_sweep_on_the_executor_gives_the_sequential_verdicts(swept, sequential):
+    assert [r.query for r in swept] == FEATURES
+    assert [r.status for r in swept] == [r.status for r in sequential]
+
+
+def test_witnesses_found_on_the_executor_are_replay_validated(swept):
+    assert all(r.validated for r in swept if r.status == "sensitive")
 
 
 def test_every_task_answers_once(engine, tmp_path):
