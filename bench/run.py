@@ -142,7 +142,7 @@ def _run_one(inst: dict, cfg: dict, timeout: float, core: int | None) -> dict:
     return res
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tier", default="quick", choices=["quick", "full"])
     ap.add_argument(
@@ -201,6 +201,11 @@ def main(argv=None) -> int:
         metavar="I/N",
         help="run only every N-th instance from the I-th (0 <= I < N), for job arrays",
     )
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
 
     if not SHARED.is_dir():
