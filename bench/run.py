@@ -3,6 +3,8 @@
     python bench/run.py --tier quick                  # a few minutes on 2 cores
     python bench/run.py --tier full [--suite single]  # hours; resumable
     python bench/run.py --tier full --configs default,kant --suite single --jobs 2
+    python bench/run.py --tier full --executor dask=tcp://scheduler:8786  # on a cluster
+    python bench/run.py --tier full --shard $SLURM_ARRAY_TASK_ID/8       # a job array
 
 Each (instance, configuration) runs ``python bench/run_one.py RUN_JSON`` in a fresh process
 (pinned with ``taskset -c K`` to core K when ``--jobs`` <= the number of cores, so
@@ -13,6 +15,13 @@ file (default ``bench/results/<tier>.jsonl``); pairs already there are skipped, 
 interrupted run resumes where it stopped. Instances are shuffled with a fixed seed and all
 configurations of one instance run before the next instance, so partial results compare
 the configurations on the same instances.
+
+With ``--executor dask[=ADDRESS]`` or ``ray[=ADDRESS]`` the runs are tasks of that
+cluster (each still ``run_one.py`` in a fresh process on some worker, with this checkout
+and ../shared/benchmarks at the same paths there); the results file is written here, as
+each ends. ``--shard I/N`` keeps every N-th instance from the I-th (after the shuffle), so
+N job-array tasks run disjoint parts; ``python bench/report.py SHARD*.jsonl`` merges them
+(docs/distributed.md).
 
 At the end the report is written (``bench/report.py``: ``bench/results/<tier>.md`` and
 ``bench/results/<tier>-cactus-*.png``) and printed; ``python bench/report.py FILE`` makes it
@@ -40,6 +49,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import CONFIGS, SHARED, installed_backends, tier  # noqa: E402
+
+from treesens.frontends.sweep import parse_shard, shard_of  # noqa: E402
 
 GRACE = 30.0  # seconds past the time limit before the process group is killed
 
@@ -77,8 +88,15 @@ def _commit() -> str | None:
         return None
 
 
-def _run_one(inst, cfg, timeout: float, core: int | None) -> dict:
-    spec = json.dumps({"instance": inst.to_dict(), "config": asdict(cfg), "timeout": timeout})
+def _run_task(timeout: float, run: tuple[dict, dict]) -> dict:
+    """One (instance, configuration) run on an executor's worker, and the load there."""
+    inst, cfg = run
+    load = os.getloadavg()[0]
+    return {**_run_one(inst, cfg, timeout, None), "load": load, "worker": platform.node()}
+
+
+def _run_one(inst: dict, cfg: dict, timeout: float, core: int | None) -> dict:
+    spec = json.dumps({"instance": inst, "config": cfg, "timeout": timeout})
     cmd = [sys.executable, str(HERE / "run_one.py"), spec]
     if core is not None:
         cmd = ["taskset", "-c", str(core)] + cmd
@@ -124,7 +142,7 @@ def _run_one(inst, cfg, timeout: float, core: int | None) -> dict:
     return res
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tier", default="quick", choices=["quick", "full"])
     ap.add_argument(
@@ -170,6 +188,24 @@ def main(argv=None) -> int:
         "--list", action="store_true", help="print the instances and configurations, run nothing"
     )
     ap.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    ap.add_argument(
+        "--executor",
+        default=None,
+        metavar="KIND[=ADDRESS]",
+        help="dask[=ADDRESS] or ray[=ADDRESS]: run on that cluster (no address: a local one "
+        "of --jobs workers); default: --jobs processes here, pinned to cores",
+    )
+    ap.add_argument(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run only every N-th instance from the I-th (0 <= I < N), for job arrays",
+    )
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
 
     if not SHARED.is_dir():
@@ -217,6 +253,8 @@ def main(argv=None) -> int:
     random.Random(args.seed).shuffle(insts)
     if args.limit:
         insts = insts[: args.limit]
+    if args.shard:
+        insts = shard_of(insts, parse_shard(args.shard))
     if args.list:
         try:
             for i in insts:
@@ -238,6 +276,7 @@ def main(argv=None) -> int:
     todo = [(i, CONFIGS[c]) for i in insts for c in configs if (i.id, c) not in done]
     pin = (
         not args.no_pin
+        and not args.executor
         and shutil.which("taskset") is not None
         and args.jobs <= (os.cpu_count() or 1)
     )
@@ -259,51 +298,42 @@ def main(argv=None) -> int:
         "commit": _commit(),
     }
     lock = threading.Lock()
-    queue = list(reversed(todo))
     counter = {"n": 0}
     t_start = time.time()
 
-    def worker(k: int) -> None:
-        while True:
-            with lock:
-                if not queue:
-                    return
-                inst, cfg = queue.pop()
-            load = os.getloadavg()[0]
-            res = _run_one(inst, cfg, timeout, cores[k] if pin else None)
-            rec = {
-                "instance": inst.id,
-                "config": cfg.name,
-                "suite": inst.suite,
-                "model": inst.model,
-                "features": list(inst.features),
-                "gap": inst.gap,
-                "classes": inst.classes,
-                "timeout": timeout,
-                "tier": args.tier,
-                "core": cores[k] if pin else None,
-                "load": load,
-                **host,
-                **res,
-                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            }
-            with lock:
-                with out.open("a") as f:
-                    f.write(json.dumps(rec) + "\n")
-                counter["n"] += 1
-                t = res.get("time", {}).get("total")
-                print(
-                    f"[{counter['n']}/{len(todo)} {time.time() - t_start:6.0f}s] {cfg.name:15s} {inst.id:45s} "
-                    f"{res['status']:11s} {t if t is None else round(t, 2)}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    def record(inst, cfg, res: dict, core: int | None, load: float) -> None:
+        rec = {
+            "instance": inst.id,
+            "config": cfg.name,
+            "suite": inst.suite,
+            "model": inst.model,
+            "features": list(inst.features),
+            "gap": inst.gap,
+            "classes": inst.classes,
+            "timeout": timeout,
+            "tier": args.tier,
+            "core": core,
+            "load": load,
+            **host,
+            **res,
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        with lock:
+            with out.open("a") as f:
+                f.write(json.dumps(rec) + "\n")
+            counter["n"] += 1
+            t = res.get("time", {}).get("total")
+            print(
+                f"[{counter['n']}/{len(todo)} {time.time() - t_start:6.0f}s] {cfg.name:15s} {inst.id:45s} "
+                f"{res['status']:11s} {t if t is None else round(t, 2)}",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(args.jobs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    if args.executor:
+        _run_on_executor(args.executor, args.jobs, todo, timeout, record)
+    else:
+        _run_here(todo, timeout, args.jobs, cores if pin else None, record)
     print(f"done: {counter['n']} runs in {time.time() - t_start:.0f}s -> {out}", file=sys.stderr)
     if not args.no_report:
         from report import report
@@ -312,6 +342,52 @@ def main(argv=None) -> int:
         sys.stdout.write(report([out], prefix))
         print(f"report: {prefix}.md, plots {prefix}-cactus-*.png", file=sys.stderr)
     return 0
+
+
+def _run_here(todo: list, timeout: float, jobs: int, cores: list[int] | None, record) -> None:
+    """``jobs`` threads, each running one instance at a time in a process of its own
+    (pinned to its core when ``cores`` is given)."""
+    lock = threading.Lock()
+    queue = list(reversed(todo))
+
+    def worker(k: int) -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                inst, cfg = queue.pop()
+            load = os.getloadavg()[0]
+            core = cores[k] if cores else None
+            record(inst, cfg, _run_one(inst.to_dict(), asdict(cfg), timeout, core), core, load)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _run_on_executor(spec: str, jobs: int, todo: list, timeout: float, record) -> None:
+    """The runs as tasks of a dask or ray executor; each recorded here as it ends (a task
+    that failed twice is recorded as an error, so a resumed run tries it again)."""
+    from treesens.frontends.executors import Failure, make_executor
+
+    executor = make_executor(spec, jobs)
+    try:
+        runs = [(inst.to_dict(), asdict(cfg)) for inst, cfg in todo]
+        for i, res in executor.run(_run_task, timeout, runs):
+            if isinstance(res, Failure):
+                res = {
+                    "status": "error",
+                    "validated": False,
+                    "distance": None,
+                    "time": {"total": None},
+                    "error": f"task failed: {res.message}",
+                }
+            inst, cfg = todo[i]
+            record(inst, cfg, res, None, res.pop("load", None))
+    finally:
+        executor.close()
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def solve_query(
         )
     else:
         res = _solve(ens, q, compiled, deadline, memory_mb, log, prefer)
-    res.stats["asked"] = q.asked()
+    res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
     return res
 
 

@@ -6,16 +6,20 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Query
-from ..compiler.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..driver import solve_query
+from .executors import Executor, Failure, make_executor, parse_executor
 
 
 def feature_subsets(
@@ -214,6 +218,31 @@ def result_from_line(d: dict) -> Result:
     return Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d})
 
 
+def solve_task(ens: Ensemble, task: tuple[Query, int | None]) -> Result:
+    """One query of a sweep (``task`` is the query and the memory limit), on whatever
+    process or machine an executor runs it: the clock starts there."""
+
+    q, memory_mb = task
+    return solve_query(ens, q, deadline=time.time() + q.timeout, memory_mb=memory_mb)
+
+
+def failed_result(ens: Ensemble, q: Query, message: str) -> Result:
+    """The error result of a query whose task failed on every attempt."""
+    return Result(
+        query=q.label,
+        status=ERROR,
+        backend=q.backend,
+        features=list(q.vary),
+        gap=q.gap.value,
+        gap_kind=q.gap.kind,
+        model=ens.source,
+        classes=list(q.classes) if q.classes else None,
+        passes=sorted(q.passes),
+        error=f"task failed: {message}",
+        stats={"asked": q.asked()},
+    )
+
+
 def run_sweep(
     ens: Ensemble,
     subsets: list[tuple[str, ...]],
@@ -222,21 +251,66 @@ def run_sweep(
     skip: set[str] = frozenset(),
     on_result: Callable[[Result], None] | None = None,
     memory_mb: int | None = None,
+    executor: Executor | None = None,
 ) -> list[Result]:
-    from ..driver import solve_query
-
-    results = []
-    for subset in subsets:
-        label = ",".join(subset)
-        if label in skip:
-            continue
-        q = make_query(list(subset), label)
-        t0 = time.time()
-        res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=memory_mb)
-        results.append(res)
+    """Answer a query per feature set: in this process one after the other, or on
+    ``executor``'s workers. ``on_result`` sees each result as it ends (completion order);
+    the list returned is in the order of ``subsets``."""
+    queries = [make_query(list(s), ",".join(s)) for s in subsets if ",".join(s) not in skip]
+    tasks = [(q, memory_mb) for q in queries]
+    if executor is None:
+        outcomes = ((i, solve_task(ens, t)) for i, t in enumerate(tasks))
+    else:
+        outcomes = executor.run(solve_task, ens, tasks)
+    results: list[Result | None] = [None] * len(tasks)
+    for i, out in outcomes:
+        res = failed_result(ens, queries[i], out.message) if isinstance(out, Failure) else out
+        # what the result answers, as --resume matches it (whichever entry point ran it)
+        res.stats["asked"] = Question.of(ens, queries[i]).record()
+        results[i] = res
         if on_result is not None:
             on_result(res)
     return results
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/8"`` -> ``(2, 8)``: shard 2 of 8, counted from 0 (a job array's task id)."""
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise InputError("expected I/N, e.g. 0/4", f"--shard {text}") from None
+    if not (n >= 1 and 0 <= i < n):
+        raise InputError(f"shard {i} of {n}: need 0 <= I < N", f"--shard {text}")
+    return i, n
+
+
+def shard_of(items: list, shard: tuple[int, int] | None) -> list:
+    """The part of ``items`` shard ``(i, n)`` runs: every n-th item from the i-th. The n
+    shards partition the list exactly and depend only on it (not on what has run)."""
+    if shard is None:
+        return list(items)
+    i, n = shard
+    return list(items[i::n])
+
+
+@contextmanager
+def opened_executor(executor: str | Executor | None, jobs: int | None) -> Iterator[Executor | None]:
+    """The executor of a sweep: None (this process) for one local job; one made from a
+    spec (``local``, ``dask[=ADDRESS]``, ``ray[=ADDRESS]``) is closed at the end, one
+    given as an object is the caller's."""
+    if executor is not None and not isinstance(executor, str):
+        yield executor
+        return
+    kind, _ = parse_executor(executor or "local")
+    if kind == "local" and (jobs or 1) == 1:
+        yield None
+        return
+    workers = jobs or (os.cpu_count() or 1)
+    made = make_executor(executor or "local", workers)
+    try:
+        yield made
+    finally:
+        made.close()
 
 
 def changed_features(res: Result) -> str:
@@ -310,12 +384,19 @@ def sweep(
     details=None,
     memory_mb: int | None = None,
     trust_pickle: bool = False,
+    jobs: int | None = None,
+    executor: str | Executor | None = None,
     **query_kw,
 ) -> list[Result]:
     """One query per feature (or per subset of ``subsets`` features) of a model.
 
     ``query_kw`` are those of ``treesens.check`` (gap, margin_gap, classes, passes,
     baseline, backend, timeout, threads). Use ``results_frame`` for a DataFrame.
+
+    ``jobs``: queries run at once on this machine (default 1: one after the other), or
+    the workers of the local cluster a ``dask``/``ray`` executor starts (default: every
+    core). ``executor``: ``"local"``, ``"dask"``, ``"dask=tcp://HOST:8786"``, ``"ray"``,
+    ``"ray=auto"``, or an ``executors.Executor`` (docs/distributed.md).
     """
     from .api import make_query
     from .load import load_model
@@ -330,4 +411,5 @@ def sweep(
     def mk(vary, label):
         return make_query(vary, name=label, seed=seed, **query_kw)
 
-    return run_sweep(ens, subs, mk, memory_mb=memory_mb)
+    with opened_executor(executor, jobs) as ex:
+        return run_sweep(ens, subs, mk, memory_mb=memory_mb, executor=ex)

@@ -63,22 +63,62 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--table-out", default=None, metavar="FILE", help="also write the final table to FILE"
     )
+    add_executor_args(p)
     p.set_defaults(func=run)
+
+
+def add_executor_args(p) -> None:
+    """Where the queries run: --jobs, --executor, --shard (docs/distributed.md)."""
+    from .common import positive_int
+
+    p.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="queries run at once, each with one solver thread (default 1; with --executor "
+        "dask/ray and no address: the workers of the local cluster, default every core)",
+    )
+    p.add_argument(
+        "--executor",
+        default=None,
+        metavar="KIND[=ADDRESS]",
+        help="local (a process pool of --jobs processes), dask[=ADDRESS] (a dask.distributed "
+        "scheduler, e.g. tcp://host:8786; none: a local cluster) or ray[=ADDRESS] (e.g. auto; "
+        "none: a local Ray); results reach --out in completion order, the table is in "
+        "query order",
+    )
+    p.add_argument(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run only shard I of N (0 <= I < N) of the sweep's queries, e.g. a job array's "
+        "task; concatenate the shards' --out files and --resume from them to merge",
+    )
 
 
 def run(args) -> int:
     from ...compiler.errors import InputError
     from ...compiler.result import ERROR
-    from ..sweep import feature_subsets, result_from_line, table_rows
+    from ..executors import parse_executor
+    from ..sweep import feature_subsets, parse_shard, result_from_line, shard_of, table_rows
 
     if args.vary:
         raise InputError(
             "sweep chooses the features itself: use --features to restrict it, not --vary"
         )
     check_outputs(args)
+    if args.executor:
+        parse_executor(args.executor)  # a wrong spec fails before anything runs
     features = parse_features(args.features)
     ens = load_from_args(args)
     subsets = feature_subsets(ens, args.subsets, args.sample, args.seed, features)
+    shard = parse_shard(args.shard) if args.shard else None
+    if shard is not None:
+        log(f"shard {shard[0]} of {shard[1]}")
+    subsets = shard_of(subsets, shard)
+    if not subsets:
+        raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker(args)
     question = question_of(args, ens, mk(list(subsets[0]), ""))
     log(
@@ -195,7 +235,7 @@ def print_line(line: str) -> None:
 
 def run_streaming(args, ens, todo, mk, question) -> dict:
     """Run the queries of ``todo``, streaming each result as it ends; by feature set."""
-    from ..sweep import run_sweep
+    from ..sweep import opened_executor, run_sweep
 
     out_path = args.resume or args.out
     if out_path:
@@ -218,7 +258,11 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
             log(f"{res.query}: {res.status} ({res.time['total']:.2f}s)")
 
     try:
-        results = run_sweep(ens, todo, mk, on_result=on_result, memory_mb=args.memory_mb)
+        spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
+        with opened_executor(spec, jobs) as executor:
+            results = run_sweep(
+                ens, todo, mk, on_result=on_result, memory_mb=args.memory_mb, executor=executor
+            )
     finally:
         if progress is not None:
             progress.stop()
