@@ -103,6 +103,12 @@ def test_verdicts_equal_the_oracle_and_cpsat(backend, seed):
     assert found_by == ("enumerate" if oracle else None)
 
 
+def test_the_backend_runs_in_a_race_with_cpsat(backend):
+    ens = random_ensemble(1, n_trees=3, depth=2, n_features=3, n_thresholds=3)
+    oracle = brute_force_sensitive(ens, make_query(["f0"], gap=0.1))
+    assert _verdict(ens, "race:cpsat,enumerate")[0] == (SENSITIVE if oracle else INSENSITIVE)
+
+
 def test_a_problem_over_the_size_limit_is_refused_with_a_clear_error(backend):
     n = backend.SIZE_LIMIT[0] + 1
     sol = backend.solve(Problem(tuple(Var(f"x{i}") for i in range(n)), ()), _options())
