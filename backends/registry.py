@@ -2,6 +2,8 @@
 
 Nothing here imports a solver: availability is checked with ``find_spec``. A backend
 declares its capabilities only; the driver (driver/chain.py) turns them into reductions.
+Adding a backend is adding its module and one entry in ``BACKENDS``; ``register`` adds
+one at run time (a plugin, a test). docs/extending.md shows how.
 """
 
 from __future__ import annotations
@@ -81,6 +83,18 @@ BACKENDS: dict[str, BackendInfo] = {
 }
 
 DEFAULT_BACKEND = "cpsat"
+
+
+def register(info: BackendInfo) -> None:
+    """Add a backend (after the built-in ones); its name must be new."""
+    if info.name in BACKENDS:
+        raise ValueError(f"a backend named {info.name!r} is already registered")
+    BACKENDS[info.name] = info
+
+
+def unregister(name: str) -> None:
+    """Remove the backend called ``name`` (one added with ``register``)."""
+    BACKENDS.pop(name, None)
 
 
 def get_info(name: str) -> BackendInfo:
