@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from treesens.frontends.load import load_model
 from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -135,6 +136,8 @@ def test_check_json_stdout_holds_only_json_lines_with_the_spec_fields(tiny_model
 def test_check_json_records_the_time_limit_and_backend_asked_for(tiny_model):
     p = run_treesens("check", tiny_model, "--vary", "radius", "--json", "--timeout", "77")
     asked = json_lines(p.stdout)[0]["stats"]["asked"]
+    assert asked["ensemble"] == load_model(tiny_model).fingerprint()
+    del asked["ensemble"]
     assert asked == {"backend": "cpsat", "timeout": 77.0, "data_aware": "none"}
 
 

@@ -254,7 +254,7 @@ def test_a_worker_whose_parent_is_already_gone_exits_at_once():
 def test_a_busy_worker_exits_when_its_parent_pipe_closes():
     # the portable watchdog: the solve hangs, the parent's end of the pipe closes
     from treesens.backends.worker import _write_msg
-    from treesens.compiler.ir import Problem
+    from treesens.compiler.ir import Problem, Var
     from treesens.compiler.solver import SolveOptions
 
     p = subprocess.Popen(
@@ -263,7 +263,7 @@ def test_a_busy_worker_exits_when_its_parent_pipe_closes():
         stdout=subprocess.PIPE,
     )
     try:
-        problem = Problem((), ()).with_note("fake", "hang")
+        problem = Problem((Var("fake:hang", "bool", 0.0, 1.0),), ())
         _write_msg(p.stdin.fileno(), (problem, SolveOptions(deadline=time.time() + 3600), None))
         time.sleep(1.0)
         assert p.poll() is None  # hanging in the solve
