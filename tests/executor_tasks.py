@@ -1,4 +1,4 @@
-"""Task functions for tests/test_executors.py, importable by every executor's workers
+"""Task functions for tests/frontends/test_executors.py, importable by every executor's workers
 (``treesens.tests.executor_tasks``). ``shared`` is a directory for marker files."""
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ inward. So a bound or relation never cuts a feasible case nor keeps an infeasibl
 (called by invert) then picks values inside the chosen intervals that meet the bounds
 and relations, and the pipeline re-checks every witness against them
 (``constraint_violations``) before reporting it. Tested against brute force in
-tests/test_feature_constraints.py.
+tests/compiler/test_feature_constraints.py.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 brute-force oracle that asks the library's own predict, the checks of one pipeline run,
 and regression cases saved to / replayed from this folder.
 
-Used by ``tests/test_differential_campaign.py`` (the slow campaign) and
-``tests/test_regressions.py`` (replays every saved case in the normal suite).
+Used by ``tests/campaigns/test_differential_campaign.py`` (the slow campaign) and
+``tests/campaigns/test_regressions.py`` (replays every saved case in the normal suite).
 
 The oracle (``library_oracle``) extends ``tests/oracle.py`` to what real models have:
 

@@ -1,0 +1,1 @@
+"""Backends at the constraint-IR level, workers, solver parameters."""

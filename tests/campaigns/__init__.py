@@ -1,0 +1,1 @@
+"""Differential campaigns against brute force, fuzzers, saved regressions."""

@@ -1,0 +1,1 @@
+"""The compiler: ensemble IR, query, encoding, each pass, the heuristic."""

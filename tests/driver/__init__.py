@@ -1,0 +1,1 @@
+"""The solve driver: stages, replay, data-aware runs, limits."""

@@ -1,0 +1,1 @@
+"""The treesens command end to end: exit codes, signals, deadlines."""

@@ -1,0 +1,81 @@
+"""Time limits: counted from when treesens starts, finite and bounded on the command line,
+and never an overflow in the worker however far the deadline is."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from treesens.backends.registry import available
+from treesens.backends.worker import Worker
+from treesens.compiler.ir import INT, Linear, Problem, Var
+from treesens.compiler.solver import SolveOptions
+from treesens.frontends.cli.main import MAX_TIMEOUT, _treesens_start
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CLI = [sys.executable, "-m", "treesens.frontends.cli.main"]
+MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
+# insensitive: the solver runs (no heuristic) and proves it in well under a second
+QUERY = ["--vary", "mean_symmetry,mean_fractal_dimension", "--gap", "0.2", "--no-heuristic"]
+
+
+def test_treesens_start_is_no_earlier_than_the_cpu_time_used_allows():
+    now = time.time()
+    assert now - _treesens_start() <= time.process_time() + 0.05
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a shell that execs")
+def test_time_spent_before_treesens_started_is_not_counted():
+    # the shell sleeps 4 s, then execs treesens in the same process, with a 3 s limit
+    cmd = " ".join(["sleep 4 && exec", *CLI, "check", MODEL, *QUERY, "--timeout 3 --json"])
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert json.loads(out.stdout)["status"] == "insensitive", out.stderr
+
+
+@pytest.mark.parametrize("value", ["inf", "1e300", "nan", "0", "-1"])
+def test_a_timeout_out_of_range_is_one_line_and_exit_2(value):
+    out = subprocess.run(
+        [*CLI, "check", MODEL, *QUERY, "--timeout", value],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("treesens: error: --timeout ")
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_other_commands_refuse_an_infinite_timeout(command):
+    target = str(EXAMPLES / "breast_cancer.sens") if command == "run" else MODEL
+    out = subprocess.run(
+        [*CLI, command, target, "--timeout", "inf"], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 2
+    assert "--timeout inf" in out.stderr
+
+
+def test_the_largest_timeout_is_accepted():
+    out = subprocess.run(
+        [*CLI, "check", MODEL, *QUERY, "--timeout", f"{MAX_TIMEOUT:g}", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(out.stdout)["status"] == "insensitive", out.stderr
+
+
+@pytest.mark.skipif(not available("cpsat"), reason="needs ortools (CP-SAT)")
+def test_a_worker_waits_for_a_deadline_too_far_for_the_clock():
+    problem = Problem((Var("y", INT, 0.0, 5.0),), (Linear((0,), (1.0,), ">=", 3.0),))
+    w = Worker("cpsat")
+    try:
+        sol = w.solve(problem, SolveOptions(deadline=1e300))
+    finally:
+        w.close()
+    assert sol.status in ("feasible", "optimal"), sol

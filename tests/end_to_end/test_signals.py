@@ -1,0 +1,274 @@
+"""No treesens process outlives the command: SIGTERM, SIGHUP and SIGINT run the same
+clean-up (solver processes killed, what was written flushed, exit 128 + the signal), and
+a solver process dies with its parent even when the parent is killed outright."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from treesens.backends.registry import available
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
+    pytest.mark.skipif(not available("cpsat"), reason="needs ortools (CP-SAT)"),
+]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CLI = [sys.executable, "-m", "treesens.frontends.cli.main"]
+WORKER = "treesens.backends.worker"
+# 435 pairs of features, each solved (no heuristic): a solver process exists for minutes
+LONG_SWEEP = [
+    "sweep",
+    str(EXAMPLES / "breast_cancer_xgb.json"),
+    "--subsets",
+    "2",
+    "--gap",
+    "0.2",
+    "--no-heuristic",
+]
+CHURN_QUERY = ["--vary", "DeviceProtection", "--gap", "0.3", "--no-heuristic", "--timeout", "120"]
+
+
+@pytest.fixture
+def churn(shared_dir) -> str:
+    # this query stays unknown for minutes: its solver process is busy the whole time
+    return str(shared_dir / "churn" / "churn_t500_d6.json")
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _workers_under(root: int) -> list[int]:
+    """The solver processes whose ancestor is ``root``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if WORKER.encode() not in argv:
+            continue
+        pid = int(entry)
+        up = _ppid(pid)
+        while up and up > 1:
+            if up == root:
+                found.append(pid)
+                break
+            up = _ppid(up)
+    return found
+
+
+def _start(argv: list[str], *, prefix: tuple[str, ...] = (), **kw) -> subprocess.Popen:
+    return subprocess.Popen(
+        [*prefix, *CLI, *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def _wait_for_workers(p: subprocess.Popen, count: int = 1, within: float = 120.0) -> list[int]:
+    end = time.time() + within
+    while time.time() < end:
+        pids = _workers_under(p.pid)
+        if len(pids) >= count:
+            return pids
+        if p.poll() is not None:
+            pytest.fail(f"the command ended before a solver process started: {p.stderr.read()}")
+        time.sleep(0.1)
+    p.kill()
+    pytest.fail("no solver process started")
+
+
+def _survivors(pids: list[int], within: float = 2.0) -> list[int]:
+    end = time.time() + within
+    while time.time() < end:
+        left = [pid for pid in pids if _alive(pid)]
+        if not left:
+            return []
+        time.sleep(0.05)
+    left = [pid for pid in pids if _alive(pid)]
+    for pid in left:  # do not leave them to the next test
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+def _signalled(p: subprocess.Popen, sig: int, count: int = 1) -> tuple[int, str, list[int]]:
+    """Send ``sig`` once solver processes run: (exit code, stderr, the solver processes
+    still alive 1 s after the command ended)."""
+    workers = _wait_for_workers(p, count)
+    p.send_signal(sig)
+    try:
+        _, err = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+        pytest.fail(f"the command did not end after {signal.Signals(sig).name}")
+    return p.returncode, err, _survivors(workers, within=1.0)
+
+
+CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGINT: 130}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_to_a_sweep_leaves_no_solver_process(sig):
+    code, err, left = _signalled(_start(LONG_SWEEP), sig)
+    assert left == []
+    assert code == CODES[sig], err
+
+
+def test_sigterm_names_the_signal_in_one_line():
+    code, err, _ = _signalled(_start(LONG_SWEEP), signal.SIGTERM)
+    assert err.strip().splitlines()[-1] == "treesens: terminated by SIGTERM"
+
+
+def test_sigterm_on_a_sweep_keeps_every_line_written_to_out(tmp_path):
+    out = tmp_path / "out.jsonl"
+    p = _start([*LONG_SWEEP, "--out", str(out)])
+    _wait_for_workers(p)
+    end = time.time() + 120
+    while time.time() < end and len(out.read_text().splitlines() if out.exists() else []) < 2:
+        time.sleep(0.1)
+    code, err, left = _signalled(p, signal.SIGTERM)
+    assert code == 143, err
+    lines = out.read_text().splitlines()
+    assert len(lines) >= 2
+    assert all(json.loads(line)["status"] != "error" for line in lines)
+
+
+def test_a_killed_parent_takes_its_solver_process_with_it():
+    p = _start(LONG_SWEEP)
+    workers = _wait_for_workers(p)
+    p.kill()  # SIGKILL: no clean-up runs in the parent
+    p.wait(10)
+    assert _survivors(workers) == []
+
+
+def test_timeout_on_a_sweep_leaves_no_solver_process():
+    p = _start(LONG_SWEEP, prefix=("timeout", "8"))
+    workers = _wait_for_workers(p)
+    p.wait(30)
+    assert p.returncode == 124
+    assert _survivors(workers) == []
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_to_check_leaves_no_solver_process(churn, sig):
+    code, err, left = _signalled(_start(["check", churn, *CHURN_QUERY]), sig)
+    assert left == []
+    assert code == CODES[sig], err
+
+
+@pytest.mark.shared
+def test_a_killed_parent_takes_its_busy_solver_process_with_it(churn):
+    p = _start(["check", churn, *CHURN_QUERY])
+    workers = _wait_for_workers(p)
+    time.sleep(1.0)  # well inside the solve
+    p.kill()
+    p.wait(10)
+    assert _survivors(workers) == []
+
+
+@pytest.mark.shared
+def test_timeout_on_check_leaves_no_solver_process(churn):
+    p = _start(["check", churn, *CHURN_QUERY], prefix=("timeout", "10"))
+    workers = _wait_for_workers(p)
+    p.wait(30)
+    assert p.returncode == 124
+    assert _survivors(workers) == []
+
+
+@pytest.mark.shared
+def test_sigterm_to_a_race_leaves_none_of_its_solver_processes(churn):
+    if not (available("z3") and available("highs")):
+        pytest.skip("the race needs z3 and highs")
+    p = _start(["check", churn, *CHURN_QUERY, "--backend", "race:cpsat,z3,highs"])
+    code, err, left = _signalled(p, signal.SIGTERM, count=3)
+    assert left == []
+    assert code == 143, err
+
+
+@pytest.mark.shared
+def test_sigterm_to_run_leaves_no_solver_process(churn, tmp_path):
+    sens = tmp_path / "q.sens"
+    sens.write_text(
+        f'model "{churn}"\n\nquery long {{\n  vary DeviceProtection\n  gap 0.3\n'
+        "  option heuristic = false\n}\n"
+    )
+    code, err, left = _signalled(_start(["run", str(sens), "--timeout", "120"]), signal.SIGTERM)
+    assert left == []
+    assert code == 143, err
+
+
+@pytest.mark.shared
+def test_sigterm_to_compare_leaves_no_solver_process(churn):
+    p = _start(["compare", churn, *CHURN_QUERY, "--backends", "cpsat"])
+    code, err, left = _signalled(p, signal.SIGTERM)
+    assert left == []
+    assert code == 143, err
+
+
+def test_a_worker_whose_parent_is_already_gone_exits_at_once():
+    # started "for" a parent that is not its parent: the death of the parent happened
+    # before the worker could ask to be told of it
+    p = subprocess.Popen(
+        [sys.executable, "-m", WORKER, "treesens.backends.cpsat", "0", "1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert p.wait(30) == 0
+    finally:
+        p.kill()
+        p.stdin.close()
+        p.stdout.close()
+
+
+def test_a_busy_worker_exits_when_its_parent_pipe_closes():
+    # the portable watchdog: the solve hangs, the parent's end of the pipe closes
+    from treesens.backends.worker import _write_msg
+    from treesens.compiler.ir import Problem, Var
+    from treesens.compiler.solver import SolveOptions
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", WORKER, "treesens.tests.fake_backend", "0", str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        problem = Problem((Var("fake:hang", "bool", 0.0, 1.0),), ())
+        _write_msg(p.stdin.fileno(), (problem, SolveOptions(deadline=time.time() + 3600), None))
+        time.sleep(1.0)
+        assert p.poll() is None  # hanging in the solve
+        p.stdin.close()
+        assert p.wait(5) == 0
+    finally:
+        p.kill()
+        p.stdout.close()

@@ -1,0 +1,1 @@
+"""Model formats, details and data files, sweeps, executors, the audit."""

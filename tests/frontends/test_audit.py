@@ -1,0 +1,258 @@
+"""Row-level audit: every row's answer equals an independent per-row brute force
+(F's threshold cells from tests/oracle.py, scored with the library's predict)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from treesens.compiler.audit import FLIPPABLE, NOT_FLIPPABLE, Target, audit_rows
+from treesens.compiler.query import Gap
+from treesens.frontends.audit import audit, summary, wilson
+from treesens.frontends.load import load_model
+from treesens.tests.audit_oracle import brute_force_flippable
+from treesens.tests.conftest import json_lines, run_treesens
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+BC_MODEL = REPO / "examples" / "breast_cancer_xgb.json"
+BC_DETAILS = REPO / "examples" / "breast_cancer_details.csv"
+
+
+def _agrees(ens, X, vary, target):
+    ans = audit_rows(ens, X, vary, target, {})
+    expected = brute_force_flippable(ens, X, vary, target)
+    got = [s == FLIPPABLE for s in ans.status]
+    assert got == expected
+    assert any(expected) and not all(expected)  # both answers are exercised
+    return ans
+
+
+def _toy(seed=0, n=40, k=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = (2 * X[:, 0] + X[:, 1] + 0.5 * X[:, 3] > 0).astype(int)
+    if k == 3:
+        y = y + (X[:, 2] > 0.5)
+    return X, y
+
+
+def _xgb(k):
+    xgb = pytest.importorskip("xgboost")
+    X, y = _toy(k=k)
+    m = xgb.XGBClassifier(n_estimators=8, max_depth=3, learning_rate=0.5).fit(X, y)
+    return load_model(m), X
+
+
+def _lgb(k):
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _toy(k=k)
+    m = lgb.LGBMClassifier(n_estimators=8, num_leaves=6, min_child_samples=3, verbose=-1)
+    return load_model(m.fit(X, y)), X
+
+
+def _skl(k):
+    ens_mod = pytest.importorskip("sklearn.ensemble")
+    X, y = _toy(k=k)
+    m = ens_mod.GradientBoostingClassifier(n_estimators=8, max_depth=2).fit(X, y)
+    return load_model(m), X
+
+
+def _rf(k):
+    ens_mod = pytest.importorskip("sklearn.ensemble")
+    X, y = _toy(k=k)
+    m = ens_mod.RandomForestClassifier(n_estimators=6, max_depth=3, random_state=0).fit(X, y)
+    return load_model(m), X
+
+
+TRAINERS = {"xgboost": _xgb, "lightgbm": _lgb, "sklearn-gb": _skl, "sklearn-rf": _rf}
+
+
+@pytest.mark.parametrize("lib", sorted(TRAINERS))
+@pytest.mark.parametrize("n_features", [1, 2])
+def test_binary_rows_agree_with_brute_force(lib, n_features):
+    ens, X = TRAINERS[lib](2)
+    vary = [ens.feature_names[f] for f in ((1,), (2, 3))[n_features - 1]]
+    _agrees(ens, X, vary, Target(Gap(0.1)))
+
+
+@pytest.mark.parametrize("lib", sorted(TRAINERS))
+def test_multiclass_rows_agree_with_brute_force(lib):
+    ens, X = TRAINERS[lib](3)
+    _agrees(ens, X, [ens.feature_names[f] for f in (1, 3)], Target(Gap(1.2)))
+
+
+def test_multiclass_named_class_agrees_with_brute_force():
+    ens, X = _xgb(3)
+    _agrees(ens, X, [ens.feature_names[f] for f in (2, 3)], Target(Gap(1.0), cls=2))
+
+
+def test_flippable_x2_differs_from_row_only_on_F():
+    ens, X = _xgb(2)
+    ans = audit_rows(ens, X, ens.feature_names[:1], Target(Gap(0.0)), {})
+    hit = [i for i, s in enumerate(ans.status) if s == FLIPPABLE]
+    assert hit
+    for i in hit:
+        assert np.array_equal(ans.x2[i, 1:], X[i, 1:])
+
+
+def test_smallest_change_is_the_distance_to_the_nearest_flipping_cell():
+    ens, X = _xgb(2)
+    ans = audit_rows(ens, X, ens.feature_names[:1], Target(Gap(0.0)), {0: 1.0})
+    for i, s in enumerate(ans.status):
+        if s == FLIPPABLE:
+            assert ans.change[i] == pytest.approx(abs(ans.x2[i, 0] - X[i, 0]))
+        else:
+            assert math.isnan(ans.change[i])
+
+
+def _breast_cancer_frame(ens):
+    datasets = pytest.importorskip("sklearn.datasets")
+    b = datasets.load_breast_cancer()
+    df = pd.DataFrame(b.data, columns=ens.feature_names)
+    df["label"] = b.target
+    return df
+
+
+@pytest.mark.parametrize("feature", ["worst_texture", "worst_area", "mean_concave_points"])
+def test_shipped_model_real_rows_agree_with_brute_force(feature):
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    df = _breast_cancer_frame(ens)
+    X = df[ens.feature_names].to_numpy(dtype=float)
+    X = np.clip(X, [f.lb for f in ens.features], [f.ub for f in ens.features])
+    _agrees(ens, X, [feature], Target(Gap(0.1)))
+
+
+def test_api_returns_typed_frame():
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    df = audit(ens, _breast_cancer_frame(ens), ["worst_texture"], gap=0.1)
+    assert list(df["row"]) == list(range(569))
+    assert isinstance(df["status"].dtype, pd.CategoricalDtype)
+    assert set(df["status"].cat.categories) == {"flippable", "not flippable", "unknown"}
+    for col in ("p_row", "p_x2", "change"):
+        assert df[col].dtype == np.float64
+    assert (df["status"] == "flippable").any() and (df["status"] == NOT_FLIPPABLE).any()
+
+
+def test_wilson_interval_known_values():
+    assert wilson(0, 10) == pytest.approx((0.0, 0.27753), abs=1e-5)
+    assert wilson(5, 10) == pytest.approx((0.23659, 0.76341), abs=1e-5)
+
+
+def test_summary_breaks_down_by_column_and_direction():
+    df = pd.DataFrame(
+        {
+            "row": range(6),
+            "decision": [0, 0, 1, 1, 1, 0],
+            "status": pd.Categorical(["flippable", "not flippable"] * 3),
+            "g": ["a", "a", "a", "b", "b", "b"],
+        }
+    )
+    t = summary(df, by="g").set_index(["group", "value"])
+    assert t.loc[("all", "all"), "flippable"] == 3
+    assert t.loc[("decision", "1 -> other"), "rows"] == 3
+    assert t.loc[("g", "a"), "flippable"] == 2
+    assert t.loc[("g", "a"), "fraction"] == pytest.approx(2 / 3)
+
+
+def _bc_csv(tmp_path):
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    path = tmp_path / "bc.csv"
+    _breast_cancer_frame(ens).head(30).to_csv(path, index=False)
+    return path
+
+
+def test_cli_prints_one_json_line_per_row(tmp_path):
+    data = _bc_csv(tmp_path)
+    args = ["audit", BC_MODEL, "--details", BC_DETAILS, "--data", data, "--vary", "worst_radius"]
+    p = run_treesens(*args, "--json")
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert [d["row"] for d in lines] == list(range(30))
+    assert {d["status"] for d in lines} <= {"sensitive", "insensitive"}
+    assert all(d["witness"]["x1"]["worst_radius"] is not None for d in lines if d["witness"])
+
+
+def test_cli_bad_feature_exits_2(tmp_path):
+    data = _bc_csv(tmp_path)
+    p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "nosuch")
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0
+
+
+def test_cli_without_data_exits_2():
+    p = run_treesens("audit", BC_MODEL, "--vary", "worst_radius")
+    assert p.returncode == 2
+
+
+def test_cli_resume_answers_only_missing_rows(tmp_path):
+    data = _bc_csv(tmp_path)
+    out = tmp_path / "a.jsonl"
+    base = ["audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--resume", out]
+    assert run_treesens(*base, "--limit", "10").returncode == 0
+    first = out.read_text()
+    assert run_treesens(*base).returncode == 0
+    text = out.read_text()
+    assert text.startswith(first)
+    rows = [json.loads(x)["row"] for x in text.splitlines()]
+    assert rows == list(range(30))
+
+
+def test_cli_plot_writes_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    data = _bc_csv(tmp_path)
+    png = tmp_path / "a.png"
+    p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--plot", png)
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.shared
+def test_adult_sex_first_200_rows_agree_with_brute_force(shared_dir):
+    adult = shared_dir / "adult"
+    ens = load_model(adult / "adult_t200_d5.json", details=adult / "details.csv")
+    df = pd.read_csv(adult / "test.csv").head(200)
+    X = df[ens.feature_names].to_numpy(dtype=float)
+    _agrees(ens, X, ["sex"], Target(Gap(0.1)))
+
+
+def test_package_exports_audit():
+    import treesens
+
+    assert treesens.audit is audit
+
+
+def test_cli_binary_gap_out_of_range_exits_2(tmp_path):
+    data = _bc_csv(tmp_path)
+    p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--gap", "0.7")
+    assert p.returncode == 2
+    assert "gap" in p.stderr
+
+
+def test_solver_fallback_agrees_with_brute_force(monkeypatch):
+    from treesens.compiler import audit as core
+    from treesens.frontends.audit import answer_blocks, make_spec, make_target
+    from treesens.frontends.data import load_data
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    ds = load_data(_breast_cancer_frame(ens), ens)
+    target = Target(Gap(0.1))
+    expected = brute_force_flippable(ens, ds.X, ["worst_texture"], target)
+    rows = np.array(
+        [i for i, e in enumerate(expected) if e][:4]
+        + [i for i, e in enumerate(expected) if not e][:4]
+    )
+    spec = make_spec(ens, ds, ["worst_texture"], make_target(ens, 0.1))
+    monkeypatch.setattr(core, "MAX_CANDIDATES", 0)  # every row goes to the solver
+    [(idx, ans)] = list(answer_blocks(ens, ds, spec, rows, timeout_per_row=60))
+    assert [s == FLIPPABLE for s in ans.status] == [expected[i] for i in idx]
+
+
+def test_summary_by_label_column():
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    df = audit(ens, _breast_cancer_frame(ens), ["worst_texture"], gap=0.1, by="label")
+    t = summary(df, by="label")
+    assert set(t[t["group"] == "label"]["value"]) == {"0", "1"}

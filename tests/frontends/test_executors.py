@@ -1,0 +1,200 @@
+"""Executors: the local process pool, dask and ray run a sweep's queries with the same
+verdicts as the sequential sweep; a task whose worker dies or that raises is retried once,
+then reported; nothing is lost or duplicated; --shard partitions the sweep exactly."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import treesens
+from treesens.compiler.errors import InputError
+from treesens.compiler.result import ERROR
+from treesens.frontends.executors import Failure, make_executor, parse_executor
+from treesens.frontends.sweep import parse_shard, run_sweep, shard_of
+from treesens.tests import executor_tasks as tasks
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
+DETAILS = str(EXAMPLES / "breast_cancer_details.csv")
+FEATURES = ["mean_radius", "mean_texture", "mean_perimeter", "mean_area"]
+QUERY = {"gap": 0.2, "timeout": 30}
+
+
+def _engine(kind: str):
+    """The executor ``kind`` on 2 local workers, or a skip when its extra is missing."""
+    module = {"local": None, "dask": "distributed", "ray": "ray"}[kind]
+    if module and importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} not installed (pip install 'treesens[{kind}]')")
+    return make_executor(kind, 2)
+
+
+@pytest.fixture(scope="module", params=["local", "dask", "ray"])
+def engine(request):
+    ex = _engine(request.param)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="module")
+def ensemble():
+    return treesens.load_model(MODEL, details=DETAILS)
+
+
+@pytest.fixture(scope="module")
+def sequential(ensemble):
+    return treesens.sweep(ensemble, features=FEATURES, **QUERY)
+
+
+def _outcomes(engine, fn, shared, n=4) -> dict:
+    seen = list(engine.run(fn, shared, list(range(n))))
+    indices = [i for i, _ in seen]
+    assert sorted(indices) == list(range(n)), f"lost or duplicated: {indices}"
+    return dict(seen)
+
+
+@pytest.fixture(scope="module")
+def swept(engine, ensemble):
+    return treesens.sweep(ensemble, features=FEATURES, executor=engine, **QUERY)
+
+
+def test_sweep_on_the_executor_gives_the_sequential_verdicts(swept, sequential):
+    assert [r.query for r in swept] == FEATURES
+    assert [r.status for r in swept] == [r.status for r in sequential]
+
+
+def test_witnesses_found_on_the_executor_are_replay_validated(swept):
+    assert all(r.validated for r in swept if r.status == "sensitive")
+
+
+def test_every_task_answers_once(engine, tmp_path):
+    assert _outcomes(engine, tasks.double, str(tmp_path)) == {i: 2 * i for i in range(4)}
+
+
+def test_a_task_whose_worker_dies_once_is_retried(engine, tmp_path):
+    assert _outcomes(engine, tasks.die_once, str(tmp_path)) == {i: 2 * i for i in range(4)}
+
+
+def test_a_task_that_always_kills_its_worker_is_reported_and_the_others_answer(engine, tmp_path):
+    out = _outcomes(engine, tasks.die_always, str(tmp_path))
+    assert isinstance(out[0], Failure)
+    assert {i: out[i] for i in (1, 2, 3)} == {1: 2, 2: 4, 3: 6}
+
+
+def test_a_task_that_raises_once_is_retried(engine, tmp_path):
+    assert _outcomes(engine, tasks.raise_once, str(tmp_path)) == {i: 2 * i for i in range(4)}
+
+
+def test_a_task_that_always_raises_is_reported_with_its_error(engine, tmp_path):
+    out = _outcomes(engine, tasks.raise_always, str(tmp_path))
+    assert isinstance(out[0], Failure) and "always fails" in out[0].message
+    assert out[3] == 6
+
+
+class _FailingExecutor:
+    """Reports every task as failed, in reverse order."""
+
+    workers = 1
+
+    def run(self, fn, shared, items):
+        for i in reversed(range(len(items))):
+            yield i, Failure("worker lost")
+
+    def close(self):
+        pass
+
+
+def test_a_failed_task_becomes_an_error_result_of_its_query(ensemble):
+    from treesens.frontends.api import make_query
+
+    seen = []
+    results = run_sweep(
+        ensemble,
+        [("mean_radius",), ("mean_area",)],
+        lambda vary, label: make_query(vary, name=label, gap=0.2),
+        on_result=seen.append,
+        executor=_FailingExecutor(),
+    )
+    assert [r.query for r in results] == ["mean_radius", "mean_area"]
+    assert [r.query for r in seen] == ["mean_area", "mean_radius"]
+    assert all(r.status == ERROR and "worker lost" in r.error for r in results)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_shards_partition_the_queries_exactly(n):
+    items = list(range(10))
+    parts = [shard_of(items, (i, n)) for i in range(n)]
+    assert sorted(x for p in parts for x in p) == items
+
+
+@pytest.mark.parametrize("text", ["2/2", "-1/3", "a/b", "3"])
+def test_a_shard_outside_its_count_is_an_input_error(text):
+    with pytest.raises(InputError):
+        parse_shard(text)
+
+
+def test_executor_specs_name_a_kind_and_an_optional_address():
+    assert parse_executor("dask=tcp://h:8786") == ("dask", "tcp://h:8786")
+    assert parse_executor("ray") == ("ray", None)
+
+
+def test_an_unknown_executor_is_an_input_error():
+    with pytest.raises(InputError, match="unknown executor"):
+        parse_executor("spark")
+
+
+def _sweep(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "treesens.frontends.cli.main", "sweep", MODEL, "--details", DETAILS]
+        + ["--features", ",".join(FEATURES), "--gap", "0.2", "--timeout", "30", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _queries(path: Path) -> list[str]:
+    return [json.loads(ln)["query"] for ln in path.read_text().splitlines() if ln.strip()]
+
+
+def test_sweep_with_two_jobs_writes_each_result_once_and_the_table_in_query_order(tmp_path):
+    out = tmp_path / "sweep.jsonl"
+    p = _sweep("--jobs", "2", "--out", str(out), "--table", "csv")
+    assert p.returncode == 0, p.stderr
+    assert sorted(_queries(out)) == sorted(FEATURES)
+    rows = p.stdout.splitlines()[1:]
+    assert [r.split(",")[0] for r in rows] == FEATURES
+
+
+def test_shards_merged_by_resume_answer_every_query_without_rerunning(tmp_path):
+    for i in range(2):
+        p = _sweep("--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}.jsonl"), "--table", "none")
+        assert p.returncode == 0, p.stderr
+    merged = tmp_path / "all.jsonl"
+    merged.write_text((tmp_path / "s0.jsonl").read_text() + (tmp_path / "s1.jsonl").read_text())
+    assert sorted(_queries(merged)) == sorted(FEATURES)
+    p = _sweep("--resume", str(merged), "--table", "none")
+    assert p.returncode == 0 and "4 results reused, 0 rerun" in p.stderr, p.stderr
+
+
+def _bench_list(*args: str) -> list[str]:
+    p = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--tier", "quick", "--list", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
+@pytest.mark.shared
+def test_benchmark_shards_partition_the_instances_exactly(shared_dir):
+    parts = [_bench_list("--shard", f"{i}/3") for i in range(3)]
+    assert sorted(x for p in parts for x in p) == sorted(_bench_list())

@@ -1,0 +1,291 @@
+"""Sweeps: subsets, sampling, streaming, resume."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from treesens.compiler.errors import InputError
+from treesens.frontends.cli.sweep import end_last_line
+from treesens.frontends.sweep import Question, feature_subsets, plan_resume, read_results
+from treesens.tests.oracle import random_ensemble
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _ens():
+    return random_ensemble(3, n_trees=4, depth=2, n_features=5, n_thresholds=2)
+
+
+def test_single_feature_sweep_has_one_query_per_feature():
+    assert feature_subsets(_ens(), 1) == [(f"f{i}",) for i in range(5)]
+
+
+def test_subsets_of_size_two_are_all_pairs():
+    assert len(feature_subsets(_ens(), 2)) == 10
+
+
+def test_sampled_subsets_are_distinct_and_reproducible_with_a_seed():
+    a = feature_subsets(_ens(), 2, sample=4, seed=1)
+    assert len(set(a)) == 4
+    assert a == feature_subsets(_ens(), 2, sample=4, seed=1)
+
+
+def test_subset_size_out_of_range_is_an_input_error():
+    from treesens.compiler.errors import InputError
+
+    with pytest.raises(InputError):
+        feature_subsets(_ens(), 6)
+
+
+def test_repeated_feature_is_swept_once_in_the_order_given():
+    assert feature_subsets(_ens(), 1, features=["f3", "f1", "f3"]) == [("f3",), ("f1",)]
+
+
+def test_empty_feature_list_is_an_input_error():
+    with pytest.raises(InputError, match="no features"):
+        feature_subsets(_ens(), 1, features=[])
+
+
+QUESTION = Question(
+    model="xgboost:m.json",
+    gap=0.3,
+    gap_kind="prob",
+    classes=None,
+    passes=["aff", "obj", "ordering", "unaff"],
+    backend="cpsat",
+    timeout=60.0,
+    asked={"ensemble": "abc", "data_aware": "none"},
+)
+
+
+def _line(query="a", status="insensitive", timeout=60.0, **kw) -> dict:
+    """A result line as the sweep records it, asked QUESTION unless ``kw`` says otherwise."""
+    asked = {**QUESTION.record(), "timeout": timeout, **kw.pop("asked", {})}
+    line = {
+        "query": query,
+        "status": status,
+        "model": QUESTION.model,
+        "gap": QUESTION.gap,
+        "gap_kind": QUESTION.gap_kind,
+        "classes": QUESTION.classes,
+        "passes": QUESTION.passes,
+        "backend": QUESTION.backend,
+        "stats": {"asked": asked},
+    }
+    return json.loads(json.dumps({**line, **kw}))
+
+
+def test_recorded_answer_to_the_same_question_is_reused():
+    assert QUESTION.reuses(_line(status="insensitive"))
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"gap": 0.05},
+        {"gap_kind": "margin"},
+        {"asked": {"backend": "highs"}},
+        {"model": "lightgbm:m.txt"},
+        {"classes": [0, "any"]},
+        {"passes": ["ordering"]},
+        {"asked": {"data_aware": "clause"}},
+        {"asked": {"data": "d.csv"}},
+        {"asked": {"ensemble": "retrained"}},
+    ],
+    ids=lambda d: next(iter(d.get("asked", d))),
+)
+def test_recorded_answer_asked_with_another_setting_is_not_reused(other):
+    assert not QUESTION.reuses(_line(**other))
+
+
+def test_recorded_answer_for_the_same_model_at_another_path_is_reused():
+    assert QUESTION.reuses(_line(model="xgboost:/abs/path/to/m.json"))
+
+
+def test_recorded_answer_without_the_sweep_record_is_not_reused():
+    assert not QUESTION.reuses({**_line(), "stats": {}})
+
+
+def test_recorded_error_is_not_reused():
+    assert not QUESTION.reuses(_line(status="error"))
+
+
+@pytest.mark.parametrize(("timeout", "reused"), [(30.0, False), (60.0, True), (120.0, True)])
+def test_recorded_unknown_is_reused_only_with_at_least_the_time_limit(timeout, reused):
+    assert QUESTION.reuses(_line(status="unknown", timeout=timeout)) is reused
+
+
+def test_resume_plan_matches_a_feature_set_in_any_order():
+    plan = plan_resume([("a", "b")], [_line(query="b,a")], QUESTION)
+    assert plan.reused[("a", "b")]["query"] == "a,b" and plan.todo == []
+
+
+def test_resume_plan_prefers_an_answer_to_a_later_unknown():
+    lines = [_line(status="sensitive"), _line(status="unknown", timeout=600.0)]
+    assert plan_resume([("a",)], lines, QUESTION).reused[("a",)]["status"] == "sensitive"
+
+
+def test_resume_plan_counts_queries_rerun_and_new():
+    lines = [_line(query="a"), _line(query="b", gap=0.1), _line(query="c", status="error")]
+    plan = plan_resume([("a",), ("b",), ("c",), ("d",)], lines, QUESTION)
+    assert (list(plan.reused), plan.todo, plan.rerun) == ([("a",)], [("b",), ("c",), ("d",)], 2)
+
+
+def test_garbage_line_in_a_resume_file_is_reported_with_its_line_number(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps(_line()) + "\nnot json\n" + '{"query": "c", "sta')
+    warnings: list[str] = []
+    assert [d["query"] for d in read_results(f, warnings.append)] == ["a"]
+    assert warnings == [
+        f"{f} line 2: not a JSON result, ignored",
+        f"{f} line 3: not a JSON result, ignored",
+    ]
+
+
+def test_result_appended_after_a_cut_short_line_starts_a_line_of_its_own(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps(_line()) + "\n" + '{"query": "c", "sta')
+    end_last_line(f)
+    with open(f, "a") as fh:
+        fh.write(json.dumps(_line(query="d")) + "\n")
+    assert [d["query"] for d in read_results(f, lambda msg: None)] == ["a", "d"]
+
+
+def _sweep(args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "treesens.frontends.cli.main", "sweep", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def resumed_wine(tmp_path_factory):
+    """A sweep of hue and alcohol, then one of hue, alcohol and proline resumed with --json."""
+    tmp = tmp_path_factory.mktemp("wine")
+    model = str(EXAMPLES / "wine_xgb.json")
+    out = tmp / "sweep.jsonl"
+    common = ["--classes", "0,any", "--gap", "2", "--timeout", "60", "--table", "none"]
+    r1 = _sweep([model, "--features", "hue,alcohol", "--out", str(out), *common], tmp)
+    assert r1.returncode == 0, r1.stderr
+    assert [json.loads(x)["query"] for x in out.read_text().splitlines()] == ["hue", "alcohol"]
+    r2 = _sweep(
+        [model, "--features", "hue,alcohol,proline", "--resume", str(out), "--json", *common],
+        tmp,
+    )
+    assert r2.returncode == 0, r2.stderr
+    return r2, out
+
+
+def test_resumed_sweep_answers_only_the_missing_queries(resumed_wine):
+    _, out = resumed_wine
+    assert [json.loads(x)["query"] for x in out.read_text().splitlines()] == [
+        "hue",
+        "alcohol",
+        "proline",
+    ]
+
+
+def test_resumed_sweep_with_json_prints_reused_results_too(resumed_wine):
+    r2, _ = resumed_wine
+    assert [json.loads(x)["query"] for x in r2.stdout.splitlines()] == ["hue", "alcohol", "proline"]
+
+
+@pytest.fixture(scope="module")
+def resumed_with_another_gap(tmp_path_factory):
+    """worst_radius: insensitive at gap 0.3, sensitive at 0.05 (treesens check agrees)."""
+    tmp = tmp_path_factory.mktemp("gap")
+    model = str(EXAMPLES / "breast_cancer_xgb.json")
+    out = tmp / "r.jsonl"
+    feats = ["--features", "mean_texture,worst_radius", "--timeout", "60"]
+    r1 = _sweep([model, *feats, "--gap", "0.3", "--out", str(out), "--table", "none"], tmp)
+    assert r1.returncode == 0, r1.stderr
+    r2 = _sweep([model, *feats, "--gap", "0.05", "--resume", str(out), "--table", "csv"], tmp)
+    assert r2.returncode == 0, r2.stderr
+    return r2
+
+
+def test_resume_reruns_queries_asked_with_another_gap(resumed_with_another_gap):
+    rows = resumed_with_another_gap.stdout.splitlines()[1:]
+    assert [r.split(",")[:2] for r in rows] == [
+        ["mean_texture", "sensitive"],
+        ["worst_radius", "sensitive"],
+    ]
+
+
+def test_resume_says_how_many_results_are_reused_and_rerun(resumed_with_another_gap):
+    assert "0 results reused, 2 rerun" in resumed_with_another_gap.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "path", "problem"),
+    [
+        ("--out", ".", "is a directory"),
+        ("--resume", ".", "is a directory"),
+        ("--out", "nowhere/x.jsonl", "directory nowhere does not exist"),
+        ("--table-out", "nowhere/t.md", "directory nowhere does not exist"),
+    ],
+)
+def test_unwritable_output_is_an_input_error_before_the_model_loads(tmp_path, flag, path, problem):
+    r = _sweep([str(EXAMPLES / "breast_cancer_xgb.json"), flag, path], tmp_path)
+    assert (r.returncode, r.stderr) == (2, f"treesens: error: {flag} {path}: {problem}\n")
+
+
+def test_out_and_resume_naming_different_files_is_an_input_error(tmp_path):
+    r = _sweep(
+        [str(EXAMPLES / "wine_xgb.json"), "--out", "a.jsonl", "--resume", "b.jsonl"], tmp_path
+    )
+    assert r.returncode == 2 and r.stderr.startswith("treesens: error: --out a.jsonl: ")
+
+
+def test_empty_features_flag_is_an_input_error(tmp_path):
+    r = _sweep([str(EXAMPLES / "wine_xgb.json"), "--features", ""], tmp_path)
+    assert (r.returncode, r.stderr) == (2, "treesens: error: --features '': no features given\n")
+
+
+def test_model_fingerprint_is_the_same_for_a_copy_of_its_file(tmp_path):
+    from treesens import load_model
+
+    copy = tmp_path / "copy.json"
+    copy.write_bytes((EXAMPLES / "wine_xgb.json").read_bytes())
+    original = load_model(EXAMPLES / "wine_xgb.json", auto_details=False)
+    assert load_model(copy).fingerprint() == original.fingerprint()
+
+
+def test_model_fingerprint_changes_with_its_feature_bounds(tmp_path):
+    from treesens import load_model
+
+    ens = load_model(EXAMPLES / "wine_xgb.json")
+    lines = ["feature,name,lb,ub"] + [f"{i},{f.name},0,1000" for i, f in enumerate(ens.features)]
+    details = tmp_path / "d.csv"
+    details.write_text("\n".join(lines) + "\n")
+    bounded = load_model(EXAMPLES / "wine_xgb.json", details=details)
+    assert bounded.fingerprint() != ens.fingerprint()
+
+
+def test_model_fingerprint_changes_when_the_file_is_retrained_in_place(tmp_path):
+    from treesens import load_model
+
+    model = json.loads((EXAMPLES / "breast_cancer_xgb.json").read_text())
+    copy = tmp_path / "m.json"
+    copy.write_text(json.dumps(model))
+    before = load_model(copy).fingerprint()
+    model["learner"]["learner_model_param"]["base_score"] = "[9E-1]"
+    copy.write_text(json.dumps(model))
+    assert load_model(copy).fingerprint() != before
+
+
+def test_resume_reuses_results_for_the_same_model_given_by_another_path(tmp_path):
+    (tmp_path / "m.json").write_bytes((EXAMPLES / "breast_cancer_xgb.json").read_bytes())
+    common = ["--features", "mean_texture", "--gap", "0.3", "--timeout", "60", "--table", "none"]
+    r1 = _sweep(["m.json", *common, "--out", "r.jsonl"], tmp_path)
+    assert r1.returncode == 0, r1.stderr
+    r2 = _sweep([str(tmp_path / "m.json"), *common, "--resume", "r.jsonl"], tmp_path)
+    assert "1 result reused, 0 rerun" in r2.stderr

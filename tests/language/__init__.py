@@ -1,0 +1,1 @@
+"""The .sens query language: grammar, errors, examples, package."""

@@ -1,0 +1,417 @@
+"""Broken .sens files: `treesens run` prints exactly FILE:LINE:COL: message, the line and a
+caret on stderr, and exits 2. Uses the models shipped in examples/ (no ../shared)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from treesens.frontends.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+BC = EXAMPLES / "breast_cancer_xgb.json"
+BC_DETAILS = EXAMPLES / "breast_cancer_details.csv"
+WINE = EXAMPLES / "wine_xgb.json"
+WINE_DETAILS = EXAMPLES / "wine_details.csv"
+
+pytestmark = pytest.mark.skipif(
+    not BC.exists() or not WINE.exists(), reason="shipped example models missing"
+)
+
+
+def _bc(body: str) -> str:
+    return f'model "{BC}"\nfeatures from "{BC_DETAILS}"\n{body}'
+
+
+def _wine(body: str) -> str:
+    return f'model "{WINE}"\nfeatures from "{WINE_DETAILS}"\n{body}'
+
+
+# (file text, expected stderr lines with {F} for the file name and {D} for its folder)
+CASES = {
+    "unclosed_block": (
+        _bc("query texture {\n  vary mean_texture\n  gap 0.2\n"),
+        [
+            "{F}:3:15: unclosed block: the '{' of query texture is never closed (missing '}')",
+            "query texture {",
+            "              ^",
+        ],
+    ),
+    "block_not_closed_before_next": (
+        _bc("query a {\n  vary mean_texture\nquery b {\n  vary mean_radius\n}\n"),
+        [
+            "{F}:5:1: unexpected 'query' inside the query a opened at line 3 (missing '}'?)",
+            "query b {",
+            "^",
+        ],
+    ),
+    "unknown_feature": (
+        _bc("query q {\n  vary mean_textur\n}\n"),
+        [
+            "{F}:4:8: unknown feature 'mean_textur' (did you mean 'mean_texture', 'mean_symmetry', "
+            "'mean_perimeter'?)",
+            "  vary mean_textur",
+            "       ^",
+        ],
+    ),
+    "unknown_feature_in_constraint": (
+        _bc("query q {\n  vary mean_texture\n  where x1.worst_radus <= 20\n}\n"),
+        [
+            "{F}:5:12: unknown feature 'worst_radus' (did you mean 'worst_radius', 'worst_area', "
+            "'worst_fractal_dimension'?)",
+            "  where x1.worst_radus <= 20",
+            "           ^",
+        ],
+    ),
+    "binary_gap_out_of_range": (
+        _bc("query q {\n  vary mean_texture\n  gap 0.5\n}\n"),
+        [
+            "{F}:5:3: gap 0.5 out of range: a binary gap g needs 0 <= g < 0.5 (P(x1) >= 0.5+g and P(x2) <= 0.5-g)",
+            "  gap 0.5",
+            "  ^",
+        ],
+    ),
+    "gap_from_defaults_out_of_range": (
+        _bc("defaults {\n  gap 0.75\n}\nquery q {\n  vary mean_texture\n}\n"),
+        [
+            "{F}:4:3: gap 0.75 out of range: a binary gap g needs 0 <= g < 0.5 (P(x1) >= 0.5+g and P(x2) <= 0.5-g)",
+            "  gap 0.75",
+            "  ^",
+        ],
+    ),
+    "multiclass_gap_out_of_range": (
+        _wine("query q {\n  vary alcohol\n  classes 0 -> 1\n  gap 0.2\n}\n"),
+        [
+            "{F}:6:3: gap 0.2 out of range: a multiclass gap is a probability ratio g >= 1 "
+            "(P(c1) >= g * P(c) for every other class c)",
+            "  gap 0.2",
+            "  ^",
+        ],
+    ),
+    "multiclass_without_classes": (
+        _wine("query q {\n  vary alcohol\n  gap 1.5\n}\n"),
+        [
+            "{F}:3:7: the model has 3 classes: say which two to compare (classes C1 -> C2; C2 may be 'any')",
+            "query q {",
+            "      ^",
+        ],
+    ),
+    "class_out_of_range": (
+        _wine("query q {\n  vary alcohol\n  classes 0 -> 3\n  gap 1.5\n}\n"),
+        ["{F}:5:3: class 3 out of range: the model has classes 0..2", "  classes 0 -> 3", "  ^"],
+    ),
+    "classes_on_binary_model": (
+        _bc("query q {\n  vary mean_texture\n  classes 0 -> 1\n}\n"),
+        [
+            "{F}:5:3: classes given, but the model is binary (classes 0 and 1); drop them",
+            "  classes 0 -> 1",
+            "  ^",
+        ],
+    ),
+    "missing_model_file": (
+        'model "nope/model.json"\nquery q {\n  vary a\n}\n',
+        [
+            "{F}:1:7: model file not found: {D}/nope/model.json",
+            'model "nope/model.json"',
+            "      ^",
+        ],
+    ),
+    "missing_details_file": (
+        f'model "{BC}"\nfeatures from "details.csv"\nquery q {{\n  vary a\n}}\n',
+        [
+            "{F}:2:15: features file not found: {D}/details.csv",
+            'features from "details.csv"',
+            "              ^",
+        ],
+    ),
+    "missing_data_file": (
+        _bc('data "train.csv" label label\nquery q {\n  vary mean_texture\n}\n'),
+        ["{F}:3:6: data file not found: {D}/train.csv", 'data "train.csv" label label', "     ^"],
+    ),
+    "syntax_error": (
+        _bc("query q {\n  vary mean_texture\n  gap = 0.2\n}\n"),
+        ["{F}:5:7: unexpected '='; expected 'margin', a number", "  gap = 0.2", "      ^"],
+    ),
+    "unknown_category": (
+        _bc(
+            "feature mean_texture: categorical {low, high}\nquery q {\n  vary mean_radius\n"
+            "  fix mean_texture = medium\n}\n"
+        ),
+        [
+            "{F}:6:22: 'medium' is not a category of 'mean_texture'",
+            "  fix mean_texture = medium",
+            "                     ^",
+        ],
+    ),
+    "fixed_value_outside_bounds": (
+        _bc("query q {\n  vary mean_texture\n  fix x1.mean_radius = 50\n}\n"),
+        [
+            "{F}:5:3: 50 is outside the declared range of 'mean_radius', [6.981, 28.11]",
+            "  fix x1.mean_radius = 50",
+            "  ^",
+        ],
+    ),
+    "strict_relation_on_fixed_feature": (
+        _bc("query q {\n  vary mean_texture\n  where x1.mean_radius < x2.mean_radius\n}\n"),
+        [
+            "{F}:5:9: x1.mean_radius < x2.mean_radius cannot hold: 'mean_radius' is not varied, so x1 and x2 "
+            "share its value",
+            "  where x1.mean_radius < x2.mean_radius",
+            "        ^",
+        ],
+    ),
+    "strict_relation_on_a_feature_a_sweep_query_does_not_vary": (
+        _bc(
+            "sweep s {\n  vary each of mean_texture, mean_radius\n"
+            "  where x1.mean_radius < x2.mean_radius\n}\n"
+        ),
+        [
+            "{F}:5:9: x1.mean_radius < x2.mean_radius cannot hold: 'mean_radius' is not varied in "
+            "s/mean_texture, so x1 and x2 share its value",
+            "  where x1.mean_radius < x2.mean_radius",
+            "        ^",
+        ],
+    ),
+    "contradicting_relations_point_at_the_later_one": (
+        _bc(
+            "query q {\n  vary mean_texture\n  where x1.mean_texture < x2.mean_texture\n"
+            "  where x1.mean_texture > x2.mean_texture\n}\n"
+        ),
+        [
+            "{F}:6:9: the relations on 'mean_texture' contradict each other: x1.mean_texture > "
+            "x2.mean_texture here, x1.mean_texture < x2.mean_texture at line 5",
+            "  where x1.mean_texture > x2.mean_texture",
+            "        ^",
+        ],
+    ),
+    "heuristic_effort_that_is_not_positive": (
+        _bc("query q {\n  vary mean_texture\n  option heuristic_effort = 0\n}\n"),
+        [
+            "{F}:5:29: option 'heuristic_effort' takes a positive number, not 0",
+            "  option heuristic_effort = 0",
+            "                            ^",
+        ],
+    ),
+    "data_aware_parameter_of_the_wrong_kind": (
+        _bc('query q {\n  vary mean_texture\n  data_aware prob prob_empty = "never"\n}\n'),
+        [
+            '{F}:5:32: prob_empty takes smooth or forbid, not "never"',
+            '  data_aware prob prob_empty = "never"',
+            "                               ^",
+        ],
+    ),
+    "relation_the_bounds_rule_out": (
+        _bc(
+            "query q {\n  vary mean_texture\n  where x1.mean_texture >= 20\n"
+            "  where x2.mean_texture <= 15\n  where x1.mean_texture <= x2.mean_texture\n}\n"
+        ),
+        [
+            "{F}:7:9: x1.mean_texture <= x2.mean_texture cannot hold within the bounds "
+            "(x1.mean_texture in [20, 39.28], x2.mean_texture in [9.71, 15])",
+            "  where x1.mean_texture <= x2.mean_texture",
+            "        ^",
+        ],
+    ),
+    "contradicting_relations_from_defaults_and_query": (
+        _bc(
+            "defaults {\n  where x1.mean_texture <= x2.mean_texture\n}\nquery q {\n"
+            "  vary mean_texture\n  where x2.mean_texture < x1.mean_texture\n}\n"
+        ),
+        [
+            "{F}:8:9: the relations on 'mean_texture' contradict each other: x2.mean_texture < "
+            "x1.mean_texture here, x1.mean_texture <= x2.mean_texture at line 4",
+            "  where x2.mean_texture < x1.mean_texture",
+            "        ^",
+        ],
+    ),
+    "contradicting_fixed_values_on_one_line": (
+        _bc("query q {\n  vary mean_texture\n  where mean_radius == 10 and mean_radius == 11\n}\n"),
+        [
+            "{F}:5:31: the bounds on mean_radius leave no value: this one asks for 11, but the one "
+            "earlier on this line asks for 10",
+            "  where mean_radius == 10 and mean_radius == 11",
+            "                              ^",
+        ],
+    ),
+    "contradicting_bounds_on_the_two_inputs_of_a_shared_feature": (
+        _bc(
+            "defaults {\n  where mean_radius in [10, 20]\n}\nquery q {\n  vary mean_texture\n"
+            "  where mean_radius >= 12\n  fix x2.mean_radius = 11\n}\n"
+        ),
+        [
+            "{F}:9:3: the bounds on mean_radius leave no value: this one asks for 11, but the ones "
+            "at lines 4, 8 leave [12, 20] ('mean_radius' is not varied, so x1 and x2 share its "
+            "value)",
+            "  fix x2.mean_radius = 11",
+            "  ^",
+        ],
+    ),
+    "binary_kind_over_details_bounds_without_0_or_1": (
+        _bc("feature mean_radius: binary\nquery q {\n  vary mean_radius\n}\n"),
+        [
+            "{F}:3:1: feature 'mean_radius': a binary feature takes 0 or 1, but its bounds are "
+            "[6.981, 28.11] (from {BCD}); give bounds to replace them "
+            "(feature mean_radius: binary in [0, 1])",
+            "feature mean_radius: binary",
+            "^",
+        ],
+    ),
+    "unknown_option_name": (
+        _bc("query q {\n  vary mean_texture\n  option heuristc = false\n}\n"),
+        [
+            "{F}:5:3: unknown option 'heuristc' (did you mean 'heuristic', 'heuristic_effort'?); "
+            "known: heuristic, progress, heuristic_effort",
+            "  option heuristc = false",
+            "  ^",
+        ],
+    ),
+    "option_heuristic_not_a_boolean": (
+        _bc("defaults {\n  option heuristic = no\n}\nquery q {\n  vary mean_texture\n}\n"),
+        [
+            "{F}:4:22: option 'heuristic' takes true or false, not no",
+            "  option heuristic = no",
+            "                     ^",
+        ],
+    ),
+    "data_aware_parameter_given_as_option": (
+        _bc("query q {\n  vary mean_texture\n  option clause_width = 3\n}\n"),
+        [
+            "{F}:5:3: option 'clause_width': a data-aware parameter: give it on the data_aware "
+            "line (data_aware clause clause_width = ...)",
+            "  option clause_width = 3",
+            "  ^",
+        ],
+    ),
+    "data_aware_parameter_with_mode_none": (
+        _bc("query q {\n  vary mean_texture\n  data_aware none clause_width = 3\n}\n"),
+        [
+            "{F}:5:19: clause_width has no effect with data_aware none: it is a parameter of the "
+            "clause and probclause modes",
+            "  data_aware none clause_width = 3",
+            "                  ^",
+        ],
+    ),
+    "clause_parameter_with_mode_prob": (
+        _bc("query q {\n  vary mean_texture\n  data_aware prob max_clauses = 9\n}\n"),
+        [
+            "{F}:5:19: max_clauses has no effect with data_aware prob: it is a parameter of the "
+            "clause and probclause modes",
+            "  data_aware prob max_clauses = 9",
+            "                  ^",
+        ],
+    ),
+    "format_xgboost_dump_on_a_native_model": (
+        f'model "{BC}" format xgboost-dump\nquery q {{\n  vary mean_texture\n}}\n',
+        [
+            f"{{F}}:1:{len(str(BC)) + 10}: format xgboost-dump, but the file is a native XGBoost "
+            "model, not a text dump (a JSON list of trees); drop 'format xgboost-dump' (the "
+            "format is read from the file)",
+            f'model "{BC}" format xgboost-dump',
+            " " * (len(str(BC)) + 9) + "^",
+        ],
+    ),
+    "base_score_on_a_native_model": (
+        f'model "{BC}" base_score 0.3\nquery q {{\n  vary mean_texture\n}}\n',
+        [
+            f"{{F}}:1:{len(str(BC)) + 10}: base_score is only for XGBoost text dumps, which do "
+            "not store it; the file is a native XGBoost model, which has its own: drop "
+            "'base_score 0.3'",
+            f'model "{BC}" base_score 0.3',
+            " " * (len(str(BC)) + 9) + "^",
+        ],
+    ),
+    "unknown_backend": (
+        _bc("query q {\n  vary mean_texture\n  backend gurobbi\n}\n"),
+        [
+            "{F}:5:3: unknown backend 'gurobbi' (did you mean 'gurobi'?); known: cpsat, cbc, highs, gurobi, z3",
+            "  backend gurobbi",
+            "  ^",
+        ],
+    ),
+    "unknown_feature_declared": (
+        _bc("feature mean_textur: real\nquery q {\n  vary mean_texture\n}\n"),
+        [
+            "{F}:3:9: unknown feature 'mean_textur' (did you mean 'mean_texture', 'mean_symmetry', "
+            "'mean_perimeter'?)",
+            "feature mean_textur: real",
+            "        ^",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_broken_file(name, tmp_path, capsys):
+    text, expected = CASES[name]
+    path = tmp_path / f"{name}.sens"
+    path.write_text(text)
+    code = main(["run", str(path), "--list"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    want = [
+        line.replace("{F}", str(path))
+        .replace("{D}", str(tmp_path))
+        .replace("{BCD}", str(BC_DETAILS))
+        for line in expected
+    ]
+    assert err.splitlines() == want
+
+
+def test_missing_sens_file(tmp_path, capsys):
+    code = main(["run", str(tmp_path / "none.sens")])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.strip() == f"treesens: error: {tmp_path / 'none.sens'}: query file not found"
+
+
+def test_unknown_query_name(tmp_path, capsys):
+    path = tmp_path / "q.sens"
+    path.write_text(_bc("query texture {\n  vary mean_texture\n}\n"))
+    code = main(["run", str(path), "--query", "textur"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.strip() == (
+        f"treesens: error: {path}: no query named 'textur' (did you mean 'texture'?); "
+        "the file has: texture"
+    )
+
+
+def test_fmt_reports_syntax_errors_too(tmp_path, capsys):
+    path = tmp_path / "bad.sens"
+    path.write_text('model "m.json"\nquery q {\n  vary a\n')
+    code = main(["fmt", str(path)])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert (
+        err.splitlines()[0]
+        == f"{path}:2:9: unclosed block: the '{{' of query q is never closed (missing '}}')"
+    )
+
+
+def test_a_model_given_instead_of_a_sens_file_is_named_as_one(capsys):
+    code = main(["run", str(BC), "--list"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    lines = err.splitlines()
+    assert lines[0] == (
+        f"{BC}:1:1: this looks like a model file, not a .sens query file (to ask about a model "
+        "directly: treesens check MODEL --vary FEATURE ...; the .sens language: docs/language.md)"
+    )
+    assert lines[1:] == [BC.read_text()[:97] + "...", "^"]
+
+
+def test_error_context_is_cut_to_100_characters_around_the_column(tmp_path, capsys):
+    names = [row.split(",")[1] for row in BC_DETAILS.read_text().splitlines()[1:]]
+    others = ", ".join(n for n in names if n != "mean_radius")  # the error near the line's end
+    assert len(others) > 300
+    path = tmp_path / "long.sens"
+    path.write_text(_bc(f"query q {{\n  vary {others}, mean_textur, mean_radius\n}}\n"))
+    code = main(["run", str(path), "--list"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    head, src, caret = err.splitlines()
+    assert head.startswith(f"{path}:4:{8 + len(others) + 2}: unknown feature 'mean_textur'")
+    assert len(src) == 100 and src.startswith("...") and not src.endswith("...")
+    assert src[len(caret) - 1 :].startswith("mean_textur, mean_radius")

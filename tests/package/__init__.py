@@ -1,0 +1,1 @@
+"""The package as installed and extended: layers, wheel, docs/extending.md."""
