@@ -35,6 +35,20 @@ def add_parser(sub) -> None:
         help="memory limit of the solver process in MB (default: none)",
     )
     p.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="queries of a sweep run at once (overrides the file's 'jobs'; default 1)",
+    )
+    p.add_argument(
+        "--executor",
+        default=None,
+        metavar="KIND[=ADDRESS]",
+        help="where a sweep's queries run: local (a process pool of --jobs processes), "
+        "dask[=ADDRESS] or ray[=ADDRESS] (docs/distributed.md)",
+    )
+    p.add_argument(
         "--list", action="store_true", help="list the file's queries and stop (no solving)"
     )
     p.add_argument(
@@ -46,10 +60,13 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ...compiler.errors import InputError
     from ...compiler.result import ERROR
-    from ..sens import load_queries, run_query
+    from ..executors import parse_executor
+    from ..sens import load_queries, run_queries
 
     if args.timeout is not None and not args.timeout > 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
+    if args.executor:
+        parse_executor(args.executor)  # a wrong spec fails before anything runs
     t0 = time.time()
     sf = load_queries(args.file)
     queries = sf.select(args.query)
@@ -67,14 +84,28 @@ def run(args) -> int:
             f"({time.time() - t0:.2f}s)"
         )
     counts: dict[str, int] = {}
-    for i, q in enumerate(queries, 1):
+    started = iter(range(1, len(queries) + 1))
+
+    def on_start(q) -> None:
         if not args.json:
             log(
-                f"[{i}/{len(queries)}] {q.name}: solving with {q.backend} (time limit {q.timeout:g}s)..."
+                f"[{next(started)}/{len(queries)}] {q.name}: solving with {q.backend} "
+                f"(time limit {q.timeout:g}s)..."
             )
-        res = run_query(sf, q, memory_mb=args.memory_mb)
+
+    def on_result(res) -> None:
         counts[res.status] = counts.get(res.status, 0) + 1
         emit_result(res, args.json, ens)
+
+    run_queries(
+        sf,
+        queries,
+        memory_mb=args.memory_mb,
+        jobs=args.jobs,
+        executor=args.executor,
+        on_start=on_start,
+        on_result=on_result,
+    )
     if not args.json:
         log(
             "done: "

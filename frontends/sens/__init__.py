@@ -32,6 +32,7 @@ from .ast import (
     Fix,
     GapSetting,
     InRange,
+    Jobs,
     ModelDecl,
     Name,
     Node,
@@ -62,7 +63,7 @@ from .fmt import format_sens
 from .grammar import KEYWORDS
 from .parse import parse, parse_file
 from .resolve import SensFile, load_queries, resolve
-from .run import run_file, run_query
+from .run import run_file, run_queries, run_query
 
 DATA_AWARE_MODES = MODE_NAMES
 
@@ -87,6 +88,7 @@ __all__ = [
     "Fix",
     "GapSetting",
     "InRange",
+    "Jobs",
     "ModelDecl",
     "Name",
     "Node",
@@ -119,5 +121,6 @@ __all__ = [
     "parse_file",
     "resolve",
     "run_file",
+    "run_queries",
     "run_query",
 ]

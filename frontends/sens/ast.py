@@ -152,6 +152,13 @@ class Threads(Node):
 
 
 @dataclass(frozen=True)
+class Jobs(Node):
+    """How many queries of a sweep run at once (how they run, not what they answer)."""
+
+    n: int
+
+
+@dataclass(frozen=True)
 class Seed(Node):
     n: int
 

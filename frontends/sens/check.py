@@ -34,6 +34,7 @@ from .ast import (
     Fix,
     GapSetting,
     InRange,
+    Jobs,
     ModelDecl,
     Name,
     Node,
@@ -63,6 +64,7 @@ SETTING_NAMES = {
     Backend: "backend",
     Timeout: "timeout",
     Threads: "threads",
+    Jobs: "jobs",
     Seed: "seed",
     Passes: "passes",
     Baseline: "passes",  # one or the other
@@ -175,6 +177,12 @@ def _check_block(ast: SensAST, blk) -> None:
                 )
             _check_vary(ast, st)
             continue
+        if isinstance(st, Jobs) and kind == "query":
+            raise ast.error(
+                "'jobs' sets how many queries of a sweep run at once: write it in a sweep "
+                "or in defaults, not in a query",
+                st,
+            )
         key = SETTING_NAMES.get(type(st))
         if key is not None:
             if key in where_first:
@@ -257,6 +265,9 @@ def _check_setting(ast: SensAST, st) -> None:
     elif isinstance(st, Threads):
         if st.n < 1:
             raise ast.error("threads must be at least 1", st)
+    elif isinstance(st, Jobs):
+        if st.n < 1:
+            raise ast.error("jobs must be at least 1", st)
     elif isinstance(st, Passes):
         try:
             parse_passes(",".join(st.items))

@@ -16,6 +16,7 @@ from .ast import (
     FeatureSet,
     Fix,
     GapSetting,
+    Jobs,
     ModelDecl,
     Node,
     OptionSetting,
@@ -85,6 +86,8 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
         return f"timeout {fmt_duration(st.seconds)}"
     if isinstance(st, Threads):
         return f"threads {st.n}"
+    if isinstance(st, Jobs):
+        return f"jobs {st.n}"
     if isinstance(st, Seed):
         return f"seed {st.n}"
     if isinstance(st, Passes):

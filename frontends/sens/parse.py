@@ -32,6 +32,7 @@ from .ast import (
     Fix,
     GapSetting,
     InRange,
+    Jobs,
     ModelDecl,
     Name,
     Num,
@@ -245,6 +246,9 @@ class _Build(Transformer):
 
     def threads(self, meta, ch):
         return Threads(int(ch[0]), pos=_meta_pos(meta))
+
+    def jobs(self, meta, ch):
+        return Jobs(int(ch[0]), pos=_meta_pos(meta))
 
     def seed(self, meta, ch):
         return Seed(int(ch[0]), pos=_meta_pos(meta))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ...compiler.ensemble import Ensemble
@@ -22,6 +22,7 @@ from .ast import (
     Defaults,
     DetailsDecl,
     FeatureDecl,
+    Jobs,
     ModelDecl,
     Pos,
     QueryBlock,
@@ -48,6 +49,9 @@ class SensFile:
     ensemble: object  # compiler.ensemble.Ensemble
     queries: list[Query]
     groups: dict[str, list[str]]  # query / sweep block name -> the names of its queries
+    # sweep block name -> its 'jobs' (or that of defaults; None: not set); how the
+    # queries run, not what they ask, so it is kept here and not in the queries
+    sweep_jobs: dict[str, int | None] = field(default_factory=dict)
 
     def select(self, name: str | None) -> list[Query]:
         """Every query, or those of one block (a query or a sweep), or one expanded query."""
@@ -141,6 +145,7 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
             None,
             [],
             {},
+            sweep_jobs(ast),
         )
     ens = _load_ensemble(ast, paths)
     defaults = next((it for it in ast.items if isinstance(it, Defaults)), Defaults(()))
@@ -170,7 +175,21 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
         ens,
         queries,
         groups,
+        sweep_jobs(ast),
     )
+
+
+def _jobs_of(body: tuple) -> int | None:
+    return next((st.n for st in body if isinstance(st, Jobs)), None)
+
+
+def sweep_jobs(ast: SensAST) -> dict[str, int | None]:
+    """Each sweep block's ``jobs``: its own, else that of defaults, else None."""
+    defaults = next((it for it in ast.items if isinstance(it, Defaults)), Defaults(()))
+    default = _jobs_of(defaults.body)
+    return {
+        it.name.text: _jobs_of(it.body) or default for it in ast.items if isinstance(it, SweepBlock)
+    }
 
 
 def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:

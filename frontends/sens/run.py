@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 from ...compiler.errors import InputError
 from ...compiler.query import Query
 from ...compiler.result import ERROR, Result
 from ...driver import solve_query
+from ..executors import Executor, parse_executor
+from ..sweep import opened_executor, run_sweep
 from .resolve import SensFile, load_queries
 
 
@@ -41,6 +44,69 @@ def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None) -> Result
     return res
 
 
+def _runs(sf: SensFile, queries: list[Query]) -> list[tuple[str | None, list[Query]]]:
+    """The queries cut into runs of one block each, in order: (sweep block name, its
+    queries) for a sweep's, (None, [query]) for any other query."""
+    block_of = {
+        qname: block
+        for block, names in sf.groups.items()
+        if block in sf.sweep_jobs
+        for qname in names
+    }
+    runs: list[tuple[str | None, list[Query]]] = []
+    for q in queries:
+        sweep = block_of.get(q.name)
+        if sweep is not None and runs and runs[-1][0] == sweep:
+            runs[-1][1].append(q)
+        else:
+            runs.append((sweep, [q]))
+    return runs
+
+
+def run_queries(
+    sf: SensFile,
+    queries: list[Query],
+    *,
+    memory_mb: int | None = None,
+    jobs: int | None = None,
+    executor: str | Executor | None = None,
+    on_start: Callable[[Query], None] | None = None,
+    on_result: Callable[[Result], None] | None = None,
+) -> list[Result]:
+    """Answer ``queries`` (of ``sf``) in order. A sweep block's queries run on ``executor``
+    with ``jobs`` workers (default: the block's ``jobs`` setting; one: in this process,
+    one after the other); ``on_result`` sees them as they end, the list returned is in
+    the order of ``queries``. Other queries run one after the other."""
+    if isinstance(executor, str):
+        parse_executor(executor)  # a wrong spec fails before anything runs
+    results: list[Result] = []
+    for sweep, batch in _runs(sf, queries):
+        n = jobs if jobs is not None else sf.sweep_jobs.get(sweep)
+        with opened_executor(executor, n) if sweep else nullcontext() as ex:
+            if ex is None:
+                for q in batch:
+                    if on_start is not None:
+                        on_start(q)
+                    res = run_query(sf, q, memory_mb=memory_mb)
+                    results.append(res)
+                    if on_result is not None:
+                        on_result(res)
+                continue
+            if on_start is not None:
+                for q in batch:
+                    on_start(q)
+            by_name = {q.name: q for q in batch}
+            results += run_sweep(
+                sf.ensemble,
+                [(q.name,) for q in batch],
+                lambda _vary, name, found=by_name: found[name],
+                on_result=on_result,
+                memory_mb=memory_mb,
+                executor=ex,
+            )
+    return results
+
+
 def run_file(
     path: str | Path,
     query: str | None = None,
@@ -48,22 +114,27 @@ def run_file(
     timeout: float | None = None,
     memory_mb: int | None = None,
     on_result: Callable[[Result], None] | None = None,
+    jobs: int | None = None,
+    executor: str | Executor | None = None,
 ) -> list[Result]:
     """Answer every query of a ``.sens`` file (or those of one query/sweep block).
 
     A bad file raises :class:`InputError` before anything is solved; a query that fails
     becomes an "error" result and the others still run. ``on_result(result)`` is called
     as each query ends. ``timeout`` (seconds) overrides every query's own limit.
+    A sweep's queries run at once on ``executor`` (``"local"``, ``"dask[=ADDRESS]"``,
+    ``"ray[=ADDRESS]"`` or an executors.Executor) with ``jobs`` workers, which
+    overrides the file's ``jobs`` setting (docs/distributed.md); the list returned is
+    in the file's order.
     """
     if timeout is not None and not timeout > 0:
         raise InputError(f"timeout must be positive, got {timeout}")
+    if jobs is not None and jobs < 1:
+        raise InputError(f"jobs must be at least 1, got {jobs}")
     sf = load_queries(path)
-    results = []
-    for q in sf.select(query):
-        if timeout is not None:
-            q = q.with_(timeout=timeout)
-        res = run_query(sf, q, memory_mb=memory_mb)
-        results.append(res)
-        if on_result is not None:
-            on_result(res)
-    return results
+    queries = sf.select(query)
+    if timeout is not None:
+        queries = [q.with_(timeout=timeout) for q in queries]
+    return run_queries(
+        sf, queries, memory_mb=memory_mb, jobs=jobs, executor=executor, on_result=on_result
+    )
