@@ -1,4 +1,4 @@
-"""Distance of a witness to the data (SPEC section 6, paper section 6 "Data-Aware ...").
+"""Distance of a witness to the data (paper section 6; docs/data-aware.md).
 
 The counterexample region of a witness pair is the box of inputs that reach the same
 leaves in every tree: for copy c and feature f, the intersection of the tests on f along

@@ -25,8 +25,8 @@ from .ensemble import MISSING_ZERO
 MAX_CANDIDATES = 48  # interval representatives tried per feature move
 # score = min(slack1, slack2) + balance * (slack1 + slack2). The sum is the difference of
 # the two decisions, the part the varied features must create; the min keeps the two
-# sides level. Weighting the sum up finds many of the pairs only the solver found before
-# (bench/heuristic.py on bench/sample-heuristic.txt: 43 of 100 with 3, 1 with 0.5)
+# sides level. Weighting the sum up finds pairs a level score misses (docs/benchmarks.md,
+# "Why the defaults are what they are")
 BALANCE = 3.0
 
 

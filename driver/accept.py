@@ -68,7 +68,8 @@ def with_preferred(enc: Encoding, w: Witness, prefer) -> Witness:
 
 
 def measure_distance(ctx: SolveContext) -> None:
-    """Distance of the witness's region to the data, and the nearest row (SPEC 6)."""
+    """Distance of the witness's region to the data, and the nearest row
+    (docs/data-aware.md)."""
     ens, data, res = ctx.ens, ctx.data, ctx.result
     _, rng = data.ranges()
     dist, i, _ = distance_to_data(ens, ctx.witness.leaves, ctx.enc.varying, data.X, rng)
