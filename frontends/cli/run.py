@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import time
 
+from ...compiler.errors import InputError
+from ...compiler.result import ERROR
+from ..sens import load_queries, run_query
 from .common import emit_result, log, positive_int
 
 
@@ -44,10 +47,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ...compiler.errors import InputError
-    from ...compiler.result import ERROR
-    from ..sens import load_queries, run_query
-
     if args.timeout is not None and not args.timeout > 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
     t0 = time.time()
