@@ -160,126 +160,136 @@ def check_relations_within_bounds(enc, rels=None, bnds=None) -> None:
 
 
 def build_constraints(enc) -> list[Linear]:
-    ens = enc.ensemble
+    """The linear constraints of the query's bounds, then of its relations."""
     nan = getattr(enc, "nan", ({}, {}))
     onehot = getattr(enc, "onehot", ({}, {}))
     out: list[Linear] = []
     bnds = bounds_by_copy(enc)
     rels = relations_of(enc)
-
-    def not_nan(f: int, c: int) -> None:
-        m = nan[c].get(f)
-        if m is not None:
-            out.append(Linear((m,), (1.0,), "==", 0.0, ("fc-notnan", c, f)))
-
-    # ---- bounds ----
     for (f, c), (lo, hi) in sorted(bnds.items()):
-        feat, dom = ens.features[f], enc.domains[f]
-        who = f"x{c + 1}.{ens.feature_names[f]}" if f in enc.varying else ens.feature_names[f]
-        if lo > hi:
-            raise InputError(
-                f"the bounds on {who} leave no value (declared [{feat.lb:g}, {feat.ub:g}], "
-                f"asked [{lo:g}, {hi:g}])"
-            )
-        not_nan(f, c)
-        hots = onehot[c].get(f)
-        if dom.codes is not None:
-            ok = [lo <= code <= hi for code in dom.codes]
-            if not any(ok):
-                raise InputError(f"no category code of {who} lies in [{lo:g}, {hi:g}]")
-            if hots is not None:
-                for code_ok, var in zip(ok, hots):
-                    if not code_ok:
-                        out.append(Linear((var,), (1.0,), "==", 0.0, ("fc-bound", c, f)))
-            continue
-        allowed = [
-            r for r, j in enumerate(dom.valid) if span(ens, feat, dom, j, lo, hi) is not None
-        ]
-        if not allowed:
-            raise InputError(
-                f"no admissible value of {who} lies in [{lo:g}, {hi:g}] "
-                f"({feat.kind}, declared [{feat.lb:g}, {feat.ub:g}])"
-            )
-        qs = enc.pred[c][f]
-        n_valid = len(dom.valid)
-        if not qs:
-            continue
-        rlo, rhi = allowed[0], allowed[-1]
-        for r in range(1, rlo + 1):  # rank >= rlo: q_1..q_rlo false
-            out.append(Linear((qs[r - 1],), (1.0,), "==", 0.0, ("fc-bound", c, f, "lo", r)))
-        for r in range(rhi + 1, n_valid):  # rank <= rhi: q_{rhi+1}.. true
-            out.append(Linear((qs[r - 1],), (1.0,), "==", 1.0, ("fc-bound", c, f, "hi", r)))
-        for r in set(range(rlo, rhi + 1)) - set(allowed):  # a gap: rank != r
-            vs, cs, const = _rank_is(qs, r, n_valid)
-            out.append(Linear(tuple(vs), tuple(cs), "<=", 1.0 - const, ("fc-bound", c, f, "ne", r)))
-
-    # ---- relations ----
+        out += _bound_constraints(enc, f, c, lo, hi, nan, onehot)
     check_relations_within_bounds(enc, rels, bnds)
     for f, items in sorted(rels.items()):
-        feat, dom = ens.features[f], enc.domains[f]
-        name = ens.feature_names[f]
-        if f not in enc.varying:
-            for a, b, kind in items:
-                if kind == LT:
-                    raise InputError(
-                        f"x{a + 1}.{name} < x{b + 1}.{name} cannot hold: {name!r} is not varied, "
-                        "so both inputs share its value"
-                    )
-            continue
-        for c in (0, 1):
-            not_nan(f, c)
-        full = (-math.inf, math.inf)
+        out += _relation_constraints(enc, f, items, bnds, nan, onehot)
+    return out
+
+
+def _not_nan(nan, f: int, c: int) -> list[Linear]:
+    """Copy ``c``'s feature ``f`` is not missing (when it may be)."""
+    m = nan[c].get(f)
+    return [] if m is None else [Linear((m,), (1.0,), "==", 0.0, ("fc-notnan", c, f))]
+
+
+def _bound_constraints(enc, f: int, c: int, lo: float, hi: float, nan, onehot) -> list[Linear]:
+    """Copy ``c``'s feature ``f`` lies in [lo, hi]."""
+    ens = enc.ensemble
+    feat, dom = ens.features[f], enc.domains[f]
+    who = f"x{c + 1}.{ens.feature_names[f]}" if f in enc.varying else ens.feature_names[f]
+    if lo > hi:
+        raise InputError(
+            f"the bounds on {who} leave no value (declared [{feat.lb:g}, {feat.ub:g}], "
+            f"asked [{lo:g}, {hi:g}])"
+        )
+    out = _not_nan(nan, f, c)
+    hots = onehot[c].get(f)
+    if dom.codes is not None:
+        ok = [lo <= code <= hi for code in dom.codes]
+        if not any(ok):
+            raise InputError(f"no category code of {who} lies in [{lo:g}, {hi:g}]")
+        if hots is not None:
+            for code_ok, var in zip(ok, hots):
+                if not code_ok:
+                    out.append(Linear((var,), (1.0,), "==", 0.0, ("fc-bound", c, f)))
+        return out
+    allowed = [r for r, j in enumerate(dom.valid) if span(ens, feat, dom, j, lo, hi) is not None]
+    if not allowed:
+        raise InputError(
+            f"no admissible value of {who} lies in [{lo:g}, {hi:g}] "
+            f"({feat.kind}, declared [{feat.lb:g}, {feat.ub:g}])"
+        )
+    qs = enc.pred[c][f]
+    n_valid = len(dom.valid)
+    if not qs:
+        return out
+    rlo, rhi = allowed[0], allowed[-1]
+    for r in range(1, rlo + 1):  # rank >= rlo: q_1..q_rlo false
+        out.append(Linear((qs[r - 1],), (1.0,), "==", 0.0, ("fc-bound", c, f, "lo", r)))
+    for r in range(rhi + 1, n_valid):  # rank <= rhi: q_{rhi+1}.. true
+        out.append(Linear((qs[r - 1],), (1.0,), "==", 1.0, ("fc-bound", c, f, "hi", r)))
+    for r in set(range(rlo, rhi + 1)) - set(allowed):  # a gap: rank != r
+        vs, cs, const = _rank_is(qs, r, n_valid)
+        out.append(Linear(tuple(vs), tuple(cs), "<=", 1.0 - const, ("fc-bound", c, f, "ne", r)))
+    return out
+
+
+def _relation_constraints(enc, f: int, items, bnds, nan, onehot) -> list[Linear]:
+    """The relations ``items`` (copy a, copy b, kind) between the two copies of ``f``."""
+    name = enc.ensemble.feature_names[f]
+    if f not in enc.varying:
         for a, b, kind in items:
-            tag = ("fc-rel", f, a, b, kind)
-            if dom.codes is not None:
-                ha, hb = onehot[a].get(f), onehot[b].get(f)
-                if ha is None or hb is None:
-                    continue  # no tree tests it: the values are chosen freely (choose_constrained)
-                if kind == EQ:
-                    for va, vb in zip(ha, hb):
-                        out.append(Linear((va, vb), (1.0, -1.0), "==", 0.0, tag))
-                else:
-                    codes = [float(x) for x in dom.codes]
-                    out.append(
-                        Linear(
-                            tuple(ha) + tuple(hb),
-                            tuple(codes) + tuple(-x for x in codes),
-                            "<=",
-                            -1.0 if kind == LT else 0.0,
-                            tag,
-                        )
-                    )
-                continue
-            qa, qb = enc.pred[a][f], enc.pred[b][f]
-            n_valid = len(dom.valid)
-            for r in range(1, n_valid):
-                if kind == EQ:
-                    out.append(Linear((qa[r - 1], qb[r - 1]), (1.0, -1.0), "==", 0.0, tag + (r,)))
-                else:  # rank_a <= rank_b  <=>  q^b_r implies q^a_r
-                    out.append(Linear((qb[r - 1], qa[r - 1]), (1.0, -1.0), "<=", 0.0, tag + (r,)))
-            lo_a, hi_a = bnds.get((f, a), full)
-            lo_b, hi_b = bnds.get((f, b), full)
-            possible_any = False
-            for r, j in enumerate(dom.valid):
-                ha = span(ens, feat, dom, j, lo_a, hi_a)
-                hb = span(ens, feat, dom, j, lo_b, hi_b)
-                if ha is None or hb is None:
-                    continue  # the bounds already exclude this interval for one copy
-                if _same_cell_possible(kind, ha, hb):
-                    possible_any = True
-                    continue
-                if n_valid == 1:
-                    continue
-                va, ca, ka = _rank_is(qa, r, n_valid)
-                vb, cb, kb = _rank_is(qb, r, n_valid)
-                out.append(
-                    Linear(tuple(va + vb), tuple(ca + cb), "<=", 3.0 - ka - kb, tag + ("cell", r))
-                )
-            if n_valid == 1 and not possible_any:
+            if kind == LT:
                 raise InputError(
-                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: every value of "
-                    f"{name!r} routes the same way and the bounds leave no such pair"
+                    f"x{a + 1}.{name} < x{b + 1}.{name} cannot hold: {name!r} is not varied, "
+                    "so both inputs share its value"
                 )
+        return []
+    out = _not_nan(nan, f, 0) + _not_nan(nan, f, 1)
+    for a, b, kind in items:
+        tag = ("fc-rel", f, a, b, kind)
+        if enc.domains[f].codes is not None:
+            ha, hb = onehot[a].get(f), onehot[b].get(f)
+            if ha is not None and hb is not None:  # else no tree tests it: chosen freely
+                out += _categorical_relation(enc.domains[f].codes, ha, hb, kind, tag)
+            continue
+        out += _ordered_relation(enc, f, a, b, kind, bnds, tag)
+    return out
+
+
+def _categorical_relation(codes, ha, hb, kind: str, tag: tuple) -> list[Linear]:
+    """A relation between two one-hot encoded copies of a categorical feature."""
+    if kind == EQ:
+        return [Linear((va, vb), (1.0, -1.0), "==", 0.0, tag) for va, vb in zip(ha, hb)]
+    cs = [float(x) for x in codes]
+    rhs = -1.0 if kind == LT else 0.0
+    return [Linear(tuple(ha) + tuple(hb), tuple(cs) + tuple(-x for x in cs), "<=", rhs, tag)]
+
+
+def _ordered_relation(enc, f: int, a: int, b: int, kind: str, bnds, tag: tuple) -> list[Linear]:
+    """A relation between copies a and b of an ordered feature, on their interval ranks;
+    within one interval, a cell the relation cannot hold in is excluded."""
+    ens = enc.ensemble
+    feat, dom = ens.features[f], enc.domains[f]
+    qa, qb = enc.pred[a][f], enc.pred[b][f]
+    n_valid = len(dom.valid)
+    out: list[Linear] = []
+    for r in range(1, n_valid):
+        if kind == EQ:
+            out.append(Linear((qa[r - 1], qb[r - 1]), (1.0, -1.0), "==", 0.0, tag + (r,)))
+        else:  # rank_a <= rank_b  <=>  q^b_r implies q^a_r
+            out.append(Linear((qb[r - 1], qa[r - 1]), (1.0, -1.0), "<=", 0.0, tag + (r,)))
+    full = (-math.inf, math.inf)
+    lo_a, hi_a = bnds.get((f, a), full)
+    lo_b, hi_b = bnds.get((f, b), full)
+    possible_any = False
+    for r, j in enumerate(dom.valid):
+        ha = span(ens, feat, dom, j, lo_a, hi_a)
+        hb = span(ens, feat, dom, j, lo_b, hi_b)
+        if ha is None or hb is None:
+            continue  # the bounds already exclude this interval for one copy
+        if _same_cell_possible(kind, ha, hb):
+            possible_any = True
+            continue
+        if n_valid == 1:
+            continue
+        va, ca, ka = _rank_is(qa, r, n_valid)
+        vb, cb, kb = _rank_is(qb, r, n_valid)
+        out.append(Linear(tuple(va + vb), tuple(ca + cb), "<=", 3.0 - ka - kb, tag + ("cell", r)))
+    if n_valid == 1 and not possible_any:
+        name = ens.feature_names[f]
+        raise InputError(
+            f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: every value of "
+            f"{name!r} routes the same way and the bounds leave no such pair"
+        )
     return out
 
 
