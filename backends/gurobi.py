@@ -40,7 +40,7 @@ def _env(log: bool) -> gp.Env:
     return env
 
 
-def build(problem: Problem, env: gp.Env):
+def build(problem: Problem, env: gp.Env) -> tuple[gp.Model, list]:
     model = gp.Model("treesens", env=env)
     lb = [v.lb if math.isfinite(v.lb) else -GRB.INFINITY for v in problem.vars]
     ub = [v.ub if math.isfinite(v.ub) else GRB.INFINITY for v in problem.vars]

@@ -40,7 +40,7 @@ def _empty_row_holds(r) -> bool:
     )
 
 
-def build(problem: Problem, backend_name: str, log: bool = False):
+def build(problem: Problem, backend_name: str, log: bool = False) -> tuple[mip.Model, list]:
     model = mip.Model(sense=mip.MINIMIZE, solver_name=SOLVERS[backend_name])
     model.verbose = 1 if log else 0
     xs = []

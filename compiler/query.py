@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, logit
 from .errors import FEATURES, InputError, closest
@@ -127,7 +128,7 @@ class Query:
         }
         return out | {k: given[k] for k in ANSWER_OPTIONS if k in given}
 
-    def with_(self, **kw) -> Query:
+    def with_(self, **kw: Any) -> Query:
         return replace(self, **kw)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
 from ..compiler.distance import distance_to_data
@@ -50,7 +52,7 @@ def witness_dict(ens: Ensemble, w: Witness) -> dict:
     }
 
 
-def with_preferred(enc: Encoding, w: Witness, prefer) -> Witness:
+def with_preferred(enc: Encoding, w: Witness, prefer: Mapping[int, Sequence[float]]) -> Witness:
     """The same intervals (so the same leaves), with values seen in the data where they fit."""
     ens = enc.ensemble
     xs = [np.array(w.x1, dtype=float), np.array(w.x2, dtype=float)]

@@ -37,23 +37,29 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
-from ..domain import candidates
+import numpy as np
+
+from ..domain import FeatureDomain, candidates
+from ..encode import Encoding
+from ..ensemble import Ensemble, Feature
 from ..errors import InputError
 from ..ir import Linear
-from ..query import EQ, LE, LT, feature_index, relations_by_feature
+from ..query import EQ, LE, LT, Query, feature_index, relations_by_feature
 from ..query import bounds_by_copy as query_bounds_by_copy
 from ..query import check_relations_within_bounds as query_check_relations_within_bounds
 from .base import Compiled, Pass
 
 
-def bounds_by_copy(enc) -> dict[tuple[int, int], tuple[float, float]]:
+def bounds_by_copy(enc: Encoding) -> dict[tuple[int, int], tuple[float, float]]:
     """``query.bounds_by_copy`` of an encoding's query."""
     return query_bounds_by_copy(enc.ensemble, enc.query, enc.varying)
 
 
-def relations_of(enc) -> dict[int, list[tuple[int, int, str]]]:
+def relations_of(enc: Encoding) -> dict[int, list[tuple[int, int, str]]]:
     """``query.relations_by_feature`` of an encoding's query."""
     return relations_by_feature(enc.ensemble, enc.query)
 
@@ -72,7 +78,7 @@ def _unord(i: int) -> float:
 _FIRST_NO: dict = {}
 
 
-def first_no(ens, t: float) -> float:
+def first_no(ens: Ensemble, t: float) -> float:
     """The smallest float64 input the library sends to the "no" side of a split at t.
 
     The library's test (``ens.test_holds``: a cast to float32 or not, then ``<`` or
@@ -102,7 +108,9 @@ def first_no(ens, t: float) -> float:
     return _FIRST_NO[key]
 
 
-def span(ens, feat, dom, j: int, lo: float, hi: float) -> tuple[float, float] | None:
+def span(
+    ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, lo: float, hi: float
+) -> tuple[float, float] | None:
     """The smallest and largest admissible input in interval j (categorical: code j)
     that also lies in [lo, hi]; None when there is none. Exact: the inputs the library
     routes into an interval form a range of float64 values, computed by ``first_no``."""
@@ -152,14 +160,18 @@ def _rank_is(qs: tuple[int, ...], r: int, n_valid: int):
     return vs, cs, const
 
 
-def check_relations_within_bounds(enc, rels=None, bnds=None) -> None:
+def check_relations_within_bounds(
+    enc: Encoding,
+    rels: dict[int, list[tuple[int, int, str]]] | None = None,
+    bnds: dict[tuple[int, int], tuple[float, float]] | None = None,
+) -> None:
     """``query.check_relations_within_bounds`` of an encoding's query."""
     rels = relations_of(enc) if rels is None else rels
     bnds = bounds_by_copy(enc) if bnds is None else bnds
     query_check_relations_within_bounds(enc.ensemble, enc.varying, rels, bnds)
 
 
-def build_constraints(enc) -> list[Linear]:
+def build_constraints(enc: Encoding) -> list[Linear]:
     """The linear constraints of the query's bounds, then of its relations."""
     nan = getattr(enc, "nan", ({}, {}))
     onehot = getattr(enc, "onehot", ({}, {}))
@@ -302,7 +314,7 @@ class FeatureConstraints(Pass):
         q = compiled.encoding.query
         return bool(q.bounds or q.relations)
 
-    def apply(self, compiled: Compiled):
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
         cons = build_constraints(compiled.encoding)
         problem = compiled.problem.with_constraints(cons).with_notes(feature_constraints=len(cons))
         return compiled.with_problem(problem), None
@@ -363,7 +375,12 @@ def _holds(kind: str, u: float, v: float) -> bool:
     return u <= v if kind == LE else (u < v if kind == LT else u == v)
 
 
-def choose_constrained(enc, xs, intervals, prefer=None) -> None:
+def choose_constrained(
+    enc: Encoding,
+    xs: Sequence[np.ndarray],
+    intervals: Sequence[dict[int, int]],
+    prefer: Mapping[int, Sequence[float]] | None = None,
+) -> None:
     """Adjust x1, x2 (in place) so that every bound and relation holds, keeping each value
     in its chosen cell (so the pair still reaches the same leaves). Leaves a value as it is
     when no fitting one exists (the pass makes that impossible); the witness check would
@@ -448,7 +465,7 @@ def _exact_pair(items, s0, s1, integral: bool):
     return tuple(out)
 
 
-def constraint_violations(ens, q, x1, x2) -> list[str]:
+def constraint_violations(ens: Ensemble, q: Query, x1: np.ndarray, x2: np.ndarray) -> list[str]:
     """Which bounds and relations of the query a concrete pair breaks (empty: none)."""
     out = []
     xs = (x1, x2)
