@@ -118,7 +118,7 @@ def _error_solution(e: Exception, n_vars: int, n_constrs: int, **times: float) -
     return Solution(ERROR, message=f"Gurobi error {getattr(e, 'errno', None)}: {e}", **times)
 
 
-def _set_params(model, xs: list, problem: Problem, options: SolveOptions) -> bool:
+def _set_params(model: gp.Model, xs: list, problem: Problem, options: SolveOptions) -> bool:
     """Set the solver's parameters and hint; whether the problem has an objective."""
     p = model.Params
     p.Threads = max(1, int(options.threads))
@@ -151,7 +151,7 @@ _WITH_SOLUTION = (
 
 
 def _read_solution(
-    model,
+    model: gp.Model,
     xs: list,
     problem: Problem,
     has_obj: bool,

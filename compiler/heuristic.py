@@ -194,7 +194,9 @@ class _Ascent:
         raw = [self.base + c[0].sum(0), self.base + c[1].sum(0)]
         return raw, [float(_slack(self.rows[i], raw[i][None])[0]) for i in (0, 1)]
 
-    def ascend(self, x1: np.ndarray, x2: np.ndarray):
+    def ascend(
+        self, x1: np.ndarray, x2: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, float, float, bool]:
         """Coordinate ascent from (x1, x2); returns the local optimum, its two slacks and
         whether it meets both sides."""
         rng, margin = self.rng, self.margin
@@ -225,7 +227,17 @@ class _Ascent:
                         return x1, x2, s[0], s[1], True
         return x1, x2, s[0], s[1], False
 
-    def best_move(self, x, c, raw, s, f: int, sides, vals, trees) -> int | None:
+    def best_move(
+        self,
+        x: list[np.ndarray],
+        c: list[np.ndarray],
+        raw: list[np.ndarray],
+        s: list[float],
+        f: int,
+        sides: tuple[int, ...],
+        vals: np.ndarray,
+        trees: list[int],
+    ) -> int | None:
         """The index of the value of ``f`` (set on ``sides``) that raises the score most,
         or None when none raises it."""
         n = len(vals)
@@ -243,7 +255,7 @@ class _Ascent:
             return k
         return None
 
-    def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees) -> None:
+    def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees: list[int]) -> None:
         """Set feature ``f`` of copy ``x`` to ``val`` and update its tree contributions."""
         x[f] = val
         Xk = self.cast(x[None])

@@ -184,7 +184,7 @@ def resolve_condition(ens: Ensemble, q: Query) -> Condition:
     return _multiclass_condition(ens, q)
 
 
-def _class_index(ens: Ensemble, c) -> int | str:
+def _class_index(ens: Ensemble, c: int | str | None) -> int | str:
     if c == ANY or c is None:
         return ANY
     try:

@@ -171,6 +171,12 @@ def check_relations_within_bounds(
     query_check_relations_within_bounds(enc.ensemble, enc.varying, rels, bnds)
 
 
+# per copy: feature -> its "is missing" variable / its one-hot variables
+NanVars = tuple[dict[int, int], dict[int, int]]
+OneHotVars = tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
+Bounds = dict[tuple[int, int], tuple[float, float]]
+
+
 def build_constraints(enc: Encoding) -> list[Linear]:
     """The linear constraints of the query's bounds, then of its relations."""
     nan = getattr(enc, "nan", ({}, {}))
@@ -186,13 +192,15 @@ def build_constraints(enc: Encoding) -> list[Linear]:
     return out
 
 
-def _not_nan(nan, f: int, c: int) -> list[Linear]:
+def _not_nan(nan: NanVars, f: int, c: int) -> list[Linear]:
     """Copy ``c``'s feature ``f`` is not missing (when it may be)."""
     m = nan[c].get(f)
     return [] if m is None else [Linear((m,), (1.0,), "==", 0.0, ("fc-notnan", c, f))]
 
 
-def _bound_constraints(enc, f: int, c: int, lo: float, hi: float, nan, onehot) -> list[Linear]:
+def _bound_constraints(
+    enc: Encoding, f: int, c: int, lo: float, hi: float, nan: NanVars, onehot: OneHotVars
+) -> list[Linear]:
     """Copy ``c``'s feature ``f`` lies in [lo, hi]."""
     ens = enc.ensemble
     feat, dom = ens.features[f], enc.domains[f]
@@ -234,7 +242,14 @@ def _bound_constraints(enc, f: int, c: int, lo: float, hi: float, nan, onehot) -
     return out
 
 
-def _relation_constraints(enc, f: int, items, bnds, nan, onehot) -> list[Linear]:
+def _relation_constraints(
+    enc: Encoding,
+    f: int,
+    items: list[tuple[int, int, str]],
+    bnds: Bounds,
+    nan: NanVars,
+    onehot: OneHotVars,
+) -> list[Linear]:
     """The relations ``items`` (copy a, copy b, kind) between the two copies of ``f``."""
     name = enc.ensemble.feature_names[f]
     if f not in enc.varying:
@@ -257,7 +272,9 @@ def _relation_constraints(enc, f: int, items, bnds, nan, onehot) -> list[Linear]
     return out
 
 
-def _categorical_relation(codes, ha, hb, kind: str, tag: tuple) -> list[Linear]:
+def _categorical_relation(
+    codes: Sequence[float], ha: Sequence[int], hb: Sequence[int], kind: str, tag: tuple
+) -> list[Linear]:
     """A relation between two one-hot encoded copies of a categorical feature."""
     if kind == EQ:
         return [Linear((va, vb), (1.0, -1.0), "==", 0.0, tag) for va, vb in zip(ha, hb)]
@@ -266,7 +283,9 @@ def _categorical_relation(codes, ha, hb, kind: str, tag: tuple) -> list[Linear]:
     return [Linear(tuple(ha) + tuple(hb), tuple(cs) + tuple(-x for x in cs), "<=", rhs, tag)]
 
 
-def _ordered_relation(enc, f: int, a: int, b: int, kind: str, bnds, tag: tuple) -> list[Linear]:
+def _ordered_relation(
+    enc: Encoding, f: int, a: int, b: int, kind: str, bnds: Bounds, tag: tuple
+) -> list[Linear]:
     """A relation between copies a and b of an ordered feature, on their interval ranks;
     within one interval, a cell the relation cannot hold in is excluded."""
     ens = enc.ensemble
