@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..compiler.cavities import Clause, box_clause, box_mask, interval_rows, pruned_box
+from ..compiler.ensemble import Ensemble
 from ..compiler.solver import SolveOptions
 
 MAX_CELLS = 3000  # projections added at once per refinement
@@ -86,7 +87,7 @@ def solve(search: BoxSearch, options: SolveOptions) -> FoundBoxes:
 
 
 def learn_clauses(
-    ens,
+    ens: Ensemble,
     X: np.ndarray,
     *,
     width: int = 2,

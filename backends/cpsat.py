@@ -7,13 +7,14 @@ exactly-one and implications natively.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from ..compiler.ir import BOOL, ExactlyOne, Implication, Linear, Problem
 from ..compiler.solver import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
-from .search_schedule import SCHEDULE, search_phases
+from .search_schedule import SCHEDULE, SearchPhase, search_phases
 
 
 def _expr(xs, c: Linear):
@@ -30,7 +31,7 @@ def _add_linear(model, xs, c: Linear):
     return model.add(e == rhs)
 
 
-def build(problem: Problem):
+def build(problem: Problem) -> tuple[cp_model.CpModel, list]:
     model = cp_model.CpModel()
     xs = []
     for v in problem.vars:
@@ -81,7 +82,9 @@ def _set_parameter(params, name: str, value) -> None:
     setattr(params, name, value)
 
 
-def solve(problem: Problem, options: SolveOptions, schedule=SCHEDULE) -> Solution:
+def solve(
+    problem: Problem, options: SolveOptions, schedule: Sequence[SearchPhase] = SCHEDULE
+) -> Solution:
     t0 = time.time()
     model, xs = build(problem)
     if options.hint is not None:

@@ -40,7 +40,7 @@ def _env(log: bool) -> gp.Env:
     return env
 
 
-def build(problem: Problem, env: gp.Env):
+def build(problem: Problem, env: gp.Env) -> tuple[gp.Model, list]:
     model = gp.Model("treesens", env=env)
     lb = [v.lb if math.isfinite(v.lb) else -GRB.INFINITY for v in problem.vars]
     ub = [v.ub if math.isfinite(v.ub) else GRB.INFINITY for v in problem.vars]
@@ -85,19 +85,41 @@ def license_message(n_vars: int, n_constrs: int, detail: str = "") -> str:
 
 def solve(problem: Problem, options: SolveOptions) -> Solution:
     t0 = time.time()
-    n_constrs = len(problem.constraints)
     try:
         env = _env(options.log)
         model, xs = build(problem, env)
     except gp.GurobiError as e:
-        if e.errno in LICENSE_ERRORS or "size-limited" in str(e).lower():
-            return Solution(
-                ERROR,
-                build_time=time.time() - t0,
-                message=license_message(problem.n_vars, n_constrs, str(e)),
-            )
-        return Solution(ERROR, build_time=time.time() - t0, message=f"Gurobi error {e.errno}: {e}")
+        n_constrs = len(problem.constraints)
+        return _error_solution(e, problem.n_vars, n_constrs, build_time=time.time() - t0)
     build_time = time.time() - t0
+    has_obj = _set_params(model, xs, problem, options)
+    t1 = time.time()
+    stats = {"vars": model.NumVars, "constrs": model.NumConstrs, "indicators": model.NumGenConstrs}
+    try:
+        model.optimize()
+    except gp.GurobiError as e:
+        n_constrs = model.NumConstrs + model.NumGenConstrs
+        return _error_solution(
+            e, model.NumVars, n_constrs, build_time=build_time, time=time.time() - t1
+        )
+    solve_time = time.time() - t1
+    stats["nodes"] = model.NodeCount
+    try:
+        return _read_solution(model, xs, problem, has_obj, solve_time, build_time, stats)
+    finally:
+        model.dispose()
+        env.dispose()
+
+
+def _error_solution(e: Exception, n_vars: int, n_constrs: int, **times: float) -> Solution:
+    """A Gurobi error as a Solution: a size-limited license says so and what was asked."""
+    if getattr(e, "errno", None) in LICENSE_ERRORS or "size-limited" in str(e).lower():
+        return Solution(ERROR, message=license_message(n_vars, n_constrs, str(e)), **times)
+    return Solution(ERROR, message=f"Gurobi error {getattr(e, 'errno', None)}: {e}", **times)
+
+
+def _set_params(model: gp.Model, xs: list, problem: Problem, options: SolveOptions) -> bool:
+    """Set the solver's parameters and hint; whether the problem has an objective."""
     p = model.Params
     p.Threads = max(1, int(options.threads))
     p.Seed = int(options.seed)
@@ -113,79 +135,48 @@ def solve(problem: Problem, options: SolveOptions) -> Solution:
     if options.hint is not None:
         for x, v in zip(xs, options.hint):
             x.VarHintVal = float(v)
-    t1 = time.time()
-    stats = {"vars": model.NumVars, "constrs": model.NumConstrs, "indicators": model.NumGenConstrs}
-    try:
-        model.optimize()
-    except gp.GurobiError as e:
-        if e.errno in LICENSE_ERRORS or "size-limited" in str(e).lower():
-            return Solution(
-                ERROR,
-                time=time.time() - t1,
-                build_time=build_time,
-                message=license_message(
-                    model.NumVars, model.NumConstrs + model.NumGenConstrs, str(e)
-                ),
-            )
-        return Solution(
-            ERROR,
-            time=time.time() - t1,
-            build_time=build_time,
-            message=f"Gurobi error {e.errno}: {e}",
-        )
-    solve_time = time.time() - t1
+    return has_obj
+
+
+# statuses with which a solution found so far can be read
+_WITH_SOLUTION = (
+    GRB.OPTIMAL,
+    GRB.SOLUTION_LIMIT,
+    GRB.TIME_LIMIT,
+    GRB.INTERRUPTED,
+    GRB.NODE_LIMIT,
+    GRB.MEM_LIMIT,
+    GRB.SUBOPTIMAL,
+)
+
+
+def _read_solution(
+    model: gp.Model,
+    xs: list,
+    problem: Problem,
+    has_obj: bool,
+    solve_time: float,
+    build_time: float,
+    stats: dict,
+) -> Solution:
+    """The Solution of an optimised model, by its status."""
     status = model.Status
-    stats["nodes"] = model.NodeCount
-    try:
-        if model.SolCount > 0 and status in (
-            GRB.OPTIMAL,
-            GRB.SOLUTION_LIMIT,
-            GRB.TIME_LIMIT,
-            GRB.INTERRUPTED,
-            GRB.NODE_LIMIT,
-            GRB.MEM_LIMIT,
-            GRB.SUBOPTIMAL,
-        ):
-            values = np.array(model.getAttr("X", xs), dtype=np.float64)
-            proven = status == GRB.OPTIMAL or not has_obj
-            objective = model.ObjVal if has_obj else None
-            bound = model.ObjBound if has_obj else None
-            return point_solution(
-                problem, values, proven, objective, bound, solve_time, build_time, stats
-            )
-        if status == GRB.INFEASIBLE:
-            return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
-        if status in (GRB.INF_OR_UNBD, GRB.UNBOUNDED) and all_bounded(problem):
-            return Solution(
-                INFEASIBLE,
-                time=solve_time,
-                build_time=build_time,
-                stats=stats,
-                message="Gurobi: infeasible or unbounded, and every variable is bounded",
-            )
-        if status == GRB.TIME_LIMIT:
-            return Solution(
-                UNKNOWN,
-                time=solve_time,
-                build_time=build_time,
-                stats=stats,
-                message="time limit reached",
-            )
-        if status == GRB.MEM_LIMIT:
-            return Solution(
-                ERROR,
-                time=solve_time,
-                build_time=build_time,
-                stats=stats,
-                message="Gurobi reached its memory limit",
-            )
-        return Solution(
-            UNKNOWN,
-            time=solve_time,
-            build_time=build_time,
-            stats=stats,
-            message=f"Gurobi stopped with status {status}",
+    times = {"time": solve_time, "build_time": build_time, "stats": stats}
+    if model.SolCount > 0 and status in _WITH_SOLUTION:
+        values = np.array(model.getAttr("X", xs), dtype=np.float64)
+        proven = status == GRB.OPTIMAL or not has_obj
+        objective = model.ObjVal if has_obj else None
+        bound = model.ObjBound if has_obj else None
+        return point_solution(
+            problem, values, proven, objective, bound, solve_time, build_time, stats
         )
-    finally:
-        model.dispose()
-        env.dispose()
+    if status == GRB.INFEASIBLE:
+        return Solution(INFEASIBLE, **times)
+    if status in (GRB.INF_OR_UNBD, GRB.UNBOUNDED) and all_bounded(problem):
+        message = "Gurobi: infeasible or unbounded, and every variable is bounded"
+        return Solution(INFEASIBLE, message=message, **times)
+    if status == GRB.TIME_LIMIT:
+        return Solution(UNKNOWN, message="time limit reached", **times)
+    if status == GRB.MEM_LIMIT:
+        return Solution(ERROR, message="Gurobi reached its memory limit", **times)
+    return Solution(UNKNOWN, message=f"Gurobi stopped with status {status}", **times)

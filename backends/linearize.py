@@ -9,6 +9,7 @@ left here (a problem written to an LP / MPS file) gets the same rows.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from ..compiler.ir import ExactlyOne, Implication, Linear, Problem
 from ..compiler.passes.big_m import big_m_linears, merge_terms
@@ -19,7 +20,9 @@ class Row:
 
     __slots__ = ("vars", "coefs", "sense", "rhs", "name")
 
-    def __init__(self, vars, coefs, sense: str, rhs: float, name: str = ""):
+    def __init__(
+        self, vars: Iterable[int], coefs: Iterable[float], sense: str, rhs: float, name: str = ""
+    ):
         self.vars = tuple(vars)
         self.coefs = tuple(float(k) for k in coefs)
         self.sense = sense

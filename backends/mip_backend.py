@@ -40,7 +40,7 @@ def _empty_row_holds(r) -> bool:
     )
 
 
-def build(problem: Problem, backend_name: str, log: bool = False):
+def build(problem: Problem, backend_name: str, log: bool = False) -> tuple[mip.Model, list]:
     model = mip.Model(sense=mip.MINIMIZE, solver_name=SOLVERS[backend_name])
     model.verbose = 1 if log else 0
     xs = []
@@ -85,16 +85,41 @@ def solve(problem: Problem, options: SolveOptions, backend_name: str = "cbc") ->
             build_time=build_time,
             message=f"constraint {empty_violated[0]} has no variables and cannot hold",
         )
+    has_obj = problem.objective is not None and bool(problem.objective.vars)
+    t1 = time.time()
+    status = _optimize(model, options, backend_name, has_obj)
+    solve_time = time.time() - t1
+    stats = {"solver": backend_name, "rows": model.num_rows, "cols": model.num_cols}
+    times = {"time": solve_time, "build_time": build_time}
+    OS = mip.OptimizationStatus
+    if status in (OS.OPTIMAL, OS.FEASIBLE) and model.num_solutions > 0:
+        values = np.fromiter(
+            (x.x if x.x is not None else np.nan for x in xs), dtype=np.float64, count=len(xs)
+        )
+        if np.isnan(values).any():
+            return Solution(
+                ERROR, message=f"{backend_name} reported a solution without values", **times
+            )
+        proven = status == OS.OPTIMAL or not has_obj
+        objective = model.objective_value if has_obj else None
+        bound = model.objective_bound if has_obj else None
+        return point_solution(
+            problem, values, proven, objective, bound, solve_time, build_time, stats
+        )
+    return _no_point(status, problem, options, backend_name, stats, **times)
+
+
+def _optimize(
+    model: mip.Model, options: SolveOptions, backend_name: str, has_obj: bool
+) -> mip.OptimizationStatus:
+    """Set the solver's parameters and run it (HiGHS again without presolve if it fails)."""
     model.threads = max(1, int(options.threads))
     model.seed = int(options.seed)
     model.infeas_tol = INFEAS_TOL
     model.integer_tol = INTEGER_TOL
     model.max_mip_gap = 1e-9
     model.max_mip_gap_abs = 1e-9
-    has_obj = problem.objective is not None and bool(problem.objective.vars)
-    limit = max(0.05, options.remaining())
-    t1 = time.time()
-    kw = {"max_seconds": limit}
+    kw = {"max_seconds": max(0.05, options.remaining())}
     if has_obj and options.first_solution:
         kw["max_solutions"] = 1
     OS = mip.OptimizationStatus
@@ -105,53 +130,36 @@ def solve(problem: Problem, options: SolveOptions, backend_name: str = "cbc") ->
             raise
         status = OS.ERROR
     if status == OS.ERROR and backend_name == "highs" and options.remaining() > 0.1:
-        # HiGHS' presolve fails on some of these models (seen with 1.15: "solve error",
-        # postsolve returns an infeasible point) where the same model solves with presolve
-        # off: retry once without it
+        # HiGHS' presolve fails on some of these models ("solve error", or postsolve
+        # returns an infeasible point) where the same model solves with presolve off:
+        # retry once without it
         model.solver._set_string_option_value("presolve", "off")
         kw["max_seconds"] = max(0.05, options.remaining())
         status = model.optimize(**kw)
-    solve_time = time.time() - t1
-    stats = {"solver": backend_name, "rows": model.num_rows, "cols": model.num_cols}
-    if status in (OS.OPTIMAL, OS.FEASIBLE) and model.num_solutions > 0:
-        values = np.fromiter(
-            (x.x if x.x is not None else np.nan for x in xs), dtype=np.float64, count=len(xs)
-        )
-        if np.isnan(values).any():
-            return Solution(
-                ERROR,
-                time=solve_time,
-                build_time=build_time,
-                message=f"{backend_name} reported a solution without values",
-            )
-        proven = status == OS.OPTIMAL or not has_obj
-        objective = model.objective_value if has_obj else None
-        bound = model.objective_bound if has_obj else None
-        return point_solution(
-            problem, values, proven, objective, bound, solve_time, build_time, stats
-        )
+    return status
+
+
+def _no_point(
+    status: mip.OptimizationStatus,
+    problem: Problem,
+    options: SolveOptions,
+    backend_name: str,
+    stats: dict,
+    **times: float,
+) -> Solution:
+    """The Solution of a run that gave no point, by its status."""
+    OS = mip.OptimizationStatus
     if status in (OS.INFEASIBLE, OS.INT_INFEASIBLE):
-        return Solution(INFEASIBLE, time=solve_time, build_time=build_time, stats=stats)
+        return Solution(INFEASIBLE, stats=stats, **times)
     if status in (OS.UNBOUNDED, OS.INF_OR_UNBD) and all_bounded(problem):
         # every variable is bounded, so the problem cannot be unbounded: it is infeasible
-        return Solution(
-            INFEASIBLE,
-            time=solve_time,
-            build_time=build_time,
-            stats=stats,
-            message=f"{backend_name}: infeasible or unbounded, and every variable is bounded",
-        )
+        message = f"{backend_name}: infeasible or unbounded, and every variable is bounded"
+        return Solution(INFEASIBLE, stats=stats, message=message, **times)
     if status == OS.ERROR:
-        return Solution(
-            ERROR,
-            time=solve_time,
-            build_time=build_time,
-            stats=stats,
-            message=f"{backend_name} reported an error",
-        )
+        return Solution(ERROR, stats=stats, message=f"{backend_name} reported an error", **times)
     why = (
         "time limit reached"
         if time.time() >= options.deadline - 0.05
         else f"{backend_name} stopped: {status.name}"
     )
-    return Solution(UNKNOWN, time=solve_time, build_time=build_time, message=why, stats=stats)
+    return Solution(UNKNOWN, message=why, stats=stats, **times)

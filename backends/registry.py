@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from dataclasses import dataclass
+from types import ModuleType
 
 from ..compiler.errors import InputError, closest
 from ..compiler.ir import BOOL, INT, REAL
@@ -40,7 +41,7 @@ class BackendInfo:
     def installed(self) -> bool:
         return all(importlib.util.find_spec(p) is not None for p in self.requires)
 
-    def load(self):
+    def load(self) -> ModuleType:
         return importlib.import_module(self.module)
 
 

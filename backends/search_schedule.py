@@ -3,6 +3,7 @@ long. Imports no solver (the choice is tested without one)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..compiler.ir import Problem
@@ -46,7 +47,7 @@ SEARCH_PARAMS = frozenset(
 
 
 def search_phases(
-    problem: Problem, options: SolveOptions, schedule=SCHEDULE
+    problem: Problem, options: SolveOptions, schedule: Sequence[SearchPhase] = SCHEDULE
 ) -> tuple[SearchPhase, ...]:
     """The searches to run one after another: the schedule for a single-thread search for
     the first point that meets the gap, guided by an objective; else one default search."""

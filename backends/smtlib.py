@@ -31,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..compiler.ir import BOOL, INT, ExactlyOne, Implication, Linear, Problem
-from ..compiler.solver import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution
+from ..compiler.solver import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
 
 # z3 is imported lazily (inside solve) so that to_smtlib works in any process.
 
@@ -240,7 +240,7 @@ def to_smtlib(
     return "\n".join(out) + "\n"
 
 
-def solve(problem, options):
+def solve(problem: Problem, options: SolveOptions) -> Solution:
     """Solve the SMT-LIB text of the problem with z3 (runs in a worker process)."""
     import z3
 

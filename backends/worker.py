@@ -38,6 +38,7 @@ import time
 import traceback
 import weakref
 
+from ..compiler.ir import Problem
 from ..compiler.solver import ERROR, UNKNOWN, Solution, SolveOptions
 from .registry import get_info
 
@@ -294,7 +295,7 @@ class Worker:
         with self._lock:
             self._procs[key] = p
 
-    def solve(self, problem, options: SolveOptions) -> Solution:
+    def solve(self, problem: Problem, options: SolveOptions) -> Solution:
         key = _thread_key()
         with self._lock:
             self._busy.add(key)

@@ -249,7 +249,7 @@ def spec_targets(runs, insts: list[str], with_counts: bool = True) -> list[str]:
         )
     if not lines:
         return []
-    return ["", f"SPEC targets (section 5) on these {len(d)} instances:", ""] + lines
+    return ["", f"Targets on these {len(d)} instances:", ""] + lines
 
 
 def default_summary(runs, insts: list[str], suite: str) -> list[str]:

@@ -13,7 +13,7 @@ IR, which the conformance tests hold equal to the library's routing).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -199,7 +199,11 @@ def check_target(ens: Ensemble, target: Target) -> None:
 
 
 def audit_rows(
-    ens: Ensemble, X: np.ndarray, vary, target: Target, scales: dict[int, float]
+    ens: Ensemble,
+    X: np.ndarray,
+    vary: Iterable[str | int],
+    target: Target,
+    scales: dict[int, float],
 ) -> RowAnswers:
     """Answer every row of X (model feature order) exactly, by enumeration."""
     check_target(ens, target)

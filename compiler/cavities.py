@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .ensemble import Ensemble
 from .errors import InputError
 from .passes.data_aware import interval_index
 
@@ -55,7 +57,7 @@ class Clause:
         return "not (" + " and ".join(parts) + ")"
 
 
-def feature_thresholds(ens) -> dict[int, np.ndarray]:
+def feature_thresholds(ens: Ensemble) -> dict[int, np.ndarray]:
     """Sorted distinct numeric thresholds per feature (features with none left out)."""
     acc: dict[int, set] = {}
     for t in ens.trees:
@@ -66,7 +68,7 @@ def feature_thresholds(ens) -> dict[int, np.ndarray]:
     return {f: np.array(sorted(s)) for f, s in sorted(acc.items()) if s}
 
 
-def model_key(ens) -> str:
+def model_key(ens: Ensemble) -> str:
     h = hashlib.sha256()
     h.update(ens.op.encode() + ens.cast.encode())
     for f, ths in feature_thresholds(ens).items():
@@ -75,7 +77,7 @@ def model_key(ens) -> str:
     return h.hexdigest()[:20]
 
 
-def box_mask(J: np.ndarray, box) -> np.ndarray:
+def box_mask(J: np.ndarray, box: Sequence[tuple[int, int, int]]) -> np.ndarray:
     """Rows inside a box given as ((column, A, B), ...) over the interval-index matrix."""
     inside = np.ones(J.shape[0], dtype=bool)
     for c, a, b in box:
@@ -94,7 +96,7 @@ class IntervalRows:
     thresholds: dict[int, np.ndarray]  # per feature, its sorted thresholds
 
 
-def interval_rows(ens, X: np.ndarray) -> IntervalRows | None:
+def interval_rows(ens: Ensemble, X: np.ndarray) -> IntervalRows | None:
     """The distinct interval patterns of the rows of X (rows with a missing value lie in
     no box and are left out); None when there is nothing to learn from."""
     X = np.asarray(X, dtype=np.float64)
@@ -111,7 +113,7 @@ def interval_rows(ens, X: np.ndarray) -> IntervalRows | None:
     return IntervalRows(J, tuple(len(ths[f]) for f in feats), tuple(feats), ths)
 
 
-def pruned_box(J: np.ndarray, box) -> tuple:
+def pruned_box(J: np.ndarray, box: Sequence[tuple[int, int, int]]) -> tuple:
     """Greedy literal pruning: drop a literal if the box stays empty of rows without it."""
     lits = list(box)
     for lit in list(lits):
@@ -123,7 +125,7 @@ def pruned_box(J: np.ndarray, box) -> tuple:
     return tuple(lits)
 
 
-def box_clause(ens, rows: IntervalRows, box) -> Clause:
+def box_clause(ens: Ensemble, rows: IntervalRows, box: Sequence[tuple[int, int, int]]) -> Clause:
     """A box over interval indices, ((column, A, B), ...), as a clause over thresholds."""
     lits = []
     for c, a, b in box:
@@ -134,7 +136,7 @@ def box_clause(ens, rows: IntervalRows, box) -> Clause:
     return Clause(tuple(lits))
 
 
-def clause_holds_row(ens, clause: Clause, X: np.ndarray) -> np.ndarray:
+def clause_holds_row(ens: Ensemble, clause: Clause, X: np.ndarray) -> np.ndarray:
     """Rows of X inside the clause's box (the clause is violated by them)."""
     inside = np.ones(X.shape[0], dtype=bool)
     for lit in clause.literals:
@@ -149,7 +151,7 @@ def clause_holds_row(ens, clause: Clause, X: np.ndarray) -> np.ndarray:
     return inside
 
 
-def check_clauses(ens, clauses, X: np.ndarray) -> list[Clause]:
+def check_clauses(ens: Ensemble, clauses: Iterable[Clause], X: np.ndarray) -> list[Clause]:
     """The clauses whose box holds no row of X (and whose features the model has)."""
     names = set(ens.feature_names)
     out = []
@@ -161,7 +163,7 @@ def check_clauses(ens, clauses, X: np.ndarray) -> list[Clause]:
     return out
 
 
-def clauses_document(clauses, meta: dict | None = None) -> dict:
+def clauses_document(clauses: Iterable[Clause], meta: dict | None = None) -> dict:
     """The JSON document of a clause file."""
     return {
         "format": FORMAT,
@@ -170,7 +172,7 @@ def clauses_document(clauses, meta: dict | None = None) -> dict:
     }
 
 
-def clauses_from_document(doc, where: str = "") -> list[Clause]:
+def clauses_from_document(doc: object, where: str = "") -> list[Clause]:
     """The clauses of a parsed clause file; an ``InputError`` naming ``where`` if malformed."""
     if not isinstance(doc, dict) or not isinstance(doc.get("clauses"), list):
         raise InputError(

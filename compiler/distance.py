@@ -1,4 +1,4 @@
-"""Distance of a witness to the data (SPEC section 6, paper section 6 "Data-Aware ...").
+"""Distance of a witness to the data (paper section 6; docs/data-aware.md).
 
 The counterexample region of a witness pair is the box of inputs that reach the same
 leaves in every tree: for copy c and feature f, the intersection of the tests on f along
@@ -17,11 +17,12 @@ in the data is at distance 0 when the region admits NaN, else 1 (a full range).
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .ensemble import MISSING_NAN, MISSING_NONE
+from .ensemble import MISSING_NAN, MISSING_NONE, Ensemble
 
 
 @dataclass
@@ -32,7 +33,7 @@ class _Side:
     nan_ok: bool = True
 
 
-def region(ens, leaves) -> dict[int, _Side]:
+def region(ens: Ensemble, leaves: Sequence[int]) -> dict[int, _Side]:
     """The box of inputs reaching ``leaves`` (one leaf per tree), per feature tested."""
     out: dict[int, _Side] = {}
     for t, leaf in zip(ens.trees, leaves):
@@ -103,7 +104,7 @@ def _merge(a: _Side, b: _Side) -> _Side:
     )
 
 
-def feature_distances(ens, side: _Side, col: np.ndarray, scale: float) -> np.ndarray:
+def feature_distances(ens: Ensemble, side: _Side, col: np.ndarray, scale: float) -> np.ndarray:
     """Scaled distance of each value of one feature's column to the region's side."""
     v = np.asarray(col, dtype=np.float64)
     nan = np.isnan(v)
@@ -130,7 +131,11 @@ def feature_distances(ens, side: _Side, col: np.ndarray, scale: float) -> np.nda
 
 
 def distance_to_data(
-    ens, leaves, varying, X: np.ndarray, ranges=None
+    ens: Ensemble,
+    leaves: Sequence[int],
+    varying: Collection[int],
+    X: np.ndarray,
+    ranges: np.ndarray | None = None,
 ) -> tuple[float, int, np.ndarray]:
     """(distance, index of the nearest row, per-row distances) of a witness's region.
 

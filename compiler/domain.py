@@ -10,6 +10,7 @@ such intervals are *empty* and the encoding never chooses them.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,7 @@ class FeatureDomain:
         return lo, hi
 
 
-def in_interval(ens: Ensemble, domain_thresholds, j: int, v: float) -> bool:
+def in_interval(ens: Ensemble, domain_thresholds: Sequence[float], j: int, v: float) -> bool:
     """Does the library route ``v`` into interval j (exact library comparison)?"""
     K = len(domain_thresholds)
     if j > 0 and ens.test_holds(v, domain_thresholds[j - 1]):
@@ -97,7 +98,9 @@ def candidates(lo: float, hi: float, feat: Feature) -> list[float]:
     return out
 
 
-def representative(ens: Ensemble, feat: Feature, thresholds, j: int) -> float | None:
+def representative(
+    ens: Ensemble, feat: Feature, thresholds: Sequence[float], j: int
+) -> float | None:
     lo = thresholds[j - 1] if j > 0 else -math.inf
     hi = thresholds[j] if j < len(thresholds) else math.inf
     for v in candidates(lo, hi, feat):
@@ -107,7 +110,7 @@ def representative(ens: Ensemble, feat: Feature, thresholds, j: int) -> float | 
     return None
 
 
-def build_domain(ens: Ensemble, f: int, thresholds) -> FeatureDomain:
+def build_domain(ens: Ensemble, f: int, thresholds: Sequence[float]) -> FeatureDomain:
     feat = ens.features[f]
     ths = tuple(sorted(set(float(t) for t in thresholds)))
     reps = tuple(representative(ens, feat, ths, j) for j in range(len(ths) + 1))
@@ -123,7 +126,9 @@ def build_domain(ens: Ensemble, f: int, thresholds) -> FeatureDomain:
     return FeatureDomain(f, ths, reps, valid, tuple(rank_at))
 
 
-def build_categorical_domain(ens: Ensemble, f: int, split_codes, thresholds=()) -> FeatureDomain:
+def build_categorical_domain(
+    ens: Ensemble, f: int, split_codes: Iterable[float], thresholds: Sequence[float] = ()
+) -> FeatureDomain:
     """The category codes of a categorical feature.
 
     Declared categories (``Feature.categories``) give codes 0..n-1; otherwise the codes
@@ -151,7 +156,9 @@ def build_categorical_domain(ens: Ensemble, f: int, split_codes, thresholds=()) 
     return FeatureDomain(f, (), reps, tuple(range(len(codes_t))), (), codes_t)
 
 
-def choose_value(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, prefer=None) -> float:
+def choose_value(
+    ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, prefer: Iterable[float] | None = None
+) -> float:
     """A value in interval j: one of ``prefer`` (e.g. data values) when possible."""
     if dom.codes is not None:
         return float(dom.codes[j])

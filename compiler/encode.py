@@ -21,13 +21,14 @@ from __future__ import annotations
 import bisect
 import math
 import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .affected import unaffected_leaves
 from .domain import FeatureDomain, build_categorical_domain, build_domain
-from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble
+from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble, Tree
 from .errors import FEATURES, InputError, closest
 from .ir import ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .query import Condition, Query, resolve_condition
@@ -56,7 +57,7 @@ class Encoding:
     # features declared may_be_missing: nan[c][f] = the variable "x_c.f is NaN"
     nan: tuple[dict[int, int], dict[int, int]] = ({}, {})
 
-    def predicate(self, copy: int, f: int, rank: int):
+    def predicate(self, copy: int, f: int, rank: int) -> int | bool:
         """Variable index of q_rank for copy (0/1), or the constants TRUE / FALSE."""
         dom = self.domains[f]
         if rank <= 0:
@@ -66,7 +67,7 @@ class Encoding:
         return self.pred[copy][f][rank - 1]
 
 
-def resolve_features(ens: Ensemble, names) -> frozenset[int]:
+def resolve_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int]:
     out = set()
     for n in names:
         if isinstance(n, int) or (
@@ -169,7 +170,9 @@ def ensemble_structure(ens: Ensemble) -> _Structure:
     return st
 
 
-def gap_row_terms(ens: Ensemble, coefs) -> tuple[dict[int, dict[int, float]], float]:
+def gap_row_terms(
+    ens: Ensemble, coefs: Sequence[float]
+) -> tuple[dict[int, dict[int, float]], float]:
     """A gap row ``sum_k coefs[k] * raw_k(x)`` over leaves: per tree (only those with a
     nonzero weight), each leaf's coefficient, in the tree's leaf order; and the constant
     the intercepts contribute."""
@@ -363,7 +366,7 @@ def _encode_gap(
             b.linear([z1, z2], [1.0, 1.0], "<=", 1.0, ("gap-distinct", a))
 
 
-def node_yes(ens: Ensemble, t, n: int, v: float) -> bool:
+def node_yes(ens: Ensemble, t: Tree, n: int, v: float) -> bool:
     """Does value ``v`` (a number or NaN) take the "yes" branch of node n? As ``Ensemble.leaf_indices``."""
     mode = int(t.missing[n]) if t.missing is not None else MISSING_NAN
     th = float(t.threshold[n])

@@ -274,7 +274,7 @@ class Ensemble:
         return h.hexdigest()
 
     # ---- the library's comparison, in one place ------------------------------------
-    def cast_value(self, x):
+    def cast_value(self, x: float) -> np.floating:
         if self.cast == "float64z":
             v = np.float64(x)
             return np.float64(0.0) if abs(v) <= ZERO_BAND else v

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 
 
 class TreesensError(Exception):
@@ -29,7 +30,7 @@ class UnsupportedModelError(InputError):
 FEATURES = "known features"
 
 
-def closest(name: str, candidates, n: int = 3, *, listing: str | None = None) -> str:
+def closest(name: str, candidates: Iterable[str], n: int = 3, *, listing: str | None = None) -> str:
     """A 'did you mean' suffix for unknown names, or an empty string.
 
     With ``listing`` (say "known features"), a name with no close match gets the start of
@@ -47,7 +48,7 @@ def closest(name: str, candidates, n: int = 3, *, listing: str | None = None) ->
     return f" ({listing}: {name_list(cand)})"
 
 
-def name_list(names, max_names: int = 8, max_chars: int = 80) -> str:
+def name_list(names: Iterable[object], max_names: int = 8, max_chars: int = 80) -> str:
     """``a, b, c`` or, for a long list, its start: ``a, b, c, ... 30 in all``."""
     names = [str(x) for x in names]
     shown: list[str] = []

@@ -25,8 +25,8 @@ from .ensemble import MISSING_ZERO
 MAX_CANDIDATES = 48  # interval representatives tried per feature move
 # score = min(slack1, slack2) + balance * (slack1 + slack2). The sum is the difference of
 # the two decisions, the part the varied features must create; the min keeps the two
-# sides level. Weighting the sum up finds many of the pairs only the solver found before
-# (bench/heuristic.py on bench/sample-heuristic.txt: 43 of 100 with 3, 1 with 0.5)
+# sides level. Weighting the sum up finds pairs a level score misses (docs/benchmarks.md,
+# "Why the defaults are what they are")
 BALANCE = 3.0
 
 
@@ -109,7 +109,7 @@ def find_witness(
     work: int | None = None,
     balance: float = BALANCE,
     candidates: int = MAX_CANDIDATES,
-):
+) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """Return (x1, x2, found) — the best pair seen, and whether it meets both sides.
 
     ``margin`` asks for that much slack beyond the gap (to stay clear of rounding).
@@ -121,94 +121,12 @@ def find_witness(
         return None
     if _outside_numeric_model(enc):
         return None  # categorical splits, NaN choices, LightGBM's zero band: the solver's job
-    ens = enc.ensemble
-    ev = _TreeEval(enc)
-    rng = np.random.default_rng(seed)
-    deadline = time.time() + budget
-    feats = list(range(ens.n_features))
-    reps = {f: np.array([enc.domains[f].reps[j] for j in enc.domains[f].valid]) for f in feats}
-    varying = enc.varying
-    cast = (lambda X: X.astype(np.float32).astype(np.float64)) if ev.f32 else (lambda X: X)
-    rows1, rows2 = cond.rows
-    base = np.asarray(ens.intercept, dtype=np.float64)
+    search = _Ascent(enc, seed, time.time() + budget, margin, work, balance, candidates)
     best = (None, None, -np.inf)
-
-    def full_contrib(x: np.ndarray) -> np.ndarray:
-        X = cast(x[None, :])
-        return np.stack([ev.tree_values(ti, X)[0] for ti in range(len(ev.trees))])
-
     restart = 0
-
-    def out_of_budget() -> bool:
-        return time.time() >= deadline or (work is not None and ev.work >= work)
-
-    def ascend(x1: np.ndarray, x2: np.ndarray):
-        """Coordinate ascent from (x1, x2); returns the local optimum, its two slacks and
-        whether it meets both sides."""
-        c1, c2 = full_contrib(x1), full_contrib(x2)
-        raw1, raw2 = base + c1.sum(0), base + c2.sum(0)
-        s1, s2 = float(_slack(rows1, raw1[None])[0]), float(_slack(rows2, raw2[None])[0])
-        if min(s1, s2) >= margin:
-            return x1, x2, s1, s2, True
-        improved = True
-        while improved and not out_of_budget():
-            improved = False
-            for f in rng.permutation(feats):
-                cand = reps[f]
-                if len(cand) > candidates:
-                    cand = rng.choice(cand, candidates, replace=False)
-                trees = ev.uses[f]
-                if not trees:
-                    continue
-                moves = ((0, cand), (1, cand)) if f in varying else ((2, cand),)
-                for which, vals in moves:
-                    n = len(vals)
-                    new1 = np.repeat(raw1[None], n, 0)
-                    new2 = np.repeat(raw2[None], n, 0)
-                    if which in (0, 2):
-                        X = np.repeat(x1[None], n, 0)
-                        X[:, f] = vals
-                        X = cast(X)
-                        for ti in trees:
-                            new1 += ev.tree_values(ti, X) - c1[ti]
-                    if which in (1, 2):
-                        X = np.repeat(x2[None], n, 0)
-                        X[:, f] = vals
-                        X = cast(X)
-                        for ti in trees:
-                            new2 += ev.tree_values(ti, X) - c2[ti]
-                    sl1 = _slack(rows1, new1)
-                    sl2 = _slack(rows2, new2)
-                    score = np.minimum(sl1, sl2) + balance * (sl1 + sl2)
-                    k = int(np.argmax(score))
-                    if score[k] > min(s1, s2) + balance * (s1 + s2) + 1e-12:
-                        if which in (0, 2):
-                            x1[f] = vals[k]
-                            Xk = cast(x1[None])
-                            for ti in trees:
-                                c1[ti] = ev.tree_values(ti, Xk)[0]
-                        if which in (1, 2):
-                            x2[f] = vals[k]
-                            Xk = cast(x2[None])
-                            for ti in trees:
-                                c2[ti] = ev.tree_values(ti, Xk)[0]
-                        raw1, raw2 = base + c1.sum(0), base + c2.sum(0)
-                        s1 = float(_slack(rows1, raw1[None])[0])
-                        s2 = float(_slack(rows2, raw2[None])[0])
-                        improved = True
-                        if min(s1, s2) >= margin:
-                            return x1, x2, s1, s2, True
-        return x1, x2, s1, s2, False
-
-    while not out_of_budget():
-        if starts is not None and restart < len(starts):
-            x1 = starts[restart].astype(np.float64).copy()
-        else:
-            x1 = np.array([rng.choice(reps[f]) for f in feats], dtype=np.float64)
-        x2 = x1.copy()
-        for f in varying:
-            x2[f] = rng.choice(reps[f])
-        x1, x2, s1, s2, ok = ascend(x1, x2)
+    while not search.out_of_budget():
+        x1, x2 = search.start(starts, restart)
+        x1, x2, s1, s2, ok = search.ascend(x1, x2)
         restart += 1
         if ok:
             return x1, x2, True
@@ -217,3 +135,129 @@ def find_witness(
     if best[0] is None:
         return None
     return best[0], best[1], best[2] >= margin
+
+
+# which copies a move changes: x1 alone, x2 alone (varied features), or both (shared ones)
+_SIDES = {0: (0,), 1: (1,), 2: (0, 1)}
+
+
+class _Ascent:
+    """Restarted coordinate ascent on the pair's score (see BALANCE), one random stream."""
+
+    def __init__(
+        self,
+        enc: Encoding,
+        seed: int,
+        deadline: float,
+        margin: float,
+        work: int | None,
+        balance: float,
+        candidates: int,
+    ):
+        ens = enc.ensemble
+        self.ev = _TreeEval(enc)
+        self.rng = np.random.default_rng(seed)
+        self.deadline, self.margin, self.work = deadline, margin, work
+        self.balance, self.candidates = balance, candidates
+        self.feats = list(range(ens.n_features))
+        self.reps = {
+            f: np.array([enc.domains[f].reps[j] for j in enc.domains[f].valid]) for f in self.feats
+        }
+        self.varying = enc.varying
+        self.rows = enc.condition.rows
+        self.base = np.asarray(ens.intercept, dtype=np.float64)
+
+    def cast(self, X: np.ndarray) -> np.ndarray:
+        return X.astype(np.float32).astype(np.float64) if self.ev.f32 else X
+
+    def out_of_budget(self) -> bool:
+        return time.time() >= self.deadline or (self.work is not None and self.ev.work >= self.work)
+
+    def start(self, starts: np.ndarray | None, restart: int) -> tuple[np.ndarray, np.ndarray]:
+        """A starting pair: the next given start, or random representatives."""
+        rng, reps = self.rng, self.reps
+        if starts is not None and restart < len(starts):
+            x1 = starts[restart].astype(np.float64).copy()
+        else:
+            x1 = np.array([rng.choice(reps[f]) for f in self.feats], dtype=np.float64)
+        x2 = x1.copy()
+        for f in self.varying:
+            x2[f] = rng.choice(reps[f])
+        return x1, x2
+
+    def full_contrib(self, x: np.ndarray) -> np.ndarray:
+        X = self.cast(x[None, :])
+        return np.stack([self.ev.tree_values(ti, X)[0] for ti in range(len(self.ev.trees))])
+
+    def slacks(self, c: list[np.ndarray]) -> tuple[list[np.ndarray], list[float]]:
+        """Raw scores and slacks of the two copies from their per-tree contributions."""
+        raw = [self.base + c[0].sum(0), self.base + c[1].sum(0)]
+        return raw, [float(_slack(self.rows[i], raw[i][None])[0]) for i in (0, 1)]
+
+    def ascend(
+        self, x1: np.ndarray, x2: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, float, float, bool]:
+        """Coordinate ascent from (x1, x2); returns the local optimum, its two slacks and
+        whether it meets both sides."""
+        rng, margin = self.rng, self.margin
+        x = [x1, x2]
+        c = [self.full_contrib(x1), self.full_contrib(x2)]
+        raw, s = self.slacks(c)
+        if min(s) >= margin:
+            return x1, x2, s[0], s[1], True
+        improved = True
+        while improved and not self.out_of_budget():
+            improved = False
+            for f in rng.permutation(self.feats):
+                cand = self.reps[f]
+                if len(cand) > self.candidates:
+                    cand = rng.choice(cand, self.candidates, replace=False)
+                trees = self.ev.uses[f]
+                if not trees:
+                    continue
+                for which in (0, 1) if f in self.varying else (2,):
+                    k = self.best_move(x, c, raw, s, f, _SIDES[which], cand, trees)
+                    if k is None:
+                        continue
+                    for i in _SIDES[which]:
+                        self.move(x[i], c[i], f, cand[k], trees)
+                    raw, s = self.slacks(c)
+                    improved = True
+                    if min(s) >= margin:
+                        return x1, x2, s[0], s[1], True
+        return x1, x2, s[0], s[1], False
+
+    def best_move(
+        self,
+        x: list[np.ndarray],
+        c: list[np.ndarray],
+        raw: list[np.ndarray],
+        s: list[float],
+        f: int,
+        sides: tuple[int, ...],
+        vals: np.ndarray,
+        trees: list[int],
+    ) -> int | None:
+        """The index of the value of ``f`` (set on ``sides``) that raises the score most,
+        or None when none raises it."""
+        n = len(vals)
+        new = [np.repeat(raw[0][None], n, 0), np.repeat(raw[1][None], n, 0)]
+        for i in sides:
+            X = np.repeat(x[i][None], n, 0)
+            X[:, f] = vals
+            X = self.cast(X)
+            for ti in trees:
+                new[i] += self.ev.tree_values(ti, X) - c[i][ti]
+        sl1, sl2 = _slack(self.rows[0], new[0]), _slack(self.rows[1], new[1])
+        score = np.minimum(sl1, sl2) + self.balance * (sl1 + sl2)
+        k = int(np.argmax(score))
+        if score[k] > min(s) + self.balance * (s[0] + s[1]) + 1e-12:
+            return k
+        return None
+
+    def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees: list[int]) -> None:
+        """Set feature ``f`` of copy ``x`` to ``val`` and update its tree contributions."""
+        x[f] = val
+        Xk = self.cast(x[None])
+        for ti in trees:
+            c[ti] = self.ev.tree_values(ti, Xk)[0]

@@ -10,8 +10,11 @@ Every variable has a name that traces back to the ensemble (``p1[age<0.5]``,
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
 
 BOOL, INT, REAL = "bool", "int", "real"
 
@@ -88,10 +91,10 @@ class Problem:
     def n_vars(self) -> int:
         return len(self.vars)
 
-    def with_constraints(self, extra) -> Problem:
+    def with_constraints(self, extra: Iterable[Constraint]) -> Problem:
         return replace(self, constraints=self.constraints + tuple(extra))
 
-    def with_soft_constraints(self, extra) -> Problem:
+    def with_soft_constraints(self, extra: Iterable[Constraint]) -> Problem:
         """The problem with ``extra`` added to the soft group."""
         extra = tuple(extra)
         n = len(self.constraints)
@@ -116,7 +119,7 @@ class Problem:
     def with_objective(self, objective: Objective | None) -> Problem:
         return replace(self, objective=objective)
 
-    def with_notes(self, **changes) -> Problem:
+    def with_notes(self, **changes: Any) -> Problem:
         return replace(self, notes=replace(self.notes, **changes))
 
     def stats(self) -> dict:
@@ -140,18 +143,22 @@ class ProblemBuilder:
     def add(self, c: Constraint) -> None:
         self.constraints.append(c)
 
-    def linear(self, vars, coefs, sense: str, rhs: float, tag: tuple = ()) -> None:
+    def linear(
+        self, vars: Iterable[int], coefs: Iterable[float], sense: str, rhs: float, tag: tuple = ()
+    ) -> None:
         self.constraints.append(Linear(tuple(vars), tuple(coefs), sense, float(rhs), tag))
 
     def build(self, objective: Objective | None = None) -> Problem:
         return Problem(tuple(self.vars), tuple(self.constraints), objective)
 
 
-def evaluate_linear(c: Linear, values) -> float:
+def evaluate_linear(c: Linear, values: Sequence[float] | np.ndarray) -> float:
     return sum(k * float(values[v]) for v, k in zip(c.vars, c.coefs))
 
 
-def check_constraint(c: Constraint, values, tol: float = 1e-6) -> bool:
+def check_constraint(
+    c: Constraint, values: Sequence[float] | np.ndarray, tol: float = 1e-6
+) -> bool:
     """Does an assignment satisfy a constraint (used by tests and sanity checks)?"""
     if isinstance(c, ExactlyOne):
         return abs(sum(round(float(values[v])) for v in c.vars) - 1) < 0.5

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, logit
 from .errors import FEATURES, InputError, closest
@@ -127,7 +128,7 @@ class Query:
         }
         return out | {k: given[k] for k in ANSWER_OPTIONS if k in given}
 
-    def with_(self, **kw) -> Query:
+    def with_(self, **kw: Any) -> Query:
         return replace(self, **kw)
 
 
@@ -183,7 +184,7 @@ def resolve_condition(ens: Ensemble, q: Query) -> Condition:
     return _multiclass_condition(ens, q)
 
 
-def _class_index(ens: Ensemble, c) -> int | str:
+def _class_index(ens: Ensemble, c: int | str | None) -> int | str:
     if c == ANY or c is None:
         return ANY
     try:

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .encode import Encoding
 from .ensemble import LOGISTIC, Ensemble
 from .query import ANY, Query, _class_index
 
 
 def meets(
-    ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray, copy: int, other_class=None
+    ens: Ensemble,
+    q: Query,
+    proba: np.ndarray,
+    raw: np.ndarray,
+    copy: int,
+    other_class: int | None = None,
 ) -> bool:
     """Does one input (its probabilities and raw scores) meet its side of the query?"""
     g = q.gap
@@ -45,7 +51,7 @@ def predicted_class(proba: np.ndarray) -> int:
     return int(np.argmax(proba))
 
 
-def condition_slack(enc, raw: np.ndarray, copy: int) -> float:
+def condition_slack(enc: Encoding, raw: np.ndarray, copy: int) -> float:
     """Smallest slack of the (unrelaxed) gap rows of one copy, on IR raw scores."""
     rows = enc.condition.rows[copy]
     slacks = [float(np.dot(coefs, raw)) - rhs for coefs, rhs in rows]  # (empty for 'any')

@@ -1,4 +1,4 @@
-"""The answer to one query, with the fields of the JSON result (SPEC section 3)."""
+"""The answer to one query, with the fields of the JSON result (README.md)."""
 
 from __future__ import annotations
 

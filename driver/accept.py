@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
 from ..compiler.distance import distance_to_data
@@ -50,7 +52,7 @@ def witness_dict(ens: Ensemble, w: Witness) -> dict:
     }
 
 
-def with_preferred(enc: Encoding, w: Witness, prefer) -> Witness:
+def with_preferred(enc: Encoding, w: Witness, prefer: Mapping[int, Sequence[float]]) -> Witness:
     """The same intervals (so the same leaves), with values seen in the data where they fit."""
     ens = enc.ensemble
     xs = [np.array(w.x1, dtype=float), np.array(w.x2, dtype=float)]
@@ -68,7 +70,8 @@ def with_preferred(enc: Encoding, w: Witness, prefer) -> Witness:
 
 
 def measure_distance(ctx: SolveContext) -> None:
-    """Distance of the witness's region to the data, and the nearest row (SPEC 6)."""
+    """Distance of the witness's region to the data, and the nearest row
+    (docs/data-aware.md)."""
     ens, data, res = ctx.ens, ctx.data, ctx.result
     _, rng = data.ranges()
     dist, i, _ = distance_to_data(ens, ctx.witness.leaves, ctx.enc.varying, data.X, rng)

@@ -7,6 +7,8 @@ adds a check that rejects a problem with a variable kind the solver does not tak
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..compiler.errors import InputError
 from ..compiler.passes import IntegerScaling
 from ..compiler.passes.base import Compiled, Pass
@@ -23,7 +25,7 @@ class VariableKindCheck(Pass):
         self.kinds = tuple(kinds)
         self.backend = backend
 
-    def apply(self, compiled: Compiled):
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
         bad = sorted({v.kind for v in compiled.problem.vars} - set(self.kinds))
         if bad:
             raise InputError(

@@ -14,6 +14,8 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
+
 from ..backends.cavity_learning import BoxSearch, FoundBoxes
 from ..backends.registry import BackendInfo
 from ..backends.worker import Worker
@@ -52,7 +54,7 @@ class _LearnerWorker(Worker):
 
 def learn_in_worker(
     ens: Ensemble,
-    X,
+    X: np.ndarray,
     *,
     width: int = 2,
     max_clauses: int = 50,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,12 @@ class CompiledQuery:
         return self.compiled.encoding
 
 
-def compile_query(ens: Ensemble, q: Query, progress: bool = False, prefer=None) -> CompiledQuery:
+def compile_query(
+    ens: Ensemble,
+    q: Query,
+    progress: bool = False,
+    prefer: Mapping[int, Sequence[float]] | None = None,
+) -> CompiledQuery:
     """Encode the query and apply its solver-agnostic passes (learning the data's cavity
     clauses first when the query's data-aware mode uses them). Inverting the chain gives
     the Witness; its values are ``prefer``'s (default: values seen in the query's data)

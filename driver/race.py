@@ -14,7 +14,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from ..backends.registry import BACKENDS, available
 from ..backends.worker import worker_for
@@ -37,7 +37,7 @@ def is_race(backend: str) -> bool:
     return backend == RACE or backend.startswith(RACE + ":")
 
 
-def race_backends(backend: str, backends=None) -> list[str]:
+def race_backends(backend: str, backends: Sequence[str] | None = None) -> list[str]:
     """The backends a race spec names (installed ones only for the default set)."""
     if backends:
         names = list(backends)
@@ -74,13 +74,13 @@ def solve_race(
     ens: Ensemble,
     q: Query,
     solve_one: SolveOne,
-    backends=None,
+    backends: Sequence[str] | None = None,
     deadline: float | None = None,
     memory_mb: int | None = None,
     *,
     compiled: CompiledQuery | None = None,
     log: bool = False,
-    prefer=None,
+    prefer: Mapping[int, Sequence[float]] | None = None,
 ) -> Result:
     """Race the backends; ``solve_one`` answers the query on one of them."""
     t0 = time.time()

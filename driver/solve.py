@@ -13,6 +13,7 @@ an error, never a verdict.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
@@ -34,7 +35,7 @@ def solve_query(
     deadline: float | None = None,
     memory_mb: int | None = None,
     log: bool = False,
-    prefer=None,
+    prefer: Mapping[int, Sequence[float]] | None = None,
 ) -> Result:
     """Answer one query; the result records what was asked (``stats["asked"]``)."""
     if is_race(q.backend):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 
+from ..backends.registry import get_info
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.options import (
@@ -19,6 +20,7 @@ from ..compiler.options import (
 )
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..compiler.result import Result
+from ..driver import is_race, race_backends, solve_query
 from .load import load_model
 
 
@@ -68,9 +70,6 @@ def check_options(options: dict | QueryOptions | None) -> QueryOptions:
 def check_backend_name(backend: str) -> None:
     """A backend name is known (or a race of known ones) before anything runs: a query the
     heuristic answers never reaches the backend, and would otherwise report a made-up one."""
-    from ..backends.registry import get_info
-    from ..driver import is_race, race_backends
-
     if is_race(backend):
         race_backends(backend)
     else:
@@ -177,8 +176,6 @@ def check(
     >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
     >>> r.status, r.witness
     """
-    from ..driver import solve_query
-
     t0 = time.time()
     ens = (
         model

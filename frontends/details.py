@@ -13,7 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..compiler.ensemble import KINDS, Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import FEATURES, InputError, closest
+from .data import data_columns, feature_columns
 from .formats.registry import generic_names
 
 
@@ -139,8 +140,6 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
     match the model's names, which is checked where the data is used. ``data`` is a CSV /
     Parquet path or a DataFrame. A ``label`` other than the default must be a column.
     """
-    from .data import data_columns, feature_columns
-
     header, where = data_columns(data)
     cols = feature_columns(header, label, where)
     if not has_generic_names(ens) or all(n in cols for n in ens.feature_names):
@@ -183,8 +182,6 @@ def declare(ens: Ensemble, *, missing=(), categories: dict | None = None) -> Ens
 
 
 def _index(ens: Ensemble, name) -> int:
-    from ..compiler.errors import FEATURES, closest
-
     if isinstance(name, int):
         if not 0 <= name < ens.n_features:
             raise InputError(f"feature index {name} out of range 0..{ens.n_features - 1}")

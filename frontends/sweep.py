@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -15,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
 from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..driver import solve_query
+from .api import make_query
 from .executors import Executor, Failure, make_executor, parse_executor
+from .load import load_model
 
 
 def feature_subsets(
@@ -36,8 +40,6 @@ def feature_subsets(
         raise InputError("no features given")
     unknown = [n for n in names if n not in ens.feature_names]
     if unknown:
-        from ..compiler.errors import closest
-
         raise InputError(
             f"unknown feature {unknown[0]!r}"
             f"{closest(unknown[0], ens.feature_names, listing='known features')}"
@@ -362,9 +364,6 @@ def to_markdown(rows: list[dict]) -> str:
 
 
 def to_csv(rows: list[dict]) -> str:
-    import csv
-    import io
-
     if not rows:
         return ""
     buf = io.StringIO()
@@ -398,9 +397,6 @@ def sweep(
     core). ``executor``: ``"local"``, ``"dask"``, ``"dask=tcp://HOST:8786"``, ``"ray"``,
     ``"ray=auto"``, or an ``executors.Executor`` (docs/distributed.md).
     """
-    from .api import make_query
-    from .load import load_model
-
     ens = (
         model
         if isinstance(model, Ensemble) and details is None

@@ -9,14 +9,16 @@ variables are unchanged, so ``invert`` keeps the values.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
 from ..ir import Implication, Linear, Problem
 from .base import Compiled, Pass
 
 
-def merge_terms(vars, coefs) -> tuple[list[int], list[float]]:
+def merge_terms(vars: Sequence[int], coefs: Sequence[float]) -> tuple[list[int], list[float]]:
     """Sum the coefficients of repeated variables (keeps first-seen order)."""
     if len(set(vars)) == len(vars):
         return list(vars), [float(k) for k in coefs]
@@ -112,7 +114,7 @@ class BigM(Pass):
     def accepts(self, compiled: Compiled) -> bool:
         return any(isinstance(c, Implication) for c in compiled.problem.constraints)
 
-    def apply(self, compiled: Compiled):
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
         prob = compiled.problem
         out: list = []
         moved: dict[int, list[int]] = {}  # old position -> new positions

@@ -34,19 +34,25 @@ the driver's (driver/data.py, driver/clauses.py).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..dataset import Dataset
-from ..ensemble import ZERO_BAND
+from ..encode import Encoding
+from ..ensemble import ZERO_BAND, Ensemble
 from ..errors import InputError
 from ..ir import Linear, Objective
 from ..options import DataAwareMode
 from ..query import Query
 from .base import Compiled, Pass
 
+if TYPE_CHECKING:  # cavities imports this module
+    from ..cavities import Clause
 
-def interval_index(ens, thresholds, values: np.ndarray) -> np.ndarray:
+
+def interval_index(ens: Ensemble, thresholds: Sequence[float], values: np.ndarray) -> np.ndarray:
     """Index of the threshold interval (domain.py numbering) of each value, as the library
     routes it: the number of thresholds whose test fails. NaN gives -1."""
     ths = np.asarray(thresholds, dtype=np.float64)
@@ -63,7 +69,7 @@ def interval_index(ens, thresholds, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def feature_ranks(enc, f: int, values: np.ndarray) -> np.ndarray:
+def feature_ranks(enc: Encoding, f: int, values: np.ndarray) -> np.ndarray:
     """Rank (index among the valid intervals / codes) of each value for feature f; -1 when
     the value falls in no valid interval (outside the declared bounds, NaN, unknown code)."""
     dom = enc.domains[f]
@@ -85,7 +91,9 @@ def feature_ranks(enc, f: int, values: np.ndarray) -> np.ndarray:
     return np.where(ok, r, -1)
 
 
-def marginals(enc, X: np.ndarray, alpha: float = 1.0) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+def marginals(
+    enc: Encoding, X: np.ndarray, alpha: float = 1.0
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Per feature: (counts per valid rank, smoothed probabilities per valid rank)."""
     out = {}
     for f, dom in enc.domains.items():
@@ -104,7 +112,9 @@ def marginals(enc, X: np.ndarray, alpha: float = 1.0) -> dict[int, tuple[np.ndar
     return out
 
 
-def interval_indicators(enc, copy: int, f: int) -> list[tuple[dict[int, float], float]] | None:
+def interval_indicators(
+    enc: Encoding, copy: int, f: int
+) -> list[tuple[dict[int, float], float]] | None:
     """Per valid rank r: the indicator "x_copy.f lies in interval r" as (terms, constant).
     None for a feature the encoding has no variables for (a single choice)."""
     hots = enc.onehot[copy].get(f)
@@ -151,7 +161,7 @@ class UtilityObjective(Pass):
         self.alpha = float(alpha)
         self.empty = empty
 
-    def apply(self, compiled: Compiled):
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
         enc = compiled.encoding
         forbid = self.empty == "forbid"
         margs = marginals(enc, self.X, 0.0 if forbid else self.alpha)
@@ -211,10 +221,10 @@ class CavityClauses(Pass):
 
     name = "clause"
 
-    def __init__(self, clauses):
+    def __init__(self, clauses: Iterable[Clause]):
         self.clauses = list(clauses)
 
-    def apply(self, compiled: Compiled):
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
         enc = compiled.encoding
         cons = []
         used = 0
@@ -239,7 +249,7 @@ class CavityClauses(Pass):
         return compiled.with_problem(prob), None
 
 
-def box_ranks(enc, f: int, lo: float, hi: float) -> tuple[int, int] | None:
+def box_ranks(enc: Encoding, f: int, lo: float, hi: float) -> tuple[int, int] | None:
     """The valid ranks [a, b] of feature f whose intervals lie inside [lo, hi) (as the
     library routes values: x >= lo fails the test at lo, x < hi passes the test at hi).
     Only whole intervals count, so the box can only shrink. None when no rank fits."""
@@ -260,7 +270,9 @@ def box_ranks(enc, f: int, lo: float, hi: float) -> tuple[int, int] | None:
     return ranks[0], ranks[-1]
 
 
-def clause_constraint(enc, clause, idx, copy: int, tag) -> Linear | None:
+def clause_constraint(
+    enc: Encoding, clause: Clause, idx: Sequence[int], copy: int, tag: tuple
+) -> Linear | None:
     """sum of "x outside literal i" >= 1, over the copy's predicates; None if vacuous."""
     acc: dict[int, float] = {}
     const = 0.0
@@ -304,7 +316,7 @@ def needs_clauses(q: Query) -> bool:
     return DataAwareMode(q.data_aware).uses_clauses
 
 
-def data_passes(q: Query, data: Dataset | None, clauses=()) -> list[Pass]:
+def data_passes(q: Query, data: Dataset | None, clauses: Iterable[Clause] = ()) -> list[Pass]:
     """The data-aware passes of a query (``Query.data_aware``) for a Dataset and the
     cavity clauses learned for it.
 

@@ -37,23 +37,29 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
-from ..domain import candidates
+import numpy as np
+
+from ..domain import FeatureDomain, candidates
+from ..encode import Encoding
+from ..ensemble import Ensemble, Feature
 from ..errors import InputError
 from ..ir import Linear
-from ..query import EQ, LE, LT, feature_index, relations_by_feature
+from ..query import EQ, LE, LT, Query, feature_index, relations_by_feature
 from ..query import bounds_by_copy as query_bounds_by_copy
 from ..query import check_relations_within_bounds as query_check_relations_within_bounds
 from .base import Compiled, Pass
 
 
-def bounds_by_copy(enc) -> dict[tuple[int, int], tuple[float, float]]:
+def bounds_by_copy(enc: Encoding) -> dict[tuple[int, int], tuple[float, float]]:
     """``query.bounds_by_copy`` of an encoding's query."""
     return query_bounds_by_copy(enc.ensemble, enc.query, enc.varying)
 
 
-def relations_of(enc) -> dict[int, list[tuple[int, int, str]]]:
+def relations_of(enc: Encoding) -> dict[int, list[tuple[int, int, str]]]:
     """``query.relations_by_feature`` of an encoding's query."""
     return relations_by_feature(enc.ensemble, enc.query)
 
@@ -72,7 +78,7 @@ def _unord(i: int) -> float:
 _FIRST_NO: dict = {}
 
 
-def first_no(ens, t: float) -> float:
+def first_no(ens: Ensemble, t: float) -> float:
     """The smallest float64 input the library sends to the "no" side of a split at t.
 
     The library's test (``ens.test_holds``: a cast to float32 or not, then ``<`` or
@@ -102,7 +108,9 @@ def first_no(ens, t: float) -> float:
     return _FIRST_NO[key]
 
 
-def span(ens, feat, dom, j: int, lo: float, hi: float) -> tuple[float, float] | None:
+def span(
+    ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, lo: float, hi: float
+) -> tuple[float, float] | None:
     """The smallest and largest admissible input in interval j (categorical: code j)
     that also lies in [lo, hi]; None when there is none. Exact: the inputs the library
     routes into an interval form a range of float64 values, computed by ``first_no``."""
@@ -152,134 +160,167 @@ def _rank_is(qs: tuple[int, ...], r: int, n_valid: int):
     return vs, cs, const
 
 
-def check_relations_within_bounds(enc, rels=None, bnds=None) -> None:
+def check_relations_within_bounds(
+    enc: Encoding,
+    rels: dict[int, list[tuple[int, int, str]]] | None = None,
+    bnds: dict[tuple[int, int], tuple[float, float]] | None = None,
+) -> None:
     """``query.check_relations_within_bounds`` of an encoding's query."""
     rels = relations_of(enc) if rels is None else rels
     bnds = bounds_by_copy(enc) if bnds is None else bnds
     query_check_relations_within_bounds(enc.ensemble, enc.varying, rels, bnds)
 
 
-def build_constraints(enc) -> list[Linear]:
-    ens = enc.ensemble
+# per copy: feature -> its "is missing" variable / its one-hot variables
+NanVars = tuple[dict[int, int], dict[int, int]]
+OneHotVars = tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
+Bounds = dict[tuple[int, int], tuple[float, float]]
+
+
+def build_constraints(enc: Encoding) -> list[Linear]:
+    """The linear constraints of the query's bounds, then of its relations."""
     nan = getattr(enc, "nan", ({}, {}))
     onehot = getattr(enc, "onehot", ({}, {}))
     out: list[Linear] = []
     bnds = bounds_by_copy(enc)
     rels = relations_of(enc)
-
-    def not_nan(f: int, c: int) -> None:
-        m = nan[c].get(f)
-        if m is not None:
-            out.append(Linear((m,), (1.0,), "==", 0.0, ("fc-notnan", c, f)))
-
-    # ---- bounds ----
     for (f, c), (lo, hi) in sorted(bnds.items()):
-        feat, dom = ens.features[f], enc.domains[f]
-        who = f"x{c + 1}.{ens.feature_names[f]}" if f in enc.varying else ens.feature_names[f]
-        if lo > hi:
-            raise InputError(
-                f"the bounds on {who} leave no value (declared [{feat.lb:g}, {feat.ub:g}], "
-                f"asked [{lo:g}, {hi:g}])"
-            )
-        not_nan(f, c)
-        hots = onehot[c].get(f)
-        if dom.codes is not None:
-            ok = [lo <= code <= hi for code in dom.codes]
-            if not any(ok):
-                raise InputError(f"no category code of {who} lies in [{lo:g}, {hi:g}]")
-            if hots is not None:
-                for code_ok, var in zip(ok, hots):
-                    if not code_ok:
-                        out.append(Linear((var,), (1.0,), "==", 0.0, ("fc-bound", c, f)))
-            continue
-        allowed = [
-            r for r, j in enumerate(dom.valid) if span(ens, feat, dom, j, lo, hi) is not None
-        ]
-        if not allowed:
-            raise InputError(
-                f"no admissible value of {who} lies in [{lo:g}, {hi:g}] "
-                f"({feat.kind}, declared [{feat.lb:g}, {feat.ub:g}])"
-            )
-        qs = enc.pred[c][f]
-        n_valid = len(dom.valid)
-        if not qs:
-            continue
-        rlo, rhi = allowed[0], allowed[-1]
-        for r in range(1, rlo + 1):  # rank >= rlo: q_1..q_rlo false
-            out.append(Linear((qs[r - 1],), (1.0,), "==", 0.0, ("fc-bound", c, f, "lo", r)))
-        for r in range(rhi + 1, n_valid):  # rank <= rhi: q_{rhi+1}.. true
-            out.append(Linear((qs[r - 1],), (1.0,), "==", 1.0, ("fc-bound", c, f, "hi", r)))
-        for r in set(range(rlo, rhi + 1)) - set(allowed):  # a gap: rank != r
-            vs, cs, const = _rank_is(qs, r, n_valid)
-            out.append(Linear(tuple(vs), tuple(cs), "<=", 1.0 - const, ("fc-bound", c, f, "ne", r)))
-
-    # ---- relations ----
+        out += _bound_constraints(enc, f, c, lo, hi, nan, onehot)
     check_relations_within_bounds(enc, rels, bnds)
     for f, items in sorted(rels.items()):
-        feat, dom = ens.features[f], enc.domains[f]
-        name = ens.feature_names[f]
-        if f not in enc.varying:
-            for a, b, kind in items:
-                if kind == LT:
-                    raise InputError(
-                        f"x{a + 1}.{name} < x{b + 1}.{name} cannot hold: {name!r} is not varied, "
-                        "so both inputs share its value"
-                    )
-            continue
-        for c in (0, 1):
-            not_nan(f, c)
-        full = (-math.inf, math.inf)
+        out += _relation_constraints(enc, f, items, bnds, nan, onehot)
+    return out
+
+
+def _not_nan(nan: NanVars, f: int, c: int) -> list[Linear]:
+    """Copy ``c``'s feature ``f`` is not missing (when it may be)."""
+    m = nan[c].get(f)
+    return [] if m is None else [Linear((m,), (1.0,), "==", 0.0, ("fc-notnan", c, f))]
+
+
+def _bound_constraints(
+    enc: Encoding, f: int, c: int, lo: float, hi: float, nan: NanVars, onehot: OneHotVars
+) -> list[Linear]:
+    """Copy ``c``'s feature ``f`` lies in [lo, hi]."""
+    ens = enc.ensemble
+    feat, dom = ens.features[f], enc.domains[f]
+    who = f"x{c + 1}.{ens.feature_names[f]}" if f in enc.varying else ens.feature_names[f]
+    if lo > hi:
+        raise InputError(
+            f"the bounds on {who} leave no value (declared [{feat.lb:g}, {feat.ub:g}], "
+            f"asked [{lo:g}, {hi:g}])"
+        )
+    out = _not_nan(nan, f, c)
+    hots = onehot[c].get(f)
+    if dom.codes is not None:
+        ok = [lo <= code <= hi for code in dom.codes]
+        if not any(ok):
+            raise InputError(f"no category code of {who} lies in [{lo:g}, {hi:g}]")
+        if hots is not None:
+            for code_ok, var in zip(ok, hots):
+                if not code_ok:
+                    out.append(Linear((var,), (1.0,), "==", 0.0, ("fc-bound", c, f)))
+        return out
+    allowed = [r for r, j in enumerate(dom.valid) if span(ens, feat, dom, j, lo, hi) is not None]
+    if not allowed:
+        raise InputError(
+            f"no admissible value of {who} lies in [{lo:g}, {hi:g}] "
+            f"({feat.kind}, declared [{feat.lb:g}, {feat.ub:g}])"
+        )
+    qs = enc.pred[c][f]
+    n_valid = len(dom.valid)
+    if not qs:
+        return out
+    rlo, rhi = allowed[0], allowed[-1]
+    for r in range(1, rlo + 1):  # rank >= rlo: q_1..q_rlo false
+        out.append(Linear((qs[r - 1],), (1.0,), "==", 0.0, ("fc-bound", c, f, "lo", r)))
+    for r in range(rhi + 1, n_valid):  # rank <= rhi: q_{rhi+1}.. true
+        out.append(Linear((qs[r - 1],), (1.0,), "==", 1.0, ("fc-bound", c, f, "hi", r)))
+    for r in set(range(rlo, rhi + 1)) - set(allowed):  # a gap: rank != r
+        vs, cs, const = _rank_is(qs, r, n_valid)
+        out.append(Linear(tuple(vs), tuple(cs), "<=", 1.0 - const, ("fc-bound", c, f, "ne", r)))
+    return out
+
+
+def _relation_constraints(
+    enc: Encoding,
+    f: int,
+    items: list[tuple[int, int, str]],
+    bnds: Bounds,
+    nan: NanVars,
+    onehot: OneHotVars,
+) -> list[Linear]:
+    """The relations ``items`` (copy a, copy b, kind) between the two copies of ``f``."""
+    name = enc.ensemble.feature_names[f]
+    if f not in enc.varying:
         for a, b, kind in items:
-            tag = ("fc-rel", f, a, b, kind)
-            if dom.codes is not None:
-                ha, hb = onehot[a].get(f), onehot[b].get(f)
-                if ha is None or hb is None:
-                    continue  # no tree tests it: the values are chosen freely (choose_constrained)
-                if kind == EQ:
-                    for va, vb in zip(ha, hb):
-                        out.append(Linear((va, vb), (1.0, -1.0), "==", 0.0, tag))
-                else:
-                    codes = [float(x) for x in dom.codes]
-                    out.append(
-                        Linear(
-                            tuple(ha) + tuple(hb),
-                            tuple(codes) + tuple(-x for x in codes),
-                            "<=",
-                            -1.0 if kind == LT else 0.0,
-                            tag,
-                        )
-                    )
-                continue
-            qa, qb = enc.pred[a][f], enc.pred[b][f]
-            n_valid = len(dom.valid)
-            for r in range(1, n_valid):
-                if kind == EQ:
-                    out.append(Linear((qa[r - 1], qb[r - 1]), (1.0, -1.0), "==", 0.0, tag + (r,)))
-                else:  # rank_a <= rank_b  <=>  q^b_r implies q^a_r
-                    out.append(Linear((qb[r - 1], qa[r - 1]), (1.0, -1.0), "<=", 0.0, tag + (r,)))
-            lo_a, hi_a = bnds.get((f, a), full)
-            lo_b, hi_b = bnds.get((f, b), full)
-            possible_any = False
-            for r, j in enumerate(dom.valid):
-                ha = span(ens, feat, dom, j, lo_a, hi_a)
-                hb = span(ens, feat, dom, j, lo_b, hi_b)
-                if ha is None or hb is None:
-                    continue  # the bounds already exclude this interval for one copy
-                if _same_cell_possible(kind, ha, hb):
-                    possible_any = True
-                    continue
-                if n_valid == 1:
-                    continue
-                va, ca, ka = _rank_is(qa, r, n_valid)
-                vb, cb, kb = _rank_is(qb, r, n_valid)
-                out.append(
-                    Linear(tuple(va + vb), tuple(ca + cb), "<=", 3.0 - ka - kb, tag + ("cell", r))
-                )
-            if n_valid == 1 and not possible_any:
+            if kind == LT:
                 raise InputError(
-                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: every value of "
-                    f"{name!r} routes the same way and the bounds leave no such pair"
+                    f"x{a + 1}.{name} < x{b + 1}.{name} cannot hold: {name!r} is not varied, "
+                    "so both inputs share its value"
                 )
+        return []
+    out = _not_nan(nan, f, 0) + _not_nan(nan, f, 1)
+    for a, b, kind in items:
+        tag = ("fc-rel", f, a, b, kind)
+        if enc.domains[f].codes is not None:
+            ha, hb = onehot[a].get(f), onehot[b].get(f)
+            if ha is not None and hb is not None:  # else no tree tests it: chosen freely
+                out += _categorical_relation(enc.domains[f].codes, ha, hb, kind, tag)
+            continue
+        out += _ordered_relation(enc, f, a, b, kind, bnds, tag)
+    return out
+
+
+def _categorical_relation(
+    codes: Sequence[float], ha: Sequence[int], hb: Sequence[int], kind: str, tag: tuple
+) -> list[Linear]:
+    """A relation between two one-hot encoded copies of a categorical feature."""
+    if kind == EQ:
+        return [Linear((va, vb), (1.0, -1.0), "==", 0.0, tag) for va, vb in zip(ha, hb)]
+    cs = [float(x) for x in codes]
+    rhs = -1.0 if kind == LT else 0.0
+    return [Linear(tuple(ha) + tuple(hb), tuple(cs) + tuple(-x for x in cs), "<=", rhs, tag)]
+
+
+def _ordered_relation(
+    enc: Encoding, f: int, a: int, b: int, kind: str, bnds: Bounds, tag: tuple
+) -> list[Linear]:
+    """A relation between copies a and b of an ordered feature, on their interval ranks;
+    within one interval, a cell the relation cannot hold in is excluded."""
+    ens = enc.ensemble
+    feat, dom = ens.features[f], enc.domains[f]
+    qa, qb = enc.pred[a][f], enc.pred[b][f]
+    n_valid = len(dom.valid)
+    out: list[Linear] = []
+    for r in range(1, n_valid):
+        if kind == EQ:
+            out.append(Linear((qa[r - 1], qb[r - 1]), (1.0, -1.0), "==", 0.0, tag + (r,)))
+        else:  # rank_a <= rank_b  <=>  q^b_r implies q^a_r
+            out.append(Linear((qb[r - 1], qa[r - 1]), (1.0, -1.0), "<=", 0.0, tag + (r,)))
+    full = (-math.inf, math.inf)
+    lo_a, hi_a = bnds.get((f, a), full)
+    lo_b, hi_b = bnds.get((f, b), full)
+    possible_any = False
+    for r, j in enumerate(dom.valid):
+        ha = span(ens, feat, dom, j, lo_a, hi_a)
+        hb = span(ens, feat, dom, j, lo_b, hi_b)
+        if ha is None or hb is None:
+            continue  # the bounds already exclude this interval for one copy
+        if _same_cell_possible(kind, ha, hb):
+            possible_any = True
+            continue
+        if n_valid == 1:
+            continue
+        va, ca, ka = _rank_is(qa, r, n_valid)
+        vb, cb, kb = _rank_is(qb, r, n_valid)
+        out.append(Linear(tuple(va + vb), tuple(ca + cb), "<=", 3.0 - ka - kb, tag + ("cell", r)))
+    if n_valid == 1 and not possible_any:
+        name = ens.feature_names[f]
+        raise InputError(
+            f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: every value of "
+            f"{name!r} routes the same way and the bounds leave no such pair"
+        )
     return out
 
 
@@ -292,7 +333,7 @@ class FeatureConstraints(Pass):
         q = compiled.encoding.query
         return bool(q.bounds or q.relations)
 
-    def apply(self, compiled: Compiled):
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
         cons = build_constraints(compiled.encoding)
         problem = compiled.problem.with_constraints(cons).with_notes(feature_constraints=len(cons))
         return compiled.with_problem(problem), None
@@ -353,7 +394,12 @@ def _holds(kind: str, u: float, v: float) -> bool:
     return u <= v if kind == LE else (u < v if kind == LT else u == v)
 
 
-def choose_constrained(enc, xs, intervals, prefer=None) -> None:
+def choose_constrained(
+    enc: Encoding,
+    xs: Sequence[np.ndarray],
+    intervals: Sequence[dict[int, int]],
+    prefer: Mapping[int, Sequence[float]] | None = None,
+) -> None:
     """Adjust x1, x2 (in place) so that every bound and relation holds, keeping each value
     in its chosen cell (so the pair still reaches the same leaves). Leaves a value as it is
     when no fitting one exists (the pass makes that impossible); the witness check would
@@ -438,7 +484,7 @@ def _exact_pair(items, s0, s1, integral: bool):
     return tuple(out)
 
 
-def constraint_violations(ens, q, x1, x2) -> list[str]:
+def constraint_violations(ens: Ensemble, q: Query, x1: np.ndarray, x2: np.ndarray) -> list[str]:
     """Which bounds and relations of the query a concrete pair breaks (empty: none)."""
     out = []
     xs = (x1, x2)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 from ..ir import ExactlyOne, Implication, Linear, Objective
 from .base import Compiled, Pass
@@ -38,7 +39,7 @@ class IntegerScaling(Pass):
     def __init__(self, target_bits: int = TARGET_BITS):
         self.target_bits = target_bits
 
-    def apply(self, compiled: Compiled):
+    def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
         prob = compiled.problem
         group_of: dict[int, int] = {}
         for gi, c in enumerate(prob.constraints):

@@ -23,6 +23,7 @@ from ..audit import (
     row_result,
     summary,
 )
+from ..audit_plot import draw
 from ..data import load_data
 from .common import add_model_args, load_from_args, log, positive_float, positive_int
 
@@ -136,8 +137,6 @@ def run(args) -> int:
         )
         print(format_summary(table))
     if args.plot:
-        from ..audit_plot import draw
-
         draw(df, table, args.by, spec, args.plot)
     return 0
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ...backends.registry import BACKENDS, DEFAULT_BACKEND, available
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("backends", help="list solver backends and whether they are installed")
@@ -12,8 +14,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ...backends.registry import BACKENDS, DEFAULT_BACKEND, available
-
     rows = []
     for name, info in BACKENDS.items():
         ok = available(name)

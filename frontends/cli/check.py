@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from ...compiler.encode import resolve_features
+from ...driver import solve_query
 from .common import (
     add_backend_arg,
     add_model_args,
@@ -13,6 +15,7 @@ from .common import (
     log,
     query_from_args,
 )
+from .main import START
 
 
 def add_parser(sub) -> None:
@@ -29,10 +32,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ...compiler.encode import resolve_features
-    from ...driver import solve_query
-    from .main import START
-
     t0 = START
     ens = load_from_args(args)
     q = query_from_args(args)

@@ -19,7 +19,10 @@ from ...compiler.options import (
 )
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
+from ..api import make_query
 from ..formats import AUTO, format_names
+from ..load import load_model
+from .render import render_result
 
 
 def positive_int(text: str) -> int:
@@ -201,8 +204,6 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
 
 
 def load_from_args(args):
-    from ..load import load_model
-
     bs = args.base_score
     if bs is not None and not (math.isfinite(bs) and 0.0 < bs < 1.0):
         raise InputError(f"--base-score {bs:g}: must be a probability in (0, 1)")
@@ -220,8 +221,6 @@ def load_from_args(args):
 
 
 def query_from_args(args, backend: str | None = None):
-    from ..api import make_query
-
     if args.gap is not None and not math.isfinite(args.gap):
         raise InputError(f"--gap {args.gap} is not a finite number")
     return make_query(
@@ -286,8 +285,6 @@ def emit_result(res: Result, as_json: bool, ens=None) -> None:
         sys.stdout.write(res.to_json() + "\n")
         sys.stdout.flush()
     else:
-        from .render import render_result
-
         render_result(res, ens)
 
 

@@ -7,11 +7,16 @@ Backends that disagree -- one proves "insensitive" while another has a replayed 
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
 
+from ...backends.registry import BACKENDS, available, get_info
 from ...compiler.errors import InputError
+from ...compiler.result import ERROR, Result
+from ...driver import compile_query, solve_query
+from ..sens import load_queries
 from .common import (
     DEFAULT_TIMEOUT,
     add_model_args,
@@ -69,8 +74,6 @@ def flags_the_sens_file_sets(args) -> list[str]:
     """The model and query flags given on the command line that a .sens file sets itself
     (each query's model, features, gap, passes...). --timeout overrides, as in run; --json
     and --memory-mb are about the run, not the query."""
-    import argparse
-
     ref = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
     add_model_args(ref)
     add_query_args(ref, vary_required=False)
@@ -86,12 +89,6 @@ def flags_the_sens_file_sets(args) -> list[str]:
 def load_queries_from_args(args, backend: str | None = None):
     """(ensemble, [queries]) from either a .sens file (+ --query) or a model and flags."""
     if is_sens(args.model):
-        try:
-            from ..sens import load_queries
-        except ImportError:
-            raise InputError(
-                f"{args.model}: .sens files are not supported yet by this command"
-            ) from None
         given = flags_the_sens_file_sets(args)
         if given:
             raise InputError(
@@ -129,8 +126,6 @@ def one_per_question(queries: list) -> list:
 
 
 def backend_list(spec: str | None) -> list[str]:
-    from ...backends.registry import BACKENDS, available, get_info
-
     if not spec:
         names = [b for b in BACKENDS if available(b)]
         if not names:
@@ -148,9 +143,6 @@ def compare_query(
     ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None
 ):
     """Solve one query on every backend from one compilation; a list of Results."""
-    from ...compiler.result import ERROR, Result
-    from ...driver import compile_query, solve_query
-
     q = q.with_(options=q.options.with_(heuristic=heuristic))
     cq = compile_query(ens, q)
     out = []

@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ...backends.lpformat import to_lp, to_mps
+from ...backends.smtlib import to_smtlib
 from ...compiler.errors import InputError
+from ...driver import compile_query, for_backend, is_race
 from ..formats import AUTO, format_names
 from .common import add_model_args, add_query_args, log
 from .compare import add_sens_args, load_queries_from_args
@@ -87,10 +90,6 @@ def emit_text(
     objective: bool | None = None,
 ) -> str:
     """The compiled problem of query ``q`` as ``fmt`` text."""
-    from ...backends.lpformat import to_lp, to_mps
-    from ...backends.smtlib import to_smtlib
-    from ...driver import compile_query, for_backend, is_race
-
     backend = backend or DEFAULT_BACKEND[fmt]
     if is_race(backend):
         raise InputError("emit writes one backend's problem: give a backend, not a race")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+
+from ..sens import format_sens, parse_file
 
 
 def add_parser(sub) -> None:
@@ -24,9 +27,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from pathlib import Path
-
-    from ..sens import format_sens, parse_file
 
     ast = parse_file(args.file)
     text = format_sens(ast)

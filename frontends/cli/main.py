@@ -3,6 +3,7 @@ exposing ``add_parser(subparsers)`` and ``run(args) -> int`` (the exit code)."""
 
 from __future__ import annotations
 
+import os
 import time
 
 
@@ -21,9 +22,7 @@ def _treesens_start() -> float:
             ticks = int(f.read().rsplit(")", 1)[1].split()[19])
         with open("/proc/uptime") as f:
             uptime = float(f.read().split()[0])
-        import os as _os
-
-        created = now - uptime + ticks / _os.sysconf("SC_CLK_TCK")
+        created = now - uptime + ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return by_cpu
     return min(now, max(created, by_cpu))
@@ -35,13 +34,14 @@ import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
 import math  # noqa: E402
-import os  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
+from ... import __version__  # noqa: E402
 from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import InputError  # noqa: E402
+from ..libraries import prefer_lean_imports  # noqa: E402
 
 # subcommand name -> module (relative to this package)
 COMMANDS = {
@@ -72,8 +72,6 @@ def build_parser() -> argparse.ArgumentParser:
         description="Is a tree ensemble sensitive to a set of features? A proof of 'no', "
         "or a replay-checked pair of inputs.",
     )
-    from ... import __version__
-
     p.add_argument("--version", action="version", version=f"treesens {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -175,8 +173,6 @@ def main(argv=None) -> int:
 
 def console_main() -> int:
     """The ``treesens`` command: :func:`main` in a process of its own."""
-    from ..libraries import prefer_lean_imports
-
     prefer_lean_imports()
     return main()
 

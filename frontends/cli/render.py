@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from ...compiler.result import ERROR, INSENSITIVE, SENSITIVE
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _STYLE = {SENSITIVE: "bold red", INSENSITIVE: "bold green", ERROR: "bold magenta"}
 
@@ -19,6 +20,8 @@ def _fmt(v) -> str:
 
 
 def render_result(res, ens=None, console: Console | None = None) -> None:
+    from rich.console import Console  # rich is kept out of the CLI's start-up
+
     con = console or Console(file=sys.stdout, highlight=False, soft_wrap=True)
     style = _STYLE.get(res.status, "bold yellow")
     feats = ", ".join(res.features)
@@ -37,6 +40,8 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
     if res.message:
         con.print(f"[dim]{res.message}[/]")
     if res.witness:
+        from rich.table import Table
+
         t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         t.add_column("feature")
         t.add_column("x1", justify="right")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import time
 
+from ...compiler.errors import InputError
+from ...compiler.result import ERROR
+from ..executors import parse_executor
+from ..sens import load_queries, run_queries
 from .common import emit_result, log, positive_int
 
 
@@ -58,11 +62,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ...compiler.errors import InputError
-    from ...compiler.result import ERROR
-    from ..executors import parse_executor
-    from ..sens import load_queries, run_queries
-
     if args.timeout is not None and not args.timeout > 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
     if args.executor:

@@ -7,7 +7,35 @@ import sys
 import time
 from pathlib import Path
 
-from .common import add_backend_arg, add_model_args, add_query_args, load_from_args, log
+from ...compiler.errors import InputError
+from ...compiler.result import ERROR
+from ..api import make_query
+from ..executors import parse_executor
+from ..sweep import (
+    Question,
+    ResumePlan,
+    feature_subsets,
+    opened_executor,
+    os_error_text,
+    parse_shard,
+    plan_resume,
+    read_results,
+    result_from_line,
+    run_sweep,
+    shard_of,
+    table_rows,
+    to_csv,
+    to_markdown,
+)
+from .common import (
+    add_backend_arg,
+    add_model_args,
+    add_query_args,
+    data_options,
+    load_from_args,
+    log,
+    positive_int,
+)
 
 
 def add_parser(sub) -> None:
@@ -69,8 +97,6 @@ def add_parser(sub) -> None:
 
 def add_executor_args(p) -> None:
     """Where the queries run: --jobs, --executor, --shard (docs/distributed.md)."""
-    from .common import positive_int
-
     p.add_argument(
         "--jobs",
         type=positive_int,
@@ -98,11 +124,6 @@ def add_executor_args(p) -> None:
 
 
 def run(args) -> int:
-    from ...compiler.errors import InputError
-    from ...compiler.result import ERROR
-    from ..executors import parse_executor
-    from ..sweep import feature_subsets, parse_shard, result_from_line, shard_of, table_rows
-
     if args.vary:
         raise InputError(
             "sweep chooses the features itself: use --features to restrict it, not --vary"
@@ -145,16 +166,12 @@ def parse_features(text: str | None) -> list[str] | None:
         return None
     names = [f.strip() for f in text.split(",") if f.strip()]
     if not names:
-        from ...compiler.errors import InputError
-
         raise InputError("no features given", f"--features {text!r}")
     return names
 
 
 def check_outputs(args) -> None:
     """Fail before anything runs when a file the sweep writes cannot be written."""
-    from ...compiler.errors import InputError
-
     if args.out and args.resume and Path(args.out) != Path(args.resume):
         raise InputError(
             "--resume FILE appends the new results to FILE: give --out the same file or drop it",
@@ -168,9 +185,6 @@ def check_outputs(args) -> None:
 
 def check_writable(where: str, path: Path) -> None:
     """Can ``path`` be appended to (created if missing, and removed again)?"""
-    from ...compiler.errors import InputError
-    from ..sweep import os_error_text
-
     if path.is_dir():
         raise InputError("is a directory", where)
     if not path.parent.exists():
@@ -186,9 +200,6 @@ def check_writable(where: str, path: Path) -> None:
 
 
 def query_maker(args):
-    from ..api import make_query
-    from .common import data_options
-
     def mk(vary, label):
         return make_query(
             vary,
@@ -211,14 +222,10 @@ def query_maker(args):
 
 def question_of(args, ens, query):
     """What the sweep asks of every feature set (a resumed result must answer the same)."""
-    from ..sweep import Question
-
     return Question.of(ens, query)
 
 
 def resume_plan(args, subsets, question):
-    from ..sweep import ResumePlan, plan_resume, read_results
-
     if not args.resume:
         return ResumePlan({}, list(subsets))
     lines = read_results(args.resume, lambda msg: log(f"treesens: warning: {msg}"))
@@ -235,8 +242,6 @@ def print_line(line: str) -> None:
 
 def run_streaming(args, ens, todo, mk, question) -> dict:
     """Run the queries of ``todo``, streaming each result as it ends; by feature set."""
-    from ..sweep import opened_executor, run_sweep
-
     out_path = args.resume or args.out
     if out_path:
         end_last_line(Path(out_path))
@@ -285,6 +290,7 @@ def end_last_line(path: Path) -> None:
 def start_progress(total: int):
     if not sys.stderr.isatty():
         return None, None
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         Progress,
@@ -300,7 +306,7 @@ def start_progress(total: int):
         TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),
-        console=__import__("rich.console").console.Console(file=sys.stderr),
+        console=Console(file=sys.stderr),
     )
     progress.start()
     return progress, progress.add_task("sweep", total=total)
@@ -314,8 +320,6 @@ def status_summary(results) -> str:
 
 
 def print_table(args, rows: list[dict], title: str) -> None:
-    from ..sweep import to_csv, to_markdown
-
     stream = sys.stderr if args.json else sys.stdout
     if args.table == "terminal":
         from rich.console import Console

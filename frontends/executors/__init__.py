@@ -7,6 +7,21 @@ spec such as ``"local"``, ``"dask"``, ``"dask=tcp://host:8786"`` or ``"ray=auto"
 
 from __future__ import annotations
 
-from .base import Executor, Failure, Outcome, make_executor, parse_executor
+from .base import Executor, Failure, Outcome, parse_executor
+from .dask import DaskExecutor
+from .local import LocalExecutor
+from .ray import RayExecutor
+
+
+def make_executor(spec: str = "local", workers: int = 1) -> Executor:
+    """An executor from its spec; ``workers`` is the pool size of a local pool or of the
+    local cluster started when dask/ray are given no address."""
+    kind, address = parse_executor(spec)
+    if kind == "local":
+        return LocalExecutor(workers)
+    if kind == "dask":
+        return DaskExecutor(address, workers)
+    return RayExecutor(address, workers)
+
 
 __all__ = ["Executor", "Failure", "Outcome", "make_executor", "parse_executor"]

@@ -9,6 +9,7 @@ that raises, or whose worker dies, is run once more; when that fails too its out
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -63,27 +64,8 @@ def parse_executor(spec: str) -> tuple[str, str | None]:
     return kind, address.strip() or None
 
 
-def make_executor(spec: str = "local", workers: int = 1) -> Executor:
-    """An executor from its spec; ``workers`` is the pool size of a local pool or of the
-    local cluster started when dask/ray are given no address."""
-    kind, address = parse_executor(spec)
-    if kind == "local":
-        from .local import LocalExecutor
-
-        return LocalExecutor(workers)
-    if kind == "dask":
-        from .dask import DaskExecutor
-
-        return DaskExecutor(address, workers)
-    from .ray import RayExecutor
-
-    return RayExecutor(address, workers)
-
-
 def optional_import(module: str, extra: str):
     """Import an optional engine, or say which extra installs it."""
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError:

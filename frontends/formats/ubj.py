@@ -6,7 +6,7 @@ some malformed models, is given it to replay a witness.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -25,82 +25,90 @@ _UBJ_NUMBERS = {
 
 def decode(blob: bytes, where: str) -> Any:
     """Universal Binary JSON as XGBoost writes it (typed arrays ``[$d#L...`` included)."""
-    pos = 0
+    reader = _Reader(blob, where)
+    return reader.value(reader.take(1), 0)
 
-    def fail(msg: str):
-        raise InputError(f"malformed UBJ at byte {pos}: {msg}", where)
 
-    def take(n: int) -> bytes:
-        nonlocal pos
-        if n < 0 or pos + n > len(blob):
-            fail("unexpected end of file")
-        pos += n
-        return blob[pos - n : pos]
+class _Reader:
+    """A position in a UBJ blob, and how to read each kind of value from there."""
 
-    def number(marker: bytes):
+    def __init__(self, blob: bytes, where: str):
+        self.blob, self.where, self.pos = blob, where, 0
+
+    def fail(self, msg: str) -> NoReturn:
+        raise InputError(f"malformed UBJ at byte {self.pos}: {msg}", self.where)
+
+    def peek(self) -> bytes:
+        return self.blob[self.pos : self.pos + 1]
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.blob):
+            self.fail("unexpected end of file")
+        self.pos += n
+        return self.blob[self.pos - n : self.pos]
+
+    def number(self, marker: bytes) -> int | float:
         dt = np.dtype(_UBJ_NUMBERS[marker])
-        v = np.frombuffer(take(dt.itemsize), dtype=dt)[0]
+        v = np.frombuffer(self.take(dt.itemsize), dtype=dt)[0]
         return float(v) if dt.kind == "f" else int(v)
 
-    def count() -> int:
-        marker = take(1)
+    def count(self) -> int:
+        marker = self.take(1)
         if marker not in _UBJ_NUMBERS or marker in (b"d", b"D"):
-            fail(f"expected a length, found {marker!r}")
-        n = number(marker)
-        if not 0 <= n <= len(blob) - pos:
-            fail(f"length {n} runs past the end of the file")
+            self.fail(f"expected a length, found {marker!r}")
+        n = self.number(marker)
+        if not 0 <= n <= len(self.blob) - self.pos:
+            self.fail(f"length {n} runs past the end of the file")
         return n
 
-    def text() -> str:
+    def text(self) -> str:
         try:
-            return take(count()).decode("utf-8")
+            return self.take(self.count()).decode("utf-8")
         except UnicodeDecodeError:
-            fail("a string is not UTF-8")
+            self.fail("a string is not UTF-8")
 
-    def value(marker: bytes, depth: int):
+    def value(self, marker: bytes, depth: int) -> Any:
         if depth > 64:
-            fail("nested too deeply")
+            self.fail("nested too deeply")
         if marker in _UBJ_NUMBERS:
-            return number(marker)
+            return self.number(marker)
         if marker in (b"S", b"H"):
-            return text()
+            return self.text()
         if marker == b"C":
-            return take(1).decode("latin-1")
+            return self.take(1).decode("latin-1")
         if marker in (b"T", b"F"):
             return marker == b"T"
         if marker == b"Z":
             return None
         if marker in (b"[", b"{"):
-            return container(marker, depth + 1)
-        fail(f"unknown marker {marker!r}")
+            return self.container(marker, depth + 1)
+        self.fail(f"unknown marker {marker!r}")
 
-    def container(open_: bytes, depth: int):
+    def container(self, open_: bytes, depth: int) -> dict | list:
         is_obj = open_ == b"{"
         typ = n = None
-        if blob[pos : pos + 1] == b"$":
-            take(1)
-            typ = take(1)
-            if blob[pos : pos + 1] != b"#":
-                fail("a typed container needs a count")
-        if blob[pos : pos + 1] == b"#":
-            take(1)
-            n = count()
+        if self.peek() == b"$":
+            self.take(1)
+            typ = self.take(1)
+            if self.peek() != b"#":
+                self.fail("a typed container needs a count")
+        if self.peek() == b"#":
+            self.take(1)
+            n = self.count()
         if typ is not None and typ in _UBJ_NUMBERS and not is_obj:
             dt = np.dtype(_UBJ_NUMBERS[typ])
-            return np.frombuffer(take(n * dt.itemsize), dtype=dt).tolist()
+            return np.frombuffer(self.take(n * dt.itemsize), dtype=dt).tolist()
         out: dict | list = {} if is_obj else []
         k = 0
         while n is None or k < n:
-            if n is None and blob[pos : pos + 1] == (b"}" if is_obj else b"]"):
-                take(1)
+            if n is None and self.peek() == (b"}" if is_obj else b"]"):
+                self.take(1)
                 break
             k += 1
-            key = text() if is_obj else None
-            item = value(typ if typ is not None else take(1), depth)
+            key = self.text() if is_obj else None
+            item = self.value(typ if typ is not None else self.take(1), depth)
             if is_obj:
                 out[key] = item
             else:
                 out.append(item)
         return out
-
-    return value(take(1), 0)

@@ -1,4 +1,4 @@
-"""Conformance: every installed backend gives the same, known answer (SPEC section 4).
+"""Conformance: every installed backend gives the same, known answer.
 
 Known-answer instances -- tiny hand-built ensembles, the paper's subset-sum
 construction, and random tiny ensembles checked by the brute-force oracle -- are solved

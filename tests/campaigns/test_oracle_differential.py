@@ -1,5 +1,5 @@
 """The pipeline agrees with a brute-force oracle on small random ensembles, whatever
-subset of the paper's passes is switched on (SPEC section 4)."""
+subset of the paper's passes is switched on."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The ``treesens`` command: exit codes (0 answered, 1 error, 2 bad input) and one-line
-error messages that name the file and the problem, never a traceback (SPEC section 3)."""
+error messages that name the file and the problem, never a traceback."""
 
 from __future__ import annotations
 

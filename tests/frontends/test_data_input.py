@@ -1,5 +1,5 @@
 """Data files given with ``--data``: naming a model's generic features, the label column,
-and malformed CSVs reported as one line naming the file and the line (SPEC section 3)."""
+and malformed CSVs reported as one line naming the file and the line."""
 
 from __future__ import annotations
 

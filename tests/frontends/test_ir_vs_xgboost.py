@@ -1,4 +1,4 @@
-"""The Ensemble IR computes what XGBoost's own predict computes (SPEC section 4):
+"""The Ensemble IR computes what XGBoost's own predict computes:
 on random rows, on rows exactly on split thresholds and just below them (float32), and
 on rows with missing values, for every benchmark model and for in-memory models."""
 

@@ -34,11 +34,11 @@ LAZY_OK = frozenset(
         "resource",  # POSIX only
         "cProfile",
         "pstats",
+        "rich",  # tables and progress bars: kept out of the CLI's start-up
     }
 )
-# subpackages whose function-level imports are checked (see the report of issue 21 for
-# the remaining ones elsewhere)
-LAZY_CHECKED = ("compiler", "backends", "driver")
+# subpackages whose function-level imports are checked
+LAZY_CHECKED = LAYERS
 
 
 def _modules(layer: str) -> list[Path]:

@@ -1,4 +1,4 @@
-"""The repository installs as ONE import package ``treesens`` (SPEC section 2): build a
+"""The repository installs as ONE import package ``treesens``: build a
 wheel, install it into a fresh venv, run the CLI from elsewhere."""
 
 from __future__ import annotations

@@ -1,0 +1,54 @@
+"""Library code stays in small pieces: no function over 90 lines, no file over 750 lines
+(library = compiler/, backends/, driver/, frontends/)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARY = ("compiler", "backends", "driver", "frontends")
+MAX_FUNCTION_LINES = 90
+MAX_FILE_LINES = 750
+
+
+def _files(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
+def _long_functions(path: Path, limit: int) -> list[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    return [
+        f"{_name(path)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+@pytest.mark.parametrize("package", LIBRARY)
+def test_no_library_function_is_longer_than_90_lines(package):
+    long = [f for path in _files(package) for f in _long_functions(path, MAX_FUNCTION_LINES)]
+    assert not long, "\n".join(long)
+
+
+@pytest.mark.parametrize("package", LIBRARY)
+def test_no_library_file_is_longer_than_750_lines(package):
+    long = [
+        f"{path.relative_to(ROOT)} ({n} lines)"
+        for path in _files(package)
+        if (n := len(path.read_text().splitlines())) > MAX_FILE_LINES
+    ]
+    assert not long, "\n".join(long)
+
+
+def test_the_length_check_counts_a_function_from_def_to_its_last_line(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text("def f():\n" + "    x = 1\n" * 3 + "\n\ndef g():\n    pass\n")
+    assert _long_functions(path, 3) == ["probe.py:1 f (4 lines)"]
