@@ -47,3 +47,29 @@ def test_cli_rejects_a_feature_listed_twice_in_vary(command, tmp_path):
     extra = ["-o", str(tmp_path / "x.smt2")] if command == "emit" else []
     r = _cli(command, MODEL, "--vary", "mean_texture,mean_texture", "--gap", "0.2", *extra)
     _one_line_error(r, "--vary", "'mean_texture' listed twice")
+
+
+def _details(tmp_path, lb: str, ub: str) -> str:
+    p = tmp_path / "d.csv"
+    p.write_text(f"feature,name,lb,ub\n0,mean_radius,6.9,28\n1,mean_texture,{lb},{ub}\n")
+    return str(p)
+
+
+@pytest.mark.parametrize(
+    ("lb", "ub"), [("nan", "39"), ("9", "NaN"), ("inf", "39"), ("9", "-inf"), ("+nan", "")]
+)
+def test_a_details_file_with_a_nan_or_impossible_infinite_bound_is_an_error(tmp_path, lb, ub):
+    path = _details(tmp_path, lb, ub)
+    with pytest.raises(InputError, match=r"d\.csv:3"):
+        treesens.load_model(MODEL, details=path)
+
+
+def test_a_details_file_may_leave_a_bound_empty_or_infinite_on_its_own_side(tmp_path):
+    ens = treesens.load_model(MODEL, details=_details(tmp_path, "-inf", ""))
+    assert ens.features[1].name == "mean_texture"
+
+
+def test_cli_names_the_details_line_with_a_nan_bound(tmp_path):
+    path = _details(tmp_path, "nan", "39")
+    r = _cli("check", MODEL, "--vary", "mean_texture", "--gap", "0.2", "--details", path)
+    _one_line_error(r, "d.csv:3", "nan")
