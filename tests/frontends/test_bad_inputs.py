@@ -73,3 +73,39 @@ def test_cli_names_the_details_line_with_a_nan_bound(tmp_path):
     path = _details(tmp_path, "nan", "39")
     r = _cli("check", MODEL, "--vary", "mean_texture", "--gap", "0.2", "--details", path)
     _one_line_error(r, "d.csv:3", "nan")
+
+
+SENS = f'model "{MODEL}"\n\nquery q {{\n  vary mean_texture\n  gap 0.2\n}}\n'
+
+
+def test_a_sens_file_with_a_byte_order_mark_is_read(tmp_path):
+    from treesens.frontends.sens import parse, parse_file
+
+    p = tmp_path / "bom.sens"
+    p.write_bytes(b"\xef\xbb\xbf" + SENS.encode())
+    assert parse_file(p) == parse(SENS)
+
+
+def test_cli_runs_a_sens_file_with_a_byte_order_mark(tmp_path):
+    p = tmp_path / "bom.sens"
+    p.write_bytes(b"\xef\xbb\xbf" + SENS.encode())
+    r = _cli("run", str(p), "--list")
+    assert r.returncode == 0, r.stderr
+    assert "unexpected character" not in r.stderr
+
+
+def test_a_sens_path_to_dev_zero_is_refused_at_the_size_cap(tmp_path):
+    p = tmp_path / "zero.sens"
+    p.symlink_to("/dev/zero")
+    r = _cli("run", str(p))
+    _one_line_error(r, "zero.sens", "10 MB")
+
+
+def test_a_sens_file_over_the_size_cap_is_refused(tmp_path, monkeypatch):
+    sens_parse = sys.modules["treesens.frontends.sens.parse"]
+
+    monkeypatch.setattr(sens_parse, "MAX_SENS_BYTES", 1000)
+    p = tmp_path / "big.sens"
+    p.write_text(SENS + "#" * 2000 + "\n")
+    with pytest.raises(InputError, match="limit for a .sens file"):
+        sens_parse.parse_file(p)
