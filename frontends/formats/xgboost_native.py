@@ -235,9 +235,11 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
         or ((cats_all < 0) | (cats_all >= 2**24)).any()
     ):
         raise ValueError("categorical split arrays out of range")
-    if (feat[~is_leaf] >= n_feat).any() or (feat[~is_leaf] < 0).any():
+    bad = np.flatnonzero(~is_leaf & ((feat >= n_feat) | (feat < 0)))
+    if len(bad):
         raise ValueError(
-            f"split on feature index {int(feat[~is_leaf].max())} but the model has {n_feat} features"
+            f"node {int(bad[0])} splits on feature index {int(feat[bad[0]])} "
+            f"but the model has {n_feat} features (0..{n_feat - 1})"
         )
     feature = np.where(is_leaf, -1, feat)
     threshold = np.where(is_leaf, 0.0, cond)

@@ -109,3 +109,26 @@ def test_a_sens_file_over_the_size_cap_is_refused(tmp_path, monkeypatch):
     p.write_text(SENS + "#" * 2000 + "\n")
     with pytest.raises(InputError, match="limit for a .sens file"):
         sens_parse.parse_file(p)
+
+
+def _native(tmp_path, edit) -> str:
+    import json
+
+    m = json.loads(Path(MODEL).read_text())
+    edit(m["learner"]["gradient_booster"]["model"]["trees"])
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps(m))
+    return str(p)
+
+
+def _first_split(tree: dict) -> int:
+    return next(i for i, c in enumerate(tree["left_children"]) if c != -1)
+
+
+def test_a_negative_feature_index_is_named_as_it_is_in_the_file(tmp_path):
+    def edit(trees):
+        trees[0]["split_indices"][_first_split(trees[0])] = -3
+
+    with pytest.raises(InputError, match="feature index -3") as e:
+        treesens.load_model(_native(tmp_path, edit))
+    assert "tree 0" in str(e.value) and "m.json" in str(e.value)
