@@ -209,7 +209,8 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
     right = np.asarray(tj["right_children"], dtype=np.int64)
     n = len(left)
     feat = np.asarray(tj["split_indices"], dtype=np.int64)
-    cond = np.asarray(tj["split_conditions"], dtype=np.float32).astype(np.float64)
+    with np.errstate(over="ignore"):  # a value beyond float32 becomes inf: check_finite names it
+        cond = np.asarray(tj["split_conditions"], dtype=np.float32).astype(np.float64)
     dleft = np.asarray(tj.get("default_left", [0] * n), dtype=bool)
     stype = np.asarray(tj.get("split_type", [0] * n), dtype=np.int64)
     if not (len(right) == len(feat) == len(cond) == n):

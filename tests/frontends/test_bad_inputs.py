@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,57 @@ def test_a_negative_feature_index_is_named_as_it_is_in_the_file(tmp_path):
     with pytest.raises(InputError, match="feature index -3") as e:
         treesens.load_model(_native(tmp_path, edit))
     assert "tree 0" in str(e.value) and "m.json" in str(e.value)
+
+
+def _first_leaf(tree: dict) -> int:
+    return next(i for i, c in enumerate(tree["left_children"]) if c == -1)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1e308, 1e308, 1e7])
+def test_a_leaf_value_not_finite_or_too_large_names_tree_and_node(tmp_path, value):
+    def edit(trees):
+        trees[1]["split_conditions"][_first_leaf(trees[1])] = value
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=r"tree 1 node \d+: leaf value") as e:
+            treesens.load_model(_native(tmp_path, edit))
+    assert "m.json" in str(e.value)
+
+
+def test_a_nan_threshold_names_tree_and_node(tmp_path):
+    def edit(trees):
+        trees[2]["split_conditions"][_first_split(trees[2])] = float("nan")
+
+    with pytest.raises(InputError, match=r"tree 2 node \d+: the split threshold is NaN"):
+        treesens.load_model(_native(tmp_path, edit))
+
+
+@pytest.mark.parametrize("value", ["nan", "1e308", "-inf"])
+def test_cli_a_non_finite_leaf_is_one_line_and_exit_2(tmp_path, value):
+    def edit(trees):
+        trees[0]["split_conditions"][_first_leaf(trees[0])] = float(value)
+
+    r = _cli("check", _native(tmp_path, edit), "--vary", "mean_texture", "--gap", "0.2")
+    _one_line_error(r, "m.json", "tree 0 node")
+    assert "Warning" not in r.stderr
+
+
+def test_a_nan_leaf_in_a_dump_names_tree_and_node(tmp_path):
+    import json
+
+    dump = [
+        {
+            "nodeid": 0,
+            "split": "f0",
+            "split_condition": 0.5,
+            "yes": 1,
+            "no": 2,
+            "missing": 1,
+            "children": [{"nodeid": 1, "leaf": 0.3}, {"nodeid": 2, "leaf": float("nan")}],
+        }
+    ]
+    p = tmp_path / "dump.json"
+    p.write_text(json.dumps(dump))
+    r = _cli("check", str(p), "--vary", "f0", "--gap", "0.2")
+    _one_line_error(r, "dump.json", "tree 0 node")
