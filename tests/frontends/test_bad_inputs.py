@@ -187,3 +187,45 @@ def test_a_nan_leaf_in_a_dump_names_tree_and_node(tmp_path):
     p.write_text(json.dumps(dump))
     r = _cli("check", str(p), "--vary", "f0", "--gap", "0.2")
     _one_line_error(r, "dump.json", "tree 0 node")
+
+
+def _deep_dump(depth: int) -> list:
+    tree = node = {"nodeid": 0}
+    for d in range(depth):
+        yes, no = 2 * d + 1, 2 * d + 2
+        nxt = {"nodeid": no}
+        node.update(split="f0", split_condition=float(d), yes=yes, no=no, missing=yes)
+        node["children"] = [{"nodeid": yes, "leaf": 0.1}, nxt]
+        node = nxt
+    node["leaf"] = 0.2
+    return [tree]
+
+
+def test_json_nested_200000_deep_is_one_line_naming_the_depth_limit(tmp_path):
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 200_000 + "]" * 200_000)
+    r = _cli("check", str(p), "--vary", "f0", "--gap", "0.2")
+    _one_line_error(r, "deep.json", "1,000 levels")
+
+
+def test_a_json_dump_tree_3000_levels_deep_names_the_depth_limit(tmp_path):
+    import json
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # for json.dumps of the deep tree
+    try:
+        text = json.dumps(_deep_dump(3000))
+    finally:
+        sys.setrecursionlimit(limit)
+    p = tmp_path / "dump.json"
+    p.write_text(text)
+    with pytest.raises(InputError, match="1,000 levels"):
+        treesens.load_model(p)
+
+
+@pytest.mark.parametrize("fmt", ["lightgbm", "xgboost"])
+def test_a_json_model_nested_too_deep_names_the_depth_limit_in_every_format(tmp_path, fmt):
+    p = tmp_path / "deep.json"
+    p.write_text('{"a":' * 100_000 + "0" + "}" * 100_000)
+    with pytest.raises(InputError, match="1,000 levels"):
+        treesens.load_model(p, format=fmt)
