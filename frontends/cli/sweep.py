@@ -7,7 +7,16 @@ import sys
 import time
 from pathlib import Path
 
-from .common import add_backend_arg, add_model_args, add_query_args, load_from_args, log
+from ...compiler.errors import InputError
+from .common import (
+    add_backend_arg,
+    add_model_args,
+    add_query_args,
+    append_flushed,
+    close_quietly,
+    load_from_args,
+    log,
+)
 
 
 def add_parser(sub) -> None:
@@ -98,7 +107,6 @@ def add_executor_args(p) -> None:
 
 
 def run(args) -> int:
-    from ...compiler.errors import InputError
     from ...compiler.result import ERROR
     from ..executors import parse_executor
     from ..sweep import feature_subsets, parse_shard, result_from_line, shard_of, table_rows
@@ -153,7 +161,6 @@ def parse_features(text: str | None) -> list[str] | None:
 
 def check_outputs(args) -> None:
     """Fail before anything runs when a file the sweep writes cannot be written."""
-    from ...compiler.errors import InputError
 
     if args.out and args.resume and Path(args.out) != Path(args.resume):
         raise InputError(
@@ -168,7 +175,6 @@ def check_outputs(args) -> None:
 
 def check_writable(where: str, path: Path) -> None:
     """Can ``path`` be appended to (created if missing, and removed again)?"""
-    from ...compiler.errors import InputError
     from ..sweep import os_error_text
 
     if path.is_dir():
@@ -248,8 +254,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         res.stats["asked"] = record
         line = res.to_json()
         if out_file:
-            out_file.write(line + "\n")
-            out_file.flush()
+            append_flushed(out_file, line + "\n", out_path)
         if args.json:
             print_line(line)
         if progress is not None:
@@ -267,7 +272,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         if progress is not None:
             progress.stop()
         if out_file:
-            out_file.close()
+            close_quietly(out_file)
     return dict(zip(todo, results, strict=True))
 
 

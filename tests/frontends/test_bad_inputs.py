@@ -229,3 +229,40 @@ def test_a_json_model_nested_too_deep_names_the_depth_limit_in_every_format(tmp_
     p.write_text('{"a":' * 100_000 + "0" + "}" * 100_000)
     with pytest.raises(InputError, match="1,000 levels"):
         treesens.load_model(p, format=fmt)
+
+
+def _error_lines(r) -> list[str]:
+    return [ln for ln in r.stderr.splitlines() if "error" in ln.lower()]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_sweep_out_on_a_full_disk_is_one_line_naming_the_file():
+    r = _cli("sweep", MODEL, "--gap", "0.2", "--out", "/dev/full")
+    assert r.returncode == 2, r.stderr
+    assert _error_lines(r) == ["treesens: error: /dev/full: cannot write: No space left on device"]
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_audit_out_on_a_full_disk_is_one_line_naming_the_file(tmp_path):
+    from treesens.tests.frontends.test_audit import BC_DETAILS, _bc_csv
+
+    data = str(_bc_csv(tmp_path))
+    r = _cli(
+        "audit", MODEL, "--details", BC_DETAILS, "--data", data, "--vary", "worst_radius",
+        "--out", "/dev/full",
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert _error_lines(r) == ["treesens: error: /dev/full: cannot write: No space left on device"]
+    assert "Traceback" not in r.stderr
+
+
+def test_append_flushed_names_the_file_when_the_disk_is_full():
+    from treesens.frontends.cli.common import append_flushed
+
+    class Full:
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(InputError, match="out.jsonl: cannot write: No space left on device"):
+        append_flushed(Full(), "x\n", "out.jsonl")
