@@ -11,9 +11,10 @@ import numpy as np
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 
-# the largest leaf magnitude accepted: sums over thousands of such leaves stay exact enough
-# for the encodings' big-M constants and the sigmoid of the margin
-MAX_LEAF = 1e6
+# the largest leaf magnitude accepted: far above any trained model's (saved campaign
+# models reach 1e17), far below where sums of leaves and the encodings' big-M constants
+# overflow or lose all precision
+MAX_LEAF = 1e30
 
 
 def check_finite(ens: Ensemble, where: str) -> None:
