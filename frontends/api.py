@@ -96,6 +96,10 @@ def make_query(
     ``options``: the query options of compiler/options.py by name (None: not given)."""
     if isinstance(vary, str):
         vary = [v.strip() for v in vary.split(",") if v.strip()]
+    vary = tuple(vary)
+    twice = [v for i, v in enumerate(vary) if v in vary[:i]]
+    if twice:
+        raise InputError(f"--vary / vary: feature {twice[0]!r} listed twice")
     if gap is not None and margin_gap is not None:
         raise InputError("give either a probability gap or a margin gap, not both")
     if margin_gap is not None:

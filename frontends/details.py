@@ -19,13 +19,19 @@ from .formats.registry import generic_names
 
 
 def _num(s: str, where: str, col: str) -> float:
+    """A bound of column ``col`` (lb or ub); empty or "none": unbounded on that side."""
     s = (s or "").strip()
-    if s == "" or s.lower() in ("none", "nan"):
+    if s == "" or s.lower() == "none":
         return math.inf if col == "ub" else -math.inf
     try:
-        return float(s)
+        v = float(s)
     except ValueError:
         raise InputError(f"column {col}: {s!r} is not a number", where) from None
+    if math.isnan(v):
+        raise InputError(f"column {col}: {s!r} is not a bound (leave it empty for no {col})", where)
+    if v == (-math.inf if col == "ub" else math.inf):
+        raise InputError(f"column {col}: {s!r} leaves no value to take", where)
+    return v
 
 
 def _rows_with_lines(text: str) -> tuple[list[list[str]], list[int]]:

@@ -12,6 +12,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, UnsupportedModelError
 from . import formats
 from .details import apply_data_names, apply_details
+from .finite import check_finite
 from .formats.base import LoadOptions
 
 
@@ -54,6 +55,7 @@ def load_model(
         ens = _load_path(Path(model), format, options)
     else:
         ens = _load_object(model)
+    check_finite(ens, str(model) if isinstance(model, (str, Path)) else ens.source)
     if data is not None:
         ens = apply_data_names(ens, data, label)
     if details is None and auto_details and isinstance(model, (str, Path)):

@@ -25,7 +25,15 @@ from ..audit import (
 )
 from ..audit_plot import draw
 from ..data import load_data
-from .common import add_model_args, load_from_args, log, positive_float, positive_int
+from .common import (
+    add_model_args,
+    append_flushed,
+    close_quietly,
+    load_from_args,
+    log,
+    positive_float,
+    positive_int,
+)
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
 
@@ -114,13 +122,14 @@ def run(args) -> int:
     if out_path and Path(out_path).exists() and out_path == args.resume:
         _drop_cut_line(out_path)
     with ExitStack() as stack:
-        out = stack.enter_context(open(out_path, "a")) if out_path else None
+        out = open(out_path, "a") if out_path else None  # noqa: SIM115 - closed by the stack
+        if out:
+            stack.callback(close_quietly, out)
         for idx, ans in answer_blocks(ens, ds, spec, todo, PROGRESS_BLOCK, args.timeout_per_row):
             block = [row_result(ens, spec, ans, i, r, ds.X[r]) for i, r in enumerate(idx.tolist())]
             text = "".join(json.dumps(d, allow_nan=False) + "\n" for d in block)
             if out:
-                out.write(text)
-                out.flush()
+                append_flushed(out, text, out_path)
             if args.json:
                 sys.stdout.write(text)
                 sys.stdout.flush()

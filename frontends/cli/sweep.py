@@ -31,6 +31,8 @@ from .common import (
     add_backend_arg,
     add_model_args,
     add_query_args,
+    append_flushed,
+    close_quietly,
     data_options,
     load_from_args,
     log,
@@ -253,8 +255,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         res.stats["asked"] = record
         line = res.to_json()
         if out_file:
-            out_file.write(line + "\n")
-            out_file.flush()
+            append_flushed(out_file, line + "\n", out_path)
         if args.json:
             print_line(line)
         if progress is not None:
@@ -272,7 +273,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         if progress is not None:
             progress.stop()
         if out_file:
-            out_file.close()
+            close_quietly(out_file)
     return dict(zip(todo, results, strict=True))
 
 

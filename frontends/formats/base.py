@@ -77,3 +77,11 @@ class ModelFormat(Protocol):
 def module_of(obj: Any) -> str:
     """The module that defines an object's type (``xgboost.core`` for a Booster)."""
     return type(obj).__module__ or ""
+
+
+# Python's JSON reader recurses once per nesting level, up to the interpreter's recursion
+# limit (1,000 by default); a JSON tree dump nests two levels per tree level
+JSON_TOO_DEEP = (
+    "JSON nested more than 1,000 levels deep, the limit treesens reads (a JSON tree dump "
+    "nests two levels per tree level: a deeper tree loads from the text dump)"
+)

@@ -41,7 +41,7 @@ from ...compiler.ensemble import (
     Tree,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
-from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
+from .base import DEFAULT_OPTIONS, JSON_TOO_DEEP, MAX_FEATURES, LoadOptions, module_of
 from .lightgbm_replay import LightGBMReplayer, booster_from_string
 
 CATEGORICAL_MASK = 1
@@ -587,6 +587,8 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
             raise InputError(
                 f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
             ) from None
+        except RecursionError:
+            raise InputError(JSON_TOO_DEEP, where) from None
         if not isinstance(data, dict) or "tree_info" not in data:
             raise InputError("JSON is not a LightGBM dump_model() (no 'tree_info')", where)
         return from_dump(data, where)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ...compiler.errors import InputError
-from .base import MAX_FEATURES, LoadOptions
+from .base import JSON_TOO_DEEP, MAX_FEATURES, LoadOptions
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
@@ -43,7 +43,7 @@ def read_json(blob: bytes, where: str) -> Any:
             f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
         ) from None
     except RecursionError:
-        raise InputError("JSON nested too deeply", where) from None
+        raise InputError(JSON_TOO_DEEP, where) from None
 
 
 def from_dump(

@@ -209,7 +209,8 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
     right = np.asarray(tj["right_children"], dtype=np.int64)
     n = len(left)
     feat = np.asarray(tj["split_indices"], dtype=np.int64)
-    cond = np.asarray(tj["split_conditions"], dtype=np.float32).astype(np.float64)
+    with np.errstate(over="ignore"):  # a value beyond float32 becomes inf: check_finite names it
+        cond = np.asarray(tj["split_conditions"], dtype=np.float32).astype(np.float64)
     dleft = np.asarray(tj.get("default_left", [0] * n), dtype=bool)
     stype = np.asarray(tj.get("split_type", [0] * n), dtype=np.int64)
     if not (len(right) == len(feat) == len(cond) == n):
@@ -235,9 +236,11 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
         or ((cats_all < 0) | (cats_all >= 2**24)).any()
     ):
         raise ValueError("categorical split arrays out of range")
-    if (feat[~is_leaf] >= n_feat).any() or (feat[~is_leaf] < 0).any():
+    bad = np.flatnonzero(~is_leaf & ((feat >= n_feat) | (feat < 0)))
+    if len(bad):
         raise ValueError(
-            f"split on feature index {int(feat[~is_leaf].max())} but the model has {n_feat} features"
+            f"node {int(bad[0])} splits on feature index {int(feat[bad[0]])} "
+            f"but the model has {n_feat} features (0..{n_feat - 1})"
         )
     feature = np.where(is_leaf, -1, feat)
     threshold = np.where(is_leaf, 0.0, cond)

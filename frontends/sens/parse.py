@@ -370,6 +370,7 @@ def _block_name_at(text: str, line: int, col: int) -> str:
 
 def parse(text: str, filename: str = "<string>") -> SensAST:
     """Parse ``.sens`` text into a SensAST; syntax and structure errors raise SensError."""
+    text = text.removeprefix("\ufeff")  # a byte order mark some editors write
     lark = parser()
 
     def err(message, line, col):
@@ -480,6 +481,10 @@ def _comments(text: str):
         line += 1
 
 
+# a .sens file is a page of text; the cap stops a path to /dev/zero or a huge file early
+MAX_SENS_BYTES = 10_000_000
+
+
 def parse_file(path: str | Path) -> SensAST:
     """Read and parse a .sens file; a model file given instead is said to be one."""
     p = Path(path)
@@ -489,11 +494,16 @@ def parse_file(path: str | Path) -> SensAST:
     if p.is_dir():
         raise InputError("is a directory, not a .sens file", shown)
     try:
-        blob = p.read_bytes()
+        with p.open("rb") as fh:
+            blob = fh.read(MAX_SENS_BYTES + 1)
     except OSError as e:
         raise InputError(f"cannot read: {e}", shown) from None
+    if len(blob) > MAX_SENS_BYTES:
+        raise InputError(
+            f"larger than {MAX_SENS_BYTES // 1_000_000} MB, the limit for a .sens file", shown
+        )
     try:
-        text = blob.decode("utf-8")
+        text = blob.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         if _looks_like_model(blob):
             raise InputError(_MODEL_NOT_SENS, shown) from None

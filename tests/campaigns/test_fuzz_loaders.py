@@ -1288,3 +1288,85 @@ def test_details_error_after_a_quoted_multiline_field_names_the_row_s_own_line(t
     path = _write(tmp_path, "d.csv", text)
     with pytest.raises(InputError, match=r"d.csv:5: lower bound 5 is above upper bound 1"):
         apply_details(small_ens[0], path)
+
+
+# ---------------------------------------------------------------------------------------
+# non-finite numbers and depth bombs
+
+_NON_FINITE = [float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 3.5e38, 1e31, -1e31]
+
+
+def _is_number(v) -> bool:
+    """A JSON number, or a number written as a string (XGBoost's "5E-1")."""
+    if isinstance(v, str):
+        return re.fullmatch(r"[-+]?[0-9.]+(E[-+]?[0-9]+)?", v, re.I) is not None
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _number_slots(x) -> list[tuple]:
+    """(container, key) of every number of a JSON document (every list item, not three)."""
+    out, stack = [], [x]
+    while stack:
+        c = stack.pop()
+        items = c.items() if isinstance(c, dict) else enumerate(c) if isinstance(c, list) else ()
+        for k, v in items:
+            if _is_number(v):
+                out.append((c, k))
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
+    return out
+
+
+def _with_non_finite(data, model):
+    m = copy.deepcopy(model)
+    slots = _number_slots(m)
+    for _ in range(data.draw(st.integers(1, 3))):
+        c, k = data.draw(st.sampled_from(slots))
+        v = data.draw(st.sampled_from(_NON_FINITE))
+        c[k] = str(v) if isinstance(c[k], str) else v
+    return m
+
+
+def loads_finite_or_input_error(path, **kw) -> None:
+    """A model with non-finite numbers loads to finite outputs, silently, or is one
+    InputError line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            ens = treesens.load_model(path, **kw)
+        except InputError as e:
+            assert str(e).strip() and "\n" not in str(e).strip(), f"not one line: {e}"
+            event("InputError")
+            return
+        event("loaded")
+        X = _rows(ens.n_features)
+        assert np.isfinite(ens.raw(X[~np.isnan(X).any(axis=1)])).all()
+
+
+@fuzz_settings(150)
+@given(data=st.data())
+def test_xgboost_json_with_non_finite_numbers_loads_finite_or_raises(tmp_path, xgb_models, data):
+    model, _ = data.draw(st.sampled_from(xgb_models))
+    path = _fresh(tmp_path, ".json")
+    path.write_text(json.dumps(_with_non_finite(data, model)))
+    loads_finite_or_input_error(path)
+
+
+@fuzz_settings(150)
+@given(data=st.data())
+def test_lightgbm_dump_with_non_finite_numbers_loads_finite_or_raises(tmp_path, lgb_dumps, data):
+    path = _fresh(tmp_path, ".json")
+    path.write_text(json.dumps(_with_non_finite(data, data.draw(st.sampled_from(lgb_dumps)))))
+    loads_finite_or_input_error(path, format="lightgbm")
+
+
+@pytest.mark.parametrize("fmt", ["auto", "xgboost", "xgboost-dump", "lightgbm"])
+@pytest.mark.parametrize("depth", [990, 5_000, 200_000])
+@pytest.mark.parametrize("bracket", ["[]", '{"a":}'])
+def test_json_depth_bombs_raise_one_input_error(tmp_path, fmt, depth, bracket):
+    opens, closes = (bracket[0], bracket[1]) if bracket == "[]" else ('{"a":', "}")
+    path = _fresh(tmp_path, ".json")
+    path.write_text(opens * depth + ("0" if bracket != "[]" else "") + closes * depth)
+    with pytest.raises(InputError) as e:
+        treesens.load_model(path, format=fmt)
+    assert "\n" not in str(e.value).strip()
