@@ -30,7 +30,7 @@ from .affected import unaffected_leaves
 from .domain import FeatureDomain, build_categorical_domain, build_domain
 from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble, Tree
 from .errors import FEATURES, InputError, closest
-from .ir import ExactlyOne, Implication, Linear, Problem, ProblemBuilder
+from .ir import EQ, GE, LE, ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .query import Condition, Query, resolve_condition
 
 TRUE, FALSE = "T", "F"  # constant predicates
@@ -266,7 +266,7 @@ def _encode_features(
                 for c in (0, 1) if copy is None else (copy,):
                     nanv[c][f] = m
                 if qs:  # NaN is no number: every q_r is 0 (q_r <= q_last by ordering)
-                    b.linear([qs[-1], m], [1.0, 1.0], "<=", 1.0, ("nan", copy, f))
+                    b.linear([qs[-1], m], [1.0, 1.0], LE, 1.0, ("nan", copy, f))
     return pred, onehot, nanv
 
 
@@ -319,9 +319,9 @@ def _encode_trees(
                 else:
                     p = pred[copy][f][rank - 1]
                 if n == 0:
-                    _link(b, yes, p, "==", tag)
+                    _link(b, yes, p, EQ, tag)
                 else:
-                    _link(b, yes, p, "<=", tag)
+                    _link(b, yes, p, LE, tag)
                     _link_no(b, no, p, tag)
     return tuple(leaves[0]), tuple(leaves[1])
 
@@ -345,7 +345,7 @@ def _encode_gap(
                     vs.append(leaves[copy][ti][n])
                     cs.append(c)
         scale_rel = sum(abs(c) for c in coefs)
-        lin = Linear(tuple(vs), tuple(cs), ">=", rhs - const - relax * scale_rel, tag)
+        lin = Linear(tuple(vs), tuple(cs), GE, rhs - const - relax * scale_rel, tag)
         b.add(lin if when is None else Implication(when, True, lin, tag))
 
     alt_vars: list[list[int]] = []
@@ -356,14 +356,14 @@ def _encode_gap(
         if alts:
             zs = [b.var(f"class{copy + 1}[alt{a}]") for a in range(len(alts))]
             alt_vars.append(zs)
-            b.linear(zs, [1.0] * len(zs), ">=", 1.0, ("gap-any", copy))
+            b.linear(zs, [1.0] * len(zs), GE, 1.0, ("gap-any", copy))
             for a, group in enumerate(alts):
                 for i, (coefs, rhs) in enumerate(group):
                     add_row(copy, coefs, rhs, ("gap-alt", copy, a, i), when=zs[a])
     if condition.distinct and len(alt_vars) == 2:
         # c1 = any, c2 = any: the two inputs' classes differ (alternative a is class a on both sides)
         for a, (z1, z2) in enumerate(zip(*alt_vars)):
-            b.linear([z1, z2], [1.0, 1.0], "<=", 1.0, ("gap-distinct", a))
+            b.linear([z1, z2], [1.0, 1.0], LE, 1.0, ("gap-distinct", a))
 
 
 def node_yes(ens: Ensemble, t: Tree, n: int, v: float) -> bool:
@@ -444,15 +444,15 @@ def _link_expr(
     if not terms:
         p = TRUE if const >= 0.5 else FALSE
         if root:
-            _link(b, yes, p, "==", tag)
+            _link(b, yes, p, EQ, tag)
         else:
-            _link(b, yes, p, "<=", tag)
+            _link(b, yes, p, LE, tag)
             _link_no(b, no, p, tag)
         return
     tv, tc = list(terms), [-c for c in terms.values()]
-    b.linear(yes + tv, [1.0] * len(yes) + tc, "==" if root else "<=", const, tag + ("yes",))
+    b.linear(yes + tv, [1.0] * len(yes) + tc, EQ if root else LE, const, tag + ("yes",))
     if not root:
-        b.linear(no + tv, [1.0] * len(no) + [-c for c in tc], "<=", 1.0 - const, tag + ("no",))
+        b.linear(no + tv, [1.0] * len(no) + [-c for c in tc], LE, 1.0 - const, tag + ("no",))
 
 
 def _threshold_index(ths: tuple[float, ...], th: float) -> int:
@@ -465,7 +465,7 @@ def _link(b: ProblemBuilder, leaves: list[int], p, sense: str, tag: tuple) -> No
     """sum(leaves) <sense> p, where p is a variable or a constant."""
     if p in (TRUE, FALSE):
         rhs = 1.0 if p == TRUE else 0.0
-        if sense == "<=" and rhs >= 1.0:
+        if sense == LE and rhs >= 1.0:
             return  # implied by exactly-one
         b.linear(leaves, [1.0] * len(leaves), sense, rhs, tag + ("yes",))
     else:
@@ -475,11 +475,11 @@ def _link(b: ProblemBuilder, leaves: list[int], p, sense: str, tag: tuple) -> No
 def _link_no(b: ProblemBuilder, leaves: list[int], p, tag: tuple) -> None:
     """sum(leaves) <= 1 - p."""
     if p == TRUE:
-        b.linear(leaves, [1.0] * len(leaves), "<=", 0.0, tag + ("no",))
+        b.linear(leaves, [1.0] * len(leaves), LE, 0.0, tag + ("no",))
     elif p == FALSE:
         return
     else:
-        b.linear(leaves + [p], [1.0] * (len(leaves) + 1), "<=", 1.0, tag + ("no",))
+        b.linear(leaves + [p], [1.0] * (len(leaves) + 1), LE, 1.0, tag + ("no",))
 
 
 def _leaves_under(t) -> dict[int, list[int]]:

@@ -12,11 +12,39 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any, NamedTuple
 
 import numpy as np
 
-BOOL, INT, REAL = "bool", "int", "real"
+
+class _Named(str, Enum):
+    """A str enum that prints, compares and hashes as its value (a dict keyed by the
+    plain string finds it; pickles and JSON stay as before)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __hash__(self) -> int:
+        return str.__hash__(self)
+
+
+class VarKind(_Named):
+    BOOL = "bool"
+    INT = "int"
+    REAL = "real"
+
+
+class Sense(_Named):
+    """The relation of a linear constraint's left-hand side to its right-hand side."""
+
+    LE = "<="
+    GE = ">="
+    EQ = "=="
+
+
+BOOL, INT, REAL = VarKind.BOOL, VarKind.INT, VarKind.REAL
+LE, GE, EQ = Sense.LE, Sense.GE, Sense.EQ
 
 
 class Var(NamedTuple):
@@ -31,7 +59,7 @@ class Linear(NamedTuple):
 
     vars: tuple[int, ...]
     coefs: tuple[float, ...]
-    sense: str
+    sense: Sense | str
     rhs: float
     tag: tuple = ()
 
@@ -167,8 +195,8 @@ def check_constraint(
             return True
         return check_constraint(c.then, values, tol)
     lhs = evaluate_linear(c, values)
-    if c.sense == "<=":
+    if c.sense == LE:
         return lhs <= c.rhs + tol
-    if c.sense == ">=":
+    if c.sense == GE:
         return lhs >= c.rhs - tol
     return abs(lhs - c.rhs) <= tol

@@ -16,7 +16,7 @@ import numpy as np
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
-from ..compiler.ir import Linear
+from ..compiler.ir import LE, Linear
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
 from ..compiler.replay import condition_slack, meets, predicted_class
@@ -108,4 +108,4 @@ def leaf_cut(enc: Encoding, w: Witness, copy: int) -> Linear:
     """A row excluding the leaves copy ``copy`` of ``w`` reaches (every input reaching
     them scores the same, so the cut loses no other pair)."""
     vs = tuple(enc.leaves[copy][ti][int(n)] for ti, n in enumerate(w.leaves[copy]))
-    return Linear(vs, (1.0,) * len(vs), "<=", float(len(vs) - 1), ("cut", copy))
+    return Linear(vs, (1.0,) * len(vs), LE, float(len(vs) - 1), ("cut", copy))

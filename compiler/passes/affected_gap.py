@@ -7,7 +7,7 @@ solution; it gives the solver the joint requirement on both inputs in one row.
 
 from __future__ import annotations
 
-from ..ir import Linear
+from ..ir import GE, Linear
 from .base import Compiled, Pass
 from .gap_sum import gap_sum
 
@@ -22,5 +22,5 @@ class AffectedLeafGap(Pass):
 
     def apply(self, compiled: Compiled) -> tuple[Compiled, None]:
         s = gap_sum(compiled.encoding)
-        con = Linear(s.vars, s.coefs, ">=", s.rhs - s.constant, ("aff",))
+        con = Linear(s.vars, s.coefs, GE, s.rhs - s.constant, ("aff",))
         return compiled.with_problem(compiled.problem.with_constraints([con])), None

@@ -14,7 +14,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-from ..ir import Implication, Linear, Problem
+from ..ir import EQ, GE, LE, Implication, Linear, Problem
 from .base import Compiled, Pass
 
 
@@ -75,12 +75,12 @@ def big_m_linears(problem: Problem, c: Implication) -> list[Linear]:
     A row that the bounds already imply is dropped.
     """
     then = c.then
-    senses = [">=", "<="] if then.sense == "==" else [then.sense]
+    senses = [GE, LE] if then.sense == EQ else [then.sense]
     lo, hi = lhs_range(problem, then)
     rhs = Fraction(then.rhs)
     out: list[Linear] = []
     for sense in senses:
-        if sense == ">=":
+        if sense == GE:
             if lo is None:
                 raise ValueError(f"implication {c.tag}: unbounded variable, no big-M exists")
             need = rhs - lo
@@ -97,7 +97,7 @@ def big_m_linears(problem: Problem, c: Implication) -> list[Linear]:
         if c.value:
             ks = list(then.coefs) + [sign * m]
             # rounded so that the row, with z at its value, is never tighter than a.x <sense> r
-            r = _to_float(rhs + Fraction(sign * m), up=sense == "<=")
+            r = _to_float(rhs + Fraction(sign * m), up=sense == LE)
         else:
             ks = list(then.coefs) + [-sign * m]
             r = float(then.rhs)

@@ -43,7 +43,7 @@ from ..dataset import Dataset
 from ..encode import Encoding
 from ..ensemble import ZERO_BAND, Ensemble
 from ..errors import InputError
-from ..ir import Linear, Objective
+from ..ir import EQ, GE, Linear, Objective
 from ..options import DataAwareMode
 from ..query import Query
 from .base import Compiled, Pass
@@ -186,7 +186,7 @@ class UtilityObjective(Pass):
                                 Linear(
                                     vs,
                                     tuple(terms[v] for v in vs),
-                                    "==",
+                                    EQ,
                                     -c0,
                                     ("prob-forbid", copy, f, r),
                                 )
@@ -298,7 +298,7 @@ def clause_constraint(
     rhs = 1.0 - const
     if not items:
         return None  # constant: always true (or the box holds everything, ignored)
-    return Linear(tuple(v for v, _ in items), tuple(c for _, c in items), ">=", rhs, tag)
+    return Linear(tuple(v for v, _ in items), tuple(c for _, c in items), GE, rhs, tag)
 
 
 def check_data_mode(q: Query, data: Dataset | None) -> bool:

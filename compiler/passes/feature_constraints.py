@@ -47,7 +47,7 @@ from ..domain import FeatureDomain, candidates
 from ..encode import Encoding
 from ..ensemble import Ensemble, Feature
 from ..errors import InputError
-from ..ir import Linear
+from ..ir import Linear, Sense
 from ..query import EQ, LE, LT, Query, feature_index, relations_by_feature
 from ..query import bounds_by_copy as query_bounds_by_copy
 from ..query import check_relations_within_bounds as query_check_relations_within_bounds
@@ -195,7 +195,7 @@ def build_constraints(enc: Encoding) -> list[Linear]:
 def _not_nan(nan: NanVars, f: int, c: int) -> list[Linear]:
     """Copy ``c``'s feature ``f`` is not missing (when it may be)."""
     m = nan[c].get(f)
-    return [] if m is None else [Linear((m,), (1.0,), "==", 0.0, ("fc-notnan", c, f))]
+    return [] if m is None else [Linear((m,), (1.0,), Sense.EQ, 0.0, ("fc-notnan", c, f))]
 
 
 def _bound_constraints(
@@ -219,7 +219,7 @@ def _bound_constraints(
         if hots is not None:
             for code_ok, var in zip(ok, hots):
                 if not code_ok:
-                    out.append(Linear((var,), (1.0,), "==", 0.0, ("fc-bound", c, f)))
+                    out.append(Linear((var,), (1.0,), Sense.EQ, 0.0, ("fc-bound", c, f)))
         return out
     allowed = [r for r, j in enumerate(dom.valid) if span(ens, feat, dom, j, lo, hi) is not None]
     if not allowed:
@@ -233,12 +233,12 @@ def _bound_constraints(
         return out
     rlo, rhi = allowed[0], allowed[-1]
     for r in range(1, rlo + 1):  # rank >= rlo: q_1..q_rlo false
-        out.append(Linear((qs[r - 1],), (1.0,), "==", 0.0, ("fc-bound", c, f, "lo", r)))
+        out.append(Linear((qs[r - 1],), (1.0,), Sense.EQ, 0.0, ("fc-bound", c, f, "lo", r)))
     for r in range(rhi + 1, n_valid):  # rank <= rhi: q_{rhi+1}.. true
-        out.append(Linear((qs[r - 1],), (1.0,), "==", 1.0, ("fc-bound", c, f, "hi", r)))
+        out.append(Linear((qs[r - 1],), (1.0,), Sense.EQ, 1.0, ("fc-bound", c, f, "hi", r)))
     for r in set(range(rlo, rhi + 1)) - set(allowed):  # a gap: rank != r
         vs, cs, const = _rank_is(qs, r, n_valid)
-        out.append(Linear(tuple(vs), tuple(cs), "<=", 1.0 - const, ("fc-bound", c, f, "ne", r)))
+        out.append(Linear(tuple(vs), tuple(cs), Sense.LE, 1.0 - const, ("fc-bound", c, f, "ne", r)))
     return out
 
 
@@ -277,10 +277,10 @@ def _categorical_relation(
 ) -> list[Linear]:
     """A relation between two one-hot encoded copies of a categorical feature."""
     if kind == EQ:
-        return [Linear((va, vb), (1.0, -1.0), "==", 0.0, tag) for va, vb in zip(ha, hb)]
+        return [Linear((va, vb), (1.0, -1.0), Sense.EQ, 0.0, tag) for va, vb in zip(ha, hb)]
     cs = [float(x) for x in codes]
     rhs = -1.0 if kind == LT else 0.0
-    return [Linear(tuple(ha) + tuple(hb), tuple(cs) + tuple(-x for x in cs), "<=", rhs, tag)]
+    return [Linear(tuple(ha) + tuple(hb), tuple(cs) + tuple(-x for x in cs), Sense.LE, rhs, tag)]
 
 
 def _ordered_relation(
@@ -295,9 +295,9 @@ def _ordered_relation(
     out: list[Linear] = []
     for r in range(1, n_valid):
         if kind == EQ:
-            out.append(Linear((qa[r - 1], qb[r - 1]), (1.0, -1.0), "==", 0.0, tag + (r,)))
+            out.append(Linear((qa[r - 1], qb[r - 1]), (1.0, -1.0), Sense.EQ, 0.0, tag + (r,)))
         else:  # rank_a <= rank_b  <=>  q^b_r implies q^a_r
-            out.append(Linear((qb[r - 1], qa[r - 1]), (1.0, -1.0), "<=", 0.0, tag + (r,)))
+            out.append(Linear((qb[r - 1], qa[r - 1]), (1.0, -1.0), Sense.LE, 0.0, tag + (r,)))
     full = (-math.inf, math.inf)
     lo_a, hi_a = bnds.get((f, a), full)
     lo_b, hi_b = bnds.get((f, b), full)
@@ -314,7 +314,9 @@ def _ordered_relation(
             continue
         va, ca, ka = _rank_is(qa, r, n_valid)
         vb, cb, kb = _rank_is(qb, r, n_valid)
-        out.append(Linear(tuple(va + vb), tuple(ca + cb), "<=", 3.0 - ka - kb, tag + ("cell", r)))
+        out.append(
+            Linear(tuple(va + vb), tuple(ca + cb), Sense.LE, 3.0 - ka - kb, tag + ("cell", r))
+        )
     if n_valid == 1 and not possible_any:
         name = ens.feature_names[f]
         raise InputError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..encode import Encoding
-from ..ir import Linear
+from ..ir import LE, Linear
 from .base import Compiled, Pass
 
 
@@ -35,7 +35,7 @@ class PredicateOrdering(Pass):
 
     def apply(self, compiled: Compiled) -> tuple[Compiled, None]:
         cons = [
-            Linear((qs[r], qs[r + 1]), (1.0, -1.0), "<=", 0.0, ("order", copy, f, r))
+            Linear((qs[r], qs[r + 1]), (1.0, -1.0), LE, 0.0, ("order", copy, f, r))
             for copy, f, qs in predicate_chains(compiled.encoding)
             for r in range(len(qs) - 1)
         ]
@@ -51,7 +51,7 @@ class PairwiseConsistency(Pass):
 
     def apply(self, compiled: Compiled) -> tuple[Compiled, None]:
         cons = [
-            Linear((qs[r], qs[s]), (1.0, -1.0), "<=", 0.0, ("pairwise", copy, f, r, s))
+            Linear((qs[r], qs[s]), (1.0, -1.0), LE, 0.0, ("pairwise", copy, f, r, s))
             for copy, f, qs in predicate_chains(compiled.encoding)
             for r in range(len(qs))
             for s in range(r + 1, len(qs))

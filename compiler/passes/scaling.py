@@ -17,7 +17,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from ..ir import ExactlyOne, Implication, Linear, Objective
+from ..ir import GE, LE, ExactlyOne, Implication, Linear, Objective
 from .base import Compiled, Pass
 
 TARGET_BITS = 26  # largest scaled coefficient about 2**26
@@ -97,10 +97,10 @@ class IntegerScaling(Pass):
                 per_group[g] = max(per_group.get(g, 0.0), e)
         err = loose + sum(per_group.values()) + 1.0  # +1 covers float rounding of the sum
         srhs = c.rhs * s
-        if c.sense == ">=":
+        if c.sense == GE:
             rhs = math.ceil(srhs - err)
             return _clamped(c._replace(coefs=tuple(new), rhs=float(rhs)), bounds), err / s
-        if c.sense == "<=":
+        if c.sense == LE:
             rhs = math.floor(srhs + err)
             return _clamped(c._replace(coefs=tuple(new), rhs=float(rhs)), bounds), err / s
         # an equality with fractional data becomes a relaxed range: keep as two rows
@@ -118,7 +118,7 @@ def _clamped(c: Linear, bounds) -> Linear:
         hi += max(a, b)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return c
-    if c.sense == ">=":
+    if c.sense == GE:
         rhs = min(max(c.rhs, lo), hi + 1.0)
     else:
         rhs = max(min(c.rhs, hi), lo - 1.0)

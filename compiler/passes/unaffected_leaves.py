@@ -10,7 +10,7 @@ GapObjective use the same sets to cancel those leaves from the summed gap rows.
 from __future__ import annotations
 
 from ..affected import unaffected_leaves
-from ..ir import Linear
+from ..ir import EQ, Linear
 from .base import Compiled, Pass
 
 
@@ -26,5 +26,5 @@ class UnaffectedLeaves(Pass):
             l1, l2 = enc.leaves[0][ti], enc.leaves[1][ti]
             for n in sorted(leaves):
                 if l1[n] != l2[n]:
-                    cons.append(Linear((l1[n], l2[n]), (1.0, -1.0), "==", 0.0, ("unaff", ti, n)))
+                    cons.append(Linear((l1[n], l2[n]), (1.0, -1.0), EQ, 0.0, ("unaff", ti, n)))
         return compiled.with_problem(compiled.problem.with_constraints(cons)), None

@@ -190,3 +190,10 @@ def test_clauses_learned_in_a_worker_equal_those_learned_in_process():
     got = learn_in_worker(tiny(), X, width=2, max_clauses=10, time_budget=20, stats=stats)
     assert got == learn_clauses(tiny(), X, width=2, max_clauses=10, time_budget=20)
     assert "clause_learning_time" in stats
+
+
+def test_senses_and_variable_kinds_are_enums_equal_to_their_strings():
+    from treesens.compiler.ir import BOOL, LE, Sense, VarKind
+
+    assert LE is Sense.LE and LE == "<=" and {"<=": 1}[LE] == 1 and str(LE) == "<="
+    assert BOOL is VarKind.BOOL and BOOL == "bool" and f"{BOOL}" == "bool"
