@@ -15,6 +15,9 @@ from enum import Enum
 
 from .errors import InputError, closest
 
+# the longest time limit accepted (about 31 years): a limit must be a finite deadline
+MAX_TIMEOUT = 1e9
+
 
 class DataAwareMode(str, Enum):
     """How a query uses its data (docs/data-aware.md): ``prob`` a utility objective,

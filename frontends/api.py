@@ -13,6 +13,7 @@ from ..compiler.options import (
     DEFAULT_SEED,
     DEFAULT_THREADS,
     DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
     OPTION_BY_NAME,
     OPTIONS,
     DataAwareMode,
@@ -108,8 +109,10 @@ def make_query(
         g = Gap(0.2, "prob", given=False) if gap is None else Gap(float(gap), "prob")
     if not math.isfinite(g.value):
         raise InputError(f"gap {g.value} is not a finite number")
-    if timeout is None or not timeout > 0:
-        raise InputError(f"timeout must be positive, got {timeout}")
+    if timeout is None or not 0 < timeout <= MAX_TIMEOUT:
+        raise InputError(
+            f"timeout must be a positive number of seconds up to {MAX_TIMEOUT:g}, got {timeout}"
+        )
     if int(threads) < 1:
         raise InputError(f"threads must be at least 1, got {threads}")
     check_backend_name(backend)

@@ -41,6 +41,7 @@ from ... import __version__  # noqa: E402
 from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import InputError  # noqa: E402
+from ...compiler.options import MAX_TIMEOUT  # noqa: E402
 from ..libraries import prefer_lean_imports  # noqa: E402
 
 # subcommand name -> module (relative to this package)
@@ -117,7 +118,6 @@ def _termination_handled():
 
 
 # about 31 years: no limit in practice; far beyond it, deadlines overflow the clock
-MAX_TIMEOUT = 1e9
 
 
 def _check_timeout(args) -> None:

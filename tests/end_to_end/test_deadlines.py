@@ -79,3 +79,11 @@ def test_a_worker_waits_for_a_deadline_too_far_for_the_clock():
     finally:
         w.close()
     assert sol.status in ("feasible", "optimal"), sol
+
+
+def test_the_api_refuses_an_infinite_timeout():
+    from treesens.compiler.errors import InputError
+    from treesens.frontends.api import make_query
+
+    with pytest.raises(InputError, match="timeout"):
+        make_query(["a"], gap=0.1, timeout=float("inf"))
