@@ -28,6 +28,7 @@ class BackendInfo:
     description: str = ""
     size_limit: tuple[int, int] | None = None  # (vars, constraints) a license accepts
     variable_kinds: tuple[str, ...] = (BOOL, INT, REAL)  # what the solver takes
+    install: str = ""  # the command that installs what it needs
 
     @property
     def capabilities(self) -> Capabilities:
@@ -52,6 +53,7 @@ BACKENDS: dict[str, BackendInfo] = {
         ("ortools",),
         integer_coefficients=True,
         description="Google OR-Tools CP-SAT",
+        install="pip install ortools",
         variable_kinds=(BOOL, INT),
     ),
     "cbc": BackendInfo(
@@ -60,6 +62,7 @@ BACKENDS: dict[str, BackendInfo] = {
         ("mip",),
         implications=False,
         description="COIN-OR CBC via python-mip",
+        install="pip install mip",
     ),
     "highs": BackendInfo(
         "highs",
@@ -67,12 +70,14 @@ BACKENDS: dict[str, BackendInfo] = {
         ("mip", "highspy"),
         implications=False,
         description="HiGHS via python-mip",
+        install="pip install mip highspy",
     ),
     "gurobi": BackendInfo(
         "gurobi",
         "treesens.backends.gurobi",
         ("gurobipy",),
         description="Gurobi via gurobipy",
+        install="pip install 'treesens[gurobi]'",
         size_limit=(2000, 2000),
     ),
     "z3": BackendInfo(
@@ -80,6 +85,7 @@ BACKENDS: dict[str, BackendInfo] = {
         "treesens.backends.smtlib",
         ("z3",),
         description="SMT-LIB 2 text (pseudo-Boolean rows, exact rationals) solved by z3",
+        install="pip install z3-solver",
     ),
 }
 
@@ -104,6 +110,22 @@ def get_info(name: str) -> BackendInfo:
             f"unknown backend {name!r}{closest(name, BACKENDS)}; known: {', '.join(BACKENDS)}"
         )
     return BACKENDS[name]
+
+
+def install_hint(name: str) -> str:
+    """How to install backend ``name``: its pip command, else the packages it needs."""
+    info = get_info(name)
+    return info.install or f"install {', '.join(info.requires)}"
+
+
+def require_installed(name: str) -> None:
+    """Backend ``name`` is known and installed; else one InputError saying how to install
+    it (a query must not be answered by the heuristic under a backend that cannot run)."""
+    info = get_info(name)
+    if not available(name):
+        missing = [p for p in info.requires if importlib.util.find_spec(p) is None]
+        needs = f" ({', '.join(missing)} not found)" if missing else ""
+        raise InputError(f"backend {name!r} is not installed{needs}: {install_hint(name)}")
 
 
 def available(name: str) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -187,6 +187,8 @@ class Ensemble:
     scale: float = 1.0  # raw = intercept + scale * sum of leaves (1/n for forests)
     source: str = ""  # human-readable origin, e.g. "xgboost:adult.json"
     replayer: Any = field(default=None, repr=False, compare=False)
+    # the files it was read from, (role, path) in order: ("model", ...), ("details", ...)
+    inputs: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.link not in (LOGISTIC, SOFTMAX, PROBA):
@@ -242,7 +244,13 @@ class Ensemble:
             scale=self.scale,
             source=self.source,
             replayer=self.replayer,
+            inputs=self.inputs,
         )
+
+    def with_input(self, role: str, path: str) -> Ensemble:
+        """This ensemble, recording one more file it was read from (``role``: model, details,
+        sens, ...): results list them as ``inputs``."""
+        return replace(self, inputs=(*self.inputs, (role, str(path))))
 
     def max_depth(self) -> int:
         return max((t.depth() for t in self.trees), default=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -47,6 +48,8 @@ class Result:
     passes: list[str] = field(default_factory=list)
     message: str = ""
     stats: dict = field(default_factory=dict)
+    # the files the answer was read from, by role: model, details, data, sens
+    inputs: dict = field(default_factory=dict)
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
     witness_arrays: Witness | None = field(default=None, repr=False, compare=False)
@@ -86,3 +89,13 @@ def _clean(x):
     if hasattr(x, "item"):
         return _clean(x.item())
     return x
+
+
+def input_files(inputs: tuple[tuple[str, str], ...], data=None) -> dict:
+    """A result's ``inputs``: the files an ensemble was read from (``Ensemble.inputs``) and
+    the query's data file (a path, or a data set loaded from one)."""
+    out = {role: path for role, path in inputs}
+    source = getattr(data, "source", data)
+    if isinstance(source, (str, os.PathLike)) and not str(source).startswith("<"):
+        out["data"] = str(source)
+    return out

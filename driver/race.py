@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from ..backends.registry import BACKENDS, available
+from ..backends.registry import BACKENDS, available, install_hint
 from ..backends.worker import worker_for
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
@@ -55,7 +55,7 @@ def race_backends(backend: str, backends: Sequence[str] | None = None) -> list[s
                 f"unknown backend {b!r} in the race{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}"
             )
         if not available(b):
-            raise InputError(f"backend {b!r} in the race is not installed")
+            raise InputError(f"backend {b!r} in the race is not installed: {install_hint(b)}")
     names = list(dict.fromkeys(names))
     if not names:
         raise InputError("no backend is installed to race")

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
-from ..compiler.result import SENSITIVE, Result
+from ..compiler.result import SENSITIVE, Result, input_files
 from .accept import measure_distance
 from .backend import backend_search, reduce_for_backend
 from .compile import CompiledQuery, compile_query
@@ -53,6 +53,7 @@ def solve_query(
     else:
         res = _solve(ens, q, compiled, deadline, memory_mb, log, prefer)
     res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
+    res.inputs = input_files(ens.inputs, q.options.data)
     return res
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..backends.registry import get_info
+from ..backends.registry import get_info, require_installed
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.options import (
@@ -75,6 +75,16 @@ def check_backend_name(backend: str) -> None:
         race_backends(backend)
     else:
         get_info(backend)
+
+
+def require_backend(backend: str) -> None:
+    """The backend (or every backend of a race) is known and installed, checked before a
+    model is loaded: otherwise the heuristic would answer under its name and the solver
+    fail later. An InputError says how to install it."""
+    if is_race(backend):
+        race_backends(backend)
+    else:
+        require_installed(backend)
 
 
 def make_query(
@@ -184,6 +194,7 @@ def check(
     >>> r.status, r.witness
     """
     t0 = time.time()
+    require_backend(backend)
     ens = (
         model
         if isinstance(model, Ensemble) and details is None and data is None

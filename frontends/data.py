@@ -1,7 +1,8 @@
 """Data for data-aware queries: a CSV (or Parquet) file, or a DataFrame, with a label column.
 
-Columns are matched to the model's features by name when every feature has a column of
-its name; otherwise by order (the label column left out) when the counts match. The label
+Columns are matched to the model's features by name: every feature needs a column of its
+name. Only a model without names of its own (generic names: f0, Column_0, x0, ...) has its
+columns taken in order (the label column left out), when the counts match. The label
 column may be absent only under its default name, ``label``. Every row of a CSV has as
 many fields as its header. Values must be numbers; a categorical feature that declares
 category names may also use the names. A missing value is accepted only for a feature
@@ -21,6 +22,7 @@ import numpy as np
 from ..compiler.dataset import Dataset
 from ..compiler.errors import InputError, closest, name_list
 from ..driver.data import use_data_loader
+from .formats.registry import generic_names
 
 # the label column's name when none is given: a data file without it has no labels
 DEFAULT_LABEL = "label"
@@ -209,22 +211,17 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     names = list(ens.feature_names)
     if all(n in cols for n in names):
         df = df[names]
-    elif len(cols) == len(names):
-        df.columns = names  # by order
+    elif len(cols) == len(names) and names_are_generic(names):
+        df.columns = names  # a model without names of its own: the columns in order
     else:
-        missing = [n for n in names if n not in cols]
-        raise InputError(
-            f"the data does not match the model: no column for feature(s) {', '.join(map(repr, missing[:8]))}"
-            f"{' ...' if len(missing) > 8 else ''} and {len(cols)} feature columns for {len(names)} features"
-            f" (label column {label!r} {'found' if y is not None else 'not found'})",
-            where,
-        )
+        raise _mismatch(names, cols, label if y is not None else None, label, where)
     X = np.empty((len(df), len(names)), dtype=np.float64)
     for f, name in enumerate(names):
         feat = ens.features[f]
         col = df[name]
         if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            vals = category_codes(vals, np.ones(len(vals), dtype=bool), feat, name, where)
         else:
             vals = _categories(col, feat, name, where)
         bad = np.flatnonzero(np.isnan(vals))
@@ -242,16 +239,43 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     return Dataset(X, y, tuple(names), where)
 
 
+def _mismatch(names: list[str], cols: list[str], found: str | None, label, where: str):
+    """The error for data whose columns do not name the model's features (columns are
+    matched by name; by position only for a model whose names are generic)."""
+    missing = [n for n in names if n not in cols]
+    extra = [c for c in cols if c not in names]
+    others = f"; the data's columns not in the model: {name_list(extra)}" if extra else ""
+    position = (
+        "; columns are matched by name, not by position: rename them to the model's features"
+        if len(cols) == len(names)
+        else ""
+    )
+    return InputError(
+        f"the data does not match the model: no column for feature(s) {name_list(missing)} "
+        f"({len(cols)} feature columns for {len(names)} features{others}; label column "
+        f"{label!r} {'found' if found is not None else 'not found'}){position}",
+        where,
+    )
+
+
+def names_are_generic(names: list[str]) -> bool:
+    """Are these the placeholder names a library gives (f0, Column_0, x0, ...), i.e. does
+    the model have no feature names of its own?"""
+    return any(names == [p.format(i) for i in range(len(names))] for p in generic_names())
+
+
 def _categories(col, feat, name: str, where: str) -> np.ndarray:
     """Map category names to codes (a categorical feature with declared names)."""
     cats = list(feat.categories or ())
     out = np.empty(len(col), dtype=np.float64)
+    number = np.zeros(len(col), dtype=bool)  # a number, not a category's name
     index = {c: i for i, c in enumerate(cats)}
     for i, v in enumerate(col.tolist()):
         if v is None or (isinstance(v, float) and math.isnan(v)):
             out[i] = np.nan
             continue
         if isinstance(v, (int, float, np.integer, np.floating)):
+            number[i] = True
             try:
                 out[i] = float(v)
             except OverflowError:  # an integer of hundreds of digits: infinite as a float
@@ -263,6 +287,7 @@ def _categories(col, feat, name: str, where: str) -> np.ndarray:
             continue
         try:
             out[i] = float(s)
+            number[i] = True
             continue
         except ValueError:
             pass
@@ -273,7 +298,50 @@ def _categories(col, feat, name: str, where: str) -> np.ndarray:
                 where,
             )
         raise InputError(f"column {name!r}, row {i + 1}: {s!r} is not a number", where)
-    return out
+    return category_codes(out, number, feat, name, where)
+
+
+def category_codes(vals: np.ndarray, number: np.ndarray, feat, name: str, where: str) -> np.ndarray:
+    """The numbers (``number``: which entries) of a column of a categorical feature that
+    names its categories, as category codes. Categories named by numbers (a model fitted
+    on raw categories {0, 1, 5, 8, 9}, say) take the raw values, mapped to their codes
+    0..n-1; other categories take the codes themselves. A number that is neither is an
+    error naming the row (NaN stays: missing)."""
+    cats = feat.categories
+    if feat.kind != "categorical" or not cats:
+        return vals
+    which = number & ~np.isnan(vals)
+    raw = _numeric_categories(cats)
+    if raw is None:
+        ok = (vals == np.floor(vals)) & (vals >= 0) & (vals < len(cats))
+        what = f"category code {{:g}} is out of range 0..{len(cats) - 1}"
+        codes = vals
+    else:
+        order = np.argsort(raw)
+        pos = np.clip(np.searchsorted(raw[order], vals), 0, len(raw) - 1)
+        ok = raw[order][pos] == vals
+        what = "{:g} is not one of the model's categories"
+        codes = np.where(ok, order[pos], vals).astype(np.float64)
+    bad = np.flatnonzero(which & ~ok)
+    if bad.size:
+        r = int(bad[0])
+        raise InputError(
+            f"column {name!r}, row {r + 1}: {what.format(vals[r])} ({name_list(cats)}; "
+            f"{bad.size} row{'s' if bad.size > 1 else ''} in all)",
+            where,
+        )
+    return np.where(which, codes, vals)
+
+
+def _numeric_categories(cats) -> np.ndarray | None:
+    """The categories as numbers, when every name is one (distinct and finite); else None."""
+    try:
+        raw = np.array([float(c) for c in cats], dtype=np.float64)
+    except ValueError:
+        return None
+    if not np.isfinite(raw).all() or len(np.unique(raw)) != len(raw):
+        return None
+    return raw
 
 
 def data_option(q):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..compiler.ensemble import KINDS, Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
-from .data import data_columns, feature_columns
+from .data import data_columns, feature_columns, names_are_generic
 from .formats.registry import generic_names
 
 
@@ -64,10 +64,12 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
             )
     col = {h: i for i, h in enumerate(header)}
     feats = list(ens.features)
+    named = not has_generic_names(ens)  # names of its own, which the file must repeat
+    n_rows = sum(1 for row in rows[1:] if any(c.strip() for c in row))
     seen: dict[str, int] = {}
     declared: dict[int, int] = {}
     for lineno, row in zip(starts[1:], rows[1:]):
-        if not row or all(not c.strip() for c in row):
+        if not any(c.strip() for c in row):
             continue
         where = f"{path}:{lineno}"
         if len(row) != len(header):
@@ -83,7 +85,8 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
             ) from None
         if not 0 <= idx < len(feats):
             raise InputError(
-                f"feature index {idx} out of range: the model has {len(feats)} features (0..{len(feats) - 1})",
+                f"feature index {idx} out of range: the model {ens.source} has "
+                f"{len(feats)} features (0..{len(feats) - 1}), this file declares {n_rows}",
                 where,
             )
         if idx in declared:
@@ -96,6 +99,13 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
             raise InputError("empty feature name", where)
         if name in seen:
             raise InputError(f"feature name {name!r} used twice (also line {seen[name]})", where)
+        if named and name != ens.features[idx].name:
+            raise InputError(
+                f"feature {idx} is {name!r} here but {ens.features[idx].name!r} in the model "
+                f"{ens.source} ({n_rows} features here, {len(feats)} in the model): the "
+                "details file of another model?",
+                where,
+            )
         seen[name] = lineno
         lb = _num(row[col["lb"]], where, "lb") if "lb" in col else -math.inf
         ub = _num(row[col["ub"]], where, "ub") if "ub" in col else math.inf
@@ -119,11 +129,19 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
         feats[idx] = replace(feats[idx], name=name, lb=lb, ub=ub, kind=kind, may_be_missing=missing)
     if not declared:
         raise InputError("no feature rows after the header", f"{path}:1")
+    if not named and len(declared) != len(feats):
+        first = next(i for i in range(len(feats)) if i not in declared)
+        raise InputError(
+            f"{len(declared)} features here, but the model {ens.source} has {len(feats)} with "
+            f"generic names only (f0, Column_0, x0, ...): a details file names every one of "
+            f"them (feature {first} is missing); the details file of another model?",
+            str(path),
+        )
     names = [f.name for f in feats]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
         raise InputError(f"after renaming, feature names clash: {', '.join(dups)}", str(path))
-    return ens.with_features(tuple(feats))
+    return ens.with_features(tuple(feats)).with_input("details", str(path))
 
 
 # the names a loader gives features when the model file has none (XGBoost's f0, f1, ...,
@@ -133,9 +151,7 @@ GENERIC_NAMES = generic_names()
 
 def has_generic_names(ens: Ensemble) -> bool:
     """Are the model's feature names its library's placeholders (f0, Column_0, x0, ...)?"""
-    names = ens.feature_names
-    patterns = generic_names()  # a format registered at run time counts too
-    return any(names == [pattern.format(i) for i in range(len(names))] for pattern in patterns)
+    return names_are_generic(ens.feature_names)  # a format registered at run time counts too
 
 
 def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemble:

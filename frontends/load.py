@@ -56,14 +56,17 @@ def load_model(
     else:
         ens = _load_object(model)
     check_finite(ens, str(model) if isinstance(model, (str, Path)) else ens.source)
+    if isinstance(model, (str, Path)):
+        ens = ens.with_input("model", str(model))
+    if details is not None:  # names the features first: the data's columns must match them
+        ens = apply_details(ens, details)
     if data is not None:
         ens = apply_data_names(ens, data, label)
     if details is None and auto_details and isinstance(model, (str, Path)):
-        details = _details_beside(Path(model), ens)
-        if details is not None:
-            ens = replace(ens, source=f"{ens.source} (bounds from {details})")
-    if details is not None:
-        ens = apply_details(ens, details)
+        found = _details_beside(Path(model), ens)
+        if found is not None:
+            ens = apply_details(ens, found)
+            ens = replace(ens, source=f"{ens.source} (bounds from {found})")
     return ens
 
 

@@ -18,10 +18,11 @@ from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
+from ..compiler.options import DEFAULT_BACKEND
 from ..compiler.query import Query
-from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..driver import solve_query
-from .api import make_query
+from .api import make_query, require_backend
 from .executors import Executor, Failure, make_executor, parse_executor
 from .load import load_model
 
@@ -201,8 +202,11 @@ def plan_resume(
     """Reuse, for each feature set, the last recorded answer to ``question`` (an unknown
     only when no sensitive/insensitive answer is recorded); the others are to run."""
     recorded: dict[frozenset[str], list[dict]] = {}
+    commas = any("," in n for s in subsets for n in s)
     for d in lines:
-        recorded.setdefault(frozenset(d["query"].split(",")), []).append(d)
+        key = recorded_features(d, commas)
+        if key is not None:
+            recorded.setdefault(key, []).append(d)
     plan = ResumePlan({}, [])
     for s in subsets:
         seen = recorded.get(frozenset(s), [])
@@ -214,6 +218,16 @@ def plan_resume(
             plan.todo.append(s)
             plan.rerun += bool(seen)
     return plan
+
+
+def recorded_features(line: dict, commas: bool) -> frozenset[str] | None:
+    """The feature set a recorded result answers: its ``features`` (the names varied). A
+    line without them is read from its query label, split at commas, only when no feature
+    name of the sweep holds a comma (``commas``); otherwise it is ambiguous (None)."""
+    feats = line.get("features")
+    if isinstance(feats, list) and feats and all(isinstance(f, str) for f in feats):
+        return frozenset(feats)
+    return None if commas else frozenset(line["query"].split(","))
 
 
 def result_from_line(d: dict) -> Result:
@@ -242,6 +256,7 @@ def failed_result(ens: Ensemble, q: Query, message: str) -> Result:
         passes=sorted(q.passes),
         error=f"task failed: {message}",
         stats={"asked": q.asked()},
+        inputs=input_files(ens.inputs, q.options.data),
     )
 
 
@@ -397,6 +412,7 @@ def sweep(
     core). ``executor``: ``"local"``, ``"dask"``, ``"dask=tcp://HOST:8786"``, ``"ray"``,
     ``"ray=auto"``, or an ``executors.Executor`` (docs/distributed.md).
     """
+    require_backend(query_kw.get("backend", DEFAULT_BACKEND))
     ens = (
         model
         if isinstance(model, Ensemble) and details is None

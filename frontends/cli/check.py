@@ -6,6 +6,7 @@ import time
 
 from ...compiler.encode import resolve_features
 from ...driver import solve_query
+from ..api import require_backend
 from .common import (
     add_backend_arg,
     add_model_args,
@@ -33,6 +34,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     t0 = START
+    require_backend(args.backend)  # before loading: the heuristic must not answer for it
     ens = load_from_args(args)
     q = query_from_args(args)
     resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."

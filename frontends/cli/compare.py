@@ -12,7 +12,7 @@ import json
 import sys
 import time
 
-from ...backends.registry import BACKENDS, available, get_info
+from ...backends.registry import BACKENDS, available, require_installed
 from ...compiler.errors import InputError
 from ...compiler.result import ERROR, Result
 from ...driver import compile_query, solve_query
@@ -133,9 +133,7 @@ def backend_list(spec: str | None) -> list[str]:
         return names
     names = [b.strip() for b in spec.split(",") if b.strip()]
     for b in names:
-        get_info(b)  # unknown name: InputError with a suggestion
-        if not available(b):
-            raise InputError(f"backend {b!r} is not installed (see 'treesens backends')")
+        require_installed(b)  # unknown name: a suggestion; not installed: how to install it
     return list(dict.fromkeys(names))
 
 

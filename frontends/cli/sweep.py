@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...compiler.errors import InputError
 from ...compiler.result import ERROR
-from ..api import make_query
+from ..api import make_query, require_backend
 from ..executors import parse_executor
 from ..sweep import (
     Question,
@@ -134,6 +134,7 @@ def run(args) -> int:
     if args.executor:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     features = parse_features(args.features)
+    require_backend(args.backend)
     ens = load_from_args(args)
     subsets = feature_subsets(ens, args.subsets, args.sample, args.seed, features)
     shard = parse_shard(args.shard) if args.shard else None

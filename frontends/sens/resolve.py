@@ -148,6 +148,8 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
             sweep_jobs(ast),
         )
     ens = _load_ensemble(ast, paths)
+    if not ast.filename.startswith("<"):
+        ens = ens.with_input("sens", ast.filename)
     defaults = next((it for it in ast.items if isinstance(it, Defaults)), Defaults(()))
     builder = BlockBuilder(ast, ens, defaults, paths.data, paths.label, base)
     queries: list[Query] = []

@@ -11,6 +11,7 @@ from ...compiler.errors import InputError
 from ...compiler.query import Query
 from ...compiler.result import ERROR, Result
 from ...driver import solve_query
+from ..api import require_backend
 from ..executors import Executor, parse_executor
 from ..sweep import opened_executor, run_sweep
 from .resolve import SensFile, load_queries
@@ -79,6 +80,11 @@ def run_queries(
     the order of ``queries``. Other queries run one after the other."""
     if isinstance(executor, str):
         parse_executor(executor)  # a wrong spec fails before anything runs
+    for backend in dict.fromkeys(q.backend for q in queries):
+        try:
+            require_backend(backend)
+        except InputError as e:
+            raise InputError(e.message, str(sf.path)) from None
     results: list[Result] = []
     for sweep, batch in _runs(sf, queries):
         n = jobs if jobs is not None else sf.sweep_jobs.get(sweep)
