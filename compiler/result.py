@@ -88,6 +88,8 @@ def _clean(x):
         return [_clean(v) for v in x]
     if hasattr(x, "item"):
         return _clean(x.item())
+    if isinstance(x, os.PathLike):  # a data file given as a Path
+        return os.fspath(x)
     return x
 
 

@@ -28,9 +28,11 @@ from ..data import load_data
 from .common import (
     add_model_args,
     append_flushed,
+    check_writable,
     close_quietly,
     load_from_args,
     log,
+    os_error_text,
     positive_float,
     positive_int,
 )
@@ -88,26 +90,41 @@ def read_done(path: str | None) -> list[dict]:
     """The result lines of an earlier run (none when the file does not exist yet)."""
     if path is None or not Path(path).exists():
         return []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        why = os_error_text(e) if isinstance(e, OSError) else "not a text file"
+        raise InputError(f"cannot read: {why}", f"--resume {path}") from None
     out = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError:
-                if not line.endswith("\n"):
-                    break  # a line cut short by an interrupt: answered again
-                raise InputError(f"{path}:{n}: not a JSON line") from None
-            if "row" not in d:
-                raise InputError(f"{path}:{n}: a result line without 'row'")
-            out.append(d)
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError:
+            if not line.endswith("\n"):
+                break  # a line cut short by an interrupt: answered again
+            raise InputError(f"{path}:{n}: not a JSON line") from None
+        if not isinstance(d, dict) or "row" not in d:
+            raise InputError(f"{path}:{n}: a result line without 'row'")
+        if isinstance(d["row"], bool) or not isinstance(d["row"], int) or d["row"] < 0:
+            raise InputError(f"{path}:{n}: 'row' is {d['row']!r}, not a row number")
+        out.append(d)
     return out
+
+
+def check_outputs(args) -> None:
+    """Fail before any row is answered when a file the audit writes cannot be written."""
+    for flag in ("out", "resume", "plot"):
+        path = getattr(args, flag)
+        if path is not None:
+            check_writable(f"--{flag} {path}", Path(path))
 
 
 def run(args) -> int:
     if args.data is None:
         raise InputError("audit needs the rows: --data FILE")
+    check_outputs(args)
     ens = load_from_args(args)
     ds = load_data(args.data, ens, args.label)
     spec = make_spec(ens, ds, args.vary, make_target(ens, args.gap, args.margin_gap, args.classes))
@@ -122,7 +139,7 @@ def run(args) -> int:
     if out_path and Path(out_path).exists() and out_path == args.resume:
         _drop_cut_line(out_path)
     with ExitStack() as stack:
-        out = open(out_path, "a") if out_path else None  # noqa: SIM115 - closed by the stack
+        out = open_results(out_path) if out_path else None
         if out:
             stack.callback(close_quietly, out)
         for idx, ans in answer_blocks(ens, ds, spec, todo, PROGRESS_BLOCK, args.timeout_per_row):
@@ -146,12 +163,26 @@ def run(args) -> int:
         )
         print(format_summary(table))
     if args.plot:
-        draw(df, table, args.by, spec, args.plot)
+        try:
+            draw(df, table, args.by, spec, args.plot)
+        except OSError as e:
+            raise InputError(f"cannot write: {os_error_text(e)}", f"--plot {args.plot}") from None
     return 0
+
+
+def open_results(path: str):
+    """The results file, opened for appending (an input error naming it if it cannot be)."""
+    try:
+        return open(path, "a")  # noqa: SIM115 - the caller closes it
+    except OSError as e:
+        raise InputError(f"cannot write: {os_error_text(e)}", path) from None
 
 
 def _drop_cut_line(path: str) -> None:
     """Remove a last line an interrupt cut short, so that appending starts cleanly."""
-    data = Path(path).read_bytes()
-    if data and not data.endswith(b"\n"):
-        Path(path).write_bytes(data[: data.rfind(b"\n") + 1])
+    try:
+        data = Path(path).read_bytes()
+        if data and not data.endswith(b"\n"):
+            Path(path).write_bytes(data[: data.rfind(b"\n") + 1])
+    except OSError as e:
+        raise InputError(f"cannot rewrite its last line: {os_error_text(e)}", path) from None

@@ -11,6 +11,7 @@ from .common import (
     add_backend_arg,
     add_model_args,
     add_query_args,
+    check_data,
     emit_result,
     load_from_args,
     log,
@@ -38,6 +39,7 @@ def run(args) -> int:
     ens = load_from_args(args)
     q = query_from_args(args)
     resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
+    check_data(args, ens)
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import math
 import sys
+from pathlib import Path
 
 from ...compiler.errors import InputError
 from ...compiler.options import (
@@ -21,8 +22,10 @@ from ...compiler.options import (
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
 from ..api import make_query
+from ..data import load_data
 from ..formats import AUTO, format_names
 from ..load import load_model
+from ..sweep import os_error_text
 from .render import render_result
 
 
@@ -221,6 +224,13 @@ def load_from_args(args):
     )
 
 
+def check_data(args, ens) -> None:
+    """Read --data now (it is cached for the solve), so that columns that do not fit the
+    model are one error before anything is solved."""
+    if getattr(args, "data", None) is not None:
+        load_data(args.data, ens, args.label)
+
+
 def query_from_args(args, backend: str | None = None):
     if args.gap is not None and not math.isfinite(args.gap):
         raise InputError(f"--gap {args.gap} is not a finite number")
@@ -308,3 +318,20 @@ def close_quietly(fh) -> None:
     already reported."""
     with contextlib.suppress(OSError):
         fh.close()
+
+
+def check_writable(where: str, path: Path) -> None:
+    """Can ``path`` be appended to (created if missing, and removed again)? An input error
+    naming ``where`` (the flag and the file) otherwise."""
+    if path.is_dir():
+        raise InputError("is a directory", where)
+    if not path.parent.exists():
+        raise InputError(f"directory {path.parent} does not exist", where)
+    existed = path.exists()
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as e:
+        raise InputError(os_error_text(e), where) from None
+    if not existed:
+        path.unlink(missing_ok=True)

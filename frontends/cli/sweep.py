@@ -16,7 +16,6 @@ from ..sweep import (
     ResumePlan,
     feature_subsets,
     opened_executor,
-    os_error_text,
     parse_shard,
     plan_resume,
     read_results,
@@ -32,6 +31,8 @@ from .common import (
     add_model_args,
     add_query_args,
     append_flushed,
+    check_data,
+    check_writable,
     close_quietly,
     data_options,
     load_from_args,
@@ -136,6 +137,7 @@ def run(args) -> int:
     features = parse_features(args.features)
     require_backend(args.backend)
     ens = load_from_args(args)
+    check_data(args, ens)
     subsets = feature_subsets(ens, args.subsets, args.sample, args.seed, features)
     shard = parse_shard(args.shard) if args.shard else None
     if shard is not None:
@@ -184,22 +186,6 @@ def check_outputs(args) -> None:
         path = getattr(args, flag)
         if path is not None:
             check_writable(f"--{flag.replace('_', '-')} {path}", Path(path))
-
-
-def check_writable(where: str, path: Path) -> None:
-    """Can ``path`` be appended to (created if missing, and removed again)?"""
-    if path.is_dir():
-        raise InputError("is a directory", where)
-    if not path.parent.exists():
-        raise InputError(f"directory {path.parent} does not exist", where)
-    existed = path.exists()
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as e:
-        raise InputError(os_error_text(e), where) from None
-    if not existed:
-        path.unlink(missing_ok=True)
 
 
 def query_maker(args):
