@@ -2,6 +2,10 @@
 
 Optional columns: ``kind`` (real, integer, binary, categorical) and ``missing``
 (true/false: the feature may be missing, so NaN is one more value to consider).
+
+A details file must fit its model: for a model with feature names of its own, each row
+repeats the model's name at its index (a file may declare only some features); a model
+with generic names only (f0, Column_0, x0, ...) gets a name for every feature.
 """
 
 from __future__ import annotations
