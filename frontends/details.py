@@ -16,7 +16,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from ..compiler.ensemble import KINDS, Ensemble
+from ..compiler.ensemble import KINDS, Ensemble, Feature
 from ..compiler.errors import FEATURES, InputError, closest
 from .data import data_columns, feature_columns, names_are_generic
 from .formats.registry import generic_names
@@ -111,41 +111,50 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
                 where,
             )
         seen[name] = lineno
-        lb = _num(row[col["lb"]], where, "lb") if "lb" in col else -math.inf
-        ub = _num(row[col["ub"]], where, "ub") if "ub" in col else math.inf
-        if lb > ub:
-            raise InputError(f"lower bound {lb:g} is above upper bound {ub:g}", where)
-        kind = feats[idx].kind
-        if "kind" in col and row[col["kind"]].strip():
-            kind = row[col["kind"]].strip().lower()
-            if kind not in KINDS:
-                raise InputError(f"unknown kind {kind!r} (use one of {', '.join(KINDS)})", where)
-        missing = feats[idx].may_be_missing
-        if "missing" in col and row[col["missing"]].strip():
-            flag = row[col["missing"]].strip().lower()
-            if flag not in ("true", "false", "yes", "no", "1", "0"):
-                raise InputError(f"column missing: {flag!r} is not true/false", where)
-            missing = flag in ("true", "yes", "1")
-        if kind == "binary" and (lb > 1 or ub < 0):
-            raise InputError(
-                f"a binary feature takes 0 or 1, not values in [{lb:g}, {ub:g}]", where
-            )
-        feats[idx] = replace(feats[idx], name=name, lb=lb, ub=ub, kind=kind, may_be_missing=missing)
+        feats[idx] = _declared(feats[idx], name, row, col, where)
     if not declared:
         raise InputError("no feature rows after the header", f"{path}:1")
     if not named and len(declared) != len(feats):
-        first = next(i for i in range(len(feats)) if i not in declared)
-        raise InputError(
-            f"{len(declared)} features here, but the model {ens.source} has {len(feats)} with "
-            f"generic names only (f0, Column_0, x0, ...): a details file names every one of "
-            f"them (feature {first} is missing); the details file of another model?",
-            str(path),
-        )
+        _missing_features(ens, declared, path)
     names = [f.name for f in feats]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
         raise InputError(f"after renaming, feature names clash: {', '.join(dups)}", str(path))
     return ens.with_features(tuple(feats)).with_input("details", str(path))
+
+
+def _declared(feat: Feature, name: str, row: list[str], col: dict[str, int], where: str) -> Feature:
+    """The feature as one row of a details file declares it (name, bounds, kind, missing)."""
+    lb = _num(row[col["lb"]], where, "lb") if "lb" in col else -math.inf
+    ub = _num(row[col["ub"]], where, "ub") if "ub" in col else math.inf
+    if lb > ub:
+        raise InputError(f"lower bound {lb:g} is above upper bound {ub:g}", where)
+    kind = feat.kind
+    if "kind" in col and row[col["kind"]].strip():
+        kind = row[col["kind"]].strip().lower()
+        if kind not in KINDS:
+            raise InputError(f"unknown kind {kind!r} (use one of {', '.join(KINDS)})", where)
+    missing = feat.may_be_missing
+    if "missing" in col and row[col["missing"]].strip():
+        flag = row[col["missing"]].strip().lower()
+        if flag not in ("true", "false", "yes", "no", "1", "0"):
+            raise InputError(f"column missing: {flag!r} is not true/false", where)
+        missing = flag in ("true", "yes", "1")
+    if kind == "binary" and (lb > 1 or ub < 0):
+        raise InputError(f"a binary feature takes 0 or 1, not values in [{lb:g}, {ub:g}]", where)
+    return replace(feat, name=name, lb=lb, ub=ub, kind=kind, may_be_missing=missing)
+
+
+def _missing_features(ens: Ensemble, declared: dict[int, int], path: Path) -> None:
+    """A model with generic names only is named by its details file in full: the error
+    for a file that names fewer of its features (the details file of another model?)."""
+    first = next(i for i in range(ens.n_features) if i not in declared)
+    raise InputError(
+        f"{len(declared)} features here, but the model {ens.source} has {ens.n_features} with "
+        f"generic names only (f0, Column_0, x0, ...): a details file names every one of "
+        f"them (feature {first} is missing); the details file of another model?",
+        str(path),
+    )
 
 
 # the names a loader gives features when the model file has none (XGBoost's f0, f1, ...,
