@@ -244,14 +244,17 @@ def _mismatch(names: list[str], cols: list[str], found: str | None, label, where
     matched by name; by position only for a model whose names are generic)."""
     missing = [n for n in names if n not in cols]
     extra = [c for c in cols if c not in names]
-    others = f"; the data's columns not in the model: {name_list(extra)}" if extra else ""
+    others = (
+        f"; the data's columns not in the model: {name_list(map(repr, extra))}" if extra else ""
+    )
     position = (
         "; columns are matched by name, not by position: rename them to the model's features"
         if len(cols) == len(names)
         else ""
     )
     return InputError(
-        f"the data does not match the model: no column for feature(s) {name_list(missing)} "
+        f"the data does not match the model: no column for feature(s) "
+        f"{name_list(map(repr, missing))} "
         f"({len(cols)} feature columns for {len(names)} features{others}; label column "
         f"{label!r} {'found' if found is not None else 'not found'}){position}",
         where,

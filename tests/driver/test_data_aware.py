@@ -71,7 +71,8 @@ def test_load_data_by_name_order_and_errors(tmp_path):
     assert d.X.tolist() == [[0.9, 0.1, 0.0], [0.8, 0.2, 1.0]]
     p2 = tmp_path / "o.csv"
     pd.DataFrame({"x": [1.0], "y": [2.0], "z": [3.0], "label": [1]}).to_csv(p2, index=False)
-    assert load_data(p2, ens).X.tolist() == [[1.0, 2.0, 3.0]]  # by order
+    with pytest.raises(InputError, match="matched by name, not by position"):  # not by order
+        load_data(p2, ens)
     p3 = tmp_path / "m.csv"
     pd.DataFrame({"a": [1.0], "label": [1]}).to_csv(p3, index=False)
     with pytest.raises(InputError, match="'b'"):

@@ -191,7 +191,8 @@ def test_data_columns_with_other_names_are_an_error_naming_both_sides(tmp_path, 
     with pytest.raises(InputError) as e:
         load_data(path, treesens.load_model(MODEL))
     msg = str(e.value)
-    assert "no column for feature(s) mean_radius" in msg and "not in the model: mean radius" in msg
+    assert "no column for feature(s) 'mean_radius'" in msg
+    assert "not in the model: 'mean radius'" in msg
     assert "matched by name, not by position" in msg
 
 
