@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...compiler.errors import InputError
 from ...compiler.query import Query
-from ...compiler.result import ERROR, Result
+from ...compiler.result import ERROR, Result, input_files
 from ...driver import solve_query
 from ..api import require_backend
 from ..executors import Executor, parse_executor
@@ -29,6 +29,7 @@ def _error_result(sf: SensFile, q: Query, msg: str) -> Result:
         passes=sorted(q.passes),
         classes=list(q.classes) if q.classes else None,
         error=msg,
+        inputs=input_files(getattr(sf.ensemble, "inputs", ()), q.options.data),
     )
 
 
