@@ -20,10 +20,10 @@ from ...compiler.options import (
 )
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
+from ...compiler.result_view import render_result
 from ..api import make_query
 from ..formats import AUTO, format_names
 from ..load import load_model
-from .render import render_result
 
 
 def positive_int(text: str) -> int:
