@@ -467,7 +467,8 @@ def sweep(
             for s in subs:
                 if s in plan.reused:
                     shown.advance(result_from_line(plan.reused[s]))
-        with results_file(resume or out) as write, opened_executor(executor, jobs) as ex:
+        spec, n_jobs = (executor, jobs) if plan.todo else (None, 1)  # no pool for no query
+        with results_file(resume or out) as write, opened_executor(spec, n_jobs) as ex:
 
             def on_result(res: Result) -> None:
                 write(res)
@@ -479,7 +480,7 @@ def sweep(
                 make,
                 on_result=on_result,
                 memory_mb=kw["memory_mb"],
-                executor=ex if plan.todo else None,
+                executor=ex,
             )
     answered = dict(zip(plan.todo, new, strict=True))
     return [answered[s] if s in answered else result_from_line(plan.reused[s]) for s in subs]

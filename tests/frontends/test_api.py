@@ -157,6 +157,20 @@ def test_sweep_resume_reuses_the_answers_and_runs_the_rest(ens, tmp_path):
     assert len(out.read_text().splitlines()) == 2  # only f2 was run and appended
 
 
+def test_sweep_resume_reuses_answers_about_the_same_data_in_memory(ens, frame, tmp_path):
+    out = tmp_path / "r.jsonl"
+    treesens.sweep(ens, features=["f0"], data=frame, out=out, progress=False, **QUICK)
+    treesens.sweep(ens, features=["f0"], data=frame.copy(), resume=out, progress=False, **QUICK)
+    assert len(out.read_text().splitlines()) == 1
+
+
+def test_sweep_resume_reruns_a_query_about_other_data_in_memory(ens, frame, tmp_path):
+    out = tmp_path / "r.jsonl"
+    treesens.sweep(ens, features=["f0"], data=frame, out=out, progress=False, **QUICK)
+    treesens.sweep(ens, features=["f0"], data=frame * 2, resume=out, progress=False, **QUICK)
+    assert len(out.read_text().splitlines()) == 2
+
+
 def test_sweep_resume_says_what_it_reused(ens, tmp_path, capsys):
     out = tmp_path / "r.jsonl"
     treesens.sweep(ens, features=["f0"], out=out, progress=False, **QUICK)
