@@ -138,6 +138,9 @@ class Tree:
                 state[name] = _frozen(v)
         self.__dict__.update(state)
 
+    def __repr__(self) -> str:
+        return f"Tree({self.n_nodes} nodes, depth {self.depth()}, outputs {list(self.outputs)})"
+
     @property
     def n_nodes(self) -> int:
         return len(self.feature)
@@ -212,6 +215,20 @@ class Ensemble:
                     f"a tree splits on feature index {int(used.max())}, "
                     f"but the model has {len(self.features)} features"
                 )
+
+    def __repr__(self) -> str:
+        """One line: library, trees, depth, classes, features (the first names)."""
+        library = self.source.split(":", 1)[0] if ":" in self.source else "?"
+        names, shown = self.feature_names, []
+        for name in names:
+            if sum(len(n) + 2 for n in shown) + len(name) > 60:
+                break
+            shown.append(name)
+        more = ", ..." if len(shown) < len(names) else ""
+        return (
+            f"Ensemble({library}, {len(self.trees)} trees, depth {self.max_depth()}, "
+            f"{self.n_classes} classes, {self.n_features} features: {', '.join(shown)}{more})"
+        )
 
     # ---- facts -------------------------------------------------------------------
     @property

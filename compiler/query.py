@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from .dataset import Dataset
 from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, logit
 from .errors import FEATURES, InputError, closest
 from .options import (
@@ -126,7 +127,10 @@ class Query:
             "timeout": self.timeout,
             "data_aware": self.data_aware.value,
         }
-        return out | {k: given[k] for k in ANSWER_OPTIONS if k in given}
+        out |= {k: given[k] for k in ANSWER_OPTIONS if k in given}
+        if isinstance(out.get("data"), Dataset):  # data in memory: recorded by its content
+            out["data"] = {"rows": out["data"].n_rows, "sha256": out["data"].digest()}
+        return out
 
     def with_(self, **kw: Any) -> Query:
         return replace(self, **kw)

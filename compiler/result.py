@@ -9,8 +9,13 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from .result_view import result_html, result_text
+
 if TYPE_CHECKING:
     from .invert import Witness
+
+# the longest repr of a Result: one line
+REPR_LIMIT = 200
 
 
 class Status(StrEnum):
@@ -65,6 +70,29 @@ class Result:
     @property
     def exit_code(self) -> int:
         return 1 if self.status == ERROR else 0
+
+    def __repr__(self) -> str:
+        """One line: status, features, gap, the pair's probabilities, time."""
+        feats = ",".join(self.features)
+        if len(feats) > 60:
+            feats = feats[:57] + "..."
+        gap = f"gap={self.gap:g}" if self.gap_kind == "prob" else f"margin_gap={self.gap:g}"
+        parts = [str(self.status), f"features={feats}", gap]
+        if self.outputs:
+            for x in ("x1", "x2"):
+                parts.append(f"P({x})=[{', '.join(f'{p:.3f}' for p in self.outputs[x])}]")
+        if self.distance is not None:
+            parts.append(f"distance={self.distance:.3g}")
+        parts.append(f"{self.time.get('total', 0.0):.2f}s")
+        text = f"Result({', '.join(parts)})"
+        return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 4] + "...)"
+
+    def __str__(self) -> str:
+        """The CLI's verdict line and witness table, as plain text."""
+        return result_text(self)
+
+    def _repr_html_(self) -> str:
+        return result_html(self)
 
 
 _PRIVATE = frozenset({"witness_arrays"})

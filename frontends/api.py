@@ -1,13 +1,21 @@
-"""The Python API, mirroring the CLI."""
+"""The Python API, mirroring the CLI: ``check`` and ``compare`` here, ``sweep`` in
+sweep.py. All three take the same keywords, read from one table (:data:`API_KEYWORDS`):
+how the model loads, the query's shape, and the settings and options of
+compiler/options.py's tables."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from ..backends.registry import get_info, require_installed
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, closest
 from ..compiler.options import (
     DEFAULT_BACKEND,
     DEFAULT_SEED,
@@ -16,13 +24,178 @@ from ..compiler.options import (
     MAX_TIMEOUT,
     OPTION_BY_NAME,
     OPTIONS,
+    SETTINGS,
     DataAwareMode,
     QueryOptions,
 )
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..compiler.result import Result
 from ..driver import is_race, race_backends, solve_query
-from .load import load_model
+from .compare import backend_list, compare_query, disagreement
+from .data import load_data
+from .load import BOUNDS, DETAILS_COLUMNS, load_model
+
+# what a keyword sets: how the model loads, the query, one of its options, or the run
+MODEL, QUERY, OPTION, RUN = "model", "query", "option", "run"
+
+
+@dataclass(frozen=True)
+class Keyword:
+    """A keyword that ``check``, ``sweep`` and ``compare`` all take."""
+
+    name: str
+    default: object
+    help: str
+    role: str
+
+
+API_KEYWORDS: dict[str, Keyword] = {
+    k.name: k
+    for k in (
+        Keyword(
+            "details",
+            None,
+            f"feature names, bounds and kinds: a CSV path or a DataFrame ({DETAILS_COLUMNS})",
+            MODEL,
+        ),
+        Keyword(
+            "data",
+            None,
+            "real data (a CSV / Parquet path, a DataFrame, or an array in model order): "
+            + OPTION_BY_NAME["data"].help.split(": ", 1)[-1],
+            MODEL,
+        ),
+        Keyword("label", "label", "label column of data (default label)", MODEL),
+        Keyword(
+            "bounds",
+            "none",
+            f"where feature bounds come from ({' or '.join(BOUNDS)}): 'none' keeps the declared "
+            "ones (without details: all reals), 'data' narrows each to its column's min and max",
+            MODEL,
+        ),
+        Keyword(
+            "trust_pickle",
+            False,
+            "load a pickled model file (.pkl, .joblib), which runs code",
+            MODEL,
+        ),
+        Keyword(
+            "gap",
+            None,
+            "probability gap g: binary P(x1) >= 0.5+g, P(x2) <= 0.5-g (0 <= g < 0.5, default "
+            "0.2); multiclass ratio g >= 1",
+            QUERY,
+        ),
+        Keyword("margin_gap", None, "the gap in raw-score (margin) space instead", QUERY),
+        Keyword("classes", None, "multiclass: (C1, C2) or 'C1,C2'; either may be 'any'", QUERY),
+        Keyword(
+            "passes",
+            None,
+            f"passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', 'no-NAME'): a list or 'a,b'",
+            QUERY,
+        ),
+        Keyword("baseline", None, "'kant': the Kantchelian encoding without the passes", QUERY),
+        Keyword(
+            "data_aware",
+            DataAwareMode.NONE.value,
+            "steer the search toward data: prob, clause or probclause (docs/data-aware.md)",
+            QUERY,
+        ),
+        *(Keyword(s.api_keyword, s.default, s.help, QUERY) for s in SETTINGS),
+        *(
+            Keyword(o.api_keyword, None, o.help, OPTION)
+            for o in OPTIONS
+            if o.api_keyword and o.name not in ("data", "label")
+        ),
+        Keyword("memory_mb", None, "memory limit of the solver process in MB", RUN),
+    )
+}
+
+
+def takes_query_keywords(fn: Callable) -> Callable:
+    """Give ``fn`` (which takes ``**keywords``) the table's keywords as its signature and
+    its docstring's last section, so ``help()`` and notebooks show them; a keyword ``fn``
+    names itself keeps its own meaning."""
+    sig = inspect.signature(fn)
+    own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    added = [k for k in API_KEYWORDS.values() if k.name not in sig.parameters]
+    params = own + [
+        inspect.Parameter(k.name, inspect.Parameter.KEYWORD_ONLY, default=k.default) for k in added
+    ]
+    fn.__signature__ = sig.replace(parameters=params)
+    lines = [
+        f"    ``{k.name}``{'' if k.default is None else f' (default {k.default!r})'}: {k.help}"
+        for k in added
+    ]
+    fn.__doc__ = (
+        (fn.__doc__ or "").rstrip()
+        + "\n\n    Keywords shared with check, sweep and compare:\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+    return fn
+
+
+def keyword_values(given: dict, where: str) -> dict:
+    """Every table keyword's value: as given, else its default. An unknown keyword is a
+    TypeError, as Python reports one (with the closest known name)."""
+    for k in given:
+        if k not in API_KEYWORDS:
+            raise TypeError(
+                f"{where}() got an unexpected keyword argument {k!r}{closest(k, API_KEYWORDS)}"
+            )
+    return {name: given.get(name, k.default) for name, k in API_KEYWORDS.items()}
+
+
+def model_of(model, kw: dict) -> Ensemble:
+    """The ensemble a call asks about: ``model`` as it is, or loaded (or re-declared) with
+    the call's details, data and bounds."""
+    if (
+        isinstance(model, Ensemble)
+        and kw["details"] is None
+        and kw["data"] is None
+        and kw["bounds"] == "none"
+    ):
+        return model
+    return load_model(
+        model,
+        details=kw["details"],
+        data=kw["data"],
+        label=kw["label"],
+        bounds=kw["bounds"],
+        trust_pickle=kw["trust_pickle"],
+    )
+
+
+def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
+    """``make(vary, name)`` -> the call's query for those features. Data given in memory
+    is read once into a data set (recorded in a result by its content's digest)."""
+    data = kw["data"]
+    if data is not None and not isinstance(data, (str, Path)):
+        data = load_data(data, ens, kw["label"])
+    opts = {o.name: kw[o.api_keyword] for o in OPTIONS if o.api_keyword}
+    opts["data"] = data
+    opts["label"] = kw["label"] if data is not None else None
+    opts["clauses"] = str(kw["clauses"]) if kw["clauses"] is not None else None
+
+    def make(vary, name: str = "") -> Query:
+        return make_query(
+            vary,
+            gap=kw["gap"],
+            margin_gap=kw["margin_gap"],
+            classes=kw["classes"],
+            passes=kw["passes"],
+            baseline=kw["baseline"],
+            backend=kw["backend"],
+            timeout=kw["timeout"],
+            threads=kw["threads"],
+            seed=kw["seed"],
+            name=name,
+            data_aware=kw["data_aware"],
+            options=opts,
+        )
+
+    return make
 
 
 def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
@@ -150,75 +323,48 @@ def make_query(
     )
 
 
-def check(
-    model,
-    vary,
-    *,
-    gap: float | None = None,
-    margin_gap: float | None = None,
-    classes=None,
-    passes=None,
-    baseline: str | None = None,
-    backend: str = DEFAULT_BACKEND,
-    timeout: float = DEFAULT_TIMEOUT,
-    threads: int = DEFAULT_THREADS,
-    seed: int = DEFAULT_SEED,
-    details=None,
-    memory_mb: int | None = None,
-    name: str = "",
-    data=None,
-    label: str = "label",
-    data_aware: str | DataAwareMode = DataAwareMode.NONE,
-    clause_width: int | None = None,
-    max_clauses: int | None = None,
-    clause_time: float | None = None,
-    clauses=None,
-    clause_cache: bool | None = None,
-    prob_alpha: float | None = None,
-    prob_empty: str | None = None,
-    heuristic: bool | None = None,
-    heuristic_effort: float | None = None,
-    progress: bool | None = None,
-    solver_params=None,
-    trust_pickle: bool = False,
-) -> Result:
+@takes_query_keywords
+def check(model, vary, *, name: str = "", **keywords) -> Result:
     """Is ``model`` sensitive to the features in ``vary``? One query, one Result.
 
-    ``data`` (a CSV / Parquet path, a DataFrame, or a ``frontends.data.Dataset``): values
-    for realistic witnesses and ``Result.distance`` to the data; ``data_aware`` ("prob",
-    "clause", "probclause") also steers the search toward the data (docs/data-aware.md).
-    The other keywords are the query options of compiler/options.py (None: the default).
-    ``trust_pickle``: load a pickled model file (.pkl, .joblib), which runs code.
+    ``model``: a model file path, a fitted XGBoost / LightGBM / scikit-learn model, or a
+    loaded ``Ensemble``. ``data`` gives realistic witnesses and ``Result.distance`` to the
+    data; ``data_aware`` ("prob", "clause", "probclause") also steers the search toward it
+    (docs/data-aware.md). ``name`` labels the query (default: the features).
 
     >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
     >>> r.status, r.witness
     """
     t0 = time.time()
-    require_backend(backend)
-    ens = (
-        model
-        if isinstance(model, Ensemble) and details is None and data is None
-        else load_model(model, details=details, data=data, label=label, trust_pickle=trust_pickle)
-    )
-    given = locals()
-    opts = {o.name: given[o.api_keyword] for o in OPTIONS if o.api_keyword}
-    opts["label"] = label if data is not None else None
-    opts["clauses"] = str(clauses) if clauses is not None else None
-    q = make_query(
-        vary,
-        gap=gap,
-        margin_gap=margin_gap,
-        classes=classes,
-        passes=passes,
-        baseline=baseline,
-        backend=backend,
-        timeout=timeout,
-        threads=threads,
-        seed=seed,
-        name=name,
-        data_aware=data_aware,
-        options=opts,
-    )
-    res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=memory_mb)
+    kw = keyword_values(keywords, "check")
+    require_backend(kw["backend"])
+    ens = model_of(model, kw)
+    q = query_maker(kw, ens)(vary, name)
+    res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=kw["memory_mb"])
     res.time["total"] = time.time() - t0
     return res
+
+
+@takes_query_keywords
+def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[Result]:
+    """One query, compiled once, solved on several backends (each in its own worker
+    process): a Result per backend, as ``treesens compare`` prints them.
+
+    ``backends``: a list or "cpsat,highs" (default: every installed backend). The
+    heuristic is off unless ``heuristic=True`` (it would answer for every backend alike).
+    Backends that disagree (one proves "insensitive", another has a replayed witness)
+    raise a RuntimeWarning: one of them is wrong.
+    """
+    kw = keyword_values(keywords, "compare")
+    if isinstance(backends, (list, tuple)):
+        backends = ",".join(backends)
+    names = backend_list(backends)
+    ens = model_of(model, kw)
+    q = query_maker(kw, ens)(vary, name)
+    results = compare_query(
+        ens, q, names, memory_mb=kw["memory_mb"], heuristic=bool(kw["heuristic"])
+    )
+    msg = disagreement(results)
+    if msg:
+        warnings.warn(f"{q.label}: {msg}", RuntimeWarning, stacklevel=2)
+    return results

@@ -1,8 +1,9 @@
 """Data for data-aware queries: a CSV (or Parquet) file, or a DataFrame, with a label column.
 
 Columns are matched to the model's features by name: every feature needs a column of its
-name. Only a model without names of its own (generic names: f0, Column_0, x0, ...) has its
-columns taken in order (the label column left out), when the counts match. The label
+name (for a LightGBM model, whitespace in a column name may stand for the "_" LightGBM
+puts in its place when fitted on a DataFrame). Only a model without names of its own (generic names: f0,
+Column_0, x0, ...) has its columns taken in order (the label column left out), when the counts match. The label
 column may be absent only under its default name, ``label``. Every row of a CSV has as
 many fields as its header. Values must be numbers; a categorical feature that declares
 category names may also use the names. A missing value is accepted only for a feature
@@ -15,6 +16,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -209,7 +211,15 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     if len(df) == 0:
         raise InputError("the data has no rows", where)
     names = list(ens.feature_names)
+    spaced = [re.sub(r"\s", "_", c) for c in cols]
     if all(n in cols for n in names):
+        df = df[names]
+    elif (
+        ens.source.startswith("lightgbm")
+        and len(set(spaced)) == len(spaced)
+        and all(n in spaced for n in names)
+    ):
+        df.columns = spaced  # LightGBM turns the whitespace in a fitted frame's names into _
         df = df[names]
     elif len(cols) == len(names) and names_are_generic(names):
         df.columns = names  # a model without names of its own: the columns in order

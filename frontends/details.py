@@ -57,6 +57,12 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read: {e}", str(path)) from None
+    return apply_details_text(ens, text, str(path))
+
+
+def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
+    """The declarations of a details table given as CSV text; ``path`` names it in
+    messages (a file, or ``<details DataFrame>``)."""
     rows, starts = _rows_with_lines(text)
     if not rows:
         raise InputError("empty details file (expected a header feature,name,lb,ub)", str(path))

@@ -8,10 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, UnsupportedModelError
 from . import formats
-from .details import apply_data_names, apply_details
+from .data import load_data
+from .details import apply_data_names, apply_details, apply_details_text
 from .finite import check_finite
 from .formats.base import LoadOptions
 
@@ -35,11 +38,18 @@ def load_model(
     label: str = "label",
     auto_details: bool = True,
     trust_pickle: bool = False,
+    bounds: str = "none",
 ) -> Ensemble:
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
 
-    ``details``: a feature,name,lb,ub CSV; ``data``: a CSV whose columns name the features
-    of a model that has only generic names (f0, Column_0, x0, ...). With ``auto_details``, a
+    ``details``: a feature,name,lb,ub[,kind][,missing] CSV path, or a pandas DataFrame with
+    those columns. ``data`` (a CSV / Parquet path, a DataFrame, or an array with the
+    features in model order): its columns name the features of a model that has only
+    generic names (f0, Column_0, x0, ...). ``bounds``: ``"none"`` (the default) leaves
+    each feature's bounds as the model and details declare them (without details: all
+    reals); ``"data"`` narrows each to the smallest and largest value of its column in
+    ``data`` (within any declared bounds), so witnesses stay inside the data's range; the
+    model's ``source`` says so (``Result.model``). With ``auto_details``, a
     details file beside a model file (``<model>_details.csv``, ``<model minus its last
     _part>_details.csv`` or ``details.csv``) is used when it names exactly the model's
     features in the model's order (its bounds keep witnesses inside the data's domain).
@@ -48,6 +58,10 @@ def load_model(
     """
     if base_score is not None and not (math.isfinite(base_score) and 0.0 < base_score < 1.0):
         raise InputError(f"base_score {base_score:g} must be a probability in (0, 1)")
+    if bounds not in BOUNDS:
+        raise InputError(f"bounds={bounds!r}: use one of {', '.join(map(repr, BOUNDS))}")
+    if bounds == "data" and data is None:
+        raise InputError('bounds="data" takes the bounds from data: give data=')
     if isinstance(model, Ensemble):
         ens = model
     elif isinstance(model, (str, Path)):
@@ -59,15 +73,63 @@ def load_model(
     if isinstance(model, (str, Path)):
         ens = ens.with_input("model", str(model))
     if details is not None:  # names the features first: the data's columns must match them
-        ens = apply_details(ens, details)
-    if data is not None:
+        ens = _with_details(ens, details)
+    if data is not None and not _is_array(data):
         ens = apply_data_names(ens, data, label)
     if details is None and auto_details and isinstance(model, (str, Path)):
         found = _details_beside(Path(model), ens)
         if found is not None:
             ens = apply_details(ens, found)
             ens = replace(ens, source=f"{ens.source} (bounds from {found})")
+    if bounds == "data":
+        ens = bounds_from_data(ens, data, label)
     return ens
+
+
+# where a model's feature bounds come from: its declarations alone, or also the data
+BOUNDS = ("none", "data")
+DETAILS_COLUMNS = "feature,name,lb,ub[,kind][,missing]"
+
+
+def _is_array(data) -> bool:
+    """Data without column names (a numpy array, a list of rows): model order."""
+    return not isinstance(data, (str, Path)) and not hasattr(data, "columns")
+
+
+def _with_details(ens: Ensemble, details) -> Ensemble:
+    """Declarations from a details CSV path or a DataFrame of the same columns."""
+    if isinstance(details, (str, Path)):
+        return apply_details(ens, details)
+    if hasattr(details, "to_csv") and hasattr(details, "columns"):
+        return apply_details_text(ens, details.to_csv(index=False), "<details DataFrame>")
+    raise InputError(
+        f"details takes a CSV path or a pandas DataFrame with columns {DETAILS_COLUMNS}, "
+        f"not a {type(details).__name__}"
+    )
+
+
+def bounds_from_data(ens: Ensemble, data, label: str = "label") -> Ensemble:
+    """Each feature's bounds narrowed to its column's smallest and largest value in the
+    data (a feature whose column is all missing keeps its bounds). Data outside a
+    declared bound is an InputError: the data and the declarations disagree."""
+    dataset = load_data(data, ens, label)
+    missing = np.isnan(dataset.X)
+    lo = np.where(missing, np.inf, dataset.X).min(axis=0)
+    hi = np.where(missing, -np.inf, dataset.X).max(axis=0)
+    feats = list(ens.features)
+    for i, f in enumerate(feats):
+        if lo[i] > hi[i]:  # no value in the data
+            continue
+        if lo[i] < f.lb or hi[i] > f.ub:
+            raise InputError(
+                f"feature {f.name!r}: the data's values [{lo[i]:g}, {hi[i]:g}] leave its "
+                f"declared bounds [{f.lb:g}, {f.ub:g}]",
+                dataset.source,
+            )
+        feats[i] = replace(f, lb=float(lo[i]), ub=float(hi[i]))
+    out = ens.with_features(tuple(feats))
+    rows = f"{dataset.n_rows} row{'s' if dataset.n_rows != 1 else ''}"
+    return replace(out, source=f"{ens.source} (bounds from data {dataset.source}, {rows})")
 
 
 def details_candidates(path: Path) -> list[Path]:

@@ -11,6 +11,7 @@ import math
 import os
 import random
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,13 +19,12 @@ from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
-from ..compiler.options import DEFAULT_BACKEND
 from ..compiler.query import Query
 from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..driver import solve_query
-from .api import make_query, require_backend
+from .api import keyword_values, model_of, query_maker, require_backend, takes_query_keywords
 from .executors import Executor, Failure, make_executor, parse_executor
-from .load import load_model
+from .progress import sweep_progress
 
 
 def feature_subsets(
@@ -362,10 +362,57 @@ def table_rows(results: list[Result]) -> list[dict]:
 
 
 def results_frame(results: list[Result]):
-    """The sweep as a pandas DataFrame, one row per query."""
+    """Results (a sweep's, a compare's) as a pandas DataFrame, one row per result, typed
+    for sorting and filtering: ``query`` (str), ``features`` (list of str), ``verdict``,
+    ``backend``, ``gap`` (float), ``validated`` (bool), ``distance`` and ``time_s``
+    (float, NaN when absent), ``p(x1)``, ``p(x2)`` (lists of class probabilities, None
+    without a pair), ``changed`` (the features x1 and x2 differ in, a list) and ``error``
+    (str, None without one)."""
     import pandas as pd
 
-    return pd.DataFrame(table_rows(results))
+    rows = [
+        {
+            "query": r.query,
+            "features": list(r.features),
+            "verdict": str(r.status),
+            "backend": r.backend,
+            "gap": float(r.gap),
+            "validated": bool(r.validated),
+            "distance": math.nan if r.distance is None else float(r.distance),
+            "time_s": float(r.time.get("total", math.nan)),
+            "p(x1)": [float(p) for p in r.outputs["x1"]] if r.outputs else None,
+            "p(x2)": [float(p) for p in r.outputs["x2"]] if r.outputs else None,
+            "changed": changed_names(r),
+            "error": r.error,
+        }
+        for r in results
+    ]
+    frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
+    return frame.astype({"gap": float, "validated": bool, "distance": float, "time_s": float})
+
+
+FRAME_COLUMNS = (
+    "query",
+    "features",
+    "verdict",
+    "backend",
+    "gap",
+    "validated",
+    "distance",
+    "time_s",
+    "p(x1)",
+    "p(x2)",
+    "changed",
+    "error",
+)
+
+
+def changed_names(res: Result) -> list[str]:
+    """The features whose values differ between the pair's two inputs."""
+    if not res.witness:
+        return []
+    x1, x2 = res.witness["x1"], res.witness["x2"]
+    return [n for n in x1 if x1[n] != x2[n]]
 
 
 def to_markdown(rows: list[dict]) -> str:
@@ -388,40 +435,105 @@ def to_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+@takes_query_keywords
 def sweep(
     model,
     *,
     subsets: int = 1,
     sample: int | None = None,
-    seed: int = 0,
     features=None,
-    details=None,
-    memory_mb: int | None = None,
-    trust_pickle: bool = False,
     jobs: int | None = None,
     executor: str | Executor | None = None,
-    **query_kw,
+    out: str | Path | None = None,
+    resume: str | Path | None = None,
+    progress: bool = True,
+    **keywords,
 ) -> list[Result]:
-    """One query per feature (or per subset of ``subsets`` features) of a model.
+    """One query per feature (or per subset of ``subsets`` features) of a model; the
+    results in the order of the features. ``results_frame`` makes them a DataFrame.
 
-    ``query_kw`` are those of ``treesens.check`` (gap, margin_gap, classes, passes,
-    baseline, backend, timeout, threads). Use ``results_frame`` for a DataFrame.
+    ``features``: sweep only these (default: all). ``sample``: a random sample of that
+    many subsets (drawn with ``seed``). ``out``: append each result to this JSON Lines
+    file as it ends. ``resume``: reuse the results in that file that answer the same
+    question, run the rest and append them to it (``out`` may only name the same file),
+    as ``treesens sweep --resume`` does. ``progress``: a progress bar in a notebook or a
+    terminal, a line per query otherwise (False: silent; the query option of that name,
+    the compiler's log, stays off in a sweep).
 
     ``jobs``: queries run at once on this machine (default 1: one after the other), or
     the workers of the local cluster a ``dask``/``ray`` executor starts (default: every
     core). ``executor``: ``"local"``, ``"dask"``, ``"dask=tcp://HOST:8786"``, ``"ray"``,
     ``"ray=auto"``, or an ``executors.Executor`` (docs/distributed.md).
     """
-    require_backend(query_kw.get("backend", DEFAULT_BACKEND))
-    ens = (
-        model
-        if isinstance(model, Ensemble) and details is None
-        else load_model(model, details=details, trust_pickle=trust_pickle)
-    )
-    subs = feature_subsets(ens, subsets, sample, seed, features)
+    kw = keyword_values(keywords, "sweep")
+    require_backend(kw["backend"])
+    if out is not None and resume is not None and Path(out) != Path(resume):
+        raise InputError("resume=FILE appends the new results to FILE: give out the same file")
+    ens = model_of(model, kw)
+    subs = feature_subsets(ens, subsets, sample, kw["seed"], features)
+    make = query_maker(kw, ens)
+    question = Question.of(ens, make(list(subs[0])))
+    plan = ResumePlan({}, list(subs))
+    with sweep_progress(len(subs), progress) as shown:
+        if resume is not None:
+            lines = read_results(resume, lambda msg: warnings.warn(msg, stacklevel=4))
+            plan = plan_resume(subs, lines, question)
+            shown.note(f"resume from {resume}: {plan.summary()}")
+            for s in subs:
+                if s in plan.reused:
+                    shown.advance(result_from_line(plan.reused[s]))
+        spec, n_jobs = (executor, jobs) if plan.todo else (None, 1)  # no pool for no query
+        with results_file(resume or out) as write, opened_executor(spec, n_jobs) as ex:
 
-    def mk(vary, label):
-        return make_query(vary, name=label, seed=seed, **query_kw)
+            def on_result(res: Result) -> None:
+                write(res)
+                shown.advance(res)
 
-    with opened_executor(executor, jobs) as ex:
-        return run_sweep(ens, subs, mk, memory_mb=memory_mb, executor=ex)
+            new = run_sweep(
+                ens,
+                plan.todo,
+                make,
+                on_result=on_result,
+                memory_mb=kw["memory_mb"],
+                executor=ex,
+            )
+    answered = dict(zip(plan.todo, new, strict=True))
+    return [answered[s] if s in answered else result_from_line(plan.reused[s]) for s in subs]
+
+
+@contextmanager
+def results_file(path: str | Path | None) -> Iterator[Callable[[Result], None]]:
+    """``write(result)``: append the result's JSON line to ``path`` and flush it (nothing
+    without a path). A line an interruption cut short is ended first."""
+    if path is None:
+        yield lambda res: None
+        return
+    path = Path(path)
+    try:
+        end_last_line(path)
+        fh = open(path, "a")  # noqa: SIM115 - kept open while the sweep runs
+    except OSError as e:
+        raise InputError(os_error_text(e), str(path)) from None
+
+    def write(res: Result) -> None:
+        try:
+            fh.write(res.to_json() + "\n")
+            fh.flush()
+        except OSError as e:
+            raise InputError(f"cannot write: {os_error_text(e)}", str(path)) from None
+
+    try:
+        yield write
+    finally:
+        fh.close()
+
+
+def end_last_line(path: Path) -> None:
+    """A line cut short by an interruption must not swallow the next result appended."""
+    if path.is_file() and path.stat().st_size:
+        with open(path, "rb") as fh:
+            fh.seek(-1, 2)
+            last = fh.read(1)
+        if last != b"\n":
+            with open(path, "a") as fh:
+                fh.write("\n")

@@ -21,12 +21,12 @@ from ...compiler.options import (
 )
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
+from ...compiler.result_view import render_result
 from ..api import make_query
 from ..data import load_data
 from ..formats import AUTO, format_names
 from ..load import load_model
 from ..sweep import os_error_text
-from .render import render_result
 
 
 def positive_int(text: str) -> int:

@@ -12,10 +12,8 @@ import json
 import sys
 import time
 
-from ...backends.registry import BACKENDS, available, require_installed
 from ...compiler.errors import InputError
-from ...compiler.result import ERROR, Result
-from ...driver import compile_query, solve_query
+from ..compare import backend_list, compare_query, disagreement, license_refusal
 from ..sens import load_queries
 from .common import (
     DEFAULT_TIMEOUT,
@@ -123,64 +121,6 @@ def one_per_question(queries: list) -> list:
             seen.add(key)
             out.append(q.with_(name=base))
     return out
-
-
-def backend_list(spec: str | None) -> list[str]:
-    if not spec:
-        names = [b for b in BACKENDS if available(b)]
-        if not names:
-            raise InputError("no solver backend is installed (see 'treesens backends')")
-        return names
-    names = [b.strip() for b in spec.split(",") if b.strip()]
-    for b in names:
-        require_installed(b)  # unknown name: a suggestion; not installed: how to install it
-    return list(dict.fromkeys(names))
-
-
-def compare_query(
-    ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None
-):
-    """Solve one query on every backend from one compilation; a list of Results."""
-    q = q.with_(options=q.options.with_(heuristic=heuristic))
-    cq = compile_query(ens, q)
-    out = []
-    for b in backends:
-        qb = q.with_(backend=b)
-        t = time.time()
-        try:
-            res = solve_query(ens, qb, compiled=cq, deadline=t + q.timeout, memory_mb=memory_mb)
-        except InputError as e:
-            res = Result(
-                query=q.label,
-                status=ERROR,
-                backend=b,
-                features=list(q.vary),
-                gap=q.gap.value,
-                error=str(e),
-            )
-        res.time["compile"] = cq.compile_time
-        res.time["total"] = time.time() - t + cq.compile_time
-        out.append(res)
-        if on_result:
-            on_result(res)
-    return out
-
-
-def disagreement(results) -> str | None:
-    """A message when one backend proved insensitive and another found a replayed witness."""
-    sens = [r.backend for r in results if r.status == "sensitive" and r.validated]
-    insens = [r.backend for r in results if r.status == "insensitive"]
-    if sens and insens:
-        return (
-            f"BACKENDS DISAGREE: {', '.join(sens)} found a replayed witness (sensitive) but "
-            f"{', '.join(insens)} proved insensitive -- one of them is wrong (a bug: please report it)"
-        )
-    return None
-
-
-def license_refusal(r) -> bool:
-    """An error only because a size-limited license refused the model (not a failure)."""
-    return r.status == "error" and "license refused" in (r.error or "")
 
 
 def _row(r) -> dict:

@@ -14,6 +14,7 @@ from ..executors import parse_executor
 from ..sweep import (
     Question,
     ResumePlan,
+    end_last_line,
     feature_subsets,
     opened_executor,
     parse_shard,
@@ -262,17 +263,6 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         if out_file:
             close_quietly(out_file)
     return dict(zip(todo, results, strict=True))
-
-
-def end_last_line(path: Path) -> None:
-    """A line cut short by an interruption must not swallow the next result appended."""
-    if path.is_file() and path.stat().st_size:
-        with open(path, "rb") as fh:
-            fh.seek(-1, 2)
-            last = fh.read(1)
-        if last != b"\n":
-            with open(path, "a") as fh:
-                fh.write("\n")
 
 
 def start_progress(total: int):

@@ -133,7 +133,7 @@ def _rendered(stats: dict) -> str:
     from rich.console import Console
 
     from treesens.compiler.result import Result
-    from treesens.frontends.cli.render import render_result
+    from treesens.compiler.result_view import render_result
 
     res = Result("q", "sensitive", "cpsat", ["sex"], 0.2, stats=stats)
     console = Console(record=True, width=200)

@@ -418,3 +418,15 @@ def test_an_audit_resume_file_that_is_not_results_is_named(tmp_path, audit_rows,
 
 def test_an_audit_with_unreadable_data_names_the_file(tmp_path):
     _one_line_error(_audit(str(tmp_path), "--out", str(tmp_path / "o.jsonl")), str(tmp_path))
+
+
+def test_data_columns_with_spaces_match_the_underscored_names_lightgbm_gives_them():
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(60, 2)), columns=["mean radius", "worst area"])
+    clf = lgb.LGBMClassifier(n_estimators=3, max_depth=2, min_child_samples=5, verbose=-1)
+    clf.fit(frame, (frame["mean radius"] > 0).astype(int))
+    ens = treesens.load_model(clf)
+    assert ens.feature_names == ["mean_radius", "worst_area"]
+    assert load_data(frame, ens, None).X.shape == (60, 2)

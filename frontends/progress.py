@@ -1,0 +1,162 @@
+"""The progress of a Python sweep: a bar in a Jupyter notebook or a terminal, one line per
+query elsewhere (a log file, a pipe), nothing when switched off.
+
+In a notebook the bar is an HTML ``<progress>`` element updated in place through
+IPython's display (no widget package needed); in a terminal it is rich's progress bar
+on stderr.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, Protocol
+
+from ..compiler.result import Result
+
+
+class SweepProgress(Protocol):
+    def advance(self, res: Result) -> None: ...  # one query ended
+
+    def note(self, text: str) -> None: ...  # a message about the sweep (resume, ...)
+
+    def close(self) -> None: ...
+
+
+def notebook_display() -> Callable | None:
+    """IPython's ``display`` when this runs in a Jupyter kernel, else None. IPython is
+    already loaded in a kernel, so nothing is imported here."""
+    ipython = sys.modules.get("IPython")
+    display = sys.modules.get("IPython.display")
+    shell = ipython.get_ipython() if ipython is not None and display is not None else None
+    if shell is None:
+        return None
+    kind = type(shell)
+    in_kernel = kind.__name__ == "ZMQInteractiveShell" or "google.colab" in kind.__module__
+    return display.display if in_kernel else None
+
+
+class Silent:
+    def advance(self, res: Result) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class Lines:
+    """``[i/N] query: status (time)`` per query on ``stream``."""
+
+    def __init__(self, total: int, stream: IO[str]) -> None:
+        self.total, self.done, self.stream = total, 0, stream
+
+    def advance(self, res: Result) -> None:
+        self.done += 1
+        self.note(
+            f"[{self.done}/{self.total}] {res.query}: {res.status} ({res.time['total']:.2f}s)"
+        )
+
+    def note(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class TerminalBar:
+    """rich's progress bar on a terminal's stderr."""
+
+    def __init__(self, total: int, stream: IO[str]) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(file=stream),
+        )
+        self.bar.start()
+        self.task = self.bar.add_task("sweep", total=total)
+
+    def advance(self, res: Result) -> None:
+        self.bar.update(self.task, advance=1, description=f"{res.query}: {res.status}")
+
+    def note(self, text: str) -> None:
+        self.bar.console.print(text, markup=False, highlight=False)
+
+    def close(self) -> None:
+        self.bar.stop()
+
+
+class NotebookBar:
+    """An HTML progress bar, updated in place in the notebook cell's output."""
+
+    def __init__(self, total: int, display: Callable) -> None:
+        self.total, self.done, self.last, self.notes = total, 0, "", []
+        self.start = time.time()
+        self.handle = display(self, display_id=True)
+
+    def advance(self, res: Result) -> None:
+        self.done += 1
+        self.last = f"{res.query}: {res.status}"
+        self._refresh()
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        self._refresh()
+
+    def close(self) -> None:
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if self.handle is not None:
+            self.handle.update(self)
+
+    def __repr__(self) -> str:
+        elapsed = time.time() - self.start
+        return f"sweep [{self.done}/{self.total}] {self.last} ({elapsed:.0f}s)"
+
+    def _repr_html_(self) -> str:
+        notes = "".join(f"<div>{html.escape(n)}</div>" for n in self.notes)
+        return (
+            f'{notes}<div><progress value="{self.done}" max="{max(self.total, 1)}" '
+            f'style="width:20em"></progress> {html.escape(repr(self))}</div>'
+        )
+
+
+@contextmanager
+def sweep_progress(
+    total: int, enabled: bool = True, stream: IO[str] | None = None
+) -> Iterator[SweepProgress]:
+    """The progress display of a sweep of ``total`` queries, closed at the end."""
+    stream = stream or sys.stderr
+    display = notebook_display() if enabled else None
+    if not enabled:
+        shown: SweepProgress = Silent()
+    elif display is not None:
+        shown = NotebookBar(total, display)
+    elif stream.isatty():
+        shown = TerminalBar(total, stream)
+    else:
+        shown = Lines(total, stream)
+    try:
+        yield shown
+    finally:
+        shown.close()

@@ -1,0 +1,83 @@
+"""A notebook session, kept as a test: train XGBoost, LightGBM and a random forest on
+scikit-learn's breast-cancer DataFrame, load each with bounds from the data, check one
+feature, sweep a few with a progress display, and read the results as typed DataFrames
+and HTML, with every warning an error."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import treesens
+
+pytest.importorskip("sklearn")
+
+TREES, DEPTH = 20, 3
+SWEPT = 3  # features swept per model
+QUERY = {"gap": 0.1, "timeout": 120}
+
+
+def _breast_cancer():
+    from sklearn.datasets import load_breast_cancer
+
+    d = load_breast_cancer(as_frame=True)
+    return d.data, d.target
+
+
+def _estimator(library: str):
+    if library == "xgboost":
+        xgboost = pytest.importorskip("xgboost")
+        return xgboost.XGBClassifier(n_estimators=TREES, max_depth=DEPTH, random_state=0)
+    if library == "lightgbm":
+        lightgbm = pytest.importorskip("lightgbm")
+        return lightgbm.LGBMClassifier(
+            n_estimators=TREES, max_depth=DEPTH, random_state=0, verbose=-1
+        )
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=TREES, max_depth=DEPTH, random_state=0)
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "sklearn"])
+def test_a_notebook_session_runs_without_a_warning(library, capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every warning, ours or a library's, fails the test
+        X, y = _breast_cancer()
+        est = _estimator(library).fit(X, y)
+
+        # load with the data's ranges as feature bounds
+        model = treesens.load_model(est, data=X, bounds="data")
+        shown = repr(model)
+        assert shown.startswith(f"Ensemble({library}, {TREES} trees") and "\n" not in shown
+        assert "bounds from data" in model.source
+        assert [f.lb for f in model.features] == pytest.approx(X.min().to_list())
+
+        # check the most important feature
+        top = model.feature_names[int(np.argmax(est.feature_importances_))]
+        r = treesens.check(model, vary=[top], data=X, **QUERY)
+        assert r.status == "sensitive" and r.validated, (r.status, r.error)
+        assert top in repr(r) and "P(x1)=" in repr(r) and "\n" not in repr(r)
+        for f, x in zip(model.features, r.witness["x1"].values(), strict=True):
+            assert f.lb <= x <= f.ub  # inside the data's range
+        assert "<- varied" in str(r)
+        page = r._repr_html_()
+        assert "<table>" in page and top in page
+
+        # sweep a few features with progress, and read them as a typed DataFrame
+        rows = treesens.sweep(
+            model, features=model.feature_names[:SWEPT], data=X, progress=True, **QUERY
+        )
+        df = treesens.results_frame(rows).sort_values("time_s")
+        assert len(df) == SWEPT and set(df["verdict"]) <= {"sensitive", "insensitive"}
+        assert df["distance"].dtype == float and df["validated"].dtype == bool
+        for _, row in df.iterrows():
+            if row["verdict"] == "sensitive":
+                assert all(isinstance(p, float) for p in row["p(x1)"])
+            else:
+                assert math.isnan(row["distance"]) and row["p(x1)"] is None
+        # treesens.plot_witness(r), treesens.plot_sweep(rows) and treesens.max_gap(...)
+        # join this session where their helpers deliver them
+    assert f"[{SWEPT}/{SWEPT}]" in capsys.readouterr().err  # no terminal: a line per query
