@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..compiler.errors import InputError
 from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
-from .plot_common import VERDICT_COLOURS, as_result, figure_and_axes, max_gap_of, pair_gap, save
+from .plot_common import (
+    VERDICT_COLOURS,
+    as_result,
+    check_plot_path,
+    figure_and_axes,
+    max_gap_of,
+    pair_gap,
+    save,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -68,6 +76,8 @@ def plot_sweep(
     ``results``: Results (or their dicts: lines of ``sweep --out``, parsed). ``ax``: draw
     into these axes (else a new figure); ``path``: also write the figure there (.png,
     .svg, .pdf)."""
+    if path is not None:
+        check_plot_path(path)  # before the drawing
     rs = [as_result(r) for r in results]
     if not rs:
         raise InputError("no results to plot")

@@ -28,6 +28,7 @@ from .plot_common import (
     X1_COLOUR,
     X2_COLOUR,
     as_result,
+    check_plot_path,
     figure_and_axes,
     max_gap_of,
     pair_gap,
@@ -81,6 +82,8 @@ def plot_witness(
     (.png, .svg, .pdf). ``max_features``: at most this many rows (None: every feature).
     A result without a pair (insensitive, unknown, error) draws a figure saying so."""
     r = as_result(result)
+    if path is not None:
+        check_plot_path(path)  # before the drawing
     if max_features is not None and max_features < 1:
         raise InputError(f"max_features must be at least 1, not {max_features}")
     if not r.witness:
