@@ -4,6 +4,8 @@ display and nothing stays open after a file is written)."""
 
 from __future__ import annotations
 
+import functools
+import io
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -128,7 +130,17 @@ def figure_and_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure,
 
     fig = Figure(figsize=size, layout="constrained")
     FigureCanvasAgg(fig)
+    # Jupyter shows a figure as PNG through pyplot's hook, which a figure made without
+    # pyplot may lack; this one shows either way (the hook, when set, is asked first)
+    fig._repr_png_ = functools.partial(png_bytes, fig)
     return fig, fig.add_subplot()
+
+
+def png_bytes(fig: Figure, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
 
 
 def save(fig: Figure, path: str | Path | None, dpi: int = 110) -> None:

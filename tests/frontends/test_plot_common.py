@@ -12,6 +12,7 @@ from treesens.compiler.result import Result, Status
 from treesens.frontends.plot_common import (
     as_result,
     check_plot_path,
+    figure_and_axes,
     max_gap_of,
     pair_gap,
     probability_text,
@@ -92,3 +93,28 @@ def test_plot_path_may_not_be_a_directory(tmp_path):
     d.mkdir()
     with pytest.raises(InputError, match="directory"):
         check_plot_path(d)
+
+
+def test_new_figure_shows_as_png_in_ipython():
+    formatters = pytest.importorskip("IPython.core.formatters")
+    fig, _ = figure_and_axes(None, (3.0, 2.0))
+    data, _ = formatters.DisplayFormatter().format(fig)
+    assert data["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_new_figure_pickles():
+    import pickle
+
+    fig, ax = figure_and_axes(None, (3.0, 2.0))
+    ax.set_title("t")
+    again = pickle.loads(pickle.dumps(fig))
+    assert again.axes[0].get_title() == "t"
+    assert again._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_given_axes_are_drawn_into_and_their_figure_returned():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert figure_and_axes(ax, (3.0, 2.0)) == (fig, ax)
