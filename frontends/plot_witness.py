@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..compiler.ensemble import Ensemble
+from ..compiler.ensemble import Ensemble, Feature
 from ..compiler.errors import InputError
 from ..compiler.result import Result
 from .data import DEFAULT_LABEL, load_data
@@ -155,6 +155,16 @@ def data_matrix(
     return out
 
 
+def declared_span(feature: Feature) -> tuple[float, float]:
+    """A feature's declared bounds (a categorical one with named categories: their codes),
+    NaN where unbounded."""
+    lb, ub = feature.lb, feature.ub
+    if feature.kind == "categorical" and feature.categories:
+        lb = lb if math.isfinite(lb) else 0.0
+        ub = ub if math.isfinite(ub) else float(len(feature.categories) - 1)
+    return (lb if math.isfinite(lb) else np.nan, ub if math.isfinite(ub) else np.nan)
+
+
 def threshold_span(model: Ensemble) -> tuple[np.ndarray, np.ndarray]:
     """The smallest and largest numeric threshold on each feature (NaN: none)."""
     lo = np.full(model.n_features, np.inf)
@@ -177,8 +187,7 @@ def feature_ranges(
     nan = np.full(n, np.nan)
     candidates: list[tuple[str, np.ndarray, np.ndarray]] = []
     if model is not None:
-        lb = np.array([f.lb if math.isfinite(f.lb) else np.nan for f in model.features])
-        ub = np.array([f.ub if math.isfinite(f.ub) else np.nan for f in model.features])
+        lb, ub = np.array([declared_span(f) for f in model.features]).T
         candidates.append(("declared bounds", lb, ub))
     if columns is not None and columns.size:
         seen = ~np.all(np.isnan(columns), axis=0)

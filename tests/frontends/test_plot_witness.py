@@ -11,10 +11,16 @@ import numpy as np
 import pytest
 
 import treesens
+from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
 from treesens.compiler.result import Result, Status
 from treesens.frontends.plot_common import X1_COLOUR, X2_COLOUR
-from treesens.frontends.plot_witness import chosen_rows, feature_ranges, threshold_span
+from treesens.frontends.plot_witness import (
+    chosen_rows,
+    declared_span,
+    feature_ranges,
+    threshold_span,
+)
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -312,3 +318,13 @@ def test_svg_is_written(model, tmp_path):
     path = tmp_path / "w.svg"
     treesens.plot_witness(sensitive(model), model=model, path=path)
     assert path.read_text()[:200].find("<svg") >= 0 or "<svg" in path.read_text()
+
+
+def test_declared_span_of_named_categories_is_their_codes():
+    feat = Feature("colour", kind="categorical", categories=("red", "green", "blue"))
+    assert declared_span(feat) == (0.0, 2.0)
+
+
+def test_declared_span_unbounded_is_nan():
+    lo, hi = declared_span(Feature("x"))
+    assert math.isnan(lo) and math.isnan(hi)
