@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble, Feature
 from ..compiler.errors import InputError
 from ..compiler.result import Result
@@ -62,6 +63,46 @@ class Ranges:
         return (x - self.lo[feature]) / (self.hi[feature] - self.lo[feature])
 
 
+@dataclass(frozen=True)
+class Pair:
+    """A result's two inputs, as the result shows them and as numbers to place."""
+
+    names: list[str]
+    shown1: list  # values as the result shows them: numbers, category names, None (missing)
+    shown2: list
+    x1: np.ndarray  # as numbers: category codes, NaN for missing or an unknown category
+    x2: np.ndarray
+    varied: frozenset[str]
+    changed: frozenset[str]  # where x1 != x2
+
+
+def pair_of(r: Result, model: Ensemble | None) -> Pair:
+    names = list(r.witness["x1"])
+    shown1 = [r.witness["x1"][n] for n in names]
+    shown2 = [r.witness["x2"][n] for n in names]
+    features = model.features if model is not None else [None] * len(names)
+    x1 = np.array([_number(v, f) for v, f in zip(shown1, features, strict=True)])
+    x2 = np.array([_number(v, f) for v, f in zip(shown2, features, strict=True)])
+    changed = frozenset(n for n, a, b in zip(names, shown1, shown2, strict=True) if not _same(a, b))
+    return Pair(names, shown1, shown2, x1, x2, frozenset(r.features), changed)
+
+
+def _same(a, b) -> bool:
+    """Equal shown values (two NaNs are the same missing value)."""
+    nan = isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
+    return a == b or nan
+
+
+def _number(value, feature: Feature | None) -> float:
+    """A shown value as a number: a category name becomes its code (NaN if unknown)."""
+    if value is None:
+        return math.nan
+    if isinstance(value, str):
+        cats = list(feature.categories or ()) if feature is not None else []
+        return float(cats.index(value)) if value in cats else math.nan
+    return float(value)
+
+
 def plot_witness(
     result: Result | Mapping[str, Any],
     data=None,
@@ -91,33 +132,21 @@ def plot_witness(
         _draw_no_pair(ax, r)
         save(fig, path)
         return fig
-    names = list(r.witness["x1"])
-    x1 = _values(r.witness["x1"], names)
-    x2 = _values(r.witness["x2"], names)
-    if model is not None and list(model.feature_names) != names:
+    if model is not None and list(model.feature_names) != list(r.witness["x1"]):
         raise InputError("the model's features are not the result's: pass the model it answers")
-    columns = data_matrix(data, names, model, label)
-    ranges = feature_ranges(model, columns, x1, x2)
-    varied = set(r.features)
-    changed = {n for n, a, b in zip(names, x1, x2, strict=True) if not _same(a, b)}
-    rows = chosen_rows(names, varied | changed, _extremeness(x1, ranges, columns), max_features)
+    pair = pair_of(r, model)
+    columns = data_matrix(data, pair.names, model, label)
+    ranges = feature_ranges(model, columns, pair.x1, pair.x2)
+    marked = pair.varied | pair.changed
+    score = _extremeness(pair.x1, ranges, columns)
+    rows = chosen_rows(pair.names, marked, score, max_features)
     fig, ax = figure_and_axes(ax, (10.0, 0.34 * len(rows) + 2.4))
-    _draw_rows(ax, rows, names, x1, x2, ranges, columns, varied, changed)
+    _draw_rows(ax, pair, rows, ranges, columns)
     ax.set_title(_title(r), loc="left", fontsize=10, pad=22)
-    label_text = _x_label(
-        names, rows, ranges, max_features, len(varied | changed), columns is not None
-    )
+    label_text = _x_label(pair.names, rows, ranges, max_features, len(marked), columns is not None)
     ax.set_xlabel(label_text, fontsize=9)
     save(fig, path)
     return fig
-
-
-def _values(side: Mapping[str, Any], names: Sequence[str]) -> np.ndarray:
-    return np.array([np.nan if side[n] is None else float(side[n]) for n in names])
-
-
-def _same(a: float, b: float) -> bool:
-    return a == b or (math.isnan(a) and math.isnan(b))
 
 
 def data_matrix(
@@ -136,7 +165,7 @@ def data_matrix(
         if not p.is_file():
             raise InputError("data file not found", str(data))
         frame = pd.read_parquet(p) if p.suffix.lower() in (".parquet", ".pq") else pd.read_csv(p)
-    elif hasattr(data, "names") and hasattr(data, "X"):  # a loaded data set
+    elif isinstance(data, Dataset):
         frame = pd.DataFrame(np.asarray(data.X), columns=list(data.names))
     elif isinstance(data, pd.DataFrame):
         frame = data
@@ -244,7 +273,7 @@ def chosen_rows(
     return first + rest
 
 
-def _draw_rows(ax, rows, names, x1, x2, ranges, columns, varied, changed) -> None:
+def _draw_rows(ax, pair: Pair, rows: list[int], ranges: Ranges, columns) -> None:
     from matplotlib.transforms import blended_transform_factory
 
     n = len(rows)
@@ -252,13 +281,13 @@ def _draw_rows(ax, rows, names, x1, x2, ranges, columns, varied, changed) -> Non
     ax.axvline(0.0, color="0.6", lw=0.8, zorder=0)
     ax.axvline(1.0, color="0.6", lw=0.8, zorder=0)
     for y, f in enumerate(rows):
-        name = names[f]
-        if name in varied:
+        name = pair.names[f]
+        if name in pair.varied:
             ax.axhspan(y - 0.5, y + 0.5, color=_VARIED_BAND, zorder=0, lw=0)
         if columns is not None:
             _draw_distribution(ax, y, ranges.position(columns[:, f], f))
-        p1, p2 = ranges.position(np.array([x1[f], x2[f]]), f)
-        if name in changed and not (math.isnan(p1) or math.isnan(p2)):
+        p1, p2 = ranges.position(np.array([pair.x1[f], pair.x2[f]]), f)
+        if name in pair.changed and not (math.isnan(p1) or math.isnan(p2)):
             ax.annotate(
                 "",
                 xy=(p2, y),
@@ -266,25 +295,25 @@ def _draw_rows(ax, rows, names, x1, x2, ranges, columns, varied, changed) -> Non
                 arrowprops={"arrowstyle": "->", "color": "0.25", "lw": 1.2},
                 zorder=3,
             )
-        if name in changed:
+        if name in pair.changed:
             ax.plot([p1], [y], "o", color=X1_COLOUR, ms=7, zorder=4)
             ax.plot([p2], [y], "D", color=X2_COLOUR, ms=6, zorder=5)
         else:
             ax.plot([p1], [y], "o", color=SAME_COLOUR, ms=6, zorder=4)
         ax.text(
-            1.02, y, _value_text(x1[f], x2[f], ranges, f),
+            1.02, y, _value_text(pair.shown1[f], pair.shown2[f], ranges, f),
             transform=right, va="center", ha="left", fontsize=8,
         )  # fmt: skip
-    ax.set_yticks(range(n), [names[f] for f in rows], fontsize=8)
+    ax.set_yticks(range(n), [pair.names[f] for f in rows], fontsize=8)
     for tick, f in zip(ax.get_yticklabels(), rows, strict=True):
-        if names[f] in varied:
+        if pair.names[f] in pair.varied:
             tick.set_fontweight("bold")
-        if names[f] in changed:
+        if pair.names[f] in pair.changed:
             tick.set_color("#8b0000")
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(-0.05, 1.05)
     ax.set_xticks([0.0, 0.25, 0.5, 0.75, 1.0], ["lower end", "", "", "", "upper end"])
-    _legend(ax, columns is not None, bool(varied))
+    _legend(ax, columns is not None, bool(pair.varied))
 
 
 def _draw_distribution(ax, y: float, pos: np.ndarray) -> None:
@@ -297,15 +326,22 @@ def _draw_distribution(ax, y: float, pos: np.ndarray) -> None:
     ax.plot([q50], [y], "|", color="0.35", ms=9, mew=1.5, zorder=2)
 
 
-def _value_text(v1: float, v2: float, ranges: Ranges, f: int) -> str:
-    val = _num(v1) if _same(v1, v2) else f"{_num(v1)} \u2192 {_num(v2)}"
+def _value_text(v1, v2, ranges: Ranges, f: int) -> str:
+    val = _shown(v1) if _same(v1, v2) else f"{_shown(v1)} \u2192 {_shown(v2)}"
     if not ranges.known[f]:
         return f"{val}   [range unknown]"
     return f"{val}   [{_num(ranges.lo[f])}, {_num(ranges.hi[f])}]"
 
 
+def _shown(v) -> str:
+    """A value as the right margin writes it (a category by its name)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "missing"
+    return v if isinstance(v, str) else _num(v)
+
+
 def _num(v: float) -> str:
-    return "missing" if math.isnan(v) else f"{v:.4g}"
+    return f"{v:.4g}"
 
 
 def _legend(ax, with_data: bool, with_varied: bool) -> None:

@@ -328,3 +328,29 @@ def test_declared_span_of_named_categories_is_their_codes():
 def test_declared_span_unbounded_is_nan():
     lo, hi = declared_span(Feature("x"))
     assert math.isnan(lo) and math.isnan(hi)
+
+
+def test_category_names_are_placed_by_their_code_and_written_by_name():
+    feats = (
+        Feature("colour", kind="categorical", categories=("red", "green", "blue")),
+        Feature("size", lb=0.0, ub=10.0),
+    )
+    model = treesens.load_model(EXAMPLES / "breast_cancer_xgb.json").with_features(
+        feats + tuple(Feature(f"f{i}") for i in range(28))
+    )
+    names = model.feature_names
+    x1 = {n: 1.0 for n in names} | {"colour": "red", "size": 5.0}
+    r = Result(
+        query="colour",
+        status=Status.SENSITIVE,
+        backend="cpsat",
+        features=["colour"],
+        gap=0.2,
+        witness={"x1": x1, "x2": {**x1, "colour": "blue"}},
+        outputs={"x1": [0.2, 0.8], "x2": [0.8, 0.2]},
+    )
+    fig = treesens.plot_witness(r, model=model, max_features=2)
+    texts = [t.get_text() for t in fig.axes[0].texts if t.get_text()]
+    assert texts[0] == "red \u2192 blue   [0, 2]"
+    x1_marker = next(ln for ln in fig.axes[0].get_lines() if ln.get_color() == X1_COLOUR)
+    assert x1_marker.get_xdata()[0] == 0.0
