@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_FEATURES = 20
 _VARIED_BAND = "#fff2a8"
 SAME_COLOUR = "0.2"  # a feature where x1 = x2
+NEAREST_COLOUR = "#6a3d9a"  # the data row nearest the pair (stats.nearest_row)
 _LIST_OMITTED = 12  # omitted features named in the label; the rest are counted
 
 
@@ -74,6 +75,8 @@ class Pair:
     x2: np.ndarray
     varied: frozenset[str]
     changed: frozenset[str]  # where x1 != x2
+    nearest: np.ndarray | None = None  # the data row nearest the pair's region, as numbers
+    nearest_index: int | None = None
 
 
 def pair_of(r: Result, model: Ensemble | None) -> Pair:
@@ -84,7 +87,15 @@ def pair_of(r: Result, model: Ensemble | None) -> Pair:
     x1 = np.array([_number(v, f) for v, f in zip(shown1, features, strict=True)])
     x2 = np.array([_number(v, f) for v, f in zip(shown2, features, strict=True)])
     changed = frozenset(n for n, a, b in zip(names, shown1, shown2, strict=True) if not _same(a, b))
-    return Pair(names, shown1, shown2, x1, x2, frozenset(r.features), changed)
+    near = (r.stats or {}).get("nearest_row") or {}
+    values = near.get("values")
+    nearest = None
+    if isinstance(values, Mapping):
+        nearest = np.array(
+            [_number(values.get(n), f) for n, f in zip(names, features, strict=True)]
+        )
+    index = near.get("index") if nearest is not None else None
+    return Pair(names, shown1, shown2, x1, x2, frozenset(r.features), changed, nearest, index)
 
 
 def _same(a, b) -> bool:
@@ -141,8 +152,8 @@ def plot_witness(
     score = _extremeness(pair.x1, ranges, columns)
     rows = chosen_rows(pair.names, marked, score, max_features)
     fig, ax = figure_and_axes(ax, (10.0, 0.34 * len(rows) + 2.4))
-    _draw_rows(ax, pair, rows, ranges, columns)
-    ax.set_title(_title(r), loc="left", fontsize=10, pad=22)
+    legend_lines = _draw_rows(ax, pair, rows, ranges, columns)
+    ax.set_title(_title(r), loc="left", fontsize=10, pad=10 + 12 * legend_lines)
     label_text = _x_label(pair.names, rows, ranges, max_features, len(marked), columns is not None)
     ax.set_xlabel(label_text, fontsize=9)
     save(fig, path)
@@ -273,7 +284,8 @@ def chosen_rows(
     return first + rest
 
 
-def _draw_rows(ax, pair: Pair, rows: list[int], ranges: Ranges, columns) -> None:
+def _draw_rows(ax, pair: Pair, rows: list[int], ranges: Ranges, columns) -> int:
+    """The rows, their labels and the legend; returns the legend's number of lines."""
     from matplotlib.transforms import blended_transform_factory
 
     n = len(rows)
@@ -295,6 +307,9 @@ def _draw_rows(ax, pair: Pair, rows: list[int], ranges: Ranges, columns) -> None
                 arrowprops={"arrowstyle": "->", "color": "0.25", "lw": 1.2},
                 zorder=3,
             )
+        if pair.nearest is not None:
+            near = ranges.position(pair.nearest[f : f + 1], f)
+            ax.plot(near, [y], "x", color=NEAREST_COLOUR, ms=6, mew=1.5, zorder=3)
         if name in pair.changed:
             ax.plot([p1], [y], "o", color=X1_COLOUR, ms=7, zorder=4)
             ax.plot([p2], [y], "D", color=X2_COLOUR, ms=6, zorder=5)
@@ -313,7 +328,7 @@ def _draw_rows(ax, pair: Pair, rows: list[int], ranges: Ranges, columns) -> None
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(-0.05, 1.05)
     ax.set_xticks([0.0, 0.25, 0.5, 0.75, 1.0], ["lower end", "", "", "", "upper end"])
-    _legend(ax, columns is not None, bool(pair.varied))
+    return _legend(ax, pair, columns is not None)
 
 
 def _draw_distribution(ax, y: float, pos: np.ndarray) -> None:
@@ -344,7 +359,7 @@ def _num(v: float) -> str:
     return f"{v:.4g}"
 
 
-def _legend(ax, with_data: bool, with_varied: bool) -> None:
+def _legend(ax, pair: Pair, with_data: bool) -> int:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -353,15 +368,22 @@ def _legend(ax, with_data: bool, with_varied: bool) -> None:
         Line2D([], [], marker="D", color=X2_COLOUR, ls="", label="x2"),
         Line2D([], [], marker="o", color=SAME_COLOUR, ls="", label="x1 = x2"),
     ]
-    if with_varied:
+    if pair.varied:
         handles.append(Patch(color=_VARIED_BAND, label="varied feature"))
+    if pair.nearest is not None:
+        row = f" #{pair.nearest_index}" if pair.nearest_index is not None else ""
+        handles.append(
+            Line2D([], [], marker="x", color=NEAREST_COLOUR, ls="", label=f"nearest data row{row}")
+        )
     if with_data:
         handles.append(Line2D([], [], color="0.78", lw=6, label="data: 25-75 %, median"))
         handles.append(Line2D([], [], color="0.7", lw=1.2, label="data: 5-95 %"))
+    ncol = len(handles) if len(handles) <= 5 else (len(handles) + 1) // 2
     ax.legend(
-        handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
+        handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol,
         fontsize=8, frameon=False, borderaxespad=0.2,
     )  # fmt: skip
+    return math.ceil(len(handles) / ncol)
 
 
 def _title(r: Result) -> str:

@@ -354,3 +354,13 @@ def test_category_names_are_placed_by_their_code_and_written_by_name():
     assert texts[0] == "red \u2192 blue   [0, 2]"
     x1_marker = next(ln for ln in fig.axes[0].get_lines() if ln.get_color() == X1_COLOUR)
     assert x1_marker.get_xdata()[0] == 0.0
+
+
+def test_nearest_data_row_is_marked_on_every_row(model):
+    r = sensitive(model)
+    r.stats["nearest_row"] = {"index": 7, "values": dict(r.witness["x2"])}
+    fig = treesens.plot_witness(r, model=model, max_features=5)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "nearest data row #7" in labels
+    crosses = [ln for ln in fig.axes[0].get_lines() if ln.get_marker() == "x"]
+    assert len(crosses) == 5
