@@ -29,7 +29,9 @@ def add_parser(sub) -> None:
     add_model_args(p)
     add_query_args(p)
     add_backend_arg(p)
-    add_plot_arg(p, "the pair against each feature's range (or, without a pair, the verdict)")
+    add_plot_arg(
+        p, "the witness plot (the pair against each feature's range; no pair: the verdict)"
+    )
     p.set_defaults(func=run)
 
 

@@ -17,7 +17,8 @@ def add_plot_arg(p: argparse.ArgumentParser, what: str) -> None:
         "--plot",
         default=None,
         metavar="FILE.png",
-        help=f"also draw {what} to FILE ({', '.join(PLOT_SUFFIXES)}; matplotlib)",
+        help=f"write {what} to FILE (its suffix picks the format: {', '.join(PLOT_SUFFIXES)}; "
+        "docs/plots.md)",
     )
 
 

@@ -95,7 +95,7 @@ def add_parser(sub) -> None:
         "--table-out", default=None, metavar="FILE", help="also write the final table to FILE"
     )
     add_executor_args(p)
-    add_plot_arg(p, "one bar per query, coloured by verdict, as long as the gap reached")
+    add_plot_arg(p, "the sweep plot (a bar per query, coloured by verdict, as long as its gap)")
     p.set_defaults(func=run)
 
 
