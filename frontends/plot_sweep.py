@@ -8,8 +8,9 @@ P(x2) <= 0.5 - g; multiclass: the probability ratio); a query without a pair
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,8 +62,13 @@ def bar_of(r: Result) -> Bar:
 
 
 def sweep_bars(results: Iterable[Result | Mapping[str, Any]]) -> list[Bar]:
-    """The bars of a sweep's results, longest first (ties: verdict, then label)."""
+    """The bars of a sweep's results, longest first (ties: verdict, then label). An
+    infinite gap (a multiclass ratio over a probability of 0) is drawn a little longer
+    than the longest finite one."""
     bars = [bar_of(as_result(r)) for r in results]
+    finite = [b.length for b in bars if math.isfinite(b.length)]
+    cap = 1.15 * (max(finite, default=0.0) or 1.0)
+    bars = [b if math.isfinite(b.length) else replace(b, length=cap) for b in bars]
     return sorted(bars, key=lambda b: (-b.length, _VERDICT_ORDER.get(b.status, 9), b.label))
 
 
@@ -90,7 +96,8 @@ def plot_sweep(
         color=[VERDICT_COLOURS.get(b.status, "0.5") for b in bars],
         height=0.7,
     )
-    longest = max((b.length for b in bars), default=0.0) or 1.0
+    asked = _asked_gap(rs)
+    longest = max([b.length for b in bars] + ([asked] if asked is not None else [])) or 0.5
     for y, b in zip(ys, bars, strict=True):
         colour = "black" if b.length > 0 else VERDICT_COLOURS.get(b.status, "0.3")
         ax.text(b.length + 0.01 * longest, y, b.note, va="center", fontsize=8, color=colour)
@@ -100,7 +107,8 @@ def plot_sweep(
             tick.set_color(VERDICT_COLOURS.get(b.status, "0.3"))
     ax.set_ylim(len(bars) - 0.5, -0.5)
     ax.set_xlim(0.0, longest * 1.3)
-    _asked_line(ax, rs)
+    if asked is not None:
+        ax.axvline(asked, color="0.3", ls="--", lw=1.0, label=f"gap asked ({asked:g})")
     ax.set_xlabel(_x_label(rs, bars), fontsize=9)
     ax.set_ylabel("query (features varied)", fontsize=9)
     ax.set_title(_title(rs), loc="left", fontsize=10)
@@ -117,12 +125,12 @@ def _x_label(rs: list[Result], bars: list[Bar]) -> str:
     return f"{unit} the pair achieves"
 
 
-def _asked_line(ax, rs: list[Result]) -> None:
-    """A dashed line at the gap asked, when every query asked the same probability gap."""
-    asked = {r.gap for r in rs if r.gap_kind == "prob"}
+def _asked_gap(rs: list[Result]) -> float | None:
+    """The gap every query asked, when they all asked the same probability gap."""
+    asked = {r.gap for r in rs}
     if len(asked) == 1 and all(r.gap_kind == "prob" for r in rs):
-        g = asked.pop()
-        ax.axvline(g, color="0.3", ls="--", lw=1.0, label=f"gap asked ({g:g})")
+        return float(asked.pop())
+    return None
 
 
 def _title(rs: list[Result]) -> str:

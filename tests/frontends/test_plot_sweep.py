@@ -159,3 +159,18 @@ def test_draws_into_the_given_axes(results):
     ax = fig.add_subplot()
     assert treesens.plot_sweep(results, ax=ax) is fig
     assert len(ax.patches) == len(results)
+
+
+def test_infinite_ratio_is_drawn_just_past_the_longest_finite_bar():
+    inf = result("i", "sensitive", 0.5, 0.5)
+    inf.outputs = {"x1": [1.0, 0.0, 0.0], "x2": [0.0, 0.0, 1.0]}
+    finite = result("f", "sensitive", 0.5, 0.5)
+    finite.outputs = {"x1": [0.6, 0.3, 0.1], "x2": [0.1, 0.2, 0.7]}
+    bars = sweep_bars([finite, inf])
+    assert [b.label for b in bars] == ["i", "f"]
+    assert bars[0].length == pytest.approx(1.15 * 2.0) and bars[0].note == "inf"
+
+
+def test_all_insensitive_axis_spans_the_gap_asked():
+    fig = treesens.plot_sweep([result("a", "insensitive"), result("b", "insensitive")])
+    assert fig.axes[0].get_xlim() == pytest.approx((0.0, 0.26))
