@@ -154,7 +154,7 @@ def plot_witness(
     fig, ax = figure_and_axes(ax, (10.0, 0.34 * len(rows) + 2.4))
     legend_lines = _draw_rows(ax, pair, rows, ranges, columns)
     ax.set_title(_title(r), loc="left", fontsize=10, pad=10 + 12 * legend_lines)
-    label_text = _x_label(pair.names, rows, ranges, max_features, len(marked), columns is not None)
+    label_text = _x_label(pair.names, rows, ranges, max_features, len(marked), columns)
     ax.set_xlabel(label_text, fontsize=9)
     save(fig, path)
     return fig
@@ -402,8 +402,13 @@ def _title(r: Result) -> str:
     return f"{head}: {probability_text(g)}\n{', '.join(parts)}"
 
 
-def _x_label(names, rows, ranges: Ranges, max_features, n_marked: int, with_data: bool) -> str:
+def _x_label(names, rows, ranges: Ranges, max_features, n_marked: int, columns) -> str:
+    """What the axis measures, where the ranges come from, and what is left out."""
     text = "position in the feature's range; right: x1 \u2192 x2 [range]"
+    with_data = columns is not None
+    no_data = int(np.all(np.isnan(columns), axis=0).sum()) if with_data else 0
+    if no_data:
+        text += f"; the data has no values for {no_data} of the {len(names)} features"
     if ranges.sources:
         text += "; ranges from " + ", ".join(ranges.sources)
     unknown = int(np.count_nonzero(~ranges.known))

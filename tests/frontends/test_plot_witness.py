@@ -364,3 +364,10 @@ def test_nearest_data_row_is_marked_on_every_row(model):
     assert "nearest data row #7" in labels
     crosses = [ln for ln in fig.axes[0].get_lines() if ln.get_marker() == "x"]
     assert len(crosses) == 5
+
+
+def test_data_without_columns_for_some_features_is_said(model, frame):
+    partial = frame.drop(columns=["mean_radius", "mean_area"])
+    fig = treesens.plot_witness(sensitive(model), data=partial)
+    label = fig.axes[0].get_xlabel().replace("\n", " ")
+    assert "the data has no values for 2 of the 30 features" in label
