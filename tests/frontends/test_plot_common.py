@@ -118,3 +118,12 @@ def test_given_axes_are_drawn_into_and_their_figure_returned():
     fig = Figure()
     ax = fig.add_subplot()
     assert figure_and_axes(ax, (3.0, 2.0)) == (fig, ax)
+
+
+def test_importing_treesens_does_not_import_matplotlib():
+    import subprocess
+    import sys
+
+    code = "import sys, treesens; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
