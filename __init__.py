@@ -15,6 +15,8 @@ from treesens.compiler.result import Result
 from treesens.frontends.api import check, compare
 from treesens.frontends.audit import audit
 from treesens.frontends.load import load_model
+from treesens.frontends.plot_sweep import plot_sweep
+from treesens.frontends.plot_witness import plot_witness
 from treesens.frontends.sens import run_file
 from treesens.frontends.sweep import results_frame, sweep
 
@@ -35,6 +37,8 @@ __all__ = [
     "load_model",
     "sweep",
     "results_frame",
+    "plot_witness",
+    "plot_sweep",
     "run_file",
     "__version__",
 ]

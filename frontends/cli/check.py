@@ -18,6 +18,7 @@ from .common import (
     query_from_args,
 )
 from .main import START
+from .plot import add_plot_arg, check_plot_arg, write_witness_plot
 
 
 def add_parser(sub) -> None:
@@ -30,12 +31,16 @@ def add_parser(sub) -> None:
     add_model_args(p)
     add_query_args(p)
     add_backend_arg(p)
+    add_plot_arg(
+        p, "the witness plot (the pair against each feature's range; no pair: the verdict)"
+    )
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     t0 = START
     require_backend(args.backend)  # before loading: the heuristic must not answer for it
+    check_plot_arg(args)
     ens = load_from_args(args)
     q = query_from_args(args)
     resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
@@ -48,4 +53,5 @@ def run(args) -> int:
     res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
     res.time["total"] = time.time() - t0
     emit_result(res, args.json, ens)
+    write_witness_plot(args, res, ens)
     return res.exit_code

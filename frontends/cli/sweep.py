@@ -40,6 +40,7 @@ from .common import (
     log,
     positive_int,
 )
+from .plot import add_plot_arg, check_plot_arg, write_sweep_plot
 
 
 def add_parser(sub) -> None:
@@ -96,6 +97,7 @@ def add_parser(sub) -> None:
         "--table-out", default=None, metavar="FILE", help="also write the final table to FILE"
     )
     add_executor_args(p)
+    add_plot_arg(p, "the sweep plot (a bar per query, coloured by verdict, as long as its gap)")
     p.set_defaults(func=run)
 
 
@@ -133,6 +135,7 @@ def run(args) -> int:
             "sweep chooses the features itself: use --features to restrict it, not --vary"
         )
     check_outputs(args)
+    check_plot_arg(args)
     if args.executor:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     features = parse_features(args.features)
@@ -162,6 +165,7 @@ def run(args) -> int:
     rows = table_rows(results)
     summary = status_summary(results)
     print_table(args, rows, f"sweep: {summary} in {time.time() - t0:.1f}s")
+    write_sweep_plot(args, results)
     log(f"done: {summary}")
     return 1 if any(r.status == ERROR for r in results) else 0
 

@@ -1,0 +1,150 @@
+"""The sweep plot: one horizontal bar per query of a sweep (a feature or a feature set),
+coloured by its verdict, as long as the gap it reaches, longest first.
+
+A bar's length is the query's maximal gap when the result carries one (``max_gap``), else
+the gap its pair achieves (binary: the largest g with P(x1) >= 0.5 + g and
+P(x2) <= 0.5 - g; multiclass: the probability ratio); a query without a pair
+(insensitive, unknown, error) has a bar of length 0 and its verdict written beside it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..compiler.errors import InputError
+from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from .plot_common import (
+    VERDICT_COLOURS,
+    as_result,
+    check_plot_path,
+    figure_and_axes,
+    max_gap_of,
+    pair_gap,
+    save,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+# the order of verdicts among bars of the same length
+_VERDICT_ORDER = {SENSITIVE: 0, UNKNOWN: 1, INSENSITIVE: 2, ERROR: 3}
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One query's bar: its label, verdict, length and the text written beside it."""
+
+    label: str
+    status: str
+    length: float
+    note: str
+    is_max: bool  # the length is the maximal gap, not one pair's
+
+
+def bar_of(r: Result) -> Bar:
+    label = r.query or "+".join(r.features)
+    top = max_gap_of(r)
+    g = pair_gap(r.outputs) if r.status == SENSITIVE else None
+    if top is not None:
+        return Bar(label, str(r.status), max(top, 0.0), f"max {top:.3g}", True)
+    if g is not None:
+        return Bar(label, str(r.status), max(g.achieved, 0.0), f"{g.achieved:.3g}", False)
+    note = {
+        INSENSITIVE: f"insensitive at {r.gap:g}",
+        UNKNOWN: "unknown (no answer in the time limit)",
+        ERROR: "error",
+    }.get(r.status, str(r.status))
+    return Bar(label, str(r.status), 0.0, note, False)
+
+
+def sweep_bars(results: Iterable[Result | Mapping[str, Any]]) -> list[Bar]:
+    """The bars of a sweep's results, longest first (ties: verdict, then label). An
+    infinite gap (a multiclass ratio over a probability of 0) is drawn a little longer
+    than the longest finite one."""
+    bars = [bar_of(as_result(r)) for r in results]
+    finite = [b.length for b in bars if math.isfinite(b.length)]
+    cap = 1.15 * (max(finite, default=0.0) or 1.0)
+    bars = [b if math.isfinite(b.length) else replace(b, length=cap) for b in bars]
+    return sorted(bars, key=lambda b: (-b.length, _VERDICT_ORDER.get(b.status, 9), b.label))
+
+
+def plot_sweep(
+    results: Iterable[Result | Mapping[str, Any]],
+    ax: Axes | None = None,
+    path: str | Path | None = None,
+) -> Figure:
+    """Draw a sweep's results as one bar per query; returns the matplotlib Figure.
+
+    ``results``: Results (or their dicts: lines of ``sweep --out``, parsed). ``ax``: draw
+    into these axes (else a new figure); ``path``: also write the figure there (.png,
+    .svg, .pdf)."""
+    if path is not None:
+        check_plot_path(path)  # before the drawing
+    rs = [as_result(r) for r in results]
+    if not rs:
+        raise InputError("no results to plot")
+    bars = sweep_bars(rs)
+    fig, ax = figure_and_axes(ax, (9.0, 0.3 * len(bars) + 1.9))
+    ys = range(len(bars))
+    ax.barh(
+        ys,
+        [b.length for b in bars],
+        color=[VERDICT_COLOURS.get(b.status, "0.5") for b in bars],
+        height=0.7,
+    )
+    asked = _asked_gap(rs)
+    longest = max([b.length for b in bars] + ([asked] if asked is not None else [])) or 0.5
+    for y, b in zip(ys, bars, strict=True):
+        colour = "black" if b.length > 0 else VERDICT_COLOURS.get(b.status, "0.3")
+        ax.text(b.length + 0.01 * longest, y, b.note, va="center", fontsize=8, color=colour)
+    ax.set_yticks(list(ys), [b.label for b in bars], fontsize=8)
+    for tick, b in zip(ax.get_yticklabels(), bars, strict=True):
+        if b.length <= 0:  # its bar is not seen: the verdict's colour marks the query
+            tick.set_color(VERDICT_COLOURS.get(b.status, "0.3"))
+    ax.set_ylim(len(bars) - 0.5, -0.5)
+    ax.set_xlim(0.0, longest * 1.3)
+    if asked is not None:
+        ax.axvline(asked, color="0.3", ls="--", lw=1.0, label=f"gap asked ({asked:g})")
+    ax.set_xlabel(_x_label(rs, bars), fontsize=9)
+    ax.set_ylabel("query (features varied)", fontsize=9)
+    ax.set_title(_title(rs), loc="left", fontsize=10)
+    _legend(ax, bars)
+    save(fig, path)
+    return fig
+
+
+def _x_label(rs: list[Result], bars: list[Bar]) -> str:
+    multiclass = any(len((r.outputs or {}).get("x1") or ()) > 2 for r in rs)
+    unit = "probability ratio" if multiclass else "gap min(P(x1) - 0.5, 0.5 - P(x2))"
+    if any(b.is_max for b in bars):
+        return f"maximal {unit} (max), else the pair's"
+    return f"{unit} the pair achieves"
+
+
+def _asked_gap(rs: list[Result]) -> float | None:
+    """The gap every query asked, when they all asked the same probability gap."""
+    asked = {r.gap for r in rs}
+    if len(asked) == 1 and all(r.gap_kind == "prob" for r in rs):
+        return float(asked.pop())
+    return None
+
+
+def _title(rs: list[Result]) -> str:
+    counts: dict[str, int] = {}
+    for r in rs:
+        counts[str(r.status)] = counts.get(str(r.status), 0) + 1
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return f"sweep: {len(rs)} quer{'y' if len(rs) == 1 else 'ies'} ({summary})"
+
+
+def _legend(ax, bars: list[Bar]) -> None:
+    from matplotlib.patches import Patch
+
+    present = sorted({b.status for b in bars}, key=lambda s: _VERDICT_ORDER.get(s, 9))
+    handles = [Patch(color=VERDICT_COLOURS.get(s, "0.5"), label=s) for s in present]
+    line_handles, _ = ax.get_legend_handles_labels()
+    ax.legend(handles=handles + line_handles, loc="best", fontsize=8)

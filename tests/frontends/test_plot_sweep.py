@@ -1,0 +1,176 @@
+"""The sweep plot (treesens.plot_sweep): one bar per query, coloured by verdict, as long
+as the gap reached, longest first; rendered to PNG and read back from the Figure."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from matplotlib.colors import to_rgba
+
+import treesens
+from treesens.compiler.errors import InputError
+from treesens.compiler.result import Result, Status
+from treesens.frontends.plot_common import VERDICT_COLOURS
+from treesens.frontends.plot_sweep import sweep_bars
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+
+def result(name: str, status: str, p1: float | None = None, p2: float | None = None, **kw):
+    pair = p1 is not None
+    return Result(
+        query=name,
+        status=Status(status),
+        backend="cpsat",
+        features=[name],
+        gap=0.2,
+        witness={"x1": {name: 0.0}, "x2": {name: 1.0}} if pair else None,
+        outputs={"x1": [1 - p1, p1], "x2": [1 - p2, p2]} if pair else None,
+        **kw,
+    )
+
+
+@pytest.fixture
+def results() -> list[Result]:
+    return [
+        result("a", "insensitive"),
+        result("b", "sensitive", 0.8, 0.25),  # achieves min(0.3, 0.25) = 0.25
+        result("c", "unknown"),
+        result("d", "sensitive", 0.95, 0.1),  # achieves 0.4
+        result("e", "error", error="boom"),
+    ]
+
+
+def bars_of(fig):
+    ax = fig.axes[0]
+    return ax, list(ax.patches)
+
+
+def test_one_bar_per_query(results):
+    _, bars = bars_of(treesens.plot_sweep(results))
+    assert len(bars) == len(results)
+
+
+def test_one_tick_label_per_query_longest_first(results):
+    ax, _ = bars_of(treesens.plot_sweep(results))
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["d", "b", "c", "a", "e"]
+
+
+def test_bars_are_coloured_by_verdict(results):
+    ax, bars = bars_of(treesens.plot_sweep(results))
+    statuses = {"a": "insensitive", "b": "sensitive", "c": "unknown", "d": "sensitive"}
+    statuses["e"] = "error"
+    for tick, bar in zip(ax.get_yticklabels(), bars, strict=True):
+        assert bar.get_facecolor() == to_rgba(VERDICT_COLOURS[statuses[tick.get_text()]])
+
+
+def test_bar_length_is_the_gap_the_pair_achieves(results):
+    _, bars = bars_of(treesens.plot_sweep(results))
+    assert [round(b.get_width(), 9) for b in bars] == [0.4, 0.25, 0.0, 0.0, 0.0]
+
+
+def test_bar_length_is_the_max_gap_when_the_result_has_one():
+    r = result("b", "sensitive", 0.8, 0.25)
+    r.stats["max_gap"] = {"value": 0.33, "tolerance": 1e-3}
+    (bar,) = sweep_bars([r])
+    assert bar.length == pytest.approx(0.33) and bar.is_max and bar.note == "max 0.33"
+
+
+def test_max_gap_as_a_result_attribute_is_used():
+    r = result("a", "insensitive")
+    r.max_gap = 0.12  # a field another version of Result may carry
+    assert sweep_bars([r])[0].length == pytest.approx(0.12)
+
+
+def test_verdict_is_written_beside_a_bar_without_a_pair(results):
+    ax, _ = bars_of(treesens.plot_sweep(results))
+    notes = [t.get_text() for t in ax.texts]
+    assert "insensitive at 0.2" in notes and "error" in notes
+    assert any(n.startswith("unknown") for n in notes)
+
+
+def test_legend_names_the_verdicts_present(results):
+    ax, _ = bars_of(treesens.plot_sweep(results[:2]))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["sensitive", "insensitive", "gap asked (0.2)"]
+
+
+def test_dashed_line_at_the_gap_asked(results):
+    ax, _ = bars_of(treesens.plot_sweep(results))
+    (line,) = ax.get_lines()
+    assert line.get_xdata()[0] == pytest.approx(0.2) and line.get_linestyle() == "--"
+
+
+def test_axis_labels_say_what_the_bars_measure(results):
+    ax, _ = bars_of(treesens.plot_sweep(results))
+    assert "gap" in ax.get_xlabel() and "P(x1)" in ax.get_xlabel()
+    assert ax.get_ylabel() == "query (features varied)"
+
+
+def test_title_counts_the_verdicts(results):
+    title = treesens.plot_sweep(results).axes[0].get_title("left")
+    assert title.startswith("sweep: 5 queries") and "2 sensitive" in title
+
+
+def test_multiclass_bars_measure_the_probability_ratio():
+    r = result("m", "sensitive", 0.5, 0.5)
+    r.outputs = {"x1": [0.6, 0.3, 0.1], "x2": [0.1, 0.2, 0.7]}
+    fig = treesens.plot_sweep([r])
+    assert fig.axes[0].patches[0].get_width() == pytest.approx(2.0)
+    assert "ratio" in fig.axes[0].get_xlabel()
+
+
+def test_results_as_json_dicts_draw_the_same(results):
+    a = [b.get_width() for b in treesens.plot_sweep(results).axes[0].patches]
+    dicts = [r.to_dict() for r in results]
+    assert [b.get_width() for b in treesens.plot_sweep(dicts).axes[0].patches] == a
+
+
+def test_png_is_written_with_a_sensible_size(results, tmp_path):
+    path = tmp_path / "sweep.png"
+    treesens.plot_sweep(results, path=path)
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", head[16:24])
+    assert 500 <= width <= 3000 and 150 <= height <= 3000
+
+
+def test_height_grows_with_the_number_of_queries():
+    few = treesens.plot_sweep([result(f"f{i}", "insensitive") for i in range(3)])
+    many = treesens.plot_sweep([result(f"f{i}", "insensitive") for i in range(40)])
+    assert many.get_figheight() > 3 * few.get_figheight()
+
+
+def test_no_results_is_refused():
+    with pytest.raises(InputError, match="no results"):
+        treesens.plot_sweep([])
+
+
+def test_something_else_than_a_result_is_refused():
+    with pytest.raises(InputError, match="Result"):
+        treesens.plot_sweep(["mean_texture"])
+
+
+def test_draws_into_the_given_axes(results):
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert treesens.plot_sweep(results, ax=ax) is fig
+    assert len(ax.patches) == len(results)
+
+
+def test_infinite_ratio_is_drawn_just_past_the_longest_finite_bar():
+    inf = result("i", "sensitive", 0.5, 0.5)
+    inf.outputs = {"x1": [1.0, 0.0, 0.0], "x2": [0.0, 0.0, 1.0]}
+    finite = result("f", "sensitive", 0.5, 0.5)
+    finite.outputs = {"x1": [0.6, 0.3, 0.1], "x2": [0.1, 0.2, 0.7]}
+    bars = sweep_bars([finite, inf])
+    assert [b.label for b in bars] == ["i", "f"]
+    assert bars[0].length == pytest.approx(1.15 * 2.0) and bars[0].note == "inf"
+
+
+def test_all_insensitive_axis_spans_the_gap_asked():
+    fig = treesens.plot_sweep([result("a", "insensitive"), result("b", "insensitive")])
+    assert fig.axes[0].get_xlim() == pytest.approx((0.0, 0.26))
