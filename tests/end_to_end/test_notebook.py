@@ -42,7 +42,7 @@ def _estimator(library: str):
 
 
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm", "sklearn"])
-def test_a_notebook_session_runs_without_a_warning(library, capsys):
+def test_a_notebook_session_runs_without_a_warning(library, capsys, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every warning, ours or a library's, fails the test
         X, y = _breast_cancer()
@@ -78,6 +78,12 @@ def test_a_notebook_session_runs_without_a_warning(library, capsys):
                 assert all(isinstance(p, float) for p in row["p(x1)"])
             else:
                 assert math.isnan(row["distance"]) and row["p(x1)"] is None
-        # treesens.plot_witness(r), treesens.plot_sweep(rows) and treesens.max_gap(...)
-        # join this session where their helpers deliver them
+
+        # both pictures, as PNG files
+        witness_png, sweep_png = tmp_path / "witness.png", tmp_path / "sweep.png"
+        fig = treesens.plot_witness(r, data=X, model=model, path=witness_png)
+        assert "P(x1)" in fig.axes[0].get_title(loc="left")
+        treesens.plot_sweep(rows, path=sweep_png)
+        for png in (witness_png, sweep_png):
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"[{SWEPT}/{SWEPT}]" in capsys.readouterr().err  # no terminal: a line per query
