@@ -12,7 +12,7 @@ from treesens.compiler.ensemble import Ensemble, Feature, Tree
 from treesens.compiler.errors import InputError, TreesensError
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.result import Result
-from treesens.frontends.api import check
+from treesens.frontends.api import check, max_gap
 from treesens.frontends.audit import audit
 from treesens.frontends.load import load_model
 from treesens.frontends.sens import run_file
@@ -30,6 +30,7 @@ __all__ = [
     "InputError",
     "TreesensError",
     "check",
+    "max_gap",
     "audit",
     "load_model",
     "sweep",

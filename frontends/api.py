@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 from ..backends.registry import get_info
 from ..compiler.ensemble import Ensemble
@@ -22,6 +23,7 @@ from ..compiler.options import (
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..compiler.result import Result
 from ..driver import is_race, race_backends, solve_query
+from ..driver.max_gap import DEFAULT_TOLERANCE, check_tolerance, max_gap_query
 from .load import load_model
 
 
@@ -171,6 +173,7 @@ def check(
     progress: bool | None = None,
     solver_params=None,
     trust_pickle: bool = False,
+    answer: Callable[..., Result] | None = None,
 ) -> Result:
     """Is ``model`` sensitive to the features in ``vary``? One query, one Result.
 
@@ -179,6 +182,8 @@ def check(
     "clause", "probclause") also steers the search toward the data (docs/data-aware.md).
     The other keywords are the query options of compiler/options.py (None: the default).
     ``trust_pickle``: load a pickled model file (.pkl, .joblib), which runs code.
+    ``answer``: what answers the query (default ``solve_query``; ``max_gap`` passes its
+    search).
 
     >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
     >>> r.status, r.witness
@@ -208,6 +213,31 @@ def check(
         data_aware=data_aware,
         options=opts,
     )
-    res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=memory_mb)
+    res = (answer or solve_query)(ens, q, deadline=t0 + q.timeout, memory_mb=memory_mb)
     res.time["total"] = time.time() - t0
     return res
+
+
+def max_gap(model, vary, *, tolerance: float = DEFAULT_TOLERANCE, **check_kw) -> Result:
+    """How sensitive is a binary ``model`` to ``vary``: the largest gap g* at which it is
+    sensitive, within ``tolerance`` (absolute, in probability), found by bisection with
+    ``check`` (driver/max_gap.py). The keywords are ``check``'s, without a gap; the whole
+    search runs within ``timeout``.
+
+    ``Result.max_gap`` holds the bounds: ``lower`` (the gap the replay-checked witness
+    achieves, also ``Result.gap``), ``upper`` (proven: no pair reaches a larger gap),
+    ``proven`` (they meet within the tolerance). Status "insensitive": no pair at any
+    gap; "unknown": no witness and no proof within the time limit.
+
+    >>> r = max_gap("model.json", vary=["sex"])   # doctest: +SKIP
+    >>> r.max_gap["lower"], r.max_gap["upper"]
+    """
+    for name in ("gap", "margin_gap"):
+        if check_kw.get(name) is not None:
+            raise InputError(f"max_gap searches the gap itself: drop {name}=")
+    tol = check_tolerance(tolerance)
+
+    def answer(ens, q, **kw) -> Result:
+        return max_gap_query(ens, q, tolerance=tol, **kw)
+
+    return check(model, vary, answer=answer, **check_kw)

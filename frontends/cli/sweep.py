@@ -9,11 +9,13 @@ from pathlib import Path
 
 from ...compiler.errors import InputError
 from ...compiler.result import ERROR
+from ...driver.max_gap import check_max_gap_model
 from ..api import make_query
 from ..executors import parse_executor
 from ..sweep import (
     Question,
     ResumePlan,
+    by_max_gap,
     feature_subsets,
     opened_executor,
     os_error_text,
@@ -29,6 +31,7 @@ from ..sweep import (
 )
 from .common import (
     add_backend_arg,
+    add_max_gap_args,
     add_model_args,
     add_query_args,
     append_flushed,
@@ -36,6 +39,7 @@ from .common import (
     data_options,
     load_from_args,
     log,
+    max_gap_tolerance,
     positive_int,
 )
 
@@ -94,6 +98,7 @@ def add_parser(sub) -> None:
         "--table-out", default=None, metavar="FILE", help="also write the final table to FILE"
     )
     add_executor_args(p)
+    add_max_gap_args(p)
     p.set_defaults(func=run)
 
 
@@ -143,7 +148,10 @@ def run(args) -> int:
     if not subsets:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker(args)
-    question = question_of(args, ens, mk(list(subsets[0]), ""))
+    first = mk(list(subsets[0]), "")
+    if max_gap_tolerance(args) is not None:
+        check_max_gap_model(ens, first)
+    question = question_of(args, ens, first)
     log(
         f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
@@ -155,7 +163,7 @@ def run(args) -> int:
     t0 = time.time()
     new = run_streaming(args, ens, plan.todo, mk, question)
     results = [new[s] if s in new else result_from_line(plan.reused[s]) for s in subsets]
-    rows = table_rows(results)
+    rows = table_rows(by_max_gap(results) if args.max_gap else results)
     summary = status_summary(results)
     print_table(args, rows, f"sweep: {summary} in {time.time() - t0:.1f}s")
     log(f"done: {summary}")
@@ -224,7 +232,7 @@ def query_maker(args):
 
 def question_of(args, ens, query):
     """What the sweep asks of every feature set (a resumed result must answer the same)."""
-    return Question.of(ens, query)
+    return Question.of(ens, query, max_gap_tolerance(args))
 
 
 def resume_plan(args, subsets, question):
@@ -267,7 +275,13 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
         with opened_executor(spec, jobs) as executor:
             results = run_sweep(
-                ens, todo, mk, on_result=on_result, memory_mb=args.memory_mb, executor=executor
+                ens,
+                todo,
+                mk,
+                on_result=on_result,
+                memory_mb=args.memory_mb,
+                executor=executor,
+                max_gap=max_gap_tolerance(args),
             )
     finally:
         if progress is not None:
