@@ -42,6 +42,8 @@ from .solve import solve_query
 
 DEFAULT_TOLERANCE = 1e-4  # absolute, in probability
 MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search
+# where between the bounds the next gap is asked (0.5: bisection)
+SPLIT = 0.5
 # added to the leaf-value bound: the float32 sigmoid of the library, rounded up
 _PROBA_SLACK = 1e-6
 
@@ -73,7 +75,10 @@ def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
             "classes); for multiclass models ask --gap RATIO with --classes"
         )
     if q is not None and q.gap.given:
-        raise InputError("--max-gap searches the gap itself: drop --gap / --margin-gap")
+        raise InputError(
+            "--max-gap / max_gap searches the gap itself: give no gap "
+            "(--gap, --margin-gap; gap=, margin_gap=)"
+        )
 
 
 def check_tolerance(tolerance: float) -> float:
@@ -132,6 +137,7 @@ class _Search:
     best: Result | None
     upper: float
     steps: list[dict]
+    proved: float = math.inf  # the smallest gap proven out of reach
     compile: float = 0.0
     solve: float = 0.0
 
@@ -162,11 +168,11 @@ def max_gap_query(
     g = tol
     while True:
         res = _step(ens, q, g, s, deadline, memory_mb, log)
-        if res.status in (UNKNOWN, ERROR) or (res.status == INSENSITIVE and s.best is None):
-            break
+        if res.status in (UNKNOWN, ERROR) or s.best is None:
+            break  # a time limit, an error, or insensitive at the first gap
         if s.done(tol) or time.time() >= deadline:
             break
-        following = (s.lower + s.upper) / 2.0
+        following = s.lower + SPLIT * (s.upper - s.lower)
         if following == g:  # the bounds are a float apart: nothing left to split
             break
         g = following
@@ -194,11 +200,16 @@ def _step(
     if res.status == SENSITIVE and res.validated and res.outputs:
         a = achieved_gap(res.outputs)
         step["achieved"] = a
-        if s.best is None or a > achieved_gap(s.best.outputs):
+        if a >= s.proved:  # unsound somewhere: never a verdict
+            res = replace(res, status=ERROR, error=f"a pair reaches gap {a!r}, proven out of reach")
+        elif s.best is None or a > achieved_gap(s.best.outputs):
             s.best = res
-        s.upper = max(s.upper, a)  # the leaf-value bound is sound; this only guards floats
+        if a > s.upper and s.upper < s.proved:  # the leaf-value bound was too tight: drop it
+            s.upper = min(0.5, s.proved)
     elif res.status == INSENSITIVE:
+        s.proved = min(s.proved, g)
         s.upper = min(s.upper, g)
+    step["status"] = str(res.status)
     s.steps.append(step)
     if log is not None:
         got = f" (achieved {step['achieved']:.6g})" if "achieved" in step else ""

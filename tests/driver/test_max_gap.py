@@ -58,7 +58,7 @@ def test_check_max_gap_model_refuses_a_multiclass_model():
 
 
 def test_check_max_gap_model_refuses_a_given_gap():
-    with pytest.raises(InputError, match="drop --gap"):
+    with pytest.raises(InputError, match="searches the gap itself"):
         M.check_max_gap_model(_ens(), Query(vary=("f0",), gap=Gap(0.1)))
 
 
@@ -238,3 +238,26 @@ def test_forest_probability_model_matches_the_exact_max_gap():
     assert forest.link != LOGISTIC
     r = M.max_gap_query(forest, Query(vary=("f0",), timeout=60.0))
     assert not max_gap_problems(exact_max_gap(forest, ("f0",)), r)
+
+
+def test_witness_above_a_proof_is_an_error(monkeypatch):
+    _scripted(
+        monkeypatch,
+        [_fake_result("sensitive", 0.6, 0.4), _fake_result("insensitive")]
+        + [_fake_result("sensitive", 0.95, 0.05)],
+    )
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0), tolerance=1e-4)
+    assert r.status == "error" and "proven out of reach" in r.error
+
+
+def test_witness_above_the_leaf_value_bound_drops_that_bound(monkeypatch):
+    monkeypatch.setattr(M, "score_bound", lambda ens, vary: 0.05)
+    _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), _fake_result("unknown")])
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    assert r.max_gap["upper"] == 0.5 and not r.max_gap["proven"]
+
+
+def test_sensitive_step_without_outputs_ends_the_search(monkeypatch):
+    _scripted(monkeypatch, [_fake_result("sensitive")])
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    assert r.max_gap["lower"] is None and not r.max_gap["proven"]
