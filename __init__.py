@@ -12,7 +12,7 @@ from treesens.compiler.ensemble import Ensemble, Feature, Tree
 from treesens.compiler.errors import InputError, TreesensError
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.result import Result
-from treesens.frontends.api import check, compare
+from treesens.frontends.api import check, compare, max_gap
 from treesens.frontends.audit import audit
 from treesens.frontends.load import load_model
 from treesens.frontends.plot_sweep import plot_sweep
@@ -33,6 +33,7 @@ __all__ = [
     "TreesensError",
     "check",
     "compare",
+    "max_gap",
     "audit",
     "load_model",
     "sweep",

@@ -55,13 +55,21 @@ class Result:
     stats: dict = field(default_factory=dict)
     # the files the answer was read from, by role: model, details, data, sens
     inputs: dict = field(default_factory=dict)
+    # "how sensitive?" (--max-gap): {"lower", "upper", "tolerance", "proven", "steps",
+    # "kind"} (driver/max_gap.py); None, and left out of the JSON, for a plain check
+    max_gap: dict | None = None
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
     witness_arrays: Witness | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         return _clean(
-            {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name not in _PRIVATE}
+            {
+                f.name: _plain(getattr(self, f.name))
+                for f in fields(self)
+                if f.name not in _PRIVATE
+                and not (f.name in _OPTIONAL and getattr(self, f.name) is None)
+            }
         )
 
     def to_json(self) -> str:
@@ -96,6 +104,7 @@ class Result:
 
 
 _PRIVATE = frozenset({"witness_arrays"})
+_OPTIONAL = frozenset({"max_gap"})  # in the JSON only when set
 
 
 def _plain(x):

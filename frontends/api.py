@@ -31,6 +31,7 @@ from ..compiler.options import (
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..compiler.result import Result
 from ..driver import is_race, race_backends, solve_query
+from ..driver.max_gap import DEFAULT_TOLERANCE, check_tolerance, max_gap_query
 from .compare import backend_list, compare_query, disagreement
 from .data import load_data
 from .load import BOUNDS, DETAILS_COLUMNS, load_model
@@ -324,13 +325,17 @@ def make_query(
 
 
 @takes_query_keywords
-def check(model, vary, *, name: str = "", **keywords) -> Result:
+def check(
+    model, vary, *, name: str = "", answer: Callable[..., Result] | None = None, **keywords
+) -> Result:
     """Is ``model`` sensitive to the features in ``vary``? One query, one Result.
 
     ``model``: a model file path, a fitted XGBoost / LightGBM / scikit-learn model, or a
     loaded ``Ensemble``. ``data`` gives realistic witnesses and ``Result.distance`` to the
     data; ``data_aware`` ("prob", "clause", "probclause") also steers the search toward it
     (docs/data-aware.md). ``name`` labels the query (default: the features).
+    ``answer``: what answers the query (default ``solve_query``; ``max_gap`` passes its
+    search).
 
     >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
     >>> r.status, r.witness
@@ -340,7 +345,7 @@ def check(model, vary, *, name: str = "", **keywords) -> Result:
     require_backend(kw["backend"])
     ens = model_of(model, kw)
     q = query_maker(kw, ens)(vary, name)
-    res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=kw["memory_mb"])
+    res = (answer or solve_query)(ens, q, deadline=t0 + q.timeout, memory_mb=kw["memory_mb"])
     res.time["total"] = time.time() - t0
     return res
 
@@ -368,3 +373,29 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
     if msg:
         warnings.warn(f"{q.label}: {msg}", RuntimeWarning, stacklevel=2)
     return results
+
+
+@takes_query_keywords
+def max_gap(model, vary, *, tolerance: float = DEFAULT_TOLERANCE, **check_kw) -> Result:
+    """How sensitive is a binary ``model`` to ``vary``: the largest gap g* at which it is
+    sensitive, within ``tolerance`` (absolute, in probability), found by bisection with
+    ``check`` (driver/max_gap.py). The keywords are ``check``'s, without a gap; the whole
+    search runs within ``timeout``.
+
+    ``Result.max_gap`` holds the bounds: ``lower`` (the gap the replay-checked witness
+    achieves, also ``Result.gap``), ``upper`` (proven: no pair reaches a larger gap),
+    ``proven`` (they meet within the tolerance). Status "insensitive": no pair at any
+    gap; "unknown": no witness and no proof within the time limit.
+
+    >>> r = max_gap("model.json", vary=["sex"])   # doctest: +SKIP
+    >>> r.max_gap["lower"], r.max_gap["upper"]
+    """
+    for name in ("gap", "margin_gap"):
+        if check_kw.get(name) is not None:
+            raise InputError(f"max_gap searches the gap itself: drop {name}=")
+    tol = check_tolerance(tolerance)
+
+    def answer(ens, q, **kw) -> Result:
+        return max_gap_query(ens, q, tolerance=tol, **kw)
+
+    return check(model, vary, answer=answer, **check_kw)

@@ -22,6 +22,12 @@ from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
 from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..driver import solve_query
+from ..driver.max_gap import (
+    DEFAULT_TOLERANCE,
+    check_max_gap_model,
+    check_tolerance,
+    max_gap_task,
+)
 from .api import keyword_values, model_of, query_maker, require_backend, takes_query_keywords
 from .executors import Executor, Failure, make_executor, parse_executor
 from .progress import sweep_progress
@@ -80,9 +86,10 @@ class Question:
     backend: str
     timeout: float
     asked: dict = field(default_factory=dict)
+    max_gap: float | None = None  # a max-gap sweep's tolerance (driver/max_gap.py)
 
     @classmethod
-    def of(cls, ens: Ensemble, q: Query) -> Question:
+    def of(cls, ens: Ensemble, q: Query, max_gap: float | None = None) -> Question:
         asked = q.asked()
         del asked["backend"], asked["timeout"]  # fields of their own
         if isinstance(asked.get("data"), (str, Path)):
@@ -95,7 +102,9 @@ class Question:
             passes=sorted(q.passes),
             backend=q.backend,
             timeout=q.timeout,
-            asked={"ensemble": ens.fingerprint(), **asked},
+            asked={"ensemble": ens.fingerprint(), **asked}
+            | ({} if max_gap is None else {"max_gap": max_gap}),
+            max_gap=max_gap,
         )
 
     def record(self) -> dict:
@@ -108,7 +117,9 @@ class Question:
         """Is this recorded result (a parsed JSON line) the answer to this question?
 
         Sensitive and insensitive answers are reused; an unknown only when its time limit
-        was at least this one; errors (and results without the record) never.
+        was at least this one; errors (and results without the record) never. A max-gap
+        result (its gap is the one found) is reused as an answer when its bounds met, else
+        as an unknown.
         """
         stats = line.get("stats")
         asked = stats.get("asked") if isinstance(stats, dict) else None
@@ -117,7 +128,7 @@ class Question:
         backend = asked.pop("backend", None)
         same = (
             _format(line.get("model")) == _format(self.model)
-            and line.get("gap") == self.gap
+            and (self.max_gap is not None or line.get("gap") == self.gap)
             and line.get("gap_kind", "prob") == self.gap_kind
             and line.get("classes") == self.classes
             and line.get("passes") == self.passes  # written sorted
@@ -126,10 +137,12 @@ class Question:
         )
         if not same:
             return False
-        if line.get("status") in (SENSITIVE, INSENSITIVE):
+        found = line.get("max_gap")
+        answered = self.max_gap is None or (isinstance(found, dict) and found.get("proven"))
+        if line.get("status") in (SENSITIVE, INSENSITIVE) and answered:
             return True
         return (
-            line.get("status") == UNKNOWN
+            line.get("status") in (UNKNOWN, SENSITIVE)
             and isinstance(timeout, (int, float))
             and timeout >= self.timeout
         )
@@ -269,21 +282,26 @@ def run_sweep(
     on_result: Callable[[Result], None] | None = None,
     memory_mb: int | None = None,
     executor: Executor | None = None,
+    max_gap: float | None = None,
 ) -> list[Result]:
     """Answer a query per feature set: in this process one after the other, or on
     ``executor``'s workers. ``on_result`` sees each result as it ends (completion order);
-    the list returned is in the order of ``subsets``."""
+    the list returned is in the order of ``subsets``. ``max_gap`` (a tolerance): each
+    query asks for the largest gap instead (driver/max_gap.py)."""
     queries = [make_query(list(s), ",".join(s)) for s in subsets if ",".join(s) not in skip]
-    tasks = [(q, memory_mb) for q in queries]
-    if executor is None:
-        outcomes = ((i, solve_task(ens, t)) for i, t in enumerate(tasks))
+    if max_gap is None:
+        run, tasks = solve_task, [(q, memory_mb) for q in queries]
     else:
-        outcomes = executor.run(solve_task, ens, tasks)
+        run, tasks = max_gap_task, [(q, memory_mb, max_gap) for q in queries]
+    if executor is None:
+        outcomes = ((i, run(ens, t)) for i, t in enumerate(tasks))
+    else:
+        outcomes = executor.run(run, ens, tasks)
     results: list[Result | None] = [None] * len(tasks)
     for i, out in outcomes:
         res = failed_result(ens, queries[i], out.message) if isinstance(out, Failure) else out
         # what the result answers, as --resume matches it (whichever entry point ran it)
-        res.stats["asked"] = Question.of(ens, queries[i]).record()
+        res.stats["asked"] = Question.of(ens, queries[i], max_gap).record()
         results[i] = res
         if on_result is not None:
             on_result(res)
@@ -341,8 +359,33 @@ def _fmt(v) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
+def max_gap_cell(r: Result) -> str:
+    """The sweep table's max-gap cell: the gap, ``[lower, upper]`` when the bounds did not
+    meet, ``none`` when insensitive at every gap."""
+    m = r.max_gap
+    if not m:
+        return ""
+    if m.get("lower") is None:
+        return "none" if m.get("proven") else f"<= {m['upper']:.4g}"
+    if m.get("proven"):
+        return f"{m['lower']:.4f}"
+    return f"[{m['lower']:.4f}, {m['upper']:.4f}]"
+
+
+def by_max_gap(results: list[Result]) -> list[Result]:
+    """Results ranked by how far the features move the decision: largest found gap first,
+    insensitive and unanswered last."""
+
+    def key(r: Result) -> float:
+        lower = (r.max_gap or {}).get("lower")
+        return -lower if isinstance(lower, (int, float)) else math.inf
+
+    return sorted(results, key=key)
+
+
 def table_rows(results: list[Result]) -> list[dict]:
     rows = []
+    with_max_gap = any(r.max_gap for r in results)
     for r in results:
         p1 = p2 = ""
         if r.outputs:
@@ -352,6 +395,7 @@ def table_rows(results: list[Result]) -> list[dict]:
             {
                 "features": r.query,
                 "verdict": r.status,
+                **({"max_gap": max_gap_cell(r)} if with_max_gap else {}),
                 "time_s": round(r.time["total"], 2),
                 "p(x1)": p1,
                 "p(x2)": p2,
@@ -447,6 +491,8 @@ def sweep(
     out: str | Path | None = None,
     resume: str | Path | None = None,
     progress: bool = True,
+    max_gap: bool = False,
+    max_gap_tolerance: float = DEFAULT_TOLERANCE,
     **keywords,
 ) -> list[Result]:
     """One query per feature (or per subset of ``subsets`` features) of a model; the
@@ -464,6 +510,9 @@ def sweep(
     the workers of the local cluster a ``dask``/``ray`` executor starts (default: every
     core). ``executor``: ``"local"``, ``"dask"``, ``"dask=tcp://HOST:8786"``, ``"ray"``,
     ``"ray=auto"``, or an ``executors.Executor`` (docs/distributed.md).
+
+    ``max_gap=True``: each query asks for the largest gap instead (``treesens.max_gap``,
+    within ``max_gap_tolerance``); rank the results with ``by_max_gap``.
     """
     kw = keyword_values(keywords, "sweep")
     require_backend(kw["backend"])
@@ -472,7 +521,11 @@ def sweep(
     ens = model_of(model, kw)
     subs = feature_subsets(ens, subsets, sample, kw["seed"], features)
     make = query_maker(kw, ens)
-    question = Question.of(ens, make(list(subs[0])))
+    tol = None
+    if max_gap:
+        tol = check_tolerance(max_gap_tolerance)
+        check_max_gap_model(ens, make(list(subs[0])))
+    question = Question.of(ens, make(list(subs[0])), tol)
     plan = ResumePlan({}, list(subs))
     with sweep_progress(len(subs), progress) as shown:
         if resume is not None:
@@ -496,6 +549,7 @@ def sweep(
                 on_result=on_result,
                 memory_mb=kw["memory_mb"],
                 executor=ex,
+                max_gap=tol,
             )
     answered = dict(zip(plan.todo, new, strict=True))
     return [answered[s] if s in answered else result_from_line(plan.reused[s]) for s in subs]

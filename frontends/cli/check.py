@@ -6,15 +6,18 @@ import time
 
 from ...compiler.encode import resolve_features
 from ...driver import solve_query
+from ...driver.max_gap import check_max_gap_model, max_gap_query
 from ..api import require_backend
 from .common import (
     add_backend_arg,
+    add_max_gap_args,
     add_model_args,
     add_query_args,
     check_data,
     emit_result,
     load_from_args,
     log,
+    max_gap_tolerance,
     query_from_args,
 )
 from .main import START
@@ -34,6 +37,7 @@ def add_parser(sub) -> None:
     add_plot_arg(
         p, "the witness plot (the pair against each feature's range; no pair: the verdict)"
     )
+    add_max_gap_args(p)
     p.set_defaults(func=run)
 
 
@@ -45,12 +49,25 @@ def run(args) -> int:
     q = query_from_args(args)
     resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
     check_data(args, ens)
+    tol = max_gap_tolerance(args)
+    if tol is not None:
+        check_max_gap_model(ens, q)
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
             f"{ens.n_classes} classes ({time.time() - t0:.2f}s); solving with {q.backend}..."
         )
-    res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
+    if tol is None:
+        res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
+    else:
+        res = max_gap_query(
+            ens,
+            q,
+            tolerance=tol,
+            deadline=t0 + q.timeout,
+            memory_mb=args.memory_mb,
+            log=None if args.json else log,
+        )
     res.time["total"] = time.time() - t0
     emit_result(res, args.json, ens)
     write_witness_plot(args, res, ens)

@@ -22,6 +22,7 @@ from ...compiler.options import (
 from ...compiler.query import PASS_NAMES
 from ...compiler.result import Result
 from ...compiler.result_view import render_result
+from ...driver.max_gap import DEFAULT_TOLERANCE, check_tolerance
 from ..api import make_query
 from ..data import load_data
 from ..formats import AUTO, format_names
@@ -201,6 +202,32 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
         if "action" in kw:
             kw.pop("metavar", None)
         p.add_argument(spec.cli_flag, dest=name, default=None, help=spec.help, **kw)
+
+
+def add_max_gap_args(p: argparse.ArgumentParser) -> None:
+    """--max-gap: the largest gap instead of a verdict at one gap (driver/max_gap.py)."""
+    p.add_argument(
+        "--max-gap",
+        action="store_true",
+        help="binary models: find the largest gap g at which the model is sensitive (a "
+        "replay-checked pair at that gap, a proof that no larger gap is reachable); the "
+        "whole search within --timeout; give no --gap",
+    )
+    p.add_argument(
+        "--max-gap-tolerance",
+        type=positive_float,
+        default=DEFAULT_TOLERANCE,
+        metavar="T",
+        help=f"--max-gap stops when its bounds are within T (absolute, in probability; "
+        f"default {DEFAULT_TOLERANCE:g})",
+    )
+
+
+def max_gap_tolerance(args) -> float | None:
+    """The --max-gap tolerance, checked (None: no --max-gap)."""
+    if not getattr(args, "max_gap", False):
+        return None
+    return check_tolerance(args.max_gap_tolerance)
 
 
 def add_backend_arg(p: argparse.ArgumentParser) -> None:

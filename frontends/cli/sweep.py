@@ -9,11 +9,13 @@ from pathlib import Path
 
 from ...compiler.errors import InputError
 from ...compiler.result import ERROR
+from ...driver.max_gap import check_max_gap_model
 from ..api import make_query, require_backend
 from ..executors import parse_executor
 from ..sweep import (
     Question,
     ResumePlan,
+    by_max_gap,
     end_last_line,
     feature_subsets,
     opened_executor,
@@ -29,6 +31,7 @@ from ..sweep import (
 )
 from .common import (
     add_backend_arg,
+    add_max_gap_args,
     add_model_args,
     add_query_args,
     append_flushed,
@@ -38,6 +41,7 @@ from .common import (
     data_options,
     load_from_args,
     log,
+    max_gap_tolerance,
     positive_int,
 )
 from .plot import add_plot_arg, check_plot_arg, write_sweep_plot
@@ -98,6 +102,7 @@ def add_parser(sub) -> None:
     )
     add_executor_args(p)
     add_plot_arg(p, "the sweep plot (a bar per query, coloured by verdict, as long as its gap)")
+    add_max_gap_args(p)
     p.set_defaults(func=run)
 
 
@@ -150,7 +155,10 @@ def run(args) -> int:
     if not subsets:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker(args)
-    question = question_of(args, ens, mk(list(subsets[0]), ""))
+    first = mk(list(subsets[0]), "")
+    if max_gap_tolerance(args) is not None:
+        check_max_gap_model(ens, first)
+    question = question_of(args, ens, first)
     log(
         f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
@@ -162,7 +170,7 @@ def run(args) -> int:
     t0 = time.time()
     new = run_streaming(args, ens, plan.todo, mk, question)
     results = [new[s] if s in new else result_from_line(plan.reused[s]) for s in subsets]
-    rows = table_rows(results)
+    rows = table_rows(by_max_gap(results) if args.max_gap else results)
     summary = status_summary(results)
     print_table(args, rows, f"sweep: {summary} in {time.time() - t0:.1f}s")
     write_sweep_plot(args, results)
@@ -216,7 +224,7 @@ def query_maker(args):
 
 def question_of(args, ens, query):
     """What the sweep asks of every feature set (a resumed result must answer the same)."""
-    return Question.of(ens, query)
+    return Question.of(ens, query, max_gap_tolerance(args))
 
 
 def resume_plan(args, subsets, question):
@@ -259,7 +267,13 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
         with opened_executor(spec, jobs) as executor:
             results = run_sweep(
-                ens, todo, mk, on_result=on_result, memory_mb=args.memory_mb, executor=executor
+                ens,
+                todo,
+                mk,
+                on_result=on_result,
+                memory_mb=args.memory_mb,
+                executor=executor,
+                max_gap=max_gap_tolerance(args),
             )
     finally:
         if progress is not None:

@@ -18,6 +18,7 @@ pytest.importorskip("sklearn")
 TREES, DEPTH = 20, 3
 SWEPT = 3  # features swept per model
 QUERY = {"gap": 0.1, "timeout": 120}
+QUERY_NO_GAP = {"timeout": 120}
 
 
 def _breast_cancer():
@@ -78,6 +79,12 @@ def test_a_notebook_session_runs_without_a_warning(library, capsys, tmp_path):
                 assert all(isinstance(p, float) for p in row["p(x1)"])
             else:
                 assert math.isnan(row["distance"]) and row["p(x1)"] is None
+
+        # how far can the top feature move the decision? (coarse tolerance: a quick test)
+        m = treesens.max_gap(model, [top], tolerance=0.01, **QUERY_NO_GAP)
+        assert m.status == "sensitive" and m.validated, (m.status, m.error)
+        assert m.max_gap["lower"] <= m.max_gap["upper"]
+        assert m.max_gap["proven"] and m.max_gap["upper"] - m.max_gap["lower"] <= 0.01
 
         # both pictures, as PNG files
         witness_png, sweep_png = tmp_path / "witness.png", tmp_path / "sweep.png"

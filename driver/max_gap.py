@@ -1,0 +1,263 @@
+"""How sensitive? The largest gap at which a binary model is sensitive to F.
+
+The sensitivity at gap g (P(x1) >= 0.5+g, P(x2) <= 0.5-g) is monotone in g: a pair
+meeting g meets every smaller gap. So the largest gap g* is found by a search over g
+with the ordinary check, each step answered soundly:
+
+* a witness at g is replay-checked by the library's predict; its *achieved* gap
+  ``min(P(x1) - 0.5, 0.5 - P(x2))`` (at least g) is a lower bound on g*;
+* a proof of insensitivity at g says that no pair reaches g: g* < g, an upper bound.
+
+The search asks g = ``tolerance`` first (is the model sensitive at all, to within the
+tolerance?), then bisects between the best achieved gap and the smallest proven bound,
+until they are at most ``tolerance`` apart (absolute, in probability). It starts from an
+upper bound computed from the leaf values alone (``score_bound``), soundly relaxed for
+the library's float32 arithmetic.
+
+"Insensitive" is the answer at that first gap: no pair reaches g = tolerance, so g* <
+tolerance (and ``Result.gap`` is the tolerance, at which the model is proven
+insensitive). The first question is not g = 0: there a pair only needs
+P(x1) >= 0.5 >= P(x2), which for features that reach no leaf asks whether some input
+scores exactly 0.5, a search over every input that the solvers cannot cut short. A time
+limit that stops the search leaves the best bounds so far (``proven`` false); without a
+witness and without a proof at the first gap the status is "unknown".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from ..compiler.affected import affected_leaves
+from ..compiler.encode import gap_relaxation, resolve_features
+from ..compiler.ensemble import LOGISTIC, Ensemble
+from ..compiler.errors import InputError
+from ..compiler.query import Gap, GapKind, Query
+from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from .solve import solve_query
+
+DEFAULT_TOLERANCE = 1e-4  # absolute, in probability
+MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search
+# where between the bounds the next gap is asked (0.5: bisection)
+SPLIT = 0.5
+# added to the leaf-value bound: the float32 sigmoid of the library, rounded up
+_PROBA_SLACK = 1e-6
+
+
+@dataclass(frozen=True)
+class MaxGap:
+    """The bounds on the largest gap g*: ``lower`` is the gap the reported witness
+    achieves (None: no witness), ``upper`` a proven bound (no pair reaches a larger gap),
+    ``proven``: they meet within ``tolerance`` (with ``lower`` None: g* < ``upper`` <=
+    ``tolerance``, insensitive to within the tolerance)."""
+
+    lower: float | None
+    upper: float
+    tolerance: float
+    proven: bool
+    steps: int
+    kind: str = "prob"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
+    """The search is defined for binary models (one output) with the gap in probability;
+    a query from the CLI or the API (``q``) must not name a gap of its own."""
+    if not (ens.n_classes == 2 and ens.n_outputs == 1):
+        raise InputError(
+            f"--max-gap / max_gap: binary models only (this model has {ens.n_classes} "
+            "classes); for multiclass models ask --gap RATIO with --classes"
+        )
+    if q is not None and q.gap.given:
+        raise InputError(
+            "--max-gap / max_gap searches the gap itself: give no gap "
+            "(--gap, --margin-gap; gap=, margin_gap=)"
+        )
+
+
+def check_tolerance(tolerance: float) -> float:
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance)):
+        raise InputError(f"max-gap tolerance must be a number, got {tolerance!r}")
+    if not MIN_TOLERANCE <= tolerance < 0.5:
+        raise InputError(
+            f"max-gap tolerance {tolerance:g} out of range: {MIN_TOLERANCE:g} <= tolerance < 0.5"
+        )
+    return float(tolerance)
+
+
+def score_bound(ens: Ensemble, vary) -> float:
+    """An upper bound on g* from the leaf values alone: x1's score is at most the sum of
+    the trees' largest leaves, x2's at least the sum of the smallest, and the two scores
+    differ only by the trees' affected leaves (``compiler/affected.py``), so
+    m(x1) - m(x2) >= 2 * delta bounds delta by half of their spread. Relaxed as the
+    encoding relaxes its gap rows; at most 0.5."""
+    varying = resolve_features(ens, vary)
+    top = bottom = spread = 0.0
+    for t in ens.trees:
+        leaves = t.leaves()
+        vals = np.asarray(t.value)[leaves, 0]
+        top += float(vals.max())
+        bottom += float(vals.min())
+        aff = sorted(affected_leaves(t, varying))
+        if aff:
+            av = np.asarray(t.value)[aff, 0]
+            spread += float(av.max() - av.min())
+    b = ens.intercept[0]
+    s = abs(ens.scale)
+    hi, lo = b + s * top, b + s * bottom
+    relax = gap_relaxation(ens)
+    if ens.link == LOGISTIC:
+        delta = min(hi, -lo, s * spread / 2.0) + relax
+        g = 1.0 / (1.0 + math.exp(-delta)) - 0.5 if delta > -700 else -0.5
+    else:  # the raw score is the probability
+        g = min(hi - 0.5, 0.5 - lo, s * spread / 2.0) + relax
+    return min(0.5, g + _PROBA_SLACK)
+
+
+def achieved_gap(outputs: dict) -> float:
+    """The largest gap the replayed pair meets: min(P(x1) - 0.5, 0.5 - P(x2)), rounded
+    down until ``P(x1) >= 0.5 + g`` and ``P(x2) <= 0.5 - g`` hold in floating point."""
+    p1, p2 = float(outputs["x1"][1]), float(outputs["x2"][1])
+    g = min(p1 - 0.5, 0.5 - p2)
+    while not (p1 >= 0.5 + g and p2 <= 0.5 - g):
+        g = float(np.nextafter(g, -math.inf))
+    return g
+
+
+@dataclass
+class _Search:
+    """The state of one search: the best witness so far and the proven bound."""
+
+    best: Result | None
+    upper: float
+    steps: list[dict]
+    proved: float = math.inf  # the smallest gap proven out of reach
+    compile: float = 0.0
+    solve: float = 0.0
+
+    @property
+    def lower(self) -> float | None:
+        return None if self.best is None else achieved_gap(self.best.outputs)
+
+    def done(self, tol: float) -> bool:
+        return self.lower is not None and self.upper - self.lower <= tol
+
+
+def max_gap_query(
+    ens: Ensemble,
+    q: Query,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    deadline: float | None = None,
+    memory_mb: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Result:
+    """The largest gap at which ``ens`` is sensitive to ``q.vary`` (``q.gap`` unused),
+    within ``tolerance``; the whole search within ``q.timeout`` (or ``deadline``)."""
+    t0 = time.time()
+    check_max_gap_model(ens)
+    tol = check_tolerance(tolerance)
+    deadline = deadline if deadline is not None else t0 + q.timeout
+    s = _Search(best=None, upper=score_bound(ens, q.vary), steps=[])
+    g = tol
+    while True:
+        res = _step(ens, q, g, s, deadline, memory_mb, log)
+        if res.status in (UNKNOWN, ERROR) or s.best is None:
+            break  # a time limit, an error, or insensitive at the first gap
+        if s.done(tol) or time.time() >= deadline:
+            break
+        following = s.lower + SPLIT * (s.upper - s.lower)
+        if following == g:  # the bounds are a float apart: nothing left to split
+            break
+        g = following
+    out = _final(ens, q, s, res, tol)
+    out.time = {"compile": s.compile, "solve": s.solve, "total": time.time() - t0}
+    return out
+
+
+def _step(
+    ens: Ensemble,
+    q: Query,
+    g: float,
+    s: _Search,
+    deadline: float,
+    memory_mb: int | None,
+    log: Callable[[str], None] | None,
+) -> Result:
+    """Ask the check at gap g and fold its answer into the search."""
+    left = max(deadline - time.time(), 1e-3)
+    step_q = q.with_(gap=Gap(g, GapKind.PROB), timeout=min(q.timeout, left))
+    res = solve_query(ens, step_q, deadline=deadline, memory_mb=memory_mb)
+    s.compile += res.time.get("compile", 0.0)
+    s.solve += res.time.get("solve", 0.0)
+    step = {"gap": g, "status": str(res.status), "time": round(res.time.get("total", 0.0), 3)}
+    if res.status == SENSITIVE and res.validated and res.outputs:
+        a = achieved_gap(res.outputs)
+        step["achieved"] = a
+        if a >= s.proved:  # unsound somewhere: never a verdict
+            res = replace(res, status=ERROR, error=f"a pair reaches gap {a!r}, proven out of reach")
+        elif s.best is None or a > achieved_gap(s.best.outputs):
+            s.best = res
+        if a > s.upper and s.upper < s.proved:  # the leaf-value bound was too tight: drop it
+            s.upper = min(0.5, s.proved)
+    elif res.status == INSENSITIVE:
+        s.proved = min(s.proved, g)
+        s.upper = min(s.upper, g)
+    step["status"] = str(res.status)
+    s.steps.append(step)
+    if log is not None:
+        got = f" (achieved {step['achieved']:.6g})" if "achieved" in step else ""
+        low = "-" if s.lower is None else f"{s.lower:.6g}"
+        log(f"max gap: g={g:.6g} {res.status}{got}; bounds [{low}, {s.upper:.6g}]")
+    return res
+
+
+def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Result:
+    """The search's answer: the best witness's result (or the last step's), with the
+    bounds as ``max_gap`` and the gap field set to the gap the witness achieves."""
+    lower = s.lower
+    if lower is not None:
+        bounds = MaxGap(lower, s.upper, tol, s.upper - lower <= tol, len(s.steps))
+    elif last.status == INSENSITIVE:
+        bounds = MaxGap(None, s.upper, tol, True, len(s.steps))
+    else:
+        bounds = MaxGap(None, s.upper, tol, False, len(s.steps))
+    base = last if last.status == ERROR or s.best is None else s.best
+    gap = lower if lower is not None else s.steps[-1]["gap"]
+    out = replace(base, query=q.label, gap=gap, gap_kind="prob")
+    out.max_gap = bounds.to_dict()
+    line = max_gap_line(bounds)
+    out.message = f"{line}; {out.message}" if out.message else line
+    out.stats = {**base.stats, "max_gap_steps": s.steps}
+    out.stats["asked"] = {**base.stats.get("asked", {}), "timeout": q.timeout, "max_gap": tol}
+    return out
+
+
+def max_gap_line(m: MaxGap | dict) -> str:
+    """One line for people: the bounds and whether they meet."""
+    d = m.to_dict() if isinstance(m, MaxGap) else m
+    lo, hi, tol = d["lower"], d["upper"], d["tolerance"]
+    if lo is None:
+        if d["proven"]:
+            return (
+                f"max gap: none (no pair reaches gap {hi:.6g}: insensitive to within the tolerance)"
+            )
+        return f"max gap: unknown (at most {hi:.6g}; time limit)"
+    if d["proven"]:
+        return f"max gap {lo:.6g} (proven: no pair reaches {hi:.6g}; tolerance {tol:g})"
+    return f"max gap in [{lo:.6g}, {hi:.6g}] (not proven within the time limit; tolerance {tol:g})"
+
+
+def max_gap_task(ens: Ensemble, task: tuple[Query, int | None, float]) -> Result:
+    """One query of a max-gap sweep (the query, the memory limit, the tolerance), on
+    whatever process or machine an executor runs it: the clock starts there."""
+    q, memory_mb, tol = task
+    return max_gap_query(
+        ens, q, tolerance=tol, deadline=time.time() + q.timeout, memory_mb=memory_mb
+    )

@@ -1,0 +1,263 @@
+"""The max-gap search (driver/max_gap.py), piece by piece."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature
+from treesens.compiler.errors import InputError
+from treesens.compiler.query import Gap, Query
+from treesens.compiler.result import Result
+from treesens.driver import max_gap as M
+from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
+from treesens.tests.oracle import random_ensemble
+
+
+def _ens(seed: int = 3) -> Ensemble:
+    return random_ensemble(np.random.default_rng(seed), 3, 2, 3, 2, leaf_scale=1.0)
+
+
+def _fake_result(status: str, p1: float | None = None, p2: float | None = None) -> Result:
+    r = Result(query="f0", status=status, backend="fake", features=["f0"], gap=0.0)
+    if p1 is not None:
+        r.outputs = {"x1": [1 - p1, p1], "x2": [1 - p2, p2]}
+        r.witness = {"x1": {"f0": 1.0}, "x2": {"f0": 2.0}}
+        r.validated = True
+    return r
+
+
+def test_achieved_gap_is_the_smaller_side():
+    assert M.achieved_gap({"x1": [0.2, 0.8], "x2": [0.6, 0.4]}) == pytest.approx(0.1)
+
+
+def test_achieved_gap_is_met_by_its_pair_in_floating_point():
+    for p1, p2 in [(0.9, 0.1), (0.7000001, 0.123456789), (0.5, 0.5), (0.75, 0.0000001)]:
+        g = M.achieved_gap({"x1": [1 - p1, p1], "x2": [1 - p2, p2]})
+        assert p1 >= 0.5 + g and p2 <= 0.5 - g
+
+
+def test_score_bound_is_at_least_the_exact_max_gap():
+    for seed in range(8):
+        ens = _ens(seed)
+        assert M.score_bound(ens, ("f0",)) >= exact_max_gap(ens, ("f0",))
+
+
+def test_score_bound_is_at_most_one_half():
+    ens = random_ensemble(np.random.default_rng(0), 3, 2, 3, 2, leaf_scale=50.0)
+    assert M.score_bound(ens, ("f0",)) <= 0.5
+
+
+def test_check_max_gap_model_refuses_a_multiclass_model():
+    ens = random_ensemble(np.random.default_rng(0), 3, 2, 3, 2, n_classes=3)
+    with pytest.raises(InputError, match="binary models only"):
+        M.check_max_gap_model(ens)
+
+
+def test_check_max_gap_model_refuses_a_given_gap():
+    with pytest.raises(InputError, match="searches the gap itself"):
+        M.check_max_gap_model(_ens(), Query(vary=("f0",), gap=Gap(0.1)))
+
+
+def test_check_max_gap_model_accepts_the_default_gap():
+    M.check_max_gap_model(_ens(), Query(vary=("f0",), gap=Gap(0.2, given=False)))
+
+
+@pytest.mark.parametrize("tol", [0.0, -1.0, 1e-9, 0.5, math.nan, math.inf])
+def test_check_tolerance_refuses_out_of_range(tol):
+    with pytest.raises(InputError):
+        M.check_tolerance(tol)
+
+
+def test_max_gap_line_says_proven():
+    m = M.MaxGap(0.25, 0.25005, 1e-4, True, 5)
+    assert M.max_gap_line(m).startswith("max gap 0.25 (proven")
+
+
+def test_max_gap_line_says_insensitive_to_within_the_tolerance():
+    line = M.max_gap_line(M.MaxGap(None, 1e-4, 1e-4, True, 1))
+    assert "insensitive to within the tolerance" in line
+
+
+def test_max_gap_line_says_not_proven():
+    assert "not proven" in M.max_gap_line(M.MaxGap(0.1, 0.3, 1e-4, False, 3))
+
+
+def test_search_matches_the_exact_max_gap_within_the_tolerance():
+    ens = _ens(3)
+    r = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0))
+    assert not max_gap_problems(exact_max_gap(ens, ("f0",)), r)
+    assert r.max_gap["proven"]
+
+
+def test_search_with_a_coarse_tolerance_takes_fewer_steps():
+    ens = _ens(3)
+    fine = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0), tolerance=1e-4)
+    coarse = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0), tolerance=0.05)
+    assert coarse.max_gap["steps"] < fine.max_gap["steps"]
+    assert coarse.max_gap["upper"] - coarse.max_gap["lower"] <= 0.05
+
+
+def test_insensitive_model_reports_no_gap_above_the_tolerance():
+    ens = _ens(0)  # the oracle's max gap is negative here
+    assert exact_max_gap(ens, ("f0",)) < 0
+    r = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0))
+    assert r.status == "insensitive" and r.gap == 1e-4
+    assert r.max_gap["lower"] is None and r.max_gap["upper"] <= 1e-4 and r.max_gap["proven"]
+
+
+def test_feature_no_tree_uses_is_insensitive_at_once():
+    ens = _ens(3)
+    free = Feature("unused", "real")
+    wide = Ensemble(
+        trees=ens.trees,
+        features=ens.features + (free,),
+        n_classes=2,
+        intercept=ens.intercept,
+        link=ens.link,
+        op=ens.op,
+        cast=ens.cast,
+        source="wide",
+    )
+    r = M.max_gap_query(wide, Query(vary=("unused",), timeout=60.0))
+    assert r.status == "insensitive" and r.max_gap["steps"] == 1
+
+
+def test_result_gap_is_the_witness_achieved_gap():
+    ens = _ens(3)
+    r = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0))
+    assert r.gap == r.max_gap["lower"] == M.achieved_gap(r.outputs)
+
+
+def test_steps_are_recorded_in_stats():
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=60.0))
+    assert len(r.stats["max_gap_steps"]) == r.max_gap["steps"]
+    assert r.stats["max_gap_steps"][0]["gap"] == 1e-4
+
+
+def test_asked_records_the_tolerance():
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=60.0), tolerance=1e-3)
+    assert r.stats["asked"]["max_gap"] == 1e-3
+
+
+def _scripted(monkeypatch, answers):
+    asked = []
+
+    def fake(ens, q, **kw):
+        asked.append(q.gap.value)
+        return answers.pop(0)
+
+    monkeypatch.setattr(M, "solve_query", fake)
+    return asked
+
+
+def test_time_limit_without_witness_is_unknown(monkeypatch):
+    _scripted(monkeypatch, [_fake_result("unknown")])
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    assert r.status == "unknown" and r.max_gap["lower"] is None and not r.max_gap["proven"]
+
+
+def test_time_limit_after_a_witness_keeps_its_bounds(monkeypatch):
+    _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), _fake_result("unknown")])
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    assert r.status == "sensitive"
+    assert r.max_gap["lower"] == pytest.approx(0.1) and not r.max_gap["proven"]
+
+
+def test_search_bisects_between_witness_and_proof(monkeypatch):
+    asked = _scripted(
+        monkeypatch,
+        [_fake_result("sensitive", 0.6, 0.4), _fake_result("insensitive")]
+        + [_fake_result("insensitive") for _ in range(40)],
+    )
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0), tolerance=0.01)
+    assert asked[0] == 0.01
+    assert asked[1] == pytest.approx((0.1 + M.score_bound(_ens(3), ("f0",))) / 2)
+    assert r.max_gap["proven"] and r.max_gap["upper"] - r.max_gap["lower"] <= 0.01
+
+
+def test_error_in_a_step_is_the_answer(monkeypatch):
+    err = _fake_result("error")
+    err.error = "boom"
+    _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), err])
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    assert r.status == "error" and r.error == "boom" and r.max_gap is not None
+
+
+def test_result_json_has_max_gap_only_when_set():
+    plain = _fake_result("unknown")
+    assert "max_gap" not in plain.to_dict()
+    plain.max_gap = M.MaxGap(0.1, 0.2, 1e-4, False, 2).to_dict()
+    assert plain.to_dict()["max_gap"]["upper"] == 0.2
+
+
+def test_api_max_gap_matches_the_exact_max_gap():
+    ens = _ens(9)
+    r = treesens.max_gap(ens, ["f0"], timeout=60)
+    assert not max_gap_problems(exact_max_gap(ens, ("f0",)), r)
+
+
+def test_api_max_gap_refuses_a_gap():
+    with pytest.raises(InputError, match="drop gap"):
+        treesens.max_gap(_ens(), ["f0"], gap=0.1)
+
+
+def test_api_max_gap_refuses_a_bad_tolerance():
+    with pytest.raises(InputError, match="tolerance"):
+        treesens.max_gap(_ens(), ["f0"], tolerance=0.0)
+
+
+def test_forest_probability_model_matches_the_exact_max_gap():
+    base = _ens(5)
+    trees = tuple(t for t in base.trees)
+    forest = Ensemble(
+        trees=tuple(
+            t.__class__(
+                feature=t.feature,
+                threshold=t.threshold,
+                left=t.left,
+                right=t.right,
+                default_left=t.default_left,
+                value=np.clip(np.abs(t.value) / 3.0, 0.0, 1.0),
+                outputs=t.outputs,
+            )
+            for t in trees
+        ),
+        features=base.features,
+        n_classes=2,
+        intercept=(0.0,),
+        link="proba",
+        op=base.op,
+        cast=base.cast,
+        scale=1.0 / len(trees),
+        source="forest",
+    )
+    assert forest.link != LOGISTIC
+    r = M.max_gap_query(forest, Query(vary=("f0",), timeout=60.0))
+    assert not max_gap_problems(exact_max_gap(forest, ("f0",)), r)
+
+
+def test_witness_above_a_proof_is_an_error(monkeypatch):
+    _scripted(
+        monkeypatch,
+        [_fake_result("sensitive", 0.6, 0.4), _fake_result("insensitive")]
+        + [_fake_result("sensitive", 0.95, 0.05)],
+    )
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0), tolerance=1e-4)
+    assert r.status == "error" and "proven out of reach" in r.error
+
+
+def test_witness_above_the_leaf_value_bound_drops_that_bound(monkeypatch):
+    monkeypatch.setattr(M, "score_bound", lambda ens, vary: 0.05)
+    _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), _fake_result("unknown")])
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    assert r.max_gap["upper"] == 0.5 and not r.max_gap["proven"]
+
+
+def test_sensitive_step_without_outputs_ends_the_search(monkeypatch):
+    _scripted(monkeypatch, [_fake_result("sensitive")])
+    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    assert r.max_gap["lower"] is None and not r.max_gap["proven"]

@@ -1,0 +1,97 @@
+"""Sweeps that rank features by their largest gap (frontends/sweep.py's max-gap hook)."""
+
+from __future__ import annotations
+
+import json
+
+from treesens.compiler.result import Result
+from treesens.frontends.sweep import Question, by_max_gap, max_gap_cell, table_rows
+
+QUESTION = Question(
+    model="xgboost:m.json",
+    gap=0.2,
+    gap_kind="prob",
+    classes=None,
+    passes=["aff", "obj", "ordering", "unaff"],
+    backend="cpsat",
+    timeout=60.0,
+    asked={"ensemble": "abc", "data_aware": "none", "max_gap": 1e-4},
+    max_gap=1e-4,
+)
+
+
+def _line(status="sensitive", timeout=60.0, proven=True, **kw) -> dict:
+    line = {
+        "query": "a",
+        "status": status,
+        "model": QUESTION.model,
+        "gap": 0.3125,  # the gap found, not the question's
+        "gap_kind": "prob",
+        "classes": None,
+        "passes": QUESTION.passes,
+        "backend": "cpsat",
+        "max_gap": {"lower": 0.3125, "upper": 0.3126, "tolerance": 1e-4, "proven": proven},
+        "stats": {"asked": {**QUESTION.record(), "timeout": timeout}},
+    }
+    return json.loads(json.dumps({**line, **kw}))
+
+
+def _result(query: str, lower, upper=0.5, proven=True, status="sensitive") -> Result:
+    r = Result(query=query, status=status, backend="cpsat", features=[query], gap=0.0)
+    r.max_gap = {"lower": lower, "upper": upper, "tolerance": 1e-4, "proven": proven}
+    return r
+
+
+def test_max_gap_answer_is_reused_whatever_gap_it_found():
+    assert QUESTION.reuses(_line())
+
+
+def test_max_gap_answer_with_bounds_apart_is_reused_only_with_at_least_the_time_limit():
+    assert not QUESTION.reuses(_line(proven=False, timeout=30.0))
+    assert QUESTION.reuses(_line(proven=False, timeout=60.0))
+
+
+def test_max_gap_answer_of_another_tolerance_is_not_reused():
+    line = _line()
+    line["stats"]["asked"]["max_gap"] = 1e-2
+    assert not QUESTION.reuses(line)
+
+
+def test_plain_answer_is_not_reused_by_a_max_gap_sweep():
+    line = _line()
+    del line["stats"]["asked"]["max_gap"], line["max_gap"]
+    assert not QUESTION.reuses(line)
+
+
+def test_max_gap_answer_is_not_reused_by_a_plain_sweep():
+    plain = Question(
+        **{**QUESTION.__dict__, "max_gap": None, "asked": {"ensemble": "abc", "data_aware": "none"}}
+    )
+    assert not plain.reuses(_line(gap=0.2))
+
+
+def test_question_of_records_the_tolerance():
+    assert QUESTION.record()["max_gap"] == 1e-4
+
+
+def test_max_gap_cell_shows_the_gap_when_proven():
+    assert max_gap_cell(_result("a", 0.25)) == "0.2500"
+
+
+def test_max_gap_cell_shows_both_bounds_when_not_proven():
+    assert max_gap_cell(_result("a", 0.25, 0.4, proven=False)) == "[0.2500, 0.4000]"
+
+
+def test_max_gap_cell_says_none_when_insensitive():
+    assert max_gap_cell(_result("a", None, 1e-4, status="insensitive")) == "none"
+
+
+def test_table_has_a_max_gap_column_only_in_a_max_gap_sweep():
+    plain = Result(query="a", status="insensitive", backend="cpsat", features=["a"], gap=0.2)
+    assert "max_gap" not in table_rows([plain])[0]
+    assert table_rows([_result("a", 0.25)])[0]["max_gap"] == "0.2500"
+
+
+def test_by_max_gap_ranks_largest_first_and_no_gap_last():
+    rs = [_result("a", 0.1), _result("b", None, status="insensitive"), _result("c", 0.3)]
+    assert [r.query for r in by_max_gap(rs)] == ["c", "a", "b"]

@@ -1,0 +1,76 @@
+"""Test helpers (not tests): the exact largest gap of a binary ensemble by enumeration,
+and the checks of a ``--max-gap`` answer against it.
+
+``exact_max_gap(ens, vary)`` enumerates one value per threshold interval of every
+feature (``tests/oracle.py``'s representatives, computed independently of the pipeline)
+and returns max over the shared part s of min(max_v P(s, v) - 0.5, 0.5 - min_v P(s, v)):
+the largest g with a pair meeting P(x1) >= 0.5 + g and P(x2) <= 0.5 - g (negative: no
+pair even at g = 0). ``source="ir"`` asks the IR's evaluation, ``"library"`` the
+library's predict (``tests/regressions/harness.py``'s grid).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treesens.compiler.encode import resolve_features
+from treesens.compiler.ensemble import Ensemble
+from treesens.compiler.query import Gap, Query
+from treesens.tests.oracle import _grid, feature_thresholds, interval_values
+from treesens.tests.regressions import harness as H
+
+MAX_ROWS = 2_000_000
+
+
+def exact_max_gap(ens: Ensemble, vary, source: str = "ir") -> float:
+    """The largest gap any pair reaches (negative when none meets g = 0)."""
+    if source == "library":
+        grid = H.build_grid(ens, vary)
+        return H.best_gap(ens, grid, Query(vary=tuple(vary), gap=Gap(0.0)), "prob")
+    varying = sorted(resolve_features(ens, vary))
+    shared = [f for f in range(ens.n_features) if f not in varying]
+    ths = feature_thresholds(ens)
+    vals = {f: interval_values(ens, f, ths[f]) for f in range(ens.n_features)}
+    S = _grid([vals[f] for f in shared])
+    V = _grid([vals[f] for f in varying])
+    ns, nv = len(S), len(V)
+    if ns * nv > MAX_ROWS:
+        raise ValueError(f"enumeration too large: {ns} x {nv} rows")
+    X = np.empty((ns * nv, ens.n_features))
+    X[:, shared] = np.repeat(S, nv, axis=0)
+    X[:, varying] = np.tile(V, (ns, 1))
+    p = ens.proba(X)[:, 1].reshape(ns, nv)
+    return float(np.max(np.minimum(p.max(axis=1) - 0.5, 0.5 - p.min(axis=1))))
+
+
+def max_gap_problems(exact: float, r) -> list[str]:
+    """What is wrong with a max-gap result ``r`` given the exact largest gap (empty: all
+    good). "insensitive" must mean g* < upper <= tolerance (``upper`` proven); a
+    time-limited answer (status unknown, or bounds not met) is checked only for sound
+    bounds."""
+    m = r.max_gap
+    if r.status == "error" or m is None:
+        return [f"status {r.status}: {r.error}"]
+    probs = []
+    if m["upper"] < exact:
+        probs.append(f"upper {m['upper']!r} below the exact max gap {exact!r}")
+    if r.status == "insensitive":
+        if m["lower"] is not None or not m["proven"] or m["upper"] > m["tolerance"]:
+            probs.append(f"insensitive with bounds {m}")
+        return probs
+    if exact < 0 and r.status == "sensitive":
+        return probs + [f"sensitive (lower {m['lower']!r}) but no pair meets g = 0"]
+    if r.status != "sensitive":
+        return probs
+    if not r.validated:
+        probs.append("witness not validated")
+    if m["lower"] > exact + 1e-12:
+        probs.append(f"lower {m['lower']!r} above the exact max gap {exact!r}")
+    if m["proven"] and m["upper"] - m["lower"] > m["tolerance"]:
+        probs.append(f"proven, but bounds [{m['lower']!r}, {m['upper']!r}] too far apart")
+    if m["proven"] and exact - m["lower"] > m["tolerance"]:
+        probs.append(f"lower {m['lower']!r} more than the tolerance below {exact!r}")
+    p1, p2 = r.outputs["x1"][1], r.outputs["x2"][1]
+    if not (p1 >= 0.5 + r.gap and p2 <= 0.5 - r.gap):
+        probs.append(f"the witness ({p1!r}, {p2!r}) does not meet its gap {r.gap!r}")
+    return probs
