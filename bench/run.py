@@ -48,7 +48,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from instances import CONFIGS, SHARED, installed_backends, tier  # noqa: E402
+from instances import CONFIGS, SHARED, TIERS, installed_backends, tier  # noqa: E402
 
 from treesens.frontends.sweep import parse_shard, shard_of  # noqa: E402
 
@@ -144,7 +144,7 @@ def _run_one(inst: dict, cfg: dict, timeout: float, core: int | None) -> dict:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tier", default="quick", choices=["quick", "full"])
+    ap.add_argument("--tier", default="quick", choices=list(TIERS))
     ap.add_argument(
         "--suite",
         default=None,
