@@ -43,6 +43,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+_SHARED = Path(os.environ.get("TREESENS_SHARED", HERE.parent.parent / "shared"))
+ENSENSE_DIR = Path(os.environ.get("TREESENS_ENSENSE_DIR", _SHARED / "peers" / "ensense"))
 PYTHON_ENV = "TREESENS_ENSENSE_PYTHON"
 VENV = (
     Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
@@ -82,12 +84,6 @@ IMPORTS = (
     "graphviz",
     "xyplot",
 )
-
-
-def ensense_dir() -> Path:
-    from instances import ENSENSE_DIR  # bench/ is on sys.path (script dir)
-
-    return ENSENSE_DIR
 
 
 def ensense_python() -> str | None:
@@ -143,8 +139,8 @@ def probe(python: str, model_file: str | None = None) -> tuple[Probe | None, str
 
 def unavailable() -> str | None:
     """None when Ensense can run here, else one line saying what is missing."""
-    if not (ensense_dir() / "src" / "sensitive.py").is_file():
-        return f"{ensense_dir()}/src/sensitive.py not found"
+    if not (ENSENSE_DIR / "src" / "sensitive.py").is_file():
+        return f"{ENSENSE_DIR}/src/sensitive.py not found"
     python = ensense_python()
     if python is None:
         return (
@@ -328,7 +324,7 @@ def run_ensense(inst: dict, timeout: float, params: dict | None = None) -> dict:
     argv = ensense_argv(
         python, model_file, varied, gap, inst["details_path"], params.get("precision")
     )
-    out, killed, wall = _run_killed_at(argv, ensense_dir(), timeout + startup)
+    out, killed, wall = _run_killed_at(argv, ENSENSE_DIR, timeout + startup)
     total = max(wall - startup, 0.0)
     claim = Claim("unknown", message="killed at the time limit") if killed else parse_output(out)
     valid, why = False, claim.message
@@ -368,5 +364,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE))
     raise SystemExit(main())

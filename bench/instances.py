@@ -14,12 +14,12 @@ import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ensense_peer import ENSENSE_DIR  # bench/ is on sys.path (script dir)
+
 from treesens.backends.search_schedule import SCHEDULE
 
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("TREESENS_SHARED", HERE.parent.parent / "shared")) / "benchmarks"
-# the paper's own tool (GPLv3), run as an external program only (bench/ensense_peer.py)
-ENSENSE_DIR = Path(os.environ.get("TREESENS_ENSENSE_DIR", SHARED.parent / "peers" / "ensense"))
 
 # (key, model file, details csv) relative to SHARED; the paper's binary table (models 1-10)
 _C = "chen2019"
