@@ -23,7 +23,7 @@ process group of its own that is killed at the time limit (``--timeout`` is igno
 * Time: from its start to its exit, minus its start-up (its interpreter importing its
   dependencies, measured in a separate process of the same Python just before, which
   also reads the base_score string its xgboost gives), so that it compares with
-  treesens' time, which excludes imports.
+  treesens' time, which excludes imports; its CPU time likewise (minus that start-up's).
 """
 
 from __future__ import annotations
@@ -101,18 +101,19 @@ _PROBE = """
 import json, sys, time
 t0 = time.time()
 import {imports}
-seconds = time.time() - t0
+seconds, cpu = time.time() - t0, time.process_time()
 base = None
 if len(sys.argv) > 1:
     config = json.loads(xgboost.Booster(model_file=sys.argv[1]).save_config())
     base = config["learner"]["learner_model_param"]["base_score"]
-print(json.dumps({{"seconds": seconds, "base_score": base}}))
+print(json.dumps({{"seconds": seconds, "cpu": cpu, "base_score": base}}))
 """
 
 
 @dataclass(frozen=True)
 class Probe:
     seconds: float  # importing Ensense's dependencies in its interpreter
+    cpu: float  # CPU time of its interpreter's start and those imports
     base_score: str | None  # the model's base_score string as its xgboost gives it
 
 
@@ -134,7 +135,7 @@ def probe(python: str, model_file: str | None = None) -> tuple[Probe | None, str
         last = (p.stderr.strip().splitlines() or ["import failed"])[-1]
         return None, f"{python}: {last}"
     d = json.loads(p.stdout.strip().splitlines()[-1])
-    return Probe(float(d["seconds"]), d["base_score"]), None
+    return Probe(float(d["seconds"]), float(d["cpu"]), d["base_score"]), None
 
 
 def unavailable() -> str | None:
@@ -276,9 +277,17 @@ def replay_pair(
 
 
 # ---- one benchmark run ------------------------------------------------------------------
-def _run_killed_at(argv: list[str], cwd: Path, limit: float) -> tuple[str, bool, float]:
-    """(stdout + stderr, killed, seconds): ``argv`` in a process group of its own, the
-    whole group killed at ``limit`` seconds."""
+def _children_cpu() -> float:
+    import resource
+
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
+def _run_killed_at(argv: list[str], cwd: Path, limit: float) -> tuple[str, bool, float, float]:
+    """(stdout + stderr, killed, seconds, CPU seconds of it and the children it waited
+    for): ``argv`` in a process group of its own, the whole group killed at ``limit``."""
+    c0 = _children_cpu()
     t0 = time.time()
     p = subprocess.Popen(
         argv,
@@ -297,9 +306,10 @@ def _run_killed_at(argv: list[str], cwd: Path, limit: float) -> tuple[str, bool,
         os.killpg(p.pid, signal.SIGKILL)
         out, _ = p.communicate()
     wall = time.time() - t0
+    cpu = _children_cpu() - c0
     with contextlib.suppress(ProcessLookupError, PermissionError):  # what it left behind
         os.killpg(p.pid, signal.SIGKILL)
-    return out, killed, wall
+    return out, killed, wall, cpu
 
 
 def run_ensense(inst: dict, timeout: float, params: dict | None = None) -> dict:
@@ -324,7 +334,7 @@ def run_ensense(inst: dict, timeout: float, params: dict | None = None) -> dict:
     argv = ensense_argv(
         python, model_file, varied, gap, inst["details_path"], params.get("precision")
     )
-    out, killed, wall = _run_killed_at(argv, ENSENSE_DIR, timeout + startup)
+    out, killed, wall, cpu = _run_killed_at(argv, ENSENSE_DIR, timeout + startup)
     total = max(wall - startup, 0.0)
     claim = Claim("unknown", message="killed at the time limit") if killed else parse_output(out)
     valid, why = False, claim.message
@@ -337,7 +347,12 @@ def run_ensense(inst: dict, timeout: float, params: dict | None = None) -> dict:
         "status": status,
         "validated": valid,
         "distance": None,
-        "time": {"total": total, "wall": wall, "startup": startup},
+        "time": {
+            "total": total,
+            "cpu": max(cpu - found.cpu, 0.0),
+            "wall": wall,
+            "startup": startup,
+        },
         "message": why,
         "error": claim.message if status == "error" else None,
         "ensense": {

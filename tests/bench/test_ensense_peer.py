@@ -162,7 +162,7 @@ def test_the_limit_kills_its_whole_process_group():
         "print(p.pid, flush=True); time.sleep(30)"
     )
     t0 = time.time()
-    out, killed, _ = peer._run_killed_at([sys.executable, "-c", code], CHECKOUT, 2.0)
+    out, killed, _, _ = peer._run_killed_at([sys.executable, "-c", code], CHECKOUT, 2.0)
     assert killed and time.time() - t0 < 10
     time.sleep(0.2)
     assert not _alive(int(out.split()[0]))
