@@ -303,7 +303,8 @@ def _run_killed_at(argv: list[str], cwd: Path, limit: float) -> tuple[str, bool,
         out, _ = p.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         killed = True
-        os.killpg(p.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # it just ended
+            os.killpg(p.pid, signal.SIGKILL)
         out, _ = p.communicate()
     wall = time.time() - t0
     cpu = _children_cpu() - c0
