@@ -8,10 +8,13 @@ it is solved (treesens with some passes / backend / heuristic, or the Veritas pe
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from ensense_peer import ENSENSE_DIR  # bench/ is on sys.path (script dir)
 
 from treesens.backends.search_schedule import SCHEDULE
 
@@ -69,6 +72,11 @@ MULTICLASS_MODELS = [
 MODELS = {k: (m, d) for k, m, d in BINARY_MODELS + MULTICLASS_MODELS}
 BINARY_GAPS = (0.1, 0.2, 0.3)
 MULTICLASS_GAP = 2.0  # P(c1) >= 2 * P(c) for every other class c (eta = ln 2)
+# The paper's gaps {0.5, 1, 1.5} are raw-margin gaps (binary: delta = logit(0.5 + g), so
+# about g = 0.12, 0.23, 0.32); its multiclass constraint (Gap-multi) puts eta = ln g in
+# the same place, so the multiclass tier asks eta in {0.5, 1, 1.5}, i.e. g = e^eta.
+PAPER_MULTICLASS_GAPS = tuple(round(math.exp(eta), 4) for eta in (0.5, 1.0, 1.5))
+ANY = "any"  # a class placeholder: (c1, "any") is c1 against every other class
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,7 @@ class Instance:
     model: str  # key of MODELS
     features: tuple[str, ...]
     gap: float
-    classes: tuple[int, int] | None = None
+    classes: tuple[int | str, int | str] | None = None
     suite: str = "single"  # single | multiclass | multi
 
     @property
@@ -99,7 +107,7 @@ class Instance:
 @dataclass(frozen=True)
 class Config:
     name: str
-    kind: str = "treesens"  # treesens | veritas
+    kind: str = "treesens"  # treesens | veritas | ensense
     passes: str | None = None  # None: default; "-unaff": default minus one; "none"
     baseline: str | None = None
     backend: str = "cpsat"
@@ -161,6 +169,8 @@ CONFIGS = {
             params=(("focal_eps", 0.5), ("prune", False)),
             note="veritas, focal_eps 0.5, no pruning below the target",
         ),
+        # the paper's tool, `sensitive.py --solver pb` in its own Python (bench/ensense_peer.py)
+        Config("ensense", kind="ensense", note="Ensense (the paper's tool), --solver pb, replayed"),
     ]
 }
 # one configuration per installed non-default backend (all passes, no heuristic, so
@@ -292,6 +302,36 @@ def multi_feature(models=None, sizes=(2, 3, 4, 5), gap=0.2, seed=0) -> list[Inst
     return out
 
 
+def multiclass_tier(models=None, gaps=PAPER_MULTICLASS_GAPS) -> list[Instance]:
+    """The multiclass tier: every multiclass model x every used feature x every ordered
+    class pair (c1, c2) and every (c1, any) x the paper's gaps (``PAPER_MULTICLASS_GAPS``)."""
+    out = []
+    for key, _, _ in MULTICLASS_MODELS:
+        if models is not None and key not in models:
+            continue
+        feats, k = used_features(key)
+        pairs = list(itertools.permutations(range(k), 2)) + [(c, ANY) for c in range(k)]
+        for g in gaps:
+            for f in feats:
+                out.extend(Instance(key, (f,), g, pair, suite="multiclass") for pair in pairs)
+    return out
+
+
+def feature_pairs(models=None, per_model: int = 4, gaps=BINARY_GAPS, seed=0) -> list[Instance]:
+    """The multi-feature tier: per binary model, ``per_model`` distinct pairs of used
+    features drawn with ``random.Random(seed)`` (the same pairs on every run), x gaps."""
+    out = []
+    for key, _, _ in BINARY_MODELS:
+        if models is not None and key not in models:
+            continue
+        feats, _ = used_features(key)
+        every = list(itertools.combinations(feats, 2))
+        rng = random.Random(f"{seed}|{key}")  # per model: adding a model changes no other pair
+        for pair in rng.sample(every, min(per_model, len(every))):
+            out.extend(Instance(key, pair, g, suite="multi") for g in gaps)
+    return out
+
+
 def _spread(items: list, k: int) -> list:
     """k items spread evenly over the list (deterministic)."""
     if k >= len(items):
@@ -301,14 +341,28 @@ def _spread(items: list, k: int) -> list:
 
 
 # ---- tiers ------------------------------------------------------------------------
+# treesens' default, Kant and the paper's ablations side by side (the ablations and Kant
+# run without the heuristic: compare them with default-noheur)
+ABLATION_CONFIGS = ["default", "default-noheur", "kant", "no-unaff", "no-aff", "no-obj"]
+TIERS = ("quick", "multiclass", "multi", "full")
 QUICK_MODELS = ("breast_cancer_robust", "diabetes_robust", "pimadiabetes_t200_d5", "adult_t200_d5")
+
+
+def _peer_configs() -> list[str]:
+    """The peers a tier adds when they are present here (run.py skips one whose
+    dependencies are missing, with one line saying so)."""
+    return ["ensense"] if (ENSENSE_DIR / "src" / "sensitive.py").is_file() else []
 
 
 def tier(name: str, suites=None) -> tuple[list[Instance], list[str], float]:
     """(instances, configuration names, per-instance time limit) of a tier."""
     if name == "quick":
         insts = single_feature(QUICK_MODELS, gaps=(0.2,), features_per_model=3)
-        return insts, ["default", "kant", "no-aff"], 60.0
+        return insts, ["default", "kant", "no-aff"] + _peer_configs(), 60.0
+    if name == "multiclass":
+        return multiclass_tier(), list(ABLATION_CONFIGS), 60.0
+    if name == "multi":
+        return feature_pairs(), list(ABLATION_CONFIGS), 60.0
     if name == "full":
         suites = suites or ("single", "multiclass", "multi")
         insts = []
@@ -322,4 +376,4 @@ def tier(name: str, suites=None) -> tuple[list[Instance], list[str], float]:
         configs += ["veritas", "veritas-sides-eps0"]
         configs += [b for b in installed_backends() if b != "cpsat"]
         return insts, configs, 600.0
-    raise ValueError(f"unknown tier {name!r} (quick, full)")
+    raise ValueError(f"unknown tier {name!r} ({', '.join(TIERS)})")

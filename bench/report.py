@@ -17,6 +17,9 @@ Writes ``<out>.md`` (the Markdown summary, also printed) and ``<out>-cactus-<sui
   shuffled order, or a sample file), it is the range the whole tier's ratio likely lies in.
 * A sensitive answer from one configuration and an insensitive one from another on the
   same instance is listed as a disagreement (it would be a soundness bug).
+* A "sensitive" answer whose pair does not replay (a peer's, e.g. Ensense's rounded
+  encoding) is counted in the table's sensitive column but not as solved; the
+  invalid-pair table says how many.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ ORDER = [
     "z3",
     "veritas",
     "veritas-sides-eps0",
+    "ensense",
 ]
 
 
@@ -115,6 +119,27 @@ def table(runs, insts: list[str], configs: list[str]) -> list[str]:
     return lines
 
 
+def invalid_pairs(runs, insts: list[str], configs: list[str]) -> list[str]:
+    """Per configuration: "sensitive" answers, and how many of their pairs replayed (an
+    invalid pair is not solved); empty when every pair replayed."""
+    counts = []
+    for c in configs:
+        claimed = [runs[(i, c)] for i in insts if runs[(i, c)]["status"] == "sensitive"]
+        valid = sum(1 for r in claimed if r.get("validated"))
+        counts.append((c, len(claimed), valid, len(claimed) - valid))
+    if not any(bad for *_, bad in counts):
+        return []
+    lines = [
+        "",
+        "Pairs replayed with the model's own predict (an invalid pair counts as unsolved):",
+        "",
+        "| configuration | answered sensitive | pair valid | invalid pairs |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [f"| {c} | {n} | {ok} | {bad} |" for c, n, ok, bad in counts]
+    return lines
+
+
 BOOTSTRAP = 2000
 
 
@@ -132,7 +157,10 @@ def ratio_interval(ref_times, x_times, level: float = 0.95, seed: int = 0) -> tu
 
 
 def speedups(
-    runs, insts: list[str], configs: list[str], refs=("kant", "veritas", "veritas-sides-eps0")
+    runs,
+    insts: list[str],
+    configs: list[str],
+    refs=("kant", "veritas", "veritas-sides-eps0", "ensense"),
 ) -> list[str]:
     lines = []
     for ref in refs:
@@ -337,6 +365,7 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
         if not common:
             continue
         md += table(runs, common, present)
+        md += invalid_pairs(runs, common, present)
         md += speedups(runs, common, present)
         gaps = sorted({runs[(i, present[0])]["gap"] for i in common})
         if len(gaps) > 1:

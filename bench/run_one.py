@@ -94,6 +94,10 @@ def main(argv=None) -> int:
             from veritas_peer import run_veritas  # bench/ is on sys.path (script dir)
 
             out = run_veritas(inst, timeout, dict(cfg.get("params") or ()))
+        elif cfg.get("kind") == "ensense":
+            from ensense_peer import run_ensense  # an external program (GPLv3), replayed here
+
+            out = run_ensense(inst, timeout, dict(cfg.get("params") or ()))
         else:
             out = run_treesens(inst, cfg, timeout)
     except Exception as e:  # one broken instance must not stop the run

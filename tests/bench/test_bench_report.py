@@ -126,3 +126,18 @@ def test_listing_the_instances_into_a_reader_that_stops_early_is_not_an_error(sh
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0
     assert "Traceback" not in err
+
+
+def test_a_sensitive_answer_whose_pair_does_not_replay_is_counted_as_an_invalid_pair(tmp_path):
+    runs = [
+        run("a", "default", "sensitive", 1.0),
+        run("a", "ensense", "sensitive", 5.0, validated=False),
+    ]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    assert "| ensense | 1 | 0 | 1 |" in text
+
+
+def test_the_speed_up_against_ensense_is_reported(tmp_path):
+    runs = [run("a", "default", "sensitive", 1.0), run("a", "ensense", "sensitive", 4.0)]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    assert "Speed-up against **ensense**" in text
