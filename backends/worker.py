@@ -1,7 +1,7 @@
 """Run backends in separate processes: hard time limits, crash isolation, and no two
 solver libraries in one process (python-mip's CBC and OR-Tools cannot share one).
 
-A worker is a plain ``python -m treesens.backends.worker MODULE`` subprocess talking
+A worker is a plain ``python -m treesens.backends.worker_process MODULE`` subprocess talking
 length-prefixed pickles over its stdin/stdout (the solver's own output is sent to
 stderr). Unlike multiprocessing's spawn, this never re-imports the caller's main
 module, so scripts without an ``if __name__ == "__main__"`` guard work too.
@@ -286,7 +286,7 @@ class Worker:
         argv = [
             sys.executable,
             "-m",
-            "treesens.backends.worker",
+            "treesens.backends.worker_process",
             self.info.module,
             str(self.memory_mb or 0),
             str(os.getpid()),
