@@ -285,6 +285,10 @@ class Worker:
                 _close_process(p, graceful=False)
         argv = [
             sys.executable,
+            # importing the treesens package imports this module before runpy runs it as
+            # __main__; runpy's warning about that is noise on the user's stderr
+            "-W",
+            "ignore::RuntimeWarning:runpy",
             "-m",
             "treesens.backends.worker",
             self.info.module,
@@ -317,15 +321,21 @@ class Worker:
         # one module serves two backends (cbc and highs through python-mip): say which
         name = self.info.name if self.info.module.endswith("mip_backend") else None
         t0 = time.time()
-        try:
-            _write_msg(p.stdin.fileno(), (problem, options, name))
-        except (OSError, ValueError) as e:
-            return self._died(key, p, t0, f"cannot reach the solver process: {e}")
-        out = p.stdout.fileno()
-        left = max(0.0, options.deadline - time.time())
+        left = max(0.0, options.deadline - t0)
         # the solver stops itself at the deadline; the kill is the backstop, kept within
         # 5% of the time limit so that --timeout is honoured
-        end = time.time() + left + min(GRACE, max(0.05, 0.05 * left))
+        end = t0 + left + min(GRACE, max(0.05, 0.05 * left))
+        sent = self._send(p, (problem, options, name), end)
+        if sent is not None:
+            if sent == "late":
+                self._forget(key, p)
+                return Solution(
+                    UNKNOWN,
+                    time=time.time() - t0,
+                    message="time limit reached (solver process stopped while starting)",
+                )
+            return self._died(key, p, t0, f"cannot reach the solver process: {sent}")
+        out = p.stdout.fileno()
         while True:
             try:
                 wait = min(LONGEST_WAIT, max(0.0, end - time.time()))
@@ -345,6 +355,29 @@ class Worker:
             return _read_msg(out)
         except (EOFError, OSError, ValueError, pickle.UnpicklingError):
             return self._died(key, p, t0, "")
+
+    @staticmethod
+    def _send(p: subprocess.Popen, msg, end: float) -> str | None:
+        """Write ``msg`` to the process by ``end``: None when sent, "late" when the
+        process (still starting: a pipe holds 64 KiB) did not read it in time, else why
+        not. Written from a helper thread, as a full pipe blocks the writer."""
+        failed: list[str] = []
+
+        def write() -> None:
+            try:
+                _write_msg(p.stdin.fileno(), msg)
+            except (OSError, ValueError) as e:
+                failed.append(str(e) or type(e).__name__)
+
+        writer = threading.Thread(target=write, daemon=True, name="treesens-send")
+        writer.start()
+        writer.join(max(0.0, end - time.time()))
+        if writer.is_alive():
+            with contextlib.suppress(OSError):
+                p.kill()  # the write ends with a broken pipe
+            writer.join(2.0)
+            return "late"
+        return failed[0] if failed else None
 
     def _died(self, key: int, p: subprocess.Popen, t0: float, why: str) -> Solution:
         code = None

@@ -66,7 +66,9 @@ def _solve(
     prefer,
 ) -> Result:
     ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer)
-    if not heuristic_search(ctx):
+    if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
+        ctx.result.message = "time limit reached before the search (loading and compiling)"
+    elif not heuristic_search(ctx):
         bp = reduce_for_backend(ctx)
         data_hint(ctx, bp.problem, bp.optimize)
         backend_search(ctx, bp)
@@ -89,9 +91,11 @@ def _start(
 ) -> SolveContext:
     """Compile (unless given) and set up the context with the compile statistics."""
     t_start = time.time()
+    if deadline is None:
+        deadline = t_start + q.timeout
     res = new_result(ens, q)
     progress = log or bool(q.options.value("progress"))
-    cq = compiled or compile_query(ens, q, progress=progress, prefer=prefer)
+    cq = compiled or compile_query(ens, q, progress=progress, prefer=prefer, deadline=deadline)
     enc = cq.encoding
     data = cq.data if cq.data is not None else dataset_for_query(ens, q)
     if data is not None and prefer is None:
@@ -108,7 +112,7 @@ def _start(
         q=q,
         cq=cq,
         result=res,
-        deadline=deadline if deadline is not None else t_start + q.timeout,
+        deadline=deadline,
         t_start=t_start,
         data=data,
         prefer=prefer,
