@@ -37,7 +37,11 @@ def solve_query(
     log: bool = False,
     prefer: Mapping[int, Sequence[float]] | None = None,
 ) -> Result:
-    """Answer one query; the result records what was asked (``stats["asked"]``)."""
+    """Answer one query; the result records what was asked (``stats["asked"]``).
+
+    Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
+    a replay-checked pair in hand, the exception carries the result so far as its
+    ``partial_result`` attribute, and is raised on."""
     if is_race(q.backend):
         res = solve_race(
             ens,
@@ -66,13 +70,23 @@ def _solve(
     prefer,
 ) -> Result:
     ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer)
-    if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
-        ctx.result.message = "time limit reached before the search (loading and compiling)"
-    elif not heuristic_search(ctx):
-        bp = reduce_for_backend(ctx)
-        data_hint(ctx, bp.problem, bp.optimize)
-        backend_search(ctx, bp)
-        ctx.stats["cuts"] = ctx.cuts
+    try:
+        if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
+            ctx.result.message = "time limit reached before the search (loading and compiling)"
+        elif not heuristic_search(ctx):
+            bp = reduce_for_backend(ctx)
+            data_hint(ctx, bp.problem, bp.optimize)
+            backend_search(ctx, bp)
+            ctx.stats["cuts"] = ctx.cuts
+    except KeyboardInterrupt as e:
+        if ctx.witness is not None:  # optimising: the best replay-checked pair so far
+            e.partial_result = _finish(ctx)
+        raise
+    return _finish(ctx)
+
+
+def _finish(ctx: SolveContext) -> Result:
+    """The result with the pair's distance to the data and the times."""
     if ctx.data is not None and ctx.result.status == SENSITIVE and ctx.witness is not None:
         measure_distance(ctx)
     ctx.result.time["solve"] = ctx.solve_time

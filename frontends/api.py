@@ -166,6 +166,8 @@ def check(
     clause_cache: bool | None = None,
     prob_alpha: float | None = None,
     prob_empty: str | None = None,
+    stall_time: float | None = None,
+    optimality_gap: float | None = None,
     heuristic: bool | None = None,
     heuristic_effort: float | None = None,
     progress: bool | None = None,

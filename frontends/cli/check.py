@@ -41,7 +41,14 @@ def run(args) -> int:
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
             f"{ens.n_classes} classes ({time.time() - t0:.2f}s); solving with {q.backend}..."
         )
-    res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
+    try:
+        res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
+    except KeyboardInterrupt as e:  # the best pair found so far, then the interruption
+        partial = getattr(e, "partial_result", None)
+        if partial is not None:
+            partial.time["total"] = time.time() - t0
+            emit_result(partial, args.json, ens)
+        raise
     res.time["total"] = time.time() - t0
     emit_result(res, args.json, ens)
     return res.exit_code
