@@ -110,11 +110,13 @@ def backend_search(ctx: SolveContext, bp: BackendProblem) -> None:
         if time.time() >= ctx.deadline:
             res.status, res.message = UNKNOWN, "time limit reached"
             return
+        t_solve = time.time()
         try:
             sol = worker.solve(problem, _options(ctx, bp.optimize), watch)
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the best pair so far, if any
+            ctx.solve_time += time.time() - t_solve
             if watch is not None and watch.best is not None:
-                _accept_best(ctx, watch, INTERRUPT_STOP, "interrupted: the best pair so far")
+                _accept_best(ctx, watch, INTERRUPT_STOP, "interrupted (Ctrl-C or a signal)")
             raise
         ctx.solve_time += sol.time + sol.build_time
         if watch is not None and watch.best is not None and sol.status == UNKNOWN:
