@@ -3,6 +3,7 @@ left and its worker is stopped at the deadline; a cut set is not cached."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -102,3 +103,30 @@ def test_no_search_starts_when_loading_and_compiling_took_the_limit():
     ens = random_ensemble(5, n_trees=4, depth=2, n_features=3, n_thresholds=2)
     res = solve_query(ens, Query(vary=("f0",), gap=Gap(0.05)), deadline=time.time() - 1)
     assert res.status == "unknown" and "before the search" in res.message
+
+
+@pytest.mark.slow
+@needs_z3
+def test_the_adult_clause_probe_ends_within_its_time_limit(shared_dir, tmp_path):
+    """The issue's probe: `--data-aware clause` on adult ran 68 s on a 60 s limit."""
+    import json
+    import subprocess
+    import sys
+
+    adult = shared_dir / "adult"
+    argv = ["check", str(adult / "adult_t200_d5.json"), "--vary", "sex", "--gap", "0.2"]
+    argv += ["--data", str(adult / "train.csv"), "--data-aware", "clause"]
+    argv += ["--timeout", "20", "--json"]
+    t0 = time.time()
+    r = subprocess.run(
+        [sys.executable, "-m", "treesens.frontends.cli.main", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TREESENS_CACHE": str(tmp_path)},
+    )
+    wall = time.time() - t0
+    res = json.loads(r.stdout)
+    assert res["time"]["total"] <= 20 + 2.0, res["time"]
+    assert wall <= 20 + 5.0  # interpreter start-up and exit included
+    assert res["status"] in ("unknown", "sensitive")
