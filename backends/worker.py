@@ -399,7 +399,8 @@ class Worker:
 
         writer = threading.Thread(target=write, daemon=True, name="treesens-send")
         writer.start()
-        writer.join(max(0.0, end - time.time()))
+        while writer.is_alive() and time.time() < end:  # in chunks: `end` may be far
+            writer.join(min(LONGEST_WAIT, max(0.0, end - time.time())))
         if writer.is_alive():
             with contextlib.suppress(OSError):
                 p.kill()  # the write ends with a broken pipe
