@@ -167,16 +167,9 @@ def clauses_for(
         return kept[:max_clauses] if max_clauses else kept
     key = f"{model_key(ens)}-{data.digest()}-w{width}-n{max_clauses}-t{time_budget:g}-s{seed}"
     cpath = cache_dir() / "cavities" / f"{key}.json" if cache else None
-    if cpath is not None and cpath.exists():
-        try:
-            clauses = load_clauses(cpath)
-            if stats is not None:
-                stats["clauses_source"] = f"cache {cpath}"
-            if file is not None:
-                save_clauses(file, clauses, {"key": key})
-            return clauses
-        except InputError:
-            pass
+    cached = _from_cache(cpath, file, key, stats)
+    if cached is not None:
+        return cached
     budget = _learning_budget(time_budget, deadline)
     st: dict = {}
     clauses = []
@@ -216,6 +209,21 @@ def clauses_for(
         if target is not None:
             with contextlib.suppress(OSError):
                 save_clauses(target, clauses, meta)
+    return clauses
+
+
+def _from_cache(cpath: Path | None, file, key: str, stats: dict | None) -> list[Clause] | None:
+    """The clauses cached at ``cpath`` (copied to ``file``), or None."""
+    if cpath is None or not cpath.exists():
+        return None
+    try:
+        clauses = load_clauses(cpath)
+    except InputError:
+        return None
+    if stats is not None:
+        stats["clauses_source"] = f"cache {cpath}"
+    if file is not None:
+        save_clauses(file, clauses, {"key": key})
     return clauses
 
 
