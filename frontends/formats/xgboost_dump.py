@@ -150,7 +150,7 @@ def _check_feature_bound(max_f: int, at: tuple[int, int], file_bytes: int, where
     if max_f >= bound:
         ti, node = at
         raise InputError(
-            f"tree {ti} node {node} splits on feature f{max_f}, which would make a model "
+            f"tree {ti} node {node} splits on feature {max_f}, which would make a model "
             f"on {max_f + 1:,} features from a dump of {file_bytes:,} bytes (a dump declares "
             f"no number of features; treesens takes at most {bound:,} from a file this size): "
             "load the model's native JSON or UBJ file, which declares num_feature",
