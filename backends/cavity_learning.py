@@ -72,6 +72,7 @@ class BoxSearch:
     sample: int = 300
     seed: int = 0
     progress: bool = False
+    deadline: float | None = None  # absolute time.time(): learning ends by then too
 
 
 @dataclass
@@ -118,6 +119,8 @@ def learn_boxes(search: BoxSearch, stats: dict) -> list:
     t0 = time.time()
     J, K = search.J, list(search.K)
     width, max_clauses, time_budget = search.width, search.max_clauses, search.time_budget
+    if search.deadline is not None:  # the time the worker took to start counts
+        time_budget = max(0.0, min(time_budget, search.deadline - t0))
     nf = len(K)
     rng = np.random.default_rng(search.seed)
     n = J.shape[0]

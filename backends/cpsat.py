@@ -13,8 +13,38 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ..compiler.ir import BOOL, ExactlyOne, Implication, Linear, Problem
-from ..compiler.solver import ERROR, FEASIBLE, INFEASIBLE, OPTIMAL, UNKNOWN, Solution, SolveOptions
+from ..compiler.solver import (
+    ERROR,
+    FEASIBLE,
+    INFEASIBLE,
+    OPTIMAL,
+    UNKNOWN,
+    Incumbent,
+    Solution,
+    SolveOptions,
+)
 from .search_schedule import SCHEDULE, SearchPhase, search_phases
+
+REPORT_SECONDS = 0.5  # optimising: at most one better point reported per this many seconds
+
+
+class _Reporter(cp_model.CpSolverSolutionCallback):
+    """Sends each better point (at most one per REPORT_SECONDS) as an Incumbent."""
+
+    def __init__(self, xs, const: float, report) -> None:
+        super().__init__()
+        self.xs, self.const, self.report = xs, const, report
+        self.t0 = time.time()
+        self.last = -REPORT_SECONDS
+
+    def on_solution_callback(self) -> None:
+        now = time.time() - self.t0
+        if now - self.last < REPORT_SECONDS:
+            return
+        self.last = now
+        values = np.fromiter((self.value(x) for x in self.xs), np.float64, len(self.xs))
+        bound = self.best_objective_bound + self.const
+        self.report(Incumbent(values, self.objective_value + self.const, bound, now))
 
 
 def _expr(xs, c: Linear):
@@ -123,28 +153,33 @@ def _solve_once(model, xs, problem: Problem, options: SolveOptions, phase, secon
     p.cp_model_probing_level = PROBING_LEVEL
     if problem.objective is not None and options.first_solution:
         p.stop_after_first_solution = True
+    optimizing = problem.objective is not None and not options.first_solution
+    if optimizing and options.gap_limit > 0:
+        p.relative_gap_limit = float(options.gap_limit)
     for name, value in (*phase.params, *options.params):
         try:
             _set_parameter(p, name, value)
         except (AttributeError, TypeError, ValueError, KeyError) as e:
             return Solution(ERROR, message=f"CP-SAT parameter {name}={value!r}: {e}")
+    # the model leaves the objective's constant out (CP-SAT's objective is integral)
+    const = problem.objective.constant if problem.objective is not None else 0.0
+    reporter = None
+    if optimizing and options.report is not None:
+        reporter = _Reporter(xs, const, options.report)
     t1 = time.time()
-    status = solver.solve(model)
+    status = solver.solve(model, reporter)
     solve_time = time.time() - t1
     stats = {"conflicts": solver.num_conflicts, "branches": solver.num_branches}
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         values = np.fromiter((solver.value(x) for x in xs), dtype=np.float64, count=len(xs))
-        proven = status == cp_model.OPTIMAL or problem.objective is None
-        # the model leaves the objective's constant out (CP-SAT's objective is integral)
-        const = problem.objective.constant if problem.objective is not None else 0.0
         obj = solver.objective_value + const if problem.objective is not None else None
+        bound = solver.best_objective_bound + const if problem.objective else None
+        # a relative gap limit also ends with OPTIMAL: proven only when the bound is met
+        proven = problem.objective is None or (status == cp_model.OPTIMAL and obj == bound)
+        if status == cp_model.OPTIMAL and not proven:
+            stats["stopped_by"] = "gap"
         return Solution(
-            OPTIMAL if proven else FEASIBLE,
-            values,
-            obj,
-            solver.best_objective_bound + const if problem.objective else None,
-            solve_time,
-            stats=stats,
+            OPTIMAL if proven else FEASIBLE, values, obj, bound, solve_time, stats=stats
         )
     if status == cp_model.INFEASIBLE:
         return Solution(INFEASIBLE, time=solve_time, stats=stats)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import dataclasses
+import functools
 import importlib
 import itertools
 import os
@@ -37,14 +39,16 @@ import threading
 import time
 import traceback
 import weakref
+from typing import Protocol
 
 from ..compiler.ir import Problem
-from ..compiler.solver import ERROR, UNKNOWN, Solution, SolveOptions
+from ..compiler.solver import ERROR, UNKNOWN, Incumbent, Solution, SolveOptions
 from .registry import get_info
 
 GRACE = 1.0  # seconds past the deadline before the process is killed
 LONGEST_WAIT = 3600.0  # select() in chunks: a far deadline (or none) must not overflow it
 WATCH_SECONDS = 0.25  # how often the worker's watchdog looks for its parent
+WATCH_POLL = 0.25  # how often an IncumbentWatch is asked whether to stop
 SPARES = 1  # idle processes of ended threads kept per backend for the next thread
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 _HEADER = struct.Struct("<Q")
@@ -138,6 +142,8 @@ def serve(module_name: str, memory_mb: int, parent: int = 0) -> None:
         if msg is None:
             return
         problem, options, backend_name = msg
+        if getattr(options, "incumbents", False):
+            options = dataclasses.replace(options, report=functools.partial(_write_msg, out_fd))
         if module is None:
             sol = Solution(ERROR, message=load_error)
         else:
@@ -160,6 +166,15 @@ def serve(module_name: str, memory_mb: int, parent: int = 0) -> None:
             _write_msg(out_fd, sol)
         except (BrokenPipeError, OSError):
             return
+
+
+class IncumbentWatch(Protocol):
+    """What follows an optimising solve from the parent: the points reported before the
+    answer, and when to stop the solver early."""
+
+    def take(self, incumbent: Incumbent) -> None: ...
+
+    def stop_reason(self) -> str | None: ...
 
 
 class _Spawner:
@@ -295,7 +310,13 @@ class Worker:
         with self._lock:
             self._procs[key] = p
 
-    def solve(self, problem: Problem, options: SolveOptions) -> Solution:
+    def solve(
+        self, problem: Problem, options: SolveOptions, watch: IncumbentWatch | None = None
+    ) -> Solution:
+        """Solve in the calling thread's process. With ``watch`` (and
+        ``options.incumbents``), the points the backend reports before its answer go to
+        ``watch.take``, and the process is stopped when ``watch.stop_reason()`` gives one
+        (the answer is then UNKNOWN with that reason: the watch holds the best point)."""
         key = _thread_key()
         with self._lock:
             self._busy.add(key)
@@ -308,43 +329,80 @@ class Worker:
                 p = self.proc
             if p is None:  # stopped by kill() from another thread (a race that was won)
                 return Solution(ERROR, message="the solver process was stopped")
-            return self._exchange(key, p, problem, options)
+            return self._exchange(key, p, problem, options, watch)
         finally:
             with self._lock:
                 self._busy.discard(key)
 
-    def _exchange(self, key: int, p: subprocess.Popen, problem, options: SolveOptions) -> Solution:
+    def _exchange(
+        self, key: int, p: subprocess.Popen, problem, options: SolveOptions, watch
+    ) -> Solution:
         # one module serves two backends (cbc and highs through python-mip): say which
         name = self.info.name if self.info.module.endswith("mip_backend") else None
         t0 = time.time()
-        try:
-            _write_msg(p.stdin.fileno(), (problem, options, name))
-        except (OSError, ValueError) as e:
-            return self._died(key, p, t0, f"cannot reach the solver process: {e}")
-        out = p.stdout.fileno()
-        left = max(0.0, options.deadline - time.time())
+        left = max(0.0, options.deadline - t0)
         # the solver stops itself at the deadline; the kill is the backstop, kept within
         # 5% of the time limit so that --timeout is honoured
-        end = time.time() + left + min(GRACE, max(0.05, 0.05 * left))
-        while True:
-            try:
-                wait = min(LONGEST_WAIT, max(0.0, end - time.time()))
-                ready, _, _ = select.select([out], [], [], wait)
-            except (OSError, ValueError):
-                return self._died(key, p, t0, "")
-            if ready:
-                break
-            if time.time() >= end:
+        end = t0 + left + min(GRACE, max(0.05, 0.05 * left))
+        sent = self._send(p, (problem, options, name), end)
+        if sent is not None:
+            if sent == "late":
                 self._forget(key, p)
                 return Solution(
                     UNKNOWN,
                     time=time.time() - t0,
-                    message="time limit reached (solver process stopped)",
+                    message="time limit reached (solver process stopped while starting)",
                 )
-        try:
-            return _read_msg(out)
-        except (EOFError, OSError, ValueError, pickle.UnpicklingError):
-            return self._died(key, p, t0, "")
+            return self._died(key, p, t0, f"cannot reach the solver process: {sent}")
+        out = p.stdout.fileno()
+        longest = WATCH_POLL if watch is not None else LONGEST_WAIT
+        while True:
+            try:
+                wait = min(longest, max(0.0, end - time.time()))
+                ready, _, _ = select.select([out], [], [], wait)
+            except (OSError, ValueError):
+                return self._died(key, p, t0, "")
+            if ready:
+                try:
+                    msg = _read_msg(out)
+                except (EOFError, OSError, ValueError, pickle.UnpicklingError):
+                    return self._died(key, p, t0, "")
+                if not isinstance(msg, Incumbent):
+                    return msg
+                if watch is not None:
+                    watch.take(msg)
+            why = watch.stop_reason() if watch is not None else None
+            if why is not None or time.time() >= end:
+                self._forget(key, p)
+                return Solution(
+                    UNKNOWN,
+                    time=time.time() - t0,
+                    message=why or "time limit reached (solver process stopped)",
+                )
+
+    @staticmethod
+    def _send(p: subprocess.Popen, msg, end: float) -> str | None:
+        """Write ``msg`` to the process by ``end``: None when sent, "late" when the
+        process (still starting: a pipe holds 64 KiB) did not read it in time, else why
+        not. Written from a helper thread, as a full pipe blocks the writer."""
+        failed: list[str] = []
+
+        def write() -> None:
+            try:
+                _write_msg(p.stdin.fileno(), msg)
+            except (OSError, ValueError) as e:
+                failed.append(str(e) or type(e).__name__)
+
+        writer = threading.Thread(target=write, daemon=True, name="treesens-send")
+        writer.start()
+        while writer.is_alive() and time.time() < end:  # in chunks: `end` may be far
+            writer.join(min(LONGEST_WAIT, max(0.0, end - time.time())))
+        if writer.is_alive():
+            with contextlib.suppress(OSError):
+                p.kill()  # the write ends with a broken pipe
+            writer.join(2.0)
+            return "late"
+        return failed[0] if failed else None
 
     def _died(self, key: int, p: subprocess.Popen, t0: float, why: str) -> Solution:
         code = None

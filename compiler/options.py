@@ -247,6 +247,32 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="RULE",
     ),
     OptionSpec(
+        "stall_time",
+        "seconds",
+        60.0,
+        "utility objective: stop optimising when the best pair has not improved for S "
+        "seconds (default 60; the best pair found answers, not proven optimal)",
+        "--stall-time",
+        SENS_DATA_AWARE,
+        "stall_time",
+        _positive_seconds,
+        _PROB_MODES,
+        metavar="S",
+    ),
+    OptionSpec(
+        "optimality_gap",
+        "a number >= 0",
+        0.0,
+        "utility objective: stop optimising when the best pair's utility is within this "
+        "relative gap of the solver's bound (default 0: run to a proof or a stop rule)",
+        "--optimality-gap",
+        SENS_DATA_AWARE,
+        "optimality_gap",
+        _non_negative,
+        _PROB_MODES,
+        metavar="G",
+    ),
+    OptionSpec(
         "heuristic",
         "true or false",
         True,
@@ -362,6 +388,8 @@ class QueryOptions:
     clause_cache: bool | None = None
     prob_alpha: float | None = None
     prob_empty: str | None = None
+    stall_time: float | None = None
+    optimality_gap: float | None = None
     heuristic: bool | None = None
     progress: bool | None = None
     heuristic_effort: float | None = None

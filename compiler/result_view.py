@@ -101,6 +101,25 @@ def distance_text(res: Result) -> str:
     )
 
 
+# how an optimisation that did not prove its optimum ended (stats["stopped_by"])
+_STOPPED = {
+    "time limit": "in the time limit",
+    "stall": "before the search stalled (stall_time)",
+    "gap": "within the optimality gap (optimality_gap)",
+    "interrupted": "before the interruption",
+}
+
+
+def optimum_line(stats: dict) -> str:
+    """For an optimising (data-aware utility) run: was the pair proven the best?"""
+    if "objective_bound" not in stats or "solver_status" not in stats:
+        return ""  # not an optimising run (a guiding objective stops at the first pair)
+    if stats["solver_status"] == "optimal":
+        return "best pair by the data-aware utility (proven optimal)"
+    how = _STOPPED.get(stats.get("stopped_by", "time limit"), "in the time limit")
+    return f"best found {how} (not proven optimal)"
+
+
 def render_result(res: Result, ens=None, console: Console | None = None) -> None:
     """The verdict line, the witness table and the pair's probabilities on ``console``
     (default: stdout)."""
@@ -116,6 +135,9 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
     )
     if res.error:
         con.print(f"[magenta]error:[/] {escape(res.error)}")
+    optimum = optimum_line(res.stats or {})
+    if optimum:
+        con.print(f"[yellow]{optimum}[/]")
     if res.message:
         con.print(f"[dim]{escape(res.message)}[/]")
     if res.witness:

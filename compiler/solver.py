@@ -8,6 +8,7 @@ driver reads the record to build each backend's chain of reductions.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -45,6 +46,12 @@ class SolveOptions:
     hint: object = None  # optional values of every variable: a starting point to steer by
     # solver-specific parameters, (name, value) pairs (CP-SAT: SatParameters fields)
     params: tuple[tuple[str, object], ...] = ()
+    # optimising: report each better point as an Incumbent before the answer, and stop
+    # when the objective is within this relative gap of the bound (0: proven optimal)
+    incumbents: bool = False
+    gap_limit: float = 0.0
+    # set by the worker process (never pickled across): where the backend reports them
+    report: Callable[[Incumbent], None] | None = field(default=None, compare=False)
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.time())
@@ -64,6 +71,16 @@ class Solution:
     @property
     def has_point(self) -> bool:
         return self.status in (FEASIBLE, OPTIMAL) and self.values is not None
+
+
+@dataclass
+class Incumbent:
+    """A better point found while optimising, reported before the solver's answer."""
+
+    values: np.ndarray
+    objective: float
+    bound: float | None
+    time: float  # seconds since the solver started
 
 
 class Solver(Protocol):

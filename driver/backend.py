@@ -19,6 +19,7 @@ from . import compile as compile_stage
 from .accept import accept
 from .context import SolveContext
 from .data_fallback import use_fallback
+from .optimise import INTERRUPT_STOP, TIME_STOP, OptimisationWatch
 from .verdict import Accepted, Rejected, check_candidate, leaf_cut
 
 MAX_CUTS = 50
@@ -67,7 +68,34 @@ def _options(ctx: SolveContext, optimize: bool) -> SolveOptions:
         memory_mb=ctx.memory_mb,
         hint=ctx.hint,
         params=tuple(q.options.solver_params or ()),
+        incumbents=optimize,
+        gap_limit=float(q.options.value("optimality_gap")) if optimize else 0.0,
     )
+
+
+def _watch(ctx: SolveContext, bp: BackendProblem) -> OptimisationWatch | None:
+    """An optimising solve is followed point by point (progress, stall rule, Ctrl-C)."""
+    if not bp.optimize:
+        return None
+    q = ctx.q
+    return OptimisationWatch(
+        ctx,
+        lambda values: ctx.cq.chain.invert(bp.chain.invert(values, bp.inverse), ctx.cq.inverse),
+        bp.problem.notes.objective_scale or 1.0,
+        float(q.options.value("stall_time")),
+        ctx.log or bool(q.options.value("progress")),
+    )
+
+
+def _accept_best(ctx: SolveContext, watch: OptimisationWatch, stopped_by: str, why: str) -> None:
+    """The best replay-checked point the optimiser reported answers (not proven optimal)."""
+    best = watch.best
+    accept(ctx, best.verdict, found_by=ctx.q.backend)
+    ctx.stats["objective"] = best.objective
+    ctx.stats["objective_bound"] = best.bound
+    ctx.stats["solver_status"] = "feasible"
+    ctx.stats["stopped_by"] = stopped_by
+    ctx.result.message = why
 
 
 def backend_search(ctx: SolveContext, bp: BackendProblem) -> None:
@@ -77,12 +105,23 @@ def backend_search(ctx: SolveContext, bp: BackendProblem) -> None:
     res = ctx.result
     worker = worker_for(ctx.q.backend, ctx.memory_mb)
     problem = bp.problem
+    watch = _watch(ctx, bp)
     while True:
         if time.time() >= ctx.deadline:
             res.status, res.message = UNKNOWN, "time limit reached"
             return
-        sol = worker.solve(problem, _options(ctx, bp.optimize))
+        t_solve = time.time()
+        try:
+            sol = worker.solve(problem, _options(ctx, bp.optimize), watch)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the best pair so far, if any
+            ctx.solve_time += time.time() - t_solve
+            if watch is not None and watch.best is not None:
+                _accept_best(ctx, watch, INTERRUPT_STOP, "interrupted (Ctrl-C or a signal)")
+            raise
         ctx.solve_time += sol.time + sol.build_time
+        if watch is not None and watch.best is not None and sol.status == UNKNOWN:
+            _accept_best(ctx, watch, watch.stopped or TIME_STOP, sol.message)
+            return
         if sol.stats.get("search"):  # which search of the backend's schedule answered
             ctx.stats["search"] = sol.stats["search"]
         if sol.status == INFEASIBLE and problem.soft:
@@ -142,5 +181,9 @@ def _accept_point(ctx: SolveContext, bp: BackendProblem, verdict: Accepted, sol:
     scale = bp.problem.notes.objective_scale or 1.0
     ctx.stats["objective"] = None if sol.objective is None else sol.objective / scale
     ctx.stats["solver_status"] = sol.status  # "optimal" or "feasible" (best found in time)
+    if bp.optimize:
+        ctx.stats["objective_bound"] = None if sol.bound is None else sol.bound / scale
+        if sol.status != "optimal":
+            ctx.stats["stopped_by"] = sol.stats.get("stopped_by", TIME_STOP)
     if ctx.cuts:
         ctx.result.message = f"found after excluding {ctx.cuts} near-miss pairs"

@@ -32,7 +32,7 @@ from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, TreesensError
 from ..compiler.query import Query
-from ..compiler.solver import Solution, SolveOptions
+from ..compiler.solver import UNKNOWN, Solution, SolveOptions
 
 # the learner runs in a worker process like every solver; it is not a query backend
 CAVITY_LEARNER = BackendInfo(
@@ -42,6 +42,10 @@ CAVITY_LEARNER = BackendInfo(
     description="z3 learning data cavities",
 )
 LEARNING_GRACE = 30.0  # seconds past the learning budget before the worker is stopped
+# with a query deadline, learning takes at most this share of the time left, so that the
+# solver has the rest to use the clauses
+LEARNING_SHARE = 0.5
+STOPPED = "stopped at the time limit"  # stats["clause_learning"] when the worker was stopped
 
 
 class _LearnerWorker(Worker):
@@ -62,21 +66,37 @@ def learn_in_worker(
     seed: int = 0,
     progress: bool = False,
     stats: dict | None = None,
+    deadline: float | None = None,
 ) -> list[Clause]:
-    """Cavity clauses of the rows X, learned by z3 in a worker process."""
+    """Cavity clauses of the rows X, learned by z3 in a worker process. The worker is
+    stopped at ``deadline`` (absolute time.time()) if it has not answered: then no
+    clause is returned and ``stats["clause_learning"]`` says so."""
     rows = interval_rows(ens, X)
     if rows is None:
         return []
+    now = time.time()
     search = BoxSearch(
-        rows.J, rows.K, width, max_clauses, time_budget, seed=seed, progress=progress
+        rows.J,
+        rows.K,
+        width,
+        max_clauses,
+        time_budget,
+        seed=seed,
+        progress=progress,
+        deadline=now + time_budget,
     )
+    stop = now + time_budget + LEARNING_GRACE
+    if deadline is not None:
+        stop = min(stop, deadline)
     worker = _LearnerWorker()
     try:
-        found = worker.solve(
-            search, SolveOptions(deadline=time.time() + time_budget + LEARNING_GRACE)
-        )
+        found = worker.solve(search, SolveOptions(deadline=stop))
     finally:
         worker.close()
+    if isinstance(found, Solution) and found.status == UNKNOWN:  # stopped at `stop`
+        if stats is not None:
+            stats.update({"clause_learning": STOPPED, "clause_budget_reached": True})
+        return []
     if isinstance(found, Solution) or not isinstance(found, FoundBoxes):
         why = found.message if isinstance(found, Solution) else repr(found)
         raise TreesensError(f"learning the data's cavity clauses failed: {why}")
@@ -126,10 +146,13 @@ def clauses_for(
     progress: bool = False,
     seed: int = 0,
     stats: dict | None = None,
+    deadline: float | None = None,
 ) -> list[Clause]:
     """The cavity clauses for a model and a Dataset: from ``file`` if it exists (re-checked
     against the data), else from the disk cache, else learned (and written to ``file`` /
-    the cache)."""
+    the cache). With a ``deadline`` (absolute time.time()), learning takes at most
+    ``LEARNING_SHARE`` of the time left and its worker is stopped at the deadline; clauses
+    learned in less than ``time_budget`` are not cached (the cache keys on the budget)."""
     if file is not None and not Path(file).exists():
         parent = Path(file).parent
         if not parent.is_dir():  # checked before minutes of learning, and never created
@@ -143,30 +166,29 @@ def clauses_for(
             )
         return kept[:max_clauses] if max_clauses else kept
     key = f"{model_key(ens)}-{data.digest()}-w{width}-n{max_clauses}-t{time_budget:g}-s{seed}"
-    cpath = None
-    if cache:
-        cpath = cache_dir() / "cavities" / f"{key}.json"
-        if cpath.exists():
-            try:
-                clauses = load_clauses(cpath)
-                if stats is not None:
-                    stats["clauses_source"] = f"cache {cpath}"
-                if file is not None:
-                    save_clauses(file, clauses, {"key": key})
-                return clauses
-            except InputError:
-                pass
+    cpath = cache_dir() / "cavities" / f"{key}.json" if cache else None
+    cached = _from_cache(cpath, file, key, stats)
+    if cached is not None:
+        return cached
+    budget = _learning_budget(time_budget, deadline)
     st: dict = {}
-    clauses = learn_in_worker(
-        ens,
-        data.X,
-        width=width,
-        max_clauses=max_clauses,
-        time_budget=time_budget,
-        seed=seed,
-        progress=progress,
-        stats=st,
-    )
+    clauses = []
+    if budget > 0:
+        clauses = learn_in_worker(
+            ens,
+            data.X,
+            width=width,
+            max_clauses=max_clauses,
+            time_budget=budget,
+            seed=seed,
+            progress=progress,
+            stats=st,
+            deadline=deadline,
+        )
+    else:
+        st.update({"clause_learning": "no time left", "clause_budget_reached": True})
+    if budget < time_budget:
+        st["clause_time_used"] = max(0.0, budget)  # cut short by the query's time limit
     if stats is not None:
         stats.update(st)
         stats["clauses_source"] = "learned"
@@ -177,21 +199,52 @@ def clauses_for(
         "data_source": data.source,
         "width": width,
         "max_clauses": max_clauses,
-        "time_budget": time_budget,
+        "time_budget": max(0.0, budget),
         "complete": not st.get("clause_budget_reached", False),
     }
-    for target in (cpath, file):
+    # a set learned in less than its budget is not what the cache's key promises
+    cut = budget < time_budget and not meta["complete"]
+    targets = [] if "clause_learning" in st else [file] + ([] if cut else [cpath])
+    for target in targets:
         if target is not None:
             with contextlib.suppress(OSError):
                 save_clauses(target, clauses, meta)
     return clauses
 
 
+def _from_cache(cpath: Path | None, file, key: str, stats: dict | None) -> list[Clause] | None:
+    """The clauses cached at ``cpath`` (copied to ``file``), or None."""
+    if cpath is None or not cpath.exists():
+        return None
+    try:
+        clauses = load_clauses(cpath)
+    except InputError:
+        return None
+    if stats is not None:
+        stats["clauses_source"] = f"cache {cpath}"
+    if file is not None:
+        save_clauses(file, clauses, {"key": key})
+    return clauses
+
+
+def _learning_budget(time_budget: float, deadline: float | None) -> float:
+    """The seconds learning may take: its own budget, at most a share of the time left."""
+    if deadline is None:
+        return time_budget
+    return min(time_budget, LEARNING_SHARE * (deadline - time.time()))
+
+
 def query_clauses(
-    ens: Ensemble, q: Query, data: Dataset, stats: dict, progress: bool = False
+    ens: Ensemble,
+    q: Query,
+    data: Dataset,
+    stats: dict,
+    progress: bool = False,
+    deadline: float | None = None,
 ) -> list[Clause]:
     """The cavity clauses of a query's options (``clause_width``, ``max_clauses``,
-    ``clause_time``, ``clauses``, ``clause_cache``); their statistics go to ``stats``."""
+    ``clause_time``, ``clauses``, ``clause_cache``) learned by ``deadline`` (see
+    :func:`clauses_for`); their statistics go to ``stats``."""
     st: dict = {}
     clauses = clauses_for(
         ens,
@@ -203,6 +256,7 @@ def query_clauses(
         cache=bool(q.options.value("clause_cache")),
         progress=progress,
         stats=st,
+        deadline=deadline,
     )
     stats.update(st)
     stats["clauses_learned"] = len(clauses)

@@ -39,11 +39,13 @@ def compile_query(
     q: Query,
     progress: bool = False,
     prefer: Mapping[int, Sequence[float]] | None = None,
+    deadline: float | None = None,
 ) -> CompiledQuery:
     """Encode the query and apply its solver-agnostic passes (learning the data's cavity
     clauses first when the query's data-aware mode uses them). Inverting the chain gives
     the Witness; its values are ``prefer``'s (default: values seen in the query's data)
-    where they fit the chosen intervals."""
+    where they fit the chosen intervals. Clause learning stops by ``deadline`` (absolute
+    time.time()), leaving the solver its share of the time."""
     t0 = time.time()
     data = dataset_for_query(ens, q)
     if prefer is None and data is not None:
@@ -51,7 +53,7 @@ def compile_query(
     dstats: dict = {}
     clauses: list = []
     if check_data_mode(q, data) and needs_clauses(q):
-        clauses = query_clauses(ens, q, data, dstats, progress=progress)
+        clauses = query_clauses(ens, q, data, dstats, progress=progress, deadline=deadline)
     chain = sensitivity_chain(q.passes, data_passes(q, data, clauses), prefer)
     compiled, inverse = chain.apply(SensitivityQuestion(ens, q))
     return CompiledQuery(compiled, chain, inverse, time.time() - t0, data, dstats)

@@ -97,10 +97,14 @@ def data_hint(ctx: SolveContext, problem: Problem, optimize: bool) -> None:
         return (-viol, utility)
 
     best = None
+    end = t_h + budget
     for k in range(DATA_RUNS):
+        left = end - time.time()
+        if left <= 0:
+            break
         found = find_witness(
             enc,
-            budget / DATA_RUNS,
+            left / (DATA_RUNS - k),
             seed=q.seed + k,
             starts=starts[k::DATA_RUNS],
             margin=2 * enc.relax,

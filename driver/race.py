@@ -86,7 +86,7 @@ def solve_race(
     t0 = time.time()
     deadline = deadline if deadline is not None else t0 + q.timeout
     names = race_backends(q.backend, backends)
-    cq = compiled or compile_query(ens, q.with_(backend=names[0]))
+    cq = compiled or compile_query(ens, q.with_(backend=names[0]), deadline=deadline)
     done: queue.Queue = queue.Queue()
     workers = {b: worker_for(b, memory_mb) for b in names}
     stop = threading.Event()

@@ -37,7 +37,11 @@ def solve_query(
     log: bool = False,
     prefer: Mapping[int, Sequence[float]] | None = None,
 ) -> Result:
-    """Answer one query; the result records what was asked (``stats["asked"]``)."""
+    """Answer one query; the result records what was asked (``stats["asked"]``).
+
+    Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
+    a replay-checked pair in hand, the exception carries the result so far as its
+    ``partial_result`` attribute, and is raised on."""
     if is_race(q.backend):
         res = solve_race(
             ens,
@@ -67,11 +71,23 @@ def _solve(
     prefer,
 ) -> Result:
     ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer)
-    if not heuristic_search(ctx):
-        bp = reduce_for_backend(ctx)
-        data_hint(ctx, bp.problem, bp.optimize)
-        backend_search(ctx, bp)
-        ctx.stats["cuts"] = ctx.cuts
+    try:
+        if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
+            ctx.result.message = "time limit reached before the search (loading and compiling)"
+        elif not heuristic_search(ctx):
+            bp = reduce_for_backend(ctx)
+            data_hint(ctx, bp.problem, bp.optimize)
+            backend_search(ctx, bp)
+            ctx.stats["cuts"] = ctx.cuts
+    except KeyboardInterrupt as e:
+        if ctx.witness is not None:  # optimising: the best replay-checked pair so far
+            e.partial_result = _finish(ctx)
+        raise
+    return _finish(ctx)
+
+
+def _finish(ctx: SolveContext) -> Result:
+    """The result with the pair's distance to the data and the times."""
     if ctx.data is not None and ctx.result.status == SENSITIVE and ctx.witness is not None:
         measure_distance(ctx)
     ctx.result.time["solve"] = ctx.solve_time
@@ -90,9 +106,11 @@ def _start(
 ) -> SolveContext:
     """Compile (unless given) and set up the context with the compile statistics."""
     t_start = time.time()
+    if deadline is None:
+        deadline = t_start + q.timeout
     res = new_result(ens, q)
     progress = log or bool(q.options.value("progress"))
-    cq = compiled or compile_query(ens, q, progress=progress, prefer=prefer)
+    cq = compiled or compile_query(ens, q, progress=progress, prefer=prefer, deadline=deadline)
     enc = cq.encoding
     data = cq.data if cq.data is not None else dataset_for_query(ens, q)
     if data is not None and prefer is None:
@@ -109,7 +127,7 @@ def _start(
         q=q,
         cq=cq,
         result=res,
-        deadline=deadline if deadline is not None else t_start + q.timeout,
+        deadline=deadline,
         t_start=t_start,
         data=data,
         prefer=prefer,

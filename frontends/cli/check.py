@@ -57,17 +57,24 @@ def run(args) -> int:
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
             f"{ens.n_classes} classes ({time.time() - t0:.2f}s); solving with {q.backend}..."
         )
-    if tol is None:
-        res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
-    else:
-        res = max_gap_query(
-            ens,
-            q,
-            tolerance=tol,
-            deadline=t0 + q.timeout,
-            memory_mb=args.memory_mb,
-            log=None if args.json else log,
-        )
+    try:
+        if tol is None:
+            res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
+        else:
+            res = max_gap_query(
+                ens,
+                q,
+                tolerance=tol,
+                deadline=t0 + q.timeout,
+                memory_mb=args.memory_mb,
+                log=None if args.json else log,
+            )
+    except KeyboardInterrupt as e:  # the best pair found so far, then the interruption
+        partial = getattr(e, "partial_result", None)
+        if partial is not None:
+            partial.time["total"] = time.time() - t0
+            emit_result(partial, args.json, ens)
+        raise
     res.time["total"] = time.time() - t0
     emit_result(res, args.json, ens)
     write_witness_plot(args, res, ens)

@@ -187,6 +187,8 @@ _CLI_TYPES: dict[str, dict] = {
     "clause_cache": {"action": argparse.BooleanOptionalAction},
     "prob_alpha": {"type": float},
     "prob_empty": {"choices": ["smooth", "forbid"]},
+    "stall_time": {"type": float},
+    "optimality_gap": {"type": float},
     "heuristic_effort": {"type": positive_float},
     "progress": {"action": "store_true"},
 }

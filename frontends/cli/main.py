@@ -13,10 +13,10 @@ def _treesens_start() -> float:
     The process's creation (Linux), unless the process existed before treesens did: a
     shell that runs ``sleep 5 && treesens ...`` execs into it, keeping its creation time.
     A fresh interpreter has been busy since it started, so it is at most as old as the
-    CPU time it has used.
+    CPU time it has used plus the time it waited for a CPU (a loaded machine's run queue).
     """
     now = time.time()
-    by_cpu = now - time.process_time()
+    by_cpu = now - time.process_time() - _run_queue_wait()
     try:
         with open("/proc/self/stat") as f:
             ticks = int(f.read().rsplit(")", 1)[1].split()[19])
@@ -26,6 +26,15 @@ def _treesens_start() -> float:
     except (OSError, ValueError, IndexError):
         return by_cpu
     return min(now, max(created, by_cpu))
+
+
+def _run_queue_wait() -> float:
+    """Seconds this process's main thread has waited for a CPU (Linux), else 0."""
+    try:
+        with open("/proc/self/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 START = _treesens_start()  # time limits count from here

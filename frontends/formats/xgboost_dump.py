@@ -23,6 +23,8 @@ from ...compiler.errors import InputError
 from .base import JSON_TOO_DEEP, MAX_FEATURES, LoadOptions
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
 
+# a dump implies at least this many features whatever its size (see dump_feature_bound)
+DUMP_FEATURES_FLOOR = 10_000
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
 
 
@@ -52,9 +54,13 @@ def from_dump(
     n_classes: int = 2,
     base_score: float | None = None,
     n_features: int | None = None,
+    file_bytes: int | None = None,
 ) -> Ensemble:
+    """The ensemble of a dump's trees. A dump declares no number of features: it is the
+    largest feature index + 1 (or ``n_features``), bounded by the size of the file it was
+    read from (``file_bytes``; see :func:`dump_feature_bound`)."""
     try:
-        return _from_dump(trees_json, where, n_classes, base_score, n_features)
+        return _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes)
     except _MALFORMED as e:
         raise InputError(
             f"malformed XGBoost tree dump ({type(e).__name__}: {str(e)[:120]})", where
@@ -67,18 +73,22 @@ def _from_dump(
     n_classes: int = 2,
     base_score: float | None = None,
     n_features: int | None = None,
+    file_bytes: int | None = None,
 ) -> Ensemble:
     if not isinstance(trees_json, list) or not trees_json:
         raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
     flat = []
-    max_f = -1
+    max_f, max_at = -1, (0, 0)
     for ti, root in enumerate(trees_json):
         try:
-            t, mf = _dump_tree(root)
+            t, mf, node = _dump_tree(root)
         except (KeyError, ValueError, TypeError) as e:
             raise InputError(f"tree {ti} of the dump is malformed: {e}", where) from None
         flat.append(t)
-        max_f = max(max_f, mf)
+        if mf > max_f:
+            max_f, max_at = mf, (ti, node)
+    if n_features is None and file_bytes is not None:
+        _check_feature_bound(max_f, max_at, file_bytes, where)
     n_feat = n_features if n_features is not None else max_f + 1
     if n_feat > MAX_FEATURES:
         raise InputError(
@@ -126,6 +136,28 @@ def _from_dump(
     return replace(ens, replayer=XGBoostReplayer(recipe, obj, ens.n_classes, where))
 
 
+def dump_feature_bound(file_bytes: int) -> int:
+    """The most features a dump of ``file_bytes`` bytes may imply: one per byte, and at
+    least DUMP_FEATURES_FLOOR. Each feature costs treesens per-feature work and memory
+    (about 40 microseconds and 1 KB), so a few bytes naming a huge index would cost
+    seconds to minutes and gigabytes; a model that really has that many inputs declares
+    them (XGBoost's JSON and UBJ files: num_feature)."""
+    return max(DUMP_FEATURES_FLOOR, file_bytes)
+
+
+def _check_feature_bound(max_f: int, at: tuple[int, int], file_bytes: int, where: str) -> None:
+    bound = dump_feature_bound(file_bytes)
+    if max_f >= bound:
+        ti, node = at
+        raise InputError(
+            f"tree {ti} node {node} splits on feature {max_f}, which would make a model "
+            f"on {max_f + 1:,} features from a dump of {file_bytes:,} bytes (a dump declares "
+            f"no number of features; treesens takes at most {bound:,} from a file this size): "
+            "load the model's native JSON or UBJ file, which declares num_feature",
+            where,
+        )
+
+
 def _feature_id(split) -> int:
     if isinstance(split, int):
         return split
@@ -163,7 +195,7 @@ def _dump_tree(root: dict):
     right = np.full(n, -1, dtype=np.int64)
     dleft = np.zeros(n, dtype=bool)
     value = np.zeros(n)
-    max_f = -1
+    max_f, max_node = -1, 0
     for nid, nd in nodes.items():
         i = index[nid]
         if "leaf" in nd:
@@ -171,14 +203,15 @@ def _dump_tree(root: dict):
             continue
         f = _feature_id(nd["split"])
         feature[i] = f
-        max_f = max(max_f, f)
+        if f > max_f:
+            max_f, max_node = f, nid
         threshold[i] = _f32(nd.get("split_condition", 0.0))
         yes, no = int(nd["yes"]), int(nd["no"])
         if yes not in index or no not in index:
             raise ValueError(f"node {nid} points to a missing child")
         left[i], right[i] = index[yes], index[no]
         dleft[i] = int(nd.get("missing", yes)) == yes
-    return (feature, threshold, left, right, dleft, value), max_f
+    return (feature, threshold, left, right, dleft, value), max_f, max_node
 
 
 # ---------------------------------------------------------------------------------
@@ -244,7 +277,11 @@ def load_dump(path: Path, options: LoadOptions) -> Ensemble:
         data = read_json(blob, where)
         if isinstance(data, list):
             return from_dump(
-                data, where, n_classes=options.n_classes or 2, base_score=options.base_score
+                data,
+                where,
+                n_classes=options.n_classes or 2,
+                base_score=options.base_score,
+                file_bytes=len(blob),
             )
         if not isinstance(data, dict) or "learner" not in data:
             raise InputError(
@@ -257,7 +294,11 @@ def load_dump(path: Path, options: LoadOptions) -> Ensemble:
             raise InputError("a text dump that is not UTF-8", where) from None
         trees = parse_text_dump(text, where)
         return from_dump(
-            trees, where, n_classes=options.n_classes or 2, base_score=options.base_score
+            trees,
+            where,
+            n_classes=options.n_classes or 2,
+            base_score=options.base_score,
+            file_bytes=len(blob),
         )
     raise InputError("a native XGBoost model, not a text dump (drop the dump format)", where)
 

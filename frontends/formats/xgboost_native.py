@@ -299,7 +299,11 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS, dump: bool = F
         data = xgboost_dump.read_json(blob, where)
         if isinstance(data, list):
             return xgboost_dump.from_dump(
-                data, where, n_classes=options.n_classes or 2, base_score=options.base_score
+                data,
+                where,
+                n_classes=options.n_classes or 2,
+                base_score=options.base_score,
+                file_bytes=len(blob),
             )
         if not isinstance(data, dict) or "learner" not in data:
             raise InputError(

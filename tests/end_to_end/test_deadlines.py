@@ -15,7 +15,7 @@ from treesens.backends.registry import available
 from treesens.backends.worker import Worker
 from treesens.compiler.ir import INT, Linear, Problem, Var
 from treesens.compiler.solver import SolveOptions
-from treesens.frontends.cli.main import MAX_TIMEOUT, _treesens_start
+from treesens.frontends.cli.main import MAX_TIMEOUT, _run_queue_wait, _treesens_start
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLI = [sys.executable, "-m", "treesens.frontends.cli.main"]
@@ -24,15 +24,16 @@ MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
 QUERY = ["--vary", "mean_symmetry,mean_fractal_dimension", "--gap", "0.2", "--no-heuristic"]
 
 
-def test_treesens_start_is_no_earlier_than_the_cpu_time_used_allows():
+def test_treesens_start_is_no_earlier_than_the_cpu_and_run_queue_time_allow():
     now = time.time()
-    assert now - _treesens_start() <= time.process_time() + 0.05
+    assert now - _treesens_start() <= time.process_time() + _run_queue_wait() + 0.05
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a shell that execs")
 def test_time_spent_before_treesens_started_is_not_counted():
-    # the shell sleeps 4 s, then execs treesens in the same process, with a 3 s limit
-    cmd = " ".join(["sleep 4 && exec", *CLI, "check", MODEL, *QUERY, "--timeout 3 --json"])
+    # the shell sleeps 10 s, then execs treesens in the same process, with an 8 s limit
+    # (start-up on a loaded machine counts: it waits for a CPU after the exec)
+    cmd = " ".join(["sleep 10 && exec", *CLI, "check", MODEL, *QUERY, "--timeout 8 --json"])
     out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
     assert json.loads(out.stdout)["status"] == "insensitive", out.stderr
 
