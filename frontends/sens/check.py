@@ -160,6 +160,12 @@ def _check_feature_decl(ast: SensAST, d: FeatureDecl, decls: dict) -> None:
 
 def _check_audit_statement(ast: SensAST, kind: str, st) -> None:
     """Audit settings only in an audit block, and an audit block only with them."""
+    if isinstance(st, Rows) and kind != "audit":
+        raise ast.error(
+            "'data' in a block names the rows of an audit; the file's data is a line of its "
+            'own, outside the blocks (data "train.csv")',
+            st,
+        )
     if isinstance(st, tuple(AUDIT_ONLY)) and kind != "audit":
         word = AUDIT_ONLY[type(st)]
         raise ast.error(

@@ -128,17 +128,8 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
         if st.label is not None:
             s += f" label {fmt_name(st.label, mode=mode)}"
         return s
-    if isinstance(st, Rows):
-        s = f"data {json.dumps(st.path.value, ensure_ascii=False)}"
-        if st.label is not None:
-            s += f" label {fmt_name(st.label, mode=mode)}"
-        return s
-    if isinstance(st, By):
-        return f"by {fmt_name(st.name.text, mode=mode)}"
-    if isinstance(st, Limit):
-        return f"limit {st.n}"
-    if isinstance(st, Out):
-        return f"out {json.dumps(st.path.value, ensure_ascii=False)}"
+    if isinstance(st, (Rows, By, Limit, Out)):
+        return _fmt_audit_stmt(st, mode)
     if isinstance(st, DetailsDecl):
         return f"features from {json.dumps(st.path.value, ensure_ascii=False)}"
     if isinstance(st, FeatureDecl):
@@ -151,6 +142,20 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
             s += " {" + ", ".join(fmt_name(c, mode=mode) for c in st.categories) + "}"
         return s
     raise TypeError(f"cannot format {st!r}")
+
+
+def _fmt_audit_stmt(st: Node, mode: FormatMode) -> str:
+    """The statements only an audit block has."""
+    if isinstance(st, Rows):
+        s = f"data {json.dumps(st.path.value, ensure_ascii=False)}"
+        if st.label is not None:
+            s += f" label {fmt_name(st.label, mode=mode)}"
+        return s
+    if isinstance(st, By):
+        return f"by {fmt_name(st.name.text, mode=mode)}"
+    if isinstance(st, Limit):
+        return f"limit {st.n}"
+    return f"out {json.dumps(st.path.value, ensure_ascii=False)}"
 
 
 def format_sens(ast: SensAST, indent: str = "  ") -> str:

@@ -74,6 +74,7 @@ def test_audit_block_round_trips_through_fmt():
         ("audit r {\n  vary a\n  where a < 3\n}\n", "5:3", "'where' is not an audit setting"),
         ("audit r {\n  vary a\n  limit 2\n  limit 3\n}\n", "6:3", "'limit' is set twice"),
         ("audit r {\n  gap 0.1\n}\n", "3:7", "audit 'r' has no 'vary'"),
+        ('query q {\n  vary a\n  data "x.csv"\n}\n', "5:3", "names the rows of an audit"),
     ],
 )
 def test_bad_audit_block_is_reported_at_its_place(tmp_path, capsys, body, where, message):
