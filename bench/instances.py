@@ -14,7 +14,10 @@ import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ensense_peer import ENSENSE_DIR  # bench/ is on sys.path (script dir)
+try:
+    from .ensense_peer import ENSENSE_DIR
+except ImportError:  # run as a script: bench/ is on sys.path
+    from ensense_peer import ENSENSE_DIR
 
 from treesens.backends.search_schedule import SCHEDULE
 

@@ -63,6 +63,7 @@ class RowAnswers:
     p_row: np.ndarray  # (n, n_classes)
     p_x2: np.ndarray  # (n, n_classes), NaN where none
     change: np.ndarray  # (n,) smallest scaled change on F that flips, NaN where none
+    note: str = ""  # why rows are unknown, when not the default reason
 
 
 def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):
@@ -204,8 +205,11 @@ def audit_rows(
     vary: Iterable[str | int],
     target: Target,
     scales: dict[int, float],
+    max_candidates: int | None = None,
 ) -> RowAnswers:
-    """Answer every row of X (model feature order) exactly, by enumeration."""
+    """Answer every row of X (model feature order) exactly, by enumeration; rows with
+    more than ``max_candidates`` (default MAX_CANDIDATES) cells of F to try are left
+    unknown."""
     check_target(ens, target)
     F = sorted(resolve_features(ens, vary))
     cells = [feature_cells(ens, f, scales.get(f, 1.0)) for f in F]
@@ -218,7 +222,7 @@ def audit_rows(
     p_x2 = np.full(p_row.shape, np.nan)
     change = np.full(n, np.nan)
     m = candidate_count(cells)
-    if m > MAX_CANDIDATES:
+    if m > (MAX_CANDIDATES if max_candidates is None else max_candidates):
         return RowAnswers(d, [UNKNOWN] * n, x2, p_row, p_x2, change)
     status = [NOT_FLIPPABLE] * n
     step = max(1, BATCH // m)
@@ -243,6 +247,23 @@ def audit_rows(
             change[s + i] = ch[i, j]
     _recheck(ens, target, d, status, x2, proba_of, raw_of if need_raw else None)
     return RowAnswers(d, status, x2, p_row, p_x2, change)
+
+
+def unanswered(ens: Ensemble, X: np.ndarray, note: str) -> RowAnswers:
+    """Every row of X unknown (``note`` says why), with its decision and probabilities."""
+    proba_of, _ = library_predict(ens)
+    p_row = np.asarray(proba_of(X), dtype=float)
+    n = len(X)
+    nan = np.full(p_row.shape, np.nan)
+    return RowAnswers(
+        decisions(ens, p_row),
+        [UNKNOWN] * n,
+        np.full(X.shape, np.nan),
+        p_row,
+        nan,
+        np.full(n, np.nan),
+        note,
+    )
 
 
 def _recheck(ens, target, d, status, x2, proba_of, raw_of) -> None:

@@ -17,6 +17,7 @@ from ..compiler.audit import (
     Target,
     audit_rows,
     feature_scale,
+    unanswered,
 )
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
@@ -26,13 +27,16 @@ from ..compiler.result import INSENSITIVE, SENSITIVE, Result
 from ..compiler.result import UNKNOWN as UNKNOWN_STATUS
 from .audit_solve import solve_rows
 from .data import Dataset, load_data
+from .executors import Executor, Failure
 from .load import load_model
+from .sweep import opened_executor
 
 STATUSES = (FLIPPABLE, NOT_FLIPPABLE, UNKNOWN)
 JSON_STATUS = {FLIPPABLE: SENSITIVE, NOT_FLIPPABLE: INSENSITIVE, UNKNOWN: UNKNOWN_STATUS}
 BACKEND = "enumerate"  # the answers come from enumerating F's threshold cells
 TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
 BLOCK = 2_000  # rows answered per block (a result line is written per block)
+UNKNOWN_WHY = "too many cells of F to enumerate; solver timed out"
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,34 @@ def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
     return AuditSpec(names, target, {f: feature_scale(ens, f, float(rng[f])) for f in F})
 
 
+@dataclass(frozen=True)
+class AuditWork:
+    """What every block of an audit needs, sent to each worker once: the model, the data
+    (the solver's anchors are data rows), the audit, and the limits."""
+
+    ens: Ensemble
+    data: Dataset
+    spec: AuditSpec
+    timeout_per_row: float = TIMEOUT_PER_ROW
+    max_candidates: int | None = None  # None: compiler.audit.MAX_CANDIDATES
+
+
+def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
+    """The answers for the given row indices: by enumeration, and the rows it leaves
+    unknown by solver queries (``timeout_per_row`` seconds each). An executor's task."""
+    spec, X = work.spec, work.data.X[rows]
+    ans = audit_rows(work.ens, X, spec.vary, spec.target, spec.scales, work.max_candidates)
+    solve_rows(work.ens, work.data, spec, X, ans, work.timeout_per_row)
+    return ans
+
+
+def block_size(n_rows: int, workers: int, cap: int) -> int:
+    """Rows per block: at most ``cap``, and small enough that every worker gets blocks."""
+    if workers <= 1:
+        return cap
+    return max(1, min(cap, math.ceil(n_rows / (4 * workers))))
+
+
 def answer_blocks(
     ens: Ensemble,
     data: Dataset,
@@ -84,14 +116,23 @@ def answer_blocks(
     rows: np.ndarray,
     block: int = BLOCK,
     timeout_per_row: float = TIMEOUT_PER_ROW,
+    *,
+    executor: Executor | None = None,
+    max_candidates: int | None = None,
 ) -> Iterator[tuple[np.ndarray, RowAnswers]]:
-    """The answers for the given row indices, a block at a time: by enumeration, and the
-    rows it leaves unknown by one solver query each (``timeout_per_row`` seconds)."""
-    for s in range(0, len(rows), block):
-        idx = rows[s : s + block]
-        ans = audit_rows(ens, data.X[idx], spec.vary, spec.target, spec.scales)
-        solve_rows(ens, data, spec, data.X[idx], ans, timeout_per_row)
-        yield idx, ans
+    """The answers for the given row indices, a block at a time: in this process in
+    order, or one task per block on ``executor`` (in completion order). A block whose task
+    fails on every attempt comes back with its rows unknown, saying why."""
+    work = AuditWork(ens, data, spec, timeout_per_row, max_candidates)
+    blocks = [rows[s : s + block] for s in range(0, len(rows), block)]
+    if executor is None:
+        for idx in blocks:
+            yield idx, answer_block(work, idx)
+        return
+    for i, out in executor.run(answer_block, work, blocks):
+        if isinstance(out, Failure):
+            out = unanswered(ens, data.X[blocks[i]], f"task failed: {out.message}")
+        yield blocks[i], out
 
 
 def _show(ens: Ensemble, f: int, v: float):
@@ -115,7 +156,7 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         gap=spec.target.gap.value,
         gap_kind=spec.target.gap.kind,
         model=ens.source,
-        message="" if status != UNKNOWN else "too many cells of F to enumerate; solver timed out",
+        message="" if status != UNKNOWN else (ans.note or UNKNOWN_WHY),
     )
     res.outputs = {"x1": ans.p_row[i].tolist()}
     if status == FLIPPABLE:
@@ -180,6 +221,8 @@ def audit(
     by: str | None = None,
     limit: int | None = None,
     timeout_per_row: float = TIMEOUT_PER_ROW,
+    jobs: int | None = None,
+    executor: str | Executor | None = None,
 ):
     """Which rows of ``data`` get another confident decision when only ``vary`` changes?
 
@@ -190,6 +233,10 @@ def audit(
     each feature's change over its range; NaN when none) and ``x2_<F>`` (x2's values),
     plus the ``by`` column of the data when given.
 
+    ``jobs``/``executor`` answer blocks of rows at once, as :func:`treesens.sweep` runs
+    queries (``"local"``, ``"dask[=ADDRESS]"``, ``"ray[=ADDRESS]"`` or an
+    executors.Executor); the answers are the same as with one job.
+
     >>> df = audit("adult.json", "test.csv", ["sex"], gap=0.1, label="income")  # doctest: +SKIP
     >>> summary(df, by="sex")                                                   # doctest: +SKIP
     """
@@ -198,9 +245,12 @@ def audit(
     spec = make_spec(ens, ds, vary, make_target(ens, gap, margin_gap, classes))
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     lines = []
-    for idx, ans in answer_blocks(ens, ds, spec, np.arange(n), BLOCK, timeout_per_row):
-        for i, row in enumerate(idx.tolist()):
-            lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
+    with opened_executor(executor, jobs) as ex:
+        block = block_size(n, ex.workers if ex is not None else 1, BLOCK)
+        blocks = answer_blocks(ens, ds, spec, np.arange(n), block, timeout_per_row, executor=ex)
+        for idx, ans in blocks:
+            for i, row in enumerate(idx.tolist()):
+                lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
     return frame_from_results(lines, spec.vary, by_column(ds, ens, by, label))
 
 
@@ -266,3 +316,13 @@ def format_summary(table) -> str:
             f"{r.fraction:>8.4f}  [{r.ci_low:.4f}, {r.ci_high:.4f}]"
         )
     return "\n".join(lines)
+
+
+def report_text(ens: Ensemble, spec: AuditSpec, n_rows: int, seconds: float, table) -> str:
+    """What an audit prints: a line saying what was asked, then the summary table."""
+    g = spec.target.gap
+    head = (
+        f"audit of {ens.source}: vary {spec.label}, {g.kind} gap {g.value:g}, "
+        f"{n_rows} rows ({seconds:.1f}s)"
+    )
+    return head + "\n" + format_summary(table)

@@ -6,38 +6,31 @@ from __future__ import annotations
 import json
 import sys
 import time
-from contextlib import ExitStack
 from pathlib import Path
-
-import numpy as np
 
 from ...compiler.errors import InputError
 from ..audit import (
     TIMEOUT_PER_ROW,
-    answer_blocks,
     by_column,
-    format_summary,
     frame_from_results,
     make_spec,
     make_target,
-    row_result,
+    report_text,
     summary,
 )
 from ..audit_plot import draw
+from ..audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
 from ..data import load_data
+from ..executors import parse_executor
 from .common import (
     add_model_args,
-    append_flushed,
     check_writable,
-    close_quietly,
     load_from_args,
     log,
     os_error_text,
     positive_float,
     positive_int,
 )
-
-PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
 
 
 def add_parser(sub) -> None:
@@ -83,34 +76,22 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--plot", default=None, metavar="PNG", help="draw the summary (matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON object per row")
+    p.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="blocks of rows answered at once, each by one worker process (default 1)",
+    )
+    p.add_argument(
+        "--executor",
+        default=None,
+        metavar="KIND[=ADDRESS]",
+        help="where the blocks run: local (a process pool of --jobs processes), "
+        "dask[=ADDRESS] or ray[=ADDRESS], as for sweep (docs/distributed.md); rows reach "
+        "--out as their block ends",
+    )
     p.set_defaults(func=run)
-
-
-def read_done(path: str | None) -> list[dict]:
-    """The result lines of an earlier run (none when the file does not exist yet)."""
-    if path is None or not Path(path).exists():
-        return []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        why = os_error_text(e) if isinstance(e, OSError) else "not a text file"
-        raise InputError(f"cannot read: {why}", f"--resume {path}") from None
-    out = []
-    for n, line in enumerate(text.splitlines(keepends=True), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError:
-            if not line.endswith("\n"):
-                break  # a line cut short by an interrupt: answered again
-            raise InputError(f"{path}:{n}: not a JSON line") from None
-        if not isinstance(d, dict) or "row" not in d:
-            raise InputError(f"{path}:{n}: a result line without 'row'")
-        if isinstance(d["row"], bool) or not isinstance(d["row"], int) or d["row"] < 0:
-            raise InputError(f"{path}:{n}: 'row' is {d['row']!r}, not a row number")
-        out.append(d)
-    return out
 
 
 def check_outputs(args) -> None:
@@ -125,64 +106,40 @@ def run(args) -> int:
     if args.data is None:
         raise InputError("audit needs the rows: --data FILE")
     check_outputs(args)
+    if args.executor:
+        parse_executor(args.executor)  # a wrong spec fails before anything runs
     ens = load_from_args(args)
     ds = load_data(args.data, ens, args.label)
     spec = make_spec(ens, ds, args.vary, make_target(ens, args.gap, args.margin_gap, args.classes))
     by = by_column(ds, ens, args.by, args.label)
     n = ds.n_rows if args.limit is None else min(args.limit, ds.n_rows)
-    done = [d for d in read_done(args.resume) if int(d["row"]) < n]
-    seen = {int(d["row"]) for d in done}
-    todo = np.array([r for r in range(n) if r not in seen], dtype=int)
-    out_path = args.out or args.resume
-    lines = list(done)
+    run_spec = AuditRun(
+        n_rows=n,
+        out=args.out,
+        resume=args.resume,
+        timeout_per_row=args.timeout_per_row,
+        jobs=args.jobs,
+        executor=args.executor,
+    )
     t0 = time.time()
-    if out_path and Path(out_path).exists() and out_path == args.resume:
-        _drop_cut_line(out_path)
-    with ExitStack() as stack:
-        out = open_results(out_path) if out_path else None
-        if out:
-            stack.callback(close_quietly, out)
-        for idx, ans in answer_blocks(ens, ds, spec, todo, PROGRESS_BLOCK, args.timeout_per_row):
-            block = [row_result(ens, spec, ans, i, r, ds.X[r]) for i, r in enumerate(idx.tolist())]
-            text = "".join(json.dumps(d, allow_nan=False) + "\n" for d in block)
-            if out:
-                append_flushed(out, text, out_path)
-            if args.json:
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            lines += block
-            if not args.json and len(todo) > PROGRESS_BLOCK:
-                rate = (len(lines) - len(done)) / max(time.time() - t0, 1e-9)
-                log(f"audit: {len(lines)}/{n} rows ({rate:.0f} rows/s)")
+    fresh = [0]
+
+    def on_block(new: list[dict], answered: int) -> None:
+        fresh[0] += len(new)
+        if args.json:
+            sys.stdout.write("".join(json.dumps(d, allow_nan=False) + "\n" for d in new))
+            sys.stdout.flush()
+        elif n > PROGRESS_BLOCK:
+            log(rate_text(t0, answered, n, fresh[0]))
+
+    lines = run_audit(ens, ds, spec, run_spec, on_block)
     df = frame_from_results(lines, spec.vary, by)
     table = summary(df, args.by)
     if not args.json:
-        print(
-            f"audit of {ens.source}: vary {spec.label}, {spec.target.gap.kind} gap "
-            f"{spec.target.gap.value:g}, {n} rows ({time.time() - t0:.1f}s)"
-        )
-        print(format_summary(table))
+        print(report_text(ens, spec, n, time.time() - t0, table))
     if args.plot:
         try:
             draw(df, table, args.by, spec, args.plot)
         except OSError as e:
             raise InputError(f"cannot write: {os_error_text(e)}", f"--plot {args.plot}") from None
     return 0
-
-
-def open_results(path: str):
-    """The results file, opened for appending (an input error naming it if it cannot be)."""
-    try:
-        return open(path, "a")  # noqa: SIM115 - the caller closes it
-    except OSError as e:
-        raise InputError(f"cannot write: {os_error_text(e)}", path) from None
-
-
-def _drop_cut_line(path: str) -> None:
-    """Remove a last line an interrupt cut short, so that appending starts cleanly."""
-    try:
-        data = Path(path).read_bytes()
-        if data and not data.endswith(b"\n"):
-            Path(path).write_bytes(data[: data.rfind(b"\n") + 1])
-    except OSError as e:
-        raise InputError(f"cannot rewrite its last line: {os_error_text(e)}", path) from None

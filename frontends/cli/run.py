@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 
 from ...compiler.errors import InputError
 from ...compiler.result import ERROR
 from ..executors import parse_executor
-from ..sens import load_queries, run_queries
+from ..sens import load_queries, run_audits, run_queries
+from ..sens.audit_block import audit_report
 from .common import emit_result, log, positive_int
 
 
@@ -72,14 +75,18 @@ def run(args) -> int:
     ens = sf.ensemble
     if args.timeout is not None:
         queries = [q.with_(timeout=args.timeout) for q in queries]
+    audits = sf.select_audits(args.query)
     if args.list:
         for q in queries:
             print(_listing(q))
+        for plan in audits:
+            print(plan.listing())
         return 0
     if not args.json:
         log(
             f"{args.file}: {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{ens.n_classes} classes; {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
+            f"{ens.n_classes} classes; {len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
+            f"{f', {len(audits)} audit' + 's' * (len(audits) > 1) if audits else ''} "
             f"({time.time() - t0:.2f}s)"
         )
     counts: dict[str, int] = {}
@@ -105,6 +112,17 @@ def run(args) -> int:
         on_start=on_start,
         on_result=on_result,
     )
+    run_audits(
+        sf,
+        audits,
+        jobs=args.jobs,
+        executor=args.executor,
+        timeout=args.timeout,
+        on_block=lambda _plan, lines: _print_rows(lines) if args.json else None,
+        on_audit=lambda plan, lines, s: (
+            None if args.json else print(audit_report(ens, plan, lines, s))
+        ),
+    )
     if not args.json:
         log(
             "done: "
@@ -112,6 +130,11 @@ def run(args) -> int:
             + f" ({time.time() - t0:.1f}s)"
         )
     return 1 if counts.get(ERROR) else 0
+
+
+def _print_rows(lines: list[dict]) -> None:
+    sys.stdout.write("".join(json.dumps(d, allow_nan=False) + "\n" for d in lines))
+    sys.stdout.flush()
 
 
 def _listing(q) -> str:

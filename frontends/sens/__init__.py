@@ -11,12 +11,14 @@ The language is documented in docs/language.md.
 Modules: errors (SensError), ast (the node dataclasses), grammar (the lark parser and the
 keywords read from it), parse (text -> AST), check (structure and settings), show (how
 names and values are written), fmt (the formatter), build (a block's Query objects),
-resolve (AST -> SensFile), run (running queries).
+resolve (AST -> SensFile), audit_block (audit blocks: their plans, run by the audit code
+of frontends/audit_run.py), run (running queries and audits).
 """
 
 from ...compiler.options import DATA_AWARE_PARAMS, MODE_NAMES
 from ...compiler.query import ANY
 from .ast import (
+    AuditBlock,
     Backend,
     Baseline,
     Bool,
@@ -63,11 +65,12 @@ from .fmt import format_sens
 from .grammar import KEYWORDS
 from .parse import parse, parse_file
 from .resolve import SensFile, load_queries, resolve
-from .run import run_file, run_queries, run_query
+from .run import run_audits, run_file, run_queries, run_query
 
 DATA_AWARE_MODES = MODE_NAMES
 
 __all__ = [
+    "AuditBlock",
     "ANY",
     "CONTEXT_WIDTH",
     "DATA_AWARE_MODES",
@@ -120,6 +123,7 @@ __all__ = [
     "parse",
     "parse_file",
     "resolve",
+    "run_audits",
     "run_file",
     "run_queries",
     "run_query",

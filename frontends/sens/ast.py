@@ -209,6 +209,37 @@ class SweepBlock(Node):
 
 
 @dataclass(frozen=True)
+class AuditBlock(Node):
+    """Which rows of a data set flip when only the varied features change."""
+
+    name: Name
+    body: tuple
+
+
+@dataclass(frozen=True)
+class Rows(Node):
+    """An audit's data file (``data "rows.csv" label COL`` inside an audit block)."""
+
+    path: Str
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class By(Node):
+    name: Name
+
+
+@dataclass(frozen=True)
+class Limit(Node):
+    n: int
+
+
+@dataclass(frozen=True)
+class Out(Node):
+    path: Str
+
+
+@dataclass(frozen=True)
 class ModelDecl(Node):
     path: Str
     format: str | None = None

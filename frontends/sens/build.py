@@ -5,6 +5,7 @@ written."""
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 import math
@@ -65,6 +66,18 @@ def resolve_path(base: Path, p: str) -> Path:
     """A path of the file, relative to the file's folder unless absolute."""
     q = Path(p).expanduser()
     return q if q.is_absolute() else (base / q)
+
+
+def csv_header(path: Path) -> list[str] | None:
+    """The header row of a CSV data file (None: not a CSV, or unreadable)."""
+    if path.suffix.lower() not in (".csv", ".txt", ".tsv"):
+        return None
+    try:
+        with path.open(newline="") as f:
+            row = next(csv.reader(f), None)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return [c.strip() for c in row] if row else None
 
 
 class BlockBuilder:

@@ -22,8 +22,10 @@ from ...compiler.query import ANY
 from ...driver import is_race
 from ..api import parse_passes
 from .ast import (
+    AuditBlock,
     Backend,
     Baseline,
+    By,
     Classes,
     DataAware,
     DataDecl,
@@ -35,14 +37,17 @@ from .ast import (
     GapSetting,
     InRange,
     Jobs,
+    Limit,
     ModelDecl,
     Name,
     Node,
     OptionSetting,
+    Out,
     Passes,
     Pos,
     QueryBlock,
     Ref,
+    Rows,
     Seed,
     SensAST,
     SweepBlock,
@@ -71,6 +76,8 @@ SETTING_NAMES = {
     DataAware: "data_aware",
 }
 VARY_TYPES = (Vary, VaryAll, VaryEachFeature, VaryEachOf, VarySubsets)
+AUDIT_ONLY = {Rows: "data", By: "by", Limit: "limit", Out: "out"}
+AUDIT_STATEMENTS = (*VARY_TYPES, GapSetting, Classes, Timeout, Jobs, *AUDIT_ONLY)
 _SWEEP_VARY = (VaryEachFeature, VaryEachOf, VarySubsets)
 _CONSTRAINTS = (Where, Fix)
 
@@ -105,9 +112,9 @@ def check_structure(ast: SensAST) -> None:
             )
         if isinstance(it, FeatureDecl):
             _check_feature_decl(ast, it, decls)
-        if isinstance(it, (Defaults, QueryBlock, SweepBlock)):
+        if isinstance(it, (Defaults, QueryBlock, SweepBlock, AuditBlock)):
             _check_block(ast, it)
-        if isinstance(it, (QueryBlock, SweepBlock)):
+        if isinstance(it, (QueryBlock, SweepBlock, AuditBlock)):
             name = it.name.text
             if not name:
                 raise ast.error("empty query name", it.name)
@@ -120,7 +127,10 @@ def check_structure(ast: SensAST) -> None:
     if "model" not in seen:
         raise ast.error('no model: add a line  model "path/to/model.json"', Pos(1, 1, 1, 1))
     if not blocks:
-        raise ast.error("no query: add a block  query NAME { vary FEATURE }", Pos(1, 1, 1, 1))
+        raise ast.error(
+            "no query: add a block  query NAME { vary FEATURE }  (or an audit block)",
+            Pos(1, 1, 1, 1),
+        )
 
 
 def _check_feature_decl(ast: SensAST, d: FeatureDecl, decls: dict) -> None:
@@ -148,12 +158,64 @@ def _check_feature_decl(ast: SensAST, d: FeatureDecl, decls: dict) -> None:
         )
 
 
+def _check_audit_statement(ast: SensAST, kind: str, st) -> None:
+    """Audit settings only in an audit block, and an audit block only with them."""
+    if isinstance(st, Rows) and kind != "audit":
+        raise ast.error(
+            "'data' in a block names the rows of an audit; the file's data is a line of its "
+            'own, outside the blocks (data "train.csv")',
+            st,
+        )
+    if isinstance(st, tuple(AUDIT_ONLY)) and kind != "audit":
+        word = AUDIT_ONLY[type(st)]
+        raise ast.error(
+            f"'{word}' is an audit setting: write it in an audit block (audit NAME {{ ... }})",
+            st,
+        )
+    if kind == "audit" and not isinstance(st, AUDIT_STATEMENTS):
+        word = _statement_word(st)
+        raise ast.error(
+            f"'{word}' is not an audit setting; an audit takes "
+            "vary, gap, classes, timeout, jobs, data, by, limit and out",
+            st,
+        )
+    if kind == "audit" and isinstance(st, VARY_TYPES) and not isinstance(st, Vary):
+        raise ast.error(
+            "an audit varies a list of features (vary A, B); for every feature at once "
+            "name them all",
+            st,
+        )
+    if kind == "audit" and isinstance(st, Classes) and st.c1 != ANY:
+        raise ast.error(
+            f"an audit's x1 is the row itself, whatever its class: write classes any -> {st.c2}",
+            st,
+        )
+    if isinstance(st, Limit) and st.n < 1:
+        raise ast.error("limit must be at least 1", st)
+
+
+def _statement_word(st) -> str:
+    if isinstance(st, Where):
+        return "where"
+    if isinstance(st, Fix):
+        return "fix"
+    if isinstance(st, OptionSetting):
+        return "option"
+    return SETTING_NAMES.get(type(st), type(st).__name__.lower())
+
+
 def _check_block(ast: SensAST, blk) -> None:
-    kind = {Defaults: "defaults", QueryBlock: "query", SweepBlock: "sweep"}[type(blk)]
+    kind = {
+        Defaults: "defaults",
+        QueryBlock: "query",
+        SweepBlock: "sweep",
+        AuditBlock: "audit",
+    }[type(blk)]
     where_first: dict[str, Node] = {}
     vary = None
     opts: dict[str, Node] = {}
     for st in blk.body:
+        _check_audit_statement(ast, kind, st)
         if isinstance(st, VARY_TYPES):
             if kind == "defaults":
                 raise ast.error("'vary' belongs in a query or a sweep, not in defaults", st)
@@ -183,7 +245,7 @@ def _check_block(ast: SensAST, blk) -> None:
                 "or in defaults, not in a query",
                 st,
             )
-        key = SETTING_NAMES.get(type(st))
+        key = SETTING_NAMES.get(type(st)) or AUDIT_ONLY.get(type(st))
         if key is not None:
             if key in where_first:
                 raise ast.error(
@@ -203,7 +265,7 @@ def _check_block(ast: SensAST, blk) -> None:
         elif isinstance(st, Fix):
             pass
     if kind != "defaults" and vary is None:
-        hint = "vary FEATURE[, FEATURE...]" if kind == "query" else "vary each feature"
+        hint = "vary each feature" if kind == "sweep" else "vary FEATURE[, FEATURE...]"
         raise ast.error(f"{kind} {blk.name.text!r} has no 'vary' ({hint})", blk.name)
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 from .ast import (
+    AuditBlock,
     Backend,
     Baseline,
+    By,
     Classes,
     DataAware,
     DataDecl,
@@ -17,11 +19,14 @@ from .ast import (
     Fix,
     GapSetting,
     Jobs,
+    Limit,
     ModelDecl,
     Node,
     OptionSetting,
+    Out,
     Passes,
     QueryBlock,
+    Rows,
     Seed,
     SensAST,
     SweepBlock,
@@ -49,6 +54,8 @@ from .show import (
     fmt_ref,
     show_value,
 )
+
+BLOCK_WORDS = {QueryBlock: "query", SweepBlock: "sweep", AuditBlock: "audit"}
 
 
 def _fmt_stmt(st: Node, mode: FormatMode) -> str:
@@ -121,6 +128,8 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
         if st.label is not None:
             s += f" label {fmt_name(st.label, mode=mode)}"
         return s
+    if isinstance(st, (Rows, By, Limit, Out)):
+        return _fmt_audit_stmt(st, mode)
     if isinstance(st, DetailsDecl):
         return f"features from {json.dumps(st.path.value, ensure_ascii=False)}"
     if isinstance(st, FeatureDecl):
@@ -133,6 +142,20 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
             s += " {" + ", ".join(fmt_name(c, mode=mode) for c in st.categories) + "}"
         return s
     raise TypeError(f"cannot format {st!r}")
+
+
+def _fmt_audit_stmt(st: Node, mode: FormatMode) -> str:
+    """The statements only an audit block has."""
+    if isinstance(st, Rows):
+        s = f"data {json.dumps(st.path.value, ensure_ascii=False)}"
+        if st.label is not None:
+            s += f" label {fmt_name(st.label, mode=mode)}"
+        return s
+    if isinstance(st, By):
+        return f"by {fmt_name(st.name.text, mode=mode)}"
+    if isinstance(st, Limit):
+        return f"limit {st.n}"
+    return f"out {json.dumps(st.path.value, ensure_ascii=False)}"
 
 
 def format_sens(ast: SensAST, indent: str = "  ") -> str:
@@ -185,7 +208,7 @@ def _format(ast: SensAST, indent: str, mode: FormatMode) -> str:
 
     prev_block = False
     for i, it in enumerate(ast.items):
-        is_block = isinstance(it, (Defaults, QueryBlock, SweepBlock))
+        is_block = isinstance(it, (Defaults, QueryBlock, SweepBlock, AuditBlock))
         force = i > 0 and (is_block or prev_block)
         prev_block = is_block
         line = it.pos.line if it.pos else 0
@@ -200,9 +223,7 @@ def _format(ast: SensAST, indent: str, mode: FormatMode) -> str:
         head = (
             "defaults"
             if isinstance(it, Defaults)
-            else (
-                f"{'query' if isinstance(it, QueryBlock) else 'sweep'} {fmt_name(it.name.text, mode=mode)}"
-            )
+            else f"{BLOCK_WORDS[type(it)]} {fmt_name(it.name.text, mode=mode)}"
         )
         emit(line, head + " {" + trailing(line), force)
         for st in it.body:

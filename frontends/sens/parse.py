@@ -17,9 +17,11 @@ from ...compiler.errors import InputError
 from ...compiler.options import MODE_ALIASES
 from ...compiler.query import ANY
 from .ast import (
+    AuditBlock,
     Backend,
     Baseline,
     Bool,
+    By,
     Classes,
     Comment,
     Compare,
@@ -33,15 +35,18 @@ from .ast import (
     GapSetting,
     InRange,
     Jobs,
+    Limit,
     ModelDecl,
     Name,
     Num,
     OptionSetting,
+    Out,
     Param,
     Passes,
     Pos,
     QueryBlock,
     Ref,
+    Rows,
     Seed,
     SensAST,
     Str,
@@ -188,6 +193,22 @@ class _Build(Transformer):
 
     def sweep(self, meta, ch):
         return SweepBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+
+    def audit(self, meta, ch):
+        return AuditBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+
+    # ---- audit settings ----
+    def rows(self, meta, ch):
+        return Rows(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
+
+    def by(self, meta, ch):
+        return By(ch[0], pos=_meta_pos(meta))
+
+    def limit(self, meta, ch):
+        return Limit(int(ch[0]), pos=_meta_pos(meta))
+
+    def out(self, meta, ch):
+        return Out(ch[0], pos=_meta_pos(meta))
 
     # ---- vary ----
     def name_list(self, meta, ch):
@@ -357,7 +378,7 @@ def _open_blocks(text: str):
 def _block_name_at(text: str, line: int, col: int) -> str:
     src = text.splitlines()[line - 1][: col - 1]
     m = re.search(
-        r"(defaults|query|sweep|feature)\s*(\"(?:[^\"\\]|\\.)*\"|[^\s{]*)\s*(?::[^{]*)?$", src
+        r"(defaults|query|sweep|audit|feature)\s*(\"(?:[^\"\\]|\\.)*\"|[^\s{]*)\s*(?::[^{]*)?$", src
     )
     if not m:
         return "block"

@@ -4,7 +4,6 @@ features file, the data, the feature declarations, then the Query objects of its
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -18,6 +17,7 @@ from ..details import apply_data_names, apply_details
 from ..formats.registry import by_name
 from ..load import FORMATS, load_model
 from .ast import (
+    AuditBlock,
     DataDecl,
     Defaults,
     DetailsDecl,
@@ -29,7 +29,8 @@ from .ast import (
     SensAST,
     SweepBlock,
 )
-from .build import BlockBuilder, resolve_path
+from .audit_block import AuditPlan, build_audit
+from .build import BlockBuilder, csv_header, resolve_path
 from .check import check_options
 from .parse import parse_file
 from .show import fmt_name, fmt_num
@@ -52,23 +53,34 @@ class SensFile:
     # sweep block name -> its 'jobs' (or that of defaults; None: not set); how the
     # queries run, not what they ask, so it is kept here and not in the queries
     sweep_jobs: dict[str, int | None] = field(default_factory=dict)
+    # audit block name -> its plan (rows, what is asked, out file), in file order
+    audits: dict[str, AuditPlan] = field(default_factory=dict)
 
     def select(self, name: str | None) -> list[Query]:
-        """Every query, or those of one block (a query or a sweep), or one expanded query."""
+        """Every query, or those of one block (a query or a sweep), or one expanded query
+        (none when ``name`` is an audit block)."""
         if name is None:
             return list(self.queries)
+        if name in self.audits:
+            return []
         if name in self.groups:
             wanted = set(self.groups[name])
             return [q for q in self.queries if q.name in wanted]
         for q in self.queries:
             if q.name == name:
                 return [q]
-        known = list(dict.fromkeys(list(self.groups) + [q.name for q in self.queries]))
+        blocks = list(self.groups) + list(self.audits)
+        known = list(dict.fromkeys(blocks + [q.name for q in self.queries]))
         raise InputError(
-            f"no query named {name!r}{closest(name, known)}; the file has: "
-            f"{', '.join(self.groups)}",
+            f"no query named {name!r}{closest(name, known)}; the file has: {', '.join(blocks)}",
             str(self.path),
         )
+
+    def select_audits(self, name: str | None) -> list[AuditPlan]:
+        """Every audit block's plan, or the one named ``name`` (none for another name)."""
+        if name is None:
+            return list(self.audits.values())
+        return [self.audits[name]] if name in self.audits else []
 
 
 def load_queries(path: str | Path, *, load_model: bool = True) -> SensFile:
@@ -117,7 +129,7 @@ def _paths(ast: SensAST, base: Path) -> _Paths:
         if not data_path.is_file():
             raise ast.error(f"data file not found: {_show_path(data_path)}", data.path)
         label = data.label if data.label is not None else "label"
-        header = _csv_header(data_path)
+        header = csv_header(data_path)
         if header is not None and label not in header:
             if data.label is None:
                 label = None  # no label column: fine, unless one was asked for
@@ -154,12 +166,16 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     builder = BlockBuilder(ast, ens, defaults, paths.data, paths.label, base)
     queries: list[Query] = []
     groups: dict[str, list[str]] = {}
+    audits: dict[str, AuditPlan] = {}
     for it in ast.items:
         if isinstance(it, (QueryBlock, SweepBlock)):
             qs = builder.expand(it)
             groups[it.name.text] = [q.name for q in qs]
             queries += qs
-    names: set[str] = set()
+        elif isinstance(it, AuditBlock):
+            file_data = (paths.data, paths.label)
+            audits[it.name.text] = build_audit(ast, ens, defaults, it, base, file_data)
+    names: set[str] = set(audits)
     for q in queries:
         if q.name in names:
             raise ast.error(
@@ -178,6 +194,7 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
         queries,
         groups,
         sweep_jobs(ast),
+        audits,
     )
 
 
@@ -263,17 +280,6 @@ def _check_data(ast: SensAST, decl, ens, path: Path, label) -> None:
         load_data(str(path), ens, label)
     except InputError as e:
         raise ast.error(f"cannot use the data: {e}", decl.path) from None
-
-
-def _csv_header(path: Path) -> list[str] | None:
-    if path.suffix.lower() not in (".csv", ".txt", ".tsv"):
-        return None
-    try:
-        with path.open(newline="") as f:
-            row = next(csv.reader(f), None)
-    except (OSError, UnicodeDecodeError):
-        return None
-    return [c.strip() for c in row] if row else None
 
 
 def _apply_declarations(ast: SensAST, ens):

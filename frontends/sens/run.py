@@ -14,6 +14,7 @@ from ...driver import solve_query
 from ..api import require_backend
 from ..executors import Executor, parse_executor
 from ..sweep import opened_executor, run_sweep
+from .audit_block import AuditPlan, run_audit_plan
 from .resolve import SensFile, load_queries
 
 
@@ -114,6 +115,39 @@ def run_queries(
     return results
 
 
+def run_audits(
+    sf: SensFile,
+    plans: list[AuditPlan],
+    *,
+    jobs: int | None = None,
+    executor: str | Executor | None = None,
+    timeout: float | None = None,
+    on_block: Callable[[AuditPlan, list[dict]], None] | None = None,
+    on_audit: Callable[[AuditPlan, list[dict], float], None] | None = None,
+) -> dict[str, list[dict]]:
+    """Run audit blocks one after the other: each row's result line, per block name.
+    ``on_block(plan, lines)`` sees each block of rows as it ends, ``on_audit(plan, lines,
+    seconds)`` each audit when done; ``jobs``, ``executor`` and ``timeout`` (per row)
+    override the file's settings."""
+    if isinstance(executor, str):
+        parse_executor(executor)
+    out: dict[str, list[dict]] = {}
+    for plan in plans:
+        t0 = time.time()
+
+        def block_done(new: list[dict], _answered: int, plan=plan) -> None:
+            if on_block is not None:
+                on_block(plan, new)
+
+        lines = run_audit_plan(
+            sf.ensemble, plan, jobs=jobs, executor=executor, timeout=timeout, on_block=block_done
+        )
+        out[plan.name] = lines
+        if on_audit is not None:
+            on_audit(plan, lines, time.time() - t0)
+    return out
+
+
 def run_file(
     path: str | Path,
     query: str | None = None,
@@ -123,6 +157,7 @@ def run_file(
     on_result: Callable[[Result], None] | None = None,
     jobs: int | None = None,
     executor: str | Executor | None = None,
+    on_audit: Callable[[AuditPlan, list[dict], float], None] | None = None,
 ) -> list[Result]:
     """Answer every query of a ``.sens`` file (or those of one query/sweep block).
 
@@ -132,7 +167,8 @@ def run_file(
     A sweep's queries run at once on ``executor`` (``"local"``, ``"dask[=ADDRESS]"``,
     ``"ray[=ADDRESS]"`` or an executors.Executor) with ``jobs`` workers, which
     overrides the file's ``jobs`` setting (docs/distributed.md); the list returned is
-    in the file's order.
+    in the file's order. The file's audit blocks (or the one named ``query``) run after
+    its queries; ``on_audit(plan, lines, seconds)`` sees each one's result lines.
     """
     if timeout is not None and not timeout > 0:
         raise InputError(f"timeout must be positive, got {timeout}")
@@ -142,6 +178,15 @@ def run_file(
     queries = sf.select(query)
     if timeout is not None:
         queries = [q.with_(timeout=timeout) for q in queries]
-    return run_queries(
+    results = run_queries(
         sf, queries, memory_mb=memory_mb, jobs=jobs, executor=executor, on_result=on_result
     )
+    run_audits(
+        sf,
+        sf.select_audits(query),
+        jobs=jobs,
+        executor=executor,
+        timeout=timeout,
+        on_audit=on_audit,
+    )
+    return results

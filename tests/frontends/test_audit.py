@@ -256,3 +256,121 @@ def test_summary_by_label_column():
     df = audit(ens, _breast_cancer_frame(ens), ["worst_texture"], gap=0.1, by="label")
     t = summary(df, by="label")
     assert set(t[t["group"] == "label"]["value"]) == {"0", "1"}
+
+
+def _dataset(ens, X):
+    from treesens.frontends.data import load_data
+
+    return load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
+
+
+def _solver_answers(ens, X, vary, gap, classes=None, rows=None):
+    """Every row answered by the solver path (no row is enumerated)."""
+    from treesens.frontends.audit import answer_blocks, make_spec, make_target
+
+    ds = _dataset(ens, X)
+    spec = make_spec(ens, ds, vary, make_target(ens, gap, classes=classes))
+    rows = np.arange(len(X)) if rows is None else np.asarray(rows)
+    [(idx, ans)] = list(answer_blocks(ens, ds, spec, rows, timeout_per_row=60, max_candidates=0))
+    return idx, ans, spec
+
+
+@pytest.mark.parametrize("lib", ["xgboost", "sklearn-rf"])
+def test_multiclass_solver_path_agrees_with_brute_force(lib):
+    ens, X = TRAINERS[lib](3)
+    vary = [ens.feature_names[f] for f in (1, 3)]
+    expected = brute_force_flippable(ens, X, vary, Target(Gap(1.2)))
+    rows = [i for i, e in enumerate(expected) if e][:3] + [
+        i for i, e in enumerate(expected) if not e
+    ][:3]
+    idx, ans, _ = _solver_answers(ens, X, vary, 1.2, rows=rows)
+    assert [s == FLIPPABLE for s in ans.status] == [expected[i] for i in idx]
+    assert "unknown" not in ans.status
+
+
+def test_multiclass_solver_path_named_class_agrees_with_brute_force():
+    ens, X = _xgb(3)
+    vary = [ens.feature_names[f] for f in (2, 3)]
+    expected = brute_force_flippable(ens, X, vary, Target(Gap(1.0), cls=2))
+    rows = [i for i, e in enumerate(expected) if e][:3] + [
+        i for i, e in enumerate(expected) if not e
+    ][:3]
+    idx, ans, _ = _solver_answers(ens, X, vary, 1.0, classes="2", rows=rows)
+    assert [s == FLIPPABLE for s in ans.status] == [expected[i] for i in idx]
+
+
+def test_multiclass_solver_x2_differs_from_row_only_on_F():
+    ens, X = _xgb(3)
+    vary = [ens.feature_names[1]]
+    idx, ans, _ = _solver_answers(ens, X, vary, 1.0, rows=range(8))
+    hit = [i for i, s in enumerate(ans.status) if s == FLIPPABLE]
+    assert hit
+    for i in hit:
+        keep = [f for f in range(ens.n_features) if f != 1]
+        assert np.array_equal(ans.x2[i, keep], X[idx[i], keep])
+
+
+def test_audit_with_two_jobs_gives_the_answers_of_one_job():
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    df = _breast_cancer_frame(ens).head(40)
+    one = audit(ens, df, ["worst_texture"], gap=0.1)
+    two = audit(ens, df, ["worst_texture"], gap=0.1, jobs=2)
+    pd.testing.assert_frame_equal(one, two)
+
+
+def test_a_failed_block_comes_back_unknown_with_its_reason():
+    from treesens.frontends.audit import answer_blocks, make_spec, make_target
+    from treesens.frontends.executors import Failure
+
+    class Failing:
+        workers = 2
+
+        def run(self, fn, shared, items):
+            for i, _ in enumerate(items):
+                yield i, Failure("its worker process died (twice)")
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    ds = _dataset(ens, _breast_cancer_frame(ens)[ens.feature_names].to_numpy()[:6])
+    spec = make_spec(ens, ds, ["worst_texture"], make_target(ens, 0.1))
+    out = list(answer_blocks(ens, ds, spec, np.arange(6), 3, executor=Failing()))
+    assert sorted(int(r) for idx, _ in out for r in idx) == list(range(6))
+    assert all(s == "unknown" for _, ans in out for s in ans.status)
+    assert all("task failed" in ans.note for _, ans in out)
+
+
+def test_cli_two_jobs_write_every_row_once_to_out(tmp_path):
+    data = _bc_csv(tmp_path)
+    out = tmp_path / "a.jsonl"
+    base = ["audit", BC_MODEL, "--data", data, "--vary", "worst_radius"]
+    p = run_treesens(*base, "--jobs", "2", "--out", out)
+    assert p.returncode == 0, p.stderr
+    rows = sorted(json.loads(x)["row"] for x in out.read_text().splitlines())
+    assert rows == list(range(30))
+    one = run_treesens(*base, "--json")
+    by_row = {d["row"]: d["status"] for d in json_lines(one.stdout)}
+    assert {
+        json.loads(x)["row"]: json.loads(x)["status"] for x in out.read_text().splitlines()
+    } == by_row
+
+
+def test_cli_unknown_executor_exits_2(tmp_path):
+    data = _bc_csv(tmp_path)
+    p = run_treesens(
+        "audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--executor", "nosuch"
+    )
+    assert p.returncode == 2
+
+
+@pytest.mark.parametrize("kind", ["dask", "ray"])
+def test_audit_on_a_distributed_executor_gives_the_answers_of_one_job(kind):
+    from treesens.tests.frontends.test_executors import _engine
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    df = _breast_cancer_frame(ens).head(24)
+    one = audit(ens, df, ["worst_texture"], gap=0.1)
+    engine = _engine(kind)
+    try:
+        there = audit(ens, df, ["worst_texture"], gap=0.1, executor=engine)
+    finally:
+        engine.close()
+    pd.testing.assert_frame_equal(one, there)

@@ -130,4 +130,5 @@ def test_an_empty_interval_has_no_value():
 
 
 def test_the_top_level_keywords_are_read_from_the_grammar():
-    assert {"model", "data", "features", "feature", "defaults", "query", "sweep"} == TOP_KEYWORDS
+    top = {"model", "data", "features", "feature", "defaults", "query", "sweep", "audit"}
+    assert top == TOP_KEYWORDS

@@ -1,0 +1,145 @@
+"""Running an audit over a data set, as ``treesens audit`` and an ``audit`` block of a
+``.sens`` file do: skip the rows a results file already holds, answer the others a block
+at a time (here or on an executor), append each block's lines to the file as it ends,
+and return every row's line."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
+from .audit import TIMEOUT_PER_ROW, AuditSpec, answer_blocks, block_size, row_result
+from .data import Dataset
+from .executors import Executor
+from .sweep import opened_executor, os_error_text
+
+PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """Where an audit's rows come from and where its answers go."""
+
+    n_rows: int  # the first n rows of the data are audited
+    out: str | None = None  # append one JSON line per row
+    resume: str | None = None  # skip the rows this file holds (and append to it)
+    timeout_per_row: float = TIMEOUT_PER_ROW
+    jobs: int | None = None
+    executor: str | Executor | None = None
+    max_candidates: int | None = None
+
+
+def read_done(path: str | None) -> list[dict]:
+    """The result lines of an earlier run (none when the file does not exist yet)."""
+    if path is None or not Path(path).exists():
+        return []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        why = os_error_text(e) if isinstance(e, OSError) else "not a text file"
+        raise InputError(f"cannot read: {why}", f"--resume {path}") from None
+    out = []
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError:
+            if not line.endswith("\n"):
+                break  # a line cut short by an interrupt: answered again
+            raise InputError(f"{path}:{n}: not a JSON line") from None
+        if not isinstance(d, dict) or "row" not in d:
+            raise InputError(f"{path}:{n}: a result line without 'row'")
+        if isinstance(d["row"], bool) or not isinstance(d["row"], int) or d["row"] < 0:
+            raise InputError(f"{path}:{n}: 'row' is {d['row']!r}, not a row number")
+        out.append(d)
+    return out
+
+
+def drop_cut_line(path: str) -> None:
+    """Remove a last line an interrupt cut short, so that appending starts cleanly."""
+    try:
+        data = Path(path).read_bytes()
+        if data and not data.endswith(b"\n"):
+            Path(path).write_bytes(data[: data.rfind(b"\n") + 1])
+    except OSError as e:
+        raise InputError(f"cannot rewrite its last line: {os_error_text(e)}", path) from None
+
+
+def open_results(path: str):
+    """The results file, opened for appending (an input error naming it if it cannot be)."""
+    try:
+        return open(path, "a")  # noqa: SIM115 - the caller closes it
+    except OSError as e:
+        raise InputError(f"cannot write: {os_error_text(e)}", path) from None
+
+
+def _append(fh, text: str, path: str) -> None:
+    try:
+        fh.write(text)
+        fh.flush()
+    except OSError as e:
+        raise InputError(f"cannot write: {os_error_text(e)}", str(path)) from None
+
+
+def _close_quietly(fh) -> None:
+    with contextlib.suppress(OSError):  # what could not be flushed was already reported
+        fh.close()
+
+
+def run_audit(
+    ens: Ensemble,
+    data: Dataset,
+    spec: AuditSpec,
+    run: AuditRun,
+    on_block: Callable[[list[dict], int], None] | None = None,
+) -> list[dict]:
+    """Every audited row's result line (earlier ones from ``run.resume`` first). Each new
+    block's lines reach ``run.out`` (or the resume file) before the next block is
+    awaited; ``on_block(lines, answered so far)`` sees them too."""
+    n = run.n_rows
+    done = [d for d in read_done(run.resume) if int(d["row"]) < n]
+    seen = {int(d["row"]) for d in done}
+    todo = np.array([r for r in range(n) if r not in seen], dtype=int)
+    out_path = run.out or run.resume
+    lines = list(done)
+    if out_path and Path(out_path).exists() and out_path == run.resume:
+        drop_cut_line(out_path)
+    with ExitStack() as stack:
+        out = open_results(out_path) if out_path else None
+        if out is not None:
+            stack.callback(_close_quietly, out)
+        ex = stack.enter_context(opened_executor(run.executor, run.jobs)) if len(todo) else None
+        size = block_size(len(todo), ex.workers if ex is not None else 1, PROGRESS_BLOCK)
+        blocks = answer_blocks(
+            ens,
+            data,
+            spec,
+            todo,
+            size,
+            run.timeout_per_row,
+            executor=ex,
+            max_candidates=run.max_candidates,
+        )
+        for idx, ans in blocks:
+            new = [row_result(ens, spec, ans, i, r, data.X[r]) for i, r in enumerate(idx)]
+            if out is not None:
+                _append(out, "".join(json.dumps(d, allow_nan=False) + "\n" for d in new), out_path)
+            lines += new
+            if on_block is not None:
+                on_block(new, len(lines))
+    return lines
+
+
+def rate_text(t0: float, answered: int, total: int, fresh: int) -> str:
+    rate = fresh / max(time.time() - t0, 1e-9)
+    return f"audit: {answered}/{total} rows ({rate:.0f} rows/s)"

@@ -1,0 +1,210 @@
+"""The ``audit`` blocks of a ``.sens`` file: built against the model and their data when
+the file is loaded (every problem reported where it is written), run by the same code as
+``treesens audit`` and ``treesens.audit`` (frontends/audit.py, frontends/audit_run.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ...compiler.audit import check_target
+from ...compiler.ensemble import Ensemble
+from ...compiler.errors import FEATURES, InputError, closest
+from ...compiler.query import ANY
+from ..audit import (
+    TIMEOUT_PER_ROW,
+    AuditSpec,
+    by_column,
+    frame_from_results,
+    make_spec,
+    make_target,
+    report_text,
+    summary,
+)
+from ..audit_run import AuditRun, read_done, run_audit
+from ..data import Dataset, load_data
+from ..executors import Executor
+from .ast import (
+    AuditBlock,
+    By,
+    Classes,
+    Defaults,
+    GapSetting,
+    Jobs,
+    Limit,
+    Out,
+    Rows,
+    SensAST,
+    Timeout,
+    Vary,
+)
+from .build import csv_header, resolve_path
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """One audit block, ready to run: what it asks (``spec``) of which rows, and how."""
+
+    name: str
+    spec: AuditSpec
+    data: Dataset
+    label: str | None
+    by: str | None
+    run: AuditRun  # n_rows, out (resumed when it exists), timeout per row, jobs
+
+    def listing(self) -> str:
+        """One line for ``treesens run --list``."""
+        g = self.spec.target.gap
+        parts = [self.name, "audit", f"vary {self.spec.label}", f"{g.kind} gap {g.value:g}"]
+        parts += [f"{self.run.n_rows} rows", f"timeout per row {self.run.timeout_per_row:g}s"]
+        return "\t".join(parts)
+
+
+def _first(body: tuple, kind):
+    return next((st for st in body if isinstance(st, kind)), None)
+
+
+def _rows(ast: SensAST, blk: AuditBlock, base: Path, file_data: tuple[Path | None, str | None]):
+    """The data file an audit reads and its label column (None: no label column)."""
+    st = _first(blk.body, Rows)
+    if st is None:
+        if file_data[0] is None:
+            raise ast.error(
+                f'audit {blk.name.text!r} needs rows: add  data "rows.csv"  to it (or a data '
+                "line to the file)",
+                blk.name,
+            )
+        return file_data[0], file_data[1], None
+    path = resolve_path(base, st.path.value)
+    if not path.is_file():
+        raise ast.error(f"data file not found: {path}", st.path)
+    header = csv_header(path)
+    label = st.label if st.label is not None else "label"
+    if header is not None and label not in header:
+        if st.label is not None:
+            raise ast.error(f"the data file has no column {label!r}{closest(label, header)}", st)
+        label = None
+    return path, label, st
+
+
+def _target(ast: SensAST, ens: Ensemble, blk: AuditBlock, gap_st, cls_st):
+    binary = ens.n_classes == 2 and ens.n_outputs == 1
+    if binary and cls_st is not None:
+        raise ast.error(
+            "classes given, but the model is binary (classes 0 and 1); drop them", cls_st
+        )
+    c2 = None if cls_st is None or cls_st.c2 == ANY else str(cls_st.c2)
+    prob = gap_st is not None and gap_st.kind == "prob"
+    margin = gap_st is not None and gap_st.kind == "margin"
+    try:
+        target = make_target(
+            ens, gap_st.value if prob else None, gap_st.value if margin else None, c2
+        )
+    except InputError as e:
+        raise ast.error(e.message, cls_st or gap_st or blk.name) from None
+    try:
+        check_target(ens, target)
+    except InputError as e:
+        raise ast.error(e.message, gap_st or blk.name) from None
+    return target
+
+
+def build_audit(
+    ast: SensAST,
+    ens: Ensemble,
+    defaults: Defaults,
+    blk: AuditBlock,
+    base: Path,
+    file_data: tuple[Path | None, str | None],
+) -> AuditPlan:
+    """The plan of an audit block; a problem raises a SensError at its statement. The
+    block takes ``gap`` and ``jobs`` from defaults when it does not set them."""
+
+    def setting(kind):
+        return _first(blk.body, kind) or _first(defaults.body, kind)
+
+    path, label, rows_st = _rows(ast, blk, base, file_data)
+    at = rows_st.path if rows_st is not None else blk.name
+    try:
+        data = load_data(str(path), ens, label)
+    except InputError as e:
+        raise ast.error(f"cannot use the data: {e}", at) from None
+    vary = _first(blk.body, Vary)
+    names = ens.feature_names
+    for n in vary.names:
+        if n.text not in names:
+            raise ast.error(
+                f"unknown feature {n.text!r}{closest(n.text, names, listing=FEATURES)}", n
+            )
+    target = _target(ast, ens, blk, setting(GapSetting), _first(blk.body, Classes))
+    spec = make_spec(ens, data, [n.text for n in vary.names], target)
+    by_st = _first(blk.body, By)
+    by = by_st.name.text if by_st is not None else None
+    try:
+        by_column(data, ens, by, label)
+    except InputError:
+        known = list(names) + ([label] if label else [])
+        raise ast.error(
+            f"by {by!r}: neither a feature of the model nor the label column{closest(by, known)}",
+            by_st.name,
+        ) from None
+    limit, out, timeout, jobs = (
+        _first(blk.body, Limit),
+        _first(blk.body, Out),
+        _first(blk.body, Timeout),
+        setting(Jobs),
+    )
+    run = AuditRun(
+        n_rows=min(limit.n, data.n_rows) if limit is not None else data.n_rows,
+        resume=str(resolve_path(base, out.path.value)) if out is not None else None,
+        timeout_per_row=timeout.seconds if timeout is not None else TIMEOUT_PER_ROW,
+        jobs=jobs.n if jobs is not None else None,
+    )
+    return AuditPlan(blk.name.text, spec, data, label, by, run)
+
+
+def _check_out(plan: AuditPlan, ens: Ensemble) -> None:
+    """An ``out`` file is resumed: its lines must answer this audit."""
+    g = plan.spec.target.gap
+    for d in read_done(plan.run.resume):
+        same = (
+            d.get("features") == list(plan.spec.vary)
+            and d.get("gap") == g.value
+            and d.get("gap_kind", g.kind) == g.kind
+            and d.get("model") == ens.source
+        )
+        if not same:
+            raise InputError(
+                f"holds the answers of another audit (row {d.get('row')}: vary "
+                f"{','.join(d.get('features') or [])}, gap {d.get('gap')}); audit "
+                f"{plan.name!r} resumes its out file: delete it or name another",
+                plan.run.resume,
+            )
+
+
+def run_audit_plan(
+    ens: Ensemble,
+    plan: AuditPlan,
+    *,
+    jobs: int | None = None,
+    executor: str | Executor | None = None,
+    timeout: float | None = None,
+    on_block: Callable[[list[dict], int], None] | None = None,
+) -> list[dict]:
+    """Every audited row's result line. ``jobs``/``executor`` override the block's
+    ``jobs`` (a local pool by default), ``timeout`` its time limit per row."""
+    _check_out(plan, ens)
+    run = replace(
+        plan.run,
+        jobs=jobs if jobs is not None else plan.run.jobs,
+        executor=executor,
+        timeout_per_row=timeout if timeout is not None else plan.run.timeout_per_row,
+    )
+    return run_audit(ens, plan.data, plan.spec, run, on_block)
+
+
+def audit_report(ens: Ensemble, plan: AuditPlan, lines: list[dict], seconds: float) -> str:
+    """The summary an audit block prints: the same table as ``treesens audit``."""
+    df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, plan.by, plan.label))
+    return report_text(ens, plan.spec, plan.run.n_rows, seconds, summary(df, plan.by))
