@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from ...compiler.encode import resolve_features
+from ...compiler.query import resolve_condition
 from ...driver import solve_query
 from .common import (
     add_backend_arg,
@@ -36,6 +37,7 @@ def run(args) -> int:
     ens = load_from_args(args)
     q = query_from_args(args)
     resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
+    resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "

@@ -43,12 +43,12 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
         from rich.table import Table
 
         t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        t.add_column("feature")
-        t.add_column("x1", justify="right")
-        t.add_column("x2", justify="right")
+        t.add_column("feature", overflow="fold")  # a long name wraps, never cut
+        t.add_column("x1", justify="right", no_wrap=True)
+        t.add_column("x2", justify="right", no_wrap=True)
         near = (res.stats or {}).get("nearest_row")
         if near:
-            t.add_column(f"nearest data row #{near['index']}", justify="right")
+            t.add_column(f"nearest data row #{near['index']}", justify="right", no_wrap=True)
         t.add_column("")
         varied = set(res.features)
         for name, v1 in res.witness["x1"].items():
@@ -61,7 +61,7 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
                 differs = name not in varied and nv != v1
                 cells.append(("*" if differs else "") + _fmt(nv))
             t.add_row(*cells, mark, style=style_row)
-        con.print(t)
+        print_full_width(con, t)
         if res.outputs:
             p1, p2 = res.outputs["x1"], res.outputs["x2"]
             fmt = lambda p: "[" + ", ".join(f"{x:.4f}" for x in p) + "]"  # noqa: E731
@@ -78,3 +78,20 @@ def render_result(res, ens=None, console: Console | None = None) -> None:
                 f"divided by its range in the data, from the nearest data row to the witness's "
                 f"region){extra}"
             )
+
+
+def print_full_width(con: Console, table) -> None:
+    """A table in a terminal fits its width (long names wrap); written to a file or a pipe,
+    it is as wide as its widest row, so every name stays whole on one line."""
+    if con.is_terminal:
+        con.print(table)
+        return
+    from rich.measure import Measurement
+
+    widest = Measurement.get(con, con.options.update_width(10**6), table).maximum
+    width = con.width
+    con.width = max(width, widest)  # print's own width cannot exceed the console's
+    try:
+        con.print(table)
+    finally:
+        con.width = width

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ...compiler.errors import InputError
+from ...compiler.query import resolve_condition
 from ...compiler.result import ERROR
 from ..api import make_query
 from ..executors import parse_executor
@@ -49,7 +50,7 @@ def add_parser(sub) -> None:
         "query of the sweep, those reused by --resume first.",
     )
     add_model_args(p)
-    add_query_args(p, vary_required=False)
+    add_query_args(p, vary_required=False, vary_listed=False)
     add_backend_arg(p)
     p.add_argument(
         "--subsets",
@@ -143,7 +144,9 @@ def run(args) -> int:
     if not subsets:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker(args)
-    question = question_of(args, ens, mk(list(subsets[0]), ""))
+    first = mk(list(subsets[0]), "")
+    resolve_condition(ens, first)  # a wrong gap or classes is a bad input, before any progress
+    question = question_of(args, ens, first)
     log(
         f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
@@ -250,8 +253,11 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
     out_file = open(out_path, "a") if out_path else None  # noqa: SIM115 - kept open while streaming
     progress, task = start_progress(len(todo))
     record = question.record()
+    done = 0
 
     def on_result(res) -> None:
+        nonlocal done
+        done += 1
         res.stats["asked"] = record
         line = res.to_json()
         if out_file:
@@ -261,7 +267,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         if progress is not None:
             progress.update(task, advance=1, description=f"{res.query}: {res.status}")
         else:
-            log(f"{res.query}: {res.status} ({res.time['total']:.2f}s)")
+            log(f"[{done}/{len(todo)}] {res.query}: {res.status} ({res.time['total']:.2f}s)")
 
     try:
         spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
