@@ -144,14 +144,14 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
         from rich.table import Table
 
         t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        t.add_column("feature")
+        t.add_column("feature", overflow="fold")  # a long name wraps, never cut
         for col in witness_columns(res):
-            t.add_column(col, justify="right")
+            t.add_column(col, justify="right", no_wrap=True)
         t.add_column("")
         for row in witness_rows(res):
             cells = (escape(c) for c in (row.name, *row.cells, row.mark))
             t.add_row(*cells, style="bold yellow" if row.varied else None)
-        con.print(t)
+        print_full_width(con, t)
         if res.outputs:
             check = (
                 "[green]replay-checked with the library's predict[/]"
@@ -162,6 +162,23 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
             con.print(f"probabilities  x1 {p1}   x2 {p2}   {check}")
         if res.distance is not None:
             con.print(distance_text(res))
+
+
+def print_full_width(con, table) -> None:
+    """A table in a terminal fits its width (long names wrap); written to a file or a pipe,
+    it is as wide as its widest row, so every name stays whole on one line."""
+    if con.is_terminal:
+        con.print(table)
+        return
+    from rich.measure import Measurement
+
+    widest = Measurement.get(con, con.options.update_width(10**6), table).maximum
+    width = con.width
+    con.width = max(width, widest)  # print's own width cannot exceed the console's
+    try:
+        con.print(table)
+    finally:
+        con.width = width
 
 
 def result_text(res: Result) -> str:

@@ -21,7 +21,9 @@ def main() -> None:
     names = [n.replace(" ", "_") for n in ds.feature_names]
     df = pd.DataFrame(ds.data[:ROWS], columns=names)
     df["label"] = ds.target[:ROWS]
-    df.to_csv(HERE / "breast_cancer_rows.csv", index=False, float_format="%.6g")
+    path = HERE / "breast_cancer_rows.csv"
+    df.to_csv(path, index=False, float_format="%.6g")
+    print(f"wrote {path.name}: {ROWS} rows, {len(names)} features and label")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,15 @@ from __future__ import annotations
 import importlib
 import sys
 
+from ..compiler.errors import InputError
+
 _lean = False
+
+# what to install when a model's library is missing (xgboost is an extra: pyproject.toml)
+INSTALL_HINT = {
+    "xgboost": "pip install xgboost-cpu, or xgboost for GPU support",
+    "lightgbm": "pip install lightgbm",
+}
 
 
 def prefer_lean_imports() -> None:
@@ -23,7 +31,20 @@ def prefer_lean_imports() -> None:
 
 
 def import_library(name: str):
-    """``import name`` (xgboost or lightgbm), lean when the CLI asked for it."""
+    """``import name`` (xgboost or lightgbm), lean when the CLI asked for it; a missing
+    library is an input error that says what to install."""
+    try:
+        return _import(name)
+    except ModuleNotFoundError as e:
+        if e.name != name:
+            raise
+        hint = INSTALL_HINT.get(name, f"pip install {name}")
+        raise InputError(
+            f"this model needs the {name} package, which is not installed: {hint}"
+        ) from None
+
+
+def _import(name: str):
     if name in sys.modules or not _lean or "sklearn" in sys.modules:
         return importlib.import_module(name)
     sys.modules["sklearn"] = None  # `import sklearn...` now fails at once, as if absent

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from ...compiler.encode import resolve_features
+from ...compiler.query import resolve_condition
 from ...driver import solve_query
 from ...driver.max_gap import check_max_gap_model, max_gap_query
 from ..api import require_backend
@@ -48,6 +49,7 @@ def run(args) -> int:
     ens = load_from_args(args)
     q = query_from_args(args)
     resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
+    resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
     check_data(args, ens)
     tol = max_gap_tolerance(args)
     if tol is not None:

@@ -94,12 +94,18 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_query_args(p: argparse.ArgumentParser, vary_required: bool = True) -> None:
+def add_query_args(
+    p: argparse.ArgumentParser, vary_required: bool = True, vary_listed: bool = True
+) -> None:
+    """The query flags; ``vary_listed=False`` keeps ``--vary`` out of ``--help`` (a command
+    that chooses the features itself still reads it, to refuse it with a reason)."""
     p.add_argument(
         "--vary",
         required=vary_required,
         metavar="NAMES",
-        help="comma-separated features that may differ between the two inputs",
+        help="comma-separated features that may differ between the two inputs"
+        if vary_listed
+        else argparse.SUPPRESS,
     )
     g = p.add_mutually_exclusive_group()
     g.add_argument(

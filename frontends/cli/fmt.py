@@ -21,20 +21,37 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--check",
         action="store_true",
-        help="print nothing; exit 1 if the file is not in canonical form",
+        help="print nothing on stdout; exit 1, saying so on stderr, if the file is not in "
+        "canonical form",
     )
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-
     ast = parse_file(args.file)
     text = format_sens(ast)
     if args.check:
-        return 0 if text == ast.source else 1
+        if text == ast.source:
+            return 0
+        line = first_difference(ast.source, text)
+        print(
+            f"{args.file}: not in canonical form (first difference at line {line}); "
+            f"treesens fmt -w {args.file} rewrites it",
+            file=sys.stderr,
+        )
+        return 1
     if args.write:
         if text != ast.source:
             Path(args.file).write_text(text, encoding="utf-8")
         return 0
     sys.stdout.write(text)
     return 0
+
+
+def first_difference(old: str, new: str) -> int:
+    """The number (from 1) of the first line where two texts differ."""
+    a, b = old.splitlines(), new.splitlines()
+    for i, (x, y) in enumerate(zip(a, b), start=1):
+        if x != y:
+            return i
+    return min(len(a), len(b)) + 1

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ...compiler.errors import InputError
+from ...compiler.query import resolve_condition
 from ...compiler.result import ERROR
 from ...driver.max_gap import check_max_gap_model
 from ..api import make_query, require_backend
@@ -56,7 +57,7 @@ def add_parser(sub) -> None:
         "query of the sweep, those reused by --resume first.",
     )
     add_model_args(p)
-    add_query_args(p, vary_required=False)
+    add_query_args(p, vary_required=False, vary_listed=False)
     add_backend_arg(p)
     p.add_argument(
         "--subsets",
@@ -156,6 +157,7 @@ def run(args) -> int:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker(args)
     first = mk(list(subsets[0]), "")
+    resolve_condition(ens, first)  # a wrong gap or classes is a bad input, before any progress
     if max_gap_tolerance(args) is not None:
         check_max_gap_model(ens, first)
     question = question_of(args, ens, first)
@@ -250,8 +252,11 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
     out_file = open(out_path, "a") if out_path else None  # noqa: SIM115 - kept open while streaming
     progress, task = start_progress(len(todo))
     record = question.record()
+    done = 0
 
     def on_result(res) -> None:
+        nonlocal done
+        done += 1
         res.stats["asked"] = record
         line = res.to_json()
         if out_file:
@@ -261,7 +266,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         if progress is not None:
             progress.update(task, advance=1, description=f"{res.query}: {res.status}")
         else:
-            log(f"{res.query}: {res.status} ({res.time['total']:.2f}s)")
+            log(f"[{done}/{len(todo)}] {res.query}: {res.status} ({res.time['total']:.2f}s)")
 
     try:
         spec, jobs = (args.executor, args.jobs) if todo else (None, 1)

@@ -1,6 +1,6 @@
 """Fuzzing the .sens parser: any text parses or raises a located SensError, never a traceback.
 
-Inputs are the shipped ``examples/*.sens`` files, mutated (characters and tokens deleted,
+Inputs are the ``examples/*.sens`` and ``bench/examples/*.sens`` files, mutated (characters and tokens deleted,
 inserted, replaced; lines swapped; truncated; random unicode), and random statements and
 token sequences made from the grammar's own words. Every input is parsed, formatted (what
 ``treesens fmt`` prints must read back as the same file) and resolved against the models
@@ -27,13 +27,19 @@ from treesens.frontends import sens
 from treesens.frontends.sens import SensError
 from treesens.tests.fuzzing import event, fuzz_settings
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SENS_FILES = sorted(EXAMPLES.glob("*.sens"))
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+SENS_FILES = sorted([*EXAMPLES.glob("*.sens"), *(REPO / "bench" / "examples").glob("*.sens")])
 SHIPPED = (
     "breast_cancer_xgb.json",
     "breast_cancer_details.csv",
     "wine_xgb.json",
     "wine_details.csv",
+    "diabetes_lgbm.txt",
+    "diabetes_details.csv",
+    "diabetes.csv",
+    "iris_lgbm.txt",
+    "iris_details.csv",
 )
 FILENAME = "fuzz.sens"
 
@@ -54,8 +60,8 @@ def runnable(texts) -> list[str]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> Path:
     """A folder holding the shipped example models, where fuzzed files are resolved."""
-    # two levels down, so that "../../shared/..." (the examples' paths) stays inside it
-    d = tmp_path_factory.mktemp("sens_fuzz") / "a" / "b"
+    # three levels down, so that "../../../shared/..." (bench/examples' paths) stays inside it
+    d = tmp_path_factory.mktemp("sens_fuzz") / "a" / "b" / "c"
     d.mkdir(parents=True)
     for name in SHIPPED:
         if (EXAMPLES / name).exists():

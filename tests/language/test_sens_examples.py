@@ -1,5 +1,7 @@
-"""The .sens files in examples/: they parse, are canonical, round-trip through fmt, load
-against their models, and (the shipped ones, quickly; all of them, slowly) run."""
+"""The .sens files in examples/ (over models shipped with treesens) and bench/examples/
+(over the paper's benchmark models in ../shared/benchmarks): they parse, are canonical,
+round-trip through fmt, load against their models, and (the shipped ones, quickly; all of
+them, slowly) run."""
 
 from __future__ import annotations
 
@@ -13,12 +15,12 @@ from treesens.frontends.sens import format_sens, load_queries, parse, parse_file
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
-SENS = sorted(EXAMPLES.glob("*.sens"))
-# examples over the paper's benchmark models refer to ../../shared/benchmarks (next to
-# the repository); the others use models shipped in examples/
-SHARED = (EXAMPLES / "../../shared/benchmarks").resolve()
-SHIPPED = [p for p in SENS if "shared/benchmarks" not in p.read_text()]
-OVER_SHARED = [p for p in SENS if p not in SHIPPED]
+BENCH_EXAMPLES = REPO / "bench" / "examples"
+SHIPPED = sorted(EXAMPLES.glob("*.sens"))
+# bench/examples/ refer to ../../../shared/benchmarks (next to the repository)
+OVER_SHARED = sorted(BENCH_EXAMPLES.glob("*.sens"))
+SENS = SHIPPED + OVER_SHARED
+SHARED = (REPO / "../shared/benchmarks").resolve()
 SKIP_SHARED = "needs ../shared/benchmarks next to the repository (not in a user's clone)"
 
 
