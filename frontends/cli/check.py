@@ -49,11 +49,11 @@ def run(args) -> int:
     ens = load_from_args(args)
     q = query_from_args(args)
     resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
-    resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
     check_data(args, ens)
     tol = max_gap_tolerance(args)
     if tol is not None:
         check_max_gap_model(ens, q)
+    resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "

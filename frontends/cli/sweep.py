@@ -157,9 +157,9 @@ def run(args) -> int:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker(args)
     first = mk(list(subsets[0]), "")
-    resolve_condition(ens, first)  # a wrong gap or classes is a bad input, before any progress
     if max_gap_tolerance(args) is not None:
         check_max_gap_model(ens, first)
+    resolve_condition(ens, first)  # a wrong gap or classes is a bad input, before any progress
     question = question_of(args, ens, first)
     log(
         f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
