@@ -23,7 +23,7 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Gap, _class_index
-from ..compiler.result import INSENSITIVE, SENSITIVE, Result
+from ..compiler.result import INSENSITIVE, SENSITIVE, Result, input_files
 from ..compiler.result import UNKNOWN as UNKNOWN_STATUS
 from .audit_solve import solve_rows
 from .data import Dataset, load_data
@@ -46,6 +46,7 @@ class AuditSpec:
     vary: tuple[str, ...]
     target: Target
     scales: dict[int, float]
+    data_source: str = ""  # the rows' file (recorded in each row's ``inputs``)
 
     @property
     def label(self) -> str:
@@ -78,7 +79,8 @@ def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
         raise InputError("--vary needs at least one feature name")
     F = resolve_features(ens, names)
     _, rng = data.ranges()
-    return AuditSpec(names, target, {f: feature_scale(ens, f, float(rng[f])) for f in F})
+    scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}
+    return AuditSpec(names, target, scales, data.source)
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,7 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         gap_kind=spec.target.gap.kind,
         model=ens.source,
         message="" if status != UNKNOWN else (ans.note or UNKNOWN_WHY),
+        inputs=input_files(ens.inputs, spec.data_source),
     )
     res.outputs = {"x1": ans.p_row[i].tolist()}
     if status == FLIPPABLE:

@@ -88,7 +88,7 @@ def _append(fh, text: str, path: str) -> None:
         fh.write(text)
         fh.flush()
     except OSError as e:
-        raise InputError(f"cannot write: {os_error_text(e)}", str(path)) from None
+        raise InputError(f"cannot write: {e.strerror or e}", str(path)) from None
 
 
 def _close_quietly(fh) -> None:

@@ -176,6 +176,17 @@ def test_cli_prints_one_json_line_per_row(tmp_path):
     assert all(d["witness"]["x1"]["worst_radius"] is not None for d in lines if d["witness"])
 
 
+def test_each_row_line_records_the_model_details_and_data_files(tmp_path):
+    data = _bc_csv(tmp_path)
+    args = ["audit", BC_MODEL, "--details", BC_DETAILS, "--data", data, "--vary", "worst_radius"]
+    first = json_lines(run_treesens(*args, "--json", "--limit", "1").stdout)[0]
+    assert first["inputs"] == {
+        "model": str(BC_MODEL),
+        "details": str(BC_DETAILS),
+        "data": str(data),
+    }
+
+
 def test_cli_bad_feature_exits_2(tmp_path):
     data = _bc_csv(tmp_path)
     p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "nosuch")

@@ -156,8 +156,9 @@ def test_run_json_prints_the_row_lines_of_treesens_audit(tmp_path):
         "40",
         "--json",
     )
-    # the same answers; the model's source is written as each frontend was given it
-    drop = lambda d: {k: v for k, v in d.items() if k not in ("time", "model")}  # noqa: E731
+    # the same answers; the model's source and the input files are written as each
+    # frontend was given them
+    drop = lambda d: {k: v for k, v in d.items() if k not in ("time", "model", "inputs")}  # noqa: E731
     assert [drop(d) for d in got] == [drop(d) for d in json_lines(cli.stdout)]
 
 
