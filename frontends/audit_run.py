@@ -5,7 +5,6 @@ and return every row's line."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from ..compiler.errors import InputError
 from .audit import TIMEOUT_PER_ROW, AuditSpec, answer_blocks, block_size, row_result
 from .data import Dataset
 from .executors import Executor
-from .sweep import opened_executor, os_error_text
+from .sweep import append_flushed, close_quietly, opened_executor, os_error_text
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
 
@@ -83,19 +82,6 @@ def open_results(path: str):
         raise InputError(f"cannot write: {os_error_text(e)}", path) from None
 
 
-def _append(fh, text: str, path: str) -> None:
-    try:
-        fh.write(text)
-        fh.flush()
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror or e}", str(path)) from None
-
-
-def _close_quietly(fh) -> None:
-    with contextlib.suppress(OSError):  # what could not be flushed was already reported
-        fh.close()
-
-
 def run_audit(
     ens: Ensemble,
     data: Dataset,
@@ -117,7 +103,7 @@ def run_audit(
     with ExitStack() as stack:
         out = open_results(out_path) if out_path else None
         if out is not None:
-            stack.callback(_close_quietly, out)
+            stack.callback(close_quietly, out)
         ex = stack.enter_context(opened_executor(run.executor, run.jobs)) if len(todo) else None
         size = block_size(len(todo), ex.workers if ex is not None else 1, PROGRESS_BLOCK)
         blocks = answer_blocks(
@@ -133,7 +119,9 @@ def run_audit(
         for idx, ans in blocks:
             new = [row_result(ens, spec, ans, i, r, data.X[r]) for i, r in enumerate(idx)]
             if out is not None:
-                _append(out, "".join(json.dumps(d, allow_nan=False) + "\n" for d in new), out_path)
+                append_flushed(
+                    out, "".join(json.dumps(d, allow_nan=False) + "\n" for d in new), out_path
+                )
             lines += new
             if on_block is not None:
                 on_block(new, len(lines))

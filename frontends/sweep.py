@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -553,6 +554,23 @@ def sweep(
             )
     answered = dict(zip(plan.todo, new, strict=True))
     return [answered[s] if s in answered else result_from_line(plan.reused[s]) for s in subs]
+
+
+def append_flushed(fh, text: str, path) -> None:
+    """Write ``text`` to the results file ``fh`` and flush it; a full disk or an I/O error
+    is an input error naming the file."""
+    try:
+        fh.write(text)
+        fh.flush()
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror or e}", str(path)) from None
+
+
+def close_quietly(fh) -> None:
+    """Close a results file written with append_flushed: what it could not flush was
+    already reported."""
+    with contextlib.suppress(OSError):
+        fh.close()
 
 
 @contextmanager

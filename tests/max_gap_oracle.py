@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from treesens.compiler.encode import resolve_features
 from treesens.compiler.ensemble import Ensemble
 from treesens.compiler.query import Gap, Query
-from treesens.tests.oracle import _grid, feature_thresholds, interval_values
+from treesens.tests.oracle import cell_grid
 from treesens.tests.regressions import harness as H
 
 MAX_ROWS = 2_000_000
@@ -27,18 +26,7 @@ def exact_max_gap(ens: Ensemble, vary, source: str = "ir") -> float:
     if source == "library":
         grid = H.build_grid(ens, vary)
         return H.best_gap(ens, grid, Query(vary=tuple(vary), gap=Gap(0.0)), "prob")
-    varying = sorted(resolve_features(ens, vary))
-    shared = [f for f in range(ens.n_features) if f not in varying]
-    ths = feature_thresholds(ens)
-    vals = {f: interval_values(ens, f, ths[f]) for f in range(ens.n_features)}
-    S = _grid([vals[f] for f in shared])
-    V = _grid([vals[f] for f in varying])
-    ns, nv = len(S), len(V)
-    if ns * nv > MAX_ROWS:
-        raise ValueError(f"enumeration too large: {ns} x {nv} rows")
-    X = np.empty((ns * nv, ens.n_features))
-    X[:, shared] = np.repeat(S, nv, axis=0)
-    X[:, varying] = np.tile(V, (ns, 1))
+    X, ns, nv = cell_grid(ens, vary, max_rows=MAX_ROWS)
     p = ens.proba(X)[:, 1].reshape(ns, nv)
     return float(np.max(np.minimum(p.max(axis=1) - 0.5, 0.5 - p.min(axis=1))))
 

@@ -153,6 +153,24 @@ def _side_ok(ens: Ensemble, q: Query, X: np.ndarray, copy: int, other_class) -> 
     return out
 
 
+def cell_grid(ens: Ensemble, vary, reps: str = "independent", max_rows: int = MAX_ROWS):
+    """One point per combination of threshold cells, as (X, ns, nv): row s * nv + v joins
+    the s-th combination of the shared features with the v-th of the varied ones."""
+    varying = sorted(resolve_features(ens, vary))
+    shared = [f for f in range(ens.n_features) if f not in varying]
+    ths = feature_thresholds(ens)
+    vals = {f: interval_values(ens, f, ths[f], reps) for f in range(ens.n_features)}
+    S = _grid([vals[f] for f in shared])
+    V = _grid([vals[f] for f in varying])
+    ns, nv = len(S), len(V)
+    if ns * nv > max_rows:
+        raise ValueError(f"enumeration too large: {ns} x {nv} rows")
+    X = np.empty((ns * nv, ens.n_features))
+    X[:, shared] = np.repeat(S, nv, axis=0)
+    X[:, varying] = np.tile(V, (ns, 1))
+    return X, ns, nv
+
+
 def brute_force_witness(ens: Ensemble, query: Query, reps: str = "independent"):
     """A pair (x1, x2) meeting the query, found by enumeration, or None if there is none.
 
@@ -162,18 +180,7 @@ def brute_force_witness(ens: Ensemble, query: Query, reps: str = "independent"):
     if query.bounds or query.relations:
         raise NotImplementedError("the oracle does not handle extra bounds or relations")
     resolve_condition(ens, query)  # same input errors as the pipeline
-    varying = sorted(resolve_features(ens, query.vary))
-    shared = [f for f in range(ens.n_features) if f not in varying]
-    ths = feature_thresholds(ens)
-    vals = {f: interval_values(ens, f, ths[f], reps) for f in range(ens.n_features)}
-    S = _grid([vals[f] for f in shared])
-    V = _grid([vals[f] for f in varying])
-    ns, nv = len(S), len(V)
-    if ns * nv > MAX_ROWS:
-        raise ValueError(f"enumeration too large: {ns} x {nv} rows")
-    X = np.empty((ns * nv, ens.n_features))
-    X[:, shared] = np.repeat(S, nv, axis=0)
-    X[:, varying] = np.tile(V, (ns, 1))
+    X, ns, nv = cell_grid(ens, query.vary, reps)
     other = None
     if query.classes is not None and not (ens.n_classes == 2 and ens.n_outputs == 1):
         c1 = _class_index(ens, query.classes[0])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
 from pathlib import Path
@@ -336,23 +335,6 @@ def emit_result(res: Result, as_json: bool, ens=None) -> None:
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def append_flushed(fh, text: str, path) -> None:
-    """Write ``text`` to the results file ``fh`` and flush it; a full disk or an I/O error
-    is an input error naming the file."""
-    try:
-        fh.write(text)
-        fh.flush()
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror or e}", str(path)) from None
-
-
-def close_quietly(fh) -> None:
-    """Close a results file written with append_flushed: what it could not flush was
-    already reported."""
-    with contextlib.suppress(OSError):
-        fh.close()
 
 
 def check_writable(where: str, path: Path) -> None:

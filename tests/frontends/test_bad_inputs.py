@@ -258,7 +258,7 @@ def test_audit_out_on_a_full_disk_is_one_line_naming_the_file(tmp_path):
 
 
 def test_append_flushed_names_the_file_when_the_disk_is_full():
-    from treesens.frontends.cli.common import append_flushed
+    from treesens.frontends.sweep import append_flushed
 
     class Full:
         def write(self, text):
