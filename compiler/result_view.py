@@ -105,6 +105,7 @@ def distance_text(res: Result) -> str:
 _STOPPED = {
     "time limit": "in the time limit",
     "stall": "before the search stalled (stall_time)",
+    "time budget": "in the optimisation's time budget (optimise_time)",
     "gap": "within the optimality gap (optimality_gap)",
     "interrupted": "before the interruption",
 }
