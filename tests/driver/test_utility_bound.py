@@ -16,6 +16,7 @@ from treesens.compiler.encode import encode
 from treesens.compiler.ir import check_constraint
 from treesens.compiler.passes.data_aware import UtilityObjective, feature_ranks, marginals
 from treesens.compiler.query import Gap, Query
+from treesens.compiler.result_view import optimum_line
 from treesens.driver.optimise import (
     BUDGET_STOP,
     OptimisationWatch,
@@ -179,3 +180,11 @@ def test_the_time_budget_never_stops_a_search_that_has_no_pair_yet():
     w = _watch(5.0)
     w.t0 = time.time() - 60.0
     assert w.stop_reason() is None
+
+
+def test_a_pair_not_proven_optimal_shows_its_utility_bound_and_gap():
+    stats = {"solver_status": "feasible", "stopped_by": "time budget"}
+    stats |= optimum_stats(-60.0, -30.0)
+    line = optimum_line(stats)
+    assert "optimisation's time budget" in line
+    assert "utility -60, bound -30, gap 50.0%" in line
