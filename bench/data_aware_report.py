@@ -6,8 +6,9 @@
 Per configuration (data-prob / data-clause / data-probclause, and any other in the file):
 the runs, the pairs found (validated), the median and 90th-percentile time, how many
 optimising runs ended with a proof (``solver_status`` optimal) and the median proven
-relative gap |bound - utility| / max(1, |utility|) of the others, and the median and mean
-distance to the data; then one row per instance with each configuration's distance.
+relative gap |bound - utility| / max(1, |utility|) of the others, the median and mean
+distance to the data of the valid pairs, and the distance of the printed pairs that do not
+replay (a peer's); then one row per instance with each configuration's distance.
 """
 
 from __future__ import annotations
@@ -36,16 +37,18 @@ def summary_rows(rows: list[dict]) -> list[str]:
     for r in rows:
         by_cfg[r["config"]].append(r)
     out = [
-        "| configuration | runs | pairs (valid) | median time s | p90 time s | proven optimal "
-        "| median gap (not proven) | median distance | mean distance |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| configuration | runs | pairs (valid) | invalid pairs | median time s | p90 time s "
+        "| proven optimal | median gap (not proven) | median distance | mean distance "
+        "| median distance (invalid pairs) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for cfg in sorted(by_cfg):
         rs = by_cfg[cfg]
         times = [r["time"]["total"] for r in rs if r["time"].get("total") is not None]
         valid = [r for r in rs if r.get("validated")]
+        invalid = [r for r in rs if r["status"] == "sensitive" and not r.get("validated")]
         da = [r.get("data_aware") or {} for r in valid]
-        optimising = [d for d in da if "objective" in d]
+        optimising = [d for d in da if "objective_bound" in d]  # the utility objective
         proven = sum(1 for d in optimising if d.get("solver_status") == "optimal")
         gaps = [
             d["objective_gap"]
@@ -53,13 +56,16 @@ def summary_rows(rows: list[dict]) -> list[str]:
             if d.get("solver_status") != "optimal" and d.get("objective_gap") is not None
         ]
         dist = [r["distance"] for r in valid if r.get("distance") is not None]
+        bad = [r["distance"] for r in invalid if r.get("distance") is not None]
         out.append(
-            f"| {cfg} | {len(rs)} | {len(valid)} | {_fmt(statistics.median(times) if times else None, 1)}"
+            f"| {cfg} | {len(rs)} | {len(valid)} | {len(invalid)}"
+            f" | {_fmt(statistics.median(times) if times else None, 1)}"
             f" | {_fmt(_quantile(times, 0.9), 1)}"
             f" | {f'{proven} of {len(optimising)}' if optimising else '-'}"
             f" | {_fmt(statistics.median(gaps) if gaps else None)}"
             f" | {_fmt(statistics.median(dist) if dist else None)}"
-            f" | {_fmt(statistics.mean(dist) if dist else None)} |"
+            f" | {_fmt(statistics.mean(dist) if dist else None)}"
+            f" | {_fmt(statistics.median(bad) if bad else None)} |"
         )
     return out
 
@@ -82,10 +88,12 @@ def instance_rows(rows: list[dict]) -> list[str]:
                 cells.append("")
                 continue
             d = r.get("data_aware") or {}
-            gap = "opt" if d.get("solver_status") == "optimal" and "objective" in d else None
+            gap = "opt" if d.get("solver_status") == "optimal" and "objective_bound" in d else None
             if gap is None and d.get("objective_gap") is not None:
                 gap = f"{100 * d['objective_gap']:.0f}%"
             dist = _fmt(r.get("distance")) if r.get("validated") else r.get("status", "?")
+            if r["status"] == "sensitive" and not r.get("validated"):
+                dist = f"{_fmt(r.get('distance'))} (invalid pair)"
             cells.append(f"{_fmt(r['time'].get('total'), 1)} / {gap or '-'} / {dist}")
         out.append(f"| {inst} | " + " | ".join(cells) + " |")
     return out

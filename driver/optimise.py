@@ -1,10 +1,11 @@
 """Following an optimising solve (the data-aware utility) from the parent process.
 
 Each better point the backend reports is replay-checked and measured against the data;
-a progress line goes to stderr; the solve is stopped by the stopping rule (no better
-point for ``stall_time`` seconds, or ``optimise_time`` seconds of optimising with a pair
-known; docs/data-aware.md). When the solver is stopped, runs
-out of time or is interrupted, the best replay-checked point so far answers.
+a progress line goes to stderr; the solve is stopped by the stopping rules
+(``optimise_time`` seconds of optimising with a pair known, or no better point for
+``stall_time`` seconds; docs/data-aware.md). When the solver is stopped, runs out of
+time or is interrupted, the best replay-checked point so far answers; the result carries
+the utility, its proven bound and their relative gap.
 """
 
 from __future__ import annotations

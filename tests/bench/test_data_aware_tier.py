@@ -47,7 +47,7 @@ def test_ensense_argv_passes_its_clause_file_when_given():
 
 
 def _row(config, total, status="sensitive", gap=None, optimal=False, distance=0.5):
-    da = {} if gap is None else {"objective": -1.0, "objective_gap": gap}
+    da = {} if gap is None else {"objective": -1.0, "objective_bound": 0.0, "objective_gap": gap}
     if optimal:
         da["solver_status"] = "optimal"
     return {
@@ -66,4 +66,12 @@ def test_the_table_reports_the_median_gap_of_the_runs_not_proven_optimal():
     rows.append(_row("data-prob", 30, gap=0.0, optimal=True))
     (line,) = [x for x in data_aware_report.summary_rows(rows) if x.startswith("| data-prob")]
     cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[5] == "1 of 3" and cells[6] == f"{0.3:.3f}" and cells[3] == "20.0"
+    assert cells[6] == "1 of 3" and cells[7] == f"{0.3:.3f}" and cells[4] == "20.0"
+
+
+def test_the_table_counts_printed_pairs_that_do_not_replay_as_invalid():
+    rows = [_row("peer", 5.0), _row("peer", 6.0)]
+    rows[1]["validated"] = False
+    (line,) = [x for x in data_aware_report.summary_rows(rows) if x.startswith("| peer")]
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[2:4] == ["1", "1"]
