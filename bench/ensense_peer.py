@@ -199,6 +199,7 @@ def ensense_argv(
     gap: tuple[float, float],
     details: str | None,
     precision: float | None = None,
+    clauses: str | None = None,
 ) -> list[str]:
     argv = [python, "-u", "src/sensitive.py", model_file, "--features", *map(str, features)]
     argv += ["--output_gap", repr(gap[0]), repr(gap[1]), "--solver", "pb"]
@@ -206,6 +207,8 @@ def ensense_argv(
         argv += ["--details", details]
     if precision:
         argv += ["--precision", repr(float(precision))]
+    if clauses:  # its data-aware clause mode (bench/ensense_clauses.py)
+        argv += ["--in_distro_clauses", clauses]
     return argv
 
 
@@ -332,8 +335,9 @@ def run_ensense(inst: dict, timeout: float, params: dict | None = None) -> dict:
     varied = [ens.feature_names.index(f) for f in inst["features"]]
     g = float(inst["gap"])
     gap = output_gap(g, float(ens.intercept[0]), ensense_base_score(found.base_score))
+    clauses = params.get("in_distro_clauses")
     argv = ensense_argv(
-        python, model_file, varied, gap, inst["details_path"], params.get("precision")
+        python, model_file, varied, gap, inst["details_path"], params.get("precision"), clauses
     )
     out, killed, wall, cpu = _run_killed_at(argv, ENSENSE_DIR, timeout + startup)
     total = max(wall - startup, 0.0)
@@ -344,7 +348,9 @@ def run_ensense(inst: dict, timeout: float, params: dict | None = None) -> dict:
             claim.x1, claim.x2, varied, g, ens.replayer.predict_proba, ens.n_features
         )
     status = claim.status
+    pair = {"pair": [claim.x1, claim.x2]} if clauses and claim.status == "sensitive" else {}
     return {
+        **pair,
         "status": status,
         "validated": valid,
         "distance": None,

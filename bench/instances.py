@@ -100,17 +100,24 @@ class Instance:
         m, d = MODELS[self.model]
         return str(SHARED / m), (str(SHARED / d) if d else None)
 
+    @property
+    def data_path(self) -> str | None:
+        """The model's training data (train.csv beside it), when the benchmarks have it."""
+        path = (SHARED / MODELS[self.model][0]).parent / "train.csv"
+        return str(path) if path.is_file() else None
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["id"] = self.id
         d["model_path"], d["details_path"] = self.paths
+        d["data_path"] = self.data_path
         return d
 
 
 @dataclass(frozen=True)
 class Config:
     name: str
-    kind: str = "treesens"  # treesens | veritas | ensense
+    kind: str = "treesens"  # treesens | veritas | ensense | ensense-clause
     passes: str | None = None  # None: default; "-unaff": default minus one; "none"
     baseline: str | None = None
     backend: str = "cpsat"
@@ -118,6 +125,9 @@ class Config:
     heuristic_effort: float = 1.0  # the heuristic's work bound, a multiple of the default
     params: tuple[tuple[str, object], ...] = ()  # CP-SAT parameters (SatParameters fields)
     note: str = ""
+    # with the instance's train.csv as data: "none" measures the witness's distance only,
+    # "prob" / "clause" / "probclause" also steer the search (docs/data-aware.md)
+    data_aware: str | None = None
 
 
 CONFIGS = {
@@ -176,6 +186,20 @@ CONFIGS = {
         Config("ensense", kind="ensense", note="Ensense (the paper's tool), --solver pb, replayed"),
     ]
 }
+# the data-aware tier: the default pipeline with the instance's train.csv as data
+for _mode, _note in (
+    ("none", "data given, search unchanged (the witness's distance measured)"),
+    ("prob", "utility objective (optimising)"),
+    ("clause", "cavity clauses (learned once per model, cached)"),
+    ("probclause", "cavity clauses and the utility objective"),
+):
+    CONFIGS[f"data-{_mode}"] = Config(f"data-{_mode}", data_aware=_mode, note=_note)
+CONFIGS["ensense-clause"] = Config(
+    "ensense-clause",
+    kind="ensense-clause",
+    note="Ensense's clause mode (learn-data.py clauses, --solver pb), replayed, distance measured",
+)
+DATA_AWARE_CONFIGS = ["data-prob", "data-clause", "data-probclause"]
 # one configuration per installed non-default backend (all passes, no heuristic, so
 # they compare with default-noheur)
 # CP-SAT parameter candidates for the default backend (all passes, no heuristic: they
@@ -364,7 +388,13 @@ def _spread(items: list, k: int) -> list:
 # treesens' default, Kant and the paper's ablations side by side (the ablations and Kant
 # run without the heuristic: compare them with default-noheur)
 ABLATION_CONFIGS = ["default", "default-noheur", "kant", "no-unaff", "no-aff", "no-obj"]
-TIERS = ("quick", "multiclass", "multi", "full")
+TIERS = ("quick", "multiclass", "multi", "full", "data-aware")
+# the shipped binary models with a train.csv
+DATA_MODELS = tuple(
+    k
+    for k, m, _ in BINARY_MODELS
+    if m.split("/")[0] in ("adult", "churn", "pimadiabetes", "german_credit")
+)
 QUICK_MODELS = ("breast_cancer_robust", "diabetes_robust", "pimadiabetes_t200_d5", "adult_t200_d5")
 
 
@@ -383,6 +413,9 @@ def tier(name: str, suites=None) -> tuple[list[Instance], list[str], float]:
         return multiclass_tier(), list(ABLATION_CONFIGS), 60.0
     if name == "multi":
         return feature_pairs(), list(ABLATION_CONFIGS), 60.0
+    if name == "data-aware":
+        # sample: bench/sample-data-aware.txt (sensitive instances of the full tier)
+        return single_feature(DATA_MODELS, gaps=(0.2,)), list(DATA_AWARE_CONFIGS), 120.0
     if name == "full":
         suites = suites or ("single", "multiclass", "multi")
         insts = []

@@ -55,7 +55,7 @@ from treesens.frontends.sweep import parse_shard, shard_of  # noqa: E402
 GRACE = 30.0  # seconds past the time limit before the process group is killed
 # Ensense's runs add its interpreter's start-up, measured twice (bench/ensense_peer.py
 # kills its process group at the limit itself)
-GRACE_BY_KIND = {"ensense": 150.0}
+GRACE_BY_KIND = {"ensense": 150.0, "ensense-clause": 150.0}
 
 
 def _done(path: Path) -> set[tuple[str, str]]:
@@ -253,7 +253,7 @@ def main(argv=None) -> int:
             except ImportError:
                 print("skipping configuration veritas: dtai-veritas not installed", file=sys.stderr)
                 configs.remove(c)
-        if cfg.kind == "ensense" and not args.list:
+        if cfg.kind in ("ensense", "ensense-clause") and not args.list:
             from ensense_peer import unavailable
 
             why = unavailable()

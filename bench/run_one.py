@@ -47,6 +47,9 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
         opts.append(("heuristic_effort", float(cfg["heuristic_effort"])))
     if cfg.get("params"):
         opts.append(("solver_params", tuple((k, v) for k, v in cfg["params"])))
+    if cfg.get("data_aware"):
+        opts.append(("data", inst["data_path"]))
+        q = q.with_(data_aware=cfg["data_aware"])
     if opts:
         q = q.with_(options=tuple(opts))
     res = solve_query(ens, q, deadline=t0 + timeout)
@@ -73,7 +76,25 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
         "constraints": stats.get("constraints", stats.get("n_constraints")),
         "message": res.message,
         "error": res.error,
+        **({"data_aware": _data_aware_record(stats)} if cfg.get("data_aware") else {}),
     }
+
+
+DATA_AWARE_STATS = (
+    "solver_status",  # optimal / feasible
+    "objective",  # the utility (log-likelihood) of the pair
+    "objective_bound",
+    "objective_gap",  # relative: |bound - objective| / max(1, |objective|)
+    "stopped_by",
+    "clauses",
+    "clauses_source",  # "learned" or the cache file: whether the time includes learning
+    "clause_learning",
+    "data_restrictions_dropped",
+)
+
+
+def _data_aware_record(stats: dict) -> dict:
+    return {k: stats[k] for k in DATA_AWARE_STATS if k in stats}
 
 
 def main(argv=None) -> int:
@@ -94,6 +115,10 @@ def main(argv=None) -> int:
             from veritas_peer import run_veritas  # bench/ is on sys.path (script dir)
 
             out = run_veritas(inst, timeout, dict(cfg.get("params") or ()))
+        elif cfg.get("kind") == "ensense-clause":
+            from ensense_clauses import run_ensense_clauses  # its data-aware clause mode
+
+            out = run_ensense_clauses(inst, timeout, dict(cfg.get("params") or ()))
         elif cfg.get("kind") == "ensense":
             from ensense_peer import run_ensense  # an external program (GPLv3), replayed here
 

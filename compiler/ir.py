@@ -102,6 +102,9 @@ class Notes:
     scaling_error: float | None = None  # IntegerScaling's bound on a row's rounding error
     objective_scale: float | None = None  # a solver's objective / this = the IR's
     feature_constraints: int | None = None  # rows the query's bounds / relations added
+    # a bound on the objective known before solving (max: above every point's value), in
+    # the IR's units: the data-aware utility's separable maximum
+    objective_bound: float | None = None
 
 
 @dataclass(frozen=True)

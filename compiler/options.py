@@ -260,6 +260,19 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="S",
     ),
     OptionSpec(
+        "optimise_time",
+        "seconds",
+        40.0,
+        "utility objective: stop optimising S seconds after the optimiser started, once it "
+        "has a pair (default 40; the best pair found answers, with its proven gap)",
+        "--optimise-time",
+        SENS_DATA_AWARE,
+        "optimise_time",
+        _positive_seconds,
+        _PROB_MODES,
+        metavar="S",
+    ),
+    OptionSpec(
         "optimality_gap",
         "a number >= 0",
         0.0,
@@ -389,6 +402,7 @@ class QueryOptions:
     prob_alpha: float | None = None
     prob_empty: str | None = None
     stall_time: float | None = None
+    optimise_time: float | None = None
     optimality_gap: float | None = None
     heuristic: bool | None = None
     progress: bool | None = None

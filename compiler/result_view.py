@@ -105,6 +105,7 @@ def distance_text(res: Result) -> str:
 _STOPPED = {
     "time limit": "in the time limit",
     "stall": "before the search stalled (stall_time)",
+    "time budget": "in the optimisation's time budget (optimise_time)",
     "gap": "within the optimality gap (optimality_gap)",
     "interrupted": "before the interruption",
 }
@@ -117,7 +118,11 @@ def optimum_line(stats: dict) -> str:
     if stats["solver_status"] == "optimal":
         return "best pair by the data-aware utility (proven optimal)"
     how = _STOPPED.get(stats.get("stopped_by", "time limit"), "in the time limit")
-    return f"best found {how} (not proven optimal)"
+    gap, bound = stats.get("objective_gap"), stats.get("objective_bound")
+    proof = ""
+    if gap is not None and bound is not None and stats.get("objective") is not None:
+        proof = f"; utility {stats['objective']:.4g}, bound {bound:.4g}, gap {100 * gap:.1f}%"
+    return f"best found {how} (not proven optimal{proof})"
 
 
 def render_result(res: Result, ens=None, console: Console | None = None) -> None:

@@ -19,7 +19,13 @@ from . import compile as compile_stage
 from .accept import accept
 from .context import SolveContext
 from .data_fallback import use_fallback
-from .optimise import INTERRUPT_STOP, TIME_STOP, OptimisationWatch
+from .optimise import (
+    INTERRUPT_STOP,
+    TIME_STOP,
+    OptimisationWatch,
+    optimum_stats,
+    tighter_bound,
+)
 from .verdict import Accepted, Rejected, check_candidate, leaf_cut
 
 MAX_CUTS = 50
@@ -84,6 +90,8 @@ def _watch(ctx: SolveContext, bp: BackendProblem) -> OptimisationWatch | None:
         bp.problem.notes.objective_scale or 1.0,
         float(q.options.value("stall_time")),
         ctx.log or bool(q.options.value("progress")),
+        bp.problem.notes.objective_bound,
+        float(q.options.value("optimise_time")),
     )
 
 
@@ -91,8 +99,7 @@ def _accept_best(ctx: SolveContext, watch: OptimisationWatch, stopped_by: str, w
     """The best replay-checked point the optimiser reported answers (not proven optimal)."""
     best = watch.best
     accept(ctx, best.verdict, found_by=ctx.q.backend)
-    ctx.stats["objective"] = best.objective
-    ctx.stats["objective_bound"] = best.bound
+    ctx.stats.update(optimum_stats(best.objective, best.bound))
     ctx.stats["solver_status"] = "feasible"
     ctx.stats["stopped_by"] = stopped_by
     ctx.result.message = why
@@ -182,7 +189,9 @@ def _accept_point(ctx: SolveContext, bp: BackendProblem, verdict: Accepted, sol:
     ctx.stats["objective"] = None if sol.objective is None else sol.objective / scale
     ctx.stats["solver_status"] = sol.status  # "optimal" or "feasible" (best found in time)
     if bp.optimize:
-        ctx.stats["objective_bound"] = None if sol.bound is None else sol.bound / scale
+        bound = None if sol.bound is None else sol.bound / scale
+        bound = tighter_bound(bound, bp.problem.notes.objective_bound)
+        ctx.stats.update(optimum_stats(ctx.stats["objective"], bound))
         if sol.status != "optimal":
             ctx.stats["stopped_by"] = sol.stats.get("stopped_by", TIME_STOP)
     if ctx.cuts:

@@ -43,7 +43,7 @@ from ..dataset import Dataset
 from ..encode import Encoding
 from ..ensemble import ZERO_BAND, Ensemble
 from ..errors import InputError
-from ..ir import EQ, GE, Linear, Objective
+from ..ir import EQ, GE, LE, Linear, Objective
 from ..options import DataAwareMode
 from ..query import Query
 from .base import Compiled, Pass
@@ -150,7 +150,15 @@ def _copies(enc, f: int) -> tuple[int, ...]:
 
 
 class UtilityObjective(Pass):
-    """Maximise the log of the product-of-marginals utility of both inputs (role optimize)."""
+    """Maximise the log of the product-of-marginals utility of both inputs (role optimize).
+
+    The pass also records the utility's *separable maximum*, the sum over features and
+    copies of the best admissible interval's weight, as ``Notes.objective_bound``, and adds
+    it as the hard row "objective <= separable maximum" (tag ``("prob-bound",)``). Every
+    point satisfies that row, since each copy of a feature lies in exactly one interval;
+    it gives a solver's relaxation the bound directly. Without it, CP-SAT's LP (which
+    leaves out the predicate ordering, presolved into clauses) can make an interval
+    indicator q_{r+1} - q_r negative, and its bound rises far above any utility."""
 
     name = "prob"
 
@@ -164,56 +172,71 @@ class UtilityObjective(Pass):
     def apply(self, compiled: Compiled) -> tuple[Compiled, Any]:
         enc = compiled.encoding
         forbid = self.empty == "forbid"
-        margs = marginals(enc, self.X, 0.0 if forbid else self.alpha)
         acc: dict[int, float] = {}
-        const = 0.0
-        cons = []
-        n_forbidden = 0
-        for f, (counts, probs) in margs.items():
+        const = best = 0.0
+        cons: list[Linear] = []
+        for f, (counts, probs) in marginals(enc, self.X, 0.0 if forbid else self.alpha).items():
             if counts.sum() == 0:
                 continue  # no data row in any admissible interval: no information
-            # NaN (missing) rows: their share goes to the NaN variable
             for copy in _copies(enc, f):
-                weight = 2.0 if f not in enc.varying else 1.0
-                ind = interval_indicators(enc, copy, f)
-                if ind is None:
+                part = self._feature_copy(enc, f, copy, counts, probs)
+                if part is None:
                     continue
-                for r, (terms, c0) in enumerate(ind):
-                    if forbid and counts[r] == 0:
-                        if terms:
-                            vs = tuple(terms)
-                            cons.append(
-                                Linear(
-                                    vs,
-                                    tuple(terms[v] for v in vs),
-                                    EQ,
-                                    -c0,
-                                    ("prob-forbid", copy, f, r),
-                                )
-                            )
-                            n_forbidden += 1
-                        continue
-                    w = math.log(probs[r]) * weight
-                    const += w * c0
-                    for v, c in terms.items():
-                        acc[v] = acc.get(v, 0.0) + w * c
-                m = enc.nan[copy].get(f)
-                if m is not None:
-                    nan_rows = int(np.isnan(self.X[:, f]).sum())
-                    pn = (nan_rows + (0 if forbid else self.alpha)) / (
-                        len(self.X) + (0 if forbid else self.alpha)
-                    )
-                    if pn > 0:
-                        acc[m] = acc.get(m, 0.0) + math.log(pn) * weight
+                terms, c0, top, forbidden = part
+                for v, c in terms.items():
+                    acc[v] = acc.get(v, 0.0) + c
+                const += c0
+                best += top
+                cons.extend(forbidden)
         items = [(v, c) for v, c in sorted(acc.items()) if c != 0.0]
-        obj = Objective(
-            "max", tuple(v for v, _ in items), tuple(c for _, c in items), const, role="optimize"
-        )
-        prob = compiled.problem.with_objective(obj)
+        vs, cs = tuple(v for v, _ in items), tuple(c for _, c in items)
+        prob = compiled.problem.with_objective(Objective("max", vs, cs, const, role="optimize"))
+        if items:
+            prob = prob.with_constraints([Linear(vs, cs, LE, best - const, ("prob-bound",))])
+        prob = prob.with_notes(objective_bound=best)
         if cons:
             prob = prob.with_soft_constraints(cons)
-        enc.stats["prob_forbidden_intervals"] = n_forbidden
+        enc.stats["prob_forbidden_intervals"] = len(cons)
         return compiled.with_problem(prob), None
+
+    def _feature_copy(
+        self, enc: Encoding, f: int, copy: int, counts: np.ndarray, probs: np.ndarray
+    ) -> tuple[dict[int, float], float, float, list[Linear]] | None:
+        """One feature and copy: its objective terms, their constant, the largest value
+        they take at any point (the forbidden intervals' rows may be dropped, and such an
+        interval then scores 0), and those rows. None without variables."""
+        ind = interval_indicators(enc, copy, f)
+        if ind is None:
+            return None
+        forbid = self.empty == "forbid"
+        weight = 2.0 if f not in enc.varying else 1.0  # shared: counts for both inputs
+        terms: dict[int, float] = {}
+        const = 0.0
+        values: list[float] = []
+        forbidden: list[Linear] = []
+        for r, (ind_terms, c0) in enumerate(ind):
+            if forbid and counts[r] == 0:
+                if ind_terms:
+                    vs = tuple(ind_terms)
+                    coefs = tuple(ind_terms[v] for v in vs)
+                    forbidden.append(Linear(vs, coefs, EQ, -c0, ("prob-forbid", copy, f, r)))
+                values.append(0.0)
+                continue
+            w = math.log(probs[r]) * weight
+            values.append(w)
+            const += w * c0
+            for v, c in ind_terms.items():
+                terms[v] = terms.get(v, 0.0) + w * c
+        m = enc.nan[copy].get(f)
+        if m is not None:  # NaN (missing) rows: their share goes to the NaN variable
+            nan_rows = int(np.isnan(self.X[:, f]).sum())
+            a = 0.0 if forbid else self.alpha
+            pn = (nan_rows + a) / (len(self.X) + a)
+            w = math.log(pn) * weight if pn > 0 else 0.0
+            values.append(w)
+            if w:
+                terms[m] = terms.get(m, 0.0) + w
+        return terms, const, max(values), forbidden
 
 
 class CavityClauses(Pass):

@@ -193,6 +193,7 @@ _CLI_TYPES: dict[str, dict] = {
     "prob_alpha": {"type": float},
     "prob_empty": {"choices": ["smooth", "forbid"]},
     "stall_time": {"type": float},
+    "optimise_time": {"type": float},
     "optimality_gap": {"type": float},
     "heuristic_effort": {"type": positive_float},
     "progress": {"action": "store_true"},

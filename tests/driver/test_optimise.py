@@ -98,7 +98,7 @@ def test_an_optimising_run_prints_the_incumbents_utility_and_distance(tmp_path, 
 
 def _hard_model():
     """A model whose utility optimisation keeps CP-SAT busy for long (no proof soon)."""
-    return random_ensemble(3, n_trees=40, depth=5, n_features=10, n_thresholds=12)
+    return random_ensemble(3, n_trees=200, depth=6, n_features=12, n_thresholds=16)
 
 
 @needs_cpsat
