@@ -116,6 +116,9 @@ class Config:
     backend: str = "cpsat"
     heuristic: bool = True
     heuristic_effort: float = 1.0  # the heuristic's work bound, a multiple of the default
+    # the box search in the time CP-SAT leaves (driver/boxes.py); None: as ``heuristic``
+    # (the configurations without the heuristic measure the encoding and solver alone)
+    box_search: bool | None = None
     params: tuple[tuple[str, object], ...] = ()  # CP-SAT parameters (SatParameters fields)
     note: str = ""
 
@@ -127,6 +130,7 @@ CONFIGS = {
         Config(
             "default-noheur", heuristic=False, note="all passes, no heuristic (the encoding alone)"
         ),
+        Config("default-nobox", box_search=False, note="default without the box search"),
         Config("kant", baseline="kant", heuristic=False, note="Kantchelian baseline, no heuristic"),
         Config("no-unaff", passes="-unaff", heuristic=False, note="default-noheur minus UnAff"),
         Config("no-aff", passes="-aff", heuristic=False, note="default-noheur minus Aff"),

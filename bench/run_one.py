@@ -43,6 +43,9 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
     opts = []
     if not cfg.get("heuristic", True):
         opts.append(("heuristic", False))
+    box = cfg.get("box_search")
+    if not (cfg.get("heuristic", True) if box is None else box):
+        opts.append(("box_search", False))
     if cfg.get("heuristic_effort", 1.0) != 1.0:
         opts.append(("heuristic_effort", float(cfg["heuristic_effort"])))
     if cfg.get("params"):

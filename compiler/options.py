@@ -305,6 +305,17 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="X",
     ),
     OptionSpec(
+        "box_search",
+        "true or false",
+        True,
+        "when the solver has not answered by 70 % of the time left, search boxes of the "
+        "pair space for the rest (binary gaps, numeric features; docs/benchmarks.md)",
+        "--box-search",
+        SENS_OPTION,
+        "box_search",
+        _boolean,
+    ),
+    OptionSpec(
         "solver_params",
         "NAME=VALUE pairs",
         (),
@@ -393,6 +404,7 @@ class QueryOptions:
     heuristic: bool | None = None
     progress: bool | None = None
     heuristic_effort: float | None = None
+    box_search: bool | None = None
     solver_params: tuple | None = None
 
     @classmethod

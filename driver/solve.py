@@ -2,10 +2,12 @@
 
     compile -> heuristic search -> backend reductions (+ data-aware hint)
             -> backend search (near-miss cuts, soft group dropped if infeasible)
+            -> box search, in the time the backend leaves (boxes.py)
             -> data-aware fallback -> distance to the data
 
 "insensitive" is said only when the backend proves the (soundly relaxed) problem
-infeasible. A candidate pair that the library's predict rejects is excluded with a cut
+infeasible, or the box search finds no box of the pair space that meets the (equally
+relaxed) gap. A candidate pair that the library's predict rejects is excluded with a cut
 on its leaves and the search goes on; a disagreement between the IR and the library is
 an error, never a verdict.
 """
@@ -20,6 +22,7 @@ from ..compiler.query import Query
 from ..compiler.result import SENSITIVE, Result, input_files
 from .accept import measure_distance
 from .backend import backend_search, reduce_for_backend
+from .boxes import backend_then_boxes
 from .compile import CompiledQuery, compile_query
 from .context import SolveContext, new_result
 from .data import dataset_for_query
@@ -77,7 +80,7 @@ def _solve(
         elif not heuristic_search(ctx):
             bp = reduce_for_backend(ctx)
             data_hint(ctx, bp.problem, bp.optimize)
-            backend_search(ctx, bp)
+            backend_then_boxes(ctx, lambda: backend_search(ctx, bp))
             ctx.stats["cuts"] = ctx.cuts
     except KeyboardInterrupt as e:
         if ctx.witness is not None:  # optimising: the best replay-checked pair so far
