@@ -4,7 +4,8 @@ the backend has not answered by then.
 The backend gets ``BACKEND_SHARE`` of the time left; if it comes back without an answer,
 the box search runs until the deadline. Queries the backend answers in its share never
 reach it. The box search proves "insensitive" where the backend's encoding does not
-(docs/benchmarks.md, "The box search"); a pair it finds is replay-checked like any other.
+(docs/benchmarks.md, "Why the defaults are what they are"); a pair it finds is
+replay-checked like any other.
 Only queries the pair tables describe exactly take part (``pair_boxes.applies``):
 ``box_search=false`` (``--no-box-search``) leaves the whole time to the backend.
 """
@@ -22,7 +23,7 @@ from .accept import accept
 from .context import SolveContext
 from .verdict import Accepted, check_pair
 
-BACKEND_SHARE = 0.7  # of the time left after the heuristic (docs/benchmarks.md, "The box search")
+BACKEND_SHARE = 0.7  # of the time left after the heuristic (docs/benchmarks.md)
 FOUND_BY = "box search"
 
 
