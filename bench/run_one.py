@@ -71,6 +71,7 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
             "cpu": cpu,
         },
         "found_by": stats.get("found_by"),
+        "proved_by": stats.get("proved_by"),
         "search": stats.get("search"),
         "vars": stats.get("vars", stats.get("n_vars")),
         "constraints": stats.get("constraints", stats.get("n_constraints")),
