@@ -1,60 +1,48 @@
-"""The box search stage (compiler/box_search.py): the last part of the time limit, when
-the backend has not answered by then.
+"""The box search stage (compiler/box_search.py): after the heuristic, before the
+backend, for a share of the time left.
 
-The backend gets ``BACKEND_SHARE`` of the time left; if it comes back without an answer,
-the box search runs until the deadline. Queries the backend answers in its share never
-reach it. The box search proves "insensitive" where the backend's encoding does not
-(docs/benchmarks.md, "Why the defaults are what they are"); a pair it finds is
-replay-checked like any other.
-Only queries the pair tables describe exactly take part (``pair_boxes.applies``):
-``box_search=false`` (``--no-box-search``) leaves the whole time to the backend.
+The box search proves "insensitive" where the backend's encoding does not, and finds
+pairs faster than CP-SAT on the benchmark's solver-needed queries (docs/benchmarks.md,
+"Why the defaults are what they are"); a pair it finds is replay-checked like any other.
+When it has not answered within ``BOX_SHARE`` of the time left, the backend gets the
+rest. Only queries the pair tables describe exactly take part
+(``pair_boxes.applies``), and only with the heuristic on: ``box_search=false``
+(``--no-box-search``) or ``heuristic=false`` leaves the whole time to the backend.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from ..compiler.box_search import FOUND, PROVED, box_search
 from ..compiler.invert import witness_from_pair
 from ..compiler.pair_boxes import applies, pair_tables
-from ..compiler.result import INSENSITIVE, UNKNOWN
+from ..compiler.result import INSENSITIVE
 from .accept import accept
 from .context import SolveContext
 from .verdict import Accepted, check_pair
 
-BACKEND_SHARE = 0.7  # of the time left after the heuristic (docs/benchmarks.md)
+BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
 FOUND_BY = "box search"
 
 
 def box_search_applies(ctx: SolveContext) -> bool:
-    return bool(ctx.q.options.value("box_search")) and applies(ctx.enc)
+    """On with the heuristic, as the other search before the backend: a query without
+    the heuristic measures the encoding and the backend alone."""
+    opts = ctx.q.options
+    return bool(opts.value("box_search")) and bool(opts.value("heuristic")) and applies(ctx.enc)
 
 
-def backend_then_boxes(ctx: SolveContext, run_backend: Callable[[], None]) -> None:
-    """Run the backend within its share of the time, then, if it gave no answer, the box
-    search until the deadline (or the backend alone when the box search does not apply)."""
-    if not box_search_applies(ctx):
-        run_backend()
-        return
-    deadline = ctx.deadline
-    ctx.deadline = time.time() + BACKEND_SHARE * max(0.0, ctx.time_left())
-    try:
-        run_backend()
-    finally:
-        ctx.deadline = deadline
-    if ctx.result.status == UNKNOWN and ctx.time_left() > 0:
-        box_stage(ctx)
-
-
-def box_stage(ctx: SolveContext) -> None:
-    """Search boxes until the deadline: a proof answers "insensitive", a pair that the
-    library's replay confirms answers "sensitive"; anything else leaves the result as it
-    was ("unknown")."""
+def box_stage(ctx: SolveContext) -> bool:
+    """Search boxes for ``BOX_SHARE`` of the time left: a proof answers "insensitive", a
+    pair that the library's replay confirms answers "sensitive". True when it answered;
+    otherwise the result is as it was and the backend goes on."""
+    if not box_search_applies(ctx) or ctx.time_left() <= 0:
+        return False
     t0 = time.time()
     enc = ctx.enc
     tables = pair_tables(enc)
-    out = box_search(enc, tables, ctx.deadline)
+    out = box_search(enc, tables, t0 + BOX_SHARE * ctx.time_left())
     spent = time.time() - t0
     ctx.solve_time += spent
     ctx.stats["box_search"] = {
@@ -68,8 +56,10 @@ def box_stage(ctx: SolveContext) -> None:
         res.status = INSENSITIVE
         res.message = "proved by the box search: no box of the pair space meets the gap"
         ctx.stats["proved_by"] = FOUND_BY
-    elif out.status == FOUND:
+        return True
+    if out.status == FOUND:
         verdict = check_pair(ctx.ens, ctx.q, enc, witness_from_pair(enc, *out.pair))
         if isinstance(verdict, Accepted):
             accept(ctx, verdict, found_by=FOUND_BY)
-            res.message = ""
+            return True
+    return False

@@ -1,8 +1,8 @@
 """Answer one query: the stages of the solve over one context.
 
-    compile -> heuristic search -> backend reductions (+ data-aware hint)
+    compile -> heuristic search -> box search (boxes.py, a share of the time)
+            -> backend reductions (+ data-aware hint)
             -> backend search (near-miss cuts, soft group dropped if infeasible)
-            -> box search, in the time the backend leaves (boxes.py)
             -> data-aware fallback -> distance to the data
 
 "insensitive" is said only when the backend proves the (soundly relaxed) problem
@@ -22,7 +22,7 @@ from ..compiler.query import Query
 from ..compiler.result import SENSITIVE, Result, input_files
 from .accept import measure_distance
 from .backend import backend_search, reduce_for_backend
-from .boxes import backend_then_boxes
+from .boxes import box_stage
 from .compile import CompiledQuery, compile_query
 from .context import SolveContext, new_result
 from .data import dataset_for_query
@@ -77,10 +77,10 @@ def _solve(
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
             ctx.result.message = "time limit reached before the search (loading and compiling)"
-        elif not heuristic_search(ctx):
+        elif not heuristic_search(ctx) and not box_stage(ctx):
             bp = reduce_for_backend(ctx)
             data_hint(ctx, bp.problem, bp.optimize)
-            backend_then_boxes(ctx, lambda: backend_search(ctx, bp))
+            backend_search(ctx, bp)
             ctx.stats["cuts"] = ctx.cuts
     except KeyboardInterrupt as e:
         if ctx.witness is not None:  # optimising: the best replay-checked pair so far
