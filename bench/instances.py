@@ -116,8 +116,8 @@ class Config:
     backend: str = "cpsat"
     heuristic: bool = True
     heuristic_effort: float = 1.0  # the heuristic's work bound, a multiple of the default
-    # the box search in the time CP-SAT leaves (driver/boxes.py); None: as ``heuristic``
-    # (the configurations without the heuristic measure the encoding and solver alone)
+    # the box search before CP-SAT (driver/boxes.py); None: as ``heuristic`` (it runs
+    # only with the heuristic: the configurations without it measure the encoding alone)
     box_search: bool | None = None
     params: tuple[tuple[str, object], ...] = ()  # CP-SAT parameters (SatParameters fields)
     note: str = ""

@@ -308,8 +308,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "box_search",
         "true or false",
         True,
-        "when the solver has not answered by 70 % of the time left, search boxes of the "
-        "pair space for the rest (binary gaps, numeric features; docs/benchmarks.md)",
+        "after the heuristic, search boxes of the pair space for up to half the time left "
+        "before the solver (binary gaps, numeric features; docs/benchmarks.md)",
         "--box-search",
         SENS_OPTION,
         "box_search",
