@@ -123,6 +123,9 @@ class Config:
     backend: str = "cpsat"
     heuristic: bool = True
     heuristic_effort: float = 1.0  # the heuristic's work bound, a multiple of the default
+    # the box search before CP-SAT (driver/boxes.py); None: as ``heuristic`` (it runs
+    # only with the heuristic: the configurations without it measure the encoding alone)
+    box_search: bool | None = None
     params: tuple[tuple[str, object], ...] = ()  # CP-SAT parameters (SatParameters fields)
     note: str = ""
     # with the instance's train.csv as data: "none" measures the witness's distance only,
@@ -137,6 +140,7 @@ CONFIGS = {
         Config(
             "default-noheur", heuristic=False, note="all passes, no heuristic (the encoding alone)"
         ),
+        Config("default-nobox", box_search=False, note="default without the box search"),
         Config("kant", baseline="kant", heuristic=False, note="Kantchelian baseline, no heuristic"),
         Config("no-unaff", passes="-unaff", heuristic=False, note="default-noheur minus UnAff"),
         Config("no-aff", passes="-aff", heuristic=False, note="default-noheur minus Aff"),

@@ -43,6 +43,9 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
     opts = []
     if not cfg.get("heuristic", True):
         opts.append(("heuristic", False))
+    box = cfg.get("box_search")
+    if not (cfg.get("heuristic", True) if box is None else box):
+        opts.append(("box_search", False))
     if cfg.get("heuristic_effort", 1.0) != 1.0:
         opts.append(("heuristic_effort", float(cfg["heuristic_effort"])))
     if cfg.get("params"):
@@ -71,6 +74,7 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
             "cpu": cpu,
         },
         "found_by": stats.get("found_by"),
+        "proved_by": stats.get("proved_by"),
         "search": stats.get("search"),
         "vars": stats.get("vars", stats.get("n_vars")),
         "constraints": stats.get("constraints", stats.get("n_constraints")),

@@ -318,6 +318,17 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="X",
     ),
     OptionSpec(
+        "box_search",
+        "true or false",
+        True,
+        "after the heuristic, search boxes of the pair space for up to half the time left "
+        "before the solver (binary gaps, numeric features; docs/benchmarks.md)",
+        "--box-search",
+        SENS_OPTION,
+        "box_search",
+        _boolean,
+    ),
+    OptionSpec(
         "solver_params",
         "NAME=VALUE pairs",
         (),
@@ -407,6 +418,7 @@ class QueryOptions:
     heuristic: bool | None = None
     progress: bool | None = None
     heuristic_effort: float | None = None
+    box_search: bool | None = None
     solver_params: tuple | None = None
 
     @classmethod

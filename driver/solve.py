@@ -1,11 +1,13 @@
 """Answer one query: the stages of the solve over one context.
 
-    compile -> heuristic search -> backend reductions (+ data-aware hint)
+    compile -> heuristic search -> box search (boxes.py, a share of the time)
+            -> backend reductions (+ data-aware hint)
             -> backend search (near-miss cuts, soft group dropped if infeasible)
             -> data-aware fallback -> distance to the data
 
 "insensitive" is said only when the backend proves the (soundly relaxed) problem
-infeasible. A candidate pair that the library's predict rejects is excluded with a cut
+infeasible, or the box search finds no box of the pair space that meets the (equally
+relaxed) gap. A candidate pair that the library's predict rejects is excluded with a cut
 on its leaves and the search goes on; a disagreement between the IR and the library is
 an error, never a verdict.
 """
@@ -20,6 +22,7 @@ from ..compiler.query import Query
 from ..compiler.result import SENSITIVE, Result, input_files
 from .accept import measure_distance
 from .backend import backend_search, reduce_for_backend
+from .boxes import box_stage
 from .compile import CompiledQuery, compile_query
 from .context import SolveContext, new_result
 from .data import dataset_for_query
@@ -74,7 +77,7 @@ def _solve(
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
             ctx.result.message = "time limit reached before the search (loading and compiling)"
-        elif not heuristic_search(ctx):
+        elif not heuristic_search(ctx) and not box_stage(ctx):
             bp = reduce_for_backend(ctx)
             data_hint(ctx, bp.problem, bp.optimize)
             backend_search(ctx, bp)

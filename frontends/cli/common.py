@@ -196,6 +196,7 @@ _CLI_TYPES: dict[str, dict] = {
     "optimise_time": {"type": float},
     "optimality_gap": {"type": float},
     "heuristic_effort": {"type": positive_float},
+    "box_search": {"action": argparse.BooleanOptionalAction},
     "progress": {"action": "store_true"},
 }
 

@@ -45,6 +45,7 @@ CLI_VALUES = {
     "heuristic": (["--no-heuristic"], False),
     "progress": (["--progress"], True),
     "heuristic_effort": (["--heuristic-effort", "2"], 2.0),
+    "box_search": (["--no-box-search"], False),
     "solver_params": (["--solver-param", "linearization_level=2"], (("linearization_level", 2),)),
 }
 # a value each option takes in .sens
@@ -62,6 +63,7 @@ SENS_VALUES = {
     "heuristic": "false",
     "progress": "true",
     "heuristic_effort": "2",
+    "box_search": "false",
 }
 
 

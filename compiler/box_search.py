@@ -1,0 +1,108 @@
+"""A depth-first branch and bound over boxes of the pair space (pair_boxes.py).
+
+Every box of the search has, per pair tree, the set of leaves that meet it. Three upper
+bounds hold for every pair in the box: per tree the largest first-row weight among those
+leaves, summed, bounds the first gap row; likewise the second row, and their sum (where
+the trees outside F cancel). A box where one bound is below its row's threshold holds no
+pair and is dropped; otherwise it is split in two along the first node of one pair tree
+that still has leaves on both sides. When every tree's remaining leaves agree on all
+three values, the box's values are exact: it holds pairs, and its lower corner is one.
+
+The target is fixed, so the boxes visited do not depend on the order of the search,
+only on the choice of splits. The tree to split is the first of a fixed order (largest
+spread of summed values first) whose remaining leaves still differ in the sum; then one
+whose leaves differ in a row. Each split resolves one node of that tree, so the search
+finishes; a time limit makes it give up ("unknown").
+
+Sound as the encoding is: the thresholds are relaxed by the encoding's float32 margin
+(``Encoding.relax``), and a found pair goes through the library's replay check.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .encode import Encoding
+from .pair_boxes import PairTables
+
+PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"
+_LOW = -1e300  # stands for "no leaf" in a per-tree maximum
+CHECK_EVERY = 64  # boxes between two looks at the clock
+
+
+@dataclass(frozen=True)
+class BoxOutcome:
+    status: str  # PROVED (no pair), FOUND (a pair, in ``pair``), GAVE_UP (time limit)
+    boxes: int  # boxes visited
+    pair: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome:
+    """Search the pair space until a proof, a pair or ``deadline`` (absolute time)."""
+    tab = tables
+    n_leaves = tab.values.shape[1]
+    if n_leaves == 0:
+        return BoxOutcome(PROVED, 0)
+    starts = tab.starts
+    span = np.maximum.reduceat(tab.values, starts, axis=1) - np.minimum.reduceat(
+        tab.values, starts, axis=1
+    )
+    order = np.argsort(-span[2], kind="stable")
+    stack = [(np.ones(n_leaves, dtype=bool), np.zeros_like(tab.sizes), tab.sizes.copy())]
+    boxes = 0
+    while stack:
+        if boxes % CHECK_EVERY == 0 and time.time() >= deadline:
+            return BoxOutcome(GAVE_UP, boxes)
+        live, lo, hi = stack.pop()
+        boxes += 1
+        top = np.maximum.reduceat(np.where(live, tab.values, _LOW), starts, axis=1)
+        if (top.sum(axis=1) < tab.thresholds).any():
+            continue
+        low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), starts, axis=1)
+        spread = top - low
+        tree = _tree_to_split(spread, order)
+        if tree < 0:  # every tree's value is fixed on the box, and meets the gap
+            return BoxOutcome(FOUND, boxes, _pair(enc, tab, lo))
+        c, r = _split(tab.nodes[tree], live)
+        yes_hi, no_lo = hi.copy(), lo.copy()
+        yes_hi[c], no_lo[c] = r, r
+        stack.append((live & (tab.hi[c] > r), no_lo, hi))
+        stack.append((live & (tab.lo[c] < r), lo, yes_hi))
+    return BoxOutcome(PROVED, boxes)
+
+
+def _tree_to_split(spread: np.ndarray, order: np.ndarray) -> int:
+    """The first tree of ``order`` whose leaves left still differ in the summed value,
+    else in any value; -1 if none."""
+    for row in (spread[2], spread.sum(axis=0)):
+        differ = row[order] > 0
+        if differ.any():
+            return int(order[int(np.argmax(differ))])
+    return -1
+
+
+def _split(nodes, live: np.ndarray) -> tuple[int, int]:
+    """(column, R) of the topmost node of a pair tree with leaves left on both sides."""
+    k = 0
+    while True:
+        c, r, first, middle, end, yes, no = nodes[k]
+        on_yes, on_no = live[first:middle].any(), live[middle:end].any()
+        if on_yes and on_no:
+            return c, r
+        k = yes if on_yes else no
+
+
+def _pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The box's lower corner as two inputs: each feature at its domain's value for the
+    rank (columns outside F go to both inputs)."""
+    ens = enc.ensemble
+    xs = (np.zeros(ens.n_features), np.zeros(ens.n_features))
+    for j, (f, copy) in enumerate(tab.columns):
+        dom = enc.domains[f]
+        v = dom.reps[dom.valid[int(lo[j])]]
+        for c in (0, 1) if copy is None else (copy,):
+            xs[c][f] = v
+    return xs

@@ -1,0 +1,206 @@
+"""The pair ensemble in product form: one tree per tree of the model, over the pair space.
+
+The pair space has one column per feature outside the varied set F (both inputs read
+it) and two per feature of F (one per input). Every feature is read in *rank space*: the
+index of its valid threshold interval (domain.py), so a node's test is "rank < R".
+
+* A tree that reads no feature of F is the same tree for both inputs: its leaves keep
+  their place and carry both gap rows' weights.
+* A tree that reads F becomes the product of its two copies: copy 1's tree, with each
+  leaf replaced by copy 2's tree restricted to that leaf's box. Only leaf pairs the two
+  inputs can reach together remain (they share every column outside F).
+
+Each leaf of the result carries three values: its weight in the first gap row (on x1),
+in the second (on x2), and their sum. Per tree, the largest value among the leaves that
+meet a box bounds that tree's share on the box; in the sum, a tree outside F adds the
+same leaf to both rows, so a binary gap's opposite weights cancel exactly (the Aff row
+of affected_gap.py, tree by tree). box_search.py searches boxes with these bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .encode import Encoding, _threshold_index, ensemble_structure, gap_row_terms
+from .ensemble import MISSING_NAN, Ensemble
+from .query import Query
+
+# one pair-tree node: (column, R, first leaf, first leaf of the "no" side, end, yes
+# child, no child); the leaves of its "yes" side are [first, middle), of its "no" side
+# [middle, end); a child is a node index of the same tree, or -1 for a leaf
+PairNode = tuple[int, int, int, int, int, int, int]
+
+
+@dataclass(frozen=True, eq=False)
+class PairTables:
+    """Every pair tree's leaves as boxes of the pair space, with their values."""
+
+    lo: np.ndarray  # int32[columns, leaves]: a leaf's box is lo <= rank < hi per column
+    hi: np.ndarray
+    values: np.ndarray  # float64[3, leaves]: row-1 weight, row-2 weight, their sum
+    starts: np.ndarray  # int64[trees]: first leaf of each tree (leaves grouped by tree)
+    nodes: tuple[tuple[PairNode, ...], ...]  # per tree, in preorder
+    thresholds: np.ndarray  # float64[3]: what each summed value must reach
+    sizes: np.ndarray  # int32[columns]: how many valid intervals each column has
+    columns: tuple[tuple[int, int | None], ...]  # per column: (feature, copy or None)
+
+
+def applies(enc: Encoding) -> bool:
+    """Whether the product form describes the query exactly: one gap row per input and
+    no class alternatives, no bounds or relations on the inputs, no data-aware mode, and
+    plain numeric features (no categorical splits, no missing values, no zero band)."""
+    q: Query = enc.query
+    cond = enc.condition
+    if q.bounds or q.relations or q.data_aware != "none" or any(cond.alternatives or ()):
+        return False
+    if any(len(rows) != 1 for rows in cond.rows):
+        return False
+    ens = enc.ensemble
+    st = ensemble_structure(ens)
+    if st.zero_mode:
+        return False
+    for f in st.used:
+        if st.domains[f].codes is not None or ens.features[f].may_be_missing:
+            return False
+    for t in ens.trees:
+        if t.categories is not None and any(c is not None for c in t.categories):
+            return False
+        if t.missing is not None and (t.missing != MISSING_NAN).any():
+            return False
+    return True
+
+
+def pair_tables(enc: Encoding) -> PairTables:
+    """The pair trees of an encoded query (``applies(enc)`` must hold)."""
+    ens = enc.ensemble
+    st = ensemble_structure(ens)
+    columns: list[tuple[int, int | None]] = []
+    col: tuple[dict[int, int], dict[int, int]] = ({}, {})
+    for f in range(ens.n_features):
+        copies = (0, 1) if f in enc.varying else (None,)
+        for c in copies:
+            for k in (0, 1) if c is None else (c,):
+                col[k][f] = len(columns)
+            columns.append((f, c))
+    sizes = np.array([len(st.domains[f].valid) for f, _ in columns], dtype=np.int32)
+    ranked = [_ranked_tree(ens, st, t) for t in ens.trees]
+    weights = [gap_row_terms(ens, enc.condition.rows[c][0][0])[0] for c in (0, 1)]
+    builder = _Builder(sizes)
+    for ti, nodes in enumerate(ranked):
+        w0, w1 = weights[0].get(ti, {}), weights[1].get(ti, {})
+        builder.start_tree()
+        if any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0):
+            builder.product(nodes, col, w0, w1)
+        else:
+            builder.shared(nodes, col[0], w0, w1)
+    thresholds = []
+    for c in (0, 1):
+        coefs, rhs = enc.condition.rows[c][0]
+        const = sum(k * ens.intercept[o] for o, k in enumerate(coefs))
+        thresholds.append(rhs - const - enc.relax * sum(abs(k) for k in coefs))
+    lo, hi, values, starts, nodes = builder.arrays()
+    return PairTables(
+        lo=lo,
+        hi=hi,
+        values=values,
+        starts=starts,
+        nodes=nodes,
+        thresholds=np.array([thresholds[0], thresholds[1], thresholds[0] + thresholds[1]]),
+        sizes=sizes,
+        columns=tuple(columns),
+    )
+
+
+# a tree in rank space: node -> (feature, R, yes, no), or (-1, leaf node, 0, 0) on a leaf
+RankedTree = dict[int, tuple[int, int, int, int]]
+
+
+def _ranked_tree(ens: Ensemble, st, t) -> RankedTree:
+    out: RankedTree = {}
+    for n in range(len(t.feature)):
+        f = int(t.feature[n])
+        if f < 0:
+            out[n] = (-1, n, 0, 0)
+            continue
+        dom = st.domains[f]
+        k = _threshold_index(dom.thresholds, float(t.threshold[n]))
+        out[n] = (f, dom.rank_at[k], int(t.left[n]), int(t.right[n]))
+    return out
+
+
+class _Builder:
+    """Collects pair-tree leaves (their boxes and values) and nodes, tree after tree."""
+
+    def __init__(self, sizes: np.ndarray):
+        self.sizes = sizes
+        self.lo: list[np.ndarray] = []
+        self.hi: list[np.ndarray] = []
+        self.vals: list[tuple[float, float]] = []
+        self.starts: list[int] = []
+        self.trees: list[tuple[PairNode, ...]] = []
+        self._nodes: list = []
+
+    def start_tree(self) -> None:
+        if self.starts:
+            self.trees.append(tuple(self._nodes))
+        self.starts.append(len(self.vals))
+        self._nodes = []
+
+    def shared(self, nodes: RankedTree, col: dict[int, int], w0: dict, w1: dict) -> None:
+        lo, hi = np.zeros(len(self.sizes), dtype=np.int32), self.sizes.copy()
+        self._walk(nodes, 0, col, lo, hi, lambda n, lo, hi: self._leaf(lo, hi, w0, w1, n, n))
+
+    def product(self, nodes: RankedTree, col, w0: dict, w1: dict) -> None:
+        lo, hi = np.zeros(len(self.sizes), dtype=np.int32), self.sizes.copy()
+
+        def second(n1: int, lo: np.ndarray, hi: np.ndarray) -> None:
+            self._walk(
+                nodes, 0, col[1], lo, hi, lambda n2, lo, hi: self._leaf(lo, hi, w0, w1, n1, n2)
+            )
+
+        self._walk(nodes, 0, col[0], lo, hi, second)
+
+    def _leaf(self, lo, hi, w0: dict, w1: dict, n1: int, n2: int) -> None:
+        self.lo.append(lo.copy())
+        self.hi.append(hi.copy())
+        self.vals.append((w0.get(n1, 0.0), w1.get(n2, 0.0)))
+
+    def _walk(self, nodes: RankedTree, n: int, col, lo, hi, at_leaf) -> None:
+        """Copy ``col``'s tree below node n within box [lo, hi): a branch the box
+        excludes is skipped (its node too), ``at_leaf(leaf, lo, hi)`` at each leaf."""
+        f, r, yes, no = nodes[n]
+        if f < 0:
+            at_leaf(r, lo, hi)
+            return
+        c = col[f]
+        a, b = int(lo[c]), int(hi[c])
+        if r >= b:  # the whole box takes "yes"
+            self._walk(nodes, yes, col, lo, hi, at_leaf)
+            return
+        if r <= a:
+            self._walk(nodes, no, col, lo, hi, at_leaf)
+            return
+        k = len(self._nodes)
+        self._nodes.append(None)
+        first = len(self.vals)
+        hi[c] = r
+        self._walk(nodes, yes, col, lo, hi, at_leaf)
+        hi[c] = b
+        middle, no_node = len(self.vals), len(self._nodes)
+        lo[c] = r
+        self._walk(nodes, no, col, lo, hi, at_leaf)
+        lo[c] = a
+        # a side's first node appended is the root of that side
+        yes_node = k + 1 if no_node > k + 1 else -1
+        no_node = no_node if len(self._nodes) > no_node else -1
+        self._nodes[k] = (c, r, first, middle, len(self.vals), yes_node, no_node)
+
+    def arrays(self):
+        self.trees.append(tuple(self._nodes))
+        v = np.array(self.vals, dtype=np.float64).reshape(-1, 2)
+        values = np.stack([v[:, 0], v[:, 1], v[:, 0] + v[:, 1]])
+        lo = np.ascontiguousarray(np.array(self.lo, dtype=np.int32).T)
+        hi = np.ascontiguousarray(np.array(self.hi, dtype=np.int32).T)
+        return lo, hi, values, np.array(self.starts, dtype=np.int64), tuple(self.trees)

@@ -1,0 +1,75 @@
+"""The box search stage of a solve (driver/boxes.py): it answers before the backend,
+within its share of the time, and only when it applies."""
+
+from __future__ import annotations
+
+import time
+
+from treesens.compiler.query import FeatureBound, Gap, Query
+from treesens.compiler.result import INSENSITIVE, SENSITIVE, UNKNOWN
+from treesens.driver import boxes
+from treesens.driver.solve import _start, solve_query
+from treesens.tests.oracle import brute_force_sensitive, random_ensemble
+from treesens.tests.pass_cases import two_feature_ensemble
+
+
+def _context(ens, q: Query, seconds: float = 60.0):
+    return _start(ens, q, None, time.time() + seconds, None, False, None)
+
+
+def _query(vary, gap: Gap, box_search: bool = True, **kw) -> Query:
+    opts = (("heuristic_effort", 0.001), ("box_search", box_search))
+    return Query(vary=tuple(vary), gap=gap, timeout=60.0, options=opts, **kw)
+
+
+def test_the_box_stage_proves_a_gap_no_pair_reaches():
+    ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin")))
+    assert boxes.box_stage(ctx)
+    assert ctx.result.status == INSENSITIVE
+    assert ctx.stats["proved_by"] == boxes.FOUND_BY
+
+
+def test_the_box_stage_answers_with_a_replay_checked_pair():
+    ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(1.25, "margin")))
+    assert boxes.box_stage(ctx)
+    assert ctx.result.status == SENSITIVE and ctx.result.validated
+    assert ctx.stats["found_by"] == boxes.FOUND_BY
+
+
+def test_the_box_stage_does_not_run_when_switched_off():
+    ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin"), False))
+    assert not boxes.box_stage(ctx)
+    assert ctx.result.status == UNKNOWN and "box_search" not in ctx.stats
+
+
+def test_the_box_stage_does_not_run_on_a_query_with_bounds_on_the_inputs():
+    bound = (FeatureBound("x0", 0.0, 1.0),)
+    ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin"), bounds=bound))
+    assert not boxes.box_stage(ctx)
+    assert "box_search" not in ctx.stats
+
+
+def test_the_box_stage_does_not_run_without_the_heuristic():
+    q = Query(vary=("x1",), gap=Gap(1.6, "margin"), options=(("heuristic", False),))
+    ctx = _context(two_feature_ensemble(), q)
+    assert not boxes.box_stage(ctx)
+    assert "box_search" not in ctx.stats
+
+
+def test_the_box_stage_leaves_the_query_to_the_backend_when_out_of_time():
+    ctx = _context(random_ensemble(7, 6, 3, 3, 3), _query(("f0",), Gap(0.1)), seconds=-1.0)
+    assert not boxes.box_stage(ctx)
+    assert ctx.result.status == UNKNOWN
+
+
+def test_the_pipeline_agrees_with_the_oracle_with_the_box_stage_on():
+    for seed in range(6):
+        ens = random_ensemble(200 + seed, 5, 3, 3, 3, leaf_scale=1.0)
+        q = _query(("f0",), Gap(0.2))
+        res = solve_query(ens, q)
+        assert (res.status == SENSITIVE) == brute_force_sensitive(ens, q)
+
+
+def test_the_pipeline_answers_by_the_box_search_when_it_applies():
+    res = solve_query(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin")))
+    assert res.status == INSENSITIVE and res.stats["proved_by"] == boxes.FOUND_BY
