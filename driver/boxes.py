@@ -12,6 +12,7 @@ rest. Only queries the pair tables describe exactly take part
 
 from __future__ import annotations
 
+import math
 import time
 
 from ..compiler.box_search import FOUND, PROVED, box_search
@@ -23,6 +24,9 @@ from .context import SolveContext
 from .verdict import Accepted, check_pair
 
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
+# without a time limit, the box search's turn still ends, so that the backend (which
+# may find a pair the boxes reach only late) gets one
+UNLIMITED_TURN = 300.0
 FOUND_BY = "box search"
 
 
@@ -31,6 +35,11 @@ def box_search_applies(ctx: SolveContext) -> bool:
     the heuristic measures the encoding and the backend alone."""
     opts = ctx.q.options
     return bool(opts.value("box_search")) and bool(opts.value("heuristic")) and applies(ctx.enc)
+
+
+def box_turn(time_left: float) -> float:
+    """Seconds the box search may take: its share of a finite time left, else a fixed turn."""
+    return UNLIMITED_TURN if math.isinf(time_left) else BOX_SHARE * time_left
 
 
 def box_stage(ctx: SolveContext) -> bool:
@@ -42,7 +51,7 @@ def box_stage(ctx: SolveContext) -> bool:
     t0 = time.time()
     enc = ctx.enc
     tables = pair_tables(enc)
-    out = box_search(enc, tables, t0 + BOX_SHARE * ctx.time_left())
+    out = box_search(enc, tables, t0 + box_turn(ctx.time_left()))
     spent = time.time() - t0
     ctx.solve_time += spent
     ctx.stats["box_search"] = {

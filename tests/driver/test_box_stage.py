@@ -73,3 +73,11 @@ def test_the_pipeline_agrees_with_the_oracle_with_the_box_stage_on():
 def test_the_pipeline_answers_by_the_box_search_when_it_applies():
     res = solve_query(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin")))
     assert res.status == INSENSITIVE and res.stats["proved_by"] == boxes.FOUND_BY
+
+
+def test_the_box_search_takes_half_of_a_finite_time_left():
+    assert boxes.box_turn(100.0) == 50.0
+
+
+def test_without_a_time_limit_the_box_search_turn_still_ends():
+    assert boxes.box_turn(float("inf")) == boxes.UNLIMITED_TURN
