@@ -16,6 +16,7 @@ from treesens.compiler.query import Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.conftest import require_shared
 from treesens.tests.oracle import random_ensemble
+from treesens.tests.processes import sigint_as_from_a_terminal
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -121,8 +122,7 @@ def test_interrupted_sweep_keeps_finished_results(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # as from a terminal: a shell's background job (`pytest ... &`) ignores SIGINT
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=sigint_as_from_a_terminal,
     )
     deadline = time.time() + 120
     while time.time() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 2):

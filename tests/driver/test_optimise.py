@@ -12,15 +12,16 @@ import pytest
 
 from treesens.backends.registry import available
 from treesens.compiler.result_view import optimum_line
-from treesens.driver.optimise import STALL_STOP, OptimisationWatch, relative_gap
+from treesens.driver.optimise import BUDGET_STOP, STALL_STOP, OptimisationWatch, relative_gap
 from treesens.frontends.api import check
 from treesens.tests.oracle import random_ensemble
+from treesens.tests.processes import sigint_as_from_a_terminal
 
 needs_cpsat = pytest.mark.skipif(not available("cpsat"), reason="needs ortools (CP-SAT)")
 
 
-def _watch(stall_time: float) -> OptimisationWatch:
-    return OptimisationWatch(None, lambda v: None, 1.0, stall_time, progress=False)
+def _watch(stall_time: float = 1e9, budget: float = float("inf")) -> OptimisationWatch:
+    return OptimisationWatch(None, lambda v: None, 1.0, stall_time, progress=False, budget=budget)
 
 
 def test_the_watch_stops_a_search_whose_best_pair_has_not_improved_for_stall_time():
@@ -34,6 +35,20 @@ def test_the_watch_stops_a_search_whose_best_pair_has_not_improved_for_stall_tim
 def test_the_watch_never_stops_a_search_that_has_no_pair_yet():
     w = _watch(5.0)
     w.last_better = time.time() - 60.0
+    assert w.stop_reason() is None
+
+
+def test_the_watch_stops_once_its_time_budget_has_passed_with_a_pair():
+    w = _watch(budget=5.0)
+    w.best = object()
+    w.t0 = time.time() - 6.0
+    assert "optimised for 5s (optimise_time)" in w.stop_reason()
+    assert w.stopped == BUDGET_STOP
+
+
+def test_the_time_budget_never_stops_a_search_that_has_no_pair_yet():
+    w = _watch(budget=5.0)
+    w.t0 = time.time() - 60.0
     assert w.stop_reason() is None
 
 
@@ -136,6 +151,7 @@ def _start_cli(tmp_path, ens):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_from_a_terminal,
     )
 
 

@@ -4,7 +4,6 @@ the reported bound never exceeds it, and the optimum found is the true one."""
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
@@ -18,8 +17,6 @@ from treesens.compiler.passes.data_aware import UtilityObjective, feature_ranks,
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.result_view import optimum_line
 from treesens.driver.optimise import (
-    BUDGET_STOP,
-    OptimisationWatch,
     optimum_stats,
     tighter_bound,
 )
@@ -162,24 +159,6 @@ def test_the_optimum_on_a_tiny_ensemble_is_the_brute_force_maximum_of_the_utilit
     assert r.status == "sensitive" and r.stats["solver_status"] == "optimal"
     assert r.stats["objective"] == pytest.approx(best, rel=1e-6)
     assert r.stats["objective_gap"] == pytest.approx(0.0, abs=1e-6)
-
-
-def _watch(budget: float) -> OptimisationWatch:
-    return OptimisationWatch(None, lambda v: None, 1.0, 1e9, progress=False, budget=budget)
-
-
-def test_the_watch_stops_once_its_time_budget_has_passed_with_a_pair():
-    w = _watch(5.0)
-    w.best = object()
-    w.t0 = time.time() - 6.0
-    assert "optimised for 5s (optimise_time)" in w.stop_reason()
-    assert w.stopped == BUDGET_STOP
-
-
-def test_the_time_budget_never_stops_a_search_that_has_no_pair_yet():
-    w = _watch(5.0)
-    w.t0 = time.time() - 60.0
-    assert w.stop_reason() is None
 
 
 def test_a_pair_not_proven_optimal_shows_its_utility_bound_and_gap():

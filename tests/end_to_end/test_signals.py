@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from treesens.backends.registry import available
+from treesens.tests.processes import sigint_as_from_a_terminal
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
@@ -89,6 +90,7 @@ def _start(argv: list[str], *, prefix: tuple[str, ...] = (), **kw) -> subprocess
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_from_a_terminal,
         **kw,
     )
 
