@@ -138,6 +138,15 @@ def test_heuristic_witnesses_agree_with_brute_force(inst):
     _check_agrees(ens, q, frozenset(PASS_NAMES))
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(instances())
+def test_box_search_answers_agree_with_brute_force(inst):
+    ens, q = inst
+    # the heuristic barely runs, so the box search (on by default) answers most of these
+    q = q.with_(options=(("heuristic_effort", 0.001),), timeout=30.0)
+    _check_agrees(ens, q, frozenset(PASS_NAMES))
+
+
 @settings(max_examples=15, deadline=None, derandomize=True)
 @given(instances())
 def test_oracle_interval_representatives_match_the_domain_module(inst):
