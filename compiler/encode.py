@@ -310,8 +310,7 @@ def _encode_trees(
                     const, terms = _node_expr(ens, t, n, dom, pred[copy][f], hots, m, band.get(f))
                     _link_expr(b, yes, no, const, terms, n == 0, tag)
                     continue
-                k = _threshold_index(dom.thresholds, float(t.threshold[n]))
-                rank = dom.rank_at[k]
+                rank = split_rank(dom, float(t.threshold[n]))
                 if rank <= 0:
                     p = FALSE
                 elif rank >= len(dom.valid):
@@ -414,8 +413,7 @@ def _node_expr(ens: Ensemble, t, n: int, dom: FeatureDomain, qs, hots, m, band):
             terms[m] = -1.0
         return 1.0, terms
     nv = len(dom.valid)
-    k = _threshold_index(dom.thresholds, float(t.threshold[n]))
-    s = np.arange(nv) < dom.rank_at[k]
+    s = np.arange(nv) < split_rank(dom, float(t.threshold[n]))
     if band is not None and t.missing is not None and t.missing[n] == MISSING_ZERO:
         s = np.where(band, bool(t.default_left[n]), s)
     s = s.astype(float)
@@ -455,10 +453,11 @@ def _link_expr(
         b.linear(no + tv, [1.0] * len(no) + [-c for c in tc], LE, 1.0 - const, tag + ("no",))
 
 
-def _threshold_index(ths: tuple[float, ...], th: float) -> int:
-    k = bisect.bisect_left(ths, th)
-    assert ths[k] == th
-    return k
+def split_rank(dom: FeatureDomain, threshold: float) -> int:
+    """The rank R of a split at ``threshold``: the test is "the value's interval < R"."""
+    k = bisect.bisect_left(dom.thresholds, threshold)
+    assert dom.thresholds[k] == threshold
+    return dom.rank_at[k]
 
 
 def _link(b: ProblemBuilder, leaves: list[int], p, sense: str, tag: tuple) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .encode import Encoding, _threshold_index, ensemble_structure, gap_row_terms
+from .encode import Encoding, ensemble_structure, gap_row_terms, split_rank
 from .ensemble import MISSING_NAN, Ensemble
 from .query import Query
 
@@ -125,8 +125,7 @@ def _ranked_tree(ens: Ensemble, st, t) -> RankedTree:
             out[n] = (-1, n, 0, 0)
             continue
         dom = st.domains[f]
-        k = _threshold_index(dom.thresholds, float(t.threshold[n]))
-        out[n] = (f, dom.rank_at[k], int(t.left[n]), int(t.right[n]))
+        out[n] = (f, split_rank(dom, float(t.threshold[n])), int(t.left[n]), int(t.right[n]))
     return out
 
 
