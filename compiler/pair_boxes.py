@@ -27,6 +27,10 @@ from .encode import Encoding, ensemble_structure, gap_row_terms, split_rank
 from .ensemble import MISSING_NAN, Ensemble
 from .query import Query
 
+# the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
+# deep trees over many columns could otherwise take more memory than the machine has
+MAX_TABLE_BYTES = 1 << 30
+
 # one pair-tree node: (column, R, first leaf, first leaf of the "no" side, end, yes
 # child, no child); the leaves of its "yes" side are [first, middle), of its "no" side
 # [middle, end); a child is a node index of the same tree, or -1 for a leaf
@@ -45,6 +49,10 @@ class PairTables:
     thresholds: np.ndarray  # float64[3]: what each summed value must reach
     sizes: np.ndarray  # int32[columns]: how many valid intervals each column has
     columns: tuple[tuple[int, int | None], ...]  # per column: (feature, copy or None)
+
+
+class PairTablesTooLarge(Exception):
+    """The pair tables would exceed ``MAX_TABLE_BYTES``; the box search is skipped."""
 
 
 def applies(enc: Encoding) -> bool:
@@ -72,8 +80,10 @@ def applies(enc: Encoding) -> bool:
     return True
 
 
-def pair_tables(enc: Encoding) -> PairTables:
-    """The pair trees of an encoded query (``applies(enc)`` must hold)."""
+def pair_tables(enc: Encoding, max_bytes: int | None = None) -> PairTables:
+    """The pair trees of an encoded query (``applies(enc)`` must hold). Raises
+    PairTablesTooLarge as soon as the leaves' boxes pass ``max_bytes`` (default
+    ``MAX_TABLE_BYTES``)."""
     ens = enc.ensemble
     st = ensemble_structure(ens)
     columns: list[tuple[int, int | None]] = []
@@ -87,7 +97,8 @@ def pair_tables(enc: Encoding) -> PairTables:
     sizes = np.array([len(st.domains[f].valid) for f, _ in columns], dtype=np.int32)
     ranked = [_ranked_tree(ens, st, t) for t in ens.trees]
     weights = [gap_row_terms(ens, enc.condition.rows[c][0][0])[0] for c in (0, 1)]
-    builder = _Builder(sizes)
+    limit = MAX_TABLE_BYTES if max_bytes is None else max_bytes
+    builder = _Builder(sizes, max_leaves=limit // max(1, 8 * len(columns)))
     for ti, nodes in enumerate(ranked):
         w0, w1 = weights[0].get(ti, {}), weights[1].get(ti, {})
         builder.start_tree()
@@ -132,8 +143,9 @@ def _ranked_tree(ens: Ensemble, st, t) -> RankedTree:
 class _Builder:
     """Collects pair-tree leaves (their boxes and values) and nodes, tree after tree."""
 
-    def __init__(self, sizes: np.ndarray):
+    def __init__(self, sizes: np.ndarray, max_leaves: int):
         self.sizes = sizes
+        self.max_leaves = max_leaves
         self.lo: list[np.ndarray] = []
         self.hi: list[np.ndarray] = []
         self.vals: list[tuple[float, float]] = []
@@ -162,6 +174,9 @@ class _Builder:
         self._walk(nodes, 0, col[0], lo, hi, second)
 
     def _leaf(self, lo, hi, w0: dict, w1: dict, n1: int, n2: int) -> None:
+        if len(self.vals) >= self.max_leaves:
+            mb = self.max_leaves * 8 * len(self.sizes) / 2**20
+            raise PairTablesTooLarge(f"the pair tables need more than {mb:,.0f} MB")
         self.lo.append(lo.copy())
         self.hi.append(hi.copy())
         self.vals.append((w0.get(n1, 0.0), w1.get(n2, 0.0)))

@@ -17,7 +17,7 @@ import time
 
 from ..compiler.box_search import FOUND, PROVED, box_search
 from ..compiler.invert import witness_from_pair
-from ..compiler.pair_boxes import applies, pair_tables
+from ..compiler.pair_boxes import PairTablesTooLarge, applies, pair_tables
 from ..compiler.result import INSENSITIVE
 from .accept import accept
 from .context import SolveContext
@@ -50,7 +50,12 @@ def box_stage(ctx: SolveContext) -> bool:
         return False
     t0 = time.time()
     enc = ctx.enc
-    tables = pair_tables(enc)
+    try:
+        tables = pair_tables(enc)
+    except PairTablesTooLarge as e:
+        ctx.solve_time += time.time() - t0
+        ctx.stats["box_search"] = {"status": "skipped", "reason": str(e)}
+        return False
     out = box_search(enc, tables, t0 + box_turn(ctx.time_left()))
     spent = time.time() - t0
     ctx.solve_time += spent

@@ -10,7 +10,7 @@ import pytest
 
 from treesens.compiler.box_search import FOUND, GAVE_UP, PROVED, box_search
 from treesens.compiler.encode import encode
-from treesens.compiler.pair_boxes import applies, pair_tables
+from treesens.compiler.pair_boxes import PairTablesTooLarge, applies, pair_tables
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.compiler.replay import meets
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
@@ -122,3 +122,9 @@ def test_the_box_search_does_not_apply_to_a_multiclass_gap_of_several_rows():
 def test_the_box_search_applies_to_a_plain_binary_query():
     _, enc = _encoded(two_feature_ensemble(), ("x1",), Gap(0.1))
     assert applies(enc)
+
+
+def test_pair_tables_past_their_memory_bound_raise_instead_of_allocating():
+    _, enc = _encoded(two_feature_ensemble(), ("x1",), Gap(1.6, "margin"))
+    with pytest.raises(PairTablesTooLarge, match="MB"):
+        pair_tables(enc, max_bytes=64)

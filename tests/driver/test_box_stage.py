@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from treesens.compiler import pair_boxes as boxes_tables
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.compiler.result import INSENSITIVE, SENSITIVE, UNKNOWN
 from treesens.driver import boxes
@@ -81,3 +82,18 @@ def test_the_box_search_takes_half_of_a_finite_time_left():
 
 def test_without_a_time_limit_the_box_search_turn_still_ends():
     assert boxes.box_turn(float("inf")) == boxes.UNLIMITED_TURN
+
+
+def test_the_box_stage_is_skipped_when_its_tables_would_pass_the_memory_bound(monkeypatch):
+    monkeypatch.setattr(boxes_tables, "MAX_TABLE_BYTES", 64)
+    ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin")))
+    assert not boxes.box_stage(ctx)
+    assert ctx.stats["box_search"]["status"] == "skipped"
+    assert ctx.result.status == UNKNOWN
+
+
+def test_a_query_whose_box_tables_are_too_large_is_answered_by_the_backend(monkeypatch):
+    monkeypatch.setattr(boxes_tables, "MAX_TABLE_BYTES", 64)
+    res = solve_query(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin")))
+    assert res.status == INSENSITIVE
+    assert res.stats.get("proved_by") != boxes.FOUND_BY
