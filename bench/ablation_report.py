@@ -45,12 +45,14 @@ def known_answers(runs) -> dict[str, str]:
     return answers
 
 
-def _ratio(runs, insts, ref, var) -> str:
-    if not insts:
-        return "-"
+def _cost(runs, insts, ref: str, var: str) -> float:
+    """PAR2(var) / PAR2(ref) on ``insts``."""
     pr = par2([runs[(i, ref)] for i in insts])
-    pv = par2([runs[(i, var)] for i in insts])
-    return f"{fmt(pv / pr if pr else float('nan'))}x ({len(insts)})"
+    return par2([runs[(i, var)] for i in insts]) / pr if pr else float("nan")
+
+
+def _cost_text(runs, insts, ref: str, var: str) -> str:
+    return f"{fmt(_cost(runs, insts, ref, var))}x ({len(insts)})" if insts else "-"
 
 
 def _median(xs) -> float | None:
@@ -75,20 +77,19 @@ def compare(runs, ref: str, var: str, answers: dict[str, str]) -> dict | None:
             faster += 1
         lost += solved(r) and not solved(v)
         gained += solved(v) and not solved(r)
-    pr, pv = par2(r_runs), par2(v_runs)
     lo, hi = ratio_interval([rtime(v) for v in v_runs], [rtime(r) for r in r_runs])
     return {
         "instances": len(both),
         "solved_ref": sum(map(solved, r_runs)),
         "solved_var": sum(map(solved, v_runs)),
-        "par2_ref": pr,
-        "par2_var": pv,
-        "cost": pv / pr if pr else float("nan"),
+        "par2_ref": par2(r_runs),
+        "par2_var": par2(v_runs),
+        "cost": _cost(runs, both, ref, var),
         "interval": (lo, hi),
-        "cost_insensitive": _ratio(
+        "cost_insensitive": _cost_text(
             runs, [i for i in both if answers.get(i) == "insensitive"], ref, var
         ),
-        "cost_sensitive": _ratio(
+        "cost_sensitive": _cost_text(
             runs, [i for i in both if answers.get(i) == "sensitive"], ref, var
         ),
         "slower": slower,
@@ -133,13 +134,14 @@ def ablation_table(runs) -> list[str]:
 
 
 def solver_table(runs) -> list[str]:
-    """CP-SAT against HiGHS, each with every pass, on the instances both finished."""
-    both = sorted(i for i, c in runs if c == "default-noheur" and (i, "highs") in runs)
-    if not both:
+    """The solvers against each other, each with every pass, on the instances all finished."""
+    refs = [(name, ref) for name, ref, _ in SOLVERS]
+    common = sorted(i for i, c in runs if c == refs[0][1] and all((i, r) in runs for _, r in refs))
+    if not common:
         return []
     lines = ["| solver | instances | solved | PAR2 s |", "|---|---:|---:|---:|"]
-    for name, cfg in (("CP-SAT", "default-noheur"), ("HiGHS", "highs")):
-        rs = [runs[(i, cfg)] for i in both]
+    for name, ref in refs:
+        rs = [runs[(i, ref)] for i in common]
         lines.append(f"| {name} | {len(rs)} | {sum(map(solved, rs))} | {fmt(par2(rs))} |")
     return lines
 
