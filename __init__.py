@@ -8,17 +8,17 @@
 
 # absolute imports: pytest imports this file (the repository root is the package) under the
 # checkout directory's name, which need not be "treesens" nor even an identifier
+from treesens.answers.result import Result
 from treesens.compiler.ensemble import Ensemble, Feature, Tree
 from treesens.compiler.errors import InputError, TreesensError
 from treesens.compiler.query import Gap, Query
-from treesens.compiler.result import Result
-from treesens.frontends.api import check, compare, max_gap
-from treesens.frontends.audit import audit
 from treesens.frontends.load import load_model
-from treesens.frontends.plot_sweep import plot_sweep
-from treesens.frontends.plot_witness import plot_witness
-from treesens.frontends.sens import run_file
-from treesens.frontends.sweep import results_frame, sweep
+from treesens.interfaces.api import check, compare, max_gap
+from treesens.interfaces.sens_run import run_file
+from treesens.questions.audit import audit
+from treesens.questions.sweep import results_frame, sweep
+from treesens.views.plot_sweep import plot_sweep
+from treesens.views.plot_witness import plot_witness
 
 __version__ = "0.1.0"
 

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 from sklearn.datasets import load_breast_cancer, load_wine
 
-from treesens.frontends.audit import answer_blocks, make_spec, make_target
 from treesens.frontends.data import load_data
 from treesens.frontends.load import load_model
-from treesens.frontends.sweep import opened_executor
+from treesens.questions.audit import answer_blocks, make_spec, make_target
+from treesens.questions.sweep import opened_executor
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples"

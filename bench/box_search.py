@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     from treesens.compiler.box_search import box_search
     from treesens.compiler.encode import encode
     from treesens.compiler.pair_boxes import applies, pair_tables
-    from treesens.frontends.api import make_query
+    from treesens.interfaces.api import make_query
 
     lines = Path(args.instances).read_text().splitlines()
     wanted = [w for w in (ln.split("#", 1)[0].strip() for ln in lines) if w]

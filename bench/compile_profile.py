@@ -37,7 +37,7 @@ def profile_one(key: str, vary: str | None, repeat: int, cprof: int) -> dict:
     from treesens.compiler.encode import encode
     from treesens.compiler.passes import Chain, Compiled, passes_for
     from treesens.driver import backend_chain
-    from treesens.frontends.api import make_query
+    from treesens.interfaces.api import make_query
 
     t_imp = time.perf_counter() - t_imp
     m, d = MODELS[key]

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
         raise SystemExit(f"{args.instances}: unknown instance {missing[0]!r}")
 
     import treesens
-    from treesens.frontends.api import make_query
+    from treesens.interfaces.api import make_query
 
     loaded = (None, None)  # (model key, Ensemble): instances come sorted by model
     results = []

@@ -91,7 +91,7 @@ def instances(args) -> list[dict]:
 
 
 def run(args) -> None:
-    from treesens.frontends.api import check
+    from treesens.interfaces.api import check
 
     outdir = Path(args.out)
     outdir.mkdir(parents=True, exist_ok=True)

@@ -50,7 +50,7 @@ sys.path.insert(0, str(HERE))
 
 from instances import CONFIGS, SHARED, TIERS, installed_backends, tier  # noqa: E402
 
-from treesens.frontends.sweep import parse_shard, shard_of  # noqa: E402
+from treesens.questions.sweep import parse_shard, shard_of  # noqa: E402
 
 GRACE = 30.0  # seconds past the time limit before the process group is killed
 # Ensense's runs add its interpreter's start-up, measured twice (bench/ensense_peer.py
@@ -380,7 +380,7 @@ def _run_here(todo: list, timeout: float, jobs: int, cores: list[int] | None, re
 def _run_on_executor(spec: str, jobs: int, todo: list, timeout: float, record) -> None:
     """The runs as tasks of a dask or ray executor; each recorded here as it ends (a task
     that failed twice is recorded as an error, so a resumed run tries it again)."""
-    from treesens.frontends.executors import Failure, make_executor
+    from treesens.questions.executors import Failure, make_executor
 
     executor = make_executor(spec, jobs)
     try:

@@ -24,7 +24,7 @@ def _cpu(who) -> float:
 def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
     import treesens
     from treesens.driver import solve_query
-    from treesens.frontends.api import make_query
+    from treesens.interfaces.api import make_query
 
     t0 = time.time()
     c0 = _cpu(resource.RUSAGE_SELF)

@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..answers.result import SENSITIVE
 from ..compiler.distance import distance_to_data
 from ..compiler.domain import choose_value
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
-from ..compiler.result import SENSITIVE
 from .context import SolveContext
 from .verdict import Accepted
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from ..answers.result import ERROR, INSENSITIVE, UNKNOWN
 from ..backends.worker import worker_for
 from ..compiler.invert import Witness, values_for_pair
 from ..compiler.ir import Problem
 from ..compiler.passes import Chain
-from ..compiler.result import ERROR, INSENSITIVE, UNKNOWN
 from ..compiler.solver import ERROR as SOLVER_ERROR
 from ..compiler.solver import INFEASIBLE, Solution, SolveOptions
 from . import compile as compile_stage

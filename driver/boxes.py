@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 import time
 
+from ..answers.result import INSENSITIVE
 from ..compiler.box_search import FOUND, PROVED, box_search
 from ..compiler.invert import witness_from_pair
 from ..compiler.pair_boxes import PairTablesTooLarge, applies, pair_tables
-from ..compiler.result import INSENSITIVE
 from .accept import accept
 from .context import SolveContext
 from .verdict import Accepted, check_pair

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from ..answers.result import UNKNOWN, Result
 from ..compiler.dataset import Dataset
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
 from ..compiler.query import Query
-from ..compiler.result import UNKNOWN, Result
 from .compile import CompiledQuery
 
 Pair = tuple[np.ndarray, np.ndarray]  # (x1, x2) as the heuristic returns them

@@ -16,12 +16,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..backends.registry import BACKENDS, available, install_hint
 from ..backends.worker import worker_for
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
-from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from .compile import CompiledQuery, compile_query
 
 # answers one query on one backend: solve_query's signature

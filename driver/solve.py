@@ -17,9 +17,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
+from ..answers.result import SENSITIVE, Result, input_files
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
-from ..compiler.result import SENSITIVE, Result, input_files
 from .accept import measure_distance
 from .backend import backend_search, reduce_for_backend
 from .boxes import box_stage

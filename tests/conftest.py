@@ -95,7 +95,7 @@ def run_treesens(*args, cwd=None, timeout: float = 600, env=None):
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "treesens.frontends.cli.main", *[str(a) for a in args]]
+    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", *[str(a) for a in args]]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
 
 

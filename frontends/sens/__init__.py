@@ -12,7 +12,7 @@ Modules: errors (SensError), ast (the node dataclasses), grammar (the lark parse
 keywords read from it), parse (text -> AST), check (structure and settings), show (how
 names and values are written), fmt (the formatter), build (a block's Query objects),
 resolve (AST -> SensFile), audit_block (audit blocks: their plans, run by the audit code
-of frontends/audit_run.py), run (running queries and audits).
+of questions/audit_run.py), run (running queries and audits).
 """
 
 from ...compiler.options import DATA_AWARE_PARAMS, MODE_NAMES
@@ -65,7 +65,6 @@ from .fmt import format_sens
 from .grammar import KEYWORDS
 from .parse import parse, parse_file
 from .resolve import SensFile, load_queries, resolve
-from .run import run_audits, run_file, run_queries, run_query
 
 DATA_AWARE_MODES = MODE_NAMES
 
@@ -123,8 +122,4 @@ __all__ = [
     "parse",
     "parse_file",
     "resolve",
-    "run_audits",
-    "run_file",
-    "run_queries",
-    "run_query",
 ]

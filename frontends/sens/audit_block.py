@@ -1,6 +1,6 @@
 """The ``audit`` blocks of a ``.sens`` file: built against the model and their data when
 the file is loaded (every problem reported where it is written), run by the same code as
-``treesens audit`` and ``treesens.audit`` (frontends/audit.py, frontends/audit_run.py)."""
+``treesens audit`` and ``treesens.audit`` (questions/audit.py, questions/audit_run.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ...compiler.audit import check_target
 from ...compiler.ensemble import Ensemble
 from ...compiler.errors import FEATURES, InputError, closest
 from ...compiler.query import ANY
-from ..audit import (
+from ...questions.audit import (
     TIMEOUT_PER_ROW,
     AuditSpec,
     by_column,
@@ -22,9 +22,9 @@ from ..audit import (
     report_text,
     summary,
 )
-from ..audit_run import AuditRun, read_done, run_audit
+from ...questions.audit_run import AuditRun, read_done, run_audit
+from ...questions.executors import Executor
 from ..data import Dataset, load_data
-from ..executors import Executor
 from .ast import (
     AuditBlock,
     By,

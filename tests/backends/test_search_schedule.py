@@ -132,8 +132,8 @@ def test_each_search_of_the_schedule_alone_agrees_with_brute_force(phase):
 def _rendered(stats: dict) -> str:
     from rich.console import Console
 
-    from treesens.compiler.result import Result
-    from treesens.compiler.result_view import render_result
+    from treesens.answers.result import Result
+    from treesens.answers.result_view import render_result
 
     res = Result("q", "sensitive", "cpsat", ["sex"], 0.2, stats=stats)
     console = Console(record=True, width=200)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from treesens.frontends.cli.main import main
+from treesens.interfaces.cli.main import main
 
 MODEL = str(Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json")
 

@@ -14,7 +14,7 @@ import pytest
 import treesens
 from treesens.backends import worker
 from treesens.driver import solve_query
-from treesens.frontends.api import make_query
+from treesens.interfaces.api import make_query
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 THREADS = 8

@@ -277,7 +277,7 @@ needs_example = pytest.mark.skipif(
 
 def _cli(*args, timeout=300):
     return subprocess.run(
-        [sys.executable, "-m", "treesens.frontends.cli.main", *map(str, args)],
+        [sys.executable, "-m", "treesens.interfaces.cli.main", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -312,8 +312,8 @@ def test_compare_table_and_backend_subset():
 
 
 def test_compare_flags_disagreement():
-    from treesens.compiler.result import Result
-    from treesens.frontends.cli.compare import disagreement
+    from treesens.answers.result import Result
+    from treesens.interfaces.cli.compare import disagreement
 
     a = Result(query="q", status="sensitive", backend="a", features=[], gap=0.2, validated=True)
     b = Result(query="q", status="insensitive", backend="b", features=[], gap=0.2)

@@ -491,7 +491,7 @@ def test_inf_as_a_parameter_value_is_read(folder):
 
 def test_fmt_of_a_string_with_an_unpaired_surrogate_is_a_located_error(folder, capsys):
     # was: `treesens fmt` failed printing it (internal error, UnicodeEncodeError)
-    from treesens.frontends.cli.main import main
+    from treesens.interfaces.cli.main import main
 
     path = folder / "sur.sens"
     path.write_text('model "m.json"\ndata "d.csv" label "\\ud800"\nquery q {\n  vary a\n}\n')

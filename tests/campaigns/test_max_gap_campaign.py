@@ -28,7 +28,7 @@ import pytest
 from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import Query
-from treesens.driver.max_gap import max_gap_query
+from treesens.questions.max_gap import max_gap_query
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.oracle import random_ensemble
 from treesens.tests.regressions import harness as H

@@ -3,8 +3,8 @@ HTML for Jupyter with every name escaped."""
 
 from __future__ import annotations
 
+from treesens.answers.result import Result
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
-from treesens.compiler.result import Result
 
 
 def _result(**kw) -> Result:

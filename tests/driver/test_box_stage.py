@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
+from treesens.answers.result import INSENSITIVE, SENSITIVE, UNKNOWN
 from treesens.compiler import pair_boxes as boxes_tables
 from treesens.compiler.query import FeatureBound, Gap, Query
-from treesens.compiler.result import INSENSITIVE, SENSITIVE, UNKNOWN
 from treesens.driver import boxes
 from treesens.driver.solve import _start, solve_query
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble

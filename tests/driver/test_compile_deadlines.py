@@ -119,7 +119,7 @@ def test_the_adult_clause_probe_ends_within_its_time_limit(shared_dir, tmp_path)
     argv += ["--timeout", "20", "--json"]
     t0 = time.time()
     r = subprocess.run(
-        [sys.executable, "-m", "treesens.frontends.cli.main", *argv],
+        [sys.executable, "-m", "treesens.interfaces.cli.main", *argv],
         capture_output=True,
         text=True,
         timeout=120,

@@ -209,7 +209,7 @@ def test_distance_zero_inside_and_hand_computed_outside():
 
 def test_end_to_end_small_model(tmp_path, monkeypatch):
     """A tiny ensemble solved with data: realistic values, a distance, every mode."""
-    from treesens.frontends.api import check
+    from treesens.interfaces.api import check
 
     monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
     ens = tiny()
@@ -235,7 +235,7 @@ def test_end_to_end_small_model(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_end_to_end_adult(shared_dir, tmp_path, monkeypatch):
-    from treesens.frontends.api import check
+    from treesens.interfaces.api import check
 
     monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
     model = shared_dir / "adult" / "adult_t2_d2.json"

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from treesens.answers.result import Result, Status
 from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.dataset import Dataset
 from treesens.compiler.errors import InputError
@@ -26,7 +27,6 @@ from treesens.compiler.ir import (
 from treesens.compiler.passes import Compiled, IntegerScaling
 from treesens.compiler.passes.big_m import BigM
 from treesens.compiler.query import Gap, Query
-from treesens.compiler.result import Result, Status
 from treesens.compiler.solver import Capabilities, SolveStatus
 from treesens.driver import backend_chain
 from treesens.driver.chain import VariableKindCheck

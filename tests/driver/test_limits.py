@@ -23,7 +23,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 def _cli(*args, **kw):
     return subprocess.run(
-        [sys.executable, "-m", "treesens.frontends.cli.main", *args],
+        [sys.executable, "-m", "treesens.interfaces.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -103,7 +103,7 @@ def test_interrupted_sweep_keeps_finished_results(tmp_path):
         [
             sys.executable,
             "-m",
-            "treesens.frontends.cli.main",
+            "treesens.interfaces.cli.main",
             "sweep",
             str(EXAMPLES / "wine_xgb.json"),
             "--subsets",  # 78 pairs of features: still running when the signal comes

@@ -1,4 +1,4 @@
-"""The max-gap search (driver/max_gap.py), piece by piece."""
+"""The max-gap search (questions/max_gap.py), piece by piece."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import treesens
+from treesens.answers.result import Result
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import Gap, Query
-from treesens.compiler.result import Result
-from treesens.driver import max_gap as M
+from treesens.questions import max_gap as M
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.oracle import random_ensemble
 

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from treesens.answers.result_view import optimum_line
 from treesens.backends.registry import available
-from treesens.compiler.result_view import optimum_line
 from treesens.driver.optimise import BUDGET_STOP, STALL_STOP, OptimisationWatch, relative_gap
-from treesens.frontends.api import check
+from treesens.interfaces.api import check
 from treesens.tests.oracle import random_ensemble
 from treesens.tests.processes import sigint_as_from_a_terminal
 
@@ -147,7 +147,7 @@ def _start_cli(tmp_path, ens):
     argv = ["check", str(model), "--vary", "f0", "--gap", "0.05", "--data", str(data)]
     argv += ["--data-aware", "prob", "--timeout", "300", "--stall-time", "300", "--json"]
     return subprocess.Popen(
-        [sys.executable, "-m", "treesens.frontends.cli.main", *argv],
+        [sys.executable, "-m", "treesens.interfaces.cli.main", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

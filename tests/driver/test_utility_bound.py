@@ -9,18 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from treesens.answers.result_view import optimum_line
 from treesens.backends.registry import available
 from treesens.compiler.chain import SensitivityQuestion, sensitivity_chain
 from treesens.compiler.encode import encode
 from treesens.compiler.ir import check_constraint
 from treesens.compiler.passes.data_aware import UtilityObjective, feature_ranks, marginals
 from treesens.compiler.query import Gap, Query
-from treesens.compiler.result_view import optimum_line
 from treesens.driver.optimise import (
     optimum_stats,
     tighter_bound,
 )
-from treesens.frontends.api import check
+from treesens.interfaces.api import check
 from treesens.tests.oracle import cell_grid, random_ensemble
 
 needs_cpsat = pytest.mark.skipif(not available("cpsat"), reason="needs ortools (CP-SAT)")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from treesens.compiler.result import SENSITIVE, Result
-from treesens.compiler.result_view import render_result
-from treesens.frontends.cli.main import main
+from treesens.answers.result import SENSITIVE, Result
+from treesens.answers.result_view import render_result
+from treesens.interfaces.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 WINE = str(EXAMPLES / "wine_xgb.json")

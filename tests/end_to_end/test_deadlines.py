@@ -15,10 +15,10 @@ from treesens.backends.registry import available
 from treesens.backends.worker import Worker
 from treesens.compiler.ir import INT, Linear, Problem, Var
 from treesens.compiler.solver import SolveOptions
-from treesens.frontends.cli.main import MAX_TIMEOUT, _run_queue_wait, _treesens_start
+from treesens.interfaces.cli.main import MAX_TIMEOUT, _run_queue_wait, _treesens_start
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-CLI = [sys.executable, "-m", "treesens.frontends.cli.main"]
+CLI = [sys.executable, "-m", "treesens.interfaces.cli.main"]
 MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
 # insensitive: the solver runs (no heuristic) and proves it in well under a second
 QUERY = ["--vary", "mean_symmetry,mean_fractal_dimension", "--gap", "0.2", "--no-heuristic"]
@@ -84,7 +84,7 @@ def test_a_worker_waits_for_a_deadline_too_far_for_the_clock():
 
 def test_the_api_refuses_an_infinite_timeout():
     from treesens.compiler.errors import InputError
-    from treesens.frontends.api import make_query
+    from treesens.interfaces.api import make_query
 
     with pytest.raises(InputError, match="timeout"):
         make_query(["a"], gap=0.1, timeout=float("inf"))

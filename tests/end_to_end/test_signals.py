@@ -23,7 +23,7 @@ pytestmark = [
 ]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-CLI = [sys.executable, "-m", "treesens.frontends.cli.main"]
+CLI = [sys.executable, "-m", "treesens.interfaces.cli.main"]
 WORKER = "treesens.backends.worker_process"
 # 435 pairs of features, each solved (no heuristic): a solver process exists for minutes
 LONG_SWEEP = [

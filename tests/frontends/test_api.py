@@ -15,9 +15,9 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.api import API_KEYWORDS
-from treesens.frontends.progress import Lines, NotebookBar, sweep_progress
+from treesens.interfaces.api import API_KEYWORDS
 from treesens.tests.oracle import random_ensemble
+from treesens.views.progress import Lines, NotebookBar, sweep_progress
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QUICK = {"gap": 0.1, "timeout": 30}
@@ -228,7 +228,7 @@ def test_the_notebook_bar_updates_its_html_in_place(ens):
 
 def test_sweep_progress_uses_the_notebook_bar_in_a_kernel(monkeypatch):
     monkeypatch.setattr(
-        "treesens.frontends.progress.notebook_display", lambda: lambda obj, display_id: None
+        "treesens.views.progress.notebook_display", lambda: lambda obj, display_id: None
     )
     with sweep_progress(3) as shown:
         assert isinstance(shown, NotebookBar)
@@ -254,7 +254,7 @@ def test_results_frame_has_probabilities_as_lists_of_floats():
 
 
 def test_results_frame_has_nan_distance_and_none_probabilities_without_a_pair():
-    from treesens.compiler.result import Result
+    from treesens.answers.result import Result
 
     row = treesens.results_frame([Result("a", "insensitive", "cpsat", ["a"], 0.2)]).iloc[0]
     assert math.isnan(row["distance"]) and row["p(x1)"] is None and row["changed"] == []

@@ -12,8 +12,8 @@ import pytest
 
 from treesens.compiler.audit import FLIPPABLE, NOT_FLIPPABLE, Target, audit_rows
 from treesens.compiler.query import Gap
-from treesens.frontends.audit import audit, summary, wilson
 from treesens.frontends.load import load_model
+from treesens.questions.audit import audit, summary, wilson
 from treesens.tests.audit_oracle import brute_force_flippable
 from treesens.tests.conftest import json_lines, run_treesens
 
@@ -245,8 +245,8 @@ def test_cli_binary_gap_out_of_range_exits_2(tmp_path):
 
 def test_solver_fallback_agrees_with_brute_force(monkeypatch):
     from treesens.compiler import audit as core
-    from treesens.frontends.audit import answer_blocks, make_spec, make_target
     from treesens.frontends.data import load_data
+    from treesens.questions.audit import answer_blocks, make_spec, make_target
 
     ens = load_model(BC_MODEL, details=BC_DETAILS)
     ds = load_data(_breast_cancer_frame(ens), ens)
@@ -277,7 +277,7 @@ def _dataset(ens, X):
 
 def _solver_answers(ens, X, vary, gap, classes=None, rows=None):
     """Every row answered by the solver path (no row is enumerated)."""
-    from treesens.frontends.audit import answer_blocks, make_spec, make_target
+    from treesens.questions.audit import answer_blocks, make_spec, make_target
 
     ds = _dataset(ens, X)
     spec = make_spec(ens, ds, vary, make_target(ens, gap, classes=classes))
@@ -330,8 +330,8 @@ def test_audit_with_two_jobs_gives_the_answers_of_one_job():
 
 
 def test_a_failed_block_comes_back_unknown_with_its_reason():
-    from treesens.frontends.audit import answer_blocks, make_spec, make_target
-    from treesens.frontends.executors import Failure
+    from treesens.questions.audit import answer_blocks, make_spec, make_target
+    from treesens.questions.executors import Failure
 
     class Failing:
         workers = 2

@@ -12,7 +12,7 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.api import make_query
+from treesens.interfaces.api import make_query
 
 EXAMPLES = Path(treesens.__file__).parent / "examples"
 MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
@@ -20,7 +20,7 @@ MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
 
 def _cli(*args, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "treesens.frontends.cli.main", *args],
+        [sys.executable, "-m", "treesens.interfaces.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=180,
@@ -258,7 +258,7 @@ def test_audit_out_on_a_full_disk_is_one_line_naming_the_file(tmp_path):
 
 
 def test_append_flushed_names_the_file_when_the_disk_is_full():
-    from treesens.frontends.sweep import append_flushed
+    from treesens.questions.sweep import append_flushed
 
     class Full:
         def write(self, text):

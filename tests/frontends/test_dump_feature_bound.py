@@ -67,7 +67,7 @@ def test_the_text_dump_is_bounded_too(tmp_path):
 def test_the_oversized_dump_exits_2_with_one_line_naming_the_file(tmp_path):
     path = _write(tmp_path, _stumps(999_999))
     r = subprocess.run(
-        [sys.executable, "-m", "treesens.frontends.cli.main", "check", path]
+        [sys.executable, "-m", "treesens.interfaces.cli.main", "check", path]
         + ["--vary", "f999999", "--gap", "0.2", "--timeout", "20"],
         capture_output=True,
         text=True,

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import treesens
+from treesens.answers.result import ERROR
 from treesens.compiler.errors import InputError
-from treesens.compiler.result import ERROR
-from treesens.frontends.executors import Failure, make_executor, parse_executor
-from treesens.frontends.sweep import parse_shard, run_sweep, shard_of
+from treesens.questions.executors import Failure, make_executor, parse_executor
+from treesens.questions.sweep import parse_shard, run_sweep, shard_of
 from treesens.tests import executor_tasks as tasks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -111,7 +111,7 @@ class _FailingExecutor:
 
 
 def test_a_failed_task_becomes_an_error_result_of_its_query(ensemble):
-    from treesens.frontends.api import make_query
+    from treesens.interfaces.api import make_query
 
     seen = []
     results = run_sweep(
@@ -151,7 +151,7 @@ def test_an_unknown_executor_is_an_input_error():
 
 def _sweep(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "treesens.frontends.cli.main", "sweep", MODEL, "--details", DETAILS]
+        [sys.executable, "-m", "treesens.interfaces.cli.main", "sweep", MODEL, "--details", DETAILS]
         + ["--features", ",".join(FEATURES), "--gap", "0.2", "--timeout", "30", *args],
         capture_output=True,
         text=True,

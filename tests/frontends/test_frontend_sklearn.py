@@ -249,7 +249,7 @@ def test_churn_check_with_solver_only(shared_dir):
     """The same on HistGradientBoosting with the heuristic off: the solver's answer is replayed."""
     pd = pytest.importorskip("pandas")
     from treesens.driver import solve_query
-    from treesens.frontends.api import make_query
+    from treesens.interfaces.api import make_query
 
     df = pd.read_csv(shared_dir / "churn" / "train.csv")
     X, y = df.drop(columns="label"), df["label"].to_numpy()

@@ -36,7 +36,7 @@ def tiny_model_json() -> dict:
 
 def _cli(*args, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "treesens.frontends.cli.main", *args],
+        [sys.executable, "-m", "treesens.interfaces.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,11 +1,11 @@
-"""Sweeps that rank features by their largest gap (frontends/sweep.py's max-gap hook)."""
+"""Sweeps that rank features by their largest gap (questions/sweep.py's max-gap hook)."""
 
 from __future__ import annotations
 
 import json
 
-from treesens.compiler.result import Result
-from treesens.frontends.sweep import Question, by_max_gap, max_gap_cell, table_rows
+from treesens.answers.result import Result
+from treesens.questions.sweep import Question, by_max_gap, max_gap_cell, table_rows
 
 QUESTION = Question(
     model="xgboost:m.json",

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
+from treesens.answers.result import Result, Status
 from treesens.compiler.errors import InputError
-from treesens.compiler.result import Result, Status
-from treesens.frontends.plot_common import (
+from treesens.views.plot_common import (
     as_result,
     check_plot_path,
     figure_and_axes,

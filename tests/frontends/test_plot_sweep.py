@@ -9,10 +9,10 @@ import pytest
 from matplotlib.colors import to_rgba
 
 import treesens
+from treesens.answers.result import Result, Status
 from treesens.compiler.errors import InputError
-from treesens.compiler.result import Result, Status
-from treesens.frontends.plot_common import VERDICT_COLOURS
-from treesens.frontends.plot_sweep import sweep_bars
+from treesens.views.plot_common import VERDICT_COLOURS
+from treesens.views.plot_sweep import sweep_bars
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import treesens
+from treesens.answers.result import Result, Status
 from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
-from treesens.compiler.result import Result, Status
-from treesens.frontends.plot_common import X1_COLOUR, X2_COLOUR
-from treesens.frontends.plot_witness import (
+from treesens.views.plot_common import X1_COLOUR, X2_COLOUR
+from treesens.views.plot_witness import (
     chosen_rows,
     declared_span,
     feature_ranges,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from treesens.compiler.errors import InputError
-from treesens.frontends.cli.sweep import end_last_line
-from treesens.frontends.sweep import Question, feature_subsets, plan_resume, read_results
+from treesens.interfaces.cli.sweep import end_last_line
+from treesens.questions.sweep import Question, feature_subsets, plan_resume, read_results
 from treesens.tests.oracle import random_ensemble
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -158,7 +158,7 @@ def test_result_appended_after_a_cut_short_line_starts_a_line_of_its_own(tmp_pat
 
 def _sweep(args, cwd):
     return subprocess.run(
-        [sys.executable, "-m", "treesens.frontends.cli.main", "sweep", *args],
+        [sys.executable, "-m", "treesens.interfaces.cli.main", "sweep", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

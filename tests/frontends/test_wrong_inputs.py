@@ -17,7 +17,7 @@ import pytest
 import treesens
 from treesens.compiler.errors import InputError
 from treesens.frontends.data import load_data
-from treesens.frontends.sweep import Question, plan_resume
+from treesens.questions.sweep import Question, plan_resume
 from treesens.tests.conftest import require_shared
 
 EXAMPLES = Path(treesens.__file__).parent / "examples"
@@ -28,7 +28,7 @@ WINE_DETAILS = str(EXAMPLES / "wine_details.csv")
 def _cli(*args, cwd=None, hide=None):
     """The CLI in a subprocess; ``hide``: a package made unimportable there."""
     pre = f"import sys; sys.modules[{hide!r}] = None; " if hide else "import sys; "
-    code = pre + "from treesens.frontends.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    code = pre + "from treesens.interfaces.cli.main import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, cwd=cwd
     )

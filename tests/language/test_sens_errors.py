@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from treesens.frontends.cli.main import main
+from treesens.interfaces.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BC = EXAMPLES / "breast_cancer_xgb.json"

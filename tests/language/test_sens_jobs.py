@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from treesens.frontends.sens import Jobs, SensError, format_sens, load_queries, parse, run_file
+from treesens.frontends.sens import Jobs, SensError, format_sens, load_queries, parse
+from treesens.interfaces.sens_run import run_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEAD = 'model "m.json"\n'
@@ -100,7 +101,7 @@ def test_the_file_jobs_setting_runs_the_sweep_on_workers(tmp_path, serial):
 
 def test_run_cli_takes_jobs(tmp_path, serial):
     p = _sweep_file(tmp_path)
-    cmd = [sys.executable, "-m", "treesens.frontends.cli.main", "run", str(p), "--json"]
+    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "run", str(p), "--json"]
     out = subprocess.run(cmd + ["--jobs", "2"], capture_output=True, text=True, env=os.environ)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
@@ -109,7 +110,7 @@ def test_run_cli_takes_jobs(tmp_path, serial):
 
 def test_run_cli_refuses_an_unknown_executor(tmp_path):
     p = _sweep_file(tmp_path)
-    cmd = [sys.executable, "-m", "treesens.frontends.cli.main", "run", str(p)]
+    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "run", str(p)]
     out = subprocess.run(cmd + ["--executor", "spark"], capture_output=True, text=True)
     assert out.returncode == 2
     assert "unknown executor" in out.stderr

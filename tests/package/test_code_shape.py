@@ -1,5 +1,6 @@
 """Library code stays in small pieces: no function over 90 lines, no file over 750 lines
-(library = compiler/, backends/, driver/, frontends/)."""
+(library = every layer of tests/package/test_layers.py), and no layer holds more than 30%
+of the library's lines."""
 
 from __future__ import annotations
 
@@ -9,7 +10,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARY = ("compiler", "backends", "driver", "frontends")
+LIBRARY = (
+    "compiler",
+    "answers",
+    "backends",
+    "driver",
+    "frontends",
+    "questions",
+    "views",
+    "interfaces",
+)
+MAX_LAYER_SHARE = 0.30
 MAX_FUNCTION_LINES = 90
 MAX_FILE_LINES = 750
 
@@ -46,6 +57,17 @@ def test_no_library_file_is_longer_than_750_lines(package):
         if (n := len(path.read_text().splitlines())) > MAX_FILE_LINES
     ]
     assert not long, "\n".join(long)
+
+
+def _lines(package: str) -> int:
+    return sum(len(path.read_text().splitlines()) for path in _files(package))
+
+
+def test_no_layer_holds_more_than_30_percent_of_the_library():
+    lines = {package: _lines(package) for package in LIBRARY}
+    total = sum(lines.values())
+    big = {p: round(n / total, 3) for p, n in lines.items() if n > MAX_LAYER_SHARE * total}
+    assert not big, big
 
 
 def test_the_length_check_counts_a_function_from_def_to_its_last_line(tmp_path):

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.backends import registry, worker
 from treesens.compiler.errors import InputError
 from treesens.compiler.ir import INT, REAL, ExactlyOne, Linear, Problem, Var
-from treesens.compiler.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.solver import ERROR, INFEASIBLE, OPTIMAL, UNKNOWN, SolveOptions
 from treesens.driver import solve_query
-from treesens.frontends.api import make_query
+from treesens.interfaces.api import make_query
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"

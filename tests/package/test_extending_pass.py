@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler import chain as chain_module
 from treesens.compiler.ir import BOOL, INT, ExactlyOne, Linear, Objective, Problem, Var
 from treesens.compiler.passes.base import Compiled
-from treesens.compiler.result import INSENSITIVE, SENSITIVE
 from treesens.driver import solve_query
 from treesens.driver.compile import compile_query
-from treesens.frontends.api import make_query
+from treesens.interfaces.api import make_query
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,5 @@
-"""The layers only point down: compiler < backends < driver < frontends.
+"""The layers only point down: compiler < answers < backends < driver < frontends <
+questions < views < interfaces.
 
 Every module of those subpackages is parsed (imports at module level and inside
 functions, relative and absolute); an import of a higher layer, or a cycle between
@@ -14,7 +15,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ("compiler", "backends", "driver", "frontends")  # lowest first
+LAYERS = (
+    "compiler",
+    "answers",
+    "backends",
+    "driver",
+    "frontends",
+    "questions",
+    "views",
+    "interfaces",
+)  # lowest first
 # packages a library function may import where it needs them (optional or heavy)
 LAZY_OK = frozenset(
     {

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..answers.result import Result
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble, Feature
 from ..compiler.errors import InputError
-from ..compiler.result import Result
-from .data import DEFAULT_LABEL, load_data
+from ..frontends.data import DEFAULT_LABEL, load_data
 from .plot_common import (
     VERDICT_COLOURS,
     X1_COLOUR,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..answers.result import INSENSITIVE, SENSITIVE
 from ..compiler.audit import (
     FLIPPABLE,
     UNKNOWN,
@@ -26,9 +27,8 @@ from ..compiler.audit import (
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import FeatureBound, Query
-from ..compiler.result import INSENSITIVE, SENSITIVE
 from ..driver import solve_query
-from .data import Dataset
+from ..frontends.data import Dataset
 
 if TYPE_CHECKING:
     from .audit import AuditSpec

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from ...answers.result import Result
 from ...compiler.ensemble import Ensemble
-from ...compiler.result import Result
-from ..plot_common import PLOT_SUFFIXES, check_plot_path
-from ..plot_sweep import plot_sweep
-from ..plot_witness import plot_witness
+from ...views.plot_common import PLOT_SUFFIXES, check_plot_path
+from ...views.plot_sweep import plot_sweep
+from ...views.plot_witness import plot_witness
 from .common import log
 
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, Status
 from ..compiler.errors import InputError
-from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, Status
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

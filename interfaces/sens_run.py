@@ -7,15 +7,15 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
-from ...compiler.errors import InputError
-from ...compiler.query import Query
-from ...compiler.result import ERROR, Result, input_files
-from ...driver import solve_query
-from ..api import require_backend
-from ..executors import Executor, parse_executor
-from ..sweep import opened_executor, run_sweep
-from .audit_block import AuditPlan, run_audit_plan
-from .resolve import SensFile, load_queries
+from ..answers.result import ERROR, Result, input_files
+from ..compiler.errors import InputError
+from ..compiler.query import Query
+from ..driver import solve_query
+from ..frontends.sens.audit_block import AuditPlan, run_audit_plan
+from ..frontends.sens.resolve import SensFile, load_queries
+from ..questions.executors import Executor, parse_executor
+from ..questions.sweep import opened_executor, run_sweep
+from .api import require_backend
 
 
 def _error_result(sf: SensFile, q: Query, msg: str) -> Result:

@@ -6,11 +6,12 @@ import json
 import sys
 import time
 
+from ...answers.result import ERROR
 from ...compiler.errors import InputError
-from ...compiler.result import ERROR
-from ..executors import parse_executor
-from ..sens import load_queries, run_audits, run_queries
-from ..sens.audit_block import audit_report
+from ...frontends.sens import load_queries
+from ...frontends.sens.audit_block import audit_report
+from ...questions.executors import parse_executor
+from ..sens_run import run_audits, run_queries
 from .common import emit_result, log, positive_int
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.errors import InputError
-from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from .plot_common import (
     VERDICT_COLOURS,
     as_result,

@@ -51,7 +51,7 @@ from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import InputError  # noqa: E402
 from ...compiler.options import MAX_TIMEOUT  # noqa: E402
-from ..libraries import prefer_lean_imports  # noqa: E402
+from ...frontends.libraries import prefer_lean_imports  # noqa: E402
 
 # subcommand name -> module (relative to this package)
 COMMANDS = {

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .result_view import result_html, result_text
 
 if TYPE_CHECKING:
-    from .invert import Witness
+    from ..compiler.invert import Witness
 
 # the longest repr of a Result: one line
 REPR_LIMIT = 200
@@ -56,7 +56,7 @@ class Result:
     # the files the answer was read from, by role: model, details, data, sens
     inputs: dict = field(default_factory=dict)
     # "how sensitive?" (--max-gap): {"lower", "upper", "tolerance", "proven", "steps",
-    # "kind"} (driver/max_gap.py); None, and left out of the JSON, for a plain check
+    # "kind"} (questions/max_gap.py); None, and left out of the JSON, for a plain check
     max_gap: dict | None = None
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised

@@ -18,20 +18,26 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
-from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..driver import solve_query
-from ..driver.max_gap import (
+from ..interfaces.api import (
+    keyword_values,
+    model_of,
+    query_maker,
+    require_backend,
+    takes_query_keywords,
+)
+from ..views.progress import sweep_progress
+from .executors import Executor, Failure, make_executor, parse_executor
+from .max_gap import (
     DEFAULT_TOLERANCE,
     check_max_gap_model,
     check_tolerance,
     max_gap_task,
 )
-from .api import keyword_values, model_of, query_maker, require_backend, takes_query_keywords
-from .executors import Executor, Failure, make_executor, parse_executor
-from .progress import sweep_progress
 
 
 def feature_subsets(
@@ -87,7 +93,7 @@ class Question:
     backend: str
     timeout: float
     asked: dict = field(default_factory=dict)
-    max_gap: float | None = None  # a max-gap sweep's tolerance (driver/max_gap.py)
+    max_gap: float | None = None  # a max-gap sweep's tolerance (questions/max_gap.py)
 
     @classmethod
     def of(cls, ens: Ensemble, q: Query, max_gap: float | None = None) -> Question:
@@ -288,7 +294,7 @@ def run_sweep(
     """Answer a query per feature set: in this process one after the other, or on
     ``executor``'s workers. ``on_result`` sees each result as it ends (completion order);
     the list returned is in the order of ``subsets``. ``max_gap`` (a tolerance): each
-    query asks for the largest gap instead (driver/max_gap.py)."""
+    query asks for the largest gap instead (questions/max_gap.py)."""
     queries = [make_query(list(s), ",".join(s)) for s in subsets if ",".join(s) not in skip]
     if max_gap is None:
         run, tasks = solve_task, [(q, memory_mb) for q in queries]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
+from ..answers.result import ERROR, Result
 from ..backends.registry import BACKENDS, available, require_installed
 from ..compiler.errors import InputError
-from ..compiler.result import ERROR, Result
 from ..driver import compile_query, solve_query
 
 

@@ -7,13 +7,12 @@ import sys
 import time
 from pathlib import Path
 
+from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.query import resolve_condition
-from ...compiler.result import ERROR
-from ...driver.max_gap import check_max_gap_model
-from ..api import make_query, require_backend
-from ..executors import parse_executor
-from ..sweep import (
+from ...questions.executors import parse_executor
+from ...questions.max_gap import check_max_gap_model
+from ...questions.sweep import (
     Question,
     ResumePlan,
     append_flushed,
@@ -32,6 +31,7 @@ from ..sweep import (
     to_csv,
     to_markdown,
 )
+from ..api import make_query, require_backend
 from .common import (
     add_backend_arg,
     add_max_gap_args,

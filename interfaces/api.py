@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..answers.result import Result
 from ..backends.registry import get_info, require_installed
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
@@ -29,12 +30,11 @@ from ..compiler.options import (
     QueryOptions,
 )
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
-from ..compiler.result import Result
 from ..driver import is_race, race_backends, solve_query
-from ..driver.max_gap import DEFAULT_TOLERANCE, check_tolerance, max_gap_query
-from .compare import backend_list, compare_query, disagreement
-from .data import load_data
-from .load import BOUNDS, DETAILS_COLUMNS, load_model
+from ..frontends.data import load_data
+from ..frontends.load import BOUNDS, DETAILS_COLUMNS, load_model
+from ..questions.compare import backend_list, compare_query, disagreement
+from ..questions.max_gap import DEFAULT_TOLERANCE, check_tolerance, max_gap_query
 
 # what a keyword sets: how the model loads, the query, one of its options, or the run
 MODEL, QUERY, OPTION, RUN = "model", "query", "option", "run"
@@ -379,7 +379,7 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
 def max_gap(model, vary, *, tolerance: float = DEFAULT_TOLERANCE, **check_kw) -> Result:
     """How sensitive is a binary ``model`` to ``vary``: the largest gap g* at which it is
     sensitive, within ``tolerance`` (absolute, in probability), found by bisection with
-    ``check`` (driver/max_gap.py). The keywords are ``check``'s, without a gap; the whole
+    ``check`` (questions/max_gap.py). The keywords are ``check``'s, without a gap; the whole
     search runs within ``timeout``.
 
     ``Result.max_gap`` holds the bounds: ``lower`` (the gap the replay-checked witness

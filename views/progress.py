@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Protocol
 
-from ..compiler.result import Result
+from ..answers.result import Result
 
 
 class SweepProgress(Protocol):

@@ -7,6 +7,8 @@ import math
 import sys
 from pathlib import Path
 
+from ...answers.result import Result
+from ...answers.result_view import render_result
 from ...compiler.errors import InputError
 from ...compiler.options import (
     DEFAULT_BACKEND,
@@ -19,14 +21,12 @@ from ...compiler.options import (
     DataAwareMode,
 )
 from ...compiler.query import PASS_NAMES
-from ...compiler.result import Result
-from ...compiler.result_view import render_result
-from ...driver.max_gap import DEFAULT_TOLERANCE, check_tolerance
+from ...frontends.data import load_data
+from ...frontends.formats import AUTO, format_names
+from ...frontends.load import load_model
+from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
+from ...questions.sweep import os_error_text
 from ..api import make_query
-from ..data import load_data
-from ..formats import AUTO, format_names
-from ..load import load_model
-from ..sweep import os_error_text
 
 
 def positive_int(text: str) -> int:
@@ -214,7 +214,7 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_max_gap_args(p: argparse.ArgumentParser) -> None:
-    """--max-gap: the largest gap instead of a verdict at one gap (driver/max_gap.py)."""
+    """--max-gap: the largest gap instead of a verdict at one gap (questions/max_gap.py)."""
     p.add_argument(
         "--max-gap",
         action="store_true",

@@ -16,8 +16,8 @@ import numpy as np
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..frontends.data import Dataset
 from .audit import TIMEOUT_PER_ROW, AuditSpec, answer_blocks, block_size, row_result
-from .data import Dataset
 from .executors import Executor
 from .sweep import append_flushed, close_quietly, opened_executor, os_error_text
 

@@ -13,8 +13,8 @@ import sys
 import time
 
 from ...compiler.errors import InputError
-from ..compare import backend_list, compare_query, disagreement, license_refusal
-from ..sens import load_queries
+from ...frontends.sens import load_queries
+from ...questions.compare import backend_list, compare_query, disagreement, license_refusal
 from .common import (
     DEFAULT_TIMEOUT,
     add_model_args,

@@ -32,13 +32,13 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.affected import affected_leaves
 from ..compiler.encode import gap_relaxation, resolve_features
 from ..compiler.ensemble import LOGISTIC, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Gap, GapKind, Query
-from ..compiler.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
-from .solve import solve_query
+from ..driver.solve import solve_query
 
 DEFAULT_TOLERANCE = 1e-4  # absolute, in probability
 MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..answers.result import INSENSITIVE, SENSITIVE, Result, input_files
+from ..answers.result import UNKNOWN as UNKNOWN_STATUS
 from ..compiler.audit import (
     FLIPPABLE,
     NOT_FLIPPABLE,
@@ -23,12 +25,10 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Gap, _class_index
-from ..compiler.result import INSENSITIVE, SENSITIVE, Result, input_files
-from ..compiler.result import UNKNOWN as UNKNOWN_STATUS
+from ..frontends.data import Dataset, load_data
+from ..frontends.load import load_model
 from .audit_solve import solve_rows
-from .data import Dataset, load_data
 from .executors import Executor, Failure
-from .load import load_model
 from .sweep import opened_executor
 
 STATUSES = (FLIPPABLE, NOT_FLIPPABLE, UNKNOWN)

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from ...compiler.errors import InputError
-from ..audit import (
+from ...frontends.data import load_data
+from ...questions.audit import (
     TIMEOUT_PER_ROW,
     by_column,
     frame_from_results,
@@ -18,10 +19,9 @@ from ..audit import (
     report_text,
     summary,
 )
-from ..audit_plot import draw
-from ..audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
-from ..data import load_data
-from ..executors import parse_executor
+from ...questions.audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
+from ...questions.executors import parse_executor
+from ...views.audit_plot import draw
 from .common import (
     add_model_args,
     check_writable,

@@ -1,0 +1,1 @@
+"""treesens.interfaces.cli"""
