@@ -11,11 +11,11 @@ from ..answers.result import ERROR, Result, input_files
 from ..compiler.errors import InputError
 from ..compiler.query import Query
 from ..driver import solve_query
+from ..frontends.query_build import require_backend
 from ..frontends.sens.audit_block import AuditPlan, run_audit_plan
 from ..frontends.sens.resolve import SensFile, load_queries
 from ..questions.executors import Executor, parse_executor
 from ..questions.sweep import opened_executor, run_sweep
-from .api import require_backend
 
 
 def _error_result(sf: SensFile, q: Query, msg: str) -> Result:

@@ -33,7 +33,7 @@ from ...compiler.query import (
     relations_by_feature,
     resolve_condition,
 )
-from ...interfaces.api import make_query
+from ..query_build import make_query
 from .ast import (
     Baseline,
     Bool,

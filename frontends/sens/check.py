@@ -20,7 +20,7 @@ from ...compiler.options import (
 )
 from ...compiler.query import ANY
 from ...driver import is_race
-from ...interfaces.api import parse_passes
+from ..query_build import parse_passes
 from .ast import (
     AuditBlock,
     Backend,

@@ -7,8 +7,8 @@ import time
 from ...compiler.encode import resolve_features
 from ...compiler.query import resolve_condition
 from ...driver import solve_query
+from ...frontends.query_build import require_backend
 from ...questions.max_gap import check_max_gap_model, max_gap_query
-from ..api import require_backend
 from .common import (
     add_backend_arg,
     add_max_gap_args,

@@ -24,9 +24,9 @@ from ...compiler.query import PASS_NAMES
 from ...frontends.data import load_data
 from ...frontends.formats import AUTO, format_names
 from ...frontends.load import load_model
+from ...frontends.query_build import make_query
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
 from ...questions.sweep import os_error_text
-from ..api import make_query
 
 
 def positive_int(text: str) -> int:

@@ -10,6 +10,7 @@ from pathlib import Path
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.query import resolve_condition
+from ...frontends.query_build import make_query, require_backend
 from ...questions.executors import parse_executor
 from ...questions.max_gap import check_max_gap_model
 from ...questions.sweep import (
@@ -31,7 +32,6 @@ from ...questions.sweep import (
     to_csv,
     to_markdown,
 )
-from ..api import make_query, require_backend
 from .common import (
     add_backend_arg,
     add_max_gap_args,

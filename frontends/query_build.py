@@ -1,0 +1,146 @@
+"""A checked Query from the keywords that the CLI, the Python API and ``.sens`` give: the one
+path by which every interface builds a query (names, values, modes and options checked)."""
+
+from __future__ import annotations
+
+import math
+
+from ..backends.registry import get_info, require_installed
+from ..compiler.errors import InputError
+from ..compiler.options import (
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
+    OPTION_BY_NAME,
+    DataAwareMode,
+    QueryOptions,
+)
+from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
+from ..driver import is_race, race_backends
+
+
+def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
+    if baseline is not None:
+        if baseline.lower() != "kant":
+            raise InputError(f"unknown baseline {baseline!r} (known: kant)")
+        return KANT_PASSES
+    if passes is None:
+        return DEFAULT_PASSES
+    if isinstance(passes, str):
+        items = [p.strip().lower() for p in passes.split(",") if p.strip()]
+    else:
+        items = [str(p).lower() for p in passes]
+    if items in (["all"], ["default"]):
+        return DEFAULT_PASSES
+    if items == ["none"] or items == []:
+        return frozenset()
+    for whole in ("all", "default", "none"):
+        if whole in items:
+            raise InputError(
+                f"pass list {','.join(items)!r}: {whole!r} stands alone, not in a list"
+            )
+    out = set()
+    for p in items:
+        neg = p.startswith("-") or p.startswith("no-")
+        name = p.lstrip("-").removeprefix("no-")
+        if name not in PASS_NAMES:
+            raise InputError(f"unknown pass {name!r} (known: {', '.join(PASS_NAMES)}, all, none)")
+        if neg:
+            out = (out or set(DEFAULT_PASSES)) - {name}
+        else:
+            out.add(name)
+    return frozenset(out)
+
+
+def check_options(options: dict | QueryOptions | None) -> QueryOptions:
+    """Query options with their values checked against the option table."""
+    opts = QueryOptions.of({k: v for k, v in dict(options or {}).items() if v is not None})
+    for name, value in opts:
+        bad = OPTION_BY_NAME[name].check(value)
+        if bad:
+            raise InputError(f"option {name} {bad}, not {value!r}")
+    return opts
+
+
+def check_backend_name(backend: str) -> None:
+    """A backend name is known (or a race of known ones) before anything runs: a query the
+    heuristic answers never reaches the backend, and would otherwise report a made-up one."""
+    if is_race(backend):
+        race_backends(backend)
+    else:
+        get_info(backend)
+
+
+def require_backend(backend: str) -> None:
+    """The backend (or every backend of a race) is known and installed, checked before a
+    model is loaded: otherwise the heuristic would answer under its name and the solver
+    fail later. An InputError says how to install it."""
+    if is_race(backend):
+        race_backends(backend)
+    else:
+        require_installed(backend)
+
+
+def make_query(
+    vary,
+    *,
+    gap: float | None = None,
+    margin_gap: float | None = None,
+    classes=None,
+    passes=None,
+    baseline: str | None = None,
+    backend: str = DEFAULT_BACKEND,
+    timeout: float = DEFAULT_TIMEOUT,
+    threads: int = DEFAULT_THREADS,
+    seed: int = DEFAULT_SEED,
+    name: str = "",
+    data_aware: str | DataAwareMode = DataAwareMode.NONE,
+    options: dict | QueryOptions | None = None,
+) -> Query:
+    """A Query from the API's / the CLI's arguments, checked (names, values, modes).
+    ``options``: the query options of compiler/options.py by name (None: not given)."""
+    if isinstance(vary, str):
+        vary = [v.strip() for v in vary.split(",") if v.strip()]
+    vary = tuple(vary)
+    twice = [v for i, v in enumerate(vary) if v in vary[:i]]
+    if twice:
+        raise InputError(f"--vary / vary: feature {twice[0]!r} listed twice")
+    if gap is not None and margin_gap is not None:
+        raise InputError("give either a probability gap or a margin gap, not both")
+    if margin_gap is not None:
+        g = Gap(float(margin_gap), "margin")
+    else:
+        g = Gap(0.2, "prob", given=False) if gap is None else Gap(float(gap), "prob")
+    if not math.isfinite(g.value):
+        raise InputError(f"gap {g.value} is not a finite number")
+    if timeout is None or not 0 < timeout <= MAX_TIMEOUT:
+        raise InputError(
+            f"timeout must be a positive number of seconds up to {MAX_TIMEOUT:g}, got {timeout}"
+        )
+    if int(threads) < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
+    check_backend_name(backend)
+    if isinstance(classes, str):
+        classes = tuple(c.strip() for c in classes.split(","))
+        if len(classes) != 2:
+            raise InputError("--classes takes two classes: C1,C2 (C2 may be 'any')")
+        classes = tuple(int(c) if c.isdigit() else c for c in classes)
+    mode = DataAwareMode.parse(data_aware)
+    opts = check_options(options)
+    if mode != DataAwareMode.NONE and opts.data is None:
+        raise InputError(f"data-aware mode {mode.value!r} needs data (--data FILE / data=...)")
+    return Query(
+        vary=tuple(vary),
+        gap=g,
+        name=name,
+        classes=tuple(classes) if classes else None,
+        passes=parse_passes(passes, baseline),
+        backend=backend,
+        timeout=float(timeout),
+        threads=int(threads),
+        seed=int(seed),
+        data_aware=mode,
+        options=opts,
+    )
