@@ -63,10 +63,10 @@ def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome
             continue
         low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), starts, axis=1)
         spread = top - low
-        tree = _tree_to_split(spread, order)
+        tree = tree_to_split(spread, order)
         if tree < 0:  # every tree's value is fixed on the box, and meets the gap
-            return BoxOutcome(FOUND, boxes, _pair(enc, tab, lo))
-        c, r = _split(tab.nodes[tree], live)
+            return BoxOutcome(FOUND, boxes, corner_pair(enc, tab, lo))
+        c, r = split_node(tab.nodes[tree], live)
         yes_hi, no_lo = hi.copy(), lo.copy()
         yes_hi[c], no_lo[c] = r, r
         stack.append((live & (tab.hi[c] > r), no_lo, hi))
@@ -74,7 +74,7 @@ def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome
     return BoxOutcome(PROVED, boxes)
 
 
-def _tree_to_split(spread: np.ndarray, order: np.ndarray) -> int:
+def tree_to_split(spread: np.ndarray, order: np.ndarray) -> int:
     """The first tree of ``order`` whose leaves left still differ in the summed value,
     else in any value; -1 if none."""
     for row in (spread[2], spread.sum(axis=0)):
@@ -84,7 +84,7 @@ def _tree_to_split(spread: np.ndarray, order: np.ndarray) -> int:
     return -1
 
 
-def _split(nodes, live: np.ndarray) -> tuple[int, int]:
+def split_node(nodes, live: np.ndarray) -> tuple[int, int]:
     """(column, R) of the topmost node of a pair tree with leaves left on both sides."""
     k = 0
     while True:
@@ -95,7 +95,7 @@ def _split(nodes, live: np.ndarray) -> tuple[int, int]:
         k = yes if on_yes else no
 
 
-def _pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def corner_pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The box's lower corner as two inputs: each feature at its domain's value for the
     rank (columns outside F go to both inputs)."""
     ens = enc.ensemble

@@ -38,6 +38,7 @@ from ..compiler.encode import gap_relaxation, resolve_features
 from ..compiler.ensemble import LOGISTIC, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Gap, GapKind, Query
+from ..driver.gap_search import box_largest_gap
 from ..driver.solve import solve_query
 
 DEFAULT_TOLERANCE = 1e-4  # absolute, in probability
@@ -61,6 +62,7 @@ class MaxGap:
     proven: bool
     steps: int
     kind: str = "prob"
+    method: str = "bisection"  # or "boxes": one best-first search (driver/gap_search.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -164,6 +166,10 @@ def max_gap_query(
     check_max_gap_model(ens)
     tol = check_tolerance(tolerance)
     deadline = deadline if deadline is not None else t0 + q.timeout
+    if q.options.value("box_search"):
+        boxed = box_largest_gap(ens, q, tol, deadline, log)
+        if boxed is not None:
+            return _boxed_final(q, *boxed, tol)
     s = _Search(best=None, upper=score_bound(ens, q.vary), steps=[])
     g = tol
     while True:
@@ -237,6 +243,24 @@ def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Res
     out.stats = {**base.stats, "max_gap_steps": s.steps}
     out.stats["asked"] = {**base.stats.get("asked", {}), "timeout": q.timeout, "max_gap": tol}
     return out
+
+
+def _boxed_final(q: Query, res: Result, out, tol: float) -> Result:
+    """The box search's answer with its bounds as ``max_gap``; interrupted (Ctrl-C), the
+    bounds so far ride on the KeyboardInterrupt as its ``partial_result``."""
+    proven = out.proven and (out.lower is None or out.upper - out.lower <= tol)
+    bounds = MaxGap(out.lower, out.upper, tol, proven, 0, method="boxes")
+    res.gap = out.lower if out.lower is not None else tol
+    res.gap_kind = "prob"
+    res.max_gap = bounds.to_dict()
+    line = max_gap_line(bounds)
+    res.message = f"{line}; {res.message}" if res.message else line
+    res.stats["asked"] = {**res.stats.get("asked", {}), "timeout": q.timeout, "max_gap": tol}
+    if out.interrupted:
+        e = KeyboardInterrupt()
+        e.partial_result = res
+        raise e
+    return res
 
 
 def max_gap_line(m: MaxGap | dict) -> str:

@@ -11,10 +11,19 @@ import treesens
 from treesens.answers.result import Result
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature
 from treesens.compiler.errors import InputError
+from treesens.compiler.options import QueryOptions
 from treesens.compiler.query import Gap, Query
 from treesens.questions import max_gap as M
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.oracle import random_ensemble
+
+
+# the bisection over checks, which the box search replaces where it applies
+BISECT = QueryOptions.of({"box_search": False})
+
+
+def _bisect(timeout: float = 60.0, vary=("f0",)) -> Query:
+    return Query(vary=vary, timeout=timeout, options=BISECT)
 
 
 def _ens(seed: int = 3) -> Ensemble:
@@ -95,8 +104,8 @@ def test_search_matches_the_exact_max_gap_within_the_tolerance():
 
 def test_search_with_a_coarse_tolerance_takes_fewer_steps():
     ens = _ens(3)
-    fine = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0), tolerance=1e-4)
-    coarse = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0), tolerance=0.05)
+    fine = M.max_gap_query(ens, _bisect(60.0), tolerance=1e-4)
+    coarse = M.max_gap_query(ens, _bisect(60.0), tolerance=0.05)
     assert coarse.max_gap["steps"] < fine.max_gap["steps"]
     assert coarse.max_gap["upper"] - coarse.max_gap["lower"] <= 0.05
 
@@ -122,7 +131,7 @@ def test_feature_no_tree_uses_is_insensitive_at_once():
         cast=ens.cast,
         source="wide",
     )
-    r = M.max_gap_query(wide, Query(vary=("unused",), timeout=60.0))
+    r = M.max_gap_query(wide, _bisect(60.0, ("unused",)))
     assert r.status == "insensitive" and r.max_gap["steps"] == 1
 
 
@@ -133,7 +142,7 @@ def test_result_gap_is_the_witness_achieved_gap():
 
 
 def test_steps_are_recorded_in_stats():
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=60.0))
+    r = M.max_gap_query(_ens(3), _bisect(60.0))
     assert len(r.stats["max_gap_steps"]) == r.max_gap["steps"]
     assert r.stats["max_gap_steps"][0]["gap"] == 1e-4
 
@@ -156,13 +165,13 @@ def _scripted(monkeypatch, answers):
 
 def test_time_limit_without_witness_is_unknown(monkeypatch):
     _scripted(monkeypatch, [_fake_result("unknown")])
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    r = M.max_gap_query(_ens(3), _bisect(5.0))
     assert r.status == "unknown" and r.max_gap["lower"] is None and not r.max_gap["proven"]
 
 
 def test_time_limit_after_a_witness_keeps_its_bounds(monkeypatch):
     _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), _fake_result("unknown")])
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    r = M.max_gap_query(_ens(3), _bisect(5.0))
     assert r.status == "sensitive"
     assert r.max_gap["lower"] == pytest.approx(0.1) and not r.max_gap["proven"]
 
@@ -173,7 +182,7 @@ def test_search_bisects_between_witness_and_proof(monkeypatch):
         [_fake_result("sensitive", 0.6, 0.4), _fake_result("insensitive")]
         + [_fake_result("insensitive") for _ in range(40)],
     )
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0), tolerance=0.01)
+    r = M.max_gap_query(_ens(3), _bisect(5.0), tolerance=0.01)
     assert asked[0] == 0.01
     assert asked[1] == pytest.approx((0.1 + M.score_bound(_ens(3), ("f0",))) / 2)
     assert r.max_gap["proven"] and r.max_gap["upper"] - r.max_gap["lower"] <= 0.01
@@ -183,7 +192,7 @@ def test_error_in_a_step_is_the_answer(monkeypatch):
     err = _fake_result("error")
     err.error = "boom"
     _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), err])
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    r = M.max_gap_query(_ens(3), _bisect(5.0))
     assert r.status == "error" and r.error == "boom" and r.max_gap is not None
 
 
@@ -246,18 +255,18 @@ def test_witness_above_a_proof_is_an_error(monkeypatch):
         [_fake_result("sensitive", 0.6, 0.4), _fake_result("insensitive")]
         + [_fake_result("sensitive", 0.95, 0.05)],
     )
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0), tolerance=1e-4)
+    r = M.max_gap_query(_ens(3), _bisect(5.0), tolerance=1e-4)
     assert r.status == "error" and "proven out of reach" in r.error
 
 
 def test_witness_above_the_leaf_value_bound_drops_that_bound(monkeypatch):
     monkeypatch.setattr(M, "score_bound", lambda ens, vary: 0.05)
     _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), _fake_result("unknown")])
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    r = M.max_gap_query(_ens(3), _bisect(5.0))
     assert r.max_gap["upper"] == 0.5 and not r.max_gap["proven"]
 
 
 def test_sensitive_step_without_outputs_ends_the_search(monkeypatch):
     _scripted(monkeypatch, [_fake_result("sensitive")])
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=5.0))
+    r = M.max_gap_query(_ens(3), _bisect(5.0))
     assert r.max_gap["lower"] is None and not r.max_gap["proven"]

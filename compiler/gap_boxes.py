@@ -1,0 +1,216 @@
+"""The largest gap of a binary query as one optimisation: a best-first branch and bound
+over the boxes of the pair space (pair_boxes.py), keeping an anytime lower bound (the
+best pair offered and accepted) and a proven upper bound.
+
+The query's two gap rows are read at gap 0, so a pair's *row value* is how far each row
+is above its gap-0 threshold, and the pair's gap (in row units: margin for a logistic
+link, probability for averaged forests) is the smaller of the two. On a box, with the
+per-tree maxima of box_search.py, each row's value is at most its top sum minus its
+threshold, and the smaller of two numbers is at most their mean, so
+
+    U(box) = min(top_1 - t_1, top_2 - t_2, (top_sum - t_1 - t_2) / 2)
+
+bounds every pair in the box (in the sum the trees outside F cancel, which is what makes
+the bound tight). The thresholds are relaxed by the encoding's float32 margin, so U
+bounds the library's values too.
+
+The search keeps the open boxes in a heap by U and dives from the best one, always into
+the child with the larger bound, until the box is resolved (every tree's value fixed: its
+lower corner is an exact pair, offered to the caller, who replays it with the library)
+or cannot beat the best accepted gap by more than the tolerance. The largest U of the
+boxes dropped that way, and of the boxes still open, is the upper bound: when the heap
+is empty it is proven.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .box_search import CHECK_EVERY, corner_pair, split_node, tree_to_split
+from .encode import Encoding, ensemble_structure, gap_relaxation, resolve_features
+from .ensemble import Ensemble
+from .pair_boxes import PairTables
+from .query import Query, resolve_condition
+
+_LOW = -1e300
+
+# a candidate pair's accepted gap (probability), or None when the library rejects it
+Offer = Callable[[np.ndarray, np.ndarray], "float | None"]
+# the bounds so far (lower gap or None, upper gap, boxes visited), for progress lines
+Progress = Callable[[float | None, float, int], None]
+
+
+# row units to a bound on the gap (probability): increasing, rounded up
+ToGap = Callable[[float], float]
+
+
+@dataclass(frozen=True)
+class GapBoxOutcome:
+    proven: bool  # the heap emptied: ``upper`` is proven
+    upper: float  # a bound on the gap of every pair (probability), relaxed
+    lower: float | None  # the best accepted gap, None when no pair reached the tolerance
+    boxes: int
+    interrupted: bool = False
+
+
+@dataclass
+class _Box:
+    live: np.ndarray  # packed bits: the pair leaves that meet the box
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+class _Bounds:
+    """The per-box quantities of one search."""
+
+    def __init__(self, tab: PairTables):
+        self.tab = tab
+        self.n = tab.values.shape[1]
+        t0, t1 = float(tab.thresholds[0]), float(tab.thresholds[1])
+        self.t = (t0, t1)
+        span = np.maximum.reduceat(tab.values, tab.starts, axis=1) - np.minimum.reduceat(
+            tab.values, tab.starts, axis=1
+        )
+        self.order = np.argsort(-span[2], kind="stable")  # box_search.py's split order
+
+    def top_low(self, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        tab = self.tab
+        top = np.maximum.reduceat(np.where(live, tab.values, _LOW), tab.starts, axis=1)
+        low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), tab.starts, axis=1)
+        return top, low
+
+    def top(self, live: np.ndarray) -> np.ndarray:
+        tab = self.tab
+        return np.maximum.reduceat(np.where(live, tab.values, _LOW), tab.starts, axis=1)
+
+    def terms(self, top: np.ndarray) -> np.ndarray:
+        """The three bounds on the box's gap (row units): row 1, row 2, half the sum."""
+        s = top.sum(axis=1)
+        t0, t1 = self.t
+        return np.array([s[0] - t0, s[1] - t1, (s[2] - t0 - t1) / 2.0])
+
+    def upper(self, top: np.ndarray) -> float:
+        return float(self.terms(top).min())
+
+    def unpack(self, packed: np.ndarray) -> np.ndarray:
+        return np.unpackbits(packed, count=self.n).astype(bool)
+
+
+def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
+    """What the pair tables read of an encoded query, without building its Problem."""
+    st = ensemble_structure(ens)
+    return Encoding(
+        ensemble=ens,
+        query=q,
+        condition=resolve_condition(ens, q),
+        varying=resolve_features(ens, q.vary),
+        domains=st.domains,
+        pred=({}, {}),
+        leaves=((), ()),
+        relax=gap_relaxation(ens),
+    )
+
+
+def largest_gap(
+    enc: Encoding,
+    tab: PairTables,
+    to_gap: ToGap,
+    offer: Offer,
+    tolerance: float,
+    deadline: float,
+    progress: Progress | None = None,
+) -> GapBoxOutcome:
+    """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
+    ``tolerance`` apart, the heap is empty, or ``deadline`` (absolute time.time())."""
+    b = _Bounds(tab)
+    if b.n == 0:
+        return GapBoxOutcome(True, 0.0, None, 0)
+    state = _State(to_gap, tolerance)
+    tie = itertools.count()
+    root = np.ones(b.n, dtype=bool)
+    heap = [(-b.upper(b.top(root)), next(tie), _Box(np.packbits(root), *_full(tab)))]
+    boxes = 0
+    try:
+        while heap:
+            neg_u, _, box = heapq.heappop(heap)
+            if state.drop(-neg_u):
+                continue
+            boxes += _dive(b, box, state, offer, heap, tie, enc)
+            if progress is not None:
+                progress(state.lower, state.upper_with(heap), boxes)
+            if time.time() >= deadline:
+                break
+    except KeyboardInterrupt:
+        return GapBoxOutcome(False, state.upper_with(heap), state.lower, boxes, True)
+    return GapBoxOutcome(not heap, state.upper_with(heap), state.lower, boxes)
+
+
+def _full(tab: PairTables) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros_like(tab.sizes), tab.sizes.copy()
+
+
+class _State:
+    """The incumbent (best accepted gap) and the largest bound of the dropped boxes."""
+
+    def __init__(self, to_gap: ToGap, tolerance: float):
+        self.to_gap = to_gap
+        self.tol = tolerance
+        self.lower: float | None = None
+        self.dropped = _LOW  # row units
+
+    def drop(self, u: float) -> bool:
+        """Whether a box of bound ``u`` (row units) cannot improve on the incumbent by
+        more than the tolerance (or reach the tolerance at all); it is then recorded."""
+        floor = self.tol if self.lower is None else self.lower + self.tol
+        if self.to_gap(u) <= floor:
+            self.dropped = max(self.dropped, u)
+            return True
+        return False
+
+    def upper_with(self, heap: list) -> float:
+        u = max([self.dropped] + [-h[0] for h in heap[:1]])
+        gap = self.to_gap(u) if u > _LOW else 0.0
+        return max(gap, self.lower or 0.0)
+
+
+def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) -> int:
+    """From ``box``, follow the child with the larger bound until it is dropped or
+    resolved, pushing the other children on the heap. Returns the boxes visited."""
+    tab = b.tab
+    live, lo, hi = b.unpack(box.live), box.lo, box.hi
+    visited = 0
+    while True:
+        visited += 1
+        top, low = b.top_low(live)
+        terms = b.terms(top)
+        u = float(terms.min())
+        if state.drop(u):
+            return visited
+        tree = tree_to_split(top - low, b.order)
+        if tree < 0:  # resolved: the lower corner is an exact pair
+            got = offer(*corner_pair(enc, tab, lo))
+            if got is not None and got >= state.tol and (state.lower is None or got > state.lower):
+                state.lower = got
+            state.dropped = max(state.dropped, u)
+            return visited
+        c, r = split_node(tab.nodes[tree], live)
+        yes_hi, no_lo = hi.copy(), lo.copy()
+        yes_hi[c], no_lo[c] = r, r
+        yes = (live & (tab.lo[c] < r), lo, yes_hi)
+        no = (live & (tab.hi[c] > r), no_lo, hi)
+        u_yes, u_no = (b.upper(b.top(side[0])) for side in (yes, no))
+        (go, _), (stay, u_stay) = sorted(((yes, u_yes), (no, u_no)), key=lambda s: -s[1])
+        if not state.drop(u_stay):
+            packed = _Box(np.packbits(stay[0]), stay[1], stay[2])
+            heapq.heappush(heap, (-u_stay, next(tie), packed))
+        live, lo, hi = go
+        if visited % CHECK_EVERY == 0 and heap and -heap[0][0] > u + 1e-12:
+            # a better box waits: leave this dive to the heap
+            heapq.heappush(heap, (-u, next(tie), _Box(np.packbits(live), lo, hi)))
+            return visited

@@ -1,0 +1,101 @@
+"""The largest gap by one best-first search over boxes (compiler/gap_boxes.py, run by
+driver/gap_search.py), against the exact largest gap by enumeration on tiny ensembles:
+the anytime bounds always bracket it, and meet within the tolerance when proven."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from treesens.compiler.gap_boxes import largest_gap, pair_encoding
+from treesens.compiler.pair_boxes import pair_tables
+from treesens.compiler.query import FeatureBound, Gap, Query
+from treesens.driver.gap_search import achieved_gap, box_largest_gap, gap_bound
+from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.tests.oracle import random_ensemble
+
+FAR = 1e9  # a deadline no test reaches
+TOLERANCES = [1e-4, 1e-3, 1e-2]
+COMPARISONS = [("<", "float32"), ("<=", "float32"), ("<=", "float64")]
+
+
+def _case(i: int):
+    rng = np.random.default_rng([34, i])
+    op, cast = COMPARISONS[i % len(COMPARISONS)]
+    n_features = int(rng.integers(2, 5))
+    ens = random_ensemble(
+        rng,
+        int(rng.integers(2, 7)),
+        int(rng.integers(1, 4)),
+        n_features,
+        int(rng.integers(1, 4)),
+        leaf_scale=1.0,
+        integer_features=bool(rng.random() < 0.3),
+        op=op,
+        cast=cast,
+        bounded=bool(rng.random() < 0.5),
+    )
+    k = int(rng.integers(1, n_features + 1)) if rng.random() < 0.3 else 1
+    vary = tuple(sorted(rng.choice(ens.feature_names, size=k, replace=False).tolist()))
+    return ens, Query(vary=vary, timeout=60.0), TOLERANCES[i % len(TOLERANCES)]
+
+
+def _bracket_problems(exact: float, lower, upper: float) -> list[str]:
+    out = []
+    if upper < exact:
+        out.append(f"upper {upper!r} below the exact gap {exact!r}")
+    if lower is not None and lower > exact + 1e-9:
+        out.append(f"lower {lower!r} above the exact gap {exact!r}")
+    return out
+
+
+@pytest.mark.parametrize("i", range(60))
+def test_proven_bounds_hold_the_exact_gap_within_the_tolerance(i):
+    ens, q, tol = _case(i)
+    exact = exact_max_gap(ens, q.vary)
+    res, out = box_largest_gap(ens, q, tol, time.time() + FAR)
+    assert out.proven
+    assert not _bracket_problems(exact, out.lower, out.upper)
+    if exact >= tol:
+        assert out.lower is not None and out.upper - out.lower <= tol
+        assert res.status == "sensitive" and res.validated
+    else:
+        assert out.upper <= tol + 1e-6
+
+
+@pytest.mark.parametrize("i", range(0, 60, 6))
+def test_bounds_of_a_stopped_search_still_hold_the_exact_gap(i):
+    ens, q, tol = _case(i)
+    exact = exact_max_gap(ens, q.vary)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+    offered = []
+
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        offered.append(achieved_gap(p[0], p[1]))
+        return offered[-1]
+
+    out = largest_gap(enc, tab, gap_bound(ens), offer, tol, deadline=0.0)
+    assert not _bracket_problems(exact, out.lower, out.upper)
+
+
+def test_the_witness_achieves_the_lower_bound_by_the_model_s_own_probabilities():
+    ens, q, tol = _case(1)
+    res, out = box_largest_gap(ens, q, 1e-4, time.time() + FAR)
+    p1, p2 = res.outputs["x1"][1], res.outputs["x2"][1]
+    assert out.lower == achieved_gap(p1, p2)
+
+
+def test_a_query_the_pair_tables_do_not_describe_is_left_to_the_bisection():
+    ens, q, _ = _case(0)
+    bounded = q.with_(bounds=(FeatureBound(ens.feature_names[0], 0.0, 1.0),))
+    assert box_largest_gap(ens, bounded, 1e-4, time.time() + FAR) is None
+
+
+def test_gap_bound_is_the_sigmoid_rounded_up_for_a_logistic_model():
+    ens, _, _ = _case(0)
+    assert gap_bound(ens)(0.0) > 0.0
+    assert gap_bound(ens)(50.0) == 0.5
