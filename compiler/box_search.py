@@ -1,12 +1,12 @@
 """A depth-first branch and bound over boxes of the pair space (pair_boxes.py).
 
-Every box of the search has, per pair tree, the set of leaves that meet it. Three upper
-bounds hold for every pair in the box: per tree the largest first-row weight among those
-leaves, summed, bounds the first gap row; likewise the second row, and their sum (where
-the trees outside F cancel). A box where one bound is below its row's threshold holds no
+Every box of the search has, per pair tree, the set of leaves that meet it. An upper
+bound on each gap row holds for every pair in the box: per tree the largest weight of
+that row among those leaves, summed; likewise for the pair-sum rows (where the trees
+outside F cancel). A box where one bound is below its row's threshold holds no
 pair and is dropped; otherwise it is split in two along the first node of one pair tree
-that still has leaves on both sides. When every tree's remaining leaves agree on all
-three values, the box's values are exact: it holds pairs, and its lower corner is one.
+that still has leaves on both sides. When every tree's remaining leaves agree on every
+row, the box's values are exact: it holds pairs, and its lower corner is one.
 
 The target is fixed, so the boxes visited do not depend on the order of the search,
 only on the choice of splits. The tree to split is the first of a fixed order (largest
@@ -50,7 +50,7 @@ def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome
     span = np.maximum.reduceat(tab.values, starts, axis=1) - np.minimum.reduceat(
         tab.values, starts, axis=1
     )
-    order = np.argsort(-span[2], kind="stable")
+    order = split_order(tab, span)
     stack = [(np.ones(n_leaves, dtype=bool), np.zeros_like(tab.sizes), tab.sizes.copy())]
     boxes = 0
     while stack:
@@ -63,7 +63,7 @@ def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome
             continue
         low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), starts, axis=1)
         spread = top - low
-        tree = tree_to_split(spread, order)
+        tree = tree_to_split(spread, order, tab.first_sum)
         if tree < 0:  # every tree's value is fixed on the box, and meets the gap
             return BoxOutcome(FOUND, boxes, corner_pair(enc, tab, lo))
         c, r = split_node(tab.nodes[tree], live)
@@ -74,10 +74,17 @@ def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome
     return BoxOutcome(PROVED, boxes)
 
 
-def tree_to_split(spread: np.ndarray, order: np.ndarray) -> int:
-    """The first tree of ``order`` whose leaves left still differ in the summed value,
-    else in any value; -1 if none."""
-    for row in (spread[2], spread.sum(axis=0)):
+def split_order(tab: PairTables, span: np.ndarray) -> np.ndarray:
+    """Trees by the spread of their values in the pair-sum rows (else in every row),
+    largest first."""
+    rows = span[tab.first_sum :] if tab.sums else span
+    return np.argsort(-rows.sum(axis=0), kind="stable")
+
+
+def tree_to_split(spread: np.ndarray, order: np.ndarray, first_sum: int) -> int:
+    """The first tree of ``order`` whose leaves left still differ in a pair-sum row,
+    else in any row; -1 if none."""
+    for row in (spread[first_sum:].sum(axis=0), spread.sum(axis=0)):
         differ = row[order] > 0
         if differ.any():
             return int(order[int(np.argmax(differ))])

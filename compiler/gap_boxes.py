@@ -2,16 +2,17 @@
 over the boxes of the pair space (pair_boxes.py), keeping an anytime lower bound (the
 best pair offered and accepted) and a proven upper bound.
 
-The query's two gap rows are read at gap 0, so a pair's *row value* is how far each row
-is above its gap-0 threshold, and the pair's gap (in row units: margin for a logistic
-link, probability for averaged forests) is the smaller of the two. On a box, with the
-per-tree maxima of box_search.py, each row's value is at most its top sum minus its
-threshold, and the smaller of two numbers is at most their mean, so
+The query's gap rows are read at gap 0, so a pair's *row value* is how far each row is
+above its gap-0 threshold, and the pair's gap (in row units: margin for a logistic link,
+probability for averaged forests, log of the ratio for a softmax) is the smallest of
+them. On a box, with the per-tree maxima of box_search.py, each row's value is at most
+its top sum minus its threshold, and the smaller of a row of x1 and its opposite row of
+x2 is at most their mean, so
 
-    U(box) = min(top_1 - t_1, top_2 - t_2, (top_sum - t_1 - t_2) / 2)
+    U(box) = min(min over rows of (top_r - t_r), min over pair sums of (top_s - t_s) / 2)
 
-bounds every pair in the box (in the sum the trees outside F cancel, which is what makes
-the bound tight). The thresholds are relaxed by the encoding's float32 margin, so U
+bounds every pair in the box (in a pair sum the trees outside F cancel, which is what
+makes the bound tight). The thresholds are relaxed by the encoding's float32 margin, so U
 bounds the library's values too.
 
 The search keeps the open boxes in a heap by U and dives from the best one, always into
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .box_search import CHECK_EVERY, corner_pair, split_node, tree_to_split
+from .box_search import CHECK_EVERY, corner_pair, split_node, split_order, tree_to_split
 from .encode import Encoding, ensemble_structure, gap_relaxation, resolve_features
 from .ensemble import Ensemble
 from .pair_boxes import PairTables
@@ -72,12 +73,11 @@ class _Bounds:
     def __init__(self, tab: PairTables):
         self.tab = tab
         self.n = tab.values.shape[1]
-        t0, t1 = float(tab.thresholds[0]), float(tab.thresholds[1])
-        self.t = (t0, t1)
+        self.first_sum = tab.first_sum
         span = np.maximum.reduceat(tab.values, tab.starts, axis=1) - np.minimum.reduceat(
             tab.values, tab.starts, axis=1
         )
-        self.order = np.argsort(-span[2], kind="stable")  # box_search.py's split order
+        self.order = split_order(tab, span)
 
     def top_low(self, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tab = self.tab
@@ -90,10 +90,10 @@ class _Bounds:
         return np.maximum.reduceat(np.where(live, tab.values, _LOW), tab.starts, axis=1)
 
     def terms(self, top: np.ndarray) -> np.ndarray:
-        """The three bounds on the box's gap (row units): row 1, row 2, half the sum."""
-        s = top.sum(axis=1)
-        t0, t1 = self.t
-        return np.array([s[0] - t0, s[1] - t1, (s[2] - t0 - t1) / 2.0])
+        """The bounds on the box's gap (row units): each row's, half of each pair sum's."""
+        t = top.sum(axis=1) - self.tab.thresholds
+        t[self.first_sum :] /= 2.0
+        return t
 
     def upper(self, top: np.ndarray) -> float:
         return float(self.terms(top).min())
@@ -192,7 +192,7 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
         u = float(terms.min())
         if state.drop(u):
             return visited
-        tree = tree_to_split(top - low, b.order)
+        tree = tree_to_split(top - low, b.order, b.first_sum)
         if tree < 0:  # resolved: the lower corner is an exact pair
             got = offer(*corner_pair(enc, tab, lo))
             if got is not None and got >= state.tol and (state.lower is None or got > state.lower):

@@ -10,11 +10,14 @@ index of its valid threshold interval (domain.py), so a node's test is "rank < R
   leaf replaced by copy 2's tree restricted to that leaf's box. Only leaf pairs the two
   inputs can reach together remain (they share every column outside F).
 
-Each leaf of the result carries three values: its weight in the first gap row (on x1),
-in the second (on x2), and their sum. Per tree, the largest value among the leaves that
-meet a box bounds that tree's share on the box; in the sum, a tree outside F adds the
-same leaf to both rows, so a binary gap's opposite weights cancel exactly (the Aff row
-of affected_gap.py, tree by tree). box_search.py searches boxes with these bounds.
+Each leaf of the result carries one value per gap row: its weight in each row of x1 (a
+binary gap has one, a multiclass gap one per other class), in each row of x2, and in
+each *pair-sum* row: a row of x1 plus a row of x2 whose weights are opposite (the binary
+gap's two rows; a multiclass gap's "c1 over c2" on x1 and "c2 over c1" on x2). Per tree,
+the largest value among the leaves that meet a box bounds that tree's share on the box;
+in a pair-sum row, a tree outside F adds the same leaf to both sides, so the opposite
+weights cancel exactly (the Aff row of affected_gap.py, tree by tree). box_search.py
+searches boxes with these bounds.
 """
 
 from __future__ import annotations
@@ -43,12 +46,19 @@ class PairTables:
 
     lo: np.ndarray  # int32[columns, leaves]: a leaf's box is lo <= rank < hi per column
     hi: np.ndarray
-    values: np.ndarray  # float64[3, leaves]: row-1 weight, row-2 weight, their sum
+    values: np.ndarray  # float64[rows, leaves]: the rows of x1, of x2, the pair sums
     starts: np.ndarray  # int64[trees]: first leaf of each tree (leaves grouped by tree)
     nodes: tuple[tuple[PairNode, ...], ...]  # per tree, in preorder
-    thresholds: np.ndarray  # float64[3]: what each summed value must reach
+    thresholds: np.ndarray  # float64[rows]: what each summed value must reach
     sizes: np.ndarray  # int32[columns]: how many valid intervals each column has
     columns: tuple[tuple[int, int | None], ...]  # per column: (feature, copy or None)
+    # the pair-sum rows: (first row, row of x1, row of x2) — rows first.. are sums of those
+    sums: tuple[tuple[int, int], ...] = ((0, 1),)
+
+    @property
+    def first_sum(self) -> int:
+        """The index of the first pair-sum row (the number of rows when there is none)."""
+        return self.values.shape[0] - len(self.sums)
 
 
 class PairTablesTooLarge(Exception):
@@ -56,14 +66,15 @@ class PairTablesTooLarge(Exception):
 
 
 def applies(enc: Encoding) -> bool:
-    """Whether the product form describes the query exactly: one gap row per input and
-    no class alternatives, no bounds or relations on the inputs, no data-aware mode, and
-    plain numeric features (no categorical splits, no missing values, no zero band)."""
+    """Whether the product form describes the query exactly: gap rows on both inputs and
+    no class alternatives ("any": one query per class pair), no bounds or relations on
+    the inputs, no data-aware mode, and plain numeric features (no categorical splits, no
+    missing values, no zero band)."""
     q: Query = enc.query
     cond = enc.condition
     if q.bounds or q.relations or q.data_aware != "none" or any(cond.alternatives or ()):
         return False
-    if any(len(rows) != 1 for rows in cond.rows):
+    if any(len(rows) == 0 for rows in cond.rows):
         return False
     ens = enc.ensemble
     st = ensemble_structure(ens)
@@ -96,32 +107,72 @@ def pair_tables(enc: Encoding, max_bytes: int | None = None) -> PairTables:
             columns.append((f, c))
     sizes = np.array([len(st.domains[f].valid) for f, _ in columns], dtype=np.int32)
     ranked = [_ranked_tree(ens, st, t) for t in ens.trees]
-    weights = [gap_row_terms(ens, enc.condition.rows[c][0][0])[0] for c in (0, 1)]
+    rows = _Rows(enc)
     limit = MAX_TABLE_BYTES if max_bytes is None else max_bytes
     builder = _Builder(sizes, max_leaves=limit // max(1, 8 * len(columns)))
     for ti, nodes in enumerate(ranked):
-        w0, w1 = weights[0].get(ti, {}), weights[1].get(ti, {})
         builder.start_tree()
+        at = rows.of_tree(ti)
         if any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0):
-            builder.product(nodes, col, w0, w1)
+            builder.product(nodes, col, at)
         else:
-            builder.shared(nodes, col[0], w0, w1)
-    thresholds = []
-    for c in (0, 1):
-        coefs, rhs = enc.condition.rows[c][0]
-        const = sum(k * ens.intercept[o] for o, k in enumerate(coefs))
-        thresholds.append(rhs - const - enc.relax * sum(abs(k) for k in coefs))
-    lo, hi, values, starts, nodes = builder.arrays()
+            builder.shared(nodes, col[0], at)
+    lo, hi, values, starts, nodes = builder.arrays(rows.n)
     return PairTables(
         lo=lo,
         hi=hi,
         values=values,
         starts=starts,
         nodes=nodes,
-        thresholds=np.array([thresholds[0], thresholds[1], thresholds[0] + thresholds[1]]),
+        thresholds=rows.thresholds,
         sizes=sizes,
         columns=tuple(columns),
+        sums=rows.sums,
     )
+
+
+class _Rows:
+    """The gap rows of an encoded query as per-leaf weight vectors: the rows of x1, of
+    x2, then the pair sums (a row of x1 plus a row of x2 with opposite weights)."""
+
+    def __init__(self, enc: Encoding):
+        ens = enc.ensemble
+        cond = enc.condition
+        self.terms: list[tuple[int, dict]] = []  # per row: (copy, per-tree leaf weights)
+        thresholds: list[float] = []
+        for c in (0, 1):
+            for coefs, rhs in cond.rows[c]:
+                per_tree, const = gap_row_terms(ens, coefs)
+                self.terms.append((c, per_tree))
+                thresholds.append(rhs - const - enc.relax * sum(abs(k) for k in coefs))
+        n1 = len(cond.rows[0])
+        self.sums = tuple((i, n1 + j) for i, j in _opposite_rows(cond))
+        for i, j in self.sums:
+            thresholds.append(thresholds[i] + thresholds[j])
+        self.thresholds = np.array(thresholds)
+        self.n = len(thresholds)
+
+    def of_tree(self, ti: int):
+        """(leaf of x1, leaf of x2) -> the tree's weight vector over every row."""
+        w = [per_tree.get(ti, {}) for _, per_tree in self.terms]
+        copies = [c for c, _ in self.terms]
+
+        def at(n1: int, n2: int) -> tuple[float, ...]:
+            v = [w[r].get(n1 if copies[r] == 0 else n2, 0.0) for r in range(len(w))]
+            return tuple(v + [v[i] + v[j] for i, j in self.sums])
+
+        return at
+
+
+def _opposite_rows(cond) -> list[tuple[int, int]]:
+    """Pairs (row of x1, row of x2) whose coefficients are opposite: in their sum the
+    trees that read no varied feature cancel."""
+    return [
+        (i, j)
+        for i, (a, _) in enumerate(cond.rows[0])
+        for j, (b, _) in enumerate(cond.rows[1])
+        if any(a) and all(x == -y for x, y in zip(a, b))
+    ]
 
 
 # a tree in rank space: node -> (feature, R, yes, no), or (-1, leaf node, 0, 0) on a leaf
@@ -148,7 +199,7 @@ class _Builder:
         self.max_leaves = max_leaves
         self.lo: list[np.ndarray] = []
         self.hi: list[np.ndarray] = []
-        self.vals: list[tuple[float, float]] = []
+        self.vals: list[tuple[float, ...]] = []
         self.starts: list[int] = []
         self.trees: list[tuple[PairNode, ...]] = []
         self._nodes: list = []
@@ -159,27 +210,25 @@ class _Builder:
         self.starts.append(len(self.vals))
         self._nodes = []
 
-    def shared(self, nodes: RankedTree, col: dict[int, int], w0: dict, w1: dict) -> None:
+    def shared(self, nodes: RankedTree, col: dict[int, int], at) -> None:
         lo, hi = np.zeros(len(self.sizes), dtype=np.int32), self.sizes.copy()
-        self._walk(nodes, 0, col, lo, hi, lambda n, lo, hi: self._leaf(lo, hi, w0, w1, n, n))
+        self._walk(nodes, 0, col, lo, hi, lambda n, lo, hi: self._leaf(lo, hi, at(n, n)))
 
-    def product(self, nodes: RankedTree, col, w0: dict, w1: dict) -> None:
+    def product(self, nodes: RankedTree, col, at) -> None:
         lo, hi = np.zeros(len(self.sizes), dtype=np.int32), self.sizes.copy()
 
         def second(n1: int, lo: np.ndarray, hi: np.ndarray) -> None:
-            self._walk(
-                nodes, 0, col[1], lo, hi, lambda n2, lo, hi: self._leaf(lo, hi, w0, w1, n1, n2)
-            )
+            self._walk(nodes, 0, col[1], lo, hi, lambda n2, lo, hi: self._leaf(lo, hi, at(n1, n2)))
 
         self._walk(nodes, 0, col[0], lo, hi, second)
 
-    def _leaf(self, lo, hi, w0: dict, w1: dict, n1: int, n2: int) -> None:
+    def _leaf(self, lo, hi, values: tuple[float, ...]) -> None:
         if len(self.vals) >= self.max_leaves:
             mb = self.max_leaves * 8 * len(self.sizes) / 2**20
             raise PairTablesTooLarge(f"the pair tables need more than {mb:,.0f} MB")
         self.lo.append(lo.copy())
         self.hi.append(hi.copy())
-        self.vals.append((w0.get(n1, 0.0), w1.get(n2, 0.0)))
+        self.vals.append(values)
 
     def _walk(self, nodes: RankedTree, n: int, col, lo, hi, at_leaf) -> None:
         """Copy ``col``'s tree below node n within box [lo, hi): a branch the box
@@ -211,10 +260,9 @@ class _Builder:
         no_node = no_node if len(self._nodes) > no_node else -1
         self._nodes[k] = (c, r, first, middle, len(self.vals), yes_node, no_node)
 
-    def arrays(self):
+    def arrays(self, n_rows: int):
         self.trees.append(tuple(self._nodes))
-        v = np.array(self.vals, dtype=np.float64).reshape(-1, 2)
-        values = np.stack([v[:, 0], v[:, 1], v[:, 0] + v[:, 1]])
+        values = np.ascontiguousarray(np.array(self.vals, dtype=np.float64).reshape(-1, n_rows).T)
         lo = np.ascontiguousarray(np.array(self.lo, dtype=np.int32).T)
         hi = np.ascontiguousarray(np.array(self.hi, dtype=np.int32).T)
         return lo, hi, values, np.array(self.starts, dtype=np.int64), tuple(self.trees)

@@ -113,10 +113,45 @@ def test_the_box_search_does_not_apply_with_bounds_on_the_inputs():
     assert not applies(enc)
 
 
-def test_the_box_search_does_not_apply_to_a_multiclass_gap_of_several_rows():
+def test_the_box_search_applies_to_a_multiclass_gap_between_two_given_classes():
     ens = random_ensemble(3, 6, 2, 3, 3, n_classes=3)
     _, enc = _encoded(ens, ("f0",), Gap(2.0), classes=(0, 1))
+    assert applies(enc)
+
+
+def test_the_box_search_does_not_apply_to_any_other_class():
+    ens = random_ensemble(3, 6, 2, 3, 3, n_classes=3)
+    _, enc = _encoded(ens, ("f0",), Gap(2.0), classes=(0, "any"))
     assert not applies(enc)
+
+
+def test_a_multiclass_gap_has_a_pair_sum_row_of_the_two_classes():
+    ens = random_ensemble(3, 6, 2, 3, 3, n_classes=3)
+    _, enc = _encoded(ens, ("f0",), Gap(2.0), classes=(0, 1))
+    tab = pair_tables(enc)
+    # x1: class 0 over 1 and over 2; x2: class 1 over 0 and over 2; the sum of "0 over 1"
+    # on x1 and "1 over 0" on x2
+    assert tab.values.shape[0] == 5 and tab.sums == ((0, 2),)
+
+
+# tiny multiclass ensembles: (seed, classes, trees, depth, (c1, c2), ratio)
+MULTI_CASES = [
+    (seed, 3 + seed % 2, trees, depth, pair, ratio)
+    for seed, (trees, depth) in enumerate([(6, 2), (9, 2), (8, 3)] * 6)
+    for pair, ratio in [(((0, 1)), 1.5), (((2, 0)), 3.0), (((1, 2)), 1.1)][seed % 3 : seed % 3 + 1]
+]
+
+
+@pytest.mark.parametrize("case", MULTI_CASES, ids=lambda c: f"seed{c[0]}-{c[4]}-g{c[5]}")
+def test_box_search_agrees_with_the_brute_force_oracle_on_multiclass_gaps(case):
+    seed, n_classes, trees, depth, pair, ratio = case
+    ens = random_ensemble(300 + seed, trees, depth, 3, 3, n_classes=n_classes, leaf_scale=1.5)
+    q, enc = _encoded(ens, ("f1",), Gap(ratio), classes=pair)
+    out = box_search(enc, pair_tables(enc), time.time() + FAR)
+    assert out.status == (FOUND if brute_force_sensitive(ens, q) else PROVED)
+    if out.status == FOUND:
+        raw, proba = ens.raw(np.stack(out.pair)), ens.proba(np.stack(out.pair))
+        assert meets(ens, q, proba[0], raw[0], 0) and meets(ens, q, proba[1], raw[1], 1)
 
 
 def test_the_box_search_applies_to_a_plain_binary_query():
