@@ -34,10 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .box_search import CHECK_EVERY, corner_pair, split_node, split_order, tree_to_split
-from .encode import Encoding, ensemble_structure, gap_relaxation, resolve_features
-from .ensemble import Ensemble
+from .encode import Encoding
 from .pair_boxes import PairTables
-from .query import Query, resolve_condition
 
 _LOW = -1e300
 
@@ -100,21 +98,6 @@ class _Bounds:
 
     def unpack(self, packed: np.ndarray) -> np.ndarray:
         return np.unpackbits(packed, count=self.n).astype(bool)
-
-
-def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
-    """What the pair tables read of an encoded query, without building its Problem."""
-    st = ensemble_structure(ens)
-    return Encoding(
-        ensemble=ens,
-        query=q,
-        condition=resolve_condition(ens, q),
-        varying=resolve_features(ens, q.vary),
-        domains=st.domains,
-        pred=({}, {}),
-        leaves=((), ()),
-        relax=gap_relaxation(ens),
-    )
 
 
 def largest_gap(

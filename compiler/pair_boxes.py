@@ -26,9 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .encode import Encoding, ensemble_structure, gap_row_terms, split_rank
+from .encode import (
+    Encoding,
+    ensemble_structure,
+    gap_relaxation,
+    gap_row_terms,
+    resolve_features,
+    split_rank,
+)
 from .ensemble import MISSING_NAN, Ensemble
-from .query import Query
+from .query import ANY, Query, resolve_condition
 
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has
@@ -89,6 +96,37 @@ def applies(enc: Encoding) -> bool:
         if t.missing is not None and (t.missing != MISSING_NAN).any():
             return False
     return True
+
+
+def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
+    """What the pair tables read of an encoded query, without building its Problem."""
+    st = ensemble_structure(ens)
+    return Encoding(
+        ensemble=ens,
+        query=q,
+        condition=resolve_condition(ens, q),
+        varying=resolve_features(ens, q.vary),
+        domains=st.domains,
+        pred=({}, {}),
+        leaves=((), ()),
+        relax=gap_relaxation(ens),
+    )
+
+
+def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
+    """The query as one encoding per pair of classes it allows (c1 or c2 "any": every
+    class, the two different), each of which the pair tables describe; None when some
+    does not. A pair meets the query if and only if it meets one of them."""
+    if applies(enc):
+        return [enc]
+    ens, q = enc.ensemble, enc.query
+    if ens.n_outputs < 2 or not q.classes or ANY not in q.classes:
+        return None
+    every = range(ens.n_classes)
+    sides = [list(every) if c == ANY else [int(c)] for c in q.classes]
+    pairs = [(a, b) for a in sides[0] for b in sides[1] if a != b]
+    out = [pair_encoding(ens, q.with_(classes=p)) for p in pairs]
+    return out if all(applies(e) for e in out) else None
 
 
 def pair_tables(enc: Encoding, max_bytes: int | None = None) -> PairTables:

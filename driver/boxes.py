@@ -18,7 +18,7 @@ import time
 from ..answers.result import INSENSITIVE
 from ..compiler.box_search import FOUND, PROVED, box_search
 from ..compiler.invert import witness_from_pair
-from ..compiler.pair_boxes import PairTablesTooLarge, applies, pair_tables
+from ..compiler.pair_boxes import PairTablesTooLarge, class_pair_encodings, pair_tables
 from .accept import accept
 from .context import SolveContext
 from .verdict import Accepted, check_pair
@@ -34,7 +34,9 @@ def box_search_applies(ctx: SolveContext) -> bool:
     """On with the heuristic, as the other search before the backend: a query without
     the heuristic measures the encoding and the backend alone."""
     opts = ctx.q.options
-    return bool(opts.value("box_search")) and bool(opts.value("heuristic")) and applies(ctx.enc)
+    if not (opts.value("box_search") and opts.value("heuristic")):
+        return False
+    return class_pair_encodings(ctx.enc) is not None
 
 
 def box_turn(time_left: float) -> float:
@@ -45,34 +47,49 @@ def box_turn(time_left: float) -> float:
 def box_stage(ctx: SolveContext) -> bool:
     """Search boxes for ``BOX_SHARE`` of the time left: a proof answers "insensitive", a
     pair that the library's replay confirms answers "sensitive". True when it answered;
-    otherwise the result is as it was and the backend goes on."""
+    otherwise the result is as it was and the backend goes on. A multiclass query with
+    "any" class is searched one pair of classes at a time: insensitive when every pair
+    is proven, sensitive at the first replayed pair."""
     if not box_search_applies(ctx) or ctx.time_left() <= 0:
         return False
     t0 = time.time()
-    enc = ctx.enc
-    try:
-        tables = pair_tables(enc)
-    except PairTablesTooLarge as e:
-        ctx.solve_time += time.time() - t0
-        ctx.stats["box_search"] = {"status": "skipped", "reason": str(e)}
-        return False
-    out = box_search(enc, tables, t0 + box_turn(ctx.time_left()))
-    spent = time.time() - t0
-    ctx.solve_time += spent
-    ctx.stats["box_search"] = {
-        "status": out.status,
-        "boxes": out.boxes,
-        "leaves": int(tables.values.shape[1]),
-        "time": spent,
-    }
-    res = ctx.result
-    if out.status == PROVED:
+    deadline = t0 + box_turn(ctx.time_left())
+    stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0}
+    ctx.stats["box_search"] = stats
+    answered = False
+    for enc in class_pair_encodings(ctx.enc):
+        stats["class_pairs"] += 1
+        answered = _search_one(ctx, enc, deadline, stats)
+        if answered or stats["status"] != PROVED:
+            break
+    ctx.solve_time += time.time() - t0
+    stats["time"] = time.time() - t0
+    if stats["status"] == PROVED:
+        res = ctx.result
         res.status = INSENSITIVE
         res.message = "proved by the box search: no box of the pair space meets the gap"
         ctx.stats["proved_by"] = FOUND_BY
         return True
+    return answered
+
+
+def _search_one(ctx: SolveContext, enc, deadline: float, stats: dict) -> bool:
+    """One encoding's box search, folded into ``stats``; True when a replayed pair
+    answered the query."""
+    try:
+        tables = pair_tables(enc)
+    except PairTablesTooLarge as e:
+        stats.clear()
+        stats.update({"status": "skipped", "reason": str(e)})
+        return False
+    out = box_search(enc, tables, deadline)
+    stats["boxes"] += out.boxes
+    stats["leaves"] += int(tables.values.shape[1])
+    if out.status == PROVED:
+        return False
+    stats["status"] = out.status
     if out.status == FOUND:
-        verdict = check_pair(ctx.ens, ctx.q, enc, witness_from_pair(enc, *out.pair))
+        verdict = check_pair(ctx.ens, ctx.q, ctx.enc, witness_from_pair(enc, *out.pair))
         if isinstance(verdict, Accepted):
             accept(ctx, verdict, found_by=FOUND_BY)
             return True

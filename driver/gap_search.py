@@ -19,9 +19,9 @@ import numpy as np
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import LOGISTIC, Ensemble
-from ..compiler.gap_boxes import GapBoxOutcome, largest_gap, pair_encoding
+from ..compiler.gap_boxes import GapBoxOutcome, largest_gap
 from ..compiler.invert import witness_from_pair
-from ..compiler.pair_boxes import PairTablesTooLarge, applies, pair_tables
+from ..compiler.pair_boxes import PairTablesTooLarge, applies, pair_encoding, pair_tables
 from ..compiler.query import Gap, GapKind, Query
 from .accept import witness_dict
 from .context import new_result

@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from treesens.compiler.gap_boxes import largest_gap, pair_encoding
-from treesens.compiler.pair_boxes import pair_tables
+from treesens.compiler.gap_boxes import largest_gap
+from treesens.compiler.pair_boxes import pair_encoding, pair_tables
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.driver.gap_search import achieved_gap, box_largest_gap, gap_bound
 from treesens.tests.max_gap_oracle import exact_max_gap

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from treesens.answers.result import INSENSITIVE, SENSITIVE, UNKNOWN
 from treesens.compiler import pair_boxes as boxes_tables
 from treesens.compiler.query import FeatureBound, Gap, Query
@@ -97,3 +99,30 @@ def test_a_query_whose_box_tables_are_too_large_is_answered_by_the_backend(monke
     res = solve_query(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin")))
     assert res.status == INSENSITIVE
     assert res.stats.get("proved_by") != boxes.FOUND_BY
+
+
+# tiny multiclass ensembles with "any" on one side: (seed, classes, (c1, c2), ratio)
+ANY_CASES = [
+    (seed, 3 + seed % 2, [(0, "any"), ("any", 1), (2, "any")][seed % 3], [1.2, 2.0, 4.0][seed % 3])
+    for seed in range(12)
+]
+
+
+def test_a_multiclass_query_with_any_class_is_searched_one_pair_of_classes_at_a_time():
+    ens = random_ensemble(500, 8, 2, 3, 3, n_classes=3, leaf_scale=1.5)
+    ctx = _context(ens, _query(("f1",), Gap(1.2), classes=(0, "any")))
+    boxes.box_stage(ctx)
+    assert ctx.stats["box_search"]["class_pairs"] >= 1
+
+
+@pytest.mark.parametrize("case", ANY_CASES, ids=lambda c: f"seed{c[0]}-{c[2]}-g{c[3]}")
+def test_the_box_stage_agrees_with_brute_force_on_any_class(case):
+    seed, n_classes, classes, ratio = case
+    ens = random_ensemble(500 + seed, 8, 2, 3, 3, n_classes=n_classes, leaf_scale=1.5)
+    q = _query(("f1",), Gap(ratio), classes=classes)
+    r = solve_query(ens, q)
+    assert r.status == (SENSITIVE if brute_force_sensitive(ens, q) else INSENSITIVE)
+    assert r.stats.get("proved_by") == boxes.FOUND_BY or r.stats.get("found_by") in (
+        boxes.FOUND_BY,
+        "heuristic",
+    )

@@ -17,7 +17,6 @@ from treesens.questions import max_gap as M
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.oracle import random_ensemble
 
-
 # the bisection over checks, which the box search replaces where it applies
 BISECT = QueryOptions.of({"box_search": False})
 
