@@ -100,6 +100,14 @@ class _Bounds:
         return np.unpackbits(packed, count=self.n).astype(bool)
 
 
+def root_bound(tab: PairTables, to_gap: ToGap) -> float:
+    """The bound U of the whole pair space, in gap units."""
+    b = _Bounds(tab)
+    if b.n == 0:
+        return -np.inf
+    return to_gap(b.upper(b.top(np.ones(b.n, dtype=bool))))
+
+
 def largest_gap(
     enc: Encoding,
     tab: PairTables,
@@ -108,13 +116,16 @@ def largest_gap(
     tolerance: float,
     deadline: float,
     progress: Progress | None = None,
+    lower: float | None = None,
 ) -> GapBoxOutcome:
     """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
-    ``tolerance`` apart, the heap is empty, or ``deadline`` (absolute time.time())."""
+    ``tolerance`` apart, the heap is empty, or ``deadline`` (absolute time.time()).
+    ``lower``: a gap already reached (another search's), which prunes this one; the
+    outcome's ``lower`` is then this search's own, or None."""
     b = _Bounds(tab)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
-    state = _State(to_gap, tolerance)
+    state = _State(to_gap, tolerance, lower)
     tie = itertools.count()
     root = np.ones(b.n, dtype=bool)
     heap = [(-b.upper(b.top(root)), next(tie), _Box(np.packbits(root), *_full(tab)))]
@@ -141,16 +152,18 @@ def _full(tab: PairTables) -> tuple[np.ndarray, np.ndarray]:
 class _State:
     """The incumbent (best accepted gap) and the largest bound of the dropped boxes."""
 
-    def __init__(self, to_gap: ToGap, tolerance: float):
+    def __init__(self, to_gap: ToGap, tolerance: float, reached: float | None = None):
         self.to_gap = to_gap
         self.tol = tolerance
+        self.reached = reached  # a gap another search reached: prunes, is not reported
         self.lower: float | None = None
         self.dropped = _LOW  # row units
 
     def drop(self, u: float) -> bool:
         """Whether a box of bound ``u`` (row units) cannot improve on the incumbent by
         more than the tolerance (or reach the tolerance at all); it is then recorded."""
-        floor = self.tol if self.lower is None else self.lower + self.tol
+        best = max((g for g in (self.lower, self.reached) if g is not None), default=None)
+        floor = self.tol if best is None else best + self.tol
         if self.to_gap(u) <= floor:
             self.dropped = max(self.dropped, u)
             return True
@@ -159,7 +172,7 @@ class _State:
     def upper_with(self, heap: list) -> float:
         u = max([self.dropped] + [-h[0] for h in heap[:1]])
         gap = self.to_gap(u) if u > _LOW else 0.0
-        return max(gap, self.lower or 0.0)
+        return max(gap, 0.0 if self.lower is None else self.lower)
 
 
 def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) -> int:

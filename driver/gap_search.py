@@ -1,10 +1,16 @@
-"""The largest gap of a binary query by one best-first search over boxes of the pair space
+"""The largest gap of a query by one best-first search over boxes of the pair space
 (compiler/gap_boxes.py), where the pair tables describe the query exactly.
 
 Every pair the search resolves is replayed with the library's own predict: the gap it
-achieves there (``achieved_gap``) is the lower bound, and the pair with the largest one
-is the witness. The upper bound is the search's, in probability: the bound on the
-(float32-relaxed) rows through the library's link, rounded up.
+achieves there is the lower bound, and the pair with the largest one is the witness. The
+upper bound is the search's: the bound on the (float32-relaxed) rows through the
+library's link, rounded up.
+
+The search runs in *gap units*: the probability gap for a binary model, the log of the
+probability ratio for a multiclass one (so that a multiclass tolerance is relative); the
+result states a binary gap in probability and a multiclass gap as the ratio. A
+multiclass query with "any" class is searched one pair of classes at a time, the best
+pair so far pruning the next.
 """
 
 from __future__ import annotations
@@ -12,17 +18,23 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..compiler.encode import Encoding
-from ..compiler.ensemble import LOGISTIC, Ensemble
-from ..compiler.gap_boxes import GapBoxOutcome, largest_gap
+from ..compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble
+from ..compiler.gap_boxes import GapBoxOutcome, largest_gap, root_bound
 from ..compiler.invert import witness_from_pair
-from ..compiler.pair_boxes import PairTablesTooLarge, applies, pair_encoding, pair_tables
+from ..compiler.pair_boxes import (
+    PairTablesTooLarge,
+    class_pair_encodings,
+    pair_encoding,
+    pair_tables,
+)
 from ..compiler.query import Gap, GapKind, Query
+from ..compiler.replay import meets
 from .accept import witness_dict
 from .context import new_result
 from .verdict import PROBA_AGREEMENT
@@ -43,7 +55,9 @@ def achieved_gap(p1: float, p2: float) -> float:
 
 
 def gap_bound(ens: Ensemble) -> Callable[[float], float]:
-    """Row units (a row's value at gap 0) to a bound on the gap in probability."""
+    """Row units (a row's value at gap 0) to a bound on the gap, in gap units."""
+    if ens.n_outputs > 1:  # softmax rows are log ratios already; float32 slack added
+        return lambda u: u + PROBA_SLACK
     if ens.link == LOGISTIC:
 
         def to_gap(u: float) -> float:
@@ -54,35 +68,71 @@ def gap_bound(ens: Ensemble) -> Callable[[float], float]:
     return lambda u: min(0.5, u + PROBA_SLACK)  # the raw score is the probability
 
 
+def achieved_ratio(ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) -> float:
+    """The largest probability ratio a replayed multiclass pair meets for ``q``'s two
+    classes, as the query's own check reads it (log units); -inf when it meets none."""
+    c = [int(k) for k in q.classes]
+    g = min(
+        float(proba[i, c[i]]) / float(proba[i, k])
+        for i in (0, 1)
+        for k in range(ens.n_classes)
+        if k != c[i]
+    )
+    for _ in range(64):  # rounded down until the check agrees
+        if g < 1.0:
+            return -math.inf
+        qg = q.with_(gap=Gap(g, GapKind.PROB))
+        if meets(ens, qg, proba[0], raw[0], 0) and meets(ens, qg, proba[1], raw[1], 1):
+            return math.log(g)
+        g = float(np.nextafter(g, -math.inf))
+    return -math.inf
+
+
 @dataclass
 class _Best:
-    """The best replayed pair, and a disagreement between the library and the IR."""
+    """The best replayed pair (in gap units), and a disagreement between the library
+    and the IR."""
 
-    enc: Encoding
+    ens: Ensemble
     gap: float = -math.inf
     pair: tuple[np.ndarray, np.ndarray] | None = None
+    enc: Encoding | None = None
     outputs: dict | None = None
     disagreement: str | None = None
     offered: int = 0
-    stats: dict = field(default_factory=dict)
 
-    def offer(self, x1: np.ndarray, x2: np.ndarray) -> float | None:
-        ens = self.enc.ensemble
-        self.offered += 1
-        X = np.stack([x1, x2])
-        ir = ens.proba(X)
-        lib = np.asarray(ens.replayer.predict_proba(X), float) if ens.replayer else ir
-        if float(np.max(np.abs(lib - ir))) > PROBA_AGREEMENT:
-            self.disagreement = (
-                "the library's predict disagrees with treesens' model of it: "
-                f"library {lib.tolist()}, treesens {ir.tolist()}"
-            )
-            return None
-        g = achieved_gap(float(lib[0, 1]), float(lib[1, 1]))
-        if g > self.gap:
-            self.gap, self.pair = g, (x1, x2)
-            self.outputs = {"x1": lib[0].tolist(), "x2": lib[1].tolist()}
-        return g
+    def offer_for(self, enc: Encoding) -> Callable[[np.ndarray, np.ndarray], float | None]:
+        """The offer of one encoding's search: replay, measure, keep the best."""
+        ens = self.ens
+
+        def offer(x1: np.ndarray, x2: np.ndarray) -> float | None:
+            self.offered += 1
+            X = np.stack([x1, x2])
+            ir = ens.proba(X)
+            rep = ens.replayer
+            lib = np.asarray(rep.predict_proba(X), float) if rep else ir
+            if float(np.max(np.abs(lib - ir))) > PROBA_AGREEMENT:
+                self.disagreement = (
+                    "the library's predict disagrees with treesens' model of it: "
+                    f"library {lib.tolist()}, treesens {ir.tolist()}"
+                )
+                return None
+            if ens.n_outputs > 1:
+                raw = np.asarray(rep.predict_raw(X), float) if rep else ens.raw(X)
+                g = achieved_ratio(ens, enc.query, lib, raw)
+            else:
+                g = achieved_gap(float(lib[0, 1]), float(lib[1, 1]))
+            if g > self.gap:
+                self.gap, self.pair, self.enc = g, (x1, x2), enc
+                self.outputs = {"x1": lib[0].tolist(), "x2": lib[1].tolist()}
+            return g
+
+        return offer
+
+
+def shown_gap(ens: Ensemble, g: float) -> float:
+    """A gap in gap units as results state it: a probability, or a ratio."""
+    return math.exp(g) if ens.n_outputs > 1 else g
 
 
 def box_largest_gap(
@@ -92,41 +142,86 @@ def box_largest_gap(
     deadline: float,
     log: Callable[[str], None] | None = None,
 ) -> tuple[Result, GapBoxOutcome] | None:
-    """The largest gap of ``q`` (its gap unused) by the box search, or None where the
-    pair tables do not describe the query (then the caller bisects with the check)."""
+    """The largest gap of ``q`` (its gap unused) by the box search, in gap units, or
+    None where the pair tables do not describe the query (then the caller bisects with
+    the check)."""
     t0 = time.time()
-    enc = pair_encoding(ens, q.with_(gap=Gap(0.0, GapKind.PROB)))
-    if not applies(enc):
+    if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
+        return None
+    zero = Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB)
+    encs = class_pair_encodings(pair_encoding(ens, q.with_(gap=zero)))
+    if encs is None:
         return None
     try:
-        tables = pair_tables(enc)
+        tables = [pair_tables(e) for e in encs]
     except PairTablesTooLarge:
         return None
     t_compile = time.time() - t0
-    best = _Best(enc)
+    best = _Best(ens)
+    to_gap = gap_bound(ens)
+    # the most promising pair of classes first; the others' root bounds stand for them
+    # in the progress lines until their turn
+    roots = [root_bound(tab, to_gap) for tab in tables]
+    order = sorted(range(len(encs)), key=lambda k: -roots[k])
+    outs: list[GapBoxOutcome] = []
+    for k in order:
+        pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
+        done = max((o.upper for o in outs), default=-math.inf)
+        progress = _progress_lines(ens, log, max(pending, done))
+        lower = best.gap if best.gap >= tolerance else None
+        enc = encs[k]
+        out = largest_gap(
+            enc, tables[k], to_gap, best.offer_for(enc), tolerance, deadline, progress, lower
+        )
+        outs.append(out)
+        if out.interrupted:
+            break
+    out = _combined(outs, [roots[k] for k in order[len(outs) :]], best)
+    res = _result(ens, q, best, out, encs[0])
+    res.time = {"compile": t_compile, "solve": time.time() - t0 - t_compile}
+    res.time["total"] = time.time() - t0
+    res.stats["box_search"] = {
+        "boxes": out.boxes,
+        "leaves": sum(int(t.values.shape[1]) for t in tables),
+        "pairs_replayed": best.offered,
+        "class_pairs": len(encs),
+    }
+    return res, out
+
+
+def _progress_lines(
+    ens: Ensemble, log, elsewhere: float
+) -> Callable[[float | None, float, int], None]:
+    """Progress lines of one search, whose bounds join ``elsewhere`` (the bound of the
+    other pairs of classes)."""
     last = [0.0]
 
     def progress(lower: float | None, upper: float, boxes: int) -> None:
         if log is not None and time.time() - last[0] >= PROGRESS_EVERY:
             last[0] = time.time()
-            low = "-" if lower is None else f"{lower:.6g}"
-            log(f"max gap: bounds [{low}, {upper:.6g}] after {boxes:,} boxes")
+            low = "-" if lower is None else f"{shown_gap(ens, lower):.6g}"
+            up = shown_gap(ens, max(upper, elsewhere))
+            log(f"max gap: bounds [{low}, {up:.6g}] after {boxes:,} boxes")
 
-    out = largest_gap(enc, tables, gap_bound(ens), best.offer, tolerance, deadline, progress)
-    res = _result(ens, q, best, out)
-    res.time = {"compile": t_compile, "solve": time.time() - t0 - t_compile}
-    res.time["total"] = time.time() - t0
-    res.stats["box_search"] = {
-        "boxes": out.boxes,
-        "leaves": int(tables.values.shape[1]),
-        "pairs_replayed": best.offered,
-    }
-    return res, out
+    return progress
 
 
-def _result(ens: Ensemble, q: Query, best: _Best, out: GapBoxOutcome) -> Result:
+def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: _Best) -> GapBoxOutcome:
+    """The searches of every class pair as one (the root bounds of pairs not searched
+    stand for them): proven when each was."""
+    lower = best.gap if any(o.lower is not None for o in outs) else None
+    return GapBoxOutcome(
+        proven=not unsearched and all(o.proven for o in outs),
+        upper=max([o.upper for o in outs] + unsearched),
+        lower=lower,
+        boxes=sum(o.boxes for o in outs),
+        interrupted=any(o.interrupted for o in outs),
+    )
+
+
+def _result(ens: Ensemble, q: Query, best: _Best, out: GapBoxOutcome, enc: Encoding) -> Result:
     res = new_result(ens, q)
-    res.features = [ens.feature_names[f] for f in sorted(best.enc.varying)]
+    res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
     res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
     res.inputs = input_files(ens.inputs, q.options.data)
     if best.disagreement is not None:
@@ -138,11 +233,12 @@ def _result(ens: Ensemble, q: Query, best: _Best, out: GapBoxOutcome) -> Result:
         res.witness_arrays = w
         res.outputs = best.outputs
         res.stats["found_by"] = FOUND_BY
+        if ens.n_outputs > 1:
+            res.classes = [int(c) for c in best.enc.query.classes]
     elif out.proven:
         res.status = INSENSITIVE
-        res.stats["proved_by"] = FOUND_BY
     else:
         res.status = UNKNOWN
     if out.proven:
-        res.stats.setdefault("proved_by", FOUND_BY)
+        res.stats["proved_by"] = FOUND_BY
     return res

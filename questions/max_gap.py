@@ -35,10 +35,10 @@ import numpy as np
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.affected import affected_leaves
 from ..compiler.encode import gap_relaxation, resolve_features
-from ..compiler.ensemble import LOGISTIC, Ensemble
+from ..compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Gap, GapKind, Query
-from ..driver.gap_search import box_largest_gap
+from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
 
 DEFAULT_TOLERANCE = 1e-4  # absolute, in probability
@@ -69,18 +69,33 @@ class MaxGap:
 
 
 def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
-    """The search is defined for binary models (one output) with the gap in probability;
-    a query from the CLI or the API (``q``) must not name a gap of its own."""
-    if not (ens.n_classes == 2 and ens.n_outputs == 1):
-        raise InputError(
-            f"--max-gap / max_gap: binary models only (this model has {ens.n_classes} "
-            "classes); for multiclass models ask --gap RATIO with --classes"
-        )
+    """The search is defined for binary models (one output) with the gap in probability,
+    and for boosted multiclass models (softmax) with the gap a probability ratio between
+    two classes (``q.classes``; either may be "any"); a query from the CLI or the API
+    (``q``) must not name a gap of its own."""
+    if ens.n_outputs > 1:
+        if ens.link != SOFTMAX:
+            raise InputError(
+                "--max-gap / max_gap: for multiclass models, boosted ones only (softmax; "
+                f"this model's link is {ens.link}): ask --gap RATIO with --classes instead"
+            )
+        if q is not None and not q.classes:
+            raise InputError(
+                f"--max-gap / max_gap: the model has {ens.n_classes} classes: give the two "
+                "classes to compare (--classes C1,C2 / classes=(c1, c2); either may be 'any')"
+            )
     if q is not None and q.gap.given:
         raise InputError(
             "--max-gap / max_gap searches the gap itself: give no gap "
             "(--gap, --margin-gap; gap=, margin_gap=)"
         )
+
+
+def max_gap_probe(ens: Ensemble, q: Query) -> Query:
+    """``q`` checked for a max-gap search (``check_max_gap_model``), at the gap the search
+    starts from (0, or the ratio 1): what a caller resolves up front to check its classes."""
+    check_max_gap_model(ens, q)
+    return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
 
 
 def check_tolerance(tolerance: float) -> float:
@@ -163,13 +178,20 @@ def max_gap_query(
     """The largest gap at which ``ens`` is sensitive to ``q.vary`` (``q.gap`` unused),
     within ``tolerance``; the whole search within ``q.timeout`` (or ``deadline``)."""
     t0 = time.time()
-    check_max_gap_model(ens)
+    check_max_gap_model(ens, q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False)))
     tol = check_tolerance(tolerance)
     deadline = deadline if deadline is not None else t0 + q.timeout
-    if q.options.value("box_search"):
+    multiclass = ens.n_outputs > 1
+    if q.options.value("box_search") or multiclass:
         boxed = box_largest_gap(ens, q, tol, deadline, log)
         if boxed is not None:
-            return _boxed_final(q, *boxed, tol)
+            return _boxed_final(ens, q, *boxed, tol)
+    if multiclass:
+        raise InputError(
+            "--max-gap / max_gap on a multiclass model: only where the box search applies "
+            "(numeric features without missing values or categories, no bounds or relations "
+            "on the inputs, no data-aware mode)"
+        )
     s = _Search(best=None, upper=score_bound(ens, q.vary), steps=[])
     g = tol
     while True:
@@ -245,12 +267,15 @@ def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Res
     return out
 
 
-def _boxed_final(q: Query, res: Result, out, tol: float) -> Result:
-    """The box search's answer with its bounds as ``max_gap``; interrupted (Ctrl-C), the
-    bounds so far ride on the KeyboardInterrupt as its ``partial_result``."""
+def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Result:
+    """The box search's answer with its bounds as ``max_gap`` (a multiclass gap as the
+    ratio: its tolerance is then relative); interrupted (Ctrl-C), the bounds so far ride
+    on the KeyboardInterrupt as its ``partial_result``."""
     proven = out.proven and (out.lower is None or out.upper - out.lower <= tol)
-    bounds = MaxGap(out.lower, out.upper, tol, proven, 0, method="boxes")
-    res.gap = out.lower if out.lower is not None else tol
+    lower = None if out.lower is None else shown_gap(ens, out.lower)
+    kind = "ratio" if ens.n_outputs > 1 else "prob"
+    bounds = MaxGap(lower, shown_gap(ens, out.upper), tol, proven, 0, kind, "boxes")
+    res.gap = lower if lower is not None else shown_gap(ens, tol)
     res.gap_kind = "prob"
     res.max_gap = bounds.to_dict()
     line = max_gap_line(bounds)

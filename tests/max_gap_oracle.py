@@ -62,3 +62,44 @@ def max_gap_problems(exact: float, r) -> list[str]:
     if not (p1 >= 0.5 + r.gap and p2 <= 0.5 - r.gap):
         probs.append(f"the witness ({p1!r}, {p2!r}) does not meet its gap {r.gap!r}")
     return probs
+
+
+def exact_max_ratio(ens: Ensemble, vary, classes, source: str = "ir") -> float:
+    """The largest probability ratio any pair reaches for a multiclass query: x1 is
+    ``classes[0]`` and x2 ``classes[1]``, each with P(c) >= g * P(k) for every other k
+    (either class may be "any": the best pair of different classes). Below 1: no pair."""
+    X, ns, nv = cell_grid(ens, vary, max_rows=MAX_ROWS)
+    p = ens.replayer.predict_proba(X) if source == "library" else ens.proba(X)
+    p = np.maximum(np.asarray(p, dtype=np.float64), 1e-300)
+    C = ens.n_classes
+    ratio = np.stack(
+        [np.min(np.delete(p, c, axis=1) ** -1 * p[:, [c]], axis=1) for c in range(C)], axis=1
+    ).reshape(ns, nv, C)
+    best = ratio.max(axis=1)  # per shared cell and class: the best ratio F can reach
+    sides = [range(C) if c == "any" else [int(c)] for c in classes]
+    return max(
+        float(np.max(np.minimum(best[:, a], best[:, b])))
+        for a in sides[0]
+        for b in sides[1]
+        if a != b
+    )
+
+
+def max_ratio_problems(exact: float, r) -> list[str]:
+    """What is wrong with a multiclass max-gap result given the exact largest ratio."""
+    m = r.max_gap
+    if r.status == "error" or m is None:
+        return [f"status {r.status}: {r.error}"]
+    probs = []
+    if m["upper"] < exact * (1 - 1e-9):
+        probs.append(f"upper {m['upper']!r} below the exact max ratio {exact!r}")
+    if r.status == "sensitive":
+        if m["lower"] > exact * (1 + 1e-9):
+            probs.append(f"lower {m['lower']!r} above the exact max ratio {exact!r}")
+        if m["proven"] and m["upper"] > m["lower"] * np.exp(m["tolerance"]) * (1 + 1e-12):
+            probs.append(f"proven, but bounds [{m['lower']!r}, {m['upper']!r}] too far apart")
+        if not r.validated:
+            probs.append("witness not validated")
+    elif r.status == "insensitive" and exact >= np.exp(m["tolerance"]):
+        probs.append(f"insensitive, but a pair reaches ratio {exact!r}")
+    return probs

@@ -8,7 +8,7 @@ from ...compiler.encode import resolve_features
 from ...compiler.query import resolve_condition
 from ...driver import solve_query
 from ...frontends.query_build import require_backend
-from ...questions.max_gap import check_max_gap_model, max_gap_query
+from ...questions.max_gap import max_gap_probe, max_gap_query
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -51,9 +51,8 @@ def run(args) -> int:
     resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
     check_data(args, ens)
     tol = max_gap_tolerance(args)
-    if tol is not None:
-        check_max_gap_model(ens, q)
-    resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
+    # and so are a gap or classes the model cannot take
+    resolve_condition(ens, q if tol is None else max_gap_probe(ens, q))
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "

@@ -12,7 +12,7 @@ from ...compiler.errors import InputError
 from ...compiler.query import resolve_condition
 from ...frontends.query_build import make_query, require_backend
 from ...questions.executors import parse_executor
-from ...questions.max_gap import check_max_gap_model
+from ...questions.max_gap import max_gap_probe
 from ...questions.sweep import (
     Question,
     ResumePlan,
@@ -158,7 +158,7 @@ def run(args) -> int:
     mk = query_maker(args)
     first = mk(list(subsets[0]), "")
     if max_gap_tolerance(args) is not None:
-        check_max_gap_model(ens, first)
+        first = max_gap_probe(ens, first)
     resolve_condition(ens, first)  # a wrong gap or classes is a bad input, before any progress
     question = question_of(args, ens, first)
     log(

@@ -7,8 +7,8 @@ within the tolerance.
   bisection over checks, the backend cycling over every installed one, the heuristic on
   and off: the exact gap from the IR's evaluation.
 * Models trained by XGBoost, LightGBM and scikit-learn (``tests/regressions/harness.py``'s
-  campaign models, binary ones; a multiclass one must be refused): the exact gap from the
-  library's own predict on the grid.
+  campaign models): the exact gap (binary) or ratio (boosted multiclass; a forest's must be
+  refused) from the library's own predict on the grid.
 
 The default suite runs 40 + 16 models (of which about 12 binary); the slow campaign
 more, each library model on every backend:
@@ -27,10 +27,17 @@ import numpy as np
 import pytest
 
 from treesens.backends.registry import BACKENDS, available
+from treesens.compiler.ensemble import SOFTMAX
 from treesens.compiler.errors import InputError
-from treesens.compiler.query import Query
+from treesens.compiler.pair_boxes import class_pair_encodings, pair_encoding
+from treesens.compiler.query import Gap, Query
 from treesens.questions.max_gap import max_gap_query
-from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
+from treesens.tests.max_gap_oracle import (
+    exact_max_gap,
+    exact_max_ratio,
+    max_gap_problems,
+    max_ratio_problems,
+)
 from treesens.tests.oracle import random_ensemble
 from treesens.tests.regressions import harness as H
 
@@ -99,11 +106,30 @@ def _library_case(index: int, seed: int, workdir):
     return ens, vary
 
 
+def _multiclass_check(ens, vary, index: int) -> None:
+    """A boosted multiclass model's largest ratio against the library's own predict on
+    the grid; a forest's is refused in one line."""
+    if ens.link != SOFTMAX:
+        with pytest.raises(InputError, match="boosted ones only"):
+            max_gap_query(ens, Query(vary=vary, classes=(0, "any")))
+        return
+    classes = [(0, "any"), ("any", 1), (1, 0)][index % 3]
+    q = Query(vary=vary, classes=classes, timeout=120.0)
+    tol = TOLERANCES[index % len(TOLERANCES)]
+    if class_pair_encodings(pair_encoding(ens, q.with_(gap=Gap(1.0)))) is None:
+        with pytest.raises(InputError, match="only where the box search applies"):
+            max_gap_query(ens, q, tolerance=tol)
+        return
+    r = max_gap_query(ens, q, tolerance=tol)
+    assert r.max_gap["proven"], r.max_gap
+    exact = exact_max_ratio(ens, vary, classes, "library")
+    assert not max_ratio_problems(exact, r), (vary, classes, tol)
+
+
 def _library_check(index: int, seed: int, backends, workdir, time_limited=False) -> None:
     ens, vary = _library_case(index, seed, workdir)
     if not (ens.n_classes == 2 and ens.n_outputs == 1):
-        with pytest.raises(InputError, match="binary models only"):
-            max_gap_query(ens, Query(vary=vary))
+        _multiclass_check(ens, vary, index)
         return
     for j, backend in enumerate(backends):
         q = Query(vary=vary, backend=backend, timeout=120.0)
@@ -113,8 +139,9 @@ def _library_check(index: int, seed: int, backends, workdir, time_limited=False)
 
 # binary families of the campaign (harness.FAMILIES): xgb-binary, lgb-binary, sk-*
 # the campaign's families without the multiclass ones (a scikit-learn family may still
-# train a multiclass model: then the refusal is checked)
+# train a multiclass model: then the multiclass check runs)
 _BINARY_INDICES = [i for i in range(200) if not H.FAMILIES[i % len(H.FAMILIES)].endswith("-multi")]
+_MULTI_INDICES = [i for i in range(200) if H.FAMILIES[i % len(H.FAMILIES)].endswith("-multi")]
 
 
 @pytest.mark.parametrize("index", _BINARY_INDICES[:16])
@@ -136,3 +163,9 @@ def test_library_model_max_gap_agrees_with_brute_force_on_every_backend(index, t
 def test_more_ir_models_max_gap_agrees_with_brute_force(i):
     ens, q, tol = _ir_case(i)
     _check(ens, q, tol, "ir")
+
+
+@pytest.mark.parametrize("index", _MULTI_INDICES[:8])
+def test_multiclass_library_model_max_gap_agrees_with_brute_force(index, tmp_path):
+    ens, vary = _library_case(index, LIBRARY_SEED, tmp_path)
+    _multiclass_check(ens, vary, index)

@@ -13,7 +13,8 @@ from treesens.compiler.gap_boxes import largest_gap
 from treesens.compiler.pair_boxes import pair_encoding, pair_tables
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.driver.gap_search import achieved_gap, box_largest_gap, gap_bound
-from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.questions.max_gap import max_gap_query
+from treesens.tests.max_gap_oracle import exact_max_gap, exact_max_ratio, max_ratio_problems
 from treesens.tests.oracle import random_ensemble
 
 FAR = 1e9  # a deadline no test reaches
@@ -99,3 +100,39 @@ def test_gap_bound_is_the_sigmoid_rounded_up_for_a_logistic_model():
     ens, _, _ = _case(0)
     assert gap_bound(ens)(0.0) > 0.0
     assert gap_bound(ens)(50.0) == 0.5
+
+
+def _multiclass_case(i: int):
+    rng = np.random.default_rng([35, i])
+    n_classes = int(rng.integers(3, 5))
+    ens = random_ensemble(
+        rng,
+        int(rng.integers(3, 9)),
+        int(rng.integers(1, 3)),
+        3,
+        int(rng.integers(1, 4)),
+        n_classes=n_classes,
+        leaf_scale=1.5,
+        op=COMPARISONS[i % 3][0],
+        cast=COMPARISONS[i % 3][1],
+    )
+    classes = [(0, 1), (1, "any"), ("any", 2 % n_classes), ("any", "any")][i % 4]
+    return ens, Query(vary=("f1",), classes=classes, timeout=60.0), TOLERANCES[i % 3]
+
+
+@pytest.mark.parametrize("i", range(40))
+def test_multiclass_max_gap_holds_the_exact_ratio_within_the_tolerance(i):
+    ens, q, tol = _multiclass_case(i)
+    exact = exact_max_ratio(ens, q.vary, q.classes)
+    r = max_gap_query(ens, q, tolerance=tol)
+    assert r.max_gap["proven"] and r.max_gap["method"] == "boxes"
+    assert not max_ratio_problems(exact, r)
+
+
+def test_a_multiclass_witness_is_of_the_two_classes_it_reports():
+    ens, q, _ = _multiclass_case(5)  # ("any", 2): sensitive
+    r = max_gap_query(ens, q, tolerance=1e-3)
+    assert r.status == "sensitive"
+    p1, p2 = np.array(r.outputs["x1"]), np.array(r.outputs["x2"])
+    c1, c2 = r.classes
+    assert np.argmax(p1) == c1 and np.argmax(p2) == c2 and c1 != c2

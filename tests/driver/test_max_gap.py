@@ -59,10 +59,15 @@ def test_score_bound_is_at_most_one_half():
     assert M.score_bound(ens, ("f0",)) <= 0.5
 
 
-def test_check_max_gap_model_refuses_a_multiclass_model():
+def test_check_max_gap_model_asks_a_multiclass_query_for_its_classes():
     ens = random_ensemble(np.random.default_rng(0), 3, 2, 3, 2, n_classes=3)
-    with pytest.raises(InputError, match="binary models only"):
-        M.check_max_gap_model(ens)
+    with pytest.raises(InputError, match="give the two classes"):
+        M.check_max_gap_model(ens, Query(vary=("f0",), gap=Gap(0.2, given=False)))
+
+
+def test_check_max_gap_model_accepts_a_multiclass_query_with_classes():
+    ens = random_ensemble(np.random.default_rng(0), 3, 2, 3, 2, n_classes=3)
+    M.check_max_gap_model(ens, Query(vary=("f0",), gap=Gap(0.2, given=False), classes=(0, "any")))
 
 
 def test_check_max_gap_model_refuses_a_given_gap():
