@@ -81,7 +81,7 @@ def test_wheel_has_only_the_treesens_top_level_package(wheel):
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert tops == {"treesens"}, tops
     assert "treesens/compiler/ensemble.py" in names
-    assert "treesens/frontends/cli/main.py" in names
+    assert "treesens/interfaces/cli/main.py" in names
 
 
 def test_wheel_installs_no_top_level_compiler_backends_or_frontends(wheel):
