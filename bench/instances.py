@@ -72,7 +72,15 @@ MULTICLASS_MODELS = [
     ),
 ]
 
-MODELS = {k: (m, d) for k, m, d in BINARY_MODELS + MULTICLASS_MODELS}
+# 10-class stand-ins for the paper's image models (bench/models/digits/train.py); their
+# paths are absolute, so ``SHARED / path`` leaves them as they are
+_DIGITS = HERE / "models" / "digits"
+DIGITS_MODELS = [
+    ("digits_xgb_t100_d6", str(_DIGITS / "digits_xgb_t100_d6.json"), str(_DIGITS / "details.csv")),
+    ("digits_lgbm_t100_d6", str(_DIGITS / "digits_lgbm_t100_d6.txt"), str(_DIGITS / "details.csv")),
+]
+
+MODELS = {k: (m, d) for k, m, d in BINARY_MODELS + MULTICLASS_MODELS + DIGITS_MODELS}
 BINARY_GAPS = (0.1, 0.2, 0.3)
 MULTICLASS_GAP = 2.0  # P(c1) >= 2 * P(c) for every other class c (eta = ln 2)
 # The paper's gaps {0.5, 1, 1.5} are raw-margin gaps (binary: delta = logit(0.5 + g), so
@@ -351,10 +359,11 @@ def multi_feature(models=None, sizes=(2, 3, 4, 5), gap=0.2, seed=0) -> list[Inst
 
 
 def multiclass_tier(models=None, gaps=PAPER_MULTICLASS_GAPS) -> list[Instance]:
-    """The multiclass tier: every multiclass model x every used feature x every ordered
-    class pair (c1, c2) and every (c1, any) x the paper's gaps (``PAPER_MULTICLASS_GAPS``)."""
+    """The multiclass tier: every multiclass model (the paper's and the digits stand-ins)
+    x every used feature x every ordered class pair (c1, c2) and every (c1, any) x the
+    paper's gaps (``PAPER_MULTICLASS_GAPS``)."""
     out = []
-    for key, _, _ in MULTICLASS_MODELS:
+    for key, _, _ in MULTICLASS_MODELS + DIGITS_MODELS:
         if models is not None and key not in models:
             continue
         feats, k = used_features(key)
@@ -392,7 +401,7 @@ def _spread(items: list, k: int) -> list:
 # treesens' default, Kant and the paper's ablations side by side (the ablations and Kant
 # run without the heuristic: compare them with default-noheur)
 ABLATION_CONFIGS = ["default", "default-noheur", "kant", "no-unaff", "no-aff", "no-obj"]
-TIERS = ("quick", "multiclass", "multi", "full", "data-aware")
+TIERS = ("quick", "multiclass", "digits", "multi", "full", "data-aware")
 # the shipped binary models with a train.csv
 DATA_MODELS = tuple(
     k
@@ -415,6 +424,9 @@ def tier(name: str, suites=None) -> tuple[list[Instance], list[str], float]:
         return insts, ["default", "kant", "no-aff"] + _peer_configs(), 60.0
     if name == "multiclass":
         return multiclass_tier(), list(ABLATION_CONFIGS), 60.0
+    if name == "digits":
+        digits = [key for key, _, _ in DIGITS_MODELS]
+        return multiclass_tier(digits), ["default", "kant"], 600.0
     if name == "multi":
         return feature_pairs(), list(ABLATION_CONFIGS), 60.0
     if name == "data-aware":

@@ -63,6 +63,7 @@ COMMANDS = {
     "fmt": ".fmt",
     "sweep": ".sweep",
     "audit": ".audit",
+    "report": ".report",
 }
 
 

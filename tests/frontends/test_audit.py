@@ -385,3 +385,10 @@ def test_audit_on_a_distributed_executor_gives_the_answers_of_one_job(kind):
     finally:
         engine.close()
     pd.testing.assert_frame_equal(one, there)
+
+
+def test_wilson_interval_of_no_successes_starts_at_exactly_zero():
+    from treesens.questions.audit import wilson
+
+    assert wilson(0, 200)[0] == 0.0
+    assert wilson(200, 200)[1] == 1.0

@@ -1,0 +1,87 @@
+"""treesens report MODEL --data ROWS.csv --out report.html: the auditor's deliverable, one
+self-contained HTML page (questions/report.py gathers it, views/report_html.py draws it)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from ...compiler.errors import InputError
+from ...questions.report import DEFAULT_BUDGET, DEFAULT_GAP, report
+from ...views.report_html import render
+from .common import add_model_args, check_writable, load_from_args, log, positive_float
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "report",
+        help="an HTML report: features ranked by max gap, protected features checked and audited",
+        description="Rank every feature by its max gap, check each --protected feature "
+        "globally (with a witness pair near the data) and audit the rows of --data by group "
+        "and by decision; write one self-contained HTML page (no network, images inline).",
+    )
+    add_model_args(p)
+    p.add_argument("--out", required=True, metavar="HTML", help="the report file to write")
+    p.add_argument("--features", default=None, metavar="NAMES", help="rank only these")
+    p.add_argument(
+        "--protected", default="", metavar="NAMES", help="comma-separated protected features"
+    )
+    p.add_argument(
+        "--gap",
+        type=float,
+        default=DEFAULT_GAP,
+        help=f"the gap asked of the protected features (default {DEFAULT_GAP:g})",
+    )
+    p.add_argument("--classes", default=None, metavar="C1,C2", help="multiclass: the class pair")
+    p.add_argument(
+        "--budget",
+        type=positive_float,
+        default=DEFAULT_BUDGET,
+        metavar="S",
+        help=f"total time in seconds, shared between the steps (default {DEFAULT_BUDGET:g})",
+    )
+    p.add_argument(
+        "--results",
+        default=None,
+        metavar="JSONL",
+        help="keep the answers beside this path (NAME.rank.jsonl, NAME.checks.jsonl) and "
+        "reuse them when run again (default: beside --out)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress display")
+    p.set_defaults(func=run)
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def run(args) -> int:
+    out = Path(args.out)
+    check_writable("--out", out)
+    if args.data is None:
+        raise InputError("report needs --data ROWS.csv: the rows it audits")
+    results = Path(args.results) if args.results else out.with_suffix(".jsonl")
+    ens = load_from_args(args)
+    rep = report(
+        ens,
+        args.data,
+        label=args.label,
+        features=_names(args.features),
+        protected=_names(args.protected) or [],
+        gap=args.gap,
+        classes=args.classes,
+        budget=args.budget,
+        results=results,
+        command=shlex.join(["treesens", *sys.argv[1:]]),
+        model_file=args.model,
+        progress=not args.no_progress,
+        note=log,
+    )
+    out.write_text(render(rep), encoding="utf-8")
+    log(f"report written to {out} ({rep.seconds:.0f}s)")
+    for line in rep.unanswered:
+        log(f"not answered: {line}")
+    return 0

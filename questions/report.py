@@ -1,0 +1,248 @@
+"""The auditor's report: every feature ranked by its max gap, the protected features'
+global answers with their witness pairs, and the row-level audit of each, gathered in one
+``Report`` that views/report_html.py renders as one self-contained HTML file.
+
+The expensive steps (the ranking and the checks) are sweeps with a results file each, so
+a report run again with the same files reuses every answer already there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+from ..answers.result import ERROR, SENSITIVE, UNKNOWN, Result
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
+from ..frontends.data import load_data
+from ..frontends.load import load_model
+from .audit import audit, summary
+from .sweep import sweep
+
+# how the time budget is shared: the ranking, then the protected features' checks; the
+# audits take what they take (about a thousand rows a second)
+RANK_SHARE, CHECK_SHARE = 0.6, 0.25
+MIN_STEP_SECONDS = 2.0
+DEFAULT_BUDGET = 600.0
+DEFAULT_GAP = 0.2
+LIBRARIES = ("xgboost", "lightgbm", "scikit-learn", "ortools", "numpy", "pandas")
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    role: str
+    path: str
+    sha256: str
+    size: int
+
+    @classmethod
+    def of(cls, role: str, path: str | Path) -> FileFacts:
+        p = Path(path)
+        digest = hashlib.sha256(p.read_bytes()).hexdigest()
+        return cls(role, str(path), digest, p.stat().st_size)
+
+
+@dataclass
+class Provenance:
+    """What was checked, with what, and how to do it again."""
+
+    files: list[FileFacts]
+    model_format: str
+    trees: int
+    features: int
+    classes: int
+    versions: dict[str, str]
+    command: str
+    created: str
+
+
+@dataclass
+class ProtectedFinding:
+    """One protected feature: its global answer and its row-level audit."""
+
+    feature: str
+    check: Result
+    audit_rows: int = 0
+    audit_table: list[dict] = field(default_factory=list)  # questions.audit.summary rows
+    audit_error: str | None = None
+
+
+@dataclass
+class Report:
+    provenance: Provenance
+    gap: float
+    budget: float
+    ranking: list[Result]
+    protected: list[ProtectedFinding]
+    seconds: float
+    model: Ensemble = field(repr=False)
+    data_path: str | None = None
+    label: str = "label"
+
+    @property
+    def unanswered(self) -> list[str]:
+        """Plain sentences on what the report could not establish."""
+        out = []
+        for r in self.ranking:
+            mg = r.max_gap or {}
+            if r.status == ERROR:
+                out.append(f"The max gap of {', '.join(r.features)} failed: {r.error}.")
+            elif not mg.get("proven", False):
+                out.append(_unproven_gap(r, mg))
+        for p in self.protected:
+            if p.check.status == UNKNOWN:
+                out.append(
+                    f"Whether {p.feature} can flip a confident decision was not settled "
+                    "within its time limit."
+                )
+            elif p.check.status == ERROR:
+                out.append(f"The check of {p.feature} failed: {p.check.error}.")
+            if p.audit_error:
+                out.append(f"The row-level audit of {p.feature} failed: {p.audit_error}.")
+            unknown = sum(row["unknown"] for row in p.audit_table if row["group"] == "all")
+            if unknown:
+                out.append(f"{unknown} audited rows of {p.feature} were not settled in time.")
+        return out
+
+
+def _unproven_gap(r: Result, mg: dict) -> str:
+    name = ", ".join(r.features)
+    lo, hi = mg.get("lower"), mg.get("upper")
+    if lo is None or hi is None:
+        return f"The max gap of {name} was not bounded within its time limit."
+    return (
+        f"The max gap of {name} is between {lo:.4g} and {hi:.4g}: the search stopped at its "
+        "time limit before closing the bounds."
+    )
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("treesens", *LIBRARIES):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _provenance(ens: Ensemble, files: list[FileFacts], command: str) -> Provenance:
+    return Provenance(
+        files=files,
+        model_format=ens.source.split(":", 1)[0] if ":" in ens.source else ens.source,
+        trees=len(ens.trees),
+        features=ens.n_features,
+        classes=ens.n_classes,
+        versions=versions(),
+        command=command,
+        created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def _results_paths(results: str | Path) -> tuple[Path, Path]:
+    base = Path(results)
+    stem = base.name.removesuffix(".jsonl")
+    return base.with_name(f"{stem}.rank.jsonl"), base.with_name(f"{stem}.checks.jsonl")
+
+
+def _audit(
+    ens: Ensemble, data: str, feature: str, gap: float, label: str, classes
+) -> tuple[int, list[dict], str | None]:
+    try:
+        df = audit(ens, data, [feature], gap=gap, label=label, by=feature, classes=classes)
+    except InputError as e:
+        return 0, [], str(e)
+    table = summary(df, by=feature)
+    rows = [
+        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
+        for rec in table.to_dict(orient="records")
+    ]
+    return len(df), rows, None
+
+
+def report(
+    model,
+    data: str | Path,
+    *,
+    label: str = "label",
+    details: str | Path | None = None,
+    features=None,
+    protected=(),
+    gap: float = DEFAULT_GAP,
+    classes=None,
+    budget: float = DEFAULT_BUDGET,
+    results: str | Path | None = None,
+    command: str = "",
+    model_file: str | Path | None = None,
+    progress: bool = True,
+    note: Callable[[str], None] | None = None,
+) -> Report:
+    """Gather an audit report of ``model`` on ``data`` (a CSV / Parquet path).
+
+    ``features``: the features ranked by max gap (default: all). ``protected``: features
+    checked globally (with a witness pair near the data) and audited row by row, by group
+    and by decision. ``budget``: the total time in seconds, shared between the steps.
+    ``results``: a JSON Lines path; the ranking and the checks are kept beside it
+    (``NAME.rank.jsonl``, ``NAME.checks.jsonl``) and reused when the report is run again.
+    ``command`` and ``model_file``: how to reproduce the report and the model's file,
+    for its provenance (``model_file`` defaults to ``model`` when that is a path).
+    """
+    t0 = time.time()
+    say = note or (lambda _msg: None)
+    if not Path(data).is_file():
+        raise InputError(f"{data}: no such data file")
+    if budget <= 0 or not math.isfinite(budget):
+        raise InputError(f"the budget must be a positive number of seconds, not {budget}")
+    ens = load_model(model, details=details, data=data, label=label)
+    load_data(data, ens, label)  # the data's columns checked before any solving
+    protected = list(dict.fromkeys(protected))
+    unknown = [p for p in protected if p not in ens.feature_names]
+    if unknown:
+        raise InputError(f"protected feature {unknown[0]!r} is not a feature of the model")
+    names = list(ens.feature_names) if features is None else list(dict.fromkeys(features))
+    rank_path = check_path = None
+    if results is not None:
+        rank_path, check_path = _results_paths(results)
+    common = {"data": str(data), "label": label, "classes": classes, "progress": progress}
+    per_rank = max(MIN_STEP_SECONDS, RANK_SHARE * budget / max(1, len(names)))
+    say(f"report: ranking {len(names)} features by max gap ({per_rank:.0f}s each at most)")
+    ranking = sweep(ens, features=names, max_gap=True, timeout=per_rank, resume=rank_path, **common)
+    found = []
+    if protected:
+        per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
+        say(f"report: checking {', '.join(protected)} at gap {gap:g} ({per_check:.0f}s each)")
+        checks = sweep(
+            ens, features=protected, gap=gap, timeout=per_check, resume=check_path, **common
+        )
+        for p, res in zip(protected, checks, strict=True):
+            say(f"report: auditing the rows of {data} for {p}")
+            n, table, err = _audit(ens, str(data), p, gap, label, classes)
+            found.append(ProtectedFinding(p, res, n, table, err))
+    if model_file is None and isinstance(model, str | Path):
+        model_file = model
+    files = [FileFacts.of("model", model_file)] if model_file is not None else []
+    files.append(FileFacts.of("data", data))
+    if details is not None and isinstance(details, str | Path):
+        files.append(FileFacts.of("details", details))
+    return Report(
+        provenance=_provenance(ens, files, command),
+        gap=gap,
+        budget=budget,
+        ranking=ranking,
+        protected=found,
+        seconds=time.time() - t0,
+        model=ens,
+        data_path=str(data),
+        label=label,
+    )
+
+
+def witness_found(f: ProtectedFinding) -> bool:
+    return f.check.status == SENSITIVE and bool(f.check.witness)

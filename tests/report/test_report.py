@@ -1,0 +1,78 @@
+"""What a report gathers: the ranking, the protected features' answers and audits, and
+what it could not answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from treesens.answers.result import Result
+from treesens.compiler.errors import InputError
+from treesens.questions.report import Report, _results_paths, report
+
+from .conftest import MODEL, RANKED, ROWS
+
+
+def test_every_ranked_feature_has_a_proven_upper_bound_above_its_pair(small_report):
+    assert [r.features for r in small_report.ranking] == [[f] for f in RANKED]
+    for r in small_report.ranking:
+        lower = r.max_gap["lower"]  # None: no pair at all
+        assert lower is None or lower <= r.max_gap["upper"]
+
+
+def test_the_protected_feature_is_checked_and_audited_by_its_own_values(small_report):
+    (found,) = small_report.protected
+    assert found.feature == "mean_texture"
+    assert found.audit_rows == 200
+    groups = {row["group"] for row in found.audit_table}
+    assert {"all", "decision", "mean_texture"} <= groups
+
+
+def test_audit_intervals_bracket_the_fraction(small_report):
+    for row in small_report.protected[0].audit_table:
+        if row["fraction"] is not None:
+            assert row["ci_low"] <= row["fraction"] <= row["ci_high"]
+
+
+def test_provenance_names_the_model_and_data_with_their_hashes(small_report):
+    roles = {f.role: f for f in small_report.provenance.files}
+    assert roles["model"].path.endswith("breast_cancer_xgb.json")
+    assert roles["data"].path.endswith("breast_cancer_rows.csv")
+    assert all(len(f.sha256) == 64 for f in roles.values())
+    assert "treesens" in small_report.provenance.versions
+
+
+def test_a_rerun_reuses_the_ranking_it_kept(small_report, tmp_path):
+    results = tmp_path / "again.jsonl"
+    kw = dict(features=RANKED[:1], budget=10, results=results, progress=False)
+    report(str(MODEL), str(ROWS), **kw)
+    rank_file, _ = _results_paths(results)
+    lines = rank_file.read_text().splitlines()
+    report(str(MODEL), str(ROWS), **kw)
+    assert rank_file.read_text().splitlines() == lines
+
+
+def _with_ranking(rep: Report, ranking: list[Result]) -> Report:
+    return Report(**{**rep.__dict__, "ranking": ranking, "protected": []})
+
+
+def test_an_unproven_max_gap_is_said_in_plain_words(small_report):
+    r = small_report.ranking[0]
+    open_bounds = Result(**{**r.__dict__, "max_gap": {**r.max_gap, "proven": False}})
+    rep = _with_ranking(small_report, [open_bounds])
+    (line,) = rep.unanswered
+    assert "between" in line and "time limit" in line
+
+
+def test_an_unknown_protected_feature_is_an_input_error():
+    with pytest.raises(InputError, match="not a feature of the model"):
+        report(str(MODEL), str(ROWS), protected=["nope"], budget=5, progress=False)
+
+
+def test_a_missing_data_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such data file"):
+        report(str(MODEL), str(tmp_path / "none.csv"), budget=5, progress=False)
+
+
+def test_a_budget_of_zero_is_an_input_error():
+    with pytest.raises(InputError, match="budget"):
+        report(str(MODEL), str(ROWS), budget=0, progress=False)

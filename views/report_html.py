@@ -1,0 +1,226 @@
+"""The report as one self-contained HTML page: styles inline, figures as data: URIs, no
+request to any network, readable without treesens."""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
+from ..answers.result_view import result_html
+from ..questions.report import ProtectedFinding, Report, witness_found
+from .plot_common import figure_and_axes, png_bytes
+from .plot_sweep import plot_sweep
+from .plot_witness import plot_witness
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
+       max-width: 1000px; color: #222; line-height: 1.45; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc;
+     padding-bottom: 0.2em; margin-top: 2em; } h3 { margin-top: 1.5em; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.sensitive { color: #b2182b; font-weight: bold; } .insensitive { color: #1a7f37;
+  font-weight: bold; } .unknown, .error { color: #8a6d00; font-weight: bold; }
+.muted { color: #666; } code { background: #f4f4f4; padding: 0 0.25em; }
+img { max-width: 100%; } .box { background: #fafafa; border: 1px solid #e4e4e4;
+  padding: 0.6em 1em; margin: 0.8em 0; }
+"""
+e = html.escape
+
+
+def _png(fig) -> str:
+    data = base64.b64encode(png_bytes(fig)).decode("ascii")
+    return f'<img alt="figure" src="data:image/png;base64,{data}">'
+
+
+def _num(v, digits: int = 4) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "&ndash;"
+    return f"{v:.{digits}g}" if isinstance(v, float) else e(str(v))
+
+
+def _status(s) -> str:
+    return f'<span class="{e(str(s))}">{e(str(s))}</span>'
+
+
+def render(report: Report) -> str:
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>treesens report: {e(_model_name(report))}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>Sensitivity report: {e(_model_name(report))}</h1>",
+        f'<p class="muted">made by treesens on {e(report.provenance.created)} in '
+        f"{report.seconds:.0f} s (budget {report.budget:.0f} s)</p>",
+        _summary(report),
+        _checked(report),
+        _ranking(report),
+        *(_protected(report, f) for f in report.protected),
+        _unanswered(report),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def _model_name(report: Report) -> str:
+    files = [f for f in report.provenance.files if f.role == "model"]
+    return files[0].path.rsplit("/", 1)[-1] if files else report.model.source
+
+
+def _summary(report: Report) -> str:
+    items = []
+    for f in report.protected:
+        items.append(f"<li><b>{e(f.feature)}</b>: {_answer_sentence(report, f.check)}</li>")
+    proven = sum(1 for r in report.ranking if (r.max_gap or {}).get("proven"))
+    items.append(
+        f"<li>{proven} of {len(report.ranking)} features have a proven max gap; the "
+        f"ranking is below.</li>"
+    )
+    return '<h2 id="summary">Summary</h2><ul>' + "".join(items) + "</ul>"
+
+
+def _answer_sentence(report: Report, r: Result) -> str:
+    g = report.gap
+    decision = (
+        f"one input gets P(class 1) &ge; {0.5 + g:g} and the other &le; {0.5 - g:g}"
+        if report.model.n_classes == 2
+        else f"the decision moves by a probability ratio of at least {g:g}"
+    )
+    if r.status == SENSITIVE:
+        return (
+            f"{_status(r.status)}: two inputs that differ only in {e(', '.join(r.features))} "
+            f"exist where {decision} (the pair is below, replay-checked with the model's "
+            "own library)."
+        )
+    if r.status == INSENSITIVE:
+        return (
+            f"{_status(r.status)}: proved that no two inputs differing only in "
+            f"{e(', '.join(r.features))} have {decision}, over {e(_domain(report))}."
+        )
+    why = r.error if r.status == ERROR else "the time limit was reached"
+    return f"{_status(r.status)}: not settled ({e(str(why))})."
+
+
+def _domain(report: Report) -> str:
+    bounded = [f for f in report.model.features if math.isfinite(f.lb) or math.isfinite(f.ub)]
+    if not bounded:
+        return "every input (no feature bounds were declared)"
+    return f"the declared feature bounds ({len(bounded)} of {report.model.n_features} bounded)"
+
+
+def _checked(report: Report) -> str:
+    p = report.provenance
+    files = "".join(
+        f"<tr><td>{e(f.role)}</td><td><code>{e(f.path)}</code></td>"
+        f'<td class="num">{f.size:,}</td><td><code>{e(f.sha256)}</code></td></tr>'
+        for f in p.files
+    )
+    vers = ", ".join(f"{e(k)} {e(v)}" for k, v in p.versions.items())
+    return (
+        '<h2 id="checked">What was checked</h2>'
+        f"<p>Model: {e(p.model_format)}, {p.trees} trees, {p.features} features, "
+        f"{p.classes} classes. Gap asked of the protected features: {report.gap:g}.</p>"
+        "<table><tr><th>role</th><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
+        f"{files}</table>"
+        f"<p>Software: {vers}.</p>"
+        f'<p>Reproduce with:</p><div class="box"><code>{e(p.command)}</code></div>'
+    )
+
+
+def _ranking(report: Report) -> str:
+    rows = []
+    for r in sorted(report.ranking, key=_rank_key, reverse=True):
+        mg = r.max_gap or {}
+        proven = "proven" if mg.get("proven") else "not proven"
+        if r.status == ERROR:
+            proven = f"error: {r.error}"
+        rows.append(
+            f"<tr><td>{e(', '.join(r.features))}</td><td class='num'>{_num(mg.get('lower'))}"
+            f"</td><td class='num'>{_num(mg.get('upper'))}</td><td>{e(proven)}</td>"
+            f"<td class='num'>{r.time.get('total', 0.0):.1f}</td></tr>"
+        )
+    fig = plot_sweep(report.ranking) if report.ranking else None
+    return (
+        '<h2 id="ranking">Features ranked by max gap</h2>'
+        "<p>The max gap of a feature is the largest g for which two inputs that differ "
+        "only in that feature get P(class 1) &ge; 0.5 + g and &le; 0.5 &minus; g "
+        "(multiclass: the largest ratio between the two classes' probabilities). The lower "
+        "bound comes from a pair replay-checked with the model's library, the upper bound "
+        "from a proof; where they differ the search ran out of time. No lower bound: no "
+        "two such inputs get different decisions at all.</p>"
+        "<table><tr><th>feature</th><th>lower</th><th>upper</th><th>status</th>"
+        f"<th>seconds</th></tr>{''.join(rows)}</table>" + (_png(fig) if fig else "")
+    )
+
+
+def _rank_key(r: Result) -> float:
+    mg = r.max_gap or {}
+    return float(mg.get("upper") or mg.get("lower") or -1.0)
+
+
+def _protected(report: Report, f: ProtectedFinding) -> str:
+    out = [
+        f'<h2 id="protected-{e(f.feature)}">Protected feature: {e(f.feature)}</h2>',
+        f"<p>{_answer_sentence(report, f.check)}</p>",
+    ]
+    if witness_found(f):
+        fig = plot_witness(f.check, data=report.data_path, model=report.model, label=report.label)
+        out += ["<h3>The pair of inputs</h3>", _png(fig), result_html(f.check)]
+    out.append("<h3>Row-level audit</h3>")
+    if f.audit_error:
+        out.append(f"<p>The audit failed: {e(f.audit_error)}</p>")
+    else:
+        out.append(_audit_table(report, f))
+    return "\n".join(out)
+
+
+def _audit_table(report: Report, f: ProtectedFinding) -> str:
+    head = (
+        f"<p>{f.audit_rows} rows of the data, each asked: can changing only "
+        f"{e(f.feature)} give this row a confident decision of another class (gap "
+        f"{report.gap:g})? Fractions are of the settled rows, with 95% Wilson intervals.</p>"
+    )
+    rows = "".join(
+        f"<tr><td>{e(str(r['group']))}</td><td>{e(str(r['value']))}</td>"
+        f"<td class='num'>{r['rows']}</td><td class='num'>{r['flippable']}</td>"
+        f"<td class='num'>{r['unknown']}</td><td class='num'>{_num(r['fraction'])}</td>"
+        f"<td class='num'>[{_num(r['ci_low'])}, {_num(r['ci_high'])}]</td></tr>"
+        for r in f.audit_table
+    )
+    table = (
+        "<table><tr><th>group</th><th>value</th><th>rows</th><th>flippable</th>"
+        f"<th>unknown</th><th>fraction</th><th>95% interval</th></tr>{rows}</table>"
+    )
+    return head + table + _audit_figure(f)
+
+
+def _audit_figure(f: ProtectedFinding) -> str:
+    groups = [r for r in f.audit_table if r["group"] != "all" and r["fraction"] is not None]
+    if not groups:
+        return ""
+    fig, ax = figure_and_axes(None, (8.0, 0.4 * len(groups) + 1.4))
+    labels = [f"{r['group']} = {r['value']}" for r in groups]
+    frac = [r["fraction"] for r in groups]
+    err = [
+        [max(0.0, r["fraction"] - r["ci_low"]) for r in groups],
+        [max(0.0, r["ci_high"] - r["fraction"]) for r in groups],
+    ]
+    ax.barh(range(len(groups)), frac, xerr=err, color="#4c72b0", capsize=3)
+    ax.set_yticks(range(len(groups)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, max(0.05, max(r["ci_high"] for r in groups) * 1.1))
+    ax.set_xlabel(f"fraction of rows a change of {f.feature} flips (95% interval)")
+    return _png(fig)
+
+
+def _unanswered(report: Report) -> str:
+    items = report.unanswered
+    body = (
+        "<ul>" + "".join(f"<li>{e(s)}</li>" for s in items) + "</ul>"
+        if items
+        else "<p>Every question of this report was answered within its time limit.</p>"
+    )
+    return '<h2 id="unanswered">What was not answered</h2>' + body
