@@ -8,8 +8,7 @@ import pytest
 from treesens.answers.result import Result
 from treesens.compiler.errors import InputError
 from treesens.questions.report import Report, _results_paths, report
-
-from .conftest import MODEL, RANKED, ROWS
+from treesens.tests.report.conftest import MODEL, RANKED, ROWS
 
 
 def test_every_ranked_feature_has_a_proven_upper_bound_above_its_pair(small_report):

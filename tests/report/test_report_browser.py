@@ -12,9 +12,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from treesens.tests.report.test_report_html import SECTIONS
 from treesens.views.report_html import render
-
-from .test_report_html import SECTIONS
 
 
 def _browser() -> str:

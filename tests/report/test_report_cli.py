@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from .conftest import MODEL, ROWS
-
-
-def _treesens(*args, cwd=None):
-    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=300)
+from treesens.tests.conftest import run_treesens as _treesens
+from treesens.tests.report.conftest import MODEL, ROWS
 
 
 def test_report_writes_one_html_file(tmp_path):
