@@ -13,7 +13,7 @@ from treesens.compiler.ensemble import Ensemble, Feature, Tree
 from treesens.compiler.errors import InputError, TreesensError
 from treesens.compiler.query import Gap, Query
 from treesens.frontends.load import load_model
-from treesens.interfaces.api import check, compare, max_gap
+from treesens.interfaces.api import check, compare, max_gap, report
 from treesens.interfaces.sens_run import run_file
 from treesens.questions.audit import audit
 from treesens.questions.sweep import results_frame, sweep
@@ -34,6 +34,7 @@ __all__ = [
     "check",
     "compare",
     "max_gap",
+    "report",
     "audit",
     "load_model",
     "sweep",

@@ -270,3 +270,17 @@ def max_gap(model, vary, *, tolerance: float = DEFAULT_TOLERANCE, **check_kw) ->
         return max_gap_query(ens, q, tolerance=tol, **kw)
 
     return check(model, vary, answer=answer, **check_kw)
+
+
+def report(model, data, *, out=None, **keywords):
+    """The auditor's report (docs/report.md): a ``questions.report.Report``, also written
+    as one self-contained HTML page to ``out`` when given. The keywords are
+    ``questions.report.report``'s (label, details, features, protected, gap, classes,
+    budget, results, progress)."""
+    from ..questions.report import report as gather
+    from ..views.report_html import render
+
+    rep = gather(model, data, **keywords)
+    if out is not None:
+        Path(out).write_text(render(rep), encoding="utf-8")
+    return rep

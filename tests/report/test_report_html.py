@@ -36,3 +36,15 @@ def test_names_are_escaped(small_report):
         assert "<script>" not in render(small_report)
     finally:
         small_report.provenance.command = "treesens report ..."
+
+
+def test_the_python_api_writes_the_page(tmp_path):
+    import treesens
+    from treesens.tests.report.conftest import MODEL, ROWS
+
+    out = tmp_path / "r.html"
+    rep = treesens.report(
+        str(MODEL), str(ROWS), features=["mean_texture"], budget=5, progress=False, out=out
+    )
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert len(rep.ranking) == 1
