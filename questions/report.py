@@ -32,6 +32,9 @@ RANK_SHARE, CHECK_SHARE = 0.6, 0.25
 MIN_STEP_SECONDS = 2.0
 DEFAULT_BUDGET = 480.0  # eight minutes: the whole report within ten, plots and audits included
 DEFAULT_GAP = 0.2
+# the ranking's max gaps are closed to within this (coarser than max_gap's default: a
+# ranking needs the order, and a wide model's bounds close many times faster)
+RANK_TOLERANCE = 1e-3
 LIBRARIES = ("xgboost", "lightgbm", "scikit-learn", "ortools", "numpy", "pandas")
 
 

@@ -9,7 +9,7 @@ import math
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
 from ..answers.result_view import result_html
-from ..questions.report import ProtectedFinding, Report, witness_found
+from ..questions.report import RANK_TOLERANCE, ProtectedFinding, Report, witness_found
 from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
 from .plot_witness import plot_witness
@@ -149,8 +149,9 @@ def _ranking(report: Report) -> str:
         "only in that feature get P(class 1) &ge; 0.5 + g and &le; 0.5 &minus; g "
         "(multiclass: the largest ratio between the two classes' probabilities). The lower "
         "bound comes from a pair replay-checked with the model's library, the upper bound "
-        "from a proof; where they differ the search ran out of time. No lower bound: no "
-        "two such inputs get different decisions at all.</p>"
+        f"from a proof; they count as met within {RANK_TOLERANCE:g}, and where they differ "
+        "more the search ran out of time. No lower bound: no two such inputs get "
+        "different decisions at all.</p>"
         "<table><tr><th>feature</th><th>lower</th><th>upper</th><th>status</th>"
         f"<th>seconds</th></tr>{''.join(rows)}</table>" + (_png(fig) if fig else "")
     )

@@ -1,0 +1,268 @@
+"""Max gap side by side: treesens' box search against Veritas' anytime bounds.
+
+Both are asked the same question, the largest gap that changing only F can make:
+
+* binary: the largest g with P(x1) >= 0.5 + g and P(x2) <= 0.5 - g, i.e. the largest
+  min(m(x1), -m(x2)) in margin space, g = sigmoid(margin) - 0.5;
+* multiclass, classes (c1, c2): the largest G with P1[c1] >= G P1[c] and
+  P2[c2] >= G P2[c] for every other c, i.e. ln G = the largest of the smallest log-ratio.
+
+Veritas maximises that smallest side directly (the exact "sides" posing of
+bench/veritas_peer.py with target 0, MULTI_MAX_MAX_OUTPUT_DIFF): its lower bound is the
+best solution's pair replayed with the library's predict, its upper bound the top of its
+open list. treesens runs ``treesens.max_gap`` (the box search). Each gets the same time
+limit, in its own process::
+
+    python bench/max_gap_peer.py --timeout 60 --out bench/results/max-gap-peer.jsonl
+    python bench/max_gap_peer.py --report bench/results/max-gap-peer.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from instances import MODELS, SHARED  # noqa: E402
+from veritas_peer import _point, build_sides_addtree  # noqa: E402
+
+# (model key, feature, classes): binary features of the quick tier's models, and
+# multiclass class pairs of the paper's wine model and the digits stand-ins
+QUERIES = [
+    *[("breast_cancer_robust", f, None) for f in ("f1", "f2", "f6")],
+    *[("diabetes_robust", f, None) for f in ("f1", "f2", "f6")],
+    *[("pimadiabetes_t200_d5", f, None) for f in ("Glucose", "BMI", "Age")],
+    *[("adult_t200_d5", f, None) for f in ("age", "sex", "race", "education-num")],
+    *[("winequality_red_t100_d5", "alcohol", c) for c in ((0, 1), (2, 3), (3, 2), (5, 4))],
+    *[("digits_xgb_t100_d6", "px3_4", c) for c in ((0, 3), (3, 0), (8, 9))],
+]
+TOLERANCE = 1e-3
+
+
+def _load(key: str):
+    import treesens
+
+    m, d = MODELS[key]
+    return treesens.load_model(str(SHARED / m), details=str(SHARED / d) if d else None)
+
+
+def _sides(ens, classes) -> list[tuple[int, np.ndarray]]:
+    if ens.n_outputs == 1:
+        return [(0, np.array([1.0])), (1, np.array([-1.0]))]
+    out = []
+    for copy, mine in zip((0, 1), classes, strict=True):
+        for c in range(ens.n_outputs):
+            if c != mine:
+                v = np.zeros(ens.n_outputs)
+                v[mine], v[c] = 1.0, -1.0
+                out.append((copy, v))
+    return out
+
+
+def to_gap(margin: float, binary: bool) -> float:
+    """A margin-space value as the question's gap (probability gap, or ratio)."""
+    if binary:
+        return 1.0 / (1.0 + math.exp(-margin)) - 0.5
+    return math.exp(margin)
+
+
+def replayed_gap(P: np.ndarray, binary: bool, classes) -> float:
+    if binary:
+        return float(min(P[0, 1] - 0.5, 0.5 - P[1, 1]))
+    c1, c2 = classes
+    r1 = min(P[0, c1] / P[0, c] for c in range(P.shape[1]) if c != c1)
+    r2 = min(P[1, c2] / P[1, c] for c in range(P.shape[1]) if c != c2)
+    return float(min(r1, r2))
+
+
+def _pair_of(sol, ens, varied, lbs, ubs):
+    import veritas
+
+    n = ens.n_features
+    box = sol.box()
+    x = np.array(
+        [
+            _point(box[i] if i in box else veritas.Interval(), lbs[i], ubs[i])
+            for i in range(n + len(varied))
+        ]
+    )
+    x1, x2 = x[:n].copy(), x[:n].copy()
+    for j, f in enumerate(varied):
+        x2[f] = x[n + j]
+    return np.stack([x1, x2])
+
+
+def veritas_max_gap(key: str, feature: str, classes, timeout: float) -> dict:
+    import veritas
+
+    t0 = time.time()
+    ens = _load(key)
+    binary = ens.n_outputs == 1
+    varied = [ens.feature_names.index(feature)]
+    at = build_sides_addtree(ens, varied, _sides(ens, classes), 0.0)
+    lbs = [f.lb for f in ens.features] + [ens.features[f].lb for f in varied]
+    ubs = [f.ub for f in ens.features] + [ens.features[f].ub for f in varied]
+    box = [
+        veritas.Interval(lb, float(np.nextafter(ub, np.inf)) if math.isfinite(ub) else math.inf)
+        for lb, ub in zip(lbs, ubs, strict=True)
+    ]
+    cfg = veritas.Config(veritas.HeuristicType.MULTI_MAX_MAX_OUTPUT_DIFF)
+    cfg.stop_when_optimal = False
+    cfg.max_memory = 4 * 1024**3
+    search = cfg.get_search(at, box)
+    lower, checked, closed = None, 0, False
+    while time.time() < t0 + timeout:
+        reason = search.step_for(min(1.0, t0 + timeout - time.time()), 1000)
+        while checked < search.num_solutions():
+            pair = _pair_of(search.get_solution(checked), ens, varied, lbs, ubs)
+            checked += 1
+            got = replayed_gap(ens.replayer.predict_proba(pair), binary, classes)
+            lower = got if lower is None else max(lower, got)
+        top = search.current_bounds().top_of_open
+        if lower is not None and to_gap(top, binary) <= _closed(lower, binary):
+            closed = True
+        if reason == veritas.StopReason.NO_MORE_OPEN or search.num_open() == 0:
+            closed = True
+        if closed or reason == veritas.StopReason.OUT_OF_MEMORY:
+            break
+    top = search.current_bounds().top_of_open
+    upper = lower if search.num_open() == 0 else to_gap(top, binary)
+    return _line("veritas", key, feature, classes, lower, upper, closed, time.time() - t0)
+
+
+def _closed(lower: float, binary: bool) -> float:
+    """The upper bound at which the bounds count as met (the tolerance of max_gap)."""
+    return lower + TOLERANCE if binary else lower * math.exp(TOLERANCE)
+
+
+def treesens_max_gap(key: str, feature: str, classes, timeout: float) -> dict:
+    import treesens
+
+    t0 = time.time()
+    ens = _load(key)
+    kw = {"classes": list(classes)} if classes else {}
+    r = treesens.max_gap(ens, [feature], tolerance=TOLERANCE, timeout=timeout, **kw)
+    mg = r.max_gap or {}
+    line = _line(
+        "treesens",
+        key,
+        feature,
+        classes,
+        mg.get("lower"),
+        mg.get("upper"),
+        bool(mg.get("proven")),
+        time.time() - t0,
+    )
+    line["method"] = mg.get("method")
+    return line
+
+
+def _line(tool, key, feature, classes, lower, upper, closed, seconds) -> dict:
+    # a best pair whose gap is at most none (0, or a ratio of 1) is no pair: "none"
+    none = 1.0 if classes else 0.0
+    lower = None if lower is None or lower <= none else lower
+    return {
+        "tool": tool,
+        "model": key,
+        "feature": feature,
+        "classes": list(classes) if classes else None,
+        "lower": lower,
+        "upper": upper,
+        "closed": closed,
+        "seconds": round(seconds, 3),
+    }
+
+
+def _run_one(args) -> dict:
+    tool, key, feature, classes, timeout = args
+    fn = veritas_max_gap if tool == "veritas" else treesens_max_gap
+    try:
+        return fn(key, feature, classes, timeout)
+    except Exception as e:  # one query's failure is recorded, the others go on
+        line = _line(tool, key, feature, classes, None, None, False, 0.0)
+        line["error"] = f"{type(e).__name__}: {e}"
+        return line
+
+
+def run(timeout: float, out: Path) -> None:
+    done = set()
+    if out.exists():
+        for ln in out.read_text().splitlines():
+            d = json.loads(ln)
+            done.add((d["tool"], d["model"], d["feature"], str(d["classes"])))
+    ctx = mp.get_context("spawn")
+    with out.open("a") as fh:
+        for key, feature, classes in QUERIES:
+            for tool in ("treesens", "veritas"):
+                cls = list(classes) if classes else None
+                if (tool, key, feature, str(cls)) in done:
+                    continue
+                with ctx.Pool(1) as pool:  # a fresh process per run: no shared state
+                    line = pool.apply(_run_one, ((tool, key, feature, classes, timeout),))
+                fh.write(json.dumps(line) + "\n")
+                fh.flush()
+                print(json.dumps(line), flush=True)
+
+
+def report(path: Path) -> str:
+    lines = [json.loads(ln) for ln in path.read_text().splitlines()]
+    by = {}
+    for d in lines:
+        by.setdefault((d["model"], d["feature"], str(d["classes"])), {})[d["tool"]] = d
+    rows = [
+        "| model | feature | classes | treesens [lower, upper] (s) | Veritas [lower, upper] (s) |",
+        "|---|---|---|---|---|",
+    ]
+
+    def cell(d):
+        if d is None:
+            return "not run"
+        if d.get("error"):
+            return f"error: {d['error'][:60]}"
+        lo = "none" if d["lower"] is None else f"{d['lower']:.4f}"
+        hi = "?" if d["upper"] is None else f"{d['upper']:.4f}"
+        mark = "closed" if d["closed"] else "open"
+        return f"[{lo}, {hi}] {mark}, {d['seconds']:.1f}"
+
+    closed = {"treesens": 0, "veritas": 0}
+    for (model, feat, cls), tools in by.items():
+        for t in closed:
+            closed[t] += bool(tools.get(t, {}).get("closed"))
+        rows.append(
+            f"| {model} | {feat} | {cls if cls != 'None' else ''} | "
+            f"{cell(tools.get('treesens'))} | {cell(tools.get('veritas'))} |"
+        )
+    head = (
+        f"{len(by)} queries; bounds closed (within {TOLERANCE:g}): treesens "
+        f"{closed['treesens']}, Veritas {closed['veritas']}"
+    )
+    return head + "\n\n" + "\n".join(rows) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--out", default=str(HERE / "results" / "max-gap-peer.jsonl"))
+    ap.add_argument("--report", default=None, metavar="JSONL", help="only print the table")
+    args = ap.parse_args(argv)
+    if args.report:
+        print(report(Path(args.report)))
+        return 0
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    run(args.timeout, out)
+    print(report(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
