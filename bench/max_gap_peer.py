@@ -121,7 +121,7 @@ def veritas_max_gap(key: str, feature: str, classes, timeout: float) -> dict:
     search = cfg.get_search(at, box)
     lower, checked, closed = None, 0, False
     while time.time() < t0 + timeout:
-        reason = search.step_for(min(1.0, t0 + timeout - time.time()), 1000)
+        reason = search.step_for(min(0.5, t0 + timeout - time.time()), 50)
         while checked < search.num_solutions():
             pair = _pair_of(search.get_solution(checked), ens, varied, lbs, ubs)
             checked += 1
@@ -134,8 +134,11 @@ def veritas_max_gap(key: str, feature: str, classes, timeout: float) -> dict:
             closed = True
         if closed or reason == veritas.StopReason.OUT_OF_MEMORY:
             break
+    # the optimum is the best pair found once no open state can beat it
     top = search.current_bounds().top_of_open
     upper = lower if search.num_open() == 0 else to_gap(top, binary)
+    if lower is not None and upper is not None:
+        upper = max(upper, lower)
     return _line("veritas", key, feature, classes, lower, upper, closed, time.time() - t0)
 
 

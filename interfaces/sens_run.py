@@ -15,6 +15,7 @@ from ..frontends.query_build import require_backend
 from ..frontends.sens.audit_block import AuditPlan, run_audit_plan
 from ..frontends.sens.resolve import SensFile, load_queries
 from ..questions.executors import Executor, parse_executor
+from ..questions.max_gap import DEFAULT_TOLERANCE, max_gap_query
 from ..questions.sweep import opened_executor, run_sweep
 
 
@@ -37,14 +38,29 @@ def _error_result(sf: SensFile, q: Query, msg: str) -> Result:
 def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None) -> Result:
     """Answer one query of a file; problems with this query become an "error" result."""
     t0 = time.time()
+    deadline = t0 + q.timeout
     try:
-        res = solve_query(sf.ensemble, q, deadline=t0 + q.timeout, memory_mb=memory_mb)
+        if q.name in sf.max_gaps:
+            tol = sf.max_gaps[q.name] or DEFAULT_TOLERANCE
+            res = max_gap_query(
+                sf.ensemble, q, tolerance=tol, deadline=deadline, memory_mb=memory_mb
+            )
+        else:
+            res = solve_query(sf.ensemble, q, deadline=deadline, memory_mb=memory_mb)
     except InputError as e:
         res = _error_result(sf, q, str(e))
     except Exception as e:  # noqa: BLE001 - one query's bug must not lose the others' answers
         res = _error_result(sf, q, f"internal error: {type(e).__name__}: {e}")
     res.time["total"] = time.time() - t0
     return res
+
+
+def _tolerance(sf: SensFile, batch: list[Query]) -> float | None:
+    """A sweep block's max-gap tolerance (its queries share their settings); None when
+    the block asks at a gap."""
+    if batch[0].name not in sf.max_gaps:
+        return None
+    return sf.max_gaps[batch[0].name] or DEFAULT_TOLERANCE
 
 
 def _runs(sf: SensFile, queries: list[Query]) -> list[tuple[str | None, list[Query]]]:
@@ -111,6 +127,7 @@ def run_queries(
                 on_result=on_result,
                 memory_mb=memory_mb,
                 executor=ex,
+                max_gap=_tolerance(sf, batch),
             )
     return results
 

@@ -126,8 +126,8 @@ class VarySubsets(Node):
 
 @dataclass(frozen=True)
 class GapSetting(Node):
-    value: float
-    kind: str  # "prob" or "margin"
+    value: float | None  # "max": the tolerance (None: the default)
+    kind: str  # "prob", "margin", or "max" (the largest gap, docs/max-gap.md)
 
 
 @dataclass(frozen=True)

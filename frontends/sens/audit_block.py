@@ -94,6 +94,10 @@ def _target(ast: SensAST, ens: Ensemble, blk: AuditBlock, gap_st, cls_st):
         raise ast.error(
             "classes given, but the model is binary (classes 0 and 1); drop them", cls_st
         )
+    if gap_st is not None and gap_st.kind == "max":
+        raise ast.error(
+            "an audit asks each row at one gap: 'gap max' is for queries and sweeps", gap_st
+        )
     c2 = None if cls_st is None or cls_st.c2 == ANY else str(cls_st.c2)
     prob = gap_st is not None and gap_st.kind == "prob"
     margin = gap_st is not None and gap_st.kind == "margin"

@@ -40,6 +40,7 @@ from .ast import (
     Defaults,
     FeatureSet,
     Fix,
+    GapSetting,
     InRange,
     Name,
     Node,
@@ -97,6 +98,8 @@ class BlockBuilder:
         self.names = ens.feature_names
         self.binary = ens.n_classes == 2 and ens.n_outputs == 1
         self.places: dict[int, Node] = {}  # id of a FeatureBound / FeatureRelation -> its node
+        # query name -> its max-gap tolerance (None: the default), for 'gap max' queries
+        self.max_gaps: dict[str, float | None] = {}
 
     def err(self, msg: str, at) -> SensError:
         return self.ast.error(msg, at)
@@ -423,6 +426,10 @@ class BlockBuilder:
     def query(self, blk, eff, fs, name, backend, bounds, rels) -> Query:
         gap_st = eff.get("gap")
         cls_st = eff.get("classes")
+        if gap_st is not None and gap_st.kind == "max":
+            self.max_gaps[name] = gap_st.value
+            # the search starts at no gap (binary 0, multiclass the ratio 1)
+            gap_st = GapSetting(0.0 if self.binary else 1.0, "prob", pos=gap_st.pos)
         self.check_gap_and_classes(blk, gap_st, cls_st)
         passes = baseline = None
         pst = eff.get("passes")

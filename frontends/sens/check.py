@@ -305,7 +305,10 @@ def _no_dups(ast: SensAST, names) -> None:
 
 
 def _check_setting(ast: SensAST, st) -> None:
-    if isinstance(st, GapSetting):
+    if isinstance(st, GapSetting) and st.kind == "max":
+        if st.value is not None and not (math.isfinite(st.value) and 0 < st.value < 0.5):
+            raise ast.error(f"max-gap tolerance {st.value:g} must be in (0, 0.5)", st)
+    elif isinstance(st, GapSetting):
         if not math.isfinite(st.value):
             raise ast.error(f"gap {st.value:g} is not a finite number", st)
         if st.value < 0:

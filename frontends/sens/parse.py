@@ -252,6 +252,10 @@ class _Build(Transformer):
     def gap_margin(self, meta, ch):
         return GapSetting(ch[0].value, "margin", pos=_meta_pos(meta))
 
+    def gap_max(self, meta, ch):
+        # the value is the tolerance (None: max gap's default)
+        return GapSetting(ch[0].value if ch else None, "max", pos=_meta_pos(meta))
+
     def class_(self, meta, ch):
         s = str(ch[0])
         return ANY if s == "any" else int(s)

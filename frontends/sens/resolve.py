@@ -55,6 +55,8 @@ class SensFile:
     sweep_jobs: dict[str, int | None] = field(default_factory=dict)
     # audit block name -> its plan (rows, what is asked, out file), in file order
     audits: dict[str, AuditPlan] = field(default_factory=dict)
+    # query name -> its max-gap tolerance (None: the default) for 'gap max' queries
+    max_gaps: dict[str, float | None] = field(default_factory=dict)
 
     def select(self, name: str | None) -> list[Query]:
         """Every query, or those of one block (a query or a sweep), or one expanded query
@@ -195,6 +197,7 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
         groups,
         sweep_jobs(ast),
         audits,
+        builder.max_gaps,
     )
 
 
