@@ -13,10 +13,10 @@ from treesens.compiler.ensemble import Ensemble, Feature, Tree
 from treesens.compiler.errors import InputError, TreesensError
 from treesens.compiler.query import Gap, Query
 from treesens.frontends.load import load_model
-from treesens.interfaces.api import check, compare, max_gap, report
+from treesens.interfaces.api import check, compare, max_gap, report, sweep
 from treesens.interfaces.sens_run import run_file
 from treesens.questions.audit import audit
-from treesens.questions.sweep import results_frame, sweep
+from treesens.questions.sweep import results_frame
 from treesens.views.plot_sweep import plot_sweep
 from treesens.views.plot_witness import plot_witness
 

@@ -188,7 +188,7 @@ def resolve_condition(ens: Ensemble, q: Query) -> Condition:
     return _multiclass_condition(ens, q)
 
 
-def _class_index(ens: Ensemble, c: int | str | None) -> int | str:
+def class_index(ens: Ensemble, c: int | str | None) -> int | str:
     if c == ANY or c is None:
         return ANY
     try:
@@ -230,7 +230,7 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
             f"the model has {ens.n_classes} classes: give the two classes to compare "
             "(--classes C1,C2; C2 may be 'any')"
         )
-    c1, c2 = (_class_index(ens, c) for c in q.classes)
+    c1, c2 = (class_index(ens, c) for c in q.classes)
     if c1 != ANY and c1 == c2:
         raise InputError(f"classes must differ (got {c1} twice)")
     g = q.gap

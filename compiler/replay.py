@@ -7,7 +7,7 @@ import numpy as np
 
 from .encode import Encoding
 from .ensemble import LOGISTIC, Ensemble
-from .query import ANY, Query, _class_index
+from .query import ANY, Query, class_index
 
 
 def meets(
@@ -28,7 +28,7 @@ def meets(
             r = float(raw[0])
             return r >= g.value if copy == 0 else r <= -g.value
         return p >= 0.5 + g.value if copy == 0 else p <= 0.5 - g.value
-    c1, c2 = (_class_index(ens, c) for c in q.classes)
+    c1, c2 = (class_index(ens, c) for c in q.classes)
     if copy == 0:
         if c1 != ANY:
             targets = [c1]

@@ -1,198 +1,34 @@
-"""The Python API, mirroring the CLI: ``check`` and ``compare`` here, ``sweep`` in
-sweep.py. All three take the same keywords, read from one table (:data:`API_KEYWORDS`):
-how the model loads, the query's shape, and the settings and options of
-compiler/options.py's tables."""
+"""The Python API, mirroring the CLI: ``check``, ``compare``, ``max_gap``, ``sweep`` and
+``report``. They take the same keywords, read from one table (frontends/keywords.py);
+each calls its question's module (questions/) and gives it the views it shows."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..answers.result import Result
-from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest
-from ..compiler.options import (
-    OPTION_BY_NAME,
-    OPTIONS,
-    SETTINGS,
-    DataAwareMode,
-)
-from ..compiler.query import PASS_NAMES, Query
+from ..compiler.errors import InputError
 from ..driver import solve_query
-from ..frontends.data import load_data
-from ..frontends.load import BOUNDS, DETAILS_COLUMNS, load_model
-from ..frontends.query_build import (
-    make_query,
-    require_backend,
+from ..frontends.keywords import (  # noqa: F401 - re-exported: the API's keyword table
+    API_KEYWORDS,
+    Keyword,
+    keyword_values,
+    model_of,
+    query_maker,
+    takes_query_keywords,
 )
+from ..frontends.query_build import make_query, require_backend  # noqa: F401
 from ..questions.compare import backend_list, compare_query, disagreement
 from ..questions.max_gap import DEFAULT_TOLERANCE, check_tolerance, max_gap_query
-
-# what a keyword sets: how the model loads, the query, one of its options, or the run
-MODEL, QUERY, OPTION, RUN = "model", "query", "option", "run"
-
-
-@dataclass(frozen=True)
-class Keyword:
-    """A keyword that ``check``, ``sweep`` and ``compare`` all take."""
-
-    name: str
-    default: object
-    help: str
-    role: str
-
-
-API_KEYWORDS: dict[str, Keyword] = {
-    k.name: k
-    for k in (
-        Keyword(
-            "details",
-            None,
-            f"feature names, bounds and kinds: a CSV path or a DataFrame ({DETAILS_COLUMNS})",
-            MODEL,
-        ),
-        Keyword(
-            "data",
-            None,
-            "real data (a CSV / Parquet path, a DataFrame, or an array in model order): "
-            + OPTION_BY_NAME["data"].help.split(": ", 1)[-1],
-            MODEL,
-        ),
-        Keyword("label", "label", "label column of data (default label)", MODEL),
-        Keyword(
-            "bounds",
-            "none",
-            f"where feature bounds come from ({' or '.join(BOUNDS)}): 'none' keeps the declared "
-            "ones (without details: all reals), 'data' narrows each to its column's min and max",
-            MODEL,
-        ),
-        Keyword(
-            "trust_pickle",
-            False,
-            "load a pickled model file (.pkl, .joblib), which runs code",
-            MODEL,
-        ),
-        Keyword(
-            "gap",
-            None,
-            "probability gap g: binary P(x1) >= 0.5+g, P(x2) <= 0.5-g (0 <= g < 0.5, default "
-            "0.2); multiclass ratio g >= 1",
-            QUERY,
-        ),
-        Keyword("margin_gap", None, "the gap in raw-score (margin) space instead", QUERY),
-        Keyword("classes", None, "multiclass: (C1, C2) or 'C1,C2'; either may be 'any'", QUERY),
-        Keyword(
-            "passes",
-            None,
-            f"passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', 'no-NAME'): a list or 'a,b'",
-            QUERY,
-        ),
-        Keyword("baseline", None, "'kant': the Kantchelian encoding without the passes", QUERY),
-        Keyword(
-            "data_aware",
-            DataAwareMode.NONE.value,
-            "steer the search toward data: prob, clause or probclause (docs/data-aware.md)",
-            QUERY,
-        ),
-        *(Keyword(s.api_keyword, s.default, s.help, QUERY) for s in SETTINGS),
-        *(
-            Keyword(o.api_keyword, None, o.help, OPTION)
-            for o in OPTIONS
-            if o.api_keyword and o.name not in ("data", "label")
-        ),
-        Keyword("memory_mb", None, "memory limit of the solver process in MB", RUN),
-    )
-}
-
-
-def takes_query_keywords(fn: Callable) -> Callable:
-    """Give ``fn`` (which takes ``**keywords``) the table's keywords as its signature and
-    its docstring's last section, so ``help()`` and notebooks show them; a keyword ``fn``
-    names itself keeps its own meaning."""
-    sig = inspect.signature(fn)
-    own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    added = [k for k in API_KEYWORDS.values() if k.name not in sig.parameters]
-    params = own + [
-        inspect.Parameter(k.name, inspect.Parameter.KEYWORD_ONLY, default=k.default) for k in added
-    ]
-    fn.__signature__ = sig.replace(parameters=params)
-    lines = [
-        f"    ``{k.name}``{'' if k.default is None else f' (default {k.default!r})'}: {k.help}"
-        for k in added
-    ]
-    fn.__doc__ = (
-        (fn.__doc__ or "").rstrip()
-        + "\n\n    Keywords shared with check, sweep and compare:\n\n"
-        + "\n".join(lines)
-        + "\n"
-    )
-    return fn
-
-
-def keyword_values(given: dict, where: str) -> dict:
-    """Every table keyword's value: as given, else its default. An unknown keyword is a
-    TypeError, as Python reports one (with the closest known name)."""
-    for k in given:
-        if k not in API_KEYWORDS:
-            raise TypeError(
-                f"{where}() got an unexpected keyword argument {k!r}{closest(k, API_KEYWORDS)}"
-            )
-    return {name: given.get(name, k.default) for name, k in API_KEYWORDS.items()}
-
-
-def model_of(model, kw: dict) -> Ensemble:
-    """The ensemble a call asks about: ``model`` as it is, or loaded (or re-declared) with
-    the call's details, data and bounds."""
-    if (
-        isinstance(model, Ensemble)
-        and kw["details"] is None
-        and kw["data"] is None
-        and kw["bounds"] == "none"
-    ):
-        return model
-    return load_model(
-        model,
-        details=kw["details"],
-        data=kw["data"],
-        label=kw["label"],
-        bounds=kw["bounds"],
-        trust_pickle=kw["trust_pickle"],
-    )
-
-
-def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
-    """``make(vary, name)`` -> the call's query for those features. Data given in memory
-    is read once into a data set (recorded in a result by its content's digest)."""
-    data = kw["data"]
-    if data is not None and not isinstance(data, (str, Path)):
-        data = load_data(data, ens, kw["label"])
-    opts = {o.name: kw[o.api_keyword] for o in OPTIONS if o.api_keyword}
-    opts["data"] = data
-    opts["label"] = kw["label"] if data is not None else None
-    opts["clauses"] = str(kw["clauses"]) if kw["clauses"] is not None else None
-
-    def make(vary, name: str = "") -> Query:
-        return make_query(
-            vary,
-            gap=kw["gap"],
-            margin_gap=kw["margin_gap"],
-            classes=kw["classes"],
-            passes=kw["passes"],
-            baseline=kw["baseline"],
-            backend=kw["backend"],
-            timeout=kw["timeout"],
-            threads=kw["threads"],
-            seed=kw["seed"],
-            name=name,
-            data_aware=kw["data_aware"],
-            options=opts,
-        )
-
-    return make
+from ..questions.report import report as gather
+from ..questions.sweep import sweep as sweep_question
+from ..views.progress import sweep_progress
+from ..views.report_html import render
 
 
 @takes_query_keywords
@@ -277,10 +113,28 @@ def report(model, data, *, out=None, **keywords):
     as one self-contained HTML page to ``out`` when given. The keywords are
     ``questions.report.report``'s (label, details, features, protected, gap, classes,
     budget, results, progress)."""
-    from ..questions.report import report as gather
-    from ..views.report_html import render
-
-    rep = gather(model, data, **keywords)
+    rep = _with_progress_flag(gather)(model, data, **keywords)
     if out is not None:
         Path(out).write_text(render(rep), encoding="utf-8")
     return rep
+
+
+def _with_progress_flag(question: Callable) -> Callable:
+    """``question`` (which takes a progress Display) as the API offers it: ``progress``
+    True (the views' display: a bar in a notebook or terminal, lines elsewhere) or False."""
+
+    @functools.wraps(question)
+    def call(*args, progress: bool = True, **keywords):
+        display = functools.partial(sweep_progress, enabled=bool(progress))
+        return question(*args, progress=display, **keywords)
+
+    sig = inspect.signature(question)
+    params = [
+        p.replace(default=True, annotation="bool") if p.name == "progress" else p
+        for p in sig.parameters.values()
+    ]
+    call.__signature__ = sig.replace(parameters=params)
+    return call
+
+
+sweep = _with_progress_flag(sweep_question)

@@ -5,15 +5,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 
 from ..answers.result import ERROR, Result, input_files
+from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Query
 from ..driver import solve_query
 from ..frontends.query_build import require_backend
-from ..frontends.sens.audit_block import AuditPlan, run_audit_plan
+from ..frontends.sens.audit_block import AuditPlan
 from ..frontends.sens.resolve import SensFile, load_queries
+from ..questions.audit import by_column, frame_from_results, report_text, summary
+from ..questions.audit_run import read_done, run_audit
 from ..questions.executors import Executor, parse_executor
 from ..questions.max_gap import DEFAULT_TOLERANCE, max_gap_query
 from ..questions.sweep import opened_executor, run_sweep
@@ -207,3 +211,49 @@ def run_file(
         on_audit=on_audit,
     )
     return results
+
+
+def _check_out(plan: AuditPlan, ens: Ensemble) -> None:
+    """An ``out`` file is resumed: its lines must answer this audit."""
+    g = plan.spec.target.gap
+    for d in read_done(plan.run.resume):
+        same = (
+            d.get("features") == list(plan.spec.vary)
+            and d.get("gap") == g.value
+            and d.get("gap_kind", g.kind) == g.kind
+            and d.get("model") == ens.source
+        )
+        if not same:
+            raise InputError(
+                f"holds the answers of another audit (row {d.get('row')}: vary "
+                f"{','.join(d.get('features') or [])}, gap {d.get('gap')}); audit "
+                f"{plan.name!r} resumes its out file: delete it or name another",
+                plan.run.resume,
+            )
+
+
+def run_audit_plan(
+    ens: Ensemble,
+    plan: AuditPlan,
+    *,
+    jobs: int | None = None,
+    executor: str | Executor | None = None,
+    timeout: float | None = None,
+    on_block: Callable[[list[dict], int], None] | None = None,
+) -> list[dict]:
+    """Every audited row's result line. ``jobs``/``executor`` override the block's
+    ``jobs`` (a local pool by default), ``timeout`` its time limit per row."""
+    _check_out(plan, ens)
+    run = replace(
+        plan.run,
+        jobs=jobs if jobs is not None else plan.run.jobs,
+        executor=executor,
+        timeout_per_row=timeout if timeout is not None else plan.run.timeout_per_row,
+    )
+    return run_audit(ens, plan.data, plan.spec, run, on_block)
+
+
+def audit_report(ens: Ensemble, plan: AuditPlan, lines: list[dict], seconds: float) -> str:
+    """The summary an audit block prints: the same table as ``treesens audit``."""
+    df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, plan.by, plan.label))
+    return report_text(ens, plan.spec, plan.run.n_rows, seconds, summary(df, plan.by))

@@ -16,15 +16,19 @@ from ..compiler.audit import (
     NOT_FLIPPABLE,
     UNKNOWN,
     RowAnswers,
-    Target,
     audit_rows,
-    feature_scale,
     unanswered,
 )
-from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.query import Gap, _class_index
+from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit asks
+    TIMEOUT_PER_ROW,
+    AuditRun,
+    AuditSpec,
+    check_by,
+    make_spec,
+    make_target,
+)
 from ..frontends.data import Dataset, load_data
 from ..frontends.load import load_model
 from .audit_solve import solve_rows
@@ -34,53 +38,8 @@ from .sweep import opened_executor
 STATUSES = (FLIPPABLE, NOT_FLIPPABLE, UNKNOWN)
 JSON_STATUS = {FLIPPABLE: SENSITIVE, NOT_FLIPPABLE: INSENSITIVE, UNKNOWN: UNKNOWN_STATUS}
 BACKEND = "enumerate"  # the answers come from enumerating F's threshold cells
-TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
 BLOCK = 2_000  # rows answered per block (a result line is written per block)
 UNKNOWN_WHY = "too many cells of F to enumerate; solver timed out"
-
-
-@dataclass(frozen=True)
-class AuditSpec:
-    """One audit: the features F, what x2 must meet, and how changes are measured."""
-
-    vary: tuple[str, ...]
-    target: Target
-    scales: dict[int, float]
-    data_source: str = ""  # the rows' file (recorded in each row's ``inputs``)
-
-    @property
-    def label(self) -> str:
-        return ",".join(self.vary)
-
-
-def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Target:
-    """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1."""
-    if gap is not None and margin_gap is not None:
-        raise InputError("give either a probability gap or a margin gap, not both")
-    binary = ens.n_classes == 2 and ens.n_outputs == 1
-    if margin_gap is not None:
-        g = Gap(float(margin_gap), "margin")
-    else:
-        g = Gap(float(gap if gap is not None else (0.2 if binary else 1.0)), "prob")
-    if not math.isfinite(g.value):
-        raise InputError(f"gap {g.value} is not a finite number")
-    cls = None
-    if classes is not None and str(classes).strip().lower() != "any":
-        if binary:
-            raise InputError("--classes is for multiclass models")
-        name = str(classes).strip()
-        cls = _class_index(ens, int(name) if name.isdigit() else name)
-    return Target(g, cls)
-
-
-def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
-    names = tuple(v.strip() for v in vary.split(",")) if isinstance(vary, str) else tuple(vary)
-    if not names or not all(names):
-        raise InputError("--vary needs at least one feature name")
-    F = resolve_features(ens, names)
-    _, rng = data.ranges()
-    scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}
-    return AuditSpec(names, target, scales, data.source)
 
 
 @dataclass(frozen=True)

@@ -9,32 +9,18 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..frontends.audit_spec import AuditRun, AuditSpec
 from ..frontends.data import Dataset
-from .audit import TIMEOUT_PER_ROW, AuditSpec, answer_blocks, block_size, row_result
-from .executors import Executor
+from .audit import answer_blocks, block_size, row_result
 from .sweep import append_flushed, close_quietly, opened_executor, os_error_text
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
-
-
-@dataclass(frozen=True)
-class AuditRun:
-    """Where an audit's rows come from and where its answers go."""
-
-    n_rows: int  # the first n rows of the data are audited
-    out: str | None = None  # append one JSON line per row
-    resume: str | None = None  # skip the rows this file holds (and append to it)
-    timeout_per_row: float = TIMEOUT_PER_ROW
-    jobs: int | None = None
-    executor: str | Executor | None = None
-    max_candidates: int | None = None
 
 
 def read_done(path: str | None) -> list[dict]:

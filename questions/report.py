@@ -24,6 +24,7 @@ from ..compiler.errors import InputError
 from ..frontends.data import load_data
 from ..frontends.load import load_model
 from .audit import audit, summary
+from .progress import Display
 from .sweep import sweep
 
 # how the time budget is shared: the ranking, then the protected features' checks; the
@@ -184,7 +185,7 @@ def report(
     results: str | Path | None = None,
     command: str = "",
     model_file: str | Path | None = None,
-    progress: bool = True,
+    progress: Display | None = None,
     note: Callable[[str], None] | None = None,
 ) -> Report:
     """Gather an audit report of ``model`` on ``data`` (a CSV / Parquet path).

@@ -23,14 +23,8 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
 from ..driver import solve_query
-from ..interfaces.api import (
-    keyword_values,
-    model_of,
-    query_maker,
-    require_backend,
-    takes_query_keywords,
-)
-from ..views.progress import sweep_progress
+from ..frontends.keywords import keyword_values, model_of, query_maker, takes_query_keywords
+from ..frontends.query_build import require_backend
 from .executors import Executor, Failure, make_executor, parse_executor
 from .max_gap import (
     DEFAULT_TOLERANCE,
@@ -38,6 +32,7 @@ from .max_gap import (
     check_tolerance,
     max_gap_task,
 )
+from .progress import Display, silent
 
 
 def feature_subsets(
@@ -497,7 +492,7 @@ def sweep(
     executor: str | Executor | None = None,
     out: str | Path | None = None,
     resume: str | Path | None = None,
-    progress: bool = True,
+    progress: Display | None = None,
     max_gap: bool = False,
     max_gap_tolerance: float = DEFAULT_TOLERANCE,
     **keywords,
@@ -509,9 +504,10 @@ def sweep(
     many subsets (drawn with ``seed``). ``out``: append each result to this JSON Lines
     file as it ends. ``resume``: reuse the results in that file that answer the same
     question, run the rest and append them to it (``out`` may only name the same file),
-    as ``treesens sweep --resume`` does. ``progress``: a progress bar in a notebook or a
-    terminal, a line per query otherwise (False: silent; the query option of that name,
-    the compiler's log, stays off in a sweep).
+    as ``treesens sweep --resume`` does. ``progress``: how the progress is shown (a
+    questions.progress.Display; None: silently). ``treesens.sweep`` passes the views'
+    display (a bar in a notebook or a terminal, a line per query otherwise); the query
+    option of that name, the compiler's log, stays off in a sweep.
 
     ``jobs``: queries run at once on this machine (default 1: one after the other), or
     the workers of the local cluster a ``dask``/``ray`` executor starts (default: every
@@ -534,7 +530,7 @@ def sweep(
         check_max_gap_model(ens, make(list(subs[0])))
     question = Question.of(ens, make(list(subs[0])), tol)
     plan = ResumePlan({}, list(subs))
-    with sweep_progress(len(subs), progress) as shown:
+    with (progress or silent)(len(subs)) as shown:
         if resume is not None:
             lines = read_results(resume, lambda msg: warnings.warn(msg, stacklevel=4))
             plan = plan_resume(subs, lines, question)

@@ -24,7 +24,7 @@ import numpy as np
 from treesens.compiler.domain import build_domain
 from treesens.compiler.encode import resolve_features
 from treesens.compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
-from treesens.compiler.query import ANY, Query, _class_index, resolve_condition
+from treesens.compiler.query import ANY, Query, class_index, resolve_condition
 from treesens.compiler.replay import meets
 
 MAX_ROWS = 4_000_000  # refuse enumerations larger than this (rows of the product)
@@ -183,8 +183,8 @@ def brute_force_witness(ens: Ensemble, query: Query, reps: str = "independent"):
     X, ns, nv = cell_grid(ens, query.vary, reps)
     other = None
     if query.classes is not None and not (ens.n_classes == 2 and ens.n_outputs == 1):
-        c1 = _class_index(ens, query.classes[0])
-        if c1 == ANY and _class_index(ens, query.classes[1]) == ANY:
+        c1 = class_index(ens, query.classes[0])
+        if c1 == ANY and class_index(ens, query.classes[1]) == ANY:
             raise NotImplementedError("the oracle needs an explicit c1 or c2")
         other = c1
     ok0 = _side_ok(ens, query, X, 0, other).reshape(ns, nv)

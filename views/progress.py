@@ -13,17 +13,10 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO, Protocol
+from typing import IO
 
 from ..answers.result import Result
-
-
-class SweepProgress(Protocol):
-    def advance(self, res: Result) -> None: ...  # one query ended
-
-    def note(self, text: str) -> None: ...  # a message about the sweep (resume, ...)
-
-    def close(self) -> None: ...
+from ..questions.progress import Silent, SweepProgress
 
 
 def notebook_display() -> Callable | None:
@@ -37,17 +30,6 @@ def notebook_display() -> Callable | None:
     kind = type(shell)
     in_kernel = kind.__name__ == "ZMQInteractiveShell" or "google.colab" in kind.__module__
     return display.display if in_kernel else None
-
-
-class Silent:
-    def advance(self, res: Result) -> None:
-        pass
-
-    def note(self, text: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class Lines:

@@ -1,29 +1,17 @@
 """The ``audit`` blocks of a ``.sens`` file: built against the model and their data when
-the file is loaded (every problem reported where it is written), run by the same code as
-``treesens audit`` and ``treesens.audit`` (questions/audit.py, questions/audit_run.py)."""
+the file is loaded (every problem reported where it is written); interfaces/sens_run.py
+runs them with the same code as ``treesens audit`` and ``treesens.audit``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...compiler.audit import check_target
 from ...compiler.ensemble import Ensemble
 from ...compiler.errors import FEATURES, InputError, closest
 from ...compiler.query import ANY
-from ...questions.audit import (
-    TIMEOUT_PER_ROW,
-    AuditSpec,
-    by_column,
-    frame_from_results,
-    make_spec,
-    make_target,
-    report_text,
-    summary,
-)
-from ...questions.audit_run import AuditRun, read_done, run_audit
-from ...questions.executors import Executor
+from ..audit_spec import TIMEOUT_PER_ROW, AuditRun, AuditSpec, check_by, make_spec, make_target
 from ..data import Dataset, load_data
 from .ast import (
     AuditBlock,
@@ -146,13 +134,9 @@ def build_audit(
     by_st = _first(blk.body, By)
     by = by_st.name.text if by_st is not None else None
     try:
-        by_column(data, ens, by, label)
-    except InputError:
-        known = list(names) + ([label] if label else [])
-        raise ast.error(
-            f"by {by!r}: neither a feature of the model nor the label column{closest(by, known)}",
-            by_st.name,
-        ) from None
+        check_by(data, ens, by, label)
+    except InputError as e:
+        raise ast.error(e.message, by_st.name) from None
     limit, out, timeout, jobs = (
         _first(blk.body, Limit),
         _first(blk.body, Out),
@@ -166,49 +150,3 @@ def build_audit(
         jobs=jobs.n if jobs is not None else None,
     )
     return AuditPlan(blk.name.text, spec, data, label, by, run)
-
-
-def _check_out(plan: AuditPlan, ens: Ensemble) -> None:
-    """An ``out`` file is resumed: its lines must answer this audit."""
-    g = plan.spec.target.gap
-    for d in read_done(plan.run.resume):
-        same = (
-            d.get("features") == list(plan.spec.vary)
-            and d.get("gap") == g.value
-            and d.get("gap_kind", g.kind) == g.kind
-            and d.get("model") == ens.source
-        )
-        if not same:
-            raise InputError(
-                f"holds the answers of another audit (row {d.get('row')}: vary "
-                f"{','.join(d.get('features') or [])}, gap {d.get('gap')}); audit "
-                f"{plan.name!r} resumes its out file: delete it or name another",
-                plan.run.resume,
-            )
-
-
-def run_audit_plan(
-    ens: Ensemble,
-    plan: AuditPlan,
-    *,
-    jobs: int | None = None,
-    executor: str | Executor | None = None,
-    timeout: float | None = None,
-    on_block: Callable[[list[dict], int], None] | None = None,
-) -> list[dict]:
-    """Every audited row's result line. ``jobs``/``executor`` override the block's
-    ``jobs`` (a local pool by default), ``timeout`` its time limit per row."""
-    _check_out(plan, ens)
-    run = replace(
-        plan.run,
-        jobs=jobs if jobs is not None else plan.run.jobs,
-        executor=executor,
-        timeout_per_row=timeout if timeout is not None else plan.run.timeout_per_row,
-    )
-    return run_audit(ens, plan.data, plan.spec, run, on_block)
-
-
-def audit_report(ens: Ensemble, plan: AuditPlan, lines: list[dict], seconds: float) -> str:
-    """The summary an audit block prints: the same table as ``treesens audit``."""
-    df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, plan.by, plan.label))
-    return report_text(ens, plan.spec, plan.run.n_rows, seconds, summary(df, plan.by))

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import shlex
 import sys
+from functools import partial
 from pathlib import Path
 
 from ...compiler.errors import InputError
 from ...questions.report import DEFAULT_BUDGET, DEFAULT_GAP, report
+from ...views.progress import sweep_progress
 from ...views.report_html import render
 from .common import add_model_args, check_writable, load_from_args, log, positive_float
 
@@ -77,7 +79,7 @@ def run(args) -> int:
         results=results,
         command=shlex.join(["treesens", *sys.argv[1:]]),
         model_file=args.model,
-        progress=not args.no_progress,
+        progress=partial(sweep_progress, enabled=not args.no_progress),
         note=log,
     )
     out.write_text(render(rep), encoding="utf-8")

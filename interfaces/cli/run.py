@@ -9,9 +9,8 @@ import time
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...frontends.sens import load_queries
-from ...frontends.sens.audit_block import audit_report
 from ...questions.executors import parse_executor
-from ..sens_run import run_audits, run_queries
+from ..sens_run import audit_report, run_audits, run_queries
 from .common import emit_result, log, positive_int
 
 

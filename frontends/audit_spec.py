@@ -1,0 +1,84 @@
+"""What an audit asks, from the user's words: the features F, the flip condition (the
+target) and how a change of F is measured, checked against the model and its data; and
+how its rows are run (``AuditRun``). questions/audit.py answers it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..compiler.audit import Target, feature_scale
+from ..compiler.encode import resolve_features
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError, closest
+from ..compiler.query import Gap, class_index
+from .data import Dataset
+
+TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """One audit: the features F, what x2 must meet, and how changes are measured."""
+
+    vary: tuple[str, ...]
+    target: Target
+    scales: dict[int, float]
+    data_source: str = ""  # the rows' file (recorded in each row's ``inputs``)
+
+    @property
+    def label(self) -> str:
+        return ",".join(self.vary)
+
+
+def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Target:
+    """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1."""
+    if gap is not None and margin_gap is not None:
+        raise InputError("give either a probability gap or a margin gap, not both")
+    binary = ens.n_classes == 2 and ens.n_outputs == 1
+    if margin_gap is not None:
+        g = Gap(float(margin_gap), "margin")
+    else:
+        g = Gap(float(gap if gap is not None else (0.2 if binary else 1.0)), "prob")
+    if not math.isfinite(g.value):
+        raise InputError(f"gap {g.value} is not a finite number")
+    cls = None
+    if classes is not None and str(classes).strip().lower() != "any":
+        if binary:
+            raise InputError("--classes is for multiclass models")
+        name = str(classes).strip()
+        cls = class_index(ens, int(name) if name.isdigit() else name)
+    return Target(g, cls)
+
+
+def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
+    names = tuple(v.strip() for v in vary.split(",")) if isinstance(vary, str) else tuple(vary)
+    if not names or not all(names):
+        raise InputError("--vary needs at least one feature name")
+    F = resolve_features(ens, names)
+    _, rng = data.ranges()
+    scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}
+    return AuditSpec(names, target, scales, data.source)
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """Where an audit's rows come from and where its answers go."""
+
+    n_rows: int  # the first n rows of the data are audited
+    out: str | None = None  # append one JSON line per row
+    resume: str | None = None  # skip the rows this file holds (and append to it)
+    timeout_per_row: float = TIMEOUT_PER_ROW
+    jobs: int | None = None
+    executor: object = None  # an executor spec or questions.executors.Executor
+    max_candidates: int | None = None
+
+
+def check_by(ds: Dataset, ens: Ensemble, by: str | None, label: str | None) -> None:
+    """``by`` names a column the summary can break down by: a feature, or the label."""
+    if by is None or (by == label and ds.y is not None) or by in ds.names:
+        return
+    known = list(ens.feature_names) + ([label] if label else [])
+    raise InputError(
+        f"by {by!r}: neither a feature of the model nor the label column{closest(by, known)}"
+    )
