@@ -16,6 +16,9 @@ class Dataset:
     y: np.ndarray | None
     names: tuple[str, ...]  # the model's feature names, in order
     source: str = "<data>"
+    # the data's columns that are neither features nor the label (an id, a protected
+    # attribute kept out of the model): as read, for grouping an audit's summary
+    extras: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property

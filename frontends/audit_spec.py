@@ -75,10 +75,9 @@ class AuditRun:
 
 
 def check_by(ds: Dataset, ens: Ensemble, by: str | None, label: str | None) -> None:
-    """``by`` names a column the summary can break down by: a feature, or the label."""
-    if by is None or (by == label and ds.y is not None) or by in ds.names:
+    """``by`` names a column the summary can break down by: a feature, the label, or any
+    other column of the data."""
+    if by is None or (by == label and ds.y is not None) or by in ds.names or by in ds.extras:
         return
-    known = list(ens.feature_names) + ([label] if label else [])
-    raise InputError(
-        f"by {by!r}: neither a feature of the model nor the label column{closest(by, known)}"
-    )
+    known = [*ens.feature_names, *([label] if label else []), *ds.extras]
+    raise InputError(f"by {by!r}: not a column of the data{closest(by, known)}")

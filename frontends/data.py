@@ -212,13 +212,16 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
         raise InputError("the data has no rows", where)
     names = list(ens.feature_names)
     spaced = [re.sub(r"\s", "_", c) for c in cols]
+    extras: dict[str, np.ndarray] = {}
     if all(n in cols for n in names):
+        extras = {c: df[c].to_numpy() for c in cols if c not in names}
         df = df[names]
     elif (
         ens.source.startswith("lightgbm")
         and len(set(spaced)) == len(spaced)
         and all(n in spaced for n in names)
     ):
+        extras = {c: df[c].to_numpy() for c, s in zip(cols, spaced) if s not in names}
         df.columns = spaced  # LightGBM turns the whitespace in a fitted frame's names into _
         df = df[names]
     elif len(cols) == len(names) and names_are_generic(names):
@@ -246,7 +249,15 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
             raise InputError(f"column {name!r}: infinite value in row {r + 1}", where)
         X[:, f] = vals
     X.setflags(write=False)
-    return Dataset(X, y, tuple(names), where)
+    return Dataset(X, y, tuple(names), where, extras)
+
+
+def unused_columns_note(ds: Dataset) -> str | None:
+    """A note naming the data's columns the model does not use (None: there are none)."""
+    if not ds.extras:
+        return None
+    cols = name_list(map(repr, ds.extras))
+    return f"{ds.source}: columns the model does not use (an audit can group by them): {cols}"
 
 
 def _mismatch(names: list[str], cols: list[str], found: str | None, label, where: str):

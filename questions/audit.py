@@ -180,7 +180,7 @@ def audit(
     classes=None,
     label: str = "label",
     details=None,
-    by: str | None = None,
+    by=None,
     limit: int | None = None,
     timeout_per_row: float = TIMEOUT_PER_ROW,
     jobs: int | None = None,
@@ -193,7 +193,9 @@ def audit(
     (sensitive / insensitive / unknown), ``p_row`` and ``p_x2`` (P(class 1), or the top
     class probability for multiclass), ``change`` (the smallest change on F that flips,
     each feature's change over its range; NaN when none) and ``x2_<F>`` (x2's values),
-    plus the ``by`` column of the data when given.
+    plus the ``by`` column when given: a feature, the label or any other column of the
+    data (a protected attribute kept out of the model), or a pandas Series / sequence
+    with one value per data row.
 
     ``jobs``/``executor`` answer blocks of rows at once, as :func:`treesens.sweep` runs
     queries (``"local"``, ``"dask[=ADDRESS]"``, ``"ray[=ADDRESS]"`` or an
@@ -206,6 +208,7 @@ def audit(
     ds = load_data(data, ens, label)
     spec = make_spec(ens, ds, vary, make_target(ens, gap, margin_gap, classes))
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
+    groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     lines = []
     with opened_executor(executor, jobs) as ex:
         block = block_size(n, ex.workers if ex is not None else 1, BLOCK)
@@ -213,23 +216,29 @@ def audit(
         for idx, ans in blocks:
             for i, row in enumerate(idx.tolist()):
                 lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
-    return frame_from_results(lines, spec.vary, by_column(ds, ens, by, label))
+    return frame_from_results(lines, spec.vary, groups)
 
 
-def by_column(ds: Dataset, ens: Ensemble, by: str | None, label: str | None = None):
-    """The data's ``by`` column (a feature, or the label) as a frame indexed by row (None
-    when not asked)."""
+def by_column(ds: Dataset, ens: Ensemble, by, label: str | None = None):
+    """The column to break the summary down by, as a frame indexed by row (None when not
+    asked): ``by`` names a feature, the label or any other column of the data, or is the
+    values themselves (a pandas Series or a sequence, one per data row)."""
     if by is None:
         return None
     import pandas as pd
 
+    if not isinstance(by, str):
+        values = list(by)
+        if len(values) != ds.n_rows:
+            raise InputError(f"by has {len(values)} values for {ds.n_rows} data rows")
+        return pd.DataFrame({str(getattr(by, "name", None) or "group"): values})
+    check_by(ds, ens, by, label)
     if by == label and ds.y is not None:
         return pd.DataFrame({by: ds.y})
-    if by not in ds.names:
-        raise InputError(f"--by {by!r}: neither a feature of the model nor the label column")
+    if by in ds.extras:
+        return pd.DataFrame({by: ds.extras[by]})
     f = ds.names.index(by)
-    vals = [_show(ens, f, v) for v in ds.X[:, f]]
-    return pd.DataFrame({by: vals})
+    return pd.DataFrame({by: [_show(ens, f, v) for v in ds.X[:, f]]})
 
 
 def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ...compiler.errors import InputError
-from ...frontends.data import load_data
+from ...frontends.data import load_data, unused_columns_note
 from ...questions.audit import (
     TIMEOUT_PER_ROW,
     by_column,
@@ -64,7 +64,13 @@ def add_parser(sub) -> None:
         help="solver seconds for a row whose F has too many threshold cells to enumerate "
         f"(default {TIMEOUT_PER_ROW:g}); such rows are answered unknown past it",
     )
-    p.add_argument("--by", default=None, metavar="COL", help="break the summary down by COL")
+    p.add_argument(
+        "--by",
+        default=None,
+        metavar="COL",
+        help="break the summary down by COL: any column of --data (a feature, the label, or "
+        "a column the model does not use, such as a protected attribute kept out of it)",
+    )
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N rows")
     p.add_argument("--out", default=None, metavar="FILE", help="append one JSON line per row")
     p.add_argument(
@@ -110,6 +116,8 @@ def run(args) -> int:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     ens = load_from_args(args)
     ds = load_data(args.data, ens, args.label)
+    if (note := unused_columns_note(ds)) is not None:
+        log(f"note: {note}")
     spec = make_spec(ens, ds, args.vary, make_target(ens, args.gap, args.margin_gap, args.classes))
     by = by_column(ds, ens, args.by, args.label)
     n = ds.n_rows if args.limit is None else min(args.limit, ds.n_rows)

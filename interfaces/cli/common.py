@@ -21,7 +21,7 @@ from ...compiler.options import (
     DataAwareMode,
 )
 from ...compiler.query import PASS_NAMES
-from ...frontends.data import load_data
+from ...frontends.data import load_data, unused_columns_note
 from ...frontends.formats import AUTO, format_names
 from ...frontends.load import load_model
 from ...frontends.query_build import make_query
@@ -264,7 +264,9 @@ def check_data(args, ens) -> None:
     """Read --data now (it is cached for the solve), so that columns that do not fit the
     model are one error before anything is solved."""
     if getattr(args, "data", None) is not None:
-        load_data(args.data, ens, args.label)
+        ds = load_data(args.data, ens, args.label)
+        if (note := unused_columns_note(ds)) is not None:
+            log(f"note: {note}")
 
 
 def query_from_args(args, backend: str | None = None):
