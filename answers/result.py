@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from .result_view import result_html, result_text
+from .result_view import max_gap_brief, result_html, result_text
 
 if TYPE_CHECKING:
     from ..compiler.invert import Witness
@@ -85,6 +85,8 @@ class Result:
         if len(feats) > 60:
             feats = feats[:57] + "..."
         gap = f"gap={self.gap:g}" if self.gap_kind == "prob" else f"margin_gap={self.gap:g}"
+        if self.max_gap:
+            gap = max_gap_brief(self.max_gap)
         parts = [str(self.status), f"features={feats}", gap]
         if self.outputs:
             for x in ("x1", "x2"):

@@ -91,6 +91,23 @@ def headline_parts(res: Result) -> tuple[str, str]:
     return ", ".join(res.features), rest
 
 
+def max_gap_brief(bounds: dict) -> str:
+    """A max gap's bounds in a few words: "max gap in [0.41, 0.45], not proven"."""
+    lo, hi = bounds.get("lower"), bounds.get("upper")
+    if lo is None:
+        return "max gap none (proven)" if bounds.get("proven") else f"max gap unknown (<= {hi:.6g})"
+    if bounds.get("proven"):
+        return f"max gap {lo:.6g} (proven < {hi:.6g})"
+    return f"max gap in [{lo:.6g}, {hi:.6g}], not proven"
+
+
+def max_gap_note(res: Result) -> str:
+    """The max gap line of a result whose message does not already give its bounds."""
+    if not res.max_gap or "max gap" in (res.message or ""):
+        return ""
+    return max_gap_brief(res.max_gap)
+
+
 def distance_text(res: Result) -> str:
     near = (res.stats or {}).get("nearest_row")
     extra = " (* = the nearest data row differs from x1 there)" if near else ""
@@ -145,6 +162,8 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
         con.print(f"[yellow]{optimum}[/]")
     if res.message:
         con.print(f"[dim]{escape(res.message)}[/]")
+    if max_gap_note(res):
+        con.print(max_gap_note(res))
     if res.witness:
         from rich.table import Table
 
@@ -218,6 +237,8 @@ def result_html(res: Result) -> str:
         out.append(f"<p><b>error:</b> {e(res.error)}</p>")
     if res.message:
         out.append(f'<p style="color:#777">{e(res.message)}</p>')
+    if max_gap_note(res):
+        out.append(f"<p>{e(max_gap_note(res))}</p>")
     if res.witness:
         out.append(_witness_html(res))
         if res.outputs:

@@ -194,9 +194,15 @@ def check_target(ens: Ensemble, target: Target) -> None:
     if g.kind == "margin" and binary and ens.link != LOGISTIC:
         raise InputError("a margin gap needs a model with a logistic link")
     if binary and g.kind == "prob" and not 0 <= g.value < 0.5:
-        raise InputError(f"gap {g.value:g}: a binary gap must be in [0, 0.5)")
+        raise InputError(
+            f"gap {g.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "
+            "(x2's P <= 0.5-g when the row is decided 1, P >= 0.5+g when decided 0)"
+        )
     if not binary and g.kind == "prob" and g.value < 1:
-        raise InputError(f"gap {g.value:g}: a multiclass gap is a ratio G >= 1")
+        raise InputError(
+            f"gap {g.value:g} out of range: a multiclass gap is a probability ratio g >= 1 "
+            "(P(c) >= g * P(other) for x2's class c and every other class)"
+        )
 
 
 def audit_rows(

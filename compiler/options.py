@@ -80,6 +80,15 @@ def _positive_seconds(v: object) -> str | None:
     return None if _finite(v) and v > 0 else "takes a positive number of seconds"
 
 
+def _timeout_seconds(v: object) -> str | None:
+    if _finite(v) and 0 < v <= MAX_TIMEOUT:
+        return None
+    return (
+        f"takes a number of seconds above 0 and at most {MAX_TIMEOUT:g} (about 31 years; use "
+        "that for no limit)"
+    )
+
+
 def _positive(v: object) -> str | None:
     return None if _finite(v) and v > 0 else "takes a positive number"
 
@@ -362,7 +371,7 @@ SETTINGS: tuple[OptionSpec, ...] = (
         "--timeout",
         SENS_STATEMENT,
         "timeout",
-        _positive,
+        _timeout_seconds,
     ),
     OptionSpec(
         "threads",
@@ -387,6 +396,7 @@ SETTINGS: tuple[OptionSpec, ...] = (
 SETTING_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in SETTINGS}
 DEFAULT_BACKEND: str = SETTING_BY_NAME["backend"].default
 DEFAULT_TIMEOUT: float = SETTING_BY_NAME["timeout"].default
+timeout_problem: Callable[[object], str | None] = SETTING_BY_NAME["timeout"].check
 DEFAULT_THREADS: int = SETTING_BY_NAME["threads"].default
 DEFAULT_SEED: int = SETTING_BY_NAME["seed"].default
 # the options that change a query's answer (the rest only steer the search or its logs)

@@ -27,6 +27,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def base_score_problem(value: float | None) -> str | None:
+    """What is wrong with a text dump's base_score (None: nothing, or not given)."""
+    if value is None or (math.isfinite(value) and 0.0 < value < 1.0):
+        return None
+    return "must be a probability in (0, 1)"
+
+
 def load_model(
     model,
     *,
@@ -56,8 +63,8 @@ def load_model(
     ``trust_pickle``: load a joblib / pickle file, which runs code the file chooses while
     it loads (a fitted estimator given in memory needs no such trust).
     """
-    if base_score is not None and not (math.isfinite(base_score) and 0.0 < base_score < 1.0):
-        raise InputError(f"base_score {base_score:g} must be a probability in (0, 1)")
+    if base_score_problem(base_score):
+        raise InputError(f"base_score {base_score:g} {base_score_problem(base_score)}")
     if bounds not in BOUNDS:
         raise InputError(f"bounds={bounds!r}: use one of {', '.join(map(repr, BOUNDS))}")
     if bounds == "data" and data is None:

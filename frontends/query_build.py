@@ -12,10 +12,10 @@ from ..compiler.options import (
     DEFAULT_SEED,
     DEFAULT_THREADS,
     DEFAULT_TIMEOUT,
-    MAX_TIMEOUT,
     OPTION_BY_NAME,
     DataAwareMode,
     QueryOptions,
+    timeout_problem,
 )
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..driver import is_race, race_backends
@@ -115,10 +115,8 @@ def make_query(
         g = Gap(0.2, "prob", given=False) if gap is None else Gap(float(gap), "prob")
     if not math.isfinite(g.value):
         raise InputError(f"gap {g.value} is not a finite number")
-    if timeout is None or not 0 < timeout <= MAX_TIMEOUT:
-        raise InputError(
-            f"timeout must be a positive number of seconds up to {MAX_TIMEOUT:g}, got {timeout}"
-        )
+    if timeout_problem(timeout):
+        raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
     if int(threads) < 1:
         raise InputError(f"threads must be at least 1, got {threads}")
     check_backend_name(backend)

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..answers.result import ERROR, Result, input_files
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.options import timeout_problem
 from ..compiler.query import Query
 from ..driver import solve_query
 from ..frontends.query_build import require_backend
@@ -191,8 +192,8 @@ def run_file(
     in the file's order. The file's audit blocks (or the one named ``query``) run after
     its queries; ``on_audit(plan, lines, seconds)`` sees each one's result lines.
     """
-    if timeout is not None and not timeout > 0:
-        raise InputError(f"timeout must be positive, got {timeout}")
+    if timeout is not None and timeout_problem(timeout):
+        raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
     if jobs is not None and jobs < 1:
         raise InputError(f"jobs must be at least 1, got {jobs}")
     sf = load_queries(path)

@@ -300,7 +300,7 @@ def max_gap_line(m: MaxGap | dict) -> str:
         return f"max gap: unknown (at most {hi:.6g}; time limit)"
     if d["proven"]:
         return f"max gap {lo:.6g} (proven: no pair reaches {hi:.6g}; tolerance {tol:g})"
-    return f"max gap in [{lo:.6g}, {hi:.6g}] (not proven within the time limit; tolerance {tol:g})"
+    return f"max gap in [{lo:.6g}, {hi:.6g}], not proven (time limit; tolerance {tol:g})"
 
 
 def max_gap_task(ens: Ensemble, task: tuple[Query, int | None, float]) -> Result:

@@ -17,9 +17,11 @@ from ...compiler.options import (
     SENS_DATA_AWARE,
     SENS_OPTION,
     DataAwareMode,
+    timeout_problem,
 )
 from ...compiler.query import ANY
 from ...driver import is_race
+from ..load import base_score_problem
 from ..query_build import parse_passes
 from .ast import (
     AuditBlock,
@@ -101,13 +103,9 @@ def check_structure(ast: SensAST) -> None:
                     it,
                 )
             seen[kind] = it
-        if (
-            isinstance(it, ModelDecl)
-            and it.base_score is not None
-            and not 0.0 < it.base_score < 1.0
-        ):
+        if isinstance(it, ModelDecl) and base_score_problem(it.base_score):
             raise ast.error(
-                f"base_score {it.base_score:g} must be a probability in (0, 1)",
+                f"base_score {it.base_score:g} {base_score_problem(it.base_score)}",
                 it.base_score_pos or it,
             )
         if isinstance(it, FeatureDecl):
@@ -325,8 +323,8 @@ def _check_setting(ast: SensAST, st) -> None:
             if b in st.names[:i]:
                 raise ast.error(f"backend {b!r} listed twice", st)
     elif isinstance(st, Timeout):
-        if not st.seconds > 0:
-            raise ast.error("timeout must be positive", st)
+        if timeout_problem(st.seconds):
+            raise ast.error(f"timeout {timeout_problem(st.seconds)}", st)
     elif isinstance(st, Threads):
         if st.n < 1:
             raise ast.error("threads must be at least 1", st)

@@ -27,6 +27,7 @@ from .common import (
     check_writable,
     load_from_args,
     log,
+    number,
     os_error_text,
     positive_float,
     positive_int,
@@ -46,13 +47,13 @@ def add_parser(sub) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--gap",
-        type=float,
+        type=number,
         default=None,
         help="binary: x2 has P <= 0.5-g (row decided 1) or P >= 0.5+g (row decided 0); "
         "default 0.2. Multiclass: x2's class has at least G times every other's probability "
         "(default 1)",
     )
-    g.add_argument("--margin-gap", type=float, default=None, metavar="D", help="raw-score gap")
+    g.add_argument("--margin-gap", type=number, default=None, metavar="D", help="raw-score gap")
     p.add_argument(
         "--classes", default=None, metavar="C", help="multiclass: x2 must be class C (default any)"
     )

@@ -23,7 +23,7 @@ from ...compiler.options import (
 from ...compiler.query import PASS_NAMES
 from ...frontends.data import load_data, unused_columns_note
 from ...frontends.formats import AUTO, format_names
-from ...frontends.load import load_model
+from ...frontends.load import base_score_problem, load_model
 from ...frontends.query_build import make_query
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
 from ...questions.sweep import os_error_text
@@ -37,6 +37,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
+def number(text: str) -> float:
+    """argparse type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
 
 
@@ -87,7 +98,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label", default="label", help="label column of --data (default: label)")
     p.add_argument(
         "--base-score",
-        type=float,
+        type=number,
         default=None,
         help="base_score of a text-dump model (probability; default 0.5)",
     )
@@ -109,14 +120,14 @@ def add_query_args(
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--gap",
-        type=float,
+        type=number,
         default=None,
         help="probability gap g: binary P(x1)>=0.5+g, P(x2)<=0.5-g (0<=g<0.5, default 0.2); "
         "multiclass ratio g>=1",
     )
     g.add_argument(
         "--margin-gap",
-        type=float,
+        type=number,
         default=None,
         metavar="D",
         help="gap in raw-score (margin) space instead: m(x1)>=D, m(x2)<=-D",
@@ -128,7 +139,7 @@ def add_query_args(
         help="multiclass: x1 predicted C1, x2 predicted C2 (either may be 'any')",
     )
     p.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT, help=SETTING_BY_NAME["timeout"].help
+        "--timeout", type=number, default=DEFAULT_TIMEOUT, help=SETTING_BY_NAME["timeout"].help
     )
     p.add_argument(
         "--threads",
@@ -245,8 +256,8 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
 
 def load_from_args(args):
     bs = args.base_score
-    if bs is not None and not (math.isfinite(bs) and 0.0 < bs < 1.0):
-        raise InputError(f"--base-score {bs:g}: must be a probability in (0, 1)")
+    if base_score_problem(bs):
+        raise InputError(f"--base-score {bs:g}: {base_score_problem(bs)}")
 
     return load_model(
         args.model,
@@ -270,8 +281,6 @@ def check_data(args, ens) -> None:
 
 
 def query_from_args(args, backend: str | None = None):
-    if args.gap is not None and not math.isfinite(args.gap):
-        raise InputError(f"--gap {args.gap} is not a finite number")
     return make_query(
         args.vary,
         gap=args.gap,

@@ -42,7 +42,6 @@ START = _treesens_start()  # time limits count from here
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
-import math  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
@@ -50,7 +49,7 @@ from ... import __version__  # noqa: E402
 from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import InputError  # noqa: E402
-from ...compiler.options import MAX_TIMEOUT  # noqa: E402
+from ...compiler.options import timeout_problem  # noqa: E402
 from ...frontends.libraries import prefer_lean_imports  # noqa: E402
 
 # subcommand name -> module (relative to this package)
@@ -77,8 +76,18 @@ def _modules():
             raise
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a bad flag or value told in one line (``treesens: error: --gap:
+    'abc' is not a number (see treesens check --help)``), in the voice of every input error, and exit code 2, not the usage dump."""
+
+    def error(self, message: str):
+        message = message.removeprefix("argument ")
+        print(f"treesens: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="treesens",
         description="Is a tree ensemble sensitive to a set of features? A proof of 'no', "
         "or a replay-checked pair of inputs.",
@@ -133,11 +142,8 @@ def _termination_handled():
 def _check_timeout(args) -> None:
     """--timeout (every command that has one): a finite number of seconds, capped."""
     t = getattr(args, "timeout", None)
-    if t is not None and not (math.isfinite(t) and 0 < t <= MAX_TIMEOUT):
-        raise InputError(
-            f"--timeout {t:g}: must be a number of seconds above 0 and at most "
-            f"{MAX_TIMEOUT:g} (about 31 years; use that for no limit)"
-        )
+    if t is not None and timeout_problem(t):
+        raise InputError(f"--timeout {t:g}: {timeout_problem(t)}")
 
 
 def main(argv=None) -> int:

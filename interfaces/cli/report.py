@@ -12,7 +12,7 @@ from ...compiler.errors import InputError
 from ...questions.report import DEFAULT_BUDGET, DEFAULT_GAP, report
 from ...views.progress import sweep_progress
 from ...views.report_html import render
-from .common import add_model_args, check_writable, load_from_args, log, positive_float
+from .common import add_model_args, check_writable, load_from_args, log, number, positive_float
 
 
 def add_parser(sub) -> None:
@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--gap",
-        type=float,
+        type=number,
         default=DEFAULT_GAP,
         help=f"the gap asked of the protected features (default {DEFAULT_GAP:g})",
     )

@@ -11,7 +11,7 @@ from ...compiler.errors import InputError
 from ...frontends.sens import load_queries
 from ...questions.executors import parse_executor
 from ..sens_run import audit_report, run_audits, run_queries
-from .common import emit_result, log, positive_int
+from .common import emit_result, log, number, positive_int
 
 
 def add_parser(sub) -> None:
@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=number,
         default=None,
         metavar="S",
         help="override every query's time limit (seconds)",

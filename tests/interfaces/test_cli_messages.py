@@ -1,0 +1,68 @@
+"""Bad flags and values are told in one line and exit 2, in the voice of every input
+error; the audit words a gap's range as check does; a misspelt --by gets a suggestion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from treesens.interfaces.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
+ROWS = str(EXAMPLES / "breast_cancer_rows.csv")
+
+
+def _stderr_lines(capsys) -> list[str]:
+    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+
+
+def test_a_gap_that_is_not_a_number_is_one_line(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "abc"]) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: --gap: 'abc' is not a number (see treesens check --help)"
+    ]
+
+
+def test_an_unknown_choice_is_one_line_that_points_to_help(capsys):
+    assert main(["emit", "--format", "xyz", MODEL]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.startswith("treesens: error: --format: invalid choice: 'xyz'")
+    assert line.endswith("(see treesens emit --help)")
+
+
+def test_a_missing_required_flag_is_one_line(capsys):
+    assert main(["check", MODEL]) == 2
+    assert len(_stderr_lines(capsys)) == 1
+
+
+def test_an_infinite_gap_is_refused_by_the_flag(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "inf"]) == 2
+    assert "--gap: 'inf' is not a finite number" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["check", "audit"])
+def test_a_binary_gap_out_of_range_is_worded_alike_by_check_and_audit(command, capsys):
+    args = [command, MODEL, "--vary", "mean_texture", "--gap", "0.7"]
+    assert main(args + (["--data", ROWS] if command == "audit" else [])) == 2
+    err = capsys.readouterr().err
+    assert "gap 0.7 out of range: a binary gap g needs 0 <= g < 0.5" in err
+
+
+def test_a_misspelt_by_column_gets_a_did_you_mean(capsys):
+    args = ["audit", MODEL, "--data", ROWS, "--vary", "mean_texture", "--by", "lable"]
+    assert main(args) == 2
+    assert "did you mean 'label'" in capsys.readouterr().err
+
+
+def test_a_timeout_beyond_the_cap_names_the_flag_and_the_cap(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--timeout", "1e12"]) == 2
+    assert "--timeout 1e+12: takes a number of seconds above 0 and at most 1e+09" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_base_score_outside_0_1_names_the_flag(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--base-score", "2"]) == 2
+    assert "--base-score 2: must be a probability in (0, 1)" in capsys.readouterr().err

@@ -1,0 +1,34 @@
+"""A max-gap result that ended unproven says so in its repr, str() and HTML view."""
+
+from __future__ import annotations
+
+from treesens.answers.result import SENSITIVE, Result
+
+UNPROVEN = {"lower": 0.447454, "upper": 0.49, "tolerance": 1e-4, "proven": False, "steps": 9}
+
+
+def _unproven(message: str = "") -> Result:
+    return Result("q", SENSITIVE, "cpsat", ["a"], 0.447454, max_gap=dict(UNPROVEN), message=message)
+
+
+def test_repr_of_an_unproven_max_gap_gives_its_bounds_as_not_proven():
+    assert "max gap in [0.447454, 0.49], not proven" in repr(_unproven())
+
+
+def test_str_of_an_unproven_max_gap_gives_its_bounds_as_not_proven():
+    assert "max gap in [0.447454, 0.49], not proven" in str(_unproven())
+
+
+def test_html_of_an_unproven_max_gap_gives_its_bounds_as_not_proven():
+    assert "max gap in [0.447454, 0.49], not proven" in _unproven()._repr_html_()
+
+
+def test_repr_of_a_proven_max_gap_does_not_say_not_proven():
+    res = _unproven()
+    res.max_gap["proven"] = True
+    assert "not proven" not in repr(res)
+
+
+def test_str_does_not_repeat_the_bounds_its_message_gives():
+    line = "max gap in [0.447454, 0.49], not proven (time limit; tolerance 0.0001)"
+    assert str(_unproven(line)).count("max gap in") == 1
