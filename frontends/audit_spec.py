@@ -45,7 +45,7 @@ def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Targe
     cls = None
     if classes is not None and str(classes).strip().lower() != "any":
         if binary:
-            raise InputError("--classes is for multiclass models")
+            raise InputError("classes: the model is binary; classes are for multiclass models")
         name = str(classes).strip()
         cls = class_index(ens, int(name) if name.isdigit() else name)
     return Target(g, cls)
@@ -54,7 +54,7 @@ def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Targe
 def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
     names = tuple(v.strip() for v in vary.split(",")) if isinstance(vary, str) else tuple(vary)
     if not names or not all(names):
-        raise InputError("--vary needs at least one feature name")
+        raise InputError("vary: give at least one feature name")
     F = resolve_features(ens, names)
     _, rng = data.ranges()
     scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}

@@ -106,7 +106,7 @@ def make_query(
     vary = tuple(vary)
     twice = [v for i, v in enumerate(vary) if v in vary[:i]]
     if twice:
-        raise InputError(f"--vary / vary: feature {twice[0]!r} listed twice")
+        raise InputError(f"vary: feature {twice[0]!r} listed twice")
     if gap is not None and margin_gap is not None:
         raise InputError("give either a probability gap or a margin gap, not both")
     if margin_gap is not None:
@@ -123,7 +123,7 @@ def make_query(
     if isinstance(classes, str):
         classes = tuple(c.strip() for c in classes.split(","))
         if len(classes) != 2:
-            raise InputError("--classes takes two classes: C1,C2 (C2 may be 'any')")
+            raise InputError("classes: give two classes, C1,C2 or (C1, C2); either may be 'any'")
         classes = tuple(int(c) if c.isdigit() else c for c in classes)
     mode = DataAwareMode.parse(data_aware)
     opts = check_options(options)

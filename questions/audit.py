@@ -30,6 +30,7 @@ from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit 
     make_target,
 )
 from ..frontends.data import Dataset, load_data
+from ..frontends.keywords import feature_list
 from ..frontends.load import load_model
 from .audit_solve import solve_rows
 from .executors import Executor, Failure
@@ -206,6 +207,7 @@ def audit(
     """
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
+    vary = feature_list(ens, vary, "vary")
     spec = make_spec(ens, ds, vary, make_target(ens, gap, margin_gap, classes))
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving

@@ -23,7 +23,13 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
 from ..driver import solve_query
-from ..frontends.keywords import keyword_values, model_of, query_maker, takes_query_keywords
+from ..frontends.keywords import (
+    feature_list,
+    keyword_values,
+    model_of,
+    query_maker,
+    takes_query_keywords,
+)
 from ..frontends.query_build import require_backend
 from .executors import Executor, Failure, make_executor, parse_executor
 from .max_gap import (
@@ -59,7 +65,7 @@ def feature_subsets(
     if sample is None or sample >= total:
         return list(itertools.combinations(names, k))
     if sample <= 0:
-        raise InputError(f"--sample must be positive, got {sample}")
+        raise InputError(f"sample must be positive, got {sample}")
     rng = random.Random(seed)
     chosen: set[tuple[int, ...]] = set()
     while len(chosen) < sample:
@@ -522,6 +528,8 @@ def sweep(
     if out is not None and resume is not None and Path(out) != Path(resume):
         raise InputError("resume=FILE appends the new results to FILE: give out the same file")
     ens = model_of(model, kw)
+    if features is not None:
+        features = feature_list(ens, features, "features")
     subs = feature_subsets(ens, subsets, sample, kw["seed"], features)
     make = query_maker(kw, ens)
     tol = None

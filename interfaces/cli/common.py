@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -281,6 +282,21 @@ def check_data(args, ens) -> None:
 
 
 def query_from_args(args, backend: str | None = None):
+    try:
+        return _query(args, backend)
+    except InputError as e:
+        raise InputError(flag_words(e.message), e.where) from None
+
+
+# a message about a keyword ("vary: ...") names the flag on the command line
+_FLAG_WORDS = re.compile(r"^(vary|classes|features|sample|gap|timeout|threads)\b")
+
+
+def flag_words(message: str) -> str:
+    return _FLAG_WORDS.sub(lambda m: f"--{m.group(1)}", message, count=1)
+
+
+def _query(args, backend: str | None):
     return make_query(
         args.vary,
         gap=args.gap,

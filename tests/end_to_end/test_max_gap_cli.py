@@ -64,9 +64,9 @@ def test_check_max_gap_with_a_gap_exits_2(tiny_model):
     )
 
 
-def test_check_max_gap_on_a_multiclass_model_exits_2_in_one_line():
+def test_check_max_gap_on_a_multiclass_model_without_classes_exits_2_in_one_line():
     p = run_treesens("check", EXAMPLES / "wine_xgb.json", "--vary", "hue", "--max-gap")
-    assert p.returncode == 2 and "binary models only" in p.stderr
+    assert p.returncode == 2 and "give the two classes" in p.stderr
     assert "solving" not in p.stderr and "Traceback" not in p.stderr
 
 
