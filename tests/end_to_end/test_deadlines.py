@@ -15,7 +15,8 @@ from treesens.backends.registry import available
 from treesens.backends.worker import Worker
 from treesens.compiler.ir import INT, Linear, Problem, Var
 from treesens.compiler.solver import SolveOptions
-from treesens.interfaces.cli.main import MAX_TIMEOUT, _run_queue_wait, _treesens_start
+from treesens.compiler.options import MAX_TIMEOUT
+from treesens.interfaces.cli.main import _run_queue_wait, _treesens_start
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLI = [sys.executable, "-m", "treesens.interfaces.cli.main"]
