@@ -14,8 +14,8 @@ import pytest
 from treesens.backends.registry import available
 from treesens.backends.worker import Worker
 from treesens.compiler.ir import INT, Linear, Problem, Var
-from treesens.compiler.solver import SolveOptions
 from treesens.compiler.options import MAX_TIMEOUT
+from treesens.compiler.solver import SolveOptions
 from treesens.interfaces.cli.main import _run_queue_wait, _treesens_start
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -48,7 +48,8 @@ def test_a_timeout_out_of_range_is_one_line_and_exit_2(value):
         timeout=120,
     )
     assert out.returncode == 2
-    assert out.stderr.startswith("treesens: error: --timeout ")
+    assert out.stderr.startswith("treesens: error: --timeout")
+    assert value in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
 
 
@@ -59,7 +60,7 @@ def test_other_commands_refuse_an_infinite_timeout(command):
         [*CLI, command, target, "--timeout", "inf"], capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 2
-    assert "--timeout inf" in out.stderr
+    assert "--timeout" in out.stderr and "'inf'" in out.stderr
 
 
 def test_the_largest_timeout_is_accepted():
