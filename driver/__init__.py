@@ -1,7 +1,7 @@
 """The solve driver: compiles a query, runs the solve stages, and races backends.
 
-Layers: compiler < backends < driver < frontends. The driver is the only layer that
-joins the pure compiler with the solver backends. Its names are loaded when first
+The driver sits above compiler, answers and backends (README, "Architecture"): it is
+the only layer that joins the pure compiler with the solver backends. Its names are loaded when first
 used, so that importing the package (e.g. for ``driver.data``) starts no machinery of
 the worker processes.
 """
