@@ -13,6 +13,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Gap, class_index
 from .data import Dataset
+from .query_build import feature_list
 
 TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
 
@@ -52,9 +53,7 @@ def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Targe
 
 
 def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
-    names = tuple(v.strip() for v in vary.split(",")) if isinstance(vary, str) else tuple(vary)
-    if not names or not all(names):
-        raise InputError("vary: give at least one feature name")
+    names = feature_list(ens, vary)
     F = resolve_features(ens, names)
     _, rng = data.ranges()
     scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}

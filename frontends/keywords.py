@@ -5,20 +5,17 @@ compiler/options.py's tables; and from a call's keywords, its model and its quer
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import FEATURES, InputError, closest
+from ..compiler.errors import closest
 from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, DataAwareMode
 from ..compiler.query import PASS_NAMES, Query
 from .data import load_data
 from .load import BOUNDS, DETAILS_COLUMNS, load_model
-from .query_build import make_query
+from .query_build import feature_list, query_from_keywords  # noqa: F401 - one resolver
 
 # what a keyword sets: how the model loads, the query, one of its options, or the run
 MODEL, QUERY, OPTION, RUN = "model", "query", "option", "run"
@@ -164,64 +161,6 @@ def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
     opts["clauses"] = str(kw["clauses"]) if kw["clauses"] is not None else None
 
     def make(vary, name: str = "") -> Query:
-        return make_query(
-            feature_list(ens, vary, "vary"),
-            gap=kw["gap"],
-            margin_gap=kw["margin_gap"],
-            classes=kw["classes"],
-            passes=kw["passes"],
-            baseline=kw["baseline"],
-            backend=kw["backend"],
-            timeout=kw["timeout"],
-            threads=kw["threads"],
-            seed=kw["seed"],
-            name=name,
-            data_aware=kw["data_aware"],
-            options=opts,
-        )
+        return query_from_keywords(vary, kw, ens=ens, name=name, options=opts)
 
     return make
-
-
-def feature_list(ens: Ensemble, value, keyword: str) -> list[str]:
-    """The model's feature names a call gives as ``value``: one name, a list of names, or
-    feature indices (0-based), mixed as one likes; a name LightGBM rewrote (whitespace
-    to ``_``) is found under either spelling. Errors name the Python ``keyword``."""
-    if isinstance(value, str | int | np.integer):
-        items = [value]
-    else:
-        try:
-            items = list(value)
-        except TypeError:
-            raise InputError(
-                f"{keyword}: give a feature name, a list of names or indices, not {value!r}"
-            ) from None
-    out: list[str] = []
-    for item in items:
-        out += _feature_names(ens, item, keyword)
-    if not out:
-        raise InputError(f"{keyword}: no feature given")
-    return out
-
-
-def _feature_names(ens: Ensemble, item, keyword: str) -> list[str]:
-    names = ens.feature_names
-    if isinstance(item, int | np.integer) and not isinstance(item, bool):
-        if not 0 <= item < len(names):
-            raise InputError(f"{keyword}: feature index {item} out of range 0..{len(names) - 1}")
-        return [names[int(item)]]
-    if not isinstance(item, str):
-        raise InputError(f"{keyword}: {item!r} is neither a feature name nor an index")
-    text = item.strip()
-    if text in names:
-        return [text]
-    if (spaced := re.sub(r"\s", "_", text)) in names:  # LightGBM's rewrite of the name
-        return [spaced]
-    if "," in text:  # "a,b" as the CLI writes it
-        return [
-            n
-            for part in text.split(",")
-            if part.strip()
-            for n in _feature_names(ens, part, keyword)
-        ]
-    raise InputError(f"{keyword}: unknown feature {text!r}{closest(text, names, listing=FEATURES)}")

@@ -4,9 +4,14 @@ path by which every interface builds a query (names, values, modes and options c
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable, Mapping
+
+import numpy as np
 
 from ..backends.registry import get_info, require_installed
-from ..compiler.errors import InputError
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.options import (
     DEFAULT_BACKEND,
     DEFAULT_SEED,
@@ -19,6 +24,84 @@ from ..compiler.options import (
 )
 from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..driver import is_race, race_backends
+
+# the keywords of make_query that shape a query (the API's, the CLI's dests, .sens's)
+QUERY_SHAPE = (
+    "gap",
+    "margin_gap",
+    "classes",
+    "passes",
+    "baseline",
+    "backend",
+    "timeout",
+    "threads",
+    "seed",
+    "data_aware",
+)
+
+
+def query_from_keywords(
+    vary,
+    keywords: Mapping,
+    *,
+    ens: Ensemble | None = None,
+    name: str = "",
+    options=None,
+    vary_keyword: str = "vary",
+) -> Query:
+    """make_query with the shape keywords ``keywords`` holds (by QUERY_SHAPE's names; the
+    rest take make_query's defaults): the one call by which every interface builds a query.
+    With ``ens``, ``vary`` may also give indices or names as a library rewrote them
+    (:func:`feature_list`); messages name ``vary_keyword`` (``--vary`` on the CLI)."""
+    shape = {k: keywords[k] for k in QUERY_SHAPE if k in keywords}
+    if ens is not None:
+        vary = feature_list(ens, vary, vary_keyword)
+    return make_query(vary, name=name, options=options, vary_keyword=vary_keyword, **shape)
+
+
+def _name_key(name: str) -> str:
+    """A feature name as libraries rewrite it (LightGBM: 'mean texture' -> mean_texture)."""
+    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_").lower()
+
+
+def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:
+    """The model's name of one feature given by name, by index, or by its name before a
+    library rewrote it (spaces and punctuation made underscores)."""
+    names = ens.feature_names
+    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+        if not 0 <= int(item) < len(names):
+            raise InputError(
+                f"{keyword}: feature index {int(item)} out of range 0..{len(names) - 1}"
+            )
+        return names[int(item)]
+    if not isinstance(item, str):
+        raise InputError(f"{keyword}: {item!r} is neither a feature name nor an index")
+    if item in names:
+        return item
+    if item.isdigit():
+        return feature_name(ens, int(item), keyword)
+    rewritten = [n for n in names if _name_key(n) == _name_key(item)]
+    if len(rewritten) == 1:
+        return rewritten[0]
+    raise InputError(f"{keyword}: unknown feature {item!r}{closest(item, names, listing=FEATURES)}")
+
+
+def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]:
+    """The model's names of the features ``given`` as a name, a comma-separated string,
+    an index, or a list of names and indices (check, sweep, max_gap, audit, compare)."""
+    if isinstance(given, str):
+        whole = given.strip()
+        known = whole in ens.feature_names or whole.isdigit() or "," not in whole
+        items: Iterable = [whole] if known else [p.strip() for p in whole.split(",")]
+    elif isinstance(given, (int, np.integer)):
+        items = [given]
+    elif given is None:
+        items = []
+    else:
+        items = list(given)
+    if not items or any(isinstance(i, str) and not i.strip() for i in items):
+        raise InputError(f"{keyword}: no features given (a name, an index or a list of them)")
+    return tuple(feature_name(ens, i, keyword) for i in items)
 
 
 def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
@@ -98,6 +181,7 @@ def make_query(
     name: str = "",
     data_aware: str | DataAwareMode = DataAwareMode.NONE,
     options: dict | QueryOptions | None = None,
+    vary_keyword: str = "vary",
 ) -> Query:
     """A Query from the API's / the CLI's arguments, checked (names, values, modes).
     ``options``: the query options of compiler/options.py by name (None: not given)."""
@@ -106,7 +190,7 @@ def make_query(
     vary = tuple(vary)
     twice = [v for i, v in enumerate(vary) if v in vary[:i]]
     if twice:
-        raise InputError(f"vary: feature {twice[0]!r} listed twice")
+        raise InputError(f"{vary_keyword}: feature {twice[0]!r} listed twice")
     if gap is not None and margin_gap is not None:
         raise InputError("give either a probability gap or a margin gap, not both")
     if margin_gap is not None:
@@ -128,7 +212,7 @@ def make_query(
     mode = DataAwareMode.parse(data_aware)
     opts = check_options(options)
     if mode != DataAwareMode.NONE and opts.data is None:
-        raise InputError(f"data-aware mode {mode.value!r} needs data (--data FILE / data=...)")
+        raise InputError(f"data-aware mode {mode.value!r} needs data")
     return Query(
         vary=tuple(vary),
         gap=g,

@@ -30,8 +30,8 @@ from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit 
     make_target,
 )
 from ..frontends.data import Dataset, load_data
-from ..frontends.keywords import feature_list
 from ..frontends.load import load_model
+from ..frontends.query_build import feature_list
 from .audit_solve import solve_rows
 from .executors import Executor, Failure
 from .sweep import opened_executor

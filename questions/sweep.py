@@ -13,24 +13,18 @@ import os
 import random
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest
+from ..compiler.errors import InputError
 from ..compiler.query import Query
 from ..driver import solve_query
-from ..frontends.keywords import (
-    feature_list,
-    keyword_values,
-    model_of,
-    query_maker,
-    takes_query_keywords,
-)
-from ..frontends.query_build import require_backend
+from ..frontends.keywords import keyword_values, model_of, query_maker, takes_query_keywords
+from ..frontends.query_build import feature_list, require_backend
 from .executors import Executor, Failure, make_executor, parse_executor
 from .max_gap import (
     DEFAULT_TOLERANCE,
@@ -46,19 +40,14 @@ def feature_subsets(
     k: int = 1,
     sample: int | None = None,
     seed: int = 0,
-    features: Iterable[str] | None = None,
+    features=None,
 ) -> list[tuple[str, ...]]:
     """The feature sets of a sweep: subsets of ``k`` of ``features`` (default: all of the
     model's), each named feature once, in the order given."""
-    names = ens.feature_names if features is None else list(dict.fromkeys(features))
-    if not names:
-        raise InputError("no features given")
-    unknown = [n for n in names if n not in ens.feature_names]
-    if unknown:
-        raise InputError(
-            f"unknown feature {unknown[0]!r}"
-            f"{closest(unknown[0], ens.feature_names, listing='known features')}"
-        )
+    if features is None:
+        names = ens.feature_names
+    else:
+        names = list(dict.fromkeys(feature_list(ens, features, "features")))
     if not 1 <= k <= len(names):
         raise InputError(f"subset size {k} out of range 1..{len(names)}")
     total = math.comb(len(names), k)
@@ -528,8 +517,6 @@ def sweep(
     if out is not None and resume is not None and Path(out) != Path(resume):
         raise InputError("resume=FILE appends the new results to FILE: give out the same file")
     ens = model_of(model, kw)
-    if features is not None:
-        features = feature_list(ens, features, "features")
     subs = feature_subsets(ens, subsets, sample, kw["seed"], features)
     make = query_maker(kw, ens)
     tol = None

@@ -33,7 +33,7 @@ from ...compiler.query import (
     relations_by_feature,
     resolve_condition,
 )
-from ..query_build import make_query
+from ..query_build import query_from_keywords
 from .ast import (
     Baseline,
     Bool,
@@ -450,10 +450,9 @@ class BlockBuilder:
             timeout=eff["timeout"].seconds if "timeout" in eff else DEFAULT_TIMEOUT,
             threads=eff["threads"].n if "threads" in eff else DEFAULT_THREADS,
             seed=eff["seed"].n if "seed" in eff else DEFAULT_SEED,
-            name=name,
         )
         try:
-            q = make_query(list(fs), **kw)
+            q = query_from_keywords(list(fs), kw, name=name)
         except InputError as e:
             raise self.err(e.message, blk.name) from None
         # options (data, data-aware parameters, option NAME = VALUE) are set here, after

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-from ...compiler.encode import resolve_features
 from ...compiler.query import resolve_condition
 from ...driver import solve_query
 from ...frontends.query_build import require_backend
@@ -47,8 +46,7 @@ def run(args) -> int:
     require_backend(args.backend)  # before loading: the heuristic must not answer for it
     check_plot_arg(args)
     ens = load_from_args(args)
-    q = query_from_args(args)
-    resolve_features(ens, q.vary)  # an unknown name is a bad input, before "solving..."
+    q = query_from_args(args, ens)  # an unknown name is a bad input, before "solving..."
     check_data(args, ens)
     tol = max_gap_tolerance(args)
     # and so are a gap or classes the model cannot take

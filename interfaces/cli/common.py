@@ -25,7 +25,7 @@ from ...compiler.query import PASS_NAMES
 from ...frontends.data import load_data, unused_columns_note
 from ...frontends.formats import AUTO, format_names
 from ...frontends.load import base_score_problem, load_model
-from ...frontends.query_build import make_query
+from ...frontends.query_build import query_from_keywords
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
 from ...questions.sweep import os_error_text
 
@@ -281,11 +281,19 @@ def check_data(args, ens) -> None:
             log(f"note: {note}")
 
 
-def query_from_args(args, backend: str | None = None):
-    try:
-        return _query(args, backend)
-    except InputError as e:
-        raise InputError(flag_words(e.message), e.where) from None
+def query_maker_from_args(args, ens, backend: str | None = None):
+    """``make(vary, name)`` -> the query the flags ask, for those features (frontends/
+    query_build.py builds it, as for the API and .sens)."""
+    flags = vars(args) | ({"backend": backend} if backend else {})
+    options = data_options(args)
+
+    def make(vary, name: str = ""):
+        try:
+            return query_from_keywords(vary, flags, ens=ens, name=name, options=options)
+        except InputError as e:
+            raise InputError(flag_words(e.message), e.where) from None
+
+    return make
 
 
 # a message about a keyword ("vary: ...") names the flag on the command line
@@ -296,21 +304,9 @@ def flag_words(message: str) -> str:
     return _FLAG_WORDS.sub(lambda m: f"--{m.group(1)}", message, count=1)
 
 
-def _query(args, backend: str | None):
-    return make_query(
-        args.vary,
-        gap=args.gap,
-        margin_gap=args.margin_gap,
-        classes=args.classes,
-        passes=args.passes,
-        baseline=args.baseline,
-        backend=backend or getattr(args, "backend", DEFAULT_BACKEND),
-        timeout=args.timeout,
-        threads=args.threads,
-        seed=args.seed,
-        data_aware=getattr(args, "data_aware", "none"),
-        options=data_options(args),
-    )
+def query_from_args(args, ens, backend: str | None = None):
+    """The one query of --vary and the query flags."""
+    return query_maker_from_args(args, ens, backend)(args.vary)
 
 
 def data_options(args) -> dict:

@@ -107,7 +107,7 @@ def load_queries_from_args(args, backend: str | None = None):
             "give the features to vary (--vary NAMES), or a .sens file with --query NAME"
         )
     ens = load_from_args(args)
-    return ens, [query_from_args(args, backend=backend or "cpsat")]
+    return ens, [query_from_args(args, ens, backend=backend or "cpsat")]
 
 
 def one_per_question(queries: list) -> list:

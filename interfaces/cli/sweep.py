@@ -10,7 +10,7 @@ from pathlib import Path
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.query import resolve_condition
-from ...frontends.query_build import make_query, require_backend
+from ...frontends.query_build import require_backend
 from ...questions.executors import parse_executor
 from ...questions.max_gap import max_gap_probe
 from ...questions.sweep import (
@@ -39,11 +39,11 @@ from .common import (
     add_query_args,
     check_data,
     check_writable,
-    data_options,
     load_from_args,
     log,
     max_gap_tolerance,
     positive_int,
+    query_maker_from_args,
 )
 from .plot import add_plot_arg, check_plot_arg, write_sweep_plot
 
@@ -155,7 +155,7 @@ def run(args) -> int:
     subsets = shard_of(subsets, shard)
     if not subsets:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
-    mk = query_maker(args)
+    mk = query_maker_from_args(args, ens)
     first = mk(list(subsets[0]), "")
     if max_gap_tolerance(args) is not None:
         first = max_gap_probe(ens, first)
@@ -201,27 +201,6 @@ def check_outputs(args) -> None:
         path = getattr(args, flag)
         if path is not None:
             check_writable(f"--{flag.replace('_', '-')} {path}", Path(path))
-
-
-def query_maker(args):
-    def mk(vary, label):
-        return make_query(
-            vary,
-            gap=args.gap,
-            margin_gap=args.margin_gap,
-            classes=args.classes,
-            passes=args.passes,
-            baseline=args.baseline,
-            backend=args.backend,
-            timeout=args.timeout,
-            threads=args.threads,
-            seed=args.seed,
-            name=label,
-            data_aware=getattr(args, "data_aware", "none"),
-            options=data_options(args),
-        )
-
-    return mk
 
 
 def question_of(args, ens, query):

@@ -1,0 +1,127 @@
+"""check, sweep, max_gap, audit and compare take features alike: a name, a list of names,
+or indices; a name as it was before a library rewrote it ('mean texture' for LightGBM's
+mean_texture) finds the feature."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treesens
+from treesens.compiler.errors import InputError
+from treesens.frontends.query_build import feature_list
+from treesens.tests.oracle import random_ensemble
+
+QUICK = {"gap": 0.1, "timeout": 30}
+
+
+@pytest.fixture(scope="module")
+def ens():
+    return random_ensemble(5, n_trees=4, depth=2, n_features=4, n_thresholds=2)
+
+
+@pytest.fixture(scope="module")
+def rows(ens):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.uniform(-2, 2, size=(8, 4)), columns=ens.feature_names)
+    return frame.assign(label=(frame.iloc[:, 0] > 0).astype(int))
+
+
+def test_one_name_is_one_feature(ens):
+    assert feature_list(ens, ens.feature_names[1]) == (ens.feature_names[1],)
+
+
+def test_a_comma_separated_string_is_several_features(ens):
+    a, b = ens.feature_names[:2]
+    assert feature_list(ens, f"{a}, {b}") == (a, b)
+
+
+def test_an_index_is_the_feature_at_that_place(ens):
+    assert feature_list(ens, 2) == (ens.feature_names[2],)
+
+
+def test_a_numpy_index_is_the_feature_at_that_place(ens):
+    assert feature_list(ens, [np.int64(3)]) == (ens.feature_names[3],)
+
+
+def test_names_and_indices_mix_in_a_list(ens):
+    assert feature_list(ens, [0, ens.feature_names[1]]) == tuple(ens.feature_names[:2])
+
+
+def test_an_index_out_of_range_is_an_input_error(ens):
+    with pytest.raises(InputError, match="feature index 9 out of range 0..3"):
+        feature_list(ens, [9])
+
+
+def test_an_unknown_name_gets_the_closest_known_one(ens):
+    name = ens.feature_names[0]
+    with pytest.raises(InputError, match=f"did you mean '{name}'"):
+        feature_list(ens, name + "x")
+
+
+def test_a_name_with_spaces_finds_the_feature_a_library_renamed(ens):
+    renamed = ens.with_features(
+        tuple(
+            f.__class__(**{**f.__dict__, "name": "mean_texture"}) if i == 1 else f
+            for i, f in enumerate(ens.features)
+        )
+    )
+    assert feature_list(renamed, ["mean texture"]) == ("mean_texture",)
+
+
+def test_an_empty_list_names_the_keyword(ens):
+    with pytest.raises(InputError, match="^features: no features given"):
+        feature_list(ens, [], "features")
+
+
+def test_check_takes_an_index(ens):
+    assert treesens.check(ens, vary=[1], **QUICK).features == [ens.feature_names[1]]
+
+
+def test_max_gap_takes_an_index(ens):
+    assert treesens.max_gap(ens, vary=1, timeout=30).features == [ens.feature_names[1]]
+
+
+def test_compare_takes_an_index(ens):
+    (res,) = treesens.compare(ens, vary=[1], backends=["cpsat"], **QUICK)
+    assert res.features == [ens.feature_names[1]]
+
+
+def test_sweep_takes_one_name_as_one_feature(ens):
+    name = ens.feature_names[2]
+    (res,) = treesens.sweep(ens, features=name, progress=False, **QUICK)
+    assert res.features == [name]
+
+
+def test_sweep_takes_indices(ens):
+    results = treesens.sweep(ens, features=[0, 3], progress=False, **QUICK)
+    assert [r.features for r in results] == [[ens.feature_names[0]], [ens.feature_names[3]]]
+
+
+def test_audit_takes_an_index(ens, rows):
+    frame = treesens.audit(ens, rows, 1, gap=0.1)
+    assert f"x2_{ens.feature_names[1]}" in frame.columns
+
+
+def test_a_feature_given_twice_names_the_python_keyword(ens):
+    name = ens.feature_names[0]
+    with pytest.raises(InputError, match=f"^vary: feature '{name}' listed twice"):
+        treesens.check(ens, vary=[name, 0], **QUICK)
+
+
+def test_classes_for_a_binary_audit_names_no_flag(ens, rows):
+    with pytest.raises(InputError, match="classes") as e:
+        treesens.audit(ens, rows, ens.feature_names[0], classes=1)
+    assert "--" not in str(e.value)
+
+
+def test_check_of_a_lightgbm_model_takes_the_data_columns_original_name():
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.uniform(0, 1, size=(60, 2)), columns=["mean radius", "mean texture"])
+    y = (X["mean texture"] > 0.5).astype(int)
+    model = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, min_child_samples=5, verbose=-1)
+    model.fit(X, y)
+    res = treesens.check(model, vary=["mean texture"], data=X.assign(label=y), **QUICK)
+    assert res.features == ["mean_texture"]
