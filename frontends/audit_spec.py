@@ -11,9 +11,9 @@ from ..compiler.audit import Target, feature_scale
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
+from ..compiler.feature_names import feature_list
 from ..compiler.query import Gap, class_index
 from .data import Dataset
-from .query_build import feature_list
 
 TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
 

@@ -15,7 +15,7 @@ from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, DataAwareMode
 from ..compiler.query import PASS_NAMES, Query
 from .data import load_data
 from .load import BOUNDS, DETAILS_COLUMNS, load_model
-from .query_build import feature_list, query_from_keywords  # noqa: F401 - one resolver
+from .query_build import query_from_keywords
 
 # what a keyword sets: how the model loads, the query, one of its options, or the run
 MODEL, QUERY, OPTION, RUN = "model", "query", "option", "run"

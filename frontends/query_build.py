@@ -4,14 +4,12 @@ path by which every interface builds a query (names, values, modes and options c
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable, Mapping
-
-import numpy as np
+from collections.abc import Mapping
 
 from ..backends.registry import get_info, require_installed
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import FEATURES, InputError, closest
+from ..compiler.errors import InputError
+from ..compiler.feature_names import feature_list
 from ..compiler.options import (
     DEFAULT_BACKEND,
     DEFAULT_SEED,
@@ -57,51 +55,6 @@ def query_from_keywords(
     if ens is not None:
         vary = feature_list(ens, vary, vary_keyword)
     return make_query(vary, name=name, options=options, vary_keyword=vary_keyword, **shape)
-
-
-def _name_key(name: str) -> str:
-    """A feature name as libraries rewrite it (LightGBM: 'mean texture' -> mean_texture)."""
-    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_").lower()
-
-
-def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:
-    """The model's name of one feature given by name, by index, or by its name before a
-    library rewrote it (spaces and punctuation made underscores)."""
-    names = ens.feature_names
-    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-        if not 0 <= int(item) < len(names):
-            raise InputError(
-                f"{keyword}: feature index {int(item)} out of range 0..{len(names) - 1}"
-            )
-        return names[int(item)]
-    if not isinstance(item, str):
-        raise InputError(f"{keyword}: {item!r} is neither a feature name nor an index")
-    if item in names:
-        return item
-    if item.isdigit():
-        return feature_name(ens, int(item), keyword)
-    rewritten = [n for n in names if _name_key(n) == _name_key(item)]
-    if len(rewritten) == 1:
-        return rewritten[0]
-    raise InputError(f"{keyword}: unknown feature {item!r}{closest(item, names, listing=FEATURES)}")
-
-
-def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]:
-    """The model's names of the features ``given`` as a name, a comma-separated string,
-    an index, or a list of names and indices (check, sweep, max_gap, audit, compare)."""
-    if isinstance(given, str):
-        whole = given.strip()
-        known = whole in ens.feature_names or whole.isdigit() or "," not in whole
-        items: Iterable = [whole] if known else [p.strip() for p in whole.split(",")]
-    elif isinstance(given, (int, np.integer)):
-        items = [given]
-    elif given is None:
-        items = []
-    else:
-        items = list(given)
-    if not items or any(isinstance(i, str) and not i.strip() for i in items):
-        raise InputError(f"{keyword}: no features given (a name, an index or a list of them)")
-    return tuple(feature_name(ens, i, keyword) for i in items)
 
 
 def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:

@@ -21,6 +21,7 @@ from ..compiler.audit import (
 )
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.feature_names import feature_list
 from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
     AuditRun,
@@ -31,7 +32,6 @@ from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit 
 )
 from ..frontends.data import Dataset, load_data
 from ..frontends.load import load_model
-from ..frontends.query_build import feature_list
 from .audit_solve import solve_rows
 from .executors import Executor, Failure
 from .sweep import opened_executor

@@ -21,10 +21,11 @@ from pathlib import Path
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.feature_names import feature_list
 from ..compiler.query import Query
 from ..driver import solve_query
 from ..frontends.keywords import keyword_values, model_of, query_maker, takes_query_keywords
-from ..frontends.query_build import feature_list, require_backend
+from ..frontends.query_build import require_backend
 from .executors import Executor, Failure, make_executor, parse_executor
 from .max_gap import (
     DEFAULT_TOLERANCE,

@@ -10,7 +10,7 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.query_build import feature_list
+from treesens.compiler.feature_names import feature_list
 from treesens.tests.oracle import random_ensemble
 
 QUICK = {"gap": 0.1, "timeout": 30}

@@ -1,0 +1,58 @@
+"""Features as a user names them: a name, a comma-separated string, an index, a list of
+those, or a name as a library rewrote it (LightGBM: 'mean texture' -> mean_texture); the
+one resolver that check, sweep, max_gap, audit and compare share."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+from .ensemble import Ensemble
+from .errors import FEATURES, InputError, closest
+
+
+def _name_key(name: str) -> str:
+    """A feature name as libraries rewrite it (LightGBM: 'mean texture' -> mean_texture)."""
+    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_").lower()
+
+
+def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:
+    """The model's name of one feature given by name, by index, or by its name before a
+    library rewrote it (spaces and punctuation made underscores)."""
+    names = ens.feature_names
+    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+        if not 0 <= int(item) < len(names):
+            raise InputError(
+                f"{keyword}: feature index {int(item)} out of range 0..{len(names) - 1}"
+            )
+        return names[int(item)]
+    if not isinstance(item, str):
+        raise InputError(f"{keyword}: {item!r} is neither a feature name nor an index")
+    if item in names:
+        return item
+    if item.isdigit():
+        return feature_name(ens, int(item), keyword)
+    rewritten = [n for n in names if _name_key(n) == _name_key(item)]
+    if len(rewritten) == 1:
+        return rewritten[0]
+    raise InputError(f"{keyword}: unknown feature {item!r}{closest(item, names, listing=FEATURES)}")
+
+
+def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]:
+    """The model's names of the features ``given`` as a name, a comma-separated string,
+    an index, or a list of names and indices (check, sweep, max_gap, audit, compare)."""
+    if isinstance(given, str):
+        whole = given.strip()
+        known = whole in ens.feature_names or whole.isdigit() or "," not in whole
+        items: Iterable = [whole] if known else [p.strip() for p in whole.split(",")]
+    elif isinstance(given, (int, np.integer)):
+        items = [given]
+    elif given is None:
+        items = []
+    else:
+        items = list(given)
+    if not items or any(isinstance(i, str) and not i.strip() for i in items):
+        raise InputError(f"{keyword}: no features given (a name, an index or a list of them)")
+    return tuple(feature_name(ens, i, keyword) for i in items)
