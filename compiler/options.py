@@ -122,20 +122,22 @@ SENS_STATEMENT = "statement"  # a statement of its own: timeout 30s, threads 4, 
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One query option: how it is named, typed and set in each front end."""
+    """One query option: its name (the API keyword; the CLI flag is the name with dashes,
+    frontends/keywords.py), what it takes, its one help text, and how .sens sets it."""
 
     name: str  # the field of QueryOptions
     type: str  # what it takes, as a message says it
     default: object
     help: str
-    cli_flag: str | None  # the flag of `treesens check` / `run` / `sweep`
     sens: str | None  # SENS_DATA, SENS_DATA_AWARE or SENS_OPTION; None: not settable, see why
-    api_keyword: str | None  # the keyword of treesens.check
     check: Callable[[object], str | None] = _anything
     modes: tuple[DataAwareMode, ...] = ()  # the data-aware modes it acts in (empty: all)
     answer: bool = False  # it changes a query's answer (recorded as stats["asked"])
     why_not_in_sens: str = ""
-    metavar: str | None = None  # the CLI flag's value, as its help shows it
+    # the kind of value: whole, int, number, positive, bool, choice, file, text, pairs, data
+    takes: str = "text"
+    choices: tuple[str, ...] = ()
+    group: str = ""  # the options of one group exclude each other
 
     @property
     def sens_key(self) -> str | None:
@@ -152,108 +154,93 @@ OPTIONS: tuple[OptionSpec, ...] = (
         None,
         "data file (CSV or Parquet with a label column): realistic witness values and the "
         "witness's distance to the data",
-        "--data",
         SENS_DATA,
-        "data",
         answer=True,
-        metavar="CSV",
+        takes="data",
     ),
     OptionSpec(
         "label",
         "a column name",
         None,
         "label column of the data",
-        "--label",
         SENS_DATA,
-        "label",
         answer=True,
+        takes="text",
     ),
     OptionSpec(
         "clause_width",
         "a whole number >= 1",
         2,
         "cavity clauses: at most W features per box (default 2)",
-        "--clause-width",
         SENS_DATA_AWARE,
-        "clause_width",
         _whole_at_least_1,
         _CLAUSE_MODES,
         answer=True,
-        metavar="W",
+        takes="whole",
     ),
     OptionSpec(
         "max_clauses",
         "a whole number >= 1",
         50,
         "cavity clauses: at most N (default 50)",
-        "--max-clauses",
         SENS_DATA_AWARE,
-        "max_clauses",
         _whole_at_least_1,
         _CLAUSE_MODES,
         answer=True,
-        metavar="N",
+        takes="whole",
     ),
     OptionSpec(
         "clause_time",
         "seconds",
         60.0,
         "cavity clauses: learning time budget in seconds (default 60; cached on disk)",
-        "--clause-time",
         SENS_DATA_AWARE,
-        "clause_time",
         _positive_seconds,
         _CLAUSE_MODES,
         answer=True,
-        metavar="S",
+        takes="number",
     ),
     OptionSpec(
         "clauses",
         "a file name",
         None,
         "cavity clauses JSON file: read from it if it exists, else learn and write it",
-        "--clauses",
         SENS_DATA_AWARE,
-        "clauses",
         _file_name,
         _CLAUSE_MODES,
         answer=True,
-        metavar="FILE",
+        takes="file",
     ),
     OptionSpec(
         "clause_cache",
         "true or false",
         True,
         "cavity clauses: reuse the clauses cached on disk (default true)",
-        "--clause-cache",
         SENS_DATA_AWARE,
-        "clause_cache",
         _boolean,
         _CLAUSE_MODES,
+        takes="bool",
     ),
     OptionSpec(
         "prob_alpha",
         "a number >= 0",
         1.0,
         "utility objective: Laplace smoothing of the data's bin counts (default 1)",
-        "--prob-alpha",
         SENS_DATA_AWARE,
-        "prob_alpha",
         _non_negative,
         _PROB_MODES,
-        metavar="A",
+        takes="number",
     ),
     OptionSpec(
         "prob_empty",
         "smooth or forbid",
         "smooth",
         "utility objective: bins the data never visits are smoothed or forbidden",
-        "--prob-empty",
         SENS_DATA_AWARE,
-        "prob_empty",
         _empty_rule,
         _PROB_MODES,
-        metavar="RULE",
+        takes="choice",
+        choices=("smooth", "forbid"),
     ),
     OptionSpec(
         "stall_time",
@@ -261,12 +248,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         60.0,
         "utility objective: stop optimising when the best pair has not improved for S "
         "seconds (default 60; the best pair found answers, not proven optimal)",
-        "--stall-time",
         SENS_DATA_AWARE,
-        "stall_time",
         _positive_seconds,
         _PROB_MODES,
-        metavar="S",
+        takes="number",
     ),
     OptionSpec(
         "optimise_time",
@@ -274,12 +259,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         40.0,
         "utility objective: stop optimising S seconds after the optimiser started, once it "
         "has a pair (default 40; the best pair found answers, with its proven gap)",
-        "--optimise-time",
         SENS_DATA_AWARE,
-        "optimise_time",
         _positive_seconds,
         _PROB_MODES,
-        metavar="S",
+        takes="number",
     ),
     OptionSpec(
         "optimality_gap",
@@ -287,32 +270,28 @@ OPTIONS: tuple[OptionSpec, ...] = (
         0.0,
         "utility objective: stop optimising when the best pair's utility is within this "
         "relative gap of the solver's bound (default 0: run to a proof or a stop rule)",
-        "--optimality-gap",
         SENS_DATA_AWARE,
-        "optimality_gap",
         _non_negative,
         _PROB_MODES,
-        metavar="G",
+        takes="number",
     ),
     OptionSpec(
         "heuristic",
         "true or false",
         True,
         "run the pre-solver local search (false measures the encoding and solver alone)",
-        "--no-heuristic",
         SENS_OPTION,
-        "heuristic",
         _boolean,
+        takes="bool",
     ),
     OptionSpec(
         "progress",
         "true or false",
         False,
         "log the compiler's progress (on by default with data)",
-        "--progress",
         SENS_OPTION,
-        "progress",
         _boolean,
+        takes="bool",
     ),
     OptionSpec(
         "heuristic_effort",
@@ -320,11 +299,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         1.0,
         "the pre-solver local search's work bound, a multiple of the default (default 1; "
         "more finds more pairs before the solver, and costs that much on 'insensitive')",
-        "--heuristic-effort",
         SENS_OPTION,
-        "heuristic_effort",
         _positive,
-        metavar="X",
+        takes="positive",
     ),
     OptionSpec(
         "box_search",
@@ -332,22 +309,19 @@ OPTIONS: tuple[OptionSpec, ...] = (
         True,
         "after the heuristic, search boxes of the pair space for up to half the time left "
         "before the solver (binary gaps, numeric features; docs/benchmarks.md)",
-        "--box-search",
         SENS_OPTION,
-        "box_search",
         _boolean,
+        takes="bool",
     ),
     OptionSpec(
         "solver_params",
         "NAME=VALUE pairs",
         (),
         "CP-SAT parameters (SatParameters fields, e.g. linearization_level=2)",
-        "--solver-param",
         None,
-        "solver_params",
         why_not_in_sens="solver parameters cannot be set from a .sens file "
         "(treesens check --solver-param NAME=VALUE)",
-        metavar="NAME=VALUE",
+        takes="pairs",
     ),
 )
 OPTION_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in OPTIONS}
@@ -359,38 +333,85 @@ SETTINGS: tuple[OptionSpec, ...] = (
         "a backend name",
         "cpsat",
         "solver backend (see 'treesens backends'; default cpsat)",
-        "--backend",
         SENS_STATEMENT,
-        "backend",
+        takes="text",
     ),
     OptionSpec(
         "timeout",
         "seconds",
         600.0,
         "seconds per query, compile included (default 600)",
-        "--timeout",
         SENS_STATEMENT,
-        "timeout",
         _timeout_seconds,
+        takes="number",
     ),
     OptionSpec(
         "threads",
         "a whole number >= 1",
         1,
         "solver threads (default 1)",
-        "--threads",
         SENS_STATEMENT,
-        "threads",
         _whole_at_least_1,
+        takes="whole",
     ),
     OptionSpec(
         "seed",
         "a whole number",
         0,
         "solver random seed (default 0)",
-        "--seed",
         SENS_STATEMENT,
-        "seed",
+        takes="int",
+    ),
+)
+# the query's shape besides its features and passes: what it asks (set in .sens by
+# statements of their own)
+SHAPE: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "gap",
+        "a number",
+        None,
+        "probability gap g: binary P(x1) >= 0.5+g, P(x2) <= 0.5-g (0 <= g < 0.5, default "
+        "0.2); multiclass ratio g >= 1",
+        SENS_STATEMENT,
+        takes="number",
+        group="gap",
+    ),
+    OptionSpec(
+        "margin_gap",
+        "a number",
+        None,
+        "the gap in raw-score (margin) space instead: m(x1) >= D, m(x2) <= -D",
+        SENS_STATEMENT,
+        takes="number",
+        group="gap",
+    ),
+    OptionSpec(
+        "classes",
+        "two classes",
+        None,
+        "multiclass: x1 predicted C1, x2 predicted C2, 'C1,C2' or a pair; either may be 'any'",
+        SENS_STATEMENT,
+    ),
+    OptionSpec(
+        "baseline",
+        "kant",
+        None,
+        "kant: the Kantchelian baseline encoding (the paper's optimisations off)",
+        SENS_STATEMENT,
+        takes="choice",
+        choices=("kant",),
+        group="passes",
+    ),
+    OptionSpec(
+        "data_aware",
+        "a data-aware mode",
+        DataAwareMode.NONE.value,
+        "steer the search toward the data: prob (utility objective), clause (exclude learned "
+        "data cavities), probclause (both); default none: data alone only measures "
+        "(docs/data-aware.md)",
+        SENS_STATEMENT,
+        takes="choice",
+        choices=MODE_NAMES,
     ),
 )
 SETTING_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in SETTINGS}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import closest
-from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, DataAwareMode
+from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE
 from ..compiler.query import PASS_NAMES, Query
 from .data import load_data
 from .load import BOUNDS, DETAILS_COLUMNS, load_model
@@ -23,13 +23,27 @@ MODEL, QUERY, OPTION, RUN = "model", "query", "option", "run"
 
 @dataclass(frozen=True)
 class Keyword:
-    """A keyword that ``check``, ``sweep`` and ``compare`` all take."""
+    """A keyword that ``check``, ``sweep`` and ``compare`` all take, with its one help
+    text; the commands' flags are made from the query's (interfaces/cli/common.py)."""
 
     name: str
     default: object
     help: str
     role: str
+    takes: str = "text"  # the kind of value (compiler/options.py's OptionSpec.takes)
+    choices: tuple = ()
+    group: str = ""  # the flags of one group exclude each other
 
+
+def _from_table(spec, role: str, default: object) -> Keyword:
+    """The keyword of a row of compiler/options.py's tables."""
+    return Keyword(spec.name, default, spec.help, role, spec.takes, spec.choices, spec.group)
+
+
+_PASSES = (
+    f"passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', or 'no-NAME' to drop one from "
+    "the default, e.g. no-obj): comma-separated or a list"
+)
 
 API_KEYWORDS: dict[str, Keyword] = {
     k.name: k
@@ -61,35 +75,11 @@ API_KEYWORDS: dict[str, Keyword] = {
             "load a pickled model file (.pkl, .joblib), which runs code",
             MODEL,
         ),
-        Keyword(
-            "gap",
-            None,
-            "probability gap g: binary P(x1) >= 0.5+g, P(x2) <= 0.5-g (0 <= g < 0.5, default "
-            "0.2); multiclass ratio g >= 1",
-            QUERY,
-        ),
-        Keyword("margin_gap", None, "the gap in raw-score (margin) space instead", QUERY),
-        Keyword("classes", None, "multiclass: (C1, C2) or 'C1,C2'; either may be 'any'", QUERY),
-        Keyword(
-            "passes",
-            None,
-            f"passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', 'no-NAME'): a list or 'a,b'",
-            QUERY,
-        ),
-        Keyword("baseline", None, "'kant': the Kantchelian encoding without the passes", QUERY),
-        Keyword(
-            "data_aware",
-            DataAwareMode.NONE.value,
-            "steer the search toward data: prob, clause or probclause (docs/data-aware.md)",
-            QUERY,
-        ),
-        *(Keyword(s.api_keyword, s.default, s.help, QUERY) for s in SETTINGS),
-        *(
-            Keyword(o.api_keyword, None, o.help, OPTION)
-            for o in OPTIONS
-            if o.api_keyword and o.name not in ("data", "label")
-        ),
-        Keyword("memory_mb", None, "memory limit of the solver process in MB", RUN),
+        *(_from_table(s, QUERY, s.default) for s in SHAPE[:3]),
+        Keyword("passes", None, _PASSES, QUERY, "text", (), "passes"),
+        *(_from_table(s, QUERY, s.default) for s in (*SHAPE[3:], *SETTINGS)),
+        *(_from_table(o, OPTION, None) for o in OPTIONS if o.name not in ("data", "label")),
+        Keyword("memory_mb", None, "memory limit of the solver process in MB", RUN, "whole"),
     )
 }
 
@@ -155,7 +145,7 @@ def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
     data = kw["data"]
     if data is not None and not isinstance(data, (str, Path)):
         data = load_data(data, ens, kw["label"])
-    opts = {o.name: kw[o.api_keyword] for o in OPTIONS if o.api_keyword}
+    opts = {o.name: kw[o.name] for o in OPTIONS}
     opts["data"] = data
     opts["label"] = kw["label"] if data is not None else None
     opts["clauses"] = str(kw["clauses"]) if kw["clauses"] is not None else None

@@ -24,17 +24,19 @@ from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
 from ..driver import is_race, race_backends
 
 # the keywords of make_query that shape a query (the API's, the CLI's dests, .sens's)
-QUERY_SHAPE = (
-    "gap",
-    "margin_gap",
-    "classes",
-    "passes",
-    "baseline",
-    "backend",
-    "timeout",
-    "threads",
-    "seed",
-    "data_aware",
+QUERY_SHAPE = tuple(
+    [
+        "gap",
+        "margin_gap",
+        "classes",
+        "passes",
+        "baseline",
+        "backend",
+        "timeout",
+        "threads",
+        "seed",
+        "data_aware",
+    ]
 )
 
 

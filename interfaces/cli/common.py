@@ -11,19 +11,10 @@ from pathlib import Path
 from ...answers.result import Result
 from ...answers.result_view import render_result
 from ...compiler.errors import InputError
-from ...compiler.options import (
-    DEFAULT_BACKEND,
-    DEFAULT_SEED,
-    DEFAULT_THREADS,
-    DEFAULT_TIMEOUT,
-    MODE_NAMES,
-    OPTION_BY_NAME,
-    SETTING_BY_NAME,
-    DataAwareMode,
-)
-from ...compiler.query import PASS_NAMES
+from ...compiler.options import OPTIONS
 from ...frontends.data import load_data, unused_columns_note
 from ...frontends.formats import AUTO, format_names
+from ...frontends.keywords import API_KEYWORDS, MODEL, Keyword
 from ...frontends.load import base_score_problem, load_model
 from ...frontends.query_build import query_from_keywords
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
@@ -108,8 +99,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 def add_query_args(
     p: argparse.ArgumentParser, vary_required: bool = True, vary_listed: bool = True
 ) -> None:
-    """The query flags; ``vary_listed=False`` keeps ``--vary`` out of ``--help`` (a command
-    that chooses the features itself still reads it, to refuse it with a reason)."""
+    """The query flags, made from the API's keyword table (frontends/keywords.py) with its
+    help; ``vary_listed=False`` keeps ``--vary`` out of ``--help`` (a command that chooses
+    the features itself still reads it, to refuse it with a reason)."""
     p.add_argument(
         "--vary",
         required=vary_required,
@@ -118,111 +110,57 @@ def add_query_args(
         if vary_listed
         else argparse.SUPPRESS,
     )
-    g = p.add_mutually_exclusive_group()
-    g.add_argument(
-        "--gap",
-        type=number,
-        default=None,
-        help="probability gap g: binary P(x1)>=0.5+g, P(x2)<=0.5-g (0<=g<0.5, default 0.2); "
-        "multiclass ratio g>=1",
-    )
-    g.add_argument(
-        "--margin-gap",
-        type=number,
-        default=None,
-        metavar="D",
-        help="gap in raw-score (margin) space instead: m(x1)>=D, m(x2)<=-D",
-    )
-    p.add_argument(
-        "--classes",
-        default=None,
-        metavar="C1,C2",
-        help="multiclass: x1 predicted C1, x2 predicted C2 (either may be 'any')",
-    )
-    p.add_argument(
-        "--timeout", type=number, default=DEFAULT_TIMEOUT, help=SETTING_BY_NAME["timeout"].help
-    )
-    p.add_argument(
-        "--threads",
-        type=positive_int,
-        default=DEFAULT_THREADS,
-        help=SETTING_BY_NAME["threads"].help,
-    )
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=SETTING_BY_NAME["seed"].help)
-    p.add_argument(
-        "--no-heuristic",
-        action="store_true",
-        help="skip the pre-solver local search (measure the encoding and solver alone)",
-    )
-    p.add_argument(
-        "--solver-param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a CP-SAT parameter (a SatParameters field, e.g. linearization_level=2); repeatable",
-    )
-    p.add_argument(
-        "--memory-mb",
-        type=positive_int,
-        default=None,
-        help="memory limit of the solver process in MB (default: none)",
-    )
-    pg = p.add_mutually_exclusive_group()
-    pg.add_argument(
-        "--passes",
-        default=None,
-        help=f"comma-separated passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', or "
-        "'no-NAME' to drop one from the default, e.g. --passes no-obj)",
-    )
-    pg.add_argument(
-        "--baseline",
-        choices=["kant"],
-        default=None,
-        help="kant: the Kantchelian baseline encoding (the paper's optimisations off; keeps ordering)",
-    )
-    p.add_argument(
-        "--data-aware",
-        default=DataAwareMode.NONE.value,
-        choices=MODE_NAMES,
-        help="steer the search toward --data: prob (utility objective), clause (exclude learned "
-        "data cavities), probclause (both); default none (--data alone only measures)",
-    )
-    add_option_args(p)
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for k in API_KEYWORDS.values():
+        if k.role == MODEL or k.name == "backend":
+            continue
+        if k.group and k.group not in groups:
+            groups[k.group] = p.add_mutually_exclusive_group()
+        add_keyword_flag(groups[k.group] if k.group else p, k)
     p.add_argument(
         "--json", action="store_true", help="print one JSON object per query (JSON Lines)"
     )
 
 
-# how the options of the table (compiler/options.py) read from the command line; the
-# others have flags of their own: --data / --label (add_model_args), --no-heuristic and
-# --solver-param (add_query_args)
-_CLI_TYPES: dict[str, dict] = {
-    "clause_width": {"type": int},
-    "max_clauses": {"type": int},
-    "clause_time": {"type": float},
-    "clauses": {},
-    "clause_cache": {"action": argparse.BooleanOptionalAction},
-    "prob_alpha": {"type": float},
-    "prob_empty": {"choices": ["smooth", "forbid"]},
-    "stall_time": {"type": float},
-    "optimise_time": {"type": float},
-    "optimality_gap": {"type": float},
-    "heuristic_effort": {"type": positive_float},
-    "box_search": {"action": argparse.BooleanOptionalAction},
-    "progress": {"action": "store_true"},
+# how a flag reads each kind of value (compiler/options.py's OptionSpec.takes)
+_READS: dict[str, dict] = {
+    "number": {"type": number},
+    "positive": {"type": positive_float},
+    "whole": {"type": positive_int},
+    "int": {"type": int},
+    "bool": {"action": argparse.BooleanOptionalAction},
+    "pairs": {"action": "append"},
 }
+# the flag's value as --help shows it
+METAVARS = {
+    "margin_gap": "D",
+    "classes": "C1,C2",
+    "clause_width": "W",
+    "max_clauses": "N",
+    "clause_time": "S",
+    "clauses": "FILE",
+    "prob_alpha": "A",
+    "prob_empty": "RULE",
+    "stall_time": "S",
+    "optimise_time": "S",
+    "optimality_gap": "G",
+    "heuristic_effort": "X",
+    "solver_params": "NAME=VALUE",
+    "memory_mb": "MB",
+}
+# the flags not named after their keyword
+_FLAGS = {"solver_params": "--solver-param"}
 
 
-def add_option_args(p: argparse.ArgumentParser) -> None:
-    """The flags of the table's options that take a plain value (the rest have their own)."""
-    for name, how in _CLI_TYPES.items():
-        spec = OPTION_BY_NAME[name]
-        kw = dict(how)
-        if kw.get("action") != "store_true":
-            kw.setdefault("metavar", spec.metavar)
-        if "action" in kw:
-            kw.pop("metavar", None)
-        p.add_argument(spec.cli_flag, dest=name, default=None, help=spec.help, **kw)
+def add_keyword_flag(p, k: Keyword) -> None:
+    """The flag of one keyword of the table: --the-name-with-dashes, its help and default."""
+    how = dict(_READS.get(k.takes, {}))
+    if k.choices:
+        how["choices"] = list(k.choices)
+    if k.name in METAVARS:
+        how["metavar"] = METAVARS[k.name]
+    flag = _FLAGS.get(k.name, "--" + k.name.replace("_", "-"))
+    p.add_argument(flag, dest=k.name, default=k.default, help=k.help, **how)
 
 
 def add_max_gap_args(p: argparse.ArgumentParser) -> None:
@@ -252,7 +190,7 @@ def max_gap_tolerance(args) -> float | None:
 
 
 def add_backend_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default=DEFAULT_BACKEND, help=SETTING_BY_NAME["backend"].help)
+    add_keyword_flag(p, API_KEYWORDS["backend"])
 
 
 def load_from_args(args):
@@ -312,13 +250,13 @@ def query_from_args(args, ens, backend: str | None = None):
 def data_options(args) -> dict:
     """The query options (compiler/options.py) the flags give; None: not given."""
     data = getattr(args, "data", None)
-    out = {name: getattr(args, name, None) for name in _CLI_TYPES}
+    out = {o.name: getattr(args, o.name, None) for o in OPTIONS}
+    progress = out["progress"]
     return out | {
         "data": data,
         "label": getattr(args, "label", "label") if data else None,
-        "progress": True if data or out["progress"] else None,
+        "progress": True if data and progress is None else progress,
         "solver_params": solver_params(args),
-        "heuristic": False if getattr(args, "no_heuristic", False) else None,
     }
 
 
@@ -336,7 +274,7 @@ def _param_value(text: str):
 
 def solver_params(args) -> tuple | None:
     """--solver-param NAME=VALUE flags as (name, value) pairs (CP-SAT only)."""
-    given = getattr(args, "solver_param", None) or []
+    given = getattr(args, "solver_params", None) or []
     if not given:
         return None
     if getattr(args, "backend", "cpsat") != "cpsat":

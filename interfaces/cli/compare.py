@@ -13,10 +13,10 @@ import sys
 import time
 
 from ...compiler.errors import InputError
+from ...compiler.options import DEFAULT_TIMEOUT
 from ...frontends.sens import load_queries
 from ...questions.compare import backend_list, compare_query, disagreement, license_refusal
 from .common import (
-    DEFAULT_TIMEOUT,
     add_model_args,
     add_query_args,
     load_from_args,
@@ -31,7 +31,8 @@ def add_parser(sub) -> None:
         help="solve one query on several backends and compare",
         description="Compile one query once and solve it on several backends, each in its own "
         "worker process: a table of status, time, objective and whether the witness replayed. "
-        "Exit code 1 if the backends disagree (or one ended in error).",
+        "The heuristic is off unless --heuristic is given (it would answer for every backend "
+        "alike). Exit code 1 if the backends disagree (or one ended in error).",
     )
     add_model_args(p)
     p.set_defaults(func=run)
@@ -43,12 +44,8 @@ def add_parser(sub) -> None:
         help="comma-separated backends (default: every installed one; see 'treesens backends')",
     )
     add_sens_args(p)
-    p.add_argument(
-        "--heuristic",
-        action="store_true",
-        help="let the local-search heuristic answer first (off by default here: it would answer "
-        "for every backend alike)",
-    )
+    # --heuristic (the query flags): off unless given here, or it would answer for every
+    # backend alike
 
 
 def add_sens_args(p) -> None:
@@ -201,7 +198,12 @@ def run(args) -> int:
                 log(f"  {res.backend}: {res.status} ({res.time.get('total', 0.0):.2f}s)")
 
         results = compare_query(
-            ens, q, backends, memory_mb=args.memory_mb, heuristic=args.heuristic, on_result=show
+            ens,
+            q,
+            backends,
+            memory_mb=args.memory_mb,
+            heuristic=bool(args.heuristic),
+            on_result=show,
         )
         if not args.json:
             render_table(q, results)

@@ -67,6 +67,10 @@ SENS_VALUES = {
 }
 
 
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def _cli_options(argv: list[str]) -> QueryOptions:
     args = build_parser().parse_args(["check", "m.json", "--vary", "a", *argv])
     return QueryOptions.of({k: v for k, v in data_options(args).items() if v is not None})
@@ -79,14 +83,14 @@ def test_the_table_names_every_field_of_query_options():
 @pytest.mark.parametrize("spec", OPTIONS, ids=lambda o: o.name)
 def test_every_option_is_set_by_its_cli_flag(spec):
     argv, value = CLI_VALUES[spec.name]
-    flag = spec.cli_flag
+    flag = "--solver-param" if spec.name == "solver_params" else _flag(spec.name)
     assert flag in argv or flag.replace("--", "--no-", 1) in argv
     assert getattr(_cli_options(argv), spec.name) == value
 
 
 @pytest.mark.parametrize("spec", OPTIONS, ids=lambda o: o.name)
 def test_every_option_is_a_keyword_of_the_api(spec):
-    assert spec.api_keyword in inspect.signature(api.check).parameters
+    assert spec.name in inspect.signature(api.check).parameters
 
 
 @pytest.mark.parametrize("spec", OPTIONS, ids=lambda o: o.name)
@@ -196,8 +200,8 @@ def test_an_enum_is_written_to_json_as_its_name():
 @pytest.mark.parametrize("spec", SETTINGS, ids=lambda o: o.name)
 def test_every_query_setting_has_a_cli_flag_an_api_keyword_and_a_sens_statement(spec):
     flags = build_parser()._subparsers._group_actions[0].choices["check"]._option_string_actions
-    assert spec.cli_flag in flags
-    assert spec.api_keyword in inspect.signature(api.check).parameters
+    assert _flag(spec.name) in flags
+    assert spec.name in inspect.signature(api.check).parameters
     assert spec.sens_key in KEYWORDS
 
 
@@ -206,4 +210,4 @@ def test_every_query_setting_defaults_alike_in_the_query_the_cli_and_the_api(spe
     args = build_parser().parse_args(["check", "m.json", "--vary", "a"])
     assert getattr(Query(vary=("a",)), spec.name) == spec.default
     assert getattr(args, spec.name) == spec.default
-    assert inspect.signature(api.check).parameters[spec.api_keyword].default == spec.default
+    assert inspect.signature(api.check).parameters[spec.name].default == spec.default
