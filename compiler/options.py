@@ -153,7 +153,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "a data file or a dataset",
         None,
         "data file (CSV or Parquet with a label column): realistic witness values and the "
-        "witness's distance to the data",
+        "witness's distance to the data; also names the features of a model that has only "
+        "generic names (XGBoost f0, f1, ...; LightGBM Column_0, ...; scikit-learn x0, ...)",
         SENS_DATA,
         answer=True,
         takes="data",

@@ -11,7 +11,7 @@ from pathlib import Path
 from ...answers.result import Result
 from ...answers.result_view import render_result
 from ...compiler.errors import InputError
-from ...compiler.options import OPTIONS
+from ...compiler.options import OPTION_BY_NAME, OPTIONS
 from ...frontends.data import load_data, unused_columns_note
 from ...frontends.formats import AUTO, format_names
 from ...frontends.keywords import API_KEYWORDS, MODEL, Keyword
@@ -83,11 +83,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         "--data",
         metavar="CSV",
         default=None,
-        help="data file (CSV or Parquet with a label column): realistic witness values and the "
-        "witness's distance to the data; also names the features of a model that has only "
-        "generic names (XGBoost f0, f1, ...; LightGBM Column_0, ...; scikit-learn x0, ...)",
+        help=OPTION_BY_NAME["data"].help,
     )
-    p.add_argument("--label", default="label", help="label column of --data (default: label)")
+    p.add_argument("--label", default="label", help=API_KEYWORDS["label"].help)
     p.add_argument(
         "--base-score",
         type=number,

@@ -70,3 +70,13 @@ def test_gap_and_margin_gap_exclude_each_other(capsys):
             ["check", "m", "--vary", "a", "--gap", "0.1", "--margin-gap", "1"]
         )
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_the_data_flag_says_what_the_data_option_says():
+    from treesens.compiler.options import OPTION_BY_NAME
+
+    assert _check_actions()["data"].help == OPTION_BY_NAME["data"].help
+
+
+def test_the_label_flag_says_what_the_label_keyword_says():
+    assert _check_actions()["label"].help == API_KEYWORDS["label"].help
