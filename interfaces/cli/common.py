@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -224,20 +223,9 @@ def query_maker_from_args(args, ens, backend: str | None = None):
     options = data_options(args)
 
     def make(vary, name: str = ""):
-        try:
-            return query_from_keywords(vary, flags, ens=ens, name=name, options=options)
-        except InputError as e:
-            raise InputError(flag_words(e.message), e.where) from None
+        return query_from_keywords(vary, flags, ens=ens, name=name, options=options)
 
     return make
-
-
-# a message about a keyword ("vary: ...") names the flag on the command line
-_FLAG_WORDS = re.compile(r"^(vary|classes|features|sample|gap|timeout|threads)\b")
-
-
-def flag_words(message: str) -> str:
-    return _FLAG_WORDS.sub(lambda m: f"--{m.group(1)}", message, count=1)
 
 
 def query_from_args(args, ens, backend: str | None = None):

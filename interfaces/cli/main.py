@@ -42,6 +42,7 @@ START = _treesens_start()  # time limits count from here
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
+import re  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
@@ -146,6 +147,18 @@ def _check_timeout(args) -> None:
         raise InputError(f"--timeout {t:g}: {timeout_problem(t)}")
 
 
+# a message about a Python keyword ("vary: ...") names the flag on the command line
+_FLAG_WORDS = re.compile(r"^(vary|classes|features|sample|gap|margin_gap|timeout|threads|by)\b")
+
+
+def in_flags(e: InputError, args) -> str:
+    """An input error as the command line says it: a keyword it starts with is the flag
+    (not for a .sens file's own words, nor a message about a file)."""
+    if e.where or args.command in ("run", "fmt"):
+        return str(e)
+    return _FLAG_WORDS.sub(lambda m: "--" + m.group(1).replace("_", "-"), e.message, count=1)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
@@ -164,7 +177,7 @@ def main(argv=None) -> int:
         except InputError as e:
             # a located error (.sens files) is already "FILE:LINE:COL: message" + line + caret
             located = getattr(e, "located", False)
-            print(str(e) if located else f"treesens: error: {e}", file=sys.stderr)
+            print(str(e) if located else f"treesens: error: {in_flags(e, args)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt as e:
             end_solver_processes()  # first: no solver process outlives the command

@@ -66,3 +66,19 @@ def test_a_timeout_beyond_the_cap_names_the_flag_and_the_cap(capsys):
 def test_a_base_score_outside_0_1_names_the_flag(capsys):
     assert main(["check", MODEL, "--vary", "mean_texture", "--base-score", "2"]) == 2
     assert "--base-score 2: must be a probability in (0, 1)" in capsys.readouterr().err
+
+
+def test_a_misspelt_by_column_is_named_by_its_flag(capsys):
+    args = ["audit", MODEL, "--data", ROWS, "--vary", "mean_texture", "--by", "lable"]
+    assert main(args) == 2
+    assert "treesens: error: --by 'lable'" in capsys.readouterr().err
+
+
+def test_an_unknown_sweep_feature_is_named_by_its_flag(capsys):
+    assert main(["sweep", MODEL, "--features", "mean_textur"]) == 2
+    assert "treesens: error: --features: unknown feature 'mean_textur'" in capsys.readouterr().err
+
+
+def test_an_unknown_audit_feature_is_named_by_its_flag(capsys):
+    assert main(["audit", MODEL, "--data", ROWS, "--vary", "mean_textur"]) == 2
+    assert "treesens: error: --vary: unknown feature 'mean_textur'" in capsys.readouterr().err
