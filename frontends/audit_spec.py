@@ -4,7 +4,6 @@ how its rows are run (``AuditRun``). questions/audit.py answers it."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..compiler.audit import Target, feature_scale
@@ -14,6 +13,7 @@ from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
 from ..compiler.query import Gap, class_index
 from .data import Dataset
+from .query_build import gap_of
 
 TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
 
@@ -34,15 +34,8 @@ class AuditSpec:
 
 def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Target:
     """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1."""
-    if gap is not None and margin_gap is not None:
-        raise InputError("give either a probability gap or a margin gap, not both")
     binary = ens.n_classes == 2 and ens.n_outputs == 1
-    if margin_gap is not None:
-        g = Gap(float(margin_gap), "margin")
-    else:
-        g = Gap(float(gap if gap is not None else (0.2 if binary else 1.0)), "prob")
-    if not math.isfinite(g.value):
-        raise InputError(f"gap {g.value} is not a finite number")
+    g = gap_of(gap, margin_gap, Gap(0.2 if binary else 1.0, "prob"))
     cls = None
     if classes is not None and str(classes).strip().lower() != "any":
         if binary:

@@ -92,6 +92,20 @@ def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
     return frozenset(out)
 
 
+def gap_of(gap, margin_gap, default: Gap) -> Gap:
+    """The gap a user gives as a probability gap or a margin gap (not both; neither:
+    ``default``), a finite number: for a query and an audit alike."""
+    if gap is not None and margin_gap is not None:
+        raise InputError("give either a probability gap or a margin gap, not both")
+    if margin_gap is not None:
+        g = Gap(float(margin_gap), "margin")
+    else:
+        g = default if gap is None else Gap(float(gap), "prob")
+    if not math.isfinite(g.value):
+        raise InputError(f"gap {g.value} is not a finite number")
+    return g
+
+
 def check_options(options: dict | QueryOptions | None) -> QueryOptions:
     """Query options with their values checked against the option table."""
     opts = QueryOptions.of({k: v for k, v in dict(options or {}).items() if v is not None})
@@ -146,14 +160,7 @@ def make_query(
     twice = [v for i, v in enumerate(vary) if v in vary[:i]]
     if twice:
         raise InputError(f"{vary_keyword}: feature {twice[0]!r} listed twice")
-    if gap is not None and margin_gap is not None:
-        raise InputError("give either a probability gap or a margin gap, not both")
-    if margin_gap is not None:
-        g = Gap(float(margin_gap), "margin")
-    else:
-        g = Gap(0.2, "prob", given=False) if gap is None else Gap(float(gap), "prob")
-    if not math.isfinite(g.value):
-        raise InputError(f"gap {g.value} is not a finite number")
+    g = gap_of(gap, margin_gap, Gap(0.2, "prob", given=False))
     if timeout_problem(timeout):
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
     if int(threads) < 1:

@@ -125,3 +125,10 @@ def test_check_of_a_lightgbm_model_takes_the_data_columns_original_name():
     model.fit(X, y)
     res = treesens.check(model, vary=["mean texture"], data=X.assign(label=y), **QUICK)
     assert res.features == ["mean_texture"]
+
+
+def test_an_infinite_gap_is_refused_alike_by_check_and_audit(ens, rows):
+    with pytest.raises(InputError, match="gap inf is not a finite number"):
+        treesens.check(ens, vary=0, gap=float("inf"))
+    with pytest.raises(InputError, match="gap inf is not a finite number"):
+        treesens.audit(ens, rows, 0, gap=float("inf"))
