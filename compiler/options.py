@@ -1,9 +1,11 @@
 """The query options: one declarative table that the CLI, the API and ``.sens`` all read.
 
 Each option is a field of :class:`QueryOptions` (``Query.options``) and a row of
-:data:`OPTIONS`: its type, default, help, and how each front end sets it (the CLI flag,
-the ``.sens`` statement or key, the API keyword). The data-aware modes are
-:class:`DataAwareMode`.
+:data:`OPTIONS`: its type, default, one help text, the kind of value it takes and how
+``.sens`` sets it; :data:`SETTINGS` are the Query's own fields (backend, timeout, ...) and
+:data:`SHAPE` what the query asks (gap, classes, ...). Its name is the API keyword
+(frontends/keywords.py), which the CLI's flag spells with dashes (interfaces/cli/common.py
+adds the presentation: metavars). The data-aware modes are :class:`DataAwareMode`.
 """
 
 from __future__ import annotations
