@@ -40,8 +40,13 @@ class BoxOutcome:
     pair: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome:
-    """Search the pair space until a proof, a pair or ``deadline`` (absolute time)."""
+def box_search(
+    enc: Encoding, tables: PairTables, deadline: float, record: list | None = None
+) -> BoxOutcome:
+    """Search the pair space until a proof, a pair or ``deadline`` (absolute time).
+    ``record``: each box visited is appended in the order of the search (preorder, the
+    "yes" side of a split first): ``("split", column, R)`` or ``("prune", row, bound)``, the
+    proof a certificate writes out (a pruned box: ``("prune", row, bound)``)."""
     tab = tables
     n_leaves = tab.values.shape[1]
     if n_leaves == 0:
@@ -59,7 +64,11 @@ def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome
         live, lo, hi = stack.pop()
         boxes += 1
         top = np.maximum.reduceat(np.where(live, tab.values, _LOW), starts, axis=1)
-        if (top.sum(axis=1) < tab.thresholds).any():
+        below = top.sum(axis=1) < tab.thresholds
+        if below.any():
+            if record is not None:
+                row = int(np.argmax(below))
+                record.append(("prune", row, float(top[row].sum())))
             continue
         low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), starts, axis=1)
         spread = top - low
@@ -67,6 +76,8 @@ def box_search(enc: Encoding, tables: PairTables, deadline: float) -> BoxOutcome
         if tree < 0:  # every tree's value is fixed on the box, and meets the gap
             return BoxOutcome(FOUND, boxes, corner_pair(enc, tab, lo))
         c, r = split_node(tab.nodes[tree], live)
+        if record is not None:
+            record.append(("split", int(c), int(r)))
         yes_hi, no_lo = hi.copy(), lo.copy()
         yes_hi[c], no_lo[c] = r, r
         stack.append((live & (tab.hi[c] > r), no_lo, hi))

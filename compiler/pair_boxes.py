@@ -34,7 +34,7 @@ from .encode import (
     resolve_features,
     split_rank,
 )
-from .ensemble import MISSING_NAN, Ensemble
+from .ensemble import MISSING_ZERO, Ensemble
 from .query import ANY, Query, resolve_condition
 
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
@@ -76,7 +76,7 @@ def applies(enc: Encoding) -> bool:
     """Whether the product form describes the query exactly: gap rows on both inputs and
     no class alternatives ("any": one query per class pair), no bounds or relations on
     the inputs, no data-aware mode, and plain numeric features (no categorical splits, no
-    missing values, no zero band)."""
+    feature that may be missing, no zero band)."""
     q: Query = enc.query
     cond = enc.condition
     if q.bounds or q.relations or q.data_aware != "none" or any(cond.alternatives or ()):
@@ -93,7 +93,10 @@ def applies(enc: Encoding) -> bool:
     for t in ens.trees:
         if t.categories is not None and any(c is not None for c in t.categories):
             return False
-        if t.missing is not None and (t.missing != MISSING_NAN).any():
+        # no input is missing here, so a node's missing-value routing never applies;
+        # only LightGBM's zero band (values near 0 routed as missing) would matter, and
+        # zero_mode above has already ruled it out
+        if t.missing is not None and (t.missing == MISSING_ZERO).any():
             return False
     return True
 

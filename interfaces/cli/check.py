@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import time
 
+from ...answers.result import INSENSITIVE
 from ...compiler.query import resolve_condition
 from ...driver import solve_query
 from ...frontends.query_build import require_backend
+from ...questions.certify import certificate_note, certify
 from ...questions.max_gap import max_gap_probe, max_gap_query
 from .common import (
     add_backend_arg,
@@ -38,6 +40,19 @@ def add_parser(sub) -> None:
         p, "the witness plot (the pair against each feature's range; no pair: the verdict)"
     )
     add_max_gap_args(p)
+    p.add_argument(
+        "--certificate",
+        metavar="FILE",
+        default=None,
+        help="an insensitive answer proved by the box search: write its proof to FILE, for "
+        "`treesens verify FILE` (docs/certificates.md)",
+    )
+    p.add_argument(
+        "--certify",
+        action="store_true",
+        help="with --certificate: an insensitive answer proved by another solver is "
+        "certified by running the box search after the fact",
+    )
     p.set_defaults(func=run)
 
 
@@ -77,4 +92,20 @@ def run(args) -> int:
     res.time["total"] = time.time() - t0
     emit_result(res, args.json, ens)
     write_witness_plot(args, res, ens)
+    if args.certificate is not None:
+        write_certificate(args, ens, q, res)
     return res.exit_code
+
+
+def write_certificate(args, ens, q, res) -> None:
+    """The proof of an insensitive answer, for ``treesens verify`` (a note on stderr says
+    what was written, or why nothing was)."""
+    if res.status != INSENSITIVE or res.max_gap is not None:
+        log(f"no certificate: the answer is {res.status}, not a proof of insensitive")
+        return
+    note = certificate_note(res.stats)
+    if note is not None and not args.certify:
+        log(f"no certificate: {note}")
+        return
+    out = certify(ens, q, args.certificate, args.model, q.timeout)
+    log(out.message + (f" ({out.boxes} boxes, {out.seconds:.1f}s)" if out.written else ""))

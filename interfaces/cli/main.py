@@ -64,6 +64,7 @@ COMMANDS = {
     "sweep": ".sweep",
     "audit": ".audit",
     "report": ".report",
+    "verify": ".verify",
 }
 
 

@@ -1,0 +1,38 @@
+"""treesens verify FILE: re-check a certificate of "insensitive" with the independent
+checker (the ``verify`` package, which shares no code with the compiler or the driver)."""
+
+from __future__ import annotations
+
+from ...compiler.errors import InputError
+from ...verify import CertificateError, verify_file
+from .common import log
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "verify",
+        help="re-check a certificate of insensitive (exit 0 valid, 1 invalid)",
+        description="Recompute every bound of a certificate's proof from the model's trees, "
+        "read through the model's own library, and check that its boxes cover the pair "
+        "space (docs/certificates.md).",
+    )
+    p.add_argument("certificate", help="the certificate (JSON) that check --certificate wrote")
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="FILE",
+        help="the model file (default: the path the certificate names); its SHA-256 must "
+        "match the certificate's",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    try:
+        verdict = verify_file(args.certificate, args.model)
+    except CertificateError as e:
+        raise InputError(str(e)) from None
+    print(("VALID: " if verdict.valid else "INVALID: ") + verdict.message, flush=True)
+    if not verdict.valid:
+        log(f"{args.certificate}: the certificate does not prove the answer")
+    return 0 if verdict.valid else 1

@@ -1,0 +1,157 @@
+"""Certificates for "insensitive": the box search's proof written out for a checker that
+shares no code with treesens (``treesens verify``, the ``verify/`` package).
+
+The proof is the search tree of the box search (compiler/box_search.py) in preorder: a
+split names a column of the pair space (a feature, and for a varied feature which input)
+and the threshold at which the library's test divides it ("yes" side first); a pruned
+box names the gap row whose bound rules it out. docs/certificates.md describes the
+format and what the checker recomputes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..compiler.box_search import PROVED, box_search
+from ..compiler.encode import ensemble_structure
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
+from ..compiler.pair_boxes import (
+    PairTablesTooLarge,
+    class_pair_encodings,
+    pair_encoding,
+    pair_tables,
+)
+from ..compiler.query import Query
+
+FORMAT, VERSION = "treesens-certificate", 1
+ROW_NAMES = ("x1", "x2", "sum")  # a binary gap's rows: x1's side, x2's side, their sum
+LIBRARIES = {"xgboost": "xgboost", "lightgbm": "lightgbm"}
+
+
+@dataclass(frozen=True)
+class Certified:
+    written: bool
+    message: str
+    boxes: int = 0
+    seconds: float = 0.0
+
+
+def model_library(ens: Ensemble) -> str | None:
+    """The library whose own reader the checker uses for this model, if it has one."""
+    kind = ens.source.split(":", 1)[0]
+    return LIBRARIES.get(kind.split("-")[0]) if kind != "xgboost-dump" else None
+
+
+def _refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
+    if model_file is None or not Path(model_file).is_file():
+        return "a certificate needs the model's file (the checker reads it with its library)"
+    if model_library(ens) is None:
+        return (
+            f"no certificate for {ens.source}: the checker reads XGBoost JSON and LightGBM models"
+        )
+    if ens.n_outputs != 1 or ens.n_classes != 2:
+        return "certificates cover binary models (multiclass ones are not written yet)"
+    if q.gap.kind != "prob":
+        return "certificates cover probability gaps (--gap), not margin gaps"
+    return None
+
+
+def certify(
+    ens: Ensemble, q: Query, path: str | Path, model_file: str | Path | None, timeout: float
+) -> Certified:
+    """Run the box search on ``q`` with its proof recorded and write the certificate to
+    ``path`` when it proves "insensitive" within ``timeout`` seconds."""
+    why = _refusal(ens, q, model_file)
+    if why is not None:
+        return Certified(False, why)
+    encs = class_pair_encodings(pair_encoding(ens, q))
+    if encs is None or len(encs) != 1:
+        return Certified(
+            False,
+            "no certificate: the box search does not apply to this query (bounds or "
+            "relations on the inputs, categories, missing values or a data-aware mode)",
+        )
+    (enc,) = encs
+    t0 = time.time()
+    try:
+        tables = pair_tables(enc)
+    except PairTablesTooLarge as e:
+        return Certified(False, f"no certificate: {e}")
+    record: list = []
+    out = box_search(enc, tables, t0 + timeout, record)
+    seconds = time.time() - t0
+    if out.status != PROVED:
+        what = "found a pair" if out.pair is not None else "ran out of time"
+        return Certified(False, f"no certificate: the box search {what}", out.boxes, seconds)
+    doc = _document(ens, q, enc, tables, record, Path(model_file))
+    Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
+    return Certified(True, f"certificate written to {path}", out.boxes, seconds)
+
+
+def _number(v: float) -> float | str:
+    return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
+
+
+def _document(ens, q, enc, tables, record, model_file: Path) -> dict:
+    st = ensemble_structure(ens)
+    varied = sorted(enc.varying)
+    columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
+    proof = []
+    # a row's bound as the checker states it: the score (x1), minus the score (x2) or
+    # their difference (sum), with the margin offset, in the library's raw units
+    offset = float(ens.intercept[0])
+    constant = {"x1": offset, "x2": -offset, "sum": 0.0}
+    for event in record:
+        if event[0] == "prune":
+            row = ROW_NAMES[event[1]]
+            proof.append(["prune", row, (event[2] + constant[row]) / float(ens.scale)])
+            continue
+        _, c, r = event
+        f = tables.columns[c][0]
+        dom = st.domains[f]
+        proof.append(["split", c, float(dom.thresholds[dom.valid[r] - 1])])
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": {
+            "file": str(model_file),
+            "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
+            "library": model_library(ens),
+        },
+        "question": {
+            "features": list(ens.feature_names),
+            "vary": [ens.feature_names[f] for f in varied],
+            "gap": float(q.gap.value),
+            "domain": [
+                {
+                    "lb": _number(feat.lb),
+                    "ub": _number(feat.ub),
+                    "integer": bool(feat.integral),
+                }
+                for feat in ens.features
+            ],
+        },
+        "columns": columns,
+        "proof": proof,
+    }
+
+
+def certificate_note(res_stats: dict) -> str | None:
+    """Why an "insensitive" answer has no certificate of its own (None: the box search
+    proved it, so certifying reruns the same search)."""
+    if res_stats.get("proved_by") == "box search":
+        return None
+    by = res_stats.get("proved_by") or "the backend"
+    return f"proved by {by}, which leaves no certificate: --certify asks the box search for one"
+
+
+def check_certificate_path(path: str | Path) -> None:
+    p = Path(path)
+    if p.is_dir() or not p.parent.exists():
+        raise InputError("cannot write the certificate there", str(path))

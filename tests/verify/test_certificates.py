@@ -1,0 +1,168 @@
+"""Certificates of "insensitive": written by the box search, re-checked by the
+independent checker (verify/), and rejected when tampered with."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.frontends.query_build import make_query
+from treesens.questions.certify import certify
+from treesens.tests.conftest import require_shared, run_treesens
+from treesens.verify import CertificateError, verify_file
+
+REPO = Path(__file__).resolve().parents[2]
+GAP = 0.3
+
+
+def _data(seed: int):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(400, 4))
+    y = (X[:, 0] + 0.3 * X[:, 1] + 0.05 * X[:, 2] > 0.7).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="module", params=["xgboost", "lightgbm"])
+def tiny(request, tmp_path_factory):
+    """A small binary model file of each library, and a feature it is insensitive to
+    at GAP (x2, whose effect is small)."""
+    X, y = _data(0)
+    path = tmp_path_factory.mktemp(request.param) / "model"
+    if request.param == "xgboost":
+        import xgboost
+
+        est = xgboost.XGBClassifier(n_estimators=8, max_depth=3).fit(X, y)
+        path = path.with_suffix(".json")
+        est.get_booster().save_model(path)
+    else:
+        import lightgbm
+
+        est = lightgbm.LGBMClassifier(n_estimators=8, num_leaves=8, verbose=-1).fit(X, y)
+        path = path.with_suffix(".txt")
+        est.booster_.save_model(path)
+    return str(path)
+
+
+def _insensitive_feature(path: str) -> str:
+    ens = treesens.load_model(path)
+    for f in ens.feature_names:
+        r = treesens.check(ens, vary=[f], gap=GAP, timeout=60)
+        if r.status == "insensitive" and r.stats.get("proved_by") == "box search":
+            return f
+    pytest.fail("no feature of the tiny model is insensitive at the gap")
+
+
+@pytest.fixture(scope="module")
+def certificate(tiny, tmp_path_factory) -> Path:
+    ens = treesens.load_model(tiny)
+    feature = _insensitive_feature(tiny)
+    out = tmp_path_factory.mktemp("cert") / "c.json"
+    done = certify(ens, make_query([feature], gap=GAP), out, tiny, 60)
+    assert done.written, done.message
+    return out
+
+
+def _tampered(certificate: Path, tmp_path: Path, change) -> Path:
+    doc = json.loads(certificate.read_text())
+    change(doc)
+    out = tmp_path / "tampered.json"
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_a_certificate_of_the_box_search_verifies(certificate):
+    verdict = verify_file(certificate)
+    assert verdict.valid, verdict.message
+
+
+def test_a_certificate_with_a_box_removed_is_rejected(certificate, tmp_path):
+    def drop_last_box(doc):
+        last = max(i for i, s in enumerate(doc["proof"]) if s[0] == "prune")
+        del doc["proof"][last]
+
+    assert not verify_file(_tampered(certificate, tmp_path, drop_last_box)).valid
+
+
+def test_a_certificate_with_a_bound_changed_is_rejected(certificate, tmp_path):
+    def lower_a_bound(doc):
+        step = next(s for s in doc["proof"] if s[0] == "prune")
+        step[2] -= 0.5
+
+    verdict = verify_file(_tampered(certificate, tmp_path, lower_a_bound))
+    assert not verdict.valid and "states" in verdict.message
+
+
+def test_a_certificate_for_a_smaller_gap_is_rejected(certificate, tmp_path):
+    def smaller_gap(doc):
+        doc["question"]["gap"] = 0.0
+
+    assert not verify_file(_tampered(certificate, tmp_path, smaller_gap)).valid
+
+
+def test_a_certificate_checked_against_another_model_is_rejected(certificate, tmp_path):
+    other = tmp_path / "other.json"
+    other.write_bytes((REPO / "examples" / "breast_cancer_xgb.json").read_bytes())
+    verdict = verify_file(certificate, str(other))
+    assert not verdict.valid and "not the model" in verdict.message
+
+
+def test_a_file_that_is_no_certificate_is_a_certificate_error(tmp_path):
+    bad = tmp_path / "c.json"
+    bad.write_text('{"format": "something else"}')
+    with pytest.raises(CertificateError):
+        verify_file(bad)
+
+
+def test_cli_verify_exits_0_on_valid_and_1_on_invalid(certificate, tmp_path):
+    assert run_treesens("verify", certificate).returncode == 0
+
+    def smaller_gap(doc):
+        doc["question"]["gap"] = 0.0
+
+    p = run_treesens("verify", _tampered(certificate, tmp_path, smaller_gap))
+    assert p.returncode == 1 and "INVALID" in p.stdout
+
+
+def test_cli_verify_of_a_missing_file_is_one_line_and_exit_2(tmp_path):
+    p = run_treesens("verify", tmp_path / "none.json")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_cli_check_writes_no_certificate_for_a_sensitive_answer(tmp_path):
+    model = REPO / "examples" / "breast_cancer_xgb.json"
+    out = tmp_path / "c.json"
+    p = run_treesens("check", model, "--vary", "mean_texture", "--gap", "0.2", "--certificate", out)
+    assert p.returncode == 0 and not out.exists()
+    assert "no certificate: the answer is sensitive" in p.stderr
+
+
+def test_the_checker_imports_nothing_of_treesens():
+    for path in (REPO / "verify").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level <= 1, f"{path.name} reaches outside verify/"
+                assert not (node.module or "").startswith("treesens"), path.name
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("treesens") for a in node.names), path.name
+
+
+@pytest.mark.slow
+def test_the_churn_certificate_verifies_and_one_box_less_does_not(tmp_path):
+    model = require_shared() / "churn" / "churn_t500_d5.json"
+    out = tmp_path / "c.json"
+    p = run_treesens(
+        "check", model, "--vary", "DeviceProtection", "--gap", "0.3", "--certificate", out
+    )
+    assert p.returncode == 0 and "INSENSITIVE" in p.stdout, p.stderr
+    assert run_treesens("verify", out).returncode == 0
+
+    def drop_a_box(doc):
+        del doc["proof"][[s[0] for s in doc["proof"]].index("prune")]
+
+    assert run_treesens("verify", _tampered(out, tmp_path, drop_a_box)).returncode == 1

@@ -1,0 +1,11 @@
+"""``treesens verify``: re-check a certificate of "insensitive" (docs/certificates.md).
+
+This package shares no code with the rest of treesens: it reads the model through its
+library's own API (XGBoost's JSON model, LightGBM's ``dump_model``), recomputes every
+bound of the proof from the trees and checks that the proof's boxes cover the pair
+space. ``tests/package/test_layers.py`` keeps it apart.
+"""
+
+from .check import CertificateError, Verdict, verify_file
+
+__all__ = ["CertificateError", "Verdict", "verify_file"]

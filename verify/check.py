@@ -1,0 +1,323 @@
+"""Re-check a certificate of "insensitive" against the model, from the trees up.
+
+The proof is a binary tree of splits over the pair space (one column per feature
+outside the varied set, two per varied feature: one per input), so its leaves cover the
+whole space by construction; the checker walks it and, at every leaf (a pruned box),
+recomputes the bound of the named gap row from the model's trees and requires it below
+the row's threshold:
+
+* ``x1``: the largest score x1 can reach in the box is below the gap's margin;
+* ``x2``: the smallest score x2 can reach is above minus the margin;
+* ``sum``: the largest m(x1) - m(x2) over pairs in the box is below twice the margin
+  (a tree that reads no varied feature adds the same leaf to both inputs).
+
+Scores are relaxed by a bound on float32 accumulation, as any sound proof must be.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .models import Model, ModelError, Tree, read_model
+
+FORMAT = "treesens-certificate"
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Verdict:
+    valid: bool
+    message: str
+    boxes: int = 0
+
+
+class CertificateError(Exception):
+    """The file is not a certificate that can be checked (bad input, exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Domain:
+    lb: float
+    ub: float
+    integer: bool
+
+
+def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CertificateError(f"{path}: not a readable certificate ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise CertificateError(f"{path}: not a treesens certificate (format {FORMAT!r})")
+    try:
+        return _verify(doc, model_path)
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        return Verdict(False, f"malformed certificate: {type(e).__name__}: {e}")
+
+
+def _verify(doc: dict, model_path: str | None) -> Verdict:
+    m = doc["model"]
+    path = model_path or m["file"]
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise CertificateError(f"{path}: cannot read the model ({e.strerror})") from None
+    if hashlib.sha256(data).hexdigest() != m["sha256"]:
+        return Verdict(False, f"{path} is not the model the certificate was written for")
+    try:
+        model = read_model(str(path), m["library"])
+    except ModelError as e:
+        return Verdict(False, f"cannot check this model: {e}")
+    q = doc["question"]
+    if list(q["features"]) != model.features:
+        return Verdict(False, "the certificate's features are not the model's")
+    return Checker(model, q, doc["columns"]).run(doc["proof"])
+
+
+def _bound(v) -> float:
+    return float(v) if not isinstance(v, str) else float(v.replace("inf", "Infinity"))
+
+
+class Checker:
+    def __init__(self, model: Model, question: dict, columns: list):
+        self.m = model
+        names = model.features
+        self.varied = {names.index(v) for v in question["vary"]}
+        self.domain = [
+            Domain(_bound(d["lb"]), _bound(d["ub"]), bool(d["integer"])) for d in question["domain"]
+        ]
+        if len(self.domain) != len(names):
+            raise ValueError("one domain entry per feature expected")
+        self.columns = [(int(f), c) for f, c in columns]
+        self.col_of = [{}, {}]  # per input: feature -> column
+        for i, (f, c) in enumerate(self.columns):
+            for k in (0, 1):
+                if c is None or c == k + 1:
+                    self.col_of[k][f] = i
+        for k in (0, 1):
+            if sorted(self.col_of[k]) != list(range(len(names))):
+                raise ValueError("the columns do not cover every feature of both inputs")
+            if any(
+                (self.columns[self.col_of[k][f]][1] is None) == (f in self.varied)
+                for f in range(len(names))
+            ):
+                raise ValueError("a varied feature must have a column per input")
+        g = float(question["gap"])
+        if not 0.0 <= g < 0.5:
+            raise ValueError(f"gap {g} out of range")
+        delta = math.log((0.5 + g) / (0.5 - g)) / model.margin_per_logit
+        eps = self._relaxation()
+        self.threshold = {"x1": delta - eps, "x2": delta - eps, "sum": 2 * (delta - eps)}
+        self.reads_varied = [
+            any(f in self.varied for f in t.feature if f >= 0) for t in model.trees
+        ]
+
+    def _relaxation(self) -> float:
+        """How far float32 accumulation may move a score (in raw units), times 2^-20."""
+        s = self.m.margin_per_logit
+        total = sum(max((abs(v) for v in t.value), default=0.0) for t in self.m.trees) * s
+        return (2.0**-20 * (total + abs(self.m.offset) * s) + 1e-7) / s
+
+    # ---- intervals, normalised so that two meet iff max(lo) < min(hi) ----------
+    def _norm(self, f: int, lo: float, hi: float) -> tuple[float, float]:
+        """An interval of the library's test ([lo, hi) for "<", (lo, hi] for "<=") of
+        feature f, as the same set of admissible values with integer ends for an
+        integer feature; two normalised intervals share a value iff max lo < min hi."""
+        if not self.domain[f].integer:
+            return lo, hi
+        if self.m.test == "<":  # [lo, hi) holds the integers [ceil lo, ceil hi)
+            return _ceil(lo), _ceil(hi)
+        return _floor(lo), _floor(hi)  # (lo, hi] holds (floor lo, floor hi]
+
+    def _domain_interval(self, f: int) -> tuple[float, float]:
+        d = self.domain[f]
+        if self.m.test == "<":  # float32(x) in [f32down(lb), f32up(ub)]
+            lo, hi = _f32_down(d.lb), _after32(_f32_up(d.ub))
+        else:
+            lo, hi = _before(d.lb), d.ub
+        return self._norm(f, lo, hi)
+
+    def _split(self, lo: float, hi: float, t: float):
+        """The (yes, no) parts of an interval at threshold t (the test holds on yes)."""
+        return (lo, min(hi, t)), (max(lo, t), hi)
+
+    # ---- the leaves as boxes of the pair space ----------------------------------
+    def _leaf_boxes(self, t: Tree, k: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Every leaf input k can reach within the domain, with its box (normalised
+        per column of the pair space)."""
+        n_cols = len(self.columns)
+        lo0 = np.array([self._domain_interval(f)[0] for f, _ in self.columns])
+        hi0 = np.array([self._domain_interval(f)[1] for f, _ in self.columns])
+        out = []
+        stack = [(0, {})]
+        while stack:
+            n, path = stack.pop()
+            f = t.feature[n]
+            if f < 0:
+                lo, hi = lo0.copy(), hi0.copy()
+                for g, (a, b) in path.items():
+                    c = self.col_of[k][g]
+                    na, nb = self._norm(g, a, b)
+                    lo[c], hi[c] = max(lo[c], na), min(hi[c], nb)
+                if np.all(lo < hi):
+                    out.append((n, lo, hi))
+                continue
+            a, b = path.get(f, (-INF, INF))
+            yes, no = self._split(a, b, t.threshold[n])
+            stack.append((t.right[n], {**path, f: no}))
+            stack.append((t.left[n], {**path, f: yes}))
+        assert n_cols == len(lo0)
+        return out
+
+    def _tables(self):
+        """Per row, the leaves (or leaf pairs) of every tree as boxes with values."""
+        rows = {"x1": [], "x2": [], "sum": []}
+        for t, reads in zip(self.m.trees, self.reads_varied, strict=True):
+            ones, twos = self._leaf_boxes(t, 0), self._leaf_boxes(t, 1)
+            rows["x1"].append([(lo, hi, t.value[n]) for n, lo, hi in ones])
+            rows["x2"].append([(lo, hi, -t.value[n]) for n, lo, hi in twos])
+            if not reads:
+                continue
+            pairs = []
+            for n1, lo1, hi1 in ones:
+                for n2, lo2, hi2 in twos:
+                    lo = self._pair_side(lo1, lo2, np.maximum)
+                    hi = self._pair_side(hi1, hi2, np.minimum)
+                    if np.all(lo < hi):
+                        pairs.append((lo, hi, t.value[n1] - t.value[n2]))
+            rows["sum"].append(pairs)
+        return {name: _Table.of(trees) for name, trees in rows.items()}
+
+    def _pair_side(self, a: np.ndarray, b: np.ndarray, meet) -> np.ndarray:
+        """A leaf pair's box: x1's leaf bounds the columns of input 1, x2's those of
+        input 2, both the shared columns."""
+        out = meet(a, b)
+        for i, (_, c) in enumerate(self.columns):
+            if c == 1:
+                out[i] = a[i]
+            elif c == 2:
+                out[i] = b[i]
+        return out
+
+    # ---- the walk -------------------------------------------------------------
+    def run(self, proof: list) -> Verdict:
+        tables = self._tables()
+        offsets = {"x1": self.m.offset, "x2": -self.m.offset, "sum": 0.0}
+        box = [(-INF, INF)] * len(self.columns)
+        stack = [box]
+        pruned = 0
+        for i, step in enumerate(proof):
+            if not stack:
+                return Verdict(False, f"step {i}: the proof goes on after covering the space")
+            box = stack.pop()
+            if step[0] == "split":
+                c, t = int(step[1]), float(step[2])
+                yes, no = self._split(*box[c], t)
+                no_box, yes_box = list(box), list(box)
+                yes_box[c], no_box[c] = yes, no
+                stack.append(no_box)
+                stack.append(yes_box)
+                continue
+            row = step[1]
+            if step[0] != "prune" or row not in self.threshold:
+                return Verdict(False, f"step {i}: unknown step {step!r}")
+            lo = np.array([self._norm(f, *box[c])[0] for c, (f, _) in enumerate(self.columns)])
+            hi = np.array([self._norm(f, *box[c])[1] for c, (f, _) in enumerate(self.columns)])
+            bound = offsets[row] + tables[row].bound(lo, hi)
+            stated = float(step[2])
+            if not math.isclose(bound, stated, rel_tol=1e-6, abs_tol=1e-9):
+                return Verdict(
+                    False,
+                    f"box {pruned} (step {i}): its {row} bound is {bound:.9g}, not the "
+                    f"{stated:.9g} the certificate states",
+                    pruned,
+                )
+            if not bound < self.threshold[row]:
+                return Verdict(
+                    False,
+                    f"box {pruned} (step {i}): its {row} bound {bound:.9g} does not "
+                    f"reach below {self.threshold[row]:.9g}",
+                    pruned,
+                )
+            pruned += 1
+        if stack:
+            return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
+        return Verdict(
+            True, f"valid: {pruned} boxes cover the pair space, none meets the gap", pruned
+        )
+
+
+@dataclass(frozen=True)
+class _Table:
+    """Boxes with values, grouped by tree: the bound on a box is the sum over trees of
+    the largest value among the tree's boxes that meet it."""
+
+    lo: np.ndarray  # [boxes, columns]
+    hi: np.ndarray
+    value: np.ndarray  # [boxes]
+    starts: np.ndarray  # first box of each tree
+    empty_tree: bool  # some tree has no box at all: nothing is reachable
+
+    @classmethod
+    def of(cls, trees: list[list]) -> _Table:
+        trees = [t for t in trees]
+        flat = [b for t in trees for b in t]
+        if not flat:
+            z = np.zeros((0, 0))
+            return cls(z, z, np.zeros(0), np.zeros(0, dtype=np.int64), bool(trees))
+        lo = np.array([b[0] for b in flat])
+        hi = np.array([b[1] for b in flat])
+        value = np.array([b[2] for b in flat], dtype=np.float64)
+        sizes = [len(t) for t in trees]
+        starts = np.cumsum([0, *sizes[:-1]]).astype(np.int64)
+        return cls(lo, hi, value, starts, any(n == 0 for n in sizes))
+
+    def bound(self, lo: np.ndarray, hi: np.ndarray) -> float:
+        if self.empty_tree:
+            return -INF
+        if self.value.size == 0:
+            return 0.0
+        cut = (lo > -INF) | (hi < INF)  # only the columns the box narrows can exclude
+        live = np.all(
+            np.maximum(self.lo[:, cut], lo[cut]) < np.minimum(self.hi[:, cut], hi[cut]), axis=1
+        )
+        top = np.maximum.reduceat(np.where(live, self.value, -INF), self.starts)
+        return float(top.sum())
+
+
+def _ceil(v: float) -> float:
+    return float(math.ceil(v)) if math.isfinite(v) else v
+
+
+def _floor(v: float) -> float:
+    return float(math.floor(v)) if math.isfinite(v) else v
+
+
+def _before(v: float) -> float:
+    return float(np.nextafter(v, -INF)) if math.isfinite(v) else v
+
+
+def _after32(v: float) -> float:
+    if not math.isfinite(v):
+        return v
+    return float(np.nextafter(np.float32(v), np.float32(np.inf)))
+
+
+def _f32_down(v: float) -> float:
+    if not math.isfinite(v):
+        return v
+    x = np.float32(v)
+    return float(x if float(x) <= v else np.nextafter(x, np.float32(-np.inf)))
+
+
+def _f32_up(v: float) -> float:
+    if not math.isfinite(v):
+        return v
+    x = np.float32(v)
+    return float(x if float(x) >= v else np.nextafter(x, np.float32(np.inf)))

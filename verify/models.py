@@ -1,0 +1,119 @@
+"""The model as the checker sees it, read through the library's own API and nothing of
+treesens: binary trees with one test per node and a value per leaf, the margin offset,
+and how the library compares (XGBoost ``float32(x) < t``, LightGBM ``x <= t``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tree:
+    feature: list[int]  # per node; -1 at a leaf
+    threshold: list[float]
+    left: list[int]  # the child where the test holds
+    right: list[int]
+    value: list[float]  # the leaf's raw score (0 at inner nodes)
+
+
+@dataclass(frozen=True)
+class Model:
+    trees: list[Tree]
+    offset: float  # raw score before any tree
+    test: str  # "<" (XGBoost, on float32 values) or "<=" (LightGBM)
+    features: list[str]
+    margin_per_logit: float  # P = sigmoid(margin_per_logit * raw)
+
+
+class ModelError(Exception):
+    """The model cannot be read as a binary logistic tree ensemble."""
+
+
+def read_model(path: str, library: str) -> Model:
+    if library == "xgboost":
+        return _xgboost(path)
+    if library == "lightgbm":
+        return _lightgbm(path)
+    raise ModelError(f"unknown library {library!r}")
+
+
+def _xgboost(path: str) -> Model:
+    import xgboost
+
+    booster = xgboost.Booster(model_file=path)
+    doc = json.loads(booster.save_raw("json"))
+    learner = doc["learner"]
+    objective = learner["objective"]["name"]
+    if objective != "binary:logistic":
+        raise ModelError(f"objective {objective}: the checker reads binary:logistic models")
+    base = float(str(learner["learner_model_param"]["base_score"]).strip("[]"))
+    trees = []
+    for t in learner["gradient_booster"]["model"]["trees"]:
+        if any(int(s) != 0 for s in t.get("split_type", [])):
+            raise ModelError("categorical splits are not checked")
+        left, right = t["left_children"], t["right_children"]
+        leaf = [lc == -1 for lc in left]
+        trees.append(
+            Tree(
+                feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t["split_indices"])],
+                threshold=[
+                    0.0 if leaf[i] else _f32(v) for i, v in enumerate(t["split_conditions"])
+                ],
+                left=list(left),
+                right=list(right),
+                # a leaf's value is kept where an inner node keeps its threshold
+                value=[_f32(v) if leaf[i] else 0.0 for i, v in enumerate(t["split_conditions"])],
+            )
+        )
+    names = booster.feature_names or [f"f{i}" for i in range(booster.num_features())]
+    offset = math.log(base / (1.0 - base))
+    return Model(trees, offset, "<", list(names), 1.0)
+
+
+def _f32(v) -> float:
+    """A number of XGBoost's JSON model: a float32, written in its shortest decimal form,
+    which reads back exactly as float32 (as a double it would be off in the last bits)."""
+    return float(np.float32(float(v)))
+
+
+def _lightgbm(path: str) -> Model:
+    import lightgbm
+
+    doc = lightgbm.Booster(model_file=path).dump_model()
+    objective = str(doc.get("objective", ""))
+    if not objective.startswith("binary") or int(doc.get("num_class", 1)) != 1:
+        raise ModelError(f"objective {objective}: the checker reads binary models")
+    sigmoid = 1.0
+    for part in objective.split():
+        if part.startswith("sigmoid:"):
+            sigmoid = float(part.split(":", 1)[1])
+    trees = [_lightgbm_tree(t["tree_structure"]) for t in doc["tree_info"]]
+    return Model(trees, 0.0, "<=", list(doc["feature_names"]), sigmoid)
+
+
+def _lightgbm_tree(root: dict) -> Tree:
+    feature, threshold, left, right, value = [], [], [], [], []
+
+    def add(node: dict) -> int:
+        i = len(feature)
+        for col in (feature, threshold, left, right, value):
+            col.append(0)
+        if "leaf_value" in node:
+            feature[i], left[i], right[i] = -1, -1, -1
+            value[i] = float(node["leaf_value"])
+            return i
+        if node.get("decision_type") != "<=":
+            raise ModelError("categorical splits are not checked")
+        if node.get("missing_type") == "Zero":  # values near 0 go to the default side
+            raise ModelError("splits with missing type Zero are not checked")
+        feature[i], threshold[i] = int(node["split_feature"]), float(node["threshold"])
+        left[i] = add(node["left_child"])
+        right[i] = add(node["right_child"])
+        return i
+
+    add(root)
+    return Tree(feature, threshold, left, right, value)
