@@ -31,7 +31,7 @@ from ..compiler.query import Query
 
 FORMAT, VERSION = "treesens-certificate", 1
 ROW_NAMES = ("x1", "x2", "sum")  # a binary gap's rows: x1's side, x2's side, their sum
-LIBRARIES = {"xgboost": "xgboost", "lightgbm": "lightgbm"}
+LIBRARIES = {"xgboost": "xgboost", "xgboost-dump": "xgboost-dump", "lightgbm": "lightgbm"}
 
 
 @dataclass(frozen=True)
@@ -44,17 +44,14 @@ class Certified:
 
 def model_library(ens: Ensemble) -> str | None:
     """The library whose own reader the checker uses for this model, if it has one."""
-    kind = ens.source.split(":", 1)[0]
-    return LIBRARIES.get(kind.split("-")[0]) if kind != "xgboost-dump" else None
+    return LIBRARIES.get(ens.source.split(":", 1)[0])
 
 
 def _refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
     if model_library(ens) is None:
-        return (
-            f"no certificate for {ens.source}: the checker reads XGBoost JSON and LightGBM models"
-        )
+        return f"no certificate for {ens.source}: the checker reads XGBoost models and dumps and LightGBM models"
     if ens.n_outputs != 1 or ens.n_classes != 2:
         return "certificates cover binary models (multiclass ones are not written yet)"
     if q.gap.kind != "prob":
@@ -123,6 +120,8 @@ def _document(ens, q, enc, tables, record, model_file: Path) -> dict:
             "file": str(model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
             "library": model_library(ens),
+            # a dump does not store it: the base score the answer assumed (as a probability)
+            "base_score": 1.0 / (1.0 + math.exp(-float(ens.intercept[0]))),
         },
         "question": {
             "features": list(ens.feature_names),

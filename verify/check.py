@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -71,10 +71,14 @@ def _verify(doc: dict, model_path: str | None) -> Verdict:
     if hashlib.sha256(data).hexdigest() != m["sha256"]:
         return Verdict(False, f"{path} is not the model the certificate was written for")
     try:
-        model = read_model(str(path), m["library"])
+        model = read_model(str(path), m["library"], float(m.get("base_score", 0.5)))
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")
     q = doc["question"]
+    if m["library"] == "xgboost-dump":  # a dump names no features: the certificate's
+        if len(q["features"]) < len(model.features):
+            return Verdict(False, "the model reads more features than the certificate names")
+        model = replace(model, features=list(q["features"]))
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
     return Checker(model, q, doc["columns"]).run(doc["proof"])

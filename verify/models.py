@@ -33,9 +33,11 @@ class ModelError(Exception):
     """The model cannot be read as a binary logistic tree ensemble."""
 
 
-def read_model(path: str, library: str) -> Model:
+def read_model(path: str, library: str, base_score: float = 0.5) -> Model:
     if library == "xgboost":
         return _xgboost(path)
+    if library == "xgboost-dump":
+        return _xgboost_dump(path, base_score)
     if library == "lightgbm":
         return _lightgbm(path)
     raise ModelError(f"unknown library {library!r}")
@@ -72,6 +74,42 @@ def _xgboost(path: str) -> Model:
     names = booster.feature_names or [f"f{i}" for i in range(booster.num_features())]
     offset = math.log(base / (1.0 - base))
     return Model(trees, offset, "<", list(names), 1.0)
+
+
+def _xgboost_dump(path: str, base_score: float) -> Model:
+    """XGBoost's text dump in JSON (``Booster.get_dump(dump_format="json")``, a list of
+    nested trees): features are ``f<index>`` or indices; the base score is not in the
+    file (the certificate states the one the answer assumed)."""
+    with open(path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    if not isinstance(doc, list):
+        raise ModelError("an XGBoost dump is a JSON list of trees")
+    trees = [_dump_tree(t) for t in doc]
+    n = 1 + max((f for t in trees for f in t.feature), default=-1)
+    offset = math.log(base_score / (1.0 - base_score))
+    return Model(trees, offset, "<", [f"f{i}" for i in range(n)], 1.0)
+
+
+def _dump_tree(root: dict) -> Tree:
+    feature, threshold, left, right, value = [], [], [], [], []
+
+    def add(node: dict) -> int:
+        i = len(feature)
+        for col in (feature, threshold, left, right, value):
+            col.append(0)
+        if "leaf" in node:
+            feature[i], left[i], right[i], value[i] = -1, -1, -1, _f32(node["leaf"])
+            return i
+        split = node["split"]
+        feature[i] = int(str(split).removeprefix("f"))
+        threshold[i] = _f32(node["split_condition"])
+        kids = {int(k["nodeid"]): k for k in node["children"]}
+        left[i] = add(kids[int(node["yes"])])
+        right[i] = add(kids[int(node["no"])])
+        return i
+
+    add(root)
+    return Tree(feature, threshold, left, right, value)
 
 
 def _f32(v) -> float:

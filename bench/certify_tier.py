@@ -1,0 +1,139 @@
+"""Certify and verify "insensitive" answers of the full tier (docs/certificates.md).
+
+For each instance of a list (default bench/full-insensitive.txt: the full tier's
+"insensitive" answers): the box search writes its proof (``questions.certify``), then
+the independent checker (``treesens.verify``) re-checks it, each in a fresh process with
+a time limit. One JSON line per instance: whether a certificate was written, its boxes
+and size, the time to write it and to verify it, and the checker's verdict::
+
+    python bench/certify_tier.py --timeout 300 --out bench/results/certificates.jsonl
+    python bench/certify_tier.py --report bench/results/certificates.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from instances import MODELS, SHARED, Instance  # noqa: E402
+
+
+def _instance(line: str) -> Instance:
+    model, features, gap = line.split("|")[:3]
+    return Instance(model, tuple(features.split("+")), float(gap.removeprefix("g=")))
+
+
+def _certify_and_verify(args) -> dict:
+    inst, timeout, workdir = args
+    import treesens
+    from treesens.frontends.query_build import make_query
+    from treesens.questions.certify import certify
+    from treesens.verify import verify_file
+
+    model, details = MODELS[inst.model]
+    model_path = str(SHARED / model)
+    ens = treesens.load_model(model_path, details=str(SHARED / details) if details else None)
+    q = make_query(list(inst.features), gap=inst.gap)
+    path = Path(workdir) / "certificate.json"
+    t0 = time.time()
+    done = certify(ens, q, path, model_path, timeout)
+    line = {
+        "id": inst.id,
+        "written": done.written,
+        "message": done.message,
+        "boxes": done.boxes,
+        "certify_s": round(time.time() - t0, 3),
+    }
+    if done.written:
+        line["bytes"] = path.stat().st_size
+        t1 = time.time()
+        verdict = verify_file(path)
+        line.update(
+            valid=verdict.valid, verdict=verdict.message, verify_s=round(time.time() - t1, 3)
+        )
+    return line
+
+
+def run(ids: list[str], timeout: float, out: Path) -> None:
+    done = set()
+    if out.exists():
+        done = {json.loads(ln)["id"] for ln in out.read_text().splitlines() if ln.strip()}
+    ctx = mp.get_context("spawn")
+    with out.open("a") as fh, tempfile.TemporaryDirectory() as tmp:
+        for line_id in ids:
+            if line_id in done:
+                continue
+            inst = _instance(line_id)
+            with ctx.Pool(1) as pool:
+                try:
+                    line = pool.apply(_certify_and_verify, ((inst, timeout, tmp),))
+                except Exception as e:  # one instance's failure is recorded, the others go on
+                    line = {"id": line_id, "written": False, "message": f"{type(e).__name__}: {e}"}
+            fh.write(json.dumps(line) + "\n")
+            fh.flush()
+            print(json.dumps(line), flush=True)
+
+
+def report(path: Path) -> str:
+    lines = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    written = [d for d in lines if d.get("written")]
+    valid = [d for d in written if d.get("valid")]
+
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if xs else float("nan")
+
+    out = [
+        f"{len(lines)} instances; certificates written {len(written)}, verified valid "
+        f"{len(valid)}, invalid {len(written) - len(valid)}",
+        "",
+        "| figure | median | largest |",
+        "|---|---:|---:|",
+    ]
+    for key, name in (
+        ("boxes", "boxes"),
+        ("bytes", "size (bytes)"),
+        ("certify_s", "time to write (s)"),
+        ("verify_s", "time to verify (s)"),
+    ):
+        xs = [d[key] for d in written if key in d]
+        if xs:
+            out.append(f"| {name} | {median(xs):,.3g} | {max(xs):,.3g} |")
+    missing = [d for d in lines if not d.get("written")]
+    if missing:
+        out += ["", "Not written:", ""] + [f"- {d['id']}: {d['message']}" for d in missing]
+    bad = [d for d in written if not d.get("valid")]
+    if bad:
+        out += ["", "Invalid:", ""] + [f"- {d['id']}: {d['verdict']}" for d in bad]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--instances", default=str(HERE / "full-insensitive.txt"))
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds for the box search")
+    ap.add_argument("--out", default=str(HERE / "results" / "certificates.jsonl"))
+    ap.add_argument("--report", default=None, metavar="JSONL", help="only print the summary")
+    args = ap.parse_args(argv)
+    if args.report:
+        print(report(Path(args.report)))
+        return 0
+    text = Path(args.instances).read_text().splitlines()
+    ids = [ln.split("#", 1)[0].strip() for ln in text if ln.split("#", 1)[0].strip()]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    run(ids, args.timeout, out)
+    print(report(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
