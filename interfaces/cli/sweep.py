@@ -7,10 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-from ...answers.result import ERROR
+from ...answers.result import ERROR, INSENSITIVE
 from ...compiler.errors import InputError
 from ...compiler.query import resolve_condition
 from ...frontends.query_build import require_backend
+from ...questions.certify import certificate_note, certify
 from ...questions.executors import parse_executor
 from ...questions.max_gap import max_gap_probe
 from ...questions.sweep import (
@@ -104,6 +105,13 @@ def add_parser(sub) -> None:
     add_executor_args(p)
     add_plot_arg(p, "the sweep plot (a bar per query, coloured by verdict, as long as its gap)")
     add_max_gap_args(p)
+    p.add_argument(
+        "--certificates",
+        default=None,
+        metavar="DIR",
+        help="write the box search's proof of each insensitive answer to DIR/QUERY.json, "
+        "for `treesens verify` (docs/certificates.md)",
+    )
     p.set_defaults(func=run)
 
 
@@ -176,6 +184,8 @@ def run(args) -> int:
     summary = status_summary(results)
     print_table(args, rows, f"sweep: {summary} in {time.time() - t0:.1f}s")
     write_sweep_plot(args, results)
+    if args.certificates is not None:
+        write_certificates(args, ens, mk, subsets, results)
     log(f"done: {summary}")
     return 1 if any(r.status == ERROR for r in results) else 0
 
@@ -318,3 +328,29 @@ def print_table(args, rows: list[dict], title: str) -> None:
     if args.table_out:
         with open(args.table_out, "w") as fh:
             fh.write(to_csv(rows) if args.table_out.endswith(".csv") else to_markdown(rows))
+
+
+def write_certificates(args, ens, mk, subsets, results) -> None:
+    """One certificate per insensitive answer the box search proved (docs/certificates.md)."""
+    out = Path(args.certificates)
+    out.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for s, res in zip(subsets, results, strict=True):
+        if res.status != INSENSITIVE or res.max_gap is not None:
+            continue
+        name = "+".join(s)
+        note = certificate_note(res.stats)
+        if note is not None:
+            log(f"{name}: no certificate: {note}")
+            continue
+        q = mk(list(s), ",".join(s))
+        done = certify(ens, q, out / f"{safe_name(name)}.json", args.model, q.timeout)
+        written += done.written
+        if not done.written:
+            log(f"{name}: {done.message}")
+    log(f"certificates: {written} written to {out}")
+
+
+def safe_name(text: str) -> str:
+    """A file name for a query: letters, digits, '-', '_', '+' and '.'; others as '_'."""
+    return "".join(c if c.isalnum() or c in "-_+." else "_" for c in text)

@@ -166,3 +166,13 @@ def test_the_churn_certificate_verifies_and_one_box_less_does_not(tmp_path):
         del doc["proof"][[s[0] for s in doc["proof"]].index("prune")]
 
     assert run_treesens("verify", _tampered(out, tmp_path, drop_a_box)).returncode == 1
+
+
+def test_sweep_writes_a_certificate_per_insensitive_answer_that_verifies(tiny, tmp_path):
+    out = tmp_path / "certs"
+    p = run_treesens("sweep", tiny, "--gap", str(GAP), "--json", "--certificates", out)
+    assert p.returncode == 0, p.stderr
+    insensitive = [json.loads(ln) for ln in p.stdout.splitlines() if '"insensitive"' in ln]
+    files = sorted(out.glob("*.json"))
+    assert insensitive and len(files) == len(insensitive)
+    assert all(verify_file(f).valid for f in files)
