@@ -18,12 +18,14 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
-from ..answers.result import ERROR, SENSITIVE, UNKNOWN, Result
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..frontends.data import load_data
 from ..frontends.load import load_model
+from ..frontends.query_build import query_from_keywords
 from .audit import audit, summary
+from .certify import certificate_note, certify
 from .progress import Display
 from .sweep import sweep
 
@@ -36,6 +38,7 @@ DEFAULT_GAP = 0.2
 # the ranking's max gaps are closed to within this (coarser than max_gap's default: a
 # ranking needs the order, and a wide model's bounds close many times faster)
 RANK_TOLERANCE = 1e-3
+CERTIFY_SECONDS = 120.0  # the box search's time to write a protected feature's proof
 LIBRARIES = ("xgboost", "lightgbm", "scikit-learn", "ortools", "numpy", "pandas")
 
 
@@ -76,6 +79,8 @@ class ProtectedFinding:
     audit_rows: int = 0
     audit_table: list[dict] = field(default_factory=list)  # questions.audit.summary rows
     audit_error: str | None = None
+    certificate: str | None = None  # the proof of an insensitive answer, when written
+    certificate_note: str | None = None  # else why there is none
 
 
 @dataclass
@@ -187,6 +192,7 @@ def report(
     model_file: str | Path | None = None,
     progress: Display | None = None,
     note: Callable[[str], None] | None = None,
+    certificates: str | Path | None = None,
 ) -> Report:
     """Gather an audit report of ``model`` on ``data`` (a CSV / Parquet path).
 
@@ -197,6 +203,8 @@ def report(
     (``NAME.rank.jsonl``, ``NAME.checks.jsonl``) and reused when the report is run again.
     ``command`` and ``model_file``: how to reproduce the report and the model's file,
     for its provenance (``model_file`` defaults to ``model`` when that is a path).
+    ``certificates``: a folder; the proof of each protected feature's "insensitive"
+    answer is written there (docs/certificates.md) and named in the report.
     """
     t0 = time.time()
     say = note or (lambda _msg: None)
@@ -217,7 +225,15 @@ def report(
     common = {"data": str(data), "label": label, "classes": classes, "progress": progress}
     per_rank = max(MIN_STEP_SECONDS, RANK_SHARE * budget / max(1, len(names)))
     say(f"report: ranking {len(names)} features by max gap ({per_rank:.0f}s each at most)")
-    ranking = sweep(ens, features=names, max_gap=True, timeout=per_rank, resume=rank_path, **common)
+    ranking = sweep(
+        ens,
+        features=names,
+        max_gap=True,
+        max_gap_tolerance=RANK_TOLERANCE,
+        timeout=per_rank,
+        resume=rank_path,
+        **common,
+    )
     found = []
     if protected:
         per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
@@ -231,6 +247,8 @@ def report(
             found.append(ProtectedFinding(p, res, n, table, err))
     if model_file is None and isinstance(model, str | Path):
         model_file = model
+    if certificates is not None:
+        _certify_protected(ens, found, gap, classes, Path(certificates), model_file, say)
     files = [FileFacts.of("model", model_file)] if model_file is not None else []
     files.append(FileFacts.of("data", data))
     if details is not None and isinstance(details, str | Path):
@@ -246,6 +264,23 @@ def report(
         data_path=str(data),
         label=label,
     )
+
+
+def _certify_protected(ens, found, gap, classes, folder: Path, model_file, say) -> None:
+    """Each protected feature's insensitive answer, certified into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in found:
+        if f.check.status != INSENSITIVE:
+            continue
+        why = certificate_note(f.check.stats)
+        q = query_from_keywords([f.feature], {"gap": gap, "classes": classes}, ens=ens)
+        path = folder / f"{f.feature}.json"
+        done = certify(ens, q, path, model_file, CERTIFY_SECONDS) if why is None else None
+        if done is not None and done.written:
+            f.certificate = str(path)
+            say(f"report: {done.message}")
+        else:
+            f.certificate_note = why or done.message
 
 
 def witness_found(f: ProtectedFinding) -> bool:

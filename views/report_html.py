@@ -167,6 +167,14 @@ def _protected(report: Report, f: ProtectedFinding) -> str:
         f'<h2 id="protected-{e(f.feature)}">Protected feature: {e(f.feature)}</h2>',
         f"<p>{_answer_sentence(report, f.check)}</p>",
     ]
+    if f.certificate:
+        out.append(
+            f"<p>Its proof is in <code>{e(f.certificate)}</code>: <code>treesens verify "
+            f"{e(f.certificate)}</code> re-checks it from the model's trees with a checker "
+            "that shares no code with the rest of treesens.</p>"
+        )
+    elif f.certificate_note:
+        out.append(f'<p class="muted">No certificate: {e(f.certificate_note)}.</p>')
     if witness_found(f):
         fig = plot_witness(f.check, data=report.data_path, model=report.model, label=report.label)
         out += ["<h3>The pair of inputs</h3>", _png(fig), result_html(f.check)]

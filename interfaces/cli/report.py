@@ -50,6 +50,13 @@ def add_parser(sub) -> None:
         help="keep the answers beside this path (NAME.rank.jsonl, NAME.checks.jsonl) and "
         "reuse them when run again (default: beside --out)",
     )
+    p.add_argument(
+        "--certificates",
+        default=None,
+        metavar="DIR",
+        help="write the proof of each protected feature's insensitive answer to DIR "
+        "(docs/certificates.md)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(func=run)
 
@@ -81,6 +88,7 @@ def run(args) -> int:
         model_file=args.model,
         progress=partial(sweep_progress, enabled=not args.no_progress),
         note=log,
+        certificates=args.certificates,
     )
     out.write_text(render(rep), encoding="utf-8")
     log(f"report written to {out} ({rep.seconds:.0f}s)")

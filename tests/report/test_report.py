@@ -75,3 +75,19 @@ def test_a_missing_data_file_is_an_input_error(tmp_path):
 def test_a_budget_of_zero_is_an_input_error():
     with pytest.raises(InputError, match="budget"):
         report(str(MODEL), str(ROWS), budget=0, progress=False)
+
+
+def test_an_insensitive_protected_feature_gets_a_certificate_that_verifies(tmp_path):
+    from treesens.verify import verify_file
+
+    rep = report(
+        str(MODEL),
+        str(ROWS),
+        features=["mean_radius"],
+        protected=["mean_radius"],
+        budget=20,
+        certificates=tmp_path / "certs",
+    )
+    (found,) = rep.protected
+    assert found.check.status == "insensitive"
+    assert found.certificate is not None and verify_file(found.certificate).valid
