@@ -31,7 +31,12 @@ from ..compiler.query import Query
 
 FORMAT, VERSION = "treesens-certificate", 1
 ROW_NAMES = ("x1", "x2", "sum")  # a binary gap's rows: x1's side, x2's side, their sum
-LIBRARIES = {"xgboost": "xgboost", "xgboost-dump": "xgboost-dump", "lightgbm": "lightgbm"}
+LIBRARIES = {
+    "xgboost": "xgboost",
+    "xgboost-dump": "xgboost-dump",
+    "lightgbm": "lightgbm",
+    "sklearn": "sklearn",
+}
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ def model_library(ens: Ensemble) -> str | None:
 def _refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
+    if model_library(ens) == "sklearn" and Path(model_file).suffix != ".skops":
+        return "a scikit-learn model is certified from a .skops file (the checker loads no pickle)"
     if model_library(ens) is None:
         return f"no certificate for {ens.source}: the checker reads XGBoost models and dumps and LightGBM models"
     if ens.n_outputs != 1 or ens.n_classes != 2:
@@ -101,13 +108,13 @@ def _document(ens, q, enc, tables, record, model_file: Path) -> dict:
     columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
     proof = []
     # a row's bound as the checker states it: the score (x1), minus the score (x2) or
-    # their difference (sum), with the margin offset, in the library's raw units
+    # their difference (sum), with the margin offset, in logit units (P = sigmoid)
     offset = float(ens.intercept[0])
     constant = {"x1": offset, "x2": -offset, "sum": 0.0}
     for event in record:
         if event[0] == "prune":
             row = ROW_NAMES[event[1]]
-            proof.append(["prune", row, (event[2] + constant[row]) / float(ens.scale)])
+            proof.append(["prune", row, event[2] + constant[row]])
             continue
         _, c, r = event
         f = tables.columns[c][0]

@@ -141,10 +141,13 @@ class Checker:
 
     def _domain_interval(self, f: int) -> tuple[float, float]:
         d = self.domain[f]
-        if self.m.test == "<":  # float32(x) in [f32down(lb), f32up(ub)]
-            lo, hi = _f32_down(d.lb), _after32(_f32_up(d.ub))
-        else:
-            lo, hi = _before(d.lb), d.ub
+        lb, ub = d.lb, d.ub
+        if self.m.float32:  # the library compares float32(x): x in [lb, ub] maps here
+            lb, ub = _f32_down(lb), _f32_up(ub)
+        if self.m.test == "<":  # [lb, ub] as [lb, after(ub))
+            lo, hi = lb, (_after32(ub) if self.m.float32 else _after(ub))
+        else:  # [lb, ub] as (before(lb), ub]
+            lo, hi = (_before32(lb) if self.m.float32 else _before(lb)), ub
         return self._norm(f, lo, hi)
 
     def _split(self, lo: float, hi: float, t: float):
@@ -234,7 +237,7 @@ class Checker:
             lo = np.array([self._norm(f, *box[c])[0] for c, (f, _) in enumerate(self.columns)])
             hi = np.array([self._norm(f, *box[c])[1] for c, (f, _) in enumerate(self.columns)])
             bound = offsets[row] + tables[row].bound(lo, hi)
-            stated = float(step[2])
+            stated = float(step[2]) / self.m.margin_per_logit  # logit units -> raw
             if not math.isclose(bound, stated, rel_tol=1e-6, abs_tol=1e-9):
                 return Verdict(
                     False,
@@ -305,6 +308,16 @@ def _floor(v: float) -> float:
 
 def _before(v: float) -> float:
     return float(np.nextafter(v, -INF)) if math.isfinite(v) else v
+
+
+def _after(v: float) -> float:
+    return float(np.nextafter(v, INF)) if math.isfinite(v) else v
+
+
+def _before32(v: float) -> float:
+    if not math.isfinite(v):
+        return v
+    return float(np.nextafter(np.float32(v), np.float32(-np.inf)))
 
 
 def _after32(v: float) -> float:

@@ -24,9 +24,10 @@ class Tree:
 class Model:
     trees: list[Tree]
     offset: float  # raw score before any tree
-    test: str  # "<" (XGBoost, on float32 values) or "<=" (LightGBM)
+    test: str  # "<" (XGBoost) or "<=" (LightGBM, scikit-learn)
     features: list[str]
     margin_per_logit: float  # P = sigmoid(margin_per_logit * raw)
+    float32: bool = False  # the library compares float32(x) (XGBoost, scikit-learn)
 
 
 class ModelError(Exception):
@@ -40,6 +41,8 @@ def read_model(path: str, library: str, base_score: float = 0.5) -> Model:
         return _xgboost_dump(path, base_score)
     if library == "lightgbm":
         return _lightgbm(path)
+    if library == "sklearn":
+        return _sklearn(path)
     raise ModelError(f"unknown library {library!r}")
 
 
@@ -73,7 +76,7 @@ def _xgboost(path: str) -> Model:
         )
     names = booster.feature_names or [f"f{i}" for i in range(booster.num_features())]
     offset = math.log(base / (1.0 - base))
-    return Model(trees, offset, "<", list(names), 1.0)
+    return Model(trees, offset, "<", list(names), 1.0, float32=True)
 
 
 def _xgboost_dump(path: str, base_score: float) -> Model:
@@ -87,7 +90,7 @@ def _xgboost_dump(path: str, base_score: float) -> Model:
     trees = [_dump_tree(t) for t in doc]
     n = 1 + max((f for t in trees for f in t.feature), default=-1)
     offset = math.log(base_score / (1.0 - base_score))
-    return Model(trees, offset, "<", [f"f{i}" for i in range(n)], 1.0)
+    return Model(trees, offset, "<", [f"f{i}" for i in range(n)], 1.0, float32=True)
 
 
 def _dump_tree(root: dict) -> Tree:
@@ -155,3 +158,39 @@ def _lightgbm_tree(root: dict) -> Tree:
 
     add(root)
     return Tree(feature, threshold, left, right, value)
+
+
+def _sklearn(path: str) -> Model:
+    """A scikit-learn GradientBoostingClassifier (binary) from a .skops file, loaded
+    with only scikit-learn's and NumPy's types trusted (nothing else may run)."""
+    import skops.io
+
+    untrusted = skops.io.get_untrusted_types(file=path)
+    foreign = [t for t in untrusted if not t.startswith(("sklearn.", "numpy."))]
+    if foreign:
+        raise ModelError(f"the file holds types the checker does not trust: {foreign[:3]}")
+    est = skops.io.load(path, trusted=untrusted)
+    kind = type(est).__name__
+    if kind != "GradientBoostingClassifier" or len(est.classes_) != 2:
+        raise ModelError(f"{kind}: the checker reads binary GradientBoostingClassifier models")
+    factor = 2.0 if est.loss == "exponential" else 1.0  # P = sigmoid(factor * raw)
+    n = est.n_features_in_
+    offset = float(est._raw_predict_init(np.zeros((1, n), dtype=np.float32))[0, 0])
+    lr = float(est.learning_rate)
+    trees = []
+    for reg in est.estimators_[:, 0]:
+        t = reg.tree_
+        leaf = t.children_left == -1
+        trees.append(
+            Tree(
+                feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t.feature)],
+                threshold=[0.0 if leaf[i] else float(v) for i, v in enumerate(t.threshold)],
+                left=[int(c) for c in t.children_left],
+                right=[int(c) for c in t.children_right],
+                value=[
+                    lr * float(t.value[i, 0, 0]) if leaf[i] else 0.0 for i in range(t.node_count)
+                ],
+            )
+        )
+    names = [str(c) for c in getattr(est, "feature_names_in_", [f"x{i}" for i in range(n)])]
+    return Model(trees, offset, "<=", names, factor, float32=True)

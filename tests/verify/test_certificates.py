@@ -27,7 +27,7 @@ def _data(seed: int):
     return X, y
 
 
-@pytest.fixture(scope="module", params=["xgboost", "lightgbm"])
+@pytest.fixture(scope="module", params=["xgboost", "lightgbm", "sklearn"])
 def tiny(request, tmp_path_factory):
     """A small binary model file of each library, and a feature it is insensitive to
     at GAP (x2, whose effect is small)."""
@@ -39,12 +39,19 @@ def tiny(request, tmp_path_factory):
         est = xgboost.XGBClassifier(n_estimators=8, max_depth=3).fit(X, y)
         path = path.with_suffix(".json")
         est.get_booster().save_model(path)
-    else:
+    elif request.param == "lightgbm":
         import lightgbm
 
         est = lightgbm.LGBMClassifier(n_estimators=8, num_leaves=8, verbose=-1).fit(X, y)
         path = path.with_suffix(".txt")
         est.booster_.save_model(path)
+    else:
+        import skops.io
+        from sklearn.ensemble import GradientBoostingClassifier
+
+        est = GradientBoostingClassifier(n_estimators=8, max_depth=3, learning_rate=1.0)
+        path = path.with_suffix(".skops")
+        skops.io.dump(est.fit(X, y), path)
     return str(path)
 
 
