@@ -62,7 +62,7 @@ BACKENDS: dict[str, BackendInfo] = {
         ("mip",),
         implications=False,
         description="COIN-OR CBC via python-mip",
-        install="pip install mip",
+        install="pip install 'treesens[cbc]'",
     ),
     "highs": BackendInfo(
         "highs",
@@ -70,7 +70,7 @@ BACKENDS: dict[str, BackendInfo] = {
         ("mip", "highspy"),
         implications=False,
         description="HiGHS via python-mip",
-        install="pip install mip highspy",
+        install="pip install 'treesens[highs]'",
     ),
     "gurobi": BackendInfo(
         "gurobi",

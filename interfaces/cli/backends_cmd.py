@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 
-from ...backends.registry import BACKENDS, DEFAULT_BACKEND, available
+from ...backends.registry import BACKENDS, DEFAULT_BACKEND, available, install_hint
+from ...driver.probe import backend_loads
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("backends", help="list solver backends and whether they are installed")
+    p = sub.add_parser(
+        "backends",
+        help="list solver backends and whether they are installed (each tried on a tiny "
+        "problem in its own process)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -16,8 +21,12 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     rows = []
     for name, info in BACKENDS.items():
-        ok = available(name)
+        ok, why = available(name), ""
+        if ok:  # its packages import: does its solver load and solve?
+            ok, why = backend_loads(name)
         note = info.description
+        if why:
+            note += f" (installed but does not load: {why}; {install_hint(name)})"
         if info.size_limit and ok:
             note += f" (size-limited license: at most {info.size_limit[0]} variables and {info.size_limit[1]} constraints)"
         rows.append(
