@@ -14,6 +14,13 @@ the model. Conventions:
 
 The raw score of output ``k`` is ``intercept[k] + scale * sum(tree leaf values)``.
 The ``link`` turns raw scores into class probabilities.
+
+A *regressor* is an ensemble with ``n_classes == 0`` and exactly one output; its
+prediction is ``link(raw)`` with link ``identity`` (squared / absolute / Huber error,
+forests: ``scale`` 1/n), ``exp`` (log-link objectives: Poisson, gamma, Tweedie) or
+``sigmoid`` (a regression on [0, 1] through the logistic function). ``predict`` gives
+predictions; ``proba`` is for classifiers only. A regressor's replayer has
+``predict(X) -> (n,)`` in prediction space besides ``predict_raw``.
 """
 
 from __future__ import annotations
@@ -28,6 +35,11 @@ import numpy as np
 LOGISTIC = "logistic"  # binary: one output, P(class 1) = sigmoid(raw)
 SOFTMAX = "softmax"  # multiclass: C outputs, P = softmax(raw)
 PROBA = "proba"  # raw scores are already probabilities (random forests)
+# regressors (n_classes == 0, one output): prediction = link(raw)
+IDENTITY = "identity"
+EXP = "exp"
+SIGMOID = "sigmoid"
+REGRESSION_LINKS = (IDENTITY, EXP, SIGMOID)
 
 # missing-value modes of a node
 MISSING_NAN = 0  # NaN goes to the default side; any number is compared
@@ -194,8 +206,12 @@ class Ensemble:
     inputs: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.link not in (LOGISTIC, SOFTMAX, PROBA):
+        if self.link not in (LOGISTIC, SOFTMAX, PROBA, *REGRESSION_LINKS):
             raise ValueError(f"unknown link {self.link!r}")
+        if (self.link in REGRESSION_LINKS) != (self.n_classes == 0):
+            raise ValueError("a regressor has n_classes 0 and a regression link, and only it")
+        if self.n_classes == 0 and self.n_outputs != 1:
+            raise ValueError("a regressor has exactly one output")
         if self.op not in ("<", "<="):
             raise ValueError(f"unknown comparison {self.op!r}")
         if self.cast not in CASTS:
@@ -231,6 +247,10 @@ class Ensemble:
         )
 
     # ---- facts -------------------------------------------------------------------
+    @property
+    def is_regressor(self) -> bool:
+        return self.n_classes == 0
+
     @property
     def n_outputs(self) -> int:
         return len(self.intercept)
@@ -378,7 +398,24 @@ class Ensemble:
 
     def proba(self, X: np.ndarray) -> np.ndarray:
         """(n_rows, n_classes) class probabilities."""
+        if self.is_regressor:
+            raise ValueError("a regressor has predictions, not class probabilities")
         return raw_to_proba(self.raw(X), self.link, self.n_classes)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """(n_rows,) a regressor's predictions: link(raw)."""
+        if not self.is_regressor:
+            raise ValueError("predict is for regressors; a classifier has proba")
+        return raw_to_prediction(self.raw(X)[:, 0], self.link)
+
+
+def raw_to_prediction(raw: np.ndarray, link: str) -> np.ndarray:
+    """A regressor's raw scores in prediction space."""
+    if link == EXP:
+        return np.exp(raw)
+    if link == SIGMOID:
+        return 1.0 / (1.0 + np.exp(-raw))
+    return np.asarray(raw, dtype=np.float64).copy()
 
 
 def raw_to_proba(raw: np.ndarray, link: str, n_classes: int) -> np.ndarray:

@@ -156,6 +156,7 @@ class Condition:
 
 def resolve_condition(ens: Ensemble, q: Query) -> Condition:
     """Turn the query's gap and classes into linear conditions on raw scores."""
+    refuse_regressor(ens)
     g = q.gap
     if ens.n_classes == 2 and ens.n_outputs == 1:
         if q.classes not in (None, (1, 0), ("1", "0")):
@@ -186,6 +187,15 @@ def resolve_condition(ens: Ensemble, q: Query) -> Condition:
         desc = f"raw(x1) >= {hi:.6g} and raw(x2) <= {lo:.6g}"
         return Condition(rows=rows, pair_sum=((1.0,), (-1.0,), hi - lo), description=desc)
     return _multiclass_condition(ens, q)
+
+
+def refuse_regressor(ens: Ensemble) -> None:
+    """Regressors load (``Ensemble.predict``), but no question is asked of them yet."""
+    if ens.is_regressor:
+        raise InputError(
+            f"the model is a regressor (link {ens.link}): treesens reads it, but its "
+            "sensitivity questions (a change of the prediction) are not supported yet"
+        )
 
 
 def class_index(ens: Ensemble, c: int | str | None) -> int | str:

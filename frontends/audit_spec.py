@@ -11,7 +11,7 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
-from ..compiler.query import Gap, class_index
+from ..compiler.query import Gap, class_index, refuse_regressor
 from .data import Dataset
 from .query_build import gap_of
 
@@ -34,6 +34,7 @@ class AuditSpec:
 
 def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Target:
     """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1."""
+    refuse_regressor(ens)
     binary = ens.n_classes == 2 and ens.n_outputs == 1
     g = gap_of(gap, margin_gap, Gap(0.2 if binary else 1.0, "prob"))
     cls = None

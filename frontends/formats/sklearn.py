@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
+from ...compiler.ensemble import IDENTITY, LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
 from ...compiler.errors import InputError, UnsupportedModelError
 from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
 from .lightgbm import LightGBMFormat
@@ -47,6 +47,14 @@ SUPPORTED = (
     "GradientBoostingClassifier",
     "HistGradientBoostingClassifier",
 )
+# regressors: one output, link identity, prediction = raw (forests: the mean of trees)
+REGRESSORS = (
+    "DecisionTreeRegressor",
+    "ExtraTreeRegressor",
+    "RandomForestRegressor",
+    "ExtraTreesRegressor",
+    "GradientBoostingRegressor",
+)
 
 PICKLE_REFUSED = (
     "not loaded: a pickled model (joblib/pickle) runs code while it loads. If you trust "
@@ -58,6 +66,7 @@ PICKLE_REFUSED = (
 # the estimator's scores in the IR's space: P(class 1) of a binary forest, all class
 # probabilities, or the decision function (gradient boosting)
 RAW_PROBA_1, RAW_PROBA, RAW_DECISION = "proba1", "proba", "decision"
+RAW_PREDICT = "predict"  # a regressor's predict (identity link)
 
 
 class SklearnReplayer:
@@ -104,8 +113,9 @@ class SklearnReplayer:
 
     def raw_fn(self, X) -> np.ndarray:
         """(n, n_outputs) raw scores in the IR's space, before ``raw_scale``."""
-        if self.raw == RAW_DECISION:
-            r = np.asarray(self.est.decision_function(X), dtype=np.float64)
+        if self.raw in (RAW_DECISION, RAW_PREDICT):
+            fn = self.est.predict if self.raw == RAW_PREDICT else self.est.decision_function
+            r = np.asarray(fn(X), dtype=np.float64)
             return r.reshape(len(r), -1)
         p = self.est.predict_proba(X)
         return p[:, 1:2] if self.raw == RAW_PROBA_1 else p
@@ -154,6 +164,10 @@ class SklearnReplayer:
     def predict_proba(self, X) -> np.ndarray:
         return np.asarray(self.est.predict_proba(self._input(X)), dtype=np.float64)
 
+    def predict(self, X) -> np.ndarray:
+        """A regressor's predictions, (n,)."""
+        return np.asarray(self.est.predict(self._input(X)), dtype=np.float64).reshape(len(X))
+
 
 def _names(est, n: int) -> list[str]:
     names = getattr(est, "feature_names_in_", None)
@@ -169,16 +183,9 @@ def _check_classifier(est, where: str) -> None:
             "a Pipeline is not a tree ensemble: pass its final estimator (and transform the data yourself)",
             where,
         )
-    if name not in SUPPORTED:
-        from sklearn.base import is_classifier
-
-        if "Regressor" in name or not is_classifier(est):
-            raise UnsupportedModelError(
-                f"{name} is not a classifier (supported: {', '.join(SUPPORTED)})", where
-            )
-        raise UnsupportedModelError(
-            f"{name} is not supported (supported: {', '.join(SUPPORTED)})", where
-        )
+    if name not in SUPPORTED and name not in REGRESSORS:
+        known = ", ".join((*SUPPORTED, *REGRESSORS))
+        raise UnsupportedModelError(f"{name} is not supported (supported: {known})", where)
     if not hasattr(est, "n_features_in_"):
         raise InputError(f"the {name} is not fitted", where)
     if not 0 < int(est.n_features_in_) <= MAX_FEATURES:
@@ -466,7 +473,53 @@ def from_estimator(est, where: str | None = None) -> Ensemble:
         return _gradient_boosting(est, where)
     if name == "HistGradientBoostingClassifier":
         return _hist_gradient_boosting(est, where)
+    if name in REGRESSORS:
+        return _regressor(est, where)
     return _forest(est, where)
+
+
+def _regressor(est, where: str) -> Ensemble:
+    """A tree, forest or gradient-boosted regressor: prediction = intercept + scale *
+    sum of leaf values (a forest's scale is 1/n; boosting's intercept is its constant
+    ``init_``, its scale the learning rate)."""
+    name = type(est).__name__
+    n_feat = int(est.n_features_in_)
+    intercept, scale = 0.0, 1.0
+    if name == "GradientBoostingRegressor":
+        init = est.init_
+        if not (init == "zero" or type(init).__name__ == "DummyRegressor"):
+            raise UnsupportedModelError(
+                f"{name} with init={type(init).__name__}: its raw prediction depends on the "
+                "input (supported: the default mean, or init='zero')",
+                where,
+            )
+        zero = np.zeros((1, n_feat), dtype=np.float32)
+        intercept = float(np.asarray(est._raw_predict_init(zero), dtype=np.float64).reshape(-1)[0])
+        scale = float(est.learning_rate)
+        srcs = [e.tree_ for e in est.estimators_[:, 0]]
+    elif name in ("DecisionTreeRegressor", "ExtraTreeRegressor"):
+        srcs = [est.tree_]
+    else:
+        srcs = [e.tree_ for e in est.estimators_]
+        scale = 1.0 / max(len(srcs), 1)
+    if not srcs:
+        raise InputError(f"the {name} has no trees", where)
+    trees = []
+    for t in srcs:
+        feature, threshold, left, right, dleft, value = _tree_arrays(t, lambda v: v[:, :1], n_feat)
+        trees.append(Tree(feature, threshold, left, right, dleft, value, outputs=(0,)))
+    return Ensemble(
+        trees=tuple(trees),
+        features=tuple(Feature(n) for n in _names(est, n_feat)),
+        n_classes=0,
+        intercept=(intercept,),
+        link=IDENTITY,
+        op="<=",
+        cast="float32",
+        scale=scale,
+        source=f"sklearn:{where}",
+        replayer=SklearnReplayer(est, RAW_PREDICT, columns=_columns(est)),
+    )
 
 
 def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
@@ -554,7 +607,10 @@ def _check_loaded(ens: Ensemble, name: str, where: str) -> None:
     try:  # the replay of witnesses needs the estimator's own predict
         X = np.zeros((1, ens.n_features))
         ens.replayer.predict_raw(X)
-        ens.replayer.predict_proba(X)
+        if ens.is_regressor:
+            ens.replayer.predict(X)
+        else:
+            ens.replayer.predict_proba(X)
     except Exception as e:  # noqa: BLE001 - whatever the tampered estimator raises
         raise InputError(
             f"scikit-learn cannot predict with this {name} ({type(e).__name__}: {_first_line(e)})",

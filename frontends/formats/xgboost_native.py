@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
+from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ...compiler.errors import InputError, UnsupportedModelError
 from . import ubj, xgboost_dump
 from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
@@ -37,6 +37,15 @@ SUPPORTED = (
     "multi:softprob",
     "multi:softmax",
 )
+# regression objectives and their link; a log link's base_score is a prediction
+REGRESSION = {
+    "reg:squarederror": IDENTITY,
+    "reg:absoluteerror": IDENTITY,
+    "reg:pseudohubererror": IDENTITY,
+    "count:poisson": EXP,
+    "reg:gamma": EXP,
+    "reg:tweedie": EXP,
+}
 
 
 def _f32(x) -> float:
@@ -126,9 +135,10 @@ def _learner(model: dict, where: str) -> tuple[str, dict, dict]:
         lmp = learner["learner_model_param"]
     except (KeyError, TypeError) as e:
         raise InputError(f"not an XGBoost model: missing {e}", where) from None
-    if obj not in SUPPORTED:
+    if obj not in SUPPORTED and obj not in REGRESSION:
+        known = ", ".join((*SUPPORTED, *REGRESSION))
         raise UnsupportedModelError(
-            f"objective {obj!r} is not a classifier treesens supports (supported: {', '.join(SUPPORTED)})",
+            f"objective {obj!r} is not one treesens supports (supported: {known})",
             where,
         )
     booster_name = gb.get("name")
@@ -189,6 +199,12 @@ def _outputs(
         intercept = tuple(_f32(b) for b in (bs if len(bs) == n_classes else bs[:1] * n_classes))
         return n_classes, SOFTMAX, intercept
     b0 = _f32(bs[0])
+    if REGRESSION.get(obj) == EXP:
+        if not b0 > 0.0:
+            raise InputError(f"base_score {b0} of a log-link objective is not positive", where)
+        return 0, EXP, (float(np.log(b0)),)
+    if obj in REGRESSION:
+        return 0, IDENTITY, (b0,)
     if obj in ("binary:logistic", "reg:logistic"):
         if not 0.0 < b0 < 1.0:
             raise InputError(f"base_score {b0} is not a probability", where)
@@ -332,8 +348,8 @@ def from_estimator(est: Any) -> Ensemble:
         booster = est.get_booster()
     except Exception as e:  # noqa: BLE001 - sklearn raises NotFittedError
         raise InputError(f"the XGBoost estimator is not fitted: {e}") from None
-    if type(est).__name__ in ("XGBRegressor", "XGBRanker", "XGBRFRegressor"):
-        raise UnsupportedModelError(f"{type(est).__name__} is not a classifier")
+    if type(est).__name__ in ("XGBRanker",):
+        raise UnsupportedModelError(f"{type(est).__name__} is not a classifier or regressor")
     return from_booster(booster, f"<{type(est).__name__}>")
 
 

@@ -92,6 +92,10 @@ class XGBoostReplayer:
     def predict_raw(self, X) -> np.ndarray:
         return self._predict(X, output_margin=True).reshape(len(X), -1)
 
+    def predict(self, X) -> np.ndarray:
+        """A regressor's predictions (prediction space), (n,)."""
+        return self._predict(X).reshape(len(X))
+
     def predict_proba(self, X) -> np.ndarray:
         if self.objective == "multi:softmax":
             raw = self.predict_raw(X)

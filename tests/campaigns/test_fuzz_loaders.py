@@ -498,21 +498,18 @@ def sk_models() -> dict:
 
 @pytest.fixture(scope="module")
 def sk_others(sk_models) -> list:
-    """Objects a model file may hold that are not a supported classifier."""
+    """Objects a model file may hold that are not a supported classifier or regressor."""
     import lightgbm as lgb
-    import xgboost as xgb
     from sklearn.cluster import KMeans
     from sklearn.ensemble import (
         AdaBoostClassifier,
-        GradientBoostingRegressor,
         HistGradientBoostingRegressor,
         IsolationForest,
-        RandomForestRegressor,
     )
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+    from sklearn.tree import DecisionTreeClassifier
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 3))
@@ -520,9 +517,6 @@ def sk_others(sk_models) -> list:
     small = {"n_estimators": 2, "random_state": 0}
     return Fixture(
         [
-            DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0]),
-            RandomForestRegressor(max_depth=2, **small).fit(X, X[:, 0]),
-            GradientBoostingRegressor(max_depth=2, **small).fit(X, X[:, 0]),
             HistGradientBoostingRegressor(max_iter=2).fit(X, X[:, 0]),
             IsolationForest(**small).fit(X),
             AdaBoostClassifier(**small).fit(X, y),
@@ -534,7 +528,6 @@ def sk_others(sk_models) -> list:
             DecisionTreeClassifier(),  # not fitted
             DecisionTreeClassifier(max_depth=2).fit(X, np.zeros(60, dtype=int)),  # one class
             DecisionTreeClassifier(max_depth=2).fit(X, np.stack([y, 1 - y], axis=1)),  # 2 outputs
-            xgb.XGBRegressor(n_estimators=2, max_depth=2, nthread=1).fit(X, X[:, 0]),
             lgb.LGBMRegressor(n_estimators=2, verbose=-1, num_threads=1).fit(X, X[:, 0]),
             None,
             3,

@@ -1,0 +1,163 @@
+"""Regressors load into the Ensemble IR (n_classes 0, one output, a regression link) and
+the IR's predictions agree with the library's predict, on random rows, rows with missing
+values and rows placed exactly on (and one float next to) every threshold. Questions on
+regressors are refused in one line until they are supported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.compiler.ensemble import EXP, IDENTITY, Ensemble
+from treesens.compiler.errors import InputError
+
+xgb = pytest.importorskip("xgboost")
+sk_ensemble = pytest.importorskip("sklearn.ensemble")
+sk_tree = pytest.importorskip("sklearn.tree")
+
+
+def _data(n: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = 2.0 * X[:, 0] + X[:, 1] + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+def _probe_rows(ens: Ensemble, nan: bool) -> np.ndarray:
+    rng = np.random.default_rng(1)
+    R = rng.normal(size=(100, ens.n_features))
+    rows = [R]
+    for t in ens.trees:
+        for k in np.flatnonzero(t.feature >= 0):
+            th = float(t.threshold[k])
+            for v in (
+                th,
+                np.nextafter(th, -np.inf),
+                np.nextafter(th, np.inf),
+                float(np.nextafter(np.float32(th), np.float32(np.inf))),
+                float(np.nextafter(np.float32(th), np.float32(-np.inf))),
+            ):
+                r = R[:1].copy()
+                r[0, t.feature[k]] = v
+                rows.append(r)
+    if nan:
+        m = R[:20].copy()
+        m[:, 0] = np.nan
+        m[::2, 1] = np.nan
+        rows.append(m)
+    return np.concatenate(rows)
+
+
+def _assert_agrees(ens: Ensemble, est, nan: bool = True) -> None:
+    X = _probe_rows(ens, nan)
+    lib = np.asarray(est.predict(X), dtype=np.float64)
+    # the libraries sum in float32 (xgboost) or float64 (scikit-learn)
+    np.testing.assert_allclose(ens.predict(X), lib, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ens.replayer.predict(X), lib, rtol=0, atol=0)
+
+
+XGB_OBJECTIVES = {
+    "reg:squarederror": IDENTITY,
+    "reg:absoluteerror": IDENTITY,
+    "reg:pseudohubererror": IDENTITY,
+    "count:poisson": EXP,
+    "reg:gamma": EXP,
+    "reg:tweedie": EXP,
+}
+
+
+def _xgb_regressor(objective: str):
+    X, y = _data()
+    if XGB_OBJECTIVES[objective] == EXP:
+        y = np.exp(y / 3.0) + 0.1
+    return xgb.XGBRegressor(n_estimators=6, max_depth=3, objective=objective, nthread=1).fit(X, y)
+
+
+@pytest.mark.parametrize("objective", sorted(XGB_OBJECTIVES))
+def test_xgboost_regressor_predictions_match_xgboost(objective):
+    est = _xgb_regressor(objective)
+    _assert_agrees(treesens.load_model(est), est)
+
+
+@pytest.mark.parametrize("objective", sorted(XGB_OBJECTIVES))
+def test_xgboost_regressor_has_its_objectives_link(objective):
+    ens = treesens.load_model(_xgb_regressor(objective))
+    assert (ens.n_classes, ens.n_outputs, ens.link) == (0, 1, XGB_OBJECTIVES[objective])
+
+
+def test_xgboost_regressor_saved_as_json_matches_xgboost(tmp_path):
+    est = _xgb_regressor("reg:squarederror")
+    path = tmp_path / "r.json"
+    est.save_model(path)
+    _assert_agrees(treesens.load_model(path), est)
+
+
+SKLEARN_REGRESSORS = {
+    "DecisionTreeRegressor": lambda: sk_tree.DecisionTreeRegressor(max_depth=3),
+    "ExtraTreeRegressor": lambda: sk_tree.ExtraTreeRegressor(max_depth=3, random_state=0),
+    "RandomForestRegressor": lambda: sk_ensemble.RandomForestRegressor(
+        4, max_depth=3, random_state=0
+    ),
+    "ExtraTreesRegressor": lambda: sk_ensemble.ExtraTreesRegressor(4, max_depth=3, random_state=0),
+    "GradientBoostingRegressor": lambda: sk_ensemble.GradientBoostingRegressor(
+        n_estimators=5, max_depth=2, random_state=0
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SKLEARN_REGRESSORS))
+def test_sklearn_regressor_predictions_match_sklearn(name):
+    X, y = _data()
+    est = SKLEARN_REGRESSORS[name]().fit(X, y)
+    # fitted without missing values, their predict refuses NaN
+    _assert_agrees(treesens.load_model(est), est, nan=False)
+
+
+def test_sklearn_regressor_is_an_identity_regressor():
+    X, y = _data()
+    ens = treesens.load_model(sk_ensemble.RandomForestRegressor(3, max_depth=2).fit(X, y))
+    assert (ens.n_classes, ens.link, ens.scale) == (0, IDENTITY, 1.0 / 3)
+
+
+def test_regressor_has_no_class_probabilities():
+    X, y = _data()
+    ens = treesens.load_model(sk_tree.DecisionTreeRegressor(max_depth=2).fit(X, y))
+    with pytest.raises(ValueError, match="regressor"):
+        ens.proba(X[:2])
+
+
+def test_regression_link_needs_zero_classes():
+    X, y = _data()
+    ens = treesens.load_model(sk_tree.DecisionTreeRegressor(max_depth=2).fit(X, y))
+    with pytest.raises(ValueError, match="n_classes 0"):
+        Ensemble(ens.trees, ens.features, n_classes=2, intercept=(0.0,), link=IDENTITY)
+
+
+def test_check_on_a_regressor_is_refused_as_unsupported():
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    with pytest.raises(InputError, match="regressor"):
+        treesens.check(ens, vary=["f0"])
+
+
+def test_audit_on_a_regressor_is_refused_as_unsupported():
+    X, y = _data()
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    with pytest.raises(InputError, match="regressor"):
+        treesens.audit(ens, X[:5], vary=["f0"])
+
+
+def test_cli_check_on_a_regressor_exits_2_with_one_line(tmp_path):
+    path = tmp_path / "r.json"
+    _xgb_regressor("reg:squarederror").save_model(path)
+    r = subprocess.run(
+        [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(path), "--vary", "f0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "regressor" in r.stderr
