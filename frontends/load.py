@@ -193,6 +193,7 @@ def _load_object(obj: Any) -> Ensemble:
     ens = formats.load_object(obj)
     if ens is None:
         raise UnsupportedModelError(
-            f"cannot read a model of type {type(obj).__module__}.{type(obj).__name__}"
+            f"cannot read a model of type {type(obj).__module__}.{type(obj).__name__}; "
+            f"{formats.SUPPORTED}"
         )
     return ens

@@ -11,6 +11,7 @@ reads LightGBM's model text and ``dump_model()`` JSON (replayed by ``lightgbm_re
 from .base import MAX_FEATURES, LoadOptions, ModelFormat
 from .registry import (
     AUTO,
+    SUPPORTED,
     by_name,
     format_names,
     generic_names,
@@ -23,6 +24,7 @@ from .registry import (
 
 __all__ = [
     "AUTO",
+    "SUPPORTED",
     "MAX_FEATURES",
     "LoadOptions",
     "ModelFormat",

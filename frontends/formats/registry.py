@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler.ensemble import Ensemble
+from ...compiler.errors import UnsupportedModelError
 from .base import ModelFormat
 from .lightgbm import LightGBMFormat
 from .sklearn import SklearnFormat
@@ -55,6 +56,26 @@ def by_name(name: str) -> ModelFormat | None:
     return next((f for f in _REGISTERED if f.name == name), None)
 
 
+SUPPORTED = (
+    "treesens reads XGBoost (.json, .ubj, JSON tree dumps), LightGBM (.txt) and "
+    "scikit-learn tree ensembles (.skops; pickles with --trust-pickle), and fitted "
+    "XGBoost, LightGBM and scikit-learn classifiers in Python"
+)
+
+
+def unsupported_kind(head: bytes, suffix: str) -> str | None:
+    """What a model file of a kind no registered format reads is (CatBoost, ONNX), from
+    its first bytes and suffix; None when it looks like none of them."""
+    if head.startswith(b"CBM1") or suffix == ".cbm":
+        return "a CatBoost model"
+    if suffix == ".onnx" or (head[:1] == b"\x08" and b"onnx" in head[:200].lower()):
+        return "an ONNX model"
+    text = head.lstrip()[:4096]
+    if text.startswith(b"{") and b'"oblivious_trees"' in text:
+        return "a CatBoost model (JSON)"
+    return None
+
+
 def sniff(path: Path) -> ModelFormat | None:
     """The format of a model file: the one claiming its suffix, else the first whose
     ``sniff`` accepts its first 4 KiB (formats with ``sniff_last`` last); None: unknown."""
@@ -64,6 +85,11 @@ def sniff(path: Path) -> ModelFormat | None:
             return fmt
     with path.open("rb") as fh:
         head = fh.read(4096)
+    kind = unsupported_kind(head, suffix)
+    if kind is not None:
+        raise UnsupportedModelError(
+            f"this is {kind}, which treesens does not read; {SUPPORTED}", str(path)
+        )
     ordered = sorted(_REGISTERED, key=lambda f: f.sniff_last)  # stable: registry order
     return next((f for f in ordered if f.sniff(head, suffix)), None)
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ...compiler.errors import InputError
-from .base import JSON_TOO_DEEP, MAX_FEATURES, LoadOptions
+from .base import JSON_TOO_DEEP, MAX_FEATURES, LoadOptions, not_xgboost_json
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
 
 # a dump implies at least this many features whatever its size (see dump_feature_bound)
@@ -284,9 +284,7 @@ def load_dump(path: Path, options: LoadOptions) -> Ensemble:
                 file_bytes=len(blob),
             )
         if not isinstance(data, dict) or "learner" not in data:
-            raise InputError(
-                "JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where
-            )
+            raise not_xgboost_json(data, where)
     elif _looks_like_text_dump(blob[:64].decode("utf-8", errors="replace")):
         try:
             text = blob.decode("utf-8")

@@ -27,7 +27,7 @@ import numpy as np
 from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ...compiler.errors import InputError, UnsupportedModelError
 from . import ubj, xgboost_dump
-from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
+from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of, not_xgboost_json
 from .xgboost_replay import XGBoostReplayer, booster_from_bytes
 
 SUPPORTED = (
@@ -322,9 +322,7 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS, dump: bool = F
                 file_bytes=len(blob),
             )
         if not isinstance(data, dict) or "learner" not in data:
-            raise InputError(
-                "JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where
-            )
+            raise not_xgboost_json(data, where)
         native()
         return from_native_json(data, where, model_bytes=blob)
     if head[:1] == b"{":
