@@ -6,9 +6,9 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass, field, fields
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from ..compiler.enums import StrValue
 from .result_view import max_gap_brief, result_html, result_text
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 REPR_LIMIT = 200
 
 
-class Status(StrEnum):
+class Status(StrValue):
     """The answer to a query; str-valued, so JSON carries the plain word."""
 
     SENSITIVE = "sensitive"
@@ -115,7 +115,7 @@ def _plain(x):
 
 
 def _clean(x):
-    if isinstance(x, StrEnum):
+    if isinstance(x, StrValue):
         return str(x)
     if isinstance(x, float):
         if math.isnan(x) or math.isinf(x):

@@ -12,30 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from typing import Any, NamedTuple
 
 import numpy as np
 
-
-class _Named(str, Enum):
-    """A str enum that prints, compares and hashes as its value (a dict keyed by the
-    plain string finds it; pickles and JSON stay as before)."""
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __hash__(self) -> int:
-        return str.__hash__(self)
+from .enums import StrValue
 
 
-class VarKind(_Named):
+class VarKind(StrValue):
     BOOL = "bool"
     INT = "int"
     REAL = "real"
 
 
-class Sense(_Named):
+class Sense(StrValue):
     """The relation of a linear constraint's left-hand side to its right-hand side."""
 
     LE = "<="

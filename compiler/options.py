@@ -13,15 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
-from enum import Enum
 
+from .enums import StrValue
 from .errors import InputError, closest
 
 # the longest time limit accepted (about 31 years): a limit must be a finite deadline
 MAX_TIMEOUT = 1e9
 
 
-class DataAwareMode(str, Enum):
+class DataAwareMode(StrValue):
     """How a query uses its data (docs/data-aware.md): ``prob`` a utility objective,
     ``clause`` learned cavity clauses excluded, ``probclause`` both."""
 
@@ -29,12 +29,6 @@ class DataAwareMode(str, Enum):
     PROB = "prob"
     CLAUSE = "clause"
     PROBCLAUSE = "probclause"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __hash__(self) -> int:  # as its name: a dict keyed by names finds it
-        return str.__hash__(self)
 
     @property
     def uses_prob(self) -> bool:

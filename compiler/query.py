@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from typing import Any
 
 from .dataset import Dataset
 from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, logit
+from .enums import StrValue
 from .errors import FEATURES, InputError, closest
 from .options import (
     ANSWER_OPTIONS,
@@ -35,18 +35,12 @@ DEFAULT_PASSES = frozenset(PASS_NAMES)
 KANT_PASSES = frozenset({"ordering"})
 
 
-class GapKind(str, Enum):
+class GapKind(StrValue):
     """How a gap is measured: ``prob`` (a probability gap, or a multiclass ratio) or
     ``margin`` (raw-score space). Compares equal to its name."""
 
     PROB = "prob"
     MARGIN = "margin"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __hash__(self) -> int:  # as its name: a dict keyed by names finds it
-        return str.__hash__(self)
 
 
 @dataclass(frozen=True)

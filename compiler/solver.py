@@ -10,15 +10,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Protocol
 
 import numpy as np
 
+from .enums import StrValue
 from .ir import BOOL, INT, REAL, Problem
 
 
-class SolveStatus(StrEnum):
+class SolveStatus(StrValue):
     """A solver's answer; str-valued, so pickles and JSON carry the plain words."""
 
     FEASIBLE = "feasible"

@@ -14,7 +14,7 @@ import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
@@ -151,7 +151,7 @@ def _provenance(ens: Ensemble, files: list[FileFacts], command: str) -> Provenan
         classes=ens.n_classes,
         versions=versions(),
         command=command,
-        created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        created=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )
 
 
