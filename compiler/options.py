@@ -383,6 +383,22 @@ SHAPE: tuple[OptionSpec, ...] = (
         group="gap",
     ),
     OptionSpec(
+        "above",
+        "a number",
+        None,
+        "regressors: x1's prediction is at least A (with --below B: f(x1) >= A, f(x2) <= B)",
+        SENS_STATEMENT,
+        takes="number",
+    ),
+    OptionSpec(
+        "below",
+        "a number",
+        None,
+        "regressors: x2's prediction is at most B (with --above A)",
+        SENS_STATEMENT,
+        takes="number",
+    ),
+    OptionSpec(
         "classes",
         "two classes",
         None,

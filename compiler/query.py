@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .dataset import Dataset
-from .ensemble import LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, logit
+from .ensemble import EXP, LOGISTIC, PROBA, SIGMOID, SOFTMAX, Ensemble, Feature, logit
 from .enums import StrValue
 from .errors import FEATURES, InputError, closest
 from .options import (
@@ -90,6 +90,8 @@ class FeatureRelation:
 class Query:
     vary: tuple[str, ...]
     gap: Gap = Gap(0.2)
+    # regressors: (a, b) asks f(x1) >= a and f(x2) <= b, in prediction space
+    threshold: tuple[float, float] | None = None
     name: str = ""
     classes: tuple[int | str, int | str] | None = None  # multiclass (c1, c2)
     bounds: tuple[FeatureBound, ...] = ()
@@ -150,7 +152,10 @@ class Condition:
 
 def resolve_condition(ens: Ensemble, q: Query) -> Condition:
     """Turn the query's gap and classes into linear conditions on raw scores."""
-    refuse_regressor(ens)
+    if ens.is_regressor:
+        return _regression_condition(ens, q)
+    if q.threshold is not None:
+        raise InputError("above / below (the threshold form) are for regressors; give a gap")
     g = q.gap
     if ens.n_classes == 2 and ens.n_outputs == 1:
         if q.classes not in (None, (1, 0), ("1", "0")):
@@ -183,13 +188,43 @@ def resolve_condition(ens: Ensemble, q: Query) -> Condition:
     return _multiclass_condition(ens, q)
 
 
-def refuse_regressor(ens: Ensemble) -> None:
-    """Regressors load (``Ensemble.predict``), but no question is asked of them yet."""
+def refuse_regressor(ens: Ensemble, question: str = "this question") -> None:
+    """The questions not yet defined for regressors refuse them in one line."""
     if ens.is_regressor:
         raise InputError(
-            f"the model is a regressor (link {ens.link}): treesens reads it, but its "
-            "sensitivity questions (a change of the prediction) are not supported yet"
+            f"the model is a regressor (link {ens.link}): {question} is not supported for "
+            "regressors yet (check and sweep with above A / below B are)"
         )
+
+
+def _regression_condition(ens: Ensemble, q: Query) -> Condition:
+    """The threshold form f(x1) >= a, f(x2) <= b, moved to raw scores through the
+    inverse of the (increasing) link."""
+    if q.threshold is None:
+        raise InputError(
+            "the model is a regressor: give the threshold form, above A and below B "
+            "(--above A --below B: f(x1) >= A and f(x2) <= B)"
+        )
+    if q.classes is not None:
+        raise InputError("classes are for classifiers; a regressor has one prediction")
+    a, b = q.threshold
+    hi, lo = _raw_of(ens, a, "above"), _raw_of(ens, b, "below")
+    rows = ((((1.0,), hi),), (((-1.0,), -lo),))
+    desc = f"f(x1) >= {a:.6g} and f(x2) <= {b:.6g}"
+    return Condition(rows=rows, pair_sum=((1.0,), (-1.0,), hi - lo), description=desc)
+
+
+def _raw_of(ens: Ensemble, v: float, name: str) -> float:
+    """The raw score whose prediction is ``v`` (the link is increasing)."""
+    if ens.link == EXP:
+        if v <= 0:
+            raise InputError(f"{name} {v:g}: this model's predictions (exp link) are positive")
+        return math.log(v)
+    if ens.link == SIGMOID:
+        if not 0 < v < 1:
+            raise InputError(f"{name} {v:g}: this model's predictions (sigmoid) lie in (0, 1)")
+        return logit(v)
+    return float(v)
 
 
 def class_index(ens: Ensemble, c: int | str | None) -> int | str:

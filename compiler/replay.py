@@ -18,7 +18,11 @@ def meets(
     copy: int,
     other_class: int | None = None,
 ) -> bool:
-    """Does one input (its probabilities and raw scores) meet its side of the query?"""
+    """Does one input (its probabilities and raw scores; a regressor's prediction as
+    ``proba``) meet its side of the query?"""
+    if ens.is_regressor:  # proba holds the prediction
+        a, b = q.threshold
+        return float(proba[0]) >= a if copy == 0 else float(proba[0]) <= b
     g = q.gap
     if ens.n_classes == 2 and ens.n_outputs == 1:
         p = float(proba[1])

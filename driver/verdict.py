@@ -74,13 +74,7 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
     """Replay a pair on the library's predict (the IR's when there is no replayer)."""
     X = np.stack([w.x1, w.x2])
     ir_raw = ens.raw(X)
-    ir_proba = ens.proba(X)
-    rep = ens.replayer
-    if rep is not None:
-        lib_proba = np.asarray(rep.predict_proba(X), dtype=np.float64)
-        lib_raw = np.asarray(rep.predict_raw(X), dtype=np.float64)
-    else:
-        lib_proba, lib_raw = ir_proba, ir_raw
+    ir_proba, lib_proba, lib_raw = library_scores(ens, X, ir_raw)
     c_pred = predicted_class(lib_proba[0])
     lib_ok = [
         meets(ens, q, lib_proba[0], lib_raw[0], 0),
@@ -96,12 +90,28 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
         # scores. If they do not, treesens models the library wrongly: an error, never a
         # cut (a cut could then exclude valid pairs and fake "insensitive").
         apart = float(np.max(np.abs(lib_proba[c] - ir_proba[c])))
+        if ens.is_regressor:  # predictions are not probabilities: compare relatively
+            apart /= max(1.0, float(np.max(np.abs(lib_proba[c]))))
         if (ir_ok[c] and slack > 4 * enc.relax + 1e-9) or apart > PROBA_AGREEMENT:
             return Rejected(
                 f"the library's predict disagrees with treesens' model of it on x{c + 1}: "
                 f"library {lib_proba[c].tolist()}, treesens {ir_proba[c].tolist()}"
             )
     return NearMiss(w, failing)
+
+
+def library_scores(ens: Ensemble, X: np.ndarray, ir_raw: np.ndarray) -> tuple:
+    """(IR probabilities, library probabilities, library raw scores) of rows ``X``; a
+    regressor's predictions stand in for probabilities, as one column."""
+    rep = ens.replayer
+    if ens.is_regressor:
+        ir = ens.predict(X)[:, None]
+        lib = ir if rep is None else np.asarray(rep.predict(X), dtype=np.float64)[:, None]
+    else:
+        ir = ens.proba(X)
+        lib = ir if rep is None else np.asarray(rep.predict_proba(X), dtype=np.float64)
+    lib_raw = ir_raw if rep is None else np.asarray(rep.predict_raw(X), dtype=np.float64)
+    return ir, lib, lib_raw
 
 
 def leaf_cut(enc: Encoding, w: Witness, copy: int) -> Linear:

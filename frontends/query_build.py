@@ -28,6 +28,8 @@ QUERY_SHAPE = tuple(
     [
         "gap",
         "margin_gap",
+        "above",
+        "below",
         "classes",
         "passes",
         "baseline",
@@ -106,6 +108,20 @@ def gap_of(gap, margin_gap, default: Gap) -> Gap:
     return g
 
 
+def threshold_of(above, below, given_gap: bool) -> tuple[float, float] | None:
+    """A regressor's threshold form f(x1) >= above, f(x2) <= below (both or neither)."""
+    if above is None and below is None:
+        return None
+    if above is None or below is None:
+        raise InputError("the threshold form needs both: above A (f(x1) >= A) and below B")
+    if given_gap:
+        raise InputError("give either a gap or the threshold form (above, below), not both")
+    a, b = float(above), float(below)
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise InputError(f"above {a:g} and below {b:g} must be finite numbers")
+    return a, b
+
+
 def check_options(options: dict | QueryOptions | None) -> QueryOptions:
     """Query options with their values checked against the option table."""
     opts = QueryOptions.of({k: v for k, v in dict(options or {}).items() if v is not None})
@@ -140,6 +156,8 @@ def make_query(
     *,
     gap: float | None = None,
     margin_gap: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
     classes=None,
     passes=None,
     baseline: str | None = None,
@@ -161,6 +179,7 @@ def make_query(
     if twice:
         raise InputError(f"{vary_keyword}: feature {twice[0]!r} listed twice")
     g = gap_of(gap, margin_gap, Gap(0.2, "prob", given=False))
+    threshold = threshold_of(above, below, given_gap=gap is not None or margin_gap is not None)
     if timeout_problem(timeout):
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
     if int(threads) < 1:
@@ -178,6 +197,7 @@ def make_query(
     return Query(
         vary=tuple(vary),
         gap=g,
+        threshold=threshold,
         name=name,
         classes=tuple(classes) if classes else None,
         passes=parse_passes(passes, baseline),

@@ -37,7 +37,7 @@ from ..compiler.affected import affected_leaves
 from ..compiler.encode import gap_relaxation, resolve_features
 from ..compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
-from ..compiler.query import Gap, GapKind, Query
+from ..compiler.query import Gap, GapKind, Query, refuse_regressor
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
 
@@ -73,6 +73,7 @@ def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
     and for boosted multiclass models (softmax) with the gap a probability ratio between
     two classes (``q.classes``; either may be "any"); a query from the CLI or the API
     (``q``) must not name a gap of its own."""
+    refuse_regressor(ens, "the largest change (max gap)")
     if ens.n_outputs > 1:
         if ens.link != SOFTMAX:
             raise InputError(

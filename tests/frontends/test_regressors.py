@@ -1,7 +1,8 @@
 """Regressors load into the Ensemble IR (n_classes 0, one output, a regression link) and
 the IR's predictions agree with the library's predict, on random rows, rows with missing
-values and rows placed exactly on (and one float next to) every threshold. Questions on
-regressors are refused in one line until they are supported."""
+values and rows placed exactly on (and one float next to) every threshold. The threshold
+form (f(x1) >= a, f(x2) <= b) agrees with brute force; the questions not yet defined for
+regressors are refused in one line."""
 
 from __future__ import annotations
 
@@ -137,10 +138,10 @@ def test_regression_link_needs_zero_classes():
         Ensemble(ens.trees, ens.features, n_classes=2, intercept=(0.0,), link=IDENTITY)
 
 
-def test_check_on_a_regressor_is_refused_as_unsupported():
+def test_max_gap_on_a_regressor_is_refused_as_unsupported():
     ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
     with pytest.raises(InputError, match="regressor"):
-        treesens.check(ens, vary=["f0"])
+        treesens.max_gap(ens, vary=["f0"])
 
 
 def test_audit_on_a_regressor_is_refused_as_unsupported():
@@ -150,14 +151,109 @@ def test_audit_on_a_regressor_is_refused_as_unsupported():
         treesens.audit(ens, X[:5], vary=["f0"])
 
 
-def test_cli_check_on_a_regressor_exits_2_with_one_line(tmp_path):
+def test_cli_max_gap_on_a_regressor_exits_2_with_one_line(tmp_path):
     path = tmp_path / "r.json"
     _xgb_regressor("reg:squarederror").save_model(path)
     r = subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(path), "--vary", "f0"],
+        [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(path), "--vary", "f0"]
+        + ["--max-gap"],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "regressor" in r.stderr
+
+
+# ---- the threshold form f(x1) >= a, f(x2) <= b against brute force ---------------------
+
+from tests.oracle import cell_grid  # noqa: E402
+
+TINY = {
+    "xgboost-squarederror": lambda X, y: xgb.XGBRegressor(
+        n_estimators=3, max_depth=2, nthread=1
+    ).fit(X, y),
+    "xgboost-poisson": lambda X, y: xgb.XGBRegressor(
+        n_estimators=3, max_depth=2, nthread=1, objective="count:poisson"
+    ).fit(X, np.exp(y / 3.0)),
+    "sklearn-tree": lambda X, y: sk_tree.DecisionTreeRegressor(max_depth=3).fit(X, y),
+    "sklearn-forest": lambda X, y: sk_ensemble.RandomForestRegressor(
+        3, max_depth=2, random_state=0
+    ).fit(X, y),
+    "sklearn-extra-trees": lambda X, y: sk_ensemble.ExtraTreesRegressor(
+        3, max_depth=2, random_state=0
+    ).fit(X, y),
+    "sklearn-boosting": lambda X, y: sk_ensemble.GradientBoostingRegressor(
+        n_estimators=3, max_depth=2, random_state=0
+    ).fit(X, y),
+}
+
+
+def _best_above(ens: Ensemble, vary: list[str]) -> tuple[float, float]:
+    """(b, A*): a below-threshold b and the largest a with a pair f(x1) >= a, f(x2) <= b
+    equal outside ``vary``, by enumerating every threshold cell."""
+    X, ns, nv = cell_grid(ens, vary)
+    pred = ens.predict(X).reshape(ns, nv)
+    hi, lo = pred.max(axis=1), pred.min(axis=1)
+    # b halfway between two of the smallest values: on no cell's value, where float32 and
+    # float64 sums could disagree
+    values = np.unique(lo)
+    k = len(values) // 2
+    b = float(values[0] + 1.0) if k == 0 else float((values[k - 1] + values[k]) / 2)
+    return b, float(hi[lo <= b].max())
+
+
+@pytest.mark.parametrize("backend", ["cpsat", "highs"])
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_threshold_form_agrees_with_brute_force_either_side_of_the_best(name, backend):
+    X, y = _data(120)
+    ens = treesens.load_model(TINY[name](X, y))
+    name0 = ens.feature_names[0]
+    b, best = _best_above(ens, [name0])
+    eps = 1e-3 * max(1.0, abs(best))
+    opts = {"box_search": False, "heuristic": False}
+    below_best = treesens.check(
+        ens, vary=[name0], above=best - eps, below=b, backend=backend, **opts
+    )
+    assert below_best.status == "sensitive" and below_best.validated
+    f1, f2 = below_best.outputs["x1"][0], below_best.outputs["x2"][0]
+    assert f1 >= best - eps and f2 <= b
+    above_best = treesens.check(
+        ens, vary=[name0], above=best + eps, below=b, backend=backend, **opts
+    )
+    assert above_best.status == "insensitive"
+
+
+def test_threshold_form_witness_is_the_librarys_prediction():
+    X, y = _data(120)
+    est = TINY["xgboost-squarederror"](X, y)
+    ens = treesens.load_model(est)
+    b, best = _best_above(ens, ["f0"])
+    r = treesens.check(ens, vary=["f0"], above=best - 1e-3, below=b)
+    x1 = np.array([list(r.witness["x1"].values())], dtype=np.float64)
+    assert r.outputs["x1"][0] == float(est.predict(x1)[0])
+
+
+def test_regressor_without_threshold_form_is_refused():
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    with pytest.raises(InputError, match="above A and below B"):
+        treesens.check(ens, vary=["f0"])
+
+
+def test_threshold_form_on_a_classifier_is_refused():
+    X, y = _data()
+    est = xgb.XGBClassifier(n_estimators=2, max_depth=2, nthread=1).fit(X, y > 0)
+    with pytest.raises(InputError, match="for regressors"):
+        treesens.check(est, vary=["f0"], above=1.0, below=0.0)
+
+
+def test_threshold_form_needs_both_thresholds():
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    with pytest.raises(InputError, match="needs both"):
+        treesens.check(ens, vary=["f0"], above=1.0)
+
+
+def test_log_link_threshold_must_be_positive():
+    ens = treesens.load_model(_xgb_regressor("count:poisson"))
+    with pytest.raises(InputError, match="positive"):
+        treesens.check(ens, vary=["f0"], above=1.0, below=0.0)
