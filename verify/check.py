@@ -115,10 +115,13 @@ class Checker:
         g = float(question["gap"])
         if not 0.0 <= g < 0.5:
             raise ValueError(f"gap {g} out of range")
-        delta = math.log((0.5 + g) / (0.5 - g)) / model.margin_per_logit
         eps = self._relaxation()
         self.eps = eps
-        self.threshold = {"x1": delta - eps, "x2": delta - eps, "sum": 2 * (delta - eps)}
+        if model.link == "proba":  # P(x1) >= 0.5 + g and -P(x2) >= -(0.5 - g)
+            self.threshold = {"x1": 0.5 + g - eps, "x2": -(0.5 - g) - eps, "sum": 2 * (g - eps)}
+        else:
+            delta = math.log((0.5 + g) / (0.5 - g)) / model.margin_per_logit
+            self.threshold = {"x1": delta - eps, "x2": delta - eps, "sum": 2 * (delta - eps)}
         self.reads_varied = [
             any(f in self.varied for f in t.feature if f >= 0) for t in model.trees
         ]

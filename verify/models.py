@@ -28,6 +28,8 @@ class Model:
     features: list[str]
     margin_per_logit: float  # P = sigmoid(margin_per_logit * raw)
     float32: bool = False  # the library compares float32(x) (XGBoost, scikit-learn)
+    # "logistic": P = sigmoid(margin); "proba": the sum is P itself (forests' averages)
+    link: str = "logistic"
 
 
 class ModelError(Exception):
@@ -171,8 +173,13 @@ def _sklearn(path: str) -> Model:
         raise ModelError(f"the file holds types the checker does not trust: {foreign[:3]}")
     est = skops.io.load(path, trusted=untrusted)
     kind = type(est).__name__
+    if kind in FORESTS and len(est.classes_) == 2:
+        return _sklearn_forest(est)
     if kind != "GradientBoostingClassifier" or len(est.classes_) != 2:
-        raise ModelError(f"{kind}: the checker reads binary GradientBoostingClassifier models")
+        raise ModelError(
+            f"{kind}: the checker reads binary GradientBoosting, RandomForest, ExtraTrees "
+            "and DecisionTree classifiers"
+        )
     factor = 2.0 if est.loss == "exponential" else 1.0  # P = sigmoid(factor * raw)
     n = est.n_features_in_
     offset = float(est._raw_predict_init(np.zeros((1, n), dtype=np.float32))[0, 0])
@@ -194,3 +201,31 @@ def _sklearn(path: str) -> Model:
         )
     names = [str(c) for c in getattr(est, "feature_names_in_", [f"x{i}" for i in range(n)])]
     return Model(trees, offset, "<=", names, factor, float32=True)
+
+
+FORESTS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
+
+
+def _sklearn_forest(est) -> Model:
+    """P(class 1) = the mean over trees of the leaf's class-1 fraction."""
+    members = [est] if type(est).__name__ == "DecisionTreeClassifier" else list(est.estimators_)
+    trees = []
+    for m in members:
+        t = m.tree_
+        leaf = t.children_left == -1
+        counts = t.value[:, 0, :]
+        frac = counts[:, 1] / np.maximum(counts.sum(axis=1), 1e-300)
+        trees.append(
+            Tree(
+                feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t.feature)],
+                threshold=[0.0 if leaf[i] else float(v) for i, v in enumerate(t.threshold)],
+                left=[int(c) for c in t.children_left],
+                right=[int(c) for c in t.children_right],
+                value=[
+                    float(frac[i]) / len(members) if leaf[i] else 0.0 for i in range(t.node_count)
+                ],
+            )
+        )
+    n = est.n_features_in_
+    names = [str(c) for c in getattr(est, "feature_names_in_", [f"x{i}" for i in range(n)])]
+    return Model(trees, 0.0, "<=", names, 1.0, float32=True, link="proba")

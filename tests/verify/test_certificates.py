@@ -27,7 +27,7 @@ def _data(seed: int):
     return X, y
 
 
-@pytest.fixture(scope="module", params=["xgboost", "lightgbm", "sklearn"])
+@pytest.fixture(scope="module", params=["xgboost", "lightgbm", "sklearn", "sklearn-forest"])
 def tiny(request, tmp_path_factory):
     """A small binary model file of each library, and a feature it is insensitive to
     at GAP (x2, whose effect is small)."""
@@ -47,9 +47,12 @@ def tiny(request, tmp_path_factory):
         est.booster_.save_model(path)
     else:
         import skops.io
-        from sklearn.ensemble import GradientBoostingClassifier
+        from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
-        est = GradientBoostingClassifier(n_estimators=8, max_depth=3, learning_rate=1.0)
+        if request.param == "sklearn":
+            est = GradientBoostingClassifier(n_estimators=8, max_depth=3, learning_rate=1.0)
+        else:
+            est = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0)
         path = path.with_suffix(".skops")
         skops.io.dump(est.fit(X, y), path)
     return str(path)
