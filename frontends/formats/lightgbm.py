@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from ...compiler.ensemble import (
+    EXP,
+    IDENTITY,
     LOGISTIC,
     MISSING_NAN,
     MISSING_NONE,
@@ -231,6 +233,20 @@ def _ir_tree(tr: dict, cls: int, n_feat: int) -> Tree:
     )
 
 
+# regression objectives and their link (prediction = link(raw))
+REGRESSION = {
+    "regression": IDENTITY,
+    "regression_l1": IDENTITY,
+    "huber": IDENTITY,
+    "fair": IDENTITY,
+    "quantile": IDENTITY,
+    "mape": IDENTITY,
+    "poisson": EXP,
+    "gamma": EXP,
+    "tweedie": EXP,
+}
+
+
 def _objective(obj: str, where: str) -> tuple[str, float]:
     """(kind, sigmoid) for a supported objective string."""
     parts = obj.split()
@@ -248,12 +264,19 @@ def _objective(obj: str, where: str) -> tuple[str, float]:
         return "binary", 1.0
     if name in ("multiclass", "softmax"):
         return "multiclass", 1.0
+    if name in REGRESSION:
+        if "sqrt" in parts[1:]:
+            raise UnsupportedModelError(
+                f"objective {obj!r}: a regression on the square root is not supported", where
+            )
+        return "regression", 1.0
     if name in ("multiclassova", "multiclass_ova", "ova", "ovr"):
         raise UnsupportedModelError(
             "one-vs-all multiclass (multiclassova) is not supported; use multiclass", where
         )
     raise UnsupportedModelError(
-        f"objective {obj!r} is not a classifier treesens supports (supported: binary, multiclass, cross_entropy)",
+        f"objective {obj!r} is not one treesens supports (supported: binary, multiclass, "
+        f"cross_entropy, {', '.join(REGRESSION)})",
         where,
     )
 
@@ -350,6 +373,11 @@ def _build(
         n_classes, link, intercept = C, SOFTMAX, (0.0,) * C
         if C < 2:
             raise InputError("multiclass model with fewer than 2 classes", where)
+    elif kind == "regression":
+        if C != 1:
+            raise InputError(f"regression objective with {C} trees per iteration", where)
+        name = header.get("objective", "").split()[0]
+        n_classes, link, intercept = 0, REGRESSION[name], (0.0,)
     else:
         n_classes, link, intercept = 2, LOGISTIC, (0.0,)
         scale *= sigmoid
@@ -600,8 +628,8 @@ def from_object(obj: Any) -> Ensemble:
     if isinstance(obj, dict):
         return from_dump(obj)
     name = type(obj).__name__
-    if name in ("LGBMRegressor", "LGBMRanker"):
-        raise UnsupportedModelError(f"{name} is not a classifier")
+    if name == "LGBMRanker":
+        raise UnsupportedModelError(f"{name} is not a classifier or regressor")
     booster = obj
     if name != "Booster":
         try:

@@ -53,6 +53,11 @@ class LightGBMReplayer:
         r = np.asarray(self.booster.predict(X, raw_score=True), dtype=np.float64)
         return r.reshape(len(X), -1) * self.raw_scale
 
+    def predict(self, X) -> np.ndarray:
+        """A regressor's predictions, (n,)."""
+        X = np.asarray(X, dtype=np.float64)
+        return np.asarray(self.booster.predict(X), dtype=np.float64).reshape(len(X))
+
     def predict_proba(self, X) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         p = np.asarray(self.booster.predict(X), dtype=np.float64)

@@ -528,7 +528,7 @@ def sk_others(sk_models) -> list:
             DecisionTreeClassifier(),  # not fitted
             DecisionTreeClassifier(max_depth=2).fit(X, np.zeros(60, dtype=int)),  # one class
             DecisionTreeClassifier(max_depth=2).fit(X, np.stack([y, 1 - y], axis=1)),  # 2 outputs
-            lgb.LGBMRegressor(n_estimators=2, verbose=-1, num_threads=1).fit(X, X[:, 0]),
+            lgb.LGBMRanker(n_estimators=2, verbose=-1, num_threads=1).fit(X, y, group=[60]),
             None,
             3,
             "model",

@@ -182,11 +182,11 @@ def test_single_leaf_trees():
     assert_matches(ens2, probe_rows(ens2, 4))
 
 
-def test_rejects_regressors_and_bad_files(tmp_path):
+def test_rejects_unsupported_objectives_and_bad_files(tmp_path):
     X, y, _ = _data(300)
     with pytest.raises(UnsupportedModelError):
-        load_model(lgb.LGBMRegressor(n_estimators=2, verbose=-1).fit(X, y.astype(float)))
-    b = lgb.train(dict(objective="regression", verbose=-1), lgb.Dataset(X, y.astype(float)), 2)
+        load_model(lgb.LGBMRanker(n_estimators=2, verbose=-1).fit(X, y, group=[300]))
+    b = lgb.train(dict(objective="lambdarank", verbose=-1), lgb.Dataset(X, y, group=[300]), 2)
     p = tmp_path / "reg.txt"
     b.save_model(str(p))
     with pytest.raises(UnsupportedModelError, match="objective"):

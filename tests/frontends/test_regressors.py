@@ -19,6 +19,7 @@ from treesens.compiler.errors import InputError
 xgb = pytest.importorskip("xgboost")
 sk_ensemble = pytest.importorskip("sklearn.ensemble")
 sk_tree = pytest.importorskip("sklearn.tree")
+lgb = pytest.importorskip("lightgbm")
 
 
 def _data(n: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -94,6 +95,46 @@ def test_xgboost_regressor_saved_as_json_matches_xgboost(tmp_path):
     est = _xgb_regressor("reg:squarederror")
     path = tmp_path / "r.json"
     est.save_model(path)
+    _assert_agrees(treesens.load_model(path), est)
+
+
+LGB_OBJECTIVES = {
+    "regression": IDENTITY,
+    "regression_l1": IDENTITY,
+    "huber": IDENTITY,
+    "quantile": IDENTITY,
+    "poisson": EXP,
+    "gamma": EXP,
+    "tweedie": EXP,
+}
+
+
+def _lgb_regressor(objective: str):
+    X, y = _data()
+    X[::7, 1] = np.nan
+    if LGB_OBJECTIVES[objective] == EXP:
+        y = np.exp(y / 3.0) + 0.1
+    return lgb.LGBMRegressor(
+        n_estimators=6, max_depth=2, objective=objective, verbose=-1, num_threads=1
+    ).fit(X, y)
+
+
+@pytest.mark.parametrize("objective", sorted(LGB_OBJECTIVES))
+def test_lightgbm_regressor_predictions_match_lightgbm(objective):
+    est = _lgb_regressor(objective)
+    _assert_agrees(treesens.load_model(est), est)
+
+
+@pytest.mark.parametrize("objective", sorted(LGB_OBJECTIVES))
+def test_lightgbm_regressor_has_its_objectives_link(objective):
+    ens = treesens.load_model(_lgb_regressor(objective))
+    assert (ens.n_classes, ens.n_outputs, ens.link) == (0, 1, LGB_OBJECTIVES[objective])
+
+
+def test_lightgbm_regressor_saved_as_text_matches_lightgbm(tmp_path):
+    est = _lgb_regressor("regression")
+    path = tmp_path / "r.txt"
+    est.booster_.save_model(str(path))
     _assert_agrees(treesens.load_model(path), est)
 
 
@@ -175,6 +216,12 @@ TINY = {
     ).fit(X, y),
     "xgboost-poisson": lambda X, y: xgb.XGBRegressor(
         n_estimators=3, max_depth=2, nthread=1, objective="count:poisson"
+    ).fit(X, np.exp(y / 3.0)),
+    "lightgbm-regression": lambda X, y: lgb.LGBMRegressor(
+        n_estimators=3, max_depth=2, verbose=-1, num_threads=1
+    ).fit(X, y),
+    "lightgbm-gamma": lambda X, y: lgb.LGBMRegressor(
+        n_estimators=3, max_depth=2, verbose=-1, num_threads=1, objective="gamma"
     ).fit(X, np.exp(y / 3.0)),
     "sklearn-tree": lambda X, y: sk_tree.DecisionTreeRegressor(max_depth=3).fit(X, y),
     "sklearn-forest": lambda X, y: sk_ensemble.RandomForestRegressor(
