@@ -58,6 +58,9 @@ class Result:
     # "how sensitive?" (--max-gap): {"lower", "upper", "tolerance", "proven", "steps",
     # "kind"} (questions/max_gap.py); None, and left out of the JSON, for a plain check
     max_gap: dict | None = None
+    # a regressor's threshold form [a, b]: f(x1) >= a, f(x2) <= b (``outputs`` then hold
+    # the predictions); None, and left out of the JSON, otherwise
+    threshold: list | None = None
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
     witness_arrays: Witness | None = field(default=None, repr=False, compare=False)
@@ -88,9 +91,13 @@ class Result:
         if self.max_gap:
             gap = max_gap_brief(self.max_gap)
         parts = [str(self.status), f"features={feats}", gap]
+        if self.threshold:
+            parts[-1] = f"f(x1) >= {self.threshold[0]:g}, f(x2) <= {self.threshold[1]:g}"
         if self.outputs:
             for x in ("x1", "x2"):
-                parts.append(f"P({x})=[{', '.join(f'{p:.3f}' for p in self.outputs[x])}]")
+                parts.append(
+                    f"{'f' if self.threshold else 'P'}({x})=[{', '.join(f'{p:.3f}' for p in self.outputs[x])}]"
+                )
         if self.distance is not None:
             parts.append(f"distance={self.distance:.3g}")
         parts.append(f"{self.time.get('total', 0.0):.2f}s")
@@ -106,7 +113,7 @@ class Result:
 
 
 _PRIVATE = frozenset({"witness_arrays"})
-_OPTIONAL = frozenset({"max_gap"})  # in the JSON only when set
+_OPTIONAL = frozenset({"max_gap", "threshold"})  # in the JSON only when set
 
 
 def _plain(x):

@@ -79,6 +79,8 @@ def witness_rows(res: Result) -> list[WitnessRow]:
 def headline_parts(res: Result) -> tuple[str, str]:
     """The verdict line after the status and query: ``(varied features, the rest)``."""
     gap = f"g={res.gap:.12g}" if res.gap_kind == "prob" else f"margin gap {res.gap:.12g}"
+    if res.threshold:
+        gap = f"f(x1) >= {res.threshold[0]:.12g}, f(x2) <= {res.threshold[1]:.12g}"
     backend = res.backend
     search = (res.stats or {}).get("search")
     if search and search != "default":  # a later search of the backend's schedule answered
@@ -183,7 +185,8 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
                 else "[red]NOT validated[/]"
             )
             p1, p2 = _probs(res.outputs["x1"]), _probs(res.outputs["x2"])
-            con.print(f"probabilities  x1 {p1}   x2 {p2}   {check}")
+            what = "predictions" if res.threshold else "probabilities"
+            con.print(f"{what}  x1 {p1}   x2 {p2}   {check}")
         if res.distance is not None:
             con.print(distance_text(res))
 
@@ -246,7 +249,8 @@ def result_html(res: Result) -> str:
                 "replay-checked with the library's predict" if res.validated else "NOT validated"
             )
             p1, p2 = _probs(res.outputs["x1"]), _probs(res.outputs["x2"])
-            out.append(f"<p>probabilities x1 {p1} &nbsp; x2 {p2} &nbsp; {e(check)}</p>")
+            what = "predictions" if res.threshold else "probabilities"
+            out.append(f"<p>{what} x1 {p1} &nbsp; x2 {p2} &nbsp; {e(check)}</p>")
         if res.distance is not None:
             out.append(f"<p>{e(distance_text(res))}</p>")
     out.append("</div>")

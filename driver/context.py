@@ -62,4 +62,5 @@ def new_result(ens: Ensemble, q: Query) -> Result:
         model=ens.source,
         passes=sorted(q.passes),
         classes=list(q.classes) if q.classes else None,
+        threshold=list(q.threshold) if q.threshold else None,
     )

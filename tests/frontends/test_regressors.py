@@ -304,3 +304,8 @@ def test_log_link_threshold_must_be_positive():
     ens = treesens.load_model(_xgb_regressor("count:poisson"))
     with pytest.raises(InputError, match="positive"):
         treesens.check(ens, vary=["f0"], above=1.0, below=0.0)
+
+
+def test_threshold_result_states_the_thresholds_not_a_gap():
+    r = treesens.check(_xgb_regressor("reg:squarederror"), vary=["f0"], above=1.0, below=-1.0)
+    assert r.threshold == [1.0, -1.0] and "f(x1) >= 1, f(x2) <= -1" in str(r)
