@@ -25,7 +25,7 @@ from ..frontends.data import load_data
 from ..frontends.load import load_model
 from ..frontends.query_build import query_from_keywords
 from .audit import audit, summary
-from .certify import certificate_note, certify
+from .certify import certify
 from .progress import Display
 from .sweep import sweep
 
@@ -38,6 +38,7 @@ DEFAULT_GAP = 0.2
 # the ranking's max gaps are closed to within this (coarser than max_gap's default: a
 # ranking needs the order, and a wide model's bounds close many times faster)
 RANK_TOLERANCE = 1e-3
+DATA_AWARE = "prob"  # the protected features' pairs: close to the data (docs/data-aware.md)
 CERTIFY_SECONDS = 120.0  # the box search's time to write a protected feature's proof
 LIBRARIES = ("xgboost", "lightgbm", "scikit-learn", "ortools", "numpy", "pandas")
 
@@ -238,8 +239,15 @@ def report(
     if protected:
         per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
         say(f"report: checking {', '.join(protected)} at gap {gap:g} ({per_check:.0f}s each)")
+        # data-aware: the pair shown is the likeliest under the data the time allows
         checks = sweep(
-            ens, features=protected, gap=gap, timeout=per_check, resume=check_path, **common
+            ens,
+            features=protected,
+            gap=gap,
+            timeout=per_check,
+            resume=check_path,
+            data_aware=DATA_AWARE,
+            **common,
         )
         for p, res in zip(protected, checks, strict=True):
             say(f"report: auditing the rows of {data} for {p}")
@@ -272,15 +280,16 @@ def _certify_protected(ens, found, gap, classes, folder: Path, model_file, say) 
     for f in found:
         if f.check.status != INSENSITIVE:
             continue
-        why = certificate_note(f.check.stats)
+        # the same question without the data-aware steering (which changes which pair is
+        # found, not whether one exists): the box search proves it again, with its proof
         q = query_from_keywords([f.feature], {"gap": gap, "classes": classes}, ens=ens)
         path = folder / f"{f.feature}.json"
-        done = certify(ens, q, path, model_file, CERTIFY_SECONDS) if why is None else None
-        if done is not None and done.written:
+        done = certify(ens, q, path, model_file, CERTIFY_SECONDS)
+        if done.written:
             f.certificate = str(path)
             say(f"report: {done.message}")
         else:
-            f.certificate_note = why or done.message
+            f.certificate_note = done.message
 
 
 def witness_found(f: ProtectedFinding) -> bool:
