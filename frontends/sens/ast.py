@@ -127,7 +127,8 @@ class VarySubsets(Node):
 @dataclass(frozen=True)
 class GapSetting(Node):
     value: float | None  # "max": the tolerance (None: the default)
-    kind: str  # "prob", "margin", or "max" (the largest gap, docs/max-gap.md)
+    kind: str  # "prob", "margin", "max" (the largest gap, docs/max-gap.md) or "threshold"
+    below: float | None = None  # "threshold": f(x1) >= value, f(x2) <= below (regressors)
 
 
 @dataclass(frozen=True)

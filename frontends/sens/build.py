@@ -443,6 +443,8 @@ class BlockBuilder:
         kw = dict(
             gap=gap_st.value if gap_st is not None and gap_st.kind == "prob" else None,
             margin_gap=gap_st.value if gap_st is not None and gap_st.kind == "margin" else None,
+            above=gap_st.value if gap_st is not None and gap_st.kind == "threshold" else None,
+            below=gap_st.below if gap_st is not None and gap_st.kind == "threshold" else None,
             classes=(cls_st.c1, cls_st.c2) if cls_st is not None else None,
             passes=passes,
             baseline=baseline,
@@ -485,7 +487,20 @@ class BlockBuilder:
         return options
 
     def check_gap_and_classes(self, blk, gap_st, cls_st) -> None:
-        """The gap and classes a block gives suit the model (binary or multiclass)."""
+        """The gap and classes a block gives suit the model (binary, multiclass or a
+        regressor)."""
+        threshold = gap_st is not None and gap_st.kind == "threshold"
+        if self.ens.is_regressor != threshold:
+            raise self.err(
+                "the model is a regressor: give 'gap above A below B' (f(x1) >= A, f(x2) <= B)"
+                if self.ens.is_regressor
+                else "'gap above A below B' is for regressors; give a gap",
+                gap_st or blk.name,
+            )
+        if threshold:
+            if cls_st is not None:
+                raise self.err("classes given, but the model is a regressor; drop them", cls_st)
+            return
         if self.binary:
             if cls_st is not None:
                 raise self.err(

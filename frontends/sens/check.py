@@ -306,6 +306,9 @@ def _check_setting(ast: SensAST, st) -> None:
     if isinstance(st, GapSetting) and st.kind == "max":
         if st.value is not None and not (math.isfinite(st.value) and 0 < st.value < 0.5):
             raise ast.error(f"max-gap tolerance {st.value:g} must be in (0, 0.5)", st)
+    elif isinstance(st, GapSetting) and st.kind == "threshold":
+        if not (math.isfinite(st.value) and math.isfinite(st.below)):
+            raise ast.error("gap above A below B: both must be finite numbers", st)
     elif isinstance(st, GapSetting):
         if not math.isfinite(st.value):
             raise ast.error(f"gap {st.value:g} is not a finite number", st)

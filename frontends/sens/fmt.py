@@ -82,6 +82,8 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
             s += f" sample {st.sample}"
         return s
     if isinstance(st, GapSetting):
+        if st.kind == "threshold":
+            return f"gap above {fmt_num(st.value)} below {fmt_num(st.below)}"
         if st.kind == "max":
             return "gap max" + ("" if st.value is None else f" tolerance {fmt_num(st.value)}")
         return (

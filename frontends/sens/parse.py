@@ -252,6 +252,9 @@ class _Build(Transformer):
     def gap_margin(self, meta, ch):
         return GapSetting(ch[0].value, "margin", pos=_meta_pos(meta))
 
+    def gap_threshold(self, meta, ch):
+        return GapSetting(ch[0].value, "threshold", ch[1].value, pos=_meta_pos(meta))
+
     def gap_max(self, meta, ch):
         # the value is the tolerance (None: max gap's default)
         return GapSetting(ch[0].value if ch else None, "max", pos=_meta_pos(meta))

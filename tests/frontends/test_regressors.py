@@ -309,3 +309,22 @@ def test_log_link_threshold_must_be_positive():
 def test_threshold_result_states_the_thresholds_not_a_gap():
     r = treesens.check(_xgb_regressor("reg:squarederror"), vary=["f0"], above=1.0, below=-1.0)
     assert r.threshold == [1.0, -1.0] and "f(x1) >= 1, f(x2) <= -1" in str(r)
+
+
+def _run_sens(tmp_path, body: str) -> subprocess.CompletedProcess:
+    _xgb_regressor("reg:squarederror").save_model(tmp_path / "r.json")
+    path = tmp_path / "q.sens"
+    path.write_text('model "r.json"\n\n' + body)
+    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "run", str(path), "--json"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+def test_sens_threshold_form_answers_a_regressor(tmp_path):
+    r = _run_sens(tmp_path, "query one {\n  vary f0\n  gap above 1 below -1\n}\n")
+    assert r.returncode == 0 and '"threshold": [1.0, -1.0]' in r.stdout
+    assert '"status": "sensitive"' in r.stdout
+
+
+def test_sens_regressor_without_threshold_form_is_an_error_with_its_place(tmp_path):
+    r = _run_sens(tmp_path, "query one {\n  vary f0\n}\n")
+    assert r.returncode == 2 and "q.sens:3" in r.stderr and "gap above A below B" in r.stderr

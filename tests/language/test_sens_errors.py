@@ -131,7 +131,11 @@ CASES = {
     ),
     "syntax_error": (
         _bc("query q {\n  vary mean_texture\n  gap = 0.2\n}\n"),
-        ["{F}:5:7: unexpected '='; expected 'margin', 'max', a number", "  gap = 0.2", "      ^"],
+        [
+            "{F}:5:7: unexpected '='; expected 'above', 'margin', 'max', a number",
+            "  gap = 0.2",
+            "      ^",
+        ],
     ),
     "unknown_category": (
         _bc(
