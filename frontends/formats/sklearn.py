@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import IDENTITY, LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
+from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
 from ...compiler.errors import InputError, UnsupportedModelError
 from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
 from .lightgbm import LightGBMFormat
@@ -54,6 +54,7 @@ REGRESSORS = (
     "RandomForestRegressor",
     "ExtraTreesRegressor",
     "GradientBoostingRegressor",
+    "HistGradientBoostingRegressor",
 )
 
 PICKLE_REFUSED = (
@@ -67,6 +68,7 @@ PICKLE_REFUSED = (
 # probabilities, or the decision function (gradient boosting)
 RAW_PROBA_1, RAW_PROBA, RAW_DECISION = "proba1", "proba", "decision"
 RAW_PREDICT = "predict"  # a regressor's predict (identity link)
+RAW_LOG_PREDICT = "log_predict"  # the log of a regressor's predict (exp link)
 
 
 class SklearnReplayer:
@@ -117,6 +119,8 @@ class SklearnReplayer:
             fn = self.est.predict if self.raw == RAW_PREDICT else self.est.decision_function
             r = np.asarray(fn(X), dtype=np.float64)
             return r.reshape(len(r), -1)
+        if self.raw == RAW_LOG_PREDICT:
+            return np.log(np.asarray(self.est.predict(X), dtype=np.float64)).reshape(len(X), 1)
         p = self.est.predict_proba(X)
         return p[:, 1:2] if self.raw == RAW_PROBA_1 else p
 
@@ -377,7 +381,7 @@ def _hgb_column_map(est, n_feat: int) -> tuple[list[int], dict[int, np.ndarray]]
 
 def _hist_gradient_boosting(est, where: str) -> Ensemble:
     n_feat = int(est.n_features_in_)
-    C = len(est.classes_)
+    C = len(getattr(est, "classes_", ())) or 2  # a regressor: one output, as binary
     order, code_maps = _hgb_column_map(est, n_feat)
     preds = est._predictors
     K = len(preds[0]) if preds else (1 if C == 2 else C)
@@ -432,16 +436,24 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
         else:
             features.append(Feature(names[f]))
     base = np.asarray(est._baseline_prediction, dtype=np.float64).reshape(-1)
-    if K == 1:
+    regressor = type(est).__name__ == "HistGradientBoostingRegressor"
+    if regressor:  # Poisson and gamma losses predict exp(raw)
+        log_link = type(getattr(est, "_loss", None)).__name__ in (
+            "HalfPoissonLoss",
+            "HalfGammaLoss",
+        )
+        link, intercept = (EXP if log_link else IDENTITY), (float(base[0]),)
+    elif K == 1:
         link, intercept = LOGISTIC, (float(base[0]),)
     else:
         link, intercept = SOFTMAX, tuple(float(v) for v in base)
 
-    rep = SklearnReplayer(est, RAW_DECISION, code_maps=code_maps, columns=_columns(est))
+    how = (RAW_LOG_PREDICT if link == EXP else RAW_PREDICT) if regressor else RAW_DECISION
+    rep = SklearnReplayer(est, how, code_maps=code_maps, columns=_columns(est))
     return Ensemble(
         trees=tuple(trees),
         features=tuple(features),
-        n_classes=max(C, 2),
+        n_classes=0 if regressor else max(C, 2),
         intercept=intercept,
         link=link,
         op="<=",
@@ -471,7 +483,7 @@ def from_estimator(est, where: str | None = None) -> Ensemble:
     _check_classifier(est, where)
     if name == "GradientBoostingClassifier":
         return _gradient_boosting(est, where)
-    if name == "HistGradientBoostingClassifier":
+    if name in ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor"):
         return _hist_gradient_boosting(est, where)
     if name in REGRESSORS:
         return _regressor(est, where)

@@ -503,7 +503,6 @@ def sk_others(sk_models) -> list:
     from sklearn.cluster import KMeans
     from sklearn.ensemble import (
         AdaBoostClassifier,
-        HistGradientBoostingRegressor,
         IsolationForest,
     )
     from sklearn.linear_model import LogisticRegression
@@ -517,7 +516,6 @@ def sk_others(sk_models) -> list:
     small = {"n_estimators": 2, "random_state": 0}
     return Fixture(
         [
-            HistGradientBoostingRegressor(max_iter=2).fit(X, X[:, 0]),
             IsolationForest(**small).fit(X),
             AdaBoostClassifier(**small).fit(X, y),
             LogisticRegression().fit(X, y),

@@ -12,10 +12,10 @@ import pytest
 pytest.importorskip("sklearn")
 
 from sklearn.ensemble import (  # noqa: E402
+    AdaBoostRegressor,
     ExtraTreesClassifier,
     GradientBoostingClassifier,
     HistGradientBoostingClassifier,
-    HistGradientBoostingRegressor,
     RandomForestClassifier,
 )
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
@@ -169,7 +169,7 @@ def test_rejects_unsupported_regressors_and_pipelines():
 
     X, _, y, _ = _data(200)
     with pytest.raises(UnsupportedModelError, match="not supported"):
-        load_model(HistGradientBoostingRegressor(max_iter=3).fit(X, y.astype(float)))
+        load_model(AdaBoostRegressor(n_estimators=2).fit(X, y.astype(float)))
     with pytest.raises(UnsupportedModelError, match="Pipeline"):
         load_model(make_pipeline(StandardScaler(), DecisionTreeClassifier()).fit(X, y))
     with pytest.raises(InputError, match="not fitted"):

@@ -145,6 +145,12 @@ SKLEARN_REGRESSORS = {
         4, max_depth=3, random_state=0
     ),
     "ExtraTreesRegressor": lambda: sk_ensemble.ExtraTreesRegressor(4, max_depth=3, random_state=0),
+    "HistGradientBoostingRegressor": lambda: sk_ensemble.HistGradientBoostingRegressor(
+        max_iter=4, max_depth=2
+    ),
+    "HistGradientBoostingRegressor-poisson": lambda: sk_ensemble.HistGradientBoostingRegressor(
+        max_iter=4, max_depth=2, loss="poisson"
+    ),
     "GradientBoostingRegressor": lambda: sk_ensemble.GradientBoostingRegressor(
         n_estimators=5, max_depth=2, random_state=0
     ),
@@ -154,7 +160,7 @@ SKLEARN_REGRESSORS = {
 @pytest.mark.parametrize("name", sorted(SKLEARN_REGRESSORS))
 def test_sklearn_regressor_predictions_match_sklearn(name):
     X, y = _data()
-    est = SKLEARN_REGRESSORS[name]().fit(X, y)
+    est = SKLEARN_REGRESSORS[name]().fit(X, np.exp(y / 3.0) if "poisson" in name else y)
     # fitted without missing values, their predict refuses NaN
     _assert_agrees(treesens.load_model(est), est, nan=False)
 
@@ -223,6 +229,9 @@ TINY = {
     "lightgbm-gamma": lambda X, y: lgb.LGBMRegressor(
         n_estimators=3, max_depth=2, verbose=-1, num_threads=1, objective="gamma"
     ).fit(X, np.exp(y / 3.0)),
+    "sklearn-hist-boosting": lambda X, y: sk_ensemble.HistGradientBoostingRegressor(
+        max_iter=4, max_depth=2, learning_rate=0.5
+    ).fit(X, y),
     "sklearn-tree": lambda X, y: sk_tree.DecisionTreeRegressor(max_depth=3).fit(X, y),
     "sklearn-forest": lambda X, y: sk_ensemble.RandomForestRegressor(
         3, max_depth=2, random_state=0
