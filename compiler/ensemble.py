@@ -252,6 +252,13 @@ class Ensemble:
         return self.n_classes == 0
 
     @property
+    def what_it_predicts(self) -> str:
+        """For messages: "2 classes", or "a regressor (link identity)"."""
+        return (
+            f"a regressor (link {self.link})" if self.is_regressor else f"{self.n_classes} classes"
+        )
+
+    @property
     def n_outputs(self) -> int:
         return len(self.intercept)
 

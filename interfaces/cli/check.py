@@ -69,7 +69,7 @@ def run(args) -> int:
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{ens.n_classes} classes ({time.time() - t0:.2f}s); solving with {q.backend}..."
+            f"{ens.what_it_predicts} ({time.time() - t0:.2f}s); solving with {q.backend}..."
         )
     try:
         if tol is None:

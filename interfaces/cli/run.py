@@ -85,7 +85,7 @@ def run(args) -> int:
     if not args.json:
         log(
             f"{args.file}: {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{ens.n_classes} classes; {len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
+            f"{ens.what_it_predicts}; {len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
             f"{f', {len(audits)} audit' + 's' * (len(audits) > 1) if audits else ''} "
             f"({time.time() - t0:.2f}s)"
         )
