@@ -239,28 +239,12 @@ def report(
     if protected:
         per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
         say(f"report: checking {', '.join(protected)} at gap {gap:g} ({per_check:.0f}s each)")
-        # data-aware: the pair shown is the likeliest under the data the time allows
-        checks = sweep(
-            ens,
-            features=protected,
-            gap=gap,
-            timeout=per_check,
-            resume=check_path,
-            data_aware=DATA_AWARE,
-            **common,
-        )
-        for p, res in zip(protected, checks, strict=True):
-            say(f"report: auditing the rows of {data} for {p}")
-            n, table, err = _audit(ens, str(data), p, gap, label, classes)
-            found.append(ProtectedFinding(p, res, n, table, err))
+        found = _protected(ens, protected, gap, per_check, check_path, common, say)
     if model_file is None and isinstance(model, str | Path):
         model_file = model
     if certificates is not None:
         _certify_protected(ens, found, gap, classes, Path(certificates), model_file, say)
-    files = [FileFacts.of("model", model_file)] if model_file is not None else []
-    files.append(FileFacts.of("data", data))
-    if details is not None and isinstance(details, str | Path):
-        files.append(FileFacts.of("details", details))
+    files = _files(model_file, data, details)
     return Report(
         provenance=_provenance(ens, files, command),
         gap=gap,
@@ -272,6 +256,34 @@ def report(
         data_path=str(data),
         label=label,
     )
+
+
+def _protected(ens, protected, gap, per_check, check_path, common, say) -> list:
+    """Each protected feature's global answer (data-aware: the pair shown is the likeliest
+    under the data the time allows) and its row-level audit."""
+    checks = sweep(
+        ens,
+        features=protected,
+        gap=gap,
+        timeout=per_check,
+        resume=check_path,
+        data_aware=DATA_AWARE,
+        **common,
+    )
+    found = []
+    for p, res in zip(protected, checks, strict=True):
+        say(f"report: auditing the rows of {common['data']} for {p}")
+        n, table, err = _audit(ens, common["data"], p, gap, common["label"], common["classes"])
+        found.append(ProtectedFinding(p, res, n, table, err))
+    return found
+
+
+def _files(model_file, data, details) -> list[FileFacts]:
+    files = [FileFacts.of("model", model_file)] if model_file is not None else []
+    files.append(FileFacts.of("data", data))
+    if details is not None and isinstance(details, str | Path):
+        files.append(FileFacts.of("details", details))
+    return files
 
 
 def _certify_protected(ens, found, gap, classes, folder: Path, model_file, say) -> None:
