@@ -6,10 +6,13 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARY = [
+# the package's own modules: its folders with an __init__.py (not tests or bench, and not
+# a virtual environment that a user made inside the clone)
+LIBRARY = [ROOT / "__init__.py"] + [
     p
-    for p in ROOT.rglob("*.py")
-    if not any(part in ("tests", "bench", ".git", "build") for part in p.relative_to(ROOT).parts)
+    for room in ROOT.iterdir()
+    if (room / "__init__.py").is_file() and room.name not in ("tests", "bench")
+    for p in room.rglob("*.py")
 ]
 # names and syntax new in Python 3.11
 ONLY_311 = re.compile(
