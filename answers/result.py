@@ -147,3 +147,23 @@ def input_files(inputs: tuple[tuple[str, str], ...], data=None) -> dict:
     if isinstance(source, (str, os.PathLike)) and not str(source).startswith("<"):
         out["data"] = str(source)
     return out
+
+
+def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
+    """The one form of an "error" answer to query ``q`` of model ``ens``: every field a
+    result of that query would carry, the message in ``error``. ``backend``: the one
+    that failed (default the query's)."""
+    return Result(
+        query=q.label,
+        status=ERROR,
+        backend=backend or q.backend,
+        features=list(q.vary),
+        gap=q.gap.value,
+        gap_kind=str(q.gap.kind),
+        model=getattr(ens, "source", ""),
+        classes=list(q.classes) if q.classes else None,
+        passes=sorted(q.passes),
+        error=message,
+        stats={"asked": q.asked()},
+        inputs=input_files(getattr(ens, "inputs", ()), q.options.data),
+    )

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, error_result
 from ..backends.registry import BACKENDS, available, install_hint
 from ..backends.worker import worker_for
 from ..compiler.ensemble import Ensemble
@@ -104,14 +104,7 @@ def solve_race(
         except _Stopped:
             res = None
         except Exception as e:  # noqa: BLE001 - reported as this backend's error
-            res = Result(
-                query=q.label,
-                status=ERROR,
-                backend=b,
-                features=[],
-                gap=q.gap.value,
-                error=f"{type(e).__name__}: {e}",
-            )
+            res = error_result(ens, q, f"{type(e).__name__}: {e}", backend=b)
         if stop.is_set() and res is not None and res.status in (ERROR, UNKNOWN):
             res = None  # killed because another backend won
         done.put((b, res))

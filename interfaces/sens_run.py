@@ -8,7 +8,7 @@ from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
-from ..answers.result import ERROR, Result, input_files
+from ..answers.result import Result, error_result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
@@ -25,19 +25,7 @@ from ..questions.sweep import opened_executor, run_sweep
 
 
 def _error_result(sf: SensFile, q: Query, msg: str) -> Result:
-    return Result(
-        query=q.label,
-        status=ERROR,
-        backend=q.backend,
-        features=list(q.vary),
-        gap=q.gap.value,
-        gap_kind=q.gap.kind,
-        model=getattr(sf.ensemble, "source", ""),
-        passes=sorted(q.passes),
-        classes=list(q.classes) if q.classes else None,
-        error=msg,
-        inputs=input_files(getattr(sf.ensemble, "inputs", ()), q.options.data),
-    )
+    return error_result(sf.ensemble, q, msg)
 
 
 def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None) -> Result:

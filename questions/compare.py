@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ..answers.result import ERROR, Result
+from ..answers.result import error_result
 from ..backends.registry import BACKENDS, available, require_installed
 from ..compiler.errors import InputError
 from ..driver import compile_query, solve_query
@@ -36,14 +36,7 @@ def compare_query(
         try:
             res = solve_query(ens, qb, compiled=cq, deadline=t + q.timeout, memory_mb=memory_mb)
         except InputError as e:
-            res = Result(
-                query=q.label,
-                status=ERROR,
-                backend=b,
-                features=list(q.vary),
-                gap=q.gap.value,
-                error=str(e),
-            )
+            res = error_result(ens, q, str(e), backend=b)
         res.time["compile"] = cq.compile_time
         res.time["total"] = time.time() - t + cq.compile_time
         out.append(res)

@@ -18,7 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
+from ..answers.result import (
+    INSENSITIVE,
+    SENSITIVE,
+    UNKNOWN,
+    Result,
+    error_result,
+)
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
@@ -255,20 +261,7 @@ def solve_task(ens: Ensemble, task: tuple[Query, int | None]) -> Result:
 
 def failed_result(ens: Ensemble, q: Query, message: str) -> Result:
     """The error result of a query whose task failed on every attempt."""
-    return Result(
-        query=q.label,
-        status=ERROR,
-        backend=q.backend,
-        features=list(q.vary),
-        gap=q.gap.value,
-        gap_kind=q.gap.kind,
-        model=ens.source,
-        classes=list(q.classes) if q.classes else None,
-        passes=sorted(q.passes),
-        error=f"task failed: {message}",
-        stats={"asked": q.asked()},
-        inputs=input_files(ens.inputs, q.options.data),
-    )
+    return error_result(ens, q, f"task failed: {message}")
 
 
 def run_sweep(

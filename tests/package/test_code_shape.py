@@ -5,6 +5,7 @@ of the library's lines."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,13 @@ def test_the_length_check_counts_a_function_from_def_to_its_last_line(tmp_path):
     path = tmp_path / "probe.py"
     path.write_text("def f():\n" + "    x = 1\n" * 3 + "\n\ndef g():\n    pass\n")
     assert _long_functions(path, 3) == ["probe.py:1 f (4 lines)"]
+
+
+def test_error_results_are_built_by_the_one_constructor():
+    """Every "error" Result comes from answers.result.error_result (one set of fields)."""
+    built = []
+    for package in ("driver", "questions", "interfaces"):
+        for path in _files(package):
+            if re.search(r"\bResult\([^)]*status=ERROR", path.read_text()):
+                built.append(str(path.relative_to(ROOT)))
+    assert built == []
