@@ -204,6 +204,11 @@ class Ensemble:
     replayer: Any = field(default=None, repr=False, compare=False)
     # the files it was read from, (role, path) in order: ("model", ...), ("details", ...)
     inputs: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+    # how the user's data columns become the model's columns (a frontend's object with
+    # ``user_frame(df, where) -> df`` and ``feature_of(column) -> feature name or None``,
+    # e.g. one-hot groups collapsed to one column), or None: the user's columns are the
+    # model's
+    columns: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.link not in (LOGISTIC, SOFTMAX, PROBA, *REGRESSION_LINKS):
@@ -289,6 +294,7 @@ class Ensemble:
             source=self.source,
             replayer=self.replayer,
             inputs=self.inputs,
+            columns=self.columns,
         )
 
     def with_input(self, role: str, path: str) -> Ensemble:

@@ -32,6 +32,8 @@ def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:
         raise InputError(f"{keyword}: {item!r} is neither a feature name nor an index")
     if item in names:
         return item
+    if ens.columns is not None and ens.columns.feature_of(item) is not None:
+        return ens.columns.feature_of(item)  # a model column inside a user feature (race_B)
     if item.isdigit():
         return feature_name(ens, int(item), keyword)
     rewritten = [n for n in names if _name_key(n) == _name_key(item)]
@@ -55,4 +57,9 @@ def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]
         items = list(given)
     if not items or any(isinstance(i, str) and not i.strip() for i in items):
         raise InputError(f"{keyword}: no features given (a name, an index or a list of them)")
-    return tuple(feature_name(ens, i, keyword) for i in items)
+    out: list[str] = []
+    for i in items:
+        name = feature_name(ens, i, keyword)
+        if not (name in out and name != i and ens.columns is not None):
+            out.append(name)  # columns of one group (race_A, race_B) name it once
+    return tuple(out)

@@ -66,7 +66,8 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL) -> Dataset:
         raise InputError(f"data must be a table (2-d), got an array of shape {arr.shape}")
     import pandas as pd
 
-    cols = (
+    named = ens.columns.array_names(arr.shape[1]) if ens.columns is not None else None
+    cols = named or (
         list(ens.feature_names)
         if arr.shape[1] == ens.n_features
         else [f"c{i}" for i in range(arr.shape[1])]
@@ -202,6 +203,9 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     cols = [str(c).strip() for c in df.columns]
     df = df.copy()
     df.columns = cols
+    if ens.columns is not None:  # the user's columns are not the model's (one-hot groups)
+        df = ens.columns.user_frame(df, where)
+        cols = list(df.columns)
     feature_columns(cols, label, header or where)
     y = None
     if label and label in cols:

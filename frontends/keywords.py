@@ -14,7 +14,7 @@ from ..compiler.errors import closest
 from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE
 from ..compiler.query import PASS_NAMES, Query
 from .data import load_data
-from .load import BOUNDS, DETAILS_COLUMNS, load_model
+from .load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
 from .query_build import query_from_keywords
 
 # what a keyword sets: how the model loads, the query, one of its options, or the run
@@ -67,6 +67,12 @@ API_KEYWORDS: dict[str, Keyword] = {
             "none",
             f"where feature bounds come from ({' or '.join(BOUNDS)}): 'none' keeps the declared "
             "ones (without details: all reals), 'data' narrows each to its column's min and max",
+            MODEL,
+        ),
+        Keyword(
+            "groups",
+            None,
+            GROUPS_HELP,
             MODEL,
         ),
         Keyword(
@@ -127,6 +133,7 @@ def model_of(model, kw: dict) -> Ensemble:
         and kw["details"] is None
         and kw["data"] is None
         and kw["bounds"] == "none"
+        and kw["groups"] is None
     ):
         return model
     return load_model(
@@ -135,6 +142,7 @@ def model_of(model, kw: dict) -> Ensemble:
         data=kw["data"],
         label=kw["label"],
         bounds=kw["bounds"],
+        groups=kw["groups"],
         trust_pickle=kw["trust_pickle"],
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,13 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, UnsupportedModelError
+from ..compiler.errors import InputError, UnsupportedModelError, name_list
 from . import formats
 from .data import load_data
 from .details import apply_data_names, apply_details, apply_details_text
 from .finite import check_finite
 from .formats.base import LoadOptions
+from .preprocessing.groups import declared_groups, fold_groups, groups_from_text, inferred_groups
 
 
 def __getattr__(name: str) -> Any:
@@ -46,6 +48,7 @@ def load_model(
     auto_details: bool = True,
     trust_pickle: bool = False,
     bounds: str = "none",
+    groups=None,
 ) -> Ensemble:
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
 
@@ -61,7 +64,13 @@ def load_model(
     _part>_details.csv`` or ``details.csv``) is used when it names exactly the model's
     features in the model's order (its bounds keep witnesses inside the data's domain).
     ``trust_pickle``: load a joblib / pickle file, which runs code the file chooses while
-    it loads (a fitted estimator given in memory needs no such trust).
+    it loads (a fitted estimator given in memory needs no such trust). ``groups``: one-hot
+    columns that encode one categorical feature, ``{"race": ["race_A", "race_B"]}`` (or
+    ``{"race": {"columns": [...], "dropped": "C"}}``, or the text ``"race=race_A,race_B;
+    sex=..."``), or ``"infer"`` (from ``data``:
+    columns sharing a prefix whose rows each hold exactly one 1; the default with
+    ``bounds="data"``, ``groups={}`` for none); each group becomes one feature whose
+    values are its categories (docs/pipelines.md).
     """
     if base_score_problem(base_score):
         raise InputError(f"base_score {base_score:g} {base_score_problem(base_score)}")
@@ -69,6 +78,8 @@ def load_model(
         raise InputError(f"bounds={bounds!r}: use one of {', '.join(map(repr, BOUNDS))}")
     if bounds == "data" and data is None:
         raise InputError('bounds="data" takes the bounds from data: give data=')
+    if groups == "infer" and data is None:
+        raise InputError('groups="infer" finds the groups in data: give data=')
     if isinstance(model, Ensemble):
         ens = model
     elif isinstance(model, (str, Path)):
@@ -88,6 +99,10 @@ def load_model(
         if found is not None:
             ens = apply_details(ens, found)
             ens = replace(ens, source=f"{ens.source} (bounds from {found})")
+    if groups is None and bounds == "data":
+        groups = "infer"  # the data shows which columns are one-hot groups
+    if groups is not None:
+        ens = with_groups(ens, groups, data, label)
     if bounds == "data":
         ens = bounds_from_data(ens, data, label)
     return ens
@@ -96,6 +111,11 @@ def load_model(
 # where a model's feature bounds come from: its declarations alone, or also the data
 BOUNDS = ("none", "data")
 DETAILS_COLUMNS = "feature,name,lb,ub[,kind][,missing]"
+GROUPS_HELP = (
+    "one-hot columns that encode one categorical feature: 'infer' (from the data: columns "
+    "sharing a prefix whose rows each hold exactly one 1; the default with bounds from data), "
+    "'race=race_A,race_B,race_C;sex=sex_F,sex_M', or a mapping {'race': [columns]}"
+)
 
 
 def _is_array(data) -> bool:
@@ -115,15 +135,36 @@ def _with_details(ens: Ensemble, details) -> Ensemble:
     )
 
 
+def with_groups(ens: Ensemble, groups, data, label: str = "label") -> Ensemble:
+    """``ens`` with its one-hot groups (declared, or ``"infer"``red from data) folded
+    into one categorical feature each."""
+    if groups == "infer":
+        found = inferred_groups(ens, load_data(data, ens, label).X)
+        return fold_groups(ens, found, f"inferred from {_data_name(data)}")
+    if isinstance(groups, str):
+        groups = groups_from_text(groups)
+    if not isinstance(groups, Mapping):
+        raise InputError(
+            f'groups takes a mapping of group name to columns or "infer", not a {type(groups).__name__}'
+        )
+    return fold_groups(ens, declared_groups(ens, groups), "declared")
+
+
+def _data_name(data) -> str:
+    return str(data) if isinstance(data, (str, Path)) else f"<{type(data).__name__}>"
+
+
 def bounds_from_data(ens: Ensemble, data, label: str = "label") -> Ensemble:
     """Each feature's bounds narrowed to its column's smallest and largest value in the
-    data (a feature whose column is all missing keeps its bounds). Data outside a
-    declared bound is an InputError: the data and the declarations disagree."""
+    data (a feature whose column is all missing keeps its bounds), and each real
+    feature whose values are all 0 or 1 made binary, all integers integer. Data outside
+    a declared bound is an InputError: the data and the declarations disagree."""
     dataset = load_data(data, ens, label)
     missing = np.isnan(dataset.X)
     lo = np.where(missing, np.inf, dataset.X).min(axis=0)
     hi = np.where(missing, -np.inf, dataset.X).max(axis=0)
     feats = list(ens.features)
+    kinds: dict[str, list[str]] = {}
     for i, f in enumerate(feats):
         if lo[i] > hi[i]:  # no value in the data
             continue
@@ -133,10 +174,27 @@ def bounds_from_data(ens: Ensemble, data, label: str = "label") -> Ensemble:
                 f"declared bounds [{f.lb:g}, {f.ub:g}]",
                 dataset.source,
             )
-        feats[i] = replace(f, lb=float(lo[i]), ub=float(hi[i]))
+        kind = _kind_of(f, dataset.X[~missing[:, i], i])
+        if kind != f.kind:
+            kinds.setdefault(kind, []).append(f.name)
+        feats[i] = replace(f, kind=kind, lb=float(lo[i]), ub=float(hi[i]))
     out = ens.with_features(tuple(feats))
     rows = f"{dataset.n_rows} row{'s' if dataset.n_rows != 1 else ''}"
-    return replace(out, source=f"{ens.source} (bounds from data {dataset.source}, {rows})")
+    inferred = "".join(f"; {k}: {name_list(v)}" for k, v in sorted(kinds.items()))
+    what = "bounds and kinds" if kinds else "bounds"
+    return replace(
+        out, source=f"{ens.source} ({what} from data {dataset.source}, {rows}{inferred})"
+    )
+
+
+def _kind_of(f, values: np.ndarray) -> str:
+    """A real feature's kind as its data shows it: binary (only 0 and 1), integer
+    (only whole numbers), else real. Declared kinds stay."""
+    if f.kind != "real" or values.size == 0:
+        return f.kind
+    if np.isin(values, (0.0, 1.0)).all():
+        return "binary"
+    return "integer" if (np.floor(values) == values).all() else "real"
 
 
 def details_candidates(path: Path) -> list[Path]:

@@ -15,8 +15,8 @@ from ..compiler.options import timeout_problem
 from ..compiler.query import Query
 from ..driver import solve_query
 from ..frontends.query_build import require_backend
-from ..frontends.sens.audit_block import AuditPlan
-from ..frontends.sens.resolve import SensFile, load_queries
+from ..language.audit_block import AuditPlan
+from ..language.resolve import SensFile, load_queries
 from ..questions.audit import by_column, frame_from_results, report_text, summary
 from ..questions.audit_run import read_done, run_audit
 from ..questions.executors import Executor, parse_executor

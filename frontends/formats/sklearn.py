@@ -35,6 +35,7 @@ import numpy as np
 
 from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
 from ...compiler.errors import InputError, UnsupportedModelError
+from ..preprocessing.pipeline import fold_pipeline
 from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
 from .lightgbm import LightGBMFormat
 from .xgboost_native import XGBoostFormat
@@ -182,11 +183,6 @@ def _names(est, n: int) -> list[str]:
 
 def _check_classifier(est, where: str) -> None:
     name = type(est).__name__
-    if name == "Pipeline":
-        raise UnsupportedModelError(
-            "a Pipeline is not a tree ensemble: pass its final estimator (and transform the data yourself)",
-            where,
-        )
     if name not in SUPPORTED and name not in REGRESSORS:
         known = ", ".join((*SUPPORTED, *REGRESSORS))
         raise UnsupportedModelError(f"{name} is not supported (supported: {known})", where)
@@ -480,6 +476,9 @@ def _cat_name(c) -> str:
 def from_estimator(est, where: str | None = None) -> Ensemble:
     name = type(est).__name__
     where = where or f"<{name}>"
+    if name == "Pipeline":
+        last = f"{where}, the Pipeline's last step"
+        return fold_pipeline(est, lambda final: any_estimator(final, last), where)
     _check_classifier(est, where)
     if name == "GradientBoostingClassifier":
         return _gradient_boosting(est, where)
@@ -545,7 +544,13 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
         raise InputError(PICKLE_REFUSED, where)
     else:
         obj = _read_pickle(path)
-    for fmt in _WRAPPED:  # an XGBoost or LightGBM model saved with joblib
+    return any_estimator(obj, where)
+
+
+def any_estimator(obj: Any, where: str) -> Ensemble:
+    """A fitted model object: an XGBoost or LightGBM model (as saved with joblib, or
+    ending a Pipeline) or a scikit-learn one."""
+    for fmt in _WRAPPED:
         try:
             ens = fmt.load_object(obj)
         except InputError as e:

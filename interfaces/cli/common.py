@@ -14,7 +14,7 @@ from ...compiler.options import OPTION_BY_NAME, OPTIONS
 from ...frontends.data import load_data, unused_columns_note
 from ...frontends.formats import AUTO, format_names
 from ...frontends.keywords import API_KEYWORDS, MODEL, Keyword
-from ...frontends.load import base_score_problem, load_model
+from ...frontends.load import BOUNDS, base_score_problem, load_model
 from ...frontends.query_build import query_from_keywords
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
 from ...questions.sweep import os_error_text
@@ -85,6 +85,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help=OPTION_BY_NAME["data"].help,
     )
     p.add_argument("--label", default="label", help=API_KEYWORDS["label"].help)
+    p.add_argument("--bounds", choices=BOUNDS, default="none", help=API_KEYWORDS["bounds"].help)
+    p.add_argument("--groups", metavar="SPEC", default=None, help=API_KEYWORDS["groups"].help)
     p.add_argument(
         "--base-score",
         type=number,
@@ -202,6 +204,8 @@ def load_from_args(args):
         base_score=args.base_score,
         data=args.data,
         label=args.label,
+        bounds=getattr(args, "bounds", "none"),
+        groups=getattr(args, "groups", None),
         auto_details=not args.no_auto_details,
         trust_pickle=getattr(args, "trust_pickle", False),
     )

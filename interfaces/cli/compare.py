@@ -14,7 +14,7 @@ import time
 
 from ...compiler.errors import InputError
 from ...compiler.options import DEFAULT_TIMEOUT
-from ...frontends.sens import load_queries
+from ...language import load_queries
 from ...questions.compare import backend_list, compare_query, disagreement, license_refusal
 from .common import (
     add_model_args,

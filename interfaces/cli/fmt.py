@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ...frontends.sens import format_sens, parse_file
+from ...language import format_sens, parse_file
 
 
 def add_parser(sub) -> None:

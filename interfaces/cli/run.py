@@ -8,7 +8,7 @@ import time
 
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
-from ...frontends.sens import load_queries
+from ...language import load_queries
 from ...questions.executors import parse_executor
 from ..sens_run import audit_report, run_audits, run_queries
 from .common import emit_result, log, number, positive_int

@@ -501,6 +501,7 @@ def sk_others(sk_models) -> list:
     """Objects a model file may hold that are not a supported classifier or regressor."""
     import lightgbm as lgb
     from sklearn.cluster import KMeans
+    from sklearn.decomposition import PCA
     from sklearn.ensemble import (
         AdaBoostClassifier,
         IsolationForest,
@@ -520,9 +521,8 @@ def sk_others(sk_models) -> list:
             AdaBoostClassifier(**small).fit(X, y),
             LogisticRegression().fit(X, y),
             KMeans(n_clusters=2, n_init=1, random_state=0).fit(X),
-            Pipeline([("s", StandardScaler()), ("t", DecisionTreeClassifier(max_depth=2))]).fit(
-                X, y
-            ),
+            Pipeline([("p", PCA(2)), ("t", DecisionTreeClassifier(max_depth=2))]).fit(X, y),
+            Pipeline([("s", StandardScaler()), ("m", LogisticRegression())]).fit(X, y),
             DecisionTreeClassifier(),  # not fitted
             DecisionTreeClassifier(max_depth=2).fit(X, np.zeros(60, dtype=int)),  # one class
             DecisionTreeClassifier(max_depth=2).fit(X, np.stack([y, 1 - y], axis=1)),  # 2 outputs

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from treesens import language as sens
 from treesens.compiler.errors import InputError
-from treesens.frontends import sens
-from treesens.frontends.sens import SensError
+from treesens.language import SensError
 from treesens.tests.fuzzing import event, fuzz_settings
 
 REPO = Path(__file__).resolve().parents[2]

@@ -22,11 +22,11 @@ from treesens.compiler.options import (
     QueryOptions,
 )
 from treesens.compiler.query import Gap, GapKind, Query
-from treesens.frontends.sens import KEYWORDS, SensError, parse
-from treesens.frontends.sens.check import check_options
 from treesens.interfaces import api
 from treesens.interfaces.cli.common import data_options
 from treesens.interfaces.cli.main import build_parser
+from treesens.language import KEYWORDS, SensError, parse
+from treesens.language.check import check_options
 
 # a value each option takes on the command line, and the value it becomes
 CLI_VALUES = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from treesens.frontends.sens import load_queries
+from treesens.language import load_queries
 from treesens.tests.conftest import json_lines, run_treesens
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -80,7 +80,7 @@ SENS = f'model "{MODEL}"\n\nquery q {{\n  vary mean_texture\n  gap 0.2\n}}\n'
 
 
 def test_a_sens_file_with_a_byte_order_mark_is_read(tmp_path):
-    from treesens.frontends.sens import parse, parse_file
+    from treesens.language import parse, parse_file
 
     p = tmp_path / "bom.sens"
     p.write_bytes(b"\xef\xbb\xbf" + SENS.encode())
@@ -103,7 +103,7 @@ def test_a_sens_path_to_dev_zero_is_refused_at_the_size_cap(tmp_path):
 
 
 def test_a_sens_file_over_the_size_cap_is_refused(tmp_path, monkeypatch):
-    sens_parse = sys.modules["treesens.frontends.sens.parse"]
+    sens_parse = sys.modules["treesens.language.parse"]
 
     monkeypatch.setattr(sens_parse, "MAX_SENS_BYTES", 1000)
     p = tmp_path / "big.sens"

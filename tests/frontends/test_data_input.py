@@ -171,7 +171,7 @@ def test_python_api_check_varies_a_generic_feature_by_its_name_in_the_data(lgb_f
 
 
 def test_a_sens_file_varies_a_generic_feature_by_its_name_in_the_data(tmp_path, lgb_file, data_csv):
-    from treesens.frontends.sens import load_queries
+    from treesens.language import load_queries
 
     sens = _write(
         tmp_path,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from treesens.frontends.sens import AuditBlock, format_sens, load_queries, parse
 from treesens.interfaces.cli.main import main
 from treesens.interfaces.sens_run import run_file
+from treesens.language import AuditBlock, format_sens, load_queries, parse
 from treesens.tests.conftest import json_lines, run_treesens
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from treesens.frontends.sens import format_sens, load_queries, parse, parse_file
 from treesens.interfaces.cli.main import main
+from treesens.language import format_sens, load_queries, parse, parse_file
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

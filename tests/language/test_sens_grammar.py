@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from treesens.frontends.sens import (
+from treesens.language import (
     ANY,
     Backend,
     Baseline,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from treesens.frontends.sens import Jobs, SensError, format_sens, load_queries, parse
 from treesens.interfaces.sens_run import run_file
+from treesens.language import Jobs, SensError, format_sens, load_queries, parse
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEAD = 'model "m.json"\n'

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import treesens
-from treesens.frontends.sens import format_sens, load_queries, parse
 from treesens.interfaces.cli.main import main
 from treesens.interfaces.sens_run import run_file
+from treesens.language import format_sens, load_queries, parse
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BC = EXAMPLES / "breast_cancer_xgb.json"

@@ -9,6 +9,7 @@ from importlib.resources import files
 
 import pytest
 
+from treesens import language as sens
 from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import (
@@ -20,9 +21,8 @@ from treesens.compiler.query import (
     no_value_in,
     relations_by_feature,
 )
-from treesens.frontends import sens
-from treesens.frontends.sens.grammar import KEYWORDS, TOP_KEYWORDS, parser
-from treesens.frontends.sens.show import CONSERVATIVE, PLAIN, fmt_name
+from treesens.language.grammar import KEYWORDS, TOP_KEYWORDS, parser
+from treesens.language.show import CONSERVATIVE, PLAIN, fmt_name
 from treesens.tests.oracle import random_ensemble
 
 GRAMMAR = files("treesens.grammar").joinpath("sens.lark").read_text()

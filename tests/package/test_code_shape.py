@@ -17,6 +17,7 @@ LIBRARY = (
     "backends",
     "driver",
     "frontends",
+    "language",
     "questions",
     "views",
     "interfaces",

@@ -1,5 +1,5 @@
 """The layers only point down: compiler < answers < backends < driver < frontends <
-questions < views < interfaces.
+language < questions < views < interfaces.
 
 Every module of those subpackages is parsed (imports at module level and inside
 functions, relative and absolute); an import of a higher layer, or a cycle between
@@ -21,6 +21,7 @@ LAYERS = (
     "backends",
     "driver",
     "frontends",
+    "language",
     "questions",
     "views",
     "interfaces",

@@ -7,12 +7,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...compiler.audit import check_target
-from ...compiler.ensemble import Ensemble
-from ...compiler.errors import FEATURES, InputError, closest
-from ...compiler.query import ANY
-from ..audit_spec import TIMEOUT_PER_ROW, AuditRun, AuditSpec, check_by, make_spec, make_target
-from ..data import Dataset, load_data
+from ..compiler.audit import check_target
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import FEATURES, InputError, closest
+from ..compiler.query import ANY
+from ..frontends.audit_spec import (
+    TIMEOUT_PER_ROW,
+    AuditRun,
+    AuditSpec,
+    check_by,
+    make_spec,
+    make_target,
+)
+from ..frontends.data import Dataset, load_data
 from .ast import (
     AuditBlock,
     By,

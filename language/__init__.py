@@ -15,8 +15,8 @@ resolve (AST -> SensFile), audit_block (audit blocks: their plans, run by the au
 of questions/audit_run.py), run (running queries and audits).
 """
 
-from ...compiler.options import DATA_AWARE_PARAMS, MODE_NAMES
-from ...compiler.query import ANY
+from ..compiler.options import DATA_AWARE_PARAMS, MODE_NAMES
+from ..compiler.query import ANY
 from .ast import (
     AuditBlock,
     Backend,

@@ -9,13 +9,13 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ...compiler.ensemble import Ensemble
-from ...compiler.errors import FEATURES, InputError, closest
-from ...compiler.query import Query
-from ..data import load_data
-from ..details import apply_data_names, apply_details
-from ..formats.registry import by_name
-from ..load import FORMATS, load_model
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import FEATURES, InputError, closest
+from ..compiler.query import Query
+from ..frontends.data import load_data
+from ..frontends.details import apply_data_names, apply_details
+from ..frontends.formats.registry import by_name
+from ..frontends.load import FORMATS, load_model
 from .ast import (
     AuditBlock,
     DataDecl,

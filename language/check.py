@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 
-from ...backends.registry import BACKENDS
-from ...compiler.errors import InputError, closest
-from ...compiler.options import (
+from ..backends.registry import BACKENDS
+from ..compiler.errors import InputError, closest
+from ..compiler.options import (
     DATA_AWARE_PARAMS,
     MODE_NAMES,
     OPTION_BY_NAME,
@@ -19,10 +19,10 @@ from ...compiler.options import (
     DataAwareMode,
     timeout_problem,
 )
-from ...compiler.query import ANY
-from ...driver import is_race
-from ..load import base_score_problem
-from ..query_build import parse_passes
+from ..compiler.query import ANY
+from ..driver import is_race
+from ..frontends.load import base_score_problem
+from ..frontends.query_build import parse_passes
 from .ast import (
     AuditBlock,
     Backend,

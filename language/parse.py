@@ -13,9 +13,9 @@ from pathlib import Path
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
-from ...compiler.errors import InputError
-from ...compiler.options import MODE_ALIASES
-from ...compiler.query import ANY
+from ..compiler.errors import InputError
+from ..compiler.options import MODE_ALIASES
+from ..compiler.query import ANY
 from .ast import (
     AuditBlock,
     Backend,

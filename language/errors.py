@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...compiler.errors import InputError
+from ..compiler.errors import InputError
 
 
 class SensError(InputError):

@@ -12,16 +12,16 @@ import math
 import random
 from pathlib import Path
 
-from ...compiler.ensemble import Ensemble
-from ...compiler.errors import FEATURES, InputError, closest
-from ...compiler.options import (
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import FEATURES, InputError, closest
+from ..compiler.options import (
     DEFAULT_BACKEND,
     DEFAULT_SEED,
     DEFAULT_THREADS,
     DEFAULT_TIMEOUT,
     DataAwareMode,
 )
-from ...compiler.query import (
+from ..compiler.query import (
     ANY,
     FLIP,
     FeatureBound,
@@ -33,7 +33,7 @@ from ...compiler.query import (
     relations_by_feature,
     resolve_condition,
 )
-from ..query_build import query_from_keywords
+from ..frontends.query_build import query_from_keywords
 from .ast import (
     Baseline,
     Bool,

@@ -1,0 +1,245 @@
+"""One-hot groups: model columns that together encode one categorical feature.
+
+A group ``race`` of columns ``race_A, race_B, race_C`` is one user feature with the
+categories A, B, C: in each input exactly one of its columns is 1 (or none, for the
+category an encoder dropped). The ensemble is folded onto the user's features, so the
+encoding chooses one category per input (never two and a half races), sweeps ask one
+query per group, and witnesses read ``race: "B"``. Groups are declared
+(``{"race": ["race_A", "race_B", "race_C"]}``, or ``{"race": {"columns": [...],
+"dropped": "A"}}``) or inferred from data (``"infer"``): columns sharing a prefix whose
+rows each hold exactly one 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...compiler.ensemble import Ensemble, Feature
+from ...compiler.errors import InputError
+from .fold import ColumnMap, fold, identity
+
+SEPARATORS = ("_", "=", ":", ".")  # what joins a feature's name to its category's
+
+
+@dataclass(frozen=True)
+class OneHotGroup:
+    name: str
+    columns: tuple[str, ...]  # model columns, one per category
+    categories: tuple[str, ...]  # the category each column stands for
+    dropped: str | None = None  # the category without a column (all of them 0)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The user feature's categories: code c is ``names[c]``."""
+        return (*self.categories, self.dropped) if self.dropped is not None else self.categories
+
+    def one_hot(self, codes: np.ndarray) -> np.ndarray:
+        """(n, len(columns)) model values of category codes."""
+        codes = np.asarray(codes, dtype=np.float64)
+        return (codes[:, None] == np.arange(len(self.columns))[None, :]).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class GroupColumns:
+    """How the user's columns become the model's: each group is one user column
+    (``Ensemble.columns`` of a grouped ensemble)."""
+
+    groups: tuple[OneHotGroup, ...]
+    model_names: tuple[str, ...]
+    user_names: tuple[str, ...]
+
+    def user_frame(self, df, where: str):
+        """``df`` with each group's columns collapsed into one column of category names
+        (a frame that already has the group's column is left as it is)."""
+        df = df.copy()
+        for g in self.groups:
+            if g.name in df.columns or not all(c in df.columns for c in g.columns):
+                continue
+            block = df[list(g.columns)].to_numpy(dtype=np.float64, na_value=np.nan)
+            ones = (block == 1.0).sum(axis=1)
+            bad = np.flatnonzero(~np.isin(block, (0.0, 1.0)).all(axis=1) | (ones > 1))
+            if g.dropped is None:
+                bad = np.union1d(bad, np.flatnonzero(ones == 0))
+            if bad.size:
+                r = int(bad[0])
+                raise InputError(
+                    f"row {r + 1}: the one-hot group {g.name!r} ({', '.join(g.columns)}) holds "
+                    f"{block[r].tolist()}, not exactly one 1 ({bad.size} rows in all)",
+                    where,
+                )
+            names = np.array(g.names, dtype=object)
+            codes = np.where(ones == 1, block.argmax(axis=1), len(g.categories))
+            pos = list(df.columns).index(g.columns[0])
+            df = df.drop(columns=list(g.columns))
+            df.insert(min(pos, len(df.columns)), g.name, names[codes])
+        return df
+
+    def feature_of(self, column: str) -> str | None:
+        """The group a model column belongs to (``race_B`` -> ``race``), or None."""
+        return next((g.name for g in self.groups if column in g.columns), None)
+
+    def array_names(self, width: int) -> list[str] | None:
+        """The column names of an unnamed array of ``width`` columns, or None."""
+        if width == len(self.model_names):
+            return list(self.model_names)
+        return list(self.user_names) if width == len(self.user_names) else None
+
+
+class GroupReplayer:
+    """The model's own predict, on user rows whose groups are category codes."""
+
+    def __init__(self, inner, ens_features: tuple[str, ...], layout: list[tuple[int, int]]):
+        self.inner = inner
+        self.library = inner.library
+        self.model_names = ens_features
+        self.layout = layout  # per model column: (user feature, category code or -1)
+
+    def to_model(self, X) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        out = np.empty((X.shape[0], len(self.layout)))
+        for j, (u, code) in enumerate(self.layout):
+            out[:, j] = X[:, u] if code < 0 else (X[:, u] == code).astype(np.float64)
+        return out
+
+    def predict_proba(self, X) -> np.ndarray:
+        return self.inner.predict_proba(self.to_model(X))
+
+    def predict_raw(self, X) -> np.ndarray:
+        return self.inner.predict_raw(self.to_model(X))
+
+    def predict(self, X) -> np.ndarray:
+        return self.inner.predict(self.to_model(X))
+
+
+def groups_from_text(text: str) -> dict[str, list[str]]:
+    """``"race=race_A,race_B,race_C; sex=sex_F,sex_M"`` as a mapping of group to columns."""
+    out: dict[str, list[str]] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, eq, cols = part.partition("=")
+        columns = [c.strip() for c in cols.split(",") if c.strip()]
+        if not eq or not name.strip() or not columns:
+            raise InputError(
+                f"groups: {part!r} is not NAME=COLUMN,COLUMN,... (groups are separated by ';')"
+            )
+        out[name.strip()] = columns
+    if not out:
+        raise InputError('groups: give "infer" or NAME=COLUMN,COLUMN,...')
+    return out
+
+
+def declared_groups(ens: Ensemble, spec: Mapping) -> list[OneHotGroup]:
+    """Groups from ``{"race": [columns]}`` or ``{"race": {"columns": [...], "dropped":
+    "A"}}``; every column must be a model feature in at most one group."""
+    out, seen = [], set()
+    for name, value in spec.items():
+        name = str(name)
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"columns", "dropped"}
+            if unknown:
+                raise InputError(f"group {name!r}: unknown key(s) {sorted(unknown)}")
+            cols, dropped = value.get("columns", ()), value.get("dropped")
+        else:
+            cols, dropped = value, None
+        if isinstance(cols, str) or len(list(cols)) < (1 if dropped is not None else 2):
+            raise InputError(f"group {name!r}: give a list of at least two columns")
+        cols = tuple(str(c) for c in cols)
+        for c in cols:
+            if c not in ens.feature_names:
+                raise InputError(f"group {name!r}: {c!r} is not a feature of the model")
+            if c in seen:
+                raise InputError(f"group {name!r}: column {c!r} is in another group too")
+            seen.add(c)
+        if name in ens.feature_names and name not in cols:
+            raise InputError(f"group {name!r}: the model has a feature of that name")
+        out.append(
+            OneHotGroup(
+                name, cols, category_names(name, cols), None if dropped is None else str(dropped)
+            )
+        )
+    return out
+
+
+def category_names(name: str, columns: tuple[str, ...]) -> tuple[str, ...]:
+    """``race_A`` of group ``race`` stands for category ``A``; a column without the
+    group's prefix stands for itself."""
+    out = []
+    for c in columns:
+        sep = next(
+            (s for s in SEPARATORS if c.startswith(name + s) and len(c) > len(name) + 1), None
+        )
+        out.append(c[len(name) + 1 :] if sep else c)
+    if len(set(out)) != len(out):
+        return columns
+    return tuple(out)
+
+
+def inferred_groups(ens: Ensemble, X: np.ndarray) -> list[OneHotGroup]:
+    """Columns sharing a prefix (up to a separator) whose data rows each hold exactly
+    one 1 and otherwise 0; the longest such prefix wins."""
+    names = ens.feature_names
+    binary = [
+        j
+        for j in range(len(names))
+        if np.isin(X[:, j], (0.0, 1.0)).all() and ens.features[j].kind != "categorical"
+    ]
+    prefixes: dict[str, list[int]] = {}
+    for j in binary:
+        for k, ch in enumerate(names[j]):
+            if ch in SEPARATORS and 0 < k < len(names[j]) - 1:
+                prefixes.setdefault(names[j][:k], []).append(j)
+    taken: set[int] = set()
+    out = []
+    for prefix in sorted(prefixes, key=lambda p: (-len(p), p)):
+        cols = [j for j in prefixes[prefix] if j not in taken]
+        if len(cols) < 2 or len(cols) != len(prefixes[prefix]):
+            continue
+        if not (X[:, cols].sum(axis=1) == 1).all() or prefix in names:
+            continue
+        taken.update(cols)
+        col_names = tuple(names[j] for j in cols)
+        out.append(OneHotGroup(prefix, col_names, category_names(prefix, col_names)))
+    return sorted(out, key=lambda g: names.index(g.columns[0]))
+
+
+def fold_groups(ens: Ensemble, groups: list[OneHotGroup], how: str) -> Ensemble:
+    """``ens`` over the user's features: each group one categorical feature (in place
+    of its first column), the other columns as they are."""
+    if not groups:
+        return ens
+    names = ens.feature_names
+    group_of = {c: (g, k) for g in groups for k, c in enumerate(g.columns)}
+    features: list[Feature] = []
+    index: dict[str, int] = {}
+    for j, name in enumerate(names):
+        if name not in group_of:
+            index[name] = len(features)
+            features.append(ens.features[j])
+            continue
+        g, _ = group_of[name]
+        if g.name not in index:
+            index[g.name] = len(features)
+            features.append(Feature(g.name, "categorical", 0.0, float(len(g.names) - 1), g.names))
+    maps, layout = [], []
+    for name in names:
+        if name in group_of:
+            g, k = group_of[name]
+            u = index[g.name]
+            values = tuple(1.0 if c == k else 0.0 for c in range(len(g.names)))
+            maps.append(ColumnMap(u, values=values))
+            layout.append((u, k))
+        else:
+            maps.append(ColumnMap(index[name], forward=identity))
+            layout.append((index[name], -1))
+    listed = "; ".join(f"{g.name} = {', '.join(g.columns)}" for g in groups)
+    columns = GroupColumns(tuple(groups), tuple(names), tuple(f.name for f in features))
+    return fold(
+        ens,
+        features,
+        maps,
+        replayer=GroupReplayer(ens.replayer, tuple(names), layout),
+        columns=columns,
+        source=f"{ens.source} (one-hot groups {how}: {listed})",
+    )

@@ -1,0 +1,59 @@
+"""The scikit-learn preprocessing steps a pipeline may hold, and what each does to the
+user's columns: a *numeric* step maps each column through a nondecreasing function
+(scalers, the imputer); an *encoder* turns each column into a categorical feature with
+the encoder's categories. Every step maps each column on its own, which is what lets the
+pipeline fold into the trees (fold.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...compiler.errors import UnsupportedModelError
+
+NUMERIC = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "SimpleImputer")
+ENCODERS = ("OneHotEncoder", "OrdinalEncoder")
+PASS = ("passthrough", "drop", None)
+SUPPORTED_STEPS = (*NUMERIC, *ENCODERS, "ColumnTransformer", "passthrough", "drop")
+
+
+def step_name(step: Any) -> str:
+    return step if isinstance(step, str) or step is None else type(step).__name__
+
+
+def refuse(step: Any, where: str, why: str = "") -> UnsupportedModelError:
+    return UnsupportedModelError(
+        f"pipeline step {step_name(step)!r} is not supported{why} "
+        f"(supported: {', '.join(SUPPORTED_STEPS)}, and Pipelines of them)",
+        where,
+    )
+
+
+def branch_steps(trans: Any, where: str) -> list[Any]:
+    """The steps of one ColumnTransformer branch (a step or a Pipeline of steps), each
+    checked to be supported; "drop" and "passthrough" give no steps."""
+    if trans in PASS:
+        return []
+    steps = [s for _, s in trans.steps] if type(trans).__name__ == "Pipeline" else [trans]
+    for k, s in enumerate(steps):
+        name = step_name(s)
+        if s in PASS:
+            continue
+        if name not in (*NUMERIC, *ENCODERS):
+            raise refuse(s, where)
+        if name == "SimpleImputer" and getattr(s, "add_indicator", False):
+            raise refuse(s, where, " with add_indicator=True")
+        if name in ENCODERS and any(step_name(p) not in ("SimpleImputer", None) for p in steps[:k]):
+            raise refuse(s, where, " after a step other than SimpleImputer")
+        if name == "OneHotEncoder" and _has_infrequent(s):
+            raise refuse(s, where, " with infrequent categories (min_frequency, max_categories)")
+    return [s for s in steps if s not in PASS]
+
+
+def _has_infrequent(encoder: Any) -> bool:
+    found = getattr(encoder, "infrequent_categories_", None)
+    return found is not None and any(c is not None for c in found)
+
+
+def encoder_of(steps: list[Any]) -> Any | None:
+    """The encoder among a branch's steps, or None (a numeric branch)."""
+    return next((s for s in steps if step_name(s) in ENCODERS), None)
