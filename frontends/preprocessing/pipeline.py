@@ -19,7 +19,7 @@ import numpy as np
 from ...compiler.ensemble import Ensemble, Feature
 from ...compiler.errors import InputError, UnsupportedModelError
 from .fold import ColumnMap, check_nondecreasing, fold
-from .steps import PASS, branch_steps, encoder_of, refuse, step_name
+from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
 
 # inputs that show which transformed columns a numeric input reaches (a clipping
 # MinMaxScaler is flat on most of the line, so the probes span many scales)
@@ -72,7 +72,7 @@ def _input_names(pipe: Any) -> list[str]:
 def _describe(step: Any) -> str:
     if step_name(step) != "ColumnTransformer":
         return step_name(step)
-    parts = [step_name(t) if t in PASS else _branch_name(t) for _, t, _ in step.transformers_]
+    parts = ["passthrough" if is_identity(t) else _branch_name(t) for _, t, _ in step.transformers_]
     return f"ColumnTransformer[{', '.join(parts)}]"
 
 

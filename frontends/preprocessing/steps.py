@@ -28,15 +28,23 @@ def refuse(step: Any, where: str, why: str = "") -> UnsupportedModelError:
     )
 
 
+def is_identity(step: Any) -> bool:
+    """ "passthrough", "drop", None, or a FunctionTransformer without a function (how a
+    fitted ColumnTransformer keeps ``remainder="passthrough"``)."""
+    if isinstance(step, str) or step is None:
+        return step in PASS
+    return step_name(step) == "FunctionTransformer" and getattr(step, "func", 0) is None
+
+
 def branch_steps(trans: Any, where: str) -> list[Any]:
     """The steps of one ColumnTransformer branch (a step or a Pipeline of steps), each
     checked to be supported; "drop" and "passthrough" give no steps."""
-    if trans in PASS:
+    if is_identity(trans):
         return []
     steps = [s for _, s in trans.steps] if type(trans).__name__ == "Pipeline" else [trans]
     for k, s in enumerate(steps):
         name = step_name(s)
-        if s in PASS:
+        if is_identity(s):
             continue
         if name not in (*NUMERIC, *ENCODERS):
             raise refuse(s, where)
@@ -46,7 +54,7 @@ def branch_steps(trans: Any, where: str) -> list[Any]:
             raise refuse(s, where, " after a step other than SimpleImputer")
         if name == "OneHotEncoder" and _has_infrequent(s):
             raise refuse(s, where, " with infrequent categories (min_frequency, max_categories)")
-    return [s for s in steps if s not in PASS]
+    return [s for s in steps if not is_identity(s)]
 
 
 def _has_infrequent(encoder: Any) -> bool:

@@ -1,0 +1,112 @@
+"""One-hot groups: columns that together encode one categorical feature are one
+feature of the user's, whose values are its categories."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treesens
+from treesens.answers.result import INSENSITIVE, SENSITIVE
+from treesens.compiler.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def race_model():
+    """The issue's example: XGBoost on pd.get_dummies (race -> race_A, race_B, race_C)."""
+    from xgboost import XGBClassifier
+
+    rng = np.random.default_rng(1)
+    n = 1500
+    race = rng.choice(["A", "B", "C"], n)
+    age = rng.integers(18, 80, n)
+    X = pd.get_dummies(pd.DataFrame({"race": race, "age": age}), dtype=float)
+    y = ((race == "B") & (age > 40)) ^ (rng.random(n) < 0.05)
+    return XGBClassifier(n_estimators=20, max_depth=3, n_jobs=1).fit(X, y), X
+
+
+def test_groups_are_inferred_from_data_when_bounds_come_from_data(race_model):
+    model, X = race_model
+    ens = treesens.load_model(model, data=X, bounds="data")
+    assert ens.feature_names == ["age", "race"]
+    assert ens.features[1].categories == ("A", "B", "C")
+    assert "one-hot groups inferred" in ens.source and "race = race_A, race_B, race_C" in ens.source
+
+
+def test_varying_a_groups_columns_varies_the_group_and_gives_one_hot_rows(race_model):
+    model, X = race_model
+    ens = treesens.load_model(model, data=X, bounds="data")
+    res = treesens.check(ens, vary=["race_A", "race_B", "race_C"], gap=0.3)
+    assert res.status == SENSITIVE and res.features == ["race"]
+    assert {res.witness["x1"]["race"], res.witness["x2"]["race"]} <= {"A", "B", "C"}
+    assert res.validated
+
+
+def test_a_sweep_asks_one_query_per_group(race_model):
+    model, X = race_model
+    ens = treesens.load_model(model, data=X, bounds="data")
+    assert [r.features for r in treesens.sweep(ens, gap=0.3)] == [["age"], ["race"]]
+
+
+def test_declared_groups_name_their_categories_by_the_columns_suffix(race_model):
+    model, _ = race_model
+    ens = treesens.load_model(model, groups={"race": ["race_A", "race_B", "race_C"]})
+    assert ens.features[ens.feature_index("race")].categories == ("A", "B", "C")
+
+
+def test_groups_given_as_text_are_the_same_groups(race_model):
+    model, _ = race_model
+    ens = treesens.load_model(model, groups="race=race_A,race_B,race_C")
+    assert ens.feature_names == ["age", "race"]
+
+
+def test_groups_can_be_turned_off_with_an_empty_mapping(race_model):
+    model, X = race_model
+    ens = treesens.load_model(model, data=X, bounds="data", groups={})
+    assert ens.feature_names == ["age", "race_A", "race_B", "race_C"]
+
+
+def test_a_group_column_that_is_not_a_feature_is_one_error(race_model):
+    model, _ = race_model
+    with pytest.raises(InputError, match="'race_D' is not a feature"):
+        treesens.load_model(model, groups={"race": ["race_A", "race_D"]})
+
+
+def test_data_rows_with_two_ones_in_a_group_are_one_error(race_model):
+    model, X = race_model
+    bad = X.copy()
+    bad.loc[3, ["race_A", "race_B"]] = 1.0
+    ens = treesens.load_model(model, groups={"race": ["race_A", "race_B", "race_C"]})
+    with pytest.raises(InputError, match="row 4: the one-hot group 'race'"):
+        treesens.check(ens, vary="age", gap=0.3, data=bad)
+
+
+def test_a_dropped_category_is_the_row_with_no_one():
+    from xgboost import XGBClassifier
+
+    rng = np.random.default_rng(2)
+    race = rng.choice(["A", "B", "C"], 900)
+    X = pd.get_dummies(pd.Series(race, name="race"), prefix="race", drop_first=True, dtype=float)
+    model = XGBClassifier(n_estimators=5, max_depth=2, n_jobs=1).fit(X, race == "A")
+    spec = {"race": {"columns": ["race_B", "race_C"], "dropped": "A"}}
+    ens = treesens.load_model(model, groups=spec, data=X, bounds="data")
+    assert ens.features[0].categories == ("B", "C", "A")
+    res = treesens.check(ens, vary="race", gap=0.3)
+    assert res.status == SENSITIVE and "A" in (res.witness["x1"]["race"], res.witness["x2"]["race"])
+    assert res.validated
+
+
+def test_a_model_that_only_impossible_rows_flip_is_insensitive_to_the_group():
+    """Trained so that only rows with two races set get class 1: as columns it is
+    sensitive, as the user's feature race it is not."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    rows = [(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)]
+    X = pd.DataFrame(rows * 20, columns=["race_A", "race_B", "race_C"], dtype=float)
+    y = (X.sum(axis=1) >= 2).astype(int)
+    model = DecisionTreeClassifier(random_state=0).fit(X, y)
+    columns = treesens.load_model(model, groups={})
+    assert treesens.check(columns, vary="race_A,race_B,race_C", gap=0.3).status == SENSITIVE
+    grouped = treesens.load_model(model, groups={"race": ["race_A", "race_B", "race_C"]})
+    assert treesens.check(grouped, vary="race", gap=0.3).status == INSENSITIVE
