@@ -1,7 +1,9 @@
 """Feature declarations from a details CSV: ``feature,name,lb,ub`` (index, name, bounds).
 
-Optional columns: ``kind`` (real, integer, binary, categorical) and ``missing``
-(true/false: the feature may be missing, so NaN is one more value to consider).
+Optional columns: ``kind`` (real, integer, binary, categorical), ``missing``
+(true/false: the feature may be missing, so NaN is one more value to consider) and
+``group`` (the one-hot group a column belongs to: rows with the same group are one
+categorical feature, docs/pipelines.md).
 
 A details file must fit its model: for a model with feature names of its own, each row
 repeats the model's name at its index (a file may declare only some features); a model
@@ -20,6 +22,7 @@ from ..compiler.ensemble import KINDS, Ensemble, Feature
 from ..compiler.errors import FEATURES, InputError, closest
 from .data import data_columns, feature_columns, names_are_generic
 from .formats.registry import generic_names
+from .preprocessing.groups import declared_groups, fold_groups
 
 
 def _num(s: str, where: str, col: str) -> float:
@@ -78,6 +81,7 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
     n_rows = sum(1 for row in rows[1:] if any(c.strip() for c in row))
     seen: dict[str, int] = {}
     declared: dict[int, int] = {}
+    groups: dict[str, list[str]] = {}  # the optional column ``group``: one-hot groups
     for lineno, row in zip(starts[1:], rows[1:]):
         if not any(c.strip() for c in row):
             continue
@@ -118,6 +122,8 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
             )
         seen[name] = lineno
         feats[idx] = _declared(feats[idx], name, row, col, where)
+        if "group" in col and row[col["group"]].strip():
+            groups.setdefault(row[col["group"]].strip(), []).append(name)
     if not declared:
         raise InputError("no feature rows after the header", f"{path}:1")
     if not named and len(declared) != len(feats):
@@ -126,7 +132,13 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
         raise InputError(f"after renaming, feature names clash: {', '.join(dups)}", str(path))
-    return ens.with_features(tuple(feats)).with_input("details", str(path))
+    out = ens.with_features(tuple(feats)).with_input("details", str(path))
+    if groups:
+        try:
+            out = fold_groups(out, declared_groups(out, groups), f"declared in {path}")
+        except InputError as e:
+            raise InputError(e.message, str(path)) from None
+    return out
 
 
 def _declared(feat: Feature, name: str, row: list[str], col: dict[str, int], where: str) -> Feature:

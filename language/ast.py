@@ -272,6 +272,20 @@ class FeatureDecl(Node):
 
 
 @dataclass(frozen=True)
+class GroupDecl(Node):
+    """``group race = race_A, race_B [dropped C]``: one-hot columns as one feature."""
+
+    name: Name
+    columns: tuple[Name, ...]
+    dropped: Name | None = None
+
+
+@dataclass(frozen=True)
+class GroupsInfer(Node):
+    """``groups infer``: one-hot groups found in the file's data."""
+
+
+@dataclass(frozen=True)
 class Comment:
     line: int
     column: int

@@ -37,6 +37,7 @@ from .ast import (
     FeatureSet,
     Fix,
     GapSetting,
+    GroupsInfer,
     InRange,
     Jobs,
     Limit,
@@ -94,6 +95,7 @@ def check_structure(ast: SensAST) -> None:
             DataDecl: "data",
             DetailsDecl: "features from",
             Defaults: "defaults",
+            GroupsInfer: "groups infer",
         }.get(type(it))
         if kind is not None:
             if kind in seen:

@@ -18,6 +18,8 @@ from .ast import (
     FeatureSet,
     Fix,
     GapSetting,
+    GroupDecl,
+    GroupsInfer,
     Jobs,
     Limit,
     ModelDecl,
@@ -136,6 +138,8 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
         return _fmt_audit_stmt(st, mode)
     if isinstance(st, DetailsDecl):
         return f"features from {json.dumps(st.path.value, ensure_ascii=False)}"
+    if isinstance(st, (GroupDecl, GroupsInfer)):
+        return _fmt_group(st, mode)
     if isinstance(st, FeatureDecl):
         s = f"feature {fmt_name(st.name.text, mode=mode)}"
         if st.kind is not None:
@@ -243,3 +247,12 @@ def _format(ast: SensAST, indent: str, mode: FormatMode) -> str:
     for j, c in enumerate(comments[k:]):
         emit(c.line, c.text, force_blank=(j == 0 and bool(out)))
     return "\n".join(out) + "\n"
+
+
+def _fmt_group(st, mode: str) -> str:
+    if isinstance(st, GroupsInfer):
+        return "groups infer"
+    s = f"group {fmt_name(st.name.text, mode=mode)} = " + ", ".join(
+        fmt_name(c.text, mode=mode) for c in st.columns
+    )
+    return s + (f" dropped {fmt_name(st.dropped.text, mode=mode)}" if st.dropped else "")

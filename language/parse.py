@@ -33,6 +33,8 @@ from .ast import (
     FeatureSet,
     Fix,
     GapSetting,
+    GroupDecl,
+    GroupsInfer,
     InRange,
     Jobs,
     Limit,
@@ -177,6 +179,12 @@ class _Build(Transformer):
             else:
                 cats = c[1]
         return FeatureDecl(ch[0], kind, lo, hi, cats, pos=_meta_pos(meta))
+
+    def group_decl(self, meta, ch):
+        return GroupDecl(ch[0], ch[1], ch[2] if len(ch) > 2 else None, pos=_meta_pos(meta))
+
+    def groups_infer(self, meta, ch):
+        return GroupsInfer(pos=_meta_pos(meta))
 
     def range(self, meta, ch):
         return ("range", ch[0].value, ch[1].value)

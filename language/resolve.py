@@ -15,13 +15,15 @@ from ..compiler.query import Query
 from ..frontends.data import load_data
 from ..frontends.details import apply_data_names, apply_details
 from ..frontends.formats.registry import by_name
-from ..frontends.load import FORMATS, load_model
+from ..frontends.load import FORMATS, load_model, with_groups
 from .ast import (
     AuditBlock,
     DataDecl,
     Defaults,
     DetailsDecl,
     FeatureDecl,
+    GroupDecl,
+    GroupsInfer,
     Jobs,
     ModelDecl,
     Pos,
@@ -248,10 +250,39 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             ens = apply_details(ens, details_path)
         except InputError as e:
             raise ast.error(str(e), details.path) from None
+    ens = _with_groups(ast, ens, data_path, label)
     ens = _apply_declarations(ast, ens)
     if data_path is not None:
         _check_data(ast, data, ens, data_path, label)
     return ens
+
+
+def _with_groups(ast: SensAST, ens: Ensemble, data_path, label) -> Ensemble:
+    """The model with the file's one-hot groups (``group`` lines or ``groups infer``)."""
+    decls = [it for it in ast.items if isinstance(it, GroupDecl)]
+    infer = next((it for it in ast.items if isinstance(it, GroupsInfer)), None)
+    if infer is not None and decls:
+        raise ast.error("'groups infer' and 'group' lines: use one or the other", infer)
+    if infer is not None:
+        if data_path is None:
+            raise ast.error("'groups infer' finds the groups in the data: add a data line", infer)
+        spec, at = "infer", infer
+    elif decls:
+        spec = {d.name.text: _group_spec(d) for d in decls}
+        at = decls[0]
+    else:
+        return ens
+    try:
+        return with_groups(ens, spec, None if data_path is None else str(data_path), label)
+    except InputError as e:
+        raise ast.error(str(e), at) from None
+
+
+def _group_spec(d: GroupDecl) -> dict:
+    spec: dict = {"columns": [c.text for c in d.columns]}
+    if d.dropped is not None:
+        spec["dropped"] = d.dropped.text
+    return spec
 
 
 def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:

@@ -77,6 +77,7 @@ class Pair:
     changed: frozenset[str]  # where x1 != x2
     nearest: np.ndarray | None = None  # the data row nearest the pair's region, as numbers
     nearest_index: int | None = None
+    categories: tuple = ()  # per feature: its category names, or None
 
 
 def pair_of(r: Result, model: Ensemble | None) -> Pair:
@@ -95,7 +96,8 @@ def pair_of(r: Result, model: Ensemble | None) -> Pair:
             [_number(values.get(n), f) for n, f in zip(names, features, strict=True)]
         )
     index = near.get("index") if nearest is not None else None
-    return Pair(names, shown1, shown2, x1, x2, frozenset(r.features), changed, nearest, index)
+    cats = tuple(f.categories if f is not None else None for f in features)
+    return Pair(names, shown1, shown2, x1, x2, frozenset(r.features), changed, nearest, index, cats)
 
 
 def _same(a, b) -> bool:
@@ -316,7 +318,7 @@ def _draw_rows(ax, pair: Pair, rows: list[int], ranges: Ranges, columns) -> int:
         else:
             ax.plot([p1], [y], "o", color=SAME_COLOUR, ms=6, zorder=4)
         ax.text(
-            1.02, y, _value_text(pair.shown1[f], pair.shown2[f], ranges, f),
+            1.02, y, _value_text(pair, ranges, f),
             transform=right, va="center", ha="left", fontsize=8,
         )  # fmt: skip
     ax.set_yticks(range(n), [pair.names[f] for f in rows], fontsize=8)
@@ -341,8 +343,13 @@ def _draw_distribution(ax, y: float, pos: np.ndarray) -> None:
     ax.plot([q50], [y], "|", color="0.35", ms=9, mew=1.5, zorder=2)
 
 
-def _value_text(v1, v2, ranges: Ranges, f: int) -> str:
+def _value_text(pair: Pair, ranges: Ranges, f: int) -> str:
+    v1, v2 = pair.shown1[f], pair.shown2[f]
     val = _shown(v1) if _same(v1, v2) else f"{_shown(v1)} \u2192 {_shown(v2)}"
+    cats = pair.categories[f] if f < len(pair.categories) else None
+    if cats:  # a categorical feature: its categories, not their codes
+        listed = ", ".join(cats[:6]) + (", ..." if len(cats) > 6 else "")
+        return f"{val}   {{{listed}}}"
     if not ranges.known[f]:
         return f"{val}   [range unknown]"
     return f"{val}   [{_num(ranges.lo[f])}, {_num(ranges.hi[f])}]"

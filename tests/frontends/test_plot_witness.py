@@ -351,7 +351,7 @@ def test_category_names_are_placed_by_their_code_and_written_by_name():
     )
     fig = treesens.plot_witness(r, model=model, max_features=2)
     texts = [t.get_text() for t in fig.axes[0].texts if t.get_text()]
-    assert texts[0] == "red \u2192 blue   [0, 2]"
+    assert texts[0] == "red \u2192 blue   {red, green, blue}"
     x1_marker = next(ln for ln in fig.axes[0].get_lines() if ln.get_color() == X1_COLOUR)
     assert x1_marker.get_xdata()[0] == 0.0
 
