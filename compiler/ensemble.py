@@ -248,7 +248,7 @@ class Ensemble:
         more = ", ..." if len(shown) < len(names) else ""
         return (
             f"Ensemble({library}, {len(self.trees)} trees, depth {self.max_depth()}, "
-            f"{self.n_classes} classes, {self.n_features} features: {', '.join(shown)}{more})"
+            f"{self.what_it_predicts}, {self.n_features} features: {', '.join(shown)}{more})"
         )
 
     # ---- facts -------------------------------------------------------------------

@@ -107,8 +107,9 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
             trees.append(_native_tree(tj, int(tree_info[ti]) if n_classes > 2 else 0, n_feat))
         except (KeyError, ValueError, IndexError, TypeError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
+    cats = category_names(m, n_feat)
     features = tuple(
-        _feature(names[i], types[i] if i < len(types) else "float") for i in range(n_feat)
+        _feature(names[i], types[i] if i < len(types) else "float", cats[i]) for i in range(n_feat)
     )
     replayer = None
     if model_bytes is not None or booster is not None:
@@ -212,9 +213,39 @@ def _outputs(
     return 2, LOGISTIC, (b0,)
 
 
-def _feature(name: str, ftype: str) -> Feature:
+def _feature(name: str, ftype: str, categories: tuple[str, ...] | None = None) -> Feature:
     kind = {"int": "integer", "i": "binary", "c": "categorical"}.get(ftype, "real")
-    return Feature(name=str(name), kind=kind)
+    return Feature(
+        name=str(name), kind=kind, categories=categories if kind == "categorical" else None
+    )
+
+
+def category_names(model: dict, n_feat: int) -> list[tuple[str, ...] | None]:
+    """Per feature, the names of its categories in code order, as XGBoost (3.1 and
+    later) records them for a model fitted on pandas ``category`` columns
+    (``cats.enc``: numbers as they are, strings as UTF-8 bytes cut at ``offsets``);
+    None where the model records none."""
+    out: list[tuple[str, ...] | None] = [None] * n_feat
+    enc = (model.get("cats") or {}).get("enc") or []
+    segments = (model.get("cats") or {}).get("feature_segments") or []
+    try:
+        for f, e in enumerate(enc[:n_feat]):
+            values = e.get("values") or []
+            if "offsets" in e:
+                cut = e["offsets"]
+                raw = [bytes(v & 0xFF for v in values[a:b]) for a, b in zip(cut, cut[1:])]
+                names = tuple(r.decode("utf-8", errors="replace") for r in raw)
+            else:
+                names = tuple(_number_name(v) for v in values)
+            if names and (not segments or len(names) == segments[f + 1] - segments[f]):
+                out[f] = names
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return [None] * n_feat  # an unexpected layout: categories stay codes
+    return out
+
+
+def _number_name(v) -> str:
+    return str(int(v)) if float(v).is_integer() else str(v)
 
 
 def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:

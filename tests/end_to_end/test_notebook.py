@@ -94,3 +94,39 @@ def test_a_notebook_session_runs_without_a_warning(library, capsys, tmp_path):
         for png in (witness_png, sweep_png):
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"[{SWEPT}/{SWEPT}]" in capsys.readouterr().err  # no terminal: a line per query
+
+
+def test_a_notebook_session_on_a_pipeline_runs_without_a_warning(tmp_path):
+    """One-hot + scaler + gradient boosting: check, sweep, max gap, audit and the
+    witness picture, all in the pipeline's own columns."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X, y = _breast_cancer()
+        X = X[["mean radius", "mean texture", "worst area"]].assign(
+            size=np.where(X["mean area"] > X["mean area"].median(), "large", "small")
+        )
+        pre = ColumnTransformer(
+            [("cat", OneHotEncoder(), ["size"]), ("num", StandardScaler(), list(X.columns[:3]))]
+        )
+        clf = HistGradientBoostingClassifier(max_iter=TREES, max_depth=DEPTH, random_state=0)
+        pipe = Pipeline([("pre", pre), ("clf", clf)]).fit(X, y)
+
+        model = treesens.load_model(pipe, data=X, bounds="data")
+        assert model.feature_names == list(X.columns)
+        r = treesens.check(model, vary="size", data=X, **QUERY)
+        assert r.status in ("sensitive", "insensitive"), r.error
+        if r.status == "sensitive":
+            assert r.validated and r.witness["x1"]["size"] in ("large", "small")
+        rows = treesens.sweep(model, data=X, progress=False, **QUERY)
+        assert [res.features for res in rows] == [[c] for c in X.columns]
+        m = treesens.max_gap(model, "size", tolerance=0.01, **QUERY_NO_GAP)
+        assert m.max_gap["proven"]
+        audit = treesens.audit(model, X.head(20).assign(label=y.head(20)), "size", gap=0.1)
+        assert len(audit) == 20
+        witness = rows[0] if rows[0].status == "sensitive" else r
+        treesens.plot_witness(witness, data=X, model=model, path=tmp_path / "w.png")
