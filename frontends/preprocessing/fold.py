@@ -230,9 +230,11 @@ def _bisect(ens: Ensemble, forward: Forward, t: np.ndarray) -> np.ndarray:
     return out
 
 
-def check_nondecreasing(forward: Forward, name: str, probes: np.ndarray) -> None:
+def check_nondecreasing(forward: Forward, name: str, probes: np.ndarray, where: str) -> None:
     """Refuse a map that decreases somewhere on ``probes`` (the fold needs order)."""
     x = np.sort(np.asarray(probes, dtype=np.float64))
     y = forward(x)
     if np.any(np.diff(y) < 0):
-        raise UnsupportedModelError(f"the preprocessing of {name!r} is not a nondecreasing map")
+        raise UnsupportedModelError(
+            f"the preprocessing of {name!r} is not a nondecreasing map", where
+        )

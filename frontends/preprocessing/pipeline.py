@@ -33,6 +33,13 @@ def fold_pipeline(pipe: Any, load_final: Callable[[Any], Ensemble], where: str) 
     final, pre = steps[-1], [s for s in steps[:-1] if s not in PASS]
     if final in PASS:
         raise UnsupportedModelError("the Pipeline ends in 'passthrough', not a model", where)
+    try:
+        return _fold(pipe, pre, final, load_final, where)
+    except PreprocessingFailed as e:
+        raise InputError(f"the Pipeline's preprocessing fails on probe rows: {e}", where) from None
+
+
+def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
     categories, imputed = _input_columns(pre, _n_inputs(pipe, where), where)
     names = _input_names(pipe)
     probe = _Probe(pipe, names, categories)
@@ -148,9 +155,19 @@ class _Probe:
         return make_frame(cols, self.names, self.as_frame)
 
     def transform(self, rows) -> np.ndarray:
-        out = self.pre.transform(rows)
-        out = out.toarray() if hasattr(out, "toarray") else out
-        return np.asarray(out, dtype=np.float64)
+        try:
+            out = self.pre.transform(rows)
+            out = out.toarray() if hasattr(out, "toarray") else out
+            out = np.asarray(out, dtype=np.float64)
+        except Exception as e:  # noqa: BLE001 - a tampered step raises anything
+            raise PreprocessingFailed(f"{type(e).__name__}: {str(e)[:200]}") from None
+        if out.ndim != 2 or np.isinf(out).any():
+            raise PreprocessingFailed("it makes values that are not finite numbers")
+        return out
+
+
+class PreprocessingFailed(Exception):
+    """The fitted preprocessing cannot transform the rows treesens probes it with."""
 
 
 def make_frame(cols: dict[str, list], names: list[str], as_frame: bool):
@@ -184,8 +201,10 @@ def _features_and_maps(probe, names, categories, imputed, width, where):
                 maps_of[j] = ColumnMap(i, values=tuple(float(v) for v in values[:, j]))
             else:
                 forward = _NumericColumn(probe, i, j, i in imputed)
-                check_nondecreasing(forward, name, PROBES)
+                check_nondecreasing(forward, name, PROBES, where)
                 maps_of[j] = ColumnMap(i, forward=forward)
+    if np.isnan(base[[j for j in range(width) if j not in maps_of]]).any():
+        raise InputError("a transformed column is missing (NaN) whatever the input", where)
     maps = [maps_of.get(j, ColumnMap(0, constant=float(base[j]))) for j in range(width)]
     return features, maps
 
