@@ -78,7 +78,7 @@ class FeatureBound:
 
 @dataclass(frozen=True)
 class FeatureRelation:
-    """``x<left>.f <op> x<right>.f`` with op in <=, <, >=, >, ==."""
+    """``x<left>.f <op> x<right>.f`` with op in <=, <, >=, >, ==, != (categorical only)."""
 
     feature: str
     left: int
@@ -348,9 +348,16 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
 # ---- consistency of a query's bounds and relations (used by the .sens checker and the
 # feature-constraints pass) -------------------------------------------------------------
 
-LE, LT, EQ = "<=", "<", "=="
-FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<", "==": "=="}
-_ALLOWS = {"<=": {"lt", "eq"}, "<": {"lt"}, "==": {"eq"}, ">=": {"eq", "gt"}, ">": {"gt"}}
+LE, LT, EQ, NE = "<=", "<", "==", "!="
+FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<", "==": "==", "!=": "!="}
+_ALLOWS = {
+    "<=": {"lt", "eq"},
+    "<": {"lt"},
+    "==": {"eq"},
+    ">=": {"eq", "gt"},
+    ">": {"gt"},
+    "!=": {"lt", "gt"},
+}
 # the relation the allowed orders of x1.f and x2.f make: (L, R, kind) for x_L.f kind x_R.f
 _NORMAL = {
     frozenset({"lt"}): (0, 1, LT),
@@ -358,6 +365,7 @@ _NORMAL = {
     frozenset({"eq"}): (0, 1, EQ),
     frozenset({"gt"}): (1, 0, LT),
     frozenset({"eq", "gt"}): (1, 0, LE),
+    frozenset({"lt", "gt"}): (0, 1, NE),
 }
 
 
@@ -412,7 +420,7 @@ def relations_by_feature(ens: Ensemble, q: Query) -> dict[int, list[tuple[int, i
                 f"relation on {r.feature!r} must compare x1 with x2 (got x{r.left} and x{r.right})"
             )
         if r.op not in _ALLOWS:
-            raise InputError(f"unknown comparison {r.op!r} (use <=, <, >=, >, ==)")
+            raise InputError(f"unknown comparison {r.op!r} (use <=, <, >=, >, ==, !=)")
         op = r.op if r.left == 1 else FLIP[r.op]  # as "x1.f op x2.f"
         allowed[f] = allowed.get(f, {"lt", "eq", "gt"}) & _ALLOWS[op]
     out: dict[int, list[tuple[int, int, str]]] = {}
@@ -440,7 +448,12 @@ def check_relations_within_bounds(
         for a, b, kind in items:
             la, ha = bnds.get((f, a), (feat.lb, feat.ub))
             lb, hb = bnds.get((f, b), (feat.lb, feat.ub))
-            ok = {LT: la < hb, LE: la <= hb, EQ: max(la, lb) <= min(ha, hb)}[kind]
+            ok = {
+                LT: la < hb,
+                LE: la <= hb,
+                EQ: max(la, lb) <= min(ha, hb),
+                NE: not (la == ha == lb == hb),
+            }[kind]
             if not ok:
                 name = ens.feature_names[f]
                 raise InputError(

@@ -68,7 +68,7 @@ class Ref(Node):
 
 @dataclass(frozen=True)
 class Compare(Node):
-    """``a op b [op c]``: operands are Ref, Num, Text, Bool; ops from <=, <, >=, >, ==."""
+    """``a op b [op c]``: operands are Ref, Num, Text, Bool; ops from <=, <, >=, >, ==, !=."""
 
     operands: tuple
     ops: tuple[str, ...]

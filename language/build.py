@@ -335,6 +335,8 @@ class BlockBuilder:
                     )
                 rels.append(self.relation(c, fa, a.copy, op, b.copy))
                 continue
+            if op == "!=":
+                raise self.err("'!=' compares a feature between x1 and x2 (x1.NAME != x2.NAME)", a)
             if isinstance(b, Ref):  # value op ref: flip to ref op' value
                 a, b, op = b, a, FLIP[op]
             if not isinstance(a, Ref):

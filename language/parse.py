@@ -327,7 +327,7 @@ _TERMINAL_WORDS = {
     "INT": "a whole number",
     "DURATION": "a duration (30, 30s, 2m)",
     "COPY": "x1. or x2.",
-    "CMP": "a comparison (<=, <, >=, >, ==)",
+    "CMP": "a comparison (<=, <, >=, >, ==, !=)",
     "PASS": "a pass name",
     "MODE": "a data-aware mode",
     "KIND": "a kind (real, integer, binary, categorical)",
@@ -427,10 +427,6 @@ def parse(text: str, filename: str = "<string>") -> SensAST:
                 f"unknown input 'x{m.group(1)}': the two inputs are x1 and x2",
                 e.line,
                 e.column - len(m.group(0)),
-            ) from None
-        if ch == "!" and text[e.pos_in_stream : e.pos_in_stream + 2] == "!=":
-            raise err(
-                "'!=' is not a comparison here (use <=, <, >=, >, ==)", e.line, e.column
             ) from None
         raise err(f"unexpected character {ch!r}", e.line, e.column) from None
     except UnexpectedEOF as e:

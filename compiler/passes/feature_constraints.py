@@ -48,7 +48,7 @@ from ..encode import Encoding
 from ..ensemble import Ensemble, Feature
 from ..errors import InputError
 from ..ir import Linear, Sense
-from ..query import EQ, LE, LT, Query, feature_index, relations_by_feature
+from ..query import EQ, LE, LT, NE, Query, feature_index, relations_by_feature
 from ..query import bounds_by_copy as query_bounds_by_copy
 from ..query import check_relations_within_bounds as query_check_relations_within_bounds
 from .base import Compiled, Pass
@@ -252,12 +252,15 @@ def _relation_constraints(
 ) -> list[Linear]:
     """The relations ``items`` (copy a, copy b, kind) between the two copies of ``f``."""
     name = enc.ensemble.feature_names[f]
+    for _, _, kind in items:
+        if kind == NE and enc.domains[f].codes is None:
+            raise InputError(f"x1.{name} != x2.{name}: '!=' compares categorical features only")
     if f not in enc.varying:
         for a, b, kind in items:
-            if kind == LT:
+            if kind in (LT, NE):
                 raise InputError(
-                    f"x{a + 1}.{name} < x{b + 1}.{name} cannot hold: {name!r} is not varied, "
-                    "so both inputs share its value"
+                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: {name!r} is not "
+                    "varied, so both inputs share its value"
                 )
         return []
     out = _not_nan(nan, f, 0) + _not_nan(nan, f, 1)
@@ -278,6 +281,8 @@ def _categorical_relation(
     """A relation between two one-hot encoded copies of a categorical feature."""
     if kind == EQ:
         return [Linear((va, vb), (1.0, -1.0), Sense.EQ, 0.0, tag) for va, vb in zip(ha, hb)]
+    if kind == NE:  # never the same code in both copies
+        return [Linear((va, vb), (1.0, 1.0), Sense.LE, 1.0, tag) for va, vb in zip(ha, hb)]
     cs = [float(x) for x in codes]
     rhs = -1.0 if kind == LT else 0.0
     return [Linear(tuple(ha) + tuple(hb), tuple(cs) + tuple(-x for x in cs), Sense.LE, rhs, tag)]
@@ -393,7 +398,7 @@ def _nice_values(enc, f: int, sp, extra=()) -> list[float]:
 
 
 def _holds(kind: str, u: float, v: float) -> bool:
-    return u <= v if kind == LE else (u < v if kind == LT else u == v)
+    return {LE: u <= v, LT: u < v, EQ: u == v, NE: u != v}[kind]
 
 
 def choose_constrained(
@@ -499,7 +504,14 @@ def constraint_violations(ens: Ensemble, q: Query, x1: np.ndarray, x2: np.ndarra
     for r in q.relations:
         f = feature_index(ens, r.feature)
         u, v = float(xs[r.left - 1][f]), float(xs[r.right - 1][f])
-        holds = {"<=": u <= v, "<": u < v, ">=": u >= v, ">": u > v, "==": u == v}.get(r.op, False)
+        holds = {
+            "<=": u <= v,
+            "<": u < v,
+            ">=": u >= v,
+            ">": u > v,
+            "==": u == v,
+            "!=": u != v,
+        }.get(r.op, False)
         if not holds:
             out.append(
                 f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature} fails ({u:g} vs {v:g})"
