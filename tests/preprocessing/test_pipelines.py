@@ -30,7 +30,8 @@ def _pipeline(*pre_steps, clf=None):
     from sklearn.pipeline import make_pipeline
     from sklearn.tree import DecisionTreeClassifier
 
-    return make_pipeline(*pre_steps, clf or DecisionTreeClassifier(max_depth=4, random_state=0))
+    final = clf if clf is not None else DecisionTreeClassifier(max_depth=4, random_state=0)
+    return make_pipeline(*pre_steps, final)
 
 
 def _one_hot_and_scaler():
@@ -156,3 +157,58 @@ def test_an_unsupported_step_in_a_file_is_one_line_and_exit_2(tmp_path):
     out = run_treesens("check", path, "--vary", "x0", "--gap", "0.3")
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and "PCA" in out.stderr
+
+
+def _final(name: str):
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from xgboost import XGBClassifier
+
+    return {
+        "xgboost": XGBClassifier(n_estimators=15, max_depth=3, n_jobs=1),
+        "hist_gradient_boosting": HistGradientBoostingClassifier(max_iter=15, max_depth=3),
+        "random_forest": RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0),
+    }[name]
+
+
+@pytest.mark.parametrize("final", ["xgboost", "hist_gradient_boosting", "random_forest"])
+def test_check_sweep_max_gap_and_audit_answer_in_the_users_units(final):
+    df, y = _frame()
+    pipe = _pipeline(_one_hot_and_scaler(), clf=_final(final)).fit(df, y)
+    model = treesens.load_model(pipe, data=df, bounds="data")
+    r = treesens.check(model, vary="race", gap=0.2)
+    assert r.status == SENSITIVE and r.validated
+    assert {r.witness["x1"]["race"], r.witness["x2"]["race"]} <= {"A", "B", "C"}
+    assert [s.features for s in treesens.sweep(model, gap=0.2)] == [[c] for c in df.columns]
+    m = treesens.max_gap(model, "race", tolerance=0.01)
+    assert m.max_gap["proven"] and m.max_gap["lower"] >= 0.2
+    audit = treesens.audit(model, df.head(30).assign(label=y[:30]), "race", gap=0.2)
+    assert set(audit["x2_race"].dropna()) <= {"A", "B", "C"}
+
+
+@pytest.mark.parametrize("scaler", ["MaxAbsScaler", "RobustScaler", "MinMaxScaler"])
+def test_each_scaler_folds_exactly_on_the_data(scaler):
+    import sklearn.preprocessing as pre
+
+    df, y = _frame()
+    X = df[["age", "income"]]
+    pipe = _pipeline(getattr(pre, scaler)()).fit(X, y)
+    model = treesens.load_model(pipe)
+    assert np.array_equal(model.proba(X.to_numpy(dtype=float)), pipe.predict_proba(X))
+
+
+def test_a_sens_model_line_loads_a_pipeline(tmp_path):
+    import skops.io as sio
+
+    from treesens.interfaces.sens_run import run_query
+    from treesens.language import load_queries
+
+    df, y = _frame()
+    sio.dump(_pipeline(_one_hot_and_scaler()).fit(df, y), tmp_path / "pipe.skops")
+    df.to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "q.sens").write_text(
+        'model "pipe.skops"\ndata "people.csv"\n'
+        'query q { vary race  gap 0.2  where x1.race == "B" }\n'
+    )
+    sf = load_queries(tmp_path / "q.sens")
+    res = run_query(sf, sf.queries[0])
+    assert res.status == SENSITIVE and res.witness["x1"]["race"] == "B" and res.validated
