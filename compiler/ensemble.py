@@ -275,6 +275,12 @@ class Ensemble:
     def feature_names(self) -> list[str]:
         return [f.name for f in self.features]
 
+    @property
+    def domain(self) -> str:
+        """Over which inputs an answer about this model holds, for messages."""
+        bounded = any(math.isfinite(f.lb) or math.isfinite(f.ub) for f in self.features)
+        return proof_domain(self.source, bounded)
+
     def feature_index(self, name: str) -> int:
         for i, f in enumerate(self.features):
             if f.name == name:
@@ -420,6 +426,18 @@ class Ensemble:
         if not self.is_regressor:
             raise ValueError("predict is for regressors; a classifier has proba")
         return raw_to_prediction(self.raw(X)[:, 0], self.link)
+
+
+def proof_domain(source: str, bounded: bool | None = None) -> str:
+    """Where a model's answers hold, from its ``source`` (which records where its bounds
+    came from) and whether any feature is bounded (None: not known)."""
+    if "bounds from data" in source or "bounds and kinds from data" in source:
+        return "within the data's range"
+    if "(bounds from " in source or bounded:
+        return "within the declared bounds"
+    if bounded is False:
+        return "over all feature values (no bounds declared)"
+    return "within the model's feature bounds"
 
 
 def raw_to_prediction(raw: np.ndarray, link: str) -> np.ndarray:

@@ -59,3 +59,8 @@ def name_list(names: Iterable[object], max_names: int = 8, max_chars: int = 80) 
     if len(shown) == len(names):
         return ", ".join(shown)
     return f"{', '.join(shown)}, ... {len(names)} in all"
+
+
+class TreesensWarning(UserWarning):
+    """Something a user should know that does not stop the run (the CLI prints it as one
+    line: ``treesens: warning: ...``)."""

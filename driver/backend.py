@@ -161,7 +161,7 @@ def _final(ctx: SolveContext, sol: Solution) -> bool:
     res = ctx.result
     if sol.status == INFEASIBLE:
         res.status = INSENSITIVE
-        res.message = "proved: no pair meets the gap" + (
+        res.message = f"proved: no pair {ctx.ens.domain} meets the gap" + (
             f" (after excluding {ctx.cuts} near-miss pairs)" if ctx.cuts else ""
         )
         return True

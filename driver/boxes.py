@@ -67,7 +67,9 @@ def box_stage(ctx: SolveContext) -> bool:
     if stats["status"] == PROVED:
         res = ctx.result
         res.status = INSENSITIVE
-        res.message = "proved by the box search: no box of the pair space meets the gap"
+        res.message = (
+            f"proved by the box search: no box of the pair space {ctx.ens.domain} meets the gap"
+        )
         ctx.stats["proved_by"] = FOUND_BY
         return True
     return answered

@@ -64,9 +64,11 @@ API_KEYWORDS: dict[str, Keyword] = {
         Keyword("label", "label", "label column of data (default label)", MODEL),
         Keyword(
             "bounds",
-            "none",
-            f"where feature bounds come from ({' or '.join(BOUNDS)}): 'none' keeps the declared "
-            "ones (without details: all reals), 'data' narrows each to its column's min and max",
+            "auto",
+            f"where feature bounds come from ({', '.join(BOUNDS)}): 'data' narrows each to its "
+            "column's min and max in the data, 'none' keeps the declared ones (without details: "
+            "all reals), 'auto' (the default) is 'data' when data is given and no details "
+            "declare bounds",
             MODEL,
         ),
         Keyword(
@@ -132,7 +134,7 @@ def model_of(model, kw: dict) -> Ensemble:
         isinstance(model, Ensemble)
         and kw["details"] is None
         and kw["data"] is None
-        and kw["bounds"] == "none"
+        and kw["bounds"] in ("auto", "none")
         and kw["groups"] is None
     ):
         return model

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, UnsupportedModelError, name_list
+from ..compiler.errors import InputError, TreesensWarning, UnsupportedModelError, name_list
 from . import formats
 from .data import load_data
 from .details import apply_data_names, apply_details, apply_details_text
@@ -47,7 +48,7 @@ def load_model(
     label: str = "label",
     auto_details: bool = True,
     trust_pickle: bool = False,
-    bounds: str = "none",
+    bounds: str = "auto",
     groups=None,
 ) -> Ensemble:
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
@@ -55,11 +56,12 @@ def load_model(
     ``details``: a feature,name,lb,ub[,kind][,missing] CSV path, or a pandas DataFrame with
     those columns. ``data`` (a CSV / Parquet path, a DataFrame, or an array with the
     features in model order): its columns name the features of a model that has only
-    generic names (f0, Column_0, x0, ...). ``bounds``: ``"none"`` (the default) leaves
-    each feature's bounds as the model and details declare them (without details: all
-    reals); ``"data"`` narrows each to the smallest and largest value of its column in
-    ``data`` (within any declared bounds), so witnesses stay inside the data's range; the
-    model's ``source`` says so (``Result.model``). With ``auto_details``, a
+    generic names (f0, Column_0, x0, ...). ``bounds``: ``"data"`` narrows each feature's
+    bounds to the smallest and largest value of its column in ``data`` (within any declared
+    bounds), so witnesses stay inside the data's range; the model's ``source`` says so
+    (``Result.model``). ``"none"`` leaves them as the model and details declare them
+    (without details: all reals). ``"auto"`` (the default) is ``"data"`` when data is
+    given to a model file or object and no details declare bounds, else ``"none"``. With ``auto_details``, a
     details file beside a model file (``<model>_details.csv``, ``<model minus its last
     _part>_details.csv`` or ``details.csv``) is used when it names exactly the model's
     features in the model's order (its bounds keep witnesses inside the data's domain).
@@ -80,6 +82,9 @@ def load_model(
         raise InputError('bounds="data" takes the bounds from data: give data=')
     if groups == "infer" and data is None:
         raise InputError('groups="infer" finds the groups in data: give data=')
+    auto = bounds == "auto"
+    if auto:
+        bounds = "data" if data is not None and not isinstance(model, Ensemble) else "none"
     if isinstance(model, Ensemble):
         ens = model
     elif isinstance(model, (str, Path)):
@@ -99,6 +104,9 @@ def load_model(
         if found is not None:
             ens = apply_details(ens, found)
             ens = replace(ens, source=f"{ens.source} (bounds from {found})")
+            details = found
+    if bounds == "data" and details is not None and auto:
+        bounds = "none"  # declared bounds win over the default
     if groups is None and bounds == "data":
         groups = "infer"  # the data shows which columns are one-hot groups
     if groups is not None:
@@ -109,7 +117,7 @@ def load_model(
 
 
 # where a model's feature bounds come from: its declarations alone, or also the data
-BOUNDS = ("none", "data")
+BOUNDS = ("auto", "data", "none")
 DETAILS_COLUMNS = "feature,name,lb,ub[,kind][,missing]"
 GROUPS_HELP = (
     "one-hot columns that encode one categorical feature: 'infer' (from the data: columns "
@@ -178,12 +186,37 @@ def bounds_from_data(ens: Ensemble, data, label: str = "label") -> Ensemble:
         if kind != f.kind:
             kinds.setdefault(kind, []).append(f.name)
         feats[i] = replace(f, kind=kind, lb=float(lo[i]), ub=float(hi[i]))
+    warn_if_thresholds_miss_the_data(ens, lo, hi, dataset.source)
     out = ens.with_features(tuple(feats))
     rows = f"{dataset.n_rows} row{'s' if dataset.n_rows != 1 else ''}"
     inferred = "".join(f"; {k}: {name_list(v)}" for k, v in sorted(kinds.items()))
     what = "bounds and kinds" if kinds else "bounds"
     return replace(
         out, source=f"{ens.source} ({what} from data {dataset.source}, {rows}{inferred})"
+    )
+
+
+def warn_if_thresholds_miss_the_data(ens: Ensemble, lo, hi, source: str) -> None:
+    """Warn when, on most of the numeric features the trees split, no threshold lies in
+    the data's range: the model was likely trained on transformed columns (the last step
+    of a Pipeline) and the data is in raw units, so bounds from it describe other inputs."""
+    ths: dict[int, list[float]] = {}
+    for t in ens.trees:
+        for n in np.flatnonzero(t.feature >= 0).tolist():
+            if not t.is_categorical(n):
+                ths.setdefault(int(t.feature[n]), []).append(float(t.threshold[n]))
+    checked = [f for f in ths if lo[f] < hi[f] and ens.features[f].kind == "real"]
+    missed = [f for f in checked if not any(lo[f] <= x <= hi[f] for x in ths[f])]
+    if len(missed) < 2 or len(missed) * 2 < len(checked):
+        return
+    f = missed[0]
+    warnings.warn(
+        f"{source}: on {len(missed)} of {len(checked)} features no threshold of the model "
+        f"lies in the data's range (e.g. {ens.features[f].name!r}: data [{lo[f]:g}, "
+        f"{hi[f]:g}], thresholds [{min(ths[f]):g}, {max(ths[f]):g}]); was the model "
+        "trained on transformed columns? Give the whole Pipeline, or data in the model's units",
+        TreesensWarning,
+        stacklevel=4,
     )
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..answers.result import Result
 from ..compiler.dataset import Dataset
-from ..compiler.ensemble import Ensemble, Feature
+from ..compiler.ensemble import Ensemble, Feature, proof_domain
 from ..compiler.errors import InputError
 from ..frontends.data import DEFAULT_LABEL, load_data
 from .plot_common import (
@@ -441,7 +441,10 @@ def _draw_no_pair(ax, r: Result) -> None:
     """The figure of a result without a pair: its verdict and what it means."""
     feats = ", ".join(r.features)
     meaning = {
-        "insensitive": f"proved: no two inputs differing only in {feats} reach gap {r.gap:g}",
+        "insensitive": (
+            f"proved: no two inputs {proof_domain(r.model or '')}, differing only in {feats}, "
+            f"reach gap {r.gap:g}"
+        ),
         "unknown": "no pair found and no proof within the time limit",
         "error": f"the query ended in error: {r.error or r.message}",
     }.get(str(r.status), r.message or "no pair of inputs")

@@ -154,14 +154,16 @@ class _Probe:
         cols[self.names[column]] = list(values)
         return make_frame(cols, self.names, self.as_frame)
 
-    def transform(self, rows) -> np.ndarray:
+    def transform(self, rows, finite: bool = True) -> np.ndarray:
+        """The preprocessing's output; ``finite``: refuse infinite values (the probe rows
+        are ordinary numbers; the fold's bisection reaches the largest doubles)."""
         try:
             out = self.pre.transform(rows)
             out = out.toarray() if hasattr(out, "toarray") else out
             out = np.asarray(out, dtype=np.float64)
         except Exception as e:  # noqa: BLE001 - a tampered step raises anything
             raise PreprocessingFailed(f"{type(e).__name__}: {str(e)[:200]}") from None
-        if out.ndim != 2 or np.isinf(out).any():
+        if out.ndim != 2 or (finite and np.isinf(out).any()):
             raise PreprocessingFailed("it makes values that are not finite numbers")
         return out
 
@@ -228,7 +230,7 @@ class _NumericColumn:
         ok = ~np.isnan(x) | self.imputed
         if ok.any():
             rows = self.probe.rows(self.i, x[ok])
-            out[ok] = self.probe.transform(rows)[:, self.j]
+            out[ok] = self.probe.transform(rows, finite=False)[:, self.j]
         return out
 
 

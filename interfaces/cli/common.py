@@ -85,7 +85,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help=OPTION_BY_NAME["data"].help,
     )
     p.add_argument("--label", default="label", help=API_KEYWORDS["label"].help)
-    p.add_argument("--bounds", choices=BOUNDS, default="none", help=API_KEYWORDS["bounds"].help)
+    p.add_argument("--bounds", choices=BOUNDS, default="auto", help=API_KEYWORDS["bounds"].help)
     p.add_argument("--groups", metavar="SPEC", default=None, help=API_KEYWORDS["groups"].help)
     p.add_argument(
         "--base-score",
@@ -204,7 +204,7 @@ def load_from_args(args):
         base_score=args.base_score,
         data=args.data,
         label=args.label,
-        bounds=getattr(args, "bounds", "none"),
+        bounds=getattr(args, "bounds", "auto"),
         groups=getattr(args, "groups", None),
         auto_details=not args.no_auto_details,
         trust_pickle=getattr(args, "trust_pickle", False),

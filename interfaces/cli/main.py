@@ -45,11 +45,12 @@ import importlib  # noqa: E402
 import re  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
+import warnings  # noqa: E402
 
 from ... import __version__  # noqa: E402
 from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
-from ...compiler.errors import InputError  # noqa: E402
+from ...compiler.errors import InputError, TreesensWarning  # noqa: E402
 from ...compiler.options import timeout_problem  # noqa: E402
 from ...frontends.libraries import prefer_lean_imports  # noqa: E402
 
@@ -160,8 +161,20 @@ def in_flags(e: InputError, args) -> str:
     return _FLAG_WORDS.sub(lambda m: "--" + m.group(1).replace("_", "-"), e.message, count=1)
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """treesens' own warnings as one line; others as Python prints them."""
+    if issubclass(category, TreesensWarning):
+        print(f"treesens: warning: {message}", file=file or sys.stderr)
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_SHOW_WARNING = warnings.showwarning
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    warnings.showwarning = _one_line_warning
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

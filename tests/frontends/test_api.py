@@ -92,9 +92,44 @@ def test_bounds_from_data_are_recorded_in_the_result(ens, frame):
     assert "bounds from data <DataFrame>, 40 rows" in r.model
 
 
-def test_the_default_keeps_the_declared_bounds(ens, frame):
+def test_the_default_keeps_the_bounds_of_a_loaded_model(ens, frame):
     model = treesens.load_model(ens, data=frame)
     assert all(math.isinf(f.lb) and math.isinf(f.ub) for f in model.features)
+
+
+def test_the_default_takes_bounds_from_data_given_with_a_model_object(frame):
+    from sklearn.tree import DecisionTreeClassifier
+
+    est = DecisionTreeClassifier(max_depth=2).fit(frame, frame.iloc[:, 0] > 0)
+    model = treesens.load_model(est, data=frame)
+    assert [f.lb for f in model.features] == frame.min().to_list()
+    assert "bounds from data" in model.source
+
+
+def test_details_keep_their_bounds_by_default(frame, tmp_path):
+    from sklearn.tree import DecisionTreeClassifier
+
+    est = DecisionTreeClassifier(max_depth=2).fit(frame, frame.iloc[:, 0] > 0)
+    rows = [f"{i},{n},-5,5" for i, n in enumerate(frame.columns)]
+    (tmp_path / "d.csv").write_text("feature,name,lb,ub\n" + "\n".join(rows) + "\n")
+    model = treesens.load_model(est, data=frame, details=tmp_path / "d.csv")
+    assert [f.lb for f in model.features] == [-5.0] * 4
+
+
+def test_an_insensitive_answer_names_the_domain_it_was_proved_over(frame):
+    from sklearn.tree import DecisionTreeClassifier
+
+    est = DecisionTreeClassifier(max_depth=2, random_state=0)
+    est.fit(frame, frame.iloc[:, 0] > 0)
+    model = treesens.load_model(est, data=frame)
+    unused = next(n for n, imp in zip(frame.columns, est.feature_importances_) if imp == 0)
+    r = treesens.check(model, vary=unused, gap=0.1)
+    assert r.status == "insensitive" and "within the data's range" in r.message
+
+
+def test_bounds_none_keeps_all_reals_even_with_data(ens, frame):
+    model = treesens.load_model(ens, data=frame, bounds="none")
+    assert all(math.isinf(f.lb) for f in model.features)
 
 
 def test_bounds_from_data_need_data(ens):
@@ -103,7 +138,7 @@ def test_bounds_from_data_need_data(ens):
 
 
 def test_an_unknown_bounds_choice_is_an_input_error(ens, frame):
-    with pytest.raises(InputError, match="bounds='rows': use one of 'none', 'data'"):
+    with pytest.raises(InputError, match="bounds='rows': use one of 'auto', 'data', 'none'"):
         treesens.load_model(ens, data=frame, bounds="rows")
 
 

@@ -212,3 +212,14 @@ def test_a_sens_model_line_loads_a_pipeline(tmp_path):
     sf = load_queries(tmp_path / "q.sens")
     res = run_query(sf, sf.queries[0])
     assert res.status == SENSITIVE and res.witness["x1"]["race"] == "B" and res.validated
+
+
+def test_a_scaler_that_shrinks_folds_its_largest_thresholds():
+    """A scale below 1 sends the largest doubles to infinity: the fold still works."""
+    from sklearn.preprocessing import StandardScaler
+
+    df, y = _frame()
+    X = df[["age", "income"]] / 1000.0  # standard deviations far below 1
+    pipe = _pipeline(StandardScaler()).fit(X, y)
+    model = treesens.load_model(pipe)
+    assert np.array_equal(model.proba(X.to_numpy(dtype=float)), pipe.predict_proba(X))
