@@ -266,6 +266,10 @@ def _close_process(p: subprocess.Popen, *, graceful: bool) -> None:
                 f.close()
 
 
+class WorkerStopped(Exception):
+    """A solve asked of a worker that refuses to start solver processes."""
+
+
 class Worker:
     """One backend's solver processes, one per thread that solves with it."""
 
@@ -276,6 +280,7 @@ class Worker:
         self._spares: list[subprocess.Popen] = []
         self._busy: set[int] = set()  # threads inside solve()
         self._lock = threading.Lock()
+        self._refusal: str | None = None  # why no new process may start (None: they may)
         with _REGISTRY:
             _WORKERS.add(self)
 
@@ -288,8 +293,18 @@ class Worker:
         p = self.proc
         return p is not None and p.poll() is None
 
+    def refuse_starts(self, reason: str) -> None:
+        """Until ``allow_starts``, a solve that needs a new process raises WorkerStopped
+        (a race stops its losers so: killed, they must not start again)."""
+        self._refusal = reason
+
+    def allow_starts(self) -> None:
+        self._refusal = None
+
     def _start(self) -> None:
         """Give the calling thread a live process: a spare one, or a new one."""
+        if self._refusal is not None:
+            raise WorkerStopped(self._refusal)
         key = _thread_key()
         with self._lock:
             while self._spares:
@@ -337,8 +352,7 @@ class Worker:
     def _exchange(
         self, key: int, p: subprocess.Popen, problem, options: SolveOptions, watch
     ) -> Solution:
-        # one module serves two backends (cbc and highs through python-mip): say which
-        name = self.info.name if self.info.module.endswith("mip_backend") else None
+        name = self.info.name if self.info.sends_name else None
         t0 = time.time()
         left = max(0.0, options.deadline - t0)
         # the solver stops itself at the deadline; the kill is the backstop, kept within

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, error_result
 from ..backends.registry import BACKENDS, available, install_hint
-from ..backends.worker import worker_for
+from ..backends.worker import WorkerStopped, worker_for
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
@@ -62,14 +62,6 @@ def race_backends(backend: str, backends: Sequence[str] | None = None) -> list[s
     return names
 
 
-class _Stopped(Exception):
-    pass
-
-
-def _refuse_start():
-    raise _Stopped("another backend answered first")
-
-
 def solve_race(
     ens: Ensemble,
     q: Query,
@@ -101,7 +93,7 @@ def solve_race(
             res = solve_one(
                 ens, qb, compiled=cq, deadline=deadline, memory_mb=memory_mb, log=log, prefer=prefer
             )
-        except _Stopped:
+        except WorkerStopped:
             res = None
         except Exception as e:  # noqa: BLE001 - reported as this backend's error
             res = error_result(ens, q, f"{type(e).__name__}: {e}", backend=b)
@@ -147,12 +139,12 @@ def _stop_others(workers: dict, results: dict, threads: list, deadline: float) -
     pooled worker when the caller uses it next."""
     for b, w in workers.items():
         if b not in results:
-            w._start = _refuse_start
+            w.refuse_starts("another backend answered first")
             w.kill()
     for t in threads:
         t.join(timeout=max(1.0, min(JOIN_SECONDS, deadline + 5.0 - time.time())))
     for w in workers.values():
-        w.__dict__.pop("_start", None)
+        w.allow_starts()
 
 
 def _best(q, names, results) -> Result:

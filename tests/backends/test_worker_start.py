@@ -1,10 +1,13 @@
-"""Starting a solver worker is silent: a notebook user sees no warning from it."""
+"""Starting a solver worker: silent (a notebook user sees no warning from it), and refused
+while the worker refuses starts (a race's stopped losers)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
 
@@ -20,3 +23,31 @@ def test_a_worker_starts_without_a_warning_on_stderr():
     )
     assert done.stdout.strip() == "sensitive", done.stderr
     assert "Warning" not in done.stderr, done.stderr
+
+
+def test_a_worker_refusing_starts_raises_worker_stopped_instead_of_starting_a_process():
+    from treesens.backends.worker import Worker, WorkerStopped
+
+    w = Worker("cpsat")
+    w.refuse_starts("another backend answered first")
+    try:
+        with pytest.raises(WorkerStopped, match="another backend answered first"):
+            w.solve(None, None)
+        assert w.proc is None
+    finally:
+        w.close()
+
+
+def test_a_worker_allowed_to_start_again_starts_a_process():
+    from treesens.backends.worker import Worker, WorkerStopped
+
+    w = Worker("cpsat")
+    w.refuse_starts("stopped")
+    w.allow_starts()
+    try:
+        w._start()
+        assert w.alive()
+    except WorkerStopped:
+        pytest.fail("the worker still refuses to start")
+    finally:
+        w.close()

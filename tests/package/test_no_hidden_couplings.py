@@ -1,0 +1,73 @@
+"""Couplings the layer test cannot see stay out of the library: no module swaps another
+object's private method, the worker asks the registry (not a module's name) how to call a
+backend, the driver keeps no registry that an import fills, and no module imports
+another's private name.
+
+Like test_layers.py, these read the package's own folders only.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARY = (
+    "compiler",
+    "answers",
+    "backends",
+    "driver",
+    "frontends",
+    "language",
+    "questions",
+    "views",
+    "interfaces",
+)
+
+
+def _library_modules() -> list[Path]:
+    return [p for layer in LIBRARY for p in sorted((ROOT / layer).rglob("*.py"))]
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
+def _private_methods() -> set[str]:
+    """The private (single-underscore) method names the library's classes define."""
+    return {
+        item.name
+        for path in _library_modules()
+        for node in ast.walk(_tree(path))
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and item.name.startswith("_")
+        and not item.name.startswith("__")
+    }
+
+
+def _assigned_attributes(tree: ast.Module):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Attribute):
+                yield node.lineno, target
+
+
+def test_no_module_assigns_a_private_method_of_another_object():
+    methods = _private_methods()
+    assert "_start" in methods  # Worker._start: the method a race once swapped
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} assigns {ast.unparse(target)}"
+        for path in _library_modules()
+        for line, target in _assigned_attributes(_tree(path))
+        if target.attr in methods
+        and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))
+    ]
+    assert not bad, "\n".join(bad)
