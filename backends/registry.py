@@ -29,6 +29,8 @@ class BackendInfo:
     size_limit: tuple[int, int] | None = None  # (vars, constraints) a license accepts
     variable_kinds: tuple[str, ...] = (BOOL, INT, REAL)  # what the solver takes
     install: str = ""  # the command that installs what it needs
+    # its module serves several backends: the worker sends solve() the backend's name
+    sends_name: bool = False
 
     @property
     def capabilities(self) -> Capabilities:
@@ -61,6 +63,7 @@ BACKENDS: dict[str, BackendInfo] = {
         "treesens.backends.mip_backend",
         ("mip",),
         implications=False,
+        sends_name=True,
         description="COIN-OR CBC via python-mip",
         install="pip install 'treesens[cbc]'",
     ),
@@ -69,6 +72,7 @@ BACKENDS: dict[str, BackendInfo] = {
         "treesens.backends.mip_backend",
         ("mip", "highspy"),
         implications=False,
+        sends_name=True,
         description="HiGHS via python-mip",
         install="pip install 'treesens[highs]'",
     ),

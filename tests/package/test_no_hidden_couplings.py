@@ -71,3 +71,23 @@ def test_no_module_assigns_a_private_method_of_another_object():
         and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))
     ]
     assert not bad, "\n".join(bad)
+
+
+def _is_module_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "module"
+
+
+def test_worker_asks_the_registry_not_the_module_name_how_to_call_a_backend():
+    path = ROOT / "backends" / "worker.py"
+    tests_of_the_name = [
+        f"backends/worker.py:{node.lineno} {ast.unparse(node)}"
+        for node in ast.walk(_tree(path))
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and _is_module_name(node.func.value)
+        )
+        or (isinstance(node, ast.Compare) and any(map(_is_module_name, ast.walk(node))))
+    ]
+    assert not tests_of_the_name, "\n".join(tests_of_the_name)
+    assert "mip_backend" not in path.read_text()
