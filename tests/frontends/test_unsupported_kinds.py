@@ -15,7 +15,8 @@ from treesens.tests.conftest import run_treesens
 def catboost_model(tmp_path_factory):
     catboost = pytest.importorskip("catboost")
     X = np.random.default_rng(0).uniform(size=(60, 3))
-    est = catboost.CatBoostClassifier(iterations=3, verbose=0).fit(X, (X[:, 0] > 0.5))
+    est = catboost.CatBoostClassifier(iterations=3, verbose=0, allow_writing_files=False)
+    est.fit(X, (X[:, 0] > 0.5))
     folder = tmp_path_factory.mktemp("cb")
     est.save_model(str(folder / "m.cbm"))
     est.save_model(str(folder / "m.json"), format="json")
