@@ -91,3 +91,15 @@ def test_worker_asks_the_registry_not_the_module_name_how_to_call_a_backend():
     ]
     assert not tests_of_the_name, "\n".join(tests_of_the_name)
     assert "mip_backend" not in path.read_text()
+
+
+def test_no_module_imports_a_private_name_of_another_module():
+    bad = [
+        f"{path.relative_to(ROOT)}:{node.lineno} imports {alias.name} from {node.module}"
+        for path in [ROOT / "__init__.py", *_library_modules()]
+        for node in ast.walk(_tree(path))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert not bad, "\n".join(bad)
