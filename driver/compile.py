@@ -40,14 +40,16 @@ def compile_query(
     progress: bool = False,
     prefer: Mapping[int, Sequence[float]] | None = None,
     deadline: float | None = None,
+    data: Dataset | None = None,
 ) -> CompiledQuery:
     """Encode the query and apply its solver-agnostic passes (learning the data's cavity
     clauses first when the query's data-aware mode uses them). Inverting the chain gives
     the Witness; its values are ``prefer``'s (default: values seen in the query's data)
     where they fit the chosen intervals. Clause learning stops by ``deadline`` (absolute
-    time.time()), leaving the solver its share of the time."""
+    time.time()), leaving the solver its share of the time. ``data``: the Dataset read
+    from the path or DataFrame the query names (driver/data.py)."""
     t0 = time.time()
-    data = dataset_for_query(ens, q)
+    data = dataset_for_query(ens, q, data)
     if prefer is None and data is not None:
         prefer = data.prefer()
     dstats: dict = {}

@@ -1,35 +1,32 @@
-"""The data set a query names (option ``data``), through a loader the frontends register.
+"""The data set a query names (option ``data``), as the driver uses it.
 
-Reading CSV / Parquet files is a frontend's job (frontends/data.py registers its loader
-when imported); the driver accepts an in-memory ``Dataset`` as it is.
+Reading CSV / Parquet files and DataFrames is a frontend's job: the caller reads the data a
+query names (frontends/data.py ``dataset_for``) and passes the Dataset to the driver; a
+query whose ``data`` is a Dataset already needs nothing more.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Query
 
-DataLoader = Callable[[Ensemble, Query], "Dataset | None"]
 
-_loaders: list[DataLoader] = []
-
-
-def use_data_loader(loader: DataLoader) -> None:
-    """Read the data of queries whose ``data`` option is not a Dataset with ``loader``."""
-    _loaders[:] = [loader]
-
-
-def dataset_for_query(ens: Ensemble, q: Query) -> Dataset | None:
-    """The Dataset the query names (a path, DataFrame or Dataset), or None."""
-    data = q.options.data
-    if data is None:
+def dataset_for_query(ens: Ensemble, q: Query, data: Dataset | None = None) -> Dataset | None:
+    """The Dataset of the query's ``data`` option: ``data`` (read by the caller from the
+    path or DataFrame the query names), else the option itself when it is a Dataset;
+    None when the query names no data."""
+    named = q.options.data
+    if named is None:
         return None
-    if isinstance(data, Dataset) and data.names == tuple(ens.feature_names):
-        return data
-    if not _loaders:
-        raise InputError("this query names data, but no data reader is loaded (treesens.frontends)")
-    return _loaders[0](ens, q)
+    if data is None and isinstance(named, Dataset):
+        data = named
+    if data is None:
+        raise InputError(
+            "this query names a data file that was not read: pass its Dataset "
+            "(treesens.frontends.data.dataset_for) as data="
+        )
+    if data.names != tuple(ens.feature_names):
+        raise InputError("the data set was loaded for a model with other features", data.source)
+    return data

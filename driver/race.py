@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, error_result
 from ..backends.registry import BACKENDS, available, install_hint
 from ..backends.worker import WorkerStopped, worker_for
+from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
@@ -73,12 +74,14 @@ def solve_race(
     compiled: CompiledQuery | None = None,
     log: bool = False,
     prefer: Mapping[int, Sequence[float]] | None = None,
+    data: Dataset | None = None,
 ) -> Result:
-    """Race the backends; ``solve_one`` answers the query on one of them."""
+    """Race the backends; ``solve_one`` answers the query on one of them (``data``: the
+    Dataset the query names, driver/data.py)."""
     t0 = time.time()
     deadline = deadline if deadline is not None else t0 + q.timeout
     names = race_backends(q.backend, backends)
-    cq = compiled or compile_query(ens, q.with_(backend=names[0]), deadline=deadline)
+    cq = compiled or compile_query(ens, q.with_(backend=names[0]), deadline=deadline, data=data)
     done: queue.Queue = queue.Queue()
     workers = {b: worker_for(b, memory_mb) for b in names}
     stop = threading.Event()

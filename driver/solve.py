@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from ..answers.result import SENSITIVE, Result, input_files
+from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
 from .accept import measure_distance
@@ -39,8 +40,10 @@ def solve_query(
     memory_mb: int | None = None,
     log: bool = False,
     prefer: Mapping[int, Sequence[float]] | None = None,
+    data: Dataset | None = None,
 ) -> Result:
     """Answer one query; the result records what was asked (``stats["asked"]``).
+    ``data``: the Dataset read from the path or DataFrame the query names (driver/data.py).
 
     Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
     a replay-checked pair in hand, the exception carries the result so far as its
@@ -56,9 +59,10 @@ def solve_query(
             compiled=compiled,
             log=log,
             prefer=prefer,
+            data=data,
         )
     else:
-        res = _solve(ens, q, compiled, deadline, memory_mb, log, prefer)
+        res = _solve(ens, q, compiled, deadline, memory_mb, log, prefer, data)
     res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
     res.inputs = input_files(ens.inputs, q.options.data)
     return res
@@ -72,8 +76,9 @@ def _solve(
     memory_mb: int | None,
     log: bool,
     prefer,
+    data: Dataset | None,
 ) -> Result:
-    ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer)
+    ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data)
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
             ctx.result.message = "time limit reached before the search (loading and compiling)"
@@ -106,6 +111,7 @@ def _start(
     memory_mb: int | None,
     log: bool,
     prefer,
+    given: Dataset | None,
 ) -> SolveContext:
     """Compile (unless given) and set up the context with the compile statistics."""
     t_start = time.time()
@@ -113,9 +119,11 @@ def _start(
         deadline = t_start + q.timeout
     res = new_result(ens, q)
     progress = log or bool(q.options.value("progress"))
-    cq = compiled or compile_query(ens, q, progress=progress, prefer=prefer, deadline=deadline)
+    cq = compiled or compile_query(
+        ens, q, progress=progress, prefer=prefer, deadline=deadline, data=given
+    )
     enc = cq.encoding
-    data = cq.data if cq.data is not None else dataset_for_query(ens, q)
+    data = cq.data if cq.data is not None else dataset_for_query(ens, q, given)
     if data is not None and prefer is None:
         prefer = data.prefer()  # realistic witnesses: values seen in the data
     if cq.data_stats:

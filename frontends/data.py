@@ -23,7 +23,6 @@ import numpy as np
 
 from ..compiler.dataset import Dataset
 from ..compiler.errors import InputError, closest, name_list
-from ..driver.data import use_data_loader
 from .formats.registry import generic_names
 
 # the label column's name when none is given: a data file without it has no labels
@@ -378,11 +377,9 @@ def data_option(q):
 
 
 def dataset_for(ens, q) -> Dataset | None:
+    """The Dataset the query's ``data`` option names (read and checked), or None: what the
+    driver's solve_query / compile_query take as ``data``."""
     data, label = data_option(q)
     if data is None:
         return None
     return load_data(data, ens, label)
-
-
-# the driver reads a query's data file through this loader
-use_data_loader(dataset_for)

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..answers.result import Result
 from ..compiler.errors import InputError
 from ..driver import solve_query
+from ..frontends.data import dataset_for
 from ..frontends.keywords import (  # noqa: F401 - re-exported: the API's keyword table
     API_KEYWORDS,
     Keyword,
@@ -52,7 +53,9 @@ def check(
     require_backend(kw["backend"])
     ens = model_of(model, kw)
     q = query_maker(kw, ens)(vary, name)
-    res = (answer or solve_query)(ens, q, deadline=t0 + q.timeout, memory_mb=kw["memory_mb"])
+    if answer is None:
+        answer = functools.partial(solve_query, data=dataset_for(ens, q))
+    res = answer(ens, q, deadline=t0 + q.timeout, memory_mb=kw["memory_mb"])
     res.time["total"] = time.time() - t0
     return res
 

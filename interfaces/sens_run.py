@@ -14,6 +14,7 @@ from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
 from ..driver import solve_query
+from ..frontends.data import dataset_for
 from ..frontends.query_build import require_backend
 from ..language.audit_block import AuditPlan
 from ..language.resolve import SensFile, load_queries
@@ -39,7 +40,8 @@ def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None) -> Result
                 sf.ensemble, q, tolerance=tol, deadline=deadline, memory_mb=memory_mb
             )
         else:
-            res = solve_query(sf.ensemble, q, deadline=deadline, memory_mb=memory_mb)
+            data = dataset_for(sf.ensemble, q)
+            res = solve_query(sf.ensemble, q, deadline=deadline, memory_mb=memory_mb, data=data)
     except InputError as e:
         res = _error_result(sf, q, str(e))
     except Exception as e:  # noqa: BLE001 - one query's bug must not lose the others' answers

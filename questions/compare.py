@@ -9,6 +9,7 @@ from ..answers.result import error_result
 from ..backends.registry import BACKENDS, available, require_installed
 from ..compiler.errors import InputError
 from ..driver import compile_query, solve_query
+from ..frontends.data import dataset_for
 
 
 def backend_list(spec: str | None) -> list[str]:
@@ -28,7 +29,7 @@ def compare_query(
 ):
     """Solve one query on every backend from one compilation; a list of Results."""
     q = q.with_(options=q.options.with_(heuristic=heuristic))
-    cq = compile_query(ens, q)
+    cq = compile_query(ens, q, data=dataset_for(ens, q))
     out = []
     for b in backends:
         qb = q.with_(backend=b)

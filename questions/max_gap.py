@@ -40,6 +40,7 @@ from ..compiler.errors import InputError
 from ..compiler.query import Gap, GapKind, Query, refuse_regressor
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
+from ..frontends.data import dataset_for
 
 DEFAULT_TOLERANCE = 1e-4  # absolute, in probability
 MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search
@@ -222,7 +223,9 @@ def _step(
     """Ask the check at gap g and fold its answer into the search."""
     left = max(deadline - time.time(), 1e-3)
     step_q = q.with_(gap=Gap(g, GapKind.PROB), timeout=min(q.timeout, left))
-    res = solve_query(ens, step_q, deadline=deadline, memory_mb=memory_mb)
+    res = solve_query(
+        ens, step_q, deadline=deadline, memory_mb=memory_mb, data=dataset_for(ens, step_q)
+    )
     s.compile += res.time.get("compile", 0.0)
     s.solve += res.time.get("solve", 0.0)
     step = {"gap": g, "status": str(res.status), "time": round(res.time.get("total", 0.0), 3)}

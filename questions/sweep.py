@@ -30,6 +30,7 @@ from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
 from ..compiler.query import Query
 from ..driver import solve_query
+from ..frontends.data import dataset_for
 from ..frontends.keywords import keyword_values, model_of, query_maker, takes_query_keywords
 from ..frontends.query_build import require_backend
 from .executors import Executor, Failure, make_executor, parse_executor
@@ -256,7 +257,8 @@ def solve_task(ens: Ensemble, task: tuple[Query, int | None]) -> Result:
     process or machine an executor runs it: the clock starts there."""
 
     q, memory_mb = task
-    return solve_query(ens, q, deadline=time.time() + q.timeout, memory_mb=memory_mb)
+    data = dataset_for(ens, q)
+    return solve_query(ens, q, deadline=time.time() + q.timeout, memory_mb=memory_mb, data=data)
 
 
 def failed_result(ens: Ensemble, q: Query, message: str) -> Result:

@@ -7,6 +7,7 @@ import time
 from ...answers.result import INSENSITIVE
 from ...compiler.query import resolve_condition
 from ...driver import solve_query
+from ...frontends.data import dataset_for
 from ...frontends.query_build import require_backend
 from ...questions.certify import certificate_note, certify
 from ...questions.max_gap import max_gap_probe, max_gap_query
@@ -73,7 +74,13 @@ def run(args) -> int:
         )
     try:
         if tol is None:
-            res = solve_query(ens, q, deadline=t0 + q.timeout, memory_mb=args.memory_mb)
+            res = solve_query(
+                ens,
+                q,
+                deadline=t0 + q.timeout,
+                memory_mb=args.memory_mb,
+                data=dataset_for(ens, q),
+            )
         else:
             res = max_gap_query(
                 ens,

@@ -15,6 +15,7 @@ from treesens.compiler.query import Gap, Query
 from treesens.driver import clauses as clauses_stage
 from treesens.driver import solve_query
 from treesens.driver.clauses import LEARNING_SHARE, STOPPED, clauses_for, learn_in_worker
+from treesens.frontends.data import dataset_for
 from treesens.tests.oracle import random_ensemble
 
 needs_z3 = pytest.mark.skipif(not available("z3"), reason="needs z3")
@@ -94,7 +95,7 @@ def test_a_clause_query_ends_within_its_time_limit(monkeypatch, tmp_path):
         options=(("data", str(path)), ("clause_time", 60.0), ("heuristic", False)),
     )
     t0 = time.time()
-    res = solve_query(ens, q, deadline=t0 + 6)
+    res = solve_query(ens, q, deadline=t0 + 6, data=dataset_for(ens, q))
     assert time.time() - t0 < 6 + 2.0, res.time
     assert res.stats["clause_learning_time"] <= LEARNING_SHARE * 6 + 0.5
 

@@ -167,6 +167,36 @@ def test_an_in_memory_dataset_is_used_as_it_is():
     assert dataset_for_query(Ens(), q) is ds
 
 
+def test_a_query_naming_a_data_file_needs_the_dataset_passed_even_with_the_frontends_loaded():
+    import treesens.frontends.data  # noqa: F401 - importing it registers nothing in the driver
+
+    class Ens:
+        feature_names = ["a", "b"]
+
+    q = Query(vary=("a",), gap=Gap(0.1), options=(("data", "train.csv"),))
+    with pytest.raises(InputError, match="names a data file that was not read"):
+        dataset_for_query(Ens(), q)
+
+
+def test_the_dataset_passed_for_a_data_file_is_the_one_used():
+    class Ens:
+        feature_names = ["a", "b"]
+
+    ds = Dataset(np.zeros((2, 2)), None, ("a", "b"))
+    q = Query(vary=("a",), gap=Gap(0.1), options=(("data", "train.csv"),))
+    assert dataset_for_query(Ens(), q, ds) is ds
+
+
+def test_a_dataset_of_other_features_is_one_input_error():
+    class Ens:
+        feature_names = ["a", "c"]
+
+    ds = Dataset(np.zeros((2, 2)), None, ("a", "b"))
+    q = Query(vary=("a",), gap=Gap(0.1), options=(("data", ds),))
+    with pytest.raises(InputError, match="loaded for a model with other features"):
+        dataset_for_query(Ens(), q)
+
+
 def test_typed_options_give_the_table_default_when_unset():
     q = Query(vary=("a",), gap=Gap(0.1))
     assert q.options.value("heuristic") is True

@@ -103,3 +103,54 @@ def test_no_module_imports_a_private_name_of_another_module():
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
     assert not bad, "\n".join(bad)
+
+
+def _module_lists(tree: ast.Module) -> set[str]:
+    """Names a module binds at its top level to a list."""
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and (isinstance(node.value, ast.List) or "list" in ast.unparse(node.annotation))
+        ):
+            out.add(node.target.id)
+    return out
+
+
+def _fills(node: ast.AST, names: set[str]) -> str | None:
+    """What fills one of ``names`` at ``node``: a list method call or an item assignment."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("append", "extend", "insert")
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in names
+    ):
+        return ast.unparse(node)
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            if (
+                isinstance(t, ast.Subscript)
+                and isinstance(t.value, ast.Name)
+                and t.value.id in names
+            ):
+                return ast.unparse(t)
+    if isinstance(node, ast.Global) and names & set(node.names):
+        return ast.unparse(node)
+    return None
+
+
+def test_no_driver_function_fills_a_module_level_list():
+    bad = []
+    for path in sorted((ROOT / "driver").rglob("*.py")):
+        tree = _tree(path)
+        names = _module_lists(tree)
+        for func in ast.walk(tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(func):
+                    if (what := _fills(node, names)) is not None:
+                        bad.append(f"{path.relative_to(ROOT)}:{node.lineno} {what}")
+    assert not bad, "\n".join(bad)
