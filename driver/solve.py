@@ -111,7 +111,7 @@ def _start(
     memory_mb: int | None,
     log: bool,
     prefer,
-    given: Dataset | None,
+    given: Dataset | None = None,
 ) -> SolveContext:
     """Compile (unless given) and set up the context with the compile statistics."""
     t_start = time.time()
