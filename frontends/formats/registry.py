@@ -19,11 +19,17 @@ from .sklearn import SklearnFormat
 from .xgboost_dump import XGBoostDumpFormat
 from .xgboost_native import XGBoostFormat
 
+
+def registered() -> tuple[ModelFormat, ...]:
+    return tuple(_REGISTERED)
+
+
 _REGISTERED: list[ModelFormat] = [
     XGBoostFormat(),
     XGBoostDumpFormat(),
     LightGBMFormat(),
-    SklearnFormat(),
+    # a scikit-learn file or Pipeline may hold a model another format reads: it asks them
+    SklearnFormat(registered),
 ]
 
 AUTO = "auto"  # the format name that asks treesens to tell the format from the file
@@ -41,10 +47,6 @@ def register(fmt: ModelFormat) -> None:
 def unregister(name: str) -> None:
     """Remove the format called ``name`` (one added with ``register``)."""
     _REGISTERED[:] = [f for f in _REGISTERED if f.name != name]
-
-
-def registered() -> tuple[ModelFormat, ...]:
-    return tuple(_REGISTERED)
 
 
 def format_names() -> tuple[str, ...]:

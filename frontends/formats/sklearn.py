@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import pickle
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,11 @@ import numpy as np
 from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..preprocessing.pipeline import fold_pipeline
-from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
-from .lightgbm import LightGBMFormat
-from .xgboost_native import XGBoostFormat
+from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, ModelFormat, module_of
+
+# the other formats that read in-memory models (a joblib-saved XGBoost model, a Pipeline
+# ending in LightGBM): the registry's, given by formats/registry.py
+OtherFormats = Sequence[ModelFormat]
 
 SUPPORTED = (
     "DecisionTreeClassifier",
@@ -473,12 +476,12 @@ def _cat_name(c) -> str:
 # entry points
 
 
-def from_estimator(est, where: str | None = None) -> Ensemble:
+def from_estimator(est, where: str | None = None, others: OtherFormats = ()) -> Ensemble:
     name = type(est).__name__
     where = where or f"<{name}>"
     if name == "Pipeline":
         last = f"{where}, the Pipeline's last step"
-        return fold_pipeline(est, lambda final: any_estimator(final, last), where)
+        return fold_pipeline(est, lambda final: any_estimator(final, last, others), where)
     _check_classifier(est, where)
     if name == "GradientBoostingClassifier":
         return _gradient_boosting(est, where)
@@ -533,7 +536,9 @@ def _regressor(est, where: str) -> Ensemble:
     )
 
 
-def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
+def load_path(
+    path: Path, options: LoadOptions = DEFAULT_OPTIONS, others: OtherFormats = ()
+) -> Ensemble:
     """A fitted estimator saved with skops, or with joblib / pickle when the caller trusts
     the file (``options.trust_pickle``): unpickling runs code the file chooses."""
     path = Path(path)
@@ -544,13 +549,13 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
         raise InputError(PICKLE_REFUSED, where)
     else:
         obj = _read_pickle(path)
-    return any_estimator(obj, where)
+    return any_estimator(obj, where, others)
 
 
-def any_estimator(obj: Any, where: str) -> Ensemble:
-    """A fitted model object: an XGBoost or LightGBM model (as saved with joblib, or
-    ending a Pipeline) or a scikit-learn one."""
-    for fmt in _WRAPPED:
+def any_estimator(obj: Any, where: str, others: OtherFormats = ()) -> Ensemble:
+    """A fitted model object: one of ``others`` reads (an XGBoost or LightGBM model, as
+    saved with joblib, or ending a Pipeline), or a scikit-learn one."""
+    for fmt in others:
         try:
             ens = fmt.load_object(obj)
         except InputError as e:
@@ -563,7 +568,7 @@ def any_estimator(obj: Any, where: str) -> Ensemble:
             f"the file holds a {mod}.{type(obj).__name__}, not a scikit-learn model", where
         )
     try:
-        ens = from_estimator(obj, where)
+        ens = from_estimator(obj, where, others)
     except InputError:
         raise
     except _MALFORMED as e:  # a pickled estimator whose attributes were tampered with
@@ -572,9 +577,6 @@ def any_estimator(obj: Any, where: str) -> Ensemble:
         ) from None
     _check_loaded(ens, type(obj).__name__, where)
     return ens
-
-
-_WRAPPED = (XGBoostFormat(), LightGBMFormat())
 
 
 def _read_skops(path: Path) -> Any:
@@ -658,10 +660,17 @@ class SklearnFormat:
     def sniff(self, head: bytes, suffix: str) -> bool:
         return False  # known by its suffix only: a pickle is not read to find out
 
+    def __init__(self, formats: Callable[[], OtherFormats] = tuple) -> None:
+        self._formats = formats  # every registered format (this one is skipped)
+
+    def others(self) -> tuple[ModelFormat, ...]:
+        """The other formats that may read a model this one unpickles or ends a Pipeline."""
+        return tuple(f for f in self._formats() if f is not self)
+
     def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
-        return load_path(path, options)
+        return load_path(path, options, self.others())
 
     def load_object(self, obj: Any) -> Ensemble | None:
         if not module_of(obj).startswith("sklearn"):
             return None
-        return from_estimator(obj)
+        return from_estimator(obj, others=self.others())
