@@ -9,7 +9,6 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from pathlib import Path
 
 import numpy as np
 
@@ -18,54 +17,27 @@ from ..compiler.errors import InputError
 from ..frontends.audit_spec import AuditRun, AuditSpec
 from ..frontends.data import Dataset
 from .audit import answer_blocks, block_size, row_result
-from .sweep import append_flushed, close_quietly, opened_executor, os_error_text
+from .results_log import appending, read_log
+from .sweep import opened_executor
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
 
 
 def read_done(path: str | None) -> list[dict]:
-    """The result lines of an earlier run (none when the file does not exist yet)."""
-    if path is None or not Path(path).exists():
-        return []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        why = os_error_text(e) if isinstance(e, OSError) else "not a text file"
-        raise InputError(f"cannot read: {why}", f"--resume {path}") from None
-    out = []
-    for n, line in enumerate(text.splitlines(keepends=True), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError:
-            if not line.endswith("\n"):
-                break  # a line cut short by an interrupt: answered again
-            raise InputError(f"{path}:{n}: not a JSON line") from None
+    """The result lines of an earlier run (none when the file does not exist yet); a
+    complete line that is not a row's result is an input error naming it."""
+
+    def check(d, n: int) -> dict:
+        where = f"--resume {path}"
+        if d is None:
+            raise InputError(f"{path}:{n}: not a JSON line", where)
         if not isinstance(d, dict) or "row" not in d:
-            raise InputError(f"{path}:{n}: a result line without 'row'")
+            raise InputError(f"{path}:{n}: a result line without 'row'", where)
         if isinstance(d["row"], bool) or not isinstance(d["row"], int) or d["row"] < 0:
-            raise InputError(f"{path}:{n}: 'row' is {d['row']!r}, not a row number")
-        out.append(d)
-    return out
+            raise InputError(f"{path}:{n}: 'row' is {d['row']!r}, not a row number", where)
+        return d
 
-
-def drop_cut_line(path: str) -> None:
-    """Remove a last line an interrupt cut short, so that appending starts cleanly."""
-    try:
-        data = Path(path).read_bytes()
-        if data and not data.endswith(b"\n"):
-            Path(path).write_bytes(data[: data.rfind(b"\n") + 1])
-    except OSError as e:
-        raise InputError(f"cannot rewrite its last line: {os_error_text(e)}", path) from None
-
-
-def open_results(path: str):
-    """The results file, opened for appending (an input error naming it if it cannot be)."""
-    try:
-        return open(path, "a")  # noqa: SIM115 - the caller closes it
-    except OSError as e:
-        raise InputError(f"cannot write: {os_error_text(e)}", path) from None
+    return read_log(path, check)
 
 
 def run_audit(
@@ -84,12 +56,8 @@ def run_audit(
     todo = np.array([r for r in range(n) if r not in seen], dtype=int)
     out_path = run.out or run.resume
     lines = list(done)
-    if out_path and Path(out_path).exists() and out_path == run.resume:
-        drop_cut_line(out_path)
     with ExitStack() as stack:
-        out = open_results(out_path) if out_path else None
-        if out is not None:
-            stack.callback(close_quietly, out)
+        append = stack.enter_context(appending(out_path))
         ex = stack.enter_context(opened_executor(run.executor, run.jobs)) if len(todo) else None
         size = block_size(len(todo), ex.workers if ex is not None else 1, PROGRESS_BLOCK)
         blocks = answer_blocks(
@@ -104,10 +72,7 @@ def run_audit(
         )
         for idx, ans in blocks:
             new = [row_result(ens, spec, ans, i, r, data.X[r]) for i, r in enumerate(idx)]
-            if out is not None:
-                append_flushed(
-                    out, "".join(json.dumps(d, allow_nan=False) + "\n" for d in new), out_path
-                )
+            append("".join(json.dumps(d, allow_nan=False) + "\n" for d in new))
             lines += new
             if on_block is not None:
                 on_block(new, len(lines))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import io
 import itertools
-import json
 import math
 import os
 import random
@@ -41,6 +39,7 @@ from .max_gap import (
     max_gap_task,
 )
 from .progress import Display, silent
+from .results_log import appending, read_log
 
 
 def feature_subsets(
@@ -166,35 +165,17 @@ def file_digest(path: str | Path) -> str | None:
 
 
 def read_results(path: str | Path, warn: Callable[[str], None]) -> list[dict]:
-    """The JSON result lines of a (possibly interrupted) sweep's file, in order.
+    """The JSON result lines of a (possibly interrupted) sweep's log, in order
+    (results_log.py); a complete line that is not a JSON result is reported to ``warn``
+    with its line number and skipped."""
 
-    A line that is not a JSON result (one cut short by an interruption, or garbage) is
-    reported to ``warn`` with its line number and skipped. A missing file has no results.
-    """
-    try:
-        text = Path(path).read_text(errors="replace")
-    except FileNotFoundError:
-        return []
-    except OSError as e:
-        raise InputError(os_error_text(e), str(path)) from None
-    out = []
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError:
-            d = None
+    def check(d, n: int) -> dict | None:
         if isinstance(d, dict) and isinstance(d.get("query"), str) and "status" in d:
-            out.append(d)
-        else:
-            warn(f"{path} line {i}: not a JSON result, ignored")
-    return out
+            return d
+        warn(f"{path} line {n}: not a JSON result, ignored")
+        return None
 
-
-def os_error_text(e: OSError) -> str:
-    text = e.strerror or str(e)
-    return text[:1].lower() + text[1:]
+    return read_log(path, check)
 
 
 @dataclass
@@ -549,56 +530,9 @@ def sweep(
     return [answered[s] if s in answered else result_from_line(plan.reused[s]) for s in subs]
 
 
-def append_flushed(fh, text: str, path) -> None:
-    """Write ``text`` to the results file ``fh`` and flush it; a full disk or an I/O error
-    is an input error naming the file."""
-    try:
-        fh.write(text)
-        fh.flush()
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror or e}", str(path)) from None
-
-
-def close_quietly(fh) -> None:
-    """Close a results file written with append_flushed: what it could not flush was
-    already reported."""
-    with contextlib.suppress(OSError):
-        fh.close()
-
-
 @contextmanager
 def results_file(path: str | Path | None) -> Iterator[Callable[[Result], None]]:
-    """``write(result)``: append the result's JSON line to ``path`` and flush it (nothing
-    without a path). A line an interruption cut short is ended first."""
-    if path is None:
-        yield lambda res: None
-        return
-    path = Path(path)
-    try:
-        end_last_line(path)
-        fh = open(path, "a")  # noqa: SIM115 - kept open while the sweep runs
-    except OSError as e:
-        raise InputError(os_error_text(e), str(path)) from None
-
-    def write(res: Result) -> None:
-        try:
-            fh.write(res.to_json() + "\n")
-            fh.flush()
-        except OSError as e:
-            raise InputError(f"cannot write: {os_error_text(e)}", str(path)) from None
-
-    try:
-        yield write
-    finally:
-        fh.close()
-
-
-def end_last_line(path: Path) -> None:
-    """A line cut short by an interruption must not swallow the next result appended."""
-    if path.is_file() and path.stat().st_size:
-        with open(path, "rb") as fh:
-            fh.seek(-1, 2)
-            last = fh.read(1)
-        if last != b"\n":
-            with open(path, "a") as fh:
-                fh.write("\n")
+    """``write(result)``: append the result's JSON line to the log at ``path`` and flush
+    it (nothing without a path)."""
+    with appending(path) as append:
+        yield lambda res: append(res.to_json() + "\n")

@@ -17,7 +17,7 @@ from ...frontends.keywords import API_KEYWORDS, MODEL, Keyword
 from ...frontends.load import BOUNDS, base_score_problem, load_model
 from ...frontends.query_build import query_from_keywords
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
-from ...questions.sweep import os_error_text
+from ...questions.results_log import os_error_text
 
 
 def positive_int(text: str) -> int:

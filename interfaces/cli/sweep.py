@@ -14,13 +14,11 @@ from ...frontends.query_build import require_backend
 from ...questions.certify import certificate_note, certify
 from ...questions.executors import parse_executor
 from ...questions.max_gap import max_gap_probe
+from ...questions.results_log import appending
 from ...questions.sweep import (
     Question,
     ResumePlan,
-    append_flushed,
     by_max_gap,
-    close_quietly,
-    end_last_line,
     feature_subsets,
     opened_executor,
     parse_shard,
@@ -236,9 +234,6 @@ def print_line(line: str) -> None:
 def run_streaming(args, ens, todo, mk, question) -> dict:
     """Run the queries of ``todo``, streaming each result as it ends; by feature set."""
     out_path = args.resume or args.out
-    if out_path:
-        end_last_line(Path(out_path))
-    out_file = open(out_path, "a") if out_path else None  # noqa: SIM115 - kept open while streaming
     progress, task = start_progress(len(todo))
     record = question.record()
     done = 0
@@ -248,8 +243,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         done += 1
         res.stats["asked"] = record
         line = res.to_json()
-        if out_file:
-            append_flushed(out_file, line + "\n", out_path)
+        append(line + "\n")  # the results log, opened below
         if args.json:
             print_line(line)
         if progress is not None:
@@ -259,7 +253,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
 
     try:
         spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
-        with opened_executor(spec, jobs) as executor:
+        with appending(out_path) as append, opened_executor(spec, jobs) as executor:
             results = run_sweep(
                 ens,
                 todo,
@@ -272,8 +266,6 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
     finally:
         if progress is not None:
             progress.stop()
-        if out_file:
-            close_quietly(out_file)
     return dict(zip(todo, results, strict=True))
 
 

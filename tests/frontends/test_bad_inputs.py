@@ -239,7 +239,7 @@ def _error_lines(r) -> list[str]:
 def test_sweep_out_on_a_full_disk_is_one_line_naming_the_file():
     r = _cli("sweep", MODEL, "--gap", "0.2", "--out", "/dev/full")
     assert r.returncode == 2, r.stderr
-    assert _error_lines(r) == ["treesens: error: /dev/full: cannot write: No space left on device"]
+    assert _error_lines(r) == ["treesens: error: /dev/full: cannot write: no space left on device"]
     assert "Traceback" not in r.stderr
 
 
@@ -253,16 +253,16 @@ def test_audit_out_on_a_full_disk_is_one_line_naming_the_file(tmp_path):
         "--out", "/dev/full",
     )  # fmt: skip
     assert r.returncode == 2, r.stderr
-    assert _error_lines(r) == ["treesens: error: /dev/full: cannot write: No space left on device"]
+    assert _error_lines(r) == ["treesens: error: /dev/full: cannot write: no space left on device"]
     assert "Traceback" not in r.stderr
 
 
-def test_append_flushed_names_the_file_when_the_disk_is_full():
-    from treesens.questions.sweep import append_flushed
+def test_writing_to_the_results_log_names_the_file_when_the_disk_is_full():
+    from treesens.questions.results_log import write_flushed
 
     class Full:
         def write(self, text):
             raise OSError(28, "No space left on device")
 
-    with pytest.raises(InputError, match="out.jsonl: cannot write: No space left on device"):
-        append_flushed(Full(), "x\n", "out.jsonl")
+    with pytest.raises(InputError, match="out.jsonl: cannot write: no space left on device"):
+        write_flushed(Full(), "x\n", "out.jsonl")

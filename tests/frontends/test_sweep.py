@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from treesens.compiler.errors import InputError
-from treesens.interfaces.cli.sweep import end_last_line
+from treesens.questions.results_log import appending
 from treesens.questions.sweep import Question, feature_subsets, plan_resume, read_results
 from treesens.tests.oracle import random_ensemble
 
@@ -138,21 +138,25 @@ def test_resume_plan_counts_queries_rerun_and_new():
 
 def test_garbage_line_in_a_resume_file_is_reported_with_its_line_number(tmp_path):
     f = tmp_path / "r.jsonl"
-    f.write_text(json.dumps(_line()) + "\nnot json\n" + '{"query": "c", "sta')
+    f.write_text(json.dumps(_line()) + "\nnot json\n" + json.dumps(_line(query="b")) + "\n")
     warnings: list[str] = []
-    assert [d["query"] for d in read_results(f, warnings.append)] == ["a"]
-    assert warnings == [
-        f"{f} line 2: not a JSON result, ignored",
-        f"{f} line 3: not a JSON result, ignored",
-    ]
+    assert [d["query"] for d in read_results(f, warnings.append)] == ["a", "b"]
+    assert warnings == [f"{f} line 2: not a JSON result, ignored"]
 
 
-def test_result_appended_after_a_cut_short_line_starts_a_line_of_its_own(tmp_path):
+def test_a_line_cut_short_by_an_interruption_is_not_a_result(tmp_path):
     f = tmp_path / "r.jsonl"
     f.write_text(json.dumps(_line()) + "\n" + '{"query": "c", "sta')
-    end_last_line(f)
-    with open(f, "a") as fh:
-        fh.write(json.dumps(_line(query="d")) + "\n")
+    warnings: list[str] = []
+    assert [d["query"] for d in read_results(f, warnings.append)] == ["a"]
+    assert warnings == []
+
+
+def test_appending_after_a_cut_short_line_drops_it(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps(_line()) + "\n" + '{"query": "c", "sta')
+    with appending(f) as append:
+        append(json.dumps(_line(query="d")) + "\n")
     assert [d["query"] for d in read_results(f, lambda msg: None)] == ["a", "d"]
 
 

@@ -402,7 +402,7 @@ def test_an_audit_file_that_cannot_be_written_is_named_before_any_row(
 
 
 def test_an_audit_out_on_a_full_disk_names_the_file(audit_rows):
-    _one_line_error(_audit(audit_rows, "--out", "/dev/full"), "/dev/full", "No space left")
+    _one_line_error(_audit(audit_rows, "--out", "/dev/full"), "/dev/full", "no space left")
 
 
 @pytest.mark.parametrize(

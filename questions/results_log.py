@@ -1,0 +1,95 @@
+"""The results log: the JSON-lines file a sweep or an audit appends its answers to, one
+line each, flushed as they come, and resumes from.
+
+One rule for a line an interruption cut short (the last line, without its newline): it
+is not an answer. Reading skips it; appending removes it first, so the question it would
+have answered is asked again and no later line is glued to it. A complete line that is
+not an answer is the reader's to judge (``check``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..compiler.errors import InputError
+
+
+def os_error_text(e: OSError) -> str:
+    text = e.strerror or str(e)
+    return text[:1].lower() + text[1:]
+
+
+def read_log(path: str | Path | None, check: Callable[[object, int], dict | None]) -> list[dict]:
+    """The answers of a log, in order (a missing file holds none). ``check(value, line)``
+    gets each complete line's parsed JSON (None when it is not JSON) and returns the
+    answer, or None to skip the line (it may warn, or raise an InputError)."""
+    if path is None:
+        return []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as e:
+        why = os_error_text(e) if isinstance(e, OSError) else "not a text file"
+        raise InputError(f"cannot read: {why}", str(path)) from None
+    out = []
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        if not line.endswith("\n"):
+            break  # cut short by an interruption: not an answer
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            value = None
+        answer = check(value, n)
+        if answer is not None:
+            out.append(answer)
+    return out
+
+
+def drop_cut_line(path: Path) -> None:
+    """Remove a last line an interruption cut short."""
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+@contextmanager
+def appending(path: str | Path | None) -> Iterator[Callable[[str], None]]:
+    """``append(text)``: write whole lines to the log and flush them (nothing without a
+    path); a cut last line is removed first. A full disk or an I/O error is an input
+    error naming the file."""
+    if path is None:
+        yield lambda text: None
+        return
+    path = Path(path)
+    try:
+        drop_cut_line(path)
+        fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open while answers come
+    except OSError as e:
+        raise InputError(f"cannot write: {os_error_text(e)}", str(path)) from None
+
+    def append(text: str) -> None:
+        write_flushed(fh, text, path)
+
+    try:
+        yield append
+    finally:
+        with contextlib.suppress(OSError):  # what it could not flush, append reported
+            fh.close()
+
+
+def write_flushed(fh, text: str, path) -> None:
+    """Write ``text`` to an open log and flush it; an error names the file."""
+    try:
+        fh.write(text)
+        fh.flush()
+    except OSError as e:
+        raise InputError(f"cannot write: {os_error_text(e)}", str(path)) from None
