@@ -31,6 +31,7 @@ from ...questions.sweep import (
     to_csv,
     to_markdown,
 )
+from ...views.progress import sweep_progress
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -234,64 +235,32 @@ def print_line(line: str) -> None:
 def run_streaming(args, ens, todo, mk, question) -> dict:
     """Run the queries of ``todo``, streaming each result as it ends; by feature set."""
     out_path = args.resume or args.out
-    progress, task = start_progress(len(todo))
     record = question.record()
-    done = 0
 
     def on_result(res) -> None:
-        nonlocal done
-        done += 1
         res.stats["asked"] = record
         line = res.to_json()
         append(line + "\n")  # the results log, opened below
         if args.json:
             print_line(line)
-        if progress is not None:
-            progress.update(task, advance=1, description=f"{res.query}: {res.status}")
-        else:
-            log(f"[{done}/{len(todo)}] {res.query}: {res.status} ({res.time['total']:.2f}s)")
+        shown.advance(res)
 
-    try:
-        spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
-        with appending(out_path) as append, opened_executor(spec, jobs) as executor:
-            results = run_sweep(
-                ens,
-                todo,
-                mk,
-                on_result=on_result,
-                memory_mb=args.memory_mb,
-                executor=executor,
-                max_gap=max_gap_tolerance(args),
-            )
-    finally:
-        if progress is not None:
-            progress.stop()
+    spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
+    with (
+        sweep_progress(len(todo)) as shown,
+        appending(out_path) as append,
+        opened_executor(spec, jobs) as executor,
+    ):
+        results = run_sweep(
+            ens,
+            todo,
+            mk,
+            on_result=on_result,
+            memory_mb=args.memory_mb,
+            executor=executor,
+            max_gap=max_gap_tolerance(args),
+        )
     return dict(zip(todo, results, strict=True))
-
-
-def start_progress(total: int):
-    if not sys.stderr.isatty():
-        return None, None
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=Console(file=sys.stderr),
-    )
-    progress.start()
-    return progress, progress.add_task("sweep", total=total)
 
 
 def status_summary(results) -> str:
