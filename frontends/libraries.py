@@ -21,6 +21,7 @@ _lean = False
 INSTALL_HINT = {
     "xgboost": "pip install xgboost-cpu, or xgboost for GPU support",
     "lightgbm": "pip install lightgbm",
+    "catboost": "pip install 'treesens[catboost]'",
 }
 
 

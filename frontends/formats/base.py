@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ...compiler.ensemble import Ensemble
-from ...compiler.errors import InputError, UnsupportedModelError
+from ...compiler.errors import InputError
 
 # a model file states its number of features as a number: beyond this, a few bytes would
 # make treesens build millions of features (and run out of memory)
@@ -90,10 +90,8 @@ JSON_TOO_DEEP = (
 
 def not_xgboost_json(data, where: str) -> InputError:
     """The error for a JSON file that is no XGBoost model: CatBoost's JSON named as such."""
-    if isinstance(data, dict) and "oblivious_trees" in data:
-        return UnsupportedModelError(
-            "this is a CatBoost model (JSON), which treesens does not read", where
-        )
+    if isinstance(data, dict) and "features_info" in data:
+        return InputError("this is a CatBoost model (JSON): read it with --format catboost", where)
     return InputError(
         "JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where
     )

@@ -14,6 +14,7 @@ from typing import Any
 from ...compiler.ensemble import Ensemble
 from ...compiler.errors import UnsupportedModelError
 from .base import ModelFormat
+from .catboost import CatBoostFormat
 from .lightgbm import LightGBMFormat
 from .sklearn import SklearnFormat
 from .xgboost_dump import XGBoostDumpFormat
@@ -28,6 +29,7 @@ _REGISTERED: list[ModelFormat] = [
     XGBoostFormat(),
     XGBoostDumpFormat(),
     LightGBMFormat(),
+    CatBoostFormat(),
     # a scikit-learn file or Pipeline may hold a model another format reads: it asks them
     SklearnFormat(registered),
 ]
@@ -59,22 +61,17 @@ def by_name(name: str) -> ModelFormat | None:
 
 
 SUPPORTED = (
-    "treesens reads XGBoost (.json, .ubj, JSON tree dumps), LightGBM (.txt) and "
-    "scikit-learn tree ensembles (.skops; pickles with --trust-pickle), and fitted "
-    "XGBoost, LightGBM and scikit-learn classifiers in Python"
+    "treesens reads XGBoost (.json, .ubj, JSON tree dumps), LightGBM (.txt), CatBoost "
+    "(.cbm, JSON) and scikit-learn tree ensembles (.skops; pickles with --trust-pickle), "
+    "and fitted XGBoost, LightGBM, CatBoost and scikit-learn models in Python"
 )
 
 
 def unsupported_kind(head: bytes, suffix: str) -> str | None:
-    """What a model file of a kind no registered format reads is (CatBoost, ONNX), from
-    its first bytes and suffix; None when it looks like none of them."""
-    if head.startswith(b"CBM1") or suffix == ".cbm":
-        return "a CatBoost model"
+    """What a model file of a kind no registered format reads is (ONNX), from its first
+    bytes and suffix; None when it looks like none of them."""
     if suffix == ".onnx" or (head[:1] == b"\x08" and b"onnx" in head[:200].lower()):
         return "an ONNX model"
-    text = head.lstrip()[:4096]
-    if text.startswith(b"{") and b'"oblivious_trees"' in text:
-        return "a CatBoost model (JSON)"
     return None
 
 

@@ -29,17 +29,17 @@ def test_every_registered_format_implements_the_protocol():
 
 
 def test_load_formats_is_auto_and_the_registered_names():
-    assert load.FORMATS == ("auto", "xgboost", "xgboost-dump", "lightgbm", "sklearn")
+    assert load.FORMATS == ("auto", "xgboost", "xgboost-dump", "lightgbm", "catboost", "sklearn")
 
 
 def test_generic_names_come_from_the_formats():
-    assert GENERIC_NAMES == ("f{}", "Column_{}", "x{}")
+    assert GENERIC_NAMES == ("f{}", "Column_{}", "{}", "x{}")
 
 
 def test_cli_format_help_lists_the_registered_formats():
     p = run_treesens("check", "--help")
     help_text = " ".join(p.stdout.split())
-    assert "auto, xgboost, xgboost-dump, lightgbm, sklearn" in help_text
+    assert "auto, xgboost, xgboost-dump, lightgbm, catboost, sklearn" in help_text
 
 
 def test_unknown_format_names_the_known_ones(tmp_path):
@@ -113,4 +113,4 @@ def test_every_format_describes_its_models():
 
 def test_emit_model_format_help_lists_the_registered_formats():
     p = run_treesens("emit", "--help")
-    assert "auto, xgboost, xgboost-dump, lightgbm, sklearn" in " ".join(p.stdout.split())
+    assert "auto, xgboost, xgboost-dump, lightgbm, catboost, sklearn" in " ".join(p.stdout.split())

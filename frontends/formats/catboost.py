@@ -1,0 +1,468 @@
+"""CatBoost (``.cbm``, CatBoost JSON, a fitted CatBoostClassifier / CatBoostRegressor) -> IR.
+
+Every model is read as catboost itself exports it: a ``.cbm`` is loaded by catboost's
+C++ reader (it verifies the file and runs nothing from it), a JSON model is checked here
+first and then loaded by catboost's JSON reader, and the IR is built from the JSON
+catboost exports. Facts this relies on (checked against catboost 1.2's predict in
+tests/frontends/test_catboost_ir.py):
+
+* a float feature is read as float32 and a split's bit is ``x > border`` (borders are
+  float32); in the IR the "yes" child is bit 0 (``float32(x) <= border``);
+* an oblivious tree of depth d tests its splits in order; split k gives bit k of the
+  leaf index (the first split is the lowest bit); leaf values are leaf-major,
+  ``leaf_values[leaf * D + dimension]``;
+* NaN gives bit 1 when the feature's ``nan_value_treatment`` is AsTrue (nan_mode Max),
+  else bit 0 (AsFalse: nan_mode Min; AsIs: no NaN in training, NaN > border is false);
+* a non-symmetric tree (grow_policy Depthwise / Lossguide) sends bit 0 ``left``;
+* raw = scale * sum of leaves + bias (``scale_and_bias``; one bias per dimension);
+* Logloss / CrossEntropy: P(class 1) = sigmoid(raw); MultiClass: softmax; a regressor's
+  ``predict`` returns raw, exp(raw) for Poisson and Tweedie.
+
+Categorical features are refused: a CatBoost model stores a category only as a 32-bit
+hash of its name (so the names of one-hot categories cannot be recovered, and witnesses
+could not be replayed), and CTR statistics depend on counts no split encoding reads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
+from ...compiler.errors import InputError, UnsupportedModelError, name_list
+from .base import DEFAULT_OPTIONS, JSON_TOO_DEEP, MAX_FEATURES, LoadOptions, module_of
+from .catboost_replay import CatBoostReplayer, model_from_bytes, model_from_json_file, saved
+
+BINARY = ("Logloss", "CrossEntropy")
+MULTICLASS = ("MultiClass",)
+# regression losses and their link: what CatBoostRegressor.predict returns by default
+REGRESSION = {
+    "RMSE": IDENTITY,
+    "MAE": IDENTITY,
+    "Quantile": IDENTITY,
+    "Expectile": IDENTITY,
+    "MAPE": IDENTITY,
+    "Huber": IDENTITY,
+    "Lq": IDENTITY,
+    "LogCosh": IDENTITY,
+    "RMSPE": IDENTITY,
+    "Poisson": EXP,
+    "Tweedie": EXP,
+}
+NAN_BIT = {"AsIs": 0, "AsFalse": 0, "AsTrue": 1}
+MAX_DEPTH = 16  # catboost's own limit on a tree's depth
+
+
+def _f32(x: Any) -> float:
+    v = float(x)
+    with np.errstate(over="ignore"):
+        b = float(np.float32(v))
+    if not math.isfinite(b):
+        raise ValueError(f"border {x!r} is not a finite float32")
+    return b
+
+
+def _number(x: Any, what: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"{what} {x!r} is not a number")
+    v = float(x)
+    if not math.isfinite(v):
+        raise ValueError(f"{what} {x!r} is not a finite number")
+    return v
+
+
+# ---------------------------------------------------------------------------------
+# features
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The model's float features: ``features`` in column order; ``splits``: catboost's
+    binary features, (column, border) at each ``split_index`` (every border of every
+    float feature, in feature order); ``nan_bit``: the bit NaN gives, per column."""
+
+    features: list[Feature]
+    splits: list[tuple[int, float]]
+    nan_bit: list[int]
+
+
+def _features(info: dict, where: str) -> _Columns:
+    if not isinstance(info, dict):
+        raise ValueError("features_info is not an object")
+    others = {
+        "categorical_features": "categorical",
+        "text_features": "text",
+        "embedding_features": "embedding",
+    }
+    for key, kind in others.items():
+        if info.get(key):
+            names = [_name(f) for f in info[key]]
+            if kind == "categorical":
+                raise UnsupportedModelError(
+                    f"categorical feature{'s' if len(names) > 1 else ''} {name_list(names)}: "
+                    f"{_categorical_reason(info)}",
+                    where,
+                )
+            raise UnsupportedModelError(
+                f"{kind} features ({name_list(names)}) are not supported", where
+            )
+    floats = info.get("float_features") or []
+    if not isinstance(floats, list):
+        raise ValueError("float_features is not a list")
+    if len(floats) > MAX_FEATURES:
+        raise InputError(f"{len(floats)} features: treesens reads at most {MAX_FEATURES:,}", where)
+    # catboost's JSON reader trusts these indices and counts (and reads past its arrays
+    # when they are wrong): they are checked to be what catboost itself writes
+    features, splits, nan_bit = [], [], []
+    for i, f in enumerate(floats):
+        if int(f["feature_index"]) != i or int(f["flat_feature_index"]) != i:
+            raise ValueError(f"float feature {i} has feature_index / flat_feature_index not {i}")
+        treatment = f.get("nan_value_treatment", "AsIs")
+        if treatment not in NAN_BIT:
+            raise ValueError(f"feature {i}: unknown nan_value_treatment {treatment!r}")
+        borders = [_f32(b) for b in f["borders"]]
+        if any(a >= b for a, b in zip(borders, borders[1:])):
+            raise ValueError(f"feature {i}: borders are not increasing")
+        features.append(Feature(_name(f) or str(i)))
+        splits.extend((i, b) for b in borders)
+        nan_bit.append(NAN_BIT[treatment])
+    return _Columns(features, splits, nan_bit)
+
+
+def _name(f: dict) -> str:
+    name = f.get("feature_id", "")
+    if not isinstance(name, str):
+        raise ValueError(f"feature name {name!r} is not a string")
+    return name or str(f.get("flat_feature_index", "?"))
+
+
+def _categorical_reason(info: dict) -> str:
+    ctr = {
+        int(e["cat_feature_index"])
+        for c in info.get("ctrs") or []
+        for e in c.get("elements") or []
+        if isinstance(e, dict) and "cat_feature_index" in e
+    }
+    cats = info.get("categorical_features") or []
+    turned = [_name(f) for f in cats if int(f.get("feature_index", -1)) in ctr]
+    if turned:
+        return (
+            f"CatBoost turns {name_list(turned)} into CTR statistics (counts of the training "
+            "targets), which treesens cannot encode exactly; treesens reads CatBoost models "
+            "of numeric features"
+        )
+    return (
+        "a CatBoost model records a category only as a hash of its name, so treesens "
+        "cannot name the categories (nor replay a witness); treesens reads CatBoost "
+        "models of numeric features"
+    )
+
+
+# ---------------------------------------------------------------------------------
+# trees
+
+
+class _Builder:
+    """The flat node arrays of one IR tree, grown node by node."""
+
+    def __init__(self, width: int):
+        self.width = width
+        self.feature: list[int] = []
+        self.threshold: list[float] = []
+        self.left: list[int] = []
+        self.right: list[int] = []
+        self.default_left: list[bool] = []
+        self.value: list[np.ndarray] = []
+
+    def node(self) -> int:
+        self.feature.append(-1)
+        self.threshold.append(0.0)
+        self.left.append(-1)
+        self.right.append(-1)
+        self.default_left.append(False)
+        self.value.append(np.zeros(self.width))
+        return len(self.feature) - 1
+
+    def split(self, i: int, column: int, border: float, nan_bit: int, zero: int, one: int):
+        """Node ``i`` tests ``float32(x) <= border``: yes is bit 0, NaN takes ``nan_bit``."""
+        self.feature[i], self.threshold[i] = column, border
+        self.left[i], self.right[i] = zero, one
+        self.default_left[i] = nan_bit == 0
+
+    def tree(self, outputs: tuple[int, ...]) -> Tree:
+        return Tree(
+            feature=np.asarray(self.feature),
+            threshold=np.asarray(self.threshold),
+            left=np.asarray(self.left),
+            right=np.asarray(self.right),
+            default_left=np.asarray(self.default_left),
+            value=np.asarray(self.value).reshape(len(self.value), self.width),
+            outputs=outputs,
+        )
+
+
+def _float_split(split: Any, columns: _Columns) -> tuple[int, float]:
+    """(column, border) of a split, which must be the binary feature its ``split_index``
+    names (catboost reads the index, and the feature and border beside it only for show);
+    other kinds of split are refused."""
+    if not isinstance(split, dict):
+        raise ValueError("a split is not an object")
+    kind = split.get("split_type")
+    if kind != "FloatFeature":
+        raise UnsupportedModelError(f"splits of type {kind!r} are not supported")
+    k = split["split_index"]
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(columns.splits):
+        raise ValueError(f"split_index {k!r} is not one of 0..{len(columns.splits) - 1}")
+    if (int(split["float_feature_index"]), _f32(split["border"])) != columns.splits[k]:
+        raise ValueError(f"split {k} is not the feature and border its split_index names")
+    return columns.splits[k]
+
+
+def _oblivious_tree(tj: dict, columns: _Columns, width: int) -> Tree:
+    """A full binary tree of the oblivious tree's splits; a path that an earlier split of
+    the same feature already decides keeps only the side it takes (exactly: NaN takes
+    the same bit at every split of a feature)."""
+    splits = [_float_split(s, columns) for s in tj["splits"]]
+    if len(splits) > MAX_DEPTH:
+        raise ValueError(f"depth {len(splits)} (catboost's trees are at most {MAX_DEPTH} deep)")
+    values = [_number(v, "leaf value") for v in tj["leaf_values"]]
+    if len(values) != width << len(splits):
+        raise ValueError(
+            f"{len(values)} leaf values for {1 << len(splits)} leaves of {width} values each"
+        )
+    weights = tj.get("leaf_weights")
+    if weights is not None and len(weights) != 1 << len(splits):
+        raise ValueError(f"{len(weights)} leaf weights for {1 << len(splits)} leaves")
+    leaves = np.asarray(values).reshape(1 << len(splits), width)
+    b = _Builder(width)
+    root = b.node()
+    # (node, depth, leaf index so far, per column the borders (lo, hi] known to hold)
+    stack: list[tuple[int, int, int, dict]] = [(root, 0, 0, {})]
+    while stack:
+        node, depth, leaf, known = stack.pop()
+        while depth < len(splits):  # skip splits the path has decided
+            col, border = splits[depth]
+            lo, hi = known.get(col, (-math.inf, math.inf))
+            if border <= lo:
+                leaf |= 1 << depth
+            elif border < hi:
+                break
+            depth += 1
+        if depth == len(splits):
+            b.value[node] = leaves[leaf]
+            continue
+        col, border = splits[depth]
+        lo, hi = known.get(col, (-math.inf, math.inf))
+        zero, one = b.node(), b.node()
+        b.split(node, col, border, columns.nan_bit[col], zero, one)
+        stack.append((zero, depth + 1, leaf, {**known, col: (lo, border)}))
+        stack.append((one, depth + 1, leaf | 1 << depth, {**known, col: (border, hi)}))
+    return b.tree(tuple(range(width)))
+
+
+def _leaf_value(v: Any, width: int) -> np.ndarray:
+    vals = v if isinstance(v, list) else [v]
+    if len(vals) != width:
+        raise ValueError(f"a leaf holds {len(vals)} values, expected {width}")
+    return np.asarray([_number(x, "leaf value") for x in vals])
+
+
+def _nonsymmetric_tree(tj: dict, columns: _Columns, width: int) -> Tree:
+    b = _Builder(width)
+    stack = [(tj, b.node(), 0)]
+    while stack:
+        nd, node, depth = stack.pop()
+        if not isinstance(nd, dict):
+            raise ValueError("a tree node is not an object")
+        if "split" not in nd:
+            b.value[node] = _leaf_value(nd["value"], width)
+            if "weight" in nd:
+                _number(nd["weight"], "leaf weight")
+            continue
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"deeper than {MAX_DEPTH} levels (catboost's limit)")
+        col, border = _float_split(nd["split"], columns)
+        zero, one = b.node(), b.node()
+        b.split(node, col, border, columns.nan_bit[col], zero, one)
+        stack.append((nd["left"], zero, depth + 1))
+        stack.append((nd["right"], one, depth + 1))
+    return b.tree(tuple(range(width)))
+
+
+# ---------------------------------------------------------------------------------
+# the model
+
+
+def _loss(model: dict, where: str) -> str:
+    try:
+        loss = model["model_info"]["params"]["loss_function"]
+    except (KeyError, TypeError):
+        raise UnsupportedModelError(
+            "the model records no loss function (model_info.params.loss_function), so its "
+            "predictions cannot be told apart from raw scores",
+            where,
+        ) from None
+    name = loss.get("type") if isinstance(loss, dict) else loss
+    if not isinstance(name, str):
+        raise InputError(f"loss function {name!r} is not a name", where)
+    name = name.split(":", 1)[0]
+    if name not in (*BINARY, *MULTICLASS, *REGRESSION):
+        known = ", ".join((*BINARY, *MULTICLASS, *REGRESSION))
+        raise UnsupportedModelError(
+            f"loss function {name!r} is not one treesens supports (supported: {known})", where
+        )
+    return name
+
+
+def _scale_and_bias(model: dict, width: int) -> tuple[float, tuple[float, ...]]:
+    sb = model.get("scale_and_bias", [1.0, [0.0] * width])
+    scale, bias = sb
+    bias = bias if isinstance(bias, list) else [bias]
+    if len(bias) != width:
+        raise ValueError(f"{len(bias)} biases for {width} outputs")
+    return _number(scale, "scale"), tuple(_number(v, "bias") for v in bias)
+
+
+def _width(model: dict, loss: str) -> int:
+    """The number of raw outputs (catboost's approx dimension)."""
+    if loss not in MULTICLASS:
+        return 1
+    sb = model.get("scale_and_bias")
+    if isinstance(sb, list) and len(sb) == 2 and isinstance(sb[1], list):
+        return len(sb[1])
+    names = model["model_info"]["class_params"]["class_names"]
+    return len(names)
+
+
+def from_json(model: Any, where: str, replay: tuple[bytes, Any] | None = None) -> Ensemble:
+    """The ensemble of a CatBoost JSON model; ``replay``: (its .cbm bytes, the loaded
+    catboost model), for the replayer."""
+    if not isinstance(model, dict):
+        raise InputError("not a CatBoost JSON model (not an object)", where)
+    if "learner" in model:
+        raise InputError("this is an XGBoost model, not a CatBoost one", where)
+    try:
+        return _from_json(model, where, replay)
+    except UnsupportedModelError as e:
+        raise UnsupportedModelError(e.message, where) from None
+    except InputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
+        raise InputError(
+            f"malformed CatBoost model ({type(e).__name__}: {str(e)[:120]})", where
+        ) from None
+
+
+def _from_json(model: dict, where: str, replay) -> Ensemble:
+    if "features_info" not in model:
+        raise InputError("not a CatBoost JSON model (no 'features_info')", where)
+    columns = _features(model["features_info"], where)
+    loss = _loss(model, where)
+    width = _width(model, loss)
+    if width < 1 or (loss in MULTICLASS and width < 2):
+        raise ValueError(f"{width} outputs for loss {loss}")
+    scale, bias = _scale_and_bias(model, width)
+    if "oblivious_trees" in model:
+        trees = [_oblivious_tree(t, columns, width) for t in model["oblivious_trees"]]
+    elif "trees" in model:
+        trees = [_nonsymmetric_tree(t, columns, width) for t in model["trees"]]
+    else:
+        raise InputError("not a CatBoost JSON model (no 'oblivious_trees' or 'trees')", where)
+    if loss in BINARY:
+        n_classes, link = 2, LOGISTIC
+    elif loss in MULTICLASS:
+        n_classes, link = width, SOFTMAX
+    else:
+        n_classes, link = 0, REGRESSION[loss]
+    replayer = None
+    if replay is not None:
+        kind = "Exponent" if link == EXP else "RawFormulaVal"
+        replayer = CatBoostReplayer(replay[0], n_classes, kind, where, model=replay[1])
+    try:
+        return Ensemble(
+            trees=tuple(trees),
+            features=tuple(columns.features),
+            n_classes=n_classes,
+            intercept=bias,
+            link=link,
+            op="<=",
+            cast="float32",
+            scale=scale,
+            source=f"catboost:{where}",
+            replayer=replayer,
+        )
+    except ValueError as e:  # e.g. a feature name listed twice
+        raise InputError(f"malformed model: {e}", where) from None
+
+
+def _read_json(blob: bytes, where: str) -> Any:
+    try:
+        return json.loads(blob.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("not a CatBoost model: neither .cbm nor UTF-8 JSON", where) from None
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
+        ) from None
+    except RecursionError:
+        raise InputError(JSON_TOO_DEEP, where) from None
+
+
+def _from_catboost(model: Any, where: str) -> Ensemble:
+    """The ensemble of a loaded catboost model, read from the JSON catboost exports."""
+    exported, cbm = saved(model, where)
+    return from_json(exported, where, replay=(cbm, model))
+
+
+def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
+    where = str(path)
+    blob = Path(path).read_bytes()
+    if blob.lstrip()[:1] == b"{":
+        from_json(_read_json(blob, where), where)  # our checks before catboost's reader
+        return _from_catboost(model_from_json_file(Path(path), where), where)
+    return _from_catboost(model_from_bytes(blob, where), where)
+
+
+def from_object(obj: Any) -> Ensemble:
+    """A fitted ``CatBoostClassifier``, ``CatBoostRegressor`` or ``CatBoost``."""
+    name = type(obj).__name__
+    if name == "CatBoostRanker":
+        raise UnsupportedModelError(f"{name} is not a classifier or regressor")
+    fitted = getattr(obj, "is_fitted", None)
+    if not callable(fitted) or not fitted():
+        raise InputError(f"the {name} is not fitted")
+    return _from_catboost(obj, f"<{name}>")
+
+
+class CatBoostFormat:
+    """CatBoost's binary ``.cbm`` and JSON models, and fitted CatBoost estimators."""
+
+    name = "catboost"
+    description = "a CatBoost model"
+    suffixes = (".cbm",)
+    sniff_last = False
+    takes_base_score = False
+    generic_names = "{}"  # catboost calls unnamed features 0, 1, 2, ...
+    replayer = CatBoostReplayer
+
+    def sniff(self, head: bytes, suffix: str) -> bool:
+        if head.startswith(b"CBM1"):
+            return True
+        text = head.lstrip()
+        # catboost writes its keys in order: ctr_data, features_info, model_info, ...
+        return text.startswith(b"{") and any(
+            key in text[:400] for key in (b'"features_info"', b'"ctr_data"', b'"oblivious_trees"')
+        )
+
+    def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
+        return load_path(path, options)
+
+    def load_object(self, obj: Any) -> Ensemble | None:
+        if not module_of(obj).startswith("catboost"):
+            return None
+        return from_object(obj)

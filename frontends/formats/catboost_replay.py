@@ -1,0 +1,128 @@
+"""Replaying witnesses with catboost's own predict, and catboost's own view of a model.
+
+A replayer carries the model as catboost saves it (``.cbm`` bytes), so it pickles with
+the standard library and answers in a process that never saw the model file; the model
+is loaded from the bytes on first use and cached (it is not pickled). Loading a ``.cbm``
+runs catboost's C++ reader, which verifies the file's flatbuffers before reading them:
+a model file is data, never code.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...compiler.errors import InputError
+from ..libraries import import_library
+
+
+class CatBoostReplayer:
+    """catboost's own predict on a model loaded from ``model_bytes`` (``.cbm``).
+
+    ``prediction_type``: what catboost's regressor ``predict`` returns by default for the
+    model's loss ("Exponent" for Poisson and Tweedie, else "RawFormulaVal")."""
+
+    library = "catboost"
+
+    def __init__(
+        self,
+        model_bytes: bytes,
+        n_classes: int,
+        prediction_type: str = "RawFormulaVal",
+        where: str | None = None,
+        model: Any = None,
+    ):
+        self.model_bytes = model_bytes
+        self.n_classes = n_classes
+        self.prediction_type = prediction_type
+        self.where = where
+        self._model = model
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                self._model = model_from_bytes(self.model_bytes, self.where)
+            return self._model
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_model"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _predict(self, X, prediction_type: str) -> np.ndarray:
+        cb = import_library("catboost")
+        X = np.asarray(X, dtype=np.float64)
+        try:
+            out = self.model.predict(X, prediction_type=prediction_type, thread_count=1)
+        except cb.CatBoostError as e:
+            raise InputError(f"catboost cannot predict with this model: {_first_line(e)}") from None
+        return np.asarray(out, dtype=np.float64)
+
+    def predict_raw(self, X) -> np.ndarray:
+        return self._predict(X, "RawFormulaVal").reshape(len(X), -1)
+
+    def predict(self, X) -> np.ndarray:
+        """A regressor's predictions, (n,): what ``CatBoostRegressor.predict`` returns."""
+        return self._predict(X, self.prediction_type).reshape(len(X))
+
+    def predict_proba(self, X) -> np.ndarray:
+        return self._predict(X, "Probability").reshape(len(X), -1)
+
+
+def _first_line(e: Exception) -> str:
+    s = str(e).strip()
+    return s.splitlines()[0][:200] if s else type(e).__name__
+
+
+def model_from_bytes(blob: bytes, where: str | None = None) -> Any:
+    """A ``catboost.CatBoost`` loaded from ``.cbm`` bytes, or one InputError."""
+    cb = import_library("catboost")
+    model = cb.CatBoost()
+    try:
+        model.load_model(blob=bytes(blob))
+    except cb.CatBoostError as e:
+        raise InputError(f"catboost cannot load this model: {_first_line(e)}", where) from None
+    return model
+
+
+def model_from_json_file(path: Path, where: str) -> Any:
+    """A ``catboost.CatBoost`` loaded by catboost's reader of its JSON models."""
+    cb = import_library("catboost")
+    model = cb.CatBoost()
+    try:
+        model.load_model(str(path), format="json")
+    except cb.CatBoostError as e:
+        raise InputError(f"catboost cannot load this model: {_first_line(e)}", where) from None
+    return model
+
+
+def saved(model: Any, where: str) -> tuple[dict, bytes]:
+    """(the model's JSON as catboost exports it, its ``.cbm`` bytes), written by catboost
+    into a temporary directory."""
+    cb = import_library("catboost")
+    with tempfile.TemporaryDirectory(prefix="treesens-catboost-") as tmp:
+        json_path, cbm_path = Path(tmp) / "model.json", Path(tmp) / "model.cbm"
+        try:
+            model.save_model(str(json_path), format="json")
+            model.save_model(str(cbm_path), format="cbm")
+        except cb.CatBoostError as e:
+            raise InputError(
+                f"catboost cannot export this model: {_first_line(e)}", where
+            ) from None
+        try:
+            exported = json.loads(json_path.read_text())
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            raise InputError(f"catboost exported unreadable JSON: {e}", where) from None
+        return exported, cbm_path.read_bytes()
