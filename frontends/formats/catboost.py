@@ -414,9 +414,25 @@ def _read_json(blob: bytes, where: str) -> Any:
 
 
 def _from_catboost(model: Any, where: str) -> Ensemble:
-    """The ensemble of a loaded catboost model, read from the JSON catboost exports."""
+    """The ensemble of a loaded catboost model, read from the JSON catboost exports, once
+    catboost has predicted with it as the IR does (a model catboost loads but cannot
+    predict with, or predicts otherwise, is refused here rather than at the first
+    witness)."""
     exported, cbm = saved(model, where)
-    return from_json(exported, where, replay=(cbm, model))
+    ens = from_json(exported, where, replay=(cbm, model))
+    rows = np.array([[0.0] * ens.n_features, [math.nan] * ens.n_features])
+    if ens.is_regressor:
+        ours, theirs = ens.predict(rows), ens.replayer.predict(rows)
+    else:
+        ours, theirs = ens.proba(rows), ens.replayer.predict_proba(rows)
+    if ours.shape != theirs.shape or not np.allclose(ours, theirs, rtol=1e-9, atol=1e-12):
+        raise InputError(
+            f"catboost predicts {np.round(theirs[0], 6).tolist()} where the model read "
+            f"here gives {np.round(ours[0], 6).tolist()}: a part of the model treesens "
+            "does not read",
+            where,
+        )
+    return ens
 
 
 def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:

@@ -66,8 +66,10 @@ class CatBoostReplayer:
         X = np.asarray(X, dtype=np.float64)
         try:
             out = self.model.predict(X, prediction_type=prediction_type, thread_count=1)
-        except cb.CatBoostError as e:
-            raise InputError(f"catboost cannot predict with this model: {_first_line(e)}") from None
+        except (cb.CatBoostError, ValueError, TypeError) as e:
+            raise InputError(
+                f"catboost cannot predict with this model: {_first_line(e)}", self.where
+            ) from None
         return np.asarray(out, dtype=np.float64)
 
     def predict_raw(self, X) -> np.ndarray:
@@ -92,7 +94,7 @@ def model_from_bytes(blob: bytes, where: str | None = None) -> Any:
     model = cb.CatBoost()
     try:
         model.load_model(blob=bytes(blob))
-    except cb.CatBoostError as e:
+    except Exception as e:  # noqa: BLE001 - CatBoostError, and the wrapper's own errors
         raise InputError(f"catboost cannot load this model: {_first_line(e)}", where) from None
     return model
 
@@ -103,7 +105,7 @@ def model_from_json_file(path: Path, where: str) -> Any:
     model = cb.CatBoost()
     try:
         model.load_model(str(path), format="json")
-    except cb.CatBoostError as e:
+    except Exception as e:  # noqa: BLE001 - CatBoostError, and the wrapper's own errors
         raise InputError(f"catboost cannot load this model: {_first_line(e)}", where) from None
     return model
 
@@ -111,13 +113,12 @@ def model_from_json_file(path: Path, where: str) -> Any:
 def saved(model: Any, where: str) -> tuple[dict, bytes]:
     """(the model's JSON as catboost exports it, its ``.cbm`` bytes), written by catboost
     into a temporary directory."""
-    cb = import_library("catboost")
     with tempfile.TemporaryDirectory(prefix="treesens-catboost-") as tmp:
         json_path, cbm_path = Path(tmp) / "model.json", Path(tmp) / "model.cbm"
         try:
             model.save_model(str(json_path), format="json")
             model.save_model(str(cbm_path), format="cbm")
-        except cb.CatBoostError as e:
+        except Exception as e:  # noqa: BLE001 - CatBoostError, and the wrapper's own errors
             raise InputError(
                 f"catboost cannot export this model: {_first_line(e)}", where
             ) from None

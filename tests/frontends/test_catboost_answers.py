@@ -1,0 +1,192 @@
+"""Questions about tiny CatBoost models agree with brute force (every threshold cell
+enumerated on the IR): sensitive just below the exact best gap (or threshold), with the
+witness replayed by catboost, and insensitive just above it; binary, multiclass and
+regression. ``check``, ``sweep`` and ``audit`` answer a saved ``.cbm`` on the command
+line with witnesses catboost replays."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.compiler.ensemble import Ensemble
+from treesens.frontends.query_build import make_query
+from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.oracle import brute_force_sensitive, cell_grid
+
+catboost = pytest.importorskip("catboost")
+pd = pytest.importorskip("pandas")
+
+COMMON = {"verbose": 0, "allow_writing_files": False, "thread_count": 1, "random_seed": 0}
+NAMES = ["age", "income", "debt"]
+OPTS = {"box_search": False, "heuristic": False, "timeout": 60}  # the solver answers
+
+
+def _frame(n: int = 150, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 3))
+    y = X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
+    return pd.DataFrame(X, columns=NAMES), y
+
+
+def _tiny(kind: str):
+    frame, y = _frame()
+    small = {"iterations": 3, "depth": 2, "border_count": 8, **COMMON}
+    if kind == "binary":
+        return catboost.CatBoostClassifier(**small).fit(frame, y > 0.7)
+    if kind == "multiclass":
+        labels = (y > 0.5).astype(int) + (y > 0.9)
+        return catboost.CatBoostClassifier(loss_function="MultiClass", **small).fit(frame, labels)
+    loss = {"regression": "RMSE", "poisson": "Poisson"}[kind]
+    target = np.exp(y) if loss == "Poisson" else y
+    return catboost.CatBoostRegressor(loss_function=loss, **small).fit(frame, target)
+
+
+def _best_gap(ens: Ensemble, vary: list[str]) -> float:
+    """The largest g with a pair P(1) >= 0.5 + g, P(1) <= 0.5 - g equal outside ``vary``."""
+    X, ns, nv = cell_grid(ens, vary)
+    p = ens.proba(X)[:, 1].reshape(ns, nv)
+    return float(np.minimum(p.max(axis=1) - 0.5, 0.5 - p.min(axis=1)).max())
+
+
+def _replays(est, r) -> None:
+    """The witness's outputs are catboost's own predictions for it."""
+    assert r.status == "sensitive" and r.validated
+    for copy in ("x1", "x2"):
+        row = pd.DataFrame([r.witness[copy]])[NAMES]
+        lib = est.predict_proba(row)[0] if hasattr(est, "predict_proba") else est.predict(row)
+        np.testing.assert_allclose(r.outputs[copy], np.atleast_1d(lib), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("vary", ["age", "income"])
+def test_binary_gap_agrees_with_brute_force_either_side_of_the_best(vary):
+    est = _tiny("binary")
+    ens = treesens.load_model(est)
+    best = _best_gap(ens, [vary])
+    assert 0.0 < best < 0.5
+    below, above = best - 1e-4, best + 1e-4
+    assert brute_force_sensitive(ens, make_query([vary], gap=below))
+    assert not brute_force_sensitive(ens, make_query([vary], gap=above))
+    _replays(est, treesens.check(ens, [vary], gap=below, **OPTS))
+    assert treesens.check(ens, [vary], gap=above, **OPTS).status == "insensitive"
+
+
+def test_binary_insensitive_feature_agrees_with_brute_force():
+    est = _tiny("binary")
+    ens = treesens.load_model(est)
+    r = treesens.check(ens, ["debt"], gap=0.05, **OPTS)
+    assert r.status == "insensitive"
+    assert not brute_force_sensitive(ens, make_query(["debt"], gap=0.05))
+
+
+def test_multiclass_answers_agree_with_brute_force_over_gaps():
+    est = _tiny("multiclass")
+    ens = treesens.load_model(est)
+    seen = set()
+    for vary, classes in (("age", ("0", "any")), ("income", ("2", "0"))):
+        for gap in (1.0, 1.5, 2.0, 3.0, 5.0, 10.0):
+            query = make_query([vary], gap=gap, classes=classes)
+            expected = brute_force_sensitive(ens, query)
+            r = treesens.check(ens, [vary], gap=gap, classes=classes, **OPTS)
+            assert r.status == ("sensitive" if expected else "insensitive"), (vary, gap)
+            if expected:
+                _replays(est, r)
+            seen.add(expected)
+    assert seen == {True, False}  # the gaps straddle the best
+
+
+def _best_above(ens: Ensemble, vary: list[str]) -> tuple[float, float]:
+    """(b, A*): a below-threshold b and the largest a with a pair f(x1) >= a, f(x2) <= b
+    equal outside ``vary``, by enumerating every threshold cell."""
+    X, ns, nv = cell_grid(ens, vary)
+    pred = ens.predict(X).reshape(ns, nv)
+    hi, lo = pred.max(axis=1), pred.min(axis=1)
+    values = np.unique(lo)
+    k = len(values) // 2  # b between two values: on no cell's value
+    b = float(values[0] + 1.0) if k == 0 else float((values[k - 1] + values[k]) / 2)
+    return b, float(hi[lo <= b].max())
+
+
+@pytest.mark.parametrize("kind", ["regression", "poisson"])
+def test_regressor_threshold_form_agrees_with_brute_force_either_side_of_the_best(kind):
+    est = _tiny(kind)
+    ens = treesens.load_model(est)
+    b, best = _best_above(ens, ["age"])
+    eps = 1e-4 * max(1.0, abs(best))
+    r = treesens.check(ens, ["age"], above=best - eps, below=b, **OPTS)
+    _replays(est, r)
+    assert r.outputs["x1"][0] >= best - eps and r.outputs["x2"][0] <= b
+    assert treesens.check(ens, ["age"], above=best + eps, below=b, **OPTS).status == "insensitive"
+
+
+# ---- the command line on saved .cbm models ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cbm")
+    _tiny("binary").save_model(str(folder / "clf.cbm"))
+    _tiny("regression").save_model(str(folder / "reg.cbm"))
+    frame, y = _frame(8, seed=3)
+    frame.assign(label=(y > 0.7).astype(int)).to_csv(folder / "rows.csv", index=False)
+    return folder
+
+
+def _replayed_by_catboost(path, line: dict) -> None:
+    model = catboost.CatBoost()
+    model.load_model(str(path))
+    for copy in ("x1", "x2"):
+        row = pd.DataFrame([line["witness"][copy]])[NAMES]
+        kind = "Probability" if line.get("threshold") is None else "RawFormulaVal"
+        lib = np.atleast_1d(model.predict(row, prediction_type=kind)[0])
+        np.testing.assert_allclose(line["outputs"][copy], lib, rtol=0, atol=1e-12)
+
+
+def test_cli_check_answers_a_cbm_classifier_with_a_replayed_witness(saved):
+    p = run_treesens("check", saved / "clf.cbm", "--vary", "age", "--gap", "0.1", "--json")
+    assert p.returncode == 0, p.stderr
+    line = json.loads(p.stdout)
+    assert line["status"] == "sensitive" and line["validated"]
+    _replayed_by_catboost(saved / "clf.cbm", line)
+
+
+def test_cli_check_answers_a_cbm_regressor_above_and_below(saved):
+    args = ("--vary", "age", "--above", "0.9", "--below", "0.5", "--json")
+    p = run_treesens("check", saved / "reg.cbm", *args)
+    assert p.returncode == 0, p.stderr
+    line = json.loads(p.stdout)
+    assert line["status"] == "sensitive" and line["validated"]
+    assert line["threshold"] == [0.9, 0.5]
+    _replayed_by_catboost(saved / "reg.cbm", line)
+
+
+@pytest.mark.parametrize(
+    "model, question",
+    [("clf.cbm", ("--gap", "0.1")), ("reg.cbm", ("--above", "0.9", "--below", "0.5"))],
+)
+def test_cli_sweep_answers_a_cbm_with_replayed_witnesses(saved, model, question):
+    p = run_treesens("sweep", saved / model, *question, "--json")
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert [d["query"] for d in lines] == NAMES
+    assert {d["query"]: d["status"] for d in lines}["age"] == "sensitive"
+    for line in lines:
+        if line["status"] == "sensitive":
+            assert line["validated"]
+            _replayed_by_catboost(saved / model, line)
+
+
+def test_cli_audit_answers_a_cbm_classifier_row_by_row(saved):
+    args = ("--data", saved / "rows.csv", "--vary", "age", "--gap", "0.1", "--json")
+    p = run_treesens("audit", saved / "clf.cbm", *args)
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert [d["row"] for d in lines] == list(range(8))
+    assert any(d["status"] == "sensitive" for d in lines)
+    for line in lines:
+        if line["status"] == "sensitive":
+            assert line["validated"]
+            _replayed_by_catboost(saved / "clf.cbm", line)
