@@ -22,6 +22,8 @@ INSTALL_HINT = {
     "xgboost": "pip install xgboost-cpu, or xgboost for GPU support",
     "lightgbm": "pip install lightgbm",
     "catboost": "pip install 'treesens[catboost]'",
+    "onnx": "pip install 'treesens[onnx]'",
+    "onnxruntime": "pip install 'treesens[onnx]'",
 }
 
 

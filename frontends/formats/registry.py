@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler.ensemble import Ensemble
-from ...compiler.errors import UnsupportedModelError
 from .base import ModelFormat
 from .catboost import CatBoostFormat
 from .lightgbm import LightGBMFormat
+from .onnx import OnnxFormat
 from .sklearn import SklearnFormat
 from .xgboost_dump import XGBoostDumpFormat
 from .xgboost_native import XGBoostFormat
@@ -30,6 +30,7 @@ _REGISTERED: list[ModelFormat] = [
     XGBoostDumpFormat(),
     LightGBMFormat(),
     CatBoostFormat(),
+    OnnxFormat(),
     # a scikit-learn file or Pipeline may hold a model another format reads: it asks them
     SklearnFormat(registered),
 ]
@@ -62,17 +63,10 @@ def by_name(name: str) -> ModelFormat | None:
 
 SUPPORTED = (
     "treesens reads XGBoost (.json, .ubj, JSON tree dumps), LightGBM (.txt), CatBoost "
-    "(.cbm, JSON) and scikit-learn tree ensembles (.skops; pickles with --trust-pickle), "
-    "and fitted XGBoost, LightGBM, CatBoost and scikit-learn models in Python"
+    "(.cbm, JSON), scikit-learn tree ensembles (.skops; pickles with --trust-pickle) and "
+    "ONNX tree ensembles (.onnx), and fitted XGBoost, LightGBM, CatBoost and scikit-learn "
+    "models in Python"
 )
-
-
-def unsupported_kind(head: bytes, suffix: str) -> str | None:
-    """What a model file of a kind no registered format reads is (ONNX), from its first
-    bytes and suffix; None when it looks like none of them."""
-    if suffix == ".onnx" or (head[:1] == b"\x08" and b"onnx" in head[:200].lower()):
-        return "an ONNX model"
-    return None
 
 
 def sniff(path: Path) -> ModelFormat | None:
@@ -84,11 +78,6 @@ def sniff(path: Path) -> ModelFormat | None:
             return fmt
     with path.open("rb") as fh:
         head = fh.read(4096)
-    kind = unsupported_kind(head, suffix)
-    if kind is not None:
-        raise UnsupportedModelError(
-            f"this is {kind}, which treesens does not read; {SUPPORTED}", str(path)
-        )
     ordered = sorted(_REGISTERED, key=lambda f: f.sniff_last)  # stable: registry order
     return next((f for f in ordered if f.sniff(head, suffix)), None)
 

@@ -29,7 +29,15 @@ def test_every_registered_format_implements_the_protocol():
 
 
 def test_load_formats_is_auto_and_the_registered_names():
-    assert load.FORMATS == ("auto", "xgboost", "xgboost-dump", "lightgbm", "catboost", "sklearn")
+    assert load.FORMATS == (
+        "auto",
+        "xgboost",
+        "xgboost-dump",
+        "lightgbm",
+        "catboost",
+        "onnx",
+        "sklearn",
+    )
 
 
 def test_generic_names_come_from_the_formats():
@@ -39,14 +47,14 @@ def test_generic_names_come_from_the_formats():
 def test_cli_format_help_lists_the_registered_formats():
     p = run_treesens("check", "--help")
     help_text = " ".join(p.stdout.split())
-    assert "auto, xgboost, xgboost-dump, lightgbm, catboost, sklearn" in help_text
+    assert "auto, xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn" in help_text
 
 
 def test_unknown_format_names_the_known_ones(tmp_path):
     path = tmp_path / "m.json"
     path.write_text("{}")
     with pytest.raises(InputError, match="use one of auto, xgboost, xgboost-dump"):
-        load_model(path, format="onnx")
+        load_model(path, format="pmml")
 
 
 def test_a_suffix_claim_comes_before_content(tmp_path):
@@ -113,4 +121,6 @@ def test_every_format_describes_its_models():
 
 def test_emit_model_format_help_lists_the_registered_formats():
     p = run_treesens("emit", "--help")
-    assert "auto, xgboost, xgboost-dump, lightgbm, catboost, sklearn" in " ".join(p.stdout.split())
+    assert "auto, xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn" in " ".join(
+        p.stdout.split()
+    )
