@@ -74,6 +74,17 @@ def test_binary_gap_agrees_with_brute_force_either_side_of_the_best(vary):
     assert treesens.check(ens, [vary], gap=above, **OPTS).status == "insensitive"
 
 
+@pytest.mark.parametrize("vary", ["age", "income"])
+def test_max_gap_is_the_brute_force_best_with_a_replayed_pair(vary):
+    est = _tiny("binary")
+    ens = treesens.load_model(est)
+    r = treesens.max_gap(ens, vary=[vary], timeout=60)
+    best = _best_gap(ens, [vary])
+    assert r.max_gap["proven"]
+    assert r.max_gap["lower"] <= best + 1e-9 and best <= r.max_gap["upper"] + 1e-9
+    _replays(est, r)
+
+
 def test_binary_insensitive_feature_agrees_with_brute_force():
     est = _tiny("binary")
     ens = treesens.load_model(est)

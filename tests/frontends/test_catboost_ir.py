@@ -291,3 +291,28 @@ def test_a_one_hot_categorical_feature_is_refused_saying_why():
     est = _categorical_model(one_hot_max_size=10)
     with pytest.raises(UnsupportedModelError, match="categorical feature city: .* hash"):
         treesens.load_model(est)
+
+
+def test_a_joblib_saved_model_loads_when_trusted(tmp_path):
+    joblib = pytest.importorskip("joblib")
+    est = _classifier()
+    joblib.dump(est, tmp_path / "m.joblib")
+    ens = treesens.load_model(tmp_path / "m.joblib", trust_pickle=True)
+    assert ens.source.startswith("catboost:")
+    _assert_classifier_agrees(ens, est)
+
+
+def test_a_pipeline_ending_in_catboost_answers_with_a_replayed_pair():
+    pipeline = pytest.importorskip("sklearn.pipeline")
+    preprocessing = pytest.importorskip("sklearn.preprocessing")
+    X, y = _data()
+    X = np.nan_to_num(X)
+    est = pipeline.make_pipeline(
+        preprocessing.StandardScaler(),
+        catboost.CatBoostClassifier(iterations=3, depth=2, **COMMON),
+    ).fit(X, y > 1.5)
+    ens = treesens.load_model(est)
+    r = treesens.check(ens, [ens.feature_names[2]], gap=0.1, timeout=60)
+    assert r.status == "sensitive" and r.validated
+    x1 = np.array([list(r.witness["x1"].values())])
+    np.testing.assert_allclose(r.outputs["x1"], est.predict_proba(x1)[0], rtol=0, atol=1e-12)
