@@ -201,3 +201,13 @@ def test_cli_audit_answers_a_cbm_classifier_row_by_row(saved):
         if line["status"] == "sensitive":
             assert line["validated"]
             _replayed_by_catboost(saved / "clf.cbm", line)
+
+
+def test_a_sens_file_names_a_cbm_model_and_the_catboost_format(saved):
+    path = saved / "q.sens"
+    path.write_text('model "clf.cbm"\nformat catboost\n\nquery one {\n  vary age\n  gap 0.1\n}\n')
+    p = run_treesens("run", path, "--json", cwd=saved)
+    assert p.returncode == 0, p.stderr
+    (line,) = json_lines(p.stdout)
+    assert line["status"] == "sensitive" and line["validated"]
+    _replayed_by_catboost(saved / "clf.cbm", line)
