@@ -48,6 +48,14 @@ def _one_line_exit_2(p) -> str:
     return lines[0]
 
 
+def test_an_onnx_file_without_its_suffix_is_recognised_by_its_content(tmp_path, forest_bytes):
+    from treesens.frontends import formats
+
+    path = om.write(tmp_path, "model.bin", forest_bytes)
+    assert formats.sniff(path).name == "onnx"
+    assert treesens.load_model(path).source == f"onnx:{path}"
+
+
 def test_a_truncated_file_is_one_input_error(tmp_path, forest_bytes):
     _refused(tmp_path, forest_bytes[: len(forest_bytes) // 2])
 

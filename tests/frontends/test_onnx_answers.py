@@ -1,0 +1,190 @@
+"""Questions about tiny ONNX models agree with brute force (every threshold cell enumerated
+on the IR): sensitive just below the exact best gap (or threshold), with the witness
+replayed by onnxruntime, and insensitive just above it; skl2onnx and onnxmltools models,
+binary, multiclass and regression. ``check``, ``sweep`` and ``audit`` answer an ONNX file of
+a scikit-learn RandomForest and of an XGBoost model on the command line with witnesses
+onnxruntime replays."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.compiler.ensemble import Ensemble
+from treesens.frontends.query_build import make_query
+from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.frontends import onnx_models as om
+from treesens.tests.oracle import brute_force_sensitive, cell_grid
+
+ort = pytest.importorskip("onnxruntime")
+sk_ensemble = pytest.importorskip("sklearn.ensemble")
+pytest.importorskip("skl2onnx")
+
+NAMES = ["f0", "f1", "f2"]
+OPTS = {"box_search": False, "heuristic": False, "timeout": 60}  # the solver answers
+X, YB, Y3, YR = om.data(150)
+
+
+def _tiny(kind: str) -> bytes:
+    if kind == "forest":
+        est = sk_ensemble.RandomForestClassifier(3, max_depth=2, random_state=0).fit(X, YB)
+        return om.sklearn_onnx(est, X)
+    if kind == "boosting-multiclass":
+        gb = sk_ensemble.GradientBoostingClassifier(n_estimators=2, max_depth=2, random_state=0)
+        return om.sklearn_onnx(gb.fit(X, Y3), X)
+    if kind == "forest-regressor":
+        est = sk_ensemble.RandomForestRegressor(3, max_depth=2, random_state=0).fit(X, YR)
+        return om.sklearn_onnx(est, X)
+    pytest.importorskip("onnxmltools")
+    if kind.startswith("xgboost"):
+        xgb = pytest.importorskip("xgboost")
+        small = {"n_estimators": 3, "max_depth": 2, "nthread": 1}
+        est = (
+            xgb.XGBRegressor(**small) if kind == "xgboost-regressor" else xgb.XGBClassifier(**small)
+        )
+        return om.onnxmltools_model(est.fit(X, YR if kind == "xgboost-regressor" else YB), 3)
+    lgb = pytest.importorskip("lightgbm")
+    est = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, verbose=-1, num_threads=1)
+    return om.onnxmltools_model(est.fit(X, YB), 3)
+
+
+def _load(tmp_path, kind: str) -> tuple[Ensemble, bytes]:
+    blob = _tiny(kind)
+    return treesens.load_model(om.write(tmp_path, f"{kind}.onnx", blob)), blob
+
+
+def onnxruntime_outputs(blob: bytes, row: dict) -> np.ndarray:
+    """What onnxruntime itself computes for a witness (the probabilities, or the
+    prediction), independently of treesens' replayer."""
+    s = ort.InferenceSession(blob, providers=["CPUExecutionProvider"])
+    x = np.array([[row[n] for n in NAMES]], dtype=np.float32)
+    got = dict(zip((o.name for o in s.get_outputs()), s.run(None, {s.get_inputs()[0].name: x})))
+    for value in got.values():
+        if isinstance(value, list):  # a ZipMap's {label: probability}
+            return np.array([value[0][k] for k in sorted(value[0])], dtype=np.float64)
+        if value.dtype == np.float32:
+            return value[0].astype(np.float64)
+    raise AssertionError(f"no scores among {list(got)}")
+
+
+def _replayed(blob: bytes, witness: dict, outputs: dict) -> None:
+    for copy in ("x1", "x2"):
+        lib = onnxruntime_outputs(blob, witness[copy])
+        np.testing.assert_allclose(outputs[copy], lib, rtol=0, atol=1e-7)
+
+
+def _best_gap(ens: Ensemble, vary: list[str]) -> float:
+    """The largest g with a pair P(1) >= 0.5 + g, P(1) <= 0.5 - g equal outside ``vary``."""
+    G, ns, nv = cell_grid(ens, vary)
+    p = ens.proba(G)[:, 1].reshape(ns, nv)
+    return float(np.minimum(p.max(axis=1) - 0.5, 0.5 - p.min(axis=1)).max())
+
+
+@pytest.mark.parametrize("kind", ["forest", "xgboost", "lightgbm"])
+def test_binary_gap_agrees_with_brute_force_either_side_of_the_best(tmp_path, kind):
+    ens, blob = _load(tmp_path, kind)
+    vary = ["f0"]
+    best = _best_gap(ens, vary)
+    assert 0.0 < best < 0.5
+    below, above = best - 1e-4, best + 1e-4
+    assert brute_force_sensitive(ens, make_query(vary, gap=below))
+    assert not brute_force_sensitive(ens, make_query(vary, gap=above))
+    r = treesens.check(ens, vary, gap=below, **OPTS)
+    assert (r.status, r.validated) == ("sensitive", True)
+    _replayed(blob, r.witness, r.outputs)
+    assert treesens.check(ens, vary, gap=above, **OPTS).status == "insensitive"
+
+
+def test_multiclass_answers_agree_with_brute_force_over_gaps(tmp_path):
+    ens, blob = _load(tmp_path, "boosting-multiclass")
+    seen = set()
+    for vary, classes in (("f0", ("0", "any")), ("f0", ("2", "0"))):
+        for gap in (1.0, 1.5, 2.0, 3.0, 5.0, 10.0):
+            expected = brute_force_sensitive(ens, make_query([vary], gap=gap, classes=classes))
+            r = treesens.check(ens, [vary], gap=gap, classes=classes, **OPTS)
+            assert r.status == ("sensitive" if expected else "insensitive"), (vary, gap)
+            if expected:
+                assert r.validated
+                _replayed(blob, r.witness, r.outputs)
+            seen.add(expected)
+    assert seen == {True, False}  # the gaps straddle the best
+
+
+def _best_above(ens: Ensemble, vary: list[str]) -> tuple[float, float]:
+    """(b, A*): a below-threshold b and the largest a with a pair f(x1) >= a, f(x2) <= b
+    equal outside ``vary``, by enumerating every threshold cell."""
+    G, ns, nv = cell_grid(ens, vary)
+    pred = ens.predict(G).reshape(ns, nv)
+    hi, lo = pred.max(axis=1), pred.min(axis=1)
+    values = np.unique(lo)
+    k = len(values) // 2  # b between two values: on no cell's value
+    b = float(values[0] + 1.0) if k == 0 else float((values[k - 1] + values[k]) / 2)
+    return b, float(hi[lo <= b].max())
+
+
+@pytest.mark.parametrize("kind", ["forest-regressor", "xgboost-regressor"])
+def test_regressor_threshold_form_agrees_with_brute_force_either_side_of_the_best(tmp_path, kind):
+    ens, blob = _load(tmp_path, kind)
+    b, best = _best_above(ens, ["f0"])
+    eps = 1e-4 * max(1.0, abs(best))
+    r = treesens.check(ens, ["f0"], above=best - eps, below=b, **OPTS)
+    assert (r.status, r.validated) == ("sensitive", True)
+    _replayed(blob, r.witness, r.outputs)
+    assert r.outputs["x1"][0] >= best - eps and r.outputs["x2"][0] <= b
+    above = treesens.check(ens, ["f0"], above=best + eps, below=b, **OPTS)
+    assert above.status == "insensitive"
+
+
+# ---- the command line on ONNX files -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("onnx")
+    for kind in ("forest", "xgboost"):
+        om.write(folder, f"{kind}.onnx", _tiny(kind))
+    Xr, yr, _, _ = om.data(8, seed=3)
+    rows = ["f0,f1,f2,label"] + [
+        ",".join(map(repr, map(float, x))) + f",{y}" for x, y in zip(Xr, yr)
+    ]
+    (folder / "rows.csv").write_text("\n".join(rows) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("model", ["forest.onnx", "xgboost.onnx"])
+def test_cli_check_answers_an_onnx_file_with_a_replayed_witness(saved, model):
+    p = run_treesens("check", saved / model, "--vary", "f0", "--gap", "0.05", "--json")
+    assert p.returncode == 0, p.stderr
+    line = json.loads(p.stdout)
+    assert line["status"] == "sensitive" and line["validated"]
+    _replayed((saved / model).read_bytes(), line["witness"], line["outputs"])
+
+
+@pytest.mark.parametrize("model", ["forest.onnx", "xgboost.onnx"])
+def test_cli_sweep_answers_an_onnx_file_with_replayed_witnesses(saved, model):
+    p = run_treesens("sweep", saved / model, "--gap", "0.05", "--json")
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert [d["query"] for d in lines] == NAMES
+    assert {d["query"]: d["status"] for d in lines}["f0"] == "sensitive"
+    for line in lines:
+        if line["status"] == "sensitive":
+            assert line["validated"]
+            _replayed((saved / model).read_bytes(), line["witness"], line["outputs"])
+
+
+@pytest.mark.parametrize("model", ["forest.onnx", "xgboost.onnx"])
+def test_cli_audit_answers_an_onnx_file_row_by_row(saved, model):
+    args = ("--data", saved / "rows.csv", "--vary", "f0", "--gap", "0.05", "--json")
+    p = run_treesens("audit", saved / model, *args)
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert [d["row"] for d in lines] == list(range(8))
+    assert any(d["status"] == "sensitive" for d in lines)
+    for line in lines:
+        if line["status"] == "sensitive":
+            assert line["validated"]
+            _replayed((saved / model).read_bytes(), line["witness"], line["outputs"])
