@@ -61,9 +61,16 @@ class _Input:
     n_features: int
 
 
-def _check_no_external_data(model, where: str) -> None:
-    """External tensors would be read from files the model names: refused."""
+def _check_self_contained(model, where: str) -> None:
+    """External tensors would be read from files the model names, and functions the model
+    defines could stand in for the operators treesens reads: both refused."""
+    if len(model.functions):
+        raise UnsupportedModelError(
+            f"the model defines functions ({model.functions[0].name}, ...): {_FEW}", where
+        )
     tensors = list(model.graph.initializer)
+    for sparse in model.graph.sparse_initializer:
+        tensors += [sparse.values, sparse.indices]
     for node in model.graph.node:
         for a in node.attribute:
             tensors += ([a.t] if a.HasField("t") else []) + list(a.tensors)
@@ -230,6 +237,12 @@ def _scoring(op: Operator, where: str) -> _Scoring:
         raise UnsupportedModelError(
             f"aggregate_function {op.aggregate} is not a sum of the trees", where
         )
+    if op.op_type == ENSEMBLE and post != "NONE":
+        raise UnsupportedModelError(
+            f"TreeEnsemble with post_transform {post}: onnxruntime reads this operator's "
+            "codes for LOGISTIC and SOFTMAX the other way round from the ONNX specification",
+            where,
+        )
     if op.aggregate == "AVERAGE" and op.op_type == CLASSIFIER:
         raise UnsupportedModelError("a classifier averaging its trees", where)
     scale = 1.0 / len(op.trees) if op.aggregate == "AVERAGE" else 1.0
@@ -353,7 +366,7 @@ def from_bytes(blob: bytes, where: str) -> Ensemble:
         raise InputError(
             f"not an ONNX model: protobuf cannot parse it ({type(e).__name__})", where
         ) from None
-    _check_no_external_data(model, where)
+    _check_self_contained(model, where)
     op_index = _the_operator(model, where)
     node = model.graph.node[op_index]
     feed = _feeding(model, op_index, where)

@@ -182,14 +182,17 @@ def tree_ensemble_v5(
     post: int = 0,
     aggregate: int = 1,
     n_features: int = 2,
+    targets=None,
 ) -> bytes:
-    """A TreeEnsemble (ai.onnx.ml 5) graph of one target."""
+    """A TreeEnsemble (ai.onnx.ml 5) graph; ``targets``: each leaf's target (all 0)."""
+    targets = list(targets or [0] * len(leaf_weights))
+    n_targets = max(targets) + 1
     node = helper.make_node(
         "TreeEnsemble",
         ["X"],
         ["Y"],
         domain="ai.onnx.ml",
-        n_targets=1,
+        n_targets=n_targets,
         aggregate_function=aggregate,
         post_transform=post,
         tree_roots=roots,
@@ -201,10 +204,10 @@ def tree_ensemble_v5(
         nodes_falsenodeids=list(false_ids),
         nodes_falseleafs=list(false_leaf),
         nodes_missing_value_tracks_true=list(tracks or [0] * len(modes)),
-        leaf_targetids=[0] * len(leaf_weights),
+        leaf_targetids=targets,
         leaf_weights=numpy_helper.from_array(np.array(leaf_weights, dtype=np.float32)),
     )
-    out = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 1])
+    out = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, n_targets])
     return _model([node], FLOAT, n_features, [out], ml_opset=5, opset=21)
 
 
@@ -227,6 +230,22 @@ def with_cast_in_front(blob: bytes, to: int = FLOAT, in_type=DOUBLE) -> bytes:
     ensemble.input[0] = "X_cast"
     g.node.insert(0, helper.make_node("Cast", ["X"], ["X_cast"], to=to))
     g.input[0].type.tensor_type.elem_type = in_type
+    return model.SerializeToString()
+
+
+def with_double_tensors(blob: bytes, thresholds) -> bytes:
+    """The model with a double input and its thresholds (these doubles), weights and base
+    values as double tensors (``*_as_tensor``), as onnxruntime reads them for a double
+    input only."""
+    model = onnx.load_model_from_string(blob)
+    node = model.graph.node[0]
+    for a in list(node.attribute):
+        if a.name in ("nodes_values", "class_weights", "target_weights", "base_values"):
+            values = np.array(thresholds if a.name == "nodes_values" else list(a.floats))
+            node.attribute.remove(a)
+            tensor = numpy_helper.from_array(values.astype(np.float64))
+            node.attribute.append(helper.make_attribute(f"{a.name}_as_tensor", tensor))
+    model.graph.input[0].type.tensor_type.elem_type = DOUBLE
     return model.SerializeToString()
 
 

@@ -98,6 +98,19 @@ def test_binary_gap_agrees_with_brute_force_either_side_of_the_best(tmp_path, ki
     assert treesens.check(ens, vary, gap=above, **OPTS).status == "insensitive"
 
 
+@pytest.mark.parametrize("kind", ["forest", "xgboost"])
+def test_max_gap_is_the_brute_force_best_with_a_replayed_pair(tmp_path, kind):
+    ens, blob = _load(tmp_path, kind)
+    r = treesens.max_gap(ens, vary=["f0"], timeout=60)
+    best = _best_gap(ens, ["f0"])
+    assert r.max_gap["proven"]
+    # the lower bound is onnxruntime's gap, computed in float32
+    assert r.max_gap["lower"] <= best + 1e-6 and best <= r.max_gap["upper"] + 1e-9
+    assert r.max_gap["lower"] >= best - 1e-6
+    assert r.validated
+    _replayed(blob, r.witness, r.outputs)
+
+
 def test_multiclass_answers_agree_with_brute_force_over_gaps(tmp_path):
     ens, blob = _load(tmp_path, "boosting-multiclass")
     seen = set()
@@ -188,3 +201,13 @@ def test_cli_audit_answers_an_onnx_file_row_by_row(saved, model):
         if line["status"] == "sensitive":
             assert line["validated"]
             _replayed((saved / model).read_bytes(), line["witness"], line["outputs"])
+
+
+def test_a_sens_file_names_an_onnx_model_and_the_onnx_format(saved):
+    path = saved / "q.sens"
+    path.write_text('model "forest.onnx"\nformat onnx\n\nquery one {\n  vary f0\n  gap 0.05\n}\n')
+    p = run_treesens("run", path, "--json", cwd=saved)
+    assert p.returncode == 0, p.stderr
+    (line,) = json_lines(p.stdout)
+    assert line["status"] == "sensitive" and line["validated"]
+    _replayed((saved / "forest.onnx").read_bytes(), line["witness"], line["outputs"])

@@ -112,6 +112,18 @@ def test_a_model_onnxruntime_cannot_load_is_one_line_without_its_source_location
     assert "onnxruntime cannot load this model" in line and "onnxruntime_src" not in line
 
 
+def test_a_model_defining_functions_is_refused(tmp_path):
+    onnx = om.onnx
+    model = onnx.load_model_from_string(om.classifier(om.stump_nodes(), STUMP_WEIGHTS))
+    body = onnx.helper.make_node("Identity", ["a"], ["b"])
+    model.functions.append(
+        onnx.helper.make_function(
+            "mine", "Cast", ["a"], ["b"], [body], [onnx.helper.make_opsetid("", 17)]
+        )
+    )
+    _refused(tmp_path, model.SerializeToString(), "defines functions", kind=UnsupportedModelError)
+
+
 def test_two_tree_ensembles_are_refused(tmp_path, forest_bytes):
     model = om.onnx.load_model_from_string(forest_bytes)
     twin = type(model.graph.node[0])()
@@ -160,6 +172,13 @@ def test_multiclass_logistic_is_refused(tmp_path):
 def test_a_regressor_post_transform_onnxruntime_leaves_unapplied_is_refused(tmp_path):
     blob = om.regressor(om.stump_nodes(), [(1, -1.0), (2, 2.0)], post="LOGISTIC")
     _refused(tmp_path, blob, "leaves unapplied", kind=UnsupportedModelError)
+
+
+@pytest.mark.parametrize("post", [1, 2])
+def test_a_tree_ensemble_v5_post_transform_is_refused(tmp_path, post):
+    # onnxruntime 1.32 applies LOGISTIC for the specification's SOFTMAX (1), and back
+    blob = om.tree_ensemble_v5([0], [0.5], [0], [0], [1], [1], [1], [1.0, 2.0], [0], post=post)
+    _refused(tmp_path, blob, "the other way round", kind=UnsupportedModelError)
 
 
 @pytest.mark.parametrize("aggregate", ["MIN", "MAX"])

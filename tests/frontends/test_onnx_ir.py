@@ -313,6 +313,25 @@ def test_tree_ensemble_v5_matches_onnxruntime(tmp_path):
     _agrees(ens, blob)
 
 
+def test_tree_ensemble_v5_of_several_targets_is_a_classifier(tmp_path):
+    # one tree per class on x0 <= 0.5 / x1 < 0.25, leaves scoring classes 0, 1, 2
+    blob = om.tree_ensemble_v5(
+        modes=[0, 1, 0],
+        splits=[0.5, 0.25, 0.75],
+        features=[0, 1, 0],
+        true_ids=[0, 2, 4],
+        true_leaf=[1, 1, 1],
+        false_ids=[1, 3, 5],
+        false_leaf=[1, 1, 1],
+        leaf_weights=[0.5, 0.125, 0.25, 0.75, 0.25, 0.125],
+        targets=[0, 0, 1, 1, 2, 2],
+        roots=[0, 1, 2],
+    )
+    ens = _load(tmp_path, blob)
+    assert (ens.n_classes, ens.link) == (3, PROBA)
+    _agrees(ens, blob)
+
+
 def test_a_loaded_model_pickles_and_replays_in_its_new_life(tmp_path):
     est = SKLEARN["GradientBoostingClassifier"]().fit(X, Y3)
     blob = om.sklearn_onnx(est, X)
@@ -325,3 +344,24 @@ def test_an_onnx_model_proto_in_memory_loads(tmp_path):
     blob = om.sklearn_onnx(est, X)
     ens = treesens.load_model(om.onnx.load_model_from_string(blob))
     _agrees(ens, blob)
+
+
+@pytest.mark.parametrize("mode", ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GT"])
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_double_thresholds_and_weights_as_tensors_match_onnxruntime(tmp_path, mode, kind):
+    # 0.1 and 0.7 are no float32 numbers: compared as doubles, exactly
+    thresholds = [0.1, 0.7, 0.0, 0.0, 0.3, 0.0, 0.0]
+    nodes = om.two_level_nodes((mode, "BRANCH_LEQ", "BRANCH_LT"), (0.1, 0.7, 0.3))
+    if kind == "classifier":
+        w = [(2, 0, 0.1), (3, 0, 0.4), (5, 0, 0.6), (6, 0, 0.9)]
+        blob = om.classifier(nodes, w)
+    else:
+        blob = om.regressor(nodes, [(2, 0.1), (3, 0.4), (5, 0.6), (6, 0.9)], base=[0.25])
+    blob = om.with_double_tensors(blob, thresholds)
+    ens = _load(tmp_path, blob)
+    assert ens.cast == "float64" and 0.1 in ens.trees[0].threshold.tolist()
+    _agrees(ens, blob)
+    rows = np.array([[t, t] for t in (0.1, 0.7, *np.nextafter([0.1, 0.7], [-1.0, 2.0]))])
+    out = ens.predict(rows) if ens.is_regressor else ens.proba(rows)
+    lib = ens.replayer.predict(rows) if ens.is_regressor else ens.replayer.predict_proba(rows)
+    np.testing.assert_allclose(out, lib, atol=TOL)
