@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
-from .result_view import max_gap_brief, result_html, result_text
+from .result_view import max_gap_brief, prediction_condition, result_html, result_text
 
 if TYPE_CHECKING:
     from ..compiler.invert import Witness
@@ -61,6 +61,10 @@ class Result:
     # a regressor's threshold form [a, b]: f(x1) >= a, f(x2) <= b (``outputs`` then hold
     # the predictions); None, and left out of the JSON, otherwise
     threshold: list | None = None
+    # a regressor's change by at least delta: {"at_least": D, "direction": up, down or
+    # either} (``outputs`` then hold the predictions); None, and left out of the JSON,
+    # otherwise
+    delta: dict | None = None
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
     witness_arrays: Witness | None = field(default=None, repr=False, compare=False)
@@ -91,18 +95,25 @@ class Result:
         if self.max_gap:
             gap = max_gap_brief(self.max_gap)
         parts = [str(self.status), f"features={feats}", gap]
-        if self.threshold:
-            parts[-1] = f"f(x1) >= {self.threshold[0]:g}, f(x2) <= {self.threshold[1]:g}"
+        asked = prediction_condition(self, "g")
+        if asked and not self.max_gap:
+            parts[-1] = asked
         if self.outputs:
             for x in ("x1", "x2"):
                 parts.append(
-                    f"{'f' if self.threshold else 'P'}({x})=[{', '.join(f'{p:.3f}' for p in self.outputs[x])}]"
+                    f"{'f' if self.predicts else 'P'}({x})=[{', '.join(f'{p:.3f}' for p in self.outputs[x])}]"
                 )
         if self.distance is not None:
             parts.append(f"distance={self.distance:.3g}")
         parts.append(f"{self.time.get('total', 0.0):.2f}s")
         text = f"Result({', '.join(parts)})"
         return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 4] + "...)"
+
+    @property
+    def predicts(self) -> bool:
+        """Whether the question was about a regressor's predictions (``outputs`` then
+        hold predictions, not probabilities)."""
+        return bool(self.threshold or self.delta) or (self.max_gap or {}).get("kind") == "change"
 
     def __str__(self) -> str:
         """The CLI's verdict line and witness table, as plain text."""
@@ -113,7 +124,7 @@ class Result:
 
 
 _PRIVATE = frozenset({"witness_arrays"})
-_OPTIONAL = frozenset({"max_gap", "threshold"})  # in the JSON only when set
+_OPTIONAL = frozenset({"max_gap", "threshold", "delta"})  # in the JSON only when set
 
 
 def _plain(x):

@@ -76,11 +76,28 @@ def witness_rows(res: Result) -> list[WitnessRow]:
     return rows
 
 
+def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
+    """What a regressor's question asked of the two predictions, in words (None: a
+    classifier's question)."""
+    if res.threshold:
+        a, b = res.threshold
+        return f"f(x1) >= {a:{fmt}}, f(x2) <= {b:{fmt}}"
+    if res.delta:
+        d, way = res.delta["at_least"], res.delta["direction"]
+        return {
+            "up": f"f(x1) - f(x2) >= {d:{fmt}}",
+            "down": f"f(x2) - f(x1) >= {d:{fmt}}",
+        }.get(way, f"|f(x1) - f(x2)| >= {d:{fmt}}")
+    return None
+
+
 def headline_parts(res: Result) -> tuple[str, str]:
     """The verdict line after the status and query: ``(varied features, the rest)``."""
     gap = f"g={res.gap:.12g}" if res.gap_kind == "prob" else f"margin gap {res.gap:.12g}"
-    if res.threshold:
-        gap = f"f(x1) >= {res.threshold[0]:.12g}, f(x2) <= {res.threshold[1]:.12g}"
+    if prediction_condition(res) and not res.max_gap:
+        gap = prediction_condition(res)
+    elif (res.max_gap or {}).get("kind") == "change":
+        gap = f"largest change {res.gap:.12g}"
     backend = res.backend
     search = (res.stats or {}).get("search")
     if search and search != "default":  # a later search of the backend's schedule answered
@@ -96,16 +113,18 @@ def headline_parts(res: Result) -> tuple[str, str]:
 def max_gap_brief(bounds: dict) -> str:
     """A max gap's bounds in a few words: "max gap in [0.41, 0.45], not proven"."""
     lo, hi = bounds.get("lower"), bounds.get("upper")
+    what = "largest change" if bounds.get("kind") == "change" else "max gap"
     if lo is None:
-        return "max gap none (proven)" if bounds.get("proven") else f"max gap unknown (<= {hi:.6g})"
+        return f"{what} none (proven)" if bounds.get("proven") else f"{what} unknown (<= {hi:.6g})"
     if bounds.get("proven"):
-        return f"max gap {lo:.6g} (proven < {hi:.6g})"
-    return f"max gap in [{lo:.6g}, {hi:.6g}], not proven"
+        return f"{what} {lo:.6g} (proven < {hi:.6g})"
+    return f"{what} in [{lo:.6g}, {hi:.6g}], not proven"
 
 
 def max_gap_note(res: Result) -> str:
     """The max gap line of a result whose message does not already give its bounds."""
-    if not res.max_gap or "max gap" in (res.message or ""):
+    message = res.message or ""
+    if not res.max_gap or "max gap" in message or "largest change" in message:
         return ""
     return max_gap_brief(res.max_gap)
 
@@ -185,7 +204,7 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
                 else "[red]NOT validated[/]"
             )
             p1, p2 = _probs(res.outputs["x1"]), _probs(res.outputs["x2"])
-            what = "predictions" if res.threshold else "probabilities"
+            what = "predictions" if res.predicts else "probabilities"
             con.print(f"{what}  x1 {p1}   x2 {p2}   {check}")
         if res.distance is not None:
             con.print(distance_text(res))
@@ -249,7 +268,7 @@ def result_html(res: Result) -> str:
                 "replay-checked with the library's predict" if res.validated else "NOT validated"
             )
             p1, p2 = _probs(res.outputs["x1"]), _probs(res.outputs["x2"])
-            what = "predictions" if res.threshold else "probabilities"
+            what = "predictions" if res.predicts else "probabilities"
             out.append(f"<p>{what} x1 {p1} &nbsp; x2 {p2} &nbsp; {e(check)}</p>")
         if res.distance is not None:
             out.append(f"<p>{e(distance_text(res))}</p>")

@@ -47,10 +47,20 @@ class FeatureCells:
 @dataclass(frozen=True)
 class Target:
     """What x2 must meet: a binary gap (prob or margin) or a multiclass ratio G toward
-    any other class (``cls`` None) or a named class index."""
+    any other class (``cls`` None) or a named class index; for a regressor, a prediction
+    at least ``delta`` from the row's (``direction`` up: above it, down: below, either)."""
 
     gap: Gap
     cls: int | None = None
+    delta: float | None = None
+    direction: str = "either"
+
+    def words(self) -> str:
+        """What x2 must meet, in a few words: "prob gap 0.2", "prediction moves by 100"."""
+        if self.delta is not None:
+            way = {"up": "up ", "down": "down "}.get(self.direction, "")
+            return f"prediction moves {way}by at least {self.delta:g}"
+        return f"{self.gap.kind} gap {self.gap.value:g}"
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,9 @@ class RowAnswers:
     p_x2: np.ndarray  # (n, n_classes), NaN where none
     change: np.ndarray  # (n,) smallest scaled change on F that flips, NaN where none
     note: str = ""  # why rows are unknown, when not the default reason
+    # a regressor's rows: (n, 2) the lowest and highest prediction reachable by changing
+    # only F (exact, by enumeration; NaN where not enumerated); None for classifiers
+    reach: np.ndarray | None = None
 
 
 def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):
@@ -149,6 +162,9 @@ def _grid(cells: list[FeatureCells], X: np.ndarray):
 
 
 def decisions(ens: Ensemble, proba: np.ndarray) -> np.ndarray:
+    """The class each row is decided; a regressor's "decision" is its prediction."""
+    if ens.is_regressor:
+        return proba[:, 0].astype(float)
     if ens.n_classes == 2 and proba.shape[1] == 2:
         return (proba[:, 1] >= 0.5).astype(int)
     return np.argmax(proba, axis=1)
@@ -157,7 +173,11 @@ def decisions(ens: Ensemble, proba: np.ndarray) -> np.ndarray:
 def flip_confidence(
     ens: Ensemble, target: Target, d: np.ndarray, proba: np.ndarray, raw: np.ndarray | None
 ) -> np.ndarray:
-    """How far each candidate is past the flip condition (>= 0: it flips)."""
+    """How far each candidate is past the flip condition (>= 0: it flips); for a
+    regressor, how far its prediction moved from the row's (``d``) beyond delta."""
+    if ens.is_regressor:
+        moved = proba[:, 0] - d
+        return {"up": moved, "down": -moved}.get(target.direction, np.abs(moved)) - target.delta
     g = target.gap
     if ens.n_classes == 2 and proba.shape[1] == 2:
         if g.kind == "margin":
@@ -183,12 +203,26 @@ Predict = Callable[[np.ndarray], np.ndarray]
 def library_predict(ens: Ensemble) -> tuple[Predict, Predict | None]:
     """The library's own predict_proba and predict_raw (the IR's when no replayer)."""
     rep = ens.replayer
+    if ens.is_regressor:  # the predictions, as one column
+        predict = rep.predict if rep is not None else ens.predict
+
+        def column(X: np.ndarray) -> np.ndarray:
+            return np.asarray(predict(X), dtype=float).reshape(len(X), 1)
+
+        return column, column
     if rep is not None:
         return rep.predict_proba, getattr(rep, "predict_raw", None)
     return ens.proba, ens.raw
 
 
 def check_target(ens: Ensemble, target: Target) -> None:
+    if ens.is_regressor:
+        if target.delta is None or not (math.isfinite(target.delta) and target.delta > 0):
+            raise InputError(
+                "the model is a regressor: give delta D > 0 (how far x2's prediction must "
+                "move from the row's)"
+            )
+        return
     g = target.gap
     binary = ens.n_classes == 2 and ens.n_outputs == 1
     if g.kind == "margin" and binary and ens.link != LOGISTIC:
@@ -228,8 +262,9 @@ def audit_rows(
     p_x2 = np.full(p_row.shape, np.nan)
     change = np.full(n, np.nan)
     m = candidate_count(cells)
+    reach = np.full((n, 2), np.nan) if ens.is_regressor else None
     if m > (MAX_CANDIDATES if max_candidates is None else max_candidates):
-        return RowAnswers(d, [UNKNOWN] * n, x2, p_row, p_x2, change)
+        return RowAnswers(d, [UNKNOWN] * n, x2, p_row, p_x2, change, reach=reach)
     status = [NOT_FLIPPABLE] * n
     step = max(1, BATCH // m)
     for s in range(0, n, step):
@@ -241,6 +276,9 @@ def audit_rows(
         pc = np.asarray(proba_of(cand), dtype=float)
         rc = np.asarray(raw_of(cand), dtype=float).reshape(len(cand), -1) if need_raw else None
         conf = flip_confidence(ens, target, np.repeat(d[s : s + k], m), pc, rc).reshape(k, m)
+        if reach is not None:
+            predictions = pc[:, 0].reshape(k, m)
+            reach[s : s + k] = np.stack([predictions.min(axis=1), predictions.max(axis=1)], 1)
         ok = conf >= 0
         # the smallest change that flips; among equals the most confident
         key = np.where(ok, ch, np.inf)
@@ -252,7 +290,7 @@ def audit_rows(
             p_x2[s + i] = pc[i * m + j]
             change[s + i] = ch[i, j]
     _recheck(ens, target, d, status, x2, proba_of, raw_of if need_raw else None)
-    return RowAnswers(d, status, x2, p_row, p_x2, change)
+    return RowAnswers(d, status, x2, p_row, p_x2, change, reach=reach)
 
 
 def unanswered(ens: Ensemble, X: np.ndarray, note: str) -> RowAnswers:
@@ -269,6 +307,7 @@ def unanswered(ens: Ensemble, X: np.ndarray, note: str) -> RowAnswers:
         nan,
         np.full(n, np.nan),
         note,
+        reach=np.full((n, 2), np.nan) if ens.is_regressor else None,
     )
 
 

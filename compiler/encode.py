@@ -359,10 +359,41 @@ def _encode_gap(
             for a, group in enumerate(alts):
                 for i, (coefs, rhs) in enumerate(group):
                     add_row(copy, coefs, rhs, ("gap-alt", copy, a, i), when=zs[a])
+    _encode_pair_rows(b, ens, condition, leaves, relax)
     if condition.distinct and len(alt_vars) == 2:
         # c1 = any, c2 = any: the two inputs' classes differ (alternative a is class a on both sides)
         for a, (z1, z2) in enumerate(zip(*alt_vars)):
             b.linear([z1, z2], [1.0, 1.0], LE, 1.0, ("gap-distinct", a))
+
+
+def _encode_pair_rows(b: ProblemBuilder, ens: Ensemble, condition: Condition, leaves, relax):
+    """The rows over both inputs (a regressor's change): the one row, or with two, a
+    choice of which holds. A leaf variable both inputs share weighs in once, summed."""
+    rows = condition.pair_rows
+    zs = [b.var(f"pair[alt{a}]") for a in range(len(rows))] if len(rows) > 1 else [None]
+    if len(rows) > 1:
+        b.linear(zs, [1.0] * len(zs), GE, 1.0, ("pair-any",))
+    for i, ((a, c), z) in enumerate(zip(((r[0], r[1]) for r in rows), zs)):
+        rhs = rows[i][2]
+        acc: dict[int, float] = {}
+        const = 0.0
+        for copy, coefs in ((0, a), (1, c)):
+            per_tree, k = gap_row_terms(ens, coefs)
+            const += k
+            for ti, d in per_tree.items():
+                for n, w in d.items():
+                    v = leaves[copy][ti][n]
+                    acc[v] = acc.get(v, 0.0) + w
+        items = [(v, w) for v, w in acc.items() if w != 0.0]
+        scale_rel = sum(abs(x) for x in a) + sum(abs(x) for x in c)
+        lin = Linear(
+            tuple(v for v, _ in items),
+            tuple(w for _, w in items),
+            GE,
+            rhs - const - relax * scale_rel,
+            ("pair", i),
+        )
+        b.add(lin if z is None else Implication(z, True, lin, ("pair", i)))
 
 
 def node_yes(ens: Ensemble, t: Tree, n: int, v: float) -> bool:

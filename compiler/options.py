@@ -399,6 +399,24 @@ SHAPE: tuple[OptionSpec, ...] = (
         takes="number",
     ),
     OptionSpec(
+        "delta",
+        "a number",
+        None,
+        "regressors: the two predictions differ by at least D (D > 0; see direction)",
+        SENS_STATEMENT,
+        takes="number",
+    ),
+    OptionSpec(
+        "direction",
+        "up, down or either",
+        None,
+        "regressors, with delta: up is f(x1) - f(x2) >= D, down f(x2) - f(x1) >= D, "
+        "either (the default) one of the two",
+        SENS_STATEMENT,
+        takes="choice",
+        choices=("up", "down", "either"),
+    ),
+    OptionSpec(
         "classes",
         "two classes",
         None,

@@ -81,7 +81,9 @@ def applies(enc: Encoding) -> bool:
     cond = enc.condition
     if q.bounds or q.relations or q.data_aware != "none" or any(cond.alternatives or ()):
         return False
-    if any(len(rows) == 0 for rows in cond.rows):
+    if len(cond.pair_rows) > 1:  # a choice between rows over both inputs
+        return False
+    if any(len(rows) == 0 for rows in cond.rows) and not cond.pair_rows:
         return False
     ens = enc.ensemble
     st = ensemble_structure(ens)
@@ -179,13 +181,20 @@ class _Rows:
     def __init__(self, enc: Encoding):
         ens = enc.ensemble
         cond = enc.condition
-        self.terms: list[tuple[int, dict]] = []  # per row: (copy, per-tree leaf weights)
+        # per row: (copy, per-tree leaf weights); a row over both inputs (copy None)
+        # has two, one per input
+        self.terms: list[tuple[int | None, tuple[dict, ...]]] = []
         thresholds: list[float] = []
         for c in (0, 1):
             for coefs, rhs in cond.rows[c]:
                 per_tree, const = gap_row_terms(ens, coefs)
-                self.terms.append((c, per_tree))
+                self.terms.append((c, (per_tree,)))
                 thresholds.append(rhs - const - enc.relax * sum(abs(k) for k in coefs))
+        for a, b, rhs in cond.pair_rows:
+            (wa, ka), (wb, kb) = gap_row_terms(ens, a), gap_row_terms(ens, b)
+            self.terms.append((None, (wa, wb)))
+            relax = enc.relax * (sum(abs(k) for k in a) + sum(abs(k) for k in b))
+            thresholds.append(rhs - ka - kb - relax)
         n1 = len(cond.rows[0])
         self.sums = tuple((i, n1 + j) for i, j in _opposite_rows(cond))
         for i, j in self.sums:
@@ -195,11 +204,16 @@ class _Rows:
 
     def of_tree(self, ti: int):
         """(leaf of x1, leaf of x2) -> the tree's weight vector over every row."""
-        w = [per_tree.get(ti, {}) for _, per_tree in self.terms]
+        w = [tuple(p.get(ti, {}) for p in weights) for _, weights in self.terms]
         copies = [c for c, _ in self.terms]
 
+        def value(r: int, n1: int, n2: int) -> float:
+            if copies[r] is None:
+                return w[r][0].get(n1, 0.0) + w[r][1].get(n2, 0.0)
+            return w[r][0].get(n1 if copies[r] == 0 else n2, 0.0)
+
         def at(n1: int, n2: int) -> tuple[float, ...]:
-            v = [w[r].get(n1 if copies[r] == 0 else n2, 0.0) for r in range(len(w))]
+            v = [value(r, n1, n2) for r in range(len(w))]
             return tuple(v + [v[i] + v[j] for i, j in self.sums])
 
         return at

@@ -7,7 +7,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .dataset import Dataset
-from .ensemble import EXP, LOGISTIC, PROBA, SIGMOID, SOFTMAX, Ensemble, Feature, logit
+from .ensemble import (
+    EXP,
+    IDENTITY,
+    LOGISTIC,
+    PROBA,
+    SIGMOID,
+    SOFTMAX,
+    Ensemble,
+    Feature,
+    logit,
+)
 from .enums import StrValue
 from .errors import FEATURES, InputError, closest
 from .options import (
@@ -26,6 +36,10 @@ MAX_RATIO = 1e6
 MAX_MARGIN_GAP = 1e3
 
 ANY = "any"  # a class placeholder: c1 = any class, or c2 = any class other than c1
+
+# the directions of a regressor's change by at least delta
+UP, DOWN, EITHER = "up", "down", "either"
+DIRECTIONS = (UP, DOWN, EITHER)
 
 # the switchable passes of the paper, by their CLI names
 PASS_NAMES = ("ordering", "unaff", "aff", "obj")
@@ -92,6 +106,10 @@ class Query:
     gap: Gap = Gap(0.2)
     # regressors: (a, b) asks f(x1) >= a and f(x2) <= b, in prediction space
     threshold: tuple[float, float] | None = None
+    # regressors: the predictions differ by at least ``delta`` in ``direction`` (UP:
+    # f(x1) - f(x2) >= delta, DOWN: f(x2) - f(x1) >= delta, EITHER: one of the two)
+    delta: float | None = None
+    direction: str = "either"
     name: str = ""
     classes: tuple[int | str, int | str] | None = None  # multiclass (c1, c2)
     bounds: tuple[FeatureBound, ...] = ()
@@ -146,6 +164,10 @@ class Condition:
     ]  # per copy: (coefs, rhs); may be empty
     alternatives: tuple[tuple[tuple[tuple[tuple[float, ...], float], ...], ...], ...] = ((), ())
     pair_sum: tuple[tuple[float, ...], tuple[float, ...], float] | None = None
+    # rows over both inputs, (coefs of x1, coefs of x2, rhs): at least one must hold (a
+    # single one: it must). A regressor's change by at least delta; unlike ``pair_sum``,
+    # not implied by the per-copy rows, so the encoding states them.
+    pair_rows: tuple[tuple[tuple[float, ...], tuple[float, ...], float], ...] = ()
     description: str = ""
     distinct: bool = False  # alternatives of copy 1 and 2 name the same classes, which must differ
 
@@ -153,9 +175,13 @@ class Condition:
 def resolve_condition(ens: Ensemble, q: Query) -> Condition:
     """Turn the query's gap and classes into linear conditions on raw scores."""
     if ens.is_regressor:
+        if q.delta is not None:
+            return _delta_condition(ens, q)
         return _regression_condition(ens, q)
     if q.threshold is not None:
         raise InputError("above / below (the threshold form) are for regressors; give a gap")
+    if q.delta is not None:
+        raise InputError("delta (a change of the prediction) is for regressors; give a gap")
     g = q.gap
     if ens.n_classes == 2 and ens.n_outputs == 1:
         if q.classes not in (None, (1, 0), ("1", "0")):
@@ -202,7 +228,8 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
     inverse of the (increasing) link."""
     if q.threshold is None:
         raise InputError(
-            "the model is a regressor: give the threshold form, above A and below B "
+            "the model is a regressor: give a change, delta D (--delta D: the predictions "
+            "differ by at least D), or the threshold form, above A and below B "
             "(--above A --below B: f(x1) >= A and f(x2) <= B)"
         )
     if q.classes is not None:
@@ -212,6 +239,59 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
     rows = ((((1.0,), hi),), (((-1.0,), -lo),))
     desc = f"f(x1) >= {a:.6g} and f(x2) <= {b:.6g}"
     return Condition(rows=rows, pair_sum=((1.0,), (-1.0,), hi - lo), description=desc)
+
+
+def _delta_condition(ens: Ensemble, q: Query) -> Condition:
+    """The change by at least delta, f(x1) - f(x2) >= delta (or the other way, or
+    either), as a row over both inputs: with the identity link, predictions are raw
+    scores. A query the same for both inputs (no bounds on one input only, no relations)
+    asks "either" as "up": a pair that goes down is a pair that goes up, renamed."""
+    if q.threshold is not None:
+        raise InputError("give either delta or the threshold form (above, below), not both")
+    if q.classes is not None:
+        raise InputError("classes are for classifiers; a regressor has one prediction")
+    if ens.link != IDENTITY:
+        raise InputError(
+            f"delta on a regressor whose prediction is {ens.link}(raw score): not supported "
+            "yet; ask the threshold form (above A, below B: f(x1) >= A, f(x2) <= B)"
+        )
+    d = q.delta
+    direction = q.direction
+    if direction == EITHER and symmetric(q):
+        direction = UP
+    up = ((1.0,), (-1.0,), d)
+    down = ((-1.0,), (1.0,), d)
+    rows = {UP: (up,), DOWN: (down,), EITHER: (up, down)}[direction]
+    text = {
+        UP: f"f(x1) - f(x2) >= {d:.6g}",
+        DOWN: f"f(x2) - f(x1) >= {d:.6g}",
+        EITHER: f"|f(x1) - f(x2)| >= {d:.6g}",
+    }[direction]
+    return Condition(
+        rows=((), ()),
+        pair_rows=rows,
+        pair_sum=rows[0] if len(rows) == 1 else None,
+        description=text,
+    )
+
+
+def symmetric(q: Query) -> bool:
+    """Whether the query treats its two inputs alike, so that swapping them maps its
+    pairs onto its pairs."""
+    return not q.relations and all(set(b.copies) == {1, 2} for b in q.bounds)
+
+
+def check_delta(delta, direction: str) -> tuple[float, str]:
+    """A change's size and direction, checked (delta > 0 and finite)."""
+    try:
+        d = float(delta)
+    except (TypeError, ValueError):
+        raise InputError(f"delta must be a number, got {delta!r}") from None
+    if not (math.isfinite(d) and d > 0):
+        raise InputError(f"delta {delta!r} must be a finite number above 0")
+    if direction not in DIRECTIONS:
+        raise InputError(f"direction {direction!r}: use one of {', '.join(DIRECTIONS)}")
+    return d, direction
 
 
 def _raw_of(ens: Ensemble, v: float, name: str) -> float:

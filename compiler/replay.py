@@ -7,7 +7,7 @@ import numpy as np
 
 from .encode import Encoding
 from .ensemble import LOGISTIC, Ensemble
-from .query import ANY, Query, class_index
+from .query import ANY, DOWN, EITHER, UP, Query, class_index
 
 
 def meets(
@@ -21,6 +21,8 @@ def meets(
     """Does one input (its probabilities and raw scores; a regressor's prediction as
     ``proba``) meet its side of the query?"""
     if ens.is_regressor:  # proba holds the prediction
+        if q.delta is not None:  # a condition on the pair only: meets_pair
+            return True
         a, b = q.threshold
         return float(proba[0]) >= a if copy == 0 else float(proba[0]) <= b
     g = q.gap
@@ -49,6 +51,23 @@ def meets(
         if ok:
             return True
     return False
+
+
+def meets_pair(q: Query, f1: float, f2: float) -> bool:
+    """Do a regressor's two predictions differ by at least ``q.delta`` in its direction?
+    (True for questions that ask nothing of the pair as a whole.)"""
+    if q.delta is None:
+        return True
+    up, down = f1 - f2 >= q.delta, f2 - f1 >= q.delta
+    return {UP: up, DOWN: down, EITHER: up or down}[q.direction]
+
+
+def pair_slack(enc: Encoding, raw1: np.ndarray, raw2: np.ndarray) -> float:
+    """The largest slack of the (unrelaxed) rows over both inputs, on IR raw scores
+    (0.0 when the query has none)."""
+    rows = enc.condition.pair_rows
+    slacks = [float(np.dot(a, raw1) + np.dot(b, raw2)) - rhs for a, b, rhs in rows]
+    return max(slacks) if slacks else 0.0
 
 
 def predicted_class(proba: np.ndarray) -> int:

@@ -26,7 +26,7 @@ from .optimise import (
     optimum_stats,
     tighter_bound,
 )
-from .verdict import Accepted, Rejected, check_candidate, leaf_cut
+from .verdict import Accepted, Rejected, check_candidate, near_miss_cuts
 
 MAX_CUTS = 50
 OPTIMIZE_STOP_SECONDS = 10.0  # an optimising run stops this early (at most 15 % of the time left)
@@ -151,9 +151,7 @@ def backend_search(ctx: SolveContext, bp: BackendProblem) -> None:
                 f"gave up after excluding {MAX_CUTS} near-miss pairs (rounding band too dense)"
             )
             return
-        problem = problem.with_constraints(
-            [leaf_cut(ctx.enc, verdict.witness, c) for c in verdict.failing]
-        )
+        problem = problem.with_constraints(near_miss_cuts(ctx.enc, verdict))
 
 
 def _final(ctx: SolveContext, sol: Solution) -> bool:

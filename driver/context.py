@@ -63,4 +63,5 @@ def new_result(ens: Ensemble, q: Query) -> Result:
         passes=sorted(q.passes),
         classes=list(q.classes) if q.classes else None,
         threshold=list(q.threshold) if q.threshold else None,
+        delta=None if q.delta is None else {"at_least": q.delta, "direction": q.direction},
     )

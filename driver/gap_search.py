@@ -33,7 +33,7 @@ from ..compiler.pair_boxes import (
     pair_encoding,
     pair_tables,
 )
-from ..compiler.query import Gap, GapKind, Query
+from ..compiler.query import UP, Gap, GapKind, Query
 from ..compiler.replay import meets
 from .accept import witness_dict
 from .context import new_result
@@ -56,6 +56,8 @@ def achieved_gap(p1: float, p2: float) -> float:
 
 def gap_bound(ens: Ensemble) -> Callable[[float], float]:
     """Row units (a row's value at gap 0) to a bound on the gap, in gap units."""
+    if ens.is_regressor:  # the change f(x1) - f(x2); the row's threshold is relaxed already
+        return lambda u: u
     if ens.n_outputs > 1:  # softmax rows are log ratios already; float32 slack added
         return lambda u: u + PROBA_SLACK
     if ens.link == LOGISTIC:
@@ -108,16 +110,20 @@ class _Best:
         def offer(x1: np.ndarray, x2: np.ndarray) -> float | None:
             self.offered += 1
             X = np.stack([x1, x2])
-            ir = ens.proba(X)
-            rep = ens.replayer
-            lib = np.asarray(rep.predict_proba(X), float) if rep else ir
-            if float(np.max(np.abs(lib - ir))) > PROBA_AGREEMENT:
+            ir, lib = _scores(ens, X)
+            apart = float(np.max(np.abs(lib - ir)))
+            if ens.is_regressor:  # predictions: compared relatively
+                apart /= max(1.0, float(np.max(np.abs(lib))))
+            if apart > PROBA_AGREEMENT:
                 self.disagreement = (
                     "the library's predict disagrees with treesens' model of it: "
                     f"library {lib.tolist()}, treesens {ir.tolist()}"
                 )
                 return None
-            if ens.n_outputs > 1:
+            rep = ens.replayer
+            if ens.is_regressor:
+                g = float(lib[0, 0]) - float(lib[1, 0])
+            elif ens.n_outputs > 1:
                 raw = np.asarray(rep.predict_raw(X), float) if rep else ens.raw(X)
                 g = achieved_ratio(ens, enc.query, lib, raw)
             else:
@@ -128,6 +134,18 @@ class _Best:
             return g
 
         return offer
+
+
+def _scores(ens: Ensemble, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(treesens', the library's) probabilities of rows X, or a regressor's predictions
+    as one column."""
+    rep = ens.replayer
+    if ens.is_regressor:
+        ir = ens.predict(X)[:, None]
+        lib = np.asarray(rep.predict(X), float)[:, None] if rep else ir
+        return ir, lib
+    ir = ens.proba(X)
+    return ir, (np.asarray(rep.predict_proba(X), float) if rep else ir)
 
 
 def shown_gap(ens: Ensemble, g: float) -> float:
@@ -148,8 +166,11 @@ def box_largest_gap(
     t0 = time.time()
     if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
         return None
-    zero = Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB)
-    encs = class_pair_encodings(pair_encoding(ens, q.with_(gap=zero)))
+    if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
+        at_zero = q.with_(delta=0.0, direction=UP)
+    else:
+        at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
+    encs = class_pair_encodings(pair_encoding(ens, at_zero))
     if encs is None:
         return None
     try:
@@ -201,7 +222,8 @@ def _progress_lines(
             last[0] = time.time()
             low = "-" if lower is None else f"{shown_gap(ens, lower):.6g}"
             up = shown_gap(ens, max(upper, elsewhere))
-            log(f"max gap: bounds [{low}, {up:.6g}] after {boxes:,} boxes")
+            what = "largest change" if ens.is_regressor else "max gap"
+            log(f"{what}: bounds [{low}, {up:.6g}] after {boxes:,} boxes")
 
     return progress
 

@@ -19,7 +19,7 @@ from ..compiler.invert import Witness
 from ..compiler.ir import LE, Linear
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
-from ..compiler.replay import condition_slack, meets, predicted_class
+from ..compiler.replay import condition_slack, meets, meets_pair, pair_slack, predicted_class
 
 # how far the library's probabilities and treesens' may be apart on a near-miss pair
 # (float32 accumulation over thousands of trees stays orders of magnitude below this)
@@ -36,6 +36,7 @@ class Accepted:
 class NearMiss:
     witness: Witness
     failing: tuple[int, ...]  # the copies (0: x1, 1: x2) the library rejects
+    pair: bool = False  # the library rejects the pair as a whole (a regressor's change)
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,10 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
         meets(ens, q, lib_proba[0], lib_raw[0], 0),
         meets(ens, q, lib_proba[1], lib_raw[1], 1, c_pred),
     ]
-    if all(lib_ok):
+    if all(lib_ok) and meets_pair(q, float(lib_proba[0][0]), float(lib_proba[1][0])):
         return Accepted(w, {"x1": lib_proba[0].tolist(), "x2": lib_proba[1].tolist()})
+    if all(lib_ok):
+        return _pair_near_miss(ens, q, enc, w, (ir_raw, ir_proba), lib_proba)
     failing = tuple(c for c in (0, 1) if not lib_ok[c])
     ir_ok = [meets(ens, q, ir_proba[c], ir_raw[c], c, predicted_class(ir_proba[0])) for c in (0, 1)]
     for c in failing:
@@ -98,6 +101,36 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
                 f"library {lib_proba[c].tolist()}, treesens {ir_proba[c].tolist()}"
             )
     return NearMiss(w, failing)
+
+
+def _pair_near_miss(ens, q, enc, w, ir: tuple, lib_proba) -> Verdict:
+    """A pair whose predictions the library puts less than delta apart: a near miss when
+    treesens' exact sums put it on the boundary too, else a disagreement (an error)."""
+    ir_raw, ir_proba = ir
+    slack = pair_slack(enc, ir_raw[0], ir_raw[1])
+    apart = float(np.max(np.abs(lib_proba - ir_proba)))
+    apart /= max(1.0, float(np.max(np.abs(lib_proba))))
+    ir_ok = meets_pair(q, float(ir_proba[0][0]), float(ir_proba[1][0]))
+    if (ir_ok and slack > 4 * enc.relax + 1e-9) or apart > PROBA_AGREEMENT:
+        return Rejected(
+            "the library's predict disagrees with treesens' model of it: library "
+            f"{lib_proba[:, 0].tolist()}, treesens {ir_proba[:, 0].tolist()}"
+        )
+    return NearMiss(w, (0, 1), pair=True)
+
+
+def near_miss_cuts(enc: Encoding, miss: NearMiss) -> list[Linear]:
+    """The rows that exclude a near miss: each failing copy's leaves, or for a pair the
+    library rejects as a whole, the two inputs' leaves together."""
+    if not miss.pair:
+        return [leaf_cut(enc, miss.witness, c) for c in miss.failing]
+    acc: dict[int, float] = {}
+    for copy in (0, 1):
+        for ti, n in enumerate(miss.witness.leaves[copy]):
+            v = enc.leaves[copy][ti][int(n)]
+            acc[v] = acc.get(v, 0.0) + 1.0
+    total = sum(acc.values())
+    return [Linear(tuple(acc), tuple(acc.values()), LE, total - 1.0, ("cut", "pair"))]
 
 
 def library_scores(ens: Ensemble, X: np.ndarray, ir_raw: np.ndarray) -> tuple:

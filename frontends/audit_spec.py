@@ -11,7 +11,7 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
-from ..compiler.query import Gap, class_index, refuse_regressor
+from ..compiler.query import EITHER, Gap, check_delta, class_index
 from .data import Dataset
 from .query_build import gap_of
 
@@ -32,9 +32,15 @@ class AuditSpec:
         return ",".join(self.vary)
 
 
-def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Target:
-    """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1."""
-    refuse_regressor(ens)
+def make_target(
+    ens: Ensemble, gap=None, margin_gap=None, classes=None, *, delta=None, direction=None
+) -> Target:
+    """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1; a
+    regressor's from ``delta`` (and ``direction``, default either)."""
+    if ens.is_regressor:
+        return _regressor_target(gap, margin_gap, classes, delta, direction)
+    if delta is not None or direction is not None:
+        raise InputError("delta (a change of the prediction) is for regressors; give a gap")
     binary = ens.n_classes == 2 and ens.n_outputs == 1
     g = gap_of(gap, margin_gap, Gap(0.2 if binary else 1.0, "prob"))
     cls = None
@@ -44,6 +50,20 @@ def make_target(ens: Ensemble, gap=None, margin_gap=None, classes=None) -> Targe
         name = str(classes).strip()
         cls = class_index(ens, int(name) if name.isdigit() else name)
     return Target(g, cls)
+
+
+def _regressor_target(gap, margin_gap, classes, delta, direction) -> Target:
+    if gap is not None or margin_gap is not None or classes is not None:
+        raise InputError(
+            "the model is a regressor: give delta D (x2's prediction at least D from the "
+            "row's), not a gap or classes"
+        )
+    if delta is None:
+        raise InputError(
+            "the model is a regressor: give delta D (x2's prediction at least D from the row's)"
+        )
+    d, way = check_delta(delta, EITHER if direction is None else direction)
+    return Target(Gap(0.0, "prob"), delta=d, direction=way)
 
 
 def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:

@@ -20,7 +20,15 @@ from ..compiler.options import (
     QueryOptions,
     timeout_problem,
 )
-from ..compiler.query import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Gap, Query
+from ..compiler.query import (
+    DEFAULT_PASSES,
+    EITHER,
+    KANT_PASSES,
+    PASS_NAMES,
+    Gap,
+    Query,
+    check_delta,
+)
 from ..driver import is_race, race_backends
 
 # the keywords of make_query that shape a query (the API's, the CLI's dests, .sens's)
@@ -30,6 +38,8 @@ QUERY_SHAPE = tuple(
         "margin_gap",
         "above",
         "below",
+        "delta",
+        "direction",
         "classes",
         "passes",
         "baseline",
@@ -122,6 +132,17 @@ def threshold_of(above, below, given_gap: bool) -> tuple[float, float] | None:
     return a, b
 
 
+def delta_of(delta, direction, given_gap: bool, threshold) -> tuple[float | None, str]:
+    """A regressor's change by at least delta, and its direction (default either)."""
+    if delta is None:
+        if direction is not None:
+            raise InputError("direction goes with delta (the predictions differ by at least D)")
+        return None, EITHER
+    if given_gap or threshold is not None:
+        raise InputError("give one of: a gap, the threshold form (above, below), or delta")
+    return check_delta(delta, EITHER if direction is None else direction)
+
+
 def check_options(options: dict | QueryOptions | None) -> QueryOptions:
     """Query options with their values checked against the option table."""
     opts = QueryOptions.of({k: v for k, v in dict(options or {}).items() if v is not None})
@@ -158,6 +179,8 @@ def make_query(
     margin_gap: float | None = None,
     above: float | None = None,
     below: float | None = None,
+    delta: float | None = None,
+    direction: str | None = None,
     classes=None,
     passes=None,
     baseline: str | None = None,
@@ -180,6 +203,7 @@ def make_query(
         raise InputError(f"{vary_keyword}: feature {twice[0]!r} listed twice")
     g = gap_of(gap, margin_gap, Gap(0.2, "prob", given=False))
     threshold = threshold_of(above, below, given_gap=gap is not None or margin_gap is not None)
+    change = delta_of(delta, direction, gap is not None or margin_gap is not None, threshold)
     if timeout_problem(timeout):
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
     if int(threads) < 1:
@@ -198,6 +222,8 @@ def make_query(
         vary=tuple(vary),
         gap=g,
         threshold=threshold,
+        delta=change[0],
+        direction=change[1],
         name=name,
         classes=tuple(classes) if classes else None,
         passes=parse_passes(passes, baseline),

@@ -127,8 +127,10 @@ class VarySubsets(Node):
 @dataclass(frozen=True)
 class GapSetting(Node):
     value: float | None  # "max": the tolerance (None: the default)
-    kind: str  # "prob", "margin", "max" (the largest gap, docs/max-gap.md) or "threshold"
+    # "prob", "margin", "max" (the largest gap, docs/max-gap.md), "threshold" or "delta"
+    kind: str
     below: float | None = None  # "threshold": f(x1) >= value, f(x2) <= below (regressors)
+    direction: str | None = None  # "delta": up, down or either (None: either)
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,7 @@ class AuditPlan:
 
     def listing(self) -> str:
         """One line for ``treesens run --list``."""
-        g = self.spec.target.gap
-        parts = [self.name, "audit", f"vary {self.spec.label}", f"{g.kind} gap {g.value:g}"]
+        parts = [self.name, "audit", f"vary {self.spec.label}", self.spec.target.words()]
         parts += [f"{self.run.n_rows} rows", f"timeout per row {self.run.timeout_per_row:g}s"]
         return "\t".join(parts)
 
@@ -94,11 +93,22 @@ def _target(ast: SensAST, ens: Ensemble, blk: AuditBlock, gap_st, cls_st):
             "an audit asks each row at one gap: 'gap max' is for queries and sweeps", gap_st
         )
     c2 = None if cls_st is None or cls_st.c2 == ANY else str(cls_st.c2)
-    prob = gap_st is not None and gap_st.kind == "prob"
-    margin = gap_st is not None and gap_st.kind == "margin"
+    kind = None if gap_st is None else gap_st.kind
+    if kind == "threshold":
+        raise ast.error(
+            "an audit asks how far a row's prediction moves: give 'gap delta D', not the "
+            "threshold form",
+            gap_st,
+        )
+    value = None if gap_st is None else gap_st.value
     try:
         target = make_target(
-            ens, gap_st.value if prob else None, gap_st.value if margin else None, c2
+            ens,
+            value if kind == "prob" else None,
+            value if kind == "margin" else None,
+            c2,
+            delta=value if kind == "delta" else None,
+            direction=gap_st.direction if kind == "delta" else None,
         )
     except InputError as e:
         raise ast.error(e.message, cls_st or gap_st or blk.name) from None

@@ -24,6 +24,7 @@ from ..compiler.options import (
 from ..compiler.query import (
     ANY,
     FLIP,
+    UP,
     FeatureBound,
     FeatureRelation,
     Query,
@@ -428,11 +429,16 @@ class BlockBuilder:
     def query(self, blk, eff, fs, name, backend, bounds, rels) -> Query:
         gap_st = eff.get("gap")
         cls_st = eff.get("classes")
-        if gap_st is not None and gap_st.kind == "max":
+        largest = gap_st is not None and gap_st.kind == "max"
+        if largest:
             self.max_gaps[name] = gap_st.value
-            # the search starts at no gap (binary 0, multiclass the ratio 1)
-            gap_st = GapSetting(0.0 if self.binary else 1.0, "prob", pos=gap_st.pos)
-        self.check_gap_and_classes(blk, gap_st, cls_st)
+            # the search starts at no gap (binary 0, multiclass the ratio 1; a
+            # regressor's change asks nothing of the pair until the search does)
+            if self.ens.is_regressor:
+                gap_st = None
+            else:
+                gap_st = GapSetting(0.0 if self.binary else 1.0, "prob", pos=gap_st.pos)
+        self.check_gap_and_classes(blk, gap_st, cls_st, largest)
         passes = baseline = None
         pst = eff.get("passes")
         if isinstance(pst, Passes):
@@ -447,6 +453,8 @@ class BlockBuilder:
             margin_gap=gap_st.value if gap_st is not None and gap_st.kind == "margin" else None,
             above=gap_st.value if gap_st is not None and gap_st.kind == "threshold" else None,
             below=gap_st.below if gap_st is not None and gap_st.kind == "threshold" else None,
+            delta=gap_st.value if gap_st is not None and gap_st.kind == "delta" else None,
+            direction=gap_st.direction if gap_st is not None and gap_st.kind == "delta" else None,
             classes=(cls_st.c1, cls_st.c2) if cls_st is not None else None,
             passes=passes,
             baseline=baseline,
@@ -463,7 +471,8 @@ class BlockBuilder:
         # make_query, so they reach the Query whatever make_query accepts
         q = q.with_(bounds=bounds, relations=rels, options=options, data_aware=mode)
         try:
-            resolve_condition(self.ens, q)
+            at_zero = q.with_(delta=0.0, direction=UP) if largest and self.ens.is_regressor else q
+            resolve_condition(self.ens, at_zero)
         except InputError as e:
             raise self.err(e.message, cls_st or gap_st or blk.name) from None
         return q
@@ -488,15 +497,18 @@ class BlockBuilder:
             )
         return options
 
-    def check_gap_and_classes(self, blk, gap_st, cls_st) -> None:
+    def check_gap_and_classes(self, blk, gap_st, cls_st, largest: bool = False) -> None:
         """The gap and classes a block gives suit the model (binary, multiclass or a
         regressor)."""
-        threshold = gap_st is not None and gap_st.kind == "threshold"
+        threshold = gap_st is not None and gap_st.kind in ("threshold", "delta")
+        if self.ens.is_regressor and gap_st is None and largest:
+            return
         if self.ens.is_regressor != threshold:
             raise self.err(
-                "the model is a regressor: give 'gap above A below B' (f(x1) >= A, f(x2) <= B)"
+                "the model is a regressor: give 'gap delta D' (|f(x1) - f(x2)| >= D), 'gap "
+                "above A below B' (f(x1) >= A, f(x2) <= B) or 'gap max'"
                 if self.ens.is_regressor
-                else "'gap above A below B' is for regressors; give a gap",
+                else "'gap delta D' and 'gap above A below B' are for regressors; give a gap",
                 gap_st or blk.name,
             )
         if threshold:

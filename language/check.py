@@ -308,6 +308,9 @@ def _check_setting(ast: SensAST, st) -> None:
     if isinstance(st, GapSetting) and st.kind == "max":
         if st.value is not None and not (math.isfinite(st.value) and 0 < st.value < 0.5):
             raise ast.error(f"max-gap tolerance {st.value:g} must be in (0, 0.5)", st)
+    elif isinstance(st, GapSetting) and st.kind == "delta":
+        if not (math.isfinite(st.value) and st.value > 0):
+            raise ast.error(f"gap delta {st.value:g} must be a finite number above 0", st)
     elif isinstance(st, GapSetting) and st.kind == "threshold":
         if not (math.isfinite(st.value) and math.isfinite(st.below)):
             raise ast.error("gap above A below B: both must be finite numbers", st)

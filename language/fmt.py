@@ -60,6 +60,17 @@ from .show import (
 BLOCK_WORDS = {QueryBlock: "query", SweepBlock: "sweep", AuditBlock: "audit"}
 
 
+def _fmt_gap(st: GapSetting) -> str:
+    if st.kind == "threshold":
+        return f"gap above {fmt_num(st.value)} below {fmt_num(st.below)}"
+    if st.kind == "delta":
+        way = "" if st.direction is None else f" {st.direction}"
+        return f"gap delta {fmt_num(st.value)}{way}"
+    if st.kind == "max":
+        return "gap max" + ("" if st.value is None else f" tolerance {fmt_num(st.value)}")
+    return f"gap {fmt_num(st.value)}" if st.kind == "prob" else f"gap margin {fmt_num(st.value)}"
+
+
 def _fmt_stmt(st: Node, mode: FormatMode) -> str:
     if isinstance(st, Vary):
         first = fmt_name(st.names[0].text, VARY_WORDS, mode)
@@ -84,13 +95,7 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
             s += f" sample {st.sample}"
         return s
     if isinstance(st, GapSetting):
-        if st.kind == "threshold":
-            return f"gap above {fmt_num(st.value)} below {fmt_num(st.below)}"
-        if st.kind == "max":
-            return "gap max" + ("" if st.value is None else f" tolerance {fmt_num(st.value)}")
-        return (
-            f"gap {fmt_num(st.value)}" if st.kind == "prob" else f"gap margin {fmt_num(st.value)}"
-        )
+        return _fmt_gap(st)
     if isinstance(st, Classes):
         return f"classes {st.c1} -> {st.c2}"
     if isinstance(st, Backend):

@@ -263,6 +263,10 @@ class _Build(Transformer):
     def gap_threshold(self, meta, ch):
         return GapSetting(ch[0].value, "threshold", ch[1].value, pos=_meta_pos(meta))
 
+    def gap_delta(self, meta, ch):
+        direction = str(ch[1]) if len(ch) > 1 else None
+        return GapSetting(ch[0].value, "delta", direction=direction, pos=_meta_pos(meta))
+
     def gap_max(self, meta, ch):
         # the value is the tolerance (None: max gap's default)
         return GapSetting(ch[0].value if ch else None, "max", pos=_meta_pos(meta))

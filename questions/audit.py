@@ -121,6 +121,8 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         message="" if status != UNKNOWN else (ans.note or UNKNOWN_WHY),
         inputs=input_files(ens.inputs, spec.data_source),
     )
+    if spec.target.delta is not None:
+        res.delta = {"at_least": spec.target.delta, "direction": spec.target.direction}
     res.outputs = {"x1": ans.p_row[i].tolist()}
     if status == FLIPPABLE:
         res.witness = {
@@ -130,9 +132,12 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         res.outputs["x2"] = ans.p_x2[i].tolist()
         res.validated = True
         res.stats = {"change": float(ans.change[i])}
+    if ans.reach is not None and not np.isnan(ans.reach[i]).any():
+        res.stats["reach"] = [float(v) for v in ans.reach[i]]
     out = res.to_dict()
     out["row"] = int(row)
-    out["decision"] = int(ans.decision[i])
+    regressor = ens.is_regressor
+    out["decision"] = float(ans.decision[i]) if regressor else int(ans.decision[i])
     return out
 
 
@@ -147,21 +152,27 @@ def frame_from_results(lines: list[dict], vary, extra=None):
         p1, p2 = outs.get("x1") or [], outs.get("x2")
         r = {
             "row": int(d["row"]),
-            "decision": int(d["decision"]),
+            "decision": d["decision"] if "delta" in d else int(d["decision"]),
             "status": to_audit[d["status"]],
             "result_status": d["status"],
             "p_row": float(p1[-1]) if len(p1) == 2 else float(max(p1, default=math.nan)),
             "p_x2": math.nan if p2 is None else float(p2[-1] if len(p2) == 2 else max(p2)),
             "change": float((d.get("stats") or {}).get("change", math.nan)),
         }
+        if "delta" in d:  # a regressor's row: the predictions changing F reaches
+            low, high = (d.get("stats") or {}).get("reach", (math.nan, math.nan))
+            r["reach_low"], r["reach_high"] = float(low), float(high)
         x2 = (d.get("witness") or {}).get("x2") or {}
         for v in vary:
             r[f"x2_{v}"] = x2.get(v)
         rec.append(r)
     cols = ["row", "decision", "status", "result_status", "p_row", "p_x2", "change"]
+    regressor = any("delta" in d for d in lines)
+    if regressor:
+        cols += ["reach_low", "reach_high"]
     df = pd.DataFrame(rec, columns=cols + [f"x2_{v}" for v in vary])
     df["row"] = df["row"].astype("int64")
-    df["decision"] = df["decision"].astype("int64")
+    df["decision"] = df["decision"].astype("float64" if regressor else "int64")
     df["status"] = pd.Categorical(df["status"], categories=list(STATUSES))
     for c in ("p_row", "p_x2", "change"):
         df[c] = df[c].astype("float64")
@@ -179,6 +190,8 @@ def audit(
     gap: float | None = None,
     margin_gap: float | None = None,
     classes=None,
+    delta: float | None = None,
+    direction: str | None = None,
     label: str = "label",
     details=None,
     by=None,
@@ -194,6 +207,10 @@ def audit(
     (sensitive / insensitive / unknown), ``p_row`` and ``p_x2`` (P(class 1), or the top
     class probability for multiclass), ``change`` (the smallest change on F that flips,
     each feature's change over its range; NaN when none) and ``x2_<F>`` (x2's values),
+    and for a regressor (asked ``delta``: x2's prediction at least that far from the
+    row's, ``direction`` up, down or either) ``reach_low`` / ``reach_high``, the lowest
+    and highest prediction changing only F reaches (``decision``, ``p_row`` and ``p_x2``
+    are then predictions),
     plus the ``by`` column when given: a feature, the label or any other column of the
     data (a protected attribute kept out of the model), or a pandas Series / sequence
     with one value per data row.
@@ -208,7 +225,8 @@ def audit(
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
     vary = feature_list(ens, vary, "vary")
-    spec = make_spec(ens, ds, vary, make_target(ens, gap, margin_gap, classes))
+    target = make_target(ens, gap, margin_gap, classes, delta=delta, direction=direction)
+    spec = make_spec(ens, ds, vary, target)
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     lines = []
@@ -264,8 +282,10 @@ def summary(df, by: str | None = None):
     import pandas as pd
 
     groups = [("all", "all", df)]
-    for d, sub in df.groupby("decision", sort=True):
-        groups.append(("decision", f"{d} -> other", sub))
+    # a regressor's "decision" is its prediction: no breakdown by it
+    if df["decision"].dtype.kind in "iu":
+        for d, sub in df.groupby("decision", sort=True):
+            groups.append(("decision", f"{d} -> other", sub))
     if by is not None:
         for v, sub in df.groupby(by, sort=True, dropna=False):
             groups.append((by, str(v), sub))
@@ -296,9 +316,8 @@ def format_summary(table) -> str:
 
 def report_text(ens: Ensemble, spec: AuditSpec, n_rows: int, seconds: float, table) -> str:
     """What an audit prints: a line saying what was asked, then the summary table."""
-    g = spec.target.gap
     head = (
-        f"audit of {ens.source}: vary {spec.label}, {g.kind} gap {g.value:g}, "
+        f"audit of {ens.source}: vary {spec.label}, {spec.target.words()}, "
         f"{n_rows} rows ({seconds:.1f}s)"
     )
     return head + "\n" + format_summary(table)

@@ -106,6 +106,9 @@ def solve_rows(
     """Answer the rows ``ans`` left unknown by solver queries (in place)."""
     if UNKNOWN not in ans.status:
         return
+    if ens.is_regressor:
+        solve_regressor_rows(ens, spec, X, ans, timeout)
+        return
     if ens.n_classes != 2 or ens.n_outputs != 1:
         solve_multiclass_rows(ens, data, spec, X, ans, timeout)
         return
@@ -122,6 +125,34 @@ def solve_rows(
         elif res.status == SENSITIVE and res.validated and res.witness:
             x2 = _witness_row(ens, res.witness[f"x{flipped}"], X[i], spec)
             _accept(ens, spec, ans, i, X[i], x2)
+
+
+def solve_regressor_rows(
+    ens: Ensemble, spec: AuditSpec, X: np.ndarray, ans: RowAnswers, timeout: float
+) -> None:
+    """A regressor's row left unknown: x1 is the row itself, x2 the row outside F, and
+    the pair's predictions at least delta apart in the asked direction (up: x2 above the
+    row). An "insensitive" answer is then a proof that no x2 moves the prediction so far."""
+    F = resolve_features(ens, spec.vary)
+    outside = [f for f in range(ens.n_features) if f not in F]
+    flipped = {"up": "down", "down": "up"}.get(spec.target.direction, "either")
+    for i, s in enumerate(ans.status):
+        if s != UNKNOWN or np.isnan(X[i]).any():
+            continue
+        bounds = _fixed(ens, X[i], range(ens.n_features), 1) + _fixed(ens, X[i], outside, 2)
+        q = Query(
+            vary=tuple(ens.feature_names),
+            delta=spec.target.delta,
+            direction=flipped,
+            name=spec.label,
+            bounds=tuple(bounds),
+            timeout=float(timeout),
+        )
+        res = solve_query(ens, q, deadline=time.time() + timeout)
+        if res.status == INSENSITIVE:
+            ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
+        elif res.status == SENSITIVE and res.validated and res.witness:
+            _accept(ens, spec, ans, i, X[i], _witness_row(ens, res.witness["x2"], X[i], spec))
 
 
 def class_anchors(ens: Ensemble, data: Dataset, target: Target) -> dict[int, tuple | None]:

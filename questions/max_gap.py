@@ -35,14 +35,15 @@ import numpy as np
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.affected import affected_leaves
 from ..compiler.encode import gap_relaxation, resolve_features
-from ..compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble
+from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
-from ..compiler.query import Gap, GapKind, Query, refuse_regressor
+from ..compiler.query import UP, Gap, GapKind, Query
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
 from ..frontends.data import dataset_for
 
-DEFAULT_TOLERANCE = 1e-4  # absolute, in probability
+DEFAULT_TOLERANCE = 1e-4  # absolute, in probability (a regressor's: relative)
+CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search
 # where between the bounds the next gap is asked (0.5: bisection)
 SPLIT = 0.5
@@ -74,7 +75,9 @@ def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
     and for boosted multiclass models (softmax) with the gap a probability ratio between
     two classes (``q.classes``; either may be "any"); a query from the CLI or the API
     (``q``) must not name a gap of its own."""
-    refuse_regressor(ens, "the largest change (max gap)")
+    if ens.is_regressor:
+        _check_change_model(ens, q)
+        return
     if ens.n_outputs > 1:
         if ens.link != SOFTMAX:
             raise InputError(
@@ -93,10 +96,28 @@ def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
         )
 
 
+def _check_change_model(ens: Ensemble, q: Query | None) -> None:
+    """A regressor's largest change f(x1) - f(x2) is searched where predictions are raw
+    scores (the identity link), with no question of its own given."""
+    if ens.link != IDENTITY:
+        raise InputError(
+            f"--max-gap / max_gap on a regressor whose prediction is {ens.link}(raw score): "
+            "not supported yet (the identity link is); ask the threshold form instead"
+        )
+    if q is not None and (q.threshold is not None or q.delta is not None):
+        raise InputError(
+            "--max-gap / max_gap searches the largest change itself: give no delta or "
+            "threshold form (--delta, --above, --below)"
+        )
+
+
 def max_gap_probe(ens: Ensemble, q: Query) -> Query:
     """``q`` checked for a max-gap search (``check_max_gap_model``), at the gap the search
-    starts from (0, or the ratio 1): what a caller resolves up front to check its classes."""
+    starts from (0, the ratio 1, or a regressor's change 0 upwards): what a caller
+    resolves up front to check its classes."""
     check_max_gap_model(ens, q)
+    if ens.is_regressor:
+        return q.with_(delta=0.0, direction=UP)
     return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
 
 
@@ -131,6 +152,8 @@ def score_bound(ens: Ensemble, vary) -> float:
     s = abs(ens.scale)
     hi, lo = b + s * top, b + s * bottom
     relax = gap_relaxation(ens)
+    if ens.is_regressor:  # the largest change f(x1) - f(x2): the affected leaves' spread
+        return s * spread + 2.0 * relax
     if ens.link == LOGISTIC:
         delta = min(hi, -lo, s * spread / 2.0) + relax
         g = 1.0 / (1.0 + math.exp(-delta)) - 0.5 if delta > -700 else -0.5
@@ -141,7 +164,10 @@ def score_bound(ens: Ensemble, vary) -> float:
 
 def achieved_gap(outputs: dict) -> float:
     """The largest gap the replayed pair meets: min(P(x1) - 0.5, 0.5 - P(x2)), rounded
-    down until ``P(x1) >= 0.5 + g`` and ``P(x2) <= 0.5 - g`` hold in floating point."""
+    down until ``P(x1) >= 0.5 + g`` and ``P(x2) <= 0.5 - g`` hold in floating point; for a
+    regressor's pair (one prediction each), the change f(x1) - f(x2)."""
+    if len(outputs["x1"]) == 1:
+        return float(outputs["x1"][0]) - float(outputs["x2"][0])
     p1, p2 = float(outputs["x1"][1]), float(outputs["x2"][1])
     g = min(p1 - 0.5, 0.5 - p2)
     while not (p1 >= 0.5 + g and p2 <= 0.5 - g):
@@ -184,6 +210,9 @@ def max_gap_query(
     tol = check_tolerance(tolerance)
     deadline = deadline if deadline is not None else t0 + q.timeout
     multiclass = ens.n_outputs > 1
+    upper = score_bound(ens, q.vary)
+    if ens.is_regressor:  # the tolerance is relative to how far F can move the prediction
+        tol = tol * upper if upper > 0 else tol
     if q.options.value("box_search") or multiclass:
         boxed = box_largest_gap(ens, q, tol, deadline, log)
         if boxed is not None:
@@ -194,7 +223,7 @@ def max_gap_query(
             "(numeric features without missing values or categories, no bounds or relations "
             "on the inputs, no data-aware mode)"
         )
-    s = _Search(best=None, upper=score_bound(ens, q.vary), steps=[])
+    s = _Search(best=None, upper=upper, steps=[])
     g = tol
     while True:
         res = _step(ens, q, g, s, deadline, memory_mb, log)
@@ -222,7 +251,10 @@ def _step(
 ) -> Result:
     """Ask the check at gap g and fold its answer into the search."""
     left = max(deadline - time.time(), 1e-3)
-    step_q = q.with_(gap=Gap(g, GapKind.PROB), timeout=min(q.timeout, left))
+    if ens.is_regressor:
+        step_q = q.with_(delta=g, direction=UP, timeout=min(q.timeout, left))
+    else:
+        step_q = q.with_(gap=Gap(g, GapKind.PROB), timeout=min(q.timeout, left))
     res = solve_query(
         ens, step_q, deadline=deadline, memory_mb=memory_mb, data=dataset_for(ens, step_q)
     )
@@ -237,7 +269,7 @@ def _step(
         elif s.best is None or a > achieved_gap(s.best.outputs):
             s.best = res
         if a > s.upper and s.upper < s.proved:  # the leaf-value bound was too tight: drop it
-            s.upper = min(0.5, s.proved)
+            s.upper = s.proved if ens.is_regressor else min(0.5, s.proved)
     elif res.status == INSENSITIVE:
         s.proved = min(s.proved, g)
         s.upper = min(s.upper, g)
@@ -254,15 +286,16 @@ def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Res
     """The search's answer: the best witness's result (or the last step's), with the
     bounds as ``max_gap`` and the gap field set to the gap the witness achieves."""
     lower = s.lower
+    kind = gap_kind(ens)
     if lower is not None:
-        bounds = MaxGap(lower, s.upper, tol, s.upper - lower <= tol, len(s.steps))
+        bounds = MaxGap(lower, s.upper, tol, s.upper - lower <= tol, len(s.steps), kind)
     elif last.status == INSENSITIVE:
-        bounds = MaxGap(None, s.upper, tol, True, len(s.steps))
+        bounds = MaxGap(None, s.upper, tol, True, len(s.steps), kind)
     else:
-        bounds = MaxGap(None, s.upper, tol, False, len(s.steps))
+        bounds = MaxGap(None, s.upper, tol, False, len(s.steps), kind)
     base = last if last.status == ERROR or s.best is None else s.best
     gap = lower if lower is not None else s.steps[-1]["gap"]
-    out = replace(base, query=q.label, gap=gap, gap_kind="prob")
+    out = replace(base, query=q.label, gap=gap, gap_kind="prob", delta=None)
     out.max_gap = bounds.to_dict()
     line = max_gap_line(bounds)
     out.message = f"{line}; {out.message}" if out.message else line
@@ -277,8 +310,7 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     on the KeyboardInterrupt as its ``partial_result``."""
     proven = out.proven and (out.lower is None or out.upper - out.lower <= tol)
     lower = None if out.lower is None else shown_gap(ens, out.lower)
-    kind = "ratio" if ens.n_outputs > 1 else "prob"
-    bounds = MaxGap(lower, shown_gap(ens, out.upper), tol, proven, 0, kind, "boxes")
+    bounds = MaxGap(lower, shown_gap(ens, out.upper), tol, proven, 0, gap_kind(ens), "boxes")
     res.gap = lower if lower is not None else shown_gap(ens, tol)
     res.gap_kind = "prob"
     res.max_gap = bounds.to_dict()
@@ -292,10 +324,19 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     return res
 
 
+def gap_kind(ens: Ensemble) -> str:
+    """What a max gap measures: a regressor's change, a multiclass ratio, a probability."""
+    if ens.is_regressor:
+        return CHANGE
+    return "ratio" if ens.n_outputs > 1 else "prob"
+
+
 def max_gap_line(m: MaxGap | dict) -> str:
     """One line for people: the bounds and whether they meet."""
     d = m.to_dict() if isinstance(m, MaxGap) else m
     lo, hi, tol = d["lower"], d["upper"], d["tolerance"]
+    if d.get("kind") == CHANGE:
+        return _change_line(lo, hi, tol, d["proven"])
     if lo is None:
         if d["proven"]:
             return (
@@ -305,6 +346,19 @@ def max_gap_line(m: MaxGap | dict) -> str:
     if d["proven"]:
         return f"max gap {lo:.6g} (proven: no pair reaches {hi:.6g}; tolerance {tol:g})"
     return f"max gap in [{lo:.6g}, {hi:.6g}], not proven (time limit; tolerance {tol:g})"
+
+
+def _change_line(lo: float | None, hi: float, tol: float, proven: bool) -> str:
+    """A regressor's largest change f(x1) - f(x2), in words."""
+    if lo is None:
+        if proven:
+            return f"largest change: none above the tolerance (no pair moves the prediction by {hi:.6g})"
+        return f"largest change: unknown (at most {hi:.6g}; time limit)"
+    if proven:
+        return (
+            f"largest change {lo:.6g} (proven: no pair moves the prediction by more than {hi:.6g})"
+        )
+    return f"largest change in [{lo:.6g}, {hi:.6g}], not proven (time limit; tolerance {tol:.3g})"
 
 
 def max_gap_task(ens: Ensemble, task: tuple[Query, int | None, float]) -> Result:

@@ -198,6 +198,14 @@ def brute_force_witness(ens: Ensemble, query: Query, reps: str = "independent"):
     return X[s * nv + i].copy(), X[s * nv + j].copy()
 
 
+def brute_force_largest_change(ens: Ensemble, vary, reps: str = "independent") -> float:
+    """A regressor's largest change max f(x1) - f(x2) over pairs equal outside ``vary``,
+    by enumerating every threshold cell (the IR's predictions)."""
+    X, ns, nv = cell_grid(ens, vary, reps)
+    pred = ens.predict(X).reshape(ns, nv)
+    return float((pred.max(axis=1) - pred.min(axis=1)).max())
+
+
 def brute_force_sensitive(ens: Ensemble, query: Query, reps: str = "independent") -> bool:
     """Is ``ens`` sensitive for ``query``, by enumerating every threshold interval?"""
     return brute_force_witness(ens, query, reps) is not None

@@ -54,6 +54,20 @@ def add_parser(sub) -> None:
         "(default 1)",
     )
     g.add_argument("--margin-gap", type=number, default=None, metavar="D", help="raw-score gap")
+    g.add_argument(
+        "--delta",
+        type=number,
+        default=None,
+        metavar="D",
+        help="regressors: x2's prediction is at least D from the row's (see --direction)",
+    )
+    p.add_argument(
+        "--direction",
+        choices=("up", "down", "either"),
+        default=None,
+        help="regressors, with --delta: x2's prediction above the row's (up), below (down) "
+        "or either (the default)",
+    )
     p.add_argument(
         "--classes", default=None, metavar="C", help="multiclass: x2 must be class C (default any)"
     )
@@ -119,7 +133,14 @@ def run(args) -> int:
     ds = load_data(args.data, ens, args.label)
     if (note := unused_columns_note(ds)) is not None:
         log(f"note: {note}")
-    spec = make_spec(ens, ds, args.vary, make_target(ens, args.gap, args.margin_gap, args.classes))
+    spec = make_spec(
+        ens,
+        ds,
+        args.vary,
+        make_target(
+            ens, args.gap, args.margin_gap, args.classes, delta=args.delta, direction=args.direction
+        ),
+    )
     by = by_column(ds, ens, args.by, args.label)
     n = ds.n_rows if args.limit is None else min(args.limit, ds.n_rows)
     run_spec = AuditRun(

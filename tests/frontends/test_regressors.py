@@ -185,22 +185,22 @@ def test_regression_link_needs_zero_classes():
         Ensemble(ens.trees, ens.features, n_classes=2, intercept=(0.0,), link=IDENTITY)
 
 
-def test_max_gap_on_a_regressor_is_refused_as_unsupported():
-    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
-    with pytest.raises(InputError, match="regressor"):
+def test_max_gap_on_a_log_link_regressor_is_refused_as_unsupported():
+    ens = treesens.load_model(_xgb_regressor("count:poisson"))
+    with pytest.raises(InputError, match="regressor whose prediction is exp"):
         treesens.max_gap(ens, vary=["f0"])
 
 
-def test_audit_on_a_regressor_is_refused_as_unsupported():
+def test_audit_on_a_regressor_without_delta_is_refused():
     X, y = _data()
     ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
-    with pytest.raises(InputError, match="regressor"):
+    with pytest.raises(InputError, match="regressor: give delta"):
         treesens.audit(ens, X[:5], vary=["f0"])
 
 
-def test_cli_max_gap_on_a_regressor_exits_2_with_one_line(tmp_path):
+def test_cli_max_gap_on_a_log_link_regressor_exits_2_with_one_line(tmp_path):
     path = tmp_path / "r.json"
-    _xgb_regressor("reg:squarederror").save_model(path)
+    _xgb_regressor("count:poisson").save_model(path)
     r = subprocess.run(
         [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(path), "--vary", "f0"]
         + ["--max-gap"],
@@ -337,3 +337,46 @@ def test_sens_threshold_form_answers_a_regressor(tmp_path):
 def test_sens_regressor_without_threshold_form_is_an_error_with_its_place(tmp_path):
     r = _run_sens(tmp_path, "query one {\n  vary f0\n}\n")
     assert r.returncode == 2 and "q.sens:3" in r.stderr and "gap above A below B" in r.stderr
+
+
+def test_sens_delta_answers_a_regressor_in_its_direction(tmp_path):
+    r = _run_sens(tmp_path, "query one {\n  vary f0\n  gap delta 0.5 down\n}\n")
+    assert r.returncode == 0, r.stderr
+    assert '"delta": {"at_least": 0.5, "direction": "down"}' in r.stdout
+    assert '"status": "sensitive"' in r.stdout
+
+
+def test_sens_gap_max_gives_a_regressors_largest_change(tmp_path):
+    r = _run_sens(tmp_path, "query one {\n  vary f0\n  gap max\n}\n")
+    assert r.returncode == 0, r.stderr
+    assert '"kind": "change"' in r.stdout and '"proven": true' in r.stdout
+
+
+def test_sens_delta_on_a_classifier_is_an_error_with_its_place(tmp_path):
+    X, y = _data()
+    xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, y > 0).save_model(tmp_path / "c.json")
+    path = tmp_path / "q.sens"
+    path.write_text('model "c.json"\n\nquery one {\n  vary f0\n  gap delta 1\n}\n')
+    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "run", str(path)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2 and "q.sens:5" in r.stderr and "for regressors" in r.stderr
+
+
+def test_sens_delta_round_trips_through_fmt():
+    from treesens.language import format_sens, parse
+
+    text = 'model "r.json"\n\nquery one {\n  vary f0\n  gap delta 0.5 up\n}\n'
+    assert format_sens(parse(text)) == text
+
+
+def test_sens_audit_block_with_delta_answers_a_regressors_rows(tmp_path):
+    import pandas as pd
+
+    X, y = _data(30)
+    pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=y).to_csv(
+        tmp_path / "rows.csv", index=False
+    )
+    r = _run_sens(tmp_path, 'audit rows {\n  data "rows.csv"\n  vary f0\n  gap delta 0.5\n}\n')
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
+    assert len(lines) == 30 and all('"reach": [' in line for line in lines)

@@ -132,7 +132,7 @@ CASES = {
     "syntax_error": (
         _bc("query q {\n  vary mean_texture\n  gap = 0.2\n}\n"),
         [
-            "{F}:5:7: unexpected '='; expected 'above', 'margin', 'max', a number",
+            "{F}:5:7: unexpected '='; expected 'above', 'delta', 'margin', 'max', a number",
             "  gap = 0.2",
             "      ^",
         ],

@@ -429,7 +429,7 @@ def test_rejected_structure(text, message):
         (HEAD + "query q { vary a }\n}", "'}' without a matching '{'"),
         (
             HEAD + "query q { vary a gap = 0.1 }",
-            "unexpected '='; expected 'above', 'margin', 'max', a number",
+            "unexpected '='; expected 'above', 'delta', 'margin', 'max', a number",
         ),
         (HEAD + "query q { vary a ; }", "unexpected character ';'"),
         (
@@ -463,7 +463,7 @@ def test_rejected_syntax(text, message):
 def test_error_text_is_file_line_col_then_line_then_caret():
     e = err(HEAD + "query q {\n  vary a\n  gap = 0.1\n}\n")
     assert str(e).splitlines() == [
-        "t.sens:4:7: unexpected '='; expected 'above', 'margin', 'max', a number",
+        "t.sens:4:7: unexpected '='; expected 'above', 'delta', 'margin', 'max', a number",
         "  gap = 0.1",
         "      ^",
     ]
