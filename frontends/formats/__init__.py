@@ -5,6 +5,7 @@ the formats. XGBoost is split by form: ``xgboost_native`` (JSON, UBJ via ``ubj``
 binary format, in-memory models), ``xgboost_dump`` (JSON and text tree dumps) and
 ``xgboost_replay`` (the replayer, and Boosters synthesised from the IR). ``lightgbm``
 reads LightGBM's model text and ``dump_model()`` JSON (replayed by ``lightgbm_replay``);
+``catboost`` reads CatBoost's ``.cbm`` and JSON models (replayed by ``catboost_replay``);
 ``sklearn`` reads fitted scikit-learn estimators (skops files, or trusted pickles).
 """
 

@@ -339,6 +339,33 @@ def _width(model: dict, loss: str) -> int:
     return len(names)
 
 
+def _check_class_params(model: dict, n_classes: int) -> None:
+    """catboost indexes with ``class_to_label`` when it predicts (an index out of range
+    crashes the process): it must map each class to a label it has."""
+    params = model.get("model_info", {}).get("class_params")
+    if params is None:
+        return
+    names = params.get("class_names") or []
+    mapping = params.get("class_to_label") or []
+    count = params.get("classes_count", 0)
+    labels = max(len(names), n_classes)
+    if not (
+        isinstance(names, list)
+        and isinstance(mapping, list)
+        and len(mapping) in ((0, n_classes) if n_classes else (0,))
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in mapping)
+        and all(float(v).is_integer() and 0 <= v < labels for v in mapping)
+        and len(set(mapping)) == len(mapping)
+        and isinstance(count, int)
+        and not isinstance(count, bool)
+        and count in (0, n_classes)
+    ):
+        raise ValueError(
+            f"class_params (class_names, class_to_label, classes_count) do not describe "
+            f"{n_classes} classes"
+        )
+
+
 def from_json(model: Any, where: str, replay: tuple[bytes, Any] | None = None) -> Ensemble:
     """The ensemble of a CatBoost JSON model; ``replay``: (its .cbm bytes, the loaded
     catboost model), for the replayer."""
@@ -379,6 +406,7 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
         n_classes, link = width, SOFTMAX
     else:
         n_classes, link = 0, REGRESSION[loss]
+    _check_class_params(model, n_classes)
     replayer = None
     if replay is not None:
         kind = "Exponent" if link == EXP else "RawFormulaVal"

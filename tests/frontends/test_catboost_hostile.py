@@ -8,6 +8,7 @@ format's own checks did not pass."""
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 
 import numpy as np
@@ -189,3 +190,26 @@ def test_cli_exits_2_with_one_line_on_a_broken_cbm(tmp_path, models, content):
     p = run_treesens("check", path, "--vary", "0")
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1 and "m.cbm" in p.stderr
+
+
+def test_a_cbm_without_catboost_installed_says_what_to_install(tmp_path, models, monkeypatch):
+    path = tmp_path / "m.cbm"
+    path.write_bytes(models[0][1])
+    monkeypatch.setitem(sys.modules, "catboost", None)  # import now fails as if absent
+    with pytest.raises(InputError, match=r"needs the catboost package.*treesens\[catboost\]"):
+        treesens.load_model(path)
+
+
+def test_a_class_to_label_out_of_range_is_refused_before_catboost_predicts(tmp_path, models):
+    # catboost loads such a model and crashes the process when it predicts with it
+    model = json.loads(json.dumps(models[1][0]))
+    model["model_info"]["class_params"]["class_to_label"][1] = 2**31
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    with pytest.raises(InputError, match="class_to_label.* do not describe 3 classes"):
+        treesens.load_model(path)
+    resaved = catboost.CatBoost()
+    resaved.load_model(str(path), format="json")  # loading is safe, predicting is not
+    resaved.save_model(str(tmp_path / "m.cbm"))
+    with pytest.raises(InputError, match="do not describe 3 classes"):
+        treesens.load_model(tmp_path / "m.cbm")
