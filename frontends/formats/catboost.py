@@ -463,12 +463,28 @@ def _from_catboost(model: Any, where: str) -> Ensemble:
     return ens
 
 
+def _check_cbm_header(blob: bytes, where: str) -> None:
+    """A .cbm is ``CBM1``, the size of its model core (uint32, little-endian), the core:
+    catboost reads the core's bytes without checking that the file holds them (a cut
+    file makes it read past its buffer, and crash)."""
+    if len(blob) < 8 or blob[:4] != b"CBM1":
+        raise InputError("not a CatBoost model: a .cbm file starts with CBM1", where)
+    size = int.from_bytes(blob[4:8], "little")
+    if size == 0 or 8 + size > len(blob):
+        raise InputError(
+            f"catboost cannot load this model: its core is {size:,} bytes, the file holds "
+            f"{len(blob) - 8:,} after its header (a cut or broken .cbm)",
+            where,
+        )
+
+
 def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
     where = str(path)
     blob = Path(path).read_bytes()
     if blob.lstrip()[:1] == b"{":
         from_json(_read_json(blob, where), where)  # our checks before catboost's reader
         return _from_catboost(model_from_json_file(Path(path), where), where)
+    _check_cbm_header(blob, where)
     return _from_catboost(model_from_bytes(blob, where), where)
 
 

@@ -112,10 +112,19 @@ def test_a_truncated_cbm_is_one_input_error(tmp_path, models, keep):
         treesens.load_model(path)
 
 
+def test_a_cbm_cut_inside_its_core_is_refused_before_catboost_reads_past_it(tmp_path, models):
+    # catboost reads the core size the header states, without checking the file holds it
+    _, blob = models[0]
+    path = tmp_path / "m.cbm"
+    path.write_bytes(blob[:72])
+    with pytest.raises(InputError, match="the file holds 64 after its header"):
+        treesens.load_model(path)
+
+
 def test_random_bytes_with_the_cbm_suffix_are_one_input_error(tmp_path):
     path = tmp_path / "m.cbm"
     path.write_bytes(np.random.default_rng(0).bytes(500))
-    with pytest.raises(InputError, match="catboost cannot load this model"):
+    with pytest.raises(InputError, match="a .cbm file starts with CBM1"):
         treesens.load_model(path)
 
 
