@@ -7,6 +7,9 @@ binary format, in-memory models), ``xgboost_dump`` (JSON and text tree dumps) an
 reads LightGBM's model text and ``dump_model()`` JSON (replayed by ``lightgbm_replay``);
 ``catboost`` reads CatBoost's ``.cbm`` and JSON models (replayed by ``catboost_replay``);
 ``sklearn`` reads fitted scikit-learn estimators (skops files, or trusted pickles).
+``onnx`` reads ONNX tree ensembles (``onnx_operator``: the operator's attributes,
+``onnx_trees``: its trees, ``onnx_scoring``: its classes and link, ``onnx_replay``:
+onnxruntime's predict).
 """
 
 from .base import MAX_FEATURES, LoadOptions, ModelFormat

@@ -208,11 +208,27 @@ def _read_v5(a: dict) -> Operator:
         raise TreeError(f"post_transform {post} or aggregate_function {aggregate} is unknown")
     return Operator(
         op_type=ENSEMBLE,
-        # every tree sees all nodes (a tree reaches only its own)
-        trees=[OnnxTree(f"tree {t}", nodes, r) for t, r in enumerate(roots)],
+        trees=[OnnxTree(f"tree {t}", _reached(nodes, r), r) for t, r in enumerate(roots)],
         n_outputs=n_targets,
         labels=None,
         base_values=(),
         post_transform=_V5_POST[post],
         aggregate=_V5_AGGREGATE[aggregate],
     )
+
+
+def _reached(nodes: dict[int, Node], root: int) -> dict[int, Node]:
+    """The nodes a path from ``root`` reaches (a missing one is named when the tree is
+    built)."""
+    out: dict[int, Node] = {}
+    stack = [root]
+    while stack:
+        key = stack.pop()
+        if key in out or key not in nodes:
+            continue
+        out[key] = nodes[key]
+        if out[key].mode != LEAF:
+            stack += [out[key].true, out[key].false]
+    if root in out:  # the root first
+        out = {root: out.pop(root), **out}
+    return out

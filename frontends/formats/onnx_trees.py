@@ -105,14 +105,13 @@ def _threshold(t: float, less_equal: bool, op: str, float32: bool) -> float:
 class _Builder:
     """Flat IR node arrays, filled in depth-first order."""
 
-    def __init__(self, width: int):
+    def __init__(self):
         self.feature: list[int] = []
         self.threshold: list[float] = []
         self.left: list[int] = []
         self.right: list[int] = []
         self.default_left: list[bool] = []
-        self.values: list[np.ndarray] = []
-        self.width = width
+        self.weights: dict[int, dict[int, float]] = {}  # leaf -> output -> weight
 
     def new(self, feature: int = -1, threshold: float = 0.0, nan_left: bool = False) -> int:
         self.feature.append(feature)
@@ -120,7 +119,6 @@ class _Builder:
         self.left.append(-1)
         self.right.append(-1)
         self.default_left.append(nan_left)
-        self.values.append(np.zeros(self.width))
         return len(self.feature) - 1
 
     def attach(self, parent: int | None, is_left: bool, child: int) -> None:
@@ -130,9 +128,7 @@ class _Builder:
 
 def ir_tree(tree: OnnxTree, op: str, float32: bool, n_features: int, budget: list[int]) -> Tree:
     """The IR tree of one operator tree; ``budget``: IR nodes left (shared by the trees)."""
-    outputs = sorted({o for n in tree.nodes.values() if n.mode == LEAF for o in n.weights})
-    column = {o: j for j, o in enumerate(outputs or [0])}
-    b = _Builder(len(column))
+    b = _Builder()
     # (node key, IR parent, is the parent's left child, depth); a path longer than the
     # tree has nodes goes round a cycle
     stack: list[tuple[int, int | None, bool, int]] = [(tree.root, None, True, 0)]
@@ -149,8 +145,7 @@ def ir_tree(tree: OnnxTree, op: str, float32: bool, n_features: int, budget: lis
             )
         if node.mode == LEAF:
             i = b.new()
-            for o, w in node.weights.items():
-                b.values[i][column[o]] += w
+            b.weights[i] = node.weights
             b.attach(parent, is_left, i)
             continue
         if node.weights:
@@ -183,14 +178,20 @@ def ir_tree(tree: OnnxTree, op: str, float32: bool, n_features: int, budget: lis
         stack += [(no, i, False, d), (yes, i, True, d)]
     budget[0] -= len(b.feature)
     leaf = np.asarray(b.feature) < 0
+    outputs = sorted({o for w in b.weights.values() for o in w}) or [0]
+    column = {o: j for j, o in enumerate(outputs)}
+    value = np.zeros((len(b.feature), len(column)))
+    for i, w in b.weights.items():
+        for o, v in w.items():
+            value[i, column[o]] += v
     return Tree(
         feature=b.feature,
         threshold=np.where(leaf, 0.0, b.threshold),
         left=b.left,
         right=b.right,
         default_left=b.default_left,
-        value=np.stack(b.values),
-        outputs=tuple(column),
+        value=value,
+        outputs=tuple(outputs),
     )
 
 
