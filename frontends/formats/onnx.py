@@ -174,8 +174,7 @@ def _scores_output(model, op_index: int, where: str) -> tuple[str, tuple | None]
 
 
 def _zipmap_labels(node, where: str) -> tuple:
-    from onnx import helper
-
+    helper = import_library("onnx").helper
     for a in node.attribute:
         if a.name in ("classlabels_int64s", "classlabels_strings"):
             v = helper.get_attribute_value(a)

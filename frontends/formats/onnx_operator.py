@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...compiler.errors import UnsupportedModelError
+from ..libraries import import_library
 from .onnx_trees import EQ, GT, GTE, LEAF, LEQ, LT, NEQ, Node, OnnxTree, TreeError
 
 CLASSIFIER, REGRESSOR, ENSEMBLE = "TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble"
@@ -37,8 +38,8 @@ class Operator:
 
 
 def _attributes(node) -> dict:
-    from onnx import helper, numpy_helper
-
+    onnx = import_library("onnx")
+    helper, numpy_helper = onnx.helper, onnx.numpy_helper
     out = {}
     for a in node.attribute:
         v = helper.get_attribute_value(a)
