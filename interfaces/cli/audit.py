@@ -3,6 +3,7 @@ changes, answered exactly row by row, with a summary table (and plot)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -33,15 +34,15 @@ from .common import (
     positive_int,
 )
 
+HELP = "which rows of a data set flip when only some features change"
+DESCRIPTION = """
+For every row r of --data: is there an x2 equal to r outside the --vary features (within their
+bounds) that gets the other decision with the gap? Answered exactly (an x2 checked by the
+library's predict, or a proof by exhaustion).
+"""
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "audit",
-        help="which rows of a data set flip when only some features change",
-        description="For every row r of --data: is there an x2 equal to r outside the --vary "
-        "features (within their bounds) that gets the other decision with the gap? Answered "
-        "exactly (an x2 checked by the library's predict, or a proof by exhaustion).",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     p.add_argument("--vary", required=True, metavar="NAMES", help="comma-separated features F")
     g = p.add_mutually_exclusive_group()
@@ -112,7 +113,6 @@ def add_parser(sub) -> None:
         "dask[=ADDRESS] or ray[=ADDRESS], as for sweep (docs/distributed.md); rows reach "
         "--out as their block ends",
     )
-    p.set_defaults(func=run)
 
 
 def check_outputs(args) -> None:

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from ...backends.registry import BACKENDS, DEFAULT_BACKEND, available, install_hint
 from ...driver.probe import backend_loads
 
+HELP = (
+    "list solver backends and whether they are installed (each tried on a tiny problem "
+    "in its own process)"
+)
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "backends",
-        help="list solver backends and whether they are installed (each tried on a tiny "
-        "problem in its own process)",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:

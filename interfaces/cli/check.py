@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from ...answers.result import INSENSITIVE
@@ -26,14 +27,14 @@ from .common import (
 from .main import START
 from .plot import add_plot_arg, check_plot_arg, write_witness_plot
 
+HELP = "check one query given by flags"
+DESCRIPTION = """
+Can changing only the --vary features flip the model's decision with the given gap? Prints the
+verdict and, if sensitive, a replay-checked pair.
+"""
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "check",
-        help="check one query given by flags",
-        description="Can changing only the --vary features flip the model's decision "
-        "with the given gap? Prints the verdict and, if sensitive, a replay-checked pair.",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     add_query_args(p)
     add_backend_arg(p)
@@ -54,7 +55,6 @@ def add_parser(sub) -> None:
         help="with --certificate: an insensitive answer proved by another solver is "
         "certified by running the box search after the fact",
     )
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:

@@ -20,12 +20,17 @@ from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
 from ...questions.results_log import os_error_text
 
 
+def _converted(text: str, conv, noun: str):
+    """``conv(text)``, or the argparse error that ``text`` is not a ``noun``."""
+    try:
+        return conv(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a {noun}") from None
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1 (threads, megabytes)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _converted(text, int, "whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
     return value
@@ -33,10 +38,7 @@ def positive_int(text: str) -> int:
 
 def number(text: str) -> float:
     """argparse type: a finite number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = _converted(text, float, "number")
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
@@ -44,10 +46,7 @@ def number(text: str) -> float:
 
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = _converted(text, float, "number")
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number")
     return value

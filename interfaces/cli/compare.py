@@ -24,18 +24,17 @@ from .common import (
     query_from_args,
 )
 
+HELP = "solve one query on several backends and compare"
+DESCRIPTION = """
+Compile one query once and solve it on several backends, each in its own worker process: a table
+of status, time, objective and whether the witness replayed. The heuristic is off unless
+--heuristic is given (it would answer for every backend alike). Exit code 1 if the backends
+disagree (or one ended in error).
+"""
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "compare",
-        help="solve one query on several backends and compare",
-        description="Compile one query once and solve it on several backends, each in its own "
-        "worker process: a table of status, time, objective and whether the witness replayed. "
-        "The heuristic is off unless --heuristic is given (it would answer for every backend "
-        "alike). Exit code 1 if the backends disagree (or one ended in error).",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
-    p.set_defaults(func=run)
     add_query_args(p, vary_required=False)
     p.add_argument(
         "--backends",

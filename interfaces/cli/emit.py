@@ -25,14 +25,15 @@ FORMATS = ("smt2", "lp", "mps")
 DEFAULT_BACKEND = {"smt2": "z3", "lp": "highs", "mps": "highs"}
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "emit",
-        help="write the compiled query as SMT-LIB 2, LP or MPS",
-        description="Compile one query and write the constraint problem a backend would solve: "
-        "SMT-LIB 2 (z3), CPLEX LP or free MPS (any MILP solver).",
-        conflict_handler="resolve",
-    )
+HELP = "write the compiled query as SMT-LIB 2, LP or MPS"
+DESCRIPTION = """
+Compile one query and write the constraint problem a backend would solve: SMT-LIB 2 (z3), CPLEX
+LP or free MPS (any MILP solver).
+"""
+CONFLICT_HANDLER = "resolve"  # flags redefined below
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     add_query_args(p, vary_required=False)
     # --format here is the output format; the model's format moves to --model-format
@@ -68,7 +69,6 @@ def add_parser(sub) -> None:
         help="smt2: include the objective as a (maximize/minimize) command (z3's Optimize)",
     )
     add_sens_args(p)
-    p.set_defaults(func=run)
 
 
 def _format(args) -> str:

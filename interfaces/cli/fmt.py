@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from ...language import format_sens, parse_file
 
+HELP = "print a .sens file in canonical form"
+DESCRIPTION = """
+Parse a .sens file and print it back canonically: one statement per line, blocks indented by two
+spaces, numbers and names written one way; comments are kept. Only the syntax is checked (the
+model is not loaded).
+"""
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "fmt",
-        help="print a .sens file in canonical form",
-        description="Parse a .sens file and print it back canonically: one statement per "
-        "line, blocks indented by two spaces, numbers and names written one way; comments "
-        "are kept. Only the syntax is checked (the model is not loaded).",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE.sens")
     p.add_argument("--write", "-w", action="store_true", help="rewrite the file in place")
     p.add_argument(
@@ -24,7 +25,6 @@ def add_parser(sub) -> None:
         help="print nothing on stdout; exit 1, saying so on stderr, if the file is not in "
         "canonical form",
     )
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:

@@ -1,5 +1,7 @@
 """The ``treesens`` command. Each subcommand lives in its own module of this package,
-exposing ``add_parser(subparsers)`` and ``run(args) -> int`` (the exit code)."""
+exposing ``HELP`` (its line in ``treesens --help``), ``DESCRIPTION`` (optional, the head of
+its own ``--help``), ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code);
+:func:`add_command` makes its parser."""
 
 from __future__ import annotations
 
@@ -98,8 +100,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"treesens {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for _, mod in _modules():
-        mod.add_parser(sub)
+    for name, mod in _modules():
+        add_command(sub, name, mod)
+    return p
+
+
+def add_command(sub, name: str, mod) -> argparse.ArgumentParser:
+    """The parser of one subcommand module, its flags, and its ``run`` as ``args.func``."""
+    p = sub.add_parser(
+        name,
+        help=mod.HELP,
+        description=getattr(mod, "DESCRIPTION", None),
+        conflict_handler=getattr(mod, "CONFLICT_HANDLER", "error"),
+    )
+    mod.add_arguments(p)
+    p.set_defaults(func=mod.run)
     return p
 
 

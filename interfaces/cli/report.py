@@ -3,6 +3,7 @@ self-contained HTML page (questions/report.py gathers it, views/report_html.py d
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import sys
 from functools import partial
@@ -14,15 +15,15 @@ from ...views.progress import sweep_progress
 from ...views.report_html import render
 from .common import add_model_args, check_writable, load_from_args, log, number, positive_float
 
+HELP = "an HTML report: features ranked by max gap, protected features checked and audited"
+DESCRIPTION = """
+Rank every feature by its max gap, check each --protected feature globally (with a witness pair
+near the data) and audit the rows of --data by group and by decision; write one self-contained
+HTML page (no network, images inline).
+"""
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "report",
-        help="an HTML report: features ranked by max gap, protected features checked and audited",
-        description="Rank every feature by its max gap, check each --protected feature "
-        "globally (with a witness pair near the data) and audit the rows of --data by group "
-        "and by decision; write one self-contained HTML page (no network, images inline).",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     p.add_argument("--out", required=True, metavar="HTML", help="the report file to write")
     p.add_argument("--features", default=None, metavar="NAMES", help="rank only these")
@@ -58,7 +59,6 @@ def add_parser(sub) -> None:
         "(docs/certificates.md)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress display")
-    p.set_defaults(func=run)
 
 
 def _names(text: str | None) -> list[str] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -13,14 +14,14 @@ from ...questions.executors import parse_executor
 from ..sens_run import audit_report, run_audits, run_queries
 from .common import emit_result, log, number, positive_int
 
+HELP = "run the queries of a .sens file"
+DESCRIPTION = """
+Run every query (and sweep) of a .sens query file, printing one result per query. Exit code 1 if
+any query ended in error, 2 if the file is bad.
+"""
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "run",
-        help="run the queries of a .sens file",
-        description="Run every query (and sweep) of a .sens query file, printing one result "
-        "per query. Exit code 1 if any query ended in error, 2 if the file is bad.",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE.sens", help="the query file (see docs/language.md)")
     p.add_argument(
         "--query",
@@ -61,7 +62,6 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--json", action="store_true", help="print one JSON object per query (JSON Lines)"
     )
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:

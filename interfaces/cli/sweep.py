@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -47,15 +48,15 @@ from .common import (
 )
 from .plot import add_plot_arg, check_plot_arg, write_sweep_plot
 
+HELP = "one query per feature (or per subset of k features) of a model"
+DESCRIPTION = """
+Which features can flip the decision? Streams a result per query as it ends and prints a table
+at the end. With --json, stdout holds a result per query of the sweep, those reused by --resume
+first.
+"""
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "sweep",
-        help="one query per feature (or per subset of k features) of a model",
-        description="Which features can flip the decision? Streams a result per query "
-        "as it ends and prints a table at the end. With --json, stdout holds a result per "
-        "query of the sweep, those reused by --resume first.",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     add_query_args(p, vary_required=False, vary_listed=False)
     add_backend_arg(p)
@@ -111,7 +112,6 @@ def add_parser(sub) -> None:
         help="write the box search's proof of each insensitive answer to DIR/QUERY.json, "
         "for `treesens verify` (docs/certificates.md)",
     )
-    p.set_defaults(func=run)
 
 
 def add_executor_args(p) -> None:

@@ -3,19 +3,20 @@ checker (the ``verify`` package, which shares no code with the compiler or the d
 
 from __future__ import annotations
 
+import argparse
+
 from ...compiler.errors import InputError
 from ...verify import CertificateError, verify_file
 from .common import log
 
+HELP = "re-check a certificate of insensitive (exit 0 valid, 1 invalid)"
+DESCRIPTION = """
+Recompute every bound of a certificate's proof from the model's trees, read through the model's
+own library, and check that its boxes cover the pair space (docs/certificates.md).
+"""
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "verify",
-        help="re-check a certificate of insensitive (exit 0 valid, 1 invalid)",
-        description="Recompute every bound of a certificate's proof from the model's trees, "
-        "read through the model's own library, and check that its boxes cover the pair "
-        "space (docs/certificates.md).",
-    )
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("certificate", help="the certificate (JSON) that check --certificate wrote")
     p.add_argument(
         "--model",
@@ -24,7 +25,6 @@ def add_parser(sub) -> None:
         help="the model file (default: the path the certificate names); its SHA-256 must "
         "match the certificate's",
     )
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:
