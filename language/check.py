@@ -23,79 +23,46 @@ from ..compiler.query import ANY
 from ..driver import is_race
 from ..frontends.load import base_score_problem
 from ..frontends.query_build import parse_passes
-from .ast import (
-    AuditBlock,
-    Backend,
-    Baseline,
-    By,
-    Classes,
-    DataAware,
-    DataDecl,
-    Defaults,
-    DetailsDecl,
-    FeatureDecl,
-    FeatureSet,
-    Fix,
-    GapSetting,
-    GroupsInfer,
-    InRange,
-    Jobs,
-    Limit,
-    ModelDecl,
-    Name,
-    Node,
-    OptionSetting,
-    Out,
-    Passes,
-    Pos,
-    QueryBlock,
-    Ref,
-    Rows,
-    Seed,
-    SensAST,
-    SweepBlock,
-    Text,
-    Threads,
-    Timeout,
-    Vary,
-    VaryAll,
-    VaryEachFeature,
-    VaryEachOf,
-    VarySubsets,
-    Where,
-)
+from . import ast as nodes
 from .show import py_value, show, show_value
 
 SETTING_NAMES = {
-    GapSetting: "gap",
-    Classes: "classes",
-    Backend: "backend",
-    Timeout: "timeout",
-    Threads: "threads",
-    Jobs: "jobs",
-    Seed: "seed",
-    Passes: "passes",
-    Baseline: "passes",  # one or the other
-    DataAware: "data_aware",
+    nodes.GapSetting: "gap",
+    nodes.Classes: "classes",
+    nodes.Backend: "backend",
+    nodes.Timeout: "timeout",
+    nodes.Threads: "threads",
+    nodes.Jobs: "jobs",
+    nodes.Seed: "seed",
+    nodes.Passes: "passes",
+    nodes.Baseline: "passes",  # one or the other
+    nodes.DataAware: "data_aware",
 }
-VARY_TYPES = (Vary, VaryAll, VaryEachFeature, VaryEachOf, VarySubsets)
-AUDIT_ONLY = {Rows: "data", By: "by", Limit: "limit", Out: "out"}
-AUDIT_STATEMENTS = (*VARY_TYPES, GapSetting, Classes, Timeout, Jobs, *AUDIT_ONLY)
-_SWEEP_VARY = (VaryEachFeature, VaryEachOf, VarySubsets)
-_CONSTRAINTS = (Where, Fix)
+VARY_TYPES = (nodes.Vary, nodes.VaryAll, nodes.VaryEachFeature, nodes.VaryEachOf, nodes.VarySubsets)
+AUDIT_ONLY = {nodes.Rows: "data", nodes.By: "by", nodes.Limit: "limit", nodes.Out: "out"}
+AUDIT_STATEMENTS = (
+    *VARY_TYPES,
+    nodes.GapSetting,
+    nodes.Classes,
+    nodes.Timeout,
+    nodes.Jobs,
+    *AUDIT_ONLY,
+)
+_SWEEP_VARY = (nodes.VaryEachFeature, nodes.VaryEachOf, nodes.VarySubsets)
+_CONSTRAINTS = (nodes.Where, nodes.Fix)
 
 
-def check_structure(ast: SensAST) -> None:
-    seen: dict[str, Node] = {}
-    blocks: dict[str, Node] = {}
-    decls: dict[str, Node] = {}
+def check_structure(ast: nodes.SensAST) -> None:
+    seen: dict[str, nodes.Node] = {}
+    blocks: dict[str, nodes.Node] = {}
+    decls: dict[str, nodes.Node] = {}
     for it in ast.items:
         kind = {
-            ModelDecl: "model",
-            DataDecl: "data",
-            DetailsDecl: "features from",
-            Defaults: "defaults",
-            GroupsInfer: "groups infer",
+            nodes.ModelDecl: "model",
+            nodes.DataDecl: "data",
+            nodes.DetailsDecl: "features from",
+            nodes.Defaults: "defaults",
+            nodes.GroupsInfer: "groups infer",
         }.get(type(it))
         if kind is not None:
             if kind in seen:
@@ -105,16 +72,16 @@ def check_structure(ast: SensAST) -> None:
                     it,
                 )
             seen[kind] = it
-        if isinstance(it, ModelDecl) and base_score_problem(it.base_score):
+        if isinstance(it, nodes.ModelDecl) and base_score_problem(it.base_score):
             raise ast.error(
                 f"base_score {it.base_score:g} {base_score_problem(it.base_score)}",
                 it.base_score_pos or it,
             )
-        if isinstance(it, FeatureDecl):
+        if isinstance(it, nodes.FeatureDecl):
             _check_feature_decl(ast, it, decls)
-        if isinstance(it, (Defaults, QueryBlock, SweepBlock, AuditBlock)):
+        if isinstance(it, (nodes.Defaults, nodes.QueryBlock, nodes.SweepBlock, nodes.AuditBlock)):
             _check_block(ast, it)
-        if isinstance(it, (QueryBlock, SweepBlock, AuditBlock)):
+        if isinstance(it, (nodes.QueryBlock, nodes.SweepBlock, nodes.AuditBlock)):
             name = it.name.text
             if not name:
                 raise ast.error("empty query name", it.name)
@@ -125,15 +92,15 @@ def check_structure(ast: SensAST) -> None:
                 )
             blocks[name] = it
     if "model" not in seen:
-        raise ast.error('no model: add a line  model "path/to/model.json"', Pos(1, 1, 1, 1))
+        raise ast.error('no model: add a line  model "path/to/model.json"', nodes.Pos(1, 1, 1, 1))
     if not blocks:
         raise ast.error(
             "no query: add a block  query NAME { vary FEATURE }  (or an audit block)",
-            Pos(1, 1, 1, 1),
+            nodes.Pos(1, 1, 1, 1),
         )
 
 
-def _check_feature_decl(ast: SensAST, d: FeatureDecl, decls: dict) -> None:
+def _check_feature_decl(ast: nodes.SensAST, d: nodes.FeatureDecl, decls: dict) -> None:
     n = d.name.text
     if n in decls:
         raise ast.error(
@@ -158,9 +125,9 @@ def _check_feature_decl(ast: SensAST, d: FeatureDecl, decls: dict) -> None:
         )
 
 
-def _check_audit_statement(ast: SensAST, kind: str, st) -> None:
+def _check_audit_statement(ast: nodes.SensAST, kind: str, st) -> None:
     """Audit settings only in an audit block, and an audit block only with them."""
-    if isinstance(st, Rows) and kind != "audit":
+    if isinstance(st, nodes.Rows) and kind != "audit":
         raise ast.error(
             "'data' in a block names the rows of an audit; the file's data is a line of its "
             'own, outside the blocks (data "train.csv")',
@@ -179,41 +146,41 @@ def _check_audit_statement(ast: SensAST, kind: str, st) -> None:
             "vary, gap, classes, timeout, jobs, data, by, limit and out",
             st,
         )
-    if kind == "audit" and isinstance(st, VARY_TYPES) and not isinstance(st, Vary):
+    if kind == "audit" and isinstance(st, VARY_TYPES) and not isinstance(st, nodes.Vary):
         raise ast.error(
             "an audit varies a list of features (vary A, B); for every feature at once "
             "name them all",
             st,
         )
-    if kind == "audit" and isinstance(st, Classes) and st.c1 != ANY:
+    if kind == "audit" and isinstance(st, nodes.Classes) and st.c1 != ANY:
         raise ast.error(
             f"an audit's x1 is the row itself, whatever its class: write classes any -> {st.c2}",
             st,
         )
-    if isinstance(st, Limit) and st.n < 1:
+    if isinstance(st, nodes.Limit) and st.n < 1:
         raise ast.error("limit must be at least 1", st)
 
 
 def _statement_word(st) -> str:
-    if isinstance(st, Where):
+    if isinstance(st, nodes.Where):
         return "where"
-    if isinstance(st, Fix):
+    if isinstance(st, nodes.Fix):
         return "fix"
-    if isinstance(st, OptionSetting):
+    if isinstance(st, nodes.OptionSetting):
         return "option"
     return SETTING_NAMES.get(type(st), type(st).__name__.lower())
 
 
-def _check_block(ast: SensAST, blk) -> None:
+def _check_block(ast: nodes.SensAST, blk) -> None:
     kind = {
-        Defaults: "defaults",
-        QueryBlock: "query",
-        SweepBlock: "sweep",
-        AuditBlock: "audit",
+        nodes.Defaults: "defaults",
+        nodes.QueryBlock: "query",
+        nodes.SweepBlock: "sweep",
+        nodes.AuditBlock: "audit",
     }[type(blk)]
-    where_first: dict[str, Node] = {}
+    where_first: dict[str, nodes.Node] = {}
     vary = None
-    opts: dict[str, Node] = {}
+    opts: dict[str, nodes.Node] = {}
     for st in blk.body:
         _check_audit_statement(ast, kind, st)
         if isinstance(st, VARY_TYPES):
@@ -225,7 +192,7 @@ def _check_block(ast: SensAST, blk) -> None:
                 )
             vary = st
             if kind == "query" and isinstance(st, _SWEEP_VARY):
-                word = "each" if not isinstance(st, VarySubsets) else "subsets"
+                word = "each" if not isinstance(st, nodes.VarySubsets) else "subsets"
                 raise ast.error(
                     f"'vary {word} ...' makes several queries: write it in a sweep block "
                     f"(sweep {blk.name.text} {{ ... }})",
@@ -239,7 +206,7 @@ def _check_block(ast: SensAST, blk) -> None:
                 )
             _check_vary(ast, st)
             continue
-        if isinstance(st, Jobs) and kind == "query":
+        if isinstance(st, nodes.Jobs) and kind == "query":
             raise ast.error(
                 "'jobs' sets how many queries of a sweep run at once: write it in a sweep "
                 "or in defaults, not in a query",
@@ -255,30 +222,30 @@ def _check_block(ast: SensAST, blk) -> None:
                 )
             where_first[key] = st
             _check_setting(ast, st)
-        elif isinstance(st, OptionSetting):
+        elif isinstance(st, nodes.OptionSetting):
             if st.name in opts:
                 raise ast.error(f"option {st.name!r} is set twice in this {kind}", st)
             opts[st.name] = st
-        elif isinstance(st, Where):
+        elif isinstance(st, nodes.Where):
             for c in st.items:
                 _check_constraint(ast, c)
-        elif isinstance(st, Fix):
+        elif isinstance(st, nodes.Fix):
             pass
     if kind != "defaults" and vary is None:
         hint = "vary each feature" if kind == "sweep" else "vary FEATURE[, FEATURE...]"
         raise ast.error(f"{kind} {blk.name.text!r} has no 'vary' ({hint})", blk.name)
 
 
-def _check_vary(ast: SensAST, st) -> None:
-    names: list[Name] = []
-    if isinstance(st, Vary):
+def _check_vary(ast: nodes.SensAST, st) -> None:
+    names: list[nodes.Name] = []
+    if isinstance(st, nodes.Vary):
         names = list(st.names)
-    elif isinstance(st, VaryEachOf):
+    elif isinstance(st, nodes.VaryEachOf):
         for it in st.items:
-            names += list(it.names) if isinstance(it, FeatureSet) else [it]
-            if isinstance(it, FeatureSet):
+            names += list(it.names) if isinstance(it, nodes.FeatureSet) else [it]
+            if isinstance(it, nodes.FeatureSet):
                 _no_dups(ast, it.names)
-    elif isinstance(st, VarySubsets):
+    elif isinstance(st, nodes.VarySubsets):
         if st.k < 1:
             raise ast.error("subsets of 0 features: k must be at least 1", st)
         if st.sample is not None and st.sample < 1:
@@ -292,11 +259,11 @@ def _check_vary(ast: SensAST, st) -> None:
                     f"subsets of {st.k} from a list of {len(st.pool)} features: there are none", st
                 )
         return
-    if isinstance(st, Vary):
+    if isinstance(st, nodes.Vary):
         _no_dups(ast, names)
 
 
-def _no_dups(ast: SensAST, names) -> None:
+def _no_dups(ast: nodes.SensAST, names) -> None:
     seen = set()
     for n in names:
         if n.text in seen:
@@ -304,25 +271,25 @@ def _no_dups(ast: SensAST, names) -> None:
         seen.add(n.text)
 
 
-def _check_setting(ast: SensAST, st) -> None:
-    if isinstance(st, GapSetting) and st.kind == "max":
+def _check_setting(ast: nodes.SensAST, st) -> None:
+    if isinstance(st, nodes.GapSetting) and st.kind == "max":
         if st.value is not None and not (math.isfinite(st.value) and 0 < st.value < 0.5):
             raise ast.error(f"max-gap tolerance {st.value:g} must be in (0, 0.5)", st)
-    elif isinstance(st, GapSetting) and st.kind == "delta":
+    elif isinstance(st, nodes.GapSetting) and st.kind == "delta":
         if not (math.isfinite(st.value) and st.value > 0):
             raise ast.error(f"gap delta {st.value:g} must be a finite number above 0", st)
-    elif isinstance(st, GapSetting) and st.kind == "threshold":
+    elif isinstance(st, nodes.GapSetting) and st.kind == "threshold":
         if not (math.isfinite(st.value) and math.isfinite(st.below)):
             raise ast.error("gap above A below B: both must be finite numbers", st)
-    elif isinstance(st, GapSetting):
+    elif isinstance(st, nodes.GapSetting):
         if not math.isfinite(st.value):
             raise ast.error(f"gap {st.value:g} is not a finite number", st)
         if st.value < 0:
             raise ast.error(f"gap {st.value:g} must be >= 0", st)
-    elif isinstance(st, Classes):
+    elif isinstance(st, nodes.Classes):
         if st.c1 != ANY and st.c1 == st.c2:
             raise ast.error(f"classes must differ (got {st.c1} twice)", st)
-    elif isinstance(st, Backend):
+    elif isinstance(st, nodes.Backend):
         for i, b in enumerate(st.names):
             if b not in BACKENDS and not is_race(b):
                 raise ast.error(
@@ -330,28 +297,28 @@ def _check_setting(ast: SensAST, st) -> None:
                 )
             if b in st.names[:i]:
                 raise ast.error(f"backend {b!r} listed twice", st)
-    elif isinstance(st, Timeout):
+    elif isinstance(st, nodes.Timeout):
         if timeout_problem(st.seconds):
             raise ast.error(f"timeout {timeout_problem(st.seconds)}", st)
-    elif isinstance(st, Threads):
+    elif isinstance(st, nodes.Threads):
         if st.n < 1:
             raise ast.error("threads must be at least 1", st)
-    elif isinstance(st, Jobs):
+    elif isinstance(st, nodes.Jobs):
         if st.n < 1:
             raise ast.error("jobs must be at least 1", st)
-    elif isinstance(st, Passes):
+    elif isinstance(st, nodes.Passes):
         try:
             parse_passes(",".join(st.items))
         except InputError as e:
             raise ast.error(e.message, st) from None
-    elif isinstance(st, Baseline):
+    elif isinstance(st, nodes.Baseline):
         if st.name.lower() != "kant":
             raise ast.error(f"unknown baseline {st.name!r} (known: kant)", st)
-    elif isinstance(st, DataAware):
+    elif isinstance(st, nodes.DataAware):
         _check_data_aware(ast, st)
 
 
-def _check_data_aware(ast: SensAST, st: DataAware) -> None:
+def _check_data_aware(ast: nodes.SensAST, st: nodes.DataAware) -> None:
     if st.mode not in MODE_NAMES:
         raise ast.error(
             f"unknown data-aware mode {st.mode!r}{closest(st.mode, MODE_NAMES)}; "
@@ -382,8 +349,8 @@ def _check_data_aware(ast: SensAST, st: DataAware) -> None:
         seen.add(p.name)
 
 
-def _check_constraint(ast: SensAST, c) -> None:
-    if isinstance(c, InRange):
+def _check_constraint(ast: nodes.SensAST, c) -> None:
+    if isinstance(c, nodes.InRange):
         if math.isnan(c.lo.value) or math.isnan(c.hi.value) or c.lo.value > c.hi.value:
             raise ast.error(
                 f"empty range [{c.lo.value:g}, {c.hi.value:g}]: the lower end is above the upper", c
@@ -396,7 +363,7 @@ def _check_constraint(ast: SensAST, c) -> None:
                 "feature (x1.NAME, x2.NAME or NAME)",
                 a,
             )
-        if isinstance(a, Ref) and isinstance(b, Ref):
+        if isinstance(a, nodes.Ref) and isinstance(b, nodes.Ref):
             if a.copy is None or b.copy is None:
                 raise ast.error(
                     f"a relation compares x1 with x2: write x1.{a.name.text} {op} x2.{b.name.text}",
@@ -415,7 +382,7 @@ def _check_constraint(ast: SensAST, c) -> None:
 
 
 def _is_featureish(x) -> bool:
-    return isinstance(x, (Ref, Text))
+    return isinstance(x, (nodes.Ref, nodes.Text))
 
 
 def _sens_option_names() -> tuple[str, ...]:
@@ -440,15 +407,15 @@ def _elsewhere(name: str) -> str | None:
     return spec.why_not_in_sens
 
 
-def check_options(ast: SensAST) -> None:
+def check_options(ast: nodes.SensAST) -> None:
     """``option NAME = VALUE`` sets one of the Query.options the compiler reads; any other
     name would be ignored (a typo, or an option that has its own statement)."""
     known = _sens_option_names()
     for blk in ast.items:
-        if not isinstance(blk, (Defaults, QueryBlock, SweepBlock)):
+        if not isinstance(blk, (nodes.Defaults, nodes.QueryBlock, nodes.SweepBlock)):
             continue
         for st in blk.body:
-            if not isinstance(st, OptionSetting):
+            if not isinstance(st, nodes.OptionSetting):
                 continue
             why = _elsewhere(st.name)
             if why is not None:

@@ -4,43 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .ast import (
-    AuditBlock,
-    Backend,
-    Baseline,
-    By,
-    Classes,
-    DataAware,
-    DataDecl,
-    Defaults,
-    DetailsDecl,
-    FeatureDecl,
-    FeatureSet,
-    Fix,
-    GapSetting,
-    GroupDecl,
-    GroupsInfer,
-    Jobs,
-    Limit,
-    ModelDecl,
-    Node,
-    OptionSetting,
-    Out,
-    Passes,
-    QueryBlock,
-    Rows,
-    Seed,
-    SensAST,
-    SweepBlock,
-    Threads,
-    Timeout,
-    Vary,
-    VaryAll,
-    VaryEachFeature,
-    VaryEachOf,
-    VarySubsets,
-    Where,
-)
+from . import ast as nodes
 from .errors import SensError
 from .parse import parse
 from .show import (
@@ -57,10 +21,10 @@ from .show import (
     show_value,
 )
 
-BLOCK_WORDS = {QueryBlock: "query", SweepBlock: "sweep", AuditBlock: "audit"}
+BLOCK_WORDS = {nodes.QueryBlock: "query", nodes.SweepBlock: "sweep", nodes.AuditBlock: "audit"}
 
 
-def _fmt_gap(st: GapSetting) -> str:
+def _fmt_gap(st: nodes.GapSetting) -> str:
     if st.kind == "threshold":
         return f"gap above {fmt_num(st.value)} below {fmt_num(st.below)}"
     if st.kind == "delta":
@@ -71,61 +35,61 @@ def _fmt_gap(st: GapSetting) -> str:
     return f"gap {fmt_num(st.value)}" if st.kind == "prob" else f"gap margin {fmt_num(st.value)}"
 
 
-def _fmt_stmt(st: Node, mode: FormatMode) -> str:
-    if isinstance(st, Vary):
+def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
+    if isinstance(st, nodes.Vary):
         first = fmt_name(st.names[0].text, VARY_WORDS, mode)
         return "vary " + ", ".join([first] + [fmt_name(n.text, mode=mode) for n in st.names[1:]])
-    if isinstance(st, VaryAll):
+    if isinstance(st, nodes.VaryAll):
         return "vary all"
-    if isinstance(st, VaryEachFeature):
+    if isinstance(st, nodes.VaryEachFeature):
         return "vary each feature"
-    if isinstance(st, VaryEachOf):
+    if isinstance(st, nodes.VaryEachOf):
         items = [
             ("{" + fmt_names(i.names, mode) + "}")
-            if isinstance(i, FeatureSet)
+            if isinstance(i, nodes.FeatureSet)
             else fmt_name(i.text, mode=mode)
             for i in st.items
         ]
         return "vary each of " + ", ".join(items)
-    if isinstance(st, VarySubsets):
+    if isinstance(st, nodes.VarySubsets):
         s = f"vary subsets of {st.k}"
         if st.pool is not None:
             s += f" from {fmt_names(st.pool, mode)}"
         if st.sample is not None:
             s += f" sample {st.sample}"
         return s
-    if isinstance(st, GapSetting):
+    if isinstance(st, nodes.GapSetting):
         return _fmt_gap(st)
-    if isinstance(st, Classes):
+    if isinstance(st, nodes.Classes):
         return f"classes {st.c1} -> {st.c2}"
-    if isinstance(st, Backend):
+    if isinstance(st, nodes.Backend):
         return "backend " + ", ".join(fmt_name(b, mode=mode) for b in st.names)
-    if isinstance(st, Timeout):
+    if isinstance(st, nodes.Timeout):
         return f"timeout {fmt_duration(st.seconds)}"
-    if isinstance(st, Threads):
+    if isinstance(st, nodes.Threads):
         return f"threads {st.n}"
-    if isinstance(st, Jobs):
+    if isinstance(st, nodes.Jobs):
         return f"jobs {st.n}"
-    if isinstance(st, Seed):
+    if isinstance(st, nodes.Seed):
         return f"seed {st.n}"
-    if isinstance(st, Passes):
+    if isinstance(st, nodes.Passes):
         return "passes " + ", ".join(st.items)
-    if isinstance(st, Baseline):
+    if isinstance(st, nodes.Baseline):
         return f"baseline {fmt_name(st.name, mode=mode)}"
-    if isinstance(st, DataAware):
+    if isinstance(st, nodes.DataAware):
         s = f"data_aware {st.mode}"
         if st.params:
             s += " " + ", ".join(
                 f"{fmt_name(p.name, mode=mode)} = {show_value(p.value)}" for p in st.params
             )
         return s
-    if isinstance(st, OptionSetting):
+    if isinstance(st, nodes.OptionSetting):
         return f"option {fmt_name(st.name, mode=mode)} = {show_value(st.value)}"
-    if isinstance(st, Where):
+    if isinstance(st, nodes.Where):
         return "where " + " and ".join(fmt_constraint(c, mode) for c in st.items)
-    if isinstance(st, Fix):
+    if isinstance(st, nodes.Fix):
         return f"fix {fmt_ref(st.ref, mode=mode)} = {show_value(st.value)}"
-    if isinstance(st, ModelDecl):
+    if isinstance(st, nodes.ModelDecl):
         s = f"model {json.dumps(st.path.value, ensure_ascii=False)}"
         if st.format is not None:
             s += f" format {fmt_name(st.format, mode=mode)}"
@@ -134,18 +98,18 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
         if st.trust_pickle:
             s += " trust_pickle"
         return s
-    if isinstance(st, DataDecl):
+    if isinstance(st, nodes.DataDecl):
         s = f"data {json.dumps(st.path.value, ensure_ascii=False)}"
         if st.label is not None:
             s += f" label {fmt_name(st.label, mode=mode)}"
         return s
-    if isinstance(st, (Rows, By, Limit, Out)):
+    if isinstance(st, (nodes.Rows, nodes.By, nodes.Limit, nodes.Out)):
         return _fmt_audit_stmt(st, mode)
-    if isinstance(st, DetailsDecl):
+    if isinstance(st, nodes.DetailsDecl):
         return f"features from {json.dumps(st.path.value, ensure_ascii=False)}"
-    if isinstance(st, (GroupDecl, GroupsInfer)):
+    if isinstance(st, (nodes.GroupDecl, nodes.GroupsInfer)):
         return _fmt_group(st, mode)
-    if isinstance(st, FeatureDecl):
+    if isinstance(st, nodes.FeatureDecl):
         s = f"feature {fmt_name(st.name.text, mode=mode)}"
         if st.kind is not None:
             s += f": {st.kind}"
@@ -157,21 +121,21 @@ def _fmt_stmt(st: Node, mode: FormatMode) -> str:
     raise TypeError(f"cannot format {st!r}")
 
 
-def _fmt_audit_stmt(st: Node, mode: FormatMode) -> str:
+def _fmt_audit_stmt(st: nodes.Node, mode: FormatMode) -> str:
     """The statements only an audit block has."""
-    if isinstance(st, Rows):
+    if isinstance(st, nodes.Rows):
         s = f"data {json.dumps(st.path.value, ensure_ascii=False)}"
         if st.label is not None:
             s += f" label {fmt_name(st.label, mode=mode)}"
         return s
-    if isinstance(st, By):
+    if isinstance(st, nodes.By):
         return f"by {fmt_name(st.name.text, mode=mode)}"
-    if isinstance(st, Limit):
+    if isinstance(st, nodes.Limit):
         return f"limit {st.n}"
     return f"out {json.dumps(st.path.value, ensure_ascii=False)}"
 
 
-def format_sens(ast: SensAST, indent: str = "  ") -> str:
+def format_sens(ast: nodes.SensAST, indent: str = "  ") -> str:
     """The canonical text of a file: one statement per line, blocks indented, names and
     numbers written one way, comments kept, single blank lines kept (runs of them
     collapsed) and one blank line around every top-level block."""
@@ -183,7 +147,7 @@ def format_sens(ast: SensAST, indent: str = "  ") -> str:
     return text if same else _format(ast, indent, CONSERVATIVE)
 
 
-def _format(ast: SensAST, indent: str, mode: FormatMode) -> str:
+def _format(ast: nodes.SensAST, indent: str, mode: FormatMode) -> str:
     comments = sorted(ast.comments, key=lambda c: (c.line, c.column))
     src = ast.source.splitlines()
     out: list[str] = []
@@ -221,7 +185,9 @@ def _format(ast: SensAST, indent: str, mode: FormatMode) -> str:
 
     prev_block = False
     for i, it in enumerate(ast.items):
-        is_block = isinstance(it, (Defaults, QueryBlock, SweepBlock, AuditBlock))
+        is_block = isinstance(
+            it, (nodes.Defaults, nodes.QueryBlock, nodes.SweepBlock, nodes.AuditBlock)
+        )
         force = i > 0 and (is_block or prev_block)
         prev_block = is_block
         line = it.pos.line if it.pos else 0
@@ -235,7 +201,7 @@ def _format(ast: SensAST, indent: str, mode: FormatMode) -> str:
             continue
         head = (
             "defaults"
-            if isinstance(it, Defaults)
+            if isinstance(it, nodes.Defaults)
             else f"{BLOCK_WORDS[type(it)]} {fmt_name(it.name.text, mode=mode)}"
         )
         emit(line, head + " {" + trailing(line), force)
@@ -255,7 +221,7 @@ def _format(ast: SensAST, indent: str, mode: FormatMode) -> str:
 
 
 def _fmt_group(st, mode: str) -> str:
-    if isinstance(st, GroupsInfer):
+    if isinstance(st, nodes.GroupsInfer):
         return "groups infer"
     s = f"group {fmt_name(st.name.text, mode=mode)} = " + ", ".join(
         fmt_name(c.text, mode=mode) for c in st.columns

@@ -16,67 +16,20 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 from ..compiler.errors import InputError
 from ..compiler.options import MODE_ALIASES
 from ..compiler.query import ANY
-from .ast import (
-    AuditBlock,
-    Backend,
-    Baseline,
-    Bool,
-    By,
-    Classes,
-    Comment,
-    Compare,
-    DataAware,
-    DataDecl,
-    Defaults,
-    DetailsDecl,
-    FeatureDecl,
-    FeatureSet,
-    Fix,
-    GapSetting,
-    GroupDecl,
-    GroupsInfer,
-    InRange,
-    Jobs,
-    Limit,
-    ModelDecl,
-    Name,
-    Num,
-    OptionSetting,
-    Out,
-    Param,
-    Passes,
-    Pos,
-    QueryBlock,
-    Ref,
-    Rows,
-    Seed,
-    SensAST,
-    Str,
-    SweepBlock,
-    Text,
-    Threads,
-    Timeout,
-    Vary,
-    VaryAll,
-    VaryEachFeature,
-    VaryEachOf,
-    VarySubsets,
-    Where,
-    Word,
-)
+from . import ast as nodes
 from .check import check_structure
 from .errors import SensError, located
 from .grammar import TOP_KEYWORDS, parser
 
 
-def _tok_pos(tok) -> Pos:
-    return Pos(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column)
+def _tok_pos(tok) -> nodes.Pos:
+    return nodes.Pos(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column)
 
 
-def _meta_pos(meta) -> Pos | None:
+def _meta_pos(meta) -> nodes.Pos | None:
     if getattr(meta, "empty", True):
         return None
-    return Pos(meta.line, meta.column, meta.end_line, meta.end_column)
+    return nodes.Pos(meta.line, meta.column, meta.end_line, meta.end_column)
 
 
 def _unquote(tok) -> str:
@@ -106,32 +59,32 @@ class _Build(Transformer):
     def name(self, meta, ch):
         tok = ch[0]
         text = _unquote(tok) if tok.type == "STRING" else str(tok)
-        return Name(text, pos=_tok_pos(tok))
+        return nodes.Name(text, pos=_tok_pos(tok))
 
     def string(self, meta, ch):
-        return Str(_unquote(ch[0]), pos=_tok_pos(ch[0]))
+        return nodes.Str(_unquote(ch[0]), pos=_tok_pos(ch[0]))
 
     def number(self, meta, ch):
-        return Num(float(ch[0]), pos=_tok_pos(ch[0]))
+        return nodes.Num(float(ch[0]), pos=_tok_pos(ch[0]))
 
     def text(self, meta, ch):
-        return Text(_unquote(ch[0]), pos=_tok_pos(ch[0]))
+        return nodes.Text(_unquote(ch[0]), pos=_tok_pos(ch[0]))
 
     def boolean(self, meta, ch):
-        return Bool(str(ch[0]) == "true", pos=_tok_pos(ch[0]))
+        return nodes.Bool(str(ch[0]) == "true", pos=_tok_pos(ch[0]))
 
     def word(self, meta, ch):
-        return Word(str(ch[0]), pos=_tok_pos(ch[0]))
+        return nodes.Word(str(ch[0]), pos=_tok_pos(ch[0]))
 
     def copy_ref(self, meta, ch):
-        return Ref(ch[1], int(str(ch[0])[1]), pos=_tok_pos(ch[0]))
+        return nodes.Ref(ch[1], int(str(ch[0])[1]), pos=_tok_pos(ch[0]))
 
     def plain_ref(self, meta, ch):
-        return Ref(Name(str(ch[0]), pos=_tok_pos(ch[0])), None, pos=_tok_pos(ch[0]))
+        return nodes.Ref(nodes.Name(str(ch[0]), pos=_tok_pos(ch[0])), None, pos=_tok_pos(ch[0]))
 
     def ref(self, meta, ch):
         x = ch[0]
-        return x if isinstance(x, Ref) else Ref(x, None, pos=x.pos)
+        return x if isinstance(x, nodes.Ref) else nodes.Ref(x, None, pos=x.pos)
 
     # ---- top level ----
     def model(self, meta, ch):
@@ -144,7 +97,7 @@ class _Build(Transformer):
                 trust = True
             else:
                 base, bpos = c[1], c[2]
-        return ModelDecl(
+        return nodes.ModelDecl(
             ch[0],
             fmt,
             base,
@@ -164,10 +117,10 @@ class _Build(Transformer):
         return ("trust_pickle", True, _meta_pos(meta))
 
     def data(self, meta, ch):
-        return DataDecl(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
+        return nodes.DataDecl(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
 
     def details(self, meta, ch):
-        return DetailsDecl(ch[0], pos=_meta_pos(meta))
+        return nodes.DetailsDecl(ch[0], pos=_meta_pos(meta))
 
     def feature_decl(self, meta, ch):
         kind = lo = hi = cats = None
@@ -178,13 +131,13 @@ class _Build(Transformer):
                 lo, hi = c[1], c[2]
             else:
                 cats = c[1]
-        return FeatureDecl(ch[0], kind, lo, hi, cats, pos=_meta_pos(meta))
+        return nodes.FeatureDecl(ch[0], kind, lo, hi, cats, pos=_meta_pos(meta))
 
     def group_decl(self, meta, ch):
-        return GroupDecl(ch[0], ch[1], ch[2] if len(ch) > 2 else None, pos=_meta_pos(meta))
+        return nodes.GroupDecl(ch[0], ch[1], ch[2] if len(ch) > 2 else None, pos=_meta_pos(meta))
 
     def groups_infer(self, meta, ch):
-        return GroupsInfer(pos=_meta_pos(meta))
+        return nodes.GroupsInfer(pos=_meta_pos(meta))
 
     def range(self, meta, ch):
         return ("range", ch[0].value, ch[1].value)
@@ -194,51 +147,51 @@ class _Build(Transformer):
 
     # ---- blocks ----
     def defaults(self, meta, ch):
-        return Defaults(tuple(ch), pos=_meta_pos(meta))
+        return nodes.Defaults(tuple(ch), pos=_meta_pos(meta))
 
     def query(self, meta, ch):
-        return QueryBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+        return nodes.QueryBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
 
     def sweep(self, meta, ch):
-        return SweepBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+        return nodes.SweepBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
 
     def audit(self, meta, ch):
-        return AuditBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+        return nodes.AuditBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
 
     # ---- audit settings ----
     def rows(self, meta, ch):
-        return Rows(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
+        return nodes.Rows(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
 
     def by(self, meta, ch):
-        return By(ch[0], pos=_meta_pos(meta))
+        return nodes.By(ch[0], pos=_meta_pos(meta))
 
     def limit(self, meta, ch):
-        return Limit(int(ch[0]), pos=_meta_pos(meta))
+        return nodes.Limit(int(ch[0]), pos=_meta_pos(meta))
 
     def out(self, meta, ch):
-        return Out(ch[0], pos=_meta_pos(meta))
+        return nodes.Out(ch[0], pos=_meta_pos(meta))
 
     # ---- vary ----
     def name_list(self, meta, ch):
         return tuple(ch)
 
     def vary_list(self, meta, ch):
-        return Vary(ch[0], pos=_meta_pos(meta))
+        return nodes.Vary(ch[0], pos=_meta_pos(meta))
 
     def vary_all(self, meta, ch):
-        return VaryAll(pos=_meta_pos(meta))
+        return nodes.VaryAll(pos=_meta_pos(meta))
 
     def vary_each_feature(self, meta, ch):
-        return VaryEachFeature(pos=_meta_pos(meta))
+        return nodes.VaryEachFeature(pos=_meta_pos(meta))
 
     def feature_set(self, meta, ch):
-        return FeatureSet(ch[0], pos=_meta_pos(meta))
+        return nodes.FeatureSet(ch[0], pos=_meta_pos(meta))
 
     def set_list(self, meta, ch):
         return tuple(ch)
 
     def vary_each_of(self, meta, ch):
-        return VaryEachOf(ch[0], pos=_meta_pos(meta))
+        return nodes.VaryEachOf(ch[0], pos=_meta_pos(meta))
 
     def sample(self, meta, ch):
         return ("sample", int(ch[0]))
@@ -251,76 +204,76 @@ class _Build(Transformer):
                 sample = c[1]
             else:
                 pool = c
-        return VarySubsets(k, pool, sample, pos=_meta_pos(meta))
+        return nodes.VarySubsets(k, pool, sample, pos=_meta_pos(meta))
 
     # ---- settings ----
     def gap_prob(self, meta, ch):
-        return GapSetting(ch[0].value, "prob", pos=_meta_pos(meta))
+        return nodes.GapSetting(ch[0].value, "prob", pos=_meta_pos(meta))
 
     def gap_margin(self, meta, ch):
-        return GapSetting(ch[0].value, "margin", pos=_meta_pos(meta))
+        return nodes.GapSetting(ch[0].value, "margin", pos=_meta_pos(meta))
 
     def gap_threshold(self, meta, ch):
-        return GapSetting(ch[0].value, "threshold", ch[1].value, pos=_meta_pos(meta))
+        return nodes.GapSetting(ch[0].value, "threshold", ch[1].value, pos=_meta_pos(meta))
 
     def gap_delta(self, meta, ch):
         direction = str(ch[1]) if len(ch) > 1 else None
-        return GapSetting(ch[0].value, "delta", direction=direction, pos=_meta_pos(meta))
+        return nodes.GapSetting(ch[0].value, "delta", direction=direction, pos=_meta_pos(meta))
 
     def gap_max(self, meta, ch):
         # the value is the tolerance (None: max gap's default)
-        return GapSetting(ch[0].value if ch else None, "max", pos=_meta_pos(meta))
+        return nodes.GapSetting(ch[0].value if ch else None, "max", pos=_meta_pos(meta))
 
     def class_(self, meta, ch):
         s = str(ch[0])
         return ANY if s == "any" else int(s)
 
     def classes(self, meta, ch):
-        return Classes(ch[0], ch[1], pos=_meta_pos(meta))
+        return nodes.Classes(ch[0], ch[1], pos=_meta_pos(meta))
 
     def backend(self, meta, ch):
-        return Backend(tuple(n.text for n in ch), pos=_meta_pos(meta))
+        return nodes.Backend(tuple(n.text for n in ch), pos=_meta_pos(meta))
 
     def timeout(self, meta, ch):
-        return Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
+        return nodes.Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
 
     def threads(self, meta, ch):
-        return Threads(int(ch[0]), pos=_meta_pos(meta))
+        return nodes.Threads(int(ch[0]), pos=_meta_pos(meta))
 
     def jobs(self, meta, ch):
-        return Jobs(int(ch[0]), pos=_meta_pos(meta))
+        return nodes.Jobs(int(ch[0]), pos=_meta_pos(meta))
 
     def seed(self, meta, ch):
-        return Seed(int(ch[0]), pos=_meta_pos(meta))
+        return nodes.Seed(int(ch[0]), pos=_meta_pos(meta))
 
     def passes(self, meta, ch):
-        return Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))
+        return nodes.Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))
 
     def baseline(self, meta, ch):
-        return Baseline(ch[0].text, pos=_meta_pos(meta))
+        return nodes.Baseline(ch[0].text, pos=_meta_pos(meta))
 
     def data_aware(self, meta, ch):
         mode = str(ch[0]).lower()
-        return DataAware(MODE_ALIASES.get(mode, mode), tuple(ch[1:]), pos=_meta_pos(meta))
+        return nodes.DataAware(MODE_ALIASES.get(mode, mode), tuple(ch[1:]), pos=_meta_pos(meta))
 
     def param(self, meta, ch):
-        return Param(ch[0].text, ch[1], pos=_meta_pos(meta))
+        return nodes.Param(ch[0].text, ch[1], pos=_meta_pos(meta))
 
     def option(self, meta, ch):
-        return OptionSetting(ch[0].text, ch[1], pos=_meta_pos(meta))
+        return nodes.OptionSetting(ch[0].text, ch[1], pos=_meta_pos(meta))
 
     # ---- constraints ----
     def where(self, meta, ch):
-        return Where(tuple(ch), pos=_meta_pos(meta))
+        return nodes.Where(tuple(ch), pos=_meta_pos(meta))
 
     def fix(self, meta, ch):
-        return Fix(ch[0], ch[1], pos=_meta_pos(meta))
+        return nodes.Fix(ch[0], ch[1], pos=_meta_pos(meta))
 
     def compare(self, meta, ch):
-        return Compare(tuple(ch[0::2]), tuple(str(t) for t in ch[1::2]), pos=_meta_pos(meta))
+        return nodes.Compare(tuple(ch[0::2]), tuple(str(t) for t in ch[1::2]), pos=_meta_pos(meta))
 
     def in_range(self, meta, ch):
-        return InRange(ch[0], ch[1], ch[2], pos=_meta_pos(meta))
+        return nodes.InRange(ch[0], ch[1], ch[2], pos=_meta_pos(meta))
 
 
 # readable names of the grammar's terminals, for "expected ..." messages
@@ -408,13 +361,13 @@ def _block_name_at(text: str, line: int, col: int) -> str:
     return f"{m.group(1)} {m.group(2)}".strip()
 
 
-def parse(text: str, filename: str = "<string>") -> SensAST:
+def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
     """Parse ``.sens`` text into a SensAST; syntax and structure errors raise SensError."""
     text = text.removeprefix("\ufeff")  # a byte order mark some editors write
     lark = parser()
 
     def err(message, line, col):
-        return located(message, filename, text, Pos(line, col, line, col))
+        return located(message, filename, text, nodes.Pos(line, col, line, col))
 
     try:
         tree = lark.parse(text)
@@ -461,7 +414,7 @@ def parse(text: str, filename: str = "<string>") -> SensAST:
         line, col = (at.line, at.column) if getattr(at, "line", None) else (1, 1)
         raise err(f"cannot read this: {e.orig_exc}", line, col) from None
     comments = tuple(_comments(text))
-    ast = SensAST(tuple(items), filename, text, comments)
+    ast = nodes.SensAST(tuple(items), filename, text, comments)
     check_structure(ast)
     return ast
 
@@ -484,7 +437,7 @@ def _eof_error(text: str, filename: str, expected) -> SensError:
             f"unclosed block: the '{{' of {what} is never closed (missing '}}')",
             filename,
             text,
-            Pos(line, col, line, col),
+            nodes.Pos(line, col, line, col),
         )
     lines = text.splitlines() or [""]
     last = len(lines)
@@ -493,7 +446,7 @@ def _eof_error(text: str, filename: str, expected) -> SensError:
     col = len(lines[last - 1]) + 1
     what = _describe_expected(expected) if expected else "more"
     return located(
-        f"unexpected end of file; expected {what}", filename, text, Pos(last, col, last, col)
+        f"unexpected end of file; expected {what}", filename, text, nodes.Pos(last, col, last, col)
     )
 
 
@@ -511,7 +464,7 @@ def _comments(text: str):
                 i += 1
                 continue
             if c == "#":
-                yield Comment(line, i + 1, raw[i:].rstrip())
+                yield nodes.Comment(line, i + 1, raw[i:].rstrip())
                 break
             i += 1
         line += 1
@@ -521,7 +474,7 @@ def _comments(text: str):
 MAX_SENS_BYTES = 10_000_000
 
 
-def parse_file(path: str | Path) -> SensAST:
+def parse_file(path: str | Path) -> nodes.SensAST:
     """Read and parse a .sens file; a model file given instead is said to be one."""
     p = Path(path)
     shown = str(path)
@@ -548,7 +501,7 @@ def parse_file(path: str | Path) -> SensAST:
         return parse(text, shown)
     except SensError:
         if _looks_like_model(blob):
-            raise located(_MODEL_NOT_SENS, shown, text, Pos(1, 1, 1, 1)) from None
+            raise located(_MODEL_NOT_SENS, shown, text, nodes.Pos(1, 1, 1, 1)) from None
         raise
 
 
