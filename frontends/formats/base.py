@@ -7,6 +7,9 @@ every witness is checked. ``registry.py`` lists the formats; ``load.py`` asks th
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -75,6 +78,14 @@ class ModelFormat(Protocol):
         ...
 
 
+def head_text(head: bytes) -> str | None:
+    """A file's head as text for sniffing (leading white space dropped), or None: not UTF-8."""
+    try:
+        return head.decode("utf-8", errors="strict").lstrip()
+    except UnicodeDecodeError:
+        return None
+
+
 def module_of(obj: Any) -> str:
     """The module that defines an object's type (``xgboost.core`` for a Booster)."""
     return type(obj).__module__ or ""
@@ -95,3 +106,53 @@ def not_xgboost_json(data, where: str) -> InputError:
     return InputError(
         "JSON is neither an XGBoost model (no 'learner') nor a tree dump (a list)", where
     )
+
+
+# what reading a model's content raises when the content is malformed (a missing key, a
+# value of the wrong type, an index out of range): one InputError naming the file instead
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
+
+
+@contextmanager
+def malformed_as_input_error(what: str, where: str) -> Iterator[None]:
+    """A MALFORMED error inside becomes ``malformed WHAT (ErrorType: message)`` at ``where``."""
+    try:
+        yield
+    except MALFORMED as e:
+        raise InputError(f"malformed {what} ({type(e).__name__}: {str(e)[:120]})", where) from None
+
+
+class LazyLibraryModel:
+    """Base of the replayers that hold the library's own model object (a Booster, an
+    estimator): made by ``_build()`` from what the replayer pickles, on first use (once:
+    threads share a replayer) and never pickled itself. ``_cached`` names the attribute
+    that holds it; ``_picklable(state)`` adds to a pickle what ``_build`` needs."""
+
+    _cached: ClassVar[str]
+
+    def __init__(self, model: Any = None):
+        setattr(self, self._cached, model)
+        self._lock = threading.Lock()
+
+    def _build(self) -> Any:
+        raise NotImplementedError
+
+    def _picklable(self, state: dict) -> None:
+        """Fill ``state`` (the replayer's attributes) with what ``_build`` needs."""
+
+    def _library_model(self) -> Any:
+        with self._lock:
+            if getattr(self, self._cached) is None:
+                setattr(self, self._cached, self._build())
+            return getattr(self, self._cached)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        self._picklable(state)
+        state[self._cached] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()

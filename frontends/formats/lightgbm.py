@@ -43,7 +43,7 @@ from ...compiler.ensemble import (
     Tree,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
-from .base import DEFAULT_OPTIONS, JSON_TOO_DEEP, MAX_FEATURES, LoadOptions, module_of
+from .base import DEFAULT_OPTIONS, JSON_TOO_DEEP, MAX_FEATURES, LoadOptions, head_text, module_of
 from .lightgbm_replay import LightGBMReplayer, booster_from_string
 
 CATEGORICAL_MASK = 1
@@ -220,17 +220,9 @@ def _ir_tree(tr: dict, cls: int, n_feat: int) -> Tree:
         feature, threshold = feature[:1], threshold[:1]
         left, right, dleft, missing, value = left[:1], right[:1], dleft[:1], missing[:1], value[:1]
         cats = [None]
-    return Tree(
-        feature=feature,
-        threshold=threshold,
-        left=left,
-        right=right,
-        default_left=dleft,
-        value=value,
-        outputs=(cls,),
-        missing=missing,
-        categories=tuple(cats) if any_cat else None,
-    )
+    categories = tuple(cats) if any_cat else None
+    arrays = (feature, threshold, left, right, dleft, value)
+    return Tree(*arrays, outputs=(cls,), missing=missing, categories=categories)
 
 
 # regression objectives and their link (prediction = link(raw))
@@ -653,9 +645,8 @@ class LightGBMFormat:
     replayer = LightGBMReplayer
 
     def sniff(self, head: bytes, suffix: str) -> bool:
-        try:
-            text = head.decode("utf-8", errors="strict").lstrip()
-        except UnicodeDecodeError:
+        text = head_text(head)
+        if text is None:
             return False
         if text.startswith(("tree\n", "tree\r\n")) or "\nversion=v" in text[:200]:
             return True

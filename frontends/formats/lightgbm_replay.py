@@ -7,46 +7,36 @@ from the text on first use and cached (it is not pickled).
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
 from ...compiler.errors import InputError
 from ..libraries import import_library
+from .base import LazyLibraryModel
 
 
-class LightGBMReplayer:
+class LightGBMReplayer(LazyLibraryModel):
     """lightgbm's own predict on a Booster loaded from ``model_text`` (what LightGBM was
     given to load). It pickles as that text; the Booster is rebuilt on first use."""
 
     library = "lightgbm"
+    _cached = "_booster"
 
     def __init__(self, model_text: str, n_classes: int, raw_scale: float = 1.0, booster=None):
+        super().__init__(booster)
         self.model_text = model_text
         self.n_classes = n_classes
         # the IR's raw score is the library's raw_score times this (sigmoid parameter;
         # random-forest mode, where raw_score=True returns the sum, not the mean)
         self.raw_scale = raw_scale
-        self._booster = booster
-        self._lock = threading.Lock()
+
+    def _build(self) -> Any:
+        return booster_from_string(self.model_text, "<LightGBM model>")
 
     @property
     def booster(self) -> Any:
-        with self._lock:
-            if self._booster is None:
-                self._booster = booster_from_string(self.model_text, "<LightGBM model>")
-            return self._booster
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_booster"] = None
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        return self._library_model()
 
     def predict_raw(self, X) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)

@@ -27,7 +27,6 @@ against scikit-learn 1.9's own predict in the tests):
 from __future__ import annotations
 
 import pickle
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,15 @@ import numpy as np
 from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..preprocessing.pipeline import fold_pipeline
-from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, ModelFormat, module_of
+from .base import (
+    DEFAULT_OPTIONS,
+    MALFORMED,
+    MAX_FEATURES,
+    LazyLibraryModel,
+    LoadOptions,
+    ModelFormat,
+    module_of,
+)
 
 # the other formats that read in-memory models (a joblib-saved XGBoost model, a Pipeline
 # ending in LightGBM): the registry's, given by formats/registry.py
@@ -75,12 +82,13 @@ RAW_PREDICT = "predict"  # a regressor's predict (identity link)
 RAW_LOG_PREDICT = "log_predict"  # the log of a regressor's predict (exp link)
 
 
-class SklearnReplayer:
+class SklearnReplayer(LazyLibraryModel):
     """scikit-learn's own predict on the fitted estimator. It pickles the estimator as
     bytes, unpickled again on first use in the receiving process (they come from the same
     stream as the replayer itself, so trusting one is trusting the other)."""
 
     library = "sklearn"
+    _cached = "_est"
 
     def __init__(
         self,
@@ -90,32 +98,23 @@ class SklearnReplayer:
         code_maps: dict | None = None,
         columns: list | None = None,
     ):
-        self._est = est
+        super().__init__(est)
         self._est_bytes: bytes | None = None
-        self._lock = threading.Lock()
         self.raw = raw  # RAW_PROBA_1, RAW_PROBA or RAW_DECISION
         self.raw_scale = raw_scale
         self.code_maps = code_maps or {}  # feature -> array of raw categories by code
         self.columns = columns  # feature_names_in_ when the model was fitted on a DataFrame
 
-    @property
-    def est(self) -> Any:
-        with self._lock:
-            if self._est is None:
-                self._est = pickle.loads(self._est_bytes)
-            return self._est
+    def _build(self) -> Any:
+        return pickle.loads(self._est_bytes)
 
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
+    def _picklable(self, state: dict) -> None:
         if state["_est_bytes"] is None:
             state["_est_bytes"] = pickle.dumps(self._est, protocol=pickle.HIGHEST_PROTOCOL)
-        state["_est"] = None
-        del state["_lock"]
-        return state
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+    @property
+    def est(self) -> Any:
+        return self._library_model()
 
     def raw_fn(self, X) -> np.ndarray:
         """(n, n_outputs) raw scores in the IR's space, before ``raw_scale``."""
@@ -204,9 +203,10 @@ def _check_classifier(est, where: str) -> None:
 # tree_-based models
 
 
-def _tree_arrays(tree_, outputs_of_value, n_feat: int):
-    """IR arrays of a fitted ``sklearn.tree._tree.Tree``; ``outputs_of_value`` maps a
-    node's value block (n_outputs=1, n_classes) to the IR value vector."""
+def _tree_ir(tree_, outputs_of_value, n_feat: int, outputs: tuple[int, ...]) -> Tree:
+    """The IR tree of a fitted ``sklearn.tree._tree.Tree``; ``outputs_of_value`` maps a
+    node's value block (n_outputs=1, n_classes) to the IR value vector, whose columns are
+    the ensemble's ``outputs``."""
     left = tree_.children_left.astype(np.int64)
     right = tree_.children_right.astype(np.int64)
     is_leaf = left == -1
@@ -216,7 +216,7 @@ def _tree_arrays(tree_, outputs_of_value, n_feat: int):
     mgl = getattr(tree_, "missing_go_to_left", None)
     dleft = np.zeros(len(left), dtype=bool) if mgl is None else np.asarray(mgl, dtype=bool)
     value = outputs_of_value(np.asarray(tree_.value, dtype=np.float64)[:, 0, :])
-    return feature, threshold, left, right, dleft, value
+    return Tree(feature, threshold, left, right, dleft, value, outputs=outputs)
 
 
 def _check_nodes(is_leaf, left, right, feature, n_feat: int) -> None:
@@ -254,20 +254,7 @@ def _forest(est, where: str) -> Ensemble:
         return p[:, 1:2] if C == 2 else p
 
     outputs = (0,) if C == 2 else tuple(range(C))
-    trees = []
-    for t in trees_src:
-        feature, threshold, left, right, dleft, value = _tree_arrays(t.tree_, probs, n_feat)
-        trees.append(
-            Tree(
-                feature=feature,
-                threshold=threshold,
-                left=left,
-                right=right,
-                default_left=dleft,
-                value=value,
-                outputs=outputs,
-            )
-        )
+    trees = [_tree_ir(t.tree_, probs, n_feat, outputs) for t in trees_src]
     features = tuple(Feature(n) for n in _names(est, n_feat))
     n = len(trees)
     if n == 0:  # its probability is the mean over no trees
@@ -294,16 +281,22 @@ def _columns(est):
     return [str(x) for x in names] if names is not None else None
 
 
+def _check_constant_init(est, dummy: str, default: str, where: str) -> None:
+    """Gradient boosting starts from ``init_``: the IR takes its default (a ``dummy``
+    estimator, the training ``default``) or 'zero', constants; any other depends on the input."""
+    init = est.init_
+    if not (init == "zero" or type(init).__name__ == dummy):
+        raise UnsupportedModelError(
+            f"{type(est).__name__} with init={type(init).__name__}: its raw prediction depends "
+            f"on the input (supported: the default {default}, or init='zero')",
+            where,
+        )
+
+
 def _gradient_boosting(est, where: str) -> Ensemble:
     n_feat = int(est.n_features_in_)
     C = len(est.classes_)
-    init = est.init_
-    if not (init == "zero" or type(init).__name__ == "DummyClassifier"):
-        raise UnsupportedModelError(
-            f"GradientBoostingClassifier with init={type(init).__name__}: its raw prediction depends on the input "
-            "(supported: the default prior, or init='zero')",
-            where,
-        )
+    _check_constant_init(est, "DummyClassifier", "prior", where)
     init_raw = np.asarray(
         est._raw_predict_init(np.zeros((1, n_feat), dtype=np.float32)), dtype=np.float64
     )[0]
@@ -313,20 +306,8 @@ def _gradient_boosting(est, where: str) -> Ensemble:
     trees = []
     for i in range(est.estimators_.shape[0]):
         for k in range(K):
-            feature, threshold, left, right, dleft, value = _tree_arrays(
-                est.estimators_[i, k].tree_, lambda v: v[:, :1], n_feat
-            )
-            trees.append(
-                Tree(
-                    feature=feature,
-                    threshold=threshold,
-                    left=left,
-                    right=right,
-                    default_left=dleft,
-                    value=value,
-                    outputs=(k if K > 1 else 0,),
-                )
-            )
+            tree_ = est.estimators_[i, k].tree_
+            trees.append(_tree_ir(tree_, lambda v: v[:, :1], n_feat, (k if K > 1 else 0,)))
     features = tuple(Feature(n) for n in _names(est, n_feat))
     if K == 1:
         link, intercept = LOGISTIC, (float(init_raw[0]) * factor,)
@@ -412,18 +393,11 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
                     cl[i] = frozenset(c for c in range(ncat) if int(words[c // 32]) >> (c % 32) & 1)
                     threshold[i] = 0.0
                 categories = tuple(cl)
-            trees.append(
-                Tree(
-                    feature=feature,
-                    threshold=threshold,
-                    left=left,
-                    right=right,
-                    default_left=dleft,
-                    value=value,
-                    outputs=(k if K > 1 else 0,),
-                    categories=categories,
-                )
+            outputs = (k if K > 1 else 0,)
+            tree = Tree(
+                feature, threshold, left, right, dleft, value, outputs, categories=categories
             )
+            trees.append(tree)
     names = _names(est, n_feat)
     features = []
     for f in range(n_feat):
@@ -500,13 +474,7 @@ def _regressor(est, where: str) -> Ensemble:
     n_feat = int(est.n_features_in_)
     intercept, scale = 0.0, 1.0
     if name == "GradientBoostingRegressor":
-        init = est.init_
-        if not (init == "zero" or type(init).__name__ == "DummyRegressor"):
-            raise UnsupportedModelError(
-                f"{name} with init={type(init).__name__}: its raw prediction depends on the "
-                "input (supported: the default mean, or init='zero')",
-                where,
-            )
+        _check_constant_init(est, "DummyRegressor", "mean", where)
         zero = np.zeros((1, n_feat), dtype=np.float32)
         intercept = float(np.asarray(est._raw_predict_init(zero), dtype=np.float64).reshape(-1)[0])
         scale = float(est.learning_rate)
@@ -518,10 +486,7 @@ def _regressor(est, where: str) -> Ensemble:
         scale = 1.0 / max(len(srcs), 1)
     if not srcs:
         raise InputError(f"the {name} has no trees", where)
-    trees = []
-    for t in srcs:
-        feature, threshold, left, right, dleft, value = _tree_arrays(t, lambda v: v[:, :1], n_feat)
-        trees.append(Tree(feature, threshold, left, right, dleft, value, outputs=(0,)))
+    trees = [_tree_ir(t, lambda v: v[:, :1], n_feat, (0,)) for t in srcs]
     return Ensemble(
         trees=tuple(trees),
         features=tuple(Feature(n) for n in _names(est, n_feat)),
@@ -571,7 +536,7 @@ def any_estimator(obj: Any, where: str, others: OtherFormats = ()) -> Ensemble:
         ens = from_estimator(obj, where, others)
     except InputError:
         raise
-    except _MALFORMED as e:  # a pickled estimator whose attributes were tampered with
+    except MALFORMED as e:  # a pickled estimator whose attributes were tampered with
         raise InputError(
             f"malformed {type(obj).__name__} ({type(e).__name__}: {_first_line(e)})", where
         ) from None
@@ -635,9 +600,6 @@ def _check_loaded(ens: Ensemble, name: str, where: str) -> None:
             f"scikit-learn cannot predict with this {name} ({type(e).__name__}: {_first_line(e)})",
             where,
         ) from None
-
-
-_MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError)
 
 
 def _first_line(e: Exception) -> str:

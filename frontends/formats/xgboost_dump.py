@@ -20,12 +20,17 @@ import numpy as np
 
 from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ...compiler.errors import InputError
-from .base import JSON_TOO_DEEP, MAX_FEATURES, LoadOptions, not_xgboost_json
+from .base import (
+    JSON_TOO_DEEP,
+    MAX_FEATURES,
+    LoadOptions,
+    malformed_as_input_error,
+    not_xgboost_json,
+)
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
 
 # a dump implies at least this many features whatever its size (see dump_feature_bound)
 DUMP_FEATURES_FLOOR = 10_000
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
 
 
 def _f32(x) -> float:
@@ -59,22 +64,11 @@ def from_dump(
     """The ensemble of a dump's trees. A dump declares no number of features: it is the
     largest feature index + 1 (or ``n_features``), bounded by the size of the file it was
     read from (``file_bytes``; see :func:`dump_feature_bound`)."""
-    try:
+    with malformed_as_input_error("XGBoost tree dump", where):
         return _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes)
-    except _MALFORMED as e:
-        raise InputError(
-            f"malformed XGBoost tree dump ({type(e).__name__}: {str(e)[:120]})", where
-        ) from None
 
 
-def _from_dump(
-    trees_json: list,
-    where: str,
-    n_classes: int = 2,
-    base_score: float | None = None,
-    n_features: int | None = None,
-    file_bytes: int | None = None,
-) -> Ensemble:
+def _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes) -> Ensemble:
     if not isinstance(trees_json, list) or not trees_json:
         raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
     flat = []
@@ -100,20 +94,8 @@ def _from_dump(
             f"the dump splits on feature {max_f} but {n_feat} features were declared", where
         )
     C = n_classes
-    trees = []
-    for ti, (feature, threshold, left, right, dleft, value) in enumerate(flat):
-        cls = ti % C if C > 2 else 0
-        trees.append(
-            Tree(
-                feature=feature,
-                threshold=threshold,
-                left=left,
-                right=right,
-                default_left=dleft,
-                value=value,
-                outputs=(cls,),
-            )
-        )
+    # tree i adds to class i mod C; _dump_tree gives its node arrays in Tree's order
+    trees = [Tree(*arrays, outputs=(ti % C if C > 2 else 0,)) for ti, arrays in enumerate(flat)]
     bs = 0.5 if base_score is None else float(base_score)
     if C > 2:
         link, intercept = SOFTMAX, tuple([_f32(bs)] * C)
@@ -268,36 +250,42 @@ def _looks_like_text_dump(text: str) -> bool:
     return text.lstrip().startswith("booster[")
 
 
+def is_json(path: Path, blob: bytes) -> bool:
+    """Is an XGBoost file (``blob`` its content) read as JSON: named .json, or starting as a
+    JSON list or object does (UBJ starts with '{' too, but not with '{"')?"""
+    head = blob.lstrip()[:2]
+    return path.suffix.lower() == ".json" or head[:1] == b"[" or head == b'{"'
+
+
+def dump_or_model(blob: bytes, where: str, options: LoadOptions) -> Ensemble | dict:
+    """An XGBoost JSON file: the ensemble of a tree dump (a list of trees), or the content
+    of a native model (a dict with 'learner'); anything else is one InputError."""
+    data = read_json(blob, where)
+    if isinstance(data, list):
+        return _dump_ensemble(data, where, options, blob)
+    if not isinstance(data, dict) or "learner" not in data:
+        raise not_xgboost_json(data, where)
+    return data
+
+
+def _dump_ensemble(trees: list, where: str, options: LoadOptions, blob: bytes) -> Ensemble:
+    n_classes = options.n_classes or 2
+    return from_dump(trees, where, n_classes, options.base_score, file_bytes=len(blob))
+
+
 def load_dump(path: Path, options: LoadOptions) -> Ensemble:
     """A tree dump file: the JSON list of trees, or the text dump."""
     where = str(path)
     blob = path.read_bytes()
-    head = blob.lstrip()[:2]
-    if path.suffix.lower() == ".json" or head[:1] == b"[" or head == b'{"':
-        data = read_json(blob, where)
-        if isinstance(data, list):
-            return from_dump(
-                data,
-                where,
-                n_classes=options.n_classes or 2,
-                base_score=options.base_score,
-                file_bytes=len(blob),
-            )
-        if not isinstance(data, dict) or "learner" not in data:
-            raise not_xgboost_json(data, where)
+    if is_json(path, blob):
+        if isinstance(data := dump_or_model(blob, where, options), Ensemble):
+            return data
     elif _looks_like_text_dump(blob[:64].decode("utf-8", errors="replace")):
         try:
             text = blob.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError("a text dump that is not UTF-8", where) from None
-        trees = parse_text_dump(text, where)
-        return from_dump(
-            trees,
-            where,
-            n_classes=options.n_classes or 2,
-            base_score=options.base_score,
-            file_bytes=len(blob),
-        )
+        return _dump_ensemble(parse_text_dump(text, where), where, options, blob)
     raise InputError("a native XGBoost model, not a text dump (drop the dump format)", where)
 
 

@@ -27,7 +27,14 @@ import numpy as np
 from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ...compiler.errors import InputError, UnsupportedModelError
 from . import ubj, xgboost_dump
-from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of, not_xgboost_json
+from .base import (
+    DEFAULT_OPTIONS,
+    MAX_FEATURES,
+    LoadOptions,
+    head_text,
+    malformed_as_input_error,
+    module_of,
+)
 from .xgboost_replay import XGBoostReplayer, booster_from_bytes
 
 SUPPORTED = (
@@ -64,20 +71,13 @@ def _parse_base_score(raw) -> list[float]:
         raise InputError(f"cannot read base_score {raw!r}") from None
 
 
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
-
-
 def from_native_json(
     model: dict, where: str, model_bytes: bytes | None = None, booster: Any = None
 ) -> Ensemble:
     """The ensemble of a native model; with ``model_bytes`` (what xgboost loads) or a
     ``booster``, it carries a replayer."""
-    try:
+    with malformed_as_input_error("XGBoost model", where):
         return _from_native_json(model, where, model_bytes, booster)
-    except _MALFORMED as e:
-        raise InputError(
-            f"malformed XGBoost model ({type(e).__name__}: {str(e)[:120]})", where
-        ) from None
 
 
 def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble:
@@ -307,16 +307,7 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
         categories = tuple(cat_list)
     L = np.where(is_leaf, -1, L)
     R = np.where(is_leaf, -1, R)
-    return Tree(
-        feature=feature,
-        threshold=threshold,
-        left=L,
-        right=R,
-        default_left=D,
-        value=value,
-        outputs=(cls,),
-        categories=categories,
-    )
+    return Tree(feature, threshold, L, R, D, value, outputs=(cls,), categories=categories)
 
 
 # ---------------------------------------------------------------------------------
@@ -341,22 +332,13 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS, dump: bool = F
             )
 
     blob = path.read_bytes()
-    head = blob.lstrip()[:2]
-    if path.suffix.lower() == ".json" or head[:1] == b"[" or head == b'{"':
-        data = xgboost_dump.read_json(blob, where)
-        if isinstance(data, list):
-            return xgboost_dump.from_dump(
-                data,
-                where,
-                n_classes=options.n_classes or 2,
-                base_score=options.base_score,
-                file_bytes=len(blob),
-            )
-        if not isinstance(data, dict) or "learner" not in data:
-            raise not_xgboost_json(data, where)
+    if xgboost_dump.is_json(path, blob):
+        data = xgboost_dump.dump_or_model(blob, where, options)
+        if isinstance(data, Ensemble):
+            return data
         native()
         return from_native_json(data, where, model_bytes=blob)
-    if head[:1] == b"{":
+    if blob.lstrip()[:1] == b"{":
         data = ubj.decode(blob, where)
         if not isinstance(data, dict) or "learner" not in data:
             raise InputError("UBJ is not an XGBoost model (no 'learner')", where)
@@ -395,9 +377,8 @@ class XGBoostFormat:
     replayer = XGBoostReplayer
 
     def sniff(self, head: bytes, suffix: str) -> bool:
-        try:
-            text = head.decode("utf-8", errors="strict").lstrip()
-        except UnicodeDecodeError:
+        text = head_text(head)
+        if text is None:
             return suffix != ".txt"
         return text.startswith(("{", "["))
 

@@ -9,7 +9,6 @@ xgboost takes ~2 s) and cached; it is not pickled.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,13 +17,15 @@ import numpy as np
 from ...compiler.ensemble import Ensemble
 from ...compiler.errors import InputError
 from ..libraries import import_library
+from .base import LazyLibraryModel
 
 
-class XGBoostReplayer:
+class XGBoostReplayer(LazyLibraryModel):
     """xgboost's own predict on a Booster made from ``model`` (JSON or UBJ bytes, or a
     function returning them) or given as ``booster`` (then saved as UBJ when pickled)."""
 
     library = "xgboost"
+    _cached = "_booster"
 
     def __init__(
         self,
@@ -36,9 +37,8 @@ class XGBoostReplayer:
     ):
         if model is None and booster is None:
             raise ValueError("an XGBoost replayer needs the model's bytes or a Booster")
+        super().__init__(booster)
         self._model = model
-        self._booster = booster
-        self._lock = threading.Lock()
         self.objective = objective
         self.n_classes = n_classes
         self.where = where
@@ -51,24 +51,16 @@ class XGBoostReplayer:
             self._model = bytes(self._booster.save_raw(raw_format="ubj"))
         return self._model
 
-    @property
-    def booster(self) -> Any:
-        with self._lock:
-            if self._booster is None:
-                self._booster = booster_from_bytes(self.model_bytes(), self.where)
-            return self._booster
+    def _build(self) -> Any:
+        return booster_from_bytes(self.model_bytes(), self.where)
 
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
+    def _picklable(self, state: dict) -> None:
         if state["_model"] is None:
             state["_model"] = self.model_bytes()
-        state["_booster"] = None
-        del state["_lock"]
-        return state
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+    @property
+    def booster(self) -> Any:
+        return self._library_model()
 
     def _dm(self, X):
         xgb = import_library("xgboost")
