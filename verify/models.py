@@ -89,32 +89,41 @@ def _xgboost_dump(path: str, base_score: float) -> Model:
         doc = json.load(fh)
     if not isinstance(doc, list):
         raise ModelError("an XGBoost dump is a JSON list of trees")
-    trees = [_dump_tree(t) for t in doc]
+    trees = [_nested_tree(t, _dump_node) for t in doc]
     n = 1 + max((f for t in trees for f in t.feature), default=-1)
     offset = math.log(base_score / (1.0 - base_score))
     return Model(trees, offset, "<", [f"f{i}" for i in range(n)], 1.0, float32=True)
 
 
-def _dump_tree(root: dict) -> Tree:
+def _nested_tree(root: dict, read) -> Tree:
+    """A tree of nested nodes, numbered in pre-order; ``read(node)`` is a leaf's value (a
+    number) or a split's (feature, threshold, child where the test holds, other child)."""
     feature, threshold, left, right, value = [], [], [], [], []
 
     def add(node: dict) -> int:
         i = len(feature)
         for col in (feature, threshold, left, right, value):
             col.append(0)
-        if "leaf" in node:
-            feature[i], left[i], right[i], value[i] = -1, -1, -1, _f32(node["leaf"])
+        what = read(node)
+        if not isinstance(what, tuple):
+            feature[i], left[i], right[i], value[i] = -1, -1, -1, what
             return i
-        split = node["split"]
-        feature[i] = int(str(split).removeprefix("f"))
-        threshold[i] = _f32(node["split_condition"])
-        kids = {int(k["nodeid"]): k for k in node["children"]}
-        left[i] = add(kids[int(node["yes"])])
-        right[i] = add(kids[int(node["no"])])
+        feature[i], threshold[i], yes, no = what
+        left[i] = add(yes)
+        right[i] = add(no)
         return i
 
     add(root)
     return Tree(feature, threshold, left, right, value)
+
+
+def _dump_node(node: dict):
+    if "leaf" in node:
+        return _f32(node["leaf"])
+    feature = int(str(node["split"]).removeprefix("f"))
+    threshold = _f32(node["split_condition"])
+    kids = {int(k["nodeid"]): k for k in node["children"]}
+    return feature, threshold, kids[int(node["yes"])], kids[int(node["no"])]
 
 
 def _f32(v) -> float:
@@ -134,32 +143,19 @@ def _lightgbm(path: str) -> Model:
     for part in objective.split():
         if part.startswith("sigmoid:"):
             sigmoid = float(part.split(":", 1)[1])
-    trees = [_lightgbm_tree(t["tree_structure"]) for t in doc["tree_info"]]
+    trees = [_nested_tree(t["tree_structure"], _lightgbm_node) for t in doc["tree_info"]]
     return Model(trees, 0.0, "<=", list(doc["feature_names"]), sigmoid)
 
 
-def _lightgbm_tree(root: dict) -> Tree:
-    feature, threshold, left, right, value = [], [], [], [], []
-
-    def add(node: dict) -> int:
-        i = len(feature)
-        for col in (feature, threshold, left, right, value):
-            col.append(0)
-        if "leaf_value" in node:
-            feature[i], left[i], right[i] = -1, -1, -1
-            value[i] = float(node["leaf_value"])
-            return i
-        if node.get("decision_type") != "<=":
-            raise ModelError("categorical splits are not checked")
-        if node.get("missing_type") == "Zero":  # values near 0 go to the default side
-            raise ModelError("splits with missing type Zero are not checked")
-        feature[i], threshold[i] = int(node["split_feature"]), float(node["threshold"])
-        left[i] = add(node["left_child"])
-        right[i] = add(node["right_child"])
-        return i
-
-    add(root)
-    return Tree(feature, threshold, left, right, value)
+def _lightgbm_node(node: dict):
+    if "leaf_value" in node:
+        return float(node["leaf_value"])
+    if node.get("decision_type") != "<=":
+        raise ModelError("categorical splits are not checked")
+    if node.get("missing_type") == "Zero":  # values near 0 go to the default side
+        raise ModelError("splits with missing type Zero are not checked")
+    feature, threshold = int(node["split_feature"]), float(node["threshold"])
+    return feature, threshold, node["left_child"], node["right_child"]
 
 
 def _sklearn(path: str) -> Model:
@@ -184,23 +180,8 @@ def _sklearn(path: str) -> Model:
     n = est.n_features_in_
     offset = float(est._raw_predict_init(np.zeros((1, n), dtype=np.float32))[0, 0])
     lr = float(est.learning_rate)
-    trees = []
-    for reg in est.estimators_[:, 0]:
-        t = reg.tree_
-        leaf = t.children_left == -1
-        trees.append(
-            Tree(
-                feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t.feature)],
-                threshold=[0.0 if leaf[i] else float(v) for i, v in enumerate(t.threshold)],
-                left=[int(c) for c in t.children_left],
-                right=[int(c) for c in t.children_right],
-                value=[
-                    lr * float(t.value[i, 0, 0]) if leaf[i] else 0.0 for i in range(t.node_count)
-                ],
-            )
-        )
-    names = [str(c) for c in getattr(est, "feature_names_in_", [f"x{i}" for i in range(n)])]
-    return Model(trees, offset, "<=", names, factor, float32=True)
+    trees = [_sklearn_tree(r.tree_, lr * r.tree_.value[:, 0, 0]) for r in est.estimators_[:, 0]]
+    return Model(trees, offset, "<=", _sklearn_names(est), factor, float32=True)
 
 
 FORESTS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
@@ -211,21 +192,24 @@ def _sklearn_forest(est) -> Model:
     members = [est] if type(est).__name__ == "DecisionTreeClassifier" else list(est.estimators_)
     trees = []
     for m in members:
-        t = m.tree_
-        leaf = t.children_left == -1
-        counts = t.value[:, 0, :]
+        counts = m.tree_.value[:, 0, :]
         frac = counts[:, 1] / np.maximum(counts.sum(axis=1), 1e-300)
-        trees.append(
-            Tree(
-                feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t.feature)],
-                threshold=[0.0 if leaf[i] else float(v) for i, v in enumerate(t.threshold)],
-                left=[int(c) for c in t.children_left],
-                right=[int(c) for c in t.children_right],
-                value=[
-                    float(frac[i]) / len(members) if leaf[i] else 0.0 for i in range(t.node_count)
-                ],
-            )
-        )
+        trees.append(_sklearn_tree(m.tree_, frac / len(members)))
+    return Model(trees, 0.0, "<=", _sklearn_names(est), 1.0, float32=True, link="proba")
+
+
+def _sklearn_tree(t, leaf_value) -> Tree:
+    """A fitted scikit-learn ``tree_``; ``leaf_value[i]``: node i's score if it is a leaf."""
+    leaf = t.children_left == -1
+    return Tree(
+        feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t.feature)],
+        threshold=[0.0 if leaf[i] else float(v) for i, v in enumerate(t.threshold)],
+        left=[int(c) for c in t.children_left],
+        right=[int(c) for c in t.children_right],
+        value=[float(leaf_value[i]) if leaf[i] else 0.0 for i in range(t.node_count)],
+    )
+
+
+def _sklearn_names(est) -> list[str]:
     n = est.n_features_in_
-    names = [str(c) for c in getattr(est, "feature_names_in_", [f"x{i}" for i in range(n)])]
-    return Model(trees, 0.0, "<=", names, 1.0, float32=True, link="proba")
+    return [str(c) for c in getattr(est, "feature_names_in_", [f"x{i}" for i in range(n)])]
