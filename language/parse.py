@@ -48,9 +48,32 @@ def _duration(text: str) -> float:
     return v * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
 
 
+# rules whose node is made the same way, by the kind of node (the methods of _Build)
+def _fields(cls):
+    """The rule's children are the node's fields, in order."""
+    return lambda self, meta, ch: cls(*ch, pos=_meta_pos(meta))
+
+
+def _count(cls):
+    """A setting of one whole number (threads 4)."""
+    return lambda self, meta, ch: cls(int(ch[0]), pos=_meta_pos(meta))
+
+
+def _block(cls):
+    """A named block: its name, then its statements."""
+    return lambda self, meta, ch: cls(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+
+
+def _file(cls):
+    """A file and, optionally, its label column (data "train.csv" label y)."""
+    return lambda self, meta, ch: cls(
+        ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta)
+    )
+
+
 @v_args(meta=True)
 class _Build(Transformer):
-    """The parse tree to the typed AST (one method per grammar rule)."""
+    """The parse tree to the typed AST (one method, or one rule helper, per grammar rule)."""
 
     def start(self, meta, ch):
         return tuple(ch)
@@ -116,11 +139,8 @@ class _Build(Transformer):
     def model_trust_pickle(self, meta, ch):
         return ("trust_pickle", True, _meta_pos(meta))
 
-    def data(self, meta, ch):
-        return nodes.DataDecl(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
-
-    def details(self, meta, ch):
-        return nodes.DetailsDecl(ch[0], pos=_meta_pos(meta))
+    data = _file(nodes.DataDecl)
+    details = _fields(nodes.DetailsDecl)
 
     def feature_decl(self, meta, ch):
         kind = lo = hi = cats = None
@@ -133,11 +153,8 @@ class _Build(Transformer):
                 cats = c[1]
         return nodes.FeatureDecl(ch[0], kind, lo, hi, cats, pos=_meta_pos(meta))
 
-    def group_decl(self, meta, ch):
-        return nodes.GroupDecl(ch[0], ch[1], ch[2] if len(ch) > 2 else None, pos=_meta_pos(meta))
-
-    def groups_infer(self, meta, ch):
-        return nodes.GroupsInfer(pos=_meta_pos(meta))
+    group_decl = _fields(nodes.GroupDecl)
+    groups_infer = _fields(nodes.GroupsInfer)
 
     def range(self, meta, ch):
         return ("range", ch[0].value, ch[1].value)
@@ -149,49 +166,29 @@ class _Build(Transformer):
     def defaults(self, meta, ch):
         return nodes.Defaults(tuple(ch), pos=_meta_pos(meta))
 
-    def query(self, meta, ch):
-        return nodes.QueryBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
-
-    def sweep(self, meta, ch):
-        return nodes.SweepBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
-
-    def audit(self, meta, ch):
-        return nodes.AuditBlock(ch[0], tuple(ch[1:]), pos=_meta_pos(meta))
+    query = _block(nodes.QueryBlock)
+    sweep = _block(nodes.SweepBlock)
+    audit = _block(nodes.AuditBlock)
 
     # ---- audit settings ----
-    def rows(self, meta, ch):
-        return nodes.Rows(ch[0], ch[1].text if len(ch) > 1 else None, pos=_meta_pos(meta))
-
-    def by(self, meta, ch):
-        return nodes.By(ch[0], pos=_meta_pos(meta))
-
-    def limit(self, meta, ch):
-        return nodes.Limit(int(ch[0]), pos=_meta_pos(meta))
-
-    def out(self, meta, ch):
-        return nodes.Out(ch[0], pos=_meta_pos(meta))
+    rows = _file(nodes.Rows)
+    by = _fields(nodes.By)
+    limit = _count(nodes.Limit)
+    out = _fields(nodes.Out)
 
     # ---- vary ----
     def name_list(self, meta, ch):
         return tuple(ch)
 
-    def vary_list(self, meta, ch):
-        return nodes.Vary(ch[0], pos=_meta_pos(meta))
-
-    def vary_all(self, meta, ch):
-        return nodes.VaryAll(pos=_meta_pos(meta))
-
-    def vary_each_feature(self, meta, ch):
-        return nodes.VaryEachFeature(pos=_meta_pos(meta))
-
-    def feature_set(self, meta, ch):
-        return nodes.FeatureSet(ch[0], pos=_meta_pos(meta))
+    vary_list = _fields(nodes.Vary)
+    vary_all = _fields(nodes.VaryAll)
+    vary_each_feature = _fields(nodes.VaryEachFeature)
+    feature_set = _fields(nodes.FeatureSet)
 
     def set_list(self, meta, ch):
         return tuple(ch)
 
-    def vary_each_of(self, meta, ch):
-        return nodes.VaryEachOf(ch[0], pos=_meta_pos(meta))
+    vary_each_of = _fields(nodes.VaryEachOf)
 
     def sample(self, meta, ch):
         return ("sample", int(ch[0]))
@@ -228,8 +225,7 @@ class _Build(Transformer):
         s = str(ch[0])
         return ANY if s == "any" else int(s)
 
-    def classes(self, meta, ch):
-        return nodes.Classes(ch[0], ch[1], pos=_meta_pos(meta))
+    classes = _fields(nodes.Classes)
 
     def backend(self, meta, ch):
         return nodes.Backend(tuple(n.text for n in ch), pos=_meta_pos(meta))
@@ -237,14 +233,9 @@ class _Build(Transformer):
     def timeout(self, meta, ch):
         return nodes.Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
 
-    def threads(self, meta, ch):
-        return nodes.Threads(int(ch[0]), pos=_meta_pos(meta))
-
-    def jobs(self, meta, ch):
-        return nodes.Jobs(int(ch[0]), pos=_meta_pos(meta))
-
-    def seed(self, meta, ch):
-        return nodes.Seed(int(ch[0]), pos=_meta_pos(meta))
+    threads = _count(nodes.Threads)
+    jobs = _count(nodes.Jobs)
+    seed = _count(nodes.Seed)
 
     def passes(self, meta, ch):
         return nodes.Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))
@@ -266,14 +257,12 @@ class _Build(Transformer):
     def where(self, meta, ch):
         return nodes.Where(tuple(ch), pos=_meta_pos(meta))
 
-    def fix(self, meta, ch):
-        return nodes.Fix(ch[0], ch[1], pos=_meta_pos(meta))
+    fix = _fields(nodes.Fix)
 
     def compare(self, meta, ch):
         return nodes.Compare(tuple(ch[0::2]), tuple(str(t) for t in ch[1::2]), pos=_meta_pos(meta))
 
-    def in_range(self, meta, ch):
-        return nodes.InRange(ch[0], ch[1], ch[2], pos=_meta_pos(meta))
+    in_range = _fields(nodes.InRange)
 
 
 # readable names of the grammar's terminals, for "expected ..." messages
