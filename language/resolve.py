@@ -149,20 +149,10 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     only (no model, no queries)."""
     paths = _paths(ast, base)
     check_options(ast)
+    # the file and the files it names (then the label column and what the file asks)
+    named = (Path(ast.filename), ast, paths.model, paths.format, paths.details, paths.data)
     if not load_model:
-        return SensFile(
-            Path(ast.filename),
-            ast,
-            paths.model,
-            paths.format,
-            paths.details,
-            paths.data,
-            paths.label,
-            None,
-            [],
-            {},
-            sweep_jobs(ast),
-        )
+        return SensFile(*named, paths.label, None, [], {}, sweep_jobs(ast))
     ens = _load_ensemble(ast, paths)
     if not ast.filename.startswith("<"):
         ens = ens.with_input("sens", ast.filename)
@@ -186,21 +176,8 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
                 f"two queries end up named {q.name!r} (rename a block)", Pos(1, 1, 1, 1)
             )
         names.add(q.name)
-    return SensFile(
-        Path(ast.filename),
-        ast,
-        paths.model,
-        paths.format,
-        paths.details,
-        paths.data,
-        paths.label,
-        ens,
-        queries,
-        groups,
-        sweep_jobs(ast),
-        audits,
-        builder.max_gaps,
-    )
+    jobs = sweep_jobs(ast)
+    return SensFile(*named, paths.label, ens, queries, groups, jobs, audits, builder.max_gaps)
 
 
 def _jobs_of(body: tuple) -> int | None:
