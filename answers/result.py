@@ -27,10 +27,7 @@ class Status(StrValue):
     ERROR = "error"
 
 
-SENSITIVE = Status.SENSITIVE
-INSENSITIVE = Status.INSENSITIVE
-UNKNOWN = Status.UNKNOWN
-ERROR = Status.ERROR
+SENSITIVE, INSENSITIVE, UNKNOWN, ERROR = Status  # the members, in their order
 
 
 @dataclass

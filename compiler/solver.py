@@ -28,11 +28,7 @@ class SolveStatus(StrValue):
     ERROR = "error"
 
 
-FEASIBLE = SolveStatus.FEASIBLE
-OPTIMAL = SolveStatus.OPTIMAL
-INFEASIBLE = SolveStatus.INFEASIBLE
-UNKNOWN = SolveStatus.UNKNOWN
-ERROR = SolveStatus.ERROR
+FEASIBLE, OPTIMAL, INFEASIBLE, UNKNOWN, ERROR = SolveStatus  # the members, in their order
 
 
 @dataclass(frozen=True)
