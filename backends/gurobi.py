@@ -15,14 +15,7 @@ import numpy as np
 from gurobipy import GRB
 
 from ..compiler.ir import BOOL, INT, ExactlyOne, Implication, Linear, Problem
-from ..compiler.solver import (
-    ERROR,
-    INFEASIBLE,
-    UNKNOWN,
-    Solution,
-    SolveOptions,
-    point_solution,
-)
+from ..compiler.solver import ERROR, INFEASIBLE, UNKNOWN, Solution, SolveOptions, point_solution
 from .linearize import all_bounded
 from .registry import BACKENDS
 

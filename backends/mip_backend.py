@@ -14,14 +14,7 @@ import mip
 import numpy as np
 
 from ..compiler.ir import BOOL, INT, Problem
-from ..compiler.solver import (
-    ERROR,
-    INFEASIBLE,
-    UNKNOWN,
-    Solution,
-    SolveOptions,
-    point_solution,
-)
+from ..compiler.solver import ERROR, INFEASIBLE, UNKNOWN, Solution, SolveOptions, point_solution
 from .linearize import all_bounded, rows
 
 SOLVERS = {"cbc": mip.CBC, "highs": "highs"}

@@ -24,7 +24,6 @@ from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
 from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
-    AuditRun,
     AuditSpec,
     check_by,
     make_spec,
