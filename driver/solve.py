@@ -62,23 +62,14 @@ def solve_query(
             data=data,
         )
     else:
-        res = _solve(ens, q, compiled, deadline, memory_mb, log, prefer, data)
+        res = _solve(_start(ens, q, compiled, deadline, memory_mb, log, prefer, data))
     res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
     res.inputs = input_files(ens.inputs, q.options.data)
     return res
 
 
-def _solve(
-    ens: Ensemble,
-    q: Query,
-    compiled: CompiledQuery | None,
-    deadline: float | None,
-    memory_mb: int | None,
-    log: bool,
-    prefer,
-    data: Dataset | None,
-) -> Result:
-    ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data)
+def _solve(ctx: SolveContext) -> Result:
+    """The stages of the search over a context made by ``_start``."""
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
             ctx.result.message = "time limit reached before the search (loading and compiling)"
