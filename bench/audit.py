@@ -13,6 +13,8 @@ import platform
 import time
 from pathlib import Path
 
+from outputs import write_report  # bench/ is on sys.path (script dir)
+
 from treesens.compiler.audit import FLIPPABLE, UNKNOWN, Target, audit_rows
 from treesens.compiler.query import Gap
 from treesens.frontends.data import load_data
@@ -106,10 +108,7 @@ def main(argv=None) -> int:
     ]
     if args.full_adult:
         lines += ["", "## The whole adult test set", "", *full_adult(root)]
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[-3:]))
-    print(f"wrote {REPORT}")
+    write_report(REPORT, lines, show_last=3)
     return 0
 
 

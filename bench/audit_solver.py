@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from outputs import write_report  # bench/ is on sys.path (script dir)
 from sklearn.datasets import load_breast_cancer, load_wine
 
 from treesens.frontends.data import load_data
@@ -130,10 +131,7 @@ def main(argv=None) -> int:
         lines.append(case(*c, args.rows))
         print(lines[-1], flush=True)
     lines += ["", "## --jobs on the solver path (wine, proline)", "", *jobs(args.rows)]
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[-6:]))
-    print(f"wrote {REPORT}")
+    write_report(REPORT, lines, show_last=6)
     return 0
 
 

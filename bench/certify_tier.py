@@ -24,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED, Instance  # noqa: E402
+from outputs import add_results_args, run_or_report  # noqa: E402
 
 
 def _instance(line: str) -> Instance:
@@ -120,19 +121,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--instances", default=str(HERE / "full-insensitive.txt"))
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds for the box search")
-    ap.add_argument("--out", default=str(HERE / "results" / "certificates.jsonl"))
-    ap.add_argument("--report", default=None, metavar="JSONL", help="only print the summary")
+    add_results_args(ap, HERE / "results" / "certificates.jsonl", "the summary")
     args = ap.parse_args(argv)
-    if args.report:
-        print(report(Path(args.report)))
-        return 0
-    text = Path(args.instances).read_text().splitlines()
-    ids = [ln.split("#", 1)[0].strip() for ln in text if ln.split("#", 1)[0].strip()]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    run(ids, args.timeout, out)
-    print(report(out))
-    return 0
+
+    def run_listed(out: Path) -> None:
+        text = Path(args.instances).read_text().splitlines()
+        ids = [ln.split("#", 1)[0].strip() for ln in text if ln.split("#", 1)[0].strip()]
+        run(ids, args.timeout, out)
+
+    return run_or_report(args, run_listed, report)
 
 
 if __name__ == "__main__":

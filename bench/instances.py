@@ -11,6 +11,7 @@ import itertools
 import math
 import os
 import random
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -310,14 +311,20 @@ def used_features(model_key: str) -> tuple[list[str], int]:
     return _FEATURE_CACHE[model_key]
 
 
+def _chosen(table: list, models) -> Iterator[tuple[str, list[str], int]]:
+    """The key, used features and number of classes of each model of ``table`` that
+    ``models`` names (None: every model)."""
+    for key, _, _ in table:
+        if models is None or key in models:
+            feats, k = used_features(key)
+            yield key, feats, k
+
+
 def single_feature(
     models=None, gaps=BINARY_GAPS, features_per_model: int | None = None
 ) -> list[Instance]:
     out = []
-    for key, _, _ in BINARY_MODELS:
-        if models is not None and key not in models:
-            continue
-        feats, _ = used_features(key)
+    for key, feats, _ in _chosen(BINARY_MODELS, models):
         if features_per_model is not None:
             feats = _spread(feats, features_per_model)
         for g in gaps:
@@ -327,10 +334,7 @@ def single_feature(
 
 def multiclass(models=None, gap=MULTICLASS_GAP) -> list[Instance]:
     out = []
-    for key, _, _ in MULTICLASS_MODELS:
-        if models is not None and key not in models:
-            continue
-        feats, k = used_features(key)
+    for key, feats, k in _chosen(MULTICLASS_MODELS, models):
         for f in feats:
             for c1, c2 in itertools.permutations(range(k), 2):
                 out.append(Instance(key, (f,), gap, (c1, c2), suite="multiclass"))
@@ -342,10 +346,7 @@ def multi_feature(models=None, sizes=(2, 3, 4, 5), gap=0.2, seed=0) -> list[Inst
     random subsets of m features as the model has (used) features."""
     rng = random.Random(seed)
     out = []
-    for key, _, _ in BINARY_MODELS:
-        if models is not None and key not in models:
-            continue
-        feats, _ = used_features(key)
+    for key, feats, _ in _chosen(BINARY_MODELS, models):
         for m in sizes:
             if m > len(feats):
                 continue
@@ -363,10 +364,7 @@ def multiclass_tier(models=None, gaps=PAPER_MULTICLASS_GAPS) -> list[Instance]:
     x every used feature x every ordered class pair (c1, c2) and every (c1, any) x the
     paper's gaps (``PAPER_MULTICLASS_GAPS``)."""
     out = []
-    for key, _, _ in MULTICLASS_MODELS + DIGITS_MODELS:
-        if models is not None and key not in models:
-            continue
-        feats, k = used_features(key)
+    for key, feats, k in _chosen(MULTICLASS_MODELS + DIGITS_MODELS, models):
         pairs = list(itertools.permutations(range(k), 2)) + [(c, ANY) for c in range(k)]
         for g in gaps:
             for f in feats:
@@ -378,10 +376,7 @@ def feature_pairs(models=None, per_model: int = 4, gaps=BINARY_GAPS, seed=0) -> 
     """The multi-feature tier: per binary model, ``per_model`` distinct pairs of used
     features drawn with ``random.Random(seed)`` (the same pairs on every run), x gaps."""
     out = []
-    for key, _, _ in BINARY_MODELS:
-        if models is not None and key not in models:
-            continue
-        feats, _ = used_features(key)
+    for key, feats, _ in _chosen(BINARY_MODELS, models):
         every = list(itertools.combinations(feats, 2))
         rng = random.Random(f"{seed}|{key}")  # per model: adding a model changes no other pair
         for pair in rng.sample(every, min(per_model, len(every))):

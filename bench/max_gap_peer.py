@@ -33,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED  # noqa: E402
+from outputs import add_results_args, run_or_report  # noqa: E402
 from veritas_peer import _point, build_sides_addtree  # noqa: E402
 
 # (model key, feature, classes): binary features of the quick tier's models, and
@@ -254,17 +255,9 @@ def report(path: Path) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timeout", type=float, default=60.0)
-    ap.add_argument("--out", default=str(HERE / "results" / "max-gap-peer.jsonl"))
-    ap.add_argument("--report", default=None, metavar="JSONL", help="only print the table")
+    add_results_args(ap, HERE / "results" / "max-gap-peer.jsonl", "the table")
     args = ap.parse_args(argv)
-    if args.report:
-        print(report(Path(args.report)))
-        return 0
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    run(args.timeout, out)
-    print(report(out))
-    return 0
+    return run_or_report(args, lambda out: run(args.timeout, out), report)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import CONFIGS, SHARED, TIERS, installed_backends, tier  # noqa: E402
+from run_one import no_answer  # noqa: E402
 
 from treesens.questions.sweep import parse_shard, shard_of  # noqa: E402
 
@@ -118,26 +119,13 @@ def _run_one(inst: dict, cfg: dict, timeout: float, core: int | None) -> dict:
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
-        res = {
-            "status": "unknown",
-            "validated": False,
-            "distance": None,
-            "time": {"total": None},
-            "error": None,
-            "message": "killed after the time limit and its grace",
-        }
+        res = no_answer("unknown", None, message="killed after the time limit and its grace")
     else:
         lines = [ln for ln in out.splitlines() if ln.startswith("{")]
         if lines:
             res = json.loads(lines[-1])
         else:
-            res = {
-                "status": "error",
-                "validated": False,
-                "distance": None,
-                "time": {"total": None},
-                "error": f"no result (exit {p.returncode}): {err.strip()[-500:]}",
-            }
+            res = no_answer("error", f"no result (exit {p.returncode}): {err.strip()[-500:]}")
     # kill anything left in the group (a solver worker)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(p.pid, signal.SIGKILL)

@@ -16,6 +16,12 @@ import sys
 import time
 
 
+def no_answer(status: str, error: str | None, **more) -> dict:
+    """The result line of a run that gave none of its own (it failed, or was killed)."""
+    line = {"status": status, "validated": False, "distance": None, "time": {"total": None}}
+    return {**line, "error": error, **more}
+
+
 def _cpu(who) -> float:
     u = resource.getrusage(who)
     return u.ru_utime + u.ru_stime
@@ -133,13 +139,7 @@ def main(argv=None) -> int:
         import traceback
 
         traceback.print_exc()
-        out = {
-            "status": "error",
-            "validated": False,
-            "distance": None,
-            "time": {"total": None},
-            "error": f"{type(e).__name__}: {e}",
-        }
+        out = no_answer("error", f"{type(e).__name__}: {e}")
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()
     return 0

@@ -1,0 +1,36 @@
+"""What the bench scripts write: a Markdown report, or a JSON Lines results file and the
+report made from it (``--report FILE`` makes the report again without running)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+
+def write_report(path: Path, lines: list[str], show_last: int) -> None:
+    """The report's ``lines`` to ``path`` (its folder made), its last ``show_last`` lines
+    printed, and where it went."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[-show_last:]))
+    print(f"wrote {path}")
+
+
+def add_results_args(ap: argparse.ArgumentParser, default_out: Path, report: str) -> None:
+    """--out (the results file a run appends to) and --report (print only ``report``)."""
+    ap.add_argument("--out", default=str(default_out))
+    ap.add_argument("--report", default=None, metavar="JSONL", help=f"only print {report}")
+
+
+def run_or_report(args, run: Callable[[Path], object], report: Callable[[Path], str]) -> int:
+    """With --report, print the report of that results file; else ``run`` into --out (its
+    folder made) and print the report of what it holds."""
+    if args.report:
+        print(report(Path(args.report)))
+        return 0
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    run(out)
+    print(report(out))
+    return 0
