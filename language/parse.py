@@ -48,7 +48,12 @@ def _duration(text: str) -> float:
     return v * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
 
 
-# rules whose node is made the same way, by the kind of node (the methods of _Build)
+# rules whose result is made the same way, by kind (the methods of _Build)
+def _items(self, meta, ch):
+    """A list: its children, as a tuple."""
+    return tuple(ch)
+
+
 def _fields(cls):
     """The rule's children are the node's fields, in order."""
     return lambda self, meta, ch: cls(*ch, pos=_meta_pos(meta))
@@ -74,9 +79,6 @@ def _file(cls):
 @v_args(meta=True)
 class _Build(Transformer):
     """The parse tree to the typed AST (one method, or one rule helper, per grammar rule)."""
-
-    def start(self, meta, ch):
-        return tuple(ch)
 
     # ---- leaves ----
     def name(self, meta, ch):
@@ -139,9 +141,6 @@ class _Build(Transformer):
     def model_trust_pickle(self, meta, ch):
         return ("trust_pickle", True, _meta_pos(meta))
 
-    data = _file(nodes.DataDecl)
-    details = _fields(nodes.DetailsDecl)
-
     def feature_decl(self, meta, ch):
         kind = lo = hi = cats = None
         for c in ch[1:]:
@@ -153,9 +152,6 @@ class _Build(Transformer):
                 cats = c[1]
         return nodes.FeatureDecl(ch[0], kind, lo, hi, cats, pos=_meta_pos(meta))
 
-    group_decl = _fields(nodes.GroupDecl)
-    groups_infer = _fields(nodes.GroupsInfer)
-
     def range(self, meta, ch):
         return ("range", ch[0].value, ch[1].value)
 
@@ -166,30 +162,7 @@ class _Build(Transformer):
     def defaults(self, meta, ch):
         return nodes.Defaults(tuple(ch), pos=_meta_pos(meta))
 
-    query = _block(nodes.QueryBlock)
-    sweep = _block(nodes.SweepBlock)
-    audit = _block(nodes.AuditBlock)
-
-    # ---- audit settings ----
-    rows = _file(nodes.Rows)
-    by = _fields(nodes.By)
-    limit = _count(nodes.Limit)
-    out = _fields(nodes.Out)
-
     # ---- vary ----
-    def name_list(self, meta, ch):
-        return tuple(ch)
-
-    vary_list = _fields(nodes.Vary)
-    vary_all = _fields(nodes.VaryAll)
-    vary_each_feature = _fields(nodes.VaryEachFeature)
-    feature_set = _fields(nodes.FeatureSet)
-
-    def set_list(self, meta, ch):
-        return tuple(ch)
-
-    vary_each_of = _fields(nodes.VaryEachOf)
-
     def sample(self, meta, ch):
         return ("sample", int(ch[0]))
 
@@ -225,17 +198,11 @@ class _Build(Transformer):
         s = str(ch[0])
         return ANY if s == "any" else int(s)
 
-    classes = _fields(nodes.Classes)
-
     def backend(self, meta, ch):
         return nodes.Backend(tuple(n.text for n in ch), pos=_meta_pos(meta))
 
     def timeout(self, meta, ch):
         return nodes.Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
-
-    threads = _count(nodes.Threads)
-    jobs = _count(nodes.Jobs)
-    seed = _count(nodes.Seed)
 
     def passes(self, meta, ch):
         return nodes.Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))
@@ -257,12 +224,33 @@ class _Build(Transformer):
     def where(self, meta, ch):
         return nodes.Where(tuple(ch), pos=_meta_pos(meta))
 
-    fix = _fields(nodes.Fix)
-
     def compare(self, meta, ch):
         return nodes.Compare(tuple(ch[0::2]), tuple(str(t) for t in ch[1::2]), pos=_meta_pos(meta))
 
+    # ---- the rules a helper builds (above), by helper ----
+    start = name_list = set_list = _items
+    details = _fields(nodes.DetailsDecl)
+    group_decl = _fields(nodes.GroupDecl)
+    groups_infer = _fields(nodes.GroupsInfer)
+    by = _fields(nodes.By)
+    out = _fields(nodes.Out)
+    vary_list = _fields(nodes.Vary)
+    vary_all = _fields(nodes.VaryAll)
+    vary_each_feature = _fields(nodes.VaryEachFeature)
+    feature_set = _fields(nodes.FeatureSet)
+    vary_each_of = _fields(nodes.VaryEachOf)
+    classes = _fields(nodes.Classes)
+    fix = _fields(nodes.Fix)
     in_range = _fields(nodes.InRange)
+    limit = _count(nodes.Limit)
+    threads = _count(nodes.Threads)
+    jobs = _count(nodes.Jobs)
+    seed = _count(nodes.Seed)
+    query = _block(nodes.QueryBlock)
+    sweep = _block(nodes.SweepBlock)
+    audit = _block(nodes.AuditBlock)
+    data = _file(nodes.DataDecl)
+    rows = _file(nodes.Rows)
 
 
 # readable names of the grammar's terminals, for "expected ..." messages
