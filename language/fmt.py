@@ -52,12 +52,11 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         ]
         return "vary each of " + ", ".join(items)
     if isinstance(st, nodes.VarySubsets):
-        s = f"vary subsets of {st.k}"
-        if st.pool is not None:
-            s += f" from {fmt_names(st.pool, mode)}"
-        if st.sample is not None:
-            s += f" sample {st.sample}"
-        return s
+        return _words(
+            f"vary subsets of {st.k}",
+            None if st.pool is None else f"from {fmt_names(st.pool, mode)}",
+            None if st.sample is None else f"sample {st.sample}",
+        )
     if isinstance(st, nodes.GapSetting):
         return _fmt_gap(st)
     if isinstance(st, nodes.Classes):
@@ -77,12 +76,8 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
     if isinstance(st, nodes.Baseline):
         return f"baseline {fmt_name(st.name, mode=mode)}"
     if isinstance(st, nodes.DataAware):
-        s = f"data_aware {st.mode}"
-        if st.params:
-            s += " " + ", ".join(
-                f"{fmt_name(p.name, mode=mode)} = {show_value(p.value)}" for p in st.params
-            )
-        return s
+        params = [f"{fmt_name(p.name, mode=mode)} = {show_value(p.value)}" for p in st.params]
+        return _words(f"data_aware {st.mode}", ", ".join(params) if params else None)
     if isinstance(st, nodes.OptionSetting):
         return f"option {fmt_name(st.name, mode=mode)} = {show_value(st.value)}"
     if isinstance(st, nodes.Where):
@@ -90,49 +85,48 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
     if isinstance(st, nodes.Fix):
         return f"fix {fmt_ref(st.ref, mode=mode)} = {show_value(st.value)}"
     if isinstance(st, nodes.ModelDecl):
-        s = f"model {json.dumps(st.path.value, ensure_ascii=False)}"
-        if st.format is not None:
-            s += f" format {fmt_name(st.format, mode=mode)}"
-        if st.base_score is not None:
-            s += f" base_score {fmt_num(st.base_score)}"
-        if st.trust_pickle:
-            s += " trust_pickle"
-        return s
-    if isinstance(st, nodes.DataDecl):
-        s = f"data {json.dumps(st.path.value, ensure_ascii=False)}"
-        if st.label is not None:
-            s += f" label {fmt_name(st.label, mode=mode)}"
-        return s
-    if isinstance(st, (nodes.Rows, nodes.By, nodes.Limit, nodes.Out)):
+        return _words(
+            f"model {_quoted(st.path)}",
+            None if st.format is None else f"format {fmt_name(st.format, mode=mode)}",
+            None if st.base_score is None else f"base_score {fmt_num(st.base_score)}",
+            "trust_pickle" if st.trust_pickle else None,
+        )
+    if isinstance(st, (nodes.DataDecl, nodes.Rows)):  # the file's data, an audit's rows
+        label = None if st.label is None else f"label {fmt_name(st.label, mode=mode)}"
+        return _words(f"data {_quoted(st.path)}", label)
+    if isinstance(st, (nodes.By, nodes.Limit, nodes.Out)):
         return _fmt_audit_stmt(st, mode)
     if isinstance(st, nodes.DetailsDecl):
-        return f"features from {json.dumps(st.path.value, ensure_ascii=False)}"
+        return f"features from {_quoted(st.path)}"
     if isinstance(st, (nodes.GroupDecl, nodes.GroupsInfer)):
         return _fmt_group(st, mode)
     if isinstance(st, nodes.FeatureDecl):
-        s = f"feature {fmt_name(st.name.text, mode=mode)}"
-        if st.kind is not None:
-            s += f": {st.kind}"
-        if st.lo is not None:
-            s += f" in [{fmt_num(st.lo)}, {fmt_num(st.hi)}]"
-        if st.categories is not None:
-            s += " {" + ", ".join(fmt_name(c, mode=mode) for c in st.categories) + "}"
-        return s
+        kind = "" if st.kind is None else f": {st.kind}"
+        cats = st.categories
+        return _words(
+            f"feature {fmt_name(st.name.text, mode=mode)}{kind}",
+            None if st.lo is None else f"in [{fmt_num(st.lo)}, {fmt_num(st.hi)}]",
+            None if cats is None else "{" + ", ".join(fmt_name(c, mode=mode) for c in cats) + "}",
+        )
     raise TypeError(f"cannot format {st!r}")
+
+
+def _words(*parts: str | None) -> str:
+    """A statement: those of its parts that are given (None: left out), spaced."""
+    return " ".join(p for p in parts if p is not None)
+
+
+def _quoted(path: nodes.Str) -> str:
+    return json.dumps(path.value, ensure_ascii=False)
 
 
 def _fmt_audit_stmt(st: nodes.Node, mode: FormatMode) -> str:
     """The statements only an audit block has."""
-    if isinstance(st, nodes.Rows):
-        s = f"data {json.dumps(st.path.value, ensure_ascii=False)}"
-        if st.label is not None:
-            s += f" label {fmt_name(st.label, mode=mode)}"
-        return s
     if isinstance(st, nodes.By):
         return f"by {fmt_name(st.name.text, mode=mode)}"
     if isinstance(st, nodes.Limit):
         return f"limit {st.n}"
-    return f"out {json.dumps(st.path.value, ensure_ascii=False)}"
+    return f"out {_quoted(st.path)}"
 
 
 def format_sens(ast: nodes.SensAST, indent: str = "  ") -> str:
