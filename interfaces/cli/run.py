@@ -103,20 +103,14 @@ def run(args) -> int:
         counts[res.status] = counts.get(res.status, 0) + 1
         emit_result(res, args.json, ens)
 
+    where = {"jobs": args.jobs, "executor": args.executor}  # for queries and audits alike
     run_queries(
-        sf,
-        queries,
-        memory_mb=args.memory_mb,
-        jobs=args.jobs,
-        executor=args.executor,
-        on_start=on_start,
-        on_result=on_result,
+        sf, queries, memory_mb=args.memory_mb, on_start=on_start, on_result=on_result, **where
     )
     run_audits(
         sf,
         audits,
-        jobs=args.jobs,
-        executor=args.executor,
+        **where,
         timeout=args.timeout,
         on_block=lambda _plan, lines: _print_rows(lines) if args.json else None,
         on_audit=lambda plan, lines, s: (
