@@ -11,9 +11,11 @@ where ``NaN != t`` holds. Inputs are compared in the precision of the input tens
 The IR has one comparison per ensemble (``x < t`` or ``x <= t``, "yes" = left child).
 The other modes map onto it exactly, for inputs of the comparison's precision p:
 ``x < t`` is ``x <= below_p(t)`` (the largest p-number under t) and ``x <= t`` is
-``x < above_p(t)``; GT / GTE are the negation of LEQ / LT, with the children swapped; an
-equality ``x == t`` is two splits (``x <= t``, then ``x < t``) with the "not equal"
-subtree copied under both.
+``x < above_p(t)``; GT / GTE are the negation of LEQ / LT, with the children swapped.
+Equalities come in chains on one feature (``x == t1 ? A1 : x == t2 ? A2 : ... : rest``,
+as onnxmltools writes a LightGBM categorical split): a chain of k points becomes a search
+over the sorted points, ``x < t`` then ``x <= t`` around each (2k splits), with a copy of
+the rest in each of the k + 1 gaps between them.
 """
 
 from __future__ import annotations
@@ -126,6 +128,60 @@ class _Builder:
             (self.left if is_left else self.right)[parent] = child
 
 
+def _check_split(tree: OnnxTree, key: int, node: Node, n_features: int) -> None:
+    if node.weights:
+        raise TreeError(f"{tree.name} node {key} is a split with leaf weights")
+    if node.mode not in SPLIT_MODES:
+        raise TreeError(f"{tree.name} node {key} has mode {node.mode!r}")
+    if not 0 <= node.feature < n_features:
+        raise TreeError(
+            f"{tree.name} node {key} splits on feature {node.feature}; "
+            f"the input has {n_features} (0..{n_features - 1})"
+        )
+    if not np.isfinite(node.threshold):
+        raise TreeError(f"{tree.name} node {key}: threshold {node.threshold} is not finite")
+
+
+@dataclass
+class _Chain:
+    """Equality splits on one feature, each in the "not equal" child of the one before:
+    ``x == t1 ? A1 : x == t2 ? A2 : ... : rest``; NaN goes to ``points[nan]``'s child, or
+    to the rest (``nan`` None)."""
+
+    points: list[tuple[float, int]]  # (t, child when x == t), first occurrence of each t
+    rest: int
+    nan: int | None
+    length: int
+
+
+def _equality_chain(tree: OnnxTree, key: int, float32: bool, n_features: int) -> _Chain:
+    node = tree.nodes[key]
+    feature, seen = node.feature, set()
+    points: dict[float, int] = {}
+    nan: int | None = None
+    nan_open = True  # NaN has not left the chain yet
+    while True:
+        _check_split(tree, key, node, n_features)
+        seen.add(key)
+        eq, ne = (node.true, node.false) if node.mode == EQ else (node.false, node.true)
+        t = node.threshold
+        with np.errstate(over="ignore"):
+            possible = not float32 or float(np.float32(t)) == t  # else x == t never holds
+        new_point = possible and t not in points
+        if new_point:
+            points[t] = eq
+        if nan_open and node.mode == EQ and node.nan_true:  # NaN != t: NEQ sends it on
+            if not new_point:
+                raise TreeError(f"{tree.name} node {key} sends NaN to a branch no number reaches")
+            nan, nan_open = len(points) - 1, False
+        following = tree.nodes.get(ne)
+        if following is None or following.mode not in (EQ, NEQ) or following.feature != feature:
+            return _Chain(list(points.items()), ne, nan, len(seen))
+        if ne in seen:
+            raise TreeError(f"{tree.name} has a cycle (through node {ne})")
+        key, node = ne, following
+
+
 def ir_tree(tree: OnnxTree, op: str, float32: bool, n_features: int, budget: list[int]) -> Tree:
     """The IR tree of one operator tree; ``budget``: IR nodes left (shared by the trees)."""
     b = _Builder()
@@ -139,7 +195,7 @@ def ir_tree(tree: OnnxTree, op: str, float32: bool, n_features: int, budget: lis
             raise TreeError(f"{tree.name} refers to node {key}, which it does not have")
         if depth > len(tree.nodes):
             raise TreeError(f"{tree.name} has a cycle (through node {key})")
-        if len(b.feature) + 2 > budget[0]:
+        if len(b.feature) >= budget[0]:
             raise TreeError(
                 f"the equality splits copy subtrees beyond {MAX_IR_NODES:,} nodes ({tree.name})"
             )
@@ -148,34 +204,18 @@ def ir_tree(tree: OnnxTree, op: str, float32: bool, n_features: int, budget: lis
             b.weights[i] = node.weights
             b.attach(parent, is_left, i)
             continue
-        if node.weights:
-            raise TreeError(f"{tree.name} node {key} is a split with leaf weights")
-        if not 0 <= node.feature < n_features:
-            raise TreeError(
-                f"{tree.name} node {key} splits on feature {node.feature}; "
-                f"the input has {n_features} (0..{n_features - 1})"
-            )
-        if not np.isfinite(node.threshold):
-            raise TreeError(f"{tree.name} node {key}: threshold {node.threshold} is not finite")
-        f, t, d = node.feature, node.threshold, depth + 1
         if node.mode in (EQ, NEQ):
-            eq, ne = (node.true, node.false) if node.mode == EQ else (node.false, node.true)
-            nan_to_eq = node.nan_true and node.mode == EQ
-            # x <= t ? (x < t ? ne : eq) : ne; a NaN reaching the second split goes to eq
-            first = b.new(f, _threshold(t, True, op, float32), nan_left=nan_to_eq)
-            second = b.new(f, _threshold(t, False, op, float32), nan_left=False)
-            b.attach(parent, is_left, first)
-            b.left[first] = second
-            stack += [(ne, first, False, d), (eq, second, False, d), (ne, second, True, d)]
+            chain = _equality_chain(tree, key, float32, n_features)
+            stack += _intervals(b, chain, node.feature, op, float32, parent, is_left, depth)
             continue
-        if node.mode not in SPLIT_MODES:
-            raise TreeError(f"{tree.name} node {key} has mode {node.mode!r}")
+        _check_split(tree, key, node, n_features)
         negated = node.mode in (GT, GTE)  # x > t is not x <= t: the children swap
         yes, no = (node.false, node.true) if negated else (node.true, node.false)
         less_equal = node.mode in (LEQ, GT)
-        i = b.new(f, _threshold(t, less_equal, op, float32), nan_left=node.nan_true != negated)
+        t = _threshold(node.threshold, less_equal, op, float32)
+        i = b.new(node.feature, t, nan_left=node.nan_true != negated)
         b.attach(parent, is_left, i)
-        stack += [(no, i, False, d), (yes, i, True, d)]
+        stack += [(no, i, False, depth + 1), (yes, i, True, depth + 1)]
     budget[0] -= len(b.feature)
     leaf = np.asarray(b.feature) < 0
     outputs = sorted({o for w in b.weights.values() for o in w}) or [0]
@@ -193,6 +233,40 @@ def ir_tree(tree: OnnxTree, op: str, float32: bool, n_features: int, budget: lis
         value=value,
         outputs=tuple(outputs),
     )
+
+
+def _intervals(
+    b: _Builder, chain: _Chain, feature: int, op: str, float32: bool, parent, is_left, depth
+) -> list[tuple[int, int | None, bool, int]]:
+    """The splits of an equality chain: a search over its sorted points, each point's child
+    between ``x < t`` and ``x <= t``, a copy of the rest in every gap between them; the
+    subtrees still to build, as stack entries."""
+    order = sorted(range(len(chain.points)), key=lambda j: chain.points[j][0])
+    nan_at = None if chain.nan is None else order.index(chain.nan)
+    d = depth + chain.length
+    todo: list[tuple[int, int | None, bool, int]] = []
+
+    def build(lo: int, hi: int, parent, is_left: bool) -> None:
+        if lo == hi:  # a gap between points: the rest
+            todo.append((chain.rest, parent, is_left, d))
+            return
+        m = (lo + hi) // 2
+        t, child = chain.points[order[m]]
+        # NaN goes right (towards the last gap, the rest) unless its point is elsewhere
+        below_m = b.new(feature, _threshold(t, False, op, float32), nan_left=_lt(nan_at, m))
+        b.attach(parent, is_left, below_m)
+        build(lo, m, below_m, True)
+        at_m = b.new(feature, _threshold(t, True, op, float32), nan_left=nan_at == m)
+        b.attach(below_m, False, at_m)
+        todo.append((child, at_m, True, d))
+        build(m + 1, hi, at_m, False)
+
+    build(0, len(order), parent, is_left)
+    return todo
+
+
+def _lt(a: int | None, b: int) -> bool:
+    return a is not None and a < b
 
 
 def ir_trees(trees: list[OnnxTree], op: str, float32: bool, n_features: int) -> tuple[Tree, ...]:

@@ -84,6 +84,44 @@ def two_level_nodes(modes: tuple[str, str, str], thresholds, tracks=(0, 0, 0)) -
     )
 
 
+def equality_chain_nodes(points, modes, tracks) -> dict:
+    """One tree: a chain of equality splits on feature 0 (split i's "equal" child is leaf
+    i, its other child the next split; the last one's is the rest, a split on feature 1)."""
+    k = len(points)
+    split, leaf = list(range(k)), list(range(k, 2 * k))
+    rest, rest_leaves = 2 * k, (2 * k + 1, 2 * k + 2)
+    nodes = {name: [] for name in stump_nodes()}
+    for i, (t, mode, tr) in enumerate(zip(points, modes, tracks)):
+        nxt = split[i + 1] if i + 1 < k else rest
+        eq, ne = (leaf[i], nxt) if mode == "BRANCH_EQ" else (nxt, leaf[i])
+        for name, v in (
+            ("nodes_nodeids", split[i]),
+            ("nodes_featureids", 0),
+            ("nodes_modes", mode),
+            ("nodes_values", t),
+            ("nodes_truenodeids", eq),
+            ("nodes_falsenodeids", ne),
+            ("nodes_missing_value_tracks_true", tr),
+        ):
+            nodes[name].append(v)
+    for key, mode, t in [(rest, "BRANCH_LEQ", 0.5)] + [
+        (n, "LEAF", 0.0) for n in (*leaf, *rest_leaves)
+    ]:
+        children = rest_leaves if key == rest else (0, 0)
+        for name, v in (
+            ("nodes_nodeids", key),
+            ("nodes_featureids", 1 if key == rest else 0),
+            ("nodes_modes", mode),
+            ("nodes_values", t),
+            ("nodes_truenodeids", children[0]),
+            ("nodes_falsenodeids", children[1]),
+            ("nodes_missing_value_tracks_true", 0),
+        ):
+            nodes[name].append(v)
+    nodes["nodes_treeids"] = [0] * len(nodes["nodes_nodeids"])
+    return nodes
+
+
 def classifier(
     nodes: dict,
     weights: list[tuple[int, int, float]],

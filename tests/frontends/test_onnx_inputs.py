@@ -70,6 +70,28 @@ def test_a_truncated_file_on_the_command_line_exits_2_in_one_line(tmp_path, fore
     assert str(path) in line
 
 
+@pytest.mark.parametrize("missing", ["onnx", "onnxruntime"])
+def test_without_onnx_installed_the_command_line_says_what_to_install(
+    tmp_path, forest_bytes, missing
+):
+    import subprocess
+    import sys
+
+    path = om.write(tmp_path, "m.onnx", forest_bytes)
+    code = (
+        f"import sys; sys.modules[{missing!r}] = None; "
+        "from treesens.interfaces.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, "check", str(path), "--vary", "f0"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = _one_line_exit_2(p)
+    assert f"needs the {missing} package" in line and "treesens[onnx]" in line
+
+
 def test_an_unsupported_node_is_named(tmp_path):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -220,6 +242,13 @@ def test_a_child_shared_by_both_branches_is_copied(tmp_path):
     np.testing.assert_allclose(ens.proba(rows), ens.replayer.predict_proba(rows), atol=1e-7)
 
 
+def test_nan_sent_where_no_number_goes_in_an_equality_chain_is_refused(tmp_path):
+    # the second split repeats the first's 0.0: only NaN could reach its "equal" child
+    nodes = om.equality_chain_nodes((0.0, 0.0), ("BRANCH_EQ", "BRANCH_EQ"), (0, 1))
+    blob = om.classifier(nodes, [(2, 0, 0.1), (3, 0, 0.2), (5, 0, 0.8), (6, 0, 0.9)])
+    _refused(tmp_path, blob, "NaN to a branch no number reaches")
+
+
 def test_a_cycle_is_refused(tmp_path):
     nodes = om.two_level_nodes(("BRANCH_LEQ",) * 3, (0.5, 0.25, 0.7))
     nodes["nodes_falsenodeids"][1] = 0  # node 1's false child is the root
@@ -292,8 +321,13 @@ _INT_ATTRIBUTES = [
 @fuzz_settings(60)
 @given(data=st.data())
 def test_fuzzed_attributes_load_and_agree_or_are_one_input_error(tmp_path_factory, data):
-    nodes = om.two_level_nodes(("BRANCH_LEQ", "BRANCH_EQ", "BRANCH_GTE"), (0.5, 0.25, 0.7))
-    weights = [(2, 0, 0.1), (3, 0, 0.4), (5, 0, 0.6), (6, 0, 0.9)]
+    if data.draw(st.booleans()):
+        nodes = om.two_level_nodes(("BRANCH_LEQ", "BRANCH_EQ", "BRANCH_GTE"), (0.5, 0.25, 0.7))
+        weights = [(2, 0, 0.1), (3, 0, 0.4), (5, 0, 0.6), (6, 0, 0.9)]
+    else:  # an equality chain on feature 0: leaves 3, 4, 5; the rest splits feature 1
+        modes = ("BRANCH_EQ", "BRANCH_NEQ", "BRANCH_EQ")
+        nodes = om.equality_chain_nodes((1.0, 2.0, 0.0), modes, (0, 1, 1))
+        weights = [(3, 0, 0.1), (4, 0, 0.2), (5, 0, 0.3), (7, 0, 0.8), (8, 0, 0.9)]
     name = data.draw(st.sampled_from([*_INT_ATTRIBUTES, "nodes_values", "nodes_modes"]))
     extra = {}
     if name.startswith("class_"):
@@ -303,18 +337,20 @@ def test_fuzzed_attributes_load_and_agree_or_are_one_input_error(tmp_path_factor
         if column is None:  # tree ids
             extra["class_treeids"] = [0, 0, 0, data.draw(st.integers(-1, 2))]
         else:
-            values[j][column] = data.draw(st.integers(-1, 8))
+            values[j][column] = data.draw(st.integers(-1, 9))
             weights = [tuple(v) for v in values]
     else:
         j = data.draw(st.integers(0, len(nodes[name]) - 1))
         if name == "nodes_values":
-            nodes[name][j] = data.draw(st.floats(allow_nan=True, width=32))
+            nodes[name][j] = data.draw(
+                st.one_of(st.floats(allow_nan=True, width=32), st.sampled_from([0.0, 1.0, 2.0]))
+            )
         elif name == "nodes_modes":
             nodes[name][j] = data.draw(
                 st.sampled_from(["LEAF", "BRANCH_NEQ", "BRANCH_GT", "BRANCH_LT", "BRANCH_X"])
             )
         else:
-            nodes[name][j] = data.draw(st.integers(-1, 8))
+            nodes[name][j] = data.draw(st.integers(-1, 9))
     blob = om.classifier(nodes, weights, **extra)
     path = om.write(tmp_path_factory.mktemp("fz"), "m.onnx", blob)
     _loads_and_agrees_or_input_error(path)

@@ -203,6 +203,59 @@ def test_equality_splits_below_others_match_onnxruntime(tmp_path):
     np.testing.assert_allclose(ens.proba(rows), ens.replayer.predict_proba(rows), atol=TOL)
 
 
+@pytest.mark.parametrize(
+    "points, modes, tracks",
+    [
+        ((3.0, 1.0, 2.0), ("BRANCH_EQ",) * 3, (0, 1, 0)),
+        (
+            (0.0, 5.0, 0.0, -2.5),
+            ("BRANCH_EQ", "BRANCH_NEQ", "BRANCH_EQ", "BRANCH_NEQ"),
+            (0, 1, 0, 0),
+        ),
+        ((1.0, 0.1, 7.0), ("BRANCH_NEQ", "BRANCH_EQ", "BRANCH_EQ"), (1, 0, 1)),
+    ],
+)
+def test_equality_chains_match_onnxruntime(tmp_path, points, modes, tracks):
+    k = len(points)
+    nodes = om.equality_chain_nodes(points, modes, tracks)
+    weights = [(k + i, 0, 0.05 * (i + 1)) for i in range(k)] + [
+        (2 * k + 1, 0, 0.8),
+        (2 * k + 2, 0, 0.9),
+    ]
+    blob = om.classifier(nodes, weights)
+    ens = _load(tmp_path, blob)
+    _agrees(ens, blob)
+    values = sorted({float(np.float32(p)) for p in points} | {-0.0, -1.0, 2.5, 9.0, np.nan})
+    rows = np.array([[v, w] for v in values for w in (0.25, 0.75)])
+    np.testing.assert_allclose(ens.proba(rows), ens.replayer.predict_proba(rows), atol=TOL)
+
+
+def test_a_lightgbm_categorical_split_stays_linear_in_its_categories(tmp_path):
+    pytest.importorskip("onnxmltools")
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    Xc = rng.uniform(size=(600, 3)).astype(np.float32)
+    Xc[:, 2] = rng.integers(0, 40, 600)
+    y = ((Xc[:, 2] % 3 == 0) ^ (Xc[:, 0] > 0.5)).astype(int)
+    est = lgb.LGBMClassifier(
+        n_estimators=3,
+        num_leaves=4,
+        verbose=-1,
+        num_threads=1,
+        min_child_samples=5,
+        max_cat_to_onehot=64,
+        cat_smooth=1,
+        min_data_per_group=2,
+    ).fit(Xc, y, categorical_feature=[2])
+    blob = om.onnxmltools_model(est, 3)
+    ens = _load(tmp_path, blob)
+    n_onnx = len(om.onnx_thresholds(blob))
+    assert sum(int((t.feature >= 0).sum()) for t in ens.trees) <= 2 * n_onnx + 8
+    _agrees(ens, blob)
+    rows = np.array([[0.3, 0.5, c] for c in np.arange(-1.0, 41.0, 0.5)] + [[0.3, 0.5, np.nan]])
+    np.testing.assert_allclose(ens.proba(rows), ens.replayer.predict_proba(rows), atol=TOL)
+
+
 def test_double_input_compares_in_double(tmp_path):
     t = float(np.float32(0.1))
     blob = om.classifier(
