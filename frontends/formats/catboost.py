@@ -1,9 +1,11 @@
 """CatBoost (``.cbm``, CatBoost JSON, a fitted CatBoostClassifier / CatBoostRegressor) -> IR.
 
 Every model is read as catboost itself exports it: a ``.cbm`` is loaded by catboost's
-C++ reader (it verifies the file and runs nothing from it), a JSON model is checked here
-first and then loaded by catboost's JSON reader, and the IR is built from the JSON
-catboost exports. Facts this relies on (checked against catboost 1.2's predict in
+C++ reader (data, never code: it verifies the flatbuffers of the model's core, once the
+header has been checked here), a JSON model is checked here first and then loaded by
+catboost's JSON reader, and the IR is built from the JSON catboost exports, checked again
+before catboost predicts with the model (its readers trust indices and counts that its
+predict then follows: tests/frontends/test_catboost_hostile.py). Facts this relies on (checked against catboost 1.2's predict in
 tests/frontends/test_catboost_ir.py):
 
 * a float feature is read as float32 and a split's bit is ``x > border`` (borders are
