@@ -111,6 +111,24 @@ def test_max_gap_is_the_brute_force_best_with_a_replayed_pair(tmp_path, kind):
     _replayed(blob, r.witness, r.outputs)
 
 
+@pytest.mark.parametrize("kind", ["xgboost", "lightgbm"])
+def test_a_margin_gap_agrees_with_brute_force_and_onnxruntime_raw_scores(tmp_path, kind):
+    ens, blob = _load(tmp_path, kind)
+    G, ns, nv = cell_grid(ens, ["f0"])
+    raw = ens.raw(G)[:, 0].reshape(ns, nv)
+    best = float(np.minimum(raw.max(axis=1), -raw.min(axis=1)).max())
+    assert best > 0
+    below, above = best - 1e-4, best + 1e-4
+    assert brute_force_sensitive(ens, make_query(["f0"], margin_gap=below))
+    assert not brute_force_sensitive(ens, make_query(["f0"], margin_gap=above))
+    r = treesens.check(ens, ["f0"], margin_gap=below, **OPTS)
+    assert (r.status, r.validated) == ("sensitive", True)
+    X2 = np.array([[r.witness[c][n] for n in NAMES] for c in ("x1", "x2")])
+    lib_raw = ens.replayer.predict_raw(X2)[:, 0]  # onnxruntime with post_transform NONE
+    assert lib_raw[0] >= below and lib_raw[1] <= -below
+    assert treesens.check(ens, ["f0"], margin_gap=above, **OPTS).status == "insensitive"
+
+
 def test_multiclass_answers_agree_with_brute_force_over_gaps(tmp_path):
     ens, blob = _load(tmp_path, "boosting-multiclass")
     seen = set()
@@ -211,3 +229,14 @@ def test_a_sens_file_names_an_onnx_model_and_the_onnx_format(saved):
     (line,) = json_lines(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
     _replayed((saved / "forest.onnx").read_bytes(), line["witness"], line["outputs"])
+
+
+def test_a_sweep_in_worker_processes_replays_with_onnxruntime_there(saved):
+    p = run_treesens("sweep", saved / "xgboost.onnx", "--gap", "0.05", "--jobs", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert sorted(d["query"] for d in lines) == NAMES
+    for line in lines:
+        if line["status"] == "sensitive":
+            assert line["validated"]
+            _replayed((saved / "xgboost.onnx").read_bytes(), line["witness"], line["outputs"])
