@@ -37,7 +37,14 @@ import numpy as np
 
 from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
 from ...compiler.errors import InputError, UnsupportedModelError, name_list
-from .base import DEFAULT_OPTIONS, JSON_TOO_DEEP, MAX_FEATURES, LoadOptions, module_of
+from .base import (
+    DEFAULT_OPTIONS,
+    JSON_TOO_DEEP,
+    MALFORMED,
+    MAX_FEATURES,
+    LoadOptions,
+    module_of,
+)
 from .catboost_replay import CatBoostReplayer, model_from_bytes, model_from_json_file, saved
 
 BINARY = ("Logloss", "CrossEntropy")
@@ -381,7 +388,7 @@ def from_json(model: Any, where: str, replay: tuple[bytes, Any] | None = None) -
         raise UnsupportedModelError(e.message, where) from None
     except InputError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
+    except MALFORMED as e:
         raise InputError(
             f"malformed CatBoost model ({type(e).__name__}: {str(e)[:120]})", where
         ) from None

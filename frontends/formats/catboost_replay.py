@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +18,17 @@ import numpy as np
 
 from ...compiler.errors import InputError
 from ..libraries import import_library
+from .base import LazyLibraryModel
 
 
-class CatBoostReplayer:
+class CatBoostReplayer(LazyLibraryModel):
     """catboost's own predict on a model loaded from ``model_bytes`` (``.cbm``).
 
     ``prediction_type``: what catboost's regressor ``predict`` returns by default for the
     model's loss ("Exponent" for Poisson and Tweedie, else "RawFormulaVal")."""
 
     library = "catboost"
+    _cached = "_model"
 
     def __init__(
         self,
@@ -37,29 +38,18 @@ class CatBoostReplayer:
         where: str | None = None,
         model: Any = None,
     ):
+        super().__init__(model)
         self.model_bytes = model_bytes
         self.n_classes = n_classes
         self.prediction_type = prediction_type
         self.where = where
-        self._model = model
-        self._lock = threading.Lock()
+
+    def _build(self) -> Any:
+        return model_from_bytes(self.model_bytes, self.where)
 
     @property
     def model(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                self._model = model_from_bytes(self.model_bytes, self.where)
-            return self._model
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_model"] = None
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        return self._library_model()
 
     def _predict(self, X, prediction_type: str) -> np.ndarray:
         cb = import_library("catboost")

@@ -15,7 +15,7 @@ import treesens
 from treesens.compiler.ensemble import Ensemble
 from treesens.frontends.query_build import make_query
 from treesens.tests.conftest import json_lines, run_treesens
-from treesens.tests.oracle import brute_force_sensitive, cell_grid
+from treesens.tests.oracle import brute_force_largest_change, brute_force_sensitive, cell_grid
 
 catboost = pytest.importorskip("catboost")
 pd = pytest.importorskip("pandas")
@@ -133,6 +133,29 @@ def test_regressor_threshold_form_agrees_with_brute_force_either_side_of_the_bes
     assert treesens.check(ens, ["age"], above=best + eps, below=b, **OPTS).status == "insensitive"
 
 
+@pytest.mark.parametrize("search", ["solver", "box search"])
+def test_regressor_delta_agrees_with_brute_force_either_side_of_the_largest_change(search):
+    est = _tiny("regression")
+    ens = treesens.load_model(est)
+    best = brute_force_largest_change(ens, ["age"])
+    eps = 1e-4 * max(1.0, best)
+    opts = OPTS if search == "solver" else {"timeout": 60}
+    r = treesens.check(ens, ["age"], delta=best - eps, **opts)
+    _replays(est, r)
+    assert abs(r.outputs["x1"][0] - r.outputs["x2"][0]) >= best - eps
+    assert treesens.check(ens, ["age"], delta=best + eps, **opts).status == "insensitive"
+
+
+def test_regressor_max_gap_is_the_brute_force_largest_change_with_a_replayed_pair():
+    est = _tiny("regression")
+    ens = treesens.load_model(est)
+    r = treesens.max_gap(ens, vary=["age"], timeout=60)
+    best = brute_force_largest_change(ens, ["age"])
+    assert r.max_gap["proven"]
+    assert r.max_gap["lower"] <= best + 1e-9 and best <= r.max_gap["upper"] + 1e-9
+    _replays(est, r)
+
+
 # ---- the command line on saved .cbm models ----------------------------------------------
 
 
@@ -151,7 +174,7 @@ def _replayed_by_catboost(path, line: dict) -> None:
     model.load_model(str(path))
     for copy in ("x1", "x2"):
         row = pd.DataFrame([line["witness"][copy]])[NAMES]
-        kind = "Probability" if line.get("threshold") is None else "RawFormulaVal"
+        kind = {"clf.cbm": "Probability", "reg.cbm": "RawFormulaVal"}[path.name]
         lib = np.atleast_1d(model.predict(row, prediction_type=kind)[0])
         np.testing.assert_allclose(line["outputs"][copy], lib, rtol=0, atol=1e-12)
 
@@ -201,6 +224,33 @@ def test_cli_audit_answers_a_cbm_classifier_row_by_row(saved):
         if line["status"] == "sensitive":
             assert line["validated"]
             _replayed_by_catboost(saved / "clf.cbm", line)
+
+
+@pytest.mark.parametrize("command", ["check", "sweep"])
+def test_cli_delta_answers_a_cbm_regressor_with_replayed_witnesses(saved, command):
+    vary = ("--vary", "age") if command == "check" else ()
+    p = run_treesens(command, saved / "reg.cbm", *vary, "--delta", "0.3", "--json")
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert {d["query"]: d["status"] for d in lines}["age"] == "sensitive"
+    for line in lines:
+        if line["status"] == "sensitive":
+            assert line["validated"]
+            assert abs(line["outputs"]["x1"][0] - line["outputs"]["x2"][0]) >= 0.3
+            _replayed_by_catboost(saved / "reg.cbm", line)
+
+
+def test_cli_audit_answers_a_cbm_regressor_row_by_row_with_delta(saved):
+    args = ("--data", saved / "rows.csv", "--vary", "age", "--delta", "0.3", "--json")
+    p = run_treesens("audit", saved / "reg.cbm", *args)
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert [d["row"] for d in lines] == list(range(8))
+    assert any(d["status"] == "sensitive" for d in lines)
+    for line in lines:
+        if line["status"] == "sensitive":
+            assert line["validated"]
+            _replayed_by_catboost(saved / "reg.cbm", line)
 
 
 def test_a_sens_file_names_a_cbm_model_and_the_catboost_format(saved):
