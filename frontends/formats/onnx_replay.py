@@ -10,7 +10,6 @@ session on the same graph with ``post_transform`` set to NONE: onnxruntime compu
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from ...compiler.errors import InputError
 from ..libraries import import_library
+from .base import LazyLibraryModel
 
 
 @dataclass(frozen=True)
@@ -100,38 +100,32 @@ def without_post_transform(blob: bytes, node_index: int) -> bytes:
     return model.SerializeToString()
 
 
-class OnnxReplayer:
+class OnnxReplayer(LazyLibraryModel):
     """onnxruntime's own predict on the model's bytes."""
 
     library = "onnxruntime"
+    _cached = "_session"
 
     def __init__(
         self, model: bytes, outputs: Outputs, regressor: bool, where: str | None = None, ses=None
     ):
+        super().__init__(ses)
         self.model = model
         self.outputs = outputs
         self.regressor = regressor
         self.where = where
-        self._session = ses
         self._raw_session = None
-        self._lock = threading.Lock()
 
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_session"] = state["_raw_session"] = None
-        del state["_lock"]
-        return state
+    def _build(self) -> Any:
+        return session(self.model, self.where)
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+    def _picklable(self, state: dict) -> None:
+        state["_raw_session"] = None
 
     def _sessions(self, raw: bool) -> Any:
+        if not raw:
+            return self._library_model()
         with self._lock:
-            if self._session is None:
-                self._session = session(self.model, self.where)
-            if not raw:
-                return self._session
             if self._raw_session is None:
                 blob = without_post_transform(self.model, self.outputs.node_index)
                 self._raw_session = session(blob, self.where)
