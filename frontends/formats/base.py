@@ -126,7 +126,7 @@ class LazyLibraryModel:
     """Base of the replayers that hold the library's own model object (a Booster, an
     estimator): made by ``_build()`` from what the replayer pickles, on first use (once:
     threads share a replayer) and never pickled itself. ``_cached`` names the attribute
-    that holds it; ``_picklable(state)`` adds to a pickle what ``_build`` needs."""
+    that holds it; ``_picklable(state)`` readies a pickle's state."""
 
     _cached: ClassVar[str]
 
@@ -138,7 +138,8 @@ class LazyLibraryModel:
         raise NotImplementedError
 
     def _picklable(self, state: dict) -> None:
-        """Fill ``state`` (the replayer's attributes) with what ``_build`` needs."""
+        """Make ``state`` (a copy of the replayer's attributes) fit to pickle: add what
+        ``_build`` needs, drop what is made again."""
 
     def _library_model(self) -> Any:
         with self._lock:
