@@ -7,6 +7,7 @@ every witness is checked. ``registry.py`` lists the formats; ``load.py`` asks th
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -97,6 +98,29 @@ JSON_TOO_DEEP = (
     "JSON nested more than 1,000 levels deep, the limit treesens reads (a JSON tree dump "
     "nests two levels per tree level: a deeper tree loads from the text dump)"
 )
+
+
+def parse_json(text: str, where: str) -> Any:
+    """The content of a JSON text, or one InputError naming ``where`` (where the JSON is
+    invalid, or that it nests deeper than Python reads)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
+        ) from None
+    except RecursionError:
+        raise InputError(JSON_TOO_DEEP, where) from None
+
+
+def read_json(blob: bytes, where: str, not_text: str) -> Any:
+    """The content of a JSON file, or one InputError naming ``where``: ``not_text`` when
+    the file is not UTF-8 text, else as :func:`parse_json` says."""
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(not_text, where) from None
+    return parse_json(text, where)
 
 
 def not_xgboost_json(data, where: str) -> InputError:

@@ -43,7 +43,7 @@ from ...compiler.ensemble import (
     Tree,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
-from .base import DEFAULT_OPTIONS, JSON_TOO_DEEP, MAX_FEATURES, LoadOptions, head_text, module_of
+from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, head_text, module_of, parse_json
 from .lightgbm_replay import LightGBMReplayer, booster_from_string
 
 CATEGORICAL_MASK = 1
@@ -601,14 +601,7 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
             "not a LightGBM model: binary content (expected the text format or dump JSON)", where
         ) from None
     if text.lstrip().startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(
-                f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
-            ) from None
-        except RecursionError:
-            raise InputError(JSON_TOO_DEEP, where) from None
+        data = parse_json(text, where)
         if not isinstance(data, dict) or "tree_info" not in data:
             raise InputError("JSON is not a LightGBM dump_model() (no 'tree_info')", where)
         return from_dump(data, where)

@@ -10,7 +10,6 @@ Witnesses are replayed on a Booster synthesised from the IR (``xgboost_replay``)
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -20,13 +19,7 @@ import numpy as np
 
 from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
 from ...compiler.errors import InputError
-from .base import (
-    JSON_TOO_DEEP,
-    MAX_FEATURES,
-    LoadOptions,
-    malformed_as_input_error,
-    not_xgboost_json,
-)
+from .base import MAX_FEATURES, LoadOptions, malformed_as_input_error, not_xgboost_json, read_json
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
 
 # a dump implies at least this many features whatever its size (see dump_feature_bound)
@@ -35,22 +28,6 @@ DUMP_FEATURES_FLOOR = 10_000
 
 def _f32(x) -> float:
     return float(np.float32(x))
-
-
-def read_json(blob: bytes, where: str) -> Any:
-    """A JSON model file's content, or one InputError naming the file."""
-    try:
-        text = blob.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not a text JSON file (binary content)", where) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(
-            f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
-        ) from None
-    except RecursionError:
-        raise InputError(JSON_TOO_DEEP, where) from None
 
 
 def from_dump(
@@ -260,7 +237,7 @@ def is_json(path: Path, blob: bytes) -> bool:
 def dump_or_model(blob: bytes, where: str, options: LoadOptions) -> Ensemble | dict:
     """An XGBoost JSON file: the ensemble of a tree dump (a list of trees), or the content
     of a native model (a dict with 'learner'); anything else is one InputError."""
-    data = read_json(blob, where)
+    data = read_json(blob, where, "not a text JSON file (binary content)")
     if isinstance(data, list):
         return _dump_ensemble(data, where, options, blob)
     if not isinstance(data, dict) or "learner" not in data:
