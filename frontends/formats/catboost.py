@@ -27,7 +27,6 @@ could not be replayed), and CTR statistics depend on counts no split encoding re
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,14 +36,7 @@ import numpy as np
 
 from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
 from ...compiler.errors import InputError, UnsupportedModelError, name_list
-from .base import (
-    DEFAULT_OPTIONS,
-    JSON_TOO_DEEP,
-    MALFORMED,
-    MAX_FEATURES,
-    LoadOptions,
-    module_of,
-)
+from .base import DEFAULT_OPTIONS, MALFORMED, MAX_FEATURES, LoadOptions, module_of, read_json
 from .catboost_replay import CatBoostReplayer, model_from_bytes, model_from_json_file, saved
 
 BINARY = ("Logloss", "CrossEntropy")
@@ -437,19 +429,6 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
         raise InputError(f"malformed model: {e}", where) from None
 
 
-def _read_json(blob: bytes, where: str) -> Any:
-    try:
-        return json.loads(blob.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not a CatBoost model: neither .cbm nor UTF-8 JSON", where) from None
-    except json.JSONDecodeError as e:
-        raise InputError(
-            f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
-        ) from None
-    except RecursionError:
-        raise InputError(JSON_TOO_DEEP, where) from None
-
-
 def _from_catboost(model: Any, where: str) -> Ensemble:
     """The ensemble of a loaded catboost model, read from the JSON catboost exports, once
     catboost has predicted with it as the IR does (a model catboost loads but cannot
@@ -491,7 +470,8 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
     where = str(path)
     blob = Path(path).read_bytes()
     if blob.lstrip()[:1] == b"{":
-        from_json(_read_json(blob, where), where)  # our checks before catboost's reader
+        data = read_json(blob, where, "not a CatBoost model: neither .cbm nor UTF-8 JSON")
+        from_json(data, where)  # our checks before catboost's reader
         return _from_catboost(model_from_json_file(Path(path), where), where)
     _check_cbm_header(blob, where)
     return _from_catboost(model_from_bytes(blob, where), where)
