@@ -17,7 +17,7 @@ from treesens.compiler.ensemble import Ensemble
 from treesens.frontends.query_build import make_query
 from treesens.tests.conftest import json_lines, run_treesens
 from treesens.tests.frontends import onnx_models as om
-from treesens.tests.oracle import brute_force_sensitive, cell_grid
+from treesens.tests.oracle import brute_force_largest_change, brute_force_sensitive, cell_grid
 
 ort = pytest.importorskip("onnxruntime")
 sk_ensemble = pytest.importorskip("sklearn.ensemble")
@@ -169,13 +169,37 @@ def test_regressor_threshold_form_agrees_with_brute_force_either_side_of_the_bes
     assert above.status == "insensitive"
 
 
+@pytest.mark.parametrize("kind", ["forest-regressor", "xgboost-regressor"])
+def test_regressor_delta_agrees_with_brute_force_either_side_of_the_largest_change(tmp_path, kind):
+    ens, blob = _load(tmp_path, kind)
+    best = brute_force_largest_change(ens, ["f0"])
+    eps = 1e-4 * max(1.0, best)
+    r = treesens.check(ens, ["f0"], delta=best - eps, **OPTS)
+    assert (r.status, r.validated) == ("sensitive", True)
+    _replayed(blob, r.witness, r.outputs)
+    assert abs(r.outputs["x1"][0] - r.outputs["x2"][0]) >= best - eps
+    assert treesens.check(ens, ["f0"], delta=best + eps, **OPTS).status == "insensitive"
+
+
+@pytest.mark.parametrize("kind", ["forest-regressor", "xgboost-regressor"])
+def test_regressor_max_gap_is_the_brute_force_largest_change_with_a_replayed_pair(tmp_path, kind):
+    ens, blob = _load(tmp_path, kind)
+    r = treesens.max_gap(ens, vary=["f0"], timeout=60)
+    best = brute_force_largest_change(ens, ["f0"])
+    assert r.max_gap["proven"]
+    # the lower bound is onnxruntime's change, computed in float32
+    assert abs(r.max_gap["lower"] - best) <= 1e-5 * max(1.0, best)
+    assert best <= r.max_gap["upper"] + 1e-9
+    _replayed(blob, r.witness, r.outputs)
+
+
 # ---- the command line on ONNX files -------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     folder = tmp_path_factory.mktemp("onnx")
-    for kind in ("forest", "xgboost"):
+    for kind in ("forest", "xgboost", "forest-regressor"):
         om.write(folder, f"{kind}.onnx", _tiny(kind))
     Xr, yr, _, _ = om.data(8, seed=3)
     rows = ["f0,f1,f2,label"] + [
@@ -219,6 +243,22 @@ def test_cli_audit_answers_an_onnx_file_row_by_row(saved, model):
         if line["status"] == "sensitive":
             assert line["validated"]
             _replayed((saved / model).read_bytes(), line["witness"], line["outputs"])
+
+
+@pytest.mark.parametrize("command", ["check", "sweep", "audit"])
+def test_cli_delta_answers_an_onnx_regressor_with_replayed_witnesses(saved, command):
+    args = {"check": ("--vary", "f0"), "sweep": (), "audit": ("--vary", "f0", "--data")}
+    extra = (saved / "rows.csv",) if command == "audit" else ()
+    model = saved / "forest-regressor.onnx"
+    p = run_treesens(command, model, *args[command], *extra, "--delta", "0.3", "--json")
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    assert any(d["status"] == "sensitive" for d in lines)
+    for line in lines:
+        if line["status"] == "sensitive":
+            assert line["validated"]
+            assert abs(line["outputs"]["x1"][0] - line["outputs"]["x2"][0]) >= 0.3
+            _replayed(model.read_bytes(), line["witness"], line["outputs"])
 
 
 def test_a_sens_file_names_an_onnx_model_and_the_onnx_format(saved):
