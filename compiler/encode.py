@@ -194,6 +194,9 @@ PerCopy = tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
 def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     """The query's Problem (variables for predicates and leaves of both copies, tree
     and gap constraints) and the Encoding that maps its variables back."""
+    from .kinds import prepared  # the kinds build on this module's neighbours
+
+    q = prepared(ens, q)
     varying = resolve_features(ens, q.vary)
     condition = resolve_condition(ens, q)
     st = ensemble_structure(ens)

@@ -105,6 +105,9 @@ def applies(enc: Encoding) -> bool:
 
 def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
     """What the pair tables read of an encoded query, without building its Problem."""
+    from .kinds import prepared
+
+    q = prepared(ens, q)
     st = ensemble_structure(ens)
     return Encoding(
         ensemble=ens,

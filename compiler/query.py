@@ -110,6 +110,12 @@ class Query:
     # f(x1) - f(x2) >= delta, DOWN: f(x2) - f(x1) >= delta, EITHER: one of the two)
     delta: float | None = None
     direction: str = "either"
+    # what the query asks of its pair (compiler/kinds.py): "" is the question its fields
+    # give ("pair", or "change" with a delta); ``params`` are the kind's own settings
+    kind: str = ""
+    params: tuple[tuple[str, Any], ...] = ()
+    # the kind's reduction has been applied (its bounds are in ``bounds``)
+    prepared: bool = field(default=False, compare=False)
     name: str = ""
     classes: tuple[int | str, int | str] | None = None  # multiclass (c1, c2)
     bounds: tuple[FeatureBound, ...] = ()
@@ -130,6 +136,15 @@ class Query:
     @property
     def label(self) -> str:
         return self.name or ",".join(self.vary)
+
+    @property
+    def kind_name(self) -> str:
+        """The kind of question: as given, else "change" for a delta, else "pair"."""
+        return self.kind or ("change" if self.delta is not None else "pair")
+
+    def param(self, name: str, default: Any = None) -> Any:
+        """A kind parameter by name."""
+        return dict(self.params).get(name, default)
 
     def asked(self) -> dict:
         """The settings of this query a result line does not otherwise show, but that
@@ -173,10 +188,16 @@ class Condition:
 
 
 def resolve_condition(ens: Ensemble, q: Query) -> Condition:
-    """Turn the query's gap and classes into linear conditions on raw scores."""
+    """The query's condition on raw scores, as its kind (compiler/kinds.py) states it."""
+    from .kinds import kind_of  # the kinds build on this module's conditions
+
+    return kind_of(q).condition(ens, q)
+
+
+def pair_condition(ens: Ensemble, q: Query) -> Condition:
+    """Turn the query's gap and classes (a regressor's threshold form) into linear
+    conditions on raw scores."""
     if ens.is_regressor:
-        if q.delta is not None:
-            return _delta_condition(ens, q)
         return _regression_condition(ens, q)
     if q.threshold is not None:
         raise InputError("above / below (the threshold form) are for regressors; give a gap")
@@ -241,11 +262,13 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
     return Condition(rows=rows, pair_sum=((1.0,), (-1.0,), hi - lo), description=desc)
 
 
-def _delta_condition(ens: Ensemble, q: Query) -> Condition:
+def change_condition(ens: Ensemble, q: Query) -> Condition:
     """The change by at least delta, f(x1) - f(x2) >= delta (or the other way, or
     either), as a row over both inputs: with the identity link, predictions are raw
     scores. A query the same for both inputs (no bounds on one input only, no relations)
     asks "either" as "up": a pair that goes down is a pair that goes up, renamed."""
+    if not ens.is_regressor:
+        raise InputError("delta (a change of the prediction) is for regressors; give a gap")
     if q.threshold is not None:
         raise InputError("give either delta or the threshold form (above, below), not both")
     if q.classes is not None:

@@ -13,6 +13,7 @@ from ..compiler.dataset import Dataset
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
+from ..compiler.kinds import kind_of
 from ..compiler.query import Query
 from .compile import CompiledQuery
 
@@ -62,6 +63,5 @@ def new_result(ens: Ensemble, q: Query) -> Result:
         model=ens.source,
         passes=sorted(q.passes),
         classes=list(q.classes) if q.classes else None,
-        threshold=list(q.threshold) if q.threshold else None,
-        delta=None if q.delta is None else {"at_least": q.delta, "direction": q.direction},
+        **kind_of(q).result_fields(q),
     )

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from ..answers.result import SENSITIVE, Result, input_files
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
+from ..compiler.kinds import prepared
 from ..compiler.query import Query
 from .accept import measure_distance
 from .backend import backend_search, reduce_for_backend
@@ -48,6 +49,7 @@ def solve_query(
     Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
     a replay-checked pair in hand, the exception carries the result so far as its
     ``partial_result`` attribute, and is raised on."""
+    q = prepared(ens, q)
     if is_race(q.backend):
         res = solve_race(
             ens,

@@ -17,9 +17,10 @@ from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
 from ..compiler.ir import LE, Linear
+from ..compiler.kinds import kind_of
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
-from ..compiler.replay import condition_slack, meets, meets_pair, pair_slack, predicted_class
+from ..compiler.replay import condition_slack, pair_slack
 
 # how far the library's probabilities and treesens' may be apart on a near-miss pair
 # (float32 accumulation over thousands of trees stays orders of magnitude below this)
@@ -76,17 +77,15 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
     X = np.stack([w.x1, w.x2])
     ir_raw = ens.raw(X)
     ir_proba, lib_proba, lib_raw = library_scores(ens, X, ir_raw)
-    c_pred = predicted_class(lib_proba[0])
-    lib_ok = [
-        meets(ens, q, lib_proba[0], lib_raw[0], 0),
-        meets(ens, q, lib_proba[1], lib_raw[1], 1, c_pred),
-    ]
-    if all(lib_ok) and meets_pair(q, float(lib_proba[0][0]), float(lib_proba[1][0])):
+    kind = kind_of(q)
+    lib = kind.judge(ens, q, lib_proba, lib_raw)
+    if lib.met:
         return Accepted(w, {"x1": lib_proba[0].tolist(), "x2": lib_proba[1].tolist()})
-    if all(lib_ok):
-        return _pair_near_miss(ens, q, enc, w, (ir_raw, ir_proba), lib_proba)
+    ir = kind.judge(ens, q, ir_proba, ir_raw)
+    if lib.x1 and lib.x2:
+        return _pair_near_miss(ens, enc, w, (ir_raw, ir_proba, ir.pair), lib_proba)
+    lib_ok, ir_ok = (lib.x1, lib.x2), (ir.x1, ir.x2)
     failing = tuple(c for c in (0, 1) if not lib_ok[c])
-    ir_ok = [meets(ens, q, ir_proba[c], ir_raw[c], c, predicted_class(ir_proba[0])) for c in (0, 1)]
     for c in failing:
         slack = condition_slack(enc, ir_raw[c], c)
         # cutting a near miss is sound only if the library and treesens agree on the
@@ -103,14 +102,13 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
     return NearMiss(w, failing)
 
 
-def _pair_near_miss(ens, q, enc, w, ir: tuple, lib_proba) -> Verdict:
+def _pair_near_miss(ens, enc, w, ir: tuple, lib_proba) -> Verdict:
     """A pair whose predictions the library puts less than delta apart: a near miss when
     treesens' exact sums put it on the boundary too, else a disagreement (an error)."""
-    ir_raw, ir_proba = ir
+    ir_raw, ir_proba, ir_ok = ir
     slack = pair_slack(enc, ir_raw[0], ir_raw[1])
     apart = float(np.max(np.abs(lib_proba - ir_proba)))
     apart /= max(1.0, float(np.max(np.abs(lib_proba))))
-    ir_ok = meets_pair(q, float(ir_proba[0][0]), float(ir_proba[1][0]))
     if (ir_ok and slack > 4 * enc.relax + 1e-9) or apart > PROBA_AGREEMENT:
         return Rejected(
             "the library's predict disagrees with treesens' model of it: library "

@@ -59,7 +59,7 @@ def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
     unknown by solver queries (``timeout_per_row`` seconds each). An executor's task."""
     spec, X = work.spec, work.data.X[rows]
     ans = audit_rows(work.ens, X, spec.vary, spec.target, spec.scales, work.max_candidates)
-    solve_rows(work.ens, work.data, spec, X, ans, work.timeout_per_row)
+    solve_rows(work.ens, spec, X, ans, work.timeout_per_row)
     return ans
 
 

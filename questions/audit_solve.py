@@ -1,10 +1,8 @@
-"""The audit's fallback for rows whose F has too many cell combinations to enumerate:
-solver queries per row (binary: one; multiclass: one per class the row may flip to).
-
-The query lets every feature differ between its two inputs; the flipped side is bounded
-to the row outside F (and to F's declared bounds), the other side is fixed to an anchor,
-a data row that meets that side of the gap. The anchor makes "insensitive" a proof that
-no x2 exists (the pair condition is then exactly the one-sided condition on x2).
+"""The audit's fallback for rows whose F has too many cell combinations to enumerate: one
+solver query per row, of the anchored kind (compiler/kinds.py): x1 is the row itself,
+x2 equal to it outside F must get another decision with the gap (a regressor: a
+prediction at least delta from the row's). "Insensitive" is then a proof that no such x2
+exists; a "sensitive" x2 is replayed once more against the row's decision.
 """
 
 from __future__ import annotations
@@ -16,19 +14,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..answers.result import INSENSITIVE, SENSITIVE
-from ..compiler.audit import (
-    FLIPPABLE,
-    UNKNOWN,
-    RowAnswers,
-    Target,
-    flip_confidence,
-    library_predict,
-)
+from ..compiler.audit import FLIPPABLE, UNKNOWN, RowAnswers, flip_confidence, library_predict
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
-from ..compiler.query import FeatureBound, Query
+from ..compiler.query import ANY, Query
 from ..driver import solve_query
-from ..frontends.data import Dataset
 
 if TYPE_CHECKING:
     from .audit import AuditSpec
@@ -36,40 +26,23 @@ if TYPE_CHECKING:
 NOT_FLIPPABLE_BY_SOLVER = "not flippable"
 
 
-def anchors(ens: Ensemble, data: Dataset, target: Target) -> dict[int, np.ndarray | None]:
-    """Per flipped side (the x2 class 0 or 1): a data row meeting the other side's gap."""
-    proba_of, raw_of = library_predict(ens)
-    g = target.gap
-    score = (
-        np.asarray(raw_of(data.X), float)[:, 0]
-        if g.kind == "margin"
-        else np.asarray(proba_of(data.X), float)[:, 1] - 0.5
-    )
-    hi, lo = int(np.argmax(score)), int(np.argmin(score))
-    return {
-        0: data.X[hi] if score[hi] >= g.value else None,  # x2 must be class 0: x1 is class 1
-        1: data.X[lo] if score[lo] <= -g.value else None,
-    }
-
-
-def _fixed(ens: Ensemble, values: np.ndarray, features, copy: int) -> list[FeatureBound]:
-    names = ens.feature_names
-    return [FeatureBound(names[f], float(values[f]), float(values[f]), (copy,)) for f in features]
-
-
-def row_query(ens: Ensemble, spec: AuditSpec, r: np.ndarray, decision: int, anchor, timeout):
-    """The query whose 'sensitive' answer holds a flipped x2 of row r."""
-    F = resolve_features(ens, spec.vary)
-    outside = [f for f in range(ens.n_features) if f not in F]
-    flipped, fixed = (2, 1) if decision == 1 else (1, 2)
-    bounds = _fixed(ens, r, outside, flipped) + _fixed(ens, anchor, range(ens.n_features), fixed)
+def row_query(ens: Ensemble, spec: AuditSpec, r: np.ndarray, decision, timeout: float) -> Query:
+    """The anchored query whose "sensitive" answer holds an x2 of row r that flips."""
+    t = spec.target
+    classes = None
+    if not ens.is_regressor and ens.n_outputs > 1:
+        classes = (int(decision), ANY if t.cls is None else int(t.cls))
     return Query(
-        vary=tuple(ens.feature_names),
-        gap=spec.target.gap,
+        vary=tuple(spec.vary),
+        gap=t.gap,
+        delta=t.delta,
+        direction=t.direction,
+        classes=classes,
         name=spec.label,
-        bounds=tuple(bounds),
+        kind="anchored",
+        params=(("anchor", tuple(float(v) for v in r)), ("decision", float(decision))),
         timeout=float(timeout),
-    ), flipped
+    )
 
 
 def _witness_row(ens: Ensemble, w: dict, r: np.ndarray, spec: AuditSpec) -> np.ndarray:
@@ -101,127 +74,20 @@ def _accept(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, r: np.ndarr
 
 
 def solve_rows(
-    ens: Ensemble, data: Dataset, spec: AuditSpec, X: np.ndarray, ans: RowAnswers, timeout: float
-) -> None:
-    """Answer the rows ``ans`` left unknown by solver queries (in place)."""
-    if UNKNOWN not in ans.status:
-        return
-    if ens.is_regressor:
-        solve_regressor_rows(ens, spec, X, ans, timeout)
-        return
-    if ens.n_classes != 2 or ens.n_outputs != 1:
-        solve_multiclass_rows(ens, data, spec, X, ans, timeout)
-        return
-    anchor = anchors(ens, data, spec.target)
-    for i, s in enumerate(ans.status):
-        d = int(ans.decision[i])
-        a = anchor[1 - d]
-        if s != UNKNOWN or a is None or np.isnan(X[i]).any():
-            continue
-        q, flipped = row_query(ens, spec, X[i], d, a, timeout)
-        res = solve_query(ens, q, deadline=time.time() + timeout)
-        if res.status == INSENSITIVE:
-            ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
-        elif res.status == SENSITIVE and res.validated and res.witness:
-            x2 = _witness_row(ens, res.witness[f"x{flipped}"], X[i], spec)
-            _accept(ens, spec, ans, i, X[i], x2)
-
-
-def solve_regressor_rows(
     ens: Ensemble, spec: AuditSpec, X: np.ndarray, ans: RowAnswers, timeout: float
 ) -> None:
-    """A regressor's row left unknown: x1 is the row itself, x2 the row outside F, and
-    the pair's predictions at least delta apart in the asked direction (up: x2 above the
-    row). An "insensitive" answer is then a proof that no x2 moves the prediction so far."""
-    F = resolve_features(ens, spec.vary)
-    outside = [f for f in range(ens.n_features) if f not in F]
-    flipped = {"up": "down", "down": "up"}.get(spec.target.direction, "either")
+    """Answer the rows ``ans`` left unknown by one anchored query each (in place)."""
     for i, s in enumerate(ans.status):
         if s != UNKNOWN or np.isnan(X[i]).any():
             continue
-        bounds = _fixed(ens, X[i], range(ens.n_features), 1) + _fixed(ens, X[i], outside, 2)
-        q = Query(
-            vary=tuple(ens.feature_names),
-            delta=spec.target.delta,
-            direction=flipped,
-            name=spec.label,
-            bounds=tuple(bounds),
-            timeout=float(timeout),
+        d = ans.decision[i]
+        if spec.target.cls is not None and int(d) == spec.target.cls:
+            ans.status[i] = NOT_FLIPPABLE_BY_SOLVER  # already the class x2 must take
+            continue
+        res = solve_query(
+            ens, row_query(ens, spec, X[i], d, timeout), deadline=time.time() + timeout
         )
-        res = solve_query(ens, q, deadline=time.time() + timeout)
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
         elif res.status == SENSITIVE and res.validated and res.witness:
             _accept(ens, spec, ans, i, X[i], _witness_row(ens, res.witness["x2"], X[i], spec))
-
-
-def class_anchors(ens: Ensemble, data: Dataset, target: Target) -> dict[int, tuple | None]:
-    """Per class c x2 may take: a data row and its class a != c that it meets with the
-    gap (as x1 of the query 'a -> c'), or None when no row does."""
-    proba_of, raw_of = library_predict(ens)
-    P = np.asarray(proba_of(data.X), float)
-    R = (
-        np.asarray(raw_of(data.X), float).reshape(len(P), -1)
-        if target.gap.kind == "margin"
-        else None
-    )
-    none = np.full(len(P), -1)
-    wins = [flip_confidence(ens, Target(target.gap, a), none, P, R) for a in range(ens.n_classes)]
-    out: dict[int, tuple | None] = {}
-    for c in range(ens.n_classes):
-        best = max((a for a in range(ens.n_classes) if a != c), key=lambda a: wins[a].max())
-        row = int(np.argmax(wins[best]))
-        out[c] = (data.X[row], best) if wins[best][row] >= 0 else None
-    return out
-
-
-def _class_query(ens, spec: AuditSpec, r, anchor, c: int, timeout: float) -> Query:
-    """x1 is the anchor (class a with the gap), x2 is r outside F and class c with the gap."""
-    x1, a = anchor
-    F = resolve_features(ens, spec.vary)
-    outside = [f for f in range(ens.n_features) if f not in F]
-    bounds = _fixed(ens, x1, range(ens.n_features), 1) + _fixed(ens, r, outside, 2)
-    return Query(
-        vary=tuple(ens.feature_names),
-        gap=spec.target.gap,
-        name=spec.label,
-        classes=(a, c),
-        bounds=tuple(bounds),
-        timeout=float(timeout),
-    )
-
-
-def solve_multiclass_rows(
-    ens: Ensemble, data: Dataset, spec: AuditSpec, X: np.ndarray, ans: RowAnswers, timeout: float
-) -> None:
-    """Multiclass: a row left unknown asks, for each class c it may flip to, whether an x2
-    of class c exists (one query per class, ``timeout`` seconds for the row in all)."""
-    anchor = class_anchors(ens, data, spec.target)
-    cls = spec.target.cls
-    for i, s in enumerate(ans.status):
-        if s != UNKNOWN or np.isnan(X[i]).any():
-            continue
-        d = int(ans.decision[i])
-        wanted = [c for c in range(ens.n_classes) if c != d] if cls is None else [cls]
-        if cls == d:  # the row is already the named class: no x2 is another class
-            ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
-            continue
-        deadline = time.time() + timeout
-        answered = all(anchor[c] is not None for c in wanted)
-        for c in (c for c in wanted if anchor[c] is not None):
-            left = deadline - time.time()
-            if left <= 0:
-                answered = False
-                break
-            res = solve_query(
-                ens, _class_query(ens, spec, X[i], anchor[c], c, left), deadline=deadline
-            )
-            if res.status == SENSITIVE and res.validated and res.witness:
-                x2 = _witness_row(ens, res.witness["x2"], X[i], spec)
-                if _accept(ens, spec, ans, i, X[i], x2):
-                    break
-            if res.status != INSENSITIVE:
-                answered = False
-        else:
-            if answered:
-                ans.status[i] = NOT_FLIPPABLE_BY_SOLVER

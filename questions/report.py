@@ -134,7 +134,9 @@ def _unproven_gap(r: Result, mg: dict) -> str:
 
 
 def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
+    from .. import __version__  # run from a checkout, treesens has no installed metadata
+
+    out = {"python": platform.python_version(), "treesens": __version__}
     for name in ("treesens", *LIBRARIES):
         try:
             out[name] = metadata.version(name)

@@ -16,6 +16,9 @@ class AffectedLeafGap(Pass):
     """Adds ``sum over affected leaves >= rhs - constant`` (tag ``("aff",)``)."""
 
     name = "aff"
+    # the summed rows of a question about both inputs; an anchored row has none
+    query_kinds = frozenset({"pair", "change"})
+    optional = True
 
     def accepts(self, compiled: Compiled) -> bool:
         return gap_sum(compiled.encoding) is not None

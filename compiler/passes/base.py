@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..encode import Encoding
+from ..errors import InputError
 from ..ir import Problem
 
 
@@ -35,6 +36,11 @@ class Pass:
     """
 
     name = "pass"
+    # the query kinds (compiler/kinds.py) the pass is written for: None, every kind. A
+    # query of another kind is refused, or, when the pass is ``optional`` (it only helps
+    # the search), the pass is skipped
+    query_kinds: frozenset[str] | None = None
+    optional = False
 
     def accepts(self, compiled: Compiled) -> bool:
         return True
@@ -59,7 +65,14 @@ class Chain(Pass):
 
     def apply(self, compiled: Any) -> tuple[Compiled, Any]:
         inverse = []
+        kind = compiled.query.kind_name if hasattr(compiled, "query") else None
         for p in self.passes:
+            if kind is None:
+                kind = compiled.encoding.query.kind_name
+            if p.query_kinds is not None and kind not in p.query_kinds:
+                if p.optional:
+                    continue
+                raise InputError(f"the {p.name} pass does not take {kind} queries")
             if not p.accepts(compiled):
                 continue
             compiled, data = p.apply(compiled)

@@ -161,6 +161,7 @@ class UtilityObjective(Pass):
     indicator q_{r+1} - q_r negative, and its bound rises far above any utility."""
 
     name = "prob"
+    query_kinds = frozenset({"pair", "change"})  # an anchored x1 is a data row already
 
     def __init__(self, X: np.ndarray, alpha: float = 1.0, empty: str = "smooth"):
         if empty not in ("smooth", "forbid"):
@@ -243,6 +244,7 @@ class CavityClauses(Pass):
     """Exclude learned data cavities (boxes with no data row) for both inputs."""
 
     name = "clause"
+    query_kinds = frozenset({"pair", "change"})  # an anchored x1 is a data row already
 
     def __init__(self, clauses: Iterable[Clause]):
         self.clauses = list(clauses)

@@ -19,6 +19,9 @@ class GapObjective(Pass):
     already (a data-aware utility objective takes precedence)."""
 
     name = "obj"
+    # the summed rows of a question about both inputs; an anchored row has none
+    query_kinds = frozenset({"pair", "change"})
+    optional = True
 
     def accepts(self, compiled: Compiled) -> bool:
         return compiled.problem.objective is None and gap_sum(compiled.encoding) is not None

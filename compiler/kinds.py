@@ -1,0 +1,202 @@
+"""Query kinds: what a query asks of its pair of inputs x1, x2 (equal outside F).
+
+A kind supplies the four things that depend on the question:
+
+* ``prepare``: its reduction of the query before it is encoded (e.g. bounds that pin x1
+  to a given row), applied once;
+* ``condition``: the linear rows on raw scores the encoding states (query.Condition);
+* ``judge``: whether a candidate pair meets the question, on the library's scores (per
+  input, and for the pair as a whole); the replay check and the near-miss cuts read it;
+* ``result_fields``: what a Result records of the question.
+
+Passes declare the kinds they accept (``Pass.query_kinds``); the chain refuses a query of
+another kind loudly, unless the pass is declared optional (then it is skipped).
+
+Three kinds are built in: ``pair`` (the paper's question: a binary or multiclass gap, a
+regressor's threshold form), ``change`` (a regressor's predictions at least delta apart)
+and ``anchored`` (x1 is a given row, as the audit asks of each row: does some x2, equal
+to it outside F, get another decision with the gap?). ``register_kind`` adds one
+(docs/extending.md, "A new query kind").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .audit import Target, flip_confidence
+from .ensemble import Ensemble
+from .errors import InputError
+from .query import (
+    ANY,
+    DOWN,
+    EITHER,
+    UP,
+    Condition,
+    FeatureBound,
+    Query,
+    change_condition,
+    class_index,
+    pair_condition,
+)
+from .replay import meets, meets_pair, predicted_class
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Whether a pair meets a question: x1's side, x2's side, the pair as a whole."""
+
+    x1: bool
+    x2: bool
+    pair: bool = True
+
+    @property
+    def met(self) -> bool:
+        return self.x1 and self.x2 and self.pair
+
+
+class QueryKind:
+    """One kind of question about a pair. Subclasses set ``name`` and ``condition``."""
+
+    name = ""
+
+    def prepare(self, ens: Ensemble, q: Query) -> Query:
+        return q
+
+    def condition(self, ens: Ensemble, q: Query) -> Condition:
+        raise NotImplementedError
+
+    def judge(self, ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) -> Judgement:
+        """``proba`` / ``raw``: the two inputs' scores (rows x1, x2; a regressor's
+        predictions as ``proba``)."""
+        c_pred = predicted_class(proba[0])
+        return Judgement(
+            meets(ens, q, proba[0], raw[0], 0),
+            meets(ens, q, proba[1], raw[1], 1, c_pred),
+            meets_pair(q, float(proba[0][0]), float(proba[1][0])),
+        )
+
+    def result_fields(self, q: Query) -> dict:
+        return {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class PairQuestion(QueryKind):
+    """The paper's question: x1 and x2 decided apart with the gap (a binary or
+    multiclass gap; a regressor's threshold form f(x1) >= A, f(x2) <= B)."""
+
+    name = "pair"
+
+    def condition(self, ens: Ensemble, q: Query) -> Condition:
+        return pair_condition(ens, q)
+
+    def result_fields(self, q: Query) -> dict:
+        return {"threshold": list(q.threshold) if q.threshold else None}
+
+
+class ChangeQuestion(QueryKind):
+    """A regressor's predictions at least ``q.delta`` apart in ``q.direction``."""
+
+    name = "change"
+
+    def condition(self, ens: Ensemble, q: Query) -> Condition:
+        return change_condition(ens, q)
+
+    def result_fields(self, q: Query) -> dict:
+        return {"delta": {"at_least": q.delta, "direction": q.direction}}
+
+
+class AnchoredQuestion(QueryKind):
+    """x1 is the row ``anchor`` (every feature pinned), decided ``decision`` by the
+    library; x2, equal to it outside F, must get another decision with the gap (a
+    classifier), or a prediction at least ``q.delta`` from the row's in ``q.direction``
+    (a regressor: up means above the row's). A multiclass query names the row's class as
+    ``classes[0]`` and x2's as ``classes[1]`` (``any``: any other class)."""
+
+    name = "anchored"
+
+    def prepare(self, ens: Ensemble, q: Query) -> Query:
+        anchor = q.param("anchor")
+        if anchor is None or len(anchor) != ens.n_features:
+            raise InputError(f"an anchored query needs its row: {ens.n_features} values")
+        names = ens.feature_names
+        pins = tuple(FeatureBound(names[f], float(v), float(v), (1,)) for f, v in enumerate(anchor))
+        return q.with_(bounds=q.bounds + pins)
+
+    def condition(self, ens: Ensemble, q: Query) -> Condition:
+        if ens.is_regressor:
+            change_condition(ens, q.with_(bounds=(), relations=()))  # the same checks
+            way = {UP: DOWN, DOWN: UP}.get(q.direction, EITHER)  # x2 above x1: "down"
+            up, down = ((1.0,), (-1.0,), q.delta), ((-1.0,), (1.0,), q.delta)
+            pair = {UP: (up,), DOWN: (down,), EITHER: (up, down)}[way]
+            text = f"x2's prediction {q.direction} by at least {q.delta:.6g} from the row's"
+            return Condition(rows=((), ()), pair_rows=pair, description=text)
+        d = q.param("decision")
+        if ens.n_classes == 2 and ens.n_outputs == 1:
+            full = pair_condition(ens, q)
+            # decided 1: x2 takes the pair question's low side (its second row); decided
+            # 0: the high side (the first input's row), asked of x2
+            row = full.rows[1] if int(d) == 1 else full.rows[0]
+            return Condition(rows=((), row), description=f"x2 decided {1 - int(d)} with the gap")
+        c2 = ANY if q.classes is None else q.classes[1]
+        cond = pair_condition(ens, q.with_(classes=(int(d), c2)))
+        return Condition(
+            rows=((), cond.rows[1]),
+            alternatives=((), cond.alternatives[1] if cond.alternatives else ()),
+            description=f"x2 another class than {int(d)}",
+        )
+
+    def judge(self, ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) -> Judgement:
+        d = float(q.param("decision"))
+        cls = None
+        if not ens.is_regressor and ens.n_outputs > 1 and q.classes and q.classes[1] != ANY:
+            cls = int(class_index(ens, q.classes[1]))
+        target = Target(q.gap, cls, q.delta, q.direction)
+        conf = flip_confidence(ens, target, np.array([d]), proba[1:2], raw[1:2])
+        return Judgement(True, bool(conf[0] >= 0))
+
+    def result_fields(self, q: Query) -> dict:
+        if q.delta is None:
+            return {}
+        return {"delta": {"at_least": q.delta, "direction": q.direction}}
+
+
+_KINDS: dict[str, QueryKind] = {
+    k.name: k for k in (PairQuestion(), ChangeQuestion(), AnchoredQuestion())
+}
+
+
+def register_kind(kind: QueryKind) -> None:
+    """Add a kind of question (its name must be new)."""
+    if not isinstance(kind, QueryKind) or not kind.name:
+        raise TypeError(f"{kind!r} is not a named QueryKind")
+    if kind.name in _KINDS:
+        raise ValueError(f"a query kind named {kind.name!r} is already registered")
+    _KINDS[kind.name] = kind
+
+
+def unregister_kind(name: str) -> None:
+    _KINDS.pop(name, None)
+
+
+def kind_names() -> tuple[str, ...]:
+    return tuple(_KINDS)
+
+
+def kind_of(q: Query) -> QueryKind:
+    try:
+        return _KINDS[q.kind_name]
+    except KeyError:
+        raise InputError(
+            f"unknown query kind {q.kind_name!r} (known: {', '.join(_KINDS)})"
+        ) from None
+
+
+def prepared(ens: Ensemble, q: Query) -> Query:
+    """The query after its kind's reduction (once: a prepared query is returned as it is)."""
+    if q.prepared:
+        return q
+    return kind_of(q).prepare(ens, q).with_(prepared=True)
