@@ -22,7 +22,7 @@ from .domain import FeatureDomain, candidates, in_interval
 from .encode import ensemble_structure, resolve_features
 from .ensemble import LOGISTIC, Ensemble, Feature
 from .errors import InputError
-from .query import Gap
+from .flip import Target, flip_confidence
 
 MAX_CANDIDATES = 200_000  # x2 per row beyond which a row is not enumerated (unknown)
 BATCH = 200_000  # candidate rows per predict call
@@ -42,25 +42,6 @@ class FeatureCells:
     rep: np.ndarray  # (n_cells,) a value in the cell, for rows whose own value is NaN
     discrete: bool  # category codes: a change counts 1 whatever the codes
     scale: float  # a numeric change is |x2 - r| / scale
-
-
-@dataclass(frozen=True)
-class Target:
-    """What x2 must meet: a binary gap (prob or margin) or a multiclass ratio G toward
-    any other class (``cls`` None) or a named class index; for a regressor, a prediction
-    at least ``delta`` from the row's (``direction`` up: above it, down: below, either)."""
-
-    gap: Gap
-    cls: int | None = None
-    delta: float | None = None
-    direction: str = "either"
-
-    def words(self) -> str:
-        """What x2 must meet, in a few words: "prob gap 0.2", "prediction moves by 100"."""
-        if self.delta is not None:
-            way = {"up": "up ", "down": "down "}.get(self.direction, "")
-            return f"prediction moves {way}by at least {self.delta:g}"
-        return f"{self.gap.kind} gap {self.gap.value:g}"
 
 
 @dataclass(frozen=True)
@@ -168,33 +149,6 @@ def decisions(ens: Ensemble, proba: np.ndarray) -> np.ndarray:
     if ens.n_classes == 2 and proba.shape[1] == 2:
         return (proba[:, 1] >= 0.5).astype(int)
     return np.argmax(proba, axis=1)
-
-
-def flip_confidence(
-    ens: Ensemble, target: Target, d: np.ndarray, proba: np.ndarray, raw: np.ndarray | None
-) -> np.ndarray:
-    """How far each candidate is past the flip condition (>= 0: it flips); for a
-    regressor, how far its prediction moved from the row's (``d``) beyond delta."""
-    if ens.is_regressor:
-        moved = proba[:, 0] - d
-        return {"up": moved, "down": -moved}.get(target.direction, np.abs(moved)) - target.delta
-    g = target.gap
-    if ens.n_classes == 2 and proba.shape[1] == 2:
-        if g.kind == "margin":
-            m = raw[:, 0]
-            return np.where(d == 1, -g.value - m, m - g.value)
-        p = proba[:, 1]
-        return np.where(d == 1, (0.5 - g.value) - p, p - (0.5 + g.value))
-    k = proba.shape[1]
-    best = np.full(len(proba), -np.inf)
-    for c in range(k) if target.cls is None else [target.cls]:
-        others = np.delete(proba, c, axis=1)
-        if g.kind == "margin":
-            score = raw[:, c] - np.delete(raw, c, axis=1).max(axis=1) - g.value
-        else:
-            score = proba[:, c] - g.value * others.max(axis=1)
-        best = np.maximum(best, np.where(d == c, -np.inf, score))
-    return best
 
 
 Predict = Callable[[np.ndarray], np.ndarray]

@@ -31,7 +31,8 @@ from .domain import FeatureDomain, build_categorical_domain, build_domain
 from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble, Tree
 from .errors import FEATURES, InputError, closest
 from .ir import EQ, GE, LE, ExactlyOne, Implication, Linear, Problem, ProblemBuilder
-from .query import Condition, Query, resolve_condition
+from .kinds import prepared, resolve_condition
+from .query import Condition, Query
 
 TRUE, FALSE = "T", "F"  # constant predicates
 
@@ -194,8 +195,6 @@ PerCopy = tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
 def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     """The query's Problem (variables for predicates and leaves of both copies, tree
     and gap constraints) and the Encoding that maps its variables back."""
-    from .kinds import prepared  # the kinds build on this module's neighbours
-
     q = prepared(ens, q)
     varying = resolve_features(ens, q.vary)
     condition = resolve_condition(ens, q)

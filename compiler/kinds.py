@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .audit import Target, flip_confidence
 from .ensemble import Ensemble
 from .errors import InputError
+from .flip import Target, flip_confidence
 from .query import (
     ANY,
     DOWN,
@@ -193,6 +193,11 @@ def kind_of(q: Query) -> QueryKind:
         raise InputError(
             f"unknown query kind {q.kind_name!r} (known: {', '.join(_KINDS)})"
         ) from None
+
+
+def resolve_condition(ens: Ensemble, q: Query) -> Condition:
+    """The query's condition on raw scores, as its kind states it."""
+    return kind_of(q).condition(ens, q)
 
 
 def prepared(ens: Ensemble, q: Query) -> Query:

@@ -35,7 +35,8 @@ from .encode import (
     split_rank,
 )
 from .ensemble import MISSING_ZERO, Ensemble
-from .query import ANY, Query, resolve_condition
+from .kinds import prepared, resolve_condition
+from .query import ANY, Query
 
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has
@@ -105,8 +106,6 @@ def applies(enc: Encoding) -> bool:
 
 def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
     """What the pair tables read of an encoded query, without building its Problem."""
-    from .kinds import prepared
-
     q = prepared(ens, q)
     st = ensemble_structure(ens)
     return Encoding(

@@ -187,13 +187,6 @@ class Condition:
     distinct: bool = False  # alternatives of copy 1 and 2 name the same classes, which must differ
 
 
-def resolve_condition(ens: Ensemble, q: Query) -> Condition:
-    """The query's condition on raw scores, as its kind (compiler/kinds.py) states it."""
-    from .kinds import kind_of  # the kinds build on this module's conditions
-
-    return kind_of(q).condition(ens, q)
-
-
 def pair_condition(ens: Ensemble, q: Query) -> Condition:
     """Turn the query's gap and classes (a regressor's threshold form) into linear
     conditions on raw scores."""

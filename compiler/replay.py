@@ -3,11 +3,15 @@ and of the Ensemble IR (to tell a rounding near-miss from a bug)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .encode import Encoding
 from .ensemble import LOGISTIC, Ensemble
 from .query import ANY, DOWN, EITHER, UP, Query, class_index
+
+if TYPE_CHECKING:  # the encoding's kinds read this module
+    from .encode import Encoding
 
 
 def meets(

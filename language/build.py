@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
+from ..compiler.kinds import resolve_condition
 from ..compiler.options import (
     DEFAULT_BACKEND,
     DEFAULT_SEED,
@@ -32,7 +33,6 @@ from ..compiler.query import (
     check_relations_within_bounds,
     no_value_in,
     relations_by_feature,
-    resolve_condition,
 )
 from ..frontends.query_build import query_from_keywords
 from .ast import (

@@ -134,9 +134,7 @@ def _unproven_gap(r: Result, mg: dict) -> str:
 
 
 def versions() -> dict[str, str]:
-    from .. import __version__  # run from a checkout, treesens has no installed metadata
-
-    out = {"python": platform.python_version(), "treesens": __version__}
+    out = {"python": platform.python_version()}
     for name in ("treesens", *LIBRARIES):
         try:
             out[name] = metadata.version(name)

@@ -24,7 +24,8 @@ import numpy as np
 from treesens.compiler.domain import build_domain
 from treesens.compiler.encode import resolve_features
 from treesens.compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
-from treesens.compiler.query import ANY, Query, class_index, resolve_condition
+from treesens.compiler.kinds import resolve_condition
+from treesens.compiler.query import ANY, Query, class_index
 from treesens.compiler.replay import meets
 
 MAX_ROWS = 4_000_000  # refuse enumerations larger than this (rows of the product)

@@ -6,7 +6,7 @@ import argparse
 import time
 
 from ...answers.result import INSENSITIVE
-from ...compiler.query import resolve_condition
+from ...compiler.kinds import resolve_condition
 from ...driver import solve_query
 from ...frontends.data import dataset_for
 from ...frontends.query_build import require_backend

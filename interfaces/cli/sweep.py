@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ...answers.result import ERROR, INSENSITIVE
 from ...compiler.errors import InputError
-from ...compiler.query import resolve_condition
+from ...compiler.kinds import resolve_condition
 from ...frontends.query_build import require_backend
 from ...questions.certify import certificate_note, certify
 from ...questions.executors import parse_executor

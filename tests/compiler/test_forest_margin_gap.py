@@ -7,7 +7,8 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.compiler.query import Gap, Query, resolve_condition
+from treesens.compiler.kinds import resolve_condition
+from treesens.compiler.query import Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from treesens.compiler.errors import InputError
-from treesens.compiler.query import Gap, Query, resolve_condition
+from treesens.compiler.kinds import resolve_condition
+from treesens.compiler.query import Gap, Query
 from treesens.tests.oracle import random_ensemble
 
 
