@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ensemble import Ensemble
+from .ensemble import EXP, SIGMOID, Ensemble
 from .errors import InputError
 from .flip import Target, flip_confidence
 from .query import (
@@ -39,6 +39,7 @@ from .query import (
     change_condition,
     class_index,
     pair_condition,
+    raw_of,
 )
 from .replay import meets, meets_pair, predicted_class
 
@@ -128,12 +129,7 @@ class AnchoredQuestion(QueryKind):
 
     def condition(self, ens: Ensemble, q: Query) -> Condition:
         if ens.is_regressor:
-            change_condition(ens, q.with_(bounds=(), relations=()))  # the same checks
-            way = {UP: DOWN, DOWN: UP}.get(q.direction, EITHER)  # x2 above x1: "down"
-            up, down = ((1.0,), (-1.0,), q.delta), ((-1.0,), (1.0,), q.delta)
-            pair = {UP: (up,), DOWN: (down,), EITHER: (up, down)}[way]
-            text = f"x2's prediction {q.direction} by at least {q.delta:.6g} from the row's"
-            return Condition(rows=((), ()), pair_rows=pair, description=text)
+            return _moved_condition(ens, q)
         d = q.param("decision")
         if ens.n_classes == 2 and ens.n_outputs == 1:
             full = pair_condition(ens, q)
@@ -162,6 +158,44 @@ class AnchoredQuestion(QueryKind):
         if q.delta is None:
             return {}
         return {"delta": {"at_least": q.delta, "direction": q.direction}}
+
+
+def _moved_condition(ens: Ensemble, q: Query) -> Condition:
+    """A regressor's x2 at least delta above (up) or below (down) the row's prediction
+    v: raw(x2) >= link^-1(v + delta), or raw(x2) <= link^-1(v - delta), through the
+    increasing link (exact for every link). A side the link's range rules out (a
+    positive prediction cannot fall below 0) is left out."""
+    v, d = float(q.param("decision")), float(q.delta)
+    sides = []
+    if q.direction in (UP, EITHER) and _in_range(ens, v + d):
+        sides.append((((1.0,), raw_of(ens, v + d, "up")),))
+    if q.direction in (DOWN, EITHER) and _in_range(ens, v - d):
+        sides.append((((-1.0,), -raw_of(ens, v - d, "down")),))
+    if not sides:
+        raise InputError(
+            f"no prediction of this model lies {q.direction} by {d:g} from {v:g}: the row "
+            "cannot move so far"
+        )
+    text = f"x2's prediction {q.direction} by at least {d:.6g} from {v:.6g}"
+    if len(sides) == 1:
+        return Condition(rows=((), sides[0]), description=text)
+    return Condition(rows=((), ()), alternatives=((), tuple(sides)), description=text)
+
+
+def can_move(ens: Ensemble, v: float, delta: float, direction: str) -> bool:
+    """Whether the regressor's link reaches a prediction ``delta`` from ``v`` in
+    ``direction`` at all (before asking whether some input does)."""
+    up = direction in (UP, EITHER) and _in_range(ens, v + delta)
+    return up or (direction in (DOWN, EITHER) and _in_range(ens, v - delta))
+
+
+def _in_range(ens: Ensemble, v: float) -> bool:
+    """Whether the link reaches the prediction v (exp: above 0; sigmoid: in (0, 1))."""
+    if ens.link == EXP:
+        return v > 0
+    if ens.link == SIGMOID:
+        return 0 < v < 1
+    return True
 
 
 _KINDS: dict[str, QueryKind] = {

@@ -249,7 +249,7 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
     if q.classes is not None:
         raise InputError("classes are for classifiers; a regressor has one prediction")
     a, b = q.threshold
-    hi, lo = _raw_of(ens, a, "above"), _raw_of(ens, b, "below")
+    hi, lo = raw_of(ens, a, "above"), raw_of(ens, b, "below")
     rows = ((((1.0,), hi),), (((-1.0,), -lo),))
     desc = f"f(x1) >= {a:.6g} and f(x2) <= {b:.6g}"
     return Condition(rows=rows, pair_sum=((1.0,), (-1.0,), hi - lo), description=desc)
@@ -310,7 +310,7 @@ def check_delta(delta, direction: str) -> tuple[float, str]:
     return d, direction
 
 
-def _raw_of(ens: Ensemble, v: float, name: str) -> float:
+def raw_of(ens: Ensemble, v: float, name: str) -> float:
     """The raw score whose prediction is ``v`` (the link is increasing)."""
     if ens.link == EXP:
         if v <= 0:

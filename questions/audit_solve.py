@@ -17,6 +17,7 @@ from ..answers.result import INSENSITIVE, SENSITIVE
 from ..compiler.audit import FLIPPABLE, UNKNOWN, RowAnswers, flip_confidence, library_predict
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
+from ..compiler.kinds import can_move
 from ..compiler.query import ANY, Query
 from ..driver import solve_query
 
@@ -83,6 +84,10 @@ def solve_rows(
         d = ans.decision[i]
         if spec.target.cls is not None and int(d) == spec.target.cls:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER  # already the class x2 must take
+            continue
+        t = spec.target
+        if ens.is_regressor and not can_move(ens, float(d), t.delta, t.direction):
+            ans.status[i] = NOT_FLIPPABLE_BY_SOLVER  # no prediction of the link lies so far
             continue
         res = solve_query(
             ens, row_query(ens, spec, X[i], d, timeout), deadline=time.time() + timeout

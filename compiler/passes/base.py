@@ -65,11 +65,9 @@ class Chain(Pass):
 
     def apply(self, compiled: Any) -> tuple[Compiled, Any]:
         inverse = []
-        kind = compiled.query.kind_name if hasattr(compiled, "query") else None
+        kind = _kind_of(compiled)
         for p in self.passes:
-            if kind is None:
-                kind = compiled.encoding.query.kind_name
-            if p.query_kinds is not None and kind not in p.query_kinds:
+            if p.query_kinds is not None and kind is not None and kind not in p.query_kinds:
                 if p.optional:
                     continue
                 raise InputError(f"the {p.name} pass does not take {kind} queries")
@@ -87,3 +85,12 @@ class Chain(Pass):
     @property
     def names(self) -> list[str]:
         return [p.name for p in self.passes]
+
+
+def _kind_of(compiled: Any) -> str | None:
+    """The query kind of what a chain is given: a question, or a compiled query (None for
+    a problem built by hand, which no kind restricts)."""
+    query = getattr(compiled, "query", None)
+    if query is None:
+        query = getattr(getattr(compiled, "encoding", None), "query", None)
+    return None if query is None else query.kind_name

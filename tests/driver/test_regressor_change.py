@@ -338,3 +338,22 @@ def test_cli_audit_of_a_regressor_answers_every_row(tmp_path):
     assert p.returncode == 0, p.stderr
     lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 40 and all('"reach": [' in line for line in lines)
+
+
+@pytest.mark.parametrize("direction", ["up", "down", "either"])
+def test_audit_of_a_log_link_regressor_agrees_between_enumeration_and_solver(direction):
+    """An anchored row asks x2's prediction against a known value, so the solver path is
+    exact through any increasing link (here exp, Poisson)."""
+    from treesens.frontends.audit_spec import make_spec, make_target
+    from treesens.frontends.data import load_data
+    from treesens.questions.audit import AuditWork, answer_block
+
+    X, _ = _data(12, seed=9)
+    est = xgb.XGBRegressor(n_estimators=6, max_depth=3, objective="count:poisson", nthread=1)
+    ens = treesens.load_model(est.fit(X, np.exp(X[:, 0])))
+    ds = load_data(X, ens)
+    spec = make_spec(ens, ds, ["f0"], make_target(ens, delta=1.0, direction=direction))
+    rows = np.arange(len(X))
+    exact = answer_block(AuditWork(ens, ds, spec), rows)
+    solved = answer_block(AuditWork(ens, ds, spec, 30.0, max_candidates=0), rows)
+    assert [s == "flippable" for s in exact.status] == [s == "flippable" for s in solved.status]
