@@ -95,6 +95,18 @@ BACKENDS: dict[str, BackendInfo] = {
 
 DEFAULT_BACKEND = "cpsat"
 
+# search methods that need no solver: the driver runs them in this process on the
+# encoding. They are named, raced and compared like backends, and always installed.
+BOXES = "boxes"
+SEARCH_METHODS: dict[str, str] = {
+    BOXES: "the box search alone (compiler/box_search.py), no solver: proofs and pairs on "
+    "the boxes of the pair space; a query it does not describe is an error",
+}
+
+
+def is_search_method(name: str) -> bool:
+    return name in SEARCH_METHODS
+
 
 def register(info: BackendInfo) -> None:
     """Add a backend (after the built-in ones); its name must be new."""
@@ -110,8 +122,9 @@ def unregister(name: str) -> None:
 
 def get_info(name: str) -> BackendInfo:
     if name not in BACKENDS:
+        known = [*BACKENDS, *SEARCH_METHODS]
         raise InputError(
-            f"unknown backend {name!r}{closest(name, BACKENDS)}; known: {', '.join(BACKENDS)}"
+            f"unknown backend {name!r}{closest(name, known)}; known: {', '.join(known)}"
         )
     return BACKENDS[name]
 
@@ -125,6 +138,8 @@ def install_hint(name: str) -> str:
 def require_installed(name: str) -> None:
     """Backend ``name`` is known and installed; else one InputError saying how to install
     it (a query must not be answered by the heuristic under a backend that cannot run)."""
+    if is_search_method(name):
+        return
     info = get_info(name)
     if not available(name):
         missing = [p for p in info.requires if importlib.util.find_spec(p) is None]
@@ -133,6 +148,8 @@ def require_installed(name: str) -> None:
 
 
 def available(name: str) -> bool:
+    if is_search_method(name):
+        return True
     return name in BACKENDS and BACKENDS[name].installed() and _module_exists(BACKENDS[name].module)
 
 

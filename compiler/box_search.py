@@ -21,6 +21,7 @@ Sound as the encoding is: the thresholds are relaxed by the encoding's float32 m
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,12 +42,17 @@ class BoxOutcome:
 
 
 def box_search(
-    enc: Encoding, tables: PairTables, deadline: float, record: list | None = None
+    enc: Encoding,
+    tables: PairTables,
+    deadline: float,
+    record: list | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> BoxOutcome:
     """Search the pair space until a proof, a pair or ``deadline`` (absolute time).
     ``record``: each box visited is appended in the order of the search (preorder, the
     "yes" side of a split first): ``("split", column, R)`` or ``("prune", row, bound)``, the
-    proof a certificate writes out (a pruned box: ``("prune", row, bound)``)."""
+    proof a certificate writes out (a pruned box: ``("prune", row, bound)``). ``stop``:
+    asked between boxes, True ends the search as the deadline does."""
     tab = tables
     n_leaves = tab.values.shape[1]
     if n_leaves == 0:
@@ -59,7 +65,7 @@ def box_search(
     stack = [(np.ones(n_leaves, dtype=bool), np.zeros_like(tab.sizes), tab.sizes.copy())]
     boxes = 0
     while stack:
-        if boxes % CHECK_EVERY == 0 and time.time() >= deadline:
+        if boxes % CHECK_EVERY == 0 and (time.time() >= deadline or (stop and stop())):
             return BoxOutcome(GAVE_UP, boxes)
         live, lo, hi = stack.pop()
         boxes += 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..answers.result import INSENSITIVE
+from ..answers.result import ERROR, INSENSITIVE, UNKNOWN
 from ..compiler.box_search import FOUND, PROVED, box_search
 from ..compiler.invert import witness_from_pair
 from ..compiler.pair_boxes import PairTablesTooLarge, class_pair_encodings, pair_tables
@@ -30,13 +30,34 @@ UNLIMITED_TURN = 300.0
 FOUND_BY = "box search"
 
 
-def box_search_applies(ctx: SolveContext) -> bool:
+def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
     """On with the heuristic, as the other search before the backend: a query without
-    the heuristic measures the encoding and the backend alone."""
+    the heuristic measures the encoding and the backend alone. ``alone``: the box search
+    is the query's backend (``--backend boxes``), whatever the options."""
     opts = ctx.q.options
-    if not (opts.value("box_search") and opts.value("heuristic")):
+    if not alone and not (opts.value("box_search") and opts.value("heuristic")):
         return False
     return class_pair_encodings(ctx.enc) is not None
+
+
+def boxes_alone(ctx: SolveContext) -> None:
+    """``--backend boxes``: the box search with the whole time left, no solver after it.
+    A query the pair tables do not describe exactly is an error, not "unknown"."""
+    if not box_search_applies(ctx, alone=True):
+        ctx.result.status = ERROR
+        ctx.result.error = (
+            "the box search does not describe this query (it takes numeric features without "
+            "missing values, no bounds or relations on the inputs and no data-aware mode): "
+            "use a solver backend"
+        )
+        return
+    if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
+        skipped = ctx.stats.get("box_search", {}).get("status") == "skipped"
+        if skipped:
+            ctx.result.status = ERROR
+            ctx.result.error = ctx.stats["box_search"]["reason"]
+        else:
+            ctx.result.message = "time limit reached"
 
 
 def box_turn(time_left: float) -> float:
@@ -44,16 +65,16 @@ def box_turn(time_left: float) -> float:
     return UNLIMITED_TURN if math.isinf(time_left) else BOX_SHARE * time_left
 
 
-def box_stage(ctx: SolveContext) -> bool:
+def box_stage(ctx: SolveContext, alone: bool = False) -> bool:
     """Search boxes for ``BOX_SHARE`` of the time left: a proof answers "insensitive", a
     pair that the library's replay confirms answers "sensitive". True when it answered;
     otherwise the result is as it was and the backend goes on. A multiclass query with
     "any" class is searched one pair of classes at a time: insensitive when every pair
     is proven, sensitive at the first replayed pair."""
-    if not box_search_applies(ctx) or ctx.time_left() <= 0:
+    if not box_search_applies(ctx, alone) or ctx.time_left() <= 0:
         return False
     t0 = time.time()
-    deadline = t0 + box_turn(ctx.time_left())
+    deadline = ctx.deadline if alone else t0 + box_turn(ctx.time_left())
     stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0}
     ctx.stats["box_search"] = stats
     answered = False
@@ -84,7 +105,8 @@ def _search_one(ctx: SolveContext, enc, deadline: float, stats: dict) -> bool:
         stats.clear()
         stats.update({"status": "skipped", "reason": str(e)})
         return False
-    out = box_search(enc, tables, deadline)
+    stop = ctx.stop.is_set if ctx.stop is not None else None
+    out = box_search(enc, tables, deadline, stop=stop)
     stats["boxes"] += out.boxes
     stats["leaves"] += int(tables.values.shape[1])
     if out.status == PROVED:

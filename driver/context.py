@@ -38,6 +38,7 @@ class SolveContext:
     fallback: Pair | None = None  # data-aware: a pair meeting the gap, if the solver has none
     witness: Witness | None = None  # the accepted pair
     cuts: int = 0  # near-miss pairs excluded
+    stop: Any = None  # a threading.Event a race sets when another backend has answered
 
     @property
     def enc(self) -> Encoding:

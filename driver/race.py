@@ -17,7 +17,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, error_result
-from ..backends.registry import BACKENDS, available, install_hint
+from ..backends.registry import (
+    BACKENDS,
+    SEARCH_METHODS,
+    available,
+    install_hint,
+    is_search_method,
+)
 from ..backends.worker import WorkerStopped, worker_for
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
@@ -51,9 +57,10 @@ def race_backends(backend: str, backends: Sequence[str] | None = None) -> list[s
     for b in names:
         if is_race(b):
             raise InputError("a race cannot contain a race")
-        if b not in BACKENDS:
+        if b not in BACKENDS and not is_search_method(b):
+            known = [*BACKENDS, *SEARCH_METHODS]
             raise InputError(
-                f"unknown backend {b!r} in the race{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}"
+                f"unknown backend {b!r} in the race{closest(b, known)}; known: {', '.join(known)}"
             )
         if not available(b):
             raise InputError(f"backend {b!r} in the race is not installed: {install_hint(b)}")
@@ -83,7 +90,8 @@ def solve_race(
     names = race_backends(q.backend, backends)
     cq = compiled or compile_query(ens, q.with_(backend=names[0]), deadline=deadline, data=data)
     done: queue.Queue = queue.Queue()
-    workers = {b: worker_for(b, memory_mb) for b in names}
+    # a search method answers in this process (a thread of the race): it has no worker
+    workers = {b: worker_for(b, memory_mb) for b in names if not is_search_method(b)}
     stop = threading.Event()
 
     def run(i: int, b: str) -> None:
@@ -94,7 +102,14 @@ def solve_race(
         )
         try:
             res = solve_one(
-                ens, qb, compiled=cq, deadline=deadline, memory_mb=memory_mb, log=log, prefer=prefer
+                ens,
+                qb,
+                compiled=cq,
+                deadline=deadline,
+                memory_mb=memory_mb,
+                log=log,
+                prefer=prefer,
+                stop=stop,
             )
         except WorkerStopped:
             res = None

@@ -14,17 +14,19 @@ an error, never a verdict.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 
 from ..answers.result import SENSITIVE, Result, input_files
+from ..backends.registry import is_search_method
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import prepared
 from ..compiler.query import Query
 from .accept import measure_distance
 from .backend import backend_search, reduce_for_backend
-from .boxes import box_stage
+from .boxes import box_stage, boxes_alone
 from .compile import CompiledQuery, compile_query
 from .context import SolveContext, new_result
 from .data import dataset_for_query
@@ -42,9 +44,12 @@ def solve_query(
     log: bool = False,
     prefer: Mapping[int, Sequence[float]] | None = None,
     data: Dataset | None = None,
+    stop: threading.Event | None = None,
 ) -> Result:
     """Answer one query; the result records what was asked (``stats["asked"]``).
     ``data``: the Dataset read from the path or DataFrame the query names (driver/data.py).
+    ``stop``: set by a race when another backend has answered (a search method running
+    in this process, such as the box search, then ends).
 
     Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
     a replay-checked pair in hand, the exception carries the result so far as its
@@ -64,7 +69,9 @@ def solve_query(
             data=data,
         )
     else:
-        res = _solve(_start(ens, q, compiled, deadline, memory_mb, log, prefer, data))
+        ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data)
+        ctx.stop = stop
+        res = _solve(ctx)
     res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
     res.inputs = input_files(ens.inputs, q.options.data)
     return res
@@ -75,6 +82,9 @@ def _solve(ctx: SolveContext) -> Result:
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
             ctx.result.message = "time limit reached before the search (loading and compiling)"
+        elif is_search_method(ctx.q.backend):  # no solver: the box search has the time
+            if not heuristic_search(ctx):
+                boxes_alone(ctx)
         elif not heuristic_search(ctx) and not box_stage(ctx):
             bp = reduce_for_backend(ctx)
             data_hint(ctx, bp.problem, bp.optimize)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from ..backends.registry import get_info, require_installed
+from ..backends.registry import get_info, is_search_method, require_installed
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
@@ -158,7 +158,7 @@ def check_backend_name(backend: str) -> None:
     heuristic answers never reaches the backend, and would otherwise report a made-up one."""
     if is_race(backend):
         race_backends(backend)
-    else:
+    elif not is_search_method(backend):
         get_info(backend)
 
 

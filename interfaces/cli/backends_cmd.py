@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from ...backends.registry import BACKENDS, DEFAULT_BACKEND, available, install_hint
+from ...backends.registry import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    SEARCH_METHODS,
+    available,
+    install_hint,
+)
 from ...driver.probe import backend_loads
 
 HELP = (
@@ -32,6 +38,8 @@ def run(args) -> int:
         rows.append(
             {"name": name, "installed": ok, "default": name == DEFAULT_BACKEND, "description": note}
         )
+    for name, description in SEARCH_METHODS.items():  # no solver: always there
+        rows.append({"name": name, "installed": True, "default": False, "description": description})
     if args.json:
         for r in rows:
             print(json.dumps(r))

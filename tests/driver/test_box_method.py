@@ -1,0 +1,80 @@
+"""The box search as a search method of its own (``--backend boxes``): it answers alone,
+with no solver after it, agrees with brute force, races and is compared like a backend,
+and a query it does not describe is an error, never a made-up answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import treesens
+from tests.oracle import brute_force_sensitive, random_ensemble
+from treesens.compiler.box_search import GAVE_UP, box_search
+from treesens.compiler.pair_boxes import pair_encoding, pair_tables
+from treesens.compiler.query import FeatureBound, Gap, Query
+from treesens.driver import solve_query
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+
+
+def _alone(q: Query) -> Query:
+    return q.with_(backend="boxes", options={"heuristic": False})
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_boxes_alone_agrees_with_brute_force(seed):
+    ens = random_ensemble(300 + seed, 5, 3, 3, 3, leaf_scale=1.0)
+    q = Query(vary=("f0",), gap=Gap(0.15))
+    r = solve_query(ens, _alone(q))
+    assert r.backend == "boxes"
+    assert r.status == ("sensitive" if brute_force_sensitive(ens, q) else "insensitive")
+    assert r.status != "sensitive" or r.validated
+
+
+def test_boxes_alone_on_a_query_it_does_not_describe_is_an_error():
+    ens = random_ensemble(1, 4, 2, 3, 3)
+    q = Query(vary=("f0",), bounds=(FeatureBound("f1", 0.0, 0.5, (1,)),))
+    r = solve_query(ens, _alone(q))
+    assert r.status == "error" and "does not describe this query" in r.error
+
+
+def test_a_race_with_the_box_search_has_it_among_its_backends():
+    ens = treesens.load_model(str(EXAMPLE))
+    r = treesens.check(ens, vary=["worst_texture"], backend="race:boxes,cpsat", timeout=60)
+    assert r.status in ("sensitive", "insensitive")
+    assert set(r.stats["race"]) == {"boxes", "cpsat"}
+
+
+def test_a_race_goes_on_when_the_box_search_cannot_take_the_query():
+    ens = random_ensemble(2, 4, 2, 3, 3)
+    q = Query(vary=("f0",), bounds=(FeatureBound("f1", 0.0, 0.5, (1,)),))
+    r = solve_query(ens, q.with_(backend="race:boxes,cpsat"))
+    assert r.backend == "cpsat" and r.status in ("sensitive", "insensitive")
+
+
+def test_compare_answers_with_the_box_search_as_with_a_solver():
+    ens = treesens.load_model(str(EXAMPLE))
+    boxes, cpsat = treesens.compare(ens, vary=["mean_texture"], backends="boxes,cpsat")
+    assert boxes.backend == "boxes" and boxes.status == cpsat.status
+
+
+def test_a_stop_request_ends_the_box_search():
+    ens = random_ensemble(3, 6, 3, 3, 3)
+    enc = pair_encoding(ens, Query(vary=("f0", "f1"), gap=Gap(0.0)))
+    out = box_search(enc, pair_tables(enc), float("inf"), stop=lambda: True)
+    assert out.status == GAVE_UP
+
+
+def test_the_backends_listing_names_the_box_search():
+    p = subprocess.run(
+        [sys.executable, "-m", "treesens.interfaces.cli.main", "backends", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    rows = {r["name"]: r for r in map(json.loads, p.stdout.splitlines())}
+    assert rows["boxes"]["installed"] is True
