@@ -199,6 +199,19 @@ def brute_force_witness(ens: Ensemble, query: Query, reps: str = "independent"):
     return X[s * nv + i].copy(), X[s * nv + j].copy()
 
 
+def brute_force_best_above(ens: Ensemble, vary) -> tuple[float, float]:
+    """(b, A*) for a regressor's threshold form: a below-threshold b and the largest a with
+    a pair f(x1) >= a, f(x2) <= b equal outside ``vary``, by enumerating every threshold
+    cell. b lies between two cells' values, where float32 and float64 sums agree."""
+    X, ns, nv = cell_grid(ens, vary)
+    pred = ens.predict(X).reshape(ns, nv)
+    hi, lo = pred.max(axis=1), pred.min(axis=1)
+    values = np.unique(lo)
+    k = len(values) // 2
+    b = float(values[0] + 1.0) if k == 0 else float((values[k - 1] + values[k]) / 2)
+    return b, float(hi[lo <= b].max())
+
+
 def brute_force_largest_change(ens: Ensemble, vary, reps: str = "independent") -> float:
     """A regressor's largest change max f(x1) - f(x2) over pairs equal outside ``vary``,
     by enumerating every threshold cell (the IR's predictions)."""

@@ -17,7 +17,12 @@ from treesens.compiler.ensemble import Ensemble
 from treesens.frontends.query_build import make_query
 from treesens.tests.conftest import json_lines, run_treesens
 from treesens.tests.frontends import onnx_models as om
-from treesens.tests.oracle import brute_force_largest_change, brute_force_sensitive, cell_grid
+from treesens.tests.oracle import (
+    brute_force_best_above,
+    brute_force_largest_change,
+    brute_force_sensitive,
+    cell_grid,
+)
 
 ort = pytest.importorskip("onnxruntime")
 sk_ensemble = pytest.importorskip("sklearn.ensemble")
@@ -144,16 +149,7 @@ def test_multiclass_answers_agree_with_brute_force_over_gaps(tmp_path):
     assert seen == {True, False}  # the gaps straddle the best
 
 
-def _best_above(ens: Ensemble, vary: list[str]) -> tuple[float, float]:
-    """(b, A*): a below-threshold b and the largest a with a pair f(x1) >= a, f(x2) <= b
-    equal outside ``vary``, by enumerating every threshold cell."""
-    G, ns, nv = cell_grid(ens, vary)
-    pred = ens.predict(G).reshape(ns, nv)
-    hi, lo = pred.max(axis=1), pred.min(axis=1)
-    values = np.unique(lo)
-    k = len(values) // 2  # b between two values: on no cell's value
-    b = float(values[0] + 1.0) if k == 0 else float((values[k - 1] + values[k]) / 2)
-    return b, float(hi[lo <= b].max())
+_best_above = brute_force_best_above
 
 
 @pytest.mark.parametrize("kind", ["forest-regressor", "xgboost-regressor"])

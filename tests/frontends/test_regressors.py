@@ -214,7 +214,6 @@ def test_cli_max_gap_on_a_log_link_regressor_exits_2_with_one_line(tmp_path):
 
 # ---- the threshold form f(x1) >= a, f(x2) <= b against brute force ---------------------
 
-from tests.oracle import cell_grid  # noqa: E402
 
 TINY = {
     "xgboost-squarederror": lambda X, y: xgb.XGBRegressor(
@@ -245,18 +244,9 @@ TINY = {
 }
 
 
-def _best_above(ens: Ensemble, vary: list[str]) -> tuple[float, float]:
-    """(b, A*): a below-threshold b and the largest a with a pair f(x1) >= a, f(x2) <= b
-    equal outside ``vary``, by enumerating every threshold cell."""
-    X, ns, nv = cell_grid(ens, vary)
-    pred = ens.predict(X).reshape(ns, nv)
-    hi, lo = pred.max(axis=1), pred.min(axis=1)
-    # b halfway between two of the smallest values: on no cell's value, where float32 and
-    # float64 sums could disagree
-    values = np.unique(lo)
-    k = len(values) // 2
-    b = float(values[0] + 1.0) if k == 0 else float((values[k - 1] + values[k]) / 2)
-    return b, float(hi[lo <= b].max())
+from tests.oracle import brute_force_best_above  # noqa: E402
+
+_best_above = brute_force_best_above
 
 
 @pytest.mark.parametrize("backend", ["cpsat", "highs"])
