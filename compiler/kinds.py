@@ -61,6 +61,7 @@ class QueryKind:
     """One kind of question about a pair. Subclasses set ``name`` and ``condition``."""
 
     name = ""
+    asks = "the question"  # what a pair must meet, in messages ("no pair meets ...")
 
     def prepare(self, ens: Ensemble, q: Query) -> Query:
         return q
@@ -90,6 +91,7 @@ class PairQuestion(QueryKind):
     multiclass gap; a regressor's threshold form f(x1) >= A, f(x2) <= B)."""
 
     name = "pair"
+    asks = "the gap"
 
     def condition(self, ens: Ensemble, q: Query) -> Condition:
         return pair_condition(ens, q)
@@ -102,6 +104,7 @@ class ChangeQuestion(QueryKind):
     """A regressor's predictions at least ``q.delta`` apart in ``q.direction``."""
 
     name = "change"
+    asks = "the change"
 
     def condition(self, ens: Ensemble, q: Query) -> Condition:
         return change_condition(ens, q)
@@ -118,6 +121,7 @@ class AnchoredQuestion(QueryKind):
     ``classes[0]`` and x2's as ``classes[1]`` (``any``: any other class)."""
 
     name = "anchored"
+    asks = "the flip"
 
     def prepare(self, ens: Ensemble, q: Query) -> Query:
         anchor = q.param("anchor")

@@ -12,6 +12,7 @@ from ..answers.result import ERROR, INSENSITIVE, UNKNOWN
 from ..backends.worker import worker_for
 from ..compiler.invert import Witness, values_for_pair
 from ..compiler.ir import Problem
+from ..compiler.kinds import kind_of
 from ..compiler.passes import Chain
 from ..compiler.solver import ERROR as SOLVER_ERROR
 from ..compiler.solver import INFEASIBLE, Solution, SolveOptions
@@ -159,7 +160,7 @@ def _final(ctx: SolveContext, sol: Solution) -> bool:
     res = ctx.result
     if sol.status == INFEASIBLE:
         res.status = INSENSITIVE
-        res.message = f"proved: no pair {ctx.ens.domain} meets the gap" + (
+        res.message = f"proved: no pair {ctx.ens.domain} meets {kind_of(ctx.q).asks}" + (
             f" (after excluding {ctx.cuts} near-miss pairs)" if ctx.cuts else ""
         )
         return True

@@ -18,6 +18,7 @@ import time
 from ..answers.result import ERROR, INSENSITIVE, UNKNOWN
 from ..compiler.box_search import FOUND, PROVED, box_search
 from ..compiler.invert import witness_from_pair
+from ..compiler.kinds import kind_of
 from ..compiler.pair_boxes import PairTablesTooLarge, class_pair_encodings, pair_tables
 from .accept import accept
 from .context import SolveContext
@@ -88,8 +89,9 @@ def box_stage(ctx: SolveContext, alone: bool = False) -> bool:
     if stats["status"] == PROVED:
         res = ctx.result
         res.status = INSENSITIVE
+        asks = kind_of(ctx.q).asks
         res.message = (
-            f"proved by the box search: no box of the pair space {ctx.ens.domain} meets the gap"
+            f"proved by the box search: no box of the pair space {ctx.ens.domain} meets {asks}"
         )
         ctx.stats["proved_by"] = FOUND_BY
         return True
