@@ -200,6 +200,10 @@ class Ensemble:
         "float32"  # "float32", "float64" or "float64z" (see CASTS): how the library reads inputs
     )
     scale: float = 1.0  # raw = intercept + scale * sum of leaves (1/n for forests)
+    # how the library adds the trees' values: "float64", or "float32" one tree after the
+    # other (XGBoost; onnxruntime on float inputs), whose rounding grows with the tree
+    # count (encode.gap_relaxation)
+    sums: str = "float64"
     source: str = ""  # human-readable origin, e.g. "xgboost:adult.json"
     replayer: Any = field(default=None, repr=False, compare=False)
     # the files it was read from, (role, path) in order: ("model", ...), ("details", ...)
@@ -219,6 +223,8 @@ class Ensemble:
             raise ValueError("a regressor has exactly one output")
         if self.op not in ("<", "<="):
             raise ValueError(f"unknown comparison {self.op!r}")
+        if self.sums not in ("float32", "float64"):
+            raise ValueError(f"unknown summation {self.sums!r} (float32 or float64)")
         if self.cast not in CASTS:
             raise ValueError(f"unknown input cast {self.cast!r}")
         if self.link == LOGISTIC and self.n_outputs != 1:
@@ -297,6 +303,7 @@ class Ensemble:
             op=self.op,
             cast=self.cast,
             scale=self.scale,
+            sums=self.sums,
             source=self.source,
             replayer=self.replayer,
             inputs=self.inputs,

@@ -127,10 +127,20 @@ class Checker:
         ]
 
     def _relaxation(self) -> float:
-        """How far float32 accumulation may move a score (in raw units), times 2^-20."""
+        """How far the library's accumulation may move a score (in raw units): 2^-20 of
+        the largest sum, or for a float32 sum taken tree by tree (XGBoost), 2^-24 of every
+        partial sum's bound and of the result's, when that is larger."""
         s = self.m.margin_per_logit
-        total = sum(max((abs(v) for v in t.value), default=0.0) for t in self.m.trees) * s
-        return (2.0**-20 * (total + abs(self.m.offset) * s) + 1e-7) / s
+        tops = [max((abs(v) for v in t.value), default=0.0) * s for t in self.m.trees]
+        offset = abs(self.m.offset) * s
+        relax = 2.0**-20 * (sum(tops) + offset)
+        if self.m.float32_sums:
+            partial, err = offset, 0.0
+            for top in tops:
+                partial += top
+                err += 2.0**-24 * partial
+            relax = max(relax, err + 2.0**-24 * partial)
+        return (relax + 1e-7) / s
 
     # ---- intervals, normalised so that two meet iff max(lo) < min(hi) ----------
     def _norm(self, f: int, lo: float, hi: float) -> tuple[float, float]:

@@ -30,6 +30,8 @@ class Model:
     float32: bool = False  # the library compares float32(x) (XGBoost, scikit-learn)
     # "logistic": P = sigmoid(margin); "proba": the sum is P itself (forests' averages)
     link: str = "logistic"
+    # the library adds the trees' values in float32, one after the other (XGBoost)
+    float32_sums: bool = False
 
 
 class ModelError(Exception):
@@ -78,7 +80,7 @@ def _xgboost(path: str) -> Model:
         )
     names = booster.feature_names or [f"f{i}" for i in range(booster.num_features())]
     offset = math.log(base / (1.0 - base))
-    return Model(trees, offset, "<", list(names), 1.0, float32=True)
+    return Model(trees, offset, "<", list(names), 1.0, float32=True, float32_sums=True)
 
 
 def _xgboost_dump(path: str, base_score: float) -> Model:
@@ -92,7 +94,9 @@ def _xgboost_dump(path: str, base_score: float) -> Model:
     trees = [_nested_tree(t, _dump_node) for t in doc]
     n = 1 + max((f for t in trees for f in t.feature), default=-1)
     offset = math.log(base_score / (1.0 - base_score))
-    return Model(trees, offset, "<", [f"f{i}" for i in range(n)], 1.0, float32=True)
+    return Model(
+        trees, offset, "<", [f"f{i}" for i in range(n)], 1.0, float32=True, float32_sums=True
+    )
 
 
 def _nested_tree(root: dict, read) -> Tree:

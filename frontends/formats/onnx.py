@@ -233,6 +233,7 @@ def from_bytes(blob: bytes, where: str) -> Ensemble:
         link=scoring.link,
         op=ir_op,
         cast="float32" if feed.float32 else "float64",
+        sums="float32" if feed.float32 else "float64",
         scale=scoring.scale,
         source=f"onnx:{where}",
         replayer=replayer,

@@ -87,6 +87,7 @@ def _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes)
         link=link,
         op="<",
         cast="float32",
+        sums="float32",
         source=f"xgboost-dump:{where}",
     )
     obj = "multi:softprob" if C > 2 else "binary:logistic"

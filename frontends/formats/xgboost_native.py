@@ -122,6 +122,7 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
         link=link,
         op="<",
         cast="float32",
+        sums="float32",
         source=f"xgboost:{where}",
         replayer=replayer,
     )
