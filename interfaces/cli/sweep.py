@@ -46,6 +46,7 @@ from .common import (
     positive_int,
     query_maker_from_args,
 )
+from .interrupts import raise_if_interrupted
 from .plot import add_plot_arg, check_plot_arg, write_sweep_plot
 
 HELP = "one query per feature (or per subset of k features) of a model"
@@ -244,6 +245,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
         if args.json:
             print_line(line)
         shown.advance(res)
+        raise_if_interrupted()  # a Ctrl-C lost in a finaliser ends the sweep here
 
     spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
     with (
