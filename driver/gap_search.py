@@ -37,7 +37,7 @@ from ..compiler.query import UP, Gap, GapKind, Query
 from ..compiler.replay import meets
 from .accept import witness_dict
 from .context import new_result
-from .verdict import PROBA_AGREEMENT
+from .verdict import PROBA_AGREEMENT, library_outputs, scores_apart
 
 FOUND_BY = "box search (largest gap)"
 # added to a bound on the gap: the library's float32 sigmoid, rounded up
@@ -110,11 +110,8 @@ class _Best:
         def offer(x1: np.ndarray, x2: np.ndarray) -> float | None:
             self.offered += 1
             X = np.stack([x1, x2])
-            ir, lib = _scores(ens, X)
-            apart = float(np.max(np.abs(lib - ir)))
-            if ens.is_regressor:  # predictions: compared relatively
-                apart /= max(1.0, float(np.max(np.abs(lib))))
-            if apart > PROBA_AGREEMENT:
+            ir, lib = library_outputs(ens, X)
+            if scores_apart(ens, lib, ir) > PROBA_AGREEMENT:
                 self.disagreement = (
                     "the library's predict disagrees with treesens' model of it: "
                     f"library {lib.tolist()}, treesens {ir.tolist()}"
@@ -134,18 +131,6 @@ class _Best:
             return g
 
         return offer
-
-
-def _scores(ens: Ensemble, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(treesens', the library's) probabilities of rows X, or a regressor's predictions
-    as one column."""
-    rep = ens.replayer
-    if ens.is_regressor:
-        ir = ens.predict(X)[:, None]
-        lib = np.asarray(rep.predict(X), float)[:, None] if rep else ir
-        return ir, lib
-    ir = ens.proba(X)
-    return ir, (np.asarray(rep.predict_proba(X), float) if rep else ir)
 
 
 def shown_gap(ens: Ensemble, g: float) -> float:

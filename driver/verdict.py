@@ -91,9 +91,7 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
         # cutting a near miss is sound only if the library and treesens agree on the
         # scores. If they do not, treesens models the library wrongly: an error, never a
         # cut (a cut could then exclude valid pairs and fake "insensitive").
-        apart = float(np.max(np.abs(lib_proba[c] - ir_proba[c])))
-        if ens.is_regressor:  # predictions are not probabilities: compare relatively
-            apart /= max(1.0, float(np.max(np.abs(lib_proba[c]))))
+        apart = scores_apart(ens, lib_proba[c], ir_proba[c])
         if (ir_ok[c] and slack > 4 * enc.relax + 1e-9) or apart > PROBA_AGREEMENT:
             return Rejected(
                 f"the library's predict disagrees with treesens' model of it on x{c + 1}: "
@@ -107,8 +105,7 @@ def _pair_near_miss(ens, enc, w, ir: tuple, lib_proba) -> Verdict:
     treesens' exact sums put it on the boundary too, else a disagreement (an error)."""
     ir_raw, ir_proba, ir_ok = ir
     slack = pair_slack(enc, ir_raw[0], ir_raw[1])
-    apart = float(np.max(np.abs(lib_proba - ir_proba)))
-    apart /= max(1.0, float(np.max(np.abs(lib_proba))))
+    apart = scores_apart(ens, lib_proba, ir_proba)
     if (ir_ok and slack > 4 * enc.relax + 1e-9) or apart > PROBA_AGREEMENT:
         return Rejected(
             "the library's predict disagrees with treesens' model of it: library "
@@ -134,6 +131,15 @@ def near_miss_cuts(enc: Encoding, miss: NearMiss) -> list[Linear]:
 def library_scores(ens: Ensemble, X: np.ndarray, ir_raw: np.ndarray) -> tuple:
     """(IR probabilities, library probabilities, library raw scores) of rows ``X``; a
     regressor's predictions stand in for probabilities, as one column."""
+    ir, lib = library_outputs(ens, X)
+    rep = ens.replayer
+    lib_raw = ir_raw if rep is None else np.asarray(rep.predict_raw(X), dtype=np.float64)
+    return ir, lib, lib_raw
+
+
+def library_outputs(ens: Ensemble, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(treesens', the library's) probabilities of rows ``X``, or a regressor's
+    predictions as one column (the IR's own when there is no replayer)."""
     rep = ens.replayer
     if ens.is_regressor:
         ir = ens.predict(X)[:, None]
@@ -141,8 +147,16 @@ def library_scores(ens: Ensemble, X: np.ndarray, ir_raw: np.ndarray) -> tuple:
     else:
         ir = ens.proba(X)
         lib = ir if rep is None else np.asarray(rep.predict_proba(X), dtype=np.float64)
-    lib_raw = ir_raw if rep is None else np.asarray(rep.predict_raw(X), dtype=np.float64)
-    return ir, lib, lib_raw
+    return ir, lib
+
+
+def scores_apart(ens: Ensemble, lib: np.ndarray, ir: np.ndarray) -> float:
+    """How far the library's scores are from treesens' (a regressor's predictions,
+    which are not probabilities, relatively)."""
+    apart = float(np.max(np.abs(lib - ir)))
+    if ens.is_regressor:
+        apart /= max(1.0, float(np.max(np.abs(lib))))
+    return apart
 
 
 def leaf_cut(enc: Encoding, w: Witness, copy: int) -> Linear:
