@@ -57,6 +57,9 @@ class Encoding:
     onehot: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]] = ({}, {})
     # features declared may_be_missing: nan[c][f] = the variable "x_c.f is NaN"
     nan: tuple[dict[int, int], dict[int, int]] = ({}, {})
+    # a change through a nonlinear link: per direction, the variable choosing it (None:
+    # one direction, no choice); the near-miss cuts of a direction hold under it
+    pair_choice: tuple[int | None, ...] = ()
 
     def predicate(self, copy: int, f: int, rank: int) -> int | bool:
         """Variable index of q_rank for copy (0/1), or the constants TRUE / FALSE."""
@@ -229,6 +232,7 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     leaves = _encode_trees(b, ens, st, pred, onehot, nanv)
     relax = gap_relaxation(ens)
     _encode_gap(b, ens, condition, leaves, relax)
+    choice = _encode_link_change(b, ens, condition, leaves, relax)
     enc = Encoding(
         ensemble=ens,
         query=q,
@@ -245,6 +249,7 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
         },
         onehot=onehot,
         nan=nanv,
+        pair_choice=choice,
     )
     return b.build().with_notes(relax=relax), enc
 
@@ -395,32 +400,57 @@ def _encode_gap(
 
 def _encode_pair_rows(b: ProblemBuilder, ens: Ensemble, condition: Condition, leaves, relax):
     """The rows over both inputs (a regressor's change): the one row, or with two, a
-    choice of which holds. A leaf variable both inputs share weighs in once, summed."""
+    choice of which holds."""
     rows = condition.pair_rows
     zs = [b.var(f"pair[alt{a}]") for a in range(len(rows))] if len(rows) > 1 else [None]
     if len(rows) > 1:
         b.linear(zs, [1.0] * len(zs), GE, 1.0, ("pair-any",))
-    for i, ((a, c), z) in enumerate(zip(((r[0], r[1]) for r in rows), zs)):
-        rhs = rows[i][2]
-        acc: dict[int, float] = {}
-        const = 0.0
-        for copy, coefs in ((0, a), (1, c)):
-            per_tree, k = gap_row_terms(ens, coefs)
-            const += k
-            for ti, d in per_tree.items():
-                for n, w in d.items():
-                    v = leaves[copy][ti][n]
-                    acc[v] = acc.get(v, 0.0) + w
-        items = [(v, w) for v, w in acc.items() if w != 0.0]
-        scale_rel = sum(abs(x) for x in a) + sum(abs(x) for x in c)
-        lin = Linear(
-            tuple(v for v, _ in items),
-            tuple(w for _, w in items),
-            GE,
-            rhs - const - relax * scale_rel,
-            ("pair", i),
-        )
-        b.add(lin if z is None else Implication(z, True, lin, ("pair", i)))
+    for i, (row, z) in enumerate(zip(rows, zs)):
+        b.add(pair_constraint(ens, leaves, row, relax, ("pair", i), z))
+
+
+def _encode_link_change(
+    b: ProblemBuilder, ens: Ensemble, condition: Condition, leaves, relax
+) -> tuple[int | None, ...]:
+    """A change through a nonlinear link: each direction's rows (all of them), under
+    the variable choosing that direction when there are two. Returns those variables."""
+    lc = condition.link_change
+    if lc is None:
+        return ()
+    many = len(lc.rows) > 1
+    zs = [b.var(f"change[{d}]") if many else None for d in lc.directions]
+    if many:
+        b.linear(zs, [1.0] * len(zs), GE, 1.0, ("change-any",))
+    for di, (rows, z) in enumerate(zip(lc.rows, zs)):
+        for i, row in enumerate(rows):
+            b.add(pair_constraint(ens, leaves, row, relax, ("change", di, i), z))
+    return tuple(zs)
+
+
+def pair_constraint(ens: Ensemble, leaves, row, relax: float, tag: tuple, when: int | None):
+    """A row over both inputs, (coefs of x1, coefs of x2, rhs), over their leaves,
+    relaxed by ``relax`` per unit of |coefficient| (under ``when`` if given). A leaf
+    variable both inputs share weighs in once, summed."""
+    a, c, rhs = row
+    acc: dict[int, float] = {}
+    const = 0.0
+    for copy, coefs in ((0, a), (1, c)):
+        per_tree, k = gap_row_terms(ens, coefs)
+        const += k
+        for ti, d in per_tree.items():
+            for n, w in d.items():
+                v = leaves[copy][ti][n]
+                acc[v] = acc.get(v, 0.0) + w
+    items = [(v, w) for v, w in acc.items() if w != 0.0]
+    scale_rel = sum(abs(x) for x in a) + sum(abs(x) for x in c)
+    lin = Linear(
+        tuple(v for v, _ in items),
+        tuple(w for _, w in items),
+        GE,
+        rhs - const - relax * scale_rel,
+        tag,
+    )
+    return lin if when is None else Implication(when, True, lin, tag)
 
 
 def node_yes(ens: Ensemble, t: Tree, n: int, v: float) -> bool:

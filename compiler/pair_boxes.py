@@ -75,14 +75,17 @@ class PairTablesTooLarge(Exception):
 
 def applies(enc: Encoding) -> bool:
     """Whether the product form describes the query exactly: gap rows on both inputs and
-    no class alternatives ("any": one query per class pair), no bounds or relations on
-    the inputs, no data-aware mode, and plain numeric features (no categorical splits, no
+    no class alternatives ("any": one query per class pair), no change through a
+    nonlinear link (its rows are an outer approximation), no bounds or relations on the
+    inputs, no data-aware mode, and plain numeric features (no categorical splits, no
     feature that may be missing, no zero band)."""
     q: Query = enc.query
     cond = enc.condition
     if q.bounds or q.relations or q.data_aware != "none" or any(cond.alternatives or ()):
         return False
     if len(cond.pair_rows) > 1:  # a choice between rows over both inputs
+        return False
+    if cond.link_change is not None:  # an outer approximation, not the condition
         return False
     if any(len(rows) == 0 for rows in cond.rows) and not cond.pair_rows:
         return False

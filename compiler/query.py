@@ -20,6 +20,7 @@ from .ensemble import (
 )
 from .enums import StrValue
 from .errors import FEATURES, InputError, closest
+from .link_change import MIN_SIGMOID_DELTA, NONLINEAR_LINKS, LinkChange, link_change
 from .options import (
     ANSWER_OPTIONS,
     DEFAULT_BACKEND,
@@ -185,6 +186,10 @@ class Condition:
     pair_rows: tuple[tuple[tuple[float, ...], tuple[float, ...], float], ...] = ()
     description: str = ""
     distinct: bool = False  # alternatives of copy 1 and 2 name the same classes, which must differ
+    # a regressor's change through a nonlinear link (compiler/link_change.py): per
+    # direction, rows over both inputs that must all hold (two directions: a choice),
+    # an outer approximation that the near-miss cuts refine
+    link_change: LinkChange | None = None
 
 
 def pair_condition(ens: Ensemble, q: Query) -> Condition:
@@ -266,15 +271,12 @@ def change_condition(ens: Ensemble, q: Query) -> Condition:
         raise InputError("give either delta or the threshold form (above, below), not both")
     if q.classes is not None:
         raise InputError("classes are for classifiers; a regressor has one prediction")
-    if ens.link != IDENTITY:
-        raise InputError(
-            f"delta on a regressor whose prediction is {ens.link}(raw score): not supported "
-            "yet; ask the threshold form (above A, below B: f(x1) >= A, f(x2) <= B)"
-        )
     d = q.delta
     direction = q.direction
     if direction == EITHER and symmetric(q):
         direction = UP
+    if ens.link != IDENTITY:
+        return _link_change_condition(ens, d, direction)
     up = ((1.0,), (-1.0,), d)
     down = ((-1.0,), (1.0,), d)
     rows = {UP: (up,), DOWN: (down,), EITHER: (up, down)}[direction]
@@ -289,6 +291,33 @@ def change_condition(ens: Ensemble, q: Query) -> Condition:
         pair_sum=rows[0] if len(rows) == 1 else None,
         description=text,
     )
+
+
+def _link_change_condition(ens: Ensemble, d: float, direction: str) -> Condition:
+    """The change through a nonlinear increasing link: f(x1) - f(x2) >= d is
+    raw(x1) >= h(raw(x2)) with h convex, stated by tangent rows and refined by cuts."""
+    if ens.link not in NONLINEAR_LINKS:
+        raise InputError(f"delta on a regressor whose prediction is {ens.link}(raw score)")
+    if ens.link == SIGMOID and d >= 1.0:
+        raise InputError(
+            f"delta {d:g}: this model's predictions (sigmoid) lie in (0, 1), no two differ "
+            "by 1 or more"
+        )
+    if ens.link == SIGMOID and 0.0 < d < MIN_SIGMOID_DELTA:
+        raise InputError(
+            f"delta {d:g} is below the float32 rounding of this model's predictions "
+            f"(sigmoid): ask at least {MIN_SIGMOID_DELTA:g}"
+        )
+    directions = (UP, DOWN) if direction == EITHER else (direction,)
+    lc = link_change(ens, d, directions)
+    text = {
+        UP: f"f(x1) - f(x2) >= {d:.6g}",
+        DOWN: f"f(x2) - f(x1) >= {d:.6g}",
+        EITHER: f"|f(x1) - f(x2)| >= {d:.6g}",
+    }[direction]
+    # the difference of the raw scores (the first row) sums the two inputs' rows
+    pair_sum = lc.rows[0][0] if len(directions) == 1 else None
+    return Condition(rows=((), ()), pair_sum=pair_sum, link_change=lc, description=text)
 
 
 def symmetric(q: Query) -> bool:

@@ -68,7 +68,10 @@ def meets_pair(q: Query, f1: float, f2: float) -> bool:
 
 def pair_slack(enc: Encoding, raw1: np.ndarray, raw2: np.ndarray) -> float:
     """The largest slack of the (unrelaxed) rows over both inputs, on IR raw scores
-    (0.0 when the query has none)."""
+    (0.0 when the query has none); through a nonlinear link, the exact condition's."""
+    lc = enc.condition.link_change
+    if lc is not None:
+        return lc.pair_slack(float(raw1[0]), float(raw2[0]))
     rows = enc.condition.pair_rows
     slacks = [float(np.dot(a, raw1) + np.dot(b, raw2)) - rhs for a, b, rhs in rows]
     return max(slacks) if slacks else 0.0

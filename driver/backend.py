@@ -4,7 +4,7 @@ search on past near misses (a cut per failing copy) and past the soft group."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -147,12 +147,33 @@ def backend_search(ctx: SolveContext, bp: BackendProblem) -> None:
             return
         ctx.cuts += 1
         if ctx.cuts > MAX_CUTS:
-            res.status = UNKNOWN
-            res.message = (
-                f"gave up after excluding {MAX_CUTS} near-miss pairs (rounding band too dense)"
-            )
+            res.status, res.message = UNKNOWN, _gave_up(ctx)
             return
-        problem = problem.with_constraints(near_miss_cuts(ctx.enc, verdict))
+        problem = problem.with_constraints(_for_backend(ctx, bp, near_miss_cuts(ctx.enc, verdict)))
+
+
+def _gave_up(ctx: SolveContext) -> str:
+    lc = ctx.enc.condition.link_change
+    if lc is None:
+        return f"gave up after excluding {MAX_CUTS} near-miss pairs (rounding band too dense)"
+    return (
+        f"gave up after {MAX_CUTS} rounds of tangent cuts on the {lc.link} link's change: "
+        "the outer approximation did not close in on the answer"
+    )
+
+
+def _cut_words(ctx: SolveContext) -> str:
+    if ctx.enc.condition.link_change is None:
+        return f"excluding {ctx.cuts} near-miss pairs"
+    return f"{ctx.cuts} rounds of tangent cuts (pairs below the link's curve excluded)"
+
+
+def _for_backend(ctx: SolveContext, bp: BackendProblem, cuts: list) -> tuple:
+    """Cuts written for the compiled query, reduced as the backend's chain reduced it
+    (big-M rows for implications, integer coefficients)."""
+    alone = replace(bp.problem, constraints=tuple(cuts), soft=(), objective=None)
+    fitted, _ = bp.chain.apply(ctx.cq.compiled.with_problem(alone))
+    return fitted.problem.constraints
 
 
 def _final(ctx: SolveContext, sol: Solution) -> bool:
@@ -161,7 +182,7 @@ def _final(ctx: SolveContext, sol: Solution) -> bool:
     if sol.status == INFEASIBLE:
         res.status = INSENSITIVE
         res.message = f"proved: no pair {ctx.ens.domain} meets {kind_of(ctx.q).asks}" + (
-            f" (after excluding {ctx.cuts} near-miss pairs)" if ctx.cuts else ""
+            f" (after {_cut_words(ctx)})" if ctx.cuts else ""
         )
         return True
     if sol.status == SOLVER_ERROR:
@@ -194,4 +215,4 @@ def _accept_point(ctx: SolveContext, bp: BackendProblem, verdict: Accepted, sol:
         if sol.status != "optimal":
             ctx.stats["stopped_by"] = sol.stats.get("stopped_by", TIME_STOP)
     if ctx.cuts:
-        ctx.result.message = f"found after excluding {ctx.cuts} near-miss pairs"
+        ctx.result.message = f"found after {_cut_words(ctx)}"

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
 from ..compiler.encode import Encoding
-from ..compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble
+from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.gap_boxes import GapBoxOutcome, largest_gap, root_bound
 from ..compiler.invert import witness_from_pair
 from ..compiler.pair_boxes import (
@@ -150,6 +150,8 @@ def box_largest_gap(
     the check)."""
     t0 = time.time()
     if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
+        return None
+    if ens.is_regressor and ens.link != IDENTITY:  # tables of raw scores, not predictions
         return None
     if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
         at_zero = q.with_(delta=0.0, direction=UP)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compiler.encode import Encoding
+from ..compiler.encode import Encoding, pair_constraint
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
-from ..compiler.ir import LE, Linear
+from ..compiler.ir import LE, Implication, Linear
 from ..compiler.kinds import kind_of
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
@@ -114,9 +114,11 @@ def _pair_near_miss(ens, enc, w, ir: tuple, lib_proba) -> Verdict:
     return NearMiss(w, (0, 1), pair=True)
 
 
-def near_miss_cuts(enc: Encoding, miss: NearMiss) -> list[Linear]:
+def near_miss_cuts(enc: Encoding, miss: NearMiss) -> list[Linear | Implication]:
     """The rows that exclude a near miss: each failing copy's leaves, or for a pair the
-    library rejects as a whole, the two inputs' leaves together."""
+    library rejects as a whole, the two inputs' leaves together; through a nonlinear
+    link, also the tangents that cut the pair's raw scores off the outer approximation
+    (``link_cuts``)."""
     if not miss.pair:
         return [leaf_cut(enc, miss.witness, c) for c in miss.failing]
     acc: dict[int, float] = {}
@@ -125,7 +127,26 @@ def near_miss_cuts(enc: Encoding, miss: NearMiss) -> list[Linear]:
             v = enc.leaves[copy][ti][int(n)]
             acc[v] = acc.get(v, 0.0) + 1.0
     total = sum(acc.values())
-    return [Linear(tuple(acc), tuple(acc.values()), LE, total - 1.0, ("cut", "pair"))]
+    pair = Linear(tuple(acc), tuple(acc.values()), LE, total - 1.0, ("cut", "pair"))
+    return [pair, *link_cuts(enc, miss.witness)]
+
+
+def link_cuts(enc: Encoding, w: Witness) -> list[Linear | Implication]:
+    """Tangents of a nonlinear link's change at a pair that does not meet it (its exact
+    raw scores lie below the curve), each under its direction's choice: valid for every
+    pair that meets the change, and violated by this one unless it lies within the
+    rounding band (where the leaf cut excludes it)."""
+    lc = enc.condition.link_change
+    if lc is None:
+        return []
+    ens = enc.ensemble
+    raw = ens.raw(np.stack([w.x1, w.x2]))[:, 0]
+    out: list[Linear | Implication] = []
+    for di, rows in enumerate(lc.cuts(float(raw[0]), float(raw[1]))):
+        when = enc.pair_choice[di] if enc.pair_choice else None
+        for row in rows:
+            out.append(pair_constraint(ens, enc.leaves, row, enc.relax, ("cut", "link", di), when))
+    return out
 
 
 def library_scores(ens: Ensemble, X: np.ndarray, ir_raw: np.ndarray) -> tuple:

@@ -1,0 +1,188 @@
+"""A regressor's change by at least D through a nonlinear link: an outer approximation
+of the exact condition, refined by cuts.
+
+With the increasing link g (exp, sigmoid) and the pair's raw scores s1, s2,
+f(x1) - f(x2) >= D is s1 >= h(s2), h(s) = g^-1(g(s) + D) (+inf where g(s) + D leaves
+g's range: a sigmoid prediction cannot pass 1). For exp, h(s) = log(e^s + D); for the
+sigmoid, h(s) = logit(sigmoid(s) + D). Both are increasing and convex (h' = g'(s) /
+g'(h(s)) increases), so the pairs meeting the condition form a convex set in (s1, s2)
+and every tangent s1 >= h(a) + h'(a) (s2 - a) is a valid linear row. The encoding
+states a few (and the asymptotes); a solution the library's predict rejects lies below
+the curve, and the tangent at its s2 (and at the s2 whose h is its s1) cuts it off.
+Direction down is the mirror (s2 >= h(s1)); either is a choice of the two.
+
+The library's own rounding is covered before any row is written: its raw sums by the
+encoding's float32 relaxation (per unit of coefficient, as every gap row), and its
+float32 link by ``LINK_ROUNDING``: a relative error of the exp prediction is a shift of
+the raw score (``margin``), an absolute error of the sigmoid's a smaller D.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .ensemble import EXP, SIGMOID, Ensemble
+
+# a bound on the relative error of a library's float32 exp or sigmoid (a few ulps)
+LINK_ROUNDING = 2.0**-20
+# the smallest change asked of a sigmoid regressor: below it, the float32 rounding of
+# its predictions decides
+MIN_SIGMOID_DELTA = 2.0**-18
+INITIAL_TANGENTS = 8  # tangent points per direction, spread over the raw scores' range
+MAX_SLOPE = 1e6  # steeper tangents are left out (they strain the solvers' arithmetic)
+NONLINEAR_LINKS = (EXP, SIGMOID)
+
+# a row over both inputs: (coefficients of x1's raw scores, of x2's, right-hand side)
+PairRow = tuple[tuple[float, ...], tuple[float, ...], float]
+
+
+def raw_range(ens: Ensemble) -> tuple[float, float]:
+    """The smallest and largest raw score any input gets (the leaf values' sums)."""
+    lo = hi = 0.0
+    for t in ens.trees:
+        vals = np.asarray(t.value)[t.leaves(), 0]
+        if vals.size:
+            lo += float(vals.min())
+            hi += float(vals.max())
+    s, b = ens.scale, ens.intercept[0]
+    ends = (b + s * lo, b + s * hi)
+    return min(ends), max(ends)
+
+
+@dataclass(frozen=True)
+class LinkChange:
+    """The change by at least ``delta`` in prediction space, for the link ``link``, as
+    ``curve`` rows per direction (UP: x1 above, DOWN: x2 above; two: a choice)."""
+
+    link: str
+    delta: float  # the D the rows state: the asked one, less the sigmoid's rounding
+    margin: float  # raw-score slack per unit of coefficient for the link's rounding
+    directions: tuple[str, ...]
+    rows: tuple[tuple[PairRow, ...], ...]  # per direction: the initial rows
+
+    def h(self, s: float) -> float:
+        """The smallest raw score of the higher input given the lower one's, s."""
+        d = self.delta
+        if d <= 0.0:  # (the search's start, delta 0: the raw scores ordered)
+            return s
+        if self.link == EXP:
+            return float(np.logaddexp(s, math.log(d)))
+        p, rest = _expit(s), _expit(-s) - d  # sigmoid(s) + D, and 1 minus it
+        if rest <= 0.0:
+            return math.inf
+        return math.log(p + d) - math.log(rest)
+
+    def slope(self, s: float) -> float:
+        d = self.delta
+        if d <= 0.0:
+            return 1.0
+        if self.link == EXP:
+            return _expit(s - math.log(d))
+        p, q = _expit(s), _expit(s) + d
+        rest = _expit(-s) - d
+        if rest <= 0.0:
+            return math.inf
+        return p * _expit(-s) / (q * rest)
+
+    def below(self, t: float) -> float:
+        """h's inverse: the lower input's raw score whose h is t (-inf: none)."""
+        d = self.delta
+        if self.link == EXP:
+            e = -d * math.exp(-t) if t > -700 else -math.inf
+            return t + math.log1p(e) if e > -1.0 else -math.inf
+        p = _expit(t) - d
+        return math.log(p) - math.log(_expit(-t) + d) if p > 0.0 else -math.inf
+
+    def slack(self, up: float, down: float) -> float:
+        """How far the higher raw score ``up`` is above h(``down``) (unrelaxed)."""
+        return up - self.h(down)
+
+    def pair_slack(self, s1: float, s2: float) -> float:
+        """The largest slack of the directions asked, on the pair's raw scores."""
+        return max(self.slack(*_ordered(d, s1, s2)) for d in self.directions)
+
+    def tangent(self, a: float, direction: str) -> PairRow | None:
+        """The tangent at the lower score a, as a row of ``direction`` (None: too steep
+        or no tangent there)."""
+        ha, k = self.h(a), self.slope(a)
+        if not (math.isfinite(ha) and math.isfinite(k)) or k > MAX_SLOPE:
+            return None
+        rhs = ha - k * a - self.margin * (1.0 + k)
+        return _row(direction, 1.0, -k, rhs)
+
+    def cuts(self, s1: float, s2: float) -> tuple[tuple[PairRow, ...], ...]:
+        """Per direction, the tangents that cut off a pair with raw scores (s1, s2) that
+        does not meet it: at the lower score, and where h reaches the higher one."""
+        out = []
+        for d in self.directions:
+            up, down = _ordered(d, s1, s2)
+            rows = [self.tangent(a, d) for a in (down, self.below(up)) if math.isfinite(a)]
+            out.append(tuple(r for r in rows if r is not None))
+        return tuple(out)
+
+
+def link_change(ens: Ensemble, delta: float, directions: tuple[str, ...]) -> LinkChange:
+    """The change by at least ``delta`` of a regressor with a nonlinear link, with its
+    initial rows: per direction first the difference of the raw scores (slope 1), then
+    the other asymptote (and the sigmoid's ceiling) and tangents spread over the lower
+    input's reachable raw scores."""
+    sigmoid = ens.link == SIGMOID
+    d = max(delta - 2.0 * LINK_ROUNDING, 0.0) if sigmoid else delta
+    margin = 0.0 if sigmoid else -math.log1p(-LINK_ROUNDING)
+    shape = LinkChange(ens.link, d, margin, directions, ())
+    lo, hi = raw_range(ens)
+    from .encode import gap_relaxation  # (encode reads the query, which reads this module)
+
+    reach = hi + gap_relaxation(ens)  # the library's sums reach past the range by this
+    rows = tuple(_initial_rows(shape, d_, lo, hi, reach) for d_ in directions)
+    return LinkChange(ens.link, d, margin, directions, rows)
+
+
+def _initial_rows(
+    lc: LinkChange, direction: str, lo: float, hi: float, reach: float
+) -> tuple[PairRow, ...]:
+    d, m = lc.delta, lc.margin
+    out: list[PairRow] = []
+    # slope 1: h(s) - s is smallest at the top of the library's reach (exp), at
+    # sigmoid(s) = (1 - D) / 2 (sigmoid)
+    if lc.link == EXP:
+        gap = math.log1p(d * math.exp(-min(reach + m, 700.0)))
+    else:
+        gap = 2.0 * (math.log1p(d) - math.log1p(-d))
+    out.append(_row(direction, 1.0, -1.0, gap - 2.0 * m))
+    if d > 0.0:
+        # the higher score at least h(-inf): log D, logit(D)
+        floor = math.log(d) if lc.link == EXP else math.log(d) - math.log1p(-d)
+        out.append(_row(direction, 1.0, 0.0, floor - m))
+    if lc.link == SIGMOID and d > 0.0:  # the lower prediction at most 1 - D
+        ceiling = math.log1p(-d) - math.log(d)
+        out.append(_row(direction, 0.0, -1.0, -ceiling - m))
+    top = min(hi, lc.below(hi))
+    if top >= lo:
+        for a in np.linspace(lo, top, INITIAL_TANGENTS):
+            row = lc.tangent(float(a), direction)
+            if row is not None:
+                out.append(row)
+    return tuple(out)
+
+
+def _row(direction: str, k_up: float, k_down: float, rhs: float) -> PairRow:
+    """k_up * (higher raw score) + k_down * (lower) >= rhs, as a row over x1, x2."""
+    if direction == "up":
+        return (k_up,), (k_down,), rhs
+    return (k_down,), (k_up,), rhs
+
+
+def _ordered(direction: str, s1: float, s2: float) -> tuple[float, float]:
+    """(the score that must be higher, the lower one) in ``direction``."""
+    return (s1, s2) if direction == "up" else (s2, s1)
+
+
+def _expit(s: float) -> float:
+    if s >= 0:
+        return 1.0 / (1.0 + math.exp(-s))
+    e = math.exp(s) if s > -745 else 0.0
+    return e / (1.0 + e)

@@ -1,0 +1,212 @@
+"""A change of at least delta, and the largest change, of regressors whose prediction is
+a nonlinear increasing link of the raw score (exp: Poisson, gamma, Tweedie; sigmoid:
+XGBoost's reg:logistic read as a regression): answered on every installed backend by an
+outer approximation refined with tangent cuts, in agreement with brute force on tiny
+models, every pair replayed with the library's own predict."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import treesens
+from tests.oracle import brute_force_largest_change
+from treesens.backends.registry import available
+from treesens.compiler import link_change
+from treesens.compiler.ensemble import SIGMOID
+from treesens.compiler.errors import InputError
+from treesens.compiler.pair_boxes import applies, pair_encoding
+from treesens.compiler.query import FeatureBound
+from treesens.driver import backend as backend_stage
+from treesens.driver.solve import solve_query
+from treesens.frontends.query_build import make_query
+
+xgb = pytest.importorskip("xgboost")
+lgb = pytest.importorskip("lightgbm")
+
+BACKENDS = [b for b in ("cpsat", "highs", "cbc", "gurobi", "z3") if available(b)]
+# the backend's encoding alone (the box search declines these queries anyway)
+SOLVER_ONLY = {"box_search": False, "heuristic": False}
+
+
+def _data(n: int = 120, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    z = 1.5 * X[:, 0] + X[:, 1] * X[:, 2] + 0.2 * rng.normal(size=n)
+    return X, z
+
+
+def _xgb(objective: str):
+    def fit(X, z):
+        y = 1.0 / (1.0 + np.exp(-z)) if objective == "reg:logistic" else np.exp(z / 2.0)
+        est = xgb.XGBRegressor(n_estimators=4, max_depth=2, objective=objective, nthread=1)
+        return est.fit(X, y)
+
+    return fit
+
+
+def _lgb(objective: str):
+    def fit(X, z):
+        est = lgb.LGBMRegressor(
+            n_estimators=4, max_depth=2, objective=objective, verbose=-1, num_threads=1
+        )
+        return est.fit(X, np.exp(z / 2.0))
+
+    return fit
+
+
+TINY = {
+    "xgboost-poisson": _xgb("count:poisson"),
+    "xgboost-gamma": _xgb("reg:gamma"),
+    "xgboost-tweedie": _xgb("reg:tweedie"),
+    "xgboost-logistic": _xgb("reg:logistic"),
+    "lightgbm-poisson": _lgb("poisson"),
+}
+
+
+def _model(name: str, seed: int = 0):
+    """The estimator and its Ensemble. XGBoost loads reg:logistic as a binary classifier
+    (P(class 1) = its prediction); read here as what it also is, a regressor whose
+    prediction is sigmoid(raw), replayed by the same library predict."""
+    X, z = _data(seed=seed)
+    est = TINY[name](X, z)
+    ens = treesens.load_model(est)
+    if name.endswith("logistic"):
+        ens = dataclasses.replace(ens, n_classes=0, link=SIGMOID)
+    return est, ens
+
+
+def _either_side(best: float) -> tuple[float, float]:
+    eps = 1e-3 * max(1e-3, abs(best))
+    return best - eps, best + eps
+
+
+def _replayed_change(est, r) -> float:
+    """f(x1) - f(x2) by the library's predict on the witness."""
+    rows = np.array([list(r.witness[x].values()) for x in ("x1", "x2")], dtype=np.float64)
+    p = np.asarray(est.predict(rows), dtype=np.float64)
+    return float(p[0] - p[1])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_delta_agrees_with_brute_force_either_side_of_the_largest_change(name, backend):
+    est, ens = _model(name)
+    f = ens.feature_names[0]
+    below, above = _either_side(brute_force_largest_change(ens, [f]))
+    reached = treesens.check(ens, vary=[f], delta=below, backend=backend, **SOLVER_ONLY)
+    assert reached.status == "sensitive" and reached.validated
+    assert abs(_replayed_change(est, reached)) >= below
+    beyond = treesens.check(ens, vary=[f], delta=above, backend=backend, **SOLVER_ONLY)
+    assert beyond.status == "insensitive"
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_delta_witness_predictions_are_the_librarys(name):
+    est, ens = _model(name)
+    r = treesens.check(ens, vary=[ens.feature_names[0]], delta=0.1)
+    for x in ("x1", "x2"):
+        row = np.array([list(r.witness[x].values())], dtype=np.float64)
+        assert r.outputs[x][0] == float(est.predict(row)[0])
+
+
+@pytest.mark.parametrize("direction", ["up", "down", "either"])
+def test_direction_on_one_input_only_bounds_agrees_with_enumeration(direction):
+    """With x1.f0 held below 0 (a bound on one input), "up" and "down" are different
+    questions; "either" is a choice between the two directions' rows."""
+    _, ens = _model("xgboost-poisson")
+    f = ens.feature_names[0]
+    X, _ = _data()
+    grid = np.linspace(-4, 4, 801)
+    rows = np.repeat(X[:20], len(grid), axis=0)
+    rows[:, 0] = np.tile(grid, 20)
+    pred = ens.predict(rows).reshape(20, len(grid))
+    low = grid <= 0
+    up = max(float(p[low].max() - p.min()) for p in pred)
+    down = max(float(p.max() - p[low].min()) for p in pred)
+    delta = 0.95 * {"up": up, "down": down, "either": max(up, down)}[direction]
+    q = make_query([f], delta=delta, direction=direction)
+    r = solve_query(ens, q.with_(bounds=(FeatureBound(f, hi=0.0, copies=(1,)),)))
+    assert r.status == "sensitive" and r.witness["x1"][f] <= 0.0
+    moved = r.outputs["x1"][0] - r.outputs["x2"][0]
+    assert {"up": moved >= delta, "down": -moved >= delta, "either": abs(moved) >= delta}[direction]
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_largest_change_is_brute_forces_within_the_tolerance(name):
+    _, ens = _model(name, seed=2)
+    f = ens.feature_names[0]
+    best = brute_force_largest_change(ens, [f])
+    r = treesens.max_gap(ens, vary=[f], tolerance=1e-3)
+    m = r.max_gap
+    assert m["proven"] and m["kind"] == "change" and m["method"] == "bisection"
+    # the lower bound is measured by the library (float32), brute force by the IR
+    f32 = 1e-6 * max(1.0, best)
+    assert m["lower"] - f32 <= best <= m["upper"] + f32
+    assert m["upper"] - m["lower"] <= m["tolerance"] + 1e-12
+
+
+def test_a_spurious_solution_of_the_outer_approximation_is_cut_off(monkeypatch):
+    """Without initial tangents the first solutions lie below the curve (the library's
+    change is under delta): they are cut off and the search goes on to the right answers."""
+    monkeypatch.setattr(link_change, "INITIAL_TANGENTS", 0)
+    est, ens = _model("xgboost-poisson")
+    below, above = _either_side(brute_force_largest_change(ens, ["f0"]))
+    beyond = treesens.check(ens, vary=["f0"], delta=above, **SOLVER_ONLY)
+    assert beyond.status == "insensitive" and beyond.stats["cuts"] >= 1
+    reached = treesens.check(ens, vary=["f0"], delta=below, **SOLVER_ONLY)
+    assert reached.status == "sensitive" and _replayed_change(est, reached) >= below
+
+
+def test_too_many_rounds_of_cuts_answer_unknown_saying_so(monkeypatch):
+    monkeypatch.setattr(link_change, "INITIAL_TANGENTS", 0)
+    monkeypatch.setattr(backend_stage, "MAX_CUTS", 0)
+    _, ens = _model("xgboost-poisson")
+    above = _either_side(brute_force_largest_change(ens, ["f0"]))[1]
+    r = treesens.check(ens, vary=["f0"], delta=above, **SOLVER_ONLY)
+    assert r.status == "unknown" and "tangent cuts on the exp link" in r.message
+
+
+def test_box_search_declines_a_change_through_a_nonlinear_link():
+    """Its tables would hold the outer approximation's rows, not the condition: it must
+    not prove "insensitive" from them."""
+    _, ens = _model("xgboost-gamma")
+    q = make_query(["f0"], delta=0.5, direction="up")
+    assert not applies(pair_encoding(ens, q))
+    r = treesens.check(ens, vary=["f0"], delta=0.5, backend="boxes")
+    assert r.status == "error" and "use a solver backend" in r.error
+
+
+def test_sigmoid_change_of_one_or_more_is_refused():
+    _, ens = _model("xgboost-logistic")
+    with pytest.raises(InputError, match=r"lie in \(0, 1\)"):
+        treesens.check(ens, vary=["f0"], delta=1.0)
+
+
+def test_sigmoid_change_below_its_float32_rounding_is_refused():
+    _, ens = _model("xgboost-logistic")
+    with pytest.raises(InputError, match="float32 rounding"):
+        treesens.check(ens, vary=["f0"], delta=1e-7)
+
+
+def test_cli_delta_and_max_gap_on_a_poisson_regressor(tmp_path):
+    est, _ = _model("xgboost-poisson")
+    path = tmp_path / "r.json"
+    est.save_model(path)
+    ens = treesens.load_model(str(path))
+    below, above = _either_side(brute_force_largest_change(ens, ["f0"]))
+    cli = [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(path), "--json"]
+    for extra, status in (
+        (["--delta", repr(below)], "sensitive"),
+        (["--delta", repr(above)], "insensitive"),
+        (["--max-gap"], "sensitive"),
+    ):
+        p = subprocess.run(
+            [*cli, "--vary", "f0", *extra], capture_output=True, text=True, timeout=120
+        )
+        assert p.returncode == 0, p.stderr
+        assert f'"status": "{status}"' in p.stdout
