@@ -141,6 +141,21 @@ def link_change(ens: Ensemble, delta: float, directions: tuple[str, ...]) -> Lin
     return LinkChange(ens.link, d, margin, directions, rows)
 
 
+def rounding_band(ens: Ensemble) -> float:
+    """The smallest change worth asking of the regressor: a few times what the library's
+    rounding alone (its sums, its link) can move a prediction. Below it, pairs a cut
+    cannot separate from the curve fill the search (sigmoid: at least its smallest)."""
+    from .encode import gap_relaxation
+
+    relax = gap_relaxation(ens)
+    top = min(raw_range(ens)[1] + relax, 700.0)
+    if ens.link == EXP:
+        w = 2.0 * (relax - math.log1p(-LINK_ROUNDING))
+        band = math.exp(top) * (1.0 + LINK_ROUNDING) - math.exp(top - w) * (1.0 - LINK_ROUNDING)
+        return 4.0 * band
+    return max(4.0 * (relax / 2.0 + 2.0 * LINK_ROUNDING), MIN_SIGMOID_DELTA)
+
+
 def _initial_rows(
     lc: LinkChange, direction: str, lo: float, hi: float, reach: float
 ) -> tuple[PairRow, ...]:

@@ -37,7 +37,7 @@ from ..compiler.affected import affected_leaves
 from ..compiler.encode import gap_relaxation, resolve_features
 from ..compiler.ensemble import EXP, IDENTITY, LOGISTIC, SIGMOID, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
-from ..compiler.link_change import LINK_ROUNDING
+from ..compiler.link_change import LINK_ROUNDING, rounding_band
 from ..compiler.query import UP, Gap, GapKind, Query
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
@@ -227,6 +227,8 @@ def max_gap_query(
     upper = score_bound(ens, q.vary)
     if ens.is_regressor:  # the tolerance is relative to how far F can move the prediction
         tol = tol * upper if upper > 0 else tol
+    if ens.is_regressor and ens.link != IDENTITY:  # and above the link's rounding
+        tol = max(tol, rounding_band(ens))
     if q.options.value("box_search") or multiclass:
         boxed = box_largest_gap(ens, q, tol, deadline, log)
         if boxed is not None:

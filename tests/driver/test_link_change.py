@@ -150,6 +150,19 @@ def test_largest_change_is_brute_forces_within_the_tolerance(name):
     assert m["upper"] - m["lower"] <= m["tolerance"] + 1e-12
 
 
+@pytest.mark.parametrize("name", ["xgboost-poisson", "xgboost-logistic"])
+def test_largest_change_of_a_feature_the_model_ignores_is_none(name):
+    """The search asks no change below the library's rounding through the link, where
+    pairs no tangent separates from the curve would fill it."""
+    X, z = _data()
+    est = TINY[name](X, 3.0 * X[:, 0])
+    ens = treesens.load_model(est)
+    if name.endswith("logistic"):
+        ens = dataclasses.replace(ens, n_classes=0, link=SIGMOID)
+    r = treesens.max_gap(ens, vary=["f2"])
+    assert r.status == "insensitive" and r.max_gap["proven"] and r.max_gap["lower"] is None
+
+
 def test_a_spurious_solution_of_the_outer_approximation_is_cut_off(monkeypatch):
     """Without initial tangents the first solutions lie below the curve (the library's
     change is under delta): they are cut off and the search goes on to the right answers."""
