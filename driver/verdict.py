@@ -15,6 +15,7 @@ import numpy as np
 
 from ..compiler.encode import Encoding, pair_constraint
 from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
 from ..compiler.invert import Witness
 from ..compiler.ir import LE, Implication, Linear
 from ..compiler.kinds import kind_of
@@ -76,7 +77,10 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
     """Replay a pair on the library's predict (the IR's when there is no replayer)."""
     X = np.stack([w.x1, w.x2])
     ir_raw = ens.raw(X)
-    ir_proba, lib_proba, lib_raw = library_scores(ens, X, ir_raw)
+    try:
+        ir_proba, lib_proba, lib_raw = library_scores(ens, X, ir_raw)
+    except InputError as e:  # the library cannot be asked about this pair (see its message)
+        return Rejected(f"cannot replay the pair: {e.message}")
     kind = kind_of(q)
     lib = kind.judge(ens, q, lib_proba, lib_raw)
     if lib.met:

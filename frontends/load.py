@@ -19,6 +19,7 @@ from .data import load_data
 from .details import apply_data_names, apply_details, apply_details_text
 from .finite import check_finite
 from .formats.base import LoadOptions
+from .formats.catboost_categories import categories_from_data
 from .preprocessing.groups import declared_groups, fold_groups, groups_from_text, inferred_groups
 
 
@@ -99,6 +100,7 @@ def load_model(
         ens = _with_details(ens, details)
     if data is not None and not _is_array(data):
         ens = apply_data_names(ens, data, label)
+        ens = categories_from_data(ens, data, label)  # CatBoost's categories, by name
     if details is None and auto_details and isinstance(model, (str, Path)):
         found = _details_beside(Path(model), ens)
         if found is not None:

@@ -46,13 +46,16 @@ __all__ = [
 # the oracle
 # ---------------------------------------------------------------------------------------
 def feature_thresholds(ens: Ensemble) -> list[list[float]]:
-    """Sorted distinct thresholds of every feature, over all numeric split nodes."""
+    """Sorted distinct thresholds of every feature, over all numeric split nodes (a
+    categorical feature naming its categories takes each of them: ``interval_values``)."""
     ths: list[set[float]] = [set() for _ in range(ens.n_features)]
     for t in ens.trees:
         for n in np.flatnonzero(t.feature >= 0).tolist():
-            if t.is_categorical(n):
-                raise NotImplementedError("the oracle does not handle categorical splits")
-            ths[int(t.feature[n])].add(float(t.threshold[n]))
+            f = int(t.feature[n])
+            if not t.is_categorical(n):
+                ths[f].add(float(t.threshold[n]))
+            elif not ens.features[f].categories:
+                raise NotImplementedError("the oracle enumerates named categories only")
     return [sorted(s) for s in ths]
 
 
@@ -110,6 +113,8 @@ def interval_values(
     if thresholds is None:
         thresholds = feature_thresholds(ens)[f]
     feat = ens.features[f]
+    if feat.kind == "categorical" and feat.categories:  # every category within the bounds
+        return [float(c) for c in range(len(feat.categories)) if feat.lb <= c <= feat.ub]
     if reps == "domain":
         dom = build_domain(ens, f, thresholds)
         return [float(dom.reps[j]) for j in dom.valid]

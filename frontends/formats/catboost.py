@@ -1,12 +1,14 @@
 """CatBoost (``.cbm``, CatBoost JSON, a fitted CatBoostClassifier / CatBoostRegressor) -> IR.
 
 Every model is read as catboost itself exports it: a ``.cbm`` is loaded by catboost's
-C++ reader (data, never code: it verifies the flatbuffers of the model's core, once the
-header has been checked here), a JSON model is checked here first and then loaded by
-catboost's JSON reader, and the IR is built from the JSON catboost exports, checked again
-before catboost predicts with the model (its readers trust indices and counts that its
-predict then follows: tests/frontends/test_catboost_hostile.py). Facts this relies on (checked against catboost 1.2's predict in
-tests/frontends/test_catboost_ir.py):
+C++ reader in a child process, once the header has been checked here (data, never code;
+the reader does not check all it reads, so a file made to crash it crashes the child:
+catboost_reader.py), which saves it again as JSON and ``.cbm``; a JSON model is checked
+here first and then loaded by catboost's JSON reader. The IR is built from the JSON
+catboost exports, checked before catboost predicts with the model (its readers trust
+indices and counts that its predict then follows: tests/frontends/test_catboost_hostile.py).
+Facts this relies on (checked against catboost 1.2's predict in
+tests/frontends/test_catboost_ir.py and test_catboost_categories.py):
 
 * a float feature is read as float32 and a split's bit is ``x > border`` (borders are
   float32); in the IR the "yes" child is bit 0 (``float32(x) <= border``);
@@ -18,11 +20,14 @@ tests/frontends/test_catboost_ir.py):
 * a non-symmetric tree (grow_policy Depthwise / Lossguide) sends bit 0 ``left``;
 * raw = scale * sum of leaves + bias (``scale_and_bias``; one bias per dimension);
 * Logloss / CrossEntropy: P(class 1) = sigmoid(raw); MultiClass: softmax; a regressor's
-  ``predict`` returns raw, exp(raw) for Poisson and Tweedie.
+  ``predict`` returns raw, exp(raw) for Poisson and Tweedie;
+* a one-hot split's bit is ``hash(category) == value``; ``split_index`` numbers the
+  binary features: every border of every float feature, then every one-hot value of
+  every categorical feature, in feature order.
 
-Categorical features are refused: a CatBoost model stores a category only as a 32-bit
-hash of its name (so the names of one-hot categories cannot be recovered, and witnesses
-could not be replayed), and CTR statistics depend on counts no split encoding reads.
+One-hot categorical features are categorical in the IR, their categories named by the
+data given with the model (catboost_categories.py); the features CatBoost turns into
+CTR statistics (counts of training targets) are refused, naming them.
 """
 
 from __future__ import annotations
@@ -36,7 +41,15 @@ import numpy as np
 
 from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
 from ...compiler.errors import InputError, UnsupportedModelError, name_list
+from ..libraries import import_library
 from .base import DEFAULT_OPTIONS, MALFORMED, MAX_FEATURES, LoadOptions, module_of, read_json
+from .catboost_categories import (
+    HashedFeature,
+    check_against_catboost,
+    columns_of,
+    unnamed_feature,
+)
+from .catboost_reader import read_cbm
 from .catboost_replay import CatBoostReplayer, model_from_bytes, model_from_json_file, saved
 
 BINARY = ("Logloss", "CrossEntropy")
@@ -83,56 +96,95 @@ def _number(x: Any, what: str) -> float:
 
 @dataclass(frozen=True)
 class _Columns:
-    """The model's float features: ``features`` in column order; ``splits``: catboost's
-    binary features, (column, border) at each ``split_index`` (every border of every
-    float feature, in feature order); ``nan_bit``: the bit NaN gives, per column."""
+    """The model's features: ``features`` in column order; ``splits``: catboost's binary
+    features, in ``split_index`` order: (column, border) for each border of each float
+    feature, then (column, value index) for each one-hot value of each categorical
+    feature; ``nan_bit``: the bit NaN gives, per float column; ``hashed``: the
+    categorical features (catboost_categories.py)."""
 
     features: list[Feature]
     splits: list[tuple[int, float]]
-    nan_bit: list[int]
+    nan_bit: dict[int, int]
+    hashed: tuple[HashedFeature, ...]
+    n_float_splits: int
+    float_columns: list[int]  # the column of each float feature (catboost's order)
+
+    def hashed_at(self, column: int) -> HashedFeature:
+        return next(hf for hf in self.hashed if hf.column == column)
 
 
 def _features(info: dict, where: str) -> _Columns:
     if not isinstance(info, dict):
         raise ValueError("features_info is not an object")
-    others = {
-        "categorical_features": "categorical",
-        "text_features": "text",
-        "embedding_features": "embedding",
-    }
-    for key, kind in others.items():
+    for key, kind in (("text_features", "text"), ("embedding_features", "embedding")):
         if info.get(key):
             names = [_name(f) for f in info[key]]
-            if kind == "categorical":
-                raise UnsupportedModelError(
-                    f"categorical feature{'s' if len(names) > 1 else ''} {name_list(names)}: "
-                    f"{_categorical_reason(info)}",
-                    where,
-                )
             raise UnsupportedModelError(
                 f"{kind} features ({name_list(names)}) are not supported", where
             )
+    if info.get("ctrs"):
+        raise UnsupportedModelError(_ctr_reason(info), where)
     floats = info.get("float_features") or []
-    if not isinstance(floats, list):
-        raise ValueError("float_features is not a list")
-    if len(floats) > MAX_FEATURES:
-        raise InputError(f"{len(floats)} features: treesens reads at most {MAX_FEATURES:,}", where)
+    cats = info.get("categorical_features") or []
+    if not isinstance(floats, list) or not isinstance(cats, list):
+        raise ValueError("float_features or categorical_features is not a list")
+    n = len(floats) + len(cats)
+    if n > MAX_FEATURES:
+        raise InputError(f"{n} features: treesens reads at most {MAX_FEATURES:,}", where)
     # catboost's JSON reader trusts these indices and counts (and reads past its arrays
     # when they are wrong): they are checked to be what catboost itself writes
-    features, splits, nan_bit = [], [], []
+    flat = [_flat_index(f, i, n) for i, f in enumerate(floats)]
+    flat_cat = [_flat_index(f, j, n) for j, f in enumerate(cats)]
+    if (
+        sorted(flat + flat_cat) != list(range(n))
+        or flat != sorted(flat)
+        or flat_cat != sorted(flat_cat)
+    ):
+        raise ValueError("the features' flat_feature_index are not their places in the model")
+    features: list[Feature | None] = [None] * n
+    splits: list[tuple[int, float]] = []
+    nan_bit: dict[int, int] = {}
     for i, f in enumerate(floats):
-        if int(f["feature_index"]) != i or int(f["flat_feature_index"]) != i:
-            raise ValueError(f"float feature {i} has feature_index / flat_feature_index not {i}")
+        col = flat[i]
         treatment = f.get("nan_value_treatment", "AsIs")
         if treatment not in NAN_BIT:
             raise ValueError(f"feature {i}: unknown nan_value_treatment {treatment!r}")
         borders = [_f32(b) for b in f["borders"]]
         if any(a >= b for a, b in zip(borders, borders[1:])):
             raise ValueError(f"feature {i}: borders are not increasing")
-        features.append(Feature(_name(f) or str(i)))
-        splits.extend((i, b) for b in borders)
-        nan_bit.append(NAN_BIT[treatment])
-    return _Columns(features, splits, nan_bit)
+        features[col] = Feature(_name(f) or str(col))
+        splits.extend((col, b) for b in borders)
+        nan_bit[col] = NAN_BIT[treatment]
+    n_float_splits = len(splits)
+    hashed = []
+    for j, f in enumerate(cats):
+        col = flat_cat[j]
+        values = [_hash_value(v) for v in f.get("values") or []]
+        if any(a >= b for a, b in zip(values, values[1:])):
+            raise ValueError(f"categorical feature {j}: values are not increasing")
+        hf = unnamed_feature(col, j, _name(f) or str(col), values)
+        hashed.append(hf)
+        features[col] = hf.feature()
+        splits.extend((col, k) for k in range(len(values)))
+    return _Columns(features, splits, nan_bit, tuple(hashed), n_float_splits, flat)
+
+
+def _flat_index(f: Any, i: int, n: int) -> int:
+    if not isinstance(f, dict):
+        raise ValueError("a feature is not an object")
+    if int(f["feature_index"]) != i:
+        raise ValueError(f"feature {i} has feature_index {f['feature_index']!r}")
+    k = f["flat_feature_index"]
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n:
+        raise ValueError(f"flat_feature_index {k!r} is not one of 0..{n - 1}")
+    return k
+
+
+def _hash_value(v: Any) -> int:
+    """A one-hot value: a category's hash as catboost writes it (a 32-bit integer)."""
+    if isinstance(v, bool) or not isinstance(v, int) or not -(2**31) <= v < 2**32:
+        raise ValueError(f"one-hot value {v!r} is not a 32-bit hash")
+    return v
 
 
 def _name(f: dict) -> str:
@@ -142,25 +194,20 @@ def _name(f: dict) -> str:
     return name or str(f.get("flat_feature_index", "?"))
 
 
-def _categorical_reason(info: dict) -> str:
+def _ctr_reason(info: dict) -> str:
     ctr = {
         int(e["cat_feature_index"])
         for c in info.get("ctrs") or []
-        for e in c.get("elements") or []
+        for e in (c.get("elements") or [] if isinstance(c, dict) else [])
         if isinstance(e, dict) and "cat_feature_index" in e
     }
     cats = info.get("categorical_features") or []
-    turned = [_name(f) for f in cats if int(f.get("feature_index", -1)) in ctr]
-    if turned:
-        return (
-            f"CatBoost turns {name_list(turned)} into CTR statistics (counts of the training "
-            "targets), which treesens cannot encode exactly; treesens reads CatBoost models "
-            "of numeric features"
-        )
+    turned = [_name(f) for f in cats if isinstance(f, dict) and f.get("feature_index") in ctr]
+    what = f"CatBoost turns {name_list(turned)} into" if turned else "the model uses"
     return (
-        "a CatBoost model records a category only as a hash of its name, so treesens "
-        "cannot name the categories (nor replay a witness); treesens reads CatBoost "
-        "models of numeric features"
+        f"{what} CTR statistics (counts of the training targets per category, above "
+        "one_hot_max_size categories), which treesens cannot encode exactly; treesens reads "
+        "CatBoost models of numeric and one-hot categorical features"
     )
 
 
@@ -171,13 +218,15 @@ def _categorical_reason(info: dict) -> str:
 class _Builder:
     """The flat node arrays of one IR tree, grown node by node."""
 
-    def __init__(self, width: int):
+    def __init__(self, width: int, columns: _Columns):
         self.width = width
+        self.columns = columns
         self.feature: list[int] = []
         self.threshold: list[float] = []
         self.left: list[int] = []
         self.right: list[int] = []
         self.default_left: list[bool] = []
+        self.categories: list[frozenset[int] | None] = []
         self.value: list[np.ndarray] = []
 
     def node(self) -> int:
@@ -186,16 +235,26 @@ class _Builder:
         self.left.append(-1)
         self.right.append(-1)
         self.default_left.append(False)
+        self.categories.append(None)
         self.value.append(np.zeros(self.width))
         return len(self.feature) - 1
 
-    def split(self, i: int, column: int, border: float, nan_bit: int, zero: int, one: int):
-        """Node ``i`` tests ``float32(x) <= border``: yes is bit 0, NaN takes ``nan_bit``."""
-        self.feature[i], self.threshold[i] = column, border
-        self.left[i], self.right[i] = zero, one
-        self.default_left[i] = nan_bit == 0
+    def split(self, i: int, k: int, zero: int, one: int) -> None:
+        """Node ``i`` tests catboost's binary feature ``k``; its bit 0 is ``zero``."""
+        col, x = self.columns.splits[k]
+        self.feature[i] = col
+        if k < self.columns.n_float_splits:
+            # float32(x) <= border: yes is bit 0; NaN takes the feature's bit
+            self.threshold[i] = x
+            self.left[i], self.right[i] = zero, one
+            self.default_left[i] = self.columns.nan_bit[col] == 0
+        else:
+            # hash(x) == value: yes (the category's code is in the set) is bit 1
+            self.categories[i] = self.columns.hashed_at(col).codes({int(x)})
+            self.left[i], self.right[i] = one, zero
 
     def tree(self, outputs: tuple[int, ...]) -> Tree:
+        cats = tuple(self.categories) if any(c is not None for c in self.categories) else None
         return Tree(
             feature=np.asarray(self.feature),
             threshold=np.asarray(self.threshold),
@@ -204,31 +263,71 @@ class _Builder:
             default_left=np.asarray(self.default_left),
             value=np.asarray(self.value).reshape(len(self.value), self.width),
             outputs=outputs,
+            categories=cats,
         )
 
 
-def _float_split(split: Any, columns: _Columns) -> tuple[int, float]:
-    """(column, border) of a split, which must be the binary feature its ``split_index``
-    names (catboost reads the index, and the feature and border beside it only for show);
-    other kinds of split are refused."""
+def _split(split: Any, columns: _Columns) -> int:
+    """The ``split_index`` of a split, which must be the binary feature the split names
+    beside it (catboost reads the index, and the rest only for show); other kinds of
+    split are refused."""
     if not isinstance(split, dict):
         raise ValueError("a split is not an object")
     kind = split.get("split_type")
-    if kind != "FloatFeature":
+    if kind not in ("FloatFeature", "OneHotFeature"):
         raise UnsupportedModelError(f"splits of type {kind!r} are not supported")
     k = split["split_index"]
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(columns.splits):
         raise ValueError(f"split_index {k!r} is not one of 0..{len(columns.splits) - 1}")
-    if (int(split["float_feature_index"]), _f32(split["border"])) != columns.splits[k]:
-        raise ValueError(f"split {k} is not the feature and border its split_index names")
-    return columns.splits[k]
+    if (kind == "FloatFeature") != (k < columns.n_float_splits):
+        raise ValueError(f"split {k} is not a {kind} split")
+    col, x = columns.splits[k]
+    if kind == "FloatFeature":
+        named = (_flat_of_float(columns, split["float_feature_index"]), _f32(split["border"]))
+        if named != (col, x):
+            raise ValueError(f"split {k} is not the feature and border its split_index names")
+    else:
+        hf = columns.hashed_at(col)
+        if (split["cat_feature_index"], split["value"]) != (hf.index, hf.values[int(x)]):
+            raise ValueError(f"split {k} is not the feature and value its split_index names")
+    return k
+
+
+def _flat_of_float(columns: _Columns, i: Any) -> int:
+    """The column of float feature ``i`` (catboost's index among float features)."""
+    floats = columns.float_columns
+    if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(floats):
+        raise ValueError(f"float_feature_index {i!r} is not one of 0..{len(floats) - 1}")
+    return floats[i]
+
+
+def _decided(columns: _Columns, k: int, known: dict) -> int | None:
+    """The bit of binary feature ``k`` on a path that ``known`` describes (per column:
+    the borders (lo, hi] or the one-hot values still possible), or None: either."""
+    col, x = columns.splits[k]
+    if k < columns.n_float_splits:
+        lo, hi = known.get(col, (-math.inf, math.inf))
+        return 1 if x <= lo else 0 if x >= hi else None
+    left = known.get(col)
+    if left is None:
+        return None
+    return 0 if int(x) not in left else 1 if left == {int(x)} else None
+
+
+def _narrowed(columns: _Columns, k: int, known: dict, bit: int) -> dict:
+    col, x = columns.splits[k]
+    if k < columns.n_float_splits:
+        lo, hi = known.get(col, (-math.inf, math.inf))
+        return {**known, col: (x, hi) if bit else (lo, x)}
+    left = known.get(col, frozenset(range(columns.hashed_at(col).other + 1)))
+    return {**known, col: frozenset({int(x)}) if bit else left - {int(x)}}
 
 
 def _oblivious_tree(tj: dict, columns: _Columns, width: int) -> Tree:
     """A full binary tree of the oblivious tree's splits; a path that an earlier split of
     the same feature already decides keeps only the side it takes (exactly: NaN takes
-    the same bit at every split of a feature)."""
-    splits = [_float_split(s, columns) for s in tj["splits"]]
+    the same bit at every split of a feature, and a category is one value)."""
+    splits = [_split(s, columns) for s in tj["splits"]]
     if len(splits) > MAX_DEPTH:
         raise ValueError(f"depth {len(splits)} (catboost's trees are at most {MAX_DEPTH} deep)")
     values = [_number(v, "leaf value") for v in tj["leaf_values"]]
@@ -240,29 +339,26 @@ def _oblivious_tree(tj: dict, columns: _Columns, width: int) -> Tree:
     if weights is not None and len(weights) != 1 << len(splits):
         raise ValueError(f"{len(weights)} leaf weights for {1 << len(splits)} leaves")
     leaves = np.asarray(values).reshape(1 << len(splits), width)
-    b = _Builder(width)
+    b = _Builder(width, columns)
     root = b.node()
-    # (node, depth, leaf index so far, per column the borders (lo, hi] known to hold)
+    # (node, depth, leaf index so far, per column what the path knows of it)
     stack: list[tuple[int, int, int, dict]] = [(root, 0, 0, {})]
     while stack:
         node, depth, leaf, known = stack.pop()
         while depth < len(splits):  # skip splits the path has decided
-            col, border = splits[depth]
-            lo, hi = known.get(col, (-math.inf, math.inf))
-            if border <= lo:
-                leaf |= 1 << depth
-            elif border < hi:
+            bit = _decided(columns, splits[depth], known)
+            if bit is None:
                 break
+            leaf |= bit << depth
             depth += 1
         if depth == len(splits):
             b.value[node] = leaves[leaf]
             continue
-        col, border = splits[depth]
-        lo, hi = known.get(col, (-math.inf, math.inf))
+        k = splits[depth]
         zero, one = b.node(), b.node()
-        b.split(node, col, border, columns.nan_bit[col], zero, one)
-        stack.append((zero, depth + 1, leaf, {**known, col: (lo, border)}))
-        stack.append((one, depth + 1, leaf | 1 << depth, {**known, col: (border, hi)}))
+        b.split(node, k, zero, one)
+        stack.append((zero, depth + 1, leaf, _narrowed(columns, k, known, 0)))
+        stack.append((one, depth + 1, leaf | 1 << depth, _narrowed(columns, k, known, 1)))
     return b.tree(tuple(range(width)))
 
 
@@ -274,7 +370,7 @@ def _leaf_value(v: Any, width: int) -> np.ndarray:
 
 
 def _nonsymmetric_tree(tj: dict, columns: _Columns, width: int) -> Tree:
-    b = _Builder(width)
+    b = _Builder(width, columns)
     stack = [(tj, b.node(), 0)]
     while stack:
         nd, node, depth = stack.pop()
@@ -287,9 +383,9 @@ def _nonsymmetric_tree(tj: dict, columns: _Columns, width: int) -> Tree:
             continue
         if depth >= MAX_DEPTH:
             raise ValueError(f"deeper than {MAX_DEPTH} levels (catboost's limit)")
-        col, border = _float_split(nd["split"], columns)
+        k = _split(nd["split"], columns)
         zero, one = b.node(), b.node()
-        b.split(node, col, border, columns.nan_bit[col], zero, one)
+        b.split(node, k, zero, one)
         stack.append((nd["left"], zero, depth + 1))
         stack.append((nd["right"], one, depth + 1))
     return b.tree(tuple(range(width)))
@@ -390,6 +486,8 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
     if "features_info" not in model:
         raise InputError("not a CatBoost JSON model (no 'features_info')", where)
     columns = _features(model["features_info"], where)
+    if model.get("ctr_data"):
+        raise UnsupportedModelError(_ctr_reason(model["features_info"]), where)
     loss = _loss(model, where)
     width = _width(model, loss)
     if width < 1 or (loss in MULTICLASS and width < 2):
@@ -411,7 +509,9 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
     replayer = None
     if replay is not None:
         kind = "Exponent" if link == EXP else "RawFormulaVal"
-        replayer = CatBoostReplayer(replay[0], n_classes, kind, where, model=replay[1])
+        replayer = CatBoostReplayer(
+            replay[0], n_classes, kind, where, model=replay[1], hashed=columns.hashed
+        )
     try:
         return Ensemble(
             trees=tuple(trees),
@@ -424,6 +524,7 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
             scale=scale,
             source=f"catboost:{where}",
             replayer=replayer,
+            columns=columns_of(columns.hashed, [f.name for f in columns.features]),
         )
     except ValueError as e:  # e.g. a feature name listed twice
         raise InputError(f"malformed model: {e}", where) from None
@@ -436,18 +537,7 @@ def _from_catboost(model: Any, where: str) -> Ensemble:
     witness)."""
     exported, cbm = saved(model, where)
     ens = from_json(exported, where, replay=(cbm, model))
-    rows = np.array([[0.0] * ens.n_features, [math.nan] * ens.n_features])
-    if ens.is_regressor:
-        ours, theirs = ens.predict(rows), ens.replayer.predict(rows)
-    else:
-        ours, theirs = ens.proba(rows), ens.replayer.predict_proba(rows)
-    if ours.shape != theirs.shape or not np.allclose(ours, theirs, rtol=1e-9, atol=1e-12):
-        raise InputError(
-            f"catboost predicts {np.round(theirs[0], 6).tolist()} where the model read "
-            f"here gives {np.round(ours[0], 6).tolist()}: a part of the model treesens "
-            "does not read",
-            where,
-        )
+    check_against_catboost(ens, where)
     return ens
 
 
@@ -474,7 +564,12 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
         from_json(data, where)  # our checks before catboost's reader
         return _from_catboost(model_from_json_file(Path(path), where), where)
     _check_cbm_header(blob, where)
-    return _from_catboost(model_from_bytes(blob, where), where)
+    import_library("catboost")  # says what to install, before the child needs it
+    exported, cbm = read_cbm(blob, where)  # catboost's reader, in a child process
+    from_json(exported, where)  # our checks before catboost reads it here
+    ens = from_json(exported, where, replay=(cbm, model_from_bytes(cbm, where)))
+    check_against_catboost(ens, where)
+    return ens
 
 
 def from_object(obj: Any) -> Ensemble:

@@ -2,9 +2,11 @@
 
 A replayer carries the model as catboost saves it (``.cbm`` bytes), so it pickles with
 the standard library and answers in a process that never saw the model file; the model
-is loaded from the bytes on first use and cached (it is not pickled). Loading a ``.cbm``
-runs catboost's C++ reader, which verifies the file's flatbuffers before reading them:
-a model file is data, never code.
+is loaded from the bytes on first use and cached (it is not pickled). The bytes are
+always ones catboost wrote itself (a user's ``.cbm`` file is first read, and saved again,
+by a child process: catboost_reader.py), since catboost's reader does not check all it
+reads. A categorical feature's codes reach catboost as the names of their categories
+(catboost_categories.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 from ...compiler.errors import InputError
 from ..libraries import import_library
 from .base import LazyLibraryModel
+from .catboost_categories import HashedFeature, replay_rows
 
 
 class CatBoostReplayer(LazyLibraryModel):
@@ -37,12 +40,21 @@ class CatBoostReplayer(LazyLibraryModel):
         prediction_type: str = "RawFormulaVal",
         where: str | None = None,
         model: Any = None,
+        hashed: tuple[HashedFeature, ...] = (),
     ):
         super().__init__(model)
         self.model_bytes = model_bytes
         self.n_classes = n_classes
         self.prediction_type = prediction_type
         self.where = where
+        self.hashed = hashed  # categorical features: codes are given to catboost as names
+
+    def with_hashed(self, hashed: tuple[HashedFeature, ...]) -> CatBoostReplayer:
+        """The same model, with other names for the codes of its categorical features."""
+        model = self._model
+        return CatBoostReplayer(
+            self.model_bytes, self.n_classes, self.prediction_type, self.where, model, hashed
+        )
 
     def _build(self) -> Any:
         return model_from_bytes(self.model_bytes, self.where)
@@ -54,6 +66,8 @@ class CatBoostReplayer(LazyLibraryModel):
     def _predict(self, X, prediction_type: str) -> np.ndarray:
         cb = import_library("catboost")
         X = np.asarray(X, dtype=np.float64)
+        if self.hashed:
+            X = replay_rows(self.hashed, np.atleast_2d(X))
         try:
             out = self.model.predict(X, prediction_type=prediction_type, thread_count=1)
         except (cb.CatBoostError, ValueError, TypeError) as e:

@@ -20,6 +20,7 @@ import treesens
 from treesens.compiler.errors import InputError
 from treesens.tests.campaigns.test_fuzz_loaders import _bytes_mutation, _fresh, _mutate_json
 from treesens.tests.conftest import run_treesens
+from treesens.tests.frontends.catboost_category_models import fit
 from treesens.tests.fuzzing import event, fuzz_settings
 
 catboost = pytest.importorskip("catboost")
@@ -35,7 +36,7 @@ class _Models(list):
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """(JSON, .cbm bytes) of a binary classifier with NaN (nan_mode Max), a 3-class
-    classifier and a Depthwise regressor."""
+    classifier, a Depthwise regressor and a classifier with one-hot categorical features."""
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(120, 3))
     X[::6, 1] = np.nan
@@ -53,6 +54,7 @@ def models(tmp_path_factory):
             catboost.CatBoostRegressor(
                 iterations=2, depth=2, grow_policy="Depthwise", **COMMON
             ).fit(X, y),
+            fit("binary", iterations=2),
         )
     ):
         est.save_model(str(folder / f"{i}.json"), format="json")
@@ -78,6 +80,9 @@ def _loads_or_input_error(path) -> None:
         [np.random.default_rng(0).normal(size=(4, ens.n_features)), np.zeros((1, ens.n_features))]
     )
     X[0, 0] = np.nan
+    for f, feat in enumerate(ens.features):
+        if feat.kind == "categorical":  # a category catboost is given by name: <other>
+            X[:, f] = feat.categories.index("<other>")
     ours = ens.predict(X) if ens.is_regressor else ens.proba(X)
     theirs = ens.replayer.predict(X) if ens.is_regressor else ens.replayer.predict_proba(X)
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9)
@@ -119,6 +124,31 @@ def test_a_cbm_cut_inside_its_core_is_refused_before_catboost_reads_past_it(tmp_
     path.write_bytes(blob[:72])
     with pytest.raises(InputError, match="the file holds 64 after its header"):
         treesens.load_model(path)
+
+
+def _crashing_cbm(models) -> bytes:
+    """The categorical model's .cbm with 13 bytes inserted into its training parameters:
+    catboost's reader (catboost 1.2.10) then reads a string past its buffer and crashes
+    the process that loads the file."""
+    _, blob = models[3]
+    i = blob.index(b'{"detailed_profile"') + 3654
+    return blob[:i] + bytes.fromhex("934f4e368209edcb74c8027fd8") + blob[i:]
+
+
+def test_a_cbm_that_crashes_catboosts_reader_is_one_input_error(tmp_path, models):
+    path = tmp_path / "m.cbm"
+    path.write_bytes(_crashing_cbm(models))
+    with pytest.raises(InputError, match="catboost's reader crashed on this file") as e:
+        treesens.load_model(path)
+    assert "\n" not in str(e.value)
+
+
+def test_after_a_crash_of_catboosts_reader_the_next_cbm_loads(tmp_path, models):
+    (tmp_path / "bad.cbm").write_bytes(_crashing_cbm(models))
+    (tmp_path / "good.cbm").write_bytes(models[3][1])
+    with pytest.raises(InputError):
+        treesens.load_model(tmp_path / "bad.cbm")
+    assert treesens.load_model(tmp_path / "good.cbm").features[0].kind == "categorical"
 
 
 def test_random_bytes_with_the_cbm_suffix_are_one_input_error(tmp_path):

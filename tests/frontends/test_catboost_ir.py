@@ -287,12 +287,6 @@ def test_a_ctr_feature_is_refused_in_one_line_naming_it(tmp_path):
         assert "\n" not in str(e.value)
 
 
-def test_a_one_hot_categorical_feature_is_refused_saying_why():
-    est = _categorical_model(one_hot_max_size=10)
-    with pytest.raises(UnsupportedModelError, match="categorical feature city: .* hash"):
-        treesens.load_model(est)
-
-
 def test_a_joblib_saved_model_loads_when_trusted(tmp_path):
     joblib = pytest.importorskip("joblib")
     est = _classifier()
