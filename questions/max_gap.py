@@ -377,10 +377,15 @@ def _change_line(lo: float | None, hi: float, tol: float, proven: bool) -> str:
     return f"largest change in [{lo:.6g}, {hi:.6g}], not proven (time limit; tolerance {tol:.3g})"
 
 
-def max_gap_task(ens: Ensemble, task: tuple[Query, int | None, float]) -> Result:
+def max_gap_task(
+    ens: Ensemble,
+    task: tuple[Query, int | None, float],
+    log: Callable[[str], None] | None = None,
+) -> Result:
     """One query of a max-gap sweep (the query, the memory limit, the tolerance), on
-    whatever process or machine an executor runs it: the clock starts there."""
+    whatever process or machine an executor runs it: the clock starts there. ``log``
+    sees the search's progress lines (its bounds as they move)."""
     q, memory_mb, tol = task
     return max_gap_query(
-        ens, q, tolerance=tol, deadline=time.time() + q.timeout, memory_mb=memory_mb
+        ens, q, tolerance=tol, deadline=time.time() + q.timeout, memory_mb=memory_mb, log=log
     )

@@ -15,6 +15,8 @@ class SweepProgress(Protocol):
 
     def note(self, text: str) -> None: ...  # a message about the sweep (resume, ...)
 
+    def status(self, text: str) -> None: ...  # how the query in flight is doing
+
     def close(self) -> None: ...
 
 
@@ -23,6 +25,9 @@ class Silent:
         pass
 
     def note(self, text: str) -> None:
+        pass
+
+    def status(self, text: str) -> None:
         pass
 
     def close(self) -> None:

@@ -41,6 +41,8 @@ from .max_gap import (
 from .progress import Display, silent
 from .results_log import appending, read_log
 
+STATUS_EVERY = 10.0  # seconds between two status lines of a max-gap query in flight
+
 
 def feature_subsets(
     ens: Ensemble,
@@ -257,17 +259,25 @@ def run_sweep(
     memory_mb: int | None = None,
     executor: Executor | None = None,
     max_gap: float | None = None,
+    status: Callable[[str], None] | None = None,
 ) -> list[Result]:
     """Answer a query per feature set: in this process one after the other, or on
     ``executor``'s workers. ``on_result`` sees each result as it ends (completion order);
     the list returned is in the order of ``subsets``. ``max_gap`` (a tolerance): each
-    query asks for the largest gap instead (questions/max_gap.py)."""
+    query asks for the largest gap instead (questions/max_gap.py). ``status``: where a
+    max-gap query run in this process reports its bounds as they move (every
+    ``STATUS_EVERY`` seconds at most)."""
     queries = [make_query(list(s), ",".join(s)) for s in subsets if ",".join(s) not in skip]
     if max_gap is None:
         run, tasks = solve_task, [(q, memory_mb) for q in queries]
     else:
         run, tasks = max_gap_task, [(q, memory_mb, max_gap) for q in queries]
-    if executor is None:
+    if executor is None and max_gap is not None and status is not None:
+        outcomes = (
+            (i, max_gap_task(ens, t, log=_throttled(status, queries[i].label)))
+            for i, t in enumerate(tasks)
+        )
+    elif executor is None:
         outcomes = ((i, run(ens, t)) for i, t in enumerate(tasks))
     else:
         outcomes = executor.run(run, ens, tasks)
@@ -280,6 +290,19 @@ def run_sweep(
         if on_result is not None:
             on_result(res)
     return results
+
+
+def _throttled(status: Callable[[str], None], label: str) -> Callable[[str], None]:
+    """``status`` for one query's lines, prefixed with its label, at most every
+    ``STATUS_EVERY`` seconds."""
+    last = [-math.inf]
+
+    def log(text: str) -> None:
+        if time.time() - last[0] >= STATUS_EVERY:
+            last[0] = time.time()
+            status(f"{label}: {text}")
+
+    return log
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -525,6 +548,7 @@ def sweep(
                 memory_mb=kw["memory_mb"],
                 executor=ex,
                 max_gap=tol,
+                status=shown.status,
             )
     answered = dict(zip(plan.todo, new, strict=True))
     return [answered[s] if s in answered else result_from_line(plan.reused[s]) for s in subs]

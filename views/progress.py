@@ -47,6 +47,9 @@ class Lines:
     def note(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
 
+    def status(self, text: str) -> None:
+        self.note(f"  {text}")
+
     def close(self) -> None:
         pass
 
@@ -83,6 +86,9 @@ class TerminalBar:
     def note(self, text: str) -> None:
         self.bar.console.print(text, markup=False, highlight=False)
 
+    def status(self, text: str) -> None:
+        self.bar.update(self.task, description=text)
+
     def close(self) -> None:
         self.bar.stop()
 
@@ -102,6 +108,10 @@ class NotebookBar:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+        self._refresh()
+
+    def status(self, text: str) -> None:
+        self.last = text
         self._refresh()
 
     def close(self) -> None:

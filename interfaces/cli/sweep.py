@@ -261,6 +261,7 @@ def run_streaming(args, ens, todo, mk, question) -> dict:
             memory_mb=args.memory_mb,
             executor=executor,
             max_gap=max_gap_tolerance(args),
+            status=shown.status,
         )
     return dict(zip(todo, results, strict=True))
 

@@ -95,3 +95,42 @@ def test_table_has_a_max_gap_column_only_in_a_max_gap_sweep():
 def test_by_max_gap_ranks_largest_first_and_no_gap_last():
     rs = [_result("a", 0.1), _result("b", None, status="insensitive"), _result("c", 0.3)]
     assert [r.query for r in by_max_gap(rs)] == ["c", "a", "b"]
+
+
+class _Shown:
+    """A progress display that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.done: list[str] = []
+        self.statuses: list[str] = []
+
+    def advance(self, res: Result) -> None:
+        self.done.append(res.query)
+
+    def note(self, text: str) -> None:
+        pass
+
+    def status(self, text: str) -> None:
+        self.statuses.append(text)
+
+    def close(self) -> None:
+        pass
+
+
+def test_max_gap_sweep_shows_each_query_bounds_while_it_runs():
+    from contextlib import contextmanager
+    from pathlib import Path
+
+    import treesens
+    from treesens.questions.sweep import sweep
+
+    shown = _Shown()
+
+    @contextmanager
+    def display(total: int):
+        yield shown
+
+    model = Path(treesens.__file__).parent / "examples" / "breast_cancer_xgb.json"
+    sweep(str(model), features=["mean_texture"], max_gap=True, progress=display)
+    assert shown.done == ["mean_texture"]
+    assert any(s.startswith("mean_texture: max gap: bounds [") for s in shown.statuses)
