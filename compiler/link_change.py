@@ -126,9 +126,8 @@ class LinkChange:
 
 def link_change(ens: Ensemble, delta: float, directions: tuple[str, ...]) -> LinkChange:
     """The change by at least ``delta`` of a regressor with a nonlinear link, with its
-    initial rows: per direction first the difference of the raw scores (slope 1), then
-    the other asymptote (and the sigmoid's ceiling) and tangents spread over the lower
-    input's reachable raw scores."""
+    initial rows (``_initial_rows``) over the raw scores the library can compute: the
+    leaf values' range widened by the encoding's float32 relaxation."""
     sigmoid = ens.link == SIGMOID
     d = max(delta - 2.0 * LINK_ROUNDING, 0.0) if sigmoid else delta
     margin = 0.0 if sigmoid else -math.log1p(-LINK_ROUNDING)
@@ -136,8 +135,8 @@ def link_change(ens: Ensemble, delta: float, directions: tuple[str, ...]) -> Lin
     lo, hi = raw_range(ens)
     from .encode import gap_relaxation  # (encode reads the query, which reads this module)
 
-    reach = hi + gap_relaxation(ens)  # the library's sums reach past the range by this
-    rows = tuple(_initial_rows(shape, d_, lo, hi, reach) for d_ in directions)
+    relax = gap_relaxation(ens)
+    rows = tuple(_initial_rows(shape, d_, lo - relax, hi + relax) for d_ in directions)
     return LinkChange(ens.link, d, margin, directions, rows)
 
 
@@ -156,28 +155,35 @@ def rounding_band(ens: Ensemble) -> float:
     return max(4.0 * (relax / 2.0 + 2.0 * LINK_ROUNDING), MIN_SIGMOID_DELTA)
 
 
-def _initial_rows(
-    lc: LinkChange, direction: str, lo: float, hi: float, reach: float
-) -> tuple[PairRow, ...]:
-    d, m = lc.delta, lc.margin
-    out: list[PairRow] = []
-    # slope 1: h(s) - s is smallest at the top of the library's reach (exp), at
-    # sigmoid(s) = (1 - D) / 2 (sigmoid)
-    if lc.link == EXP:
-        gap = math.log1p(d * math.exp(-min(reach + m, 700.0)))
+def _initial_rows(lc: LinkChange, direction: str, lo: float, hi: float) -> tuple[PairRow, ...]:
+    """One direction's rows, for library raw scores in [lo, hi]: first the difference
+    of the two (slope 1; the pair sum the passes read), then the higher score's floor,
+    the lower score's ceiling, and tangents spread between.
+
+    With the link's rounding as a shift t1 = s1 + m, t2 = s2 - m of the library's raw
+    scores (s1 the higher), a pair meeting the change has t1 >= h(t2), t1 <= hi + m, so
+    t2 <= b = h^-1(hi + m); t2 >= lo - m, so t1 >= h(lo - m); and t1 - t2 >= h(t2) - t2,
+    which is convex in t2 (h is), at least its least value on [lo - m, b]."""
+    m = lc.margin
+    b = lc.below(hi + m)
+    floor = lc.h(lo - m)
+    if not (math.isfinite(b) and math.isfinite(floor)) or b < lo - m:
+        # no pair reaches the change within these raw scores: a row none meets
+        return (_row(direction, 1.0, 0.0, hi + 1.0),)
+    # h(s) - s is least where h' = 1: nowhere for exp (h' < 1: at the top), at
+    # sigmoid(s) = (1 - D) / 2 for the sigmoid
+    if lc.link == SIGMOID and 0.0 < lc.delta < 1.0:
+        least = math.log1p(-lc.delta) - math.log1p(lc.delta)
     else:
-        gap = 2.0 * (math.log1p(d) - math.log1p(-d))
-    out.append(_row(direction, 1.0, -1.0, gap - 2.0 * m))
-    if d > 0.0:
-        # the higher score at least h(-inf): log D, logit(D)
-        floor = math.log(d) if lc.link == EXP else math.log(d) - math.log1p(-d)
-        out.append(_row(direction, 1.0, 0.0, floor - m))
-    if lc.link == SIGMOID and d > 0.0:  # the lower prediction at most 1 - D
-        ceiling = math.log1p(-d) - math.log(d)
-        out.append(_row(direction, 0.0, -1.0, -ceiling - m))
-    top = min(hi, lc.below(hi))
-    if top >= lo:
-        for a in np.linspace(lo, top, INITIAL_TANGENTS):
+        least = math.inf
+    c = min(max(least, lo - m), b)
+    out = [
+        _row(direction, 1.0, -1.0, lc.h(c) - c - 2.0 * m),
+        _row(direction, 1.0, 0.0, floor - m),
+        _row(direction, 0.0, -1.0, -(b + m)),
+    ]
+    if b >= lo:
+        for a in np.linspace(lo, b, INITIAL_TANGENTS):
             row = lc.tangent(float(a), direction)
             if row is not None:
                 out.append(row)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import treesens
-from tests.oracle import brute_force_largest_change
+from tests.oracle import brute_force_largest_change, cell_grid, interval_values
 from treesens.backends.registry import available
 from treesens.compiler import link_change
 from treesens.compiler.ensemble import SIGMOID
@@ -114,26 +114,36 @@ def test_delta_witness_predictions_are_the_librarys(name):
         assert r.outputs[x][0] == float(est.predict(row)[0])
 
 
+def _largest_changes_with_x1_at_most(ens, bound: float) -> dict[str, float]:
+    """The largest change up, down and either way over every threshold cell, with
+    x1.f0 <= bound (a cell's value is its smallest, so a cell below the bound has one)."""
+    X, ns, nv = cell_grid(ens, ["f0"])
+    pred = ens.predict(X).reshape(ns, nv)
+    low = X[:nv, 0] <= bound
+    up = float((pred[:, low].max(axis=1) - pred.min(axis=1)).max())
+    down = float((pred.max(axis=1) - pred[:, low].min(axis=1)).max())
+    return {"up": up, "down": down, "either": max(up, down)}
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("cpsat", "highs", "z3")])
+@pytest.mark.parametrize("name", ["xgboost-poisson", "xgboost-logistic"])
 @pytest.mark.parametrize("direction", ["up", "down", "either"])
-def test_direction_on_one_input_only_bounds_agrees_with_enumeration(direction):
-    """With x1.f0 held below 0 (a bound on one input), "up" and "down" are different
-    questions; "either" is a choice between the two directions' rows."""
-    _, ens = _model("xgboost-poisson")
-    f = ens.feature_names[0]
-    X, _ = _data()
-    grid = np.linspace(-4, 4, 801)
-    rows = np.repeat(X[:20], len(grid), axis=0)
-    rows[:, 0] = np.tile(grid, 20)
-    pred = ens.predict(rows).reshape(20, len(grid))
-    low = grid <= 0
-    up = max(float(p[low].max() - p.min()) for p in pred)
-    down = max(float(p.max() - p[low].min()) for p in pred)
-    delta = 0.95 * {"up": up, "down": down, "either": max(up, down)}[direction]
-    q = make_query([f], delta=delta, direction=direction)
-    r = solve_query(ens, q.with_(bounds=(FeatureBound(f, hi=0.0, copies=(1,)),)))
-    assert r.status == "sensitive" and r.witness["x1"][f] <= 0.0
-    moved = r.outputs["x1"][0] - r.outputs["x2"][0]
-    assert {"up": moved >= delta, "down": -moved >= delta, "either": abs(moved) >= delta}[direction]
+def test_direction_on_one_input_only_bounds_agrees_with_brute_force(direction, name, backend):
+    """With x1.f0 held low (a bound on one input), "up" and "down" are different
+    questions; "either" is a choice between the two directions' rows (and their cuts)."""
+    _, ens = _model(name)
+    bound = float(np.median(interval_values(ens, 0)))
+    best = _largest_changes_with_x1_at_most(ens, bound)[direction]
+    answers = []
+    for delta in _either_side(best):
+        q = make_query(["f0"], delta=delta, direction=direction, backend=backend)
+        r = solve_query(ens, q.with_(bounds=(FeatureBound("f0", hi=bound, copies=(1,)),)))
+        answers.append(r.status)
+        if r.status == "sensitive":
+            assert r.witness["x1"]["f0"] <= bound
+            moved = r.outputs["x1"][0] - r.outputs["x2"][0]
+            assert {"up": moved, "down": -moved, "either": abs(moved)}[direction] >= delta
+    assert answers == ["sensitive", "insensitive"]
 
 
 @pytest.mark.parametrize("name", sorted(TINY))
@@ -164,23 +174,25 @@ def test_largest_change_of_a_feature_the_model_ignores_is_none(name):
 
 
 def test_a_spurious_solution_of_the_outer_approximation_is_cut_off(monkeypatch):
-    """Without initial tangents the first solutions lie below the curve (the library's
-    change is under delta): they are cut off and the search goes on to the right answers."""
+    """Without initial tangents, the first solutions here lie below the curve (the
+    library's change is under delta): they are cut off and the search goes on to the
+    right answers."""
     monkeypatch.setattr(link_change, "INITIAL_TANGENTS", 0)
-    est, ens = _model("xgboost-poisson")
-    below, above = _either_side(brute_force_largest_change(ens, ["f0"]))
-    beyond = treesens.check(ens, vary=["f0"], delta=above, **SOLVER_ONLY)
+    est, ens = _model("xgboost-gamma")
+    below, above = _either_side(brute_force_largest_change(ens, ["f1"]))
+    beyond = treesens.check(ens, vary=["f1"], delta=above, **SOLVER_ONLY)
     assert beyond.status == "insensitive" and beyond.stats["cuts"] >= 1
-    reached = treesens.check(ens, vary=["f0"], delta=below, **SOLVER_ONLY)
-    assert reached.status == "sensitive" and _replayed_change(est, reached) >= below
+    reached = treesens.check(ens, vary=["f1"], delta=below, **SOLVER_ONLY)
+    assert reached.status == "sensitive" and reached.stats["cuts"] >= 1
+    assert _replayed_change(est, reached) >= below
 
 
 def test_too_many_rounds_of_cuts_answer_unknown_saying_so(monkeypatch):
     monkeypatch.setattr(link_change, "INITIAL_TANGENTS", 0)
     monkeypatch.setattr(backend_stage, "MAX_CUTS", 0)
-    _, ens = _model("xgboost-poisson")
-    above = _either_side(brute_force_largest_change(ens, ["f0"]))[1]
-    r = treesens.check(ens, vary=["f0"], delta=above, **SOLVER_ONLY)
+    _, ens = _model("xgboost-gamma")
+    above = _either_side(brute_force_largest_change(ens, ["f1"]))[1]
+    r = treesens.check(ens, vary=["f1"], delta=above, **SOLVER_ONLY)
     assert r.status == "unknown" and "tangent cuts on the exp link" in r.message
 
 
