@@ -163,9 +163,12 @@ def _gave_up(ctx: SolveContext) -> str:
 
 
 def _cut_words(ctx: SolveContext) -> str:
+    """How the search went on past rejected pairs, for the result's message."""
     if ctx.enc.condition.link_change is None:
         return f"excluding {ctx.cuts} near-miss pairs"
-    return f"{ctx.cuts} rounds of tangent cuts (pairs below the link's curve excluded)"
+    lc, n = ctx.enc.condition.link_change, ctx.cuts
+    rounds = f"{n} round{'s' if n != 1 else ''}"
+    return f"{rounds} of tangent cuts at pairs below the {lc.link} link's curve"
 
 
 def _for_backend(ctx: SolveContext, bp: BackendProblem, cuts: list) -> tuple:
