@@ -13,7 +13,9 @@ x2 is at most their mean, so
 
 bounds every pair in the box (in a pair sum the trees outside F cancel, which is what
 makes the bound tight). The thresholds are relaxed by the encoding's float32 margin, so U
-bounds the library's values too.
+bounds the library's values too. A regressor's change through a nonlinear link combines the terms
+otherwise (``bound``: g's rise from x2's lowest raw score to x1's highest, at most
+their largest difference apart).
 
 The search keeps the open boxes in a heap by U and dives from the best one, always into
 the child with the larger bound, until the box is resolved (every tree's value fixed: its
@@ -47,6 +49,10 @@ Progress = Callable[[float | None, float, int], None]
 
 # row units to a bound on the gap (probability): increasing, rounded up
 ToGap = Callable[[float], float]
+# a box's bound from its terms (each row's, half of each pair sum's), in place of their
+# least: a regressor's change through a nonlinear link reads the rows of x1, of x2 and
+# of their difference at once (driver/gap_search.py)
+TermsBound = Callable[[np.ndarray], float]
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,9 @@ class _Box:
 class _Bounds:
     """The per-box quantities of one search."""
 
-    def __init__(self, tab: PairTables):
+    def __init__(self, tab: PairTables, bound: TermsBound | None = None):
         self.tab = tab
+        self.bound = bound
         self.n = tab.values.shape[1]
         self.first_sum = tab.first_sum
         span = np.maximum.reduceat(tab.values, tab.starts, axis=1) - np.minimum.reduceat(
@@ -94,15 +101,18 @@ class _Bounds:
         return t
 
     def upper(self, top: np.ndarray) -> float:
-        return float(self.terms(top).min())
+        return self.of_terms(self.terms(top))
+
+    def of_terms(self, terms: np.ndarray) -> float:
+        return float(terms.min()) if self.bound is None else self.bound(terms)
 
     def unpack(self, packed: np.ndarray) -> np.ndarray:
         return np.unpackbits(packed, count=self.n).astype(bool)
 
 
-def root_bound(tab: PairTables, to_gap: ToGap) -> float:
+def root_bound(tab: PairTables, to_gap: ToGap, bound: TermsBound | None = None) -> float:
     """The bound U of the whole pair space, in gap units."""
-    b = _Bounds(tab)
+    b = _Bounds(tab, bound)
     if b.n == 0:
         return -np.inf
     return to_gap(b.upper(b.top(np.ones(b.n, dtype=bool))))
@@ -117,12 +127,14 @@ def largest_gap(
     deadline: float,
     progress: Progress | None = None,
     lower: float | None = None,
+    bound: TermsBound | None = None,
 ) -> GapBoxOutcome:
     """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
     ``tolerance`` apart, the heap is empty, or ``deadline`` (absolute time.time()).
     ``lower``: a gap already reached (another search's), which prunes this one; the
-    outcome's ``lower`` is then this search's own, or None."""
-    b = _Bounds(tab)
+    outcome's ``lower`` is then this search's own, or None. ``bound``: a box's bound
+    from its terms, in place of their least."""
+    b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
     state = _State(to_gap, tolerance, lower)
@@ -184,8 +196,7 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
     while True:
         visited += 1
         top, low = b.top_low(live)
-        terms = b.terms(top)
-        u = float(terms.min())
+        u = b.of_terms(b.terms(top))
         if state.drop(u):
             return visited
         tree = tree_to_split(top - low, b.order, b.first_sum)

@@ -140,6 +140,23 @@ def link_change(ens: Ensemble, delta: float, directions: tuple[str, ...]) -> Lin
     return LinkChange(ens.link, d, margin, directions, rows)
 
 
+def change_bound(link: str, lo: float, hi: float, width: float) -> float:
+    """A bound on g(s1) - g(s2) for raw scores s2 >= lo, s1 <= hi, s1 - s2 <= width,
+    through the increasing link g (exp: largest at s1 = hi; sigmoid: with s2 + width / 2
+    nearest 0), widened by the library's float32 rounding of its predictions."""
+    if min(lo, hi, width) < -1e299 or max(lo, hi, width) > 1e299:  # an empty box
+        return -math.inf
+    if link == EXP:
+        top = min(hi, 700.0)
+        low = min(max(lo, top - width), 700.0)
+        eta = LINK_ROUNDING
+        return math.exp(top) * (1.0 + eta) - math.exp(low) * (1.0 - eta)
+    if link == SIGMOID:
+        c = min(max(-width / 2.0, lo), max(lo, hi - width))
+        return min(1.0, _expit(min(hi, c + width)) - _expit(c) + 2.0 * LINK_ROUNDING)
+    raise ValueError(f"no change bound through the link {link!r}")
+
+
 def rounding_band(ens: Ensemble) -> float:
     """The smallest change worth asking of the regressor: a few times what the library's
     rounding alone (its sums, its link) can move a prediction. Below it, pairs a cut

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,13 +27,15 @@ from ..compiler.encode import Encoding
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.gap_boxes import GapBoxOutcome, largest_gap, root_bound
 from ..compiler.invert import witness_from_pair
+from ..compiler.link_change import change_bound
 from ..compiler.pair_boxes import (
     PairTablesTooLarge,
+    applies,
     class_pair_encodings,
     pair_encoding,
     pair_tables,
 )
-from ..compiler.query import UP, Gap, GapKind, Query
+from ..compiler.query import UP, Condition, Gap, GapKind, Query
 from ..compiler.replay import meets
 from .accept import witness_dict
 from .context import new_result
@@ -151,13 +153,15 @@ def box_largest_gap(
     t0 = time.time()
     if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
         return None
-    if ens.is_regressor and ens.link != IDENTITY:  # tables of raw scores, not predictions
-        return None
+    bound = None
     if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
         at_zero = q.with_(delta=0.0, direction=UP)
     else:
         at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
-    encs = class_pair_encodings(pair_encoding(ens, at_zero))
+    if ens.is_regressor and ens.link != IDENTITY:
+        encs, bound = _level_encodings(pair_encoding(ens, at_zero)), _link_bound(ens.link)
+    else:
+        encs = class_pair_encodings(pair_encoding(ens, at_zero))
     if encs is None:
         return None
     try:
@@ -169,7 +173,7 @@ def box_largest_gap(
     to_gap = gap_bound(ens)
     # the most promising pair of classes first; the others' root bounds stand for them
     # in the progress lines until their turn
-    roots = [root_bound(tab, to_gap) for tab in tables]
+    roots = [root_bound(tab, to_gap, bound) for tab in tables]
     order = sorted(range(len(encs)), key=lambda k: -roots[k])
     outs: list[GapBoxOutcome] = []
     for k in order:
@@ -178,8 +182,9 @@ def box_largest_gap(
         progress = _progress_lines(ens, log, max(pending, done))
         lower = best.gap if best.gap >= tolerance else None
         enc = encs[k]
+        offer = best.offer_for(enc)
         out = largest_gap(
-            enc, tables[k], to_gap, best.offer_for(enc), tolerance, deadline, progress, lower
+            enc, tables[k], to_gap, offer, tolerance, deadline, progress, lower, bound
         )
         outs.append(out)
         if out.interrupted:
@@ -195,6 +200,33 @@ def box_largest_gap(
         "class_pairs": len(encs),
     }
     return res, out
+
+
+# a regressor's raw scores as rows read at 0: x1's, minus x2's, and their difference
+LEVELS = Condition(
+    rows=((((1.0,), 0.0),), (((-1.0,), 0.0),)),
+    pair_rows=(((1.0,), (-1.0,), 0.0),),
+    description="raw(x1), -raw(x2), raw(x1) - raw(x2)",
+)
+
+
+def _level_encodings(enc: Encoding) -> list[Encoding] | None:
+    """The tables of a change through a nonlinear link: a box's bound on the change
+    needs x1's highest raw score, x2's lowest and their largest difference, each a row
+    (``_link_bound``); None where the tables do not describe the query."""
+    out = replace(enc, condition=LEVELS)
+    return [out] if applies(out) else None
+
+
+def _link_bound(link: str) -> Callable[[np.ndarray], float]:
+    """A box's bound on g(s1) - g(s2) from its terms over the ``LEVELS`` rows (each
+    relaxed by the float32 margin): s1 at most the first, s2 at least minus the second,
+    s1 - s2 at most the third."""
+
+    def bound(terms: np.ndarray) -> float:
+        return change_bound(link, -float(terms[1]), float(terms[0]), float(terms[2]))
+
+    return bound
 
 
 def _progress_lines(

@@ -35,9 +35,9 @@ import numpy as np
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.affected import affected_leaves
 from ..compiler.encode import gap_relaxation, resolve_features
-from ..compiler.ensemble import EXP, IDENTITY, LOGISTIC, SIGMOID, SOFTMAX, Ensemble
+from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
-from ..compiler.link_change import LINK_ROUNDING, rounding_band
+from ..compiler.link_change import change_bound, rounding_band
 from ..compiler.query import UP, Gap, GapKind, Query
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
@@ -149,7 +149,7 @@ def score_bound(ens: Ensemble, vary) -> float:
     hi, lo = b + s * top, b + s * bottom
     relax = gap_relaxation(ens)
     if ens.is_regressor and ens.link != IDENTITY:
-        return link_change_bound(ens.link, lo - relax, hi + relax, s * spread + 2.0 * relax)
+        return change_bound(ens.link, lo - relax, hi + relax, s * spread + 2.0 * relax)
     if ens.is_regressor:  # the largest change f(x1) - f(x2): the affected leaves' spread
         return s * spread + 2.0 * relax
     if ens.link == LOGISTIC:
@@ -158,22 +158,6 @@ def score_bound(ens: Ensemble, vary) -> float:
     else:  # the raw score is the probability
         g = min(hi - 0.5, 0.5 - lo, s * spread / 2.0) + relax
     return min(0.5, g + _PROBA_SLACK)
-
-
-def link_change_bound(link: str, lo: float, hi: float, width: float) -> float:
-    """A bound on g(s1) - g(s2) for raw scores in [lo, hi] at most ``width`` apart,
-    through the increasing link g (exp: largest at s1 = hi; sigmoid: with s2 + width / 2
-    nearest 0), widened by the library's float32 rounding of its predictions."""
-    if link == EXP:
-        top = min(hi, 700.0)
-        low = max(lo, top - width)
-        eta = LINK_ROUNDING
-        return math.exp(top) * (1.0 + eta) - math.exp(low) * (1.0 - eta)
-    if link == SIGMOID:
-        c = min(max(-width / 2.0, lo), max(lo, hi - width))
-        g = 1.0 / (1.0 + math.exp(-min(hi, c + width))) - 1.0 / (1.0 + math.exp(-c))
-        return min(1.0, g + 2.0 * LINK_ROUNDING)
-    raise InputError(f"--max-gap / max_gap on a regressor whose prediction is {link}(raw score)")
 
 
 def achieved_gap(outputs: dict) -> float:

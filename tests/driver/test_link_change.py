@@ -1,8 +1,9 @@
 """A change of at least delta, and the largest change, of regressors whose prediction is
 a nonlinear increasing link of the raw score (exp: Poisson, gamma, Tweedie; sigmoid:
-XGBoost's reg:logistic read as a regression): answered on every installed backend by an
-outer approximation refined with tangent cuts, in agreement with brute force on tiny
-models, every pair replayed with the library's own predict."""
+XGBoost's reg:logistic read as a regression): a check is answered on every installed
+backend by an outer approximation refined with tangent cuts, the largest change by the
+box search (or bisection over checks), in agreement with brute force on tiny models,
+every pair replayed with the library's own predict."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from treesens.backends.registry import available
 from treesens.compiler import link_change
 from treesens.compiler.ensemble import SIGMOID
 from treesens.compiler.errors import InputError
-from treesens.compiler.pair_boxes import applies, pair_encoding
+from treesens.compiler.gap_boxes import root_bound
+from treesens.compiler.pair_boxes import applies, pair_encoding, pair_tables
 from treesens.compiler.query import FeatureBound
 from treesens.driver import backend as backend_stage
+from treesens.driver.gap_search import _level_encodings, _link_bound
 from treesens.driver.solve import solve_query
 from treesens.frontends.query_build import make_query
 
@@ -146,18 +149,31 @@ def test_direction_on_one_input_only_bounds_agrees_with_brute_force(direction, n
     assert answers == ["sensitive", "insensitive"]
 
 
+@pytest.mark.parametrize("method", ["boxes", "bisection"])
 @pytest.mark.parametrize("name", sorted(TINY))
-def test_largest_change_is_brute_forces_within_the_tolerance(name):
+def test_largest_change_is_brute_forces_within_the_tolerance(name, method):
     _, ens = _model(name, seed=2)
     f = ens.feature_names[0]
     best = brute_force_largest_change(ens, [f])
-    r = treesens.max_gap(ens, vary=[f], tolerance=1e-3)
+    r = treesens.max_gap(ens, vary=[f], tolerance=1e-3, box_search=method == "boxes")
     m = r.max_gap
-    assert m["proven"] and m["kind"] == "change" and m["method"] == "bisection"
+    assert m["proven"] and m["kind"] == "change" and m["method"] == method
     # the lower bound is measured by the library (float32), brute force by the IR
     f32 = 1e-6 * max(1.0, best)
     assert m["lower"] - f32 <= best <= m["upper"] + f32
     assert m["upper"] - m["lower"] <= m["tolerance"] + 1e-12
+    assert r.validated and r.outputs["x1"][0] - r.outputs["x2"][0] == pytest.approx(m["lower"])
+
+
+def test_box_bound_on_a_change_through_a_link_holds_for_every_box_corner():
+    """The bound a box of the largest-change search gives (x1's highest raw score, x2's
+    lowest, their largest difference, through the link) is at least the change of every
+    pair in it: checked on the root box against brute force."""
+    _, ens = _model("xgboost-tweedie", seed=4)
+    for f in ens.feature_names:
+        enc = _level_encodings(pair_encoding(ens, make_query([f], delta=1.0, direction="up")))
+        root = root_bound(pair_tables(enc[0]), lambda u: u, _link_bound(ens.link))
+        assert root >= brute_force_largest_change(ens, [f])
 
 
 @pytest.mark.parametrize("name", ["xgboost-poisson", "xgboost-logistic"])
@@ -196,9 +212,9 @@ def test_too_many_rounds_of_cuts_answer_unknown_saying_so(monkeypatch):
     assert r.status == "unknown" and "tangent cuts on the exp link" in r.message
 
 
-def test_box_search_declines_a_change_through_a_nonlinear_link():
+def test_box_search_declines_a_check_of_a_change_through_a_nonlinear_link():
     """Its tables would hold the outer approximation's rows, not the condition: it must
-    not prove "insensitive" from them."""
+    not prove "insensitive" from them (the largest-change search reads other rows)."""
     _, ens = _model("xgboost-gamma")
     q = make_query(["f0"], delta=0.5, direction="up")
     assert not applies(pair_encoding(ens, q))
