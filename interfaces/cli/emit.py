@@ -97,12 +97,23 @@ def emit_text(
     cq = compile_query(ens, q.with_(backend=backend), data=dataset_for(ens, q))
     compiled, _, _ = for_backend(cq, backend)
     problem = compiled.problem
+    c = {"smt2": ";", "lp": "\\", "mps": "*"}[fmt]
+    if q.delta is not None:
+        asked = f"delta {q.delta:g} {q.direction}"
+    elif q.threshold is not None:
+        asked = f"above {q.threshold[0]:g} below {q.threshold[1]:g}"
+    else:
+        asked = f"gap {q.gap}"
+    header = f"{c} query {q.label}: vary {','.join(q.vary)}, {asked}; model {ens.source}\n"
+    lc = cq.encoding.condition.link_change
+    if lc is not None:  # the file holds the relaxation the driver starts from
+        header += (
+            f"{c} the change through the {lc.link} link as tangent rows: an outer "
+            "approximation (infeasible: no pair meets it; a solution may not, replay it)\n"
+        )
     if fmt == "smt2":
-        header = f"; query {q.label}: vary {','.join(q.vary)}, gap {q.gap}; model {ens.source}\n"
         return header + to_smtlib(problem, pb=not plain_smt, objective=objective)
-    text = to_lp(problem) if fmt == "lp" else to_mps(problem)
-    c = "\\" if fmt == "lp" else "*"
-    return f"{c} query {q.label}: vary {','.join(q.vary)}, gap {q.gap}; model {ens.source}\n" + text
+    return header + (to_lp(problem) if fmt == "lp" else to_mps(problem))
 
 
 def run(args) -> int:

@@ -251,3 +251,12 @@ def test_cli_delta_and_max_gap_on_a_poisson_regressor(tmp_path):
         )
         assert p.returncode == 0, p.stderr
         assert f'"status": "{status}"' in p.stdout
+
+
+def test_emitted_problem_says_it_is_an_outer_approximation():
+    from treesens.interfaces.cli.emit import emit_text
+
+    _, ens = _model("xgboost-poisson")
+    text = emit_text(ens, make_query(["f0"], delta=1.0), "lp")
+    assert "delta 1 either" in text.splitlines()[0]
+    assert "outer approximation" in text.splitlines()[1]
