@@ -54,8 +54,9 @@ def raw_range(ens: Ensemble) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class LinkChange:
-    """The change by at least ``delta`` in prediction space, for the link ``link``, as
-    ``curve`` rows per direction (UP: x1 above, DOWN: x2 above; two: a choice)."""
+    """The change by at least ``delta`` in prediction space through the link ``link``:
+    per direction (up: x1 the higher, down: x2; two: a choice), its initial ``rows``,
+    and the curve h that the cuts are tangents of."""
 
     link: str
     delta: float  # the D the rows state: the asked one, less the sigmoid's rounding

@@ -189,6 +189,18 @@ def test_largest_change_of_a_feature_the_model_ignores_is_none(name):
     assert r.status == "insensitive" and r.max_gap["proven"] and r.max_gap["lower"] is None
 
 
+def test_sweep_ranks_a_poisson_regressors_features_by_largest_change():
+    _, ens = _model("xgboost-poisson")
+    found = {r.features[0]: r.max_gap for r in treesens.sweep(ens, max_gap=True)}
+    best = {f: brute_force_largest_change(ens, [f]) for f in ens.feature_names}
+    for f, b in best.items():
+        f32 = 1e-6 * max(1.0, b)
+        assert (found[f]["lower"] or 0.0) - f32 <= b <= found[f]["upper"] + f32
+    assert sorted(found, key=lambda f: -(found[f]["lower"] or 0.0)) == sorted(
+        best, key=lambda f: -best[f]
+    )
+
+
 def test_a_spurious_solution_of_the_outer_approximation_is_cut_off(monkeypatch):
     """Without initial tangents, the first solutions here lie below the curve (the
     library's change is under delta): they are cut off and the search goes on to the
