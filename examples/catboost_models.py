@@ -1,7 +1,9 @@
 """CatBoost models from Python: a classifier on scikit-learn's breast-cancer data and a
 regressor on its diabetes data, saved as .cbm files and read back, then asked whether
 changing one feature alone can flip the classifier's decision with confidence, or move
-the regressor's prediction from at least A to at most B.
+the regressor's prediction from at least A to at most B; and a regressor whose ``sex``
+is a categorical feature ("female", "male"), whose categories the data names (CatBoost
+keeps only a hash of each), asked by how much changing ``sex`` alone can move it.
 
     python examples/catboost_models.py
 
@@ -43,6 +45,16 @@ def main() -> None:
         for feature in ("sex", "bmi"):
             r = treesens.check(model, vary=[feature], above=200, below=120, timeout=60)
             print(f"regressor, {feature}: {r.status}", r.outputs or "")
+        rows = diabetes.data.assign(
+            sex=diabetes.data.sex.gt(0).map({True: "male", False: "female"})
+        )
+        by_sex = CatBoostRegressor(iterations=20, depth=3, one_hot_max_size=2, **QUIET)
+        by_sex.fit(rows, diabetes.target, cat_features=["sex"])
+        by_sex.save_model(f"{tmp}/diabetes_sex.cbm")
+        model = treesens.load_model(f"{tmp}/diabetes_sex.cbm", data=rows)  # names the sexes
+        r = treesens.max_gap(model, vary=["sex"], timeout=60)
+        sexes = r.witness and (r.witness["x1"]["sex"], r.witness["x2"]["sex"])
+        print(f"regressor by sex: at most {r.max_gap['upper']:.2f} apart", sexes or "")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.query import Query
 from ..frontends.data import load_data
 from ..frontends.details import apply_data_names, apply_details
+from ..frontends.formats.catboost_categories import (
+    categories_from_data,
+    declared_categories,
+    hashed_names,
+)
 from ..frontends.formats.registry import by_name
 from ..frontends.load import FORMATS, load_model, with_groups
 from .ast import (
@@ -227,6 +232,11 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             ens = apply_details(ens, details_path)
         except InputError as e:
             raise ast.error(str(e), details.path) from None
+    if data_path is not None:
+        try:  # CatBoost's categorical features: the data's values name their categories
+            ens = categories_from_data(ens, str(data_path), label)
+        except InputError as e:
+            raise ast.error(f"cannot use the data: {e}", data.path) from None
     ens = _with_groups(ast, ens, data_path, label)
     ens = _apply_declarations(ast, ens)
     if data_path is not None:
@@ -298,8 +308,15 @@ def _apply_declarations(ast: SensAST, ens):
     details = next((it for it in ast.items if isinstance(it, DetailsDecl)), None)
     if not decls:
         return ens
-    feats = list(ens.features)
     names = ens.feature_names
+    hashed = hashed_names(ens)  # CatBoost's: categories declared by name, hashed by catboost
+    for d in decls:
+        if d.categories is not None and d.name.text in hashed:
+            try:
+                ens = declared_categories(ens, {d.name.text: d.categories}, ast.filename)
+            except InputError as e:
+                raise ast.error(e.message, d) from None
+    feats = list(ens.features)
     for d in decls:
         n = d.name.text
         if n not in names:
@@ -309,7 +326,7 @@ def _apply_declarations(ast: SensAST, ens):
         kw = {}
         if d.kind is not None:
             kw["kind"] = d.kind
-        if d.categories is not None:
+        if d.categories is not None and n not in hashed:
             kw["kind"] = "categorical"
             kw["categories"] = tuple(d.categories)
             kw["lb"], kw["ub"] = 0.0, float(len(d.categories) - 1)

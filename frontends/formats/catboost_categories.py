@@ -251,6 +251,25 @@ def categories_from_data(ens: Ensemble, data, label: str | None = "label") -> En
     return with_category_names(ens, given, where) if given else ens
 
 
+def hashed_names(ens: Ensemble) -> set[str]:
+    """The names of the features whose categories catboost knows by hash."""
+    return {ens.features[hf.column].name for hf in hashed_features(ens)}
+
+
+def declared_categories(ens: Ensemble, declared: Mapping[str, Sequence[str]], where: str):
+    """``ens`` with the categories of hashed features named as ``declared`` (feature name
+    -> category names) and bounded to them: a declaration says which values the feature
+    takes."""
+    cols = {ens.features[hf.column].name: hf.column for hf in hashed_features(ens)}
+    given = {cols[n]: [str(c) for c in cats] for n, cats in declared.items()}
+    named = with_category_names(ens, given, where)
+    feats = list(named.features)
+    for n, cats in declared.items():
+        f = feats[cols[n]]
+        feats[cols[n]] = replace(f, ub=float(len(set(cats)) - 1))
+    return named.with_features(tuple(feats))
+
+
 def with_category_names(ens: Ensemble, given: Mapping[int, Sequence[str]], where: str) -> Ensemble:
     """``ens`` with the categories of feature ``column`` named ``given[column]``: catboost
     maps each name to the value its hash equals (or to none), the trees' category sets
@@ -264,6 +283,7 @@ def with_category_names(ens: Ensemble, given: Mapping[int, Sequence[str]], where
         if names is None:
             new.append(hf)
             continue
+        names = sorted(set(names))
         clash = [n for n in names if n.startswith("<catboost hash ")]
         if clash:
             raise InputError(

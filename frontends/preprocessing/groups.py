@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +51,7 @@ class GroupColumns:
     groups: tuple[OneHotGroup, ...]
     model_names: tuple[str, ...]
     user_names: tuple[str, ...]
+    inner: Any = None  # the folded ensemble's own ``columns`` (CatBoost's categories), or None
 
     def user_frame(self, df, where: str):
         """``df`` with each group's columns collapsed into one column of category names
@@ -75,7 +77,7 @@ class GroupColumns:
             pos = list(df.columns).index(g.columns[0])
             df = df.drop(columns=list(g.columns))
             df.insert(min(pos, len(df.columns)), g.name, names[codes])
-        return df
+        return df if self.inner is None else self.inner.user_frame(df, where)
 
     def feature_of(self, column: str) -> str | None:
         """The group a model column belongs to (``race_B`` -> ``race``), or None."""
@@ -234,7 +236,9 @@ def fold_groups(ens: Ensemble, groups: list[OneHotGroup], how: str) -> Ensemble:
             maps.append(ColumnMap(index[name], forward=identity))
             layout.append((index[name], -1))
     listed = "; ".join(f"{g.name} = {', '.join(g.columns)}" for g in groups)
-    columns = GroupColumns(tuple(groups), tuple(names), tuple(f.name for f in features))
+    columns = GroupColumns(
+        tuple(groups), tuple(names), tuple(f.name for f in features), inner=ens.columns
+    )
     return fold(
         ens,
         features,

@@ -288,3 +288,19 @@ def test_a_model_fitted_on_an_array_is_named_by_the_datas_columns_in_order():
     X = _every_cell(ens)
     rows = named_rows(ens, X).to_numpy(dtype=object)
     np.testing.assert_allclose(ens.proba(X), est.predict_proba(rows), rtol=0, atol=1e-12)
+
+
+def test_integer_categories_read_by_name_beside_an_inferred_one_hot_group():
+    from treesens.frontends.data import load_data
+
+    df, score = frame()
+    df["color_red"] = (np.arange(len(df)) % 2).astype(float)
+    df["color_blue"] = 1.0 - df["color_red"]
+    est = catboost.CatBoostClassifier(iterations=3, depth=2, one_hot_max_size=10, **COMMON)
+    est.fit(df, (score + df.color_red > 1.0).astype(int), cat_features=["city", "size"])
+    ens = treesens.load_model(est, data=df)  # bounds from data: groups inferred
+    assert "color" in ens.feature_names and "color_red" not in ens.feature_names
+    ds = load_data(df, ens)
+    size = ens.features[ens.feature_index("size")]
+    read = [size.categories[int(c)] for c in ds.X[:, ens.feature_index("size")]]
+    assert read == [str(s) for s in df["size"]]

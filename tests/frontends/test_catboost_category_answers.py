@@ -239,3 +239,36 @@ def test_cli_exits_2_in_one_line_on_a_number_that_is_no_category(saved, tmp_path
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1
     assert "'2.5' is not a category" in p.stderr or "2.5 is not a category" in p.stderr
+
+
+def test_a_sens_files_data_names_the_categories_of_a_cbm(saved):
+    path = saved / "data.sens"
+    path.write_text('model "clf.cbm"\ndata "data.csv"\n\nquery one {\n  vary city\n  gap 0.1\n}\n')
+    p = run_treesens("run", path, "--json", cwd=saved)
+    assert p.returncode == 0, p.stderr
+    (line,) = json_lines(p.stdout)
+    assert line["status"] == "sensitive" and line["validated"]
+    _replayed_by_catboost(saved / "clf.cbm", line)
+
+
+def test_a_sens_file_declares_the_categories_of_a_cbm_by_name(saved):
+    path = saved / "declared.sens"
+    path.write_text(
+        'model "clf.cbm"\nfeature city: categorical {"Paris", "Lyon", "Nice", "Lille"}\n'
+        'feature size: categorical {"1", "2", "3"}\n\n'
+        "query one {\n  vary city\n  gap 0.1\n}\n"
+    )
+    p = run_treesens("run", path, "--json", cwd=saved)
+    assert p.returncode == 0, p.stderr
+    (line,) = json_lines(p.stdout)
+    assert line["status"] == "sensitive" and line["validated"]
+    _replayed_by_catboost(saved / "clf.cbm", line)
+
+
+def test_declared_categories_are_the_values_a_feature_takes():
+    from treesens.frontends.formats.catboost_categories import declared_categories
+
+    ens = declared_categories(treesens.load_model(fit("binary")), {"city": ["Paris", "Nice"]}, "x")
+    city = ens.features[0]
+    assert city.categories[:3] == ("Nice", "Paris", "<other>")
+    assert (city.lb, city.ub) == (0.0, 1.0)
