@@ -74,7 +74,7 @@ class HashedFeature:
         return frozenset(c for c, i in enumerate(self.identities) if i in identities)
 
     def feature(self, like: Feature | None = None) -> Feature:
-        """The IR feature (keeping the name and missing flag of ``like``)."""
+        """The IR feature (named as ``like`` is, when given)."""
         name = like.name if like is not None else self.name
         return Feature(name, "categorical", 0.0, float(len(self.labels) - 1), self.labels)
 
@@ -346,6 +346,14 @@ def check_against_catboost(ens: Ensemble, where: str) -> None:
     """catboost's predictions equal the IR's on a row of zeros per replayable category of
     each categorical feature (the others at ``<other>``), and on a row of NaN."""
     hashed = hashed_features(ens)
+    for hf in hashed:  # the string <other> stands for categories the model never split on
+        other = hf.names[hf.identities.index(hf.other)]
+        if perfect_hash(ens.replayer.model, other, hf, where) != hf.other:
+            raise InputError(
+                f"feature {hf.name!r}: the model splits on the category {other!r}, the name "
+                "treesens gives the categories it never split on",
+                where,
+            )
     base = np.zeros(ens.n_features)
     for hf in hashed:
         base[hf.column] = hf.names.index(next(n for n in hf.names if n is not None))
