@@ -23,6 +23,8 @@ from typing import IO
 
 from ...compiler.errors import InputError
 
+READ_TIMEOUT = 600.0  # seconds catboost may take to read and save one .cbm file
+
 # the child: reads (length, .cbm bytes) from stdin, answers on its own copy of stdout
 # (catboost's messages go to /dev/null): b"OK" + JSON + .cbm, or b"ER" + a message
 _CHILD = r"""
@@ -72,6 +74,9 @@ class _Reader:
     def read(self, blob: bytes, where: str) -> tuple[dict, bytes]:
         with self.lock:
             proc = self._child()
+            # a file that keeps catboost's reader busy is stopped as one that crashes it
+            watchdog = threading.Timer(READ_TIMEOUT, proc.kill)
+            watchdog.start()
             try:
                 proc.stdin.write(struct.pack("<Q", len(blob)) + blob)
                 proc.stdin.flush()
@@ -79,11 +84,17 @@ class _Reader:
                 parts = [_part(proc.stdout) for _ in range(2 if tag == b"OK" else 1)]
             except (OSError, EOFError, struct.error):
                 self._crashed()
+                what = (
+                    f"did not finish reading this file in {READ_TIMEOUT:g} s"
+                    if watchdog.finished.is_set()
+                    else "crashed on this file"
+                )
                 raise InputError(
-                    "catboost's reader crashed on this file (a broken .cbm, or one made to "
-                    "crash it)",
+                    f"catboost's reader {what} (a broken .cbm, or one made to crash it)",
                     where,
                 ) from None
+            finally:
+                watchdog.cancel()
         if tag != b"OK":
             message = parts[0].decode("utf-8", "replace")
             raise InputError(f"catboost cannot load this model: {message}", where)

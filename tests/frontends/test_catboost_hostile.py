@@ -252,3 +252,16 @@ def test_a_class_to_label_out_of_range_is_refused_before_catboost_predicts(tmp_p
     resaved.save_model(str(tmp_path / "m.cbm"))
     with pytest.raises(InputError, match="do not describe 3 classes"):
         treesens.load_model(tmp_path / "m.cbm")
+
+
+def test_a_cbm_catboost_takes_too_long_to_read_is_one_input_error(monkeypatch, models):
+    from treesens.frontends.formats import catboost_reader
+
+    monkeypatch.setattr(catboost_reader, "READ_TIMEOUT", 0.05)
+    reader = catboost_reader._Reader()  # a fresh child: importing catboost takes longer
+    try:
+        with pytest.raises(InputError, match="did not finish reading this file in 0.05 s"):
+            reader.read(models[0][1], "m.cbm")
+        assert reader.proc is None  # the child was stopped; the next read starts another
+    finally:
+        reader.close()
