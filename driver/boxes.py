@@ -7,7 +7,9 @@ pairs faster than CP-SAT on the benchmark's solver-needed queries (docs/benchmar
 When it has not answered within ``BOX_SHARE`` of the time left, the backend gets the
 rest. Only queries the pair tables describe exactly take part
 (``pair_boxes.applies``), and only with the heuristic on: ``box_search=false``
-(``--no-box-search``) or ``heuristic=false`` leaves the whole time to the backend.
+(``--no-box-search``) or ``heuristic=false`` leaves the whole time to the backend. A
+change through a nonlinear link is searched on the largest change's tables instead
+(driver/link_boxes.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..compiler.kinds import kind_of
 from ..compiler.pair_boxes import PairTablesTooLarge, class_pair_encodings, pair_tables
 from .accept import accept
 from .context import SolveContext
+from .link_boxes import link_box_stage, link_tables
 from .verdict import Accepted, check_pair
 
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
@@ -38,7 +41,7 @@ def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
     opts = ctx.q.options
     if not alone and not (opts.value("box_search") and opts.value("heuristic")):
         return False
-    return class_pair_encodings(ctx.enc) is not None
+    return class_pair_encodings(ctx.enc) is not None or link_tables(ctx) is not None
 
 
 def boxes_alone(ctx: SolveContext) -> None:
@@ -76,6 +79,11 @@ def box_stage(ctx: SolveContext, alone: bool = False) -> bool:
         return False
     t0 = time.time()
     deadline = ctx.deadline if alone else t0 + box_turn(ctx.time_left())
+    if ctx.enc.condition.link_change is not None:  # the largest change's tables
+        answered = link_box_stage(ctx, deadline)
+        ctx.solve_time += time.time() - t0
+        ctx.stats["box_search"]["time"] = time.time() - t0
+        return answered
     stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0}
     ctx.stats["box_search"] = stats
     answered = False

@@ -93,7 +93,7 @@ def achieved_ratio(ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) 
 
 
 @dataclass
-class _Best:
+class BestPair:
     """The best replayed pair (in gap units), and a disagreement between the library
     and the IR."""
 
@@ -159,7 +159,7 @@ def box_largest_gap(
     else:
         at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
     if ens.is_regressor and ens.link != IDENTITY:
-        encs, bound = _level_encodings(pair_encoding(ens, at_zero)), _link_bound(ens.link)
+        encs, bound = level_encodings(pair_encoding(ens, at_zero)), link_bound(ens.link)
     else:
         encs = class_pair_encodings(pair_encoding(ens, at_zero))
     if encs is None:
@@ -169,7 +169,7 @@ def box_largest_gap(
     except PairTablesTooLarge:
         return None
     t_compile = time.time() - t0
-    best = _Best(ens)
+    best = BestPair(ens)
     to_gap = gap_bound(ens)
     # the most promising pair of classes first; the others' root bounds stand for them
     # in the progress lines until their turn
@@ -210,15 +210,15 @@ LEVELS = Condition(
 )
 
 
-def _level_encodings(enc: Encoding) -> list[Encoding] | None:
+def level_encodings(enc: Encoding) -> list[Encoding] | None:
     """The tables of a change through a nonlinear link: a box's bound on the change
     needs x1's highest raw score, x2's lowest and their largest difference, each a row
-    (``_link_bound``); None where the tables do not describe the query."""
+    (``link_bound``); None where the tables do not describe the query."""
     out = replace(enc, condition=LEVELS)
     return [out] if applies(out) else None
 
 
-def _link_bound(link: str) -> Callable[[np.ndarray], float]:
+def link_bound(link: str) -> Callable[[np.ndarray], float]:
     """A box's bound on g(s1) - g(s2) from its terms over the ``LEVELS`` rows (each
     relaxed by the float32 margin): s1 at most the first, s2 at least minus the second,
     s1 - s2 at most the third."""
@@ -247,7 +247,7 @@ def _progress_lines(
     return progress
 
 
-def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: _Best) -> GapBoxOutcome:
+def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair) -> GapBoxOutcome:
     """The searches of every class pair as one (the root bounds of pairs not searched
     stand for them): proven when each was."""
     lower = best.gap if any(o.lower is not None for o in outs) else None
@@ -260,7 +260,7 @@ def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: _Best) -
     )
 
 
-def _result(ens: Ensemble, q: Query, best: _Best, out: GapBoxOutcome, enc: Encoding) -> Result:
+def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: Encoding) -> Result:
     res = new_result(ens, q)
     res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
     res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}

@@ -24,7 +24,7 @@ from treesens.compiler.gap_boxes import root_bound
 from treesens.compiler.pair_boxes import applies, pair_encoding, pair_tables
 from treesens.compiler.query import FeatureBound
 from treesens.driver import backend as backend_stage
-from treesens.driver.gap_search import _level_encodings, _link_bound
+from treesens.driver.gap_search import level_encodings, link_bound
 from treesens.driver.solve import solve_query
 from treesens.frontends.query_build import make_query
 
@@ -171,8 +171,8 @@ def test_box_bound_on_a_change_through_a_link_holds_for_every_box_corner():
     pair in it: checked on the root box against brute force."""
     _, ens = _model("xgboost-tweedie", seed=4)
     for f in ens.feature_names:
-        enc = _level_encodings(pair_encoding(ens, make_query([f], delta=1.0, direction="up")))
-        root = root_bound(pair_tables(enc[0]), lambda u: u, _link_bound(ens.link))
+        enc = level_encodings(pair_encoding(ens, make_query([f], delta=1.0, direction="up")))
+        root = root_bound(pair_tables(enc[0]), lambda u: u, link_bound(ens.link))
         assert root >= brute_force_largest_change(ens, [f])
 
 
@@ -224,13 +224,30 @@ def test_too_many_rounds_of_cuts_answer_unknown_saying_so(monkeypatch):
     assert r.status == "unknown" and "tangent cuts on the exp link" in r.message
 
 
-def test_box_search_declines_a_check_of_a_change_through_a_nonlinear_link():
-    """Its tables would hold the outer approximation's rows, not the condition: it must
-    not prove "insensitive" from them (the largest-change search reads other rows)."""
+def test_box_search_never_reads_the_outer_approximation_of_a_check():
+    """The check's own rows are an outer approximation: the pair tables decline them."""
     _, ens = _model("xgboost-gamma")
     q = make_query(["f0"], delta=0.5, direction="up")
     assert not applies(pair_encoding(ens, q))
-    r = treesens.check(ens, vary=["f0"], delta=0.5, backend="boxes")
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_box_backend_answers_a_check_through_the_link_both_ways(name):
+    """``--backend boxes`` searches the largest change's tables with every box bounded
+    under D dropped: a replayed pair reaching D, or a proof that no box does."""
+    est, ens = _model(name, seed=1)
+    f = ens.feature_names[0]
+    below, above = _either_side(brute_force_largest_change(ens, [f]))
+    reached = treesens.check(ens, vary=[f], delta=below, backend="boxes")
+    assert reached.status == "sensitive" and _replayed_change(est, reached) >= below
+    beyond = treesens.check(ens, vary=[f], delta=above, backend="boxes")
+    assert beyond.status == "insensitive" and beyond.stats["proved_by"] == "box search"
+
+
+def test_box_backend_leaves_a_check_on_one_inputs_bound_to_the_solvers():
+    _, ens = _model("xgboost-poisson")
+    q = make_query(["f0"], delta=0.5, direction="up", backend="boxes")
+    r = solve_query(ens, q.with_(bounds=(FeatureBound("f0", hi=0.0, copies=(1,)),)))
     assert r.status == "error" and "use a solver backend" in r.error
 
 
