@@ -202,7 +202,7 @@ class Ensemble:
     scale: float = 1.0  # raw = intercept + scale * sum of leaves (1/n for forests)
     # how the library adds the trees' values: "float64", or "float32" one tree after the
     # other (XGBoost; onnxruntime on float inputs), whose rounding grows with the tree
-    # count (encode.gap_relaxation)
+    # count (rounding.gap_relaxation)
     sums: str = "float64"
     source: str = ""  # human-readable origin, e.g. "xgboost:adult.json"
     replayer: Any = field(default=None, repr=False, compare=False)

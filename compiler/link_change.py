@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ensemble import EXP, SIGMOID, Ensemble
+from .rounding import gap_relaxation
 
 # a bound on the relative error of a library's float32 exp or sigmoid (a few ulps)
 LINK_ROUNDING = 2.0**-20
@@ -134,8 +135,6 @@ def link_change(ens: Ensemble, delta: float, directions: tuple[str, ...]) -> Lin
     margin = 0.0 if sigmoid else -math.log1p(-LINK_ROUNDING)
     shape = LinkChange(ens.link, d, margin, directions, ())
     lo, hi = raw_range(ens)
-    from .encode import gap_relaxation  # (encode reads the query, which reads this module)
-
     relax = gap_relaxation(ens)
     rows = tuple(_initial_rows(shape, d_, lo - relax, hi + relax) for d_ in directions)
     return LinkChange(ens.link, d, margin, directions, rows)
@@ -162,8 +161,6 @@ def rounding_band(ens: Ensemble) -> float:
     """The smallest change worth asking of the regressor: a few times what the library's
     rounding alone (its sums, its link) can move a prediction. Below it, pairs a cut
     cannot separate from the curve fill the search (sigmoid: at least its smallest)."""
-    from .encode import gap_relaxation
-
     relax = gap_relaxation(ens)
     top = min(raw_range(ens)[1] + relax, 700.0)
     if ens.link == EXP:

@@ -29,7 +29,6 @@ import numpy as np
 from .encode import (
     Encoding,
     ensemble_structure,
-    gap_relaxation,
     gap_row_terms,
     resolve_features,
     split_rank,
@@ -37,6 +36,7 @@ from .encode import (
 from .ensemble import MISSING_ZERO, Ensemble
 from .kinds import prepared, resolve_condition
 from .query import ANY, Query
+from .rounding import gap_relaxation
 
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has

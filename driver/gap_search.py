@@ -77,7 +77,7 @@ def achieved_ratio(ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) 
     classes, as the query's own check reads it (log units); -inf when it meets none."""
     c = [int(k) for k in q.classes]
     g = min(
-        float(proba[i, c[i]]) / float(proba[i, k])
+        _ratio(float(proba[i, c[i]]), float(proba[i, k]))
         for i in (0, 1)
         for k in range(ens.n_classes)
         if k != c[i]
@@ -90,6 +90,15 @@ def achieved_ratio(ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) 
             return math.log(g)
         g = float(np.nextafter(g, -math.inf))
     return -math.inf
+
+
+_LOG_MAX = math.log(float(np.finfo(float).max))
+
+
+def _ratio(p: float, q: float) -> float:
+    """p / q, where a class the library gives probability 0 (underflow) is beaten by any
+    ratio: the largest float stands for it."""
+    return p / q if q > 0 else (float(np.finfo(float).max) if p > 0 else 0.0)
 
 
 @dataclass
@@ -137,7 +146,10 @@ class BestPair:
 
 def shown_gap(ens: Ensemble, g: float) -> float:
     """A gap in gap units as results state it: a probability, or a ratio."""
-    return math.exp(g) if ens.n_outputs > 1 else g
+    if ens.n_outputs == 1:
+        return g
+    # past the largest float the ratio is stated as it (as _ratio states a zero class)
+    return math.exp(g) if g < _LOG_MAX else float(np.finfo(float).max)
 
 
 def box_largest_gap(

@@ -13,9 +13,7 @@ line / column / row).
 
 from __future__ import annotations
 
-import csv
 import math
-import os
 import re
 from pathlib import Path
 
@@ -24,6 +22,7 @@ import numpy as np
 from ..compiler.dataset import Dataset
 from ..compiler.errors import InputError, closest, name_list
 from .formats.registry import generic_names
+from .table_files import csv_header, file_stat, is_parquet, read_table
 
 # the label column's name when none is given: a data file without it has no labels
 DEFAULT_LABEL = "label"
@@ -41,7 +40,7 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL) -> Dataset:
         return data
     if isinstance(data, (str, Path)):
         path = Path(data)
-        st = _stat(path)
+        st = file_stat(path)
         key = (
             str(path.resolve()),
             st.st_mtime_ns,
@@ -51,8 +50,8 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL) -> Dataset:
             tuple((f.kind, f.may_be_missing, f.categories) for f in ens.features),
         )
         if key not in _LOADED:
-            header = str(path) if _is_parquet(path) else f"{path}:1"
-            _LOADED[key] = _from_frame(_read(path), ens, label, str(path), header)
+            header = str(path) if is_parquet(path) else f"{path}:1"
+            _LOADED[key] = _from_frame(read_table(path), ens, label, str(path), header)
         return _LOADED[key]
     try:
         import pandas as pd
@@ -81,10 +80,10 @@ def data_columns(data) -> tuple[list[str], str]:
         return list(data.names), data.source
     if isinstance(data, (str, Path)):
         path = Path(data)
-        _stat(path)
-        if _is_parquet(path):
-            return [str(c).strip() for c in _read(path).columns], str(path)
-        return _checked_csv_header(path), f"{path}:1"
+        file_stat(path)
+        if is_parquet(path):
+            return [str(c).strip() for c in read_table(path).columns], str(path)
+        return csv_header(path), f"{path}:1"
     if hasattr(data, "columns"):
         return [str(c).strip() for c in data.columns], "<DataFrame>"
     raise InputError(
@@ -103,97 +102,6 @@ def feature_columns(cols: list[str], label: str | None, where: str) -> list[str]
             )
         return list(cols)
     return [c for c in cols if c != label]
-
-
-def _stat(path: Path) -> os.stat_result:
-    try:
-        st = path.stat()
-    except OSError:
-        raise InputError("data file not found", str(path)) from None
-    if path.is_dir():
-        raise InputError("is a directory, not a data file", str(path))
-    if st.st_size == 0:
-        raise InputError("data file is empty", str(path))
-    return st
-
-
-def _is_parquet(path: Path) -> bool:
-    return path.suffix.lower() in (".parquet", ".pq")
-
-
-_HEADERS: dict[tuple, list[str]] = {}
-
-
-def _checked_csv_header(path: Path) -> list[str]:
-    """The header of a CSV file (names stripped), after checking that every row has as
-    many fields as the header (pandas would fill a short row with missing values and take
-    the first column of rows one field longer for an index, shifting the others)."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
-    if key not in _HEADERS:
-        _HEADERS[key] = _scan_csv(path)
-    return list(_HEADERS[key])
-
-
-def _scan_csv(path: Path) -> list[str]:
-    header: list[str] | None = None
-    reader = None
-    try:
-        with path.open(encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(fh, skipinitialspace=True)
-            for row in reader:
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue  # a blank line, which pandas skips too
-                if header is None:
-                    header = [c.strip() for c in row]
-                    named = [c for c in header if c]
-                    dup = next((c for c in named if named.count(c) > 1), None)
-                    if dup is not None:
-                        raise InputError(
-                            f"column name {dup!r} appears twice", f"{path}:{reader.line_num}"
-                        )
-                elif len(row) != len(header):
-                    raise InputError(
-                        f"{len(row)} field{'s' if len(row) != 1 else ''}, "
-                        f"the header has {len(header)}",
-                        f"{path}:{reader.line_num}",
-                    )
-    except (csv.Error, UnicodeDecodeError, OSError) as e:
-        line = f":{reader.line_num}" if reader is not None and reader.line_num else ""
-        raise InputError(f"cannot read: {_first_line(e)}", f"{path}{line}") from None
-    if header is None:
-        raise InputError("no header row (the data file holds only blank lines)", str(path))
-    return header
-
-
-def _first_line(e: Exception) -> str:
-    return str(e).splitlines()[0] if str(e).strip() else type(e).__name__
-
-
-def _read(path: Path):
-    import pandas as pd
-
-    _stat(path)
-    try:
-        if _is_parquet(path):
-            try:
-                return pd.read_parquet(path)
-            except ImportError:  # pandas' message runs over several lines
-                raise InputError(
-                    "reading Parquet needs pyarrow or fastparquet (pip install pyarrow)", str(path)
-                ) from None
-        _checked_csv_header(path)
-        return pd.read_csv(path, skipinitialspace=True)
-    except InputError:
-        raise
-    except (
-        pd.errors.ParserError,
-        pd.errors.EmptyDataError,
-        UnicodeDecodeError,
-        OSError,
-        ValueError,
-    ) as e:
-        raise InputError(f"cannot read: {_first_line(e)}", str(path)) from None
 
 
 def _from_frame(df, ens, label, where: str, header: str | None = None) -> Dataset:

@@ -34,11 +34,12 @@ import numpy as np
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.affected import affected_leaves
-from ..compiler.encode import gap_relaxation, resolve_features
+from ..compiler.encode import resolve_features
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.link_change import change_bound, rounding_band
 from ..compiler.query import UP, Gap, GapKind, Query
+from ..compiler.rounding import gap_relaxation
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
 from ..frontends.data import dataset_for

@@ -66,6 +66,8 @@ def _admissible(ens: Ensemble, feat: Feature, v: float) -> bool:
 
 
 def _raw_candidates(ens: Ensemble, feat: Feature, thresholds: list[float]) -> list[float]:
+    # an infinite threshold sends every finite value the same way: no cell of its own
+    thresholds = [t for t in thresholds if math.isfinite(t)]
     out: list[float] = []
     for t in thresholds:
         t32 = np.float32(t)

@@ -33,6 +33,7 @@ import numpy as np
 
 from ...compiler.ensemble import Ensemble, Feature, Tree
 from ...compiler.errors import InputError, name_list
+from ..table_files import read_table
 
 OTHER = "<other>"
 
@@ -211,12 +212,10 @@ def columns_of(hashed: Sequence[HashedFeature], names: Sequence[str]) -> CatBoos
 def data_names(data, names: Sequence[str], label: str | None) -> tuple[dict[str, list[str]], str]:
     """Per column in ``names`` that the data has, the category names it holds (distinct),
     and where the data is, for messages. ``data``: a CSV / Parquet path or a DataFrame."""
-    from ..data import _read
-
     if isinstance(data, (str, Path)):
         # the frame treesens reads the data as (numbers as numbers: 1 and 1.0 are the
         # category 1, as catboost names the integer 1)
-        frame, where = _read(Path(data)), str(data)
+        frame, where = read_table(Path(data)), str(data)
     elif hasattr(data, "columns") and hasattr(data, "__getitem__"):
         frame, where = data, "<DataFrame>"
     else:

@@ -1,6 +1,6 @@
 """Libraries that add the trees' values in float32, one tree after the other (XGBoost,
 onnxruntime on float inputs), round more the more trees they add: the encoding's
-relaxation (encode.gap_relaxation) bounds that rounding on models of hundreds of trees,
+relaxation (rounding.gap_relaxation) bounds that rounding on models of hundreds of trees,
 so that "insensitive" stays a proof about the library's own scores."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import treesens
-from treesens.compiler.encode import float32_sum_error, gap_relaxation
+from treesens.compiler.rounding import float32_sum_error, gap_relaxation
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")

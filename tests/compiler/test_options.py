@@ -113,7 +113,9 @@ def test_every_option_is_set_in_sens_or_refused_with_its_reason(spec):
             check_options(ast)
 
 
-@pytest.mark.parametrize("spec", [o for o in OPTIONS if o.sens == SENS_OPTION], ids=lambda o: o.name)
+@pytest.mark.parametrize(
+    "spec", [o for o in OPTIONS if o.sens == SENS_OPTION], ids=lambda o: o.name
+)
 def test_a_sens_option_with_a_bad_value_is_refused(spec):
     ast = parse(f'model "m.json"\nquery q {{ vary a option {spec.name} = "x" }}')
     with pytest.raises(SensError, match=f"option '{spec.name}' takes"):

@@ -274,3 +274,20 @@ def test_sensitive_step_without_outputs_ends_the_search(monkeypatch):
     _scripted(monkeypatch, [_fake_result("sensitive")])
     r = M.max_gap_query(_ens(3), _bisect(5.0))
     assert r.max_gap["lower"] is None and not r.max_gap["proven"]
+
+
+def test_a_ratio_over_a_class_of_probability_zero_is_the_largest_float():
+    from treesens.driver.gap_search import _ratio
+
+    assert _ratio(0.7, 0.0) == np.finfo(float).max
+    assert _ratio(0.7, 0.35) == 2.0
+
+
+def test_a_ratio_bound_past_the_largest_float_is_stated_as_the_largest_float():
+    from types import SimpleNamespace
+
+    from treesens.driver.gap_search import shown_gap
+
+    multiclass = SimpleNamespace(n_outputs=3)
+    assert shown_gap(multiclass, 5e22) == np.finfo(float).max
+    assert shown_gap(multiclass, 0.0) == 1.0

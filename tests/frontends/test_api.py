@@ -39,12 +39,16 @@ def _keywords(fn) -> set[str]:
     return {n for n, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY}
 
 
-@pytest.mark.parametrize("fn", [treesens.check, treesens.sweep, treesens.compare], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn", [treesens.check, treesens.sweep, treesens.compare], ids=lambda f: f.__name__
+)
 def test_check_sweep_and_compare_take_every_keyword_of_the_table(fn):
     assert set(API_KEYWORDS) <= _keywords(fn)
 
 
-@pytest.mark.parametrize("fn", [treesens.check, treesens.sweep, treesens.compare], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn", [treesens.check, treesens.sweep, treesens.compare], ids=lambda f: f.__name__
+)
 def test_the_docstring_lists_every_keyword_of_the_table(fn):
     assert all(f"``{name}``" in fn.__doc__ for name in API_KEYWORDS if name != "progress")
 

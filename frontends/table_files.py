@@ -1,0 +1,103 @@
+"""Data files as tables: CSV (every row checked to have the header's number of fields)
+and Parquet, read by pandas."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+from ..compiler.errors import InputError
+
+
+def file_stat(path: Path) -> os.stat_result:
+    try:
+        st = path.stat()
+    except OSError:
+        raise InputError("data file not found", str(path)) from None
+    if path.is_dir():
+        raise InputError("is a directory, not a data file", str(path))
+    if st.st_size == 0:
+        raise InputError("data file is empty", str(path))
+    return st
+
+
+def is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+_HEADERS: dict[tuple, list[str]] = {}
+
+
+def csv_header(path: Path) -> list[str]:
+    """The header of a CSV file (names stripped), after checking that every row has as
+    many fields as the header (pandas would fill a short row with missing values and take
+    the first column of rows one field longer for an index, shifting the others)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _HEADERS:
+        _HEADERS[key] = _scan_csv(path)
+    return list(_HEADERS[key])
+
+
+def _scan_csv(path: Path) -> list[str]:
+    header: list[str] | None = None
+    reader = None
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh, skipinitialspace=True)
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue  # a blank line, which pandas skips too
+                if header is None:
+                    header = [c.strip() for c in row]
+                    named = [c for c in header if c]
+                    dup = next((c for c in named if named.count(c) > 1), None)
+                    if dup is not None:
+                        raise InputError(
+                            f"column name {dup!r} appears twice", f"{path}:{reader.line_num}"
+                        )
+                elif len(row) != len(header):
+                    raise InputError(
+                        f"{len(row)} field{'s' if len(row) != 1 else ''}, "
+                        f"the header has {len(header)}",
+                        f"{path}:{reader.line_num}",
+                    )
+    except (csv.Error, UnicodeDecodeError, OSError) as e:
+        line = f":{reader.line_num}" if reader is not None and reader.line_num else ""
+        raise InputError(f"cannot read: {_first_line(e)}", f"{path}{line}") from None
+    if header is None:
+        raise InputError("no header row (the data file holds only blank lines)", str(path))
+    return header
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def read_table(path: Path):
+    """A CSV or Parquet file as a DataFrame, every problem one InputError naming the
+    file (and the line of a CSV row)."""
+    import pandas as pd
+
+    file_stat(path)
+    try:
+        if is_parquet(path):
+            try:
+                return pd.read_parquet(path)
+            except ImportError:  # pandas' message runs over several lines
+                raise InputError(
+                    "reading Parquet needs pyarrow or fastparquet (pip install pyarrow)", str(path)
+                ) from None
+        csv_header(path)
+        return pd.read_csv(path, skipinitialspace=True)
+    except InputError:
+        raise
+    except (
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        UnicodeDecodeError,
+        OSError,
+        ValueError,
+    ) as e:
+        raise InputError(f"cannot read: {_first_line(e)}", str(path)) from None
