@@ -24,7 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
+from ...compiler.ensemble import (
+    EXP,
+    IDENTITY,
+    LOGISTIC,
+    SIGMOID,
+    SOFTMAX,
+    Ensemble,
+    Feature,
+    Tree,
+    logit,
+)
 from ...compiler.errors import InputError, UnsupportedModelError
 from . import ubj, xgboost_dump
 from .base import (
@@ -40,7 +50,6 @@ from .xgboost_replay import XGBoostReplayer, booster_from_bytes
 SUPPORTED = (
     "binary:logistic",
     "binary:logitraw",
-    "reg:logistic",
     "multi:softprob",
     "multi:softmax",
 )
@@ -52,6 +61,9 @@ REGRESSION = {
     "count:poisson": EXP,
     "reg:gamma": EXP,
     "reg:tweedie": EXP,
+    # a regression onto [0, 1] (its prediction is sigmoid(raw)), not a classifier: a
+    # model trained as a classifier says binary:logistic
+    "reg:logistic": SIGMOID,
 }
 
 
@@ -205,9 +217,13 @@ def _outputs(
         if not b0 > 0.0:
             raise InputError(f"base_score {b0} of a log-link objective is not positive", where)
         return 0, EXP, (float(np.log(b0)),)
+    if REGRESSION.get(obj) == SIGMOID:
+        if not 0.0 < b0 < 1.0:
+            raise InputError(f"base_score {b0} of reg:logistic is not in (0, 1)", where)
+        return 0, SIGMOID, (logit(b0),)
     if obj in REGRESSION:
         return 0, IDENTITY, (b0,)
-    if obj in ("binary:logistic", "reg:logistic"):
+    if obj == "binary:logistic":
         if not 0.0 < b0 < 1.0:
             raise InputError(f"base_score {b0} is not a probability", where)
         return 2, LOGISTIC, (logit(b0),)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import treesens
-from treesens.compiler.ensemble import EXP, IDENTITY, Ensemble
+from treesens.compiler.ensemble import EXP, IDENTITY, SIGMOID, Ensemble
 from treesens.compiler.errors import InputError
 
 xgb = pytest.importorskip("xgboost")
@@ -69,6 +69,7 @@ XGB_OBJECTIVES = {
     "count:poisson": EXP,
     "reg:gamma": EXP,
     "reg:tweedie": EXP,
+    "reg:logistic": SIGMOID,
 }
 
 
@@ -76,6 +77,8 @@ def _xgb_regressor(objective: str):
     X, y = _data()
     if XGB_OBJECTIVES[objective] == EXP:
         y = np.exp(y / 3.0) + 0.1
+    if XGB_OBJECTIVES[objective] == SIGMOID:
+        y = 1.0 / (1.0 + np.exp(-y))
     return xgb.XGBRegressor(n_estimators=6, max_depth=3, objective=objective, nthread=1).fit(X, y)
 
 
