@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 import time
 
-from ..answers.result import ERROR, INSENSITIVE, UNKNOWN
+from ..answers.result import ERROR, UNKNOWN
 from ..compiler.box_search import FOUND, PROVED, box_search
 from ..compiler.invert import witness_from_pair
-from ..compiler.kinds import kind_of
-from ..compiler.pair_boxes import PairTablesTooLarge, class_pair_encodings, pair_tables
+from ..compiler.pair_boxes import class_pair_encodings
 from .accept import accept
+from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
 from .context import SolveContext
 from .link_boxes import link_box_stage, link_tables
 from .verdict import Accepted, check_pair
@@ -31,7 +31,6 @@ BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
 # without a time limit, the box search's turn still ends, so that the backend (which
 # may find a pair the boxes reach only late) gets one
 UNLIMITED_TURN = 300.0
-FOUND_BY = "box search"
 
 
 def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
@@ -95,25 +94,15 @@ def box_stage(ctx: SolveContext, alone: bool = False) -> bool:
     ctx.solve_time += time.time() - t0
     stats["time"] = time.time() - t0
     if stats["status"] == PROVED:
-        res = ctx.result
-        res.status = INSENSITIVE
-        asks = kind_of(ctx.q).asks
-        res.message = (
-            f"proved by the box search: no box of the pair space {ctx.ens.domain} meets {asks}"
-        )
-        ctx.stats["proved_by"] = FOUND_BY
-        return True
+        return prove_insensitive(ctx)
     return answered
 
 
 def _search_one(ctx: SolveContext, enc, deadline: float, stats: dict) -> bool:
     """One encoding's box search, folded into ``stats``; True when a replayed pair
     answered the query."""
-    try:
-        tables = pair_tables(enc)
-    except PairTablesTooLarge as e:
-        stats.clear()
-        stats.update({"status": "skipped", "reason": str(e)})
+    tables = tables_or_skip(enc, stats)
+    if tables is None:
         return False
     stop = ctx.stop.is_set if ctx.stop is not None else None
     out = box_search(enc, tables, deadline, stop=stop)

@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import math
 
-from ..answers.result import ERROR, INSENSITIVE
+from ..answers.result import ERROR
 from ..compiler.encode import Encoding
 from ..compiler.gap_boxes import largest_gap
 from ..compiler.invert import witness_from_pair
-from ..compiler.kinds import kind_of
-from ..compiler.pair_boxes import PairTablesTooLarge, pair_tables
 from ..compiler.query import UP
 from .accept import accept
+from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
 from .context import SolveContext
 from .gap_search import BestPair, level_encodings, link_bound
 from .verdict import Accepted, check_pair
-
-FOUND_BY = "box search"
 
 
 class _Reached(Exception):
@@ -50,11 +47,8 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
         return False
     stats = {"status": "searched", "boxes": 0, "leaves": 0, "class_pairs": 1}
     ctx.stats["box_search"] = stats
-    try:
-        tables = pair_tables(enc)
-    except PairTablesTooLarge as e:
-        stats.clear()
-        stats.update({"status": "skipped", "reason": str(e)})
+    tables = tables_or_skip(enc, stats)
+    if tables is None:
         return False
     stats["leaves"] = int(tables.values.shape[1])
     delta = float(ctx.q.delta)
@@ -86,13 +80,6 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
     stats["boxes"] = out.boxes
     if out.proven and out.upper < delta:
         stats["status"] = "proved"
-        res = ctx.result
-        res.status = INSENSITIVE
-        res.message = (
-            f"proved by the box search: no box of the pair space {ctx.ens.domain} meets "
-            f"{kind_of(ctx.q).asks} (bounded through the {ctx.ens.link} link)"
-        )
-        ctx.stats["proved_by"] = FOUND_BY
-        return True
+        return prove_insensitive(ctx, f" (bounded through the {ctx.ens.link} link)")
     stats["status"] = "timeout" if not out.proven else "open"
     return False
