@@ -104,7 +104,12 @@ def representative(
     lo = thresholds[j - 1] if j > 0 else -math.inf
     hi = thresholds[j] if j < len(thresholds) else math.inf
     for v in candidates(lo, hi, feat):
-        v = float(ens.cast_value(v)) if math.isfinite(v) else v
+        # the library's own value (float32) when it is within the bounds; otherwise the
+        # input itself: a bound the cast rounds past (a data value just under a float32
+        # threshold) still reaches the interval its float32 value falls in
+        c = float(ens.cast_value(v)) if math.isfinite(v) else v
+        if _admissible(ens, feat, thresholds, j, c):
+            return c
         if _admissible(ens, feat, thresholds, j, v):
             return v
     return None

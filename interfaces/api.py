@@ -87,8 +87,10 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
 
 @takes_query_keywords
 def max_gap(model, vary, *, tolerance: float = DEFAULT_TOLERANCE, **check_kw) -> Result:
-    """How sensitive is a binary ``model`` to ``vary``: the largest gap g* at which it is
-    sensitive, within ``tolerance`` (absolute, in probability), found by bisection with
+    """How sensitive is ``model`` to ``vary``: the largest gap g* at which it is
+    sensitive, within ``tolerance`` (binary: absolute, in probability; multiclass, with
+    ``classes``: in ln units; a regressor's largest change f(x1) - f(x2): relative to its
+    bound), found by bisection with
     ``check`` (questions/max_gap.py). The keywords are ``check``'s, without a gap; the whole
     search runs within ``timeout``.
 

@@ -96,8 +96,10 @@ def _raw_candidates(ens: Ensemble, feat: Feature, thresholds: list[float]) -> li
     for v in out:
         if not math.isfinite(v):
             continue
-        v = float(ens.cast_value(v))
-        if _admissible(ens, feat, v):
+        c = float(ens.cast_value(v))
+        if _admissible(ens, feat, c):
+            vals.append(c)
+        elif _admissible(ens, feat, v):  # a bound whose float32 value lies past it
             vals.append(v)
     return vals
 

@@ -166,16 +166,18 @@ def add_max_gap_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-gap",
         action="store_true",
-        help="binary models: find the largest gap g at which the model is sensitive (a "
-        "replay-checked pair at that gap, a proof that no larger gap is reachable); the "
-        "whole search within --timeout; give no --gap",
+        help="find the largest gap g at which the model is sensitive (binary: in "
+        "probability; multiclass: the ratio, with --classes; regressors: the largest change "
+        "f(x1) - f(x2)): a replay-checked pair at that gap, a proof that no larger gap is "
+        "reachable; the whole search within --timeout; give no --gap or --delta",
     )
     p.add_argument(
         "--max-gap-tolerance",
         type=positive_float,
         default=DEFAULT_TOLERANCE,
         metavar="T",
-        help=f"--max-gap stops when its bounds are within T (absolute, in probability; "
+        help=f"--max-gap stops when its bounds are within T (binary: absolute, in "
+        f"probability; multiclass: in ln units; regressors: relative to the bound; "
         f"default {DEFAULT_TOLERANCE:g})",
     )
 
