@@ -109,7 +109,7 @@ def _the_operator(model, where: str) -> int:
         elif node.op_type not in AROUND or node.domain not in ("", "ai.onnx", ML):
             what = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
             raise UnsupportedModelError(
-                f"the graph has a {what} node ({node.name or 'unnamed'}): {_FEW}", where
+                f"the graph has an operator {what} ({node.name or 'unnamed'}): {_FEW}", where
             )
     if len(found) != 1:
         raise UnsupportedModelError(

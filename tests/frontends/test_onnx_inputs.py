@@ -98,7 +98,7 @@ def test_an_unsupported_node_is_named(tmp_path):
 
     pipe = make_pipeline(StandardScaler(), sk_ensemble.RandomForestClassifier(2, max_depth=2))
     blob = om.sklearn_onnx(pipe.fit(X, YB), X)
-    _refused(tmp_path, blob, "ai.onnx.ml.Scaler node", kind=UnsupportedModelError)
+    _refused(tmp_path, blob, "operator ai.onnx.ml.Scaler", kind=UnsupportedModelError)
 
 
 def test_an_unsupported_node_on_the_command_line_exits_2_naming_it(tmp_path):
