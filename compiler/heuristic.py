@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from .encode import Encoding
-from .ensemble import MISSING_ZERO
+from .ensemble import MISSING_ZERO, ZERO_BAND
 
 MAX_CANDIDATES = 48  # interval representatives tried per feature move
 # score = min(slack1, slack2) + balance * (slack1 + slack2). The sum is the difference of
@@ -52,6 +52,7 @@ class _TreeEval:
         self.lt = ens.op == "<"
         self.work = 0
         self.f32 = ens.cast == "float32"
+        self.zero_band = ens.cast == "float64z"  # LightGBM reads |x| <= ZERO_BAND as 0.0
 
     def leaves(self, ti: int, X: np.ndarray) -> np.ndarray:
         t = self.trees[ti]
@@ -78,7 +79,7 @@ class _TreeEval:
 def _outside_numeric_model(enc: Encoding) -> bool:
     """Does the model use anything this plain numeric evaluator does not mimic?"""
     ens = enc.ensemble
-    if ens.cast not in ("float32", "float64"):
+    if ens.cast not in ("float32", "float64", "float64z"):
         return True
     if any(getattr(d, "codes", None) is not None for d in enc.domains.values()):
         return True
@@ -100,6 +101,22 @@ def _slack(rows, raw: np.ndarray) -> np.ndarray:
     return out
 
 
+def _copy_slack(rows, alternatives, raw: np.ndarray) -> np.ndarray:
+    """A copy's slack: the smallest over its rows and, when it has alternatives (a class
+    that may be any), the best alternative's smallest."""
+    out = _slack(rows, raw) if rows else None
+    if alternatives:
+        best = np.max([_slack(group, raw) for group in alternatives], axis=0)
+        out = best if out is None else np.minimum(out, best)
+    return out
+
+
+def _searchable(cond) -> bool:
+    """Whether the ascent's score describes the condition: rows or alternatives on each
+    copy, and no choice tying the copies' classes together ("any" against "any")."""
+    return not cond.distinct and all(cond.rows[c] or cond.alternatives[c] for c in (0, 1))
+
+
 def find_witness(
     enc: Encoding,
     budget: float,
@@ -116,8 +133,7 @@ def find_witness(
     ``work`` bounds the effort in row-tree evaluations, so that the same query gives the
     same answer however loaded the machine is; ``budget`` (seconds) is only a backstop.
     """
-    cond = enc.condition
-    if any(cond.alternatives) or not cond.rows[0] or not cond.rows[1]:
+    if not _searchable(enc.condition):
         return None
     if _outside_numeric_model(enc):
         return None  # categorical splits, NaN choices, LightGBM's zero band: the solver's job
@@ -164,11 +180,18 @@ class _Ascent:
             f: np.array([enc.domains[f].reps[j] for j in enc.domains[f].valid]) for f in self.feats
         }
         self.varying = enc.varying
-        self.rows = enc.condition.rows
+        cond = enc.condition
+        self.rows = cond.rows
+        self.alternatives = cond.alternatives or ((), ())
         self.base = np.asarray(ens.intercept, dtype=np.float64)
 
     def cast(self, X: np.ndarray) -> np.ndarray:
-        return X.astype(np.float32).astype(np.float64) if self.ev.f32 else X
+        """The inputs as the library reads them."""
+        if self.ev.f32:
+            return X.astype(np.float32).astype(np.float64)
+        if self.ev.zero_band:
+            return np.where(np.abs(X) <= ZERO_BAND, 0.0, X)
+        return X
 
     def out_of_budget(self) -> bool:
         return time.time() >= self.deadline or (self.work is not None and self.ev.work >= self.work)
@@ -192,7 +215,10 @@ class _Ascent:
     def slacks(self, c: list[np.ndarray]) -> tuple[list[np.ndarray], list[float]]:
         """Raw scores and slacks of the two copies from their per-tree contributions."""
         raw = [self.base + c[0].sum(0), self.base + c[1].sum(0)]
-        return raw, [float(_slack(self.rows[i], raw[i][None])[0]) for i in (0, 1)]
+        return raw, [float(self.slack(i, raw[i][None])[0]) for i in (0, 1)]
+
+    def slack(self, copy: int, raw: np.ndarray) -> np.ndarray:
+        return _copy_slack(self.rows[copy], self.alternatives[copy], raw)
 
     def ascend(
         self, x1: np.ndarray, x2: np.ndarray
@@ -248,7 +274,7 @@ class _Ascent:
             X = self.cast(X)
             for ti in trees:
                 new[i] += self.ev.tree_values(ti, X) - c[i][ti]
-        sl1, sl2 = _slack(self.rows[0], new[0]), _slack(self.rows[1], new[1])
+        sl1, sl2 = self.slack(0, new[0]), self.slack(1, new[1])
         score = np.minimum(sl1, sl2) + self.balance * (sl1 + sl2)
         k = int(np.argmax(score))
         if score[k] > min(s) + self.balance * (s[0] + s[1]) + 1e-12:
