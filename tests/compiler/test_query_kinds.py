@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.oracle import random_ensemble
 from treesens.compiler.chain import SensitivityQuestion, sensitivity_chain
 from treesens.compiler.errors import InputError
 from treesens.compiler.kinds import AnchoredQuestion, kind_of, prepared
 from treesens.compiler.passes.base import Compiled, Pass
 from treesens.compiler.query import Query
+from treesens.tests.oracle import random_ensemble
 
 
 def _ens():

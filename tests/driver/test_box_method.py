@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 import treesens
-from tests.oracle import brute_force_sensitive, random_ensemble
 from treesens.compiler.box_search import GAVE_UP, box_search
 from treesens.compiler.pair_boxes import pair_encoding, pair_tables
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.driver import solve_query
+from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
 

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import treesens
-from tests.oracle import brute_force_largest_change, cell_grid, interval_values
 from treesens.backends.registry import available
 from treesens.compiler import link_change
 from treesens.compiler.ensemble import SIGMOID
@@ -27,6 +26,7 @@ from treesens.driver import backend as backend_stage
 from treesens.driver.gap_search import level_encodings, link_bound
 from treesens.driver.solve import solve_query
 from treesens.frontends.query_build import make_query
+from treesens.tests.oracle import brute_force_largest_change, cell_grid, interval_values
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 import treesens
-from tests.oracle import brute_force_largest_change
 from treesens.backends.registry import available
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import FeatureBound
 from treesens.driver.solve import solve_query
 from treesens.frontends.query_build import make_query
+from treesens.tests.oracle import brute_force_largest_change
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
@@ -249,7 +249,7 @@ def test_cli_delta_on_a_classifier_exits_2_with_one_line(tmp_path):
 
 # ---- the audit of a regressor: per row, the predictions F reaches ----------------------
 
-from tests.oracle import feature_thresholds, interval_values  # noqa: E402
+from treesens.tests.oracle import feature_thresholds, interval_values  # noqa: E402
 
 
 def _reach_by_enumeration(ens, row: np.ndarray, f: int) -> tuple[float, float]:

@@ -233,7 +233,7 @@ TINY = {
 }
 
 
-from tests.oracle import brute_force_best_above  # noqa: E402
+from treesens.tests.oracle import brute_force_best_above  # noqa: E402
 
 _best_above = brute_force_best_above
 

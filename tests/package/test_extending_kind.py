@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 
 import treesens
-from tests.oracle import feature_thresholds, interval_values
 from treesens.compiler.errors import InputError
 from treesens.compiler.kinds import kind_names, unregister_kind
 from treesens.compiler.query import Query
 from treesens.driver import solve_query
 from treesens.frontends.data import dataset_for
+from treesens.tests.oracle import feature_thresholds, interval_values
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "extending.md"
