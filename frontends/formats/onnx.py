@@ -3,11 +3,17 @@
 Reads a graph of one tree-ensemble operator (TreeEnsembleClassifier, TreeEnsembleRegressor,
 or TreeEnsemble of ai.onnx.ml 5) fed by one float or double tensor [N, F], with only Cast,
 Identity and ZipMap around it, as skl2onnx and onnxmltools write scikit-learn, XGBoost and
-LightGBM models. The file is parsed as data (protobuf); external data and model-local
-functions are refused; nothing runs while loading but onnxruntime's check that it can
-load the graph. ``onnx_operator`` reads the operator's attributes, ``onnx_trees`` maps its
-trees onto the IR (a float32 input is compared as float32, a double one as a double),
-``onnx_scoring`` its classes, link and intercept, ``onnx_replay`` replays witnesses.
+LightGBM models. The operator may also be fed by a Concat of columns (axis 1, nested
+Concats too) of float or double graph inputs [N, k], as skl2onnx writes a DataFrame's
+columns (a ColumnTransformer passing them through): the features are the joined columns
+in order, named after their inputs (an input [N, k], k > 1, as NAME_0 .. NAME_k-1), then
+any graph input the trees do not read (onnxruntime wants every input fed); every column
+must reach the operator at one precision (all float32, or all double). The file is parsed
+as data (protobuf); external data and model-local functions are refused; nothing runs
+while loading but onnxruntime's check that it can load the graph. ``onnx_operator`` reads
+the operator's attributes, ``onnx_trees`` maps its trees onto the IR (a float32 input is
+compared as float32, a double one as a double), ``onnx_scoring`` its classes, link and
+intercept, ``onnx_replay`` replays witnesses (one array per graph input).
 """
 
 from __future__ import annotations
@@ -27,10 +33,14 @@ from .onnx_scoring import scoring_of
 from .onnx_trees import TreeError, comparison_op, ir_trees
 
 ML = "ai.onnx.ml"
-AROUND = ("Cast", "Identity", "ZipMap")  # the only other nodes a graph may have
+AROUND = ("Cast", "Identity", "ZipMap", "Concat")  # the only other nodes a graph may have
 _FLOAT, _DOUBLE = 1, 11  # TensorProto element types
 _DTYPES = {_FLOAT: "float32", _DOUBLE: "float64"}
-_FEW = "treesens reads one tree-ensemble operator with only Cast, Identity and ZipMap around it"
+_FEW = (
+    "treesens reads one tree-ensemble operator with only Cast, Identity, ZipMap and a Concat "
+    "of the graph's inputs around it"
+)
+_TENSOR = "one float tensor input [N, F], or float inputs [N, 1] joined by a Concat"
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,33 @@ class _Input:
     name: str
     dtype: str  # of the graph input
     float32: bool  # the operator sees float32 values (the input, or a Cast on the way)
-    n_features: int
+    n_features: int  # its columns
+
+
+@dataclass(frozen=True)
+class _Feed:
+    """The graph inputs in the features' order: those the trees read (their columns
+    concatenated, as a Concat joins them), then any the trees do not read (fed to
+    onnxruntime all the same). ``named``: the graph joins columns with a Concat, and the
+    features are named after the inputs (``f0, f1, ...`` for one input [N, F] read as is)."""
+
+    inputs: tuple[_Input, ...]
+    n_read: int  # columns the trees read: the first n_read features
+    float32: bool
+    named: bool
+
+    @property
+    def n_features(self) -> int:
+        return sum(i.n_features for i in self.inputs)
+
+    def feature_names(self) -> list[str]:
+        if not self.named:
+            return [f"f{i}" for i in range(self.n_features)]
+        names = []
+        for i in self.inputs:
+            one = i.n_features == 1
+            names += [i.name] if one else [f"{i.name}_{j}" for j in range(i.n_features)]
+        return names
 
 
 def _check_self_contained(model, where: str) -> None:
@@ -63,36 +99,39 @@ def _check_self_contained(model, where: str) -> None:
             )
 
 
-def _graph_input(model, where: str) -> tuple[Any, str, int]:
-    """(the one graph input, its dtype, its number of columns)."""
+def _graph_inputs(model, where: str) -> dict[str, tuple[str, int]]:
+    """Every graph input (initializers aside): name -> (its dtype, its number of columns);
+    each must be a float or double tensor [N, k]."""
     inits = {t.name for t in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
-    if len(inputs) != 1:
-        names = ", ".join(i.name for i in inputs) or "none"
+    if not inputs:
         raise UnsupportedModelError(
-            f"the graph has {len(inputs)} inputs ({names}); treesens reads a graph of one "
-            "float tensor input [N, F]",
-            where,
+            f"the graph has no inputs; treesens reads a graph of {_TENSOR}", where
         )
-    inp = inputs[0]
-    tt = inp.type.tensor_type if inp.type.HasField("tensor_type") else None
-    if tt is None or tt.elem_type not in _DTYPES:
-        raise UnsupportedModelError(
-            f"input {inp.name!r} is not a float or double tensor; treesens reads a graph of "
-            "one float tensor input [N, F]",
-            where,
-        )
-    dims = list(tt.shape.dim) if tt.HasField("shape") else []
-    if len(dims) != 2 or not dims[1].HasField("dim_value") or dims[1].dim_value < 1:
-        raise UnsupportedModelError(
-            f"input {inp.name!r} is not a tensor [N, F] with a fixed number of columns F", where
-        )
-    F = int(dims[1].dim_value)
+    found: dict[str, tuple[str, int]] = {}
+    for inp in inputs:
+        tt = inp.type.tensor_type if inp.type.HasField("tensor_type") else None
+        if tt is None or tt.elem_type not in _DTYPES:
+            raise UnsupportedModelError(
+                f"input {inp.name!r} is not a float or double tensor; treesens reads a graph "
+                f"of {_TENSOR}",
+                where,
+            )
+        dims = list(tt.shape.dim) if tt.HasField("shape") else []
+        if len(dims) != 2 or not dims[1].HasField("dim_value") or dims[1].dim_value < 1:
+            raise UnsupportedModelError(
+                f"input {inp.name!r} is not a tensor [N, F] with a fixed number of columns F",
+                where,
+            )
+        if inp.name in found:
+            raise InputError(f"the graph lists input {inp.name!r} twice", where)
+        found[inp.name] = (_DTYPES[tt.elem_type], int(dims[1].dim_value))
+    F = sum(k for _, k in found.values())
     if F > MAX_FEATURES:
         raise InputError(
             f"the input has {F} columns: treesens reads at most {MAX_FEATURES:,}", where
         )
-    return inp, _DTYPES[tt.elem_type], F
+    return found
 
 
 def _cast_to(node) -> int:
@@ -118,25 +157,121 @@ def _the_operator(model, where: str) -> int:
     return found[0]
 
 
-def _feeding(model, op_index: int, where: str) -> _Input:
-    """How the graph input reaches the operator: through Identity and float Casts only."""
-    inp, dtype, F = _graph_input(model, where)
-    producer = {o: n for n in model.graph.node for o in n.output}
-    name, float32 = model.graph.node[op_index].input[0], dtype == "float32"
-    for _ in range(len(model.graph.node) + 1):
-        if name == inp.name:
-            return _Input(inp.name, dtype, float32, F)
-        node = producer.get(name)
-        if node is None or node.op_type not in ("Cast", "Identity"):
-            break
+def _concat_axis(node, where: str) -> int:
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+    if axis not in (1, -1):
+        raise UnsupportedModelError(
+            f"a Concat ({node.name or 'unnamed'}) joins along axis {axis}: treesens reads a "
+            "Concat of columns (axis 1) feeding the trees",
+            where,
+        )
+    return axis
+
+
+def _feeding(model, op_index: int, where: str) -> _Feed:
+    """How the graph inputs reach the operator: through Identity, float Casts and Concats
+    of columns (axis 1) only, each input at most once."""
+    graph_inputs = _graph_inputs(model, where)
+    nodes = model.graph.node
+    producer = {o: k for k, n in enumerate(nodes) for o in n.output}
+    read: list[_Input] = []
+    read_names: set[str] = set()
+    seen: set[int] = set()  # nodes walked through: each once (a cycle, or a column twice)
+    named = False
+    if not nodes[op_index].input:
+        raise InputError(f"the {nodes[op_index].op_type} has no input", where)
+    # (a value's name, a Cast to float on the way from it to the operator); depth first,
+    # a Concat's inputs in order
+    stack = [(nodes[op_index].input[0], False)]
+    while stack:
+        name, float32 = stack.pop()
+        if name in graph_inputs:
+            if name in read_names:
+                raise UnsupportedModelError(
+                    f"input {name!r} reaches the trees twice: treesens reads each graph input "
+                    "as its own columns",
+                    where,
+                )
+            dtype, k = graph_inputs[name]
+            read.append(_Input(name, dtype, float32 or dtype == "float32", k))
+            read_names.add(name)
+            continue
+        index = producer.get(name)
+        node = None if index is None else nodes[index]
+        default = node is not None and node.domain in ("", "ai.onnx")
+        if not default or node.op_type not in ("Cast", "Identity", "Concat"):
+            raise UnsupportedModelError(_not_fed(name, node, named), where)
+        if index in seen:
+            raise UnsupportedModelError(
+                f"{node.op_type} {node.name or '(unnamed)'} reaches the trees twice", where
+            )
+        seen.add(index)
+        if not node.input:
+            raise InputError(f"a {node.op_type} has no input", where)
+        if node.op_type == "Concat":
+            _concat_axis(node, where)
+            named = True
+            stack += [(i, float32) for i in reversed(node.input)]
+            continue
         if node.op_type == "Cast":
             if _cast_to(node) not in _DTYPES:
                 raise UnsupportedModelError(
                     "a Cast to a type other than float or double feeds the trees", where
                 )
             float32 |= _cast_to(node) == _FLOAT
-        name = node.input[0]
-    raise UnsupportedModelError("the trees are not fed by the graph's input", where)
+        stack.append((node.input[0], float32))
+    return _feed_of(graph_inputs, read, named, where)
+
+
+def _not_fed(name: str, node, named: bool) -> str:
+    if not named:
+        return "the trees are not fed by the graph's input"
+    if node is None:
+        what = "a constant" if name else "missing"
+        return f"a Concat feeding the trees joins {name!r}, {what}, not a graph input"
+    op = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
+    return (
+        f"a Concat feeding the trees joins {name!r}, the output of {op} "
+        f"({node.name or 'unnamed'}), not a graph input"
+    )
+
+
+def _feed_of(graph_inputs: dict, read: list[_Input], named: bool, where: str) -> _Feed:
+    """The feed, once every column's precision is one and the names are distinct."""
+    float32 = {i.float32 for i in read}
+    if len(float32) > 1:
+        f32 = next(i.name for i in read if i.float32)
+        f64 = next(i.name for i in read if not i.float32)
+        raise UnsupportedModelError(
+            f"input {f32!r} reaches the trees as float32 values and {f64!r} as doubles: "
+            "treesens reads columns compared at one precision (cast them all to float, or "
+            "all to double)",
+            where,
+        )
+    names_read = {i.name for i in read}
+    unread = [n for n in graph_inputs if n not in names_read]
+    if unread and not named:
+        names = ", ".join(graph_inputs)
+        raise UnsupportedModelError(
+            f"the graph has {len(graph_inputs)} inputs ({names}); treesens reads a graph of "
+            f"{_TENSOR}",
+            where,
+        )
+    extra = [
+        _Input(n, dtype, dtype == "float32", k) for n in unread for dtype, k in [graph_inputs[n]]
+    ]
+    n_read = sum(i.n_features for i in read)
+    feed = _Feed(tuple(read + extra), n_read, float32.pop(), named)
+    names, distinct = feed.feature_names(), set()
+    for dup in names:
+        if dup in distinct:
+            raise UnsupportedModelError(
+                f"two columns would both be named {dup!r} (an input [N, k] names its columns "
+                "NAME_0 .. NAME_k-1): rename the graph's inputs",
+                where,
+            )
+        distinct.add(dup)
+    return feed
 
 
 def _scores_output(model, op_index: int, where: str) -> tuple[str, tuple | None]:
@@ -212,7 +347,7 @@ def from_bytes(blob: bytes, where: str) -> Ensemble:
                 f"the ZipMap lists {len(labels)} labels for {scoring.n_classes} classes", where
             )
         ir_op = comparison_op(op.trees)
-        trees = ir_trees(op.trees, ir_op, feed.float32, feed.n_features)
+        trees = ir_trees(op.trees, ir_op, feed.float32, feed.n_read)
     except UnsupportedModelError as e:
         raise UnsupportedModelError(e.message, where) from None
     except InputError:
@@ -223,11 +358,12 @@ def from_bytes(blob: bytes, where: str) -> Ensemble:
         raise InputError(f"the {node.op_type} has no trees", where)
     if not all(math.isfinite(v) for v in scoring.intercept):
         raise InputError("a base value is not a finite number", where)
-    outputs = Outputs(feed.name, feed.dtype, output, labels, op_index, scoring.one_score)
+    inputs = tuple((i.name, i.dtype, i.n_features) for i in feed.inputs)
+    outputs = Outputs(inputs, output, labels, op_index, scoring.one_score)
     replayer = OnnxReplayer(blob, outputs, scoring.n_classes == 0, where, ses=session(blob, where))
     return Ensemble(
         trees=trees,
-        features=tuple(Feature(f"f{i}") for i in range(feed.n_features)),
+        features=tuple(Feature(n) for n in feed.feature_names()),
         n_classes=scoring.n_classes,
         intercept=scoring.intercept,
         link=scoring.link,

@@ -1,9 +1,9 @@
 """Replaying witnesses with onnxruntime on the ONNX file's own bytes.
 
-A replayer carries the file's bytes and what it read of the graph (the input's name and
-type, the output holding the ensemble's scores, and the ZipMap labels if that output is
-one), so it pickles with the standard library; the sessions are built on first use and
-not pickled. Raw scores (before the operator's post_transform) come from a second
+A replayer carries the file's bytes and what it read of the graph (the inputs' names,
+types and columns, the output holding the ensemble's scores, and the ZipMap labels if that
+output is one), so it pickles with the standard library; the sessions are built on first
+use and not pickled. Raw scores (before the operator's post_transform) come from a second
 session on the same graph with ``post_transform`` set to NONE: onnxruntime computes both.
 """
 
@@ -22,13 +22,13 @@ from .base import LazyLibraryModel
 
 @dataclass(frozen=True)
 class Outputs:
-    """Where a graph's scores are: the graph input to feed (and its dtype), the graph
-    output to read, the ZipMap labels in column order when that output is a ZipMap's
-    (None: a tensor), the operator node's index, and which raw columns the IR has
-    (``one_score``: column 1 of a binary operator that stores one score)."""
+    """Where a graph's scores are: the graph inputs to feed, (name, dtype, columns) in the
+    features' order (a row is split into one array per input), the graph output to read,
+    the ZipMap labels in column order when that output is a ZipMap's (None: a tensor), the
+    operator node's index, and which raw columns the IR has (``one_score``: column 1 of a
+    binary operator that stores one score)."""
 
-    input_name: str
-    input_dtype: str  # "float32" or "float64"
+    inputs: tuple[tuple[str, str, int], ...]  # dtype "float32" or "float64"
     output_name: str
     zipmap_labels: tuple | None
     node_index: int
@@ -133,11 +133,15 @@ class OnnxReplayer(LazyLibraryModel):
 
     def _run(self, X, raw: bool = False) -> np.ndarray:
         o = self.outputs
-        with np.errstate(over="ignore"):  # beyond float32: inf, as a float32 input is
-            x = np.asarray(X, dtype=np.float64).astype(o.input_dtype)
+        x = np.asarray(X, dtype=np.float64)
         if x.ndim == 1:
             x = x[None, :]
-        out = self._sessions(raw).run([o.output_name], {o.input_name: x})[0]
+        feeds, start = {}, 0
+        for name, dtype, k in o.inputs:
+            with np.errstate(over="ignore"):  # beyond float32: inf, as a float32 input is
+                feeds[name] = np.ascontiguousarray(x[:, start : start + k].astype(dtype))
+            start += k
+        out = self._sessions(raw).run([o.output_name], feeds)[0]
         if o.zipmap_labels is not None:  # a list of {label: probability}
             out = [[row[label] for label in o.zipmap_labels] for row in out]
         return np.asarray(out, dtype=np.float64).reshape(len(x), -1)

@@ -50,6 +50,58 @@ def onnxmltools_model(est, n_features: int) -> bytes:
         return onnxmltools.convert_lightgbm(est, initial_types=types).SerializeToString()
 
 
+def dataframe_onnx(est, df, y, initial_types=None) -> bytes:
+    """skl2onnx's model of ``est`` fitted on (df, y) behind a ColumnTransformer passing the
+    DataFrame's columns through: one graph input [N, 1] per column (of the column's dtype,
+    or as ``initial_types`` says) joined by a Concat."""
+    from skl2onnx import to_onnx
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    columns = ColumnTransformer([("columns", "passthrough", list(df.columns))])
+    pipe = Pipeline([("columns", columns), ("model", est)]).fit(df, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if initial_types is not None:
+            return to_onnx(pipe, initial_types=initial_types).SerializeToString()
+        return to_onnx(pipe, df[:1]).SerializeToString()
+
+
+def with_columns(blob: bytes, names, in_types=FLOAT, axis: int = 1, cast_to=None) -> bytes:
+    """A node-built model (input X [N, F]) fed instead by one graph input [N, 1] per name
+    (of ``in_types``, one or one per name), each through a Cast(``cast_to``) when given,
+    joined by a Concat along ``axis`` into X."""
+    model = onnx.load_model_from_string(blob)
+    g = model.graph
+    types = in_types if isinstance(in_types, (list, tuple)) else [in_types] * len(names)
+    del g.input[:]
+    nodes, joined = [], []
+    for name, t in zip(names, types):
+        g.input.append(helper.make_tensor_value_info(name, t, [None, 1]))
+        if cast_to is not None:
+            nodes.append(helper.make_node("Cast", [name], [f"{name}_cast"], to=cast_to))
+        joined.append(name if cast_to is None else f"{name}_cast")
+    nodes.append(helper.make_node("Concat", joined, ["X"], axis=axis, name="join"))
+    for i, node in enumerate(nodes):
+        g.node.insert(i, node)
+    return model.SerializeToString()
+
+
+def onnxruntime_run(blob: bytes, row: dict, names) -> dict:
+    """onnxruntime's outputs on one row ({feature: value}), fed as the graph's inputs ask:
+    X [1, F] from ``names`` for one input, else one [1, 1] array per input named by it."""
+    import onnxruntime as ort
+
+    s = ort.InferenceSession(blob, providers=["CPUExecutionProvider"])
+    dtypes = {"tensor(float)": np.float32, "tensor(double)": np.float64}
+    inputs = s.get_inputs()
+    if len(inputs) == 1 and inputs[0].name not in row:
+        feeds = {inputs[0].name: np.array([[row[n] for n in names]], dtype=dtypes[inputs[0].type])}
+    else:
+        feeds = {i.name: np.array([[row[i.name]]], dtype=dtypes[i.type]) for i in inputs}
+    return dict(zip((o.name for o in s.get_outputs()), s.run(None, feeds)))
+
+
 def write(folder: Path, name: str, blob: bytes) -> Path:
     path = Path(folder) / name
     path.write_bytes(blob)

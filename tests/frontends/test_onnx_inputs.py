@@ -292,6 +292,8 @@ def test_fuzzed_bytes_load_and_agree_or_are_one_input_error(tmp_path_factory, da
         om.two_level_nodes(("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GT"), (0.5, 0.25, 0.7)),
         [(2, 0, 0.1), (3, 0, 0.4), (5, 0, 0.6), (6, 0, 0.9)],
     )
+    if data.draw(st.booleans()):  # one input per column, cast to float and joined by a Concat
+        blob = om.with_columns(blob, ["a", "b"], in_types=om.DOUBLE, cast_to=om.FLOAT)
     i = data.draw(st.integers(0, len(blob) - 1))
     kind = data.draw(st.sampled_from(["truncate", "overwrite", "delete", "insert"]))
     junk = data.draw(st.binary(min_size=1, max_size=4))
