@@ -8,8 +8,11 @@ pair and is dropped; otherwise it is split in two along the first node of one pa
 that still has leaves on both sides. When every tree's remaining leaves agree on every
 row, the box's values are exact: it holds pairs, and its lower corner is one.
 
-The target is fixed, so the boxes visited do not depend on the order of the search,
-only on the choice of splits. The tree to split is the first of a fixed order (largest
+The target is fixed, so a proof visits the same boxes in any order (they depend only on
+the choice of splits); the order decides how soon a pair is found. Of a split's two
+boxes the one with more room above the rows' thresholds (its tightest row's) is searched
+first; a recorded proof keeps the "yes" side first, the order a certificate is read in.
+The tree to split is the first of a fixed order (largest
 spread of summed values first) whose remaining leaves still differ in the sum; then one
 whose leaves differ in a row. Each split resolves one node of that tree, so the search
 finishes; a time limit makes it give up ("unknown").
@@ -62,14 +65,14 @@ def box_search(
         tab.values, starts, axis=1
     )
     order = split_order(tab, span)
-    stack = [(np.ones(n_leaves, dtype=bool), np.zeros_like(tab.sizes), tab.sizes.copy())]
+    root = np.ones(n_leaves, dtype=bool)
+    stack = [(root, np.zeros_like(tab.sizes), tab.sizes.copy(), _top(tab, root))]
     boxes = 0
     while stack:
         if boxes % CHECK_EVERY == 0 and (time.time() >= deadline or (stop and stop())):
             return BoxOutcome(GAVE_UP, boxes)
-        live, lo, hi = stack.pop()
+        live, lo, hi, top = stack.pop()
         boxes += 1
-        top = np.maximum.reduceat(np.where(live, tab.values, _LOW), starts, axis=1)
         below = top.sum(axis=1) < tab.thresholds
         if below.any():
             if record is not None:
@@ -86,9 +89,25 @@ def box_search(
             record.append(("split", int(c), int(r)))
         yes_hi, no_lo = hi.copy(), lo.copy()
         yes_hi[c], no_lo[c] = r, r
-        stack.append((live & (tab.hi[c] > r), no_lo, hi))
-        stack.append((live & (tab.lo[c] < r), lo, yes_hi))
+        yes_live, no_live = live & (tab.lo[c] < r), live & (tab.hi[c] > r)
+        yes = (yes_live, lo, yes_hi, _top(tab, yes_live))
+        no = (no_live, no_lo, hi, _top(tab, no_live))
+        # the child closer to a pair is searched first (the last pushed); a recorded
+        # proof keeps the "yes" side first, the order its certificate is read in
+        first_no = record is None and _promise(tab, no[3]) > _promise(tab, yes[3])
+        stack.extend((yes, no) if first_no else (no, yes))
     return BoxOutcome(PROVED, boxes)
+
+
+def _top(tab: PairTables, live: np.ndarray) -> np.ndarray:
+    """Per row and tree, the largest value of the leaves left (rows x trees)."""
+    return np.maximum.reduceat(np.where(live, tab.values, _LOW), tab.starts, axis=1)
+
+
+def _promise(tab: PairTables, top: np.ndarray) -> float:
+    """How far a box's bounds are above the rows' thresholds, the tightest row's: the
+    larger, the more room the box leaves for a pair."""
+    return float((top.sum(axis=1) - tab.thresholds).min())
 
 
 def split_order(tab: PairTables, span: np.ndarray) -> np.ndarray:

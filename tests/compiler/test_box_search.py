@@ -163,3 +163,22 @@ def test_pair_tables_past_their_memory_bound_raise_instead_of_allocating():
     _, enc = _encoded(two_feature_ensemble(), ("x1",), Gap(1.6, "margin"))
     with pytest.raises(PairTablesTooLarge, match="MB"):
         pair_tables(enc, max_bytes=64)
+
+
+def _boxes_to_a_pair(enc, record: list | None) -> int | None:
+    out = box_search(enc, pair_tables(enc), time.time() + FAR, record)
+    return out.boxes if out.status == FOUND else None
+
+
+def test_entering_the_child_with_more_room_first_finds_pairs_in_fewer_boxes():
+    # recording a proof keeps the "yes" side first (a certificate's order), so the two
+    # orders are compared on the same searches
+    promising = yes_first = 0
+    for seed in range(30):
+        ens = random_ensemble(200 + seed, 12, 4, 4, 6, leaf_scale=0.8)
+        _, enc = _encoded(ens, ("f0",), Gap(0.15))
+        a, b = _boxes_to_a_pair(enc, None), _boxes_to_a_pair(enc, [])
+        assert (a is None) == (b is None)  # the order changes the path, not the verdict
+        if a is not None:
+            promising, yes_first = promising + a, yes_first + b
+    assert 0 < promising < yes_first
