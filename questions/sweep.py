@@ -381,8 +381,11 @@ def by_max_gap(results: list[Result]) -> list[Result]:
 
 
 def table_rows(results: list[Result]) -> list[dict]:
+    """One row per result for the sweep's table; the outputs' columns say what they hold:
+    class probabilities (``p(x1)``) or a regressor's predictions (``f(x1)``)."""
     rows = []
     with_max_gap = any(r.max_gap for r in results)
+    out = "f" if results and all(predicts_values(r) for r in results) else "p"
     for r in results:
         p1 = p2 = ""
         if r.outputs:
@@ -394,20 +397,27 @@ def table_rows(results: list[Result]) -> list[dict]:
                 "verdict": r.status,
                 **({"max_gap": max_gap_cell(r)} if with_max_gap else {}),
                 "time_s": round(r.time["total"], 2),
-                "p(x1)": p1,
-                "p(x2)": p2,
+                f"{out}(x1)": p1,
+                f"{out}(x2)": p2,
                 "changed": changed_features(r) or (r.error or ""),
             }
         )
     return rows
 
 
+def predicts_values(r: Result) -> bool:
+    """Whether a result is a regressor's (its outputs are predictions, not probabilities)."""
+    return (
+        r.threshold is not None or r.delta is not None or (r.max_gap or {}).get("kind") == "change"
+    )
+
+
 def results_frame(results: list[Result]):
     """Results (a sweep's, a compare's) as a pandas DataFrame, one row per result, typed
     for sorting and filtering: ``query`` (str), ``features`` (list of str), ``verdict``,
     ``backend``, ``gap`` (float), ``validated`` (bool), ``distance`` and ``time_s``
-    (float, NaN when absent), ``p(x1)``, ``p(x2)`` (lists of class probabilities, None
-    without a pair), ``changed`` (the features x1 and x2 differ in, a list) and ``error``
+    (float, NaN when absent), ``p(x1)``, ``p(x2)`` (lists of class probabilities, a
+    regressor's prediction as a list of one; None without a pair), ``changed`` (the features x1 and x2 differ in, a list) and ``error``
     (str, None without one)."""
     import pandas as pd
 

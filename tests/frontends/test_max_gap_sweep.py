@@ -92,6 +92,19 @@ def test_table_has_a_max_gap_column_only_in_a_max_gap_sweep():
     assert table_rows([_result("a", 0.25)])[0]["max_gap"] == "0.2500"
 
 
+def test_a_regressors_table_heads_its_outputs_as_predictions():
+    r = Result(query="a", status="sensitive", backend="cpsat", features=["a"], gap=0.0)
+    r.delta, r.outputs = {"at_least": 5.0, "direction": "up"}, {"x1": [12.0], "x2": [3.0]}
+    row = table_rows([r])[0]
+    assert row["f(x1)"] == "[12.000]" and "p(x1)" not in row
+
+
+def test_a_classifiers_table_heads_its_outputs_as_probabilities():
+    r = Result(query="a", status="sensitive", backend="cpsat", features=["a"], gap=0.2)
+    r.outputs = {"x1": [0.2, 0.8], "x2": [0.9, 0.1]}
+    assert table_rows([r])[0]["p(x1)"] == "[0.200, 0.800]"
+
+
 def test_by_max_gap_ranks_largest_first_and_no_gap_last():
     rs = [_result("a", 0.1), _result("b", None, status="insensitive"), _result("c", 0.3)]
     assert [r.query for r in by_max_gap(rs)] == ["c", "a", "b"]
