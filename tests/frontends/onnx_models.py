@@ -8,7 +8,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+import treesens
 from treesens.compiler.ensemble import Ensemble
 
 onnx = __import__("pytest").importorskip("onnx")
@@ -106,6 +108,19 @@ def write(folder: Path, name: str, blob: bytes) -> Path:
     path = Path(folder) / name
     path.write_bytes(blob)
     return path
+
+
+def refused(tmp_path: Path, blob: bytes, *words, kind) -> str:
+    """The message of the one-line error of loading ``blob``: it names the file and holds
+    ``words``."""
+    path = write(tmp_path, "m.onnx", blob)
+    with pytest.raises(kind) as e:
+        treesens.load_model(path)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(str(path)), msg
+    for w in words:
+        assert w in msg, msg
+    return msg
 
 
 def stump_nodes(mode: str = "BRANCH_LEQ", threshold: float = 0.5, tracks: int = 0) -> dict:
