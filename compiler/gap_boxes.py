@@ -84,11 +84,9 @@ class _Bounds:
         )
         self.order = split_order(tab, span)
 
-    def top_low(self, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def low(self, live: np.ndarray) -> np.ndarray:
         tab = self.tab
-        top = np.maximum.reduceat(np.where(live, tab.values, _LOW), tab.starts, axis=1)
-        low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), tab.starts, axis=1)
-        return top, low
+        return np.minimum.reduceat(np.where(live, tab.values, -_LOW), tab.starts, axis=1)
 
     def top(self, live: np.ndarray) -> np.ndarray:
         tab = self.tab
@@ -192,10 +190,11 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
     resolved, pushing the other children on the heap. Returns the boxes visited."""
     tab = b.tab
     live, lo, hi = b.unpack(box.live), box.lo, box.hi
+    top = b.top(live)
     visited = 0
     while True:
         visited += 1
-        top, low = b.top_low(live)
+        low = b.low(live)
         u = b.of_terms(b.terms(top))
         if state.drop(u):
             return visited
@@ -211,8 +210,11 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
         yes_hi[c], no_lo[c] = r, r
         yes = (live & (tab.lo[c] < r), lo, yes_hi)
         no = (live & (tab.hi[c] > r), no_lo, hi)
-        u_yes, u_no = (b.upper(b.top(side[0])) for side in (yes, no))
-        (go, _), (stay, u_stay) = sorted(((yes, u_yes), (no, u_no)), key=lambda s: -s[1])
+        # each child's per-tree maxima: its bound now, and the one it goes on with
+        (go, _, top), (stay, u_stay, _) = sorted(
+            ((side, b.upper(t), t) for side, t in ((yes, b.top(yes[0])), (no, b.top(no[0])))),
+            key=lambda s: -s[1],
+        )
         if not state.drop(u_stay):
             packed = _Box(np.packbits(stay[0]), stay[1], stay[2])
             heapq.heappush(heap, (-u_stay, next(tie), packed))
