@@ -234,6 +234,11 @@ _REGISTRY = threading.RLock()
 _WORKERS: weakref.WeakSet[Worker] = weakref.WeakSet()
 
 
+def thread_key() -> int:
+    """The calling thread's key among a worker's processes (``Worker.kill_thread``)."""
+    return _thread_key()
+
+
 def _thread_key() -> int:
     """A number for the calling thread, never reused (thread idents are)."""
     mark = getattr(_LOCAL, "mark", None)
@@ -459,6 +464,20 @@ class Worker:
             self._procs.clear()
             self._spares.clear()
         return busy, idle
+
+    def kill_thread(self, key: int) -> None:
+        """Stop the solve of one thread (``key``: its ``thread_key()``) now, as ``kill``
+        stops every thread's; that thread's next solve starts a new process."""
+        with self._lock:
+            p = self._procs.pop(key, None)
+            busy = key in self._busy
+        if p is None:
+            return
+        if busy:  # that thread sees the pipe close, answers, and reaps it
+            with contextlib.suppress(Exception):
+                p.kill()
+        else:
+            _close_process(p, graceful=False)
 
     def kill(self) -> None:
         """Stop every solve of this backend now, in every thread (race stops its losers

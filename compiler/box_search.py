@@ -56,47 +56,69 @@ def box_search(
     "yes" side of a split first): ``("split", column, R)`` or ``("prune", row, bound)``, the
     proof a certificate writes out (a pruned box: ``("prune", row, bound)``). ``stop``:
     asked between boxes, True ends the search as the deadline does."""
-    tab = tables
-    n_leaves = tab.values.shape[1]
-    if n_leaves == 0:
-        return BoxOutcome(PROVED, 0)
-    starts = tab.starts
-    span = np.maximum.reduceat(tab.values, starts, axis=1) - np.minimum.reduceat(
-        tab.values, starts, axis=1
-    )
-    order = split_order(tab, span)
-    root = np.ones(n_leaves, dtype=bool)
-    stack = [(root, np.zeros_like(tab.sizes), tab.sizes.copy(), _top(tab, root))]
-    boxes = 0
-    while stack:
-        if boxes % CHECK_EVERY == 0 and (time.time() >= deadline or (stop and stop())):
-            return BoxOutcome(GAVE_UP, boxes)
-        live, lo, hi, top = stack.pop()
-        boxes += 1
-        below = top.sum(axis=1) < tab.thresholds
-        if below.any():
+    return BoxSearch(enc, tables, record, stop).run(deadline)
+
+
+class BoxSearch:
+    """One search, which may be run in turns: a turn that gives up at its deadline keeps
+    the boxes still to search, and the next ``run`` goes on from them."""
+
+    def __init__(
+        self,
+        enc: Encoding,
+        tables: PairTables,
+        record: list | None = None,
+        stop: Callable[[], bool] | None = None,
+    ):
+        self.enc, self.tab, self.record, self.stop = enc, tables, record, stop
+        self.boxes = 0  # visited, over every turn
+        n_leaves = tables.values.shape[1]
+        self.stack: list = []
+        if n_leaves:
+            span = np.maximum.reduceat(tables.values, tables.starts, axis=1) - (
+                np.minimum.reduceat(tables.values, tables.starts, axis=1)
+            )
+            self.order = split_order(tables, span)
+            root = np.ones(n_leaves, dtype=bool)
+            self.stack.append(
+                (root, np.zeros_like(tables.sizes), tables.sizes.copy(), _top(tables, root))
+            )
+
+    def run(self, deadline: float) -> BoxOutcome:
+        """Go on until a proof, a pair, ``deadline`` or the stop request."""
+        tab, record, stack, stop = self.tab, self.record, self.stack, self.stop
+        first = True
+        while stack:
+            if (self.boxes % CHECK_EVERY == 0 or first) and (
+                time.time() >= deadline or (stop and stop())
+            ):
+                return BoxOutcome(GAVE_UP, self.boxes)
+            first = False
+            live, lo, hi, top = stack.pop()
+            self.boxes += 1
+            below = top.sum(axis=1) < tab.thresholds
+            if below.any():
+                if record is not None:
+                    row = int(np.argmax(below))
+                    record.append(("prune", row, float(top[row].sum())))
+                continue
+            low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), tab.starts, axis=1)
+            tree = tree_to_split(top - low, self.order, tab.first_sum)
+            if tree < 0:  # every tree's value is fixed on the box, and meets the gap
+                return BoxOutcome(FOUND, self.boxes, corner_pair(self.enc, tab, lo))
+            c, r = split_node(tab.nodes[tree], live)
             if record is not None:
-                row = int(np.argmax(below))
-                record.append(("prune", row, float(top[row].sum())))
-            continue
-        low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), starts, axis=1)
-        spread = top - low
-        tree = tree_to_split(spread, order, tab.first_sum)
-        if tree < 0:  # every tree's value is fixed on the box, and meets the gap
-            return BoxOutcome(FOUND, boxes, corner_pair(enc, tab, lo))
-        c, r = split_node(tab.nodes[tree], live)
-        if record is not None:
-            record.append(("split", int(c), int(r)))
-        yes_hi, no_lo = hi.copy(), lo.copy()
-        yes_hi[c], no_lo[c] = r, r
-        yes_live, no_live = live & (tab.lo[c] < r), live & (tab.hi[c] > r)
-        yes = (yes_live, lo, yes_hi, _top(tab, yes_live))
-        no = (no_live, no_lo, hi, _top(tab, no_live))
-        # the child closer to a pair is searched first (the last pushed); a recorded
-        # proof keeps the "yes" side first, the order its certificate is read in
-        first_no = record is None and _promise(tab, no[3]) > _promise(tab, yes[3])
-        stack.extend((yes, no) if first_no else (no, yes))
-    return BoxOutcome(PROVED, boxes)
+                record.append(("split", int(c), int(r)))
+            yes_hi, no_lo = hi.copy(), lo.copy()
+            yes_hi[c], no_lo[c] = r, r
+            yes_live, no_live = live & (tab.lo[c] < r), live & (tab.hi[c] > r)
+            yes = (yes_live, lo, yes_hi, _top(tab, yes_live))
+            no = (no_live, no_lo, hi, _top(tab, no_live))
+            # the child closer to a pair is searched first (the last pushed); a recorded
+            # proof keeps the "yes" side first, the order its certificate is read in
+            first_no = record is None and _promise(tab, no[3]) > _promise(tab, yes[3])
+            stack.extend((yes, no) if first_no else (no, yes))
+        return BoxOutcome(PROVED, self.boxes)
 
 
 def _top(tab: PairTables, live: np.ndarray) -> np.ndarray:

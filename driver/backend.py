@@ -106,15 +106,18 @@ def _accept_best(ctx: SolveContext, watch: OptimisationWatch, stopped_by: str, w
     ctx.result.message = why
 
 
-def backend_search(ctx: SolveContext, bp: BackendProblem) -> None:
+def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> None:
     """Solve until a proven answer, an error, or the time limit: a near miss is cut and
     the search goes on; an infeasible soft group is dropped ("insensitive" is never
-    based on data)."""
+    based on data). ``halt``: a threading.Event set when another search has answered
+    (alongside.py): the search ends before its next solve."""
     res = ctx.result
     worker = worker_for(ctx.q.backend, ctx.memory_mb)
     problem = bp.problem
     watch = _watch(ctx, bp)
     while True:
+        if halt is not None and halt.is_set():
+            return
         if time.time() >= ctx.deadline:
             res.status, res.message = UNKNOWN, "time limit reached"
             return

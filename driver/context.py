@@ -39,6 +39,7 @@ class SolveContext:
     witness: Witness | None = None  # the accepted pair
     cuts: int = 0  # near-miss pairs excluded
     stop: Any = None  # a threading.Event a race sets when another backend has answered
+    boxes: Any = None  # the box search its first turn left unfinished (boxes.BoxStage)
 
     @property
     def enc(self) -> Encoding:

@@ -1,8 +1,9 @@
 """Answer one query: the stages of the solve over one context.
 
-    compile -> heuristic search -> box search (boxes.py, a share of the time)
+    compile -> heuristic search -> box search (boxes.py, a first turn)
             -> backend reductions (+ data-aware hint)
-            -> backend search (near-miss cuts, soft group dropped if infeasible)
+            -> backend search (near-miss cuts, soft group dropped if infeasible),
+               with the unfinished box search beside it (alongside.py)
             -> data-aware fallback -> distance to the data
 
 "insensitive" is said only when the backend proves the (soundly relaxed) problem
@@ -25,7 +26,8 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import prepared
 from ..compiler.query import Query
 from .accept import measure_distance
-from .backend import backend_search, reduce_for_backend
+from .alongside import backend_beside_boxes
+from .backend import reduce_for_backend
 from .boxes import box_stage, boxes_alone
 from .compile import CompiledQuery, compile_query
 from .context import SolveContext, new_result
@@ -88,7 +90,7 @@ def _solve(ctx: SolveContext) -> Result:
         elif not heuristic_search(ctx) and not box_stage(ctx):
             bp = reduce_for_backend(ctx)
             data_hint(ctx, bp.problem, bp.optimize)
-            backend_search(ctx, bp)
+            backend_beside_boxes(ctx, bp)
             ctx.stats["cuts"] = ctx.cuts
     except KeyboardInterrupt as e:
         if ctx.witness is not None:  # optimising: the best replay-checked pair so far

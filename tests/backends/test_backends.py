@@ -10,6 +10,7 @@ import dataclasses
 import itertools
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -19,7 +20,7 @@ from treesens.backends.linearize import big_m_rows, rows
 from treesens.backends.lpformat import to_lp, to_mps
 from treesens.backends.registry import BACKENDS, BackendInfo, available
 from treesens.backends.smtlib import to_smtlib
-from treesens.backends.worker import Worker, worker_for
+from treesens.backends.worker import Worker, thread_key, worker_for
 from treesens.compiler.ir import (
     INT,
     REAL,
@@ -235,6 +236,35 @@ def test_a_misbehaving_solver_ends_only_its_query(fake_backend, what, status, sa
         assert time.time() - t0 < 10
         good = w.solve(_fake(None), SolveOptions(deadline=time.time() + 20.0))
         assert good.status in ("feasible", "optimal"), good
+    finally:
+        w.close()
+
+
+@pytest.mark.skipif(
+    not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)"
+)
+def test_killing_one_threads_solve_leaves_the_other_threads_solve_running(fake_backend):
+    w = Worker(fake_backend)
+    keys, got = {}, {}
+
+    def solve(name: str, what: str | None) -> None:
+        keys[name] = thread_key()
+        got[name] = w.solve(_fake(what), SolveOptions(deadline=time.time() + 60.0))
+
+    try:
+        hung = threading.Thread(target=solve, args=("hung", "hang"))
+        hung.start()
+        end = time.time() + 30.0
+        while keys.get("hung") not in w._procs and time.time() < end:
+            time.sleep(0.05)
+        time.sleep(1.0)  # its process has taken the problem (and sleeps)
+        t0 = time.time()
+        w.kill_thread(keys["hung"])
+        hung.join(20.0)
+        assert not hung.is_alive() and got["hung"].status == "error"
+        assert time.time() - t0 < 10
+        solve("other", None)  # the worker goes on serving the other threads
+        assert got["other"].status in ("feasible", "optimal"), got["other"]
     finally:
         w.close()
 

@@ -78,12 +78,23 @@ def test_the_pipeline_answers_by_the_box_search_when_it_applies():
     assert res.status == INSENSITIVE and res.stats["proved_by"] == boxes.FOUND_BY
 
 
-def test_the_box_search_takes_half_of_a_finite_time_left():
-    assert boxes.box_turn(100.0) == 50.0
+def test_the_box_search_first_turn_is_half_of_a_short_time_left():
+    assert boxes.box_turn(10.0) == 5.0
 
 
-def test_without_a_time_limit_the_box_search_turn_still_ends():
-    assert boxes.box_turn(float("inf")) == boxes.UNLIMITED_TURN
+def test_the_box_search_first_turn_does_not_grow_with_a_long_time_left():
+    assert boxes.box_turn(600.0) == boxes.FIRST_TURN
+
+
+def test_without_a_time_limit_the_box_search_first_turn_still_ends():
+    assert boxes.box_turn(float("inf")) == boxes.FIRST_TURN
+
+
+def test_a_box_search_its_turn_left_unfinished_is_kept_to_go_on(monkeypatch):
+    monkeypatch.setattr(boxes, "FIRST_TURN", 0.0)
+    ctx = _context(random_ensemble(3, 12, 4, 4, 6, leaf_scale=0.8), _query(("f0",), Gap(0.15)))
+    assert not boxes.box_stage(ctx)
+    assert ctx.boxes is not None and ctx.stats["box_search"]["status"] == "gave up"
 
 
 def test_the_box_stage_is_skipped_when_its_tables_would_pass_the_memory_bound(monkeypatch):
