@@ -286,6 +286,7 @@ class Worker:
         self._busy: set[int] = set()  # threads inside solve()
         self._lock = threading.Lock()
         self._refusal: str | None = None  # why no new process may start (None: they may)
+        self._stopped: set[int] = set()  # threads whose solve was stopped (kill_thread)
         with _REGISTRY:
             _WORKERS.add(self)
 
@@ -311,6 +312,8 @@ class Worker:
         if self._refusal is not None:
             raise WorkerStopped(self._refusal)
         key = _thread_key()
+        if key in self._stopped:
+            raise WorkerStopped("another search answered this query first")
         with self._lock:
             while self._spares:
                 p = self._spares.pop()
@@ -467,8 +470,10 @@ class Worker:
 
     def kill_thread(self, key: int) -> None:
         """Stop the solve of one thread (``key``: its ``thread_key()``) now, as ``kill``
-        stops every thread's; that thread's next solve starts a new process."""
+        stops every thread's; until ``allow_thread(key)``, a solve of that thread that
+        needs a new process raises WorkerStopped."""
         with self._lock:
+            self._stopped.add(key)
             p = self._procs.pop(key, None)
             busy = key in self._busy
         if p is None:
@@ -478,6 +483,10 @@ class Worker:
                 p.kill()
         else:
             _close_process(p, graceful=False)
+
+    def allow_thread(self, key: int) -> None:
+        with self._lock:
+            self._stopped.discard(key)
 
     def kill(self) -> None:
         """Stop every solve of this backend now, in every thread (race stops its losers

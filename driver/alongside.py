@@ -14,7 +14,7 @@ import threading
 from dataclasses import replace
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
-from ..backends.worker import thread_key, worker_for
+from ..backends.worker import WorkerStopped, thread_key, worker_for
 from .backend import BackendProblem, backend_search
 from .context import SolveContext
 
@@ -64,16 +64,22 @@ def backend_beside_boxes(ctx: SolveContext, bp: BackendProblem) -> None:
     thread = threading.Thread(target=search, daemon=True, name="treesens-boxes")
     thread.start()
     try:
-        backend_search(ctx, bp, halt)
-    except BaseException:
+        try:
+            backend_search(ctx, bp, halt)
+        except WorkerStopped:  # stopped between two solves by the box answer
+            if not answered:
+                raise
+        if proven(ctx.result) and not answered:
+            stop.set()
+            thread.join(JOIN_SECONDS)
+        else:  # the box search may still answer: it ends by the deadline
+            thread.join()
+    except BaseException:  # Ctrl-C, a signal, an error: the box search ends too
         stop.set()
         thread.join(JOIN_SECONDS)
         raise
-    if proven(ctx.result) and not answered:
-        stop.set()
-        thread.join(JOIN_SECONDS)
-    else:  # the box search may still answer: it ends by the deadline
-        thread.join()
+    finally:
+        worker.allow_thread(key)
     if answered:
         _take_box_answer(ctx, box_ctx, stage)
 

@@ -20,7 +20,7 @@ from treesens.backends.linearize import big_m_rows, rows
 from treesens.backends.lpformat import to_lp, to_mps
 from treesens.backends.registry import BACKENDS, BackendInfo, available
 from treesens.backends.smtlib import to_smtlib
-from treesens.backends.worker import Worker, thread_key, worker_for
+from treesens.backends.worker import Worker, WorkerStopped, thread_key, worker_for
 from treesens.compiler.ir import (
     INT,
     REAL,
@@ -265,6 +265,22 @@ def test_killing_one_threads_solve_leaves_the_other_threads_solve_running(fake_b
         assert time.time() - t0 < 10
         solve("other", None)  # the worker goes on serving the other threads
         assert got["other"].status in ("feasible", "optimal"), got["other"]
+    finally:
+        w.close()
+
+
+@pytest.mark.skipif(not available("cpsat"), reason="CP-SAT (ortools) missing")
+def test_a_thread_whose_solve_was_stopped_starts_no_other_until_allowed():
+    w = Worker("cpsat")
+    try:
+        w.kill_thread(thread_key())
+        with pytest.raises(WorkerStopped):
+            w.solve(p_int(True), SolveOptions(deadline=time.time() + 30.0))
+        w.allow_thread(thread_key())
+        assert w.solve(p_int(True), SolveOptions(deadline=time.time() + 30.0)).status in (
+            "feasible",
+            "optimal",
+        )
     finally:
         w.close()
 
