@@ -185,24 +185,24 @@ def _replayed(blob: bytes, line: dict) -> None:
         np.testing.assert_allclose(line["outputs"][copy], lib, rtol=0, atol=1e-6)
 
 
-def test_cli_check_varies_a_column_by_name_with_a_replayed_witness(saved):
-    path = saved / "forest.onnx"
-    p = run_treesens("check", path, "--vary", "age", "--gap", "0.05", "--json")
+def _sensitive_by_cli(path, *question) -> dict:
+    """The JSON line of ``treesens check PATH --vary age QUESTION``: sensitive, replayed."""
+    p = run_treesens("check", path, "--vary", "age", *question, "--json")
     assert p.returncode == 0, p.stderr
     line = json.loads(p.stdout)
     assert line["status"] == "sensitive" and line["validated"], line
-    assert sorted(line["witness"]["x1"]) == sorted(COLUMNS)
     _replayed(path.read_bytes(), line)
+    return line
+
+
+def test_cli_check_varies_a_column_by_name_with_a_replayed_witness(saved):
+    line = _sensitive_by_cli(saved / "forest.onnx", "--gap", "0.05")
+    assert sorted(line["witness"]["x1"]) == sorted(COLUMNS)
 
 
 def test_cli_delta_varies_a_regressor_column_by_name_with_a_replayed_witness(saved):
-    path = saved / "boosting.onnx"
-    p = run_treesens("check", path, "--vary", "age", "--delta", "0.3", "--json")
-    assert p.returncode == 0, p.stderr
-    line = json.loads(p.stdout)
-    assert line["status"] == "sensitive" and line["validated"], line
+    line = _sensitive_by_cli(saved / "boosting.onnx", "--delta", "0.3")
     assert abs(line["outputs"]["x1"][0] - line["outputs"]["x2"][0]) >= 0.3
-    _replayed(path.read_bytes(), line)
 
 
 # ---- refused ------------------------------------------------------------------------------
