@@ -91,7 +91,8 @@ def _take_box_answer(ctx: SolveContext, box_ctx: SolveContext, stage) -> None:
     res.stats["box_search"] = stage.stats
     res.stats["beside"] = f"the box search answered first; {ctx.q.backend} was stopped"
     if proven(backend) and backend.status != res.status:  # unsound somewhere: no verdict
+        said = res.status
         res.status = ERROR
-        res.error = f"the box search says {res.status} and {ctx.q.backend} says {backend.status}"
+        res.error = f"the box search says {said} and {ctx.q.backend} says {backend.status}"
     ctx.result, ctx.witness = res, box_ctx.witness
     ctx.solve_time = max(ctx.solve_time, box_ctx.solve_time)

@@ -88,3 +88,18 @@ def test_a_backend_answer_stops_the_box_search_beside_it(no_first_turn, monkeypa
     res = solve_query(ens, q)
     assert time.time() - t0 < 5  # the box search saw its stop request at once
     assert res.status == INSENSITIVE and "beside" not in res.stats
+
+
+def test_a_box_answer_and_a_backend_answer_that_disagree_are_an_error(no_first_turn, monkeypatch):
+    ens = random_ensemble(400, 8, 3, 3, 4, leaf_scale=1.0)
+    q = _query(("f0",), Gap(0.2))
+    assert brute_force_sensitive(ens, q)
+
+    def wrong(ctx, bp, halt=None):  # says insensitive once the box search has its pair
+        while not (halt is not None and halt.is_set()) and time.time() < ctx.deadline:
+            time.sleep(0.01)
+        ctx.result.status = INSENSITIVE
+
+    monkeypatch.setattr(alongside, "backend_search", wrong)
+    res = solve_query(ens, q)
+    assert res.status == "error" and "the box search says sensitive" in res.error
