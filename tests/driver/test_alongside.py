@@ -4,6 +4,7 @@ answer is the query's, and the answers agree with brute force."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -84,10 +85,10 @@ def test_a_backend_answer_stops_the_box_search_beside_it(no_first_turn, monkeypa
         return slow(self, ctx, time.time())
 
     monkeypatch.setattr(boxes.BoxStage, "run", slow_run)
-    t0 = time.time()
     res = solve_query(ens, q)
-    assert time.time() - t0 < 5  # the box search saw its stop request at once
     assert res.status == INSENSITIVE and "beside" not in res.stats
+    boxes_left = [t for t in threading.enumerate() if t.name == "treesens-boxes" and t.is_alive()]
+    assert not boxes_left  # it saw its stop request (else it would wait for the deadline)
 
 
 def test_a_box_answer_and_a_backend_answer_that_disagree_are_an_error(no_first_turn, monkeypatch):
