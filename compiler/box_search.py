@@ -75,13 +75,10 @@ class BoxSearch:
         n_leaves = tables.values.shape[1]
         self.stack: list = []
         if n_leaves:
-            span = np.maximum.reduceat(tables.values, tables.starts, axis=1) - (
-                np.minimum.reduceat(tables.values, tables.starts, axis=1)
-            )
-            self.order = split_order(tables, span)
+            self.order = tree_order(tables)
             root = np.ones(n_leaves, dtype=bool)
             self.stack.append(
-                (root, np.zeros_like(tables.sizes), tables.sizes.copy(), _top(tables, root))
+                (root, np.zeros_like(tables.sizes), tables.sizes.copy(), leaf_top(tables, root))
             )
 
     def run(self, deadline: float) -> BoxOutcome:
@@ -102,8 +99,7 @@ class BoxSearch:
                     row = int(np.argmax(below))
                     record.append(("prune", row, float(top[row].sum())))
                 continue
-            low = np.minimum.reduceat(np.where(live, tab.values, -_LOW), tab.starts, axis=1)
-            tree = tree_to_split(top - low, self.order, tab.first_sum)
+            tree = tree_to_split(top - leaf_low(tab, live), self.order, tab.first_sum)
             if tree < 0:  # every tree's value is fixed on the box, and meets the gap
                 return BoxOutcome(FOUND, self.boxes, corner_pair(self.enc, tab, lo))
             c, r = split_node(tab.nodes[tree], live)
@@ -112,8 +108,8 @@ class BoxSearch:
             yes_hi, no_lo = hi.copy(), lo.copy()
             yes_hi[c], no_lo[c] = r, r
             yes_live, no_live = live & (tab.lo[c] < r), live & (tab.hi[c] > r)
-            yes = (yes_live, lo, yes_hi, _top(tab, yes_live))
-            no = (no_live, no_lo, hi, _top(tab, no_live))
+            yes = (yes_live, lo, yes_hi, leaf_top(tab, yes_live))
+            no = (no_live, no_lo, hi, leaf_top(tab, no_live))
             # the child closer to a pair is searched first (the last pushed); a recorded
             # proof keeps the "yes" side first, the order its certificate is read in
             first_no = record is None and _promise(tab, no[3]) > _promise(tab, yes[3])
@@ -121,9 +117,22 @@ class BoxSearch:
         return BoxOutcome(PROVED, self.boxes)
 
 
-def _top(tab: PairTables, live: np.ndarray) -> np.ndarray:
+def leaf_top(tab: PairTables, live: np.ndarray) -> np.ndarray:
     """Per row and tree, the largest value of the leaves left (rows x trees)."""
     return np.maximum.reduceat(np.where(live, tab.values, _LOW), tab.starts, axis=1)
+
+
+def leaf_low(tab: PairTables, live: np.ndarray) -> np.ndarray:
+    """Per row and tree, the smallest value of the leaves left (rows x trees)."""
+    return np.minimum.reduceat(np.where(live, tab.values, -_LOW), tab.starts, axis=1)
+
+
+def tree_order(tab: PairTables) -> np.ndarray:
+    """The order trees are split in (``split_order`` over every leaf's spread)."""
+    span = np.maximum.reduceat(tab.values, tab.starts, axis=1) - np.minimum.reduceat(
+        tab.values, tab.starts, axis=1
+    )
+    return split_order(tab, span)
 
 
 def _promise(tab: PairTables, top: np.ndarray) -> float:

@@ -35,7 +35,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .box_search import CHECK_EVERY, corner_pair, split_node, split_order, tree_to_split
+from .box_search import (
+    CHECK_EVERY,
+    corner_pair,
+    leaf_low,
+    leaf_top,
+    split_node,
+    tree_order,
+    tree_to_split,
+)
 from .encode import Encoding
 from .pair_boxes import PairTables
 
@@ -79,18 +87,13 @@ class _Bounds:
         self.bound = bound
         self.n = tab.values.shape[1]
         self.first_sum = tab.first_sum
-        span = np.maximum.reduceat(tab.values, tab.starts, axis=1) - np.minimum.reduceat(
-            tab.values, tab.starts, axis=1
-        )
-        self.order = split_order(tab, span)
+        self.order = tree_order(tab)
 
     def low(self, live: np.ndarray) -> np.ndarray:
-        tab = self.tab
-        return np.minimum.reduceat(np.where(live, tab.values, -_LOW), tab.starts, axis=1)
+        return leaf_low(self.tab, live)
 
     def top(self, live: np.ndarray) -> np.ndarray:
-        tab = self.tab
-        return np.maximum.reduceat(np.where(live, tab.values, _LOW), tab.starts, axis=1)
+        return leaf_top(self.tab, live)
 
     def terms(self, top: np.ndarray) -> np.ndarray:
         """The bounds on the box's gap (row units): each row's, half of each pair sum's."""
