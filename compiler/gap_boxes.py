@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import gap_kernel
 from .box_search import (
     CHECK_EVERY,
     corner_pair,
@@ -129,15 +130,20 @@ def largest_gap(
     progress: Progress | None = None,
     lower: float | None = None,
     bound: TermsBound | None = None,
+    compiled: bool = True,
 ) -> GapBoxOutcome:
     """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
     ``tolerance`` apart, the heap is empty, or ``deadline`` (absolute time.time()).
     ``lower``: a gap already reached (another search's), which prunes this one; the
     outcome's ``lower`` is then this search's own, or None. ``bound``: a box's bound
-    from its terms, in place of their least."""
+    from its terms, in place of their least. ``compiled``: run the compiled search
+    (gap_kernel.py) where it applies (a bound that is the terms' least), else this
+    module's."""
     b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
+    if bound is None and compiled and gap_kernel.available():
+        return _compiled_search(b, enc, to_gap, offer, tolerance, deadline, progress, lower)
     state = _State(to_gap, tolerance, lower)
     tie = itertools.count()
     root = np.ones(b.n, dtype=bool)
@@ -156,6 +162,60 @@ def largest_gap(
     except KeyboardInterrupt:
         return GapBoxOutcome(False, state.upper_with(heap), state.lower, boxes, True)
     return GapBoxOutcome(not heap, state.upper_with(heap), state.lower, boxes)
+
+
+def _compiled_search(
+    b: _Bounds,
+    enc: Encoding,
+    to_gap: ToGap,
+    offer: Offer,
+    tolerance: float,
+    deadline: float,
+    progress: Progress | None,
+    reached: float | None,
+) -> GapBoxOutcome:
+    """``largest_gap`` by the compiled kernel: the same boxes and decisions, the kernel
+    returning here to have a resolved box's pair replayed and to look at the clock."""
+    from .gap_kernel import EMPTY, RESOLVED, KernelSearch, floor_in_rows
+
+    tab = b.tab
+    search = KernelSearch(tab, b.order, b.upper(b.top(np.ones(b.n, dtype=bool))))
+    best: float | None = None  # the best accepted gap
+    floors: dict[float, float] = {}
+    boxes, budget = 0, 2048
+    status = -1
+
+    def upper() -> float:
+        u = max(search.dropped, search.best_open())
+        gap = to_gap(u) if u > _LOW else 0.0
+        return max(gap, 0.0 if best is None else best)
+
+    try:
+        while True:
+            top = max((g for g in (best, reached) if g is not None), default=None)
+            floor = tolerance if top is None else top + tolerance
+            if floor not in floors:
+                floors[floor] = floor_in_rows(to_gap, floor)
+            t0 = time.time()
+            status, n, _u = search.step(floors[floor], budget)
+            boxes += n
+            took = time.time() - t0
+            # about a tenth of a second between two looks at the clock
+            if status != RESOLVED and took < 0.05:
+                budget = min(budget * 2, 1 << 22)
+            elif took > 0.2:
+                budget = max(budget // 2, 64)
+            if status == RESOLVED:
+                got = offer(*corner_pair(enc, tab, search.corner))
+                if got is not None and got >= tolerance and (best is None or got > best):
+                    best = got
+            if progress is not None:
+                progress(best, upper(), boxes)
+            if status == EMPTY or time.time() >= deadline:
+                break
+    except KeyboardInterrupt:
+        return GapBoxOutcome(False, upper(), best, boxes, True)
+    return GapBoxOutcome(status == EMPTY, upper(), best, boxes)
 
 
 def _full(tab: PairTables) -> tuple[np.ndarray, np.ndarray]:

@@ -44,7 +44,9 @@ from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
 from ..frontends.data import dataset_for
 
-DEFAULT_TOLERANCE = 1e-4  # absolute, in probability (a regressor's: relative)
+# absolute, in probability (multiclass: ln units; a regressor's: relative to its bound):
+# a thousandth of a probability ranks features and says how far F moves a decision
+DEFAULT_TOLERANCE = 1e-3
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search
 # where between the bounds the next gap is asked (0.5: bisection)

@@ -118,8 +118,9 @@ def test_insensitive_model_reports_no_gap_above_the_tolerance():
     ens = _ens(0)  # the oracle's max gap is negative here
     assert exact_max_gap(ens, ("f0",)) < 0
     r = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0))
-    assert r.status == "insensitive" and r.gap == 1e-4
-    assert r.max_gap["lower"] is None and r.max_gap["upper"] <= 1e-4 and r.max_gap["proven"]
+    assert r.status == "insensitive" and r.gap == M.DEFAULT_TOLERANCE
+    assert r.max_gap["lower"] is None and r.max_gap["upper"] <= M.DEFAULT_TOLERANCE
+    assert r.max_gap["proven"]
 
 
 def test_feature_no_tree_uses_is_insensitive_at_once():
@@ -148,7 +149,7 @@ def test_result_gap_is_the_witness_achieved_gap():
 def test_steps_are_recorded_in_stats():
     r = M.max_gap_query(_ens(3), _bisect(60.0))
     assert len(r.stats["max_gap_steps"]) == r.max_gap["steps"]
-    assert r.stats["max_gap_steps"][0]["gap"] == 1e-4
+    assert r.stats["max_gap_steps"][0]["gap"] == M.DEFAULT_TOLERANCE
 
 
 def test_asked_records_the_tolerance():

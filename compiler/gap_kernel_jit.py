@@ -1,0 +1,376 @@
+"""The compiled kernel of gap_kernel.py (numba): imported on first use only, since
+importing numba and compiling take a few seconds; the compiled code is cached on disk
+where numba can write.
+
+Values and statuses as gap_kernel.py states them.
+"""
+
+import numba
+import numpy as np
+
+_NEG = -1e300
+_POS = 1e300
+BUDGET, RESOLVED, EMPTY = 0, 1, 2
+CHECK_EVERY = 64  # dive steps between two looks at the heap's best box
+
+jit = numba.njit(cache=True, nogil=True)
+# the parts run() calls, inlined into it: a call passes every array with its reference
+# count raised and lowered, which cost more than a walk itself
+part = numba.njit(cache=True, nogil=True, inline="always")
+
+
+@part
+def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
+    """Per row, the largest and smallest value over the leaves of tree t meeting the
+    box: into top[:, t], low[:, t]; opn[t, c]: whether a node of t that the box reaches
+    on column c has leaves of the box on both sides (a split on c can change t)."""
+    values, node_start, leaf_start, nodes = ft_arrays
+    rows = values.shape[1]
+    for r in range(rows):
+        top[r, t] = _NEG
+        low[r, t] = _POS
+    opn[t, :] = False
+    a, b = node_start[t], node_start[t + 1]
+    if a == b:
+        leaf = leaf_start[t]
+        for r in range(rows):
+            top[r, t] = values[leaf, r]
+            low[r, t] = values[leaf, r]
+        return
+    stack[0] = a
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        k = stack[sp]
+        c = nodes[k, 0]
+        rr = nodes[k, 1]
+        if lo[c] < rr < hi[c]:
+            opn[t, c] = True
+        for side in range(2):
+            if side == 0:
+                if not lo[c] < rr:
+                    continue
+                child, leaf = nodes[k, 4], nodes[k, 2]
+            else:
+                if not hi[c] > rr:
+                    continue
+                child, leaf = nodes[k, 5], nodes[k, 3]
+            if child >= 0:
+                stack[sp] = child
+                sp += 1
+            else:
+                for r in range(rows):
+                    v = values[leaf, r]
+                    if v > top[r, t]:
+                        top[r, t] = v
+                    if v < low[r, t]:
+                        low[r, t] = v
+
+
+@part
+def bound(top, over, walked, nw, thresholds, first_sum):
+    """The box's bound from its per-tree maxima: top's, but over's for the first nw
+    trees of walked (a child's, after a split walked them again). Summed in tree order
+    whichever array a tree's maximum is read from, so a box has one bound."""
+    u = _POS
+    for r in range(top.shape[0]):
+        s = 0.0
+        j = 0
+        for t in range(top.shape[1]):
+            if j < nw and walked[j] == t:
+                s += over[r, t]
+                j += 1
+            else:
+                s += top[r, t]
+        term = s - thresholds[r]
+        if r >= first_sum:
+            term /= 2.0
+        if term < u:
+            u = term
+    return u
+
+
+@part
+def to_split(top, low, order, first_sum):
+    rows = top.shape[0]
+    for phase in range(2):
+        start = first_sum if phase == 0 else 0
+        if phase == 0 and start >= rows:
+            continue
+        for i in range(order.shape[0]):
+            t = order[i]
+            spread = 0.0
+            for r in range(start, rows):
+                spread += top[r, t] - low[r, t]
+            if spread > 0:
+                return t
+    return -1
+
+
+@part
+def split_node(node_start, nodes, t, lo, hi):
+    k = node_start[t]
+    while True:
+        c = nodes[k, 0]
+        rr = nodes[k, 1]
+        on_yes, on_no = lo[c] < rr, hi[c] > rr
+        if on_yes and on_no:
+            return c, rr
+        k = nodes[k, 4] if on_yes else nodes[k, 5]
+
+
+@part
+def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask, yopn, nopn, entry):
+    """walk() of tree t for both children of the box lo, hi split on column c at rank
+    rr (yes: hi[c] = rr, no: lo[c] = rr) in one pass: the two boxes differ on c only,
+    so a node is visited once with a mask of the children that reach it (1 yes, 2 no)."""
+    values, node_start, leaf_start, nodes = ft_arrays
+    rows = values.shape[1]
+    for r in range(rows):
+        ytop[r, t] = _NEG
+        ylow[r, t] = _POS
+        ntop[r, t] = _NEG
+        nlow[r, t] = _POS
+    yopn[t, :] = False
+    nopn[t, :] = False
+    # the walk starts below the nodes the box lo, hi passes on one side only (the same
+    # for every box inside it, so entry[t] is kept along a dive); a tree with a node on
+    # c inside the box (the only ones walked) has a node with both sides below them
+    k = entry[t]
+    while True:
+        cc = nodes[k, 0]
+        if lo[cc] < nodes[k, 1]:
+            if hi[cc] > nodes[k, 1]:
+                break
+            k = nodes[k, 4]
+        else:
+            k = nodes[k, 5]
+    entry[t] = k
+    stack[0] = k
+    smask[0] = 3
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        k = stack[sp]
+        m = smask[sp]
+        cc = nodes[k, 0]
+        r0 = nodes[k, 1]
+        yl, yh, nl, nh = lo[cc], hi[cc], lo[cc], hi[cc]
+        if cc == c:
+            yh = rr
+            nl = rr
+        to_yes = 0
+        to_no = 0
+        if m & 1:
+            if yl < r0 < yh:
+                yopn[t, cc] = True
+            if yl < r0:
+                to_yes |= 1
+            if yh > r0:
+                to_no |= 1
+        if m & 2:
+            if nl < r0 < nh:
+                nopn[t, cc] = True
+            if nl < r0:
+                to_yes |= 2
+            if nh > r0:
+                to_no |= 2
+        for side in range(2):
+            if side == 0:
+                mm, child, leaf = to_yes, nodes[k, 4], nodes[k, 2]
+            else:
+                mm, child, leaf = to_no, nodes[k, 5], nodes[k, 3]
+            if mm == 0:
+                continue
+            if child >= 0:
+                stack[sp] = child
+                smask[sp] = mm
+                sp += 1
+            else:
+                for r in range(rows):
+                    v = values[leaf, r]
+                    if mm & 1:
+                        if v > ytop[r, t]:
+                            ytop[r, t] = v
+                        if v < ylow[r, t]:
+                            ylow[r, t] = v
+                    if mm & 2:
+                        if v > ntop[r, t]:
+                            ntop[r, t] = v
+                        if v < nlow[r, t]:
+                            nlow[r, t] = v
+
+
+@part
+def heap_push(hb, hx, hn, u, lo, hi):
+    if hn == hb.shape[0]:
+        nb = np.empty(2 * hn, dtype=hb.dtype)
+        nb[:hn] = hb
+        nx = np.empty((2 * hn, hx.shape[1]), dtype=hx.dtype)
+        nx[:hn] = hx
+        hb, hx = nb, nx
+    cols = lo.shape[0]
+    i = hn
+    while i > 0:
+        p = (i - 1) // 2
+        if hb[p] >= u:
+            break
+        hb[i] = hb[p]
+        hx[i] = hx[p]
+        i = p
+    hb[i] = u
+    hx[i, :cols] = lo
+    hx[i, cols:] = hi
+    return hb, hx, hn + 1
+
+
+@part
+def heap_pop(hb, hx, hn, lo, hi):
+    cols = lo.shape[0]
+    u = hb[0]
+    lo[:] = hx[0, :cols]
+    hi[:] = hx[0, cols:]
+    hn -= 1
+    if hn > 0:
+        lu = hb[hn]
+        last = hx[hn]  # row hn is read before any row i < hn is written
+        i = 0
+        while True:
+            j = 2 * i + 1
+            if j >= hn:
+                break
+            if j + 1 < hn and hb[j + 1] > hb[j]:
+                j += 1
+            if hb[j] <= lu:
+                break
+            hb[i] = hb[j]
+            hx[i] = hx[j]
+            i = j
+        hb[i] = lu
+        hx[i] = last
+    return u, hn
+
+
+@jit
+def run(
+    ft_arrays,
+    thresholds,
+    first_sum,
+    order,
+    hb,
+    hx,
+    hn,
+    u_floor,
+    dropped,
+    max_boxes,
+    out_lo,
+    max_nodes,
+):
+    """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
+    lower corner in ``out_lo``), or an empty heap. Returns (status, heap, boxes,
+    dropped, the resolved box's bound)."""
+    values, node_start, _leaf_start, nodes = ft_arrays
+    rows = values.shape[1]
+    trees = order.shape[0]
+    cols = out_lo.shape[0]
+    lo = np.empty(cols, dtype=np.int32)
+    hi = np.empty(cols, dtype=np.int32)
+    top = np.empty((rows, trees))
+    low = np.empty((rows, trees))
+    ytop = np.empty((rows, trees))
+    ylow = np.empty((rows, trees))
+    ntop = np.empty((rows, trees))
+    nlow = np.empty((rows, trees))
+    opn = np.empty((trees, cols), dtype=np.bool_)
+    yopn = np.empty((trees, cols), dtype=np.bool_)
+    nopn = np.empty((trees, cols), dtype=np.bool_)
+    # a walk's pending nodes: at most one per node of the tree
+    stack = np.empty(max_nodes + 1, dtype=np.int64)
+    smask = np.empty(max_nodes + 1, dtype=np.int8)
+    entry = np.empty(trees, dtype=np.int64)
+    # the trees a split walks again: their columns of y*/n* are the children's, the
+    # other trees' are top and low's (nothing is copied for them)
+    walked = np.empty(trees, dtype=np.int64)
+    boxes = 0
+    while hn > 0:
+        if boxes >= max_boxes:
+            return BUDGET, hb, hx, hn, boxes, dropped, 0.0
+        u, hn = heap_pop(hb, hx, hn, lo, hi)
+        if u <= u_floor:
+            if u > dropped:
+                dropped = u
+            continue
+        for t in range(trees):
+            walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+            entry[t] = node_start[t]
+        u = bound(top, top, walked, 0, thresholds, first_sum)
+        visited = 0
+        while True:
+            visited += 1
+            boxes += 1
+            if u <= u_floor:
+                if u > dropped:
+                    dropped = u
+                break
+            tree = to_split(top, low, order, first_sum)
+            if tree < 0:  # resolved: the lower corner is an exact pair
+                if u > dropped:
+                    dropped = u
+                out_lo[:] = lo
+                return RESOLVED, hb, hx, hn, boxes, dropped, u
+            c, rr = split_node(node_start, nodes, tree, lo, hi)
+            # walk again only the trees the split can change (opn[t, c], see walk)
+            nw = 0
+            for t in range(trees):
+                if opn[t, c]:
+                    walked[nw] = t
+                    nw += 1
+                    walk_both(
+                        ft_arrays,
+                        t,
+                        c,
+                        rr,
+                        lo,
+                        hi,
+                        ytop,
+                        ylow,
+                        ntop,
+                        nlow,
+                        stack,
+                        smask,
+                        yopn,
+                        nopn,
+                        entry,
+                    )
+            uy = bound(top, ytop, walked, nw, thresholds, first_sum)
+            un = bound(top, ntop, walked, nw, thresholds, first_sum)
+            on_yes = uy >= un  # the yes side on ties, as sorted() keeps it first
+            go_u, stay_u = (uy, un) if on_yes else (un, uy)
+            if stay_u <= u_floor:
+                if stay_u > dropped:
+                    dropped = stay_u
+            else:  # the other child: only its interval of c differs from this box's
+                keep_lo, keep_hi = lo[c], hi[c]
+                if on_yes:
+                    lo[c] = rr
+                else:
+                    hi[c] = rr
+                hb, hx, hn = heap_push(hb, hx, hn, stay_u, lo, hi)
+                lo[c], hi[c] = keep_lo, keep_hi
+            if on_yes:
+                hi[c] = rr
+            else:
+                lo[c] = rr
+            for i in range(nw):
+                t = walked[i]
+                for r in range(rows):
+                    top[r, t] = ytop[r, t] if on_yes else ntop[r, t]
+                    low[r, t] = ylow[r, t] if on_yes else nlow[r, t]
+                for k in range(cols):
+                    opn[t, k] = yopn[t, k] if on_yes else nopn[t, k]
+            u = go_u
+            if visited % CHECK_EVERY == 0 and hn > 0 and hb[0] > u + 1e-12:
+                # a better box waits: leave this dive to the heap
+                hb, hx, hn = heap_push(hb, hx, hn, go_u, lo, hi)
+                break
+    return EMPTY, hb, hx, hn, boxes, dropped, 0.0
