@@ -176,10 +176,8 @@ def _compiled_search(
 ) -> GapBoxOutcome:
     """``largest_gap`` by the compiled kernel: the same boxes and decisions, the kernel
     returning here to have a resolved box's pair replayed and to look at the clock."""
-    from .gap_kernel import EMPTY, RESOLVED, KernelSearch, floor_in_rows
-
     tab = b.tab
-    search = KernelSearch(tab, b.order, b.upper(b.top(np.ones(b.n, dtype=bool))))
+    search = gap_kernel.KernelSearch(tab, b.order, b.upper(b.top(np.ones(b.n, dtype=bool))))
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
     boxes, budget = 0, 2048
@@ -195,27 +193,27 @@ def _compiled_search(
             top = max((g for g in (best, reached) if g is not None), default=None)
             floor = tolerance if top is None else top + tolerance
             if floor not in floors:
-                floors[floor] = floor_in_rows(to_gap, floor)
+                floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
             t0 = time.time()
             status, n, _u = search.step(floors[floor], budget)
             boxes += n
             took = time.time() - t0
             # about a tenth of a second between two looks at the clock
-            if status != RESOLVED and took < 0.05:
+            if status != gap_kernel.RESOLVED and took < 0.05:
                 budget = min(budget * 2, 1 << 22)
             elif took > 0.2:
                 budget = max(budget // 2, 64)
-            if status == RESOLVED:
+            if status == gap_kernel.RESOLVED:
                 got = offer(*corner_pair(enc, tab, search.corner))
                 if got is not None and got >= tolerance and (best is None or got > best):
                     best = got
             if progress is not None:
                 progress(best, upper(), boxes)
-            if status == EMPTY or time.time() >= deadline:
+            if status == gap_kernel.EMPTY or time.time() >= deadline:
                 break
     except KeyboardInterrupt:
         return GapBoxOutcome(False, upper(), best, boxes, True)
-    return GapBoxOutcome(status == EMPTY, upper(), best, boxes)
+    return GapBoxOutcome(status == gap_kernel.EMPTY, upper(), best, boxes)
 
 
 def _full(tab: PairTables) -> tuple[np.ndarray, np.ndarray]:

@@ -128,9 +128,9 @@ def available() -> bool:
 
 
 def _kernel():
-    from . import gap_kernel_jit  # noqa: PLC0415 - numba only when the search runs
+    from .gap_kernel_jit import run  # noqa: PLC0415 - numba only when the search runs
 
-    return gap_kernel_jit.run
+    return run
 
 
 class KernelSearch:

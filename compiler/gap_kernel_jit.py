@@ -251,6 +251,54 @@ def heap_pop(hb, hx, hn, lo, hi):
     return u, hn
 
 
+@part
+def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch):
+    """Walk again, for both children of a split on column c at rank rr, only the trees
+    the split can change (opn[t, c], see walk); they go into ``walked``, in tree order.
+    Returns how many."""
+    ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked = scratch
+    nw = 0
+    for t in range(opn.shape[0]):
+        if opn[t, c]:
+            walked[nw] = t
+            nw += 1
+            walk_both(
+                ft_arrays,
+                t,
+                c,
+                rr,
+                lo,
+                hi,
+                ytop,
+                ylow,
+                ntop,
+                nlow,
+                stack,
+                smask,
+                yopn,
+                nopn,
+                entry,
+            )
+    return nw
+
+
+@part
+def enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch):
+    """Make the box lo, hi (and its per-tree arrays) its child on the yes side, or no."""
+    ytop, ylow, ntop, nlow, yopn, nopn, _stack, _smask, _entry, walked = scratch
+    if on_yes:
+        hi[c] = rr
+    else:
+        lo[c] = rr
+    for i in range(nw):
+        t = walked[i]
+        for r in range(top.shape[0]):
+            top[r, t] = ytop[r, t] if on_yes else ntop[r, t]
+            low[r, t] = ylow[r, t] if on_yes else nlow[r, t]
+        for k in range(opn.shape[1]):
+            opn[t, k] = yopn[t, k] if on_yes else nopn[t, k]
+
+
 @jit
 def run(
     ft_arrays,
@@ -275,15 +323,11 @@ def run(
     cols = out_lo.shape[0]
     lo = np.empty(cols, dtype=np.int32)
     hi = np.empty(cols, dtype=np.int32)
-    top = np.empty((rows, trees))
-    low = np.empty((rows, trees))
-    ytop = np.empty((rows, trees))
-    ylow = np.empty((rows, trees))
-    ntop = np.empty((rows, trees))
-    nlow = np.empty((rows, trees))
-    opn = np.empty((trees, cols), dtype=np.bool_)
-    yopn = np.empty((trees, cols), dtype=np.bool_)
-    nopn = np.empty((trees, cols), dtype=np.bool_)
+    per_tree = np.empty((6, rows, trees))
+    top, low, ytop = per_tree[0], per_tree[1], per_tree[2]
+    ylow, ntop, nlow = per_tree[3], per_tree[4], per_tree[5]
+    per_col = np.empty((3, trees, cols), dtype=np.bool_)
+    opn, yopn, nopn = per_col[0], per_col[1], per_col[2]
     # a walk's pending nodes: at most one per node of the tree
     stack = np.empty(max_nodes + 1, dtype=np.int64)
     smask = np.empty(max_nodes + 1, dtype=np.int8)
@@ -291,6 +335,7 @@ def run(
     # the trees a split walks again: their columns of y*/n* are the children's, the
     # other trees' are top and low's (nothing is copied for them)
     walked = np.empty(trees, dtype=np.int64)
+    scratch = (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked)
     boxes = 0
     while hn > 0:
         if boxes >= max_boxes:
@@ -319,29 +364,7 @@ def run(
                 out_lo[:] = lo
                 return RESOLVED, hb, hx, hn, boxes, dropped, u
             c, rr = split_node(node_start, nodes, tree, lo, hi)
-            # walk again only the trees the split can change (opn[t, c], see walk)
-            nw = 0
-            for t in range(trees):
-                if opn[t, c]:
-                    walked[nw] = t
-                    nw += 1
-                    walk_both(
-                        ft_arrays,
-                        t,
-                        c,
-                        rr,
-                        lo,
-                        hi,
-                        ytop,
-                        ylow,
-                        ntop,
-                        nlow,
-                        stack,
-                        smask,
-                        yopn,
-                        nopn,
-                        entry,
-                    )
+            nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch)
             uy = bound(top, ytop, walked, nw, thresholds, first_sum)
             un = bound(top, ntop, walked, nw, thresholds, first_sum)
             on_yes = uy >= un  # the yes side on ties, as sorted() keeps it first
@@ -357,17 +380,7 @@ def run(
                     hi[c] = rr
                 hb, hx, hn = heap_push(hb, hx, hn, stay_u, lo, hi)
                 lo[c], hi[c] = keep_lo, keep_hi
-            if on_yes:
-                hi[c] = rr
-            else:
-                lo[c] = rr
-            for i in range(nw):
-                t = walked[i]
-                for r in range(rows):
-                    top[r, t] = ytop[r, t] if on_yes else ntop[r, t]
-                    low[r, t] = ylow[r, t] if on_yes else nlow[r, t]
-                for k in range(cols):
-                    opn[t, k] = yopn[t, k] if on_yes else nopn[t, k]
+            enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch)
             u = go_u
             if visited % CHECK_EVERY == 0 and hn > 0 and hb[0] > u + 1e-12:
                 # a better box waits: leave this dive to the heap
