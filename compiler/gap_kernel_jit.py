@@ -14,8 +14,7 @@ BUDGET, RESOLVED, EMPTY = 0, 1, 2
 CHECK_EVERY = 64  # dive steps between two looks at the heap's best box
 
 jit = numba.njit(cache=True, nogil=True)
-# the parts run() calls, inlined into it: a call passes every array with its reference
-# count raised and lowered, which cost more than a walk itself
+# the parts run() calls, inlined into it: about a tenth more boxes a second than calls
 part = numba.njit(cache=True, nogil=True, inline="always")
 
 
@@ -92,6 +91,8 @@ def bound(top, over, walked, nw, thresholds, first_sum):
 
 @part
 def to_split(top, low, order, first_sum):
+    """The first tree of the split order whose pair-sum rows (then any row) still
+    differ over the box, or -1: the box is resolved."""
     rows = top.shape[0]
     for phase in range(2):
         start = first_sum if phase == 0 else 0
@@ -109,6 +110,8 @@ def to_split(top, low, order, first_sum):
 
 @part
 def split_node(node_start, nodes, t, lo, hi):
+    """The first node of tree t, from its root, with leaves of the box on both sides:
+    its column and R."""
     k = node_start[t]
     while True:
         c = nodes[k, 0]
