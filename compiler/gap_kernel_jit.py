@@ -19,6 +19,17 @@ part = numba.njit(cache=True, nogil=True, inline="always")
 
 
 @part
+def fold(values, leaf, top, low, t):
+    """A leaf meeting the box: its rows into tree t's maxima and minima."""
+    for r in range(values.shape[1]):
+        v = values[leaf, r]
+        if v > top[r, t]:
+            top[r, t] = v
+        if v < low[r, t]:
+            low[r, t] = v
+
+
+@part
 def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
     """Per row, the largest and smallest value over the leaves of tree t meeting the
     box: into top[:, t], low[:, t]; opn[t, c]: whether a node of t that the box reaches
@@ -58,12 +69,7 @@ def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
                 stack[sp] = child
                 sp += 1
             else:
-                for r in range(rows):
-                    v = values[leaf, r]
-                    if v > top[r, t]:
-                        top[r, t] = v
-                    if v < low[r, t]:
-                        low[r, t] = v
+                fold(values, leaf, top, low, t)
 
 
 @part
@@ -190,18 +196,10 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
                 smask[sp] = mm
                 sp += 1
             else:
-                for r in range(rows):
-                    v = values[leaf, r]
-                    if mm & 1:
-                        if v > ytop[r, t]:
-                            ytop[r, t] = v
-                        if v < ylow[r, t]:
-                            ylow[r, t] = v
-                    if mm & 2:
-                        if v > ntop[r, t]:
-                            ntop[r, t] = v
-                        if v < nlow[r, t]:
-                            nlow[r, t] = v
+                if mm & 1:
+                    fold(values, leaf, ytop, ylow, t)
+                if mm & 2:
+                    fold(values, leaf, ntop, nlow, t)
 
 
 @part
