@@ -298,7 +298,7 @@ def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Res
         bounds = MaxGap(None, s.upper, tol, False, len(s.steps), kind)
     base = last if last.status == ERROR or s.best is None else s.best
     gap = lower if lower is not None else s.steps[-1]["gap"]
-    out = replace(base, query=q.label, gap=gap, gap_kind="prob", delta=None)
+    out = replace(base, query=q.label, gap=gap, gap_kind=result_gap_kind(ens), delta=None)
     out.max_gap = bounds.to_dict()
     line = max_gap_line(bounds)
     out.message = f"{line}; {out.message}" if out.message else line
@@ -315,7 +315,7 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     lower = None if out.lower is None else shown_gap(ens, out.lower)
     bounds = MaxGap(lower, shown_gap(ens, out.upper), tol, proven, 0, gap_kind(ens), "boxes")
     res.gap = lower if lower is not None else shown_gap(ens, tol)
-    res.gap_kind = "prob"
+    res.gap_kind = result_gap_kind(ens)
     res.max_gap = bounds.to_dict()
     line = max_gap_line(bounds)
     res.message = f"{line}; {res.message}" if res.message else line
@@ -332,6 +332,12 @@ def gap_kind(ens: Ensemble) -> str:
     if ens.is_regressor:
         return CHANGE
     return "ratio" if ens.n_outputs > 1 else "prob"
+
+
+def result_gap_kind(ens: Ensemble) -> str:
+    """A max gap's ``gap_kind``: what its ``gap`` field holds, a regressor's change
+    (prediction units) or a probability gap (a multiclass ratio included, as a check's)."""
+    return CHANGE if ens.is_regressor else str(GapKind.PROB)
 
 
 def max_gap_line(m: MaxGap | dict) -> str:

@@ -37,6 +37,7 @@ from .max_gap import (
     check_max_gap_model,
     check_tolerance,
     max_gap_task,
+    result_gap_kind,
 )
 from .progress import Display, silent
 from .results_log import appending, read_log
@@ -103,7 +104,8 @@ class Question:
         return cls(
             model=ens.source,
             gap=q.gap.value,
-            gap_kind=q.gap.kind,
+            # a max gap's results say what their gap holds (a regressor's: the change)
+            gap_kind=q.gap.kind if max_gap is None else result_gap_kind(ens),
             classes=list(q.classes) if q.classes else None,
             passes=sorted(q.passes),
             backend=q.backend,

@@ -399,7 +399,9 @@ def _title(r: Result) -> str:
     head = f"{str(r.status).upper()} to {feats}"
     if g is None:
         return head
-    asked = f"gap asked {r.gap:g}" if r.gap_kind == "prob" else f"margin gap asked {r.gap:g}"
+    asked = {"prob": f"gap asked {r.gap:g}", "change": f"largest change {r.gap:g}"}.get(
+        r.gap_kind, f"margin gap asked {r.gap:g}"
+    )
     parts = [asked, f"achieved {g.achieved:.3g}"]
     top = max_gap_of(r)
     if top is not None:

@@ -194,6 +194,21 @@ def test_max_gap_on_a_log_link_regressor_is_its_largest_change():
     assert r.max_gap["kind"] == "change" and r.max_gap["proven"]
 
 
+def test_max_gap_of_a_regressor_says_its_gap_field_holds_the_change():
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    r = treesens.max_gap(ens, vary=["f0"], tolerance=1e-3)
+    assert r.gap_kind == "change" and r.gap == r.max_gap["lower"]
+
+
+def test_max_gap_sweep_of_a_regressor_reuses_its_own_answers(tmp_path):
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    out = tmp_path / "gaps.jsonl"
+    first = treesens.sweep(ens, features=["f0", "f1"], max_gap=True, out=out)
+    again = treesens.sweep(ens, features=["f0", "f1"], max_gap=True, resume=out)
+    assert [r.max_gap for r in again] == [r.max_gap for r in first]
+    assert len(out.read_text().splitlines()) == 2  # nothing asked twice
+
+
 def test_audit_on_a_regressor_without_delta_is_refused():
     X, y = _data()
     ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
