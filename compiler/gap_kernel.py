@@ -127,6 +127,19 @@ def available() -> bool:
     return True
 
 
+def compiles_first() -> bool:
+    """Whether the next search compiles the kernel (10-20 s): not yet loaded in this
+    process and not in numba's cache on disk. Reads numba's cache index, which numba does
+    not document: False wherever that fails (the search then runs unannounced)."""
+    run = _kernel()
+    if run.signatures:
+        return False
+    try:
+        return not run._cache._cache_file._load_index()  # noqa: SLF001
+    except Exception:  # noqa: BLE001 - a numba without these internals
+        return False
+
+
 def _kernel():
     from .gap_kernel_jit import run  # noqa: PLC0415 - numba only when the search runs
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
+from ..compiler import gap_kernel
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.gap_boxes import GapBoxOutcome, largest_gap, root_bound
@@ -188,6 +189,8 @@ def box_largest_gap(
     roots = [root_bound(tab, to_gap, bound) for tab in tables]
     order = sorted(range(len(encs)), key=lambda k: -roots[k])
     outs: list[GapBoxOutcome] = []
+    if log is not None and bound is None and gap_kernel.available() and gap_kernel.compiles_first():
+        log("max gap: compiling the box search (once per installation, 10-20 s)")
     for k in order:
         pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
         done = max((o.upper for o in outs), default=-math.inf)

@@ -6,6 +6,9 @@ largest gap (each bracketing the exact one by enumeration), and the kernel's own
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -78,3 +81,15 @@ def test_the_floor_in_rows_is_the_largest_bound_whose_gap_is_at_most_the_floor(f
 
 def test_a_floor_below_every_gap_drops_no_box():
     assert floor_in_rows(lambda u: 1.0, 0.5) == -math.inf
+
+
+def test_a_kernel_loaded_in_this_process_is_not_compiled_again():
+    _search(0, compiled=True)
+    assert not gap_kernel.compiles_first()
+
+
+def test_an_empty_numba_cache_announces_that_the_first_search_compiles(tmp_path):
+    code = "from treesens.compiler import gap_kernel; print(gap_kernel.compiles_first())"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
