@@ -7,9 +7,10 @@ every witness is checked. ``registry.py`` lists the formats; ``load.py`` asks th
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,7 +147,49 @@ def malformed_as_input_error(what: str, where: str) -> Iterator[None]:
         raise InputError(f"malformed {what} ({type(e).__name__}: {str(e)[:120]})", where) from None
 
 
-class LazyLibraryModel:
+# the replayers' calls into their library, made one at a time (OneCallAtATime)
+REPLAY_CALLS = ("predict", "predict_raw", "predict_proba")
+_MAKING_LOCK = threading.Lock()
+
+
+def _call_lock(replayer) -> threading.RLock:
+    lock = replayer.__dict__.get("_calls")
+    if lock is None:
+        with _MAKING_LOCK:
+            lock = replayer.__dict__.setdefault("_calls", threading.RLock())
+    return lock
+
+
+def _one_at_a_time(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        with _call_lock(self):  # re-entered when predict_proba calls predict_raw
+            return method(self, *args, **kwargs)
+
+    call.one_at_a_time = True
+    return call
+
+
+class OneCallAtATime:
+    """Base of the replayers: a subclass's ``predict``, ``predict_raw`` and
+    ``predict_proba`` run one at a time per replayer. The box search replays pairs in
+    its thread while a backend's loop (or a race) replays in another, and not every
+    library documents its model object as safe to predict with from two threads."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in REPLAY_CALLS:
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "one_at_a_time", False):
+                setattr(cls, name, _one_at_a_time(method))
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_calls", None)  # a lock: made again on the first call
+        return state
+
+
+class LazyLibraryModel(OneCallAtATime):
     """Base of the replayers that hold the library's own model object (a Booster, an
     estimator): made by ``_build()`` from what the replayer pickles, on first use (once:
     threads share a replayer) and never pickled itself. ``_cached`` names the attribute
@@ -172,7 +215,7 @@ class LazyLibraryModel:
             return getattr(self, self._cached)
 
     def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
+        state = super().__getstate__()
         self._picklable(state)
         state[self._cached] = None
         del state["_lock"]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...compiler.ensemble import Ensemble, Feature
 from ...compiler.errors import InputError, UnsupportedModelError
+from ..formats.base import OneCallAtATime
 from .fold import ColumnMap, check_nondecreasing, fold
 from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
 
@@ -234,7 +235,7 @@ class _NumericColumn:
         return out
 
 
-class PipelineReplayer:
+class PipelineReplayer(OneCallAtATime):
     """The user's pipeline's own predict, on user rows (category codes become the
     encoder's categories)."""
 

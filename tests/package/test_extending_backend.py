@@ -72,7 +72,8 @@ def test_the_registered_capabilities_are_read_from_the_entry(backend):
     assert caps.size_limit == backend.SIZE_LIMIT
 
 
-def test_the_worked_example_runs(backend):
+def test_the_worked_example_runs(backend, monkeypatch):
+    monkeypatch.chdir(DOC.parents[1])  # the docs name files from the repository's root
     exec(compile(_blocks("python")[2], "docs/extending.md:usage", "exec"), {})
 
 

@@ -69,7 +69,8 @@ def test_the_registry_line_is_one_line():
     assert line == "chain.append(MergeEqualVariables())"
 
 
-def test_the_worked_example_runs_on_breast_cancer(example):
+def test_the_worked_example_runs_on_breast_cancer(example, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the docs name files from the repository's root
     usage = _blocks("python")[1]
     exec(compile(usage, "docs/extending.md:usage", "exec"), dict(example.__dict__))
 
