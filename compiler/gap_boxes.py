@@ -17,8 +17,10 @@ bounds the library's values too. A regressor's change through a nonlinear link c
 otherwise (``bound``: g's rise from x2's lowest raw score to x1's highest, at most
 their largest difference apart).
 
-The search keeps the open boxes in a heap by U and dives from the best one, always into
-the child with the larger bound, until the box is resolved (every tree's value fixed: its
+The search keeps the open boxes in a heap by U and dives from the best one, splitting
+the first open tree of a fixed order (the compiled search, gap_kernel.py, picks the
+split by measured and learned gains instead) and going always into the child with the
+larger bound, until the box is resolved (every tree's value fixed: its
 lower corner is an exact pair, offered to the caller, who replays it with the library)
 or cannot beat the best accepted gap by more than the tolerance. The largest U of the
 boxes dropped that way, and of the boxes still open, is the upper bound: when the heap
@@ -174,10 +176,12 @@ def _compiled_search(
     progress: Progress | None,
     reached: float | None,
 ) -> GapBoxOutcome:
-    """``largest_gap`` by the compiled kernel: the same boxes and decisions, the kernel
-    returning here to have a resolved box's pair replayed and to look at the clock."""
+    """``largest_gap`` by the compiled kernel (its own split rule, gap_kernel.py), the
+    kernel returning here to have a resolved box's pair replayed and to look at the
+    clock."""
     tab = b.tab
-    search = gap_kernel.KernelSearch(tab, b.order, b.upper(b.top(np.ones(b.n, dtype=bool))))
+    root = b.upper(b.top(np.ones(b.n, dtype=bool)))
+    search = gap_kernel.KernelSearch(tab, b.order, root, probes=gap_kernel.PROBES)
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
     boxes, budget = 0, 2048

@@ -12,6 +12,8 @@ _NEG = -1e300
 _POS = 1e300
 BUDGET, RESOLVED, EMPTY = 0, 1, 2
 CHECK_EVERY = 64  # dive steps between two looks at the heap's best box
+# the weight of a split's better child's fall beside its worse one's (choose_split)
+TIE = 1e-3
 
 jit = numba.njit(cache=True, nogil=True)
 # the parts run() calls, inlined into it: about a tenth more boxes a second than calls
@@ -96,36 +98,90 @@ def bound(top, over, walked, nw, thresholds, first_sum):
 
 
 @part
-def to_split(top, low, order, first_sum):
-    """The first tree of the split order whose pair-sum rows (then any row) still
-    differ over the box, or -1: the box is resolved."""
+def open_rows(top, low, first_sum):
+    """The rows a split must separate: the pair-sum rows while some tree's still differ
+    over the box, then every row; -1 when no tree's differ (the box is resolved)."""
     rows = top.shape[0]
-    for phase in range(2):
-        start = first_sum if phase == 0 else 0
-        if phase == 0 and start >= rows:
+    for start in (first_sum, 0):
+        if start >= rows:
             continue
-        for i in range(order.shape[0]):
-            t = order[i]
-            spread = 0.0
+        for t in range(top.shape[1]):
             for r in range(start, rows):
-                spread += top[r, t] - low[r, t]
-            if spread > 0:
-                return t
+                if top[r, t] > low[r, t]:
+                    return start
     return -1
 
 
 @part
+def is_open(top, low, t, start):
+    """Whether tree t's rows from ``start`` still differ over the box."""
+    for r in range(start, top.shape[0]):  # noqa: SIM110 - a loop numba compiles
+        if top[r, t] > low[r, t]:
+            return True
+    return False
+
+
+@part
 def split_node(node_start, nodes, t, lo, hi):
-    """The first node of tree t, from its root, with leaves of the box on both sides:
-    its column and R."""
+    """The first node of tree t, from its root, with leaves of the box on both sides."""
     k = node_start[t]
     while True:
-        c = nodes[k, 0]
         rr = nodes[k, 1]
-        on_yes, on_no = lo[c] < rr, hi[c] > rr
+        on_yes, on_no = lo[nodes[k, 0]] < rr, hi[nodes[k, 0]] > rr
         if on_yes and on_no:
-            return c, rr
+            return k
         k = nodes[k, 4] if on_yes else nodes[k, 5]
+
+
+@part
+def gain(u, uy, un):
+    """How far a split lowers the box's bound u: its worse child's fall, then (TIE) its
+    better child's."""
+    return (u - max(uy, un)) + TIE * (u - min(uy, un))
+
+
+@part
+def learn(costs, k, u, uy, un):
+    costs[k, 0] += gain(u, uy, un)
+    costs[k, 1] += 1.0
+
+
+@part
+def choose_split(
+    ft_arrays, u, lo, hi, top, low, order, start, opn, scratch, thresholds, first_sum, costs, probes
+):
+    """The node to split the box on: of the nodes that would split an open tree (each
+    tree whose rows from ``start`` still differ, at split_node), the one of largest
+    gain, measured (both children walked and bounded) for a node never split before, at
+    most ``probes`` a box, else estimated by its mean gain so far (``costs``: sum, count;
+    0 for a node neither measured nor split). With probes 0 and no costs, the first open
+    tree of ``order``'s node. Returns (node, the node measured last, its nw: the scratch
+    arrays hold its children)."""
+    _values, node_start, _leaf_start, nodes = ft_arrays
+    ytop, ntop, walked = scratch[0], scratch[2], scratch[9]
+    best, best_gain = -1, -1.0
+    measured, nw = -1, 0
+    probed = 0
+    for i in range(order.shape[0]):
+        t = order[i]
+        if not is_open(top, low, t, start):
+            continue
+        k = split_node(node_start, nodes, t, lo, hi)
+        if costs[k, 1] == 0 and probed < probes:
+            nw = walk_children(ft_arrays, nodes[k, 0], nodes[k, 1], lo, hi, opn, scratch)
+            uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
+            un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
+            learn(costs, k, u, uy, un)
+            probed += 1
+            measured = k
+            g = gain(u, uy, un)
+        elif costs[k, 1] > 0:
+            g = costs[k, 0] / costs[k, 1]
+        else:
+            g = 0.0
+        if g > best_gain:
+            best, best_gain = k, g
+    return best, measured, nw
 
 
 @part
@@ -314,6 +370,8 @@ def run(
     max_boxes,
     out_lo,
     max_nodes,
+    costs,
+    probes,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap. Returns (status, heap, boxes,
@@ -341,7 +399,8 @@ def run(
     while hn > 0:
         if boxes >= max_boxes:
             return BUDGET, hb, hx, hn, boxes, dropped, 0.0
-        u, hn = heap_pop(hb, hx, hn, lo, hi)
+        u_box, hn = heap_pop(hb, hx, hn, lo, hi)
+        u = u_box
         if u <= u_floor:
             if u > dropped:
                 dropped = u
@@ -349,7 +408,7 @@ def run(
         for t in range(trees):
             walk(ft_arrays, t, lo, hi, top, low, stack, opn)
             entry[t] = node_start[t]
-        u = bound(top, top, walked, 0, thresholds, first_sum)
+        u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
         visited = 0
         while True:
             visited += 1
@@ -358,16 +417,36 @@ def run(
                 if u > dropped:
                     dropped = u
                 break
-            tree = to_split(top, low, order, first_sum)
-            if tree < 0:  # resolved: the lower corner is an exact pair
+            start = open_rows(top, low, first_sum)
+            if start < 0:  # resolved: the lower corner is an exact pair
                 if u > dropped:
                     dropped = u
                 out_lo[:] = lo
                 return RESOLVED, hb, hx, hn, boxes, dropped, u
-            c, rr = split_node(node_start, nodes, tree, lo, hi)
-            nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch)
-            uy = bound(top, ytop, walked, nw, thresholds, first_sum)
-            un = bound(top, ntop, walked, nw, thresholds, first_sum)
+            k, measured, nw = choose_split(
+                ft_arrays,
+                u,
+                lo,
+                hi,
+                top,
+                low,
+                order,
+                start,
+                opn,
+                scratch,
+                thresholds,
+                first_sum,
+                costs,
+                probes,
+            )
+            c, rr = nodes[k, 0], nodes[k, 1]
+            if k != measured:
+                nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch)
+            # a child's bound is at most its box's (u may be the tighter, from above)
+            uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
+            un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
+            if k != measured and probes > 0:
+                learn(costs, k, u, uy, un)
             on_yes = uy >= un  # the yes side on ties, as sorted() keeps it first
             go_u, stay_u = (uy, un) if on_yes else (un, uy)
             if stay_u <= u_floor:

@@ -93,3 +93,20 @@ def test_an_empty_numba_cache_announces_that_the_first_search_compiles(tmp_path)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr
+
+
+@pytest.mark.parametrize("probes", [0, 1, gap_kernel.PROBES])
+@pytest.mark.parametrize("i", range(1, 60, 6))
+def test_every_split_rule_proves_the_brute_force_largest_gap(i, probes, monkeypatch):
+    monkeypatch.setattr(gap_kernel, "PROBES", probes)
+    ens, q, _, out = _search(i, compiled=True)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def test_the_split_rule_learns_what_splits_gained():
+    ens, q, _ = _case(15)
+    tab = pair_tables(pair_encoding(ens, q.with_(gap=Gap(0.0))))
+    search = KernelSearch(tab, tree_order(tab), root_bound(tab, lambda u: u))
+    search.step(-math.inf, 10**9)
+    assert search.costs[:, 1].sum() > 0  # nodes measured or split, their gains kept
