@@ -18,9 +18,9 @@ otherwise (``bound``: g's rise from x2's lowest raw score to x1's highest, at mo
 their largest difference apart).
 
 The search keeps the open boxes in a heap by U and dives from the best one, splitting
-the first open tree of a fixed order (the compiled search, gap_kernel.py, picks the
-split by measured and learned gains instead) and going always into the child with the
-larger bound, until the box is resolved (every tree's value fixed: its
+each box on the node whose split lowers U the most (``SplitRule``: measured for nodes
+not split before, learned from past splits otherwise) and going always into the child
+with the larger bound, until the box is resolved (every tree's value fixed: its
 lower corner is an exact pair, offered to the caller, who replays it with the library)
 or cannot beat the best accepted gap by more than the tolerance. The largest U of the
 boxes dropped that way, and of the boxes still open, is the upper bound: when the heap
@@ -43,7 +43,6 @@ from .box_search import (
     corner_pair,
     leaf_low,
     leaf_top,
-    split_node,
     tree_order,
     tree_to_split,
 )
@@ -91,6 +90,7 @@ class _Bounds:
         self.n = tab.values.shape[1]
         self.first_sum = tab.first_sum
         self.order = tree_order(tab)
+        self.split_rule = SplitRule(gap_kernel.PROBES)
 
     def low(self, live: np.ndarray) -> np.ndarray:
         return leaf_low(self.tab, live)
@@ -176,7 +176,7 @@ def _compiled_search(
     progress: Progress | None,
     reached: float | None,
 ) -> GapBoxOutcome:
-    """``largest_gap`` by the compiled kernel (its own split rule, gap_kernel.py), the
+    """``largest_gap`` by the compiled kernel: the same bounds, split rule and dives, the
     kernel returning here to have a resolved box's pair replayed and to look at the
     clock."""
     tab = b.tab
@@ -218,6 +218,81 @@ def _compiled_search(
     except KeyboardInterrupt:
         return GapBoxOutcome(False, upper(), best, boxes, True)
     return GapBoxOutcome(status == gap_kernel.EMPTY, upper(), best, boxes)
+
+
+class SplitRule:
+    """Which node a box is split on (gap_kernel_jit.choose_split's rule, in Python): of
+    the nodes that would split an open tree (split_node of each tree whose rows still
+    differ over the box, pair-sum rows first), the one whose split lowers the bound most,
+    measured for a node never split before (at most ``probes`` a box) and estimated by
+    the mean gain of its past splits otherwise. ``probes`` 0: the first open tree of the
+    fixed order."""
+
+    def __init__(self, probes: int):
+        self.probes = probes
+        self.costs: dict[tuple[int, int], list[float]] = {}  # (tree, node): [sum, count]
+
+    def children(self, b: _Bounds, live, lo, hi, top, low, u: float) -> list[tuple]:
+        tab = b.tab
+        spread = top - low
+        rows = spread[b.first_sum :] if (spread[b.first_sum :] > 0).any() else spread
+        trees = [t for t in b.order if rows[:, t].sum() > 0]
+        if self.probes == 0:
+            trees = trees[:1]
+        best, best_gain, probed, kids = None, -1.0, 0, None
+        for t in trees:
+            k = _split_at(tab.nodes[t], live)
+            cost = self.costs.setdefault((int(t), k), [0.0, 0])
+            if cost[1] == 0 and probed < self.probes:
+                split = _children(b, tab.nodes[t][k], live, lo, hi, u)
+                g = _gain(u, split)
+                cost[0] += g
+                cost[1] += 1
+                probed += 1
+            else:
+                split = None
+                g = cost[0] / cost[1] if cost[1] else 0.0
+            if g > best_gain:
+                best, best_gain, kids = (int(t), k), g, split
+        if kids is None:
+            t, k = best
+            kids = _children(b, tab.nodes[t][k], live, lo, hi, u)
+            if self.probes:
+                cost = self.costs[best]
+                cost[0] += _gain(u, kids)
+                cost[1] += 1
+        return kids
+
+
+def _split_at(nodes, live: np.ndarray) -> int:
+    """The index of the topmost node of a pair tree with leaves left on both sides."""
+    k = 0
+    while True:
+        _c, _r, first, middle, end, yes, no = nodes[k]
+        on_yes, on_no = live[first:middle].any(), live[middle:end].any()
+        if on_yes and on_no:
+            return k
+        k = yes if on_yes else no
+
+
+def _children(b: _Bounds, node, live, lo, hi, u: float) -> list[tuple]:
+    tab = b.tab
+    c, r = node[0], node[1]
+    yes_hi, no_lo = hi.copy(), lo.copy()
+    yes_hi[c], no_lo[c] = r, r
+    yes = (live & (tab.lo[c] < r), lo, yes_hi)
+    no = (live & (tab.hi[c] > r), no_lo, hi)
+    out = []
+    for side in (yes, no):
+        t = b.top(side[0])
+        out.append((side, min(b.upper(t), u), t))
+    return out
+
+
+def _gain(u: float, kids: list[tuple]) -> float:
+    """gap_kernel_jit.gain: the worse child's fall, then (1e-3) the better one's."""
+    uy, un = kids[0][1], kids[1][1]
+    return (u - max(uy, un)) + 1e-3 * (u - min(uy, un))
 
 
 def _full(tab: PairTables) -> tuple[np.ndarray, np.ndarray]:
@@ -270,15 +345,9 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
                 state.lower = got
             state.dropped = max(state.dropped, u)
             return visited
-        c, r = split_node(tab.nodes[tree], live)
-        yes_hi, no_lo = hi.copy(), lo.copy()
-        yes_hi[c], no_lo[c] = r, r
-        yes = (live & (tab.lo[c] < r), lo, yes_hi)
-        no = (live & (tab.hi[c] > r), no_lo, hi)
-        # each child's per-tree maxima: its bound now, and the one it goes on with
+        # each child: its box, its bound (at most this box's) and its per-tree maxima
         (go, _, top), (stay, u_stay, _) = sorted(
-            ((side, b.upper(t), t) for side, t in ((yes, b.top(yes[0])), (no, b.top(no[0])))),
-            key=lambda s: -s[1],
+            b.split_rule.children(b, live, lo, hi, top, low, u), key=lambda s: -s[1]
         )
         if not state.drop(u_stay):
             packed = _Box(np.packbits(stay[0]), stay[1], stay[2])

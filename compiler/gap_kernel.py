@@ -1,13 +1,13 @@
-"""The largest-gap search of gap_boxes.py, compiled (numba): the same bounds and dives at
-a fraction of the cost per box, and a split rule that learns.
+"""The largest-gap search of gap_boxes.py, compiled (numba): the same bounds, split rule
+and dives, at a fraction of the cost per box.
 
-Where gap_boxes.py splits the first open tree of a fixed order, a box here is split on
-the node, among those that would split one of its open trees, whose split lowers the
-box's bound the most: measured (both children walked and bounded) for a node the search
-has not split before, at most ``PROBES`` a box, and estimated otherwise by the mean of
-what splitting that node gained before (its pseudo-cost, as MIP solvers branch). On
-issue 34's adult sweep this closes age with a tenth of the boxes and fnlwgt and
-hours-per-week, which the fixed order left open at 600 s, in under half a minute
+The split rule: a box is split on the node, among those that would split one of its
+open trees, whose split lowers the box's bound the most: measured (both children walked
+and bounded) for a node the search has not split before, at most ``PROBES`` a box, and
+estimated otherwise by the mean of what splitting that node gained before (its
+pseudo-cost, as MIP solvers choose what to branch on). On issue 34's adult sweep this
+closes age with a tenth of the boxes, and fnlwgt and hours-per-week, which splitting
+the first open tree of a fixed order (``PROBES`` 0) left open at 600 s, in seconds
 (bench/reports/adult-max-gap-sweep.md). Any split is sound: the rule only orders them.
 
 A box is only its ranks ``lo <= rank < hi`` per column: the leaves that meet it are found

@@ -95,11 +95,12 @@ def test_an_empty_numba_cache_announces_that_the_first_search_compiles(tmp_path)
     assert out.stdout.strip() == "True", out.stderr
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("probes", [0, 1, gap_kernel.PROBES])
 @pytest.mark.parametrize("i", range(1, 60, 6))
-def test_every_split_rule_proves_the_brute_force_largest_gap(i, probes, monkeypatch):
+def test_every_split_rule_proves_the_brute_force_largest_gap(i, probes, compiled, monkeypatch):
     monkeypatch.setattr(gap_kernel, "PROBES", probes)
-    ens, q, _, out = _search(i, compiled=True)
+    ens, q, _, out = _search(i, compiled=compiled)
     assert out.proven
     assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
 
