@@ -356,6 +356,41 @@ def enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch):
             opn[t, k] = yopn[t, k] if on_yes else nopn[t, k]
 
 
+@part
+def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, rule, start):
+    """Choose the box's split (choose_split; ``rule``: order, costs, probes), walk its
+    children and bound them: (column, R, nw, the yes child's bound, the no child's), each
+    at most u (a child's bound is at most its box's, and u may be the tighter, from
+    above)."""
+    order, costs, probes = rule
+    nodes = ft_arrays[3]
+    ytop, ntop, walked = scratch[0], scratch[2], scratch[9]
+    k, measured, nw = choose_split(
+        ft_arrays,
+        u,
+        lo,
+        hi,
+        top,
+        low,
+        order,
+        start,
+        opn,
+        scratch,
+        thresholds,
+        first_sum,
+        costs,
+        probes,
+    )
+    c, rr = nodes[k, 0], nodes[k, 1]
+    if k != measured:
+        nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch)
+    uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
+    un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
+    if k != measured and probes > 0:
+        learn(costs, k, u, uy, un)
+    return c, rr, nw, uy, un
+
+
 @jit
 def run(
     ft_arrays,
@@ -395,6 +430,7 @@ def run(
     # other trees' are top and low's (nothing is copied for them)
     walked = np.empty(trees, dtype=np.int64)
     scratch = (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked)
+    rule = (order, costs, probes)
     boxes = 0
     while hn > 0:
         if boxes >= max_boxes:
@@ -423,30 +459,9 @@ def run(
                     dropped = u
                 out_lo[:] = lo
                 return RESOLVED, hb, hx, hn, boxes, dropped, u
-            k, measured, nw = choose_split(
-                ft_arrays,
-                u,
-                lo,
-                hi,
-                top,
-                low,
-                order,
-                start,
-                opn,
-                scratch,
-                thresholds,
-                first_sum,
-                costs,
-                probes,
+            c, rr, nw, uy, un = split(
+                ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, rule, start
             )
-            c, rr = nodes[k, 0], nodes[k, 1]
-            if k != measured:
-                nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch)
-            # a child's bound is at most its box's (u may be the tighter, from above)
-            uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
-            un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
-            if k != measured and probes > 0:
-                learn(costs, k, u, uy, un)
             on_yes = uy >= un  # the yes side on ties, as sorted() keeps it first
             go_u, stay_u = (uy, un) if on_yes else (un, uy)
             if stay_u <= u_floor:
