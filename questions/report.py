@@ -224,17 +224,7 @@ def report(
     if results is not None:
         rank_path, check_path = _results_paths(results)
     common = {"data": str(data), "label": label, "classes": classes, "progress": progress}
-    per_rank = max(MIN_STEP_SECONDS, RANK_SHARE * budget / max(1, len(names)))
-    say(f"report: ranking {len(names)} features by max gap ({per_rank:.0f}s each at most)")
-    ranking = sweep(
-        ens,
-        features=names,
-        max_gap=True,
-        max_gap_tolerance=RANK_TOLERANCE,
-        timeout=per_rank,
-        resume=rank_path,
-        **common,
-    )
+    ranking = _rank(ens, names, RANK_SHARE * budget, rank_path, common, say)
     found = []
     if protected:
         per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
@@ -256,6 +246,41 @@ def report(
         data_path=str(data),
         label=label,
     )
+
+
+def _rank(ens, names, seconds: float, rank_path, common, say) -> list[Result]:
+    """Every feature's max gap within ``seconds`` in all: an even share each, then what
+    the features that closed early left over, shared by those still open."""
+    t0 = time.time()
+    per_rank = max(MIN_STEP_SECONDS, seconds / max(1, len(names)))
+    say(f"report: ranking {len(names)} features by max gap ({per_rank:.0f}s each at most)")
+    kw = {"max_gap": True, "max_gap_tolerance": RANK_TOLERANCE, "resume": rank_path, **common}
+    ranking = sweep(ens, features=names, timeout=per_rank, **kw)
+    again = reask(ranking, seconds - (time.time() - t0), per_rank)
+    if again is not None:
+        still, per = again
+        say(f"report: {len(still)} max gap(s) still open, again with {per:.0f}s each")
+        redone = dict(zip(still, sweep(ens, features=still, timeout=per, **kw), strict=True))
+        ranking = [redone.get(_ranked_feature(r), r) for r in ranking]
+    return ranking
+
+
+def reask(ranking: list[Result], left: float, first: float) -> tuple[list[str], float] | None:
+    """The features whose max gap stayed open, and the time each gets again (``left``
+    shared between them), when that is more than the ``first`` they had; else None."""
+    still = [_ranked_feature(r) for r in ranking if r.status != ERROR and not _closed(r)]
+    if not still:
+        return None
+    per = left / len(still)
+    return (still, per) if per > first and per >= MIN_STEP_SECONDS else None
+
+
+def _closed(r: Result) -> bool:
+    return bool((r.max_gap or {}).get("proven"))
+
+
+def _ranked_feature(r: Result) -> str:
+    return r.features[0] if len(r.features) == 1 else ",".join(r.features)
 
 
 def _protected(ens, protected, gap, per_check, check_path, common, say) -> list:
