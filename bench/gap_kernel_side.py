@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED  # noqa: E402
-from outputs import add_results_args, run_or_report  # noqa: E402
+from outputs import add_results_args, bounds_cell, by_query, run_or_report  # noqa: E402
 
 # (model key, feature, classes): the adult features of issue 34's sweep that close within
 # a minute, one that does not (age), and multiclass class pairs of the digits stand-in
@@ -149,10 +149,7 @@ def run(timeout: float, out: Path, warm: bool, sides: tuple[str, ...], queries: 
 
 
 def report(path: Path) -> str:
-    lines = [json.loads(ln) for ln in path.read_text().splitlines()]
-    by: dict = {}
-    for d in lines:
-        by.setdefault((d["model"], d["feature"], str(d["classes"])), {})[d["side"]] = d
+    by = by_query([json.loads(ln) for ln in path.read_text().splitlines()], "side")
     # the side as shipped first, then the other one the file holds
     a = "compiled"
     b = next((s for s in SIDES[1:] if any(s in sides for sides in by.values())), "python")
@@ -163,13 +160,7 @@ def report(path: Path) -> str:
     ]
 
     def cell(d):
-        if d is None:
-            return "not run"
-        if d.get("error"):
-            return f"error: {d['error'][:60]}"
-        lo = "none" if d["lower"] is None else f"{d['lower']:.4f}"
-        mark = "closed" if d["closed"] else "open"
-        return f"[{lo}, {d['upper']:.4f}] {mark}, {d['search_s']:.1f} s, {d['boxes']:,}"
+        return bounds_cell(d, "search_s", boxes=True)
 
     def rate(d):
         return d["boxes"] / max(d["search_s"], 1e-9)

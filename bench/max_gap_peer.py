@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED  # noqa: E402
-from outputs import add_results_args, run_or_report  # noqa: E402
+from outputs import add_results_args, bounds_cell, by_query, run_or_report  # noqa: E402
 from veritas_peer import _point, build_sides_addtree  # noqa: E402
 
 # (model key, feature, classes): binary features of the quick tier's models, and
@@ -218,24 +218,14 @@ def run(timeout: float, out: Path) -> None:
 
 
 def report(path: Path) -> str:
-    lines = [json.loads(ln) for ln in path.read_text().splitlines()]
-    by = {}
-    for d in lines:
-        by.setdefault((d["model"], d["feature"], str(d["classes"])), {})[d["tool"]] = d
+    by = by_query([json.loads(ln) for ln in path.read_text().splitlines()], "tool")
     rows = [
         "| model | feature | classes | treesens [lower, upper] (s) | Veritas [lower, upper] (s) |",
         "|---|---|---|---|---|",
     ]
 
     def cell(d):
-        if d is None:
-            return "not run"
-        if d.get("error"):
-            return f"error: {d['error'][:60]}"
-        lo = "none" if d["lower"] is None else f"{d['lower']:.4f}"
-        hi = "?" if d["upper"] is None else f"{d['upper']:.4f}"
-        mark = "closed" if d["closed"] else "open"
-        return f"[{lo}, {hi}] {mark}, {d['seconds']:.1f}"
+        return bounds_cell(d, "seconds")
 
     closed = {"treesens": 0, "veritas": 0}
     for (model, feat, cls), tools in by.items():

@@ -34,3 +34,26 @@ def run_or_report(args, run: Callable[[Path], object], report: Callable[[Path], 
     run(out)
     print(report(out))
     return 0
+
+
+def by_query(lines: list[dict], side: str) -> dict:
+    """A side-by-side results file's lines by query (model, feature, classes), then by
+    the field ``side`` names (which search or tool answered)."""
+    by: dict = {}
+    for d in lines:
+        by.setdefault((d["model"], d["feature"], str(d["classes"])), {})[d[side]] = d
+    return by
+
+
+def bounds_cell(d: dict | None, seconds: str, boxes: bool = False) -> str:
+    """One side's answer in a max-gap table: [lower, upper], closed or open, its time
+    (the field ``seconds``) and, with ``boxes``, the boxes its search visited."""
+    if d is None:
+        return "not run"
+    if d.get("error"):
+        return f"error: {d['error'][:60]}"
+    lo = "none" if d["lower"] is None else f"{d['lower']:.4f}"
+    hi = "?" if d["upper"] is None else f"{d['upper']:.4f}"
+    mark = "closed" if d["closed"] else "open"
+    tail = f", {d['boxes']:,}" if boxes else ""
+    return f"[{lo}, {hi}] {mark}, {d[seconds]:.1f} s{tail}"

@@ -160,12 +160,19 @@ def tree_to_split(spread: np.ndarray, order: np.ndarray, first_sum: int) -> int:
 
 def split_node(nodes, live: np.ndarray) -> tuple[int, int]:
     """(column, R) of the topmost node of a pair tree with leaves left on both sides."""
+    c, r, *_ = nodes[split_index(nodes, live)]
+    return c, r
+
+
+def split_index(nodes, live: np.ndarray) -> int:
+    """The index (in ``nodes``) of the topmost node of a pair tree with leaves left on
+    both sides."""
     k = 0
     while True:
-        c, r, first, middle, end, yes, no = nodes[k]
+        _c, _r, first, middle, end, yes, no = nodes[k]
         on_yes, on_no = live[first:middle].any(), live[middle:end].any()
         if on_yes and on_no:
-            return c, r
+            return k
         k = yes if on_yes else no
 
 

@@ -43,6 +43,7 @@ from .box_search import (
     corner_pair,
     leaf_low,
     leaf_top,
+    split_index,
     tree_order,
     tree_to_split,
 )
@@ -241,7 +242,7 @@ class SplitRule:
             trees = trees[:1]
         best, best_gain, probed, kids = None, -1.0, 0, None
         for t in trees:
-            k = _split_at(tab.nodes[t], live)
+            k = split_index(tab.nodes[t], live)
             cost = self.costs.setdefault((int(t), k), [0.0, 0])
             if cost[1] == 0 and probed < self.probes:
                 split = _children(b, tab.nodes[t][k], live, lo, hi, u)
@@ -264,17 +265,6 @@ class SplitRule:
         return kids
 
 
-def _split_at(nodes, live: np.ndarray) -> int:
-    """The index of the topmost node of a pair tree with leaves left on both sides."""
-    k = 0
-    while True:
-        _c, _r, first, middle, end, yes, no = nodes[k]
-        on_yes, on_no = live[first:middle].any(), live[middle:end].any()
-        if on_yes and on_no:
-            return k
-        k = yes if on_yes else no
-
-
 def _children(b: _Bounds, node, live, lo, hi, u: float) -> list[tuple]:
     tab = b.tab
     c, r = node[0], node[1]
@@ -290,9 +280,9 @@ def _children(b: _Bounds, node, live, lo, hi, u: float) -> list[tuple]:
 
 
 def _gain(u: float, kids: list[tuple]) -> float:
-    """gap_kernel_jit.gain: the worse child's fall, then (1e-3) the better one's."""
+    """gap_kernel_jit.gain: the worse child's fall, then (SPLIT_TIE) the better one's."""
     uy, un = kids[0][1], kids[1][1]
-    return (u - max(uy, un)) + 1e-3 * (u - min(uy, un))
+    return (u - max(uy, un)) + gap_kernel.SPLIT_TIE * (u - min(uy, un))
 
 
 def _full(tab: PairTables) -> tuple[np.ndarray, np.ndarray]:

@@ -40,6 +40,8 @@ _NEG = -1e300
 _POS = 1e300
 # nodes never split before whose children a box measures, at most (the split rule)
 PROBES = 4
+# a split's gain: its worse child's fall, plus this much of its better child's
+SPLIT_TIE = 1e-3
 # run() statuses (gap_kernel_jit.py)
 BUDGET, RESOLVED, EMPTY = 0, 1, 2
 

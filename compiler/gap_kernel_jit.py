@@ -8,12 +8,12 @@ Values and statuses as gap_kernel.py states them.
 import numba
 import numpy as np
 
+from .gap_kernel import SPLIT_TIE
+
 _NEG = -1e300
 _POS = 1e300
 BUDGET, RESOLVED, EMPTY = 0, 1, 2
 CHECK_EVERY = 64  # dive steps between two looks at the heap's best box
-# the weight of a split's better child's fall beside its worse one's (choose_split)
-TIE = 1e-3
 
 jit = numba.njit(cache=True, nogil=True)
 # the parts run() calls, inlined into it: about a tenth more boxes a second than calls
@@ -135,9 +135,9 @@ def split_node(node_start, nodes, t, lo, hi):
 
 @part
 def gain(u, uy, un):
-    """How far a split lowers the box's bound u: its worse child's fall, then (TIE) its
+    """How far a split lowers the box's bound u: its worse child's fall, then (SPLIT_TIE) its
     better child's."""
-    return (u - max(uy, un)) + TIE * (u - min(uy, un))
+    return (u - max(uy, un)) + SPLIT_TIE * (u - min(uy, un))
 
 
 @part
@@ -226,6 +226,8 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
             nl = rr
         to_yes = 0
         to_no = 0
+        # the two children written out: a shared helper returning both bits made the
+        # search about a quarter slower (age 46 s against 36 s)
         if m & 1:
             if yl < r0 < yh:
                 yopn[t, cc] = True
