@@ -38,7 +38,8 @@ MAX_MARGIN_GAP = 1e3
 
 ANY = "any"  # a class placeholder: c1 = any class, or c2 = any class other than c1
 
-# the directions of a regressor's change by at least delta
+# the directions of a regressor's change by at least delta, from x1 to x2: up, the
+# prediction goes up (f(x2) - f(x1) >= delta); down, it goes down; either, one of the two
 UP, DOWN, EITHER = "up", "down", "either"
 DIRECTIONS = (UP, DOWN, EITHER)
 
@@ -107,8 +108,9 @@ class Query:
     gap: Gap = Gap(0.2)
     # regressors: (a, b) asks f(x1) >= a and f(x2) <= b, in prediction space
     threshold: tuple[float, float] | None = None
-    # regressors: the predictions differ by at least ``delta`` in ``direction`` (UP:
-    # f(x1) - f(x2) >= delta, DOWN: f(x2) - f(x1) >= delta, EITHER: one of the two)
+    # regressors: the predictions differ by at least ``delta`` in ``direction``, read
+    # from x1 to x2 (UP: the prediction goes up, f(x2) - f(x1) >= delta; DOWN: it goes
+    # down, f(x1) - f(x2) >= delta; EITHER: one of the two)
     delta: float | None = None
     direction: str = "either"
     # what the query asks of its pair (compiler/kinds.py): "" is the question its fields
@@ -261,10 +263,11 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
 
 
 def change_condition(ens: Ensemble, q: Query) -> Condition:
-    """The change by at least delta, f(x1) - f(x2) >= delta (or the other way, or
-    either), as a row over both inputs: with the identity link, predictions are raw
-    scores. A query the same for both inputs (no bounds on one input only, no relations)
-    asks "either" as "up": a pair that goes down is a pair that goes up, renamed."""
+    """The change by at least delta from x1 to x2, up (f(x2) - f(x1) >= delta), down
+    (f(x1) - f(x2) >= delta) or either, as a row over both inputs: with the identity
+    link, predictions are raw scores. A query the same for both inputs (no bounds on one
+    input only, no relations) asks "either" as "up": a pair that goes down is a pair that
+    goes up, renamed."""
     if not ens.is_regressor:
         raise InputError("delta (a change of the prediction) is for regressors; give a gap")
     if q.threshold is not None:
@@ -277,25 +280,28 @@ def change_condition(ens: Ensemble, q: Query) -> Condition:
         direction = UP
     if ens.link != IDENTITY:
         return _link_change_condition(ens, d, direction)
-    up = ((1.0,), (-1.0,), d)
-    down = ((-1.0,), (1.0,), d)
+    up = ((-1.0,), (1.0,), d)
+    down = ((1.0,), (-1.0,), d)
     rows = {UP: (up,), DOWN: (down,), EITHER: (up, down)}[direction]
-    text = {
-        UP: f"f(x1) - f(x2) >= {d:.6g}",
-        DOWN: f"f(x2) - f(x1) >= {d:.6g}",
-        EITHER: f"|f(x1) - f(x2)| >= {d:.6g}",
-    }[direction]
     return Condition(
         rows=((), ()),
         pair_rows=rows,
         pair_sum=rows[0] if len(rows) == 1 else None,
-        description=text,
+        description=change_text(direction, d),
     )
 
 
+def change_text(direction: str, d: float, fmt: str = ".6g") -> str:
+    """A change by at least d from x1 to x2 in ``direction``, as a formula."""
+    return {
+        UP: f"f(x2) - f(x1) >= {d:{fmt}}",
+        DOWN: f"f(x1) - f(x2) >= {d:{fmt}}",
+    }.get(direction, f"|f(x2) - f(x1)| >= {d:{fmt}}")
+
+
 def _link_change_condition(ens: Ensemble, d: float, direction: str) -> Condition:
-    """The change through a nonlinear increasing link: f(x1) - f(x2) >= d is
-    raw(x1) >= h(raw(x2)) with h convex, stated by tangent rows and refined by cuts."""
+    """The change through a nonlinear increasing link: f(x2) - f(x1) >= d (up) is
+    raw(x2) >= h(raw(x1)) with h convex, stated by tangent rows and refined by cuts."""
     if ens.link not in NONLINEAR_LINKS:
         raise InputError(f"delta on a regressor whose prediction is {ens.link}(raw score)")
     if ens.link == SIGMOID and d >= 1.0:
@@ -310,11 +316,7 @@ def _link_change_condition(ens: Ensemble, d: float, direction: str) -> Condition
         )
     directions = (UP, DOWN) if direction == EITHER else (direction,)
     lc = link_change(ens, d, directions)
-    text = {
-        UP: f"f(x1) - f(x2) >= {d:.6g}",
-        DOWN: f"f(x2) - f(x1) >= {d:.6g}",
-        EITHER: f"|f(x1) - f(x2)| >= {d:.6g}",
-    }[direction]
+    text = change_text(direction, d)
     # the difference of the raw scores (the first row) sums the two inputs' rows
     pair_sum = lc.rows[0][0] if len(directions) == 1 else None
     return Condition(rows=((), ()), pair_sum=pair_sum, link_change=lc, description=text)

@@ -36,7 +36,7 @@ from ..compiler.pair_boxes import (
     pair_encoding,
     pair_tables,
 )
-from ..compiler.query import UP, Condition, Gap, GapKind, Query
+from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import meets
 from .accept import witness_dict
 from .context import new_result
@@ -168,7 +168,7 @@ def box_largest_gap(
         return None
     bound = None
     if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
-        at_zero = q.with_(delta=0.0, direction=UP)
+        at_zero = q.with_(delta=0.0, direction=DOWN)
     else:
         at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
     if ens.is_regressor and ens.link != IDENTITY:

@@ -24,8 +24,8 @@ from ..compiler.options import (
 )
 from ..compiler.query import (
     ANY,
+    DOWN,
     FLIP,
-    UP,
     FeatureBound,
     FeatureRelation,
     Query,
@@ -471,7 +471,7 @@ class BlockBuilder:
         # make_query, so they reach the Query whatever make_query accepts
         q = q.with_(bounds=bounds, relations=rels, options=options, data_aware=mode)
         try:
-            at_zero = q.with_(delta=0.0, direction=UP) if largest and self.ens.is_regressor else q
+            at_zero = q.with_(delta=0.0, direction=DOWN) if largest and self.ens.is_regressor else q
             resolve_condition(self.ens, at_zero)
         except InputError as e:
             raise self.err(e.message, cls_st or gap_st or blk.name) from None

@@ -38,7 +38,7 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.link_change import change_bound, rounding_band
-from ..compiler.query import UP, Gap, GapKind, Query
+from ..compiler.query import DOWN, Gap, GapKind, Query
 from ..compiler.rounding import gap_relaxation
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
@@ -115,8 +115,8 @@ def max_gap_probe(ens: Ensemble, q: Query) -> Query:
     starts from (0, the ratio 1, or a regressor's change 0 upwards): what a caller
     resolves up front to check its classes."""
     check_max_gap_model(ens, q)
-    if ens.is_regressor:
-        return q.with_(delta=0.0, direction=UP)
+    if ens.is_regressor:  # the change f(x1) - f(x2): x1 the higher prediction
+        return q.with_(delta=0.0, direction=DOWN)
     return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
 
 
@@ -255,7 +255,7 @@ def _step(
     """Ask the check at gap g and fold its answer into the search."""
     left = max(deadline - time.time(), 1e-3)
     if ens.is_regressor:
-        step_q = q.with_(delta=g, direction=UP, timeout=min(q.timeout, left))
+        step_q = q.with_(delta=g, direction=DOWN, timeout=min(q.timeout, left))
     else:
         step_q = q.with_(gap=Gap(g, GapKind.PROB), timeout=min(q.timeout, left))
     res = solve_query(
