@@ -208,6 +208,8 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
             con.print(f"{what}  x1 {p1}   x2 {p2}   {check}")
         if res.distance is not None:
             con.print(distance_text(res))
+    for note in res.notes:
+        con.print(f"[yellow]note:[/] {escape(note)}")
 
 
 def print_full_width(con, table) -> None:
@@ -272,6 +274,7 @@ def result_html(res: Result) -> str:
             out.append(f"<p>{what} x1 {p1} &nbsp; x2 {p2} &nbsp; {e(check)}</p>")
         if res.distance is not None:
             out.append(f"<p>{e(distance_text(res))}</p>")
+    out += [f"<p><b>note:</b> {e(note)}</p>" for note in res.notes]
     out.append("</div>")
     return "\n".join(out)
 
