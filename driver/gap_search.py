@@ -38,7 +38,7 @@ from ..compiler.pair_boxes import (
 )
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import meets
-from .accept import witness_dict
+from .accept import free_range_note, witness_dict
 from .context import new_result
 from .verdict import PROBA_AGREEMENT, library_outputs, scores_apart
 
@@ -291,6 +291,8 @@ def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: En
         res.stats["found_by"] = FOUND_BY
         if ens.n_outputs > 1:
             res.classes = [int(c) for c in best.enc.query.classes]
+        if q.options.data is None:
+            res.notes.append(free_range_note(ens))
     elif out.proven:
         res.status = INSENSITIVE
     else:
