@@ -15,7 +15,7 @@ from treesens.compiler.query import Gap, Query
 from treesens.frontends.load import load_model
 from treesens.interfaces.api import check, compare, max_gap, report, sweep
 from treesens.interfaces.sens_run import run_file
-from treesens.questions.audit import audit
+from treesens.questions.audit import audit, summary
 from treesens.questions.sweep import results_frame
 from treesens.views.plot_sweep import plot_sweep
 from treesens.views.plot_witness import plot_witness
@@ -36,6 +36,7 @@ __all__ = [
     "max_gap",
     "report",
     "audit",
+    "summary",
     "load_model",
     "sweep",
     "results_frame",

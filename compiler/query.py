@@ -19,7 +19,7 @@ from .ensemble import (
     logit,
 )
 from .enums import StrValue
-from .errors import FEATURES, InputError, closest
+from .errors import FEATURES, InputError, closest, spelled
 from .link_change import MIN_SIGMOID_DELTA, NONLINEAR_LINKS, LinkChange, link_change
 from .options import (
     ANSWER_OPTIONS,
@@ -249,9 +249,9 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
     inverse of the (increasing) link."""
     if q.threshold is None:
         raise InputError(
-            "the model is a regressor: give a change, delta D (--delta D: the predictions "
-            "differ by at least D), or the threshold form, above A and below B "
-            "(--above A --below B: f(x1) >= A and f(x2) <= B)"
+            f"the model is a regressor: give a change, {spelled('delta=D', '--delta D')} (the "
+            "predictions differ by at least D), or the threshold form, "
+            f"{spelled('above=A, below=B', '--above A --below B')} (f(x1) >= A and f(x2) <= B)"
         )
     if q.classes is not None:
         raise InputError("classes are for classifiers; a regressor has one prediction")
@@ -394,7 +394,7 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
     if q.classes is None:
         raise InputError(
             f"the model has {ens.n_classes} classes: give the two classes to compare "
-            "(--classes C1,C2; C2 may be 'any')"
+            f"({spelled('classes=(C1, C2)', '--classes C1,C2')}; either may be 'any')"
         )
     c1, c2 = (class_index(ens, c) for c in q.classes)
     if c1 != ANY and c1 == c2:
@@ -405,8 +405,9 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
         if not g.given:
             raise InputError(
                 f"the model has {C} classes and a multiclass gap has no default: give a "
-                "probability ratio g >= 1 (--gap 1.5: P(c1) >= 1.5 * P(c) for every other "
-                "class c) or a margin gap (--margin-gap D)"
+                f"probability ratio g >= 1 ({spelled('gap=1.5', '--gap 1.5')}: P(c1) >= 1.5 * "
+                "P(c) for every other class c) or a margin gap "
+                f"({spelled('margin_gap=D', '--margin-gap D')})"
             )
         if g.value < 1.0:
             raise InputError(

@@ -36,7 +36,7 @@ from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.affected import affected_leaves
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, spelled
 from ..compiler.link_change import change_bound, rounding_band
 from ..compiler.query import DOWN, Gap, GapKind, Query
 from ..compiler.rounding import gap_relaxation
@@ -85,19 +85,26 @@ def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
     if ens.n_outputs > 1:
         if ens.link != SOFTMAX:
             raise InputError(
-                "--max-gap / max_gap: for multiclass models, boosted ones only (softmax; "
-                f"this model's link is {ens.link}): ask --gap RATIO with --classes instead"
+                f"{_asked_as()}: for multiclass models, boosted ones only (softmax; this "
+                f"model's link is {ens.link}): ask "
+                f"{spelled('gap=RATIO with classes=', '--gap RATIO with --classes')} instead"
             )
         if q is not None and not q.classes:
             raise InputError(
-                f"--max-gap / max_gap: the model has {ens.n_classes} classes: give the two "
-                "classes to compare (--classes C1,C2 / classes=(c1, c2); either may be 'any')"
+                f"{_asked_as()}: the model has {ens.n_classes} classes: give the two classes "
+                f"to compare ({spelled('classes=(C1, C2)', '--classes C1,C2')}; either may be "
+                "'any')"
             )
     if q is not None and q.gap.given:
         raise InputError(
-            "--max-gap / max_gap searches the gap itself: give no gap "
-            "(--gap, --margin-gap; gap=, margin_gap=)"
+            f"{_asked_as()} searches the gap itself: give no gap "
+            f"({spelled('gap=, margin_gap=', '--gap, --margin-gap')})"
         )
+
+
+def _asked_as() -> str:
+    """The question's name as the interface in use spells it."""
+    return spelled("max_gap", "--max-gap")
 
 
 def _check_change_model(ens: Ensemble, q: Query | None) -> None:
@@ -105,8 +112,8 @@ def _check_change_model(ens: Ensemble, q: Query | None) -> None:
     own given."""
     if q is not None and (q.threshold is not None or q.delta is not None):
         raise InputError(
-            "--max-gap / max_gap searches the largest change itself: give no delta or "
-            "threshold form (--delta, --above, --below)"
+            f"{_asked_as()} searches the largest change itself: give no delta or threshold "
+            f"form ({spelled('delta=, above=, below=', '--delta, --above, --below')})"
         )
 
 
