@@ -1,6 +1,6 @@
 """Certify and verify "insensitive" answers of the full tier (docs/certificates.md).
 
-For each instance of a list (default bench/full-insensitive.txt: the full tier's
+For each instance of a list (default bench/instance-lists/full-insensitive.txt: the full tier's
 "insensitive" answers): the box search writes its proof (``questions.certify``), then
 the independent checker (``treesens.verify``) re-checks it, each in a fresh process with
 a time limit. One JSON line per instance: whether a certificate was written, its boxes
@@ -119,7 +119,7 @@ def report(path: Path) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--instances", default=str(HERE / "full-insensitive.txt"))
+    ap.add_argument("--instances", default=str(HERE / "instance-lists" / "full-insensitive.txt"))
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds for the box search")
     add_results_args(ap, HERE / "results" / "certificates.jsonl", "the summary")
     args = ap.parse_args(argv)

@@ -1,6 +1,6 @@
 """The data-aware tier's table: per configuration, time, proven gap and distance.
 
-    python bench/run.py --tier data-aware --instances bench/sample-data-aware.txt --jobs 1
+    python bench/run.py --tier data-aware --instances bench/instance-lists/sample-data-aware.txt --jobs 1
     python bench/data_aware_report.py bench/results/data-aware.jsonl [--out FILE.md]
 
 Per configuration (data-prob / data-clause / data-probclause, and any other in the file):
