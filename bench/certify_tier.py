@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED, Instance  # noqa: E402
-from outputs import add_results_args, run_or_report  # noqa: E402
+from outputs import add_results_args, read_lines, run_or_report  # noqa: E402
 
 
 def _instance(line: str) -> Instance:
@@ -84,7 +84,7 @@ def run(ids: list[str], timeout: float, out: Path) -> None:
 
 
 def report(path: Path) -> str:
-    lines = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    lines = [json.loads(ln) for ln in read_lines(path) if ln.strip()]
     written = [d for d in lines if d.get("written")]
     valid = [d for d in written if d.get("valid")]
 

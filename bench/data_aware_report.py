@@ -19,6 +19,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from outputs import read_lines  # bench/ is on sys.path (script dir)
+
 
 def _quantile(xs: list[float], q: float) -> float | None:
     if not xs:
@@ -107,7 +109,7 @@ def main(argv=None) -> int:
     rows = [
         json.loads(line)
         for path in args.results
-        for line in Path(path).read_text().splitlines()
+        for line in read_lines(path)
         if line.startswith("{")
     ]
     text = "\n".join([*summary_rows(rows), "", *instance_rows(rows)]) + "\n"
