@@ -143,8 +143,12 @@ def _indented(text: str) -> str:
 
 
 def _check_writable(path: str, flag: str) -> None:
+    """The report's file can be written: not a folder; its folder is made (as pytest's
+    --junitxml makes it)."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{flag} {path}: a folder, not a file")
-    if not p.resolve().parent.is_dir():
-        raise InputError(f"{flag} {path}: no folder {p.resolve().parent}")
+    try:
+        p.resolve().parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{flag} {path}: cannot make its folder ({e.strerror})") from None
