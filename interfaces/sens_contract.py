@@ -87,6 +87,8 @@ def run_contract(
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
     queries = contract_queries(sf, query)
     plans = contract_audits(sf, query)
+    if not queries and not plans:
+        raise InputError(f"--query {query}: this block expects nothing", str(sf.path))
     if certificates is not None:
         Path(certificates).mkdir(parents=True, exist_ok=True)
     outcomes = []

@@ -184,3 +184,11 @@ def test_the_contract_runs_from_a_copy_of_examples(tmp_path):
     shutil.copytree(EXAMPLES, copy, ignore=shutil.ignore_patterns("__pycache__"))
     proc = run_treesens("test", "contract.sens", "--query", "radius_error", cwd=copy)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_block_that_expects_nothing_asked_by_name_is_bad_input(tmp_path, capsys):
+    body = (
+        "query t {\n  vary radius_error\n}\nquery u {\n  vary radius_error\n  expect sensitive\n}\n"
+    )
+    assert main(["test", str(_sens(tmp_path, body)), "--query", "t"]) == 2
+    assert "this block expects nothing" in capsys.readouterr().err
