@@ -21,7 +21,7 @@ is an ERROR.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 from ..answers.result import ERROR as ERROR_STATUS
@@ -98,7 +98,6 @@ class Outcome:
     seconds: float = 0.0
     result: Result | None = None
     certificate: str | None = None  # the file written, or why none was
-    notes: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -108,7 +107,7 @@ class Outcome:
     @property
     def ok(self) -> bool:
         """Whether it counts as passed (an allowed UNKNOWN does)."""
-        return self.verdict == PASS or (self.verdict == UNKNOWN and self.expectation.allow_unknown)
+        return self.verdict == PASS or self.skipped
 
     @property
     def skipped(self) -> bool:
@@ -226,14 +225,14 @@ def judge(ens: Ensemble, exp: Expectation, res: Result) -> tuple[Verdict, str]:
     if exp.kind == "max_gap":
         limit = _num(exp.limit)
         if proof:
-            return PASS, f"proven: no pair reaches a gap above {limit} ({res.backend})"
+            return PASS, f"proven: no pair reaches a gap above {limit} ({_by(res)})"
         if pair:
             g = reached_gap(ens, res)
             return FAIL, f"a replay-checked pair reaches {g:.6g} > {limit}: {witness_brief(res)}"
         return UNKNOWN, _open(res, f"whether a pair reaches a gap above {limit}")
     if exp.kind == "insensitive":
         if proof:
-            return PASS, f"proven insensitive at {at} ({res.backend})"
+            return PASS, f"proven insensitive at {at} ({_by(res)})"
         if pair:
             return FAIL, f"sensitive at {at}, replay-checked pair: {witness_brief(res)}"
         return UNKNOWN, _open(res, f"whether a pair exists at {at}")
@@ -241,9 +240,14 @@ def judge(ens: Ensemble, exp: Expectation, res: Result) -> tuple[Verdict, str]:
         if pair:
             return PASS, f"sensitive at {at}, replay-checked pair: {witness_brief(res)}"
         if proof:
-            return FAIL, f"proven insensitive at {at}: no pair exists ({res.backend})"
+            return FAIL, f"proven insensitive at {at}: no pair exists ({_by(res)})"
         return UNKNOWN, _open(res, f"whether a pair exists at {at}")
     raise InputError(f"{exp.words}: judged on an audit's rows (judge_audit)")
+
+
+def _by(res: Result) -> str:
+    """What proved it: the box search, the heuristic's bounds, or the backend's solver."""
+    return f"proved by {(res.stats or {}).get('proved_by') or res.backend}"
 
 
 def _open(res: Result, question: str) -> str:
