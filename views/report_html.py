@@ -10,6 +10,7 @@ import math
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
 from ..answers.result_view import result_html
 from ..questions.report import RANK_TOLERANCE, ProtectedFinding, Report, witness_found
+from ..questions.software import DATA, MODEL, SEARCH, SOLVER, Library
 from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
 from .plot_witness import plot_witness
@@ -118,16 +119,35 @@ def _checked(report: Report) -> str:
         f'<td class="num">{f.size:,}</td><td><code>{e(f.sha256)}</code></td></tr>'
         for f in p.files
     )
-    vers = ", ".join(f"{e(k)} {e(v)}" for k, v in p.versions.items())
     return (
         '<h2 id="checked">What was checked</h2>'
         f"<p>Model: {e(p.model_format)}, {p.trees} trees, {p.features} features, "
         f"{p.classes} classes. Gap asked of the protected features: {report.gap:g}.</p>"
         "<table><tr><th>role</th><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
         f"{files}</table>"
-        f"<p>Software: {vers}.</p>"
+        f"<p>Software: {_software(p.software)}.</p>"
         f'<p>Reproduce with:</p><div class="box"><code>{e(p.command)}</code></div>'
     )
+
+
+# how the provenance introduces each role's libraries (questions/software.py); Python
+# and treesens come first, unintroduced
+_ROLES = {
+    MODEL: "model read and replayed with",
+    SOLVER: "solver:",
+    SEARCH: "box search compiled with",
+    DATA: "data and arrays:",
+}
+
+
+def _software(libs: list[Library]) -> str:
+    """``Python 3.11.7, treesens 0.1.0; model read and replayed with xgboost 3.2.0; ...``"""
+    groups: dict[str, list[str]] = {}
+    for lib in libs:
+        detail = f" ({e(lib.detail)})" if lib.detail else ""
+        named = f"{e(lib.name)} {e(lib.version)}{detail}"
+        groups.setdefault(_ROLES.get(lib.role, ""), []).append(named)
+    return "; ".join(f"{intro} {', '.join(n)}".strip() for intro, n in groups.items())
 
 
 def _ranking(report: Report) -> str:
