@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +94,7 @@ def certify(
     if out.status != PROVED:
         what = "found a pair" if out.pair is not None else "ran out of time"
         return Certified(False, f"no certificate: the box search {what}", out.boxes, seconds)
-    doc = _document(ens, q, enc, tables, record, Path(model_file))
+    doc = _document(ens, q, enc, tables, record, Path(model_file), Path(path))
     Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
     return Certified(True, f"certificate written to {path}", out.boxes, seconds)
 
@@ -102,7 +103,16 @@ def _number(v: float) -> float | str:
     return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
 
 
-def _document(ens, q, enc, tables, record, model_file: Path) -> dict:
+def model_path_from(certificate: Path, model_file: Path) -> str:
+    """The model's path as the certificate states it: relative to the certificate's
+    folder (``treesens verify`` reads it from there, wherever it is run), or absolute
+    when given so."""
+    if model_file.is_absolute():
+        return str(model_file)
+    return os.path.relpath(model_file.resolve(), certificate.resolve().parent)
+
+
+def _document(ens, q, enc, tables, record, model_file: Path, certificate: Path) -> dict:
     st = ensemble_structure(ens)
     varied = sorted(enc.varying)
     columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
@@ -124,7 +134,7 @@ def _document(ens, q, enc, tables, record, model_file: Path) -> dict:
         "format": FORMAT,
         "version": VERSION,
         "model": {
-            "file": str(model_file),
+            "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
             "library": model_library(ens),
             # a dump does not store it: the base score the answer assumed (as a probability)

@@ -115,4 +115,5 @@ def write_certificate(args, ens, q, res) -> None:
         log(f"no certificate: {note}")
         return
     out = certify(ens, q, args.certificate, args.model, q.timeout)
-    log(out.message + (f" ({out.boxes} boxes, {out.seconds:.1f}s)" if out.written else ""))
+    boxes = f"{out.boxes:,} box{'es' if out.boxes != 1 else ''}"
+    log(out.message + (f" ({boxes}, {out.seconds:.1f}s)" if out.written else ""))
