@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..answers.result import ERROR, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.usage import Usage, watching
@@ -24,7 +24,7 @@ from ..frontends.data import load_data
 from ..frontends.load import load_model
 from ..frontends.query_build import query_from_keywords
 from .audit import audit, summary
-from .certify import certify
+from .certify import NO_CERTIFICATE, answer_refusal, certify
 from .progress import Display
 from .software import Library, software
 from .sweep import sweep
@@ -306,21 +306,24 @@ def _files(model_file, data, details) -> list[FileFacts]:
 
 
 def _certify_protected(ens, found, gap, classes, folder: Path, model_file, say) -> None:
-    """Each protected feature's insensitive answer, certified into ``folder``."""
+    """Each protected feature's insensitive answer, certified into ``folder``; one line
+    for each feature that gets no certificate, saying why."""
     folder.mkdir(parents=True, exist_ok=True)
     for f in found:
-        if f.check.status != INSENSITIVE:
+        refusal = answer_refusal(f.check)
+        if refusal is not None:
+            say(f"report: {f.feature}: {NO_CERTIFICATE}: {refusal}")
             continue
         # the same question without the data-aware steering (which changes which pair is
         # found, not whether one exists): the box search proves it again, with its proof
         q = query_from_keywords([f.feature], {"gap": gap, "classes": classes}, ens=ens)
         path = folder / f"{f.feature}.json"
         done = certify(ens, q, path, model_file, CERTIFY_SECONDS)
+        say(f"report: {f.feature}: {done.message}")
         if done.written:
             f.certificate = str(path)
-            say(f"report: {done.message}")
         else:
-            f.certificate_note = done.message
+            f.certificate_note = done.reason
 
 
 def witness_found(f: ProtectedFinding) -> bool:
