@@ -12,7 +12,9 @@ absent (with ``TREESENS_REQUIRE_SHARED=1``, as CI sets, a missing folder is a fa
 Other second words name an environment where this test does not run the block: ``setup``
 (a fresh machine's installation: the README's commands), ``cluster`` (a Dask / Ray
 cluster or a job scheduler), ``long`` (runs of hours). ``text`` blocks are not code:
-outputs, grammars, command synopses.
+outputs, grammars, command synopses (``treesens check MODEL ...``); a command on a real
+file (``examples/...``, ``../shared/...``) shown in a block that does not run is an error:
+an example goes in a ``bash`` block, its output in a ``text`` block after it.
 
 The python blocks of one file run in order in one interpreter, as a notebook would: the
 unmarked ones without ../shared (so a ``shared`` block in the middle must leave nothing
@@ -81,9 +83,11 @@ def _docs_run_here() -> list[Path]:
     return [p for p in DOCS if p.name not in RUN_ELSEWHERE_FILES]
 
 
-def _python_cases(with_shared: bool) -> list:
+def _python_cases(with_shared: bool, docs: list[Path] | None = None) -> list:
+    """One case per file: its unmarked python blocks (for a fresh clone), or, for a file with
+    ``shared`` ones, all of them in order (for a clone with ../shared beside)."""
     out = []
-    for path in _docs_run_here():
+    for path in _docs_run_here() if docs is None else docs:
         blocks = _runnable(path, "python")
         if with_shared:
             if any(shared for _, _, shared in blocks):
@@ -213,6 +217,17 @@ def test_every_docs_first_example_runs_from_a_fresh_clone(path):
     if blocks:
         _, line, shared = blocks[0]
         assert not shared, f"{path.name}:{line}: the first example needs ../shared/benchmarks"
+
+
+def test_a_shared_python_block_is_left_out_of_the_fresh_clone_run_only(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "```python\na = 1\n```\n\n```python shared\nb = 2\n```\n\n```python\nc = a\n```\n"
+    )
+    (fresh,) = _python_cases(with_shared=False, docs=[doc])
+    (with_shared,) = _python_cases(with_shared=True, docs=[doc])
+    assert [code for code, _, _ in fresh.values[1]] == ["a = 1\n", "c = a\n"]
+    assert [code for code, _, _ in with_shared.values[1]] == ["a = 1\n", "b = 2\n", "c = a\n"]
 
 
 @pytest.mark.parametrize(("path", "blocks"), _python_cases(with_shared=False))
