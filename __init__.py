@@ -14,6 +14,12 @@ from treesens.compiler.errors import InputError, TreesensError
 from treesens.compiler.query import Gap, Query
 from treesens.frontends.load import load_model
 from treesens.interfaces.api import check, compare, max_gap, report, sweep
+from treesens.interfaces.expect_api import (
+    expect_audit,
+    expect_insensitive,
+    expect_max_gap,
+    expect_sensitive,
+)
 from treesens.interfaces.sens_run import run_file
 from treesens.questions.audit import audit, summary
 from treesens.questions.sweep import results_frame
@@ -37,6 +43,10 @@ __all__ = [
     "report",
     "audit",
     "summary",
+    "expect_insensitive",
+    "expect_sensitive",
+    "expect_max_gap",
+    "expect_audit",
     "load_model",
     "sweep",
     "results_frame",

@@ -6,6 +6,7 @@ import json
 
 from . import ast as nodes
 from .errors import SensError
+from .expectations import expectation_text
 from .parse import parse
 from .show import (
     CONSERVATIVE,
@@ -80,6 +81,8 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         return _words(f"data_aware {st.mode}", ", ".join(params) if params else None)
     if isinstance(st, nodes.OptionSetting):
         return f"option {fmt_name(st.name, mode=mode)} = {show_value(st.value)}"
+    if isinstance(st, nodes.Expect):
+        return expectation_text(st, mode)
     if isinstance(st, nodes.Where):
         return "where " + " and ".join(fmt_constraint(c, mode) for c in st.items)
     if isinstance(st, nodes.Fix):

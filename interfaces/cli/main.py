@@ -64,6 +64,7 @@ COMMANDS = {
     "compare": ".compare",
     "emit": ".emit",
     "run": ".run",
+    "test": ".contract_cmd",
     "fmt": ".fmt",
     "sweep": ".sweep",
     "audit": ".audit",
