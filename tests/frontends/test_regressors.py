@@ -285,9 +285,9 @@ def test_threshold_form_witness_is_the_librarys_prediction():
     assert r.outputs["x1"][0] == float(est.predict(x1)[0])
 
 
-def test_regressor_without_threshold_form_is_refused():
+def test_regressor_without_threshold_form_is_refused_naming_the_keywords():
     ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
-    with pytest.raises(InputError, match="above A and below B"):
+    with pytest.raises(InputError, match="delta=D .* above=A, below=B"):
         treesens.check(ens, vary=["f0"])
 
 
