@@ -28,6 +28,7 @@ from ..compiler.pair_boxes import (
     pair_tables,
 )
 from ..compiler.query import Query
+from ..compiler.readings import read_for
 
 FORMAT, VERSION = "treesens-certificate", 1
 ROW_NAMES = ("x1", "x2", "sum")  # a binary gap's rows: x1's side, x2's side, their sum
@@ -70,7 +71,9 @@ def certify(
     ens: Ensemble, q: Query, path: str | Path, model_file: str | Path | None, timeout: float
 ) -> Certified:
     """Run the box search on ``q`` with its proof recorded and write the certificate to
-    ``path`` when it proves "insensitive" within ``timeout`` seconds."""
+    ``path`` when it proves "insensitive" within ``timeout`` seconds (a probability
+    model's gap: as a binary classifier, compiler/readings.py)."""
+    ens = read_for(ens, q)
     why = _refusal(ens, q, model_file)
     if why is not None:
         return Certified(False, why)
