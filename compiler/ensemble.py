@@ -19,8 +19,9 @@ A *regressor* is an ensemble with ``n_classes == 0`` and exactly one output; its
 prediction is ``link(raw)`` with link ``identity`` (squared / absolute / Huber error,
 forests: ``scale`` 1/n), ``exp`` (log-link objectives: Poisson, gamma, Tweedie) or
 ``sigmoid`` (a regression on [0, 1] through the logistic function). ``predict`` gives
-predictions; ``proba`` is for classifiers only. A regressor's replayer has
-``predict(X) -> (n,)`` in prediction space besides ``predict_raw``.
+predictions; ``proba`` is for classifiers only (and probability models, below). A
+regressor's replayer has ``predict(X) -> (n,)`` in prediction space besides
+``predict_raw``.
 
 A *probability model* (``probability``: XGBoost ``reg:logistic``, LightGBM
 ``cross_entropy``, CatBoost ``CrossEntropy``) predicts P(class 1) = sigmoid(raw): it has

@@ -325,20 +325,27 @@ def test_cli_loaded_line_says_the_reading_and_how_to_ask_the_other(twins, flags,
 
 
 def test_sens_file_asks_each_block_in_its_reading(twins, tmp_path):
-    paths, _ = twins
+    paths, rows = twins
     sens = tmp_path / "both.sens"
     sens.write_text(
         f'model "{paths["reg:logistic"]}"\n'
         "query as_classifier {\n  vary f0\n  gap 0.05\n}\n"
         "query as_regressor {\n  vary f0\n  gap delta 0.05\n}\n"
         "query largest {\n  vary f0\n  gap max\n}\n"
+        f'audit rows_flip {{\n  data "{rows}"\n  vary f0\n  gap 0.2\n}}\n'
+        f'audit rows_move {{\n  data "{rows}"\n  vary f0\n  gap delta 0.05\n}}\n'
     )
-    got = {r.query: r for r in treesens.run_file(sens)}
-    assert (
-        got["as_classifier"].status == "sensitive" and len(got["as_classifier"].outputs["x1"]) == 2
+    audits = {}
+    results = treesens.run_file(
+        sens, on_audit=lambda plan, lines, _s: audits.update({plan.name: lines})
     )
-    assert got["as_regressor"].status == "sensitive" and len(got["as_regressor"].outputs["x1"]) == 1
+    got = {r.query: r for r in results}
+    assert [len(got[q].outputs["x1"]) for q in ("as_classifier", "as_regressor")] == [2, 1]
+    assert {got[q].status for q in ("as_classifier", "as_regressor")} == {"sensitive"}
     assert got["largest"].max_gap["kind"] == "prob"
+    assert {d["decision"] for d in audits["rows_flip"]} <= {0, 1}
+    assert all("delta" not in d for d in audits["rows_flip"])
+    assert all(d["delta"]["at_least"] == 0.05 for d in audits["rows_move"])
 
 
 @pytest.mark.parametrize("name", ["xgboost-reg:logistic", "lightgbm-cross_entropy"])
