@@ -62,6 +62,9 @@ class Result:
     # either} (``outputs`` then hold the predictions); None, and left out of the JSON,
     # otherwise
     delta: dict | None = None
+    # what the reader should know about the witness beyond its verdict (a pair that sets
+    # together 0/1 columns the data never sets together, ...): one sentence each
+    notes: list[str] = field(default_factory=list)
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
     witness_arrays: Witness | None = field(default=None, repr=False, compare=False)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..answers.result import SENSITIVE
+from ..compiler.column_prefixes import unseen_combinations
 from ..compiler.distance import distance_to_data
 from ..compiler.domain import choose_value
 from ..compiler.encode import Encoding
@@ -92,3 +93,16 @@ def measure_distance(ctx: SolveContext) -> None:
         else:
             row[name] = int(v) if feat.integral and v.is_integer() else v
     res.stats["nearest_row"] = {"index": i, "values": row}
+
+
+def note_unseen_combinations(ctx: SolveContext) -> None:
+    """A note for each set of 0/1 columns of one prefix that the witness sets to 1
+    together and no data row does: one-hot columns of one feature the model was not told
+    about (a group inferred or declared makes such a pair impossible)."""
+    for which, x in (("x1", ctx.witness.x1), ("x2", ctx.witness.x2)):
+        for cols in unseen_combinations(ctx.ens, ctx.data.X, np.asarray(x, dtype=float)):
+            ctx.result.notes.append(
+                f"{which} sets {' and '.join(cols)} to 1 together, which no row of the data "
+                f"does; if they encode one feature, declare them as one group "
+                f"(--groups / groups=, with the category they drop)"
+            )

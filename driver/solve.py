@@ -26,7 +26,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import prepared
 from ..compiler.query import Query
 from ..compiler.readings import read_for
-from .accept import measure_distance
+from .accept import measure_distance, note_unseen_combinations
 from .alongside import backend_beside_boxes
 from .backend import reduce_for_backend
 from .boxes import box_stage, boxes_alone
@@ -106,6 +106,7 @@ def _finish(ctx: SolveContext) -> Result:
     """The result with the pair's distance to the data and the times."""
     if ctx.data is not None and ctx.result.status == SENSITIVE and ctx.witness is not None:
         measure_distance(ctx)
+        note_unseen_combinations(ctx)
     ctx.result.time["solve"] = ctx.solve_time
     ctx.result.time["total"] = time.time() - ctx.t_start
     return ctx.result

@@ -70,9 +70,10 @@ def load_model(
     it loads (a fitted estimator given in memory needs no such trust). ``groups``: one-hot
     columns that encode one categorical feature, ``{"race": ["race_A", "race_B"]}`` (or
     ``{"race": {"columns": [...], "dropped": "C"}}``, or the text ``"race=race_A,race_B;
-    sex=..."``), or ``"infer"`` (from ``data``:
-    columns sharing a prefix whose rows each hold exactly one 1; the default with
-    ``bounds="data"``, ``groups={}`` for none); each group becomes one feature whose
+    sex=..."``, ``"race=race_B,race_C dropped A"``), or ``"infer"`` (from ``data``:
+    columns sharing a prefix whose rows each hold exactly one 1, or at most one 1 with a
+    dropped category; the default with ``bounds="data"``; ``groups={}`` or ``"none"`` for
+    none); each group becomes one feature whose
     values are its categories (docs/pipelines.md).
     """
     if base_score_problem(base_score):
@@ -81,6 +82,8 @@ def load_model(
         raise InputError(f"bounds={bounds!r}: use one of {', '.join(map(repr, BOUNDS))}")
     if bounds == "data" and data is None:
         raise InputError('bounds="data" takes the bounds from data: give data=')
+    if groups == "none":
+        groups = {}
     if groups == "infer" and data is None:
         raise InputError('groups="infer" finds the groups in data: give data=')
     auto = bounds == "auto"
@@ -123,8 +126,10 @@ BOUNDS = ("auto", "data", "none")
 DETAILS_COLUMNS = "feature,name,lb,ub[,kind][,missing]"
 GROUPS_HELP = (
     "one-hot columns that encode one categorical feature: 'infer' (from the data: columns "
-    "sharing a prefix whose rows each hold exactly one 1; the default with bounds from data), "
-    "'race=race_A,race_B,race_C;sex=sex_F,sex_M', or a mapping {'race': [columns]}"
+    "sharing a prefix whose rows each hold one 1, or at most one 1 and some rows none: a "
+    "dropped category; the default with bounds from data), "
+    "'race=race_A,race_B,race_C;sex=sex_F,sex_M' (a category without a column: "
+    "'race=race_B,race_C dropped A'), 'none' (no groups), or a mapping {'race': [columns]}"
 )
 
 

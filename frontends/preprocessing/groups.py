@@ -7,22 +7,27 @@ encoding chooses one category per input (never two and a half races), sweeps ask
 query per group, and witnesses read ``race: "B"``. Groups are declared
 (``{"race": ["race_A", "race_B", "race_C"]}``, or ``{"race": {"columns": [...],
 "dropped": "A"}}``) or inferred from data (``"infer"``): columns sharing a prefix whose
-rows each hold exactly one 1.
+rows each hold exactly one 1, or at most one 1 with some rows holding none (a category
+dropped by ``drop_first``, named ``UNNAMED_DROPPED``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ...compiler.column_prefixes import SEPARATORS, binary_prefixes
 from ...compiler.ensemble import Ensemble, Feature
 from ...compiler.errors import InputError
 from .fold import ColumnMap, fold, identity
 
-SEPARATORS = ("_", "=", ":", ".")  # what joins a feature's name to its category's
+# the name of an inferred group's dropped category (``pd.get_dummies(drop_first=True)``
+# leaves no trace of which category it dropped)
+UNNAMED_DROPPED = "(dropped)"
 
 
 @dataclass(frozen=True)
@@ -116,20 +121,27 @@ class GroupReplayer:
         return self.inner.predict(self.to_model(X))
 
 
-def groups_from_text(text: str) -> dict[str, list[str]]:
-    """``"race=race_A,race_B,race_C; sex=sex_F,sex_M"`` as a mapping of group to columns."""
-    out: dict[str, list[str]] = {}
+def groups_from_text(text: str) -> dict[str, list[str] | dict]:
+    """``"race=race_A,race_B,race_C; sex=sex_F,sex_M"`` as a mapping of group to columns;
+    ``"race=race_B,race_C dropped A"`` names the category without a column."""
+    out: dict[str, list[str] | dict] = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         name, eq, cols = part.partition("=")
+        cols, dropped = (_DROPPED.split(cols, maxsplit=1) + [""])[:2]
+        dropped = dropped.strip()
         columns = [c.strip() for c in cols.split(",") if c.strip()]
         if not eq or not name.strip() or not columns:
             raise InputError(
-                f"groups: {part!r} is not NAME=COLUMN,COLUMN,... (groups are separated by ';')"
+                f"groups: {part!r} is not NAME=COLUMN,COLUMN,... [dropped CATEGORY] "
+                "(groups are separated by ';')"
             )
-        out[name.strip()] = columns
+        out[name.strip()] = {"columns": columns, "dropped": dropped} if dropped else columns
     if not out:
         raise InputError('groups: give "infer" or NAME=COLUMN,COLUMN,...')
     return out
+
+
+_DROPPED = re.compile(r"\s+dropped\s+")
 
 
 def declared_groups(ens: Ensemble, spec: Mapping) -> list[OneHotGroup]:
@@ -179,30 +191,27 @@ def category_names(name: str, columns: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def inferred_groups(ens: Ensemble, X: np.ndarray) -> list[OneHotGroup]:
-    """Columns sharing a prefix (up to a separator) whose data rows each hold exactly
-    one 1 and otherwise 0; the longest such prefix wins."""
+    """Columns sharing a prefix (up to a separator) whose data rows each hold one 1 and
+    otherwise 0, or at most one 1 and some rows none (their category was dropped: named
+    ``UNNAMED_DROPPED``); the longest such prefix wins."""
     names = ens.feature_names
-    binary = [
-        j
-        for j in range(len(names))
-        if np.isin(X[:, j], (0.0, 1.0)).all() and ens.features[j].kind != "categorical"
-    ]
-    prefixes: dict[str, list[int]] = {}
-    for j in binary:
-        for k, ch in enumerate(names[j]):
-            if ch in SEPARATORS and 0 < k < len(names[j]) - 1:
-                prefixes.setdefault(names[j][:k], []).append(j)
-    taken: set[int] = set()
     out = []
+    taken: set[int] = set()
+    prefixes = binary_prefixes(ens, X)
     for prefix in sorted(prefixes, key=lambda p: (-len(p), p)):
         cols = [j for j in prefixes[prefix] if j not in taken]
-        if len(cols) < 2 or len(cols) != len(prefixes[prefix]):
+        if len(cols) < 2 or len(cols) != len(prefixes[prefix]) or prefix in names:
             continue
-        if not (X[:, cols].sum(axis=1) == 1).all() or prefix in names:
+        ones = X[:, cols].sum(axis=1)
+        if (ones > 1).any() or not (X[:, cols] == 1).any(axis=0).all():
             continue
         taken.update(cols)
         col_names = tuple(names[j] for j in cols)
-        out.append(OneHotGroup(prefix, col_names, category_names(prefix, col_names)))
+        categories = category_names(prefix, col_names)
+        dropped = None
+        if (ones == 0).any():
+            dropped = UNNAMED_DROPPED if UNNAMED_DROPPED not in categories else f"{prefix}_?"
+        out.append(OneHotGroup(prefix, col_names, categories, dropped))
     return sorted(out, key=lambda g: names.index(g.columns[0]))
 
 
@@ -235,7 +244,7 @@ def fold_groups(ens: Ensemble, groups: list[OneHotGroup], how: str) -> Ensemble:
         else:
             maps.append(ColumnMap(index[name], forward=identity))
             layout.append((index[name], -1))
-    listed = "; ".join(f"{g.name} = {', '.join(g.columns)}" for g in groups)
+    listed = "; ".join(_listed(g) for g in groups)
     columns = GroupColumns(
         tuple(groups), tuple(names), tuple(f.name for f in features), inner=ens.columns
     )
@@ -247,3 +256,10 @@ def fold_groups(ens: Ensemble, groups: list[OneHotGroup], how: str) -> Ensemble:
         columns=columns,
         source=f"{ens.source} (one-hot groups {how}: {listed})",
     )
+
+
+def _listed(g: OneHotGroup) -> str:
+    """A group as the model's source names it."""
+    if g.dropped is None:
+        return f"{g.name} = {', '.join(g.columns)}"
+    return f"{g.name} = {', '.join(g.columns)}, and {g.dropped!r}: all of them 0"
