@@ -19,6 +19,7 @@ from pathlib import Path
 from ..answers.result import ERROR, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
 from ..frontends.data import load_data
 from ..frontends.load import load_model
@@ -206,7 +207,8 @@ def report(
         raise InputError(f"{data}: no such data file")
     if budget <= 0 or not math.isfinite(budget):
         raise InputError(f"the budget must be a positive number of seconds, not {budget}")
-    ens = load_model(model, details=details, data=data, label=label)
+    # a probability model answers the report's gaps as a binary classifier
+    ens = read_as(load_model(model, details=details, data=data, label=label), False)
     load_data(data, ens, label)  # the data's columns checked before any solving
     protected = list(dict.fromkeys(protected))
     unknown = [p for p in protected if p not in ens.feature_names]
