@@ -41,6 +41,7 @@ from .query import (
     pair_condition,
     raw_of,
 )
+from .readings import read_for
 from .replay import meets, meets_pair, predicted_class
 
 
@@ -234,12 +235,13 @@ def kind_of(q: Query) -> QueryKind:
 
 
 def resolve_condition(ens: Ensemble, q: Query) -> Condition:
-    """The query's condition on raw scores, as its kind states it."""
-    return kind_of(q).condition(ens, q)
+    """The query's condition on raw scores, as its kind states it (of a probability
+    model's reading that the query asks)."""
+    return kind_of(q).condition(read_for(ens, q), q)
 
 
 def prepared(ens: Ensemble, q: Query) -> Query:
     """The query after its kind's reduction (once: a prepared query is returned as it is)."""
     if q.prepared:
         return q
-    return kind_of(q).prepare(ens, q).with_(prepared=True)
+    return kind_of(q).prepare(read_for(ens, q), q).with_(prepared=True)

@@ -25,6 +25,7 @@ from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import prepared
 from ..compiler.query import Query
+from ..compiler.readings import read_for
 from .accept import free_range_note, measure_distance, note_unseen_combinations
 from .alongside import backend_beside_boxes
 from .backend import reduce_for_backend
@@ -55,7 +56,9 @@ def solve_query(
 
     Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
     a replay-checked pair in hand, the exception carries the result so far as its
-    ``partial_result`` attribute, and is raised on."""
+    ``partial_result`` attribute, and is raised on. A probability model is read as the
+    query asks (compiler/readings.py)."""
+    ens = read_for(ens, q)
     q = prepared(ens, q)
     if is_race(q.backend):
         res = solve_race(

@@ -40,6 +40,7 @@ from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError, spelled
 from ..compiler.link_change import change_bound, rounding_band
 from ..compiler.query import DOWN, Gap, GapKind, Query
+from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
@@ -79,7 +80,11 @@ def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
     """The search is defined for binary models (one output) with the gap in probability,
     and for boosted multiclass models (softmax) with the gap a probability ratio between
     two classes (``q.classes``; either may be "any"); a query from the CLI or the API
-    (``q``) must not name a gap of its own."""
+    (``q``) must not name a gap of its own. A probability model is searched in the
+    reading the query asks, or has (compiler/readings.py): a loaded one's largest gap is a
+    probability gap."""
+    if q is not None:
+        ens = read_for(ens, q)
     if ens.is_regressor:
         _check_change_model(ens, q)
         return
@@ -123,7 +128,7 @@ def max_gap_probe(ens: Ensemble, q: Query) -> Query:
     starts from (0, the ratio 1, or a regressor's change 0 upwards): what a caller
     resolves up front to check its classes."""
     check_max_gap_model(ens, q)
-    if ens.is_regressor:  # the change f(x1) - f(x2): x1 the higher prediction
+    if read_for(ens, q).is_regressor:  # the change f(x1) - f(x2): x1 the higher prediction
         return q.with_(delta=0.0, direction=DOWN)
     return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
 
@@ -215,7 +220,9 @@ def max_gap_query(
     """The largest gap at which ``ens`` is sensitive to ``q.vary`` (``q.gap`` unused),
     within ``tolerance``; the whole search within ``q.timeout`` (or ``deadline``)."""
     t0 = time.time()
-    check_max_gap_model(ens, q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False)))
+    searched = q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False))  # the gap it starts at
+    ens = read_for(ens, searched)
+    check_max_gap_model(ens, searched)
     tol = check_tolerance(tolerance)
     deadline = deadline if deadline is not None else t0 + q.timeout
     multiclass = ens.n_outputs > 1

@@ -6,6 +6,7 @@ import argparse
 import time
 
 from ...compiler.kinds import resolve_condition
+from ...compiler.readings import read_for
 from ...driver import solve_query
 from ...frontends.data import dataset_for
 from ...frontends.query_build import require_backend
@@ -28,6 +29,7 @@ from .common import (
     log,
     max_gap_tolerance,
     query_from_args,
+    what_it_predicts,
 )
 from .main import START
 from .plot import add_plot_arg, check_plot_arg, write_witness_plot
@@ -71,11 +73,13 @@ def run(args) -> int:
     check_data(args, ens)
     tol = max_gap_tolerance(args)
     # and so are a gap or classes the model cannot take
-    resolve_condition(ens, q if tol is None else max_gap_probe(ens, q))
+    asked = q if tol is None else max_gap_probe(ens, q)
+    resolve_condition(ens, asked)
+    ens = read_for(ens, asked)  # a probability model's reading that the question asks
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{ens.what_it_predicts} ({time.time() - t0:.2f}s); solving with {q.backend}..."
+            f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {q.backend}..."
         )
     try:
         if tol is None:
