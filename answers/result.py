@@ -160,13 +160,20 @@ def input_files(inputs: tuple[tuple[str, str], ...], data=None) -> dict:
     return out
 
 
+def fail(res: Result, message: str) -> Result:
+    """The one way a result becomes an "error": its status and its message (what it
+    holds besides is kept: the times, the statistics). Returns it."""
+    res.status, res.error = ERROR, message
+    return res
+
+
 def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
     """The one form of an "error" answer to query ``q`` of model ``ens``: every field a
     result of that query would carry, the message in ``error``. ``backend``: the one
     that failed (default the query's)."""
-    return Result(
+    blank = Result(
         query=q.label,
-        status=ERROR,
+        status=UNKNOWN,
         backend=backend or q.backend,
         features=list(q.vary),
         gap=q.gap.value,
@@ -174,7 +181,6 @@ def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
         model=getattr(ens, "source", ""),
         classes=list(q.classes) if q.classes else None,
         passes=sorted(q.passes),
-        error=message,
-        stats={"asked": q.asked()},
         inputs=input_files(getattr(ens, "inputs", ()), q.options.data),
     )
+    return fail(blank, message)

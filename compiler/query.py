@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .dataset import Dataset
 from .ensemble import (
     EXP,
     IDENTITY,
@@ -22,7 +22,6 @@ from .enums import StrValue
 from .errors import FEATURES, InputError, closest
 from .link_change import MIN_SIGMOID_DELTA, NONLINEAR_LINKS, LinkChange, link_change
 from .options import (
-    ANSWER_OPTIONS,
     DEFAULT_BACKEND,
     DEFAULT_SEED,
     DEFAULT_THREADS,
@@ -147,20 +146,10 @@ class Query:
         """A kind parameter by name."""
         return dict(self.params).get(name, default)
 
-    def asked(self) -> dict:
-        """The settings of this query a result line does not otherwise show, but that
-        change its answer (or, for the time limit, whether it gets one): recorded as the
-        result's ``stats["asked"]``."""
-        given = self.options.given()
-        out = {
-            "backend": self.backend,
-            "timeout": self.timeout,
-            "data_aware": self.data_aware.value,
-        }
-        out |= {k: given[k] for k in ANSWER_OPTIONS if k in given}
-        if isinstance(out.get("data"), Dataset):  # data in memory: recorded by its content
-            out["data"] = {"rows": out["data"].n_rows, "sha256": out["data"].digest()}
-        return out
+    def deadline(self, start: float | None = None) -> float:
+        """When the answer is due: ``start`` (a ``time.time()``; default now) plus the
+        time limit. The one place a time limit becomes a deadline."""
+        return (time.time() if start is None else start) + self.timeout
 
     def with_(self, **kw: Any) -> Query:
         return replace(self, **kw)

@@ -13,7 +13,7 @@ import copy
 import threading
 from dataclasses import replace
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
+from ..answers.result import INSENSITIVE, SENSITIVE, Result, fail
 from ..backends.worker import WorkerStopped, thread_key, worker_for
 from .backend import BackendProblem, backend_search
 from .context import SolveContext
@@ -91,8 +91,6 @@ def _take_box_answer(ctx: SolveContext, box_ctx: SolveContext, stage) -> None:
     res.stats["box_search"] = stage.stats
     res.stats["beside"] = f"the box search answered first; {ctx.q.backend} was stopped"
     if proven(backend) and backend.status != res.status:  # unsound somewhere: no verdict
-        said = res.status
-        res.status = ERROR
-        res.error = f"the box search says {said} and {ctx.q.backend} says {backend.status}"
+        fail(res, f"the box search says {res.status} and {ctx.q.backend} says {backend.status}")
     ctx.result, ctx.witness = res, box_ctx.witness
     ctx.solve_time = max(ctx.solve_time, box_ctx.solve_time)

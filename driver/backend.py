@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from ..answers.result import ERROR, INSENSITIVE, UNKNOWN
+from ..answers.result import INSENSITIVE, UNKNOWN, fail
 from ..backends.worker import worker_for
 from ..compiler.invert import Witness, values_for_pair
 from ..compiler.ir import Problem
@@ -146,7 +146,7 @@ def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> N
             _accept_point(ctx, bp, verdict, sol)
             return
         if isinstance(verdict, Rejected):
-            res.status, res.error = ERROR, verdict.message
+            fail(res, verdict.message)
             return
         ctx.cuts += 1
         if ctx.cuts > MAX_CUTS:
@@ -192,7 +192,7 @@ def _final(ctx: SolveContext, sol: Solution) -> bool:
         )
         return True
     if sol.status == SOLVER_ERROR:
-        res.status, res.error = ERROR, sol.message or "solver error"
+        fail(res, sol.message or "solver error")
         if sol.stats.get("traceback"):
             res.stats["solver_traceback"] = sol.stats["traceback"]
         return True

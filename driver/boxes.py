@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from ..answers.result import ERROR, UNKNOWN
+from ..answers.result import UNKNOWN, fail
 from ..compiler.box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from ..compiler.invert import witness_from_pair
 from ..compiler.pair_boxes import class_pair_encodings
@@ -47,18 +47,17 @@ def boxes_alone(ctx: SolveContext) -> None:
     """``--backend boxes``: the box search with the whole time left, no solver after it.
     A query the pair tables do not describe exactly is an error, not "unknown"."""
     if not box_search_applies(ctx, alone=True):
-        ctx.result.status = ERROR
-        ctx.result.error = (
+        fail(
+            ctx.result,
             "the box search does not describe this query (it takes numeric features without "
             "missing values, no bounds or relations on the inputs and no data-aware mode): "
-            "use a solver backend"
+            "use a solver backend",
         )
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
         skipped = ctx.stats.get("box_search", {}).get("status") == "skipped"
         if skipped:
-            ctx.result.status = ERROR
-            ctx.result.error = ctx.stats["box_search"]["reason"]
+            fail(ctx.result, ctx.stats["box_search"]["reason"])
         else:
             ctx.result.message = "time limit reached"
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, input_files
+from ..answers.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
 from ..compiler import gap_kernel
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
@@ -278,10 +278,9 @@ def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair
 def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: Encoding) -> Result:
     res = new_result(ens, q)
     res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
-    res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
     res.inputs = input_files(ens.inputs, q.options.data)
     if best.disagreement is not None:
-        res.status, res.error = ERROR, best.disagreement
+        fail(res, best.disagreement)
     elif out.lower is not None and best.pair is not None:
         w = witness_from_pair(best.enc, *best.pair)
         res.status, res.validated = SENSITIVE, True

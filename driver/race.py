@@ -86,7 +86,7 @@ def solve_race(
     """Race the backends; ``solve_one`` answers the query on one of them (``data``: the
     Dataset the query names, driver/data.py)."""
     t0 = time.time()
-    deadline = deadline if deadline is not None else t0 + q.timeout
+    deadline = deadline if deadline is not None else q.deadline(t0)
     names = race_backends(q.backend, backends)
     cq = compiled or compile_query(ens, q.with_(backend=names[0]), deadline=deadline, data=data)
     done: queue.Queue = queue.Queue()

@@ -48,8 +48,8 @@ def solve_query(
     data: Dataset | None = None,
     stop: threading.Event | None = None,
 ) -> Result:
-    """Answer one query; the result records what was asked (``stats["asked"]``).
-    ``data``: the Dataset read from the path or DataFrame the query names (driver/data.py).
+    """Answer one query by ``deadline`` (default: its time limit from now; the question's
+    runner, questions/ask.py, gives it). ``data``: the Dataset read from the path or DataFrame the query names (driver/data.py).
     ``stop``: set by a race when another backend has answered (a search method running
     in this process, such as the box search, then ends).
 
@@ -74,7 +74,6 @@ def solve_query(
         ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data)
         ctx.stop = stop
         res = _solve(ctx)
-    res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
     res.inputs = input_files(ens.inputs, q.options.data)
     return res
 
@@ -122,7 +121,7 @@ def _start(
     """Compile (unless given) and set up the context with the compile statistics."""
     t_start = time.time()
     if deadline is None:
-        deadline = t_start + q.timeout
+        deadline = q.deadline(t_start)
     res = new_result(ens, q)
     progress = log or bool(q.options.value("progress"))
     cq = compiled or compile_query(

@@ -8,7 +8,6 @@ exists; a "sensitive" x2 is replayed once more against the row's decision.
 from __future__ import annotations
 
 import math
-import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +18,7 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import can_move
 from ..compiler.query import ANY, Query
-from ..driver import solve_query
+from .ask import answer
 
 if TYPE_CHECKING:
     from .audit import AuditSpec
@@ -89,9 +88,7 @@ def solve_rows(
         if ens.is_regressor and not can_move(ens, float(d), t.delta, t.direction):
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER  # no prediction of the link lies so far
             continue
-        res = solve_query(
-            ens, row_query(ens, spec, X[i], d, timeout), deadline=time.time() + timeout
-        )
+        res = answer(ens, row_query(ens, spec, X[i], d, timeout))
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
         elif res.status == SENSITIVE and res.validated and res.witness:

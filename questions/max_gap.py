@@ -32,8 +32,9 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail
 from ..compiler.affected import affected_leaves
+from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
@@ -42,7 +43,6 @@ from ..compiler.query import UP, Gap, GapKind, Query
 from ..compiler.rounding import gap_relaxation
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
-from ..frontends.data import dataset_for
 
 # absolute, in probability (multiclass: ln units; a regressor's: relative to its bound):
 # a thousandth of a probability ranks features and says how far F moves a decision
@@ -203,13 +203,15 @@ def max_gap_query(
     deadline: float | None = None,
     memory_mb: int | None = None,
     log: Callable[[str], None] | None = None,
+    data: Dataset | None = None,
 ) -> Result:
     """The largest gap at which ``ens`` is sensitive to ``q.vary`` (``q.gap`` unused),
-    within ``tolerance``; the whole search within ``q.timeout`` (or ``deadline``)."""
+    within ``tolerance``; the whole search by ``deadline`` (default: the time limit from
+    now). ``data``: the Dataset the query names (each step's check uses it)."""
     t0 = time.time()
     check_max_gap_model(ens, q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False)))
     tol = check_tolerance(tolerance)
-    deadline = deadline if deadline is not None else t0 + q.timeout
+    deadline = deadline if deadline is not None else q.deadline(t0)
     multiclass = ens.n_outputs > 1
     upper = score_bound(ens, q.vary)
     if ens.is_regressor:  # the tolerance is relative to how far F can move the prediction
@@ -229,7 +231,7 @@ def max_gap_query(
     s = _Search(best=None, upper=upper, steps=[])
     g = tol
     while True:
-        res = _step(ens, q, g, s, deadline, memory_mb, log)
+        res = _step(ens, q, g, s, deadline, memory_mb, log, data)
         if res.status in (UNKNOWN, ERROR) or s.best is None:
             break  # a time limit, an error, or insensitive at the first gap
         if s.done(tol) or time.time() >= deadline:
@@ -251,6 +253,7 @@ def _step(
     deadline: float,
     memory_mb: int | None,
     log: Callable[[str], None] | None,
+    data: Dataset | None,
 ) -> Result:
     """Ask the check at gap g and fold its answer into the search."""
     left = max(deadline - time.time(), 1e-3)
@@ -258,9 +261,7 @@ def _step(
         step_q = q.with_(delta=g, direction=UP, timeout=min(q.timeout, left))
     else:
         step_q = q.with_(gap=Gap(g, GapKind.PROB), timeout=min(q.timeout, left))
-    res = solve_query(
-        ens, step_q, deadline=deadline, memory_mb=memory_mb, data=dataset_for(ens, step_q)
-    )
+    res = solve_query(ens, step_q, deadline=deadline, memory_mb=memory_mb, data=data)
     s.compile += res.time.get("compile", 0.0)
     s.solve += res.time.get("solve", 0.0)
     step = {"gap": g, "status": str(res.status), "time": round(res.time.get("total", 0.0), 3)}
@@ -268,7 +269,7 @@ def _step(
         a = achieved_gap(res.outputs)
         step["achieved"] = a
         if a >= s.proved:  # unsound somewhere: never a verdict
-            res = replace(res, status=ERROR, error=f"a pair reaches gap {a!r}, proven out of reach")
+            fail(res, f"a pair reaches gap {a!r}, proven out of reach")
         elif s.best is None or a > achieved_gap(s.best.outputs):
             s.best = res
         if a > s.upper and s.upper < s.proved:  # the leaf-value bound was too tight: drop it
@@ -303,7 +304,6 @@ def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Res
     line = max_gap_line(bounds)
     out.message = f"{line}; {out.message}" if out.message else line
     out.stats = {**base.stats, "max_gap_steps": s.steps}
-    out.stats["asked"] = {**base.stats.get("asked", {}), "timeout": q.timeout, "max_gap": tol}
     return out
 
 
@@ -319,7 +319,6 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     res.max_gap = bounds.to_dict()
     line = max_gap_line(bounds)
     res.message = f"{line}; {res.message}" if res.message else line
-    res.stats["asked"] = {**res.stats.get("asked", {}), "timeout": q.timeout, "max_gap": tol}
     if out.interrupted:
         e = KeyboardInterrupt()
         e.partial_result = res
@@ -368,17 +367,3 @@ def _change_line(lo: float | None, hi: float, tol: float, proven: bool) -> str:
             f"largest change {lo:.6g} (proven: no pair moves the prediction by more than {hi:.6g})"
         )
     return f"largest change in [{lo:.6g}, {hi:.6g}], not proven (time limit; tolerance {tol:.3g})"
-
-
-def max_gap_task(
-    ens: Ensemble,
-    task: tuple[Query, int | None, float],
-    log: Callable[[str], None] | None = None,
-) -> Result:
-    """One query of a max-gap sweep (the query, the memory limit, the tolerance), on
-    whatever process or machine an executor runs it: the clock starts there. ``log``
-    sees the search's progress lines (its bounds as they move)."""
-    q, memory_mb, tol = task
-    return max_gap_query(
-        ens, q, tolerance=tol, deadline=time.time() + q.timeout, memory_mb=memory_mb, log=log
-    )

@@ -7,11 +7,10 @@ import time
 
 from ...answers.result import INSENSITIVE
 from ...compiler.kinds import resolve_condition
-from ...driver import solve_query
-from ...frontends.data import dataset_for
 from ...frontends.query_build import require_backend
+from ...questions.ask import answer
 from ...questions.certify import certificate_note, certify
-from ...questions.max_gap import max_gap_probe, max_gap_query
+from ...questions.max_gap import max_gap_probe
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -72,31 +71,20 @@ def run(args) -> int:
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
             f"{ens.what_it_predicts} ({time.time() - t0:.2f}s); solving with {q.backend}..."
         )
-    try:
-        if tol is None:
-            res = solve_query(
-                ens,
-                q,
-                deadline=t0 + q.timeout,
-                memory_mb=args.memory_mb,
-                data=dataset_for(ens, q),
-            )
-        else:
-            res = max_gap_query(
-                ens,
-                q,
-                tolerance=tol,
-                deadline=t0 + q.timeout,
-                memory_mb=args.memory_mb,
-                log=None if args.json else log,
-            )
+    try:  # the time limit runs from the command's start: loading counts
+        res = answer(
+            ens,
+            q,
+            max_gap=tol,
+            start=t0,
+            memory_mb=args.memory_mb,
+            log=None if args.json else log,
+        )
     except KeyboardInterrupt as e:  # the best pair found so far, then the interruption
         partial = getattr(e, "partial_result", None)
         if partial is not None:
-            partial.time["total"] = time.time() - t0
             emit_result(partial, args.json, ens)
         raise
-    res.time["total"] = time.time() - t0
     emit_result(res, args.json, ens)
     write_witness_plot(args, res, ens)
     if args.certificate is not None:

@@ -14,6 +14,7 @@ from treesens.compiler.errors import InputError
 from treesens.compiler.options import QueryOptions
 from treesens.compiler.query import Gap, Query
 from treesens.questions import max_gap as M
+from treesens.questions.ask import answer
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.oracle import random_ensemble
 
@@ -153,7 +154,7 @@ def test_steps_are_recorded_in_stats():
 
 
 def test_asked_records_the_tolerance():
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=60.0), tolerance=1e-3)
+    r = answer(_ens(3), Query(vary=("f0",), timeout=60.0), max_gap=1e-3)
     assert r.stats["asked"]["max_gap"] == 1e-3
 
 
