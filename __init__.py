@@ -11,8 +11,9 @@
 from treesens.answers.result import Result
 from treesens.compiler.ensemble import Ensemble, Feature, Tree
 from treesens.compiler.errors import InputError, TreesensError
-from treesens.compiler.query import Gap, Query
+from treesens.compiler.query import Gap, Plan, Query, Question
 from treesens.frontends.load import load_model
+from treesens.frontends.plugins import load_plugin
 from treesens.interfaces.api import check, compare, max_gap, report, sweep
 from treesens.interfaces.sens_run import run_file
 from treesens.questions.audit import audit
@@ -28,6 +29,8 @@ __all__ = [
     "Tree",
     "Gap",
     "Query",
+    "Question",
+    "Plan",
     "Result",
     "InputError",
     "TreesensError",
@@ -37,6 +40,7 @@ __all__ = [
     "report",
     "audit",
     "load_model",
+    "load_plugin",
     "sweep",
     "results_frame",
     "plot_witness",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
 from .result_view import max_gap_brief, prediction_condition, result_html, result_text
+from .stats import Stats, Times
 
 if TYPE_CHECKING:
     from ..compiler.invert import Witness
@@ -41,7 +42,7 @@ class Result:
     outputs: dict | None = None  # {"x1": [per-class probabilities], "x2": [...]}
     validated: bool = False
     distance: float | None = None
-    time: dict = field(default_factory=lambda: {"compile": 0.0, "solve": 0.0, "total": 0.0})
+    time: Times = field(default_factory=lambda: {"compile": 0.0, "solve": 0.0, "total": 0.0})
     error: str | None = None
     # beyond the required fields
     model: str = ""
@@ -49,7 +50,7 @@ class Result:
     classes: list | None = None
     passes: list[str] = field(default_factory=list)
     message: str = ""
-    stats: dict = field(default_factory=dict)
+    stats: Stats = field(default_factory=dict)  # typed per stage: answers/stats.py
     # the files the answer was read from, by role: model, details, data, sens
     inputs: dict = field(default_factory=dict)
     # "how sensitive?" (--max-gap): {"lower", "upper", "tolerance", "proven", "steps",
@@ -174,13 +175,13 @@ def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
     blank = Result(
         query=q.label,
         status=UNKNOWN,
-        backend=backend or q.backend,
+        backend=backend or q.plan.backend,
         features=list(q.vary),
         gap=q.gap.value,
         gap_kind=str(q.gap.kind),
         model=getattr(ens, "source", ""),
         classes=list(q.classes) if q.classes else None,
-        passes=sorted(q.passes),
-        inputs=input_files(getattr(ens, "inputs", ()), q.options.data),
+        passes=sorted(q.plan.passes),
+        inputs=input_files(getattr(ens, "inputs", ()), q.plan.options.data),
     )
     return fail(blank, message)

@@ -37,7 +37,7 @@ def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
     """On with the heuristic, as the other search before the backend: a query without
     the heuristic measures the encoding and the backend alone. ``alone``: the box search
     is the query's backend (``--backend boxes``), whatever the options."""
-    opts = ctx.q.options
+    opts = ctx.q.plan.options
     if not alone and not (opts.value("box_search") and opts.value("heuristic")):
         return False
     return class_pair_encodings(ctx.enc) is not None or link_tables(ctx) is not None

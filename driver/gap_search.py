@@ -278,7 +278,7 @@ def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair
 def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: Encoding) -> Result:
     res = new_result(ens, q)
     res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
-    res.inputs = input_files(ens.inputs, q.options.data)
+    res.inputs = input_files(ens.inputs, q.plan.options.data)
     if best.disagreement is not None:
         fail(res, best.disagreement)
     elif out.lower is not None and best.pair is not None:

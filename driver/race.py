@@ -5,7 +5,7 @@ threads mostly wait on pipes). The first answer that is proven -- "sensitive" wi
 replayed witness, or "insensitive" -- is returned; the other workers are killed at once.
 A backend that errors (e.g. Gurobi's size-limited license) does not end the race.
 
-``q.backend`` is ``"race"`` (the installed backends of ``DEFAULT_RACE``) or
+``q.plan.backend`` is ``"race"`` (the installed backends of ``DEFAULT_RACE``) or
 ``"race:cpsat,z3"`` (those backends).
 """
 
@@ -86,9 +86,9 @@ def solve_race(
     """Race the backends; ``solve_one`` answers the query on one of them (``data``: the
     Dataset the query names, driver/data.py)."""
     t0 = time.time()
-    deadline = deadline if deadline is not None else q.deadline(t0)
-    names = race_backends(q.backend, backends)
-    cq = compiled or compile_query(ens, q.with_(backend=names[0]), deadline=deadline, data=data)
+    deadline = deadline if deadline is not None else q.plan.deadline(t0)
+    names = race_backends(q.plan.backend, backends)
+    cq = compiled or compile_query(ens, q.planned(backend=names[0]), deadline=deadline, data=data)
     done: queue.Queue = queue.Queue()
     # a search method answers in this process (a thread of the race): it has no worker
     workers = {b: worker_for(b, memory_mb) for b in names if not is_search_method(b)}
@@ -96,9 +96,11 @@ def solve_race(
 
     def run(i: int, b: str) -> None:
         # only the first backend runs the (pure-Python) heuristic: it would compete for the GIL
-        qb = q.with_(
+        qb = q.planned(
             backend=b,
-            options=q.options.with_(heuristic=bool(q.options.value("heuristic")) and i == 0),
+            options=q.plan.options.with_(
+                heuristic=bool(q.plan.options.value("heuristic")) and i == 0
+            ),
         )
         try:
             res = solve_one(

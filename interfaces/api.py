@@ -46,7 +46,7 @@ def check(model, vary, *, name: str = "", **keywords) -> Result:
     return _ask(model, vary, name, keywords, "check")
 
 
-def _ask(model, vary, name: str, keywords: dict, where: str, max_gap: float | None = None):
+def _ask(model, vary, name: str, keywords: dict, where: str):
     """One question from the API's keywords, answered by its runner (questions/ask.py):
     the time limit runs from the call."""
     start = time.time()
@@ -54,7 +54,7 @@ def _ask(model, vary, name: str, keywords: dict, where: str, max_gap: float | No
     require_backend(kw["backend"])
     ens = model_of(model, kw)
     q = query_maker(kw, ens)(vary, name)
-    return answer(ens, q, max_gap=max_gap, start=start, memory_mb=kw["memory_mb"])
+    return answer(ens, q, start=start, memory_mb=kw["memory_mb"])
 
 
 @takes_query_keywords
@@ -104,7 +104,8 @@ def max_gap(
     for name in ("gap", "margin_gap"):
         if check_kw.get(name) is not None:
             raise InputError(f"max_gap searches the gap itself: drop {name}=")
-    return _ask(model, vary, name, check_kw, "max_gap", check_tolerance(tolerance))
+    largest = {"kind": "max_gap", "params": {"tolerance": check_tolerance(tolerance)}}
+    return _ask(model, vary, name, check_kw | largest, "max_gap")
 
 
 def report(model, data, *, out=None, **keywords):

@@ -20,16 +20,12 @@ from ..questions.audit import by_column, frame_from_results, report_text, summar
 from ..questions.audit_run import read_done, run_audit
 from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
-from ..questions.max_gap import DEFAULT_TOLERANCE
 
 
 def _task(sf: SensFile, q: Query, memory_mb: int | None) -> Task:
-    """A query of the file as its runner takes it (a 'gap max' query's tolerance with
-    it); problems with the query become an "error" result."""
-    tol = None
-    if q.name in sf.max_gaps:
-        tol = sf.max_gaps[q.name] or DEFAULT_TOLERANCE
-    return Task.of(sf.ensemble, q, tol, memory_mb=memory_mb, catch=True)
+    """A query of the file as its runner takes it: problems with the query become an
+    "error" result."""
+    return Task.of(sf.ensemble, q, memory_mb=memory_mb, catch=True)
 
 
 def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None) -> Result:
@@ -72,7 +68,7 @@ def run_queries(
     the order of ``queries``. Other queries run one after the other."""
     if isinstance(executor, str):
         parse_executor(executor)  # a wrong spec fails before anything runs
-    for backend in dict.fromkeys(q.backend for q in queries):
+    for backend in dict.fromkeys(q.plan.backend for q in queries):
         try:
             require_backend(backend)
         except InputError as e:
@@ -154,7 +150,7 @@ def run_file(
     sf = load_queries(path)
     queries = sf.select(query)
     if timeout is not None:
-        queries = [q.with_(timeout=timeout) for q in queries]
+        queries = [q.planned(timeout=timeout) for q in queries]
     results = run_queries(
         sf, queries, memory_mb=memory_mb, jobs=jobs, executor=executor, on_result=on_result
     )

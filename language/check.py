@@ -37,6 +37,7 @@ SETTING_NAMES = {
     nodes.Passes: "passes",
     nodes.Baseline: "passes",  # one or the other
     nodes.DataAware: "data_aware",
+    nodes.KindSetting: "kind",
 }
 VARY_TYPES = (nodes.Vary, nodes.VaryAll, nodes.VaryEachFeature, nodes.VaryEachOf, nodes.VarySubsets)
 AUDIT_ONLY = {nodes.Rows: "data", nodes.By: "by", nodes.Limit: "limit", nodes.Out: "out"}
@@ -316,6 +317,11 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
             raise ast.error(f"unknown baseline {st.name!r} (known: kant)", st)
     elif isinstance(st, nodes.DataAware):
         _check_data_aware(ast, st)
+    elif isinstance(st, nodes.KindSetting):
+        names = [p.name for p in st.params]
+        twice = [n for i, n in enumerate(names) if n in names[:i]]
+        if twice:
+            raise ast.error(f"parameter {twice[0]!r} given twice", st)
 
 
 def _check_data_aware(ast: nodes.SensAST, st: nodes.DataAware) -> None:
@@ -408,7 +414,7 @@ def _elsewhere(name: str) -> str | None:
 
 
 def check_options(ast: nodes.SensAST) -> None:
-    """``option NAME = VALUE`` sets one of the Query.options the compiler reads; any other
+    """``option NAME = VALUE`` sets one of the Plan.options the compiler reads; any other
     name would be ignored (a typo, or an option that has its own statement)."""
     known = _sens_option_names()
     for blk in ast.items:

@@ -1,4 +1,5 @@
-"""One question answered: a check, or its largest gap, from the data to the result.
+"""One question answered: a check, or (the ``max_gap`` kind) its largest gap, from the
+data to the result.
 
 Every interface (the CLI, the Python API, a ``.sens`` file) and every campaign (a sweep,
 an audit's rows, a report) asks a question through ``answer``: it owns the clock (the
@@ -20,11 +21,13 @@ from ..answers.result import Result, error_result
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.kinds import LargestGap, kind_of
 from ..compiler.options import ANSWER_OPTIONS
 from ..compiler.query import Query
 from ..driver import solve_query
 from ..driver.compile import CompiledQuery
 from ..frontends.data import dataset_for
+from ..frontends.plugins import load_plugin, loaded_plugins
 from .max_gap import max_gap_query
 
 
@@ -44,8 +47,8 @@ class Asked:
     max_gap: float | None = None
 
     @classmethod
-    def of(cls, ens: Ensemble, q: Query, max_gap: float | None = None) -> Asked:
-        given = q.options.given()
+    def of(cls, ens: Ensemble, q: Query) -> Asked:
+        given = q.plan.options.given()
         options = {k: given[k] for k in ANSWER_OPTIONS if k in given}
         data = options.get("data")
         if isinstance(data, Dataset):  # data in memory: recorded by its content
@@ -54,11 +57,11 @@ class Asked:
             options["data"] = file_digest(data)
         return cls(
             ensemble=ens.fingerprint(),
-            backend=q.backend,
-            timeout=q.timeout,
-            data_aware=q.data_aware.value,
+            backend=q.plan.backend,
+            timeout=q.plan.timeout,
+            data_aware=q.plan.data_aware.value,
             options=tuple(options.items()),
-            max_gap=max_gap,
+            max_gap=LargestGap.tolerance(q) if kind_of(q).searched else None,
         )
 
     def to_dict(self) -> dict:
@@ -96,7 +99,6 @@ def answer(
     ens: Ensemble,
     q: Query,
     *,
-    max_gap: float | None = None,
     start: float | None = None,
     memory_mb: int | None = None,
     log: Callable[[str], None] | None = None,
@@ -104,8 +106,8 @@ def answer(
     asked: Asked | None = None,
     catch: bool = False,
 ) -> Result:
-    """Answer ``q``: the check, or (``max_gap``, a tolerance) the largest gap at which
-    it holds. The time limit runs from ``start`` (a ``time.time()``; default now: the
+    """Answer ``q``: the check, or (a ``max_gap`` query) the largest gap at which the
+    pair question holds. The time limit runs from ``start`` (a ``time.time()``; default now: the
     command's start, so that loading counts), and ``time["total"]`` is measured from it.
     ``log`` sees a max gap's bounds as they move; ``compiled``: the query compiled
     already (a compare's); ``asked``: the record, when a campaign made it once for all
@@ -115,9 +117,9 @@ def answer(
     Interrupted while optimising with a replay-checked pair (or a max gap's bounds) in
     hand, the KeyboardInterrupt carries that result, recorded, as ``partial_result``."""
     start = time.time() if start is None else start
-    asked = asked or Asked.of(ens, q, max_gap)
+    asked = asked or Asked.of(ens, q)
     try:
-        res = _answer(ens, q, max_gap, q.deadline(start), memory_mb, log, compiled)
+        res = _answer(ens, q, q.plan.deadline(start), memory_mb, log, compiled)
     except KeyboardInterrupt as e:
         partial = getattr(e, "partial_result", None)
         if partial is not None:
@@ -134,14 +136,15 @@ def answer(
     return _finish(res, asked, start)
 
 
-def _answer(ens, q, max_gap, deadline, memory_mb, log, compiled) -> Result:
+def _answer(ens, q, deadline, memory_mb, log, compiled) -> Result:
     data = dataset_for(ens, q)
-    if max_gap is None:
+    if not kind_of(q).searched:
         return solve_query(
             ens, q, compiled=compiled, deadline=deadline, memory_mb=memory_mb, data=data
         )
+    tol = LargestGap.tolerance(q)
     return max_gap_query(
-        ens, q, tolerance=max_gap, deadline=deadline, memory_mb=memory_mb, log=log, data=data
+        ens, q, tolerance=tol, deadline=deadline, memory_mb=memory_mb, log=log, data=data
     )
 
 
@@ -153,27 +156,29 @@ def _finish(res: Result, asked: Asked, start: float) -> Result:
 @dataclass(frozen=True)
 class Task:
     """One question of a campaign, as an executor sends it to a worker: the query, what
-    it asks (recorded here, where the data file is), a max gap's tolerance, the memory
-    limit, and whether a failure is an "error" result (``answer``'s ``catch``)."""
+    it asks (recorded here, where the data file is), the memory limit, whether a
+    failure is an "error" result (``answer``'s ``catch``), and the plugins loaded here
+    (a worker loads them too: a kind a plugin registers answers there)."""
 
     query: Query
     asked: Asked
-    max_gap: float | None = None
     memory_mb: int | None = None
     catch: bool = False
+    plugins: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, ens: Ensemble, q: Query, max_gap: float | None = None, **kw) -> Task:
-        return cls(q, Asked.of(ens, q, max_gap), max_gap, **kw)
+    def of(cls, ens: Ensemble, q: Query, **kw) -> Task:
+        return cls(q, Asked.of(ens, q), plugins=loaded_plugins(), **kw)
 
 
 def answer_task(ens: Ensemble, task: Task, log: Callable[[str], None] | None = None) -> Result:
     """A campaign's question, on whatever process or machine runs it: the clock starts
     there."""
+    for plugin in task.plugins:
+        load_plugin(plugin)
     return answer(
         ens,
         task.query,
-        max_gap=task.max_gap,
         memory_mb=task.memory_mb,
         log=log,
         asked=task.asked,

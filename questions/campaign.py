@@ -117,7 +117,7 @@ def _here(ens: Ensemble, task: Task, on_start, status) -> Result:
     if on_start is not None:
         on_start(task.query)
     log = None
-    if status is not None and task.max_gap is not None:
+    if status is not None and task.asked.max_gap is not None:
         log = _throttled(status, task.query.label)
     return answer_task(ens, task, log)
 
@@ -141,7 +141,6 @@ def sweep_campaign(
     make: Callable[..., Query],
     campaign: Campaign,
     *,
-    max_gap: float | None = None,
     memory_mb: int | None = None,
     display: Display | None = None,
     count_reused: bool = True,
@@ -159,7 +158,7 @@ def sweep_campaign(
     note = None
     if campaign.resume is not None:
         lines = read_results(campaign.resume, warn or (lambda _msg: None))
-        key = ResumeKey.of(ens, make(list(subsets[0]), ""), max_gap)
+        key = ResumeKey.of(ens, make(list(subsets[0]), ""))
         plan = plan_resume(subsets, lines, key)
         missing = "" if Path(campaign.resume).exists() else " (no such file yet: it is created)"
         note = f"resume from {campaign.resume}{missing}: {plan.summary()}"
@@ -173,10 +172,7 @@ def sweep_campaign(
                     on_reused(plan.reused[s])
                 if count_reused:
                     shown.advance(result_from_line(plan.reused[s]))
-        tasks = [
-            Task.of(ens, make(list(s), ",".join(s)), max_gap, memory_mb=memory_mb)
-            for s in plan.todo
-        ]
+        tasks = [Task.of(ens, make(list(s), ",".join(s)), memory_mb=memory_mb) for s in plan.todo]
         with opened(campaign, work=bool(tasks)) as run:
 
             def ended(res: Result) -> None:

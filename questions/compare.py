@@ -26,11 +26,11 @@ def compare_query(
     ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None
 ):
     """Solve one query on every backend from one compilation; a list of Results."""
-    q = q.with_(options=q.options.with_(heuristic=heuristic))
+    q = q.planned(options=q.plan.options.with_(heuristic=heuristic))
     cq = compile_query(ens, q, data=dataset_for(ens, q))
     out = []
     for b in backends:
-        res = answer(ens, q.with_(backend=b), compiled=cq, memory_mb=memory_mb, catch=True)
+        res = answer(ens, q.planned(backend=b), compiled=cq, memory_mb=memory_mb, catch=True)
         res.time["compile"] = cq.compile_time
         res.time["total"] += cq.compile_time
         out.append(res)

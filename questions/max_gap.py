@@ -36,19 +36,22 @@ from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fai
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
-from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
+from ..compiler.ensemble import IDENTITY, LOGISTIC, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.link_change import change_bound, rounding_band
+from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the question's checks
+    DEFAULT_TOLERANCE,
+    MIN_TOLERANCE,
+    check_max_gap_model,
+    check_tolerance,
+    max_gap_probe,
+)
 from ..compiler.query import UP, Gap, GapKind, Query
 from ..compiler.rounding import gap_relaxation
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
 
-# absolute, in probability (multiclass: ln units; a regressor's: relative to its bound):
-# a thousandth of a probability ranks features and says how far F moves a decision
-DEFAULT_TOLERANCE = 1e-3
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
-MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search
 # where between the bounds the next gap is asked (0.5: bisection)
 SPLIT = 0.5
 # added to the leaf-value bound: the float32 sigmoid of the library, rounded up
@@ -72,62 +75,6 @@ class MaxGap:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
-    """The search is defined for binary models (one output) with the gap in probability,
-    and for boosted multiclass models (softmax) with the gap a probability ratio between
-    two classes (``q.classes``; either may be "any"); a query from the CLI or the API
-    (``q``) must not name a gap of its own."""
-    if ens.is_regressor:
-        _check_change_model(ens, q)
-        return
-    if ens.n_outputs > 1:
-        if ens.link != SOFTMAX:
-            raise InputError(
-                "--max-gap / max_gap: for multiclass models, boosted ones only (softmax; "
-                f"this model's link is {ens.link}): ask --gap RATIO with --classes instead"
-            )
-        if q is not None and not q.classes:
-            raise InputError(
-                f"--max-gap / max_gap: the model has {ens.n_classes} classes: give the two "
-                "classes to compare (--classes C1,C2 / classes=(c1, c2); either may be 'any')"
-            )
-    if q is not None and q.gap.given:
-        raise InputError(
-            "--max-gap / max_gap searches the gap itself: give no gap "
-            "(--gap, --margin-gap; gap=, margin_gap=)"
-        )
-
-
-def _check_change_model(ens: Ensemble, q: Query | None) -> None:
-    """A regressor's largest change f(x1) - f(x2) is searched with no question of its
-    own given."""
-    if q is not None and (q.threshold is not None or q.delta is not None):
-        raise InputError(
-            "--max-gap / max_gap searches the largest change itself: give no delta or "
-            "threshold form (--delta, --above, --below)"
-        )
-
-
-def max_gap_probe(ens: Ensemble, q: Query) -> Query:
-    """``q`` checked for a max-gap search (``check_max_gap_model``), at the gap the search
-    starts from (0, the ratio 1, or a regressor's change 0 upwards): what a caller
-    resolves up front to check its classes."""
-    check_max_gap_model(ens, q)
-    if ens.is_regressor:
-        return q.with_(delta=0.0, direction=UP)
-    return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
-
-
-def check_tolerance(tolerance: float) -> float:
-    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance)):
-        raise InputError(f"max-gap tolerance must be a number, got {tolerance!r}")
-    if not MIN_TOLERANCE <= tolerance < 0.5:
-        raise InputError(
-            f"max-gap tolerance {tolerance:g} out of range: {MIN_TOLERANCE:g} <= tolerance < 0.5"
-        )
-    return float(tolerance)
 
 
 def score_bound(ens: Ensemble, vary) -> float:
@@ -209,16 +156,17 @@ def max_gap_query(
     within ``tolerance``; the whole search by ``deadline`` (default: the time limit from
     now). ``data``: the Dataset the query names (each step's check uses it)."""
     t0 = time.time()
+    q = q.with_(kind="", params=())  # a max_gap query: the pair question its steps ask
     check_max_gap_model(ens, q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False)))
     tol = check_tolerance(tolerance)
-    deadline = deadline if deadline is not None else q.deadline(t0)
+    deadline = deadline if deadline is not None else q.plan.deadline(t0)
     multiclass = ens.n_outputs > 1
     upper = score_bound(ens, q.vary)
     if ens.is_regressor:  # the tolerance is relative to how far F can move the prediction
         tol = tol * upper if upper > 0 else tol
     if ens.is_regressor and ens.link != IDENTITY:  # and above the link's rounding
         tol = max(tol, rounding_band(ens))
-    if q.options.value("box_search") or multiclass:
+    if q.plan.options.value("box_search") or multiclass:
         boxed = box_largest_gap(ens, q, tol, deadline, log)
         if boxed is not None:
             return _boxed_final(ens, q, *boxed, tol)
@@ -258,9 +206,9 @@ def _step(
     """Ask the check at gap g and fold its answer into the search."""
     left = max(deadline - time.time(), 1e-3)
     if ens.is_regressor:
-        step_q = q.with_(delta=g, direction=UP, timeout=min(q.timeout, left))
+        step_q = q.with_(delta=g, direction=UP).planned(timeout=min(q.plan.timeout, left))
     else:
-        step_q = q.with_(gap=Gap(g, GapKind.PROB), timeout=min(q.timeout, left))
+        step_q = q.with_(gap=Gap(g, GapKind.PROB)).planned(timeout=min(q.plan.timeout, left))
     res = solve_query(ens, step_q, deadline=deadline, memory_mb=memory_mb, data=data)
     s.compile += res.time.get("compile", 0.0)
     s.solve += res.time.get("solve", 0.0)

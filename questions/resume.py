@@ -39,8 +39,9 @@ class ResumeKey:
     max_gap: float | None = None  # a max-gap sweep's tolerance (questions/max_gap.py)
 
     @classmethod
-    def of(cls, ens: Ensemble, q: Query, max_gap: float | None = None) -> ResumeKey:
-        asked = Asked.of(ens, q, max_gap).to_dict()
+    def of(cls, ens: Ensemble, q: Query) -> ResumeKey:
+        asked = Asked.of(ens, q).to_dict()
+        max_gap = asked.get("max_gap")
         del asked["backend"], asked["timeout"]  # fields of their own
         return cls(
             model=ens.source,
@@ -48,9 +49,9 @@ class ResumeKey:
             # a max gap's results say what their gap holds (a regressor's: the change)
             gap_kind=q.gap.kind if max_gap is None else result_gap_kind(ens),
             classes=list(q.classes) if q.classes else None,
-            passes=sorted(q.passes),
-            backend=q.backend,
-            timeout=q.timeout,
+            passes=sorted(q.plan.passes),
+            backend=q.plan.backend,
+            timeout=q.plan.timeout,
             asked=asked,
             max_gap=max_gap,
         )

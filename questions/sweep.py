@@ -14,11 +14,12 @@ from ..answers.result import Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
+from ..compiler.kinds import resolve_condition
 from ..frontends.keywords import keyword_values, model_of, query_maker, takes_query_keywords
 from ..frontends.query_build import require_backend
 from .campaign import Campaign, sweep_campaign
 from .executors import Executor
-from .max_gap import DEFAULT_TOLERANCE, check_max_gap_model, check_tolerance
+from .max_gap import DEFAULT_TOLERANCE
 from .progress import Display
 
 
@@ -252,17 +253,16 @@ def sweep(
         raise InputError("resume=FILE appends the new results to FILE: give out the same file")
     ens = model_of(model, kw)
     subs = feature_subsets(ens, subsets, sample, kw["seed"], features)
+    if max_gap:  # each query asks for the largest gap: the max_gap kind
+        kw |= {"kind": "max_gap", "params": {"tolerance": max_gap_tolerance}}
     make = query_maker(kw, ens)
-    tol = None
     if max_gap:
-        tol = check_tolerance(max_gap_tolerance)
-        check_max_gap_model(ens, make(list(subs[0])))
+        resolve_condition(ens, make(list(subs[0])))  # the model and classes take it
     return sweep_campaign(
         ens,
         subs,
         make,
         Campaign(executor, jobs, out, resume),
-        max_gap=tol,
         memory_mb=kw["memory_mb"],
         display=progress,
         warn=lambda msg: warnings.warn(msg, stacklevel=5),

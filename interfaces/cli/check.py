@@ -10,7 +10,6 @@ from ...compiler.kinds import resolve_condition
 from ...frontends.query_build import require_backend
 from ...questions.ask import answer
 from ...questions.certify import certificate_note, certify
-from ...questions.max_gap import max_gap_probe
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -20,7 +19,6 @@ from .common import (
     emit_result,
     load_from_args,
     log,
-    max_gap_tolerance,
     query_from_args,
 )
 from .main import START
@@ -63,19 +61,16 @@ def run(args) -> int:
     ens = load_from_args(args)
     q = query_from_args(args, ens)  # an unknown name is a bad input, before "solving..."
     check_data(args, ens)
-    tol = max_gap_tolerance(args)
-    # and so are a gap or classes the model cannot take
-    resolve_condition(ens, q if tol is None else max_gap_probe(ens, q))
+    resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{ens.what_it_predicts} ({time.time() - t0:.2f}s); solving with {q.backend}..."
+            f"{ens.what_it_predicts} ({time.time() - t0:.2f}s); solving with {q.plan.backend}..."
         )
     try:  # the time limit runs from the command's start: loading counts
         res = answer(
             ens,
             q,
-            max_gap=tol,
             start=t0,
             memory_mb=args.memory_mb,
             log=None if args.json else log,
@@ -102,5 +97,5 @@ def write_certificate(args, ens, q, res) -> None:
     if note is not None and not args.certify:
         log(f"no certificate: {note}")
         return
-    out = certify(ens, q, args.certificate, args.model, q.timeout)
+    out = certify(ens, q, args.certificate, args.model, q.plan.timeout)
     log(out.message + (f" ({out.boxes} boxes, {out.seconds:.1f}s)" if out.written else ""))

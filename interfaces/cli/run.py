@@ -74,7 +74,7 @@ def run(args) -> int:
     queries = sf.select(args.query)
     ens = sf.ensemble
     if args.timeout is not None:
-        queries = [q.with_(timeout=args.timeout) for q in queries]
+        queries = [q.planned(timeout=args.timeout) for q in queries]
     audits = sf.select_audits(args.query)
     if args.list:
         for q in queries:
@@ -95,8 +95,8 @@ def run(args) -> int:
     def on_start(q) -> None:
         if not args.json:
             log(
-                f"[{next(started)}/{len(queries)}] {q.name}: solving with {q.backend} "
-                f"(time limit {q.timeout:g}s)..."
+                f"[{next(started)}/{len(queries)}] {q.name}: solving with {q.plan.backend} "
+                f"(time limit {q.plan.timeout:g}s)..."
             )
 
     def on_result(res) -> None:
@@ -139,5 +139,5 @@ def _listing(q) -> str:
     n = len(q.bounds) + len(q.relations)
     if n:
         parts.append(f"{n} constraint{'s' if n > 1 else ''}")
-    parts += [f"backend {q.backend}", f"timeout {q.timeout:g}s"]
+    parts += [f"backend {q.plan.backend}", f"timeout {q.plan.timeout:g}s"]
     return "\t".join(parts)

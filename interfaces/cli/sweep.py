@@ -15,7 +15,6 @@ from ...frontends.query_build import require_backend
 from ...questions.campaign import Campaign, sweep_campaign
 from ...questions.certify import certificate_note, certify
 from ...questions.executors import parse_executor
-from ...questions.max_gap import max_gap_probe
 from ...questions.sweep import (
     by_max_gap,
     feature_subsets,
@@ -35,7 +34,6 @@ from .common import (
     check_writable,
     load_from_args,
     log,
-    max_gap_tolerance,
     positive_int,
     query_maker_from_args,
 )
@@ -108,32 +106,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_executor_args(p) -> None:
-    """Where the queries run: --jobs, --executor, --shard (docs/distributed.md)."""
-    p.add_argument(
+# where the queries run (docs/distributed.md): flag, metavar, help
+EXECUTOR_FLAGS = (
+    (
         "--jobs",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="queries run at once, each with one solver thread (default 1; with --executor "
+        "N",
+        "queries run at once, each with one solver thread (default 1; with --executor "
         "dask/ray and no address: the workers of the local cluster, default every core)",
-    )
-    p.add_argument(
+    ),
+    (
         "--executor",
-        default=None,
-        metavar="KIND[=ADDRESS]",
-        help="local (a process pool of --jobs processes), dask[=ADDRESS] (a dask.distributed "
+        "KIND[=ADDRESS]",
+        "local (a process pool of --jobs processes), dask[=ADDRESS] (a dask.distributed "
         "scheduler, e.g. tcp://host:8786; none: a local cluster) or ray[=ADDRESS] (e.g. auto; "
         "none: a local Ray); results reach --out in completion order, the table is in "
         "query order",
-    )
-    p.add_argument(
+    ),
+    (
         "--shard",
-        default=None,
-        metavar="I/N",
-        help="run only shard I of N (0 <= I < N) of the sweep's queries, e.g. a job array's "
+        "I/N",
+        "run only shard I of N (0 <= I < N) of the sweep's queries, e.g. a job array's "
         "task; concatenate the shards' --out files and --resume from them to merge",
-    )
+    ),
+)
+
+
+def add_executor_args(p) -> None:
+    """Where the queries run: --jobs, --executor, --shard (docs/distributed.md)."""
+    for flag, metavar, help_text in EXECUTOR_FLAGS:
+        read = {"type": positive_int} if flag == "--jobs" else {}
+        p.add_argument(flag, default=None, metavar=metavar, help=help_text, **read)
 
 
 def run(args) -> int:
@@ -157,10 +159,8 @@ def run(args) -> int:
     if not subsets:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker_from_args(args, ens)
-    first = mk(list(subsets[0]), "")
-    if max_gap_tolerance(args) is not None:
-        first = max_gap_probe(ens, first)
-    resolve_condition(ens, first)  # a wrong gap or classes is a bad input, before any progress
+    # a wrong gap or classes is a bad input, before any progress
+    resolve_condition(ens, mk(list(subsets[0]), ""))
     log(
         f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
@@ -218,7 +218,6 @@ def run_campaign(args, ens, subsets, mk) -> list:
         subsets,
         mk,
         Campaign(args.executor, args.jobs, args.out, args.resume),
-        max_gap=max_gap_tolerance(args),
         memory_mb=args.memory_mb,
         display=sweep_progress,
         count_reused=False,
@@ -270,7 +269,7 @@ def write_certificates(args, ens, mk, subsets, results) -> None:
             log(f"{name}: no certificate: {note}")
             continue
         q = mk(list(s), ",".join(s))
-        done = certify(ens, q, out / f"{safe_name(name)}.json", args.model, q.timeout)
+        done = certify(ens, q, out / f"{safe_name(name)}.json", args.model, q.plan.timeout)
         written += done.written
         if not done.written:
             log(f"{name}: {done.message}")

@@ -13,6 +13,7 @@ import pytest
 
 from treesens.backends.search_schedule import SCHEDULE, search_phases
 from treesens.compiler.ir import Objective, Problem, ProblemBuilder
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.solver import SolveOptions
 from treesens.driver import solve_query
@@ -119,8 +120,9 @@ def test_each_search_of_the_schedule_alone_agrees_with_brute_force(phase):
         q = Query(
             vary=("f0",),
             gap=Gap(0.1),
-            timeout=60.0,
-            options=(("heuristic", False), ("solver_params", phase.params)),
+            plan=Plan(
+                timeout=60.0, options=(("heuristic", False), ("solver_params", phase.params))
+            ),
         )
         r = solve_query(ens, q)
         expected = "sensitive" if brute_force_sensitive(ens, q) else "insensitive"

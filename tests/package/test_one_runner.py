@@ -70,7 +70,7 @@ def test_a_time_limit_becomes_a_deadline_in_one_place():
             and (_is_timeout(node.left) or _is_timeout(node.right))
         )
 
-    assert _places(adds_a_timeout) == ["compiler/query.py:deadline"]
+    assert _places(adds_a_timeout) == ["compiler/plan.py:deadline"]
 
 
 def _names_error(node: ast.AST) -> bool:

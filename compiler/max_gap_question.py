@@ -1,0 +1,75 @@
+"""The max-gap question (compiler/kinds.py's ``max_gap`` kind): what it takes, checked
+against the model (binary, boosted multiclass with two classes, or a regressor's largest
+change; no gap of its own), its tolerance, and the pair question its search starts from.
+questions/max_gap.py answers it."""
+
+from __future__ import annotations
+
+import math
+
+from .ensemble import SOFTMAX, Ensemble
+from .errors import InputError
+from .question import UP, Gap, GapKind, Question
+
+# absolute, in probability (multiclass: ln units; a regressor's: relative to its bound):
+# a thousandth of a probability ranks features and says how far F moves a decision
+DEFAULT_TOLERANCE = 1e-3
+MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search
+
+
+def check_max_gap_model(ens: Ensemble, q: Question | None = None) -> None:
+    """The search is defined for binary models (one output) with the gap in probability,
+    and for boosted multiclass models (softmax) with the gap a probability ratio between
+    two classes (``q.classes``; either may be "any"); a query from the CLI or the API
+    (``q``) must not name a gap of its own."""
+    if ens.is_regressor:
+        _check_change_model(ens, q)
+        return
+    if ens.n_outputs > 1:
+        if ens.link != SOFTMAX:
+            raise InputError(
+                "--max-gap / max_gap: for multiclass models, boosted ones only (softmax; "
+                f"this model's link is {ens.link}): ask --gap RATIO with --classes instead"
+            )
+        if q is not None and not q.classes:
+            raise InputError(
+                f"--max-gap / max_gap: the model has {ens.n_classes} classes: give the two "
+                "classes to compare (--classes C1,C2 / classes=(c1, c2); either may be 'any')"
+            )
+    if q is not None and q.gap.given:
+        raise InputError(
+            "--max-gap / max_gap searches the gap itself: give no gap "
+            "(--gap, --margin-gap; gap=, margin_gap=)"
+        )
+
+
+def _check_change_model(ens: Ensemble, q: Question | None) -> None:
+    """A regressor's largest change f(x1) - f(x2) is searched with no question of its
+    own given."""
+    if q is not None and (q.threshold is not None or q.delta is not None):
+        raise InputError(
+            "--max-gap / max_gap searches the largest change itself: give no delta or "
+            "threshold form (--delta, --above, --below)"
+        )
+
+
+def max_gap_probe(ens: Ensemble, q: Question) -> Question:
+    """``q`` checked for a max-gap search (``check_max_gap_model``), at the gap the search
+    starts from (0, the ratio 1, or a regressor's change 0 upwards): what a caller
+    resolves up front to check its classes."""
+    check_max_gap_model(ens, q)
+    q = q.with_(kind="", params=())  # the pair (or change) question the search asks
+    if ens.is_regressor:
+        return q.with_(delta=0.0, direction=UP)
+    return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
+
+
+def check_tolerance(tolerance: float) -> float:
+    """A max gap's tolerance, checked (``MIN_TOLERANCE`` <= it < 0.5)."""
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance)):
+        raise InputError(f"max-gap tolerance must be a number, got {tolerance!r}")
+    if not MIN_TOLERANCE <= tolerance < 0.5:
+        raise InputError(
+            f"max-gap tolerance {tolerance:g} out of range: {MIN_TOLERANCE:g} <= tolerance < 0.5"
+        )
+    return float(tolerance)
