@@ -15,6 +15,12 @@ from treesens.compiler.query import Gap, Plan, Query, Question
 from treesens.frontends.load import load_model
 from treesens.frontends.plugins import load_plugin
 from treesens.interfaces.api import check, compare, max_gap, report, sweep
+from treesens.interfaces.expect_api import (
+    expect_audit,
+    expect_insensitive,
+    expect_max_gap,
+    expect_sensitive,
+)
 from treesens.interfaces.sens_run import run_file
 from treesens.questions.audit import audit
 from treesens.questions.sweep import results_frame
@@ -39,6 +45,10 @@ __all__ = [
     "max_gap",
     "report",
     "audit",
+    "expect_insensitive",
+    "expect_sensitive",
+    "expect_max_gap",
+    "expect_audit",
     "load_model",
     "load_plugin",
     "sweep",

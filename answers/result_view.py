@@ -121,6 +121,32 @@ def max_gap_brief(bounds: dict) -> str:
     return f"{what} in [{lo:.6g}, {hi:.6g}], not proven"
 
 
+def max_gap_searching(kind: str, lower: float | None, upper: float, detail: str = "") -> str:
+    """A progress line of a max-gap search still running: the bracket its bounds hold so
+    far, marked as such ("max gap so far in [0.0083, 0.4875] (searching)"). ``kind``:
+    "change" for a regressor's largest change; ``detail``: what the search has done."""
+    what = "largest change" if kind == "change" else "max gap"
+    doing = f"searching, {detail}" if detail else "searching"
+    if lower is None:
+        return f"{what} so far at most {upper:.4g} (no pair yet; {doing})"
+    return f"{what} so far in [{lower:.4g}, {upper:.4g}] ({doing})"
+
+
+def max_gap_outcome(bounds: dict) -> str:
+    """A max-gap search's final answer in one line: "max gap 0.3489 (proven within 0.001:
+    [0.3489, 0.3498])", or the bracket it was left in."""
+    lo, hi, tol = bounds.get("lower"), bounds.get("upper"), bounds.get("tolerance")
+    what = "largest change" if bounds.get("kind") == "change" else "max gap"
+    within = f" within {tol:g}" if tol is not None else ""
+    if lo is None:
+        if bounds.get("proven"):
+            return f"{what} none (proven: no pair reaches {hi:.4g})"
+        return f"{what} unknown (at most {hi:.4g}; time limit)"
+    if bounds.get("proven"):
+        return f"{what} {lo:.4g} (proven{within}: [{lo:.4g}, {hi:.4g}])"
+    return f"{what} in [{lo:.4g}, {hi:.4g}], not proven (time limit)"
+
+
 def max_gap_note(res: Result) -> str:
     """The max gap line of a result whose message does not already give its bounds."""
     message = res.message or ""

@@ -1,6 +1,6 @@
 """The paper's ablation, per solver: what removing one pass costs.
 
-    python bench/run.py --tier full --suite single --instances bench/sample-solver-needed.txt \\
+    python bench/run.py --tier full --suite single --instances bench/instance-lists/sample-solver-needed.txt \\
         --configs default-noheur,kant,no-unaff,no-aff,no-obj,highs,highs-kant,highs-no-unaff,highs-no-aff,highs-no-obj \\
         --timeout 30 --out bench/results/ablation.jsonl
     python bench/ablation_report.py bench/results/ablation.jsonl [--out FILE.md]

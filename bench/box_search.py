@@ -1,7 +1,7 @@
 """The box search alone (compiler/box_search.py) on benchmark instances: its verdict, the
 boxes it visited and its time, without the heuristic or CP-SAT before it.
 
-    python bench/box_search.py --instances bench/sample-hard4.txt --timeout 300
+    python bench/box_search.py --instances bench/instance-lists/sample-hard4.txt --timeout 300
 
 One JSON line per instance goes to --out (configuration `box-search`, in the form of
 bench/run.py's results, so bench/confirm.py and bench/report.py read it), a table to

@@ -1,6 +1,6 @@
 """Certify and verify "insensitive" answers of the full tier (docs/certificates.md).
 
-For each instance of a list (default bench/full-insensitive.txt: the full tier's
+For each instance of a list (default bench/instance-lists/full-insensitive.txt: the full tier's
 "insensitive" answers): the box search writes its proof (``questions.certify``), then
 the independent checker (``treesens.verify``) re-checks it, each in a fresh process with
 a time limit. One JSON line per instance: whether a certificate was written, its boxes
@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED, Instance  # noqa: E402
-from outputs import add_results_args, run_or_report  # noqa: E402
+from outputs import add_results_args, read_lines, run_or_report  # noqa: E402
 
 
 def _instance(line: str) -> Instance:
@@ -84,7 +84,7 @@ def run(ids: list[str], timeout: float, out: Path) -> None:
 
 
 def report(path: Path) -> str:
-    lines = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    lines = [json.loads(ln) for ln in read_lines(path) if ln.strip()]
     written = [d for d in lines if d.get("written")]
     valid = [d for d in written if d.get("valid")]
 
@@ -119,7 +119,7 @@ def report(path: Path) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--instances", default=str(HERE / "full-insensitive.txt"))
+    ap.add_argument("--instances", default=str(HERE / "instance-lists" / "full-insensitive.txt"))
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds for the box search")
     add_results_args(ap, HERE / "results" / "certificates.jsonl", "the summary")
     args = ap.parse_args(argv)

@@ -1,6 +1,6 @@
 """Second-solver confirmation of "insensitive" answers.
 
-    python bench/confirm.py bench/reports/full-default.jsonl.gz bench/results/confirm.jsonl \
+    python bench/confirm.py bench/reports/full-default-box.jsonl.gz bench/results/confirm.jsonl \
         [--reference default] [--unconfirmed FILE] [--out REPORT.md]
 
 Every instance the reference configuration (default: ``default``) of the first results file

@@ -1,6 +1,6 @@
 """The data-aware tier's table: per configuration, time, proven gap and distance.
 
-    python bench/run.py --tier data-aware --instances bench/sample-data-aware.txt --jobs 1
+    python bench/run.py --tier data-aware --instances bench/instance-lists/sample-data-aware.txt --jobs 1
     python bench/data_aware_report.py bench/results/data-aware.jsonl [--out FILE.md]
 
 Per configuration (data-prob / data-clause / data-probclause, and any other in the file):
@@ -18,6 +18,8 @@ import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
+
+from outputs import read_lines  # bench/ is on sys.path (script dir)
 
 
 def _quantile(xs: list[float], q: float) -> float | None:
@@ -107,7 +109,7 @@ def main(argv=None) -> int:
     rows = [
         json.loads(line)
         for path in args.results
-        for line in Path(path).read_text().splitlines()
+        for line in read_lines(path)
         if line.startswith("{")
     ]
     text = "\n".join([*summary_rows(rows), "", *instance_rows(rows)]) + "\n"

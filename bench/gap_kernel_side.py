@@ -31,7 +31,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED  # noqa: E402
-from outputs import add_results_args, bounds_cell, by_query, run_or_report  # noqa: E402
+from outputs import (  # noqa: E402
+    add_results_args,
+    bounds_cell,
+    by_query,
+    read_lines,
+    run_or_report,
+)
 
 # (model key, feature, classes): the adult features of issue 34's sweep that close within
 # a minute, one that does not (age), and multiclass class pairs of the digits stand-in
@@ -149,7 +155,7 @@ def run(timeout: float, out: Path, warm: bool, sides: tuple[str, ...], queries: 
 
 
 def report(path: Path) -> str:
-    by = by_query([json.loads(ln) for ln in path.read_text().splitlines()], "side")
+    by = by_query([json.loads(ln) for ln in read_lines(path)], "side")
     # the side as shipped first, then the other one the file holds
     a = "compiled"
     b = next((s for s in SIDES[1:] if any(s in sides for sides in by.values())), "python")

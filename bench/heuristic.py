@@ -2,7 +2,7 @@
 finds within the pipeline's work bound (row-tree evaluations, so the count does not
 depend on the machine's load), and how fast.
 
-    python bench/heuristic.py --instances bench/sample-heuristic.txt \\
+    python bench/heuristic.py --instances bench/instance-lists/sample-heuristic.txt \\
         --variant default --variant balance=0.5 --variant balance=3,work=2
 
 A variant is ``name`` or ``key=value,...`` over ``find_witness``'s tuning arguments

@@ -425,7 +425,7 @@ def tier(name: str, suites=None) -> tuple[list[Instance], list[str], float]:
     if name == "multi":
         return feature_pairs(), list(ABLATION_CONFIGS), 60.0
     if name == "data-aware":
-        # sample: bench/sample-data-aware.txt (sensitive instances of the full tier)
+        # sample: bench/instance-lists/sample-data-aware.txt (sensitive instances of the full tier)
         return single_feature(DATA_MODELS, gaps=(0.2,)), list(DATA_AWARE_CONFIGS), 120.0
     if name == "full":
         suites = suites or ("single", "multiclass", "multi")

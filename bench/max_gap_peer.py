@@ -33,7 +33,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED  # noqa: E402
-from outputs import add_results_args, bounds_cell, by_query, run_or_report  # noqa: E402
+from outputs import (  # noqa: E402
+    add_results_args,
+    bounds_cell,
+    by_query,
+    read_lines,
+    run_or_report,
+)
 from veritas_peer import _point, build_sides_addtree  # noqa: E402
 
 # (model key, feature, classes): binary features of the quick tier's models, and
@@ -218,7 +224,7 @@ def run(timeout: float, out: Path) -> None:
 
 
 def report(path: Path) -> str:
-    by = by_query([json.loads(ln) for ln in path.read_text().splitlines()], "tool")
+    by = by_query([json.loads(ln) for ln in read_lines(path)], "tool")
     rows = [
         "| model | feature | classes | treesens [lower, upper] (s) | Veritas [lower, upper] (s) |",
         "|---|---|---|---|---|",

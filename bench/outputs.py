@@ -4,8 +4,15 @@ report made from it (``--report FILE`` makes the report again without running)."
 from __future__ import annotations
 
 import argparse
+import gzip
 from collections.abc import Callable
 from pathlib import Path
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of a results file, gzipped (``.gz``, as bench/reports keeps them) or not."""
+    raw = Path(path).read_bytes()
+    return (gzip.decompress(raw) if str(path).endswith(".gz") else raw).decode().splitlines()
 
 
 def write_report(path: Path, lines: list[str], show_last: int) -> None:

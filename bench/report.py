@@ -413,15 +413,21 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
     return text
 
 
+def default_prefix(results: Path) -> Path:
+    """The output prefix beside a results file: its name without .jsonl or .jsonl.gz."""
+    name = results.name.removesuffix(".gz").removesuffix(".jsonl")
+    return results.with_name(name)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="+", help="JSON Lines files written by bench/run.py")
     ap.add_argument(
-        "--out", default=None, help="output prefix (default: the first file without .jsonl)"
+        "--out", default=None, help="output prefix (default: the first file without .jsonl[.gz])"
     )
     ap.add_argument("--configs", default=None, help="only these configurations, in this order")
     args = ap.parse_args(argv)
-    out = Path(args.out) if args.out else Path(args.results[0]).with_suffix("")
+    out = Path(args.out) if args.out else default_prefix(Path(args.results[0]))
     configs = [c.strip() for c in args.configs.split(",")] if args.configs else None
     sys.stdout.write(report(args.results, out, configs))
     print(f"\nwritten: {out}.md and {out}-cactus-*.png", file=sys.stderr)

@@ -435,10 +435,16 @@ class Ensemble:
         return raw_to_prediction(self.raw(X)[:, 0], self.link)
 
 
+def bounds_from_data(source: str) -> bool:
+    """Whether a model's ``source`` records that its bounds were narrowed to the data's
+    range (load_model's ``bounds="data"``)."""
+    return "bounds from data" in source or "bounds and kinds from data" in source
+
+
 def proof_domain(source: str, bounded: bool | None = None) -> str:
     """Where a model's answers hold, from its ``source`` (which records where its bounds
     came from) and whether any feature is bounded (None: not known)."""
-    if "bounds from data" in source or "bounds and kinds from data" in source:
+    if bounds_from_data(source):
         return "within the data's range"
     if "(bounds from " in source or bounded:
         return "within the declared bounds"

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .pair_boxes import PairTables
+from .usage import note_compiled_search
 
 _NEG = -1e300
 _POS = 1e300
@@ -194,6 +195,7 @@ class KernelSearch:
         # 0: split the first open tree of ``order`` (gap_boxes.py's rule), for comparison
         self.probes = int(probes)
         self.run = _kernel()
+        note_compiled_search()
 
     def step(self, u_floor: float, max_boxes: int) -> tuple[int, int, float]:
         """Run on: (status, boxes visited, the resolved box's bound); a RESOLVED box's

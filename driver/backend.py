@@ -16,6 +16,7 @@ from ..compiler.kinds import kind_of
 from ..compiler.passes import Chain
 from ..compiler.solver import ERROR as SOLVER_ERROR
 from ..compiler.solver import INFEASIBLE, Solution, SolveOptions
+from ..compiler.usage import note_solver
 from . import compile as compile_stage
 from .accept import accept
 from .context import SolveContext
@@ -122,6 +123,7 @@ def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> N
             res.status, res.message = UNKNOWN, "time limit reached"
             return
         t_solve = time.time()
+        note_solver(ctx.q.plan.backend)
         try:
             sol = worker.solve(problem, _options(ctx, bp.optimize), watch)
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the best pair so far, if any

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..answers.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
+from ..answers.result_view import max_gap_searching
 from ..compiler import gap_kernel
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
@@ -254,10 +255,10 @@ def _progress_lines(
     def progress(lower: float | None, upper: float, boxes: int) -> None:
         if log is not None and time.time() - last[0] >= PROGRESS_EVERY:
             last[0] = time.time()
-            low = "-" if lower is None else f"{shown_gap(ens, lower):.6g}"
+            low = None if lower is None else shown_gap(ens, lower)
             up = shown_gap(ens, max(upper, elsewhere))
-            what = "largest change" if ens.is_regressor else "max gap"
-            log(f"{what}: bounds [{low}, {up:.6g}] after {boxes:,} boxes")
+            kind = "change" if ens.is_regressor else "gap"
+            log(max_gap_searching(kind, low, up, f"{boxes:,} boxes"))
 
     return progress
 

@@ -5,6 +5,9 @@
 Writes, with feature names taken from the datasets (spaces replaced by underscores):
 
 * breast_cancer_xgb.json, breast_cancer_details.csv: binary, XGBoost, 60 trees of depth 4;
+* breast_cancer_deep_xgb.json: the same data, 100 trees of depth 6: the second model of
+  contract.sens, a deeper retrain that breaks one of its expectations (it lets
+  radius_error alone flip a decision at gap 0.1);
 * wine_xgb.json, wine_details.csv: 3 classes, XGBoost multi:softprob, 20 rounds of depth 3;
 * diabetes_lgbm.txt, diabetes_details.csv, diabetes.csv: binary, LightGBM, 40 trees of at
   most 8 leaves, on scikit-learn's diabetes data with the label "disease progression above
@@ -57,8 +60,9 @@ def write_data(ds, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def train(ds, stem: str, **params) -> Path:
-    """Fit XGBoost on a scikit-learn dataset; write STEM_xgb.json and STEM_details.csv."""
+def train(ds, stem: str, details: bool = True, **params) -> Path:
+    """Fit XGBoost on a scikit-learn dataset; write STEM_xgb.json and (``details``)
+    STEM_details.csv."""
     clf = xgb.XGBClassifier(
         learning_rate=0.3, random_state=0, n_jobs=1, tree_method="exact", **params
     )
@@ -67,12 +71,19 @@ def train(ds, stem: str, **params) -> Path:
     booster.feature_names = _names(ds)
     out = HERE / f"{stem}_xgb.json"
     booster.save_model(out)
-    write_details(ds, HERE / f"{stem}_details.csv")
+    if details:
+        write_details(ds, HERE / f"{stem}_details.csv")
     return out
 
 
 def train_breast_cancer() -> Path:
     return train(load_breast_cancer(), "breast_cancer", n_estimators=60, max_depth=4)
+
+
+def train_breast_cancer_deep() -> Path:
+    return train(
+        load_breast_cancer(), "breast_cancer_deep", details=False, n_estimators=100, max_depth=6
+    )
 
 
 def train_wine() -> Path:
@@ -117,5 +128,11 @@ def train_iris() -> Path:
 
 
 if __name__ == "__main__":
-    for p in (train_breast_cancer(), train_wine(), train_diabetes(), train_iris()):
+    for p in (
+        train_breast_cancer(),
+        train_breast_cancer_deep(),
+        train_wine(),
+        train_diabetes(),
+        train_iris(),
+    ):
         print(f"wrote {p.relative_to(HERE.parent)}")

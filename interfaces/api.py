@@ -50,11 +50,17 @@ def _ask(model, vary, name: str, keywords: dict, where: str):
     """One question from the API's keywords, answered by its runner (questions/ask.py):
     the time limit runs from the call."""
     start = time.time()
+    ens, q, kw = query_of(model, vary, name, keywords, where)
+    return answer(ens, q, start=start, memory_mb=kw["memory_mb"])
+
+
+def query_of(model, vary, name: str, keywords: dict, where: str) -> tuple:
+    """The ensemble and the query an API call asks (``where``: the function, for an
+    unknown keyword's message), with every keyword's value."""
     kw = keyword_values(keywords, where)
     require_backend(kw["backend"])
     ens = model_of(model, kw)
-    q = query_maker(kw, ens)(vary, name)
-    return answer(ens, q, start=start, memory_mb=kw["memory_mb"])
+    return ens, query_maker(kw, ens)(vary, name), kw
 
 
 @takes_query_keywords

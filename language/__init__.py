@@ -11,7 +11,7 @@ The language is documented in docs/language.md.
 Modules: errors (SensError), ast (the node dataclasses), grammar (the lark parser and the
 keywords read from it), parse (text -> AST), check (structure and settings), show (how
 names and values are written), fmt (the formatter), build (a block's Query objects),
-resolve (AST -> SensFile), audit_block (audit blocks: their plans, run by the audit code
+resolve (AST -> SensFile), expectations (the ``expect`` statements), audit_block (audit blocks: their plans, run by the audit code
 of questions/audit_run.py), run (running queries and audits).
 """
 
@@ -29,6 +29,7 @@ from .ast import (
     DataDecl,
     Defaults,
     DetailsDecl,
+    Expect,
     FeatureDecl,
     FeatureSet,
     Fix,
@@ -89,6 +90,7 @@ __all__ = [
     "DataDecl",
     "Defaults",
     "DetailsDecl",
+    "Expect",
     "FeatureDecl",
     "GroupDecl",
     "GroupsInfer",

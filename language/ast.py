@@ -251,6 +251,24 @@ class Out(Node):
 
 
 @dataclass(frozen=True)
+class Expect(Node):
+    """What must hold of a block's answer (``treesens test``, docs/testing.md).
+
+    ``kind``: "insensitive", "sensitive", "max_gap" (``expect max gap <= LIMIT``) or
+    "audit" (``expect audit flippable <= LIMIT[%] [by COL]``); ``op`` the comparison
+    written (only ``<=`` is accepted); ``percent``: LIMIT is a percentage of the rows,
+    else a number of rows; ``allow_unknown``: ``or unknown``, a time limit may leave it
+    open without failing."""
+
+    kind: str
+    op: str | None = None
+    limit: float | None = None
+    percent: bool = False
+    by: Name | None = None
+    allow_unknown: bool = False
+
+
+@dataclass(frozen=True)
 class ModelDecl(Node):
     path: Str
     format: str | None = None

@@ -61,6 +61,7 @@ from .ast import (
 )
 from .check import SETTING_NAMES, VARY_TYPES
 from .errors import SensError
+from .expectations import check_expect_limit
 from .show import fmt_name, py_value, show_range
 
 
@@ -118,6 +119,10 @@ class BlockBuilder:
                 key = SETTING_NAMES.get(type(st))
                 if key is not None:
                     eff[key] = st
+        expect, gap = eff.get("expect"), eff.get("gap")
+        if expect is not None and expect.kind == "max_gap" and (gap is None or gap.kind != "max"):
+            # the block asks for its largest gap (a gap from defaults gives way)
+            eff["gap"] = GapSetting(None, "max", pos=expect.pos)
         return eff
 
     def options(self, blk) -> dict:
@@ -438,6 +443,8 @@ class BlockBuilder:
             else:
                 gap_st = GapSetting(0.0 if self.binary else 1.0, "prob", pos=gap_st.pos)
         self.check_gap_and_classes(blk, gap_st, cls_st, largest)
+        if "expect" in eff:
+            check_expect_limit(self.ast, self.ens, eff["expect"])
         if largest:
             gap_st = None
         passes = baseline = None

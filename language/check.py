@@ -24,6 +24,7 @@ from ..driver import is_race
 from ..frontends.load import base_score_problem
 from ..frontends.query_build import parse_passes
 from . import ast as nodes
+from .expectations import check_expectations
 from .show import py_value, show, show_value
 
 SETTING_NAMES = {
@@ -38,6 +39,7 @@ SETTING_NAMES = {
     nodes.Baseline: "passes",  # one or the other
     nodes.DataAware: "data_aware",
     nodes.KindSetting: "kind",
+    nodes.Expect: "expect",
 }
 VARY_TYPES = (nodes.Vary, nodes.VaryAll, nodes.VaryEachFeature, nodes.VaryEachOf, nodes.VarySubsets)
 AUDIT_ONLY = {nodes.Rows: "data", nodes.By: "by", nodes.Limit: "limit", nodes.Out: "out"}
@@ -47,6 +49,7 @@ AUDIT_STATEMENTS = (
     nodes.Classes,
     nodes.Timeout,
     nodes.Jobs,
+    nodes.Expect,
     *AUDIT_ONLY,
 )
 _SWEEP_VARY = (nodes.VaryEachFeature, nodes.VaryEachOf, nodes.VarySubsets)
@@ -92,6 +95,7 @@ def check_structure(ast: nodes.SensAST) -> None:
                     it.name,
                 )
             blocks[name] = it
+    check_expectations(ast)
     if "model" not in seen:
         raise ast.error('no model: add a line  model "path/to/model.json"', nodes.Pos(1, 1, 1, 1))
     if not blocks:
@@ -144,7 +148,7 @@ def _check_audit_statement(ast: nodes.SensAST, kind: str, st) -> None:
         word = _statement_word(st)
         raise ast.error(
             f"'{word}' is not an audit setting; an audit takes "
-            "vary, gap, classes, timeout, jobs, data, by, limit and out",
+            "vary, gap, classes, timeout, jobs, data, by, limit, out and expect",
             st,
         )
     if kind == "audit" and isinstance(st, VARY_TYPES) and not isinstance(st, nodes.Vary):

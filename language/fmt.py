@@ -6,6 +6,7 @@ import json
 
 from . import ast as nodes
 from .errors import SensError
+from .expectations import expectation_text
 from .parse import parse
 from .show import (
     CONSERVATIVE,
@@ -85,6 +86,8 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         return _words(f"kind {fmt_name(st.name, mode=mode)}", ", ".join(params) or None)
     if isinstance(st, nodes.PluginDecl):
         return f"plugin {_quoted(st.path)}"
+    if isinstance(st, nodes.Expect):
+        return expectation_text(st, mode)
     if isinstance(st, nodes.Where):
         return "where " + " and ".join(fmt_constraint(c, mode) for c in st.items)
     if isinstance(st, nodes.Fix):

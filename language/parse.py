@@ -13,7 +13,7 @@ from pathlib import Path
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, closest
 from ..compiler.options import MODE_ALIASES
 from ..compiler.query import ANY
 from . import ast as nodes
@@ -226,6 +226,44 @@ class _Build(Transformer):
     def option(self, meta, ch):
         return nodes.OptionSetting(ch[0].text, ch[1], pos=_meta_pos(meta))
 
+    # ---- expectations ----
+    def expect(self, meta, ch):
+        exp = ch[0]
+        return nodes.Expect(
+            exp["kind"],
+            exp.get("op"),
+            exp.get("limit"),
+            exp.get("percent", False),
+            exp.get("by"),
+            allow_unknown=len(ch) > 1,
+            pos=_meta_pos(meta),
+        )
+
+    def expect_insensitive(self, meta, ch):
+        return {"kind": "insensitive"}
+
+    def expect_sensitive(self, meta, ch):
+        return {"kind": "sensitive"}
+
+    def expect_max_gap(self, meta, ch):
+        op, num = ch
+        return {"kind": "max_gap", "op": str(op), "limit": num.value}
+
+    def expect_audit(self, meta, ch):
+        op, num, *rest = ch
+        percent = any(isinstance(c, Token) and c.type == "PERCENT" for c in rest)
+        by = next((c for c in rest if isinstance(c, nodes.Name)), None)
+        return {
+            "kind": "audit",
+            "op": str(op),
+            "limit": num.value,
+            "percent": percent,
+            "by": by,
+        }
+
+    def or_unknown(self, meta, ch):
+        return True
+
     # ---- constraints ----
     def where(self, meta, ch):
         return nodes.Where(tuple(ch), pos=_meta_pos(meta))
@@ -387,6 +425,8 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
                 tok.line,
                 tok.column,
             ) from None
+        if tok.start_pos is not None and re.search(r"\bexpect\s*$", text[: tok.start_pos]):
+            raise err(_unknown_expectation(shown), tok.line, tok.column) from None
         what = _describe_expected(e.expected)
         raise err(f"unexpected {_show_token(tok)}; expected {what}", tok.line, tok.column) from None
     try:
@@ -400,6 +440,21 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
     ast = nodes.SensAST(tuple(items), filename, text, comments)
     check_structure(ast)
     return ast
+
+
+EXPECTATIONS = ("insensitive", "sensitive", "max gap", "audit flippable")
+
+
+def _unknown_expectation(word: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", word):
+        head = f"unknown expectation {word!r}{closest(word, EXPECTATIONS)}"
+    else:
+        head = "'expect' without what to expect"
+    return (
+        f"{head}; known: expect "
+        "insensitive, expect sensitive, expect max gap <= LIMIT, expect audit flippable "
+        "<= LIMIT[%] [by COLUMN], each optionally followed by 'or unknown'"
+    )
 
 
 def _show_token(tok) -> str:

@@ -27,6 +27,7 @@ from .ast import (
     DataDecl,
     Defaults,
     DetailsDecl,
+    Expect,
     FeatureDecl,
     GroupDecl,
     GroupsInfer,
@@ -41,6 +42,8 @@ from .ast import (
 from .audit_block import AuditPlan, build_audit
 from .build import BlockBuilder, csv_header, resolve_path
 from .check import check_options
+from .expectations import check_audit_by
+from .inputs import with_inputs
 from .parse import parse_file
 from .show import fmt_name, fmt_num
 
@@ -64,6 +67,8 @@ class SensFile:
     sweep_jobs: dict[str, int | None] = field(default_factory=dict)
     # audit block name -> its plan (rows, what is asked, out file), in file order
     audits: dict[str, AuditPlan] = field(default_factory=dict)
+    # query or audit block name -> what must hold of its answer (``expect``), file order
+    expectations: dict[str, Expect] = field(default_factory=dict)
 
     def select(self, name: str | None) -> list[Query]:
         """Every query, or those of one block (a query or a sweep), or one expanded query
@@ -92,9 +97,18 @@ class SensFile:
         return [self.audits[name]] if name in self.audits else []
 
 
-def load_queries(path: str | Path, *, load_model: bool = True) -> SensFile:
-    """Parse, check and resolve a ``.sens`` file; relative paths are against its folder."""
+def load_queries(
+    path: str | Path,
+    *,
+    load_model: bool = True,
+    model: str | Path | None = None,
+    data: str | Path | None = None,
+) -> SensFile:
+    """Parse, check and resolve a ``.sens`` file; relative paths are against its folder.
+    ``model`` / ``data``: files that replace the file's own (``treesens test --model``)."""
     ast = parse_file(path)
+    if model is not None or data is not None:
+        ast = with_inputs(ast, model, data)
     return resolve(ast, Path(path).resolve().parent, load_model=load_model)
 
 
@@ -167,14 +181,21 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     queries: list[Query] = []
     groups: dict[str, list[str]] = {}
     audits: dict[str, AuditPlan] = {}
+    expectations: dict[str, Expect] = {}
     for it in ast.items:
+        expect = next((st for st in getattr(it, "body", ()) if isinstance(st, Expect)), None)
         if isinstance(it, (QueryBlock, SweepBlock)):
             qs = builder.expand(it)
             groups[it.name.text] = [q.name for q in qs]
             queries += qs
+            if expect is not None:
+                expectations.update((q.name, expect) for q in qs)
         elif isinstance(it, AuditBlock):
             file_data = (paths.data, paths.label)
             audits[it.name.text] = build_audit(ast, ens, defaults, it, base, file_data)
+            if expect is not None:
+                check_audit_by(ast, ens, audits[it.name.text], expect)
+                expectations[it.name.text] = expect
     names: set[str] = set(audits)
     for q in queries:
         if q.name in names:
@@ -183,7 +204,7 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
             )
         names.add(q.name)
     jobs = sweep_jobs(ast)
-    return SensFile(*named, paths.label, ens, queries, groups, jobs, audits)
+    return SensFile(*named, paths.label, ens, queries, groups, jobs, audits, expectations)
 
 
 def _load_plugins(ast: SensAST, base: Path) -> None:

@@ -148,6 +148,13 @@ def _answer(ens, q, deadline, memory_mb, log, compiled) -> Result:
     )
 
 
+def refused(ens: Ensemble, q: Query, message: str, start: float | None = None) -> Result:
+    """The error result of a question refused before it is asked (a contract's limit the
+    model cannot take, ...), recorded as an answer is."""
+    start = time.time() if start is None else start
+    return _finish(error_result(ens, q, message), Asked.of(ens, q), start)
+
+
 def _finish(res: Result, asked: Asked, start: float) -> Result:
     res.time["total"] = time.time() - start
     return recorded(res, asked)

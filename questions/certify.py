@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..answers.result import INSENSITIVE
 from ..compiler.box_search import PROVED, box_search
 from ..compiler.encode import ensemble_structure
 from ..compiler.ensemble import Ensemble
@@ -42,9 +44,35 @@ LIBRARIES = {
 @dataclass(frozen=True)
 class Certified:
     written: bool
-    message: str
+    message: str  # "certificate written to PATH", or "no certificate: WHY"
     boxes: int = 0
     seconds: float = 0.0
+
+    @property
+    def reason(self) -> str:
+        """Why no certificate was written ("" when one was)."""
+        return "" if self.written else self.message.removeprefix(f"{NO_CERTIFICATE}: ")
+
+
+NO_CERTIFICATE = "no certificate"
+# a max gap's answer is two bounds, not one proof at one gap
+MAX_GAP_REFUSAL = (
+    "--max-gap asks for bounds, and a certificate proves an insensitive answer at one --gap"
+)
+
+
+def _refused(why: str, boxes: int = 0, seconds: float = 0.0) -> Certified:
+    return Certified(False, f"{NO_CERTIFICATE}: {why}", boxes, seconds)
+
+
+def answer_refusal(res) -> str | None:
+    """Why an answer (a Result) gets no certificate whatever the model: a max gap, or an
+    answer that is not "insensitive"; None: it may get one."""
+    if res.max_gap is not None:
+        return MAX_GAP_REFUSAL
+    if res.status != INSENSITIVE:
+        return f"the answer is {res.status}, not a proof of insensitive"
+    return None
 
 
 def model_library(ens: Ensemble) -> str | None:
@@ -52,13 +80,17 @@ def model_library(ens: Ensemble) -> str | None:
     return LIBRARIES.get(ens.source.split(":", 1)[0])
 
 
-def _refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
+def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
+    """Why no question of this kind about this model gets a certificate (None: it may)."""
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
     if model_library(ens) == "sklearn" and Path(model_file).suffix != ".skops":
         return "a scikit-learn model is certified from a .skops file (the checker loads no pickle)"
     if model_library(ens) is None:
-        return f"no certificate for {ens.source}: the checker reads XGBoost models and dumps and LightGBM models"
+        return (
+            f"the checker does not read {ens.source.split(':', 1)[0]} models (it reads XGBoost "
+            "models and dumps, LightGBM models and scikit-learn .skops files)"
+        )
     if ens.n_outputs != 1 or ens.n_classes != 2:
         return "certificates cover binary models (multiclass ones are not written yet)"
     if q.gap.kind != "prob":
@@ -71,29 +103,28 @@ def certify(
 ) -> Certified:
     """Run the box search on ``q`` with its proof recorded and write the certificate to
     ``path`` when it proves "insensitive" within ``timeout`` seconds."""
-    why = _refusal(ens, q, model_file)
+    why = model_refusal(ens, q, model_file)
     if why is not None:
-        return Certified(False, why)
+        return _refused(why)
     encs = class_pair_encodings(pair_encoding(ens, q))
     if encs is None or len(encs) != 1:
-        return Certified(
-            False,
-            "no certificate: the box search does not apply to this query (bounds or "
-            "relations on the inputs, categories, missing values or a data-aware mode)",
+        return _refused(
+            "the box search does not apply to this query (bounds or relations on the "
+            "inputs, categories, missing values or a data-aware mode)"
         )
     (enc,) = encs
     t0 = time.time()
     try:
         tables = pair_tables(enc)
     except PairTablesTooLarge as e:
-        return Certified(False, f"no certificate: {e}")
+        return _refused(str(e))
     record: list = []
     out = box_search(enc, tables, t0 + timeout, record)
     seconds = time.time() - t0
     if out.status != PROVED:
         what = "found a pair" if out.pair is not None else "ran out of time"
-        return Certified(False, f"no certificate: the box search {what}", out.boxes, seconds)
-    doc = _document(ens, q, enc, tables, record, Path(model_file))
+        return _refused(f"the box search {what}", out.boxes, seconds)
+    doc = _document(ens, q, enc, tables, record, Path(model_file), Path(path))
     Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
     return Certified(True, f"certificate written to {path}", out.boxes, seconds)
 
@@ -102,7 +133,16 @@ def _number(v: float) -> float | str:
     return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
 
 
-def _document(ens, q, enc, tables, record, model_file: Path) -> dict:
+def model_path_from(certificate: Path, model_file: Path) -> str:
+    """The model's path as the certificate states it: relative to the certificate's
+    folder (``treesens verify`` reads it from there, wherever it is run), or absolute
+    when given so."""
+    if model_file.is_absolute():
+        return str(model_file)
+    return os.path.relpath(model_file.resolve(), certificate.resolve().parent)
+
+
+def _document(ens, q, enc, tables, record, model_file: Path, certificate: Path) -> dict:
     st = ensemble_structure(ens)
     varied = sorted(enc.varying)
     columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
@@ -124,7 +164,7 @@ def _document(ens, q, enc, tables, record, model_file: Path) -> dict:
         "format": FORMAT,
         "version": VERSION,
         "model": {
-            "file": str(model_file),
+            "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
             "library": model_library(ens),
             # a dump does not store it: the base score the answer assumed (as a probability)
@@ -148,13 +188,17 @@ def _document(ens, q, enc, tables, record, model_file: Path) -> dict:
     }
 
 
-def certificate_note(res_stats: dict) -> str | None:
+def certificate_note(res_stats: dict, certify_flag: str = "--certify") -> str | None:
     """Why an "insensitive" answer has no certificate of its own (None: the box search
-    proved it, so certifying reruns the same search)."""
+    proved it, so certifying reruns the same search); ``certify_flag``: how the command
+    at hand asks the box search for one after the fact."""
     if res_stats.get("proved_by") == "box search":
         return None
     by = res_stats.get("proved_by") or "the backend"
-    return f"proved by {by}, which leaves no certificate: --certify asks the box search for one"
+    return (
+        f"proved by {by}, which leaves no proof to write ({certify_flag} asks the box search "
+        "for one)"
+    )
 
 
 def check_certificate_path(path: str | Path) -> None:

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail
+from ..answers.result_view import max_gap_searching
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
@@ -228,9 +229,8 @@ def _step(
     step["status"] = str(res.status)
     s.steps.append(step)
     if log is not None:
-        got = f" (achieved {step['achieved']:.6g})" if "achieved" in step else ""
-        low = "-" if s.lower is None else f"{s.lower:.6g}"
-        log(f"max gap: g={g:.6g} {res.status}{got}; bounds [{low}, {s.upper:.6g}]")
+        kind = CHANGE if ens.is_regressor else "gap"
+        log(max_gap_searching(kind, s.lower, s.upper, f"gap {g:.4g}: {res.status}"))
     return res
 
 

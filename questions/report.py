@@ -10,23 +10,23 @@ from __future__ import annotations
 
 import hashlib
 import math
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..answers.result import ERROR, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.usage import Usage, watching
 from ..frontends.data import load_data
 from ..frontends.load import load_model
 from ..frontends.query_build import query_from_keywords
 from .audit import audit, summary
-from .certify import certify
+from .certify import NO_CERTIFICATE, answer_refusal, certify
 from .progress import Display
+from .software import Library, software
 from .sweep import sweep
 
 # how the time budget is shared: the ranking, then the protected features' checks; the
@@ -40,7 +40,6 @@ DEFAULT_GAP = 0.2
 RANK_TOLERANCE = 1e-3
 DATA_AWARE = "prob"  # the protected features' pairs: close to the data (docs/data-aware.md)
 CERTIFY_SECONDS = 120.0  # the box search's time to write a protected feature's proof
-LIBRARIES = ("xgboost", "lightgbm", "scikit-learn", "ortools", "numpy", "pandas")
 
 
 @dataclass(frozen=True)
@@ -66,9 +65,13 @@ class Provenance:
     trees: int
     features: int
     classes: int
-    versions: dict[str, str]
+    software: list[Library]  # what took part (questions/software.py), in this order
     command: str
     created: str
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return {lib.name: lib.version for lib in self.software}
 
 
 @dataclass
@@ -133,24 +136,14 @@ def _unproven_gap(r: Result, mg: dict) -> str:
     )
 
 
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in ("treesens", *LIBRARIES):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return out
-
-
-def _provenance(ens: Ensemble, files: list[FileFacts], command: str) -> Provenance:
+def _provenance(ens: Ensemble, files: list[FileFacts], command: str, usage: Usage) -> Provenance:
     return Provenance(
         files=files,
         model_format=ens.source.split(":", 1)[0] if ":" in ens.source else ens.source,
         trees=len(ens.trees),
         features=ens.n_features,
         classes=ens.n_classes,
-        versions=versions(),
+        software=software(ens, usage),
         command=command,
         created=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )
@@ -224,19 +217,20 @@ def report(
     if results is not None:
         rank_path, check_path = _results_paths(results)
     common = {"data": str(data), "label": label, "classes": classes, "progress": progress}
-    ranking = _rank(ens, names, RANK_SHARE * budget, rank_path, common, say)
-    found = []
-    if protected:
-        per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
-        say(f"report: checking {', '.join(protected)} at gap {gap:g} ({per_check:.0f}s each)")
-        found = _protected(ens, protected, gap, per_check, check_path, common, say)
     if model_file is None and isinstance(model, str | Path):
         model_file = model
-    if certificates is not None:
-        _certify_protected(ens, found, gap, classes, Path(certificates), model_file, say)
+    with watching() as usage:  # the solvers that run, for the provenance
+        ranking = _rank(ens, names, RANK_SHARE * budget, rank_path, common, say)
+        found = []
+        if protected:
+            per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
+            say(f"report: checking {', '.join(protected)} at gap {gap:g} ({per_check:.0f}s each)")
+            found = _protected(ens, protected, gap, per_check, check_path, common, say)
+        if certificates is not None:
+            _certify_protected(ens, found, gap, classes, Path(certificates), model_file, say)
     files = _files(model_file, data, details)
     return Report(
-        provenance=_provenance(ens, files, command),
+        provenance=_provenance(ens, files, command, usage),
         gap=gap,
         budget=budget,
         ranking=ranking,
@@ -312,21 +306,24 @@ def _files(model_file, data, details) -> list[FileFacts]:
 
 
 def _certify_protected(ens, found, gap, classes, folder: Path, model_file, say) -> None:
-    """Each protected feature's insensitive answer, certified into ``folder``."""
+    """Each protected feature's insensitive answer, certified into ``folder``; one line
+    for each feature that gets no certificate, saying why."""
     folder.mkdir(parents=True, exist_ok=True)
     for f in found:
-        if f.check.status != INSENSITIVE:
+        refusal = answer_refusal(f.check)
+        if refusal is not None:
+            say(f"report: {f.feature}: {NO_CERTIFICATE}: {refusal}")
             continue
         # the same question without the data-aware steering (which changes which pair is
         # found, not whether one exists): the box search proves it again, with its proof
         q = query_from_keywords([f.feature], {"gap": gap, "classes": classes}, ens=ens)
         path = folder / f"{f.feature}.json"
         done = certify(ens, q, path, model_file, CERTIFY_SECONDS)
+        say(f"report: {f.feature}: {done.message}")
         if done.written:
             f.certificate = str(path)
-            say(f"report: {done.message}")
         else:
-            f.certificate_note = done.message
+            f.certificate_note = done.reason
 
 
 def witness_found(f: ProtectedFinding) -> bool:

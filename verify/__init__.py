@@ -6,6 +6,6 @@ bound of the proof from the trees and checks that the proof's boxes cover the pa
 space. ``tests/package/test_layers.py`` keeps it apart.
 """
 
-from .check import CertificateError, Verdict, verify_file
+from .check import CertificateError, ModelUnreadable, Verdict, verify_file
 
-__all__ = ["CertificateError", "Verdict", "verify_file"]
+__all__ = ["CertificateError", "ModelUnreadable", "Verdict", "verify_file"]

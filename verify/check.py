@@ -41,6 +41,10 @@ class CertificateError(Exception):
     """The file is not a certificate that can be checked (bad input, exit code 2)."""
 
 
+class ModelUnreadable(CertificateError):
+    """The model file the certificate names (or the one given) cannot be read."""
+
+
 @dataclass(frozen=True)
 class Domain:
     lb: float
@@ -56,18 +60,30 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CertificateError(f"{path}: not a treesens certificate (format {FORMAT!r})")
     try:
-        return _verify(doc, model_path)
+        return _verify(doc, model_path, Path(path).parent)
     except (KeyError, TypeError, ValueError, IndexError) as e:
         return Verdict(False, f"malformed certificate: {type(e).__name__}: {e}")
 
 
-def _verify(doc: dict, model_path: str | None) -> Verdict:
+def named_model(stated: str, folder: Path) -> Path:
+    """The model a certificate names: a relative path is read from the certificate's
+    folder (where treesens writes it from), else, for a certificate written by an
+    earlier treesens, from the working directory."""
+    p = Path(stated)
+    if p.is_absolute():
+        return p
+    beside = folder / p
+    return beside if beside.exists() or not p.exists() else p
+
+
+def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     m = doc["model"]
-    path = model_path or m["file"]
+    path = Path(model_path) if model_path else named_model(m["file"], folder)
     try:
-        data = Path(path).read_bytes()
+        data = path.read_bytes()
     except OSError as e:
-        raise CertificateError(f"{path}: cannot read the model ({e.strerror})") from None
+        given = "" if model_path else " (the path the certificate names, from its folder)"
+        raise ModelUnreadable(f"{path}{given}: cannot read the model ({e.strerror})") from None
     if hashlib.sha256(data).hexdigest() != m["sha256"]:
         return Verdict(False, f"{path} is not the model the certificate was written for")
     try:
@@ -271,9 +287,8 @@ class Checker:
             pruned += 1
         if stack:
             return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
-        return Verdict(
-            True, f"valid: {pruned} boxes cover the pair space, none meets the gap", pruned
-        )
+        covers = "box covers" if pruned == 1 else "boxes cover"
+        return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
 
 
 @dataclass(frozen=True)

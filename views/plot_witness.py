@@ -21,7 +21,7 @@ import numpy as np
 
 from ..answers.result import Result
 from ..compiler.dataset import Dataset
-from ..compiler.ensemble import Ensemble, Feature, proof_domain
+from ..compiler.ensemble import Ensemble, Feature, bounds_from_data, proof_domain
 from ..compiler.errors import InputError
 from ..frontends.data import DEFAULT_LABEL, load_data
 from .plot_common import (
@@ -46,6 +46,7 @@ _VARIED_BAND = "#fff2a8"
 SAME_COLOUR = "0.2"  # a feature where x1 = x2
 NEAREST_COLOUR = "#6a3d9a"  # the data row nearest the pair (stats.nearest_row)
 _LIST_OMITTED = 12  # omitted features named in the label; the rest are counted
+_SHARE_AREA = 420.0  # a category's disc: this many points squared for all of the rows
 
 
 @dataclass(frozen=True)
@@ -230,7 +231,9 @@ def feature_ranges(
     candidates: list[tuple[str, np.ndarray, np.ndarray]] = []
     if model is not None:
         lb, ub = np.array([declared_span(f) for f in model.features]).T
-        candidates.append(("declared bounds", lb, ub))
+        # bounds narrowed to the data when the model was loaded are the data's range
+        origin = "the data" if bounds_from_data(model.source) else "declared bounds"
+        candidates.append((origin, lb, ub))
     if columns is not None and columns.size:
         seen = ~np.all(np.isnan(columns), axis=0)
         d_lo, d_hi = nan.copy(), nan.copy()
@@ -243,7 +246,7 @@ def feature_ranges(
     for source, c_lo, c_hi in candidates:
         take_lo, take_hi = np.isnan(lo) & ~np.isnan(c_lo), np.isnan(hi) & ~np.isnan(c_hi)
         lo[take_lo], hi[take_hi] = c_lo[take_lo], c_hi[take_hi]
-        if take_lo.any() or take_hi.any():
+        if (take_lo.any() or take_hi.any()) and source not in used:
             used.append(source)
     known = ~np.isnan(lo) | ~np.isnan(hi)
     pair_lo, pair_hi = np.fmin(x1, x2), np.fmax(x1, x2)
@@ -296,9 +299,12 @@ def _draw_rows(ax, pair: Pair, rows: list[int], ranges: Ranges, columns) -> int:
     ax.axvline(1.0, color="0.6", lw=0.8, zorder=0)
     for y, f in enumerate(rows):
         name = pair.names[f]
+        cats = pair.categories[f] if f < len(pair.categories) else None
         if name in pair.varied:
             ax.axhspan(y - 0.5, y + 0.5, color=_VARIED_BAND, zorder=0, lw=0)
-        if columns is not None:
+        if cats:  # its categories by name where their codes lie, not a numeric axis
+            _draw_categories(ax, y, cats, ranges, f, None if columns is None else columns[:, f])
+        elif columns is not None:
             _draw_distribution(ax, y, ranges.position(columns[:, f], f))
         p1, p2 = ranges.position(np.array([pair.x1[f], pair.x2[f]]), f)
         if name in pair.changed and not (math.isnan(p1) or math.isnan(p2)):
@@ -330,7 +336,31 @@ def _draw_rows(ax, pair: Pair, rows: list[int], ranges: Ranges, columns) -> int:
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(-0.05, 1.05)
     ax.set_xticks([0.0, 0.25, 0.5, 0.75, 1.0], ["lower end", "", "", "", "upper end"])
-    return _legend(ax, pair, columns is not None)
+    return _legend(ax, pair, columns is not None, [pair.categories[f] for f in rows])
+
+
+def _draw_categories(ax, y: float, cats, ranges: Ranges, f: int, column) -> None:
+    """A categorical row: a tick and the name of each category at its code's place, and
+    (given data) a disc per category whose area is its share of the rows."""
+    codes = np.arange(len(cats), dtype=float)
+    pos = ranges.position(codes, f)
+    inside = (pos >= -1e-9) & (pos <= 1 + 1e-9)
+    ax.plot(pos[inside], [y] * int(inside.sum()), "|", color="0.55", ms=8, zorder=1)
+    for k in np.flatnonzero(inside):
+        ax.text(
+            pos[k], y + 0.3, str(cats[k]), ha="center", va="center", fontsize=6.5,
+            color="0.3", clip_on=True, zorder=2,
+        )  # fmt: skip
+    if column is None:
+        return
+    seen = column[~np.isnan(column)]
+    if not seen.size:
+        return
+    share = np.array([np.mean(seen == k) for k in codes])
+    drawn = inside & (share > 0)
+    ax.scatter(
+        pos[drawn], [y] * int(drawn.sum()), s=_SHARE_AREA * share[drawn], color="0.75", zorder=1
+    )
 
 
 def _draw_distribution(ax, y: float, pos: np.ndarray) -> None:
@@ -366,7 +396,7 @@ def _num(v: float) -> str:
     return f"{v:.4g}"
 
 
-def _legend(ax, pair: Pair, with_data: bool) -> int:
+def _legend(ax, pair: Pair, with_data: bool, drawn_categories=()) -> int:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -382,9 +412,15 @@ def _legend(ax, pair: Pair, with_data: bool) -> int:
         handles.append(
             Line2D([], [], marker="x", color=NEAREST_COLOUR, ls="", label=f"nearest data row{row}")
         )
-    if with_data:
+    categorical = any(drawn_categories)
+    numeric = not all(drawn_categories)
+    if with_data and numeric:
         handles.append(Line2D([], [], color="0.78", lw=6, label="data: 25-75 %, median"))
         handles.append(Line2D([], [], color="0.7", lw=1.2, label="data: 5-95 %"))
+    if with_data and categorical:
+        handles.append(
+            Line2D([], [], marker="o", color="0.75", ls="", label="data: share per category")
+        )
     ncol = len(handles) if len(handles) <= 5 else (len(handles) + 1) // 2
     ax.legend(
         handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol,

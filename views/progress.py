@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO
 
-from ..answers.result import Result
+from ..answers.result import ERROR, Result
+from ..answers.result_view import max_gap_outcome
 from ..questions.progress import Silent, SweepProgress
 
 
@@ -32,8 +33,16 @@ def notebook_display() -> Callable | None:
     return display.display if in_kernel else None
 
 
+def outcome(res: Result) -> str:
+    """A query's answer as its progress line ends: the status, or a max gap's final
+    bounds (the lines shown while it ran were only its bracket so far)."""
+    if res.max_gap and res.status != ERROR:
+        return max_gap_outcome(res.max_gap)
+    return str(res.status)
+
+
 class Lines:
-    """``[i/N] query: status (time)`` per query on ``stream``."""
+    """``[i/N] query: answer (time)`` per query on ``stream``."""
 
     def __init__(self, total: int, stream: IO[str]) -> None:
         self.total, self.done, self.stream = total, 0, stream
@@ -41,7 +50,7 @@ class Lines:
     def advance(self, res: Result) -> None:
         self.done += 1
         self.note(
-            f"[{self.done}/{self.total}] {res.query}: {res.status} ({res.time['total']:.2f}s)"
+            f"[{self.done}/{self.total}] {res.query}: {outcome(res)} ({res.time['total']:.2f}s)"
         )
 
     def note(self, text: str) -> None:
@@ -81,7 +90,7 @@ class TerminalBar:
         self.task = self.bar.add_task("sweep", total=total)
 
     def advance(self, res: Result) -> None:
-        self.bar.update(self.task, advance=1, description=f"{res.query}: {res.status}")
+        self.bar.update(self.task, advance=1, description=f"{res.query}: {outcome(res)}")
 
     def note(self, text: str) -> None:
         self.bar.console.print(text, markup=False, highlight=False)
@@ -103,7 +112,7 @@ class NotebookBar:
 
     def advance(self, res: Result) -> None:
         self.done += 1
-        self.last = f"{res.query}: {res.status}"
+        self.last = f"{res.query}: {outcome(res)}"
         self._refresh()
 
     def note(self, text: str) -> None:

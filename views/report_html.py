@@ -9,7 +9,9 @@ import math
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
 from ..answers.result_view import result_html
+from ..compiler.ensemble import bounds_from_data
 from ..questions.report import RANK_TOLERANCE, ProtectedFinding, Report, witness_found
+from ..questions.software import DATA, MODEL, SEARCH, SOLVER, Library
 from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
 from .plot_witness import plot_witness
@@ -98,17 +100,27 @@ def _answer_sentence(report: Report, r: Result) -> str:
     if r.status == INSENSITIVE:
         return (
             f"{_status(r.status)}: proved that no two inputs differing only in "
-            f"{e(', '.join(r.features))} have {decision}, over {e(_domain(report))}."
+            f"{e(', '.join(r.features))} exist where {decision}, {e(_domain(report))}."
         )
     why = r.error if r.status == ERROR else "the time limit was reached"
     return f"{_status(r.status)}: not settled ({e(str(why))})."
 
 
 def _domain(report: Report) -> str:
-    bounded = [f for f in report.model.features if math.isfinite(f.lb) or math.isfinite(f.ub)]
+    """Where an insensitive answer holds, and where its bounds came from: the data's range
+    (bounds narrowed to the data when the model was loaded) or the declarations."""
+    m = report.model
+    bounded = sum(1 for f in m.features if math.isfinite(f.lb) or math.isfinite(f.ub))
+    if bounds_from_data(m.source):
+        return (
+            f"within the data's range (each feature between its smallest and largest value "
+            f"in {report.data_path or 'the data'}; {bounded} of {m.n_features} bounded)"
+        )
     if not bounded:
-        return "every input (no feature bounds were declared)"
-    return f"the declared feature bounds ({len(bounded)} of {report.model.n_features} bounded)"
+        return "over every input (no feature bounds were declared)"
+    details = [path for role, path in m.inputs if role == "details"]
+    where = f" in {details[-1]}" if details else " by the model"
+    return f"within the bounds declared{where} ({bounded} of {m.n_features} features bounded)"
 
 
 def _checked(report: Report) -> str:
@@ -118,16 +130,35 @@ def _checked(report: Report) -> str:
         f'<td class="num">{f.size:,}</td><td><code>{e(f.sha256)}</code></td></tr>'
         for f in p.files
     )
-    vers = ", ".join(f"{e(k)} {e(v)}" for k, v in p.versions.items())
     return (
         '<h2 id="checked">What was checked</h2>'
         f"<p>Model: {e(p.model_format)}, {p.trees} trees, {p.features} features, "
         f"{p.classes} classes. Gap asked of the protected features: {report.gap:g}.</p>"
         "<table><tr><th>role</th><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
         f"{files}</table>"
-        f"<p>Software: {vers}.</p>"
+        f"<p>Software: {_software(p.software)}.</p>"
         f'<p>Reproduce with:</p><div class="box"><code>{e(p.command)}</code></div>'
     )
+
+
+# how the provenance introduces each role's libraries (questions/software.py); Python
+# and treesens come first, unintroduced
+_ROLES = {
+    MODEL: "model read and replayed with",
+    SOLVER: "solver:",
+    SEARCH: "box search compiled with",
+    DATA: "data and arrays:",
+}
+
+
+def _software(libs: list[Library]) -> str:
+    """``Python 3.11.7, treesens 0.1.0; model read and replayed with xgboost 3.2.0; ...``"""
+    groups: dict[str, list[str]] = {}
+    for lib in libs:
+        detail = f" ({e(lib.detail)})" if lib.detail else ""
+        named = f"{e(lib.name)} {e(lib.version)}{detail}"
+        groups.setdefault(_ROLES.get(lib.role, ""), []).append(named)
+    return "; ".join(f"{intro} {', '.join(n)}".strip() for intro, n in groups.items())
 
 
 def _ranking(report: Report) -> str:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import time
 
-from ...answers.result import INSENSITIVE
 from ...compiler.kinds import resolve_condition
 from ...frontends.query_build import require_backend
 from ...questions.ask import answer
-from ...questions.certify import certificate_note, certify
+from ...questions.certify import (
+    NO_CERTIFICATE,
+    answer_refusal,
+    certificate_note,
+    certify,
+    model_refusal,
+)
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -90,12 +95,12 @@ def run(args) -> int:
 def write_certificate(args, ens, q, res) -> None:
     """The proof of an insensitive answer, for ``treesens verify`` (a note on stderr says
     what was written, or why nothing was)."""
-    if res.status != INSENSITIVE or res.max_gap is not None:
-        log(f"no certificate: the answer is {res.status}, not a proof of insensitive")
-        return
-    note = certificate_note(res.stats)
-    if note is not None and not args.certify:
-        log(f"no certificate: {note}")
+    refusal = answer_refusal(res) or model_refusal(ens, q, args.model)
+    if refusal is None and not args.certify:
+        refusal = certificate_note(res.stats)
+    if refusal is not None:
+        log(f"{NO_CERTIFICATE}: {refusal}")
         return
     out = certify(ens, q, args.certificate, args.model, q.plan.timeout)
-    log(out.message + (f" ({out.boxes} boxes, {out.seconds:.1f}s)" if out.written else ""))
+    boxes = f"{out.boxes:,} box{'es' if out.boxes != 1 else ''}"
+    log(out.message + (f" ({boxes}, {out.seconds:.1f}s)" if out.written else ""))

@@ -65,6 +65,7 @@ COMMANDS = {
     "compare": ".compare",
     "emit": ".emit",
     "run": ".run",
+    "test": ".contract_cmd",
     "fmt": ".fmt",
     "sweep": ".sweep",
     "audit": ".audit",

@@ -6,14 +6,22 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
-from ...answers.result import ERROR, INSENSITIVE
+from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.kinds import resolve_condition
 from ...frontends.query_build import require_backend
 from ...questions.campaign import Campaign, sweep_campaign
-from ...questions.certify import certificate_note, certify
+from ...questions.certify import (
+    MAX_GAP_REFUSAL,
+    NO_CERTIFICATE,
+    answer_refusal,
+    certificate_note,
+    certify,
+    model_refusal,
+)
 from ...questions.executors import parse_executor
 from ...questions.sweep import (
     by_max_gap,
@@ -256,24 +264,40 @@ def print_table(args, rows: list[dict], title: str) -> None:
 
 
 def write_certificates(args, ens, mk, subsets, results) -> None:
-    """One certificate per insensitive answer the box search proved (docs/certificates.md)."""
+    """One certificate per insensitive answer the box search proved (docs/certificates.md);
+    one line per insensitive answer that gets none, saying why, and the last line counts
+    the answers that are not insensitive (a max-gap sweep: one line says why none)."""
     out = Path(args.certificates)
+    if args.max_gap:
+        log(f"no certificates: {MAX_GAP_REFUSAL} (sweep with --gap G --certificates DIR)")
+        return
+    refusal = model_refusal(ens, mk(list(subsets[0]), ""), args.model) if subsets else None
+    if refusal is not None:
+        log(f"no certificates: {refusal}")
+        return
     out.mkdir(parents=True, exist_ok=True)
-    written = 0
+    written, unproven = 0, Counter()
     for s, res in zip(subsets, results, strict=True):
-        if res.status != INSENSITIVE or res.max_gap is not None:
-            continue
         name = "+".join(s)
-        note = certificate_note(res.stats)
+        if answer_refusal(res) is not None:  # sensitive, unknown, error: nothing to prove
+            unproven[str(res.status)] += 1
+            continue
+        note = certificate_note(res.stats, CERTIFY_AFTER)
         if note is not None:
-            log(f"{name}: no certificate: {note}")
+            log(f"{name}: {NO_CERTIFICATE}: {note}")
             continue
         q = mk(list(s), ",".join(s))
         done = certify(ens, q, out / f"{safe_name(name)}.json", args.model, q.plan.timeout)
         written += done.written
         if not done.written:
             log(f"{name}: {done.message}")
-    log(f"certificates: {written} written to {out}")
+    others = ", ".join(f"{n} {status}" for status, n in sorted(unproven.items()))
+    tail = f" (none for the answers not insensitive: {others})" if others else ""
+    log(f"certificates: {written} written to {out}{tail}")
+
+
+# how a sweep's answer proved by a solver gets a certificate after the fact
+CERTIFY_AFTER = "`treesens check --certificate FILE --certify`"
 
 
 def safe_name(text: str) -> str:

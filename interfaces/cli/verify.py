@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ...compiler.errors import InputError
-from ...verify import CertificateError, verify_file
+from ...verify import CertificateError, ModelUnreadable, verify_file
 from .common import log
 
 HELP = "re-check a certificate of insensitive (exit 0 valid, 1 invalid)"
@@ -30,6 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     try:
         verdict = verify_file(args.certificate, args.model)
+    except ModelUnreadable as e:
+        hint = "; check the path given to --model" if args.model else "; give it with --model FILE"
+        raise InputError(f"{e}{hint}") from None
     except CertificateError as e:
         raise InputError(str(e)) from None
     print(("VALID: " if verdict.valid else "INVALID: ") + verdict.message, flush=True)

@@ -113,6 +113,22 @@ def test_gzipped_results_are_read_like_plain_ones(tmp_path):
     assert report_mod.load([packed]) == report_mod.load([plain])
 
 
+def test_the_report_of_gzipped_results_is_written_beside_them_without_both_suffixes(tmp_path):
+    # was: bench/reports/X.jsonl.gz reported to X.jsonl.md and X.jsonl-cactus-*.png
+    import gzip
+
+    plain = write(tmp_path, [run("a", "default", "sensitive", 2.0)])
+    packed = tmp_path / "quick.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    assert report_mod.main([str(packed)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "quick-cactus-single.png",
+        "quick.jsonl.gz",
+        "quick.md",
+    ]
+
+
 def test_listing_the_instances_into_a_reader_that_stops_early_is_not_an_error(shared_dir):
     # was: a BrokenPipeError traceback from `bench/run.py --list | head`
     env = dict(os.environ, TREESENS_SHARED=str(shared_dir.parent))

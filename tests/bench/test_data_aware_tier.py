@@ -31,7 +31,7 @@ def test_the_data_aware_tier_runs_the_three_modes_on_models_with_data_at_g_0_2()
 @needs_shared
 def test_the_data_aware_sample_lists_instances_of_the_tier():
     ids = {i.id for i in instances.tier("data-aware")[0]}
-    lines = (BENCH / "sample-data-aware.txt").read_text().splitlines()
+    lines = (BENCH / "instance-lists" / "sample-data-aware.txt").read_text().splitlines()
     sample = {ln.split("#", 1)[0].strip() for ln in lines} - {""}
     assert sample and sample <= ids
 

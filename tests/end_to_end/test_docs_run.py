@@ -1,13 +1,27 @@
 """Every code block of README.md and docs/ runs as written, in the environment it names.
 
-A fenced block's info string says where it runs: ``python`` and ``bash`` blocks run here
-(in a fresh interpreter / shell, from a copy of the repository's examples/ with
-``../shared`` beside it, as a clone in CI has); a second word names another environment,
-where this test does not run it: ``setup`` (a fresh machine's installation: the README's
-commands), ``cluster`` (a Dask / Ray cluster or a job scheduler), ``long`` (runs of
-hours). ``text`` blocks are not code: outputs, grammars, command synopses. The python
-blocks of one file run in order in one interpreter, as a notebook would. docs/extending.md's
-blocks are run by tests/package/test_extending_*.py, with the plugins they define.
+A fenced block's info string says where it runs. ``python`` and ``bash`` blocks run here
+(in a fresh interpreter / shell) from a copy of a fresh clone: the repository's examples/,
+bench/examples/ and docs/img/, with nothing beside it, as a user has it after ``git
+clone``. A block that needs the paper's benchmark models and data says so with a second
+word, ``shared``: ``python shared``, ``bash shared``. Those read ``../shared/benchmarks``,
+the folder of the paper's models and data that sits beside the project's clone in its
+workspace (``TREESENS_SHARED`` names it elsewhere); it is not part of a user's clone. They
+run from a copy with that folder beside it, and skip with a stated reason when it is
+absent (with ``TREESENS_REQUIRE_SHARED=1``, as CI sets, a missing folder is a failure).
+Other second words name an environment where this test does not run the block: ``setup``
+(a fresh machine's installation: the README's commands), ``cluster`` (a Dask / Ray
+cluster or a job scheduler), ``long`` (runs of hours). ``text`` blocks are not code:
+outputs, grammars, command synopses (``treesens check MODEL ...``); a command on a real
+file (``examples/...``, ``../shared/...``) shown in a block that does not run is an error:
+an example goes in a ``bash`` block, its output in a ``text`` block after it.
+
+The python blocks of one file run in order in one interpreter, as a notebook would: the
+unmarked ones without ../shared (so a ``shared`` block in the middle must leave nothing
+the later ones need), and, for a file with ``shared`` python blocks, all of them with
+../shared. Every doc's first block that runs here needs nothing beside the clone.
+docs/extending.md's blocks are run by tests/package/test_extending_*.py, with the plugins
+they define.
 """
 
 from __future__ import annotations
@@ -22,12 +36,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUN_HERE = ("python", "bash")
+SHARED = "shared"
 ELSEWHERE = ("setup", "cluster", "long")
 KNOWN = ("text", "json", "csv", "sens", "")
 RUN_ELSEWHERE_FILES = ("extending.md",)
+# what a fresh clone holds that the blocks use
+CLONE_PARTS = ("examples", "bench/examples")
+# a block naming these needs the benchmark folder (bench/examples/*.sens read it)
+NEEDS_SHARED = re.compile(r"shared/benchmarks|bench/examples/")
+
+# a command line (a shell prompt's ``$`` or not) and a file of a clone or of ../shared
+COMMAND = re.compile(r"^\s*(\$\s+)?(treesens|python|head)\s")
+REAL_FILE = re.compile(r"(^|[\s=\"'])(\.\./shared/|examples/|bench/examples/)")
 
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```\s*$", re.S | re.M)
 
@@ -41,40 +63,81 @@ def _blocks(path: Path) -> list[tuple[str, str, int]]:
     ]
 
 
-def _runs_here(info: str) -> bool:
+def _where(info: str) -> tuple[str, str | None]:
+    """The block's language and the environment its second word names (None: here)."""
     words = info.split()
-    return bool(words) and words[0] in RUN_HERE and len(words) == 1
+    return (words[0] if words else ""), (words[1] if len(words) > 1 else None)
 
 
-def _cases(kind: str) -> list:
+def _runnable(path: Path, kind: str) -> list[tuple[str, int, bool]]:
+    """(code, line, needs shared) of the blocks of this kind that run here."""
     out = []
-    for path in DOCS:
-        if path.name in RUN_ELSEWHERE_FILES:
-            continue
-        blocks = [(code, line) for info, code, line in _blocks(path) if info == kind]
-        if kind == "python" and blocks:
-            out.append(pytest.param(path, blocks, id=path.name))
-        if kind == "bash":
-            out += [pytest.param(path, [b], id=f"{path.name}:{b[1]}") for b in blocks]
+    for info, code, line in _blocks(path):
+        lang, where = _where(info)
+        if lang == kind and where in (None, SHARED):
+            out.append((code, line, where == SHARED))
     return out
 
 
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory) -> Path:
-    """A folder as a user's clone has it: examples/ and docs/img/, ../shared beside it, and a
-    ``treesens`` command that runs the checkout being tested."""
-    root = tmp_path_factory.mktemp("docs")
+def _docs_run_here() -> list[Path]:
+    return [p for p in DOCS if p.name not in RUN_ELSEWHERE_FILES]
+
+
+def _python_cases(with_shared: bool, docs: list[Path] | None = None) -> list:
+    """One case per file: its unmarked python blocks (for a fresh clone), or, for a file with
+    ``shared`` ones, all of them in order (for a clone with ../shared beside)."""
+    out = []
+    for path in _docs_run_here() if docs is None else docs:
+        blocks = _runnable(path, "python")
+        if with_shared:
+            if any(shared for _, _, shared in blocks):
+                out.append(pytest.param(path, blocks, id=path.name, marks=pytest.mark.shared))
+        else:
+            plain = [b for b in blocks if not b[2]]
+            if plain:
+                out.append(pytest.param(path, plain, id=path.name))
+    return out
+
+
+def _bash_cases(with_shared: bool) -> list:
+    out = []
+    for path in _docs_run_here():
+        for code, line, shared in _runnable(path, "bash"):
+            if shared == with_shared:
+                marks = [pytest.mark.shared] if shared else []
+                out.append(pytest.param(path, code, line, id=f"{path.name}:{line}", marks=marks))
+    return out
+
+
+def _make_clone(root: Path, benchmarks: Path | None) -> Path:
+    """A folder as a user's clone has it, ``root/clone``, with ``root/shared/benchmarks``
+    beside it when ``benchmarks`` is given, and a ``treesens`` command (``root/bin``) that
+    runs the checkout being tested."""
     work = root / "clone"
-    shutil.copytree(REPO / "examples", work / "examples", ignore=shutil.ignore_patterns("__py*"))
+    for part in CLONE_PARTS:
+        shutil.copytree(REPO / part, work / part, ignore=shutil.ignore_patterns("__py*"))
     (work / "docs" / "img").mkdir(parents=True)
-    if SHARED.is_dir():
-        (root / "shared").symlink_to(SHARED)
+    if benchmarks is not None:
+        (root / "shared").mkdir()
+        (root / "shared" / "benchmarks").symlink_to(benchmarks)
     bin_dir = root / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "treesens"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m treesens.interfaces.cli.main "$@"\n')
     shim.chmod(0o755)
     return work
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    """A fresh clone: nothing beside it."""
+    return _make_clone(tmp_path_factory.mktemp("docs"), None)
+
+
+@pytest.fixture(scope="module")
+def clone_with_shared(tmp_path_factory, shared_dir) -> Path:
+    """A clone with the paper's benchmark folder beside it, as the project's workspace has."""
+    return _make_clone(tmp_path_factory.mktemp("docs-shared"), shared_dir)
 
 
 def _env(clone: Path) -> dict:
@@ -84,23 +147,12 @@ def _env(clone: Path) -> dict:
     return env
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
-def test_every_code_block_says_where_it_runs(path):
-    for info, _, line in _blocks(path):
-        words = info.split()
-        first = words[0] if words else ""
-        where = words[1] if len(words) > 1 else None
-        ok = (first in RUN_HERE and where in (None, *ELSEWHERE)) or (first in KNOWN and not where)
-        assert ok, f"{path.name}:{line}: the block '```{info}' says neither what nor where"
-
-
-@pytest.mark.parametrize(("path", "blocks"), _cases("python"))
-def test_the_python_blocks_run_in_order(path, blocks, clone):
-    script = "\n\n".join(code for code, _ in blocks)
+def _run_python(path: Path, blocks: list, cwd: Path) -> None:
+    script = "\n\n".join(code for code, _, _ in blocks)
     proc = subprocess.run(
         [sys.executable, "-c", script],
-        cwd=clone,
-        env=_env(clone),
+        cwd=cwd,
+        env=_env(cwd),
         capture_output=True,
         text=True,
         timeout=600,
@@ -108,16 +160,91 @@ def test_the_python_blocks_run_in_order(path, blocks, clone):
     assert proc.returncode == 0, f"{path.name}:\n{proc.stderr[-3000:]}"
 
 
-@pytest.mark.parametrize(("path", "blocks"), _cases("bash"))
-def test_the_bash_blocks_run(path, blocks, clone):
-    ((code, line),) = blocks
+def _run_bash(path: Path, code: str, line: int, cwd: Path) -> None:
     proc = subprocess.run(
         ["bash", "-e", "-o", "pipefail", "-c", code],
-        cwd=clone,
-        env=_env(clone),
+        cwd=cwd,
+        env=_env(cwd),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
     assert proc.returncode == 0, f"{path.name}:{line}:\n{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_every_code_block_says_where_it_runs(path):
+    for info, _, line in _blocks(path):
+        lang, where = _where(info)
+        ok = (lang in RUN_HERE and where in (None, SHARED, *ELSEWHERE)) or (
+            lang in KNOWN and not where
+        )
+        assert ok and len(info.split()) <= 2, (
+            f"{path.name}:{line}: the block '```{info}' says neither what nor where"
+        )
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_a_block_run_here_is_marked_shared_exactly_when_it_needs_the_benchmarks(path):
+    for code, line, shared in _runnable(path, "python") + _runnable(path, "bash"):
+        needs = bool(NEEDS_SHARED.search(code))
+        problem = (
+            "reads ../shared/benchmarks but is not marked '```bash shared' / '```python shared'"
+            if needs
+            else "is marked shared but reads nothing of ../shared/benchmarks"
+        )
+        assert needs == shared, f"{path.name}:{line}: the block {problem}"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_a_command_on_a_real_file_is_in_a_block_that_runs(path):
+    for info, code, line in _blocks(path):
+        lang, _ = _where(info)
+        if lang in RUN_HERE:
+            continue
+        for k, text in enumerate(code.splitlines(), start=line + 1):
+            assert not (COMMAND.match(text) and REAL_FILE.search(text)), (
+                f"{path.name}:{k}: a command on a real file in a '```{info}' block, which no "
+                "test runs: make it a ```bash block (```bash shared if it reads "
+                "../shared/benchmarks), its output a ```text block"
+            )
+
+
+@pytest.mark.parametrize("path", _docs_run_here(), ids=lambda p: p.name)
+def test_every_docs_first_example_runs_from_a_fresh_clone(path):
+    blocks = sorted(_runnable(path, "python") + _runnable(path, "bash"), key=lambda b: b[1])
+    if blocks:
+        _, line, shared = blocks[0]
+        assert not shared, f"{path.name}:{line}: the first example needs ../shared/benchmarks"
+
+
+def test_a_shared_python_block_is_left_out_of_the_fresh_clone_run_only(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "```python\na = 1\n```\n\n```python shared\nb = 2\n```\n\n```python\nc = a\n```\n"
+    )
+    (fresh,) = _python_cases(with_shared=False, docs=[doc])
+    (with_shared,) = _python_cases(with_shared=True, docs=[doc])
+    assert [code for code, _, _ in fresh.values[1]] == ["a = 1\n", "c = a\n"]
+    assert [code for code, _, _ in with_shared.values[1]] == ["a = 1\n", "b = 2\n", "c = a\n"]
+
+
+@pytest.mark.parametrize(("path", "blocks"), _python_cases(with_shared=False))
+def test_the_python_blocks_run_in_order_from_a_fresh_clone(path, blocks, clone):
+    _run_python(path, blocks, clone)
+
+
+@pytest.mark.parametrize(("path", "blocks"), _python_cases(with_shared=True))
+def test_the_python_blocks_run_in_order_with_the_benchmarks(path, blocks, clone_with_shared):
+    _run_python(path, blocks, clone_with_shared)
+
+
+@pytest.mark.parametrize(("path", "code", "line"), _bash_cases(with_shared=False))
+def test_the_bash_blocks_run_from_a_fresh_clone(path, code, line, clone):
+    _run_bash(path, code, line, clone)
+
+
+@pytest.mark.parametrize(("path", "code", "line"), _bash_cases(with_shared=True))
+def test_the_shared_bash_blocks_run_with_the_benchmarks(path, code, line, clone_with_shared):
+    _run_bash(path, code, line, clone_with_shared)

@@ -351,7 +351,7 @@ def test_category_names_are_placed_by_their_code_and_written_by_name():
     )
     fig = treesens.plot_witness(r, model=model, max_features=2)
     texts = [t.get_text() for t in fig.axes[0].texts if t.get_text()]
-    assert texts[0] == "red \u2192 blue   {red, green, blue}"
+    assert "red \u2192 blue   {red, green, blue}" in texts
     x1_marker = next(ln for ln in fig.axes[0].get_lines() if ln.get_color() == X1_COLOUR)
     assert x1_marker.get_xdata()[0] == 0.0
 
@@ -371,3 +371,53 @@ def test_data_without_columns_for_some_features_is_said(model, frame):
     fig = treesens.plot_witness(sensitive(model), data=partial)
     label = fig.axes[0].get_xlabel().replace("\n", " ")
     assert "the data has no values for 2 of the 30 features" in label
+
+
+def test_ranges_from_bounds_taken_from_the_data_are_said_to_come_from_the_data(frame):
+    from_data = treesens.load_model(
+        EXAMPLES / "breast_cancer_xgb.json", data=frame, auto_details=False
+    )
+    x = frame.to_numpy()[0]
+    assert feature_ranges(from_data, None, x, x).sources == ("the data",)
+
+
+def _colour_result(model) -> Result:
+    x1 = {n: 1.0 for n in model.feature_names} | {"colour": "red", "size": 5.0}
+    return Result(
+        query="colour",
+        status=Status.SENSITIVE,
+        backend="cpsat",
+        features=["colour"],
+        gap=0.2,
+        witness={"x1": x1, "x2": {**x1, "colour": "blue"}},
+        outputs={"x1": [0.2, 0.8], "x2": [0.8, 0.2]},
+    )
+
+
+@pytest.fixture(scope="module")
+def colour_model():
+    feats = (
+        Feature("colour", kind="categorical", categories=("red", "green", "blue")),
+        Feature("size", lb=0.0, ub=10.0),
+    )
+    return treesens.load_model(EXAMPLES / "breast_cancer_xgb.json").with_features(
+        feats + tuple(Feature(f"f{i}") for i in range(28))
+    )
+
+
+def test_a_categorical_row_names_each_category_where_its_code_lies(colour_model):
+    fig = treesens.plot_witness(_colour_result(colour_model), model=colour_model, max_features=2)
+    named = {t.get_text(): t.get_position()[0] for t in fig.axes[0].texts}
+    assert (named["red"], named["green"], named["blue"]) == (0.0, 0.5, 1.0)
+
+
+def test_a_categorical_rows_data_is_drawn_as_shares_of_its_categories(colour_model):
+    data = np.ones((4, colour_model.n_features))
+    data[:, 0] = [0, 0, 0, 2]  # red, red, red, blue
+    fig = treesens.plot_witness(
+        _colour_result(colour_model), data=data, model=colour_model, max_features=1
+    )
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "data: share per category" in labels and "data: 5-95 %" not in labels
+    (discs,) = fig.axes[0].collections
+    assert discs.get_sizes().tolist() == pytest.approx([420 * 0.75, 420 * 0.25])

@@ -48,3 +48,53 @@ def test_the_python_api_writes_the_page(tmp_path):
     )
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert len(rep.ranking) == 1
+
+
+def _insensitive(feature: str):
+    from treesens.answers.result import Result
+
+    return Result(query=feature, status="insensitive", backend="cpsat", features=[feature], gap=0.2)
+
+
+def test_an_insensitive_answer_over_bounds_from_the_data_says_the_datas_range(
+    small_report, tmp_path
+):
+    import shutil
+
+    from treesens.frontends.load import load_model
+    from treesens.questions.report import Report
+    from treesens.tests.report.conftest import MODEL, ROWS
+    from treesens.views.report_html import _answer_sentence
+
+    alone = shutil.copy(MODEL, tmp_path / "model.json")  # no details file beside it
+    ens = load_model(str(alone), data=str(ROWS))
+    rep = Report(**{**small_report.__dict__, "model": ens})
+    sentence = _answer_sentence(rep, _insensitive("mean_radius"))
+    assert "within the data&#x27;s range" in sentence and str(ROWS) in sentence
+    assert "declared" not in sentence
+
+
+def test_an_insensitive_answer_over_declared_bounds_names_the_details_file(small_report):
+    from treesens.views.report_html import _answer_sentence
+
+    sentence = _answer_sentence(small_report, _insensitive("mean_radius"))
+    assert "within the bounds declared in" in sentence
+    assert "breast_cancer_details.csv" in sentence
+
+
+def test_the_cli_report_says_the_proof_holds_within_the_datas_range(tmp_path):
+    import shutil
+
+    from treesens.tests.conftest import run_treesens
+    from treesens.tests.report.conftest import MODEL, ROWS
+
+    alone = shutil.copy(MODEL, tmp_path / "model.json")
+    out = tmp_path / "r.html"
+    p = run_treesens(
+        "report", alone, "--data", ROWS, "--features", "mean_radius", "--protected",
+        "mean_radius", "--budget", "60", "--out", out, "--no-progress",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    page = out.read_text()
+    assert "proved that no two inputs differing only in mean_radius" in page
+    assert "within the data&#x27;s range" in page and "declared" not in page

@@ -1,0 +1,154 @@
+"""treesens test FILE.sens: check the expectations of a query file, as a CI step."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from ...compiler.errors import InputError
+from ...questions.contract import ERROR, FAIL, PASS, UNKNOWN, Outcome
+from ...views.junit import junit_xml
+from ..sens_contract import load_contract, run_contract
+from .common import number, positive_int
+
+HELP = "check the expectations of a .sens file (a model's contract, for CI)"
+DESCRIPTION = """
+Answer every query, sweep and audit of a .sens file that says what must hold (expect
+insensitive, expect sensitive, expect max gap <= L, expect audit flippable <= L%) and print
+one line per expectation: PASS, FAIL (with the replay-checked pair or the count that breaks
+it) or UNKNOWN (a time limit: what was proven so far). Exit code 0 when every expectation
+holds, 1 when one fails (an UNKNOWN fails unless the file says 'or unknown'), 2 on bad
+input. docs/testing.md.
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE.sens", help="the contract (see docs/testing.md)")
+    p.add_argument(
+        "--model", metavar="M", default=None, help="test this model instead of the file's"
+    )
+    p.add_argument(
+        "--data",
+        metavar="D",
+        default=None,
+        help="use this data instead of the file's data line (the rows of the audits that "
+        "name no data of their own)",
+    )
+    p.add_argument(
+        "--junit",
+        metavar="OUT.xml",
+        default=None,
+        help="write JUnit XML (one test case per expectation); stdout then has only the "
+        "summary line (add -v for the others)",
+    )
+    p.add_argument(
+        "--certificates",
+        metavar="DIR",
+        default=None,
+        help="write a certificate of each passing expectation proven by 'insensitive' "
+        "(expect insensitive, expect max gap) into DIR (docs/certificates.md)",
+    )
+    p.add_argument(
+        "--query", metavar="NAME", default=None, help="only the expectations of this block"
+    )
+    p.add_argument(
+        "--timeout",
+        type=number,
+        default=None,
+        metavar="S",
+        help="override every query's time limit and every audit's time per row (seconds)",
+    )
+    p.add_argument(
+        "--memory-mb",
+        type=positive_int,
+        default=None,
+        help="memory limit of the solver process in MB (default: none)",
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print each expectation's full answer (the witness table, the audit's "
+        "counts); with --junit, print the lines too",
+    )
+
+
+def run(args) -> int:
+    if args.timeout is not None and not args.timeout > 0:
+        raise InputError(f"--timeout must be positive, got {args.timeout}")
+    if args.junit is not None:
+        _check_writable(args.junit, "--junit")
+    if args.certificates is not None and Path(args.certificates).is_file():
+        raise InputError(f"--certificates {args.certificates}: a file, not a folder")
+    t0 = time.time()
+    sf = load_contract(args.file, model=args.model, data=args.data)
+    lines = args.junit is None or args.verbose
+
+    def shown(out: Outcome) -> None:
+        if not lines and not out.ok:  # the CI log says what failed; stdout stays quiet
+            print(out.line(), file=sys.stderr, flush=True)
+        if lines:
+            print(out.line(), flush=True)
+            if args.verbose and out.detail:
+                print(_indented(out.detail), flush=True)
+            if out.certificate:
+                print(f"        certificate: {out.certificate}", flush=True)
+
+    outcomes = run_contract(
+        sf,
+        query=args.query,
+        timeout=args.timeout,
+        memory_mb=args.memory_mb,
+        certificates=args.certificates,
+        on_outcome=shown,
+    )
+    seconds = time.time() - t0
+    if args.junit is not None:
+        xml = junit_xml(
+            outcomes,
+            suite=args.file,
+            classname=Path(args.file).stem,
+            seconds=seconds,
+            properties={"model": str(sf.model_path), "data": str(sf.data_path or "")},
+        )
+        Path(args.junit).write_text(xml, encoding="utf-8")
+    print(summary_line(args.file, outcomes, seconds), flush=True)
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
+VERDICTS = (PASS, FAIL, UNKNOWN, ERROR)
+
+
+def summary_line(file: str, outcomes: list[Outcome], seconds: float) -> str:
+    """``FILE: 5 expectations: 4 passed, 1 failed (12.3s)``."""
+    n = {v: sum(o.verdict == v and not o.skipped for o in outcomes) for v in VERDICTS}
+    parts = [
+        f"{n[PASS]} passed",
+        *([f"{n[FAIL]} failed"] if n[FAIL] else []),
+        *([f"{n[UNKNOWN]} unknown"] if n[UNKNOWN] else []),
+        *([f"{n[ERROR]} error{'s' * (n[ERROR] > 1)}"] if n[ERROR] else []),
+    ]
+    allowed = sum(o.skipped for o in outcomes)
+    if allowed:
+        parts.append(f"{allowed} unknown (allowed)")
+    verdict = "ok" if all(o.ok for o in outcomes) else "FAILED"
+    count = f"{len(outcomes)} expectation{'s' * (len(outcomes) != 1)}"
+    return f"{file}: {verdict}: {count}: {', '.join(parts)} ({seconds:.1f}s)"
+
+
+def _indented(text: str) -> str:
+    return "\n".join("        " + line for line in text.splitlines())
+
+
+def _check_writable(path: str, flag: str) -> None:
+    """The report's file can be written: not a folder; its folder is made (as pytest's
+    --junitxml makes it)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{flag} {path}: a folder, not a file")
+    try:
+        p.resolve().parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{flag} {path}: cannot make its folder ({e.strerror})") from None

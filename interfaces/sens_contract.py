@@ -1,0 +1,151 @@
+"""Testing the expectations of a ``.sens`` file (``treesens test``, docs/testing.md): every
+query, sweep and audit that says what must hold (``expect ...``) is answered by the
+contract question (questions/contract.py) and judged, one Outcome per expectation."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from ..compiler.errors import InputError
+from ..compiler.options import timeout_problem
+from ..compiler.query import Query
+from ..language import Expect, SensFile, load_queries
+from ..language.audit_block import AuditPlan
+from ..questions.audit import by_column, frame_from_results
+from ..questions.certify import certify
+from ..questions.contract import (
+    PASS,
+    Expectation,
+    Outcome,
+    answer,
+    asked_query,
+    audit_outcome,
+    judge_result,
+)
+from .sens_run import audit_report, run_audit_plan
+
+
+def expectation_of(st: Expect) -> Expectation:
+    """The question's Expectation of an ``expect`` statement."""
+    by = st.by.text if st.by is not None else None
+    return Expectation(st.kind, st.limit, st.percent, by, st.allow_unknown)
+
+
+def load_contract(
+    path: str | Path,
+    *,
+    model: str | Path | None = None,
+    data: str | Path | None = None,
+) -> SensFile:
+    """The file, on another model and data when given; a file that expects nothing is
+    bad input (a contract that cannot fail)."""
+    for flag, p in (("--model", model), ("--data", data)):
+        if p is not None and not Path(p).is_file():
+            raise InputError(f"{flag} {p}: file not found")
+    sf = load_queries(path, model=model, data=data)
+    if not sf.expectations:
+        raise InputError(
+            "expects nothing: add what must hold to a query (expect insensitive, expect "
+            "sensitive, expect max gap <= LIMIT) or an audit (expect audit flippable <= 2%)",
+            str(path),
+        )
+    return sf
+
+
+def contract_queries(sf: SensFile, name: str | None = None) -> list[Query]:
+    """The queries (of the block ``name``, or all) that carry an expectation, in order."""
+    return [q for q in sf.select(name) if q.name in sf.expectations]
+
+
+def contract_audits(sf: SensFile, name: str | None = None) -> list[AuditPlan]:
+    """The audit blocks (``name``, or all) that carry an expectation, in order."""
+    return [p for p in sf.select_audits(name) if p.name in sf.expectations]
+
+
+def run_contract(
+    sf: SensFile,
+    *,
+    query: str | None = None,
+    timeout: float | None = None,
+    memory_mb: int | None = None,
+    certificates: str | Path | None = None,
+    on_start: Callable[[str], None] | None = None,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Judge every expectation of ``sf`` (or of one block): its queries' in file order,
+    then its audits'. ``timeout`` overrides every query's time limit and every audit's
+    time per row; ``certificates``: a folder where each passing expectation proven by an
+    insensitive answer (``insensitive``, ``max gap``) gets its certificate
+    (docs/certificates.md); ``on_start(block name)`` / ``on_outcome(outcome)`` see each
+    one begin and end."""
+    if timeout is not None and timeout_problem(timeout):
+        raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
+    queries = contract_queries(sf, query)
+    plans = contract_audits(sf, query)
+    if not queries and not plans:
+        raise InputError(f"--query {query}: this block expects nothing", str(sf.path))
+    if certificates is not None:
+        Path(certificates).mkdir(parents=True, exist_ok=True)
+    outcomes = []
+    for q in queries:
+        if timeout is not None:
+            q = q.planned(timeout=timeout)
+        if on_start is not None:
+            on_start(q.name)
+        out = _query_outcome(sf, q, expectation_of(sf.expectations[q.name]), memory_mb)
+        if certificates is not None and out.verdict == PASS and exp_proven(out):
+            out.certificate = _certificate(sf, q, out, Path(certificates))
+        outcomes.append(out)
+        if on_outcome is not None:
+            on_outcome(out)
+    for plan in plans:
+        if on_start is not None:
+            on_start(plan.name)
+        out = _audit_outcome(sf, plan, expectation_of(sf.expectations[plan.name]), timeout)
+        outcomes.append(out)
+        if on_outcome is not None:
+            on_outcome(out)
+    return outcomes
+
+
+def _query_outcome(sf: SensFile, q: Query, exp: Expectation, memory_mb: int | None) -> Outcome:
+    """One query's verdict; a problem with the query (or a bug) is an "error" result, so
+    the other queries' verdicts are not lost."""
+    res = answer(sf.ensemble, q, exp, memory_mb=memory_mb, catch=True)
+    return judge_result(sf.ensemble, q, exp, res, res.time["total"])
+
+
+def _audit_outcome(
+    sf: SensFile, plan: AuditPlan, exp: Expectation, timeout: float | None
+) -> Outcome:
+    t0 = time.time()
+    ens = sf.ensemble
+    lines = run_audit_plan(ens, plan, timeout=timeout)
+    seconds = time.time() - t0
+    by = exp.by or plan.by  # the summary table, by the expectation's column (else the block's)
+    df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, by, plan.label))
+    detail = audit_report(ens, replace(plan, by=by), lines, seconds)
+    return audit_outcome(plan.name, exp, df, plan.spec.vary, seconds, detail)
+
+
+def exp_proven(out: Outcome) -> bool:
+    """Whether a pass rests on a proof of "insensitive" (which a certificate can carry)."""
+    return out.expectation.kind in ("insensitive", "max_gap")
+
+
+def certificate_name(name: str) -> str:
+    """A query's name as a file name (a sweep's SWEEP/FEATURE has a slash)."""
+    return re.sub(r"[^A-Za-z0-9_.+@-]+", "_", name) + ".json"
+
+
+def _certificate(sf: SensFile, q: Query, out: Outcome, folder: Path) -> str:
+    """Write the certificate of a passing expectation proven by "insensitive"; the file
+    written, or why there is none."""
+    path = folder / certificate_name(q.name)
+    asked = asked_query(sf.ensemble, q, out.expectation)
+    done = certify(sf.ensemble, asked, path, sf.model_path, q.plan.timeout)
+    return str(path) if done.written else done.message

@@ -1,0 +1,32 @@
+"""Another model or data for a parsed ``.sens`` file: what ``treesens test --model M
+--data D`` runs the file's contract on (each newly trained model against one file)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from .ast import DataDecl, ModelDecl, SensAST, Str
+
+
+def with_inputs(ast: SensAST, model: str | Path | None, data: str | Path | None) -> SensAST:
+    """``ast`` with its model line naming ``model`` (its format options kept) and its data
+    line naming ``data`` (its label kept; a data line added when it has none). Relative
+    paths are taken from the current directory, as on a command line."""
+    items = list(ast.items)
+    if model is not None:
+        i = next(i for i, it in enumerate(items) if isinstance(it, ModelDecl))
+        items[i] = replace(items[i], path=_path(model, items[i].path))
+    if data is not None:
+        i = next((i for i, it in enumerate(items) if isinstance(it, DataDecl)), None)
+        if i is None:  # after the model line
+            i = next(i for i, it in enumerate(items) if isinstance(it, ModelDecl)) + 1
+            items.insert(i, DataDecl(_path(data, None)))
+        else:
+            items[i] = replace(items[i], path=_path(data, items[i].path))
+    return replace(ast, items=tuple(items))
+
+
+def _path(p: str | Path, was: Str | None) -> Str:
+    """An absolute path, placed where the file's own path was (for messages)."""
+    return Str(str(Path(p).expanduser().resolve()), pos=was.pos if was is not None else None)

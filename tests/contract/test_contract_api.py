@@ -1,0 +1,97 @@
+"""treesens.expect_*: the outcome when an expectation holds, an AssertionError whose message
+is the witness when it does not (as a plain assert reads in pytest); and the JUnit writer."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import treesens
+from treesens.compiler.errors import InputError
+from treesens.questions.contract import ERROR, FAIL, PASS, UNKNOWN, Expectation, Outcome
+from treesens.views.junit import junit_xml
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+BC = str(EXAMPLES / "breast_cancer_xgb.json")
+DEEP = str(EXAMPLES / "breast_cancer_deep_xgb.json")
+DETAILS = str(EXAMPLES / "breast_cancer_details.csv")
+ROWS = str(EXAMPLES / "breast_cancer_rows.csv")
+
+pytest.importorskip("xgboost")
+
+
+def test_expect_insensitive_returns_its_outcome_with_the_proof():
+    out = treesens.expect_insensitive(BC, ["radius_error"], gap=0.1, details=DETAILS)
+    assert out.verdict == PASS and out.result.status == "insensitive"
+
+
+def test_expect_insensitive_raises_with_the_witness_as_its_message():
+    with pytest.raises(AssertionError) as e:
+        treesens.expect_insensitive(DEEP, ["radius_error"], gap=0.1, details=DETAILS)
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("FAIL    radius_error: expect insensitive: sensitive at gap 0.1")
+    assert "x1.radius_error = " in first and "x2.radius_error = " in first
+    assert "replay-checked with the library's predict" in str(e.value)  # the witness table
+
+
+def test_expect_sensitive_raises_when_proven_insensitive():
+    with pytest.raises(AssertionError, match="proven insensitive at gap 0.1"):
+        treesens.expect_sensitive(BC, ["radius_error"], gap=0.1, details=DETAILS)
+
+
+def test_expect_max_gap_raises_with_the_gap_the_pair_reaches():
+    with pytest.raises(AssertionError, match=r"a replay-checked pair reaches 0\.\d+ > 0\.02"):
+        treesens.expect_max_gap(BC, ["texture_error"], 0.02, details=DETAILS)
+
+
+def test_expect_max_gap_refuses_a_gap():
+    with pytest.raises(InputError, match="drop gap="):
+        treesens.expect_max_gap(BC, ["texture_error"], 0.1, gap=0.2, details=DETAILS)
+
+
+def test_a_time_limit_fails_unless_allowed():
+    kw = dict(gap=0.1, details=DETAILS, timeout=0.001)
+    with pytest.raises(AssertionError, match="UNKNOWN"):
+        treesens.expect_insensitive(BC, ["radius_error"], **kw)
+    out = treesens.expect_insensitive(BC, ["radius_error"], allow_unknown=True, **kw)
+    assert out.verdict == UNKNOWN and out.ok
+
+
+def test_expect_audit_needs_one_limit():
+    with pytest.raises(InputError, match="max_percent or max_rows"):
+        treesens.expect_audit(BC, ROWS, ["worst_texture"], gap=0.1, details=DETAILS)
+
+
+def _outcome(verdict, message, allow_unknown=False) -> Outcome:
+    return Outcome("q", Expectation("insensitive", allow_unknown=allow_unknown), verdict, message)
+
+
+def test_the_junit_report_counts_each_verdict_where_ci_systems_look():
+    outs = [
+        _outcome(PASS, "proven"),
+        _outcome(FAIL, "pair"),
+        _outcome(UNKNOWN, "open"),
+        _outcome(UNKNOWN, "open", allow_unknown=True),
+        _outcome(ERROR, "error: the solver crashed"),
+    ]
+    root = ET.fromstring(junit_xml(outs, suite="c.sens", classname="c", seconds=1.0))
+    counts = [root.get(k) for k in ("tests", "failures", "skipped", "errors")]
+    assert counts == ["5", "2", "1", "1"]
+    kinds = [[child.tag for child in case] for case in root.iter("testcase")]
+    assert kinds == [
+        ["system-out"],
+        ["failure", "system-out"],
+        ["failure", "system-out"],
+        ["skipped", "system-out"],
+        ["error", "system-out"],
+    ]
+
+
+def test_the_junit_report_is_xml_whatever_a_message_holds():
+    text = junit_xml(
+        [_outcome(FAIL, 'x1 <- "a" & \x1b[1mbold\x1b[0m')], suite="c", classname="c", seconds=0.0
+    )
+    failure = ET.fromstring(text).find("testsuite/testcase/failure")
+    assert failure.get("message") == 'x1 <- "a" & ?[1mbold?[0m'

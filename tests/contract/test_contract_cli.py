@@ -1,0 +1,194 @@
+"""`treesens test`: the shipped contract passes on the shipped model and fails on the deep
+one, naming the pair; exit codes 0 / 1 / 2; the JUnit XML's shape; --model, --data,
+--certificates; an UNKNOWN fails unless the file allows it."""
+
+from __future__ import annotations
+
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from treesens.interfaces.cli.main import main
+from treesens.language import load_queries
+from treesens.tests.conftest import run_treesens
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CONTRACT = EXAMPLES / "contract.sens"
+DEEP = EXAMPLES / "breast_cancer_deep_xgb.json"
+BC = EXAMPLES / "breast_cancer_xgb.json"
+BC_DETAILS = EXAMPLES / "breast_cancer_details.csv"
+
+pytest.importorskip("xgboost")
+
+
+def _run(tmp_path, *args):
+    xml = tmp_path / "out.xml"
+    proc = run_treesens("test", CONTRACT, "--junit", xml, *args, cwd=tmp_path, timeout=600)
+    return proc, ET.parse(xml).getroot()
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("shipped"))
+
+
+@pytest.fixture(scope="module")
+def deep(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("deep"), "--model", DEEP)
+
+
+def _expectations() -> int:
+    return len(load_queries(CONTRACT, load_model=True).expectations)
+
+
+def test_the_shipped_model_meets_the_shipped_contract(shipped):
+    proc, root = shipped
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert root.get("failures") == "0" and root.get("errors") == "0"
+
+
+def test_with_junit_stdout_holds_only_the_summary_line(shipped):
+    proc, _ = shipped
+    (line,) = proc.stdout.splitlines()
+    assert line.startswith(f"{CONTRACT}: ok: {_expectations()} expectations")
+
+
+def test_the_junit_report_has_one_testcase_per_expectation(shipped):
+    _, root = shipped
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == _expectations() == int(suite.get("tests")) == int(root.get("tests"))
+    assert len({c.get("name") for c in cases}) == len(cases)
+
+
+def test_the_junit_report_has_the_attributes_ci_systems_read(shipped):
+    _, root = shipped
+    assert root.tag == "testsuites"
+    for el in [root, *root.findall("testsuite")]:
+        for attr in ("tests", "failures", "errors", "skipped"):
+            assert int(el.get(attr)) >= 0
+        assert float(el.get("time")) > 0
+    for case in root.iter("testcase"):
+        assert case.get("classname") == "contract" and float(case.get("time")) >= 0
+        assert case.find("system-out").text  # the proof or the pair behind the PASS
+
+
+def test_the_testcase_names_are_the_query_and_the_expectation(shipped):
+    _, root = shipped
+    names = [c.get("name") for c in root.iter("testcase")]
+    assert "radius_error: expect insensitive" in names
+    assert "standard_errors/texture_error: expect max gap <= 0.1" in names
+    assert "worst_texture: expect audit flippable <= 5% by label" in names
+
+
+def test_the_deep_model_fails_the_contract_with_exit_code_1(deep):
+    proc, root = deep
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert root.get("failures") == "1"
+
+
+def test_the_failure_names_the_replay_checked_pair(deep):
+    _, root = deep
+    (failed,) = [c for c in root.iter("testcase") if c.find("failure") is not None]
+    assert failed.get("name") == "radius_error: expect insensitive"
+    failure = failed.find("failure")
+    assert failure.get("type") == "expectation"
+    assert "replay-checked pair: x1.radius_error = " in failure.get("message")
+    assert "x2.radius_error = " in failure.get("message")
+
+
+def test_with_junit_a_failing_line_goes_to_stderr(deep):
+    proc, _ = deep
+    assert "FAIL    radius_error: expect insensitive" in proc.stderr
+    assert "FAIL" not in proc.stdout.replace("FAILED", "")
+
+
+def test_without_junit_every_expectation_has_a_line(tmp_path, capsys):
+    assert main(["test", str(CONTRACT), "--query", "radius_error"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("PASS    radius_error: expect insensitive: proven insensitive")
+    assert "1 passed" in out[-1]
+
+
+def test_data_replaces_the_files_data_for_its_audits(tmp_path, capsys):
+    rows = tmp_path / "rows.csv"
+    lines = (EXAMPLES / "breast_cancer_rows.csv").read_text().splitlines()
+    rows.write_text("\n".join(lines[:41]) + "\n")  # the header and 40 rows
+    assert main(["test", str(CONTRACT), "--query", "worst_texture", "--data", str(rows)]) == 0
+    out = capsys.readouterr().out
+    counted = [w for w in out.split(";") if "rows flippable" in w]
+    assert sum(int(w.split(" of ")[1].split()[0]) for w in counted) == 40
+
+
+def test_certificates_of_passing_insensitive_expectations_verify(tmp_path, capsys):
+    certs = tmp_path / "certs"
+    argv = ["test", str(CONTRACT), "--query", "radius_error", "--certificates", str(certs)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["verify", str(certs / "radius_error.json")]) == 0
+
+
+def _sens(tmp_path, body: str) -> Path:
+    path = tmp_path / "c.sens"
+    path.write_text(f'model "{BC}"\nfeatures from "{BC_DETAILS}"\n{body}')
+    return path
+
+
+def test_an_unknown_fails_by_default(tmp_path, capsys):
+    path = _sens(tmp_path, "query t {\n  vary radius_error\n  gap 0.1\n  expect insensitive\n}\n")
+    assert main(["test", str(path), "--timeout", "0.001"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("UNKNOWN t: expect insensitive: unknown: the time limit")
+    assert "1 unknown" in out
+
+
+def test_an_unknown_the_file_allows_passes_as_skipped(tmp_path, capsys):
+    body = "query t {\n  vary radius_error\n  gap 0.1\n  expect insensitive or unknown\n}\n"
+    path, xml = _sens(tmp_path, body), tmp_path / "o.xml"
+    assert main(["test", str(path), "--timeout", "0.001", "--junit", str(xml)]) == 0
+    root = ET.parse(xml).getroot()
+    assert root.get("skipped") == "1" and root.get("failures") == "0"
+    assert root.find("testsuite/testcase/skipped") is not None
+
+
+def test_an_unknown_is_a_failure_of_type_unknown_in_junit(tmp_path):
+    path = _sens(tmp_path, "query t {\n  vary radius_error\n  gap 0.1\n  expect insensitive\n}\n")
+    xml = tmp_path / "o.xml"
+    assert main(["test", str(path), "--timeout", "0.001", "--junit", str(xml)]) == 1
+    failure = ET.parse(xml).getroot().find("testsuite/testcase/failure")
+    assert failure.get("type") == "unknown" and "time limit" in failure.get("message")
+
+
+def test_a_file_that_expects_nothing_is_bad_input(tmp_path, capsys):
+    path = _sens(tmp_path, "query t {\n  vary radius_error\n}\n")
+    assert main(["test", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expects nothing" in err
+
+
+def test_a_missing_model_is_bad_input(tmp_path, capsys):
+    assert main(["test", str(CONTRACT), "--model", str(tmp_path / "nope.json")]) == 2
+    assert "--model" in capsys.readouterr().err
+
+
+def test_a_bad_expectation_is_bad_input_at_its_place(tmp_path, capsys):
+    path = _sens(tmp_path, "query t {\n  vary radius_error\n  expect sometimes\n}\n")
+    assert main(["test", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(f"{path}:5:10: unknown expectation 'sometimes'")
+
+
+def test_the_contract_runs_from_a_copy_of_examples(tmp_path):
+    copy = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    proc = run_treesens("test", "contract.sens", "--query", "radius_error", cwd=copy)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_block_that_expects_nothing_asked_by_name_is_bad_input(tmp_path, capsys):
+    body = (
+        "query t {\n  vary radius_error\n}\nquery u {\n  vary radius_error\n  expect sensitive\n}\n"
+    )
+    assert main(["test", str(_sens(tmp_path, body)), "--query", "t"]) == 2
+    assert "this block expects nothing" in capsys.readouterr().err

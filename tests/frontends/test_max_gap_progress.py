@@ -1,0 +1,80 @@
+"""A max-gap search's progress reads as progress: the lines while it runs give the bracket
+so far, marked as searching, and the line that ends a query gives its final answer."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from treesens.answers.result import Result
+from treesens.compiler.plan import Plan
+from treesens.compiler.query import Query
+from treesens.frontends.load import load_model
+from treesens.questions.max_gap import max_gap_query
+from treesens.tests.conftest import run_treesens
+from treesens.tests.report.conftest import MODEL
+from treesens.views.progress import Lines
+
+
+def _ranked(lower, upper, proven: bool, status: str = "sensitive") -> Result:
+    r = Result(query="site", status=status, backend="cpsat", features=["site"], gap=0.0)
+    r.max_gap = {"lower": lower, "upper": upper, "tolerance": 1e-3, "proven": proven}
+    return r
+
+
+def _line(res: Result) -> str:
+    out = io.StringIO()
+    Lines(7, out).advance(res)
+    return out.getvalue().strip()
+
+
+def test_a_max_gap_querys_line_gives_its_final_proven_bounds():
+    line = _line(_ranked(0.3489, 0.3498, proven=True))
+    assert line.startswith("[1/7] site: max gap 0.3489 (proven within 0.001: [0.3489, 0.3498])")
+
+
+def test_a_max_gap_left_open_says_so_in_its_line():
+    assert "max gap in [0.2846, 0.305], not proven" in _line(_ranked(0.2846, 0.305, proven=False))
+
+
+def test_a_max_gap_without_a_pair_says_none_in_its_line():
+    line = _line(_ranked(None, 1e-4, proven=True, status="insensitive"))
+    assert "site: max gap none (proven: no pair reaches 0.0001)" in line
+
+
+def test_a_plain_check_line_still_gives_its_status():
+    r = Result(query="site", status="insensitive", backend="cpsat", features=["site"], gap=0.2)
+    assert _line(r).startswith("[1/7] site: insensitive (")
+
+
+def _search_lines(box_search: bool) -> list[str]:
+    ens = load_model(str(MODEL))
+    q = Query(vary=("worst_radius",), plan=Plan(timeout=60.0))
+    q = q.planned(options=q.plan.options.with_(box_search=box_search))
+    lines: list[str] = []
+    max_gap_query(ens, q, tolerance=1e-3, log=lines.append)
+    return [s for s in lines if "compiling the box search" not in s]  # a first run's note
+
+
+def test_the_bisections_lines_are_the_bracket_so_far():
+    lines = _search_lines(box_search=False)
+    assert lines and all(s.startswith("max gap so far ") and "(searching" in s for s in lines)
+
+
+def test_the_box_searchs_lines_are_the_bracket_so_far():
+    lines = _search_lines(box_search=True)
+    assert lines and all(s.startswith("max gap so far in [") and "(searching" in s for s in lines)
+
+
+def test_the_cli_sweeps_last_line_per_feature_is_its_stored_answer():
+    p = run_treesens(
+        "sweep", MODEL, "--max-gap", "--features", "mean_texture", "--json", "--timeout", "30"
+    )
+    assert p.returncode == 0, p.stderr
+    (res,) = [json.loads(s) for s in p.stdout.splitlines()]
+    mg = res["max_gap"]
+    assert mg["proven"]
+    final = f"[1/1] mean_texture: max gap {mg['lower']:.4g} (proven within 0.001: "
+    assert f"{final}[{mg['lower']:.4g}, {mg['upper']:.4g}])" in p.stderr
+    progress = [s for s in p.stderr.splitlines() if s.startswith("  mean_texture:")]
+    assert progress and all("so far" in s and "(searching" in s for s in progress)

@@ -1,0 +1,102 @@
+"""Every refusal to write an asked-for certificate is one line saying why: a max gap (no
+single proof), an answer that is not insensitive, a model the checker cannot read, an
+answer a solver proved without a proof to write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.frontends.query_build import make_query
+from treesens.questions.certify import certify
+from treesens.tests.conftest import run_treesens
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    """``model.json`` (XGBoost over f0, f1, f2 that reads only f0), ``rows.csv`` (its
+    data) and ``model.joblib`` (a pickled scikit-learn model of the same, x0 to x2)."""
+    import joblib
+    import pandas as pd
+    import xgboost
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    out = tmp_path_factory.mktemp("refusals")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    est = xgboost.XGBClassifier(n_estimators=4, max_depth=2).fit(X, y)
+    est.get_booster().save_model(out / "model.json")
+    pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=y).to_csv(out / "rows.csv")
+    stumps = GradientBoostingClassifier(n_estimators=4, max_depth=1).fit(X, y)
+    joblib.dump(stumps, out / "model.joblib")
+    return out
+
+
+def _refusals(stderr: str) -> list[str]:
+    return [s for s in stderr.splitlines() if "no certificate" in s]
+
+
+@pytest.mark.parametrize("feature", ["f0", "f2"])  # a max gap with a pair, and with none
+def test_check_max_gap_with_a_certificate_says_in_one_line_why_there_is_none(folder, feature):
+    out = folder / "c.json"
+    p = run_treesens(
+        "check", folder / "model.json", "--vary", feature, "--max-gap", "--certificate", out
+    )
+    assert p.returncode == 0, p.stderr
+    (line,) = _refusals(p.stderr)
+    assert line.startswith("no certificate: --max-gap asks for bounds")
+    assert not out.exists()
+
+
+def test_sweep_max_gap_with_certificates_says_why_there_are_none_and_makes_no_folder(folder):
+    out = folder / "none"
+    p = run_treesens("sweep", folder / "model.json", "--max-gap", "--certificates", out)
+    assert p.returncode == 0, p.stderr
+    assert [s for s in p.stderr.splitlines() if "certificates" in s] == [
+        "no certificates: --max-gap asks for bounds, and a certificate proves an insensitive "
+        "answer at one --gap (sweep with --gap G --certificates DIR)"
+    ]
+    assert not out.exists()
+
+
+def test_sweep_counts_the_answers_that_are_not_insensitive_in_its_certificates_line(folder):
+    p = run_treesens("sweep", folder / "model.json", "--gap", "0.1", "--certificates", folder / "s")
+    assert p.returncode == 0, p.stderr
+    (line,) = [s for s in p.stderr.splitlines() if s.startswith("certificates:")]
+    assert line.startswith("certificates: 2 written")
+    assert line.endswith("(none for the answers not insensitive: 1 sensitive)")
+
+
+def test_a_model_the_checker_cannot_read_is_one_no_certificate_line(folder):
+    out = folder / "c.json"
+    p = run_treesens(
+        "check", folder / "model.joblib", "--trust-pickle", "--vary", "x2", "--gap", "0.45",
+        "--certificate", out,
+    )  # fmt: skip
+    assert p.returncode == 0 and "INSENSITIVE" in p.stdout, p.stderr
+    (line,) = _refusals(p.stderr)
+    assert line.startswith("no certificate: a scikit-learn model is certified from a .skops file")
+    assert not out.exists()
+
+
+def test_every_refusal_of_certify_says_no_certificate_and_why(folder):
+    ens = treesens.load_model(folder / "model.json")
+    done = certify(ens, make_query(["f2"], gap=0.2), folder / "c.json", None, 10)
+    assert not done.written
+    assert done.message == f"no certificate: {done.reason}"
+    assert done.reason.startswith("a certificate needs the model's file")
+
+
+def test_the_report_says_why_a_protected_feature_gets_no_certificate(folder):
+    p = run_treesens(
+        "report", folder / "model.json", "--data", folder / "rows.csv", "--features", "f0",
+        "--protected", "f0", "--budget", "10", "--out", folder / "r.html",
+        "--certificates", folder / "certs", "--no-progress",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (line,) = _refusals(p.stderr)
+    assert line.startswith("report: f0: no certificate: the answer is ")
