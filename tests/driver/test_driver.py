@@ -202,7 +202,8 @@ def test_typed_options_give_the_table_default_when_unset():
     q = Query(vary=("a",), gap=Gap(0.1))
     assert q.plan.options.value("heuristic") is True
     assert (
-        q.planned(options=q.plan.options.with_(heuristic=False)).options.value("heuristic") is False
+        q.planned(options=q.plan.options.with_(heuristic=False)).plan.options.value("heuristic")
+        is False
     )
 
 
