@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
+from functools import partial
 
 from .enums import StrValue
 from .errors import InputError, closest
@@ -144,19 +145,16 @@ class OptionSpec:
         return self.name if self.sens else None
 
 
-def _clause_count(name: str, default: int, help_text: str) -> OptionSpec:
-    """A data-aware parameter that counts (clause width, number of clauses)."""
-    return OptionSpec(
-        name,
-        "a whole number >= 1",
-        default,
-        help_text,
-        SENS_DATA_AWARE,
-        _whole_at_least_1,
-        _CLAUSE_MODES,
-        answer=True,
-        takes="whole",
-    )
+# a data-aware parameter that counts (clause width, number of clauses)
+_clause_count = partial(
+    OptionSpec,
+    type="a whole number >= 1",
+    sens=SENS_DATA_AWARE,
+    check=_whole_at_least_1,
+    modes=_CLAUSE_MODES,
+    answer=True,
+    takes="whole",
+)
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
@@ -180,8 +178,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         answer=True,
         takes="text",
     ),
-    _clause_count("clause_width", 2, "cavity clauses: at most W features per box (default 2)"),
-    _clause_count("max_clauses", 50, "cavity clauses: at most N (default 50)"),
+    _clause_count(
+        name="clause_width",
+        default=2,
+        help="cavity clauses: at most W features per box (default 2)",
+    ),
+    _clause_count(name="max_clauses", default=50, help="cavity clauses: at most N (default 50)"),
     OptionSpec(
         "clause_time",
         "seconds",

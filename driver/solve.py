@@ -66,18 +66,8 @@ def solve_query(
         )
     q = prepared(ens, q)
     if is_race(q.plan.backend):
-        res = solve_race(
-            ens,
-            q,
-            solve_query,
-            None,
-            deadline,
-            memory_mb,
-            compiled=compiled,
-            log=log,
-            prefer=prefer,
-            data=data,
-        )
+        given = {"compiled": compiled, "log": log, "prefer": prefer, "data": data}
+        res = solve_race(ens, q, solve_query, deadline, memory_mb, **given)
     else:
         ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data)
         ctx.stop = stop

@@ -128,8 +128,10 @@ def _num(v: float) -> str:
 
 
 def limit_query(ens: Ensemble, q: Query, limit: float) -> Query:
-    """The check that decides ``max gap <= limit``: the query at the smallest gap above
-    the limit (a regressor: its change f(x1) - f(x2) by at least that much)."""
+    """The check that decides ``max gap <= limit``: the pair question at the smallest gap
+    above the limit (a regressor: its change f(x1) - f(x2) by at least that much), not
+    the max_gap kind's search the block asks when run."""
+    q = q.with_(kind="", params=())
     above = math.nextafter(float(limit), math.inf)
     if ens.is_regressor:
         return q.with_(delta=above, direction=UP)

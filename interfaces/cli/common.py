@@ -202,6 +202,16 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
     add_keyword_flag(p, API_KEYWORDS["backend"])
 
 
+def add_memory_arg(p: argparse.ArgumentParser) -> None:
+    """--memory-mb, for the commands that run a .sens file's queries."""
+    p.add_argument(
+        "--memory-mb",
+        type=positive_int,
+        default=None,
+        help="memory limit of the solver process in MB (default: none)",
+    )
+
+
 def load_from_args(args):
     bs = args.base_score
     if base_score_problem(bs):

@@ -12,7 +12,7 @@ from ...compiler.errors import InputError
 from ...language import load_queries
 from ...questions.executors import parse_executor
 from ..sens_run import audit_report, run_audits, run_queries
-from .common import emit_result, log, number, positive_int
+from .common import add_memory_arg, emit_result, log, number, positive_int
 
 HELP = "run the queries of a .sens file"
 DESCRIPTION = """
@@ -36,12 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="override every query's time limit (seconds)",
     )
-    p.add_argument(
-        "--memory-mb",
-        type=positive_int,
-        default=None,
-        help="memory limit of the solver process in MB (default: none)",
-    )
+    add_memory_arg(p)
     p.add_argument(
         "--jobs",
         type=positive_int,
