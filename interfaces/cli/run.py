@@ -128,7 +128,10 @@ def _print_rows(lines: list[dict]) -> None:
 
 def _listing(q) -> str:
     """One line per query for --list: what it asks, tab-separated."""
-    parts = [q.name, f"vary {','.join(q.vary)}", f"gap {q.gap}"]
+    asks = "gap max" if q.kind_name == "max_gap" else f"gap {q.gap}"
+    if q.kind_name not in ("pair", "change", "max_gap"):
+        asks = f"kind {q.kind_name}"
+    parts = [q.name, f"vary {','.join(q.vary)}", asks]
     if q.classes:
         parts.append(f"classes {q.classes[0]},{q.classes[1]}")
     n = len(q.bounds) + len(q.relations)

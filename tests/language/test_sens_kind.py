@@ -93,3 +93,9 @@ def test_the_api_takes_a_kind_and_its_parameters():
 def test_the_api_refuses_a_parameter_the_kind_does_not_take():
     with pytest.raises(InputError, match="the pair kind takes no parameter 'eps'"):
         treesens.check(str(BC), ["mean_texture"], params={"eps": 1.0})
+
+
+def test_run_list_shows_a_max_gap_query_as_gap_max(tmp_path, capsys):
+    path = _write(tmp_path, "query t {\n  vary mean_texture\n  gap max\n}\n")
+    assert main(["run", str(path), "--list"]) == 0
+    assert capsys.readouterr().out.split("\t")[:3] == ["t", "vary mean_texture", "gap max"]
