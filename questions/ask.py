@@ -61,7 +61,7 @@ class Asked:
             timeout=q.plan.timeout,
             data_aware=q.plan.data_aware.value,
             options=tuple(options.items()),
-            max_gap=LargestGap.tolerance(q) if kind_of(q).searched else None,
+            max_gap=LargestGap.tolerance(q) if q.kind_name == LargestGap.name else None,
         )
 
     def to_dict(self) -> dict:
@@ -107,8 +107,9 @@ def answer(
     catch: bool = False,
 ) -> Result:
     """Answer ``q``: the check, or (a ``max_gap`` query) the largest gap at which the
-    pair question holds. The time limit runs from ``start`` (a ``time.time()``; default now: the
-    command's start, so that loading counts), and ``time["total"]`` is measured from it.
+    pair question holds. The time limit runs from ``start`` (a ``time.time()``; default
+    now; the CLI's: the command's start, so that loading counts), and ``time["total"]``
+    is measured from it.
     ``log`` sees a max gap's bounds as they move; ``compiled``: the query compiled
     already (a compare's); ``asked``: the record, when a campaign made it once for all
     its questions. ``catch``: a problem with this query (a bad input, a bug) becomes an

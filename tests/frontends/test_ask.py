@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from treesens.compiler.errors import InputError
+from treesens.compiler.query import Query
 from treesens.frontends.query_build import make_query
 from treesens.questions.ask import answer
 from treesens.questions.campaign import Campaign, sweep_campaign
@@ -71,3 +72,8 @@ def test_a_campaign_appends_its_answers_to_its_log_and_resumes_from_it(ens, tmp_
     assert [r.status for r in again] == [r.status for r in first]
     assert asked == [""]  # the question the resume file is matched against, nothing run
     assert len(log.read_text().splitlines()) == 2
+
+
+def test_a_caught_unknown_kind_is_an_error_result(ens):
+    r = answer(ens, Query(vary=("f0",), kind="nope"), catch=True)
+    assert r.status == "error" and "unknown query kind 'nope'" in r.error
