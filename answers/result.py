@@ -9,7 +9,13 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
-from .result_view import max_gap_brief, prediction_condition, result_html, result_text
+from .result_view import (  # noqa: F401 - KERNEL_COMPILE: Result.time's key
+    KERNEL_COMPILE,
+    max_gap_brief,
+    prediction_condition,
+    result_html,
+    result_text,
+)
 from .stats import Stats, Times
 
 if TYPE_CHECKING:

@@ -26,6 +26,9 @@ _HTML_COLOUR = {
     "error": "#8e24aa",
     "unknown": "#b58900",
 }
+# Result.time's key for the seconds a first max-gap search spent compiling the box search
+# (driver/gap_search.py): left out of the time limit, and said so in the verdict line
+KERNEL_COMPILE = "box_search_compile"
 # wide enough that no feature name or value of str(result) is cut or wrapped
 _TEXT_WIDTH = 10_000
 
@@ -105,8 +108,11 @@ def headline_parts(res: Result) -> tuple[str, str]:
     t = res.time
     rest = (
         f"{gap}, backend {backend}, {t.get('total', 0.0):.2f}s "
-        f"(compile {t.get('compile', 0.0):.2f}s, solve {t.get('solve', 0.0):.2f}s)"
+        f"(compile {t.get('compile', 0.0):.2f}s, solve {t.get('solve', 0.0):.2f}s"
     )
+    if t.get(KERNEL_COMPILE):
+        rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, not counted in the time limit"
+    rest += ")"
     return ", ".join(res.features), rest
 
 

@@ -112,12 +112,17 @@ class Stats(CompileStats, DataStats, SearchStats, AnswerStats, total=False):
     asked: Asked
 
 
-class Times(TypedDict):
-    """A Result's ``time``: seconds spent compiling, solving, and in all."""
-
+class _Seconds(TypedDict):
     compile: float
     solve: float
     total: float
+
+
+class Times(_Seconds, total=False):
+    """A Result's ``time``: seconds spent compiling, solving, and in all; and compiling
+    the largest-gap box search's kernel on its first run (not counted in the limit)."""
+
+    box_search_compile: float
 
 
 def stat_keys() -> frozenset[str]:

@@ -4,7 +4,9 @@ that gets the other decision with confidence? Answered exactly by enumeration.
 The model distinguishes the values of a feature only by its threshold cells (the
 intervals between consecutive thresholds, or the category codes), so the x2 worth trying
 are the product of the cells of the features in F. In each cell x2 takes the admissible
-value nearest the row's own (the row's value when it lies in the cell): every candidate
+value nearest the row's own (the row's value when it lies in the cell; else the shortest
+decimal within ``NEAR_EDGE`` of the feature's scale from the cell's nearest end, so that
+x2 reads 26.96 rather than the double 26.950000000000003 just past 26.95): every candidate
 is scored by the library's own predict, so a "flippable" answer is replay-checked by
 construction and "not flippable" is a proof by exhaustion (relative to the cells of the
 IR, which the conformance tests hold equal to the library's routing).
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .decimals import shortest_decimal
 from .domain import FeatureDomain, candidates, in_interval
 from .encode import ensemble_structure, resolve_features
 from .ensemble import LOGISTIC, Ensemble, Feature
@@ -28,6 +31,9 @@ MAX_CANDIDATES = 200_000  # x2 per row beyond which a row is not enumerated (unk
 BATCH = 200_000  # candidate rows per predict call
 
 FLIPPABLE, NOT_FLIPPABLE, UNKNOWN = "flippable", "not flippable", "unknown"
+# how far into a cell (a share of the feature's scale) x2 may go past the cell's end
+# nearest the row, for a shorter number: the change grows by at most this
+NEAR_EDGE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,10 @@ class FeatureCells:
     rep: np.ndarray  # (n_cells,) a value in the cell, for rows whose own value is NaN
     discrete: bool  # category codes: a change counts 1 whatever the codes
     scale: float  # a numeric change is |x2 - r| / scale
+    # (n_cells,) the values x2 takes for rows below lo and above hi: the shortest
+    # decimals near those ends (``NEAR_EDGE``)
+    lo_shown: np.ndarray
+    hi_shown: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,29 @@ def feature_cells(ens: Ensemble, f: int, scale: float) -> FeatureCells:
     if feat.may_be_missing:
         lo, hi, rep = [*lo, math.nan], [*hi, math.nan], [*rep, math.nan]
     scale = scale if math.isfinite(scale) and scale > 0 else 1.0
-    return FeatureCells(f, np.array(lo), np.array(hi), np.array(rep), discrete, scale)
+    lo_shown = [_near(a, b, a, feat.integral, scale) for a, b in zip(lo, hi, strict=True)]
+    hi_shown = [_near(a, b, b, feat.integral, scale) for a, b in zip(lo, hi, strict=True)]
+    return FeatureCells(
+        f,
+        np.array(lo),
+        np.array(hi),
+        np.array(rep),
+        discrete,
+        scale,
+        np.array(lo_shown),
+        np.array(hi_shown),
+    )
+
+
+def _near(lo: float, hi: float, end: float, integral: bool, scale: float) -> float:
+    """The shortest decimal of the cell [lo, hi] within ``NEAR_EDGE * scale`` of its
+    ``end``, nearest it (``end`` itself when it is not a number: NaN, an unbounded end)."""
+    if not math.isfinite(end):
+        return end
+    reach = NEAR_EDGE * scale
+    a, b = (end, min(hi, end + reach)) if end == lo else (max(lo, end - reach), end)
+    v = shortest_decimal(a, b, end, integral)
+    return end if v is None else v
 
 
 def feature_scale(ens: Ensemble, f: int, data_range: float | None) -> float:
@@ -110,7 +142,8 @@ def _values_and_changes(cells: FeatureCells, col: np.ndarray):
     """(n, n_cells) value of x2 in each cell nearest the row's value, and its change."""
     r = col[:, None]
     missing_row = np.isnan(r)
-    vals = np.clip(np.where(missing_row, cells.rep[None, :], r), cells.lo, cells.hi)
+    own = np.where(missing_row, cells.rep[None, :], r)
+    vals = np.where(own < cells.lo, cells.lo_shown, np.where(own > cells.hi, cells.hi_shown, own))
     nan_cell = np.isnan(cells.lo)[None, :]
     vals = np.where(nan_cell, np.nan, vals)
     if cells.discrete:

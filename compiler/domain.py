@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .decimals import readable_in
+from .edges import first_no, ordered, unordered
 from .ensemble import Ensemble, Feature
 
 
@@ -98,9 +100,36 @@ def candidates(lo: float, hi: float, feat: Feature) -> list[float]:
     return out
 
 
+def cell_span(
+    ens: Ensemble, feat: Feature, thresholds: Sequence[float], j: int
+) -> tuple[float, float] | None:
+    """The smallest and largest input the library routes into interval j within the
+    feature's bounds (+-inf where unbounded); None when there is none."""
+    lo, hi = feat.lb, feat.ub
+    if j > 0:
+        lo = max(lo, first_no(ens, thresholds[j - 1]))
+    if j < len(thresholds):
+        hi = min(hi, unordered(ordered(first_no(ens, thresholds[j])) - 1))
+    return (lo, hi) if lo <= hi else None
+
+
 def representative(
     ens: Ensemble, feat: Feature, thresholds: Sequence[float], j: int
 ) -> float | None:
+    """The value a witness shows for interval j: the shortest decimal the library routes
+    into it, within the bounds (an integer for an integral feature), nearest the
+    interval's middle (decimals.readable_in); None when it holds no admissible value."""
+    sp = cell_span(ens, feat, thresholds, j)
+    if sp is None:
+        return None
+    v = readable_in(*sp, feat.integral)
+    if v is not None and _admissible(ens, feat, thresholds, j, v):
+        return v
+    return any_value(ens, feat, thresholds, j)
+
+
+def any_value(ens: Ensemble, feat: Feature, thresholds: Sequence[float], j: int) -> float | None:
+    """An admissible value of interval j among ``candidates``, or None."""
     lo = thresholds[j - 1] if j > 0 else -math.inf
     hi = thresholds[j] if j < len(thresholds) else math.inf
     for v in candidates(lo, hi, feat):
@@ -153,7 +182,7 @@ def build_categorical_domain(
         ths = tuple(sorted(set(float(t) for t in thresholds)))
         ifeat = Feature(feat.name, "integer", feat.lb, feat.ub)
         for j in range(len(ths) + 1):
-            r = representative(ens, ifeat, ths, j)
+            r = any_value(ens, ifeat, ths, j)
             if r is not None and r >= 0:
                 codes.add(int(r))
     codes_t = tuple(c for c in sorted(codes) if feat.lb <= c <= feat.ub)

@@ -19,8 +19,16 @@ A *regressor* is an ensemble with ``n_classes == 0`` and exactly one output; its
 prediction is ``link(raw)`` with link ``identity`` (squared / absolute / Huber error,
 forests: ``scale`` 1/n), ``exp`` (log-link objectives: Poisson, gamma, Tweedie) or
 ``sigmoid`` (a regression on [0, 1] through the logistic function). ``predict`` gives
-predictions; ``proba`` is for classifiers only. A regressor's replayer has
-``predict(X) -> (n,)`` in prediction space besides ``predict_raw``.
+predictions; ``proba`` is for classifiers only (and probability models, below). A
+regressor's replayer has ``predict(X) -> (n,)`` in prediction space besides
+``predict_raw``.
+
+A *probability model* (``probability``: XGBoost ``reg:logistic``, LightGBM
+``cross_entropy``, CatBoost ``CrossEntropy``) predicts P(class 1) = sigmoid(raw): it has
+two readings, a binary classifier (two classes, link ``logistic``; as it loads) and a
+regressor (link ``sigmoid``), the same trees either way (``as_classifier``,
+``as_regressor``); the question asked picks one (compiler/readings.py). Its replayer has
+both ``predict_proba`` and ``predict``.
 """
 
 from __future__ import annotations
@@ -213,6 +221,9 @@ class Ensemble:
     # e.g. one-hot groups collapsed to one column), or None: the user's columns are the
     # model's
     columns: Any = field(default=None, repr=False, compare=False)
+    # its prediction is P(class 1) = sigmoid(raw): read as a binary classifier or as a
+    # regressor (see the module's docstring)
+    probability: bool = False
 
     def __post_init__(self) -> None:
         if self.link not in (LOGISTIC, SOFTMAX, PROBA, *REGRESSION_LINKS):
@@ -229,6 +240,8 @@ class Ensemble:
             raise ValueError(f"unknown input cast {self.cast!r}")
         if self.link == LOGISTIC and self.n_outputs != 1:
             raise ValueError("a logistic ensemble has exactly one output")
+        if self.probability and self.link not in (LOGISTIC, SIGMOID):
+            raise ValueError("a probability model's link is logistic or sigmoid")
         names = [f.name for f in self.features]
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
@@ -264,10 +277,44 @@ class Ensemble:
 
     @property
     def what_it_predicts(self) -> str:
-        """For messages: "2 classes", or "a regressor (link identity)"."""
+        """For messages: "2 classes", or "a regressor (link identity)"; a probability
+        model's says which reading this is."""
+        if self.probability:
+            reading = "a regressor (link sigmoid)" if self.is_regressor else "a binary classifier"
+            return f"P(class 1) read as {reading}"
         return (
             f"a regressor (link {self.link})" if self.is_regressor else f"{self.n_classes} classes"
         )
+
+    def as_regressor(self) -> Ensemble:
+        """A probability model read as a regressor (its prediction P(class 1) through the
+        link sigmoid); itself when it is read so already."""
+        if not self.probability:
+            raise ValueError("only a probability model (it predicts P(class 1)) reads as both")
+        if self.is_regressor:
+            return self
+        # made once: the caches keyed by an ensemble (its structure, its fingerprint)
+        # then serve every question asked of this reading
+        other = self.__dict__.get("_regressor_reading")
+        if other is None:
+            other = replace(self, n_classes=0, link=SIGMOID)
+            object.__setattr__(other, "_classifier_reading", self)
+            object.__setattr__(self, "_regressor_reading", other)
+        return other
+
+    def as_classifier(self) -> Ensemble:
+        """A probability model read as a binary classifier (P(class 1) its prediction);
+        itself when it is read so already."""
+        if not self.probability:
+            raise ValueError("only a probability model (it predicts P(class 1)) reads as both")
+        if not self.is_regressor:
+            return self
+        other = self.__dict__.get("_classifier_reading")
+        if other is None:
+            other = replace(self, n_classes=2, link=LOGISTIC)
+            object.__setattr__(other, "_regressor_reading", self)
+            object.__setattr__(self, "_classifier_reading", other)
+        return other
 
     @property
     def n_outputs(self) -> int:
@@ -308,6 +355,7 @@ class Ensemble:
             replayer=self.replayer,
             inputs=self.inputs,
             columns=self.columns,
+            probability=self.probability,
         )
 
     def with_input(self, role: str, path: str) -> Ensemble:
@@ -325,7 +373,9 @@ class Ensemble:
         """A sha256 of everything that decides the model's answers (trees, features and
         their bounds, link, comparison), not of where it came from: the same model loaded
         from another path, or a copy of its file, or unpickled in another process, has the
-        same fingerprint. Computed once per ensemble (it is immutable)."""
+        same fingerprint. A probability model has one fingerprint for both its readings
+        (the question asked picks the reading). Computed once per ensemble (it is
+        immutable)."""
         cached = self.__dict__.get("_fingerprint")
         if cached is None:
             cached = self._digest()
@@ -334,7 +384,9 @@ class Ensemble:
 
     def _digest(self) -> str:
         h = hashlib.sha256()
-        head = (self.n_classes, self.intercept, self.link, self.op, self.cast, self.scale)
+        head: tuple = (self.n_classes, self.intercept, self.link, self.op, self.cast, self.scale)
+        if self.probability:  # its classifier reading's, marked
+            head = ("probability", 2, self.intercept, LOGISTIC, *head[3:])
         h.update(repr((head, self.features)).encode())
         for t in self.trees:
             for a in (t.feature, t.threshold, t.left, t.right, t.default_left, t.value):
@@ -423,13 +475,19 @@ class Ensemble:
         return np.asarray(self.intercept)[None, :] + self.scale * acc
 
     def proba(self, X: np.ndarray) -> np.ndarray:
-        """(n_rows, n_classes) class probabilities."""
+        """(n_rows, n_classes) class probabilities (a probability model's in either
+        reading)."""
+        if self.probability:
+            return raw_to_proba(self.raw(X), LOGISTIC, 2)
         if self.is_regressor:
             raise ValueError("a regressor has predictions, not class probabilities")
         return raw_to_proba(self.raw(X), self.link, self.n_classes)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """(n_rows,) a regressor's predictions: link(raw)."""
+        """(n_rows,) a regressor's predictions: link(raw) (a probability model's, P(class
+        1), in either reading)."""
+        if self.probability:
+            return raw_to_prediction(self.raw(X)[:, 0], SIGMOID)
         if not self.is_regressor:
             raise ValueError("predict is for regressors; a classifier has proba")
         return raw_to_prediction(self.raw(X)[:, 0], self.link)

@@ -22,13 +22,15 @@ bit per leaf.
 
 The search returns to its caller after a number of boxes, when a resolved box beats the
 incumbent (the caller replays its lower corner with the library and raises the floor), or
-when the heap is empty. Numba is imported on first use; the first call compiles the
-kernel (cached on disk where numba can write).
+when the heap is empty. Numba is imported on first use; ``prepare`` loads the kernel, or
+compiles it (10-20 s, then cached on disk where numba can write) before a search starts,
+so that a search's time limit can leave that out (driver/gap_search.py).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -152,6 +154,57 @@ def compiles_first() -> bool:
         return not run._cache._cache_file._load_index()  # noqa: SLF001
     except Exception:  # noqa: BLE001 - a numba without these internals
         return False
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What making the kernel ready took: ``seconds``, and whether it was ``compiled``
+    (numba's cache had no build of it) rather than loaded from the cache."""
+
+    seconds: float
+    compiled: bool
+
+
+def prepare(log: Callable[[str], None] | None = None) -> Readiness:
+    """Load the kernel into this process, compiling it first when numba's cache has no
+    build of it (``log`` says so, before and after): by a search over a one-node table,
+    whose arrays have the types of every search's. Once loaded: ``Readiness(0.0, False)``."""
+    t0 = time.time()
+    run = _kernel()
+    if run.signatures:
+        return Readiness(0.0, False)
+    announced = compiles_first()
+    if log is not None and announced:
+        log("max gap: compiling the box search (first run, 10-20 s; not counted in the time limit)")
+    search = KernelSearch(_ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
+    search.step(-math.inf, 16)
+    seconds = time.time() - t0
+    compiled = announced or _cache_misses(run) > 0
+    if log is not None and compiled:
+        log(f"max gap: compiled the box search in {seconds:.1f}s (not counted in the time limit)")
+    return Readiness(seconds, compiled)
+
+
+def _cache_misses(run) -> int:
+    """How many signatures of ``run`` numba compiled rather than loaded (0 where its
+    statistics are not there)."""
+    try:
+        return int(sum(run.stats.cache_misses.values()))
+    except Exception:  # noqa: BLE001 - a numba without these statistics
+        return 0
+
+
+# one tree of one node on one column (rank < 1: leaf 0, else leaf 1), rows x1, x2, sum
+_ONE_NODE = PairTables(
+    lo=np.array([[0, 1]], dtype=np.int32),
+    hi=np.array([[1, 2]], dtype=np.int32),
+    values=np.array([[1.0, -1.0], [1.0, -1.0], [2.0, -2.0]]),
+    starts=np.zeros(1, dtype=np.int64),
+    nodes=(((0, 1, 0, 1, 2, -1, -1),),),
+    thresholds=np.zeros(3),
+    sizes=np.full(1, 2, dtype=np.int32),
+    columns=((0, None),),
+)
 
 
 def _kernel():

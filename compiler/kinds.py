@@ -46,6 +46,7 @@ from .query import (
     pair_condition,
     raw_of,
 )
+from .readings import read_for
 from .replay import meets, meets_pair, predicted_class
 
 
@@ -309,7 +310,9 @@ def check_kind(q: Question) -> None:
 
 def resolve_condition(ens: Ensemble, q: Question) -> Condition:
     """The question's condition on raw scores, as its kind states it (after its
-    reduction): what a caller resolves up front to check the gap and classes."""
+    reduction, of a probability model's reading that the question asks): what a caller
+    resolves up front to check the gap and classes."""
+    ens = read_for(ens, q)
     return kind_of(q).condition(ens, prepared(ens, q))
 
 
@@ -317,4 +320,4 @@ def prepared(ens: Ensemble, q: Query) -> Query:
     """The query after its kind's reduction (once: a prepared query is returned as it is)."""
     if q.prepared:
         return q
-    return kind_of(q).prepare(ens, q).with_(prepared=True)
+    return kind_of(q).prepare(read_for(ens, q), q).with_(prepared=True)

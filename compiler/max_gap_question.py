@@ -10,6 +10,7 @@ import math
 from .ensemble import SOFTMAX, Ensemble
 from .errors import InputError
 from .question import UP, Gap, GapKind, Question
+from .readings import read_for
 
 # absolute, in probability (multiclass: ln units; a regressor's: relative to its bound):
 # a thousandth of a probability ranks features and says how far F moves a decision
@@ -21,7 +22,11 @@ def check_max_gap_model(ens: Ensemble, q: Question | None = None) -> None:
     """The search is defined for binary models (one output) with the gap in probability,
     and for boosted multiclass models (softmax) with the gap a probability ratio between
     two classes (``q.classes``; either may be "any"); a query from the CLI or the API
-    (``q``) must not name a gap of its own."""
+    (``q``) must not name a gap of its own. A probability model is searched in the
+    reading the query asks, or has (compiler/readings.py): a loaded one's largest gap is a
+    probability gap."""
+    if q is not None:
+        ens = read_for(ens, q)
     if ens.is_regressor:
         _check_change_model(ens, q)
         return
@@ -59,7 +64,7 @@ def max_gap_probe(ens: Ensemble, q: Question) -> Question:
     resolves up front to check its classes."""
     check_max_gap_model(ens, q)
     q = q.with_(kind="", params=())  # the pair (or change) question the search asks
-    if ens.is_regressor:
+    if read_for(ens, q).is_regressor:
         return q.with_(delta=0.0, direction=UP)
     return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
 

@@ -385,7 +385,8 @@ SHAPE: tuple[OptionSpec, ...] = (
         "above",
         "a number",
         None,
-        "regressors: x1's prediction is at least A (with --below B: f(x1) >= A, f(x2) <= B)",
+        "regressors (and probability models): x1's prediction is at least A (with --below B: "
+        "f(x1) >= A, f(x2) <= B)",
         SENS_STATEMENT,
         takes="number",
     ),
@@ -401,7 +402,8 @@ SHAPE: tuple[OptionSpec, ...] = (
         "delta",
         "a number",
         None,
-        "regressors: the two predictions differ by at least D (D > 0; see direction)",
+        "regressors (and probability models, read as one): the two predictions differ by at "
+        "least D (D > 0; see direction)",
         SENS_STATEMENT,
         takes="number",
     ),

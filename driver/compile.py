@@ -16,6 +16,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.passes import Chain, Compiled
 from ..compiler.passes.data_aware import check_data_mode, data_passes, needs_clauses
 from ..compiler.query import Query
+from ..compiler.readings import read_for
 from .chain import backend_chain
 from .clauses import query_clauses
 from .data import dataset_for_query
@@ -48,8 +49,10 @@ def compile_query(
     the Witness; its values are ``prefer``'s (default: values seen in the query's data)
     where they fit the chosen intervals. Clause learning stops by ``deadline`` (absolute
     time.time()), leaving the solver its share of the time. ``data``: the Dataset read
-    from the path or DataFrame the query names (driver/data.py)."""
+    from the path or DataFrame the query names (driver/data.py). A probability model is
+    read as the query asks (compiler/readings.py)."""
     t0 = time.time()
+    ens = read_for(ens, q)
     data = dataset_for_query(ens, q, data)
     if prefer is None and data is not None:
         prefer = data.prefer()

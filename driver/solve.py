@@ -26,6 +26,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.kinds import kind_of, prepared
 from ..compiler.query import Query
+from ..compiler.readings import read_for
 from .accept import measure_distance, note_unseen_combinations
 from .alongside import backend_beside_boxes
 from .backend import reduce_for_backend
@@ -58,12 +59,14 @@ def solve_query(
 
     Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
     a replay-checked pair in hand, the exception carries the result so far as its
-    ``partial_result`` attribute, and is raised on."""
+    ``partial_result`` attribute, and is raised on. A probability model is read as the
+    query asks (compiler/readings.py)."""
     if kind_of(q).searched:
         raise InputError(
             f"a {q.kind_name} query is a search over checks, not one solve: ask it through "
             "treesens.check / questions.ask.answer (the CLI's and .sens's runner)"
         )
+    ens = read_for(ens, q)
     q = prepared(ens, q)
     if is_race(q.plan.backend):
         given = {"compiled": compiled, "log": log, "prefer": prefer, "data": data}

@@ -14,6 +14,7 @@ from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
 from ..compiler.kinds import anchored_question, flip_target
 from ..compiler.query import EITHER, Gap, Question, check_delta, class_index
+from ..compiler.readings import read_as
 from .data import Dataset
 from .query_build import gap_of
 
@@ -47,7 +48,9 @@ def make_target(
     ens: Ensemble, gap=None, margin_gap=None, classes=None, *, delta=None, direction=None
 ) -> Target:
     """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1; a
-    regressor's from ``delta`` (and ``direction``, default either)."""
+    regressor's from ``delta`` (and ``direction``, default either). A probability model
+    takes delta as a regressor, a gap as a binary classifier (``audit_reading``)."""
+    ens = read_as(ens, delta is not None or direction is not None)
     if ens.is_regressor:
         return _regressor_target(gap, margin_gap, classes, delta, direction)
     if delta is not None or direction is not None:
@@ -75,6 +78,13 @@ def _regressor_target(gap, margin_gap, classes, delta, direction) -> Target:
         )
     d, way = check_delta(delta, EITHER if direction is None else direction)
     return Target(Gap(0.0, "prob"), delta=d, direction=way)
+
+
+def audit_reading(ens: Ensemble, target: Target) -> Ensemble:
+    """The reading of a probability model that answers an audit (compiler/readings.py):
+    a regressor's for a change by delta, a binary classifier's for a gap; any other
+    model as it is."""
+    return read_as(ens, target.delta is not None)
 
 
 def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:

@@ -15,6 +15,7 @@ from ..frontends.audit_spec import (
     TIMEOUT_PER_ROW,
     AuditRun,
     AuditSpec,
+    audit_reading,
     check_by,
     make_spec,
     make_target,
@@ -113,7 +114,7 @@ def _target(ast: SensAST, ens: Ensemble, blk: AuditBlock, gap_st, cls_st):
     except InputError as e:
         raise ast.error(e.message, cls_st or gap_st or blk.name) from None
     try:
-        check_target(ens, target)
+        check_target(audit_reading(ens, target), target)
     except InputError as e:
         raise ast.error(e.message, gap_st or blk.name) from None
     return target

@@ -34,6 +34,7 @@ from ..compiler.query import (
     no_value_in,
     relations_by_feature,
 )
+from ..compiler.readings import read_as
 from ..frontends.query_build import query_from_keywords
 from .ast import (
     Baseline,
@@ -437,7 +438,8 @@ class BlockBuilder:
         if largest:  # the max_gap kind, which asks no gap of its own
             kind, params = self.max_gap_kind(gap_st, eff.get("kind"), params)
             # its search starts at no gap (binary 0, multiclass the ratio 1; a
-            # regressor's change asks nothing of the pair until the search does)
+            # regressor's change asks nothing of the pair until the search does; a
+            # probability model's largest gap is its binary classifier reading's)
             if self.ens.is_regressor:
                 gap_st = None
             else:
@@ -530,15 +532,16 @@ class BlockBuilder:
 
     def check_gap_and_classes(self, blk, gap_st, cls_st, largest: bool = False) -> None:
         """The gap and classes a block gives suit the model (binary, multiclass or a
-        regressor)."""
+        regressor; a probability model reads as the gap asks: compiler/readings.py)."""
         threshold = gap_st is not None and gap_st.kind in ("threshold", "delta")
-        if self.ens.is_regressor and gap_st is None and largest:
+        ens = read_as(self.ens, threshold if gap_st is not None else None)
+        if ens.is_regressor and gap_st is None and largest:
             return
-        if self.ens.is_regressor != threshold:
+        if ens.is_regressor != threshold:
             raise self.err(
                 "the model is a regressor: give 'gap delta D' (|f(x1) - f(x2)| >= D), 'gap "
                 "above A below B' (f(x1) >= A, f(x2) <= B) or 'gap max'"
-                if self.ens.is_regressor
+                if ens.is_regressor
                 else "'gap delta D' and 'gap above A below B' are for regressors; give a gap",
                 gap_st or blk.name,
             )

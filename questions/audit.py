@@ -25,6 +25,7 @@ from ..compiler.feature_names import feature_list
 from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
     AuditSpec,
+    audit_reading,
     check_by,
     make_spec,
     make_target,
@@ -84,6 +85,7 @@ def answer_blocks(
     """The answers for the given row indices, a block at a time: in this process in
     order, or one task per block on ``executor`` (in completion order). A block whose task
     fails on every attempt comes back with its rows unknown, saying why."""
+    ens = audit_reading(ens, spec.target)
     work = AuditWork(ens, data, spec, timeout_per_row, max_candidates)
     blocks = [rows[s : s + block] for s in range(0, len(rows), block)]
     if executor is None:
@@ -107,6 +109,7 @@ def _show(ens: Ensemble, f: int, v: float):
 
 def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int, x1) -> dict:
     """One row's answer in the result schema, plus ``row`` (its index in the data)."""
+    ens = audit_reading(ens, spec.target)
     names = ens.feature_names
     status = ans.status[i]
     res = Result(

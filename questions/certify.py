@@ -30,6 +30,7 @@ from ..compiler.pair_boxes import (
     pair_tables,
 )
 from ..compiler.query import Query
+from ..compiler.readings import read_for
 
 FORMAT, VERSION = "treesens-certificate", 1
 ROW_NAMES = ("x1", "x2", "sum")  # a binary gap's rows: x1's side, x2's side, their sum
@@ -81,7 +82,9 @@ def model_library(ens: Ensemble) -> str | None:
 
 
 def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
-    """Why no question of this kind about this model gets a certificate (None: it may)."""
+    """Why no question of this kind about this model gets a certificate (None: it may);
+    a probability model is read as ``q`` asks (compiler/readings.py)."""
+    ens = read_for(ens, q)
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
     if model_library(ens) == "sklearn" and Path(model_file).suffix != ".skops":
@@ -102,7 +105,9 @@ def certify(
     ens: Ensemble, q: Query, path: str | Path, model_file: str | Path | None, timeout: float
 ) -> Certified:
     """Run the box search on ``q`` with its proof recorded and write the certificate to
-    ``path`` when it proves "insensitive" within ``timeout`` seconds."""
+    ``path`` when it proves "insensitive" within ``timeout`` seconds (a probability
+    model's gap: as a binary classifier, compiler/readings.py)."""
+    ens = read_for(ens, q)
     why = model_refusal(ens, q, model_file)
     if why is not None:
         return _refused(why)

@@ -48,6 +48,7 @@ from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the quest
     max_gap_probe,
 )
 from ..compiler.query import UP, Gap, GapKind, Query
+from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
 from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
@@ -158,7 +159,9 @@ def max_gap_query(
     now). ``data``: the Dataset the query names (each step's check uses it)."""
     t0 = time.time()
     q = q.with_(kind="", params=())  # a max_gap query: the pair question its steps ask
-    check_max_gap_model(ens, q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False)))
+    searched = q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False))  # the gap it starts at
+    ens = read_for(ens, searched)
+    check_max_gap_model(ens, searched)
     tol = check_tolerance(tolerance)
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
     multiclass = ens.n_outputs > 1

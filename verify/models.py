@@ -57,8 +57,11 @@ def _xgboost(path: str) -> Model:
     doc = json.loads(booster.save_raw("json"))
     learner = doc["learner"]
     objective = learner["objective"]["name"]
-    if objective != "binary:logistic":
-        raise ModelError(f"objective {objective}: the checker reads binary:logistic models")
+    # reg:logistic predicts P(class 1) as binary:logistic does, its base score a probability
+    if objective not in ("binary:logistic", "reg:logistic"):
+        raise ModelError(
+            f"objective {objective}: the checker reads binary:logistic and reg:logistic models"
+        )
     base = float(str(learner["learner_model_param"]["base_score"]).strip("[]"))
     trees = []
     for t in learner["gradient_booster"]["model"]["trees"]:
@@ -141,8 +144,12 @@ def _lightgbm(path: str) -> Model:
 
     doc = lightgbm.Booster(model_file=path).dump_model()
     objective = str(doc.get("objective", ""))
-    if not objective.startswith("binary") or int(doc.get("num_class", 1)) != 1:
-        raise ModelError(f"objective {objective}: the checker reads binary models")
+    # cross_entropy predicts P(class 1) = sigmoid(raw), as binary does
+    name = objective.split()[0] if objective.split() else ""
+    if name not in ("binary", "cross_entropy", "xentropy") or int(doc.get("num_class", 1)) != 1:
+        raise ModelError(
+            f"objective {objective}: the checker reads binary and cross_entropy models"
+        )
     sigmoid = 1.0
     for part in objective.split():
         if part.startswith("sigmoid:"):

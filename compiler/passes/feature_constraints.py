@@ -36,7 +36,6 @@ tests/compiler/test_feature_constraints.py.
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -44,6 +43,9 @@ from typing import Any
 import numpy as np
 
 from ..domain import FeatureDomain, candidates
+from ..edges import first_no
+from ..edges import ordered as _ord
+from ..edges import unordered as _unord
 from ..encode import Encoding
 from ..ensemble import Ensemble, Feature
 from ..errors import InputError
@@ -62,50 +64,6 @@ def bounds_by_copy(enc: Encoding) -> dict[tuple[int, int], tuple[float, float]]:
 def relations_of(enc: Encoding) -> dict[int, list[tuple[int, int, str]]]:
     """``query.relations_by_feature`` of an encoding's query."""
     return relations_by_feature(enc.ensemble, enc.query)
-
-
-def _ord(x: float) -> int:
-    """Order-preserving map of float64 to int (consecutive floats -> consecutive ints)."""
-    i = struct.unpack("<q", struct.pack("<d", x))[0]
-    return i if i >= 0 else -(i & 0x7FFFFFFFFFFFFFFF)
-
-
-def _unord(i: int) -> float:
-    bits = i if i >= 0 else ((-i) | (1 << 63))
-    return struct.unpack("<d", struct.pack("<Q", bits & 0xFFFFFFFFFFFFFFFF))[0]
-
-
-_FIRST_NO: dict = {}
-
-
-def first_no(ens: Ensemble, t: float) -> float:
-    """The smallest float64 input the library sends to the "no" side of a split at t.
-
-    The library's test (``ens.test_holds``: a cast to float32 or not, then ``<`` or
-    ``<=``) is monotone in the input, so a binary search over consecutive float64
-    values finds the exact edge, rounding included."""
-    key = (ens.op, ens.cast, t)
-    if key in _FIRST_NO:
-        return _FIRST_NO[key]
-    hi = _ord(t)
-    step = 1
-    while ens.test_holds(_unord(hi), t):  # find a "no"
-        hi += step
-        step *= 2
-    lo, step = hi - 1, 1
-    while not ens.test_holds(_unord(lo), t):  # find a "yes"
-        lo -= step
-        step *= 2
-    while hi - lo > 1:  # invariant: lo is "yes", hi is "no"
-        mid = (lo + hi) // 2
-        if ens.test_holds(_unord(mid), t):
-            lo = mid
-        else:
-            hi = mid
-    if len(_FIRST_NO) > 100_000:
-        _FIRST_NO.clear()
-    _FIRST_NO[key] = _unord(hi)
-    return _FIRST_NO[key]
 
 
 def span(

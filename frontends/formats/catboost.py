@@ -20,7 +20,9 @@ tests/frontends/test_catboost_ir.py and test_catboost_categories.py):
 * a non-symmetric tree (grow_policy Depthwise / Lossguide) sends bit 0 ``left``;
 * raw = scale * sum of leaves + bias (``scale_and_bias``; one bias per dimension);
 * Logloss / CrossEntropy: P(class 1) = sigmoid(raw); MultiClass: softmax; a regressor's
-  ``predict`` returns raw, exp(raw) for Poisson and Tweedie;
+  ``predict`` returns raw, exp(raw) for Poisson and Tweedie; CrossEntropy, trained on
+  labels in [0, 1], predicts the probability: a probability model (compiler/readings.py),
+  read as a binary classifier or as a regressor (CatBoostRegressor takes neither loss);
 * a one-hot split's bit is ``hash(category) == value``; ``split_index`` numbers the
   binary features: every border of every float feature, then every one-hot value of
   every categorical feature, in feature order.
@@ -53,6 +55,9 @@ from .catboost_reader import read_cbm
 from .catboost_replay import CatBoostReplayer, model_from_bytes, model_from_json_file, saved
 
 BINARY = ("Logloss", "CrossEntropy")
+# their prediction is P(class 1), trained on labels in [0, 1]: they answer the binary
+# questions as a binary classifier and the regressor questions as a regressor
+PROBABILITY = ("CrossEntropy",)
 MULTICLASS = ("MultiClass",)
 # regression losses and their link: what CatBoostRegressor.predict returns by default
 REGRESSION = {
@@ -508,7 +513,9 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
     _check_class_params(model, n_classes)
     replayer = None
     if replay is not None:
-        kind = "Exponent" if link == EXP else "RawFormulaVal"
+        kind = (
+            "Exponent" if link == EXP else "Probability" if loss in PROBABILITY else "RawFormulaVal"
+        )
         replayer = CatBoostReplayer(
             replay[0], n_classes, kind, where, model=replay[1], hashed=columns.hashed
         )
@@ -525,6 +532,7 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
             source=f"catboost:{where}",
             replayer=replayer,
             columns=columns_of(columns.hashed, [f.name for f in columns.features]),
+            probability=loss in PROBABILITY,
         )
     except ValueError as e:  # e.g. a feature name listed twice
         raise InputError(f"malformed model: {e}", where) from None

@@ -28,7 +28,8 @@ class CatBoostReplayer(LazyLibraryModel):
     """catboost's own predict on a model loaded from ``model_bytes`` (``.cbm``).
 
     ``prediction_type``: what catboost's regressor ``predict`` returns by default for the
-    model's loss ("Exponent" for Poisson and Tweedie, else "RawFormulaVal")."""
+    model's loss ("Exponent" for Poisson and Tweedie, else "RawFormulaVal"), or
+    "Probability" for a probability model (CrossEntropy), whose prediction is P(class 1)."""
 
     library = "catboost"
     _cached = "_model"
@@ -80,8 +81,12 @@ class CatBoostReplayer(LazyLibraryModel):
         return self._predict(X, "RawFormulaVal").reshape(len(X), -1)
 
     def predict(self, X) -> np.ndarray:
-        """A regressor's predictions, (n,): what ``CatBoostRegressor.predict`` returns."""
-        return self._predict(X, self.prediction_type).reshape(len(X))
+        """A regressor's predictions, (n,): what ``CatBoostRegressor.predict`` returns (a
+        probability model's: P(class 1))."""
+        out = self._predict(X, self.prediction_type)
+        if self.prediction_type == "Probability":
+            return out.reshape(len(X), -1)[:, -1]
+        return out.reshape(len(X))
 
     def predict_proba(self, X) -> np.ndarray:
         return self._predict(X, "Probability").reshape(len(X), -1)

@@ -17,7 +17,10 @@ this relies on (checked against lightgbm 4.7's own predict in the tests):
 * the init score (boost_from_average) is folded into the first tree(s): intercept 0;
 * multiclass: ``num_tree_per_iteration`` = C and tree i adds to class i % C;
 * random-forest mode (``average_output``): the raw score is the mean over iterations;
-* ``objective=binary sigmoid:s``: P = 1 / (1 + exp(-s * raw)).
+* ``objective=binary sigmoid:s``: P = 1 / (1 + exp(-s * raw));
+* ``cross_entropy`` (``xentropy``) predicts sigmoid(raw) too, trained on labels in
+  [0, 1]: a probability model (compiler/readings.py), read as a binary classifier or as
+  a regressor; ``cross_entropy_lambda`` predicts log(1 + exp(raw)), no probability.
 """
 
 from __future__ import annotations
@@ -237,6 +240,9 @@ REGRESSION = {
     "gamma": EXP,
     "tweedie": EXP,
 }
+# their prediction is P(class 1) = sigmoid(raw), trained on labels in [0, 1]: they answer
+# the binary questions as a binary classifier and the regressor questions as a regressor
+PROBABILITY = ("cross_entropy", "xentropy")
 
 
 def _objective(obj: str, where: str) -> tuple[str, float]:
@@ -252,8 +258,14 @@ def _objective(obj: str, where: str) -> tuple[str, float]:
         if not (math.isfinite(sigmoid) and sigmoid > 0):
             raise InputError(f"objective {obj!r}: sigmoid must be a positive number", where)
         return "binary", sigmoid
-    if name in ("cross_entropy", "xentropy"):
+    if name in PROBABILITY:
         return "binary", 1.0
+    if name in ("cross_entropy_lambda", "xentlambda"):
+        raise UnsupportedModelError(
+            f"objective {obj!r} predicts log(1 + exp(raw score)), an intensity, not a "
+            "probability or a regression treesens reads (cross_entropy predicts P(class 1))",
+            where,
+        )
     if name in ("multiclass", "softmax"):
         return "multiclass", 1.0
     if name in REGRESSION:
@@ -324,6 +336,7 @@ def _build(
 ) -> Ensemble:
     """The ensemble; ``replay``: (the model text LightGBM loaded, its Booster)."""
     kind, sigmoid = _objective(header.get("objective", ""), where)
+    objective_name = header.get("objective", "").split()[0]  # _objective read one
     n_classes_h = _header_int(header, "num_class", 1, 1, where)
     C = _header_int(header, "num_tree_per_iteration", n_classes_h, 1, where)
     if kind == "binary" and C != 1:
@@ -368,8 +381,7 @@ def _build(
     elif kind == "regression":
         if C != 1:
             raise InputError(f"regression objective with {C} trees per iteration", where)
-        name = header.get("objective", "").split()[0]
-        n_classes, link, intercept = 0, REGRESSION[name], (0.0,)
+        n_classes, link, intercept = 0, REGRESSION[objective_name], (0.0,)
     else:
         n_classes, link, intercept = 2, LOGISTIC, (0.0,)
         scale *= sigmoid
@@ -389,6 +401,7 @@ def _build(
             scale=scale,
             source=f"lightgbm:{where}",
             replayer=replayer,
+            probability=objective_name in PROBABILITY,
         )
     except ValueError as e:  # e.g. a feature name listed twice
         raise InputError(f"malformed model: {e}", where) from None

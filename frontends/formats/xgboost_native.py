@@ -6,9 +6,13 @@ Facts this relies on:
   ``default_left``'s side; thresholds and leaf values are float32;
 * a leaf's value is its ``split_conditions`` entry (``base_weights`` is not the leaf
   value in re-saved models);
-* ``base_score`` is stored in probability space for ``binary:logistic`` (margin offset
-  = logit(base_score)), as a margin for ``binary:logitraw`` and ``multi:soft*``; it may
-  be a scalar or a bracketed vector (xgboost >= 3);
+* ``base_score`` is stored in probability space for ``binary:logistic`` and
+  ``reg:logistic`` (margin offset = logit(base_score)), as a margin for
+  ``binary:logitraw`` and ``multi:soft*``; it may be a scalar or a bracketed vector
+  (xgboost >= 3);
+* ``reg:logistic`` predicts sigmoid(margin), as ``binary:logistic`` predicts P(class 1):
+  a probability model (compiler/readings.py), read as a binary classifier or as a
+  regressor; ``binary:logitraw`` predicts the margin, a binary classifier's;
 * for a categorical split the listed categories go RIGHT; the IR wants "in set -> yes",
   so children are swapped (and the default direction with them);
 * tree i adds to class ``tree_info[i]``.
@@ -28,7 +32,6 @@ from ...compiler.ensemble import (
     EXP,
     IDENTITY,
     LOGISTIC,
-    SIGMOID,
     SOFTMAX,
     Ensemble,
     Feature,
@@ -50,9 +53,13 @@ from .xgboost_replay import XGBoostReplayer, booster_from_bytes
 SUPPORTED = (
     "binary:logistic",
     "binary:logitraw",
+    "reg:logistic",
     "multi:softprob",
     "multi:softmax",
 )
+# their prediction is P(class 1), trained as a regression onto [0, 1]: they answer the
+# binary questions as a binary classifier and the regressor questions as a regressor
+PROBABILITY = ("reg:logistic",)
 # regression objectives and their link; a log link's base_score is a prediction
 REGRESSION = {
     "reg:squarederror": IDENTITY,
@@ -61,9 +68,6 @@ REGRESSION = {
     "count:poisson": EXP,
     "reg:gamma": EXP,
     "reg:tweedie": EXP,
-    # a regression onto [0, 1] (its prediction is sigmoid(raw)), not a classifier: a
-    # model trained as a classifier says binary:logistic
-    "reg:logistic": SIGMOID,
 }
 
 
@@ -137,6 +141,7 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
         sums="float32",
         source=f"xgboost:{where}",
         replayer=replayer,
+        probability=obj in PROBABILITY,
     )
 
 
@@ -217,15 +222,11 @@ def _outputs(
         if not b0 > 0.0:
             raise InputError(f"base_score {b0} of a log-link objective is not positive", where)
         return 0, EXP, (float(np.log(b0)),)
-    if REGRESSION.get(obj) == SIGMOID:
-        if not 0.0 < b0 < 1.0:
-            raise InputError(f"base_score {b0} of reg:logistic is not in (0, 1)", where)
-        return 0, SIGMOID, (logit(b0),)
     if obj in REGRESSION:
         return 0, IDENTITY, (b0,)
-    if obj == "binary:logistic":
+    if obj in ("binary:logistic", *PROBABILITY):
         if not 0.0 < b0 < 1.0:
-            raise InputError(f"base_score {b0} is not a probability", where)
+            raise InputError(f"base_score {b0} of {obj} is not a probability", where)
         return 2, LOGISTIC, (logit(b0),)
     return 2, LOGISTIC, (b0,)
 

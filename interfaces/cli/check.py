@@ -6,6 +6,7 @@ import argparse
 import time
 
 from ...compiler.kinds import resolve_condition
+from ...compiler.readings import read_for
 from ...frontends.query_build import require_backend
 from ...questions.ask import answer
 from ...questions.certify import (
@@ -25,6 +26,7 @@ from .common import (
     load_from_args,
     log,
     query_from_args,
+    what_it_predicts,
 )
 from .main import START
 from .plot import add_plot_arg, check_plot_arg, write_witness_plot
@@ -67,10 +69,11 @@ def run(args) -> int:
     q = query_from_args(args, ens)  # an unknown name is a bad input, before "solving..."
     check_data(args, ens)
     resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
+    ens = read_for(ens, q)  # a probability model's reading that the question asks
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{ens.what_it_predicts} ({time.time() - t0:.2f}s); solving with {q.plan.backend}..."
+            f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {q.plan.backend}..."
         )
     try:  # the time limit runs from the command's start: loading counts
         res = answer(

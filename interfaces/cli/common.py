@@ -317,6 +317,22 @@ def _pairs(given: list[str], flag: str) -> tuple:
     return tuple(out)
 
 
+# how a probability model is asked in its other reading (compiler/readings.py), by flags;
+# keyed by whether it is read as a regressor now
+OTHER_READING = {
+    True: "a binary classifier with --gap G or --max-gap",
+    False: "a regressor with --delta D or --above A --below B",
+}
+
+
+def what_it_predicts(ens, other: dict[bool, str] = OTHER_READING) -> str:
+    """What the model predicts, as the line saying it loaded puts it; a probability
+    model's says which reading answers, and how to ask the other (``other``)."""
+    if not ens.probability:
+        return ens.what_it_predicts
+    return f"{ens.what_it_predicts}, or as {other[ens.is_regressor]}"
+
+
 def emit_result(res: Result, as_json: bool, ens=None) -> None:
     if as_json:
         sys.stdout.write(res.to_json() + "\n")

@@ -12,7 +12,14 @@ from ...compiler.errors import InputError
 from ...language import load_queries
 from ...questions.executors import parse_executor
 from ..sens_run import audit_report, run_audits, run_queries
-from .common import add_memory_arg, emit_result, log, number, positive_int
+from .common import add_memory_arg, emit_result, log, number, positive_int, what_it_predicts
+
+# how a probability model is asked in its other reading in a .sens file (a file's blocks
+# may ask both)
+SENS_OTHER_READING = {
+    True: "a binary classifier with a gap",
+    False: "a regressor with 'gap delta D' or 'gap above A below B'",
+}
 
 HELP = "run the queries of a .sens file"
 DESCRIPTION = """
@@ -80,7 +87,7 @@ def run(args) -> int:
     if not args.json:
         log(
             f"{args.file}: {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{ens.what_it_predicts}; {len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
+            f"{what_it_predicts(ens, SENS_OTHER_READING)}; {len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
             f"{f', {len(audits)} audit' + 's' * (len(audits) > 1) if audits else ''} "
             f"({time.time() - t0:.2f}s)"
         )

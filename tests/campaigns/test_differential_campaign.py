@@ -5,7 +5,7 @@ library's own predict.
 Every model (``harness.make_model``) is trained on random data with 2-4 features (real,
 integer, binary, categorical where the library has categorical splits, NaN where it
 accepts missing values), few trees and shallow depth, one family after the other:
-XGBoost binary (``binary:logistic``, ``binary:logitraw``) and
+XGBoost binary (``binary:logistic``, ``binary:logitraw``, ``reg:logistic``) and
 multiclass (``multi:softprob``, ``multi:softmax``), saved as JSON or UBJ; LightGBM
 binary and multiclass (gbdt or rf, zero-as-missing, sigmoid), saved as text or
 ``dump_model()`` JSON; scikit-learn RandomForest, ExtraTrees, GradientBoosting

@@ -95,6 +95,17 @@ def test_an_empty_numba_cache_announces_that_the_first_search_compiles(tmp_path)
     assert out.stdout.strip() == "True", out.stderr
 
 
+def test_the_kernel_made_ready_is_the_one_every_search_runs():
+    gap_kernel.prepare()
+    _search(0, compiled=True)  # a real search: no signature of its own to compile
+    assert len(gap_kernel._kernel().signatures) == 1
+
+
+def test_a_kernel_already_loaded_is_ready_at_no_cost():
+    gap_kernel.prepare()
+    assert gap_kernel.prepare() == gap_kernel.Readiness(0.0, False)
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("probes", [0, 1, gap_kernel.PROBES])
 @pytest.mark.parametrize("i", range(1, 60, 6))

@@ -606,7 +606,9 @@ def _train_xgb(rng, X, y, kinds, cats, n_classes, n_trees, depth, seed, workdir,
         params["objective"] = str(rng.choice(["multi:softprob"] * 4 + ["multi:softmax"]))
         params["num_class"] = n_classes
     else:
-        params["objective"] = str(rng.choice(["binary:logistic"] * 6 + ["binary:logitraw"]))
+        params["objective"] = str(
+            rng.choice(["binary:logistic"] * 5 + ["binary:logitraw", "reg:logistic"])
+        )
         if rng.random() < 0.3:
             params["base_score"] = float(rng.choice([0.2, 0.5, 0.8]))
     info["params"] = {k: v for k, v in params.items() if k != "seed"}
