@@ -202,8 +202,12 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
     add_keyword_flag(p, API_KEYWORDS["backend"])
 
 
-def add_memory_arg(p: argparse.ArgumentParser) -> None:
-    """--memory-mb, for the commands that run a .sens file's queries."""
+def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
+    """--timeout, overriding ``what`` a .sens file sets, and --memory-mb: for the
+    commands that run a .sens file's queries."""
+    p.add_argument(
+        "--timeout", type=number, default=None, metavar="S", help=f"override {what} (seconds)"
+    )
     p.add_argument(
         "--memory-mb",
         type=positive_int,

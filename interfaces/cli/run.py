@@ -12,7 +12,7 @@ from ...compiler.errors import InputError
 from ...language import load_queries
 from ...questions.executors import parse_executor
 from ..sens_run import audit_report, run_audits, run_queries
-from .common import add_memory_arg, emit_result, log, number, positive_int, what_it_predicts
+from .common import add_run_limits, emit_result, log, positive_int, what_it_predicts
 
 # how a probability model is asked in its other reading in a .sens file (a file's blocks
 # may ask both)
@@ -36,14 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="run only this query, or every query of this sweep",
     )
-    p.add_argument(
-        "--timeout",
-        type=number,
-        default=None,
-        metavar="S",
-        help="override every query's time limit (seconds)",
-    )
-    add_memory_arg(p)
+    add_run_limits(p, "every query's time limit")
     p.add_argument(
         "--jobs",
         type=positive_int,
