@@ -22,7 +22,7 @@ from treesens.interfaces.expect_api import (
     expect_sensitive,
 )
 from treesens.interfaces.sens_run import run_file
-from treesens.questions.audit import audit
+from treesens.questions.audit import audit, summary
 from treesens.questions.sweep import results_frame
 from treesens.views.plot_sweep import plot_sweep
 from treesens.views.plot_witness import plot_witness
@@ -45,6 +45,7 @@ __all__ = [
     "max_gap",
     "report",
     "audit",
+    "summary",
     "expect_insensitive",
     "expect_sensitive",
     "expect_max_gap",

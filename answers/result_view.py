@@ -87,10 +87,10 @@ def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
         return f"f(x1) >= {a:{fmt}}, f(x2) <= {b:{fmt}}"
     if res.delta:
         d, way = res.delta["at_least"], res.delta["direction"]
-        return {
-            "up": f"f(x1) - f(x2) >= {d:{fmt}}",
-            "down": f"f(x2) - f(x1) >= {d:{fmt}}",
-        }.get(way, f"|f(x1) - f(x2)| >= {d:{fmt}}")
+        return {  # read from x1 to x2: up, the prediction goes up
+            "up": f"f(x2) - f(x1) >= {d:{fmt}}",
+            "down": f"f(x1) - f(x2) >= {d:{fmt}}",
+        }.get(way, f"|f(x2) - f(x1)| >= {d:{fmt}}")
     return None
 
 

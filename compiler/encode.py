@@ -29,7 +29,7 @@ import numpy as np
 from .affected import unaffected_leaves
 from .domain import FeatureDomain, build_categorical_domain, build_domain
 from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble, Tree
-from .errors import FEATURES, InputError, closest
+from .errors import FEATURES, InputError, closest, spelled
 from .ir import EQ, GE, LE, ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .kinds import prepared, resolve_condition
 from .query import Condition, Query
@@ -90,7 +90,9 @@ def resolve_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int
                 f"unknown feature {n!r}{closest(n, ens.feature_names, listing=FEATURES)}"
             ) from None
     if not out:
-        raise InputError("no feature to vary: give at least one (--vary NAME)")
+        raise InputError(
+            f"no feature to vary: give at least one ({spelled('vary=[NAME]', '--vary NAME')})"
+        )
     return frozenset(out)
 
 

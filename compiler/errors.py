@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 
 class TreesensError(Exception):
@@ -30,6 +33,25 @@ class UnsupportedModelError(InputError):
 FEATURES = "known features"
 
 
+def _near_key(name: str) -> str:
+    """A name with the differences that hardly count taken out: case, and spaces,
+    underscores and hyphens (``Mean Radius`` and ``mean_radius`` are near)."""
+    return re.sub(r"[\s_\-]+", "_", name.strip()).lower()
+
+
+def near_matches(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """The candidates closest to ``name``: those that differ from it only in case and
+    spaces, underscores or hyphens first, then difflib's close matches."""
+    by_key: dict[str, list[str]] = {}
+    for c in candidates:
+        by_key.setdefault(_near_key(str(c)), []).append(str(c))
+    key = _near_key(name)
+    got = list(by_key.get(key, []))
+    for k in difflib.get_close_matches(key, list(by_key), n=n, cutoff=0.5):
+        got += [c for c in by_key[k] if c not in got]
+    return got[:n]
+
+
 def closest(name: str, candidates: Iterable[str], n: int = 3, *, listing: str | None = None) -> str:
     """A 'did you mean' suffix for unknown names, or an empty string.
 
@@ -37,10 +59,7 @@ def closest(name: str, candidates: Iterable[str], n: int = 3, *, listing: str | 
     the candidates' list instead: " (known features: a, b, c, ... 30 in all)".
     """
     cand = [str(c) for c in candidates]
-    got = difflib.get_close_matches(name, cand, n=n, cutoff=0.5)
-    if not got:
-        low = {c.lower(): c for c in cand}
-        got = [low[name.lower()]] if name.lower() in low else []
+    got = near_matches(name, cand, n)
     if got:
         return f" (did you mean {', '.join(repr(g) for g in got)}?)"
     if listing is None or not cand:
@@ -59,6 +78,28 @@ def name_list(names: Iterable[object], max_names: int = 8, max_chars: int = 80) 
     if len(shown) == len(names):
         return ", ".join(shown)
     return f"{', '.join(shown)}, ... {len(names)} in all"
+
+
+# the interface a user speaks, which messages name settings in: Python keywords (the
+# default: the API, notebooks) or the command line's flags (set by the CLI while it runs)
+PYTHON, COMMAND_LINE = "python", "command line"
+_SPOKEN: ContextVar[str] = ContextVar("treesens_spoken", default=PYTHON)
+
+
+@contextmanager
+def speaking(interface: str) -> Iterator[None]:
+    """Messages raised inside name settings as ``interface`` spells them."""
+    token = _SPOKEN.set(interface)
+    try:
+        yield
+    finally:
+        _SPOKEN.reset(token)
+
+
+def spelled(python: str, flag: str) -> str:
+    """A setting named in a message as the user's interface spells it: the Python
+    keyword (``classes=(C1, C2)``) or, on the command line, the flag (``--classes C1,C2``)."""
+    return flag if _SPOKEN.get() == COMMAND_LINE else python
 
 
 class TreesensWarning(UserWarning):

@@ -14,8 +14,10 @@ from .errors import FEATURES, InputError, closest
 
 
 def _name_key(name: str) -> str:
-    """A feature name as libraries rewrite it (LightGBM: 'mean texture' -> mean_texture)."""
-    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_").lower()
+    """A feature name as libraries rewrite it (LightGBM: 'mean texture' -> mean_texture).
+    The case stays: a name that differs in case only is another name ('Site' is not
+    'site'), refused with a did-you-mean."""
+    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_")
 
 
 def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:

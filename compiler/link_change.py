@@ -1,15 +1,15 @@
 """A regressor's change by at least D through a nonlinear link: an outer approximation
 of the exact condition, refined by cuts.
 
-With the increasing link g (exp, sigmoid) and the pair's raw scores s1, s2,
-f(x1) - f(x2) >= D is s1 >= h(s2), h(s) = g^-1(g(s) + D) (+inf where g(s) + D leaves
+With the increasing link g (exp, sigmoid) and the pair's raw scores s1, s2, the change
+up, f(x2) - f(x1) >= D, is s2 >= h(s1), h(s) = g^-1(g(s) + D) (+inf where g(s) + D leaves
 g's range: a sigmoid prediction cannot pass 1). For exp, h(s) = log(e^s + D); for the
 sigmoid, h(s) = logit(sigmoid(s) + D). Both are increasing and convex (h' = g'(s) /
 g'(h(s)) increases), so the pairs meeting the condition form a convex set in (s1, s2)
-and every tangent s1 >= h(a) + h'(a) (s2 - a) is a valid linear row. The encoding
+and every tangent s2 >= h(a) + h'(a) (s1 - a) is a valid linear row. The encoding
 states a few (and the asymptotes); a solution the library's predict rejects lies below
-the curve, and the tangent at its s2 (and at the s2 whose h is its s1) cuts it off.
-Direction down is the mirror (s2 >= h(s1)); either is a choice of the two.
+the curve, and the tangent at its s1 (and at the s1 whose h is its s2) cuts it off.
+Direction down is the mirror (s1 >= h(s2)); either is a choice of the two.
 
 The library's own rounding is covered before any row is written: its raw sums by the
 encoding's float32 relaxation (per unit of coefficient, as every gap row), and its
@@ -56,7 +56,7 @@ def raw_range(ens: Ensemble) -> tuple[float, float]:
 @dataclass(frozen=True)
 class LinkChange:
     """The change by at least ``delta`` in prediction space through the link ``link``:
-    per direction (up: x1 the higher, down: x2; two: a choice), its initial ``rows``,
+    per direction (up: x2 the higher, down: x1; two: a choice), its initial ``rows``,
     and the curve h that the cuts are tangents of."""
 
     link: str
@@ -176,9 +176,10 @@ def _initial_rows(lc: LinkChange, direction: str, lo: float, hi: float) -> tuple
     the lower score's ceiling, and tangents spread between.
 
     With the link's rounding as a shift t1 = s1 + m, t2 = s2 - m of the library's raw
-    scores (s1 the higher), a pair meeting the change has t1 >= h(t2), t1 <= hi + m, so
-    t2 <= b = h^-1(hi + m); t2 >= lo - m, so t1 >= h(lo - m); and t1 - t2 >= h(t2) - t2,
-    which is convex in t2 (h is), at least its least value on [lo - m, b]."""
+    scores (here s1 the higher score, s2 the lower, whichever input has it), a pair
+    meeting the change has t1 >= h(t2), t1 <= hi + m, so t2 <= b = h^-1(hi + m);
+    t2 >= lo - m, so t1 >= h(lo - m); and t1 - t2 >= h(t2) - t2, which is convex in t2
+    (h is), at least its least value on [lo - m, b]."""
     m = lc.margin
     b = lc.below(hi + m)
     floor = lc.h(lo - m)
@@ -206,15 +207,16 @@ def _initial_rows(lc: LinkChange, direction: str, lo: float, hi: float) -> tuple
 
 
 def _row(direction: str, k_up: float, k_down: float, rhs: float) -> PairRow:
-    """k_up * (higher raw score) + k_down * (lower) >= rhs, as a row over x1, x2."""
+    """k_up * (higher raw score) + k_down * (lower) >= rhs, as a row over x1, x2 (up:
+    x2 the higher)."""
     if direction == "up":
-        return (k_up,), (k_down,), rhs
-    return (k_down,), (k_up,), rhs
+        return (k_down,), (k_up,), rhs
+    return (k_up,), (k_down,), rhs
 
 
 def _ordered(direction: str, s1: float, s2: float) -> tuple[float, float]:
     """(the score that must be higher, the lower one) in ``direction``."""
-    return (s1, s2) if direction == "up" else (s2, s1)
+    return (s2, s1) if direction == "up" else (s1, s2)
 
 
 def _expit(s: float) -> float:

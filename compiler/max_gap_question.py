@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 
 from .ensemble import SOFTMAX, Ensemble
-from .errors import InputError
-from .question import UP, Gap, GapKind, Question
+from .errors import InputError, spelled
+from .question import DOWN, Gap, GapKind, Question
 from .readings import read_for
 
 # absolute, in probability (multiclass: ln units; a regressor's: relative to its bound):
@@ -33,19 +33,26 @@ def check_max_gap_model(ens: Ensemble, q: Question | None = None) -> None:
     if ens.n_outputs > 1:
         if ens.link != SOFTMAX:
             raise InputError(
-                "--max-gap / max_gap: for multiclass models, boosted ones only (softmax; "
-                f"this model's link is {ens.link}): ask --gap RATIO with --classes instead"
+                f"{_asked_as()}: for multiclass models, boosted ones only (softmax; this "
+                f"model's link is {ens.link}): ask "
+                f"{spelled('gap=RATIO with classes=', '--gap RATIO with --classes')} instead"
             )
         if q is not None and not q.classes:
             raise InputError(
-                f"--max-gap / max_gap: the model has {ens.n_classes} classes: give the two "
-                "classes to compare (--classes C1,C2 / classes=(c1, c2); either may be 'any')"
+                f"{_asked_as()}: the model has {ens.n_classes} classes: give the two classes "
+                f"to compare ({spelled('classes=(C1, C2)', '--classes C1,C2')}; either may be "
+                "'any')"
             )
     if q is not None and q.gap.given:
         raise InputError(
-            "--max-gap / max_gap searches the gap itself: give no gap "
-            "(--gap, --margin-gap; gap=, margin_gap=)"
+            f"{_asked_as()} searches the gap itself: give no gap "
+            f"({spelled('gap=, margin_gap=', '--gap, --margin-gap')})"
         )
+
+
+def _asked_as() -> str:
+    """The question's name as the interface in use spells it."""
+    return spelled("max_gap", "--max-gap")
 
 
 def _check_change_model(ens: Ensemble, q: Question | None) -> None:
@@ -53,8 +60,8 @@ def _check_change_model(ens: Ensemble, q: Question | None) -> None:
     own given."""
     if q is not None and (q.threshold is not None or q.delta is not None):
         raise InputError(
-            "--max-gap / max_gap searches the largest change itself: give no delta or "
-            "threshold form (--delta, --above, --below)"
+            f"{_asked_as()} searches the largest change itself: give no delta or threshold "
+            f"form ({spelled('delta=, above=, below=', '--delta, --above, --below')})"
         )
 
 
@@ -64,8 +71,8 @@ def max_gap_probe(ens: Ensemble, q: Question) -> Question:
     resolves up front to check its classes."""
     check_max_gap_model(ens, q)
     q = q.with_(kind="", params=())  # the pair (or change) question the search asks
-    if read_for(ens, q).is_regressor:
-        return q.with_(delta=0.0, direction=UP)
+    if read_for(ens, q).is_regressor:  # the change f(x1) - f(x2): x1 the higher prediction
+        return q.with_(delta=0.0, direction=DOWN)
     return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
 
 

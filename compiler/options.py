@@ -411,8 +411,8 @@ SHAPE: tuple[OptionSpec, ...] = (
         "direction",
         "up, down or either",
         None,
-        "regressors, with delta: up is f(x1) - f(x2) >= D, down f(x2) - f(x1) >= D, "
-        "either (the default) one of the two",
+        "regressors, with delta: how the prediction moves from x1 to x2: up "
+        "(f(x2) - f(x1) >= D), down (f(x1) - f(x2) >= D) or either (the default)",
         SENS_STATEMENT,
         takes="choice",
         choices=("up", "down", "either"),

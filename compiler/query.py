@@ -19,7 +19,7 @@ from .ensemble import (
     Feature,
     logit,
 )
-from .errors import FEATURES, InputError, closest
+from .errors import FEATURES, InputError, closest, spelled
 from .link_change import MIN_SIGMOID_DELTA, NONLINEAR_LINKS, LinkChange, link_change
 from .plan import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Plan  # noqa: F401 - re-exported
 from .question import (  # noqa: F401 - re-exported: the question's types
@@ -140,9 +140,9 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
     inverse of the (increasing) link."""
     if q.threshold is None:
         raise InputError(
-            "the model is a regressor: give a change, delta D (--delta D: the predictions "
-            "differ by at least D), or the threshold form, above A and below B "
-            "(--above A --below B: f(x1) >= A and f(x2) <= B)"
+            f"the model is a regressor: give a change, {spelled('delta=D', '--delta D')} (the "
+            "predictions differ by at least D), or the threshold form, "
+            f"{spelled('above=A, below=B', '--above A --below B')} (f(x1) >= A and f(x2) <= B)"
         )
     if q.classes is not None:
         raise InputError("classes are for classifiers; a regressor has one prediction")
@@ -154,10 +154,11 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
 
 
 def change_condition(ens: Ensemble, q: Query) -> Condition:
-    """The change by at least delta, f(x1) - f(x2) >= delta (or the other way, or
-    either), as a row over both inputs: with the identity link, predictions are raw
-    scores. A query the same for both inputs (no bounds on one input only, no relations)
-    asks "either" as "up": a pair that goes down is a pair that goes up, renamed."""
+    """The change by at least delta from x1 to x2, up (f(x2) - f(x1) >= delta), down
+    (f(x1) - f(x2) >= delta) or either, as a row over both inputs: with the identity
+    link, predictions are raw scores. A query the same for both inputs (no bounds on one
+    input only, no relations) asks "either" as "up": a pair that goes down is a pair that
+    goes up, renamed."""
     if not ens.is_regressor:
         raise InputError("delta (a change of the prediction) is for regressors; give a gap")
     if q.threshold is not None:
@@ -170,25 +171,28 @@ def change_condition(ens: Ensemble, q: Query) -> Condition:
         direction = UP
     if ens.link != IDENTITY:
         return _link_change_condition(ens, d, direction)
-    up = ((1.0,), (-1.0,), d)
-    down = ((-1.0,), (1.0,), d)
+    up = ((-1.0,), (1.0,), d)
+    down = ((1.0,), (-1.0,), d)
     rows = {UP: (up,), DOWN: (down,), EITHER: (up, down)}[direction]
-    text = {
-        UP: f"f(x1) - f(x2) >= {d:.6g}",
-        DOWN: f"f(x2) - f(x1) >= {d:.6g}",
-        EITHER: f"|f(x1) - f(x2)| >= {d:.6g}",
-    }[direction]
     return Condition(
         rows=((), ()),
         pair_rows=rows,
         pair_sum=rows[0] if len(rows) == 1 else None,
-        description=text,
+        description=change_text(direction, d),
     )
 
 
+def change_text(direction: str, d: float, fmt: str = ".6g") -> str:
+    """A change by at least d from x1 to x2 in ``direction``, as a formula."""
+    return {
+        UP: f"f(x2) - f(x1) >= {d:{fmt}}",
+        DOWN: f"f(x1) - f(x2) >= {d:{fmt}}",
+    }.get(direction, f"|f(x2) - f(x1)| >= {d:{fmt}}")
+
+
 def _link_change_condition(ens: Ensemble, d: float, direction: str) -> Condition:
-    """The change through a nonlinear increasing link: f(x1) - f(x2) >= d is
-    raw(x1) >= h(raw(x2)) with h convex, stated by tangent rows and refined by cuts."""
+    """The change through a nonlinear increasing link: f(x2) - f(x1) >= d (up) is
+    raw(x2) >= h(raw(x1)) with h convex, stated by tangent rows and refined by cuts."""
     if ens.link not in NONLINEAR_LINKS:
         raise InputError(f"delta on a regressor whose prediction is {ens.link}(raw score)")
     if ens.link == SIGMOID and d >= 1.0:
@@ -203,11 +207,7 @@ def _link_change_condition(ens: Ensemble, d: float, direction: str) -> Condition
         )
     directions = (UP, DOWN) if direction == EITHER else (direction,)
     lc = link_change(ens, d, directions)
-    text = {
-        UP: f"f(x1) - f(x2) >= {d:.6g}",
-        DOWN: f"f(x2) - f(x1) >= {d:.6g}",
-        EITHER: f"|f(x1) - f(x2)| >= {d:.6g}",
-    }[direction]
+    text = change_text(direction, d)
     # the difference of the raw scores (the first row) sums the two inputs' rows
     pair_sum = lc.rows[0][0] if len(directions) == 1 else None
     return Condition(rows=((), ()), pair_sum=pair_sum, link_change=lc, description=text)
@@ -285,7 +285,7 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
     if q.classes is None:
         raise InputError(
             f"the model has {ens.n_classes} classes: give the two classes to compare "
-            "(--classes C1,C2; C2 may be 'any')"
+            f"({spelled('classes=(C1, C2)', '--classes C1,C2')}; either may be 'any')"
         )
     c1, c2 = (class_index(ens, c) for c in q.classes)
     if c1 != ANY and c1 == c2:
@@ -296,8 +296,9 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
         if not g.given:
             raise InputError(
                 f"the model has {C} classes and a multiclass gap has no default: give a "
-                "probability ratio g >= 1 (--gap 1.5: P(c1) >= 1.5 * P(c) for every other "
-                "class c) or a margin gap (--margin-gap D)"
+                f"probability ratio g >= 1 ({spelled('gap=1.5', '--gap 1.5')}: P(c1) >= 1.5 * "
+                "P(c) for every other class c) or a margin gap "
+                f"({spelled('margin_gap=D', '--margin-gap D')})"
             )
         if g.value < 1.0:
             raise InputError(

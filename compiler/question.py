@@ -14,7 +14,8 @@ from .enums import StrValue
 
 ANY = "any"  # a class placeholder: c1 = any class, or c2 = any class other than c1
 
-# the directions of a regressor's change by at least delta
+# the directions of a regressor's change by at least delta, from x1 to x2: up, the
+# prediction goes up (f(x2) - f(x1) >= delta); down, it goes down; either, one of the two
 UP, DOWN, EITHER = "up", "down", "either"
 DIRECTIONS = (UP, DOWN, EITHER)
 
@@ -78,8 +79,9 @@ class Question:
     gap: Gap = Gap(0.2)
     # regressors: (a, b) asks f(x1) >= a and f(x2) <= b, in prediction space
     threshold: tuple[float, float] | None = None
-    # regressors: the predictions differ by at least ``delta`` in ``direction`` (UP:
-    # f(x1) - f(x2) >= delta, DOWN: f(x2) - f(x1) >= delta, EITHER: one of the two)
+    # regressors: the predictions differ by at least ``delta`` in ``direction``, read
+    # from x1 to x2 (UP: the prediction goes up, f(x2) - f(x1) >= delta; DOWN: it goes
+    # down, f(x1) - f(x2) >= delta; EITHER: one of the two)
     delta: float | None = None
     direction: str = "either"
     # what the question asks of its pair (compiler/kinds.py): "" is the question its

@@ -58,11 +58,12 @@ def meets(
 
 
 def meets_pair(q: Query, f1: float, f2: float) -> bool:
-    """Do a regressor's two predictions differ by at least ``q.delta`` in its direction?
+    """Do a regressor's two predictions differ by at least ``q.delta`` in its direction
+    (up: f(x2) - f(x1) >= delta)?
     (True for questions that ask nothing of the pair as a whole.)"""
     if q.delta is None:
         return True
-    up, down = f1 - f2 >= q.delta, f2 - f1 >= q.delta
+    up, down = f2 - f1 >= q.delta, f1 - f2 >= q.delta
     return {UP: up, DOWN: down, EITHER: up or down}[q.direction]
 
 

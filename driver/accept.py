@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -106,3 +107,21 @@ def note_unseen_combinations(ctx: SolveContext) -> None:
                 f"does; if they encode one feature, declare them as one group "
                 f"(--groups / groups=, with the category they drop)"
             )
+
+
+def free_range_note(ens: Ensemble) -> str:
+    """What a pair found without data is: each feature free within its bounds (all reals
+    where none are declared), whatever the others hold, so the pair may lie far from
+    every real row; the data would keep it to values seen there."""
+    bounded = any(math.isfinite(f.lb) or math.isfinite(f.ub) for f in ens.features)
+    if not bounded:
+        where = "features range over all reals (no bounds declared, no data given)"
+    else:
+        where = (
+            f"no data given: each feature ranges {ens.domain} (all reals where none are "
+            "declared), whatever the others hold"
+        )
+    return (
+        f"{where}, so the pair may lie far from any real row; give the data "
+        "(--data ROWS.csv, data=) for values seen in it and the pair's distance to it"
+    )

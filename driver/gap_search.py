@@ -45,9 +45,9 @@ from ..compiler.pair_boxes import (
     pair_encoding,
     pair_tables,
 )
-from ..compiler.query import UP, Condition, Gap, GapKind, Query
+from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import meets
-from .accept import witness_dict
+from .accept import free_range_note, witness_dict
 from .context import new_result
 from .verdict import PROBA_AGREEMENT, library_outputs, scores_apart
 
@@ -177,7 +177,7 @@ def box_largest_gap(
         return None
     bound = None
     if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
-        at_zero = q.with_(delta=0.0, direction=UP)
+        at_zero = q.with_(delta=0.0, direction=DOWN)
     else:
         at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
     if ens.is_regressor and ens.link != IDENTITY:
@@ -307,6 +307,8 @@ def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: En
         res.stats["found_by"] = FOUND_BY
         if ens.n_outputs > 1:
             res.classes = [int(c) for c in best.enc.query.classes]
+        if q.options.data is None:
+            res.notes.append(free_range_note(ens))
     elif out.proven:
         res.status = INSENSITIVE
     else:

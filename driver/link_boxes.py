@@ -6,8 +6,10 @@ instead (driver/gap_search.py: x1's raw score, minus x2's and their difference, 
 through the link) with every box whose bound is under D dropped: a resolved pair whose
 change by the library's predict reaches D answers "sensitive" (replay-checked as every
 witness), and a search that empties its heap with every bound under D proves
-"insensitive". Only the direction up of a query the tables describe (symmetric, so
-"either" is up) takes part; anything else is the backend's.
+"insensitive". Only a query of one direction that the tables describe takes part (one
+the same for both inputs, so "either" is up): the tables' pairs go down from x1 to x2,
+and for the direction up each is taken with its inputs swapped. Anything else is the
+backend's.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ..answers.result import fail
 from ..compiler.encode import Encoding
 from ..compiler.gap_boxes import largest_gap
 from ..compiler.invert import witness_from_pair
-from ..compiler.query import UP
+from ..compiler.query import DOWN, UP
 from .accept import accept
 from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
 from .context import SolveContext
@@ -34,7 +36,7 @@ def link_tables(ctx: SolveContext) -> Encoding | None:
     """The largest-change tables' encoding of a check through a nonlinear link, or None
     when the check is not one or the tables do not describe it."""
     lc = ctx.enc.condition.link_change
-    if lc is None or lc.directions != (UP,):
+    if lc is None or lc.directions not in ((UP,), (DOWN,)):
         return None
     encs = level_encodings(ctx.enc)
     return None if encs is None else encs[0]
@@ -72,7 +74,10 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
         return True
     if out is None:
         stats["status"] = "found"
-        verdict = check_pair(ctx.ens, ctx.q, ctx.enc, witness_from_pair(enc, *best.pair))
+        x1, x2 = best.pair
+        if ctx.enc.condition.link_change.directions == (UP,):  # the tables' pair goes down
+            x1, x2 = x2, x1
+        verdict = check_pair(ctx.ens, ctx.q, ctx.enc, witness_from_pair(enc, x1, x2))
         if isinstance(verdict, Accepted):
             accept(ctx, verdict, found_by=FOUND_BY)
             return True

@@ -27,7 +27,7 @@ from ..compiler.errors import InputError
 from ..compiler.kinds import kind_of, prepared
 from ..compiler.query import Query
 from ..compiler.readings import read_for
-from .accept import measure_distance, note_unseen_combinations
+from .accept import free_range_note, measure_distance, note_unseen_combinations
 from .alongside import backend_beside_boxes
 from .backend import reduce_for_backend
 from .boxes import box_stage, boxes_alone
@@ -100,10 +100,13 @@ def _solve(ctx: SolveContext) -> Result:
 
 
 def _finish(ctx: SolveContext) -> Result:
-    """The result with the pair's distance to the data and the times."""
+    """The result with the pair's distance to the data (without data: a note that the
+    pair's features range freely) and the times."""
     if ctx.data is not None and ctx.result.status == SENSITIVE and ctx.witness is not None:
         measure_distance(ctx)
         note_unseen_combinations(ctx)
+    elif ctx.result.status == SENSITIVE and ctx.witness is not None and ctx.q.kind != "anchored":
+        ctx.result.notes.append(free_range_note(ctx.ens))  # (an anchored x1 is a data row)
     ctx.result.time["solve"] = ctx.solve_time
     ctx.result.time["total"] = time.time() - ctx.t_start
     return ctx.result

@@ -7,7 +7,8 @@ Column_0, x0, ...) has its columns taken in order (the label column left out), w
 column may be absent only under its default name, ``label``. Every row of a CSV has as
 many fields as its header. Values must be numbers; a categorical feature that declares
 category names may also use the names. A missing value is accepted only for a feature
-declared ``may_be_missing``. Every problem is an ``InputError`` naming the file (and the
+that may be missing (declared, or made so by the data: frontends/load.py,
+``missing_from_data``). Every problem is an ``InputError`` naming the file (and the
 line / column / row).
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compiler.dataset import Dataset
-from ..compiler.errors import InputError, closest, name_list
+from ..compiler.errors import InputError, closest, name_list, near_matches
 from .formats.registry import generic_names
 from .table_files import csv_header, file_stat, is_parquet, read_table
 
@@ -31,9 +32,11 @@ DEFAULT_LABEL = "label"
 _LOADED: dict[tuple, Dataset] = {}
 
 
-def load_data(data, ens, label: str | None = DEFAULT_LABEL) -> Dataset:
+def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool = False) -> Dataset:
     """A Dataset for ``ens`` from a path (CSV / Parquet), a pandas DataFrame, an array
-    with the features in model order, or a Dataset (returned as it is)."""
+    with the features in model order, or a Dataset (returned as it is). ``missing_ok``:
+    a missing value is taken in any column (to find the columns that hold one), not only
+    in those of features that may be missing."""
     if isinstance(data, Dataset):
         if data.names != tuple(ens.feature_names):
             raise InputError("the data set was loaded for a model with other features", data.source)
@@ -47,18 +50,18 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL) -> Dataset:
             st.st_size,
             label,
             tuple(ens.feature_names),
-            tuple((f.kind, f.may_be_missing, f.categories) for f in ens.features),
+            tuple((f.kind, f.categories) for f in ens.features),
         )
         if key not in _LOADED:
             header = str(path) if is_parquet(path) else f"{path}:1"
             _LOADED[key] = _from_frame(read_table(path), ens, label, str(path), header)
-        return _LOADED[key]
+        return _checked(_LOADED[key], ens, missing_ok)
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is a dependency
         pd = None
     if pd is not None and isinstance(data, pd.DataFrame):
-        return _from_frame(data, ens, label, "<DataFrame>")
+        return _checked(_from_frame(data, ens, label, "<DataFrame>"), ens, missing_ok)
     arr = np.asarray(data)
     if arr.ndim != 2:
         raise InputError(f"data must be a table (2-d), got an array of shape {arr.shape}")
@@ -70,7 +73,24 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL) -> Dataset:
         if arr.shape[1] == ens.n_features
         else [f"c{i}" for i in range(arr.shape[1])]
     )
-    return _from_frame(pd.DataFrame(arr, columns=cols), ens, None, "<array>")
+    frame = pd.DataFrame(arr, columns=cols)
+    return _checked(_from_frame(frame, ens, None, "<array>"), ens, missing_ok)
+
+
+def _checked(ds: Dataset, ens, missing_ok: bool) -> Dataset:
+    """``ds``, unless a column of a feature that may not be missing holds a missing value
+    (``missing_ok``: any column may)."""
+    if missing_ok:
+        return ds
+    for f in np.flatnonzero(np.isnan(ds.X).any(axis=0)).tolist():
+        if not ens.features[f].may_be_missing:
+            raise InputError(
+                f"{missing_value_text(ds.names[f], np.flatnonzero(np.isnan(ds.X[:, f])))}; drop "
+                "those rows or declare the feature as possibly missing (a details file's "
+                "missing column)",
+                ds.source,
+            )
+    return ds
 
 
 def data_columns(data) -> tuple[list[str], str]:
@@ -105,6 +125,8 @@ def feature_columns(cols: list[str], label: str | None, where: str) -> list[str]
 
 
 def _from_frame(df, ens, label, where: str, header: str | None = None) -> Dataset:
+    """The data set of a frame, missing values (NaN) in any column (``_checked`` says
+    which may hold them)."""
     import pandas as pd
 
     cols = [str(c).strip() for c in df.columns]
@@ -148,19 +170,20 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
             vals = category_codes(vals, np.ones(len(vals), dtype=bool), feat, name, where)
         else:
             vals = _categories(col, feat, name, where)
-        bad = np.flatnonzero(np.isnan(vals))
-        if bad.size and not feat.may_be_missing:
-            raise InputError(
-                f"column {name!r}: missing value (NaN) in row {int(bad[0]) + 1} ({bad.size} rows in all); "
-                "drop those rows or declare the feature as possibly missing",
-                where,
-            )
         if np.isinf(vals).any():
             r = int(np.flatnonzero(np.isinf(vals))[0])
             raise InputError(f"column {name!r}: infinite value in row {r + 1}", where)
         X[:, f] = vals
     X.setflags(write=False)
     return Dataset(X, y, tuple(names), where, extras)
+
+
+def missing_value_text(name: str, rows: np.ndarray) -> str:
+    """Where a column holds missing values: its first such row (from 1) and how many."""
+    return (
+        f"column {name!r}: missing value (NaN) in row {int(rows[0]) + 1} "
+        f"({rows.size} row{'s' if rows.size != 1 else ''} in all)"
+    )
 
 
 def unused_columns_note(ds: Dataset) -> str | None:
@@ -184,11 +207,13 @@ def _mismatch(names: list[str], cols: list[str], found: str | None, label, where
         if len(cols) == len(names)
         else ""
     )
+    near = [(n, m[0]) for n in missing if (m := near_matches(n, extra, 1))]
+    guess = f"; did you mean {name_list(f'{c!r} for {n!r}' for n, c in near)}?" if near else ""
     return InputError(
         f"the data does not match the model: no column for feature(s) "
         f"{name_list(map(repr, missing))} "
         f"({len(cols)} feature columns for {len(names)} features{others}; label column "
-        f"{label!r} {'found' if found is not None else 'not found'}){position}",
+        f"{label!r} {'found' if found is not None else 'not found'}){position}{guess}",
         where,
     )
 

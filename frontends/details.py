@@ -141,6 +141,23 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
     return out
 
 
+def declared_missing(details) -> frozenset[str]:
+    """The names of the features whose ``missing`` a details table (a CSV path or a
+    DataFrame, already read by ``apply_details``) declares, true or false."""
+    if details is None:
+        return frozenset()
+    if isinstance(details, (str, Path)):
+        text = Path(details).read_text()
+    else:
+        text = details.to_csv(index=False)
+    rows, _ = _rows_with_lines(text)
+    header = [h.strip().lower() for h in rows[0]] if rows else []
+    if "missing" not in header or "name" not in header:
+        return frozenset()
+    m, n = header.index("missing"), header.index("name")
+    return frozenset(r[n].strip() for r in rows[1:] if len(r) == len(header) and r[m].strip())
+
+
 def _declared(feat: Feature, name: str, row: list[str], col: dict[str, int], where: str) -> Feature:
     """The feature as one row of a details file declares it (name, bounds, kind, missing)."""
     lb = _num(row[col["lb"]], where, "lb") if "lb" in col else -math.inf

@@ -6,7 +6,7 @@ import csv
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,8 @@ import numpy as np
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, TreesensWarning, UnsupportedModelError, name_list
 from . import formats
-from .data import load_data
-from .details import apply_data_names, apply_details, apply_details_text
+from .data import load_data, missing_value_text
+from .details import apply_data_names, apply_details, apply_details_text, declared_missing
 from .finite import check_finite
 from .formats.base import LoadOptions
 from .formats.catboost_categories import categories_from_data
@@ -110,6 +110,10 @@ def load_model(
             ens = apply_details(ens, found)
             ens = replace(ens, source=f"{ens.source} (bounds from {found})")
             details = found
+    missing: MissingFromData | None = None
+    if data is not None:  # before anything reads the data for its values
+        missing = missing_from_data(ens, data, label, details)
+        ens = missing.ensemble
     if bounds == "data" and details is not None and auto:
         bounds = "none"  # declared bounds win over the default
     if groups is None and bounds == "data":
@@ -117,7 +121,9 @@ def load_model(
     if groups is not None:
         ens = with_groups(ens, groups, data, label)
     if bounds == "data":
-        ens = bounds_from_data(ens, data, label)
+        ens = bounds_from_data(ens, data, label, missing.names if missing else ())
+    elif missing is not None and missing.names:
+        ens = replace(ens, source=f"{ens.source} ({missing.words()})")
     return ens
 
 
@@ -169,11 +175,83 @@ def _data_name(data) -> str:
     return str(data) if isinstance(data, (str, Path)) else f"<{type(data).__name__}>"
 
 
-def bounds_from_data(ens: Ensemble, data, label: str = "label") -> Ensemble:
+@dataclass(frozen=True)
+class MissingFromData:
+    """The model with each feature whose column in the data holds a missing value made
+    possibly missing (``names``), and the data's name for messages."""
+
+    ensemble: Ensemble
+    names: tuple[str, ...]
+    source: str
+
+    def words(self) -> str:
+        return f"possibly missing from data {self.source}: {name_list(self.names)}"
+
+
+def missing_from_data(ens: Ensemble, data, label: str = "label", details=None) -> MissingFromData:
+    """Each feature whose column in ``data`` holds a missing value (NaN) made possibly
+    missing, as XGBoost, LightGBM, CatBoost and scikit-learn's trees route NaN, unless
+    ``details`` (a CSV path or DataFrame) declares its ``missing``: declared false, NaN in
+    its column is an error. A model whose library's predict refuses NaN is an error
+    naming the column."""
+    ds = load_data(data, ens, label, missing_ok=True)
+    nan = np.isnan(ds.X)
+    declared = declared_missing(details)
+    feats = list(ens.features)
+    made: list[int] = []
+    for f in np.flatnonzero(nan.any(axis=0)).tolist():
+        feat = feats[f]
+        if feat.may_be_missing:
+            continue
+        if feat.name in declared:
+            raise InputError(
+                f"{missing_value_text(feat.name, np.flatnonzero(nan[:, f]))}, but the details "
+                "file declares the feature never missing (missing false): drop those rows or "
+                "declare it missing",
+                ds.source,
+            )
+        feats[f] = replace(feat, may_be_missing=True)
+        made.append(f)
+    if made:
+        _check_takes_missing(ens, ds.X, nan, made, ds.source)
+    out = ens.with_features(tuple(feats)) if made else ens
+    return MissingFromData(out, tuple(feats[f].name for f in made), ds.source)
+
+
+def _check_takes_missing(
+    ens: Ensemble, X: np.ndarray, nan: np.ndarray, made: list[int], source: str
+) -> None:
+    """Ask the library's predict about a data row with NaN in every feature of ``made``:
+    a model whose library refuses NaN (scikit-learn's GradientBoosting, say) cannot be
+    asked about such data."""
+    rep = ens.replayer
+    if rep is None:  # the IR is the model: it routes NaN by each node's default
+        return
+    first = int(np.flatnonzero(nan[:, made].any(axis=1))[0])
+    row = X[first].copy()
+    row[made] = np.nan
+    try:
+        (rep.predict if ens.is_regressor else rep.predict_proba)(row[None, :])
+    except Exception as e:  # noqa: BLE001 - whatever the library raises on NaN
+        f = made[0]
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(
+            f"{missing_value_text(ens.features[f].name, np.flatnonzero(nan[:, f]))}, and this "
+            f"model cannot take missing values (its library's predict refuses NaN: {why}); "
+            "drop or impute those rows",
+            source,
+        ) from None
+
+
+def bounds_from_data(
+    ens: Ensemble, data, label: str = "label", may_miss: tuple[str, ...] = ()
+) -> Ensemble:
     """Each feature's bounds narrowed to its column's smallest and largest value in the
     data (a feature whose column is all missing keeps its bounds), and each real
     feature whose values are all 0 or 1 made binary, all integers integer. Data outside
-    a declared bound is an InputError: the data and the declarations disagree."""
+    a declared bound is an InputError: the data and the declarations disagree.
+    ``may_miss``: the features the data made possibly missing (``missing_from_data``),
+    named with the kinds in the model's source."""
     dataset = load_data(data, ens, label)
     missing = np.isnan(dataset.X)
     lo = np.where(missing, np.inf, dataset.X).min(axis=0)
@@ -194,6 +272,8 @@ def bounds_from_data(ens: Ensemble, data, label: str = "label") -> Ensemble:
             kinds.setdefault(kind, []).append(f.name)
         feats[i] = replace(f, kind=kind, lb=float(lo[i]), ub=float(hi[i]))
     warn_if_thresholds_miss_the_data(ens, lo, hi, dataset.source)
+    if may_miss:
+        kinds["possibly missing"] = list(may_miss)
     out = ens.with_features(tuple(feats))
     rows = f"{dataset.n_rows} row{'s' if dataset.n_rows != 1 else ''}"
     inferred = "".join(f"; {k}: {name_list(v)}" for k, v in sorted(kinds.items()))

@@ -20,7 +20,7 @@ from ..frontends.formats.catboost_categories import (
     hashed_names,
 )
 from ..frontends.formats.registry import by_name
-from ..frontends.load import FORMATS, load_model, with_groups
+from ..frontends.load import FORMATS, load_model, missing_from_data, with_groups
 from ..frontends.plugins import load_plugin
 from .ast import (
     AuditBlock,
@@ -272,6 +272,13 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             ens = categories_from_data(ens, str(data_path), label)
         except InputError as e:
             raise ast.error(f"cannot use the data: {e}", data.path) from None
+        try:  # a column holding NaN: its feature may be missing (unless the file says)
+            missing = missing_from_data(ens, str(data_path), label, details_path)
+        except InputError as e:
+            raise ast.error(f"cannot use the data: {e}", data.path) from None
+        ens = missing.ensemble
+        if missing.names:
+            ens = replace(ens, source=f"{ens.source} ({missing.words()})")
     ens = _with_groups(ast, ens, data_path, label)
     ens = _apply_declarations(ast, ens)
     if data_path is not None:

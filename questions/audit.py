@@ -4,6 +4,7 @@ DataFrame, one result line per row, and a summary with 95% Wilson intervals."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from ..compiler.audit import (
     unanswered,
 )
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
 from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
@@ -41,6 +42,8 @@ JSON_STATUS = {FLIPPABLE: SENSITIVE, NOT_FLIPPABLE: INSENSITIVE, UNKNOWN: UNKNOW
 BACKEND = "enumerate"  # the answers come from enumerating F's threshold cells
 BLOCK = 2_000  # rows answered per block (a result line is written per block)
 UNKNOWN_WHY = "too many cells of F to enumerate; solver timed out"
+BUDGET_WHY = "too many cells of F to enumerate; the audit's time limit (timeout) ran out"
+LATE_WHY = "the audit's time limit (timeout) ran out before this row's block began"
 
 
 @dataclass(frozen=True)
@@ -53,14 +56,19 @@ class AuditWork:
     spec: AuditSpec
     timeout_per_row: float = TIMEOUT_PER_ROW
     max_candidates: int | None = None  # None: compiler.audit.MAX_CANDIDATES
+    deadline: float | None = None  # the whole audit's (time.time()); None: none
 
 
 def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
     """The answers for the given row indices: by enumeration, and the rows it leaves
-    unknown by solver queries (``timeout_per_row`` seconds each). An executor's task."""
+    unknown by solver queries (``timeout_per_row`` seconds each, none past the
+    ``deadline``; a block begun past it is left unknown). An executor's task."""
     spec, X = work.spec, work.data.X[rows]
+    if work.deadline is not None and time.time() >= work.deadline:
+        return unanswered(work.ens, X, LATE_WHY)
     ans = audit_rows(work.ens, X, spec.vary, spec.target, spec.scales, work.max_candidates)
-    solve_rows(work.ens, spec, X, ans, work.timeout_per_row)
+    if not solve_rows(work.ens, spec, X, ans, work.timeout_per_row, work.deadline):
+        ans.note = BUDGET_WHY
     return ans
 
 
@@ -81,12 +89,14 @@ def answer_blocks(
     *,
     executor: Executor | None = None,
     max_candidates: int | None = None,
+    deadline: float | None = None,
 ) -> Iterator[tuple[np.ndarray, RowAnswers]]:
     """The answers for the given row indices, a block at a time: in this process in
     order, or one task per block on ``executor`` (in completion order). A block whose task
-    fails on every attempt comes back with its rows unknown, saying why."""
+    fails on every attempt comes back with its rows unknown, saying why, as do the rows
+    the ``deadline`` leaves unanswered."""
     ens = audit_reading(ens, spec.target)
-    work = AuditWork(ens, data, spec, timeout_per_row, max_candidates)
+    work = AuditWork(ens, data, spec, timeout_per_row, max_candidates, deadline)
     blocks = [rows[s : s + block] for s in range(0, len(rows), block)]
     if executor is None:
         for idx in blocks:
@@ -198,6 +208,7 @@ def audit(
     details=None,
     by=None,
     limit: int | None = None,
+    timeout: float | None = None,
     timeout_per_row: float = TIMEOUT_PER_ROW,
     jobs: int | None = None,
     executor: str | Executor | None = None,
@@ -215,15 +226,23 @@ def audit(
     are then predictions),
     plus the ``by`` column when given: a feature, the label or any other column of the
     data (a protected attribute kept out of the model), or a pandas Series / sequence
-    with one value per data row.
+    with one value per data row. :func:`summary` of the DataFrame breaks down by it
+    (``df.attrs["by"]`` names it).
+
+    ``timeout``: the whole audit's time limit in seconds, as ``check``'s: blocks of rows
+    are begun and rows the enumeration leaves to the solver asked (each for at most
+    ``timeout_per_row`` seconds) only until then; the rows left stay unknown, saying so
+    in their ``message``.
 
     ``jobs``/``executor`` answer blocks of rows at once, as :func:`treesens.sweep` runs
     queries (``"local"``, ``"dask[=ADDRESS]"``, ``"ray[=ADDRESS]"`` or an
     executors.Executor); the answers are the same as with one job.
 
-    >>> df = audit("adult.json", "test.csv", ["sex"], gap=0.1, label="income")  # doctest: +SKIP
-    >>> summary(df, by="sex")                                                   # doctest: +SKIP
+    >>> df = audit("adult.json", "test.csv", ["sex"], gap=0.1, label="income", by="sex")  # doctest: +SKIP
+    >>> summary(df)                                    # doctest: +SKIP
     """
+    t0 = time.time()
+    deadline = None if timeout is None else t0 + check_timeout(timeout)
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
     vary = feature_list(ens, vary, "vary")
@@ -235,11 +254,24 @@ def audit(
     with opened(Campaign(executor, jobs)) as run:
         ex = run.executor
         block = block_size(n, ex.workers if ex is not None else 1, BLOCK)
-        blocks = answer_blocks(ens, ds, spec, np.arange(n), block, timeout_per_row, executor=ex)
+        blocks = answer_blocks(
+            ens, ds, spec, np.arange(n), block, timeout_per_row, executor=ex, deadline=deadline
+        )
         for idx, ans in blocks:
             for i, row in enumerate(idx.tolist()):
                 lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
-    return frame_from_results(lines, spec.vary, groups)
+    df = frame_from_results(lines, spec.vary, groups)
+    if groups is not None:
+        df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by
+    return df
+
+
+def check_timeout(timeout) -> float:
+    """An audit's whole time limit: a positive number of seconds."""
+    ok = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+    if not ok or not (math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"timeout={timeout!r}: give the audit's time limit in seconds (> 0)")
+    return float(timeout)
 
 
 def by_column(ds: Dataset, ens: Ensemble, by, label: str | None = None):
@@ -280,9 +312,15 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
 
 def summary(df, by: str | None = None):
     """Counts and the fraction of flippable rows with its 95% Wilson interval: overall,
-    per decision direction, and per value of ``by``. Unknown rows count in ``rows`` but
+    per decision direction, and per value of ``by`` (default: the column the audit was
+    asked to break down by, ``audit(..., by=)``). Unknown rows count in ``rows`` but
     not in the fraction (whose denominator is the answered rows)."""
     import pandas as pd
+
+    if by is None:
+        by = df.attrs.get("by")
+    elif by not in df.columns:
+        raise InputError(f"by {by!r}: not a column of the audit's answer{closest(by, df.columns)}")
 
     groups = [("all", "all", df)]
     # a regressor's "decision" is its prediction: no breakdown by it

@@ -8,6 +8,7 @@ exists; a "sensitive" x2 is replayed once more against the row's decision.
 from __future__ import annotations
 
 import math
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,9 +67,17 @@ def _accept(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, r: np.ndarr
 
 
 def solve_rows(
-    ens: Ensemble, spec: AuditSpec, X: np.ndarray, ans: RowAnswers, timeout: float
-) -> None:
-    """Answer the rows ``ans`` left unknown by one anchored query each (in place)."""
+    ens: Ensemble,
+    spec: AuditSpec,
+    X: np.ndarray,
+    ans: RowAnswers,
+    timeout: float,
+    deadline: float | None = None,
+) -> bool:
+    """Answer the rows ``ans`` left unknown by one anchored query each (in place), each
+    within ``timeout`` seconds and none past ``deadline``. False when the deadline left
+    a row unasked."""
+    asked_all = True
     for i, s in enumerate(ans.status):
         if s != UNKNOWN or np.isnan(X[i]).any():
             continue
@@ -80,8 +89,13 @@ def solve_rows(
         if ens.is_regressor and not can_move(ens, float(d), t.delta, t.direction):
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER  # no prediction of the link lies so far
             continue
-        res = answer(ens, row_query(ens, spec, X[i], d, timeout))
+        left = timeout if deadline is None else min(timeout, deadline - time.time())
+        if left <= 0:
+            asked_all = False  # the audit's time is up: the row stays unknown
+            continue
+        res = answer(ens, row_query(ens, spec, X[i], d, left))
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
         elif res.status == SENSITIVE and res.validated and res.witness:
             _accept(ens, spec, ans, i, X[i], _witness_row(ens, res.witness["x2"], X[i], spec))
+    return asked_all

@@ -31,7 +31,7 @@ from ..compiler.audit import UNKNOWN as ROW_UNKNOWN
 from ..compiler.ensemble import Ensemble
 from ..compiler.enums import StrValue
 from ..compiler.errors import InputError
-from ..compiler.query import UP, Gap, GapKind, Query
+from ..compiler.query import DOWN, Gap, GapKind, Query
 from .ask import answer as ask
 from .ask import refused
 from .max_gap import achieved_gap
@@ -133,8 +133,8 @@ def limit_query(ens: Ensemble, q: Query, limit: float) -> Query:
     the max_gap kind's search the block asks when run."""
     q = q.with_(kind="", params=())
     above = math.nextafter(float(limit), math.inf)
-    if ens.is_regressor:
-        return q.with_(delta=above, direction=UP)
+    if ens.is_regressor:  # x1 the higher prediction: the change goes down from x1 to x2
+        return q.with_(delta=above, direction=DOWN)
     binary = ens.n_outputs == 1
     if binary and not above < 0.5:
         raise InputError(f"max gap <= {limit:g}: a binary gap is below 0.5, give a lower limit")

@@ -47,7 +47,7 @@ from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the quest
     check_tolerance,
     max_gap_probe,
 )
-from ..compiler.query import UP, Gap, GapKind, Query
+from ..compiler.query import DOWN, Gap, GapKind, Query
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
 from ..driver.gap_search import box_largest_gap, shown_gap
@@ -210,7 +210,7 @@ def _step(
     """Ask the check at gap g and fold its answer into the search."""
     left = max(deadline - time.time(), 1e-3)
     if ens.is_regressor:
-        step_q = q.with_(delta=g, direction=UP).planned(timeout=min(q.plan.timeout, left))
+        step_q = q.with_(delta=g, direction=DOWN).planned(timeout=min(q.plan.timeout, left))
     else:
         step_q = q.with_(gap=Gap(g, GapKind.PROB)).planned(timeout=min(q.plan.timeout, left))
     res = solve_query(ens, step_q, deadline=deadline, memory_mb=memory_mb, data=data)

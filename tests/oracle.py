@@ -107,7 +107,9 @@ def _raw_candidates(ens: Ensemble, feat: Feature, thresholds: list[float]) -> li
 def interval_values(
     ens: Ensemble, f: int, thresholds=None, reps: str = "independent"
 ) -> list[float]:
-    """One admissible value per non-empty threshold interval of feature ``f``.
+    """One admissible value per non-empty threshold interval of feature ``f``, and NaN
+    last for a feature that may be missing (the library routes it by each node's
+    missing-value rule, which ``ens.raw`` follows).
 
     ``reps="independent"``: many candidate values (each threshold, its float32/float64
     neighbours, integers around it, the bounds), one kept per routing signature (which
@@ -117,11 +119,12 @@ def interval_values(
     if thresholds is None:
         thresholds = feature_thresholds(ens)[f]
     feat = ens.features[f]
+    nan = [math.nan] if feat.may_be_missing else []
     if feat.kind == "categorical" and feat.categories:  # every category within the bounds
-        return [float(c) for c in range(len(feat.categories)) if feat.lb <= c <= feat.ub]
+        return [float(c) for c in range(len(feat.categories)) if feat.lb <= c <= feat.ub] + nan
     if reps == "domain":
         dom = build_domain(ens, f, thresholds)
-        return [float(dom.reps[j]) for j in dom.valid]
+        return [float(dom.reps[j]) for j in dom.valid] + nan
     if reps != "independent":
         raise ValueError(f"unknown reps mode {reps!r}")
     seen: dict[tuple[bool, ...], float] = {}
@@ -130,7 +133,7 @@ def interval_values(
         seen.setdefault(sig, v)
     if not seen:
         raise ValueError(f"feature {feat.name!r} has no admissible value")
-    return sorted(seen.values())
+    return sorted(seen.values()) + nan
 
 
 def _grid(values: list[list[float]]) -> np.ndarray:

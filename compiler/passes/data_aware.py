@@ -42,7 +42,7 @@ import numpy as np
 from ..dataset import Dataset
 from ..encode import Encoding
 from ..ensemble import ZERO_BAND, Ensemble
-from ..errors import InputError
+from ..errors import InputError, spelled
 from ..ir import EQ, GE, LE, Linear, Objective
 from ..options import DataAwareMode
 from ..query import Query
@@ -333,7 +333,9 @@ def check_data_mode(q: Query, data: Dataset | None) -> bool:
     if mode == DataAwareMode.NONE:
         return False
     if data is None:
-        raise InputError(f"data-aware mode {mode.value!r} needs data (--data FILE)")
+        raise InputError(
+            f"data-aware mode {mode.value!r} needs data ({spelled('data=', '--data FILE')})"
+        )
     return True
 
 

@@ -66,8 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--direction",
         choices=("up", "down", "either"),
         default=None,
-        help="regressors, with --delta: x2's prediction above the row's (up), below (down) "
-        "or either (the default)",
+        help="regressors, with --delta: how the prediction moves from the row (x1) to x2: "
+        "up (at least D above the row's), down (below) or either (the default)",
     )
     p.add_argument(
         "--classes", default=None, metavar="C", help="multiclass: x2 must be class C (default any)"

@@ -52,7 +52,7 @@ import warnings  # noqa: E402
 from ... import __version__  # noqa: E402
 from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
-from ...compiler.errors import InputError, TreesensWarning  # noqa: E402
+from ...compiler.errors import COMMAND_LINE, InputError, TreesensWarning, speaking  # noqa: E402
 from ...compiler.options import timeout_problem  # noqa: E402
 from ...frontends.libraries import prefer_lean_imports  # noqa: E402
 from ...frontends.plugins import load_plugin  # noqa: E402
@@ -202,7 +202,7 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return 2
     debug = args.debug or os.environ.get("TREESENS_DEBUG")
-    with _termination_handled(), interrupts_recorded():
+    with _termination_handled(), interrupts_recorded(), speaking(COMMAND_LINE):
         try:
             _check_timeout(args)
             for plugin in getattr(args, "plugin", None) or ():  # before any name is looked up

@@ -44,13 +44,13 @@ def test_sigmoid_h_is_infinite_where_the_prediction_cannot_rise_by_delta():
 def test_every_tangent_lies_below_the_curve(link, delta):
     lc = _curve(link, delta)
     for a in GRID:
-        row = lc.tangent(float(a), "up")
+        row = lc.tangent(float(a), "up")  # x2 the higher
         if row is None:
             continue
-        for s2 in GRID:
-            h = lc.h(float(s2))
+        for s1 in GRID:
+            h = lc.h(float(s1))
             if math.isfinite(h):
-                assert _holds(row, h, float(s2))
+                assert _holds(row, float(s1), h)
 
 
 @pytest.mark.parametrize("link,delta", [(EXP, 0.7), (SIGMOID, 0.3)])

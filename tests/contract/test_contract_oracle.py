@@ -136,7 +136,7 @@ def test_expect_max_gap_on_a_regressors_change_agrees_with_brute_force(seed):
     vary = (ens.feature_names[0],)
     exact = brute_force_largest_change(ens, vary)
     eps = EPS * max(1.0, abs(exact))
-    q = Query(vary=vary, delta=0.0, direction="up")
+    q = Query(vary=vary, delta=0.0, direction="down")  # x1 the higher: the change f(x1) - f(x2)
     verdict, message, res = _judged(ens, q, Expectation("max_gap", exact - eps))
     assert verdict == FAIL and res.validated, message
     assert exact - eps < reached_gap(ens, res) <= exact + eps

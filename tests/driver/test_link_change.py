@@ -113,13 +113,14 @@ def test_delta_witness_predictions_are_the_librarys(name):
 
 
 def _largest_changes_with_x1_at_most(ens, bound: float) -> dict[str, float]:
-    """The largest change up, down and either way over every threshold cell, with
-    x1.f0 <= bound (a cell's value is its smallest, so a cell below the bound has one)."""
+    """The largest change from x1 to x2 up, down and either way over every threshold
+    cell, with x1.f0 <= bound (a cell's value is its smallest, so a cell below the bound
+    has one)."""
     X, ns, nv = cell_grid(ens, ["f0"])
     pred = ens.predict(X).reshape(ns, nv)
     low = X[:nv, 0] <= bound
-    up = float((pred[:, low].max(axis=1) - pred.min(axis=1)).max())
-    down = float((pred.max(axis=1) - pred[:, low].min(axis=1)).max())
+    up = float((pred.max(axis=1) - pred[:, low].min(axis=1)).max())
+    down = float((pred[:, low].max(axis=1) - pred.min(axis=1)).max())
     return {"up": up, "down": down, "either": max(up, down)}
 
 
@@ -139,7 +140,7 @@ def test_direction_on_one_input_only_bounds_agrees_with_brute_force(direction, n
         answers.append(r.status)
         if r.status == "sensitive":
             assert r.witness["x1"]["f0"] <= bound
-            moved = r.outputs["x1"][0] - r.outputs["x2"][0]
+            moved = r.outputs["x2"][0] - r.outputs["x1"][0]
             assert {"up": moved, "down": -moved, "either": abs(moved)}[direction] >= delta
     assert answers == ["sensitive", "insensitive"]
 
@@ -207,7 +208,7 @@ def test_a_spurious_solution_of_the_outer_approximation_is_cut_off(monkeypatch):
     assert beyond.status == "insensitive" and beyond.stats["cuts"] >= 1
     reached = treesens.check(ens, vary=["f1"], delta=below, **SOLVER_ONLY)
     assert reached.status == "sensitive" and reached.stats["cuts"] >= 1
-    assert _replayed_change(est, reached) >= below
+    assert abs(_replayed_change(est, reached)) >= below
 
 
 def test_too_many_rounds_of_cuts_answer_unknown_saying_so(monkeypatch):
@@ -226,16 +227,21 @@ def test_box_search_never_reads_the_outer_approximation_of_a_check():
     assert not applies(pair_encoding(ens, q))
 
 
+@pytest.mark.parametrize("direction", ["up", "down", "either"])
 @pytest.mark.parametrize("name", sorted(TINY))
-def test_box_backend_answers_a_check_through_the_link_both_ways(name):
+def test_box_backend_answers_a_check_through_the_link_both_ways(name, direction):
     """``--backend boxes`` searches the largest change's tables with every box bounded
-    under D dropped: a replayed pair reaching D, or a proof that no box does."""
+    under D dropped: a replayed pair reaching D in the direction asked (the tables' pair
+    goes down; up takes it swapped), or a proof that no box does."""
     est, ens = _model(name, seed=1)
     f = ens.feature_names[0]
     below, above = _either_side(brute_force_largest_change(ens, [f]))
-    reached = treesens.check(ens, vary=[f], delta=below, backend="boxes")
-    assert reached.status == "sensitive" and _replayed_change(est, reached) >= below
-    beyond = treesens.check(ens, vary=[f], delta=above, backend="boxes")
+    way = {"direction": direction, "backend": "boxes"}
+    reached = treesens.check(ens, vary=[f], delta=below, **way)
+    moved = -_replayed_change(est, reached)  # f(x2) - f(x1)
+    assert reached.status == "sensitive"
+    assert {"up": moved, "down": -moved, "either": abs(moved)}[direction] >= below
+    beyond = treesens.check(ens, vary=[f], delta=above, **way)
     assert beyond.status == "insensitive" and beyond.stats["proved_by"] == "box search"
 
 

@@ -1,5 +1,5 @@
-"""A regressor's change by at least delta (f(x1) - f(x2) >= D, or the other way, or
-either) and its largest change (max gap): answered on every installed backend and by the
+"""A regressor's change by at least delta from x1 to x2 (up: f(x2) - f(x1) >= D, down:
+f(x1) - f(x2) >= D, or either) and its largest change (max gap): answered on every installed backend and by the
 box search, in agreement with brute force on tiny regressors, every pair replayed with
 the library's own predict."""
 
@@ -103,16 +103,37 @@ def test_delta_witness_predictions_are_the_librarys():
         assert r.outputs[x][0] == float(est.predict(row)[0])
 
 
-def test_direction_up_puts_the_higher_prediction_on_x1():
+def test_direction_up_puts_the_higher_prediction_on_x2():
+    """Up: the prediction goes up from x1 to x2."""
     _, ens = _model("lightgbm")
     r = treesens.check(ens, vary=[ens.feature_names[0]], delta=0.5, direction="up")
+    assert r.status == "sensitive" and -_change(r) >= 0.5
+
+
+def test_direction_down_puts_the_higher_prediction_on_x1():
+    _, ens = _model("lightgbm")
+    r = treesens.check(ens, vary=[ens.feature_names[0]], delta=0.5, direction="down")
     assert r.status == "sensitive" and _change(r) >= 0.5
 
 
-def test_direction_down_puts_the_higher_prediction_on_x2():
+def test_direction_up_reads_as_the_prediction_going_up_in_the_verdict_line():
     _, ens = _model("lightgbm")
-    r = treesens.check(ens, vary=[ens.feature_names[0]], delta=0.5, direction="down")
-    assert r.status == "sensitive" and -_change(r) >= 0.5
+    r = treesens.check(ens, vary=[ens.feature_names[0]], delta=0.5, direction="up")
+    assert "f(x2) - f(x1) >= 0.5" in str(r).splitlines()[0]
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_direction_means_the_same_in_check_and_audit(direction):
+    """In an audit x1 is the row: up there is x2 above the row, as up in a check is
+    f(x2) above f(x1)."""
+    _, ens = _model("xgboost")
+    X, _ = _data(30)
+    df = treesens.audit(ens, X, ["f0"], delta=0.5, direction=direction)
+    flipped = df[df["status"] == "flippable"]
+    audit_sign = float(np.sign((flipped["p_x2"] - flipped["decision"]).iloc[0]))
+    r = treesens.check(ens, vary=["f0"], delta=0.5, direction=direction)
+    check_sign = float(np.sign(r.outputs["x2"][0] - r.outputs["x1"][0]))
+    assert audit_sign == check_sign == {"up": 1.0, "down": -1.0}[direction]
 
 
 @pytest.mark.parametrize("direction", ["up", "down", "either"])
@@ -125,14 +146,14 @@ def test_direction_on_one_input_only_bounds_agrees_with_enumeration(direction):
     rows = np.repeat(X[:20], len(grid), axis=0)
     rows[:, 0] = np.tile(grid, 20)
     pred = ens.predict(rows).reshape(20, len(grid))
-    low, high = grid <= 0, grid > -np.inf
-    up = max(float(p[low].max() - p[high].min()) for p in pred)
-    down = max(float(p[high].max() - p[low].min()) for p in pred)
+    low, high = grid <= 0, grid > -np.inf  # x1.f0 low, x2.f0 anywhere
+    up = max(float(p[high].max() - p[low].min()) for p in pred)
+    down = max(float(p[low].max() - p[high].min()) for p in pred)
     delta = 0.95 * {"up": up, "down": down, "either": max(up, down)}[direction]
     q = make_query(["f0"], delta=delta, direction=direction)
     r = solve_query(ens, q.with_(bounds=(FeatureBound("f0", hi=0.0, copies=(1,)),)))
     assert r.status == "sensitive" and r.witness["x1"]["f0"] <= 0.0
-    moved = _change(r)
+    moved = -_change(r)  # f(x2) - f(x1)
     assert {"up": moved >= delta, "down": -moved >= delta, "either": abs(moved) >= delta}[direction]
 
 
@@ -212,7 +233,7 @@ def test_delta_result_states_the_change_asked():
     _, ens = _model("xgboost")
     r = treesens.check(ens, vary=["f0"], delta=0.5, direction="down")
     assert r.to_dict()["delta"] == {"at_least": 0.5, "direction": "down"}
-    assert "f(x2) - f(x1) >= 0.5" in str(r)
+    assert "f(x1) - f(x2) >= 0.5" in str(r)
 
 
 def test_cli_delta_answers_both_ways(tmp_path):

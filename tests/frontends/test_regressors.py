@@ -6,6 +6,7 @@ regressors are refused in one line."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -286,9 +287,9 @@ def test_threshold_form_witness_is_the_librarys_prediction():
     assert r.outputs["x1"][0] == float(est.predict(x1)[0])
 
 
-def test_regressor_without_threshold_form_is_refused():
+def test_regressor_without_threshold_form_is_refused_naming_the_keywords():
     ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
-    with pytest.raises(InputError, match="above A and below B"):
+    with pytest.raises(InputError, match="delta=D .* above=A, below=B"):
         treesens.check(ens, vary=["f0"])
 
 
@@ -340,6 +341,15 @@ def test_sens_delta_answers_a_regressor_in_its_direction(tmp_path):
     assert r.returncode == 0, r.stderr
     assert '"delta": {"at_least": 0.5, "direction": "down"}' in r.stdout
     assert '"status": "sensitive"' in r.stdout
+
+
+@pytest.mark.parametrize("direction,sign", [("up", 1.0), ("down", -1.0)])
+def test_sens_delta_direction_reads_from_x1_to_x2(tmp_path, direction, sign):
+    """``gap delta D up``: the prediction goes up from x1 to x2, as ``--direction up``."""
+    r = _run_sens(tmp_path, f"query one {{\n  vary f0\n  gap delta 0.5 {direction}\n}}\n")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.splitlines()[0])["outputs"]
+    assert sign * (out["x2"][0] - out["x1"][0]) >= 0.5
 
 
 def test_sens_gap_max_gives_a_regressors_largest_change(tmp_path):

@@ -1,0 +1,131 @@
+"""What a new user of the Python API tripped over (issue 44, item 11): ``audit`` takes
+``timeout`` as its whole time limit, ``treesens.summary`` keeps the audit's ``by``,
+messages from the API name keywords (the CLI's name flags), a feature name differing
+in case is refused with a did-you-mean, and so is a data column differing in spaces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treesens
+from treesens.compiler import audit as core
+from treesens.compiler.errors import InputError, closest
+from treesens.frontends.data import load_data
+from treesens.questions.audit import LATE_WHY, answer_blocks, make_spec, make_target
+from treesens.questions.audit_solve import solve_rows
+from treesens.tests.conftest import run_treesens
+
+REPO = Path(__file__).resolve().parents[2]
+BC_MODEL = REPO / "examples" / "breast_cancer_xgb.json"
+BC_ROWS = REPO / "examples" / "breast_cancer_rows.csv"
+IRIS = REPO / "examples" / "iris_lgbm.txt"
+
+
+def _rows(n: int = 20) -> pd.DataFrame:
+    return pd.read_csv(BC_ROWS).head(n)
+
+
+def test_audit_takes_timeout_as_its_whole_time_limit():
+    df = treesens.audit(BC_MODEL, _rows(), ["mean_texture"], gap=0.1, timeout=60)
+    assert len(df) == 20 and "unknown" not in set(df["status"])
+
+
+def test_audit_rows_past_its_timeout_stay_unknown():
+    df = treesens.audit(BC_MODEL, _rows(), ["mean_texture"], gap=0.1, timeout=1e-9)
+    assert set(df["status"]) == {"unknown"}
+
+
+def _solver_rows(monkeypatch):
+    """Four rows, none answered by enumeration (every one left to the solver)."""
+    ens = treesens.load_model(BC_MODEL, data=_rows())
+    ds = load_data(_rows(), ens)
+    spec = make_spec(ens, ds, ["mean_texture"], make_target(ens, 0.1))
+    monkeypatch.setattr(core, "MAX_CANDIDATES", 0)
+    X = ds.X[:4]
+    return ens, ds, spec, X, core.audit_rows(ens, X, spec.vary, spec.target, spec.scales)
+
+
+def test_rows_left_to_the_solver_past_the_audits_deadline_stay_unknown(monkeypatch):
+    ens, _, spec, X, ans = _solver_rows(monkeypatch)
+    assert not solve_rows(ens, spec, X, ans, 60.0, deadline=1.0)  # long gone
+    assert ans.status == ["unknown"] * 4
+
+
+def test_a_block_begun_past_the_audits_deadline_says_why_its_rows_are_unknown(monkeypatch):
+    ens, ds, spec, _, _ = _solver_rows(monkeypatch)
+    [(_, ans)] = list(answer_blocks(ens, ds, spec, np.arange(4), deadline=1.0))
+    assert ans.status == ["unknown"] * 4 and ans.note == LATE_WHY
+
+
+@pytest.mark.parametrize("bad", [0, -5, float("nan"), "60"])
+def test_audit_refuses_a_timeout_that_is_not_a_positive_number(bad):
+    with pytest.raises(InputError, match="timeout="):
+        treesens.audit(BC_MODEL, _rows(), ["mean_texture"], gap=0.1, timeout=bad)
+
+
+def test_summary_is_part_of_the_package():
+    df = treesens.audit(BC_MODEL, _rows(), ["mean_texture"], gap=0.1)
+    assert list(treesens.summary(df)["group"])[0] == "all"
+
+
+def test_summary_keeps_the_breakdown_the_audit_was_asked_for():
+    df = treesens.audit(BC_MODEL, _rows(), ["mean_texture"], gap=0.1, by="label")
+    table = treesens.summary(df)
+    assert set(table[table["group"] == "label"]["value"]) == {"0", "1"}
+
+
+def test_summary_of_a_column_the_answer_lacks_says_so_with_a_did_you_mean():
+    df = treesens.audit(BC_MODEL, _rows(), ["mean_texture"], gap=0.1, by="label")
+    with pytest.raises(InputError, match="did you mean 'label'"):
+        treesens.summary(df, by="Label")
+
+
+def test_api_multiclass_without_classes_names_the_classes_keyword():
+    with pytest.raises(InputError, match=r"classes=\(C1, C2\)") as e:
+        treesens.check(IRIS, vary=["petal_length_cm"], gap=1.5)
+    assert "--classes" not in str(e.value)
+
+
+def test_api_multiclass_without_a_gap_names_the_gap_keywords():
+    with pytest.raises(InputError, match="margin_gap=D") as e:
+        treesens.check(IRIS, vary=["petal_length_cm"], classes=(0, 1))
+    assert "--gap" not in str(e.value)
+
+
+def test_api_max_gap_without_classes_names_the_classes_keyword():
+    with pytest.raises(InputError, match=r"max_gap: .*classes=\(C1, C2\)") as e:
+        treesens.max_gap(IRIS, vary=["petal_length_cm"])
+    assert "--" not in str(e.value)
+
+
+def test_cli_multiclass_without_classes_names_the_flag():
+    r = run_treesens("check", IRIS, "--vary", "petal_length_cm", "--gap", "1.5", timeout=120)
+    assert r.returncode == 2 and "--classes C1,C2" in r.stderr and "classes=" not in r.stderr
+
+
+def test_vary_differing_from_a_feature_in_case_only_is_refused_with_a_did_you_mean():
+    with pytest.raises(
+        InputError, match=r"unknown feature 'Mean_Texture' \(did you mean 'mean_texture'"
+    ):
+        treesens.check(BC_MODEL, vary="Mean_Texture", gap=0.2)
+
+
+def test_data_column_differing_from_a_feature_in_spaces_gets_a_did_you_mean():
+    rows = _rows().rename(columns=lambda c: c.replace("_", " "))
+    with pytest.raises(InputError, match="did you mean 'mean radius' for 'mean_radius'"):
+        treesens.check(BC_MODEL, vary="mean_texture", gap=0.2, data=rows)
+
+
+def test_data_column_differing_from_a_feature_in_case_gets_a_did_you_mean():
+    rows = _rows().rename(columns={"mean_radius": "Mean_Radius"})
+    with pytest.raises(InputError, match="did you mean 'Mean_Radius' for 'mean_radius'"):
+        treesens.check(BC_MODEL, vary="mean_texture", gap=0.2, data=rows)
+
+
+def test_closest_puts_a_name_differing_in_case_and_separators_first():
+    names = ["mean_area", "mean_radius", "radius_mean", "worst_radius"]
+    assert closest("MEAN RADIUS", names).startswith(" (did you mean 'mean_radius'")
