@@ -307,7 +307,7 @@ def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: En
         res.stats["found_by"] = FOUND_BY
         if ens.n_outputs > 1:
             res.classes = [int(c) for c in best.enc.query.classes]
-        if q.options.data is None:
+        if q.plan.options.data is None:
             res.notes.append(free_range_note(ens))
     elif out.proven:
         res.status = INSENSITIVE
