@@ -11,8 +11,9 @@
 from treesens.answers.result import Result
 from treesens.compiler.ensemble import Ensemble, Feature, Tree
 from treesens.compiler.errors import InputError, TreesensError
-from treesens.compiler.query import Gap, Query
+from treesens.compiler.query import Gap, Plan, Query, Question
 from treesens.frontends.load import load_model
+from treesens.frontends.plugins import load_plugin
 from treesens.interfaces.api import check, compare, max_gap, report, sweep
 from treesens.interfaces.expect_api import (
     expect_audit,
@@ -34,6 +35,8 @@ __all__ = [
     "Tree",
     "Gap",
     "Query",
+    "Question",
+    "Plan",
     "Result",
     "InputError",
     "TreesensError",
@@ -48,6 +51,7 @@ __all__ = [
     "expect_max_gap",
     "expect_audit",
     "load_model",
+    "load_plugin",
     "sweep",
     "results_frame",
     "plot_witness",

@@ -16,6 +16,7 @@ from .result_view import (  # noqa: F401 - KERNEL_COMPILE: Result.time's key
     result_html,
     result_text,
 )
+from .stats import Stats, Times
 
 if TYPE_CHECKING:
     from ..compiler.invert import Witness
@@ -47,7 +48,7 @@ class Result:
     outputs: dict | None = None  # {"x1": [per-class probabilities], "x2": [...]}
     validated: bool = False
     distance: float | None = None
-    time: dict = field(default_factory=lambda: {"compile": 0.0, "solve": 0.0, "total": 0.0})
+    time: Times = field(default_factory=lambda: {"compile": 0.0, "solve": 0.0, "total": 0.0})
     error: str | None = None
     # beyond the required fields
     model: str = ""
@@ -55,7 +56,7 @@ class Result:
     classes: list | None = None
     passes: list[str] = field(default_factory=list)
     message: str = ""
-    stats: dict = field(default_factory=dict)
+    stats: Stats = field(default_factory=dict)  # typed per stage: answers/stats.py
     # the files the answer was read from, by role: model, details, data, sens
     inputs: dict = field(default_factory=dict)
     # "how sensitive?" (--max-gap): {"lower", "upper", "tolerance", "proven", "steps",
@@ -166,21 +167,27 @@ def input_files(inputs: tuple[tuple[str, str], ...], data=None) -> dict:
     return out
 
 
+def fail(res: Result, message: str) -> Result:
+    """The one way a result becomes an "error": its status and its message (what it
+    holds besides is kept: the times, the statistics). Returns it."""
+    res.status, res.error = ERROR, message
+    return res
+
+
 def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
     """The one form of an "error" answer to query ``q`` of model ``ens``: every field a
     result of that query would carry, the message in ``error``. ``backend``: the one
     that failed (default the query's)."""
-    return Result(
+    blank = Result(
         query=q.label,
-        status=ERROR,
-        backend=backend or q.backend,
+        status=UNKNOWN,
+        backend=backend or q.plan.backend,
         features=list(q.vary),
         gap=q.gap.value,
         gap_kind=str(q.gap.kind),
         model=getattr(ens, "source", ""),
         classes=list(q.classes) if q.classes else None,
-        passes=sorted(q.passes),
-        error=message,
-        stats={"asked": q.asked()},
-        inputs=input_files(getattr(ens, "inputs", ()), q.options.data),
+        passes=sorted(q.plan.passes),
+        inputs=input_files(getattr(ens, "inputs", ()), q.plan.options.data),
     )
+    return fail(blank, message)

@@ -81,7 +81,7 @@ def applies(enc: Encoding) -> bool:
     feature that may be missing, no zero band)."""
     q: Query = enc.query
     cond = enc.condition
-    if q.bounds or q.relations or q.data_aware != "none" or any(cond.alternatives or ()):
+    if q.bounds or q.relations or q.plan.data_aware != "none" or any(cond.alternatives or ()):
         return False
     if len(cond.pair_rows) > 1:  # a choice between rows over both inputs
         return False

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from ..answers.result import ERROR, UNKNOWN
+from ..answers.result import UNKNOWN, fail
 from ..compiler.box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from ..compiler.invert import witness_from_pair
 from ..compiler.pair_boxes import class_pair_encodings
@@ -37,7 +37,7 @@ def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
     """On with the heuristic, as the other search before the backend: a query without
     the heuristic measures the encoding and the backend alone. ``alone``: the box search
     is the query's backend (``--backend boxes``), whatever the options."""
-    opts = ctx.q.options
+    opts = ctx.q.plan.options
     if not alone and not (opts.value("box_search") and opts.value("heuristic")):
         return False
     return class_pair_encodings(ctx.enc) is not None or link_tables(ctx) is not None
@@ -47,18 +47,17 @@ def boxes_alone(ctx: SolveContext) -> None:
     """``--backend boxes``: the box search with the whole time left, no solver after it.
     A query the pair tables do not describe exactly is an error, not "unknown"."""
     if not box_search_applies(ctx, alone=True):
-        ctx.result.status = ERROR
-        ctx.result.error = (
+        fail(
+            ctx.result,
             "the box search does not describe this query (it takes numeric features without "
             "missing values, no bounds or relations on the inputs and no data-aware mode): "
-            "use a solver backend"
+            "use a solver backend",
         )
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
         skipped = ctx.stats.get("box_search", {}).get("status") == "skipped"
         if skipped:
-            ctx.result.status = ERROR
-            ctx.result.error = ctx.stats["box_search"]["reason"]
+            fail(ctx.result, ctx.stats["box_search"]["reason"])
         else:
             ctx.result.message = "time limit reached"
 

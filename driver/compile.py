@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..answers.stats import DataStats
 from ..backends.registry import get_info
 from ..compiler.chain import SensitivityQuestion, sensitivity_chain
 from ..compiler.dataset import Dataset
@@ -28,7 +29,7 @@ class CompiledQuery:
     inverse: Any
     compile_time: float
     data: Dataset | None = None  # the query's data set when it names data
-    data_stats: dict = field(default_factory=dict)
+    data_stats: DataStats = field(default_factory=dict)
 
     @property
     def encoding(self) -> Encoding:
@@ -59,7 +60,7 @@ def compile_query(
     clauses: list = []
     if check_data_mode(q, data) and needs_clauses(q):
         clauses = query_clauses(ens, q, data, dstats, progress=progress, deadline=deadline)
-    chain = sensitivity_chain(q.passes, data_passes(q, data, clauses), prefer)
+    chain = sensitivity_chain(q.plan.passes, data_passes(q, data, clauses), prefer)
     compiled, inverse = chain.apply(SensitivityQuestion(ens, q))
     return CompiledQuery(compiled, chain, inverse, time.time() - t0, data, dstats)
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..answers.result import UNKNOWN, Result
+from ..answers.stats import Stats
 from ..compiler.dataset import Dataset
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
@@ -46,7 +47,7 @@ class SolveContext:
         return self.cq.encoding
 
     @property
-    def stats(self) -> dict:
+    def stats(self) -> Stats:
         return self.result.stats
 
     def time_left(self) -> float:
@@ -58,12 +59,12 @@ def new_result(ens: Ensemble, q: Query) -> Result:
     return Result(
         query=q.label,
         status=UNKNOWN,
-        backend=q.backend,
+        backend=q.plan.backend,
         features=[],
         gap=q.gap.value,
         gap_kind=q.gap.kind,
         model=ens.source,
-        passes=sorted(q.passes),
+        passes=sorted(q.plan.passes),
         classes=list(q.classes) if q.classes else None,
         **kind_of(q).result_fields(q),
     )

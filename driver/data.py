@@ -17,7 +17,7 @@ def dataset_for_query(ens: Ensemble, q: Query, data: Dataset | None = None) -> D
     """The Dataset of the query's ``data`` option: ``data`` (read by the caller from the
     path or DataFrame the query names), else the option itself when it is a Dataset;
     None when the query names no data."""
-    named = q.options.data
+    named = q.plan.options.data
     if named is None:
         return None
     if data is None and isinstance(named, Dataset):

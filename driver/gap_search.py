@@ -23,12 +23,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..answers.result import (
-    ERROR,
     INSENSITIVE,
     KERNEL_COMPILE,
     SENSITIVE,
     UNKNOWN,
     Result,
+    fail,
     input_files,
 )
 from ..answers.result_view import max_gap_searching
@@ -295,10 +295,9 @@ def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair
 def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: Encoding) -> Result:
     res = new_result(ens, q)
     res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
-    res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
-    res.inputs = input_files(ens.inputs, q.options.data)
+    res.inputs = input_files(ens.inputs, q.plan.options.data)
     if best.disagreement is not None:
-        res.status, res.error = ERROR, best.disagreement
+        fail(res, best.disagreement)
     elif out.lower is not None and best.pair is not None:
         w = witness_from_pair(best.enc, *best.pair)
         res.status, res.validated = SENSITIVE, True
@@ -308,7 +307,7 @@ def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: En
         res.stats["found_by"] = FOUND_BY
         if ens.n_outputs > 1:
             res.classes = [int(c) for c in best.enc.query.classes]
-        if q.options.data is None:
+        if q.plan.options.data is None:
             res.notes.append(free_range_note(ens))
     elif out.proven:
         res.status = INSENSITIVE

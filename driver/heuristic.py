@@ -37,7 +37,7 @@ def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, fl
     """(work, seconds) for one heuristic run: the work bound decides, scaled by the query's
     ``heuristic_effort``; the time bound is only a backstop, and at most 20 % of the time
     left."""
-    effort = float(q.options.value("heuristic_effort"))
+    effort = float(q.plan.options.value("heuristic_effort"))
     return (
         int(heuristic_work(ens) * effort),
         min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, time_left)),
@@ -45,7 +45,7 @@ def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, fl
 
 
 def _allowed(q: Query) -> bool:
-    return bool(q.options.value("heuristic")) and not (q.bounds or q.relations)
+    return bool(q.plan.options.value("heuristic")) and not (q.bounds or q.relations)
 
 
 def heuristic_search(ctx: SolveContext) -> bool:
@@ -53,11 +53,11 @@ def heuristic_search(ctx: SolveContext) -> bool:
     nothing of the data). True when it answered the query; a pair short of the gap is
     kept as the solver's hint."""
     q, enc = ctx.q, ctx.enc
-    if q.data_aware != "none" or not _allowed(q):
+    if q.plan.data_aware != "none" or not _allowed(q):
         return False
     t_h = time.time()
     work, budget = heuristic_bounds(ctx.ens, q, ctx.deadline - t_h)
-    found = find_witness(enc, budget, seed=q.seed, margin=2 * enc.relax, work=work)
+    found = find_witness(enc, budget, seed=q.plan.seed, margin=2 * enc.relax, work=work)
     ctx.stats["heuristic_time"] = time.time() - t_h
     ctx.stats["heuristic_work"] = work
     if found is not None:
@@ -82,10 +82,10 @@ def data_hint(ctx: SolveContext, problem: Problem, optimize: bool) -> None:
     different rows the pair best for the data-aware objective wins (fewest violated soft
     rows, then the highest utility); one that meets the gap is kept as the fallback."""
     q, enc, data = ctx.q, ctx.enc, ctx.data
-    if q.data_aware == "none" or data is None or not _allowed(q):
+    if q.plan.data_aware == "none" or data is None or not _allowed(q):
         return
     t_h = time.time()
-    rows = np.random.default_rng(q.seed).permutation(data.n_rows)[:DATA_STARTS]
+    rows = np.random.default_rng(q.plan.seed).permutation(data.n_rows)[:DATA_STARTS]
     starts = np.where(np.isnan(data.X[rows]), 0.0, data.X[rows])
     work, budget = heuristic_bounds(ctx.ens, q, ctx.deadline - t_h)
     soft = problem.soft_constraints
@@ -105,7 +105,7 @@ def data_hint(ctx: SolveContext, problem: Problem, optimize: bool) -> None:
         found = find_witness(
             enc,
             left / (DATA_RUNS - k),
-            seed=q.seed + k,
+            seed=q.plan.seed + k,
             starts=starts[k::DATA_RUNS],
             margin=2 * enc.relax,
             work=work // DATA_RUNS,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from ..answers.result import ERROR
+from ..answers.result import fail
 from ..compiler.encode import Encoding
 from ..compiler.gap_boxes import largest_gap
 from ..compiler.invert import witness_from_pair
@@ -70,7 +70,7 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
     except _Reached:
         out = None
     if best.disagreement is not None:
-        ctx.result.status, ctx.result.error = ERROR, best.disagreement
+        fail(ctx.result, best.disagreement)
         return True
     if out is None:
         stats["status"] = "found"

@@ -1,6 +1,7 @@
-"""What an audit asks, from the user's words: the features F, the flip condition (the
-target) and how a change of F is measured, checked against the model and its data; and
-how its rows are run (``AuditRun``). questions/audit.py answers it."""
+"""What an audit asks, from the user's words: the anchored question of every row (the
+features F, the flip condition) and how a change of F is measured, checked against the
+model and its data; and how its rows are run (``AuditRun``). questions/audit.py answers
+it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
-from ..compiler.query import EITHER, Gap, check_delta, class_index
+from ..compiler.kinds import anchored_question, flip_target
+from ..compiler.query import EITHER, Gap, Question, check_delta, class_index
 from ..compiler.readings import read_as
 from .data import Dataset
 from .query_build import gap_of
@@ -21,12 +23,21 @@ TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration canno
 
 @dataclass(frozen=True)
 class AuditSpec:
-    """One audit: the features F, what x2 must meet, and how changes are measured."""
+    """One audit: its question, the anchored kind's (compiler/kinds.py) asked of every
+    row (the features F, what x2 must meet), and how changes are measured."""
 
-    vary: tuple[str, ...]
-    target: Target
+    question: Question
     scales: dict[int, float]
     data_source: str = ""  # the rows' file (recorded in each row's ``inputs``)
+
+    @property
+    def vary(self) -> tuple[str, ...]:
+        return self.question.vary
+
+    @property
+    def target(self) -> Target:
+        """What x2 must meet (the enumeration's form of the question)."""
+        return flip_target(self.question)
 
     @property
     def label(self) -> str:
@@ -81,7 +92,7 @@ def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
     F = resolve_features(ens, names)
     _, rng = data.ranges()
     scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}
-    return AuditSpec(names, target, scales, data.source)
+    return AuditSpec(anchored_question(names, target, ",".join(names)), scales, data.source)
 
 
 @dataclass(frozen=True)

@@ -306,7 +306,7 @@ def _numeric_categories(cats) -> np.ndarray | None:
 
 def data_option(q):
     """The data a query names in its options (``data``: a path or a Dataset), or None."""
-    return q.options.data, q.options.label or DEFAULT_LABEL
+    return q.plan.options.data, q.plan.options.label or DEFAULT_LABEL
 
 
 def dataset_for(ens, q) -> Dataset | None:

@@ -1,5 +1,7 @@
 """A checked Query from the keywords that the CLI, the Python API and ``.sens`` give: the one
-path by which every interface builds a query (names, values, modes and options checked)."""
+path by which every interface builds a query (names, values, modes and options checked):
+its question (``make_question``: the kind and its parameters) and its solve plan
+(``make_plan``: backend, time limit, passes, options)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ from collections.abc import Mapping
 
 from ..backends.registry import get_info, is_search_method, require_installed
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
+from ..compiler.kinds import check_kind
 from ..compiler.options import (
     DEFAULT_BACKEND,
     DEFAULT_SEED,
@@ -20,6 +23,7 @@ from ..compiler.options import (
     QueryOptions,
     timeout_problem,
 )
+from ..compiler.plan import Plan
 from ..compiler.query import (
     DEFAULT_PASSES,
     EITHER,
@@ -27,29 +31,25 @@ from ..compiler.query import (
     PASS_NAMES,
     Gap,
     Query,
+    Question,
     check_delta,
 )
 from ..driver import is_race, race_backends
 
-# the keywords of make_query that shape a query (the API's, the CLI's dests, .sens's)
-QUERY_SHAPE = tuple(
-    [
-        "gap",
-        "margin_gap",
-        "above",
-        "below",
-        "delta",
-        "direction",
-        "classes",
-        "passes",
-        "baseline",
-        "backend",
-        "timeout",
-        "threads",
-        "seed",
-        "data_aware",
-    ]
+# the keywords of make_query (the API's, the CLI's dests, .sens's): what the question
+# asks, and how it is solved
+QUESTION_KEYWORDS = (
+    "kind",
+    "params",
+    "gap",
+    "margin_gap",
+    "above",
+    "below",
+    "delta",
+    "direction",
+    "classes",
 )
+PLAN_KEYWORDS = ("passes", "baseline", "backend", "timeout", "threads", "seed", "data_aware")
 
 
 def query_from_keywords(
@@ -61,14 +61,15 @@ def query_from_keywords(
     options=None,
     vary_keyword: str = "vary",
 ) -> Query:
-    """make_query with the shape keywords ``keywords`` holds (by QUERY_SHAPE's names; the
-    rest take make_query's defaults): the one call by which every interface builds a query.
-    With ``ens``, ``vary`` may also give indices or names as a library rewrote them
-    (:func:`feature_list`); messages name ``vary_keyword`` (``--vary`` on the CLI)."""
-    shape = {k: keywords[k] for k in QUERY_SHAPE if k in keywords}
+    """make_query with the keywords ``keywords`` holds (by QUESTION_KEYWORDS' and
+    PLAN_KEYWORDS' names; the rest take make_query's defaults): the one call by which
+    every interface builds a query. With ``ens``, ``vary`` may also give indices or names
+    as a library rewrote them (:func:`feature_list`); messages name ``vary_keyword``
+    (``--vary`` on the CLI)."""
+    given = {k: keywords[k] for k in (*QUESTION_KEYWORDS, *PLAN_KEYWORDS) if k in keywords}
     if ens is not None:
         vary = feature_list(ens, vary, vary_keyword)
-    return make_query(vary, name=name, options=options, vary_keyword=vary_keyword, **shape)
+    return make_query(vary, name=name, options=options, vary_keyword=vary_keyword, **given)
 
 
 def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
@@ -172,9 +173,11 @@ def require_backend(backend: str) -> None:
         require_installed(backend)
 
 
-def make_query(
+def make_question(
     vary,
     *,
+    kind: str | None = None,
+    params=None,
     gap: float | None = None,
     margin_gap: float | None = None,
     above: float | None = None,
@@ -182,19 +185,12 @@ def make_query(
     delta: float | None = None,
     direction: str | None = None,
     classes=None,
-    passes=None,
-    baseline: str | None = None,
-    backend: str = DEFAULT_BACKEND,
-    timeout: float = DEFAULT_TIMEOUT,
-    threads: int = DEFAULT_THREADS,
-    seed: int = DEFAULT_SEED,
     name: str = "",
-    data_aware: str | DataAwareMode = DataAwareMode.NONE,
-    options: dict | QueryOptions | None = None,
     vary_keyword: str = "vary",
-) -> Query:
-    """A Query from the API's / the CLI's arguments, checked (names, values, modes).
-    ``options``: the query options of compiler/options.py by name (None: not given)."""
+) -> Question:
+    """What is asked, checked: the varied features, the kind (compiler/kinds.py; default
+    the pair question, or a regressor's change with ``delta``) with its ``params`` (a
+    dict or (name, value) pairs), and the kind's gap, classes, change or threshold form."""
     if isinstance(vary, str):
         vary = [v.strip() for v in vary.split(",") if v.strip()]
     vary = tuple(vary)
@@ -204,28 +200,63 @@ def make_query(
     g = gap_of(gap, margin_gap, Gap(0.2, "prob", given=False))
     threshold = threshold_of(above, below, given_gap=gap is not None or margin_gap is not None)
     change = delta_of(delta, direction, gap is not None or margin_gap is not None, threshold)
-    if timeout_problem(timeout):
-        raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
-    if int(threads) < 1:
-        raise InputError(f"threads must be at least 1, got {threads}")
-    check_backend_name(backend)
     if isinstance(classes, str):
         classes = tuple(c.strip() for c in classes.split(","))
         if len(classes) != 2:
             raise InputError("classes: give two classes, C1,C2 or (C1, C2); either may be 'any'")
         classes = tuple(int(c) if c.isdigit() else c for c in classes)
-    mode = DataAwareMode.parse(data_aware)
-    opts = check_options(options)
-    if mode != DataAwareMode.NONE and opts.data is None:
-        raise InputError(f"data-aware mode {mode.value!r} needs data")
-    return Query(
-        vary=tuple(vary),
+    question = Question(
+        vary=vary,
         gap=g,
         threshold=threshold,
         delta=change[0],
         direction=change[1],
+        kind=kind or "",
+        params=params_of(params),
         name=name,
         classes=tuple(classes) if classes else None,
+    )
+    check_kind(question)
+    return question
+
+
+def params_of(params) -> tuple:
+    """A kind's parameters from a dict or (name, value) pairs (None: none)."""
+    if params is None:
+        return ()
+    if isinstance(params, dict):
+        return tuple(params.items())
+    try:
+        pairs = tuple((str(k), v) for k, v in params)
+    except (TypeError, ValueError):
+        raise InputError(f"params: give a dict or (name, value) pairs, not {params!r}") from None
+    return pairs
+
+
+def make_plan(
+    *,
+    passes=None,
+    baseline: str | None = None,
+    backend: str = DEFAULT_BACKEND,
+    timeout: float = DEFAULT_TIMEOUT,
+    threads: int = DEFAULT_THREADS,
+    seed: int = DEFAULT_SEED,
+    data_aware: str | DataAwareMode = DataAwareMode.NONE,
+    options: dict | QueryOptions | None = None,
+) -> Plan:
+    """How a question is solved, checked: backend, time limit, threads, seed, passes,
+    data-aware mode and the query options of compiler/options.py by name (None: not
+    given)."""
+    if timeout_problem(timeout):
+        raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
+    if int(threads) < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
+    check_backend_name(backend)
+    mode = DataAwareMode.parse(data_aware)
+    opts = check_options(options)
+    if mode != DataAwareMode.NONE and opts.data is None:
+        raise InputError(f"data-aware mode {mode.value!r} needs data")
+    return Plan(
         passes=parse_passes(passes, baseline),
         backend=backend,
         timeout=float(timeout),
@@ -234,3 +265,26 @@ def make_query(
         data_aware=mode,
         options=opts,
     )
+
+
+def make_query(
+    vary, *, name: str = "", options=None, vary_keyword: str = "vary", **keywords
+) -> Query:
+    """A Query from the API's / the CLI's / ``.sens``'s arguments, checked: the question
+    (``make_question``'s keywords) with its plan (``make_plan``'s). ``options``: the query
+    options of compiler/options.py by name (None: not given)."""
+    unknown = [k for k in keywords if k not in QUESTION_KEYWORDS and k not in PLAN_KEYWORDS]
+    if unknown:
+        known = (*QUESTION_KEYWORDS, *PLAN_KEYWORDS)
+        raise TypeError(
+            f"make_query() got an unexpected keyword argument {unknown[0]!r}"
+            f"{closest(unknown[0], known)}"
+        )
+    question = make_question(
+        vary,
+        name=name,
+        vary_keyword=vary_keyword,
+        **{k: v for k, v in keywords.items() if k in QUESTION_KEYWORDS},
+    )
+    plan = make_plan(options=options, **{k: v for k, v in keywords.items() if k in PLAN_KEYWORDS})
+    return Query.of(question, plan)

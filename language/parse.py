@@ -217,6 +217,12 @@ class _Build(Transformer):
     def param(self, meta, ch):
         return nodes.Param(ch[0].text, ch[1], pos=_meta_pos(meta))
 
+    def query_kind(self, meta, ch):
+        return nodes.KindSetting(ch[0].text, tuple(ch[1:]), pos=_meta_pos(meta))
+
+    def plugin(self, meta, ch):
+        return nodes.PluginDecl(ch[0], pos=_meta_pos(meta))
+
     def option(self, meta, ch):
         return nodes.OptionSetting(ch[0].text, ch[1], pos=_meta_pos(meta))
 

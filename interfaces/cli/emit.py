@@ -94,7 +94,7 @@ def emit_text(
     backend = backend or DEFAULT_BACKEND[fmt]
     if is_race(backend):
         raise InputError("emit writes one backend's problem: give a backend, not a race")
-    cq = compile_query(ens, q.with_(backend=backend), data=dataset_for(ens, q))
+    cq = compile_query(ens, q.planned(backend=backend), data=dataset_for(ens, q))
     compiled, _, _ = for_backend(cq, backend)
     problem = compiled.problem
     c = {"smt2": ";", "lp": "\\", "mps": "*"}[fmt]

@@ -55,6 +55,7 @@ from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import COMMAND_LINE, InputError, TreesensWarning, speaking  # noqa: E402
 from ...compiler.options import timeout_problem  # noqa: E402
 from ...frontends.libraries import prefer_lean_imports  # noqa: E402
+from ...frontends.plugins import load_plugin  # noqa: E402
 from .interrupts import interrupts_recorded  # noqa: E402
 
 # subcommand name -> module (relative to this package)
@@ -204,6 +205,8 @@ def main(argv=None) -> int:
     with _termination_handled(), interrupts_recorded(), speaking(COMMAND_LINE):
         try:
             _check_timeout(args)
+            for plugin in getattr(args, "plugin", None) or ():  # before any name is looked up
+                load_plugin(plugin)
             return int(args.func(args) or 0)
         except InputError as e:
             # a located error (.sens files) is already "FILE:LINE:COL: message" + line + caret

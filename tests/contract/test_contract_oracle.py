@@ -13,7 +13,7 @@ import pytest
 
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.audit import Target
-from treesens.compiler.query import Gap, Query
+from treesens.compiler.query import Gap, Plan, Query
 from treesens.interfaces.expect_api import expect_audit
 from treesens.questions.contract import (
     FAIL,
@@ -39,7 +39,7 @@ def _ens(seed: int, n_classes: int = 2):
 
 
 def _judged(ens, q, exp):
-    res = answer(ens, q, exp, deadline=time.time() + 60)
+    res = answer(ens, q.planned(timeout=60.0), exp)
     verdict, message = judge(ens, exp, res)
     return verdict, message, res
 
@@ -214,7 +214,8 @@ def test_a_time_limit_that_ran_out_is_unknown_not_a_verdict():
     ens = _ens(0)
     for kind in ("insensitive", "sensitive"):
         exp = Expectation(kind)
-        res = answer(ens, Query(vary=("f0",), gap=Gap(0.05)), exp, deadline=time.time() - 1)
+        q = Query(vary=("f0",), gap=Gap(0.05), plan=Plan(timeout=1.0))
+        res = answer(ens, q, exp, start=time.time() - 2)  # its time limit ran out already
         assert res.status not in (SENSITIVE, INSENSITIVE)
         verdict, message = judge(ens, exp, res)
         assert verdict == UNKNOWN and "time limit" in message

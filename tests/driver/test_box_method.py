@@ -22,7 +22,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.
 
 
 def _alone(q: Query) -> Query:
-    return q.with_(backend="boxes", options={"heuristic": False})
+    return q.planned(backend="boxes", options={"heuristic": False})
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -52,7 +52,7 @@ def test_a_race_with_the_box_search_has_it_among_its_backends():
 def test_a_race_goes_on_when_the_box_search_cannot_take_the_query():
     ens = random_ensemble(2, 4, 2, 3, 3)
     q = Query(vary=("f0",), bounds=(FeatureBound("f1", 0.0, 0.5, (1,)),))
-    r = solve_query(ens, q.with_(backend="race:boxes,cpsat"))
+    r = solve_query(ens, q.planned(backend="race:boxes,cpsat"))
     assert r.backend == "cpsat" and r.status in ("sensitive", "insensitive")
 
 

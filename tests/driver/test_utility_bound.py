@@ -15,6 +15,7 @@ from treesens.compiler.chain import SensitivityQuestion, sensitivity_chain
 from treesens.compiler.encode import encode
 from treesens.compiler.ir import check_constraint
 from treesens.compiler.passes.data_aware import UtilityObjective, feature_ranks, marginals
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver.optimise import (
     optimum_stats,
@@ -35,8 +36,8 @@ def _data(ens, n=300, seed=0) -> np.ndarray:
 
 
 def _compiled(ens, vary="f0", X=None, empty="smooth"):
-    q = Query(vary=(vary,), gap=Gap(0.05), data_aware="prob")
-    chain = sensitivity_chain(q.passes, [UtilityObjective(X, empty=empty)])
+    q = Query(vary=(vary,), gap=Gap(0.05), plan=Plan(data_aware="prob"))
+    chain = sensitivity_chain(q.plan.passes, [UtilityObjective(X, empty=empty)])
     return chain.apply(SensitivityQuestion(ens, q))[0]
 
 

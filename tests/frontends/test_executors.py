@@ -15,8 +15,10 @@ import pytest
 import treesens
 from treesens.answers.result import ERROR
 from treesens.compiler.errors import InputError
+from treesens.questions.ask import Task
+from treesens.questions.campaign import answer_all
 from treesens.questions.executors import Failure, make_executor, parse_executor
-from treesens.questions.sweep import parse_shard, run_sweep, shard_of
+from treesens.questions.sweep import parse_shard, shard_of
 from treesens.tests import executor_tasks as tasks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -114,13 +116,8 @@ def test_a_failed_task_becomes_an_error_result_of_its_query(ensemble):
     from treesens.interfaces.api import make_query
 
     seen = []
-    results = run_sweep(
-        ensemble,
-        [("mean_radius",), ("mean_area",)],
-        lambda vary, label: make_query(vary, name=label, gap=0.2),
-        on_result=seen.append,
-        executor=_FailingExecutor(),
-    )
+    tasks = [Task.of(ensemble, make_query([f], gap=0.2)) for f in ("mean_radius", "mean_area")]
+    results = answer_all(ensemble, tasks, on_result=seen.append, executor=_FailingExecutor())
     assert [r.query for r in results] == ["mean_radius", "mean_area"]
     assert [r.query for r in seen] == ["mean_area", "mean_radius"]
     assert all(r.status == ERROR and "worker lost" in r.error for r in results)

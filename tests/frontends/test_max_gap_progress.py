@@ -7,6 +7,7 @@ import io
 import json
 
 from treesens.answers.result import Result
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.frontends.load import load_model
 from treesens.questions.max_gap import max_gap_query
@@ -48,8 +49,8 @@ def test_a_plain_check_line_still_gives_its_status():
 
 def _search_lines(box_search: bool) -> list[str]:
     ens = load_model(str(MODEL))
-    q = Query(vary=("worst_radius",), timeout=60.0)
-    q = q.with_(options=q.options.with_(box_search=box_search))
+    q = Query(vary=("worst_radius",), plan=Plan(timeout=60.0))
+    q = q.planned(options=q.plan.options.with_(box_search=box_search))
     lines: list[str] = []
     max_gap_query(ens, q, tolerance=1e-3, log=lines.append)
     return [s for s in lines if "compiling the box search" not in s]  # a first run's note

@@ -11,7 +11,8 @@ import pytest
 
 from treesens.compiler.errors import InputError
 from treesens.questions.results_log import appending
-from treesens.questions.sweep import Question, feature_subsets, plan_resume, read_results
+from treesens.questions.resume import ResumeKey, plan_resume, read_results
+from treesens.questions.sweep import feature_subsets
 from treesens.tests.oracle import random_ensemble
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -51,7 +52,7 @@ def test_empty_feature_list_is_an_input_error():
         feature_subsets(_ens(), 1, features=[])
 
 
-QUESTION = Question(
+QUESTION = ResumeKey(
     model="xgboost:m.json",
     gap=0.3,
     gap_kind="prob",

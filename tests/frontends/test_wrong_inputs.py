@@ -17,7 +17,7 @@ import pytest
 import treesens
 from treesens.compiler.errors import InputError
 from treesens.frontends.data import load_data
-from treesens.questions.sweep import Question, plan_resume
+from treesens.questions.resume import ResumeKey, plan_resume
 from treesens.tests.conftest import require_shared
 
 EXAMPLES = Path(treesens.__file__).parent / "examples"
@@ -280,7 +280,7 @@ def test_a_code_out_of_range_for_named_categories_is_an_error(tmp_path, nameless
 
 # ---- sweep --resume ----------------------------------------------------------------
 
-QUESTION = Question(
+QUESTION = ResumeKey(
     model="xgboost:m.json",
     gap=0.3,
     gap_kind="prob",
