@@ -79,6 +79,23 @@ def peaks() -> dict:
     }
 
 
+def cpu_seconds() -> float:
+    """CPU time so far of this process, its ended children and its running solver
+    processes: a query's CPU time is the difference, what its wall time would be on a
+    core of its own (the tier runs on a shared machine)."""
+    from treesens.backends.worker import live_pids
+
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    running = 0.0
+    for pid in live_pids():
+        try:  # utime and stime, the 14th and 15th fields, in clock ticks
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            running += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+    return time.process_time() + ended.ru_utime + ended.ru_stime + running
+
+
 def query_key(d: dict) -> tuple:
     return (d["dataset"], d["model"], d["kind"], d["feature"], d.get("gap"))
 
@@ -200,9 +217,9 @@ def run_model(job: dict) -> None:
     dog = Watchdog(emit, job["memory_cap_mb"], job["grace"])
     dog.start()
     dog.watch({"kind": "load", "feature": None, "path": job["path"]}, LOAD_GRACE)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), cpu_seconds()
     ens = treesens.load_model(job["path"])
-    load_s = time.perf_counter() - t0
+    load_s, load_cpu_s = time.perf_counter() - t0, cpu_seconds() - cpu0
     dog.clear()
     used = sorted({int(f) for t in ens.trees for f in np.asarray(t.feature) if f >= 0})
     names = [ens.feature_names[f] for f in used]
@@ -220,6 +237,7 @@ def run_model(job: dict) -> None:
             "used_features": len(used),
             "import_s": round(import_s, 3),
             "load_s": round(load_s, 3),
+            "load_cpu_s": round(load_cpu_s, 3),
         }
     )
     todo = [("check", n, g) for n in names for g in job["gaps"]]
@@ -235,6 +253,7 @@ def run_model(job: dict) -> None:
             "load": round(os.getloadavg()[0], 2),
         }
         dog.watch(asked, limit)
+        cpu0 = cpu_seconds()
         try:
             if kind == "check":
                 r = treesens.check(ens, vary=[name], gap=gap, timeout=limit)
@@ -251,7 +270,7 @@ def run_model(job: dict) -> None:
         except Exception as e:  # one query's failure is recorded, the others go on
             line = {"status": "error", "error": f"{e!r}"[:300]}
         dog.clear()
-        line = {**asked, **line}
+        line = {**asked, **line, "cpu_s": round(cpu_seconds() - cpu0, 3)}
         emit(line)
         print(f"  [{i}/{len(todo)}] {job['model']} {describe(line)}", file=sys.stderr, flush=True)
     shutdown()  # the solver processes end, so their peak is counted among the children
@@ -275,7 +294,9 @@ def bounds(d: dict) -> str:
     hi = "?" if d.get("upper") is None else f"{d['upper']:.4f}"
     if d["status"] == "insensitive":
         return f"below {d.get('tolerance')} (proven)"
-    return f"[{lo}, {hi}] {'proven' if d.get('proven') else 'open'}"
+    if d.get("proven") or d.get("lower") is None or d.get("upper") is None:
+        return f"[{lo}, {hi}] {'proven' if d.get('proven') else 'open'}"
+    return f"[{lo}, {hi}] open, {d['upper'] - d['lower']:.4f} apart"
 
 
 def _done(path: Path) -> list[tuple]:
@@ -376,7 +397,10 @@ def _check_cell(d: dict | None) -> str:
     short = {"sensitive": "S", "insensitive": "I"}.get(d["status"], d["status"])
     if d["status"] == "sensitive" and not d.get("validated"):
         short = "S (replay FAILED)"
-    return f"{short} {d['total_s']:.1f}" if d.get("total_s") is not None else short
+    if d.get("total_s") is None:
+        return short
+    cpu = f" ({d['cpu_s']:.1f})" if d.get("cpu_s") is not None else ""
+    return f"{short} {d['total_s']:.1f}{cpu}"
 
 
 def _gap_cell(d: dict | None) -> str:
@@ -405,16 +429,17 @@ def report(path: Path) -> str:
             m["killed"] += 1
     out = [
         "| model | trees | leaves | import s | load s | compile s (median / max) "
-        "| checks answered | check s (median / max) | max gaps proven | max gap s (median / max) "
+        "| checks answered | check s (median / max) | check CPU s (median / max) "
+        "| max gaps proven | max gap s (median / max) | max gap CPU s (median / max) "
         "| peak MB main / solver |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (ds, key), m in models.items():
         if not m["loads"]:
             why = m.get("load_killed", {})
             out.append(
                 f"| {ds} {key} | load killed: {why.get('error', '?')} after "
-                f"{why.get('total_s', float('nan')):.0f} s |" + " |" * 9
+                f"{why.get('total_s', float('nan')):.0f} s |" + " |" * 11
             )
             continue
         ld = m["loads"][-1]
@@ -429,12 +454,15 @@ def report(path: Path) -> str:
         comp = [q["compile_s"] for q in qs if q.get("compile_s") is not None]
         ct = [q["total_s"] for q in checks if q.get("total_s") is not None]
         gt = [q["total_s"] for q in gaps if q.get("total_s") is not None]
+        cc = [q["cpu_s"] for q in checks if q.get("cpu_s") is not None]
+        gc = [q["cpu_s"] for q in gaps if q.get("cpu_s") is not None]
         main = max(d["peak_main_mb"] for d in [*m["loads"], *qs] if "peak_main_mb" in d)
         work = max(d["peak_worker_mb"] for d in [*m["loads"], *qs] if "peak_worker_mb" in d)
         out.append(
             f"| {ds} {key} | {ld['trees']:,} | {ld['leaves']:,} | {ld['import_s']:.2f} "
             f"| {ld['load_s']:.2f} | {_fmt_pair(comp)} | {answered}/{len(checks)} "
-            f"| {_fmt_pair(ct)} | {proven}/{len(gaps)} | {_fmt_pair(gt)} "
+            f"| {_fmt_pair(ct)} | {_fmt_pair(cc)} | {proven}/{len(gaps)} | {_fmt_pair(gt)} "
+            f"| {_fmt_pair(gc)} "
             f"| {main:,.0f} / {work:,.0f} |"
         )
     for (ds, key), m in models.items():
@@ -455,8 +483,8 @@ def report(path: Path) -> str:
             + f"; max gap limit {', '.join(f'{t:g}' for t in timeouts if t)} s per feature.",
             "",
             "| feature | "
-            + " | ".join(f"check g={g:g} (s)" for g in gap_values)
-            + " | max gap | max gap s | max gap compile s | peak MB main / solver |",
+            + " | ".join(f"check g={g:g} (s, CPU s)" for g in gap_values)
+            + " | max gap | max gap s (CPU s) | max gap compile s | peak MB main / solver |",
             "|---|" + "---:|" * len(gap_values) + "---|---:|---:|---:|",
         ]
         for f in feats:
@@ -468,6 +496,8 @@ def report(path: Path) -> str:
                 f"{max(q['peak_worker_mb'] for q in row):,.0f}"
             )
             secs = "" if mg is None or mg.get("total_s") is None else f"{mg['total_s']:.1f}"
+            if secs and mg.get("cpu_s") is not None:
+                secs += f" ({mg['cpu_s']:.1f})"
             comp = "" if mg is None or mg.get("compile_s") is None else f"{mg['compile_s']:.2f}"
             out.append(
                 f"| {f} | " + " | ".join(cells) + f" | {_gap_cell(mg)} | {secs} | {comp} | {peak} |"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -38,8 +39,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
-sys.path.insert(0, str(BENCH))
-from instances import SHARED  # noqa: E402  (honours TREESENS_SHARED)
+# as bench/instances.py finds it, without importing treesens
+SHARED = Path(os.environ.get("TREESENS_SHARED", BENCH.parent.parent / "shared")) / "benchmarks"
 
 DATASETS = ("adult", "churn", "german_credit")
 DEFAULT_OUT = BENCH / "results" / "scale-models"
