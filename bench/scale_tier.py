@@ -473,6 +473,8 @@ def report(path: Path) -> str:
         gap_values = sorted({k[4] for k in qs if k[2] == "check"})
         feats = list(dict.fromkeys(k[3] for k in qs))
         timeouts = sorted({q.get("timeout") for q in qs.values() if q["kind"] == "max_gap"})
+        loads = [q["load"] for q in qs.values() if q.get("load") is not None]
+        commits = sorted({q["commit"] for q in qs.values() if q.get("commit")})
         out += [
             "",
             f"### {ds} {key}: {SPECS[key].what if key in SPECS else key}",
@@ -480,7 +482,17 @@ def report(path: Path) -> str:
             f"{ld['trees']:,} trees, {ld['leaves']:,} leaves, {ld['features']} features "
             f"({ld['used_features']} read by a split); load {ld['load_s']:.2f} s"
             + (f"; the model's process was killed {m['killed']} time(s)" if m["killed"] else "")
-            + f"; max gap limit {', '.join(f'{t:g}' for t in timeouts if t)} s per feature.",
+            + (
+                f"; max gap limit {', '.join(f'{t:g}' for t in timeouts if t)} s per feature."
+                if timeouts
+                else "; no max gap yet."
+            )
+            + (
+                f" Load average at the queries' start: median {_median(loads):.1f} "
+                f"({min(loads):.1f} - {max(loads):.1f}); commit {', '.join(commits)}."
+                if loads
+                else ""
+            ),
             "",
             "| feature | "
             + " | ".join(f"check g={g:g} (s, CPU s)" for g in gap_values)
