@@ -99,6 +99,33 @@ def run_treesens(*args, cwd=None, timeout: float = 600, env=None):
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
 
 
+def treesens_here(*args, cwd=None):
+    """Run the ``treesens`` command's :func:`main` in this process, its output captured; a
+    CompletedProcess (text) as :func:`run_treesens` gives, without the 2 s or so a fresh
+    interpreter takes to start. For tests of what a command answers and prints; a test of
+    the process itself (start-up, imports, signals, the environment, output written by
+    solver processes) runs it with :func:`run_treesens`."""
+    import contextlib
+    import io
+    import subprocess
+
+    from treesens.interfaces.cli.main import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    try:
+        os.chdir(cwd or here)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(["treesens", *argv], code, out.getvalue(), err.getvalue())
+
+
 def json_lines(stdout: str) -> list[dict]:
     """Parse JSON Lines output; fails if any stdout line is not a JSON object."""
     import json
