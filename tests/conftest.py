@@ -105,9 +105,10 @@ def treesens_here(*args, cwd=None):
     interpreter takes to start. For tests of what a command answers and prints; a test of
     the process itself (start-up, imports, signals, the environment, output written by
     solver processes) runs it with :func:`run_treesens`."""
-    import contextlib
     import io
     import subprocess
+    import warnings
+    from contextlib import redirect_stderr, redirect_stdout
 
     from treesens.interfaces.cli.main import main
 
@@ -116,7 +117,12 @@ def treesens_here(*args, cwd=None):
     here = os.getcwd()
     try:
         os.chdir(cwd or here)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        # warnings printed on stderr, as a fresh interpreter prints them
+        with redirect_stdout(out), redirect_stderr(err), warnings.catch_warnings():
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning):
+                warnings.simplefilter("ignore", quiet)
             try:
                 code = main(argv)
             except SystemExit as e:
