@@ -114,9 +114,10 @@ def treesens_here(*args, cwd=None):
 
     argv = [str(a) for a in args]
     out, err = io.StringIO(), io.StringIO()
-    here = os.getcwd()
+    here = os.getcwd() if cwd is not None else None
     try:
-        os.chdir(cwd or here)
+        if cwd is not None:
+            os.chdir(cwd)
         # warnings printed on stderr, as a fresh interpreter prints them
         with redirect_stdout(out), redirect_stderr(err), warnings.catch_warnings():
             warnings.resetwarnings()
@@ -128,7 +129,8 @@ def treesens_here(*args, cwd=None):
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 1
     finally:
-        os.chdir(here)
+        if here is not None:
+            os.chdir(here)
     return subprocess.CompletedProcess(["treesens", *argv], code, out.getvalue(), err.getvalue())
 
 

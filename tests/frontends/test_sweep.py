@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from treesens.compiler.errors import InputError
 from treesens.questions.results_log import appending
 from treesens.questions.sweep import Question, feature_subsets, plan_resume, read_results
+from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import random_ensemble
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -161,13 +160,7 @@ def test_appending_after_a_cut_short_line_drops_it(tmp_path):
 
 
 def _sweep(args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", "sweep", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=600,
-    )
+    return treesens_here("sweep", *args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
