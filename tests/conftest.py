@@ -99,6 +99,41 @@ def run_treesens(*args, cwd=None, timeout: float = 600, env=None):
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
 
 
+def treesens_here(*args, cwd=None):
+    """Run the ``treesens`` command's :func:`main` in this process, its output captured; a
+    CompletedProcess (text) as :func:`run_treesens` gives, without the 2 s or so a fresh
+    interpreter takes to start. For tests of what a command answers and prints; a test of
+    the process itself (start-up, imports, signals, the environment, output written by
+    solver processes) runs it with :func:`run_treesens`."""
+    import io
+    import subprocess
+    import warnings
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from treesens.interfaces.cli.main import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd() if cwd is not None else None
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        # warnings printed on stderr, as a fresh interpreter prints them
+        with redirect_stdout(out), redirect_stderr(err), warnings.catch_warnings():
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning):
+                warnings.simplefilter("ignore", quiet)
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+    finally:
+        if here is not None:
+            os.chdir(here)
+    return subprocess.CompletedProcess(["treesens", *argv], code, out.getvalue(), err.getvalue())
+
+
 def json_lines(stdout: str) -> list[dict]:
     """Parse JSON Lines output; fails if any stdout line is not a JSON object."""
     import json

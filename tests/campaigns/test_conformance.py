@@ -25,6 +25,7 @@ from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import ANY, Gap, Query
 from treesens.driver import compile_query, solve_query
+from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import (
     brute_force_sensitive,
     random_ensemble,
@@ -279,13 +280,8 @@ needs_example = pytest.mark.skipif(
 )
 
 
-def _cli(*args, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def _cli(*args):
+    return treesens_here(*args)
 
 
 @needs_example

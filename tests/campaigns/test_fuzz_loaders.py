@@ -965,11 +965,11 @@ def test_lightgbm_num_class_below_trees_per_iteration_is_an_input_error(tmp_path
 
 
 def test_cli_reports_a_malformed_model_in_one_line_with_exit_code_2(tmp_path, lgb_texts):
-    from treesens.tests.conftest import run_treesens
+    from treesens.tests.conftest import treesens_here
 
     text = _edit(lgb_texts[1], "num_class=3\n", "num_class=1\n")
     path = _write(tmp_path, "m.txt", text)
-    r = run_treesens("check", path, "--format", "lightgbm", "--vary", "Column_0", timeout=120)
+    r = treesens_here("check", path, "--format", "lightgbm", "--vary", "Column_0")
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and str(path) in r.stderr, r.stderr
 

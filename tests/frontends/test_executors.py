@@ -20,6 +20,7 @@ from treesens.questions.campaign import answer_all
 from treesens.questions.executors import Failure, make_executor, parse_executor
 from treesens.questions.sweep import parse_shard, shard_of
 from treesens.tests import executor_tasks as tasks
+from treesens.tests.conftest import treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -147,13 +148,10 @@ def test_an_unknown_executor_is_an_input_error():
 
 
 def _sweep(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", "sweep", MODEL, "--details", DETAILS]
-        + ["--features", ",".join(FEATURES), "--gap", "0.2", "--timeout", "30", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return treesens_here(
+        "sweep", MODEL, "--details", DETAILS, "--features", ",".join(FEATURES),
+        "--gap", "0.2", "--timeout", "30", *args,
+    )  # fmt: skip
 
 
 def _queries(path: Path) -> list[str]:

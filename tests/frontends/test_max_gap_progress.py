@@ -11,7 +11,7 @@ from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.frontends.load import load_model
 from treesens.questions.max_gap import max_gap_query
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 from treesens.tests.report.conftest import MODEL
 from treesens.views.progress import Lines
 
@@ -67,7 +67,7 @@ def test_the_box_searchs_lines_are_the_bracket_so_far():
 
 
 def test_the_cli_sweeps_last_line_per_feature_is_its_stored_answer():
-    p = run_treesens(
+    p = treesens_here(
         "sweep", MODEL, "--max-gap", "--features", "mean_texture", "--json", "--timeout", "30"
     )
     assert p.returncode == 0, p.stderr

@@ -11,7 +11,7 @@ from treesens.frontends import formats, load
 from treesens.frontends.details import GENERIC_NAMES, has_generic_names
 from treesens.frontends.formats import ModelFormat, registered
 from treesens.frontends.load import load_model
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 
 xgb = pytest.importorskip("xgboost")
 
@@ -45,7 +45,7 @@ def test_generic_names_come_from_the_formats():
 
 
 def test_cli_format_help_lists_the_registered_formats():
-    p = run_treesens("check", "--help")
+    p = treesens_here("check", "--help")
     help_text = " ".join(p.stdout.split())
     assert "auto, xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn" in help_text
 
@@ -120,7 +120,7 @@ def test_every_format_describes_its_models():
 
 
 def test_emit_model_format_help_lists_the_registered_formats():
-    p = run_treesens("emit", "--help")
+    p = treesens_here("emit", "--help")
     assert "auto, xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn" in " ".join(
         p.stdout.split()
     )

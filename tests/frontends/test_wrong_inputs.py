@@ -18,7 +18,7 @@ import treesens
 from treesens.compiler.errors import InputError
 from treesens.frontends.data import load_data
 from treesens.questions.resume import ResumeKey, plan_resume
-from treesens.tests.conftest import require_shared
+from treesens.tests.conftest import require_shared, treesens_here
 
 EXAMPLES = Path(treesens.__file__).parent / "examples"
 MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
@@ -26,8 +26,11 @@ WINE_DETAILS = str(EXAMPLES / "wine_details.csv")
 
 
 def _cli(*args, cwd=None, hide=None):
-    """The CLI in a subprocess; ``hide``: a package made unimportable there."""
-    pre = f"import sys; sys.modules[{hide!r}] = None; " if hide else "import sys; "
+    """The CLI's main in this process; with ``hide``, in a subprocess where that package
+    is made unimportable."""
+    if hide is None:
+        return treesens_here(*args, cwd=cwd)
+    pre = f"import sys; sys.modules[{hide!r}] = None; "
     code = pre + "from treesens.interfaces.cli.main import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, cwd=cwd
