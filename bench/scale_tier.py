@@ -45,6 +45,7 @@ from train_scale import DATASETS, DEFAULT_OUT, SPECS, model_path  # noqa: E402
 GRACE = 60.0  # default seconds past a query's limit before its watchdog ends it
 LOAD_GRACE = 600.0  # seconds for the imports and the load
 MB = 1024.0  # ru_maxrss and /proc's fields are in KiB on Linux
+LIMIT_MB = 2048.0  # issue 47: every scale-tier query within 2 GB (main + solver)
 OVERRAN, LOAD_OVERRAN = 3, 4  # exit codes of a model's process its watchdog ended
 
 
@@ -67,16 +68,53 @@ def _commit() -> str | None:
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def peaks() -> dict:
-    """Peak resident memory so far, in MB: this process, and its largest solver process."""
-    from treesens.backends.worker import live_pids
+class Peaks:
+    """Peak resident memory in MB of the model's process and of its largest solver
+    process: of the query in flight (``query_peak_*``) and so far (``peak_*``).
 
-    ended = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MB
-    running = max((_status_mb(p, "VmHWM") for p in live_pids()), default=0.0)
-    return {
-        "peak_main_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / MB, 1),
-        "peak_worker_mb": round(max(ended, running), 1),
-    }
+    Each query starts by resetting the high-water marks (``VmHWM``) of this process and of
+    the running solver processes (Linux: ``5`` written to ``/proc/PID/clear_refs``), so a
+    query's peak is its own, not that of a query before it; where that is refused, the
+    query's peak is the peak so far (``peak_reset`` false). A solver process that ended
+    during the query counts by ``getrusage`` of the children, when its peak is the largest
+    of the ended ones."""
+
+    def __init__(self):
+        self.main = self.worker = 0.0  # so far
+        self.ended_before = 0.0
+        self.reset = True
+
+    def start(self) -> None:
+        from treesens.backends.worker import live_pids
+
+        self.reset = all(_reset_hwm(p) for p in ["self", *live_pids()])
+        self.ended_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MB
+
+    def read(self) -> dict:
+        from treesens.backends.worker import live_pids
+
+        main = (
+            _status_mb("self", "VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / MB
+        )
+        ended = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MB
+        running = max((_status_mb(p, "VmHWM") for p in live_pids()), default=0.0)
+        worker = max(running, ended if ended > self.ended_before else 0.0)
+        self.main, self.worker = max(self.main, main), max(self.worker, worker)
+        return {
+            "query_peak_main_mb": round(main, 1),
+            "query_peak_worker_mb": round(worker, 1),
+            "peak_main_mb": round(self.main, 1),
+            "peak_worker_mb": round(max(self.worker, ended), 1),
+            "peak_reset": self.reset,
+        }
+
+
+def _reset_hwm(pid) -> bool:
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
 
 
 def cpu_seconds() -> float:
@@ -208,8 +246,10 @@ def run_model(job: dict) -> None:
     out = open(job["out"], "a")  # noqa: SIM115  (open for the whole run, a line per event)
     emitting = threading.Lock()
 
+    peaks = Peaks()
+
     def emit(line: dict) -> None:
-        full = {**base, **line, **peaks(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+        full = {**base, **line, **peaks.read(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
         with emitting:
             out.write(json.dumps(full) + "\n")
             out.flush()
@@ -217,6 +257,7 @@ def run_model(job: dict) -> None:
     dog = Watchdog(emit, job["memory_cap_mb"], job["grace"])
     dog.start()
     dog.watch({"kind": "load", "feature": None, "path": job["path"]}, LOAD_GRACE)
+    peaks.start()
     t0, cpu0 = time.perf_counter(), cpu_seconds()
     ens = treesens.load_model(job["path"])
     load_s, load_cpu_s = time.perf_counter() - t0, cpu_seconds() - cpu0
@@ -253,6 +294,7 @@ def run_model(job: dict) -> None:
             "load": round(os.getloadavg()[0], 2),
         }
         dog.watch(asked, limit)
+        peaks.start()
         cpu0 = cpu_seconds()
         try:
             if kind == "check":
@@ -415,7 +457,7 @@ def _gap_cell(d: dict | None) -> str:
 
 def report(path: Path) -> str:
     """The Markdown report of a results file: a summary, then one table per model."""
-    lines = _lines(path)
+    lines = _inferred_peaks(_lines(path))
     models: dict[tuple, dict] = {}
     for d in lines:
         m = models.setdefault((d["dataset"], d["model"]), {"loads": [], "q": {}, "killed": 0})
@@ -431,15 +473,15 @@ def report(path: Path) -> str:
         "| model | trees | leaves | import s | load s | compile s (median / max) "
         "| checks answered | check s (median / max) | check CPU s (median / max) "
         "| max gaps proven | max gap s (median / max) | max gap CPU s (median / max) "
-        "| peak MB main / solver |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| peak MB main / solver | queries over 2 GB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (ds, key), m in models.items():
         if not m["loads"]:
             why = m.get("load_killed", {})
             out.append(
                 f"| {ds} {key} | load killed: {why.get('error', '?')} after "
-                f"{why.get('total_s', float('nan')):.0f} s |" + " |" * 11
+                f"{why.get('total_s', float('nan')):.0f} s |" + " |" * 12
             )
             continue
         ld = m["loads"][-1]
@@ -458,12 +500,15 @@ def report(path: Path) -> str:
         gc = [q["cpu_s"] for q in gaps if q.get("cpu_s") is not None]
         main = max(d["peak_main_mb"] for d in [*m["loads"], *qs] if "peak_main_mb" in d)
         work = max(d["peak_worker_mb"] for d in [*m["loads"], *qs] if "peak_worker_mb" in d)
+        over = [_peak(q)[2] for q in qs if sum(_peak(q)[:2]) > LIMIT_MB]
+        unsure = over.count(False)  # only their process's peak so far is over
+        over_cell = f"{over.count(True)}/{len(qs)}" + (f" (+{unsure} unsure)" if unsure else "")
         out.append(
             f"| {ds} {key} | {ld['trees']:,} | {ld['leaves']:,} | {ld['import_s']:.2f} "
             f"| {ld['load_s']:.2f} | {_fmt_pair(comp)} | {answered}/{len(checks)} "
             f"| {_fmt_pair(ct)} | {_fmt_pair(cc)} | {proven}/{len(gaps)} | {_fmt_pair(gt)} "
             f"| {_fmt_pair(gc)} "
-            f"| {main:,.0f} / {work:,.0f} |"
+            f"| {main:,.0f} / {work:,.0f} | {over_cell} |"
         )
     for (ds, key), m in models.items():
         if not m["loads"]:
@@ -496,25 +541,61 @@ def report(path: Path) -> str:
             "",
             "| feature | "
             + " | ".join(f"check g={g:g} (s, CPU s)" for g in gap_values)
-            + " | max gap | max gap s (CPU s) | max gap compile s | peak MB main / solver |",
-            "|---|" + "---:|" * len(gap_values) + "---|---:|---:|---:|",
+            + " | max gap | max gap s (CPU s) | max gap compile s "
+            + "| checks' peak MB main / solver | max gap's peak MB main / solver |",
+            "|---|" + "---:|" * len(gap_values) + "---|---:|---:|---:|---:|",
         ]
         for f in feats:
             cells = [_check_cell(qs.get((ds, key, "check", f, g))) for g in gap_values]
             mg = qs.get((ds, key, "max_gap", f, None))
-            row = [q for q in qs.values() if q["feature"] == f and "peak_main_mb" in q]
-            peak = (
-                f"{max(q['peak_main_mb'] for q in row):,.0f} / "
-                f"{max(q['peak_worker_mb'] for q in row):,.0f}"
-            )
+            checked = [q for q in qs.values() if q["feature"] == f and q["kind"] == "check"]
             secs = "" if mg is None or mg.get("total_s") is None else f"{mg['total_s']:.1f}"
             if secs and mg.get("cpu_s") is not None:
                 secs += f" ({mg['cpu_s']:.1f})"
             comp = "" if mg is None or mg.get("compile_s") is None else f"{mg['compile_s']:.2f}"
             out.append(
-                f"| {f} | " + " | ".join(cells) + f" | {_gap_cell(mg)} | {secs} | {comp} | {peak} |"
+                f"| {f} | "
+                + " | ".join(cells)
+                + f" | {_gap_cell(mg)} | {secs} | {comp} "
+                + f"| {_peak_cell(checked)} | {_peak_cell([mg] if mg else [])} |"
             )
     return "\n".join(out) + "\n"
+
+
+def _inferred_peaks(lines: list[dict]) -> list[dict]:
+    """Lines written before the high-water marks were reset per query hold only the peak
+    so far of their process; where it rose at a line (main and solver alike, or stayed 0),
+    the rise is that query's own peak, which this fills in as ``query_peak_*``."""
+    prev: dict[tuple, tuple[float, float]] = {}
+    for d in lines:
+        key = (d.get("dataset"), d.get("model"))
+        if d.get("kind") == "load":
+            prev[key] = (0.0, 0.0)  # a new process
+        if "peak_main_mb" not in d or "query_peak_main_mb" in d:
+            continue
+        main, work = d["peak_main_mb"], d["peak_worker_mb"]
+        was_main, was_work = prev.get(key, (0.0, 0.0))
+        if main > was_main and (work > was_work or work == 0.0):
+            d.update(query_peak_main_mb=main, query_peak_worker_mb=work, peak_reset=True)
+        prev[key] = (main, work)
+    return lines
+
+
+def _peak(q: dict) -> tuple[float, float, bool]:
+    """A query's peak MB (main, solver) and whether it is the query's own: lines written
+    before the high-water marks were reset per query hold only the peak so far."""
+    if "query_peak_main_mb" in q:
+        return q["query_peak_main_mb"], q["query_peak_worker_mb"], bool(q.get("peak_reset"))
+    return q.get("peak_main_mb", 0.0), q.get("peak_worker_mb", 0.0), False
+
+
+def _peak_cell(qs: list[dict]) -> str:
+    """The largest peaks of some queries; "<=" when one of them is only the peak so far."""
+    if not qs:
+        return ""
+    peaks = [_peak(q) for q in qs]
+    mark = "" if all(p[2] for p in peaks) else "<= "
+    return f"{mark}{max(p[0] for p in peaks):,.0f} / {max(p[1] for p in peaks):,.0f}"
 
 
 def _fmt_pair(xs: list[float]) -> str:
