@@ -1,24 +1,26 @@
 """The scale tier: production-size models, every feature checked and its max gap bounded.
 
     python bench/models/train_scale.py --datasets adult          # the models, once
-    python bench/scale_tier.py [--datasets adult] [--models xgb_t1000_d8,...]
-        [--features NAMES] [--gaps 0.1,0.2,0.3] [--check-timeout 60] [--max-gap-timeout 120]
+    nice -n 19 python bench/scale_tier.py [--datasets adult] [--models xgb_t1000_d8,...]
+        [--features NAMES] [--gaps 0.1,0.2,0.3] [--kinds check,max_gap] [--again]
+        [--check-timeout 60] [--max-gap-timeout 120] [--grace 60] [--memory-cap-mb 8000]
         [--models-dir bench/results/scale-models] [--out bench/results/scale-tier.jsonl]
     python bench/scale_tier.py --report bench/results/scale-tier.jsonl   # the report again
 
-Each model (bench/models/train_scale.py's keys) runs in a fresh process, so that its peak
-memory is its own. There, treesens is imported and the model loaded (its time recorded
-apart), then every feature some split reads is checked at each gap (``treesens.check``,
-the default settings, ``--check-timeout`` each), then its max gap is searched
-(``treesens.max_gap``, tolerance ``--tolerance``, ``--max-gap-timeout`` each). Each query
-gets its own time limit. One JSON line per event (the load, each query) is appended to
-``--out`` as it ends, so a long run can be watched and, rerun with the same command,
-resumes: the queries already in the file are skipped. Each line records the peak memory
-so far of the model's process (``getrusage``) and of its solver processes (the largest of
-the ended ones, ``getrusage`` of the children, and of the running ones, their ``VmHWM``),
-the commit and the load average. A model's process is killed when it overruns the sum of
-its limits by ``GRACE`` seconds per query; a line says so. The report (one table per
-model, and a summary) goes to ``--out`` with ``.md`` for ``.jsonl`` and is printed.
+Each model (bench/models/train_scale.py's keys) runs in a fresh process. There, treesens
+is imported and the model loaded (times recorded apart), then every feature some split
+reads is checked at each gap (``treesens.check``, the default settings,
+``--check-timeout`` each), then its max gap is searched (``treesens.max_gap``, tolerance
+``--tolerance``, ``--max-gap-timeout`` each): every query has its own time limit. One
+JSON line per event (the load, each query) is appended to ``--out`` as it ends, so a long
+run can be watched and, rerun with the same command, resumes: the queries already in the
+file are skipped (``--again`` asks them once more; the report keeps each query's last
+line). Each line records the wall and CPU time, the query's own peak memory and the peak
+so far of the model's process and of its largest solver process (class ``Peaks``), the
+commit and the load average. A watchdog thread ends a query that overruns its limit by
+``--grace`` seconds or holds more than ``--memory-cap-mb`` (its line says ``killed`` and
+why); the model then starts again for the queries left. The report (a summary row per
+model, a table per model) goes beside ``--out`` (``.md``) and is printed.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 _STARTED = time.perf_counter()  # treesens' import time is counted from here (stdlib before)
@@ -281,8 +284,8 @@ def run_model(job: dict) -> None:
             "load_cpu_s": round(load_cpu_s, 3),
         }
     )
-    todo = [("check", n, g) for n in names for g in job["gaps"]]
-    todo += [("max_gap", n, None) for n in names]
+    todo = [("check", n, g) for n in names for g in job["gaps"] if "check" in job["kinds"]]
+    todo += [("max_gap", n, None) for n in names if "max_gap" in job["kinds"]]
     todo = [t for t in todo if (job["dataset"], job["model"], *t) not in done]
     for i, (kind, name, gap) in enumerate(todo, 1):
         limit = job["check_timeout"] if kind == "check" else job["max_gap_timeout"]
@@ -366,6 +369,9 @@ def run(args, out: Path) -> None:
                 print(f"{path}: not found (python bench/models/train_scale.py)", file=sys.stderr)
                 continue
             print(f"{ds} {key}: {path}", file=sys.stderr, flush=True)
+            # --again: the queries in the file now run once more (a killed query, say):
+            # done is then a line more than now
+            before = Counter(_done(out)) if args.again else Counter()
             code = OVERRAN
             while code == OVERRAN:  # a query was killed: the model again, for the rest
                 job = {
@@ -380,7 +386,12 @@ def run(args, out: Path) -> None:
                     "memory_cap_mb": args.memory_cap_mb,
                     "grace": args.grace,
                     "out": str(out),
-                    "done": [k for k in _done(out) if k[:2] == (ds, key)],
+                    "kinds": args.kinds.split(","),
+                    "done": [
+                        k
+                        for k, n in Counter(_done(out)).items()
+                        if k[:2] == (ds, key) and n > before[k]
+                    ],
                     "commit": commit,
                 }
                 code = _run_job(job, out, n_features=len(features) or 30, n_gaps=len(gaps))
@@ -608,6 +619,12 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(SPECS), help="of " + ", ".join(SPECS))
     ap.add_argument("--features", default="", help="only these features (default: every used)")
     ap.add_argument("--gaps", default="0.1,0.2,0.3")
+    ap.add_argument("--kinds", default="check,max_gap", help="the queries asked: check, max_gap")
+    ap.add_argument(
+        "--again",
+        action="store_true",
+        help="ask the queries already in --out again (the report keeps each query's last line)",
+    )
     ap.add_argument("--check-timeout", type=float, default=60.0)
     ap.add_argument("--max-gap-timeout", type=float, default=120.0)
     ap.add_argument("--tolerance", type=float, default=1e-3)
@@ -634,6 +651,8 @@ def main(argv=None) -> int:
     for d in args.datasets.split(","):
         if d not in DATASETS:
             ap.error(f"unknown dataset {d!r}; known: {', '.join(DATASETS)}")
+    if not set(args.kinds.split(",")) <= {"check", "max_gap"}:
+        ap.error(f"--kinds: check, max_gap or both, not {args.kinds!r}")
     for k in args.models.split(","):
         if k not in SPECS:
             ap.error(f"unknown model {k!r}; known: {', '.join(SPECS)}")

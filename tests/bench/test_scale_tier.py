@@ -45,10 +45,11 @@ def _train(shared: Path, out: Path) -> Path:
     return out / "german_credit" / "german_credit_xgb_t1000_d8.json"
 
 
-def _tier(shared: Path, models: Path, results: Path) -> subprocess.CompletedProcess:
+def _tier(shared: Path, models: Path, results: Path, *more: str) -> subprocess.CompletedProcess:
     return _run(
         [
             str(BENCH / "scale_tier.py"),
+            *more,
             "--datasets",
             "german_credit",
             "--models",
@@ -142,6 +143,16 @@ def test_scale_tier_run_again_skips_the_queries_already_in_its_results(tiny_run)
     assert proc.returncode == 0, proc.stderr[-2000:]
     after = len([d for d in _lines(results) if d["kind"] in ("check", "max_gap")])
     assert (before, after) == (2, 2)
+
+
+def test_scale_tier_again_asks_the_queries_of_the_kinds_named_once_more(tiny_run):
+    shared, tmp, _, results, _ = tiny_run
+    copy = tmp / "again.jsonl"
+    copy.write_text(results.read_text())
+    proc = _tier(shared, tmp / "models", copy, "--kinds", "max_gap", "--again")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kinds = [d["kind"] for d in _lines(copy) if d["kind"] in ("check", "max_gap")]
+    assert sorted(kinds) == ["check", "max_gap", "max_gap"]
 
 
 def test_a_query_past_its_limit_is_written_as_killed_and_its_process_ends(tmp_path):
