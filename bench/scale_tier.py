@@ -1,24 +1,26 @@
 """The scale tier: production-size models, every feature checked and its max gap bounded.
 
     python bench/models/train_scale.py --datasets adult          # the models, once
-    python bench/scale_tier.py [--datasets adult] [--models xgb_t1000_d8,...]
-        [--features NAMES] [--gaps 0.1,0.2,0.3] [--check-timeout 60] [--max-gap-timeout 120]
+    nice -n 19 python bench/scale_tier.py [--datasets adult] [--models xgb_t1000_d8,...]
+        [--features NAMES] [--gaps 0.1,0.2,0.3] [--kinds check,max_gap] [--again]
+        [--check-timeout 60] [--max-gap-timeout 120] [--grace 60] [--memory-cap-mb 8000]
         [--models-dir bench/results/scale-models] [--out bench/results/scale-tier.jsonl]
     python bench/scale_tier.py --report bench/results/scale-tier.jsonl   # the report again
 
-Each model (bench/models/train_scale.py's keys) runs in a fresh process, so that its peak
-memory is its own. There, treesens is imported and the model loaded (its time recorded
-apart), then every feature some split reads is checked at each gap (``treesens.check``,
-the default settings, ``--check-timeout`` each), then its max gap is searched
-(``treesens.max_gap``, tolerance ``--tolerance``, ``--max-gap-timeout`` each). Each query
-gets its own time limit. One JSON line per event (the load, each query) is appended to
-``--out`` as it ends, so a long run can be watched and, rerun with the same command,
-resumes: the queries already in the file are skipped. Each line records the peak memory
-so far of the model's process (``getrusage``) and of its solver processes (the largest of
-the ended ones, ``getrusage`` of the children, and of the running ones, their ``VmHWM``),
-the commit and the load average. A model's process is killed when it overruns the sum of
-its limits by ``GRACE`` seconds per query; a line says so. The report (one table per
-model, and a summary) goes to ``--out`` with ``.md`` for ``.jsonl`` and is printed.
+Each model (bench/models/train_scale.py's keys) runs in a fresh process. There, treesens
+is imported and the model loaded (times recorded apart), then every feature some split
+reads is checked at each gap (``treesens.check``, the default settings,
+``--check-timeout`` each), then its max gap is searched (``treesens.max_gap``, tolerance
+``--tolerance``, ``--max-gap-timeout`` each): every query has its own time limit. One
+JSON line per event (the load, each query) is appended to ``--out`` as it ends, so a long
+run can be watched and, rerun with the same command, resumes: the queries already in the
+file are skipped (``--again`` asks them once more; the report keeps each query's last
+line). Each line records the wall and CPU time, the query's own peak memory and the peak
+so far of the model's process and of its largest solver process (class ``Peaks``), the
+commit and the load average. A watchdog thread ends a query that overruns its limit by
+``--grace`` seconds or holds more than ``--memory-cap-mb`` (its line says ``killed`` and
+why); the model then starts again for the queries left. The report (a summary row per
+model, a table per model) goes beside ``--out`` (``.md``) and is printed.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 _STARTED = time.perf_counter()  # treesens' import time is counted from here (stdlib before)
@@ -45,6 +48,7 @@ from train_scale import DATASETS, DEFAULT_OUT, SPECS, model_path  # noqa: E402
 GRACE = 60.0  # default seconds past a query's limit before its watchdog ends it
 LOAD_GRACE = 600.0  # seconds for the imports and the load
 MB = 1024.0  # ru_maxrss and /proc's fields are in KiB on Linux
+LIMIT_MB = 2048.0  # issue 47: every scale-tier query within 2 GB (main + solver)
 OVERRAN, LOAD_OVERRAN = 3, 4  # exit codes of a model's process its watchdog ended
 
 
@@ -67,16 +71,53 @@ def _commit() -> str | None:
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def peaks() -> dict:
-    """Peak resident memory so far, in MB: this process, and its largest solver process."""
-    from treesens.backends.worker import live_pids
+class Peaks:
+    """Peak resident memory in MB of the model's process and of its largest solver
+    process: of the query in flight (``query_peak_*``) and so far (``peak_*``).
 
-    ended = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MB
-    running = max((_status_mb(p, "VmHWM") for p in live_pids()), default=0.0)
-    return {
-        "peak_main_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / MB, 1),
-        "peak_worker_mb": round(max(ended, running), 1),
-    }
+    Each query starts by resetting the high-water marks (``VmHWM``) of this process and of
+    the running solver processes (Linux: ``5`` written to ``/proc/PID/clear_refs``), so a
+    query's peak is its own, not that of a query before it; where that is refused, the
+    query's peak is the peak so far (``peak_reset`` false). A solver process that ended
+    during the query counts by ``getrusage`` of the children, when its peak is the largest
+    of the ended ones."""
+
+    def __init__(self):
+        self.main = self.worker = 0.0  # so far
+        self.ended_before = 0.0
+        self.reset = True
+
+    def start(self) -> None:
+        from treesens.backends.worker import live_pids
+
+        self.reset = all(_reset_hwm(p) for p in ["self", *live_pids()])
+        self.ended_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MB
+
+    def read(self) -> dict:
+        from treesens.backends.worker import live_pids
+
+        main = (
+            _status_mb("self", "VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / MB
+        )
+        ended = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MB
+        running = max((_status_mb(p, "VmHWM") for p in live_pids()), default=0.0)
+        worker = max(running, ended if ended > self.ended_before else 0.0)
+        self.main, self.worker = max(self.main, main), max(self.worker, worker)
+        return {
+            "query_peak_main_mb": round(main, 1),
+            "query_peak_worker_mb": round(worker, 1),
+            "peak_main_mb": round(self.main, 1),
+            "peak_worker_mb": round(max(self.worker, ended), 1),
+            "peak_reset": self.reset,
+        }
+
+
+def _reset_hwm(pid) -> bool:
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
 
 
 def cpu_seconds() -> float:
@@ -208,8 +249,10 @@ def run_model(job: dict) -> None:
     out = open(job["out"], "a")  # noqa: SIM115  (open for the whole run, a line per event)
     emitting = threading.Lock()
 
+    peaks = Peaks()
+
     def emit(line: dict) -> None:
-        full = {**base, **line, **peaks(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+        full = {**base, **line, **peaks.read(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
         with emitting:
             out.write(json.dumps(full) + "\n")
             out.flush()
@@ -217,6 +260,7 @@ def run_model(job: dict) -> None:
     dog = Watchdog(emit, job["memory_cap_mb"], job["grace"])
     dog.start()
     dog.watch({"kind": "load", "feature": None, "path": job["path"]}, LOAD_GRACE)
+    peaks.start()
     t0, cpu0 = time.perf_counter(), cpu_seconds()
     ens = treesens.load_model(job["path"])
     load_s, load_cpu_s = time.perf_counter() - t0, cpu_seconds() - cpu0
@@ -240,8 +284,8 @@ def run_model(job: dict) -> None:
             "load_cpu_s": round(load_cpu_s, 3),
         }
     )
-    todo = [("check", n, g) for n in names for g in job["gaps"]]
-    todo += [("max_gap", n, None) for n in names]
+    todo = [("check", n, g) for n in names for g in job["gaps"] if "check" in job["kinds"]]
+    todo += [("max_gap", n, None) for n in names if "max_gap" in job["kinds"]]
     todo = [t for t in todo if (job["dataset"], job["model"], *t) not in done]
     for i, (kind, name, gap) in enumerate(todo, 1):
         limit = job["check_timeout"] if kind == "check" else job["max_gap_timeout"]
@@ -253,6 +297,7 @@ def run_model(job: dict) -> None:
             "load": round(os.getloadavg()[0], 2),
         }
         dog.watch(asked, limit)
+        peaks.start()
         cpu0 = cpu_seconds()
         try:
             if kind == "check":
@@ -324,6 +369,9 @@ def run(args, out: Path) -> None:
                 print(f"{path}: not found (python bench/models/train_scale.py)", file=sys.stderr)
                 continue
             print(f"{ds} {key}: {path}", file=sys.stderr, flush=True)
+            # --again: the queries in the file now run once more (a killed query, say):
+            # done is then a line more than now
+            before = Counter(_done(out)) if args.again else Counter()
             code = OVERRAN
             while code == OVERRAN:  # a query was killed: the model again, for the rest
                 job = {
@@ -338,7 +386,12 @@ def run(args, out: Path) -> None:
                     "memory_cap_mb": args.memory_cap_mb,
                     "grace": args.grace,
                     "out": str(out),
-                    "done": [k for k in _done(out) if k[:2] == (ds, key)],
+                    "kinds": args.kinds.split(","),
+                    "done": [
+                        k
+                        for k, n in Counter(_done(out)).items()
+                        if k[:2] == (ds, key) and n > before[k]
+                    ],
                     "commit": commit,
                 }
                 code = _run_job(job, out, n_features=len(features) or 30, n_gaps=len(gaps))
@@ -415,7 +468,7 @@ def _gap_cell(d: dict | None) -> str:
 
 def report(path: Path) -> str:
     """The Markdown report of a results file: a summary, then one table per model."""
-    lines = _lines(path)
+    lines = _inferred_peaks(_lines(path))
     models: dict[tuple, dict] = {}
     for d in lines:
         m = models.setdefault((d["dataset"], d["model"]), {"loads": [], "q": {}, "killed": 0})
@@ -431,15 +484,15 @@ def report(path: Path) -> str:
         "| model | trees | leaves | import s | load s | compile s (median / max) "
         "| checks answered | check s (median / max) | check CPU s (median / max) "
         "| max gaps proven | max gap s (median / max) | max gap CPU s (median / max) "
-        "| peak MB main / solver |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| peak MB main / solver | queries over 2 GB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (ds, key), m in models.items():
         if not m["loads"]:
             why = m.get("load_killed", {})
             out.append(
                 f"| {ds} {key} | load killed: {why.get('error', '?')} after "
-                f"{why.get('total_s', float('nan')):.0f} s |" + " |" * 11
+                f"{why.get('total_s', float('nan')):.0f} s |" + " |" * 12
             )
             continue
         ld = m["loads"][-1]
@@ -458,12 +511,15 @@ def report(path: Path) -> str:
         gc = [q["cpu_s"] for q in gaps if q.get("cpu_s") is not None]
         main = max(d["peak_main_mb"] for d in [*m["loads"], *qs] if "peak_main_mb" in d)
         work = max(d["peak_worker_mb"] for d in [*m["loads"], *qs] if "peak_worker_mb" in d)
+        over = [_peak(q)[2] for q in qs if sum(_peak(q)[:2]) > LIMIT_MB]
+        unsure = over.count(False)  # only their process's peak so far is over
+        over_cell = f"{over.count(True)}/{len(qs)}" + (f" (+{unsure} unsure)" if unsure else "")
         out.append(
             f"| {ds} {key} | {ld['trees']:,} | {ld['leaves']:,} | {ld['import_s']:.2f} "
             f"| {ld['load_s']:.2f} | {_fmt_pair(comp)} | {answered}/{len(checks)} "
             f"| {_fmt_pair(ct)} | {_fmt_pair(cc)} | {proven}/{len(gaps)} | {_fmt_pair(gt)} "
             f"| {_fmt_pair(gc)} "
-            f"| {main:,.0f} / {work:,.0f} |"
+            f"| {main:,.0f} / {work:,.0f} | {over_cell} |"
         )
     for (ds, key), m in models.items():
         if not m["loads"]:
@@ -496,25 +552,61 @@ def report(path: Path) -> str:
             "",
             "| feature | "
             + " | ".join(f"check g={g:g} (s, CPU s)" for g in gap_values)
-            + " | max gap | max gap s (CPU s) | max gap compile s | peak MB main / solver |",
-            "|---|" + "---:|" * len(gap_values) + "---|---:|---:|---:|",
+            + " | max gap | max gap s (CPU s) | max gap compile s "
+            + "| checks' peak MB main / solver | max gap's peak MB main / solver |",
+            "|---|" + "---:|" * len(gap_values) + "---|---:|---:|---:|---:|",
         ]
         for f in feats:
             cells = [_check_cell(qs.get((ds, key, "check", f, g))) for g in gap_values]
             mg = qs.get((ds, key, "max_gap", f, None))
-            row = [q for q in qs.values() if q["feature"] == f and "peak_main_mb" in q]
-            peak = (
-                f"{max(q['peak_main_mb'] for q in row):,.0f} / "
-                f"{max(q['peak_worker_mb'] for q in row):,.0f}"
-            )
+            checked = [q for q in qs.values() if q["feature"] == f and q["kind"] == "check"]
             secs = "" if mg is None or mg.get("total_s") is None else f"{mg['total_s']:.1f}"
             if secs and mg.get("cpu_s") is not None:
                 secs += f" ({mg['cpu_s']:.1f})"
             comp = "" if mg is None or mg.get("compile_s") is None else f"{mg['compile_s']:.2f}"
             out.append(
-                f"| {f} | " + " | ".join(cells) + f" | {_gap_cell(mg)} | {secs} | {comp} | {peak} |"
+                f"| {f} | "
+                + " | ".join(cells)
+                + f" | {_gap_cell(mg)} | {secs} | {comp} "
+                + f"| {_peak_cell(checked)} | {_peak_cell([mg] if mg else [])} |"
             )
     return "\n".join(out) + "\n"
+
+
+def _inferred_peaks(lines: list[dict]) -> list[dict]:
+    """Lines written before the high-water marks were reset per query hold only the peak
+    so far of their process; where it rose at a line (main and solver alike, or stayed 0),
+    the rise is that query's own peak, which this fills in as ``query_peak_*``."""
+    prev: dict[tuple, tuple[float, float]] = {}
+    for d in lines:
+        key = (d.get("dataset"), d.get("model"))
+        if d.get("kind") == "load":
+            prev[key] = (0.0, 0.0)  # a new process
+        if "peak_main_mb" not in d or "query_peak_main_mb" in d:
+            continue
+        main, work = d["peak_main_mb"], d["peak_worker_mb"]
+        was_main, was_work = prev.get(key, (0.0, 0.0))
+        if main > was_main and (work > was_work or work == 0.0):
+            d.update(query_peak_main_mb=main, query_peak_worker_mb=work, peak_reset=True)
+        prev[key] = (main, work)
+    return lines
+
+
+def _peak(q: dict) -> tuple[float, float, bool]:
+    """A query's peak MB (main, solver) and whether it is the query's own: lines written
+    before the high-water marks were reset per query hold only the peak so far."""
+    if "query_peak_main_mb" in q:
+        return q["query_peak_main_mb"], q["query_peak_worker_mb"], bool(q.get("peak_reset"))
+    return q.get("peak_main_mb", 0.0), q.get("peak_worker_mb", 0.0), False
+
+
+def _peak_cell(qs: list[dict]) -> str:
+    """The largest peaks of some queries; "<=" when one of them is only the peak so far."""
+    if not qs:
+        return ""
+    peaks = [_peak(q) for q in qs]
+    mark = "" if all(p[2] for p in peaks) else "<= "
+    return f"{mark}{max(p[0] for p in peaks):,.0f} / {max(p[1] for p in peaks):,.0f}"
 
 
 def _fmt_pair(xs: list[float]) -> str:
@@ -527,6 +619,12 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(SPECS), help="of " + ", ".join(SPECS))
     ap.add_argument("--features", default="", help="only these features (default: every used)")
     ap.add_argument("--gaps", default="0.1,0.2,0.3")
+    ap.add_argument("--kinds", default="check,max_gap", help="the queries asked: check, max_gap")
+    ap.add_argument(
+        "--again",
+        action="store_true",
+        help="ask the queries already in --out again (the report keeps each query's last line)",
+    )
     ap.add_argument("--check-timeout", type=float, default=60.0)
     ap.add_argument("--max-gap-timeout", type=float, default=120.0)
     ap.add_argument("--tolerance", type=float, default=1e-3)
@@ -553,6 +651,8 @@ def main(argv=None) -> int:
     for d in args.datasets.split(","):
         if d not in DATASETS:
             ap.error(f"unknown dataset {d!r}; known: {', '.join(DATASETS)}")
+    if not set(args.kinds.split(",")) <= {"check", "max_gap"}:
+        ap.error(f"--kinds: check, max_gap or both, not {args.kinds!r}")
     for k in args.models.split(","):
         if k not in SPECS:
             ap.error(f"unknown model {k!r}; known: {', '.join(SPECS)}")

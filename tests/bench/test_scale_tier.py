@@ -45,10 +45,11 @@ def _train(shared: Path, out: Path) -> Path:
     return out / "german_credit" / "german_credit_xgb_t1000_d8.json"
 
 
-def _tier(shared: Path, models: Path, results: Path) -> subprocess.CompletedProcess:
+def _tier(shared: Path, models: Path, results: Path, *more: str) -> subprocess.CompletedProcess:
     return _run(
         [
             str(BENCH / "scale_tier.py"),
+            *more,
             "--datasets",
             "german_credit",
             "--models",
@@ -112,6 +113,13 @@ def test_scale_tier_writes_the_load_and_a_line_per_query(tiny_run):
     assert load["trees"] == 3 and load["load_s"] >= 0 and load["peak_main_mb"] > 0
 
 
+def test_scale_tier_records_each_querys_own_peak_memory_and_the_peak_so_far(tiny_run):
+    *_, results, _ = tiny_run
+    for d in _lines(results):
+        if d["kind"] in ("check", "max_gap"):
+            assert 0 < d["query_peak_main_mb"] <= d["peak_main_mb"], d
+
+
 def test_scale_tier_answers_the_check_and_bounds_the_max_gap(tiny_run):
     *_, results, _ = tiny_run
     by_kind = {d["kind"]: d for d in _lines(results)}
@@ -137,6 +145,16 @@ def test_scale_tier_run_again_skips_the_queries_already_in_its_results(tiny_run)
     assert (before, after) == (2, 2)
 
 
+def test_scale_tier_again_asks_the_queries_of_the_kinds_named_once_more(tiny_run):
+    shared, tmp, _, results, _ = tiny_run
+    copy = tmp / "again.jsonl"
+    copy.write_text(results.read_text())
+    proc = _tier(shared, tmp / "models", copy, "--kinds", "max_gap", "--again")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kinds = [d["kind"] for d in _lines(copy) if d["kind"] in ("check", "max_gap")]
+    assert sorted(kinds) == ["check", "max_gap", "max_gap"]
+
+
 def test_a_query_past_its_limit_is_written_as_killed_and_its_process_ends(tmp_path):
     out = tmp_path / "lines.jsonl"
     script = textwrap.dedent(
@@ -159,3 +177,28 @@ def test_a_query_past_its_limit_is_written_as_killed_and_its_process_ends(tmp_pa
     assert proc.returncode == 3, proc.stderr.decode()[-2000:]
     (line,) = _lines(out)
     assert line["status"] == "killed" and line["total_s"] < 30
+
+
+def test_report_counts_a_query_over_2_gb_by_its_own_peak_and_the_unsure_apart(tmp_path):
+    sys.path.insert(0, str(BENCH))
+    try:
+        import scale_tier
+    finally:
+        sys.path.remove(str(BENCH))
+    base = {"dataset": "adult", "model": "hgb", "peak_worker_mb": 0.0}
+    load = {"kind": "load", "feature": None, "trees": 1, "leaves": 2, "features": 1}
+    load.update(used_features=1, import_s=1.0, load_s=1.0, peak_main_mb=300.0)
+    query = {"kind": "max_gap", "gap": None, "status": "insensitive", "tolerance": 1e-3}
+    lines = [
+        {**base, **load},
+        # written before peaks were per query: the first rose past 2 GB (its own peak),
+        # the second may have stayed below it
+        {**base, **query, "feature": "a", "peak_main_mb": 2500.0},
+        {**base, **query, "feature": "b", "peak_main_mb": 2500.0},
+        {**base, **query, "feature": "c", "peak_main_mb": 2500.0, "query_peak_main_mb": 900.0},
+    ]
+    lines[-1].update(query_peak_worker_mb=0.0, peak_reset=True)
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    summary = scale_tier.report(path).splitlines()[2]
+    assert summary.endswith("| 1/3 (+1 unsure) |")
