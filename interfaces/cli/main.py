@@ -215,6 +215,7 @@ def main(argv=None) -> int:
             return 2
         except KeyboardInterrupt as e:
             end_solver_processes()  # first: no solver process outlives the command
+            _ENDED_BY_SIGNAL.append(True)
             if isinstance(e, Terminated):
                 name = signal.Signals(e.signum).name
                 print(f"treesens: terminated by {name}", file=sys.stderr)
@@ -234,10 +235,27 @@ def main(argv=None) -> int:
             return 1
 
 
+# set by main() when a signal or Ctrl-C ended the command (a list: no `global` needed)
+_ENDED_BY_SIGNAL: list[bool] = []
+
+
+def _leave(code: int) -> int:
+    """After a signal, the process ends at once once the clean-up is done: the
+    interpreter's own tear-down would first collect every object of the model (seconds on
+    a busy machine for a few hundred trees) while threads still pickle a problem for
+    solver processes that are already gone."""
+    if _ENDED_BY_SIGNAL:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    return code
+
+
 def console_main() -> int:
     """The ``treesens`` command: :func:`main` in a process of its own."""
     prefer_lean_imports()
-    return main()
+    return _leave(main())
 
 
 if __name__ == "__main__":
