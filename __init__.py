@@ -8,7 +8,7 @@
 
 # absolute imports: pytest imports this file (the repository root is the package) under the
 # checkout directory's name, which need not be "treesens" nor even an identifier
-from treesens.answers.result import Result
+from treesens.answers.result import Drawing, Result, drawn_by
 from treesens.compiler.ensemble import Ensemble, Feature, Tree
 from treesens.compiler.errors import InputError, TreesensError
 from treesens.compiler.query import Gap, Plan, Query, Question
@@ -26,6 +26,10 @@ from treesens.questions.audit import audit, summary
 from treesens.questions.sweep import results_frame
 from treesens.views.plot_sweep import plot_sweep
 from treesens.views.plot_witness import plot_witness
+from treesens.views.result_view import result_html, result_text
+
+# how str(result) and Jupyter draw a Result: the views' drawing, handed down to answers/
+drawn_by(Drawing(result_text, result_html))
 
 __version__ = "0.1.0"
 

@@ -125,6 +125,11 @@ class Times(_Seconds, total=False):
     box_search_compile: float
 
 
+# Result.time's key for the seconds a first max-gap search spent compiling the box search
+# (driver/gap_search.py): left out of the time limit, and said so in the verdict line
+KERNEL_COMPILE = "box_search_compile"
+
+
 def stat_keys() -> frozenset[str]:
     """Every key a stage may write into ``stats`` (or into its ``box_search``)."""
     out: set[str] = set()

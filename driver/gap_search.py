@@ -22,16 +22,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..answers.phrases import max_gap_searching
 from ..answers.result import (
     INSENSITIVE,
-    KERNEL_COMPILE,
     SENSITIVE,
     UNKNOWN,
     Result,
     fail,
     input_files,
 )
-from ..answers.result_view import max_gap_searching
+from ..answers.stats import KERNEL_COMPILE
 from ..compiler import gap_kernel
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble

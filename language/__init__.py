@@ -1,6 +1,6 @@
 """The ``.sens`` query language: parse, check, format and run query files.
 
-    text --parse (lark, grammar/sens.lark)--> SensAST --check--> (no model needed)
+    text --parse (lark, language/sens.lark)--> SensAST --check--> (no model needed)
          --resolve (model, data, declarations)--> SensFile of Query objects --run--> Results
 
 Every query of a file ends as the same ``compiler.query.Query`` that ``treesens check``

@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..answers.phrases import max_gap_searching
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail
-from ..answers.result_view import max_gap_searching
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features

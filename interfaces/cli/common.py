@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from ...answers.result import Result
-from ...answers.result_view import render_result
 from ...compiler.errors import InputError
 from ...compiler.options import OPTION_BY_NAME, OPTIONS
 from ...frontends.data import load_data, unused_columns_note
@@ -18,6 +17,7 @@ from ...frontends.load import BOUNDS, base_score_problem, load_model
 from ...frontends.query_build import query_from_keywords
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
 from ...questions.results_log import os_error_text
+from ...views.result_view import render_result
 
 
 def _converted(text: str, conv, noun: str):
