@@ -150,7 +150,8 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
         extras = {c: df[c].to_numpy() for c in cols if c not in names}
         df = df[names]
     elif (
-        ens.source.startswith("lightgbm")
+        ens.origin is not None
+        and ens.origin.format == "lightgbm"
         and len(set(spaced)) == len(spaced)
         and all(n in spaced for n in names)
     ):

@@ -318,7 +318,7 @@ def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:
     """``format xgboost-dump`` and ``base_score`` only mean something for an XGBoost text
     dump (a JSON list of trees): the loader reads any other model by its content and
     takes the model's own base_score, so on another model they would be ignored."""
-    family = str(getattr(ens, "source", "")).split(":", 1)[0]
+    family = ens.origin.format if ens.origin is not None else ""
     if family == "xgboost-dump":
         return
     fmt = by_name(family)

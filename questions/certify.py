@@ -78,7 +78,11 @@ def answer_refusal(res) -> str | None:
 
 def model_library(ens: Ensemble) -> str | None:
     """The library whose own reader the checker uses for this model, if it has one."""
-    return LIBRARIES.get(ens.source.split(":", 1)[0])
+    return LIBRARIES.get(_format(ens))
+
+
+def _format(ens: Ensemble) -> str:
+    return ens.origin.format if ens.origin is not None else ""
 
 
 def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
@@ -91,7 +95,7 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         return "a scikit-learn model is certified from a .skops file (the checker loads no pickle)"
     if model_library(ens) is None:
         return (
-            f"the checker does not read {ens.source.split(':', 1)[0]} models (it reads XGBoost "
+            f"the checker does not read {_format(ens)} models (it reads XGBoost "
             "models and dumps, LightGBM models and scikit-learn .skops files)"
         )
     if ens.n_outputs != 1 or ens.n_classes != 2:

@@ -141,7 +141,7 @@ def _unproven_gap(r: Result, mg: dict) -> str:
 def _provenance(ens: Ensemble, files: list[FileFacts], command: str, usage: Usage) -> Provenance:
     return Provenance(
         files=files,
-        model_format=ens.source.split(":", 1)[0] if ":" in ens.source else ens.source,
+        model_format=ens.origin.format if ens.origin is not None else ens.source,
         trees=len(ens.trees),
         features=ens.n_features,
         classes=ens.n_classes,

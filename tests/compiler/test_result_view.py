@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from treesens.answers.result import Result
-from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
+from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, ModelOrigin, Tree
 
 
 def _result(**kw) -> Result:
@@ -36,7 +36,9 @@ def _ensemble(n_features: int, name: str = "f{}") -> Ensemble:
         outputs=(0,),
     )
     feats = tuple(Feature(name.format(i)) for i in range(n_features))
-    return Ensemble((tree,) * 3, feats, 2, (0.0,), LOGISTIC, source="xgboost:m.json")
+    return Ensemble(
+        (tree,) * 3, feats, 2, (0.0,), LOGISTIC, origin=ModelOrigin("xgboost", "m.json")
+    )
 
 
 def test_a_result_repr_is_one_line_with_status_features_gap_probabilities_and_time():
