@@ -22,12 +22,12 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
-from ..frontends.data import load_data
-from ..frontends.load import load_model
-from ..frontends.query_build import query_from_keywords
+from ..readers.data import load_data
+from ..readers.load import load_model
 from .audit import audit, summary
 from .certify import NO_CERTIFICATE, answer_refusal, certify
 from .progress import Display
+from .query_build import query_from_keywords
 from .software import Library, software
 from .sweep import sweep
 

@@ -25,7 +25,7 @@ from treesens.compiler.passes.data_aware import CavityClauses, UtilityObjective,
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.driver.clauses import clauses_for, load_clauses, save_clauses
-from treesens.frontends.data import load_data
+from treesens.readers.data import load_data
 
 
 def stump(f: int, t: float, lo: float, hi: float) -> Tree:

@@ -168,8 +168,8 @@ def test_an_in_memory_dataset_is_used_as_it_is():
     assert dataset_for_query(Ens(), q) is ds
 
 
-def test_a_query_naming_a_data_file_needs_the_dataset_passed_even_with_the_frontends_loaded():
-    import treesens.frontends.data  # noqa: F401 - importing it registers nothing in the driver
+def test_a_query_naming_a_data_file_needs_the_dataset_passed_even_with_the_readers_loaded():
+    import treesens.readers.data  # noqa: F401 - importing it registers nothing in the driver
 
     class Ens:
         feature_names = ["a", "b"]

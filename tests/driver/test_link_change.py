@@ -23,7 +23,7 @@ from treesens.compiler.query import FeatureBound
 from treesens.driver import backend as backend_stage
 from treesens.driver.gap_search import level_encodings, link_bound
 from treesens.driver.solve import solve_query
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
 from treesens.tests.oracle import brute_force_largest_change, cell_grid, interval_values
 
 xgb = pytest.importorskip("xgboost")

@@ -141,7 +141,7 @@ def _start_cli(tmp_path, ens):
     import subprocess
     import sys
 
-    from treesens.frontends.formats.xgboost_replay import native_model_bytes
+    from treesens.readers.formats.xgboost_replay import native_model_bytes
 
     model = tmp_path / "model.json"
     model.write_bytes(native_model_bytes(ens))

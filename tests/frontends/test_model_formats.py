@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from treesens.compiler.errors import InputError, UnsupportedModelError
-from treesens.frontends import formats, load
-from treesens.frontends.details import GENERIC_NAMES, has_generic_names
-from treesens.frontends.formats import ModelFormat, registered
-from treesens.frontends.load import load_model
+from treesens.readers import formats, load
+from treesens.readers.details import GENERIC_NAMES, has_generic_names
+from treesens.readers.formats import ModelFormat, registered
+from treesens.readers.load import load_model
 from treesens.tests.conftest import run_treesens
 
 xgb = pytest.importorskip("xgboost")

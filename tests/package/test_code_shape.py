@@ -16,7 +16,7 @@ LIBRARY = (
     "answers",
     "backends",
     "driver",
-    "frontends",
+    "readers",
     "language",
     "questions",
     "views",

@@ -1,5 +1,5 @@
-"""The layers only point down: compiler < answers < backends < driver < frontends <
-language < questions < views < interfaces.
+"""The layers only point down: compiler < readers < answers < backends < driver <
+questions < language < views < interfaces.
 
 Every module of those subpackages is parsed (imports at module level and inside
 functions, relative and absolute); an import of a higher layer, or a cycle between
@@ -17,12 +17,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = (
     "compiler",
+    "readers",
     "answers",
     "backends",
     "driver",
-    "frontends",
-    "language",
     "questions",
+    "language",
     "views",
     "interfaces",
 )  # lowest first
@@ -145,10 +145,10 @@ def test_imports_inside_functions_are_only_of_optional_or_heavy_packages(layer):
 def test_the_import_reader_sees_relative_imports_inside_functions(tmp_path):
     # a module two levels down that imports its grandparent's sibling inside a function
     d = ROOT / "driver"
-    src = "def f():\n    from ..frontends import api\n"
+    src = "def f():\n    from ..readers import load\n"
     path = d / "_probe_for_test_layers.py"
     try:
         path.write_text(src)
-        assert _imports(path) == [("treesens.frontends", True, 2)]
+        assert _imports(path) == [("treesens.readers", True, 2)]
     finally:
         path.unlink()

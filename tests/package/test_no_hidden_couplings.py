@@ -17,7 +17,7 @@ LIBRARY = (
     "answers",
     "backends",
     "driver",
-    "frontends",
+    "readers",
     "language",
     "questions",
     "views",

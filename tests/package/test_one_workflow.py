@@ -14,7 +14,7 @@ LIBRARY = (
     "backends",
     "compiler",
     "driver",
-    "frontends",
+    "readers",
     "language",
     "questions",
     "views",
