@@ -59,7 +59,7 @@ class DataStats(TypedDict, total=False):
 
 
 class BoxSearch(TypedDict, total=False):
-    """``stats["box_search"]``: the box search's turn (driver/boxes.py, alongside.py,
+    """``stats["box_search"]``: the box search's turn (search/boxes.py, alongside.py,
     link_boxes.py, gap_search.py)."""
 
     status: str  # proved, found, gave up, skipped, timeout, open, searched
@@ -73,7 +73,7 @@ class BoxSearch(TypedDict, total=False):
 
 
 class SearchStats(TypedDict, total=False):
-    """The searches before and with the backend (driver/heuristic.py, boxes.py,
+    """The searches before and with the backend (search/heuristic_stage.py, boxes.py,
     backend.py, race.py, accept.py)."""
 
     heuristic_time: float
@@ -98,7 +98,7 @@ class SearchStats(TypedDict, total=False):
 
 
 class AnswerStats(TypedDict, total=False):
-    """The pair measured against the data (driver/accept.py), an audited row's change
+    """The pair measured against the data (answers/accept.py), an audited row's change
     (questions/audit.py)."""
 
     nearest_row: dict  # {"index", "values"}: the data row nearest the witness
@@ -126,7 +126,7 @@ class Times(_Seconds, total=False):
 
 
 # Result.time's key for the seconds a first max-gap search spent compiling the box search
-# (driver/gap_search.py): left out of the time limit, and said so in the verdict line
+# (search/gap_search.py): left out of the time limit, and said so in the verdict line
 KERNEL_COMPILE = "box_search_compile"
 
 

@@ -17,13 +17,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..answers.result import ERROR, SENSITIVE, UNKNOWN, Result
-from ..compiler import gap_kernel
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
 from ..readers.data import load_data
 from ..readers.load import load_model
+from ..search import gap_kernel
 from .audit import audit, summary
 from .certify import NO_CERTIFICATE, answer_refusal, certify
 from .progress import Display

@@ -216,7 +216,7 @@ def _data_with_a_hole():
 
 @pytest.mark.skipif(not available("z3"), reason="z3 is not installed")
 def test_clauses_learned_in_a_worker_equal_those_learned_in_process():
-    from treesens.backends.cavity_learning import learn_clauses
+    from treesens.search.cavity_learning import learn_clauses
     from treesens.tests.driver.test_data_aware import tiny
 
     X = _data_with_a_hole()

@@ -15,6 +15,7 @@ LIBRARY = (
     "compiler",
     "answers",
     "backends",
+    "search",
     "driver",
     "readers",
     "language",

@@ -16,6 +16,7 @@ LIBRARY = (
     "compiler",
     "answers",
     "backends",
+    "search",
     "driver",
     "readers",
     "language",

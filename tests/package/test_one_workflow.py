@@ -13,6 +13,7 @@ LIBRARY = (
     "answers",
     "backends",
     "compiler",
+    "search",
     "driver",
     "readers",
     "language",
