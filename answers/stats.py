@@ -59,8 +59,8 @@ class DataStats(TypedDict, total=False):
 
 
 class BoxSearch(TypedDict, total=False):
-    """``stats["box_search"]``: the box search's turn (search/boxes.py, alongside.py,
-    link_boxes.py, gap_search.py)."""
+    """``stats["box_search"]``: the box search's turn (search/boxes.py, link_boxes.py,
+    gap_search.py; driver/alongside.py)."""
 
     status: str  # proved, found, gave up, skipped, timeout, open, searched
     reason: str  # why it was skipped
@@ -73,8 +73,8 @@ class BoxSearch(TypedDict, total=False):
 
 
 class SearchStats(TypedDict, total=False):
-    """The searches before and with the backend (search/heuristic_stage.py, boxes.py,
-    backend.py, race.py, accept.py)."""
+    """The searches before and with the backend (search/heuristic_stage.py, boxes.py;
+    driver/backend.py, race.py; answers/accept.py)."""
 
     heuristic_time: float
     heuristic_work: int

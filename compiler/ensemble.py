@@ -1,7 +1,8 @@
 """The Ensemble IR: one canonical, immutable description of any supported tree ensemble.
 
-Frontends translate library models into it; nothing downstream knows which library made
-the model. Conventions:
+The readers (readers/formats/) translate library models into it; what is computed
+downstream does not depend on which library made the model (its ``origin`` says, for
+messages, the report and certificates). Conventions:
 
 * every split node has a "yes" child (``left``) taken when the test holds and a "no"
   child (``right``) otherwise;
@@ -233,7 +234,7 @@ class Ensemble:
     replayer: Any = field(default=None, repr=False, compare=False)
     # the files it was read from, (role, path) in order: ("model", ...), ("details", ...)
     inputs: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
-    # how the user's data columns become the model's columns (a frontend's object with
+    # how the user's data columns become the model's columns (a reader's object with
     # ``user_frame(df, where) -> df`` and ``feature_of(column) -> feature name or None``,
     # e.g. one-hot groups collapsed to one column), or None: the user's columns are the
     # model's

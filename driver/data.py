@@ -1,6 +1,6 @@
 """The data set a query names (option ``data``), as the driver uses it.
 
-Reading CSV / Parquet files and DataFrames is a frontend's job: the caller reads the data a
+Reading CSV / Parquet files and DataFrames is a reader's job: the caller reads the data a
 query names (readers/data.py ``dataset_for``) and passes the Dataset to the driver; a
 query whose ``data`` is a Dataset already needs nothing more.
 """
