@@ -21,9 +21,20 @@ from ..compiler.solver import Capabilities
 
 
 @dataclass(frozen=True)
-class BackendInfo:
+class Entry:
+    """What every entry of the registry has: its name and the module that runs it,
+    imported by name where it runs (a solver's in its worker process)."""
+
     name: str
-    module: str  # treesens module with solve(problem, options)
+    module: str
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+
+@dataclass(frozen=True)
+class BackendInfo(Entry):
+    # module: a treesens module with solve(problem, options)
     requires: tuple[str, ...]  # importable packages it needs
     integer_coefficients: bool = False  # needs integer data
     implications: bool = True  # takes Implication constraints natively (else big-M rows)
@@ -45,9 +56,6 @@ class BackendInfo:
 
     def installed(self) -> bool:
         return all(importlib.util.find_spec(p) is not None for p in self.requires)
-
-    def load(self) -> ModuleType:
-        return importlib.import_module(self.module)
 
 
 BACKENDS: dict[str, BackendInfo] = {
@@ -99,19 +107,13 @@ DEFAULT_BACKEND = "cpsat"
 
 
 @dataclass(frozen=True)
-class SearchMethod:
+class SearchMethod(Entry):
     """A search that needs no solver: the driver runs it in this process on the query's
     encoding, with the whole time left and no solver after it. It is named, raced and
-    compared like a backend, and always installed."""
+    compared like a backend, and always installed. Its module has ``search_alone(ctx)``:
+    it answers the query in a SolveContext (answers/context.py), writing its result there."""
 
-    name: str
-    # treesens module with ``search_alone(ctx)``: answers the query in a SolveContext
-    # (answers/context.py), writing its result there
-    module: str
     description: str = ""
-
-    def load(self) -> ModuleType:
-        return importlib.import_module(self.module)
 
 
 SEARCH_METHODS: dict[str, SearchMethod] = {
