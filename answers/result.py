@@ -5,17 +5,12 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
-from .result_view import (  # noqa: F401 - KERNEL_COMPILE: Result.time's key
-    KERNEL_COMPILE,
-    max_gap_brief,
-    prediction_condition,
-    result_html,
-    result_text,
-)
+from .phrases import max_gap_brief, prediction_condition
 from .stats import Stats, Times
 
 if TYPE_CHECKING:
@@ -124,10 +119,29 @@ class Result:
 
     def __str__(self) -> str:
         """The CLI's verdict line and witness table, as plain text."""
-        return result_text(self)
+        return _drawing.text(self)
 
     def _repr_html_(self) -> str:
-        return result_html(self)
+        return _drawing.html(self)
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """How a Result reads as text (``str``) and as HTML (Jupyter)."""
+
+    text: Callable[[Result], str]
+    html: Callable[[Result], str]
+
+
+# views/result_view.py draws a Result, from a layer above this one: the package root hands
+# its drawing over (``drawn_by``) as it is imported, before any Result can be shown
+_drawing = Drawing(repr, repr)
+
+
+def drawn_by(drawing: Drawing) -> None:
+    """``str(result)`` and Jupyter's display draw a Result with ``drawing`` from now on."""
+    global _drawing
+    _drawing = drawing
 
 
 _PRIVATE = frozenset({"witness_arrays"})

@@ -20,10 +20,10 @@ import pandas as pd
 from outputs import write_report  # bench/ is on sys.path (script dir)
 from sklearn.datasets import load_breast_cancer, load_wine
 
-from treesens.frontends.data import load_data
-from treesens.frontends.load import load_model
 from treesens.questions.audit import answer_blocks, make_spec, make_target
 from treesens.questions.campaign import Campaign, opened
+from treesens.readers.data import load_data
+from treesens.readers.load import load_model
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples"

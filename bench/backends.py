@@ -81,8 +81,8 @@ def main(argv=None) -> int:
     from treesens.backends.registry import BACKENDS, available
     from treesens.backends.worker import worker_for
     from treesens.driver import compile_query, solve_query
-    from treesens.frontends.load import load_model
     from treesens.interfaces.api import make_query
+    from treesens.readers.load import load_model
 
     if not SHARED.is_dir():
         print(f"needs {SHARED} (the shared benchmarks)", file=sys.stderr)

@@ -5,7 +5,7 @@ Each option is a field of :class:`QueryOptions` (``Plan.options``) and a row of
 ``.sens`` sets it; :data:`SETTINGS` are the solve plan's own fields (compiler/plan.py:
 backend, timeout, ...) and :data:`SHAPE` what the query asks (compiler/question.py: its
 kind and parameters, gap, classes, ...; and the passes and data-aware mode). Its name is the API keyword
-(frontends/keywords.py), which the CLI's flag spells with dashes (interfaces/cli/common.py
+(questions/keywords.py), which the CLI's flag spells with dashes (interfaces/cli/common.py
 adds the presentation: metavars). The data-aware modes are :class:`DataAwareMode`.
 """
 
@@ -121,7 +121,7 @@ SENS_STATEMENT = "statement"  # a statement of its own: timeout 30s, threads 4, 
 @dataclass(frozen=True)
 class OptionSpec:
     """One query option: its name (the API keyword; the CLI flag is the name with dashes,
-    frontends/keywords.py), what it takes, its one help text, and how .sens sets it."""
+    questions/keywords.py), what it takes, its one help text, and how .sens sets it."""
 
     name: str  # the field of QueryOptions
     type: str  # what it takes, as a message says it

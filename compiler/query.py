@@ -45,7 +45,7 @@ MAX_MARGIN_GAP = 1e3
 class Query(Question):
     """A question with the plan it is solved by: what the driver answers
     (``solve_query``), as ``problem.solve(**plan)`` in cvxpy. Built by ``make_query``
-    (frontends/query_build.py), or as ``Query(vary=..., gap=..., plan=Plan(...))``."""
+    (questions/query_build.py), or as ``Query(vary=..., gap=..., plan=Plan(...))``."""
 
     plan: Plan = field(default=Plan())
 

@@ -13,10 +13,10 @@ import copy
 import threading
 from dataclasses import replace
 
+from ..answers.context import SolveContext
 from ..answers.result import INSENSITIVE, SENSITIVE, Result, fail
 from ..backends.worker import WorkerStopped, thread_key, worker_for
 from .backend import BackendProblem, backend_search
-from .context import SolveContext
 
 JOIN_SECONDS = 10.0  # how long a box search asked to stop may take to see it
 

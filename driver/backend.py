@@ -8,7 +8,10 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from ..answers.accept import accept
+from ..answers.context import SolveContext
 from ..answers.result import INSENSITIVE, UNKNOWN, fail
+from ..answers.verdict import Accepted, Rejected, check_candidate, near_miss_cuts
 from ..backends.worker import worker_for
 from ..compiler.invert import Witness, values_for_pair
 from ..compiler.ir import Problem
@@ -18,8 +21,6 @@ from ..compiler.solver import ERROR as SOLVER_ERROR
 from ..compiler.solver import INFEASIBLE, Solution, SolveOptions
 from ..compiler.usage import note_solver
 from . import compile as compile_stage
-from .accept import accept
-from .context import SolveContext
 from .data_fallback import use_fallback
 from .optimise import (
     INTERRUPT_STOP,
@@ -28,7 +29,6 @@ from .optimise import (
     optimum_stats,
     tighter_bound,
 )
-from .verdict import Accepted, Rejected, check_candidate, near_miss_cuts
 
 MAX_CUTS = 50
 OPTIMIZE_STOP_SECONDS = 10.0  # an optimising run stops this early (at most 15 % of the time left)

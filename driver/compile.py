@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..answers.stats import DataStats
+from ..answers.context import CompiledQuery
 from ..backends.registry import get_info
 from ..compiler.chain import SensitivityQuestion, sensitivity_chain
 from ..compiler.dataset import Dataset
-from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.passes import Chain, Compiled
 from ..compiler.passes.data_aware import check_data_mode, data_passes, needs_clauses
@@ -20,20 +18,6 @@ from ..compiler.readings import read_for
 from .chain import backend_chain
 from .clauses import query_clauses
 from .data import dataset_for_query
-
-
-@dataclass
-class CompiledQuery:
-    compiled: Compiled  # after the solver-agnostic passes
-    chain: Chain  # encode first: inverting it gives the Witness
-    inverse: Any
-    compile_time: float
-    data: Dataset | None = None  # the query's data set when it names data
-    data_stats: DataStats = field(default_factory=dict)
-
-    @property
-    def encoding(self) -> Encoding:
-        return self.compiled.encoding
 
 
 def compile_query(

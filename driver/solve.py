@@ -19,22 +19,22 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 
+from ..answers.accept import free_range_note, measure_distance, note_unseen_combinations
+from ..answers.context import SolveContext, new_result
 from ..answers.result import SENSITIVE, Result, input_files
-from ..backends.registry import is_search_method
+from ..backends.registry import search_method
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.kinds import kind_of, prepared
 from ..compiler.query import Query
 from ..compiler.readings import read_for
-from .accept import free_range_note, measure_distance, note_unseen_combinations
+from ..search.boxes import box_stage
+from ..search.heuristic_stage import data_hint, heuristic_search
 from .alongside import backend_beside_boxes
 from .backend import reduce_for_backend
-from .boxes import box_stage, boxes_alone
 from .compile import CompiledQuery, compile_query
-from .context import SolveContext, new_result
 from .data import dataset_for_query
-from .heuristic import data_hint, heuristic_search
 from .race import is_race, solve_race
 
 
@@ -84,9 +84,9 @@ def _solve(ctx: SolveContext) -> Result:
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
             ctx.result.message = "time limit reached before the search (loading and compiling)"
-        elif is_search_method(ctx.q.plan.backend):  # no solver: the box search has the time
+        elif (method := search_method(ctx.q.plan.backend)) is not None:  # no solver
             if not heuristic_search(ctx):
-                boxes_alone(ctx)
+                method.load().search_alone(ctx)
         elif not heuristic_search(ctx) and not box_stage(ctx):
             bp = reduce_for_backend(ctx)
             data_hint(ctx, bp.problem, bp.optimize)

@@ -1,5 +1,5 @@
 """The Python API, mirroring the CLI: ``check``, ``compare``, ``max_gap``, ``sweep`` and
-``report``. They take the same keywords, read from one table (frontends/keywords.py);
+``report``. They take the same keywords, read from one table (questions/keywords.py);
 each calls its question's module (questions/) and gives it the views it shows."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from pathlib import Path
 
 from ..answers.result import Result
 from ..compiler.errors import InputError
-from ..frontends.keywords import (  # noqa: F401 - re-exported: the API's keyword table
+from ..questions.ask import answer
+from ..questions.compare import backend_list, compare_query, disagreement
+from ..questions.keywords import (  # noqa: F401 - re-exported: the API's keyword table
     API_KEYWORDS,
     Keyword,
     keyword_values,
@@ -21,10 +23,8 @@ from ..frontends.keywords import (  # noqa: F401 - re-exported: the API's keywor
     query_maker,
     takes_query_keywords,
 )
-from ..frontends.query_build import make_query, require_backend  # noqa: F401
-from ..questions.ask import answer
-from ..questions.compare import backend_list, compare_query, disagreement
 from ..questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
+from ..questions.query_build import make_query, require_backend  # noqa: F401
 from ..questions.report import report as gather
 from ..questions.sweep import sweep as sweep_question
 from ..views.progress import sweep_progress

@@ -12,9 +12,8 @@ from __future__ import annotations
 import time
 
 from ..compiler.errors import InputError
-from ..frontends.audit_spec import TIMEOUT_PER_ROW
-from ..frontends.keywords import takes_query_keywords
 from ..questions.audit import audit, format_summary, summary
+from ..questions.audit_spec import TIMEOUT_PER_ROW
 from ..questions.contract import (
     Expectation,
     Outcome,
@@ -23,6 +22,7 @@ from ..questions.contract import (
     failed_message,
     judge_result,
 )
+from ..questions.keywords import takes_query_keywords
 from .api import query_of
 
 

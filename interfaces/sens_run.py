@@ -12,7 +12,6 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
-from ..frontends.query_build import require_backend
 from ..language.audit_block import AuditPlan
 from ..language.resolve import SensFile, load_queries
 from ..questions.ask import Task, answer_task
@@ -20,6 +19,7 @@ from ..questions.audit import by_column, frame_from_results, report_text, summar
 from ..questions.audit_run import read_done, run_audit
 from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
+from ..questions.query_build import require_backend
 
 
 def _task(sf: SensFile, q: Query, memory_mb: int | None) -> Task:

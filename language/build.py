@@ -35,7 +35,7 @@ from ..compiler.query import (
     relations_by_feature,
 )
 from ..compiler.readings import read_as
-from ..frontends.query_build import query_from_keywords
+from ..questions.query_build import query_from_keywords
 from .ast import (
     Baseline,
     Bool,

@@ -21,8 +21,8 @@ from ..compiler.options import (
 )
 from ..compiler.query import ANY
 from ..driver import is_race
-from ..frontends.load import base_score_problem
-from ..frontends.query_build import parse_passes
+from ..questions.query_build import parse_passes
+from ..readers.load import base_score_problem
 from . import ast as nodes
 from .expectations import check_expectations
 from .show import py_value, show, show_value

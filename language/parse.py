@@ -1,4 +1,4 @@
-"""Parsing ``.sens`` text: lark (grammar/sens.lark) -> parse tree -> typed AST.
+"""Parsing ``.sens`` text: lark (language/sens.lark) -> parse tree -> typed AST.
 
 Syntax errors become SensErrors that say what was expected in words; the structure
 checks (check.py) run on the AST before ``parse`` returns it.

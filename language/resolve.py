@@ -12,16 +12,16 @@ from pathlib import Path
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.query import Query
-from ..frontends.data import load_data
-from ..frontends.details import apply_data_names, apply_details
-from ..frontends.formats.catboost_categories import (
+from ..readers.data import load_data
+from ..readers.details import apply_data_names, apply_details
+from ..readers.formats.catboost_categories import (
     categories_from_data,
     declared_categories,
     hashed_names,
 )
-from ..frontends.formats.registry import by_name
-from ..frontends.load import FORMATS, load_model, missing_from_data, with_groups
-from ..frontends.plugins import load_plugin
+from ..readers.formats.registry import by_name
+from ..readers.load import FORMATS, load_model, missing_from_data, with_groups
+from ..readers.plugins import load_plugin
 from .ast import (
     AuditBlock,
     DataDecl,
@@ -318,7 +318,7 @@ def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:
     """``format xgboost-dump`` and ``base_score`` only mean something for an XGBoost text
     dump (a JSON list of trees): the loader reads any other model by its content and
     takes the model's own base_score, so on another model they would be ignored."""
-    family = str(getattr(ens, "source", "")).split(":", 1)[0]
+    family = ens.origin.format if ens.origin is not None else ""
     if family == "xgboost-dump":
         return
     fmt = by_name(family)

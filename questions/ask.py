@@ -26,8 +26,8 @@ from ..compiler.options import ANSWER_OPTIONS
 from ..compiler.query import Query
 from ..driver import solve_query
 from ..driver.compile import CompiledQuery
-from ..frontends.data import dataset_for
-from ..frontends.plugins import load_plugin, loaded_plugins
+from ..readers.data import dataset_for
+from ..readers.plugins import load_plugin, loaded_plugins
 from .max_gap import max_gap_query
 
 

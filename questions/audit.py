@@ -23,7 +23,10 @@ from ..compiler.audit import (
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
-from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit asks
+from ..readers.data import Dataset, load_data
+from ..readers.load import load_model
+from .audit_solve import solve_rows
+from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
     AuditSpec,
     audit_reading,
@@ -31,9 +34,6 @@ from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit 
     make_spec,
     make_target,
 )
-from ..frontends.data import Dataset, load_data
-from ..frontends.load import load_model
-from .audit_solve import solve_rows
 from .campaign import Campaign, opened
 from .executors import Executor, Failure
 

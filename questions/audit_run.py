@@ -13,9 +13,9 @@ import numpy as np
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..frontends.audit_spec import AuditRun, AuditSpec
-from ..frontends.data import Dataset
+from ..readers.data import Dataset
 from .audit import answer_blocks, block_size, row_result
+from .audit_spec import AuditRun, AuditSpec
 from .campaign import Campaign, opened
 from .results_log import read_log
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..backends.registry import BACKENDS, available, require_installed
 from ..compiler.errors import InputError
 from ..driver import compile_query
-from ..frontends.data import dataset_for
+from ..readers.data import dataset_for
 from .ask import answer
 
 

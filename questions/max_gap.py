@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..answers.phrases import max_gap_searching
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail
-from ..answers.result_view import max_gap_searching
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
@@ -50,8 +50,8 @@ from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the quest
 from ..compiler.query import DOWN, Gap, GapKind, Query
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
-from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
+from ..search.gap_search import box_largest_gap, shown_gap
 
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 # where between the bounds the next gap is asked (0.5: bisection)
@@ -73,7 +73,7 @@ class MaxGap:
     proven: bool
     steps: int
     kind: str = "prob"
-    method: str = "bisection"  # or "boxes": one best-first search (driver/gap_search.py)
+    method: str = "bisection"  # or "boxes": one best-first search (search/gap_search.py)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -95,9 +95,11 @@ class ResumeKey:
         )
 
 
-def _format(source) -> str | None:
-    """The model format an ``Ensemble.source`` names (``xgboost:m.json`` -> ``xgboost``)."""
-    return source.split(":", 1)[0] if isinstance(source, str) else None
+def _format(recorded) -> str | None:
+    """The model format a result line's ``model`` names: the words of the model's origin
+    it was written from (``xgboost:m.json`` -> ``xgboost``), the only record of it a
+    results log holds; both sides of a match are read this one way."""
+    return recorded.partition(":")[0] if isinstance(recorded, str) else None
 
 
 def read_results(path: str | Path, warn: Callable[[str], None]) -> list[dict]:

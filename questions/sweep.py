@@ -15,12 +15,12 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
 from ..compiler.kinds import resolve_condition
-from ..frontends.keywords import keyword_values, model_of, query_maker, takes_query_keywords
-from ..frontends.query_build import require_backend
 from .campaign import Campaign, sweep_campaign
 from .executors import Executor
+from .keywords import keyword_values, model_of, query_maker, takes_query_keywords
 from .max_gap import DEFAULT_TOLERANCE
 from .progress import Display
+from .query_build import require_backend
 
 
 def feature_subsets(

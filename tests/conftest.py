@@ -83,7 +83,7 @@ def stale_installed_files() -> list[str]:
         mine = REPO_ROOT / rel
         if not mine.is_file() or mine.read_bytes() != f.read_bytes():
             differ.append(str(rel))
-    for sub in ("compiler", "backends", "frontends"):
+    for sub in ("compiler", "backends", "readers"):
         for mine in sorted((REPO_ROOT / sub).rglob("*.py")):
             if not (installed / mine.relative_to(REPO_ROOT)).is_file():
                 differ.append(str(mine.relative_to(REPO_ROOT)))

@@ -8,13 +8,13 @@ import html
 import math
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
-from ..answers.result_view import result_html
 from ..compiler.ensemble import bounds_from_data
 from ..questions.report import RANK_TOLERANCE, ProtectedFinding, Report, witness_found
 from ..questions.software import DATA, MODEL, SEARCH, SOLVER, Library
 from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
 from .plot_witness import plot_witness
+from .result_view import result_html
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;

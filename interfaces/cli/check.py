@@ -7,7 +7,6 @@ import time
 
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
-from ...frontends.query_build import require_backend
 from ...questions.ask import answer
 from ...questions.certify import (
     NO_CERTIFICATE,
@@ -16,6 +15,7 @@ from ...questions.certify import (
     certify,
     model_refusal,
 )
+from ...questions.query_build import require_backend
 from .common import (
     add_backend_arg,
     add_max_gap_args,

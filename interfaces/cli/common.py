@@ -8,16 +8,16 @@ import sys
 from pathlib import Path
 
 from ...answers.result import Result
-from ...answers.result_view import render_result
 from ...compiler.errors import InputError
 from ...compiler.options import OPTION_BY_NAME, OPTIONS
-from ...frontends.data import load_data, unused_columns_note
-from ...frontends.formats import AUTO, format_names
-from ...frontends.keywords import API_KEYWORDS, MODEL, Keyword
-from ...frontends.load import BOUNDS, base_score_problem, load_model
-from ...frontends.query_build import query_from_keywords
+from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
+from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
+from ...readers.data import load_data, unused_columns_note
+from ...readers.formats import AUTO, format_names
+from ...readers.load import BOUNDS, base_score_problem, load_model
+from ...views.result_view import render_result
 
 
 def _converted(text: str, conv, noun: str):
@@ -104,7 +104,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 def add_query_args(
     p: argparse.ArgumentParser, vary_required: bool = True, vary_listed: bool = True
 ) -> None:
-    """The query flags, made from the API's keyword table (frontends/keywords.py) with its
+    """The query flags, made from the API's keyword table (questions/keywords.py) with its
     help; ``vary_listed=False`` keeps ``--vary`` out of ``--help`` (a command that chooses
     the features itself still reads it, to refuse it with a reason)."""
     p.add_argument(
@@ -245,7 +245,7 @@ def check_data(args, ens) -> None:
 
 
 def query_maker_from_args(args, ens, backend: str | None = None):
-    """``make(vary, name)`` -> the query the flags ask, for those features (frontends/
+    """``make(vary, name)`` -> the query the flags ask, for those features (questions/
     query_build.py builds it, as for the API and .sens)."""
     flags = vars(args) | ({"backend": backend} if backend else {}) | kind_flags(args)
     options = data_options(args)

@@ -16,8 +16,8 @@ from ...backends.lpformat import to_lp, to_mps
 from ...backends.smtlib import to_smtlib
 from ...compiler.errors import InputError
 from ...driver import compile_query, for_backend, is_race
-from ...frontends.data import dataset_for
-from ...frontends.formats import AUTO, format_names
+from ...readers.data import dataset_for
+from ...readers.formats import AUTO, format_names
 from .common import add_model_args, add_query_args, log
 from .compare import add_sens_args, load_queries_from_args
 

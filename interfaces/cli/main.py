@@ -54,8 +54,8 @@ from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import COMMAND_LINE, InputError, TreesensWarning, speaking  # noqa: E402
 from ...compiler.options import timeout_problem  # noqa: E402
-from ...frontends.libraries import prefer_lean_imports  # noqa: E402
-from ...frontends.plugins import load_plugin  # noqa: E402
+from ...readers.libraries import prefer_lean_imports  # noqa: E402
+from ...readers.plugins import load_plugin  # noqa: E402
 from .interrupts import interrupts_recorded  # noqa: E402
 
 # subcommand name -> module (relative to this package)

@@ -12,7 +12,6 @@ from pathlib import Path
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.kinds import resolve_condition
-from ...frontends.query_build import require_backend
 from ...questions.campaign import Campaign, sweep_campaign
 from ...questions.certify import (
     MAX_GAP_REFUSAL,
@@ -23,6 +22,7 @@ from ...questions.certify import (
     model_refusal,
 )
 from ...questions.executors import parse_executor
+from ...questions.query_build import require_backend
 from ...questions.sweep import (
     by_max_gap,
     feature_subsets,

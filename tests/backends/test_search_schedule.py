@@ -135,7 +135,7 @@ def _rendered(stats: dict) -> str:
     from rich.console import Console
 
     from treesens.answers.result import Result
-    from treesens.answers.result_view import render_result
+    from treesens.views.result_view import render_result
 
     res = Result("q", "sensitive", "cpsat", ["sex"], 0.2, stats=stats)
     console = Console(record=True, width=200)

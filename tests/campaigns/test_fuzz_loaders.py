@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.data import load_data
-from treesens.frontends.details import apply_data_names, apply_details, declare
+from treesens.readers.data import load_data
+from treesens.readers.details import apply_data_names, apply_details, declare
 from treesens.tests.fuzzing import event, fuzz_settings, json_paths
 
 _COUNTER = itertools.count()
@@ -941,7 +941,7 @@ def test_lightgbm_text_with_stale_tree_sizes_loads(tmp_path, lgb_texts):
 def test_lightgbm_parameter_line_without_colon_loads(tmp_path, lgb_texts):
     # was: LightGBM's reader of the training parameters read past a list on it (it crashed
     # now and then); LightGBM is no longer given what follows the trees
-    from treesens.frontends.formats.lightgbm import _for_lightgbm
+    from treesens.readers.formats.lightgbm import _for_lightgbm
 
     text = _edit(lgb_texts[1], "parameters:\n", "parameters:\nnan\n")
     given_to_lightgbm = _for_lightgbm(text)

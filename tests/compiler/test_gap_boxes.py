@@ -1,5 +1,5 @@
-"""The largest gap by one best-first search over boxes (compiler/gap_boxes.py, run by
-driver/gap_search.py), against the exact largest gap by enumeration on tiny ensembles:
+"""The largest gap by one best-first search over boxes (search/gap_boxes.py, run by
+search/gap_search.py), against the exact largest gap by enumeration on tiny ensembles:
 the anytime bounds always bracket it, and meet within the tolerance when proven."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import time
 import numpy as np
 import pytest
 
-from treesens.compiler.gap_boxes import largest_gap
-from treesens.compiler.pair_boxes import pair_encoding, pair_tables
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, Gap, Query
-from treesens.driver.gap_search import achieved_gap, box_largest_gap, gap_bound
 from treesens.questions.max_gap import max_gap_query
+from treesens.search.gap_boxes import largest_gap
+from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
+from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.max_gap_oracle import exact_max_gap, exact_max_ratio, max_ratio_problems
 from treesens.tests.oracle import random_ensemble
 

@@ -130,8 +130,8 @@ def test_the_max_gap_kind_states_the_pair_question_at_no_gap():
 
 
 def test_an_audit_asks_the_anchored_kind_of_every_row():
-    from treesens.frontends.audit_spec import make_spec, make_target
-    from treesens.frontends.data import load_data
+    from treesens.questions.audit_spec import make_spec, make_target
+    from treesens.readers.data import load_data
 
     ens = _ens()
     rows = np.random.default_rng(1).uniform(-2, 2, size=(10, 3))

@@ -121,7 +121,7 @@ def test_the_multiclass_cases_hold_a_pair_above_ratio_one():
 
 def _regressor(seed: int):
     xgb = pytest.importorskip("xgboost")
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(120, 3))
@@ -149,7 +149,7 @@ def test_expect_max_gap_on_a_regressors_change_agrees_with_brute_force(seed):
 
 def _audit_model():
     xgb = pytest.importorskip("xgboost")
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4))
@@ -222,7 +222,6 @@ def test_a_time_limit_that_ran_out_is_unknown_not_a_verdict():
 
 
 def test_an_audit_with_unknown_rows_that_may_break_the_limit_is_unknown():
-    from treesens.frontends.data import load_data
     from treesens.questions.audit import (
         answer_blocks,
         frame_from_results,
@@ -231,6 +230,7 @@ def test_an_audit_with_unknown_rows_that_may_break_the_limit_is_unknown():
         row_result,
     )
     from treesens.questions.contract import judge_audit
+    from treesens.readers.data import load_data
 
     ens, frame = _audit_model()
     vary = [ens.feature_names[1]]

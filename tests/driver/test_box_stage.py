@@ -1,4 +1,4 @@
-"""The box search stage of a solve (driver/boxes.py): it answers before the backend,
+"""The box search stage of a solve (search/boxes.py): it answers before the backend,
 within its share of the time, and only when it applies."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import time
 import pytest
 
 from treesens.answers.result import INSENSITIVE, SENSITIVE, UNKNOWN
-from treesens.compiler import pair_boxes as boxes_tables
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, Gap, Query
-from treesens.driver import boxes
 from treesens.driver.solve import _start, solve_query
+from treesens.search import boxes
+from treesens.search import pair_boxes as boxes_tables
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 from treesens.tests.pass_cases import two_feature_ensemble
 

@@ -16,7 +16,7 @@ from treesens.compiler.query import Gap, Query
 from treesens.driver import clauses as clauses_stage
 from treesens.driver import solve_query
 from treesens.driver.clauses import LEARNING_SHARE, STOPPED, clauses_for, learn_in_worker
-from treesens.frontends.data import dataset_for
+from treesens.readers.data import dataset_for
 from treesens.tests.oracle import random_ensemble
 
 needs_z3 = pytest.mark.skipif(not available("z3"), reason="needs z3")

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from treesens.backends.cavity_learning import learn_clauses
 from treesens.compiler.cavities import (
     Clause,
     Literal,
@@ -25,7 +24,8 @@ from treesens.compiler.passes.data_aware import CavityClauses, UtilityObjective,
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.driver.clauses import clauses_for, load_clauses, save_clauses
-from treesens.frontends.data import load_data
+from treesens.readers.data import load_data
+from treesens.search.cavity_learning import learn_clauses
 
 
 def stump(f: int, t: float, lo: float, hi: float) -> Tree:

@@ -168,8 +168,8 @@ def test_an_in_memory_dataset_is_used_as_it_is():
     assert dataset_for_query(Ens(), q) is ds
 
 
-def test_a_query_naming_a_data_file_needs_the_dataset_passed_even_with_the_frontends_loaded():
-    import treesens.frontends.data  # noqa: F401 - importing it registers nothing in the driver
+def test_a_query_naming_a_data_file_needs_the_dataset_passed_even_with_the_readers_loaded():
+    import treesens.readers.data  # noqa: F401 - importing it registers nothing in the driver
 
     class Ens:
         feature_names = ["a", "b"]
@@ -216,7 +216,7 @@ def _data_with_a_hole():
 
 @pytest.mark.skipif(not available("z3"), reason="z3 is not installed")
 def test_clauses_learned_in_a_worker_equal_those_learned_in_process():
-    from treesens.backends.cavity_learning import learn_clauses
+    from treesens.search.cavity_learning import learn_clauses
     from treesens.tests.driver.test_data_aware import tiny
 
     X = _data_with_a_hole()

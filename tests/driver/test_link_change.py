@@ -14,13 +14,13 @@ import treesens
 from treesens.backends.registry import available
 from treesens.compiler import link_change
 from treesens.compiler.errors import InputError
-from treesens.compiler.gap_boxes import root_bound
-from treesens.compiler.pair_boxes import applies, pair_encoding, pair_tables
 from treesens.compiler.query import FeatureBound
 from treesens.driver import backend as backend_stage
-from treesens.driver.gap_search import level_encodings, link_bound
 from treesens.driver.solve import solve_query
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
+from treesens.search.gap_boxes import root_bound
+from treesens.search.gap_search import level_encodings, link_bound
+from treesens.search.pair_boxes import applies, pair_encoding, pair_tables
 from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import brute_force_largest_change, cell_grid, interval_values
 

@@ -13,7 +13,7 @@ from treesens.backends.registry import available
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import FeatureBound
 from treesens.driver.solve import solve_query
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
 from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import brute_force_largest_change
 
@@ -305,9 +305,9 @@ def test_audit_x2_prediction_is_the_librarys_and_moves_by_delta():
 def test_audit_solver_fallback_agrees_with_enumeration():
     """Rows the enumeration leaves to the solver (a limit of 0 candidates) get the same
     answers from a query per row."""
-    from treesens.frontends.audit_spec import make_spec, make_target
-    from treesens.frontends.data import load_data
     from treesens.questions.audit import AuditWork, answer_block
+    from treesens.questions.audit_spec import make_spec, make_target
+    from treesens.readers.data import load_data
 
     _, ens = _model("xgboost")
     X, _ = _data(12, seed=7)
@@ -340,9 +340,9 @@ def test_cli_audit_of_a_regressor_answers_every_row(tmp_path):
 def test_audit_of_a_log_link_regressor_agrees_between_enumeration_and_solver(direction):
     """An anchored row asks x2's prediction against a known value, so the solver path is
     exact through any increasing link (here exp, Poisson)."""
-    from treesens.frontends.audit_spec import make_spec, make_target
-    from treesens.frontends.data import load_data
     from treesens.questions.audit import AuditWork, answer_block
+    from treesens.questions.audit_spec import make_spec, make_target
+    from treesens.readers.data import load_data
 
     X, _ = _data(12, seed=9)
     est = xgb.XGBRegressor(n_estimators=6, max_depth=3, objective="count:poisson", nthread=1)

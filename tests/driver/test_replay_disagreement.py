@@ -6,9 +6,10 @@ import dataclasses
 
 import numpy as np
 
+from treesens.answers import verdict
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
-from treesens.driver import solve_query, verdict
+from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 

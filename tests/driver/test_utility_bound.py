@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from treesens.answers.result_view import optimum_line
 from treesens.backends.registry import available
 from treesens.compiler.chain import SensitivityQuestion, sensitivity_chain
 from treesens.compiler.encode import encode
@@ -23,6 +22,7 @@ from treesens.driver.optimise import (
 )
 from treesens.interfaces.api import check
 from treesens.tests.oracle import cell_grid, random_ensemble
+from treesens.views.result_view import optimum_line
 
 needs_cpsat = pytest.mark.skipif(not available("cpsat"), reason="needs ortools (CP-SAT)")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from treesens.frontends.load import load_model
+from treesens.readers.load import load_model
 from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens, treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -48,7 +48,7 @@ def test_check_plot_with_data_writes_the_png(tmp_path):
     import pandas as pd
     from sklearn.datasets import load_breast_cancer
 
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     names = load_model(MODEL).feature_names
     csv = tmp_path / "rows.csv"

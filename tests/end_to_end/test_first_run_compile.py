@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from treesens.compiler import gap_kernel
+from treesens.search import gap_kernel
 from treesens.tests.conftest import json_lines, run_treesens
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -14,9 +14,9 @@ import pytest
 
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import Query
-from treesens.frontends.query_build import make_query
 from treesens.questions.ask import answer
 from treesens.questions.campaign import Campaign, sweep_campaign
+from treesens.questions.query_build import make_query
 from treesens.tests.oracle import random_ensemble
 
 

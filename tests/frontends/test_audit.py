@@ -12,8 +12,8 @@ import pytest
 
 from treesens.compiler.audit import FLIPPABLE, NOT_FLIPPABLE, Target, audit_rows
 from treesens.compiler.query import Gap
-from treesens.frontends.load import load_model
 from treesens.questions.audit import audit, summary, wilson
+from treesens.readers.load import load_model
 from treesens.tests.audit_oracle import brute_force_flippable
 from treesens.tests.conftest import json_lines, treesens_here
 
@@ -245,8 +245,8 @@ def test_cli_binary_gap_out_of_range_exits_2(tmp_path):
 
 def test_solver_fallback_agrees_with_brute_force(monkeypatch):
     from treesens.compiler import audit as core
-    from treesens.frontends.data import load_data
     from treesens.questions.audit import answer_blocks, make_spec, make_target
+    from treesens.readers.data import load_data
 
     ens = load_model(BC_MODEL, details=BC_DETAILS)
     ds = load_data(_breast_cancer_frame(ens), ens)
@@ -270,7 +270,7 @@ def test_summary_by_label_column():
 
 
 def _dataset(ens, X):
-    from treesens.frontends.data import load_data
+    from treesens.readers.data import load_data
 
     return load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
 

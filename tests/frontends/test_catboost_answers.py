@@ -13,7 +13,7 @@ import pytest
 
 import treesens
 from treesens.compiler.ensemble import Ensemble
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
 from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.oracle import (
     brute_force_best_above,

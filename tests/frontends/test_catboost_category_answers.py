@@ -13,7 +13,7 @@ import pytest
 
 import treesens
 from treesens.compiler.ensemble import Ensemble
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
 from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.frontends.catboost_category_models import (
     CITIES,
@@ -266,7 +266,7 @@ def test_a_sens_file_declares_the_categories_of_a_cbm_by_name(saved):
 
 
 def test_declared_categories_are_the_values_a_feature_takes():
-    from treesens.frontends.formats.catboost_categories import declared_categories
+    from treesens.readers.formats.catboost_categories import declared_categories
 
     ens = declared_categories(treesens.load_model(fit("binary")), {"city": ["Paris", "Nice"]}, "x")
     city = ens.features[0]

@@ -255,7 +255,7 @@ def test_a_class_to_label_out_of_range_is_refused_before_catboost_predicts(tmp_p
 
 
 def test_a_cbm_catboost_takes_too_long_to_read_is_one_input_error(monkeypatch, models):
-    from treesens.frontends.formats import catboost_reader
+    from treesens.readers.formats import catboost_reader
 
     monkeypatch.setattr(catboost_reader, "READ_TIMEOUT", 0.05)
     reader = catboost_reader._Reader()  # a fresh child: importing catboost takes longer

@@ -15,9 +15,9 @@ import pytest
 
 from treesens.compiler.encode import encode, node_yes
 from treesens.driver import solve_query
-from treesens.frontends.details import declare
-from treesens.frontends.load import load_model
 from treesens.interfaces.api import make_query
+from treesens.readers.details import declare
+from treesens.readers.load import load_model
 
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")

@@ -8,7 +8,7 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.data import load_data
+from treesens.readers.data import load_data
 from treesens.tests.conftest import treesens_here
 
 NAMES = ["alpha", "beta", "gamma"]

@@ -21,8 +21,8 @@ from sklearn.ensemble import (  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
 from treesens.compiler.errors import InputError, UnsupportedModelError  # noqa: E402
-from treesens.frontends.formats import sklearn as sf  # noqa: E402
-from treesens.frontends.load import load_model  # noqa: E402
+from treesens.readers.formats import sklearn as sf  # noqa: E402
+from treesens.readers.load import load_model  # noqa: E402
 
 TOL = 1e-6
 

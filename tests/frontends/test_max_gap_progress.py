@@ -9,8 +9,8 @@ import json
 from treesens.answers.result import Result
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
-from treesens.frontends.load import load_model
 from treesens.questions.max_gap import max_gap_query
+from treesens.readers.load import load_model
 from treesens.tests.conftest import treesens_here
 from treesens.tests.report.conftest import MODEL
 from treesens.views.progress import Lines

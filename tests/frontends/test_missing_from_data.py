@@ -16,7 +16,7 @@ import treesens
 from treesens.compiler.audit import Target
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import Gap
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
 from treesens.tests.audit_oracle import brute_force_flippable
 from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import brute_force_sensitive

@@ -42,7 +42,7 @@ def _one_line_exit_2(p) -> str:
 
 
 def test_an_onnx_file_without_its_suffix_is_recognised_by_its_content(tmp_path, forest_bytes):
-    from treesens.frontends import formats
+    from treesens.readers import formats
 
     path = om.write(tmp_path, "model.bin", forest_bytes)
     assert formats.sniff(path).name == "onnx"

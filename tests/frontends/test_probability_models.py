@@ -20,8 +20,8 @@ from treesens.compiler.audit import Target
 from treesens.compiler.ensemble import LOGISTIC, SIGMOID
 from treesens.compiler.errors import UnsupportedModelError
 from treesens.compiler.query import Gap
-from treesens.frontends.query_build import make_query
 from treesens.questions.certify import certify
+from treesens.questions.query_build import make_query
 from treesens.tests.audit_oracle import brute_force_flippable
 from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from treesens.compiler.errors import InputError
-from treesens.frontends.load import load_model
+from treesens.readers.load import load_model
 from treesens.tests.conftest import treesens_here
 
 ensemble = pytest.importorskip("sklearn.ensemble")

@@ -16,8 +16,8 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.data import load_data
 from treesens.questions.resume import ResumeKey, plan_resume
+from treesens.readers.data import load_data
 from treesens.tests.conftest import require_shared, treesens_here
 
 EXAMPLES = Path(treesens.__file__).parent / "examples"
@@ -272,7 +272,7 @@ def test_a_sensitive_witness_near_raw_category_data_uses_a_real_category(
 
 
 def test_a_code_out_of_range_for_named_categories_is_an_error(tmp_path, nameless_model):
-    from treesens.frontends.details import declare
+    from treesens.readers.details import declare
 
     ens = declare(treesens.load_model(nameless_model), categories={"f0": ["red", "green"]})
     path = tmp_path / "d.csv"

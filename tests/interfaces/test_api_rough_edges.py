@@ -14,9 +14,9 @@ import pytest
 import treesens
 from treesens.compiler import audit as core
 from treesens.compiler.errors import InputError, closest
-from treesens.frontends.data import load_data
 from treesens.questions.audit import LATE_WHY, answer_blocks, make_spec, make_target
 from treesens.questions.audit_solve import solve_rows
+from treesens.readers.data import load_data
 from treesens.tests.conftest import treesens_here
 
 REPO = Path(__file__).resolve().parents[2]

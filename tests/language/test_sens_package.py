@@ -25,7 +25,7 @@ from treesens.language.grammar import KEYWORDS, TOP_KEYWORDS, parser
 from treesens.language.show import CONSERVATIVE, PLAIN, fmt_name
 from treesens.tests.oracle import random_ensemble
 
-GRAMMAR = files("treesens.grammar").joinpath("sens.lark").read_text()
+GRAMMAR = files("treesens.language").joinpath("sens.lark").read_text()
 
 
 def _quoted_words() -> set[str]:

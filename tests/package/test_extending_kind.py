@@ -26,9 +26,9 @@ from treesens.compiler.kinds import kind_names, unregister_kind
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.driver import solve_query
-from treesens.frontends import plugins
-from treesens.frontends.data import dataset_for
 from treesens.interfaces.sens_run import run_file
+from treesens.readers import plugins
+from treesens.readers.data import dataset_for
 from treesens.tests.oracle import feature_thresholds, interval_values
 
 ROOT = Path(__file__).resolve().parents[2]

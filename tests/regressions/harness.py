@@ -469,7 +469,7 @@ class ModelSpec:
 
 
 def load_ensemble(path: Path, declarations=()) -> Ensemble:
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     # the campaign's own scikit-learn models are joblib files it wrote itself
     ens = load_model(str(path), auto_details=False, trust_pickle=True)

@@ -61,8 +61,8 @@ def test_an_insensitive_answer_over_bounds_from_the_data_says_the_datas_range(
 ):
     import shutil
 
-    from treesens.frontends.load import load_model
     from treesens.questions.report import Report
+    from treesens.readers.load import load_model
     from treesens.tests.report.conftest import MODEL, ROWS
     from treesens.views.report_html import _answer_sentence
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import treesens
-from treesens.frontends.query_build import make_query
 from treesens.questions.certify import certify
+from treesens.questions.query_build import make_query
 from treesens.tests.conftest import require_shared, treesens_here
 from treesens.verify import CertificateError, verify_file
 

@@ -33,7 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, PROBA, SOFTMAX, Ensemble, Feature, Tree
+from ...compiler.ensemble import (
+    EXP,
+    IDENTITY,
+    LOGISTIC,
+    PROBA,
+    SOFTMAX,
+    Ensemble,
+    Feature,
+    ModelOrigin,
+    Tree,
+)
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..preprocessing.pipeline import fold_pipeline
 from .base import (
@@ -271,7 +281,7 @@ def _forest(est, where: str) -> Ensemble:
         op="<=",
         cast="float32",
         scale=1.0 / n,
-        source=f"sklearn:{where}",
+        origin=ModelOrigin("sklearn", where),
         replayer=rep,
     )
 
@@ -324,7 +334,7 @@ def _gradient_boosting(est, where: str) -> Ensemble:
         op="<=",
         cast="float32",
         scale=float(est.learning_rate) * factor,
-        source=f"sklearn:{where}",
+        origin=ModelOrigin("sklearn", where),
         replayer=rep,
     )
 
@@ -431,7 +441,7 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
         link=link,
         op="<=",
         cast="float64",
-        source=f"sklearn:{where}",
+        origin=ModelOrigin("sklearn", where),
         replayer=rep,
     )
 
@@ -496,7 +506,7 @@ def _regressor(est, where: str) -> Ensemble:
         op="<=",
         cast="float32",
         scale=scale,
-        source=f"sklearn:{where}",
+        origin=ModelOrigin("sklearn", where),
         replayer=SklearnReplayer(est, RAW_PREDICT, columns=_columns(est)),
     )
 

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..answers.result import SENSITIVE
 from ..compiler.column_prefixes import unseen_combinations
 from ..compiler.distance import distance_to_data
 from ..compiler.domain import choose_value
@@ -15,6 +14,7 @@ from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
 from .context import SolveContext
+from .result import SENSITIVE
 from .verdict import Accepted
 
 

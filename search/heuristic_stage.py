@@ -11,14 +11,14 @@ import time
 
 import numpy as np
 
+from ..answers.accept import accept, with_preferred
+from ..answers.context import SolveContext
+from ..answers.verdict import Accepted, check_pair
 from ..compiler.ensemble import Ensemble
-from ..compiler.heuristic import find_witness
 from ..compiler.invert import values_for_pair, witness_from_pair
 from ..compiler.ir import Problem, check_constraint
 from ..compiler.query import Query
-from .accept import accept, with_preferred
-from .context import SolveContext
-from .verdict import Accepted, check_pair
+from .heuristic import find_witness
 
 HEURISTIC_SECONDS = 100.0  # backstop: at most this long (and 20% of the limit) before the solver
 # row-tree evaluations per leaf of the model (docs/benchmarks.md, "Heuristic effort")

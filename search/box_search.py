@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .encode import Encoding
+from ..compiler.encode import Encoding
 from .pair_boxes import PairTables
 
 PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"

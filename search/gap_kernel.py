@@ -24,7 +24,7 @@ The search returns to its caller after a number of boxes, when a resolved box be
 incumbent (the caller replays its lower corner with the library and raises the floor), or
 when the heap is empty. Numba is imported on first use; ``prepare`` loads the kernel, or
 compiles it (10-20 s, then cached on disk where numba can write) before a search starts,
-so that a search's time limit can leave that out (driver/gap_search.py).
+so that a search's time limit can leave that out (search/gap_search.py).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiler.usage import note_compiled_search
 from .pair_boxes import PairTables
-from .usage import note_compiled_search
 
 _NEG = -1e300
 _POS = 1e300

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree, logit
+from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, ModelOrigin, Tree, logit
 from ...compiler.errors import InputError
 from .base import MAX_FEATURES, LoadOptions, malformed_as_input_error, not_xgboost_json, read_json
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
@@ -88,7 +88,7 @@ def _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes)
         op="<",
         cast="float32",
         sums="float32",
-        source=f"xgboost-dump:{where}",
+        origin=ModelOrigin("xgboost-dump", where),
     )
     obj = "multi:softprob" if C > 2 else "binary:logistic"
     # the replayer makes the Booster's model from the IR when a witness needs it

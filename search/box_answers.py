@@ -3,11 +3,11 @@ too large, and the answer a completed search proves."""
 
 from __future__ import annotations
 
+from ..answers.context import SolveContext
 from ..answers.result import INSENSITIVE
 from ..compiler.encode import Encoding
 from ..compiler.kinds import kind_of
-from ..compiler.pair_boxes import PairTables, PairTablesTooLarge, pair_tables
-from .context import SolveContext
+from .pair_boxes import PairTables, PairTablesTooLarge, pair_tables
 
 FOUND_BY = "box search"
 

@@ -41,7 +41,16 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import EXP, IDENTITY, LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
+from ...compiler.ensemble import (
+    EXP,
+    IDENTITY,
+    LOGISTIC,
+    SOFTMAX,
+    Ensemble,
+    Feature,
+    ModelOrigin,
+    Tree,
+)
 from ...compiler.errors import InputError, UnsupportedModelError, name_list
 from ..libraries import import_library
 from .base import DEFAULT_OPTIONS, MALFORMED, MAX_FEATURES, LoadOptions, module_of, read_json
@@ -529,7 +538,7 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
             op="<=",
             cast="float32",
             scale=scale,
-            source=f"catboost:{where}",
+            origin=ModelOrigin("catboost", where),
             replayer=replayer,
             columns=columns_of(columns.hashed, [f.name for f in columns.features]),
             probability=loss in PROBABILITY,

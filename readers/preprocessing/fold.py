@@ -30,6 +30,7 @@ from ...compiler.ensemble import (
     ZERO_BAND,
     Ensemble,
     Feature,
+    ModelOrigin,
     Tree,
 )
 from ...compiler.errors import UnsupportedModelError
@@ -61,9 +62,11 @@ def fold(
     replayer: Any,
     columns: Any = None,
     source: str,
+    origin: ModelOrigin | None = None,
 ) -> Ensemble:
     """``ens`` (over the model's columns) as an ensemble over ``features``, model column
-    ``j`` being ``maps[j]`` of them; ``replayer`` checks witnesses in the user's space."""
+    ``j`` being ``maps[j]`` of them; ``replayer`` checks witnesses in the user's space.
+    ``origin``: what the folded model was read from (default: ``ens``'s)."""
     if len(maps) != ens.n_features:
         raise ValueError(f"{len(maps)} column maps for {ens.n_features} model columns")
     features = tuple(features)
@@ -79,6 +82,7 @@ def fold(
         op="<",
         cast="float64",
         source=source,
+        origin=origin or ens.origin,
         replayer=replayer,
         columns=columns,
     )

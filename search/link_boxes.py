@@ -2,7 +2,7 @@
 
 The check's own rows are an outer approximation (compiler/link_change.py), which the box
 search must not prove anything from. It searches the tables of the largest change
-instead (driver/gap_search.py: x1's raw score, minus x2's and their difference, bounded
+instead (search/gap_search.py: x1's raw score, minus x2's and their difference, bounded
 through the link) with every box whose bound is under D dropped: a resolved pair whose
 change by the library's predict reaches D answers "sensitive" (replay-checked as every
 witness), and a search that empties its heap with every bound under D proves
@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import math
 
+from ..answers.accept import accept
+from ..answers.context import SolveContext
 from ..answers.result import fail
+from ..answers.verdict import Accepted, check_pair
 from ..compiler.encode import Encoding
-from ..compiler.gap_boxes import largest_gap
 from ..compiler.invert import witness_from_pair
 from ..compiler.query import DOWN, UP
-from .accept import accept
 from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
-from .context import SolveContext
+from .gap_boxes import largest_gap
 from .gap_search import BestPair, level_encodings, link_bound
-from .verdict import Accepted, check_pair
 
 
 class _Reached(Exception):

@@ -1,5 +1,5 @@
 """The largest gap of a query by one best-first search over boxes of the pair space
-(compiler/gap_boxes.py), where the pair tables describe the query exactly.
+(search/gap_boxes.py), where the pair tables describe the query exactly.
 
 Every pair the search resolves is replayed with the library's own predict: the gap it
 achieves there is the lower bound, and the pair with the largest one is the witness. The
@@ -22,34 +22,34 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..answers.accept import free_range_note, witness_dict
+from ..answers.context import new_result
+from ..answers.phrases import max_gap_searching
 from ..answers.result import (
     INSENSITIVE,
-    KERNEL_COMPILE,
     SENSITIVE,
     UNKNOWN,
     Result,
     fail,
     input_files,
 )
-from ..answers.result_view import max_gap_searching
-from ..compiler import gap_kernel
+from ..answers.stats import KERNEL_COMPILE
+from ..answers.verdict import PROBA_AGREEMENT, library_outputs, scores_apart
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
-from ..compiler.gap_boxes import GapBoxOutcome, largest_gap, root_bound
 from ..compiler.invert import witness_from_pair
 from ..compiler.link_change import change_bound
-from ..compiler.pair_boxes import (
+from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
+from ..compiler.replay import meets
+from . import gap_kernel
+from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
+from .pair_boxes import (
     PairTablesTooLarge,
     applies,
     class_pair_encodings,
     pair_encoding,
     pair_tables,
 )
-from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
-from ..compiler.replay import meets
-from .accept import free_range_note, witness_dict
-from .context import new_result
-from .verdict import PROBA_AGREEMENT, library_outputs, scores_apart
 
 FOUND_BY = "box search (largest gap)"
 # added to a bound on the gap: the library's float32 sigmoid, rounded up

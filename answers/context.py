@@ -1,24 +1,39 @@
-"""What the stages of one solve share: the query, its deadline, the hint, the result."""
+"""What the stages of one solve share (the driver's and the searches'): the compiled query
+(driver/compile.py makes it), the deadline, the hint, the result under construction."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..answers.result import UNKNOWN, Result
-from ..answers.stats import Stats
 from ..compiler.dataset import Dataset
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
 from ..compiler.kinds import kind_of
+from ..compiler.passes import Chain, Compiled
 from ..compiler.query import Query
-from .compile import CompiledQuery
+from .result import UNKNOWN, Result
+from .stats import DataStats, Stats
 
 Pair = tuple[np.ndarray, np.ndarray]  # (x1, x2) as the heuristic returns them
+
+
+@dataclass
+class CompiledQuery:
+    compiled: Compiled  # after the solver-agnostic passes
+    chain: Chain  # encode first: inverting it gives the Witness
+    inverse: Any
+    compile_time: float
+    data: Dataset | None = None  # the query's data set when it names data
+    data_stats: DataStats = field(default_factory=dict)
+
+    @property
+    def encoding(self) -> Encoding:
+        return self.compiled.encoding
 
 
 @dataclass

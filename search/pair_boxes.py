@@ -26,17 +26,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .encode import (
+from ..compiler.encode import (
     Encoding,
     ensemble_structure,
     gap_row_terms,
     resolve_features,
     split_rank,
 )
-from .ensemble import MISSING_ZERO, Ensemble
-from .kinds import prepared, resolve_condition
-from .query import ANY, Query
-from .rounding import gap_relaxation
+from ..compiler.ensemble import MISSING_ZERO, Ensemble
+from ..compiler.kinds import prepared, resolve_condition
+from ..compiler.query import ANY, Query
+from ..compiler.rounding import gap_relaxation
 
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has

@@ -43,6 +43,7 @@ from ...compiler.ensemble import (
     SOFTMAX,
     Ensemble,
     Feature,
+    ModelOrigin,
     Tree,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
@@ -399,7 +400,7 @@ def _build(
             op="<=",
             cast="float64z",
             scale=scale,
-            source=f"lightgbm:{where}",
+            origin=ModelOrigin("lightgbm", where),
             replayer=replayer,
             probability=objective_name in PROBABILITY,
         )

@@ -15,7 +15,7 @@ from ..compiler.feature_names import feature_list
 from ..compiler.kinds import anchored_question, flip_target
 from ..compiler.query import EITHER, Gap, Question, check_delta, class_index
 from ..compiler.readings import read_as
-from .data import Dataset
+from ..readers.data import Dataset
 from .query_build import gap_of
 
 TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer

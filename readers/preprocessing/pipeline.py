@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import Ensemble, Feature
+from ...compiler.ensemble import Ensemble, Feature, ModelOrigin
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..formats.base import OneCallAtATime
 from .fold import ColumnMap, check_nondecreasing, fold
@@ -60,6 +60,7 @@ def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
         maps,
         replayer=PipelineReplayer(pipe, names, categories, probe.as_frame, inner.replayer),
         source=f"pipeline:{where} ({summary}; trees from {inner.source})",
+        origin=ModelOrigin("pipeline", where),
     )
 
 

@@ -2,8 +2,8 @@
 
 One witness table (``witness_rows``) drawn three ways: on a rich console by the CLI
 (``render_result``), as plain text by ``str(result)`` (``result_text``) and as HTML by
-Jupyter (``result_html``). Statuses are compared by their words, so this module does not
-import ``result.py`` (which imports it).
+Jupyter (``result_html``): ``str(result)`` and Jupyter reach it through the package
+root, which hands ``result_text`` and ``result_html`` to answers/result.py (a layer below).
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..answers.phrases import max_gap_brief, prediction_condition
+from ..answers.stats import KERNEL_COMPILE
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .result import Result
+    from ..answers.result import Result
 
 _STYLE = {"sensitive": "bold red", "insensitive": "bold green", "error": "bold magenta"}
 _HTML_COLOUR = {
@@ -26,9 +29,6 @@ _HTML_COLOUR = {
     "error": "#8e24aa",
     "unknown": "#b58900",
 }
-# Result.time's key for the seconds a first max-gap search spent compiling the box search
-# (driver/gap_search.py): left out of the time limit, and said so in the verdict line
-KERNEL_COMPILE = "box_search_compile"
 # wide enough that no feature name or value of str(result) is cut or wrapped
 _TEXT_WIDTH = 10_000
 
@@ -79,21 +79,6 @@ def witness_rows(res: Result) -> list[WitnessRow]:
     return rows
 
 
-def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
-    """What a regressor's question asked of the two predictions, in words (None: a
-    classifier's question)."""
-    if res.threshold:
-        a, b = res.threshold
-        return f"f(x1) >= {a:{fmt}}, f(x2) <= {b:{fmt}}"
-    if res.delta:
-        d, way = res.delta["at_least"], res.delta["direction"]
-        return {  # read from x1 to x2: up, the prediction goes up
-            "up": f"f(x2) - f(x1) >= {d:{fmt}}",
-            "down": f"f(x1) - f(x2) >= {d:{fmt}}",
-        }.get(way, f"|f(x2) - f(x1)| >= {d:{fmt}}")
-    return None
-
-
 def headline_parts(res: Result) -> tuple[str, str]:
     """The verdict line after the status and query: ``(varied features, the rest)``."""
     gap = f"g={res.gap:.12g}" if res.gap_kind == "prob" else f"margin gap {res.gap:.12g}"
@@ -114,28 +99,6 @@ def headline_parts(res: Result) -> tuple[str, str]:
         rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, not counted in the time limit"
     rest += ")"
     return ", ".join(res.features), rest
-
-
-def max_gap_brief(bounds: dict) -> str:
-    """A max gap's bounds in a few words: "max gap in [0.41, 0.45], not proven"."""
-    lo, hi = bounds.get("lower"), bounds.get("upper")
-    what = "largest change" if bounds.get("kind") == "change" else "max gap"
-    if lo is None:
-        return f"{what} none (proven)" if bounds.get("proven") else f"{what} unknown (<= {hi:.6g})"
-    if bounds.get("proven"):
-        return f"{what} {lo:.6g} (proven < {hi:.6g})"
-    return f"{what} in [{lo:.6g}, {hi:.6g}], not proven"
-
-
-def max_gap_searching(kind: str, lower: float | None, upper: float, detail: str = "") -> str:
-    """A progress line of a max-gap search still running: the bracket its bounds hold so
-    far, marked as such ("max gap so far in [0.0083, 0.4875] (searching)"). ``kind``:
-    "change" for a regressor's largest change; ``detail``: what the search has done."""
-    what = "largest change" if kind == "change" else "max gap"
-    doing = f"searching, {detail}" if detail else "searching"
-    if lower is None:
-        return f"{what} so far at most {upper:.4g} (no pair yet; {doing})"
-    return f"{what} so far in [{lower:.4g}, {upper:.4g}] ({doing})"
 
 
 def max_gap_outcome(bounds: dict) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...compiler.ensemble import Ensemble, Feature
+from ...compiler.ensemble import Ensemble, Feature, ModelOrigin
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..libraries import import_library
 from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
@@ -371,7 +371,7 @@ def from_bytes(blob: bytes, where: str) -> Ensemble:
         cast="float32" if feed.float32 else "float64",
         sums="float32" if feed.float32 else "float64",
         scale=scoring.scale,
-        source=f"onnx:{where}",
+        origin=ModelOrigin("onnx", where),
         replayer=replayer,
     )
 

@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from .encode import Encoding
-from .ensemble import MISSING_ZERO, ZERO_BAND
+from ..compiler.encode import Encoding
+from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND
 
 MAX_CANDIDATES = 48  # interval representatives tried per feature move
 # score = min(slack1, slack2) + balance * (slack1 + slack2). The sum is the difference of

@@ -35,6 +35,7 @@ from ...compiler.ensemble import (
     SOFTMAX,
     Ensemble,
     Feature,
+    ModelOrigin,
     Tree,
     logit,
 )
@@ -139,7 +140,7 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
         op="<",
         cast="float32",
         sums="float32",
-        source=f"xgboost:{where}",
+        origin=ModelOrigin("xgboost", where),
         replayer=replayer,
         probability=obj in PROBABILITY,
     )

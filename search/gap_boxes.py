@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiler.encode import Encoding
 from . import gap_kernel
 from .box_search import (
     CHECK_EVERY,
@@ -47,7 +48,6 @@ from .box_search import (
     tree_order,
     tree_to_split,
 )
-from .encode import Encoding
 from .pair_boxes import PairTables
 
 _LOW = -1e300
@@ -62,7 +62,7 @@ Progress = Callable[[float | None, float, int], None]
 ToGap = Callable[[float], float]
 # a box's bound from its terms (each row's, half of each pair sum's), in place of their
 # least: a regressor's change through a nonlinear link reads the rows of x1, of x2 and
-# of their difference at once (driver/gap_search.py)
+# of their difference at once (search/gap_search.py)
 TermsBound = Callable[[np.ndarray], float]
 
 

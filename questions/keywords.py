@@ -13,8 +13,8 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import closest
 from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE
 from ..compiler.query import PASS_NAMES, Query
-from .data import load_data
-from .load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
+from ..readers.data import load_data
+from ..readers.load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
 from .query_build import query_from_keywords
 
 # what a keyword sets: how the model loads, the query, one of its options, or the run

@@ -7,7 +7,7 @@ Column_0, x0, ...) has its columns taken in order (the label column left out), w
 column may be absent only under its default name, ``label``. Every row of a CSV has as
 many fields as its header. Values must be numbers; a categorical feature that declares
 category names may also use the names. A missing value is accepted only for a feature
-that may be missing (declared, or made so by the data: frontends/load.py,
+that may be missing (declared, or made so by the data: readers/load.py,
 ``missing_from_data``). Every problem is an ``InputError`` naming the file (and the
 line / column / row).
 """
@@ -150,7 +150,8 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
         extras = {c: df[c].to_numpy() for c in cols if c not in names}
         df = df[names]
     elif (
-        ens.source.startswith("lightgbm")
+        ens.origin is not None
+        and ens.origin.format == "lightgbm"
         and len(set(spaced)) == len(spaced)
         and all(n in spaced for n in names)
     ):

@@ -1,4 +1,4 @@
-"""The box search stage (compiler/box_search.py): after the heuristic, before the
+"""The box search stage (search/box_search.py): after the heuristic, before the
 backend, for a first turn; then, unfinished, alongside the backend (alongside.py).
 
 The box search proves "insensitive" where the backend's encoding does not, and finds
@@ -11,22 +11,22 @@ of them answers. Only queries the pair tables describe exactly take part
 (``pair_boxes.applies``), and only with the heuristic on: ``box_search=false``
 (``--no-box-search``) or ``heuristic=false`` leaves the whole time to the backend. A
 change through a nonlinear link is searched on the largest change's tables instead
-(driver/link_boxes.py), in its turn only.
+(search/link_boxes.py), in its turn only.
 """
 
 from __future__ import annotations
 
 import time
 
+from ..answers.accept import accept
+from ..answers.context import SolveContext
 from ..answers.result import UNKNOWN, fail
-from ..compiler.box_search import FOUND, GAVE_UP, PROVED, BoxSearch
+from ..answers.verdict import Accepted, check_pair
 from ..compiler.invert import witness_from_pair
-from ..compiler.pair_boxes import class_pair_encodings
-from .accept import accept
 from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
-from .context import SolveContext
+from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from .link_boxes import link_box_stage, link_tables
-from .verdict import Accepted, check_pair
+from .pair_boxes import class_pair_encodings
 
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
 # the first turn's longest: past it the backend starts, with the box search beside it
@@ -43,8 +43,9 @@ def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
     return class_pair_encodings(ctx.enc) is not None or link_tables(ctx) is not None
 
 
-def boxes_alone(ctx: SolveContext) -> None:
-    """``--backend boxes``: the box search with the whole time left, no solver after it.
+def search_alone(ctx: SolveContext) -> None:
+    """``--backend boxes``, the search method (backends/registry.py ``SEARCH_METHODS``):
+    the box search with the whole time left, no solver after it.
     A query the pair tables do not describe exactly is an error, not "unknown"."""
     if not box_search_applies(ctx, alone=True):
         fail(
