@@ -19,7 +19,7 @@ Writes ``<out>.md`` (the Markdown summary, also printed) and ``<out>-cactus-<sui
   same instance is listed as a disagreement (it would be a soundness bug).
 * A configuration run at another commit too (``bench/run.py --against REV``, named
   ``CONFIG@REV``) is set beside it: how many verdicts are the same, both PAR2 and their
-  ratio, and every instance whose verdict (status) differs.
+  ratio, the ratio of their CPU times, and every instance whose verdict (status) differs.
 * A "sensitive" answer whose pair does not replay (a peer's, e.g. Ensense's rounded
   encoding) is counted in the table's sensitive column but not as solved; the
   invalid-pair table says how many.
@@ -333,19 +333,24 @@ def side_by_side(runs, insts: list[str], configs: list[str]) -> list[str]:
         "in the same run):",
         "",
         "| configuration | commit | other commit | instances | same verdict | PAR2 (s) "
-        "| PAR2 other (s) | other / this | 95% interval |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "| PAR2 other (s) | other / this | 95% interval | CPU time, other / this |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     differ = []
     for c, other in pairs:
         mine, theirs = [runs[(i, c)] for i in insts], [runs[(i, other)] for i in insts]
         same = sum(a["status"] == b["status"] for a, b in zip(mine, theirs))
         lo, hi = ratio_interval([rtime(b) for b in theirs], [rtime(a) for a in mine])
+        # CPU time is less sensitive to the machine's load than wall time (the runs that
+        # have it: a killed run has none)
+        cpus = [(a["time"].get("cpu"), b["time"].get("cpu")) for a, b in zip(mine, theirs)]
+        cpus = [(x, y) for x, y in cpus if x is not None and y is not None]
+        cpu = sum(y for _, y in cpus) / sum(x for x, _ in cpus) if cpus else float("nan")
         lines.append(
             f"| {c} | {_commits(runs, insts, c)} | {_commits(runs, insts, other)} | {len(insts)} "
             f"| {same} | {fmt(par2(mine))} | {fmt(par2(theirs))} "
             f"| {fmt(par2(theirs) / par2(mine) if par2(mine) else float('nan'))}x "
-            f"| {fmt(lo)}x - {fmt(hi)}x |"
+            f"| {fmt(lo)}x - {fmt(hi)}x | {fmt(cpu)}x |"
         )
         for i, a, b in zip(insts, mine, theirs):
             if a["status"] != b["status"]:

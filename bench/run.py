@@ -26,11 +26,12 @@ N job-array tasks run disjoint parts; ``python bench/report.py SHARD*.jsonl`` me
 With ``--against REV`` the same runs are made at commit REV too, interleaved with this
 checkout's so that both see the same machine load: REV is checked out once as a git
 worktree ``bench/results/checkouts/<commit>/treesens`` (git-ignored; reused by later
-runs), and each configuration of each instance runs here and then there, where it is
-that checkout's own ``bench/run_one.py`` with ``PYTHONPATH`` set to the checkout's parent
-(the package ``treesens`` is the repository root). The runs there are recorded as
-``CONFIG@<commit>`` (e.g. ``default@5f936ca``), and the report sets them beside this
-checkout's.
+runs), and each configuration of each instance runs at both checkouts in turn, the two
+taking turns to go first (with two jobs they mostly run at the same time, neither keeping
+one core). There the run is that checkout's own ``bench/run_one.py`` with ``PYTHONPATH``
+set to the checkout's parent (the package ``treesens`` is the repository root); it is
+recorded as ``CONFIG@<commit>`` (e.g. ``default@5f936ca``), and the report sets it beside
+this checkout's.
 
 At the end the report is written (``bench/report.py``: ``bench/results/<tier>.md`` and
 ``bench/results/<tier>-cactus-*.png``) and printed; ``python bench/report.py FILE`` makes it
@@ -149,13 +150,15 @@ def compile_sources(checkout: Checkout) -> None:
 
 def planned_runs(insts: list, configs: list[str], checkouts: list[Checkout]) -> list[tuple]:
     """(instance, configuration named for its checkout, checkout) of every run: each
-    configuration of an instance at every checkout in turn, before the next one."""
-    return [
-        (i, replace(CONFIGS[c], name=co.name(c)), co)
-        for i in insts
-        for c in configs
-        for co in checkouts
-    ]
+    configuration of an instance at every checkout, before the next one. The checkouts
+    take turns going first, so that with two jobs neither keeps the same core."""
+    runs = []
+    for n, (i, c) in enumerate((i, c) for i in insts for c in configs):
+        k = n % len(checkouts)
+        runs += [
+            (i, replace(CONFIGS[c], name=co.name(c)), co) for co in checkouts[k:] + checkouts[:k]
+        ]
+    return runs
 
 
 def _commit() -> str | None:

@@ -49,26 +49,37 @@ def repo(tmp_path):
     return root, *commits
 
 
-def test_each_configuration_of_an_instance_runs_here_then_at_the_other_commit():
+def test_each_configuration_of_an_instance_runs_at_both_commits_each_going_first_in_turn():
     other = run_mod.Checkout(Path("/x/treesens"), "abc1234")
     runs = run_mod.planned_runs(["i1", "i2"], ["default", "kant"], [run_mod.HERE_CHECKOUT, other])
     assert [(i, cfg.name) for i, cfg, _ in runs] == [
         ("i1", "default"),
         ("i1", "default@abc1234"),
-        ("i1", "kant"),
         ("i1", "kant@abc1234"),
+        ("i1", "kant"),
         ("i2", "default"),
         ("i2", "default@abc1234"),
-        ("i2", "kant"),
         ("i2", "kant@abc1234"),
+        ("i2", "kant"),
     ]
+
+
+def test_the_runs_at_the_other_commit_are_that_checkouts():
+    other = run_mod.Checkout(Path("/x/treesens"), "abc1234")
+    runs = run_mod.planned_runs(["i1"], ["default", "kant"], [run_mod.HERE_CHECKOUT, other])
+    assert {cfg.name: co for _, cfg, co in runs} == {
+        "default": run_mod.HERE_CHECKOUT,
+        "default@abc1234": other,
+        "kant": run_mod.HERE_CHECKOUT,
+        "kant@abc1234": other,
+    }
 
 
 def test_a_run_at_the_other_commit_is_configured_as_the_same_run_here():
     other = run_mod.Checkout(Path("/x/treesens"), "abc1234")
     (_, here, _), (_, there, _) = run_mod.planned_runs(
         ["i1"], ["kant"], [run_mod.HERE_CHECKOUT, other]
-    )
+    )  # the first pair goes here first
     assert run_mod.replace(there, name="kant") == here
 
 
