@@ -17,6 +17,9 @@ Writes ``<out>.md`` (the Markdown summary, also printed) and ``<out>-cactus-<sui
   shuffled order, or a sample file), it is the range the whole tier's ratio likely lies in.
 * A sensitive answer from one configuration and an insensitive one from another on the
   same instance is listed as a disagreement (it would be a soundness bug).
+* A configuration run at another commit too (``bench/run.py --against REV``, named
+  ``CONFIG@REV``) is set beside it: how many verdicts are the same, both PAR2 and their
+  ratio, the ratio of their CPU times, and every instance whose verdict (status) differs.
 * A "sensitive" answer whose pair does not replay (a peer's, e.g. Ensense's rounded
   encoding) is counted in the table's sensitive column but not as solved; the
   invalid-pair table says how many.
@@ -92,8 +95,14 @@ def fmt(x, nd=2) -> str:
 
 
 def _configs(runs) -> list[str]:
+    """The configurations in ORDER, each beside its runs at other commits (``CONFIG@REV``)."""
     names = {c for _, c in runs}
-    return sorted(names, key=lambda c: (ORDER.index(c) if c in ORDER else len(ORDER), c))
+
+    def key(c: str) -> tuple:
+        base, _, rev = c.partition("@")
+        return (ORDER.index(base) if base in ORDER else len(ORDER), base, rev)
+
+    return sorted(names, key=key)
 
 
 def table(runs, insts: list[str], configs: list[str]) -> list[str]:
@@ -307,6 +316,51 @@ def default_summary(runs, insts: list[str], suite: str) -> list[str]:
     return md
 
 
+def _commits(runs, insts: list[str], config: str) -> str:
+    return ", ".join(sorted({str(runs[(i, config)].get("commit")) for i in insts}))
+
+
+def side_by_side(runs, insts: list[str], configs: list[str]) -> list[str]:
+    """Each configuration beside its runs at another commit (``bench/run.py --against``):
+    verdicts and PAR2 on the same instances, then every instance whose verdict differs."""
+    pairs = [(c.partition("@")[0], c) for c in configs if "@" in c]
+    pairs = [(c, other) for c, other in pairs if c in configs]
+    if not pairs:
+        return []
+    lines = [
+        "",
+        "Side by side with another commit (`bench/run.py --against`; the same instances "
+        "in the same run):",
+        "",
+        "| configuration | commit | other commit | instances | same verdict | PAR2 (s) "
+        "| PAR2 other (s) | other / this | 95% interval | CPU time, other / this |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    differ = []
+    for c, other in pairs:
+        mine, theirs = [runs[(i, c)] for i in insts], [runs[(i, other)] for i in insts]
+        same = sum(a["status"] == b["status"] for a, b in zip(mine, theirs))
+        lo, hi = ratio_interval([rtime(b) for b in theirs], [rtime(a) for a in mine])
+        # CPU time is less sensitive to the machine's load than wall time (the runs that
+        # have it: a killed run has none)
+        cpus = [(a["time"].get("cpu"), b["time"].get("cpu")) for a, b in zip(mine, theirs)]
+        cpus = [(x, y) for x, y in cpus if x is not None and y is not None]
+        cpu = sum(y for _, y in cpus) / sum(x for x, _ in cpus) if cpus else float("nan")
+        lines.append(
+            f"| {c} | {_commits(runs, insts, c)} | {_commits(runs, insts, other)} | {len(insts)} "
+            f"| {same} | {fmt(par2(mine))} | {fmt(par2(theirs))} "
+            f"| {fmt(par2(theirs) / par2(mine) if par2(mine) else float('nan'))}x "
+            f"| {fmt(lo)}x - {fmt(hi)}x | {fmt(cpu)}x |"
+        )
+        for i, a, b in zip(insts, mine, theirs):
+            if a["status"] != b["status"]:
+                differ.append(
+                    f"- `{i}` [{c}]: {a['status']} after {fmt(a['time'].get('total'), 1)} s; "
+                    f"{other}: {b['status']} after {fmt(b['time'].get('total'), 1)} s"
+                )
+    return lines + ["", f"Verdicts that differ between the commits: {len(differ)}"] + differ
+
+
 def disagreements(runs, insts) -> list[str]:
     out = []
     by = defaultdict(dict)
@@ -365,6 +419,7 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
         if not common:
             continue
         md += table(runs, common, present)
+        md += side_by_side(runs, common, present)
         md += invalid_pairs(runs, common, present)
         md += speedups(runs, common, present)
         gaps = sorted({runs[(i, present[0])]["gap"] for i in common})

@@ -23,6 +23,16 @@ each ends. ``--shard I/N`` keeps every N-th instance from the I-th (after the sh
 N job-array tasks run disjoint parts; ``python bench/report.py SHARD*.jsonl`` merges them
 (docs/distributed.md).
 
+With ``--against REV`` the same runs are made at commit REV too, interleaved with this
+checkout's so that both see the same machine load: REV is checked out once as a git
+worktree ``bench/results/checkouts/<commit>/treesens`` (git-ignored; reused by later
+runs), and each configuration of each instance runs at both checkouts in turn, the two
+taking turns to go first (with two jobs they mostly run at the same time, neither keeping
+one core). There the run is that checkout's own ``bench/run_one.py`` with ``PYTHONPATH``
+set to the checkout's parent (the package ``treesens`` is the repository root); it is
+recorded as ``CONFIG@<commit>`` (e.g. ``default@5f936ca``), and the report sets it beside
+this checkout's.
+
 At the end the report is written (``bench/report.py``: ``bench/results/<tier>.md`` and
 ``bench/results/<tier>-cactus-*.png``) and printed; ``python bench/report.py FILE`` makes it
 again from any (partial) results file.
@@ -36,13 +46,14 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +80,85 @@ def _done(path: Path) -> set[tuple[str, str]]:
                 continue
             done.add((r["instance"], r["config"]))
     return done
+
+
+CHECKOUTS = HERE / "results" / "checkouts"  # other commits' worktrees (--against)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A checkout whose ``bench/run_one.py`` runs a configuration: this one (``label``
+    None) or another commit's (``label`` its short hash, the configuration names' suffix)."""
+
+    root: Path  # the repository root, a folder named treesens
+    label: str | None = None
+
+    def name(self, config: str) -> str:
+        return config if self.label is None else f"{config}@{self.label}"
+
+    def command(self, spec: str, core: int | None) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of one run at this checkout."""
+        cmd = [sys.executable, str(self.root / "bench" / "run_one.py"), spec]
+        if core is not None:
+            cmd = ["taskset", "-c", str(core)] + cmd
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        if self.label is not None:
+            env["PYTHONPATH"] = str(self.root.parent)  # its treesens, not this one's
+        return cmd, env
+
+
+HERE_CHECKOUT = Checkout(HERE.parent)
+
+
+def _git(*args: str, cwd: Path) -> str:
+    """A git command's output; ValueError with git's message when it fails."""
+    p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise ValueError(p.stderr.strip() or f"git {' '.join(args)} failed")
+    return p.stdout.strip()
+
+
+def other_checkout(rev: str, repo: Path = HERE.parent, under: Path = CHECKOUTS) -> Checkout:
+    """Commit ``rev`` of ``repo`` as a worktree ``under/<short hash>/treesens``: made once,
+    then reused (a folder there at another commit, or with edited files, is refused)."""
+    try:
+        full = _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", cwd=repo)
+    except ValueError:
+        raise ValueError(f"not a commit of {repo}") from None
+    short = _git("rev-parse", "--short", full, cwd=repo)
+    root = under / short / "treesens"
+    if root.exists():
+        if _git("rev-parse", "HEAD", cwd=root) != full:
+            raise ValueError(f"{root} is not a checkout of {short}")
+        if _git("status", "--porcelain", "--untracked-files=no", cwd=root):
+            raise ValueError(f"{root} has edited files")
+    else:
+        root.parent.mkdir(parents=True, exist_ok=True)
+        _git("worktree", "add", "--detach", str(root), full, cwd=repo)
+    return Checkout(root, short)
+
+
+def compile_sources(checkout: Checkout) -> None:
+    """Byte-compile a checkout once, so that no run compiles a module on the clock (with
+    PYTHONDONTWRITEBYTECODE set, every process would compile what it imports)."""
+    skip = re.escape(str(checkout.root / "bench" / "results"))  # other checkouts, outputs
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-x", skip, str(checkout.root)],
+        capture_output=True,
+    )
+
+
+def planned_runs(insts: list, configs: list[str], checkouts: list[Checkout]) -> list[tuple]:
+    """(instance, configuration named for its checkout, checkout) of every run: each
+    configuration of an instance at every checkout, before the next one. The checkouts
+    take turns going first, so that with two jobs neither keeps the same core."""
+    runs = []
+    for n, (i, c) in enumerate((i, c) for i in insts for c in configs):
+        k = n % len(checkouts)
+        runs += [
+            (i, replace(CONFIGS[c], name=co.name(c)), co) for co in checkouts[k:] + checkouts[:k]
+        ]
+    return runs
 
 
 def _commit() -> str | None:
@@ -99,12 +189,11 @@ def _run_task(timeout: float, run: tuple[dict, dict]) -> dict:
     return {**_run_one(inst, cfg, timeout, None), "load": load, "worker": platform.node()}
 
 
-def _run_one(inst: dict, cfg: dict, timeout: float, core: int | None) -> dict:
+def _run_one(
+    inst: dict, cfg: dict, timeout: float, core: int | None, checkout: Checkout = HERE_CHECKOUT
+) -> dict:
     spec = json.dumps({"instance": inst, "config": cfg, "timeout": timeout})
-    cmd = [sys.executable, str(HERE / "run_one.py"), spec]
-    if core is not None:
-        cmd = ["taskset", "-c", str(core)] + cmd
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    cmd, env = checkout.command(spec, core)
     t0 = time.time()
     p = subprocess.Popen(
         cmd,
@@ -192,6 +281,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="I/N",
         help="run only every N-th instance from the I-th (0 <= I < N), for job arrays",
     )
+    ap.add_argument(
+        "--against",
+        default=None,
+        metavar="REV",
+        help="run every configuration at commit REV too, interleaved with this checkout "
+        "(a worktree in bench/results/checkouts/), recorded as CONFIG@<commit>",
+    )
     return ap
 
 
@@ -248,6 +344,20 @@ def main(argv=None) -> int:
             if why:
                 print(f"skipping configuration {c}: Ensense cannot run: {why}", file=sys.stderr)
                 configs.remove(c)
+    checkouts = [HERE_CHECKOUT]
+    if args.against:
+        if args.executor:
+            ap.error("--against runs here only, not with --executor")
+        import treesens
+
+        mine = Path(treesens.__file__).resolve().parent
+        if mine != HERE.parent:
+            ap.error(f"treesens is imported from {mine}, not from this checkout {HERE.parent}")
+        try:
+            checkouts.append(other_checkout(args.against))
+        except ValueError as e:
+            ap.error(f"--against {args.against}: {e}")
+    names = [co.name(c) for c in configs for co in checkouts]
     random.Random(args.seed).shuffle(insts)
     if args.limit:
         insts = insts[: args.limit]
@@ -262,16 +372,23 @@ def main(argv=None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
         print(
-            f"{len(insts)} instances x {len(configs)} configurations ({', '.join(configs)}), "
+            f"{len(insts)} instances x {len(names)} configurations ({', '.join(names)}), "
             f"time limit {timeout:g}s",
             file=sys.stderr,
         )
         return 0
 
+    if len(checkouts) > 1:
+        for co in checkouts:
+            compile_sources(co)
     out = Path(args.out) if args.out else HERE / "results" / f"{args.tier}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     done = _done(out)
-    todo = [(i, CONFIGS[c]) for i in insts for c in configs if (i.id, c) not in done]
+    todo = [
+        run
+        for run in planned_runs(insts, configs, checkouts)
+        if (run[0].id, run[1].name) not in done
+    ]
     pin = (
         not args.no_pin
         and not args.executor
@@ -284,7 +401,7 @@ def main(argv=None) -> int:
         if len(cores) != args.jobs:
             ap.error(f"--cores names {len(cores)} core(s) for {args.jobs} job(s)")
     print(
-        f"{len(insts)} instances x {len(configs)} configurations, {len(todo)} runs to do "
+        f"{len(insts)} instances x {len(names)} configurations, {len(todo)} runs to do "
         f"({len(done)} already in {out}); time limit {timeout:g}s; {args.jobs} jobs"
         f"{', pinned to cores ' + ','.join(map(str, cores)) if pin else ''}",
         file=sys.stderr,
@@ -299,7 +416,7 @@ def main(argv=None) -> int:
     counter = {"n": 0}
     t_start = time.time()
 
-    def record(inst, cfg, res: dict, core: int | None, load: float) -> None:
+    def record(inst, cfg, res: dict, core: int | None, load: float, checkout=HERE_CHECKOUT) -> None:
         rec = {
             "instance": inst.id,
             "config": cfg.name,
@@ -313,6 +430,7 @@ def main(argv=None) -> int:
             "core": core,
             "load": load,
             **host,
+            **({"commit": checkout.label} if checkout.label else {}),
             **res,
             "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -329,7 +447,7 @@ def main(argv=None) -> int:
             )
 
     if args.executor:
-        _run_on_executor(args.executor, args.jobs, todo, timeout, record)
+        _run_on_executor(args.executor, args.jobs, [run[:2] for run in todo], timeout, record)
     else:
         _run_here(todo, timeout, args.jobs, cores if pin else None, record)
     print(f"done: {counter['n']} runs in {time.time() - t_start:.0f}s -> {out}", file=sys.stderr)
@@ -353,10 +471,11 @@ def _run_here(todo: list, timeout: float, jobs: int, cores: list[int] | None, re
             with lock:
                 if not queue:
                     return
-                inst, cfg = queue.pop()
+                inst, cfg, checkout = queue.pop()
             load = os.getloadavg()[0]
             core = cores[k] if cores else None
-            record(inst, cfg, _run_one(inst.to_dict(), asdict(cfg), timeout, core), core, load)
+            res = _run_one(inst.to_dict(), asdict(cfg), timeout, core, checkout)
+            record(inst, cfg, res, core, load, checkout)
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(jobs)]
     for t in threads:

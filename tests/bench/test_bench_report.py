@@ -79,6 +79,39 @@ def test_a_sensitive_and_an_insensitive_answer_on_one_instance_are_a_disagreemen
     assert "Disagreements (sensitive vs insensitive on one instance): 1" in text
 
 
+def test_each_configuration_is_listed_beside_its_runs_at_another_commit():
+    runs = {("a", c): {} for c in ("kant@abc1234", "default", "kant", "default@abc1234")}
+    assert report_mod._configs(runs) == ["default", "default@abc1234", "kant", "kant@abc1234"]
+
+
+def test_a_configuration_run_at_another_commit_is_compared_with_it_on_verdicts_and_par2(tmp_path):
+    runs = []
+    for k, (here, there) in enumerate([(1.0, 2.0), (3.0, 6.0)]):
+        runs += [
+            {**run(f"i{k}", "default", "sensitive", here), "commit": "new1234"},
+            {**run(f"i{k}", "default@old1234", "sensitive", there), "commit": "old1234"},
+        ]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    row = "| default | new1234 | old1234 | 2 | 2 | 2.00 | 4.00 | 2.00x | 2.00x - 2.00x | 2.00x |"
+    assert row in text
+    assert "Verdicts that differ between the commits: 0" in text
+
+
+def test_a_verdict_that_differs_between_the_commits_is_listed(tmp_path):
+    runs = [
+        run("a", "default", "sensitive", 1.0),
+        run("a", "default@old1234", "unknown", 600.0),
+        run("b", "default", "insensitive", 2.0),
+        run("b", "default@old1234", "insensitive", 2.0),
+    ]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    assert "Verdicts that differ between the commits: 1" in text
+    assert (
+        "- `a|g=0.1` [default]: sensitive after 1.0 s; default@old1234: unknown after 600.0 s"
+        in text
+    )
+
+
 def test_the_speed_up_interval_is_one_point_when_every_instance_has_the_same_ratio():
     lo, hi = report_mod.ratio_interval([10.0, 20.0, 30.0], [1.0, 2.0, 3.0])
     assert lo == pytest.approx(10.0) and hi == pytest.approx(10.0)

@@ -111,7 +111,7 @@ def test_every_instance_list_names_instances_of_the_full_tier(shared_dir):
 
 # Each kept report with the script that makes its tables from the results it keeps.
 REMADE = [
-    ("quick.md", "quick.jsonl.gz", "report.py"),
+    ("quick-side-by-side.md", "quick-side-by-side.jsonl.gz", "report.py"),
     ("full-default-box.md", "full-default-box.jsonl.gz", "report.py"),
     ("full-kant-s1.md", "full-kant-s1.jsonl.gz", "report.py"),
     ("full-side.md", "full-side.jsonl.gz", "report.py"),
