@@ -46,7 +46,10 @@ from ..compiler.solver import ERROR, UNKNOWN, Incumbent, Solution, SolveOptions
 from .registry import get_info
 
 GRACE = 1.0  # seconds past the deadline before the process is killed
-LONGEST_WAIT = 3600.0  # select() in chunks: a far deadline (or none) must not overflow it
+# A thread that waits wakes at least this often: a signal the kernel hands to another
+# thread runs its Python handler only when the main thread next runs Python code, and a
+# main thread asleep in a long wait would leave SIGTERM unanswered until the wait ends.
+WAKE_EVERY = 0.25
 WATCH_SECONDS = 0.25  # how often the worker's watchdog looks for its parent
 WATCH_POLL = 0.25  # how often an IncumbentWatch is asked whether to stop
 SPARES = 1  # idle processes of ended threads kept per backend for the next thread
@@ -385,7 +388,7 @@ class Worker:
                 )
             return self._died(key, p, t0, f"cannot reach the solver process: {sent}")
         out = p.stdout.fileno()
-        longest = WATCH_POLL if watch is not None else LONGEST_WAIT
+        longest = min(WATCH_POLL, WAKE_EVERY)
         while True:
             try:
                 wait = min(longest, max(0.0, end - time.time()))
@@ -426,7 +429,7 @@ class Worker:
         writer = threading.Thread(target=write, daemon=True, name="treesens-send")
         writer.start()
         while writer.is_alive() and time.time() < end:  # in chunks: `end` may be far
-            writer.join(min(LONGEST_WAIT, max(0.0, end - time.time())))
+            writer.join(min(WAKE_EVERY, max(0.0, end - time.time())))
         if writer.is_alive():
             with contextlib.suppress(OSError):
                 p.kill()  # the write ends with a broken pipe

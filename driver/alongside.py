@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from ..answers.context import SolveContext
 from ..answers.result import INSENSITIVE, SENSITIVE, Result, fail
-from ..backends.worker import WorkerStopped, thread_key, worker_for
+from ..backends.worker import WAKE_EVERY, WorkerStopped, thread_key, worker_for
 from .backend import BackendProblem, backend_search
 
 JOIN_SECONDS = 10.0  # how long a box search asked to stop may take to see it
@@ -73,7 +73,8 @@ def backend_beside_boxes(ctx: SolveContext, bp: BackendProblem) -> None:
             stop.set()
             thread.join(JOIN_SECONDS)
         else:  # the box search may still answer: it ends by the deadline
-            thread.join()
+            while thread.is_alive():
+                thread.join(WAKE_EVERY)
     except BaseException:  # Ctrl-C, a signal, an error: the box search ends too
         stop.set()
         thread.join(JOIN_SECONDS)

@@ -25,7 +25,7 @@ from ..backends.registry import (
     install_hint,
     is_search_method,
 )
-from ..backends.worker import WorkerStopped, worker_for
+from ..backends.worker import WAKE_EVERY, WorkerStopped, worker_for
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
@@ -129,8 +129,10 @@ def solve_race(
     winner: Result | None = None
     while len(results) < len(names):
         try:
-            b, res = done.get(timeout=max(0.1, deadline + 5.0 - time.time()))
+            b, res = done.get(timeout=WAKE_EVERY)
         except queue.Empty:
+            if time.time() < deadline + 5.0:
+                continue
             break
         results[b] = res
         if res is not None and (

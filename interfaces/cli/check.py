@@ -28,7 +28,6 @@ from .common import (
     query_from_args,
     what_it_predicts,
 )
-from .main import START
 from .plot import add_plot_arg, check_plot_arg, write_witness_plot
 
 HELP = "check one query given by flags"
@@ -62,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    t0 = START
+    t0 = args.start
     require_backend(args.backend)  # before loading: the heuristic must not answer for it
     check_plot_arg(args)
     ens = load_from_args(args)

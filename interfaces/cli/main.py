@@ -190,7 +190,9 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 _SHOW_WARNING = warnings.showwarning
 
 
-def main(argv=None) -> int:
+def main(argv=None, *, start: float | None = None) -> int:
+    """Run one command; ``start``: when its time limit starts (default now: a program
+    that calls main, or calls it again, does not count what it did before)."""
     argv = sys.argv[1:] if argv is None else argv
     warnings.showwarning = _one_line_warning
     parser = build_parser()
@@ -198,6 +200,7 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse already printed its message; bad flags are exit 2
         return int(e.code or 0)
+    args.start = time.time() if start is None else start
     if not args.command:
         parser.print_help(sys.stderr)
         return 2
@@ -255,7 +258,7 @@ def _leave(code: int) -> int:
 def console_main() -> int:
     """The ``treesens`` command: :func:`main` in a process of its own."""
     prefer_lean_imports()
-    return _leave(main())
+    return _leave(main(start=START))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from ...backends.worker import WAKE_EVERY
 from .base import RETRIES, Failure, Outcome, TaskFn, failure_text
 
 _shared: Any = None  # the batch's shared argument, in each pool process
@@ -53,7 +54,7 @@ class LocalExecutor:
                 while pending and len(running) < self.workers:
                     i = pending.popleft()
                     running[pool.submit(_call, fn, items[i])] = i
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                done, _ = wait(running, timeout=WAKE_EVERY, return_when=FIRST_COMPLETED)
                 suspects = []
                 for f in done:
                     i = running.pop(f)

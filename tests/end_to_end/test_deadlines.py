@@ -79,3 +79,12 @@ def test_the_api_refuses_an_infinite_timeout():
 
     with pytest.raises(InputError, match="timeout"):
         make_query(["a"], gap=0.1, timeout=float("inf"))
+
+
+def test_main_called_long_after_the_process_started_counts_its_limit_from_the_call(
+    monkeypatch,
+):
+    # a program (or a test process) that calls main() an hour in: that hour is not spent
+    monkeypatch.setattr("treesens.interfaces.cli.main.START", time.time() - 3600)
+    out = treesens_here("check", MODEL, *QUERY, "--timeout", "30", "--json")
+    assert json.loads(out.stdout)["status"] == "insensitive", out.stderr

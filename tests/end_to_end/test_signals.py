@@ -217,6 +217,55 @@ def test_sigterm_to_a_race_leaves_none_of_its_solver_processes(churn):
     assert code == 143, err
 
 
+# the tgkill system call's number: a signal to one thread of another process
+TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine)
+
+
+def _to_a_thread_other_than_main(p: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to one of the command's threads that is not its main thread, as the
+    kernel may choose to (its Python handler still runs in the main thread)."""
+    import ctypes
+
+    others = [int(t) for t in os.listdir(f"/proc/{p.pid}/task") if int(t) != p.pid]
+    assert others, "the command runs no thread but its main one"
+    if ctypes.CDLL(None, use_errno=True).syscall(TGKILL, p.pid, others[0], sig) != 0:
+        pytest.fail(f"tgkill failed: {os.strerror(ctypes.get_errno())}")
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(TGKILL is None, reason="tgkill's number on this machine is not known")
+def test_sigterm_handed_to_another_thread_ends_a_race_at_once(churn):
+    if not (available("z3") and available("highs")):
+        pytest.skip("the race needs z3 and highs")
+    p = _start(["check", churn, *CHURN_QUERY, "--backend", "race:cpsat,z3,highs"])
+    workers = _wait_for_workers(p, 3)
+    _to_a_thread_other_than_main(p, signal.SIGTERM)
+    try:
+        _, err = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("the race did not end: its main thread slept through the signal")
+    assert p.returncode == 143, err
+    assert _survivors(workers, within=1.0) == []
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(TGKILL is None, reason="tgkill's number on this machine is not known")
+def test_sigterm_handed_to_another_thread_ends_a_check_at_once(churn):
+    p = _start(["check", churn, *CHURN_QUERY])
+    workers = _wait_for_workers(p)
+    _to_a_thread_other_than_main(p, signal.SIGTERM)
+    try:
+        _, err = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("the check did not end: its main thread slept through the signal")
+    assert p.returncode == 143, err
+    assert _survivors(workers, within=1.0) == []
+
+
 @pytest.mark.shared
 def test_sigterm_to_run_leaves_no_solver_process(churn, tmp_path):
     sens = tmp_path / "q.sens"
