@@ -1,18 +1,42 @@
 """What the bench scripts write: a Markdown report, or a JSON Lines results file and the
-report made from it (``--report FILE`` makes the report again without running)."""
+report made from it (``--report FILE`` makes the report again without running), with
+the commit it was measured at."""
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
 
 
 def read_lines(path: Path) -> list[str]:
     """The lines of a results file, gzipped (``.gz``, as bench/reports keeps them) or not."""
     raw = Path(path).read_bytes()
     return (gzip.decompress(raw) if str(path).endswith(".gz") else raw).decode().splitlines()
+
+
+def repo_commit() -> str | None:
+    """The repository's commit (+ "-dirty" when tracked files differ), for the record; None
+    outside a git checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+        )
+    except OSError:
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
 def write_report(path: Path, lines: list[str], show_last: int) -> None:

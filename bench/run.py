@@ -49,6 +49,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import CONFIGS, SHARED, TIERS, installed_backends, tier  # noqa: E402
+from outputs import repo_commit  # noqa: E402
 from run_one import no_answer  # noqa: E402
 
 from treesens.questions.sweep import parse_shard, shard_of  # noqa: E402
@@ -69,27 +70,6 @@ def _done(path: Path) -> set[tuple[str, str]]:
                 continue
             done.add((r["instance"], r["config"]))
     return done
-
-
-def _commit() -> str | None:
-    """The repository's commit (+ "-dirty" when files differ), for the record."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-        )
-        return (
-            head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-            if head.returncode == 0
-            else None
-        )
-    except OSError:
-        return None
 
 
 def _run_task(timeout: float, run: tuple[dict, dict]) -> dict:
@@ -293,7 +273,7 @@ def main(argv=None) -> int:
         "host": platform.node(),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        "commit": _commit(),
+        "commit": repo_commit(),
     }
     lock = threading.Lock()
     counter = {"n": 0}
