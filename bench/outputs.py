@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
+import multiprocessing as mp
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -67,12 +69,42 @@ def run_or_report(args, run: Callable[[Path], object], report: Callable[[Path], 
     return 0
 
 
-def by_query(lines: list[dict], side: str) -> dict:
+def fresh_process(fn: Callable[[tuple], dict], args: tuple) -> dict:
+    """``fn(args)`` in a fresh (spawned) process: no state of one run reaches the next."""
+    with mp.get_context("spawn").Pool(1) as pool:
+        return pool.apply(fn, (args,))
+
+
+def run_sides(
+    out: Path, field: str, sides, queries, run_one: Callable[[tuple], dict], timeout: float
+) -> None:
+    """A side-by-side run: each query (model, feature, classes) of ``queries`` asked of
+    each of ``sides`` by ``run_one((side, model, feature, classes, timeout))``, each in a
+    fresh process, its line appended to ``out`` and printed as it ends. The pairs already
+    in ``out`` (the side in the field ``field``) are skipped, so a stopped run resumes."""
+    done = set()
+    if out.exists():
+        for ln in out.read_text().splitlines():
+            d = json.loads(ln)
+            done.add((d[field], d["model"], d["feature"], str(d["classes"])))
+    with out.open("a") as fh:
+        for key, feature, classes in queries:
+            for side in sides:
+                cls = list(classes) if classes else None
+                if (side, key, feature, str(cls)) in done:
+                    continue
+                line = fresh_process(run_one, (side, key, feature, classes, timeout))
+                fh.write(json.dumps(line) + "\n")
+                fh.flush()
+                print(json.dumps(line), flush=True)
+
+
+def by_query(path: Path, field: str) -> dict:
     """A side-by-side results file's lines by query (model, feature, classes), then by
-    the field ``side`` names (which search or tool answered)."""
+    the side in the field ``field`` (which search or tool answered)."""
     by: dict = {}
-    for d in lines:
-        by.setdefault((d["model"], d["feature"], str(d["classes"])), {})[d[side]] = d
+    for d in map(json.loads, read_lines(path)):
+        by.setdefault((d["model"], d["feature"], str(d["classes"])), {})[d[field]] = d
     return by
 
 
