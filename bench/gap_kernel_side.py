@@ -20,8 +20,6 @@ pays the compile (10-20 s), so run once before measuring (``--warm``, the defaul
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing as mp
 import statistics
 import sys
 import time
@@ -35,8 +33,9 @@ from outputs import (  # noqa: E402
     add_results_args,
     bounds_cell,
     by_query,
-    read_lines,
+    fresh_process,
     run_or_report,
+    run_sides,
 )
 
 # (model key, feature, classes): the adult features of issue 34's sweep that close within
@@ -128,34 +127,15 @@ def _run_one(args) -> dict:
         }
 
 
-def _fresh(args) -> dict:
-    with mp.get_context("spawn").Pool(1) as pool:  # a fresh process per run
-        return pool.apply(_run_one, (args,))
-
-
 def run(timeout: float, out: Path, warm: bool, sides: tuple[str, ...], queries: list) -> None:
-    done = set()
-    if out.exists():
-        for ln in out.read_text().splitlines():
-            d = json.loads(ln)
-            done.add((d["side"], d["model"], d["feature"], str(d["classes"])))
     if warm:  # compile (or load) the kernel once, unmeasured
         key, feature, classes = queries[0]
-        _fresh(("compiled", key, feature, classes, 5.0))
-    with out.open("a") as fh:
-        for key, feature, classes in queries:
-            for side in sides:
-                cls = list(classes) if classes else None
-                if (side, key, feature, str(cls)) in done:
-                    continue
-                line = _fresh((side, key, feature, classes, timeout))
-                fh.write(json.dumps(line) + "\n")
-                fh.flush()
-                print(json.dumps(line), flush=True)
+        fresh_process(_run_one, ("compiled", key, feature, classes, 5.0))
+    run_sides(out, "side", sides, queries, _run_one, timeout)
 
 
 def report(path: Path) -> str:
-    by = by_query([json.loads(ln) for ln in read_lines(path)], "side")
+    by = by_query(path, "side")
     # the side as shipped first, then the other one the file holds
     a = "compiled"
     b = next((s for s in SIDES[1:] if any(s in sides for sides in by.values())), "python")

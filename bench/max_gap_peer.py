@@ -20,9 +20,7 @@ limit, in its own process::
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import multiprocessing as mp
 import sys
 import time
 from pathlib import Path
@@ -33,13 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import MODELS, SHARED  # noqa: E402
-from outputs import (  # noqa: E402
-    add_results_args,
-    bounds_cell,
-    by_query,
-    read_lines,
-    run_or_report,
-)
+from outputs import add_results_args, bounds_cell, by_query, run_or_report, run_sides  # noqa: E402
 from veritas_peer import _point, build_sides_addtree  # noqa: E402
 
 # (model key, feature, classes): binary features of the quick tier's models, and
@@ -204,27 +196,11 @@ def _run_one(args) -> dict:
 
 
 def run(timeout: float, out: Path) -> None:
-    done = set()
-    if out.exists():
-        for ln in out.read_text().splitlines():
-            d = json.loads(ln)
-            done.add((d["tool"], d["model"], d["feature"], str(d["classes"])))
-    ctx = mp.get_context("spawn")
-    with out.open("a") as fh:
-        for key, feature, classes in QUERIES:
-            for tool in ("treesens", "veritas"):
-                cls = list(classes) if classes else None
-                if (tool, key, feature, str(cls)) in done:
-                    continue
-                with ctx.Pool(1) as pool:  # a fresh process per run: no shared state
-                    line = pool.apply(_run_one, ((tool, key, feature, classes, timeout),))
-                fh.write(json.dumps(line) + "\n")
-                fh.flush()
-                print(json.dumps(line), flush=True)
+    run_sides(out, "tool", ("treesens", "veritas"), QUERIES, _run_one, timeout)
 
 
 def report(path: Path) -> str:
-    by = by_query([json.loads(ln) for ln in read_lines(path)], "tool")
+    by = by_query(path, "tool")
     rows = [
         "| model | feature | classes | treesens [lower, upper] (s) | Veritas [lower, upper] (s) |",
         "|---|---|---|---|---|",

@@ -60,6 +60,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from instances import CONFIGS, SHARED, TIERS, installed_backends, tier  # noqa: E402
+from outputs import repo_commit  # noqa: E402
 from run_one import no_answer  # noqa: E402
 
 from treesens.questions.sweep import parse_shard, shard_of  # noqa: E402
@@ -161,27 +162,6 @@ def planned_runs(insts: list, configs: list[str], checkouts: list[Checkout]) -> 
     return runs
 
 
-def _commit() -> str | None:
-    """The repository's commit (+ "-dirty" when files differ), for the record."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-        )
-        return (
-            head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-            if head.returncode == 0
-            else None
-        )
-    except OSError:
-        return None
-
-
 def _run_task(timeout: float, run: tuple[dict, dict]) -> dict:
     """One (instance, configuration) run on an executor's worker, and the load there."""
     inst, cfg = run
@@ -224,15 +204,18 @@ def _run_one(
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tier", default="quick", choices=list(TIERS))
-    ap.add_argument(
+    which = ap.add_argument_group("which runs (a tier's instances x configurations)")
+    which.add_argument("--tier", default="quick", choices=list(TIERS))
+    which.add_argument(
         "--suite",
         default=None,
         help="full tier: comma-separated suites (single, multiclass, multi)",
     )
-    ap.add_argument("--gaps", default=None, help="keep only these gaps (comma-separated)")
-    ap.add_argument("--models", default=None, help="keep only these model keys (comma-separated)")
-    ap.add_argument(
+    which.add_argument("--gaps", default=None, help="keep only these gaps (comma-separated)")
+    which.add_argument(
+        "--models", default=None, help="keep only these model keys (comma-separated)"
+    )
+    which.add_argument(
         "--instances",
         default=None,
         metavar="FILE",
@@ -241,45 +224,49 @@ def _parser() -> argparse.ArgumentParser:
             "one per line; # starts a comment"
         ),
     )
-    ap.add_argument(
+    which.add_argument(
         "--configs", default=None, help="comma-separated configurations (default: the tier's)"
     )
-    ap.add_argument(
+    which.add_argument("--seed", type=int, default=0, help="shuffle seed of the instance order")
+    which.add_argument(
+        "--limit", type=int, default=None, help="stop after this many instances (testing)"
+    )
+    which.add_argument(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run only every N-th instance from the I-th (0 <= I < N), for job arrays",
+    )
+    which.add_argument(
+        "--list", action="store_true", help="print the instances and configurations, run nothing"
+    )
+    how = ap.add_argument_group("how they run")
+    how.add_argument(
         "--timeout", type=float, default=None, help="per-instance time limit (default: the tier's)"
     )
-    ap.add_argument("--jobs", type=int, default=2, help="instances run in parallel (default 2)")
-    ap.add_argument(
+    how.add_argument("--jobs", type=int, default=2, help="instances run in parallel (default 2)")
+    how.add_argument(
         "--no-pin", action="store_true", help="do not pin each job to one core with taskset"
     )
-    ap.add_argument(
+    how.add_argument(
         "--cores",
         default=None,
         help="cores to pin the jobs to, one per job (comma-separated; default 0..jobs-1), "
         "e.g. --jobs 1 --cores 1 to leave core 0 to something else",
     )
-    ap.add_argument(
-        "--out", default=None, help="results file (JSON Lines; default bench/results/<tier>.jsonl)"
-    )
-    ap.add_argument(
-        "--limit", type=int, default=None, help="stop after this many instances (testing)"
-    )
-    ap.add_argument("--seed", type=int, default=0, help="shuffle seed of the instance order")
-    ap.add_argument(
-        "--list", action="store_true", help="print the instances and configurations, run nothing"
-    )
-    ap.add_argument("--no-report", action="store_true", help="do not write the report at the end")
-    ap.add_argument(
+    how.add_argument(
         "--executor",
         default=None,
         metavar="KIND[=ADDRESS]",
         help="dask[=ADDRESS] or ray[=ADDRESS]: run on that cluster (no address: a local one "
         "of --jobs workers); default: --jobs processes here, pinned to cores",
     )
-    ap.add_argument(
-        "--shard",
-        default=None,
-        metavar="I/N",
-        help="run only every N-th instance from the I-th (0 <= I < N), for job arrays",
+    results = ap.add_argument_group("results")
+    results.add_argument(
+        "--out", default=None, help="results file (JSON Lines; default bench/results/<tier>.jsonl)"
+    )
+    results.add_argument(
+        "--no-report", action="store_true", help="do not write the report at the end"
     )
     ap.add_argument(
         "--against",
@@ -410,7 +397,7 @@ def main(argv=None) -> int:
         "host": platform.node(),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        "commit": _commit(),
+        "commit": repo_commit(),
     }
     lock = threading.Lock()
     counter = {"n": 0}

@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "models"))
 
-from outputs import read_lines  # noqa: E402
+from outputs import read_lines, repo_commit  # noqa: E402
 from train_scale import DATASETS, DEFAULT_OUT, SPECS, model_path  # noqa: E402
 
 GRACE = 60.0  # default seconds past a query's limit before its watchdog ends it
@@ -50,25 +50,6 @@ LOAD_GRACE = 600.0  # seconds for the imports and the load
 MB = 1024.0  # ru_maxrss and /proc's fields are in KiB on Linux
 LIMIT_MB = 2048.0  # issue 47: every scale-tier query within 2 GB (main + solver)
 OVERRAN, LOAD_OVERRAN = 3, 4  # exit codes of a model's process its watchdog ended
-
-
-def _commit() -> str | None:
-    """The repository's commit (+ "-dirty" when tracked files differ), for the record."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-        )
-    except OSError:
-        return None
-    if head.returncode != 0:
-        return None
-    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
 class Peaks:
@@ -359,7 +340,7 @@ def _done(path: Path) -> list[tuple]:
 
 
 def run(args, out: Path) -> None:
-    commit = _commit()
+    commit = repo_commit()
     gaps = [float(g) for g in args.gaps.split(",")]
     features = [f for f in args.features.split(",") if f] if args.features else []
     for ds in args.datasets.split(","):

@@ -310,31 +310,29 @@ class Ensemble:
     def as_regressor(self) -> Ensemble:
         """A probability model read as a regressor (its prediction P(class 1) through the
         link sigmoid); itself when it is read so already."""
-        if not self.probability:
-            raise ValueError("only a probability model (it predicts P(class 1)) reads as both")
-        if self.is_regressor:
-            return self
-        # made once: the caches keyed by an ensemble (its structure, its fingerprint)
-        # then serve every question asked of this reading
-        other = self.__dict__.get("_regressor_reading")
-        if other is None:
-            other = replace(self, n_classes=0, link=SIGMOID)
-            object.__setattr__(other, "_classifier_reading", self)
-            object.__setattr__(self, "_regressor_reading", other)
-        return other
+        return self._reading(regressor=True)
 
     def as_classifier(self) -> Ensemble:
         """A probability model read as a binary classifier (P(class 1) its prediction);
         itself when it is read so already."""
+        return self._reading(regressor=False)
+
+    def _reading(self, regressor: bool) -> Ensemble:
         if not self.probability:
             raise ValueError("only a probability model (it predicts P(class 1)) reads as both")
-        if not self.is_regressor:
+        if self.is_regressor == regressor:
             return self
-        other = self.__dict__.get("_classifier_reading")
+        # made once: the caches keyed by an ensemble (its structure, its fingerprint)
+        # then serve every question asked of this reading
+        if regressor:
+            mine, its, n_classes, link = "_regressor_reading", "_classifier_reading", 0, SIGMOID
+        else:
+            mine, its, n_classes, link = "_classifier_reading", "_regressor_reading", 2, LOGISTIC
+        other = self.__dict__.get(mine)
         if other is None:
-            other = replace(self, n_classes=2, link=LOGISTIC)
-            object.__setattr__(other, "_regressor_reading", self)
-            object.__setattr__(self, "_classifier_reading", other)
+            other = replace(self, n_classes=n_classes, link=link)
+            object.__setattr__(other, its, self)
+            object.__setattr__(self, mine, other)
         return other
 
     @property
@@ -362,23 +360,7 @@ class Ensemble:
         raise KeyError(name)
 
     def with_features(self, features: tuple[Feature, ...]) -> Ensemble:
-        return Ensemble(
-            trees=self.trees,
-            features=tuple(features),
-            n_classes=self.n_classes,
-            intercept=self.intercept,
-            link=self.link,
-            op=self.op,
-            cast=self.cast,
-            scale=self.scale,
-            sums=self.sums,
-            source=self.source,
-            replayer=self.replayer,
-            inputs=self.inputs,
-            columns=self.columns,
-            probability=self.probability,
-            origin=self.origin,
-        )
+        return replace(self, features=tuple(features))
 
     def with_input(self, role: str, path: str) -> Ensemble:
         """This ensemble, recording one more file it was read from (``role``: model, details,

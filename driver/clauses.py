@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +21,9 @@ from ..backends.registry import BackendInfo
 from ..backends.worker import Worker
 from ..compiler.cavities import (
     Clause,
-    box_clause,
     check_clauses,
     clauses_document,
     clauses_from_document,
-    interval_rows,
     model_key,
 )
 from ..compiler.dataset import Dataset
@@ -32,7 +31,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, TreesensError
 from ..compiler.query import Query
 from ..compiler.solver import UNKNOWN, Solution, SolveOptions
-from ..search.cavity_learning import BoxSearch, FoundBoxes
+from ..search.cavity_learning import BoxSearch, FoundBoxes, learn_clauses
 
 # the learner runs in a worker process like every solver; it is not a query backend
 CAVITY_LEARNER = BackendInfo(
@@ -57,35 +56,23 @@ class _LearnerWorker(Worker):
 
 
 def learn_in_worker(
-    ens: Ensemble,
-    X: np.ndarray,
-    *,
-    width: int = 2,
-    max_clauses: int = 50,
-    time_budget: float = 60.0,
-    seed: int = 0,
-    progress: bool = False,
-    stats: dict | None = None,
-    deadline: float | None = None,
+    ens: Ensemble, X: np.ndarray, *, deadline: float | None = None, **learning
 ) -> list[Clause]:
-    """Cavity clauses of the rows X, learned by z3 in a worker process. The worker is
-    stopped at ``deadline`` (absolute time.time()) if it has not answered: then no
-    clause is returned and ``stats["clause_learning"]`` says so."""
-    rows = interval_rows(ens, X)
-    if rows is None:
-        return []
+    """Cavity clauses of the rows X, learned by z3 in a worker process (``learning``:
+    the keywords of search/cavity_learning.py's ``learn_clauses``). The worker is stopped
+    at ``deadline`` (absolute time.time()) if it has not answered: then no clause is
+    returned and ``stats["clause_learning"]`` says so."""
+
+    def in_worker(search: BoxSearch, stats: dict) -> list:
+        return _boxes_in_worker(search, stats, deadline)
+
+    return learn_clauses(ens, X, learn=in_worker, **learning)
+
+
+def _boxes_in_worker(search: BoxSearch, stats: dict, deadline: float | None) -> list:
     now = time.time()
-    search = BoxSearch(
-        rows.J,
-        rows.K,
-        width,
-        max_clauses,
-        time_budget,
-        seed=seed,
-        progress=progress,
-        deadline=now + time_budget,
-    )
-    stop = now + time_budget + LEARNING_GRACE
+    search = replace(search, deadline=now + search.time_budget)
+    stop = now + search.time_budget + LEARNING_GRACE
     if deadline is not None:
         stop = min(stop, deadline)
     worker = _LearnerWorker()
@@ -94,15 +81,13 @@ def learn_in_worker(
     finally:
         worker.close()
     if isinstance(found, Solution) and found.status == UNKNOWN:  # stopped at `stop`
-        if stats is not None:
-            stats.update({"clause_learning": STOPPED, "clause_budget_reached": True})
+        stats.update({"clause_learning": STOPPED, "clause_budget_reached": True})
         return []
     if isinstance(found, Solution) or not isinstance(found, FoundBoxes):
         why = found.message if isinstance(found, Solution) else repr(found)
         raise TreesensError(f"learning the data's cavity clauses failed: {why}")
-    if stats is not None:
-        stats.update(found.stats)
-    return [box_clause(ens, rows, box) for box in found.boxes]
+    stats.update(found.stats)
+    return found.boxes
 
 
 def cache_dir() -> Path:

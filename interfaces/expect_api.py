@@ -13,7 +13,6 @@ import time
 
 from ..compiler.errors import InputError
 from ..questions.audit import audit, format_summary, summary
-from ..questions.audit_spec import TIMEOUT_PER_ROW
 from ..questions.contract import (
     Expectation,
     Outcome,
@@ -88,25 +87,16 @@ def expect_audit(
     max_rows: int | None = None,
     by=None,
     allow_unknown: bool = False,
-    gap: float | None = None,
-    margin_gap: float | None = None,
-    classes=None,
-    delta: float | None = None,
-    direction: str | None = None,
-    label: str = "label",
-    details=None,
-    limit: int | None = None,
-    timeout_per_row: float = TIMEOUT_PER_ROW,
-    jobs: int | None = None,
-    executor=None,
+    **audit_keywords,
 ) -> Outcome:
     """Assert that at most ``max_percent`` percent (or ``max_rows`` rows) of the rows of
-    ``data`` flip when only ``vary`` changes (``treesens.audit``'s question and keywords);
-    with ``by`` (a column), in every group of its values. A row counts as flipping only
-    with a replay-checked x2; the assertion holds when the rows not proven unflippable
-    (flippable or unknown) are within the limit, and fails with a flipping row when the
-    replay-checked ones alone exceed it (or, unless ``allow_unknown``, when the unknown
-    rows leave it open).
+    ``data`` flip when only ``vary`` changes (``treesens.audit``'s question; the other
+    keywords are its: ``gap``, ``classes``, ``label``, ``details``, ``limit``,
+    ``timeout_per_row``, ``jobs`` ...); with ``by`` (a column), in every group of its
+    values. A row counts as flipping only with a replay-checked x2; the assertion holds
+    when the rows not proven unflippable (flippable or unknown) are within the limit, and
+    fails with a flipping row when the replay-checked ones alone exceed it (or, unless
+    ``allow_unknown``, when the unknown rows leave it open).
 
     >>> expect_audit("model.json", "test.csv", ["sex"], max_percent=2, by="sex")  # doctest: +SKIP
     """
@@ -117,23 +107,7 @@ def expect_audit(
     by_name = by if isinstance(by, str) or by is None else str(getattr(by, "name", None) or "group")
     exp = Expectation("audit", limit_value, percent, by_name, allow_unknown)
     t0 = time.time()
-    df = audit(
-        model,
-        data,
-        vary,
-        gap=gap,
-        margin_gap=margin_gap,
-        classes=classes,
-        delta=delta,
-        direction=direction,
-        label=label,
-        details=details,
-        by=by,
-        limit=limit,
-        timeout_per_row=timeout_per_row,
-        jobs=jobs,
-        executor=executor,
-    )
+    df = audit(model, data, vary, by=by, **audit_keywords)
     varied = [c.removeprefix("x2_") for c in df.columns if c.startswith("x2_")]
     detail = format_summary(summary(df, by_name))
     name = f"audit of {', '.join(varied)}"

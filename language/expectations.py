@@ -8,6 +8,7 @@ import math
 
 from ..compiler.errors import InputError
 from ..questions.audit_spec import check_by
+from ..questions.contract import expectation_words
 from . import ast as nodes
 from .show import PLAIN, FormatMode, fmt_name, fmt_num
 
@@ -18,15 +19,9 @@ QUERY_KINDS = frozenset({"insensitive", "sensitive", "max_gap"})
 
 def expectation_text(st: nodes.Expect, mode: FormatMode = PLAIN) -> str:
     """The statement as ``treesens fmt`` writes it (also the name of its test case)."""
-    if st.kind in ("insensitive", "sensitive"):
-        text = f"expect {st.kind}"
-    elif st.kind == "max_gap":
-        text = f"expect max gap {st.op} {fmt_num(st.limit)}"
-    else:
-        text = f"expect audit flippable {st.op} {fmt_num(st.limit)}{'%' if st.percent else ''}"
-        if st.by is not None:
-            text += f" by {fmt_name(st.by.text, mode=mode)}"
-    return text + (" or unknown" if st.allow_unknown else "")
+    limit = None if st.limit is None else fmt_num(st.limit)
+    by = None if st.by is None else fmt_name(st.by.text, mode=mode)
+    return expectation_words(st.kind, limit, st.percent, by, st.allow_unknown, st.op)
 
 
 def _first(body: tuple, kind):

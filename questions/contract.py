@@ -74,14 +74,23 @@ class Expectation:
     @property
     def words(self) -> str:
         """As ``.sens`` writes it (the name of its test case)."""
-        if self.kind in ("insensitive", "sensitive"):
-            text = f"expect {self.kind}"
-        elif self.kind == "max_gap":
-            text = f"expect max gap <= {_num(self.limit)}"
-        else:
-            text = f"expect audit flippable <= {_num(self.limit)}{'%' if self.percent else ''}"
-            text += f" by {self.by}" if self.by is not None else ""
-        return text + (" or unknown" if self.allow_unknown else "")
+        limit = None if self.limit is None else _num(self.limit)
+        return expectation_words(self.kind, limit, self.percent, self.by, self.allow_unknown)
+
+
+def expectation_words(
+    kind: str, limit: str | None, percent: bool, by: str | None, allow_unknown: bool, op="<="
+) -> str:
+    """An expectation as ``.sens`` writes it, its ``limit`` and ``by`` column already
+    written as they are to read (``treesens fmt`` quotes a name that needs it)."""
+    if kind in ("insensitive", "sensitive"):
+        text = f"expect {kind}"
+    elif kind == "max_gap":
+        text = f"expect max gap {op} {limit}"
+    else:
+        text = f"expect audit flippable {op} {limit}{'%' if percent else ''}"
+        text += f" by {by}" if by is not None else ""
+    return text + (" or unknown" if allow_unknown else "")
 
 
 @dataclass
@@ -239,17 +248,14 @@ def judge(ens: Ensemble, exp: Expectation, res: Result) -> tuple[Verdict, str]:
             g = reached_gap(ens, res)
             return FAIL, f"a replay-checked pair reaches {g:.6g} > {limit}: {witness_brief(res)}"
         return UNKNOWN, _open(res, f"whether a pair reaches a gap above {limit}")
-    if exp.kind == "insensitive":
-        if proof:
-            return PASS, f"proven insensitive at {at} ({_by(res)})"
+    if exp.kind in ("insensitive", "sensitive"):  # each passes where the other fails
+        wants_pair = exp.kind == "sensitive"
         if pair:
-            return FAIL, f"sensitive at {at}, replay-checked pair: {witness_brief(res)}"
-        return UNKNOWN, _open(res, f"whether a pair exists at {at}")
-    if exp.kind == "sensitive":
-        if pair:
-            return PASS, f"sensitive at {at}, replay-checked pair: {witness_brief(res)}"
+            found = f"sensitive at {at}, replay-checked pair: {witness_brief(res)}"
+            return (PASS if wants_pair else FAIL), found
         if proof:
-            return FAIL, f"proven insensitive at {at}: no pair exists ({_by(res)})"
+            none = ": no pair exists" if wants_pair else ""
+            return (FAIL if wants_pair else PASS), f"proven insensitive at {at}{none} ({_by(res)})"
         return UNKNOWN, _open(res, f"whether a pair exists at {at}")
     raise InputError(f"{exp.words}: judged on an audit's rows (judge_audit)")
 

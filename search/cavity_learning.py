@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -98,15 +99,17 @@ def learn_clauses(
     seed: int = 0,
     progress: bool = False,
     stats: dict | None = None,
+    learn: Callable[[BoxSearch, dict], list] | None = None,
 ) -> list[Clause]:
-    """Cavity clauses of the data ``X`` (rows in the model's feature order), learned in
-    this process (the driver learns them in a worker: driver/clauses.py)."""
+    """Cavity clauses of the data ``X`` (rows in the model's feature order): the boxes
+    ``learn(search, stats)`` finds, by default :func:`learn_boxes` in this process (the
+    driver learns them in a worker: driver/clauses.py)."""
     rows = interval_rows(ens, X)
     if rows is None:
         return []
     search = BoxSearch(rows.J, rows.K, width, max_clauses, time_budget, sample, seed, progress)
     st: dict = {}
-    boxes = learn_boxes(search, st)
+    boxes = learn_boxes(search, st) if learn is None else learn(search, st)
     if stats is not None:
         stats.update(st)
     return [box_clause(ens, rows, box) for box in boxes]

@@ -24,6 +24,10 @@ from .xgboost_replay import XGBoostReplayer, native_model_bytes
 
 # a dump implies at least this many features whatever its size (see dump_feature_bound)
 DUMP_FEATURES_FLOOR = 10_000
+# how XGBoost computes, whether its model is read from a dump or from its own file: a
+# split sends x < t left, on the input cast to float32; the trees' values are added one
+# after the other in float32
+XGBOOST_ARITHMETIC = {"op": "<", "cast": "float32", "sums": "float32"}
 
 
 def _f32(x) -> float:
@@ -85,9 +89,7 @@ def _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes)
         n_classes=max(C, 2),
         intercept=intercept,
         link=link,
-        op="<",
-        cast="float32",
-        sums="float32",
+        **XGBOOST_ARITHMETIC,
         origin=ModelOrigin("xgboost-dump", where),
     )
     obj = "multi:softprob" if C > 2 else "binary:logistic"

@@ -64,6 +64,12 @@ def test_expect_audit_needs_one_limit():
         treesens.expect_audit(BC, ROWS, ["worst_texture"], gap=0.1, details=DETAILS)
 
 
+def test_expect_audit_takes_audits_whole_time_limit():
+    kw = dict(gap=0.1, details=DETAILS, max_rows=0, timeout=0.001)
+    out = treesens.expect_audit(BC, ROWS, ["worst_texture"], allow_unknown=True, **kw)
+    assert out.verdict == UNKNOWN and "unknown" in out.message
+
+
 def _outcome(verdict, message, allow_unknown=False) -> Outcome:
     return Outcome("q", Expectation("insensitive", allow_unknown=allow_unknown), verdict, message)
 
