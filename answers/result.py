@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
+from .proof import Proof, prover_of
 from .result_view import (  # noqa: F401 - KERNEL_COMPILE: Result.time's key
     KERNEL_COMPILE,
     max_gap_brief,
@@ -71,6 +72,9 @@ class Result:
     # what the reader should know about the witness beyond its verdict (a pair that sets
     # together 0/1 columns the data never sets together, ...): one sentence each
     notes: list[str] = field(default_factory=list)
+    # an "insensitive" answer's proof: who proved it, and whether a checker independent of
+    # treesens re-checked it (answers/proof.py); None, and left out of the JSON, otherwise
+    proof: Proof | None = None
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
     witness_arrays: Witness | None = field(default=None, repr=False, compare=False)
@@ -130,7 +134,7 @@ class Result:
 
 
 _PRIVATE = frozenset({"witness_arrays"})
-_OPTIONAL = frozenset({"max_gap", "threshold", "delta"})  # in the JSON only when set
+_OPTIONAL = frozenset({"max_gap", "threshold", "delta", "proof"})  # in the JSON only when set
 
 
 def _plain(x):
@@ -184,3 +188,22 @@ def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
         stats={"asked": q.asked()},
         inputs=input_files(getattr(ens, "inputs", ()), q.options.data),
     )
+
+
+def record_prover(res: Result) -> Result:
+    """An insensitive answer with the record of who proved it (answers/proof.py), unless it
+    has one; an answer of another status has none."""
+    if res.status != INSENSITIVE:
+        res.proof = None
+    elif res.proof is None:
+        res.proof = Proof(prover_of(res.stats, res.backend))
+    return res
+
+
+def result_from_dict(d: dict) -> Result:
+    """A Result from its JSON (a results file's line): the proof record as a ``Proof``;
+    an insensitive answer written before results carried one gets it from its stats."""
+    res = Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d})
+    if isinstance(res.proof, dict):
+        res.proof = Proof.from_dict(res.proof)
+    return record_prover(res)

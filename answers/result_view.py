@@ -95,7 +95,8 @@ def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
 
 
 def headline_parts(res: Result) -> tuple[str, str]:
-    """The verdict line after the status and query: ``(varied features, the rest)``."""
+    """The verdict line after the status and query: ``(varied features, the rest)``; an
+    insensitive answer's ends with its proof's label (answers/proof.py)."""
     gap = f"g={res.gap:.12g}" if res.gap_kind == "prob" else f"margin gap {res.gap:.12g}"
     if prediction_condition(res) and not res.max_gap:
         gap = prediction_condition(res)
@@ -113,6 +114,8 @@ def headline_parts(res: Result) -> tuple[str, str]:
     if t.get(KERNEL_COMPILE):
         rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, not counted in the time limit"
     rest += ")"
+    if res.proof is not None:  # an insensitive answer: who proved it, and was it re-checked
+        rest += f"; {res.proof.label()}"
     return ", ".join(res.features), rest
 
 

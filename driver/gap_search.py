@@ -30,6 +30,7 @@ from ..answers.result import (
     UNKNOWN,
     Result,
     input_files,
+    record_prover,
 )
 from ..answers.result_view import max_gap_searching
 from ..compiler import gap_kernel
@@ -316,4 +317,4 @@ def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: En
         res.status = UNKNOWN
     if out.proven:
         res.stats["proved_by"] = FOUND_BY
-    return res
+    return record_prover(res)

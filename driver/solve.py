@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 
-from ..answers.result import SENSITIVE, Result, input_files
+from ..answers.result import SENSITIVE, Result, input_files, record_prover
 from ..backends.registry import is_search_method
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
@@ -79,7 +79,7 @@ def solve_query(
         res = _solve(ctx)
     res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
     res.inputs = input_files(ens.inputs, q.options.data)
-    return res
+    return record_prover(res)
 
 
 def _solve(ctx: SolveContext) -> Result:
