@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.kinds import resolve_condition
 from ...frontends.query_build import require_backend
-from ...questions.certify import (
-    MAX_GAP_REFUSAL,
-    NO_CERTIFICATE,
-    answer_refusal,
-    certificate_note,
-    certify,
-    model_refusal,
-)
 from ...questions.executors import parse_executor
 from ...questions.max_gap import max_gap_probe
 from ...questions.results_log import appending
@@ -41,6 +31,7 @@ from ...questions.sweep import (
     to_markdown,
 )
 from ...views.progress import sweep_progress
+from .check import add_certify_budget_arg
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -56,6 +47,7 @@ from .common import (
 )
 from .interrupts import raise_if_interrupted
 from .plot import add_plot_arg, check_plot_arg, write_sweep_plot
+from .sweep_certs import SweepCertificates
 
 HELP = "one query per feature (or per subset of k features) of a model"
 DESCRIPTION = """
@@ -118,9 +110,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--certificates",
         default=None,
         metavar="DIR",
-        help="write the box search's proof of each insensitive answer to DIR/QUERY.json, "
-        "for `treesens verify` (docs/certificates.md)",
+        help="write the box search's proof of each insensitive answer to DIR/QUERY.json "
+        "and check it with the independent checker of `treesens verify` "
+        "(docs/certificates.md); the table's proof column says which were certified",
     )
+    add_certify_budget_arg(p, "each query's --timeout")
 
 
 def add_executor_args(p) -> None:
@@ -181,19 +175,24 @@ def run(args) -> int:
         f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
     plan = resume_plan(args, subsets, question)
-    if args.json:
-        for s in subsets:
-            if s in plan.reused:
-                print_line(json.dumps(plan.reused[s]))
+    certs = None
+    if args.certificates is not None:
+        certs = SweepCertificates(args, ens, mk, subsets, log)
+    reused = {s: result_from_line(plan.reused[s]) for s in subsets if s in plan.reused}
+    for s, res in reused.items():
+        if certs is not None:
+            certs(res, s)
+        if args.json:
+            print_line(res.to_json())
     t0 = time.time()
-    new = run_streaming(args, ens, plan.todo, mk, question)
-    results = [new[s] if s in new else result_from_line(plan.reused[s]) for s in subsets]
+    new = run_streaming(args, ens, plan.todo, mk, question, certs)
+    results = [new[s] if s in new else reused[s] for s in subsets]
     rows = table_rows(by_max_gap(results) if args.max_gap else results)
     summary = status_summary(results)
     print_table(args, rows, f"sweep: {summary} in {time.time() - t0:.1f}s")
     write_sweep_plot(args, results)
-    if args.certificates is not None:
-        write_certificates(args, ens, mk, subsets, results)
+    if certs is not None:
+        log(certs.summary())
     log(f"done: {summary}")
     return 1 if any(r.status == ERROR for r in results) else 0
 
@@ -241,13 +240,16 @@ def print_line(line: str) -> None:
     sys.stdout.flush()
 
 
-def run_streaming(args, ens, todo, mk, question) -> dict:
-    """Run the queries of ``todo``, streaming each result as it ends; by feature set."""
+def run_streaming(args, ens, todo, mk, question, certs=None) -> dict:
+    """Run the queries of ``todo``, streaming each result as it ends, certified first when
+    ``certs`` (--certificates) asks; by feature set."""
     out_path = args.resume or args.out
     record = question.record()
 
     def on_result(res) -> None:
         res.stats["asked"] = record
+        if certs is not None:
+            certs(res)
         line = res.to_json()
         append(line + "\n")  # the results log, opened below
         if args.json:
@@ -300,45 +302,3 @@ def print_table(args, rows: list[dict], title: str) -> None:
     if args.table_out:
         with open(args.table_out, "w") as fh:
             fh.write(to_csv(rows) if args.table_out.endswith(".csv") else to_markdown(rows))
-
-
-def write_certificates(args, ens, mk, subsets, results) -> None:
-    """One certificate per insensitive answer the box search proved (docs/certificates.md);
-    one line per insensitive answer that gets none, saying why, and the last line counts
-    the answers that are not insensitive (a max-gap sweep: one line says why none)."""
-    out = Path(args.certificates)
-    if args.max_gap:
-        log(f"no certificates: {MAX_GAP_REFUSAL} (sweep with --gap G --certificates DIR)")
-        return
-    refusal = model_refusal(ens, mk(list(subsets[0]), ""), args.model) if subsets else None
-    if refusal is not None:
-        log(f"no certificates: {refusal}")
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    written, unproven = 0, Counter()
-    for s, res in zip(subsets, results, strict=True):
-        name = "+".join(s)
-        if answer_refusal(res) is not None:  # sensitive, unknown, error: nothing to prove
-            unproven[str(res.status)] += 1
-            continue
-        note = certificate_note(res.stats, CERTIFY_AFTER)
-        if note is not None:
-            log(f"{name}: {NO_CERTIFICATE}: {note}")
-            continue
-        q = mk(list(s), ",".join(s))
-        done = certify(ens, q, out / f"{safe_name(name)}.json", args.model, q.timeout)
-        written += done.written
-        if not done.written:
-            log(f"{name}: {done.message}")
-    others = ", ".join(f"{n} {status}" for status, n in sorted(unproven.items()))
-    tail = f" (none for the answers not insensitive: {others})" if others else ""
-    log(f"certificates: {written} written to {out}{tail}")
-
-
-# how a sweep's answer proved by a solver gets a certificate after the fact
-CERTIFY_AFTER = "`treesens check --certificate FILE --certify`"
-
-
-def safe_name(text: str) -> str:
-    """A file name for a query: letters, digits, '-', '_', '+' and '.'; others as '_'."""
-    return "".join(c if c.isalnum() or c in "-_+." else "_" for c in text)
