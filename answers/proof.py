@@ -47,8 +47,8 @@ class Proof:
         return f"{text}: {self.why_not}" if self.why_not else text
 
     def short(self) -> str:
-        """A table cell's words: "certified", or the prover and "unchecked"."""
-        return "certified" if self.checked else f"{self.by}, unchecked"
+        """A table cell's words: "certified", or the prover and "(unchecked)"."""
+        return "certified" if self.checked else f"{self.by} (unchecked)"
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -97,7 +97,8 @@ class Result:
         return 1 if self.status == ERROR else 0
 
     def __repr__(self) -> str:
-        """One line: status, features, gap, the pair's probabilities, time."""
+        """One line: status, features, gap, the pair's probabilities (or the proof, in
+        short), time."""
         feats = ",".join(self.features)
         if len(feats) > 60:
             feats = feats[:57] + "..."
@@ -115,6 +116,8 @@ class Result:
                 )
         if self.distance is not None:
             parts.append(f"distance={self.distance:.3g}")
+        if self.proof is not None:
+            parts.append(f"proof={self.proof.short()}")
         parts.append(f"{self.time.get('total', 0.0):.2f}s")
         text = f"Result({', '.join(parts)})"
         return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 4] + "...)"

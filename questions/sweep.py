@@ -413,8 +413,8 @@ def table_rows(results: list[Result]) -> list[dict]:
 
 
 def proof_cell(r: Result) -> str:
-    """The table's proof cell: "certified", or the prover and "unchecked" ("cpsat,
-    unchecked"); empty for an answer that is not insensitive."""
+    """The table's proof cell: "certified", or the prover and "(unchecked)" ("cpsat
+    (unchecked)"); empty for an answer that is not insensitive."""
     return r.proof.short() if r.proof is not None else ""
 
 
@@ -432,8 +432,8 @@ def results_frame(results: list[Result]):
     (float, NaN when absent), ``p(x1)``, ``p(x2)`` (lists of class probabilities, a
     regressor's prediction as a list of one; None without a pair), ``changed`` (the
     features x1 and x2 differ in, a list), ``error`` (str, None without one) and
-    ``proof`` (an insensitive answer's: "certified", or the prover and "unchecked", e.g.
-    "cpsat, unchecked"; None for the others)."""
+    ``proof`` (an insensitive answer's: "certified", or the prover and "(unchecked)",
+    e.g. "cpsat (unchecked)"; None for the others)."""
     import pandas as pd
 
     rows = [

@@ -87,7 +87,7 @@ def test_a_sweep_table_says_who_proved_each_insensitive_answer_in_short():
     proved = Result("a", "insensitive", "cpsat", ["a"], 0.2, proof=Proof("cpsat"))
     certified = Result("b", "insensitive", "cpsat", ["b"], 0.2, proof=Proof("box search", True))
     rows = table_rows([proved, certified, Result("c", "sensitive", "cpsat", ["c"], 0.2)])
-    assert [r["proof"] for r in rows] == ["cpsat, unchecked", "certified", ""]
+    assert [r["proof"] for r in rows] == ["cpsat (unchecked)", "certified", ""]
 
 
 def test_a_results_line_written_before_proof_records_gets_one_from_its_stats():
