@@ -50,9 +50,8 @@ class Certified:
     checker (``treesens verify``'s), or why not."""
 
     written: bool
-    message: (
-        str  # for stderr: "certificate written to PATH ..., verified ...", or "no certificate: WHY"
-    )
+    # for stderr: "certificate written to PATH (...), verified ...", or "no certificate: WHY"
+    message: str
     boxes: int = 0
     seconds: float = 0.0
     verified: bool = False  # the checker of the ``verify`` package accepted the file written
