@@ -3,14 +3,16 @@ treesens re-checked that proof (``Result.proof``; docs/certificates.md).
 
 An answer is *independently checked* when its certificate was written and the checker of
 the ``verify`` package (``treesens verify``) accepted it; otherwise the record says who
-proved it and, when a certificate was asked for, why there is none.
+proved it and, when a certificate was asked for, why there is none. How a record reads:
+in a few words (the repr, the sweep's table) answers/phrases.py, on the verdict line and
+the report's page views/result_view.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-BOX_SEARCH = "box search"  # the prover of compiler/box_search.py; a solver goes by its backend
+BOX_SEARCH = "box search"  # the prover of search/box_search.py; a solver goes by its backend
 # how sentences name a prover (a backend of a plugin: by its own name)
 _NAMES = {
     BOX_SEARCH: "the box search",
@@ -20,7 +22,6 @@ _NAMES = {
     "gurobi": "Gurobi",
     "z3": "Z3",
 }
-NOT_CHECKED = "not independently checked"
 
 
 @dataclass(frozen=True)
@@ -37,18 +38,6 @@ class Proof:
     def prover(self) -> str:
         """The prover as sentences name it: "the box search", "CP-SAT", ..."""
         return _NAMES.get(self.by, self.by)
-
-    def label(self) -> str:
-        """The result line's words: "certified: c.json, verified", or "proved by CP-SAT,
-        not independently checked" (and why, when a certificate was asked for)."""
-        if self.checked:
-            return f"certified: {self.certificate}, verified"
-        text = f"proved by {self.prover}, {NOT_CHECKED}"
-        return f"{text}: {self.why_not}" if self.why_not else text
-
-    def short(self) -> str:
-        """A table cell's words: "certified", or the prover and "(unchecked)"."""
-        return "certified" if self.checked else f"{self.by} (unchecked)"
 
     def to_dict(self) -> dict:
         return asdict(self)

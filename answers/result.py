@@ -5,18 +5,14 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
+from .phrases import max_gap_brief, prediction_condition, proof_brief
 from .proof import Proof, prover_of
-from .result_view import (  # noqa: F401 - KERNEL_COMPILE: Result.time's key
-    KERNEL_COMPILE,
-    max_gap_brief,
-    prediction_condition,
-    result_html,
-    result_text,
-)
+from .stats import Stats, Times
 
 if TYPE_CHECKING:
     from ..compiler.invert import Witness
@@ -48,7 +44,7 @@ class Result:
     outputs: dict | None = None  # {"x1": [per-class probabilities], "x2": [...]}
     validated: bool = False
     distance: float | None = None
-    time: dict = field(default_factory=lambda: {"compile": 0.0, "solve": 0.0, "total": 0.0})
+    time: Times = field(default_factory=lambda: {"compile": 0.0, "solve": 0.0, "total": 0.0})
     error: str | None = None
     # beyond the required fields
     model: str = ""
@@ -56,7 +52,7 @@ class Result:
     classes: list | None = None
     passes: list[str] = field(default_factory=list)
     message: str = ""
-    stats: dict = field(default_factory=dict)
+    stats: Stats = field(default_factory=dict)  # typed per stage: answers/stats.py
     # the files the answer was read from, by role: model, details, data, sens
     inputs: dict = field(default_factory=dict)
     # "how sensitive?" (--max-gap): {"lower", "upper", "tolerance", "proven", "steps",
@@ -117,7 +113,7 @@ class Result:
         if self.distance is not None:
             parts.append(f"distance={self.distance:.3g}")
         if self.proof is not None:
-            parts.append(f"proof={self.proof.short()}")
+            parts.append(f"proof={proof_brief(self.proof)}")
         parts.append(f"{self.time.get('total', 0.0):.2f}s")
         text = f"Result({', '.join(parts)})"
         return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 4] + "...)"
@@ -130,10 +126,29 @@ class Result:
 
     def __str__(self) -> str:
         """The CLI's verdict line and witness table, as plain text."""
-        return result_text(self)
+        return _drawing.text(self)
 
     def _repr_html_(self) -> str:
-        return result_html(self)
+        return _drawing.html(self)
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """How a Result reads as text (``str``) and as HTML (Jupyter)."""
+
+    text: Callable[[Result], str]
+    html: Callable[[Result], str]
+
+
+# views/result_view.py draws a Result, from a layer above this one: the package root hands
+# its drawing over (``drawn_by``) as it is imported, before any Result can be shown
+_drawing = Drawing(repr, repr)
+
+
+def drawn_by(drawing: Drawing) -> None:
+    """``str(result)`` and Jupyter's display draw a Result with ``drawing`` from now on."""
+    global _drawing
+    _drawing = drawing
 
 
 _PRIVATE = frozenset({"witness_arrays"})
@@ -173,24 +188,31 @@ def input_files(inputs: tuple[tuple[str, str], ...], data=None) -> dict:
     return out
 
 
+def fail(res: Result, message: str) -> Result:
+    """The one way a result becomes an "error": its status and its message (what it
+    holds besides is kept: the times, the statistics; a proof record goes, as an error
+    proves nothing). Returns it."""
+    res.status, res.error, res.proof = ERROR, message, None
+    return res
+
+
 def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
     """The one form of an "error" answer to query ``q`` of model ``ens``: every field a
     result of that query would carry, the message in ``error``. ``backend``: the one
     that failed (default the query's)."""
-    return Result(
+    blank = Result(
         query=q.label,
-        status=ERROR,
-        backend=backend or q.backend,
+        status=UNKNOWN,
+        backend=backend or q.plan.backend,
         features=list(q.vary),
         gap=q.gap.value,
         gap_kind=str(q.gap.kind),
         model=getattr(ens, "source", ""),
         classes=list(q.classes) if q.classes else None,
-        passes=sorted(q.passes),
-        error=message,
-        stats={"asked": q.asked()},
-        inputs=input_files(getattr(ens, "inputs", ()), q.options.data),
+        passes=sorted(q.plan.passes),
+        inputs=input_files(getattr(ens, "inputs", ()), q.plan.options.data),
     )
+    return fail(blank, message)
 
 
 def record_prover(res: Result) -> Result:

@@ -3,7 +3,9 @@
 Nothing here imports a solver: availability is checked with ``find_spec``. A backend
 declares its capabilities only; the driver (driver/chain.py) turns them into reductions.
 Adding a backend is adding its module and one entry in ``BACKENDS``; ``register`` adds
-one at run time (a plugin, a test). docs/extending.md shows how.
+one at run time (a plugin, a test). docs/extending.md shows how. A search method that
+needs no solver (the box search, search/) is an entry of ``SEARCH_METHODS`` naming its
+module, which the driver loads as it loads a solver's.
 """
 
 from __future__ import annotations
@@ -19,9 +21,20 @@ from ..compiler.solver import Capabilities
 
 
 @dataclass(frozen=True)
-class BackendInfo:
+class Entry:
+    """What every entry of the registry has: its name and the module that runs it,
+    imported by name where it runs (a solver's in its worker process)."""
+
     name: str
-    module: str  # treesens module with solve(problem, options)
+    module: str
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+
+@dataclass(frozen=True)
+class BackendInfo(Entry):
+    # module: a treesens module with solve(problem, options)
     requires: tuple[str, ...]  # importable packages it needs
     integer_coefficients: bool = False  # needs integer data
     implications: bool = True  # takes Implication constraints natively (else big-M rows)
@@ -43,9 +56,6 @@ class BackendInfo:
 
     def installed(self) -> bool:
         return all(importlib.util.find_spec(p) is not None for p in self.requires)
-
-    def load(self) -> ModuleType:
-        return importlib.import_module(self.module)
 
 
 BACKENDS: dict[str, BackendInfo] = {
@@ -95,12 +105,24 @@ BACKENDS: dict[str, BackendInfo] = {
 
 DEFAULT_BACKEND = "cpsat"
 
-# search methods that need no solver: the driver runs them in this process on the
-# encoding. They are named, raced and compared like backends, and always installed.
-BOXES = "boxes"
-SEARCH_METHODS: dict[str, str] = {
-    BOXES: "the box search alone (compiler/box_search.py), no solver: proofs and pairs on "
-    "the boxes of the pair space; a query it does not describe is an error",
+
+@dataclass(frozen=True)
+class SearchMethod(Entry):
+    """A search that needs no solver: the driver runs it in this process on the query's
+    encoding, with the whole time left and no solver after it. It is named, raced and
+    compared like a backend, and always installed. Its module has ``search_alone(ctx)``:
+    it answers the query in a SolveContext (answers/context.py), writing its result there."""
+
+    description: str = ""
+
+
+SEARCH_METHODS: dict[str, SearchMethod] = {
+    "boxes": SearchMethod(
+        "boxes",
+        "treesens.search.boxes",
+        "the box search alone (search/box_search.py), no solver: proofs and pairs on the "
+        "boxes of the pair space; a query it does not describe is an error",
+    ),
 }
 
 
@@ -108,16 +130,25 @@ def is_search_method(name: str) -> bool:
     return name in SEARCH_METHODS
 
 
-def register(info: BackendInfo) -> None:
-    """Add a backend (after the built-in ones); its name must be new."""
-    if info.name in BACKENDS:
+def search_method(name: str) -> SearchMethod | None:
+    """The search method called ``name``, or None: a backend (or unknown)."""
+    return SEARCH_METHODS.get(name)
+
+
+def register(info: BackendInfo | SearchMethod) -> None:
+    """Add a backend or a search method (after the built-in ones); its name must be new."""
+    if info.name in BACKENDS or info.name in SEARCH_METHODS:
         raise ValueError(f"a backend named {info.name!r} is already registered")
-    BACKENDS[info.name] = info
+    if isinstance(info, SearchMethod):
+        SEARCH_METHODS[info.name] = info
+    else:
+        BACKENDS[info.name] = info
 
 
 def unregister(name: str) -> None:
-    """Remove the backend called ``name`` (one added with ``register``)."""
+    """Remove the backend or search method called ``name`` (one added with ``register``)."""
     BACKENDS.pop(name, None)
+    SEARCH_METHODS.pop(name, None)
 
 
 def get_info(name: str) -> BackendInfo:

@@ -255,11 +255,19 @@ def _thread_ended(key: int) -> None:
         w._release_thread(key)
 
 
+def _ask_to_stop(p: subprocess.Popen) -> None:
+    """Send the stop message without waiting: a process that is not reading (its pipe
+    full of a problem it never took) is killed instead (BlockingIOError)."""
+    fd = p.stdin.fileno()
+    os.set_blocking(fd, False)
+    _write_msg(fd, None)
+
+
 def _close_process(p: subprocess.Popen, *, graceful: bool) -> None:
     """End a solver process and reap it (graceful: ask it to stop first)."""
     if graceful and p.poll() is None:
         with contextlib.suppress(Exception):
-            _write_msg(p.stdin.fileno(), None)
+            _ask_to_stop(p)
             p.wait(0.2)
     with contextlib.suppress(Exception):
         if p.poll() is None:
@@ -507,7 +515,7 @@ class Worker:
         for p in idle:
             if p.poll() is None:
                 with contextlib.suppress(Exception):
-                    _write_msg(p.stdin.fileno(), None)
+                    _ask_to_stop(p)
         deadline = time.time() + 0.2
         for p in idle:
             with contextlib.suppress(subprocess.TimeoutExpired):

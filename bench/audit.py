@@ -17,8 +17,8 @@ from outputs import write_report  # bench/ is on sys.path (script dir)
 
 from treesens.compiler.audit import FLIPPABLE, UNKNOWN, Target, audit_rows
 from treesens.compiler.query import Gap
-from treesens.frontends.data import load_data
-from treesens.frontends.load import load_model
+from treesens.readers.data import load_data
+from treesens.readers.load import load_model
 from treesens.tests.audit_oracle import brute_force_flippable
 from treesens.tests.conftest import require_shared
 

@@ -20,10 +20,10 @@ import pandas as pd
 from outputs import write_report  # bench/ is on sys.path (script dir)
 from sklearn.datasets import load_breast_cancer, load_wine
 
-from treesens.frontends.data import load_data
-from treesens.frontends.load import load_model
 from treesens.questions.audit import answer_blocks, make_spec, make_target
-from treesens.questions.sweep import opened_executor
+from treesens.questions.campaign import Campaign, opened
+from treesens.readers.data import load_data
+from treesens.readers.load import load_model
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples"
@@ -92,8 +92,8 @@ def jobs(n: int) -> list[str]:
     answers = {}
     for k in (1, 2):
         t0 = time.perf_counter()
-        with opened_executor(None, k) as ex:
-            answers[k] = _answers(ens, data, spec, 0, ex, max(1, n // (4 * k)))
+        with opened(Campaign(jobs=k)) as run:
+            answers[k] = _answers(ens, data, spec, 0, run.executor, max(1, n // (4 * k)))
         out.append(f"| {k} | {n} | {time.perf_counter() - t0:.1f} |")
     same = "the same" if answers[1] == answers[2] else "DIFFERENT"
     return [

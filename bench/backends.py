@@ -81,8 +81,8 @@ def main(argv=None) -> int:
     from treesens.backends.registry import BACKENDS, available
     from treesens.backends.worker import worker_for
     from treesens.driver import compile_query, solve_query
-    from treesens.frontends.load import load_model
     from treesens.interfaces.api import make_query
+    from treesens.readers.load import load_model
 
     if not SHARED.is_dir():
         print(f"needs {SHARED} (the shared benchmarks)", file=sys.stderr)
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
             continue
         ens = load_model(str(SHARED / rel))
         q = make_query(feat, gap=gap, timeout=args.timeout)
-        q = q.with_(options=(("heuristic", bool(args.heuristic)),))
+        q = q.planned(options=(("heuristic", bool(args.heuristic)),))
         # warm up the replay (the library's own predict) so no backend pays its import
         import numpy as np
 
@@ -124,7 +124,7 @@ def main(argv=None) -> int:
             pid = w.proc.pid if w is not None and w.alive() else None
             c0 = _cpu(pid)
             t = time.time()
-            r = solve_query(ens, q.with_(backend=b), compiled=cq, deadline=t + args.timeout)
+            r = solve_query(ens, q.planned(backend=b), compiled=cq, deadline=t + args.timeout)
             r.time["total"] = time.time() - t
             c1 = _cpu(pid)
             r.stats["worker_cpu"] = (c1 - c0) if (c0 is not None and c1 is not None) else None

@@ -1,4 +1,4 @@
-"""The box search alone (compiler/box_search.py) on benchmark instances: its verdict, the
+"""The box search alone (search/box_search.py) on benchmark instances: its verdict, the
 boxes it visited and its time, without the heuristic or CP-SAT before it.
 
     python bench/box_search.py --instances bench/instance-lists/sample-hard4.txt --timeout 300
@@ -32,10 +32,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import treesens
-    from treesens.compiler.box_search import box_search
     from treesens.compiler.encode import encode
-    from treesens.compiler.pair_boxes import applies, pair_tables
     from treesens.interfaces.api import make_query
+    from treesens.search.box_search import box_search
+    from treesens.search.pair_boxes import applies, pair_tables
 
     lines = Path(args.instances).read_text().splitlines()
     wanted = [w for w in (ln.split("#", 1)[0].strip() for ln in lines) if w]

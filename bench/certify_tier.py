@@ -35,8 +35,8 @@ def _instance(line: str) -> Instance:
 def _certify_and_verify(args) -> dict:
     inst, timeout, workdir = args
     import treesens
-    from treesens.frontends.query_build import make_query
     from treesens.questions.certify import certify
+    from treesens.questions.query_build import make_query
     from treesens.verify import verify_file
 
     model, details = MODELS[inst.model]

@@ -73,7 +73,7 @@ def profile_one(key: str, vary: str | None, repeat: int, cprof: int) -> dict:
         with clock("encode"):
             problem, enc = encode(ens, q)
         compiled = Compiled(problem, enc)
-        for p in passes_for(q.passes):
+        for p in passes_for(q.plan.passes):
             with clock(f"pass {type(p).__name__}"):
                 compiled, _ = Chain([p]).apply(compiled)
         with clock("cpsat reductions (IntegerScaling)"):
@@ -97,7 +97,7 @@ def profile_one(key: str, vary: str | None, repeat: int, cprof: int) -> dict:
         pr.enable()
         ens = treesens.load_model(path, details=details)
         problem, enc = encode(ens, q)
-        Chain(passes_for(q.passes)).apply(Compiled(problem, enc))
+        Chain(passes_for(q.plan.passes)).apply(Compiled(problem, enc))
         pr.disable()
         s = io.StringIO()
         pstats.Stats(pr, stream=s).sort_stats("cumulative").print_stats(cprof)

@@ -57,7 +57,7 @@ def pair_distance(inst: dict, x1, x2) -> float:
     """treesens' distance to the data of the pair's region (docs/data-aware.md)."""
     import treesens
     from treesens.compiler.distance import distance_to_data
-    from treesens.frontends.data import load_data
+    from treesens.readers.data import load_data
 
     ens = treesens.load_model(inst["model_path"], details=inst["details_path"])
     data = load_data(inst["data_path"], ens)

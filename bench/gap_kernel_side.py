@@ -1,5 +1,5 @@
 """Two largest-gap searches side by side in one run: the compiled search as shipped
-(numba, compiler/gap_kernel.py) against the search in Python (compiler/gap_boxes.py), or
+(numba, search/gap_kernel.py) against the search in Python (search/gap_boxes.py), or
 against the compiled search with the split rule before pseudo-costs (``--sides
 compiled,static``: the first open tree of a fixed order, gap_kernel.PROBES 0).
 
@@ -86,7 +86,7 @@ SIDES = ("compiled", "python", "static")
 
 def _max_gap(side: str, key: str, feature: str, classes, timeout: float) -> dict:
     import treesens
-    from treesens.compiler import gap_kernel
+    from treesens.search import gap_kernel
 
     if side == "python":
         gap_kernel.available = lambda: False  # this process only: the Python search

@@ -50,9 +50,10 @@ def parse_variant(text: str) -> tuple[str, dict]:
 def run_one(ens, q, variants, seed: int) -> list[dict]:
     import numpy as np
 
-    from treesens.compiler.heuristic import find_witness
     from treesens.compiler.replay import condition_slack
-    from treesens.driver import compile_query, heuristic_work
+    from treesens.driver import compile_query
+    from treesens.search.heuristic import find_witness
+    from treesens.search.heuristic_stage import heuristic_work
 
     enc = compile_query(ens, q).encoding
     base_work = heuristic_work(ens)

@@ -132,7 +132,7 @@ class Config:
     backend: str = "cpsat"
     heuristic: bool = True
     heuristic_effort: float = 1.0  # the heuristic's work bound, a multiple of the default
-    # the box search before CP-SAT (driver/boxes.py); None: as ``heuristic`` (it runs
+    # the box search before CP-SAT (search/boxes.py); None: as ``heuristic`` (it runs
     # only with the heuristic: the configurations without it measure the encoding alone)
     box_search: bool | None = None
     params: tuple[tuple[str, object], ...] = ()  # CP-SAT parameters (SatParameters fields)

@@ -43,7 +43,7 @@ def shared_dir() -> Path:
 
 
 def instances(args) -> list[dict]:
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     root = Path(args.shared)
     out = []
@@ -108,8 +108,8 @@ def run(args) -> None:
     # cavity clauses are learned once per model and data (cached on disk), before the
     # timed queries, as the paper's offline summary step
     from treesens.driver.clauses import clauses_for
-    from treesens.frontends.data import load_data
-    from treesens.frontends.load import load_model
+    from treesens.readers.data import load_data
+    from treesens.readers.load import load_model
 
     for path, details, data in sorted({(i["path"], i["details"], i["data"]) for i in insts}):
         ens = load_model(path, details=details)

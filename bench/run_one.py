@@ -58,9 +58,9 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
         opts.append(("solver_params", tuple((k, v) for k, v in cfg["params"])))
     if cfg.get("data_aware"):
         opts.append(("data", inst["data_path"]))
-        q = q.with_(data_aware=cfg["data_aware"])
+        q = q.planned(data_aware=cfg["data_aware"])
     if opts:
-        q = q.with_(options=tuple(opts))
+        q = q.planned(options=tuple(opts))
     res = solve_query(ens, q, deadline=t0 + timeout)
     total = time.time() - t0
     from treesens.backends.worker import shutdown

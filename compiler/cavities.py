@@ -5,7 +5,7 @@ thresholds of the ensemble (or -inf / +inf) and which holds no row of the data. 
 negation is a clause the sensitivity search must satisfy (passes/data_aware.py).
 
 This module is pure: the clause types, their JSON form, and checking clauses against
-rows. Learning them with z3 is backends/cavity_learning.py; the clause files and the
+rows. Learning them with z3 is search/cavity_learning.py; the clause files and the
 disk cache are driver/clauses.py.
 """
 

@@ -1,7 +1,7 @@
 """The solver-agnostic chain of a sensitivity query: the encoding as its first
 reduction, then the passes (the paper's optimisations and the query's own constraints).
 
-    chain = sensitivity_chain(q.passes, data_passes)
+    chain = sensitivity_chain(q.plan.passes, data_passes)
     compiled, inverse = chain.apply(SensitivityQuestion(ens, q))   # -> Compiled
     witness = chain.invert(values, inverse)                        # solver values -> Witness
 

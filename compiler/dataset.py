@@ -1,4 +1,4 @@
-"""The in-memory data set of a data-aware query (reading files is frontends/data.py)."""
+"""The in-memory data set of a data-aware query (reading files is readers/data.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The Ensemble IR: one canonical, immutable description of any supported tree ensemble.
 
-Frontends translate library models into it; nothing downstream knows which library made
-the model. Conventions:
+The readers (readers/formats/) translate library models into it; what is computed
+downstream does not depend on which library made the model (its ``origin`` says, for
+messages, the report and certificates). Conventions:
 
 * every split node has a "yes" child (``left``) taken when the test holds and a "no"
   child (``right``) otherwise;
@@ -196,6 +197,21 @@ class Replayer(Protocol):
     def predict_raw(self, X: np.ndarray) -> np.ndarray: ...  # (n, n_outputs)
 
 
+@dataclass(frozen=True)
+class ModelOrigin:
+    """What a model was read from: its ``format`` (the format registry's name, as
+    ``--format`` says it: ``xgboost``, ``lightgbm``, ...; ``pipeline`` for a scikit-learn
+    Pipeline folded around its model) and its ``file`` (or how an in-memory model was
+    given)."""
+
+    format: str
+    file: str = ""
+
+    def words(self) -> str:
+        """``format:file``, the start of a model's ``source``."""
+        return f"{self.format}:{self.file}"
+
+
 @dataclass(frozen=True, eq=False)
 class Ensemble:
     trees: tuple[Tree, ...]
@@ -212,11 +228,13 @@ class Ensemble:
     # other (XGBoost; onnxruntime on float inputs), whose rounding grows with the tree
     # count (rounding.gap_relaxation)
     sums: str = "float64"
-    source: str = ""  # human-readable origin, e.g. "xgboost:adult.json"
+    # human-readable origin, e.g. "xgboost:adult.json (bounds from adult_details.csv)":
+    # ``origin.words()`` (when not given) and what was done to the model since
+    source: str = ""
     replayer: Any = field(default=None, repr=False, compare=False)
     # the files it was read from, (role, path) in order: ("model", ...), ("details", ...)
     inputs: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
-    # how the user's data columns become the model's columns (a frontend's object with
+    # how the user's data columns become the model's columns (a reader's object with
     # ``user_frame(df, where) -> df`` and ``feature_of(column) -> feature name or None``,
     # e.g. one-hot groups collapsed to one column), or None: the user's columns are the
     # model's
@@ -224,8 +242,11 @@ class Ensemble:
     # its prediction is P(class 1) = sigmoid(raw): read as a binary classifier or as a
     # regressor (see the module's docstring)
     probability: bool = False
+    origin: ModelOrigin | None = None  # its format and file (None: built by hand)
 
     def __post_init__(self) -> None:
+        if not self.source and self.origin is not None:
+            object.__setattr__(self, "source", self.origin.words())
         if self.link not in (LOGISTIC, SOFTMAX, PROBA, *REGRESSION_LINKS):
             raise ValueError(f"unknown link {self.link!r}")
         if (self.link in REGRESSION_LINKS) != (self.n_classes == 0):
@@ -258,7 +279,7 @@ class Ensemble:
 
     def __repr__(self) -> str:
         """One line: library, trees, depth, classes, features (the first names)."""
-        library = self.source.split(":", 1)[0] if ":" in self.source else "?"
+        library = self.origin.format if self.origin is not None else "?"
         names, shown = self.feature_names, []
         for name in names:
             if sum(len(n) + 2 for n in shown) + len(name) > 60:
@@ -356,6 +377,7 @@ class Ensemble:
             inputs=self.inputs,
             columns=self.columns,
             probability=self.probability,
+            origin=self.origin,
         )
 
     def with_input(self, role: str, path: str) -> Ensemble:

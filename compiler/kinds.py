@@ -12,22 +12,26 @@ A kind supplies the four things that depend on the question:
 Passes declare the kinds they accept (``Pass.query_kinds``); the chain refuses a query of
 another kind loudly, unless the pass is declared optional (then it is skipped).
 
-Three kinds are built in: ``pair`` (the paper's question: a binary or multiclass gap, a
-regressor's threshold form), ``change`` (a regressor's predictions at least delta apart)
-and ``anchored`` (x1 is a given row, as the audit asks of each row: does some x2, equal
-to it outside F, get another decision with the gap?). ``register_kind`` adds one
-(docs/extending.md, "A new query kind").
+Four kinds are built in: ``pair`` (the paper's question: a binary or multiclass gap, a
+regressor's threshold form), ``change`` (a regressor's predictions at least delta apart),
+``anchored`` (x1 is a given row, as the audit asks of each row: does some x2, equal to it
+outside F, get another decision with the gap?) and ``max_gap`` (how sensitive: the
+largest gap at which the pair question holds, within its ``tolerance``; a search over
+pair questions, questions/max_gap.py, not one solve). ``register_kind`` adds one
+(docs/extending.md, "Adding a query kind"); a query asks for a kind by name
+(``kind=``, ``--kind``, a ``.sens`` file's ``kind`` line) with its ``params``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .ensemble import EXP, SIGMOID, Ensemble
-from .errors import InputError
+from .errors import InputError, closest
 from .flip import Target, flip_confidence
+from .max_gap_question import DEFAULT_TOLERANCE, check_tolerance, max_gap_probe
 from .query import (
     ANY,
     DOWN,
@@ -36,6 +40,7 @@ from .query import (
     Condition,
     FeatureBound,
     Query,
+    Question,
     change_condition,
     class_index,
     pair_condition,
@@ -63,6 +68,22 @@ class QueryKind:
 
     name = ""
     asks = "the question"  # what a pair must meet, in messages ("no pair meets ...")
+    # the parameters it takes (``Question.params``; None: any)
+    parameters: tuple[str, ...] | None = ()
+    # answered by a search over other questions (questions/max_gap.py), not one solve
+    searched = False
+
+    def check(self, q: Question) -> None:
+        """Refuse parameters the kind does not take (before any model is loaded)."""
+        if self.parameters is None:
+            return
+        for name, _ in q.params:
+            if name not in self.parameters:
+                known = ", ".join(self.parameters) or "none"
+                raise InputError(
+                    f"the {self.name} kind takes no parameter {name!r}"
+                    f"{closest(name, self.parameters)}; it takes: {known}"
+                )
 
     def prepare(self, ens: Ensemble, q: Query) -> Query:
         return q
@@ -107,11 +128,11 @@ class ChangeQuestion(QueryKind):
     name = "change"
     asks = "the change"
 
-    def condition(self, ens: Ensemble, q: Query) -> Condition:
-        return change_condition(ens, q)
-
     def result_fields(self, q: Query) -> dict:
         return {"delta": {"at_least": q.delta, "direction": q.direction}}
+
+    def condition(self, ens: Ensemble, q: Query) -> Condition:
+        return change_condition(ens, q)
 
 
 class AnchoredQuestion(QueryKind):
@@ -123,6 +144,7 @@ class AnchoredQuestion(QueryKind):
 
     name = "anchored"
     asks = "the flip"
+    parameters = ("anchor", "decision")
 
     def prepare(self, ens: Ensemble, q: Query) -> Query:
         anchor = q.param("anchor")
@@ -152,10 +174,10 @@ class AnchoredQuestion(QueryKind):
 
     def judge(self, ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) -> Judgement:
         d = float(q.param("decision"))
-        cls = None
-        if not ens.is_regressor and ens.n_outputs > 1 and q.classes and q.classes[1] != ANY:
-            cls = int(class_index(ens, q.classes[1]))
-        target = Target(q.gap, cls, q.delta, q.direction)
+        target = flip_target(q)
+        multiclass = not ens.is_regressor and ens.n_outputs > 1
+        named = multiclass and target.cls is not None
+        target = replace(target, cls=int(class_index(ens, target.cls)) if named else None)
         conf = flip_confidence(ens, target, np.array([d]), proba[1:2], raw[1:2])
         return Judgement(True, bool(conf[0] >= 0))
 
@@ -163,6 +185,29 @@ class AnchoredQuestion(QueryKind):
         if q.delta is None:
             return {}
         return {"delta": {"at_least": q.delta, "direction": q.direction}}
+
+
+def anchored_question(vary, target: Target, name: str = "") -> Question:
+    """The anchored question of a flip ``target`` (the audit's question of every row),
+    before its row: the row's values and decision are its ``anchor`` and ``decision``
+    parameters, its class ``classes[0]`` (``any`` until the row gives it)."""
+    classes = None if target.cls is None else (ANY, target.cls)
+    return Question(
+        vary=tuple(vary),
+        kind="anchored",
+        gap=target.gap,
+        delta=target.delta,
+        direction=target.direction,
+        classes=classes,
+        name=name,
+    )
+
+
+def flip_target(q: Question) -> Target:
+    """What an anchored question's x2 must meet: the gap toward ``classes[1]`` (None:
+    any other class), or a regressor's change by ``delta`` in ``direction``."""
+    c2 = None if not q.classes or q.classes[1] == ANY else q.classes[1]
+    return Target(q.gap, c2, q.delta, q.direction)
 
 
 def _moved_condition(ens: Ensemble, q: Query) -> Condition:
@@ -203,8 +248,31 @@ def _in_range(ens: Ensemble, v: float) -> bool:
     return True
 
 
+class LargestGap(QueryKind):
+    """How sensitive: the largest gap (a regressor's largest change f(x1) - f(x2)) at
+    which the pair question holds, within the parameter ``tolerance`` (default 1e-3).
+    The question asks no gap of its own; questions/max_gap.py answers it by a search
+    over pair (change) questions, whose first, at no gap, is its condition here."""
+
+    name = "max_gap"
+    asks = "the largest gap"
+    parameters = ("tolerance",)
+    searched = True
+
+    def check(self, q: Question) -> None:
+        super().check(q)
+        check_tolerance(self.tolerance(q))
+
+    def condition(self, ens: Ensemble, q: Query) -> Condition:
+        return resolve_condition(ens, max_gap_probe(ens, q))
+
+    @staticmethod
+    def tolerance(q: Question) -> float:
+        return q.param("tolerance", DEFAULT_TOLERANCE)
+
+
 _KINDS: dict[str, QueryKind] = {
-    k.name: k for k in (PairQuestion(), ChangeQuestion(), AnchoredQuestion())
+    k.name: k for k in (PairQuestion(), ChangeQuestion(), AnchoredQuestion(), LargestGap())
 }
 
 
@@ -225,19 +293,27 @@ def kind_names() -> tuple[str, ...]:
     return tuple(_KINDS)
 
 
-def kind_of(q: Query) -> QueryKind:
+def kind_of(q: Question) -> QueryKind:
     try:
         return _KINDS[q.kind_name]
     except KeyError:
+        name = q.kind_name
         raise InputError(
-            f"unknown query kind {q.kind_name!r} (known: {', '.join(_KINDS)})"
+            f"unknown query kind {name!r}{closest(name, _KINDS)} (known: {', '.join(_KINDS)})"
         ) from None
 
 
-def resolve_condition(ens: Ensemble, q: Query) -> Condition:
-    """The query's condition on raw scores, as its kind states it (of a probability
-    model's reading that the query asks)."""
-    return kind_of(q).condition(read_for(ens, q), q)
+def check_kind(q: Question) -> None:
+    """The question's kind is registered and takes its parameters."""
+    kind_of(q).check(q)
+
+
+def resolve_condition(ens: Ensemble, q: Question) -> Condition:
+    """The question's condition on raw scores, as its kind states it (after its
+    reduction, of a probability model's reading that the question asks): what a caller
+    resolves up front to check the gap and classes."""
+    ens = read_for(ens, q)
+    return kind_of(q).condition(ens, prepared(ens, q))
 
 
 def prepared(ens: Ensemble, q: Query) -> Query:

@@ -1,10 +1,11 @@
 """The query options: one declarative table that the CLI, the API and ``.sens`` all read.
 
-Each option is a field of :class:`QueryOptions` (``Query.options``) and a row of
+Each option is a field of :class:`QueryOptions` (``Plan.options``) and a row of
 :data:`OPTIONS`: its type, default, one help text, the kind of value it takes and how
-``.sens`` sets it; :data:`SETTINGS` are the Query's own fields (backend, timeout, ...) and
-:data:`SHAPE` what the query asks (gap, classes, ...). Its name is the API keyword
-(frontends/keywords.py), which the CLI's flag spells with dashes (interfaces/cli/common.py
+``.sens`` sets it; :data:`SETTINGS` are the solve plan's own fields (compiler/plan.py:
+backend, timeout, ...) and :data:`SHAPE` what the query asks (compiler/question.py: its
+kind and parameters, gap, classes, ...; and the passes and data-aware mode). Its name is the API keyword
+(questions/keywords.py), which the CLI's flag spells with dashes (interfaces/cli/common.py
 adds the presentation: metavars). The data-aware modes are :class:`DataAwareMode`.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
+from functools import partial
 
 from .enums import StrValue
 from .errors import InputError, closest
@@ -119,7 +121,7 @@ SENS_STATEMENT = "statement"  # a statement of its own: timeout 30s, threads 4, 
 @dataclass(frozen=True)
 class OptionSpec:
     """One query option: its name (the API keyword; the CLI flag is the name with dashes,
-    frontends/keywords.py), what it takes, its one help text, and how .sens sets it."""
+    questions/keywords.py), what it takes, its one help text, and how .sens sets it."""
 
     name: str  # the field of QueryOptions
     type: str  # what it takes, as a message says it
@@ -143,6 +145,18 @@ class OptionSpec:
         return self.name if self.sens else None
 
 
+# a data-aware parameter that counts (clause width, number of clauses)
+_clause_count = partial(
+    OptionSpec,
+    type="a whole number >= 1",
+    sens=SENS_DATA_AWARE,
+    check=_whole_at_least_1,
+    modes=_CLAUSE_MODES,
+    answer=True,
+    takes="whole",
+)
+
+
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "data",
@@ -164,28 +178,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         answer=True,
         takes="text",
     ),
-    OptionSpec(
-        "clause_width",
-        "a whole number >= 1",
-        2,
-        "cavity clauses: at most W features per box (default 2)",
-        SENS_DATA_AWARE,
-        _whole_at_least_1,
-        _CLAUSE_MODES,
-        answer=True,
-        takes="whole",
+    _clause_count(
+        name="clause_width",
+        default=2,
+        help="cavity clauses: at most W features per box (default 2)",
     ),
-    OptionSpec(
-        "max_clauses",
-        "a whole number >= 1",
-        50,
-        "cavity clauses: at most N (default 50)",
-        SENS_DATA_AWARE,
-        _whole_at_least_1,
-        _CLAUSE_MODES,
-        answer=True,
-        takes="whole",
-    ),
+    _clause_count(name="max_clauses", default=50, help="cavity clauses: at most N (default 50)"),
     OptionSpec(
         "clause_time",
         "seconds",
@@ -323,7 +321,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
 )
 OPTION_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in OPTIONS}
 
-# the settings that are fields of the Query itself (not of its options)
+# the settings that are fields of the solve plan itself (not of its options)
 SETTINGS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "backend",
@@ -360,8 +358,9 @@ SETTINGS: tuple[OptionSpec, ...] = (
         takes="int",
     ),
 )
-# the query's shape besides its features and passes: what it asks (set in .sens by
-# statements of their own)
+# the query's shape besides its features and passes: what it asks (its kind and the
+# kind's parameters) and the passes and data-aware mode (set in .sens by statements of
+# their own)
 SHAPE: tuple[OptionSpec, ...] = (
     OptionSpec(
         "gap",
@@ -436,6 +435,24 @@ SHAPE: tuple[OptionSpec, ...] = (
         group="passes",
     ),
     OptionSpec(
+        "kind",
+        "a query kind",
+        None,
+        "what the query asks of its pair (compiler/kinds.py): pair (the default: the gap; a "
+        "regressor's change with delta), change, anchored, max_gap, or a kind a plugin "
+        "registers (docs/extending.md)",
+        SENS_STATEMENT,
+        takes="text",
+    ),
+    OptionSpec(
+        "params",
+        "NAME=VALUE pairs",
+        None,
+        "the kind's parameters (max_gap: tolerance=T; a plugin kind's own)",
+        SENS_STATEMENT,
+        takes="pairs",
+    ),
+    OptionSpec(
         "data_aware",
         "a data-aware mode",
         DataAwareMode.NONE.value,
@@ -460,12 +477,12 @@ DATA_AWARE_PARAMS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.sens == 
 
 @dataclass(frozen=True)
 class QueryOptions:
-    """The options of one query (``Query.options``); ``None``: not given (the default
+    """The options of one query (``Plan.options``); ``None``: not given (the default
     applies). Frozen and picklable; hashable while its values are (``data`` may be an
     in-memory dataset).
 
     It also reads as the ``(name, value)`` pairs of the options given, so
-    ``dict(q.options).get(name, default)`` keeps working."""
+    ``dict(q.plan.options).get(name, default)`` keeps working."""
 
     data: object = None
     label: str | None = None
@@ -517,7 +534,7 @@ class QueryOptions:
     def with_(self, **kw: object) -> QueryOptions:
         return replace(self, **kw)
 
-    # ---- the (name, value) pairs view: dict(q.options), `for k, v in q.options` -------
+    # ---- the (name, value) pairs view: dict(q.plan.options), `for k, v in q.plan.options` -------
 
     def __iter__(self) -> Iterator[tuple[str, object]]:
         return iter(self.given().items())

@@ -1,12 +1,13 @@
-"""The query: what is asked of an ensemble. CLI flags, the API and `.sens` files all end here."""
+"""The query: a question (compiler/question.py) with its solve plan (compiler/plan.py),
+what CLI flags, the API and `.sens` files all end as; and the linear conditions on raw
+scores a pair question's gap, threshold form or change asks."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from .dataset import Dataset
 from .ensemble import (
     EXP,
     IDENTITY,
@@ -18,17 +19,20 @@ from .ensemble import (
     Feature,
     logit,
 )
-from .enums import StrValue
 from .errors import FEATURES, InputError, closest, spelled
 from .link_change import MIN_SIGMOID_DELTA, NONLINEAR_LINKS, LinkChange, link_change
-from .options import (
-    ANSWER_OPTIONS,
-    DEFAULT_BACKEND,
-    DEFAULT_SEED,
-    DEFAULT_THREADS,
-    DEFAULT_TIMEOUT,
-    DataAwareMode,
-    QueryOptions,
+from .plan import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Plan  # noqa: F401 - re-exported
+from .question import (  # noqa: F401 - re-exported: the question's types
+    ANY,
+    DIRECTIONS,
+    DOWN,
+    EITHER,
+    UP,
+    FeatureBound,
+    FeatureRelation,
+    Gap,
+    GapKind,
+    Question,
 )
 
 # sanity limits on gaps: far beyond any meaningful question, and where exact arithmetic
@@ -36,136 +40,23 @@ from .options import (
 MAX_RATIO = 1e6
 MAX_MARGIN_GAP = 1e3
 
-ANY = "any"  # a class placeholder: c1 = any class, or c2 = any class other than c1
-
-# the directions of a regressor's change by at least delta, from x1 to x2: up, the
-# prediction goes up (f(x2) - f(x1) >= delta); down, it goes down; either, one of the two
-UP, DOWN, EITHER = "up", "down", "either"
-DIRECTIONS = (UP, DOWN, EITHER)
-
-# the switchable passes of the paper, by their CLI names
-PASS_NAMES = ("ordering", "unaff", "aff", "obj")
-DEFAULT_PASSES = frozenset(PASS_NAMES)
-# Kantchelian et al.'s encoding already orders each feature's predicates (their
-# consistency constraints); the paper's baseline "Kant" is that encoding, nothing more.
-KANT_PASSES = frozenset({"ordering"})
-
-
-class GapKind(StrValue):
-    """How a gap is measured: ``prob`` (a probability gap, or a multiclass ratio) or
-    ``margin`` (raw-score space). Compares equal to its name."""
-
-    PROB = "prob"
-    MARGIN = "margin"
-
 
 @dataclass(frozen=True)
-class Gap:
-    """How far apart the two decisions must be.
+class Query(Question):
+    """A question with the plan it is solved by: what the driver answers
+    (``solve_query``), as ``problem.solve(**plan)`` in cvxpy. Built by ``make_query``
+    (questions/query_build.py), or as ``Query(vary=..., gap=..., plan=Plan(...))``."""
 
-    ``kind`` "prob": binary g in [0, 0.5) (P(x1) >= 0.5+g, P(x2) <= 0.5-g), or the
-    multiclass ratio g >= 1 (P_c1 >= g * P_c for every other class c).
-    ``kind`` "margin": the gap directly in raw-score space (binary: m(x1) >= d,
-    m(x2) <= -d; multiclass: raw_c1 - raw_c >= d).
-    """
+    plan: Plan = field(default=Plan())
 
-    value: float
-    kind: GapKind = GapKind.PROB
-    # False for the binary default (0.2) taken when no gap was given: a multiclass
-    # model has no default, and says so
-    given: bool = field(default=True, compare=False)
+    @classmethod
+    def of(cls, question: Question, plan: Plan | None = None) -> Query:
+        fields_ = {f.name: getattr(question, f.name) for f in fields(Question)}
+        return cls(**fields_, plan=plan if plan is not None else Plan())
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", GapKind(self.kind))
-
-    def __str__(self) -> str:
-        return f"{self.value:.12g}" if self.kind == "prob" else f"margin {self.value:.12g}"
-
-
-@dataclass(frozen=True)
-class FeatureBound:
-    """An extra constraint on one feature of one or both inputs: lo <= x.f <= hi."""
-
-    feature: str
-    lo: float = -math.inf
-    hi: float = math.inf
-    copies: tuple[int, ...] = (1, 2)
-
-
-@dataclass(frozen=True)
-class FeatureRelation:
-    """``x<left>.f <op> x<right>.f`` with op in <=, <, >=, >, ==, != (categorical only)."""
-
-    feature: str
-    left: int
-    op: str
-    right: int
-
-
-@dataclass(frozen=True)
-class Query:
-    vary: tuple[str, ...]
-    gap: Gap = Gap(0.2)
-    # regressors: (a, b) asks f(x1) >= a and f(x2) <= b, in prediction space
-    threshold: tuple[float, float] | None = None
-    # regressors: the predictions differ by at least ``delta`` in ``direction``, read
-    # from x1 to x2 (UP: the prediction goes up, f(x2) - f(x1) >= delta; DOWN: it goes
-    # down, f(x1) - f(x2) >= delta; EITHER: one of the two)
-    delta: float | None = None
-    direction: str = "either"
-    # what the query asks of its pair (compiler/kinds.py): "" is the question its fields
-    # give ("pair", or "change" with a delta); ``params`` are the kind's own settings
-    kind: str = ""
-    params: tuple[tuple[str, Any], ...] = ()
-    # the kind's reduction has been applied (its bounds are in ``bounds``)
-    prepared: bool = field(default=False, compare=False)
-    name: str = ""
-    classes: tuple[int | str, int | str] | None = None  # multiclass (c1, c2)
-    bounds: tuple[FeatureBound, ...] = ()
-    relations: tuple[FeatureRelation, ...] = ()
-    passes: frozenset[str] = DEFAULT_PASSES
-    backend: str = DEFAULT_BACKEND
-    timeout: float = DEFAULT_TIMEOUT
-    threads: int = DEFAULT_THREADS
-    seed: int = DEFAULT_SEED
-    data_aware: DataAwareMode = DataAwareMode.NONE
-    # given as a QueryOptions, a dict or (name, value) pairs; always held as QueryOptions
-    options: QueryOptions = field(default=QueryOptions())
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "data_aware", DataAwareMode.parse(self.data_aware))
-        object.__setattr__(self, "options", QueryOptions.of(self.options))
-
-    @property
-    def label(self) -> str:
-        return self.name or ",".join(self.vary)
-
-    @property
-    def kind_name(self) -> str:
-        """The kind of question: as given, else "change" for a delta, else "pair"."""
-        return self.kind or ("change" if self.delta is not None else "pair")
-
-    def param(self, name: str, default: Any = None) -> Any:
-        """A kind parameter by name."""
-        return dict(self.params).get(name, default)
-
-    def asked(self) -> dict:
-        """The settings of this query a result line does not otherwise show, but that
-        change its answer (or, for the time limit, whether it gets one): recorded as the
-        result's ``stats["asked"]``."""
-        given = self.options.given()
-        out = {
-            "backend": self.backend,
-            "timeout": self.timeout,
-            "data_aware": self.data_aware.value,
-        }
-        out |= {k: given[k] for k in ANSWER_OPTIONS if k in given}
-        if isinstance(out.get("data"), Dataset):  # data in memory: recorded by its content
-            out["data"] = {"rows": out["data"].n_rows, "sha256": out["data"].digest()}
-        return out
-
-    def with_(self, **kw: Any) -> Query:
-        return replace(self, **kw)
+    def planned(self, **kw: Any) -> Query:
+        """The same question with its plan changed (``backend=``, ``timeout=``, ...)."""
+        return replace(self, plan=self.plan.with_(**kw))
 
 
 @dataclass(frozen=True)

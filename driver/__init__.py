@@ -1,9 +1,10 @@
 """The solve driver: compiles a query, runs the solve stages, and races backends.
 
-The driver sits above compiler, answers and backends (README, "Architecture"): it is
-the only layer that joins the pure compiler with the solver backends. Its names are loaded when first
-used, so that importing the package (e.g. for ``driver.data``) starts no machinery of
-the worker processes.
+The driver sits above compiler, answers, backends and search (README, "Architecture"):
+it joins the pure compiler with the solver backends, and runs the searches of search/
+(the heuristic, the box search) as stages around the backend. Its names are loaded when
+first used, so that importing the package (e.g. for ``driver.data``) starts no machinery
+of the worker processes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .chain import backend_chain
     from .compile import CompiledQuery, compile_query, for_backend
-    from .heuristic import heuristic_work
     from .race import is_race, race_backends
     from .solve import solve_query
 
@@ -23,7 +23,6 @@ _WHERE = {
     "CompiledQuery": "compile",
     "compile_query": "compile",
     "for_backend": "compile",
-    "heuristic_work": "heuristic",
     "is_race": "race",
     "race_backends": "race",
     "solve_query": "solve",
@@ -34,7 +33,6 @@ __all__ = [
     "backend_chain",
     "compile_query",
     "for_backend",
-    "heuristic_work",
     "is_race",
     "race_backends",
     "solve_query",

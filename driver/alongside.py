@@ -13,10 +13,10 @@ import copy
 import threading
 from dataclasses import replace
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
+from ..answers.context import SolveContext
+from ..answers.result import INSENSITIVE, SENSITIVE, Result, fail
 from ..backends.worker import WorkerStopped, thread_key, worker_for
 from .backend import BackendProblem, backend_search
-from .context import SolveContext
 
 JOIN_SECONDS = 10.0  # how long a box search asked to stop may take to see it
 
@@ -49,7 +49,7 @@ def backend_beside_boxes(ctx: SolveContext, bp: BackendProblem) -> None:
     stop = _Either(threading.Event(), ctx.stop)
     box_ctx = replace(ctx, result=copy.deepcopy(ctx.result), stop=stop)
     halt = threading.Event()  # the backend's search ends at its next step
-    worker, key = worker_for(ctx.q.backend, ctx.memory_mb), thread_key()
+    worker, key = worker_for(ctx.q.plan.backend, ctx.memory_mb), thread_key()
     answered: list[bool] = []
 
     def search() -> None:
@@ -89,10 +89,10 @@ def _take_box_answer(ctx: SolveContext, box_ctx: SolveContext, stage) -> None:
     backend = ctx.result
     res = box_ctx.result
     res.stats["box_search"] = stage.stats
-    res.stats["beside"] = f"the box search answered first; {ctx.q.backend} was stopped"
+    res.stats["beside"] = f"the box search answered first; {ctx.q.plan.backend} was stopped"
     if proven(backend) and backend.status != res.status:  # unsound somewhere: no verdict
-        said = res.status
-        res.status = ERROR
-        res.error = f"the box search says {said} and {ctx.q.backend} says {backend.status}"
+        fail(
+            res, f"the box search says {res.status} and {ctx.q.plan.backend} says {backend.status}"
+        )
     ctx.result, ctx.witness = res, box_ctx.witness
     ctx.solve_time = max(ctx.solve_time, box_ctx.solve_time)

@@ -8,7 +8,10 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from ..answers.result import ERROR, INSENSITIVE, UNKNOWN
+from ..answers.accept import accept
+from ..answers.context import SolveContext
+from ..answers.result import INSENSITIVE, UNKNOWN, fail
+from ..answers.verdict import Accepted, Rejected, check_candidate, near_miss_cuts
 from ..backends.worker import worker_for
 from ..compiler.invert import Witness, values_for_pair
 from ..compiler.ir import Problem
@@ -18,8 +21,6 @@ from ..compiler.solver import ERROR as SOLVER_ERROR
 from ..compiler.solver import INFEASIBLE, Solution, SolveOptions
 from ..compiler.usage import note_solver
 from . import compile as compile_stage
-from .accept import accept
-from .context import SolveContext
 from .data_fallback import use_fallback
 from .optimise import (
     INTERRUPT_STOP,
@@ -28,7 +29,6 @@ from .optimise import (
     optimum_stats,
     tighter_bound,
 )
-from .verdict import Accepted, Rejected, check_candidate, near_miss_cuts
 
 MAX_CUTS = 50
 OPTIMIZE_STOP_SECONDS = 10.0  # an optimising run stops this early (at most 15 % of the time left)
@@ -51,7 +51,7 @@ class BackendProblem:
 def reduce_for_backend(ctx: SolveContext) -> BackendProblem:
     """The compiled query after the backend's reductions; the heuristic's pair as hint."""
     t_b = time.time()
-    compiled, chain, inverse = compile_stage.for_backend(ctx.cq, ctx.q.backend)
+    compiled, chain, inverse = compile_stage.for_backend(ctx.cq, ctx.q.plan.backend)
     ctx.result.time["compile"] += time.time() - t_b
     problem = compiled.problem
     ctx.stats.update(problem.stats())
@@ -69,15 +69,15 @@ def _options(ctx: SolveContext, optimize: bool) -> SolveOptions:
     q = ctx.q
     return SolveOptions(
         deadline=ctx.deadline - stop,
-        threads=q.threads,
-        seed=q.seed,
+        threads=q.plan.threads,
+        seed=q.plan.seed,
         first_solution=not optimize,
         log=ctx.log,
         memory_mb=ctx.memory_mb,
         hint=ctx.hint,
-        params=tuple(q.options.solver_params or ()),
+        params=tuple(q.plan.options.solver_params or ()),
         incumbents=optimize,
-        gap_limit=float(q.options.value("optimality_gap")) if optimize else 0.0,
+        gap_limit=float(q.plan.options.value("optimality_gap")) if optimize else 0.0,
     )
 
 
@@ -90,17 +90,17 @@ def _watch(ctx: SolveContext, bp: BackendProblem) -> OptimisationWatch | None:
         ctx,
         lambda values: ctx.cq.chain.invert(bp.chain.invert(values, bp.inverse), ctx.cq.inverse),
         bp.problem.notes.objective_scale or 1.0,
-        float(q.options.value("stall_time")),
-        ctx.log or bool(q.options.value("progress")),
+        float(q.plan.options.value("stall_time")),
+        ctx.log or bool(q.plan.options.value("progress")),
         bp.problem.notes.objective_bound,
-        float(q.options.value("optimise_time")),
+        float(q.plan.options.value("optimise_time")),
     )
 
 
 def _accept_best(ctx: SolveContext, watch: OptimisationWatch, stopped_by: str, why: str) -> None:
     """The best replay-checked point the optimiser reported answers (not proven optimal)."""
     best = watch.best
-    accept(ctx, best.verdict, found_by=ctx.q.backend)
+    accept(ctx, best.verdict, found_by=ctx.q.plan.backend)
     ctx.stats.update(optimum_stats(best.objective, best.bound))
     ctx.stats["solver_status"] = "feasible"
     ctx.stats["stopped_by"] = stopped_by
@@ -113,7 +113,7 @@ def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> N
     based on data). ``halt``: a threading.Event set when another search has answered
     (alongside.py): the search ends before its next solve."""
     res = ctx.result
-    worker = worker_for(ctx.q.backend, ctx.memory_mb)
+    worker = worker_for(ctx.q.plan.backend, ctx.memory_mb)
     problem = bp.problem
     watch = _watch(ctx, bp)
     while True:
@@ -123,7 +123,7 @@ def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> N
             res.status, res.message = UNKNOWN, "time limit reached"
             return
         t_solve = time.time()
-        note_solver(ctx.q.backend)
+        note_solver(ctx.q.plan.backend)
         try:
             sol = worker.solve(problem, _options(ctx, bp.optimize), watch)
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the best pair so far, if any
@@ -148,7 +148,7 @@ def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> N
             _accept_point(ctx, bp, verdict, sol)
             return
         if isinstance(verdict, Rejected):
-            res.status, res.error = ERROR, verdict.message
+            fail(res, verdict.message)
             return
         ctx.cuts += 1
         if ctx.cuts > MAX_CUTS:
@@ -194,7 +194,7 @@ def _final(ctx: SolveContext, sol: Solution) -> bool:
         )
         return True
     if sol.status == SOLVER_ERROR:
-        res.status, res.error = ERROR, sol.message or "solver error"
+        fail(res, sol.message or "solver error")
         if sol.stats.get("traceback"):
             res.stats["solver_traceback"] = sol.stats["traceback"]
         return True
@@ -212,7 +212,7 @@ def _witness(ctx: SolveContext, bp: BackendProblem, sol: Solution) -> Witness:
 
 
 def _accept_point(ctx: SolveContext, bp: BackendProblem, verdict: Accepted, sol: Solution):
-    accept(ctx, verdict, found_by=ctx.q.backend)
+    accept(ctx, verdict, found_by=ctx.q.plan.backend)
     scale = bp.problem.notes.objective_scale or 1.0
     ctx.stats["objective"] = None if sol.objective is None else sol.objective / scale
     ctx.stats["solver_status"] = sol.status  # "optimal" or "feasible" (best found in time)

@@ -3,7 +3,7 @@
 Clauses are cached on disk, keyed by hashes of the model's thresholds, the data and the
 parameters (``cache_dir()``), and can be written to / read from a JSON file. Clauses
 read from a file are re-checked against the data: a box that holds a row is discarded.
-Learning (z3) is backends/cavity_learning.py.
+Learning (z3) is search/cavity_learning.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backends.cavity_learning import BoxSearch, FoundBoxes
 from ..backends.registry import BackendInfo
 from ..backends.worker import Worker
 from ..compiler.cavities import (
@@ -33,11 +32,12 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, TreesensError
 from ..compiler.query import Query
 from ..compiler.solver import UNKNOWN, Solution, SolveOptions
+from ..search.cavity_learning import BoxSearch, FoundBoxes
 
 # the learner runs in a worker process like every solver; it is not a query backend
 CAVITY_LEARNER = BackendInfo(
     "cavity-learning",
-    "treesens.backends.cavity_learning",
+    "treesens.search.cavity_learning",
     ("z3",),
     description="z3 learning data cavities",
 )
@@ -249,11 +249,11 @@ def query_clauses(
     clauses = clauses_for(
         ens,
         data,
-        width=int(q.options.value("clause_width")),
-        max_clauses=int(q.options.value("max_clauses")),
-        time_budget=float(q.options.value("clause_time")),
-        file=q.options.clauses,
-        cache=bool(q.options.value("clause_cache")),
+        width=int(q.plan.options.value("clause_width")),
+        max_clauses=int(q.plan.options.value("max_clauses")),
+        time_budget=float(q.plan.options.value("clause_time")),
+        file=q.plan.options.clauses,
+        cache=bool(q.plan.options.value("clause_cache")),
         progress=progress,
         stats=st,
         deadline=deadline,

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..answers.context import CompiledQuery
 from ..backends.registry import get_info
 from ..compiler.chain import SensitivityQuestion, sensitivity_chain
 from ..compiler.dataset import Dataset
-from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.passes import Chain, Compiled
 from ..compiler.passes.data_aware import check_data_mode, data_passes, needs_clauses
@@ -19,20 +18,6 @@ from ..compiler.readings import read_for
 from .chain import backend_chain
 from .clauses import query_clauses
 from .data import dataset_for_query
-
-
-@dataclass
-class CompiledQuery:
-    compiled: Compiled  # after the solver-agnostic passes
-    chain: Chain  # encode first: inverting it gives the Witness
-    inverse: Any
-    compile_time: float
-    data: Dataset | None = None  # the query's data set when it names data
-    data_stats: dict = field(default_factory=dict)
-
-    @property
-    def encoding(self) -> Encoding:
-        return self.compiled.encoding
 
 
 def compile_query(
@@ -59,7 +44,7 @@ def compile_query(
     clauses: list = []
     if check_data_mode(q, data) and needs_clauses(q):
         clauses = query_clauses(ens, q, data, dstats, progress=progress, deadline=deadline)
-    chain = sensitivity_chain(q.passes, data_passes(q, data, clauses), prefer)
+    chain = sensitivity_chain(q.plan.passes, data_passes(q, data, clauses), prefer)
     compiled, inverse = chain.apply(SensitivityQuestion(ens, q))
     return CompiledQuery(compiled, chain, inverse, time.time() - t0, data, dstats)
 

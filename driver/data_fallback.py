@@ -3,10 +3,10 @@ heuristic found from data rows (the best of its runs for the data-aware objectiv
 
 from __future__ import annotations
 
+from ..answers.accept import accept, with_preferred
+from ..answers.context import SolveContext
+from ..answers.verdict import Accepted, check_pair
 from ..compiler.invert import witness_from_pair
-from .accept import accept, with_preferred
-from .context import SolveContext
-from .verdict import Accepted, check_pair
 
 
 def use_fallback(ctx: SolveContext) -> bool:

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..answers.context import SolveContext
+from ..answers.verdict import Accepted, check_candidate
 from ..compiler.distance import distance_to_data
 from ..compiler.invert import Witness
 from ..compiler.solver import Incumbent
-from .context import SolveContext
-from .verdict import Accepted, check_candidate
 
 HEARTBEAT_SECONDS = 30.0  # a progress line at least this often while nothing improves
 STALL_STOP = "stall"  # stats["stopped_by"] values

@@ -5,7 +5,7 @@ threads mostly wait on pipes). The first answer that is proven -- "sensitive" wi
 replayed witness, or "insensitive" -- is returned; the other workers are killed at once.
 A backend that errors (e.g. Gurobi's size-limited license) does not end the race.
 
-``q.backend`` is ``"race"`` (the installed backends of ``DEFAULT_RACE``) or
+``q.plan.backend`` is ``"race"`` (the installed backends of ``DEFAULT_RACE``) or
 ``"race:cpsat,z3"`` (those backends).
 """
 
@@ -14,7 +14,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, error_result
 from ..backends.registry import (
@@ -25,11 +26,10 @@ from ..backends.registry import (
     is_search_method,
 )
 from ..backends.worker import WorkerStopped, worker_for
-from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
-from .compile import CompiledQuery, compile_query
+from .compile import compile_query
 
 # answers one query on one backend: solve_query's signature
 SolveOne = Callable[..., Result]
@@ -74,21 +74,19 @@ def solve_race(
     ens: Ensemble,
     q: Query,
     solve_one: SolveOne,
-    backends: Sequence[str] | None = None,
     deadline: float | None = None,
     memory_mb: int | None = None,
-    *,
-    compiled: CompiledQuery | None = None,
-    log: bool = False,
-    prefer: Mapping[int, Sequence[float]] | None = None,
-    data: Dataset | None = None,
+    **given: Any,
 ) -> Result:
-    """Race the backends; ``solve_one`` answers the query on one of them (``data``: the
+    """Race the backends; ``solve_one`` answers the query on one of them. ``given``:
+    ``solve_one``'s other keywords (``compiled``, ``log``, ``prefer``, ``data``: the
     Dataset the query names, driver/data.py)."""
     t0 = time.time()
-    deadline = deadline if deadline is not None else t0 + q.timeout
-    names = race_backends(q.backend, backends)
-    cq = compiled or compile_query(ens, q.with_(backend=names[0]), deadline=deadline, data=data)
+    deadline = deadline if deadline is not None else q.plan.deadline(t0)
+    names = race_backends(q.plan.backend)
+    cq = given.get("compiled") or compile_query(
+        ens, q.planned(backend=names[0]), deadline=deadline, data=given.get("data")
+    )
     done: queue.Queue = queue.Queue()
     # a search method answers in this process (a thread of the race): it has no worker
     workers = {b: worker_for(b, memory_mb) for b in names if not is_search_method(b)}
@@ -96,9 +94,11 @@ def solve_race(
 
     def run(i: int, b: str) -> None:
         # only the first backend runs the (pure-Python) heuristic: it would compete for the GIL
-        qb = q.with_(
+        qb = q.planned(
             backend=b,
-            options=q.options.with_(heuristic=bool(q.options.value("heuristic")) and i == 0),
+            options=q.plan.options.with_(
+                heuristic=bool(q.plan.options.value("heuristic")) and i == 0
+            ),
         )
         try:
             res = solve_one(
@@ -107,8 +107,8 @@ def solve_race(
                 compiled=cq,
                 deadline=deadline,
                 memory_mb=memory_mb,
-                log=log,
-                prefer=prefer,
+                log=given.get("log", False),
+                prefer=given.get("prefer"),
                 stop=stop,
             )
         except WorkerStopped:

@@ -19,21 +19,22 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 
+from ..answers.accept import free_range_note, measure_distance, note_unseen_combinations
+from ..answers.context import SolveContext, new_result
 from ..answers.result import SENSITIVE, Result, input_files, record_prover
-from ..backends.registry import is_search_method
+from ..backends.registry import search_method
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
-from ..compiler.kinds import prepared
+from ..compiler.errors import InputError
+from ..compiler.kinds import kind_of, prepared
 from ..compiler.query import Query
 from ..compiler.readings import read_for
-from .accept import free_range_note, measure_distance, note_unseen_combinations
+from ..search.boxes import box_stage
+from ..search.heuristic_stage import data_hint, heuristic_search
 from .alongside import backend_beside_boxes
 from .backend import reduce_for_backend
-from .boxes import box_stage, boxes_alone
 from .compile import CompiledQuery, compile_query
-from .context import SolveContext, new_result
 from .data import dataset_for_query
-from .heuristic import data_hint, heuristic_search
 from .race import is_race, solve_race
 
 
@@ -49,8 +50,10 @@ def solve_query(
     data: Dataset | None = None,
     stop: threading.Event | None = None,
 ) -> Result:
-    """Answer one query; the result records what was asked (``stats["asked"]``).
-    ``data``: the Dataset read from the path or DataFrame the query names (driver/data.py).
+    """Answer one query by ``deadline`` (default: its time limit from now; the question's
+    runner, questions/ask.py, gives it). ``data``: the Dataset read from the path or
+    DataFrame the query names (driver/data.py). A kind answered by a search over other
+    questions (``max_gap``) is the runner's, not one solve's.
     ``stop``: set by a race when another backend has answered (a search method running
     in this process, such as the box search, then ends).
 
@@ -58,27 +61,21 @@ def solve_query(
     a replay-checked pair in hand, the exception carries the result so far as its
     ``partial_result`` attribute, and is raised on. A probability model is read as the
     query asks (compiler/readings.py)."""
+    if kind_of(q).searched:
+        raise InputError(
+            f"a {q.kind_name} query is a search over checks, not one solve: ask it through "
+            "treesens.check / questions.ask.answer (the CLI's and .sens's runner)"
+        )
     ens = read_for(ens, q)
     q = prepared(ens, q)
-    if is_race(q.backend):
-        res = solve_race(
-            ens,
-            q,
-            solve_query,
-            None,
-            deadline,
-            memory_mb,
-            compiled=compiled,
-            log=log,
-            prefer=prefer,
-            data=data,
-        )
+    if is_race(q.plan.backend):
+        given = {"compiled": compiled, "log": log, "prefer": prefer, "data": data}
+        res = solve_race(ens, q, solve_query, deadline, memory_mb, **given)
     else:
         ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data)
         ctx.stop = stop
         res = _solve(ctx)
-    res.stats["asked"] = {"ensemble": ens.fingerprint(), **q.asked()}
-    res.inputs = input_files(ens.inputs, q.options.data)
+    res.inputs = input_files(ens.inputs, q.plan.options.data)
     return record_prover(res)
 
 
@@ -87,9 +84,9 @@ def _solve(ctx: SolveContext) -> Result:
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
             ctx.result.message = "time limit reached before the search (loading and compiling)"
-        elif is_search_method(ctx.q.backend):  # no solver: the box search has the time
+        elif (method := search_method(ctx.q.plan.backend)) is not None:  # no solver
             if not heuristic_search(ctx):
-                boxes_alone(ctx)
+                method.load().search_alone(ctx)
         elif not heuristic_search(ctx) and not box_stage(ctx):
             bp = reduce_for_backend(ctx)
             data_hint(ctx, bp.problem, bp.optimize)
@@ -128,9 +125,9 @@ def _start(
     """Compile (unless given) and set up the context with the compile statistics."""
     t_start = time.time()
     if deadline is None:
-        deadline = t_start + q.timeout
+        deadline = q.plan.deadline(t_start)
     res = new_result(ens, q)
-    progress = log or bool(q.options.value("progress"))
+    progress = log or bool(q.plan.options.value("progress"))
     cq = compiled or compile_query(
         ens, q, progress=progress, prefer=prefer, deadline=deadline, data=given
     )

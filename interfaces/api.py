@@ -1,5 +1,5 @@
 """The Python API, mirroring the CLI: ``check``, ``compare``, ``max_gap``, ``sweep`` and
-``report``. They take the same keywords, read from one table (frontends/keywords.py);
+``report``. They take the same keywords, read from one table (questions/keywords.py);
 each calls its question's module (questions/) and gives it the views it shows."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from ..answers.result import Result
 from ..compiler.errors import InputError
-from ..driver import solve_query
-from ..frontends.data import dataset_for
-from ..frontends.keywords import (  # noqa: F401 - re-exported: the API's keyword table
+from ..questions.ask import answer
+from ..questions.compare import backend_list, compare_query, disagreement
+from ..questions.keywords import (  # noqa: F401 - re-exported: the API's keyword table
     API_KEYWORDS,
     Keyword,
     keyword_values,
@@ -23,9 +23,8 @@ from ..frontends.keywords import (  # noqa: F401 - re-exported: the API's keywor
     query_maker,
     takes_query_keywords,
 )
-from ..frontends.query_build import make_query, require_backend  # noqa: F401
-from ..questions.compare import backend_list, compare_query, disagreement
-from ..questions.max_gap import DEFAULT_TOLERANCE, check_tolerance, max_gap_query
+from ..questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
+from ..questions.query_build import make_query, require_backend  # noqa: F401
 from ..questions.report import report as gather
 from ..questions.sweep import sweep as sweep_question
 from ..views.progress import sweep_progress
@@ -33,31 +32,35 @@ from ..views.report_html import render
 
 
 @takes_query_keywords
-def check(
-    model, vary, *, name: str = "", answer: Callable[..., Result] | None = None, **keywords
-) -> Result:
+def check(model, vary, *, name: str = "", **keywords) -> Result:
     """Is ``model`` sensitive to the features in ``vary``? One query, one Result.
 
     ``model``: a model file path, a fitted XGBoost / LightGBM / scikit-learn model, or a
     loaded ``Ensemble``. ``data`` gives realistic witnesses and ``Result.distance`` to the
     data; ``data_aware`` ("prob", "clause", "probclause") also steers the search toward it
     (docs/data-aware.md). ``name`` labels the query (default: the features).
-    ``answer``: what answers the query (default ``solve_query``; ``max_gap`` passes its
-    search).
 
     >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
     >>> r.status, r.witness
     """
-    t0 = time.time()
-    kw = keyword_values(keywords, "check")
+    return _ask(model, vary, name, keywords, "check")
+
+
+def _ask(model, vary, name: str, keywords: dict, where: str):
+    """One question from the API's keywords, answered by its runner (questions/ask.py):
+    the time limit runs from the call."""
+    start = time.time()
+    ens, q, kw = query_of(model, vary, name, keywords, where)
+    return answer(ens, q, start=start, memory_mb=kw["memory_mb"])
+
+
+def query_of(model, vary, name: str, keywords: dict, where: str) -> tuple:
+    """The ensemble and the query an API call asks (``where``: the function, for an
+    unknown keyword's message), with every keyword's value."""
+    kw = keyword_values(keywords, where)
     require_backend(kw["backend"])
     ens = model_of(model, kw)
-    q = query_maker(kw, ens)(vary, name)
-    if answer is None:
-        answer = functools.partial(solve_query, data=dataset_for(ens, q))
-    res = answer(ens, q, deadline=t0 + q.timeout, memory_mb=kw["memory_mb"])
-    res.time["total"] = time.time() - t0
-    return res
+    return ens, query_maker(kw, ens)(vary, name), kw
 
 
 @takes_query_keywords
@@ -86,7 +89,9 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
 
 
 @takes_query_keywords
-def max_gap(model, vary, *, tolerance: float = DEFAULT_TOLERANCE, **check_kw) -> Result:
+def max_gap(
+    model, vary, *, tolerance: float = DEFAULT_TOLERANCE, name: str = "", **check_kw
+) -> Result:
     """How sensitive is ``model`` to ``vary``: the largest gap g* at which it is
     sensitive, within ``tolerance`` (binary: absolute, in probability; multiclass, with
     ``classes``: in ln units; a regressor's largest change f(x1) - f(x2): relative to its
@@ -105,12 +110,8 @@ def max_gap(model, vary, *, tolerance: float = DEFAULT_TOLERANCE, **check_kw) ->
     for name in ("gap", "margin_gap"):
         if check_kw.get(name) is not None:
             raise InputError(f"max_gap searches the gap itself: drop {name}=")
-    tol = check_tolerance(tolerance)
-
-    def answer(ens, q, **kw) -> Result:
-        return max_gap_query(ens, q, tolerance=tol, **kw)
-
-    return check(model, vary, answer=answer, **check_kw)
+    largest = {"kind": "max_gap", "params": {"tolerance": check_tolerance(tolerance)}}
+    return _ask(model, vary, name, check_kw | largest, "max_gap")
 
 
 def report(model, data, *, out=None, **keywords):

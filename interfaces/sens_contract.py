@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ..answers.result import error_result
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
@@ -94,7 +93,7 @@ def run_contract(
     outcomes = []
     for q in queries:
         if timeout is not None:
-            q = q.with_(timeout=timeout)
+            q = q.planned(timeout=timeout)
         if on_start is not None:
             on_start(q.name)
         out = _query_outcome(sf, q, expectation_of(sf.expectations[q.name]), memory_mb)
@@ -114,17 +113,10 @@ def run_contract(
 
 
 def _query_outcome(sf: SensFile, q: Query, exp: Expectation, memory_mb: int | None) -> Outcome:
-    t0 = time.time()
-    ens = sf.ensemble
-    try:
-        res = answer(ens, q, exp, deadline=t0 + q.timeout, memory_mb=memory_mb)
-    except InputError as e:
-        res = error_result(ens, q, str(e))
-    except Exception as e:  # noqa: BLE001 - one query's bug must not lose the others' verdicts
-        res = error_result(ens, q, f"internal error: {type(e).__name__}: {e}")
-    seconds = time.time() - t0
-    res.time["total"] = seconds
-    return judge_result(ens, q, exp, res, seconds)
+    """One query's verdict; a problem with the query (or a bug) is an "error" result, so
+    the other queries' verdicts are not lost."""
+    res = answer(sf.ensemble, q, exp, memory_mb=memory_mb, catch=True)
+    return judge_result(sf.ensemble, q, exp, res, res.time["total"])
 
 
 def _audit_outcome(
@@ -155,5 +147,5 @@ def _certificate(sf: SensFile, q: Query, out: Outcome, folder: Path) -> str:
     written, or why there is none."""
     path = folder / certificate_name(q.name)
     asked = asked_query(sf.ensemble, q, out.expectation)
-    done = certify(sf.ensemble, asked, path, sf.model_path, q.timeout)
+    done = certify(sf.ensemble, asked, path, sf.model_path, q.plan.timeout)
     return str(path) if done.verified else done.message

@@ -4,58 +4,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
-from ..answers.result import Result, error_result
+from ..answers.result import Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
-from ..driver import solve_query
-from ..frontends.data import dataset_for
-from ..frontends.query_build import require_backend
 from ..language.audit_block import AuditPlan
 from ..language.resolve import SensFile, load_queries
+from ..questions.ask import Task, answer_task
 from ..questions.audit import by_column, frame_from_results, report_text, summary
 from ..questions.audit_run import read_done, run_audit
+from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
-from ..questions.max_gap import DEFAULT_TOLERANCE, max_gap_query
-from ..questions.sweep import opened_executor, run_sweep
+from ..questions.query_build import require_backend
 
 
-def _error_result(sf: SensFile, q: Query, msg: str) -> Result:
-    return error_result(sf.ensemble, q, msg)
+def _task(sf: SensFile, q: Query, memory_mb: int | None) -> Task:
+    """A query of the file as its runner takes it: problems with the query become an
+    "error" result."""
+    return Task.of(sf.ensemble, q, memory_mb=memory_mb, catch=True)
 
 
 def run_query(sf: SensFile, q: Query, *, memory_mb: int | None = None) -> Result:
     """Answer one query of a file; problems with this query become an "error" result."""
-    t0 = time.time()
-    deadline = t0 + q.timeout
-    try:
-        if q.name in sf.max_gaps:
-            tol = sf.max_gaps[q.name] or DEFAULT_TOLERANCE
-            res = max_gap_query(
-                sf.ensemble, q, tolerance=tol, deadline=deadline, memory_mb=memory_mb
-            )
-        else:
-            data = dataset_for(sf.ensemble, q)
-            res = solve_query(sf.ensemble, q, deadline=deadline, memory_mb=memory_mb, data=data)
-    except InputError as e:
-        res = _error_result(sf, q, str(e))
-    except Exception as e:  # noqa: BLE001 - one query's bug must not lose the others' answers
-        res = _error_result(sf, q, f"internal error: {type(e).__name__}: {e}")
-    res.time["total"] = time.time() - t0
-    return res
-
-
-def _tolerance(sf: SensFile, batch: list[Query]) -> float | None:
-    """A sweep block's max-gap tolerance (its queries share their settings); None when
-    the block asks at a gap."""
-    if batch[0].name not in sf.max_gaps:
-        return None
-    return sf.max_gaps[batch[0].name] or DEFAULT_TOLERANCE
+    return answer_task(sf.ensemble, _task(sf, q, memory_mb))
 
 
 def _runs(sf: SensFile, queries: list[Query]) -> list[tuple[str | None, list[Query]]]:
@@ -93,7 +68,7 @@ def run_queries(
     the order of ``queries``. Other queries run one after the other."""
     if isinstance(executor, str):
         parse_executor(executor)  # a wrong spec fails before anything runs
-    for backend in dict.fromkeys(q.backend for q in queries):
+    for backend in dict.fromkeys(q.plan.backend for q in queries):
         try:
             require_backend(backend)
         except InputError as e:
@@ -101,28 +76,14 @@ def run_queries(
     results: list[Result] = []
     for sweep, batch in _runs(sf, queries):
         n = jobs if jobs is not None else sf.sweep_jobs.get(sweep)
-        with opened_executor(executor, n) if sweep else nullcontext() as ex:
-            if ex is None:
-                for q in batch:
-                    if on_start is not None:
-                        on_start(q)
-                    res = run_query(sf, q, memory_mb=memory_mb)
-                    results.append(res)
-                    if on_result is not None:
-                        on_result(res)
-                continue
-            if on_start is not None:
-                for q in batch:
-                    on_start(q)
-            by_name = {q.name: q for q in batch}
-            results += run_sweep(
+        campaign = Campaign(executor, n) if sweep else Campaign()
+        with opened(campaign) as run:
+            results += answer_all(
                 sf.ensemble,
-                [(q.name,) for q in batch],
-                lambda _vary, name, found=by_name: found[name],
+                [_task(sf, q, memory_mb) for q in batch],
+                executor=run.executor,
+                on_start=on_start,
                 on_result=on_result,
-                memory_mb=memory_mb,
-                executor=ex,
-                max_gap=_tolerance(sf, batch),
             )
     return results
 
@@ -189,7 +150,7 @@ def run_file(
     sf = load_queries(path)
     queries = sf.select(query)
     if timeout is not None:
-        queries = [q.with_(timeout=timeout) for q in queries]
+        queries = [q.planned(timeout=timeout) for q in queries]
     results = run_queries(
         sf, queries, memory_mb=memory_mb, jobs=jobs, executor=executor, on_result=on_result
     )

@@ -1,18 +1,20 @@
 """The ``.sens`` query language: parse, check, format and run query files.
 
-    text --parse (lark, grammar/sens.lark)--> SensAST --check--> (no model needed)
+    text --parse (lark, language/sens.lark)--> SensAST --check--> (no model needed)
          --resolve (model, data, declarations)--> SensFile of Query objects --run--> Results
 
 Every query of a file ends as the same ``compiler.query.Query`` that ``treesens check``
-flags and the Python API build (through ``frontends.api.make_query``). Errors are
+flags and the Python API build (through ``questions.query_build.make_query``). Errors are
 ``SensError``: ``FILE:LINE:COL: message``, then the offending line, then a caret.
 The language is documented in docs/language.md.
 
-Modules: errors (SensError), ast (the node dataclasses), grammar (the lark parser and the
-keywords read from it), parse (text -> AST), check (structure and settings), show (how
-names and values are written), fmt (the formatter), build (a block's Query objects),
-resolve (AST -> SensFile), expectations (the ``expect`` statements), audit_block (audit blocks: their plans, run by the audit code
-of questions/audit_run.py), run (running queries and audits).
+Modules: errors (SensError), ast (the node dataclasses), sens.lark (the grammar) and
+grammar (its lark parser and the keywords read from it), parse (text -> AST), check
+(structure and settings), show (how names and values are written), fmt (the formatter),
+inputs (another model or data for a parsed file: ``treesens test --model M``), build (a
+block's Query objects), resolve (AST -> SensFile), expectations (the ``expect`` statements),
+audit_block (audit blocks: their plans, run by questions/audit_run.py). Running a file
+is interfaces/sens_run.py's.
 """
 
 from ..compiler.options import DATA_AWARE_PARAMS, MODE_NAMES
@@ -38,6 +40,7 @@ from .ast import (
     GroupsInfer,
     InRange,
     Jobs,
+    KindSetting,
     ModelDecl,
     Name,
     Node,
@@ -45,6 +48,7 @@ from .ast import (
     OptionSetting,
     Param,
     Passes,
+    PluginDecl,
     Pos,
     QueryBlock,
     Ref,
@@ -97,6 +101,7 @@ __all__ = [
     "GapSetting",
     "InRange",
     "Jobs",
+    "KindSetting",
     "ModelDecl",
     "Name",
     "Node",
@@ -104,6 +109,7 @@ __all__ = [
     "OptionSetting",
     "Param",
     "Passes",
+    "PluginDecl",
     "Pos",
     "QueryBlock",
     "Ref",

@@ -189,6 +189,14 @@ class DataAware(Node):
 
 
 @dataclass(frozen=True)
+class KindSetting(Node):
+    """``kind NAME [p = v, ...]``: what the query asks of its pair, and its parameters."""
+
+    name: str
+    params: tuple[Param, ...] = ()
+
+
+@dataclass(frozen=True)
 class OptionSetting(Node):
     name: str
     value: Node
@@ -279,6 +287,14 @@ class DataDecl(Node):
 
 @dataclass(frozen=True)
 class DetailsDecl(Node):
+    path: Str
+
+
+@dataclass(frozen=True)
+class PluginDecl(Node):
+    """``plugin "kinds.py"``: a Python file (or module) imported before the queries are
+    built, for the kinds, formats or backends it registers."""
+
     path: Str
 
 

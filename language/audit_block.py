@@ -11,7 +11,7 @@ from ..compiler.audit import check_target
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.query import ANY
-from ..frontends.audit_spec import (
+from ..questions.audit_spec import (
     TIMEOUT_PER_ROW,
     AuditRun,
     AuditSpec,
@@ -20,7 +20,7 @@ from ..frontends.audit_spec import (
     make_spec,
     make_target,
 )
-from ..frontends.data import Dataset, load_data
+from ..readers.data import Dataset, load_data
 from .ast import (
     AuditBlock,
     By,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
-from ..compiler.kinds import resolve_condition
+from ..compiler.kinds import check_kind, resolve_condition
 from ..compiler.options import (
     DEFAULT_BACKEND,
     DEFAULT_SEED,
@@ -24,18 +24,18 @@ from ..compiler.options import (
 )
 from ..compiler.query import (
     ANY,
-    DOWN,
     FLIP,
     FeatureBound,
     FeatureRelation,
     Query,
+    Question,
     bounds_by_copy,
     check_relations_within_bounds,
     no_value_in,
     relations_by_feature,
 )
 from ..compiler.readings import read_as
-from ..frontends.query_build import query_from_keywords
+from ..questions.query_build import query_from_keywords
 from .ast import (
     Baseline,
     Bool,
@@ -101,8 +101,6 @@ class BlockBuilder:
         self.names = ens.feature_names
         self.binary = ens.n_classes == 2 and ens.n_outputs == 1
         self.places: dict[int, Node] = {}  # id of a FeatureBound / FeatureRelation -> its node
-        # query name -> its max-gap tolerance (None: the default), for 'gap max' queries
-        self.max_gaps: dict[str, float | None] = {}
 
     def err(self, msg: str, at) -> SensError:
         return self.ast.error(msg, at)
@@ -435,10 +433,11 @@ class BlockBuilder:
     def query(self, blk, eff, fs, name, backend, bounds, rels) -> Query:
         gap_st = eff.get("gap")
         cls_st = eff.get("classes")
+        kind, params = self.kind(eff)
         largest = gap_st is not None and gap_st.kind == "max"
-        if largest:
-            self.max_gaps[name] = gap_st.value
-            # the search starts at no gap (binary 0, multiclass the ratio 1; a
+        if largest:  # the max_gap kind, which asks no gap of its own
+            kind, params = self.max_gap_kind(gap_st, eff.get("kind"), params)
+            # its search starts at no gap (binary 0, multiclass the ratio 1; a
             # regressor's change asks nothing of the pair until the search does; a
             # probability model's largest gap is its binary classifier reading's)
             if self.ens.is_regressor:
@@ -448,6 +447,8 @@ class BlockBuilder:
         self.check_gap_and_classes(blk, gap_st, cls_st, largest)
         if "expect" in eff:
             check_expect_limit(self.ast, self.ens, eff["expect"])
+        if largest:
+            gap_st = None
         passes = baseline = None
         pst = eff.get("passes")
         if isinstance(pst, Passes):
@@ -458,6 +459,8 @@ class BlockBuilder:
         mode = DataAwareMode(da.mode) if da is not None else DataAwareMode.NONE
         options = self.query_options(blk, da, mode)
         kw = dict(
+            kind=kind,
+            params=params,
             gap=gap_st.value if gap_st is not None and gap_st.kind == "prob" else None,
             margin_gap=gap_st.value if gap_st is not None and gap_st.kind == "margin" else None,
             above=gap_st.value if gap_st is not None and gap_st.kind == "threshold" else None,
@@ -478,16 +481,37 @@ class BlockBuilder:
             raise self.err(e.message, blk.name) from None
         # options (data, data-aware parameters, option NAME = VALUE) are set here, after
         # make_query, so they reach the Query whatever make_query accepts
-        q = q.with_(bounds=bounds, relations=rels, options=options, data_aware=mode)
+        q = q.with_(bounds=bounds, relations=rels).planned(options=options, data_aware=mode)
         try:
-            at_zero = q.with_(delta=0.0, direction=DOWN) if largest and self.ens.is_regressor else q
-            resolve_condition(self.ens, at_zero)
+            resolve_condition(self.ens, q)
         except InputError as e:
-            raise self.err(e.message, cls_st or gap_st or blk.name) from None
+            raise self.err(
+                e.message, cls_st or eff.get("gap") or eff.get("kind") or blk.name
+            ) from None
         return q
 
+    def kind(self, eff) -> tuple[str | None, tuple]:
+        """The block's ``kind NAME p = v, ...`` line: the kind and its parameters."""
+        st = eff.get("kind")
+        if st is None:
+            return None, ()
+        params = tuple((p.name, py_value(p.value)) for p in st.params)
+        try:
+            check_kind(Question(vary=(), kind=st.name, params=params))
+        except InputError as e:
+            raise self.err(e.message, st) from None
+        return st.name, params
+
+    def max_gap_kind(self, gap_st, kind_st, params) -> tuple[str, tuple]:
+        """``gap max [tolerance T]``: the max_gap kind with its tolerance."""
+        if kind_st is not None and kind_st.name != "max_gap":
+            raise self.err(f"'gap max' asks the max_gap kind: drop 'kind {kind_st.name}'", kind_st)
+        if gap_st.value is not None:
+            params = (*(p for p in params if p[0] != "tolerance"), ("tolerance", gap_st.value))
+        return "max_gap", params
+
     def query_options(self, blk, da, mode: DataAwareMode) -> dict:
-        """The Query.options of a block: option NAME = VALUE, the data_aware parameters,
+        """The Plan.options of a block: option NAME = VALUE, the data_aware parameters,
         the data file and its label."""
         options = self.options(blk)
         if da is not None:

@@ -21,8 +21,8 @@ from ..compiler.options import (
 )
 from ..compiler.query import ANY
 from ..driver import is_race
-from ..frontends.load import base_score_problem
-from ..frontends.query_build import parse_passes
+from ..questions.query_build import parse_passes
+from ..readers.load import base_score_problem
 from . import ast as nodes
 from .expectations import check_expectations
 from .show import py_value, show, show_value
@@ -38,6 +38,7 @@ SETTING_NAMES = {
     nodes.Passes: "passes",
     nodes.Baseline: "passes",  # one or the other
     nodes.DataAware: "data_aware",
+    nodes.KindSetting: "kind",
     nodes.Expect: "expect",
 }
 VARY_TYPES = (nodes.Vary, nodes.VaryAll, nodes.VaryEachFeature, nodes.VaryEachOf, nodes.VarySubsets)
@@ -320,6 +321,11 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
             raise ast.error(f"unknown baseline {st.name!r} (known: kant)", st)
     elif isinstance(st, nodes.DataAware):
         _check_data_aware(ast, st)
+    elif isinstance(st, nodes.KindSetting):
+        names = [p.name for p in st.params]
+        twice = [n for i, n in enumerate(names) if n in names[:i]]
+        if twice:
+            raise ast.error(f"parameter {twice[0]!r} given twice", st)
 
 
 def _check_data_aware(ast: nodes.SensAST, st: nodes.DataAware) -> None:
@@ -412,7 +418,7 @@ def _elsewhere(name: str) -> str | None:
 
 
 def check_options(ast: nodes.SensAST) -> None:
-    """``option NAME = VALUE`` sets one of the Query.options the compiler reads; any other
+    """``option NAME = VALUE`` sets one of the Plan.options the compiler reads; any other
     name would be ignored (a typo, or an option that has its own statement)."""
     known = _sens_option_names()
     for blk in ast.items:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..compiler.errors import InputError
-from ..frontends.audit_spec import check_by
+from ..questions.audit_spec import check_by
 from . import ast as nodes
 from .show import PLAIN, FormatMode, fmt_name, fmt_num
 

@@ -81,6 +81,11 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         return _words(f"data_aware {st.mode}", ", ".join(params) if params else None)
     if isinstance(st, nodes.OptionSetting):
         return f"option {fmt_name(st.name, mode=mode)} = {show_value(st.value)}"
+    if isinstance(st, nodes.KindSetting):
+        params = [f"{fmt_name(p.name, mode=mode)} = {show_value(p.value)}" for p in st.params]
+        return _words(f"kind {fmt_name(st.name, mode=mode)}", ", ".join(params) or None)
+    if isinstance(st, nodes.PluginDecl):
+        return f"plugin {_quoted(st.path)}"
     if isinstance(st, nodes.Expect):
         return expectation_text(st, mode)
     if isinstance(st, nodes.Where):

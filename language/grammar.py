@@ -1,4 +1,4 @@
-"""The grammar of ``.sens`` (grammar/sens.lark) loaded by lark, and what is read from it.
+"""The grammar of ``.sens`` (language/sens.lark) loaded by lark, and what is read from it.
 
 The keywords are read from the parser's terminals, so the grammar is their only source.
 """
@@ -20,7 +20,7 @@ _ANY_NAME = "zqnotakeyword"
 @lru_cache(maxsize=1)
 def parser() -> Lark:
     """The LALR parser of the language (built once)."""
-    grammar = files("treesens.grammar").joinpath("sens.lark").read_text()
+    grammar = files("treesens.language").joinpath("sens.lark").read_text()
     return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
 
 

@@ -1,4 +1,4 @@
-"""Parsing ``.sens`` text: lark (grammar/sens.lark) -> parse tree -> typed AST.
+"""Parsing ``.sens`` text: lark (language/sens.lark) -> parse tree -> typed AST.
 
 Syntax errors become SensErrors that say what was expected in words; the structure
 checks (check.py) run on the AST before ``parse`` returns it.
@@ -216,6 +216,12 @@ class _Build(Transformer):
 
     def param(self, meta, ch):
         return nodes.Param(ch[0].text, ch[1], pos=_meta_pos(meta))
+
+    def query_kind(self, meta, ch):
+        return nodes.KindSetting(ch[0].text, tuple(ch[1:]), pos=_meta_pos(meta))
+
+    def plugin(self, meta, ch):
+        return nodes.PluginDecl(ch[0], pos=_meta_pos(meta))
 
     def option(self, meta, ch):
         return nodes.OptionSetting(ch[0].text, ch[1], pos=_meta_pos(meta))

@@ -12,15 +12,16 @@ from pathlib import Path
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.query import Query
-from ..frontends.data import load_data
-from ..frontends.details import apply_data_names, apply_details
-from ..frontends.formats.catboost_categories import (
+from ..readers.data import load_data
+from ..readers.details import apply_data_names, apply_details
+from ..readers.formats.catboost_categories import (
     categories_from_data,
     declared_categories,
     hashed_names,
 )
-from ..frontends.formats.registry import by_name
-from ..frontends.load import FORMATS, load_model, missing_from_data, with_groups
+from ..readers.formats.registry import by_name
+from ..readers.load import FORMATS, load_model, missing_from_data, with_groups
+from ..readers.plugins import load_plugin
 from .ast import (
     AuditBlock,
     DataDecl,
@@ -32,6 +33,7 @@ from .ast import (
     GroupsInfer,
     Jobs,
     ModelDecl,
+    PluginDecl,
     Pos,
     QueryBlock,
     SensAST,
@@ -65,8 +67,6 @@ class SensFile:
     sweep_jobs: dict[str, int | None] = field(default_factory=dict)
     # audit block name -> its plan (rows, what is asked, out file), in file order
     audits: dict[str, AuditPlan] = field(default_factory=dict)
-    # query name -> its max-gap tolerance (None: the default) for 'gap max' queries
-    max_gaps: dict[str, float | None] = field(default_factory=dict)
     # query or audit block name -> what must hold of its answer (``expect``), file order
     expectations: dict[str, Expect] = field(default_factory=dict)
 
@@ -172,6 +172,7 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     named = (Path(ast.filename), ast, paths.model, paths.format, paths.details, paths.data)
     if not load_model:
         return SensFile(*named, paths.label, None, [], {}, sweep_jobs(ast))
+    _load_plugins(ast, base)
     ens = _load_ensemble(ast, paths)
     if not ast.filename.startswith("<"):
         ens = ens.with_input("sens", ast.filename)
@@ -203,9 +204,20 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
             )
         names.add(q.name)
     jobs = sweep_jobs(ast)
-    return SensFile(
-        *named, paths.label, ens, queries, groups, jobs, audits, builder.max_gaps, expectations
-    )
+    return SensFile(*named, paths.label, ens, queries, groups, jobs, audits, expectations)
+
+
+def _load_plugins(ast: SensAST, base: Path) -> None:
+    """The file's ``plugin`` lines, imported (relative paths against its folder) before
+    its model and queries: the kinds, formats and backends they register."""
+    for it in ast.items:
+        if isinstance(it, PluginDecl):
+            path = it.path.value
+            where = resolve_path(base, path) if path.endswith(".py") else path
+            try:
+                load_plugin(where)
+            except InputError as e:
+                raise ast.error(e.message, it.path) from None
 
 
 def _jobs_of(body: tuple) -> int | None:
@@ -306,7 +318,7 @@ def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:
     """``format xgboost-dump`` and ``base_score`` only mean something for an XGBoost text
     dump (a JSON list of trees): the loader reads any other model by its content and
     takes the model's own base_score, so on another model they would be ignored."""
-    family = str(getattr(ens, "source", "")).split(":", 1)[0]
+    family = ens.origin.format if ens.origin is not None else ""
     if family == "xgboost-dump":
         return
     fmt = by_name(family)

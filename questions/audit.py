@@ -23,7 +23,10 @@ from ..compiler.audit import (
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
-from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit asks
+from ..readers.data import Dataset, load_data
+from ..readers.load import load_model
+from .audit_solve import solve_rows
+from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
     AuditSpec,
     audit_reading,
@@ -31,11 +34,8 @@ from ..frontends.audit_spec import (  # noqa: F401 - re-exported: what an audit 
     make_spec,
     make_target,
 )
-from ..frontends.data import Dataset, load_data
-from ..frontends.load import load_model
-from .audit_solve import solve_rows
+from .campaign import Campaign, opened
 from .executors import Executor, Failure
-from .sweep import opened_executor
 
 STATUSES = (FLIPPABLE, NOT_FLIPPABLE, UNKNOWN)
 JSON_STATUS = {FLIPPABLE: SENSITIVE, NOT_FLIPPABLE: INSENSITIVE, UNKNOWN: UNKNOWN_STATUS}
@@ -251,7 +251,8 @@ def audit(
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     lines = []
-    with opened_executor(executor, jobs) as ex:
+    with opened(Campaign(executor, jobs)) as run:
+        ex = run.executor
         block = block_size(n, ex.workers if ex is not None else 1, BLOCK)
         blocks = answer_blocks(
             ens, ds, spec, np.arange(n), block, timeout_per_row, executor=ex, deadline=deadline

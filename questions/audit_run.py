@@ -8,17 +8,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
 
 import numpy as np
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..frontends.audit_spec import AuditRun, AuditSpec
-from ..frontends.data import Dataset
+from ..readers.data import Dataset
 from .audit import answer_blocks, block_size, row_result
-from .results_log import appending, read_log
-from .sweep import opened_executor
+from .audit_spec import AuditRun, AuditSpec
+from .campaign import Campaign, opened
+from .results_log import read_log
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
 
@@ -54,11 +53,10 @@ def run_audit(
     done = [d for d in read_done(run.resume) if int(d["row"]) < n]
     seen = {int(d["row"]) for d in done}
     todo = np.array([r for r in range(n) if r not in seen], dtype=int)
-    out_path = run.out or run.resume
     lines = list(done)
-    with ExitStack() as stack:
-        append = stack.enter_context(appending(out_path))
-        ex = stack.enter_context(opened_executor(run.executor, run.jobs)) if len(todo) else None
+    campaign = Campaign(run.executor, run.jobs, run.out, run.resume)
+    with opened(campaign, work=len(todo) > 0) as running:
+        ex = running.executor
         size = block_size(len(todo), ex.workers if ex is not None else 1, PROGRESS_BLOCK)
         blocks = answer_blocks(
             ens,
@@ -72,7 +70,7 @@ def run_audit(
         )
         for idx, ans in blocks:
             new = [row_result(ens, spec, ans, i, r, data.X[r]) for i, r in enumerate(idx)]
-            append("".join(json.dumps(d, allow_nan=False) + "\n" for d in new))
+            running.append("".join(json.dumps(d, allow_nan=False) + "\n" for d in new))
             lines += new
             if on_block is not None:
                 on_block(new, len(lines))

@@ -18,8 +18,9 @@ from ..compiler.audit import FLIPPABLE, UNKNOWN, RowAnswers, flip_confidence, li
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import can_move
+from ..compiler.plan import Plan
 from ..compiler.query import ANY, Query
-from ..driver import solve_query
+from .ask import answer
 
 if TYPE_CHECKING:
     from .audit import AuditSpec
@@ -28,22 +29,13 @@ NOT_FLIPPABLE_BY_SOLVER = "not flippable"
 
 
 def row_query(ens: Ensemble, spec: AuditSpec, r: np.ndarray, decision, timeout: float) -> Query:
-    """The anchored query whose "sensitive" answer holds an x2 of row r that flips."""
-    t = spec.target
-    classes = None
+    """The audit's anchored question of row r, whose "sensitive" answer holds an x2 that
+    flips."""
+    q = spec.question
     if not ens.is_regressor and ens.n_outputs > 1:
-        classes = (int(decision), ANY if t.cls is None else int(t.cls))
-    return Query(
-        vary=tuple(spec.vary),
-        gap=t.gap,
-        delta=t.delta,
-        direction=t.direction,
-        classes=classes,
-        name=spec.label,
-        kind="anchored",
-        params=(("anchor", tuple(float(v) for v in r)), ("decision", float(decision))),
-        timeout=float(timeout),
-    )
+        q = q.with_(classes=(int(decision), q.classes[1] if q.classes else ANY))
+    row = {"anchor": tuple(float(v) for v in r), "decision": float(decision)}
+    return Query.of(q.with_(params=row), Plan(timeout=float(timeout)))
 
 
 def _witness_row(ens: Ensemble, w: dict, r: np.ndarray, spec: AuditSpec) -> np.ndarray:
@@ -101,7 +93,7 @@ def solve_rows(
         if left <= 0:
             asked_all = False  # the audit's time is up: the row stays unknown
             continue
-        res = solve_query(ens, row_query(ens, spec, X[i], d, left), deadline=time.time() + left)
+        res = answer(ens, row_query(ens, spec, X[i], d, left))
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
         elif res.status == SENSITIVE and res.validated and res.witness:

@@ -1,7 +1,7 @@
 """Certificates for "insensitive": the box search's proof written out for a checker that
 shares no code with treesens (``treesens verify``, the ``verify/`` package).
 
-The proof is the search tree of the box search (compiler/box_search.py) in preorder: a
+The proof is the search tree of the box search (search/box_search.py) in preorder: a
 split names a column of the pair space (a feature, and for a varied feature which input)
 and the threshold at which the library's test divides it ("yes" side first); a pruned
 box names the gap row whose bound rules it out. docs/certificates.md describes the
@@ -20,18 +20,18 @@ from pathlib import Path
 
 from ..answers.proof import Proof, brief
 from ..answers.result import INSENSITIVE, Result
-from ..compiler.box_search import PROVED, box_search
 from ..compiler.encode import ensemble_structure
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.pair_boxes import (
+from ..compiler.query import Query
+from ..compiler.readings import read_for
+from ..search.box_search import PROVED, box_search
+from ..search.pair_boxes import (
     PairTablesTooLarge,
     class_pair_encodings,
     pair_encoding,
     pair_tables,
 )
-from ..compiler.query import Query
-from ..compiler.readings import read_for
 from ..verify.check import CertificateError, verify_file
 
 FORMAT, VERSION = "treesens-certificate", 1
@@ -82,7 +82,11 @@ def answer_refusal(res) -> str | None:
 
 def model_library(ens: Ensemble) -> str | None:
     """The library whose own reader the checker uses for this model, if it has one."""
-    return LIBRARIES.get(ens.source.split(":", 1)[0])
+    return LIBRARIES.get(_format(ens))
+
+
+def _format(ens: Ensemble) -> str:
+    return ens.origin.format if ens.origin is not None else ""
 
 
 def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
@@ -95,7 +99,7 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         return "a scikit-learn model is certified from a .skops file (the checker loads no pickle)"
     if model_library(ens) is None:
         return (
-            f"the checker does not read {ens.source.split(':', 1)[0]} models (it reads XGBoost "
+            f"the checker does not read {_format(ens)} models (it reads XGBoost "
             "models and dumps, LightGBM models and scikit-learn .skops files)"
         )
     if ens.n_outputs != 1 or ens.n_classes != 2:

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import time
-
-from ..answers.result import error_result
 from ..backends.registry import BACKENDS, available, require_installed
 from ..compiler.errors import InputError
-from ..driver import compile_query, solve_query
-from ..frontends.data import dataset_for
+from ..driver import compile_query
+from ..readers.data import dataset_for
+from .ask import answer
 
 
 def backend_list(spec: str | None) -> list[str]:
@@ -28,18 +26,13 @@ def compare_query(
     ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None
 ):
     """Solve one query on every backend from one compilation; a list of Results."""
-    q = q.with_(options=q.options.with_(heuristic=heuristic))
+    q = q.planned(options=q.plan.options.with_(heuristic=heuristic))
     cq = compile_query(ens, q, data=dataset_for(ens, q))
     out = []
     for b in backends:
-        qb = q.with_(backend=b)
-        t = time.time()
-        try:
-            res = solve_query(ens, qb, compiled=cq, deadline=t + q.timeout, memory_mb=memory_mb)
-        except InputError as e:
-            res = error_result(ens, q, str(e), backend=b)
+        res = answer(ens, q.planned(backend=b), compiled=cq, memory_mb=memory_mb, catch=True)
         res.time["compile"] = cq.compile_time
-        res.time["total"] = time.time() - t + cq.compile_time
+        res.time["total"] += cq.compile_time
         out.append(res)
         if on_result:
             on_result(res)

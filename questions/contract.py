@@ -32,8 +32,8 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.enums import StrValue
 from ..compiler.errors import InputError
 from ..compiler.query import DOWN, Gap, GapKind, Query
-from ..driver import solve_query
-from ..frontends.data import dataset_for
+from .ask import answer as ask
+from .ask import refused
 from .max_gap import achieved_gap
 
 
@@ -128,8 +128,10 @@ def _num(v: float) -> str:
 
 
 def limit_query(ens: Ensemble, q: Query, limit: float) -> Query:
-    """The check that decides ``max gap <= limit``: the query at the smallest gap above
-    the limit (a regressor: its change f(x1) - f(x2) by at least that much)."""
+    """The check that decides ``max gap <= limit``: the pair question at the smallest gap
+    above the limit (a regressor: its change f(x1) - f(x2) by at least that much), not
+    the max_gap kind's search the block asks when run."""
+    q = q.with_(kind="", params=())
     above = math.nextafter(float(limit), math.inf)
     if ens.is_regressor:  # x1 the higher prediction: the change goes down from x1 to x2
         return q.with_(delta=above, direction=DOWN)
@@ -155,14 +157,21 @@ def answer(
     q: Query,
     exp: Expectation,
     *,
-    deadline: float | None = None,
+    start: float | None = None,
     memory_mb: int | None = None,
+    catch: bool = False,
 ) -> Result:
-    """Solve the query the expectation asks (``asked_query``) within ``deadline``."""
-    asked = asked_query(ens, q, exp)
-    return solve_query(
-        ens, asked, deadline=deadline, memory_mb=memory_mb, data=dataset_for(ens, asked)
-    )
+    """Answer the query the expectation asks (``asked_query``) with the question's runner
+    (questions/ask.py: the time limit runs from ``start``); ``catch``: a problem with the
+    query (a limit it cannot take, a bug) is an "error" result, not an exception."""
+    try:
+        asked = asked_query(ens, q, exp)
+    except Exception as e:  # noqa: BLE001 - with catch, one query's problem is its result
+        if not catch:
+            raise
+        why = str(e) if isinstance(e, InputError) else f"internal error: {type(e).__name__}: {e}"
+        return refused(ens, q, why, start)
+    return ask(ens, asked, start=start, memory_mb=memory_mb, catch=catch)
 
 
 def reached_gap(ens: Ensemble, res: Result) -> float:

@@ -32,25 +32,28 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
-from ..answers.result_view import max_gap_searching
+from ..answers.phrases import max_gap_searching
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail
 from ..compiler.affected import affected_leaves
+from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
-from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
-from ..compiler.errors import InputError, spelled
+from ..compiler.ensemble import IDENTITY, LOGISTIC, Ensemble
+from ..compiler.errors import InputError
 from ..compiler.link_change import change_bound, rounding_band
+from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the question's checks
+    DEFAULT_TOLERANCE,
+    MIN_TOLERANCE,
+    check_max_gap_model,
+    check_tolerance,
+    max_gap_probe,
+)
 from ..compiler.query import DOWN, Gap, GapKind, Query
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
-from ..driver.gap_search import box_largest_gap, shown_gap
 from ..driver.solve import solve_query
-from ..frontends.data import dataset_for
+from ..search.gap_search import box_largest_gap, shown_gap
 
-# absolute, in probability (multiclass: ln units; a regressor's: relative to its bound):
-# a thousandth of a probability ranks features and says how far F moves a decision
-DEFAULT_TOLERANCE = 1e-3
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
-MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the search
 # where between the bounds the next gap is asked (0.5: bisection)
 SPLIT = 0.5
 # added to the leaf-value bound: the float32 sigmoid of the library, rounded up
@@ -70,77 +73,10 @@ class MaxGap:
     proven: bool
     steps: int
     kind: str = "prob"
-    method: str = "bisection"  # or "boxes": one best-first search (driver/gap_search.py)
+    method: str = "bisection"  # or "boxes": one best-first search (search/gap_search.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def check_max_gap_model(ens: Ensemble, q: Query | None = None) -> None:
-    """The search is defined for binary models (one output) with the gap in probability,
-    and for boosted multiclass models (softmax) with the gap a probability ratio between
-    two classes (``q.classes``; either may be "any"); a query from the CLI or the API
-    (``q``) must not name a gap of its own. A probability model is searched in the
-    reading the query asks, or has (compiler/readings.py): a loaded one's largest gap is a
-    probability gap."""
-    if q is not None:
-        ens = read_for(ens, q)
-    if ens.is_regressor:
-        _check_change_model(ens, q)
-        return
-    if ens.n_outputs > 1:
-        if ens.link != SOFTMAX:
-            raise InputError(
-                f"{_asked_as()}: for multiclass models, boosted ones only (softmax; this "
-                f"model's link is {ens.link}): ask "
-                f"{spelled('gap=RATIO with classes=', '--gap RATIO with --classes')} instead"
-            )
-        if q is not None and not q.classes:
-            raise InputError(
-                f"{_asked_as()}: the model has {ens.n_classes} classes: give the two classes "
-                f"to compare ({spelled('classes=(C1, C2)', '--classes C1,C2')}; either may be "
-                "'any')"
-            )
-    if q is not None and q.gap.given:
-        raise InputError(
-            f"{_asked_as()} searches the gap itself: give no gap "
-            f"({spelled('gap=, margin_gap=', '--gap, --margin-gap')})"
-        )
-
-
-def _asked_as() -> str:
-    """The question's name as the interface in use spells it."""
-    return spelled("max_gap", "--max-gap")
-
-
-def _check_change_model(ens: Ensemble, q: Query | None) -> None:
-    """A regressor's largest change f(x1) - f(x2) is searched with no question of its
-    own given."""
-    if q is not None and (q.threshold is not None or q.delta is not None):
-        raise InputError(
-            f"{_asked_as()} searches the largest change itself: give no delta or threshold "
-            f"form ({spelled('delta=, above=, below=', '--delta, --above, --below')})"
-        )
-
-
-def max_gap_probe(ens: Ensemble, q: Query) -> Query:
-    """``q`` checked for a max-gap search (``check_max_gap_model``), at the gap the search
-    starts from (0, the ratio 1, or a regressor's change 0 upwards): what a caller
-    resolves up front to check its classes."""
-    check_max_gap_model(ens, q)
-    if read_for(ens, q).is_regressor:  # the change f(x1) - f(x2): x1 the higher prediction
-        return q.with_(delta=0.0, direction=DOWN)
-    return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
-
-
-def check_tolerance(tolerance: float) -> float:
-    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance)):
-        raise InputError(f"max-gap tolerance must be a number, got {tolerance!r}")
-    if not MIN_TOLERANCE <= tolerance < 0.5:
-        raise InputError(
-            f"max-gap tolerance {tolerance:g} out of range: {MIN_TOLERANCE:g} <= tolerance < 0.5"
-        )
-    return float(tolerance)
 
 
 def score_bound(ens: Ensemble, vary) -> float:
@@ -216,22 +152,25 @@ def max_gap_query(
     deadline: float | None = None,
     memory_mb: int | None = None,
     log: Callable[[str], None] | None = None,
+    data: Dataset | None = None,
 ) -> Result:
     """The largest gap at which ``ens`` is sensitive to ``q.vary`` (``q.gap`` unused),
-    within ``tolerance``; the whole search within ``q.timeout`` (or ``deadline``)."""
+    within ``tolerance``; the whole search by ``deadline`` (default: the time limit from
+    now). ``data``: the Dataset the query names (each step's check uses it)."""
     t0 = time.time()
+    q = q.with_(kind="", params=())  # a max_gap query: the pair question its steps ask
     searched = q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False))  # the gap it starts at
     ens = read_for(ens, searched)
     check_max_gap_model(ens, searched)
     tol = check_tolerance(tolerance)
-    deadline = deadline if deadline is not None else t0 + q.timeout
+    deadline = deadline if deadline is not None else q.plan.deadline(t0)
     multiclass = ens.n_outputs > 1
     upper = score_bound(ens, q.vary)
     if ens.is_regressor:  # the tolerance is relative to how far F can move the prediction
         tol = tol * upper if upper > 0 else tol
     if ens.is_regressor and ens.link != IDENTITY:  # and above the link's rounding
         tol = max(tol, rounding_band(ens))
-    if q.options.value("box_search") or multiclass:
+    if q.plan.options.value("box_search") or multiclass:
         boxed = box_largest_gap(ens, q, tol, deadline, log)
         if boxed is not None:
             return _boxed_final(ens, q, *boxed, tol)
@@ -244,7 +183,7 @@ def max_gap_query(
     s = _Search(best=None, upper=upper, steps=[])
     g = tol
     while True:
-        res = _step(ens, q, g, s, deadline, memory_mb, log)
+        res = _step(ens, q, g, s, deadline, memory_mb, log, data)
         if res.status in (UNKNOWN, ERROR) or s.best is None:
             break  # a time limit, an error, or insensitive at the first gap
         if s.done(tol) or time.time() >= deadline:
@@ -266,16 +205,15 @@ def _step(
     deadline: float,
     memory_mb: int | None,
     log: Callable[[str], None] | None,
+    data: Dataset | None,
 ) -> Result:
     """Ask the check at gap g and fold its answer into the search."""
     left = max(deadline - time.time(), 1e-3)
     if ens.is_regressor:
-        step_q = q.with_(delta=g, direction=DOWN, timeout=min(q.timeout, left))
+        step_q = q.with_(delta=g, direction=DOWN).planned(timeout=min(q.plan.timeout, left))
     else:
-        step_q = q.with_(gap=Gap(g, GapKind.PROB), timeout=min(q.timeout, left))
-    res = solve_query(
-        ens, step_q, deadline=deadline, memory_mb=memory_mb, data=dataset_for(ens, step_q)
-    )
+        step_q = q.with_(gap=Gap(g, GapKind.PROB)).planned(timeout=min(q.plan.timeout, left))
+    res = solve_query(ens, step_q, deadline=deadline, memory_mb=memory_mb, data=data)
     s.compile += res.time.get("compile", 0.0)
     s.solve += res.time.get("solve", 0.0)
     step = {"gap": g, "status": str(res.status), "time": round(res.time.get("total", 0.0), 3)}
@@ -283,7 +221,7 @@ def _step(
         a = achieved_gap(res.outputs)
         step["achieved"] = a
         if a >= s.proved:  # unsound somewhere: never a verdict
-            res = replace(res, status=ERROR, error=f"a pair reaches gap {a!r}, proven out of reach")
+            fail(res, f"a pair reaches gap {a!r}, proven out of reach")
         elif s.best is None or a > achieved_gap(s.best.outputs):
             s.best = res
         if a > s.upper and s.upper < s.proved:  # the leaf-value bound was too tight: drop it
@@ -317,7 +255,6 @@ def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Res
     line = max_gap_line(bounds)
     out.message = f"{line}; {out.message}" if out.message else line
     out.stats = {**base.stats, "max_gap_steps": s.steps}
-    out.stats["asked"] = {**base.stats.get("asked", {}), "timeout": q.timeout, "max_gap": tol}
     return out
 
 
@@ -333,7 +270,6 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     res.max_gap = bounds.to_dict()
     line = max_gap_line(bounds)
     res.message = f"{line}; {res.message}" if res.message else line
-    res.stats["asked"] = {**res.stats.get("asked", {}), "timeout": q.timeout, "max_gap": tol}
     if out.interrupted:
         e = KeyboardInterrupt()
         e.partial_result = res
@@ -382,17 +318,3 @@ def _change_line(lo: float | None, hi: float, tol: float, proven: bool) -> str:
             f"largest change {lo:.6g} (proven: no pair moves the prediction by more than {hi:.6g})"
         )
     return f"largest change in [{lo:.6g}, {hi:.6g}], not proven (time limit; tolerance {tol:.3g})"
-
-
-def max_gap_task(
-    ens: Ensemble,
-    task: tuple[Query, int | None, float],
-    log: Callable[[str], None] | None = None,
-) -> Result:
-    """One query of a max-gap sweep (the query, the memory limit, the tolerance), on
-    whatever process or machine an executor runs it: the clock starts there. ``log``
-    sees the search's progress lines (its bounds as they move)."""
-    q, memory_mb, tol = task
-    return max_gap_query(
-        ens, q, tolerance=tol, deadline=time.time() + q.timeout, memory_mb=memory_mb, log=log
-    )

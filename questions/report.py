@@ -17,17 +17,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
-from ..compiler import gap_kernel
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
-from ..frontends.data import load_data
-from ..frontends.load import load_model
-from ..frontends.query_build import query_from_keywords
+from ..readers.data import load_data
+from ..readers.load import load_model
+from ..search import gap_kernel
 from .audit import audit, summary
 from .certify import certify_answer
 from .progress import Display
+from .query_build import query_from_keywords
 from .software import Library, software
 from .sweep import sweep
 
@@ -171,7 +171,7 @@ def _unproven_gap(r: Result, mg: dict) -> str:
 def _provenance(ens: Ensemble, files: list[FileFacts], command: str, usage: Usage) -> Provenance:
     return Provenance(
         files=files,
-        model_format=ens.source.split(":", 1)[0] if ":" in ens.source else ens.source,
+        model_format=ens.origin.format if ens.origin is not None else ens.source,
         trees=len(ens.trees),
         features=ens.n_features,
         classes=ens.n_classes,

@@ -3,47 +3,25 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import itertools
 import math
-import os
 import random
-import time
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..answers.result import (
-    INSENSITIVE,
-    SENSITIVE,
-    UNKNOWN,
-    Result,
-    error_result,
-    result_from_dict,
-)
+from ..answers.phrases import proof_brief
+from ..answers.result import Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
-from ..compiler.query import Query
-from ..driver import solve_query
-from ..frontends.data import dataset_for
-from ..frontends.keywords import keyword_values, model_of, query_maker, takes_query_keywords
-from ..frontends.query_build import require_backend
-from .executors import Executor, Failure, make_executor, parse_executor
-from .max_gap import (
-    DEFAULT_TOLERANCE,
-    check_max_gap_model,
-    check_tolerance,
-    max_gap_task,
-    result_gap_kind,
-)
-from .progress import Display, silent
-from .results_log import appending, read_log
-
-STATUS_EVERY = 10.0  # seconds between two status lines of a max-gap query in flight
+from ..compiler.kinds import resolve_condition
+from .campaign import Campaign, sweep_campaign
+from .executors import Executor
+from .keywords import keyword_values, model_of, query_maker, takes_query_keywords
+from .max_gap import DEFAULT_TOLERANCE
+from .progress import Display
+from .query_build import require_backend
 
 
 def feature_subsets(
@@ -73,241 +51,6 @@ def feature_subsets(
     return [tuple(names[i] for i in c) for c in sorted(chosen)]
 
 
-@dataclass(frozen=True)
-class Question:
-    """What every query of a sweep asks besides its features.
-
-    A result recorded in a resume file is reused only when it answers the same question
-    (``reuses``). A result line records the model, gap, classes, passes and backend
-    itself; the rest (``asked``: the model's fingerprint, the data file's digest and the
-    data-aware settings, the backend asked for and the time limit) the sweep adds as
-    ``stats["asked"]`` (``record``). The model is matched by its format and fingerprint
-    (trees, features, bounds), not by its path: a model file given by another path, or
-    moved, is the same model; one retrained in place, or given other bounds, is not.
-    """
-
-    model: str  # Ensemble.source: format, path and a details file found beside the model
-    gap: float
-    gap_kind: str
-    classes: list | None
-    passes: list[str]
-    backend: str
-    timeout: float
-    asked: dict = field(default_factory=dict)
-    max_gap: float | None = None  # a max-gap sweep's tolerance (questions/max_gap.py)
-
-    @classmethod
-    def of(cls, ens: Ensemble, q: Query, max_gap: float | None = None) -> Question:
-        asked = q.asked()
-        del asked["backend"], asked["timeout"]  # fields of their own
-        if isinstance(asked.get("data"), (str, Path)):
-            asked["data"] = file_digest(asked["data"])  # its content, wherever it is
-        return cls(
-            model=ens.source,
-            gap=q.gap.value,
-            # a max gap's results say what their gap holds (a regressor's: the change)
-            gap_kind=q.gap.kind if max_gap is None else result_gap_kind(ens),
-            classes=list(q.classes) if q.classes else None,
-            passes=sorted(q.passes),
-            backend=q.backend,
-            timeout=q.timeout,
-            asked={"ensemble": ens.fingerprint(), **asked}
-            | ({} if max_gap is None else {"max_gap": max_gap}),
-            max_gap=max_gap,
-        )
-
-    def record(self) -> dict:
-        """What the sweep records as each result's ``stats["asked"]`` (in place of the
-        query's own record: the model's fingerprint and the data file's digest added); the
-        backend asked for too (a result's ``backend`` is the winner of a ``race``)."""
-        return {**self.asked, "backend": self.backend, "timeout": self.timeout}
-
-    def reuses(self, line: dict) -> bool:
-        """Is this recorded result (a parsed JSON line) the answer to this question?
-
-        Sensitive and insensitive answers are reused; an unknown only when its time limit
-        was at least this one; errors (and results without the record) never. A max-gap
-        result (its gap is the one found) is reused as an answer when its bounds met, else
-        as an unknown.
-        """
-        stats = line.get("stats")
-        asked = stats.get("asked") if isinstance(stats, dict) else None
-        asked = dict(asked) if isinstance(asked, dict) else {}
-        timeout = asked.pop("timeout", None)
-        backend = asked.pop("backend", None)
-        same = (
-            _format(line.get("model")) == _format(self.model)
-            and (self.max_gap is not None or line.get("gap") == self.gap)
-            and line.get("gap_kind", "prob") == self.gap_kind
-            and line.get("classes") == self.classes
-            and line.get("passes") == self.passes  # written sorted
-            and backend == self.backend
-            and asked == self.asked
-        )
-        if not same:
-            return False
-        found = line.get("max_gap")
-        answered = self.max_gap is None or (isinstance(found, dict) and found.get("proven"))
-        if line.get("status") in (SENSITIVE, INSENSITIVE) and answered:
-            return True
-        return (
-            line.get("status") in (UNKNOWN, SENSITIVE)
-            and isinstance(timeout, (int, float))
-            and timeout >= self.timeout
-        )
-
-
-def _format(source) -> str | None:
-    """The model format an ``Ensemble.source`` names (``xgboost:m.json`` -> ``xgboost``)."""
-    return source.split(":", 1)[0] if isinstance(source, str) else None
-
-
-def file_digest(path: str | Path) -> str | None:
-    """The sha256 of a file's bytes (None when it is not a file): a data file changed in
-    place asks new questions."""
-    p = Path(path)
-    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
-
-
-def read_results(path: str | Path, warn: Callable[[str], None]) -> list[dict]:
-    """The JSON result lines of a (possibly interrupted) sweep's log, in order
-    (results_log.py); a complete line that is not a JSON result is reported to ``warn``
-    with its line number and skipped."""
-
-    def check(d, n: int) -> dict | None:
-        if isinstance(d, dict) and isinstance(d.get("query"), str) and "status" in d:
-            return d
-        warn(f"{path} line {n}: not a JSON result, ignored")
-        return None
-
-    return read_log(path, check)
-
-
-@dataclass
-class ResumePlan:
-    """Which queries of a sweep a resume file already answers."""
-
-    reused: dict[tuple[str, ...], dict]  # feature set -> its recorded result line
-    todo: list[tuple[str, ...]]  # in sweep order
-    rerun: int = 0  # queries of ``todo`` with a recorded result that is not reused
-
-    def summary(self) -> str:
-        new = len(self.todo) - self.rerun
-        return (
-            f"{len(self.reused)} result{'' if len(self.reused) == 1 else 's'} reused, "
-            f"{self.rerun} rerun "
-            f"(other settings, error, or unknown in less time), {new} new"
-        )
-
-
-def plan_resume(
-    subsets: list[tuple[str, ...]], lines: list[dict], question: Question
-) -> ResumePlan:
-    """Reuse, for each feature set, the last recorded answer to ``question`` (an unknown
-    only when no sensitive/insensitive answer is recorded); the others are to run."""
-    recorded: dict[frozenset[str], list[dict]] = {}
-    commas = any("," in n for s in subsets for n in s)
-    for d in lines:
-        key = recorded_features(d, commas)
-        if key is not None:
-            recorded.setdefault(key, []).append(d)
-    plan = ResumePlan({}, [])
-    for s in subsets:
-        seen = recorded.get(frozenset(s), [])
-        usable = [d for d in seen if question.reuses(d)]
-        if usable:
-            best = next((d for d in reversed(usable) if d["status"] != UNKNOWN), usable[-1])
-            plan.reused[s] = {**best, "query": ",".join(s)}
-        else:
-            plan.todo.append(s)
-            plan.rerun += bool(seen)
-    return plan
-
-
-def recorded_features(line: dict, commas: bool) -> frozenset[str] | None:
-    """The feature set a recorded result answers: its ``features`` (the names varied). A
-    line without them is read from its query label, split at commas, only when no feature
-    name of the sweep holds a comma (``commas``); otherwise it is ambiguous (None)."""
-    feats = line.get("features")
-    if isinstance(feats, list) and feats and all(isinstance(f, str) for f in feats):
-        return frozenset(feats)
-    return None if commas else frozenset(line["query"].split(","))
-
-
-def result_from_line(d: dict) -> Result:
-    return result_from_dict(d)
-
-
-def solve_task(ens: Ensemble, task: tuple[Query, int | None]) -> Result:
-    """One query of a sweep (``task`` is the query and the memory limit), on whatever
-    process or machine an executor runs it: the clock starts there."""
-
-    q, memory_mb = task
-    data = dataset_for(ens, q)
-    return solve_query(ens, q, deadline=time.time() + q.timeout, memory_mb=memory_mb, data=data)
-
-
-def failed_result(ens: Ensemble, q: Query, message: str) -> Result:
-    """The error result of a query whose task failed on every attempt."""
-    return error_result(ens, q, f"task failed: {message}")
-
-
-def run_sweep(
-    ens: Ensemble,
-    subsets: list[tuple[str, ...]],
-    make_query: Callable,
-    *,
-    skip: set[str] = frozenset(),
-    on_result: Callable[[Result], None] | None = None,
-    memory_mb: int | None = None,
-    executor: Executor | None = None,
-    max_gap: float | None = None,
-    status: Callable[[str], None] | None = None,
-) -> list[Result]:
-    """Answer a query per feature set: in this process one after the other, or on
-    ``executor``'s workers. ``on_result`` sees each result as it ends (completion order);
-    the list returned is in the order of ``subsets``. ``max_gap`` (a tolerance): each
-    query asks for the largest gap instead (questions/max_gap.py). ``status``: where a
-    max-gap query run in this process reports its bounds as they move (every
-    ``STATUS_EVERY`` seconds at most)."""
-    queries = [make_query(list(s), ",".join(s)) for s in subsets if ",".join(s) not in skip]
-    if max_gap is None:
-        run, tasks = solve_task, [(q, memory_mb) for q in queries]
-    else:
-        run, tasks = max_gap_task, [(q, memory_mb, max_gap) for q in queries]
-    if executor is None and max_gap is not None and status is not None:
-        outcomes = (
-            (i, max_gap_task(ens, t, log=_throttled(status, queries[i].label)))
-            for i, t in enumerate(tasks)
-        )
-    elif executor is None:
-        outcomes = ((i, run(ens, t)) for i, t in enumerate(tasks))
-    else:
-        outcomes = executor.run(run, ens, tasks)
-    results: list[Result | None] = [None] * len(tasks)
-    for i, out in outcomes:
-        res = failed_result(ens, queries[i], out.message) if isinstance(out, Failure) else out
-        # what the result answers, as --resume matches it (whichever entry point ran it)
-        res.stats["asked"] = Question.of(ens, queries[i], max_gap).record()
-        results[i] = res
-        if on_result is not None:
-            on_result(res)
-    return results
-
-
-def _throttled(status: Callable[[str], None], label: str) -> Callable[[str], None]:
-    """``status`` for one query's lines, prefixed with its label, at most every
-    ``STATUS_EVERY`` seconds."""
-    last = [-math.inf]
-
-    def log(text: str) -> None:
-        if time.time() - last[0] >= STATUS_EVERY:
-            last[0] = time.time()
-            status(f"{label}: {text}")
-
-    return log
-
-
 def parse_shard(text: str) -> tuple[int, int]:
     """``"2/8"`` -> ``(2, 8)``: shard 2 of 8, counted from 0 (a job array's task id)."""
     try:
@@ -326,26 +69,6 @@ def shard_of(items: list, shard: tuple[int, int] | None) -> list:
         return list(items)
     i, n = shard
     return list(items[i::n])
-
-
-@contextmanager
-def opened_executor(executor: str | Executor | None, jobs: int | None) -> Iterator[Executor | None]:
-    """The executor of a sweep: None (this process) for one local job; one made from a
-    spec (``local``, ``dask[=ADDRESS]``, ``ray[=ADDRESS]``) is closed at the end, one
-    given as an object is the caller's."""
-    if executor is not None and not isinstance(executor, str):
-        yield executor
-        return
-    kind, _ = parse_executor(executor or "local")
-    if kind == "local" and (jobs or 1) == 1:
-        yield None
-        return
-    workers = jobs or (os.cpu_count() or 1)
-    made = make_executor(executor or "local", workers)
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 def changed_features(res: Result) -> str:
@@ -415,7 +138,7 @@ def table_rows(results: list[Result]) -> list[dict]:
 def proof_cell(r: Result) -> str:
     """The table's proof cell: "certified", or the prover and "(unchecked)" ("cpsat
     (unchecked)"); empty for an answer that is not insensitive."""
-    return r.proof.short() if r.proof is not None else ""
+    return proof_brief(r.proof) if r.proof is not None else ""
 
 
 def predicts_values(r: Result) -> bool:
@@ -450,7 +173,7 @@ def results_frame(results: list[Result]):
             "p(x2)": [float(p) for p in r.outputs["x2"]] if r.outputs else None,
             "changed": changed_names(r),
             "error": r.error,
-            "proof": r.proof.short() if r.proof is not None else None,
+            "proof": proof_brief(r.proof) if r.proof is not None else None,
         }
         for r in results
     ]
@@ -545,45 +268,17 @@ def sweep(
         raise InputError("resume=FILE appends the new results to FILE: give out the same file")
     ens = model_of(model, kw)
     subs = feature_subsets(ens, subsets, sample, kw["seed"], features)
+    if max_gap:  # each query asks for the largest gap: the max_gap kind
+        kw |= {"kind": "max_gap", "params": {"tolerance": max_gap_tolerance}}
     make = query_maker(kw, ens)
-    tol = None
     if max_gap:
-        tol = check_tolerance(max_gap_tolerance)
-        check_max_gap_model(ens, make(list(subs[0])))
-    question = Question.of(ens, make(list(subs[0])), tol)
-    plan = ResumePlan({}, list(subs))
-    with (progress or silent)(len(subs)) as shown:
-        if resume is not None:
-            lines = read_results(resume, lambda msg: warnings.warn(msg, stacklevel=4))
-            plan = plan_resume(subs, lines, question)
-            shown.note(f"resume from {resume}: {plan.summary()}")
-            for s in subs:
-                if s in plan.reused:
-                    shown.advance(result_from_line(plan.reused[s]))
-        spec, n_jobs = (executor, jobs) if plan.todo else (None, 1)  # no pool for no query
-        with results_file(resume or out) as write, opened_executor(spec, n_jobs) as ex:
-
-            def on_result(res: Result) -> None:
-                write(res)
-                shown.advance(res)
-
-            new = run_sweep(
-                ens,
-                plan.todo,
-                make,
-                on_result=on_result,
-                memory_mb=kw["memory_mb"],
-                executor=ex,
-                max_gap=tol,
-                status=shown.status,
-            )
-    answered = dict(zip(plan.todo, new, strict=True))
-    return [answered[s] if s in answered else result_from_line(plan.reused[s]) for s in subs]
-
-
-@contextmanager
-def results_file(path: str | Path | None) -> Iterator[Callable[[Result], None]]:
-    """``write(result)``: append the result's JSON line to the log at ``path`` and flush
-    it (nothing without a path)."""
-    with appending(path) as append:
-        yield lambda res: append(res.to_json() + "\n")
+        resolve_condition(ens, make(list(subs[0])))  # the model and classes take it
+    return sweep_campaign(
+        ens,
+        subs,
+        make,
+        Campaign(executor, jobs, out, resume),
+        memory_mb=kw["memory_mb"],
+        display=progress,
+        warn=lambda msg: warnings.warn(msg, stacklevel=5),
+    )

@@ -83,7 +83,7 @@ def stale_installed_files() -> list[str]:
         mine = REPO_ROOT / rel
         if not mine.is_file() or mine.read_bytes() != f.read_bytes():
             differ.append(str(rel))
-    for sub in ("compiler", "backends", "frontends"):
+    for sub in ("compiler", "backends", "readers"):
         for mine in sorted((REPO_ROOT / sub).rglob("*.py")):
             if not (installed / mine.relative_to(REPO_ROOT)).is_file():
                 differ.append(str(mine.relative_to(REPO_ROOT)))
@@ -97,6 +97,41 @@ def run_treesens(*args, cwd=None, timeout: float = 600, env=None):
 
     cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", *[str(a) for a in args]]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
+
+
+def treesens_here(*args, cwd=None):
+    """Run the ``treesens`` command's :func:`main` in this process, its output captured; a
+    CompletedProcess (text) as :func:`run_treesens` gives, without the 2 s or so a fresh
+    interpreter takes to start. For tests of what a command answers and prints; a test of
+    the process itself (start-up, imports, signals, the environment, output written by
+    solver processes) runs it with :func:`run_treesens`."""
+    import io
+    import subprocess
+    import warnings
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from treesens.interfaces.cli.main import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd() if cwd is not None else None
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        # warnings printed on stderr, as a fresh interpreter prints them
+        with redirect_stdout(out), redirect_stderr(err), warnings.catch_warnings():
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning):
+                warnings.simplefilter("ignore", quiet)
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+    finally:
+        if here is not None:
+            os.chdir(here)
+    return subprocess.CompletedProcess(["treesens", *argv], code, out.getvalue(), err.getvalue())
 
 
 def json_lines(stdout: str) -> list[dict]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from treesens.compiler.domain import build_domain
 from treesens.compiler.encode import resolve_features
-from treesens.compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, Tree
+from treesens.compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, ModelOrigin, Tree
 from treesens.compiler.kinds import resolve_condition
 from treesens.compiler.query import ANY, Query, class_index
 from treesens.compiler.replay import meets
@@ -369,7 +369,7 @@ def random_ensemble(
         link=SOFTMAX if multi else LOGISTIC,
         op=op,
         cast=cast,
-        source=f"random:{n_trees}x{depth}",
+        origin=ModelOrigin("random", f"{n_trees}x{depth}"),
         replayer=None,
     )
 
@@ -410,7 +410,7 @@ def subset_sum_ensemble(numbers, k) -> Ensemble:
         link=LOGISTIC,
         op="<",
         cast="float32",
-        source=f"subset-sum:{numbers} k={k}",
+        origin=ModelOrigin("subset-sum", f"{numbers} k={k}"),
         replayer=None,
     )
 

@@ -13,6 +13,7 @@ from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
 from treesens.compiler.invert import values_for_pair
 from treesens.compiler.ir import check_constraint
 from treesens.compiler.passes import Compiled
+from treesens.compiler.plan import DEFAULT_PASSES, Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, interval_values, random_ensemble
@@ -53,8 +54,11 @@ def two_feature_ensemble() -> Ensemble:
     )
 
 
-def query(vary=("x1",), gap: Gap = MARGIN, **kw) -> Query:
-    return Query(vary=tuple(vary), gap=gap, timeout=60.0, options=(("heuristic", False),), **kw)
+def query(vary=("x1",), gap: Gap = MARGIN, passes=DEFAULT_PASSES, **kw) -> Query:
+    """A question (``kw``: classes, bounds, ...) solved with ``passes``, one minute, no
+    heuristic."""
+    plan = Plan(passes=passes, timeout=60.0, options=(("heuristic", False),))
+    return Query(vary=tuple(vary), gap=gap, plan=plan, **kw)
 
 
 def compiled(ens: Ensemble, q: Query) -> Compiled:

@@ -23,7 +23,7 @@ from ..answers.result import Result
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble, Feature, bounds_from_data, proof_domain
 from ..compiler.errors import InputError
-from ..frontends.data import DEFAULT_LABEL, load_data
+from ..readers.data import DEFAULT_LABEL, load_data
 from .plot_common import (
     VERDICT_COLOURS,
     X1_COLOUR,

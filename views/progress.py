@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from typing import IO
 
 from ..answers.result import ERROR, Result
-from ..answers.result_view import max_gap_outcome
 from ..questions.progress import Silent, SweepProgress
+from .result_view import max_gap_outcome
 
 
 def notebook_display() -> Callable | None:

@@ -8,13 +8,13 @@ import html
 import math
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
-from ..answers.result_view import result_html
 from ..compiler.ensemble import bounds_from_data
 from ..questions.report import RANK_TOLERANCE, ProtectedFinding, Report, witness_found
 from ..questions.software import DATA, MODEL, SEARCH, SOLVER, Library
 from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
 from .plot_witness import plot_witness
+from .result_view import proof_label, result_html
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
@@ -116,7 +116,7 @@ def _proof_sentence(r: Result) -> str:
         return ""
     if proof.checked:
         return f"Certified (<code>{e(proof.certificate)}</code>, verified)."
-    label = proof.label()
+    label = proof_label(proof)
     return e(label[0].upper() + label[1:]) + "."
 
 

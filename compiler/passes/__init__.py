@@ -35,7 +35,7 @@ __all__ = [
     "passes_for",
 ]
 
-# the data-aware modes the compiler implements (Query.data_aware; see data_aware.py)
+# the data-aware modes the compiler implements (Plan.data_aware; see data_aware.py)
 DATA_AWARE_MODES = tuple(DataAwareMode)
 
 

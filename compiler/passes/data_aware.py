@@ -329,7 +329,7 @@ def clause_constraint(
 def check_data_mode(q: Query, data: Dataset | None) -> bool:
     """Does the query ask for data-aware passes? An ``InputError`` for an unknown mode or
     a data-aware mode without data."""
-    mode = DataAwareMode(q.data_aware) if q.data_aware is not None else DataAwareMode.NONE
+    mode = DataAwareMode(q.plan.data_aware) if q.plan.data_aware is not None else DataAwareMode.NONE
     if mode == DataAwareMode.NONE:
         return False
     if data is None:
@@ -340,23 +340,23 @@ def check_data_mode(q: Query, data: Dataset | None) -> bool:
 
 
 def needs_clauses(q: Query) -> bool:
-    return DataAwareMode(q.data_aware).uses_clauses
+    return DataAwareMode(q.plan.data_aware).uses_clauses
 
 
 def data_passes(q: Query, data: Dataset | None, clauses: Iterable[Clause] = ()) -> list[Pass]:
-    """The data-aware passes of a query (``Query.data_aware``) for a Dataset and the
+    """The data-aware passes of a query (``Plan.data_aware``) for a Dataset and the
     cavity clauses learned for it.
 
-    Options (``Query.options``): ``prob_alpha`` (Laplace smoothing, default 1),
+    Options (``Plan.options``): ``prob_alpha`` (Laplace smoothing, default 1),
     ``prob_empty`` ("smooth" or "forbid").
     """
     if not check_data_mode(q, data):
         return []
-    opts = q.options
+    opts = q.plan.options
     out: list[Pass] = []
     if needs_clauses(q):
         out.append(CavityClauses(clauses))
-    if DataAwareMode(q.data_aware).uses_prob:
+    if DataAwareMode(q.plan.data_aware).uses_prob:
         out.append(
             UtilityObjective(
                 data.X,

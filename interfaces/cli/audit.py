@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from ...compiler.errors import InputError
-from ...frontends.data import load_data, unused_columns_note
 from ...questions.audit import (
     TIMEOUT_PER_ROW,
     by_column,
@@ -22,6 +21,7 @@ from ...questions.audit import (
 )
 from ...questions.audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
 from ...questions.executors import parse_executor
+from ...readers.data import load_data, unused_columns_note
 from ...views.audit_plot import draw
 from .common import (
     add_model_args,

@@ -38,8 +38,10 @@ def run(args) -> int:
         rows.append(
             {"name": name, "installed": ok, "default": name == DEFAULT_BACKEND, "description": note}
         )
-    for name, description in SEARCH_METHODS.items():  # no solver: always there
-        rows.append({"name": name, "installed": True, "default": False, "description": description})
+    for name, method in SEARCH_METHODS.items():  # no solver: always there
+        rows.append(
+            {"name": name, "installed": True, "default": False, "description": method.description}
+        )
     if args.json:
         for r in rows:
             print(json.dumps(r))

@@ -7,11 +7,9 @@ import time
 
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
-from ...driver import solve_query
-from ...frontends.data import dataset_for
-from ...frontends.query_build import require_backend
+from ...questions.ask import answer
 from ...questions.certify import certify_answer
-from ...questions.max_gap import max_gap_probe, max_gap_query
+from ...questions.query_build import require_backend
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -21,7 +19,6 @@ from .common import (
     emit_result,
     load_from_args,
     log,
-    max_gap_tolerance,
     positive_float,
     query_from_args,
     what_it_predicts,
@@ -78,41 +75,26 @@ def run(args) -> int:
     ens = load_from_args(args)
     q = query_from_args(args, ens)  # an unknown name is a bad input, before "solving..."
     check_data(args, ens)
-    tol = max_gap_tolerance(args)
-    # and so are a gap or classes the model cannot take
-    asked = q if tol is None else max_gap_probe(ens, q)
-    resolve_condition(ens, asked)
-    ens = read_for(ens, asked)  # a probability model's reading that the question asks
+    resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
+    ens = read_for(ens, q)  # a probability model's reading that the question asks
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {q.backend}..."
+            f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {q.plan.backend}..."
         )
-    try:
-        if tol is None:
-            res = solve_query(
-                ens,
-                q,
-                deadline=t0 + q.timeout,
-                memory_mb=args.memory_mb,
-                data=dataset_for(ens, q),
-            )
-        else:
-            res = max_gap_query(
-                ens,
-                q,
-                tolerance=tol,
-                deadline=t0 + q.timeout,
-                memory_mb=args.memory_mb,
-                log=None if args.json else log,
-            )
+    try:  # the time limit runs from the command's start: loading counts
+        res = answer(
+            ens,
+            q,
+            start=t0,
+            memory_mb=args.memory_mb,
+            log=None if args.json else log,
+        )
     except KeyboardInterrupt as e:  # the best pair found so far, then the interruption
         partial = getattr(e, "partial_result", None)
         if partial is not None:
-            partial.time["total"] = time.time() - t0
             emit_result(partial, args.json, ens)
         raise
-    res.time["total"] = time.time() - t0
     if args.certificate is not None:  # before the result: it says whether it was certified
         write_certificate(args, ens, q, res)
     emit_result(res, args.json, ens)
@@ -124,5 +106,5 @@ def write_certificate(args, ens, q, res) -> None:
     """The proof of an insensitive answer, for ``treesens verify``, checked by its
     checker; the result's proof record says so, and a line on stderr what was written
     (or why nothing was)."""
-    budget = args.certify_budget if args.certify_budget is not None else q.timeout
+    budget = args.certify_budget if args.certify_budget is not None else q.plan.timeout
     log(certify_answer(ens, q, res, args.certificate, args.model, budget).message)

@@ -8,16 +8,16 @@ import sys
 from pathlib import Path
 
 from ...answers.result import Result
-from ...answers.result_view import render_result
 from ...compiler.errors import InputError
 from ...compiler.options import OPTION_BY_NAME, OPTIONS
-from ...frontends.data import load_data, unused_columns_note
-from ...frontends.formats import AUTO, format_names
-from ...frontends.keywords import API_KEYWORDS, MODEL, Keyword
-from ...frontends.load import BOUNDS, base_score_problem, load_model
-from ...frontends.query_build import query_from_keywords
+from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
 from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
+from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
+from ...readers.data import load_data, unused_columns_note
+from ...readers.formats import AUTO, format_names
+from ...readers.load import BOUNDS, base_score_problem, load_model
+from ...views.result_view import render_result
 
 
 def _converted(text: str, conv, noun: str):
@@ -84,6 +84,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help=OPTION_BY_NAME["data"].help,
     )
     p.add_argument("--label", default="label", help=API_KEYWORDS["label"].help)
+    p.add_argument(
+        "--plugin",
+        action="append",
+        metavar="FILE.py",
+        help="a Python file (or module) to import first, for the query kinds, model formats "
+        "or backends it registers (repeatable; docs/extending.md)",
+    )
     p.add_argument("--bounds", choices=BOUNDS, default="auto", help=API_KEYWORDS["bounds"].help)
     p.add_argument("--groups", metavar="SPEC", default=None, help=API_KEYWORDS["groups"].help)
     p.add_argument(
@@ -97,7 +104,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 def add_query_args(
     p: argparse.ArgumentParser, vary_required: bool = True, vary_listed: bool = True
 ) -> None:
-    """The query flags, made from the API's keyword table (frontends/keywords.py) with its
+    """The query flags, made from the API's keyword table (questions/keywords.py) with its
     help; ``vary_listed=False`` keeps ``--vary`` out of ``--help`` (a command that chooses
     the features itself still reads it, to refuse it with a reason)."""
     p.add_argument(
@@ -145,9 +152,11 @@ METAVARS = {
     "heuristic_effort": "X",
     "solver_params": "NAME=VALUE",
     "memory_mb": "MB",
+    "kind": "NAME",
+    "params": "NAME=VALUE",
 }
 # the flags not named after their keyword
-_FLAGS = {"solver_params": "--solver-param"}
+_FLAGS = {"solver_params": "--solver-param", "params": "--param"}
 
 
 def add_keyword_flag(p, k: Keyword) -> None:
@@ -193,6 +202,20 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
     add_keyword_flag(p, API_KEYWORDS["backend"])
 
 
+def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
+    """--timeout, overriding ``what`` a .sens file sets, and --memory-mb: for the
+    commands that run a .sens file's queries."""
+    p.add_argument(
+        "--timeout", type=number, default=None, metavar="S", help=f"override {what} (seconds)"
+    )
+    p.add_argument(
+        "--memory-mb",
+        type=positive_int,
+        default=None,
+        help="memory limit of the solver process in MB (default: none)",
+    )
+
+
 def load_from_args(args):
     bs = args.base_score
     if base_score_problem(bs):
@@ -222,9 +245,9 @@ def check_data(args, ens) -> None:
 
 
 def query_maker_from_args(args, ens, backend: str | None = None):
-    """``make(vary, name)`` -> the query the flags ask, for those features (frontends/
+    """``make(vary, name)`` -> the query the flags ask, for those features (questions/
     query_build.py builds it, as for the API and .sens)."""
-    flags = vars(args) | ({"backend": backend} if backend else {})
+    flags = vars(args) | ({"backend": backend} if backend else {}) | kind_flags(args)
     options = data_options(args)
 
     def make(vary, name: str = ""):
@@ -236,6 +259,19 @@ def query_maker_from_args(args, ens, backend: str | None = None):
 def query_from_args(args, ens, backend: str | None = None):
     """The one query of --vary and the query flags."""
     return query_maker_from_args(args, ens, backend)(args.vary)
+
+
+def kind_flags(args) -> dict:
+    """The query's kind and its parameters: --kind NAME with --param NAME=VALUE flags, or
+    --max-gap (the max_gap kind, its tolerance --max-gap-tolerance)."""
+    kind = getattr(args, "kind", None)
+    params = _pairs(getattr(args, "params", None) or [], "--param")
+    tol = max_gap_tolerance(args)
+    if tol is not None:
+        if kind not in (None, "max_gap"):
+            raise InputError(f"--max-gap asks the max_gap kind: drop --kind {kind}")
+        kind, params = "max_gap", (("tolerance", tol), *params)
+    return {"kind": kind, "params": params}
 
 
 def data_options(args) -> dict:
@@ -270,11 +306,17 @@ def solver_params(args) -> tuple | None:
         return None
     if getattr(args, "backend", "cpsat") != "cpsat":
         raise InputError("--solver-param sets CP-SAT parameters: use it with --backend cpsat")
+    return _pairs(given, "--solver-param")
+
+
+def _pairs(given: list[str], flag: str) -> tuple:
+    """NAME=VALUE flags as (name, value) pairs, the values read as numbers or booleans
+    where they are."""
     out = []
     for item in given:
         name, eq, value = item.partition("=")
         if not eq or not name.strip().isidentifier():
-            raise InputError(f"--solver-param {item!r}: give NAME=VALUE")
+            raise InputError(f"{flag} {item!r}: give NAME=VALUE")
         out.append((name.strip(), _param_value(value)))
     return tuple(out)
 

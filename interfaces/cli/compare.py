@@ -94,7 +94,7 @@ def load_queries_from_args(args, backend: str | None = None):
         if not queries:
             raise InputError(f"{args.model}: no query to run")
         if args.timeout != DEFAULT_TIMEOUT:
-            queries = [q.with_(timeout=args.timeout) for q in queries]
+            queries = [q.planned(timeout=args.timeout) for q in queries]
         return sf.ensemble, queries
     if args.query is not None:
         raise InputError("--query NAME needs a .sens file as MODEL")
@@ -111,8 +111,8 @@ def one_per_question(queries: list) -> list:
     named NAME@BACKEND; compare runs every backend anyway, so keep one of each."""
     seen, out = set(), []
     for q in queries:
-        base = q.name.rsplit("@", 1)[0] if q.name.endswith(f"@{q.backend}") else q.name
-        key = repr(q.with_(backend="cpsat", name=base))
+        base = q.name.rsplit("@", 1)[0] if q.name.endswith(f"@{q.plan.backend}") else q.name
+        key = repr(q.with_(name=base).planned(backend="cpsat"))
         if key not in seen:
             seen.add(key)
             out.append(q.with_(name=base))

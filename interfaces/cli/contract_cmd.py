@@ -11,7 +11,7 @@ from ...compiler.errors import InputError
 from ...questions.contract import ERROR, FAIL, PASS, UNKNOWN, Outcome
 from ...views.junit import junit_xml
 from ..sens_contract import load_contract, run_contract
-from .common import number, positive_int
+from .common import add_run_limits
 
 HELP = "check the expectations of a .sens file (a model's contract, for CI)"
 DESCRIPTION = """
@@ -53,19 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--query", metavar="NAME", default=None, help="only the expectations of this block"
     )
-    p.add_argument(
-        "--timeout",
-        type=number,
-        default=None,
-        metavar="S",
-        help="override every query's time limit and every audit's time per row (seconds)",
-    )
-    p.add_argument(
-        "--memory-mb",
-        type=positive_int,
-        default=None,
-        help="memory limit of the solver process in MB (default: none)",
-    )
+    add_run_limits(p, "every query's time limit and every audit's time per row")
     p.add_argument(
         "-v",
         "--verbose",

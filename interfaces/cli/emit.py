@@ -16,8 +16,8 @@ from ...backends.lpformat import to_lp, to_mps
 from ...backends.smtlib import to_smtlib
 from ...compiler.errors import InputError
 from ...driver import compile_query, for_backend, is_race
-from ...frontends.data import dataset_for
-from ...frontends.formats import AUTO, format_names
+from ...readers.data import dataset_for
+from ...readers.formats import AUTO, format_names
 from .common import add_model_args, add_query_args, log
 from .compare import add_sens_args, load_queries_from_args
 
@@ -94,7 +94,7 @@ def emit_text(
     backend = backend or DEFAULT_BACKEND[fmt]
     if is_race(backend):
         raise InputError("emit writes one backend's problem: give a backend, not a race")
-    cq = compile_query(ens, q.with_(backend=backend), data=dataset_for(ens, q))
+    cq = compile_query(ens, q.planned(backend=backend), data=dataset_for(ens, q))
     compiled, _, _ = for_backend(cq, backend)
     problem = compiled.problem
     c = {"smt2": ";", "lp": "\\", "mps": "*"}[fmt]

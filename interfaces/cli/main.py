@@ -54,7 +54,8 @@ from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import COMMAND_LINE, InputError, TreesensWarning, speaking  # noqa: E402
 from ...compiler.options import timeout_problem  # noqa: E402
-from ...frontends.libraries import prefer_lean_imports  # noqa: E402
+from ...readers.libraries import prefer_lean_imports  # noqa: E402
+from ...readers.plugins import load_plugin  # noqa: E402
 from .interrupts import interrupts_recorded  # noqa: E402
 
 # subcommand name -> module (relative to this package)
@@ -204,6 +205,8 @@ def main(argv=None) -> int:
     with _termination_handled(), interrupts_recorded(), speaking(COMMAND_LINE):
         try:
             _check_timeout(args)
+            for plugin in getattr(args, "plugin", None) or ():  # before any name is looked up
+                load_plugin(plugin)
             return int(args.func(args) or 0)
         except InputError as e:
             # a located error (.sens files) is already "FILE:LINE:COL: message" + line + caret
@@ -212,6 +215,7 @@ def main(argv=None) -> int:
             return 2
         except KeyboardInterrupt as e:
             end_solver_processes()  # first: no solver process outlives the command
+            _ENDED_BY_SIGNAL.append(True)
             if isinstance(e, Terminated):
                 name = signal.Signals(e.signum).name
                 print(f"treesens: terminated by {name}", file=sys.stderr)
@@ -231,10 +235,27 @@ def main(argv=None) -> int:
             return 1
 
 
+# set by main() when a signal or Ctrl-C ended the command (a list: no `global` needed)
+_ENDED_BY_SIGNAL: list[bool] = []
+
+
+def _leave(code: int) -> int:
+    """After a signal, the process ends at once once the clean-up is done: the
+    interpreter's own tear-down would first collect every object of the model (seconds on
+    a busy machine for a few hundred trees) while threads still pickle a problem for
+    solver processes that are already gone."""
+    if _ENDED_BY_SIGNAL:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    return code
+
+
 def console_main() -> int:
     """The ``treesens`` command: :func:`main` in a process of its own."""
     prefer_lean_imports()
-    return main()
+    return _leave(main())
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from ...compiler.errors import InputError
 from ...language import load_queries
 from ...questions.executors import parse_executor
 from ..sens_run import audit_report, run_audits, run_queries
-from .common import emit_result, log, number, positive_int, what_it_predicts
+from .common import add_run_limits, emit_result, log, positive_int, what_it_predicts
 
 # how a probability model is asked in its other reading in a .sens file (a file's blocks
 # may ask both)
@@ -36,19 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="run only this query, or every query of this sweep",
     )
-    p.add_argument(
-        "--timeout",
-        type=number,
-        default=None,
-        metavar="S",
-        help="override every query's time limit (seconds)",
-    )
-    p.add_argument(
-        "--memory-mb",
-        type=positive_int,
-        default=None,
-        help="memory limit of the solver process in MB (default: none)",
-    )
+    add_run_limits(p, "every query's time limit")
     p.add_argument(
         "--jobs",
         type=positive_int,
@@ -81,7 +69,7 @@ def run(args) -> int:
     queries = sf.select(args.query)
     ens = sf.ensemble
     if args.timeout is not None:
-        queries = [q.with_(timeout=args.timeout) for q in queries]
+        queries = [q.planned(timeout=args.timeout) for q in queries]
     audits = sf.select_audits(args.query)
     if args.list:
         for q in queries:
@@ -102,8 +90,8 @@ def run(args) -> int:
     def on_start(q) -> None:
         if not args.json:
             log(
-                f"[{next(started)}/{len(queries)}] {q.name}: solving with {q.backend} "
-                f"(time limit {q.timeout:g}s)..."
+                f"[{next(started)}/{len(queries)}] {q.name}: solving with {q.plan.backend} "
+                f"(time limit {q.plan.timeout:g}s)..."
             )
 
     def on_result(res) -> None:
@@ -140,11 +128,14 @@ def _print_rows(lines: list[dict]) -> None:
 
 def _listing(q) -> str:
     """One line per query for --list: what it asks, tab-separated."""
-    parts = [q.name, f"vary {','.join(q.vary)}", f"gap {q.gap}"]
+    asks = "gap max" if q.kind_name == "max_gap" else f"gap {q.gap}"
+    if q.kind_name not in ("pair", "change", "max_gap"):
+        asks = f"kind {q.kind_name}"
+    parts = [q.name, f"vary {','.join(q.vary)}", asks]
     if q.classes:
         parts.append(f"classes {q.classes[0]},{q.classes[1]}")
     n = len(q.bounds) + len(q.relations)
     if n:
         parts.append(f"{n} constraint{'s' if n > 1 else ''}")
-    parts += [f"backend {q.backend}", f"timeout {q.timeout:g}s"]
+    parts += [f"backend {q.plan.backend}", f"timeout {q.plan.timeout:g}s"]
     return "\t".join(parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -10,26 +11,19 @@ from pathlib import Path
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.kinds import resolve_condition
-from ...frontends.query_build import require_backend
+from ...questions.campaign import Campaign, sweep_campaign
 from ...questions.executors import parse_executor
-from ...questions.max_gap import max_gap_probe
-from ...questions.results_log import appending
+from ...questions.query_build import require_backend
 from ...questions.sweep import (
-    Question,
-    ResumePlan,
     by_max_gap,
     feature_subsets,
-    opened_executor,
     parse_shard,
-    plan_resume,
-    read_results,
-    result_from_line,
-    run_sweep,
     shard_of,
     table_rows,
     to_csv,
     to_markdown,
 )
+from ...questions.sweep_certs import SweepCertificates
 from ...views.progress import sweep_progress
 from .check import add_certify_budget_arg
 from .common import (
@@ -41,13 +35,11 @@ from .common import (
     check_writable,
     load_from_args,
     log,
-    max_gap_tolerance,
     positive_int,
     query_maker_from_args,
 )
 from .interrupts import raise_if_interrupted
 from .plot import add_plot_arg, check_plot_arg, write_sweep_plot
-from .sweep_certs import SweepCertificates
 
 HELP = "one query per feature (or per subset of k features) of a model"
 DESCRIPTION = """
@@ -117,32 +109,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_certify_budget_arg(p, "each query's --timeout")
 
 
-def add_executor_args(p) -> None:
-    """Where the queries run: --jobs, --executor, --shard (docs/distributed.md)."""
-    p.add_argument(
+# where the queries run (docs/distributed.md): flag, metavar, help
+EXECUTOR_FLAGS = (
+    (
         "--jobs",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="queries run at once, each with one solver thread (default 1; with --executor "
+        "N",
+        "queries run at once, each with one solver thread (default 1; with --executor "
         "dask/ray and no address: the workers of the local cluster, default every core)",
-    )
-    p.add_argument(
+    ),
+    (
         "--executor",
-        default=None,
-        metavar="KIND[=ADDRESS]",
-        help="local (a process pool of --jobs processes), dask[=ADDRESS] (a dask.distributed "
+        "KIND[=ADDRESS]",
+        "local (a process pool of --jobs processes), dask[=ADDRESS] (a dask.distributed "
         "scheduler, e.g. tcp://host:8786; none: a local cluster) or ray[=ADDRESS] (e.g. auto; "
         "none: a local Ray); results reach --out in completion order, the table is in "
         "query order",
-    )
-    p.add_argument(
+    ),
+    (
         "--shard",
-        default=None,
-        metavar="I/N",
-        help="run only shard I of N (0 <= I < N) of the sweep's queries, e.g. a job array's "
+        "I/N",
+        "run only shard I of N (0 <= I < N) of the sweep's queries, e.g. a job array's "
         "task; concatenate the shards' --out files and --resume from them to merge",
-    )
+    ),
+)
+
+
+def add_executor_args(p) -> None:
+    """Where the queries run: --jobs, --executor, --shard (docs/distributed.md)."""
+    for flag, metavar, help_text in EXECUTOR_FLAGS:
+        read = {"type": positive_int} if flag == "--jobs" else {}
+        p.add_argument(flag, default=None, metavar=metavar, help=help_text, **read)
 
 
 def run(args) -> int:
@@ -166,27 +162,25 @@ def run(args) -> int:
     if not subsets:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker_from_args(args, ens)
-    first = mk(list(subsets[0]), "")
-    if max_gap_tolerance(args) is not None:
-        first = max_gap_probe(ens, first)
-    resolve_condition(ens, first)  # a wrong gap or classes is a bad input, before any progress
-    question = question_of(args, ens, first)
+    # a wrong gap or classes is a bad input, before any progress
+    resolve_condition(ens, mk(list(subsets[0]), ""))
     log(
         f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
-    plan = resume_plan(args, subsets, question)
     certs = None
     if args.certificates is not None:
-        certs = SweepCertificates(args, ens, mk, subsets, log)
-    reused = {s: result_from_line(plan.reused[s]) for s in subsets if s in plan.reused}
-    for s, res in reused.items():
-        if certs is not None:
-            certs(res, s)
-        if args.json:
-            print_line(res.to_json())
+        certs = SweepCertificates(
+            ens,
+            mk,
+            subsets,
+            args.certificates,
+            args.model,
+            budget=args.certify_budget,
+            max_gap=bool(args.max_gap),
+            note=log,
+        )
     t0 = time.time()
-    new = run_streaming(args, ens, plan.todo, mk, question, certs)
-    results = [new[s] if s in new else reused[s] for s in subsets]
+    results = run_campaign(args, ens, subsets, mk, certs)
     rows = table_rows(by_max_gap(results) if args.max_gap else results)
     summary = status_summary(results)
     print_table(args, rows, f"sweep: {summary} in {time.time() - t0:.1f}s")
@@ -220,60 +214,34 @@ def check_outputs(args) -> None:
             check_writable(f"--{flag.replace('_', '-')} {path}", Path(path))
 
 
-def question_of(args, ens, query):
-    """What the sweep asks of every feature set (a resumed result must answer the same)."""
-    return Question.of(ens, query, max_gap_tolerance(args))
-
-
-def resume_plan(args, subsets, question):
-    if not args.resume:
-        return ResumePlan({}, list(subsets))
-    lines = read_results(args.resume, lambda msg: log(f"treesens: warning: {msg}"))
-    plan = plan_resume(subsets, lines, question)
-    missing = "" if Path(args.resume).exists() else " (no such file yet: it is created)"
-    log(f"resume from {args.resume}{missing}: {plan.summary()}")
-    return plan
-
-
 def print_line(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
-def run_streaming(args, ens, todo, mk, question, certs=None) -> dict:
-    """Run the queries of ``todo``, streaming each result as it ends, certified first when
-    ``certs`` (--certificates) asks; by feature set."""
-    out_path = args.resume or args.out
-    record = question.record()
+def run_campaign(args, ens, subsets, mk, certs: SweepCertificates | None = None) -> list:
+    """The sweep's queries (those --resume answers reused), each result streamed as it
+    ends: to the results log, to stdout with --json, to the progress display; certified
+    first by the campaign when ``certs`` (--certificates) asks."""
 
     def on_result(res) -> None:
-        res.stats["asked"] = record
-        if certs is not None:
-            certs(res)
-        line = res.to_json()
-        append(line + "\n")  # the results log, opened below
         if args.json:
-            print_line(line)
-        shown.advance(res)
+            print_line(res.to_json())
         raise_if_interrupted()  # a Ctrl-C lost in a finaliser ends the sweep here
 
-    spec, jobs = (args.executor, args.jobs) if todo else (None, 1)
-    with (
-        sweep_progress(len(todo)) as shown,
-        appending(out_path) as append,
-        opened_executor(spec, jobs) as executor,
-    ):
-        results = run_sweep(
-            ens,
-            todo,
-            mk,
-            on_result=on_result,
-            memory_mb=args.memory_mb,
-            executor=executor,
-            max_gap=max_gap_tolerance(args),
-            status=shown.status,
-        )
-    return dict(zip(todo, results, strict=True))
+    return sweep_campaign(
+        ens,
+        subsets,
+        mk,
+        Campaign(args.executor, args.jobs, args.out, args.resume),
+        memory_mb=args.memory_mb,
+        display=sweep_progress,
+        count_reused=False,
+        warn=lambda msg: log(f"treesens: warning: {msg}"),
+        on_reused=(lambda line: print_line(json.dumps(line))) if args.json else None,
+        on_result=on_result,
+        certificates=certs,
+    )
 
 
 def status_summary(results) -> str:

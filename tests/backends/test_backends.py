@@ -302,7 +302,7 @@ def test_a_raising_solver_reports_one_line_and_keeps_the_traceback_in_stats(fake
     not available("cpsat"), reason="the fake backend solves with CP-SAT (ortools missing)"
 )
 def test_a_crash_is_an_error_result_and_the_next_query_is_answered(fake_backend, monkeypatch):
-    from treesens.compiler.query import Gap, Query
+    from treesens.compiler.query import Gap, Plan, Query
     from treesens.driver import compile as driver_compile
     from treesens.driver import solve_query
     from treesens.tests.oracle import subset_sum_ensemble
@@ -311,9 +311,7 @@ def test_a_crash_is_an_error_result_and_the_next_query_is_answered(fake_backend,
     q = Query(
         vary=("f'",),
         gap=Gap(0.25, "margin"),
-        backend=fake_backend,
-        timeout=30.0,
-        options=(("heuristic", False),),
+        plan=Plan(backend=fake_backend, timeout=30.0, options=(("heuristic", False),)),
     )
     real_for_backend = driver_compile.for_backend
 

@@ -13,6 +13,7 @@ import pytest
 
 from treesens.backends.search_schedule import SCHEDULE, search_phases
 from treesens.compiler.ir import Objective, Problem, ProblemBuilder
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.solver import SolveOptions
 from treesens.driver import solve_query
@@ -72,11 +73,11 @@ from treesens.backends import cpsat
 from treesens.compiler.solver import SolveOptions
 from treesens.backends.search_schedule import SCHEDULE, SearchPhase
 from treesens.driver import compile_query, for_backend
-from treesens.compiler.query import Gap, Query
+from treesens.compiler.query import Gap, Plan, Query
 from treesens.tests.oracle import random_ensemble
 
 ens = random_ensemble(np.random.default_rng(1003), 4, 3, 3, 3, leaf_scale=1.0)
-q = Query(vary=("f0",), gap=Gap(0.1), timeout=60.0, options=(("heuristic", False),))
+q = Query(vary=("f0",), gap=Gap(0.1), plan=Plan(timeout=60.0, options=(("heuristic", False),)))
 compiled, _, _ = for_backend(compile_query(ens, q), "cpsat")
 gives_up = SearchPhase("gives-up", (("stop_after_presolve", True),), 0.5)
 out = {}
@@ -119,8 +120,9 @@ def test_each_search_of_the_schedule_alone_agrees_with_brute_force(phase):
         q = Query(
             vary=("f0",),
             gap=Gap(0.1),
-            timeout=60.0,
-            options=(("heuristic", False), ("solver_params", phase.params)),
+            plan=Plan(
+                timeout=60.0, options=(("heuristic", False), ("solver_params", phase.params))
+            ),
         )
         r = solve_query(ens, q)
         expected = "sensitive" if brute_force_sensitive(ens, q) else "insensitive"
@@ -133,7 +135,7 @@ def _rendered(stats: dict) -> str:
     from rich.console import Console
 
     from treesens.answers.result import Result
-    from treesens.answers.result_view import render_result
+    from treesens.views.result_view import render_result
 
     res = Result("q", "sensitive", "cpsat", ["sex"], 0.2, stats=stats)
     console = Console(record=True, width=200)

@@ -36,7 +36,7 @@ def _queries(model) -> list[tuple[list[str], float]]:
 def _solve(model, vary, gap):
     # heuristic off: every query goes to the solver process
     q = make_query(vary, gap=gap, timeout=120, options={"heuristic": False})
-    return solve_query(model, q, deadline=time.time() + q.timeout)
+    return solve_query(model, q, deadline=time.time() + q.plan.timeout)
 
 
 def _at_once(fn, jobs):

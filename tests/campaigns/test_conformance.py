@@ -22,8 +22,10 @@ import pytest
 
 from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import ANY, Gap, Query
 from treesens.driver import compile_query, solve_query
+from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import (
     brute_force_sensitive,
     random_ensemble,
@@ -54,7 +56,7 @@ NO_HEURISTIC = (("heuristic", False),)  # make the backend itself answer
 
 
 def _solve(ens, q, backend, cq=None):
-    r = solve_query(ens, q.with_(backend=backend), compiled=cq)
+    r = solve_query(ens, q.planned(backend=backend), compiled=cq)
     return r
 
 
@@ -157,7 +159,7 @@ HAND = [
 @pytest.mark.parametrize("backend", BACKEND_PARAMS)
 @pytest.mark.parametrize("name,ens,vary,gap,sensitive", HAND, ids=[h[0] for h in HAND])
 def test_hand_built_ensembles(backend, name, ens, vary, gap, sensitive):
-    q = Query(vary=vary, gap=Gap(gap), timeout=30.0, options=NO_HEURISTIC)
+    q = Query(vary=vary, gap=Gap(gap), plan=Plan(timeout=30.0, options=NO_HEURISTIC))
     assert brute_force_sensitive(ens, q) is sensitive  # the hand-computed answer is right
     _expect(_solve(ens, q, backend), sensitive, ens, q)
 
@@ -177,7 +179,7 @@ SUBSET = [
 @pytest.mark.parametrize("numbers,k", SUBSET, ids=[f"{n}-{k}" for n, k in SUBSET])
 def test_subset_sum(backend, numbers, k):
     ens = subset_sum_ensemble(numbers, k)
-    q = Query(vary=("f'",), gap=Gap(0.25, "margin"), timeout=30.0, options=NO_HEURISTIC)
+    q = Query(vary=("f'",), gap=Gap(0.25, "margin"), plan=Plan(timeout=30.0, options=NO_HEURISTIC))
     _expect(_solve(ens, q, backend), subset_sum_exists(numbers, k), ens, q)
 
 
@@ -207,7 +209,9 @@ def _random_instance(seed: int):
         # "any other class" is encoded with implications: exercises them on every backend
         c2 = ANY if seed % 8 == 3 else int((c1 + 1 + rng.integers(0, 2)) % 3)
         gap, classes = Gap(float(rng.choice([1.0, 1.5, 2.0]))), (c1, c2)
-    return ens, Query(vary=vary, gap=gap, classes=classes, timeout=30.0, options=NO_HEURISTIC)
+    return ens, Query(
+        vary=vary, gap=gap, classes=classes, plan=Plan(timeout=30.0, options=NO_HEURISTIC)
+    )
 
 
 SEEDS = list(range(16))
@@ -247,9 +251,7 @@ def test_race_returns_the_first_proven_answer(numbers, k):
     q = Query(
         vary=("f'",),
         gap=Gap(0.25, "margin"),
-        timeout=30.0,
-        options=NO_HEURISTIC,
-        backend="race:" + ",".join(names),
+        plan=Plan(timeout=30.0, options=NO_HEURISTIC, backend="race:" + ",".join(names)),
     )
     r = solve_query(ens, q)
     _expect(r, subset_sum_exists(numbers, k), ens, q)
@@ -264,7 +266,10 @@ def test_race_with_an_unknown_backend_is_bad_input():
 
     ens = subset_sum_ensemble([3, 5], 8)
     with pytest.raises(InputError, match="unknown backend"):
-        solve_query(ens, Query(vary=("f'",), gap=Gap(0.25, "margin"), backend="race:cpsat,nosuch"))
+        solve_query(
+            ens,
+            Query(vary=("f'",), gap=Gap(0.25, "margin"), plan=Plan(backend="race:cpsat,nosuch")),
+        )
 
 
 # --- CLI: compare and emit on the example model shipped in the repository -------------------
@@ -275,13 +280,8 @@ needs_example = pytest.mark.skipif(
 )
 
 
-def _cli(*args, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def _cli(*args):
+    return treesens_here(*args)
 
 
 @needs_example

@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.data import load_data
-from treesens.frontends.details import apply_data_names, apply_details, declare
+from treesens.readers.data import load_data
+from treesens.readers.details import apply_data_names, apply_details, declare
 from treesens.tests.fuzzing import event, fuzz_settings, json_paths
 
 _COUNTER = itertools.count()
@@ -941,7 +941,7 @@ def test_lightgbm_text_with_stale_tree_sizes_loads(tmp_path, lgb_texts):
 def test_lightgbm_parameter_line_without_colon_loads(tmp_path, lgb_texts):
     # was: LightGBM's reader of the training parameters read past a list on it (it crashed
     # now and then); LightGBM is no longer given what follows the trees
-    from treesens.frontends.formats.lightgbm import _for_lightgbm
+    from treesens.readers.formats.lightgbm import _for_lightgbm
 
     text = _edit(lgb_texts[1], "parameters:\n", "parameters:\nnan\n")
     given_to_lightgbm = _for_lightgbm(text)
@@ -965,11 +965,11 @@ def test_lightgbm_num_class_below_trees_per_iteration_is_an_input_error(tmp_path
 
 
 def test_cli_reports_a_malformed_model_in_one_line_with_exit_code_2(tmp_path, lgb_texts):
-    from treesens.tests.conftest import run_treesens
+    from treesens.tests.conftest import treesens_here
 
     text = _edit(lgb_texts[1], "num_class=3\n", "num_class=1\n")
     path = _write(tmp_path, "m.txt", text)
-    r = run_treesens("check", path, "--format", "lightgbm", "--vary", "Column_0", timeout=120)
+    r = treesens_here("check", path, "--format", "lightgbm", "--vary", "Column_0")
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and str(path) in r.stderr, r.stderr
 

@@ -29,9 +29,10 @@ import pytest
 from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.ensemble import SOFTMAX
 from treesens.compiler.errors import InputError
-from treesens.compiler.pair_boxes import class_pair_encodings, pair_encoding
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.questions.max_gap import max_gap_query
+from treesens.search.pair_boxes import class_pair_encodings, pair_encoding
 from treesens.tests.max_gap_oracle import (
     exact_max_gap,
     exact_max_ratio,
@@ -74,7 +75,7 @@ def _ir_case(i: int):
     options = NO_HEURISTIC if i % 3 == 0 else ()
     if i % 2 == 0:  # half by the bisection over checks, half by the box search
         options = (*options, ("box_search", False))
-    q = Query(vary=vary, backend=backend, timeout=120.0, options=options)
+    q = Query(vary=vary, plan=Plan(backend=backend, timeout=120.0, options=options))
     return ens, q, TOLERANCES[i % len(TOLERANCES)]
 
 
@@ -90,7 +91,7 @@ def _check(ens, q, tol, source: str, time_limited: bool = False) -> None:
         assert r.status in ("sensitive", "insensitive"), (r.status, r.error, r.message)
         assert r.max_gap["proven"], r.max_gap
     problems = max_gap_problems(exact, r)
-    assert not problems, f"{q.vary} on {q.backend} (tolerance {tol}): {problems}"
+    assert not problems, f"{q.vary} on {q.plan.backend} (tolerance {tol}): {problems}"
 
 
 @pytest.mark.parametrize("i", range(40))
@@ -114,7 +115,7 @@ def _multiclass_check(ens, vary, index: int) -> None:
             max_gap_query(ens, Query(vary=vary, classes=(0, "any")))
         return
     classes = [(0, "any"), ("any", 1), (1, 0)][index % 3]
-    q = Query(vary=vary, classes=classes, timeout=120.0)
+    q = Query(vary=vary, classes=classes, plan=Plan(timeout=120.0))
     tol = TOLERANCES[index % len(TOLERANCES)]
     if class_pair_encodings(pair_encoding(ens, q.with_(gap=Gap(1.0)))) is None:
         with pytest.raises(InputError, match="only where the box search applies"):
@@ -135,7 +136,7 @@ def _library_check(index: int, seed: int, backends, workdir, time_limited=False)
         _multiclass_check(ens, vary, index)
         return
     for j, backend in enumerate(backends):
-        q = Query(vary=vary, backend=backend, timeout=120.0)
+        q = Query(vary=vary, plan=Plan(backend=backend, timeout=120.0))
         tol = TOLERANCES[(index + j) % len(TOLERANCES)]
         _check(ens, q, tol, "library", time_limited)
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import PASS_NAMES, Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, brute_force_witness, random_ensemble
@@ -64,13 +65,16 @@ def instances(draw, n_classes: int = 2, comparisons=COMPARISONS):
         gap = Gap(draw(st.sampled_from([1.5, 2.0] if c2 == "any" else [1.0, 1.5, 2.0])))
         classes = (c1, c2)
     return ens, Query(
-        vary=tuple(sorted(vary)), gap=gap, classes=classes, timeout=60.0, options=NO_HEURISTIC
+        vary=tuple(sorted(vary)),
+        gap=gap,
+        classes=classes,
+        plan=Plan(timeout=60.0, options=NO_HEURISTIC),
     )
 
 
 def _check_agrees(ens, q, passes) -> None:
     expected = brute_force_sensitive(ens, q)
-    r = solve_query(ens, q.with_(passes=passes))
+    r = solve_query(ens, q.planned(passes=passes))
     assert r.status in ("sensitive", "insensitive"), (r.status, r.error, r.message, sorted(passes))
     assert (r.status == "sensitive") == expected, (
         f"passes {sorted(passes)}: pipeline says {r.status}, oracle says "
@@ -118,7 +122,7 @@ def test_each_pass_combination_agrees_with_brute_force_on_fixed_instances(passes
     for seed in range(6):
         rng = np.random.default_rng(1000 + seed)
         ens = random_ensemble(rng, 4, 3, 3, 3, leaf_scale=1.0)
-        q = Query(vary=("f0",), gap=Gap(0.1), timeout=60.0, options=NO_HEURISTIC)
+        q = Query(vary=("f0",), gap=Gap(0.1), plan=Plan(timeout=60.0, options=NO_HEURISTIC))
         _check_agrees(ens, q, passes)
 
 
@@ -134,7 +138,7 @@ def test_multiclass_pipeline_agrees_with_brute_force(inst):
 @given(instances())
 def test_heuristic_witnesses_agree_with_brute_force(inst):
     ens, q = inst
-    q = q.with_(options=(), timeout=5.0)  # heuristic on, at most 0.5 s of it
+    q = q.planned(options=(), timeout=5.0)  # heuristic on, at most 0.5 s of it
     _check_agrees(ens, q, frozenset(PASS_NAMES))
 
 
@@ -143,7 +147,7 @@ def test_heuristic_witnesses_agree_with_brute_force(inst):
 def test_box_search_answers_agree_with_brute_force(inst):
     ens, q = inst
     # the heuristic barely runs, so the box search (on by default) answers most of these
-    q = q.with_(options=(("heuristic_effort", 0.001),), timeout=30.0)
+    q = q.planned(options=(("heuristic_effort", 0.001),), timeout=30.0)
     _check_agrees(ens, q, frozenset(PASS_NAMES))
 
 
@@ -218,7 +222,7 @@ def test_leaf_behind_an_interval_without_float32_values_is_never_chosen():
     )
     t1 = _tree([1, -1, -1], [0.5, 0, 0], [1, -1, -1], [2, -1, -1], [0, -0.5, -0.25])
     ens = _sklearn_like([t0, t1], 2)
-    q = Query(vary=("f0",), gap=Gap(0.0), timeout=60.0, options=NO_HEURISTIC)
+    q = Query(vary=("f0",), gap=Gap(0.0), plan=Plan(timeout=60.0, options=NO_HEURISTIC))
     assert brute_force_sensitive(ens, q) is False
     for passes in (frozenset(PASS_NAMES), frozenset()):
         _check_agrees(ens, q, passes)

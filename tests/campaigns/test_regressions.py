@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from treesens.backends.registry import available
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import PASS_NAMES, Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.regressions import harness as H
@@ -26,8 +27,8 @@ CASES = H.load_cases()
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_saved_case_agrees_with_the_oracle(case, request):
     q = case.query()
-    if not available(q.backend):
-        pytest.skip(f"backend {q.backend} is not installed")
+    if not available(q.plan.backend):
+        pytest.skip(f"backend {q.plan.backend} is not installed")
     if case.data.get("known_issue"):
         # only the known disagreement is expected: a case that no longer loads or crashes
         # the replay is a new failure
@@ -63,10 +64,10 @@ def test_a_saved_case_round_trips(family, seed, tmp_path):
     spec, ens = _small(family, seed, tmp_path)
     names = ens.feature_names
     if ens.n_classes == 2 and ens.n_outputs == 1:
-        q = Query(vary=(names[0],), gap=Gap(0.1), timeout=60.0, options=H.NO_HEURISTIC)
+        q = Query(vary=(names[0],), gap=Gap(0.1), plan=Plan(timeout=60.0, options=H.NO_HEURISTIC))
     else:
-        q = Query(vary=(names[0],), gap=Gap(1.5), classes=(0, "any"), timeout=60.0)
-    q = q.with_(passes=frozenset({"ordering", "aff"}))
+        q = Query(vary=(names[0],), gap=Gap(1.5), classes=(0, "any"), plan=Plan(timeout=60.0))
+    q = q.planned(passes=frozenset({"ordering", "aff"}))
     oracle = H.library_oracle(ens, q)
     r = solve_query(ens, q)
     assert H.check_result(ens, q, oracle, r) == []
@@ -98,7 +99,7 @@ def test_a_failing_run_is_saved_and_replayed(tmp_path, monkeypatch):
     calls = []
 
     def flaky(ens, q, oracle, r):
-        calls.append(q.backend)
+        calls.append(q.plan.backend)
         return ["injected: a made-up problem"] if len(calls) == 1 else real(ens, q, oracle, r)
 
     monkeypatch.setattr(H, "check_result", flaky)

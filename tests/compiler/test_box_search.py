@@ -1,5 +1,5 @@
-"""The pair tables (compiler/pair_boxes.py) and the box search over them
-(compiler/box_search.py), against the brute-force oracle on tiny ensembles."""
+"""The pair tables (search/pair_boxes.py) and the box search over them
+(search/box_search.py), against the brute-force oracle on tiny ensembles."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from treesens.compiler.box_search import FOUND, GAVE_UP, PROVED, box_search
 from treesens.compiler.encode import encode
-from treesens.compiler.pair_boxes import PairTablesTooLarge, applies, pair_tables
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.compiler.replay import meets
+from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
+from treesens.search.pair_boxes import PairTablesTooLarge, applies, pair_tables
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 from treesens.tests.pass_cases import two_feature_ensemble
 

@@ -18,6 +18,7 @@ import pytest
 from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
 from treesens.compiler.passes.feature_constraints import constraint_violations
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.oracle import _raw_candidates, feature_thresholds, random_ensemble
@@ -132,8 +133,8 @@ def _random_query(rng, ens, kind: str) -> Query:
         gap=Gap(0.05),
         bounds=tuple(bounds),
         relations=tuple(rels),
-        timeout=20.0,
         name="rand",
+        plan=Plan(timeout=20.0),
     )
 
 

@@ -8,6 +8,7 @@ import pytest
 import treesens
 from treesens.compiler.errors import InputError
 from treesens.compiler.kinds import resolve_condition
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive
@@ -25,7 +26,7 @@ def forest():
 
 
 def _query(vary, d, classes=(0, 1)):
-    return Query(vary=(vary,), gap=Gap(d, "margin"), classes=classes, timeout=60)
+    return Query(vary=(vary,), gap=Gap(d, "margin"), classes=classes, plan=Plan(timeout=60))
 
 
 def test_a_forest_margin_gap_is_a_difference_of_probabilities(forest):

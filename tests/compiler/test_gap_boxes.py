@@ -1,5 +1,5 @@
-"""The largest gap by one best-first search over boxes (compiler/gap_boxes.py, run by
-driver/gap_search.py), against the exact largest gap by enumeration on tiny ensembles:
+"""The largest gap by one best-first search over boxes (search/gap_boxes.py, run by
+search/gap_search.py), against the exact largest gap by enumeration on tiny ensembles:
 the anytime bounds always bracket it, and meet within the tolerance when proven."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import time
 import numpy as np
 import pytest
 
-from treesens.compiler.gap_boxes import largest_gap
-from treesens.compiler.pair_boxes import pair_encoding, pair_tables
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, Gap, Query
-from treesens.driver.gap_search import achieved_gap, box_largest_gap, gap_bound
 from treesens.questions.max_gap import max_gap_query
+from treesens.search.gap_boxes import largest_gap
+from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
+from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.max_gap_oracle import exact_max_gap, exact_max_ratio, max_ratio_problems
 from treesens.tests.oracle import random_ensemble
 
@@ -40,7 +41,7 @@ def _case(i: int):
     )
     k = int(rng.integers(1, n_features + 1)) if rng.random() < 0.3 else 1
     vary = tuple(sorted(rng.choice(ens.feature_names, size=k, replace=False).tolist()))
-    return ens, Query(vary=vary, timeout=60.0), TOLERANCES[i % len(TOLERANCES)]
+    return ens, Query(vary=vary, plan=Plan(timeout=60.0)), TOLERANCES[i % len(TOLERANCES)]
 
 
 def _bracket_problems(exact: float, lower, upper: float) -> list[str]:
@@ -117,7 +118,7 @@ def _multiclass_case(i: int):
         cast=COMPARISONS[i % 3][1],
     )
     classes = [(0, 1), (1, "any"), ("any", 2 % n_classes), ("any", "any")][i % 4]
-    return ens, Query(vary=("f1",), classes=classes, timeout=60.0), TOLERANCES[i % 3]
+    return ens, Query(vary=("f1",), classes=classes, plan=Plan(timeout=60.0)), TOLERANCES[i % 3]
 
 
 @pytest.mark.parametrize("i", range(40))

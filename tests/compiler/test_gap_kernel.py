@@ -1,5 +1,5 @@
-"""The compiled largest-gap search (compiler/gap_kernel.py) is the search of
-compiler/gap_boxes.py at a lower cost per box: on tiny ensembles both prove the same
+"""The compiled largest-gap search (search/gap_kernel.py) is the search of
+search/gap_boxes.py at a lower cost per box: on tiny ensembles both prove the same
 largest gap (each bracketing the exact one by enumeration), and the kernel's own parts
 (its heap, the floor it drops boxes under) keep their contracts."""
 
@@ -13,13 +13,13 @@ import sys
 import numpy as np
 import pytest
 
-from treesens.compiler import gap_kernel
-from treesens.compiler.box_search import tree_order
-from treesens.compiler.gap_boxes import largest_gap, root_bound
-from treesens.compiler.gap_kernel import EMPTY, KernelSearch, floor_in_rows
-from treesens.compiler.pair_boxes import pair_encoding, pair_tables
 from treesens.compiler.query import Gap
-from treesens.driver.gap_search import achieved_gap, gap_bound
+from treesens.search import gap_kernel
+from treesens.search.box_search import tree_order
+from treesens.search.gap_boxes import largest_gap, root_bound
+from treesens.search.gap_kernel import EMPTY, KernelSearch, floor_in_rows
+from treesens.search.gap_search import achieved_gap, gap_bound
+from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case
 from treesens.tests.max_gap_oracle import exact_max_gap
 
@@ -89,7 +89,7 @@ def test_a_kernel_loaded_in_this_process_is_not_compiled_again():
 
 
 def test_an_empty_numba_cache_announces_that_the_first_search_compiles(tmp_path):
-    code = "from treesens.compiler import gap_kernel; print(gap_kernel.compiles_first())"
+    code = "from treesens.search import gap_kernel; print(gap_kernel.compiles_first())"
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from treesens.compiler.heuristic import find_witness
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver import compile_query
+from treesens.search.heuristic import find_witness
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble, subset_sum_ensemble
 
 WORK = 20_000
@@ -114,11 +115,12 @@ def test_a_benchmark_variant_with_an_unknown_key_is_refused(bench_heuristic):
 
 
 def test_heuristic_effort_multiplies_the_work_bound_in_the_pipeline():
-    from treesens.driver import heuristic_work, solve_query
+    from treesens.driver import solve_query
+    from treesens.search.heuristic_stage import heuristic_work
 
     ens = subset_sum_ensemble([3, 5, 7], 11)  # no subset sums to 11: nothing to find
-    q = Query(vary=("f'",), gap=Gap(0.25, "margin"), timeout=60.0)
+    q = Query(vary=("f'",), gap=Gap(0.25, "margin"), plan=Plan(timeout=60.0))
     plain = solve_query(ens, q)
-    more = solve_query(ens, q.with_(options=(("heuristic_effort", 3.0),)))
+    more = solve_query(ens, q.planned(options=(("heuristic_effort", 3.0),)))
     assert plain.stats["heuristic_work"] == heuristic_work(ens)
     assert more.stats["heuristic_work"] == 3 * heuristic_work(ens)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from treesens.compiler.heuristic import find_witness
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.replay import meets
 from treesens.driver import compile_query
-from treesens.frontends.load import load_model
+from treesens.readers.load import load_model
+from treesens.search.heuristic import find_witness
 from treesens.tests.oracle import random_ensemble
 
 lightgbm = pytest.importorskip("lightgbm")

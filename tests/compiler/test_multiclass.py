@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import DEFAULT_PASSES, Gap, Query
 from treesens.compiler.replay import meets
 from treesens.driver import solve_query
@@ -17,7 +18,9 @@ C = 3
 
 
 def _query(vary, classes, ratio=1.5, passes=DEFAULT_PASSES):
-    return Query(vary=tuple(vary), gap=Gap(ratio), classes=classes, passes=passes, timeout=60)
+    return Query(
+        vary=tuple(vary), gap=Gap(ratio), classes=classes, plan=Plan(passes=passes, timeout=60)
+    )
 
 
 def _oracle(ens, vary, classes, ratio):

@@ -21,6 +21,7 @@ from treesens.compiler.options import (
     DataAwareMode,
     QueryOptions,
 )
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, GapKind, Query
 from treesens.interfaces import api
 from treesens.interfaces.cli.common import data_options
@@ -144,20 +145,20 @@ def test_an_unknown_data_aware_mode_is_an_input_error():
 
 
 def test_a_query_holds_its_mode_as_the_enum_and_compares_equal_to_its_name():
-    q = Query(vary=("a",), data_aware="prob")
-    assert q.data_aware is DataAwareMode.PROB and q.data_aware == "prob"
+    q = Query(vary=("a",), plan=Plan(data_aware="prob"))
+    assert q.plan.data_aware is DataAwareMode.PROB and q.plan.data_aware == "prob"
 
 
 def test_a_query_holds_its_options_as_a_record():
-    q = Query(vary=("a",), options=(("heuristic", False), ("heuristic_effort", 2.0)))
-    assert isinstance(q.options, QueryOptions)
-    assert q.options.heuristic is False and q.options.heuristic_effort == 2.0
+    q = Query(vary=("a",), plan=Plan(options=(("heuristic", False), ("heuristic_effort", 2.0))))
+    assert isinstance(q.plan.options, QueryOptions)
+    assert q.plan.options.heuristic is False and q.plan.options.heuristic_effort == 2.0
 
 
 def test_query_options_read_as_name_value_pairs():
-    q = Query(vary=("a",), options={"heuristic": False})
-    assert dict(q.options) == {"heuristic": False}
-    assert dict(q.options).get("heuristic_effort", 1.0) == 1.0
+    q = Query(vary=("a",), plan=Plan(options={"heuristic": False}))
+    assert dict(q.plan.options) == {"heuristic": False}
+    assert dict(q.plan.options).get("heuristic_effort", 1.0) == 1.0
 
 
 def test_query_options_give_the_default_of_an_option_not_given():
@@ -210,6 +211,6 @@ def test_every_query_setting_has_a_cli_flag_an_api_keyword_and_a_sens_statement(
 @pytest.mark.parametrize("spec", SETTINGS, ids=lambda o: o.name)
 def test_every_query_setting_defaults_alike_in_the_query_the_cli_and_the_api(spec):
     args = build_parser().parse_args(["check", "m.json", "--vary", "a"])
-    assert getattr(Query(vary=("a",)), spec.name) == spec.default
+    assert getattr(Query(vary=("a",)).plan, spec.name) == spec.default
     assert getattr(args, spec.name) == spec.default
     assert inspect.signature(api.check).parameters[spec.name].default == spec.default

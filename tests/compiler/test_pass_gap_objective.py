@@ -82,7 +82,7 @@ def test_obj_invert_is_the_identity():
 @pytest.mark.parametrize("seed,gap", VERDICT_CASES)
 def test_verdict_with_obj_equals_verdict_without_and_the_oracle(seed, gap):
     ens, on = verdict_case(seed, gap, DEFAULT_PASSES)
-    off = on.with_(passes=DEFAULT_PASSES - {"obj"})
+    off = on.planned(passes=DEFAULT_PASSES - {"obj"})
     assert verdict(ens, on) == verdict(ens, off) == oracle_verdict(ens, on)
 
 
@@ -90,5 +90,5 @@ def test_verdict_with_obj_equals_verdict_without_and_the_oracle(seed, gap):
 def test_multiclass_verdict_with_obj_equals_verdict_without_and_the_oracle(seed):
     ens = random_ensemble(seed, 6, 2, 3, 3, n_classes=3)
     on = query(("f0",), gap=Gap(1.2), classes=(0, 1), passes=DEFAULT_PASSES)
-    off = on.with_(passes=DEFAULT_PASSES - {"obj"})
+    off = on.planned(passes=DEFAULT_PASSES - {"obj"})
     assert verdict(ens, on) == verdict(ens, off) == oracle_verdict(ens, on)

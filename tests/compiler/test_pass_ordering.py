@@ -111,5 +111,5 @@ def test_consistency_invert_is_the_identity(cls):
 @pytest.mark.parametrize("seed,gap", VERDICT_CASES)
 def test_verdict_with_ordering_equals_verdict_with_pairwise_and_the_oracle(seed, gap):
     ens, on = verdict_case(seed, gap, DEFAULT_PASSES)
-    off = on.with_(passes=DEFAULT_PASSES - {"ordering"})
+    off = on.planned(passes=DEFAULT_PASSES - {"ordering"})
     assert verdict(ens, on) == verdict(ens, off) == oracle_verdict(ens, on)

@@ -87,5 +87,5 @@ def test_unaff_invert_is_the_identity():
 @pytest.mark.parametrize("seed,gap", VERDICT_CASES)
 def test_verdict_with_unaff_equals_verdict_without_and_the_oracle(seed, gap):
     ens, on = verdict_case(seed, gap, DEFAULT_PASSES)
-    off = on.with_(passes=DEFAULT_PASSES - {"unaff"})
+    off = on.planned(passes=DEFAULT_PASSES - {"unaff"})
     assert verdict(ens, on) == verdict(ens, off) == oracle_verdict(ens, on)

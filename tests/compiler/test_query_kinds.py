@@ -9,9 +9,15 @@ import pytest
 
 from treesens.compiler.chain import SensitivityQuestion, sensitivity_chain
 from treesens.compiler.errors import InputError
-from treesens.compiler.kinds import AnchoredQuestion, kind_of, prepared
+from treesens.compiler.kinds import (
+    AnchoredQuestion,
+    check_kind,
+    kind_of,
+    prepared,
+    resolve_condition,
+)
 from treesens.compiler.passes.base import Compiled, Pass
-from treesens.compiler.query import Query
+from treesens.compiler.query import Gap, Query
 from treesens.tests.oracle import random_ensemble
 
 
@@ -74,7 +80,7 @@ class _OptionalPairOnly(_PairOnly):
 
 def _chain_with(p: Pass, q: Query):
     ens = _ens()
-    chain = sensitivity_chain(q.passes)
+    chain = sensitivity_chain(q.plan.passes)
     chain.passes.append(p)
     return chain.apply(SensitivityQuestion(ens, q))
 
@@ -97,3 +103,41 @@ def test_an_optional_pass_skips_a_kind_it_is_not_written_for():
 def test_a_pass_takes_the_kinds_it_is_written_for():
     compiled, inverse = _chain_with(_PairOnly(), Query(vary=("f0",)))
     assert inverse[-1][0].name == "pair-only"
+
+
+def test_max_gap_is_a_kind_its_runner_answers_not_one_solve():
+    from treesens.driver import solve_query
+
+    with pytest.raises(InputError, match="a max_gap query is a search over checks"):
+        solve_query(_ens(), Query(vary=("f0",), kind="max_gap", gap=Gap(0.2, given=False)))
+
+
+def test_the_max_gap_kind_checks_its_tolerance():
+    with pytest.raises(InputError, match="tolerance 0.7 out of range"):
+        check_kind(Query(vary=("f0",), kind="max_gap", params={"tolerance": 0.7}))
+
+
+def test_a_kind_refuses_a_parameter_it_does_not_take():
+    with pytest.raises(InputError, match="the pair kind takes no parameter 'eps'"):
+        check_kind(Query(vary=("f0",), params={"eps": 1.0}))
+
+
+def test_the_max_gap_kind_states_the_pair_question_at_no_gap():
+    ens = _ens()
+    asked = Query(vary=("f0",), kind="max_gap", gap=Gap(0.2, given=False))  # no gap given
+    cond = resolve_condition(ens, asked)
+    assert cond == resolve_condition(ens, Query(vary=("f0",), gap=Gap(0.0)))
+
+
+def test_an_audit_asks_the_anchored_kind_of_every_row():
+    from treesens.questions.audit_spec import make_spec, make_target
+    from treesens.readers.data import load_data
+
+    ens = _ens()
+    rows = np.random.default_rng(1).uniform(-2, 2, size=(10, 3))
+    spec = make_spec(ens, load_data(rows, ens), ["f0"], make_target(ens, 0.1))
+    assert (spec.question.kind, spec.question.vary, spec.target.gap) == (
+        "anchored",
+        ("f0",),
+        Gap(0.1),
+    )

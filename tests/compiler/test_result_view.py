@@ -3,8 +3,11 @@ HTML for Jupyter with every name escaped."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from treesens.answers.result import Result
-from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
+from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, ModelOrigin, Tree
 
 
 def _result(**kw) -> Result:
@@ -33,7 +36,9 @@ def _ensemble(n_features: int, name: str = "f{}") -> Ensemble:
         outputs=(0,),
     )
     feats = tuple(Feature(name.format(i)) for i in range(n_features))
-    return Ensemble((tree,) * 3, feats, 2, (0.0,), LOGISTIC, source="xgboost:m.json")
+    return Ensemble(
+        (tree,) * 3, feats, 2, (0.0,), LOGISTIC, origin=ModelOrigin("xgboost", "m.json")
+    )
 
 
 def test_a_result_repr_is_one_line_with_status_features_gap_probabilities_and_time():
@@ -70,6 +75,18 @@ def test_str_of_a_result_reads_brackets_in_a_name_as_text_not_markup():
 def test_str_of_a_result_without_a_witness_is_its_verdict_line():
     text = str(_result(status="insensitive", witness=None, outputs=None, validated=False))
     assert text.startswith("INSENSITIVE (age)") and len(text.splitlines()) == 1
+
+
+def test_str_of_a_result_is_the_views_drawing_when_only_answers_is_imported():
+    # answers/ sits below views/: the package root hands the drawing down as it imports
+    code = (
+        "from treesens.answers.result import Result\n"
+        "r = Result('q', 'sensitive', 'cpsat', ['age'], 0.2,"
+        " witness={'x1': {'age': 30.0}, 'x2': {'age': 61.0}})\n"
+        "print(str(r)); print(r._repr_html_())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "<- varied" in out.stdout and "<table>" in out.stdout
 
 
 def test_the_html_of_a_result_is_a_table_with_one_row_per_feature():

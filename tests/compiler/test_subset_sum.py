@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import DEFAULT_PASSES, KANT_PASSES, Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, subset_sum_ensemble, subset_sum_exists
@@ -30,7 +31,7 @@ GAP = Gap(0.25, "margin")
 
 def _query(passes=DEFAULT_PASSES, heuristic=False) -> Query:
     opts = () if heuristic else (("heuristic", False),)
-    return Query(vary=("f'",), gap=GAP, passes=passes, timeout=60.0, options=opts)
+    return Query(vary=("f'",), gap=GAP, plan=Plan(passes=passes, timeout=60.0, options=opts))
 
 
 @pytest.mark.parametrize("numbers,k,expected", CASES)
@@ -72,6 +73,6 @@ def test_varying_the_number_features_is_sensitive_when_sums_straddle_k():
     # with f' fixed, x1 needs a subset sum >= k + 0.75 (or k - 0.25 with f' = 1) and x2 a
     # subset sum <= k - 0.75 (or k + 0.25): the empty set and the full set give both
     ens = subset_sum_ensemble([3, 5, 7], 11)
-    q = Query(vary=tuple(f"f{i}" for i in range(3)), gap=GAP, timeout=60.0)
+    q = Query(vary=tuple(f"f{i}" for i in range(3)), gap=GAP, plan=Plan(timeout=60.0))
     r = solve_query(ens, q)
     assert r.status == "sensitive" and brute_force_sensitive(ens, q)

@@ -12,7 +12,7 @@ import pytest
 
 from treesens.interfaces.cli.main import main
 from treesens.language import load_queries
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CONTRACT = EXAMPLES / "contract.sens"
@@ -25,7 +25,7 @@ pytest.importorskip("xgboost")
 
 def _run(tmp_path, *args):
     xml = tmp_path / "out.xml"
-    proc = run_treesens("test", CONTRACT, "--junit", xml, *args, cwd=tmp_path, timeout=600)
+    proc = treesens_here("test", CONTRACT, "--junit", xml, *args, cwd=tmp_path)
     return proc, ET.parse(xml).getroot()
 
 
@@ -182,7 +182,7 @@ def test_a_bad_expectation_is_bad_input_at_its_place(tmp_path, capsys):
 def test_the_contract_runs_from_a_copy_of_examples(tmp_path):
     copy = tmp_path / "examples"
     shutil.copytree(EXAMPLES, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    proc = run_treesens("test", "contract.sens", "--query", "radius_error", cwd=copy)
+    proc = treesens_here("test", "contract.sens", "--query", "radius_error", cwd=copy)
     assert proc.returncode == 0, proc.stderr
 
 

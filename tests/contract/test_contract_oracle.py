@@ -13,7 +13,7 @@ import pytest
 
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.audit import Target
-from treesens.compiler.query import Gap, Query
+from treesens.compiler.query import Gap, Plan, Query
 from treesens.interfaces.expect_api import expect_audit
 from treesens.questions.contract import (
     FAIL,
@@ -39,7 +39,7 @@ def _ens(seed: int, n_classes: int = 2):
 
 
 def _judged(ens, q, exp):
-    res = answer(ens, q, exp, deadline=time.time() + 60)
+    res = answer(ens, q.planned(timeout=60.0), exp)
     verdict, message = judge(ens, exp, res)
     return verdict, message, res
 
@@ -121,7 +121,7 @@ def test_the_multiclass_cases_hold_a_pair_above_ratio_one():
 
 def _regressor(seed: int):
     xgb = pytest.importorskip("xgboost")
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(120, 3))
@@ -149,7 +149,7 @@ def test_expect_max_gap_on_a_regressors_change_agrees_with_brute_force(seed):
 
 def _audit_model():
     xgb = pytest.importorskip("xgboost")
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4))
@@ -214,14 +214,14 @@ def test_a_time_limit_that_ran_out_is_unknown_not_a_verdict():
     ens = _ens(0)
     for kind in ("insensitive", "sensitive"):
         exp = Expectation(kind)
-        res = answer(ens, Query(vary=("f0",), gap=Gap(0.05)), exp, deadline=time.time() - 1)
+        q = Query(vary=("f0",), gap=Gap(0.05), plan=Plan(timeout=1.0))
+        res = answer(ens, q, exp, start=time.time() - 2)  # its time limit ran out already
         assert res.status not in (SENSITIVE, INSENSITIVE)
         verdict, message = judge(ens, exp, res)
         assert verdict == UNKNOWN and "time limit" in message
 
 
 def test_an_audit_with_unknown_rows_that_may_break_the_limit_is_unknown():
-    from treesens.frontends.data import load_data
     from treesens.questions.audit import (
         answer_blocks,
         frame_from_results,
@@ -230,6 +230,7 @@ def test_an_audit_with_unknown_rows_that_may_break_the_limit_is_unknown():
         row_result,
     )
     from treesens.questions.contract import judge_audit
+    from treesens.readers.data import load_data
 
     ens, frame = _audit_model()
     vary = [ens.feature_names[1]]

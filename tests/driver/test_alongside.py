@@ -11,16 +11,22 @@ import pytest
 
 from treesens.answers.result import INSENSITIVE, SENSITIVE, UNKNOWN
 from treesens.backends.registry import available
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
-from treesens.driver import alongside, boxes
+from treesens.driver import alongside
 from treesens.driver.solve import solve_query
+from treesens.search import boxes
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 needs_cpsat = pytest.mark.skipif(not available("cpsat"), reason="CP-SAT (ortools) missing")
 
 
 def _query(vary, gap: Gap, timeout: float = 60.0) -> Query:
-    return Query(vary=tuple(vary), gap=gap, timeout=timeout, options=(("heuristic_effort", 0.001),))
+    return Query(
+        vary=tuple(vary),
+        gap=gap,
+        plan=Plan(timeout=timeout, options=(("heuristic_effort", 0.001),)),
+    )
 
 
 @pytest.fixture

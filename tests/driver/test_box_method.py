@@ -12,17 +12,18 @@ from pathlib import Path
 import pytest
 
 import treesens
-from treesens.compiler.box_search import GAVE_UP, box_search
-from treesens.compiler.pair_boxes import pair_encoding, pair_tables
+from treesens.backends import registry
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.driver import solve_query
+from treesens.search.box_search import GAVE_UP, box_search
+from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
 
 
 def _alone(q: Query) -> Query:
-    return q.with_(backend="boxes", options={"heuristic": False})
+    return q.planned(backend="boxes", options={"heuristic": False})
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -52,7 +53,7 @@ def test_a_race_with_the_box_search_has_it_among_its_backends():
 def test_a_race_goes_on_when_the_box_search_cannot_take_the_query():
     ens = random_ensemble(2, 4, 2, 3, 3)
     q = Query(vary=("f0",), bounds=(FeatureBound("f1", 0.0, 0.5, (1,)),))
-    r = solve_query(ens, q.with_(backend="race:boxes,cpsat"))
+    r = solve_query(ens, q.planned(backend="race:boxes,cpsat"))
     assert r.backend == "cpsat" and r.status in ("sensitive", "insensitive")
 
 
@@ -78,3 +79,21 @@ def test_the_backends_listing_names_the_box_search():
     )
     rows = {r["name"]: r for r in map(json.loads, p.stdout.splitlines())}
     assert rows["boxes"]["installed"] is True
+
+
+def test_the_box_search_is_a_search_method_of_the_backend_registry():
+    method = registry.search_method("boxes")
+    assert method is not None and method.load().search_alone is not None
+
+
+def test_a_search_method_registered_under_another_name_answers_as_the_box_search():
+    # the driver runs a search method from its registry entry: nothing tests the name
+    registry.register(registry.SearchMethod("boxes-again", "treesens.search.boxes"))
+    try:
+        ens = random_ensemble(310, 5, 3, 3, 3, leaf_scale=1.0)
+        q = Query(vary=("f0",), gap=Gap(0.15))
+        again = solve_query(ens, q.planned(backend="boxes-again", options={"heuristic": False}))
+        assert again.status == solve_query(ens, _alone(q)).status
+        assert again.stats["box_search"]["status"] in ("found", "proved")
+    finally:
+        registry.unregister("boxes-again")

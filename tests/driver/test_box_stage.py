@@ -1,4 +1,4 @@
-"""The box search stage of a solve (driver/boxes.py): it answers before the backend,
+"""The box search stage of a solve (search/boxes.py): it answers before the backend,
 within its share of the time, and only when it applies."""
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ import time
 import pytest
 
 from treesens.answers.result import INSENSITIVE, SENSITIVE, UNKNOWN
-from treesens.compiler import pair_boxes as boxes_tables
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, Gap, Query
-from treesens.driver import boxes
 from treesens.driver.solve import _start, solve_query
+from treesens.search import boxes
+from treesens.search import pair_boxes as boxes_tables
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 from treesens.tests.pass_cases import two_feature_ensemble
 
@@ -22,7 +23,7 @@ def _context(ens, q: Query, seconds: float = 60.0):
 
 def _query(vary, gap: Gap, box_search: bool = True, **kw) -> Query:
     opts = (("heuristic_effort", 0.001), ("box_search", box_search))
-    return Query(vary=tuple(vary), gap=gap, timeout=60.0, options=opts, **kw)
+    return Query(vary=tuple(vary), gap=gap, plan=Plan(timeout=60.0, options=opts), **kw)
 
 
 def test_the_box_stage_proves_a_gap_no_pair_reaches():
@@ -53,7 +54,7 @@ def test_the_box_stage_does_not_run_on_a_query_with_bounds_on_the_inputs():
 
 
 def test_the_box_stage_does_not_run_without_the_heuristic():
-    q = Query(vary=("x1",), gap=Gap(1.6, "margin"), options=(("heuristic", False),))
+    q = Query(vary=("x1",), gap=Gap(1.6, "margin"), plan=Plan(options=(("heuristic", False),)))
     ctx = _context(two_feature_ensemble(), q)
     assert not boxes.box_stage(ctx)
     assert "box_search" not in ctx.stats

@@ -11,11 +11,12 @@ import pytest
 
 from treesens.backends.registry import available
 from treesens.compiler.dataset import Dataset
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver import clauses as clauses_stage
 from treesens.driver import solve_query
 from treesens.driver.clauses import LEARNING_SHARE, STOPPED, clauses_for, learn_in_worker
-from treesens.frontends.data import dataset_for
+from treesens.readers.data import dataset_for
 from treesens.tests.oracle import random_ensemble
 
 needs_z3 = pytest.mark.skipif(not available("z3"), reason="needs z3")
@@ -90,9 +91,11 @@ def test_a_clause_query_ends_within_its_time_limit(monkeypatch, tmp_path):
     q = Query(
         vary=("f0",),
         gap=Gap(0.45),
-        timeout=6,
-        data_aware="clause",
-        options=(("data", str(path)), ("clause_time", 60.0), ("heuristic", False)),
+        plan=Plan(
+            timeout=6,
+            data_aware="clause",
+            options=(("data", str(path)), ("clause_time", 60.0), ("heuristic", False)),
+        ),
     )
     t0 = time.time()
     res = solve_query(ens, q, deadline=t0 + 6, data=dataset_for(ens, q))

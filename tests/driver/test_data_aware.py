@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from treesens.backends.cavity_learning import learn_clauses
 from treesens.compiler.cavities import (
     Clause,
     Literal,
@@ -22,9 +21,11 @@ from treesens.compiler.errors import InputError
 from treesens.compiler.ir import check_constraint
 from treesens.compiler.passes import Chain, Compiled, passes_for
 from treesens.compiler.passes.data_aware import CavityClauses, UtilityObjective, marginals
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.driver.clauses import clauses_for, load_clauses, save_clauses
-from treesens.frontends.data import load_data
+from treesens.readers.data import load_data
+from treesens.search.cavity_learning import learn_clauses
 
 
 def stump(f: int, t: float, lo: float, hi: float) -> Tree:
@@ -54,7 +55,7 @@ def tiny() -> Ensemble:
 
 def compiled_for(ens, q):
     problem, enc = encode(ens, q)
-    chain = Chain(passes_for(q.passes))
+    chain = Chain(passes_for(q.plan.passes))
     return chain.apply(Compiled(problem, enc))[0]
 
 
@@ -99,7 +100,7 @@ def test_load_data_by_name_order_and_errors(tmp_path):
 def test_marginals_and_utility_objective():
     ens = tiny()
     X = np.array([[0.1, 0.1, 0.0], [0.2, 0.5, 0.0], [0.9, 0.5, 1.0], [0.8, 0.6, 1.0]])
-    q = Query(vary=("s",), data_aware="prob")
+    q = Query(vary=("s",), plan=Plan(data_aware="prob"))
     c = compiled_for(ens, q)
     enc = c.encoding
     m = marginals(enc, X, alpha=1.0)
@@ -165,7 +166,7 @@ def test_a_clauses_file_in_a_missing_directory_is_an_input_error_and_nothing_is_
 
 def test_cavity_clause_constraint_excludes_box_for_both_copies():
     ens = tiny()
-    q = Query(vary=("b",), data_aware="clause")
+    q = Query(vary=("b",), plan=Plan(data_aware="clause"))
     c = compiled_for(ens, q)
     clause = Clause((Literal("a", 0.5, math.inf), Literal("b", 0.3, 0.7)))
     out, _ = CavityClauses([clause]).apply(c)

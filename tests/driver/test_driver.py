@@ -26,6 +26,7 @@ from treesens.compiler.ir import (
 )
 from treesens.compiler.passes import Compiled, IntegerScaling
 from treesens.compiler.passes.big_m import BigM
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.solver import Capabilities, SolveStatus
 from treesens.driver import backend_chain
@@ -163,17 +164,17 @@ def test_an_in_memory_dataset_is_used_as_it_is():
         feature_names = ["a", "b"]
 
     ds = Dataset(np.zeros((2, 2)), None, ("a", "b"))
-    q = Query(vary=("a",), gap=Gap(0.1), options=(("data", ds),))
+    q = Query(vary=("a",), gap=Gap(0.1), plan=Plan(options=(("data", ds),)))
     assert dataset_for_query(Ens(), q) is ds
 
 
-def test_a_query_naming_a_data_file_needs_the_dataset_passed_even_with_the_frontends_loaded():
-    import treesens.frontends.data  # noqa: F401 - importing it registers nothing in the driver
+def test_a_query_naming_a_data_file_needs_the_dataset_passed_even_with_the_readers_loaded():
+    import treesens.readers.data  # noqa: F401 - importing it registers nothing in the driver
 
     class Ens:
         feature_names = ["a", "b"]
 
-    q = Query(vary=("a",), gap=Gap(0.1), options=(("data", "train.csv"),))
+    q = Query(vary=("a",), gap=Gap(0.1), plan=Plan(options=(("data", "train.csv"),)))
     with pytest.raises(InputError, match="names a data file that was not read"):
         dataset_for_query(Ens(), q)
 
@@ -183,7 +184,7 @@ def test_the_dataset_passed_for_a_data_file_is_the_one_used():
         feature_names = ["a", "b"]
 
     ds = Dataset(np.zeros((2, 2)), None, ("a", "b"))
-    q = Query(vary=("a",), gap=Gap(0.1), options=(("data", "train.csv"),))
+    q = Query(vary=("a",), gap=Gap(0.1), plan=Plan(options=(("data", "train.csv"),)))
     assert dataset_for_query(Ens(), q, ds) is ds
 
 
@@ -192,15 +193,18 @@ def test_a_dataset_of_other_features_is_one_input_error():
         feature_names = ["a", "c"]
 
     ds = Dataset(np.zeros((2, 2)), None, ("a", "b"))
-    q = Query(vary=("a",), gap=Gap(0.1), options=(("data", ds),))
+    q = Query(vary=("a",), gap=Gap(0.1), plan=Plan(options=(("data", ds),)))
     with pytest.raises(InputError, match="loaded for a model with other features"):
         dataset_for_query(Ens(), q)
 
 
 def test_typed_options_give_the_table_default_when_unset():
     q = Query(vary=("a",), gap=Gap(0.1))
-    assert q.options.value("heuristic") is True
-    assert q.with_(options=q.options.with_(heuristic=False)).options.value("heuristic") is False
+    assert q.plan.options.value("heuristic") is True
+    assert (
+        q.planned(options=q.plan.options.with_(heuristic=False)).plan.options.value("heuristic")
+        is False
+    )
 
 
 def _data_with_a_hole():
@@ -212,7 +216,7 @@ def _data_with_a_hole():
 
 @pytest.mark.skipif(not available("z3"), reason="z3 is not installed")
 def test_clauses_learned_in_a_worker_equal_those_learned_in_process():
-    from treesens.backends.cavity_learning import learn_clauses
+    from treesens.search.cavity_learning import learn_clauses
     from treesens.tests.driver.test_data_aware import tiny
 
     X = _data_with_a_hole()

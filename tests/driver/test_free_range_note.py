@@ -4,14 +4,12 @@ from any real row, and the note suggests the data (issue 44, item 6)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
 
 import treesens
+from treesens.tests.conftest import treesens_here
 
 xgb = pytest.importorskip("xgboost")
 
@@ -75,8 +73,6 @@ def test_a_largest_gap_pair_without_data_carries_the_note():
 def test_cli_check_without_data_prints_the_note_naming_the_data_flag(tmp_path):
     est, _ = _model()
     est.save_model(tmp_path / "m.json")
-    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "check", "m.json"]
-    cmd += ["--vary", "f0", "--gap", "0.1"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    r = treesens_here("check", "m.json", "--vary", "f0", "--gap", "0.1", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "note: features range over all reals" in r.stdout and "--data ROWS.csv" in r.stdout

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver import solve_query
 from treesens.tests.conftest import require_shared
@@ -33,7 +34,7 @@ def _cli(*args, **kw):
 
 def test_same_query_and_seed_give_the_same_status_and_witness():
     ens = random_ensemble(11, n_trees=8, depth=3, n_features=4, n_thresholds=3)
-    q = Query(vary=("f0",), gap=Gap(0.05), timeout=60, seed=3)
+    q = Query(vary=("f0",), gap=Gap(0.05), plan=Plan(timeout=60, seed=3))
     a, b = solve_query(ens, q), solve_query(ens, q)
     assert a.status == b.status
     assert a.witness == b.witness
@@ -49,10 +50,7 @@ def test_each_backend_gives_the_same_witness_for_the_same_query_and_seed(backend
     q = Query(
         vary=("f1",),
         gap=Gap(0.05),
-        backend=backend,
-        timeout=60,
-        seed=5,
-        options=(("heuristic", False),),
+        plan=Plan(backend=backend, timeout=60, seed=5, options=(("heuristic", False),)),
     )
     a, b = solve_query(ens, q), solve_query(ens, q)
     assert a.status in ("sensitive", "insensitive"), a.error
@@ -78,7 +76,7 @@ def test_cli_runs_are_deterministic():
 
 def test_a_worker_out_of_memory_is_an_error_for_that_query_only():
     ens = random_ensemble(5, n_trees=4, depth=2, n_features=3, n_thresholds=2)
-    q = Query(vary=("f0",), gap=Gap(0.05), timeout=60, options=(("heuristic", False),))
+    q = Query(vary=("f0",), gap=Gap(0.05), plan=Plan(timeout=60, options=(("heuristic", False),)))
     starved = solve_query(ens, q, memory_mb=40)  # too little to even load the solver
     assert starved.status == "error"
     assert starved.error
@@ -145,7 +143,7 @@ def test_worker_processes_ignore_ctrl_c_of_the_terminal():
     from treesens.driver import compile_query, for_backend
 
     ens = random_ensemble(1, n_trees=4, depth=2, n_features=3, n_thresholds=2)
-    q = Query(vary=("f0",), gap=Gap(0.05), timeout=60)
+    q = Query(vary=("f0",), gap=Gap(0.05), plan=Plan(timeout=60))
     w = Worker("cpsat")
     comp, _, _ = for_backend(compile_query(ens, q), "cpsat")
     from treesens.compiler.solver import SolveOptions

@@ -7,9 +7,6 @@ every pair replayed with the library's own predict."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -17,13 +14,14 @@ import treesens
 from treesens.backends.registry import available
 from treesens.compiler import link_change
 from treesens.compiler.errors import InputError
-from treesens.compiler.gap_boxes import root_bound
-from treesens.compiler.pair_boxes import applies, pair_encoding, pair_tables
 from treesens.compiler.query import FeatureBound
 from treesens.driver import backend as backend_stage
-from treesens.driver.gap_search import level_encodings, link_bound
 from treesens.driver.solve import solve_query
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
+from treesens.search.gap_boxes import root_bound
+from treesens.search.gap_search import level_encodings, link_bound
+from treesens.search.pair_boxes import applies, pair_encoding, pair_tables
+from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import brute_force_largest_change, cell_grid, interval_values
 
 xgb = pytest.importorskip("xgboost")
@@ -270,15 +268,12 @@ def test_cli_delta_and_max_gap_on_a_poisson_regressor(tmp_path):
     est.save_model(path)
     ens = treesens.load_model(str(path))
     below, above = _either_side(brute_force_largest_change(ens, ["f0"]))
-    cli = [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(path), "--json"]
     for extra, status in (
         (["--delta", repr(below)], "sensitive"),
         (["--delta", repr(above)], "insensitive"),
         (["--max-gap"], "sensitive"),
     ):
-        p = subprocess.run(
-            [*cli, "--vary", "f0", *extra], capture_output=True, text=True, timeout=120
-        )
+        p = treesens_here("check", path, "--json", "--vary", "f0", *extra)
         assert p.returncode == 0, p.stderr
         assert f'"status": "{status}"' in p.stdout
 

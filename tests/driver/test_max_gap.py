@@ -12,8 +12,10 @@ from treesens.answers.result import Result
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature
 from treesens.compiler.errors import InputError
 from treesens.compiler.options import QueryOptions
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.questions import max_gap as M
+from treesens.questions.ask import answer
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.oracle import random_ensemble
 
@@ -22,7 +24,7 @@ BISECT = QueryOptions.of({"box_search": False})
 
 
 def _bisect(timeout: float = 60.0, vary=("f0",)) -> Query:
-    return Query(vary=vary, timeout=timeout, options=BISECT)
+    return Query(vary=vary, plan=Plan(timeout=timeout, options=BISECT))
 
 
 def _ens(seed: int = 3) -> Ensemble:
@@ -101,7 +103,7 @@ def test_max_gap_line_says_not_proven():
 
 def test_search_matches_the_exact_max_gap_within_the_tolerance():
     ens = _ens(3)
-    r = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0))
+    r = M.max_gap_query(ens, Query(vary=("f0",), plan=Plan(timeout=60.0)))
     assert not max_gap_problems(exact_max_gap(ens, ("f0",)), r)
     assert r.max_gap["proven"]
 
@@ -117,7 +119,7 @@ def test_search_with_a_coarse_tolerance_takes_fewer_steps():
 def test_insensitive_model_reports_no_gap_above_the_tolerance():
     ens = _ens(0)  # the oracle's max gap is negative here
     assert exact_max_gap(ens, ("f0",)) < 0
-    r = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0))
+    r = M.max_gap_query(ens, Query(vary=("f0",), plan=Plan(timeout=60.0)))
     assert r.status == "insensitive" and r.gap == M.DEFAULT_TOLERANCE
     assert r.max_gap["lower"] is None and r.max_gap["upper"] <= M.DEFAULT_TOLERANCE
     assert r.max_gap["proven"]
@@ -142,7 +144,7 @@ def test_feature_no_tree_uses_is_insensitive_at_once():
 
 def test_result_gap_is_the_witness_achieved_gap():
     ens = _ens(3)
-    r = M.max_gap_query(ens, Query(vary=("f0",), timeout=60.0))
+    r = M.max_gap_query(ens, Query(vary=("f0",), plan=Plan(timeout=60.0)))
     assert r.gap == r.max_gap["lower"] == M.achieved_gap(r.outputs)
 
 
@@ -153,7 +155,8 @@ def test_steps_are_recorded_in_stats():
 
 
 def test_asked_records_the_tolerance():
-    r = M.max_gap_query(_ens(3), Query(vary=("f0",), timeout=60.0), tolerance=1e-3)
+    q = Query(vary=("f0",), kind="max_gap", params={"tolerance": 1e-3}, plan=Plan(timeout=60.0))
+    r = answer(_ens(3), q)
     assert r.stats["asked"]["max_gap"] == 1e-3
 
 
@@ -250,7 +253,7 @@ def test_forest_probability_model_matches_the_exact_max_gap():
         source="forest",
     )
     assert forest.link != LOGISTIC
-    r = M.max_gap_query(forest, Query(vary=("f0",), timeout=60.0))
+    r = M.max_gap_query(forest, Query(vary=("f0",), plan=Plan(timeout=60.0)))
     assert not max_gap_problems(exact_max_gap(forest, ("f0",)), r)
 
 
@@ -278,7 +281,7 @@ def test_sensitive_step_without_outputs_ends_the_search(monkeypatch):
 
 
 def test_a_ratio_over_a_class_of_probability_zero_is_the_largest_float():
-    from treesens.driver.gap_search import _ratio
+    from treesens.search.gap_search import _ratio
 
     assert _ratio(0.7, 0.0) == np.finfo(float).max
     assert _ratio(0.7, 0.35) == 2.0
@@ -287,7 +290,7 @@ def test_a_ratio_over_a_class_of_probability_zero_is_the_largest_float():
 def test_a_ratio_bound_past_the_largest_float_is_stated_as_the_largest_float():
     from types import SimpleNamespace
 
-    from treesens.driver.gap_search import shown_gap
+    from treesens.search.gap_search import shown_gap
 
     multiclass = SimpleNamespace(n_outputs=3)
     assert shown_gap(multiclass, 5e22) == np.finfo(float).max

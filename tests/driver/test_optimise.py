@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from treesens.answers.result_view import optimum_line
 from treesens.backends.registry import available
 from treesens.driver.optimise import BUDGET_STOP, STALL_STOP, OptimisationWatch, relative_gap
 from treesens.interfaces.api import check
 from treesens.tests.oracle import random_ensemble
 from treesens.tests.processes import sigint_as_from_a_terminal
+from treesens.views.result_view import optimum_line
 
 needs_cpsat = pytest.mark.skipif(not available("cpsat"), reason="needs ortools (CP-SAT)")
 
@@ -141,7 +141,7 @@ def _start_cli(tmp_path, ens):
     import subprocess
     import sys
 
-    from treesens.frontends.formats.xgboost_replay import native_model_bytes
+    from treesens.readers.formats.xgboost_replay import native_model_bytes
 
     model = tmp_path / "model.json"
     model.write_bytes(native_model_bytes(ens))

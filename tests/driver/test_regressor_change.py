@@ -5,9 +5,6 @@ the library's own predict."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -16,7 +13,8 @@ from treesens.backends.registry import available
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import FeatureBound
 from treesens.driver.solve import solve_query
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import brute_force_largest_change
 
 xgb = pytest.importorskip("xgboost")
@@ -242,14 +240,8 @@ def test_cli_delta_answers_both_ways(tmp_path):
     est.save_model(path)
     ens = treesens.load_model(str(path))
     below, above = _either_side(brute_force_largest_change(ens, ["f0"]))
-    cli = [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(path), "--json"]
     for delta, status in ((below, "sensitive"), (above, "insensitive")):
-        p = subprocess.run(
-            [*cli, "--vary", "f0", "--delta", repr(delta)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        p = treesens_here("check", path, "--json", "--vary", "f0", "--delta", repr(delta))
         assert p.returncode == 0, p.stderr
         assert f'"status": "{status}"' in p.stdout
 
@@ -258,13 +250,7 @@ def test_cli_delta_on_a_classifier_exits_2_with_one_line(tmp_path):
     X, y = _data()
     path = tmp_path / "c.json"
     xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, y > 0).save_model(path)
-    p = subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(path)]
-        + ["--vary", "f0", "--delta", "1"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    p = treesens_here("check", path, "--vary", "f0", "--delta", "1")
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
 
 
@@ -319,9 +305,9 @@ def test_audit_x2_prediction_is_the_librarys_and_moves_by_delta():
 def test_audit_solver_fallback_agrees_with_enumeration():
     """Rows the enumeration leaves to the solver (a limit of 0 candidates) get the same
     answers from a query per row."""
-    from treesens.frontends.audit_spec import make_spec, make_target
-    from treesens.frontends.data import load_data
     from treesens.questions.audit import AuditWork, answer_block
+    from treesens.questions.audit_spec import make_spec, make_target
+    from treesens.readers.data import load_data
 
     _, ens = _model("xgboost")
     X, _ = _data(12, seed=7)
@@ -341,13 +327,10 @@ def test_cli_audit_of_a_regressor_answers_every_row(tmp_path):
     import pandas as pd
 
     pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=y).to_csv(tmp_path / "d.csv")
-    p = subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", "audit", str(tmp_path / "r.json")]
-        + ["--data", str(tmp_path / "d.csv"), "--vary", "f0", "--delta", "0.5", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    p = treesens_here(
+        "audit", tmp_path / "r.json", "--data", tmp_path / "d.csv", "--vary", "f0",
+        "--delta", "0.5", "--json",
+    )  # fmt: skip
     assert p.returncode == 0, p.stderr
     lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 40 and all('"reach": [' in line for line in lines)
@@ -357,9 +340,9 @@ def test_cli_audit_of_a_regressor_answers_every_row(tmp_path):
 def test_audit_of_a_log_link_regressor_agrees_between_enumeration_and_solver(direction):
     """An anchored row asks x2's prediction against a known value, so the solver path is
     exact through any increasing link (here exp, Poisson)."""
-    from treesens.frontends.audit_spec import make_spec, make_target
-    from treesens.frontends.data import load_data
     from treesens.questions.audit import AuditWork, answer_block
+    from treesens.questions.audit_spec import make_spec, make_target
+    from treesens.readers.data import load_data
 
     X, _ = _data(12, seed=9)
     est = xgb.XGBRegressor(n_estimators=6, max_depth=3, objective="count:poisson", nthread=1)

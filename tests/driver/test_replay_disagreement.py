@@ -6,8 +6,10 @@ import dataclasses
 
 import numpy as np
 
+from treesens.answers import verdict
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
-from treesens.driver import solve_query, verdict
+from treesens.driver import solve_query
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 
@@ -29,7 +31,9 @@ class _LyingReplayer:
 def _sensitive_case():
     for seed in range(50):
         ens = random_ensemble(seed, n_trees=4, depth=2, n_features=2, n_thresholds=2)
-        q = Query(vary=("f0",), gap=Gap(0.05), timeout=30, options=(("heuristic", False),))
+        q = Query(
+            vary=("f0",), gap=Gap(0.05), plan=Plan(timeout=30, options=(("heuristic", False),))
+        )
         if brute_force_sensitive(ens, q):
             return ens, q
     raise AssertionError("no sensitive tiny ensemble found")

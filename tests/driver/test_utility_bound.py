@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from treesens.answers.result_view import optimum_line
 from treesens.backends.registry import available
 from treesens.compiler.chain import SensitivityQuestion, sensitivity_chain
 from treesens.compiler.encode import encode
 from treesens.compiler.ir import check_constraint
 from treesens.compiler.passes.data_aware import UtilityObjective, feature_ranks, marginals
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver.optimise import (
     optimum_stats,
@@ -22,6 +22,7 @@ from treesens.driver.optimise import (
 )
 from treesens.interfaces.api import check
 from treesens.tests.oracle import cell_grid, random_ensemble
+from treesens.views.result_view import optimum_line
 
 needs_cpsat = pytest.mark.skipif(not available("cpsat"), reason="needs ortools (CP-SAT)")
 
@@ -35,8 +36,8 @@ def _data(ens, n=300, seed=0) -> np.ndarray:
 
 
 def _compiled(ens, vary="f0", X=None, empty="smooth"):
-    q = Query(vary=(vary,), gap=Gap(0.05), data_aware="prob")
-    chain = sensitivity_chain(q.passes, [UtilityObjective(X, empty=empty)])
+    q = Query(vary=(vary,), gap=Gap(0.05), plan=Plan(data_aware="prob"))
+    chain = sensitivity_chain(q.plan.passes, [UtilityObjective(X, empty=empty)])
     return chain.apply(SensitivityQuestion(ens, q))[0]
 
 

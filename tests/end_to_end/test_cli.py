@@ -1,5 +1,8 @@
 """The ``treesens`` command: exit codes (0 answered, 1 error, 2 bad input) and one-line
-error messages that name the file and the problem, never a traceback."""
+error messages that name the file and the problem, never a traceback.
+
+The command's ``main`` runs in this process (``treesens_here``), except where the process
+itself is what is checked: what its stdout holds, and a command line with no command."""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from treesens.frontends.load import load_model
-from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens
+from treesens.readers.load import load_model
+from treesens.tests.conftest import REQUIRED_FIELDS, json_lines, run_treesens, treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -44,7 +47,7 @@ def _one_error_line(proc) -> str:
 
 def test_missing_model_file_exits_2_naming_the_file(tmp_path):
     path = tmp_path / "no_such_model.json"
-    p = run_treesens("check", path, "--vary", "a")
+    p = treesens_here("check", path, "--vary", "a")
     assert p.returncode == 2
     line = _one_error_line(p)
     assert "no_such_model.json" in line and "not found" in line
@@ -53,7 +56,7 @@ def test_missing_model_file_exits_2_naming_the_file(tmp_path):
 def test_garbage_json_exits_2_naming_the_file(tmp_path):
     path = tmp_path / "garbage.json"
     path.write_text("{this is not json")
-    p = run_treesens("check", path, "--vary", "a")
+    p = treesens_here("check", path, "--vary", "a")
     assert p.returncode == 2
     line = _one_error_line(p)
     assert "garbage.json" in line and "JSON" in line
@@ -62,7 +65,7 @@ def test_garbage_json_exits_2_naming_the_file(tmp_path):
 def test_empty_model_file_exits_2(tmp_path):
     path = tmp_path / "empty.json"
     path.write_text("")
-    p = run_treesens("check", path, "--vary", "a")
+    p = treesens_here("check", path, "--vary", "a")
     assert p.returncode == 2
     assert "empty.json" in _one_error_line(p)
 
@@ -70,33 +73,33 @@ def test_empty_model_file_exits_2(tmp_path):
 def test_json_that_is_not_a_model_exits_2(tmp_path):
     path = tmp_path / "other.json"
     path.write_text(json.dumps({"hello": "world"}))
-    p = run_treesens("check", path, "--vary", "a")
+    p = treesens_here("check", path, "--vary", "a")
     assert p.returncode == 2
     assert "other.json" in _one_error_line(p)
 
 
 def test_unknown_feature_exits_2_and_suggests_a_close_name(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radiuss")
+    p = treesens_here("check", tiny_model, "--vary", "radiuss")
     assert p.returncode == 2
     line = _one_error_line(p)
     assert "radiuss" in line and "'radius'" in line
 
 
 def test_binary_gap_of_0_7_exits_2(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--gap", "0.7")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--gap", "0.7")
     assert p.returncode == 2
     assert "0.7" in _one_error_line(p)
 
 
 def test_unknown_pass_name_exits_2_listing_the_known_ones(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--passes", "ordering,bogus")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--passes", "ordering,bogus")
     assert p.returncode == 2
     line = _one_error_line(p)
     assert "bogus" in line and "unaff" in line
 
 
 def test_unknown_flag_exits_2(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--no-such-flag")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--no-such-flag")
     assert p.returncode == 2
     assert "Traceback" not in p.stderr
 
@@ -105,14 +108,16 @@ def test_no_command_exits_2():
     assert run_treesens().returncode == 2
 
 
+@pytest.mark.slow  # tests/backends/test_probe.py and test_box_method.py list too
 def test_backends_lists_cpsat_and_exits_0():
-    p = run_treesens("backends")
+    p = treesens_here("backends")
     assert p.returncode == 0, p.stderr
     assert "cpsat" in p.stdout
 
 
+@pytest.mark.slow  # tests/backends/test_probe.py and test_box_method.py list too
 def test_backends_json_prints_one_object_per_backend():
-    p = run_treesens("backends", "--json")
+    p = treesens_here("backends", "--json")
     assert p.returncode == 0, p.stderr
     rows = json_lines(p.stdout)
     assert {"cpsat"} <= {r["name"] for r in rows}
@@ -134,7 +139,7 @@ def test_check_json_stdout_holds_only_json_lines_with_the_spec_fields(tiny_model
 
 
 def test_check_json_records_the_time_limit_and_backend_asked_for(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--json", "--timeout", "77")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--json", "--timeout", "77")
     asked = json_lines(p.stdout)[0]["stats"]["asked"]
     assert asked["ensemble"] == load_model(tiny_model).fingerprint()
     del asked["ensemble"]
@@ -142,13 +147,13 @@ def test_check_json_records_the_time_limit_and_backend_asked_for(tiny_model):
 
 
 def test_check_without_json_prints_a_verdict_and_exits_0(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--gap", "0.1", "--timeout", "120")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--gap", "0.1", "--timeout", "120")
     assert p.returncode == 0, p.stderr
     assert "sensitive" in (p.stdout + p.stderr).lower()
 
 
 def test_sensitive_witness_from_the_cli_replays_in_xgboost(tiny_model):
-    p = run_treesens(
+    p = treesens_here(
         "check",
         tiny_model,
         "--vary",
@@ -171,7 +176,7 @@ def test_sensitive_witness_from_the_cli_replays_in_xgboost(tiny_model):
 
 
 def test_unknown_backend_exits_2_even_when_the_heuristic_would_answer(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--backend", "cpsatt")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--backend", "cpsatt")
     assert p.returncode == 2
     line = _one_error_line(p)
     assert "cpsatt" in line and "'cpsat'" in line
@@ -179,32 +184,32 @@ def test_unknown_backend_exits_2_even_when_the_heuristic_would_answer(tiny_model
 
 @pytest.mark.parametrize("flag", ["--threads", "--memory-mb"])
 def test_a_thread_count_or_memory_limit_below_1_exits_2(tiny_model, flag):
-    p = run_treesens("check", tiny_model, "--vary", "radius", flag, "0")
+    p = treesens_here("check", tiny_model, "--vary", "radius", flag, "0")
     assert p.returncode == 2
     assert flag in _one_error_line(p)
 
 
 @pytest.mark.parametrize("value", ["1", "0", "nan"])
 def test_a_base_score_outside_0_1_exits_2_naming_the_flag(tiny_model, value):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--base-score", value)
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--base-score", value)
     assert p.returncode == 2
     assert "--base-score" in _one_error_line(p)
 
 
 def test_none_inside_a_pass_list_exits_2_saying_it_stands_alone(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--passes", "none,aff")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--passes", "none,aff")
     assert p.returncode == 2
     assert "stands alone" in _one_error_line(p)
 
 
 def test_passes_no_obj_drops_only_the_objective_pass(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--passes", "no-obj", "--json")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--passes", "no-obj", "--json")
     assert p.returncode == 0, p.stderr
     assert json_lines(p.stdout)[0]["passes"] == ["aff", "ordering", "unaff"]
 
 
 def test_an_unknown_feature_is_reported_before_solving_starts(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "nope")
+    p = treesens_here("check", tiny_model, "--vary", "nope")
     assert p.returncode == 2
     assert "solving" not in p.stderr
 
@@ -217,40 +222,40 @@ def _sens_file(tmp_path, model, body: str):
 
 def test_run_list_shows_the_time_limit_given_on_the_command_line(tiny_model, tmp_path):
     sens = _sens_file(tmp_path, tiny_model, "query r {\n  vary radius\n  timeout 10m\n}")
-    p = run_treesens("run", sens, "--list", "--timeout", "7")
+    p = treesens_here("run", sens, "--list", "--timeout", "7")
     assert p.returncode == 0, p.stderr
     assert "timeout 7s" in p.stdout and "600" not in p.stdout
 
 
 def test_compare_asks_a_query_listing_several_backends_once(tiny_model, tmp_path):
     sens = _sens_file(tmp_path, tiny_model, "query r {\n  vary radius\n  backend cpsat, z3\n}")
-    p = run_treesens("compare", sens, "--backends", "cpsat", "--json")
+    p = treesens_here("compare", sens, "--backends", "cpsat", "--json")
     assert p.returncode == 0, p.stderr
     assert [r["query"] for r in json_lines(p.stdout)] == ["r"]
 
 
 def test_a_base_score_given_for_a_native_model_exits_2_saying_it_records_its_own(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--base-score", "0.3")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--base-score", "0.3")
     assert p.returncode == 2
     assert "records its own" in _one_error_line(p)
 
 
 def test_the_dump_format_given_for_a_native_model_exits_2(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--format", "xgboost-dump")
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--format", "xgboost-dump")
     assert p.returncode == 2
     assert "not a text dump" in _one_error_line(p)
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
 def test_a_heuristic_effort_that_is_not_positive_exits_2(tiny_model, value):
-    p = run_treesens("check", tiny_model, "--vary", "radius", "--heuristic-effort", value)
+    p = treesens_here("check", tiny_model, "--vary", "radius", "--heuristic-effort", value)
     assert p.returncode == 2
     assert "--heuristic-effort" in _one_error_line(p)
 
 
 def test_a_query_flag_given_with_a_sens_file_exits_2_saying_the_file_sets_it():
     sens = str(EXAMPLES / "breast_cancer.sens")
-    p = run_treesens("compare", sens, "--query", "texture", "--gap", "0.1")
+    p = treesens_here("compare", sens, "--query", "texture", "--gap", "0.1")
     assert p.returncode == 2
     assert p.stderr == (
         f"treesens: error: {sens}: --gap is for a model file: a .sens file's queries set it "
@@ -260,7 +265,7 @@ def test_a_query_flag_given_with_a_sens_file_exits_2_saying_the_file_sets_it():
 
 def test_compare_on_a_sens_file_takes_the_time_limit_given_on_the_command_line():
     sens = str(EXAMPLES / "breast_cancer.sens")
-    p = run_treesens(
+    p = treesens_here(
         "compare", sens, "--query", "texture", "--backends", "cpsat", "--timeout", "33", "--json"
     )
     assert p.returncode == 0, p.stderr
@@ -268,7 +273,7 @@ def test_compare_on_a_sens_file_takes_the_time_limit_given_on_the_command_line()
 
 
 def test_a_multiclass_query_without_a_gap_exits_2_saying_there_is_no_default():
-    p = run_treesens(
+    p = treesens_here(
         "check", str(EXAMPLES / "wine_xgb.json"), "--vary", "proline", "--classes", "0,1"
     )
     assert p.returncode == 2

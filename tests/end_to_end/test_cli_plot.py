@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.conftest import json_lines, treesens_here
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -25,7 +25,7 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def test_check_plot_writes_the_witness_png(tmp_path):
     path = tmp_path / "witness.png"
-    p = run_treesens("check", MODEL, "--vary", "mean_texture", "--gap", "0.2", "--plot", path)
+    p = treesens_here("check", MODEL, "--vary", "mean_texture", "--gap", "0.2", "--plot", path)
     assert p.returncode == 0, p.stderr
     assert "SENSITIVE" in p.stdout
     width, height = png_size(path)
@@ -35,7 +35,7 @@ def test_check_plot_writes_the_witness_png(tmp_path):
 
 def test_check_plot_keeps_json_on_stdout(tmp_path):
     path = tmp_path / "witness.png"
-    p = run_treesens(
+    p = treesens_here(
         "check", MODEL, "--vary", "mean_texture", "--gap", "0.2", "--json", "--plot", path
     )
     assert p.returncode == 0, p.stderr
@@ -48,13 +48,13 @@ def test_check_plot_with_data_writes_the_png(tmp_path):
     import pandas as pd
     from sklearn.datasets import load_breast_cancer
 
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     names = load_model(MODEL).feature_names
     csv = tmp_path / "rows.csv"
     pd.DataFrame(load_breast_cancer().data, columns=names).to_csv(csv, index=False)
     path = tmp_path / "witness.png"
-    p = run_treesens(
+    p = treesens_here(
         "check", MODEL, "--vary", "mean_texture", "--gap", "0.2", "--data", csv, "--plot", path
     )
     assert p.returncode == 0, p.stderr
@@ -63,7 +63,7 @@ def test_check_plot_with_data_writes_the_png(tmp_path):
 
 def test_check_plot_without_a_pair_writes_a_figure_and_says_so(tmp_path):
     path = tmp_path / "none.png"
-    p = run_treesens("check", MODEL, "--vary", "mean_radius", "--gap", "0.2", "--plot", path)
+    p = treesens_here("check", MODEL, "--vary", "mean_radius", "--gap", "0.2", "--plot", path)
     assert p.returncode == 0, p.stderr
     assert "INSENSITIVE" in p.stdout
     assert png_size(path)[0] >= 300
@@ -71,21 +71,21 @@ def test_check_plot_without_a_pair_writes_a_figure_and_says_so(tmp_path):
 
 
 def test_check_plot_with_an_unknown_suffix_exits_2_before_solving(tmp_path):
-    p = run_treesens("check", MODEL, "--vary", "mean_texture", "--plot", tmp_path / "w.txt")
+    p = treesens_here("check", MODEL, "--vary", "mean_texture", "--plot", tmp_path / "w.txt")
     assert p.returncode == 2
     assert "w.txt" in p.stderr and "plot file" in p.stderr
     assert "solving" not in p.stderr and "Traceback" not in p.stderr
 
 
 def test_check_plot_in_a_missing_directory_exits_2(tmp_path):
-    p = run_treesens("check", MODEL, "--vary", "mean_texture", "--plot", tmp_path / "no/w.png")
+    p = treesens_here("check", MODEL, "--vary", "mean_texture", "--plot", tmp_path / "no/w.png")
     assert p.returncode == 2
     assert "does not exist" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_sweep_plot_writes_the_sweep_png(tmp_path):
     path = tmp_path / "sweep.png"
-    p = run_treesens(
+    p = treesens_here(
         "sweep", MODEL, "--features", "mean_texture,worst_area", "--gap", "0.2",
         "--table", "none", "--plot", path,
     )  # fmt: skip
@@ -96,6 +96,6 @@ def test_sweep_plot_writes_the_sweep_png(tmp_path):
 
 
 def test_sweep_plot_in_a_missing_directory_exits_2_before_running(tmp_path):
-    p = run_treesens("sweep", MODEL, "--features", "mean_texture", "--plot", tmp_path / "no/s.png")
+    p = treesens_here("sweep", MODEL, "--features", "mean_texture", "--plot", tmp_path / "no/s.png")
     assert p.returncode == 2
     assert "does not exist" in p.stderr and "sweep of" not in p.stderr

@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 
 from treesens.answers.result import SENSITIVE, Result
-from treesens.answers.result_view import render_result
 from treesens.interfaces.cli.main import main
+from treesens.views.result_view import render_result
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 WINE = str(EXAMPLES / "wine_xgb.json")

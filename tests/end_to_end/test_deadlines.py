@@ -17,6 +17,7 @@ from treesens.compiler.ir import INT, Linear, Problem, Var
 from treesens.compiler.options import MAX_TIMEOUT
 from treesens.compiler.solver import SolveOptions
 from treesens.interfaces.cli.main import _run_queue_wait, _treesens_start
+from treesens.tests.conftest import treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLI = [sys.executable, "-m", "treesens.interfaces.cli.main"]
@@ -41,12 +42,7 @@ def test_time_spent_before_treesens_started_is_not_counted():
 
 @pytest.mark.parametrize("value", ["inf", "1e300", "nan", "0", "-1"])
 def test_a_timeout_out_of_range_is_one_line_and_exit_2(value):
-    out = subprocess.run(
-        [*CLI, "check", MODEL, *QUERY, "--timeout", value],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = treesens_here("check", MODEL, *QUERY, "--timeout", value)
     assert out.returncode == 2
     assert out.stderr.startswith("treesens: error: --timeout")
     assert "timeout" in out.stderr
@@ -56,20 +52,13 @@ def test_a_timeout_out_of_range_is_one_line_and_exit_2(value):
 @pytest.mark.parametrize("command", ["run", "sweep"])
 def test_other_commands_refuse_an_infinite_timeout(command):
     target = str(EXAMPLES / "breast_cancer.sens") if command == "run" else MODEL
-    out = subprocess.run(
-        [*CLI, command, target, "--timeout", "inf"], capture_output=True, text=True, timeout=120
-    )
+    out = treesens_here(command, target, "--timeout", "inf")
     assert out.returncode == 2
     assert "--timeout" in out.stderr and "'inf'" in out.stderr
 
 
 def test_the_largest_timeout_is_accepted():
-    out = subprocess.run(
-        [*CLI, "check", MODEL, *QUERY, "--timeout", f"{MAX_TIMEOUT:g}", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = treesens_here("check", MODEL, *QUERY, "--timeout", f"{MAX_TIMEOUT:g}", "--json")
     assert json.loads(out.stdout)["status"] == "insensitive", out.stderr
 
 

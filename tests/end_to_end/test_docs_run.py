@@ -9,7 +9,9 @@ the folder of the paper's models and data that sits beside the project's clone i
 workspace (``TREESENS_SHARED`` names it elsewhere); it is not part of a user's clone. They
 run from a copy with that folder beside it, and skip with a stated reason when it is
 absent (with ``TREESENS_REQUIRE_SHARED=1``, as CI sets, a missing folder is a failure).
-Other second words name an environment where this test does not run the block: ``setup``
+``bash slow`` marks an example that takes minutes (e.g. the one an issue reported, with
+its defaults): it runs as a ``bash`` block does, with ../shared beside the clone when it
+reads it, but only under ``pytest -m slow``, as the suite's other long tests. Other second words name an environment where this test does not run the block: ``setup``
 (a fresh machine's installation: the README's commands), ``cluster`` (a Dask / Ray
 cluster or a job scheduler), ``long`` (runs of hours). ``text`` blocks are not code:
 outputs, grammars, command synopses (``treesens check MODEL ...``); a command on a real
@@ -39,6 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUN_HERE = ("python", "bash")
 SHARED = "shared"
+SLOW = "slow"  # bash blocks only: run by a test marked slow
 ELSEWHERE = ("setup", "cluster", "long")
 KNOWN = ("text", "json", "csv", "sens", "")
 RUN_ELSEWHERE_FILES = ("extending.md",)
@@ -99,13 +102,27 @@ def _python_cases(with_shared: bool, docs: list[Path] | None = None) -> list:
     return out
 
 
-def _bash_cases(with_shared: bool) -> list:
+def _bash_cases(with_shared: bool, docs: list[Path] | None = None) -> list:
     out = []
-    for path in _docs_run_here():
+    for path in _docs_run_here() if docs is None else docs:
         for code, line, shared in _runnable(path, "bash"):
             if shared == with_shared:
                 marks = [pytest.mark.shared] if shared else []
                 out.append(pytest.param(path, code, line, id=f"{path.name}:{line}", marks=marks))
+    return out
+
+
+def _slow_bash_cases(docs: list[Path] | None = None) -> list:
+    """The ``bash slow`` blocks: (path, code, line, needs ../shared), marked slow."""
+    out = []
+    for path in _docs_run_here() if docs is None else docs:
+        for info, code, line in _blocks(path):
+            if _where(info) == ("bash", SLOW):
+                shared = bool(NEEDS_SHARED.search(code))
+                marks = [pytest.mark.slow, *([pytest.mark.shared] if shared else [])]
+                out.append(
+                    pytest.param(path, code, line, shared, id=f"{path.name}:{line}", marks=marks)
+                )
     return out
 
 
@@ -177,8 +194,10 @@ def _run_bash(path: Path, code: str, line: int, cwd: Path) -> None:
 def test_every_code_block_says_where_it_runs(path):
     for info, _, line in _blocks(path):
         lang, where = _where(info)
-        ok = (lang in RUN_HERE and where in (None, SHARED, *ELSEWHERE)) or (
-            lang in KNOWN and not where
+        ok = (
+            (lang in RUN_HERE and where in (None, SHARED, *ELSEWHERE))
+            or (lang == "bash" and where == SLOW)
+            or (lang in KNOWN and not where)
         )
         assert ok and len(info.split()) <= 2, (
             f"{path.name}:{line}: the block '```{info}' says neither what nor where"
@@ -230,6 +249,16 @@ def test_a_shared_python_block_is_left_out_of_the_fresh_clone_run_only(tmp_path)
     assert [code for code, _, _ in with_shared.values[1]] == ["a = 1\n", "b = 2\n", "c = a\n"]
 
 
+def test_a_slow_bash_block_is_run_only_by_the_test_marked_slow(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text("```bash\necho quick\n```\n\n```bash slow\ntreesens ../shared/benchmarks\n```\n")
+    assert [c.values[1] for c in _bash_cases(with_shared=False, docs=[doc])] == ["echo quick\n"]
+    assert _bash_cases(with_shared=True, docs=[doc]) == []
+    (slow,) = _slow_bash_cases(docs=[doc])
+    assert slow.values[1:] == ("treesens ../shared/benchmarks\n", 5, True)
+    assert {m.name for m in slow.marks} == {"slow", "shared"}
+
+
 @pytest.mark.parametrize(("path", "blocks"), _python_cases(with_shared=False))
 def test_the_python_blocks_run_in_order_from_a_fresh_clone(path, blocks, clone):
     _run_python(path, blocks, clone)
@@ -248,3 +277,9 @@ def test_the_bash_blocks_run_from_a_fresh_clone(path, code, line, clone):
 @pytest.mark.parametrize(("path", "code", "line"), _bash_cases(with_shared=True))
 def test_the_shared_bash_blocks_run_with_the_benchmarks(path, code, line, clone_with_shared):
     _run_bash(path, code, line, clone_with_shared)
+
+
+@pytest.mark.parametrize(("path", "code", "line", "shared"), _slow_bash_cases())
+def test_the_slow_bash_blocks_run(path, code, line, shared, request):
+    where = request.getfixturevalue("clone_with_shared" if shared else "clone")
+    _run_bash(path, code, line, where)

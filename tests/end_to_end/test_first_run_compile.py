@@ -3,7 +3,11 @@ time is not counted in the time limit, so a first run gives the answer a later r
 from the CLI, the Python API, a sweep's worker process and a report. Each case runs in a
 fresh interpreter with an empty numba cache of its own (``NUMBA_CACHE_DIR``), as right
 after install. The time limit, 10 s, is under any compile time and well over what the
-search takes once compiled, the interpreter's start-up included, on a busy machine."""
+search takes once compiled, the interpreter's start-up included, on a busy machine.
+
+Each case compiles the kernel anew (about 35 s), so only the command line's first run is
+in the suite; the API's and a sweep worker's, which run the same search and its deadline
+rule (driver/gap_search.py), and a report's run under ``pytest -m slow``."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from treesens.compiler import gap_kernel
+from treesens.search import gap_kernel
 from treesens.tests.conftest import json_lines, run_treesens
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -69,6 +73,7 @@ def test_a_run_on_a_warm_cache_does_not_mention_compiling(first_and_second):
     assert "box search compiled" not in second.stdout
 
 
+@pytest.mark.slow
 def test_the_api_leaves_the_first_runs_compile_out_of_its_timeout(tmp_path):
     code = (
         "import json, treesens\n"
@@ -85,6 +90,7 @@ def test_the_api_leaves_the_first_runs_compile_out_of_its_timeout(tmp_path):
     assert out["time"]["box_search_compile"] > 0
 
 
+@pytest.mark.slow
 def test_a_sweep_worker_leaves_its_first_compile_out_of_the_timeout(tmp_path):
     p = run_treesens(
         "sweep",
@@ -105,6 +111,7 @@ def test_a_sweep_worker_leaves_its_first_compile_out_of_the_timeout(tmp_path):
     assert r["stats"]["box_search"]["kernel"]["compiled"]
 
 
+@pytest.mark.slow
 def test_a_report_makes_the_box_search_ready_before_its_budget_starts(tmp_path):
     code = (
         "import json, treesens\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.conftest import json_lines, treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -33,7 +33,7 @@ def tiny_model(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def checked(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "area", "--max-gap", *TOL, "--json")
+    p = treesens_here("check", tiny_model, "--vary", "area", "--max-gap", *TOL, "--json")
     assert p.returncode == 0, p.stderr
     return json_lines(p.stdout)
 
@@ -52,26 +52,26 @@ def test_check_max_gap_json_gap_is_the_witness_achieved_gap(checked):
 
 
 def test_check_max_gap_prints_one_max_gap_line(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "area", "--max-gap", *TOL)
+    p = treesens_here("check", tiny_model, "--vary", "area", "--max-gap", *TOL)
     assert p.returncode == 0, p.stderr
     assert sum(line.startswith("max gap ") for line in p.stdout.splitlines()) == 1
 
 
 def test_check_max_gap_with_a_gap_exits_2(tiny_model):
-    p = run_treesens("check", tiny_model, "--vary", "area", "--max-gap", "--gap", "0.1")
+    p = treesens_here("check", tiny_model, "--vary", "area", "--max-gap", "--gap", "0.1")
     assert (
         p.returncode == 2 and "searches the gap itself" in p.stderr and "Traceback" not in p.stderr
     )
 
 
 def test_check_max_gap_on_a_multiclass_model_without_classes_exits_2_in_one_line():
-    p = run_treesens("check", EXAMPLES / "wine_xgb.json", "--vary", "hue", "--max-gap")
+    p = treesens_here("check", EXAMPLES / "wine_xgb.json", "--vary", "hue", "--max-gap")
     assert p.returncode == 2 and "give the two classes" in p.stderr
     assert "solving" not in p.stderr and "Traceback" not in p.stderr
 
 
 def test_check_max_gap_tolerance_out_of_range_exits_2(tiny_model):
-    p = run_treesens(
+    p = treesens_here(
         "check", tiny_model, "--vary", "area", "--max-gap", "--max-gap-tolerance", "0.7"
     )
     assert p.returncode == 2 and "tolerance" in p.stderr
@@ -83,7 +83,7 @@ SWEEP = ("--features", "radius,texture,area", "--max-gap", *TOL, "--table", "csv
 @pytest.fixture(scope="module")
 def swept(tiny_model, tmp_path_factory):
     out = tmp_path_factory.mktemp("sweep") / "s.jsonl"
-    p = run_treesens("sweep", tiny_model, *SWEEP, "--out", out)
+    p = treesens_here("sweep", tiny_model, *SWEEP, "--out", out)
     assert p.returncode == 0, p.stderr
     return p, out
 
@@ -98,5 +98,5 @@ def test_sweep_max_gap_ranks_features_by_their_gap(swept):
 
 
 def test_sweep_max_gap_resumes_from_its_own_results(tiny_model, swept):
-    p = run_treesens("sweep", tiny_model, *SWEEP, "--resume", swept[1])
+    p = treesens_here("sweep", tiny_model, *SWEEP, "--resume", swept[1])
     assert p.returncode == 0 and "3 results reused" in p.stderr

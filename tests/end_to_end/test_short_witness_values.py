@@ -19,7 +19,7 @@ import treesens
 from treesens.compiler.audit import NEAR_EDGE
 from treesens.compiler.domain import cell_span
 from treesens.compiler.encode import ensemble_structure
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.conftest import json_lines, treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 XGB_MODEL = EXAMPLES / "breast_cancer_xgb.json"
@@ -87,7 +87,7 @@ def _inputs(ens, witness: dict) -> np.ndarray:
 
 
 def _cli_json(*args) -> dict:
-    p = run_treesens(*args, "--json")
+    p = treesens_here(*args, "--json")
     assert p.returncode == 0, p.stderr
     (r,) = json_lines(p.stdout)
     assert r["status"] == "sensitive" and r["validated"], r
@@ -216,7 +216,7 @@ def test_a_max_gap_pair_is_the_shortest_decimal_of_each_cell():
 @pytest.fixture(scope="module")
 def audited():
     data = EXAMPLES / "diabetes.csv"
-    p = run_treesens(
+    p = treesens_here(
         "audit", LGBM_MODEL, "--data", data, "--vary", "bmi,ltg", "--gap", "0.05", "--json"
     )
     assert p.returncode == 0, p.stderr

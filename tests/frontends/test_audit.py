@@ -12,10 +12,10 @@ import pytest
 
 from treesens.compiler.audit import FLIPPABLE, NOT_FLIPPABLE, Target, audit_rows
 from treesens.compiler.query import Gap
-from treesens.frontends.load import load_model
 from treesens.questions.audit import audit, summary, wilson
+from treesens.readers.load import load_model
 from treesens.tests.audit_oracle import brute_force_flippable
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.conftest import json_lines, treesens_here
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 BC_MODEL = REPO / "examples" / "breast_cancer_xgb.json"
@@ -168,7 +168,7 @@ def _bc_csv(tmp_path):
 def test_cli_prints_one_json_line_per_row(tmp_path):
     data = _bc_csv(tmp_path)
     args = ["audit", BC_MODEL, "--details", BC_DETAILS, "--data", data, "--vary", "worst_radius"]
-    p = run_treesens(*args, "--json")
+    p = treesens_here(*args, "--json")
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert [d["row"] for d in lines] == list(range(30))
@@ -179,7 +179,7 @@ def test_cli_prints_one_json_line_per_row(tmp_path):
 def test_each_row_line_records_the_model_details_and_data_files(tmp_path):
     data = _bc_csv(tmp_path)
     args = ["audit", BC_MODEL, "--details", BC_DETAILS, "--data", data, "--vary", "worst_radius"]
-    first = json_lines(run_treesens(*args, "--json", "--limit", "1").stdout)[0]
+    first = json_lines(treesens_here(*args, "--json", "--limit", "1").stdout)[0]
     assert first["inputs"] == {
         "model": str(BC_MODEL),
         "details": str(BC_DETAILS),
@@ -189,13 +189,13 @@ def test_each_row_line_records_the_model_details_and_data_files(tmp_path):
 
 def test_cli_bad_feature_exits_2(tmp_path):
     data = _bc_csv(tmp_path)
-    p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "nosuch")
+    p = treesens_here("audit", BC_MODEL, "--data", data, "--vary", "nosuch")
     assert p.returncode == 2
     assert p.stderr.strip().count("\n") == 0
 
 
 def test_cli_without_data_exits_2():
-    p = run_treesens("audit", BC_MODEL, "--vary", "worst_radius")
+    p = treesens_here("audit", BC_MODEL, "--vary", "worst_radius")
     assert p.returncode == 2
 
 
@@ -203,9 +203,9 @@ def test_cli_resume_answers_only_missing_rows(tmp_path):
     data = _bc_csv(tmp_path)
     out = tmp_path / "a.jsonl"
     base = ["audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--resume", out]
-    assert run_treesens(*base, "--limit", "10").returncode == 0
+    assert treesens_here(*base, "--limit", "10").returncode == 0
     first = out.read_text()
-    assert run_treesens(*base).returncode == 0
+    assert treesens_here(*base).returncode == 0
     text = out.read_text()
     assert text.startswith(first)
     rows = [json.loads(x)["row"] for x in text.splitlines()]
@@ -216,7 +216,7 @@ def test_cli_plot_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
     data = _bc_csv(tmp_path)
     png = tmp_path / "a.png"
-    p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--plot", png)
+    p = treesens_here("audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--plot", png)
     assert p.returncode == 0, p.stderr
     assert png.read_bytes()[:4] == b"\x89PNG"
 
@@ -238,15 +238,15 @@ def test_package_exports_audit():
 
 def test_cli_binary_gap_out_of_range_exits_2(tmp_path):
     data = _bc_csv(tmp_path)
-    p = run_treesens("audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--gap", "0.7")
+    p = treesens_here("audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--gap", "0.7")
     assert p.returncode == 2
     assert "gap" in p.stderr
 
 
 def test_solver_fallback_agrees_with_brute_force(monkeypatch):
     from treesens.compiler import audit as core
-    from treesens.frontends.data import load_data
     from treesens.questions.audit import answer_blocks, make_spec, make_target
+    from treesens.readers.data import load_data
 
     ens = load_model(BC_MODEL, details=BC_DETAILS)
     ds = load_data(_breast_cancer_frame(ens), ens)
@@ -270,7 +270,7 @@ def test_summary_by_label_column():
 
 
 def _dataset(ens, X):
-    from treesens.frontends.data import load_data
+    from treesens.readers.data import load_data
 
     return load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
 
@@ -353,11 +353,11 @@ def test_cli_two_jobs_write_every_row_once_to_out(tmp_path):
     data = _bc_csv(tmp_path)
     out = tmp_path / "a.jsonl"
     base = ["audit", BC_MODEL, "--data", data, "--vary", "worst_radius"]
-    p = run_treesens(*base, "--jobs", "2", "--out", out)
+    p = treesens_here(*base, "--jobs", "2", "--out", out)
     assert p.returncode == 0, p.stderr
     rows = sorted(json.loads(x)["row"] for x in out.read_text().splitlines())
     assert rows == list(range(30))
-    one = run_treesens(*base, "--json")
+    one = treesens_here(*base, "--json")
     by_row = {d["row"]: d["status"] for d in json_lines(one.stdout)}
     assert {
         json.loads(x)["row"]: json.loads(x)["status"] for x in out.read_text().splitlines()
@@ -366,7 +366,7 @@ def test_cli_two_jobs_write_every_row_once_to_out(tmp_path):
 
 def test_cli_unknown_executor_exits_2(tmp_path):
     data = _bc_csv(tmp_path)
-    p = run_treesens(
+    p = treesens_here(
         "audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--executor", "nosuch"
     )
     assert p.returncode == 2

@@ -8,7 +8,7 @@ import pytest
 
 from treesens.compiler.errors import InputError
 from treesens.questions.audit import audit, summary
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 MODEL = REPO / "examples" / "breast_cancer_xgb.json"
@@ -48,7 +48,7 @@ def test_by_a_column_that_is_not_there_suggests_the_closest(rows_with_site):
 
 
 def test_cli_audit_by_a_column_the_model_does_not_use(rows_with_site):
-    p = run_treesens(
+    p = treesens_here(
         "audit",
         MODEL,
         "--data",
@@ -65,7 +65,7 @@ def test_cli_audit_by_a_column_the_model_does_not_use(rows_with_site):
 
 
 def test_cli_names_the_data_columns_the_model_does_not_use_in_a_note(rows_with_site):
-    p = run_treesens(
+    p = treesens_here(
         "audit", MODEL, "--data", rows_with_site, "--vary", "mean_texture", "--limit", "5"
     )
     assert p.returncode == 0, p.stderr

@@ -3,7 +3,6 @@ exit 2 and one line naming the file or flag and the problem, never an internal e
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -13,19 +12,16 @@ import pytest
 import treesens
 from treesens.compiler.errors import InputError
 from treesens.interfaces.api import make_query
+from treesens.tests.conftest import run_treesens, treesens_here
 
 EXAMPLES = Path(treesens.__file__).parent / "examples"
 MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=cwd,
-    )
+    """The command's main, run in this process (a file nested too deep runs as a command:
+    its own process, whose stack a failing limit would overflow)."""
+    return treesens_here(*args, cwd=cwd)
 
 
 def _one_line_error(r, *words):
@@ -204,7 +200,7 @@ def _deep_dump(depth: int) -> list:
 def test_json_nested_200000_deep_is_one_line_naming_the_depth_limit(tmp_path):
     p = tmp_path / "deep.json"
     p.write_text("[" * 200_000 + "]" * 200_000)
-    r = _cli("check", str(p), "--vary", "f0", "--gap", "0.2")
+    r = run_treesens("check", str(p), "--vary", "f0", "--gap", "0.2")
     _one_line_error(r, "deep.json", "1,000 levels")
 
 

@@ -13,8 +13,8 @@ import pytest
 
 import treesens
 from treesens.compiler.ensemble import Ensemble
-from treesens.frontends.query_build import make_query
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.oracle import (
     brute_force_best_above,
     brute_force_largest_change,
@@ -176,7 +176,7 @@ def _replayed_by_catboost(path, line: dict) -> None:
 
 
 def test_cli_check_answers_a_cbm_classifier_with_a_replayed_witness(saved):
-    p = run_treesens("check", saved / "clf.cbm", "--vary", "age", "--gap", "0.1", "--json")
+    p = treesens_here("check", saved / "clf.cbm", "--vary", "age", "--gap", "0.1", "--json")
     assert p.returncode == 0, p.stderr
     line = json.loads(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
@@ -185,7 +185,7 @@ def test_cli_check_answers_a_cbm_classifier_with_a_replayed_witness(saved):
 
 def test_cli_check_answers_a_cbm_regressor_above_and_below(saved):
     args = ("--vary", "age", "--above", "0.9", "--below", "0.5", "--json")
-    p = run_treesens("check", saved / "reg.cbm", *args)
+    p = treesens_here("check", saved / "reg.cbm", *args)
     assert p.returncode == 0, p.stderr
     line = json.loads(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
@@ -198,7 +198,7 @@ def test_cli_check_answers_a_cbm_regressor_above_and_below(saved):
     [("clf.cbm", ("--gap", "0.1")), ("reg.cbm", ("--above", "0.9", "--below", "0.5"))],
 )
 def test_cli_sweep_answers_a_cbm_with_replayed_witnesses(saved, model, question):
-    p = run_treesens("sweep", saved / model, *question, "--json")
+    p = treesens_here("sweep", saved / model, *question, "--json")
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert [d["query"] for d in lines] == NAMES
@@ -211,7 +211,7 @@ def test_cli_sweep_answers_a_cbm_with_replayed_witnesses(saved, model, question)
 
 def test_cli_audit_answers_a_cbm_classifier_row_by_row(saved):
     args = ("--data", saved / "rows.csv", "--vary", "age", "--gap", "0.1", "--json")
-    p = run_treesens("audit", saved / "clf.cbm", *args)
+    p = treesens_here("audit", saved / "clf.cbm", *args)
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert [d["row"] for d in lines] == list(range(8))
@@ -225,7 +225,7 @@ def test_cli_audit_answers_a_cbm_classifier_row_by_row(saved):
 @pytest.mark.parametrize("command", ["check", "sweep"])
 def test_cli_delta_answers_a_cbm_regressor_with_replayed_witnesses(saved, command):
     vary = ("--vary", "age") if command == "check" else ()
-    p = run_treesens(command, saved / "reg.cbm", *vary, "--delta", "0.3", "--json")
+    p = treesens_here(command, saved / "reg.cbm", *vary, "--delta", "0.3", "--json")
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert {d["query"]: d["status"] for d in lines}["age"] == "sensitive"
@@ -238,7 +238,7 @@ def test_cli_delta_answers_a_cbm_regressor_with_replayed_witnesses(saved, comman
 
 def test_cli_audit_answers_a_cbm_regressor_row_by_row_with_delta(saved):
     args = ("--data", saved / "rows.csv", "--vary", "age", "--delta", "0.3", "--json")
-    p = run_treesens("audit", saved / "reg.cbm", *args)
+    p = treesens_here("audit", saved / "reg.cbm", *args)
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert [d["row"] for d in lines] == list(range(8))
@@ -252,7 +252,7 @@ def test_cli_audit_answers_a_cbm_regressor_row_by_row_with_delta(saved):
 def test_a_sens_file_names_a_cbm_model_and_the_catboost_format(saved):
     path = saved / "q.sens"
     path.write_text('model "clf.cbm"\nformat catboost\n\nquery one {\n  vary age\n  gap 0.1\n}\n')
-    p = run_treesens("run", path, "--json", cwd=saved)
+    p = treesens_here("run", path, "--json", cwd=saved)
     assert p.returncode == 0, p.stderr
     (line,) = json_lines(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]

@@ -139,7 +139,7 @@ def test_bounds_from_the_data_keep_a_feature_to_the_datas_categories():
 
 
 def test_data_rows_read_their_categories_by_name():
-    from treesens.frontends.data import load_data
+    from treesens.readers.data import load_data
 
     df, _ = frame(20, seed=3)
     ens = treesens.load_model(fit("binary"), data=frame()[0])
@@ -151,7 +151,7 @@ def test_data_rows_read_their_categories_by_name():
 
 
 def test_a_category_not_named_at_loading_is_one_input_error_saying_what_to_do():
-    from treesens.frontends.data import load_data
+    from treesens.readers.data import load_data
 
     ens = treesens.load_model(fit("binary"))
     with pytest.raises(
@@ -291,7 +291,7 @@ def test_a_model_fitted_on_an_array_is_named_by_the_datas_columns_in_order():
 
 
 def test_integer_categories_read_by_name_beside_an_inferred_one_hot_group():
-    from treesens.frontends.data import load_data
+    from treesens.readers.data import load_data
 
     df, score = frame()
     df["color_red"] = (np.arange(len(df)) % 2).astype(float)

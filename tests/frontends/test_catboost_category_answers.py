@@ -13,8 +13,8 @@ import pytest
 
 import treesens
 from treesens.compiler.ensemble import Ensemble
-from treesens.frontends.query_build import make_query
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.frontends.catboost_category_models import (
     CITIES,
     COMMON,
@@ -177,7 +177,7 @@ def _replayed_by_catboost(path, line: dict) -> None:
 
 def test_cli_check_names_the_categories_of_a_cbm_by_data(saved):
     args = ("--vary", "city", "--gap", "0.1", "--data", saved / "data.csv", "--json")
-    p = run_treesens("check", saved / "clf.cbm", *args)
+    p = treesens_here("check", saved / "clf.cbm", *args)
     assert p.returncode == 0, p.stderr
     line = json.loads(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
@@ -186,7 +186,7 @@ def test_cli_check_names_the_categories_of_a_cbm_by_data(saved):
 
 def test_cli_delta_on_a_cbm_regressor_varying_a_category(saved):
     args = ("--vary", "city", "--delta", "0.3", "--data", saved / "data.csv", "--json")
-    p = run_treesens("check", saved / "reg.cbm", *args)
+    p = treesens_here("check", saved / "reg.cbm", *args)
     assert p.returncode == 0, p.stderr
     line = json.loads(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
@@ -195,7 +195,7 @@ def test_cli_delta_on_a_cbm_regressor_varying_a_category(saved):
 
 def test_cli_sweep_answers_every_feature_of_a_cbm_with_categories(saved):
     args = ("--gap", "0.1", "--data", saved / "data.csv", "--json")
-    p = run_treesens("sweep", saved / "clf.cbm", *args)
+    p = treesens_here("sweep", saved / "clf.cbm", *args)
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert sorted(d["query"] for d in lines) == sorted(NAMES)
@@ -207,7 +207,7 @@ def test_cli_sweep_answers_every_feature_of_a_cbm_with_categories(saved):
 
 def test_cli_audit_reads_rows_of_named_categories(saved):
     args = ("--data", saved / "rows.csv", "--vary", "city", "--gap", "0.1", "--json")
-    p = run_treesens("audit", saved / "clf.cbm", *args)
+    p = treesens_here("audit", saved / "clf.cbm", *args)
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert [d["row"] for d in lines] == list(range(12))
@@ -223,7 +223,7 @@ def test_cli_exits_2_in_one_line_on_a_ctr_model(tmp_path):
     y = (df.shop.isin(list("abcd")) ^ (df.a > 0.5)).astype(int)
     est = catboost.CatBoostClassifier(iterations=3, depth=2, one_hot_max_size=2, **COMMON)
     est.fit(df, y, cat_features=["shop"]).save_model(str(tmp_path / "ctr.cbm"))
-    p = run_treesens("check", tmp_path / "ctr.cbm", "--vary", "a", "--gap", "0.1")
+    p = treesens_here("check", tmp_path / "ctr.cbm", "--vary", "a", "--gap", "0.1")
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1
     assert "shop into CTR statistics" in p.stderr and "ctr.cbm" in p.stderr
@@ -235,7 +235,7 @@ def test_cli_exits_2_in_one_line_on_a_number_that_is_no_category(saved, tmp_path
     df.loc[4, "size"] = 2.5
     df.to_csv(tmp_path / "bad.csv", index=False)
     args = ("--vary", "city", "--gap", "0.1", "--data", tmp_path / "bad.csv")
-    p = run_treesens("check", saved / "clf.cbm", *args)
+    p = treesens_here("check", saved / "clf.cbm", *args)
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1
     assert "'2.5' is not a category" in p.stderr or "2.5 is not a category" in p.stderr
@@ -244,7 +244,7 @@ def test_cli_exits_2_in_one_line_on_a_number_that_is_no_category(saved, tmp_path
 def test_a_sens_files_data_names_the_categories_of_a_cbm(saved):
     path = saved / "data.sens"
     path.write_text('model "clf.cbm"\ndata "data.csv"\n\nquery one {\n  vary city\n  gap 0.1\n}\n')
-    p = run_treesens("run", path, "--json", cwd=saved)
+    p = treesens_here("run", path, "--json", cwd=saved)
     assert p.returncode == 0, p.stderr
     (line,) = json_lines(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
@@ -258,7 +258,7 @@ def test_a_sens_file_declares_the_categories_of_a_cbm_by_name(saved):
         'feature size: categorical {"1", "2", "3"}\n\n'
         "query one {\n  vary city\n  gap 0.1\n}\n"
     )
-    p = run_treesens("run", path, "--json", cwd=saved)
+    p = treesens_here("run", path, "--json", cwd=saved)
     assert p.returncode == 0, p.stderr
     (line,) = json_lines(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
@@ -266,7 +266,7 @@ def test_a_sens_file_declares_the_categories_of_a_cbm_by_name(saved):
 
 
 def test_declared_categories_are_the_values_a_feature_takes():
-    from treesens.frontends.formats.catboost_categories import declared_categories
+    from treesens.readers.formats.catboost_categories import declared_categories
 
     ens = declared_categories(treesens.load_model(fit("binary")), {"city": ["Paris", "Nice"]}, "x")
     city = ens.features[0]

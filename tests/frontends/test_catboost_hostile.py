@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import treesens
 from treesens.compiler.errors import InputError
 from treesens.tests.campaigns.test_fuzz_loaders import _bytes_mutation, _fresh, _mutate_json
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 from treesens.tests.frontends.catboost_category_models import fit
 from treesens.tests.fuzzing import event, fuzz_settings
 
@@ -226,7 +226,7 @@ def test_cli_exits_2_with_one_line_on_a_broken_cbm(tmp_path, models, content):
     path = tmp_path / "m.cbm"
     blob = models[0][1]
     path.write_bytes(blob[: len(blob) // 2] if content == "truncated" else bytes(range(256)) * 4)
-    p = run_treesens("check", path, "--vary", "0")
+    p = treesens_here("check", path, "--vary", "0")
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1 and "m.cbm" in p.stderr
 
@@ -255,7 +255,7 @@ def test_a_class_to_label_out_of_range_is_refused_before_catboost_predicts(tmp_p
 
 
 def test_a_cbm_catboost_takes_too_long_to_read_is_one_input_error(monkeypatch, models):
-    from treesens.frontends.formats import catboost_reader
+    from treesens.readers.formats import catboost_reader
 
     monkeypatch.setattr(catboost_reader, "READ_TIMEOUT", 0.05)
     reader = catboost_reader._Reader()  # a fresh child: importing catboost takes longer

@@ -240,7 +240,7 @@ def test_the_format_is_sniffed_from_content(tmp_path):
     est = _classifier()
     (tmp_path / "model.bin").write_bytes(_sources(est, tmp_path)["cbm"].read_bytes())
     (tmp_path / "model.txt").write_text((tmp_path / "m.json").read_text())
-    from treesens.frontends import formats
+    from treesens.readers import formats
 
     assert formats.sniff(tmp_path / "model.bin").name == "catboost"
     assert formats.sniff(tmp_path / "model.txt").name == "catboost"

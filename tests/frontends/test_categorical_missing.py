@@ -15,9 +15,9 @@ import pytest
 
 from treesens.compiler.encode import encode, node_yes
 from treesens.driver import solve_query
-from treesens.frontends.details import declare
-from treesens.frontends.load import load_model
 from treesens.interfaces.api import make_query
+from treesens.readers.details import declare
+from treesens.readers.load import load_model
 
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
@@ -142,7 +142,7 @@ def test_solver_agrees_with_brute_force(name, vary, missing):
     if best <= 0.02:
         pytest.skip(f"no positive gap to probe ({best})")
     for d, expect in ((best - 0.01, "sensitive"), (best + 0.01, "insensitive")):
-        q = make_query(vary, margin_gap=d, timeout=60).with_(options=(("heuristic", False),))
+        q = make_query(vary, margin_gap=d, timeout=60).planned(options=(("heuristic", False),))
         r = solve_query(ens, q)
         assert r.status == expect, (name, vary, missing, d, best, r.status, r.error, r.message)
         if expect == "sensitive":
@@ -241,7 +241,7 @@ def test_category_flips_the_decision():
         ens = load_model(model)
         if ens.features[1].categories is None:  # xgboost keeps no category names: declare them
             ens = declare(ens, categories={"c": names})
-        q = make_query(["c"], gap=0.3, timeout=60).with_(options=(("heuristic", False),))
+        q = make_query(["c"], gap=0.3, timeout=60).planned(options=(("heuristic", False),))
         r = solve_query(ens, q)
         assert r.status == "sensitive" and r.validated, (type(model).__name__, r.status, r.error)
         w = r.witness
@@ -312,7 +312,7 @@ def test_lightgbm_zero_as_missing_flips_the_decision():
     ens = load_model(b)
     assert any(t.missing is not None and (t.missing == 1).any() for t in ens.trees)
     r = solve_query(
-        ens, make_query(["Column_0"], gap=0.3, timeout=60).with_(options=(("heuristic", False),))
+        ens, make_query(["Column_0"], gap=0.3, timeout=60).planned(options=(("heuristic", False),))
     )
     assert r.status == "sensitive" and r.validated, (r.status, r.error)
     x1 = r.witness["x1"]["Column_0"]
@@ -325,7 +325,7 @@ def test_passes_switched_off_still_agree(passes):
     vary = ["a", "c"]
     best = brute_force_best_gap(ens, [0, 2])
     for d, expect in ((best - 0.01, "sensitive"), (best + 0.01, "insensitive")):
-        q = make_query(vary, margin_gap=d, timeout=60, passes=passes).with_(
+        q = make_query(vary, margin_gap=d, timeout=60, passes=passes).planned(
             options=(("heuristic", False),)
         )
         r = solve_query(ens, q)

@@ -8,8 +8,8 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.data import load_data
-from treesens.tests.conftest import run_treesens
+from treesens.readers.data import load_data
+from treesens.tests.conftest import treesens_here
 
 NAMES = ["alpha", "beta", "gamma"]
 
@@ -87,7 +87,7 @@ def test_data_names_the_features_of_a_sklearn_model_without_names(sk_file, data_
 
 
 def test_cli_varies_a_feature_of_a_lightgbm_model_by_its_name_in_the_data(lgb_file, data_csv):
-    p = run_treesens(
+    p = treesens_here(
         "check", lgb_file, "--data", data_csv, "--vary", "alpha", "--gap", "0.1", "--json"
     )
     assert p.returncode == 0, p.stderr
@@ -119,7 +119,7 @@ def test_only_a_label_column_named_by_the_user_must_be_in_the_data(tmp_path, xgb
 
 
 def test_cli_label_column_absent_from_the_data_exits_2_naming_file_and_column(xgb_file, data_csv):
-    p = run_treesens(
+    p = treesens_here(
         "check", xgb_file, "--data", data_csv, "--label", "nope", "--vary", "alpha", "--gap", "0.1"
     )
     assert p.returncode == 2
@@ -151,7 +151,7 @@ def test_data_rows_all_one_field_longer_than_the_header_are_an_input_error(tmp_p
 
 def test_cli_ragged_data_exits_2_naming_the_line(tmp_path, xgb_file):
     data = _write(tmp_path, "data.csv", "f0,f1,f2,label\n0.1,0.2,0.3,0\n0.1,0.2,0\n")
-    p = run_treesens("check", xgb_file, "--data", data, "--vary", "f0", "--gap", "0.1")
+    p = treesens_here("check", xgb_file, "--data", data, "--vary", "f0", "--gap", "0.1")
     assert p.returncode == 2
     assert "Traceback" not in p.stderr
     assert "data.csv:3: 3 fields, the header has 4" in p.stderr

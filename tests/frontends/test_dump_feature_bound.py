@@ -11,7 +11,7 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.formats.xgboost_dump import DUMP_FEATURES_FLOOR, dump_feature_bound
+from treesens.readers.formats.xgboost_dump import DUMP_FEATURES_FLOOR, dump_feature_bound
 
 
 def _stumps(feature: int, n_trees: int = 3) -> list[dict]:
@@ -48,7 +48,7 @@ def test_a_small_dump_splitting_on_feature_999999_is_an_input_error_naming_tree_
 
 def test_a_dump_index_within_the_floor_loads():
     trees = _stumps(DUMP_FEATURES_FLOOR - 1)
-    ens = treesens.frontends.formats.xgboost_dump.from_dump(trees, "d.json", file_bytes=100)
+    ens = treesens.readers.formats.xgboost_dump.from_dump(trees, "d.json", file_bytes=100)
     assert ens.n_features == DUMP_FEATURES_FLOOR
 
 

@@ -15,9 +15,12 @@ import pytest
 import treesens
 from treesens.answers.result import ERROR
 from treesens.compiler.errors import InputError
+from treesens.questions.ask import Task
+from treesens.questions.campaign import answer_all
 from treesens.questions.executors import Failure, make_executor, parse_executor
-from treesens.questions.sweep import parse_shard, run_sweep, shard_of
+from treesens.questions.sweep import parse_shard, shard_of
 from treesens.tests import executor_tasks as tasks
+from treesens.tests.conftest import treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -114,13 +117,8 @@ def test_a_failed_task_becomes_an_error_result_of_its_query(ensemble):
     from treesens.interfaces.api import make_query
 
     seen = []
-    results = run_sweep(
-        ensemble,
-        [("mean_radius",), ("mean_area",)],
-        lambda vary, label: make_query(vary, name=label, gap=0.2),
-        on_result=seen.append,
-        executor=_FailingExecutor(),
-    )
+    tasks = [Task.of(ensemble, make_query([f], gap=0.2)) for f in ("mean_radius", "mean_area")]
+    results = answer_all(ensemble, tasks, on_result=seen.append, executor=_FailingExecutor())
     assert [r.query for r in results] == ["mean_radius", "mean_area"]
     assert [r.query for r in seen] == ["mean_area", "mean_radius"]
     assert all(r.status == ERROR and "worker lost" in r.error for r in results)
@@ -150,13 +148,10 @@ def test_an_unknown_executor_is_an_input_error():
 
 
 def _sweep(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", "sweep", MODEL, "--details", DETAILS]
-        + ["--features", ",".join(FEATURES), "--gap", "0.2", "--timeout", "30", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return treesens_here(
+        "sweep", MODEL, "--details", DETAILS, "--features", ",".join(FEATURES),
+        "--gap", "0.2", "--timeout", "30", *args,
+    )  # fmt: skip
 
 
 def _queries(path: Path) -> list[str]:

@@ -14,8 +14,8 @@ import pytest
 lgb = pytest.importorskip("lightgbm")
 
 from treesens.compiler.errors import InputError, UnsupportedModelError  # noqa: E402
-from treesens.frontends.formats import lightgbm as lf  # noqa: E402
-from treesens.frontends.load import load_model  # noqa: E402
+from treesens.readers.formats import lightgbm as lf  # noqa: E402
+from treesens.readers.load import load_model  # noqa: E402
 
 TOL = 1e-6
 

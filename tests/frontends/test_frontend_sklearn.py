@@ -21,8 +21,8 @@ from sklearn.ensemble import (  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
 from treesens.compiler.errors import InputError, UnsupportedModelError  # noqa: E402
-from treesens.frontends.formats import sklearn as sf  # noqa: E402
-from treesens.frontends.load import load_model  # noqa: E402
+from treesens.readers.formats import sklearn as sf  # noqa: E402
+from treesens.readers.load import load_model  # noqa: E402
 
 TOL = 1e-6
 
@@ -247,7 +247,7 @@ def test_churn_check_with_solver_only(shared_dir):
     X, y = df.drop(columns="label"), df["label"].to_numpy()
     est = GradientBoostingClassifier(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
     ens = load_model(est)
-    q = make_query(["tenure"], gap=0.2, timeout=60).with_(options=(("heuristic", False),))
+    q = make_query(["tenure"], gap=0.2, timeout=60).planned(options=(("heuristic", False),))
     r = solve_query(ens, q)
     assert r.status == "sensitive" and r.validated and r.stats.get("found_by") == "cpsat", (
         r.status,

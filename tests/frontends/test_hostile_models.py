@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ from hypothesis import strategies as st
 
 import treesens
 from treesens.compiler.errors import InputError, UnsupportedModelError
+from treesens.tests.conftest import treesens_here
 from treesens.tests.fuzzing import json_paths
 
 
@@ -35,13 +34,7 @@ def tiny_model_json() -> dict:
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
+    return treesens_here(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize(

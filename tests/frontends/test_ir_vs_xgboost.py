@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from treesens.frontends.load import load_model
+from treesens.readers.load import load_model
 from treesens.tests.conftest import shared_benchmarks
 
 xgb = pytest.importorskip("xgboost")

@@ -7,10 +7,11 @@ import io
 import json
 
 from treesens.answers.result import Result
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
-from treesens.frontends.load import load_model
 from treesens.questions.max_gap import max_gap_query
-from treesens.tests.conftest import run_treesens
+from treesens.readers.load import load_model
+from treesens.tests.conftest import treesens_here
 from treesens.tests.report.conftest import MODEL
 from treesens.views.progress import Lines
 
@@ -48,8 +49,8 @@ def test_a_plain_check_line_still_gives_its_status():
 
 def _search_lines(box_search: bool) -> list[str]:
     ens = load_model(str(MODEL))
-    q = Query(vary=("worst_radius",), timeout=60.0)
-    q = q.with_(options=q.options.with_(box_search=box_search))
+    q = Query(vary=("worst_radius",), plan=Plan(timeout=60.0))
+    q = q.planned(options=q.plan.options.with_(box_search=box_search))
     lines: list[str] = []
     max_gap_query(ens, q, tolerance=1e-3, log=lines.append)
     return [s for s in lines if "compiling the box search" not in s]  # a first run's note
@@ -66,7 +67,7 @@ def test_the_box_searchs_lines_are_the_bracket_so_far():
 
 
 def test_the_cli_sweeps_last_line_per_feature_is_its_stored_answer():
-    p = run_treesens(
+    p = treesens_here(
         "sweep", MODEL, "--max-gap", "--features", "mean_texture", "--json", "--timeout", "30"
     )
     assert p.returncode == 0, p.stderr

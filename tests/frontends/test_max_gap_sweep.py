@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from treesens.answers.result import Result
-from treesens.questions.sweep import Question, by_max_gap, max_gap_cell, table_rows
+from treesens.questions.resume import ResumeKey
+from treesens.questions.sweep import by_max_gap, max_gap_cell, table_rows
 
-QUESTION = Question(
+QUESTION = ResumeKey(
     model="xgboost:m.json",
     gap=0.2,
     gap_kind="prob",
@@ -64,7 +65,7 @@ def test_plain_answer_is_not_reused_by_a_max_gap_sweep():
 
 
 def test_max_gap_answer_is_not_reused_by_a_plain_sweep():
-    plain = Question(
+    plain = ResumeKey(
         **{**QUESTION.__dict__, "max_gap": None, "asked": {"ensemble": "abc", "data_aware": "none"}}
     )
     assert not plain.reuses(_line(gap=0.2))

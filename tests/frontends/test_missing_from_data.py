@@ -16,9 +16,9 @@ import treesens
 from treesens.compiler.audit import Target
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import Gap
-from treesens.frontends.query_build import make_query
+from treesens.questions.query_build import make_query
 from treesens.tests.audit_oracle import brute_force_flippable
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import brute_force_sensitive
 
 xgb = pytest.importorskip("xgboost")
@@ -105,7 +105,7 @@ def test_cli_check_with_data_holding_nan_answers(tmp_path):
     df = _frame()
     _fit("xgboost", df).save_model(tmp_path / "m.json")
     df.to_csv(tmp_path / "rows.csv", index=False)
-    r = run_treesens(
+    r = treesens_here(
         "check", "m.json", "--data", "rows.csv", "--vary", "b", "--gap", "0.2", cwd=tmp_path
     )
     assert r.returncode == 0, r.stderr

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from treesens.compiler.errors import InputError
-from treesens.frontends.libraries import import_library
+from treesens.readers.libraries import import_library
 
 
 def test_a_missing_xgboost_is_an_input_error_naming_xgboost_cpu(monkeypatch):

@@ -3,17 +3,20 @@ objects, generic feature names and the CLI's --format help all read it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from treesens.compiler.errors import InputError, UnsupportedModelError
-from treesens.frontends import formats, load
-from treesens.frontends.details import GENERIC_NAMES, has_generic_names
-from treesens.frontends.formats import ModelFormat, registered
-from treesens.frontends.load import load_model
-from treesens.tests.conftest import run_treesens
+from treesens.readers import formats, load
+from treesens.readers.details import GENERIC_NAMES, has_generic_names
+from treesens.readers.formats import ModelFormat, registered
+from treesens.readers.load import load_model
+from treesens.tests.conftest import treesens_here
 
 xgb = pytest.importorskip("xgboost")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _booster(n_trees: int = 4):
@@ -45,7 +48,7 @@ def test_generic_names_come_from_the_formats():
 
 
 def test_cli_format_help_lists_the_registered_formats():
-    p = run_treesens("check", "--help")
+    p = treesens_here("check", "--help")
     help_text = " ".join(p.stdout.split())
     assert "auto, xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn" in help_text
 
@@ -120,7 +123,25 @@ def test_every_format_describes_its_models():
 
 
 def test_emit_model_format_help_lists_the_registered_formats():
-    p = run_treesens("emit", "--help")
+    p = treesens_here("emit", "--help")
     assert "auto, xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn" in " ".join(
         p.stdout.split()
     )
+
+
+@pytest.mark.parametrize(
+    "file, name", [("iris_lgbm.txt", "lightgbm"), ("breast_cancer_xgb.json", "xgboost")]
+)
+def test_a_loaded_model_names_its_format_and_file_in_its_origin(file, name):
+    ens = load_model(EXAMPLES / file)
+    assert (ens.origin.format, ens.origin.file) == (name, str(EXAMPLES / file))
+
+
+def test_a_models_source_starts_with_the_words_of_its_origin():
+    ens = load_model(EXAMPLES / "iris_lgbm.txt")
+    assert ens.source.startswith(ens.origin.words())
+
+
+def test_a_model_built_in_memory_names_its_format_in_its_origin():
+    ens = load_model(_booster())
+    assert ens.origin.format == "xgboost"

@@ -14,8 +14,8 @@ import pytest
 
 import treesens
 from treesens.compiler.ensemble import Ensemble
-from treesens.frontends.query_build import make_query
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.frontends import onnx_models as om
 from treesens.tests.oracle import (
     brute_force_best_above,
@@ -207,7 +207,7 @@ def saved(tmp_path_factory):
 
 @pytest.mark.parametrize("model", ["forest.onnx", "xgboost.onnx"])
 def test_cli_check_answers_an_onnx_file_with_a_replayed_witness(saved, model):
-    p = run_treesens("check", saved / model, "--vary", "f0", "--gap", "0.05", "--json")
+    p = treesens_here("check", saved / model, "--vary", "f0", "--gap", "0.05", "--json")
     assert p.returncode == 0, p.stderr
     line = json.loads(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
@@ -216,7 +216,7 @@ def test_cli_check_answers_an_onnx_file_with_a_replayed_witness(saved, model):
 
 @pytest.mark.parametrize("model", ["forest.onnx", "xgboost.onnx"])
 def test_cli_sweep_answers_an_onnx_file_with_replayed_witnesses(saved, model):
-    p = run_treesens("sweep", saved / model, "--gap", "0.05", "--json")
+    p = treesens_here("sweep", saved / model, "--gap", "0.05", "--json")
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert [d["query"] for d in lines] == NAMES
@@ -230,7 +230,7 @@ def test_cli_sweep_answers_an_onnx_file_with_replayed_witnesses(saved, model):
 @pytest.mark.parametrize("model", ["forest.onnx", "xgboost.onnx"])
 def test_cli_audit_answers_an_onnx_file_row_by_row(saved, model):
     args = ("--data", saved / "rows.csv", "--vary", "f0", "--gap", "0.05", "--json")
-    p = run_treesens("audit", saved / model, *args)
+    p = treesens_here("audit", saved / model, *args)
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert [d["row"] for d in lines] == list(range(8))
@@ -246,7 +246,7 @@ def test_cli_delta_answers_an_onnx_regressor_with_replayed_witnesses(saved, comm
     args = {"check": ("--vary", "f0"), "sweep": (), "audit": ("--vary", "f0", "--data")}
     extra = (saved / "rows.csv",) if command == "audit" else ()
     model = saved / "forest-regressor.onnx"
-    p = run_treesens(command, model, *args[command], *extra, "--delta", "0.3", "--json")
+    p = treesens_here(command, model, *args[command], *extra, "--delta", "0.3", "--json")
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert any(d["status"] == "sensitive" for d in lines)
@@ -260,7 +260,7 @@ def test_cli_delta_answers_an_onnx_regressor_with_replayed_witnesses(saved, comm
 def test_a_sens_file_names_an_onnx_model_and_the_onnx_format(saved):
     path = saved / "q.sens"
     path.write_text('model "forest.onnx"\nformat onnx\n\nquery one {\n  vary f0\n  gap 0.05\n}\n')
-    p = run_treesens("run", path, "--json", cwd=saved)
+    p = treesens_here("run", path, "--json", cwd=saved)
     assert p.returncode == 0, p.stderr
     (line,) = json_lines(p.stdout)
     assert line["status"] == "sensitive" and line["validated"]
@@ -268,7 +268,7 @@ def test_a_sens_file_names_an_onnx_model_and_the_onnx_format(saved):
 
 
 def test_a_sweep_in_worker_processes_replays_with_onnxruntime_there(saved):
-    p = run_treesens("sweep", saved / "xgboost.onnx", "--gap", "0.05", "--jobs", "2", "--json")
+    p = treesens_here("sweep", saved / "xgboost.onnx", "--gap", "0.05", "--jobs", "2", "--json")
     assert p.returncode == 0, p.stderr
     lines = json_lines(p.stdout)
     assert sorted(d["query"] for d in lines) == NAMES

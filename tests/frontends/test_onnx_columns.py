@@ -15,7 +15,7 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import UnsupportedModelError
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 from treesens.tests.frontends import onnx_models as om
 from treesens.tests.frontends.test_onnx_ir import _agrees
 
@@ -187,7 +187,7 @@ def _replayed(blob: bytes, line: dict) -> None:
 
 def _sensitive_by_cli(path, *question) -> dict:
     """The JSON line of ``treesens check PATH --vary age QUESTION``: sensitive, replayed."""
-    p = run_treesens("check", path, "--vary", "age", *question, "--json")
+    p = treesens_here("check", path, "--vary", "age", *question, "--json")
     assert p.returncode == 0, p.stderr
     line = json.loads(p.stdout)
     assert line["status"] == "sensitive" and line["validated"], line
@@ -216,7 +216,7 @@ def test_columns_reaching_the_trees_at_two_precisions_are_refused(tmp_path):
 def test_columns_at_two_precisions_on_the_command_line_exit_2_in_one_line(tmp_path):
     df = _frame(np.float64).astype({"score": np.float32})
     path = om.write(tmp_path, "m.onnx", _forest(df))
-    p = run_treesens("check", path, "--vary", "age")
+    p = treesens_here("check", path, "--vary", "age")
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1, p.stderr
     assert "one precision" in lines[0] and "Traceback" not in p.stderr

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import treesens
 from treesens.compiler.errors import InputError, UnsupportedModelError
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 from treesens.tests.frontends import onnx_models as om
 from treesens.tests.fuzzing import event, fuzz_settings
 
@@ -42,7 +42,7 @@ def _one_line_exit_2(p) -> str:
 
 
 def test_an_onnx_file_without_its_suffix_is_recognised_by_its_content(tmp_path, forest_bytes):
-    from treesens.frontends import formats
+    from treesens.readers import formats
 
     path = om.write(tmp_path, "model.bin", forest_bytes)
     assert formats.sniff(path).name == "onnx"
@@ -59,7 +59,7 @@ def test_random_bytes_named_onnx_are_one_input_error(tmp_path):
 
 def test_a_truncated_file_on_the_command_line_exits_2_in_one_line(tmp_path, forest_bytes):
     path = om.write(tmp_path, "m.onnx", forest_bytes[:-40])
-    line = _one_line_exit_2(run_treesens("check", path, "--vary", "f0"))
+    line = _one_line_exit_2(treesens_here("check", path, "--vary", "f0"))
     assert str(path) in line
 
 
@@ -100,7 +100,7 @@ def test_an_unsupported_node_on_the_command_line_exits_2_naming_it(tmp_path):
 
     pipe = make_pipeline(StandardScaler(), sk_ensemble.RandomForestClassifier(2, max_depth=2))
     path = om.write(tmp_path, "m.onnx", om.sklearn_onnx(pipe.fit(X, YB), X))
-    assert "Scaler" in _one_line_exit_2(run_treesens("check", path, "--vary", "f0"))
+    assert "Scaler" in _one_line_exit_2(treesens_here("check", path, "--vary", "f0"))
 
 
 def test_external_data_is_refused(tmp_path):
@@ -123,7 +123,7 @@ def test_a_model_onnxruntime_cannot_load_is_one_line_without_its_source_location
     model = om.onnx.load_model_from_string(om.classifier(om.stump_nodes(), STUMP_WEIGHTS))
     model.opset_import[1].version = 99  # an ai.onnx.ml opset onnxruntime does not know
     path = om.write(tmp_path, "m.onnx", model.SerializeToString())
-    line = _one_line_exit_2(run_treesens("check", path, "--vary", "f0"))
+    line = _one_line_exit_2(treesens_here("check", path, "--vary", "f0"))
     assert "onnxruntime cannot load this model" in line and "onnxruntime_src" not in line
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import treesens
-from treesens.frontends.load import load_model
+from treesens.readers.load import load_model
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 _XGB_PARAMS = {"max_depth": 2, "nthread": 1, "objective": "binary:logistic"}

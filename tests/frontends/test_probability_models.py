@@ -20,10 +20,10 @@ from treesens.compiler.audit import Target
 from treesens.compiler.ensemble import LOGISTIC, SIGMOID
 from treesens.compiler.errors import UnsupportedModelError
 from treesens.compiler.query import Gap
-from treesens.frontends.query_build import make_query
 from treesens.questions.certify import certify
+from treesens.questions.query_build import make_query
 from treesens.tests.audit_oracle import brute_force_flippable
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.oracle import (
     brute_force_best_above,
@@ -257,7 +257,7 @@ def twins(tmp_path_factory):
 
 
 def _answers(path, *flags, command="check") -> list[dict]:
-    p = run_treesens(command, path, "--vary", F, *flags, "--json", timeout=300)
+    p = treesens_here(command, path, "--vary", F, *flags, "--json")
     assert p.returncode in (0, 1), p.stderr
     return [
         {k: d.get(k) for k in ("status", "gap", "gap_kind", "max_gap", "witness", "row")}
@@ -288,7 +288,7 @@ def test_cli_audit_gap_answers_reg_logistic_as_binary_logistic(twins):
 
 def test_cli_delta_answers_reg_logistic_as_a_regressor(twins):
     paths, _ = twins
-    p = run_treesens("check", paths["reg:logistic"], "--vary", F, "--delta", "0.05", "--json")
+    p = treesens_here("check", paths["reg:logistic"], "--vary", F, "--delta", "0.05", "--json")
     assert p.returncode == 0, p.stderr
     (d,) = json_lines(p.stdout)
     assert d["status"] == "sensitive" and d["delta"]["at_least"] == 0.05
@@ -297,7 +297,7 @@ def test_cli_delta_answers_reg_logistic_as_a_regressor(twins):
 
 def test_cli_delta_on_binary_logistic_stays_refused(twins):
     paths, _ = twins
-    p = run_treesens("check", paths["binary:logistic"], "--vary", F, "--delta", "0.05")
+    p = treesens_here("check", paths["binary:logistic"], "--vary", F, "--delta", "0.05")
     assert p.returncode == 2 and "delta (a change of the prediction) is for regressors" in p.stderr
 
 
@@ -319,7 +319,7 @@ def test_cli_delta_on_binary_logistic_stays_refused(twins):
 )
 def test_cli_loaded_line_says_the_reading_and_how_to_ask_the_other(twins, flags, line):
     paths, _ = twins
-    p = run_treesens("check", paths["reg:logistic"], "--vary", F, *flags)
+    p = treesens_here("check", paths["reg:logistic"], "--vary", F, *flags)
     assert p.returncode in (0, 1), p.stderr
     assert line in p.stderr.splitlines()[0]
 

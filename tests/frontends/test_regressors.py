@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import pytest
 import treesens
 from treesens.compiler.ensemble import EXP, IDENTITY, SIGMOID, Ensemble
 from treesens.compiler.errors import InputError
+from treesens.tests.conftest import treesens_here
 
 xgb = pytest.importorskip("xgboost")
 sk_ensemble = pytest.importorskip("sklearn.ensemble")
@@ -321,8 +321,7 @@ def _run_sens(tmp_path, body: str) -> subprocess.CompletedProcess:
     _xgb_regressor("reg:squarederror").save_model(tmp_path / "r.json")
     path = tmp_path / "q.sens"
     path.write_text('model "r.json"\n\n' + body)
-    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "run", str(path), "--json"]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    return treesens_here("run", path, "--json", cwd=tmp_path)
 
 
 def test_sens_threshold_form_answers_a_regressor(tmp_path):
@@ -363,8 +362,7 @@ def test_sens_delta_on_a_classifier_is_an_error_with_its_place(tmp_path):
     xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, y > 0).save_model(tmp_path / "c.json")
     path = tmp_path / "q.sens"
     path.write_text('model "c.json"\n\nquery one {\n  vary f0\n  gap delta 1\n}\n')
-    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "run", str(path)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    r = treesens_here("run", path, cwd=tmp_path)
     assert r.returncode == 2 and "q.sens:5" in r.stderr and "for regressors" in r.stderr
 
 

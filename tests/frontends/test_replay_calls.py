@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import treesens
-from treesens.frontends.formats.base import LazyLibraryModel
+from treesens.readers.formats.base import LazyLibraryModel
 from treesens.tests.frontends.test_api import EXAMPLES
 
 

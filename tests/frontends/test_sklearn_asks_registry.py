@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from treesens.frontends import formats
-from treesens.frontends.formats.base import LoadOptions
+from treesens.readers import formats
+from treesens.readers.formats.base import LoadOptions
 
 joblib = pytest.importorskip("joblib")
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from treesens.compiler.errors import InputError
 from treesens.questions.results_log import appending
-from treesens.questions.sweep import Question, feature_subsets, plan_resume, read_results
+from treesens.questions.resume import ResumeKey, plan_resume, read_results
+from treesens.questions.sweep import feature_subsets
+from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import random_ensemble
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -51,7 +51,7 @@ def test_empty_feature_list_is_an_input_error():
         feature_subsets(_ens(), 1, features=[])
 
 
-QUESTION = Question(
+QUESTION = ResumeKey(
     model="xgboost:m.json",
     gap=0.3,
     gap_kind="prob",
@@ -161,13 +161,7 @@ def test_appending_after_a_cut_short_line_drops_it(tmp_path):
 
 
 def _sweep(args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", "sweep", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=600,
-    )
+    return treesens_here("sweep", *args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from treesens.compiler.errors import InputError
-from treesens.frontends.load import load_model
-from treesens.tests.conftest import run_treesens
+from treesens.readers.load import load_model
+from treesens.tests.conftest import treesens_here
 
 ensemble = pytest.importorskip("sklearn.ensemble")
 
@@ -91,7 +91,7 @@ def test_skops_file_loads_without_trust(tmp_path):
 
 
 def test_cli_refuses_a_pickle_with_exit_2_and_one_line(pickle_file):
-    p = run_treesens("check", pickle_file, "--vary", "x0", "--gap", "0.2")
+    p = treesens_here("check", pickle_file, "--vary", "x0", "--gap", "0.2")
     assert p.returncode == 2
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert "Traceback" not in p.stderr
@@ -100,7 +100,7 @@ def test_cli_refuses_a_pickle_with_exit_2_and_one_line(pickle_file):
 
 
 def test_cli_trust_pickle_loads_the_model(pickle_file):
-    p = run_treesens(
+    p = treesens_here(
         "check", pickle_file, "--vary", "x0", "--gap", "0.2", "--trust-pickle", "--json"
     )
     assert p.returncode == 0, p.stderr

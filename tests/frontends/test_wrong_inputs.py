@@ -16,9 +16,9 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.frontends.data import load_data
-from treesens.questions.sweep import Question, plan_resume
-from treesens.tests.conftest import require_shared
+from treesens.questions.resume import ResumeKey, plan_resume
+from treesens.readers.data import load_data
+from treesens.tests.conftest import require_shared, treesens_here
 
 EXAMPLES = Path(treesens.__file__).parent / "examples"
 MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
@@ -26,8 +26,11 @@ WINE_DETAILS = str(EXAMPLES / "wine_details.csv")
 
 
 def _cli(*args, cwd=None, hide=None):
-    """The CLI in a subprocess; ``hide``: a package made unimportable there."""
-    pre = f"import sys; sys.modules[{hide!r}] = None; " if hide else "import sys; "
+    """The CLI's main in this process; with ``hide``, in a subprocess where that package
+    is made unimportable."""
+    if hide is None:
+        return treesens_here(*args, cwd=cwd)
+    pre = f"import sys; sys.modules[{hide!r}] = None; "
     code = pre + "from treesens.interfaces.cli.main import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, cwd=cwd
@@ -269,7 +272,7 @@ def test_a_sensitive_witness_near_raw_category_data_uses_a_real_category(
 
 
 def test_a_code_out_of_range_for_named_categories_is_an_error(tmp_path, nameless_model):
-    from treesens.frontends.details import declare
+    from treesens.readers.details import declare
 
     ens = declare(treesens.load_model(nameless_model), categories={"f0": ["red", "green"]})
     path = tmp_path / "d.csv"
@@ -280,7 +283,7 @@ def test_a_code_out_of_range_for_named_categories_is_an_error(tmp_path, nameless
 
 # ---- sweep --resume ----------------------------------------------------------------
 
-QUESTION = Question(
+QUESTION = ResumeKey(
     model="xgboost:m.json",
     gap=0.3,
     gap_kind="prob",

@@ -14,10 +14,10 @@ import pytest
 import treesens
 from treesens.compiler import audit as core
 from treesens.compiler.errors import InputError, closest
-from treesens.frontends.data import load_data
 from treesens.questions.audit import LATE_WHY, answer_blocks, make_spec, make_target
 from treesens.questions.audit_solve import solve_rows
-from treesens.tests.conftest import run_treesens
+from treesens.readers.data import load_data
+from treesens.tests.conftest import treesens_here
 
 REPO = Path(__file__).resolve().parents[2]
 BC_MODEL = REPO / "examples" / "breast_cancer_xgb.json"
@@ -103,7 +103,7 @@ def test_api_max_gap_without_classes_names_the_classes_keyword():
 
 
 def test_cli_multiclass_without_classes_names_the_flag():
-    r = run_treesens("check", IRIS, "--vary", "petal_length_cm", "--gap", "1.5", timeout=120)
+    r = treesens_here("check", IRIS, "--vary", "petal_length_cm", "--gap", "1.5")
     assert r.returncode == 2 and "--classes C1,C2" in r.stderr and "classes=" not in r.stderr
 
 

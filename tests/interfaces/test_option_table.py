@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from treesens.compiler.options import OptionSpec
-from treesens.frontends.keywords import API_KEYWORDS, MODEL
 from treesens.interfaces.cli.common import data_options
 from treesens.interfaces.cli.main import build_parser
+from treesens.questions.keywords import API_KEYWORDS, MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAGGED = [k for k in API_KEYWORDS.values() if k.role != MODEL]

@@ -12,7 +12,7 @@ import pytest
 from treesens.interfaces.cli.main import main
 from treesens.interfaces.sens_run import run_file
 from treesens.language import AuditBlock, format_sens, load_queries, parse
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.conftest import json_lines, treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BC = EXAMPLES / "breast_cancer_xgb.json"
@@ -119,9 +119,9 @@ def test_multiclass_audit_names_x2_class_as_any_to_c(tmp_path, capsys):
 
 def test_run_prints_the_summary_of_treesens_audit(tmp_path):
     path = _write(tmp_path, _bc(AUDIT))
-    p = run_treesens("run", path)
+    p = treesens_here("run", path)
     assert p.returncode == 0, p.stderr
-    cli = run_treesens(
+    cli = treesens_here(
         "audit",
         BC,
         "--details",
@@ -141,8 +141,8 @@ def test_run_prints_the_summary_of_treesens_audit(tmp_path):
 
 def test_run_json_prints_the_row_lines_of_treesens_audit(tmp_path):
     path = _write(tmp_path, _bc(AUDIT))
-    got = json_lines(run_treesens("run", path, "--json").stdout)
-    cli = run_treesens(
+    got = json_lines(treesens_here("run", path, "--json").stdout)
+    cli = treesens_here(
         "audit",
         BC,
         "--details",
@@ -165,7 +165,7 @@ def test_run_json_prints_the_row_lines_of_treesens_audit(tmp_path):
 
 def test_run_query_selects_one_audit(tmp_path):
     path = _write(tmp_path, _bc("query q {\n  vary worst_texture\n}\n" + AUDIT))
-    lines = json_lines(run_treesens("run", path, "--json", "--query", "rows").stdout)
+    lines = json_lines(treesens_here("run", path, "--json", "--query", "rows").stdout)
     assert [d["row"] for d in lines] == list(range(40))
 
 
@@ -199,7 +199,7 @@ def test_jobs_in_defaults_runs_the_audit_on_two_workers(tmp_path):
     assert sf.audits["rows"].run.jobs == 2
     seen = {}
     run_file(path, on_audit=lambda plan, lines, s: seen.update({plan.name: lines}))
-    one = json_lines(run_treesens("run", path, "--json", "--jobs", "1").stdout)
+    one = json_lines(treesens_here("run", path, "--json", "--jobs", "1").stdout)
     key = lambda d: (d["row"], d["status"])  # noqa: E731
     assert sorted(map(key, seen["rows"])) == sorted(map(key, one))
 

@@ -62,7 +62,7 @@ def test_shipped_example_loads(path):
     sf = load_queries(path)
     assert sf.queries
     for q in sf.queries:
-        assert q.name and q.vary and q.timeout > 0
+        assert q.name and q.vary and q.plan.timeout > 0
 
 
 @pytest.mark.shared
@@ -173,8 +173,8 @@ def test_data_aware_query(tmp_path, capsys):
     )
     sf = load_queries(f)
     (q,) = sf.queries
-    opts = dict(q.options)
-    assert q.data_aware == "prob"
+    opts = dict(q.plan.options)
+    assert q.plan.data_aware == "prob"
     assert opts["data"] == str(data) and opts["label"] == "label" and opts["prob_alpha"] == 2
     code, results = _run_json([str(f)], capsys)
     (r,) = results

@@ -142,7 +142,8 @@ def _file(tmp_path, body: str, model=BC, details=BC_DETAILS) -> Path:
 def test_expect_max_gap_makes_its_block_a_gap_max_query(tmp_path):
     body = "defaults {\n  gap 0.2\n}\nquery t {\n  vary mean_texture\n  expect max gap <= 0.1\n}\n"
     sf = load_queries(_file(tmp_path, body))
-    assert "t" in sf.max_gaps and sf.expectations["t"].kind == "max_gap"
+    (q,) = sf.queries
+    assert q.kind == "max_gap" and sf.expectations["t"].kind == "max_gap"
 
 
 def test_a_sweeps_expectation_reaches_each_of_its_queries(tmp_path):

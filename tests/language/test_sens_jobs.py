@@ -4,15 +4,13 @@ with several jobs answers as one run with a single job, in the file's order."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from treesens.interfaces.sens_run import run_file
 from treesens.language import Jobs, SensError, format_sens, load_queries, parse
+from treesens.tests.conftest import treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 HEAD = 'model "m.json"\n'
@@ -101,8 +99,7 @@ def test_the_file_jobs_setting_runs_the_sweep_on_workers(tmp_path, serial):
 
 def test_run_cli_takes_jobs(tmp_path, serial):
     p = _sweep_file(tmp_path)
-    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "run", str(p), "--json"]
-    out = subprocess.run(cmd + ["--jobs", "2"], capture_output=True, text=True, env=os.environ)
+    out = treesens_here("run", p, "--json", "--jobs", "2")
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert sorted((r["query"], r["status"]) for r in rows) == sorted(serial)
@@ -110,7 +107,6 @@ def test_run_cli_takes_jobs(tmp_path, serial):
 
 def test_run_cli_refuses_an_unknown_executor(tmp_path):
     p = _sweep_file(tmp_path)
-    cmd = [sys.executable, "-m", "treesens.interfaces.cli.main", "run", str(p)]
-    out = subprocess.run(cmd + ["--executor", "spark"], capture_output=True, text=True)
+    out = treesens_here("run", p, "--executor", "spark")
     assert out.returncode == 2
     assert "unknown executor" in out.stderr

@@ -55,7 +55,7 @@ def test_gap_max_round_trips_through_fmt():
 
 def test_a_gap_max_query_is_listed_as_one_query(tmp_path):
     sf = load_queries(_write(tmp_path, "query t {\n  vary mean_texture\n  gap max\n}\n"))
-    assert [q.name for q in sf.queries] == ["t"] and "t" in sf.max_gaps
+    assert [(q.name, q.kind) for q in sf.queries] == [("t", "max_gap")]
 
 
 def test_a_tolerance_out_of_range_is_reported_at_its_place(tmp_path, capsys):

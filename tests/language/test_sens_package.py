@@ -25,7 +25,7 @@ from treesens.language.grammar import KEYWORDS, TOP_KEYWORDS, parser
 from treesens.language.show import CONSERVATIVE, PLAIN, fmt_name
 from treesens.tests.oracle import random_ensemble
 
-GRAMMAR = files("treesens.grammar").joinpath("sens.lark").read_text()
+GRAMMAR = files("treesens.language").joinpath("sens.lark").read_text()
 
 
 def _quoted_words() -> set[str]:
@@ -131,5 +131,5 @@ def test_an_empty_interval_has_no_value():
 
 def test_the_top_level_keywords_are_read_from_the_grammar():
     top = {"model", "data", "features", "feature", "group", "groups", "defaults", "query"}
-    top |= {"sweep", "audit"}
+    top |= {"sweep", "audit", "plugin"}
     assert top == TOP_KEYWORDS

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from treesens.frontends import formats, load
+from treesens.readers import formats, load
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 

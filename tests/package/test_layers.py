@@ -1,5 +1,5 @@
-"""The layers only point down: compiler < answers < backends < driver < frontends <
-language < questions < views < interfaces.
+"""The layers only point down (tests/package/layers.py): compiler < readers < answers <
+backends < search < driver < questions < language < views < interfaces.
 
 Every module of those subpackages is parsed (imports at module level and inside
 functions, relative and absolute); an import of a higher layer, or a cycle between
@@ -10,22 +10,14 @@ heavy packages.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
+from treesens.tests.package.layers import LAYERS
+
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = (
-    "compiler",
-    "answers",
-    "backends",
-    "driver",
-    "frontends",
-    "language",
-    "questions",
-    "views",
-    "interfaces",
-)  # lowest first
 # packages a library function may import where it needs them (optional or heavy)
 LAZY_OK = frozenset(
     {
@@ -50,7 +42,7 @@ LAZY_OK = frozenset(
     }
 )
 # treesens modules that only hold code of a heavy package, imported where it is used
-LAZY_MODULES = frozenset({"treesens.compiler.gap_kernel_jit"})
+LAZY_MODULES = frozenset({"treesens.search.gap_kernel_jit"})
 # subpackages whose function-level imports are checked
 LAZY_CHECKED = LAYERS
 
@@ -145,10 +137,33 @@ def test_imports_inside_functions_are_only_of_optional_or_heavy_packages(layer):
 def test_the_import_reader_sees_relative_imports_inside_functions(tmp_path):
     # a module two levels down that imports its grandparent's sibling inside a function
     d = ROOT / "driver"
-    src = "def f():\n    from ..frontends import api\n"
+    src = "def f():\n    from ..readers import load\n"
     path = d / "_probe_for_test_layers.py"
     try:
         path.write_text(src)
-        assert _imports(path) == [("treesens.frontends", True, 2)]
+        assert _imports(path) == [("treesens.readers", True, 2)]
     finally:
         path.unlink()
+
+
+def _package_folders() -> set[str]:
+    """The package and every folder of its rooms (its folders with an __init__.py, not a
+    virtual environment a user made inside the clone) with an __init__.py, by import name."""
+    rooms = [room for room in ROOT.iterdir() if (room / "__init__.py").is_file()]
+    return {"treesens"} | {
+        ".".join(("treesens", *init.parent.relative_to(ROOT).parts))
+        for room in rooms
+        for init in room.rglob("__init__.py")
+    }
+
+
+def test_every_package_of_the_library_is_a_layer():
+    # verify/ stands apart (the certificate checker imports nothing of treesens)
+    rooms = {name.split(".")[1] for name in _package_folders() if name != "treesens"}
+    assert rooms - {"tests", "verify"} == set(LAYERS)
+
+
+def test_pyproject_installs_every_package_of_the_library():
+    text = (ROOT / "pyproject.toml").read_text()
+    listed = set(re.findall(r'^\s*"(treesens(?:\.[a-z_]+)*)",$', text, re.M))
+    assert listed == _package_folders()

@@ -9,7 +9,7 @@ import pytest
 
 SCRIPT = """
 import sys
-from treesens.frontends.libraries import import_library, prefer_lean_imports
+from treesens.readers.libraries import import_library, prefer_lean_imports
 {lean}
 import_library({lib!r})
 print("sklearn" in sys.modules)

@@ -11,18 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from treesens.tests.package.layers import LAYERS as LIBRARY
+
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARY = (
-    "compiler",
-    "answers",
-    "backends",
-    "driver",
-    "frontends",
-    "language",
-    "questions",
-    "views",
-    "interfaces",
-)
 
 
 def _library_modules() -> list[Path]:

@@ -8,18 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from treesens.tests.package.layers import LAYERS as LIBRARY
+
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARY = (
-    "answers",
-    "backends",
-    "compiler",
-    "driver",
-    "frontends",
-    "language",
-    "questions",
-    "views",
-    "interfaces",
-)
 
 
 def _sources():

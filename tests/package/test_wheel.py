@@ -84,12 +84,12 @@ def test_wheel_has_only_the_treesens_top_level_package(wheel):
     assert "treesens/interfaces/cli/main.py" in names
 
 
-def test_wheel_installs_no_top_level_compiler_backends_or_frontends(wheel):
+def test_wheel_installs_no_top_level_compiler_backends_or_readers(wheel):
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         top_level = [n for n in names if n.endswith("top_level.txt")]
         declared = z.read(top_level[0]).decode().split() if top_level else []
-    for bad in ("compiler", "backends", "frontends", "grammar", "tests"):
+    for bad in ("compiler", "backends", "readers", "questions", "frontends", "grammar", "tests"):
         assert not any(n.startswith(bad + "/") for n in names), bad
         assert bad not in declared, bad
 
@@ -104,7 +104,7 @@ def test_installed_package_imports_from_the_venv_not_the_repository(venv, tmp_pa
     code = (
         "import importlib.util, json, treesens, treesens.compiler;"
         "print(json.dumps({'file': treesens.__file__,"
-        " 'tops': [m for m in ('compiler', 'backends', 'frontends', 'grammar')"
+        " 'tops': [m for m in ('compiler', 'backends', 'readers', 'questions')"
         " if importlib.util.find_spec(m) is not None]}))"
     )
     p = _run([venv / "bin" / "python", "-c", code], cwd=tmp_path)

@@ -6,8 +6,6 @@ sets together columns no data row sets together says so."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -16,6 +14,7 @@ import pytest
 import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.errors import InputError
+from treesens.tests.conftest import treesens_here
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +58,9 @@ def test_the_drop_first_example_answers_with_a_row_the_data_could_hold(site_mode
 
 def test_the_drop_first_example_from_the_cli_names_the_group_and_mixes_no_categories(site_model):
     _, _, folder = site_model
-    out = subprocess.run(
-        [sys.executable, "-m", "treesens.interfaces.cli.main", "check", "m.json", "--data",
-         "data.csv", "--vary", "site_north,site_south", "--gap", "0.3", "--json"],
-        cwd=folder, capture_output=True, text=True, check=False,
+    out = treesens_here(
+        "check", "m.json", "--data", "data.csv", "--vary", "site_north,site_south", "--gap", "0.3",
+        "--json", cwd=folder,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, Tree
-from treesens.frontends.preprocessing.fold import ColumnMap, fold, identity
+from treesens.readers.preprocessing.fold import ColumnMap, fold, identity
 
 
 def _stump(threshold: float, op: str, cast: str) -> Ensemble:

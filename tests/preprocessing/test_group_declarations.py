@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from treesens.language import SensError, format_sens, load_queries, parse
-from treesens.tests.conftest import json_lines, run_treesens
+from treesens.tests.conftest import json_lines, treesens_here
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_groups_infer_without_data_is_an_error_at_its_line(race_files):
 
 
 def test_a_details_group_column_groups_the_columns(race_files):
-    out = run_treesens(
+    out = treesens_here(
         "check",
         race_files / "race.json",
         "--details",
@@ -76,7 +76,7 @@ def test_a_details_group_column_groups_the_columns(race_files):
 
 
 def test_groups_infer_on_the_command_line_reads_them_from_the_data(race_files):
-    out = run_treesens(
+    out = treesens_here(
         "sweep",
         race_files / "race.json",
         "--data",
@@ -91,7 +91,7 @@ def test_groups_infer_on_the_command_line_reads_them_from_the_data(race_files):
 
 
 def test_a_malformed_groups_flag_is_one_line_and_exit_2(race_files):
-    out = run_treesens(
+    out = treesens_here(
         "check", race_files / "race.json", "--groups", "race:race_A", "--vary", "age"
     )
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1

@@ -8,7 +8,7 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 
 TAMPERED = {
     "a negative scale": ("scale_", np.array([-1.0, 1.0]), "not a nondecreasing map"),
@@ -43,6 +43,6 @@ def test_a_tampered_pipeline_file_is_one_line_and_exit_2(tmp_path):
     pipe[0].scale_ = np.array([-1.0, 1.0])
     path = tmp_path / "pipe.joblib"
     joblib.dump(pipe, path)
-    out = run_treesens("check", path, "--trust-pickle", "--vary", "x0", "--gap", "0.2")
+    out = treesens_here("check", path, "--trust-pickle", "--vary", "x0", "--gap", "0.2")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert str(path) in out.stderr

@@ -10,7 +10,7 @@ import pytest
 import treesens
 from treesens.answers.result import SENSITIVE
 from treesens.compiler.errors import UnsupportedModelError
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 
 
 def _frame(n: int = 800, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
@@ -130,7 +130,7 @@ def test_a_pipeline_saved_with_skops_answers_from_the_command_line(tmp_path):
     path = tmp_path / "pipe.skops"
     sio.dump(_pipeline(_one_hot_and_scaler()).fit(df, y), path)
     df.assign(label=y).to_csv(tmp_path / "data.csv", index=False)
-    out = run_treesens(
+    out = treesens_here(
         "check",
         path,
         "--data",
@@ -154,7 +154,7 @@ def test_an_unsupported_step_in_a_file_is_one_line_and_exit_2(tmp_path):
     df, y = _frame()
     path = tmp_path / "pca.skops"
     sio.dump(_pipeline(PCA(1)).fit(df[["age", "income"]], y), path)
-    out = run_treesens("check", path, "--vary", "x0", "--gap", "0.3")
+    out = treesens_here("check", path, "--vary", "x0", "--gap", "0.3")
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and "PCA" in out.stderr
 

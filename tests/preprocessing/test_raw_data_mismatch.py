@@ -11,7 +11,7 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import TreesensWarning
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def test_the_command_line_prints_the_warning_as_one_line(fitted, tmp_path):
     pd.DataFrame(X.to_numpy(), columns=["x0", "x1", "x2"]).assign(label=0).to_csv(
         tmp_path / "raw.csv", index=False
     )
-    out = run_treesens(
+    out = treesens_here(
         "check",
         tmp_path / "last.skops",
         "--data",

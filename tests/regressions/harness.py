@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from treesens.compiler.ensemble import LOGISTIC, PROBA, ZERO_BAND, Ensemble, Feature, Tree
+from treesens.compiler.plan import Plan
 from treesens.compiler.query import ANY, MAX_RATIO, PASS_NAMES, Gap, Query
 
 HERE = Path(__file__).resolve().parent
@@ -365,7 +366,7 @@ def check_result(ens: Ensemble, q: Query, oracle: OracleAnswer, r) -> list[str]:
     """Problems with one pipeline result, given the oracle's answer (empty: all good)."""
     probs = []
     if r.status == "error":
-        if q.backend == "gurobi" and GUROBI_LIMIT in (r.error or ""):
+        if q.plan.backend == "gurobi" and GUROBI_LIMIT in (r.error or ""):
             n_v, n_c = r.stats.get("vars", 0), r.stats.get("constraints", 0)
             if n_v > 2000 or n_c > 2000:
                 return []
@@ -468,7 +469,7 @@ class ModelSpec:
 
 
 def load_ensemble(path: Path, declarations=()) -> Ensemble:
-    from treesens.frontends.load import load_model
+    from treesens.readers.load import load_model
 
     # the campaign's own scikit-learn models are joblib files it wrote itself
     ens = load_model(str(path), auto_details=False, trust_pickle=True)
@@ -831,7 +832,7 @@ def make_queries(rng, ens: Ensemble, values: dict, n_queries: int) -> list[tuple
                 g = float(rng.choice([0.0, 0.2, 0.5, 1.0, 2.0]))
             note = f"best {best!r}, fixed"
         g = min(max(g, lo_ok), hi_ok)
-        q = Query(vary=vary, gap=Gap(float(g), kind), classes=classes, timeout=60.0)
+        q = Query(vary=vary, gap=Gap(float(g), kind), classes=classes, plan=Plan(timeout=60.0))
         out.append((q, note))
     return out
 
@@ -893,11 +894,11 @@ def query_json(q: Query) -> dict:
         "gap": q.gap.value,
         "gap_kind": q.gap.kind,
         "classes": list(q.classes) if q.classes is not None else None,
-        "passes": sorted(q.passes),
-        "backend": q.backend,
-        "timeout": q.timeout,
-        "seed": q.seed,
-        "options": dict(q.options),
+        "passes": sorted(q.plan.passes),
+        "backend": q.plan.backend,
+        "timeout": q.plan.timeout,
+        "seed": q.plan.seed,
+        "options": dict(q.plan.options),
     }
 
 
@@ -906,11 +907,13 @@ def query_from(d: dict) -> Query:
         vary=tuple(d["vary"]),
         gap=Gap(float(d["gap"]), d.get("gap_kind", "prob")),
         classes=tuple(d["classes"]) if d.get("classes") is not None else None,
-        passes=frozenset(d.get("passes", PASS_NAMES)),
-        backend=d.get("backend", "cpsat"),
-        timeout=float(d.get("timeout", 60.0)),
-        seed=int(d.get("seed", 0)),
-        options=tuple(sorted((d.get("options") or {}).items())),
+        plan=Plan(
+            passes=frozenset(d.get("passes", PASS_NAMES)),
+            backend=d.get("backend", "cpsat"),
+            timeout=float(d.get("timeout", 60.0)),
+            seed=int(d.get("seed", 0)),
+            options=tuple(sorted((d.get("options") or {}).items())),
+        ),
     )
 
 
@@ -1090,7 +1093,7 @@ def campaign_ensemble(
         saved_kinds: set[str] = set()
         mismatch = ["IR-LIBRARY: " + oracle.ir_library_note] if oracle.ir_library_note else []
         for backend, passes, options in run_configs(index * n_queries + j, backends):
-            qq = q.with_(backend=backend, passes=passes, options=options)
+            qq = q.planned(backend=backend, passes=passes, options=options)
             t0 = time.time()
             try:
                 r = solve_query(ens, qq)

@@ -61,8 +61,8 @@ def test_an_insensitive_answer_over_bounds_from_the_data_says_the_datas_range(
 ):
     import shutil
 
-    from treesens.frontends.load import load_model
     from treesens.questions.report import Report
+    from treesens.readers.load import load_model
     from treesens.tests.report.conftest import MODEL, ROWS
     from treesens.views.report_html import _answer_sentence
 
@@ -85,12 +85,12 @@ def test_an_insensitive_answer_over_declared_bounds_names_the_details_file(small
 def test_the_cli_report_says_the_proof_holds_within_the_datas_range(tmp_path):
     import shutil
 
-    from treesens.tests.conftest import run_treesens
+    from treesens.tests.conftest import treesens_here
     from treesens.tests.report.conftest import MODEL, ROWS
 
     alone = shutil.copy(MODEL, tmp_path / "model.json")
     out = tmp_path / "r.html"
-    p = run_treesens(
+    p = treesens_here(
         "report", alone, "--data", ROWS, "--features", "mean_radius", "--protected",
         "mean_radius", "--budget", "60", "--out", out, "--no-progress",
     )  # fmt: skip

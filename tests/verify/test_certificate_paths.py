@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from treesens.tests.conftest import run_treesens
+from treesens.tests.conftest import treesens_here
 from treesens.verify.check import named_model
 
 
@@ -26,7 +26,7 @@ def written(tmp_path_factory) -> Path:
     est = xgboost.XGBClassifier(n_estimators=4, max_depth=2).fit(X[:, :2], X[:, 0] > 0)
     est.get_booster().save_model(work / "model.json")
     (work / "certs").mkdir()
-    p = run_treesens(
+    p = treesens_here(
         "check", "model.json", "--vary", "f1", "--gap", "0.2", "--certificate", "certs/c.json",
         cwd=work,
     )  # fmt: skip
@@ -39,13 +39,13 @@ def test_the_certificate_names_its_model_from_its_own_folder(written):
 
 
 def test_verify_run_from_another_folder_finds_the_model(written):
-    p = run_treesens("verify", written.relative_to(written.parents[2]), cwd=written.parents[2])
+    p = treesens_here("verify", written.relative_to(written.parents[2]), cwd=written.parents[2])
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("VALID:")
 
 
 def test_a_valid_verdict_says_valid_once(written):
-    p = run_treesens("verify", written)
+    p = treesens_here("verify", written)
     assert p.stdout.lower().count("valid") == 1
     assert "1 box covers the pair space" in p.stdout or "boxes cover" in p.stdout
 
@@ -53,14 +53,14 @@ def test_a_valid_verdict_says_valid_once(written):
 def test_a_model_the_certificate_names_but_that_is_gone_is_one_line_naming_model(written, tmp_path):
     moved = tmp_path / "c.json"
     moved.write_text(written.read_text())  # its ../model.json is not there
-    p = run_treesens("verify", moved)
+    p = treesens_here("verify", moved)
     assert p.returncode == 2
     (line,) = p.stderr.strip().splitlines()
     assert "cannot read the model" in line and "--model FILE" in line
 
 
 def test_a_model_given_to_model_that_cannot_be_read_names_the_flag(written, tmp_path):
-    p = run_treesens("verify", written, "--model", tmp_path / "none.json")
+    p = treesens_here("verify", written, "--model", tmp_path / "none.json")
     assert p.returncode == 2
     assert "none.json" in p.stderr and "--model" in p.stderr
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import treesens
-from treesens.frontends.query_build import make_query
 from treesens.questions.certify import certify
-from treesens.tests.conftest import run_treesens
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import treesens_here
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def _refusals(stderr: str) -> list[str]:
 @pytest.mark.parametrize("feature", ["f0", "f2"])  # a max gap with a pair, and with none
 def test_check_max_gap_with_a_certificate_says_in_one_line_why_there_is_none(folder, feature):
     out = folder / "c.json"
-    p = run_treesens(
+    p = treesens_here(
         "check", folder / "model.json", "--vary", feature, "--max-gap", "--certificate", out
     )
     assert p.returncode == 0, p.stderr
@@ -54,7 +54,7 @@ def test_check_max_gap_with_a_certificate_says_in_one_line_why_there_is_none(fol
 
 def test_sweep_max_gap_with_certificates_says_why_there_are_none_and_makes_no_folder(folder):
     out = folder / "none"
-    p = run_treesens("sweep", folder / "model.json", "--max-gap", "--certificates", out)
+    p = treesens_here("sweep", folder / "model.json", "--max-gap", "--certificates", out)
     assert p.returncode == 0, p.stderr
     assert [s for s in p.stderr.splitlines() if "certificates" in s] == [
         "no certificates: --max-gap asks for bounds, and a certificate proves an insensitive "
@@ -64,7 +64,9 @@ def test_sweep_max_gap_with_certificates_says_why_there_are_none_and_makes_no_fo
 
 
 def test_sweep_counts_the_answers_that_are_not_insensitive_in_its_certificates_line(folder):
-    p = run_treesens("sweep", folder / "model.json", "--gap", "0.1", "--certificates", folder / "s")
+    p = treesens_here(
+        "sweep", folder / "model.json", "--gap", "0.1", "--certificates", folder / "s"
+    )
     assert p.returncode == 0, p.stderr
     (line,) = [s for s in p.stderr.splitlines() if s.startswith("certificates:")]
     assert line.startswith("certificates: 2 written")
@@ -73,7 +75,7 @@ def test_sweep_counts_the_answers_that_are_not_insensitive_in_its_certificates_l
 
 def test_a_model_the_checker_cannot_read_is_one_no_certificate_line(folder):
     out = folder / "c.json"
-    p = run_treesens(
+    p = treesens_here(
         "check", folder / "model.joblib", "--trust-pickle", "--vary", "x2", "--gap", "0.45",
         "--certificate", out,
     )  # fmt: skip
@@ -92,7 +94,7 @@ def test_every_refusal_of_certify_says_no_certificate_and_why(folder):
 
 
 def test_the_report_says_why_a_protected_feature_gets_no_certificate(folder):
-    p = run_treesens(
+    p = treesens_here(
         "report", folder / "model.json", "--data", folder / "rows.csv", "--features", "f0",
         "--protected", "f0", "--budget", "10", "--out", folder / "r.html",
         "--certificates", folder / "certs", "--no-progress",

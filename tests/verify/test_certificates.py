@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import treesens
-from treesens.frontends.query_build import make_query
 from treesens.questions.certify import certify
-from treesens.tests.conftest import require_shared, run_treesens
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import require_shared, treesens_here
 from treesens.verify import CertificateError, verify_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -129,24 +129,26 @@ def test_a_file_that_is_no_certificate_is_a_certificate_error(tmp_path):
 
 
 def test_cli_verify_exits_0_on_valid_and_1_on_invalid(certificate, tmp_path):
-    assert run_treesens("verify", certificate).returncode == 0
+    assert treesens_here("verify", certificate).returncode == 0
 
     def smaller_gap(doc):
         doc["question"]["gap"] = 0.0
 
-    p = run_treesens("verify", _tampered(certificate, tmp_path, smaller_gap))
+    p = treesens_here("verify", _tampered(certificate, tmp_path, smaller_gap))
     assert p.returncode == 1 and "INVALID" in p.stdout
 
 
 def test_cli_verify_of_a_missing_file_is_one_line_and_exit_2(tmp_path):
-    p = run_treesens("verify", tmp_path / "none.json")
+    p = treesens_here("verify", tmp_path / "none.json")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_cli_check_writes_no_certificate_for_a_sensitive_answer(tmp_path):
     model = REPO / "examples" / "breast_cancer_xgb.json"
     out = tmp_path / "c.json"
-    p = run_treesens("check", model, "--vary", "mean_texture", "--gap", "0.2", "--certificate", out)
+    p = treesens_here(
+        "check", model, "--vary", "mean_texture", "--gap", "0.2", "--certificate", out
+    )
     assert p.returncode == 0 and not out.exists()
     assert "no certificate: the answer is sensitive" in p.stderr
 
@@ -166,22 +168,21 @@ def test_the_checker_imports_nothing_of_treesens():
 def test_the_churn_certificate_verifies_and_one_box_less_does_not(tmp_path):
     model = require_shared() / "churn" / "churn_t500_d5.json"
     out = tmp_path / "c.json"
-    p = run_treesens(  # the check proves, certifies and verifies: three searches of minutes
-        "check", model, "--vary", "DeviceProtection", "--gap", "0.3", "--certificate", out,
-        timeout=1800,
-    )  # fmt: skip
+    p = treesens_here(  # the check proves, certifies and verifies: three searches of minutes
+        "check", model, "--vary", "DeviceProtection", "--gap", "0.3", "--certificate", out
+    )
     assert p.returncode == 0 and "INSENSITIVE" in p.stdout, p.stderr
-    assert run_treesens("verify", out).returncode == 0
+    assert treesens_here("verify", out).returncode == 0
 
     def drop_a_box(doc):
         del doc["proof"][[s[0] for s in doc["proof"]].index("prune")]
 
-    assert run_treesens("verify", _tampered(out, tmp_path, drop_a_box)).returncode == 1
+    assert treesens_here("verify", _tampered(out, tmp_path, drop_a_box)).returncode == 1
 
 
 def test_sweep_writes_a_certificate_per_insensitive_answer_that_verifies(tiny, tmp_path):
     out = tmp_path / "certs"
-    p = run_treesens("sweep", tiny, "--gap", str(GAP), "--json", "--certificates", out)
+    p = treesens_here("sweep", tiny, "--gap", str(GAP), "--json", "--certificates", out)
     assert p.returncode == 0, p.stderr
     insensitive = [json.loads(ln) for ln in p.stdout.splitlines() if '"insensitive"' in ln]
     files = sorted(out.glob("*.json"))

@@ -13,12 +13,14 @@ import pytest
 
 import treesens
 from treesens.answers.proof import Proof
-from treesens.answers.result import Result, result_from_dict
-from treesens.frontends.query_build import make_query
+from treesens.answers.result import Result, fail, result_from_dict
 from treesens.questions import certify as certify_module
+from treesens.questions.campaign import Campaign, sweep_campaign
 from treesens.questions.certify import certify_answer
+from treesens.questions.query_build import make_query
 from treesens.questions.sweep import table_rows
-from treesens.tests.conftest import run_treesens
+from treesens.questions.sweep_certs import SweepCertificates
+from treesens.tests.conftest import treesens_here
 from treesens.verify.check import Verdict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,13 +34,13 @@ def _verdict_line(stdout: str) -> str:
 
 
 def test_a_solver_proved_answer_says_so_on_the_cli_result_line():
-    p = run_treesens("check", MODEL, *ASKED, "--no-box-search")
+    p = treesens_here("check", MODEL, *ASKED, "--no-box-search")
     assert p.returncode == 0, p.stderr
     assert _verdict_line(p.stdout).endswith("; proved by CP-SAT, not independently checked")
 
 
 def test_a_solver_proved_answer_has_its_proof_record_in_the_json():
-    p = run_treesens("check", MODEL, *ASKED, "--no-box-search", "--json")
+    p = treesens_here("check", MODEL, *ASKED, "--no-box-search", "--json")
     assert p.returncode == 0, p.stderr
     proof = json.loads(p.stdout)["proof"]
     assert proof == {"by": "cpsat", "checked": False, "certificate": None, "why_not": ""}
@@ -46,14 +48,14 @@ def test_a_solver_proved_answer_has_its_proof_record_in_the_json():
 
 def test_a_box_search_proof_with_a_certificate_says_certified_and_verified(tmp_path):
     out = tmp_path / "c.json"
-    p = run_treesens("check", MODEL, *ASKED, "--certificate", out)
+    p = treesens_here("check", MODEL, *ASKED, "--certificate", out)
     assert p.returncode == 0, p.stderr
     assert _verdict_line(p.stdout).endswith(f"; certified: {out}, verified")
 
 
 def test_a_solver_proved_answer_is_certified_by_the_box_search_after_it(tmp_path):
     out = tmp_path / "c.json"
-    p = run_treesens("check", MODEL, *ASKED, "--no-box-search", "--certificate", out, "--json")
+    p = treesens_here("check", MODEL, *ASKED, "--no-box-search", "--certificate", out, "--json")
     assert p.returncode == 0, p.stderr
     proof = json.loads(p.stdout)["proof"]
     assert proof == {"by": "cpsat", "checked": True, "certificate": str(out), "why_not": ""}
@@ -61,7 +63,7 @@ def test_a_solver_proved_answer_is_certified_by_the_box_search_after_it(tmp_path
 
 def test_a_certify_budget_too_small_labels_the_answer_not_checked_with_why(tmp_path):
     out = tmp_path / "c.json"
-    p = run_treesens(
+    p = treesens_here(
         "check", MODEL, *ASKED, "--no-box-search", "--certificate", out,
         "--certify-budget", "0.000001",
     )  # fmt: skip
@@ -101,11 +103,43 @@ def test_a_results_line_written_before_proof_records_gets_one_from_its_stats():
 def test_a_resumed_sweep_keeps_the_proof_records_of_the_answers_it_reuses(tmp_path):
     log = tmp_path / "s.jsonl"
     sweep = ("sweep", MODEL, "--features", "worst_symmetry", "--gap", "0.1")
-    first = run_treesens(*sweep, "--out", log, "--certificates", tmp_path / "certs")
+    first = treesens_here(*sweep, "--out", log, "--certificates", tmp_path / "certs")
     assert first.returncode == 0, first.stderr
-    again = run_treesens(*sweep, "--resume", log, "--json")
+    again = treesens_here(*sweep, "--resume", log, "--json")
     assert again.returncode == 0 and "1 result reused" in again.stderr, again.stderr
     assert json.loads(again.stdout)["proof"]["checked"] is True
+
+
+def test_a_resumed_sweep_asked_for_certificates_certifies_the_answers_it_reuses(tmp_path):
+    log = tmp_path / "s.jsonl"
+    sweep = ("sweep", MODEL, "--features", "worst_symmetry", "--gap", "0.1")
+    assert treesens_here(*sweep, "--out", log).returncode == 0
+    again = treesens_here(*sweep, "--resume", log, "--certificates", tmp_path / "c", "--json")
+    assert again.returncode == 0 and "1 result reused" in again.stderr, again.stderr
+    assert json.loads(again.stdout)["proof"]["checked"] is True
+
+
+def test_the_sweep_campaign_certifies_an_answer_before_its_line_is_written(tmp_path):
+    ens = treesens.load_model(MODEL)
+
+    def make(vary, name=""):
+        return make_query(vary, gap=0.1, timeout=60, name=name)
+
+    subsets = [("worst_symmetry",)]
+    certs = SweepCertificates(ens, make, subsets, tmp_path / "certs", MODEL)
+    log = tmp_path / "s.jsonl"
+    sweep_campaign(ens, subsets, make, Campaign(out=log), certificates=certs)
+    assert json.loads(log.read_text())["proof"]["checked"] is True
+
+
+def test_a_results_repr_says_who_proved_it_in_short():
+    res = Result("a", "insensitive", "cpsat", ["a"], 0.2, proof=Proof("cpsat"))
+    assert "proof=cpsat (unchecked)" in repr(res)
+
+
+def test_an_answer_that_becomes_an_error_loses_its_proof_record():
+    res = Result("a", "insensitive", "cpsat", ["a"], 0.2, proof=Proof("cpsat"))
+    assert fail(res, "the library disagrees").proof is None
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +157,7 @@ def pickled_report(tmp_path_factory):
     y = (X[:, 0] > 0).astype(int)
     joblib.dump(GradientBoostingClassifier(n_estimators=4, max_depth=1).fit(X, y), out / "m.joblib")
     pd.DataFrame(X, columns=["x0", "x1", "x2"]).assign(label=y).to_csv(out / "rows.csv")
-    p = run_treesens(
+    p = treesens_here(
         "report", out / "m.joblib", "--trust-pickle", "--data", out / "rows.csv",
         "--features", "x2", "--protected", "x2", "--budget", "60", "--out", out / "r.html",
         "--certificates", out / "certs", "--no-progress",

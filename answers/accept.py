@@ -1,0 +1,127 @@
+"""Writing an accepted pair into the result, and its distance to the data."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..compiler.column_prefixes import unseen_combinations
+from ..compiler.distance import distance_to_data
+from ..compiler.domain import choose_value
+from ..compiler.encode import Encoding
+from ..compiler.ensemble import Ensemble
+from ..compiler.invert import Witness
+from .context import SolveContext
+from .result import SENSITIVE
+from .verdict import Accepted
+
+
+def accept(ctx: SolveContext, verdict: Accepted, found_by: str) -> None:
+    res = ctx.result
+    res.status = SENSITIVE
+    res.validated = True
+    res.witness = witness_dict(ctx.ens, verdict.witness)
+    res.outputs = verdict.outputs
+    res.stats["found_by"] = found_by
+    res.witness_arrays = verdict.witness
+    ctx.witness = verdict.witness
+
+
+def _shown(ens: Ensemble, f: int, v: float):
+    """A feature value as the result shows it: a category's name, an int, or None (NaN)."""
+    feat = ens.features[f]
+    if v != v:  # NaN: a missing value
+        return None
+    if (
+        feat.kind == "categorical"
+        and feat.categories
+        and float(v).is_integer()
+        and 0 <= int(v) < len(feat.categories)
+    ):
+        return feat.categories[int(v)]
+    if feat.integral:
+        return int(v)
+    return float(v)
+
+
+def witness_dict(ens: Ensemble, w: Witness) -> dict:
+    names = ens.feature_names
+    return {
+        "x1": {names[f]: _shown(ens, f, w.x1[f]) for f in range(ens.n_features)},
+        "x2": {names[f]: _shown(ens, f, w.x2[f]) for f in range(ens.n_features)},
+    }
+
+
+def with_preferred(enc: Encoding, w: Witness, prefer: Mapping[int, Sequence[float]]) -> Witness:
+    """The same intervals (so the same leaves), with values seen in the data where they fit."""
+    ens = enc.ensemble
+    xs = [np.array(w.x1, dtype=float), np.array(w.x2, dtype=float)]
+    for f, dom in enc.domains.items():
+        pf = prefer.get(f)
+        if pf is None or dom.codes is not None:
+            continue
+        for c in (0, 1) if f in enc.varying else (0,):
+            j = w.intervals[c].get(f, -1)
+            if 0 <= j < len(dom.reps) and dom.reps[j] is not None and xs[c][f] == xs[c][f]:
+                xs[c][f] = choose_value(ens, ens.features[f], dom, j, pf)
+        if f not in enc.varying:
+            xs[1][f] = xs[0][f]
+    return Witness(xs[0], xs[1], w.intervals, w.leaves)
+
+
+def measure_distance(ctx: SolveContext) -> None:
+    """Distance of the witness's region to the data, and the nearest row
+    (docs/data-aware.md)."""
+    ens, data, res = ctx.ens, ctx.data, ctx.result
+    _, rng = data.ranges()
+    dist, i, _ = distance_to_data(ens, ctx.witness.leaves, ctx.enc.varying, data.X, rng)
+    res.distance = dist
+    row = {}
+    for f, name in enumerate(ens.feature_names):
+        v = float(data.X[i, f])
+        feat = ens.features[f]
+        if v != v:
+            row[name] = None
+        elif (
+            feat.kind == "categorical"
+            and feat.categories
+            and v.is_integer()
+            and 0 <= int(v) < len(feat.categories)
+        ):
+            row[name] = feat.categories[int(v)]
+        else:
+            row[name] = int(v) if feat.integral and v.is_integer() else v
+    res.stats["nearest_row"] = {"index": i, "values": row}
+
+
+def note_unseen_combinations(ctx: SolveContext) -> None:
+    """A note for each set of 0/1 columns of one prefix that the witness sets to 1
+    together and no data row does: one-hot columns of one feature the model was not told
+    about (a group inferred or declared makes such a pair impossible)."""
+    for which, x in (("x1", ctx.witness.x1), ("x2", ctx.witness.x2)):
+        for cols in unseen_combinations(ctx.ens, ctx.data.X, np.asarray(x, dtype=float)):
+            ctx.result.notes.append(
+                f"{which} sets {' and '.join(cols)} to 1 together, which no row of the data "
+                f"does; if they encode one feature, declare them as one group "
+                f"(--groups / groups=, with the category they drop)"
+            )
+
+
+def free_range_note(ens: Ensemble) -> str:
+    """What a pair found without data is: each feature free within its bounds (all reals
+    where none are declared), whatever the others hold, so the pair may lie far from
+    every real row; the data would keep it to values seen there."""
+    bounded = any(math.isfinite(f.lb) or math.isfinite(f.ub) for f in ens.features)
+    if not bounded:
+        where = "features range over all reals (no bounds declared, no data given)"
+    else:
+        where = (
+            f"no data given: each feature ranges {ens.domain} (all reals where none are "
+            "declared), whatever the others hold"
+        )
+    return (
+        f"{where}, so the pair may lie far from any real row; give the data "
+        "(--data ROWS.csv, data=) for values seen in it and the pair's distance to it"
+    )

@@ -1,0 +1,85 @@
+"""What the stages of one solve share (the driver's and the searches'): the compiled query
+(driver/compile.py makes it), the deadline, the hint, the result under construction."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..compiler.dataset import Dataset
+from ..compiler.encode import Encoding
+from ..compiler.ensemble import Ensemble
+from ..compiler.invert import Witness
+from ..compiler.kinds import kind_of
+from ..compiler.passes import Chain, Compiled
+from ..compiler.query import Query
+from .result import UNKNOWN, Result
+from .stats import DataStats, Stats
+
+Pair = tuple[np.ndarray, np.ndarray]  # (x1, x2) as the heuristic returns them
+
+
+@dataclass
+class CompiledQuery:
+    compiled: Compiled  # after the solver-agnostic passes
+    chain: Chain  # encode first: inverting it gives the Witness
+    inverse: Any
+    compile_time: float
+    data: Dataset | None = None  # the query's data set when it names data
+    data_stats: DataStats = field(default_factory=dict)
+
+    @property
+    def encoding(self) -> Encoding:
+        return self.compiled.encoding
+
+
+@dataclass
+class SolveContext:
+    ens: Ensemble
+    q: Query
+    cq: CompiledQuery
+    result: Result  # under construction
+    deadline: float  # absolute time.time()
+    t_start: float
+    data: Dataset | None = None
+    prefer: Any = None  # per feature, values to prefer in witnesses (the data's)
+    log: bool = False
+    memory_mb: int | None = None
+    solve_time: float = 0.0  # heuristic and solver seconds so far
+    hint: np.ndarray | None = None  # starting values of every variable for the solver
+    heuristic_pair: Pair | None = None  # the heuristic's pair, short of the gap
+    fallback: Pair | None = None  # data-aware: a pair meeting the gap, if the solver has none
+    witness: Witness | None = None  # the accepted pair
+    cuts: int = 0  # near-miss pairs excluded
+    stop: Any = None  # a threading.Event a race sets when another backend has answered
+    boxes: Any = None  # the box search its first turn left unfinished (boxes.BoxStage)
+
+    @property
+    def enc(self) -> Encoding:
+        return self.cq.encoding
+
+    @property
+    def stats(self) -> Stats:
+        return self.result.stats
+
+    def time_left(self) -> float:
+        return self.deadline - time.time()
+
+
+def new_result(ens: Ensemble, q: Query) -> Result:
+    """The result of a query before any answer."""
+    return Result(
+        query=q.label,
+        status=UNKNOWN,
+        backend=q.plan.backend,
+        features=[],
+        gap=q.gap.value,
+        gap_kind=q.gap.kind,
+        model=ens.source,
+        passes=sorted(q.plan.passes),
+        classes=list(q.classes) if q.classes else None,
+        **kind_of(q).result_fields(q),
+    )

@@ -1,0 +1,55 @@
+"""An answer summed up in a few words: a regressor's condition on its two predictions, a
+max gap's bounds, the bracket of a max-gap search still running, who proved an
+insensitive answer. ``repr(result)``, the progress lines of the searches, the sweep's
+table and the views (views/result_view.py) say them alike."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .proof import Proof
+    from .result import Result
+
+
+def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
+    """What a regressor's question asked of the two predictions, in words (None: a
+    classifier's question)."""
+    if res.threshold:
+        a, b = res.threshold
+        return f"f(x1) >= {a:{fmt}}, f(x2) <= {b:{fmt}}"
+    if res.delta:
+        d, way = res.delta["at_least"], res.delta["direction"]
+        return {  # read from x1 to x2: up, the prediction goes up
+            "up": f"f(x2) - f(x1) >= {d:{fmt}}",
+            "down": f"f(x1) - f(x2) >= {d:{fmt}}",
+        }.get(way, f"|f(x2) - f(x1)| >= {d:{fmt}}")
+    return None
+
+
+def max_gap_brief(bounds: dict) -> str:
+    """A max gap's bounds in a few words: "max gap in [0.41, 0.45], not proven"."""
+    lo, hi = bounds.get("lower"), bounds.get("upper")
+    what = "largest change" if bounds.get("kind") == "change" else "max gap"
+    if lo is None:
+        return f"{what} none (proven)" if bounds.get("proven") else f"{what} unknown (<= {hi:.6g})"
+    if bounds.get("proven"):
+        return f"{what} {lo:.6g} (proven < {hi:.6g})"
+    return f"{what} in [{lo:.6g}, {hi:.6g}], not proven"
+
+
+def max_gap_searching(kind: str, lower: float | None, upper: float, detail: str = "") -> str:
+    """A progress line of a max-gap search still running: the bracket its bounds hold so
+    far, marked as such ("max gap so far in [0.0083, 0.4875] (searching)"). ``kind``:
+    "change" for a regressor's largest change; ``detail``: what the search has done."""
+    what = "largest change" if kind == "change" else "max gap"
+    doing = f"searching, {detail}" if detail else "searching"
+    if lower is None:
+        return f"{what} so far at most {upper:.4g} (no pair yet; {doing})"
+    return f"{what} so far in [{lower:.4g}, {upper:.4g}] ({doing})"
+
+
+def proof_brief(proof: Proof) -> str:
+    """An insensitive answer's proof in a word or two: "certified" (its certificate
+    written and verified), or the prover and "(unchecked)" ("cpsat (unchecked)")."""
+    return "certified" if proof.checked else f"{proof.by} (unchecked)"

@@ -1,0 +1,139 @@
+"""What a Result's ``stats`` and ``time`` hold: one typed mapping per stage of the answer.
+
+A result's statistics are the JSON object ``stats`` (README.md, "Usage"), so they stay a
+mapping; each key a stage may write is declared here with its type, by the stage that
+writes it. tests/package/test_stats_keys.py fails on a key the library writes that is
+not declared.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class Asked(TypedDict, total=False):
+    """``stats["asked"]``: what the result answers beyond its own fields
+    (questions/ask.py writes it; ``--resume`` matches on it)."""
+
+    ensemble: str  # the model's fingerprint
+    backend: str  # the backend asked for (a race's result names its winner)
+    timeout: float
+    data_aware: str
+    data: object  # a data file's sha256, or {"rows", "sha256"} of data in memory
+    label: str
+    clause_width: int
+    max_clauses: int
+    clause_time: float
+    clauses: str
+    max_gap: float  # a max gap's tolerance
+
+
+class CompileStats(TypedDict, total=False):
+    """The encoding and the constraint IR it became (driver/solve.py, driver/backend.py)."""
+
+    vars: int
+    constraints: int
+    Linear: int  # constraints by type (compiler/ir.py's Problem.stats)
+    ExactlyOne: int
+    Implication: int
+    trees: int
+    leaves: int
+    unaffected_leaves: int
+    relax: float  # how far the gap rows are relaxed for the library's float arithmetic
+    scaling_error: float  # IntegerScaling's worst rounding
+    prob_forbidden_intervals: int  # data-aware: intervals the data never visits
+    clauses: int  # data-aware: cavity clauses stated
+
+
+class DataStats(TypedDict, total=False):
+    """The data-aware mode's cavity clauses: where they came from (driver/clauses.py)."""
+
+    clauses_source: str  # "learned", "cache PATH" or the clauses file
+    clauses_learned: int
+    clauses_discarded: int
+    clause_learning: str  # why learning stopped early
+    clause_budget_reached: bool
+    clause_time_used: float
+    clause_learning_time: float
+    clause_iterations: int
+
+
+class BoxSearch(TypedDict, total=False):
+    """``stats["box_search"]``: the box search's turn (search/boxes.py, link_boxes.py,
+    gap_search.py; driver/alongside.py)."""
+
+    status: str  # proved, found, gave up, skipped, timeout, open, searched
+    reason: str  # why it was skipped
+    error: str  # how it failed beside the backend
+    boxes: int
+    leaves: int
+    class_pairs: int
+    pairs_replayed: int
+    time: float
+
+
+class SearchStats(TypedDict, total=False):
+    """The searches before and with the backend (search/heuristic_stage.py, boxes.py;
+    driver/backend.py, race.py; answers/accept.py)."""
+
+    heuristic_time: float
+    heuristic_work: int
+    hint_meets_gap: bool  # data-aware: the heuristic's hint meets the gap
+    box_search: BoxSearch
+    beside: str  # the box search answered beside the backend, which was stopped
+    search: str  # which search of CP-SAT's schedule answered
+    cuts: int  # near-miss pairs excluded
+    data_restrictions_dropped: bool  # the soft (data) group was infeasible and dropped
+    solver_status: str  # "optimal" or "feasible"
+    solver_traceback: str
+    objective: float | None
+    objective_bound: float | None
+    objective_gap: float | None
+    stopped_by: str  # how an optimising run ended
+    race: dict  # backend -> its status
+    winner: str
+    found_by: str  # which search found the pair
+    proved_by: str  # which search proved "insensitive"
+    max_gap_steps: list  # the checks a max-gap bisection asked
+
+
+class AnswerStats(TypedDict, total=False):
+    """The pair measured against the data (answers/accept.py), an audited row's change
+    (questions/audit.py)."""
+
+    nearest_row: dict  # {"index", "values"}: the data row nearest the witness
+    change: float  # an audited row: the change on F of the x2 that flips it
+    reach: list  # an audited regressor row: the lowest and highest prediction F reaches
+
+
+class Stats(CompileStats, DataStats, SearchStats, AnswerStats, total=False):
+    """A Result's ``stats``: every stage's keys, and what was asked."""
+
+    asked: Asked
+
+
+class _Seconds(TypedDict):
+    compile: float
+    solve: float
+    total: float
+
+
+class Times(_Seconds, total=False):
+    """A Result's ``time``: seconds spent compiling, solving, and in all; and compiling
+    the largest-gap box search's kernel on its first run (not counted in the limit)."""
+
+    box_search_compile: float
+
+
+# Result.time's key for the seconds a first max-gap search spent compiling the box search
+# (search/gap_search.py): left out of the time limit, and said so in the verdict line
+KERNEL_COMPILE = "box_search_compile"
+
+
+def stat_keys() -> frozenset[str]:
+    """Every key a stage may write into ``stats`` (or into its ``box_search``)."""
+    out: set[str] = set()
+    for typed in (Stats, BoxSearch):
+        for cls in typed.__mro__:
+            out.update(getattr(cls, "__annotations__", {}))
+    return frozenset(out)

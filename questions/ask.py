@@ -1,0 +1,199 @@
+"""One question answered: a check, or (the ``max_gap`` kind) its largest gap, from the
+data to the result.
+
+Every interface (the CLI, the Python API, a ``.sens`` file) and every campaign (a sweep,
+an audit's rows, a report) asks a question through ``answer``: it owns the clock (the
+time limit becomes a deadline here, from the moment given as ``start``), reads the data
+the query names, turns a failure into an "error" result when asked to, and records what
+was asked (``Asked``, the result's ``stats["asked"]``, which ``--resume`` matches on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..answers.result import Result, error_result
+from ..compiler.dataset import Dataset
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
+from ..compiler.kinds import LargestGap, kind_of
+from ..compiler.options import ANSWER_OPTIONS
+from ..compiler.query import Query
+from ..driver import solve_query
+from ..driver.compile import CompiledQuery
+from ..readers.data import dataset_for
+from ..readers.plugins import load_plugin, loaded_plugins
+from .max_gap import max_gap_query
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a result answers beyond the fields its line shows (model, gap, classes,
+    passes): the model's fingerprint, the backend asked for (a ``race`` result's
+    ``backend`` is the winner), the time limit, the data-aware mode, the options that
+    change the answer (a data file by its content's digest, data in memory by its rows
+    and digest) and a max gap's tolerance. Written as the result's ``stats["asked"]``."""
+
+    ensemble: str
+    backend: str
+    timeout: float
+    data_aware: str = "none"
+    options: tuple[tuple[str, object], ...] = ()
+    max_gap: float | None = None
+
+    @classmethod
+    def of(cls, ens: Ensemble, q: Query) -> Asked:
+        given = q.plan.options.given()
+        options = {k: given[k] for k in ANSWER_OPTIONS if k in given}
+        data = options.get("data")
+        if isinstance(data, Dataset):  # data in memory: recorded by its content
+            options["data"] = {"rows": data.n_rows, "sha256": data.digest()}
+        elif isinstance(data, (str, Path)):  # a file: by its content, wherever it is
+            options["data"] = file_digest(data)
+        return cls(
+            ensemble=ens.fingerprint(),
+            backend=q.plan.backend,
+            timeout=q.plan.timeout,
+            data_aware=q.plan.data_aware.value,
+            options=tuple(options.items()),
+            max_gap=LargestGap.tolerance(q) if q.kind_name == LargestGap.name else None,
+        )
+
+    def to_dict(self) -> dict:
+        """The JSON form: ``ensemble``, ``data_aware``, the options, ``max_gap`` (a max
+        gap's only), ``backend``, ``timeout``."""
+        out = {"ensemble": self.ensemble, "data_aware": self.data_aware, **dict(self.options)}
+        if self.max_gap is not None:
+            out["max_gap"] = self.max_gap
+        return out | {"backend": self.backend, "timeout": self.timeout}
+
+
+def file_digest(path: str | Path) -> str | None:
+    """The sha256 of a file's bytes (None when it is not a file): a data file changed in
+    place asks new questions."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    st = p.stat()
+    return _digest(str(p.resolve()), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=32)
+def _digest(path: str, _mtime_ns: int, _size: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def recorded(res: Result, asked: Asked) -> Result:
+    """The result with what it answers recorded (the one place ``stats["asked"]`` is
+    written)."""
+    res.stats["asked"] = asked.to_dict()
+    return res
+
+
+def answer(
+    ens: Ensemble,
+    q: Query,
+    *,
+    start: float | None = None,
+    memory_mb: int | None = None,
+    log: Callable[[str], None] | None = None,
+    compiled: CompiledQuery | None = None,
+    asked: Asked | None = None,
+    catch: bool = False,
+) -> Result:
+    """Answer ``q``: the check, or (a ``max_gap`` query) the largest gap at which the
+    pair question holds. The time limit runs from ``start`` (a ``time.time()``; default
+    now; the CLI's: the command's start, so that loading counts), and ``time["total"]``
+    is measured from it.
+    ``log`` sees a max gap's bounds as they move; ``compiled``: the query compiled
+    already (a compare's); ``asked``: the record, when a campaign made it once for all
+    its questions. ``catch``: a problem with this query (a bad input, a bug) becomes an
+    "error" result instead of an exception (a ``.sens`` file's other queries still run).
+
+    Interrupted while optimising with a replay-checked pair (or a max gap's bounds) in
+    hand, the KeyboardInterrupt carries that result, recorded, as ``partial_result``."""
+    start = time.time() if start is None else start
+    asked = asked or Asked.of(ens, q)
+    try:
+        res = _answer(ens, q, q.plan.deadline(start), memory_mb, log, compiled)
+    except KeyboardInterrupt as e:
+        partial = getattr(e, "partial_result", None)
+        if partial is not None:
+            _finish(partial, asked, start)
+        raise
+    except InputError as e:
+        if not catch:
+            raise
+        res = error_result(ens, q, str(e))
+    except Exception as e:  # noqa: BLE001 - one query's bug must not lose the others' answers
+        if not catch:
+            raise
+        res = error_result(ens, q, f"internal error: {type(e).__name__}: {e}")
+    return _finish(res, asked, start)
+
+
+def _answer(ens, q, deadline, memory_mb, log, compiled) -> Result:
+    data = dataset_for(ens, q)
+    if not kind_of(q).searched:
+        return solve_query(
+            ens, q, compiled=compiled, deadline=deadline, memory_mb=memory_mb, data=data
+        )
+    tol = LargestGap.tolerance(q)
+    return max_gap_query(
+        ens, q, tolerance=tol, deadline=deadline, memory_mb=memory_mb, log=log, data=data
+    )
+
+
+def refused(ens: Ensemble, q: Query, message: str, start: float | None = None) -> Result:
+    """The error result of a question refused before it is asked (a contract's limit the
+    model cannot take, ...), recorded as an answer is."""
+    start = time.time() if start is None else start
+    return _finish(error_result(ens, q, message), Asked.of(ens, q), start)
+
+
+def _finish(res: Result, asked: Asked, start: float) -> Result:
+    res.time["total"] = time.time() - start
+    return recorded(res, asked)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One question of a campaign, as an executor sends it to a worker: the query, what
+    it asks (recorded here, where the data file is), the memory limit, whether a
+    failure is an "error" result (``answer``'s ``catch``), and the plugins loaded here
+    (a worker loads them too: a kind a plugin registers answers there)."""
+
+    query: Query
+    asked: Asked
+    memory_mb: int | None = None
+    catch: bool = False
+    plugins: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, ens: Ensemble, q: Query, **kw) -> Task:
+        return cls(q, Asked.of(ens, q), plugins=loaded_plugins(), **kw)
+
+
+def answer_task(ens: Ensemble, task: Task, log: Callable[[str], None] | None = None) -> Result:
+    """A campaign's question, on whatever process or machine runs it: the clock starts
+    there."""
+    for plugin in task.plugins:
+        load_plugin(plugin)
+    return answer(
+        ens,
+        task.query,
+        memory_mb=task.memory_mb,
+        log=log,
+        asked=task.asked,
+        catch=task.catch,
+    )
+
+
+def task_failed(ens: Ensemble, task: Task, message: str) -> Result:
+    """The error result of a task that failed on every attempt (a worker lost, ...)."""
+    return recorded(error_result(ens, task.query, f"task failed: {message}"), task.asked)

@@ -1,0 +1,117 @@
+"""What an audit asks, from the user's words: the anchored question of every row (the
+features F, the flip condition) and how a change of F is measured, checked against the
+model and its data; and how its rows are run (``AuditRun``). questions/audit.py answers
+it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..compiler.audit import Target, feature_scale
+from ..compiler.encode import resolve_features
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError, closest
+from ..compiler.feature_names import feature_list
+from ..compiler.kinds import anchored_question, flip_target
+from ..compiler.query import EITHER, Gap, Question, check_delta, class_index
+from ..compiler.readings import read_as
+from ..readers.data import Dataset
+from .query_build import gap_of
+
+TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """One audit: its question, the anchored kind's (compiler/kinds.py) asked of every
+    row (the features F, what x2 must meet), and how changes are measured."""
+
+    question: Question
+    scales: dict[int, float]
+    data_source: str = ""  # the rows' file (recorded in each row's ``inputs``)
+
+    @property
+    def vary(self) -> tuple[str, ...]:
+        return self.question.vary
+
+    @property
+    def target(self) -> Target:
+        """What x2 must meet (the enumeration's form of the question)."""
+        return flip_target(self.question)
+
+    @property
+    def label(self) -> str:
+        return ",".join(self.vary)
+
+
+def make_target(
+    ens: Ensemble, gap=None, margin_gap=None, classes=None, *, delta=None, direction=None
+) -> Target:
+    """The flip condition from the user's gap: binary default 0.2, multiclass ratio 1; a
+    regressor's from ``delta`` (and ``direction``, default either). A probability model
+    takes delta as a regressor, a gap as a binary classifier (``audit_reading``)."""
+    ens = read_as(ens, delta is not None or direction is not None)
+    if ens.is_regressor:
+        return _regressor_target(gap, margin_gap, classes, delta, direction)
+    if delta is not None or direction is not None:
+        raise InputError("delta (a change of the prediction) is for regressors; give a gap")
+    binary = ens.n_classes == 2 and ens.n_outputs == 1
+    g = gap_of(gap, margin_gap, Gap(0.2 if binary else 1.0, "prob"))
+    cls = None
+    if classes is not None and str(classes).strip().lower() != "any":
+        if binary:
+            raise InputError("classes: the model is binary; classes are for multiclass models")
+        name = str(classes).strip()
+        cls = class_index(ens, int(name) if name.isdigit() else name)
+    return Target(g, cls)
+
+
+def _regressor_target(gap, margin_gap, classes, delta, direction) -> Target:
+    if gap is not None or margin_gap is not None or classes is not None:
+        raise InputError(
+            "the model is a regressor: give delta D (x2's prediction at least D from the "
+            "row's), not a gap or classes"
+        )
+    if delta is None:
+        raise InputError(
+            "the model is a regressor: give delta D (x2's prediction at least D from the row's)"
+        )
+    d, way = check_delta(delta, EITHER if direction is None else direction)
+    return Target(Gap(0.0, "prob"), delta=d, direction=way)
+
+
+def audit_reading(ens: Ensemble, target: Target) -> Ensemble:
+    """The reading of a probability model that answers an audit (compiler/readings.py):
+    a regressor's for a change by delta, a binary classifier's for a gap; any other
+    model as it is."""
+    return read_as(ens, target.delta is not None)
+
+
+def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
+    names = feature_list(ens, vary)
+    F = resolve_features(ens, names)
+    _, rng = data.ranges()
+    scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}
+    return AuditSpec(anchored_question(names, target, ",".join(names)), scales, data.source)
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """Where an audit's rows come from and where its answers go."""
+
+    n_rows: int  # the first n rows of the data are audited
+    out: str | None = None  # append one JSON line per row
+    resume: str | None = None  # skip the rows this file holds (and append to it)
+    timeout_per_row: float = TIMEOUT_PER_ROW
+    jobs: int | None = None
+    executor: object = None  # an executor spec or questions.executors.Executor
+    max_candidates: int | None = None
+
+
+def check_by(ds: Dataset, ens: Ensemble, by: str | None, label: str | None) -> None:
+    """``by`` names a column the summary can break down by: a feature, the label, or any
+    other column of the data."""
+    if by is None or (by == label and ds.y is not None) or by in ds.names or by in ds.extras:
+        return
+    known = [*ens.feature_names, *([label] if label else []), *ds.extras]
+    raise InputError(f"by {by!r}: not a column of the data{closest(by, known)}")

@@ -1,0 +1,198 @@
+"""A campaign: many questions of one model, run together. Sweeps, audits, reports and the
+queries of a ``.sens`` file all run theirs here: where (this process, or an executor's
+workers: ``local``, ``dask``, ``ray``), what is written as answers come (the results
+log), what an earlier run already answered (``--resume``), and what is shown meanwhile
+(the progress display). Each question is answered by questions/ask.py.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..answers.result import Result
+from ..compiler.ensemble import Ensemble
+from ..compiler.query import Query
+from .ask import Task, answer_task, task_failed
+from .executors import Executor, Failure, make_executor, parse_executor
+from .progress import Display, silent
+from .results_log import appending
+from .resume import ResumeKey, ResumePlan, plan_resume, read_results, result_from_line
+from .sweep_certs import SweepCertificates
+
+STATUS_EVERY = 10.0  # seconds between two status lines of a max-gap query in flight
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """How a campaign runs: ``executor`` (a spec, ``local``, ``dask[=ADDRESS]``,
+    ``ray[=ADDRESS]``, or an Executor) with ``jobs`` workers (one local job: in this
+    process); ``out``, the results log its answers are appended to; ``resume``, a log
+    whose answers to the same question are reused (the new ones are appended to it
+    unless ``out`` names another file)."""
+
+    executor: str | Executor | None = None
+    jobs: int | None = None
+    out: str | Path | None = None
+    resume: str | Path | None = None
+
+    @property
+    def log(self) -> str | Path | None:
+        return self.out or self.resume
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A campaign while it runs: ``append(text)`` writes whole lines to its results log
+    (nothing without one), ``executor`` runs its tasks (None: this process)."""
+
+    append: Callable[[str], None]
+    executor: Executor | None
+
+
+@contextmanager
+def opened(campaign: Campaign, work: bool = True) -> Iterator[Opened]:
+    """The campaign's results log and executor, closed at the end; no executor is made
+    when there is no ``work`` (every answer reused)."""
+    spec, jobs = (campaign.executor, campaign.jobs) if work else (None, 1)
+    with appending(campaign.log) as append, opened_executor(spec, jobs) as ex:
+        yield Opened(append, ex)
+
+
+@contextmanager
+def opened_executor(executor: str | Executor | None, jobs: int | None) -> Iterator[Executor | None]:
+    """None (this process) for one local job; an executor made from a spec is closed at
+    the end, one given as an object is the caller's."""
+    if executor is not None and not isinstance(executor, str):
+        yield executor
+        return
+    kind, _ = parse_executor(executor or "local")
+    if kind == "local" and (jobs or 1) == 1:
+        yield None
+        return
+    workers = jobs or (os.cpu_count() or 1)
+    made = make_executor(executor or "local", workers)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def answer_all(
+    ens: Ensemble,
+    tasks: list[Task],
+    *,
+    executor: Executor | None = None,
+    on_start: Callable[[Query], None] | None = None,
+    on_result: Callable[[Result], None] | None = None,
+    status: Callable[[str], None] | None = None,
+) -> list[Result]:
+    """Answer the tasks: in this process one after the other (``on_start`` sees each
+    query as it starts), or on ``executor``'s workers (``on_start`` sees them all first).
+    ``on_result`` sees each result as it ends (completion order); the list returned is
+    in the order of ``tasks``. A task that fails on every attempt is an error result.
+    ``status``: where a max-gap query run in this process reports its bounds as they
+    move (every ``STATUS_EVERY`` seconds at most)."""
+    if on_start is not None and executor is not None:
+        for t in tasks:
+            on_start(t.query)
+    if executor is None:
+        outcomes = ((i, _here(ens, t, on_start, status)) for i, t in enumerate(tasks))
+    else:
+        outcomes = executor.run(answer_task, ens, tasks)
+    results: list[Result | None] = [None] * len(tasks)
+    for i, out in outcomes:
+        res = task_failed(ens, tasks[i], out.message) if isinstance(out, Failure) else out
+        results[i] = res
+        if on_result is not None:
+            on_result(res)
+    return results
+
+
+def _here(ens: Ensemble, task: Task, on_start, status) -> Result:
+    if on_start is not None:
+        on_start(task.query)
+    log = None
+    if status is not None and task.asked.max_gap is not None:
+        log = _throttled(status, task.query.label)
+    return answer_task(ens, task, log)
+
+
+def _throttled(status: Callable[[str], None], label: str) -> Callable[[str], None]:
+    """``status`` for one query's lines, prefixed with its label, at most every
+    ``STATUS_EVERY`` seconds."""
+    last = [-math.inf]
+
+    def log(text: str) -> None:
+        if time.time() - last[0] >= STATUS_EVERY:
+            last[0] = time.time()
+            status(f"{label}: {text}")
+
+    return log
+
+
+def sweep_campaign(
+    ens: Ensemble,
+    subsets: list[tuple[str, ...]],
+    make: Callable[..., Query],
+    campaign: Campaign,
+    *,
+    memory_mb: int | None = None,
+    display: Display | None = None,
+    count_reused: bool = True,
+    warn: Callable[[str], None] | None = None,
+    on_reused: Callable[[dict], None] | None = None,
+    on_result: Callable[[Result], None] | None = None,
+    certificates: SweepCertificates | None = None,
+) -> list[Result]:
+    """A query per feature set (``make(vary, label)``), the results in the order of
+    ``subsets``: those ``campaign.resume`` answers the same question (``ResumeKey``) reused
+    (``on_reused`` sees their lines first), the others run and appended to the results
+    log as they end (``on_result`` sees them). ``display(total)`` shows the progress
+    (``count_reused``: the reused answers count in it, as answered at once); ``warn``
+    sees the lines of the resume file that are not results. ``certificates``
+    (``--certificates``): each answer, reused or new, is handed to it before it is
+    written or seen, so that its proof record says whether it was certified."""
+    plan = ResumePlan({}, list(subsets))
+    note = None
+    if campaign.resume is not None:
+        lines = read_results(campaign.resume, warn or (lambda _msg: None))
+        key = ResumeKey.of(ens, make(list(subsets[0]), ""))
+        plan = plan_resume(subsets, lines, key)
+        missing = "" if Path(campaign.resume).exists() else " (no such file yet: it is created)"
+        note = f"resume from {campaign.resume}{missing}: {plan.summary()}"
+    total = len(subsets) if count_reused else len(plan.todo)
+    with (display or silent)(total) as shown:
+        if note is not None:
+            shown.note(note)
+        reused = {s: result_from_line(plan.reused[s]) for s in subsets if s in plan.reused}
+        for s, res in reused.items():
+            line = plan.reused[s]
+            if certificates is not None:
+                certificates(res, s)
+                line = res.to_dict()  # its proof record as certified now
+            if on_reused is not None:
+                on_reused(line)
+            if count_reused:
+                shown.advance(res)
+        tasks = [Task.of(ens, make(list(s), ",".join(s)), memory_mb=memory_mb) for s in plan.todo]
+        with opened(campaign, work=bool(tasks)) as run:
+
+            def ended(res: Result) -> None:
+                if certificates is not None:  # before its line: it says if it was certified
+                    certificates(res)
+                run.append(res.to_json() + "\n")
+                if on_result is not None:
+                    on_result(res)
+                shown.advance(res)
+
+            new = answer_all(
+                ens, tasks, executor=run.executor, on_result=ended, status=shown.status
+            )
+    answered = dict(zip(plan.todo, new, strict=True))
+    return [answered[s] if s in answered else reused[s] for s in subsets]

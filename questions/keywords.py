@@ -1,0 +1,166 @@
+"""The keywords of the Python API (``check``, ``sweep``, ``compare``, ``max_gap``), read
+from one table: how the model loads, the query's shape, and the settings and options of
+compiler/options.py's tables; and from a call's keywords, its model and its queries."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import closest
+from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE
+from ..compiler.query import PASS_NAMES, Query
+from ..readers.data import load_data
+from ..readers.load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
+from .query_build import query_from_keywords
+
+# what a keyword sets: how the model loads, the query, one of its options, or the run
+MODEL, QUERY, OPTION, RUN = "model", "query", "option", "run"
+
+
+@dataclass(frozen=True)
+class Keyword:
+    """A keyword that ``check``, ``sweep`` and ``compare`` all take, with its one help
+    text; the commands' flags are made from the query's (interfaces/cli/common.py)."""
+
+    name: str
+    default: object
+    help: str
+    role: str
+    takes: str = "text"  # the kind of value (compiler/options.py's OptionSpec.takes)
+    choices: tuple = ()
+    group: str = ""  # the flags of one group exclude each other
+
+
+def _from_table(spec, role: str, default: object) -> Keyword:
+    """The keyword of a row of compiler/options.py's tables."""
+    return Keyword(spec.name, default, spec.help, role, spec.takes, spec.choices, spec.group)
+
+
+_PASSES = (
+    f"passes to use ({', '.join(PASS_NAMES)}; 'all', 'none', or 'no-NAME' to drop one from "
+    "the default, e.g. no-obj): comma-separated or a list"
+)
+
+API_KEYWORDS: dict[str, Keyword] = {
+    k.name: k
+    for k in (
+        Keyword(
+            "details",
+            None,
+            f"feature names, bounds and kinds: a CSV path or a DataFrame ({DETAILS_COLUMNS})",
+            MODEL,
+        ),
+        Keyword(
+            "data",
+            None,
+            "real data (a CSV / Parquet path, a DataFrame, or an array in model order): "
+            + OPTION_BY_NAME["data"].help.split(": ", 1)[-1],
+            MODEL,
+        ),
+        Keyword("label", "label", "label column of data (default label)", MODEL),
+        Keyword(
+            "bounds",
+            "auto",
+            f"where feature bounds come from ({', '.join(BOUNDS)}): 'data' narrows each to its "
+            "column's min and max in the data, 'none' keeps the declared ones (without details: "
+            "all reals), 'auto' (the default) is 'data' when data is given and no details "
+            "declare bounds",
+            MODEL,
+        ),
+        Keyword(
+            "groups",
+            None,
+            GROUPS_HELP,
+            MODEL,
+        ),
+        Keyword(
+            "trust_pickle",
+            False,
+            "load a pickled model file (.pkl, .joblib), which runs code",
+            MODEL,
+        ),
+        *(_from_table(s, QUERY, s.default) for s in SHAPE[:3]),
+        Keyword("passes", None, _PASSES, QUERY, "text", (), "passes"),
+        *(_from_table(s, QUERY, s.default) for s in (*SHAPE[3:], *SETTINGS)),
+        *(_from_table(o, OPTION, None) for o in OPTIONS if o.name not in ("data", "label")),
+        Keyword("memory_mb", None, "memory limit of the solver process in MB", RUN, "whole"),
+    )
+}
+
+
+def takes_query_keywords(fn: Callable) -> Callable:
+    """Give ``fn`` (which takes ``**keywords``) the table's keywords as its signature and
+    its docstring's last section, so ``help()`` and notebooks show them; a keyword ``fn``
+    names itself keeps its own meaning."""
+    sig = inspect.signature(fn)
+    own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    added = [k for k in API_KEYWORDS.values() if k.name not in sig.parameters]
+    params = own + [
+        inspect.Parameter(k.name, inspect.Parameter.KEYWORD_ONLY, default=k.default) for k in added
+    ]
+    fn.__signature__ = sig.replace(parameters=params)
+    lines = [
+        f"    ``{k.name}``{'' if k.default is None else f' (default {k.default!r})'}: {k.help}"
+        for k in added
+    ]
+    fn.__doc__ = (
+        (fn.__doc__ or "").rstrip()
+        + "\n\n    Keywords shared with check, sweep and compare:\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+    return fn
+
+
+def keyword_values(given: dict, where: str) -> dict:
+    """Every table keyword's value: as given, else its default. An unknown keyword is a
+    TypeError, as Python reports one (with the closest known name)."""
+    for k in given:
+        if k not in API_KEYWORDS:
+            raise TypeError(
+                f"{where}() got an unexpected keyword argument {k!r}{closest(k, API_KEYWORDS)}"
+            )
+    return {name: given.get(name, k.default) for name, k in API_KEYWORDS.items()}
+
+
+def model_of(model, kw: dict) -> Ensemble:
+    """The ensemble a call asks about: ``model`` as it is, or loaded (or re-declared) with
+    the call's details, data and bounds."""
+    if (
+        isinstance(model, Ensemble)
+        and kw["details"] is None
+        and kw["data"] is None
+        and kw["bounds"] in ("auto", "none")
+        and kw["groups"] is None
+    ):
+        return model
+    return load_model(
+        model,
+        details=kw["details"],
+        data=kw["data"],
+        label=kw["label"],
+        bounds=kw["bounds"],
+        groups=kw["groups"],
+        trust_pickle=kw["trust_pickle"],
+    )
+
+
+def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
+    """``make(vary, name)`` -> the call's query for those features. Data given in memory
+    is read once into a data set (recorded in a result by its content's digest)."""
+    data = kw["data"]
+    if data is not None and not isinstance(data, (str, Path)):
+        data = load_data(data, ens, kw["label"])
+    opts = {o.name: kw[o.name] for o in OPTIONS}
+    opts["data"] = data
+    opts["label"] = kw["label"] if data is not None else None
+    opts["clauses"] = str(kw["clauses"]) if kw["clauses"] is not None else None
+
+    def make(vary, name: str = "") -> Query:
+        return query_from_keywords(vary, kw, ens=ens, name=name, options=opts)
+
+    return make

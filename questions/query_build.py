@@ -1,0 +1,290 @@
+"""A checked Query from the keywords that the CLI, the Python API and ``.sens`` give: the one
+path by which every interface builds a query (names, values, modes and options checked):
+its question (``make_question``: the kind and its parameters) and its solve plan
+(``make_plan``: backend, time limit, passes, options)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from ..backends.registry import get_info, is_search_method, require_installed
+from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError, closest
+from ..compiler.feature_names import feature_list
+from ..compiler.kinds import check_kind
+from ..compiler.options import (
+    DEFAULT_BACKEND,
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+    OPTION_BY_NAME,
+    DataAwareMode,
+    QueryOptions,
+    timeout_problem,
+)
+from ..compiler.plan import Plan
+from ..compiler.query import (
+    DEFAULT_PASSES,
+    EITHER,
+    KANT_PASSES,
+    PASS_NAMES,
+    Gap,
+    Query,
+    Question,
+    check_delta,
+)
+from ..driver import is_race, race_backends
+
+# the keywords of make_query (the API's, the CLI's dests, .sens's): what the question
+# asks, and how it is solved
+QUESTION_KEYWORDS = (
+    "kind",
+    "params",
+    "gap",
+    "margin_gap",
+    "above",
+    "below",
+    "delta",
+    "direction",
+    "classes",
+)
+PLAN_KEYWORDS = ("passes", "baseline", "backend", "timeout", "threads", "seed", "data_aware")
+
+
+def query_from_keywords(
+    vary,
+    keywords: Mapping,
+    *,
+    ens: Ensemble | None = None,
+    name: str = "",
+    options=None,
+    vary_keyword: str = "vary",
+) -> Query:
+    """make_query with the keywords ``keywords`` holds (by QUESTION_KEYWORDS' and
+    PLAN_KEYWORDS' names; the rest take make_query's defaults): the one call by which
+    every interface builds a query. With ``ens``, ``vary`` may also give indices or names
+    as a library rewrote them (:func:`feature_list`); messages name ``vary_keyword``
+    (``--vary`` on the CLI)."""
+    given = {k: keywords[k] for k in (*QUESTION_KEYWORDS, *PLAN_KEYWORDS) if k in keywords}
+    if ens is not None:
+        vary = feature_list(ens, vary, vary_keyword)
+    return make_query(vary, name=name, options=options, vary_keyword=vary_keyword, **given)
+
+
+def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
+    if baseline is not None:
+        if baseline.lower() != "kant":
+            raise InputError(f"unknown baseline {baseline!r} (known: kant)")
+        return KANT_PASSES
+    if passes is None:
+        return DEFAULT_PASSES
+    if isinstance(passes, str):
+        items = [p.strip().lower() for p in passes.split(",") if p.strip()]
+    else:
+        items = [str(p).lower() for p in passes]
+    if items in (["all"], ["default"]):
+        return DEFAULT_PASSES
+    if items == ["none"] or items == []:
+        return frozenset()
+    for whole in ("all", "default", "none"):
+        if whole in items:
+            raise InputError(
+                f"pass list {','.join(items)!r}: {whole!r} stands alone, not in a list"
+            )
+    out = set()
+    for p in items:
+        neg = p.startswith("-") or p.startswith("no-")
+        name = p.lstrip("-").removeprefix("no-")
+        if name not in PASS_NAMES:
+            raise InputError(f"unknown pass {name!r} (known: {', '.join(PASS_NAMES)}, all, none)")
+        if neg:
+            out = (out or set(DEFAULT_PASSES)) - {name}
+        else:
+            out.add(name)
+    return frozenset(out)
+
+
+def gap_of(gap, margin_gap, default: Gap) -> Gap:
+    """The gap a user gives as a probability gap or a margin gap (not both; neither:
+    ``default``), a finite number: for a query and an audit alike."""
+    if gap is not None and margin_gap is not None:
+        raise InputError("give either a probability gap or a margin gap, not both")
+    if margin_gap is not None:
+        g = Gap(float(margin_gap), "margin")
+    else:
+        g = default if gap is None else Gap(float(gap), "prob")
+    if not math.isfinite(g.value):
+        raise InputError(f"gap {g.value} is not a finite number")
+    return g
+
+
+def threshold_of(above, below, given_gap: bool) -> tuple[float, float] | None:
+    """A regressor's threshold form f(x1) >= above, f(x2) <= below (both or neither)."""
+    if above is None and below is None:
+        return None
+    if above is None or below is None:
+        raise InputError("the threshold form needs both: above A (f(x1) >= A) and below B")
+    if given_gap:
+        raise InputError("give either a gap or the threshold form (above, below), not both")
+    a, b = float(above), float(below)
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise InputError(f"above {a:g} and below {b:g} must be finite numbers")
+    return a, b
+
+
+def delta_of(delta, direction, given_gap: bool, threshold) -> tuple[float | None, str]:
+    """A regressor's change by at least delta, and its direction (default either)."""
+    if delta is None:
+        if direction is not None:
+            raise InputError("direction goes with delta (the predictions differ by at least D)")
+        return None, EITHER
+    if given_gap or threshold is not None:
+        raise InputError("give one of: a gap, the threshold form (above, below), or delta")
+    return check_delta(delta, EITHER if direction is None else direction)
+
+
+def check_options(options: dict | QueryOptions | None) -> QueryOptions:
+    """Query options with their values checked against the option table."""
+    opts = QueryOptions.of({k: v for k, v in dict(options or {}).items() if v is not None})
+    for name, value in opts:
+        bad = OPTION_BY_NAME[name].check(value)
+        if bad:
+            raise InputError(f"option {name} {bad}, not {value!r}")
+    return opts
+
+
+def check_backend_name(backend: str) -> None:
+    """A backend name is known (or a race of known ones) before anything runs: a query the
+    heuristic answers never reaches the backend, and would otherwise report a made-up one."""
+    if is_race(backend):
+        race_backends(backend)
+    elif not is_search_method(backend):
+        get_info(backend)
+
+
+def require_backend(backend: str) -> None:
+    """The backend (or every backend of a race) is known and installed, checked before a
+    model is loaded: otherwise the heuristic would answer under its name and the solver
+    fail later. An InputError says how to install it."""
+    if is_race(backend):
+        race_backends(backend)
+    else:
+        require_installed(backend)
+
+
+def make_question(
+    vary,
+    *,
+    kind: str | None = None,
+    params=None,
+    gap: float | None = None,
+    margin_gap: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+    delta: float | None = None,
+    direction: str | None = None,
+    classes=None,
+    name: str = "",
+    vary_keyword: str = "vary",
+) -> Question:
+    """What is asked, checked: the varied features, the kind (compiler/kinds.py; default
+    the pair question, or a regressor's change with ``delta``) with its ``params`` (a
+    dict or (name, value) pairs), and the kind's gap, classes, change or threshold form."""
+    if isinstance(vary, str):
+        vary = [v.strip() for v in vary.split(",") if v.strip()]
+    vary = tuple(vary)
+    twice = [v for i, v in enumerate(vary) if v in vary[:i]]
+    if twice:
+        raise InputError(f"{vary_keyword}: feature {twice[0]!r} listed twice")
+    g = gap_of(gap, margin_gap, Gap(0.2, "prob", given=False))
+    threshold = threshold_of(above, below, given_gap=gap is not None or margin_gap is not None)
+    change = delta_of(delta, direction, gap is not None or margin_gap is not None, threshold)
+    if isinstance(classes, str):
+        classes = tuple(c.strip() for c in classes.split(","))
+        if len(classes) != 2:
+            raise InputError("classes: give two classes, C1,C2 or (C1, C2); either may be 'any'")
+        classes = tuple(int(c) if c.isdigit() else c for c in classes)
+    question = Question(
+        vary=vary,
+        gap=g,
+        threshold=threshold,
+        delta=change[0],
+        direction=change[1],
+        kind=kind or "",
+        params=params_of(params),
+        name=name,
+        classes=tuple(classes) if classes else None,
+    )
+    check_kind(question)
+    return question
+
+
+def params_of(params) -> tuple:
+    """A kind's parameters from a dict or (name, value) pairs (None: none)."""
+    if params is None:
+        return ()
+    if isinstance(params, dict):
+        return tuple(params.items())
+    try:
+        pairs = tuple((str(k), v) for k, v in params)
+    except (TypeError, ValueError):
+        raise InputError(f"params: give a dict or (name, value) pairs, not {params!r}") from None
+    return pairs
+
+
+def make_plan(
+    *,
+    passes=None,
+    baseline: str | None = None,
+    backend: str = DEFAULT_BACKEND,
+    timeout: float = DEFAULT_TIMEOUT,
+    threads: int = DEFAULT_THREADS,
+    seed: int = DEFAULT_SEED,
+    data_aware: str | DataAwareMode = DataAwareMode.NONE,
+    options: dict | QueryOptions | None = None,
+) -> Plan:
+    """How a question is solved, checked: backend, time limit, threads, seed, passes,
+    data-aware mode and the query options of compiler/options.py by name (None: not
+    given)."""
+    if timeout_problem(timeout):
+        raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
+    if int(threads) < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
+    check_backend_name(backend)
+    mode = DataAwareMode.parse(data_aware)
+    opts = check_options(options)
+    if mode != DataAwareMode.NONE and opts.data is None:
+        raise InputError(f"data-aware mode {mode.value!r} needs data")
+    return Plan(
+        passes=parse_passes(passes, baseline),
+        backend=backend,
+        timeout=float(timeout),
+        threads=int(threads),
+        seed=int(seed),
+        data_aware=mode,
+        options=opts,
+    )
+
+
+def make_query(
+    vary, *, name: str = "", options=None, vary_keyword: str = "vary", **keywords
+) -> Query:
+    """A Query from the API's / the CLI's / ``.sens``'s arguments, checked: the question
+    (``make_question``'s keywords) with its plan (``make_plan``'s). ``options``: the query
+    options of compiler/options.py by name (None: not given)."""
+    unknown = [k for k in keywords if k not in QUESTION_KEYWORDS and k not in PLAN_KEYWORDS]
+    if unknown:
+        known = (*QUESTION_KEYWORDS, *PLAN_KEYWORDS)
+        raise TypeError(
+            f"make_query() got an unexpected keyword argument {unknown[0]!r}"
+            f"{closest(unknown[0], known)}"
+        )
+    question = make_question(
+        vary,
+        name=name,
+        vary_keyword=vary_keyword,
+        **{k: v for k, v in keywords.items() if k in QUESTION_KEYWORDS},
+    )
+    plan = make_plan(options=options, **{k: v for k, v in keywords.items() if k in PLAN_KEYWORDS})
+    return Query.of(question, plan)

@@ -1,0 +1,319 @@
+"""Data for data-aware queries: a CSV (or Parquet) file, or a DataFrame, with a label column.
+
+Columns are matched to the model's features by name: every feature needs a column of its
+name (for a LightGBM model, whitespace in a column name may stand for the "_" LightGBM
+puts in its place when fitted on a DataFrame). Only a model without names of its own (generic names: f0,
+Column_0, x0, ...) has its columns taken in order (the label column left out), when the counts match. The label
+column may be absent only under its default name, ``label``. Every row of a CSV has as
+many fields as its header. Values must be numbers; a categorical feature that declares
+category names may also use the names. A missing value is accepted only for a feature
+that may be missing (declared, or made so by the data: readers/load.py,
+``missing_from_data``). Every problem is an ``InputError`` naming the file (and the
+line / column / row).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..compiler.dataset import Dataset
+from ..compiler.errors import InputError, closest, name_list, near_matches
+from .formats.registry import generic_names
+from .table_files import csv_header, file_stat, is_parquet, read_table
+
+# the label column's name when none is given: a data file without it has no labels
+DEFAULT_LABEL = "label"
+
+
+_LOADED: dict[tuple, Dataset] = {}
+
+
+def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool = False) -> Dataset:
+    """A Dataset for ``ens`` from a path (CSV / Parquet), a pandas DataFrame, an array
+    with the features in model order, or a Dataset (returned as it is). ``missing_ok``:
+    a missing value is taken in any column (to find the columns that hold one), not only
+    in those of features that may be missing."""
+    if isinstance(data, Dataset):
+        if data.names != tuple(ens.feature_names):
+            raise InputError("the data set was loaded for a model with other features", data.source)
+        return data
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        st = file_stat(path)
+        key = (
+            str(path.resolve()),
+            st.st_mtime_ns,
+            st.st_size,
+            label,
+            tuple(ens.feature_names),
+            tuple((f.kind, f.categories) for f in ens.features),
+        )
+        if key not in _LOADED:
+            header = str(path) if is_parquet(path) else f"{path}:1"
+            _LOADED[key] = _from_frame(read_table(path), ens, label, str(path), header)
+        return _checked(_LOADED[key], ens, missing_ok)
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pd = None
+    if pd is not None and isinstance(data, pd.DataFrame):
+        return _checked(_from_frame(data, ens, label, "<DataFrame>"), ens, missing_ok)
+    arr = np.asarray(data)
+    if arr.ndim != 2:
+        raise InputError(f"data must be a table (2-d), got an array of shape {arr.shape}")
+    import pandas as pd
+
+    named = ens.columns.array_names(arr.shape[1]) if ens.columns is not None else None
+    cols = named or (
+        list(ens.feature_names)
+        if arr.shape[1] == ens.n_features
+        else [f"c{i}" for i in range(arr.shape[1])]
+    )
+    frame = pd.DataFrame(arr, columns=cols)
+    return _checked(_from_frame(frame, ens, None, "<array>"), ens, missing_ok)
+
+
+def _checked(ds: Dataset, ens, missing_ok: bool) -> Dataset:
+    """``ds``, unless a column of a feature that may not be missing holds a missing value
+    (``missing_ok``: any column may)."""
+    if missing_ok:
+        return ds
+    for f in np.flatnonzero(np.isnan(ds.X).any(axis=0)).tolist():
+        if not ens.features[f].may_be_missing:
+            raise InputError(
+                f"{missing_value_text(ds.names[f], np.flatnonzero(np.isnan(ds.X[:, f])))}; drop "
+                "those rows or declare the feature as possibly missing (a details file's "
+                "missing column)",
+                ds.source,
+            )
+    return ds
+
+
+def data_columns(data) -> tuple[list[str], str]:
+    """The column names of data (a CSV / Parquet path, a DataFrame or a Dataset), and
+    where they are for messages (``file:1``, the CSV header line)."""
+    if isinstance(data, Dataset):
+        return list(data.names), data.source
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        file_stat(path)
+        if is_parquet(path):
+            return [str(c).strip() for c in read_table(path).columns], str(path)
+        return csv_header(path), f"{path}:1"
+    if hasattr(data, "columns"):
+        return [str(c).strip() for c in data.columns], "<DataFrame>"
+    raise InputError(
+        f"data given as {type(data).__name__} has no column names (give a file or a DataFrame)"
+    )
+
+
+def feature_columns(cols: list[str], label: str | None, where: str) -> list[str]:
+    """The columns other than the label column. The label column may be absent only under
+    its default name (a file without labels); a label named by the user must be there."""
+    if label and label not in cols:
+        if label != DEFAULT_LABEL:
+            raise InputError(
+                f"no label column {label!r}{closest(label, cols)} (the columns: {name_list(cols)})",
+                where,
+            )
+        return list(cols)
+    return [c for c in cols if c != label]
+
+
+def _from_frame(df, ens, label, where: str, header: str | None = None) -> Dataset:
+    """The data set of a frame, missing values (NaN) in any column (``_checked`` says
+    which may hold them)."""
+    import pandas as pd
+
+    cols = [str(c).strip() for c in df.columns]
+    df = df.copy()
+    df.columns = cols
+    if ens.columns is not None:  # the user's columns are not the model's (one-hot groups)
+        df = ens.columns.user_frame(df, where)
+        cols = list(df.columns)
+    feature_columns(cols, label, header or where)
+    y = None
+    if label and label in cols:
+        y = df[label].to_numpy()
+        df = df.drop(columns=[label])
+        cols = [c for c in cols if c != label]
+    if len(df) == 0:
+        raise InputError("the data has no rows", where)
+    names = list(ens.feature_names)
+    spaced = [re.sub(r"\s", "_", c) for c in cols]
+    extras: dict[str, np.ndarray] = {}
+    if all(n in cols for n in names):
+        extras = {c: df[c].to_numpy() for c in cols if c not in names}
+        df = df[names]
+    elif (
+        ens.origin is not None
+        and ens.origin.format == "lightgbm"
+        and len(set(spaced)) == len(spaced)
+        and all(n in spaced for n in names)
+    ):
+        extras = {c: df[c].to_numpy() for c, s in zip(cols, spaced) if s not in names}
+        df.columns = spaced  # LightGBM turns the whitespace in a fitted frame's names into _
+        df = df[names]
+    elif len(cols) == len(names) and names_are_generic(names):
+        df.columns = names  # a model without names of its own: the columns in order
+    else:
+        raise _mismatch(names, cols, label if y is not None else None, label, where)
+    X = np.empty((len(df), len(names)), dtype=np.float64)
+    for f, name in enumerate(names):
+        feat = ens.features[f]
+        col = df[name]
+        if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            vals = category_codes(vals, np.ones(len(vals), dtype=bool), feat, name, where)
+        else:
+            vals = _categories(col, feat, name, where)
+        if np.isinf(vals).any():
+            r = int(np.flatnonzero(np.isinf(vals))[0])
+            raise InputError(f"column {name!r}: infinite value in row {r + 1}", where)
+        X[:, f] = vals
+    X.setflags(write=False)
+    return Dataset(X, y, tuple(names), where, extras)
+
+
+def missing_value_text(name: str, rows: np.ndarray) -> str:
+    """Where a column holds missing values: its first such row (from 1) and how many."""
+    return (
+        f"column {name!r}: missing value (NaN) in row {int(rows[0]) + 1} "
+        f"({rows.size} row{'s' if rows.size != 1 else ''} in all)"
+    )
+
+
+def unused_columns_note(ds: Dataset) -> str | None:
+    """A note naming the data's columns the model does not use (None: there are none)."""
+    if not ds.extras:
+        return None
+    cols = name_list(map(repr, ds.extras))
+    return f"{ds.source}: columns the model does not use (an audit can group by them): {cols}"
+
+
+def _mismatch(names: list[str], cols: list[str], found: str | None, label, where: str):
+    """The error for data whose columns do not name the model's features (columns are
+    matched by name; by position only for a model whose names are generic)."""
+    missing = [n for n in names if n not in cols]
+    extra = [c for c in cols if c not in names]
+    others = (
+        f"; the data's columns not in the model: {name_list(map(repr, extra))}" if extra else ""
+    )
+    position = (
+        "; columns are matched by name, not by position: rename them to the model's features"
+        if len(cols) == len(names)
+        else ""
+    )
+    near = [(n, m[0]) for n in missing if (m := near_matches(n, extra, 1))]
+    guess = f"; did you mean {name_list(f'{c!r} for {n!r}' for n, c in near)}?" if near else ""
+    return InputError(
+        f"the data does not match the model: no column for feature(s) "
+        f"{name_list(map(repr, missing))} "
+        f"({len(cols)} feature columns for {len(names)} features{others}; label column "
+        f"{label!r} {'found' if found is not None else 'not found'}){position}{guess}",
+        where,
+    )
+
+
+def names_are_generic(names: list[str]) -> bool:
+    """Are these the placeholder names a library gives (f0, Column_0, x0, ...), i.e. does
+    the model have no feature names of its own?"""
+    return any(names == [p.format(i) for i in range(len(names))] for p in generic_names())
+
+
+def _categories(col, feat, name: str, where: str) -> np.ndarray:
+    """Map category names to codes (a categorical feature with declared names)."""
+    cats = list(feat.categories or ())
+    out = np.empty(len(col), dtype=np.float64)
+    number = np.zeros(len(col), dtype=bool)  # a number, not a category's name
+    index = {c: i for i, c in enumerate(cats)}
+    for i, v in enumerate(col.tolist()):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            out[i] = np.nan
+            continue
+        if isinstance(v, (int, float, np.integer, np.floating)):
+            number[i] = True
+            try:
+                out[i] = float(v)
+            except OverflowError:  # an integer of hundreds of digits: infinite as a float
+                out[i] = math.inf if v > 0 else -math.inf
+            continue
+        s = str(v).strip()
+        if s in index:
+            out[i] = float(index[s])
+            continue
+        try:
+            out[i] = float(s)
+            number[i] = True
+            continue
+        except ValueError:
+            pass
+        if cats:
+            raise InputError(
+                f"column {name!r}, row {i + 1}: unknown category {s!r} "
+                f"(known: {', '.join(cats[:10])}{' ...' if len(cats) > 10 else ''})",
+                where,
+            )
+        raise InputError(f"column {name!r}, row {i + 1}: {s!r} is not a number", where)
+    return category_codes(out, number, feat, name, where)
+
+
+def category_codes(vals: np.ndarray, number: np.ndarray, feat, name: str, where: str) -> np.ndarray:
+    """The numbers (``number``: which entries) of a column of a categorical feature that
+    names its categories, as category codes. Categories named by numbers (a model fitted
+    on raw categories {0, 1, 5, 8, 9}, say) take the raw values, mapped to their codes
+    0..n-1; other categories take the codes themselves. A number that is neither is an
+    error naming the row (NaN stays: missing)."""
+    cats = feat.categories
+    if feat.kind != "categorical" or not cats:
+        return vals
+    which = number & ~np.isnan(vals)
+    raw = _numeric_categories(cats)
+    if raw is None:
+        ok = (vals == np.floor(vals)) & (vals >= 0) & (vals < len(cats))
+        what = f"category code {{:g}} is out of range 0..{len(cats) - 1}"
+        codes = vals
+    else:
+        order = np.argsort(raw)
+        pos = np.clip(np.searchsorted(raw[order], vals), 0, len(raw) - 1)
+        ok = raw[order][pos] == vals
+        what = "{:g} is not one of the model's categories"
+        codes = np.where(ok, order[pos], vals).astype(np.float64)
+    bad = np.flatnonzero(which & ~ok)
+    if bad.size:
+        r = int(bad[0])
+        raise InputError(
+            f"column {name!r}, row {r + 1}: {what.format(vals[r])} ({name_list(cats)}; "
+            f"{bad.size} row{'s' if bad.size > 1 else ''} in all)",
+            where,
+        )
+    return np.where(which, codes, vals)
+
+
+def _numeric_categories(cats) -> np.ndarray | None:
+    """The categories as numbers, when every name is one (distinct and finite); else None."""
+    try:
+        raw = np.array([float(c) for c in cats], dtype=np.float64)
+    except ValueError:
+        return None
+    if not np.isfinite(raw).all() or len(np.unique(raw)) != len(raw):
+        return None
+    return raw
+
+
+def data_option(q):
+    """The data a query names in its options (``data``: a path or a Dataset), or None."""
+    return q.plan.options.data, q.plan.options.label or DEFAULT_LABEL
+
+
+def dataset_for(ens, q) -> Dataset | None:
+    """The Dataset the query's ``data`` option names (read and checked), or None: what the
+    driver's solve_query / compile_query take as ``data``."""
+    data, label = data_option(q)
+    if data is None:
+        return None
+    return load_data(data, ens, label)

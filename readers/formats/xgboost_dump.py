@@ -1,0 +1,289 @@
+"""XGBoost tree dumps -> IR: ``get_dump(dump_format="json")`` (a JSON list of nested
+trees) and the text dump (``get_dump()``, ``dump_model(path)``: ``booster[i]:`` then one
+``id:[f<t] yes=,no=,missing=`` or ``id:leaf=`` line per node).
+
+A dump records neither the base score nor (the text form) the number of classes: the
+caller gives them (``LoadOptions``; defaults 0.5 and 2). Features are named f0, f1, ...
+Witnesses are replayed on a Booster synthesised from the IR (``xgboost_replay``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, ModelOrigin, Tree, logit
+from ...compiler.errors import InputError
+from .base import MAX_FEATURES, LoadOptions, malformed_as_input_error, not_xgboost_json, read_json
+from .xgboost_replay import XGBoostReplayer, native_model_bytes
+
+# a dump implies at least this many features whatever its size (see dump_feature_bound)
+DUMP_FEATURES_FLOOR = 10_000
+
+
+def _f32(x) -> float:
+    return float(np.float32(x))
+
+
+def from_dump(
+    trees_json: list,
+    where: str,
+    n_classes: int = 2,
+    base_score: float | None = None,
+    n_features: int | None = None,
+    file_bytes: int | None = None,
+) -> Ensemble:
+    """The ensemble of a dump's trees. A dump declares no number of features: it is the
+    largest feature index + 1 (or ``n_features``), bounded by the size of the file it was
+    read from (``file_bytes``; see :func:`dump_feature_bound`)."""
+    with malformed_as_input_error("XGBoost tree dump", where):
+        return _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes)
+
+
+def _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes) -> Ensemble:
+    if not isinstance(trees_json, list) or not trees_json:
+        raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
+    flat = []
+    max_f, max_at = -1, (0, 0)
+    for ti, root in enumerate(trees_json):
+        try:
+            t, mf, node = _dump_tree(root)
+        except (KeyError, ValueError, TypeError) as e:
+            raise InputError(f"tree {ti} of the dump is malformed: {e}", where) from None
+        flat.append(t)
+        if mf > max_f:
+            max_f, max_at = mf, (ti, node)
+    if n_features is None and file_bytes is not None:
+        _check_feature_bound(max_f, max_at, file_bytes, where)
+    n_feat = n_features if n_features is not None else max_f + 1
+    if n_feat > MAX_FEATURES:
+        raise InputError(
+            f"the dump splits on feature {max_f}: treesens reads at most {MAX_FEATURES:,} features",
+            where,
+        )
+    if max_f >= n_feat:
+        raise InputError(
+            f"the dump splits on feature {max_f} but {n_feat} features were declared", where
+        )
+    C = n_classes
+    # tree i adds to class i mod C; _dump_tree gives its node arrays in Tree's order
+    trees = [Tree(*arrays, outputs=(ti % C if C > 2 else 0,)) for ti, arrays in enumerate(flat)]
+    bs = 0.5 if base_score is None else float(base_score)
+    if C > 2:
+        link, intercept = SOFTMAX, tuple([_f32(bs)] * C)
+    else:
+        link, intercept = LOGISTIC, (logit(_f32(bs)),)
+    features = tuple(Feature(f"f{i}") for i in range(n_feat))
+    ens = Ensemble(
+        tuple(trees),
+        features,
+        n_classes=max(C, 2),
+        intercept=intercept,
+        link=link,
+        op="<",
+        cast="float32",
+        sums="float32",
+        origin=ModelOrigin("xgboost-dump", where),
+    )
+    obj = "multi:softprob" if C > 2 else "binary:logistic"
+    # the replayer makes the Booster's model from the IR when a witness needs it
+    recipe = functools.partial(native_model_bytes, ens, bs)
+    return replace(ens, replayer=XGBoostReplayer(recipe, obj, ens.n_classes, where))
+
+
+def dump_feature_bound(file_bytes: int) -> int:
+    """The most features a dump of ``file_bytes`` bytes may imply: one per byte, and at
+    least DUMP_FEATURES_FLOOR. Each feature costs treesens per-feature work and memory
+    (about 40 microseconds and 1 KB), so a few bytes naming a huge index would cost
+    seconds to minutes and gigabytes; a model that really has that many inputs declares
+    them (XGBoost's JSON and UBJ files: num_feature)."""
+    return max(DUMP_FEATURES_FLOOR, file_bytes)
+
+
+def _check_feature_bound(max_f: int, at: tuple[int, int], file_bytes: int, where: str) -> None:
+    bound = dump_feature_bound(file_bytes)
+    if max_f >= bound:
+        ti, node = at
+        raise InputError(
+            f"tree {ti} node {node} splits on feature {max_f}, which would make a model "
+            f"on {max_f + 1:,} features from a dump of {file_bytes:,} bytes (a dump declares "
+            f"no number of features; treesens takes at most {bound:,} from a file this size): "
+            "load the model's native JSON or UBJ file, which declares num_feature",
+            where,
+        )
+
+
+def _feature_id(split) -> int:
+    if isinstance(split, int):
+        return split
+    s = str(split)
+    if s.startswith("f") and s[1:].isdigit():
+        return int(s[1:])
+    if s.isdigit():
+        return int(s)
+    raise ValueError(f"cannot read feature {split!r} (expected an index or f<index>)")
+
+
+def _dump_tree(root: dict):
+    nodes: dict[int, dict] = {}
+    stack = [root]
+    while stack:
+        nd = stack.pop()
+        nid = int(nd["nodeid"])
+        if nid in nodes:
+            raise ValueError(f"node id {nid} appears twice")
+        nodes[nid] = nd
+        for ch in nd.get("children", []) or []:
+            stack.append(ch)
+    ids = sorted(nodes)
+    index = {nid: i for i, nid in enumerate(ids)}
+    # the root must be index 0
+    if int(root["nodeid"]) != ids[0]:
+        index = {
+            int(root["nodeid"]): 0,
+            **{nid: i + 1 for i, nid in enumerate(x for x in ids if x != int(root["nodeid"]))},
+        }
+    n = len(ids)
+    feature = np.full(n, -1, dtype=np.int64)
+    threshold = np.zeros(n)
+    left = np.full(n, -1, dtype=np.int64)
+    right = np.full(n, -1, dtype=np.int64)
+    dleft = np.zeros(n, dtype=bool)
+    value = np.zeros(n)
+    max_f, max_node = -1, 0
+    for nid, nd in nodes.items():
+        i = index[nid]
+        if "leaf" in nd:
+            value[i] = _f32(nd["leaf"])
+            continue
+        f = _feature_id(nd["split"])
+        feature[i] = f
+        if f > max_f:
+            max_f, max_node = f, nid
+        threshold[i] = _f32(nd.get("split_condition", 0.0))
+        yes, no = int(nd["yes"]), int(nd["no"])
+        if yes not in index or no not in index:
+            raise ValueError(f"node {nid} points to a missing child")
+        left[i], right[i] = index[yes], index[no]
+        dleft[i] = int(nd.get("missing", yes)) == yes
+    return (feature, threshold, left, right, dleft, value), max_f, max_node
+
+
+# ---------------------------------------------------------------------------------
+# the text dump
+
+_TEXT_SPLIT = re.compile(
+    r"(\d+):\[([^<\]]+)<([^\]]+)\] yes=(\d+),no=(\d+)(?:,missing=(\d+))?(?:,gain=[^,]*)?(?:,cover=.*)?"
+)
+_TEXT_LEAF = re.compile(r"(\d+):leaf=([^,\s]+)(?:,cover=.*)?")
+
+
+def parse_text_dump(text: str, where: str) -> list[dict]:
+    """A text dump as the JSON dump's nested trees (nodeid, split, split_condition, yes,
+    no, missing, children / leaf)."""
+    flat: list[dict[int, dict]] = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("booster["):
+            flat.append({})
+            continue
+        if not flat:
+            raise InputError(f"line {lineno}: expected booster[0]:", where)
+        m = _TEXT_SPLIT.fullmatch(line)
+        leaf = _TEXT_LEAF.fullmatch(line) if m is None else None
+        if m is not None:
+            nid, split, cond, yes, no, missing = m.groups()
+            node = {"nodeid": int(nid), "split": split, "split_condition": float(cond)}
+            node.update(yes=int(yes), no=int(no), missing=int(missing or yes))
+        elif leaf is not None:
+            node = {"nodeid": int(leaf.group(1)), "leaf": float(leaf.group(2))}
+        else:
+            raise InputError(f"line {lineno}: not a node of an XGBoost text dump", where)
+        if node["nodeid"] in flat[-1]:
+            raise InputError(f"line {lineno}: node {node['nodeid']} appears twice", where)
+        flat[-1][node["nodeid"]] = node
+    return [_nest(nodes, ti, where) for ti, nodes in enumerate(flat)]
+
+
+def _nest(nodes: dict[int, dict], ti: int, where: str) -> dict:
+    if 0 not in nodes:
+        raise InputError(f"tree {ti} of the dump has no node 0", where)
+    for nd in nodes.values():
+        if "leaf" not in nd:
+            kids = (nd["yes"], nd["no"])
+            if any(k not in nodes for k in kids):
+                raise InputError(f"tree {ti}: node {nd['nodeid']} points to a missing child", where)
+            nd["children"] = [nodes[k] for k in kids]
+    return nodes[0]
+
+
+def _looks_like_text_dump(text: str) -> bool:
+    return text.lstrip().startswith("booster[")
+
+
+def is_json(path: Path, blob: bytes) -> bool:
+    """Is an XGBoost file (``blob`` its content) read as JSON: named .json, or starting as a
+    JSON list or object does (UBJ starts with '{' too, but not with '{"')?"""
+    head = blob.lstrip()[:2]
+    return path.suffix.lower() == ".json" or head[:1] == b"[" or head == b'{"'
+
+
+def dump_or_model(blob: bytes, where: str, options: LoadOptions) -> Ensemble | dict:
+    """An XGBoost JSON file: the ensemble of a tree dump (a list of trees), or the content
+    of a native model (a dict with 'learner'); anything else is one InputError."""
+    data = read_json(blob, where, "not a text JSON file (binary content)")
+    if isinstance(data, list):
+        return _dump_ensemble(data, where, options, blob)
+    if not isinstance(data, dict) or "learner" not in data:
+        raise not_xgboost_json(data, where)
+    return data
+
+
+def _dump_ensemble(trees: list, where: str, options: LoadOptions, blob: bytes) -> Ensemble:
+    n_classes = options.n_classes or 2
+    return from_dump(trees, where, n_classes, options.base_score, file_bytes=len(blob))
+
+
+def load_dump(path: Path, options: LoadOptions) -> Ensemble:
+    """A tree dump file: the JSON list of trees, or the text dump."""
+    where = str(path)
+    blob = path.read_bytes()
+    if is_json(path, blob):
+        if isinstance(data := dump_or_model(blob, where, options), Ensemble):
+            return data
+    elif _looks_like_text_dump(blob[:64].decode("utf-8", errors="replace")):
+        try:
+            text = blob.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("a text dump that is not UTF-8", where) from None
+        return _dump_ensemble(parse_text_dump(text, where), where, options, blob)
+    raise InputError("a native XGBoost model, not a text dump (drop the dump format)", where)
+
+
+class XGBoostDumpFormat:
+    """XGBoost's tree dumps: a JSON list of nested trees, or the text dump."""
+
+    name = "xgboost-dump"
+    description = "an XGBoost tree dump"
+    suffixes = ()
+    sniff_last = False
+    takes_base_score = True
+    generic_names = "f{}"
+    replayer = XGBoostReplayer
+
+    def sniff(self, head: bytes, suffix: str) -> bool:
+        text = head.decode("utf-8", errors="replace").lstrip()
+        return text.startswith("[") or _looks_like_text_dump(text)
+
+    def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
+        return load_dump(path, options)
+
+    def load_object(self, obj: Any) -> Ensemble | None:
+        return None

@@ -1,0 +1,269 @@
+"""A scikit-learn ``Pipeline`` (preprocessing steps, then a tree ensemble) as one
+Ensemble over the pipeline's *input* columns, in the user's units and names.
+
+The final estimator is read by its own format into trees over the transformed columns.
+Each transformed column depends on one input column (every supported step maps columns
+one by one, steps.py); which one, and how, is asked of the fitted preprocessing itself:
+a numeric input is a nondecreasing map (its thresholds fold, fold.py), an encoded input
+gives each category a value. Witnesses are replayed through the whole pipeline's
+``predict_proba`` on a DataFrame of the two rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...compiler.ensemble import Ensemble, Feature, ModelOrigin
+from ...compiler.errors import InputError, UnsupportedModelError
+from ..formats.base import OneCallAtATime
+from .fold import ColumnMap, check_nondecreasing, fold
+from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
+
+# inputs that show which transformed columns a numeric input reaches (a clipping
+# MinMaxScaler is flat on most of the line, so the probes span many scales)
+PROBES = np.array([0.0, 0.5, 2.5, 7.0] + [s * 10.0**k for k in range(-3, 10, 2) for s in (1, -1)])
+
+
+def fold_pipeline(pipe: Any, load_final: Callable[[Any], Ensemble], where: str) -> Ensemble:
+    """The ensemble of a fitted Pipeline whose last step is a supported tree model;
+    ``load_final`` reads that model into the IR (over the transformed columns)."""
+    steps = [s for _, s in pipe.steps]
+    final, pre = steps[-1], [s for s in steps[:-1] if s not in PASS]
+    if final in PASS:
+        raise UnsupportedModelError("the Pipeline ends in 'passthrough', not a model", where)
+    try:
+        return _fold(pipe, pre, final, load_final, where)
+    except PreprocessingFailed as e:
+        raise InputError(f"the Pipeline's preprocessing fails on probe rows: {e}", where) from None
+
+
+def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
+    categories, imputed = _input_columns(pre, _n_inputs(pipe, where), where)
+    names = _input_names(pipe)
+    probe = _Probe(pipe, names, categories)
+    inner = load_final(final)
+    width = probe.transform(probe.rows(0, [probe.ref[0]])).shape[1]
+    if width != inner.n_features:
+        raise InputError(
+            f"the preprocessing makes {width} columns, the {type(final).__name__} reads "
+            f"{inner.n_features}",
+            where,
+        )
+    features, maps = _features_and_maps(probe, names, categories, imputed, width, where)
+    summary = " -> ".join([*(_describe(s) for s in pre), type(final).__name__])
+    return fold(
+        inner,
+        features,
+        maps,
+        replayer=PipelineReplayer(pipe, names, categories, probe.as_frame, inner.replayer),
+        source=f"pipeline:{where} ({summary}; trees from {inner.source})",
+        origin=ModelOrigin("pipeline", where),
+    )
+
+
+def _n_inputs(pipe: Any, where: str) -> int:
+    n = getattr(pipe, "n_features_in_", None)
+    if n is None:
+        raise InputError("the Pipeline is not fitted", where)
+    return int(n)
+
+
+def _input_names(pipe: Any) -> list[str]:
+    names = getattr(pipe, "feature_names_in_", None)
+    if names is not None:
+        return [str(n) for n in names]
+    return [f"x{i}" for i in range(int(pipe.n_features_in_))]
+
+
+def _describe(step: Any) -> str:
+    if step_name(step) != "ColumnTransformer":
+        return step_name(step)
+    parts = ["passthrough" if is_identity(t) else _branch_name(t) for _, t, _ in step.transformers_]
+    return f"ColumnTransformer[{', '.join(parts)}]"
+
+
+def _branch_name(trans: Any) -> str:
+    if step_name(trans) == "Pipeline":
+        return "+".join(step_name(s) for _, s in trans.steps)
+    return step_name(trans)
+
+
+def _input_columns(pre: list[Any], n: int, where: str) -> tuple[dict[int, tuple], set[int]]:
+    """Which input columns an encoder reads (with its categories, in code order), and
+    which ones an imputer fills; every step checked to be supported. Encoders must see
+    the user's columns: in the first step (a ColumnTransformer's branch, or the step)."""
+    categories: dict[int, tuple] = {}
+    imputed: set[int] = set()
+    for k, step in enumerate(pre):
+        branches = _branches(step, n, where)
+        for steps, cols in branches:
+            enc = encoder_of(steps)
+            if enc is not None and k > 0:
+                raise refuse(enc, where, " after the pipeline's first step")
+            if k == 0 and any(step_name(s) == "SimpleImputer" for s in steps):
+                imputed.update(cols)
+            if enc is not None:
+                for i, c in enumerate(cols):
+                    categories[c] = tuple(enc.categories_[i])
+    return categories, imputed
+
+
+def _branches(step: Any, n: int, where: str) -> list[tuple[list[Any], list[int]]]:
+    """(steps, input column indices) of each branch of a step."""
+    if step_name(step) != "ColumnTransformer":
+        return [(branch_steps(step, where), list(range(n)))]
+    out = []
+    for name, trans, cols in step.transformers_:
+        out.append((branch_steps(trans, where), _resolve(step, name, cols, n, where)))
+    return out
+
+
+def _resolve(ct: Any, name: str, cols: Any, n: int, where: str) -> list[int]:
+    """A ColumnTransformer branch's input columns as indices."""
+    found = getattr(ct, "_transformer_to_input_indices", {}).get(name)
+    if found is not None:
+        return [int(i) for i in found]
+    names = [str(c) for c in getattr(ct, "feature_names_in_", [])]
+    items = cols if isinstance(cols, (list, tuple, np.ndarray)) else [cols]
+    if isinstance(cols, slice):
+        return list(range(n))[cols]
+    if len(items) and isinstance(items[0], (bool, np.bool_)):
+        return [i for i, keep in enumerate(items) if keep]
+    try:
+        return [names.index(c) if isinstance(c, str) else int(c) for c in items]
+    except (ValueError, TypeError):
+        raise UnsupportedModelError(
+            f"cannot tell which columns the ColumnTransformer branch {name!r} reads", where
+        ) from None
+
+
+class _Probe:
+    """Runs the fitted preprocessing on rows that differ from a reference row in one
+    input column."""
+
+    def __init__(self, pipe: Any, names: list[str], categories: dict[int, tuple]):
+        self.pre = pipe[:-1]
+        self.names = names
+        self.categories = categories
+        self.as_frame = getattr(pipe, "feature_names_in_", None) is not None
+        self.ref = [categories[i][0] if i in categories else 0.0 for i in range(len(names))]
+
+    def rows(self, column: int, values) -> Any:
+        cols = {n: [self.ref[i]] * len(values) for i, n in enumerate(self.names)}
+        cols[self.names[column]] = list(values)
+        return make_frame(cols, self.names, self.as_frame)
+
+    def transform(self, rows, finite: bool = True) -> np.ndarray:
+        """The preprocessing's output; ``finite``: refuse infinite values (the probe rows
+        are ordinary numbers; the fold's bisection reaches the largest doubles)."""
+        try:
+            out = self.pre.transform(rows)
+            out = out.toarray() if hasattr(out, "toarray") else out
+            out = np.asarray(out, dtype=np.float64)
+        except Exception as e:  # noqa: BLE001 - a tampered step raises anything
+            raise PreprocessingFailed(f"{type(e).__name__}: {str(e)[:200]}") from None
+        if out.ndim != 2 or (finite and np.isinf(out).any()):
+            raise PreprocessingFailed("it makes values that are not finite numbers")
+        return out
+
+
+class PreprocessingFailed(Exception):
+    """The fitted preprocessing cannot transform the rows treesens probes it with."""
+
+
+def make_frame(cols: dict[str, list], names: list[str], as_frame: bool):
+    """Rows as the pipeline takes them: a DataFrame, or an array for one fitted on one."""
+    import pandas as pd
+
+    df = pd.DataFrame({n: cols[n] for n in names}, columns=names)
+    return df if as_frame else df.to_numpy()
+
+
+def _features_and_maps(probe, names, categories, imputed, width, where):
+    owner: dict[int, int] = {}
+    features, maps_of = [], {}
+    base = probe.transform(probe.rows(0, [probe.ref[0]]))[0]
+    for i, name in enumerate(names):
+        if i in categories:
+            values = probe.transform(probe.rows(i, list(categories[i])))
+            labels = tuple(_label(v) for v in categories[i])
+            features.append(Feature(name, "categorical", 0.0, float(len(labels) - 1), labels))
+        else:
+            values = probe.transform(probe.rows(i, PROBES))
+            features.append(Feature(name, may_be_missing=i in imputed))
+        for j in np.flatnonzero(np.ptp(values, axis=0) > 0).tolist():
+            if j in owner:
+                raise UnsupportedModelError(
+                    f"transformed column {j} depends on both {names[owner[j]]!r} and {name!r}",
+                    where,
+                )
+            owner[j] = i
+            if i in categories:
+                maps_of[j] = ColumnMap(i, values=tuple(float(v) for v in values[:, j]))
+            else:
+                forward = _NumericColumn(probe, i, j, i in imputed)
+                check_nondecreasing(forward, name, PROBES, where)
+                maps_of[j] = ColumnMap(i, forward=forward)
+    if np.isnan(base[[j for j in range(width) if j not in maps_of]]).any():
+        raise InputError("a transformed column is missing (NaN) whatever the input", where)
+    maps = [maps_of.get(j, ColumnMap(0, constant=float(base[j]))) for j in range(width)]
+    return features, maps
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+class _NumericColumn:
+    """Transformed column ``j`` as a function of input column ``i`` (the fitted
+    preprocessing computes it); NaN stays NaN unless an imputer fills it."""
+
+    def __init__(self, probe: _Probe, i: int, j: int, imputed: bool):
+        self.probe, self.i, self.j, self.imputed = probe, i, j, imputed
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        out = np.full(x.shape, np.nan)
+        ok = ~np.isnan(x) | self.imputed
+        if ok.any():
+            rows = self.probe.rows(self.i, x[ok])
+            out[ok] = self.probe.transform(rows, finite=False)[:, self.j]
+        return out
+
+
+class PipelineReplayer(OneCallAtATime):
+    """The user's pipeline's own predict, on user rows (category codes become the
+    encoder's categories)."""
+
+    library = "sklearn pipeline"
+
+    def __init__(self, pipe, names, categories, as_frame: bool, inner):
+        self.pipe, self.names, self.categories = pipe, list(names), dict(categories)
+        self.as_frame, self.inner = as_frame, inner
+
+    def frame(self, X) -> Any:
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        cols: dict[str, list] = {}
+        for i, name in enumerate(self.names):
+            if i in self.categories:
+                cats = self.categories[i]
+                cols[name] = [cats[int(v)] if v == v else np.nan for v in X[:, i]]
+            else:
+                cols[name] = X[:, i].tolist()
+        return make_frame(cols, self.names, self.as_frame)
+
+    def predict_proba(self, X) -> np.ndarray:
+        return np.asarray(self.pipe.predict_proba(self.frame(X)), dtype=np.float64)
+
+    def predict(self, X) -> np.ndarray:
+        return np.asarray(self.pipe.predict(self.frame(X)), dtype=np.float64).reshape(-1)
+
+    def predict_raw(self, X) -> np.ndarray:
+        out = self.pipe[:-1].transform(self.frame(X))
+        out = out.toarray() if hasattr(out, "toarray") else out
+        return self.inner.predict_raw(np.asarray(out, dtype=np.float64))

@@ -1,0 +1,35 @@
+"""What the box-search stages (boxes.py, link_boxes.py) share: their tables, skipped when
+too large, and the answer a completed search proves."""
+
+from __future__ import annotations
+
+from ..answers.context import SolveContext
+from ..answers.result import INSENSITIVE
+from ..compiler.encode import Encoding
+from ..compiler.kinds import kind_of
+from .pair_boxes import PairTables, PairTablesTooLarge, pair_tables
+
+FOUND_BY = "box search"
+
+
+def tables_or_skip(enc: Encoding, stats: dict) -> PairTables | None:
+    """The pair tables of ``enc``, or None with ``stats`` saying why they were skipped."""
+    try:
+        return pair_tables(enc)
+    except PairTablesTooLarge as e:
+        stats.clear()
+        stats.update({"status": "skipped", "reason": str(e)})
+        return None
+
+
+def prove_insensitive(ctx: SolveContext, how: str = "") -> bool:
+    """Record the search's proof that no pair meets the query (``how``: a note on how the
+    boxes were bounded); True, the stage answered."""
+    res = ctx.result
+    res.status = INSENSITIVE
+    res.message = (
+        f"proved by the box search: no box of the pair space {ctx.ens.domain} meets "
+        f"{kind_of(ctx.q).asks}{how}"
+    )
+    ctx.stats["proved_by"] = FOUND_BY
+    return True

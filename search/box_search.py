@@ -1,0 +1,189 @@
+"""A depth-first branch and bound over boxes of the pair space (pair_boxes.py).
+
+Every box of the search has, per pair tree, the set of leaves that meet it. An upper
+bound on each gap row holds for every pair in the box: per tree the largest weight of
+that row among those leaves, summed; likewise for the pair-sum rows (where the trees
+outside F cancel). A box where one bound is below its row's threshold holds no
+pair and is dropped; otherwise it is split in two along the first node of one pair tree
+that still has leaves on both sides. When every tree's remaining leaves agree on every
+row, the box's values are exact: it holds pairs, and its lower corner is one.
+
+The target is fixed, so a proof visits the same boxes in any order (they depend only on
+the choice of splits); the order decides how soon a pair is found. Of a split's two
+boxes the one with more room above the rows' thresholds (its tightest row's) is searched
+first; a recorded proof keeps the "yes" side first, the order a certificate is read in.
+The tree to split is the first of a fixed order (largest
+spread of summed values first) whose remaining leaves still differ in the sum; then one
+whose leaves differ in a row. Each split resolves one node of that tree, so the search
+finishes; a time limit makes it give up ("unknown").
+
+Sound as the encoding is: the thresholds are relaxed by the encoding's float32 margin
+(``Encoding.relax``), and a found pair goes through the library's replay check.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiler.encode import Encoding
+from .pair_boxes import PairTables
+
+PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"
+_LOW = -1e300  # stands for "no leaf" in a per-tree maximum
+CHECK_EVERY = 64  # boxes between two looks at the clock
+
+
+@dataclass(frozen=True)
+class BoxOutcome:
+    status: str  # PROVED (no pair), FOUND (a pair, in ``pair``), GAVE_UP (time limit)
+    boxes: int  # boxes visited
+    pair: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def box_search(
+    enc: Encoding,
+    tables: PairTables,
+    deadline: float,
+    record: list | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> BoxOutcome:
+    """Search the pair space until a proof, a pair or ``deadline`` (absolute time).
+    ``record``: each box visited is appended in the order of the search (preorder, the
+    "yes" side of a split first): ``("split", column, R)`` or ``("prune", row, bound)``, the
+    proof a certificate writes out (a pruned box: ``("prune", row, bound)``). ``stop``:
+    asked between boxes, True ends the search as the deadline does."""
+    return BoxSearch(enc, tables, record, stop).run(deadline)
+
+
+class BoxSearch:
+    """One search, which may be run in turns: a turn that gives up at its deadline keeps
+    the boxes still to search, and the next ``run`` goes on from them."""
+
+    def __init__(
+        self,
+        enc: Encoding,
+        tables: PairTables,
+        record: list | None = None,
+        stop: Callable[[], bool] | None = None,
+    ):
+        self.enc, self.tab, self.record, self.stop = enc, tables, record, stop
+        self.boxes = 0  # visited, over every turn
+        n_leaves = tables.values.shape[1]
+        self.stack: list = []
+        if n_leaves:
+            self.order = tree_order(tables)
+            root = np.ones(n_leaves, dtype=bool)
+            self.stack.append(
+                (root, np.zeros_like(tables.sizes), tables.sizes.copy(), leaf_top(tables, root))
+            )
+
+    def run(self, deadline: float) -> BoxOutcome:
+        """Go on until a proof, a pair, ``deadline`` or the stop request."""
+        tab, record, stack, stop = self.tab, self.record, self.stack, self.stop
+        first = True
+        while stack:
+            if (self.boxes % CHECK_EVERY == 0 or first) and (
+                time.time() >= deadline or (stop and stop())
+            ):
+                return BoxOutcome(GAVE_UP, self.boxes)
+            first = False
+            live, lo, hi, top = stack.pop()
+            self.boxes += 1
+            below = top.sum(axis=1) < tab.thresholds
+            if below.any():
+                if record is not None:
+                    row = int(np.argmax(below))
+                    record.append(("prune", row, float(top[row].sum())))
+                continue
+            tree = tree_to_split(top - leaf_low(tab, live), self.order, tab.first_sum)
+            if tree < 0:  # every tree's value is fixed on the box, and meets the gap
+                return BoxOutcome(FOUND, self.boxes, corner_pair(self.enc, tab, lo))
+            c, r = split_node(tab.nodes[tree], live)
+            if record is not None:
+                record.append(("split", int(c), int(r)))
+            yes_hi, no_lo = hi.copy(), lo.copy()
+            yes_hi[c], no_lo[c] = r, r
+            yes_live, no_live = live & (tab.lo[c] < r), live & (tab.hi[c] > r)
+            yes = (yes_live, lo, yes_hi, leaf_top(tab, yes_live))
+            no = (no_live, no_lo, hi, leaf_top(tab, no_live))
+            # the child closer to a pair is searched first (the last pushed); a recorded
+            # proof keeps the "yes" side first, the order its certificate is read in
+            first_no = record is None and _promise(tab, no[3]) > _promise(tab, yes[3])
+            stack.extend((yes, no) if first_no else (no, yes))
+        return BoxOutcome(PROVED, self.boxes)
+
+
+def leaf_top(tab: PairTables, live: np.ndarray) -> np.ndarray:
+    """Per row and tree, the largest value of the leaves left (rows x trees)."""
+    return np.maximum.reduceat(np.where(live, tab.values, _LOW), tab.starts, axis=1)
+
+
+def leaf_low(tab: PairTables, live: np.ndarray) -> np.ndarray:
+    """Per row and tree, the smallest value of the leaves left (rows x trees)."""
+    return np.minimum.reduceat(np.where(live, tab.values, -_LOW), tab.starts, axis=1)
+
+
+def tree_order(tab: PairTables) -> np.ndarray:
+    """The order trees are split in (``split_order`` over every leaf's spread)."""
+    span = np.maximum.reduceat(tab.values, tab.starts, axis=1) - np.minimum.reduceat(
+        tab.values, tab.starts, axis=1
+    )
+    return split_order(tab, span)
+
+
+def _promise(tab: PairTables, top: np.ndarray) -> float:
+    """How far a box's bounds are above the rows' thresholds, the tightest row's: the
+    larger, the more room the box leaves for a pair."""
+    return float((top.sum(axis=1) - tab.thresholds).min())
+
+
+def split_order(tab: PairTables, span: np.ndarray) -> np.ndarray:
+    """Trees by the spread of their values in the pair-sum rows (else in every row),
+    largest first."""
+    rows = span[tab.first_sum :] if tab.sums else span
+    return np.argsort(-rows.sum(axis=0), kind="stable")
+
+
+def tree_to_split(spread: np.ndarray, order: np.ndarray, first_sum: int) -> int:
+    """The first tree of ``order`` whose leaves left still differ in a pair-sum row,
+    else in any row; -1 if none."""
+    for row in (spread[first_sum:].sum(axis=0), spread.sum(axis=0)):
+        differ = row[order] > 0
+        if differ.any():
+            return int(order[int(np.argmax(differ))])
+    return -1
+
+
+def split_node(nodes, live: np.ndarray) -> tuple[int, int]:
+    """(column, R) of the topmost node of a pair tree with leaves left on both sides."""
+    c, r, *_ = nodes[split_index(nodes, live)]
+    return c, r
+
+
+def split_index(nodes, live: np.ndarray) -> int:
+    """The index (in ``nodes``) of the topmost node of a pair tree with leaves left on
+    both sides."""
+    k = 0
+    while True:
+        _c, _r, first, middle, end, yes, no = nodes[k]
+        on_yes, on_no = live[first:middle].any(), live[middle:end].any()
+        if on_yes and on_no:
+            return k
+        k = yes if on_yes else no
+
+
+def corner_pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The box's lower corner as two inputs: each feature at its domain's value for the
+    rank (columns outside F go to both inputs)."""
+    ens = enc.ensemble
+    xs = (np.zeros(ens.n_features), np.zeros(ens.n_features))
+    for j, (f, copy) in enumerate(tab.columns):
+        dom = enc.domains[f]
+        v = dom.reps[dom.valid[int(lo[j])]]
+        for c in (0, 1) if copy is None else (copy,):
+            xs[c][f] = v
+    return xs

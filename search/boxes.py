@@ -1,0 +1,148 @@
+"""The box search stage (search/box_search.py): after the heuristic, before the
+backend, for a first turn; then, unfinished, alongside the backend (alongside.py).
+
+The box search proves "insensitive" where the backend's encoding does not, and finds
+pairs faster than CP-SAT on the benchmark's solver-needed queries (docs/benchmarks.md,
+"Why the defaults are what they are"); a pair it finds is replay-checked like any other.
+Its first turn is ``BOX_SHARE`` of the time left, at most ``FIRST_TURN`` seconds, so that
+a longer time limit does not keep the backend waiting for pairs the solver finds at
+once; a search left unfinished goes on where it stopped, beside the backend, until one
+of them answers. Only queries the pair tables describe exactly take part
+(``pair_boxes.applies``), and only with the heuristic on: ``box_search=false``
+(``--no-box-search``) or ``heuristic=false`` leaves the whole time to the backend. A
+change through a nonlinear link is searched on the largest change's tables instead
+(search/link_boxes.py), in its turn only.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..answers.accept import accept
+from ..answers.context import SolveContext
+from ..answers.result import UNKNOWN, fail
+from ..answers.verdict import Accepted, check_pair
+from ..compiler.invert import witness_from_pair
+from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
+from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
+from .link_boxes import link_box_stage, link_tables
+from .pair_boxes import class_pair_encodings
+
+BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
+# the first turn's longest: past it the backend starts, with the box search beside it
+FIRST_TURN = 20.0
+
+
+def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
+    """On with the heuristic, as the other search before the backend: a query without
+    the heuristic measures the encoding and the backend alone. ``alone``: the box search
+    is the query's backend (``--backend boxes``), whatever the options."""
+    opts = ctx.q.plan.options
+    if not alone and not (opts.value("box_search") and opts.value("heuristic")):
+        return False
+    return class_pair_encodings(ctx.enc) is not None or link_tables(ctx) is not None
+
+
+def search_alone(ctx: SolveContext) -> None:
+    """``--backend boxes``, the search method (backends/registry.py ``SEARCH_METHODS``):
+    the box search with the whole time left, no solver after it.
+    A query the pair tables do not describe exactly is an error, not "unknown"."""
+    if not box_search_applies(ctx, alone=True):
+        fail(
+            ctx.result,
+            "the box search does not describe this query (it takes numeric features without "
+            "missing values, no bounds or relations on the inputs and no data-aware mode): "
+            "use a solver backend",
+        )
+        return
+    if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
+        skipped = ctx.stats.get("box_search", {}).get("status") == "skipped"
+        if skipped:
+            fail(ctx.result, ctx.stats["box_search"]["reason"])
+        else:
+            ctx.result.message = "time limit reached"
+
+
+def box_turn(time_left: float) -> float:
+    """Seconds of the box search's first turn, alone: its share of the time left, at
+    most ``FIRST_TURN``."""
+    return min(FIRST_TURN, BOX_SHARE * time_left)
+
+
+def box_stage(ctx: SolveContext, alone: bool = False) -> bool:
+    """Search boxes for the first turn (``alone``: until the deadline): a proof answers
+    "insensitive", a pair that the library's replay confirms answers "sensitive". True
+    when it answered; otherwise the result is as it was, the backend goes on, and an
+    unfinished search is kept in ``ctx.boxes`` to go on beside it. A multiclass query
+    with "any" class is searched one pair of classes at a time: insensitive when every
+    pair is proven, sensitive at the first replayed pair."""
+    if not box_search_applies(ctx, alone) or ctx.time_left() <= 0:
+        return False
+    t0 = time.time()
+    deadline = ctx.deadline if alone else t0 + box_turn(ctx.time_left())
+    if ctx.enc.condition.link_change is not None:  # the largest change's tables
+        answered = link_box_stage(ctx, deadline)
+        ctx.solve_time += time.time() - t0
+        ctx.stats["box_search"]["time"] = time.time() - t0
+        return answered
+    stage = BoxStage(ctx)
+    answered = stage.run(ctx, deadline)
+    if stage.unfinished:
+        ctx.boxes = stage
+    return answered
+
+
+class BoxStage:
+    """The box searches of one query, one per pair of classes it allows, run in turns:
+    each ``run`` goes on where the last one stopped. Its statistics are the query's
+    ``stats["box_search"]``."""
+
+    def __init__(self, ctx: SolveContext):
+        self.encs = class_pair_encodings(ctx.enc)
+        self.at = 0  # the class pair searched now
+        self.search: BoxSearch | None = None
+        self.stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0, "time": 0.0}
+        ctx.stats["box_search"] = self.stats
+        self.unfinished = False  # the last turn ended at its deadline
+
+    def run(self, ctx: SolveContext, deadline: float) -> bool:
+        """One turn until ``deadline`` (or ``ctx.stop``): True when it answered the query
+        in ``ctx``."""
+        t0 = time.time()
+        try:
+            return self._run(ctx, deadline)
+        finally:
+            ctx.solve_time += time.time() - t0
+            self.stats["time"] = self.stats.get("time", 0.0) + time.time() - t0
+
+    def _run(self, ctx: SolveContext, deadline: float) -> bool:
+        stats = self.stats
+        stop = ctx.stop.is_set if ctx.stop is not None else None
+        self.unfinished = False
+        while self.at < len(self.encs):
+            enc = self.encs[self.at]
+            if self.search is None:
+                tables = tables_or_skip(enc, stats)
+                if tables is None:
+                    return False
+                stats["class_pairs"] += 1
+                stats["leaves"] += int(tables.values.shape[1])
+                self.search = BoxSearch(enc, tables)
+            self.search.stop = stop
+            before = self.search.boxes
+            out = self.search.run(deadline)
+            stats["boxes"] += out.boxes - before
+            if out.status == GAVE_UP:
+                stats["status"] = GAVE_UP
+                self.unfinished = True
+                return False
+            if out.status == FOUND:
+                stats["status"] = FOUND
+                verdict = check_pair(ctx.ens, ctx.q, ctx.enc, witness_from_pair(enc, *out.pair))
+                if isinstance(verdict, Accepted):
+                    accept(ctx, verdict, found_by=FOUND_BY)
+                    return True
+                return False
+            self.at, self.search = self.at + 1, None
+        stats["status"] = PROVED
+        return prove_insensitive(ctx)

@@ -1,0 +1,349 @@
+"""The largest gap of a binary query as one optimisation: a best-first branch and bound
+over the boxes of the pair space (pair_boxes.py), keeping an anytime lower bound (the
+best pair offered and accepted) and a proven upper bound.
+
+The query's gap rows are read at gap 0, so a pair's *row value* is how far each row is
+above its gap-0 threshold, and the pair's gap (in row units: margin for a logistic link,
+probability for averaged forests, log of the ratio for a softmax) is the smallest of
+them. On a box, with the per-tree maxima of box_search.py, each row's value is at most
+its top sum minus its threshold, and the smaller of a row of x1 and its opposite row of
+x2 is at most their mean, so
+
+    U(box) = min(min over rows of (top_r - t_r), min over pair sums of (top_s - t_s) / 2)
+
+bounds every pair in the box (in a pair sum the trees outside F cancel, which is what
+makes the bound tight). The thresholds are relaxed by the encoding's float32 margin, so U
+bounds the library's values too. A regressor's change through a nonlinear link combines the terms
+otherwise (``bound``: g's rise from x2's lowest raw score to x1's highest, at most
+their largest difference apart).
+
+The search keeps the open boxes in a heap by U and dives from the best one, splitting
+each box on the node whose split lowers U the most (``SplitRule``: measured for nodes
+not split before, learned from past splits otherwise) and going always into the child
+with the larger bound, until the box is resolved (every tree's value fixed: its
+lower corner is an exact pair, offered to the caller, who replays it with the library)
+or cannot beat the best accepted gap by more than the tolerance. The largest U of the
+boxes dropped that way, and of the boxes still open, is the upper bound: when the heap
+is empty it is proven.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiler.encode import Encoding
+from . import gap_kernel
+from .box_search import (
+    CHECK_EVERY,
+    corner_pair,
+    leaf_low,
+    leaf_top,
+    split_index,
+    tree_order,
+    tree_to_split,
+)
+from .pair_boxes import PairTables
+
+_LOW = -1e300
+
+# a candidate pair's accepted gap (probability), or None when the library rejects it
+Offer = Callable[[np.ndarray, np.ndarray], "float | None"]
+# the bounds so far (lower gap or None, upper gap, boxes visited), for progress lines
+Progress = Callable[[float | None, float, int], None]
+
+
+# row units to a bound on the gap (probability): increasing, rounded up
+ToGap = Callable[[float], float]
+# a box's bound from its terms (each row's, half of each pair sum's), in place of their
+# least: a regressor's change through a nonlinear link reads the rows of x1, of x2 and
+# of their difference at once (search/gap_search.py)
+TermsBound = Callable[[np.ndarray], float]
+
+
+@dataclass(frozen=True)
+class GapBoxOutcome:
+    proven: bool  # the heap emptied: ``upper`` is proven
+    upper: float  # a bound on the gap of every pair (probability), relaxed
+    lower: float | None  # the best accepted gap, None when no pair reached the tolerance
+    boxes: int
+    interrupted: bool = False
+
+
+@dataclass
+class _Box:
+    live: np.ndarray  # packed bits: the pair leaves that meet the box
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+class _Bounds:
+    """The per-box quantities of one search."""
+
+    def __init__(self, tab: PairTables, bound: TermsBound | None = None):
+        self.tab = tab
+        self.bound = bound
+        self.n = tab.values.shape[1]
+        self.first_sum = tab.first_sum
+        self.order = tree_order(tab)
+        self.split_rule = SplitRule(gap_kernel.PROBES)
+
+    def low(self, live: np.ndarray) -> np.ndarray:
+        return leaf_low(self.tab, live)
+
+    def top(self, live: np.ndarray) -> np.ndarray:
+        return leaf_top(self.tab, live)
+
+    def terms(self, top: np.ndarray) -> np.ndarray:
+        """The bounds on the box's gap (row units): each row's, half of each pair sum's."""
+        t = top.sum(axis=1) - self.tab.thresholds
+        t[self.first_sum :] /= 2.0
+        return t
+
+    def upper(self, top: np.ndarray) -> float:
+        return self.of_terms(self.terms(top))
+
+    def of_terms(self, terms: np.ndarray) -> float:
+        return float(terms.min()) if self.bound is None else self.bound(terms)
+
+    def unpack(self, packed: np.ndarray) -> np.ndarray:
+        return np.unpackbits(packed, count=self.n).astype(bool)
+
+
+def root_bound(tab: PairTables, to_gap: ToGap, bound: TermsBound | None = None) -> float:
+    """The bound U of the whole pair space, in gap units."""
+    b = _Bounds(tab, bound)
+    if b.n == 0:
+        return -np.inf
+    return to_gap(b.upper(b.top(np.ones(b.n, dtype=bool))))
+
+
+def largest_gap(
+    enc: Encoding,
+    tab: PairTables,
+    to_gap: ToGap,
+    offer: Offer,
+    tolerance: float,
+    deadline: float,
+    progress: Progress | None = None,
+    lower: float | None = None,
+    bound: TermsBound | None = None,
+    compiled: bool = True,
+) -> GapBoxOutcome:
+    """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
+    ``tolerance`` apart, the heap is empty, or ``deadline`` (absolute time.time()).
+    ``lower``: a gap already reached (another search's), which prunes this one; the
+    outcome's ``lower`` is then this search's own, or None. ``bound``: a box's bound
+    from its terms, in place of their least. ``compiled``: run the compiled search
+    (gap_kernel.py) where it applies (a bound that is the terms' least), else this
+    module's."""
+    b = _Bounds(tab, bound)
+    if b.n == 0:
+        return GapBoxOutcome(True, 0.0, None, 0)
+    if bound is None and compiled and gap_kernel.available():
+        return _compiled_search(b, enc, to_gap, offer, tolerance, deadline, progress, lower)
+    state = _State(to_gap, tolerance, lower)
+    tie = itertools.count()
+    root = np.ones(b.n, dtype=bool)
+    heap = [(-b.upper(b.top(root)), next(tie), _Box(np.packbits(root), *_full(tab)))]
+    boxes = 0
+    try:
+        while heap:
+            neg_u, _, box = heapq.heappop(heap)
+            if state.drop(-neg_u):
+                continue
+            boxes += _dive(b, box, state, offer, heap, tie, enc)
+            if progress is not None:
+                progress(state.lower, state.upper_with(heap), boxes)
+            if time.time() >= deadline:
+                break
+    except KeyboardInterrupt:
+        return GapBoxOutcome(False, state.upper_with(heap), state.lower, boxes, True)
+    return GapBoxOutcome(not heap, state.upper_with(heap), state.lower, boxes)
+
+
+def _compiled_search(
+    b: _Bounds,
+    enc: Encoding,
+    to_gap: ToGap,
+    offer: Offer,
+    tolerance: float,
+    deadline: float,
+    progress: Progress | None,
+    reached: float | None,
+) -> GapBoxOutcome:
+    """``largest_gap`` by the compiled kernel: the same bounds, split rule and dives, the
+    kernel returning here to have a resolved box's pair replayed and to look at the
+    clock."""
+    tab = b.tab
+    root = b.upper(b.top(np.ones(b.n, dtype=bool)))
+    search = gap_kernel.KernelSearch(tab, b.order, root, probes=gap_kernel.PROBES)
+    best: float | None = None  # the best accepted gap
+    floors: dict[float, float] = {}
+    boxes, budget = 0, 2048
+    status = -1
+
+    def upper() -> float:
+        u = max(search.dropped, search.best_open())
+        gap = to_gap(u) if u > _LOW else 0.0
+        return max(gap, 0.0 if best is None else best)
+
+    try:
+        while True:
+            top = max((g for g in (best, reached) if g is not None), default=None)
+            floor = tolerance if top is None else top + tolerance
+            if floor not in floors:
+                floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
+            t0 = time.time()
+            status, n, _u = search.step(floors[floor], budget)
+            boxes += n
+            took = time.time() - t0
+            # about a tenth of a second between two looks at the clock
+            if status != gap_kernel.RESOLVED and took < 0.05:
+                budget = min(budget * 2, 1 << 22)
+            elif took > 0.2:
+                budget = max(budget // 2, 64)
+            if status == gap_kernel.RESOLVED:
+                got = offer(*corner_pair(enc, tab, search.corner))
+                if got is not None and got >= tolerance and (best is None or got > best):
+                    best = got
+            if progress is not None:
+                progress(best, upper(), boxes)
+            if status == gap_kernel.EMPTY or time.time() >= deadline:
+                break
+    except KeyboardInterrupt:
+        return GapBoxOutcome(False, upper(), best, boxes, True)
+    return GapBoxOutcome(status == gap_kernel.EMPTY, upper(), best, boxes)
+
+
+class SplitRule:
+    """Which node a box is split on (gap_kernel_jit.choose_split's rule, in Python): of
+    the nodes that would split an open tree (split_node of each tree whose rows still
+    differ over the box, pair-sum rows first), the one whose split lowers the bound most,
+    measured for a node never split before (at most ``probes`` a box) and estimated by
+    the mean gain of its past splits otherwise. ``probes`` 0: the first open tree of the
+    fixed order."""
+
+    def __init__(self, probes: int):
+        self.probes = probes
+        self.costs: dict[tuple[int, int], list[float]] = {}  # (tree, node): [sum, count]
+
+    def children(self, b: _Bounds, live, lo, hi, top, low, u: float) -> list[tuple]:
+        tab = b.tab
+        spread = top - low
+        rows = spread[b.first_sum :] if (spread[b.first_sum :] > 0).any() else spread
+        trees = [t for t in b.order if rows[:, t].sum() > 0]
+        if self.probes == 0:
+            trees = trees[:1]
+        best, best_gain, probed, kids = None, -1.0, 0, None
+        for t in trees:
+            k = split_index(tab.nodes[t], live)
+            cost = self.costs.setdefault((int(t), k), [0.0, 0])
+            if cost[1] == 0 and probed < self.probes:
+                split = _children(b, tab.nodes[t][k], live, lo, hi, u)
+                g = _gain(u, split)
+                cost[0] += g
+                cost[1] += 1
+                probed += 1
+            else:
+                split = None
+                g = cost[0] / cost[1] if cost[1] else 0.0
+            if g > best_gain:
+                best, best_gain, kids = (int(t), k), g, split
+        if kids is None:
+            t, k = best
+            kids = _children(b, tab.nodes[t][k], live, lo, hi, u)
+            if self.probes:
+                cost = self.costs[best]
+                cost[0] += _gain(u, kids)
+                cost[1] += 1
+        return kids
+
+
+def _children(b: _Bounds, node, live, lo, hi, u: float) -> list[tuple]:
+    tab = b.tab
+    c, r = node[0], node[1]
+    yes_hi, no_lo = hi.copy(), lo.copy()
+    yes_hi[c], no_lo[c] = r, r
+    yes = (live & (tab.lo[c] < r), lo, yes_hi)
+    no = (live & (tab.hi[c] > r), no_lo, hi)
+    out = []
+    for side in (yes, no):
+        t = b.top(side[0])
+        out.append((side, min(b.upper(t), u), t))
+    return out
+
+
+def _gain(u: float, kids: list[tuple]) -> float:
+    """gap_kernel_jit.gain: the worse child's fall, then (SPLIT_TIE) the better one's."""
+    uy, un = kids[0][1], kids[1][1]
+    return (u - max(uy, un)) + gap_kernel.SPLIT_TIE * (u - min(uy, un))
+
+
+def _full(tab: PairTables) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros_like(tab.sizes), tab.sizes.copy()
+
+
+class _State:
+    """The incumbent (best accepted gap) and the largest bound of the dropped boxes."""
+
+    def __init__(self, to_gap: ToGap, tolerance: float, reached: float | None = None):
+        self.to_gap = to_gap
+        self.tol = tolerance
+        self.reached = reached  # a gap another search reached: prunes, is not reported
+        self.lower: float | None = None
+        self.dropped = _LOW  # row units
+
+    def drop(self, u: float) -> bool:
+        """Whether a box of bound ``u`` (row units) cannot improve on the incumbent by
+        more than the tolerance (or reach the tolerance at all); it is then recorded."""
+        best = max((g for g in (self.lower, self.reached) if g is not None), default=None)
+        floor = self.tol if best is None else best + self.tol
+        if self.to_gap(u) <= floor:
+            self.dropped = max(self.dropped, u)
+            return True
+        return False
+
+    def upper_with(self, heap: list) -> float:
+        u = max([self.dropped] + [-h[0] for h in heap[:1]])
+        gap = self.to_gap(u) if u > _LOW else 0.0
+        return max(gap, 0.0 if self.lower is None else self.lower)
+
+
+def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) -> int:
+    """From ``box``, follow the child with the larger bound until it is dropped or
+    resolved, pushing the other children on the heap. Returns the boxes visited."""
+    tab = b.tab
+    live, lo, hi = b.unpack(box.live), box.lo, box.hi
+    top = b.top(live)
+    visited = 0
+    while True:
+        visited += 1
+        low = b.low(live)
+        u = b.of_terms(b.terms(top))
+        if state.drop(u):
+            return visited
+        tree = tree_to_split(top - low, b.order, b.first_sum)
+        if tree < 0:  # resolved: the lower corner is an exact pair
+            got = offer(*corner_pair(enc, tab, lo))
+            if got is not None and got >= state.tol and (state.lower is None or got > state.lower):
+                state.lower = got
+            state.dropped = max(state.dropped, u)
+            return visited
+        # each child: its box, its bound (at most this box's) and its per-tree maxima
+        (go, _, top), (stay, u_stay, _) = sorted(
+            b.split_rule.children(b, live, lo, hi, top, low, u), key=lambda s: -s[1]
+        )
+        if not state.drop(u_stay):
+            packed = _Box(np.packbits(stay[0]), stay[1], stay[2])
+            heapq.heappush(heap, (-u_stay, next(tie), packed))
+        live, lo, hi = go
+        if visited % CHECK_EVERY == 0 and heap and -heap[0][0] > u + 1e-12:
+            # a better box waits: leave this dive to the heap
+            heapq.heappush(heap, (-u, next(tie), _Box(np.packbits(live), lo, hi)))
+            return visited

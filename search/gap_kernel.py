@@ -1,0 +1,277 @@
+"""The largest-gap search of gap_boxes.py, compiled (numba): the same bounds, split rule
+and dives, at a fraction of the cost per box.
+
+The split rule: a box is split on the node, among those that would split one of its
+open trees, whose split lowers the box's bound the most: measured (both children walked
+and bounded) for a node the search has not split before, at most ``PROBES`` a box, and
+estimated otherwise by the mean of what splitting that node gained before (its
+pseudo-cost, as MIP solvers choose what to branch on). On issue 34's adult sweep this
+closes age with a tenth of the boxes, and fnlwgt and hours-per-week, which splitting
+the first open tree of a fixed order (``PROBES`` 0) left open at 600 s, in seconds
+(bench/reports/adult-max-gap-sweep.md). Any split is sound: the rule only orders them.
+
+A box is only its ranks ``lo <= rank < hi`` per column: the leaves that meet it are found
+by walking each pair tree from its root through the nodes the box lets through (a leaf
+meets a box exactly when every node on its path does, the box being an interval per
+column). A dive keeps the per-tree maxima and minima of the box it is in, and a split on
+column c walks again only the trees with a node on c inside the box's interval of c,
+for both children in one pass (they differ on c only), from below the nodes the box
+passes on one side only.
+The heap holds (bound, lo, hi): about 130 bytes a box, where the Python search keeps a
+bit per leaf.
+
+The search returns to its caller after a number of boxes, when a resolved box beats the
+incumbent (the caller replays its lower corner with the library and raises the floor), or
+when the heap is empty. Numba is imported on first use; ``prepare`` loads the kernel, or
+compiles it (10-20 s, then cached on disk where numba can write) before a search starts,
+so that a search's time limit can leave that out (search/gap_search.py).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiler.usage import note_compiled_search
+from .pair_boxes import PairTables
+
+_NEG = -1e300
+_POS = 1e300
+# nodes never split before whose children a box measures, at most (the split rule)
+PROBES = 4
+# a split's gain: its worse child's fall, plus this much of its better child's
+SPLIT_TIE = 1e-3
+# run() statuses (gap_kernel_jit.py)
+BUDGET, RESOLVED, EMPTY = 0, 1, 2
+
+
+@dataclass
+class FlatTables:
+    """PairTables as flat arrays the kernel reads."""
+
+    values: np.ndarray  # float64[rows, leaves]
+    thresholds: np.ndarray  # float64[rows]
+    first_sum: int
+    node_start: np.ndarray  # int64[trees + 1]: the tree's nodes are node_start[t]..
+    leaf_start: np.ndarray  # int64[trees]: a tree without nodes is this one leaf
+    node_c: np.ndarray  # int32[nodes]: column
+    node_r: np.ndarray  # int32[nodes]: R (yes side: rank < R)
+    node_first: np.ndarray  # int64[nodes]: the yes side's leaf when it has no node
+    node_mid: np.ndarray  # int64[nodes]: the no side's leaf when it has no node
+    node_yes: np.ndarray  # int64[nodes]: global node index of the yes child, or -1
+    node_no: np.ndarray
+    order: np.ndarray  # int64[trees]: the split order (box_search.tree_order)
+    sizes: np.ndarray  # int32[columns]
+
+
+def flatten(tab: PairTables, order: np.ndarray) -> FlatTables:
+    n_trees = len(tab.starts)
+    node_start = np.zeros(n_trees + 1, dtype=np.int64)
+    cs, rs, firsts, mids, yeses, nos = [], [], [], [], [], []
+    for t, nodes in enumerate(tab.nodes):
+        base = len(cs)
+        node_start[t] = base
+        for c, r, first, middle, _end, yes, no in nodes:
+            cs.append(c)
+            rs.append(r)
+            firsts.append(first)
+            mids.append(middle)
+            yeses.append(base + yes if yes >= 0 else -1)
+            nos.append(base + no if no >= 0 else -1)
+    node_start[n_trees] = len(cs)
+    node_c = np.array(cs, dtype=np.int32)
+    node_r = np.array(rs, dtype=np.int32)
+    return FlatTables(
+        values=np.ascontiguousarray(tab.values, dtype=np.float64),
+        thresholds=np.ascontiguousarray(tab.thresholds, dtype=np.float64),
+        first_sum=int(tab.first_sum),
+        node_start=node_start,
+        leaf_start=np.ascontiguousarray(tab.starts, dtype=np.int64),
+        node_c=node_c,
+        node_r=node_r,
+        node_first=np.array(firsts, dtype=np.int64),
+        node_mid=np.array(mids, dtype=np.int64),
+        node_yes=np.array(yeses, dtype=np.int64),
+        node_no=np.array(nos, dtype=np.int64),
+        order=np.ascontiguousarray(order, dtype=np.int64),
+        sizes=np.ascontiguousarray(tab.sizes, dtype=np.int32),
+    )
+
+
+def packed_nodes(ft: FlatTables) -> np.ndarray:
+    """The nodes as rows (column, R, yes leaf, no leaf, yes node, no node, padding): a
+    node read in one cache line, which the walks are bound by."""
+    out = np.zeros((len(ft.node_c), 8), dtype=np.int32)
+    for j, a in enumerate((ft.node_c, ft.node_r, ft.node_first, ft.node_mid, ft.node_yes)):
+        out[:, j] = a
+    out[:, 5] = ft.node_no
+    if len(ft.node_c) and max(ft.node_first.max(), ft.node_mid.max()) >= 2**31:
+        raise OverflowError("more pair leaves than the compiled search indexes")
+    return out
+
+
+def floor_in_rows(to_gap: Callable[[float], float], floor: float) -> float:
+    """The largest u (row units) with ``to_gap(u) <= floor``: a box of bound u is dropped
+    exactly when u is at most this (to_gap is non-decreasing), as gap_boxes._State.drop
+    decides it; -inf when no u is, +inf when every u is."""
+    lo, hi = -1e6, 1e6
+    if to_gap(lo) > floor:
+        return -math.inf
+    if to_gap(hi) <= floor:
+        return math.inf
+    while True:
+        mid = lo + (hi - lo) / 2.0
+        if mid <= lo or mid >= hi:
+            return lo
+        if to_gap(mid) <= floor:
+            lo = mid
+        else:
+            hi = mid
+
+
+def available() -> bool:
+    """Whether numba can be imported (it is a dependency; a platform without its wheels
+    runs gap_boxes.py's search instead)."""
+    try:
+        import numba  # noqa: F401, PLC0415
+    except ImportError:
+        return False
+    return True
+
+
+def compiles_first() -> bool:
+    """Whether the next search compiles the kernel (10-20 s): not yet loaded in this
+    process and not in numba's cache on disk. Reads numba's cache index, which numba does
+    not document: False wherever that fails (the search then runs unannounced)."""
+    run = _kernel()
+    if run.signatures:
+        return False
+    try:
+        return not run._cache._cache_file._load_index()  # noqa: SLF001
+    except Exception:  # noqa: BLE001 - a numba without these internals
+        return False
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What making the kernel ready took: ``seconds``, and whether it was ``compiled``
+    (numba's cache had no build of it) rather than loaded from the cache."""
+
+    seconds: float
+    compiled: bool
+
+
+def prepare(log: Callable[[str], None] | None = None) -> Readiness:
+    """Load the kernel into this process, compiling it first when numba's cache has no
+    build of it (``log`` says so, before and after): by a search over a one-node table,
+    whose arrays have the types of every search's. Once loaded: ``Readiness(0.0, False)``."""
+    t0 = time.time()
+    run = _kernel()
+    if run.signatures:
+        return Readiness(0.0, False)
+    announced = compiles_first()
+    if log is not None and announced:
+        log("max gap: compiling the box search (first run, 10-20 s; not counted in the time limit)")
+    search = KernelSearch(_ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
+    search.step(-math.inf, 16)
+    seconds = time.time() - t0
+    compiled = announced or _cache_misses(run) > 0
+    if log is not None and compiled:
+        log(f"max gap: compiled the box search in {seconds:.1f}s (not counted in the time limit)")
+    return Readiness(seconds, compiled)
+
+
+def _cache_misses(run) -> int:
+    """How many signatures of ``run`` numba compiled rather than loaded (0 where its
+    statistics are not there)."""
+    try:
+        return int(sum(run.stats.cache_misses.values()))
+    except Exception:  # noqa: BLE001 - a numba without these statistics
+        return 0
+
+
+# one tree of one node on one column (rank < 1: leaf 0, else leaf 1), rows x1, x2, sum
+_ONE_NODE = PairTables(
+    lo=np.array([[0, 1]], dtype=np.int32),
+    hi=np.array([[1, 2]], dtype=np.int32),
+    values=np.array([[1.0, -1.0], [1.0, -1.0], [2.0, -2.0]]),
+    starts=np.zeros(1, dtype=np.int64),
+    nodes=(((0, 1, 0, 1, 2, -1, -1),),),
+    thresholds=np.zeros(3),
+    sizes=np.full(1, 2, dtype=np.int32),
+    columns=((0, None),),
+)
+
+
+def _kernel():
+    from .gap_kernel_jit import run  # noqa: PLC0415 - numba only when the search runs
+
+    return run
+
+
+class KernelSearch:
+    """One compiled search over ``tab``: ``step`` runs it on."""
+
+    def __init__(
+        self,
+        tab: PairTables,
+        order: np.ndarray,
+        root_bound: float,
+        capacity: int = 1024,
+        probes: int = PROBES,
+    ):
+        self.ft = flatten(tab, order)
+        ft = self.ft
+        self.arrays = (
+            np.ascontiguousarray(ft.values.T),  # a leaf's rows side by side
+            ft.node_start,
+            ft.leaf_start,
+            packed_nodes(ft),
+        )
+        cols = len(ft.sizes)
+        # the heap's rows: the kernel doubles them when full
+        self.hb = np.empty(max(capacity, 1), dtype=np.float64)
+        self.hx = np.empty((max(capacity, 1), 2 * cols), dtype=np.int32)
+        self.hb[0] = root_bound
+        self.hx[0, :cols] = 0
+        self.hx[0, cols:] = ft.sizes
+        self.hn = 1
+        self.dropped = _NEG
+        self.corner = np.zeros(cols, dtype=np.int32)
+        # per node, what splitting on it gained so far (sum, count): the split rule's
+        # pseudo-costs, kept from one step to the next
+        self.costs = np.zeros((max(len(ft.node_c), 1), 2))
+        # 0: split the first open tree of ``order`` (gap_boxes.py's rule), for comparison
+        self.probes = int(probes)
+        self.run = _kernel()
+        note_compiled_search()
+
+    def step(self, u_floor: float, max_boxes: int) -> tuple[int, int, float]:
+        """Run on: (status, boxes visited, the resolved box's bound); a RESOLVED box's
+        lower corner is in ``self.corner``."""
+        ft = self.ft
+        status, self.hb, self.hx, self.hn, boxes, self.dropped, u = self.run(
+            self.arrays,
+            ft.thresholds,
+            ft.first_sum,
+            ft.order,
+            self.hb,
+            self.hx,
+            self.hn,
+            float(min(max(u_floor, -_POS), _POS)),
+            float(self.dropped),
+            int(max_boxes),
+            self.corner,
+            int(np.diff(ft.node_start).max(initial=0)),
+            self.costs,
+            self.probes,
+        )
+        return int(status), int(boxes), float(u)
+
+    def best_open(self) -> float:
+        """The largest bound on the heap (row units), or -1e300 when it is empty."""
+        return float(self.hb[0]) if self.hn > 0 else _NEG

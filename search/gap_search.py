@@ -1,0 +1,319 @@
+"""The largest gap of a query by one best-first search over boxes of the pair space
+(search/gap_boxes.py), where the pair tables describe the query exactly.
+
+Every pair the search resolves is replayed with the library's own predict: the gap it
+achieves there is the lower bound, and the pair with the largest one is the witness. The
+upper bound is the search's: the bound on the (float32-relaxed) rows through the
+library's link, rounded up.
+
+The search runs in *gap units*: the probability gap for a binary model, the log of the
+probability ratio for a multiclass one (so that a multiclass tolerance is relative); the
+result states a binary gap in probability and a multiclass gap as the ratio. A
+multiclass query with "any" class is searched one pair of classes at a time, the best
+pair so far pruning the next.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..answers.accept import free_range_note, witness_dict
+from ..answers.context import new_result
+from ..answers.phrases import max_gap_searching
+from ..answers.result import (
+    INSENSITIVE,
+    SENSITIVE,
+    UNKNOWN,
+    Result,
+    fail,
+    input_files,
+    record_prover,
+)
+from ..answers.stats import KERNEL_COMPILE
+from ..answers.verdict import PROBA_AGREEMENT, library_outputs, scores_apart
+from ..compiler.encode import Encoding
+from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
+from ..compiler.invert import witness_from_pair
+from ..compiler.link_change import change_bound
+from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
+from ..compiler.replay import meets
+from . import gap_kernel
+from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
+from .pair_boxes import (
+    PairTablesTooLarge,
+    applies,
+    class_pair_encodings,
+    pair_encoding,
+    pair_tables,
+)
+
+FOUND_BY = "box search (largest gap)"
+# added to a bound on the gap: the library's float32 sigmoid, rounded up
+PROBA_SLACK = 1e-6
+PROGRESS_EVERY = 2.0  # seconds between two progress lines
+
+
+def achieved_gap(p1: float, p2: float) -> float:
+    """The largest gap a pair with these class-1 probabilities meets:
+    min(P(x1) - 0.5, 0.5 - P(x2)), rounded down until it holds in floating point."""
+    g = min(p1 - 0.5, 0.5 - p2)
+    while not (p1 >= 0.5 + g and p2 <= 0.5 - g):
+        g = float(np.nextafter(g, -math.inf))
+    return g
+
+
+def gap_bound(ens: Ensemble) -> Callable[[float], float]:
+    """Row units (a row's value at gap 0) to a bound on the gap, in gap units."""
+    if ens.is_regressor:  # the change f(x1) - f(x2); the row's threshold is relaxed already
+        return lambda u: u
+    if ens.n_outputs > 1:  # softmax rows are log ratios already; float32 slack added
+        return lambda u: u + PROBA_SLACK
+    if ens.link == LOGISTIC:
+
+        def to_gap(u: float) -> float:
+            g = 1.0 / (1.0 + math.exp(-u)) - 0.5 if u > -700 else -0.5
+            return min(0.5, g + PROBA_SLACK)
+
+        return to_gap
+    return lambda u: min(0.5, u + PROBA_SLACK)  # the raw score is the probability
+
+
+def achieved_ratio(ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) -> float:
+    """The largest probability ratio a replayed multiclass pair meets for ``q``'s two
+    classes, as the query's own check reads it (log units); -inf when it meets none."""
+    c = [int(k) for k in q.classes]
+    g = min(
+        _ratio(float(proba[i, c[i]]), float(proba[i, k]))
+        for i in (0, 1)
+        for k in range(ens.n_classes)
+        if k != c[i]
+    )
+    for _ in range(64):  # rounded down until the check agrees
+        if g < 1.0:
+            return -math.inf
+        qg = q.with_(gap=Gap(g, GapKind.PROB))
+        if meets(ens, qg, proba[0], raw[0], 0) and meets(ens, qg, proba[1], raw[1], 1):
+            return math.log(g)
+        g = float(np.nextafter(g, -math.inf))
+    return -math.inf
+
+
+_LOG_MAX = math.log(float(np.finfo(float).max))
+
+
+def _ratio(p: float, q: float) -> float:
+    """p / q, where a class the library gives probability 0 (underflow) is beaten by any
+    ratio: the largest float stands for it."""
+    return p / q if q > 0 else (float(np.finfo(float).max) if p > 0 else 0.0)
+
+
+@dataclass
+class BestPair:
+    """The best replayed pair (in gap units), and a disagreement between the library
+    and the IR."""
+
+    ens: Ensemble
+    gap: float = -math.inf
+    pair: tuple[np.ndarray, np.ndarray] | None = None
+    enc: Encoding | None = None
+    outputs: dict | None = None
+    disagreement: str | None = None
+    offered: int = 0
+
+    def offer_for(self, enc: Encoding) -> Callable[[np.ndarray, np.ndarray], float | None]:
+        """The offer of one encoding's search: replay, measure, keep the best."""
+        ens = self.ens
+
+        def offer(x1: np.ndarray, x2: np.ndarray) -> float | None:
+            self.offered += 1
+            X = np.stack([x1, x2])
+            ir, lib = library_outputs(ens, X)
+            if scores_apart(ens, lib, ir) > PROBA_AGREEMENT:
+                self.disagreement = (
+                    "the library's predict disagrees with treesens' model of it: "
+                    f"library {lib.tolist()}, treesens {ir.tolist()}"
+                )
+                return None
+            rep = ens.replayer
+            if ens.is_regressor:
+                g = float(lib[0, 0]) - float(lib[1, 0])
+            elif ens.n_outputs > 1:
+                raw = np.asarray(rep.predict_raw(X), float) if rep else ens.raw(X)
+                g = achieved_ratio(ens, enc.query, lib, raw)
+            else:
+                g = achieved_gap(float(lib[0, 1]), float(lib[1, 1]))
+            if g > self.gap:
+                self.gap, self.pair, self.enc = g, (x1, x2), enc
+                self.outputs = {"x1": lib[0].tolist(), "x2": lib[1].tolist()}
+            return g
+
+        return offer
+
+
+def shown_gap(ens: Ensemble, g: float) -> float:
+    """A gap in gap units as results state it: a probability, or a ratio."""
+    if ens.n_outputs == 1:
+        return g
+    # past the largest float the ratio is stated as it (as _ratio states a zero class)
+    return math.exp(g) if g < _LOG_MAX else float(np.finfo(float).max)
+
+
+def box_largest_gap(
+    ens: Ensemble,
+    q: Query,
+    tolerance: float,
+    deadline: float,
+    log: Callable[[str], None] | None = None,
+) -> tuple[Result, GapBoxOutcome] | None:
+    """The largest gap of ``q`` (its gap unused) by the box search, in gap units, or
+    None where the pair tables do not describe the query (then the caller bisects with
+    the check)."""
+    t0 = time.time()
+    if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
+        return None
+    bound = None
+    if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
+        at_zero = q.with_(delta=0.0, direction=DOWN)
+    else:
+        at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
+    if ens.is_regressor and ens.link != IDENTITY:
+        encs, bound = level_encodings(pair_encoding(ens, at_zero)), link_bound(ens.link)
+    else:
+        encs = class_pair_encodings(pair_encoding(ens, at_zero))
+    if encs is None:
+        return None
+    try:
+        tables = [pair_tables(e) for e in encs]
+    except PairTablesTooLarge:
+        return None
+    t_compile = time.time() - t0
+    best = BestPair(ens)
+    to_gap = gap_bound(ens)
+    # the most promising pair of classes first; the others' root bounds stand for them
+    # in the progress lines until their turn
+    roots = [root_bound(tab, to_gap, bound) for tab in tables]
+    order = sorted(range(len(encs)), key=lambda k: -roots[k])
+    outs: list[GapBoxOutcome] = []
+    ready = gap_kernel.Readiness(0.0, False)
+    if bound is None and gap_kernel.available():
+        # the time limit is the search's: making the kernel ready (compiling it, on a
+        # first run) moves the deadline on by what it took
+        ready = gap_kernel.prepare(log)
+        deadline += ready.seconds
+    for k in order:
+        pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
+        done = max((o.upper for o in outs), default=-math.inf)
+        progress = _progress_lines(ens, log, max(pending, done))
+        lower = best.gap if best.gap >= tolerance else None
+        enc = encs[k]
+        offer = best.offer_for(enc)
+        out = largest_gap(
+            enc, tables[k], to_gap, offer, tolerance, deadline, progress, lower, bound
+        )
+        outs.append(out)
+        if out.interrupted:
+            break
+    out = _combined(outs, [roots[k] for k in order[len(outs) :]], best)
+    res = _result(ens, q, best, out, encs[0])
+    res.time = {"compile": t_compile, "solve": time.time() - t0 - t_compile - ready.seconds}
+    if ready.compiled:
+        res.time[KERNEL_COMPILE] = ready.seconds
+    res.time["total"] = time.time() - t0
+    res.stats["box_search"] = {
+        "boxes": out.boxes,
+        "leaves": sum(int(t.values.shape[1]) for t in tables),
+        "pairs_replayed": best.offered,
+        "class_pairs": len(encs),
+        # seconds making the compiled search ready, left out of the time limit
+        "kernel": {"seconds": ready.seconds, "compiled": ready.compiled},
+    }
+    return res, out
+
+
+# a regressor's raw scores as rows read at 0: x1's, minus x2's, and their difference
+LEVELS = Condition(
+    rows=((((1.0,), 0.0),), (((-1.0,), 0.0),)),
+    pair_rows=(((1.0,), (-1.0,), 0.0),),
+    description="raw(x1), -raw(x2), raw(x1) - raw(x2)",
+)
+
+
+def level_encodings(enc: Encoding) -> list[Encoding] | None:
+    """The tables of a change through a nonlinear link: a box's bound on the change
+    needs x1's highest raw score, x2's lowest and their largest difference, each a row
+    (``link_bound``); None where the tables do not describe the query."""
+    out = replace(enc, condition=LEVELS)
+    return [out] if applies(out) else None
+
+
+def link_bound(link: str) -> Callable[[np.ndarray], float]:
+    """A box's bound on g(s1) - g(s2) from its terms over the ``LEVELS`` rows (each
+    relaxed by the float32 margin): s1 at most the first, s2 at least minus the second,
+    s1 - s2 at most the third."""
+
+    def bound(terms: np.ndarray) -> float:
+        return change_bound(link, -float(terms[1]), float(terms[0]), float(terms[2]))
+
+    return bound
+
+
+def _progress_lines(
+    ens: Ensemble, log, elsewhere: float
+) -> Callable[[float | None, float, int], None]:
+    """Progress lines of one search, whose bounds join ``elsewhere`` (the bound of the
+    other pairs of classes)."""
+    last = [0.0]
+
+    def progress(lower: float | None, upper: float, boxes: int) -> None:
+        if log is not None and time.time() - last[0] >= PROGRESS_EVERY:
+            last[0] = time.time()
+            low = None if lower is None else shown_gap(ens, lower)
+            up = shown_gap(ens, max(upper, elsewhere))
+            kind = "change" if ens.is_regressor else "gap"
+            log(max_gap_searching(kind, low, up, f"{boxes:,} boxes"))
+
+    return progress
+
+
+def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair) -> GapBoxOutcome:
+    """The searches of every class pair as one (the root bounds of pairs not searched
+    stand for them): proven when each was."""
+    lower = best.gap if any(o.lower is not None for o in outs) else None
+    return GapBoxOutcome(
+        proven=not unsearched and all(o.proven for o in outs),
+        upper=max([o.upper for o in outs] + unsearched),
+        lower=lower,
+        boxes=sum(o.boxes for o in outs),
+        interrupted=any(o.interrupted for o in outs),
+    )
+
+
+def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: Encoding) -> Result:
+    res = new_result(ens, q)
+    res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
+    res.inputs = input_files(ens.inputs, q.plan.options.data)
+    if best.disagreement is not None:
+        fail(res, best.disagreement)
+    elif out.lower is not None and best.pair is not None:
+        w = witness_from_pair(best.enc, *best.pair)
+        res.status, res.validated = SENSITIVE, True
+        res.witness = witness_dict(ens, w)
+        res.witness_arrays = w
+        res.outputs = best.outputs
+        res.stats["found_by"] = FOUND_BY
+        if ens.n_outputs > 1:
+            res.classes = [int(c) for c in best.enc.query.classes]
+        if q.plan.options.data is None:
+            res.notes.append(free_range_note(ens))
+    elif out.proven:
+        res.status = INSENSITIVE
+    else:
+        res.status = UNKNOWN
+    if out.proven:
+        res.stats["proved_by"] = FOUND_BY
+    return record_prover(res)

@@ -1,0 +1,289 @@
+"""A fast search for a witness pair before (and to steer) the exact solver.
+
+Coordinate ascent over threshold intervals, with random restarts (and data rows as
+starting points when data is given): move one feature at a time to the interval that
+most improves the score (the difference of the two decisions, weighted up, plus the
+worse of the two sides' slacks), until both sides meet the gap.
+
+It can only ever *find* a pair: whatever it finds goes through the same replay check as
+a solver's answer, and "insensitive" is never concluded from it. When it fails, its best
+point is passed to the solver as a hint.
+
+Evaluation is incremental: changing feature f only changes the trees that test f, so
+only those trees are re-evaluated.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..compiler.encode import Encoding
+from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND
+
+MAX_CANDIDATES = 48  # interval representatives tried per feature move
+# score = min(slack1, slack2) + balance * (slack1 + slack2). The sum is the difference of
+# the two decisions, the part the varied features must create; the min keeps the two
+# sides level. Weighting the sum up finds pairs a level score misses (docs/benchmarks.md,
+# "Why the defaults are what they are")
+BALANCE = 3.0
+
+
+class _TreeEval:
+    """Per-tree leaf values for batches of rows, one tree at a time."""
+
+    def __init__(self, enc: Encoding):
+        ens = enc.ensemble
+        self.ens = ens
+        self.trees = ens.trees
+        self.n_out = ens.n_outputs
+        # per tree: contribution vector per node (scale applied), shape (n_nodes, n_out)
+        self.contrib = []
+        for t in ens.trees:
+            c = np.zeros((t.n_nodes, self.n_out))
+            for j, o in enumerate(t.outputs):
+                c[:, o] += t.value[:, j] * ens.scale
+            self.contrib.append(c)
+        self.uses: dict[int, list[int]] = {f: [] for f in range(ens.n_features)}
+        for ti, t in enumerate(ens.trees):
+            for f in set(t.feature[t.feature >= 0].tolist()):
+                self.uses[f].append(ti)
+        self.lt = ens.op == "<"
+        self.work = 0
+        self.f32 = ens.cast == "float32"
+        self.zero_band = ens.cast == "float64z"  # LightGBM reads |x| <= ZERO_BAND as 0.0
+
+    def leaves(self, ti: int, X: np.ndarray) -> np.ndarray:
+        t = self.trees[ti]
+        n = X.shape[0]
+        node = np.zeros(n, dtype=np.int64)
+        rows = np.arange(n)
+        feat, thr, left, right = t.feature, t.threshold, t.left, t.right
+        for _ in range(64):
+            f = feat[node]
+            inner = f >= 0
+            if not inner.any():
+                break
+            v = X[rows, np.where(inner, f, 0)]
+            yes = v < thr[node] if self.lt else v <= thr[node]
+            nxt = np.where(yes, left[node], right[node])
+            node = np.where(inner, nxt, node)
+        return node
+
+    def tree_values(self, ti: int, X: np.ndarray) -> np.ndarray:
+        self.work += X.shape[0] + 8  # row-tree evaluations, plus a per-call overhead
+        return self.contrib[ti][self.leaves(ti, X)]
+
+
+def _outside_numeric_model(enc: Encoding) -> bool:
+    """Does the model use anything this plain numeric evaluator does not mimic?"""
+    ens = enc.ensemble
+    if ens.cast not in ("float32", "float64", "float64z"):
+        return True
+    if any(getattr(d, "codes", None) is not None for d in enc.domains.values()):
+        return True
+    if any(getattr(enc, "nan", ({}, {}))):
+        return True
+    return any(
+        (t.categories is not None and any(c is not None for c in t.categories))
+        or (t.missing is not None and bool((t.missing == MISSING_ZERO).any()))
+        for t in ens.trees
+    )
+
+
+def _slack(rows, raw: np.ndarray) -> np.ndarray:
+    """Smallest slack over a copy's gap rows, per row of raw scores (n, n_out)."""
+    out = None
+    for coefs, rhs in rows:
+        s = raw @ np.asarray(coefs) - rhs
+        out = s if out is None else np.minimum(out, s)
+    return out
+
+
+def _copy_slack(rows, alternatives, raw: np.ndarray) -> np.ndarray:
+    """A copy's slack: the smallest over its rows and, when it has alternatives (a class
+    that may be any), the best alternative's smallest."""
+    out = _slack(rows, raw) if rows else None
+    if alternatives:
+        best = np.max([_slack(group, raw) for group in alternatives], axis=0)
+        out = best if out is None else np.minimum(out, best)
+    return out
+
+
+def _searchable(cond) -> bool:
+    """Whether the ascent's score describes the condition: rows or alternatives on each
+    copy, and no choice tying the copies' classes together ("any" against "any")."""
+    return not cond.distinct and all(cond.rows[c] or cond.alternatives[c] for c in (0, 1))
+
+
+def find_witness(
+    enc: Encoding,
+    budget: float,
+    seed: int = 0,
+    starts: np.ndarray | None = None,
+    margin: float = 0.0,
+    work: int | None = None,
+    balance: float = BALANCE,
+    candidates: int = MAX_CANDIDATES,
+) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """Return (x1, x2, found) — the best pair seen, and whether it meets both sides.
+
+    ``margin`` asks for that much slack beyond the gap (to stay clear of rounding).
+    ``work`` bounds the effort in row-tree evaluations, so that the same query gives the
+    same answer however loaded the machine is; ``budget`` (seconds) is only a backstop.
+    """
+    if not _searchable(enc.condition):
+        return None
+    if _outside_numeric_model(enc):
+        return None  # categorical splits, NaN choices, LightGBM's zero band: the solver's job
+    search = _Ascent(enc, seed, time.time() + budget, margin, work, balance, candidates)
+    best = (None, None, -np.inf)
+    restart = 0
+    while not search.out_of_budget():
+        x1, x2 = search.start(starts, restart)
+        x1, x2, s1, s2, ok = search.ascend(x1, x2)
+        restart += 1
+        if ok:
+            return x1, x2, True
+        if min(s1, s2) > best[2]:
+            best = (x1.copy(), x2.copy(), min(s1, s2))
+    if best[0] is None:
+        return None
+    return best[0], best[1], best[2] >= margin
+
+
+# which copies a move changes: x1 alone, x2 alone (varied features), or both (shared ones)
+_SIDES = {0: (0,), 1: (1,), 2: (0, 1)}
+
+
+class _Ascent:
+    """Restarted coordinate ascent on the pair's score (see BALANCE), one random stream."""
+
+    def __init__(
+        self,
+        enc: Encoding,
+        seed: int,
+        deadline: float,
+        margin: float,
+        work: int | None,
+        balance: float,
+        candidates: int,
+    ):
+        ens = enc.ensemble
+        self.ev = _TreeEval(enc)
+        self.rng = np.random.default_rng(seed)
+        self.deadline, self.margin, self.work = deadline, margin, work
+        self.balance, self.candidates = balance, candidates
+        self.feats = list(range(ens.n_features))
+        self.reps = {
+            f: np.array([enc.domains[f].reps[j] for j in enc.domains[f].valid]) for f in self.feats
+        }
+        self.varying = enc.varying
+        cond = enc.condition
+        self.rows = cond.rows
+        self.alternatives = cond.alternatives or ((), ())
+        self.base = np.asarray(ens.intercept, dtype=np.float64)
+
+    def cast(self, X: np.ndarray) -> np.ndarray:
+        """The inputs as the library reads them."""
+        if self.ev.f32:
+            return X.astype(np.float32).astype(np.float64)
+        if self.ev.zero_band:
+            return np.where(np.abs(X) <= ZERO_BAND, 0.0, X)
+        return X
+
+    def out_of_budget(self) -> bool:
+        return time.time() >= self.deadline or (self.work is not None and self.ev.work >= self.work)
+
+    def start(self, starts: np.ndarray | None, restart: int) -> tuple[np.ndarray, np.ndarray]:
+        """A starting pair: the next given start, or random representatives."""
+        rng, reps = self.rng, self.reps
+        if starts is not None and restart < len(starts):
+            x1 = starts[restart].astype(np.float64).copy()
+        else:
+            x1 = np.array([rng.choice(reps[f]) for f in self.feats], dtype=np.float64)
+        x2 = x1.copy()
+        for f in self.varying:
+            x2[f] = rng.choice(reps[f])
+        return x1, x2
+
+    def full_contrib(self, x: np.ndarray) -> np.ndarray:
+        X = self.cast(x[None, :])
+        return np.stack([self.ev.tree_values(ti, X)[0] for ti in range(len(self.ev.trees))])
+
+    def slacks(self, c: list[np.ndarray]) -> tuple[list[np.ndarray], list[float]]:
+        """Raw scores and slacks of the two copies from their per-tree contributions."""
+        raw = [self.base + c[0].sum(0), self.base + c[1].sum(0)]
+        return raw, [float(self.slack(i, raw[i][None])[0]) for i in (0, 1)]
+
+    def slack(self, copy: int, raw: np.ndarray) -> np.ndarray:
+        return _copy_slack(self.rows[copy], self.alternatives[copy], raw)
+
+    def ascend(
+        self, x1: np.ndarray, x2: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, float, float, bool]:
+        """Coordinate ascent from (x1, x2); returns the local optimum, its two slacks and
+        whether it meets both sides."""
+        rng, margin = self.rng, self.margin
+        x = [x1, x2]
+        c = [self.full_contrib(x1), self.full_contrib(x2)]
+        raw, s = self.slacks(c)
+        if min(s) >= margin:
+            return x1, x2, s[0], s[1], True
+        improved = True
+        while improved and not self.out_of_budget():
+            improved = False
+            for f in rng.permutation(self.feats):
+                cand = self.reps[f]
+                if len(cand) > self.candidates:
+                    cand = rng.choice(cand, self.candidates, replace=False)
+                trees = self.ev.uses[f]
+                if not trees:
+                    continue
+                for which in (0, 1) if f in self.varying else (2,):
+                    k = self.best_move(x, c, raw, s, f, _SIDES[which], cand, trees)
+                    if k is None:
+                        continue
+                    for i in _SIDES[which]:
+                        self.move(x[i], c[i], f, cand[k], trees)
+                    raw, s = self.slacks(c)
+                    improved = True
+                    if min(s) >= margin:
+                        return x1, x2, s[0], s[1], True
+        return x1, x2, s[0], s[1], False
+
+    def best_move(
+        self,
+        x: list[np.ndarray],
+        c: list[np.ndarray],
+        raw: list[np.ndarray],
+        s: list[float],
+        f: int,
+        sides: tuple[int, ...],
+        vals: np.ndarray,
+        trees: list[int],
+    ) -> int | None:
+        """The index of the value of ``f`` (set on ``sides``) that raises the score most,
+        or None when none raises it."""
+        n = len(vals)
+        new = [np.repeat(raw[0][None], n, 0), np.repeat(raw[1][None], n, 0)]
+        for i in sides:
+            X = np.repeat(x[i][None], n, 0)
+            X[:, f] = vals
+            X = self.cast(X)
+            for ti in trees:
+                new[i] += self.ev.tree_values(ti, X) - c[i][ti]
+        sl1, sl2 = self.slack(0, new[0]), self.slack(1, new[1])
+        score = np.minimum(sl1, sl2) + self.balance * (sl1 + sl2)
+        k = int(np.argmax(score))
+        if score[k] > min(s) + self.balance * (s[0] + s[1]) + 1e-12:
+            return k
+        return None
+
+    def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees: list[int]) -> None:
+        """Set feature ``f`` of copy ``x`` to ``val`` and update its tree contributions."""
+        x[f] = val
+        Xk = self.cast(x[None])
+        for ti in trees:
+            c[ti] = self.ev.tree_values(ti, Xk)[0]

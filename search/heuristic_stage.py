@@ -1,0 +1,125 @@
+"""The heuristic stages: a pair search before the solver, and (data-aware) a hint from
+data rows.
+
+The heuristic knows nothing of the query's bounds / relations on the inputs; it runs
+before the backend's reductions, which only a query left to the solver needs.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..answers.accept import accept, with_preferred
+from ..answers.context import SolveContext
+from ..answers.verdict import Accepted, check_pair
+from ..compiler.ensemble import Ensemble
+from ..compiler.invert import values_for_pair, witness_from_pair
+from ..compiler.ir import Problem, check_constraint
+from ..compiler.query import Query
+from .heuristic import find_witness
+
+HEURISTIC_SECONDS = 100.0  # backstop: at most this long (and 20% of the limit) before the solver
+# row-tree evaluations per leaf of the model (docs/benchmarks.md, "Heuristic effort")
+HEURISTIC_WORK_PER_LEAF = 500
+DATA_STARTS = 200  # data rows the data-aware heuristic starts from
+DATA_RUNS = 4  # its runs, each from its share of those rows
+
+
+def heuristic_work(ens: Ensemble) -> int:
+    """The heuristic's effort bound in row-tree evaluations: it grows with the model, so
+    tiny models go straight to the solver, and it keeps answers reproducible under load."""
+    return HEURISTIC_WORK_PER_LEAF * ens.n_leaves() + 2000
+
+
+def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, float]:
+    """(work, seconds) for one heuristic run: the work bound decides, scaled by the query's
+    ``heuristic_effort``; the time bound is only a backstop, and at most 20 % of the time
+    left."""
+    effort = float(q.plan.options.value("heuristic_effort"))
+    return (
+        int(heuristic_work(ens) * effort),
+        min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, time_left)),
+    )
+
+
+def _allowed(q: Query) -> bool:
+    return bool(q.plan.options.value("heuristic")) and not (q.bounds or q.relations)
+
+
+def heuristic_search(ctx: SolveContext) -> bool:
+    """Look for a pair before the solver (not for data-aware queries: the heuristic knows
+    nothing of the data). True when it answered the query; a pair short of the gap is
+    kept as the solver's hint."""
+    q, enc = ctx.q, ctx.enc
+    if q.plan.data_aware != "none" or not _allowed(q):
+        return False
+    t_h = time.time()
+    work, budget = heuristic_bounds(ctx.ens, q, ctx.deadline - t_h)
+    found = find_witness(enc, budget, seed=q.plan.seed, margin=2 * enc.relax, work=work)
+    ctx.stats["heuristic_time"] = time.time() - t_h
+    ctx.stats["heuristic_work"] = work
+    if found is not None:
+        x1, x2, ok = found
+        if ok:
+            w = witness_from_pair(enc, x1, x2)
+            if ctx.prefer:
+                w = with_preferred(enc, w, ctx.prefer)
+            verdict = check_pair(ctx.ens, q, enc, w)
+            if isinstance(verdict, Accepted):
+                accept(ctx, verdict, found_by="heuristic")
+                ctx.solve_time = time.time() - t_h
+                return True
+        ctx.heuristic_pair = (x1, x2)
+    ctx.solve_time += time.time() - t_h
+    return False
+
+
+def data_hint(ctx: SolveContext, problem: Problem, optimize: bool) -> None:
+    """Data-aware: the heuristic, started from data rows, gives the solver a starting
+    point (its pair knows nothing of the utility or the clauses). Of a few runs from
+    different rows the pair best for the data-aware objective wins (fewest violated soft
+    rows, then the highest utility); one that meets the gap is kept as the fallback."""
+    q, enc, data = ctx.q, ctx.enc, ctx.data
+    if q.plan.data_aware == "none" or data is None or not _allowed(q):
+        return
+    t_h = time.time()
+    rows = np.random.default_rng(q.plan.seed).permutation(data.n_rows)[:DATA_STARTS]
+    starts = np.where(np.isnan(data.X[rows]), 0.0, data.X[rows])
+    work, budget = heuristic_bounds(ctx.ens, q, ctx.deadline - t_h)
+    soft = problem.soft_constraints
+    obj = problem.objective if optimize else None
+
+    def score(v) -> tuple:
+        viol = sum(1 for c in soft if not check_constraint(c, v))
+        utility = sum(k * v[i] for i, k in zip(obj.vars, obj.coefs)) if obj is not None else 0.0
+        return (-viol, utility)
+
+    best = None
+    end = t_h + budget
+    for k in range(DATA_RUNS):
+        left = end - time.time()
+        if left <= 0:
+            break
+        found = find_witness(
+            enc,
+            left / (DATA_RUNS - k),
+            seed=q.plan.seed + k,
+            starts=starts[k::DATA_RUNS],
+            margin=2 * enc.relax,
+            work=work // DATA_RUNS,
+        )
+        if found is None:
+            continue
+        v = values_for_pair(enc, found[0], found[1], problem.n_vars)
+        key = (bool(found[2]),) + score(v)
+        if best is None or key > best[0]:
+            best = (key, found, v)
+    if best is not None:
+        ctx.hint = best[2]
+        ctx.stats["hint_meets_gap"] = bool(best[1][2])
+        if best[1][2]:
+            ctx.fallback = (best[1][0], best[1][1])
+    ctx.stats["heuristic_time"] = time.time() - t_h
+    ctx.solve_time += time.time() - t_h

@@ -1,0 +1,90 @@
+"""The box stage of a check of a change through a nonlinear link (exp, sigmoid).
+
+The check's own rows are an outer approximation (compiler/link_change.py), which the box
+search must not prove anything from. It searches the tables of the largest change
+instead (search/gap_search.py: x1's raw score, minus x2's and their difference, bounded
+through the link) with every box whose bound is under D dropped: a resolved pair whose
+change by the library's predict reaches D answers "sensitive" (replay-checked as every
+witness), and a search that empties its heap with every bound under D proves
+"insensitive". Only a query of one direction that the tables describe takes part (one
+the same for both inputs, so "either" is up): the tables' pairs go down from x1 to x2,
+and for the direction up each is taken with its inputs swapped. Anything else is the
+backend's.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..answers.accept import accept
+from ..answers.context import SolveContext
+from ..answers.result import fail
+from ..answers.verdict import Accepted, check_pair
+from ..compiler.encode import Encoding
+from ..compiler.invert import witness_from_pair
+from ..compiler.query import DOWN, UP
+from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
+from .gap_boxes import largest_gap
+from .gap_search import BestPair, level_encodings, link_bound
+
+
+class _Reached(Exception):
+    """A replayed pair reached D: the search stops there."""
+
+
+def link_tables(ctx: SolveContext) -> Encoding | None:
+    """The largest-change tables' encoding of a check through a nonlinear link, or None
+    when the check is not one or the tables do not describe it."""
+    lc = ctx.enc.condition.link_change
+    if lc is None or lc.directions not in ((UP,), (DOWN,)):
+        return None
+    encs = level_encodings(ctx.enc)
+    return None if encs is None else encs[0]
+
+
+def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
+    """Search the tables until ``deadline``; True when the search answered."""
+    enc = link_tables(ctx)
+    if enc is None:
+        return False
+    stats = {"status": "searched", "boxes": 0, "leaves": 0, "class_pairs": 1}
+    ctx.stats["box_search"] = stats
+    tables = tables_or_skip(enc, stats)
+    if tables is None:
+        return False
+    stats["leaves"] = int(tables.values.shape[1])
+    delta = float(ctx.q.delta)
+    best = BestPair(ctx.ens)
+    measure = best.offer_for(enc)
+
+    def offer(x1, x2):
+        got = measure(x1, x2)
+        if got is not None and got >= delta:
+            raise _Reached
+        return got
+
+    below = math.nextafter(delta, -math.inf)  # boxes bounded under D are dropped
+    bound = link_bound(ctx.ens.link)
+    try:
+        out = largest_gap(enc, tables, lambda u: u, offer, 0.0, deadline, None, below, bound)
+    except _Reached:
+        out = None
+    if best.disagreement is not None:
+        fail(ctx.result, best.disagreement)
+        return True
+    if out is None:
+        stats["status"] = "found"
+        x1, x2 = best.pair
+        if ctx.enc.condition.link_change.directions == (UP,):  # the tables' pair goes down
+            x1, x2 = x2, x1
+        verdict = check_pair(ctx.ens, ctx.q, ctx.enc, witness_from_pair(enc, x1, x2))
+        if isinstance(verdict, Accepted):
+            accept(ctx, verdict, found_by=FOUND_BY)
+            return True
+        return False
+    stats["boxes"] = out.boxes
+    if out.proven and out.upper < delta:
+        stats["status"] = "proved"
+        return prove_insensitive(ctx, f" (bounded through the {ctx.ens.link} link)")
+    stats["status"] = "timeout" if not out.proven else "open"
+    return False

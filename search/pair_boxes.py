@@ -1,0 +1,328 @@
+"""The pair ensemble in product form: one tree per tree of the model, over the pair space.
+
+The pair space has one column per feature outside the varied set F (both inputs read
+it) and two per feature of F (one per input). Every feature is read in *rank space*: the
+index of its valid threshold interval (domain.py), so a node's test is "rank < R".
+
+* A tree that reads no feature of F is the same tree for both inputs: its leaves keep
+  their place and carry both gap rows' weights.
+* A tree that reads F becomes the product of its two copies: copy 1's tree, with each
+  leaf replaced by copy 2's tree restricted to that leaf's box. Only leaf pairs the two
+  inputs can reach together remain (they share every column outside F).
+
+Each leaf of the result carries one value per gap row: its weight in each row of x1 (a
+binary gap has one, a multiclass gap one per other class), in each row of x2, and in
+each *pair-sum* row: a row of x1 plus a row of x2 whose weights are opposite (the binary
+gap's two rows; a multiclass gap's "c1 over c2" on x1 and "c2 over c1" on x2). Per tree,
+the largest value among the leaves that meet a box bounds that tree's share on the box;
+in a pair-sum row, a tree outside F adds the same leaf to both sides, so the opposite
+weights cancel exactly (the Aff row of affected_gap.py, tree by tree). box_search.py
+searches boxes with these bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiler.encode import (
+    Encoding,
+    ensemble_structure,
+    gap_row_terms,
+    resolve_features,
+    split_rank,
+)
+from ..compiler.ensemble import MISSING_ZERO, Ensemble
+from ..compiler.kinds import prepared, resolve_condition
+from ..compiler.query import ANY, Query
+from ..compiler.rounding import gap_relaxation
+
+# the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
+# deep trees over many columns could otherwise take more memory than the machine has
+MAX_TABLE_BYTES = 1 << 30
+
+# one pair-tree node: (column, R, first leaf, first leaf of the "no" side, end, yes
+# child, no child); the leaves of its "yes" side are [first, middle), of its "no" side
+# [middle, end); a child is a node index of the same tree, or -1 for a leaf
+PairNode = tuple[int, int, int, int, int, int, int]
+
+
+@dataclass(frozen=True, eq=False)
+class PairTables:
+    """Every pair tree's leaves as boxes of the pair space, with their values."""
+
+    lo: np.ndarray  # int32[columns, leaves]: a leaf's box is lo <= rank < hi per column
+    hi: np.ndarray
+    values: np.ndarray  # float64[rows, leaves]: the rows of x1, of x2, the pair sums
+    starts: np.ndarray  # int64[trees]: first leaf of each tree (leaves grouped by tree)
+    nodes: tuple[tuple[PairNode, ...], ...]  # per tree, in preorder
+    thresholds: np.ndarray  # float64[rows]: what each summed value must reach
+    sizes: np.ndarray  # int32[columns]: how many valid intervals each column has
+    columns: tuple[tuple[int, int | None], ...]  # per column: (feature, copy or None)
+    # the pair-sum rows: (first row, row of x1, row of x2) — rows first.. are sums of those
+    sums: tuple[tuple[int, int], ...] = ((0, 1),)
+
+    @property
+    def first_sum(self) -> int:
+        """The index of the first pair-sum row (the number of rows when there is none)."""
+        return self.values.shape[0] - len(self.sums)
+
+
+class PairTablesTooLarge(Exception):
+    """The pair tables would exceed ``MAX_TABLE_BYTES``; the box search is skipped."""
+
+
+def applies(enc: Encoding) -> bool:
+    """Whether the product form describes the query exactly: gap rows on both inputs and
+    no class alternatives ("any": one query per class pair), no change through a
+    nonlinear link (its rows are an outer approximation), no bounds or relations on the
+    inputs, no data-aware mode, and plain numeric features (no categorical splits, no
+    feature that may be missing, no zero band)."""
+    q: Query = enc.query
+    cond = enc.condition
+    if q.bounds or q.relations or q.plan.data_aware != "none" or any(cond.alternatives or ()):
+        return False
+    if len(cond.pair_rows) > 1:  # a choice between rows over both inputs
+        return False
+    if cond.link_change is not None:  # an outer approximation, not the condition
+        return False
+    if any(len(rows) == 0 for rows in cond.rows) and not cond.pair_rows:
+        return False
+    ens = enc.ensemble
+    st = ensemble_structure(ens)
+    if st.zero_mode:
+        return False
+    for f in st.used:
+        if st.domains[f].codes is not None or ens.features[f].may_be_missing:
+            return False
+    for t in ens.trees:
+        if t.categories is not None and any(c is not None for c in t.categories):
+            return False
+        # no input is missing here, so a node's missing-value routing never applies;
+        # only LightGBM's zero band (values near 0 routed as missing) would matter, and
+        # zero_mode above has already ruled it out
+        if t.missing is not None and (t.missing == MISSING_ZERO).any():
+            return False
+    return True
+
+
+def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
+    """What the pair tables read of an encoded query, without building its Problem."""
+    q = prepared(ens, q)
+    st = ensemble_structure(ens)
+    return Encoding(
+        ensemble=ens,
+        query=q,
+        condition=resolve_condition(ens, q),
+        varying=resolve_features(ens, q.vary),
+        domains=st.domains,
+        pred=({}, {}),
+        leaves=((), ()),
+        relax=gap_relaxation(ens),
+    )
+
+
+def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
+    """The query as one encoding per pair of classes it allows (c1 or c2 "any": every
+    class, the two different), each of which the pair tables describe; None when some
+    does not. A pair meets the query if and only if it meets one of them."""
+    if applies(enc):
+        return [enc]
+    ens, q = enc.ensemble, enc.query
+    if ens.n_outputs < 2 or not q.classes or ANY not in q.classes:
+        return None
+    every = range(ens.n_classes)
+    sides = [list(every) if c == ANY else [int(c)] for c in q.classes]
+    pairs = [(a, b) for a in sides[0] for b in sides[1] if a != b]
+    out = [pair_encoding(ens, q.with_(classes=p)) for p in pairs]
+    return out if all(applies(e) for e in out) else None
+
+
+def pair_tables(enc: Encoding, max_bytes: int | None = None) -> PairTables:
+    """The pair trees of an encoded query (``applies(enc)`` must hold). Raises
+    PairTablesTooLarge as soon as the leaves' boxes pass ``max_bytes`` (default
+    ``MAX_TABLE_BYTES``)."""
+    ens = enc.ensemble
+    st = ensemble_structure(ens)
+    columns: list[tuple[int, int | None]] = []
+    col: tuple[dict[int, int], dict[int, int]] = ({}, {})
+    for f in range(ens.n_features):
+        copies = (0, 1) if f in enc.varying else (None,)
+        for c in copies:
+            for k in (0, 1) if c is None else (c,):
+                col[k][f] = len(columns)
+            columns.append((f, c))
+    sizes = np.array([len(st.domains[f].valid) for f, _ in columns], dtype=np.int32)
+    ranked = [_ranked_tree(ens, st, t) for t in ens.trees]
+    rows = _Rows(enc)
+    limit = MAX_TABLE_BYTES if max_bytes is None else max_bytes
+    builder = _Builder(sizes, max_leaves=limit // max(1, 8 * len(columns)))
+    for ti, nodes in enumerate(ranked):
+        builder.start_tree()
+        at = rows.of_tree(ti)
+        if any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0):
+            builder.product(nodes, col, at)
+        else:
+            builder.shared(nodes, col[0], at)
+    lo, hi, values, starts, nodes = builder.arrays(rows.n)
+    return PairTables(
+        lo=lo,
+        hi=hi,
+        values=values,
+        starts=starts,
+        nodes=nodes,
+        thresholds=rows.thresholds,
+        sizes=sizes,
+        columns=tuple(columns),
+        sums=rows.sums,
+    )
+
+
+class _Rows:
+    """The gap rows of an encoded query as per-leaf weight vectors: the rows of x1, of
+    x2, then the pair sums (a row of x1 plus a row of x2 with opposite weights)."""
+
+    def __init__(self, enc: Encoding):
+        ens = enc.ensemble
+        cond = enc.condition
+        # per row: (copy, per-tree leaf weights); a row over both inputs (copy None)
+        # has two, one per input
+        self.terms: list[tuple[int | None, tuple[dict, ...]]] = []
+        thresholds: list[float] = []
+        for c in (0, 1):
+            for coefs, rhs in cond.rows[c]:
+                per_tree, const = gap_row_terms(ens, coefs)
+                self.terms.append((c, (per_tree,)))
+                thresholds.append(rhs - const - enc.relax * sum(abs(k) for k in coefs))
+        for a, b, rhs in cond.pair_rows:
+            (wa, ka), (wb, kb) = gap_row_terms(ens, a), gap_row_terms(ens, b)
+            self.terms.append((None, (wa, wb)))
+            relax = enc.relax * (sum(abs(k) for k in a) + sum(abs(k) for k in b))
+            thresholds.append(rhs - ka - kb - relax)
+        n1 = len(cond.rows[0])
+        self.sums = tuple((i, n1 + j) for i, j in _opposite_rows(cond))
+        for i, j in self.sums:
+            thresholds.append(thresholds[i] + thresholds[j])
+        self.thresholds = np.array(thresholds)
+        self.n = len(thresholds)
+
+    def of_tree(self, ti: int):
+        """(leaf of x1, leaf of x2) -> the tree's weight vector over every row."""
+        w = [tuple(p.get(ti, {}) for p in weights) for _, weights in self.terms]
+        copies = [c for c, _ in self.terms]
+
+        def value(r: int, n1: int, n2: int) -> float:
+            if copies[r] is None:
+                return w[r][0].get(n1, 0.0) + w[r][1].get(n2, 0.0)
+            return w[r][0].get(n1 if copies[r] == 0 else n2, 0.0)
+
+        def at(n1: int, n2: int) -> tuple[float, ...]:
+            v = [value(r, n1, n2) for r in range(len(w))]
+            return tuple(v + [v[i] + v[j] for i, j in self.sums])
+
+        return at
+
+
+def _opposite_rows(cond) -> list[tuple[int, int]]:
+    """Pairs (row of x1, row of x2) whose coefficients are opposite: in their sum the
+    trees that read no varied feature cancel."""
+    return [
+        (i, j)
+        for i, (a, _) in enumerate(cond.rows[0])
+        for j, (b, _) in enumerate(cond.rows[1])
+        if any(a) and all(x == -y for x, y in zip(a, b))
+    ]
+
+
+# a tree in rank space: node -> (feature, R, yes, no), or (-1, leaf node, 0, 0) on a leaf
+RankedTree = dict[int, tuple[int, int, int, int]]
+
+
+def _ranked_tree(ens: Ensemble, st, t) -> RankedTree:
+    out: RankedTree = {}
+    for n in range(len(t.feature)):
+        f = int(t.feature[n])
+        if f < 0:
+            out[n] = (-1, n, 0, 0)
+            continue
+        dom = st.domains[f]
+        out[n] = (f, split_rank(dom, float(t.threshold[n])), int(t.left[n]), int(t.right[n]))
+    return out
+
+
+class _Builder:
+    """Collects pair-tree leaves (their boxes and values) and nodes, tree after tree."""
+
+    def __init__(self, sizes: np.ndarray, max_leaves: int):
+        self.sizes = sizes
+        self.max_leaves = max_leaves
+        self.lo: list[np.ndarray] = []
+        self.hi: list[np.ndarray] = []
+        self.vals: list[tuple[float, ...]] = []
+        self.starts: list[int] = []
+        self.trees: list[tuple[PairNode, ...]] = []
+        self._nodes: list = []
+
+    def start_tree(self) -> None:
+        if self.starts:
+            self.trees.append(tuple(self._nodes))
+        self.starts.append(len(self.vals))
+        self._nodes = []
+
+    def shared(self, nodes: RankedTree, col: dict[int, int], at) -> None:
+        lo, hi = np.zeros(len(self.sizes), dtype=np.int32), self.sizes.copy()
+        self._walk(nodes, 0, col, lo, hi, lambda n, lo, hi: self._leaf(lo, hi, at(n, n)))
+
+    def product(self, nodes: RankedTree, col, at) -> None:
+        lo, hi = np.zeros(len(self.sizes), dtype=np.int32), self.sizes.copy()
+
+        def second(n1: int, lo: np.ndarray, hi: np.ndarray) -> None:
+            self._walk(nodes, 0, col[1], lo, hi, lambda n2, lo, hi: self._leaf(lo, hi, at(n1, n2)))
+
+        self._walk(nodes, 0, col[0], lo, hi, second)
+
+    def _leaf(self, lo, hi, values: tuple[float, ...]) -> None:
+        if len(self.vals) >= self.max_leaves:
+            mb = self.max_leaves * 8 * len(self.sizes) / 2**20
+            raise PairTablesTooLarge(f"the pair tables need more than {mb:,.0f} MB")
+        self.lo.append(lo.copy())
+        self.hi.append(hi.copy())
+        self.vals.append(values)
+
+    def _walk(self, nodes: RankedTree, n: int, col, lo, hi, at_leaf) -> None:
+        """Copy ``col``'s tree below node n within box [lo, hi): a branch the box
+        excludes is skipped (its node too), ``at_leaf(leaf, lo, hi)`` at each leaf."""
+        f, r, yes, no = nodes[n]
+        if f < 0:
+            at_leaf(r, lo, hi)
+            return
+        c = col[f]
+        a, b = int(lo[c]), int(hi[c])
+        if r >= b:  # the whole box takes "yes"
+            self._walk(nodes, yes, col, lo, hi, at_leaf)
+            return
+        if r <= a:
+            self._walk(nodes, no, col, lo, hi, at_leaf)
+            return
+        k = len(self._nodes)
+        self._nodes.append(None)
+        first = len(self.vals)
+        hi[c] = r
+        self._walk(nodes, yes, col, lo, hi, at_leaf)
+        hi[c] = b
+        middle, no_node = len(self.vals), len(self._nodes)
+        lo[c] = r
+        self._walk(nodes, no, col, lo, hi, at_leaf)
+        lo[c] = a
+        # a side's first node appended is the root of that side
+        yes_node = k + 1 if no_node > k + 1 else -1
+        no_node = no_node if len(self._nodes) > no_node else -1
+        self._nodes[k] = (c, r, first, middle, len(self.vals), yes_node, no_node)
+
+    def arrays(self, n_rows: int):
+        self.trees.append(tuple(self._nodes))
+        values = np.ascontiguousarray(np.array(self.vals, dtype=np.float64).reshape(-1, n_rows).T)
+        lo = np.ascontiguousarray(np.array(self.lo, dtype=np.int32).T)
+        hi = np.ascontiguousarray(np.array(self.hi, dtype=np.int32).T)
+        return lo, hi, values, np.array(self.starts, dtype=np.int64), tuple(self.trees)

@@ -1,0 +1,310 @@
+"""How a Result reads: the verdict line and the two inputs side by side.
+
+One witness table (``witness_rows``) drawn three ways: on a rich console by the CLI
+(``render_result``), as plain text by ``str(result)`` (``result_text``) and as HTML by
+Jupyter (``result_html``): ``str(result)`` and Jupyter reach it through the package
+root, which hands ``result_text`` and ``result_html`` to answers/result.py (a layer below).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..answers.phrases import max_gap_brief, prediction_condition
+from ..answers.stats import KERNEL_COMPILE
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..answers.proof import Proof
+    from ..answers.result import Result
+
+_STYLE = {"sensitive": "bold red", "insensitive": "bold green", "error": "bold magenta"}
+_HTML_COLOUR = {
+    "sensitive": "#c62828",
+    "insensitive": "#2e7d32",
+    "error": "#8e24aa",
+    "unknown": "#b58900",
+}
+# wide enough that no feature name or value of str(result) is cut or wrapped
+_TEXT_WIDTH = 10_000
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _probs(p) -> str:
+    return "[" + ", ".join(f"{x:.4f}" for x in p) + "]"
+
+
+@dataclass(frozen=True)
+class WitnessRow:
+    """One feature of the witness table: its name, the cells after it, the mark."""
+
+    name: str
+    cells: tuple[str, ...]  # x1, x2 (and the nearest data row's value)
+    mark: str  # "<- varied", "changed" or ""
+    varied: bool
+
+
+def witness_columns(res: Result) -> list[str]:
+    """The witness table's headers after ``feature`` (the mark column has none)."""
+    near = (res.stats or {}).get("nearest_row")
+    return ["x1", "x2"] + ([f"nearest data row #{near['index']}"] if near else [])
+
+
+def witness_rows(res: Result) -> list[WitnessRow]:
+    """The witness table's rows, one per feature, in the model's order (none without a
+    witness). A nearest data row's value differing from x1 outside F is starred."""
+    if not res.witness:
+        return []
+    near = (res.stats or {}).get("nearest_row")
+    varied = set(res.features)
+    rows = []
+    for name, v1 in res.witness["x1"].items():
+        v2 = res.witness["x2"][name]
+        mark = "<- varied" if name in varied else ("changed" if v1 != v2 else "")
+        cells = [_fmt(v1), _fmt(v2)]
+        if near:
+            nv = near["values"].get(name)
+            differs = name not in varied and nv != v1
+            cells.append(("*" if differs else "") + _fmt(nv))
+        rows.append(WitnessRow(name, tuple(cells), mark, name in varied))
+    return rows
+
+
+def headline_parts(res: Result) -> tuple[str, str]:
+    """The verdict line after the status and query: ``(varied features, the rest)``; an
+    insensitive answer's ends with its proof's label (``proof_label``)."""
+    gap = f"g={res.gap:.12g}" if res.gap_kind == "prob" else f"margin gap {res.gap:.12g}"
+    if prediction_condition(res) and not res.max_gap:
+        gap = prediction_condition(res)
+    elif (res.max_gap or {}).get("kind") == "change":
+        gap = f"largest change {res.gap:.12g}"
+    backend = res.backend
+    search = (res.stats or {}).get("search")
+    if search and search != "default":  # a later search of the backend's schedule answered
+        backend += f" ({search} search)"
+    t = res.time
+    rest = (
+        f"{gap}, backend {backend}, {t.get('total', 0.0):.2f}s "
+        f"(compile {t.get('compile', 0.0):.2f}s, solve {t.get('solve', 0.0):.2f}s"
+    )
+    if t.get(KERNEL_COMPILE):
+        rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, not counted in the time limit"
+    rest += ")"
+    if res.proof is not None:  # an insensitive answer: who proved it, and was it re-checked
+        rest += f"; {proof_label(res.proof)}"
+    return ", ".join(res.features), rest
+
+
+def proof_label(proof: Proof) -> str:
+    """An insensitive answer's proof as the verdict line ends: "certified: c.json,
+    verified", or "proved by CP-SAT, not independently checked" (and why, when a
+    certificate was asked for)."""
+    if proof.checked:
+        return f"certified: {proof.certificate}, verified"
+    text = f"proved by {proof.prover}, {NOT_CHECKED}"
+    return f"{text}: {proof.why_not}" if proof.why_not else text
+
+
+NOT_CHECKED = "not independently checked"
+
+
+def max_gap_outcome(bounds: dict) -> str:
+    """A max-gap search's final answer in one line: "max gap 0.3489 (proven within 0.001:
+    [0.3489, 0.3498])", or the bracket it was left in."""
+    lo, hi, tol = bounds.get("lower"), bounds.get("upper"), bounds.get("tolerance")
+    what = "largest change" if bounds.get("kind") == "change" else "max gap"
+    within = f" within {tol:g}" if tol is not None else ""
+    if lo is None:
+        if bounds.get("proven"):
+            return f"{what} none (proven: no pair reaches {hi:.4g})"
+        return f"{what} unknown (at most {hi:.4g}; time limit)"
+    if bounds.get("proven"):
+        return f"{what} {lo:.4g} (proven{within}: [{lo:.4g}, {hi:.4g}])"
+    return f"{what} in [{lo:.4g}, {hi:.4g}], not proven (time limit)"
+
+
+def max_gap_note(res: Result) -> str:
+    """The max gap line of a result whose message does not already give its bounds."""
+    message = res.message or ""
+    if not res.max_gap or "max gap" in message or "largest change" in message:
+        return ""
+    return max_gap_brief(res.max_gap)
+
+
+def distance_text(res: Result) -> str:
+    near = (res.stats or {}).get("nearest_row")
+    extra = " (* = the nearest data row differs from x1 there)" if near else ""
+    return (
+        f"distance to data: {res.distance:.4f} (l2 over the features outside F, each "
+        f"divided by its range in the data, from the nearest data row to the witness's "
+        f"region){extra}"
+    )
+
+
+# how an optimisation that did not prove its optimum ended (stats["stopped_by"])
+_STOPPED = {
+    "time limit": "in the time limit",
+    "stall": "before the search stalled (stall_time)",
+    "time budget": "in the optimisation's time budget (optimise_time)",
+    "gap": "within the optimality gap (optimality_gap)",
+    "interrupted": "before the interruption",
+}
+
+
+def optimum_line(stats: dict) -> str:
+    """For an optimising (data-aware utility) run: was the pair proven the best?"""
+    if "objective_bound" not in stats or "solver_status" not in stats:
+        return ""  # not an optimising run (a guiding objective stops at the first pair)
+    if stats["solver_status"] == "optimal":
+        return "best pair by the data-aware utility (proven optimal)"
+    how = _STOPPED.get(stats.get("stopped_by", "time limit"), "in the time limit")
+    gap, bound = stats.get("objective_gap"), stats.get("objective_bound")
+    proof = ""
+    if gap is not None and bound is not None and stats.get("objective") is not None:
+        proof = f"; utility {stats['objective']:.4g}, bound {bound:.4g}, gap {100 * gap:.1f}%"
+    return f"best found {how} (not proven optimal{proof})"
+
+
+def render_result(res: Result, ens=None, console: Console | None = None) -> None:
+    """The verdict line, the witness table and the pair's probabilities on ``console``
+    (default: stdout)."""
+    from rich.console import Console  # rich is kept out of the CLI's start-up
+    from rich.markup import escape  # a name like "[b]" is text, not markup
+
+    con = console or Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    style = _STYLE.get(res.status, "bold yellow")
+    feats, rest = (escape(part) for part in headline_parts(res))
+    con.print(
+        f"[{style}]{res.status.upper()}[/] [dim]({escape(res.query)})[/] varying [bold]{feats}[/], "
+        f"{rest}"
+    )
+    if res.error:
+        con.print(f"[magenta]error:[/] {escape(res.error)}")
+    optimum = optimum_line(res.stats or {})
+    if optimum:
+        con.print(f"[yellow]{optimum}[/]")
+    if res.message:
+        con.print(f"[dim]{escape(res.message)}[/]")
+    if max_gap_note(res):
+        con.print(max_gap_note(res))
+    if res.witness:
+        from rich.table import Table
+
+        t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        t.add_column("feature", overflow="fold")  # a long name wraps, never cut
+        for col in witness_columns(res):
+            t.add_column(col, justify="right", no_wrap=True)
+        t.add_column("")
+        for row in witness_rows(res):
+            cells = (escape(c) for c in (row.name, *row.cells, row.mark))
+            t.add_row(*cells, style="bold yellow" if row.varied else None)
+        print_full_width(con, t)
+        if res.outputs:
+            check = (
+                "[green]replay-checked with the library's predict[/]"
+                if res.validated
+                else "[red]NOT validated[/]"
+            )
+            p1, p2 = _probs(res.outputs["x1"]), _probs(res.outputs["x2"])
+            what = "predictions" if res.predicts else "probabilities"
+            con.print(f"{what}  x1 {p1}   x2 {p2}   {check}")
+        if res.distance is not None:
+            con.print(distance_text(res))
+    for note in res.notes:
+        con.print(f"[yellow]note:[/] {escape(note)}")
+
+
+def print_full_width(con, table) -> None:
+    """A table in a terminal fits its width (long names wrap); written to a file or a pipe,
+    it is as wide as its widest row, so every name stays whole on one line."""
+    if con.is_terminal:
+        con.print(table)
+        return
+    from rich.measure import Measurement
+
+    widest = Measurement.get(con, con.options.update_width(10**6), table).maximum
+    width = con.width
+    con.width = max(width, widest)  # print's own width cannot exceed the console's
+    try:
+        con.print(table)
+    finally:
+        con.width = width
+
+
+def result_text(res: Result) -> str:
+    """What ``render_result`` prints, as plain text (``str(result)``)."""
+    from rich.console import Console
+
+    buf = io.StringIO()
+    con = Console(
+        file=buf,
+        width=_TEXT_WIDTH,
+        color_system=None,
+        highlight=False,
+        soft_wrap=True,
+        emoji=False,
+    )
+    render_result(res, console=con)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines())
+
+
+def result_html(res: Result) -> str:
+    """The same as an HTML fragment (Jupyter's rich display); every name is escaped."""
+    e = html.escape
+    colour = _HTML_COLOUR.get(str(res.status), "#555")
+    feats, rest = headline_parts(res)
+    out = [
+        '<div class="treesens-result">',
+        f'<p><b style="color:{colour}">{e(str(res.status).upper())}</b> '
+        f'<span style="color:#777">({e(res.query)})</span> varying <b>{e(feats)}</b>, '
+        f"{e(rest)}</p>",
+    ]
+    if res.error:
+        out.append(f"<p><b>error:</b> {e(res.error)}</p>")
+    if res.message:
+        out.append(f'<p style="color:#777">{e(res.message)}</p>')
+    if max_gap_note(res):
+        out.append(f"<p>{e(max_gap_note(res))}</p>")
+    if res.witness:
+        out.append(_witness_html(res))
+        if res.outputs:
+            check = (
+                "replay-checked with the library's predict" if res.validated else "NOT validated"
+            )
+            p1, p2 = _probs(res.outputs["x1"]), _probs(res.outputs["x2"])
+            what = "predictions" if res.predicts else "probabilities"
+            out.append(f"<p>{what} x1 {p1} &nbsp; x2 {p2} &nbsp; {e(check)}</p>")
+        if res.distance is not None:
+            out.append(f"<p>{e(distance_text(res))}</p>")
+    out += [f"<p><b>note:</b> {e(note)}</p>" for note in res.notes]
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _witness_html(res: Result) -> str:
+    e = html.escape
+    head = "".join(f'<th style="text-align:right">{e(c)}</th>' for c in witness_columns(res))
+    lines = [
+        "<table>",
+        f'<thead><tr><th style="text-align:left">feature</th>{head}<th></th></tr></thead>',
+        "<tbody>",
+    ]
+    for row in witness_rows(res):
+        style = ' style="font-weight:bold;background:#fff3c4"' if row.varied else ""
+        cells = "".join(f'<td style="text-align:right">{e(c)}</td>' for c in row.cells)
+        lines.append(
+            f'<tr{style}><td style="text-align:left">{e(row.name)}</td>{cells}'
+            f"<td>{e(row.mark)}</td></tr>"
+        )
+    lines += ["</tbody>", "</table>"]
+    return "\n".join(lines)
