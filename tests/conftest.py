@@ -107,12 +107,16 @@ def treesens_here(*args, cwd=None):
     solver processes) runs it with :func:`run_treesens`."""
     import io
     import subprocess
+    import time
     import warnings
     from contextlib import redirect_stderr, redirect_stdout
 
-    from treesens.interfaces.cli.main import main
+    from treesens.interfaces.cli import main as cli_main
 
     argv = [str(a) for a in args]
+    # the command's clock starts now, as a fresh interpreter's would: not when this test
+    # process first imported the CLI (a check's --timeout counts from it)
+    cli_main.START = time.time()
     out, err = io.StringIO(), io.StringIO()
     here = os.getcwd() if cwd is not None else None
     try:
@@ -125,7 +129,7 @@ def treesens_here(*args, cwd=None):
             for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning):
                 warnings.simplefilter("ignore", quiet)
             try:
-                code = main(argv)
+                code = cli_main.main(argv)
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 1
     finally:

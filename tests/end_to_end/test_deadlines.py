@@ -31,6 +31,15 @@ def test_treesens_start_is_no_earlier_than_the_cpu_and_run_queue_time_allow():
     assert now - _treesens_start() <= time.process_time() + _run_queue_wait() + 0.05
 
 
+def test_a_check_run_in_the_test_process_counts_its_time_limit_from_its_own_start(monkeypatch):
+    # the test process imported the CLI long ago: its 8 s limit must not have run out
+    from treesens.interfaces.cli import main as cli_main
+
+    monkeypatch.setattr(cli_main, "START", time.time() - 1000)
+    p = treesens_here("check", MODEL, *QUERY, "--timeout", "8", "--json")
+    assert json.loads(p.stdout)["status"] == "insensitive", p.stderr
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a shell that execs")
 def test_time_spent_before_treesens_started_is_not_counted():
     # the shell sleeps 10 s, then execs treesens in the same process, with an 8 s limit
