@@ -1,12 +1,14 @@
 """An answer summed up in a few words: a regressor's condition on its two predictions, a
-max gap's bounds, the bracket of a max-gap search still running. ``repr(result)``, the
-progress lines of the searches and the views (views/result_view.py) say them alike."""
+max gap's bounds, the bracket of a max-gap search still running, who proved an
+insensitive answer. ``repr(result)``, the progress lines of the searches, the sweep's
+table and the views (views/result_view.py) say them alike."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .proof import Proof
     from .result import Result
 
 
@@ -45,3 +47,9 @@ def max_gap_searching(kind: str, lower: float | None, upper: float, detail: str 
     if lower is None:
         return f"{what} so far at most {upper:.4g} (no pair yet; {doing})"
     return f"{what} so far in [{lower:.4g}, {upper:.4g}] ({doing})"
+
+
+def proof_brief(proof: Proof) -> str:
+    """An insensitive answer's proof in a word or two: "certified" (its certificate
+    written and verified), or the prover and "(unchecked)" ("cpsat (unchecked)")."""
+    return "certified" if proof.checked else f"{proof.by} (unchecked)"

@@ -10,7 +10,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
-from .phrases import max_gap_brief, prediction_condition
+from .phrases import max_gap_brief, prediction_condition, proof_brief
+from .proof import Proof, prover_of
 from .stats import Stats, Times
 
 if TYPE_CHECKING:
@@ -67,6 +68,9 @@ class Result:
     # what the reader should know about the witness beyond its verdict (a pair that sets
     # together 0/1 columns the data never sets together, ...): one sentence each
     notes: list[str] = field(default_factory=list)
+    # an "insensitive" answer's proof: who proved it, and whether a checker independent of
+    # treesens re-checked it (answers/proof.py); None, and left out of the JSON, otherwise
+    proof: Proof | None = None
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
     witness_arrays: Witness | None = field(default=None, repr=False, compare=False)
@@ -89,7 +93,8 @@ class Result:
         return 1 if self.status == ERROR else 0
 
     def __repr__(self) -> str:
-        """One line: status, features, gap, the pair's probabilities, time."""
+        """One line: status, features, gap, the pair's probabilities (or the proof, in
+        short), time."""
         feats = ",".join(self.features)
         if len(feats) > 60:
             feats = feats[:57] + "..."
@@ -107,6 +112,8 @@ class Result:
                 )
         if self.distance is not None:
             parts.append(f"distance={self.distance:.3g}")
+        if self.proof is not None:
+            parts.append(f"proof={proof_brief(self.proof)}")
         parts.append(f"{self.time.get('total', 0.0):.2f}s")
         text = f"Result({', '.join(parts)})"
         return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 4] + "...)"
@@ -145,7 +152,7 @@ def drawn_by(drawing: Drawing) -> None:
 
 
 _PRIVATE = frozenset({"witness_arrays"})
-_OPTIONAL = frozenset({"max_gap", "threshold", "delta"})  # in the JSON only when set
+_OPTIONAL = frozenset({"max_gap", "threshold", "delta", "proof"})  # in the JSON only when set
 
 
 def _plain(x):
@@ -183,8 +190,9 @@ def input_files(inputs: tuple[tuple[str, str], ...], data=None) -> dict:
 
 def fail(res: Result, message: str) -> Result:
     """The one way a result becomes an "error": its status and its message (what it
-    holds besides is kept: the times, the statistics). Returns it."""
-    res.status, res.error = ERROR, message
+    holds besides is kept: the times, the statistics; a proof record goes, as an error
+    proves nothing). Returns it."""
+    res.status, res.error, res.proof = ERROR, message, None
     return res
 
 
@@ -205,3 +213,22 @@ def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
         inputs=input_files(getattr(ens, "inputs", ()), q.plan.options.data),
     )
     return fail(blank, message)
+
+
+def record_prover(res: Result) -> Result:
+    """An insensitive answer with the record of who proved it (answers/proof.py), unless it
+    has one; an answer of another status has none."""
+    if res.status != INSENSITIVE:
+        res.proof = None
+    elif res.proof is None:
+        res.proof = Proof(prover_of(res.stats, res.backend))
+    return res
+
+
+def result_from_dict(d: dict) -> Result:
+    """A Result from its JSON (a results file's line): the proof record as a ``Proof``;
+    an insensitive answer written before results carried one gets it from its stats."""
+    res = Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d})
+    if isinstance(res.proof, dict):
+        res.proof = Proof.from_dict(res.proof)
+    return record_prover(res)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from ..answers.accept import free_range_note, measure_distance, note_unseen_combinations
 from ..answers.context import SolveContext, new_result
-from ..answers.result import SENSITIVE, Result, input_files
+from ..answers.result import SENSITIVE, Result, input_files, record_prover
 from ..backends.registry import search_method
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
@@ -76,7 +76,7 @@ def solve_query(
         ctx.stop = stop
         res = _solve(ctx)
     res.inputs = input_files(ens.inputs, q.plan.options.data)
-    return res
+    return record_prover(res)
 
 
 def _solve(ctx: SolveContext) -> Result:

@@ -148,4 +148,4 @@ def _certificate(sf: SensFile, q: Query, out: Outcome, folder: Path) -> str:
     path = folder / certificate_name(q.name)
     asked = asked_query(sf.ensemble, q, out.expectation)
     done = certify(sf.ensemble, asked, path, sf.model_path, q.plan.timeout)
-    return str(path) if done.written else done.message
+    return str(path) if done.verified else done.message

@@ -23,6 +23,7 @@ from .executors import Executor, Failure, make_executor, parse_executor
 from .progress import Display, silent
 from .results_log import appending
 from .resume import ResumeKey, ResumePlan, plan_resume, read_results, result_from_line
+from .sweep_certs import SweepCertificates
 
 STATUS_EVERY = 10.0  # seconds between two status lines of a max-gap query in flight
 
@@ -147,13 +148,16 @@ def sweep_campaign(
     warn: Callable[[str], None] | None = None,
     on_reused: Callable[[dict], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
+    certificates: SweepCertificates | None = None,
 ) -> list[Result]:
     """A query per feature set (``make(vary, label)``), the results in the order of
     ``subsets``: those ``campaign.resume`` answers the same question (``ResumeKey``) reused
     (``on_reused`` sees their lines first), the others run and appended to the results
     log as they end (``on_result`` sees them). ``display(total)`` shows the progress
     (``count_reused``: the reused answers count in it, as answered at once); ``warn``
-    sees the lines of the resume file that are not results."""
+    sees the lines of the resume file that are not results. ``certificates``
+    (``--certificates``): each answer, reused or new, is handed to it before it is
+    written or seen, so that its proof record says whether it was certified."""
     plan = ResumePlan({}, list(subsets))
     note = None
     if campaign.resume is not None:
@@ -166,16 +170,22 @@ def sweep_campaign(
     with (display or silent)(total) as shown:
         if note is not None:
             shown.note(note)
-        for s in subsets:
-            if s in plan.reused:
-                if on_reused is not None:
-                    on_reused(plan.reused[s])
-                if count_reused:
-                    shown.advance(result_from_line(plan.reused[s]))
+        reused = {s: result_from_line(plan.reused[s]) for s in subsets if s in plan.reused}
+        for s, res in reused.items():
+            line = plan.reused[s]
+            if certificates is not None:
+                certificates(res, s)
+                line = res.to_dict()  # its proof record as certified now
+            if on_reused is not None:
+                on_reused(line)
+            if count_reused:
+                shown.advance(res)
         tasks = [Task.of(ens, make(list(s), ",".join(s)), memory_mb=memory_mb) for s in plan.todo]
         with opened(campaign, work=bool(tasks)) as run:
 
             def ended(res: Result) -> None:
+                if certificates is not None:  # before its line: it says if it was certified
+                    certificates(res)
                 run.append(res.to_json() + "\n")
                 if on_result is not None:
                     on_result(res)
@@ -185,4 +195,4 @@ def sweep_campaign(
                 ens, tasks, executor=run.executor, on_result=ended, status=shown.status
             )
     answered = dict(zip(plan.todo, new, strict=True))
-    return [answered[s] if s in answered else result_from_line(plan.reused[s]) for s in subsets]
+    return [answered[s] if s in answered else reused[s] for s in subsets]

@@ -15,10 +15,11 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..answers.result import INSENSITIVE
+from ..answers.proof import Proof, brief
+from ..answers.result import INSENSITIVE, Result
 from ..compiler.encode import ensemble_structure
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
@@ -31,6 +32,7 @@ from ..search.pair_boxes import (
     pair_encoding,
     pair_tables,
 )
+from ..verify.check import CertificateError, verify_file
 
 FORMAT, VERSION = "treesens-certificate", 1
 ROW_NAMES = ("x1", "x2", "sum")  # a binary gap's rows: x1's side, x2's side, their sum
@@ -44,15 +46,17 @@ LIBRARIES = {
 
 @dataclass(frozen=True)
 class Certified:
+    """What became of a certificate asked for: written and accepted by the independent
+    checker (``treesens verify``'s), or why not."""
+
     written: bool
-    message: str  # "certificate written to PATH", or "no certificate: WHY"
+    # for stderr: "certificate written to PATH (...), verified ...", or "no certificate: WHY"
+    message: str
     boxes: int = 0
     seconds: float = 0.0
-
-    @property
-    def reason(self) -> str:
-        """Why no certificate was written ("" when one was)."""
-        return "" if self.written else self.message.removeprefix(f"{NO_CERTIFICATE}: ")
+    verified: bool = False  # the checker of the ``verify`` package accepted the file written
+    reason: str = ""  # why the answer is not independently checked ("" when verified)
+    path: str | None = None  # the file written
 
 
 NO_CERTIFICATE = "no certificate"
@@ -62,8 +66,8 @@ MAX_GAP_REFUSAL = (
 )
 
 
-def _refused(why: str, boxes: int = 0, seconds: float = 0.0) -> Certified:
-    return Certified(False, f"{NO_CERTIFICATE}: {why}", boxes, seconds)
+def refused(why: str, boxes: int = 0, seconds: float = 0.0) -> Certified:
+    return Certified(False, f"{NO_CERTIFICATE}: {why}", boxes, seconds, reason=why)
 
 
 def answer_refusal(res) -> str | None:
@@ -106,18 +110,25 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
 
 
 def certify(
-    ens: Ensemble, q: Query, path: str | Path, model_file: str | Path | None, timeout: float
+    ens: Ensemble,
+    q: Query,
+    path: str | Path,
+    model_file: str | Path | None,
+    timeout: float,
+    verify: bool = True,
 ) -> Certified:
     """Run the box search on ``q`` with its proof recorded and write the certificate to
     ``path`` when it proves "insensitive" within ``timeout`` seconds (a probability
-    model's gap: as a binary classifier, compiler/readings.py)."""
+    model's gap: as a binary classifier, compiler/readings.py); then, with ``verify``,
+    check the file with the independent checker (``treesens verify``'s, outside the
+    ``timeout``)."""
     ens = read_for(ens, q)
     why = model_refusal(ens, q, model_file)
     if why is not None:
-        return _refused(why)
+        return refused(why)
     encs = class_pair_encodings(pair_encoding(ens, q))
     if encs is None or len(encs) != 1:
-        return _refused(
+        return refused(
             "the box search does not apply to this query (bounds or relations on the "
             "inputs, categories, missing values or a data-aware mode)"
         )
@@ -126,16 +137,67 @@ def certify(
     try:
         tables = pair_tables(enc)
     except PairTablesTooLarge as e:
-        return _refused(str(e))
+        return refused(str(e))
     record: list = []
     out = box_search(enc, tables, t0 + timeout, record)
     seconds = time.time() - t0
     if out.status != PROVED:
-        what = "found a pair" if out.pair is not None else "ran out of time"
-        return _refused(f"the box search {what}", out.boxes, seconds)
+        if out.pair is not None:
+            return refused("the box search found a pair it could not rule out", out.boxes, seconds)
+        return refused(
+            f"the box search did not finish within its budget of {timeout:.3g}s", out.boxes, seconds
+        )
     doc = _document(ens, q, enc, tables, record, Path(model_file), Path(path))
     Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
-    return Certified(True, f"certificate written to {path}", out.boxes, seconds)
+    boxes = f"{out.boxes:,} box{'es' if out.boxes != 1 else ''}"
+    written = f"certificate written to {path} ({boxes}, {seconds:.1f}s)"
+    if not verify:
+        return Certified(True, written, out.boxes, seconds, reason="not verified", path=str(path))
+    return _verified(Path(path), written, out.boxes, seconds)
+
+
+def _verified(path: Path, written: str, boxes: int, seconds: float) -> Certified:
+    """The certificate just written, checked by the independent checker as ``treesens
+    verify`` checks it (the model from the path the certificate names)."""
+    t0 = time.time()
+    try:
+        verdict = verify_file(path)
+    except CertificateError as e:
+        why = f"the checker could not check its certificate ({e})"
+        return Certified(True, f"{written}; {why}", boxes, seconds, reason=why, path=str(path))
+    took = f"{time.time() - t0:.1f}s"
+    if not verdict.valid:  # unsound somewhere: the answer stands, unchecked, and says so
+        why = f"the checker rejects its certificate ({verdict.message})"
+        return Certified(True, f"{written}; {why}", boxes, seconds, reason=why, path=str(path))
+    verified = f"{written}, verified by the independent checker ({took})"
+    return Certified(True, verified, boxes, seconds, verified=True, path=str(path))
+
+
+def certify_answer(
+    ens: Ensemble,
+    q: Query,
+    res: Result,
+    path: str | Path,
+    model_file: str | Path | None,
+    budget: float,
+) -> Certified:
+    """Certify an answer asked for a certificate, and say so in its proof record
+    (``res.proof``): certified and verified, or why not. An answer another solver proved
+    gets the box search after the fact, within ``budget`` seconds; one that is not
+    insensitive gets nothing."""
+    refusal = answer_refusal(res)
+    done = refused(refusal) if refusal is not None else certify(ens, q, path, model_file, budget)
+    if res.proof is not None:
+        res.proof = proof_after(res.proof, done)
+    return done
+
+
+def proof_after(proof: Proof, done: Certified) -> Proof:
+    """A proof record once its certificate was asked for: checked, with the file, when
+    the checker accepted it; else unchecked, with the reason's short form."""
+    if done.verified:
+        return replace(proof, checked=True, certificate=done.path, why_not="")
+    return replace(proof, checked=False, certificate=None, why_not=brief(done.reason))
 
 
 def _number(v: float) -> float | str:
@@ -195,19 +257,6 @@ def _document(ens, q, enc, tables, record, model_file: Path, certificate: Path) 
         "columns": columns,
         "proof": proof,
     }
-
-
-def certificate_note(res_stats: dict, certify_flag: str = "--certify") -> str | None:
-    """Why an "insensitive" answer has no certificate of its own (None: the box search
-    proved it, so certifying reruns the same search); ``certify_flag``: how the command
-    at hand asks the box search for one after the fact."""
-    if res_stats.get("proved_by") == "box search":
-        return None
-    by = res_stats.get("proved_by") or "the backend"
-    return (
-        f"proved by {by}, which leaves no proof to write ({certify_flag} asks the box search "
-        "for one)"
-    )
 
 
 def check_certificate_path(path: str | Path) -> None:

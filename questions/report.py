@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..answers.result import ERROR, SENSITIVE, UNKNOWN, Result
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.readings import read_as
@@ -25,7 +25,7 @@ from ..readers.data import load_data
 from ..readers.load import load_model
 from ..search import gap_kernel
 from .audit import audit, summary
-from .certify import NO_CERTIFICATE, answer_refusal, certify
+from .certify import certify_answer
 from .progress import Display
 from .query_build import query_from_keywords
 from .software import Library, software
@@ -41,7 +41,8 @@ DEFAULT_GAP = 0.2
 # ranking needs the order, and a wide model's bounds close many times faster)
 RANK_TOLERANCE = 1e-3
 DATA_AWARE = "prob"  # the protected features' pairs: close to the data (docs/data-aware.md)
-CERTIFY_SECONDS = 120.0  # the box search's time to write a protected feature's proof
+# the box search's time to write a protected feature's proof (--certify-budget)
+CERTIFY_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,13 @@ class ProtectedFinding:
     audit_rows: int = 0
     audit_table: list[dict] = field(default_factory=list)  # questions.audit.summary rows
     audit_error: str | None = None
-    certificate: str | None = None  # the proof of an insensitive answer, when written
-    certificate_note: str | None = None  # else why there is none
+
+    @property
+    def certificate(self) -> str | None:
+        """The certificate of an insensitive answer, written and verified (else None;
+        ``check.proof`` says why)."""
+        proof = self.check.proof
+        return proof.certificate if proof is not None and proof.checked else None
 
 
 @dataclass
@@ -100,10 +106,12 @@ class Report:
     model: Ensemble = field(repr=False)
     data_path: str | None = None
     label: str = "label"
+    certificates: str | None = None  # the folder certificates were asked into, if any
 
     @property
     def unanswered(self) -> list[str]:
-        """Plain sentences on what the report could not establish."""
+        """Plain sentences on what the report could not establish, the certificates asked
+        for and not written included."""
         out = []
         for r in self.ranking:
             mg = r.max_gap or {}
@@ -124,6 +132,28 @@ class Report:
             unknown = sum(row["unknown"] for row in p.audit_table if row["group"] == "all")
             if unknown:
                 out.append(f"{unknown} audited rows of {p.feature} were not settled in time.")
+        return out + self.missing_certificates
+
+    @property
+    def missing_certificates(self) -> list[str]:
+        """The claims whose certificate was asked for (``--certificates``) and not written
+        and verified, each with why."""
+        if self.certificates is None:
+            return []
+        out = []
+        for p in self.protected:
+            proof = p.check.proof
+            if p.check.status == INSENSITIVE and proof is not None and not proof.checked:
+                why = proof.why_not or "none was written"
+                out.append(
+                    f"The insensitive answer of {p.feature}, proved by {proof.prover}, has no "
+                    f"verified certificate: {why}."
+                )
+        if self.ranking:
+            out.append(
+                "The max gaps of the ranking are not certified: a certificate proves an "
+                "insensitive answer at one gap, not the bounds of a max gap."
+            )
         return out
 
 
@@ -189,6 +219,7 @@ def report(
     progress: Display | None = None,
     note: Callable[[str], None] | None = None,
     certificates: str | Path | None = None,
+    certify_budget: float = CERTIFY_SECONDS,
 ) -> Report:
     """Gather an audit report of ``model`` on ``data`` (a CSV / Parquet path).
 
@@ -200,7 +231,9 @@ def report(
     ``command`` and ``model_file``: how to reproduce the report and the model's file,
     for its provenance (``model_file`` defaults to ``model`` when that is a path).
     ``certificates``: a folder; the proof of each protected feature's "insensitive"
-    answer is written there (docs/certificates.md) and named in the report.
+    answer is written there by the box search, within ``certify_budget`` seconds each,
+    and checked by the independent checker (docs/certificates.md); the page says, per
+    answer, whether it was certified or why not.
     """
     t0 = time.time()
     say = note or (lambda _msg: None)
@@ -230,7 +263,8 @@ def report(
             say(f"report: checking {', '.join(protected)} at gap {gap:g} ({per_check:.0f}s each)")
             found = _protected(ens, protected, gap, per_check, check_path, common, say)
         if certificates is not None:
-            _certify_protected(ens, found, gap, classes, Path(certificates), model_file, say)
+            folder = Path(certificates)
+            _certify_protected(ens, found, gap, classes, folder, model_file, certify_budget, say)
     files = _files(model_file, data, details)
     return Report(
         provenance=_provenance(ens, files, command, usage),
@@ -242,6 +276,7 @@ def report(
         model=ens,
         data_path=str(data),
         label=label,
+        certificates=None if certificates is None else str(certificates),
     )
 
 
@@ -311,25 +346,18 @@ def _files(model_file, data, details) -> list[FileFacts]:
     return files
 
 
-def _certify_protected(ens, found, gap, classes, folder: Path, model_file, say) -> None:
-    """Each protected feature's insensitive answer, certified into ``folder``; one line
-    for each feature that gets no certificate, saying why."""
+def _certify_protected(ens, found, gap, classes, folder: Path, model_file, budget, say) -> None:
+    """Each protected feature's insensitive answer, certified into ``folder`` (its proof
+    record says so); one line for each feature that gets no verified certificate,
+    saying why."""
     folder.mkdir(parents=True, exist_ok=True)
     for f in found:
-        refusal = answer_refusal(f.check)
-        if refusal is not None:
-            say(f"report: {f.feature}: {NO_CERTIFICATE}: {refusal}")
-            continue
         # the same question without the data-aware steering (which changes which pair is
         # found, not whether one exists): the box search proves it again, with its proof
         q = query_from_keywords([f.feature], {"gap": gap, "classes": classes}, ens=ens)
         path = folder / f"{f.feature}.json"
-        done = certify(ens, q, path, model_file, CERTIFY_SECONDS)
+        done = certify_answer(ens, q, f.check, path, model_file, budget)
         say(f"report: {f.feature}: {done.message}")
-        if done.written:
-            f.certificate = str(path)
-        else:
-            f.certificate_note = done.reason
 
 
 def witness_found(f: ProtectedFinding) -> bool:

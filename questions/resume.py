@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..answers.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..answers.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result, result_from_dict
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
 from .ask import Asked
@@ -168,4 +168,5 @@ def recorded_features(line: dict, commas: bool) -> frozenset[str] | None:
 
 
 def result_from_line(d: dict) -> Result:
-    return Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d})
+    """A recorded result line as a Result, its proof record with it (answers/result.py)."""
+    return result_from_dict(d)

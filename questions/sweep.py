@@ -10,6 +10,7 @@ import random
 import warnings
 from pathlib import Path
 
+from ..answers.phrases import proof_brief
 from ..answers.result import Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
@@ -107,9 +108,12 @@ def by_max_gap(results: list[Result]) -> list[Result]:
 
 def table_rows(results: list[Result]) -> list[dict]:
     """One row per result for the sweep's table; the outputs' columns say what they hold:
-    class probabilities (``p(x1)``) or a regressor's predictions (``f(x1)``)."""
+    class probabilities (``p(x1)``) or a regressor's predictions (``f(x1)``). With an
+    insensitive answer, a ``proof`` column says who proved each and whether it was
+    independently checked."""
     rows = []
     with_max_gap = any(r.max_gap for r in results)
+    with_proof = any(r.proof for r in results)
     out = "f" if results and all(predicts_values(r) for r in results) else "p"
     for r in results:
         p1 = p2 = ""
@@ -120,6 +124,7 @@ def table_rows(results: list[Result]) -> list[dict]:
             {
                 "features": r.query,
                 "verdict": r.status,
+                **({"proof": proof_cell(r)} if with_proof else {}),
                 **({"max_gap": max_gap_cell(r)} if with_max_gap else {}),
                 "time_s": round(r.time["total"], 2),
                 f"{out}(x1)": p1,
@@ -128,6 +133,12 @@ def table_rows(results: list[Result]) -> list[dict]:
             }
         )
     return rows
+
+
+def proof_cell(r: Result) -> str:
+    """The table's proof cell: "certified", or the prover and "(unchecked)" ("cpsat
+    (unchecked)"); empty for an answer that is not insensitive."""
+    return proof_brief(r.proof) if r.proof is not None else ""
 
 
 def predicts_values(r: Result) -> bool:
@@ -142,8 +153,10 @@ def results_frame(results: list[Result]):
     for sorting and filtering: ``query`` (str), ``features`` (list of str), ``verdict``,
     ``backend``, ``gap`` (float), ``validated`` (bool), ``distance`` and ``time_s``
     (float, NaN when absent), ``p(x1)``, ``p(x2)`` (lists of class probabilities, a
-    regressor's prediction as a list of one; None without a pair), ``changed`` (the features x1 and x2 differ in, a list) and ``error``
-    (str, None without one)."""
+    regressor's prediction as a list of one; None without a pair), ``changed`` (the
+    features x1 and x2 differ in, a list), ``error`` (str, None without one) and
+    ``proof`` (an insensitive answer's: "certified", or the prover and "(unchecked)",
+    e.g. "cpsat (unchecked)"; None for the others)."""
     import pandas as pd
 
     rows = [
@@ -160,6 +173,7 @@ def results_frame(results: list[Result]):
             "p(x2)": [float(p) for p in r.outputs["x2"]] if r.outputs else None,
             "changed": changed_names(r),
             "error": r.error,
+            "proof": proof_brief(r.proof) if r.proof is not None else None,
         }
         for r in results
     ]
@@ -180,6 +194,7 @@ FRAME_COLUMNS = (
     "p(x2)",
     "changed",
     "error",
+    "proof",
 )
 
 

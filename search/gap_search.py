@@ -32,6 +32,7 @@ from ..answers.result import (
     Result,
     fail,
     input_files,
+    record_prover,
 )
 from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import PROBA_AGREEMENT, library_outputs, scores_apart
@@ -315,4 +316,4 @@ def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: En
         res.status = UNKNOWN
     if out.proven:
         res.stats["proved_by"] = FOUND_BY
-    return res
+    return record_prover(res)

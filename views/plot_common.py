@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, Status
+from ..answers.result import (
+    ERROR,
+    INSENSITIVE,
+    SENSITIVE,
+    UNKNOWN,
+    Result,
+    Status,
+    result_from_dict,
+)
 from ..compiler.errors import InputError
 
 if TYPE_CHECKING:
@@ -39,8 +47,7 @@ def as_result(result: Result | Mapping[str, Any]) -> Result:
     if isinstance(result, Result):
         return result
     if isinstance(result, Mapping):
-        fields = Result.__dataclass_fields__
-        r = Result(**{k: result[k] for k in fields if k in result and k != "witness_arrays"})
+        r = result_from_dict({k: v for k, v in result.items() if k != "witness_arrays"})
         r.status = Status(r.status)
         return r
     raise InputError(f"expected a treesens Result (or its dict), got {type(result).__name__}")

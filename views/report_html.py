@@ -14,7 +14,7 @@ from ..questions.software import DATA, MODEL, SEARCH, SOLVER, Library
 from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
 from .plot_witness import plot_witness
-from .result_view import result_html
+from .result_view import proof_label, result_html
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
@@ -100,10 +100,24 @@ def _answer_sentence(report: Report, r: Result) -> str:
     if r.status == INSENSITIVE:
         return (
             f"{_status(r.status)}: proved that no two inputs differing only in "
-            f"{e(', '.join(r.features))} exist where {decision}, {e(_domain(report))}."
+            f"{e(', '.join(r.features))} exist where {decision}, {e(_domain(report))}. "
+            f"{_proof_sentence(r)}"
         )
     why = r.error if r.status == ERROR else "the time limit was reached"
     return f"{_status(r.status)}: not settled ({e(str(why))})."
+
+
+def _proof_sentence(r: Result) -> str:
+    """Who proved an insensitive answer, and whether it was independently checked:
+    "Certified (sex.json, verified)." or "Proved by CP-SAT, not independently checked:
+    why."."""
+    proof = r.proof
+    if proof is None:  # a result made before answers carried their proof record
+        return ""
+    if proof.checked:
+        return f"Certified (<code>{e(proof.certificate)}</code>, verified)."
+    label = proof_label(proof)
+    return e(label[0].upper() + label[1:]) + "."
 
 
 def _domain(report: Report) -> str:
@@ -200,12 +214,10 @@ def _protected(report: Report, f: ProtectedFinding) -> str:
     ]
     if f.certificate:
         out.append(
-            f"<p>Its proof is in <code>{e(f.certificate)}</code>: <code>treesens verify "
-            f"{e(f.certificate)}</code> re-checks it from the model's trees with a checker "
-            "that shares no code with the rest of treesens.</p>"
+            f"<p>Its proof is in <code>{e(f.certificate)}</code>, and <code>treesens verify "
+            f"{e(f.certificate)}</code> accepted it: it re-checks the proof from the model's "
+            "trees with a checker that shares no code with the rest of treesens.</p>"
         )
-    elif f.certificate_note:
-        out.append(f'<p class="muted">No certificate: {e(f.certificate_note)}.</p>')
     if witness_found(f):
         fig = plot_witness(f.check, data=report.data_path, model=report.model, label=report.label)
         out += ["<h3>The pair of inputs</h3>", _png(fig), result_html(f.check)]

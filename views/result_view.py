@@ -20,6 +20,7 @@ from ..answers.stats import KERNEL_COMPILE
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..answers.proof import Proof
     from ..answers.result import Result
 
 _STYLE = {"sensitive": "bold red", "insensitive": "bold green", "error": "bold magenta"}
@@ -80,7 +81,8 @@ def witness_rows(res: Result) -> list[WitnessRow]:
 
 
 def headline_parts(res: Result) -> tuple[str, str]:
-    """The verdict line after the status and query: ``(varied features, the rest)``."""
+    """The verdict line after the status and query: ``(varied features, the rest)``; an
+    insensitive answer's ends with its proof's label (``proof_label``)."""
     gap = f"g={res.gap:.12g}" if res.gap_kind == "prob" else f"margin gap {res.gap:.12g}"
     if prediction_condition(res) and not res.max_gap:
         gap = prediction_condition(res)
@@ -98,7 +100,22 @@ def headline_parts(res: Result) -> tuple[str, str]:
     if t.get(KERNEL_COMPILE):
         rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, not counted in the time limit"
     rest += ")"
+    if res.proof is not None:  # an insensitive answer: who proved it, and was it re-checked
+        rest += f"; {proof_label(res.proof)}"
     return ", ".join(res.features), rest
+
+
+def proof_label(proof: Proof) -> str:
+    """An insensitive answer's proof as the verdict line ends: "certified: c.json,
+    verified", or "proved by CP-SAT, not independently checked" (and why, when a
+    certificate was asked for)."""
+    if proof.checked:
+        return f"certified: {proof.certificate}, verified"
+    text = f"proved by {proof.prover}, {NOT_CHECKED}"
+    return f"{text}: {proof.why_not}" if proof.why_not else text
+
+
+NOT_CHECKED = "not independently checked"
 
 
 def max_gap_outcome(bounds: dict) -> str:

@@ -10,9 +10,10 @@ from functools import partial
 from pathlib import Path
 
 from ...compiler.errors import InputError
-from ...questions.report import DEFAULT_BUDGET, DEFAULT_GAP, report
+from ...questions.report import CERTIFY_SECONDS, DEFAULT_BUDGET, DEFAULT_GAP, report
 from ...views.progress import sweep_progress
 from ...views.report_html import render
+from .check import add_certify_budget_arg
 from .common import add_model_args, check_writable, load_from_args, log, number, positive_float
 
 HELP = "an HTML report: features ranked by max gap, protected features checked and audited"
@@ -55,9 +56,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--certificates",
         default=None,
         metavar="DIR",
-        help="write the proof of each protected feature's insensitive answer to DIR "
-        "(docs/certificates.md)",
+        help="write the proof of each protected feature's insensitive answer to DIR and "
+        "check it with the independent checker of `treesens verify` (docs/certificates.md); "
+        "the page says which were certified, and lists those that were not",
     )
+    add_certify_budget_arg(p, f"{CERTIFY_SECONDS:g}")
     p.add_argument("--no-progress", action="store_true", help="no progress display")
 
 
@@ -89,6 +92,7 @@ def run(args) -> int:
         progress=partial(sweep_progress, enabled=not args.no_progress),
         note=log,
         certificates=args.certificates,
+        certify_budget=CERTIFY_SECONDS if args.certify_budget is None else args.certify_budget,
     )
     out.write_text(render(rep), encoding="utf-8")
     log(f"report written to {out} ({rep.seconds:.0f}s)")

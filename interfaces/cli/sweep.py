@@ -6,21 +6,12 @@ import argparse
 import json
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.kinds import resolve_condition
 from ...questions.campaign import Campaign, sweep_campaign
-from ...questions.certify import (
-    MAX_GAP_REFUSAL,
-    NO_CERTIFICATE,
-    answer_refusal,
-    certificate_note,
-    certify,
-    model_refusal,
-)
 from ...questions.executors import parse_executor
 from ...questions.query_build import require_backend
 from ...questions.sweep import (
@@ -32,7 +23,9 @@ from ...questions.sweep import (
     to_csv,
     to_markdown,
 )
+from ...questions.sweep_certs import SweepCertificates
 from ...views.progress import sweep_progress
+from .check import add_certify_budget_arg
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -109,9 +102,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--certificates",
         default=None,
         metavar="DIR",
-        help="write the box search's proof of each insensitive answer to DIR/QUERY.json, "
-        "for `treesens verify` (docs/certificates.md)",
+        help="write the box search's proof of each insensitive answer to DIR/QUERY.json "
+        "and check it with the independent checker of `treesens verify` "
+        "(docs/certificates.md); the table's proof column says which were certified",
     )
+    add_certify_budget_arg(p, "each query's --timeout")
 
 
 # where the queries run (docs/distributed.md): flag, metavar, help
@@ -172,14 +167,26 @@ def run(args) -> int:
     log(
         f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
+    certs = None
+    if args.certificates is not None:
+        certs = SweepCertificates(
+            ens,
+            mk,
+            subsets,
+            args.certificates,
+            args.model,
+            budget=args.certify_budget,
+            max_gap=bool(args.max_gap),
+            note=log,
+        )
     t0 = time.time()
-    results = run_campaign(args, ens, subsets, mk)
+    results = run_campaign(args, ens, subsets, mk, certs)
     rows = table_rows(by_max_gap(results) if args.max_gap else results)
     summary = status_summary(results)
     print_table(args, rows, f"sweep: {summary} in {time.time() - t0:.1f}s")
     write_sweep_plot(args, results)
-    if args.certificates is not None:
-        write_certificates(args, ens, mk, subsets, results)
+    if certs is not None:
+        log(certs.summary())
     log(f"done: {summary}")
     return 1 if any(r.status == ERROR for r in results) else 0
 
@@ -212,9 +219,10 @@ def print_line(line: str) -> None:
     sys.stdout.flush()
 
 
-def run_campaign(args, ens, subsets, mk) -> list:
+def run_campaign(args, ens, subsets, mk, certs: SweepCertificates | None = None) -> list:
     """The sweep's queries (those --resume answers reused), each result streamed as it
-    ends: to the results log, to stdout with --json, to the progress display."""
+    ends: to the results log, to stdout with --json, to the progress display; certified
+    first by the campaign when ``certs`` (--certificates) asks."""
 
     def on_result(res) -> None:
         if args.json:
@@ -232,6 +240,7 @@ def run_campaign(args, ens, subsets, mk) -> list:
         warn=lambda msg: log(f"treesens: warning: {msg}"),
         on_reused=(lambda line: print_line(json.dumps(line))) if args.json else None,
         on_result=on_result,
+        certificates=certs,
     )
 
 
@@ -261,45 +270,3 @@ def print_table(args, rows: list[dict], title: str) -> None:
     if args.table_out:
         with open(args.table_out, "w") as fh:
             fh.write(to_csv(rows) if args.table_out.endswith(".csv") else to_markdown(rows))
-
-
-def write_certificates(args, ens, mk, subsets, results) -> None:
-    """One certificate per insensitive answer the box search proved (docs/certificates.md);
-    one line per insensitive answer that gets none, saying why, and the last line counts
-    the answers that are not insensitive (a max-gap sweep: one line says why none)."""
-    out = Path(args.certificates)
-    if args.max_gap:
-        log(f"no certificates: {MAX_GAP_REFUSAL} (sweep with --gap G --certificates DIR)")
-        return
-    refusal = model_refusal(ens, mk(list(subsets[0]), ""), args.model) if subsets else None
-    if refusal is not None:
-        log(f"no certificates: {refusal}")
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    written, unproven = 0, Counter()
-    for s, res in zip(subsets, results, strict=True):
-        name = "+".join(s)
-        if answer_refusal(res) is not None:  # sensitive, unknown, error: nothing to prove
-            unproven[str(res.status)] += 1
-            continue
-        note = certificate_note(res.stats, CERTIFY_AFTER)
-        if note is not None:
-            log(f"{name}: {NO_CERTIFICATE}: {note}")
-            continue
-        q = mk(list(s), ",".join(s))
-        done = certify(ens, q, out / f"{safe_name(name)}.json", args.model, q.plan.timeout)
-        written += done.written
-        if not done.written:
-            log(f"{name}: {done.message}")
-    others = ", ".join(f"{n} {status}" for status, n in sorted(unproven.items()))
-    tail = f" (none for the answers not insensitive: {others})" if others else ""
-    log(f"certificates: {written} written to {out}{tail}")
-
-
-# how a sweep's answer proved by a solver gets a certificate after the fact
-CERTIFY_AFTER = "`treesens check --certificate FILE --certify`"
-
-
-def safe_name(text: str) -> str:
-    """A file name for a query: letters, digits, '-', '_', '+' and '.'; others as '_'."""
-    return "".join(c if c.isalnum() or c in "-_+." else "_" for c in text)

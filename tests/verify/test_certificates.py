@@ -168,7 +168,7 @@ def test_the_checker_imports_nothing_of_treesens():
 def test_the_churn_certificate_verifies_and_one_box_less_does_not(tmp_path):
     model = require_shared() / "churn" / "churn_t500_d5.json"
     out = tmp_path / "c.json"
-    p = treesens_here(
+    p = treesens_here(  # the check proves, certifies and verifies: three searches of minutes
         "check", model, "--vary", "DeviceProtection", "--gap", "0.3", "--certificate", out
     )
     assert p.returncode == 0 and "INSENSITIVE" in p.stdout, p.stderr

@@ -1,0 +1,85 @@
+"""A sweep's certificates (``--certificates DIR``): each insensitive answer certified
+before its line is written or shown, so that its proof record (``Result.proof``) says so
+in the results file, the JSON and the table (docs/certificates.md). The sweep campaign
+(questions/campaign.py) hands each answer over, reused or new."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from ..answers.result import INSENSITIVE, Result
+from ..compiler.ensemble import Ensemble
+from ..compiler.query import Query
+from .certify import MAX_GAP_REFUSAL, certify_answer, model_refusal, proof_after, refused
+
+
+class SweepCertificates:
+    """The certificates of one sweep: ``DIR/QUERY.json`` per insensitive answer, written
+    by the box search (within ``budget`` seconds, default each query's time limit) and
+    checked by the independent checker; ``note`` sees a line for each answer left
+    without one, ``summary`` the count at the end. ``max_gap``: a max-gap sweep, whose
+    answers get none."""
+
+    def __init__(
+        self,
+        ens: Ensemble,
+        make_query: Callable[..., Query],
+        subsets: list[tuple[str, ...]],
+        folder: str | Path,
+        model_file: str | Path | None,
+        *,
+        budget: float | None = None,
+        max_gap: bool = False,
+        note: Callable[[str], None] = lambda _msg: None,
+    ):
+        self.ens, self.make_query, self.note = ens, make_query, note
+        self.folder = Path(folder)
+        self.model_file, self.budget = model_file, budget
+        self.subsets = {",".join(s): tuple(s) for s in subsets}
+        self.refusal = None  # why no answer of this sweep gets one
+        if max_gap:
+            self.refusal = MAX_GAP_REFUSAL
+        elif subsets:
+            self.refusal = model_refusal(ens, make_query(list(subsets[0]), ""), model_file)
+        if self.refusal is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        self.written, self.rejected, self.others = 0, 0, Counter()
+
+    def __call__(self, res: Result, subset: tuple[str, ...] | None = None) -> None:
+        """Certify ``res`` (the answer for ``subset``, default the one its label names) if
+        it is insensitive; its proof record says what became of it."""
+        if res.status != INSENSITIVE:
+            self.others[str(res.status)] += 1
+            return
+        if self.refusal is not None:
+            if res.proof is not None:
+                res.proof = proof_after(res.proof, refused(self.refusal))
+            return
+        s = subset or self.subsets.get(res.query) or tuple(res.features)
+        name = "+".join(s)
+        q = self.make_query(list(s), ",".join(s))
+        budget = self.budget if self.budget is not None else q.plan.timeout
+        path = self.folder / f"{safe_name(name)}.json"
+        done = certify_answer(self.ens, q, res, path, self.model_file, budget)
+        self.written += done.written
+        self.rejected += done.written and not done.verified
+        if not done.verified:
+            self.note(f"{name}: {done.message}")
+
+    def summary(self) -> str:
+        """The last line: how many were written, and the answers that get none."""
+        if self.refusal == MAX_GAP_REFUSAL:
+            return f"no certificates: {MAX_GAP_REFUSAL} (sweep with --gap G --certificates DIR)"
+        if self.refusal is not None:
+            return f"no certificates: {self.refusal}"
+        others = ", ".join(f"{n} {status}" for status, n in sorted(self.others.items()))
+        rejected = f", {self.rejected} rejected by the checker" if self.rejected else ""
+        tail = f" (none for the answers not insensitive: {others})" if others else ""
+        return f"certificates: {self.written} written to {self.folder}{rejected}{tail}"
+
+
+def safe_name(text: str) -> str:
+    """A file name for a query: letters, digits, '-', '_', '+' and '.'; others as '_'."""
+    return "".join(c if c.isalnum() or c in "-_+." else "_" for c in text)
