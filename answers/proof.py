@@ -26,13 +26,16 @@ _NAMES = {
 
 @dataclass(frozen=True)
 class Proof:
-    """The proof behind an "insensitive" answer."""
+    """The proof behind an "insensitive" answer, or behind a max gap's upper bound."""
 
     by: str  # "box search", or the solver that proved it: "cpsat", "cbc", "highs", "gurobi", "z3"
     checked: bool = False  # a certificate was written and the independent checker accepted it
     certificate: str | None = None  # that certificate's path (only when checked)
     # why it was not checked, one short clause, when a certificate was asked for ("" else)
     why_not: str = ""
+    # a max gap's record: the gap U' its certificate states no pair reaches (its upper
+    # bound U rounded up; questions/certify.py), when one was asked for; None otherwise
+    bound: float | None = None
 
     @property
     def prover(self) -> str:

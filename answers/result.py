@@ -217,8 +217,9 @@ def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
 
 def record_prover(res: Result) -> Result:
     """An insensitive answer with the record of who proved it (answers/proof.py), unless it
-    has one; an answer of another status has none."""
-    if res.status != INSENSITIVE:
+    has one; an answer of another status has none, but for a max gap's record of its
+    upper bound's certificate (``Proof.bound``)."""
+    if res.status != INSENSITIVE and (res.proof is None or res.proof.bound is None):
         res.proof = None
     elif res.proof is None:
         res.proof = Proof(prover_of(res.stats, res.backend))

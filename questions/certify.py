@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..answers.proof import Proof, brief
-from ..answers.result import INSENSITIVE, Result
+from ..answers.proof import BOX_SEARCH, Proof, brief
+from ..answers.result import ERROR, INSENSITIVE, Result
 from ..compiler.encode import ensemble_structure
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.query import Query
+from ..compiler.query import Gap, GapKind, Query
 from ..compiler.readings import read_for
 from ..search.box_search import PROVED, box_search
 from ..search.pair_boxes import (
@@ -60,23 +60,50 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# a max gap's answer is two bounds, not one proof at one gap
+# a sweep's max gaps are not certified (a check's and a report's are: ``certify_answer``)
 MAX_GAP_REFUSAL = (
     "--max-gap asks for bounds, and a certificate proves an insensitive answer at one --gap"
 )
+# the certificate's claim for a max gap's upper bound U: no pair reaches U' (``certified_bound``)
+MAX_GAP_UPPER = "max_gap_upper"
+_BOUND_DIGITS = 3  # U' keeps this many significant digits
+_BOUND_MARGIN = 1e-6  # and lies at least this far above U
 
 
 def refused(why: str, boxes: int = 0, seconds: float = 0.0) -> Certified:
     return Certified(False, f"{NO_CERTIFICATE}: {why}", boxes, seconds, reason=why)
 
 
+def certified_bound(upper: float) -> float:
+    """The gap U' a max gap's certificate states no pair reaches: its upper bound U plus a
+    margin, rounded up to a few significant digits (0.3498 -> 0.35), so that the claim is
+    strictly above every gap a pair achieves."""
+    v = upper + _BOUND_MARGIN
+    step = 10.0 ** (math.floor(math.log10(v)) - (_BOUND_DIGITS - 1))
+    bound = round(math.ceil(v / step) * step, 12)
+    return bound if bound > upper else bound + step
+
+
 def answer_refusal(res) -> str | None:
-    """Why an answer (a Result) gets no certificate whatever the model: a max gap, or an
-    answer that is not "insensitive"; None: it may get one."""
+    """Why an answer (a Result) gets no certificate whatever the model: an answer that is
+    not "insensitive" (a max gap's is its upper bound: ``max_gap_refusal``); None: it may
+    get one."""
     if res.max_gap is not None:
-        return MAX_GAP_REFUSAL
+        return max_gap_refusal(res)
     if res.status != INSENSITIVE:
         return f"the answer is {res.status}, not a proof of insensitive"
+    return None
+
+
+def max_gap_refusal(res) -> str | None:
+    """Why a max gap's upper bound gets no certificate whatever the model (None: it may)."""
+    mg = res.max_gap or {}
+    if res.status == ERROR or mg.get("upper") is None:
+        return "the max gap has no upper bound to certify"
+    if mg.get("kind", "prob") != "prob":
+        return "certificates cover binary models' probability gaps, not a regressor's change"
+    if certified_bound(float(mg["upper"])) >= 0.5:
+        return "the upper bound is not below 0.5, the largest gap there is"
     return None
 
 
@@ -116,12 +143,14 @@ def certify(
     model_file: str | Path | None,
     timeout: float,
     verify: bool = True,
+    claim: str | None = None,
 ) -> Certified:
     """Run the box search on ``q`` with its proof recorded and write the certificate to
     ``path`` when it proves "insensitive" within ``timeout`` seconds (a probability
     model's gap: as a binary classifier, compiler/readings.py); then, with ``verify``,
     check the file with the independent checker (``treesens verify``'s, outside the
-    ``timeout``)."""
+    ``timeout``). ``claim``: what the certificate states besides ("max_gap_upper": its
+    gap is a max gap's certified upper bound)."""
     ens = read_for(ens, q)
     why = model_refusal(ens, q, model_file)
     if why is not None:
@@ -148,6 +177,8 @@ def certify(
             f"the box search did not finish within its budget of {timeout:.3g}s", out.boxes, seconds
         )
     doc = _document(ens, q, enc, tables, record, Path(model_file), Path(path))
+    if claim is not None:
+        doc["question"]["claim"] = claim
     Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
     boxes = f"{out.boxes:,} box{'es' if out.boxes != 1 else ''}"
     written = f"certificate written to {path} ({boxes}, {seconds:.1f}s)"
@@ -184,11 +215,32 @@ def certify_answer(
     """Certify an answer asked for a certificate, and say so in its proof record
     (``res.proof``): certified and verified, or why not. An answer another solver proved
     gets the box search after the fact, within ``budget`` seconds; one that is not
-    insensitive gets nothing."""
+    insensitive gets nothing. A max gap's answer gets a certificate of its upper bound U:
+    that no pair reaches the gap U' (``certified_bound``), by the box search within
+    ``budget`` (its proof record: ``bound``)."""
+    if res.max_gap is not None:
+        return _certify_max_gap(ens, q, res, path, model_file, budget)
     refusal = answer_refusal(res)
     done = refused(refusal) if refusal is not None else certify(ens, q, path, model_file, budget)
     if res.proof is not None:
         res.proof = proof_after(res.proof, done)
+    return done
+
+
+def _certify_max_gap(ens, q, res: Result, path, model_file, budget: float) -> Certified:
+    refusal = max_gap_refusal(res)
+    bound = None if refusal is not None else certified_bound(float(res.max_gap["upper"]))
+    if refusal is not None:
+        done = refused(refusal)
+    else:  # the pair question the max gap's steps ask, at U'
+        at = q.with_(kind="", params=(), gap=Gap(bound, GapKind.PROB))
+        done = certify(ens, at, path, model_file, budget, claim=MAX_GAP_UPPER)
+    if res.status != ERROR:
+        proof = replace(res.proof or Proof(BOX_SEARCH), bound=bound)
+        res.proof = proof_after(proof, done)
+    if done.written:
+        claim = f"no pair reaches a gap of {bound:g}"
+        done = replace(done, message=done.message.replace(" (", f": {claim} (", 1))
     return done
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from .models import Model, ModelError, Tree, read_model
 
 FORMAT = "treesens-certificate"
+MAX_GAP_UPPER = "max_gap_upper"  # a question's "claim": its gap bounds a max gap from above
 INF = math.inf
 
 
@@ -97,7 +98,11 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         model = replace(model, features=list(q["features"]))
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
-    return Checker(model, q, doc["columns"]).run(doc["proof"])
+    verdict = Checker(model, q, doc["columns"]).run(doc["proof"])
+    if verdict.valid and q.get("claim") == MAX_GAP_UPPER:
+        claim = f"; a max gap's upper bound: no pair reaches a gap of {float(q['gap']):g}"
+        return replace(verdict, message=verdict.message + claim)
+    return verdict
 
 
 def _bound(v) -> float:

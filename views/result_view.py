@@ -108,7 +108,12 @@ def headline_parts(res: Result) -> tuple[str, str]:
 def proof_label(proof: Proof) -> str:
     """An insensitive answer's proof as the verdict line ends: "certified: c.json,
     verified", or "proved by CP-SAT, not independently checked" (and why, when a
-    certificate was asked for)."""
+    certificate was asked for). A max gap's upper bound: "certified: no pair reaches a gap
+    of 0.35 (c.json, verified)", or "not certified: why"."""
+    if proof.bound is not None:
+        if proof.checked:
+            return f"certified: no pair reaches a gap of {proof.bound:g} ({proof.certificate}, verified)"
+        return f"not certified: {proof.why_not or 'no certificate'}"
     if proof.checked:
         return f"certified: {proof.certificate}, verified"
     text = f"proved by {proof.prover}, {NOT_CHECKED}"
