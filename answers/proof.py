@@ -43,7 +43,11 @@ class Proof:
         return _NAMES.get(self.by, self.by)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The JSON form; ``bound`` only in a max gap's record."""
+        out = asdict(self)
+        if self.bound is None:
+            del out["bound"]
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> Proof:

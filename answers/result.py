@@ -69,7 +69,8 @@ class Result:
     # together 0/1 columns the data never sets together, ...): one sentence each
     notes: list[str] = field(default_factory=list)
     # an "insensitive" answer's proof: who proved it, and whether a checker independent of
-    # treesens re-checked it (answers/proof.py); None, and left out of the JSON, otherwise
+    # treesens re-checked it (answers/proof.py); a max gap's, when its upper bound's
+    # certificate was asked for; None, and left out of the JSON, otherwise
     proof: Proof | None = None
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
@@ -156,7 +157,10 @@ _OPTIONAL = frozenset({"max_gap", "threshold", "delta", "proof"})  # in the JSON
 
 
 def _plain(x):
-    """A field's value with dataclasses made dicts (as ``asdict`` does)."""
+    """A field's value with dataclasses made dicts (as ``asdict`` does; a proof record
+    by its own ``to_dict``)."""
+    if isinstance(x, Proof):
+        return x.to_dict()
     return asdict(x) if hasattr(x, "__dataclass_fields__") else x
 
 

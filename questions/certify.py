@@ -77,11 +77,16 @@ def refused(why: str, boxes: int = 0, seconds: float = 0.0) -> Certified:
 def certified_bound(upper: float) -> float:
     """The gap U' a max gap's certificate states no pair reaches: its upper bound U plus a
     margin, rounded up to a few significant digits (0.3498 -> 0.35), so that the claim is
-    strictly above every gap a pair achieves."""
+    strictly above every gap a pair achieves; more digits when fewer reach 0.5 (0.499 ->
+    0.4991), the largest gap there is."""
     v = upper + _BOUND_MARGIN
-    step = 10.0 ** (math.floor(math.log10(v)) - (_BOUND_DIGITS - 1))
-    bound = round(math.ceil(v / step) * step, 12)
-    return bound if bound > upper else bound + step
+    for digits in range(_BOUND_DIGITS, 10):
+        step = 10.0 ** (math.floor(math.log10(v)) - (digits - 1))
+        bound = float(f"{math.ceil(v / step) * step:.{digits}g}")
+        bound = bound if bound > upper else bound + step
+        if bound < 0.5:
+            break
+    return bound
 
 
 def answer_refusal(res) -> str | None:

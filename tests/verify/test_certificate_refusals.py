@@ -1,6 +1,6 @@
-"""Every refusal to write an asked-for certificate is one line saying why: a max gap (no
-single proof), an answer that is not insensitive, a model the checker cannot read, an
-answer a solver proved without a proof to write."""
+"""Every refusal to write an asked-for certificate is one line saying why: a sweep's max
+gaps (a check's max gap certifies its upper bound), an answer that is not insensitive,
+a model the checker cannot read, an answer a solver proved without a proof to write."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import treesens
 from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
 from treesens.tests.conftest import treesens_here
+from treesens.verify import verify_file
 
 
 @pytest.fixture(scope="module")
@@ -41,15 +42,15 @@ def _refusals(stderr: str) -> list[str]:
 
 
 @pytest.mark.parametrize("feature", ["f0", "f2"])  # a max gap with a pair, and with none
-def test_check_max_gap_with_a_certificate_says_in_one_line_why_there_is_none(folder, feature):
-    out = folder / "c.json"
+def test_check_max_gap_with_a_certificate_certifies_its_upper_bound(folder, tmp_path, feature):
+    out = tmp_path / "c.json"
     p = treesens_here(
         "check", folder / "model.json", "--vary", feature, "--max-gap", "--certificate", out
     )
     assert p.returncode == 0, p.stderr
-    (line,) = _refusals(p.stderr)
-    assert line.startswith("no certificate: --max-gap asks for bounds")
-    assert not out.exists()
+    assert not _refusals(p.stderr)
+    assert "; certified: no pair reaches a gap of " in p.stdout
+    assert verify_file(out).valid
 
 
 def test_sweep_max_gap_with_certificates_says_why_there_are_none_and_makes_no_folder(folder):

@@ -1,0 +1,185 @@
+"""A max gap's upper bound U, certified: the box search's proof that no pair reaches the
+gap U' (U plus a margin, rounded up), re-checked by the independent checker, above the
+exact max gap found by enumeration, and rejected when tampered with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.answers.result import result_from_dict
+from treesens.questions.certify import certified_bound, certify_answer
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import treesens_here
+from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.verify import verify_file
+
+FEATURE = "f1"  # a feature the model reads, with a max gap well above 0
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    """A binary XGBoost model of a few shallow trees over f0, f1, f2."""
+    import xgboost
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, size=(300, 3))
+    y = (X[:, 0] + 0.6 * X[:, 1] > 0.8).astype(int)
+    est = xgboost.XGBClassifier(n_estimators=4, max_depth=2, learning_rate=0.5)
+    est.fit(X, y)
+    est.get_booster().feature_names = ["f0", "f1", "f2"]
+    path = tmp_path_factory.mktemp("max_gap_cert") / "model.json"
+    est.get_booster().save_model(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def checked(model, tmp_path_factory):
+    """``treesens check MODEL --vary f1 --max-gap --certificate c.json --json``: the
+    process, its result (a dict) and the certificate."""
+    out = tmp_path_factory.mktemp("cert") / "c.json"
+    p = treesens_here(
+        "check", model, "--vary", FEATURE, "--max-gap", "--certificate", out, "--json"
+    )
+    assert p.returncode == 0, p.stderr
+    return p, json.loads(p.stdout), out
+
+
+def _tampered(certificate: Path, tmp_path: Path, change) -> Path:
+    doc = json.loads(certificate.read_text())
+    change(doc)
+    out = tmp_path / "tampered.json"
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_a_max_gap_certificate_verifies_with_treesens_verify(checked):
+    _, _, out = checked
+    p = treesens_here("verify", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("VALID: ")
+
+
+def test_the_checker_says_the_certificate_bounds_a_max_gap(checked):
+    _, res, out = checked
+    bound = res["proof"]["bound"]
+    assert verify_file(out).message.endswith(
+        f"; a max gap's upper bound: no pair reaches a gap of {bound:g}"
+    )
+
+
+def test_the_certificate_states_its_gap_and_its_claim(checked):
+    _, res, out = checked
+    question = json.loads(out.read_text())["question"]
+    assert question["gap"] == res["proof"]["bound"] == certified_bound(res["max_gap"]["upper"])
+    assert question["claim"] == "max_gap_upper"
+
+
+def test_the_certified_gap_is_above_the_exact_max_gap(model, checked):
+    _, res, _ = checked
+    exact = exact_max_gap(treesens.load_model(str(model)), [FEATURE])
+    assert exact > 0.05  # the model is sensitive: the test is not vacuous
+    assert res["proof"]["bound"] > res["max_gap"]["upper"] >= exact
+
+
+def test_the_proof_record_says_the_upper_bound_is_certified_and_verified(checked):
+    _, res, out = checked
+    assert res["proof"]["checked"] and res["proof"]["certificate"] == str(out)
+
+
+def test_the_verdict_line_says_which_gap_no_pair_reaches(model, tmp_path):
+    out = tmp_path / "c.json"
+    p = treesens_here("check", model, "--vary", FEATURE, "--max-gap", "--certificate", out)
+    assert p.returncode == 0, p.stderr
+    bound = json.loads(out.read_text())["question"]["gap"]
+    assert f"; certified: no pair reaches a gap of {bound:g} ({out}, verified)" in p.stdout
+
+
+def test_a_certificate_with_its_gap_lowered_below_the_exact_max_gap_is_rejected(
+    model, checked, tmp_path
+):
+    _, _, out = checked
+    exact = exact_max_gap(treesens.load_model(str(model)), [FEATURE])
+
+    def below_the_max_gap(doc):
+        doc["question"]["gap"] = exact - 0.01
+
+    verdict = verify_file(_tampered(out, tmp_path, below_the_max_gap))
+    assert not verdict.valid
+
+
+def test_a_max_gap_certificate_with_a_bound_changed_is_rejected(checked, tmp_path):
+    _, _, out = checked
+
+    def lower_a_bound(doc):
+        step = next(s for s in doc["proof"] if s[0] == "prune")
+        step[2] -= 0.5
+
+    verdict = verify_file(_tampered(out, tmp_path, lower_a_bound))
+    assert not verdict.valid and "states" in verdict.message
+
+
+def test_a_max_gap_read_back_from_json_keeps_its_proof_record(checked):
+    _, res, _ = checked
+    assert result_from_dict(res).proof.bound == res["proof"]["bound"]
+
+
+def test_a_box_search_out_of_budget_leaves_the_bound_not_certified_with_why(model, tmp_path):
+    ens = treesens.load_model(str(model))
+    res = treesens.max_gap(ens, vary=FEATURE)
+    q = make_query([FEATURE], gap=0.0)
+    done = certify_answer(ens, q, res, tmp_path / "c.json", str(model), 1e-9)
+    assert not done.written and not (tmp_path / "c.json").exists()
+    assert not res.proof.checked
+    assert res.proof.why_not.startswith("the box search did not finish within its budget")
+
+
+def test_a_max_gap_of_a_pickled_model_is_refused_in_one_line(tmp_path):
+    import joblib
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    joblib.dump(
+        GradientBoostingClassifier(n_estimators=4, max_depth=1).fit(X, y), tmp_path / "m.joblib"
+    )
+    out = tmp_path / "c.json"
+    p = treesens_here(
+        "check",
+        tmp_path / "m.joblib",
+        "--trust-pickle",
+        "--vary",
+        "x0",
+        "--max-gap",
+        "--certificate",
+        out,
+    )
+    assert p.returncode == 0, p.stderr
+    (line,) = [s for s in p.stderr.splitlines() if "no certificate" in s]
+    assert (
+        line == "no certificate: a scikit-learn model is certified from a .skops file "
+        "(the checker loads no pickle)"
+    )
+    assert "; not certified: a scikit-learn model is certified from a .skops file" in p.stdout
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("upper", "bound"),
+    [
+        (0.3498, 0.35),
+        (0.35, 0.351),
+        (0.0920238, 0.0921),
+        (0.0001, 0.000101),
+        (3e-12, 1.01e-6),
+        (0.499, 0.4991),
+    ],
+)
+def test_the_certified_bound_rounds_up_above_the_upper_bound(upper, bound):
+    assert certified_bound(upper) == pytest.approx(bound, rel=1e-12)
+    assert certified_bound(upper) > upper
