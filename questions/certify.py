@@ -106,7 +106,9 @@ def max_gap_refusal(res) -> str | None:
     if res.status == ERROR or mg.get("upper") is None:
         return "the max gap has no upper bound to certify"
     if mg.get("kind", "prob") != "prob":
-        return "certificates cover binary models' probability gaps, not a regressor's change"
+        return (
+            "certificates cover binary models' probability gaps, not a regressor's largest change"
+        )
     if certified_bound(float(mg["upper"])) >= 0.5:
         return "the upper bound is not below 0.5, the largest gap there is"
     return None
@@ -234,7 +236,8 @@ def certify_answer(
 
 def _certify_max_gap(ens, q, res: Result, path, model_file, budget: float) -> Certified:
     refusal = max_gap_refusal(res)
-    bound = None if refusal is not None else certified_bound(float(res.max_gap["upper"]))
+    upper = res.max_gap.get("upper")
+    bound = None if upper is None else certified_bound(float(upper))
     if refusal is not None:
         done = refused(refusal)
     else:  # the pair question the max gap's steps ask, at U'

@@ -149,11 +149,14 @@ class Report:
                     f"The insensitive answer of {p.feature}, proved by {proof.prover}, has no "
                     f"verified certificate: {why}."
                 )
-        if self.ranking:
-            out.append(
-                "The max gaps of the ranking are not certified: a certificate proves an "
-                "insensitive answer at one gap, not the bounds of a max gap."
-            )
+        for r in self.ranking:
+            proof = r.proof
+            if r.status != ERROR and (proof is None or not proof.checked):
+                why = (proof.why_not if proof is not None else "") or "none was written"
+                out.append(
+                    f"The upper bound of the max gap of {', '.join(r.features)} has no "
+                    f"verified certificate: {why}."
+                )
         return out
 
 
@@ -232,8 +235,9 @@ def report(
     for its provenance (``model_file`` defaults to ``model`` when that is a path).
     ``certificates``: a folder; the proof of each protected feature's "insensitive"
     answer is written there by the box search, within ``certify_budget`` seconds each,
-    and checked by the independent checker (docs/certificates.md); the page says, per
-    answer, whether it was certified or why not.
+    and checked by the independent checker (docs/certificates.md), and so is the upper
+    bound of each ranked max gap (``FEATURE.max-gap.json``); the page says, per claim,
+    whether it was certified or why not.
     """
     t0 = time.time()
     say = note or (lambda _msg: None)
@@ -265,6 +269,7 @@ def report(
         if certificates is not None:
             folder = Path(certificates)
             _certify_protected(ens, found, gap, classes, folder, model_file, certify_budget, say)
+            _certify_ranking(ens, ranking, classes, folder, model_file, certify_budget, say)
     files = _files(model_file, data, details)
     return Report(
         provenance=_provenance(ens, files, command, usage),
@@ -358,6 +363,19 @@ def _certify_protected(ens, found, gap, classes, folder: Path, model_file, budge
         path = folder / f"{f.feature}.json"
         done = certify_answer(ens, q, f.check, path, model_file, budget)
         say(f"report: {f.feature}: {done.message}")
+
+
+def _certify_ranking(ens, ranking, classes, folder: Path, model_file, budget, say) -> None:
+    """Each ranked max gap's upper bound, certified into ``folder`` as
+    ``FEATURE.max-gap.json`` (its proof record says so, or why not)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in ranking:
+        if r.status == ERROR:
+            continue
+        q = query_from_keywords(list(r.features), {"classes": classes}, ens=ens)
+        path = folder / f"{_ranked_feature(r)}.max-gap.json"
+        done = certify_answer(ens, q, r, path, model_file, budget)
+        say(f"report: max gap of {_ranked_feature(r)}: {done.message}")
 
 
 def witness_found(f: ProtectedFinding) -> bool:

@@ -185,7 +185,9 @@ def _ranking(report: Report) -> str:
         rows.append(
             f"<tr><td>{e(', '.join(r.features))}</td><td class='num'>{_num(mg.get('lower'))}"
             f"</td><td class='num'>{_num(mg.get('upper'))}</td><td>{e(proven)}</td>"
-            f"<td class='num'>{r.time.get('total', 0.0):.1f}</td></tr>"
+            f"<td class='num'>{r.time.get('total', 0.0):.1f}</td>"
+            + (f"<td>{_bound_certificate(r)}</td>" if report.certificates is not None else "")
+            + "</tr>"
         )
     fig = plot_sweep(report.ranking) if report.ranking else None
     return (
@@ -198,8 +200,25 @@ def _ranking(report: Report) -> str:
         "more the search ran out of time. No lower bound: no two such inputs get "
         "different decisions at all.</p>"
         "<table><tr><th>feature</th><th>lower</th><th>upper</th><th>status</th>"
-        f"<th>seconds</th></tr>{''.join(rows)}</table>" + (_png(fig) if fig else "")
+        "<th>seconds</th>"
+        + ("<th>upper bound's certificate</th>" if report.certificates is not None else "")
+        + f"</tr>{''.join(rows)}</table>"
+        + (_png(fig) if fig else "")
     )
+
+
+def _bound_certificate(r: Result) -> str:
+    """A ranked max gap's upper bound, certified: "certified: no pair reaches a gap of
+    0.35 (sex.max-gap.json, verified)", or why not."""
+    proof = r.proof
+    if proof is None or proof.bound is None and not proof.why_not:
+        return "not certified"
+    if proof.checked:
+        return (
+            f"certified: no pair reaches a gap of {proof.bound:g} "
+            f"(<code>{e(proof.certificate)}</code>, verified)"
+        )
+    return e(f"not certified: {proof.why_not or 'none was written'}")
 
 
 def _rank_key(r: Result) -> float:
