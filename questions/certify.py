@@ -105,10 +105,10 @@ def max_gap_refusal(res) -> str | None:
     mg = res.max_gap or {}
     if res.status == ERROR or mg.get("upper") is None:
         return "the max gap has no upper bound to certify"
-    if mg.get("kind", "prob") != "prob":
-        return (
-            "certificates cover binary models' probability gaps, not a regressor's largest change"
-        )
+    kind = mg.get("kind", "prob")
+    if kind != "prob":
+        what = {"change": "a regressor's largest change", "ratio": "a multiclass ratio"}
+        return f"certificates cover binary models' probability gaps, not {what.get(kind, kind)}"
     if certified_bound(float(mg["upper"])) >= 0.5:
         return "the upper bound is not below 0.5, the largest gap there is"
     return None
