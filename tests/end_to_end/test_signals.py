@@ -121,11 +121,32 @@ def _survivors(pids: list[int], within: float = 2.0) -> list[int]:
     return left
 
 
-def _signalled(p: subprocess.Popen, sig: int, count: int = 1) -> tuple[int, str, list[int]]:
-    """Send ``sig`` once solver processes run: (exit code, stderr, the solver processes
-    still alive 1 s after the command ended)."""
+# the tgkill system call's number: a signal to one thread of another process
+TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine)
+
+
+def _to_a_thread_other_than_main(p: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to one of the command's threads that is not its main thread, as the
+    kernel may choose to (its Python handler still runs in the main thread)."""
+    import ctypes
+
+    others = [int(t) for t in os.listdir(f"/proc/{p.pid}/task") if int(t) != p.pid]
+    assert others, "the command runs no thread but its main one"
+    if ctypes.CDLL(None, use_errno=True).syscall(TGKILL, p.pid, others[0], sig) != 0:
+        pytest.fail(f"tgkill failed: {os.strerror(ctypes.get_errno())}")
+
+
+def _signalled(
+    p: subprocess.Popen, sig: int, count: int = 1, to_main: bool = True
+) -> tuple[int, str, list[int]]:
+    """Send ``sig`` once solver processes run (to the process, or to one of its threads
+    other than the main one): (exit code, stderr, the solver processes still alive 1 s
+    after the command ended)."""
     workers = _wait_for_workers(p, count)
-    p.send_signal(sig)
+    if to_main:
+        p.send_signal(sig)
+    else:
+        _to_a_thread_other_than_main(p, sig)
     try:
         _, err = p.communicate(timeout=10)
     except subprocess.TimeoutExpired:
@@ -217,53 +238,25 @@ def test_sigterm_to_a_race_leaves_none_of_its_solver_processes(churn):
     assert code == 143, err
 
 
-# the tgkill system call's number: a signal to one thread of another process
-TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine)
-
-
-def _to_a_thread_other_than_main(p: subprocess.Popen, sig: int) -> None:
-    """Send ``sig`` to one of the command's threads that is not its main thread, as the
-    kernel may choose to (its Python handler still runs in the main thread)."""
-    import ctypes
-
-    others = [int(t) for t in os.listdir(f"/proc/{p.pid}/task") if int(t) != p.pid]
-    assert others, "the command runs no thread but its main one"
-    if ctypes.CDLL(None, use_errno=True).syscall(TGKILL, p.pid, others[0], sig) != 0:
-        pytest.fail(f"tgkill failed: {os.strerror(ctypes.get_errno())}")
-
-
 @pytest.mark.shared
 @pytest.mark.skipif(TGKILL is None, reason="tgkill's number on this machine is not known")
 def test_sigterm_handed_to_another_thread_ends_a_race_at_once(churn):
     if not (available("z3") and available("highs")):
         pytest.skip("the race needs z3 and highs")
     p = _start(["check", churn, *CHURN_QUERY, "--backend", "race:cpsat,z3,highs"])
-    workers = _wait_for_workers(p, 3)
-    _to_a_thread_other_than_main(p, signal.SIGTERM)
-    try:
-        _, err = p.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate()
-        pytest.fail("the race did not end: its main thread slept through the signal")
-    assert p.returncode == 143, err
-    assert _survivors(workers, within=1.0) == []
+    code, err, left = _signalled(p, signal.SIGTERM, count=3, to_main=False)
+    assert left == []
+    assert code == 143, err
 
 
 @pytest.mark.shared
 @pytest.mark.skipif(TGKILL is None, reason="tgkill's number on this machine is not known")
 def test_sigterm_handed_to_another_thread_ends_a_check_at_once(churn):
-    p = _start(["check", churn, *CHURN_QUERY])
-    workers = _wait_for_workers(p)
-    _to_a_thread_other_than_main(p, signal.SIGTERM)
-    try:
-        _, err = p.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate()
-        pytest.fail("the check did not end: its main thread slept through the signal")
-    assert p.returncode == 143, err
-    assert _survivors(workers, within=1.0) == []
+    code, err, left = _signalled(
+        _start(["check", churn, *CHURN_QUERY]), signal.SIGTERM, to_main=False
+    )
+    assert left == []
+    assert code == 143, err
 
 
 @pytest.mark.shared
