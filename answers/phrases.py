@@ -27,6 +27,12 @@ def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
     return None
 
 
+def unproven_because(bounds: dict) -> str:
+    """What left a max gap's bounds apart: the time limit, or (``stopped_by`` "memory")
+    the box search's open boxes shed at its memory budget."""
+    return "boxes shed for memory" if bounds.get("stopped_by") == "memory" else "time limit"
+
+
 def max_gap_brief(bounds: dict) -> str:
     """A max gap's bounds in a few words: "max gap in [0.41, 0.45], not proven"."""
     lo, hi = bounds.get("lower"), bounds.get("upper")

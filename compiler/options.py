@@ -309,6 +309,19 @@ OPTIONS: tuple[OptionSpec, ...] = (
         takes="bool",
     ),
     OptionSpec(
+        "memory_mb",
+        "a whole number of MB >= 1",
+        None,
+        "memory limit in MB: a query whose model would need more (estimated from its "
+        "leaves, before compiling) is refused; the box search keeps its tables and a max "
+        "gap's open boxes within what is left, and the solver process's address space is "
+        "limited to it (default: 3/4 of the memory available, for the estimate and a max "
+        "gap's open boxes only)",
+        SENS_OPTION,
+        _whole_at_least_1,
+        takes="whole",
+    ),
+    OptionSpec(
         "solver_params",
         "NAME=VALUE pairs",
         (),
@@ -500,6 +513,7 @@ class QueryOptions:
     progress: bool | None = None
     heuristic_effort: float | None = None
     box_search: bool | None = None
+    memory_mb: int | None = None
     solver_params: tuple | None = None
 
     @classmethod

@@ -29,6 +29,7 @@ from ..driver.compile import CompiledQuery
 from ..readers.data import dataset_for
 from ..readers.plugins import load_plugin, loaded_plugins
 from .max_gap import max_gap_query
+from .memory import MemoryLimit, memory_limit, memory_refusal, search_budget
 
 
 @dataclass(frozen=True)
@@ -114,13 +115,20 @@ def answer(
     already (a compare's); ``asked``: the record, when a campaign made it once for all
     its questions. ``catch``: a problem with this query (a bad input, a bug) becomes an
     "error" result instead of an exception (a ``.sens`` file's other queries still run).
+    ``memory_mb``: the memory limit, over the query's own ``memory_mb`` option
+    (questions/memory.py): a model whose estimate passes it is refused, before anything
+    is compiled, by an "error" result that says so.
 
     Interrupted while optimising with a replay-checked pair (or a max gap's bounds) in
     hand, the KeyboardInterrupt carries that result, recorded, as ``partial_result``."""
     start = time.time() if start is None else start
     asked = asked or Asked.of(ens, q)
+    limit = query_memory_limit(q, memory_mb)
+    too_large = memory_refusal(ens, limit)
+    if too_large is not None:
+        return _finish(error_result(ens, q, too_large), asked, start)
     try:
-        res = _answer(ens, q, q.plan.deadline(start), memory_mb, log, compiled)
+        res = _answer(ens, q, q.plan.deadline(start), limit, log, compiled)
     except KeyboardInterrupt as e:
         partial = getattr(e, "partial_result", None)
         if partial is not None:
@@ -137,15 +145,31 @@ def answer(
     return _finish(res, asked, start)
 
 
-def _answer(ens, q, deadline, memory_mb, log, compiled) -> Result:
+def query_memory_limit(q: Query, memory_mb: int | None = None) -> MemoryLimit | None:
+    """The memory limit of ``q``: ``memory_mb`` (a run's, e.g. ``--memory-mb`` over a
+    .sens file's queries), else the query's ``memory_mb`` option, else the default."""
+    return memory_limit(memory_mb if memory_mb is not None else q.plan.options.memory_mb)
+
+
+def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Result:
     data = dataset_for(ens, q)
+    memory_mb = None if limit is None else limit.given_mb  # the solver's address space
     if not kind_of(q).searched:
         return solve_query(
             ens, q, compiled=compiled, deadline=deadline, memory_mb=memory_mb, data=data
         )
     tol = LargestGap.tolerance(q)
+    budget = search_budget(ens, limit)
     return max_gap_query(
-        ens, q, tolerance=tol, deadline=deadline, memory_mb=memory_mb, log=log, data=data
+        ens,
+        q,
+        tolerance=tol,
+        deadline=deadline,
+        memory_mb=memory_mb,
+        log=log,
+        data=data,
+        heap_bytes=budget.heap_bytes,
+        memory_bytes=budget.memory_bytes,
     )
 
 

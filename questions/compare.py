@@ -7,7 +7,8 @@ from ..backends.registry import BACKENDS, available, require_installed
 from ..compiler.errors import InputError
 from ..driver import compile_query
 from ..readers.data import dataset_for
-from .ask import answer
+from .ask import answer, query_memory_limit, refused
+from .memory import memory_refusal
 
 
 def backend_list(spec: str | None) -> list[str]:
@@ -25,8 +26,16 @@ def backend_list(spec: str | None) -> list[str]:
 def compare_query(
     ens, q, backends: list[str], *, memory_mb=None, heuristic: bool = False, on_result=None
 ):
-    """Solve one query on every backend from one compilation; a list of Results."""
+    """Solve one query on every backend from one compilation; a list of Results. A
+    model too large for the memory limit is refused before compiling (each backend's
+    result says so)."""
     q = q.planned(options=q.plan.options.with_(heuristic=heuristic))
+    too_large = memory_refusal(ens, query_memory_limit(q, memory_mb))
+    if too_large is not None:
+        out = [refused(ens, q.planned(backend=b), too_large) for b in backends]
+        for res in out if on_result else ():
+            on_result(res)
+        return out
     cq = compile_query(ens, q, data=dataset_for(ens, q))
     out = []
     for b in backends:

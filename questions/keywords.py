@@ -17,8 +17,8 @@ from ..readers.data import load_data
 from ..readers.load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
 from .query_build import query_from_keywords
 
-# what a keyword sets: how the model loads, the query, one of its options, or the run
-MODEL, QUERY, OPTION, RUN = "model", "query", "option", "run"
+# what a keyword sets: how the model loads, the query, or one of its options
+MODEL, QUERY, OPTION = "model", "query", "option"
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,6 @@ API_KEYWORDS: dict[str, Keyword] = {
         Keyword("passes", None, _PASSES, QUERY, "text", (), "passes"),
         *(_from_table(s, QUERY, s.default) for s in (*SHAPE[3:], *SETTINGS)),
         *(_from_table(o, OPTION, None) for o in OPTIONS if o.name not in ("data", "label")),
-        Keyword("memory_mb", None, "memory limit of the solver process in MB", RUN, "whole"),
     )
 }
 

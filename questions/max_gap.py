@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ..answers.phrases import max_gap_searching
+from ..answers.phrases import max_gap_searching, unproven_because
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
@@ -51,7 +51,9 @@ from ..compiler.query import DOWN, Gap, GapKind, Query
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
 from ..driver.solve import solve_query
+from ..search.gap_kernel import HEAP_BYTES
 from ..search.gap_search import box_largest_gap, shown_gap
+from ..search.pair_boxes import PairTablesTooLarge
 
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 # where between the bounds the next gap is asked (0.5: bisection)
@@ -74,6 +76,9 @@ class MaxGap:
     steps: int
     kind: str = "prob"
     method: str = "bisection"  # or "boxes": one best-first search (search/gap_search.py)
+    # not proven: what stopped the search, None for the time limit, "memory" for the box
+    # search's open boxes shed above the floor at its memory budget
+    stopped_by: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -153,10 +158,15 @@ def max_gap_query(
     memory_mb: int | None = None,
     log: Callable[[str], None] | None = None,
     data: Dataset | None = None,
+    heap_bytes: int = HEAP_BYTES,
+    memory_bytes: int | None = None,
 ) -> Result:
     """The largest gap at which ``ens`` is sensitive to ``q.vary`` (``q.gap`` unused),
     within ``tolerance``; the whole search by ``deadline`` (default: the time limit from
-    now). ``data``: the Dataset the query names (each step's check uses it)."""
+    now). ``data``: the Dataset the query names (each step's check uses it).
+    ``heap_bytes``, ``memory_bytes``: the box search's heap of open boxes, and its tables
+    and heap together, at most (questions/memory.py); tables that would pass their bound
+    leave the search to the bisection, with a note."""
     t0 = time.time()
     q = q.with_(kind="", params=())  # a max_gap query: the pair question its steps ask
     searched = q.with_(gap=Gap(q.gap.value, q.gap.kind, given=False))  # the gap it starts at
@@ -170,8 +180,14 @@ def max_gap_query(
         tol = tol * upper if upper > 0 else tol
     if ens.is_regressor and ens.link != IDENTITY:  # and above the link's rounding
         tol = max(tol, rounding_band(ens))
+    skipped = None
     if q.plan.options.value("box_search") or multiclass:
-        boxed = box_largest_gap(ens, q, tol, deadline, log)
+        try:
+            boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes)
+        except PairTablesTooLarge as e:
+            if multiclass:  # no bisection to fall back on
+                raise InputError(f"--max-gap / max_gap on this multiclass model: {e}") from None
+            boxed, skipped = None, f"the box search was skipped ({e}): the bounds are bisected"
         if boxed is not None:
             return _boxed_final(ens, q, *boxed, tol)
     if multiclass:
@@ -194,6 +210,8 @@ def max_gap_query(
         g = following
     out = _final(ens, q, s, res, tol)
     out.time = {"compile": s.compile, "solve": s.solve, "total": time.time() - t0}
+    if skipped is not None:
+        out.notes.append(skipped)
     return out
 
 
@@ -264,7 +282,12 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     on the KeyboardInterrupt as its ``partial_result``."""
     proven = out.proven and (out.lower is None or out.upper - out.lower <= tol)
     lower = None if out.lower is None else shown_gap(ens, out.lower)
-    bounds = MaxGap(lower, shown_gap(ens, out.upper), tol, proven, 0, gap_kind(ens), "boxes")
+    # boxes shed above the floor: the bounds cannot close below their bound
+    floor = tol if out.lower is None else out.lower + tol
+    shed_open = out.shed_upper is not None and out.shed_upper > floor
+    stopped = "memory" if shed_open and not proven else None
+    upper = shown_gap(ens, out.upper)
+    bounds = MaxGap(lower, upper, tol, proven, 0, gap_kind(ens), "boxes", stopped)
     res.gap = lower if lower is not None else shown_gap(ens, tol)
     res.gap_kind = result_gap_kind(ens)
     res.max_gap = bounds.to_dict()
@@ -295,26 +318,27 @@ def max_gap_line(m: MaxGap | dict) -> str:
     d = m.to_dict() if isinstance(m, MaxGap) else m
     lo, hi, tol = d["lower"], d["upper"], d["tolerance"]
     if d.get("kind") == CHANGE:
-        return _change_line(lo, hi, tol, d["proven"])
+        return _change_line(lo, hi, tol, d["proven"], unproven_because(d))
+    why = unproven_because(d)
     if lo is None:
         if d["proven"]:
             return (
                 f"max gap: none (no pair reaches gap {hi:.6g}: insensitive to within the tolerance)"
             )
-        return f"max gap: unknown (at most {hi:.6g}; time limit)"
+        return f"max gap: unknown (at most {hi:.6g}; {why})"
     if d["proven"]:
         return f"max gap {lo:.6g} (proven: no pair reaches {hi:.6g}; tolerance {tol:g})"
-    return f"max gap in [{lo:.6g}, {hi:.6g}], not proven (time limit; tolerance {tol:g})"
+    return f"max gap in [{lo:.6g}, {hi:.6g}], not proven ({why}; tolerance {tol:g})"
 
 
-def _change_line(lo: float | None, hi: float, tol: float, proven: bool) -> str:
+def _change_line(lo: float | None, hi: float, tol: float, proven: bool, why: str) -> str:
     """A regressor's largest change f(x1) - f(x2), in words."""
     if lo is None:
         if proven:
             return f"largest change: none above the tolerance (no pair moves the prediction by {hi:.6g})"
-        return f"largest change: unknown (at most {hi:.6g}; time limit)"
+        return f"largest change: unknown (at most {hi:.6g}; {why})"
     if proven:
         return (
             f"largest change {lo:.6g} (proven: no pair moves the prediction by more than {hi:.6g})"
         )
-    return f"largest change in [{lo:.6g}, {hi:.6g}], not proven (time limit; tolerance {tol:.3g})"
+    return f"largest change in [{lo:.6g}, {hi:.6g}], not proven ({why}; tolerance {tol:.3g})"

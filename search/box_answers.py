@@ -7,15 +7,18 @@ from ..answers.context import SolveContext
 from ..answers.result import INSENSITIVE
 from ..compiler.encode import Encoding
 from ..compiler.kinds import kind_of
+from ..compiler.memory_estimate import room_bytes
 from .pair_boxes import PairTables, PairTablesTooLarge, pair_tables
 
 FOUND_BY = "box search"
 
 
-def tables_or_skip(enc: Encoding, stats: dict) -> PairTables | None:
-    """The pair tables of ``enc``, or None with ``stats`` saying why they were skipped."""
+def tables_or_skip(enc: Encoding, stats: dict, memory_mb: int | None = None) -> PairTables | None:
+    """The pair tables of ``enc``, or None with ``stats`` saying why they were skipped
+    (``memory_mb``: a memory limit given, which they must fit above the model's
+    estimate)."""
     try:
-        return pair_tables(enc)
+        return pair_tables(enc, max_held=room_bytes(enc.ensemble, memory_mb))
     except PairTablesTooLarge as e:
         stats.clear()
         stats.update({"status": "skipped", "reason": str(e)})

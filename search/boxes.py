@@ -122,7 +122,7 @@ class BoxStage:
         while self.at < len(self.encs):
             enc = self.encs[self.at]
             if self.search is None:
-                tables = tables_or_skip(enc, stats)
+                tables = tables_or_skip(enc, stats, ctx.memory_mb)
                 if tables is None:
                     return False
                 stats["class_pairs"] += 1

@@ -68,11 +68,15 @@ TermsBound = Callable[[np.ndarray], float]
 
 @dataclass(frozen=True)
 class GapBoxOutcome:
-    proven: bool  # the heap emptied: ``upper`` is proven
+    proven: bool  # the search is complete (the heap emptied, no box shed above the floor)
     upper: float  # a bound on the gap of every pair (probability), relaxed
     lower: float | None  # the best accepted gap, None when no pair reached the tolerance
     boxes: int
     interrupted: bool = False
+    # boxes shed for memory (the heap at its budget) and the largest gap bound among
+    # them (under ``upper``; None: none shed)
+    shed_boxes: int = 0
+    shed_upper: float | None = None
 
 
 @dataclass
@@ -134,6 +138,7 @@ def largest_gap(
     lower: float | None = None,
     bound: TermsBound | None = None,
     compiled: bool = True,
+    heap_bytes: int = gap_kernel.HEAP_BYTES,
 ) -> GapBoxOutcome:
     """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
     ``tolerance`` apart, the heap is empty, or ``deadline`` (absolute time.time()).
@@ -141,12 +146,14 @@ def largest_gap(
     outcome's ``lower`` is then this search's own, or None. ``bound``: a box's bound
     from its terms, in place of their least. ``compiled``: run the compiled search
     (gap_kernel.py) where it applies (a bound that is the terms' least), else this
-    module's."""
+    module's. ``heap_bytes``: the compiled search's heap of open boxes, at most."""
     b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
     if bound is None and compiled and gap_kernel.available():
-        return _compiled_search(b, enc, to_gap, offer, tolerance, deadline, progress, lower)
+        return _compiled_search(
+            b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes
+        )
     state = _State(to_gap, tolerance, lower)
     tie = itertools.count()
     root = np.ones(b.n, dtype=bool)
@@ -176,22 +183,41 @@ def _compiled_search(
     deadline: float,
     progress: Progress | None,
     reached: float | None,
+    heap_bytes: int,
 ) -> GapBoxOutcome:
     """``largest_gap`` by the compiled kernel: the same bounds, split rule and dives, the
     kernel returning here to have a resolved box's pair replayed and to look at the
-    clock."""
+    clock. Boxes it sheds for memory keep their bound under ``upper``; one shed above
+    the last floor leaves the bounds not proven."""
     tab = b.tab
     root = b.upper(b.top(np.ones(b.n, dtype=bool)))
-    search = gap_kernel.KernelSearch(tab, b.order, root, probes=gap_kernel.PROBES)
+    search = gap_kernel.KernelSearch(
+        tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes
+    )
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
     boxes, budget = 0, 2048
     status = -1
 
     def upper() -> float:
-        u = max(search.dropped, search.best_open())
+        u = search.upper()
         gap = to_gap(u) if u > _LOW else 0.0
         return max(gap, 0.0 if best is None else best)
+
+    def outcome(interrupted: bool = False) -> GapBoxOutcome:
+        shed = to_gap(search.shed) if search.shed_boxes else None
+        top = max((g for g in (best, reached) if g is not None), default=None)
+        floor = tolerance if top is None else top + tolerance
+        complete = status == gap_kernel.EMPTY and (shed is None or shed <= floor)
+        return GapBoxOutcome(
+            complete and not interrupted,
+            upper(),
+            best,
+            boxes,
+            interrupted,
+            search.shed_boxes,
+            shed,
+        )
 
     try:
         while True:
@@ -217,8 +243,8 @@ def _compiled_search(
             if status == gap_kernel.EMPTY or time.time() >= deadline:
                 break
     except KeyboardInterrupt:
-        return GapBoxOutcome(False, upper(), best, boxes, True)
-    return GapBoxOutcome(status == gap_kernel.EMPTY, upper(), best, boxes)
+        return outcome(interrupted=True)
+    return outcome()
 
 
 class SplitRule:

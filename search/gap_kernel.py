@@ -18,7 +18,11 @@ column c walks again only the trees with a node on c inside the box's interval o
 for both children in one pass (they differ on c only), from below the nodes the box
 passes on one side only.
 The heap holds (bound, lo, hi): about 130 bytes a box, where the Python search keeps a
-bit per leaf.
+bit per leaf. It is bounded (``HEAP_BYTES``): full, it sheds the quarter of its boxes
+with the lowest bounds, and the largest bound shed stays under the reported upper
+bound, as that of a box dropped under the floor does (so the bound stays sound; the
+search is then no longer complete: bounds closed with boxes shed above the floor are not
+proven).
 
 The search returns to its caller after a number of boxes, when a resolved box beats the
 incumbent (the caller replays its lower corner with the library and raises the floor), or
@@ -47,6 +51,20 @@ PROBES = 4
 SPLIT_TIE = 1e-3
 # run() statuses (gap_kernel_jit.py)
 BUDGET, RESOLVED, EMPTY = 0, 1, 2
+# the open boxes' heap, at most (bytes; KernelSearch's heap_bytes): a search that would
+# hold more sheds the boxes of lowest bound (1 GB: about 5 million boxes over adult's
+# 14 features, against the 7.4 GB fnlwgt reached unbounded on a 255,000-leaf model)
+HEAP_BYTES = 1 << 30
+# a heap's budget, at least (a memory limit that leaves less still lets the search run,
+# shedding boxes early)
+MIN_HEAP_BYTES = 16 << 20
+
+
+def heap_rows(heap_bytes: int, columns: int) -> int:
+    """How many boxes a heap of ``heap_bytes`` holds over ``columns`` columns: a box is
+    its bound (8 bytes) and two int32 per column; two thirds of the bytes, since the
+    kernel copies the rows into twice as many when it grows them; at least 4."""
+    return max(4, int(heap_bytes) * 2 // 3 // (8 + 8 * columns))
 
 
 @dataclass
@@ -214,7 +232,10 @@ def _kernel():
 
 
 class KernelSearch:
-    """One compiled search over ``tab``: ``step`` runs it on."""
+    """One compiled search over ``tab``: ``step`` runs it on. Its heap of open boxes
+    holds at most ``heap_bytes`` (default ``HEAP_BYTES``; see ``heap_rows``): past that,
+    the boxes of lowest bound are shed, and the largest bound shed (``shed``) stays under
+    the upper bound, as the bound of a box dropped under the floor does (``dropped``)."""
 
     def __init__(
         self,
@@ -223,6 +244,7 @@ class KernelSearch:
         root_bound: float,
         capacity: int = 1024,
         probes: int = PROBES,
+        heap_bytes: int = HEAP_BYTES,
     ):
         self.ft = flatten(tab, order)
         ft = self.ft
@@ -233,14 +255,22 @@ class KernelSearch:
             packed_nodes(ft),
         )
         cols = len(ft.sizes)
-        # the heap's rows: the kernel doubles them when full
-        self.hb = np.empty(max(capacity, 1), dtype=np.float64)
-        self.hx = np.empty((max(capacity, 1), 2 * cols), dtype=np.int32)
+        self.max_rows = heap_rows(heap_bytes, cols)
+        # the heap's rows: the kernel doubles them when full, up to max_rows, from a
+        # start that doubles to (about) max_rows: the old rows and the new, while the
+        # kernel copies them, take at most heap_bytes
+        start = self.max_rows
+        while start > 2 * max(capacity, 1):
+            start = -(-start // 2)
+        self.hb = np.empty(start, dtype=np.float64)
+        self.hx = np.empty((start, 2 * cols), dtype=np.int32)
         self.hb[0] = root_bound
         self.hx[0, :cols] = 0
         self.hx[0, cols:] = ft.sizes
         self.hn = 1
-        self.dropped = _NEG
+        # the largest bound dropped under a floor, the largest shed for memory, how many
+        # boxes were shed (row units; gap_kernel_jit.heap_shed)
+        self.lost = np.array([_NEG, _NEG, 0.0])
         self.corner = np.zeros(cols, dtype=np.int32)
         # per node, what splitting on it gained so far (sum, count): the split rule's
         # pseudo-costs, kept from one step to the next
@@ -250,11 +280,25 @@ class KernelSearch:
         self.run = _kernel()
         note_compiled_search()
 
+    @property
+    def dropped(self) -> float:
+        """The largest bound of a box dropped under a floor (row units; -1e300: none)."""
+        return float(self.lost[0])
+
+    @property
+    def shed(self) -> float:
+        """The largest bound of a box shed for memory (row units; -1e300: none)."""
+        return float(self.lost[1])
+
+    @property
+    def shed_boxes(self) -> int:
+        return int(self.lost[2])
+
     def step(self, u_floor: float, max_boxes: int) -> tuple[int, int, float]:
         """Run on: (status, boxes visited, the resolved box's bound); a RESOLVED box's
         lower corner is in ``self.corner``."""
         ft = self.ft
-        status, self.hb, self.hx, self.hn, boxes, self.dropped, u = self.run(
+        status, self.hb, self.hx, self.hn, boxes, u = self.run(
             self.arrays,
             ft.thresholds,
             ft.first_sum,
@@ -263,7 +307,8 @@ class KernelSearch:
             self.hx,
             self.hn,
             float(min(max(u_floor, -_POS), _POS)),
-            float(self.dropped),
+            self.lost,
+            self.max_rows,
             int(max_boxes),
             self.corner,
             int(np.diff(ft.node_start).max(initial=0)),
@@ -275,3 +320,8 @@ class KernelSearch:
     def best_open(self) -> float:
         """The largest bound on the heap (row units), or -1e300 when it is empty."""
         return float(self.hb[0]) if self.hn > 0 else _NEG
+
+    def upper(self) -> float:
+        """A bound on every pair (row units): the largest bound open, dropped or shed
+        (-1e300: none)."""
+        return max(self.dropped, self.shed, self.best_open())

@@ -262,12 +262,7 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
 
 @part
 def heap_push(hb, hx, hn, u, lo, hi):
-    if hn == hb.shape[0]:
-        nb = np.empty(2 * hn, dtype=hb.dtype)
-        nb[:hn] = hb
-        nx = np.empty((2 * hn, hx.shape[1]), dtype=hx.dtype)
-        nx[:hn] = hx
-        hb, hx = nb, nx
+    """Push the box; the heap has room (make_room)."""
     cols = lo.shape[0]
     i = hn
     while i > 0:
@@ -280,7 +275,86 @@ def heap_push(hb, hx, hn, u, lo, hi):
     hb[i] = u
     hx[i, :cols] = lo
     hx[i, cols:] = hi
-    return hb, hx, hn + 1
+    return hn + 1
+
+
+@part
+def make_room(hb, hx, hn, max_rows, u_floor, lost):
+    """Room for one more box: the heap as it is while it has some; else its rows doubled,
+    up to ``max_rows``; else, at ``max_rows``, the quarter of its boxes with the lowest
+    bounds shed (heap_shed). Returns (hb, hx, hn)."""
+    if hn < hb.shape[0]:
+        return hb, hx, hn
+    if hb.shape[0] < max_rows:
+        n = min(2 * hn, max_rows)
+        nb = np.empty(n, dtype=hb.dtype)
+        nb[:hn] = hb
+        nx = np.empty((n, hx.shape[1]), dtype=hx.dtype)
+        nx[:hn] = hx
+        return nb, nx, hn
+    return hb, hx, heap_shed(hb, hx, hn, hn - max(1, hn // 4), u_floor, lost)
+
+
+@part
+def push(hb, hx, hn, u, lo, hi, max_rows, u_floor, lost):
+    """heap_push after make_room: returns (hb, hx, hn)."""
+    hb, hx, hn = make_room(hb, hx, hn, max_rows, u_floor, lost)
+    return hb, hx, heap_push(hb, hx, hn, u, lo, hi)
+
+
+@part
+def dropped(lost, u):
+    """A box of bound u dropped under the floor: lost[0] is the largest such bound."""
+    if u > lost[0]:
+        lost[0] = u
+
+
+@part
+def heap_shed(hb, hx, hn, keep, u_floor, lost):
+    """Keep the ``keep`` boxes of largest bound, in place, and heap them again; returns
+    how many are left. Of the others, a bound at most ``u_floor`` goes into lost[0] (the
+    largest dropped bound, as a dive drops a box), a larger one into lost[1] (the largest
+    bound shed for memory: it stays under the upper bound), counted in lost[2]."""
+    n_drop = hn - keep
+    order = np.argsort(hb[:hn])  # ascending: the first n_drop go
+    gone = np.zeros(hn, dtype=np.bool_)
+    for i in range(n_drop):
+        j = order[i]
+        gone[j] = True
+        b = hb[j]
+        if b <= u_floor:
+            if b > lost[0]:
+                lost[0] = b
+        else:
+            if b > lost[1]:
+                lost[1] = b
+            lost[2] += 1.0
+    k = 0
+    for i in range(hn):
+        if not gone[i]:
+            if k != i:
+                hb[k] = hb[i]
+                hx[k] = hx[i]
+            k += 1
+    tmp = np.empty(hx.shape[1], dtype=hx.dtype)
+    for i in range(k // 2 - 1, -1, -1):  # Floyd: sift each parent down
+        u = hb[i]
+        tmp[:] = hx[i]
+        p = i
+        while True:
+            j = 2 * p + 1
+            if j >= k:
+                break
+            if j + 1 < k and hb[j + 1] > hb[j]:
+                j += 1
+            if hb[j] <= u:
+                break
+            hb[p] = hb[j]
+            hx[p] = hx[j]
+            p = j
+        hb[p] = u
+        hx[p] = tmp
+    return k
 
 
 @part
@@ -403,7 +477,8 @@ def run(
     hx,
     hn,
     u_floor,
-    dropped,
+    lost,
+    max_rows,
     max_boxes,
     out_lo,
     max_nodes,
@@ -411,8 +486,10 @@ def run(
     probes,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
-    lower corner in ``out_lo``), or an empty heap. Returns (status, heap, boxes,
-    dropped, the resolved box's bound)."""
+    lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
+    ``lost`` (updated): the largest bound dropped under a floor, the largest bound shed
+    for memory, how many boxes were shed (heap_shed). Returns (status, heap, boxes, the
+    resolved box's bound)."""
     values, node_start, _leaf_start, nodes = ft_arrays
     rows = values.shape[1]
     trees = order.shape[0]
@@ -436,12 +513,11 @@ def run(
     boxes = 0
     while hn > 0:
         if boxes >= max_boxes:
-            return BUDGET, hb, hx, hn, boxes, dropped, 0.0
+            return BUDGET, hb, hx, hn, boxes, 0.0
         u_box, hn = heap_pop(hb, hx, hn, lo, hi)
         u = u_box
         if u <= u_floor:
-            if u > dropped:
-                dropped = u
+            dropped(lost, u)
             continue
         for t in range(trees):
             walk(ft_arrays, t, lo, hi, top, low, stack, opn)
@@ -452,35 +528,32 @@ def run(
             visited += 1
             boxes += 1
             if u <= u_floor:
-                if u > dropped:
-                    dropped = u
+                dropped(lost, u)
                 break
             start = open_rows(top, low, first_sum)
             if start < 0:  # resolved: the lower corner is an exact pair
-                if u > dropped:
-                    dropped = u
+                dropped(lost, u)
                 out_lo[:] = lo
-                return RESOLVED, hb, hx, hn, boxes, dropped, u
+                return RESOLVED, hb, hx, hn, boxes, u
             c, rr, nw, uy, un = split(
                 ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, rule, start
             )
             on_yes = uy >= un  # the yes side on ties, as sorted() keeps it first
             go_u, stay_u = (uy, un) if on_yes else (un, uy)
             if stay_u <= u_floor:
-                if stay_u > dropped:
-                    dropped = stay_u
+                dropped(lost, stay_u)
             else:  # the other child: only its interval of c differs from this box's
                 keep_lo, keep_hi = lo[c], hi[c]
                 if on_yes:
                     lo[c] = rr
                 else:
                     hi[c] = rr
-                hb, hx, hn = heap_push(hb, hx, hn, stay_u, lo, hi)
+                hb, hx, hn = push(hb, hx, hn, stay_u, lo, hi, max_rows, u_floor, lost)
                 lo[c], hi[c] = keep_lo, keep_hi
             enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch)
             u = go_u
             if visited % CHECK_EVERY == 0 and hn > 0 and hb[0] > u + 1e-12:
                 # a better box waits: leave this dive to the heap
-                hb, hx, hn = heap_push(hb, hx, hn, go_u, lo, hi)
+                hb, hx, hn = push(hb, hx, hn, go_u, lo, hi, max_rows, u_floor, lost)
                 break
-    return EMPTY, hb, hx, hn, boxes, dropped, 0.0
+    return EMPTY, hb, hx, hn, boxes, 0.0

@@ -45,17 +45,19 @@ from ..compiler.replay import meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
 from .pair_boxes import (
-    PairTablesTooLarge,
+    PairTables,
     applies,
     class_pair_encodings,
     pair_encoding,
     pair_tables,
+    tables_held,
 )
 
 FOUND_BY = "box search (largest gap)"
 # added to a bound on the gap: the library's float32 sigmoid, rounded up
 PROBA_SLACK = 1e-6
 PROGRESS_EVERY = 2.0  # seconds between two progress lines
+MB = 1 << 20
 
 
 def achieved_gap(p1: float, p2: float) -> float:
@@ -169,10 +171,16 @@ def box_largest_gap(
     tolerance: float,
     deadline: float,
     log: Callable[[str], None] | None = None,
+    heap_bytes: int = gap_kernel.HEAP_BYTES,
+    memory_bytes: int | None = None,
 ) -> tuple[Result, GapBoxOutcome] | None:
     """The largest gap of ``q`` (its gap unused) by the box search, in gap units, or
     None where the pair tables do not describe the query (then the caller bisects with
-    the check)."""
+    the check). ``heap_bytes``: each search's heap of open boxes, at most (beyond it the
+    boxes of lowest bound are shed, their bound kept under the upper bound).
+    ``memory_bytes``: the tables and the heap together, at most (None: the tables under
+    their own bound). Raises PairTablesTooLarge when the tables would pass their
+    bound."""
     t0 = time.time()
     if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
         return None
@@ -187,10 +195,7 @@ def box_largest_gap(
         encs = class_pair_encodings(pair_encoding(ens, at_zero))
     if encs is None:
         return None
-    try:
-        tables = [pair_tables(e) for e in encs]
-    except PairTablesTooLarge:
-        return None
+    tables, heap_bytes = _tables_within(encs, memory_bytes, heap_bytes)
     t_compile = time.time() - t0
     best = BestPair(ens)
     to_gap = gap_bound(ens)
@@ -213,7 +218,16 @@ def box_largest_gap(
         enc = encs[k]
         offer = best.offer_for(enc)
         out = largest_gap(
-            enc, tables[k], to_gap, offer, tolerance, deadline, progress, lower, bound
+            enc,
+            tables[k],
+            to_gap,
+            offer,
+            tolerance,
+            deadline,
+            progress,
+            lower,
+            bound,
+            heap_bytes=heap_bytes,
         )
         outs.append(out)
         if out.interrupted:
@@ -232,7 +246,46 @@ def box_largest_gap(
         # seconds making the compiled search ready, left out of the time limit
         "kernel": {"seconds": ready.seconds, "compiled": ready.compiled},
     }
+    if out.shed_boxes:
+        _note_shed(ens, res, out, heap_bytes)
     return res, out
+
+
+def _tables_within(
+    encs: list[Encoding], memory_bytes: int | None, heap_bytes: int
+) -> tuple[list[PairTables], int]:
+    """Each class pair's tables, within what ``memory_bytes`` leaves after the others'
+    (PairTablesTooLarge past it), and the heap's budget: at most ``heap_bytes`` and what
+    the tables leave, at least ``MIN_HEAP_BYTES``."""
+    tables: list[PairTables] = []
+    for e in encs:
+        left = None if memory_bytes is None else memory_bytes - sum(map(tables_held, tables))
+        tables.append(pair_tables(e, max_held=left))
+    if memory_bytes is not None:
+        left = memory_bytes - sum(map(tables_held, tables))
+        heap_bytes = max(gap_kernel.MIN_HEAP_BYTES, min(heap_bytes, left))
+    return tables, heap_bytes
+
+
+def _note_shed(ens: Ensemble, res: Result, out: GapBoxOutcome, heap_bytes: int) -> None:
+    """The heap reached its memory budget and shed the boxes of lowest bound: in the
+    result's stats and notes."""
+    res.stats["box_search"]["shed"] = {
+        "boxes": out.shed_boxes,
+        "upper": shown_gap(ens, out.shed_upper),
+        "heap_mb": round(heap_bytes / MB, 1),
+    }
+    res.notes.append(shed_note(ens, out, heap_bytes))
+
+
+def shed_note(ens: Ensemble, out: GapBoxOutcome, heap_bytes: int) -> str:
+    """What shedding boxes for memory did to the bounds, in one line."""
+    kind = "change" if ens.is_regressor else "gap"
+    return (
+        f"the box search's open boxes reached their memory budget ({heap_bytes / MB:,.0f} MB; "
+        f"--memory-mb raises it): {out.shed_boxes:,} boxes of lowest bound were shed, their "
+        f"largest {kind} bound ({shown_gap(ens, out.shed_upper):.6g}) kept under the upper bound"
+    )
 
 
 # a regressor's raw scores as rows read at 0: x1's, minus x2's, and their difference
@@ -284,12 +337,15 @@ def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair
     """The searches of every class pair as one (the root bounds of pairs not searched
     stand for them): proven when each was."""
     lower = best.gap if any(o.lower is not None for o in outs) else None
+    shed = [o.shed_upper for o in outs if o.shed_upper is not None]
     return GapBoxOutcome(
         proven=not unsearched and all(o.proven for o in outs),
         upper=max([o.upper for o in outs] + unsearched),
         lower=lower,
         boxes=sum(o.boxes for o in outs),
         interrupted=any(o.interrupted for o in outs),
+        shed_boxes=sum(o.shed_boxes for o in outs),
+        shed_upper=max(shed) if shed else None,
     )
 
 

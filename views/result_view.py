@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..answers.phrases import max_gap_brief, prediction_condition
+from ..answers.phrases import max_gap_brief, prediction_condition, unproven_because
 from ..answers.stats import KERNEL_COMPILE
 
 if TYPE_CHECKING:
@@ -132,10 +132,10 @@ def max_gap_outcome(bounds: dict) -> str:
     if lo is None:
         if bounds.get("proven"):
             return f"{what} none (proven: no pair reaches {hi:.4g})"
-        return f"{what} unknown (at most {hi:.4g}; time limit)"
+        return f"{what} unknown (at most {hi:.4g}; {unproven_because(bounds)})"
     if bounds.get("proven"):
         return f"{what} {lo:.4g} (proven{within}: [{lo:.4g}, {hi:.4g}])"
-    return f"{what} in [{lo:.4g}, {hi:.4g}], not proven (time limit)"
+    return f"{what} in [{lo:.4g}, {hi:.4g}], not proven ({unproven_because(bounds)})"
 
 
 def max_gap_note(res: Result) -> str:

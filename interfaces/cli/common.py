@@ -208,12 +208,7 @@ def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--timeout", type=number, default=None, metavar="S", help=f"override {what} (seconds)"
     )
-    p.add_argument(
-        "--memory-mb",
-        type=positive_int,
-        default=None,
-        help="memory limit of the solver process in MB (default: none)",
-    )
+    add_keyword_flag(p, API_KEYWORDS["memory_mb"])
 
 
 def load_from_args(args):

@@ -1,7 +1,8 @@
 """The compiled largest-gap search (search/gap_kernel.py) is the search of
 search/gap_boxes.py at a lower cost per box: on tiny ensembles both prove the same
 largest gap (each bracketing the exact one by enumeration), and the kernel's own parts
-(its heap, the floor it drops boxes under) keep their contracts."""
+(its heap, the floor it drops boxes under, the memory budget it sheds boxes at) keep
+their contracts."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from treesens.compiler.query import Gap
+from treesens.compiler.query import Gap, Query
 from treesens.search import gap_kernel
 from treesens.search.box_search import tree_order
 from treesens.search.gap_boxes import largest_gap, root_bound
@@ -22,6 +23,7 @@ from treesens.search.gap_search import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case
 from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.tests.oracle import random_ensemble
 
 FAR = 1e18
 
@@ -122,3 +124,77 @@ def test_the_split_rule_learns_what_splits_gained():
     search = KernelSearch(tab, tree_order(tab), root_bound(tab, lambda u: u))
     search.step(-math.inf, 10**9)
     assert search.costs[:, 1].sum() > 0  # nodes measured or split, their gains kept
+
+
+# ---- the heap's memory budget: boxes of lowest bound shed, their bound kept -------------
+
+TINY_HEAP = 1  # bytes: the smallest heap the kernel keeps (heap_rows: 4 boxes)
+
+
+def _deeper_case(i: int):
+    """Twelve trees of depth 3 over three features: searches of 30-100 boxes, enough to
+    fill a heap of 4 boxes (``_case``'s searches mostly stay under it)."""
+    rng = np.random.default_rng([47, i])
+    ens = random_ensemble(rng, 12, 3, 3, 4, leaf_scale=1.0)
+    return ens, Query(vary=(ens.feature_names[0],)), 1e-4
+
+
+def _shed_search(i: int, heap_bytes: int = TINY_HEAP):
+    ens, q, tol = _deeper_case(i)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        return achieved_gap(p[0], p[1])
+
+    out = largest_gap(enc, tab, gap_bound(ens), offer, tol, FAR, heap_bytes=heap_bytes)
+    return ens, q, tol, out
+
+
+@pytest.mark.parametrize("i", range(30))
+def test_a_search_that_sheds_boxes_for_memory_still_brackets_the_exact_gap(i):
+    # without the shed boxes' bound under the upper bound, 5 of these 30 searches report
+    # an upper bound below the exact largest gap (the shed boxes held the best pairs)
+    ens, q, _, out = _shed_search(i)
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def test_the_upper_bound_is_at_least_the_largest_bound_shed():
+    _, _, _, out = _shed_search(5)
+    assert out.shed_boxes > 0
+    assert out.upper >= out.shed_upper
+
+
+def test_a_search_that_shed_boxes_above_its_floor_is_not_proven():
+    _, _, tol, out = _shed_search(5)  # the exact gap 0.363 lies in the boxes shed
+    assert out.shed_upper > out.lower + tol
+    assert not out.proven
+
+
+def test_boxes_shed_below_the_final_floor_leave_the_search_proven():
+    _, _, tol, out = _shed_search(7)
+    assert out.shed_boxes > 0 and out.shed_upper <= out.lower + tol
+    assert out.proven
+
+
+def test_the_same_search_within_its_budget_sheds_nothing():
+    _, _, _, out = _shed_search(5, heap_bytes=gap_kernel.HEAP_BYTES)
+    assert out.shed_boxes == 0 and out.shed_upper is None and out.proven
+
+
+def test_a_heap_at_its_budget_holds_at_most_its_rows():
+    ens, q, _ = _deeper_case(5)
+    tab = pair_tables(pair_encoding(ens, q.with_(gap=Gap(0.0))))
+    search = KernelSearch(tab, tree_order(tab), root_bound(tab, lambda u: u), heap_bytes=1)
+    status = search.step(-math.inf, 10**9)[0]
+    while status != EMPTY:
+        status = search.step(-math.inf, 10**9)[0]
+    assert search.shed_boxes > 0
+    assert len(search.hb) <= search.max_rows == gap_kernel.heap_rows(1, len(tab.sizes))
+
+
+def test_a_heap_budget_holds_the_rows_and_their_copy_while_they_grow():
+    rows = gap_kernel.heap_rows(gap_kernel.HEAP_BYTES, 28)
+    box = 8 + 2 * 28 * 4
+    assert 1.5 * rows * box <= gap_kernel.HEAP_BYTES < 1.5 * (rows + 1) * box

@@ -265,7 +265,7 @@ CASES = {
         _bc("query q {\n  vary mean_texture\n  option heuristc = false\n}\n"),
         [
             "{F}:5:3: unknown option 'heuristc' (did you mean 'heuristic', 'heuristic_effort'?); "
-            "known: heuristic, progress, heuristic_effort, box_search",
+            "known: heuristic, progress, heuristic_effort, box_search, memory_mb",
             "  option heuristc = false",
             "  ^",
         ],

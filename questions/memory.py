@@ -1,0 +1,148 @@
+"""A query's memory: what a model will need, the limit it is held to, and the share of
+it a max gap's box search may keep open.
+
+The estimate (compiler/memory_estimate.py) is measured from the model's size; a query
+whose estimate passes the limit is refused before anything is compiled: an "error"
+result whose message names the model's size, the estimate and the limit, and how to
+raise it. What the limit leaves above the estimate bounds the box search's tables and a
+max gap's heap of open boxes (search_budget).
+
+The limit is the ``memory_mb`` option (``--memory-mb``, ``memory_mb=``, ``option
+memory_mb = MB`` in a .sens file); by default, ``DEFAULT_SHARE`` of the memory this
+process could have when the query starts (what the system, or the container's cgroup,
+reports available, plus what the process holds already). A limit given also caps the
+solver process's address space (backends/worker.py) and the box search's tables; the
+default does neither.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..compiler.ensemble import Ensemble
+from ..compiler.memory_estimate import MB, ModelSize, estimate_mb, room_bytes
+from ..search.gap_kernel import HEAP_BYTES
+
+# the default limit: this share of the memory the process could have
+DEFAULT_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class MemoryLimit:
+    """The limit a query is held to: ``mb``, and whether it was ``given`` (the option)
+    or is the default (``DEFAULT_SHARE`` of the memory available)."""
+
+    mb: float
+    given: bool
+
+    @property
+    def given_mb(self) -> int | None:
+        """The limit as the solver process's address space takes it: only a given one."""
+        return int(self.mb) if self.given else None
+
+    def __str__(self) -> str:
+        how = "" if self.given else f" ({DEFAULT_SHARE:.0%} of the memory available)"
+        return f"{self.mb:,.0f} MB{how}"
+
+
+def memory_limit(memory_mb: int | None) -> MemoryLimit | None:
+    """The limit of a query: ``memory_mb`` when given, else the default (None where the
+    memory available cannot be read: nothing is refused)."""
+    if memory_mb is not None:
+        return MemoryLimit(float(memory_mb), True)
+    free = available_mb()
+    return None if free is None else MemoryLimit(DEFAULT_SHARE * free, False)
+
+
+def available_mb() -> float | None:
+    """The memory this process could have (MB): the system's available memory (Linux
+    ``MemAvailable``; else the physical memory), or the room left under the process's
+    cgroup limit when that is less, plus what the process holds already."""
+    free = _meminfo_mb("MemAvailable")
+    if free is None:
+        try:
+            free = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / MB
+        except (ValueError, OSError, AttributeError):
+            return None
+    room = _cgroup_room_mb()
+    if room is not None:
+        free = min(free, room)
+    return free + (_own_mb() or 0.0)
+
+
+def _meminfo_mb(field: str) -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _cgroup_room_mb() -> float | None:
+    """cgroup v2: memory.max less memory.current (None: no limit, or not readable)."""
+    base = Path("/sys/fs/cgroup")
+    try:
+        top = (base / "memory.max").read_text().strip()
+        if top == "max":
+            return None
+        return (int(top) - int((base / "memory.current").read_text())) / MB
+    except (OSError, ValueError):
+        return None
+
+
+def _own_mb() -> float | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def memory_refusal(ens: Ensemble, limit: MemoryLimit | None) -> str | None:
+    """Why a query on ``ens`` is refused before compiling (None: it fits the limit)."""
+    if limit is None:
+        return None
+    size = ModelSize.of(ens)
+    need = estimate_mb(size)
+    if need <= limit.mb:
+        return None
+    name = _model_name(ens)
+    return (
+        f"refused: {name} ({size}) would need about {need:,.0f} MB to compile and search, "
+        f"above the memory limit of {limit}; raise it with --memory-mb MB (memory_mb= in "
+        "Python, option memory_mb = MB in a .sens file)"
+    )
+
+
+def _model_name(ens: Ensemble) -> str:
+    """The model file's name, else what the ensemble says it came from."""
+    files = [path for role, path in ens.inputs if role == "model"]
+    return Path(files[0]).name if files else (ens.source or "the model")
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """A max gap's box search under a limit: its heap of open boxes at most
+    ``heap_bytes``; its tables and heap together within ``memory_bytes`` (None: the
+    tables under their own bound, search/pair_boxes.py)."""
+
+    heap_bytes: int = HEAP_BYTES
+    memory_bytes: int | None = None
+
+
+def search_budget(ens: Ensemble, limit: MemoryLimit | None) -> SearchBudget:
+    """What a max gap's box search may hold: with a limit given, all that it leaves
+    above the model's estimate, tables and heap; by default, a heap of at most
+    ``HEAP_BYTES`` (less where the default limit leaves less)."""
+    if limit is None:
+        return SearchBudget()
+    room = room_bytes(ens, limit.mb)
+    if limit.given:
+        return SearchBudget(room, room)
+    return SearchBudget(min(room, HEAP_BYTES))
