@@ -32,6 +32,7 @@ from treesens.language.check import check_options
 # a value each option takes on the command line, and the value it becomes
 CLI_VALUES = {
     "data": (["--data", "d.csv"], "d.csv"),
+    "memory_mb": (["--memory-mb", "3000"], 3000),
     "label": (["--data", "d.csv", "--label", "y"], "y"),
     "clause_width": (["--clause-width", "3"], 3),
     "max_clauses": (["--max-clauses", "7"], 7),
@@ -51,6 +52,7 @@ CLI_VALUES = {
 }
 # a value each option takes in .sens
 SENS_VALUES = {
+    "memory_mb": "3000",
     "clause_width": "3",
     "max_clauses": "7",
     "clause_time": "2.5",
