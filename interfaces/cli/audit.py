@@ -20,10 +20,12 @@ from ...questions.audit import (
     summary,
 )
 from ...questions.audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
+from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
 from ...readers.data import load_data, unused_columns_note
 from ...views.audit_plot import draw
 from .common import (
+    AUDIT_OTHER_READING,
     add_model_args,
     check_writable,
     load_from_args,
@@ -32,6 +34,7 @@ from .common import (
     os_error_text,
     positive_float,
     positive_int,
+    what_it_predicts,
 )
 
 HELP = "which rows of a data set flip when only some features change"
@@ -141,6 +144,8 @@ def run(args) -> int:
             ens, args.gap, args.margin_gap, args.classes, delta=args.delta, direction=args.direction
         ),
     )
+    if ens.probability:  # which reading answers, and how to ask the other
+        log(f"note: {what_it_predicts(audit_reading(ens, spec.target), AUDIT_OTHER_READING)}")
     by = by_column(ds, ens, args.by, args.label)
     n = ds.n_rows if args.limit is None else min(args.limit, ds.n_rows)
     run_spec = AuditRun(

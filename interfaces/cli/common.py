@@ -324,6 +324,13 @@ OTHER_READING = {
 }
 
 
+# an audit asks by --gap or by --delta (no largest gap, no threshold form)
+AUDIT_OTHER_READING = {
+    True: "a binary classifier with --gap G",
+    False: "a regressor with --delta D",
+}
+
+
 def what_it_predicts(ens, other: dict[bool, str] = OTHER_READING) -> str:
     """What the model predicts, as the line saying it loaded puts it; a probability
     model's says which reading answers, and how to ask the other (``other``)."""

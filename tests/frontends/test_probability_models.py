@@ -423,6 +423,61 @@ def test_cli_loaded_line_says_the_reading_and_how_to_ask_the_other(twins, flags,
     assert line in p.stderr.splitlines()[0]
 
 
+@pytest.mark.parametrize(
+    "flags,line",
+    [
+        (
+            ("--gap", "0.2"),
+            "note: P(class 1) read as a binary classifier, or as a regressor with --delta D",
+        ),
+        (
+            ("--delta", "0.05"),
+            "note: P(class 1) read as a regressor (link sigmoid), or as a binary classifier "
+            "with --gap G",
+        ),
+    ],
+    ids=["gap", "delta"],
+)
+def test_cli_audit_says_the_reading_and_how_to_ask_the_other(twins, flags, line):
+    paths, rows = twins
+    p = treesens_here("audit", paths["reg:logistic"], "--data", rows, "--vary", F, *flags)
+    assert p.returncode == 0, p.stderr
+    assert line in p.stderr.splitlines()
+
+
+def test_cli_audit_of_a_binary_classifier_says_no_reading(twins):
+    paths, rows = twins
+    p = treesens_here(
+        "audit", paths["binary:logistic"], "--data", rows, "--vary", F, "--gap", "0.2"
+    )
+    assert p.returncode == 0, p.stderr
+    assert "read as" not in p.stderr
+
+
+@pytest.mark.parametrize(
+    "model,flags,reading",
+    [
+        (
+            "reg:logistic",
+            ("--gap", "0.3"),
+            " (P(class 1) read as a binary classifier, or as a regressor with --delta D or --above A --below B)",
+        ),
+        (
+            "reg:logistic",
+            ("--delta", "0.05"),
+            " (P(class 1) read as a regressor (link sigmoid), or as a binary classifier with --gap G or --max-gap)",
+        ),
+        ("binary:logistic", ("--gap", "0.3"), ""),
+    ],
+    ids=["gap", "delta", "binary-logistic"],
+)
+def test_cli_sweep_line_says_the_reading_and_how_to_ask_the_other(twins, model, flags, reading):
+    paths, _ = twins
+    p = treesens_here("sweep", paths[model], "--features", F, *flags)
+    assert p.returncode in (0, 1), p.stderr
+    assert p.stderr.splitlines()[0].startswith(f"sweep of xgboost:{paths[model]}{reading}: 1 query")
+
+
 def test_sens_file_asks_each_block_in_its_reading(twins, tmp_path):
     paths, rows = twins
     sens = tmp_path / "both.sens"
