@@ -65,6 +65,17 @@ def test_expect_audit_needs_one_limit():
         treesens.expect_audit(BC, ROWS, ["worst_texture"], gap=0.1, details=DETAILS)
 
 
+def test_expect_audit_raises_with_a_flippable_row_as_its_message():
+    kw = dict(gap=0.1, details=DETAILS, max_rows=2, by="label")
+    with pytest.raises(AssertionError) as e:
+        treesens.expect_audit(BC, ROWS, ["worst_texture"], **kw)
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("FAIL    audit of worst_texture: expect audit flippable <= 2 by label")
+    assert "rows flippable" in first and "> 2 rows; e.g. row " in first
+    assert "flips with worst_texture = " in first and first.endswith("replay-checked)")
+    assert "label      0" in str(e.value)  # the audit's summary, per group
+
+
 def test_expect_audit_takes_audits_whole_time_limit():
     kw = dict(gap=0.1, details=DETAILS, max_rows=0, timeout=0.001)
     out = treesens.expect_audit(BC, ROWS, ["worst_texture"], allow_unknown=True, **kw)
