@@ -478,6 +478,25 @@ def test_cli_sweep_line_says_the_reading_and_how_to_ask_the_other(twins, model, 
     assert p.stderr.splitlines()[0].startswith(f"sweep of xgboost:{paths[model]}{reading}: 1 query")
 
 
+def test_contract_judges_reg_logistic_as_binary_logistic(twins, tmp_path):
+    paths, rows = twins
+    body = (
+        "query largest {\n  vary f0\n  expect max gap <= 0.1\n}\n"
+        "query flips {\n  vary f0\n  gap 0.05\n  expect sensitive\n}\n"
+        "query never {\n  vary f1\n  gap 0.3\n  expect insensitive\n}\n"
+        "audit rows {\n  vary f0\n  gap 0.2\n  expect audit flippable <= 50%\n}\n"
+    )
+    lines = {}
+    for objective, path in paths.items():
+        sens = tmp_path / f"{objective.split(':')[0]}.sens"
+        sens.write_text(f'model "{path}"\ndata "{rows}"\n{body}')
+        p = treesens_here("test", sens)
+        assert p.returncode in (0, 1), p.stderr
+        lines[objective] = p.stdout.splitlines()[:-1]  # all but the summary line
+    assert lines["reg:logistic"] == lines["binary:logistic"]
+    assert [line.split()[0] for line in lines["reg:logistic"]] == ["FAIL", "PASS", "PASS", "FAIL"]
+
+
 def test_sens_file_asks_each_block_in_its_reading(twins, tmp_path):
     paths, rows = twins
     sens = tmp_path / "both.sens"
