@@ -4,6 +4,8 @@ one, naming the pair; exit codes 0 / 1 / 2; the JUnit XML's shape; --model, --da
 
 from __future__ import annotations
 
+import json
+import math
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -150,6 +152,17 @@ def _sens(tmp_path, body: str) -> Path:
     path = tmp_path / "c.sens"
     path.write_text(f'model "{BC}"\nfeatures from "{BC_DETAILS}"\n{body}')
     return path
+
+
+def test_certificates_of_passing_max_gap_expectations_verify(tmp_path, capsys):
+    body = "sweep errors {\n  vary each of texture_error\n  expect max gap <= 0.1\n}\n"
+    certs = tmp_path / "certs"
+    assert main(["test", str(_sens(tmp_path, body)), "--certificates", str(certs)]) == 0
+    assert "certificate: " in capsys.readouterr().out
+    cert = certs / "errors_texture_error.json"
+    assert main(["verify", str(cert)]) == 0
+    # its proof is at the smallest gap above the limit: no pair's gap exceeds 0.1
+    assert json.loads(cert.read_text())["question"]["gap"] == math.nextafter(0.1, 1)
 
 
 def test_an_unknown_fails_by_default(tmp_path, capsys):
