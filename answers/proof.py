@@ -62,6 +62,14 @@ def prover_of(stats: dict, backend: str) -> str:
     return BOX_SEARCH if by.startswith(BOX_SEARCH) else by
 
 
+def bound_claim(bound: float, kind: str = "prob") -> str:
+    """What a max gap's certificate states of its bound U' (``Proof.bound``): a
+    regressor's largest change (``kind`` "change"), or a gap (probability, ratio)."""
+    if kind == "change":
+        return f"no change of {bound:g} or more"
+    return f"no pair reaches a gap of {bound:g}"
+
+
 def brief(reason: str) -> str:
     """A reason's short form for a label: its words before any parenthesis."""
     return reason.split(" (", 1)[0]

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..answers.proof import BOX_SEARCH, Proof, brief
+from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..compiler.encode import ensemble_structure, gap_row_terms
 from ..compiler.ensemble import Ensemble
@@ -257,16 +257,9 @@ def _certify_max_gap(ens, q, res: Result, path, model_file, budget: float) -> Ce
         proof = replace(res.proof or Proof(BOX_SEARCH), bound=bound)
         res.proof = proof_after(proof, done)
     if done.written:
-        claim = claim_text(kind, bound)
+        claim = bound_claim(bound, kind)
         done = replace(done, message=done.message.replace(" (", f": {claim} (", 1))
     return done
-
-
-def claim_text(kind: str, bound: float) -> str:
-    """A max gap's certified claim in words."""
-    if kind == "change":
-        return f"no change of {bound:g} or more"
-    return f"no pair reaches a gap of {bound:g}"
 
 
 def proof_after(proof: Proof, done: Certified) -> Proof:
@@ -388,7 +381,7 @@ def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -
         "question": {
             "features": list(ens.feature_names),
             "vary": [ens.feature_names[f] for f in sorted(enc.varying)],
-            "claim": _claim(ens, enc.query),
+            "claim": _claim(ens, q),
             "domain": [
                 {
                     "lb": _number(feat.lb),

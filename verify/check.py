@@ -123,10 +123,15 @@ def _check_claim(doc: dict, model: Model) -> Verdict:
             where = f"classes {_key_text(key)}: " if key else ""
             return replace(verdict, message=where + verdict.message)
         boxes += verdict.boxes
-    covers = "box covers" if boxes == 1 else "boxes cover"
-    of = f" of each of {len(parts)} class pairs" if len(parts) > 1 else ""
     meets = "none meets the change" if claim.kind == "change" else "none meets the gap"
-    message = f"{boxes:,} {covers} the pair space{of}, {meets}"
+    if len(parts) > 1:
+        message = (
+            f"{len(parts)} proofs, one per class pair, of {boxes:,} boxes in all: each "
+            f"covers the pair space, {meets}"
+        )
+    else:
+        covers = "box covers" if boxes == 1 else "boxes cover"
+        message = f"{boxes:,} {covers} the pair space, {meets}"
     if claim.max_gap_upper:
         message += f"; a max gap's upper bound: {claim.describe()}"
     elif version >= 2:

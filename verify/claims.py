@@ -59,7 +59,12 @@ class Claim:
     def describe(self) -> str:
         if self.kind == "change":
             return f"no change of {self.value:g} or more"
-        return f"no pair reaches a gap of {self.value:g}"
+        kind = "a margin gap" if self.gap_kind == "margin" else "a gap"
+        if self.classes:
+            c1, c2 = self.classes
+            kind = "a margin gap" if self.gap_kind == "margin" else "a probability ratio"
+            return f"no pair reaches {kind} of {self.value:g} (class {c1} -> class {c2})"
+        return f"no pair reaches {kind} of {self.value:g}"
 
 
 def claim_of(doc: dict) -> Claim:
