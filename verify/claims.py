@@ -113,7 +113,10 @@ def required_parts(model: Model, claim: Claim) -> list[tuple]:
     for c in claim.classes:
         if c != ANY and not 0 <= c < model.n_outputs:
             raise ValueError(f"class {c} out of range")
-    return [(a, b) for a in sides[0] for b in sides[1] if a != b]
+    pairs = [(a, b) for a in sides[0] for b in sides[1] if a != b]
+    if not pairs:  # c1 -> c1 asks nothing a proof could rule out
+        raise ValueError(f"classes {claim.classes}: no pair of two different classes")
+    return pairs
 
 
 def part_key(model: Model, claim: Claim, part: dict) -> tuple:

@@ -335,3 +335,14 @@ def test_a_certificate_of_an_unknown_version_is_a_certificate_error(binary_prob,
 
     with pytest.raises(CertificateError, match="version 3"):
         verify_file(_tampered(binary_prob[1], tmp_path, version_3))
+
+
+def test_a_multiclass_claim_naming_one_class_twice_is_rejected(certificates, tmp_path):
+    """Classes 0 -> 0 leave no class pair to prove: no empty proof may stand for them."""
+
+    def same_class(doc):
+        doc["question"]["claim"]["classes"] = [0, 0]
+        doc["parts"] = []
+
+    _, _, path = certificates["pair"]
+    assert not verify_file(_tampered(path, tmp_path, same_class)).valid
