@@ -64,9 +64,12 @@ def prover_of(stats: dict, backend: str) -> str:
 
 def bound_claim(bound: float, kind: str = "prob") -> str:
     """What a max gap's certificate states of its bound U' (``Proof.bound``): a
-    regressor's largest change (``kind`` "change"), or a gap (probability, ratio)."""
+    regressor's largest change (``kind`` "change"), a multiclass probability ratio
+    ("ratio"), or a binary probability gap."""
     if kind == "change":
         return f"no change of {bound:g} or more"
+    if kind == "ratio":
+        return f"no pair reaches a probability ratio of {bound:g}"
     return f"no pair reaches a gap of {bound:g}"
 
 

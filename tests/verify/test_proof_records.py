@@ -188,3 +188,5 @@ def test_a_regressors_certified_bound_reads_as_no_change_on_the_verdict_line():
     proof = Proof("box search", checked=True, certificate="c.json", bound=2.5)
     assert proof_label(proof, "change") == "certified: no change of 2.5 or more (c.json, verified)"
     assert proof_label(proof) == "certified: no pair reaches a gap of 2.5 (c.json, verified)"
+    ratio = "certified: no pair reaches a probability ratio of 2.5 (c.json, verified)"
+    assert proof_label(proof, "ratio") == ratio
