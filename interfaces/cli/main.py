@@ -168,7 +168,7 @@ def _check_timeout(args) -> None:
 
 
 # a message about a Python keyword ("vary: ...") names the flag on the command line
-_FLAG_WORDS = re.compile(r"^(vary|classes|features|sample|gap|margin_gap|timeout|threads|by)\b")
+_FLAG_WORDS = re.compile(r"^(vary|classes|features|protected|sample|gap|margin_gap|timeout|threads|by)\b")
 
 
 def in_flags(e: InputError, args) -> str:
@@ -201,6 +201,7 @@ def main(argv=None, *, start: float | None = None) -> int:
     except SystemExit as e:  # argparse already printed its message; bad flags are exit 2
         return int(e.code or 0)
     args.start = time.time() if start is None else start
+    args.argv = [str(a) for a in argv]  # the command as given (a report's "Reproduce with")
     if not args.command:
         parser.print_help(sys.stderr)
         return 2
