@@ -13,7 +13,14 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
 from ..compiler.kinds import anchored_question, flip_target
-from ..compiler.query import EITHER, Gap, Question, check_delta, class_index
+from ..compiler.query import (
+    EITHER,
+    Gap,
+    Question,
+    check_delta,
+    class_index,
+    delta_for_a_classifier,
+)
 from ..compiler.readings import read_as
 from ..readers.data import Dataset
 from .query_build import gap_of
@@ -54,7 +61,9 @@ def make_target(
     if ens.is_regressor:
         return _regressor_target(gap, margin_gap, classes, delta, direction)
     if delta is not None or direction is not None:
-        raise InputError("delta (a change of the prediction) is for regressors; give a gap")
+        raise delta_for_a_classifier(
+            ("delta", "--delta") if delta is not None else ("direction", "--direction")
+        )
     binary = ens.n_classes == 2 and ens.n_outputs == 1
     g = gap_of(gap, margin_gap, Gap(0.2 if binary else 1.0, "prob"))
     cls = None

@@ -397,7 +397,10 @@ def test_cli_loaded_line_of_a_probability_objective_says_its_reading(library_twi
 def test_cli_delta_on_binary_logistic_stays_refused(twins):
     paths, _ = twins
     p = treesens_here("check", paths["binary:logistic"], "--vary", F, "--delta", "0.05")
-    assert p.returncode == 2 and "delta (a change of the prediction) is for regressors" in p.stderr
+    assert p.returncode == 2
+    assert (
+        "--delta (a change of the prediction) is for regressors; give a gap (--gap G)" in p.stderr
+    )
 
 
 @pytest.mark.parametrize(

@@ -364,6 +364,7 @@ def test_sens_delta_on_a_classifier_is_an_error_with_its_place(tmp_path):
     path.write_text('model "c.json"\n\nquery one {\n  vary f0\n  gap delta 1\n}\n')
     r = treesens_here("run", path, cwd=tmp_path)
     assert r.returncode == 2 and "q.sens:5" in r.stderr and "for regressors" in r.stderr
+    assert "--" not in r.stderr  # a .sens file has words, not the command line's flags
 
 
 def test_sens_delta_round_trips_through_fmt():
