@@ -31,6 +31,7 @@ from ..search.pair_boxes import (
     class_pair_encodings,
     pair_encoding,
     pair_tables,
+    plain_numeric,
 )
 from ..verify.check import CertificateError, verify_file
 
@@ -166,7 +167,13 @@ def certify(
     if encs is None or len(encs) != 1:
         return refused(
             "the box search does not apply to this query (bounds or relations on the "
-            "inputs, categories, missing values or a data-aware mode)"
+            "inputs or a data-aware mode)"
+        )
+    # the checker's boxes are threshold intervals: no category set, no NaN rank
+    if not plain_numeric(encs[0]):
+        return refused(
+            "the checker does not read categorical splits, features that may be missing "
+            "or LightGBM's zero band yet"
         )
     (enc,) = encs
     t0 = time.time()

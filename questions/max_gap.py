@@ -193,8 +193,7 @@ def max_gap_query(
     if multiclass:
         raise InputError(
             "--max-gap / max_gap on a multiclass model: only where the box search applies "
-            "(numeric features without missing values or categories, no bounds or relations "
-            "on the inputs, no data-aware mode)"
+            "(no bounds or relations on the inputs, no data-aware mode)"
         )
     s = _Search(best=None, upper=upper, steps=[])
     g = tol

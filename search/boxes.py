@@ -50,9 +50,8 @@ def search_alone(ctx: SolveContext) -> None:
     if not box_search_applies(ctx, alone=True):
         fail(
             ctx.result,
-            "the box search does not describe this query (it takes numeric features without "
-            "missing values, no bounds or relations on the inputs and no data-aware mode): "
-            "use a solver backend",
+            "the box search does not describe this query (it takes no bounds or relations "
+            "on the inputs and no data-aware mode): use a solver backend",
         )
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
