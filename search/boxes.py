@@ -121,7 +121,7 @@ class BoxStage:
         while self.at < len(self.encs):
             enc = self.encs[self.at]
             if self.search is None:
-                tables = tables_or_skip(enc, stats, ctx.memory_mb)
+                tables = tables_or_skip(enc, stats, ctx.memory_mb, deadline)
                 if tables is None:
                     return False
                 stats["class_pairs"] += 1

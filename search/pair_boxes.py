@@ -28,6 +28,7 @@ searches boxes with these bounds.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,7 @@ from ..compiler.rounding import gap_relaxation
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has
 MAX_TABLE_BYTES = 1 << 30
+CLOCK_EVERY = 4096  # pair leaves between two looks at the clock while building
 
 
 def held_bytes(leaves: int, columns: int, rows: int) -> int:
@@ -164,12 +166,16 @@ def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
 
 
 def pair_tables(
-    enc: Encoding, max_bytes: int | None = None, max_held: int | None = None
+    enc: Encoding,
+    max_bytes: int | None = None,
+    max_held: int | None = None,
+    deadline: float | None = None,
 ) -> PairTables:
     """The pair trees of an encoded query (``applies(enc)`` must hold). Raises
     PairTablesTooLarge as soon as the leaves' boxes pass ``max_bytes`` (default
     ``MAX_TABLE_BYTES``), or what building them holds passes ``max_held`` (held_bytes;
-    what a memory limit leaves, None: no such bound)."""
+    what a memory limit leaves, None: no such bound), or building them passes
+    ``deadline`` (an absolute time; None: none)."""
     ens = enc.ensemble
     st = ensemble_structure(ens)
     columns: list[tuple[int, int | None]] = []
@@ -193,7 +199,7 @@ def pair_tables(
             f"the pair tables would hold more than the {max_held / 2**20:,.0f} MB the memory "
             "limit leaves above the model's estimate"
         )
-    builder = _Builder(sizes, max_leaves, too_large)
+    builder = _Builder(sizes, max_leaves, too_large, deadline)
     for ti, nodes in enumerate(ranked):
         builder.start_tree()
         at = rows.of_tree(ti)
@@ -363,10 +369,13 @@ def _run_tree(out: RankedTree, at: int, f: int, runs, yes: int, no: int, fresh) 
 class _Builder:
     """Collects pair-tree leaves (their boxes and values) and nodes, tree after tree."""
 
-    def __init__(self, sizes: np.ndarray, max_leaves: int, too_large: str):
+    def __init__(
+        self, sizes: np.ndarray, max_leaves: int, too_large: str, deadline: float | None = None
+    ):
         self.sizes = sizes
         self.max_leaves = max_leaves
         self.too_large = too_large  # the message past max_leaves
+        self.deadline = deadline
         self.lo: list[np.ndarray] = []
         self.hi: list[np.ndarray] = []
         self.vals: list[tuple[float, ...]] = []
@@ -393,8 +402,14 @@ class _Builder:
         self._walk(nodes, 0, col[0], lo, hi, second)
 
     def _leaf(self, lo, hi, values: tuple[float, ...]) -> None:
-        if len(self.vals) >= self.max_leaves:
+        n = len(self.vals)
+        if n >= self.max_leaves:
             raise PairTablesTooLarge(self.too_large)
+        # a category set or a NaN rank can multiply the leaves: a look at the clock
+        if self.deadline is not None and n % CLOCK_EVERY == 0 and time.time() >= self.deadline:
+            raise PairTablesTooLarge(
+                f"building the pair tables reached the box search's time ({n:,} leaves)"
+            )
         self.lo.append(lo.copy())
         self.hi.append(hi.copy())
         self.vals.append(values)

@@ -20,7 +20,13 @@ from treesens.driver.solve import solve_query
 from treesens.questions.max_gap import max_gap_query
 from treesens.search import boxes
 from treesens.search.box_search import FOUND, PROVED, box_search
-from treesens.search.pair_boxes import applies, pair_encoding, pair_tables, plain_numeric
+from treesens.search.pair_boxes import (
+    PairTablesTooLarge,
+    applies,
+    pair_encoding,
+    pair_tables,
+    plain_numeric,
+)
 from treesens.tests.feature_kinds import kinds_ensemble
 from treesens.tests.max_gap_oracle import (
     exact_max_gap,
@@ -167,3 +173,11 @@ def test_multiclass_max_gap_with_categories_and_missing_values_holds_the_exact_r
     r = max_gap_query(ens, q, tolerance=[1e-4, 1e-3, 1e-2][seed % 3])
     assert r.max_gap["method"] == "boxes" and r.max_gap["proven"]
     assert not max_ratio_problems(exact_max_ratio(ens, vary, classes), r)
+
+
+def test_building_the_tables_past_their_deadline_is_skipped_like_tables_too_large():
+    # a category set or a NaN rank can multiply the pair leaves: the build looks at the
+    # clock, so that the box stage's turn ends and the backend gets its time
+    enc = pair_encoding(kinds_ensemble(0, 4, 3), Query(vary=("f0",), gap=Gap(0.1)))
+    with pytest.raises(PairTablesTooLarge, match="time"):
+        pair_tables(enc, deadline=time.time() - 1.0)
