@@ -29,7 +29,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.query import MAX_RATIO, Gap, GapKind, Query
 from .box_search import FOUND, GAVE_UP, box_search
 from .gap_boxes import GapBoxOutcome
-from .gap_search import _LOG_MAX, BestPair, _result
+from .gap_search import LOG_MAX, BestPair, pair_result
 from .pair_boxes import class_pair_encodings, pair_encoding, pair_tables
 
 MAX_STEPS = 200  # a bound on the steps, whatever the tolerance (each at least halves or proves)
@@ -44,7 +44,7 @@ def forest_largest_ratio(
     if class_pair_encodings(pair_encoding(ens, q.with_(gap=Gap(1.0, GapKind.PROB)))) is None:
         return None
     best = BestPair(ens)
-    upper, boxes, proven, enc0 = _LOG_MAX, 0, False, None
+    upper, boxes, proven, enc0 = LOG_MAX, 0, False, None
     g = tolerance
     for _ in range(MAX_STEPS):
         status, n, enc = _step(ens, q, g, best, deadline)
@@ -68,7 +68,7 @@ def forest_largest_ratio(
         g = min(upper, best.gap + step, math.log(MAX_RATIO))
     lower = best.gap if best.gap >= tolerance else None
     out = GapBoxOutcome(proven=proven, upper=upper, lower=lower, boxes=boxes)
-    res = _result(ens, q, best, out, enc0)
+    res = pair_result(ens, q, best, out, enc0)
     res.time = {"compile": 0.0, "solve": time.time() - t0, "total": time.time() - t0}
     res.stats["box_search"] = {"boxes": boxes, "pairs_replayed": best.offered}
     return res, out

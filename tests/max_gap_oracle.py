@@ -67,9 +67,15 @@ def max_gap_problems(exact: float, r) -> list[str]:
 def exact_max_ratio(ens: Ensemble, vary, classes, source: str = "ir") -> float:
     """The largest probability ratio any pair reaches for a multiclass query: x1 is
     ``classes[0]`` and x2 ``classes[1]``, each with P(c) >= g * P(k) for every other k
-    (either class may be "any": the best pair of different classes). Below 1: no pair."""
-    X, ns, nv = cell_grid(ens, vary, max_rows=MAX_ROWS)
-    p = ens.replayer.predict_proba(X) if source == "library" else ens.proba(X)
+    (either class may be "any": the best pair of different classes). Below 1: no pair.
+    ``source="library"``: the library's predict on the regression harness's grid
+    (tests/regressions/harness.py, which enumerates category codes and NaN as well)."""
+    if source == "library":  # the harness's grid: every routing signature, categories too
+        grid = H.build_grid(ens, vary)
+        ns, nv, p = grid.ns, grid.nv, grid.lib_proba
+    else:
+        X, ns, nv = cell_grid(ens, vary, max_rows=MAX_ROWS)
+        p = ens.proba(X)
     p = np.asarray(p, dtype=np.float64)
     C = ens.n_classes
     ratio = np.stack(

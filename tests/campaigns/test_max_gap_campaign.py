@@ -120,7 +120,10 @@ def _multiclass_check(ens, vary, index: int) -> None:
     # leaf values past 2^53 (a scikit-learn boosting step dividing by a vanishing hessian)
     # leave float64 sums no room to close a bound: sound bounds are all that is asked
     huge = max(float(np.abs(t.value).max()) for t in ens.trees) * abs(ens.scale) > 2.0**53
-    assert r.max_gap["proven"] or huge, r.max_gap
+    # nor rows relaxed for the library's float sums by more than the tolerance (a row of
+    # two classes: twice the relaxation; e.g. LightGBM leaves near 1e4)
+    relaxed = 2 * pair_encoding(ens, q.with_(gap=Gap(1.0))).relax > tol
+    assert r.max_gap["proven"] or huge or relaxed, r.max_gap
     exact = exact_max_ratio(ens, vary, classes, "library")
     assert not max_ratio_problems(exact, r), (vary, classes, tol)
 
