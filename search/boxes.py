@@ -121,7 +121,9 @@ class BoxStage:
         while self.at < len(self.encs):
             enc = self.encs[self.at]
             if self.search is None:
-                tables = tables_or_skip(enc, stats, ctx.memory_mb, deadline)
+                # bounded by the query's time limit, not the turn's: a search left
+                # unfinished goes on beside the backend on tables built once
+                tables = tables_or_skip(enc, stats, ctx.memory_mb, ctx.deadline)
                 if tables is None:
                     return False
                 stats["class_pairs"] += 1
