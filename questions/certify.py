@@ -32,6 +32,7 @@ from ..search.pair_boxes import (
     class_pair_encodings,
     pair_encoding,
     pair_tables,
+    plain_numeric,
 )
 from ..verify.check import CertificateError, verify_file
 
@@ -165,8 +166,13 @@ def certify(
     if not encs:
         return refused(
             "the box search does not apply to this query (bounds or relations on the "
-            "inputs, categories, missing values, a data-aware mode, or a regressor's "
-            "change through a nonlinear link)"
+            "inputs, a data-aware mode, or a regressor's change through a nonlinear link)"
+        )
+    # the checker's boxes are threshold intervals: no category set, no NaN rank
+    if not all(plain_numeric(e) for e in encs):
+        return refused(
+            "the checker does not read categorical splits, features that may be missing "
+            "or LightGBM's zero band yet"
         )
     t0 = time.time()
     parts, boxes = [], 0
