@@ -12,6 +12,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
+from ..compiler.question import result_gap
 from ..language.audit_block import AuditPlan
 from ..language.resolve import SensFile, load_queries
 from ..questions.ask import Task, answer_task
@@ -174,12 +175,12 @@ def run_file(
 
 def _check_out(plan: AuditPlan, ens: Ensemble) -> None:
     """An ``out`` file is resumed: its lines must answer this audit."""
-    g = plan.spec.target.gap
+    gap, kind = result_gap(plan.spec.target.gap, plan.spec.target.delta)
     for d in read_done(plan.run.resume):
         same = (
             d.get("features") == list(plan.spec.vary)
-            and d.get("gap") == g.value
-            and d.get("gap_kind", g.kind) == g.kind
+            and d.get("gap") == gap
+            and d.get("gap_kind", kind) == kind
             and d.get("model") == ens.source
         )
         if not same:

@@ -23,6 +23,7 @@ from ..compiler.audit import (
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
+from ..compiler.question import result_gap
 from ..readers.data import Dataset, load_data
 from ..readers.load import load_model
 from .audit_solve import solve_rows
@@ -130,8 +131,8 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         status=JSON_STATUS[status],
         backend=BACKEND,
         features=list(spec.vary),
-        gap=spec.target.gap.value,
-        gap_kind=spec.target.gap.kind,
+        gap=result_gap(spec.target.gap, spec.target.delta)[0],
+        gap_kind=result_gap(spec.target.gap, spec.target.delta)[1],
         model=ens.source,
         message="" if status != UNKNOWN else (ans.note or UNKNOWN_WHY),
         inputs=input_files(ens.inputs, spec.data_source),
