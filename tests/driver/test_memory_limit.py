@@ -258,3 +258,11 @@ def test_an_audit_s_solver_rows_are_asked_under_its_memory_limit(monkeypatch):
     run = AuditRun(n_rows=2, timeout_per_row=5, max_candidates=1, memory_mb=4000)
     run_audit(ens, ds, spec, run)
     assert limits == [4000, 4000]
+
+
+def test_treesens_run_refuses_an_audit_block_over_its_memory_limit(tmp_path, capsys):
+    from treesens.interfaces.cli.main import main
+
+    assert main(["run", str(_audit_contract(tmp_path)), "--memory-mb", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "error: refused: breast_cancer_xgb.json (60 trees" in err and "done: 1 error" in err
