@@ -115,6 +115,7 @@ class AuditRun:
     jobs: int | None = None
     executor: object = None  # an executor spec or questions.executors.Executor
     max_candidates: int | None = None
+    memory_mb: int | None = None  # the memory limit (None: the default), as a query's
 
 
 def check_by(ds: Dataset, ens: Ensemble, by: str | None, label: str | None) -> None:

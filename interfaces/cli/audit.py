@@ -22,10 +22,12 @@ from ...questions.audit import (
 from ...questions.audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
 from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
+from ...questions.memory import MemoryRefused
 from ...readers.data import load_data, unused_columns_note
 from ...views.audit_plot import draw
 from .common import (
     AUDIT_OTHER_READING,
+    add_memory_arg,
     add_model_args,
     check_writable,
     load_from_args,
@@ -116,6 +118,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "dask[=ADDRESS] or ray[=ADDRESS], as for sweep (docs/distributed.md); rows reach "
         "--out as their block ends",
     )
+    add_memory_arg(p)
 
 
 def check_outputs(args) -> None:
@@ -155,6 +158,7 @@ def run(args) -> int:
         timeout_per_row=args.timeout_per_row,
         jobs=args.jobs,
         executor=args.executor,
+        memory_mb=args.memory_mb,
     )
     t0 = time.time()
     fresh = [0]
@@ -167,7 +171,11 @@ def run(args) -> int:
         elif n > PROGRESS_BLOCK:
             log(rate_text(t0, answered, n, fresh[0]))
 
-    lines = run_audit(ens, ds, spec, run_spec, on_block)
+    try:
+        lines = run_audit(ens, ds, spec, run_spec, on_block)
+    except MemoryRefused as e:  # as a refused query: an error, exit 1
+        log(f"error: {e}")
+        return 1
     df = frame_from_results(lines, spec.vary, by)
     table = summary(df, args.by)
     if not args.json:

@@ -202,6 +202,10 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
     add_keyword_flag(p, API_KEYWORDS["backend"])
 
 
+def add_memory_arg(p: argparse.ArgumentParser) -> None:
+    add_keyword_flag(p, API_KEYWORDS["memory_mb"])
+
+
 def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
     """--timeout, overriding ``what`` a .sens file sets, and --memory-mb: for the
     commands that run a .sens file's queries."""

@@ -6,6 +6,7 @@ sets together columns no data row sets together says so."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,8 @@ import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.errors import InputError
 from treesens.tests.conftest import treesens_here
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -133,5 +136,5 @@ def test_groups_none_turns_inference_off(site_model):
 def test_a_group_text_without_columns_is_one_error():
     with pytest.raises(InputError, match="dropped CATEGORY"):
         treesens.load_model(
-            "examples/breast_cancer_xgb.json", groups="site= dropped east", auto_details=False
+            EXAMPLES / "breast_cancer_xgb.json", groups="site= dropped east", auto_details=False
         )
