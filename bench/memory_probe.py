@@ -8,14 +8,15 @@ Loads the model, resets this process's high-water mark (Linux: ``5`` written to
 ``/proc/self/clear_refs``), answers one query (a check at gap 0.2, or a max gap) on
 ``--feature`` (default: the middle one of those the splits read) with the default
 settings, and prints one JSON line: the model's trees, leaves and features, the peak
-resident memory after the import, after the load and over the query (MB), the times and
-the answer.
+resident memory after the import, after the load and over the query (MB), the times (wall
+and CPU) and the answer.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import time
 from pathlib import Path
 
@@ -25,6 +26,15 @@ def _status_mb(field: str) -> float:
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024.0
     return 0.0
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children waited for (a solver process)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
@@ -44,7 +54,7 @@ def main() -> None:
     used = sorted({int(f) for t in ens.trees for f in t.feature if f >= 0})
     feature = args.feature or ens.feature_names[used[len(used) // 2]]
     Path("/proc/self/clear_refs").write_text("5")
-    t1 = time.time()
+    t1, c1 = time.time(), _cpu_s()
     kw = {"timeout": args.timeout, "memory_mb": args.memory_mb}
     if args.kind == "check":
         r = treesens.check(ens, vary=[feature], gap=0.2, **kw)
@@ -66,6 +76,7 @@ def main() -> None:
                 "peak_mb": round(max(query_mb, load_mb)),
                 "load_s": round(load_s, 1),
                 "query_s": round(time.time() - t1, 1),
+                "query_cpu_s": round(_cpu_s() - c1, 1),
                 "status": str(r.status),
                 "max_gap": r.max_gap,
                 "box_search": (r.stats or {}).get("box_search"),

@@ -11,8 +11,8 @@ The limit is the ``memory_mb`` option (``--memory-mb``, ``memory_mb=``, ``option
 memory_mb = MB`` in a .sens file); by default, ``DEFAULT_SHARE`` of the memory this
 process could have when the query starts (what the system, or the container's cgroup,
 reports available, plus what the process holds already). A limit given also caps the
-solver process's address space (backends/worker.py) and the box search's tables; the
-default does neither.
+solver process's address space (backends/worker.py) and a check's box-search tables;
+the default does neither. A max gap's tables and heap are held to either.
 """
 
 from __future__ import annotations
@@ -150,12 +150,10 @@ class SearchBudget:
 
 
 def search_budget(ens: Ensemble, limit: MemoryLimit | None) -> SearchBudget:
-    """What a max gap's box search may hold: with a limit given, all that it leaves
-    above the model's estimate, tables and heap; by default, a heap of at most
-    ``HEAP_BYTES`` (less where the default limit leaves less)."""
+    """What a max gap's box search may hold: all that the limit leaves above the model's
+    estimate, tables and heap together; its heap at most ``HEAP_BYTES`` under the
+    default limit (all of that room under a limit given)."""
     if limit is None:
         return SearchBudget()
     room = room_bytes(ens, limit.mb)
-    if limit.given:
-        return SearchBudget(room, room)
-    return SearchBudget(min(room, HEAP_BYTES))
+    return SearchBudget(room if limit.given else min(room, HEAP_BYTES), room)

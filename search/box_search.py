@@ -172,7 +172,7 @@ def split_index(nodes, live: np.ndarray) -> int:
         _c, _r, first, middle, end, yes, no = nodes[k]
         on_yes, on_no = live[first:middle].any(), live[middle:end].any()
         if on_yes and on_no:
-            return k
+            return int(k)
         k = yes if on_yes else no
 
 

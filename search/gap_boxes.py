@@ -146,7 +146,8 @@ def largest_gap(
     outcome's ``lower`` is then this search's own, or None. ``bound``: a box's bound
     from its terms, in place of their least. ``compiled``: run the compiled search
     (gap_kernel.py) where it applies (a bound that is the terms' least), else this
-    module's. ``heap_bytes``: the compiled search's heap of open boxes, at most."""
+    module's. ``heap_bytes``: the heap of open boxes, at most (beyond it the boxes of
+    lowest bound are shed, their largest bound kept under the upper bound)."""
     b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
@@ -154,7 +155,7 @@ def largest_gap(
         return _compiled_search(
             b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes
         )
-    state = _State(to_gap, tolerance, lower)
+    state = _State(to_gap, tolerance, lower, heap_boxes(heap_bytes, b.n, len(tab.sizes)))
     tie = itertools.count()
     root = np.ones(b.n, dtype=bool)
     heap = [(-b.upper(b.top(root)), next(tie), _Box(np.packbits(root), *_full(tab)))]
@@ -170,8 +171,21 @@ def largest_gap(
             if time.time() >= deadline:
                 break
     except KeyboardInterrupt:
-        return GapBoxOutcome(False, state.upper_with(heap), state.lower, boxes, True)
-    return GapBoxOutcome(not heap, state.upper_with(heap), state.lower, boxes)
+        return state.outcome(heap, boxes, interrupted=True)
+    return state.outcome(heap, boxes)
+
+
+# a box on the Python search's heap beyond its bit per leaf and its lo and hi (4 bytes a
+# column each): the arrays' and objects' headers, the heap's tuple (measured: about 500)
+BOX_OVERHEAD = 512
+
+
+def heap_boxes(heap_bytes: int, leaves: int, columns: int) -> int:
+    """How many boxes the Python search's heap of ``heap_bytes`` holds over ``leaves``
+    pair leaves and ``columns`` columns: a box keeps a bit per leaf; at least 4, as the
+    compiled search's (gap_kernel.heap_rows)."""
+    per_box = -(-leaves // 8) + 8 * columns + BOX_OVERHEAD
+    return max(4, int(heap_bytes) // per_box)
 
 
 def _compiled_search(
@@ -316,29 +330,73 @@ def _full(tab: PairTables) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _State:
-    """The incumbent (best accepted gap) and the largest bound of the dropped boxes."""
+    """The incumbent (best accepted gap), the largest bound of the dropped boxes, and the
+    heap's budget: past ``max_boxes`` open boxes, the quarter of lowest bound is shed
+    (gap_kernel_jit.heap_shed's rule) and the largest bound shed stays under the upper
+    bound, so the bounds stay sound."""
 
-    def __init__(self, to_gap: ToGap, tolerance: float, reached: float | None = None):
+    def __init__(
+        self,
+        to_gap: ToGap,
+        tolerance: float,
+        reached: float | None = None,
+        max_boxes: int | None = None,
+    ):
         self.to_gap = to_gap
         self.tol = tolerance
         self.reached = reached  # a gap another search reached: prunes, is not reported
         self.lower: float | None = None
         self.dropped = _LOW  # row units
+        self.max_boxes = max_boxes  # the heap's budget (None: unbounded)
+        self.shed = _LOW  # the largest bound shed for memory (row units)
+        self.shed_boxes = 0
+
+    def floor(self) -> float:
+        """What a box's gap bound must pass to be kept: the tolerance above the best gap."""
+        best = max((g for g in (self.lower, self.reached) if g is not None), default=None)
+        return self.tol if best is None else best + self.tol
 
     def drop(self, u: float) -> bool:
         """Whether a box of bound ``u`` (row units) cannot improve on the incumbent by
         more than the tolerance (or reach the tolerance at all); it is then recorded."""
-        best = max((g for g in (self.lower, self.reached) if g is not None), default=None)
-        floor = self.tol if best is None else best + self.tol
-        if self.to_gap(u) <= floor:
+        if self.to_gap(u) <= self.floor():
             self.dropped = max(self.dropped, u)
             return True
         return False
 
+    def push(self, heap: list, item: tuple) -> None:
+        """Put ``item`` (-bound, tie, box) on the heap, shedding a quarter of it first
+        when it is at its budget."""
+        if self.max_boxes is not None and len(heap) >= self.max_boxes:
+            heap.sort()  # best bound first: a sorted list is a heap
+            keep = len(heap) - max(1, len(heap) // 4)
+            for neg_u, _, _ in heap[keep:]:
+                if not self.drop(-neg_u):
+                    self.shed = max(self.shed, -neg_u)
+                    self.shed_boxes += 1
+            del heap[keep:]
+        heapq.heappush(heap, item)
+
     def upper_with(self, heap: list) -> float:
-        u = max([self.dropped] + [-h[0] for h in heap[:1]])
+        u = max([self.dropped, self.shed] + [-h[0] for h in heap[:1]])
         gap = self.to_gap(u) if u > _LOW else 0.0
         return max(gap, 0.0 if self.lower is None else self.lower)
+
+    def outcome(self, heap: list, boxes: int, interrupted: bool = False) -> GapBoxOutcome:
+        """The search's bounds: proven when the heap is empty and no box was shed above
+        the final floor."""
+        shed = self.to_gap(self.shed) if self.shed_boxes else None
+        complete = not heap and (shed is None or shed <= self.floor())
+        upper = self.upper_with(heap)
+        return GapBoxOutcome(
+            complete and not interrupted,
+            upper,
+            self.lower,
+            boxes,
+            interrupted,
+            self.shed_boxes,
+            shed,
+        )
 
 
 def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) -> int:
@@ -367,9 +425,9 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
         )
         if not state.drop(u_stay):
             packed = _Box(np.packbits(stay[0]), stay[1], stay[2])
-            heapq.heappush(heap, (-u_stay, next(tie), packed))
+            state.push(heap, (-u_stay, next(tie), packed))
         live, lo, hi = go
         if visited % CHECK_EVERY == 0 and heap and -heap[0][0] > u + 1e-12:
             # a better box waits: leave this dive to the heap
-            heapq.heappush(heap, (-u, next(tie), _Box(np.packbits(live), lo, hi)))
+            state.push(heap, (-u, next(tie), _Box(np.packbits(live), lo, hi)))
             return visited

@@ -71,64 +71,52 @@ def heap_rows(heap_bytes: int, columns: int) -> int:
 class FlatTables:
     """PairTables as flat arrays the kernel reads."""
 
-    values: np.ndarray  # float64[rows, leaves]
+    values: np.ndarray  # float64[leaves, rows]: a leaf's rows side by side
     thresholds: np.ndarray  # float64[rows]
     first_sum: int
     node_start: np.ndarray  # int64[trees + 1]: the tree's nodes are node_start[t]..
     leaf_start: np.ndarray  # int64[trees]: a tree without nodes is this one leaf
-    node_c: np.ndarray  # int32[nodes]: column
-    node_r: np.ndarray  # int32[nodes]: R (yes side: rank < R)
-    node_first: np.ndarray  # int64[nodes]: the yes side's leaf when it has no node
-    node_mid: np.ndarray  # int64[nodes]: the no side's leaf when it has no node
-    node_yes: np.ndarray  # int64[nodes]: global node index of the yes child, or -1
-    node_no: np.ndarray
+    # int32[nodes, 8]: (column, R, yes leaf, no leaf, yes node, no node, padding): a node
+    # read in one cache line, which the walks are bound by; a child is a global node
+    # index, or -1 where that side is a leaf (its leaf: the yes or no leaf)
+    nodes: np.ndarray
     order: np.ndarray  # int64[trees]: the split order (box_search.tree_order)
     sizes: np.ndarray  # int32[columns]
 
 
 def flatten(tab: PairTables, order: np.ndarray) -> FlatTables:
-    n_trees = len(tab.starts)
-    node_start = np.zeros(n_trees + 1, dtype=np.int64)
-    cs, rs, firsts, mids, yeses, nos = [], [], [], [], [], []
-    for t, nodes in enumerate(tab.nodes):
-        base = len(cs)
-        node_start[t] = base
-        for c, r, first, middle, _end, yes, no in nodes:
-            cs.append(c)
-            rs.append(r)
-            firsts.append(first)
-            mids.append(middle)
-            yeses.append(base + yes if yes >= 0 else -1)
-            nos.append(base + no if no >= 0 else -1)
-    node_start[n_trees] = len(cs)
-    node_c = np.array(cs, dtype=np.int32)
-    node_r = np.array(rs, dtype=np.int32)
     return FlatTables(
-        values=np.ascontiguousarray(tab.values, dtype=np.float64),
+        values=np.ascontiguousarray(tab.values.T, dtype=np.float64),
         thresholds=np.ascontiguousarray(tab.thresholds, dtype=np.float64),
         first_sum=int(tab.first_sum),
-        node_start=node_start,
+        node_start=np.ascontiguousarray(tab.node_starts, dtype=np.int64),
         leaf_start=np.ascontiguousarray(tab.starts, dtype=np.int64),
-        node_c=node_c,
-        node_r=node_r,
-        node_first=np.array(firsts, dtype=np.int64),
-        node_mid=np.array(mids, dtype=np.int64),
-        node_yes=np.array(yeses, dtype=np.int64),
-        node_no=np.array(nos, dtype=np.int64),
+        nodes=packed_nodes(tab),
         order=np.ascontiguousarray(order, dtype=np.int64),
         sizes=np.ascontiguousarray(tab.sizes, dtype=np.int32),
     )
 
 
-def packed_nodes(ft: FlatTables) -> np.ndarray:
-    """The nodes as rows (column, R, yes leaf, no leaf, yes node, no node, padding): a
-    node read in one cache line, which the walks are bound by."""
-    out = np.zeros((len(ft.node_c), 8), dtype=np.int32)
-    for j, a in enumerate((ft.node_c, ft.node_r, ft.node_first, ft.node_mid, ft.node_yes)):
-        out[:, j] = a
-    out[:, 5] = ft.node_no
-    if len(ft.node_c) and max(ft.node_first.max(), ft.node_mid.max()) >= 2**31:
-        raise OverflowError("more pair leaves than the compiled search indexes")
+def search_bytes(tab: PairTables) -> int:
+    """What a KernelSearch holds over ``tab`` besides the tables and its heap (bytes):
+    the values leaf by leaf (8 a row and leaf), the packed nodes (32 a node) and the split
+    rule's pseudo-costs (16 a node)."""
+    return tab.values.nbytes + 48 * len(tab.node_table)
+
+
+def packed_nodes(tab: PairTables) -> np.ndarray:
+    """The pair tables' nodes as FlatTables.nodes: the fields of ``tab.node_table`` but
+    the end, children numbered over every tree."""
+    table, start = tab.node_table, np.asarray(tab.node_starts, dtype=np.int64)
+    if start[-1] >= 2**31:
+        raise OverflowError("more pair nodes than the compiled search indexes")
+    out = np.zeros((len(table), 8), dtype=np.int32)
+    out[:, :4] = table[:, :4]
+    # each node's tree's first node, to make its children's indices global
+    base = np.repeat(start[:-1], np.diff(start)).astype(np.int32)
+    for j, field in ((4, 5), (5, 6)):
+        k = table[:, field]
+        out[:, j] = np.where(k >= 0, base + k, -1)
     return out
 
 
@@ -214,11 +202,10 @@ def _cache_misses(run) -> int:
 
 # one tree of one node on one column (rank < 1: leaf 0, else leaf 1), rows x1, x2, sum
 _ONE_NODE = PairTables(
-    lo=np.array([[0, 1]], dtype=np.int32),
-    hi=np.array([[1, 2]], dtype=np.int32),
     values=np.array([[1.0, -1.0], [1.0, -1.0], [2.0, -2.0]]),
     starts=np.zeros(1, dtype=np.int64),
-    nodes=(((0, 1, 0, 1, 2, -1, -1),),),
+    node_table=np.array([[0, 1, 0, 1, 2, -1, -1]], dtype=np.int32),
+    node_starts=np.array([0, 1], dtype=np.int64),
     thresholds=np.zeros(3),
     sizes=np.full(1, 2, dtype=np.int32),
     columns=((0, None),),
@@ -248,12 +235,7 @@ class KernelSearch:
     ):
         self.ft = flatten(tab, order)
         ft = self.ft
-        self.arrays = (
-            np.ascontiguousarray(ft.values.T),  # a leaf's rows side by side
-            ft.node_start,
-            ft.leaf_start,
-            packed_nodes(ft),
-        )
+        self.arrays = (ft.values, ft.node_start, ft.leaf_start, ft.nodes)
         cols = len(ft.sizes)
         self.max_rows = heap_rows(heap_bytes, cols)
         # the heap's rows: the kernel doubles them when full, up to max_rows, from a
@@ -274,7 +256,7 @@ class KernelSearch:
         self.corner = np.zeros(cols, dtype=np.int32)
         # per node, what splitting on it gained so far (sum, count): the split rule's
         # pseudo-costs, kept from one step to the next
-        self.costs = np.zeros((max(len(ft.node_c), 1), 2))
+        self.costs = np.zeros((max(len(ft.nodes), 1), 2))
         # 0: split the first open tree of ``order`` (gap_boxes.py's rule), for comparison
         self.probes = int(probes)
         self.run = _kernel()

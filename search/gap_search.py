@@ -195,7 +195,9 @@ def box_largest_gap(
         encs = class_pair_encodings(pair_encoding(ens, at_zero))
     if encs is None:
         return None
-    tables, heap_bytes = _tables_within(encs, memory_bytes, heap_bytes)
+    # the compiled search walks the nodes: the leaves' boxes are not recorded for it
+    compiled = bound is None and gap_kernel.available()
+    tables, heap_bytes = _tables_within(encs, memory_bytes, heap_bytes, boxes=not compiled)
     t_compile = time.time() - t0
     best = BestPair(ens)
     to_gap = gap_bound(ens)
@@ -205,7 +207,7 @@ def box_largest_gap(
     order = sorted(range(len(encs)), key=lambda k: -roots[k])
     outs: list[GapBoxOutcome] = []
     ready = gap_kernel.Readiness(0.0, False)
-    if bound is None and gap_kernel.available():
+    if compiled:
         # the time limit is the search's: making the kernel ready (compiling it, on a
         # first run) moves the deadline on by what it took
         ready = gap_kernel.prepare(log)
@@ -252,17 +254,23 @@ def box_largest_gap(
 
 
 def _tables_within(
-    encs: list[Encoding], memory_bytes: int | None, heap_bytes: int
+    encs: list[Encoding], memory_bytes: int | None, heap_bytes: int, boxes: bool = True
 ) -> tuple[list[PairTables], int]:
     """Each class pair's tables, within what ``memory_bytes`` leaves after the others'
     (PairTablesTooLarge past it), and the heap's budget: at most ``heap_bytes`` and what
-    the tables leave, at least ``MIN_HEAP_BYTES``."""
+    the tables leave, at least ``MIN_HEAP_BYTES``. ``boxes``: record the leaves' boxes
+    (pair_tables)."""
     tables: list[PairTables] = []
+
+    def held() -> int:  # the tables, and the compiled search's copies of them
+        copies = 0 if boxes else sum(map(gap_kernel.search_bytes, tables))
+        return sum(map(tables_held, tables)) + copies
+
     for e in encs:
-        left = None if memory_bytes is None else memory_bytes - sum(map(tables_held, tables))
-        tables.append(pair_tables(e, max_held=left))
+        left = None if memory_bytes is None else memory_bytes - held()
+        tables.append(pair_tables(e, max_held=left, boxes=boxes))
     if memory_bytes is not None:
-        left = memory_bytes - sum(map(tables_held, tables))
+        left = memory_bytes - held()
         heap_bytes = max(gap_kernel.MIN_HEAP_BYTES, min(heap_bytes, left))
     return tables, heap_bytes
 

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import math
 import time
+from array import array
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -50,48 +52,86 @@ from ..compiler.rounding import gap_relaxation
 # deep trees over many columns could otherwise take more memory than the machine has
 MAX_TABLE_BYTES = 1 << 30
 CLOCK_EVERY = 4096  # pair leaves between two looks at the clock while building
+# a pair tree's node: (column, R, first leaf, first leaf of the "no" side, end, yes child,
+# no child); the leaves of its "yes" side are [first, middle), of its "no" side [middle,
+# end); a child is a node index of the same tree, or -1 for a leaf
+NODE_FIELDS = 7
 
 
-def held_bytes(leaves: int, columns: int, rows: int) -> int:
-    """What building tables of this many pair leaves holds at its peak (bytes): each
-    leaf's box as two small arrays, its values, its node (Python objects), then the
-    tables' arrays. Measured: 963 bytes a leaf over 15 columns and 3 rows (fnlwgt of a
-    1,000-tree, 255-leaf LightGBM model: 7.2 million pair leaves, 7.1 GB at the peak),
-    where lo and hi alone (``MAX_TABLE_BYTES``' count) are 120."""
-    return leaves * (600 + 16 * columns + 40 * rows)
+def held_bytes(leaves: int, columns: int, rows: int, boxes: bool = True) -> int:
+    """What tables of this many pair leaves hold at their peak (bytes), per leaf: its
+    values (8 per row) twice (the build's buffer and the array), about one node (4 per
+    field), and with ``boxes`` its box (lo and hi: 8 per column) twice likewise; without
+    (a max gap's compiled search walks the nodes instead), the search's packed node and
+    pseudo-costs (48, gap_kernel.search_bytes); 10% for the buffers' growth."""
+    per_leaf = 2 * 8 * rows + 4 * NODE_FIELDS + (2 * 8 * columns if boxes else 48)
+    return int(leaves * per_leaf * 1.1)
 
 
 def tables_held(tab: PairTables) -> int:
-    """held_bytes of built tables."""
-    rows, leaves = tab.values.shape
-    return held_bytes(leaves, len(tab.sizes), rows)
-
-
-# one pair-tree node: (column, R, first leaf, first leaf of the "no" side, end, yes
-# child, no child); the leaves of its "yes" side are [first, middle), of its "no" side
-# [middle, end); a child is a node index of the same tree, or -1 for a leaf
-PairNode = tuple[int, int, int, int, int, int, int]
+    """What built tables hold (bytes): their arrays."""
+    held = tab.values.nbytes + tab.node_table.nbytes
+    if tab.boxes is not None or "lo" in tab.__dict__:  # the boxes, recorded or derived
+        held += 8 * tab.values.shape[1] * len(tab.sizes)
+    return held
 
 
 @dataclass(frozen=True, eq=False)
 class PairTables:
     """Every pair tree's leaves as boxes of the pair space, with their values."""
 
-    lo: np.ndarray  # int32[columns, leaves]: a leaf's box is lo <= rank < hi per column
-    hi: np.ndarray
     values: np.ndarray  # float64[rows, leaves]: the rows of x1, of x2, the pair sums
     starts: np.ndarray  # int64[trees]: first leaf of each tree (leaves grouped by tree)
-    nodes: tuple[tuple[PairNode, ...], ...]  # per tree, in preorder
+    # int32[nodes, NODE_FIELDS]: every tree's nodes, tree after tree, each tree's in
+    # preorder; tree t's are rows node_starts[t]:node_starts[t + 1]
+    node_table: np.ndarray
+    node_starts: np.ndarray  # int64[trees + 1]
     thresholds: np.ndarray  # float64[rows]: what each summed value must reach
     sizes: np.ndarray  # int32[columns]: how many valid intervals each column has
     columns: tuple[tuple[int, int | None], ...]  # per column: (feature, copy or None)
     # the pair-sum rows: (first row, row of x1, row of x2) — rows first.. are sums of those
     sums: tuple[tuple[int, int], ...] = ((0, 1),)
+    # (lo, hi) as the build recorded them; None: derived from the nodes when first read
+    # (a max gap's compiled search never reads them)
+    boxes: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def first_sum(self) -> int:
         """The index of the first pair-sum row (the number of rows when there is none)."""
         return self.values.shape[0] - len(self.sums)
+
+    @cached_property
+    def nodes(self) -> tuple[np.ndarray, ...]:
+        """Per tree, its rows of ``node_table`` (views)."""
+        s = self.node_starts
+        return tuple(self.node_table[s[t] : s[t + 1]] for t in range(len(self.starts)))
+
+    @cached_property
+    def lo(self) -> np.ndarray:
+        """int32[columns, leaves]: a leaf's box is lo <= rank < hi per column."""
+        return self._boxes()[0]
+
+    @cached_property
+    def hi(self) -> np.ndarray:
+        return self._boxes()[1]
+
+    def _boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.boxes is not None:
+            return self.boxes
+        return boxes_of_nodes(self.node_table, self.sizes, self.values.shape[1])
+
+
+def boxes_of_nodes(node_table: np.ndarray, sizes: np.ndarray, leaves: int):
+    """(lo, hi) of every leaf from the nodes above it: a node's "yes" side has rank < R
+    on its column, its "no" side rank >= R. Nodes are in preorder, and a node below
+    another on the same column splits inside its side, so the last node written is the
+    tightest."""
+    lo = np.zeros((len(sizes), leaves), dtype=np.int32)
+    hi = np.repeat(sizes.astype(np.int32)[:, None], leaves, axis=1)
+    for c, r, first, middle, end, _yes, _no in node_table.tolist():
+        hi[c, first:middle] = r
+        lo[c, middle:end] = r
+    return lo, hi
 
 
 class PairTablesTooLarge(Exception):
@@ -170,12 +210,14 @@ def pair_tables(
     max_bytes: int | None = None,
     max_held: int | None = None,
     deadline: float | None = None,
+    boxes: bool = True,
 ) -> PairTables:
     """The pair trees of an encoded query (``applies(enc)`` must hold). Raises
     PairTablesTooLarge as soon as the leaves' boxes pass ``max_bytes`` (default
     ``MAX_TABLE_BYTES``), or what building them holds passes ``max_held`` (held_bytes;
     what a memory limit leaves, None: no such bound), or building them passes
-    ``deadline`` (an absolute time; None: none)."""
+    ``deadline`` (an absolute time; None: none). ``boxes``: record each leaf's box while
+    building (else ``lo`` and ``hi`` are derived from the nodes if ever read)."""
     ens = enc.ensemble
     st = ensemble_structure(ens)
     columns: list[tuple[int, int | None]] = []
@@ -189,17 +231,9 @@ def pair_tables(
     sizes = np.array([n_ranks(ens, f) for f, _ in columns], dtype=np.int32)
     ranked = [_ranked_tree(ens, st, t) for t in ens.trees]
     rows = _Rows(enc)
-    limit = MAX_TABLE_BYTES if max_bytes is None else max_bytes
-    max_leaves = limit // max(1, 8 * len(columns))
-    too_large = f"the pair tables need more than {limit / 2**20:,.0f} MB"
-    per_leaf = held_bytes(1, len(columns), rows.n)
-    if max_held is not None and max_held // per_leaf < max_leaves:
-        max_leaves = max_held // per_leaf
-        too_large = (
-            f"the pair tables would hold more than the {max_held / 2**20:,.0f} MB the memory "
-            "limit leaves above the model's estimate"
-        )
-    builder = _Builder(sizes, max_leaves, too_large, deadline)
+    builder = _Builder(
+        sizes, *leaf_bound(len(columns), rows.n, max_bytes, max_held, boxes), boxes, deadline
+    )
     for ti, nodes in enumerate(ranked):
         builder.start_tree()
         at = rows.of_tree(ti)
@@ -207,18 +241,38 @@ def pair_tables(
             builder.product(nodes, col, at)
         else:
             builder.shared(nodes, col[0], at)
-    lo, hi, values, starts, nodes = builder.arrays(rows.n)
+    values, starts, node_table, node_starts, recorded = builder.arrays(rows.n)
     return PairTables(
-        lo=lo,
-        hi=hi,
         values=values,
         starts=starts,
-        nodes=nodes,
+        node_table=node_table,
+        node_starts=node_starts,
         thresholds=rows.thresholds,
         sizes=sizes,
         columns=tuple(columns),
         sums=rows.sums,
+        boxes=recorded,
     )
+
+
+def leaf_bound(
+    columns: int, rows: int, max_bytes: int | None, max_held: int | None, boxes: bool = True
+) -> tuple[int, str]:
+    """How many pair leaves tables over ``columns`` columns and ``rows`` rows may have,
+    and the message past it: their boxes within ``max_bytes`` (default
+    ``MAX_TABLE_BYTES``), what building them holds within ``max_held`` (None: no such
+    bound), their leaf indices within int32."""
+    limit = MAX_TABLE_BYTES if max_bytes is None else max_bytes
+    max_leaves = min(limit // max(1, 8 * columns), 2**31 - 1)
+    too_large = f"the pair tables need more than {limit / 2**20:,.0f} MB"
+    per_leaf = held_bytes(1, columns, rows, boxes)
+    if max_held is not None and max_held // per_leaf < max_leaves:
+        max_leaves = max_held // per_leaf
+        too_large = (
+            f"the pair tables would hold more than the {max_held / 2**20:,.0f} MB the memory "
+            "limit leaves above the model's estimate"
+        )
+    return max_leaves, too_large
 
 
 class _Rows:
@@ -367,42 +421,50 @@ def _run_tree(out: RankedTree, at: int, f: int, runs, yes: int, no: int, fresh) 
 
 
 class _Builder:
-    """Collects pair-tree leaves (their boxes and values) and nodes, tree after tree."""
+    """Collects pair-tree leaves (their values, their boxes if asked) and nodes, tree
+    after tree, into flat buffers (array.array: 8 bytes a value, 4 a rank or a node
+    field, where Python objects per leaf took about 1 KB)."""
 
     def __init__(
-        self, sizes: np.ndarray, max_leaves: int, too_large: str, deadline: float | None = None
+        self,
+        sizes: np.ndarray,
+        max_leaves: int,
+        too_large: str,
+        boxes: bool = True,
+        deadline: float | None = None,
     ):
-        self.sizes = sizes
+        self.sizes = [int(s) for s in sizes]
         self.max_leaves = max_leaves
         self.too_large = too_large  # the message past max_leaves
+        self.boxes = boxes  # record each leaf's lo and hi
         self.deadline = deadline
-        self.lo: list[np.ndarray] = []
-        self.hi: list[np.ndarray] = []
-        self.vals: list[tuple[float, ...]] = []
+        self.lo = array("i")
+        self.hi = array("i")
+        self.vals = array("d")
+        self.n_leaves = 0
+        self.nodes = array("i")  # NODE_FIELDS per node
+        self.n_nodes = 0
         self.starts: list[int] = []
-        self.trees: list[tuple[PairNode, ...]] = []
-        self._nodes: list = []
+        self.node_starts: list[int] = []
 
     def start_tree(self) -> None:
-        if self.starts:
-            self.trees.append(tuple(self._nodes))
-        self.starts.append(len(self.vals))
-        self._nodes = []
+        self.starts.append(self.n_leaves)
+        self.node_starts.append(self.n_nodes)
 
     def shared(self, nodes: RankedTree, col: dict[int, int], at) -> None:
-        lo, hi = np.zeros(len(self.sizes), dtype=np.int32), self.sizes.copy()
+        lo, hi = [0] * len(self.sizes), list(self.sizes)
         self._walk(nodes, 0, col, lo, hi, lambda n, lo, hi: self._leaf(lo, hi, at(n, n)))
 
     def product(self, nodes: RankedTree, col, at) -> None:
-        lo, hi = np.zeros(len(self.sizes), dtype=np.int32), self.sizes.copy()
+        lo, hi = [0] * len(self.sizes), list(self.sizes)
 
-        def second(n1: int, lo: np.ndarray, hi: np.ndarray) -> None:
+        def second(n1: int, lo: list[int], hi: list[int]) -> None:
             self._walk(nodes, 0, col[1], lo, hi, lambda n2, lo, hi: self._leaf(lo, hi, at(n1, n2)))
 
         self._walk(nodes, 0, col[0], lo, hi, second)
 
-    def _leaf(self, lo, hi, values: tuple[float, ...]) -> None:
-        n = len(self.vals)
+    def _leaf(self, lo: list[int], hi: list[int], values: tuple[float, ...]) -> None:
+        n = self.n_leaves
         if n >= self.max_leaves:
             raise PairTablesTooLarge(self.too_large)
         # a category set or a NaN rank can multiply the leaves: a look at the clock
@@ -410,11 +472,13 @@ class _Builder:
             raise PairTablesTooLarge(
                 f"building the pair tables reached the box search's time ({n:,} leaves)"
             )
-        self.lo.append(lo.copy())
-        self.hi.append(hi.copy())
-        self.vals.append(values)
+        if self.boxes:
+            self.lo.extend(lo)
+            self.hi.extend(hi)
+        self.vals.extend(values)
+        self.n_leaves += 1
 
-    def _walk(self, nodes: RankedTree, n: int, col, lo, hi, at_leaf) -> None:
+    def _walk(self, nodes: RankedTree, n: int, col, lo: list[int], hi: list[int], at_leaf) -> None:
         """Copy ``col``'s tree below node n within box [lo, hi): a branch the box
         excludes is skipped (its node too), ``at_leaf(leaf, lo, hi)`` at each leaf."""
         f, r, yes, no = nodes[n]
@@ -422,31 +486,55 @@ class _Builder:
             at_leaf(r, lo, hi)
             return
         c = col[f]
-        a, b = int(lo[c]), int(hi[c])
+        a, b = lo[c], hi[c]
         if r >= b:  # the whole box takes "yes"
             self._walk(nodes, yes, col, lo, hi, at_leaf)
             return
         if r <= a:
             self._walk(nodes, no, col, lo, hi, at_leaf)
             return
-        k = len(self._nodes)
-        self._nodes.append(None)
-        first = len(self.vals)
+        k = self.n_nodes
+        self.n_nodes += 1
+        self.nodes.extend(_PLACEHOLDER)
+        first = self.n_leaves
         hi[c] = r
         self._walk(nodes, yes, col, lo, hi, at_leaf)
         hi[c] = b
-        middle, no_node = len(self.vals), len(self._nodes)
+        middle, no_node = self.n_leaves, self.n_nodes
         lo[c] = r
         self._walk(nodes, no, col, lo, hi, at_leaf)
         lo[c] = a
-        # a side's first node appended is the root of that side
-        yes_node = k + 1 if no_node > k + 1 else -1
-        no_node = no_node if len(self._nodes) > no_node else -1
-        self._nodes[k] = (c, r, first, middle, len(self.vals), yes_node, no_node)
+        # a side's first node appended is the root of that side; children are numbered
+        # within the tree
+        base = self.node_starts[-1]
+        yes_node = k + 1 - base if no_node > k + 1 else -1
+        no_node = no_node - base if self.n_nodes > no_node else -1
+        at = NODE_FIELDS * k
+        self.nodes[at : at + NODE_FIELDS] = array(
+            "i", (c, r, first, middle, self.n_leaves, yes_node, no_node)
+        )
 
     def arrays(self, n_rows: int):
-        self.trees.append(tuple(self._nodes))
-        values = np.ascontiguousarray(np.array(self.vals, dtype=np.float64).reshape(-1, n_rows).T)
-        lo = np.ascontiguousarray(np.array(self.lo, dtype=np.int32).T)
-        hi = np.ascontiguousarray(np.array(self.hi, dtype=np.int32).T)
-        return lo, hi, values, np.array(self.starts, dtype=np.int64), tuple(self.trees)
+        """(values, starts, node_table, node_starts, (lo, hi) or None), each buffer let
+        go once turned into its array."""
+        values = _rows_first(self.vals, n_rows)
+        self.vals = array("d")
+        recorded = None
+        if self.boxes:
+            lo = _rows_first(self.lo, len(self.sizes))
+            self.lo = array("i")
+            hi = _rows_first(self.hi, len(self.sizes))
+            self.hi = array("i")
+            recorded = (lo, hi)
+        node_table = np.frombuffer(self.nodes, dtype=np.int32).reshape(-1, NODE_FIELDS)
+        node_starts = np.array(self.node_starts + [self.n_nodes], dtype=np.int64)
+        return values, np.array(self.starts, dtype=np.int64), node_table, node_starts, recorded
+
+
+_PLACEHOLDER = array("i", [0] * NODE_FIELDS)
+
+
+def _rows_first(buf: array, width: int) -> np.ndarray:
+    """A buffer of records of ``width`` items as a contiguous [width, records] array."""
+    flat = np.frombuffer(buf, dtype=np.int32 if buf.typecode == "i" else np.float64)
+    return np.ascontiguousarray(flat.reshape(-1, width).T)

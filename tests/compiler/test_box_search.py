@@ -12,7 +12,7 @@ from treesens.compiler.encode import encode
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.compiler.replay import meets
 from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
-from treesens.search.pair_boxes import PairTablesTooLarge, applies, pair_tables
+from treesens.search.pair_boxes import PairTablesTooLarge, applies, held_bytes, pair_tables
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 from treesens.tests.pass_cases import two_feature_ensemble
 
@@ -182,3 +182,29 @@ def test_entering_the_child_with_more_room_first_finds_pairs_in_fewer_boxes():
         if a is not None:
             promising, yes_first = promising + a, yes_first + b
     assert 0 < promising < yes_first
+
+
+@pytest.mark.parametrize("case", CASES[::4], ids=lambda c: f"seed{c[0]}-{'+'.join(c[5])}")
+def test_boxes_derived_from_the_nodes_are_the_boxes_the_build_records(case):
+    seed, trees, depth, n_features, thresholds, vary, g = case
+    ens = random_ensemble(seed, trees, depth, n_features, thresholds)
+    _, enc = _encoded(ens, vary, Gap(g))
+    recorded, derived = pair_tables(enc), pair_tables(enc, boxes=False)
+    assert recorded.boxes is not None and derived.boxes is None
+    assert np.array_equal(recorded.lo, derived.lo) and np.array_equal(recorded.hi, derived.hi)
+    assert np.array_equal(recorded.values, derived.values)
+
+
+def test_a_pair_tree_s_nodes_are_its_rows_of_the_node_table():
+    _, enc = _encoded(two_feature_ensemble(), ("x0",), Gap(0.1, "margin"))
+    tab = pair_tables(enc)
+    assert tab.node_table.dtype == np.int32 and tab.node_table.shape[1] == 7
+    assert sum(len(nodes) for nodes in tab.nodes) == len(tab.node_table)
+    assert np.array_equal(tab.nodes[1], tab.node_table[tab.node_starts[1] : tab.node_starts[2]])
+
+
+def test_pair_tables_past_what_a_memory_limit_leaves_raise_before_they_are_built():
+    _, enc = _encoded(two_feature_ensemble(), ("x0",), Gap(0.1, "margin"))
+    leaves = pair_tables(enc).values.shape[1]
+    with pytest.raises(PairTablesTooLarge, match="memory limit"):
+        pair_tables(enc, max_held=held_bytes(leaves - 1, 3, 3))

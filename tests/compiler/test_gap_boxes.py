@@ -12,7 +12,7 @@ import pytest
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.questions.max_gap import max_gap_query
-from treesens.search.gap_boxes import largest_gap
+from treesens.search.gap_boxes import BOX_OVERHEAD, heap_boxes, largest_gap
 from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
 from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.max_gap_oracle import exact_max_gap, exact_max_ratio, max_ratio_problems
@@ -42,6 +42,14 @@ def _case(i: int):
     k = int(rng.integers(1, n_features + 1)) if rng.random() < 0.3 else 1
     vary = tuple(sorted(rng.choice(ens.feature_names, size=k, replace=False).tolist()))
     return ens, Query(vary=vary, plan=Plan(timeout=60.0)), TOLERANCES[i % len(TOLERANCES)]
+
+
+def _deeper_case(i: int):
+    """Twelve trees of depth 3 over three features: searches of 30-100 boxes, enough to
+    fill a heap of 4 boxes (``_case``'s searches mostly stay under it)."""
+    rng = np.random.default_rng([47, i])
+    ens = random_ensemble(rng, 12, 3, 3, 4, leaf_scale=1.0)
+    return ens, Query(vary=(ens.feature_names[0],)), 1e-4
 
 
 def _bracket_problems(exact: float, lower, upper: float) -> list[str]:
@@ -137,3 +145,60 @@ def test_a_multiclass_witness_is_of_the_two_classes_it_reports():
     p1, p2 = np.array(r.outputs["x1"]), np.array(r.outputs["x2"])
     c1, c2 = r.classes
     assert np.argmax(p1) == c1 and np.argmax(p2) == c2 and c1 != c2
+
+
+# ---- the Python search's heap budget: boxes of lowest bound shed, their bound kept -------
+
+TINY_HEAP = 1  # bytes: the smallest heap the search keeps (heap_boxes: 4 boxes)
+
+
+def _python_shed_search(i: int, heap_bytes: int = TINY_HEAP):
+    ens, q, tol = _deeper_case(i)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        return achieved_gap(p[0], p[1])
+
+    out = largest_gap(
+        enc,
+        tab,
+        gap_bound(ens),
+        offer,
+        tol,
+        time.time() + FAR,
+        compiled=False,
+        heap_bytes=heap_bytes,
+    )
+    return ens, q, tol, out
+
+
+@pytest.mark.parametrize("i", range(30))
+def test_a_python_search_that_sheds_boxes_for_memory_still_brackets_the_exact_gap(i):
+    # without the shed boxes' bound under the upper bound, some of these searches report
+    # an upper bound below the exact largest gap (the shed boxes held the best pairs)
+    ens, q, _, out = _python_shed_search(i)
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def test_the_python_search_sheds_boxes_past_its_heap_budget():
+    _, _, _, out = _python_shed_search(5)
+    assert out.shed_boxes > 0 and out.upper >= out.shed_upper
+
+
+def test_a_python_search_that_shed_boxes_above_its_floor_is_not_proven():
+    _, _, tol, out = _python_shed_search(5)
+    assert out.shed_upper > out.lower + tol
+    assert not out.proven
+
+
+def test_the_python_search_within_its_budget_sheds_nothing():
+    _, _, _, out = _python_shed_search(5, heap_bytes=1 << 30)
+    assert out.shed_boxes == 0 and out.shed_upper is None and out.proven
+
+
+def test_a_python_heap_budget_holds_a_bit_per_leaf_and_the_box_of_each_box():
+    per_box = 1000 // 8 + 8 * 15 + BOX_OVERHEAD
+    assert heap_boxes(10 * per_box, 1000, 15) == 10
+    assert heap_boxes(1, 1000, 15) == 4

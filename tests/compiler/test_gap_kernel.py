@@ -14,16 +14,15 @@ import sys
 import numpy as np
 import pytest
 
-from treesens.compiler.query import Gap, Query
+from treesens.compiler.query import Gap
 from treesens.search import gap_kernel
 from treesens.search.box_search import tree_order
 from treesens.search.gap_boxes import largest_gap, root_bound
 from treesens.search.gap_kernel import EMPTY, KernelSearch, floor_in_rows
 from treesens.search.gap_search import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_encoding, pair_tables
-from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case
+from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case, _deeper_case
 from treesens.tests.max_gap_oracle import exact_max_gap
-from treesens.tests.oracle import random_ensemble
 
 FAR = 1e18
 
@@ -129,14 +128,6 @@ def test_the_split_rule_learns_what_splits_gained():
 # ---- the heap's memory budget: boxes of lowest bound shed, their bound kept -------------
 
 TINY_HEAP = 1  # bytes: the smallest heap the kernel keeps (heap_rows: 4 boxes)
-
-
-def _deeper_case(i: int):
-    """Twelve trees of depth 3 over three features: searches of 30-100 boxes, enough to
-    fill a heap of 4 boxes (``_case``'s searches mostly stay under it)."""
-    rng = np.random.default_rng([47, i])
-    ens = random_ensemble(rng, 12, 3, 3, 4, leaf_scale=1.0)
-    return ens, Query(vary=(ens.feature_names[0],)), 1e-4
 
 
 def _shed_search(i: int, heap_bytes: int = TINY_HEAP):

@@ -127,7 +127,15 @@ def test_a_limit_given_limits_the_solver_process_and_the_default_does_not():
 
 
 def test_by_default_a_max_gap_s_heap_takes_at_most_its_default_budget():
-    assert search_budget(_small(), MemoryLimit(1e6, given=False)) == SearchBudget(HEAP_BYTES)
+    assert search_budget(_small(), MemoryLimit(1e6, given=False)).heap_bytes == HEAP_BYTES
+
+
+def test_the_default_limit_holds_a_max_gap_s_tables_and_heap_too():
+    ens = _small()
+    need = estimate_mb(ModelSize.of(ens))
+    room = int(4000 * MB)
+    budget = search_budget(ens, MemoryLimit(need + 4000, given=False))
+    assert budget == SearchBudget(HEAP_BYTES, room)
 
 
 def test_a_limit_given_leaves_the_box_search_what_the_estimate_does_not_take():
@@ -146,7 +154,7 @@ def _tight_max_gap(monkeypatch):
     """A max gap whose limit leaves 200 bytes above the model's estimate, where its tables
     take a byte a pair leaf (136): its heap keeps the fewest boxes it can (4)."""
     monkeypatch.setattr(gap_kernel, "MIN_HEAP_BYTES", 1)
-    monkeypatch.setattr(pair_boxes, "held_bytes", lambda leaves, columns, rows: leaves)
+    monkeypatch.setattr(pair_boxes, "held_bytes", lambda leaves, *_: leaves)
     for module in (memory, memory_estimate):
         monkeypatch.setattr(module, "estimate_mb", lambda size: 100.0 - 200 / MB)
     ens = _deeper()
