@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from treesens.compiler.ensemble import Ensemble, Feature, Tree
     from treesens.compiler.errors import InputError, TreesensError
     from treesens.compiler.query import Gap, Plan, Query, Question
-    from treesens.interfaces.api import check, compare, max_gap, report, sweep
+    from treesens.interfaces.api import check, check_many, compare, max_gap, report, sweep
     from treesens.interfaces.expect_api import (
         expect_audit,
         expect_insensitive,
@@ -50,6 +50,7 @@ _WHERE = {
     "Query": "treesens.compiler.query",
     "Question": "treesens.compiler.query",
     "check": "treesens.interfaces.api",
+    "check_many": "treesens.interfaces.api",
     "compare": "treesens.interfaces.api",
     "max_gap": "treesens.interfaces.api",
     "report": "treesens.interfaces.api",
@@ -113,6 +114,7 @@ __all__ = [
     "InputError",
     "TreesensError",
     "check",
+    "check_many",
     "compare",
     "max_gap",
     "report",
