@@ -262,6 +262,14 @@ def _parser() -> argparse.ArgumentParser:
         "processes of a local pool, the largest groups first (no pinning, no hard kill)",
     )
     how.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --batch: at most N instances per process (a model's instances in parts, "
+        "each loading it; results are written as each part ends); default: all of them",
+    )
+    how.add_argument(
         "--executor",
         default=None,
         metavar="KIND[=ADDRESS]",
@@ -448,7 +456,7 @@ def main(argv=None) -> int:
             )
 
     if args.batch:
-        _run_batches(todo, timeout, args.jobs, record)
+        _run_batches(todo, timeout, args.jobs, record, args.batch_size)
     elif args.executor:
         _run_on_executor(args.executor, args.jobs, [run[:2] for run in todo], timeout, record)
     else:
@@ -487,12 +495,16 @@ def _run_here(todo: list, timeout: float, jobs: int, cores: list[int] | None, re
         t.join()
 
 
-def model_groups(todo: list) -> list[tuple]:
-    """The runs grouped by (configuration, model), each group's runs in their order, the
-    largest groups first (by runs x model file size), so that two workers end together."""
+def model_groups(todo: list, size: int | None = None) -> list[list]:
+    """The runs grouped by (configuration, model), each group's runs in their order (cut
+    in parts of at most ``size`` runs when given), the largest groups first (by runs x
+    model file size), so that two workers end together."""
     groups: dict[tuple[str, str], list] = {}
     for inst, cfg, _checkout in todo:
         groups.setdefault((cfg.name, inst.model), []).append((inst, cfg))
+    if size:
+        parts = [g[k : k + size] for g in groups.values() for k in range(0, len(g), size)]
+        groups = dict(enumerate(parts))
 
     def size(runs: list) -> float:
         path = Path(runs[0][0].paths[0])
@@ -501,7 +513,7 @@ def model_groups(todo: list) -> list[tuple]:
     return sorted(groups.values(), key=size, reverse=True)
 
 
-def _run_batches(todo: list, timeout: float, jobs: int, record) -> None:
+def _run_batches(todo: list, timeout: float, jobs: int, record, size: int | None = None) -> None:
     """Each (configuration, model) group as one task of a local process pool of ``jobs``
     workers (questions/executors): ``run_one.run_batch`` loads the model once and asks its
     queries through the batch path; each group is recorded as it ends (a group that failed
@@ -512,7 +524,7 @@ def _run_batches(todo: list, timeout: float, jobs: int, record) -> None:
 
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"  # the pool's workers inherit it
-    groups = model_groups(todo)
+    groups = model_groups(todo, size)
     items = [(asdict(runs[0][1]), [inst.to_dict() for inst, _ in runs]) for runs in groups]
     executor = make_executor("local", jobs)
     try:
