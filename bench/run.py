@@ -255,6 +255,21 @@ def _parser() -> argparse.ArgumentParser:
         "e.g. --jobs 1 --cores 1 to leave core 0 to something else",
     )
     how.add_argument(
+        "--batch",
+        action="store_true",
+        help="treesens configurations only: each model's instances in ONE process, the model "
+        "loaded once and its queries asked through the batch path (ask_many); --jobs worker "
+        "processes of a local pool, the largest groups first (no pinning, no hard kill)",
+    )
+    how.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --batch: at most N instances per process (a model's instances in parts, "
+        "each loading it; results are written as each part ends); default: all of them",
+    )
+    how.add_argument(
         "--executor",
         default=None,
         metavar="KIND[=ADDRESS]",
@@ -331,6 +346,12 @@ def main(argv=None) -> int:
             if why:
                 print(f"skipping configuration {c}: Ensense cannot run: {why}", file=sys.stderr)
                 configs.remove(c)
+    if args.batch:
+        if args.against or args.executor:
+            ap.error("--batch runs here only, without --against or --executor")
+        others = [c for c in configs if CONFIGS[c].kind != "treesens"]
+        if others:
+            ap.error(f"--batch runs treesens configurations only, not {', '.join(others)}")
     checkouts = [HERE_CHECKOUT]
     if args.against:
         if args.executor:
@@ -379,6 +400,7 @@ def main(argv=None) -> int:
     pin = (
         not args.no_pin
         and not args.executor
+        and not args.batch
         and shutil.which("taskset") is not None
         and args.jobs <= (os.cpu_count() or 1)
     )
@@ -433,7 +455,9 @@ def main(argv=None) -> int:
                 flush=True,
             )
 
-    if args.executor:
+    if args.batch:
+        _run_batches(todo, timeout, args.jobs, record, args.batch_size)
+    elif args.executor:
         _run_on_executor(args.executor, args.jobs, [run[:2] for run in todo], timeout, record)
     else:
         _run_here(todo, timeout, args.jobs, cores if pin else None, record)
@@ -469,6 +493,52 @@ def _run_here(todo: list, timeout: float, jobs: int, cores: list[int] | None, re
         t.start()
     for t in threads:
         t.join()
+
+
+def model_groups(todo: list, size: int | None = None) -> list[list]:
+    """The runs grouped by (configuration, model), each group's runs in their order (cut
+    in parts of at most ``size`` runs when given), the largest groups first (by runs x
+    model file size), so that two workers end together."""
+    groups: dict[tuple[str, str], list] = {}
+    for inst, cfg, _checkout in todo:
+        groups.setdefault((cfg.name, inst.model), []).append((inst, cfg))
+    if size:
+        parts = [g[k : k + size] for g in groups.values() for k in range(0, len(g), size)]
+        groups = dict(enumerate(parts))
+
+    def size(runs: list) -> float:
+        path = Path(runs[0][0].paths[0])
+        return len(runs) * (path.stat().st_size if path.exists() else 1)
+
+    return sorted(groups.values(), key=size, reverse=True)
+
+
+def _run_batches(todo: list, timeout: float, jobs: int, record, size: int | None = None) -> None:
+    """Each (configuration, model) group as one task of a local process pool of ``jobs``
+    workers (questions/executors): ``run_one.run_batch`` loads the model once and asks its
+    queries through the batch path; each group is recorded as it ends (a group that failed
+    twice is recorded as errors, so a resumed run tries it again)."""
+    from run_one import run_batch
+
+    from treesens.questions.executors import Failure, make_executor
+
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"  # the pool's workers inherit it
+    groups = model_groups(todo, size)
+    items = [(asdict(runs[0][1]), [inst.to_dict() for inst, _ in runs]) for runs in groups]
+    executor = make_executor("local", jobs)
+    try:
+        for i, out in executor.run(run_batch, timeout, items):
+            load = os.getloadavg()[0]
+            for k, (inst, cfg) in enumerate(groups[i]):
+                res = (
+                    out[k]
+                    if not isinstance(out, Failure)
+                    else no_answer("error", f"batch failed: {out.message}")
+                )
+                record(inst, cfg, res, None, load)
+    finally:
+        executor.close()
 
 
 def _run_on_executor(spec: str, jobs: int, todo: list, timeout: float, record) -> None:

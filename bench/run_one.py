@@ -30,12 +30,24 @@ def _cpu(who) -> float:
 def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
     import treesens
     from treesens.driver import solve_query
-    from treesens.interfaces.api import make_query
 
     t0 = time.time()
     c0 = _cpu(resource.RUSAGE_SELF)
     ens = treesens.load_model(inst["model_path"], details=inst["details_path"])
     t_load = time.time() - t0
+    res = solve_query(ens, treesens_query(inst, cfg, timeout), deadline=t0 + timeout)
+    total = time.time() - t0
+    from treesens.backends.worker import shutdown
+
+    shutdown()  # reap the solver process so that its CPU time is counted below
+    cpu = _cpu(resource.RUSAGE_SELF) - c0 + _cpu(resource.RUSAGE_CHILDREN)
+    return treesens_record(res, cfg, {"load": t_load, "total": total, "cpu": cpu})
+
+
+def treesens_query(inst: dict, cfg: dict, timeout: float):
+    """The query a treesens configuration asks of an instance."""
+    from treesens.interfaces.api import make_query
+
     q = make_query(
         list(inst["features"]),
         gap=inst["gap"],
@@ -61,23 +73,22 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
         q = q.planned(data_aware=cfg["data_aware"])
     if opts:
         q = q.planned(options=tuple(opts))
-    res = solve_query(ens, q, deadline=t0 + timeout)
-    total = time.time() - t0
-    from treesens.backends.worker import shutdown
+    return q
 
-    shutdown()  # reap the solver process so that its CPU time is counted below
-    cpu = _cpu(resource.RUSAGE_SELF) - c0 + _cpu(resource.RUSAGE_CHILDREN)
+
+def treesens_record(res, cfg: dict, times: dict) -> dict:
+    """A result line of a treesens run: ``times`` holds load, total and cpu."""
     stats = res.stats or {}
     return {
         "status": res.status,
         "validated": bool(res.validated),
         "distance": res.distance,
         "time": {
-            "load": t_load,
+            "load": times["load"],
             "compile": res.time.get("compile", 0.0),
             "solve": res.time.get("solve", 0.0),
-            "total": total,
-            "cpu": cpu,
+            "total": times["total"],
+            "cpu": times["cpu"],
         },
         "found_by": stats.get("found_by"),
         "proved_by": stats.get("proved_by"),
@@ -88,6 +99,45 @@ def run_treesens(inst: dict, cfg: dict, timeout: float) -> dict:
         "error": res.error,
         **({"data_aware": _data_aware_record(stats)} if cfg.get("data_aware") else {}),
     }
+
+
+def run_batch(timeout: float, group: tuple[dict, list[dict]]) -> list[dict]:
+    """One configuration on every instance of ONE model, in this process (``bench/run.py
+    --batch``; an executor's task): the model is loaded once and the queries are asked
+    through the batch path (treesens.questions.campaign.ask_many), each within
+    ``timeout`` from its own start. A line's ``time.load`` is the model's load time shared
+    out over its queries, ``time.total`` its answer's time plus that share; ``time.cpu``
+    this process's CPU time over the answer (a solver process kept for the next query
+    counts in the group's ``batch_cpu``, given on every line of the group: this process
+    and its reaped solver processes, from the load to the end)."""
+    import treesens
+    from treesens.backends.worker import shutdown
+    from treesens.questions.campaign import ask_many
+
+    cfg, insts = group
+    t0 = time.time()
+    c0 = _cpu(resource.RUSAGE_SELF)
+    ch0 = _cpu(resource.RUSAGE_CHILDREN)
+    ens = treesens.load_model(insts[0]["model_path"], details=insts[0]["details_path"])
+    share = (time.time() - t0) / len(insts)
+    queries = [treesens_query(inst, cfg, timeout) for inst in insts]
+    cpu: list[float] = []
+    began = [0.0]
+
+    def started(_q) -> None:
+        began[0] = _cpu(resource.RUSAGE_SELF)
+
+    def ended(_res) -> None:
+        cpu.append(_cpu(resource.RUSAGE_SELF) - began[0])
+
+    results = ask_many(ens, queries, on_start=started, on_result=ended)
+    shutdown()  # reap the solver processes so that their CPU time is counted
+    batch_cpu = _cpu(resource.RUSAGE_SELF) - c0 + _cpu(resource.RUSAGE_CHILDREN) - ch0
+    lines = []
+    for res, c in zip(results, cpu, strict=True):
+        times = {"load": share, "total": res.time["total"] + share, "cpu": c}
+        lines.append({**treesens_record(res, cfg, times), "batch_cpu": batch_cpu})
+    return lines
 
 
 DATA_AWARE_STATS = (

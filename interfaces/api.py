@@ -1,5 +1,5 @@
-"""The Python API, mirroring the CLI: ``check``, ``compare``, ``max_gap``, ``sweep`` and
-``report``. They take the same keywords, read from one table (questions/keywords.py);
+"""The Python API, mirroring the CLI: ``check`` (and ``check_many``, many checks of one
+model loaded once), ``compare``, ``max_gap``, ``sweep`` and ``report``. They take the same keywords, read from one table (questions/keywords.py);
 each calls its question's module (questions/) and gives it the views it shows."""
 
 from __future__ import annotations
@@ -8,15 +8,17 @@ import functools
 import inspect
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..answers.result import Result
 from ..compiler.errors import InputError
 from ..questions.ask import answer
+from ..questions.campaign import ask_many
 from ..questions.compare import backend_list, compare_query, disagreement
 from ..questions.keywords import (  # noqa: F401 - re-exported: the API's keyword table
     API_KEYWORDS,
+    MODEL,
     Keyword,
     keyword_values,
     model_of,
@@ -44,6 +46,38 @@ def check(model, vary, *, name: str = "", **keywords) -> Result:
     >>> r.status, r.witness
     """
     return _ask(model, vary, name, keywords, "check")
+
+
+@takes_query_keywords
+def check_many(model, questions, **keywords) -> list[Result]:
+    """Many checks of one model, loaded once (the batch path: a sweep's and
+    ``bench/run.py --batch``'s, questions/campaign.py ``ask_many``): the results in the
+    order of ``questions``, the same answers as ``check`` gives one at a time, each
+    within ``timeout`` from its own start. A query that fails is its "error" result.
+
+    Each item of ``questions`` is what ``check``'s ``vary`` takes, or a dict of
+    ``check``'s query keywords with its ``vary`` (and an optional ``name``), over the
+    call's ``keywords``; the model's keywords (details, data, bounds, ...) are the call's.
+
+    >>> rs = check_many("model.json", [["sex"], {"vary": ["age"], "gap": 0.1}], gap=0.2)  # doctest: +SKIP
+    >>> [r.status for r in rs]
+    """
+    kw = keyword_values(keywords, "check_many")
+    require_backend(kw["backend"])
+    ens = model_of(model, kw)
+    shared = query_maker(kw, ens)
+    queries = []
+    for item in questions:
+        own = dict(item) if isinstance(item, Mapping) else {"vary": item}
+        if "vary" not in own:
+            raise InputError(f"check_many: a question without vary: {item!r}")
+        vary, name = own.pop("vary"), own.pop("name", "")
+        for k in own:
+            if k in API_KEYWORDS and API_KEYWORDS[k].role == MODEL:
+                raise InputError(f"check_many: {k} is the call's keyword, not a question's")
+        make = query_maker(keyword_values(keywords | own, "check_many"), ens) if own else shared
+        queries.append(make(vary, name))
+    return ask_many(ens, queries)
 
 
 def _ask(model, vary, name: str, keywords: dict, where: str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +114,31 @@ def answer_all(
     return results
 
 
+def ask_many(
+    ens: Ensemble,
+    queries: Sequence[Query],
+    *,
+    memory_mb: int | None = None,
+    catch: bool = True,
+    executor: Executor | None = None,
+    on_start: Callable[[Query], None] | None = None,
+    on_result: Callable[[Result], None] | None = None,
+    status: Callable[[str], None] | None = None,
+) -> list[Result]:
+    """The batch path: every query of one model, loaded and read once, answered in order
+    (results in the order of ``queries``), each within its own time limit counted from
+    when it starts. A sweep, the API's ``check_many`` and ``bench/run.py --batch`` ask
+    here. Each query is answered by the one runner (questions/ask.py), so the answers are
+    the single-query path's; a batch saves the interpreter, the imports, the load and
+    what an answer caches on the model for the next (the heuristic's per-tree tables).
+    ``catch``: a query's failure is its "error" result, not an exception that loses the
+    others' answers. The other keywords are ``answer_all``'s."""
+    tasks = [Task.of(ens, q, memory_mb=memory_mb, catch=catch) for q in queries]
+    return answer_all(
+        ens, tasks, executor=executor, on_start=on_start, on_result=on_result, status=status
+    )
+
+
 def _here(ens: Ensemble, task: Task, on_start, status) -> Result:
     if on_start is not None:
         on_start(task.query)
@@ -180,8 +205,8 @@ def sweep_campaign(
                 on_reused(line)
             if count_reused:
                 shown.advance(res)
-        tasks = [Task.of(ens, make(list(s), ",".join(s)), memory_mb=memory_mb) for s in plan.todo]
-        with opened(campaign, work=bool(tasks)) as run:
+        queries = [make(list(s), ",".join(s)) for s in plan.todo]
+        with opened(campaign, work=bool(queries)) as run:
 
             def ended(res: Result) -> None:
                 if certificates is not None:  # before its line: it says if it was certified
@@ -191,8 +216,14 @@ def sweep_campaign(
                     on_result(res)
                 shown.advance(res)
 
-            new = answer_all(
-                ens, tasks, executor=run.executor, on_result=ended, status=shown.status
+            new = ask_many(
+                ens,
+                queries,
+                memory_mb=memory_mb,
+                catch=False,
+                executor=run.executor,
+                on_result=ended,
+                status=shown.status,
             )
     answered = dict(zip(plan.todo, new, strict=True))
     return [answered[s] if s in answered else reused[s] for s in subsets]

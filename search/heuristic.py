@@ -16,11 +16,12 @@ only those trees are re-evaluated.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..compiler.encode import Encoding
-from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND
+from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND, Ensemble
 
 MAX_CANDIDATES = 48  # interval representatives tried per feature move
 # score = min(slack1, slack2) + balance * (slack1 + slack2). The sum is the difference of
@@ -30,50 +31,92 @@ MAX_CANDIDATES = 48  # interval representatives tried per feature move
 BALANCE = 3.0
 
 
+@dataclass(frozen=True)
+class _Forest:
+    """The model's trees as one set of node arrays (node ids offset per tree), built once
+    per model and kept on it: the questions of a batch (questions/campaign.py,
+    ``ask_many``) share it."""
+
+    root: np.ndarray  # (n_trees,) each tree's root in the joint arrays
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    contrib: np.ndarray  # (n_nodes, n_out): a node's leaf value per output, scale applied
+    uses: dict[int, np.ndarray]  # feature -> the trees that test it, in order
+
+    @classmethod
+    def of(cls, ens: Ensemble) -> _Forest:
+        cached = ens.__dict__.get("_heuristic_forest")
+        if cached is None:
+            cached = cls._build(ens)
+            object.__setattr__(ens, "_heuristic_forest", cached)  # immutable: like fingerprint
+        return cached
+
+    @classmethod
+    def _build(cls, ens: Ensemble) -> _Forest:
+        n_out = ens.n_outputs
+        sizes = [t.n_nodes for t in ens.trees]
+        root = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        contrib = np.zeros((sum(sizes), n_out))
+        for t, r in zip(ens.trees, root, strict=True):
+            for j, o in enumerate(t.outputs):
+                contrib[r : r + t.n_nodes, o] += t.value[:, j] * ens.scale
+        uses: dict[int, list[int]] = {f: [] for f in range(ens.n_features)}
+        for ti, t in enumerate(ens.trees):
+            for f in set(t.feature[t.feature >= 0].tolist()):
+                uses[f].append(ti)
+
+        def joint(name: str, offset: bool) -> np.ndarray:
+            parts = [getattr(t, name) + (r if offset else 0) for t, r in zip(ens.trees, root)]
+            return np.concatenate(parts) if parts else np.zeros(0)
+
+        return cls(
+            root=root,
+            feature=joint("feature", False).astype(np.int64),
+            threshold=joint("threshold", False),
+            left=joint("left", True).astype(np.int64),
+            right=joint("right", True).astype(np.int64),
+            contrib=contrib,
+            uses={f: np.asarray(ts, dtype=np.int64) for f, ts in uses.items()},
+        )
+
+
 class _TreeEval:
-    """Per-tree leaf values for batches of rows, one tree at a time."""
+    """Leaf values of several trees for a batch of rows, all trees in one walk."""
 
     def __init__(self, enc: Encoding):
         ens = enc.ensemble
-        self.ens = ens
-        self.trees = ens.trees
-        self.n_out = ens.n_outputs
-        # per tree: contribution vector per node (scale applied), shape (n_nodes, n_out)
-        self.contrib = []
-        for t in ens.trees:
-            c = np.zeros((t.n_nodes, self.n_out))
-            for j, o in enumerate(t.outputs):
-                c[:, o] += t.value[:, j] * ens.scale
-            self.contrib.append(c)
-        self.uses: dict[int, list[int]] = {f: [] for f in range(ens.n_features)}
-        for ti, t in enumerate(ens.trees):
-            for f in set(t.feature[t.feature >= 0].tolist()):
-                self.uses[f].append(ti)
+        self.forest = _Forest.of(ens)
+        self.n_trees = len(ens.trees)
+        self.uses = self.forest.uses
         self.lt = ens.op == "<"
         self.work = 0
         self.f32 = ens.cast == "float32"
         self.zero_band = ens.cast == "float64z"  # LightGBM reads |x| <= ZERO_BAND as 0.0
 
-    def leaves(self, ti: int, X: np.ndarray) -> np.ndarray:
-        t = self.trees[ti]
+    def leaves(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The leaf (a joint node id) each row of ``X`` reaches in each tree: (trees, rows)."""
+        fo = self.forest
         n = X.shape[0]
-        node = np.zeros(n, dtype=np.int64)
-        rows = np.arange(n)
-        feat, thr, left, right = t.feature, t.threshold, t.left, t.right
+        node = np.repeat(fo.root[trees][:, None], n, axis=1)
+        rows = np.arange(n)[None, :]
         for _ in range(64):
-            f = feat[node]
+            f = fo.feature[node]
             inner = f >= 0
             if not inner.any():
                 break
             v = X[rows, np.where(inner, f, 0)]
-            yes = v < thr[node] if self.lt else v <= thr[node]
-            nxt = np.where(yes, left[node], right[node])
+            thr = fo.threshold[node]
+            yes = v < thr if self.lt else v <= thr
+            nxt = np.where(yes, fo.left[node], fo.right[node])
             node = np.where(inner, nxt, node)
         return node
 
-    def tree_values(self, ti: int, X: np.ndarray) -> np.ndarray:
-        self.work += X.shape[0] + 8  # row-tree evaluations, plus a per-call overhead
-        return self.contrib[ti][self.leaves(ti, X)]
+    def tree_values(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """Each tree's contribution for each row: (trees, rows, outputs)."""
+        self.work += len(trees) * (X.shape[0] + 8)  # row-tree evaluations, plus a per-call overhead
+        return self.forest.contrib[self.leaves(trees, X)]
 
 
 def _outside_numeric_model(enc: Encoding) -> bool:
@@ -210,7 +253,7 @@ class _Ascent:
 
     def full_contrib(self, x: np.ndarray) -> np.ndarray:
         X = self.cast(x[None, :])
-        return np.stack([self.ev.tree_values(ti, X)[0] for ti in range(len(self.ev.trees))])
+        return self.ev.tree_values(np.arange(self.ev.n_trees), X)[:, 0]
 
     def slacks(self, c: list[np.ndarray]) -> tuple[list[np.ndarray], list[float]]:
         """Raw scores and slacks of the two copies from their per-tree contributions."""
@@ -239,7 +282,7 @@ class _Ascent:
                 if len(cand) > self.candidates:
                     cand = rng.choice(cand, self.candidates, replace=False)
                 trees = self.ev.uses[f]
-                if not trees:
+                if not len(trees):
                     continue
                 for which in (0, 1) if f in self.varying else (2,):
                     k = self.best_move(x, c, raw, s, f, _SIDES[which], cand, trees)
@@ -262,7 +305,7 @@ class _Ascent:
         f: int,
         sides: tuple[int, ...],
         vals: np.ndarray,
-        trees: list[int],
+        trees: np.ndarray,
     ) -> int | None:
         """The index of the value of ``f`` (set on ``sides``) that raises the score most,
         or None when none raises it."""
@@ -272,8 +315,9 @@ class _Ascent:
             X = np.repeat(x[i][None], n, 0)
             X[:, f] = vals
             X = self.cast(X)
-            for ti in trees:
-                new[i] += self.ev.tree_values(ti, X) - c[i][ti]
+            change = self.ev.tree_values(trees, X) - c[i][trees][:, None, :]
+            for d in change:  # one tree after the other: the sums' rounding as before
+                new[i] += d
         sl1, sl2 = self.slack(0, new[0]), self.slack(1, new[1])
         score = np.minimum(sl1, sl2) + self.balance * (sl1 + sl2)
         k = int(np.argmax(score))
@@ -281,9 +325,7 @@ class _Ascent:
             return k
         return None
 
-    def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees: list[int]) -> None:
+    def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees: np.ndarray) -> None:
         """Set feature ``f`` of copy ``x`` to ``val`` and update its tree contributions."""
         x[f] = val
-        Xk = self.cast(x[None])
-        for ti in trees:
-            c[ti] = self.ev.tree_values(ti, Xk)[0]
+        c[trees] = self.ev.tree_values(trees, self.cast(x[None]))[:, 0]

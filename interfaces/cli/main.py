@@ -80,8 +80,11 @@ COMMANDS = {
 }
 
 
-def _modules():
-    for name, mod in COMMANDS.items():
+def _modules(only: str | None = None):
+    """The subcommand modules (``only``: that one alone, when it is a command)."""
+    names = [only] if only in COMMANDS else list(COMMANDS)
+    for name in names:
+        mod = COMMANDS[name]
         try:
             yield name, importlib.import_module(mod, __package__)
         except ModuleNotFoundError as e:
@@ -100,7 +103,9 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command's parser; given the command line, only its subcommand's module is
+    imported (``treesens check`` does not pay for the .sens grammar of ``run``)."""
     p = OneLineParser(
         prog="treesens",
         description="Is a tree ensemble sensitive to a set of features? A proof of 'no', "
@@ -109,9 +114,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"treesens {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name, mod in _modules():
+    for name, mod in _modules(_command_of(argv)):
         add_command(sub, name, mod)
     return p
+
+
+def _command_of(argv: list[str] | None) -> str | None:
+    """The subcommand a command line names: its first word that is not a flag (the
+    top-level flags take no value)."""
+    for word in argv or ():
+        if not word.startswith("-"):
+            return word
+    return None
 
 
 def add_command(sub, name: str, mod) -> argparse.ArgumentParser:
@@ -203,7 +217,7 @@ def main(argv=None, *, start: float | None = None) -> int:
     that calls main, or calls it again, does not count what it did before)."""
     argv = sys.argv[1:] if argv is None else argv
     warnings.showwarning = _one_line_warning
-    parser = build_parser()
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse already printed its message; bad flags are exit 2

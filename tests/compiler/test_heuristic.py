@@ -124,3 +124,40 @@ def test_heuristic_effort_multiplies_the_work_bound_in_the_pipeline():
     more = solve_query(ens, q.planned(options=(("heuristic_effort", 3.0),)))
     assert plain.stats["heuristic_work"] == heuristic_work(ens)
     assert more.stats["heuristic_work"] == 3 * heuristic_work(ens)
+
+
+def test_the_joint_walk_reaches_the_leaf_each_tree_reaches():
+    from treesens.search.heuristic import _TreeEval
+
+    ens = random_ensemble(11, 25, 4, 5, 6, leaf_scale=0.5)
+    ev = _TreeEval(_encoding(ens, Query(vary=("f1",), gap=Gap(0.2))))
+    X = np.random.default_rng(0).uniform(-1.5, 1.5, (40, ens.n_features))
+    X = X.astype(np.float32).astype(np.float64) if ens.cast == "float32" else X
+    trees = np.arange(len(ens.trees))
+    joint = ev.leaves(trees, X) - ev.forest.root[:, None]  # back to each tree's node ids
+    assert np.array_equal(joint.T, ens.leaf_indices(X))
+
+
+def test_the_walk_of_some_trees_gives_their_contributions_and_counts_their_work():
+    from treesens.search.heuristic import _TreeEval
+
+    ens = random_ensemble(12, 20, 3, 4, 5, leaf_scale=0.5)
+    ev = _TreeEval(_encoding(ens, Query(vary=("f0",), gap=Gap(0.2))))
+    X = np.random.default_rng(1).uniform(-1.5, 1.5, (7, ens.n_features))
+    X = X.astype(np.float32).astype(np.float64) if ens.cast == "float32" else X
+    some = np.array([3, 0, 17])
+    values = ev.tree_values(some, X)
+    leaves = ens.leaf_indices(X)
+    for k, ti in enumerate(some):
+        t = ens.trees[ti]
+        assert np.allclose(values[k, :, 0], t.value[leaves[:, ti], 0] * ens.scale, rtol=0, atol=0)
+    assert ev.work == 3 * (7 + 8)
+
+
+def test_the_heuristics_tree_tables_are_built_once_per_model():
+    from treesens.search.heuristic import _TreeEval
+
+    ens = random_ensemble(13, 10, 3, 4, 5)
+    a = _TreeEval(_encoding(ens, Query(vary=("f0",), gap=Gap(0.2))))
+    b = _TreeEval(_encoding(ens, Query(vary=("f2",), gap=Gap(0.1))))
+    assert a.forest is b.forest
