@@ -36,6 +36,8 @@ _TEXT_WIDTH = 10_000
 
 
 def _fmt(v) -> str:
+    if v is None:  # a missing value (NaN); JSON keeps it null
+        return "missing"
     if isinstance(v, float):
         return f"{v:.6g}"
     return str(v)

@@ -156,3 +156,40 @@ def test_audit_of_rows_with_missing_values_agrees_with_brute_force():
     expected = brute_force_flippable(ens, X, ["a"], Target(Gap(0.1)))
     assert (audited["status"] == "flippable").tolist() == expected
     assert any(expected) and np.isnan(X[:, 0]).any()
+
+
+def _witness_with_nan():
+    df = _frame(nan_decides=True)
+    return treesens.check(_fit("xgboost", df), vary=["a"], gap=0.1, data=df, timeout=60)
+
+
+def _witness_line(text: str, name: str) -> list[str]:
+    return next(line.split() for line in text.splitlines() if line.split()[:1] == [name])
+
+
+def test_a_missing_value_reads_missing_in_the_witness_table():
+    r = _witness_with_nan()
+    cells = _witness_line(str(r), "a")
+    assert "missing" in cells[1:3] and "None" not in cells
+
+
+def test_a_missing_value_reads_missing_in_the_html_witness_table():
+    html = _witness_with_nan()._repr_html_()
+    assert '<td style="text-align:right">missing</td>' in html and ">None<" not in html
+
+
+def test_a_missing_value_stays_null_in_the_json():
+    r = _witness_with_nan()
+    assert None in (r.to_dict()["witness"]["x1"]["a"], r.to_dict()["witness"]["x2"]["a"])
+
+
+def test_cli_witness_table_shows_a_missing_value_as_missing(tmp_path):
+    df = _frame(nan_decides=True)
+    _fit("xgboost", df).save_model(tmp_path / "m.json")
+    df.to_csv(tmp_path / "rows.csv", index=False)
+    r = treesens_here(
+        "check", "m.json", "--data", "rows.csv", "--vary", "a", "--gap", "0.1", cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    cells = _witness_line(r.stdout, "a")
+    assert "missing" in cells[1:3] and "None" not in cells
