@@ -1,7 +1,8 @@
 """Certify and verify "insensitive" answers of the full tier (docs/certificates.md).
 
 For each instance of a list (default bench/instance-lists/full-insensitive.txt: the full tier's
-"insensitive" answers): the box search writes its proof (``questions.certify``), then
+"insensitive" answers; multiclass ids ``...|c=C1,C2`` too, e.g.
+bench/instance-lists/multiclass-600-insensitive.txt): the box search writes its proof (``questions.certify``), then
 the independent checker (``treesens.verify``) re-checks it, each in a fresh process with
 a time limit. One JSON line per instance: whether a certificate was written, its boxes
 and size, the time to write it and to verify it, and the checker's verdict::
@@ -28,8 +29,13 @@ from outputs import add_results_args, read_lines, run_or_report  # noqa: E402
 
 
 def _instance(line: str) -> Instance:
-    model, features, gap = line.split("|")[:3]
-    return Instance(model, tuple(features.split("+")), float(gap.removeprefix("g=")))
+    """An instance from its id, ``model|F1+F2|g=G`` or (multiclass) ``...|c=C1,C2``
+    (a class or ``any``)."""
+    model, features, gap, *rest = line.split("|")
+    classes = None
+    if rest:
+        classes = tuple(c if c == "any" else int(c) for c in rest[0].removeprefix("c=").split(","))
+    return Instance(model, tuple(features.split("+")), float(gap.removeprefix("g=")), classes)
 
 
 def _certify_and_verify(args) -> dict:
@@ -42,9 +48,9 @@ def _certify_and_verify(args) -> dict:
     model, details = MODELS[inst.model]
     model_path = str(SHARED / model)
     ens = treesens.load_model(model_path, details=str(SHARED / details) if details else None)
-    q = make_query(list(inst.features), gap=inst.gap)
+    q = make_query(list(inst.features), gap=inst.gap, classes=inst.classes)
     path = Path(workdir) / "certificate.json"
-    t0 = time.time()
+    t0, c0 = time.time(), time.process_time()
     done = certify(ens, q, path, model_path, timeout, verify=False)  # verified below, timed
     line = {
         "id": inst.id,
@@ -52,13 +58,17 @@ def _certify_and_verify(args) -> dict:
         "message": done.message,
         "boxes": done.boxes,
         "certify_s": round(time.time() - t0, 3),
+        "certify_cpu_s": round(time.process_time() - c0, 3),
     }
     if done.written:
         line["bytes"] = path.stat().st_size
-        t1 = time.time()
+        t1, c1 = time.time(), time.process_time()
         verdict = verify_file(path)
         line.update(
-            valid=verdict.valid, verdict=verdict.message, verify_s=round(time.time() - t1, 3)
+            valid=verdict.valid,
+            verdict=verdict.message,
+            verify_s=round(time.time() - t1, 3),
+            verify_cpu_s=round(time.process_time() - c1, 3),
         )
     return line
 
@@ -103,7 +113,9 @@ def report(path: Path) -> str:
         ("boxes", "boxes"),
         ("bytes", "size (bytes)"),
         ("certify_s", "time to write (s)"),
+        ("certify_cpu_s", "CPU time to write (s)"),
         ("verify_s", "time to verify (s)"),
+        ("verify_cpu_s", "CPU time to verify (s)"),
     ):
         xs = [d[key] for d in written if key in d]
         if xs:

@@ -108,6 +108,7 @@ class Report:
     data_path: str | None = None
     label: str = "label"
     certificates: str | None = None  # the folder certificates were asked into, if any
+    delta: float | None = None  # a regressor's protected features: the change asked
 
     @property
     def unanswered(self) -> list[str]:
@@ -122,10 +123,12 @@ class Report:
                 out.append(_unproven_gap(r, mg))
         for p in self.protected:
             if p.check.status == UNKNOWN:
-                out.append(
-                    f"Whether {p.feature} can flip a confident decision was not settled "
-                    "within its time limit."
+                can = (
+                    "flip a confident decision"
+                    if self.delta is None
+                    else f"change the prediction by {self.delta:g}"
                 )
+                out.append(f"Whether {p.feature} can {can} was not settled within its time limit.")
             elif p.check.status == ERROR:
                 out.append(f"The check of {p.feature} failed: {p.check.error}.")
             if p.audit_error:
@@ -192,10 +195,10 @@ def _results_paths(results: str | Path) -> tuple[Path, Path]:
 
 
 def _audit(
-    ens: Ensemble, data: str, feature: str, gap: float, label: str, classes
+    ens: Ensemble, data: str, feature: str, asked: dict, label: str, classes
 ) -> tuple[int, list[dict], str | None]:
     try:
-        df = audit(ens, data, [feature], gap=gap, label=label, by=feature, classes=classes)
+        df = audit(ens, data, [feature], label=label, by=feature, classes=classes, **asked)
     except InputError as e:
         return 0, [], str(e)
     table = summary(df, by=feature)
@@ -216,6 +219,7 @@ def report(
     protected=(),
     gap: float = DEFAULT_GAP,
     classes=None,
+    delta: float | None = None,
     budget: float = DEFAULT_BUDGET,
     results: str | Path | None = None,
     command: str = "",
@@ -238,7 +242,9 @@ def report(
     answer is written there by the box search, within ``certify_budget`` seconds each,
     and checked by the independent checker (docs/certificates.md), and so is the upper
     bound of each ranked max gap (``FEATURE.max-gap.json``); the page says, per claim,
-    whether it was certified or why not.
+    whether it was certified or why not. ``delta``: a regressor's protected features are
+    asked for a change of at least ``delta`` (the prediction, not a probability: ``gap``
+    does not apply), and each row for such a change.
     """
     t0 = time.time()
     say = note or (lambda _msg: None)
@@ -251,11 +257,14 @@ def report(
     load_data(data, ens, label)  # the data's columns checked before any solving
     # named as check's vary is: a library's rewritten name ('mean radius'), a did-you-mean
     protected = list(dict.fromkeys(feature_name(ens, p, "protected") for p in protected))
+    _check_change(ens, protected, delta)
     names = list(ens.feature_names) if features is None else list(dict.fromkeys(features))
     rank_path = check_path = None
     if results is not None:
         rank_path, check_path = _results_paths(results)
     common = {"data": str(data), "label": label, "classes": classes, "progress": progress}
+    # what a protected feature is asked: a classifier's gap, or a regressor's change
+    asked = {"gap": gap} if delta is None else {"delta": delta}
     if model_file is None and isinstance(model, str | Path):
         model_file = model
     with watching() as usage:  # the solvers that run, for the provenance
@@ -263,11 +272,12 @@ def report(
         found = []
         if protected:
             per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
-            say(f"report: checking {', '.join(protected)} at gap {gap:g} ({per_check:.0f}s each)")
-            found = _protected(ens, protected, gap, per_check, check_path, common, say)
+            at = f"gap {gap:g}" if delta is None else f"a change of {delta:g}"
+            say(f"report: checking {', '.join(protected)} at {at} ({per_check:.0f}s each)")
+            found = _protected(ens, protected, asked, per_check, check_path, common, say)
         if certificates is not None:
             folder = Path(certificates)
-            _certify_protected(ens, found, gap, classes, folder, model_file, certify_budget, say)
+            _certify_protected(ens, found, asked, classes, folder, model_file, certify_budget, say)
             _certify_ranking(ens, ranking, classes, folder, model_file, certify_budget, say)
     files = _files(model_file, data, details)
     return Report(
@@ -281,7 +291,22 @@ def report(
         data_path=str(data),
         label=label,
         certificates=None if certificates is None else str(certificates),
+        delta=delta,
     )
+
+
+def _check_change(ens: Ensemble, protected: list[str], delta: float | None) -> None:
+    """A regressor's protected features need ``delta`` (its predictions have no
+    probability gap); a classifier's take ``gap``, never ``delta``."""
+    if ens.n_classes == 0 and protected and delta is None:
+        raise InputError(
+            "the model is a regressor: give --delta D, the change of its prediction asked "
+            "of the protected features (the report's --gap is a probability gap)"
+        )
+    if ens.n_classes != 0 and delta is not None:
+        raise InputError("--delta is a regressor's change; a classifier's is --gap")
+    if delta is not None and not (delta > 0 and math.isfinite(delta)):
+        raise InputError(f"--delta must be a positive number, not {delta}")
 
 
 def _rank(ens, names, seconds: float, rank_path, common, say) -> list[Result]:
@@ -322,13 +347,14 @@ def _ranked_feature(r: Result) -> str:
     return r.features[0] if len(r.features) == 1 else ",".join(r.features)
 
 
-def _protected(ens, protected, gap, per_check, check_path, common, say) -> list:
+def _protected(ens, protected, asked: dict, per_check, check_path, common, say) -> list:
     """Each protected feature's global answer (data-aware: the pair shown is the likeliest
-    under the data the time allows) and its row-level audit."""
+    under the data the time allows) and its row-level audit. ``asked``: the gap (or a
+    regressor's change, delta) of both."""
     checks = sweep(
         ens,
         features=protected,
-        gap=gap,
+        **asked,
         timeout=per_check,
         resume=check_path,
         data_aware=DATA_AWARE,
@@ -337,7 +363,7 @@ def _protected(ens, protected, gap, per_check, check_path, common, say) -> list:
     found = []
     for p, res in zip(protected, checks, strict=True):
         say(f"report: auditing the rows of {common['data']} for {p}")
-        n, table, err = _audit(ens, common["data"], p, gap, common["label"], common["classes"])
+        n, table, err = _audit(ens, common["data"], p, asked, common["label"], common["classes"])
         found.append(ProtectedFinding(p, res, n, table, err))
     return found
 
@@ -350,7 +376,7 @@ def _files(model_file, data, details) -> list[FileFacts]:
     return files
 
 
-def _certify_protected(ens, found, gap, classes, folder: Path, model_file, budget, say) -> None:
+def _certify_protected(ens, found, asked, classes, folder: Path, model_file, budget, say) -> None:
     """Each protected feature's insensitive answer, certified into ``folder`` (its proof
     record says so); one line for each feature that gets no verified certificate,
     saying why."""
@@ -358,7 +384,7 @@ def _certify_protected(ens, found, gap, classes, folder: Path, model_file, budge
     for f in found:
         # the same question without the data-aware steering (which changes which pair is
         # found, not whether one exists): the box search proves it again, with its proof
-        q = query_from_keywords([f.feature], {"gap": gap, "classes": classes}, ens=ens)
+        q = query_from_keywords([f.feature], {**asked, "classes": classes}, ens=ens)
         path = folder / f"{f.feature}.json"
         done = certify_answer(ens, q, f.check, path, model_file, budget)
         say(f"report: {f.feature}: {done.message}")

@@ -87,11 +87,12 @@ def _summary(report: Report) -> str:
 
 def _answer_sentence(report: Report, r: Result) -> str:
     g = report.gap
-    decision = (
-        f"one input gets P(class 1) &ge; {0.5 + g:g} and the other &le; {0.5 - g:g}"
-        if report.model.n_classes == 2
-        else f"the decision moves by a probability ratio of at least {g:g}"
-    )
+    if report.delta is not None:  # a regressor
+        decision = f"the predictions differ by at least {report.delta:g}"
+    elif report.model.n_classes == 2:
+        decision = f"one input gets P(class 1) &ge; {0.5 + g:g} and the other &le; {0.5 - g:g}"
+    else:
+        decision = f"the decision moves by a probability ratio of at least {g:g}"
     if r.status == SENSITIVE:
         return (
             f"{_status(r.status)}: two inputs that differ only in {e(', '.join(r.features))} "
@@ -148,7 +149,8 @@ def _checked(report: Report) -> str:
     return (
         '<h2 id="checked">What was checked</h2>'
         f"<p>Model: {e(p.model_format)}, {p.trees} trees, {p.features} features, "
-        f"{p.classes} classes. Gap asked of the protected features: {report.gap:g}.</p>"
+        f"{p.classes} classes. {_asked(report)} of the protected features: "
+        f"{report.gap if report.delta is None else report.delta:g}.</p>"
         "<table><tr><th>role</th><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
         f"{files}</table>"
         f"<p>Software: {_software(p.software)}.</p>"
@@ -247,11 +249,20 @@ def _protected(report: Report, f: ProtectedFinding) -> str:
     return "\n".join(out)
 
 
+def _asked(report: Report) -> str:
+    return "Gap asked" if report.delta is None else "Change of the prediction asked"
+
+
+def _row_change(report: Report) -> str:
+    if report.delta is not None:
+        return f"a prediction that differs by at least {report.delta:g}"
+    return f"a confident decision of another class (gap {report.gap:g})"
+
+
 def _audit_table(report: Report, f: ProtectedFinding) -> str:
     head = (
         f"<p>{f.audit_rows} rows of the data, each asked: can changing only "
-        f"{e(f.feature)} give this row a confident decision of another class (gap "
-        f"{report.gap:g})? Fractions are of the settled rows, with 95% Wilson intervals.</p>"
+        f"{e(f.feature)} give this row {_row_change(report)}? Fractions are of the settled rows, with 95% Wilson intervals.</p>"
     )
     rows = "".join(
         f"<tr><td>{e(str(r['group']))}</td><td>{e(str(r['value']))}</td>"

@@ -36,6 +36,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_GAP,
         help=f"the gap asked of the protected features (default {DEFAULT_GAP:g})",
     )
+    p.add_argument(
+        "--delta",
+        type=positive_float,
+        default=None,
+        metavar="D",
+        help="regressors: the change of the prediction asked of the protected features "
+        "(instead of --gap)",
+    )
     p.add_argument("--classes", default=None, metavar="C1,C2", help="multiclass: the class pair")
     p.add_argument(
         "--budget",
@@ -84,6 +92,7 @@ def run(args) -> int:
         protected=_names(args.protected) or [],
         gap=args.gap,
         classes=args.classes,
+        delta=args.delta,
         budget=args.budget,
         results=results,
         command=shlex.join(["treesens", *args.argv]),

@@ -223,6 +223,64 @@ def test_a_multiclass_certificate_moved_to_a_class_pair_the_claim_fails_on_is_re
     assert not verify_file(_tampered(out, tmp_path, other_pair)).valid
 
 
+def _pruned_by(doc) -> set[str]:
+    """The rows the proof's prune steps name."""
+    names: set[str] = set()
+
+    def walk(x):
+        if isinstance(x, list):
+            if x and x[0] == "prune":
+                names.add(x[1])
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+
+    walk(doc["parts"])
+    return names
+
+
+@pytest.fixture(scope="module")
+def x2_bound(tmp_path_factory):
+    """A three-class XGBoost model where class 0 is certain for b < 0.5 and class 2 a
+    minority above it, and the certificate of (0, 2) above its supremum: x1 decided 0
+    is always reachable, so only x2's rows (x2 decided 2) rule boxes out. (path,
+    supremum, certificate)."""
+    import numpy as np
+    import pandas as pd
+    import xgboost
+
+    folder = tmp_path_factory.mktemp("x2_bound")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(0, 1, (400, 3)), columns=["a", "b", "c"])
+    y = np.where(X["b"] < 0.5, 0, np.where(rng.uniform(0, 1, 400) < 0.6, 1, 2))
+    est = xgboost.XGBClassifier(n_estimators=4, max_depth=2, learning_rate=0.8).fit(X, y)
+    path = folder / "x2_bound.json"
+    est.get_booster().save_model(path)
+    ens = treesens.load_model(str(path))
+    sup = supremum(ens, path, VARY, "ratio", (0, 2))
+    out = folder / "c.json"
+    done = certify(ens, make_query(VARY, gap=1.3 * sup, classes=(0, 2)), out, path, 60)
+    assert done.verified, done.message
+    return path, sup, out
+
+
+def test_a_proof_only_x2s_rows_rule_out_is_rejected_with_its_ratio_below_the_supremum(
+    x2_bound, tmp_path
+):
+    """x2's rows must ask x2 decided c2 at the claim's ratio: a checker that asked a
+    larger ratio of x2 would accept this proof for a false claim."""
+    path, sup, certificate = x2_bound
+    assert _pruned_by(json.loads(certificate.read_text())) <= {"x2/0", "x2/1"}
+    lowered = 1.0 + 0.95 * (sup - 1.0)
+
+    def below(doc):
+        doc["question"]["claim"]["gap"] = lowered
+
+    assert not verify_file(_tampered(certificate, tmp_path, below)).valid
+
+
 def test_an_any_certificate_missing_a_class_pair_is_rejected(certificates, tmp_path):
     def drop_a_pair(doc):
         del doc["parts"][-1]
