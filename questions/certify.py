@@ -41,6 +41,8 @@ LIBRARIES = {
     "xgboost-dump": "xgboost-dump",
     "lightgbm": "lightgbm",
     "sklearn": "sklearn",
+    "catboost": "catboost",
+    "onnx": "onnx",
 }
 
 
@@ -131,10 +133,13 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         return "a certificate needs the model's file (the checker reads it with its library)"
     if model_library(ens) == "sklearn" and Path(model_file).suffix != ".skops":
         return "a scikit-learn model is certified from a .skops file (the checker loads no pickle)"
+    if model_library(ens) == "catboost" and Path(model_file).suffix != ".cbm":
+        return "a CatBoost model is certified from a .cbm file (the checker reads it with catboost)"
     if model_library(ens) is None:
         return (
             f"the checker does not read {_format(ens)} models (it reads XGBoost "
-            "models and dumps, LightGBM models and scikit-learn .skops files)"
+            "models and dumps, LightGBM models, scikit-learn .skops files, CatBoost .cbm "
+            "files and ONNX tree ensembles)"
         )
     if ens.n_outputs != 1 or ens.n_classes != 2:
         return "certificates cover binary models (multiclass ones are not written yet)"
@@ -298,6 +303,8 @@ def _document(ens, q, enc, tables, record, model_file: Path, certificate: Path) 
             "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
             "library": model_library(ens),
+            # the comparison the splits use (the checker maps ONNX nodes' modes onto it)
+            "test": ens.op,
             # a dump does not store it: the base score the answer assumed (as a probability)
             "base_score": 1.0 / (1.0 + math.exp(-float(ens.intercept[0]))),
         },

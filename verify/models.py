@@ -38,7 +38,9 @@ class ModelError(Exception):
     """The model cannot be read as a binary logistic tree ensemble."""
 
 
-def read_model(path: str, library: str, base_score: float = 0.5) -> Model:
+def read_model(path: str, library: str, base_score: float = 0.5, test: str = "<=") -> Model:
+    """The model of a certificate's ``library``; ``test``: the comparison an ONNX
+    certificate's splits use (the checker maps every node's mode onto it)."""
     if library == "xgboost":
         return _xgboost(path)
     if library == "xgboost-dump":
@@ -47,6 +49,14 @@ def read_model(path: str, library: str, base_score: float = 0.5) -> Model:
         return _lightgbm(path)
     if library == "sklearn":
         return _sklearn(path)
+    if library == "catboost":
+        from .models_catboost import read_catboost
+
+        return read_catboost(path)
+    if library == "onnx":
+        from .models_onnx import read_onnx
+
+        return read_onnx(path, test)
     raise ModelError(f"unknown library {library!r}")
 
 
@@ -170,29 +180,38 @@ def _lightgbm_node(node: dict):
 
 
 def _sklearn(path: str) -> Model:
-    """A scikit-learn GradientBoostingClassifier (binary) from a .skops file, loaded
-    with only scikit-learn's and NumPy's types trusted (nothing else may run)."""
-    import skops.io
-
-    untrusted = skops.io.get_untrusted_types(file=path)
-    foreign = [t for t in untrusted if not t.startswith(("sklearn.", "numpy."))]
-    if foreign:
-        raise ModelError(f"the file holds types the checker does not trust: {foreign[:3]}")
-    est = skops.io.load(path, trusted=untrusted)
+    """A binary scikit-learn classifier from a .skops file, loaded with only
+    scikit-learn's and NumPy's types trusted (nothing else may run)."""
+    est = load_skops(path)
     kind = type(est).__name__
+    if kind == "HistGradientBoostingClassifier":
+        from .models_hgb import read_hgb
+
+        return read_hgb(est)
     if kind in FORESTS and len(est.classes_) == 2:
         return _sklearn_forest(est)
     if kind != "GradientBoostingClassifier" or len(est.classes_) != 2:
         raise ModelError(
-            f"{kind}: the checker reads binary GradientBoosting, RandomForest, ExtraTrees "
-            "and DecisionTree classifiers"
+            f"{kind}: the checker reads binary GradientBoosting, HistGradientBoosting, "
+            "RandomForest, ExtraTrees and DecisionTree classifiers"
         )
     factor = 2.0 if est.loss == "exponential" else 1.0  # P = sigmoid(factor * raw)
     n = est.n_features_in_
     offset = float(est._raw_predict_init(np.zeros((1, n), dtype=np.float32))[0, 0])
     lr = float(est.learning_rate)
     trees = [_sklearn_tree(r.tree_, lr * r.tree_.value[:, 0, 0]) for r in est.estimators_[:, 0]]
-    return Model(trees, offset, "<=", _sklearn_names(est), factor, float32=True)
+    return Model(trees, offset, "<=", sklearn_names(est), factor, float32=True)
+
+
+def load_skops(path: str):
+    """A .skops file's object, loaded with only scikit-learn's and NumPy's types trusted."""
+    import skops.io
+
+    untrusted = skops.io.get_untrusted_types(file=path)
+    foreign = [t for t in untrusted if not t.startswith(("sklearn.", "numpy."))]
+    if foreign:
+        raise ModelError(f"the file holds types the checker does not trust: {foreign[:3]}")
+    return skops.io.load(path, trusted=untrusted)
 
 
 FORESTS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
@@ -206,7 +225,7 @@ def _sklearn_forest(est) -> Model:
         counts = m.tree_.value[:, 0, :]
         frac = counts[:, 1] / np.maximum(counts.sum(axis=1), 1e-300)
         trees.append(_sklearn_tree(m.tree_, frac / len(members)))
-    return Model(trees, 0.0, "<=", _sklearn_names(est), 1.0, float32=True, link="proba")
+    return Model(trees, 0.0, "<=", sklearn_names(est), 1.0, float32=True, link="proba")
 
 
 def _sklearn_tree(t, leaf_value) -> Tree:
@@ -221,6 +240,6 @@ def _sklearn_tree(t, leaf_value) -> Tree:
     )
 
 
-def _sklearn_names(est) -> list[str]:
+def sklearn_names(est) -> list[str]:
     n = est.n_features_in_
     return [str(c) for c in getattr(est, "feature_names_in_", [f"x{i}" for i in range(n)])]
