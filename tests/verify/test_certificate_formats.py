@@ -1,0 +1,170 @@
+"""Certificates of HistGradientBoosting (.skops), CatBoost (.cbm) and ONNX models: the
+independent checker reads each through its own library (verify/models_*.py), accepts
+the box search's proof, rejects tampered copies, and never accepts a certificate for a
+pair the library's own predict shows (the brute-force differential)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.questions.certify import certify
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import treesens_here
+from treesens.tests.oracle import cell_grid
+from treesens.verify import verify_file
+
+FORMATS = ["hgb", "catboost", "onnx-boosting", "onnx-forest"]
+GAPS = (0.05, 0.1, 0.2, 0.3, 0.4)
+
+
+def _data(seed: int, n_features: int = 3):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(400, n_features)).astype(np.float32)
+    score = X[:, 0] + 0.4 * X[:, 1] * (X[:, 2] > 0.5) + 0.1 * rng.normal(size=len(X))
+    return X, (score > 0.8).astype(int)
+
+
+def write_model(kind: str, folder: Path, seed: int = 0, size: int = 4) -> Path:
+    """A small binary model file of ``kind`` trained on ``_data(seed)``."""
+    X, y = _data(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    if kind == "hgb":
+        import skops.io
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        est = HistGradientBoostingClassifier(max_iter=size, max_depth=3, learning_rate=0.5)
+        path = folder / f"hgb{seed}.skops"
+        skops.io.dump(est.fit(X, y), path)
+        return path
+    if kind == "catboost":
+        import catboost
+
+        est = catboost.CatBoostClassifier(
+            iterations=size, depth=2, verbose=0, allow_writing_files=False, random_seed=seed
+        )
+        path = folder / f"catboost{seed}.cbm"
+        est.fit(X, y).save_model(str(path))
+        return path
+    from skl2onnx import to_onnx
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+
+    if kind == "onnx-boosting":
+        est = GradientBoostingClassifier(n_estimators=size, max_depth=2, learning_rate=0.5)
+    else:
+        est = RandomForestClassifier(n_estimators=size, max_depth=3, random_state=seed)
+    onx = to_onnx(est.fit(X, y), X[:1], options={"zipmap": False})
+    path = folder / f"{kind}{seed}.onnx"
+    path.write_bytes(onx.SerializeToString())
+    return path
+
+
+def certificates(path: Path, folder: Path):
+    """Every (feature, gap, certificate) the box search proves and the checker accepts."""
+    ens = treesens.load_model(str(path))
+    for f in ens.feature_names:
+        for gap in GAPS:
+            out = folder / f"{path.stem}-{f}-{gap}.json"
+            done = certify(ens, make_query([f], gap=gap), out, str(path), 60)
+            if done.verified:
+                yield f, gap, out
+
+
+@pytest.fixture(scope="module", params=FORMATS)
+def model(request, tmp_path_factory) -> Path:
+    return write_model(request.param, tmp_path_factory.mktemp(request.param))
+
+
+@pytest.fixture(scope="module")
+def certificate(model: Path) -> Path:
+    """The model's verified certificate with the most boxes."""
+    found = list(certificates(model, model.parent))
+    assert found, "no feature of the tiny model is certified at any gap"
+    return max((c for _, _, c in found), key=lambda c: len(json.loads(c.read_text())["proof"]))
+
+
+def _tampered(certificate: Path, change) -> Path:
+    doc = json.loads(certificate.read_text())
+    change(doc)
+    out = certificate.with_name("tampered-" + certificate.name)
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_a_certificate_of_each_format_verifies_with_treesens_verify(certificate):
+    p = treesens_here("verify", certificate)
+    assert p.returncode == 0 and "VALID" in p.stdout, p.stdout + p.stderr
+
+
+def test_the_certificate_names_the_models_library(model, certificate):
+    library = json.loads(certificate.read_text())["model"]["library"]
+    assert library == {".skops": "sklearn", ".cbm": "catboost", ".onnx": "onnx"}[model.suffix]
+
+
+def test_a_certificate_with_a_box_removed_is_rejected(certificate):
+    def drop_last_box(doc):
+        last = max(i for i, s in enumerate(doc["proof"]) if s[0] == "prune")
+        del doc["proof"][last]
+
+    assert not verify_file(_tampered(certificate, drop_last_box)).valid
+
+
+def test_a_certificate_with_a_bound_changed_is_rejected(certificate):
+    def lower_a_bound(doc):
+        step = next(s for s in doc["proof"] if s[0] == "prune")
+        step[2] -= 0.05
+
+    verdict = verify_file(_tampered(certificate, lower_a_bound))
+    assert not verdict.valid and "states" in verdict.message
+
+
+def test_a_certificate_for_a_smaller_gap_is_rejected(certificate):
+    def smaller_gap(doc):
+        doc["question"]["gap"] = 0.0
+
+    assert not verify_file(_tampered(certificate, smaller_gap)).valid
+
+
+def test_a_certificate_checked_against_another_model_file_is_rejected(model, certificate):
+    other = write_model(_kind(model), model.parent / "other", seed=1)
+    verdict = verify_file(certificate, str(other))
+    assert not verdict.valid and "not the model" in verdict.message
+
+
+def test_a_certificate_rewritten_to_name_another_model_is_rejected(model, certificate):
+    """The other model's file and hash, the proof of the first: its bounds are not the
+    other model's."""
+    import hashlib
+
+    other = write_model(_kind(model), model.parent / "other", seed=1, size=6)
+
+    def name_other(doc):
+        doc["model"]["file"] = str(other)
+        doc["model"]["sha256"] = hashlib.sha256(other.read_bytes()).hexdigest()
+
+    assert not verify_file(_tampered(certificate, name_other)).valid
+
+
+def _kind(model: Path) -> str:
+    return next(k for k in FORMATS if model.stem.startswith(k))
+
+
+@pytest.mark.parametrize("kind", FORMATS)
+def test_no_verified_certificate_of_a_tiny_model_has_a_pair_its_library_predicts(kind, tmp_path):
+    """The brute-force differential: on tiny models of each format, for every feature
+    and gap the checker accepts a certificate for, the library's own predict over one
+    point per threshold cell finds no pair meeting the gap."""
+    checked = 0
+    for seed in (2, 3):
+        path = write_model(kind, tmp_path, seed=seed, size=3)
+        ens = treesens.load_model(str(path))
+        for feature, gap, _ in certificates(path, tmp_path):
+            X, ns, nv = cell_grid(ens, [feature])
+            p = ens.replayer.predict_proba(X)[:, 1].reshape(ns, nv)
+            assert not np.any((p.max(axis=1) >= 0.5 + gap) & (p.min(axis=1) <= 0.5 - gap))
+            checked += 1
+    assert checked > 0
