@@ -33,6 +33,7 @@ from ..search.pair_boxes import (
     pair_tables,
 )
 from ..verify.check import CertificateError, verify_file
+from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 
 FORMAT, VERSION = "treesens-certificate", 1
 ROW_NAMES = ("x1", "x2", "sum")  # a binary gap's rows: x1's side, x2's side, their sum
@@ -43,6 +44,7 @@ LIBRARIES = {
     "sklearn": "sklearn",
     "catboost": "catboost",
     "onnx": "onnx",
+    "pipeline": "sklearn-pipeline",
 }
 
 
@@ -131,7 +133,10 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     ens = read_for(ens, q)
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
-    if model_library(ens) == "sklearn" and Path(model_file).suffix != ".skops":
+    if (
+        model_library(ens) in ("sklearn", "sklearn-pipeline")
+        and Path(model_file).suffix != ".skops"
+    ):
         return "a scikit-learn model is certified from a .skops file (the checker loads no pickle)"
     if model_library(ens) == "catboost" and Path(model_file).suffix != ".cbm":
         return "a CatBoost model is certified from a .cbm file (the checker reads it with catboost)"
@@ -143,6 +148,10 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         )
     if ens.n_outputs != 1 or ens.n_classes != 2:
         return "certificates cover binary models (multiclass ones are not written yet)"
+    if model_library(ens) == "sklearn-pipeline":
+        why = pipeline_refusal(ens)
+        if why is not None:
+            return why
     if q.gap.kind != "prob":
         return "certificates cover probability gaps (--gap), not margin gaps"
     return None
@@ -189,6 +198,11 @@ def certify(
             f"the box search did not finish within its budget of {timeout:.3g}s", out.boxes, seconds
         )
     doc = _document(ens, q, enc, tables, record, Path(model_file), Path(path))
+    if doc["model"]["library"] == "sklearn-pipeline":
+        try:
+            doc["maps"] = pipeline_maps(ens, str(model_file))
+        except NoMaps as e:
+            return refused(str(e), out.boxes, seconds)
     if claim is not None:
         doc["question"]["claim"] = claim
     Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")

@@ -38,9 +38,12 @@ class ModelError(Exception):
     """The model cannot be read as a binary logistic tree ensemble."""
 
 
-def read_model(path: str, library: str, base_score: float = 0.5, test: str = "<=") -> Model:
+def read_model(
+    path: str, library: str, base_score: float = 0.5, test: str = "<=", maps=None
+) -> Model:
     """The model of a certificate's ``library``; ``test``: the comparison an ONNX
-    certificate's splits use (the checker maps every node's mode onto it)."""
+    certificate's splits use (the checker maps every node's mode onto it); ``maps``: a
+    pipeline certificate's per-column maps (confirmed against the pipeline's transform)."""
     if library == "xgboost":
         return _xgboost(path)
     if library == "xgboost-dump":
@@ -49,6 +52,10 @@ def read_model(path: str, library: str, base_score: float = 0.5, test: str = "<=
         return _lightgbm(path)
     if library == "sklearn":
         return _sklearn(path)
+    if library == "sklearn-pipeline":
+        from .models_pipeline import read_pipeline
+
+        return read_pipeline(path, maps)
     if library == "catboost":
         from .models_catboost import read_catboost
 
@@ -182,7 +189,11 @@ def _lightgbm_node(node: dict):
 def _sklearn(path: str) -> Model:
     """A binary scikit-learn classifier from a .skops file, loaded with only
     scikit-learn's and NumPy's types trusted (nothing else may run)."""
-    est = load_skops(path)
+    return sklearn_model(load_skops(path))
+
+
+def sklearn_model(est) -> Model:
+    """A fitted binary scikit-learn classifier's trees."""
     kind = type(est).__name__
     if kind == "HistGradientBoostingClassifier":
         from .models_hgb import read_hgb
