@@ -10,7 +10,9 @@ set needs the box search over groups, which does not apply yet.
 
 from __future__ import annotations
 
+import copy
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -41,10 +43,21 @@ def pipeline_refusal(ens: Ensemble) -> str | None:
     return None
 
 
+# per pipeline (its replayer): the maps, which do not depend on the question (finding the
+# boundaries runs the pipeline's transform some 64 times per column)
+_MAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def pipeline_maps(ens: Ensemble, where: str) -> list[dict[str, Any]]:
     """Per column the final model reads: ``input`` (index of the pipeline's input),
     ``map`` ([shift, scale], when the column is that affine map of its input) and
     ``boundaries`` ([t, b] per threshold of the model on the column)."""
+    if ens.replayer not in _MAPS:
+        _MAPS[ens.replayer] = _maps(ens, where)
+    return copy.deepcopy(_MAPS[ens.replayer])
+
+
+def _maps(ens: Ensemble, where: str) -> list[dict[str, Any]]:
     pipe = ens.replayer.pipe
     inner = from_estimator(pipe.steps[-1][1], where)
     _, maps = features_and_maps(pipe, inner, where)

@@ -51,12 +51,11 @@ def read_pipeline(path: str, maps) -> Model:
         if not 0 <= i < len(names):
             raise ModelError(f"column {j}: input {i} is not one of the pipeline's")
         inputs.append(i)
-        for t, b in col["boundaries"]:
-            b = _bound(b)
-            _confirm_boundary(probe, inner, i, j, float(t), b)
-            boundary[(j, float(t))] = b
+        stated = [(float(t), _bound(b)) for t, b in col["boundaries"]]
+        _confirm_boundaries(probe, inner, i, j, stated)
+        boundary.update(((j, t), b) for t, b in stated)
         if col.get("map") is not None:
-            _confirm_map(probe, i, j, col["map"], [_bound(b) for _, b in col["boundaries"]])
+            _confirm_map(probe, i, j, col["map"], [b for _, b in stated])
     trees = [_restated(t, inputs, boundary) for t in inner.trees]
     return Model(
         trees,
@@ -124,19 +123,28 @@ def _holds(inner: Model, v: float, t: float) -> bool:
     return v < t if inner.test == "<" else v <= t
 
 
-def _confirm_boundary(probe: _Probe, inner: Model, i: int, j: int, t: float, b: float) -> None:
-    if b == math.inf:
-        points, want = [BIG], [True]
-    elif b == -math.inf:
-        points, want = [-BIG], [False]
-    else:
-        points, want = [float(np.nextafter(b, -math.inf)), b], [True, False]
-    got = [_holds(inner, v, t) for v in probe.column(i, j, points)]
-    if got != want:
-        raise ModelError(
-            f"the pipeline's transform does not confirm column {j}'s boundary {b!r} "
-            f"(input {i}) for the threshold {t!r}"
-        )
+def _confirm_boundaries(probe: _Probe, inner: Model, i: int, j: int, stated: list) -> None:
+    """Each (t, b): the test holds at the double before b and fails at b (one transform
+    of all the points)."""
+    points, want, of = [], [], []
+    for t, b in stated:
+        if b == math.inf:
+            xs, ys = [BIG], [True]
+        elif b == -math.inf:
+            xs, ys = [-BIG], [False]
+        else:
+            xs, ys = [float(np.nextafter(b, -math.inf)), b], [True, False]
+        points += xs
+        want += ys
+        of += [(t, b)] * len(xs)
+    if not points:
+        return
+    for v, w, (t, b) in zip(probe.column(i, j, points), want, of, strict=True):
+        if _holds(inner, v, t) != w:
+            raise ModelError(
+                f"the pipeline's transform does not confirm column {j}'s boundary {b!r} "
+                f"(input {i}) for the threshold {t!r}"
+            )
 
 
 def _confirm_map(probe: _Probe, i: int, j: int, stated, boundaries: list[float]) -> None:
