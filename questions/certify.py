@@ -64,10 +64,6 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# a sweep's max gaps are not certified (a check's and a report's are: ``certify_answer``)
-MAX_GAP_REFUSAL = (
-    "--max-gap asks for bounds, and a certificate proves an insensitive answer at one --gap"
-)
 # the certificate's claim for a max gap's upper bound U: no pair reaches U' (``certified_bound``)
 MAX_GAP_UPPER = "max_gap_upper"
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
