@@ -168,3 +168,55 @@ def test_no_verified_certificate_of_a_tiny_model_has_a_pair_its_library_predicts
             assert not np.any((p.max(axis=1) >= 0.5 + gap) & (p.min(axis=1) <= 0.5 - gap))
             checked += 1
     assert checked > 0
+
+
+def test_the_checker_refuses_a_catboost_model_with_a_categorical_feature_in_one_line(tmp_path):
+    import catboost
+    import pandas as pd
+
+    from treesens.verify.models import ModelError, read_model
+
+    X, y = _data(0)
+    df = pd.DataFrame({"x": X[:, 0], "colour": np.where(X[:, 1] > 0.5, "red", "blue")})
+    est = catboost.CatBoostClassifier(iterations=3, depth=2, verbose=0, allow_writing_files=False)
+    path = tmp_path / "categorical.cbm"
+    est.fit(df, y, cat_features=["colour"]).save_model(str(path))
+    with pytest.raises(ModelError, match="categorical features") as e:
+        read_model(str(path), "catboost")
+    assert "\n" not in str(e.value)
+
+
+def test_the_checker_refuses_an_onnx_regressor_naming_its_operator(tmp_path):
+    from skl2onnx import to_onnx
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    from treesens.verify.models import ModelError, read_model
+
+    X, y = _data(0)
+    onx = to_onnx(GradientBoostingRegressor(n_estimators=2).fit(X, y.astype(float)), X[:1])
+    path = tmp_path / "regressor.onnx"
+    path.write_bytes(onx.SerializeToString())
+    with pytest.raises(ModelError, match="TreeEnsembleRegressor"):
+        read_model(str(path), "onnx")
+
+
+def test_a_catboost_model_given_as_json_gets_no_certificate_and_says_to_use_the_cbm(tmp_path):
+    import catboost
+
+    X, y = _data(0)
+    est = catboost.CatBoostClassifier(iterations=3, depth=2, verbose=0, allow_writing_files=False)
+    path = tmp_path / "model.json"
+    est.fit(X, y).save_model(str(path), format="json")
+    ens = treesens.load_model(str(path))
+    done = certify(ens, make_query([ens.feature_names[2]], gap=0.4), tmp_path / "c", path, 60)
+    assert not done.written and ".cbm file" in done.message
+
+
+@pytest.mark.parametrize("kind", ["catboost", "onnx-boosting"])
+def test_cli_check_writes_a_certificate_that_verify_accepts(kind, tmp_path):
+    path = write_model(kind, tmp_path)
+    feature, gap, _ = next(certificates(path, tmp_path))
+    out = tmp_path / "cli.json"
+    p = treesens_here("check", path, "--vary", feature, "--gap", str(gap), "--certificate", out)
+    assert p.returncode == 0 and "certified: " in p.stdout, p.stdout + p.stderr
+    assert treesens_here("verify", out).returncode == 0
