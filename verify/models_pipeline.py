@@ -11,9 +11,10 @@ the pipeline's own transform (on rows where only that input changes):
 * the steps are ones that map each column on its own through a nondecreasing function
   (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer (the identity
   on the numbers a certificate's domain holds), passthrough, and ColumnTransformers and
-  Pipelines of them); so a column depends on one input, and once the test holds at the
-  double before b and fails at b, it holds exactly for x < b (``-inf``: it fails at the
-  smallest double, so everywhere; ``inf``: it holds at the largest, so everywhere);
+  Pipelines of them); so a column depends on one input through a monotone map, and once
+  the test holds at the double before b and fails at b, the map rises there and the
+  test holds exactly for x < b (``-inf`` / ``inf``: it fails / holds at both the smallest
+  and the largest double, so everywhere, whichever way the map runs);
 * the stated map agrees with the transform at 0, 1 and every finite boundary.
 
 The model over the inputs then tests ``x < b`` in float64, as the proof's splits do.
@@ -71,6 +72,10 @@ def read_pipeline(path: str, maps) -> Model:
 
 def _check_step(step) -> None:
     name = type(step).__name__
+    if not (isinstance(step, str) or step is None) and not type(step).__module__.startswith(
+        "sklearn."
+    ):
+        raise ModelError(f"pipeline step {name} is not scikit-learn's")
     if isinstance(step, str) or step is None:
         if step in ("passthrough", "drop", None):
             return
@@ -128,10 +133,12 @@ def _confirm_boundaries(probe: _Probe, inner: Model, i: int, j: int, stated: lis
     of all the points)."""
     points, want, of = [], [], []
     for t, b in stated:
+        # an infinite boundary: the test holds (fails) at both ends of the line, so
+        # everywhere, whichever way a (tampered) map runs
         if b == math.inf:
-            xs, ys = [BIG], [True]
+            xs, ys = [-BIG, BIG], [True, True]
         elif b == -math.inf:
-            xs, ys = [-BIG], [False]
+            xs, ys = [-BIG, BIG], [False, False]
         else:
             xs, ys = [float(np.nextafter(b, -math.inf)), b], [True, False]
         points += xs

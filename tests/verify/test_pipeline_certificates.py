@@ -216,3 +216,27 @@ def test_no_verified_pipeline_certificate_has_a_pair_the_pipeline_predicts(kind,
             assert not np.any((p.max(axis=1) >= 0.5 + gap) & (p.min(axis=1) <= 0.5 - gap))
             checked += 1
     assert checked > 0
+
+
+def test_an_infinite_boundary_on_a_decreasing_map_is_rejected(tmp_path):
+    """A scaler tampered to run backwards (a negative scale) holds the test at the largest
+    double but not at the smallest: "holds everywhere" is not confirmed."""
+    import skops.io
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from treesens.verify.models import ModelError
+    from treesens.verify.models_pipeline import read_pipeline
+
+    X, y = _data(0)
+    pipe = make_pipeline(StandardScaler(), GradientBoostingClassifier(n_estimators=2))
+    pipe.fit(X[:, :1], y)
+    pipe[0].scale_ = -pipe[0].scale_
+    path = tmp_path / "backwards.skops"
+    skops.io.dump(pipe, path)
+    tree = pipe[-1].estimators_[0, 0].tree_
+    thresholds = sorted({float(t) for t in tree.threshold[tree.feature >= 0]})
+    maps = [{"input": 0, "boundaries": [[t, "inf"] for t in thresholds]}]
+    with pytest.raises(ModelError, match="does not confirm"):
+        read_pipeline(str(path), maps)
