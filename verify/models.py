@@ -1,6 +1,8 @@
 """The model as the checker sees it, read through the library's own API and nothing of
 treesens: binary trees with one test per node and a value per leaf, the margin offset,
-and how the library compares (XGBoost ``float32(x) < t``, LightGBM ``x <= t``)."""
+and how the library compares (XGBoost ``float32(x) < t``, LightGBM ``x <= t``). This
+module reads XGBoost, LightGBM and scikit-learn's ``tree_`` models; the other formats have
+a module each (models_hgb.py, models_catboost.py, models_onnx.py, models_pipeline.py)."""
 
 from __future__ import annotations
 
