@@ -240,3 +240,23 @@ def test_an_infinite_boundary_on_a_decreasing_map_is_rejected(tmp_path):
     maps = [{"input": 0, "boundaries": [[t, "inf"] for t in thresholds]}]
     with pytest.raises(ModelError, match="does not confirm"):
         read_pipeline(str(path), maps)
+
+
+def test_a_report_on_a_pipeline_certifies_its_max_gaps_and_says_so_on_the_page(model, tmp_path):
+    import pandas as pd
+
+    from treesens.questions.report import report
+    from treesens.views.report_html import render
+
+    X, y = _data(0)
+    rows = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=NAMES).assign(label=y).to_csv(rows, index=False)
+    rep = report(
+        str(model), str(rows), label="label", features=["hours"], budget=60,
+        certificates=tmp_path / "certs", progress=False,
+    )  # fmt: skip
+    (ranked,) = rep.ranking
+    assert ranked.proof.checked, ranked.proof
+    assert verify_file(ranked.proof.certificate).valid
+    assert rep.missing_certificates == []
+    assert f"certified: no pair reaches a gap of {ranked.proof.bound:g}" in render(rep)
