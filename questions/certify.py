@@ -10,6 +10,7 @@ format and what the checker recomputes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -33,6 +34,7 @@ from ..search.pair_boxes import (
     pair_tables,
 )
 from ..verify.check import CertificateError, verify_file
+from ..verify.models import ModelError, read_model
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 
 FORMAT, VERSION = "treesens-certificate", 1
@@ -150,6 +152,34 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
             return why
     if q.gap.kind != "prob":
         return "certificates cover probability gaps (--gap), not margin gaps"
+    if model_library(ens) in CHECKER_READS_FIRST:
+        return checker_refusal(str(model_file), model_library(ens), ens.op)
+    return None
+
+
+# formats whose files treesens reads in more shapes than the checker does (an ONNX graph
+# of several inputs, HistGradientBoosting's categorical splits, ...): the checker reads the
+# file first, so that such a model gets "no certificate: why" rather than a certificate
+# the checker then rejects
+CHECKER_READS_FIRST = ("sklearn", "catboost", "onnx")
+
+
+def checker_refusal(model_file: str, library: str, test: str) -> str | None:
+    """Why the checker cannot read ``model_file`` (None: it can); once per file version."""
+    st = Path(model_file).stat()
+    return _checker_refusal(
+        str(Path(model_file).resolve()), st.st_size, st.st_mtime_ns, library, test
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _checker_refusal(path: str, _size: int, _mtime: int, library: str, test: str) -> str | None:
+    try:
+        read_model(path, library, test=test)
+    except ModelError as e:
+        return f"the checker does not read this model ({e})"
+    except Exception as e:  # noqa: BLE001 - a library's reader raises anything
+        return f"the checker cannot read this model ({type(e).__name__}: {str(e)[:200]})"
     return None
 
 

@@ -1,8 +1,10 @@
 """A binary ONNX tree-ensemble classifier as the checker sees it, read with ``onnx``.
 
 The graph holds one ``TreeEnsembleClassifier`` (ai.onnx.ml), fed by one float or double
-tensor [N, F] (features ``f0 .. f{F-1}``), with only Cast, Identity and ZipMap around it,
-as skl2onnx and onnxmltools write. onnxruntime sends an input to a node's "true" child
+tensor [N, F] (features ``f0 .. f{F-1}``) or by one Concat (axis 1) of every graph input
+[N, k] (features named after the inputs, ``NAME_0 ..`` for k > 1, as skl2onnx writes a
+DataFrame's columns), with only Cast, Identity and ZipMap around it besides, as skl2onnx
+and onnxmltools write. onnxruntime sends an input to a node's "true" child
 when the node's mode holds (BRANCH_LEQ ``x <= t``, BRANCH_LT ``x < t``, BRANCH_GTE,
 BRANCH_GT), comparing in the input's precision; a leaf's score is the sum of its
 ``class_weights``; the score is ``base_values`` + the sum over trees, summed in float32
@@ -26,7 +28,7 @@ import numpy as np
 from .models import Model, ModelError, Tree
 
 ML = "ai.onnx.ml"
-AROUND = ("Cast", "Identity", "ZipMap")
+AROUND = ("Cast", "Identity", "ZipMap", "Concat")  # Concat: of the inputs (_features)
 _FLOAT, _DOUBLE = 1, 11  # TensorProto element types
 LEQ, LT, GTE, GT = "BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"
 
@@ -46,18 +48,12 @@ def read_onnx(path: str, test: str = "<=") -> Model:
     if len(ops) != 1 or others:
         raise ModelError(
             "the checker reads a graph of one TreeEnsembleClassifier with only Cast, "
-            "Identity and ZipMap around it"
+            "Identity, ZipMap and a Concat of its inputs around it"
         )
     (op,) = ops
     if op.op_type != "TreeEnsembleClassifier":
         raise ModelError(f"{op.op_type}: the checker reads binary TreeEnsembleClassifier graphs")
-    inputs = [i for i in g.input if i.name not in {t.name for t in g.initializer}]
-    if len(inputs) != 1:
-        raise ModelError("the checker reads a graph of one input tensor [N, F]")
-    ttype = inputs[0].type.tensor_type
-    if ttype.elem_type not in (_FLOAT, _DOUBLE) or len(ttype.shape.dim) != 2:
-        raise ModelError("the checker reads one float or double input tensor [N, F]")
-    float32 = ttype.elem_type == _FLOAT
+    names, float32 = _features(g)
     a = _attributes(op)
     if a.get("aggregate_function", "SUM") != "SUM":
         raise ModelError("a classifier whose trees are not summed")
@@ -78,17 +74,48 @@ def read_onnx(path: str, test: str = "<=") -> Model:
     if len(base) > 1:
         raise ModelError(f"{len(base)} base values for one score")
     trees = _trees(a, weights, test, float32)
-    n = int(ttype.shape.dim[1].dim_value) or 1 + max(f for t in trees for f in t.feature)
+    if names is None:  # one input [N, F] of unknown F: as many as the trees read
+        names = [f"f{i}" for i in range(1 + max(f for t in trees for f in t.feature))]
     return Model(
         trees,
         float(base[0]) if base else 0.0,
         test,
-        [f"f{i}" for i in range(n)],
+        names,
         1.0,
         float32=float32,
         link=link,
         float32_sums=float32,
     )
+
+
+def _features(g) -> tuple[list[str] | None, bool]:
+    """The features' names (None: ``f0 ..`` as many as read) and whether they are float32:
+    one input [N, F] (``f0 .. f{F-1}``), or inputs [N, k] joined by one Concat on axis 1
+    in its order (an input's name, or ``NAME_0 ..`` for k > 1), all of one precision."""
+    inputs = {i.name: i for i in g.input if i.name not in {t.name for t in g.initializer}}
+    types = {i.type.tensor_type.elem_type for i in inputs.values()}
+    dims = [i.type.tensor_type.shape.dim for i in inputs.values()]
+    if len(types) != 1 or not types <= {_FLOAT, _DOUBLE} or any(len(d) != 2 for d in dims):
+        raise ModelError("the checker reads float or double input tensors [N, F] of one precision")
+    float32 = types == {_FLOAT}
+    concats = [n for n in g.node if n.op_type == "Concat"]
+    if not concats:
+        if len(inputs) != 1:
+            raise ModelError("the checker reads one input tensor [N, F], or a Concat of inputs")
+        (only,) = inputs.values()
+        n = int(only.type.tensor_type.shape.dim[1].dim_value)
+        return ([f"f{i}" for i in range(n)] if n else None), float32
+    (concat,) = concats if len(concats) == 1 else (None,)
+    axis = {a.name: a.i for a in concat.attribute}.get("axis") if concat is not None else None
+    if concat is None or axis not in (1, -1) or sorted(concat.input) != sorted(inputs):
+        raise ModelError("the checker reads one Concat (axis 1) of every graph input")
+    names = []
+    for name in concat.input:
+        k = int(inputs[name].type.tensor_type.shape.dim[1].dim_value)
+        if k < 1:
+            raise ModelError(f"input {name} has no fixed number of columns")
+        names += [name] if k == 1 else [f"{name}_{i}" for i in range(k)]
+    return names, float32
 
 
 def _attributes(op) -> dict:

@@ -220,3 +220,46 @@ def test_cli_check_writes_a_certificate_that_verify_accepts(kind, tmp_path):
     p = treesens_here("check", path, "--vary", feature, "--gap", str(gap), "--certificate", out)
     assert p.returncode == 0 and "certified: " in p.stdout, p.stdout + p.stderr
     assert treesens_here("verify", out).returncode == 0
+
+
+def _columns_onnx(folder: Path) -> Path:
+    """A Pipeline of a passthrough ColumnTransformer and gradient boosting over a
+    DataFrame's columns a, b, c, written by skl2onnx: a Concat of three inputs [N, 1]."""
+    import pandas as pd
+    from skl2onnx import to_onnx
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+
+    X, y = _data(0)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    ct = ColumnTransformer([("columns", "passthrough", ["a", "b", "c"])])
+    gb = GradientBoostingClassifier(n_estimators=3, max_depth=2, learning_rate=0.5)
+    pipe = Pipeline([("columns", ct), ("model", gb)]).fit(df, y)
+    path = folder / "columns.onnx"
+    path.write_bytes(to_onnx(pipe, df[:1], options={"zipmap": False}).SerializeToString())
+    return path
+
+
+def test_an_onnx_graph_joining_named_inputs_is_certified_with_their_names(tmp_path):
+    path = _columns_onnx(tmp_path)
+    feature, _, certificate = next(certificates(path, tmp_path))
+    assert json.loads(certificate.read_text())["question"]["features"] == ["a", "b", "c"]
+    assert verify_file(certificate).valid
+
+
+def test_an_onnx_graph_the_checker_does_not_read_gets_no_certificate_and_says_why(tmp_path):
+    """An input the trees do not read, beside the Concat of those they do: treesens reads
+    the graph, the checker (one input, or a Concat of all) does not, and certify says so
+    before any search."""
+    import onnx
+
+    graph = onnx.load_model(str(_columns_onnx(tmp_path)))
+    graph.graph.input.append(
+        onnx.helper.make_tensor_value_info("unused", onnx.TensorProto.FLOAT, [None, 1])
+    )
+    other = tmp_path / "extra-input.onnx"
+    other.write_bytes(graph.SerializeToString())
+    ens = treesens.load_model(str(other))
+    done = certify(ens, make_query(["c"], gap=0.4), tmp_path / "c.json", other, 60)
+    assert not done.written and "the checker does not read this model" in done.message
