@@ -16,6 +16,7 @@ from ..compiler.invert import Witness
 from ..compiler.kinds import kind_of
 from ..compiler.passes import Chain, Compiled
 from ..compiler.query import Query
+from ..compiler.question import result_gap
 from .result import UNKNOWN, Result
 from .stats import DataStats, Stats
 
@@ -76,8 +77,8 @@ def new_result(ens: Ensemble, q: Query) -> Result:
         status=UNKNOWN,
         backend=q.plan.backend,
         features=[],
-        gap=q.gap.value,
-        gap_kind=q.gap.kind,
+        gap=result_gap(q.gap, q.delta)[0],
+        gap_kind=result_gap(q.gap, q.delta)[1],
         model=ens.source,
         passes=sorted(q.plan.passes),
         classes=list(q.classes) if q.classes else None,

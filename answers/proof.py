@@ -62,6 +62,17 @@ def prover_of(stats: dict, backend: str) -> str:
     return BOX_SEARCH if by.startswith(BOX_SEARCH) else by
 
 
+def bound_claim(bound: float, kind: str = "prob") -> str:
+    """What a max gap's certificate states of its bound U' (``Proof.bound``): a
+    regressor's largest change (``kind`` "change"), a multiclass probability ratio
+    ("ratio"), or a binary probability gap."""
+    if kind == "change":
+        return f"no change of {bound:g} or more"
+    if kind == "ratio":
+        return f"no pair reaches a probability ratio of {bound:g}"
+    return f"no pair reaches a gap of {bound:g}"
+
+
 def brief(reason: str) -> str:
     """A reason's short form for a label: its words before any parenthesis."""
     return reason.split(" (", 1)[0]

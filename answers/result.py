@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
+from ..compiler.question import result_gap
 from .phrases import max_gap_brief, prediction_condition, proof_brief
 from .proof import Proof, prover_of
 from .stats import Stats, Times
@@ -209,8 +210,8 @@ def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
         status=UNKNOWN,
         backend=backend or q.plan.backend,
         features=list(q.vary),
-        gap=q.gap.value,
-        gap_kind=str(q.gap.kind),
+        gap=result_gap(q.gap, q.delta)[0],
+        gap_kind=result_gap(q.gap, q.delta)[1],
         model=getattr(ens, "source", ""),
         classes=list(q.classes) if q.classes else None,
         passes=sorted(q.plan.passes),

@@ -32,7 +32,7 @@ def shortest_decimal(lo: float, hi: float, near: float, integral: bool = False) 
         # the multiple of step nearest the target; when it falls outside, the next one
         # towards the range is the only other candidate
         for m in (n, _EXACT.add(n, step), _EXACT.subtract(n, step)):
-            v = float(m)
+            v = float(m) + 0.0  # + 0.0: zero reads 0, not -0 (a negative target)
             if lo <= v <= hi:
                 return v
     return None

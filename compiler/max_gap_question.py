@@ -1,5 +1,5 @@
 """The max-gap question (compiler/kinds.py's ``max_gap`` kind): what it takes, checked
-against the model (binary, boosted multiclass with two classes, or a regressor's largest
+against the model (binary, multiclass with two classes, or a regressor's largest
 change; no gap of its own), its tolerance, and the pair question its search starts from.
 questions/max_gap.py answers it."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .ensemble import SOFTMAX, Ensemble
+from .ensemble import Ensemble
 from .errors import InputError, spelled
 from .question import DOWN, Gap, GapKind, Question
 from .readings import read_for
@@ -20,8 +20,8 @@ MIN_TOLERANCE = 1e-6  # below this the solvers' float tolerances decide, not the
 
 def check_max_gap_model(ens: Ensemble, q: Question | None = None) -> None:
     """The search is defined for binary models (one output) with the gap in probability,
-    and for boosted multiclass models (softmax) with the gap a probability ratio between
-    two classes (``q.classes``; either may be "any"); a query from the CLI or the API
+    and for multiclass models (boosted, softmax, or forests, averaged probabilities) with
+    the gap a probability ratio between two classes (``q.classes``; either may be "any"); a query from the CLI or the API
     (``q``) must not name a gap of its own. A probability model is searched in the
     reading the query asks, or has (compiler/readings.py): a loaded one's largest gap is a
     probability gap."""
@@ -30,19 +30,12 @@ def check_max_gap_model(ens: Ensemble, q: Question | None = None) -> None:
     if ens.is_regressor:
         _check_change_model(ens, q)
         return
-    if ens.n_outputs > 1:
-        if ens.link != SOFTMAX:
-            raise InputError(
-                f"{_asked_as()}: for multiclass models, boosted ones only (softmax; this "
-                f"model's link is {ens.link}): ask "
-                f"{spelled('gap=RATIO with classes=', '--gap RATIO with --classes')} instead"
-            )
-        if q is not None and not q.classes:
-            raise InputError(
-                f"{_asked_as()}: the model has {ens.n_classes} classes: give the two classes "
-                f"to compare ({spelled('classes=(C1, C2)', '--classes C1,C2')}; either may be "
-                "'any')"
-            )
+    if ens.n_outputs > 1 and q is not None and not q.classes:
+        raise InputError(
+            f"{_asked_as()}: the model has {ens.n_classes} classes: give the two classes "
+            f"to compare ({spelled('classes=(C1, C2)', '--classes C1,C2')}; either may be "
+            "'any')"
+        )
     if q is not None and q.gap.given:
         raise InputError(
             f"{_asked_as()} searches the gap itself: give no gap "

@@ -93,7 +93,7 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
     if q.threshold is not None:
         raise InputError("above / below (the threshold form) are for regressors; give a gap")
     if q.delta is not None:
-        raise InputError("delta (a change of the prediction) is for regressors; give a gap")
+        raise delta_for_a_classifier()
     g = q.gap
     if ens.n_classes == 2 and ens.n_outputs == 1:
         if q.classes not in (None, (1, 0), ("1", "0")):
@@ -124,6 +124,15 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
         desc = f"raw(x1) >= {hi:.6g} and raw(x2) <= {lo:.6g}"
         return Condition(rows=rows, pair_sum=((1.0,), (-1.0,), hi - lo), description=desc)
     return _multiclass_condition(ens, q)
+
+
+def delta_for_a_classifier(words: tuple[str, str] = ("delta", "--delta")) -> InputError:
+    """A change of the prediction (``delta``) asked of a classifier, named as the user's
+    interface spells it, with the gap to give instead."""
+    return InputError(
+        f"{spelled(*words)} (a change of the prediction) is for regressors; give a gap "
+        f"({spelled('gap=G', '--gap G')})"
+    )
 
 
 def refuse_regressor(ens: Ensemble, question: str = "this question") -> None:
@@ -160,7 +169,7 @@ def change_condition(ens: Ensemble, q: Query) -> Condition:
     input only, no relations) asks "either" as "up": a pair that goes down is a pair that
     goes up, renamed."""
     if not ens.is_regressor:
-        raise InputError("delta (a change of the prediction) is for regressors; give a gap")
+        raise delta_for_a_classifier()
     if q.threshold is not None:
         raise InputError("give either delta or the threshold form (above, below), not both")
     if q.classes is not None:

@@ -51,6 +51,19 @@ class Gap:
         return f"{self.value:.12g}" if self.kind == "prob" else f"margin {self.value:.12g}"
 
 
+# a result's gap_kind when its gap is a regressor's change in prediction units: the
+# delta asked (a check, an audit's row) or the largest change found (a max gap)
+CHANGE = "change"
+
+
+def result_gap(gap: Gap, delta: float | None) -> tuple[float, str]:
+    """A result's ``gap`` and ``gap_kind``: a regressor's change by at least ``delta`` says
+    that change (kind "change"), not the probability gap it does not ask; else the gap."""
+    if delta is not None:
+        return float(delta), CHANGE
+    return gap.value, str(gap.kind)
+
+
 @dataclass(frozen=True)
 class FeatureBound:
     """An extra constraint on one feature of one or both inputs: lo <= x.f <= hi."""

@@ -18,6 +18,7 @@ from ..language.audit_block import AuditPlan
 from ..questions.audit import by_column, frame_from_results
 from ..questions.certify import certify
 from ..questions.contract import (
+    ERROR,
     PASS,
     Expectation,
     Outcome,
@@ -26,6 +27,7 @@ from ..questions.contract import (
     audit_outcome,
     judge_result,
 )
+from ..questions.memory import MemoryRefused
 from .sens_run import audit_report, run_audit_plan
 
 
@@ -105,7 +107,8 @@ def run_contract(
     for plan in plans:
         if on_start is not None:
             on_start(plan.name)
-        out = _audit_outcome(sf, plan, expectation_of(sf.expectations[plan.name]), timeout)
+        exp = expectation_of(sf.expectations[plan.name])
+        out = _audit_outcome(sf, plan, exp, timeout, memory_mb)
         outcomes.append(out)
         if on_outcome is not None:
             on_outcome(out)
@@ -120,11 +123,15 @@ def _query_outcome(sf: SensFile, q: Query, exp: Expectation, memory_mb: int | No
 
 
 def _audit_outcome(
-    sf: SensFile, plan: AuditPlan, exp: Expectation, timeout: float | None
+    sf: SensFile, plan: AuditPlan, exp: Expectation, timeout: float | None, memory_mb: int | None
 ) -> Outcome:
+    """An audit's verdict; refused for memory, an "error" as a refused query's is."""
     t0 = time.time()
     ens = sf.ensemble
-    lines = run_audit_plan(ens, plan, timeout=timeout)
+    try:
+        lines = run_audit_plan(ens, plan, timeout=timeout, memory_mb=memory_mb)
+    except MemoryRefused as e:
+        return Outcome(plan.name, exp, ERROR, f"error: {e}", seconds=time.time() - t0)
     seconds = time.time() - t0
     by = exp.by or plan.by  # the summary table, by the expectation's column (else the block's)
     df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, by, plan.label))

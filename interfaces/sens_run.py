@@ -12,6 +12,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
+from ..compiler.question import result_gap
 from ..language.audit_block import AuditPlan
 from ..language.resolve import SensFile, load_queries
 from ..questions.ask import Task, answer_task
@@ -95,13 +96,14 @@ def run_audits(
     jobs: int | None = None,
     executor: str | Executor | None = None,
     timeout: float | None = None,
+    memory_mb: int | None = None,
     on_block: Callable[[AuditPlan, list[dict]], None] | None = None,
     on_audit: Callable[[AuditPlan, list[dict], float], None] | None = None,
 ) -> dict[str, list[dict]]:
     """Run audit blocks one after the other: each row's result line, per block name.
     ``on_block(plan, lines)`` sees each block of rows as it ends, ``on_audit(plan, lines,
-    seconds)`` each audit when done; ``jobs``, ``executor`` and ``timeout`` (per row)
-    override the file's settings."""
+    seconds)`` each audit when done; ``jobs``, ``executor``, ``timeout`` (per row) and
+    ``memory_mb`` override the file's settings."""
     if isinstance(executor, str):
         parse_executor(executor)
     out: dict[str, list[dict]] = {}
@@ -113,7 +115,13 @@ def run_audits(
                 on_block(plan, new)
 
         lines = run_audit_plan(
-            sf.ensemble, plan, jobs=jobs, executor=executor, timeout=timeout, on_block=block_done
+            sf.ensemble,
+            plan,
+            jobs=jobs,
+            executor=executor,
+            timeout=timeout,
+            memory_mb=memory_mb,
+            on_block=block_done,
         )
         out[plan.name] = lines
         if on_audit is not None:
@@ -167,12 +175,12 @@ def run_file(
 
 def _check_out(plan: AuditPlan, ens: Ensemble) -> None:
     """An ``out`` file is resumed: its lines must answer this audit."""
-    g = plan.spec.target.gap
+    gap, kind = result_gap(plan.spec.target.gap, plan.spec.target.delta)
     for d in read_done(plan.run.resume):
         same = (
             d.get("features") == list(plan.spec.vary)
-            and d.get("gap") == g.value
-            and d.get("gap_kind", g.kind) == g.kind
+            and d.get("gap") == gap
+            and d.get("gap_kind", kind) == kind
             and d.get("model") == ens.source
         )
         if not same:
@@ -191,16 +199,19 @@ def run_audit_plan(
     jobs: int | None = None,
     executor: str | Executor | None = None,
     timeout: float | None = None,
+    memory_mb: int | None = None,
     on_block: Callable[[list[dict], int], None] | None = None,
 ) -> list[dict]:
     """Every audited row's result line. ``jobs``/``executor`` override the block's
-    ``jobs`` (a local pool by default), ``timeout`` its time limit per row."""
+    ``jobs`` (a local pool by default), ``timeout`` its time limit per row; ``memory_mb``
+    is the memory limit (questions/memory.py: a model over it is refused, MemoryRefused)."""
     _check_out(plan, ens)
     run = replace(
         plan.run,
         jobs=jobs if jobs is not None else plan.run.jobs,
         executor=executor,
         timeout_per_row=timeout if timeout is not None else plan.run.timeout_per_row,
+        memory_mb=memory_mb if memory_mb is not None else plan.run.memory_mb,
     )
     return run_audit(ens, plan.data, plan.spec, run, on_block)
 

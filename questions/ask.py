@@ -27,6 +27,7 @@ from ..compiler.query import Query
 from ..driver import solve_query
 from ..driver.compile import CompiledQuery
 from ..readers.data import dataset_for
+from ..readers.formats.catboost_categories import refuse_unnamed_categories
 from ..readers.plugins import load_plugin, loaded_plugins
 from .max_gap import max_gap_query
 from .memory import MemoryLimit, memory_limit, memory_refusal, search_budget
@@ -152,6 +153,7 @@ def query_memory_limit(q: Query, memory_mb: int | None = None) -> MemoryLimit | 
 
 
 def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Result:
+    refuse_unnamed_categories(ens)  # a pair needing one could not be replayed
     data = dataset_for(ens, q)
     memory_mb = None if limit is None else limit.given_mb  # the solver's address space
     if not kind_of(q).searched:

@@ -23,6 +23,7 @@ from ..compiler.audit import (
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
+from ..compiler.question import result_gap
 from ..readers.data import Dataset, load_data
 from ..readers.load import load_model
 from .audit_solve import solve_rows
@@ -36,6 +37,7 @@ from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
 )
 from .campaign import Campaign, opened
 from .executors import Executor, Failure
+from .memory import refuse_over_limit
 
 STATUSES = (FLIPPABLE, NOT_FLIPPABLE, UNKNOWN)
 JSON_STATUS = {FLIPPABLE: SENSITIVE, NOT_FLIPPABLE: INSENSITIVE, UNKNOWN: UNKNOWN_STATUS}
@@ -57,6 +59,7 @@ class AuditWork:
     timeout_per_row: float = TIMEOUT_PER_ROW
     max_candidates: int | None = None  # None: compiler.audit.MAX_CANDIDATES
     deadline: float | None = None  # the whole audit's (time.time()); None: none
+    memory_mb: int | None = None  # the solver queries' memory limit (None: the default)
 
 
 def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
@@ -67,7 +70,7 @@ def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
     if work.deadline is not None and time.time() >= work.deadline:
         return unanswered(work.ens, X, LATE_WHY)
     ans = audit_rows(work.ens, X, spec.vary, spec.target, spec.scales, work.max_candidates)
-    if not solve_rows(work.ens, spec, X, ans, work.timeout_per_row, work.deadline):
+    if not solve_rows(work.ens, spec, X, ans, work.timeout_per_row, work.deadline, work.memory_mb):
         ans.note = BUDGET_WHY
     return ans
 
@@ -90,13 +93,14 @@ def answer_blocks(
     executor: Executor | None = None,
     max_candidates: int | None = None,
     deadline: float | None = None,
+    memory_mb: int | None = None,
 ) -> Iterator[tuple[np.ndarray, RowAnswers]]:
     """The answers for the given row indices, a block at a time: in this process in
     order, or one task per block on ``executor`` (in completion order). A block whose task
     fails on every attempt comes back with its rows unknown, saying why, as do the rows
     the ``deadline`` leaves unanswered."""
     ens = audit_reading(ens, spec.target)
-    work = AuditWork(ens, data, spec, timeout_per_row, max_candidates, deadline)
+    work = AuditWork(ens, data, spec, timeout_per_row, max_candidates, deadline, memory_mb)
     blocks = [rows[s : s + block] for s in range(0, len(rows), block)]
     if executor is None:
         for idx in blocks:
@@ -127,8 +131,8 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         status=JSON_STATUS[status],
         backend=BACKEND,
         features=list(spec.vary),
-        gap=spec.target.gap.value,
-        gap_kind=spec.target.gap.kind,
+        gap=result_gap(spec.target.gap, spec.target.delta)[0],
+        gap_kind=result_gap(spec.target.gap, spec.target.delta)[1],
         model=ens.source,
         message="" if status != UNKNOWN else (ans.note or UNKNOWN_WHY),
         inputs=input_files(ens.inputs, spec.data_source),
@@ -212,6 +216,7 @@ def audit(
     timeout_per_row: float = TIMEOUT_PER_ROW,
     jobs: int | None = None,
     executor: str | Executor | None = None,
+    memory_mb: int | None = None,
 ):
     """Which rows of ``data`` get another confident decision when only ``vary`` changes?
 
@@ -238,6 +243,10 @@ def audit(
     queries (``"local"``, ``"dask[=ADDRESS]"``, ``"ray[=ADDRESS]"`` or an
     executors.Executor); the answers are the same as with one job.
 
+    ``memory_mb``: the memory limit, as ``check``'s (questions/memory.py): a model whose
+    estimate passes it (or the default limit) is refused before any row is answered
+    (MemoryRefused, saying so in one line).
+
     >>> df = audit("adult.json", "test.csv", ["sex"], gap=0.1, label="income", by="sex")  # doctest: +SKIP
     >>> summary(df)                                    # doctest: +SKIP
     """
@@ -250,12 +259,21 @@ def audit(
     spec = make_spec(ens, ds, vary, target)
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
+    refuse_over_limit(ens, memory_mb)
     lines = []
     with opened(Campaign(executor, jobs)) as run:
         ex = run.executor
         block = block_size(n, ex.workers if ex is not None else 1, BLOCK)
         blocks = answer_blocks(
-            ens, ds, spec, np.arange(n), block, timeout_per_row, executor=ex, deadline=deadline
+            ens,
+            ds,
+            spec,
+            np.arange(n),
+            block,
+            timeout_per_row,
+            executor=ex,
+            deadline=deadline,
+            memory_mb=memory_mb,
         )
         for idx, ans in blocks:
             for i, row in enumerate(idx.tolist()):

@@ -17,6 +17,7 @@ from ..readers.data import Dataset
 from .audit import answer_blocks, block_size, row_result
 from .audit_spec import AuditRun, AuditSpec
 from .campaign import Campaign, opened
+from .memory import refuse_over_limit
 from .results_log import read_log
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
@@ -48,7 +49,10 @@ def run_audit(
 ) -> list[dict]:
     """Every audited row's result line (earlier ones from ``run.resume`` first). Each new
     block's lines reach ``run.out`` (or the resume file) before the next block is
-    awaited; ``on_block(lines, answered so far)`` sees them too."""
+    awaited; ``on_block(lines, answered so far)`` sees them too. A model that would pass
+    the memory limit (``run.memory_mb``, else the default) is refused before any row
+    (MemoryRefused)."""
+    refuse_over_limit(ens, run.memory_mb)
     n = run.n_rows
     done = [d for d in read_done(run.resume) if int(d["row"]) < n]
     seen = {int(d["row"]) for d in done}
@@ -67,6 +71,7 @@ def run_audit(
             run.timeout_per_row,
             executor=ex,
             max_candidates=run.max_candidates,
+            memory_mb=run.memory_mb,
         )
         for idx, ans in blocks:
             new = [row_result(ens, spec, ans, i, r, data.X[r]) for i, r in enumerate(idx)]

@@ -73,9 +73,11 @@ def solve_rows(
     ans: RowAnswers,
     timeout: float,
     deadline: float | None = None,
+    memory_mb: int | None = None,
 ) -> bool:
     """Answer the rows ``ans`` left unknown by one anchored query each (in place), each
-    within ``timeout`` seconds and none past ``deadline``. False when the deadline left
+    within ``timeout`` seconds and none past ``deadline``, under the memory limit
+    ``memory_mb`` (None: the default). False when the deadline left
     a row unasked."""
     asked_all = True
     for i, s in enumerate(ans.status):
@@ -93,7 +95,7 @@ def solve_rows(
         if left <= 0:
             asked_all = False  # the audit's time is up: the row stays unknown
             continue
-        res = answer(ens, row_query(ens, spec, X[i], d, left))
+        res = answer(ens, row_query(ens, spec, X[i], d, left), memory_mb=memory_mb)
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
         elif res.status == SENSITIVE and res.validated and res.witness:

@@ -13,7 +13,14 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
 from ..compiler.kinds import anchored_question, flip_target
-from ..compiler.query import EITHER, Gap, Question, check_delta, class_index
+from ..compiler.query import (
+    EITHER,
+    Gap,
+    Question,
+    check_delta,
+    class_index,
+    delta_for_a_classifier,
+)
 from ..compiler.readings import read_as
 from ..readers.data import Dataset
 from .query_build import gap_of
@@ -54,7 +61,9 @@ def make_target(
     if ens.is_regressor:
         return _regressor_target(gap, margin_gap, classes, delta, direction)
     if delta is not None or direction is not None:
-        raise InputError("delta (a change of the prediction) is for regressors; give a gap")
+        raise delta_for_a_classifier(
+            ("delta", "--delta") if delta is not None else ("direction", "--direction")
+        )
     binary = ens.n_classes == 2 and ens.n_outputs == 1
     g = gap_of(gap, margin_gap, Gap(0.2 if binary else 1.0, "prob"))
     cls = None
@@ -106,6 +115,7 @@ class AuditRun:
     jobs: int | None = None
     executor: object = None  # an executor spec or questions.executors.Executor
     max_candidates: int | None = None
+    memory_mb: int | None = None  # the memory limit (None: the default), as a query's
 
 
 def check_by(ds: Dataset, ens: Ensemble, by: str | None, label: str | None) -> None:

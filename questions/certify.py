@@ -19,12 +19,13 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..answers.proof import BOX_SEARCH, Proof, brief
+from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
-from ..compiler.encode import ensemble_structure
+from ..compiler.encode import ensemble_structure, gap_row_terms
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.query import Gap, GapKind, Query
+from ..compiler.query import ANY, Gap, GapKind, Query
+from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..search.box_search import PROVED, box_search
 from ..search.pair_boxes import (
@@ -32,13 +33,15 @@ from ..search.pair_boxes import (
     class_pair_encodings,
     pair_encoding,
     pair_tables,
+    plain_numeric,
 )
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 
-FORMAT, VERSION = "treesens-certificate", 1
-ROW_NAMES = ("x1", "x2", "sum")  # a binary gap's rows: x1's side, x2's side, their sum
+# version 1: binary probability gaps (``question.gap``, one ``proof``); 2: every claim
+# (``question.claim``, a ``proof`` per part); the checker reads both
+FORMAT, VERSION = "treesens-certificate", 2
 LIBRARIES = {
     "xgboost": "xgboost",
     "xgboost-dump": "xgboost-dump",
@@ -66,8 +69,8 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# the certificate's claim for a max gap's upper bound U: no pair reaches U' (``certified_bound``)
-MAX_GAP_UPPER = "max_gap_upper"
+# libraries whose multiclass and regressor models the checker does not read (yet)
+BINARY_ONLY = ("catboost", "onnx", "sklearn-pipeline")
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
 _BOUND_MARGIN = 1e-6  # and lies at least this far above U
 
@@ -76,17 +79,18 @@ def refused(why: str, boxes: int = 0, seconds: float = 0.0) -> Certified:
     return Certified(False, f"{NO_CERTIFICATE}: {why}", boxes, seconds, reason=why)
 
 
-def certified_bound(upper: float) -> float:
+def certified_bound(upper: float, kind: str = "prob") -> float:
     """The gap U' a max gap's certificate states no pair reaches: its upper bound U plus a
     margin, rounded up to a few significant digits (0.3498 -> 0.35), so that the claim is
-    strictly above every gap a pair achieves; more digits when fewer reach 0.5 (0.499 ->
-    0.4991), the largest gap there is."""
-    v = upper + _BOUND_MARGIN
+    strictly above every gap a pair achieves; for a probability gap (``kind`` "prob"),
+    more digits when fewer reach 0.5 (0.499 -> 0.4991), the largest gap there is. A
+    multiclass ratio ("ratio") or a regressor's change ("change") has no such cap."""
+    v = max(upper, 0.0) + _BOUND_MARGIN
     for digits in range(_BOUND_DIGITS, 10):
         step = 10.0 ** (math.floor(math.log10(v)) - (digits - 1))
         bound = float(f"{math.ceil(v / step) * step:.{digits}g}")
         bound = bound if bound > upper else bound + step
-        if bound < 0.5:
+        if kind != "prob" or bound < 0.5:
             break
     return bound
 
@@ -108,10 +112,7 @@ def max_gap_refusal(res) -> str | None:
     if res.status == ERROR or mg.get("upper") is None:
         return "the max gap has no upper bound to certify"
     kind = mg.get("kind", "prob")
-    if kind != "prob":
-        what = {"change": "a regressor's largest change", "ratio": "a multiclass ratio"}
-        return f"certificates cover binary models' probability gaps, not {what.get(kind, kind)}"
-    if certified_bound(float(mg["upper"])) >= 0.5:
+    if kind == "prob" and certified_bound(float(mg["upper"])) >= 0.5:
         return "the upper bound is not below 0.5, the largest gap there is"
     return None
 
@@ -144,14 +145,17 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
             "models and dumps, LightGBM models, scikit-learn .skops files, CatBoost .cbm "
             "files and ONNX tree ensembles)"
         )
-    if ens.n_outputs != 1 or ens.n_classes != 2:
-        return "certificates cover binary models (multiclass ones are not written yet)"
+    binary = not ens.is_regressor and ens.n_outputs == 1
+    if model_library(ens) == "xgboost-dump" and not binary:
+        return "the checker reads XGBoost dumps of binary models only (give the JSON model)"
+    if model_library(ens) in BINARY_ONLY and not (binary and ens.n_classes == 2):
+        return f"the checker reads {model_library(ens)} models as binary classifiers only"
     if model_library(ens) == "sklearn-pipeline":
         why = pipeline_refusal(ens)
         if why is not None:
             return why
-    if q.gap.kind != "prob":
-        return "certificates cover probability gaps (--gap), not margin gaps"
+    if q.threshold is not None:
+        return "certificates cover gaps and changes, not the threshold form (above, below)"
     if model_library(ens) in CHECKER_READS_FIRST:
         return checker_refusal(str(model_file), model_library(ens), ens.op)
     return None
@@ -190,53 +194,64 @@ def certify(
     model_file: str | Path | None,
     timeout: float,
     verify: bool = True,
-    claim: str | None = None,
+    max_gap_upper: bool = False,
 ) -> Certified:
-    """Run the box search on ``q`` with its proof recorded and write the certificate to
-    ``path`` when it proves "insensitive" within ``timeout`` seconds (a probability
-    model's gap: as a binary classifier, compiler/readings.py); then, with ``verify``,
-    check the file with the independent checker (``treesens verify``'s, outside the
-    ``timeout``). ``claim``: what the certificate states besides ("max_gap_upper": its
-    gap is a max gap's certified upper bound)."""
+    """Run the box search on ``q`` with its proof recorded (one search per pair of
+    classes the query allows) and write the certificate to ``path`` when it proves
+    "insensitive" within ``timeout`` seconds (a probability model's gap: as a binary
+    classifier, compiler/readings.py); then, with ``verify``, check the file with the
+    independent checker (``treesens verify``'s, outside the ``timeout``).
+    ``max_gap_upper``: the claim is a max gap's certified upper bound."""
     ens = read_for(ens, q)
     why = model_refusal(ens, q, model_file)
     if why is not None:
         return refused(why)
     encs = class_pair_encodings(pair_encoding(ens, q))
-    if encs is None or len(encs) != 1:
+    if not encs:
         return refused(
             "the box search does not apply to this query (bounds or relations on the "
-            "inputs, categories, missing values or a data-aware mode)"
+            "inputs, a data-aware mode, or a regressor's change through a nonlinear link)"
         )
-    (enc,) = encs
-    t0 = time.time()
-    try:
-        tables = pair_tables(enc)
-    except PairTablesTooLarge as e:
-        return refused(str(e))
-    record: list = []
-    out = box_search(enc, tables, t0 + timeout, record)
-    seconds = time.time() - t0
-    if out.status != PROVED:
-        if out.pair is not None:
-            return refused("the box search found a pair it could not rule out", out.boxes, seconds)
+    # the checker's boxes are threshold intervals: no category set, no NaN rank
+    if not all(plain_numeric(e) for e in encs):
         return refused(
-            f"the box search did not finish within its budget of {timeout:.3g}s", out.boxes, seconds
+            "the checker does not read categorical splits, features that may be missing "
+            "or LightGBM's zero band yet"
         )
-    doc = _document(ens, q, enc, tables, record, Path(model_file), Path(path))
+    t0 = time.time()
+    parts, boxes = [], 0
+    for enc in encs:
+        try:
+            tables = pair_tables(enc)
+        except PairTablesTooLarge as e:
+            return refused(str(e), boxes, time.time() - t0)
+        record: list = []
+        out = box_search(enc, tables, t0 + timeout, record)
+        boxes += out.boxes
+        if out.status != PROVED:
+            seconds = time.time() - t0
+            if out.pair is not None:
+                return refused("the box search found a pair it could not rule out", boxes, seconds)
+            return refused(
+                f"the box search did not finish within its budget of {timeout:.3g}s",
+                boxes,
+                seconds,
+            )
+        parts.append(_part(ens, enc, tables, record))
+    seconds = time.time() - t0
+    doc = _document(ens, q, encs[0], tables, parts, Path(model_file), Path(path))
+    doc["question"]["max_gap_upper"] = max_gap_upper
     if doc["model"]["library"] == "sklearn-pipeline":
         try:
             doc["maps"] = pipeline_maps(ens, str(model_file))
         except NoMaps as e:
-            return refused(str(e), out.boxes, seconds)
-    if claim is not None:
-        doc["question"]["claim"] = claim
+            return refused(str(e), boxes, seconds)
     Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
-    boxes = f"{out.boxes:,} box{'es' if out.boxes != 1 else ''}"
-    written = f"certificate written to {path} ({boxes}, {seconds:.1f}s)"
+    shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
+    written = f"certificate written to {path} ({shown}, {seconds:.1f}s)"
     if not verify:
-        return Certified(True, written, out.boxes, seconds, reason="not verified", path=str(path))
-    return _verified(Path(path), written, out.boxes, seconds)
+        return Certified(True, written, boxes, seconds, reason="not verified", path=str(path))
+    return _verified(Path(path), written, boxes, seconds)
 
 
 def _verified(path: Path, written: str, boxes: int, seconds: float) -> Certified:
@@ -282,17 +297,22 @@ def certify_answer(
 def _certify_max_gap(ens, q, res: Result, path, model_file, budget: float) -> Certified:
     refusal = max_gap_refusal(res)
     upper = res.max_gap.get("upper")
-    bound = None if upper is None else certified_bound(float(upper))
+    kind = res.max_gap.get("kind", "prob")
+    bound = None if upper is None else certified_bound(float(upper), kind)
     if refusal is not None:
         done = refused(refusal)
-    else:  # the pair question the max gap's steps ask, at U'
-        at = q.with_(kind="", params=(), gap=Gap(bound, GapKind.PROB))
-        done = certify(ens, at, path, model_file, budget, claim=MAX_GAP_UPPER)
+    else:  # the pair (change) question the max gap's steps ask, at U'
+        at = q.with_(kind="", params=())
+        if kind == "change":  # x1 the higher prediction, as the search asks
+            at = at.with_(delta=bound, direction=DOWN)
+        else:  # a probability gap, or a multiclass ratio
+            at = at.with_(gap=Gap(bound, GapKind.PROB))
+        done = certify(ens, at, path, model_file, budget, max_gap_upper=True)
     if res.status != ERROR:
         proof = replace(res.proof or Proof(BOX_SEARCH), bound=bound)
         res.proof = proof_after(proof, done)
     if done.written:
-        claim = f"no pair reaches a gap of {bound:g}"
+        claim = bound_claim(bound, kind)
         done = replace(done, message=done.message.replace(" (", f": {claim} (", 1))
     return done
 
@@ -318,24 +338,91 @@ def model_path_from(certificate: Path, model_file: Path) -> str:
     return os.path.relpath(model_file.resolve(), certificate.resolve().parent)
 
 
-def _document(ens, q, enc, tables, record, model_file: Path, certificate: Path) -> dict:
+def row_names(enc, tables) -> list[str]:
+    """The pair tables' rows as the checker names them (verify/claims.py): a binary
+    gap's ``x1``, ``x2``; a multiclass gap's ``x1/o`` (x1's class over class o) and
+    ``x2/o``; a change's ``change``; then the pair sums, ``sum``."""
+    names = []
+    for c in (0, 1):
+        for coefs, _ in enc.condition.rows[c]:
+            if len(coefs) == 1:
+                names.append(f"x{c + 1}")
+            else:  # the class it loses to has the negative weight
+                names.append(f"x{c + 1}/{next(k for k, w in enumerate(coefs) if w < 0)}")
+    names += ["change"] * len(enc.condition.pair_rows)
+    names += ["sum"] * len(tables.sums)
+    return names
+
+
+def _row_constants(enc) -> list[float]:
+    """Per row, what the intercepts add to it (the box search's bounds leave it out)."""
+    ens, cond = enc.ensemble, enc.condition
+    out = [gap_row_terms(ens, coefs)[1] for c in (0, 1) for coefs, _ in cond.rows[c]]
+    out += [gap_row_terms(ens, a)[1] + gap_row_terms(ens, b)[1] for a, b, _ in cond.pair_rows]
+    n1 = len(cond.rows[0])
+    sums = [out[i] + out[n1 + j] for i, j in _opposite_pairs(cond)]
+    return out + sums
+
+
+def _opposite_pairs(cond) -> list[tuple[int, int]]:
+    return [
+        (i, j)
+        for i, (a, _) in enumerate(cond.rows[0])
+        for j, (b, _) in enumerate(cond.rows[1])
+        if any(a) and all(x == -y for x, y in zip(a, b))
+    ]
+
+
+def _part(ens, enc, tables, record) -> dict:
+    """One box search's proof, with what it answers: a class pair, or a change's direction."""
     st = ensemble_structure(ens)
-    varied = sorted(enc.varying)
-    columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
+    names, constant = row_names(enc, tables), _row_constants(enc)
+    if len(names) != tables.values.shape[0] or len(constant) != len(names):
+        raise AssertionError("the pair tables' rows are not the condition's")
     proof = []
-    # a row's bound as the checker states it: the score (x1), minus the score (x2) or
-    # their difference (sum), with the margin offset, in logit units (P = sigmoid)
-    offset = float(ens.intercept[0])
-    constant = {"x1": offset, "x2": -offset, "sum": 0.0}
     for event in record:
         if event[0] == "prune":
-            row = ROW_NAMES[event[1]]
-            proof.append(["prune", row, event[2] + constant[row]])
+            row = event[1]
+            proof.append(["prune", names[row], event[2] + constant[row]])
             continue
         _, c, r = event
         f = tables.columns[c][0]
         dom = st.domains[f]
         proof.append(["split", c, float(dom.thresholds[dom.valid[r] - 1])])
+    part: dict = {}
+    q = enc.query
+    if ens.n_outputs > 1:
+        part["classes"] = [int(c) for c in q.classes]
+    if q.delta is not None:
+        part["direction"] = _direction(enc)
+    part["proof"] = proof
+    return part
+
+
+def _direction(enc) -> str:
+    """A change's direction as the box search asked it (its one row over both inputs:
+    x2's weight positive, up)."""
+    (a, b, _), *_ = enc.condition.pair_rows
+    return "up" if b[0] > 0 else "down"
+
+
+def _claim(ens, q: Query) -> dict:
+    if q.delta is not None:
+        return {"kind": "change", "delta": float(q.delta), "direction": str(q.direction)}
+    claim = {"kind": "gap", "gap": float(q.gap.value), "gap_kind": str(q.gap.kind)}
+    if ens.n_outputs > 1:
+        claim["classes"] = [c if c == ANY else int(c) for c in q.classes]
+    return claim
+
+
+def _base_score(ens) -> float:
+    if ens.is_regressor or ens.n_outputs > 1:
+        return 0.5  # read from dumps of binary models only
+    return 1.0 / (1.0 + math.exp(-float(ens.intercept[0])))
+
+
+def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -> dict:
+    columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -346,12 +433,12 @@ def _document(ens, q, enc, tables, record, model_file: Path, certificate: Path) 
             # the comparison the splits use (the checker maps ONNX nodes' modes onto it)
             "test": ens.op,
             # a dump does not store it: the base score the answer assumed (as a probability)
-            "base_score": 1.0 / (1.0 + math.exp(-float(ens.intercept[0]))),
+            "base_score": _base_score(ens),
         },
         "question": {
             "features": list(ens.feature_names),
-            "vary": [ens.feature_names[f] for f in varied],
-            "gap": float(q.gap.value),
+            "vary": [ens.feature_names[f] for f in sorted(enc.varying)],
+            "claim": _claim(ens, q),
             "domain": [
                 {
                     "lb": _number(feat.lb),
@@ -362,7 +449,7 @@ def _document(ens, q, enc, tables, record, model_file: Path, certificate: Path) 
             ],
         },
         "columns": columns,
-        "proof": proof,
+        "parts": parts,
     }
 
 

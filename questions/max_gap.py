@@ -37,7 +37,7 @@ from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fai
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
-from ..compiler.ensemble import IDENTITY, LOGISTIC, Ensemble
+from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.link_change import change_bound, rounding_band
 from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the question's checks
@@ -51,6 +51,7 @@ from ..compiler.query import DOWN, Gap, GapKind, Query
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
 from ..driver.solve import solve_query
+from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
 from ..search.gap_search import box_largest_gap, shown_gap
 from ..search.pair_boxes import PairTablesTooLarge
@@ -183,7 +184,10 @@ def max_gap_query(
     skipped = None
     if q.plan.options.value("box_search") or multiclass:
         try:
-            boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes)
+            if multiclass and ens.link != SOFTMAX:  # a forest: box searches at fixed ratios
+                boxed = forest_largest_ratio(ens, q, tol, deadline)
+            else:
+                boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes)
         except PairTablesTooLarge as e:
             if multiclass:  # no bisection to fall back on
                 raise InputError(f"--max-gap / max_gap on this multiclass model: {e}") from None
@@ -193,8 +197,7 @@ def max_gap_query(
     if multiclass:
         raise InputError(
             "--max-gap / max_gap on a multiclass model: only where the box search applies "
-            "(numeric features without missing values or categories, no bounds or relations "
-            "on the inputs, no data-aware mode)"
+            "(no bounds or relations on the inputs, no data-aware mode)"
         )
     s = _Search(best=None, upper=upper, steps=[])
     g = tol

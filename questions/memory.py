@@ -120,6 +120,19 @@ def memory_refusal(ens: Ensemble, limit: MemoryLimit | None) -> str | None:
     )
 
 
+class MemoryRefused(Exception):
+    """A run refused before it starts (an audit: before any row is answered), saying why
+    in one line (``memory_refusal``'s message)."""
+
+
+def refuse_over_limit(ens: Ensemble, memory_mb: int | None) -> None:
+    """Raise MemoryRefused when ``ens`` would pass the limit ``memory_mb`` (else the
+    default): what a query is refused for, asked of a whole audit up front."""
+    why = memory_refusal(ens, memory_limit(memory_mb))
+    if why is not None:
+        raise MemoryRefused(why)
+
+
 def _model_name(ens: Ensemble) -> str:
     """The model file's name, else what the ensemble says it came from."""
     files = [path for role, path in ens.inputs if role == "model"]

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.feature_names import feature_name
 from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
 from ..readers.data import load_data
@@ -248,10 +249,8 @@ def report(
     # a probability model answers the report's gaps as a binary classifier
     ens = read_as(load_model(model, details=details, data=data, label=label), False)
     load_data(data, ens, label)  # the data's columns checked before any solving
-    protected = list(dict.fromkeys(protected))
-    unknown = [p for p in protected if p not in ens.feature_names]
-    if unknown:
-        raise InputError(f"protected feature {unknown[0]!r} is not a feature of the model")
+    # named as check's vary is: a library's rewritten name ('mean radius'), a did-you-mean
+    protected = list(dict.fromkeys(feature_name(ens, p, "protected") for p in protected))
     names = list(ens.feature_names) if features is None else list(dict.fromkeys(features))
     rank_path = check_path = None
     if results is not None:

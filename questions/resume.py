@@ -10,6 +10,7 @@ from pathlib import Path
 from ..answers.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result, result_from_dict
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
+from ..compiler.question import result_gap
 from .ask import Asked
 from .max_gap import result_gap_kind
 from .results_log import read_log
@@ -45,9 +46,9 @@ class ResumeKey:
         del asked["backend"], asked["timeout"]  # fields of their own
         return cls(
             model=ens.source,
-            gap=q.gap.value,
+            gap=result_gap(q.gap, q.delta)[0],
             # a max gap's results say what their gap holds (a regressor's: the change)
-            gap_kind=q.gap.kind if max_gap is None else result_gap_kind(ens),
+            gap_kind=result_gap(q.gap, q.delta)[1] if max_gap is None else result_gap_kind(ens),
             classes=list(q.classes) if q.classes else None,
             passes=sorted(q.plan.passes),
             backend=q.plan.backend,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.encode import Encoding
-from .pair_boxes import PairTables
+from .pair_boxes import PairTables, rank_value
 
 PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"
 _LOW = -1e300  # stands for "no leaf" in a per-tree maximum
@@ -178,12 +178,11 @@ def split_index(nodes, live: np.ndarray) -> int:
 
 def corner_pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The box's lower corner as two inputs: each feature at its domain's value for the
-    rank (columns outside F go to both inputs)."""
+    rank, NaN at a feature's NaN rank (columns outside F go to both inputs)."""
     ens = enc.ensemble
     xs = (np.zeros(ens.n_features), np.zeros(ens.n_features))
     for j, (f, copy) in enumerate(tab.columns):
-        dom = enc.domains[f]
-        v = dom.reps[dom.valid[int(lo[j])]]
+        v = rank_value(ens, f, int(lo[j]))
         for c in (0, 1) if copy is None else (copy,):
             xs[c][f] = v
     return xs

@@ -50,9 +50,8 @@ def search_alone(ctx: SolveContext) -> None:
     if not box_search_applies(ctx, alone=True):
         fail(
             ctx.result,
-            "the box search does not describe this query (it takes numeric features without "
-            "missing values, no bounds or relations on the inputs and no data-aware mode): "
-            "use a solver backend",
+            "the box search does not describe this query (it takes no bounds or relations "
+            "on the inputs and no data-aware mode): use a solver backend",
         )
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
@@ -122,7 +121,9 @@ class BoxStage:
         while self.at < len(self.encs):
             enc = self.encs[self.at]
             if self.search is None:
-                tables = tables_or_skip(enc, stats, ctx.memory_mb)
+                # bounded by the query's time limit, not the turn's: a search left
+                # unfinished goes on beside the backend on tables built once
+                tables = tables_or_skip(enc, stats, ctx.memory_mb, ctx.deadline)
                 if tables is None:
                     return False
                 stats["class_pairs"] += 1

@@ -105,7 +105,7 @@ def achieved_ratio(ens: Ensemble, q: Query, proba: np.ndarray, raw: np.ndarray) 
     return -math.inf
 
 
-_LOG_MAX = math.log(float(np.finfo(float).max))
+LOG_MAX = math.log(float(np.finfo(float).max))
 
 
 def _ratio(p: float, q: float) -> float:
@@ -162,7 +162,7 @@ def shown_gap(ens: Ensemble, g: float) -> float:
     if ens.n_outputs == 1:
         return g
     # past the largest float the ratio is stated as it (as _ratio states a zero class)
-    return math.exp(g) if g < _LOG_MAX else float(np.finfo(float).max)
+    return math.exp(g) if g < LOG_MAX else float(np.finfo(float).max)
 
 
 def box_largest_gap(
@@ -233,7 +233,7 @@ def box_largest_gap(
         if out.interrupted:
             break
     out = _combined(outs, [roots[k] for k in order[len(outs) :]], best)
-    res = _result(ens, q, best, out, encs[0])
+    res = pair_result(ens, q, best, out, encs[0])
     res.time = {"compile": t_compile, "solve": time.time() - t0 - t_compile - ready.seconds}
     if ready.compiled:
         res.time[KERNEL_COMPILE] = ready.seconds
@@ -349,7 +349,10 @@ def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair
     )
 
 
-def _result(ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: Encoding) -> Result:
+def pair_result(
+    ens: Ensemble, q: Query, best: BestPair, out: GapBoxOutcome, enc: Encoding
+) -> Result:
+    """The answer of a max-gap search from its best replayed pair and its bounds."""
     res = new_result(ens, q)
     res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
     res.inputs = input_files(ens.inputs, q.plan.options.data)

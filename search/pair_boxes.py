@@ -2,7 +2,12 @@
 
 The pair space has one column per feature outside the varied set F (both inputs read
 it) and two per feature of F (one per input). Every feature is read in *rank space*: the
-index of its valid threshold interval (domain.py), so a node's test is "rank < R".
+index of its valid threshold interval (domain.py), or of its category code, and one
+rank more, the last, for NaN when the feature may be missing. A node's test is "rank <
+R"; a node that sends a set of ranks that is no such prefix to "yes" (a categorical
+split, a NaN routed left, LightGBM's zero band routed to its default side) becomes a
+small tree of such tests over the runs of that set (``_RankedTrees``), each leaf of
+which is the node's "yes" or "no" child: a box stays a product of rank intervals.
 
 * A tree that reads no feature of F is the same tree for both inputs: its leaves keep
   their place and carry both gap rows' weights.
@@ -22,6 +27,8 @@ searches boxes with these bounds.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,10 +37,11 @@ from ..compiler.encode import (
     Encoding,
     ensemble_structure,
     gap_row_terms,
+    node_yes,
     resolve_features,
     split_rank,
 )
-from ..compiler.ensemble import MISSING_ZERO, Ensemble
+from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND, Ensemble
 from ..compiler.kinds import prepared, resolve_condition
 from ..compiler.query import ANY, Query
 from ..compiler.rounding import gap_relaxation
@@ -41,6 +49,7 @@ from ..compiler.rounding import gap_relaxation
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has
 MAX_TABLE_BYTES = 1 << 30
+CLOCK_EVERY = 4096  # pair leaves between two looks at the clock while building
 
 
 def held_bytes(leaves: int, columns: int, rows: int) -> int:
@@ -94,8 +103,8 @@ def applies(enc: Encoding) -> bool:
     """Whether the product form describes the query exactly: gap rows on both inputs and
     no class alternatives ("any": one query per class pair), no change through a
     nonlinear link (its rows are an outer approximation), no bounds or relations on the
-    inputs, no data-aware mode, and plain numeric features (no categorical splits, no
-    feature that may be missing, no zero band)."""
+    inputs and no data-aware mode. Every feature kind takes part: numeric, categorical
+    (category codes, one-hot groups), and may be missing (NaN a rank of its own)."""
     q: Query = enc.query
     cond = enc.condition
     if q.bounds or q.relations or q.plan.data_aware != "none" or any(cond.alternatives or ()):
@@ -104,8 +113,14 @@ def applies(enc: Encoding) -> bool:
         return False
     if cond.link_change is not None:  # an outer approximation, not the condition
         return False
-    if any(len(rows) == 0 for rows in cond.rows) and not cond.pair_rows:
-        return False
+    # a side without rows and no pair row: nothing ties the two inputs' trees together
+    return bool(cond.pair_rows) or all(len(rows) > 0 for rows in cond.rows)
+
+
+def plain_numeric(enc: Encoding) -> bool:
+    """Whether every feature the model reads is numeric and never missing, and no node
+    has a categorical split or LightGBM's zero band: the tables' ranks are then
+    threshold intervals only (what a certificate's "split" states)."""
     ens = enc.ensemble
     st = ensemble_structure(ens)
     if st.zero_mode:
@@ -113,15 +128,9 @@ def applies(enc: Encoding) -> bool:
     for f in st.used:
         if st.domains[f].codes is not None or ens.features[f].may_be_missing:
             return False
-    for t in ens.trees:
-        if t.categories is not None and any(c is not None for c in t.categories):
-            return False
-        # no input is missing here, so a node's missing-value routing never applies;
-        # only LightGBM's zero band (values near 0 routed as missing) would matter, and
-        # zero_mode above has already ruled it out
-        if t.missing is not None and (t.missing == MISSING_ZERO).any():
-            return False
-    return True
+    return not any(
+        t.categories is not None and any(c is not None for c in t.categories) for t in ens.trees
+    )
 
 
 def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
@@ -157,12 +166,16 @@ def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
 
 
 def pair_tables(
-    enc: Encoding, max_bytes: int | None = None, max_held: int | None = None
+    enc: Encoding,
+    max_bytes: int | None = None,
+    max_held: int | None = None,
+    deadline: float | None = None,
 ) -> PairTables:
     """The pair trees of an encoded query (``applies(enc)`` must hold). Raises
     PairTablesTooLarge as soon as the leaves' boxes pass ``max_bytes`` (default
     ``MAX_TABLE_BYTES``), or what building them holds passes ``max_held`` (held_bytes;
-    what a memory limit leaves, None: no such bound)."""
+    what a memory limit leaves, None: no such bound), or building them passes
+    ``deadline`` (an absolute time; None: none)."""
     ens = enc.ensemble
     st = ensemble_structure(ens)
     columns: list[tuple[int, int | None]] = []
@@ -173,7 +186,7 @@ def pair_tables(
             for k in (0, 1) if c is None else (c,):
                 col[k][f] = len(columns)
             columns.append((f, c))
-    sizes = np.array([len(st.domains[f].valid) for f, _ in columns], dtype=np.int32)
+    sizes = np.array([n_ranks(ens, f) for f, _ in columns], dtype=np.int32)
     ranked = [_ranked_tree(ens, st, t) for t in ens.trees]
     rows = _Rows(enc)
     limit = MAX_TABLE_BYTES if max_bytes is None else max_bytes
@@ -186,7 +199,7 @@ def pair_tables(
             f"the pair tables would hold more than the {max_held / 2**20:,.0f} MB the memory "
             "limit leaves above the model's estimate"
         )
-    builder = _Builder(sizes, max_leaves, too_large)
+    builder = _Builder(sizes, max_leaves, too_large, deadline)
     for ti, nodes in enumerate(ranked):
         builder.start_tree()
         at = rows.of_tree(ti)
@@ -268,25 +281,101 @@ def _opposite_rows(cond) -> list[tuple[int, int]]:
 RankedTree = dict[int, tuple[int, int, int, int]]
 
 
+def has_nan_rank(ens: Ensemble, f: int) -> bool:
+    """Whether feature f's last rank stands for NaN: it may be missing and a node reads
+    it."""
+    return ens.features[f].may_be_missing and f in ensemble_structure(ens).used
+
+
+def n_ranks(ens: Ensemble, f: int) -> int:
+    """How many ranks feature f's column has: its valid intervals (or codes), and NaN."""
+    return len(ensemble_structure(ens).domains[f].valid) + has_nan_rank(ens, f)
+
+
+def rank_value(ens: Ensemble, f: int, rank: int) -> float:
+    """The input value a rank of feature f stands for: its domain's value, or NaN."""
+    dom = ensemble_structure(ens).domains[f]
+    return math.nan if rank >= len(dom.valid) else float(dom.reps[dom.valid[rank]])
+
+
 def _ranked_tree(ens: Ensemble, st, t) -> RankedTree:
     out: RankedTree = {}
+    fresh = [len(t.feature)]  # the next node index of a node the runs add
     for n in range(len(t.feature)):
         f = int(t.feature[n])
         if f < 0:
             out[n] = (-1, n, 0, 0)
             continue
         dom = st.domains[f]
-        out[n] = (f, split_rank(dom, float(t.threshold[n])), int(t.left[n]), int(t.right[n]))
+        plain = (
+            dom.codes is None
+            and not has_nan_rank(ens, f)
+            and (t.missing is None or t.missing[n] != MISSING_ZERO)
+        )
+        yes, no = int(t.left[n]), int(t.right[n])
+        if plain:
+            out[n] = (f, split_rank(dom, float(t.threshold[n])), yes, no)
+            continue
+        runs = _runs(yes_ranks(ens, st, t, n))
+        _run_tree(out, n, f, runs, yes, no, fresh)
     return out
+
+
+def yes_ranks(ens: Ensemble, st, t, n: int) -> np.ndarray:
+    """Per rank of node n's feature, whether the library sends it to "yes" (as
+    encode.node_yes; the last rank NaN when the feature has one)."""
+    f = int(t.feature[n])
+    dom = st.domains[f]
+    if dom.codes is not None:
+        s = np.array([node_yes(ens, t, n, float(dom.reps[j])) for j in dom.valid], dtype=bool)
+    else:
+        s = np.arange(len(dom.valid)) < split_rank(dom, float(t.threshold[n]))
+        if t.missing is not None and t.missing[n] == MISSING_ZERO:
+            band = [r for r, j in enumerate(dom.valid) if abs(dom.reps[j]) <= ZERO_BAND]
+            s[band] = bool(t.default_left[n])
+    if has_nan_rank(ens, f):
+        s = np.append(s, node_yes(ens, t, n, math.nan))
+    return s
+
+
+def _runs(s: np.ndarray) -> list[tuple[int, bool]]:
+    """The maximal runs of equal values of ``s``: (end rank, value) each, in order."""
+    cuts = np.flatnonzero(s[1:] != s[:-1]) + 1
+    ends = [*cuts.tolist(), len(s)]
+    return [(e, bool(s[e - 1])) for e in ends]
+
+
+def _run_tree(out: RankedTree, at: int, f: int, runs, yes: int, no: int, fresh) -> None:
+    """Node ``at`` as a balanced tree of tests "rank < end of a run" whose leaves are
+    the runs, each the node's ``yes`` or ``no`` child. One run: a test every rank
+    passes (R past the last rank) or fails (R = 0); the walk follows it without a
+    split."""
+    if len(runs) == 1:
+        out[at] = (f, runs[0][0] if runs[0][1] else 0, yes, no)
+        return
+    k = len(runs) // 2
+
+    def side(part) -> int:
+        if len(part) == 1:
+            return yes if part[0][1] else no
+        node = fresh[0]
+        fresh[0] += 1
+        _run_tree(out, node, f, part, yes, no, fresh)
+        return node
+
+    out[at] = (f, runs[k - 1][0], side(runs[:k]), side(runs[k:]))
 
 
 class _Builder:
     """Collects pair-tree leaves (their boxes and values) and nodes, tree after tree."""
 
-    def __init__(self, sizes: np.ndarray, max_leaves: int, too_large: str):
+    def __init__(
+        self, sizes: np.ndarray, max_leaves: int, too_large: str, deadline: float | None = None
+    ):
         self.sizes = sizes
         self.max_leaves = max_leaves
         self.too_large = too_large  # the message past max_leaves
+        self.deadline = deadline
         self.lo: list[np.ndarray] = []
         self.hi: list[np.ndarray] = []
         self.vals: list[tuple[float, ...]] = []
@@ -313,8 +402,14 @@ class _Builder:
         self._walk(nodes, 0, col[0], lo, hi, second)
 
     def _leaf(self, lo, hi, values: tuple[float, ...]) -> None:
-        if len(self.vals) >= self.max_leaves:
+        n = len(self.vals)
+        if n >= self.max_leaves:
             raise PairTablesTooLarge(self.too_large)
+        # a category set or a NaN rank can multiply the leaves: a look at the clock
+        if self.deadline is not None and n % CLOCK_EVERY == 0 and time.time() >= self.deadline:
+            raise PairTablesTooLarge(
+                f"building the pair tables reached the box search's time ({n:,} leaves)"
+            )
         self.lo.append(lo.copy())
         self.hi.append(hi.copy())
         self.vals.append(values)

@@ -67,13 +67,19 @@ def max_gap_problems(exact: float, r) -> list[str]:
 def exact_max_ratio(ens: Ensemble, vary, classes, source: str = "ir") -> float:
     """The largest probability ratio any pair reaches for a multiclass query: x1 is
     ``classes[0]`` and x2 ``classes[1]``, each with P(c) >= g * P(k) for every other k
-    (either class may be "any": the best pair of different classes). Below 1: no pair."""
-    X, ns, nv = cell_grid(ens, vary, max_rows=MAX_ROWS)
-    p = ens.replayer.predict_proba(X) if source == "library" else ens.proba(X)
-    p = np.maximum(np.asarray(p, dtype=np.float64), 1e-300)
+    (either class may be "any": the best pair of different classes). Below 1: no pair.
+    ``source="library"``: the library's predict on the regression harness's grid
+    (tests/regressions/harness.py, which enumerates category codes and NaN as well)."""
+    if source == "library":  # the harness's grid: every routing signature, categories too
+        grid = H.build_grid(ens, vary)
+        ns, nv, p = grid.ns, grid.nv, grid.lib_proba
+    else:
+        X, ns, nv = cell_grid(ens, vary, max_rows=MAX_ROWS)
+        p = ens.proba(X)
+    p = np.asarray(p, dtype=np.float64)
     C = ens.n_classes
     ratio = np.stack(
-        [np.min(np.delete(p, c, axis=1) ** -1 * p[:, [c]], axis=1) for c in range(C)], axis=1
+        [np.min(_ratios(p[:, [c]], np.delete(p, c, axis=1)), axis=1) for c in range(C)], axis=1
     ).reshape(ns, nv, C)
     best = ratio.max(axis=1)  # per shared cell and class: the best ratio F can reach
     sides = [range(C) if c == "any" else [int(c)] for c in classes]
@@ -83,6 +89,16 @@ def exact_max_ratio(ens: Ensemble, vary, classes, source: str = "ir") -> float:
         for b in sides[1]
         if a != b
     )
+
+
+def _ratios(pc: np.ndarray, pk: np.ndarray) -> np.ndarray:
+    """pc / pk, where a class at probability 0 (a forest's, or an underflow) is beaten by
+    any positive probability: the largest float stands for that ratio (as treesens'
+    ``achieved_ratio`` reads it)."""
+    big = np.finfo(float).max
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = pc / pk
+    return np.where(pk > 0, r, np.where(pc > 0, big, 0.0))
 
 
 def max_ratio_problems(exact: float, r) -> list[str]:

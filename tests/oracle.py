@@ -23,7 +23,16 @@ import numpy as np
 
 from treesens.compiler.domain import build_domain
 from treesens.compiler.encode import resolve_features
-from treesens.compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, ModelOrigin, Tree
+from treesens.compiler.ensemble import (
+    LOGISTIC,
+    MISSING_ZERO,
+    SOFTMAX,
+    ZERO_BAND,
+    Ensemble,
+    Feature,
+    ModelOrigin,
+    Tree,
+)
 from treesens.compiler.kinds import resolve_condition
 from treesens.compiler.query import ANY, Query, class_index
 from treesens.compiler.replay import meets
@@ -52,6 +61,15 @@ def feature_thresholds(ens: Ensemble) -> list[list[float]]:
     for t in ens.trees:
         for n in np.flatnonzero(t.feature >= 0).tolist():
             f = int(t.feature[n])
+            if t.missing is not None and t.missing[n] == MISSING_ZERO:
+                # LightGBM's zero band [-z, z] routed as missing: cut both of its edges
+                z = ZERO_BAND
+                edges = (
+                    (np.nextafter(-z, -math.inf), z)
+                    if ens.op == "<="
+                    else (-z, np.nextafter(z, math.inf))
+                )
+                ths[f].update(float(e) for e in edges)
             if not t.is_categorical(n):
                 ths[f].add(float(t.threshold[n]))
             elif not ens.features[f].categories:

@@ -24,10 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .claims import Row, claim_of, part_key, part_rows, required_parts
 from .models import Model, ModelError, Tree, read_model
 
 FORMAT = "treesens-certificate"
-MAX_GAP_UPPER = "max_gap_upper"  # a question's "claim": its gap bounds a max gap from above
+VERSIONS = (1, 2)  # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``)
 INF = math.inf
 
 
@@ -104,11 +105,48 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         model = replace(model, features=list(q["features"]))
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
-    verdict = Checker(model, q, doc["columns"]).run(doc["proof"])
-    if verdict.valid and q.get("claim") == MAX_GAP_UPPER:
-        claim = f"; a max gap's upper bound: no pair reaches a gap of {float(q['gap']):g}"
-        return replace(verdict, message=verdict.message + claim)
-    return verdict
+    return _check_claim(doc, model)
+
+
+def _check_claim(doc: dict, model: Model) -> Verdict:
+    """Walk every part of the proof the claim needs, with the rows the checker derives
+    from the claim (verify/claims.py)."""
+    version = int(doc.get("version", 1))
+    if version not in VERSIONS:
+        raise CertificateError(f"certificate version {version}: this checker reads 1 and 2")
+    claim = claim_of(doc)
+    parts = doc["parts"] if version >= 2 else [{"proof": doc["proof"]}]
+    need = required_parts(model, claim)
+    keys = [part_key(model, claim, part) for part in parts]
+    if sorted(keys) != sorted(need) or len(set(keys)) != len(keys):
+        shown = ", ".join(_key_text(k) for k in need)
+        return Verdict(False, f"the proof's parts are not the ones the claim needs ({shown})")
+    checker = Checker(model, doc["question"], doc["columns"])
+    boxes = 0
+    for part, key in zip(parts, keys, strict=True):
+        verdict = checker.run(part["proof"], part_rows(model, claim, part))
+        if not verdict.valid:
+            where = f"classes {_key_text(key)}: " if key else ""
+            return replace(verdict, message=where + verdict.message)
+        boxes += verdict.boxes
+    meets = "none meets the change" if claim.kind == "change" else "none meets the gap"
+    if len(parts) > 1:
+        message = (
+            f"{len(parts)} proofs, one per class pair, of {boxes:,} boxes in all: each "
+            f"covers the pair space, {meets}"
+        )
+    else:
+        covers = "box covers" if boxes == 1 else "boxes cover"
+        message = f"{boxes:,} {covers} the pair space, {meets}"
+    if claim.max_gap_upper:
+        message += f"; a max gap's upper bound: {claim.describe()}"
+    elif version >= 2:
+        message += f"; {claim.describe()}"
+    return Verdict(True, message, boxes)
+
+
+def _key_text(key: tuple) -> str:
+    return f"{key[0]} -> {key[1]}" if key else "the one part"
 
 
 def _bound(v) -> float:
@@ -139,35 +177,31 @@ class Checker:
                 for f in range(len(names))
             ):
                 raise ValueError("a varied feature must have a column per input")
-        g = float(question["gap"])
-        if not 0.0 <= g < 0.5:
-            raise ValueError(f"gap {g} out of range")
-        eps = self._relaxation()
-        self.eps = eps
-        if model.link == "proba":  # P(x1) >= 0.5 + g and -P(x2) >= -(0.5 - g)
-            self.threshold = {"x1": 0.5 + g - eps, "x2": -(0.5 - g) - eps, "sum": 2 * (g - eps)}
-        else:
-            delta = math.log((0.5 + g) / (0.5 - g)) / model.margin_per_logit
-            self.threshold = {"x1": delta - eps, "x2": delta - eps, "sum": 2 * (delta - eps)}
-        self.reads_varied = [
-            any(f in self.varied for f in t.feature if f >= 0) for t in model.trees
-        ]
+        self.eps = self._relaxation()
+        self.reads_varied = [_reads(t, self.varied) for t in model.trees]
+        self._tables: dict[tuple, _Table] = {}
+        self._leaves: dict[tuple[int, int], list] = {}
 
     def _relaxation(self) -> float:
-        """How far the library's accumulation may move a score (in raw units): 2^-20 of
-        the largest sum, or for a float32 sum taken tree by tree (XGBoost), 2^-24 of every
-        partial sum's bound and of the result's, when that is larger."""
+        """How far the library's accumulation may move one raw score (in raw units):
+        2^-20 of its largest sum, or for a float32 sum taken tree by tree (XGBoost),
+        2^-24 of every partial sum's bound and of the result's, when that is larger; the
+        largest over the outputs."""
         s = self.m.margin_per_logit
-        tops = [max((abs(v) for v in t.value), default=0.0) * s for t in self.m.trees]
-        offset = abs(self.m.offset) * s
-        relax = 2.0**-20 * (sum(tops) + offset)
-        if self.m.float32_sums:
-            partial, err = offset, 0.0
-            for top in tops:
-                partial += top
-                err += 2.0**-24 * partial
-            relax = max(relax, err + 2.0**-24 * partial)
-        return (relax + 1e-7) / s
+        worst = 0.0
+        for k in range(self.m.n_outputs):
+            tops = [_top(t, k) * s for t in self.m.trees]
+            offset = abs(self.m.offset_of(k)) * s
+            relax = 2.0**-20 * (sum(tops) + offset)
+            if self.m.float32_sums:
+                partial, err = offset, 0.0
+                for top in tops:
+                    if top:
+                        partial += top
+                        err += 2.0**-24 * partial
+                relax = max(relax, err + 2.0**-24 * partial)
+            worst = max(worst, relax)
+        return (worst + 1e-7) / s
 
     # ---- intervals, normalised so that two meet iff max(lo) < min(hi) ----------
     def _norm(self, f: int, lo: float, hi: float) -> tuple[float, float]:
@@ -223,24 +257,48 @@ class Checker:
         assert n_cols == len(lo0)
         return out
 
-    def _tables(self):
-        """Per row, the leaves (or leaf pairs) of every tree as boxes with values."""
-        rows = {"x1": [], "x2": [], "sum": []}
-        for t, reads in zip(self.m.trees, self.reads_varied, strict=True):
-            ones, twos = self._leaf_boxes(t, 0), self._leaf_boxes(t, 1)
-            rows["x1"].append([(lo, hi, t.value[n]) for n, lo, hi in ones])
-            rows["x2"].append([(lo, hi, -t.value[n]) for n, lo, hi in twos])
-            if not reads:
+    def _boxes(self, ti: int, k: int) -> list:
+        if (ti, k) not in self._leaves:
+            self._leaves[ti, k] = self._leaf_boxes(self.m.trees[ti], k)
+        return self._leaves[ti, k]
+
+    def _table(self, row: Row) -> _Table:
+        """The row's leaves (or leaf pairs) of every tree as boxes with their weight in
+        the row; a tree that adds nothing to it is left out."""
+        key = (row.a, row.b)
+        if key in self._tables:
+            return self._tables[key]
+        trees = []
+        for ti, t in enumerate(self.m.trees):
+            wa, wb = _weights(t, row.a), _weights(t, row.b)
+            if wa is None and wb is None:
                 continue
-            pairs = []
-            for n1, lo1, hi1 in ones:
-                for n2, lo2, hi2 in twos:
-                    lo = self._pair_side(lo1, lo2, np.maximum)
-                    hi = self._pair_side(hi1, hi2, np.minimum)
-                    if np.all(lo < hi):
-                        pairs.append((lo, hi, t.value[n1] - t.value[n2]))
-            rows["sum"].append(pairs)
-        return {name: _Table.of(trees) for name, trees in rows.items()}
+            if wb is None:
+                trees.append([(lo, hi, wa[n]) for n, lo, hi in self._boxes(ti, 0)])
+            elif wa is None:
+                trees.append([(lo, hi, wb[n]) for n, lo, hi in self._boxes(ti, 1)])
+            elif not self.reads_varied[ti]:  # both inputs reach the same leaf
+                if all(wa[n] + wb[n] == 0.0 for n, _, _ in self._boxes(ti, 0)):
+                    continue  # opposite weights: the tree drops out
+                trees.append([(lo, hi, wa[n] + wb[n]) for n, lo, hi in self._boxes(ti, 0)])
+            else:
+                pairs = []
+                for n1, lo1, hi1 in self._boxes(ti, 0):
+                    for n2, lo2, hi2 in self._boxes(ti, 1):
+                        lo = self._pair_side(lo1, lo2, np.maximum)
+                        hi = self._pair_side(hi1, hi2, np.minimum)
+                        if np.all(lo < hi):
+                            pairs.append((lo, hi, wa[n1] + wb[n2]))
+                trees.append(pairs)
+        self._tables[key] = _Table.of(trees)
+        return self._tables[key]
+
+    def _offset(self, row: Row) -> float:
+        out = 0.0
+        for coefs in (row.a, row.b):
+            for k, c in enumerate(coefs or ()):
+                out += c * self.m.offset_of(k)
+        return out
 
     def _pair_side(self, a: np.ndarray, b: np.ndarray, meet) -> np.ndarray:
         """A leaf pair's box: x1's leaf bounds the columns of input 1, x2's those of
@@ -254,9 +312,11 @@ class Checker:
         return out
 
     # ---- the walk -------------------------------------------------------------
-    def run(self, proof: list) -> Verdict:
-        tables = self._tables()
-        offsets = {"x1": self.m.offset, "x2": -self.m.offset, "sum": 0.0}
+    def run(self, proof: list, rows: dict[str, Row]) -> Verdict:
+        """Walk one part of the proof: its splits must partition the pair space, and at
+        each pruned box the named row's bound, recomputed, must be the stated one and lie
+        below the row's threshold (its right-hand side less the relaxation)."""
+        threshold = {name: r.rhs - self.eps * r.weight for name, r in rows.items()}
         box = [(-INF, INF)] * len(self.columns)
         stack = [box]
         pruned = 0
@@ -272,27 +332,28 @@ class Checker:
                 stack.append(no_box)
                 stack.append(yes_box)
                 continue
-            row = step[1]
-            if step[0] != "prune" or row not in self.threshold:
+            name = step[1]
+            if step[0] != "prune" or name not in rows:
                 return Verdict(False, f"step {i}: unknown step {step!r}")
+            row = rows[name]
             lo = np.array([self._norm(f, *box[c])[0] for c, (f, _) in enumerate(self.columns)])
             hi = np.array([self._norm(f, *box[c])[1] for c, (f, _) in enumerate(self.columns)])
-            bound = offsets[row] + tables[row].bound(lo, hi)
+            bound = self._offset(row) + self._table(row).bound(lo, hi)
             stated = float(step[2]) / self.m.margin_per_logit  # logit units -> raw
-            # the stated bound must be the recomputed one (the margin offset may be read
-            # with a float32 rounding's difference: within the relaxation)
-            if not math.isclose(bound, stated, rel_tol=1e-6, abs_tol=self.eps):
+            # the stated bound must be the recomputed one (the offset may be read with a
+            # float32 rounding's difference: within the relaxation)
+            if not math.isclose(bound, stated, rel_tol=1e-6, abs_tol=self.eps * row.weight):
                 return Verdict(
                     False,
-                    f"box {pruned} (step {i}): its {row} bound is {bound:.9g}, not the "
+                    f"box {pruned} (step {i}): its {name} bound is {bound:.9g}, not the "
                     f"{stated:.9g} the certificate states",
                     pruned,
                 )
-            if not bound < self.threshold[row]:
+            if not bound < threshold[name]:
                 return Verdict(
                     False,
-                    f"box {pruned} (step {i}): its {row} bound {bound:.9g} does not "
-                    f"reach below {self.threshold[row]:.9g}",
+                    f"box {pruned} (step {i}): its {name} bound {bound:.9g} does not "
+                    f"reach below {threshold[name]:.9g}",
                     pruned,
                 )
             pruned += 1
@@ -300,6 +361,31 @@ class Checker:
             return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
         covers = "box covers" if pruned == 1 else "boxes cover"
         return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
+
+
+def _reads(t: Tree, varied: set[int]) -> bool:
+    return any(f in varied for f in t.feature if f >= 0)
+
+
+def _top(t: Tree, k: int) -> float:
+    """The tree's largest |value| on output k (0 when it adds nothing to k)."""
+    if t.values is not None:
+        return max((abs(v[k]) for v in t.values), default=0.0)
+    return max((abs(v) for v in t.value), default=0.0) if t.output == k else 0.0
+
+
+def _weights(t: Tree, coefs: tuple[float, ...] | None) -> list[float] | None:
+    """Per node, the leaf's weight in a row's side (None: the tree adds nothing to it)."""
+    if coefs is None:
+        return None
+    if t.values is not None:
+        if not any(coefs):
+            return None
+        return [sum(c * v for c, v in zip(coefs, vals, strict=True)) for vals in t.values]
+    c = coefs[t.output] if t.output < len(coefs) else 0.0
+    if c == 0.0:
+        return None
+    return [c * v for v in t.value]
 
 
 @dataclass(frozen=True)

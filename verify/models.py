@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +20,10 @@ class Tree:
     left: list[int]  # the child where the test holds
     right: list[int]
     value: list[float]  # the leaf's raw score (0 at inner nodes)
+    output: int = 0  # the output (class) the tree adds to
+    # a tree with a value per output (scikit-learn's multiclass forests): per node, one
+    # value per output 0, 1, ... (``value`` and ``output`` are then unused)
+    values: list[list[float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,19 @@ class Model:
     link: str = "logistic"
     # the library adds the trees' values in float32, one after the other (XGBoost)
     float32_sums: bool = False
+    # a multiclass model's per-class offsets (its ``offset`` unused); "softmax": P is the
+    # softmax of the per-class scores, "proba": they are the probabilities (forests)
+    offsets: tuple[float, ...] = ()
+    # "classifier" (binary: one output; multiclass: one per class) or "regressor" (the
+    # prediction is the raw score: identity link)
+    task: str = "classifier"
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self.offsets) if self.offsets else 1
+
+    def offset_of(self, k: int) -> float:
+        return self.offsets[k] if self.offsets else self.offset
 
 
 class ModelError(Exception):
@@ -69,6 +86,11 @@ def read_model(
     raise ModelError(f"unknown library {library!r}")
 
 
+# XGBoost's regression objectives whose prediction is the raw score (identity link)
+XGBOOST_REGRESSION = ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror")
+XGBOOST_MULTICLASS = ("multi:softprob", "multi:softmax")
+
+
 def _xgboost(path: str) -> Model:
     import xgboost
 
@@ -77,13 +99,20 @@ def _xgboost(path: str) -> Model:
     learner = doc["learner"]
     objective = learner["objective"]["name"]
     # reg:logistic predicts P(class 1) as binary:logistic does, its base score a probability
-    if objective not in ("binary:logistic", "reg:logistic"):
+    known = ("binary:logistic", "reg:logistic", *XGBOOST_MULTICLASS, *XGBOOST_REGRESSION)
+    if objective not in known:
         raise ModelError(
-            f"objective {objective}: the checker reads binary:logistic and reg:logistic models"
+            f"objective {objective}: the checker reads binary:logistic, reg:logistic, "
+            "multi:softprob / multi:softmax and reg:squarederror / absoluteerror / "
+            "pseudohubererror models"
         )
-    base = float(str(learner["learner_model_param"]["base_score"]).strip("[]"))
+    base = [
+        float(v) for v in str(learner["learner_model_param"]["base_score"]).strip("[]").split(",")
+    ]
+    model = learner["gradient_booster"]["model"]
+    outputs = [int(k) for k in model.get("tree_info", [])]
     trees = []
-    for t in learner["gradient_booster"]["model"]["trees"]:
+    for i, t in enumerate(model["trees"]):
         if any(int(s) != 0 for s in t.get("split_type", [])):
             raise ModelError("categorical splits are not checked")
         left, right = t["left_children"], t["right_children"]
@@ -98,11 +127,38 @@ def _xgboost(path: str) -> Model:
                 right=list(right),
                 # a leaf's value is kept where an inner node keeps its threshold
                 value=[_f32(v) if leaf[i] else 0.0 for i, v in enumerate(t["split_conditions"])],
+                output=outputs[i] if i < len(outputs) else 0,
             )
         )
-    names = booster.feature_names or [f"f{i}" for i in range(booster.num_features())]
-    offset = math.log(base / (1.0 - base))
-    return Model(trees, offset, "<", list(names), 1.0, float32=True, float32_sums=True)
+    names = list(booster.feature_names or [f"f{i}" for i in range(booster.num_features())])
+    if objective in XGBOOST_MULTICLASS:  # the base scores are the classes' margins
+        n = int(learner["learner_model_param"]["num_class"])
+        offsets = tuple(_f32(b) for b in (base if len(base) == n else base * n))
+        return Model(
+            trees,
+            0.0,
+            "<",
+            names,
+            1.0,
+            float32=True,
+            link="softmax",
+            float32_sums=True,
+            offsets=offsets,
+        )
+    if objective in XGBOOST_REGRESSION:  # the base score is the raw score's start
+        return Model(
+            trees,
+            _f32(base[0]),
+            "<",
+            names,
+            1.0,
+            float32=True,
+            link="identity",
+            float32_sums=True,
+            task="regressor",
+        )
+    offset = math.log(base[0] / (1.0 - base[0]))
+    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True)
 
 
 def _xgboost_dump(path: str, base_score: float) -> Model:
@@ -158,6 +214,10 @@ def _f32(v) -> float:
     return float(np.float32(float(v)))
 
 
+# LightGBM's regression objectives whose prediction is the raw score (identity link)
+LIGHTGBM_REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile")
+
+
 def _lightgbm(path: str) -> Model:
     import lightgbm
 
@@ -165,16 +225,24 @@ def _lightgbm(path: str) -> Model:
     objective = str(doc.get("objective", ""))
     # cross_entropy predicts P(class 1) = sigmoid(raw), as binary does
     name = objective.split()[0] if objective.split() else ""
-    if name not in ("binary", "cross_entropy", "xentropy") or int(doc.get("num_class", 1)) != 1:
+    n_class = int(doc.get("num_class", 1))
+    trees = [_nested_tree(t["tree_structure"], _lightgbm_node) for t in doc["tree_info"]]
+    names = list(doc["feature_names"])
+    if name == "multiclass" and n_class > 1:  # softmax; tree i adds to class i mod K
+        trees = [replace(t, output=i % n_class) for i, t in enumerate(trees)]
+        return Model(trees, 0.0, "<=", names, 1.0, link="softmax", offsets=(0.0,) * n_class)
+    if name in LIGHTGBM_REGRESSION and n_class == 1:
+        return Model(trees, 0.0, "<=", names, 1.0, link="identity", task="regressor")
+    if name not in ("binary", "cross_entropy", "xentropy") or n_class != 1:
         raise ModelError(
-            f"objective {objective}: the checker reads binary and cross_entropy models"
+            f"objective {objective}: the checker reads binary, cross_entropy, multiclass "
+            f"and regression ({', '.join(LIGHTGBM_REGRESSION)}) models"
         )
     sigmoid = 1.0
     for part in objective.split():
         if part.startswith("sigmoid:"):
             sigmoid = float(part.split(":", 1)[1])
-    trees = [_nested_tree(t["tree_structure"], _lightgbm_node) for t in doc["tree_info"]]
-    return Model(trees, 0.0, "<=", list(doc["feature_names"]), sigmoid)
+    return Model(trees, 0.0, "<=", names, sigmoid)
 
 
 def _lightgbm_node(node: dict):
@@ -189,31 +257,32 @@ def _lightgbm_node(node: dict):
 
 
 def _sklearn(path: str) -> Model:
-    """A binary scikit-learn classifier from a .skops file, loaded with only
+    """A scikit-learn GradientBoosting, HistGradientBoosting (binary), RandomForest,
+    ExtraTrees or DecisionTree classifier or regressor from a .skops file, loaded with only
     scikit-learn's and NumPy's types trusted (nothing else may run)."""
     return sklearn_model(load_skops(path))
 
 
 def sklearn_model(est) -> Model:
-    """A fitted binary scikit-learn classifier's trees."""
+    """A fitted scikit-learn tree ensemble's trees."""
     kind = type(est).__name__
     if kind == "HistGradientBoostingClassifier":
         from .models_hgb import read_hgb
 
         return read_hgb(est)
-    if kind in FORESTS and len(est.classes_) == 2:
+    if kind in FORESTS:
         return _sklearn_forest(est)
-    if kind != "GradientBoostingClassifier" or len(est.classes_) != 2:
+    if kind in REGRESSOR_FORESTS:
+        return _sklearn_regressor_forest(est)
+    if kind == "GradientBoostingRegressor":
+        return _sklearn_boosting(est, "regressor")
+    if kind != "GradientBoostingClassifier":
         raise ModelError(
-            f"{kind}: the checker reads binary GradientBoosting, HistGradientBoosting, "
-            "RandomForest, ExtraTrees and DecisionTree classifiers"
+            f"{kind}: the checker reads GradientBoosting, RandomForest, ExtraTrees "
+            "and DecisionTree classifiers and regressors, and binary HistGradientBoosting "
+            "classifiers"
         )
-    factor = 2.0 if est.loss == "exponential" else 1.0  # P = sigmoid(factor * raw)
-    n = est.n_features_in_
-    offset = float(est._raw_predict_init(np.zeros((1, n), dtype=np.float32))[0, 0])
-    lr = float(est.learning_rate)
-    trees = [_sklearn_tree(r.tree_, lr * r.tree_.value[:, 0, 0]) for r in est.estimators_[:, 0]]
-    return Model(trees, offset, "<=", sklearn_names(est), factor, float32=True)
+    return _sklearn_boosting(est, "classifier")
 
 
 def load_skops(path: str):
@@ -227,18 +296,69 @@ def load_skops(path: str):
     return skops.io.load(path, trusted=untrusted)
 
 
+def _sklearn_boosting(est, task: str) -> Model:
+    """raw = init + learning rate * the trees' sum, per class (a multiclass model: one
+    tree per class and stage, P = softmax)."""
+    n = est.n_features_in_
+    init = est._raw_predict_init(np.zeros((1, n), dtype=np.float32))[0]
+    lr = float(est.learning_rate)
+    k_out = est.estimators_.shape[1]
+    trees = [
+        replace(_sklearn_tree(r.tree_, lr * r.tree_.value[:, 0, 0]), output=k)
+        for stage in est.estimators_
+        for k, r in enumerate(stage)
+    ]
+    names = sklearn_names(est)
+    if task == "regressor":
+        return Model(
+            trees, float(init[0]), "<=", names, 1.0, float32=True, link="identity", task="regressor"
+        )
+    if k_out > 1:
+        offsets = tuple(float(v) for v in init)
+        return Model(trees, 0.0, "<=", names, 1.0, float32=True, link="softmax", offsets=offsets)
+    factor = 2.0 if est.loss == "exponential" else 1.0  # P = sigmoid(factor * raw)
+    return Model(trees, float(init[0]), "<=", names, factor, float32=True)
+
+
 FORESTS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
+REGRESSOR_FORESTS = ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegressor")
+
+
+def _members(est) -> list:
+    return [est] if type(est).__name__.startswith("DecisionTree") else list(est.estimators_)
 
 
 def _sklearn_forest(est) -> Model:
-    """P(class 1) = the mean over trees of the leaf's class-1 fraction."""
-    members = [est] if type(est).__name__ == "DecisionTreeClassifier" else list(est.estimators_)
+    """P(class c) = the mean over trees of the leaf's class-c fraction (binary: one
+    output, P(class 1))."""
+    members = _members(est)
+    n_classes = len(est.classes_)
     trees = []
     for m in members:
         counts = m.tree_.value[:, 0, :]
-        frac = counts[:, 1] / np.maximum(counts.sum(axis=1), 1e-300)
-        trees.append(_sklearn_tree(m.tree_, frac / len(members)))
-    return Model(trees, 0.0, "<=", sklearn_names(est), 1.0, float32=True, link="proba")
+        frac = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1e-300)
+        if n_classes == 2:
+            trees.append(_sklearn_tree(m.tree_, frac[:, 1] / len(members)))
+            continue
+        t = _sklearn_tree(m.tree_, np.zeros(m.tree_.node_count))
+        leaf = m.tree_.children_left == -1
+        values = [
+            [float(v) / len(members) for v in frac[i]] if leaf[i] else [0.0] * n_classes
+            for i in range(m.tree_.node_count)
+        ]
+        trees.append(replace(t, values=values))
+    offsets = () if n_classes == 2 else (0.0,) * n_classes
+    names = sklearn_names(est)
+    return Model(trees, 0.0, "<=", names, 1.0, float32=True, link="proba", offsets=offsets)
+
+
+def _sklearn_regressor_forest(est) -> Model:
+    """The prediction = the mean over trees of the leaf's value."""
+    members = _members(est)
+    trees = [_sklearn_tree(m.tree_, m.tree_.value[:, 0, 0] / len(members)) for m in members]
+    return Model(
+        trees, 0.0, "<=", sklearn_names(est), 1.0, float32=True, link="identity", task="regressor"
+    )
 
 
 def _sklearn_tree(t, leaf_value) -> Tree:

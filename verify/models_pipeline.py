@@ -23,6 +23,7 @@ The model over the inputs then tests ``x < b`` in float64, as the proof's splits
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -39,6 +40,8 @@ def read_pipeline(path: str, maps) -> Model:
     for _, step in pipe.steps[:-1]:
         _check_step(step)
     inner = sklearn_model(pipe.steps[-1][1])
+    if inner.task != "classifier" or inner.n_outputs != 1:
+        raise ModelError("the checker reads pipelines of binary classifiers only")
     if not isinstance(maps, list) or len(maps) != int(pipe.steps[-1][1].n_features_in_):
         raise ModelError("the certificate states no map for every column the model reads")
     names = [str(c) for c in getattr(pipe, "feature_names_in_", [])] or [
@@ -177,7 +180,7 @@ def _restated(t: Tree, inputs: list[int], boundary: dict) -> Tree:
                 f"the certificate states no boundary for column {j} at {t.threshold[n]!r}"
             )
         feature[n], threshold[n] = inputs[j], b
-    return Tree(feature, threshold, list(t.left), list(t.right), list(t.value))
+    return replace(t, feature=feature, threshold=threshold)
 
 
 def _bound(v) -> float:

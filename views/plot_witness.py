@@ -435,7 +435,8 @@ def _title(r: Result) -> str:
     head = f"{str(r.status).upper()} to {feats}"
     if g is None:
         return head
-    asked = {"prob": f"gap asked {r.gap:g}", "change": f"largest change {r.gap:g}"}.get(
+    change = f"largest change {r.gap:g}" if r.max_gap else f"change asked {r.gap:g}"
+    asked = {"prob": f"gap asked {r.gap:g}", "change": change}.get(
         r.gap_kind, f"margin gap asked {r.gap:g}"
     )
     parts = [asked, f"achieved {g.achieved:.3g}"]

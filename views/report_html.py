@@ -7,6 +7,7 @@ import base64
 import html
 import math
 
+from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
 from ..compiler.ensemble import bounds_from_data
 from ..questions.report import RANK_TOLERANCE, ProtectedFinding, Report, witness_found
@@ -214,10 +215,8 @@ def _bound_certificate(r: Result) -> str:
     if proof is None or proof.bound is None and not proof.why_not:
         return "not certified"
     if proof.checked:
-        return (
-            f"certified: no pair reaches a gap of {proof.bound:g} "
-            f"(<code>{e(proof.certificate)}</code>, verified)"
-        )
+        claim = bound_claim(proof.bound, (r.max_gap or {}).get("kind", "prob"))
+        return f"certified: {e(claim)} (<code>{e(proof.certificate)}</code>, verified)"
     return e(f"not certified: {proof.why_not or 'none was written'}")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..answers.phrases import max_gap_brief, prediction_condition, unproven_because
+from ..answers.proof import bound_claim
 from ..answers.stats import KERNEL_COMPILE
 
 if TYPE_CHECKING:
@@ -101,18 +102,19 @@ def headline_parts(res: Result) -> tuple[str, str]:
         rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, not counted in the time limit"
     rest += ")"
     if res.proof is not None:  # an insensitive answer: who proved it, and was it re-checked
-        rest += f"; {proof_label(res.proof)}"
+        rest += f"; {proof_label(res.proof, (res.max_gap or {}).get('kind', 'prob'))}"
     return ", ".join(res.features), rest
 
 
-def proof_label(proof: Proof) -> str:
+def proof_label(proof: Proof, kind: str = "prob") -> str:
     """An insensitive answer's proof as the verdict line ends: "certified: c.json,
     verified", or "proved by CP-SAT, not independently checked" (and why, when a
     certificate was asked for). A max gap's upper bound: "certified: no pair reaches a gap
-    of 0.35 (c.json, verified)", or "not certified: why"."""
+    of 0.35 (c.json, verified)" (a regressor's, ``kind`` "change": "no change of D or
+    more"), or "not certified: why"."""
     if proof.bound is not None:
         if proof.checked:
-            return f"certified: no pair reaches a gap of {proof.bound:g} ({proof.certificate}, verified)"
+            return f"certified: {bound_claim(proof.bound, kind)} ({proof.certificate}, verified)"
         return f"not certified: {proof.why_not or 'no certificate'}"
     if proof.checked:
         return f"certified: {proof.certificate}, verified"

@@ -20,10 +20,14 @@ from ...questions.audit import (
     summary,
 )
 from ...questions.audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
+from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
+from ...questions.memory import MemoryRefused
 from ...readers.data import load_data, unused_columns_note
 from ...views.audit_plot import draw
 from .common import (
+    AUDIT_OTHER_READING,
+    add_memory_arg,
     add_model_args,
     check_writable,
     load_from_args,
@@ -32,6 +36,7 @@ from .common import (
     os_error_text,
     positive_float,
     positive_int,
+    what_it_predicts,
 )
 
 HELP = "which rows of a data set flip when only some features change"
@@ -113,6 +118,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "dask[=ADDRESS] or ray[=ADDRESS], as for sweep (docs/distributed.md); rows reach "
         "--out as their block ends",
     )
+    add_memory_arg(p)
 
 
 def check_outputs(args) -> None:
@@ -141,6 +147,8 @@ def run(args) -> int:
             ens, args.gap, args.margin_gap, args.classes, delta=args.delta, direction=args.direction
         ),
     )
+    if ens.probability:  # which reading answers, and how to ask the other
+        log(f"note: {what_it_predicts(audit_reading(ens, spec.target), AUDIT_OTHER_READING)}")
     by = by_column(ds, ens, args.by, args.label)
     n = ds.n_rows if args.limit is None else min(args.limit, ds.n_rows)
     run_spec = AuditRun(
@@ -150,6 +158,7 @@ def run(args) -> int:
         timeout_per_row=args.timeout_per_row,
         jobs=args.jobs,
         executor=args.executor,
+        memory_mb=args.memory_mb,
     )
     t0 = time.time()
     fresh = [0]
@@ -162,7 +171,11 @@ def run(args) -> int:
         elif n > PROGRESS_BLOCK:
             log(rate_text(t0, answered, n, fresh[0]))
 
-    lines = run_audit(ens, ds, spec, run_spec, on_block)
+    try:
+        lines = run_audit(ens, ds, spec, run_spec, on_block)
+    except MemoryRefused as e:  # as a refused query: an error, exit 1
+        log(f"error: {e}")
+        return 1
     df = frame_from_results(lines, spec.vary, by)
     table = summary(df, args.by)
     if not args.json:

@@ -202,6 +202,10 @@ def add_backend_arg(p: argparse.ArgumentParser) -> None:
     add_keyword_flag(p, API_KEYWORDS["backend"])
 
 
+def add_memory_arg(p: argparse.ArgumentParser) -> None:
+    add_keyword_flag(p, API_KEYWORDS["memory_mb"])
+
+
 def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
     """--timeout, overriding ``what`` a .sens file sets, and --memory-mb: for the
     commands that run a .sens file's queries."""
@@ -321,6 +325,13 @@ def _pairs(given: list[str], flag: str) -> tuple:
 OTHER_READING = {
     True: "a binary classifier with --gap G or --max-gap",
     False: "a regressor with --delta D or --above A --below B",
+}
+
+
+# an audit asks by --gap or by --delta (no largest gap, no threshold form)
+AUDIT_OTHER_READING = {
+    True: "a binary classifier with --gap G",
+    False: "a regressor with --delta D",
 }
 
 

@@ -52,7 +52,13 @@ import warnings  # noqa: E402
 from ... import __version__  # noqa: E402
 from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
 from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
-from ...compiler.errors import COMMAND_LINE, InputError, TreesensWarning, speaking  # noqa: E402
+from ...compiler.errors import (  # noqa: E402
+    COMMAND_LINE,
+    PYTHON,
+    InputError,
+    TreesensWarning,
+    speaking,
+)
 from ...compiler.options import timeout_problem  # noqa: E402
 from ...readers.libraries import prefer_lean_imports  # noqa: E402
 from ...readers.plugins import load_plugin  # noqa: E402
@@ -168,7 +174,9 @@ def _check_timeout(args) -> None:
 
 
 # a message about a Python keyword ("vary: ...") names the flag on the command line
-_FLAG_WORDS = re.compile(r"^(vary|classes|features|sample|gap|margin_gap|timeout|threads|by)\b")
+_FLAG_WORDS = re.compile(
+    r"^(vary|classes|features|protected|sample|gap|margin_gap|timeout|threads|by)\b"
+)
 
 
 def in_flags(e: InputError, args) -> str:
@@ -201,11 +209,14 @@ def main(argv=None, *, start: float | None = None) -> int:
     except SystemExit as e:  # argparse already printed its message; bad flags are exit 2
         return int(e.code or 0)
     args.start = time.time() if start is None else start
+    args.argv = [str(a) for a in argv]  # the command as given (a report's "Reproduce with")
     if not args.command:
         parser.print_help(sys.stderr)
         return 2
     debug = args.debug or os.environ.get("TREESENS_DEBUG")
-    with _termination_handled(), interrupts_recorded(), speaking(COMMAND_LINE):
+    # a .sens file's messages name its settings as words (delta, gap), not as flags
+    spoken = PYTHON if args.command in ("run", "fmt") else COMMAND_LINE
+    with _termination_handled(), interrupts_recorded(), speaking(spoken):
         try:
             _check_timeout(args)
             for plugin in getattr(args, "plugin", None) or ():  # before any name is looked up

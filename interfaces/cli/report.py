@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from functools import partial
 from pathlib import Path
 
@@ -87,7 +86,7 @@ def run(args) -> int:
         classes=args.classes,
         budget=args.budget,
         results=results,
-        command=shlex.join(["treesens", *sys.argv[1:]]),
+        command=shlex.join(["treesens", *args.argv]),
         model_file=args.model,
         progress=partial(sweep_progress, enabled=not args.no_progress),
         note=log,

@@ -11,6 +11,7 @@ from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...language import load_queries
 from ...questions.executors import parse_executor
+from ...questions.memory import MemoryRefused
 from ..sens_run import audit_report, run_audits, run_queries
 from .common import add_run_limits, emit_result, log, positive_int, what_it_predicts
 
@@ -102,16 +103,21 @@ def run(args) -> int:
     run_queries(
         sf, queries, memory_mb=args.memory_mb, on_start=on_start, on_result=on_result, **where
     )
-    run_audits(
-        sf,
-        audits,
-        **where,
-        timeout=args.timeout,
-        on_block=lambda _plan, lines: _print_rows(lines) if args.json else None,
-        on_audit=lambda plan, lines, s: (
-            None if args.json else print(audit_report(ens, plan, lines, s))
-        ),
-    )
+    try:
+        run_audits(
+            sf,
+            audits,
+            **where,
+            timeout=args.timeout,
+            memory_mb=args.memory_mb,
+            on_block=lambda _plan, lines: _print_rows(lines) if args.json else None,
+            on_audit=lambda plan, lines, s: (
+                None if args.json else print(audit_report(ens, plan, lines, s))
+            ),
+        )
+    except MemoryRefused as e:  # as a refused query: an error, exit 1
+        log(f"error: {e}")
+        counts[ERROR] = counts.get(ERROR, 0) + 1
     if not args.json:
         log(
             "done: "

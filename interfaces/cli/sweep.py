@@ -11,6 +11,7 @@ from pathlib import Path
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.kinds import resolve_condition
+from ...compiler.readings import read_for
 from ...questions.campaign import Campaign, sweep_campaign
 from ...questions.executors import parse_executor
 from ...questions.query_build import require_backend
@@ -37,6 +38,7 @@ from .common import (
     log,
     positive_int,
     query_maker_from_args,
+    what_it_predicts,
 )
 from .interrupts import raise_if_interrupted
 from .plot import add_plot_arg, check_plot_arg, write_sweep_plot
@@ -163,9 +165,12 @@ def run(args) -> int:
         raise InputError(f"shard {args.shard} has no queries: the sweep has fewer than {shard[1]}")
     mk = query_maker_from_args(args, ens)
     # a wrong gap or classes is a bad input, before any progress
-    resolve_condition(ens, mk(list(subsets[0]), ""))
+    first = mk(list(subsets[0]), "")
+    resolve_condition(ens, first)
+    # a probability model: which reading answers, and how to ask the other
+    reading = f" ({what_it_predicts(read_for(ens, first))})" if ens.probability else ""
     log(
-        f"sweep of {ens.source}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
+        f"sweep of {ens.source}{reading}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
     certs = None
     if args.certificates is not None:

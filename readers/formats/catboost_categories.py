@@ -96,6 +96,26 @@ class HashedFeature:
         return name
 
 
+def refuse_unnamed_categories(ens: Ensemble) -> None:
+    """One InputError, before any question is solved, when a categorical feature's domain
+    holds categories known only by their hash: a pair needing one could be found but not
+    replayed by catboost (a model loaded without the data that names them)."""
+    for hf in getattr(getattr(ens, "replayer", None), "hashed", ()):
+        f = ens.features[hf.column]
+        unnamed = [
+            label
+            for code, (name, label) in enumerate(zip(hf.names, hf.labels))
+            if name is None and f.lb <= code <= f.ub
+        ]
+        if unnamed:
+            raise InputError(
+                f"feature {f.name!r} has {len(unnamed)} "
+                f"categor{'y' if len(unnamed) == 1 else 'ies'} the model splits on known "
+                f"only by their hash ({name_list(unnamed)}), which catboost cannot be "
+                "asked about: give the data that names them (--data ROWS.csv, data=)"
+            )
+
+
 def unnamed_feature(column: int, index: int, name: str, values: Sequence[int]) -> HashedFeature:
     """A feature whose categories nobody named: ``<other>`` and one code per value."""
     values = tuple(values)

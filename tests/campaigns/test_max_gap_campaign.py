@@ -7,8 +7,8 @@ within the tolerance.
   bisection over checks, the backend cycling over every installed one, the heuristic on
   and off: the exact gap from the IR's evaluation.
 * Models trained by XGBoost, LightGBM and scikit-learn (``tests/regressions/harness.py``'s
-  campaign models): the exact gap (binary) or ratio (boosted multiclass; a forest's must be
-  refused) from the library's own predict on the grid.
+  campaign models): the exact gap (binary) or ratio (multiclass, boosted or a forest)
+  from the library's own predict on the grid.
 
 The default suite runs 40 + 16 models (of which about 12 binary); the slow campaign
 more, each library model on every backend:
@@ -27,7 +27,6 @@ import numpy as np
 import pytest
 
 from treesens.backends.registry import BACKENDS, available
-from treesens.compiler.ensemble import SOFTMAX
 from treesens.compiler.errors import InputError
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
@@ -108,12 +107,8 @@ def _library_case(index: int, seed: int, workdir):
 
 
 def _multiclass_check(ens, vary, index: int) -> None:
-    """A boosted multiclass model's largest ratio against the library's own predict on
-    the grid; a forest's is refused in one line."""
-    if ens.link != SOFTMAX:
-        with pytest.raises(InputError, match="boosted ones only"):
-            max_gap_query(ens, Query(vary=vary, classes=(0, "any")))
-        return
+    """A multiclass model's largest ratio (boosted, or a forest's) against the library's
+    own predict on the grid."""
     classes = [(0, "any"), ("any", 1), (1, 0)][index % 3]
     q = Query(vary=vary, classes=classes, plan=Plan(timeout=120.0))
     tol = TOLERANCES[index % len(TOLERANCES)]
@@ -125,7 +120,10 @@ def _multiclass_check(ens, vary, index: int) -> None:
     # leaf values past 2^53 (a scikit-learn boosting step dividing by a vanishing hessian)
     # leave float64 sums no room to close a bound: sound bounds are all that is asked
     huge = max(float(np.abs(t.value).max()) for t in ens.trees) * abs(ens.scale) > 2.0**53
-    assert r.max_gap["proven"] or huge, r.max_gap
+    # nor rows relaxed for the library's float sums by more than the tolerance (a row of
+    # two classes: twice the relaxation; e.g. LightGBM leaves near 1e4)
+    relaxed = 2 * pair_encoding(ens, q.with_(gap=Gap(1.0))).relax > tol
+    assert r.max_gap["proven"] or huge or relaxed, r.max_gap
     exact = exact_max_ratio(ens, vary, classes, "library")
     assert not max_ratio_problems(exact, r), (vary, classes, tol)
 

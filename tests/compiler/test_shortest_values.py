@@ -105,6 +105,12 @@ def test_a_double_just_past_a_threshold_reads_as_the_next_short_decimal():
     assert shortest_decimal(lo, 26.98, lo) == 26.96
 
 
+def test_zero_reads_as_0_not_minus_0_from_a_range_reaching_below_zero():
+    # the cell (-inf, 0.0525) of a feature without bounds: its middle is negative
+    v = shortest_decimal(-0.9475, 0.0525, -0.4475)
+    assert v == 0 and math.copysign(1.0, v) == 1.0 and repr(v) == "0.0"
+
+
 def _one_threshold_ensemble(op: str, cast: str, t: float, feat: Feature) -> Ensemble:
     tree = Tree(
         feature=[0, -1, -1],

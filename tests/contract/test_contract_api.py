@@ -11,6 +11,7 @@ import pytest
 import treesens
 from treesens.compiler.errors import InputError
 from treesens.questions.contract import ERROR, FAIL, PASS, UNKNOWN, Expectation, Outcome
+from treesens.tests.contract.junit_schema import schema_problems
 from treesens.views.junit import junit_xml
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -64,6 +65,17 @@ def test_expect_audit_needs_one_limit():
         treesens.expect_audit(BC, ROWS, ["worst_texture"], gap=0.1, details=DETAILS)
 
 
+def test_expect_audit_raises_with_a_flippable_row_as_its_message():
+    kw = dict(gap=0.1, details=DETAILS, max_rows=2, by="label")
+    with pytest.raises(AssertionError) as e:
+        treesens.expect_audit(BC, ROWS, ["worst_texture"], **kw)
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("FAIL    audit of worst_texture: expect audit flippable <= 2 by label")
+    assert "rows flippable" in first and "> 2 rows; e.g. row " in first
+    assert "flips with worst_texture = " in first and first.endswith("replay-checked)")
+    assert "label      0" in str(e.value)  # the audit's summary, per group
+
+
 def test_expect_audit_takes_audits_whole_time_limit():
     kw = dict(gap=0.1, details=DETAILS, max_rows=0, timeout=0.001)
     out = treesens.expect_audit(BC, ROWS, ["worst_texture"], allow_unknown=True, **kw)
@@ -83,8 +95,9 @@ def test_the_junit_report_counts_each_verdict_where_ci_systems_look():
         _outcome(ERROR, "error: the solver crashed"),
     ]
     root = ET.fromstring(junit_xml(outs, suite="c.sens", classname="c", seconds=1.0))
-    counts = [root.get(k) for k in ("tests", "failures", "skipped", "errors")]
+    counts = [root.find("testsuite").get(k) for k in ("tests", "failures", "skipped", "errors")]
     assert counts == ["5", "2", "1", "1"]
+    assert [root.get(k) for k in ("tests", "failures", "errors")] == ["5", "2", "1"]
     kinds = [[child.tag for child in case] for case in root.iter("testcase")]
     assert kinds == [
         ["system-out"],
@@ -101,3 +114,38 @@ def test_the_junit_report_is_xml_whatever_a_message_holds():
     )
     failure = ET.fromstring(text).find("testsuite/testcase/failure")
     assert failure.get("message") == 'x1 <- "a" & ?[1mbold?[0m'
+
+
+def test_the_junit_report_of_every_verdict_is_valid_against_the_common_junit_schema():
+    outs = [
+        _outcome(PASS, "proven"),
+        _outcome(FAIL, "pair"),
+        _outcome(UNKNOWN, "open"),
+        _outcome(UNKNOWN, "open", allow_unknown=True),
+        _outcome(ERROR, "error: the solver crashed"),
+    ]
+    text = junit_xml(
+        outs, suite="c.sens", classname="c", seconds=12345.678, properties={"model": "m.json"}
+    )
+    assert schema_problems(text) == []
+
+
+@pytest.mark.parametrize(
+    "xml,problem",
+    [
+        ('<testsuites skipped="0"/>', "testsuites: attribute 'skipped' is not declared"),
+        ('<testsuite name="s" tests="1" failures="0"/>', "attribute 'errors' is required"),
+        (
+            '<testsuite name="s" tests="1" failures="0" errors="0"><testcase/></testsuite>',
+            "testsuite/testcase: attribute 'name' is required",
+        ),
+        ('<testsuites time="1.5s"/>', "time '1.5s' is not a number of seconds"),
+        (
+            '<testsuites><testcase name="t"/></testsuites>',
+            "<testcase> is not allowed in <testsuites>",
+        ),
+    ],
+    ids=["undeclared", "required", "testcase-name", "time", "child"],
+)
+def test_the_schema_check_finds_what_the_junit_schema_rejects(xml, problem):
+    assert any(problem in p for p in schema_problems(xml))

@@ -4,6 +4,8 @@ one, naming the pair; exit codes 0 / 1 / 2; the JUnit XML's shape; --model, --da
 
 from __future__ import annotations
 
+import json
+import math
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 from treesens.interfaces.cli.main import main
 from treesens.language import load_queries
 from treesens.tests.conftest import treesens_here
+from treesens.tests.contract.junit_schema import schema_problems
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CONTRACT = EXAMPLES / "contract.sens"
@@ -67,9 +70,10 @@ def test_the_junit_report_has_the_attributes_ci_systems_read(shipped):
     _, root = shipped
     assert root.tag == "testsuites"
     for el in [root, *root.findall("testsuite")]:
-        for attr in ("tests", "failures", "errors", "skipped"):
+        for attr in ("tests", "failures", "errors"):
             assert int(el.get(attr)) >= 0
         assert float(el.get("time")) > 0
+    assert int(root.find("testsuite").get("skipped")) == 0
     for case in root.iter("testcase"):
         assert case.get("classname") == "contract" and float(case.get("time")) >= 0
         assert case.find("system-out").text  # the proof or the pair behind the PASS
@@ -81,6 +85,20 @@ def test_the_testcase_names_are_the_query_and_the_expectation(shipped):
     assert "radius_error: expect insensitive" in names
     assert "standard_errors/texture_error: expect max gap <= 0.1" in names
     assert "worst_texture: expect audit flippable <= 5% by label" in names
+
+
+@pytest.mark.parametrize("model", ["shipped", "deep"])
+def test_the_junit_report_is_valid_against_the_common_junit_schema(model, request):
+    _, root = request.getfixturevalue(model)
+    assert schema_problems(ET.tostring(root, encoding="unicode")) == []
+
+
+def test_the_junit_report_has_a_duration_per_testcase_within_the_suites(shipped):
+    _, root = shipped
+    (suite,) = root.findall("testsuite")
+    times = [float(c.get("time")) for c in suite.iter("testcase")]
+    assert all(t > 0 for t in times)
+    assert sum(times) <= float(suite.get("time")) + 1e-3 * len(times)
 
 
 def test_the_deep_model_fails_the_contract_with_exit_code_1(deep):
@@ -136,6 +154,17 @@ def _sens(tmp_path, body: str) -> Path:
     return path
 
 
+def test_certificates_of_passing_max_gap_expectations_verify(tmp_path, capsys):
+    body = "sweep errors {\n  vary each of texture_error\n  expect max gap <= 0.1\n}\n"
+    certs = tmp_path / "certs"
+    assert main(["test", str(_sens(tmp_path, body)), "--certificates", str(certs)]) == 0
+    assert "certificate: " in capsys.readouterr().out
+    cert = certs / "errors_texture_error.json"
+    assert main(["verify", str(cert)]) == 0
+    # its proof is at the smallest gap above the limit: no pair's gap exceeds 0.1
+    assert json.loads(cert.read_text())["question"]["gap"] == math.nextafter(0.1, 1)
+
+
 def test_an_unknown_fails_by_default(tmp_path, capsys):
     path = _sens(tmp_path, "query t {\n  vary radius_error\n  gap 0.1\n  expect insensitive\n}\n")
     assert main(["test", str(path), "--timeout", "0.001"]) == 1
@@ -148,9 +177,9 @@ def test_an_unknown_the_file_allows_passes_as_skipped(tmp_path, capsys):
     body = "query t {\n  vary radius_error\n  gap 0.1\n  expect insensitive or unknown\n}\n"
     path, xml = _sens(tmp_path, body), tmp_path / "o.xml"
     assert main(["test", str(path), "--timeout", "0.001", "--junit", str(xml)]) == 0
-    root = ET.parse(xml).getroot()
-    assert root.get("skipped") == "1" and root.get("failures") == "0"
-    assert root.find("testsuite/testcase/skipped") is not None
+    suite = ET.parse(xml).getroot().find("testsuite")
+    assert suite.get("skipped") == "1" and suite.get("failures") == "0"
+    assert suite.find("testcase/skipped") is not None
 
 
 def test_an_unknown_is_a_failure_of_type_unknown_in_junit(tmp_path):

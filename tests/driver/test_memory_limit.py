@@ -18,6 +18,8 @@ from treesens.compiler import memory_estimate
 from treesens.compiler.memory_estimate import MB, ModelSize, estimate_mb
 from treesens.compiler.query import Gap, Query
 from treesens.questions import ask, memory
+from treesens.questions.audit_run import AuditRun, run_audit
+from treesens.questions.audit_spec import make_spec, make_target
 from treesens.questions.compare import compare_query
 from treesens.questions.memory import (
     HEAP_BYTES,
@@ -26,6 +28,7 @@ from treesens.questions.memory import (
     memory_limit,
     search_budget,
 )
+from treesens.readers.data import load_data
 from treesens.search import gap_kernel, pair_boxes
 from treesens.tests.max_gap_oracle import exact_max_gap
 from treesens.tests.oracle import random_ensemble
@@ -191,3 +194,75 @@ def test_a_check_s_box_stage_skips_tables_that_pass_what_the_limit_leaves(estima
     r = treesens.check(treesens.load_model(MODEL), vary=["worst_area"], gap=0.49, memory_mb=100)
     stage = r.stats["box_search"]
     assert stage["status"] == "skipped" and "memory limit leaves" in stage["reason"]
+
+
+def _audit_contract(tmp_path) -> Path:
+    sens = tmp_path / "audit.sens"
+    sens.write_text(
+        f'model "{MODEL}"\nfeatures from "{EXAMPLES / "breast_cancer_details.csv"}"\n\n'
+        f'audit texture {{\n  data "{EXAMPLES / "breast_cancer_rows.csv"}"\n'
+        "  vary worst_texture\n  gap 0.1\n  expect audit flippable <= 5%\n}\n"
+    )
+    return sens
+
+
+def test_treesens_test_judges_an_audit_refused_for_memory_an_error(tmp_path, capsys):
+    from treesens.interfaces.cli.main import main
+
+    assert main(["test", str(_audit_contract(tmp_path)), "--memory-mb", "1"]) == 1
+    out = capsys.readouterr().out
+    (line,) = [ln for ln in out.splitlines() if ln.startswith(("PASS", "ERROR", "FAIL"))]
+    assert line.startswith("ERROR") and "refused: breast_cancer_xgb.json (60 trees" in line
+
+
+def test_treesens_test_judges_an_audit_within_the_memory_limit(tmp_path, capsys):
+    from treesens.interfaces.cli.main import main
+
+    assert main(["test", str(_audit_contract(tmp_path)), "--memory-mb", "4000"]) == 0
+    assert capsys.readouterr().out.startswith("PASS")
+
+
+def test_the_audit_cli_refuses_in_one_line_with_the_exit_code_of_an_error(capsys):
+    from treesens.interfaces.cli.main import main
+
+    args = ["audit", str(MODEL), "--data", str(EXAMPLES / "breast_cancer_rows.csv")]
+    assert main([*args, "--vary", "worst_texture", "--memory-mb", "1"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.strip().splitlines()[-1:]
+    assert line.startswith("error: refused: breast_cancer_xgb.json (60 trees")
+
+
+def test_the_audit_api_refuses_before_any_row_is_answered(monkeypatch):
+    from treesens.questions import audit as audit_module
+
+    monkeypatch.setattr(audit_module, "answer_blocks", lambda *a, **k: pytest.fail("answered"))
+    with pytest.raises(memory.MemoryRefused, match="^refused: breast_cancer_xgb.json"):
+        treesens.audit(MODEL, EXAMPLES / "breast_cancer_rows.csv", ["worst_texture"], memory_mb=1)
+
+
+def test_an_audit_s_solver_rows_are_asked_under_its_memory_limit(monkeypatch):
+    from treesens.questions import audit_solve
+
+    limits = []
+
+    def recorded(ens, q, **kw):
+        limits.append(kw.get("memory_mb"))
+        return ask.answer(ens, q, **kw)
+
+    monkeypatch.setattr(audit_solve, "answer", recorded)
+    ens = treesens.load_model(MODEL)
+    ds = load_data(EXAMPLES / "breast_cancer_rows.csv", ens, "label")
+    spec = make_spec(ens, ds, ["worst_texture"], make_target(ens, 0.1, None, None))
+    # max_candidates=1: the enumeration leaves every row to the solver
+    run = AuditRun(n_rows=2, timeout_per_row=5, max_candidates=1, memory_mb=4000)
+    run_audit(ens, ds, spec, run)
+    assert limits == [4000, 4000]
+
+
+def test_treesens_run_refuses_an_audit_block_over_its_memory_limit(tmp_path, capsys):
+    from treesens.interfaces.cli.main import main
+
+    assert main(["run", str(_audit_contract(tmp_path)), "--memory-mb", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "error: refused: breast_cancer_xgb.json (60 trees" in err and "done: 1 error" in err

@@ -13,6 +13,7 @@ import pytest
 
 import treesens
 from treesens.compiler.ensemble import Ensemble
+from treesens.compiler.errors import InputError
 from treesens.questions.query_build import make_query
 from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.frontends.catboost_category_models import (
@@ -142,12 +143,29 @@ def test_regressor_max_gap_over_the_city_is_the_brute_force_largest_change():
     _replays(est, r)
 
 
-def test_a_pair_needing_a_category_nobody_named_is_an_error_not_a_verdict():
-    est = fit("binary")
-    ens = treesens.load_model(est)  # no data: the model's hashes have no names
-    r = treesens.check(ens, ["city"], gap=0.01, **OPTS)
-    assert r.status == "error"
-    assert "has no known name" in r.error and "give data that holds it" in r.error
+def test_without_data_a_question_is_refused_before_solving_naming_the_feature(monkeypatch):
+    from treesens.questions import ask
+
+    monkeypatch.setattr(ask, "solve_query", lambda *a, **k: pytest.fail("solved"))
+    ens = treesens.load_model(fit("binary"))  # no data: the model's hashes have no names
+    with pytest.raises(InputError, match="^feature 'city' has \\d+ categories .* by their hash"):
+        treesens.check(ens, ["age"], gap=0.01, **OPTS)
+
+
+def test_without_data_a_sweep_is_refused_saying_to_give_data():
+    ens = treesens.load_model(fit("binary"))
+    with pytest.raises(InputError, match=r"give the data that names them \(--data"):
+        treesens.sweep(ens, features=["city", "age"], gap=0.01, **OPTS)
+
+
+def test_a_replay_needing_a_category_nobody_named_is_still_an_error_not_a_verdict():
+    """The refusal aside (data whose bounds leave no unnamed category), a witness that
+    holds one is never replayed: an error naming the category."""
+    from treesens.readers.formats.catboost_categories import replay_rows
+
+    hf = treesens.load_model(fit("binary")).replayer.hashed[0]
+    with pytest.raises(InputError, match="has no known name"):
+        replay_rows((hf,), np.array([[1.0, 30.0, 0.0, 5.0]]))
 
 
 # ---- the command line on a saved .cbm and a CSV of named categories ---------------------
@@ -272,3 +290,11 @@ def test_declared_categories_are_the_values_a_feature_takes():
     city = ens.features[0]
     assert city.categories[:3] == ("Nice", "Paris", "<other>")
     assert (city.lb, city.ub) == (0.0, 1.0)
+
+
+def test_cli_check_of_a_cbm_without_data_exits_2_in_one_line_naming_the_feature(saved):
+    p = treesens_here("check", saved / "clf.cbm", "--vary", "city", "--gap", "0.1")
+    assert p.returncode == 2, p.stdout + p.stderr
+    (line,) = p.stderr.strip().splitlines()[-1:]
+    assert "feature 'city'" in line and "--data ROWS.csv" in line
+    assert "Traceback" not in p.stderr

@@ -149,6 +149,25 @@ def test_solver_agrees_with_brute_force(name, vary, missing):
             assert r.validated
 
 
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("vary", [["c"], ["a"], ["a", "c"], ["b"]])
+@pytest.mark.parametrize("missing", [False, True])
+def test_box_search_alone_agrees_with_brute_force(name, vary, missing):
+    """The box search (``--backend boxes``: no solver) over category sets, NaN ranks and
+    the zero band: sensitive just below the best margin gap, a proof just above it."""
+    ens = load_model(MODELS[name]())
+    if missing:
+        ens = declare(ens, missing=["a", "b"])
+    best = brute_force_best_gap(ens, [ens.feature_index(v) for v in vary])
+    if best <= 0.02:
+        pytest.skip(f"no positive gap to probe ({best})")
+    for d, expect in ((best - 0.01, "sensitive"), (best + 0.01, "insensitive")):
+        q = make_query(vary, margin_gap=d, timeout=60)
+        r = solve_query(ens, q.planned(backend="boxes", options={"heuristic": False}))
+        assert r.status == expect, (name, vary, missing, d, best, r.status, r.error, r.message)
+        assert expect == "insensitive" or r.validated
+
+
 def test_node_yes_matches_ir_routing():
     """The encoder's per-node routing of NaN, zero, the zero band and codes is the IR's."""
     for make in (_lgb_zero_model, _lgb_model, _xgb_model, _hgb_model):

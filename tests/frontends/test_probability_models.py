@@ -234,7 +234,7 @@ def test_audit_delta_reaches_the_predictions_enumeration_finds(name):
         assert (df["status"][i] == "flippable") == (moved >= 0.1)
 
 
-# ---- the command line: reg:logistic as binary:logistic; the loaded line -----------------
+# ---- the command line: reg:logistic as binary:logistic (and LightGBM's, CatBoost's) -------
 
 
 @pytest.fixture(scope="module")
@@ -256,8 +256,61 @@ def twins(tmp_path_factory):
     return paths, rows
 
 
-def _answers(path, *flags, command="check") -> list[dict]:
-    p = treesens_here(command, path, "--vary", F, *flags, "--json")
+def _lightgbm_twins(X, y, folder) -> dict:
+    paths = {}
+    for objective in ("cross_entropy", "binary"):
+        params = {"objective": objective, "num_leaves": 6, "min_child_samples": 5}
+        params.update(learning_rate=0.5, seed=0, num_threads=1, verbose=-1)
+        booster = lgb.train(params, lgb.Dataset(X, label=y), num_boost_round=4)
+        paths[objective] = folder / f"{objective}.txt"
+        booster.save_model(paths[objective])
+    return paths
+
+
+def _catboost_twins(X, y, folder) -> dict:
+    cb = pytest.importorskip("catboost")
+    paths = {}
+    for loss in ("CrossEntropy", "Logloss"):
+        est = cb.CatBoostClassifier(
+            iterations=4,
+            depth=2,
+            learning_rate=0.5,
+            loss_function=loss,
+            random_seed=0,
+            verbose=0,
+            thread_count=1,
+            allow_writing_files=False,
+        )
+        paths[loss] = folder / f"{loss}.cbm"
+        est.fit(X, y).save_model(str(paths[loss]))
+    return paths
+
+
+# the probability objective and the binary objective it is trained as a twin of
+TWIN_OBJECTIVES = {
+    "lightgbm": (_lightgbm_twins, "cross_entropy", "binary"),
+    "catboost": (_catboost_twins, "CrossEntropy", "Logloss"),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(TWIN_OBJECTIVES))
+def library_twins(request, tmp_path_factory):
+    """LightGBM's cross_entropy and binary, CatBoost's CrossEntropy and Logloss: one
+    model trained with each of the pair on the same 0/1 labels with the same seed and
+    parameters (the same trees); the files (probability objective, binary objective),
+    the name the files give the first feature, and rows to audit."""
+    make, probability, binary = TWIN_OBJECTIVES[request.param]
+    X, _, y = _data()
+    folder = tmp_path_factory.mktemp(request.param)
+    paths = make(X, y, folder)
+    names = treesens.load_model(paths[binary]).feature_names
+    rows = folder / "rows.csv"
+    pd.DataFrame(_data(40, seed=3)[0], columns=names).assign(label=0).to_csv(rows, index=False)
+    return paths[probability], paths[binary], names[0], rows
+
+
+def _answers(path, *flags, command="check", vary=F) -> list[dict]:
+    p = treesens_here(command, path, "--vary", vary, *flags, "--json")
     assert p.returncode in (0, 1), p.stderr
     return [
         {k: d.get(k) for k in ("status", "gap", "gap_kind", "max_gap", "witness", "row")}
@@ -295,10 +348,59 @@ def test_cli_delta_answers_reg_logistic_as_a_regressor(twins):
     assert abs(d["outputs"]["x1"][0] - d["outputs"]["x2"][0]) >= 0.05
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [("--gap", "0.45"), ("--gap", "0.05"), ("--max-gap",)],
+    ids=["gap-insensitive", "gap-sensitive", "max-gap"],
+)
+def test_cli_check_answers_a_probability_objective_as_its_binary_twin(library_twins, flags):
+    probability, binary, f, _ = library_twins
+    got = _answers(probability, *flags, vary=f)
+    assert got == _answers(binary, *flags, vary=f)
+    assert got[0]["status"] == ("insensitive" if "0.45" in flags else "sensitive")
+    if "--max-gap" in flags:
+        assert got[0]["max_gap"]["kind"] == "prob" and got[0]["max_gap"]["proven"]
+
+
+def test_cli_audit_gap_answers_a_probability_objective_as_its_binary_twin(library_twins):
+    probability, binary, f, rows = library_twins
+    flags = ("--data", rows, "--gap", "0.2")
+    got = _answers(probability, *flags, command="audit", vary=f)
+    assert got == _answers(binary, *flags, command="audit", vary=f)
+    assert {d["status"] for d in got} == {"sensitive", "insensitive"}
+
+
+def test_cli_delta_answers_a_probability_objective_as_a_regressor(library_twins):
+    probability, _, f, _ = library_twins
+    p = treesens_here("check", probability, "--vary", f, "--delta", "0.05", "--json")
+    assert p.returncode == 0, p.stderr
+    (d,) = json_lines(p.stdout)
+    assert d["status"] == "sensitive" and d["validated"] and d["delta"]["at_least"] == 0.05
+    assert abs(d["outputs"]["x1"][0] - d["outputs"]["x2"][0]) >= 0.05
+
+
+@pytest.mark.parametrize(
+    "flags,reading",
+    [
+        (("--gap", "0.3"), "read as a binary classifier, or as a regressor with --delta D"),
+        (("--delta", "0.05"), "read as a regressor (link sigmoid), or as a binary classifier"),
+    ],
+    ids=["gap", "delta"],
+)
+def test_cli_loaded_line_of_a_probability_objective_says_its_reading(library_twins, flags, reading):
+    probability, binary, f, _ = library_twins
+    p = treesens_here("check", probability, "--vary", f, *flags)
+    assert p.returncode in (0, 1), p.stderr
+    assert f"P(class 1) {reading}" in p.stderr.splitlines()[0]
+
+
 def test_cli_delta_on_binary_logistic_stays_refused(twins):
     paths, _ = twins
     p = treesens_here("check", paths["binary:logistic"], "--vary", F, "--delta", "0.05")
-    assert p.returncode == 2 and "delta (a change of the prediction) is for regressors" in p.stderr
+    assert p.returncode == 2
+    assert (
+        "--delta (a change of the prediction) is for regressors; give a gap (--gap G)" in p.stderr
+    )
 
 
 @pytest.mark.parametrize(
@@ -322,6 +424,80 @@ def test_cli_loaded_line_says_the_reading_and_how_to_ask_the_other(twins, flags,
     p = treesens_here("check", paths["reg:logistic"], "--vary", F, *flags)
     assert p.returncode in (0, 1), p.stderr
     assert line in p.stderr.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "flags,line",
+    [
+        (
+            ("--gap", "0.2"),
+            "note: P(class 1) read as a binary classifier, or as a regressor with --delta D",
+        ),
+        (
+            ("--delta", "0.05"),
+            "note: P(class 1) read as a regressor (link sigmoid), or as a binary classifier "
+            "with --gap G",
+        ),
+    ],
+    ids=["gap", "delta"],
+)
+def test_cli_audit_says_the_reading_and_how_to_ask_the_other(twins, flags, line):
+    paths, rows = twins
+    p = treesens_here("audit", paths["reg:logistic"], "--data", rows, "--vary", F, *flags)
+    assert p.returncode == 0, p.stderr
+    assert line in p.stderr.splitlines()
+
+
+def test_cli_audit_of_a_binary_classifier_says_no_reading(twins):
+    paths, rows = twins
+    p = treesens_here(
+        "audit", paths["binary:logistic"], "--data", rows, "--vary", F, "--gap", "0.2"
+    )
+    assert p.returncode == 0, p.stderr
+    assert "read as" not in p.stderr
+
+
+@pytest.mark.parametrize(
+    "model,flags,reading",
+    [
+        (
+            "reg:logistic",
+            ("--gap", "0.3"),
+            " (P(class 1) read as a binary classifier, or as a regressor with --delta D or --above A --below B)",
+        ),
+        (
+            "reg:logistic",
+            ("--delta", "0.05"),
+            " (P(class 1) read as a regressor (link sigmoid), or as a binary classifier with --gap G or --max-gap)",
+        ),
+        ("binary:logistic", ("--gap", "0.3"), ""),
+    ],
+    ids=["gap", "delta", "binary-logistic"],
+)
+def test_cli_sweep_line_says_the_reading_and_how_to_ask_the_other(twins, model, flags, reading):
+    paths, _ = twins
+    p = treesens_here("sweep", paths[model], "--features", F, *flags)
+    assert p.returncode in (0, 1), p.stderr
+    assert p.stderr.splitlines()[0].startswith(f"sweep of xgboost:{paths[model]}{reading}: 1 query")
+
+
+def test_contract_judges_reg_logistic_as_binary_logistic(twins, tmp_path):
+    paths, rows = twins
+    body = (
+        "query largest {\n  vary f0\n  expect max gap <= 0.1\n}\n"
+        "query flips {\n  vary f0\n  gap 0.05\n  expect sensitive\n}\n"
+        "query never {\n  vary f1\n  gap 0.3\n  expect insensitive\n}\n"
+        "audit rows {\n  vary f0\n  gap 0.2\n  expect audit flippable <= 50%\n}\n"
+    )
+    lines = {}
+    for objective, path in paths.items():
+        sens = tmp_path / f"{objective.split(':')[0]}.sens"
+        sens.write_text(f'model "{path}"\ndata "{rows}"\n{body}')
+        p = treesens_here("test", sens)
+        assert p.returncode in (0, 1), p.stderr
+        lines[objective] = p.stdout.splitlines()[:-1]  # all but the summary line
+    assert lines["reg:logistic"] == lines["binary:logistic"]
+    assert [line.split()[0] for line in lines["reg:logistic"]] == ["FAIL", "PASS", "PASS", "FAIL"]
 
 
 def test_sens_file_asks_each_block_in_its_reading(twins, tmp_path):

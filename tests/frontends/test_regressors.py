@@ -364,6 +364,7 @@ def test_sens_delta_on_a_classifier_is_an_error_with_its_place(tmp_path):
     path.write_text('model "c.json"\n\nquery one {\n  vary f0\n  gap delta 1\n}\n')
     r = treesens_here("run", path, cwd=tmp_path)
     assert r.returncode == 2 and "q.sens:5" in r.stderr and "for regressors" in r.stderr
+    assert "--" not in r.stderr  # a .sens file has words, not the command line's flags
 
 
 def test_sens_delta_round_trips_through_fmt():
@@ -384,3 +385,54 @@ def test_sens_audit_block_with_delta_answers_a_regressors_rows(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 30 and all('"reach": [' in line for line in lines)
+
+
+# ---- what a regressor's result says its gap is ------------------------------------------
+
+
+def test_a_regressor_s_delta_check_says_its_gap_is_the_change_asked():
+    d = treesens.check(_xgb_regressor("reg:squarederror"), vary=["f0"], delta=0.5).to_dict()
+    assert (d["gap"], d["gap_kind"]) == (0.5, "change")
+    assert d["delta"] == {"at_least": 0.5, "direction": "either"}
+
+
+def test_a_regressor_s_refused_delta_check_says_its_gap_is_the_change_asked():
+    r = treesens.check(_xgb_regressor("reg:squarederror"), vary=["f0"], delta=0.5, memory_mb=1)
+    assert r.status == "error" and (r.gap, r.gap_kind) == (0.5, "change")
+
+
+def test_a_regressor_s_audit_rows_say_their_gap_is_the_change_asked(tmp_path):
+    import pandas as pd
+
+    X, y = _data(5)
+    pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=y).to_csv(
+        tmp_path / "rows.csv", index=False
+    )
+    r = _run_sens(tmp_path, 'audit rows {\n  data "rows.csv"\n  vary f0\n  gap delta 0.5\n}\n')
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 5 and {(d["gap"], d["gap_kind"]) for d in rows} == {(0.5, "change")}
+
+
+def test_a_regressor_s_audit_block_resumes_its_out_file(tmp_path):
+    import pandas as pd
+
+    X, y = _data(5)
+    pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=y).to_csv(
+        tmp_path / "rows.csv", index=False
+    )
+    body = 'audit rows {\n  data "rows.csv"\n  vary f0\n  gap delta 0.5\n  out "rows.jsonl"\n}\n'
+    first = _run_sens(tmp_path, body)
+    again = _run_sens(tmp_path, body)
+    assert first.returncode == 0 and again.returncode == 0, again.stderr
+    assert len((tmp_path / "rows.jsonl").read_text().splitlines()) == 5  # none asked twice
+
+
+def test_a_delta_sweep_of_a_regressor_reuses_its_own_answers(tmp_path):
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    out = tmp_path / "changes.jsonl"
+    first = treesens.sweep(ens, features=["f0", "f1"], delta=0.5, out=out)
+    again = treesens.sweep(ens, features=["f0", "f1"], delta=0.5, resume=out)
+    assert [r.status for r in again] == [r.status for r in first]
+    assert len(out.read_text().splitlines()) == 2  # nothing asked twice
+    assert all(json.loads(line)["gap_kind"] == "change" for line in out.read_text().splitlines())

@@ -102,6 +102,17 @@ def test_api_max_gap_without_classes_names_the_classes_keyword():
     assert "--" not in str(e.value)
 
 
+def test_api_delta_on_a_classifier_names_the_gap_keyword():
+    with pytest.raises(InputError, match=r"delta .* is for regressors; give a gap \(gap=G\)") as e:
+        treesens.check(BC_MODEL, vary=["mean_texture"], delta=0.1)
+    assert "--" not in str(e.value)
+
+
+def test_api_audit_direction_on_a_classifier_names_the_direction_keyword():
+    with pytest.raises(InputError, match=r"^direction .* is for regressors"):
+        treesens.audit(BC_MODEL, _rows(), "mean_texture", direction="up")
+
+
 def test_cli_multiclass_without_classes_names_the_flag():
     r = treesens_here("check", IRIS, "--vary", "petal_length_cm", "--gap", "1.5")
     assert r.returncode == 2 and "--classes C1,C2" in r.stderr and "classes=" not in r.stderr

@@ -6,6 +6,7 @@ sets together columns no data row sets together says so."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,8 @@ import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.errors import InputError
 from treesens.tests.conftest import treesens_here
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +71,34 @@ def test_the_drop_first_example_from_the_cli_names_the_group_and_mixes_no_catego
     assert res["status"] == "insensitive" or (res["validated"] and not _mixes(res["witness"]))
 
 
+def _brute_force_sensitive(model, X: pd.DataFrame, gap: float) -> bool:
+    """Whether two real rows of site (east, north, south as get_dummies writes them) at
+    one age within the data's range get P(1) >= 0.5 + gap and <= 0.5 - gap. Every age
+    cell of the trees meeting that range holds the range's low end or one of its
+    thresholds (XGBoost sends x < t left, so t lies in the cell right of it)."""
+    lo, hi = X["age"].min(), X["age"].max()
+    trees = model.get_booster().trees_to_dataframe()
+    cuts = trees.loc[trees.Feature == "age", "Split"].astype(float).unique()
+    ages = np.unique(np.r_[lo, hi, cuts[(cuts >= lo) & (cuts <= hi)]])
+    sites = {"east": (0.0, 0.0), "north": (1.0, 0.0), "south": (0.0, 1.0)}
+    p = np.array([
+        model.predict_proba(
+            pd.DataFrame({"age": ages, "site_north": n, "site_south": s})[X.columns]
+        )[:, 1]
+        for n, s in sites.values()
+    ])  # fmt: skip
+    return bool(np.any((p.max(axis=0) >= 0.5 + gap) & (p.min(axis=0) <= 0.5 - gap)))
+
+
+@pytest.mark.parametrize("gap", [0.1, 0.2, 0.3])
+def test_the_drop_first_answer_agrees_with_brute_force_over_the_real_rows(site_model, gap):
+    model, X, _ = site_model
+    res = treesens.check(treesens.load_model(model, data=X), vary="site", gap=gap, data=X)
+    assert res.status in (SENSITIVE, INSENSITIVE)
+    assert (res.status == SENSITIVE) == _brute_force_sensitive(model, X, gap)
+    assert res.status == INSENSITIVE or (res.validated and not _mixes(res.witness))
+
+
 def test_columns_that_the_data_sets_together_are_not_a_group():
     from sklearn.tree import DecisionTreeClassifier
 
@@ -105,5 +136,5 @@ def test_groups_none_turns_inference_off(site_model):
 def test_a_group_text_without_columns_is_one_error():
     with pytest.raises(InputError, match="dropped CATEGORY"):
         treesens.load_model(
-            "examples/breast_cancer_xgb.json", groups="site= dropped east", auto_details=False
+            EXAMPLES / "breast_cancer_xgb.json", groups="site= dropped east", auto_details=False
         )

@@ -63,8 +63,13 @@ def test_an_unproven_max_gap_is_said_in_plain_words(small_report):
 
 
 def test_an_unknown_protected_feature_is_an_input_error():
-    with pytest.raises(InputError, match="not a feature of the model"):
+    with pytest.raises(InputError, match="protected: unknown feature 'nope'"):
         report(str(MODEL), str(ROWS), protected=["nope"], budget=5, progress=False)
+
+
+def test_a_protected_feature_differing_in_case_gets_a_did_you_mean():
+    with pytest.raises(InputError, match="did you mean 'mean_texture'"):
+        report(str(MODEL), str(ROWS), protected=["Mean_Texture"], budget=5, progress=False)
 
 
 def test_a_missing_data_file_is_an_input_error(tmp_path):

@@ -39,4 +39,4 @@ def test_report_with_an_unknown_protected_feature_is_exit_2(tmp_path):
         "report", MODEL, "--data", ROWS, "--protected", "nope", "--out", tmp_path / "r.html"
     )
     assert p.returncode == 2
-    assert "nope" in p.stderr and "Traceback" not in p.stderr
+    assert "--protected: unknown feature 'nope'" in p.stderr and "Traceback" not in p.stderr

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import re
+import shlex
+
+import pytest
 
 from treesens.views.report_html import render
 
@@ -82,19 +86,41 @@ def test_an_insensitive_answer_over_declared_bounds_names_the_details_file(small
     assert "breast_cancer_details.csv" in sentence
 
 
-def test_the_cli_report_says_the_proof_holds_within_the_datas_range(tmp_path):
+@pytest.fixture(scope="module")
+def cli_page(tmp_path_factory) -> tuple[list[str], str]:
+    """A report made by the command line (in this process), protecting mean_radius as
+    scikit-learn's dataset spells it ('mean radius', as check's --vary takes it): the
+    command's arguments and the page."""
     import shutil
 
     from treesens.tests.conftest import treesens_here
     from treesens.tests.report.conftest import MODEL, ROWS
 
-    alone = shutil.copy(MODEL, tmp_path / "model.json")
-    out = tmp_path / "r.html"
-    p = treesens_here(
-        "report", alone, "--data", ROWS, "--features", "mean_radius", "--protected",
-        "mean_radius", "--budget", "60", "--out", out, "--no-progress",
-    )  # fmt: skip
+    folder = tmp_path_factory.mktemp("cli-report")
+    alone = shutil.copy(MODEL, folder / "model.json")
+    out = folder / "r.html"
+    argv = [
+        "report", str(alone), "--data", str(ROWS), "--features", "mean_radius", "--protected",
+        "mean radius", "--budget", "60", "--out", str(out), "--no-progress",
+    ]  # fmt: skip
+    p = treesens_here(*argv)
     assert p.returncode == 0, p.stderr
-    page = out.read_text()
+    return argv, out.read_text()
+
+
+def test_the_cli_report_says_the_proof_holds_within_the_datas_range(cli_page):
+    _, page = cli_page
     assert "proved that no two inputs differing only in mean_radius" in page
     assert "within the data&#x27;s range" in page and "declared" not in page
+
+
+def test_the_cli_report_takes_a_protected_feature_spelled_with_a_space_for_an_underscore(
+    cli_page,
+):
+    _, page = cli_page
+    assert 'id="protected-mean_radius"' in page
+
+
+def test_the_cli_reports_reproduce_line_is_the_command_it_was_given(cli_page):
+    argv, page = cli_page
+    assert html.escape(shlex.join(["treesens", *argv])) in page

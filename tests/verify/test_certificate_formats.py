@@ -84,7 +84,9 @@ def certificate(model: Path) -> Path:
     """The model's verified certificate with the most boxes."""
     found = list(certificates(model, model.parent))
     assert found, "no feature of the tiny model is certified at any gap"
-    return max((c for _, _, c in found), key=lambda c: len(json.loads(c.read_text())["proof"]))
+    return max(
+        (c for _, _, c in found), key=lambda c: len(json.loads(c.read_text())["parts"][0]["proof"])
+    )
 
 
 def _tampered(certificate: Path, change) -> Path:
@@ -107,15 +109,15 @@ def test_the_certificate_names_the_models_library(model, certificate):
 
 def test_a_certificate_with_a_box_removed_is_rejected(certificate):
     def drop_last_box(doc):
-        last = max(i for i, s in enumerate(doc["proof"]) if s[0] == "prune")
-        del doc["proof"][last]
+        proof = doc["parts"][0]["proof"]
+        del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]
 
     assert not verify_file(_tampered(certificate, drop_last_box)).valid
 
 
 def test_a_certificate_with_a_bound_changed_is_rejected(certificate):
     def lower_a_bound(doc):
-        step = next(s for s in doc["proof"] if s[0] == "prune")
+        step = next(s for s in doc["parts"][0]["proof"] if s[0] == "prune")
         step[2] -= 0.05
 
     verdict = verify_file(_tampered(certificate, lower_a_bound))
@@ -124,7 +126,7 @@ def test_a_certificate_with_a_bound_changed_is_rejected(certificate):
 
 def test_a_certificate_for_a_smaller_gap_is_rejected(certificate):
     def smaller_gap(doc):
-        doc["question"]["gap"] = 0.0
+        doc["question"]["claim"]["gap"] = 0.0
 
     assert not verify_file(_tampered(certificate, smaller_gap)).valid
 
@@ -263,3 +265,18 @@ def test_an_onnx_graph_the_checker_does_not_read_gets_no_certificate_and_says_wh
     ens = treesens.load_model(str(other))
     done = certify(ens, make_query(["c"], gap=0.4), tmp_path / "c.json", other, 60)
     assert not done.written and "the checker does not read this model" in done.message
+
+
+def test_a_multiclass_catboost_model_gets_no_certificate_in_one_line(tmp_path):
+    import catboost
+
+    X, y = _data(0)
+    y3 = y + (X[:, 2] > 0.7)
+    est = catboost.CatBoostClassifier(iterations=3, depth=2, verbose=0, allow_writing_files=False)
+    path = tmp_path / "three.cbm"
+    est.fit(X, y3).save_model(str(path))
+    ens = treesens.load_model(str(path))
+    q = make_query([ens.feature_names[2]], gap=2.0, classes=("any", "any"))
+    done = certify(ens, q, tmp_path / "c.json", path, 60)
+    assert not done.written
+    assert done.reason == "the checker reads catboost models as binary classifiers only"

@@ -70,7 +70,7 @@ def test_a_sweep_max_gap_certificate_states_the_max_gap_claim(folder):
         "sweep", folder / "model.json", "--max-gap", "--features", "f0", "--certificates", out
     )
     doc = json.loads((out / "f0.max-gap.json").read_text())
-    assert doc["question"]["claim"] == "max_gap_upper"
+    assert doc["question"]["max_gap_upper"] is True
 
 
 def test_sweep_counts_the_answers_that_are_not_insensitive_in_its_certificates_line(folder):

@@ -92,15 +92,15 @@ def test_a_certificate_of_the_box_search_verifies(certificate):
 
 def test_a_certificate_with_a_box_removed_is_rejected(certificate, tmp_path):
     def drop_last_box(doc):
-        last = max(i for i, s in enumerate(doc["proof"]) if s[0] == "prune")
-        del doc["proof"][last]
+        proof = doc["parts"][0]["proof"]
+        del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]
 
     assert not verify_file(_tampered(certificate, tmp_path, drop_last_box)).valid
 
 
 def test_a_certificate_with_a_bound_changed_is_rejected(certificate, tmp_path):
     def lower_a_bound(doc):
-        step = next(s for s in doc["proof"] if s[0] == "prune")
+        step = next(s for s in doc["parts"][0]["proof"] if s[0] == "prune")
         step[2] -= 0.5
 
     verdict = verify_file(_tampered(certificate, tmp_path, lower_a_bound))
@@ -109,7 +109,7 @@ def test_a_certificate_with_a_bound_changed_is_rejected(certificate, tmp_path):
 
 def test_a_certificate_for_a_smaller_gap_is_rejected(certificate, tmp_path):
     def smaller_gap(doc):
-        doc["question"]["gap"] = 0.0
+        doc["question"]["claim"]["gap"] = 0.0
 
     assert not verify_file(_tampered(certificate, tmp_path, smaller_gap)).valid
 
@@ -132,7 +132,7 @@ def test_cli_verify_exits_0_on_valid_and_1_on_invalid(certificate, tmp_path):
     assert treesens_here("verify", certificate).returncode == 0
 
     def smaller_gap(doc):
-        doc["question"]["gap"] = 0.0
+        doc["question"]["claim"]["gap"] = 0.0
 
     p = treesens_here("verify", _tampered(certificate, tmp_path, smaller_gap))
     assert p.returncode == 1 and "INVALID" in p.stdout
@@ -175,7 +175,8 @@ def test_the_churn_certificate_verifies_and_one_box_less_does_not(tmp_path):
     assert treesens_here("verify", out).returncode == 0
 
     def drop_a_box(doc):
-        del doc["proof"][[s[0] for s in doc["proof"]].index("prune")]
+        proof = doc["parts"][0]["proof"]
+        del proof[[s[0] for s in proof].index("prune")]
 
     assert treesens_here("verify", _tampered(out, tmp_path, drop_a_box)).returncode == 1
 

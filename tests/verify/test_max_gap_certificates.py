@@ -75,8 +75,9 @@ def test_the_checker_says_the_certificate_bounds_a_max_gap(checked):
 def test_the_certificate_states_its_gap_and_its_claim(checked):
     _, res, out = checked
     question = json.loads(out.read_text())["question"]
-    assert question["gap"] == res["proof"]["bound"] == certified_bound(res["max_gap"]["upper"])
-    assert question["claim"] == "max_gap_upper"
+    claim = question["claim"]["gap"]
+    assert claim == res["proof"]["bound"] == certified_bound(res["max_gap"]["upper"])
+    assert question["max_gap_upper"] is True
 
 
 def test_the_certified_gap_is_above_the_exact_max_gap(model, checked):
@@ -95,7 +96,7 @@ def test_the_verdict_line_says_which_gap_no_pair_reaches(model, tmp_path):
     out = tmp_path / "c.json"
     p = treesens_here("check", model, "--vary", FEATURE, "--max-gap", "--certificate", out)
     assert p.returncode == 0, p.stderr
-    bound = json.loads(out.read_text())["question"]["gap"]
+    bound = json.loads(out.read_text())["question"]["claim"]["gap"]
     assert f"; certified: no pair reaches a gap of {bound:g} ({out}, verified)" in p.stdout
 
 
@@ -106,7 +107,7 @@ def test_a_certificate_with_its_gap_lowered_below_the_exact_max_gap_is_rejected(
     exact = exact_max_gap(treesens.load_model(str(model)), [FEATURE])
 
     def below_the_max_gap(doc):
-        doc["question"]["gap"] = exact - 0.01
+        doc["question"]["claim"]["gap"] = exact - 0.01
 
     verdict = verify_file(_tampered(out, tmp_path, below_the_max_gap))
     assert not verdict.valid
@@ -116,7 +117,7 @@ def test_a_max_gap_certificate_with_a_bound_changed_is_rejected(checked, tmp_pat
     _, _, out = checked
 
     def lower_a_bound(doc):
-        step = next(s for s in doc["proof"] if s[0] == "prune")
+        step = next(s for s in doc["parts"][0]["proof"] if s[0] == "prune")
         step[2] -= 0.5
 
     verdict = verify_file(_tampered(out, tmp_path, lower_a_bound))

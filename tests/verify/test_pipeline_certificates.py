@@ -83,7 +83,7 @@ def model(tmp_path_factory) -> Path:
 def certificate(model: Path) -> Path:
     found = [c for _, _, c in certificates(model, model.parent)]
     assert found, "no feature of the pipeline is certified at any gap"
-    return max(found, key=lambda c: len(json.loads(c.read_text())["proof"]))
+    return max(found, key=lambda c: len(json.loads(c.read_text())["parts"][0]["proof"]))
 
 
 def _tampered(certificate: Path, change) -> Path:
@@ -134,14 +134,15 @@ def test_a_certificate_naming_the_wrong_input_for_a_column_is_rejected(certifica
 
 def test_a_pipeline_certificate_with_a_box_removed_is_rejected(certificate):
     def drop_last_box(doc):
-        del doc["proof"][max(i for i, s in enumerate(doc["proof"]) if s[0] == "prune")]
+        proof = doc["parts"][0]["proof"]
+        del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]
 
     assert not verify_file(_tampered(certificate, drop_last_box)).valid
 
 
 def test_a_pipeline_certificate_for_a_smaller_gap_is_rejected(certificate):
     def smaller_gap(doc):
-        doc["question"]["gap"] = 0.0
+        doc["question"]["claim"]["gap"] = 0.0
 
     assert not verify_file(_tampered(certificate, smaller_gap)).valid
 
@@ -260,3 +261,22 @@ def test_a_report_on_a_pipeline_certifies_its_max_gaps_and_says_so_on_the_page(m
     assert verify_file(ranked.proof.certificate).valid
     assert rep.missing_certificates == []
     assert f"certified: no pair reaches a gap of {ranked.proof.bound:g}" in render(rep)
+
+
+def test_a_pipeline_ending_in_a_regressor_gets_no_certificate_in_one_line(tmp_path):
+    """The checker reads pipelines of binary classifiers only: a regressor's change is
+    refused before any search."""
+    import skops.io
+    from sklearn.ensemble import GradientBoostingRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _data(0)
+    gb = GradientBoostingRegressor(n_estimators=3, max_depth=2)
+    path = tmp_path / "regressor.skops"
+    skops.io.dump(make_pipeline(StandardScaler(), gb).fit(X, X[:, 0] + y), path)
+    ens = treesens.load_model(str(path))
+    q = make_query([ens.feature_names[2]], delta=100.0)
+    done = certify(ens, q, tmp_path / "c.json", path, 60)
+    assert not done.written
+    assert done.reason == "the checker reads sklearn-pipeline models as binary classifiers only"

@@ -180,3 +180,13 @@ def test_the_report_page_says_who_proved_a_claim_and_why_it_was_not_checked(pick
         "Proved by CP-SAT, not independently checked: a scikit-learn model is certified "
         "from a .skops file."
     ) in page
+
+
+def test_a_regressors_certified_bound_reads_as_no_change_on_the_verdict_line():
+    from treesens.views.result_view import proof_label
+
+    proof = Proof("box search", checked=True, certificate="c.json", bound=2.5)
+    assert proof_label(proof, "change") == "certified: no change of 2.5 or more (c.json, verified)"
+    assert proof_label(proof) == "certified: no pair reaches a gap of 2.5 (c.json, verified)"
+    ratio = "certified: no pair reaches a probability ratio of 2.5 (c.json, verified)"
+    assert proof_label(proof, "ratio") == ratio

@@ -1,0 +1,90 @@
+"""The largest probability ratio of a multiclass forest (averaged probabilities) by box
+searches at fixed ratios.
+
+A forest's probability is the mean of its trees' leaf fractions, so P(c1) >= G P(k) is
+linear in the leaves for a fixed G (the pair tables describe it exactly), but the ratio
+itself is not: the best-first gap search (gap_boxes.py), which bounds log ratios as sums
+of leaf values, does not apply. Instead each step asks the box search (box_search.py)
+whether some pair reaches a ratio G, every pair of classes the query allows in turn:
+
+* "proved" (no pair at G, the rows relaxed for float sums): ln G is an upper bound;
+* a pair: replayed with the library's predict, the ratio it achieves raises the lower
+  bound (the best pair is the witness).
+
+The first step is at the tolerance (e^tol: none there is "insensitive"); the next ones
+halve [lower, upper] in ln G, at least a tolerance above the lower bound, until they are
+within the tolerance. The upper bound starts at the largest ratio a replayed pair can
+show (``achieved_ratio``: a class at probability 0 is beaten by the largest float); no
+step asks past the largest ratio a check takes (``MAX_RATIO``, 1e6): a pair beyond it
+leaves the bounds open unless it shows the largest float itself. Everything is in gap
+units (ln G), as gap_search.py's results.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from ..compiler.ensemble import Ensemble
+from ..compiler.query import MAX_RATIO, Gap, GapKind, Query
+from .box_search import FOUND, GAVE_UP, box_search
+from .gap_boxes import GapBoxOutcome
+from .gap_search import LOG_MAX, BestPair, pair_result
+from .pair_boxes import class_pair_encodings, pair_encoding, pair_tables
+
+MAX_STEPS = 200  # a bound on the steps, whatever the tolerance (each at least halves or proves)
+
+
+def forest_largest_ratio(
+    ens: Ensemble, q: Query, tolerance: float, deadline: float
+) -> tuple[object, GapBoxOutcome] | None:
+    """(Result, outcome) of the largest ratio of ``q`` (its gap unused) on a multiclass
+    forest, or None where the pair tables do not describe the query."""
+    t0 = time.time()
+    if class_pair_encodings(pair_encoding(ens, q.with_(gap=Gap(1.0, GapKind.PROB)))) is None:
+        return None
+    best = BestPair(ens)
+    upper, boxes, proven, enc0 = LOG_MAX, 0, False, None
+    g = tolerance
+    for _ in range(MAX_STEPS):
+        status, n, enc = _step(ens, q, g, best, deadline)
+        boxes, enc0 = boxes + n, enc0 or enc
+        if status == GAVE_UP or best.disagreement is not None:
+            break
+        if status == FOUND and best.gap < g:  # a pair of the relaxed rows only: stuck at g
+            break
+        if status != FOUND:
+            upper = min(upper, g)
+        if best.gap < tolerance:  # no pair yet: proved at the tolerance
+            proven = True
+            break
+        if upper - best.gap <= tolerance:
+            proven = True
+            break
+        if best.gap >= math.log(MAX_RATIO):  # no check asks beyond
+            break
+        # a step just inside the tolerance: proved there, the bounds are within it
+        step = max(tolerance * (1 - 1e-6), (upper - best.gap) / 2)
+        g = min(upper, best.gap + step, math.log(MAX_RATIO))
+    lower = best.gap if best.gap >= tolerance else None
+    out = GapBoxOutcome(proven=proven, upper=upper, lower=lower, boxes=boxes)
+    res = pair_result(ens, q, best, out, enc0)
+    res.time = {"compile": 0.0, "solve": time.time() - t0, "total": time.time() - t0}
+    res.stats["box_search"] = {"boxes": boxes, "pairs_replayed": best.offered}
+    return res, out
+
+
+def _step(ens: Ensemble, q: Query, g: float, best: BestPair, deadline: float):
+    """Is there a pair at ratio e^g? ("proved" | "found" | GAVE_UP, boxes, an encoding)."""
+    at = q.with_(gap=Gap(math.exp(g), GapKind.PROB))
+    encs = class_pair_encodings(pair_encoding(ens, at))
+    boxes = 0
+    for enc in encs:
+        out = box_search(enc, pair_tables(enc), deadline)
+        boxes += out.boxes
+        if out.status == GAVE_UP:
+            return GAVE_UP, boxes, enc
+        if out.status == FOUND:
+            best.offer_for(enc)(*out.pair)
+            return FOUND, boxes, enc
+    return "proved", boxes, encs[0]

@@ -1,0 +1,47 @@
+"""The max gap of a multiclass forest (averaged probabilities: search/forest_ratio.py),
+box searches at fixed ratios, against the exact largest ratio by enumeration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.compiler.plan import Plan
+from treesens.compiler.query import Query
+from treesens.questions.max_gap import max_gap_query
+from treesens.tests.max_gap_oracle import exact_max_ratio, max_ratio_problems
+
+sklearn = pytest.importorskip("sklearn")
+CLASSES = [(0, 1), (1, "any"), ("any", 2), ("any", "any")]
+
+
+def _forest(seed: int, extra: bool | None = None):
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+    X, y = load_iris(return_X_y=True)
+    extra = seed % 2 == 1 if extra is None else extra
+    kind = ExtraTreesClassifier if extra else RandomForestClassifier
+    est = kind(n_estimators=4, max_depth=3, max_features=2, random_state=seed).fit(X, y)
+    return treesens.load_model(est)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_multiclass_forest_s_max_gap_holds_the_exact_ratio_within_the_tolerance(seed):
+    ens = _forest(seed)
+    classes = CLASSES[seed % 4]
+    vary = (ens.feature_names[seed % 4],)
+    q = Query(vary=vary, classes=classes, plan=Plan(timeout=60.0))
+    with np.errstate(over="ignore"):
+        r = max_gap_query(ens, q, tolerance=[1e-4, 1e-3, 1e-2][seed % 3])
+        assert r.max_gap["method"] == "boxes" and r.max_gap["proven"], r.max_gap
+        assert not max_ratio_problems(exact_max_ratio(ens, vary, classes), r)
+
+
+def test_a_class_a_forest_gives_probability_0_shows_the_largest_float_as_its_ratio():
+    # a random forest of seed 3 varying petal width: its other classes reach probability 0
+    ens = _forest(3, extra=False)
+    q = Query(vary=(ens.feature_names[3],), classes=("any", "any"), plan=Plan(timeout=60.0))
+    r = max_gap_query(ens, q)
+    assert r.max_gap["lower"] == r.max_gap["upper"] == np.finfo(float).max

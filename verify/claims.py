@@ -1,0 +1,216 @@
+"""What a certificate claims, and the rows a pair meeting the opposite would satisfy.
+
+A claim says that no pair (x1, x2), equal outside the varied features, meets a
+condition. The checker derives that condition's linear rows on the raw scores itself,
+from the claim and the model (never from the certificate): every pair meeting the
+condition satisfies every row, so a box where some row's largest value stays below its
+threshold holds no such pair.
+
+A row reads ``sum_k a[k] * raw_k(x1) + sum_k b[k] * raw_k(x2) >= rhs`` (``a`` or ``b``
+None: that input does not enter it). The claims:
+
+* a binary gap (``gap_kind`` "prob": P(x1) >= 0.5 + g and P(x2) <= 0.5 - g; "margin":
+  raw(x1) >= g and raw(x2) <= -g in logit units; a forest's probabilities take 0.5 +- g
+  for both kinds): rows ``x1``, ``x2`` and their sum ``sum``;
+* a multiclass gap between classes c1 and c2 (a probability ratio r >= 1, or a margin
+  m = ln r): x1 decided c1 over every other class o (``x1/o``: raw_c1 - raw_o >= ln r
+  with softmax; P_c1 - r P_o >= 0, or P_c1 - P_o >= m, for a forest's probabilities),
+  x2 decided c2 (``x2/o``), and ``sum``, a row of x1 plus a row of x2 whose weights are
+  opposite; "any" for a class: one part of the proof per pair of classes it allows;
+* a regressor's change by at least D (``change``): f(x2) - f(x1) >= D (up) or
+  f(x1) - f(x2) >= D (down). Both inputs range over the same domain, so swapping them
+  maps the pairs going up onto those going down: a proof for one direction proves the
+  claim in both (and in "either").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .models import Model
+
+ANY = "any"
+DIRECTIONS = ("up", "down", "either")
+MAX_RATIO = 1e6  # a multiclass ratio beyond this is not a claim the checker takes
+
+
+@dataclass(frozen=True)
+class Row:
+    a: tuple[float, ...] | None  # per output, the weight of x1's raw score
+    b: tuple[float, ...] | None  # and of x2's
+    rhs: float
+
+    @property
+    def weight(self) -> float:
+        """How many raw scores (counted by |weight|) the row adds: its relaxation's factor."""
+        return sum(abs(v) for v in (self.a or ())) + sum(abs(v) for v in (self.b or ()))
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: str  # "gap" or "change"
+    value: float  # the gap (binary, multiclass ratio or margin) or the change D
+    gap_kind: str = "prob"  # "prob" or "margin"
+    classes: tuple = ()  # a multiclass gap's (c1, c2): class numbers or "any"
+    direction: str = "up"  # a change's
+    max_gap_upper: bool = False  # the value is a max gap's certified upper bound
+
+    def describe(self) -> str:
+        if self.kind == "change":
+            return f"no change of {self.value:g} or more"
+        kind = "a margin gap" if self.gap_kind == "margin" else "a gap"
+        if self.classes:
+            c1, c2 = self.classes
+            kind = "a margin gap" if self.gap_kind == "margin" else "a probability ratio"
+            return f"no pair reaches {kind} of {self.value:g} (class {c1} -> class {c2})"
+        return f"no pair reaches {kind} of {self.value:g}"
+
+
+def claim_of(doc: dict) -> Claim:
+    """The claim a certificate states: version 1, a binary probability gap (``gap``);
+    version 2, its ``question.claim``."""
+    q = doc["question"]
+    if int(doc.get("version", 1)) == 1:
+        return Claim("gap", float(q["gap"]), max_gap_upper=q.get("claim") == "max_gap_upper")
+    c = q["claim"]
+    upper = bool(q.get("max_gap_upper", False))
+    if c["kind"] == "change":
+        direction = str(c.get("direction", "either"))
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction {direction!r}")
+        return Claim("change", float(c["delta"]), direction=direction, max_gap_upper=upper)
+    if c["kind"] != "gap":
+        raise ValueError(f"unknown claim kind {c['kind']!r}")
+    kind = str(c.get("gap_kind", "prob"))
+    if kind not in ("prob", "margin"):
+        raise ValueError(f"gap kind {kind!r}")
+    classes = tuple(_class(v) for v in c.get("classes") or ())
+    return Claim("gap", float(c["gap"]), kind, classes, max_gap_upper=upper)
+
+
+def _class(v):
+    return ANY if v == ANY else int(v)
+
+
+def required_parts(model: Model, claim: Claim) -> list[tuple]:
+    """The parts a proof of the claim needs, by key: a multiclass gap's (c1, c2) pairs
+    (every pair the claim's classes allow, the two different); one part otherwise."""
+    if claim.kind == "change":
+        if model.task != "regressor":
+            raise ValueError("a change is claimed of regressors")
+        return [()]
+    if model.task == "regressor":
+        raise ValueError("a regressor's claim is a change, not a gap")
+    if model.n_outputs == 1:
+        if claim.classes:
+            raise ValueError("a binary model's claim names no classes")
+        return [()]
+    if len(claim.classes) != 2:
+        raise ValueError("a multiclass claim names two classes")
+    every = range(model.n_outputs)
+    sides = [list(every) if c == ANY else [c] for c in claim.classes]
+    for c in claim.classes:
+        if c != ANY and not 0 <= c < model.n_outputs:
+            raise ValueError(f"class {c} out of range")
+    pairs = [(a, b) for a in sides[0] for b in sides[1] if a != b]
+    if not pairs:  # c1 -> c1 asks nothing a proof could rule out
+        raise ValueError(f"classes {claim.classes}: no pair of two different classes")
+    return pairs
+
+
+def part_key(model: Model, claim: Claim, part: dict) -> tuple:
+    """The key a part of the proof answers (``required_parts``' form)."""
+    if claim.kind == "change" or model.n_outputs == 1:
+        return ()
+    a, b = part["classes"]
+    return (int(a), int(b))
+
+
+def part_rows(model: Model, claim: Claim, part: dict) -> dict[str, Row]:
+    """The rows of the condition a part of the proof rules out, by name."""
+    if claim.kind == "change":
+        return _change_rows(claim, str(part.get("direction", "up")))
+    if model.n_outputs == 1:
+        return _binary_rows(model, claim)
+    c1, c2 = part_key(model, claim, part)
+    return _multiclass_rows(model, claim, c1, c2)
+
+
+def _binary_rows(model: Model, claim: Claim) -> dict[str, Row]:
+    g = claim.value
+    if claim.gap_kind == "prob" and not 0.0 <= g < 0.5:
+        raise ValueError(f"gap {g} out of range (a binary gap lies in [0, 0.5))")
+    if not (math.isfinite(g) and g >= 0.0):
+        raise ValueError(f"margin gap {g} out of range")
+    if model.link == "proba":  # P(x1) >= 0.5 + g, P(x2) <= 0.5 - g, whatever the kind
+        if g >= 0.5:
+            raise ValueError(f"gap {g} out of range (probabilities)")
+        hi, lo = 0.5 + g, 0.5 - g
+    elif model.link == "logistic":
+        margin = math.log((0.5 + g) / (0.5 - g)) if claim.gap_kind == "prob" else g
+        hi = margin / model.margin_per_logit  # in the trees' raw units
+        lo = -hi
+    else:
+        raise ValueError(f"a binary gap on a model with link {model.link}")
+    return {
+        "x1": Row((1.0,), None, hi),
+        "x2": Row(None, (-1.0,), -lo),
+        "sum": Row((1.0,), (-1.0,), hi - lo),
+    }
+
+
+def _multiclass_rows(model: Model, claim: Claim, c1: int, c2: int) -> dict[str, Row]:
+    n = model.n_outputs
+    if c1 == c2 or not (0 <= c1 < n and 0 <= c2 < n):
+        raise ValueError(f"classes {c1}, {c2}: two different classes of {n}")
+    g = claim.value
+    if claim.gap_kind == "prob":
+        if not 1.0 <= g <= MAX_RATIO:
+            raise ValueError(f"ratio {g} out of range [1, {MAX_RATIO:g}]")
+        ratio = g
+    else:
+        if not 0.0 <= g <= math.log(MAX_RATIO):
+            raise ValueError(f"margin gap {g} out of range")
+        if model.link == "proba" and g >= 1.0:
+            raise ValueError(f"margin gap {g}: probabilities differ by less than 1")
+        ratio = math.exp(g)
+
+    def row(c: int, o: int) -> tuple[tuple[float, ...], float]:
+        coefs = [0.0] * n
+        coefs[c] = 1.0
+        if model.link == "softmax":
+            coefs[o] = -1.0
+            return tuple(coefs), math.log(ratio)
+        if model.link != "proba":
+            raise ValueError(f"a multiclass gap on a model with link {model.link}")
+        if claim.gap_kind == "margin":
+            coefs[o] = -1.0
+            return tuple(coefs), g
+        coefs[o] = -ratio
+        return tuple(coefs), 0.0
+
+    rows: dict[str, Row] = {}
+    for o in range(n):
+        if o != c1:
+            coefs, rhs = row(c1, o)
+            rows[f"x1/{o}"] = Row(coefs, None, rhs)
+    for o in range(n):
+        if o != c2:
+            coefs, rhs = row(c2, o)
+            rows[f"x2/{o}"] = Row(None, coefs, rhs)
+    one, two = rows[f"x1/{c2}"], rows[f"x2/{c1}"]
+    if all(x == -y for x, y in zip(one.a, two.b, strict=True)):  # opposite: they sum
+        rows["sum"] = Row(one.a, two.b, one.rhs + two.rhs)
+    return rows
+
+
+def _change_rows(claim: Claim, direction: str) -> dict[str, Row]:
+    d = claim.value
+    if not (math.isfinite(d) and d > 0.0):
+        raise ValueError(f"change {d} must be a finite number above 0")
+    if direction == "up":  # f(x2) - f(x1) >= d
+        return {"change": Row((-1.0,), (1.0,), d)}
+    if direction == "down":
+        return {"change": Row((1.0,), (-1.0,), d)}
+    raise ValueError(f"a part's direction is up or down, not {direction!r}")
