@@ -15,6 +15,7 @@ from ..answers.result import Result
 from ..compiler.errors import InputError
 from ..questions.ask import answer
 from ..questions.campaign import ask_many
+from ..questions.certify import certify_answer, check_certificate_path
 from ..questions.compare import backend_list, compare_query, disagreement
 from ..questions.keywords import (  # noqa: F401 - re-exported: the API's keyword table
     API_KEYWORDS,
@@ -34,18 +35,31 @@ from ..views.report_html import render
 
 
 @takes_query_keywords
-def check(model, vary, *, name: str = "", **keywords) -> Result:
+def check(
+    model,
+    vary,
+    *,
+    name: str = "",
+    certificate: str | Path | None = None,
+    certify_budget: float | None = None,
+    **keywords,
+) -> Result:
     """Is ``model`` sensitive to the features in ``vary``? One query, one Result.
 
     ``model``: a model file path, a fitted XGBoost / LightGBM / scikit-learn model, or a
     loaded ``Ensemble``. ``data`` gives realistic witnesses and ``Result.distance`` to the
     data; ``data_aware`` ("prob", "clause", "probclause") also steers the search toward it
     (docs/data-aware.md). ``name`` labels the query (default: the features).
+    ``certificate``: a file to write an "insensitive" answer's proof to, checked by the
+    independent checker of ``treesens verify`` (as the CLI's ``--certificate``; the model
+    given as its file, or loaded from one); ``Result.proof`` says whether it was
+    certified, or why not.
+    ``certify_budget``: the box search's seconds for it (default: the query's timeout).
 
     >>> r = check("model.json", vary=["sex"], gap=0.2)   # doctest: +SKIP
     >>> r.status, r.witness
     """
-    return _ask(model, vary, name, keywords, "check")
+    return _ask(model, vary, name, keywords, "check", certificate, certify_budget)
 
 
 @takes_query_keywords
@@ -80,12 +94,37 @@ def check_many(model, questions, **keywords) -> list[Result]:
     return ask_many(ens, queries)
 
 
-def _ask(model, vary, name: str, keywords: dict, where: str):
+def _ask(
+    model,
+    vary,
+    name: str,
+    keywords: dict,
+    where: str,
+    certificate: str | Path | None = None,
+    certify_budget: float | None = None,
+):
     """One question from the API's keywords, answered by its runner (questions/ask.py):
-    the time limit runs from the call."""
+    the time limit runs from the call. ``certificate``: certified into that file after
+    (questions/certify.py), its proof record saying so."""
     start = time.time()
+    if certificate is not None:
+        check_certificate_path(certificate)
     ens, q, kw = query_of(model, vary, name, keywords, where)
-    return answer(ens, q, start=start, memory_mb=kw["memory_mb"])
+    res = answer(ens, q, start=start, memory_mb=kw["memory_mb"])
+    if certificate is not None:
+        model_file = _model_file(model, ens)
+        budget = certify_budget if certify_budget is not None else q.plan.timeout
+        certify_answer(ens, q, res, certificate, model_file, budget)
+    return res
+
+
+def _model_file(model, ens) -> str | Path | None:
+    """The file a certificate names: the model given as a path, or the file a loaded
+    Ensemble was read from (None: an in-memory model, which the checker cannot read)."""
+    if isinstance(model, (str, Path)):
+        return model
+    where = ens.origin.file if ens.origin is not None else ""
+    return where if where and Path(where).is_file() else None
 
 
 def query_of(model, vary, name: str, keywords: dict, where: str) -> tuple:
@@ -124,7 +163,14 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
 
 @takes_query_keywords
 def max_gap(
-    model, vary, *, tolerance: float = DEFAULT_TOLERANCE, name: str = "", **check_kw
+    model,
+    vary,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    name: str = "",
+    certificate: str | Path | None = None,
+    certify_budget: float | None = None,
+    **check_kw,
 ) -> Result:
     """How sensitive is ``model`` to ``vary``: the largest gap g* at which it is
     sensitive, within ``tolerance`` (binary: absolute, in probability; multiclass, with
@@ -136,7 +182,9 @@ def max_gap(
     ``Result.max_gap`` holds the bounds: ``lower`` (the gap the replay-checked witness
     achieves, also ``Result.gap``), ``upper`` (proven: no pair reaches a larger gap),
     ``proven`` (they meet within the tolerance). Status "insensitive": no pair at any
-    gap; "unknown": no witness and no proof within the time limit.
+    gap; "unknown": no witness and no proof within the time limit. ``certificate``: a
+    file for the certificate of the upper bound (no pair reaches U', docs/certificates.md),
+    checked by the independent checker; ``certify_budget`` as for ``check``.
 
     >>> r = max_gap("model.json", vary=["sex"])   # doctest: +SKIP
     >>> r.max_gap["lower"], r.max_gap["upper"]
@@ -145,7 +193,7 @@ def max_gap(
         if check_kw.get(name) is not None:
             raise InputError(f"max_gap searches the gap itself: drop {name}=")
     largest = {"kind": "max_gap", "params": {"tolerance": check_tolerance(tolerance)}}
-    return _ask(model, vary, name, check_kw | largest, "max_gap")
+    return _ask(model, vary, name, check_kw | largest, "max_gap", certificate, certify_budget)
 
 
 def report(model, data, *, out=None, **keywords):

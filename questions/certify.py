@@ -10,6 +10,7 @@ format and what the checker recomputes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -35,6 +36,8 @@ from ..search.pair_boxes import (
     plain_numeric,
 )
 from ..verify.check import CertificateError, verify_file
+from ..verify.models import ModelError, read_model
+from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 
 # version 1: binary probability gaps (``question.gap``, one ``proof``); 2: every claim
 # (``question.claim``, a ``proof`` per part); the checker reads both
@@ -44,6 +47,9 @@ LIBRARIES = {
     "xgboost-dump": "xgboost-dump",
     "lightgbm": "lightgbm",
     "sklearn": "sklearn",
+    "catboost": "catboost",
+    "onnx": "onnx",
+    "pipeline": "sklearn-pipeline",
 }
 
 
@@ -63,10 +69,8 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# a sweep's max gaps are not certified (a check's and a report's are: ``certify_answer``)
-MAX_GAP_REFUSAL = (
-    "--max-gap asks for bounds, and a certificate proves an insensitive answer at one --gap"
-)
+# libraries whose multiclass and regressor models the checker does not read (yet)
+BINARY_ONLY = ("catboost", "onnx", "sklearn-pipeline")
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
 _BOUND_MARGIN = 1e-6  # and lies at least this far above U
 
@@ -128,18 +132,58 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     ens = read_for(ens, q)
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
-    if model_library(ens) == "sklearn" and Path(model_file).suffix != ".skops":
+    if (
+        model_library(ens) in ("sklearn", "sklearn-pipeline")
+        and Path(model_file).suffix != ".skops"
+    ):
         return "a scikit-learn model is certified from a .skops file (the checker loads no pickle)"
+    if model_library(ens) == "catboost" and Path(model_file).suffix != ".cbm":
+        return "a CatBoost model is certified from a .cbm file (the checker reads it with catboost)"
     if model_library(ens) is None:
         return (
             f"the checker does not read {_format(ens)} models (it reads XGBoost "
-            "models and dumps, LightGBM models and scikit-learn .skops files)"
+            "models and dumps, LightGBM models, scikit-learn .skops files, CatBoost .cbm "
+            "files and ONNX tree ensembles)"
         )
     binary = not ens.is_regressor and ens.n_outputs == 1
     if model_library(ens) == "xgboost-dump" and not binary:
         return "the checker reads XGBoost dumps of binary models only (give the JSON model)"
+    if model_library(ens) in BINARY_ONLY and not (binary and ens.n_classes == 2):
+        return f"the checker reads {model_library(ens)} models as binary classifiers only"
+    if model_library(ens) == "sklearn-pipeline":
+        why = pipeline_refusal(ens)
+        if why is not None:
+            return why
     if q.threshold is not None:
         return "certificates cover gaps and changes, not the threshold form (above, below)"
+    if model_library(ens) in CHECKER_READS_FIRST:
+        return checker_refusal(str(model_file), model_library(ens), ens.op)
+    return None
+
+
+# formats whose files treesens reads in more shapes than the checker does (an ONNX graph
+# of several inputs, HistGradientBoosting's categorical splits, ...): the checker reads the
+# file first, so that such a model gets "no certificate: why" rather than a certificate
+# the checker then rejects
+CHECKER_READS_FIRST = ("sklearn", "catboost", "onnx")
+
+
+def checker_refusal(model_file: str, library: str, test: str) -> str | None:
+    """Why the checker cannot read ``model_file`` (None: it can); once per file version."""
+    st = Path(model_file).stat()
+    return _checker_refusal(
+        str(Path(model_file).resolve()), st.st_size, st.st_mtime_ns, library, test
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _checker_refusal(path: str, _size: int, _mtime: int, library: str, test: str) -> str | None:
+    try:
+        read_model(path, library, test=test)
+    except ModelError as e:
+        return f"the checker does not read this model ({e})"
+    except Exception as e:  # noqa: BLE001 - a library's reader raises anything
+        return f"the checker cannot read this model ({type(e).__name__}: {str(e)[:200]})"
     return None
 
 
@@ -197,6 +241,11 @@ def certify(
     seconds = time.time() - t0
     doc = _document(ens, q, encs[0], tables, parts, Path(model_file), Path(path))
     doc["question"]["max_gap_upper"] = max_gap_upper
+    if doc["model"]["library"] == "sklearn-pipeline":
+        try:
+            doc["maps"] = pipeline_maps(ens, str(model_file))
+        except NoMaps as e:
+            return refused(str(e), boxes, seconds)
     Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
     shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
     written = f"certificate written to {path} ({shown}, {seconds:.1f}s)"
@@ -381,6 +430,8 @@ def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -
             "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
             "library": model_library(ens),
+            # the comparison the splits use (the checker maps ONNX nodes' modes onto it)
+            "test": ens.op,
             # a dump does not store it: the base score the answer assumed (as a probability)
             "base_score": _base_score(ens),
         },

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from ..answers.result import INSENSITIVE, Result
 from ..compiler.ensemble import Ensemble
-from ..compiler.query import Query
-from .certify import MAX_GAP_REFUSAL, certify_answer, model_refusal, proof_after, refused
+from ..compiler.query import Gap, GapKind, Query
+from .certify import certify_answer, model_refusal, proof_after, refused
 
 
 class SweepCertificates:
@@ -20,7 +20,8 @@ class SweepCertificates:
     by the box search (within ``budget`` seconds, default each query's time limit) and
     checked by the independent checker; ``note`` sees a line for each answer left
     without one, ``summary`` the count at the end. ``max_gap``: a max-gap sweep, whose
-    answers get none."""
+    answers get ``DIR/QUERY.max-gap.json``, a certificate of their upper bound (as a
+    report's ranking does)."""
 
     def __init__(
         self,
@@ -38,11 +39,13 @@ class SweepCertificates:
         self.folder = Path(folder)
         self.model_file, self.budget = model_file, budget
         self.subsets = {",".join(s): tuple(s) for s in subsets}
+        self.max_gap = max_gap
         self.refusal = None  # why no answer of this sweep gets one
-        if max_gap:
-            self.refusal = MAX_GAP_REFUSAL
-        elif subsets:
-            self.refusal = model_refusal(ens, make_query(list(subsets[0]), ""), model_file)
+        if subsets:
+            q = make_query(list(subsets[0]), "")
+            if max_gap:  # its certificates are of "no pair reaches U'", a probability gap
+                q = q.with_(kind="", params=(), gap=Gap(0.25, GapKind.PROB))
+            self.refusal = model_refusal(ens, q, model_file)
         if self.refusal is None:
             self.folder.mkdir(parents=True, exist_ok=True)
         self.written, self.rejected, self.others = 0, 0, Counter()
@@ -50,7 +53,7 @@ class SweepCertificates:
     def __call__(self, res: Result, subset: tuple[str, ...] | None = None) -> None:
         """Certify ``res`` (the answer for ``subset``, default the one its label names) if
         it is insensitive; its proof record says what became of it."""
-        if res.status != INSENSITIVE:
+        if res.status != INSENSITIVE and not (self.max_gap and res.max_gap is not None):
             self.others[str(res.status)] += 1
             return
         if self.refusal is not None:
@@ -61,22 +64,24 @@ class SweepCertificates:
         name = "+".join(s)
         q = self.make_query(list(s), ",".join(s))
         budget = self.budget if self.budget is not None else q.plan.timeout
-        path = self.folder / f"{safe_name(name)}.json"
+        suffix = ".max-gap.json" if self.max_gap else ".json"
+        path = self.folder / f"{safe_name(name)}{suffix}"
         done = certify_answer(self.ens, q, res, path, self.model_file, budget)
         self.written += done.written
         self.rejected += done.written and not done.verified
         if not done.verified:
-            self.note(f"{name}: {done.message}")
+            self.note(f"{'max gap of ' if self.max_gap else ''}{name}: {done.message}")
+        if self.max_gap and not done.written:
+            self.others["not certified"] += 1
 
     def summary(self) -> str:
         """The last line: how many were written, and the answers that get none."""
-        if self.refusal == MAX_GAP_REFUSAL:
-            return f"no certificates: {MAX_GAP_REFUSAL} (sweep with --gap G --certificates DIR)"
         if self.refusal is not None:
             return f"no certificates: {self.refusal}"
         others = ", ".join(f"{n} {status}" for status, n in sorted(self.others.items()))
         rejected = f", {self.rejected} rejected by the checker" if self.rejected else ""
-        tail = f" (none for the answers not insensitive: {others})" if others else ""
+        what = "the max gaps not certified" if self.max_gap else "the answers not insensitive"
+        tail = f" (none for {what}: {others})" if others else ""
         return f"certificates: {self.written} written to {self.folder}{rejected}{tail}"
 
 

@@ -89,7 +89,13 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     if hashlib.sha256(data).hexdigest() != m["sha256"]:
         return Verdict(False, f"{path} is not the model the certificate was written for")
     try:
-        model = read_model(str(path), m["library"], float(m.get("base_score", 0.5)))
+        model = read_model(
+            str(path),
+            m["library"],
+            float(m.get("base_score", 0.5)),
+            m.get("test", "<="),
+            doc.get("maps"),
+        )
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")
     q = doc["question"]

@@ -1,6 +1,8 @@
 """The model as the checker sees it, read through the library's own API and nothing of
 treesens: binary trees with one test per node and a value per leaf, the margin offset,
-and how the library compares (XGBoost ``float32(x) < t``, LightGBM ``x <= t``)."""
+and how the library compares (XGBoost ``float32(x) < t``, LightGBM ``x <= t``). This
+module reads XGBoost, LightGBM and scikit-learn's ``tree_`` models; the other formats have
+a module each (models_hgb.py, models_catboost.py, models_onnx.py, models_pipeline.py)."""
 
 from __future__ import annotations
 
@@ -55,7 +57,12 @@ class ModelError(Exception):
     """The model cannot be read as a binary logistic tree ensemble."""
 
 
-def read_model(path: str, library: str, base_score: float = 0.5) -> Model:
+def read_model(
+    path: str, library: str, base_score: float = 0.5, test: str = "<=", maps=None
+) -> Model:
+    """The model of a certificate's ``library``; ``test``: the comparison an ONNX
+    certificate's splits use (the checker maps every node's mode onto it); ``maps``: a
+    pipeline certificate's per-column maps (confirmed against the pipeline's transform)."""
     if library == "xgboost":
         return _xgboost(path)
     if library == "xgboost-dump":
@@ -64,6 +71,18 @@ def read_model(path: str, library: str, base_score: float = 0.5) -> Model:
         return _lightgbm(path)
     if library == "sklearn":
         return _sklearn(path)
+    if library == "sklearn-pipeline":
+        from .models_pipeline import read_pipeline
+
+        return read_pipeline(path, maps)
+    if library == "catboost":
+        from .models_catboost import read_catboost
+
+        return read_catboost(path)
+    if library == "onnx":
+        from .models_onnx import read_onnx
+
+        return read_onnx(path, test)
     raise ModelError(f"unknown library {library!r}")
 
 
@@ -238,17 +257,19 @@ def _lightgbm_node(node: dict):
 
 
 def _sklearn(path: str) -> Model:
-    """A scikit-learn GradientBoosting, RandomForest, ExtraTrees or DecisionTree
-    classifier or regressor from a .skops file, loaded with only scikit-learn's and
-    NumPy's types trusted (nothing else may run)."""
-    import skops.io
+    """A scikit-learn GradientBoosting, HistGradientBoosting (binary), RandomForest,
+    ExtraTrees or DecisionTree classifier or regressor from a .skops file, loaded with only
+    scikit-learn's and NumPy's types trusted (nothing else may run)."""
+    return sklearn_model(load_skops(path))
 
-    untrusted = skops.io.get_untrusted_types(file=path)
-    foreign = [t for t in untrusted if not t.startswith(("sklearn.", "numpy."))]
-    if foreign:
-        raise ModelError(f"the file holds types the checker does not trust: {foreign[:3]}")
-    est = skops.io.load(path, trusted=untrusted)
+
+def sklearn_model(est) -> Model:
+    """A fitted scikit-learn tree ensemble's trees."""
     kind = type(est).__name__
+    if kind == "HistGradientBoostingClassifier":
+        from .models_hgb import read_hgb
+
+        return read_hgb(est)
     if kind in FORESTS:
         return _sklearn_forest(est)
     if kind in REGRESSOR_FORESTS:
@@ -258,9 +279,21 @@ def _sklearn(path: str) -> Model:
     if kind != "GradientBoostingClassifier":
         raise ModelError(
             f"{kind}: the checker reads GradientBoosting, RandomForest, ExtraTrees "
-            "and DecisionTree classifiers and regressors"
+            "and DecisionTree classifiers and regressors, and binary HistGradientBoosting "
+            "classifiers"
         )
     return _sklearn_boosting(est, "classifier")
+
+
+def load_skops(path: str):
+    """A .skops file's object, loaded with only scikit-learn's and NumPy's types trusted."""
+    import skops.io
+
+    untrusted = skops.io.get_untrusted_types(file=path)
+    foreign = [t for t in untrusted if not t.startswith(("sklearn.", "numpy."))]
+    if foreign:
+        raise ModelError(f"the file holds types the checker does not trust: {foreign[:3]}")
+    return skops.io.load(path, trusted=untrusted)
 
 
 def _sklearn_boosting(est, task: str) -> Model:
@@ -275,7 +308,7 @@ def _sklearn_boosting(est, task: str) -> Model:
         for stage in est.estimators_
         for k, r in enumerate(stage)
     ]
-    names = _sklearn_names(est)
+    names = sklearn_names(est)
     if task == "regressor":
         return Model(
             trees, float(init[0]), "<=", names, 1.0, float32=True, link="identity", task="regressor"
@@ -315,7 +348,7 @@ def _sklearn_forest(est) -> Model:
         ]
         trees.append(replace(t, values=values))
     offsets = () if n_classes == 2 else (0.0,) * n_classes
-    names = _sklearn_names(est)
+    names = sklearn_names(est)
     return Model(trees, 0.0, "<=", names, 1.0, float32=True, link="proba", offsets=offsets)
 
 
@@ -324,7 +357,7 @@ def _sklearn_regressor_forest(est) -> Model:
     members = _members(est)
     trees = [_sklearn_tree(m.tree_, m.tree_.value[:, 0, 0] / len(members)) for m in members]
     return Model(
-        trees, 0.0, "<=", _sklearn_names(est), 1.0, float32=True, link="identity", task="regressor"
+        trees, 0.0, "<=", sklearn_names(est), 1.0, float32=True, link="identity", task="regressor"
     )
 
 
@@ -340,6 +373,6 @@ def _sklearn_tree(t, leaf_value) -> Tree:
     )
 
 
-def _sklearn_names(est) -> list[str]:
+def sklearn_names(est) -> list[str]:
     n = est.n_features_in_
     return [str(c) for c in getattr(est, "feature_names_in_", [f"x{i}" for i in range(n)])]

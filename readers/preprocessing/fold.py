@@ -70,7 +70,7 @@ def fold(
     if len(maps) != ens.n_features:
         raise ValueError(f"{len(maps)} column maps for {ens.n_features} model columns")
     features = tuple(features)
-    bounds = _numeric_boundaries(ens, maps)
+    bounds = numeric_boundaries(ens, maps)
     nan_values = {
         j: float(m.forward(np.array([np.nan]))[0]) for j, m in enumerate(maps) if m.forward
     }
@@ -88,7 +88,7 @@ def fold(
     )
 
 
-def _numeric_boundaries(ens: Ensemble, maps) -> dict[int, dict[float, float]]:
+def numeric_boundaries(ens: Ensemble, maps) -> dict[int, dict[float, float]]:
     """Per numeric model column: each numeric threshold of the ensemble on it -> its
     boundary in the user's units (one bisection per column over all its thresholds)."""
     ths: dict[int, set[float]] = {}

@@ -41,18 +41,11 @@ def fold_pipeline(pipe: Any, load_final: Callable[[Any], Ensemble], where: str) 
 
 
 def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
-    categories, imputed = _input_columns(pre, _n_inputs(pipe, where), where)
-    names = _input_names(pipe)
-    probe = _Probe(pipe, names, categories)
     inner = load_final(final)
-    width = probe.transform(probe.rows(0, [probe.ref[0]])).shape[1]
-    if width != inner.n_features:
-        raise InputError(
-            f"the preprocessing makes {width} columns, the {type(final).__name__} reads "
-            f"{inner.n_features}",
-            where,
-        )
-    features, maps = _features_and_maps(probe, names, categories, imputed, width, where)
+    features, maps = features_and_maps(pipe, inner, where)
+    names = _input_names(pipe)
+    categories, _ = _input_columns(pre, _n_inputs(pipe, where), where)
+    probe = _Probe(pipe, names, categories)
     summary = " -> ".join([*(_describe(s) for s in pre), type(final).__name__])
     return fold(
         inner,
@@ -62,6 +55,25 @@ def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
         source=f"pipeline:{where} ({summary}; trees from {inner.source})",
         origin=ModelOrigin("pipeline", where),
     )
+
+
+def features_and_maps(
+    pipe: Any, inner: Ensemble, where: str
+) -> tuple[list[Feature], list[ColumnMap]]:
+    """The pipeline's input features, and how each column ``inner`` (its final model's
+    ensemble) reads follows from them, asked of the fitted preprocessing."""
+    pre = [s for _, s in pipe.steps[:-1] if s not in PASS]
+    categories, imputed = _input_columns(pre, _n_inputs(pipe, where), where)
+    names = _input_names(pipe)
+    probe = _Probe(pipe, names, categories)
+    width = probe.transform(probe.rows(0, [probe.ref[0]])).shape[1]
+    if width != inner.n_features:
+        raise InputError(
+            f"the preprocessing makes {width} columns, the {type(pipe.steps[-1][1]).__name__} "
+            f"reads {inner.n_features}",
+            where,
+        )
+    return _features_and_maps(probe, names, categories, imputed, width, where)
 
 
 def _n_inputs(pipe: Any, where: str) -> int:

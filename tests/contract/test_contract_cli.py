@@ -162,7 +162,7 @@ def test_certificates_of_passing_max_gap_expectations_verify(tmp_path, capsys):
     cert = certs / "errors_texture_error.json"
     assert main(["verify", str(cert)]) == 0
     # its proof is at the smallest gap above the limit: no pair's gap exceeds 0.1
-    assert json.loads(cert.read_text())["question"]["gap"] == math.nextafter(0.1, 1)
+    assert json.loads(cert.read_text())["question"]["claim"]["gap"] == math.nextafter(0.1, 1)
 
 
 def test_an_unknown_fails_by_default(tmp_path, capsys):

@@ -1,9 +1,10 @@
-"""Every refusal to write an asked-for certificate is one line saying why: a sweep's max
-gaps (a check's max gap certifies its upper bound), an answer that is not insensitive,
-a model the checker cannot read, an answer a solver proved without a proof to write."""
+"""Every refusal to write an asked-for certificate is one line saying why: an answer that
+is not insensitive, a model the checker cannot read, an answer a solver proved without a
+proof to write; and a max gap's upper bound gets one (check, sweep)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -53,15 +54,23 @@ def test_check_max_gap_with_a_certificate_certifies_its_upper_bound(folder, tmp_
     assert verify_file(out).valid
 
 
-def test_sweep_max_gap_with_certificates_says_why_there_are_none_and_makes_no_folder(folder):
-    out = folder / "none"
+def test_sweep_max_gap_with_certificates_writes_a_max_gap_certificate_per_feature(folder):
+    out = folder / "max-gaps"
     p = treesens_here("sweep", folder / "model.json", "--max-gap", "--certificates", out)
     assert p.returncode == 0, p.stderr
-    assert [s for s in p.stderr.splitlines() if "certificates" in s] == [
-        "no certificates: --max-gap asks for bounds, and a certificate proves an insensitive "
-        "answer at one --gap (sweep with --gap G --certificates DIR)"
-    ]
-    assert not out.exists()
+    files = sorted(f.name for f in out.glob("*.json"))
+    assert files == ["f0.max-gap.json", "f1.max-gap.json", "f2.max-gap.json"], p.stderr
+    assert all(verify_file(out / f).valid for f in files)
+    assert "certificates: 3 written to" in p.stderr
+
+
+def test_a_sweep_max_gap_certificate_states_the_max_gap_claim(folder):
+    out = folder / "claims"
+    treesens_here(
+        "sweep", folder / "model.json", "--max-gap", "--features", "f0", "--certificates", out
+    )
+    doc = json.loads((out / "f0.max-gap.json").read_text())
+    assert doc["question"]["max_gap_upper"] is True
 
 
 def test_sweep_counts_the_answers_that_are_not_insensitive_in_its_certificates_line(folder):

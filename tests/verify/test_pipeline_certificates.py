@@ -1,0 +1,282 @@
+"""Certificates of scikit-learn pipelines (per-column scalers before a tree model): the
+certificate states each column's input, map and boundaries, the checker confirms them
+with the pipeline's own transform, and a tampered certificate or pipeline is rejected."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.questions.certify import certify
+from treesens.questions.query_build import make_query
+from treesens.tests.conftest import treesens_here
+from treesens.tests.oracle import cell_grid
+from treesens.verify import verify_file
+
+NAMES = ["age", "income", "hours"]
+
+
+def _data(seed: int):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 10, size=(400, 3))
+    y = (X[:, 0] + 0.4 * X[:, 1] * (X[:, 2] > 5) + rng.normal(size=400) > 8).astype(int)
+    return X, y
+
+
+def write_pipeline(folder: Path, seed: int = 0, mean_shift: float = 0.0, size: int = 4) -> Path:
+    """A Pipeline over a DataFrame: StandardScaler on age and income, MinMaxScaler on
+    hours, then a GradientBoostingClassifier; ``mean_shift`` moves the fitted mean."""
+    import pandas as pd
+    import skops.io
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    X, y = _data(seed)
+    ct = ColumnTransformer(
+        [("scaled", StandardScaler(), ["age", "income"]), ("ranged", MinMaxScaler(), ["hours"])]
+    )
+    gb = GradientBoostingClassifier(n_estimators=size, max_depth=2, learning_rate=0.5)
+    pipe = Pipeline([("columns", ct), ("model", gb)]).fit(pd.DataFrame(X, columns=NAMES), y)
+    pipe.named_steps["columns"].named_transformers_["scaled"].mean_ += mean_shift
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"pipeline{seed}-{mean_shift}.skops"
+    skops.io.dump(pipe, path)
+    return path
+
+
+def write_forest_pipeline(folder: Path, seed: int) -> Path:
+    """StandardScaler on a NumPy array, then a RandomForestClassifier."""
+    import skops.io
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _data(seed)
+    forest = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=seed)
+    path = folder / f"forest{seed}.skops"
+    skops.io.dump(make_pipeline(StandardScaler(), forest).fit(X, y), path)
+    return path
+
+
+def certificates(path: Path, folder: Path, gaps=(0.2, 0.3, 0.4)):
+    ens = treesens.load_model(str(path))
+    for f in ens.feature_names:
+        for gap in gaps:
+            out = folder / f"{path.stem}-{f}-{gap}.json"
+            if certify(ens, make_query([f], gap=gap), out, str(path), 60).verified:
+                yield f, gap, out
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    return write_pipeline(tmp_path_factory.mktemp("pipeline"))
+
+
+@pytest.fixture(scope="module")
+def certificate(model: Path) -> Path:
+    found = [c for _, _, c in certificates(model, model.parent)]
+    assert found, "no feature of the pipeline is certified at any gap"
+    return max(found, key=lambda c: len(json.loads(c.read_text())["parts"][0]["proof"]))
+
+
+def _tampered(certificate: Path, change) -> Path:
+    doc = json.loads(certificate.read_text())
+    change(doc)
+    out = certificate.with_name("tampered-" + certificate.name)
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def _scaled_column(doc) -> dict:
+    return next(c for c in doc["maps"] if c["input"] == 0 and c["boundaries"])
+
+
+def test_a_pipeline_certificate_verifies_with_treesens_verify(certificate):
+    p = treesens_here("verify", certificate)
+    assert p.returncode == 0 and "VALID" in p.stdout, p.stdout + p.stderr
+
+
+def test_the_certificate_states_a_scalers_map_as_numbers(certificate):
+    shift, scale = _scaled_column(json.loads(certificate.read_text()))["map"]
+    X, _ = _data(0)
+    assert shift == pytest.approx(X[:, 0].mean()) and scale == pytest.approx(X[:, 0].std())
+
+
+def test_a_certificate_with_a_changed_scaler_mean_is_rejected(certificate):
+    def shift_the_mean(doc):
+        _scaled_column(doc)["map"][0] += 0.5
+
+    verdict = verify_file(_tampered(certificate, shift_the_mean))
+    assert not verdict.valid and "stated map" in verdict.message
+
+
+def test_a_certificate_with_a_boundary_moved_is_rejected(certificate):
+    def move_a_boundary(doc):
+        _scaled_column(doc)["boundaries"][0][1] += 0.25
+
+    verdict = verify_file(_tampered(certificate, move_a_boundary))
+    assert not verdict.valid and "boundary" in verdict.message
+
+
+def test_a_certificate_naming_the_wrong_input_for_a_column_is_rejected(certificate):
+    def other_input(doc):
+        _scaled_column(doc)["input"] = 2
+
+    assert not verify_file(_tampered(certificate, other_input)).valid
+
+
+def test_a_pipeline_certificate_with_a_box_removed_is_rejected(certificate):
+    def drop_last_box(doc):
+        proof = doc["parts"][0]["proof"]
+        del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]
+
+    assert not verify_file(_tampered(certificate, drop_last_box)).valid
+
+
+def test_a_pipeline_certificate_for_a_smaller_gap_is_rejected(certificate):
+    def smaller_gap(doc):
+        doc["question"]["claim"]["gap"] = 0.0
+
+    assert not verify_file(_tampered(certificate, smaller_gap)).valid
+
+
+def _naming(certificate: Path, other: Path) -> Path:
+    def name_other(doc):
+        doc["model"]["file"] = str(other)
+        doc["model"]["sha256"] = hashlib.sha256(other.read_bytes()).hexdigest()
+
+    return _tampered(certificate, name_other)
+
+
+def test_a_pipeline_whose_scaler_mean_changed_is_rejected(model, certificate):
+    """The same pipeline with its fitted mean moved, the certificate's hash updated: the
+    transform no longer confirms the stated map."""
+    other = write_pipeline(model.parent / "shifted", mean_shift=0.5)
+    verdict = verify_file(_naming(certificate, other))
+    assert not verdict.valid and "transform does not confirm" in verdict.message
+
+
+def test_a_pipeline_with_a_step_changed_is_rejected(model, certificate):
+    """The scalers swapped for a OneHotEncoder (the checker reads per-column scalers)."""
+    import pandas as pd
+    import skops.io
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    pipe = skops.io.load(model, trusted=skops.io.get_untrusted_types(file=model))
+    X, y = _data(0)
+    ct = ColumnTransformer([("onehot", OneHotEncoder(), ["age"])], remainder="passthrough")
+    changed = Pipeline([("columns", ct), ("model", pipe.named_steps["model"])])
+    changed.fit(pd.DataFrame(np.round(X), columns=NAMES), y)
+    other = model.parent / "changed.skops"
+    skops.io.dump(changed, other)
+    assert not verify_file(_naming(certificate, other)).valid
+
+
+def test_a_pipeline_with_a_one_hot_column_gets_no_certificate_and_says_why(tmp_path):
+    import pandas as pd
+    import skops.io
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    X, y = _data(0)
+    df = pd.DataFrame({"age": X[:, 0], "colour": np.where(X[:, 1] > 5, "red", "blue")})
+    ct = ColumnTransformer([("onehot", OneHotEncoder(), ["colour"])], remainder="passthrough")
+    pipe = Pipeline([("columns", ct), ("model", GradientBoostingClassifier(n_estimators=2))])
+    path = tmp_path / "onehot.skops"
+    skops.io.dump(pipe.fit(df, y), path)
+    ens = treesens.load_model(str(path))
+    done = certify(ens, make_query(["age"], gap=0.4), tmp_path / "c.json", str(path), 60)
+    assert not done.written and "one-hot" in done.message
+
+
+@pytest.mark.parametrize("kind", ["scalers", "forest"])
+def test_no_verified_pipeline_certificate_has_a_pair_the_pipeline_predicts(kind, tmp_path):
+    """The brute-force differential: the pipeline's own predict_proba over one point per
+    threshold cell (in the inputs' units) finds no pair meeting a certified gap."""
+    checked = 0
+    for seed in (2,):
+        if kind == "scalers":
+            path = write_pipeline(tmp_path, seed=seed, size=3)
+        else:
+            path = write_forest_pipeline(tmp_path, seed)
+        ens = treesens.load_model(str(path))
+        for feature, gap, _ in certificates(path, tmp_path):
+            X, ns, nv = cell_grid(ens, [feature])
+            p = ens.replayer.predict_proba(X)[:, 1].reshape(ns, nv)
+            assert not np.any((p.max(axis=1) >= 0.5 + gap) & (p.min(axis=1) <= 0.5 - gap))
+            checked += 1
+    assert checked > 0
+
+
+def test_an_infinite_boundary_on_a_decreasing_map_is_rejected(tmp_path):
+    """A scaler tampered to run backwards (a negative scale) holds the test at the largest
+    double but not at the smallest: "holds everywhere" is not confirmed."""
+    import skops.io
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from treesens.verify.models import ModelError
+    from treesens.verify.models_pipeline import read_pipeline
+
+    X, y = _data(0)
+    pipe = make_pipeline(StandardScaler(), GradientBoostingClassifier(n_estimators=2))
+    pipe.fit(X[:, :1], y)
+    pipe[0].scale_ = -pipe[0].scale_
+    path = tmp_path / "backwards.skops"
+    skops.io.dump(pipe, path)
+    tree = pipe[-1].estimators_[0, 0].tree_
+    thresholds = sorted({float(t) for t in tree.threshold[tree.feature >= 0]})
+    maps = [{"input": 0, "boundaries": [[t, "inf"] for t in thresholds]}]
+    with pytest.raises(ModelError, match="does not confirm"):
+        read_pipeline(str(path), maps)
+
+
+def test_a_report_on_a_pipeline_certifies_its_max_gaps_and_says_so_on_the_page(model, tmp_path):
+    import pandas as pd
+
+    from treesens.questions.report import report
+    from treesens.views.report_html import render
+
+    X, y = _data(0)
+    rows = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=NAMES).assign(label=y).to_csv(rows, index=False)
+    rep = report(
+        str(model), str(rows), label="label", features=["hours"], budget=60,
+        certificates=tmp_path / "certs", progress=False,
+    )  # fmt: skip
+    (ranked,) = rep.ranking
+    assert ranked.proof.checked, ranked.proof
+    assert verify_file(ranked.proof.certificate).valid
+    assert rep.missing_certificates == []
+    assert f"certified: no pair reaches a gap of {ranked.proof.bound:g}" in render(rep)
+
+
+def test_a_pipeline_ending_in_a_regressor_gets_no_certificate_in_one_line(tmp_path):
+    """The checker reads pipelines of binary classifiers only: a regressor's change is
+    refused before any search."""
+    import skops.io
+    from sklearn.ensemble import GradientBoostingRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _data(0)
+    gb = GradientBoostingRegressor(n_estimators=3, max_depth=2)
+    path = tmp_path / "regressor.skops"
+    skops.io.dump(make_pipeline(StandardScaler(), gb).fit(X, X[:, 0] + y), path)
+    ens = treesens.load_model(str(path))
+    q = make_query([ens.feature_names[2]], delta=100.0)
+    done = certify(ens, q, tmp_path / "c.json", path, 60)
+    assert not done.written
+    assert done.reason == "the checker reads sklearn-pipeline models as binary classifiers only"

@@ -1,0 +1,110 @@
+"""A binary CatBoost model as the checker sees it, read from catboost's own JSON export
+of the ``.cbm`` (``save_model(format="json")``).
+
+CatBoost reads a float feature as float32 and sets a split's bit when ``x > border``
+(borders are float32); an oblivious tree of depth d tests its d splits in order, split k
+giving bit k of the leaf's index (the first split is the lowest bit), and raw =
+scale * (sum of the leaves) + bias (``scale_and_bias``); Logloss and CrossEntropy predict
+P(class 1) = sigmoid(raw). The checker unfolds each oblivious tree into a binary tree
+whose "yes" side (the test ``float32(x) <= border`` holds) is bit 0, and folds the scale
+into the leaves. A split is found by its ``split_index`` (every border of every float
+feature, in feature order), as catboost reads it. Plain float features only: a model
+with categorical features (one-hot or CTR), text or embedding features, or a
+non-symmetric tree is refused. A certificate's domain holds no NaN, so the NaN treatment
+is not read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from .models import Model, ModelError, Tree
+
+BINARY = ("Logloss", "CrossEntropy")
+MAX_DEPTH = 16  # catboost's own limit
+
+
+def read_catboost(path: str) -> Model:
+    import catboost
+
+    model = catboost.CatBoost()
+    try:
+        model.load_model(path, format="cbm")
+    except catboost.CatBoostError as e:
+        raise ModelError(f"catboost cannot read the model: {str(e).splitlines()[0]}") from None
+    fd, js = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        model.save_model(js, format="json")
+        with open(js, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    finally:
+        os.unlink(js)
+    return from_json(doc)
+
+
+def from_json(doc: dict) -> Model:
+    info = doc["features_info"]
+    others = [
+        k for k in ("categorical_features", "text_features", "embedding_features") if info.get(k)
+    ]
+    if others or info.get("ctrs") or doc.get("ctr_data"):
+        kind = others[0].split("_")[0] if others else "categorical"
+        raise ModelError(
+            f"CatBoost with {kind} features (one-hot or CTR): the checker reads plain float features"
+        )
+    loss = doc["model_info"]["params"]["loss_function"]
+    name = (loss.get("type") if isinstance(loss, dict) else str(loss)).split(":", 1)[0]
+    if name not in BINARY:
+        raise ModelError(f"loss {name}: the checker reads Logloss and CrossEntropy models")
+    if "oblivious_trees" not in doc:
+        raise ModelError("a non-symmetric CatBoost tree (grow_policy) is not checked")
+    floats = sorted(info.get("float_features") or [], key=lambda f: int(f["flat_feature_index"]))
+    if [int(f["flat_feature_index"]) for f in floats] != list(range(len(floats))):
+        raise ModelError("the float features are not the model's columns 0..n-1")
+    splits = [
+        (int(f["flat_feature_index"]), float(np.float32(b))) for f in floats for b in f["borders"]
+    ]
+    scale, bias = doc.get("scale_and_bias", [1.0, [0.0]])
+    bias = bias if isinstance(bias, list) else [bias]
+    if len(bias) != 1:
+        raise ModelError("a binary CatBoost model has one bias")
+    trees = [_oblivious(t, splits, float(scale)) for t in doc["oblivious_trees"]]
+    names = [str(f.get("feature_id") or f["flat_feature_index"]) for f in floats]
+    return Model(trees, float(bias[0]), "<=", names, 1.0, float32=True)
+
+
+def _oblivious(t: dict, splits: list, scale: float) -> Tree:
+    """The full binary tree of an oblivious tree: node k levels down tests split k; its
+    "yes" child (``float32(x) <= border``) leaves bit k at 0."""
+    tests = []
+    for s in t["splits"]:
+        if s.get("split_type") != "FloatFeature":
+            raise ModelError(f"splits of type {s.get('split_type')!r} are not checked")
+        tests.append(splits[int(s["split_index"])])
+    depth = len(tests)
+    if depth > MAX_DEPTH:
+        raise ModelError(f"a tree of depth {depth}")
+    values = [float(v) * scale for v in t["leaf_values"]]
+    if len(values) != 1 << depth:
+        raise ModelError(f"{len(values)} leaf values for a tree of depth {depth}")
+    feature, threshold, left, right, value = [], [], [], [], []
+
+    def add(level: int, index: int) -> int:
+        i = len(feature)
+        for col in (feature, threshold, left, right, value):
+            col.append(0)
+        if level == depth:
+            feature[i], left[i], right[i], value[i] = -1, -1, -1, values[index]
+            return i
+        feature[i], threshold[i] = tests[level]
+        left[i] = add(level + 1, index)
+        right[i] = add(level + 1, index | 1 << level)
+        return i
+
+    add(0, 0)
+    return Tree(feature, threshold, left, right, value)

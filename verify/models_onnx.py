@@ -1,0 +1,202 @@
+"""A binary ONNX tree-ensemble classifier as the checker sees it, read with ``onnx``.
+
+The graph holds one ``TreeEnsembleClassifier`` (ai.onnx.ml), fed by one float or double
+tensor [N, F] (features ``f0 .. f{F-1}``) or by one Concat (axis 1) of every graph input
+[N, k] (features named after the inputs, ``NAME_0 ..`` for k > 1, as skl2onnx writes a
+DataFrame's columns), with only Cast, Identity and ZipMap around it besides, as skl2onnx
+and onnxmltools write. onnxruntime sends an input to a node's "true" child
+when the node's mode holds (BRANCH_LEQ ``x <= t``, BRANCH_LT ``x < t``, BRANCH_GTE,
+BRANCH_GT), comparing in the input's precision; a leaf's score is the sum of its
+``class_weights``; the score is ``base_values`` + the sum over trees, summed in float32
+for a float input. A binary classifier with every weight under class id 0 has one score
+s: P(class 1) = s with post_transform NONE (every weight >= 0: a forest's averaged
+probabilities), sigmoid(s) with LOGISTIC (boosting). Other layouts, equality modes,
+other post transforms and regressors are refused.
+
+A certificate's splits use one comparison (``test``, "<=" or "<"); each node's mode is
+mapped onto it exactly in the input's precision: ``x < t`` is ``x <= below(t)``, ``x <= t``
+is ``x < above(t)``, and GT / GTE negate LEQ / LT with the children swapped. A
+certificate's domain holds no NaN, so ``nodes_missing_value_tracks_true`` is not read.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .models import Model, ModelError, Tree
+
+ML = "ai.onnx.ml"
+AROUND = ("Cast", "Identity", "ZipMap", "Concat")  # Concat: of the inputs (_features)
+_FLOAT, _DOUBLE = 1, 11  # TensorProto element types
+LEQ, LT, GTE, GT = "BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"
+
+
+def read_onnx(path: str, test: str = "<=") -> Model:
+    import onnx
+
+    if test not in ("<=", "<"):
+        raise ModelError(f"test {test!r}: an ONNX certificate's splits use '<=' or '<'")
+    try:
+        model = onnx.load_model(path, load_external_data=False)
+    except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
+        raise ModelError(f"onnx cannot read the model ({type(e).__name__})") from None
+    g = model.graph
+    ops = [n for n in g.node if n.domain == ML and n.op_type.startswith("TreeEnsemble")]
+    others = [n.op_type for n in g.node if n not in ops and n.op_type not in AROUND]
+    if len(ops) != 1 or others:
+        raise ModelError(
+            "the checker reads a graph of one TreeEnsembleClassifier with only Cast, "
+            "Identity, ZipMap and a Concat of its inputs around it"
+        )
+    (op,) = ops
+    if op.op_type != "TreeEnsembleClassifier":
+        raise ModelError(f"{op.op_type}: the checker reads binary TreeEnsembleClassifier graphs")
+    names, float32 = _features(g)
+    a = _attributes(op)
+    if a.get("aggregate_function", "SUM") != "SUM":
+        raise ModelError("a classifier whose trees are not summed")
+    labels = a.get("classlabels_int64s") or a.get("classlabels_strings") or []
+    if len(labels) != 2:
+        raise ModelError(f"{len(labels)} classes: the checker reads binary classifiers")
+    if any(int(c) != 0 for c in a["class_ids"]):
+        raise ModelError("the checker reads binary classifiers with one score (class id 0)")
+    weights = list(a.get("class_weights_as_tensor", a.get("class_weights", [])))
+    post = a.get("post_transform", "NONE")
+    if post == "LOGISTIC":
+        link = "logistic"
+    elif post == "NONE" and all(w >= 0 for w in weights):
+        link = "proba"
+    else:
+        raise ModelError(f"post_transform {post}: the checker reads NONE (a forest) and LOGISTIC")
+    base = list(a.get("base_values_as_tensor", a.get("base_values", [])))
+    if len(base) > 1:
+        raise ModelError(f"{len(base)} base values for one score")
+    trees = _trees(a, weights, test, float32)
+    if names is None:  # one input [N, F] of unknown F: as many as the trees read
+        names = [f"f{i}" for i in range(1 + max(f for t in trees for f in t.feature))]
+    return Model(
+        trees,
+        float(base[0]) if base else 0.0,
+        test,
+        names,
+        1.0,
+        float32=float32,
+        link=link,
+        float32_sums=float32,
+    )
+
+
+def _features(g) -> tuple[list[str] | None, bool]:
+    """The features' names (None: ``f0 ..`` as many as read) and whether they are float32:
+    one input [N, F] (``f0 .. f{F-1}``), or inputs [N, k] joined by one Concat on axis 1
+    in its order (an input's name, or ``NAME_0 ..`` for k > 1), all of one precision."""
+    inputs = {i.name: i for i in g.input if i.name not in {t.name for t in g.initializer}}
+    types = {i.type.tensor_type.elem_type for i in inputs.values()}
+    dims = [i.type.tensor_type.shape.dim for i in inputs.values()]
+    if len(types) != 1 or not types <= {_FLOAT, _DOUBLE} or any(len(d) != 2 for d in dims):
+        raise ModelError("the checker reads float or double input tensors [N, F] of one precision")
+    float32 = types == {_FLOAT}
+    concats = [n for n in g.node if n.op_type == "Concat"]
+    if not concats:
+        if len(inputs) != 1:
+            raise ModelError("the checker reads one input tensor [N, F], or a Concat of inputs")
+        (only,) = inputs.values()
+        n = int(only.type.tensor_type.shape.dim[1].dim_value)
+        return ([f"f{i}" for i in range(n)] if n else None), float32
+    (concat,) = concats if len(concats) == 1 else (None,)
+    axis = {a.name: a.i for a in concat.attribute}.get("axis") if concat is not None else None
+    if concat is None or axis not in (1, -1) or sorted(concat.input) != sorted(inputs):
+        raise ModelError("the checker reads one Concat (axis 1) of every graph input")
+    names = []
+    for name in concat.input:
+        k = int(inputs[name].type.tensor_type.shape.dim[1].dim_value)
+        if k < 1:
+            raise ModelError(f"input {name} has no fixed number of columns")
+        names += [name] if k == 1 else [f"{name}_{i}" for i in range(k)]
+    return names, float32
+
+
+def _attributes(op) -> dict:
+    import onnx
+
+    out = {}
+    for at in op.attribute:
+        v = onnx.helper.get_attribute_value(at)
+        if isinstance(v, onnx.TensorProto):
+            v = onnx.numpy_helper.to_array(v).tolist()
+        elif isinstance(v, bytes):
+            v = v.decode()
+        elif isinstance(v, list) and v and isinstance(v[0], bytes):
+            v = [x.decode() for x in v]
+        out[at.name] = v
+    return out
+
+
+def _trees(a: dict, weights: list, test: str, float32: bool) -> list[Tree]:
+    values = list(a.get("nodes_values_as_tensor", a.get("nodes_values", [])))
+    nodes: dict[int, dict[int, tuple]] = defaultdict(dict)
+    for k, (t, i) in enumerate(zip(a["nodes_treeids"], a["nodes_nodeids"], strict=True)):
+        nodes[t][i] = (
+            a["nodes_modes"][k],
+            int(a["nodes_featureids"][k]),
+            float(values[k]),
+            int(a["nodes_truenodeids"][k]),
+            int(a["nodes_falsenodeids"][k]),
+        )
+    leaf_weight: dict[tuple[int, int], float] = defaultdict(float)
+    for t, i, w in zip(a["class_treeids"], a["class_nodeids"], weights, strict=True):
+        leaf_weight[(t, i)] += float(w)
+    return [_tree(nodes[t], t, leaf_weight, test, float32) for t in sorted(nodes)]
+
+
+def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool) -> Tree:
+    feature, threshold, left, right, value = [], [], [], [], []
+    root = 0 if 0 in nodes else min(nodes)
+
+    def add(key: int, depth: int) -> int:
+        if depth > len(nodes):
+            raise ModelError(f"tree {tid} has a cycle")
+        mode, f, t, true, false = nodes[key]
+        i = len(feature)
+        for col in (feature, threshold, left, right, value):
+            col.append(0)
+        if mode == "LEAF":
+            feature[i], left[i], right[i] = -1, -1, -1
+            value[i] = leaf_weight.get((tid, key), 0.0)
+            return i
+        if mode not in (LEQ, LT, GTE, GT):
+            raise ModelError(f"tree {tid}: mode {mode} is not checked")
+        if mode in (GTE, GT):  # the negation of LT / LEQ: the children swap
+            true, false = false, true
+        less_equal = mode in (LEQ, GT)
+        feature[i], threshold[i] = f, _threshold(t, less_equal, test, float32)
+        left[i] = add(true, depth + 1)
+        right[i] = add(false, depth + 1)
+        return i
+
+    add(root, 0)
+    return Tree(feature, threshold, left, right, value)
+
+
+def _threshold(t: float, less_equal: bool, test: str, float32: bool) -> float:
+    """The threshold of ``x <= t`` (``less_equal``) or ``x < t`` under ``test``, exactly
+    for inputs of the comparison's precision."""
+    if not float32:
+        if less_equal == (test == "<="):
+            return t
+        return float(np.nextafter(t, -np.inf if test == "<=" else np.inf))
+    f = np.float32(t)
+    if less_equal == (test == "<=") and float(f) == t:
+        return t
+    if test == "<=":  # the largest float32 x with x (<= or <) t
+        below = f if (float(f) <= t if less_equal else float(f) < t) else None
+        if below is None:
+            below = np.nextafter(f, np.float32(-np.inf))
+        return float(below)
+    # test "<": the smallest float32 x where x (<= or <) t fails
+    above = f if (float(f) > t if less_equal else float(f) >= t) else None
+    if above is None:
+        above = np.nextafter(f, np.float32(np.inf))
+    return float(above)

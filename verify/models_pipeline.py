@@ -1,0 +1,187 @@
+"""A scikit-learn Pipeline of per-column scalers before a tree model, as the checker sees
+it: the final model's trees, with each test on a transformed column restated on the
+pipeline input it comes from, at the boundaries the certificate states.
+
+The certificate states, per column the final model reads, its ``input``, the affine map
+a scaler applies (``map``: [shift, scale], x -> (x - shift) / scale) when it is one, and
+per threshold t of the model on the column the boundary b where the model's test
+``cast(column) op t`` stops holding. The checker confirms every stated number by calling
+the pipeline's own transform (on rows where only that input changes):
+
+* the steps are ones that map each column on its own through a nondecreasing function
+  (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer (the identity
+  on the numbers a certificate's domain holds), passthrough, and ColumnTransformers and
+  Pipelines of them); so a column depends on one input through a monotone map, and once
+  the test holds at the double before b and fails at b, the map rises there and the
+  test holds exactly for x < b (``-inf`` / ``inf``: it fails / holds at both the smallest
+  and the largest double, so everywhere, whichever way the map runs);
+* the stated map agrees with the transform at 0, 1 and every finite boundary.
+
+The model over the inputs then tests ``x < b`` in float64, as the proof's splits do.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from .models import Model, ModelError, Tree, load_skops, sklearn_model
+
+PER_COLUMN = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "SimpleImputer")
+BIG = float(np.finfo(np.float64).max)
+
+
+def read_pipeline(path: str, maps) -> Model:
+    pipe = load_skops(path)
+    if type(pipe).__name__ != "Pipeline":
+        raise ModelError(f"{type(pipe).__name__}: a pipeline certificate names a Pipeline")
+    for _, step in pipe.steps[:-1]:
+        _check_step(step)
+    inner = sklearn_model(pipe.steps[-1][1])
+    if inner.task != "classifier" or inner.n_outputs != 1:
+        raise ModelError("the checker reads pipelines of binary classifiers only")
+    if not isinstance(maps, list) or len(maps) != int(pipe.steps[-1][1].n_features_in_):
+        raise ModelError("the certificate states no map for every column the model reads")
+    names = [str(c) for c in getattr(pipe, "feature_names_in_", [])] or [
+        f"x{i}" for i in range(int(pipe.n_features_in_))
+    ]
+    probe = _Probe(pipe, names)
+    boundary: dict[tuple[int, float], float] = {}
+    inputs = []
+    for j, col in enumerate(maps):
+        i = int(col["input"])
+        if not 0 <= i < len(names):
+            raise ModelError(f"column {j}: input {i} is not one of the pipeline's")
+        inputs.append(i)
+        stated = [(float(t), _bound(b)) for t, b in col["boundaries"]]
+        _confirm_boundaries(probe, inner, i, j, stated)
+        boundary.update(((j, t), b) for t, b in stated)
+        if col.get("map") is not None:
+            _confirm_map(probe, i, j, col["map"], [b for _, b in stated])
+    trees = [_restated(t, inputs, boundary) for t in inner.trees]
+    return Model(
+        trees,
+        inner.offset,
+        "<",
+        names,
+        inner.margin_per_logit,
+        float32=False,
+        link=inner.link,
+        float32_sums=inner.float32_sums,
+    )
+
+
+def _check_step(step) -> None:
+    name = type(step).__name__
+    if not (isinstance(step, str) or step is None) and not type(step).__module__.startswith(
+        "sklearn."
+    ):
+        raise ModelError(f"pipeline step {name} is not scikit-learn's")
+    if isinstance(step, str) or step is None:
+        if step in ("passthrough", "drop", None):
+            return
+    elif name in PER_COLUMN:
+        if name == "SimpleImputer" and getattr(step, "add_indicator", False):
+            raise ModelError("SimpleImputer with add_indicator is not checked")
+        if name == "MinMaxScaler" and not step.feature_range[0] < step.feature_range[1]:
+            raise ModelError("a MinMaxScaler whose range decreases")
+        return
+    elif name == "FunctionTransformer" and getattr(step, "func", 0) is None:
+        return  # how a fitted ColumnTransformer keeps remainder="passthrough"
+    elif name == "ColumnTransformer":
+        for _, trans, _ in step.transformers_:
+            _check_step(trans)
+        return
+    elif name == "Pipeline":
+        for _, s in step.steps:
+            _check_step(s)
+        return
+    raise ModelError(
+        f"pipeline step {name}: the checker reads per-column scalers and imputers "
+        "(one-hot columns are not checked)"
+    )
+
+
+class _Probe:
+    """The pipeline's transform on rows where one input takes the given values."""
+
+    def __init__(self, pipe, names: list[str]):
+        self.pre, self.names = pipe[:-1], names
+        self.frame = getattr(pipe, "feature_names_in_", None) is not None
+
+    def column(self, i: int, j: int, values: list[float]) -> np.ndarray:
+        X = np.zeros((len(values), len(self.names)))
+        X[:, i] = values
+        if self.frame:
+            import pandas as pd
+
+            X = pd.DataFrame(X, columns=self.names)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self.pre.transform(X)
+        out = out.toarray() if hasattr(out, "toarray") else out
+        return np.asarray(out, dtype=np.float64)[:, j]
+
+
+def _holds(inner: Model, v: float, t: float) -> bool:
+    if inner.float32:
+        with np.errstate(over="ignore"):
+            v = float(np.float32(v))
+    return v < t if inner.test == "<" else v <= t
+
+
+def _confirm_boundaries(probe: _Probe, inner: Model, i: int, j: int, stated: list) -> None:
+    """Each (t, b): the test holds at the double before b and fails at b (one transform
+    of all the points)."""
+    points, want, of = [], [], []
+    for t, b in stated:
+        # an infinite boundary: the test holds (fails) at both ends of the line, so
+        # everywhere, whichever way a (tampered) map runs
+        if b == math.inf:
+            xs, ys = [-BIG, BIG], [True, True]
+        elif b == -math.inf:
+            xs, ys = [-BIG, BIG], [False, False]
+        else:
+            xs, ys = [float(np.nextafter(b, -math.inf)), b], [True, False]
+        points += xs
+        want += ys
+        of += [(t, b)] * len(xs)
+    if not points:
+        return
+    for v, w, (t, b) in zip(probe.column(i, j, points), want, of, strict=True):
+        if _holds(inner, v, t) != w:
+            raise ModelError(
+                f"the pipeline's transform does not confirm column {j}'s boundary {b!r} "
+                f"(input {i}) for the threshold {t!r}"
+            )
+
+
+def _confirm_map(probe: _Probe, i: int, j: int, stated, boundaries: list[float]) -> None:
+    shift, scale = float(stated[0]), float(stated[1])
+    xs = [0.0, 1.0, *(b for b in boundaries if math.isfinite(b))]
+    got = probe.column(i, j, xs)
+    want = (np.array(xs) - shift) / scale
+    if not np.allclose(got, want, rtol=1e-9, atol=1e-9):
+        raise ModelError(
+            f"the pipeline's transform does not confirm column {j}'s stated map "
+            f"x -> (x - {shift!r}) / {scale!r}"
+        )
+
+
+def _restated(t: Tree, inputs: list[int], boundary: dict) -> Tree:
+    feature, threshold = list(t.feature), list(t.threshold)
+    for n, j in enumerate(t.feature):
+        if j < 0:
+            continue
+        b = boundary.get((j, float(t.threshold[n])))
+        if b is None:
+            raise ModelError(
+                f"the certificate states no boundary for column {j} at {t.threshold[n]!r}"
+            )
+        feature[n], threshold[n] = inputs[j], b
+    return replace(t, feature=feature, threshold=threshold)
+
+
+def _bound(v) -> float:
+    return float(v) if not isinstance(v, str) else float(v.replace("inf", "Infinity"))
