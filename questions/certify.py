@@ -22,7 +22,7 @@ from pathlib import Path
 from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..compiler.encode import ensemble_structure, gap_row_terms
-from ..compiler.ensemble import Ensemble
+from ..compiler.ensemble import PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import ANY, Gap, GapKind, Query
 from ..compiler.question import DOWN
@@ -156,6 +156,9 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
             return why
     if q.threshold is not None:
         return "certificates cover gaps and changes, not the threshold form (above, below)"
+    if binary and ens.link == PROBA and q.gap.kind == "margin" and q.gap.value >= 0.5:
+        # P(x1) >= 0.5 + g and P(x2) <= 0.5 - g: past 0 and 1 the checker takes no claim
+        return "a forest's margin gap is stated within [0, 0.5): its probabilities lie in [0, 1]"
     if model_library(ens) in CHECKER_READS_FIRST:
         return checker_refusal(str(model_file), model_library(ens), ens.op)
     return None

@@ -112,3 +112,22 @@ def test_the_report_says_why_a_protected_feature_gets_no_certificate(folder):
     assert p.returncode == 0, p.stderr
     (line,) = _refusals(p.stderr)
     assert line.startswith("report: f0: no certificate: the answer is ")
+
+
+@pytest.mark.parametrize("margin_gap", [0.5, 0.7])
+def test_a_forests_margin_gap_of_a_half_or_more_gets_no_certificate_in_one_line(
+    tmp_path, margin_gap
+):
+    from sklearn.ensemble import RandomForestClassifier
+    from skops.io import dump
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    path = tmp_path / "forest.skops"
+    dump(RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y), path)
+    ens = treesens.load_model(str(path))
+    done = certify(ens, make_query(["x1"], margin_gap=margin_gap), tmp_path / "c.json", path, 30)
+    assert not done.written
+    assert "margin gap is stated within [0, 0.5)" in done.message
+    assert not (tmp_path / "c.json").exists()
