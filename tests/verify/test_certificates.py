@@ -14,6 +14,7 @@ import treesens
 from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
 from treesens.tests.conftest import require_shared, treesens_here
+from treesens.tests.verify.tampering import tampered
 from treesens.verify import CertificateError, verify_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,14 +78,6 @@ def certificate(tiny, tmp_path_factory) -> Path:
     return out
 
 
-def _tampered(certificate: Path, tmp_path: Path, change) -> Path:
-    doc = json.loads(certificate.read_text())
-    change(doc)
-    out = tmp_path / "tampered.json"
-    out.write_text(json.dumps(doc))
-    return out
-
-
 def test_a_certificate_of_the_box_search_verifies(certificate):
     verdict = verify_file(certificate)
     assert verdict.valid, verdict.message
@@ -95,7 +88,7 @@ def test_a_certificate_with_a_box_removed_is_rejected(certificate, tmp_path):
         proof = doc["parts"][0]["proof"]
         del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]
 
-    assert not verify_file(_tampered(certificate, tmp_path, drop_last_box)).valid
+    assert not verify_file(tampered(certificate, tmp_path, drop_last_box)).valid
 
 
 def test_a_certificate_with_a_bound_changed_is_rejected(certificate, tmp_path):
@@ -103,7 +96,7 @@ def test_a_certificate_with_a_bound_changed_is_rejected(certificate, tmp_path):
         step = next(s for s in doc["parts"][0]["proof"] if s[0] == "prune")
         step[2] -= 0.5
 
-    verdict = verify_file(_tampered(certificate, tmp_path, lower_a_bound))
+    verdict = verify_file(tampered(certificate, tmp_path, lower_a_bound))
     assert not verdict.valid and "states" in verdict.message
 
 
@@ -111,7 +104,7 @@ def test_a_certificate_for_a_smaller_gap_is_rejected(certificate, tmp_path):
     def smaller_gap(doc):
         doc["question"]["claim"]["gap"] = 0.0
 
-    assert not verify_file(_tampered(certificate, tmp_path, smaller_gap)).valid
+    assert not verify_file(tampered(certificate, tmp_path, smaller_gap)).valid
 
 
 def test_a_certificate_checked_against_another_model_is_rejected(certificate, tmp_path):
@@ -134,7 +127,7 @@ def test_cli_verify_exits_0_on_valid_and_1_on_invalid(certificate, tmp_path):
     def smaller_gap(doc):
         doc["question"]["claim"]["gap"] = 0.0
 
-    p = treesens_here("verify", _tampered(certificate, tmp_path, smaller_gap))
+    p = treesens_here("verify", tampered(certificate, tmp_path, smaller_gap))
     assert p.returncode == 1 and "INVALID" in p.stdout
 
 
@@ -178,7 +171,7 @@ def test_the_churn_certificate_verifies_and_one_box_less_does_not(tmp_path):
         proof = doc["parts"][0]["proof"]
         del proof[[s[0] for s in proof].index("prune")]
 
-    assert treesens_here("verify", _tampered(out, tmp_path, drop_a_box)).returncode == 1
+    assert treesens_here("verify", tampered(out, tmp_path, drop_a_box)).returncode == 1
 
 
 def test_sweep_writes_a_certificate_per_insensitive_answer_that_verifies(tiny, tmp_path):

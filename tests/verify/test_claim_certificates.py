@@ -16,6 +16,7 @@ import treesens
 from treesens.questions.certify import certified_bound, certify, certify_answer
 from treesens.questions.query_build import make_query
 from treesens.tests.verify.claims_oracle import supremum, tiny_model
+from treesens.tests.verify.tampering import tampered
 from treesens.verify import CertificateError, verify_file
 
 VARY = ["b"]  # a feature every tiny model reads, with a clear effect
@@ -95,14 +96,6 @@ def certificates(models, tmp_path_factory):
     return out
 
 
-def _tampered(certificate: Path, tmp_path: Path, change) -> Path:
-    doc = json.loads(certificate.read_text())
-    change(doc)
-    out = tmp_path / "tampered.json"
-    out.write_text(json.dumps(doc))
-    return out
-
-
 # ---- accepted on every library, and only when the claim holds --------------------------
 
 
@@ -162,7 +155,7 @@ def test_a_certificate_with_a_box_removed_is_rejected(certificates, claim, tmp_p
         del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]
 
     _, _, path = certificates[claim]
-    assert not verify_file(_tampered(path, tmp_path, drop_last_box)).valid
+    assert not verify_file(tampered(path, tmp_path, drop_last_box)).valid
 
 
 @pytest.mark.parametrize("claim", list(CLAIMS))
@@ -171,7 +164,7 @@ def test_a_certificate_with_a_bound_changed_is_rejected(certificates, claim, tmp
         _first_prune(doc)[2] -= 0.5
 
     _, _, path = certificates[claim]
-    verdict = verify_file(_tampered(path, tmp_path, lower_a_bound))
+    verdict = verify_file(tampered(path, tmp_path, lower_a_bound))
     assert not verdict.valid and "states" in verdict.message
 
 
@@ -188,7 +181,7 @@ def test_a_certificate_with_its_claim_lowered_below_the_supremum_is_rejected(
     def below(doc):
         doc["question"]["claim"][key] = lowered
 
-    assert not verify_file(_tampered(path, tmp_path, below)).valid
+    assert not verify_file(tampered(path, tmp_path, below)).valid
 
 
 @pytest.mark.parametrize("claim", list(CLAIMS))
@@ -220,7 +213,7 @@ def test_a_multiclass_certificate_moved_to_a_class_pair_the_claim_fails_on_is_re
         doc["question"]["claim"]["classes"] = list(high)
         doc["parts"][0]["classes"] = list(high)
 
-    assert not verify_file(_tampered(out, tmp_path, other_pair)).valid
+    assert not verify_file(tampered(out, tmp_path, other_pair)).valid
 
 
 def _pruned_by(doc) -> set[str]:
@@ -278,7 +271,7 @@ def test_a_proof_only_x2s_rows_rule_out_is_rejected_with_its_ratio_below_the_sup
     def below(doc):
         doc["question"]["claim"]["gap"] = lowered
 
-    assert not verify_file(_tampered(certificate, tmp_path, below)).valid
+    assert not verify_file(tampered(certificate, tmp_path, below)).valid
 
 
 def test_an_any_certificate_missing_a_class_pair_is_rejected(certificates, tmp_path):
@@ -286,7 +279,7 @@ def test_an_any_certificate_missing_a_class_pair_is_rejected(certificates, tmp_p
         del doc["parts"][-1]
 
     _, _, path = certificates["any"]
-    verdict = verify_file(_tampered(path, tmp_path, drop_a_pair))
+    verdict = verify_file(tampered(path, tmp_path, drop_a_pair))
     assert not verdict.valid and "parts" in verdict.message
 
 
@@ -295,7 +288,7 @@ def test_a_class_pair_certificate_does_not_prove_any(certificates, tmp_path):
         doc["question"]["claim"]["classes"] = ["any", "any"]
 
     _, _, path = certificates["pair"]
-    assert not verify_file(_tampered(path, tmp_path, widen)).valid
+    assert not verify_file(tampered(path, tmp_path, widen)).valid
 
 
 def test_a_regressor_certificate_read_as_a_gap_is_rejected(certificates, tmp_path):
@@ -303,7 +296,7 @@ def test_a_regressor_certificate_read_as_a_gap_is_rejected(certificates, tmp_pat
         doc["question"]["claim"] = {"kind": "gap", "gap": 0.1, "gap_kind": "prob"}
 
     _, _, path = certificates["change"]
-    assert not verify_file(_tampered(path, tmp_path, as_gap)).valid
+    assert not verify_file(tampered(path, tmp_path, as_gap)).valid
 
 
 # ---- a max gap's upper bound ---------------------------------------------------------
@@ -374,7 +367,7 @@ def binary_prob(models, tmp_path_factory):
 
 def test_the_checker_still_reads_a_version_1_certificate(binary_prob, tmp_path):
     _, out = binary_prob
-    assert verify_file(_tampered(out, tmp_path, _version_1)).valid
+    assert verify_file(tampered(out, tmp_path, _version_1)).valid
 
 
 def test_a_version_1_certificate_with_its_gap_below_the_supremum_is_rejected(binary_prob, tmp_path):
@@ -384,7 +377,7 @@ def test_a_version_1_certificate_with_its_gap_below_the_supremum_is_rejected(bin
         _version_1(doc)
         doc["question"]["gap"] = sup / 2
 
-    assert not verify_file(_tampered(out, tmp_path, lowered)).valid
+    assert not verify_file(tampered(out, tmp_path, lowered)).valid
 
 
 def test_a_certificate_of_an_unknown_version_is_a_certificate_error(binary_prob, tmp_path):
@@ -392,7 +385,7 @@ def test_a_certificate_of_an_unknown_version_is_a_certificate_error(binary_prob,
         doc["version"] = 3
 
     with pytest.raises(CertificateError, match="version 3"):
-        verify_file(_tampered(binary_prob[1], tmp_path, version_3))
+        verify_file(tampered(binary_prob[1], tmp_path, version_3))
 
 
 def test_a_multiclass_claim_naming_one_class_twice_is_rejected(certificates, tmp_path):
@@ -403,4 +396,4 @@ def test_a_multiclass_claim_naming_one_class_twice_is_rejected(certificates, tmp
         doc["parts"] = []
 
     _, _, path = certificates["pair"]
-    assert not verify_file(_tampered(path, tmp_path, same_class)).valid
+    assert not verify_file(tampered(path, tmp_path, same_class)).valid

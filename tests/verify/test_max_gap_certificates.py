@@ -16,6 +16,7 @@ from treesens.questions.certify import certified_bound, certify_answer
 from treesens.questions.query_build import make_query
 from treesens.tests.conftest import treesens_here
 from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.tests.verify.tampering import tampered
 from treesens.verify import verify_file
 
 FEATURE = "f1"  # a feature the model reads, with a max gap well above 0
@@ -47,14 +48,6 @@ def checked(model, tmp_path_factory):
     )
     assert p.returncode == 0, p.stderr
     return p, json.loads(p.stdout), out
-
-
-def _tampered(certificate: Path, tmp_path: Path, change) -> Path:
-    doc = json.loads(certificate.read_text())
-    change(doc)
-    out = tmp_path / "tampered.json"
-    out.write_text(json.dumps(doc))
-    return out
 
 
 def test_a_max_gap_certificate_verifies_with_treesens_verify(checked):
@@ -109,7 +102,7 @@ def test_a_certificate_with_its_gap_lowered_below_the_exact_max_gap_is_rejected(
     def below_the_max_gap(doc):
         doc["question"]["claim"]["gap"] = exact - 0.01
 
-    verdict = verify_file(_tampered(out, tmp_path, below_the_max_gap))
+    verdict = verify_file(tampered(out, tmp_path, below_the_max_gap))
     assert not verdict.valid
 
 
@@ -120,7 +113,7 @@ def test_a_max_gap_certificate_with_a_bound_changed_is_rejected(checked, tmp_pat
         step = next(s for s in doc["parts"][0]["proof"] if s[0] == "prune")
         step[2] -= 0.5
 
-    verdict = verify_file(_tampered(out, tmp_path, lower_a_bound))
+    verdict = verify_file(tampered(out, tmp_path, lower_a_bound))
     assert not verdict.valid and "states" in verdict.message
 
 

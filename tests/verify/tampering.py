@@ -1,0 +1,15 @@
+"""A certificate changed on purpose: the tamper tests' one way to write a changed copy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def tampered(certificate: Path, folder: Path, change) -> Path:
+    """A copy of ``certificate`` in ``folder`` with ``change(doc)`` applied to its JSON."""
+    doc = json.loads(certificate.read_text())
+    change(doc)
+    out = folder / "tampered.json"
+    out.write_text(json.dumps(doc))
+    return out
