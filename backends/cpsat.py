@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ..compiler.ir import BOOL, ExactlyOne, Implication, Linear, Problem
+from ..compiler.ir import BOOL, GE, LE, ExactlyOne, Implication, Linear, Objective, Problem
 from ..compiler.solver import (
     ERROR,
     FEASIBLE,
@@ -61,6 +61,35 @@ def _add_linear(model, xs, c: Linear):
     return model.add(e == rhs)
 
 
+def parallel_to_guide(c: Linear, obj: Objective | None) -> bool:
+    """Whether ``c`` bounds a guiding objective: the objective's own sum (or a positive
+    multiple of it) on the side the objective pushes, ``>=`` when maximising.
+
+    CP-SAT's presolve turns such a row into a domain of the objective, and CP-SAT 9.15
+    at probing level 0 (PROBING_LEVEL) can then call a feasible model infeasible: a wrong
+    "insensitive" (tests/backends/test_cpsat_guide_row.py, model seed 502).
+    The row is AffectedLeafGap's (implied by the gap rows); the guide only steers, so
+    leaving the row out keeps every point and every proof of the query."""
+    if obj is None or obj.role != "guide" or not c.vars or len(c.vars) != len(obj.vars):
+        return False
+    if c.sense != (GE if obj.sense == "max" else LE):
+        return False
+    mine = dict(zip(c.vars, c.coefs))
+    if set(mine) != set(obj.vars):
+        return False
+    ratio = None
+    for v, k in zip(obj.vars, obj.coefs):
+        if k == 0.0:
+            if mine[v] != 0.0:
+                return False
+            continue
+        r = mine[v] / k
+        if r <= 0.0 or (ratio is not None and r != ratio):
+            return False
+        ratio = r
+    return ratio is not None
+
+
 def build(problem: Problem) -> tuple[cp_model.CpModel, list]:
     model = cp_model.CpModel()
     xs = []
@@ -77,7 +106,7 @@ def build(problem: Problem) -> tuple[cp_model.CpModel, list]:
         elif isinstance(c, Implication):
             lit = xs[c.var] if c.value else ~xs[c.var]
             _add_linear(model, xs, c.then).only_enforce_if(lit)
-        else:
+        elif not parallel_to_guide(c, problem.objective):
             _add_linear(model, xs, c)
     obj = problem.objective
     if obj is not None:

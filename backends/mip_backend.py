@@ -25,6 +25,15 @@ INFEAS_TOL = 1e-8
 INTEGER_TOL = 1e-8
 
 
+# the statuses that end a run without a point as a proof (see _no_point)
+NO_POINT_PROOFS = (
+    mip.OptimizationStatus.INFEASIBLE,
+    mip.OptimizationStatus.INT_INFEASIBLE,
+    mip.OptimizationStatus.UNBOUNDED,
+    mip.OptimizationStatus.INF_OR_UNBD,
+)
+
+
 def _empty_row_holds(r) -> bool:
     return (
         (r.sense == "<=" and r.rhs >= 0.0)
@@ -122,10 +131,13 @@ def _optimize(
         if backend_name != "highs":
             raise
         status = OS.ERROR
-    if status == OS.ERROR and backend_name == "highs" and options.remaining() > 0.1:
+    if backend_name == "highs" and status in (OS.ERROR, *NO_POINT_PROOFS):
         # HiGHS' presolve fails on some of these models ("solve error", or postsolve
-        # returns an infeasible point) where the same model solves with presolve off:
-        # retry once without it
+        # returns an infeasible point), and on some it calls a feasible model infeasible
+        # (tests/backends/test_highs_presolve.py): retry once without it, so that
+        # "infeasible" is only HiGHS' answer without presolve
+        if options.remaining() <= 0.1:
+            return OS.ERROR if status == OS.ERROR else OS.NO_SOLUTION_FOUND
         model.solver._set_string_option_value("presolve", "off")
         kw["max_seconds"] = max(0.05, options.remaining())
         status = model.optimize(**kw)
