@@ -199,7 +199,7 @@ def next_step(budget: int, boxes: int, took: float, left: float, status: int) ->
     ``boxes`` in ``took`` seconds with ``left`` seconds to the deadline: about a tenth of
     a second between two looks at the clock, and never (at the measured time per box)
     more than a quarter of the time left. The boxes visited do not depend on the steps
-    (the kernel stops only between two dives, and resumes from its heap)."""
+    (the kernel holds a dive at a step's end and goes on with it at the next)."""
     if status != gap_kernel.RESOLVED and took < 0.05:
         budget = min(budget * 2, LONGEST_STEP)
     elif took > 0.2:
