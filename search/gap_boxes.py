@@ -188,9 +188,11 @@ def heap_boxes(heap_bytes: int, leaves: int, columns: int) -> int:
     return max(4, int(heap_bytes) // per_box)
 
 
-# the compiled search's first step, in boxes: small, as a box of a large model's tables
-# takes a tenth of a CPU second; the steps then grow while they stay short (next_step)
-FIRST_STEP = 16
+# the compiled search's first step, in boxes: one, as a box of a large model's tables
+# takes a tenth of a CPU second or more (and the query's time may be spent before the
+# search starts); it measures the time per box, and the steps then grow while they stay
+# short (next_step)
+FIRST_STEP = 1
 LONGEST_STEP = 1 << 22
 
 
