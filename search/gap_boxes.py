@@ -188,6 +188,29 @@ def heap_boxes(heap_bytes: int, leaves: int, columns: int) -> int:
     return max(4, int(heap_bytes) // per_box)
 
 
+# the compiled search's first step, in boxes: one, as a box of a large model's tables
+# takes a tenth of a CPU second or more (and the query's time may be spent before the
+# search starts); it measures the time per box, and the steps then grow while they stay
+# short (next_step)
+FIRST_STEP = 1
+LONGEST_STEP = 1 << 22
+
+
+def next_step(budget: int, boxes: int, took: float, left: float, status: int) -> int:
+    """The compiled search's next step, in boxes, after a step of ``budget`` that ran
+    ``boxes`` in ``took`` seconds with ``left`` seconds to the deadline: about a tenth of
+    a second between two looks at the clock, and never (at the measured time per box)
+    more than a quarter of the time left. The boxes visited do not depend on the steps
+    (the kernel holds a dive at a step's end and goes on with it at the next)."""
+    if status != gap_kernel.RESOLVED and took < 0.05:
+        budget = min(budget * 2, LONGEST_STEP)
+    elif took > 0.2:
+        budget = max(budget // 2, 1)
+    if boxes > 0 and took > 0:
+        budget = min(budget, max(1, int(0.25 * max(left, 0.0) * boxes / took)))
+    return budget
+
+
 def _compiled_search(
     b: _Bounds,
     enc: Encoding,
@@ -210,7 +233,7 @@ def _compiled_search(
     )
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
-    boxes, budget = 0, 2048
+    boxes, budget = 0, FIRST_STEP
     status = -1
 
     def upper() -> float:
@@ -242,12 +265,8 @@ def _compiled_search(
             t0 = time.time()
             status, n, _u = search.step(floors[floor], budget)
             boxes += n
-            took = time.time() - t0
-            # about a tenth of a second between two looks at the clock
-            if status != gap_kernel.RESOLVED and took < 0.05:
-                budget = min(budget * 2, 1 << 22)
-            elif took > 0.2:
-                budget = max(budget // 2, 64)
+            now = time.time()
+            budget = next_step(budget, n, now - t0, deadline - now, status)
             if status == gap_kernel.RESOLVED:
                 got = offer(*corner_pair(enc, tab, search.corner))
                 if got is not None and got >= tolerance and (best is None or got > best):

@@ -259,6 +259,10 @@ class KernelSearch:
         self.costs = np.zeros((max(len(ft.nodes), 1), 2))
         # 0: split the first open tree of ``order`` (gap_boxes.py's rule), for comparison
         self.probes = int(probes)
+        # a dive held at a step's budget: its box (lo, hi), and (held?, its bound, the
+        # boxes it visited); the next step goes on with it
+        self.held_box = np.zeros(2 * cols, dtype=np.int32)
+        self.held = np.array([0.0, _NEG, 0.0])
         self.run = _kernel()
         note_compiled_search()
 
@@ -296,12 +300,16 @@ class KernelSearch:
             int(np.diff(ft.node_start).max(initial=0)),
             self.costs,
             self.probes,
+            self.held_box,
+            self.held,
         )
         return int(status), int(boxes), float(u)
 
     def best_open(self) -> float:
-        """The largest bound on the heap (row units), or -1e300 when it is empty."""
-        return float(self.hb[0]) if self.hn > 0 else _NEG
+        """The largest bound on the heap or of the dive held (row units), or -1e300 when
+        there is none."""
+        held = float(self.held[1]) if self.held[0] > 0 else _NEG
+        return max(float(self.hb[0]) if self.hn > 0 else _NEG, held)
 
     def upper(self) -> float:
         """A bound on every pair (row units): the largest bound open, dropped or shed

@@ -484,12 +484,16 @@ def run(
     max_nodes,
     costs,
     probes,
+    held_box,
+    held,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
     ``lost`` (updated): the largest bound dropped under a floor, the largest bound shed
-    for memory, how many boxes were shed (heap_shed). Returns (status, heap, boxes, the
-    resolved box's bound)."""
+    for memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held:
+    its box in ``held_box`` (lo, hi), ``held`` = (1, its bound, the boxes it visited),
+    and the next run goes on with it (the boxes visited do not depend on ``max_boxes``).
+    Returns (status, heap, boxes, the resolved box's bound)."""
     values, node_start, _leaf_start, nodes = ft_arrays
     rows = values.shape[1]
     trees = order.shape[0]
@@ -511,19 +515,29 @@ def run(
     scratch = (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked)
     rule = (order, costs, probes)
     boxes = 0
-    while hn > 0:
-        if boxes >= max_boxes:
-            return BUDGET, hb, hx, hn, boxes, 0.0
-        u_box, hn = heap_pop(hb, hx, hn, lo, hi)
-        u = u_box
-        if u <= u_floor:
-            dropped(lost, u)
-            continue
-        for t in range(trees):
-            walk(ft_arrays, t, lo, hi, top, low, stack, opn)
-            entry[t] = node_start[t]
-        u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
-        visited = 0
+    while hn > 0 or held[0] > 0:
+        if held[0] > 0:  # the dive the last run held: its box walked again
+            lo[:] = held_box[:cols]
+            hi[:] = held_box[cols:]
+            u = held[1]
+            visited = int(held[2])
+            held[0] = 0.0
+            for t in range(trees):
+                walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+                entry[t] = node_start[t]
+        else:
+            if boxes >= max_boxes:
+                return BUDGET, hb, hx, hn, boxes, 0.0
+            u_box, hn = heap_pop(hb, hx, hn, lo, hi)
+            u = u_box
+            if u <= u_floor:
+                dropped(lost, u)
+                continue
+            for t in range(trees):
+                walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+                entry[t] = node_start[t]
+            u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
+            visited = 0
         while True:
             visited += 1
             boxes += 1
@@ -556,4 +570,9 @@ def run(
                 # a better box waits: leave this dive to the heap
                 hb, hx, hn = push(hb, hx, hn, go_u, lo, hi, max_rows, u_floor, lost)
                 break
+            if boxes >= max_boxes:  # hold the dive for the next run
+                held_box[:cols] = lo
+                held_box[cols:] = hi
+                held[0], held[1], held[2] = 1.0, u, float(visited)
+                return BUDGET, hb, hx, hn, boxes, 0.0
     return EMPTY, hb, hx, hn, boxes, 0.0

@@ -10,12 +10,13 @@ import math
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
 
-from treesens.compiler.query import Gap
-from treesens.search import gap_kernel
+from treesens.compiler.query import Gap, Query
+from treesens.search import gap_boxes, gap_kernel
 from treesens.search.box_search import tree_order
 from treesens.search.gap_boxes import largest_gap, root_bound
 from treesens.search.gap_kernel import EMPTY, KernelSearch, floor_in_rows
@@ -23,6 +24,7 @@ from treesens.search.gap_search import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case, _deeper_case
 from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.tests.oracle import random_ensemble
 
 FAR = 1e18
 
@@ -70,6 +72,25 @@ def test_a_heap_grown_from_one_row_holds_the_same_search():
         runs.append((boxes, search.dropped))
     assert runs[0] == runs[1]
     assert runs[0][0] > 100
+
+
+def test_a_kernel_search_one_box_a_step_holds_its_dives_and_visits_the_same_boxes():
+    ens, q, _ = _case(15)  # 615 boxes when none is dropped
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+    order = tree_order(tab)
+    root = root_bound(tab, lambda u: u)
+    runs = []
+    for budget in (1, 10**9):
+        search = KernelSearch(tab, order, root)
+        status, boxes, steps = -1, 0, 0
+        while status != EMPTY:
+            status, more, _ = search.step(-math.inf, budget)
+            boxes, steps = boxes + more, steps + 1
+        runs.append((boxes, search.dropped))
+        if budget == 1:
+            assert steps >= boxes
+    assert runs[0] == runs[1]
 
 
 @pytest.mark.parametrize("floor", [1e-4, 0.01, 0.3, 0.4999])
@@ -189,3 +210,51 @@ def test_a_heap_budget_holds_the_rows_and_their_copy_while_they_grow():
     rows = gap_kernel.heap_rows(gap_kernel.HEAP_BYTES, 28)
     box = 8 + 2 * 28 * 4
     assert 1.5 * rows * box <= gap_kernel.HEAP_BYTES < 1.5 * (rows + 1) * box
+
+
+# ---- the clock: a search of slow boxes ends near its deadline ---------------------------
+
+
+def _long_search():
+    """100 trees of depth 5 over four features: a search of about 2,800 boxes."""
+    rng = np.random.default_rng([99, 0])
+    ens = random_ensemble(rng, 100, 5, 4, 6, leaf_scale=1.0)
+    enc = pair_encoding(ens, Query(vary=(ens.feature_names[0],), gap=Gap(0.0)))
+
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        return achieved_gap(p[0], p[1])
+
+    return ens, enc, pair_tables(enc), offer
+
+
+def test_a_search_of_slow_boxes_ends_within_a_few_boxes_of_its_deadline(monkeypatch):
+    # each box takes a tenth of a second on a clock of the test's (as a box of a
+    # 1,000-tree model's tables does): the search looks at the clock often enough
+    # to end within a few boxes of its limit, not a step of thousands of boxes later
+    per_box, limit = 0.1, 20.0
+    clock = types.SimpleNamespace(now=0.0)
+    monkeypatch.setattr(gap_boxes, "time", types.SimpleNamespace(time=lambda: clock.now))
+    step = KernelSearch.step
+
+    def slow_step(self, u_floor, max_boxes):
+        out = step(self, u_floor, max_boxes)
+        clock.now += per_box * out[1]
+        return out
+
+    monkeypatch.setattr(KernelSearch, "step", slow_step)
+    ens, enc, tab, offer = _long_search()
+    out = largest_gap(enc, tab, gap_bound(ens), offer, 1e-4, limit)
+    assert not out.proven and out.boxes < 2000
+    assert clock.now <= limit + 0.5
+
+
+def test_the_compiled_search_one_box_a_step_visits_the_boxes_of_long_steps(monkeypatch):
+    ens, enc, tab, offer = _long_search()
+    monkeypatch.setattr(gap_boxes, "FIRST_STEP", 1 << 20)
+    big = largest_gap(enc, tab, gap_bound(ens), offer, 1e-4, FAR)
+    monkeypatch.setattr(gap_boxes, "FIRST_STEP", 1)
+    monkeypatch.setattr(gap_boxes, "LONGEST_STEP", 1)
+    one = largest_gap(enc, tab, gap_bound(ens), offer, 1e-4, FAR)
+    assert one.proven and big.proven
+    assert (one.boxes, one.lower, one.upper) == (big.boxes, big.lower, big.upper)
