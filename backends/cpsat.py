@@ -67,9 +67,10 @@ def parallel_to_guide(c: Linear, obj: Objective | None) -> bool:
 
     CP-SAT's presolve turns such a row into a domain of the objective, and CP-SAT 9.15
     at probing level 0 (PROBING_LEVEL) can then call a feasible model infeasible: a wrong
-    "insensitive" (tests/backends/test_cpsat_guide_row.py, model seed 502).
-    The row is AffectedLeafGap's (implied by the gap rows); the guide only steers, so
-    leaving the row out keeps every point and every proof of the query."""
+    "insensitive" (tests/backends/test_cpsat_guide_row.py, model seed 502). Such a model
+    is solved at CP-SAT's own probing level (GUIDE_ROW_PROBING_LEVEL), which does not.
+    The row (AffectedLeafGap's) stays: leaving it out loses what it adds over the gap rows
+    after rounding (a regressor's change beyond its largest then ends in near misses)."""
     if obj is None or obj.role != "guide" or not c.vars or len(c.vars) != len(obj.vars):
         return False
     if c.sense != (GE if obj.sense == "max" else LE):
@@ -106,7 +107,7 @@ def build(problem: Problem) -> tuple[cp_model.CpModel, list]:
         elif isinstance(c, Implication):
             lit = xs[c.var] if c.value else ~xs[c.var]
             _add_linear(model, xs, c.then).only_enforce_if(lit)
-        elif not parallel_to_guide(c, problem.objective):
+        else:
             _add_linear(model, xs, c)
     obj = problem.objective
     if obj is not None:
@@ -119,6 +120,7 @@ def build(problem: Problem) -> tuple[cp_model.CpModel, list]:
 
 
 PROBING_LEVEL = 0  # CP-SAT's own default is 2; --solver-param cp_model_probing_level=2
+GUIDE_ROW_PROBING_LEVEL = 2  # a model with a row parallel to its guide (parallel_to_guide)
 # optimising (the data-aware utility): CP-SAT's level 1 leaves the clauses its presolve
 # makes of the predicate ordering out of the LP, so the LP bound ignores the ordering;
 # level 2 keeps them, and found better pairs sooner (docs/data-aware.md, "Why these
@@ -185,6 +187,11 @@ def _solve_once(model, xs, problem: Problem, options: SolveOptions, phase, secon
     # probing off: faster on the benchmark models, proofs included (docs/benchmarks.md,
     # "Why the defaults are what they are")
     p.cp_model_probing_level = PROBING_LEVEL
+    if any(
+        isinstance(c, Linear) and parallel_to_guide(c, problem.objective)
+        for c in problem.constraints
+    ):
+        p.cp_model_probing_level = GUIDE_ROW_PROBING_LEVEL
     if problem.objective is not None and options.first_solution:
         p.stop_after_first_solution = True
     optimizing = problem.objective is not None and not options.first_solution

@@ -67,7 +67,7 @@ def test_the_oracle_pair_of_seed_502_satisfies_every_row_cpsat_is_given():
     assert solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE)
 
 
-def test_cpsat_model_leaves_out_the_affected_gap_row_under_the_gap_objective():
+def test_cpsat_solves_a_model_whose_row_bounds_its_guide_at_its_own_probing_level():
     from treesens.backends import cpsat
 
     ens, q = _seed_502()
