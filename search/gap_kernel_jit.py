@@ -468,6 +468,34 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
 
 
 @jit
+def run_buffers(rows, trees, cols, max_nodes):
+    """run's working arrays: top, low, opn and the scratch split() and enter() take."""
+    per_tree = np.empty((6, rows, trees))
+    top, low, ytop = per_tree[0], per_tree[1], per_tree[2]
+    ylow, ntop, nlow = per_tree[3], per_tree[4], per_tree[5]
+    per_col = np.empty((3, trees, cols), dtype=np.bool_)
+    opn, yopn, nopn = per_col[0], per_col[1], per_col[2]
+    # a walk's pending nodes: at most one per node of the tree
+    stack = np.empty(max_nodes + 1, dtype=np.int64)
+    smask = np.empty(max_nodes + 1, dtype=np.int8)
+    entry = np.empty(trees, dtype=np.int64)
+    # the trees a split walks again: their columns of y*/n* are the children's, the
+    # other trees' are top and low's (nothing is copied for them)
+    walked = np.empty(trees, dtype=np.int64)
+    return top, low, opn, (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked)
+
+
+@jit
+def walk_all(ft_arrays, lo, hi, top, low, opn, scratch):
+    """Every tree walked over the box [lo, hi): a dive's start."""
+    node_start = ft_arrays[1]
+    stack, entry = scratch[6], scratch[8]
+    for t in range(entry.shape[0]):
+        walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+        entry[t] = node_start[t]
+
+
+@jit
 def run(
     ft_arrays,
     thresholds,
@@ -494,25 +522,12 @@ def run(
     its box in ``held_box`` (lo, hi), ``held`` = (1, its bound, the boxes it visited),
     and the next run goes on with it (the boxes visited do not depend on ``max_boxes``).
     Returns (status, heap, boxes, the resolved box's bound)."""
-    values, node_start, _leaf_start, nodes = ft_arrays
-    rows = values.shape[1]
     trees = order.shape[0]
     cols = out_lo.shape[0]
     lo = np.empty(cols, dtype=np.int32)
     hi = np.empty(cols, dtype=np.int32)
-    per_tree = np.empty((6, rows, trees))
-    top, low, ytop = per_tree[0], per_tree[1], per_tree[2]
-    ylow, ntop, nlow = per_tree[3], per_tree[4], per_tree[5]
-    per_col = np.empty((3, trees, cols), dtype=np.bool_)
-    opn, yopn, nopn = per_col[0], per_col[1], per_col[2]
-    # a walk's pending nodes: at most one per node of the tree
-    stack = np.empty(max_nodes + 1, dtype=np.int64)
-    smask = np.empty(max_nodes + 1, dtype=np.int8)
-    entry = np.empty(trees, dtype=np.int64)
-    # the trees a split walks again: their columns of y*/n* are the children's, the
-    # other trees' are top and low's (nothing is copied for them)
-    walked = np.empty(trees, dtype=np.int64)
-    scratch = (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked)
+    top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes)
+    walked = scratch[9]
     rule = (order, costs, probes)
     boxes = 0
     while hn > 0 or held[0] > 0:
@@ -522,9 +537,7 @@ def run(
             u = held[1]
             visited = int(held[2])
             held[0] = 0.0
-            for t in range(trees):
-                walk(ft_arrays, t, lo, hi, top, low, stack, opn)
-                entry[t] = node_start[t]
+            walk_all(ft_arrays, lo, hi, top, low, opn, scratch)
         else:
             if boxes >= max_boxes:
                 return BUDGET, hb, hx, hn, boxes, 0.0
@@ -533,9 +546,7 @@ def run(
             if u <= u_floor:
                 dropped(lost, u)
                 continue
-            for t in range(trees):
-                walk(ft_arrays, t, lo, hi, top, low, stack, opn)
-                entry[t] = node_start[t]
+            walk_all(ft_arrays, lo, hi, top, low, opn, scratch)
             u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
             visited = 0
         while True:
