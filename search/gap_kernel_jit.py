@@ -524,8 +524,7 @@ def run(
     Returns (status, heap, boxes, the resolved box's bound)."""
     trees = order.shape[0]
     cols = out_lo.shape[0]
-    lo = np.empty(cols, dtype=np.int32)
-    hi = np.empty(cols, dtype=np.int32)
+    lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes)
     walked = scratch[9]
     rule = (order, costs, probes)
