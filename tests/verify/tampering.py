@@ -13,3 +13,9 @@ def tampered(certificate: Path, folder: Path, change) -> Path:
     out = folder / "tampered.json"
     out.write_text(json.dumps(doc))
     return out
+
+
+def drop_last_box(doc: dict) -> None:
+    """The proof's last pruned box removed (its first part's)."""
+    proof = doc["parts"][0]["proof"]
+    del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]

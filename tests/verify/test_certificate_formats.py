@@ -16,6 +16,7 @@ from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
 from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import cell_grid
+from treesens.tests.verify.tampering import drop_last_box, tampered
 from treesens.verify import verify_file
 
 FORMATS = ["hgb", "catboost", "onnx-boosting", "onnx-forest"]
@@ -90,11 +91,7 @@ def certificate(model: Path) -> Path:
 
 
 def _tampered(certificate: Path, change) -> Path:
-    doc = json.loads(certificate.read_text())
-    change(doc)
-    out = certificate.with_name("tampered-" + certificate.name)
-    out.write_text(json.dumps(doc))
-    return out
+    return tampered(certificate, certificate.parent, change)
 
 
 def test_a_certificate_of_each_format_verifies_with_treesens_verify(certificate):
@@ -108,10 +105,6 @@ def test_the_certificate_names_the_models_library(model, certificate):
 
 
 def test_a_certificate_with_a_box_removed_is_rejected(certificate):
-    def drop_last_box(doc):
-        proof = doc["parts"][0]["proof"]
-        del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]
-
     assert not verify_file(_tampered(certificate, drop_last_box)).valid
 
 
