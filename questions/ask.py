@@ -30,7 +30,7 @@ from ..readers.data import dataset_for
 from ..readers.formats.catboost_categories import refuse_unnamed_categories
 from ..readers.plugins import load_plugin, loaded_plugins
 from .max_gap import max_gap_query
-from .memory import MemoryLimit, memory_limit, memory_refusal, search_budget
+from .memory import MemoryLimit, MemoryRefused, memory_limit, memory_refusal, search_budget
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,15 @@ def query_memory_limit(q: Query, memory_mb: int | None = None) -> MemoryLimit | 
     """The memory limit of ``q``: ``memory_mb`` (a run's, e.g. ``--memory-mb`` over a
     .sens file's queries), else the query's ``memory_mb`` option, else the default."""
     return memory_limit(memory_mb if memory_mb is not None else q.plan.options.memory_mb)
+
+
+def refuse_query(ens: Ensemble, q: Query, memory_mb: int | None = None) -> None:
+    """Raise MemoryRefused when ``q`` on ``ens`` would pass its memory limit
+    (``query_memory_limit``): a command-line check or a sweep refuses so, once, before
+    anything is compiled."""
+    why = memory_refusal(ens, query_memory_limit(q, memory_mb))
+    if why is not None:
+        raise MemoryRefused(why)
 
 
 def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Result:

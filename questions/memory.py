@@ -4,13 +4,14 @@ it a max gap's box search may keep open.
 The estimate (compiler/memory_estimate.py) is measured from the model's size; a query
 whose estimate passes the limit is refused before anything is compiled: an "error"
 result whose message names the model's size, the estimate and the limit, and how to
-raise it. What the limit leaves above the estimate bounds the box search's tables and a
+raise it (``check`` and ``sweep`` on the command line, a sweep or an audit in Python:
+refused once, up front, MemoryRefused: exit 2). What the limit leaves above the estimate bounds the box search's tables and a
 max gap's heap of open boxes (search_budget).
 
 The limit is the ``memory_mb`` option (``--memory-mb``, ``memory_mb=``, ``option
 memory_mb = MB`` in a .sens file); by default, ``DEFAULT_SHARE`` of the memory this
 process could have when the query starts (what the system, or the container's cgroup,
-reports available, plus what the process holds already). A limit given also caps the
+reports available, plus what the process holds already), at most ``DEFAULT_CAP_MB``. A limit given also caps the
 solver process's address space (backends/worker.py) and a check's box-search tables;
 the default does neither. A max gap's tables and heap are held to either.
 """
@@ -22,11 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
 from ..compiler.memory_estimate import MB, ModelSize, estimate_mb, room_bytes
 from ..search.gap_kernel import HEAP_BYTES
 
-# the default limit: this share of the memory the process could have
+# the default limit: this share of the memory the process could have, at most
+# DEFAULT_CAP_MB (issue 47: every scale-tier query within 2 GB, a model that would need
+# more refused in one line; --memory-mb raises it)
 DEFAULT_SHARE = 0.75
+DEFAULT_CAP_MB = 2000.0
 
 
 @dataclass(frozen=True)
@@ -43,17 +48,24 @@ class MemoryLimit:
         return int(self.mb) if self.given else None
 
     def __str__(self) -> str:
-        how = "" if self.given else f" ({DEFAULT_SHARE:.0%} of the memory available)"
+        how = (
+            ""
+            if self.given
+            else f" (the default: {DEFAULT_SHARE:.0%} of the memory available, at most "
+            f"{DEFAULT_CAP_MB:,.0f} MB)"
+        )
         return f"{self.mb:,.0f} MB{how}"
 
 
-def memory_limit(memory_mb: int | None) -> MemoryLimit | None:
-    """The limit of a query: ``memory_mb`` when given, else the default (None where the
-    memory available cannot be read: nothing is refused)."""
+def memory_limit(memory_mb: int | None) -> MemoryLimit:
+    """The limit of a query: ``memory_mb`` when given, else the default:
+    ``DEFAULT_SHARE`` of the memory available, at most ``DEFAULT_CAP_MB`` (the cap alone
+    where the memory available cannot be read)."""
     if memory_mb is not None:
         return MemoryLimit(float(memory_mb), True)
     free = available_mb()
-    return None if free is None else MemoryLimit(DEFAULT_SHARE * free, False)
+    share = DEFAULT_CAP_MB if free is None else DEFAULT_SHARE * free
+    return MemoryLimit(min(DEFAULT_CAP_MB, share), False)
 
 
 def available_mb() -> float | None:
@@ -120,9 +132,10 @@ def memory_refusal(ens: Ensemble, limit: MemoryLimit | None) -> str | None:
     )
 
 
-class MemoryRefused(Exception):
-    """A run refused before it starts (an audit: before any row is answered), saying why
-    in one line (``memory_refusal``'s message)."""
+class MemoryRefused(InputError):
+    """A run refused before it starts (an audit: before any row is answered; a
+    command-line check or sweep: after the load, before anything is compiled), saying
+    why in one line (``memory_refusal``'s message): on the command line, exit 2."""
 
 
 def refuse_over_limit(ens: Ensemble, memory_mb: int | None) -> None:

@@ -16,6 +16,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
 from ..compiler.kinds import resolve_condition
+from .ask import refuse_query
 from .campaign import Campaign, sweep_campaign
 from .executors import Executor
 from .keywords import keyword_values, model_of, query_maker, takes_query_keywords
@@ -254,6 +255,10 @@ def sweep(
     display (a bar in a notebook or a terminal, a line per query otherwise); the query
     option of that name, the compiler's log, stays off in a sweep.
 
+    A model whose estimated memory passes ``memory_mb`` (default: 3/4 of the memory
+    available, at most 2,000 MB) raises MemoryRefused (an InputError) before any query,
+    in one line naming its size (questions/memory.py).
+
     ``jobs``: queries run at once on this machine (default 1: one after the other), or
     the workers of the local cluster a ``dask``/``ray`` executor starts (default: every
     core). ``executor``: ``"local"``, ``"dask"``, ``"dask=tcp://HOST:8786"``, ``"ray"``,
@@ -273,6 +278,7 @@ def sweep(
     make = query_maker(kw, ens)
     if max_gap:
         resolve_condition(ens, make(list(subs[0])))  # the model and classes take it
+    refuse_query(ens, make(list(subs[0])), kw["memory_mb"])  # once, before any query
     return sweep_campaign(
         ens,
         subs,

@@ -22,7 +22,6 @@ from ...questions.audit import (
 from ...questions.audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
 from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
-from ...questions.memory import MemoryRefused
 from ...readers.data import load_data, unused_columns_note
 from ...views.audit_plot import draw
 from .common import (
@@ -171,11 +170,7 @@ def run(args) -> int:
         elif n > PROGRESS_BLOCK:
             log(rate_text(t0, answered, n, fresh[0]))
 
-    try:
-        lines = run_audit(ens, ds, spec, run_spec, on_block)
-    except MemoryRefused as e:  # as a refused query: an error, exit 1
-        log(f"error: {e}")
-        return 1
+    lines = run_audit(ens, ds, spec, run_spec, on_block)  # MemoryRefused: one line, exit 2
     df = frame_from_results(lines, spec.vary, by)
     table = summary(df, args.by)
     if not args.json:

@@ -7,7 +7,7 @@ import time
 
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
-from ...questions.ask import answer
+from ...questions.ask import answer, refuse_query
 from ...questions.certify import certify_answer
 from ...questions.query_build import require_backend
 from .common import (
@@ -78,6 +78,7 @@ def run(args) -> int:
     check_data(args, ens)
     resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
     ens = read_for(ens, q)  # a probability model's reading that the question asks
+    refuse_query(ens, q, args.memory_mb)  # over the memory limit: one line, exit 2
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "

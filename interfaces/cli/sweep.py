@@ -12,6 +12,7 @@ from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
+from ...questions.ask import refuse_query
 from ...questions.campaign import Campaign, sweep_campaign
 from ...questions.executors import parse_executor
 from ...questions.query_build import require_backend
@@ -167,6 +168,7 @@ def run(args) -> int:
     # a wrong gap or classes is a bad input, before any progress
     first = mk(list(subsets[0]), "")
     resolve_condition(ens, first)
+    refuse_query(ens, first, args.memory_mb)  # over the memory limit: one line, exit 2
     # a probability model: which reading answers, and how to ask the other
     reading = f" ({what_it_predicts(read_for(ens, first))})" if ens.probability else ""
     log(

@@ -78,7 +78,7 @@ def test_a_model_within_the_limit_is_answered():
     assert treesens.check(ens, vary=["f0"], gap=0.1, memory_mb=limit).status != "error"
 
 
-def test_the_cli_refuses_in_one_line_with_the_exit_code_of_an_error():
+def test_the_cli_refuses_in_one_line_with_exit_code_2():
     out = subprocess.run(
         [sys.executable, "-m", "treesens.interfaces.cli.main", "check", str(MODEL)]
         + ["--vary", "worst_area", "--memory-mb", "1"],
@@ -86,10 +86,36 @@ def test_the_cli_refuses_in_one_line_with_the_exit_code_of_an_error():
         text=True,
         timeout=300,
     )
-    assert out.returncode == 1
-    refusals = [ln for ln in (out.stdout + out.stderr).splitlines() if "refused:" in ln]
-    assert len(refusals) == 1
-    assert "breast_cancer_xgb.json (60 trees" in refusals[0]
+    assert out.returncode == 2
+    assert out.stdout == ""
+    (line,) = out.stderr.splitlines()
+    assert line.startswith("treesens: error: refused: breast_cancer_xgb.json (60 trees")
+
+
+def test_the_cli_refuses_before_anything_is_compiled(monkeypatch, capsys):
+    from treesens.interfaces.cli import check
+    from treesens.interfaces.cli.main import main
+
+    monkeypatch.setattr(check, "answer", lambda *a, **k: pytest.fail("answered"))
+    assert main(["check", str(MODEL), "--vary", "worst_area", "--memory-mb", "1"]) == 2
+
+
+def test_a_cli_sweep_over_the_limit_is_refused_once_with_exit_code_2(capsys):
+    from treesens.interfaces.cli.main import main
+
+    assert main(["sweep", str(MODEL), "--memory-mb", "1", "--table", "none"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("treesens: error: refused: breast_cancer_xgb.json (60 trees")
+
+
+def test_the_sweep_api_refuses_before_any_query(monkeypatch):
+    from treesens.questions import sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "sweep_campaign", lambda *a, **k: pytest.fail("ran"))
+    with pytest.raises(memory.MemoryRefused, match="^refused: breast_cancer_xgb.json"):
+        treesens.sweep(MODEL, memory_mb=1)
 
 
 def test_a_sens_file_s_memory_option_refuses_its_query(tmp_path):
@@ -114,6 +140,24 @@ def test_compare_refuses_every_backend_before_compiling(monkeypatch):
 def test_the_default_limit_is_three_quarters_of_the_memory_available(monkeypatch):
     monkeypatch.setattr(memory, "available_mb", lambda: 1000.0)
     assert memory_limit(None) == MemoryLimit(750.0, given=False)
+
+
+def test_the_default_limit_is_at_most_2000_mb(monkeypatch):
+    monkeypatch.setattr(memory, "available_mb", lambda: 24_000.0)
+    assert memory_limit(None) == MemoryLimit(2000.0, given=False)
+
+
+def test_the_default_limit_is_2000_mb_where_the_memory_available_is_unknown(monkeypatch):
+    monkeypatch.setattr(memory, "available_mb", lambda: None)
+    assert memory_limit(None) == MemoryLimit(2000.0, given=False)
+
+
+def test_a_model_estimated_past_2000_mb_is_refused_by_default(monkeypatch):
+    monkeypatch.setattr(memory, "available_mb", lambda: 24_000.0)
+    monkeypatch.setattr(memory_estimate, "BASE_MB", 2001.0)
+    r = treesens.check(_small(), vary=["f0"], gap=0.1)
+    assert r.status == "error"
+    assert "above the memory limit of 2,000 MB (the default" in r.error
 
 
 def test_the_memory_available_is_read_on_this_machine():
@@ -230,15 +274,15 @@ def test_treesens_test_judges_an_audit_within_the_memory_limit(tmp_path, capsys)
     assert capsys.readouterr().out.startswith("PASS")
 
 
-def test_the_audit_cli_refuses_in_one_line_with_the_exit_code_of_an_error(capsys):
+def test_the_audit_cli_refuses_in_one_line_with_exit_code_2(capsys):
     from treesens.interfaces.cli.main import main
 
     args = ["audit", str(MODEL), "--data", str(EXAMPLES / "breast_cancer_rows.csv")]
-    assert main([*args, "--vary", "worst_texture", "--memory-mb", "1"]) == 1
+    assert main([*args, "--vary", "worst_texture", "--memory-mb", "1"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     (line,) = captured.err.strip().splitlines()[-1:]
-    assert line.startswith("error: refused: breast_cancer_xgb.json (60 trees")
+    assert line.startswith("treesens: error: refused: breast_cancer_xgb.json (60 trees")
 
 
 def test_the_audit_api_refuses_before_any_row_is_answered(monkeypatch):
