@@ -28,9 +28,13 @@ def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
 
 
 def unproven_because(bounds: dict) -> str:
-    """What left a max gap's bounds apart: the time limit, or (``stopped_by`` "memory")
-    the box search's open boxes shed at its memory budget."""
-    return "boxes shed for memory" if bounds.get("stopped_by") == "memory" else "time limit"
+    """What left a max gap's bounds apart: the time limit (``stopped_by`` "table build":
+    reached while building the box search's tables), or (``stopped_by`` "memory") the
+    box search's open boxes shed at its memory budget."""
+    return {
+        "memory": "boxes shed for memory",
+        "table build": "time limit during table build",
+    }.get(bounds.get("stopped_by"), "time limit")
 
 
 def max_gap_brief(bounds: dict) -> str:

@@ -32,8 +32,17 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..answers.context import new_result
 from ..answers.phrases import max_gap_searching, unproven_because
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail
+from ..answers.result import (
+    ERROR,
+    INSENSITIVE,
+    SENSITIVE,
+    UNKNOWN,
+    Result,
+    fail,
+    input_files,
+)
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
@@ -54,9 +63,11 @@ from ..driver.solve import solve_query
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
 from ..search.gap_search import box_largest_gap, shown_gap
-from ..search.pair_boxes import PairTablesTooLarge
+from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge
 
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
+# MaxGap.stopped_by of a search whose time limit came while building its pair tables
+TABLE_BUILD = "table build"
 # where between the bounds the next gap is asked (0.5: bisection)
 SPLIT = 0.5
 # added to the leaf-value bound: the float32 sigmoid of the library, rounded up
@@ -78,7 +89,8 @@ class MaxGap:
     kind: str = "prob"
     method: str = "bisection"  # or "boxes": one best-first search (search/gap_search.py)
     # not proven: what stopped the search, None for the time limit, "memory" for the box
-    # search's open boxes shed above the floor at its memory budget
+    # search's open boxes shed above the floor at its memory budget, TABLE_BUILD for the
+    # time limit reached while building the box search's tables
     stopped_by: str | None = None
 
     def to_dict(self) -> dict:
@@ -188,6 +200,8 @@ def max_gap_query(
                 boxed = forest_largest_ratio(ens, q, tol, deadline)
             else:
                 boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes)
+        except PairTablesPastDeadline as e:  # no time left to bisect in
+            return _stopped_in_table_build(ens, q, upper, tol, e, t0)
         except PairTablesTooLarge as e:
             if multiclass:  # no bisection to fall back on
                 raise InputError(f"--max-gap / max_gap on this multiclass model: {e}") from None
@@ -277,6 +291,27 @@ def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Res
     out.message = f"{line}; {out.message}" if out.message else line
     out.stats = {**base.stats, "max_gap_steps": s.steps}
     return out
+
+
+def _stopped_in_table_build(
+    ens: Ensemble, q: Query, upper: float, tol: float, e: PairTablesPastDeadline, t0: float
+) -> Result:
+    """The time limit came while the box search built its tables: "unknown", the bound
+    from the leaf values (``score_bound``) the only one, and a note on how far the build
+    got."""
+    res = new_result(ens, q)
+    res.features = [ens.feature_names[f] for f in sorted(resolve_features(ens, q.vary))]
+    res.inputs = input_files(ens.inputs, q.plan.options.data)
+    res.gap, res.gap_kind = tol, result_gap_kind(ens)
+    bounds = MaxGap(None, upper, tol, False, 0, gap_kind(ens), "boxes", TABLE_BUILD)
+    res.max_gap = bounds.to_dict()
+    res.message = max_gap_line(bounds)
+    res.notes.append(
+        f"the time limit came while building the box search's tables ({e.leaves:,} pair "
+        "leaves built): raise --timeout"
+    )
+    res.time = {"compile": time.time() - t0, "solve": 0.0, "total": time.time() - t0}
+    return res
 
 
 def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Result:

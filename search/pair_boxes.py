@@ -139,6 +139,16 @@ class PairTablesTooLarge(Exception):
     box search is skipped."""
 
 
+class PairTablesPastDeadline(PairTablesTooLarge):
+    """Building the pair tables reached the deadline it was given, after ``leaves`` pair
+    leaves: a max gap ends "unknown" (no time is left to bisect), a check's box stage
+    is skipped."""
+
+    def __init__(self, leaves: int):
+        self.leaves = leaves
+        super().__init__(f"building the pair tables reached the time limit ({leaves:,} leaves)")
+
+
 def applies(enc: Encoding) -> bool:
     """Whether the product form describes the query exactly: gap rows on both inputs and
     no class alternatives ("any": one query per class pair), no change through a
@@ -229,13 +239,13 @@ def pair_tables(
                 col[k][f] = len(columns)
             columns.append((f, c))
     sizes = np.array([n_ranks(ens, f) for f, _ in columns], dtype=np.int32)
-    ranked = [_ranked_tree(ens, st, t) for t in ens.trees]
     rows = _Rows(enc)
     builder = _Builder(
         sizes, *leaf_bound(len(columns), rows.n, max_bytes, max_held, boxes), boxes, deadline
     )
-    for ti, nodes in enumerate(ranked):
-        builder.start_tree()
+    for ti, t in enumerate(ens.trees):
+        builder.start_tree()  # looks at the clock
+        nodes = _ranked_tree(ens, st, t)  # tree by tree: within the clock's sight
         at = rows.of_tree(ti)
         if any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0):
             builder.product(nodes, col, at)
@@ -448,6 +458,8 @@ class _Builder:
         self.node_starts: list[int] = []
 
     def start_tree(self) -> None:
+        if self.deadline is not None and time.time() >= self.deadline:
+            raise PairTablesPastDeadline(self.n_leaves)
         self.starts.append(self.n_leaves)
         self.node_starts.append(self.n_nodes)
 
@@ -467,11 +479,10 @@ class _Builder:
         n = self.n_leaves
         if n >= self.max_leaves:
             raise PairTablesTooLarge(self.too_large)
-        # a category set or a NaN rank can multiply the leaves: a look at the clock
+        # a look at the clock: deep trees, a category set or a NaN rank can make
+        # millions of leaves (seconds to minutes of building)
         if self.deadline is not None and n % CLOCK_EVERY == 0 and time.time() >= self.deadline:
-            raise PairTablesTooLarge(
-                f"building the pair tables reached the box search's time ({n:,} leaves)"
-            )
+            raise PairTablesPastDeadline(n)
         if self.boxes:
             self.lo.extend(lo)
             self.hi.extend(hi)

@@ -1,0 +1,90 @@
+"""A max gap's box search looks at the query's clock in its setup too: while it builds
+its pair tables (tree by tree, and every few thousand pair leaves), before it makes the
+compiled search ready and before each class pair's search. A time limit reached in the
+build ends "unknown" saying so; a kernel loaded from numba's cache counts in the limit."""
+
+from __future__ import annotations
+
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+import treesens
+from treesens.compiler.query import Gap, Query
+from treesens.questions.max_gap import max_gap_query, score_bound
+from treesens.search import gap_kernel, gap_search, pair_boxes
+from treesens.search.gap_search import kernel_deadline
+from treesens.search.pair_boxes import PairTablesPastDeadline, pair_encoding, pair_tables
+
+MODEL = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+FEATURE = "worst_area"
+
+
+@pytest.fixture(scope="module")
+def ens():
+    return treesens.load_model(MODEL)
+
+
+def _query():
+    return Query(vary=(FEATURE,), gap=Gap(0.0))
+
+
+def test_pair_tables_past_their_deadline_raise_past_deadline(ens):
+    enc = pair_encoding(ens, _query())
+    with pytest.raises(PairTablesPastDeadline):
+        pair_tables(enc, deadline=time.time() - 1.0)
+
+
+def test_a_max_gap_stopped_in_the_table_build_says_so(ens):
+    res = max_gap_query(ens, _query(), deadline=time.time() - 1.0)
+    assert res.status == "unknown" and res.max_gap["stopped_by"] == "table build"
+    assert "time limit during table build" in res.message
+
+
+def test_a_max_gap_stopped_in_the_table_build_keeps_the_leaf_value_bound(ens):
+    res = max_gap_query(ens, _query(), deadline=time.time() - 1.0)
+    assert res.max_gap["upper"] == score_bound(ens, (FEATURE,))
+    assert res.max_gap["lower"] is None and not res.max_gap["proven"]
+
+
+def test_the_build_looks_at_the_clock_between_trees(ens, monkeypatch):
+    # a deadline that passes once the first tree is built: the build stops at the next
+    monkeypatch.setattr(pair_boxes, "CLOCK_EVERY", 1 << 30)  # no look at the leaves
+    built = []
+    ranked = pair_boxes._ranked_tree
+
+    def rank(*a):
+        built.append(1)
+        return ranked(*a)
+
+    monkeypatch.setattr(pair_boxes, "_ranked_tree", rank)
+    enc = pair_encoding(ens, _query())
+    clock = iter([0.0, 10.0])  # the first look at the clock, then every other
+    monkeypatch.setattr(pair_boxes, "time", types.SimpleNamespace(time=lambda: next(clock, 10.0)))
+    with pytest.raises(PairTablesPastDeadline):
+        pair_tables(enc, deadline=5.0)
+    assert len(built) == 1
+
+
+def test_a_time_limit_reached_after_the_build_runs_no_search(ens, monkeypatch):
+    built = gap_search._tables_within
+
+    def slow_build(*a, **k):
+        out = built(*a[:4])  # built without its deadline, which then passes
+        time.sleep(0.3)
+        return out
+
+    monkeypatch.setattr(gap_search, "_tables_within", slow_build)
+    monkeypatch.setattr(gap_search, "largest_gap", lambda *a, **k: pytest.fail("searched"))
+    res = max_gap_query(ens, _query(), deadline=time.time() + 0.2)
+    assert res.status == "unknown" and not res.max_gap["proven"]
+
+
+def test_a_kernel_loaded_from_the_cache_does_not_move_the_deadline():
+    assert kernel_deadline(100.0, gap_kernel.Readiness(1.2, False)) == 100.0
+
+
+def test_a_kernel_compiled_on_a_first_run_moves_the_deadline_by_its_time():
+    assert kernel_deadline(100.0, gap_kernel.Readiness(15.0, True)) == 115.0
