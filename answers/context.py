@@ -48,7 +48,10 @@ class SolveContext:
     data: Dataset | None = None
     prefer: Any = None  # per feature, values to prefer in witnesses (the data's)
     log: bool = False
-    memory_mb: int | None = None
+    memory_mb: int | None = None  # a limit given: the solver process's address space
+    # the query's memory limit, given or the default (MB): the box search's tables fit
+    # what it leaves above the model's estimate (None: no limit)
+    tables_mb: float | None = None
     solve_time: float = 0.0  # heuristic and solver seconds so far
     hint: np.ndarray | None = None  # starting values of every variable for the solver
     heuristic_pair: Pair | None = None  # the heuristic's pair, short of the gap

@@ -316,7 +316,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "leaves, before compiling) is refused; the box search keeps its tables and a max "
         "gap's open boxes within what is left, and the solver process's address space is "
         "limited to it (default: 3/4 of the memory available, at most 2,000 MB, for the "
-        "estimate and a max gap's tables and open boxes only)",
+        "estimate, the box search's tables and a max gap's open boxes only)",
         SENS_OPTION,
         _whole_at_least_1,
         takes="whole",

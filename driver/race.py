@@ -110,6 +110,7 @@ def solve_race(
                 log=given.get("log", False),
                 prefer=given.get("prefer"),
                 stop=stop,
+                tables_mb=given.get("tables_mb"),
             )
         except WorkerStopped:
             res = None

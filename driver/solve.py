@@ -49,13 +49,17 @@ def solve_query(
     prefer: Mapping[int, Sequence[float]] | None = None,
     data: Dataset | None = None,
     stop: threading.Event | None = None,
+    tables_mb: float | None = None,
 ) -> Result:
     """Answer one query by ``deadline`` (default: its time limit from now; the question's
     runner, questions/ask.py, gives it). ``data``: the Dataset read from the path or
     DataFrame the query names (driver/data.py). A kind answered by a search over other
     questions (``max_gap``) is the runner's, not one solve's.
     ``stop``: set by a race when another backend has answered (a search method running
-    in this process, such as the box search, then ends).
+    in this process, such as the box search, then ends). ``memory_mb``: a memory limit
+    given (the solver process's address space, and the box search's tables);
+    ``tables_mb``: the limit the box search's tables are held to when none is given
+    (the default limit, questions/memory.py).
 
     Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
     a replay-checked pair in hand, the exception carries the result so far as its
@@ -70,10 +74,12 @@ def solve_query(
     q = prepared(ens, q)
     if is_race(q.plan.backend):
         given = {"compiled": compiled, "log": log, "prefer": prefer, "data": data}
+        given["tables_mb"] = tables_mb
         res = solve_race(ens, q, solve_query, deadline, memory_mb, **given)
     else:
         ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data)
         ctx.stop = stop
+        ctx.tables_mb = memory_mb if memory_mb is not None else tables_mb
         res = _solve(ctx)
     res.inputs = input_files(ens.inputs, q.plan.options.data)
     return record_prover(res)

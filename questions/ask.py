@@ -167,7 +167,13 @@ def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Resul
     memory_mb = None if limit is None else limit.given_mb  # the solver's address space
     if not kind_of(q).searched:
         return solve_query(
-            ens, q, compiled=compiled, deadline=deadline, memory_mb=memory_mb, data=data
+            ens,
+            q,
+            compiled=compiled,
+            deadline=deadline,
+            memory_mb=memory_mb,
+            data=data,
+            tables_mb=None if limit is None else limit.mb,
         )
     tol = LargestGap.tolerance(q)
     budget = search_budget(ens, limit)

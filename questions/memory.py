@@ -11,9 +11,10 @@ max gap's heap of open boxes (search_budget).
 The limit is the ``memory_mb`` option (``--memory-mb``, ``memory_mb=``, ``option
 memory_mb = MB`` in a .sens file); by default, ``DEFAULT_SHARE`` of the memory this
 process could have when the query starts (what the system, or the container's cgroup,
-reports available, plus what the process holds already), at most ``DEFAULT_CAP_MB``. A limit given also caps the
-solver process's address space (backends/worker.py) and a check's box-search tables;
-the default does neither. A max gap's tables and heap are held to either.
+reports available, plus what the process holds already), at most ``DEFAULT_CAP_MB``.
+A limit given also caps the solver process's address space (backends/worker.py); the
+default does not. The box search's tables (a check's box stage, a max gap's) and a max
+gap's heap are held to either.
 """
 
 from __future__ import annotations

@@ -14,11 +14,12 @@ FOUND_BY = "box search"
 
 
 def tables_or_skip(
-    enc: Encoding, stats: dict, memory_mb: int | None = None, deadline: float | None = None
+    enc: Encoding, stats: dict, memory_mb: float | None = None, deadline: float | None = None
 ) -> PairTables | None:
     """The pair tables of ``enc``, or None with ``stats`` saying why they were skipped
-    (``memory_mb``: a memory limit given, which they must fit above the model's
-    estimate; ``deadline``: the time building them may take, to an absolute time)."""
+    (``memory_mb``: the query's memory limit, given or the default, which they must fit
+    above the model's estimate; ``deadline``: the time building them may take, to an
+    absolute time)."""
     try:
         return pair_tables(enc, max_held=room_bytes(enc.ensemble, memory_mb), deadline=deadline)
     except PairTablesTooLarge as e:

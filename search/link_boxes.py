@@ -49,7 +49,7 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
         return False
     stats = {"status": "searched", "boxes": 0, "leaves": 0, "class_pairs": 1}
     ctx.stats["box_search"] = stats
-    tables = tables_or_skip(enc, stats, ctx.memory_mb)
+    tables = tables_or_skip(enc, stats, ctx.tables_mb)
     if tables is None:
         return False
     stats["leaves"] = int(tables.values.shape[1])

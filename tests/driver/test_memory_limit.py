@@ -248,6 +248,13 @@ def test_a_check_s_box_stage_skips_tables_that_pass_what_the_limit_leaves(estima
     assert stage["status"] == "skipped" and "memory limit leaves" in stage["reason"]
 
 
+def test_the_default_limit_holds_a_check_s_box_stage_tables_too(estimate_100, monkeypatch):
+    monkeypatch.setattr(memory, "available_mb", lambda: 100.0 / memory.DEFAULT_SHARE)
+    r = treesens.check(treesens.load_model(MODEL), vary=["worst_area"], gap=0.49)
+    stage = r.stats["box_search"]
+    assert stage["status"] == "skipped" and "memory limit leaves" in stage["reason"]
+
+
 def _audit_contract(tmp_path) -> Path:
     sens = tmp_path / "audit.sens"
     sens.write_text(
