@@ -54,13 +54,22 @@ class Gap:
 # a result's gap_kind when its gap is a regressor's change in prediction units: the
 # delta asked (a check, an audit's row) or the largest change found (a max gap)
 CHANGE = "change"
+# a result's gap_kind for a regressor's threshold form f(x1) >= A, f(x2) <= B: its gap is
+# A - B, the least change f(x1) - f(x2) of a pair that meets it
+THRESHOLD = "threshold"
 
 
-def result_gap(gap: Gap, delta: float | None) -> tuple[float, str]:
-    """A result's ``gap`` and ``gap_kind``: a regressor's change by at least ``delta`` says
-    that change (kind "change"), not the probability gap it does not ask; else the gap."""
+def result_gap(
+    gap: Gap, delta: float | None, threshold: tuple[float, float] | None = None
+) -> tuple[float, str]:
+    """A result's ``gap`` and ``gap_kind``: what the question asked, not a probability gap
+    it does not ask. A regressor's change by at least ``delta``: that change (kind
+    "change"); its threshold form (A, B): A - B (kind "threshold"); else the gap."""
     if delta is not None:
         return float(delta), CHANGE
+    if threshold is not None:
+        above, below = threshold
+        return float(above) - float(below), THRESHOLD
     return gap.value, str(gap.kind)
 
 

@@ -3,12 +3,14 @@ question as this one, so that only the others run again."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..answers.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result, result_from_dict
 from ..compiler.ensemble import Ensemble
+from ..compiler.kinds import kind_of
 from ..compiler.query import Query
 from ..compiler.question import result_gap
 from .ask import Asked
@@ -24,6 +26,9 @@ class ResumeKey:
     A result line records the model, gap, classes, passes and backend itself; the rest is
     its ``stats["asked"]`` (questions/ask.py, ``Asked``: the model's fingerprint, the data
     file's digest and the data-aware settings, the backend asked for and the time limit).
+    A regressor's question is matched by what its line records of it (``delta``:
+    the change and its direction; ``threshold``: A and B), not by its gap: lines written
+    before the gap said the change asked (gap 0.2, gap_kind "prob") are reused too.
     The model is matched by its format and fingerprint (trees, features, bounds), not by
     its path: a model file given by another path, or moved, is the same model; one
     retrained in place, or given other bounds, is not.
@@ -38,6 +43,8 @@ class ResumeKey:
     timeout: float
     asked: dict = field(default_factory=dict)  # stats["asked"] but backend and timeout
     max_gap: float | None = None  # a max-gap sweep's tolerance (questions/max_gap.py)
+    # a regressor's question as its line records it: {"delta": ...} or {"threshold": ...}
+    predictions: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, ens: Ensemble, q: Query) -> ResumeKey:
@@ -46,15 +53,18 @@ class ResumeKey:
         del asked["backend"], asked["timeout"]  # fields of their own
         return cls(
             model=ens.source,
-            gap=result_gap(q.gap, q.delta)[0],
+            gap=result_gap(q.gap, q.delta, q.threshold)[0],
             # a max gap's results say what their gap holds (a regressor's: the change)
-            gap_kind=result_gap(q.gap, q.delta)[1] if max_gap is None else result_gap_kind(ens),
+            gap_kind=result_gap(q.gap, q.delta, q.threshold)[1]
+            if max_gap is None
+            else result_gap_kind(ens),
             classes=list(q.classes) if q.classes else None,
             passes=sorted(q.plan.passes),
             backend=q.plan.backend,
             timeout=q.plan.timeout,
             asked=asked,
             max_gap=max_gap,
+            predictions=_predictions(kind_of(q).result_fields(q)),
         )
 
     def record(self) -> dict:
@@ -76,8 +86,8 @@ class ResumeKey:
         backend = asked.pop("backend", None)
         same = (
             _format(line.get("model")) == _format(self.model)
-            and (self.max_gap is not None or line.get("gap") == self.gap)
-            and line.get("gap_kind", "prob") == self.gap_kind
+            and _predictions(line) == self.predictions
+            and (self.predictions or self.same_gap(line))
             and line.get("classes") == self.classes
             and line.get("passes") == self.passes  # written sorted
             and backend == self.backend
@@ -94,6 +104,24 @@ class ResumeKey:
             and isinstance(timeout, (int, float))
             and timeout >= self.timeout
         )
+
+    def gap_fields(self) -> dict:
+        """The gap a reused line says: a regressor's the change asked (a line written
+        before said gap 0.2, gap_kind "prob"); others keep their line's."""
+        return {"gap": self.gap, "gap_kind": self.gap_kind} if self.predictions else {}
+
+    def same_gap(self, line: dict) -> bool:
+        """A classifier's (or a max gap's) line asks this question's gap."""
+        return (self.max_gap is not None or line.get("gap") == self.gap) and line.get(
+            "gap_kind", "prob"
+        ) == self.gap_kind
+
+
+def _predictions(fields: dict) -> dict:
+    """What a regressor's question asks of its predictions, as its JSON line says it
+    (``delta`` and ``threshold`` when set; {}: a classifier's question)."""
+    out = {k: fields.get(k) for k in ("delta", "threshold") if fields.get(k) is not None}
+    return json.loads(json.dumps(out, default=str))
 
 
 def _format(recorded) -> str | None:
@@ -151,7 +179,7 @@ def plan_resume(
         usable = [d for d in seen if question.reuses(d)]
         if usable:
             best = next((d for d in reversed(usable) if d["status"] != UNKNOWN), usable[-1])
-            plan.reused[s] = {**best, "query": ",".join(s)}
+            plan.reused[s] = {**best, "query": ",".join(s), **question.gap_fields()}
         else:
             plan.todo.append(s)
             plan.rerun += bool(seen)

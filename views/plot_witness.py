@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..answers.phrases import prediction_condition
 from ..answers.result import Result
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble, Feature, bounds_from_data, proof_domain
@@ -439,6 +440,8 @@ def _title(r: Result) -> str:
     asked = {"prob": f"gap asked {r.gap:g}", "change": change}.get(
         r.gap_kind, f"margin gap asked {r.gap:g}"
     )
+    if r.threshold:  # a regressor's threshold form: the two bounds asked
+        asked = f"{prediction_condition(r, 'g')} asked"
     parts = [asked, f"achieved {g.achieved:.3g}"]
     top = max_gap_of(r)
     if top is not None:

@@ -84,8 +84,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE.jsonl",
         help="reuse the results in FILE that answer the same question (the same model, by "
-        "content and bounds wherever its file is; feature set, gap, classes, passes, backend, "
-        "data content and data-aware settings): sensitive and insensitive always, unknown only if its time limit was at "
+        "content and bounds wherever its file is; feature set, gap (a regressor's delta and "
+        "direction, or threshold), classes, passes, backend, data content and data-aware settings): sensitive and insensitive always, unknown only if its time limit was at "
         "least --timeout; errors and the rest are run again (and left out of the table); "
         "new results are appended to FILE",
     )

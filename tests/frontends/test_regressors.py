@@ -436,3 +436,49 @@ def test_a_delta_sweep_of_a_regressor_reuses_its_own_answers(tmp_path):
     assert [r.status for r in again] == [r.status for r in first]
     assert len(out.read_text().splitlines()) == 2  # nothing asked twice
     assert all(json.loads(line)["gap_kind"] == "change" for line in out.read_text().splitlines())
+
+
+def test_a_regressor_s_threshold_check_says_its_gap_is_the_least_change_asked():
+    r = treesens.check(_xgb_regressor("reg:squarederror"), vary=["f0"], above=0.5, below=-0.5)
+    d = r.to_dict()
+    assert (d["gap"], d["gap_kind"], d["threshold"]) == (1.0, "threshold", [0.5, -0.5])
+
+
+def test_a_regressor_s_threshold_sweep_says_its_gap_is_the_least_change_asked():
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    results = treesens.sweep(ens, features=["f0", "f1"], above=0.5, below=-0.5)
+    assert {(r.gap, r.gap_kind) for r in results} == {(1.0, "threshold")}
+
+
+def _old_format(out, tmp_path):
+    """``out``'s lines as an older treesens wrote a regressor's: gap 0.2, gap_kind prob."""
+    old = tmp_path / "old.jsonl"
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    old.write_text("".join(json.dumps({**d, "gap": 0.2, "gap_kind": "prob"}) + "\n" for d in lines))
+    return old
+
+
+def test_a_delta_sweep_reuses_the_lines_an_older_treesens_wrote(tmp_path):
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    out = tmp_path / "changes.jsonl"
+    treesens.sweep(ens, features=["f0", "f1"], delta=0.5, out=out)
+    old = _old_format(out, tmp_path)
+    again = treesens.sweep(ens, features=["f0", "f1"], delta=0.5, resume=old)
+    assert len(old.read_text().splitlines()) == 2  # nothing asked again
+    assert {(r.gap, r.gap_kind) for r in again} == {(0.5, "change")}
+
+
+def test_a_delta_sweep_does_not_reuse_a_change_in_the_other_direction(tmp_path):
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    out = tmp_path / "changes.jsonl"
+    treesens.sweep(ens, features=["f0"], delta=0.5, direction="up", out=out)
+    treesens.sweep(ens, features=["f0"], delta=0.5, direction="down", resume=out)
+    assert len(out.read_text().splitlines()) == 2  # asked again
+
+
+def test_a_threshold_sweep_does_not_reuse_another_threshold_s_answers(tmp_path):
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    out = tmp_path / "thresholds.jsonl"
+    treesens.sweep(ens, features=["f0"], above=1.0, below=0.0, out=out)
+    treesens.sweep(ens, features=["f0"], above=2.0, below=1.0, resume=out)
+    assert len(out.read_text().splitlines()) == 2  # asked again
