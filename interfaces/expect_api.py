@@ -14,6 +14,7 @@ import time
 from ..compiler.errors import InputError
 from ..questions.audit import audit, format_summary, summary
 from ..questions.contract import (
+    ERROR,
     Expectation,
     Outcome,
     answer,
@@ -22,6 +23,7 @@ from ..questions.contract import (
     judge_result,
 )
 from ..questions.keywords import takes_query_keywords
+from ..questions.memory import MemoryRefused
 from .api import query_of
 
 
@@ -96,7 +98,9 @@ def expect_audit(
     values. A row counts as flipping only with a replay-checked x2; the assertion holds
     when the rows not proven unflippable (flippable or unknown) are within the limit, and
     fails with a flipping row when the replay-checked ones alone exceed it (or, unless
-    ``allow_unknown``, when the unknown rows leave it open).
+    ``allow_unknown``, when the unknown rows leave it open). An audit refused for memory
+    (``memory_mb``, questions/memory.py) is an ERROR outcome, as a refused query's is in
+    ``expect_insensitive``: its AssertionError says why in one line.
 
     >>> expect_audit("model.json", "test.csv", ["sex"], max_percent=2, by="sex")  # doctest: +SKIP
     """
@@ -107,7 +111,11 @@ def expect_audit(
     by_name = by if isinstance(by, str) or by is None else str(getattr(by, "name", None) or "group")
     exp = Expectation("audit", limit_value, percent, by_name, allow_unknown)
     t0 = time.time()
-    df = audit(model, data, vary, by=by, **audit_keywords)
+    try:
+        df = audit(model, data, vary, by=by, **audit_keywords)
+    except MemoryRefused as e:
+        name = f"audit of {', '.join([vary] if isinstance(vary, str) else vary)}"
+        return _held(Outcome(name, exp, ERROR, f"error: {e}", seconds=time.time() - t0))
     varied = [c.removeprefix("x2_") for c in df.columns if c.startswith("x2_")]
     detail = format_summary(summary(df, by_name))
     name = f"audit of {', '.join(varied)}"

@@ -76,6 +76,12 @@ def test_expect_audit_raises_with_a_flippable_row_as_its_message():
     assert "label      0" in str(e.value)  # the audit's summary, per group
 
 
+def test_expect_audit_over_its_memory_limit_fails_as_an_error_not_an_exception():
+    # as expect_insensitive's refused query: an ERROR outcome, raised as its assertion
+    with pytest.raises(AssertionError, match=r"^ERROR +audit of worst_texture: .*error: refused: "):
+        treesens.expect_audit(BC, ROWS, ["worst_texture"], max_percent=5, memory_mb=1)
+
+
 def test_expect_audit_takes_audits_whole_time_limit():
     kw = dict(gap=0.1, details=DETAILS, max_rows=0, timeout=0.001)
     out = treesens.expect_audit(BC, ROWS, ["worst_texture"], allow_unknown=True, **kw)
