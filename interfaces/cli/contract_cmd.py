@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...compiler.errors import InputError
@@ -40,8 +42,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--junit",
         metavar="OUT.xml",
         default=None,
-        help="write JUnit XML (one test case per expectation); stdout then has only the "
-        "summary line (add -v for the others)",
+        help="write JUnit XML (one test case per expectation), rewritten as each "
+        "expectation ends (a killed run leaves the report of those that finished); stdout "
+        "then has only the summary line (add -v for the others)",
     )
     p.add_argument(
         "--certificates",
@@ -73,8 +76,14 @@ def run(args) -> int:
     t0 = time.time()
     sf = load_contract(args.file, model=args.model, data=args.data)
     lines = args.junit is None or args.verbose
+    report = None
+    if args.junit is not None:
+        report = JUnitFile(Path(args.junit), args.file, t0, _properties(sf))
+        report.write()  # a valid report from the start: no expectation finished yet
 
     def shown(out: Outcome) -> None:
+        if report is not None:
+            report.add(out)
         if not lines and not out.ok:  # the CI log says what failed; stdout stays quiet
             print(out.line(), file=sys.stderr, flush=True)
         if lines:
@@ -93,20 +102,51 @@ def run(args) -> int:
         on_outcome=shown,
     )
     seconds = time.time() - t0
-    if args.junit is not None:
-        xml = junit_xml(
-            outcomes,
-            suite=args.file,
-            classname=Path(args.file).stem,
-            seconds=seconds,
-            properties={"model": str(sf.model_path), "data": str(sf.data_path or "")},
-        )
-        Path(args.junit).write_text(xml, encoding="utf-8")
+    if report is not None:
+        report.outcomes = list(outcomes)
+        report.write()
     print(summary_line(args.file, outcomes, seconds), flush=True)
     return 0 if all(o.ok for o in outcomes) else 1
 
 
 VERDICTS = (PASS, FAIL, UNKNOWN, ERROR)
+
+
+@dataclass
+class JUnitFile:
+    """The --junit report, rewritten whole as each expectation ends: written beside
+    itself and renamed over it, so that the file is always a complete report (of the
+    expectations finished so far) whenever the run is killed."""
+
+    path: Path
+    suite: str  # the .sens file as given
+    t0: float
+    properties: dict[str, str]
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def add(self, out: Outcome) -> None:
+        self.outcomes.append(out)
+        self.write()
+
+    def write(self) -> None:
+        xml = junit_xml(
+            self.outcomes,
+            suite=self.suite,
+            classname=Path(self.suite).stem,
+            seconds=time.time() - self.t0,
+            properties=self.properties,
+        )
+        part = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
+        try:
+            part.write_text(xml, encoding="utf-8")
+            os.replace(part, self.path)
+        except OSError as e:
+            part.unlink(missing_ok=True)
+            raise InputError(f"--junit {self.path}: cannot write it ({e.strerror})") from None
+
+
+def _properties(sf) -> dict[str, str]:
+    return {"model": str(sf.model_path), "data": str(sf.data_path or "")}
 
 
 def summary_line(file: str, outcomes: list[Outcome], seconds: float) -> str:

@@ -221,3 +221,48 @@ def test_a_block_that_expects_nothing_asked_by_name_is_bad_input(tmp_path, capsy
     )
     assert main(["test", str(_sens(tmp_path, body)), "--query", "t"]) == 2
     assert "this block expects nothing" in capsys.readouterr().err
+
+
+def _killed_after(n: int, monkeypatch) -> None:
+    """The contract's run ends as if killed once ``n`` expectations have finished."""
+    from treesens.interfaces.cli import contract_cmd
+
+    real = contract_cmd.run_contract
+
+    def killed(sf, **kw):
+        seen = kw["on_outcome"]
+        done = []
+
+        def one_more(out):
+            seen(out)
+            done.append(out)
+            if len(done) == n:
+                raise KeyboardInterrupt
+
+        return real(sf, **{**kw, "on_outcome": one_more})
+
+    monkeypatch.setattr(contract_cmd, "run_contract", killed)
+
+
+def test_a_killed_contract_run_leaves_the_junit_report_of_what_finished(tmp_path, monkeypatch):
+    _killed_after(2, monkeypatch)
+    xml = tmp_path / "out.xml"
+    assert main(["test", str(CONTRACT), "--junit", str(xml)]) == 130
+    text = xml.read_text(encoding="utf-8")
+    assert len(ET.fromstring(text).findall(".//testcase")) == 2
+    assert schema_problems(text) == []
+
+
+def test_a_contract_run_killed_before_any_expectation_leaves_an_empty_junit_report(
+    tmp_path, monkeypatch
+):
+    from treesens.interfaces.cli import contract_cmd
+
+    def killed(sf, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(contract_cmd, "run_contract", killed)
+    xml = tmp_path / "out.xml"
+    assert main(["test", str(CONTRACT), "--junit", str(xml)]) == 130
+    text = xml.read_text(encoding="utf-8")
+    assert ET.fromstring(text).findall(".//testcase") == [] and schema_problems(text) == []
