@@ -99,7 +99,26 @@ class HashedFeature:
 def refuse_unnamed_categories(ens: Ensemble) -> None:
     """One InputError, before any question is solved, when a categorical feature's domain
     holds categories known only by their hash: a pair needing one could be found but not
-    replayed by catboost (a model loaded without the data that names them)."""
+    replayed by catboost (a model loaded without the data that names them, folded one-hot
+    groups or not; a CatBoost model inside a scikit-learn Pipeline, whose categories no
+    data names: ``wrapped_hashed``)."""
+    replayer = getattr(ens, "replayer", None)
+    wrapped = wrapped_hashed(replayer)
+    if wrapped:
+        hf = wrapped[0]
+        unnamed = [label for name, label in zip(hf.names, hf.labels) if name is None]
+        known = (
+            f"the CatBoost model's categorical feature {hf.name!r} has {len(unnamed)} "
+            f"categor{'y' if len(unnamed) == 1 else 'ies'} known only by their hash "
+            f"({name_list(unnamed)}), which catboost cannot be asked about"
+        )
+        if getattr(replayer, "pipe", None) is not None:  # no data names them in a Pipeline
+            raise InputError(
+                f"{known}, and treesens cannot name them through a scikit-learn Pipeline: "
+                "give the CatBoost model itself (its .cbm or estimator) with the data that "
+                "names them (--data ROWS.csv, data=)"
+            )
+        raise InputError(f"{known}: give the data that names them (--data ROWS.csv, data=)")
     for hf in getattr(getattr(ens, "replayer", None), "hashed", ()):
         f = ens.features[hf.column]
         unnamed = [
@@ -114,6 +133,20 @@ def refuse_unnamed_categories(ens: Ensemble) -> None:
                 f"only by their hash ({name_list(unnamed)}), which catboost cannot be "
                 "asked about: give the data that names them (--data ROWS.csv, data=)"
             )
+
+
+def wrapped_hashed(replayer) -> tuple[HashedFeature, ...]:
+    """The hashed features with a category nobody named of a CatBoost replayer that
+    ``replayer`` wraps (a Pipeline's, folded groups': their ``inner``), () when it wraps
+    none."""
+    inner = getattr(replayer, "inner", None)
+    while inner is not None:
+        hashed = getattr(inner, "hashed", ()) or ()
+        unnamed = tuple(hf for hf in hashed if any(n is None for n in hf.names))
+        if unnamed:
+            return unnamed
+        inner = getattr(inner, "inner", None)
+    return ()
 
 
 def unnamed_feature(column: int, index: int, name: str, values: Sequence[int]) -> HashedFeature:

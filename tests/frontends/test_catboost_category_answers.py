@@ -17,6 +17,7 @@ from treesens.compiler.errors import InputError
 from treesens.questions.query_build import make_query
 from treesens.tests.conftest import json_lines, treesens_here
 from treesens.tests.frontends.catboost_category_models import (
+    CATS,
     CITIES,
     COMMON,
     NAMES,
@@ -298,3 +299,63 @@ def test_cli_check_of_a_cbm_without_data_exits_2_in_one_line_naming_the_feature(
     (line,) = p.stderr.strip().splitlines()[-1:]
     assert "feature 'city'" in line and "--data ROWS.csv" in line
     assert "Traceback" not in p.stderr
+
+
+# ---- wrapped: inside a scikit-learn Pipeline, under folded one-hot groups ---------------
+
+
+def _never_solved(monkeypatch):
+    from treesens.questions import ask
+
+    monkeypatch.setattr(ask, "solve_query", lambda *a, **k: pytest.fail("solved"))
+
+
+def _in_a_pipeline():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OrdinalEncoder, StandardScaler
+
+    df, score = frame()
+    pre = ColumnTransformer(
+        [("cat", OrdinalEncoder(dtype=np.int64), CATS), ("num", StandardScaler(), ["age"])],
+        verbose_feature_names_out=False,
+    ).set_output(transform="pandas")
+    est = catboost.CatBoostClassifier(
+        iterations=3, depth=2, border_count=8, one_hot_max_size=10, cat_features=CATS, **COMMON
+    )
+    pipe = Pipeline([("pre", pre), ("cb", est)])
+    return pipe.fit(df[[*CATS, "age"]], (score > 1.0).astype(int))
+
+
+def test_a_catboost_model_in_a_pipeline_is_refused_before_solving(monkeypatch):
+    _never_solved(monkeypatch)
+    ens = treesens.load_model(_in_a_pipeline())
+    with pytest.raises(InputError, match="cannot name them through a scikit-learn Pipeline"):
+        treesens.check(ens, ["city"], gap=0.05, **OPTS)
+
+
+def _with_groups():
+    df, score = frame()
+    race = np.random.default_rng(1).choice(["A", "B", "C"], len(df))
+    for c in "ABC":
+        df[f"race_{c}"] = (race == c).astype(int)
+    y = (score + (race == "B") * 0.7 > 1.0).astype(int)
+    est = catboost.CatBoostClassifier(
+        iterations=4, depth=2, border_count=8, one_hot_max_size=10, **COMMON
+    )
+    return est.fit(df, y, cat_features=CATS), df
+
+
+def test_a_catboost_model_with_folded_groups_is_refused_without_data(monkeypatch):
+    _never_solved(monkeypatch)
+    est, _ = _with_groups()
+    ens = treesens.load_model(est, groups="race=race_A,race_B,race_C")
+    with pytest.raises(InputError, match=r"'city' has \d+ categories .* give the data"):
+        treesens.check(ens, ["race"], gap=0.02, **OPTS)
+
+
+def test_a_catboost_model_with_folded_groups_and_data_is_answered():
+    est, df = _with_groups()
+    ens = treesens.load_model(est, groups="race=race_A,race_B,race_C", data=df)
+    r = treesens.check(ens, ["race"], gap=0.02, **OPTS)
+    assert r.status == "sensitive" and r.validated
