@@ -15,6 +15,7 @@ import time
 from ...compiler.errors import InputError
 from ...compiler.options import DEFAULT_TIMEOUT
 from ...language import load_queries
+from ...questions.ask import refuse_query
 from ...questions.compare import backend_list, compare_query, disagreement, license_refusal
 from .common import (
     add_model_args,
@@ -103,7 +104,9 @@ def load_queries_from_args(args, backend: str | None = None):
             "give the features to vary (--vary NAMES), or a .sens file with --query NAME"
         )
     ens = load_from_args(args)
-    return ens, [query_from_args(args, ens, backend=backend or "cpsat")]
+    q = query_from_args(args, ens, backend=backend or "cpsat")
+    refuse_query(ens, q, args.memory_mb)  # over the memory limit: one line, exit 2
+    return ens, [q]
 
 
 def one_per_question(queries: list) -> list:

@@ -110,6 +110,15 @@ def test_a_cli_sweep_over_the_limit_is_refused_once_with_exit_code_2(capsys):
     assert line.startswith("treesens: error: refused: breast_cancer_xgb.json (60 trees")
 
 
+def test_a_cli_compare_over_the_limit_is_refused_once_with_exit_code_2(capsys):
+    from treesens.interfaces.cli.main import main
+
+    args = ["compare", str(MODEL), "--vary", "worst_area", "--memory-mb", "1"]
+    assert main(args) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("treesens: error: refused: breast_cancer_xgb.json (60 trees")
+
+
 def test_the_sweep_api_refuses_before_any_query(monkeypatch):
     from treesens.questions import sweep as sweep_module
 
