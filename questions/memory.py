@@ -26,6 +26,7 @@ from pathlib import Path
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.memory_estimate import MB, ModelSize, estimate_mb, room_bytes
+from ..readers.file_size import size_before_load
 from ..search.gap_kernel import HEAP_BYTES
 
 # the default limit: this share of the memory the process could have, at most
@@ -123,14 +124,31 @@ def memory_refusal(ens: Ensemble, limit: MemoryLimit | None) -> str | None:
         return None
     size = ModelSize.of(ens)
     need = estimate_mb(size)
-    if need <= limit.mb:
-        return None
-    name = _model_name(ens)
+    return None if need <= limit.mb else _refusal(_model_name(ens), str(size), need, limit)
+
+
+def _refusal(name: str, size: str, need: float, limit: MemoryLimit) -> str:
     return (
         f"refused: {name} ({size}) would need about {need:,.0f} MB to compile and search, "
         f"above the memory limit of {limit}; raise it with --memory-mb MB (memory_mb= in "
         "Python, option memory_mb = MB in a .sens file)"
     )
+
+
+def refuse_file_over_limit(path, memory_mb: int | None) -> None:
+    """Raise MemoryRefused, before the model file ``path`` is loaded, when the trees and
+    leaves its format gives without loading it (readers/file_size.py: skops files)
+    would pass the limit ``memory_mb`` (else the default); nothing where it gives none
+    (the refusal then comes after the load)."""
+    size = size_before_load(path)
+    if size is None:
+        return
+    limit = memory_limit(memory_mb)
+    need = estimate_mb(ModelSize(size.trees, size.leaves, 0))
+    if need > limit.mb:
+        raise MemoryRefused(
+            _refusal(Path(path).name, f"{size}, read before loading it", need, limit)
+        )
 
 
 class MemoryRefused(InputError):

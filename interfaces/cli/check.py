@@ -9,6 +9,7 @@ from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
 from ...questions.ask import answer, refuse_query
 from ...questions.certify import certify_answer
+from ...questions.memory import refuse_file_over_limit
 from ...questions.query_build import require_backend
 from .common import (
     add_backend_arg,
@@ -72,6 +73,7 @@ def run(args) -> int:
     t_run = time.time()  # the interpreter, the imports and the flags took until now
     require_backend(args.backend)  # before loading: the heuristic must not answer for it
     check_plot_arg(args)
+    refuse_file_over_limit(args.model, args.memory_mb)  # a skops file's size, before its load
     ens = load_from_args(args)
     t_loaded = time.time()
     q = query_from_args(args, ens)  # an unknown name is a bad input, before "solving..."

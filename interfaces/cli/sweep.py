@@ -15,6 +15,7 @@ from ...compiler.readings import read_for
 from ...questions.ask import refuse_query
 from ...questions.campaign import Campaign, sweep_campaign
 from ...questions.executors import parse_executor
+from ...questions.memory import refuse_file_over_limit
 from ...questions.query_build import require_backend
 from ...questions.sweep import (
     by_max_gap,
@@ -155,6 +156,7 @@ def run(args) -> int:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     features = parse_features(args.features)
     require_backend(args.backend)
+    refuse_file_over_limit(args.model, args.memory_mb)  # a skops file's size, before its load
     ens = load_from_args(args)
     check_data(args, ens)
     subsets = feature_subsets(ens, args.subsets, args.sample, args.seed, features)
