@@ -34,15 +34,7 @@ import numpy as np
 
 from ..answers.context import new_result
 from ..answers.phrases import max_gap_searching, unproven_because
-from ..answers.result import (
-    ERROR,
-    INSENSITIVE,
-    SENSITIVE,
-    UNKNOWN,
-    Result,
-    fail,
-    input_files,
-)
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
