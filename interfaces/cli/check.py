@@ -77,10 +77,10 @@ def run(args) -> int:
     ens = load_from_args(args)
     t_loaded = time.time()
     q = query_from_args(args, ens)  # an unknown name is a bad input, before "solving..."
+    refuse_query(ens, q, args.memory_mb)  # over the memory limit: one line, exit 2
     check_data(args, ens)
     resolve_condition(ens, q)  # and so are a gap or classes the model cannot take
     ens = read_for(ens, q)  # a probability model's reading that the question asks
-    refuse_query(ens, q, args.memory_mb)  # over the memory limit: one line, exit 2
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "

@@ -12,10 +12,9 @@ from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
-from ...questions.ask import refuse_query
 from ...questions.campaign import Campaign, sweep_campaign
 from ...questions.executors import parse_executor
-from ...questions.memory import refuse_file_over_limit
+from ...questions.memory import refuse_file_over_limit, refuse_over_limit
 from ...questions.query_build import require_backend
 from ...questions.sweep import (
     by_max_gap,
@@ -158,6 +157,7 @@ def run(args) -> int:
     require_backend(args.backend)
     refuse_file_over_limit(args.model, args.memory_mb)  # a skops file's size, before its load
     ens = load_from_args(args)
+    refuse_over_limit(ens, args.memory_mb)  # over the memory limit: one line, exit 2
     check_data(args, ens)
     subsets = feature_subsets(ens, args.subsets, args.sample, args.seed, features)
     shard = parse_shard(args.shard) if args.shard else None
@@ -170,7 +170,6 @@ def run(args) -> int:
     # a wrong gap or classes is a bad input, before any progress
     first = mk(list(subsets[0]), "")
     resolve_condition(ens, first)
-    refuse_query(ens, first, args.memory_mb)  # over the memory limit: one line, exit 2
     # a probability model: which reading answers, and how to ask the other
     reading = f" ({what_it_predicts(read_for(ens, first))})" if ens.probability else ""
     log(
