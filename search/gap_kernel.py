@@ -51,6 +51,9 @@ PROBES = 4
 SPLIT_TIE = 1e-3
 # run() statuses (gap_kernel_jit.py)
 BUDGET, RESOLVED, EMPTY = 0, 1, 2
+# a dive whose pair-sum rows bound its box walks only the trees that read F (the others
+# add 0 to a pair sum) until the pair sums close or a row binds (gap_kernel_jit.run)
+LAZY_DIVES = True
 # the open boxes' heap, at most (bytes; KernelSearch's heap_bytes): a search that would
 # hold more sheds the boxes of lowest bound (1 GB: about 5 million boxes over adult's
 # 14 features, against the 7.4 GB fnlwgt reached unbounded on a 255,000-leaf model)
@@ -95,6 +98,20 @@ def flatten(tab: PairTables, order: np.ndarray) -> FlatTables:
         order=np.ascontiguousarray(order, dtype=np.int64),
         sizes=np.ascontiguousarray(tab.sizes, dtype=np.int32),
     )
+
+
+def reads_varied(tab: PairTables) -> np.ndarray:
+    """bool[trees]: whether each pair tree has a node on a column of F (a copy's column);
+    the others are the same tree for both inputs and add 0 to every pair-sum row."""
+    varied = np.array([copy is not None for _f, copy in tab.columns], dtype=bool)
+    trees = len(tab.starts)
+    out = np.zeros(trees, dtype=np.bool_)
+    table, start = tab.node_table, np.asarray(tab.node_starts, dtype=np.int64)
+    if len(table):
+        on_f = varied[table[:, 0]]
+        tree_of = np.repeat(np.arange(trees), np.diff(start))
+        out[tree_of[on_f]] = True
+    return out
 
 
 def search_bytes(tab: PairTables) -> int:
@@ -232,8 +249,11 @@ class KernelSearch:
         capacity: int = 1024,
         probes: int = PROBES,
         heap_bytes: int = HEAP_BYTES,
+        lazy: bool | None = None,
     ):
         self.ft = flatten(tab, order)
+        self.reads_f = reads_varied(tab)
+        self.lazy = LAZY_DIVES if lazy is None else bool(lazy)
         ft = self.ft
         self.arrays = (ft.values, ft.node_start, ft.leaf_start, ft.nodes)
         cols = len(ft.sizes)
@@ -302,6 +322,8 @@ class KernelSearch:
             self.probes,
             self.held_box,
             self.held,
+            self.reads_f,
+            self.lazy,
         )
         return int(status), int(boxes), float(u)
 

@@ -388,11 +388,16 @@ def heap_pop(hb, hx, hn, lo, hi):
 def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch):
     """Walk again, for both children of a split on column c at rank rr, only the trees
     the split can change (opn[t, c], see walk); they go into ``walked``, in tree order.
-    Returns how many."""
-    ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked = scratch
+    While lazy[0] is set, the trees outside F (reads_f False) are left as they are (their
+    maxima and minima the parent's: sound, and lazy[1] records that some are). Returns
+    how many were walked."""
+    ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked, reads_f, lazy = scratch
     nw = 0
     for t in range(opn.shape[0]):
         if opn[t, c]:
+            if lazy[0] > 0 and not reads_f[t]:
+                lazy[1] = 1
+                continue
             walked[nw] = t
             nw += 1
             walk_both(
@@ -418,7 +423,8 @@ def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch):
 @part
 def enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch):
     """Make the box lo, hi (and its per-tree arrays) its child on the yes side, or no."""
-    ytop, ylow, ntop, nlow, yopn, nopn, _stack, _smask, _entry, walked = scratch
+    ytop, ylow, ntop, nlow, yopn, nopn = scratch[:6]
+    walked = scratch[9]
     if on_yes:
         hi[c] = rr
     else:
@@ -467,8 +473,39 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     return c, rr, nw, uy, un
 
 
+@part
+def rows_above_sums(top, thresholds, first_sum):
+    """Whether every row's term is above every pair-sum row's half (the box's bound is
+    the pair sums'): only then may a dive leave the trees outside F unwalked, since they
+    add 0 to a pair sum."""
+    rows = top.shape[0]
+    if first_sum >= rows:
+        return False
+    least_row, least_sum = _POS, _POS
+    for r in range(rows):
+        s = 0.0
+        for t in range(top.shape[1]):
+            s += top[r, t]
+        term = s - thresholds[r]
+        if r >= first_sum:
+            least_sum = min(least_sum, term / 2.0)
+        else:
+            least_row = min(least_row, term)
+    return least_row > least_sum
+
+
 @jit
-def run_buffers(rows, trees, cols, max_nodes):
+def walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch):
+    """The trees outside F walked again over the box (they were left as a larger box's
+    while the dive was lazy)."""
+    stack, reads_f = scratch[6], scratch[10]
+    for t in range(reads_f.shape[0]):
+        if not reads_f[t]:
+            walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+
+
+@jit
+def run_buffers(rows, trees, cols, max_nodes, reads_f):
     """run's working arrays: top, low, opn and the scratch split() and enter() take."""
     per_tree = np.empty((6, rows, trees))
     top, low, ytop = per_tree[0], per_tree[1], per_tree[2]
@@ -482,17 +519,21 @@ def run_buffers(rows, trees, cols, max_nodes):
     # the trees a split walks again: their columns of y*/n* are the children's, the
     # other trees' are top and low's (nothing is copied for them)
     walked = np.empty(trees, dtype=np.int64)
-    return top, low, opn, (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked)
+    # (leave the trees outside F unwalked now?, are some left so?)
+    lazy = np.zeros(2, dtype=np.int64)
+    scratch = (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked, reads_f, lazy)
+    return top, low, opn, scratch
 
 
 @jit
 def walk_all(ft_arrays, lo, hi, top, low, opn, scratch):
     """Every tree walked over the box [lo, hi): a dive's start."""
     node_start = ft_arrays[1]
-    stack, entry = scratch[6], scratch[8]
+    stack, entry, lazy = scratch[6], scratch[8], scratch[11]
     for t in range(entry.shape[0]):
         walk(ft_arrays, t, lo, hi, top, low, stack, opn)
         entry[t] = node_start[t]
+    lazy[1] = 0
 
 
 @jit
@@ -514,6 +555,8 @@ def run(
     probes,
     held_box,
     held,
+    reads_f,
+    lazy_dives,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
@@ -521,12 +564,16 @@ def run(
     for memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held:
     its box in ``held_box`` (lo, hi), ``held`` = (1, its bound, the boxes it visited),
     and the next run goes on with it (the boxes visited do not depend on ``max_boxes``).
+    ``reads_f``: per tree, whether it reads a column of F; ``lazy_dives``: while a box's
+    pair sums are open and bound it, its splits walk only those trees (the others add 0
+    to a pair sum; their maxima stay a larger box's, sound) until the pair sums close or
+    a row binds, when they are walked again.
     Returns (status, heap, boxes, the resolved box's bound)."""
     trees = order.shape[0]
     cols = out_lo.shape[0]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
-    top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes)
-    walked = scratch[9]
+    top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes, reads_f)
+    walked, lazy = scratch[9], scratch[11]
     rule = (order, costs, probes)
     boxes = 0
     while hn > 0 or held[0] > 0:
@@ -555,6 +602,17 @@ def run(
                 dropped(lost, u)
                 break
             start = open_rows(top, low, first_sum)
+            lazy[0] = 0
+            if lazy_dives and start == first_sum:
+                lazy[0] = rows_above_sums(top, thresholds, first_sum)
+            if lazy[1] > 0 and lazy[0] == 0:  # the trees left unwalked, walked again
+                walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch)
+                lazy[1] = 0
+                u = min(bound(top, top, walked, 0, thresholds, first_sum), u)
+                if u <= u_floor:
+                    dropped(lost, u)
+                    break
+                start = open_rows(top, low, first_sum)
             if start < 0:  # resolved: the lower corner is an exact pair
                 dropped(lost, u)
                 out_lo[:] = lo
