@@ -505,6 +505,49 @@ def walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch):
 
 
 @jit
+def walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root):
+    """A lazy dive's start: the trees that read F walked over the box [lo, hi), the
+    others at their maxima and minima over the whole space (``root``: top, low, opn of
+    root_walk), marked as left unwalked (lazy[1])."""
+    node_start = ft_arrays[1]
+    stack, entry, reads_f, lazy = scratch[6], scratch[8], scratch[10], scratch[11]
+    rtop, rlow, ropn = root
+    for t in range(entry.shape[0]):
+        entry[t] = node_start[t]
+        if reads_f[t]:
+            walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+        else:
+            top[:, t] = rtop[:, t]
+            low[:, t] = rlow[:, t]
+            opn[t, :] = ropn[t, :]
+    lazy[1] = 1
+
+
+@jit
+def root_walk(ft_arrays, trees, cols, max_nodes):
+    """Every tree's maxima and minima over the whole pair space, and its opn (walk)."""
+    rows = ft_arrays[0].shape[1]
+    top, low = np.empty((rows, trees)), np.empty((rows, trees))
+    opn = np.zeros((trees, cols), dtype=np.bool_)
+    lo = np.zeros(cols, dtype=np.int32)
+    hi = np.full(cols, np.iinfo(np.int32).max, dtype=np.int32)
+    stack = np.empty(max_nodes + 1, dtype=np.int64)
+    for t in range(trees):
+        walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+    return top, low, opn
+
+
+@jit
+def start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives):
+    """A dive's start: every tree walked over the box, or with ``lazy_dives`` those that
+    read F only (walk_varied)."""
+    if lazy_dives:
+        walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root)
+    else:
+        walk_all(ft_arrays, lo, hi, top, low, opn, scratch)
+
+
+@jit
 def run_buffers(rows, trees, cols, max_nodes, reads_f):
     """run's working arrays: top, low, opn and the scratch split() and enter() take."""
     per_tree = np.empty((6, rows, trees))
@@ -574,6 +617,7 @@ def run(
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes, reads_f)
     walked, lazy = scratch[9], scratch[11]
+    root = root_walk(ft_arrays, trees, cols, max_nodes)
     rule = (order, costs, probes)
     boxes = 0
     while hn > 0 or held[0] > 0:
@@ -583,7 +627,7 @@ def run(
             u = held[1]
             visited = int(held[2])
             held[0] = 0.0
-            walk_all(ft_arrays, lo, hi, top, low, opn, scratch)
+            start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
         else:
             if boxes >= max_boxes:
                 return BUDGET, hb, hx, hn, boxes, 0.0
@@ -592,7 +636,7 @@ def run(
             if u <= u_floor:
                 dropped(lost, u)
                 continue
-            walk_all(ft_arrays, lo, hi, top, low, opn, scratch)
+            start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
             u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
             visited = 0
         while True:
