@@ -84,3 +84,50 @@ def test_only_trees_with_a_node_on_a_varied_column_read_f(monkeypatch):
         if not reads[t]:  # a tree outside F adds exactly 0 to every pair sum
             assert not sums[:, a:b].any()
     assert reads.any() and not reads.all()
+
+
+@pytest.mark.parametrize("group", [2, 3])
+@pytest.mark.parametrize("i", range(24))
+def test_merged_trees_bound_prove_the_brute_force_largest_gap(i, group, monkeypatch):
+    monkeypatch.setattr(gap_kernel, "MERGE_GROUP", group)
+    ens, q, _, out = _search(i, True, monkeypatch)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def _pair_sum_terms(i: int, group: int):
+    """On case i's whole pair space, the pair-sum term (half the row above its threshold) of
+    every point's pair, their largest (brute force), the bound with ``group`` trees
+    merged, and the bound of per-tree maxima."""
+    from treesens.search import gap_kernel_jit as jit  # noqa: PLC0415 - numba on use
+
+    ens, q = _case(i)
+    tab = pair_tables(pair_encoding(ens, q.with_(gap=Gap(0.0))))
+    search = gap_kernel.KernelSearch(tab, np.arange(len(tab.starts)), 0.0, merge=group)
+    cols = len(tab.sizes)
+    lo, hi = np.zeros(cols, dtype=np.int32), tab.sizes.astype(np.int32)
+    max_nodes = int(np.diff(search.ft.node_start).max(initial=0))
+    top, _low, _opn = jit.root_walk(search.arrays, len(tab.starts), cols, max_nodes)
+    r = tab.first_sum
+    work = jit.merge_buffers(search.merge, cols, max_nodes)
+    merged = jit.merged_bound(
+        search.arrays, lo, hi, top, search.ft.thresholds, r, search.merge, work
+    )
+    grid = np.stack(np.meshgrid(*[np.arange(s) for s in tab.sizes], indexing="ij"), -1)
+    points = grid.reshape(-1, cols)
+    inside = (tab.lo.T[None] <= points[:, None]) & (points[:, None] < tab.hi.T[None])
+    reached = inside.all(axis=2)  # points x leaves: one leaf a tree
+    exact = float((reached @ tab.values[r]).max() - tab.thresholds[r]) / 2.0
+    independent = (float(top[r].sum()) - tab.thresholds[r]) / 2.0
+    # no tree reads F (no group): +inf, the search keeps its own bound
+    return exact, min(merged, independent), independent
+
+
+@pytest.mark.parametrize("i", range(12))
+def test_merged_trees_bound_the_pair_sum_of_every_pair_and_no_more_than_their_maxima(i):
+    exact, merged, independent = _pair_sum_terms(i, 3)
+    assert exact - 1e-9 <= merged <= independent + 1e-9
+
+
+def test_merging_trees_tightens_the_pair_sum_bound_on_some_case():
+    assert any(_pair_sum_terms(i, 3)[1] < _pair_sum_terms(i, 3)[2] - 1e-9 for i in range(12))
