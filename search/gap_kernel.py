@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.usage import note_compiled_search
-from .pair_boxes import PairTables, boxes_of_nodes
+from .pair_boxes import PairTables
 
 _NEG = -1e300
 _POS = 1e300
@@ -61,11 +61,6 @@ BUDGET, RESOLVED, EMPTY = 0, 1, 2
 # a dive whose pair-sum rows bound its box walks only the trees that read F (the others
 # add 0 to a pair sum) until the pair sums close or a row binds (gap_kernel_jit.run)
 LAZY_DIVES = True
-# a popped box's pair-sum bound with the trees that read F merged this many at a time
-# (gap_kernel_jit.merged_bound; 0: not), and the leaves a merge tries before it falls
-# back on the trees' maxima
-MERGE_GROUP = 0
-MERGE_STEPS = 2000
 # the open boxes' heap, at most (bytes; KernelSearch's heap_bytes): a search that would
 # hold more sheds the boxes of lowest bound (1 GB: about 5 million boxes over adult's
 # 14 features, against the 7.4 GB fnlwgt reached unbounded on a 255,000-leaf model)
@@ -124,40 +119,6 @@ def reads_varied(tab: PairTables) -> np.ndarray:
         tree_of = np.repeat(np.arange(trees), np.diff(start))
         out[tree_of[on_f]] = True
     return out
-
-
-def merge_tables(tab: PairTables, order: np.ndarray, group: int, steps: int = MERGE_STEPS):
-    """merged_bound's tables: the trees that read F in ``order``, ``group`` at a time
-    (int64[groups, group], -1 past the last), their leaves' boxes (int32[leaves, columns]
-    each, lo and hi), each leaf's row in them (-1: a tree outside F), the steps, and the
-    most leaves a tree has. ``group`` 0 or 1: no groups."""
-    cols = len(tab.sizes)
-    reads = reads_varied(tab)
-    f_trees = [int(t) for t in order if reads[t]] if group > 1 else []
-    n_groups = -(-len(f_trees) // group) if f_trees else 0
-    groups = np.full((n_groups, max(group, 1)), -1, dtype=np.int64)
-    for i, t in enumerate(f_trees):
-        groups[i // group, i % group] = t
-    leaves = tab.values.shape[1]
-    ends = np.append(np.asarray(tab.starts, dtype=np.int64)[1:], leaves)
-    sizes = ends - np.asarray(tab.starts, dtype=np.int64)
-    leaf_row = np.full(leaves, -1, dtype=np.int64)
-    if not f_trees:
-        empty = np.zeros((0, cols), dtype=np.int32)
-        return groups, empty, empty, leaf_row, int(steps), 1
-    lo, hi = boxes_of_nodes(tab.node_table, tab.sizes, leaves)
-    mine = np.zeros(leaves, dtype=bool)
-    for t in f_trees:
-        mine[tab.starts[t] : ends[t]] = True
-    leaf_row[mine] = np.arange(int(mine.sum()))
-    return (
-        groups,
-        np.ascontiguousarray(lo[:, mine].T),
-        np.ascontiguousarray(hi[:, mine].T),
-        leaf_row,
-        int(steps),
-        int(sizes.max(initial=1)),
-    )
 
 
 def search_bytes(tab: PairTables) -> int:
@@ -296,11 +257,8 @@ class KernelSearch:
         probes: int = PROBES,
         heap_bytes: int = HEAP_BYTES,
         lazy: bool | None = None,
-        merge: int | None = None,
     ):
         self.ft = flatten(tab, order)
-        group = MERGE_GROUP if merge is None else int(merge)
-        self.merge = merge_tables(tab, order, group)
         self.reads_f = reads_varied(tab)
         self.lazy = LAZY_DIVES if lazy is None else bool(lazy)
         ft = self.ft
@@ -373,7 +331,6 @@ class KernelSearch:
             self.held,
             self.reads_f,
             self.lazy,
-            self.merge,
         )
         return int(status), int(boxes), float(u)
 

@@ -548,149 +548,6 @@ def start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives):
 
 
 @jit
-def leaves_in(ft_arrays, t, lo, hi, stack, out):
-    """The leaves of tree t meeting the box [lo, hi) into ``out``; returns how many."""
-    _values, node_start, leaf_start, nodes = ft_arrays
-    a, b = node_start[t], node_start[t + 1]
-    if a == b:
-        out[0] = leaf_start[t]
-        return 1
-    n = 0
-    stack[0] = a
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        k = stack[sp]
-        c, rr = nodes[k, 0], nodes[k, 1]
-        for side in range(2):
-            if side == 0:
-                if not lo[c] < rr:
-                    continue
-                child, leaf = nodes[k, 4], nodes[k, 2]
-            else:
-                if not hi[c] > rr:
-                    continue
-                child, leaf = nodes[k, 5], nodes[k, 3]
-            if child >= 0:
-                stack[sp] = child
-                sp += 1
-            else:
-                out[n] = leaf
-                n += 1
-    return n
-
-
-@jit
-def group_max(ft_arrays, group, r, lo, hi, merge, work):
-    """The largest sum over row r of one leaf per tree of ``group`` whose boxes meet
-    each other and the box [lo, hi): the trees merged (Veritas's merge) over the box,
-    by a depth-first search of their leaves, best first, cut where even the trees left
-    at their maxima cannot beat the best sum. Past ``max_steps`` leaves tried, the sum of
-    the trees' maxima (each tree on its own: the bound without merging)."""
-    values = ft_arrays[0]
-    _groups, leaf_lo, leaf_hi, leaf_row, max_steps, _most = merge
-    lists, counts, pos, blo, bhi, sums, rest, stack = work
-    g = 0
-    for j in range(group.shape[0]):
-        t = group[j]
-        if t < 0:
-            break
-        n = leaves_in(ft_arrays, t, lo, hi, stack, lists[g])
-        vals = np.empty(n)
-        for i in range(n):
-            vals[i] = values[lists[g, i], r]
-        idx = np.argsort(-vals)
-        tmp = lists[g, :n].copy()
-        for i in range(n):
-            lists[g, i] = tmp[idx[i]]
-        counts[g] = n
-        g += 1
-    rest[g] = 0.0
-    for j in range(g - 1, -1, -1):
-        rest[j] = rest[j + 1] + values[lists[j, 0], r]
-    blo[0, :] = lo
-    bhi[0, :] = hi
-    sums[0] = 0.0
-    pos[0] = 0
-    best = _NEG
-    steps = 0
-    level = 0
-    cols = lo.shape[0]
-    while level >= 0:
-        if pos[level] >= counts[level]:
-            level -= 1
-            continue
-        leaf = lists[level, pos[level]]
-        pos[level] += 1
-        v = sums[level] + values[leaf, r]
-        if v + rest[level + 1] <= best:  # the leaves left on this level are no larger
-            level -= 1
-            continue
-        steps += 1
-        if steps > max_steps:
-            return rest[0]
-        row = leaf_row[leaf]
-        meet = True
-        for c in range(cols):
-            a = max(blo[level, c], leaf_lo[row, c])
-            b = min(bhi[level, c], leaf_hi[row, c])
-            if a >= b:
-                meet = False
-                break
-            blo[level + 1, c] = a
-            bhi[level + 1, c] = b
-        if not meet:
-            continue
-        if level == g - 1:
-            best = v
-            continue
-        sums[level + 1] = v
-        pos[level + 1] = 0
-        level += 1
-    return best if best > _NEG else rest[0]
-
-
-@jit
-def merged_bound(ft_arrays, lo, hi, top, thresholds, first_sum, merge, work):
-    """The box's pair-sum term (half the row above its threshold) with the trees of each
-    group of ``merge`` merged (group_max) and every other tree at its maximum: a bound
-    at most the sum of per-tree maxima's. One pair-sum row only (+inf otherwise)."""
-    groups = merge[0]
-    rows = top.shape[0]
-    if first_sum != rows - 1 or groups.shape[0] == 0:
-        return _POS
-    r = first_sum
-    grouped = np.zeros(top.shape[1], dtype=np.bool_)
-    s = 0.0
-    for i in range(groups.shape[0]):
-        s += group_max(ft_arrays, groups[i], r, lo, hi, merge, work)
-        for t in groups[i]:
-            if t >= 0:
-                grouped[t] = True
-    for t in range(top.shape[1]):
-        if not grouped[t]:
-            s += top[r, t]
-    return (s - thresholds[r]) / 2.0
-
-
-@jit
-def merge_buffers(merge, cols, max_nodes):
-    """group_max's working arrays."""
-    groups = merge[0]
-    size = max(groups.shape[1], 1)
-    most = max(merge[5], 1)
-    lists = np.empty((size, most), dtype=np.int64)
-    counts = np.zeros(size, dtype=np.int64)
-    pos = np.zeros(size + 1, dtype=np.int64)
-    blo = np.empty((size + 1, cols), dtype=np.int32)
-    bhi = np.empty((size + 1, cols), dtype=np.int32)
-    sums = np.zeros(size + 1)
-    rest = np.zeros(size + 1)
-    stack = np.empty(max_nodes + 1, dtype=np.int64)
-    return lists, counts, pos, blo, bhi, sums, rest, stack
-
-
-@jit
 def run_buffers(rows, trees, cols, max_nodes, reads_f):
     """run's working arrays: top, low, opn and the scratch split() and enter() take."""
     per_tree = np.empty((6, rows, trees))
@@ -743,7 +600,6 @@ def run(
     held,
     reads_f,
     lazy_dives,
-    merge,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
@@ -755,8 +611,6 @@ def run(
     pair sums are open and bound it, its splits walk only those trees (the others add 0
     to a pair sum; their maxima stay a larger box's, sound) until the pair sums close or
     a row binds, when they are walked again.
-    ``merge``: (groups of trees, their leaves' boxes, each leaf's row in them, steps):
-    a popped box's bound is also bounded by merged_bound (no groups: not).
     Returns (status, heap, boxes, the resolved box's bound)."""
     trees = order.shape[0]
     cols = out_lo.shape[0]
@@ -764,7 +618,6 @@ def run(
     top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes, reads_f)
     walked, lazy = scratch[9], scratch[11]
     root = root_walk(ft_arrays, trees, cols, max_nodes)
-    mwork = merge_buffers(merge, cols, max_nodes)
     rule = (order, costs, probes)
     boxes = 0
     while hn > 0 or held[0] > 0:
@@ -785,10 +638,6 @@ def run(
                 continue
             start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
             u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
-            if merge[0].shape[0] > 0 and u > u_floor:
-                u = min(
-                    u, merged_bound(ft_arrays, lo, hi, top, thresholds, first_sum, merge, mwork)
-                )
             visited = 0
         while True:
             visited += 1
