@@ -18,12 +18,13 @@ column c walks again only the trees with a node on c inside the box's interval o
 for both children in one pass (they differ on c only), from below the nodes the box
 passes on one side only.
 While a box's bound is its pair-sum rows' (the rows of each input, summed over every
-tree, above them), a dive is lazy (``LAZY_DIVES``): it starts with the trees that read F
-walked and the others at their maxima over the whole space, and its splits walk only
-the trees that read F, since the others add exactly 0 to a pair sum; their maxima,
-a larger box's, stay sound bounds. They are walked again once the pair sums close or a
-row binds. On the scale tier's 1,000-tree models, where a third of the trees read sex
-or race, this visits about twice the boxes per CPU second (bench/reports/scale-tier.md).
+tree, above them), a dive is lazy (``LAZY_DIVES``, where at most half the trees read F):
+it starts with the trees that read F walked and the others at their maxima over the
+whole space, and its splits walk only the trees that read F, since the others add
+exactly 0 to a pair sum; their maxima, a larger box's, stay sound bounds. They are
+walked again once the pair sums close or a row binds. On the scale tier's 1,000-tree
+models, where a third of the trees read sex or race, this visits about 2.8 times the
+boxes per CPU second (bench/reports/scale-tier.md, "Closing the max gap").
 The heap holds (bound, lo, hi): about 130 bytes a box, where the Python search keeps a
 bit per leaf. It is bounded (``HEAP_BYTES``): full, it sheds the quarter of its boxes
 with the lowest bounds, and the largest bound shed stays under the reported upper
@@ -61,6 +62,10 @@ BUDGET, RESOLVED, EMPTY = 0, 1, 2
 # a dive whose pair-sum rows bound its box walks only the trees that read F (the others
 # add 0 to a pair sum) until the pair sums close or a row binds (gap_kernel_jit.run)
 LAZY_DIVES = True
+# ... where at most this share of the trees read F: where most do, a lazy dive saves
+# few walks and its looser rows cost boxes (adult_t200_d5's age, 194 of 200 trees: 80 CPU
+# s against 69 eager; bench/reports/scale-tier.md, "Closing the max gap")
+LAZY_SHARE = 0.5
 # the open boxes' heap, at most (bytes; KernelSearch's heap_bytes): a search that would
 # hold more sheds the boxes of lowest bound (1 GB: about 5 million boxes over adult's
 # 14 features, against the 7.4 GB fnlwgt reached unbounded on a 255,000-leaf model)
@@ -260,7 +265,8 @@ class KernelSearch:
     ):
         self.ft = flatten(tab, order)
         self.reads_f = reads_varied(tab)
-        self.lazy = LAZY_DIVES if lazy is None else bool(lazy)
+        few = len(self.reads_f) > 0 and float(self.reads_f.mean()) <= LAZY_SHARE
+        self.lazy = LAZY_DIVES and few if lazy is None else bool(lazy)
         ft = self.ft
         self.arrays = (ft.values, ft.node_start, ft.leaf_start, ft.nodes)
         cols = len(ft.sizes)

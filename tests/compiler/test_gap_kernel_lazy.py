@@ -45,6 +45,7 @@ def _case(i: int):
 
 def _search(i: int, lazy: bool, monkeypatch):
     monkeypatch.setattr(gap_kernel, "LAZY_DIVES", lazy)
+    monkeypatch.setattr(gap_kernel, "LAZY_SHARE", 1.0)  # whatever share of trees reads F
     ens, q = _case(i)
     enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
     tab = pair_tables(enc)
@@ -84,3 +85,13 @@ def test_only_trees_with_a_node_on_a_varied_column_read_f(monkeypatch):
         if not reads[t]:  # a tree outside F adds exactly 0 to every pair sum
             assert not sums[:, a:b].any()
     assert reads.any() and not reads.all()
+
+
+def test_a_search_where_most_trees_read_f_is_not_lazy(monkeypatch):
+    _, _, tab, _ = _search(0, True, monkeypatch)
+    share = float(gap_kernel.reads_varied(tab).mean())
+    order = np.arange(len(tab.starts))
+    monkeypatch.setattr(gap_kernel, "LAZY_SHARE", share)
+    assert gap_kernel.KernelSearch(tab, order, 0.0).lazy
+    monkeypatch.setattr(gap_kernel, "LAZY_SHARE", share - 1e-9)
+    assert not gap_kernel.KernelSearch(tab, order, 0.0).lazy
