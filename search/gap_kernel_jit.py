@@ -444,7 +444,7 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     children and bound them: (column, R, nw, the yes child's bound, the no child's), each
     at most u (a child's bound is at most its box's, and u may be the tighter, from
     above)."""
-    order, costs, probes = rule
+    order, costs, probes = rule[0], rule[1], rule[2]
     nodes = ft_arrays[3]
     ytop, ntop, walked = scratch[0], scratch[2], scratch[9]
     k, measured, nw = choose_split(
@@ -502,6 +502,45 @@ def walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch):
     for t in range(reads_f.shape[0]):
         if not reads_f[t]:
             walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+
+
+@jit
+def lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule):
+    """The rows a split must separate (open_rows) and the box's bound, deciding whether
+    the dive is lazy at this box (lazy[0]): while its pair sums are open and bound it
+    (rows_above_sums) and ``rule``'s lazy_dives allows, its splits walk only the trees
+    that read F. A dive that stops being lazy walks the trees it left first (their
+    maxima tighten u). Returns (u, the rows' start); a box whose u is at most the
+    floor (rule's last) is left as it is, to be dropped."""
+    thresholds, first_sum, lazy_dives, u_floor = rule[3], rule[4], rule[5], rule[6]
+    walked, lazy = scratch[9], scratch[11]
+    if u <= u_floor:
+        return u, 0
+    start = open_rows(top, low, first_sum)
+    lazy[0] = 0
+    if lazy_dives and start == first_sum:
+        lazy[0] = rows_above_sums(top, thresholds, first_sum)
+    if lazy[1] > 0 and lazy[0] == 0:  # the trees left unwalked, walked again
+        walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch)
+        lazy[1] = 0
+        u = min(bound(top, top, walked, 0, thresholds, first_sum), u)
+        start = open_rows(top, low, first_sum)
+    return u, start
+
+
+@part
+def push_other(hb, hx, hn, u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost):
+    """Push the child of the box lo, hi split on column c at rank rr that the dive does
+    not enter (the no side when ``on_yes``): only its interval of c differs. Returns
+    (hb, hx, hn)."""
+    keep_lo, keep_hi = lo[c], hi[c]
+    if on_yes:
+        lo[c] = rr
+    else:
+        hi[c] = rr
+    hb, hx, hn = push(hb, hx, hn, u, lo, hi, max_rows, u_floor, lost)
+    lo[c], hi[c] = keep_lo, keep_hi
+    return hb, hx, hn
 
 
 @jit
@@ -603,22 +642,18 @@ def run(
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
-    ``lost`` (updated): the largest bound dropped under a floor, the largest bound shed
-    for memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held:
-    its box in ``held_box`` (lo, hi), ``held`` = (1, its bound, the boxes it visited),
-    and the next run goes on with it (the boxes visited do not depend on ``max_boxes``).
-    ``reads_f``: per tree, whether it reads a column of F; ``lazy_dives``: while a box's
-    pair sums are open and bound it, its splits walk only those trees (the others add 0
-    to a pair sum; their maxima stay a larger box's, sound) until the pair sums close or
-    a row binds, when they are walked again.
-    Returns (status, heap, boxes, the resolved box's bound)."""
+    ``lost`` (updated): the largest bound dropped under a floor, the largest shed for
+    memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held (its
+    box in ``held_box``, ``held`` = (1, its bound, its boxes)) and the next run goes on
+    with it. ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
+    lazy (lazy_or_not). Returns (status, heap, boxes, the resolved box's bound)."""
     trees = order.shape[0]
     cols = out_lo.shape[0]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes, reads_f)
-    walked, lazy = scratch[9], scratch[11]
+    walked = scratch[9]
     root = root_walk(ft_arrays, trees, cols, max_nodes)
-    rule = (order, costs, probes)
+    rule = (order, costs, probes, thresholds, first_sum, lazy_dives, u_floor)
     boxes = 0
     while hn > 0 or held[0] > 0:
         if held[0] > 0:  # the dive the last run held: its box walked again
@@ -642,21 +677,10 @@ def run(
         while True:
             visited += 1
             boxes += 1
+            u, start = lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule)
             if u <= u_floor:
                 dropped(lost, u)
                 break
-            start = open_rows(top, low, first_sum)
-            lazy[0] = 0
-            if lazy_dives and start == first_sum:
-                lazy[0] = rows_above_sums(top, thresholds, first_sum)
-            if lazy[1] > 0 and lazy[0] == 0:  # the trees left unwalked, walked again
-                walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch)
-                lazy[1] = 0
-                u = min(bound(top, top, walked, 0, thresholds, first_sum), u)
-                if u <= u_floor:
-                    dropped(lost, u)
-                    break
-                start = open_rows(top, low, first_sum)
             if start < 0:  # resolved: the lower corner is an exact pair
                 dropped(lost, u)
                 out_lo[:] = lo
@@ -668,14 +692,10 @@ def run(
             go_u, stay_u = (uy, un) if on_yes else (un, uy)
             if stay_u <= u_floor:
                 dropped(lost, stay_u)
-            else:  # the other child: only its interval of c differs from this box's
-                keep_lo, keep_hi = lo[c], hi[c]
-                if on_yes:
-                    lo[c] = rr
-                else:
-                    hi[c] = rr
-                hb, hx, hn = push(hb, hx, hn, stay_u, lo, hi, max_rows, u_floor, lost)
-                lo[c], hi[c] = keep_lo, keep_hi
+            else:
+                hb, hx, hn = push_other(
+                    hb, hx, hn, stay_u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost
+                )
             enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch)
             u = go_u
             if visited % CHECK_EVERY == 0 and hn > 0 and hb[0] > u + 1e-12:
