@@ -17,6 +17,14 @@ column). A dive keeps the per-tree maxima and minima of the box it is in, and a 
 column c walks again only the trees with a node on c inside the box's interval of c,
 for both children in one pass (they differ on c only), from below the nodes the box
 passes on one side only.
+While a box's bound is its pair-sum rows' (the rows of each input, summed over every
+tree, above them), a dive is lazy (``LAZY_DIVES``, where at most half the trees read F):
+it starts with the trees that read F walked and the others at their maxima over the
+whole space, and its splits walk only the trees that read F, since the others add
+exactly 0 to a pair sum; their maxima, a larger box's, stay sound bounds. They are
+walked again once the pair sums close or a row binds. On the scale tier's 1,000-tree
+models, where a third of the trees read sex or race, this visits about 2.8 times the
+boxes per CPU second (bench/reports/scale-tier.md, "Closing the max gap").
 The heap holds (bound, lo, hi): about 130 bytes a box, where the Python search keeps a
 bit per leaf. It is bounded (``HEAP_BYTES``): full, it sheds the quarter of its boxes
 with the lowest bounds, and the largest bound shed stays under the reported upper
@@ -51,6 +59,13 @@ PROBES = 4
 SPLIT_TIE = 1e-3
 # run() statuses (gap_kernel_jit.py)
 BUDGET, RESOLVED, EMPTY = 0, 1, 2
+# a dive whose pair-sum rows bound its box walks only the trees that read F (the others
+# add 0 to a pair sum) until the pair sums close or a row binds (gap_kernel_jit.run)
+LAZY_DIVES = True
+# ... where at most this share of the trees read F: where most do, a lazy dive saves
+# few walks and its looser rows cost boxes (adult_t200_d5's age, 194 of 200 trees: 80 CPU
+# s against 69 eager; bench/reports/scale-tier.md, "Closing the max gap")
+LAZY_SHARE = 0.5
 # the open boxes' heap, at most (bytes; KernelSearch's heap_bytes): a search that would
 # hold more sheds the boxes of lowest bound (1 GB: about 5 million boxes over adult's
 # 14 features, against the 7.4 GB fnlwgt reached unbounded on a 255,000-leaf model)
@@ -95,6 +110,20 @@ def flatten(tab: PairTables, order: np.ndarray) -> FlatTables:
         order=np.ascontiguousarray(order, dtype=np.int64),
         sizes=np.ascontiguousarray(tab.sizes, dtype=np.int32),
     )
+
+
+def reads_varied(tab: PairTables) -> np.ndarray:
+    """bool[trees]: whether each pair tree has a node on a column of F (a copy's column);
+    the others are the same tree for both inputs and add 0 to every pair-sum row."""
+    varied = np.array([copy is not None for _f, copy in tab.columns], dtype=bool)
+    trees = len(tab.starts)
+    out = np.zeros(trees, dtype=np.bool_)
+    table, start = tab.node_table, np.asarray(tab.node_starts, dtype=np.int64)
+    if len(table):
+        on_f = varied[table[:, 0]]
+        tree_of = np.repeat(np.arange(trees), np.diff(start))
+        out[tree_of[on_f]] = True
+    return out
 
 
 def search_bytes(tab: PairTables) -> int:
@@ -232,8 +261,12 @@ class KernelSearch:
         capacity: int = 1024,
         probes: int = PROBES,
         heap_bytes: int = HEAP_BYTES,
+        lazy: bool | None = None,
     ):
         self.ft = flatten(tab, order)
+        self.reads_f = reads_varied(tab)
+        few = len(self.reads_f) > 0 and float(self.reads_f.mean()) <= LAZY_SHARE
+        self.lazy = LAZY_DIVES and few if lazy is None else bool(lazy)
         ft = self.ft
         self.arrays = (ft.values, ft.node_start, ft.leaf_start, ft.nodes)
         cols = len(ft.sizes)
@@ -302,6 +335,8 @@ class KernelSearch:
             self.probes,
             self.held_box,
             self.held,
+            self.reads_f,
+            self.lazy,
         )
         return int(status), int(boxes), float(u)
 

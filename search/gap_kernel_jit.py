@@ -388,11 +388,16 @@ def heap_pop(hb, hx, hn, lo, hi):
 def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch):
     """Walk again, for both children of a split on column c at rank rr, only the trees
     the split can change (opn[t, c], see walk); they go into ``walked``, in tree order.
-    Returns how many."""
-    ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked = scratch
+    While lazy[0] is set, the trees outside F (reads_f False) are left as they are (their
+    maxima and minima the parent's: sound, and lazy[1] records that some are). Returns
+    how many were walked."""
+    ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked, reads_f, lazy = scratch
     nw = 0
     for t in range(opn.shape[0]):
         if opn[t, c]:
+            if lazy[0] > 0 and not reads_f[t]:
+                lazy[1] = 1
+                continue
             walked[nw] = t
             nw += 1
             walk_both(
@@ -418,7 +423,8 @@ def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch):
 @part
 def enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch):
     """Make the box lo, hi (and its per-tree arrays) its child on the yes side, or no."""
-    ytop, ylow, ntop, nlow, yopn, nopn, _stack, _smask, _entry, walked = scratch
+    ytop, ylow, ntop, nlow, yopn, nopn = scratch[:6]
+    walked = scratch[9]
     if on_yes:
         hi[c] = rr
     else:
@@ -438,7 +444,7 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     children and bound them: (column, R, nw, the yes child's bound, the no child's), each
     at most u (a child's bound is at most its box's, and u may be the tighter, from
     above)."""
-    order, costs, probes = rule
+    order, costs, probes = rule[0], rule[1], rule[2]
     nodes = ft_arrays[3]
     ytop, ntop, walked = scratch[0], scratch[2], scratch[9]
     k, measured, nw = choose_split(
@@ -467,8 +473,121 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     return c, rr, nw, uy, un
 
 
+@part
+def rows_above_sums(top, thresholds, first_sum):
+    """Whether every row's term is above every pair-sum row's half (the box's bound is
+    the pair sums'): only then may a dive leave the trees outside F unwalked, since they
+    add 0 to a pair sum."""
+    rows = top.shape[0]
+    if first_sum >= rows:
+        return False
+    least_row, least_sum = _POS, _POS
+    for r in range(rows):
+        s = 0.0
+        for t in range(top.shape[1]):
+            s += top[r, t]
+        term = s - thresholds[r]
+        if r >= first_sum:
+            least_sum = min(least_sum, term / 2.0)
+        else:
+            least_row = min(least_row, term)
+    return least_row > least_sum
+
+
 @jit
-def run_buffers(rows, trees, cols, max_nodes):
+def walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch):
+    """The trees outside F walked again over the box (they were left as a larger box's
+    while the dive was lazy)."""
+    stack, reads_f = scratch[6], scratch[10]
+    for t in range(reads_f.shape[0]):
+        if not reads_f[t]:
+            walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+
+
+@jit
+def lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule):
+    """The rows a split must separate (open_rows) and the box's bound, deciding whether
+    the dive is lazy at this box (lazy[0]): while its pair sums are open and bound it
+    (rows_above_sums) and ``rule``'s lazy_dives allows, its splits walk only the trees
+    that read F. A dive that stops being lazy walks the trees it left first (their
+    maxima tighten u). Returns (u, the rows' start); a box whose u is at most the
+    floor (rule's last) is left as it is, to be dropped."""
+    thresholds, first_sum, lazy_dives, u_floor = rule[3], rule[4], rule[5], rule[6]
+    walked, lazy = scratch[9], scratch[11]
+    if u <= u_floor:
+        return u, 0
+    start = open_rows(top, low, first_sum)
+    lazy[0] = 0
+    if lazy_dives and start == first_sum:
+        lazy[0] = rows_above_sums(top, thresholds, first_sum)
+    if lazy[1] > 0 and lazy[0] == 0:  # the trees left unwalked, walked again
+        walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch)
+        lazy[1] = 0
+        u = min(bound(top, top, walked, 0, thresholds, first_sum), u)
+        start = open_rows(top, low, first_sum)
+    return u, start
+
+
+@part
+def push_other(hb, hx, hn, u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost):
+    """Push the child of the box lo, hi split on column c at rank rr that the dive does
+    not enter (the no side when ``on_yes``): only its interval of c differs. Returns
+    (hb, hx, hn)."""
+    keep_lo, keep_hi = lo[c], hi[c]
+    if on_yes:
+        lo[c] = rr
+    else:
+        hi[c] = rr
+    hb, hx, hn = push(hb, hx, hn, u, lo, hi, max_rows, u_floor, lost)
+    lo[c], hi[c] = keep_lo, keep_hi
+    return hb, hx, hn
+
+
+@jit
+def walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root):
+    """A lazy dive's start: the trees that read F walked over the box [lo, hi), the
+    others at their maxima and minima over the whole space (``root``: top, low, opn of
+    root_walk), marked as left unwalked (lazy[1])."""
+    node_start = ft_arrays[1]
+    stack, entry, reads_f, lazy = scratch[6], scratch[8], scratch[10], scratch[11]
+    rtop, rlow, ropn = root
+    for t in range(entry.shape[0]):
+        entry[t] = node_start[t]
+        if reads_f[t]:
+            walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+        else:
+            top[:, t] = rtop[:, t]
+            low[:, t] = rlow[:, t]
+            opn[t, :] = ropn[t, :]
+    lazy[1] = 1
+
+
+@jit
+def root_walk(ft_arrays, trees, cols, max_nodes):
+    """Every tree's maxima and minima over the whole pair space, and its opn (walk)."""
+    rows = ft_arrays[0].shape[1]
+    top, low = np.empty((rows, trees)), np.empty((rows, trees))
+    opn = np.zeros((trees, cols), dtype=np.bool_)
+    lo = np.zeros(cols, dtype=np.int32)
+    hi = np.full(cols, np.iinfo(np.int32).max, dtype=np.int32)
+    stack = np.empty(max_nodes + 1, dtype=np.int64)
+    for t in range(trees):
+        walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+    return top, low, opn
+
+
+@jit
+def start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives):
+    """A dive's start: every tree walked over the box, or with ``lazy_dives`` those that
+    read F only (walk_varied)."""
+    if lazy_dives:
+        walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root)
+    else:
+        walk_all(ft_arrays, lo, hi, top, low, opn, scratch)
+
+
+@jit
+def run_buffers(rows, trees, cols, max_nodes, reads_f):
     """run's working arrays: top, low, opn and the scratch split() and enter() take."""
     per_tree = np.empty((6, rows, trees))
     top, low, ytop = per_tree[0], per_tree[1], per_tree[2]
@@ -482,17 +601,21 @@ def run_buffers(rows, trees, cols, max_nodes):
     # the trees a split walks again: their columns of y*/n* are the children's, the
     # other trees' are top and low's (nothing is copied for them)
     walked = np.empty(trees, dtype=np.int64)
-    return top, low, opn, (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked)
+    # (leave the trees outside F unwalked now?, are some left so?)
+    lazy = np.zeros(2, dtype=np.int64)
+    scratch = (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked, reads_f, lazy)
+    return top, low, opn, scratch
 
 
 @jit
 def walk_all(ft_arrays, lo, hi, top, low, opn, scratch):
     """Every tree walked over the box [lo, hi): a dive's start."""
     node_start = ft_arrays[1]
-    stack, entry = scratch[6], scratch[8]
+    stack, entry, lazy = scratch[6], scratch[8], scratch[11]
     for t in range(entry.shape[0]):
         walk(ft_arrays, t, lo, hi, top, low, stack, opn)
         entry[t] = node_start[t]
+    lazy[1] = 0
 
 
 @jit
@@ -514,20 +637,23 @@ def run(
     probes,
     held_box,
     held,
+    reads_f,
+    lazy_dives,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
-    ``lost`` (updated): the largest bound dropped under a floor, the largest bound shed
-    for memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held:
-    its box in ``held_box`` (lo, hi), ``held`` = (1, its bound, the boxes it visited),
-    and the next run goes on with it (the boxes visited do not depend on ``max_boxes``).
-    Returns (status, heap, boxes, the resolved box's bound)."""
+    ``lost`` (updated): the largest bound dropped under a floor, the largest shed for
+    memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held (its
+    box in ``held_box``, ``held`` = (1, its bound, its boxes)) and the next run goes on
+    with it. ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
+    lazy (lazy_or_not). Returns (status, heap, boxes, the resolved box's bound)."""
     trees = order.shape[0]
     cols = out_lo.shape[0]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
-    top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes)
+    top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes, reads_f)
     walked = scratch[9]
-    rule = (order, costs, probes)
+    root = root_walk(ft_arrays, trees, cols, max_nodes)
+    rule = (order, costs, probes, thresholds, first_sum, lazy_dives, u_floor)
     boxes = 0
     while hn > 0 or held[0] > 0:
         if held[0] > 0:  # the dive the last run held: its box walked again
@@ -536,7 +662,7 @@ def run(
             u = held[1]
             visited = int(held[2])
             held[0] = 0.0
-            walk_all(ft_arrays, lo, hi, top, low, opn, scratch)
+            start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
         else:
             if boxes >= max_boxes:
                 return BUDGET, hb, hx, hn, boxes, 0.0
@@ -545,16 +671,16 @@ def run(
             if u <= u_floor:
                 dropped(lost, u)
                 continue
-            walk_all(ft_arrays, lo, hi, top, low, opn, scratch)
+            start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
             u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
             visited = 0
         while True:
             visited += 1
             boxes += 1
+            u, start = lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule)
             if u <= u_floor:
                 dropped(lost, u)
                 break
-            start = open_rows(top, low, first_sum)
             if start < 0:  # resolved: the lower corner is an exact pair
                 dropped(lost, u)
                 out_lo[:] = lo
@@ -566,14 +692,10 @@ def run(
             go_u, stay_u = (uy, un) if on_yes else (un, uy)
             if stay_u <= u_floor:
                 dropped(lost, stay_u)
-            else:  # the other child: only its interval of c differs from this box's
-                keep_lo, keep_hi = lo[c], hi[c]
-                if on_yes:
-                    lo[c] = rr
-                else:
-                    hi[c] = rr
-                hb, hx, hn = push(hb, hx, hn, stay_u, lo, hi, max_rows, u_floor, lost)
-                lo[c], hi[c] = keep_lo, keep_hi
+            else:
+                hb, hx, hn = push_other(
+                    hb, hx, hn, stay_u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost
+                )
             enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch)
             u = go_u
             if visited % CHECK_EVERY == 0 and hn > 0 and hb[0] > u + 1e-12:

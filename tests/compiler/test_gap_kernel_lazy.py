@@ -1,0 +1,97 @@
+"""Lazy dives of the compiled largest-gap search (search/gap_kernel_jit.run,
+``lazy_dives``): while a box's bound is its pair-sum rows', a dive's splits walk only the
+trees that read the varied features (the others add 0 to a pair sum); their maxima stay
+a larger box's until the pair sums close or a row binds. Those maxima are then looser,
+never lower: on ensembles where the pair sums bind, every search, lazy or not, brackets
+the exact largest gap found by enumeration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from treesens.compiler.query import Gap, Query
+from treesens.search import gap_kernel
+from treesens.search.gap_boxes import largest_gap
+from treesens.search.gap_search import achieved_gap, gap_bound
+from treesens.search.pair_boxes import pair_encoding, pair_tables
+from treesens.tests.compiler.test_gap_boxes import _bracket_problems
+from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.tests.oracle import random_ensemble
+
+FAR = 1e18
+TOLERANCE = 1e-4
+
+pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+
+
+def _case(i: int):
+    """Twelve to twenty trees of depth 2-3 over four or five features, one varied: most
+    trees read no varied feature, so the pair sums bound the boxes while the rows of
+    each input (summed over every tree) stay above them."""
+    rng = np.random.default_rng([4702, i])
+    ens = random_ensemble(
+        rng,
+        int(rng.integers(12, 21)),
+        int(rng.integers(2, 4)),
+        int(rng.integers(4, 6)),
+        3,
+        leaf_scale=1.0,
+        bounded=bool(rng.random() < 0.5),
+    )
+    vary = (str(rng.choice(ens.feature_names)),)
+    return ens, Query(vary=vary)
+
+
+def _search(i: int, lazy: bool, monkeypatch):
+    monkeypatch.setattr(gap_kernel, "LAZY_DIVES", lazy)
+    monkeypatch.setattr(gap_kernel, "LAZY_SHARE", 1.0)  # whatever share of trees reads F
+    ens, q = _case(i)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        return achieved_gap(p[0], p[1])
+
+    out = largest_gap(enc, tab, gap_bound(ens), offer, TOLERANCE, FAR)
+    return ens, q, tab, out
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+@pytest.mark.parametrize("i", range(24))
+def test_lazy_and_eager_dives_prove_the_brute_force_largest_gap(i, lazy, monkeypatch):
+    ens, q, _, out = _search(i, lazy, monkeypatch)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def test_lazy_dives_visit_other_boxes_than_eager_ones(monkeypatch):
+    # the cases above exercise the lazy walk: it changes the dives on some of them
+    differ = [
+        _search(i, True, monkeypatch)[3].boxes != _search(i, False, monkeypatch)[3].boxes
+        for i in range(24)
+    ]
+    assert any(differ)
+
+
+def test_only_trees_with_a_node_on_a_varied_column_read_f(monkeypatch):
+    _, _, tab, _ = _search(0, True, monkeypatch)
+    reads = gap_kernel.reads_varied(tab)
+    sums = tab.values[tab.first_sum :]
+    for t in range(len(tab.starts)):
+        a = tab.starts[t]
+        b = tab.starts[t + 1] if t + 1 < len(tab.starts) else tab.values.shape[1]
+        if not reads[t]:  # a tree outside F adds exactly 0 to every pair sum
+            assert not sums[:, a:b].any()
+    assert reads.any() and not reads.all()
+
+
+def test_a_search_where_most_trees_read_f_is_not_lazy(monkeypatch):
+    _, _, tab, _ = _search(0, True, monkeypatch)
+    share = float(gap_kernel.reads_varied(tab).mean())
+    order = np.arange(len(tab.starts))
+    monkeypatch.setattr(gap_kernel, "LAZY_SHARE", share)
+    assert gap_kernel.KernelSearch(tab, order, 0.0).lazy
+    monkeypatch.setattr(gap_kernel, "LAZY_SHARE", share - 1e-9)
+    assert not gap_kernel.KernelSearch(tab, order, 0.0).lazy
