@@ -71,7 +71,10 @@ def wheel(tmp_path_factory) -> Path:
 def venv(wheel, tmp_path_factory) -> Path:
     env = tmp_path_factory.mktemp("venv") / "env"
     _run([sys.executable, "-m", "venv", "--system-site-packages", env])
-    _run([env / "bin" / "python", "-m", "pip", "install", "--no-deps", "--no-index", wheel])
+    # --ignore-installed: a treesens the machine's Python already has (as .ci/run leaves it)
+    # would otherwise satisfy the requirement and leave the venv without its own copy
+    pip = [env / "bin" / "python", "-m", "pip", "install", "--no-deps", "--no-index"]
+    _run([*pip, "--ignore-installed", wheel])
     return env
 
 
