@@ -8,6 +8,7 @@ import time
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
 from ...questions.ask import answer
+from ...questions.certify import certify_answer
 from ...questions.query_build import require_backend
 from .common import (
     add_backend_arg,
@@ -108,7 +109,5 @@ def write_certificate(args, ens, q, res) -> None:
     """The proof of an insensitive answer, for ``treesens verify``, checked by its
     checker; the result's proof record says so, and a line on stderr what was written
     (or why nothing was)."""
-    from ...questions.certify import certify_answer  # the checker's readers: only when asked
-
     budget = args.certify_budget if args.certify_budget is not None else q.plan.timeout
     log(certify_answer(ens, q, res, args.certificate, args.model, budget).message)
