@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,9 +40,14 @@ class CompiledQuery:
 
 @dataclass
 class SolveContext:
+    """``cq`` is the compiled query; a context made with ``compile_later`` (its maker)
+    and ``light`` (the Encoding without its Problem, driver/solve.py) compiles it only
+    when a stage first asks for it: the heuristic and the box search read ``light``, so a
+    query one of them answers never builds the encoding's Problem."""
+
     ens: Ensemble
     q: Query
-    cq: CompiledQuery
+    compiled_query: CompiledQuery | None
     result: Result  # under construction
     deadline: float  # absolute time.time()
     t_start: float
@@ -60,9 +66,20 @@ class SolveContext:
     cuts: int = 0  # near-miss pairs excluded
     stop: Any = None  # a threading.Event a race sets when another backend has answered
     boxes: Any = None  # the box search its first turn left unfinished (boxes.BoxStage)
+    light: Encoding | None = None  # before compiling: the encoding without its Problem
+    compile_later: Callable[[], CompiledQuery] | None = None
+
+    @property
+    def cq(self) -> CompiledQuery:
+        if self.compiled_query is None:
+            assert self.compile_later is not None, "a context needs a compiled query or its maker"
+            self.compiled_query = self.compile_later()
+        return self.compiled_query
 
     @property
     def enc(self) -> Encoding:
+        if self.compiled_query is None and self.light is not None:
+            return self.light
         return self.cq.encoding
 
     @property

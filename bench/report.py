@@ -373,6 +373,34 @@ def disagreements(runs, insts) -> list[str]:
     return out
 
 
+def certificates(runs, insts: list[str], config: str) -> list[str]:
+    """The certificates of a batch run with ``--certificates``: how many of the
+    insensitive answers have one the independent checker accepted, the times to write
+    and check them, and each answer left without (none when no line asked for them)."""
+    ins = [runs[(i, config)] for i in insts if runs[(i, config)]["status"] == "insensitive"]
+    if not any("certificate" in r for r in ins):
+        return []
+    certs = [r.get("certificate") or {} for r in ins]
+    ok = [c for c in certs if c.get("verified")]
+    write = [c["write_s"] for c in ok]
+    check = [c["verify_s"] for c in ok]
+    lines = [
+        "",
+        f"Certificates ({config}): {len(ok)} of the {len(ins)} insensitive answers "
+        f"certified and verified by the independent checker, "
+        f"{sum(1 for c in certs if c.get('written'))} written; "
+        f"writing {fmt(sum(write), 1)} s in all (median {fmt(statistics.median(write), 3)} s), "
+        f"checking {fmt(sum(check), 1)} s in all (median {fmt(statistics.median(check), 3)} s, "
+        f"largest {fmt(max(check), 1)} s)."
+        if ok
+        else f"Certificates ({config}): none of the {len(ins)} insensitive answers verified.",
+    ]
+    for r, c in zip(ins, certs, strict=True):
+        if not c.get("verified"):
+            lines.append(f"- `{r['instance']}`: {c.get('why_not') or 'not asked'}")
+    return lines
+
+
 def report(paths, out: Path, configs: list[str] | None = None) -> str:
     runs = load(paths)
     if not runs:
@@ -455,6 +483,8 @@ def report(paths, out: Path, configs: list[str] | None = None) -> str:
                 md += [f"Cactus plot of the default on all its instances: `{png}`"]
         if "default" in present and not default_wider:
             md += [""] + unanswered(runs, common)
+        for c in present:
+            md += certificates(runs, common, c)
         dis = disagreements(runs, all_i)
         md += ["", f"Disagreements (sensitive vs insensitive on one instance): {len(dis)}"] + dis
         errs = [(i, c) for i in common for c in present if runs[(i, c)]["status"] == "error"]

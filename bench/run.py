@@ -270,6 +270,13 @@ def _parser() -> argparse.ArgumentParser:
         "each loading it; results are written as each part ends); default: all of them",
     )
     how.add_argument(
+        "--certificates",
+        default=None,
+        metavar="DIR",
+        help="with --batch: certify every insensitive answer into DIR/<instance id>.json "
+        "and check it with the independent checker (its line's certificate says so)",
+    )
+    how.add_argument(
         "--executor",
         default=None,
         metavar="KIND[=ADDRESS]",
@@ -346,6 +353,8 @@ def main(argv=None) -> int:
             if why:
                 print(f"skipping configuration {c}: Ensense cannot run: {why}", file=sys.stderr)
                 configs.remove(c)
+    if args.certificates and not args.batch:
+        ap.error("--certificates is a --batch option")
     if args.batch:
         if args.against or args.executor:
             ap.error("--batch runs here only, without --against or --executor")
@@ -456,7 +465,7 @@ def main(argv=None) -> int:
             )
 
     if args.batch:
-        _run_batches(todo, timeout, args.jobs, record, args.batch_size)
+        _run_batches(todo, timeout, args.jobs, record, args.batch_size, args.certificates)
     elif args.executor:
         _run_on_executor(args.executor, args.jobs, [run[:2] for run in todo], timeout, record)
     else:
@@ -513,11 +522,22 @@ def model_groups(todo: list, size: int | None = None) -> list[list]:
     return sorted(groups.values(), key=size, reverse=True)
 
 
-def _run_batches(todo: list, timeout: float, jobs: int, record, size: int | None = None) -> None:
+def _run_batches(
+    todo: list,
+    timeout: float,
+    jobs: int,
+    record,
+    size: int | None = None,
+    certificates: str | None = None,
+) -> None:
     """Each (configuration, model) group as one task of a local process pool of ``jobs``
     workers (questions/executors): ``run_one.run_batch`` loads the model once and asks its
-    queries through the batch path; each group is recorded as it ends (a group that failed
-    twice is recorded as errors, so a resumed run tries it again)."""
+    queries through the batch path, each stopped by a hard limit ``run_one.GRACE`` seconds
+    past its time limit (and certified into ``certificates`` when insensitive); each group
+    is recorded as it ends (a group that failed twice is recorded as errors, so a resumed
+    run tries it again)."""
+    from functools import partial
+
     from run_one import run_batch
 
     from treesens.questions.executors import Failure, make_executor
@@ -528,7 +548,10 @@ def _run_batches(todo: list, timeout: float, jobs: int, record, size: int | None
     items = [(asdict(runs[0][1]), [inst.to_dict() for inst, _ in runs]) for runs in groups]
     executor = make_executor("local", jobs)
     try:
-        for i, out in executor.run(run_batch, timeout, items):
+        task = run_batch
+        if certificates:
+            task = partial(run_batch, certificates=str(Path(certificates).resolve()))
+        for i, out in executor.run(task, timeout, items):
             load = os.getloadavg()[0]
             for k, (inst, cfg) in enumerate(groups[i]):
                 res = (

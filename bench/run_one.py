@@ -10,10 +10,13 @@ process and its solver process together (robust to other load on the machine).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
+import signal
 import sys
 import time
+from pathlib import Path
 
 
 def no_answer(status: str, error: str | None, **more) -> dict:
@@ -101,15 +104,56 @@ def treesens_record(res, cfg: dict, times: dict) -> dict:
     }
 
 
-def run_batch(timeout: float, group: tuple[dict, list[dict]]) -> list[dict]:
+GRACE = 30.0  # seconds past a query's time limit before a batch stops it (its hard limit)
+
+
+class HardLimit(KeyboardInterrupt):
+    """A query of a batch past its hard limit: unwinds like Ctrl-C, so that the same
+    clean-up runs (the box search's thread and the solver processes end)."""
+
+
+@contextlib.contextmanager
+def hard_limit(seconds: float):
+    """Raise HardLimit in this thread (a process's main thread) after ``seconds``: the
+    batch's stop for a query that overran its own time limit (SIGALRM; its handler runs
+    when the interpreter next runs Python code, so a native call holds it until it
+    returns; every long wait of treesens wakes every 0.25 s)."""
+
+    def stop(_signum, _frame) -> None:
+        raise HardLimit()
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _stopped(what: str, limit: float) -> str:
+    from treesens.backends.worker import kill_now
+
+    kill_now()  # its solver processes, at once
+    return f"{what} stopped by the batch's hard limit ({limit:g} s)"
+
+
+def run_batch(
+    timeout: float, group: tuple[dict, list[dict]], certificates: str | None = None
+) -> list[dict]:
     """One configuration on every instance of ONE model, in this process (``bench/run.py
-    --batch``; an executor's task): the model is loaded once and the queries are asked
-    through the batch path (treesens.questions.campaign.ask_many), each within
-    ``timeout`` from its own start. A line's ``time.load`` is the model's load time shared
-    out over its queries, ``time.total`` its answer's time plus that share; ``time.cpu``
-    this process's CPU time over the answer (a solver process kept for the next query
-    counts in the group's ``batch_cpu``, given on every line of the group: this process
-    and its reaped solver processes, from the load to the end)."""
+    --batch``; an executor's task): the model is loaded once and each query is asked
+    through the batch path (treesens.questions.campaign.ask_many) within ``timeout`` from
+    its own start, and stopped by a hard limit ``GRACE`` seconds later (an "unknown"
+    line saying so; the next query goes on). ``certificates``: a folder where each
+    "insensitive" answer's certificate is written (``<instance id>.json``, questions/
+    certify.py, the box search within ``timeout``) and checked by the independent
+    checker, under the same hard limit; its line's ``certificate`` says what became of it.
+    A line's ``time.load`` is the model's load time shared out over its queries,
+    ``time.total`` its answer's time plus that share; ``time.cpu`` this process's CPU
+    time over the answer (a solver process kept for the next query counts in the group's
+    ``batch_cpu``, given on every line of the group: this process and its reaped solver
+    processes, from the load to the end, certificates included)."""
     import treesens
     from treesens.backends.worker import shutdown
     from treesens.questions.campaign import ask_many
@@ -120,24 +164,55 @@ def run_batch(timeout: float, group: tuple[dict, list[dict]]) -> list[dict]:
     ch0 = _cpu(resource.RUSAGE_CHILDREN)
     ens = treesens.load_model(insts[0]["model_path"], details=insts[0]["details_path"])
     share = (time.time() - t0) / len(insts)
-    queries = [treesens_query(inst, cfg, timeout) for inst in insts]
-    cpu: list[float] = []
-    began = [0.0]
-
-    def started(_q) -> None:
-        began[0] = _cpu(resource.RUSAGE_SELF)
-
-    def ended(_res) -> None:
-        cpu.append(_cpu(resource.RUSAGE_SELF) - began[0])
-
-    results = ask_many(ens, queries, on_start=started, on_result=ended)
+    lines = []
+    for inst in insts:
+        q = treesens_query(inst, cfg, timeout)
+        began, cpu0 = time.time(), _cpu(resource.RUSAGE_SELF)
+        try:
+            with hard_limit(timeout + GRACE):
+                (res,) = ask_many(ens, [q])
+        except HardLimit:
+            why = _stopped("the query", timeout + GRACE)
+            line = no_answer("unknown", None, message=why)
+            line["time"] = {"load": share, "total": time.time() - began + share}
+            lines.append(line)
+            continue
+        times = {"load": share, "total": res.time["total"] + share}
+        times["cpu"] = _cpu(resource.RUSAGE_SELF) - cpu0
+        line = treesens_record(res, cfg, times)
+        if certificates is not None and res.status == "insensitive":
+            line["certificate"] = certify_line(ens, q, res, inst, certificates, timeout)
+        lines.append(line)
     shutdown()  # reap the solver processes so that their CPU time is counted
     batch_cpu = _cpu(resource.RUSAGE_SELF) - c0 + _cpu(resource.RUSAGE_CHILDREN) - ch0
-    lines = []
-    for res, c in zip(results, cpu, strict=True):
-        times = {"load": share, "total": res.time["total"] + share, "cpu": c}
-        lines.append({**treesens_record(res, cfg, times), "batch_cpu": batch_cpu})
-    return lines
+    return [{**line, "batch_cpu": batch_cpu} for line in lines]
+
+
+def certify_line(ens, q, res, inst: dict, folder: str, timeout: float) -> dict:
+    """Certify an "insensitive" answer into ``folder/<instance id>.json`` and check it with
+    the independent checker (questions/certify.py ``certify_answer``), within the hard
+    limit: whether it was written and verified, the file, the seconds to write it (the box
+    search's proof) and to check it, and why not when it was not."""
+    from treesens.questions.certify import certify_answer
+    from treesens.questions.sweep_certs import safe_name
+
+    path = Path(folder) / f"{safe_name(inst['id'])}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    try:
+        with hard_limit(timeout + GRACE):
+            done = certify_answer(ens, q, res, path, inst["model_path"], timeout)
+    except HardLimit:
+        why = _stopped("the certificate", timeout + GRACE)
+        return {"written": path.exists(), "verified": False, "path": str(path), "why_not": why}
+    return {
+        "written": done.written,
+        "verified": done.verified,
+        "path": done.path,
+        "write_s": done.seconds,
+        "verify_s": max(0.0, time.time() - t0 - done.seconds) if done.written else None,
+        "why_not": done.reason,
+    }
 
 
 DATA_AWARE_STATS = (

@@ -31,6 +31,7 @@ from ..compiler.query import Query
 from ..compiler.readings import read_for
 from ..search.boxes import box_stage
 from ..search.heuristic_stage import data_hint, heuristic_search
+from ..search.pair_boxes import pair_encoding
 from .alongside import backend_beside_boxes
 from .backend import reduce_for_backend
 from .compile import CompiledQuery, compile_query
@@ -128,30 +129,46 @@ def _start(
     prefer,
     given: Dataset | None = None,
 ) -> SolveContext:
-    """Compile (unless given) and set up the context with the compile statistics."""
+    """Set up the context: compiled now (given, or a query with data), or, without data,
+    compiled when a stage first needs the Problem (``SolveContext.cq``): the heuristic and
+    the box search read the encoding without it, and answer most queries."""
     t_start = time.time()
     if deadline is None:
         deadline = q.plan.deadline(t_start)
     res = new_result(ens, q)
     progress = log or bool(q.plan.options.value("progress"))
-    cq = compiled or compile_query(
-        ens, q, progress=progress, prefer=prefer, deadline=deadline, data=given
-    )
-    enc = cq.encoding
-    data = cq.data if cq.data is not None else dataset_for_query(ens, q, given)
+
+    def compile_now(cq: CompiledQuery | None = None) -> CompiledQuery:
+        t0 = time.time()
+        if cq is None:
+            cq = compile_query(
+                ens, q, progress=progress, prefer=prefer, deadline=deadline, data=given
+            )
+        if cq.data_stats:
+            res.stats.update(cq.data_stats)
+        res.time["compile"] = res.time.get("compile", 0.0) + time.time() - t0
+        res.stats.update(cq.compiled.problem.stats())
+        res.stats.update(cq.encoding.stats)
+        return cq
+
+    data = dataset_for_query(ens, q, given)
+    later = compiled is None and data is None and q.plan.data_aware == "none"
+    light = pair_encoding(ens, q) if later else None
+    cq = None if later else compile_now(compiled)
+    enc = light if cq is None else cq.encoding
+    if cq is not None and cq.data is not None:
+        data = cq.data
     if data is not None and prefer is None:
         prefer = data.prefer()  # realistic witnesses: values seen in the data
-    if cq.data_stats:
-        res.stats.update(cq.data_stats)
     res.features = [ens.feature_names[f] for f in sorted(enc.varying)]
     res.time["compile"] = time.time() - t_start
-    res.stats.update(cq.compiled.problem.stats())
-    res.stats.update(enc.stats)
+    if light is not None:
+        res.stats.update(trees=len(ens.trees), leaves=ens.n_leaves())
     res.stats["relax"] = enc.relax
     return SolveContext(
         ens=ens,
         q=q,
-        cq=cq,
+        compiled_query=cq,
         result=res,
         deadline=deadline,
         t_start=t_start,
@@ -159,4 +176,6 @@ def _start(
         prefer=prefer,
         log=log,
         memory_mb=memory_mb,
+        light=light,
+        compile_later=compile_now if later else None,
     )

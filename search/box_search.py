@@ -35,6 +35,11 @@ from .pair_boxes import PairTables, rank_value
 PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"
 _LOW = -1e300  # stands for "no leaf" in a per-tree maximum
 CHECK_EVERY = 64  # boxes between two looks at the clock
+# boxes searched "yes" side first before the child with more room above the rows'
+# thresholds goes first: either order alone misses some pairs the other finds at once
+# (churn_t500_d6 Partner g=0.3: yes first, 3,394 boxes; room first, none in 141,696;
+# 30 tiny queries: room first 695 boxes in all, yes first 1,248)
+PROBE_BOXES = 4096
 
 
 @dataclass(frozen=True)
@@ -110,9 +115,14 @@ class BoxSearch:
             yes_live, no_live = live & (tab.lo[c] < r), live & (tab.hi[c] > r)
             yes = (yes_live, lo, yes_hi, leaf_top(tab, yes_live))
             no = (no_live, no_lo, hi, leaf_top(tab, no_live))
-            # the child closer to a pair is searched first (the last pushed); a recorded
-            # proof keeps the "yes" side first, the order its certificate is read in
-            first_no = record is None and _promise(tab, no[3]) > _promise(tab, yes[3])
+            # the "yes" side first for the first PROBE_BOXES boxes, then the child closer
+            # to a pair (the last pushed); a recorded proof keeps the "yes" side first, the
+            # order its certificate is read in. A proof visits the same boxes either way.
+            first_no = (
+                record is None
+                and self.boxes > PROBE_BOXES
+                and _promise(tab, no[3]) > _promise(tab, yes[3])
+            )
             stack.extend((yes, no) if first_no else (no, yes))
         return BoxOutcome(PROVED, self.boxes)
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from .claims import Row, claim_of, part_key, part_rows, required_parts
 from .models import Model, ModelError, Tree, read_model
+from .replay import RawScores, library_raw
 
 FORMAT = "treesens-certificate"
 VERSIONS = (1, 2)  # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``)
@@ -105,10 +106,22 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         model = replace(model, features=list(q["features"]))
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
-    return _check_claim(doc, model)
+    replay, refusal = None, ""
+    if any(step[0] == "replay" for part in _parts(doc) for step in part["proof"]):
+        try:
+            replay = library_raw(str(path), m["library"], model)
+        except ModelError as e:
+            refusal = str(e)
+    return _check_claim(doc, model, replay, refusal)
 
 
-def _check_claim(doc: dict, model: Model) -> Verdict:
+def _parts(doc: dict) -> list:
+    return doc["parts"] if int(doc.get("version", 1)) >= 2 else [{"proof": doc["proof"]}]
+
+
+def _check_claim(
+    doc: dict, model: Model, replay: RawScores | None = None, refusal: str = ""
+) -> Verdict:
     """Walk every part of the proof the claim needs, with the rows the checker derives
     from the claim (verify/claims.py)."""
     version = int(doc.get("version", 1))
@@ -121,7 +134,7 @@ def _check_claim(doc: dict, model: Model) -> Verdict:
     if sorted(keys) != sorted(need) or len(set(keys)) != len(keys):
         shown = ", ".join(_key_text(k) for k in need)
         return Verdict(False, f"the proof's parts are not the ones the claim needs ({shown})")
-    checker = Checker(model, doc["question"], doc["columns"])
+    checker = Checker(model, doc["question"], doc["columns"], replay, refusal)
     boxes = 0
     for part, key in zip(parts, keys, strict=True):
         verdict = checker.run(part["proof"], part_rows(model, claim, part))
@@ -154,8 +167,16 @@ def _bound(v) -> float:
 
 
 class Checker:
-    def __init__(self, model: Model, question: dict, columns: list):
+    def __init__(
+        self,
+        model: Model,
+        question: dict,
+        columns: list,
+        replay: RawScores | None = None,
+        replay_refusal: str = "",
+    ):
         self.m = model
+        self.replay, self.replay_refusal = replay, replay_refusal
         names = model.features
         self.varied = {names.index(v) for v in question["vary"]}
         self.domain = [
@@ -332,6 +353,12 @@ class Checker:
                 stack.append(no_box)
                 stack.append(yes_box)
                 continue
+            if step[0] == "replay":
+                why = self._replay(box, step, rows)
+                if why is not None:
+                    return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
+                pruned += 1
+                continue
             name = step[1]
             if step[0] != "prune" or name not in rows:
                 return Verdict(False, f"step {i}: unknown step {step!r}")
@@ -361,6 +388,55 @@ class Checker:
             return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
         covers = "box covers" if pruned == 1 else "boxes cover"
         return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
+
+    # ---- a box the library's own scores rule out ---------------------------------
+    def _replay(self, box: list, step: list, rows: dict[str, Row]) -> str | None:
+        """Why a ``["replay", x1, x2]`` step does not rule its box out (None: it does):
+        the pair must lie in the box and the domain, every tree must give each input one
+        value over the box (so the library scores every pair of the box as this one),
+        and the library's raw scores of the pair must miss some row of the condition."""
+        if self.replay is None:
+            return "a replayed box needs the library's scores: " + self.replay_refusal
+        xs = [np.array([_bound(v) for v in step[k]], dtype=np.float64) for k in (1, 2)]
+        if any(x.shape != (len(self.domain),) for x in xs):
+            return "its pair does not give every feature a value"
+        for c, (f, copy) in enumerate(self.columns):
+            for k in (0, 1) if copy is None else (copy - 1,):
+                if not self._admits(f, *box[c], xs[k][f]):
+                    return f"its pair's x{k + 1} is outside the box or the domain (feature {f})"
+            if copy is None and xs[0][f] != xs[1][f]:
+                return f"its pair differs in feature {f}, which is not varied"
+        lo = np.array([self._norm(f, *box[c])[0] for c, (f, _) in enumerate(self.columns)])
+        hi = np.array([self._norm(f, *box[c])[1] for c, (f, _) in enumerate(self.columns)])
+        for ti, t in enumerate(self.m.trees):
+            for k in (0, 1):
+                values = {
+                    _leaf_value(t, n)
+                    for n, blo, bhi in self._boxes(ti, k)
+                    if np.all(np.maximum(blo, lo) < np.minimum(bhi, hi))
+                }
+                if len(values) > 1:
+                    return f"tree {ti} gives x{k + 1} more than one value over the box"
+        raw = self.replay(np.stack(xs))
+        for r in rows.values():
+            value = sum(a * raw[0][o] for o, a in enumerate(r.a or ()))
+            value += sum(b * raw[1][o] for o, b in enumerate(r.b or ()))
+            if value < r.rhs:
+                return None
+        return "the library's scores of its pair meet every row of the condition"
+
+    def _admits(self, f: int, lo: float, hi: float, v: float) -> bool:
+        """Whether the value v of feature f lies in its domain and in the box's interval
+        (lo, hi) of the library's test, as the library compares it."""
+        d = self.domain[f]
+        if not (d.lb <= v <= d.ub) or (d.integer and not float(v).is_integer()):
+            return False
+        x = float(np.float32(v)) if self.m.float32 else v
+        return lo <= x < hi if self.m.test == "<" else lo < x <= hi
+
+
+def _leaf_value(t: Tree, n: int) -> tuple:
+    return tuple(t.values[n]) if t.values is not None else (t.value[n], t.output)
 
 
 def _reads(t: Tree, varied: set[int]) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,9 @@ BENCH = CHECKOUT / "bench"
 sys.path.insert(0, str(BENCH))
 try:
     import instances
+    import run_one
     from run import model_groups
-    from run_one import run_treesens
+    from run_one import HardLimit, hard_limit, run_batch, run_treesens
 finally:
     while str(BENCH) in sys.path:
         sys.path.remove(str(BENCH))
@@ -81,3 +83,51 @@ def test_a_batch_size_cuts_a_models_group_in_parts_in_order():
     runs = [(i, cfg, None) for i in _instances(THREE)]
     groups = model_groups(runs, size=1)
     assert sorted([i.id for i, _ in g] for g in groups) == sorted([i] for i in THREE)
+
+
+INSENSITIVE = "breast_cancer_robust|f7|g=0.3"  # proved by the box search in a few boxes
+SENSITIVE = "breast_cancer_robust|f9|g=0.1"  # the heuristic's pair
+
+
+def _group(*ids):
+    return {"name": "default"}, [i.to_dict() for i in _instances(ids)]
+
+
+def test_a_batch_writes_a_certificate_the_checker_accepts_per_insensitive_answer(tmp_path):
+    from treesens.verify import verify_file
+
+    (line,) = run_batch(60, _group(INSENSITIVE), certificates=str(tmp_path))
+    assert line["status"] == "insensitive" and line["certificate"]["verified"]
+    assert verify_file(Path(line["certificate"]["path"])).valid
+
+
+def test_a_batch_writes_no_certificate_for_a_sensitive_answer(tmp_path):
+    (line,) = run_batch(60, _group(SENSITIVE), certificates=str(tmp_path))
+    assert line["status"] == "sensitive" and "certificate" not in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_hard_limit_stops_what_runs_past_its_seconds():
+    t0 = time.time()
+    with pytest.raises(HardLimit), hard_limit(0.2):
+        time.sleep(5)
+    assert time.time() - t0 < 2
+
+
+def test_a_query_past_its_hard_limit_is_unknown_and_the_next_one_answers(monkeypatch):
+    import treesens.questions.campaign as campaign
+
+    asked = campaign.ask_many
+
+    def first_hangs(ens, queries, **kw):
+        if queries[0].label == "f7":
+            time.sleep(60)  # a query that does not stop at its time limit
+        return asked(ens, queries, **kw)
+
+    monkeypatch.setattr(campaign, "ask_many", first_hangs)
+    monkeypatch.setattr(run_one, "GRACE", 0.5)
+    t0 = time.time()
+    stuck, answered = run_batch(1, _group(INSENSITIVE, SENSITIVE))
+    assert stuck["status"] == "unknown" and "hard limit" in stuck["message"]
+    assert answered["status"] == "sensitive"
+    assert time.time() - t0 < 30

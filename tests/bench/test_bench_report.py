@@ -190,3 +190,16 @@ def test_the_speed_up_against_ensense_is_reported(tmp_path):
     runs = [run("a", "default", "sensitive", 1.0), run("a", "ensense", "sensitive", 4.0)]
     text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
     assert "Speed-up against **ensense**" in text
+
+
+def test_the_report_counts_the_insensitive_answers_certified_and_names_the_others(tmp_path):
+    ok = {"written": True, "verified": True, "write_s": 0.5, "verify_s": 1.5, "why_not": ""}
+    refused = {"written": False, "verified": False, "why_not": "budget spent"}
+    runs = [
+        {**run("a", "default", "insensitive", 1.0), "certificate": ok},
+        {**run("b", "default", "insensitive", 1.0), "certificate": refused},
+        run("c", "default", "sensitive", 1.0),
+    ]
+    text = report_mod.report([write(tmp_path, runs)], tmp_path / "r")
+    assert "1 of the 2 insensitive answers certified and verified" in text
+    assert "- `b|g=0.1`: budget spent" in text

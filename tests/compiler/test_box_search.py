@@ -11,6 +11,7 @@ import pytest
 from treesens.compiler.encode import encode
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.compiler.replay import meets
+from treesens.search import box_search as box_search_module
 from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
 from treesens.search.pair_boxes import PairTablesTooLarge, applies, held_bytes, pair_tables
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
@@ -170,9 +171,10 @@ def _boxes_to_a_pair(enc, record: list | None) -> int | None:
     return out.boxes if out.status == FOUND else None
 
 
-def test_entering_the_child_with_more_room_first_finds_pairs_in_fewer_boxes():
+def test_entering_the_child_with_more_room_first_finds_pairs_in_fewer_boxes(monkeypatch):
     # recording a proof keeps the "yes" side first (a certificate's order), so the two
-    # orders are compared on the same searches
+    # orders are compared on the same searches (no boxes searched "yes" side first)
+    monkeypatch.setattr(box_search_module, "PROBE_BOXES", 0)
     promising = yes_first = 0
     for seed in range(30):
         ens = random_ensemble(200 + seed, 12, 4, 4, 6, leaf_scale=0.8)
@@ -182,6 +184,13 @@ def test_entering_the_child_with_more_room_first_finds_pairs_in_fewer_boxes():
         if a is not None:
             promising, yes_first = promising + a, yes_first + b
     assert 0 < promising < yes_first
+
+
+def test_the_first_probe_boxes_are_searched_yes_side_first():
+    for seed in range(30):  # each finds its pair within PROBE_BOXES boxes
+        ens = random_ensemble(200 + seed, 12, 4, 4, 6, leaf_scale=0.8)
+        _, enc = _encoded(ens, ("f0",), Gap(0.15))
+        assert _boxes_to_a_pair(enc, None) == _boxes_to_a_pair(enc, [])
 
 
 @pytest.mark.parametrize("case", CASES[::4], ids=lambda c: f"seed{c[0]}-{'+'.join(c[5])}")

@@ -138,3 +138,27 @@ def test_the_box_stage_agrees_with_brute_force_on_any_class(case):
         boxes.FOUND_BY,
         "heuristic",
     )
+
+
+def _first_pair_a_near_miss(monkeypatch) -> list:
+    """The replay calls the first pair the box search finds a near miss (as the library's
+    float32 sums may, on a gap's boundary); the calls are counted."""
+    from treesens.answers.verdict import NearMiss
+
+    replayed = boxes.check_pair
+    calls = []
+
+    def check(ens, q, enc, w):
+        calls.append(w)
+        return NearMiss(w, (0,)) if len(calls) == 1 else replayed(ens, q, enc, w)
+
+    monkeypatch.setattr(boxes, "check_pair", check)
+    return calls
+
+
+def test_the_box_stage_rules_out_a_near_miss_box_and_goes_on(monkeypatch):
+    calls = _first_pair_a_near_miss(monkeypatch)
+    ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(0.25, "margin")))
+    assert boxes.box_stage(ctx)  # a second box's pair, which the replay accepts
+    assert ctx.result.status == SENSITIVE and len(calls) == 2
+    assert ctx.stats["box_search"]["near_misses"] == 1
