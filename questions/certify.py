@@ -69,6 +69,8 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
+# libraries whose boxes may hold category codes and NaN (certificate version 3)
+CODED_LIBRARIES = ("xgboost", "lightgbm", "sklearn")
 # libraries whose multiclass and regressor models the checker does not read (yet)
 BINARY_ONLY = ("catboost", "onnx", "sklearn-pipeline")
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
@@ -215,11 +217,11 @@ def certify(
             "the box search does not apply to this query (bounds or relations on the "
             "inputs, a data-aware mode, or a regressor's change through a nonlinear link)"
         )
-    # the checker's boxes are threshold intervals: no category set, no NaN rank
-    if not all(plain_numeric(e) for e in encs):
+    # category codes, NaN ranks and the zero band: the checker reads them for these
+    if not all(plain_numeric(e) for e in encs) and model_library(ens) not in CODED_LIBRARIES:
         return refused(
-            "the checker does not read categorical splits, features that may be missing "
-            "or LightGBM's zero band yet"
+            "the checker reads categorical splits, features that may be missing and "
+            "LightGBM's zero band of XGBoost JSON / UBJ, LightGBM and scikit-learn models only"
         )
     t0 = time.time()
     parts, boxes = [], 0
@@ -389,9 +391,7 @@ def _part(ens, enc, tables, record) -> dict:
             proof.append(["prune", names[row], event[2] + constant[row]])
             continue
         _, c, r = event
-        f = tables.columns[c][0]
-        dom = st.domains[f]
-        proof.append(["split", c, float(dom.thresholds[dom.valid[r] - 1])])
+        proof.append(["split", c, split_at(st.domains[tables.columns[c][0]], r)])
     part: dict = {}
     q = enc.query
     if ens.n_outputs > 1:
@@ -400,6 +400,30 @@ def _part(ens, enc, tables, record) -> dict:
         part["direction"] = _direction(enc)
     part["proof"] = proof
     return part
+
+
+def split_at(dom, r: int):
+    """A split of the box search at rank r as the certificate states it: the category
+    codes before r (a coded feature), "nan" at the NaN rank (numbers vs NaN), else the
+    threshold below rank r."""
+    if dom.codes is not None:
+        return {"codes": [int(c) for c in dom.codes[:r]]}
+    if r >= len(dom.valid):
+        return "nan"
+    return float(dom.thresholds[dom.valid[r] - 1])
+
+
+def _domain(ens, f: int) -> dict:
+    """Feature f's domain: its bounds, and (version 3) its codes and whether it may be
+    missing."""
+    feat = ens.features[f]
+    out: dict = {"lb": _number(feat.lb), "ub": _number(feat.ub), "integer": bool(feat.integral)}
+    dom = ensemble_structure(ens).domains.get(f)
+    if dom is not None and dom.codes is not None:
+        out["codes"] = [int(c) for c in dom.codes]
+    if feat.may_be_missing:
+        out["missing"] = True
+    return out
 
 
 def _direction(enc) -> str:
@@ -426,9 +450,13 @@ def _base_score(ens) -> float:
 
 def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -> dict:
     columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
+    domain = [_domain(ens, f) for f in range(ens.n_features)]
+    coded = any("codes" in d or "missing" in d for d in domain)
     return {
         "format": FORMAT,
-        "version": VERSION,
+        # version 3 where a domain holds codes or NaN (a checker reading version 2 only
+        # refuses it rather than check the claim over numbers alone)
+        "version": 3 if coded else VERSION,
         "model": {
             "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
@@ -442,14 +470,7 @@ def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -
             "features": list(ens.feature_names),
             "vary": [ens.feature_names[f] for f in sorted(enc.varying)],
             "claim": _claim(ens, q),
-            "domain": [
-                {
-                    "lb": _number(feat.lb),
-                    "ub": _number(feat.ub),
-                    "integer": bool(feat.integral),
-                }
-                for feat in ens.features
-            ],
+            "domain": domain,
         },
         "columns": columns,
         "parts": parts,

@@ -12,6 +12,12 @@ the row's threshold:
   (a tree that reads no varied feature adds the same leaf to both inputs).
 
 Scores are relaxed by a bound on float32 accumulation, as any sound proof must be.
+
+A box holds, per column, an interval of the library's values (or, for a feature whose
+domain lists its category codes, a run of those codes in the listed order) and whether
+NaN is in it (a feature that may be missing). The checker routes such a box through each
+node as the library routes each value: a numeric test, NaN to its side, LightGBM's zero
+band read as 0.0, a categorical node's codes one by one.
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ from .claims import Row, claim_of, part_key, part_rows, required_parts
 from .models import Model, ModelError, Tree, read_model
 
 FORMAT = "treesens-certificate"
-VERSIONS = (1, 2)  # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``)
+# 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``); 3: domains
+# with category codes and NaN (``codes``, ``missing``), and their splits
+VERSIONS = (1, 2, 3)
 INF = math.inf
 
 
@@ -52,6 +60,11 @@ class Domain:
     lb: float
     ub: float
     integer: bool
+    codes: tuple[int, ...] | None = None  # the category codes, in the order splits cut
+    missing: bool = False  # NaN is a value of the feature
+
+
+EMPTY = (INF, -INF)  # an interval holding no value (a box part that is NaN alone)
 
 
 def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
@@ -113,7 +126,7 @@ def _check_claim(doc: dict, model: Model) -> Verdict:
     from the claim (verify/claims.py)."""
     version = int(doc.get("version", 1))
     if version not in VERSIONS:
-        raise CertificateError(f"certificate version {version}: this checker reads 1 and 2")
+        raise CertificateError(f"certificate version {version}: this checker reads 1 to 3")
     claim = claim_of(doc)
     parts = doc["parts"] if version >= 2 else [{"proof": doc["proof"]}]
     need = required_parts(model, claim)
@@ -121,7 +134,9 @@ def _check_claim(doc: dict, model: Model) -> Verdict:
     if sorted(keys) != sorted(need) or len(set(keys)) != len(keys):
         shown = ", ".join(_key_text(k) for k in need)
         return Verdict(False, f"the proof's parts are not the ones the claim needs ({shown})")
-    checker = Checker(model, doc["question"], doc["columns"])
+    checker = Checker(model, doc["question"], doc["columns"], version)
+    if any(d.missing for d in checker.domain) and not model.reads_nan:
+        return Verdict(False, "the checker does not read this model's missing values")
     boxes = 0
     for part, key in zip(parts, keys, strict=True):
         verdict = checker.run(part["proof"], part_rows(model, claim, part))
@@ -154,13 +169,11 @@ def _bound(v) -> float:
 
 
 class Checker:
-    def __init__(self, model: Model, question: dict, columns: list):
+    def __init__(self, model: Model, question: dict, columns: list, version: int = 2):
         self.m = model
         names = model.features
         self.varied = {names.index(v) for v in question["vary"]}
-        self.domain = [
-            Domain(_bound(d["lb"]), _bound(d["ub"]), bool(d["integer"])) for d in question["domain"]
-        ]
+        self.domain = [_domain(d, version) for d in question["domain"]]
         if len(self.domain) != len(names):
             raise ValueError("one domain entry per feature expected")
         self.columns = [(int(f), c) for f, c in columns]
@@ -177,6 +190,14 @@ class Checker:
                 for f in range(len(names))
             ):
                 raise ValueError("a varied feature must have a column per input")
+        for t in model.trees:
+            for n, codes in enumerate(t.cats or ()):
+                if codes is not None and self.domain[t.feature[n]].codes is None:
+                    raise ValueError(
+                        f"feature {names[t.feature[n]]!r} has categorical splits: its "
+                        "domain must list its codes"
+                    )
+        self.col_missing = np.array([self.domain[f].missing for f, _ in self.columns])
         self.eps = self._relaxation()
         self.reads_varied = [_reads(t, self.varied) for t in model.trees]
         self._tables: dict[tuple, _Table] = {}
@@ -229,33 +250,102 @@ class Checker:
         """The (yes, no) parts of an interval at threshold t (the test holds on yes)."""
         return (lo, min(hi, t)), (max(lo, t), hi)
 
+    # ---- routing a box part through a node, as the library routes each value ------
+    def _route(self, t: Tree, n: int, part: tuple) -> tuple[list, list]:
+        """The pieces of a box part (lo, hi, nan) of node n's feature that go left and
+        right: each an interval (of values; of code positions for a coded feature)
+        with or without NaN."""
+        lo, hi, nan = part
+        f = t.feature[n]
+        codes = self.domain[f].codes
+        sides: tuple[list, list] = ([], [])
+        if codes is not None:  # each code as the library routes it, in runs
+            for i in range(int(max(lo, 0)), int(min(hi, len(codes)))):
+                side = sides[0 if goes_left(self.m, t, n, float(codes[i])) else 1]
+                if side and side[-1][1] == i:
+                    side[-1] = (side[-1][0], i + 1, False)
+                else:
+                    side.append((i, i + 1, False))
+        else:
+            yes, no = self._split(lo, hi, t.threshold[n])
+            band = self._band(t, n)
+            if band is None:
+                sides[0].append((*yes, False))
+                sides[1].append((*no, False))
+            else:  # the band goes as 0.0 does: carved out of both sides
+                interval, left = band
+                for side, part_ in ((sides[0], yes), (sides[1], no)):
+                    side.extend((*p, False) for p in _minus(part_, interval))
+                sides[0 if left else 1].append((max(lo, interval[0]), min(hi, interval[1]), False))
+        out = tuple([p for p in side if p[0] < p[1]] for side in sides)
+        if nan:
+            side = out[0 if goes_left(self.m, t, n, math.nan) else 1]
+            if side:
+                side[-1] = (side[-1][0], side[-1][1], True)
+            else:
+                side.append((*EMPTY, True))
+        return out
+
+    def _band(self, t: Tree, n: int):
+        """LightGBM's zero band as an interval of the node's test, with the side it
+        takes (as 0.0), when the test alone would not send all of it there; None when it
+        would (or the library has no band)."""
+        z = self.m.zero_band
+        if not z:
+            return None
+        left = goes_left(self.m, t, n, 0.0)
+        th = t.threshold[n]
+        if self.m.test == "<=":  # the band is (before(-z), z]
+            interval = (_before(-z), z)
+            if (left and z <= th) or (not left and th < -z):
+                return None
+        else:  # [-z, after(z))
+            interval = (-z, _after(z))
+            if (left and z < th) or (not left and th <= -z):
+                return None
+        return interval, left
+
     # ---- the leaves as boxes of the pair space ----------------------------------
-    def _leaf_boxes(self, t: Tree, k: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    def _leaf_boxes(self, t: Tree, k: int) -> list[tuple]:
         """Every leaf input k can reach within the domain, with its box (normalised
-        per column of the pair space)."""
-        n_cols = len(self.columns)
-        lo0 = np.array([self._domain_interval(f)[0] for f, _ in self.columns])
-        hi0 = np.array([self._domain_interval(f)[1] for f, _ in self.columns])
+        per column of the pair space: lo, hi and whether NaN is in it); a leaf reached
+        through pieces that are not one interval has a box per piece."""
+        lo0, hi0, nan0 = self._full_box()
         out = []
         stack = [(0, {})]
         while stack:
             n, path = stack.pop()
             f = t.feature[n]
             if f < 0:
-                lo, hi = lo0.copy(), hi0.copy()
-                for g, (a, b) in path.items():
+                lo, hi, nan = lo0.copy(), hi0.copy(), nan0.copy()
+                for g, (a, b, g_nan) in path.items():
                     c = self.col_of[k][g]
-                    na, nb = self._norm(g, a, b)
-                    lo[c], hi[c] = max(lo[c], na), min(hi[c], nb)
-                if np.all(lo < hi):
-                    out.append((n, lo, hi))
+                    na, nb = self._norm_part(g, a, b)
+                    lo[c], hi[c], nan[c] = max(lo[c], na), min(hi[c], nb), g_nan
+                if np.all((lo < hi) | nan):
+                    out.append((n, lo, hi, nan))
                 continue
-            a, b = path.get(f, (-INF, INF))
-            yes, no = self._split(a, b, t.threshold[n])
-            stack.append((t.right[n], {**path, f: no}))
-            stack.append((t.left[n], {**path, f: yes}))
-        assert n_cols == len(lo0)
+            part = path.get(f, (-INF, INF, self.domain[f].missing))
+            yes, no = self._route(t, n, part)
+            for p in no:
+                stack.append((t.right[n], {**path, f: p}))
+            for p in yes:
+                stack.append((t.left[n], {**path, f: p}))
         return out
+
+    def _full_box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The domain as a box of the pair space (normalised)."""
+        lo, hi = [], []
+        for f, _ in self.columns:
+            codes = self.domain[f].codes
+            a, b = (0, len(codes)) if codes is not None else self._domain_interval(f)
+            lo.append(a)
+            hi.append(b)
+        return np.array(lo, dtype=float), np.array(hi, dtype=float), self.col_missing.copy()
+
+    def _norm_part(self, f: int, lo: float, hi: float) -> tuple[float, float]:
+        """A box part's interval, normalised (code positions stay as they are)."""
+        return (lo, hi) if self.domain[f].codes is not None else self._norm(f, lo, hi)
 
     def _boxes(self, ti: int, k: int) -> list:
         if (ti, k) not in self._leaves:
@@ -274,23 +364,24 @@ class Checker:
             if wa is None and wb is None:
                 continue
             if wb is None:
-                trees.append([(lo, hi, wa[n]) for n, lo, hi in self._boxes(ti, 0)])
+                trees.append([(*box, wa[n]) for n, *box in self._boxes(ti, 0)])
             elif wa is None:
-                trees.append([(lo, hi, wb[n]) for n, lo, hi in self._boxes(ti, 1)])
+                trees.append([(*box, wb[n]) for n, *box in self._boxes(ti, 1)])
             elif not self.reads_varied[ti]:  # both inputs reach the same leaf
-                if all(wa[n] + wb[n] == 0.0 for n, _, _ in self._boxes(ti, 0)):
+                if all(wa[n] + wb[n] == 0.0 for n, *_ in self._boxes(ti, 0)):
                     continue  # opposite weights: the tree drops out
-                trees.append([(lo, hi, wa[n] + wb[n]) for n, lo, hi in self._boxes(ti, 0)])
+                trees.append([(*box, wa[n] + wb[n]) for n, *box in self._boxes(ti, 0)])
             else:
                 pairs = []
-                for n1, lo1, hi1 in self._boxes(ti, 0):
-                    for n2, lo2, hi2 in self._boxes(ti, 1):
+                for n1, lo1, hi1, nan1 in self._boxes(ti, 0):
+                    for n2, lo2, hi2, nan2 in self._boxes(ti, 1):
                         lo = self._pair_side(lo1, lo2, np.maximum)
                         hi = self._pair_side(hi1, hi2, np.minimum)
-                        if np.all(lo < hi):
-                            pairs.append((lo, hi, wa[n1] + wb[n2]))
+                        nan = self._pair_side(nan1, nan2, np.logical_and)
+                        if np.all((lo < hi) | nan):
+                            pairs.append((lo, hi, nan, wa[n1] + wb[n2]))
                 trees.append(pairs)
-        self._tables[key] = _Table.of(trees)
+        self._tables[key] = _Table.of(trees, len(self.columns))
         return self._tables[key]
 
     def _offset(self, row: Row) -> float:
@@ -317,7 +408,7 @@ class Checker:
         each pruned box the named row's bound, recomputed, must be the stated one and lie
         below the row's threshold (its right-hand side less the relaxation)."""
         threshold = {name: r.rhs - self.eps * r.weight for name, r in rows.items()}
-        box = [(-INF, INF)] * len(self.columns)
+        box = [(-INF, INF, bool(m)) for m in self.col_missing]
         stack = [box]
         pruned = 0
         for i, step in enumerate(proof):
@@ -325,10 +416,12 @@ class Checker:
                 return Verdict(False, f"step {i}: the proof goes on after covering the space")
             box = stack.pop()
             if step[0] == "split":
-                c, t = int(step[1]), float(step[2])
-                yes, no = self._split(*box[c], t)
+                c = int(step[1])
+                sides = self._split_box(box[c], self.columns[c][0], step[2])
+                if sides is None:
+                    return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
                 no_box, yes_box = list(box), list(box)
-                yes_box[c], no_box[c] = yes, no
+                yes_box[c], no_box[c] = sides
                 stack.append(no_box)
                 stack.append(yes_box)
                 continue
@@ -336,9 +429,11 @@ class Checker:
             if step[0] != "prune" or name not in rows:
                 return Verdict(False, f"step {i}: unknown step {step!r}")
             row = rows[name]
-            lo = np.array([self._norm(f, *box[c])[0] for c, (f, _) in enumerate(self.columns)])
-            hi = np.array([self._norm(f, *box[c])[1] for c, (f, _) in enumerate(self.columns)])
-            bound = self._offset(row) + self._table(row).bound(lo, hi)
+            ends = [self._norm_part(f, *box[c][:2]) for c, (f, _) in enumerate(self.columns)]
+            lo = np.array([a for a, _ in ends], dtype=float)
+            hi = np.array([b for _, b in ends], dtype=float)
+            nan = np.array([part[2] for part in box], dtype=bool)
+            bound = self._offset(row) + self._table(row).bound(lo, hi, nan, self.col_missing)
             stated = float(step[2]) / self.m.margin_per_logit  # logit units -> raw
             # the stated bound must be the recomputed one (the offset may be read with a
             # float32 rounding's difference: within the relaxation)
@@ -361,6 +456,67 @@ class Checker:
             return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
         covers = "box covers" if pruned == 1 else "boxes cover"
         return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
+
+    def _split_box(self, part: tuple, f: int, at) -> tuple | None:
+        """The (yes, no) parts of a box part at a split: a number t, the library's test
+        at t (NaN goes "no"); "nan", the numbers and NaN; ``{"codes": [...]}``, the
+        first codes of the domain's list and the rest (NaN goes "no"). None: the split
+        does not fit the column."""
+        lo, hi, nan = part
+        dom = self.domain[f]
+        if isinstance(at, (int, float)) and not isinstance(at, bool) and dom.codes is None:
+            yes, no = self._split(lo, hi, float(at))
+            return (*yes, False), (*no, nan)
+        if at == "nan" and dom.missing:
+            return (lo, hi, False), (*EMPTY, nan)
+        if isinstance(at, dict) and set(at) == {"codes"} and dom.codes is not None:
+            cut = len(at["codes"])
+            if [int(c) for c in at["codes"]] != list(dom.codes[:cut]):
+                return None
+            return (lo, min(hi, cut), False), (max(lo, cut), hi, nan)
+        return None
+
+
+def _domain(d: dict, version: int) -> Domain:
+    """A feature's domain: bounds and integrality, and (version 3) its category codes,
+    which then are its values, and whether NaN is one."""
+    codes = d.get("codes")
+    missing = bool(d.get("missing", False))
+    if (codes is not None or missing) and version < 3:
+        raise ValueError("category codes and NaN in a domain are certificate version 3")
+    if codes is not None:
+        if not codes or any(type(c) is not int for c in codes) or len(set(codes)) != len(codes):
+            raise ValueError("a domain's codes are distinct integers")
+        codes = tuple(codes)
+    return Domain(_bound(d["lb"]), _bound(d["ub"]), bool(d["integer"]), codes, missing)
+
+
+def _minus(part: tuple[float, float], cut: tuple[float, float]) -> list[tuple[float, float]]:
+    """An interval less another (both of the same test's form): up to two intervals."""
+    lo, hi = part
+    return [(lo, min(hi, cut[0])), (max(lo, cut[1]), hi)]
+
+
+def goes_left(m: Model, t: Tree, n: int, v: float) -> bool:
+    """Whether the library sends value v (a number or NaN) to node n's ``left``: NaN to
+    its default side (read as 0.0 under LightGBM's missing type None), a value in
+    LightGBM's zero band read as 0.0 (to the default side under missing type Zero), a
+    categorical node's codes left, every other value right, else the numeric test."""
+    mode = t.missing[n] if t.missing is not None else "nan"
+    if math.isnan(v):
+        if mode != "none":
+            if t.default_left is None:
+                raise ModelError("the model's NaN side was not read")
+            return bool(t.default_left[n])
+        v = 0.0  # LightGBM's missing type None reads NaN as 0.0
+    if abs(v) <= m.zero_band:
+        v = 0.0
+        if mode == "zero":
+            return bool(t.default_left[n])
+    if t.cats is not None and t.cats[n] is not None:
+        return v >= 0.0 and v == math.floor(v) and int(v) in t.cats[n]
+    x = float(np.float32(v)) if m.float32 else v
+    return x < t.threshold[n] if m.test == "<" else x <= t.threshold[n]
 
 
 def _reads(t: Tree, varied: set[int]) -> bool:
@@ -391,37 +547,41 @@ def _weights(t: Tree, coefs: tuple[float, ...] | None) -> list[float] | None:
 @dataclass(frozen=True)
 class _Table:
     """Boxes with values, grouped by tree: the bound on a box is the sum over trees of
-    the largest value among the tree's boxes that meet it."""
+    the largest value among the tree's boxes that meet it. Two boxes meet when, in every
+    column, their intervals share a value or both hold NaN."""
 
     lo: np.ndarray  # [boxes, columns]
     hi: np.ndarray
+    nan: np.ndarray  # [boxes, columns]: NaN is in the box
     value: np.ndarray  # [boxes]
     starts: np.ndarray  # first box of each tree
     empty_tree: bool  # some tree has no box at all: nothing is reachable
 
     @classmethod
-    def of(cls, trees: list[list]) -> _Table:
-        trees = [t for t in trees]
+    def of(cls, trees: list[list], columns: int) -> _Table:
         flat = [b for t in trees for b in t]
         if not flat:
-            z = np.zeros((0, 0))
-            return cls(z, z, np.zeros(0), np.zeros(0, dtype=np.int64), bool(trees))
+            z = np.zeros((0, columns))
+            return cls(z, z, z.astype(bool), np.zeros(0), np.zeros(0, dtype=np.int64), bool(trees))
         lo = np.array([b[0] for b in flat])
         hi = np.array([b[1] for b in flat])
-        value = np.array([b[2] for b in flat], dtype=np.float64)
+        nan = np.array([b[2] for b in flat], dtype=bool)
+        value = np.array([b[3] for b in flat], dtype=np.float64)
         sizes = [len(t) for t in trees]
         starts = np.cumsum([0, *sizes[:-1]]).astype(np.int64)
-        return cls(lo, hi, value, starts, any(n == 0 for n in sizes))
+        return cls(lo, hi, nan, value, starts, any(n == 0 for n in sizes))
 
-    def bound(self, lo: np.ndarray, hi: np.ndarray) -> float:
+    def bound(self, lo: np.ndarray, hi: np.ndarray, nan: np.ndarray, missing: np.ndarray) -> float:
         if self.empty_tree:
             return -INF
         if self.value.size == 0:
             return 0.0
-        cut = (lo > -INF) | (hi < INF)  # only the columns the box narrows can exclude
-        live = np.all(
-            np.maximum(self.lo[:, cut], lo[cut]) < np.minimum(self.hi[:, cut], hi[cut]), axis=1
-        )
+        # only the columns the box narrows can exclude (NaN left out of a column that has it)
+        cut = (lo > -INF) | (hi < INF) | (missing & ~nan)
+        meet = np.maximum(self.lo[:, cut], lo[cut]) < np.minimum(self.hi[:, cut], hi[cut])
+        if nan[cut].any():
+            meet |= self.nan[:, cut] & nan[cut]
+        live = np.all(meet, axis=1)
         top = np.maximum.reduceat(np.where(live, self.value, -INF), self.starts)
         return float(top.sum())
 

@@ -2,10 +2,8 @@
 
 scikit-learn predicts raw = ``_baseline_prediction`` + the sum of the predictors' leaf
 values, in float64, each node sending ``x <= num_threshold`` (float64 inputs) to its
-``left`` child and NaN to the side ``missing_go_to_left`` names. A certificate's domain
-holds no NaN (a feature that may be missing gets no certificate), so the missing side is
-never taken and is not read. Categorical splits (and the preprocessor that encodes their
-features) are refused.
+``left`` child and NaN to the side ``missing_go_to_left`` names. Categorical splits (and
+the preprocessor that encodes their features) are refused.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ def read_hgb(est) -> Model:
         if len(iteration) != 1:
             raise ModelError("a binary HistGradientBoosting has one predictor per iteration")
         trees.append(_tree(iteration[0].nodes))
-    return Model(trees, float(base[0]), "<=", sklearn_names(est), 1.0)
+    return Model(trees, float(base[0]), "<=", sklearn_names(est), 1.0, reads_nan=True)
 
 
 def _tree(nodes) -> Tree:
@@ -42,4 +40,6 @@ def _tree(nodes) -> Tree:
         left=[-1 if leaf[i] else int(nodes["left"][i]) for i in range(n)],
         right=[-1 if leaf[i] else int(nodes["right"][i]) for i in range(n)],
         value=[float(nodes["value"][i]) if leaf[i] else 0.0 for i in range(n)],
+        default_left=[bool(v) for v in nodes["missing_go_to_left"]],
+        missing=["nan"] * n,
     )
