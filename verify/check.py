@@ -157,7 +157,19 @@ def _check_claim(doc: dict, model: Model) -> Verdict:
         message += f"; a max gap's upper bound: {claim.describe()}"
     elif version >= 2:
         message += f"; {claim.describe()}"
-    return Verdict(True, message, boxes)
+    return Verdict(True, message + _domain_text(model, checker.domain), boxes)
+
+
+def _domain_text(model: Model, domain: list[Domain]) -> str:
+    """What a version-3 domain adds to the claim: each coded feature's codes, and the
+    features that may be missing (the claim covers NaN there)."""
+    said = []
+    for name, d in zip(model.features, domain, strict=True):
+        if d.codes is not None:
+            said.append(f"{name} takes the codes {', '.join(str(c) for c in d.codes)}")
+        if d.missing:
+            said.append(f"{name} may be missing")
+    return "; " + "; ".join(said) if said else ""
 
 
 def _key_text(key: tuple) -> str:
@@ -457,15 +469,24 @@ class Checker:
         covers = "box covers" if pruned == 1 else "boxes cover"
         return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
 
+    def _read_threshold(self, t: float) -> float:
+        """The threshold on the input x of a split the library makes on the value it
+        reads: LightGBM reads x in its zero band [-z, z] as 0.0, so read(x) <= t holds
+        for x <= t outside the band and, inside it, when 0 <= t."""
+        z = self.m.zero_band
+        if not z or not -z <= t < z:
+            return t
+        return z if t >= 0.0 else _before(-z)
+
     def _split_box(self, part: tuple, f: int, at) -> tuple | None:
         """The (yes, no) parts of a box part at a split: a number t, the library's test
-        at t (NaN goes "no"); "nan", the numbers and NaN; ``{"codes": [...]}``, the
+        at t on the value it reads (NaN goes "no"); "nan", the numbers and NaN; ``{"codes": [...]}``, the
         first codes of the domain's list and the rest (NaN goes "no"). None: the split
         does not fit the column."""
         lo, hi, nan = part
         dom = self.domain[f]
         if isinstance(at, (int, float)) and not isinstance(at, bool) and dom.codes is None:
-            yes, no = self._split(lo, hi, float(at))
+            yes, no = self._split(lo, hi, self._read_threshold(float(at)))
             return (*yes, False), (*no, nan)
         if at == "nan" and dom.missing:
             return (lo, hi, False), (*EMPTY, nan)

@@ -1,0 +1,255 @@
+"""Certificates over category codes, NaN and LightGBM's zero band (version 3): on tiny
+held-out models trained by the libraries themselves on a categorical feature f0 and a
+feature f1 with NaN (and zeros), every insensitive answer and every max-gap bound gets a
+certificate the independent checker accepts, the checker's model routes codes, NaN and
+the zero band as the library does, tampered copies are rejected, and a claim brute force
+shows false is rejected."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treesens
+from treesens.compiler.query import Gap, Query
+from treesens.readers.details import declare
+from treesens.tests.oracle import brute_force_sensitive
+from treesens.tests.verify.tampering import drop_last_box, tampered
+from treesens.verify import verify_file
+from treesens.verify.check import goes_left
+from treesens.verify.models import Model, read_model
+
+KINDS = ["xgboost", "lightgbm-nan", "lightgbm-zero", "lightgbm-none", "hgb-nan", "forest-nan"]
+LIBRARY = {".json": "xgboost", ".txt": "lightgbm", ".skops": "sklearn"}
+CODES = [0, 1, 2, 3]
+
+
+def _frame(n: int = 400, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    """f0: category codes 0..3; f1: numbers in [-1, 1], a quarter of them 0.0 and a
+    fifth NaN; f2: numbers in [0, 1]. The label reads all three."""
+    rng = np.random.default_rng(seed)
+    f0 = rng.integers(0, 4, n)
+    f1 = rng.uniform(-1, 1, n)
+    f1[rng.random(n) < 0.25] = 0.0
+    f1[rng.random(n) < 0.2] = np.nan
+    f2 = rng.uniform(0, 1, n)
+    s = f2 + 0.2 * np.isin(f0, [1, 3]) + 0.2 * np.nan_to_num(f1, nan=0.9) + rng.normal(0, 0.1, n)
+    frame = pd.DataFrame({"f0": pd.Categorical(f0, categories=CODES), "f1": f1, "f2": f2})
+    return frame, (s > 0.8).astype(int)
+
+
+def _train(kind: str, folder: Path) -> Path:
+    X, y = _frame()
+    if kind == "xgboost":
+        import xgboost
+
+        est = xgboost.XGBClassifier(
+            n_estimators=8, max_depth=3, learning_rate=0.5, enable_categorical=True,
+            tree_method="hist", max_cat_to_onehot=1,
+        )  # fmt: skip
+        path = folder / "xgb.json"
+        est.fit(X, y).get_booster().save_model(path)
+        return path
+    if kind.startswith("lightgbm"):
+        import lightgbm
+
+        missing = {
+            "lightgbm-zero": {"zero_as_missing": True},
+            "lightgbm-none": {"use_missing": False},
+        }
+        est = lightgbm.LGBMClassifier(
+            n_estimators=8, num_leaves=6, learning_rate=0.5, min_child_samples=5,
+            min_data_per_group=5, cat_smooth=1, verbose=-1, **missing.get(kind, {}),
+        )  # fmt: skip
+        path = folder / f"{kind}.txt"
+        est.fit(X, y).booster_.save_model(path)
+        return path
+    import skops.io
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+
+    Xn = X.assign(f0=X["f0"].astype(float))  # scikit-learn reads f0 as a number
+    if kind == "hgb-nan":
+        est = HistGradientBoostingClassifier(max_iter=8, max_depth=3, learning_rate=0.5)
+    else:
+        est = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0)
+    path = folder / f"{kind}.skops"
+    skops.io.dump(est.fit(Xn, y), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("coded")
+    return {kind: _train(kind, folder) for kind in KINDS}
+
+
+def _model(path: Path):
+    """The model as treesens reads it, with f1 declared may-be-missing."""
+    return declare(treesens.load_model(str(path)), missing=["f1"])
+
+
+def _library_margin(path: Path, X: pd.DataFrame) -> np.ndarray:
+    if path.suffix == ".json":
+        import xgboost
+
+        booster = xgboost.Booster(model_file=str(path))
+        return booster.predict(xgboost.DMatrix(X, enable_categorical=True), output_margin=True)
+    if path.suffix == ".txt":
+        import lightgbm
+
+        return lightgbm.Booster(model_file=str(path)).predict(X, raw_score=True)
+    import skops.io
+
+    est = skops.io.load(path, trusted=skops.io.get_untrusted_types(file=path))
+    Xn = X.assign(f0=X["f0"].astype(float))
+    if hasattr(est, "decision_function"):
+        return est.decision_function(Xn)
+    return est.predict_proba(Xn)[:, 1]
+
+
+def _checker_score(m: Model, row: list[float]) -> float:
+    """A row's score as the checker's model reads it: each tree walked with
+    ``goes_left``, the rule the checker routes boxes with."""
+    out = m.offset
+    for t in m.trees:
+        n = 0
+        while t.feature[n] >= 0:
+            n = t.left[n] if goes_left(m, t, n, row[t.feature[n]]) else t.right[n]
+        out += t.value[n]
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_checkers_model_routes_codes_nan_and_the_zero_band_as_the_library_does(kind, models):
+    rng = np.random.default_rng(3)
+    f1 = [np.nan, 0.0, -0.0, 1e-36, -1e-36, 1e-35, -1e-35, 2e-35, -2e-35, *rng.uniform(-1, 1, 20)]
+    rows = [[float(c), v, float(w)] for c in CODES for v in f1 for w in (0.2, 0.6, 0.9)]
+    X = pd.DataFrame(rows, columns=["f0", "f1", "f2"])
+    X["f0"] = pd.Categorical(X["f0"].astype(int), categories=CODES)
+    path = models[kind]
+    m = read_model(str(path), LIBRARY[path.suffix])
+    got = [_checker_score(m, r) for r in rows]
+    np.testing.assert_allclose(got, _library_margin(path, X), rtol=1e-6, atol=1e-6)
+
+
+def _certified(path: Path, vary: str, gap: float, out: Path):
+    return treesens.check(_model(path), vary=[vary], gap=gap, certificate=out)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_insensitive_answer_gets_a_certificate_the_checker_accepts(kind, models, tmp_path):
+    insensitive = 0
+    for vary in ("f0", "f1", "f2"):
+        for gap in (0.1, 0.25, 0.4):
+            out = tmp_path / f"{vary}-{gap}.json"
+            r = _certified(models[kind], vary, gap, out)
+            if r.status != "insensitive":
+                continue
+            insensitive += 1
+            assert r.proof.checked, (vary, gap, r.proof.why_not)
+            assert verify_file(out).valid
+            assert json.loads(out.read_text())["version"] == 3
+    assert insensitive > 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_max_gap_bound_gets_a_certificate_the_checker_accepts(kind, models, tmp_path):
+    for vary in ("f0", "f1"):
+        out = tmp_path / f"{vary}.max-gap.json"
+        r = treesens.max_gap(_model(models[kind]), vary=[vary], certificate=out)
+        assert r.proof.checked, (vary, r.proof.why_not)
+        assert verify_file(out).valid
+
+
+def test_a_domain_states_the_codes_and_that_a_feature_may_be_missing(models, tmp_path):
+    out = tmp_path / "c.json"
+    assert _certified(models["xgboost"], "f1", 0.4, out).proof.checked
+    f0, f1, f2 = json.loads(out.read_text())["question"]["domain"]
+    assert f0["codes"] == CODES and f1["missing"] is True
+    assert "codes" not in f2 and "missing" not in f2
+    assert "f0 takes the codes 0, 1, 2, 3; f1 may be missing" in verify_file(out).message
+
+
+# ---- tampering ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def coded_certificate(models, tmp_path_factory) -> Path:
+    """A max-gap certificate of f1 on a LightGBM model whose proof splits on f0's codes
+    and on f1's NaN."""
+    out = tmp_path_factory.mktemp("tamper") / "c.json"
+    r = treesens.max_gap(_model(models["lightgbm-nan"]), vary=["f1"], certificate=out)
+    assert r.proof.checked
+    steps = [s for p in json.loads(out.read_text())["parts"] for s in p["proof"]]
+    assert any(s[0] == "split" and isinstance(s[2], dict) for s in steps)
+    assert any(s[0] == "split" and s[2] == "nan" for s in steps)
+    return out
+
+
+def _steps(doc: dict) -> list:
+    return doc["parts"][0]["proof"]
+
+
+def test_a_certificate_with_a_box_removed_is_rejected(coded_certificate, tmp_path):
+    assert not verify_file(tampered(coded_certificate, tmp_path, drop_last_box)).valid
+
+
+def test_a_certificate_with_a_category_dropped_from_a_split_is_rejected(
+    coded_certificate, tmp_path
+):
+    def drop_first_code(doc):
+        step = next(s for s in _steps(doc) if s[0] == "split" and isinstance(s[2], dict))
+        step[2]["codes"] = step[2]["codes"][1:] or [CODES[-1]]
+
+    assert not verify_file(tampered(coded_certificate, tmp_path, drop_first_code)).valid
+
+
+def test_a_certificate_with_the_nan_flag_removed_is_rejected(coded_certificate, tmp_path):
+    def never_missing(doc):
+        del doc["question"]["domain"][1]["missing"]
+
+    assert not verify_file(tampered(coded_certificate, tmp_path, never_missing)).valid
+
+
+def test_a_certificate_with_a_bound_changed_is_rejected(coded_certificate, tmp_path):
+    def lower(doc):
+        step = next(s for s in _steps(doc) if s[0] == "prune")
+        step[2] -= 0.01
+
+    assert not verify_file(tampered(coded_certificate, tmp_path, lower)).valid
+
+
+def test_a_certificate_read_as_version_2_is_rejected(coded_certificate, tmp_path):
+    def version_2(doc):
+        doc["version"] = 2
+
+    assert not verify_file(tampered(coded_certificate, tmp_path, version_2)).valid
+
+
+def test_a_certificate_checked_against_another_model_is_rejected(
+    coded_certificate, models, tmp_path
+):
+    verdict = verify_file(coded_certificate, model_path=str(models["lightgbm-zero"]))
+    assert not verdict.valid
+
+
+# ---- brute force ----------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["xgboost", "lightgbm-nan", "lightgbm-zero", "hgb-nan"])
+def test_a_certificate_edited_to_claim_a_gap_brute_force_reaches_is_rejected(
+    kind, models, tmp_path
+):
+    """The max-gap certificate of f1, its claim lowered below the gap a pair reaches
+    (the max gap's lower bound, which brute force confirms): the checker must reject it."""
+    out = tmp_path / "mg.json"
+    ens = _model(models[kind])
+    r = treesens.max_gap(ens, vary=["f1"], certificate=out)
+    assert r.proof.checked
+    false_gap = round(r.max_gap["lower"] * 0.999, 6)
+    assert brute_force_sensitive(ens, Query(vary=("f1",), gap=Gap(false_gap)))
+
+    def claim_false_gap(doc):
+        doc["question"]["claim"]["gap"] = false_gap
+
+    assert not verify_file(tampered(out, tmp_path, claim_false_gap)).valid
