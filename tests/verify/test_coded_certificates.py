@@ -253,3 +253,73 @@ def test_a_certificate_edited_to_claim_a_gap_brute_force_reaches_is_rejected(
         doc["question"]["claim"]["gap"] = false_gap
 
     assert not verify_file(tampered(out, tmp_path, claim_false_gap)).valid
+
+
+# ---- every claim kind -----------------------------------------------------------------
+def _train_other(kind: str, folder: Path) -> Path:
+    """A LightGBM three-class model or an XGBoost regressor on the same data."""
+    X, _ = _frame()
+    s = X["f2"].to_numpy() + 0.2 * np.isin(X["f0"].cat.codes, [1, 3])
+    if kind == "lightgbm-multiclass":
+        import lightgbm
+
+        est = lightgbm.LGBMClassifier(
+            n_estimators=4, num_leaves=4, learning_rate=0.5, min_child_samples=5,
+            min_data_per_group=5, cat_smooth=1, verbose=-1,
+        )  # fmt: skip
+        path = folder / "multiclass.txt"
+        est.fit(X, np.digitize(s, [0.5, 0.9])).booster_.save_model(path)
+        return path
+    import xgboost
+
+    est = xgboost.XGBRegressor(
+        n_estimators=6, max_depth=3, learning_rate=0.5, enable_categorical=True,
+        tree_method="hist", max_cat_to_onehot=1,
+    )  # fmt: skip
+    path = folder / "regressor.json"
+    est.fit(X, 10 * s + np.nan_to_num(X["f1"].to_numpy(), nan=2.0)).get_booster().save_model(path)
+    return path
+
+
+def test_a_margin_gap_just_above_the_max_gap_is_certified(models, tmp_path):
+    ens = _model(models["xgboost"])
+    bound = treesens.max_gap(ens, vary=["f1"], certificate=tmp_path / "mg.json").proof.bound
+    margin = float(np.log((0.5 + bound) / (0.5 - bound)))
+    out = tmp_path / "margin.json"
+    r = treesens.check(ens, vary=["f1"], margin_gap=margin, certificate=out)
+    assert r.status == "insensitive" and r.proof.checked, r.proof.why_not
+    assert json.loads(out.read_text())["question"]["claim"]["gap_kind"] == "margin"
+
+
+def test_a_multiclass_max_gap_and_an_any_answer_above_it_are_certified(tmp_path):
+    ens = _model(_train_other("lightgbm-multiclass", tmp_path))
+    mg = treesens.max_gap(ens, vary=["f0"], classes="any,any", certificate=tmp_path / "mg.json")
+    assert mg.proof.checked, mg.proof.why_not
+    out = tmp_path / "any.json"
+    gap = mg.proof.bound * 1.01
+    r = treesens.check(ens, vary=["f0"], gap=gap, classes="any,any", certificate=out)
+    assert r.status == "insensitive" and r.proof.checked, r.proof.why_not
+    parts = json.loads(out.read_text())["parts"]
+    assert len(parts) == 6  # one proof per class pair
+    assert any(isinstance(s[2], dict) for p in parts for s in p["proof"] if s[0] == "split")
+
+
+def test_a_regressors_largest_change_and_a_change_above_it_are_certified(tmp_path):
+    ens = _model(_train_other("xgboost-regressor", tmp_path))
+    mg = treesens.max_gap(ens, vary=["f1"], certificate=tmp_path / "mg.json")
+    assert mg.proof.checked, mg.proof.why_not
+    out = tmp_path / "change.json"
+    r = treesens.check(ens, vary=["f1"], delta=mg.proof.bound * 1.01, certificate=out)
+    assert r.status == "insensitive" and r.proof.checked, r.proof.why_not
+    doc = json.loads(out.read_text())
+    assert doc["question"]["claim"]["kind"] == "change"
+    assert doc["question"]["domain"][1]["missing"] and doc["question"]["domain"][0]["codes"]
+
+
+def test_a_model_whose_checker_reads_no_nan_gets_no_certificate_and_says_why(tmp_path):
+    dump = Path(__file__).resolve().parents[2] / "examples" / "two_trees_dump.json"
+    ens = declare(treesens.load_model(str(dump)), missing=["f1"])
+    r = treesens.check(ens, vary=["f1"], margin_gap=0.75, certificate=tmp_path / "c.json")
+    assert r.status == "insensitive" and not r.proof.checked
+    assert not (tmp_path / "c.json").exists()
+    assert "features that may be missing" in r.proof.why_not
