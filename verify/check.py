@@ -209,6 +209,12 @@ class Checker:
                         f"feature {names[t.feature[n]]!r} has categorical splits: its "
                         "domain must list its codes"
                     )
+        for f, n_codes in model.known_codes.items():
+            codes = self.domain[f].codes
+            if codes is not None and not all(0 <= c < n_codes for c in codes):
+                raise ValueError(
+                    f"feature {names[f]!r}: the model knows the codes 0..{n_codes - 1}"
+                )
         self.col_missing = np.array([self.domain[f].missing for f, _ in self.columns])
         self.eps = self._relaxation()
         self.reads_varied = [_reads(t, self.varied) for t in model.trees]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -55,6 +55,9 @@ class Model:
     zero_band: float = 0.0
     # the reader read each node's NaN side (a domain may then hold NaN)
     reads_nan: bool = False
+    # per feature whose codes the model knows (HistGradientBoosting's encoder), how many:
+    # a domain's codes lie in 0..n-1 (an unknown category is read as missing)
+    known_codes: dict[int, int] = field(default_factory=dict)
 
     @property
     def n_outputs(self) -> int:

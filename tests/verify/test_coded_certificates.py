@@ -23,7 +23,14 @@ from treesens.verify import verify_file
 from treesens.verify.check import goes_left
 from treesens.verify.models import Model, read_model
 
-KINDS = ["xgboost", "lightgbm-nan", "lightgbm-zero", "lightgbm-none", "hgb-nan", "forest-nan"]
+KINDS = [
+    "xgboost",
+    "lightgbm-nan",
+    "lightgbm-zero",
+    "lightgbm-none",
+    "hgb-nan",
+    "forest-nan",
+]
 LIBRARY = {".json": "xgboost", ".txt": "lightgbm", ".skops": "sklearn"}
 CODES = [0, 1, 2, 3]
 
@@ -71,9 +78,15 @@ def _train(kind: str, folder: Path) -> Path:
     import skops.io
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 
-    Xn = X.assign(f0=X["f0"].astype(float))  # scikit-learn reads f0 as a number
-    if kind == "hgb-nan":
-        est = HistGradientBoostingClassifier(max_iter=8, max_depth=3, learning_rate=0.5)
+    # scikit-learn reads f0 as a number (HGB's categorical_features: its categories)
+    Xn = X.assign(f0=X["f0"].astype(float))
+    if kind.startswith("hgb"):
+        est = HistGradientBoostingClassifier(
+            max_iter=8,
+            max_depth=3,
+            learning_rate=0.5,
+            categorical_features=[0] if kind == "hgb-categorical" else None,
+        )
     else:
         est = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0)
     path = folder / f"{kind}.skops"
@@ -134,6 +147,26 @@ def test_the_checkers_model_routes_codes_nan_and_the_zero_band_as_the_library_do
     m = read_model(str(path), LIBRARY[path.suffix])
     got = [_checker_score(m, r) for r in rows]
     np.testing.assert_allclose(got, _library_margin(path, X), rtol=1e-6, atol=1e-6)
+
+
+def test_the_checkers_model_routes_hgb_categorical_splits_as_scikit_learn_does():
+    """HistGradientBoosting with categorical_features (in memory: its preprocessor holds a
+    functools.partial, which neither treesens nor the checker trusts in a .skops file)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from treesens.verify.models import sklearn_model
+
+    X, y = _frame()
+    Xn = X.assign(f0=X["f0"].astype(float))
+    est = HistGradientBoostingClassifier(
+        max_iter=8, max_depth=3, learning_rate=0.5, categorical_features=[0]
+    ).fit(Xn, y)
+    m = sklearn_model(est)
+    assert any(c is not None for t in m.trees for c in t.cats or ())
+    rows = [[float(c), v, w] for c in CODES for v in (np.nan, -0.5, 0.0, 0.7) for w in (0.2, 0.9)]
+    got = [_checker_score(m, r) for r in rows]
+    want = est.decision_function(pd.DataFrame(rows, columns=["f0", "f1", "f2"]))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
 
 
 def _certified(path: Path, vary: str, gap: float, out: Path):
