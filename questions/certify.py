@@ -70,7 +70,7 @@ class Certified:
 
 NO_CERTIFICATE = "no certificate"
 # libraries whose boxes may hold category codes and NaN (certificate version 3)
-CODED_LIBRARIES = ("xgboost", "lightgbm", "sklearn")
+CODED_LIBRARIES = ("xgboost", "lightgbm", "sklearn", "sklearn-pipeline")
 # libraries whose multiclass and regressor models the checker does not read (yet)
 BINARY_ONLY = ("catboost", "onnx", "sklearn-pipeline")
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
@@ -221,7 +221,8 @@ def certify(
     if not all(plain_numeric(e) for e in encs) and model_library(ens) not in CODED_LIBRARIES:
         return refused(
             "the checker reads categorical splits, features that may be missing and "
-            "LightGBM's zero band of XGBoost JSON / UBJ, LightGBM and scikit-learn models only"
+            "LightGBM's zero band of XGBoost JSON / UBJ, LightGBM and scikit-learn models "
+            "(and pipelines' encoded columns) only"
         )
     t0 = time.time()
     parts, boxes = [], 0

@@ -1,6 +1,7 @@
-"""Certificates of scikit-learn pipelines (per-column scalers before a tree model): the
-certificate states each column's input, map and boundaries, the checker confirms them
-with the pipeline's own transform, and a tampered certificate or pipeline is rejected."""
+"""Certificates of scikit-learn pipelines (per-column scalers and one-hot encoders before
+a tree model): the certificate states each column's input, map and boundaries (an encoded
+column: its input's categories and its image of each), the checker confirms them with the
+pipeline's own transform, and a tampered certificate or pipeline is rejected."""
 
 from __future__ import annotations
 
@@ -174,23 +175,110 @@ def test_a_pipeline_with_a_step_changed_is_rejected(model, certificate):
     assert not verify_file(_naming(certificate, other)).valid
 
 
-def test_a_pipeline_with_a_one_hot_column_gets_no_certificate_and_says_why(tmp_path):
+def write_onehot_pipeline(folder: Path) -> tuple[Path, object]:
+    """A OneHotEncoder on colour (red, blue, green), a StandardScaler on age, size passed
+    through, then a GradientBoostingClassifier; and the rows it was fitted on."""
     import pandas as pd
     import skops.io
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    X, y = _data(0)
-    df = pd.DataFrame({"age": X[:, 0], "colour": np.where(X[:, 1] > 5, "red", "blue")})
-    ct = ColumnTransformer([("onehot", OneHotEncoder(), ["colour"])], remainder="passthrough")
-    pipe = Pipeline([("columns", ct), ("model", GradientBoostingClassifier(n_estimators=2))])
-    path = tmp_path / "onehot.skops"
-    skops.io.dump(pipe.fit(df, y), path)
-    ens = treesens.load_model(str(path))
-    done = certify(ens, make_query(["age"], gap=0.4), tmp_path / "c.json", str(path), 60)
-    assert not done.written and "one-hot" in done.message
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "age": rng.uniform(18, 80, 300),
+            "colour": rng.choice(["red", "blue", "green"], 300),
+            "size": rng.uniform(0, 1, 300),
+        }
+    )
+    score = df.age + 6 * (df.colour == "red") + 30 * df["size"] + rng.normal(0, 3, 300)
+    y = (score > 65).astype(int)
+    ct = ColumnTransformer(
+        [("onehot", OneHotEncoder(), ["colour"]), ("scaled", StandardScaler(), ["age"])],
+        remainder="passthrough",
+    )
+    gb = GradientBoostingClassifier(n_estimators=6, max_depth=2, learning_rate=0.5, random_state=0)
+    pipe = Pipeline([("columns", ct), ("model", gb)]).fit(df, y)
+    path = folder / "onehot.skops"
+    skops.io.dump(pipe, path)
+    return path, df.assign(label=y)
+
+
+@pytest.fixture(scope="module")
+def onehot(tmp_path_factory) -> tuple[Path, Path]:
+    """The one-hot pipeline and a max-gap certificate of its colour."""
+    folder = tmp_path_factory.mktemp("onehot")
+    path, _ = write_onehot_pipeline(folder)
+    out = folder / "colour.max-gap.json"
+    r = treesens.max_gap(str(path), vary=["colour"], certificate=out)
+    assert r.proof.checked, r.proof.why_not
+    return path, out
+
+
+def test_a_one_hot_certificate_states_each_categorys_image(onehot):
+    doc = json.loads(onehot[1].read_text())
+    encoded = [m for m in doc["maps"] if "values" in m]
+    assert [m["values"] for m in encoded] == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    assert all(m["categories"] == ["blue", "green", "red"] for m in encoded)
+    assert doc["question"]["domain"][1]["codes"] == [0, 1, 2]
+
+
+def test_every_insensitive_answer_on_a_one_hot_pipeline_is_certified(onehot, tmp_path):
+    checked = 0
+    for vary in ("colour", "age", "size"):
+        for gap in (0.02, 0.1, 0.4):
+            out = tmp_path / f"{vary}-{gap}.json"
+            r = treesens.check(str(onehot[0]), vary=[vary], gap=gap, certificate=out)
+            if r.status == "insensitive":
+                assert r.proof.checked and verify_file(out).valid, (vary, gap, r.proof)
+                checked += 1
+    assert checked > 0
+
+
+def test_a_one_hot_certificate_with_an_image_changed_is_rejected(onehot, tmp_path):
+    def swap_images(doc):
+        m = next(m for m in doc["maps"] if "values" in m)
+        m["values"] = m["values"][::-1]
+
+    verdict = verify_file(tampered(onehot[1], tmp_path, swap_images), model_path=str(onehot[0]))
+    assert not verdict.valid and "does not confirm" in verdict.message
+
+
+def test_a_one_hot_certificate_with_a_category_renamed_is_rejected(onehot, tmp_path):
+    def rename(doc):
+        for m in doc["maps"]:
+            if "values" in m:
+                m["categories"] = ["blue", "green", "purple"]
+
+    assert not verify_file(tampered(onehot[1], tmp_path, rename), model_path=str(onehot[0])).valid
+
+
+def test_a_one_hot_certificate_with_a_box_removed_is_rejected(onehot, tmp_path):
+    changed = tampered(onehot[1], tmp_path, drop_last_box)
+    assert not verify_file(changed, model_path=str(onehot[0])).valid
+
+
+def test_a_report_on_a_one_hot_pipeline_certifies_its_insensitive_protected_features(tmp_path):
+    from treesens.questions.report import report
+    from treesens.views.report_html import render
+
+    path, rows = write_onehot_pipeline(tmp_path)
+    data = tmp_path / "rows.csv"
+    rows.to_csv(data, index=False)
+    rep = report(
+        str(path), str(data), label="label", features=["colour"], protected=["colour"],
+        gap=0.1, budget=120, certificates=tmp_path / "certs", progress=False,
+    )  # fmt: skip
+    (finding,) = rep.protected
+    check = finding.check
+    assert check.status == "insensitive" and check.proof.checked, check.proof
+    assert verify_file(check.proof.certificate).valid
+    (ranked,) = rep.ranking
+    assert ranked.proof.checked, ranked.proof
+    assert rep.missing_certificates == []
+    assert "verified" in render(rep)
 
 
 @pytest.mark.parametrize("kind", ["scalers", "forest"])
