@@ -156,6 +156,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         why = pipeline_refusal(ens)
         if why is not None:
             return why
+    elif ens.columns is not None:  # one-hot groups folded into one feature each
+        return "the checker reads the model's own columns, not one-hot groups folded into features"
     if q.threshold is not None:
         return "certificates cover gaps and changes, not the threshold form (above, below)"
     if binary and ens.link == PROBA and q.gap.kind == "margin" and q.gap.value >= 0.5:
