@@ -22,7 +22,7 @@ from pathlib import Path
 from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..compiler.encode import ensemble_structure, gap_row_terms
-from ..compiler.ensemble import PROBA, Ensemble
+from ..compiler.ensemble import IDENTITY, PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import ANY, Gap, GapKind, Query
 from ..compiler.question import DOWN
@@ -69,8 +69,6 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# libraries whose multiclass and regressor models the checker does not read (yet)
-BINARY_ONLY = ("catboost", "onnx", "sklearn-pipeline")
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
 _BOUND_MARGIN = 1e-6  # and lies at least this far above U
 
@@ -148,8 +146,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     binary = not ens.is_regressor and ens.n_outputs == 1
     if model_library(ens) == "xgboost-dump" and not binary:
         return "the checker reads XGBoost dumps of binary models only (give the JSON model)"
-    if model_library(ens) in BINARY_ONLY and not (binary and ens.n_classes == 2):
-        return f"the checker reads {model_library(ens)} models as binary classifiers only"
+    if ens.is_regressor and ens.link != IDENTITY:
+        return nonlinear_link_refusal(ens.link)
     if model_library(ens) == "sklearn-pipeline":
         why = pipeline_refusal(ens)
         if why is not None:
@@ -162,6 +160,16 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     if model_library(ens) in CHECKER_READS_FIRST:
         return checker_refusal(str(model_file), model_library(ens), ens.op)
     return None
+
+
+def nonlinear_link_refusal(link: str) -> str:
+    """Why a regressor predicting ``link(raw)`` gets no certificate: a change of D in its
+    prediction is no linear condition on the trees' raw scores (docs/certificates.md)."""
+    return (
+        f"the regressor predicts {link}(raw score): a change of D in its prediction is "
+        "not a linear condition on the trees' scores, which certificates state (they "
+        "cover regressors that predict the raw score)"
+    )
 
 
 # formats whose files treesens reads in more shapes than the checker does (an ONNX graph

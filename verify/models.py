@@ -257,7 +257,7 @@ def _lightgbm_node(node: dict):
 
 
 def _sklearn(path: str) -> Model:
-    """A scikit-learn GradientBoosting, HistGradientBoosting (binary), RandomForest,
+    """A scikit-learn GradientBoosting, HistGradientBoosting, RandomForest,
     ExtraTrees or DecisionTree classifier or regressor from a .skops file, loaded with only
     scikit-learn's and NumPy's types trusted (nothing else may run)."""
     return sklearn_model(load_skops(path))
@@ -266,7 +266,7 @@ def _sklearn(path: str) -> Model:
 def sklearn_model(est) -> Model:
     """A fitted scikit-learn tree ensemble's trees."""
     kind = type(est).__name__
-    if kind == "HistGradientBoostingClassifier":
+    if kind in ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor"):
         from .models_hgb import read_hgb
 
         return read_hgb(est)
@@ -279,8 +279,8 @@ def sklearn_model(est) -> Model:
     if kind != "GradientBoostingClassifier":
         raise ModelError(
             f"{kind}: the checker reads GradientBoosting, RandomForest, ExtraTrees "
-            "and DecisionTree classifiers and regressors, and binary HistGradientBoosting "
-            "classifiers"
+            "and DecisionTree classifiers and regressors, and HistGradientBoosting "
+            "classifiers and regressors"
         )
     return _sklearn_boosting(est, "classifier")
 

@@ -40,8 +40,6 @@ def read_pipeline(path: str, maps) -> Model:
     for _, step in pipe.steps[:-1]:
         _check_step(step)
     inner = sklearn_model(pipe.steps[-1][1])
-    if inner.task != "classifier" or inner.n_outputs != 1:
-        raise ModelError("the checker reads pipelines of binary classifiers only")
     if not isinstance(maps, list) or len(maps) != int(pipe.steps[-1][1].n_features_in_):
         raise ModelError("the certificate states no map for every column the model reads")
     names = [str(c) for c in getattr(pipe, "feature_names_in_", [])] or [
@@ -61,16 +59,9 @@ def read_pipeline(path: str, maps) -> Model:
         if col.get("map") is not None:
             _confirm_map(probe, i, j, col["map"], [b for _, b in stated])
     trees = [_restated(t, inputs, boundary) for t in inner.trees]
-    return Model(
-        trees,
-        inner.offset,
-        "<",
-        names,
-        inner.margin_per_logit,
-        float32=False,
-        link=inner.link,
-        float32_sums=inner.float32_sums,
-    )
+    # the final model's scoring (offsets, link, task: binary, multiclass or regressor) over
+    # the pipeline's inputs, compared as doubles against the boundaries
+    return replace(inner, trees=trees, test="<", features=names, float32=False)
 
 
 def _check_step(step) -> None:
