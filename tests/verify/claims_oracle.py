@@ -29,15 +29,15 @@ def data(seed: int = 0, n: int = 400):
     return X, X["a"] + 0.5 * X["b"] + 0.15 * X["c"]
 
 
-def tiny_model(kind: str, folder: Path) -> Path:
+def tiny_model(kind: str, folder: Path, seed: int = 0) -> Path:
     """A small model file: ``kind`` is "<library>-<task>" with library xgboost,
     lightgbm, sklearn (GradientBoosting), forest (RandomForest), hgb
     (HistGradientBoosting), catboost (.cbm), onnx (GradientBoosting through skl2onnx),
     onnxforest (RandomForest through skl2onnx) or pipeline (a scikit-learn Pipeline of
     scalers before GradientBoosting), and task binary, multiclass (three classes) or
-    regressor."""
+    regressor; ``seed``: the data's (another seed, another model of the kind)."""
     library, task = kind.split("-")
-    X, s = data()
+    X, s = data(seed)
     y = {
         "binary": (s > 0.8).astype(int),
         "multiclass": np.digitize(s, [0.6, 1.0]),
