@@ -144,8 +144,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
             "files and ONNX tree ensembles)"
         )
     binary = not ens.is_regressor and ens.n_outputs == 1
-    if model_library(ens) == "xgboost-dump" and not binary:
-        return "the checker reads XGBoost dumps of binary models only (give the JSON model)"
+    if model_library(ens) == "xgboost-dump" and ens.is_regressor:
+        return "the checker reads XGBoost dumps of classifiers only (give the JSON model)"
     if ens.is_regressor and ens.link != IDENTITY:
         return nonlinear_link_refusal(ens.link)
     if model_library(ens) == "sklearn-pipeline":
@@ -427,8 +427,13 @@ def _claim(ens, q: Query) -> dict:
 
 
 def _base_score(ens) -> float:
-    if ens.is_regressor or ens.n_outputs > 1:
-        return 0.5  # read from dumps of binary models only
+    """The base score a dump's answer assumed (read by the checker from dumps only): a
+    multiclass dump's is every class's starting margin; a binary one's, the probability
+    whose logit is the margin's start."""
+    if ens.is_regressor:
+        return 0.5
+    if ens.n_outputs > 1:
+        return float(ens.intercept[0])
     return 1.0 / (1.0 + math.exp(-float(ens.intercept[0])))
 
 
@@ -443,8 +448,10 @@ def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -
             "library": model_library(ens),
             # the comparison the splits use (the checker maps ONNX nodes' modes onto it)
             "test": ens.op,
-            # a dump does not store it: the base score the answer assumed (as a probability)
+            # a dump does not store them: the base score the answer assumed (binary: as a
+            # probability) and the number of classes
             "base_score": _base_score(ens),
+            "num_class": max(ens.n_outputs, 1) if not ens.is_regressor else 1,
         },
         "question": {
             "features": list(ens.feature_names),
