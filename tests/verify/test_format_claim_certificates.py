@@ -150,3 +150,20 @@ def test_a_pipeline_certificate_naming_the_pipeline_with_a_changed_scaler_is_rej
     skops.io.dump(pipe, other)
     verdict = verify_file(_naming(out, other, tmp_path))
     assert not verdict.valid and "transform does not confirm" in verdict.message
+
+
+@pytest.mark.parametrize(
+    "kind,asked",
+    [
+        ("hgb-multiclass", ["--classes", "any,any", "--gap", "1e5"]),
+        ("onnx-regressor", ["--delta", "100"]),
+    ],
+)
+def test_cli_check_writes_a_multiclass_or_regressor_certificate_verify_accepts(
+    kind, asked, tmp_path
+):
+    path = tiny_model(kind, tmp_path)
+    out = tmp_path / "cli.json"
+    p = treesens_here("check", path, "--vary", "b", *asked, "--certificate", out)
+    assert p.returncode == 0 and "certified: " in p.stdout, p.stdout + p.stderr
+    assert treesens_here("verify", out).returncode == 0
