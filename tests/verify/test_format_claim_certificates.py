@@ -167,3 +167,40 @@ def test_cli_check_writes_a_multiclass_or_regressor_certificate_verify_accepts(
     p = treesens_here("check", path, "--vary", "b", *asked, "--certificate", out)
     assert p.returncode == 0 and "certified: " in p.stdout, p.stdout + p.stderr
     assert treesens_here("verify", out).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "kind,asked",
+    [
+        ("pipeline-regressor", {"delta": 100.0}),
+        ("pipeline-multiclass", {"gap": 1e5, "classes": ("any", "any")}),
+    ],
+)
+def test_a_report_on_a_pipeline_certifies_its_protected_feature_and_its_max_gap_bound(
+    kind, asked, tmp_path
+):
+    """A pipeline ending in a regressor (a change of 100) or a multiclass classifier (a
+    ratio of 1e5 between any two classes), both out of reach: the protected feature's answer and the ranked max
+    gap's upper bound both get a verified certificate, and the page says so."""
+    import numpy as np
+
+    from treesens.questions.report import report
+    from treesens.tests.verify.claims_oracle import data
+    from treesens.views.report_html import render
+
+    path = tiny_model(kind, tmp_path)
+    X, s = data()
+    y = 10 * s if kind.endswith("regressor") else np.digitize(s, [0.6, 1.0])
+    rows = tmp_path / "rows.csv"
+    X.assign(label=y).to_csv(rows, index=False)
+    rep = report(
+        str(path), str(rows), label="label", features=["b"], protected=["c"], budget=120,
+        certificates=tmp_path / "certs", progress=False, **asked,
+    )  # fmt: skip
+    (ranked,) = rep.ranking
+    (protected,) = rep.protected
+    assert ranked.proof.checked and verify_file(ranked.proof.certificate).valid
+    assert protected.check.status == "insensitive"
+    assert protected.certificate is not None and verify_file(protected.certificate).valid
+    assert rep.missing_certificates == []
+    assert "certified: " in render(rep)
