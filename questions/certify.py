@@ -22,7 +22,7 @@ from pathlib import Path
 from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..compiler.encode import ensemble_structure, gap_row_terms
-from ..compiler.ensemble import PROBA, Ensemble
+from ..compiler.ensemble import IDENTITY, PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import ANY, Gap, GapKind, Query
 from ..compiler.question import DOWN
@@ -69,10 +69,9 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# libraries whose boxes may hold category codes and NaN (certificate version 3)
+# libraries whose boxes may hold category codes and NaN (certificate version 3); the
+# checker's CatBoost, ONNX and XGBoost-dump readers take plain numeric features only
 CODED_LIBRARIES = ("xgboost", "lightgbm", "sklearn", "sklearn-pipeline")
-# libraries whose multiclass and regressor models the checker does not read (yet)
-BINARY_ONLY = ("catboost", "onnx", "sklearn-pipeline")
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
 _BOUND_MARGIN = 1e-6  # and lies at least this far above U
 
@@ -148,10 +147,10 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
             "files and ONNX tree ensembles)"
         )
     binary = not ens.is_regressor and ens.n_outputs == 1
-    if model_library(ens) == "xgboost-dump" and not binary:
-        return "the checker reads XGBoost dumps of binary models only (give the JSON model)"
-    if model_library(ens) in BINARY_ONLY and not (binary and ens.n_classes == 2):
-        return f"the checker reads {model_library(ens)} models as binary classifiers only"
+    if model_library(ens) == "xgboost-dump" and ens.is_regressor:
+        return "the checker reads XGBoost dumps of classifiers only (give the JSON model)"
+    if ens.is_regressor and ens.link != IDENTITY:
+        return nonlinear_link_refusal(ens.link)
     if model_library(ens) == "sklearn-pipeline":
         why = pipeline_refusal(ens)
         if why is not None:
@@ -168,8 +167,18 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     return None
 
 
+def nonlinear_link_refusal(link: str) -> str:
+    """Why a regressor predicting ``link(raw)`` gets no certificate: a change of D in its
+    prediction is no linear condition on the trees' raw scores (docs/certificates.md)."""
+    return (
+        f"the regressor predicts {link}(raw score): a change of D in its prediction is "
+        "not a linear condition on the trees' scores, which certificates state (they "
+        "cover regressors that predict the raw score)"
+    )
+
+
 # formats whose files treesens reads in more shapes than the checker does (an ONNX graph
-# of several inputs, HistGradientBoosting's categorical splits, ...): the checker reads the
+# of several inputs, a CatBoost model with one-hot features, ...): the checker reads the
 # file first, so that such a model gets "no certificate: why" rather than a certificate
 # the checker then rejects
 CHECKER_READS_FIRST = ("sklearn", "catboost", "onnx")
@@ -446,8 +455,13 @@ def _claim(ens, q: Query) -> dict:
 
 
 def _base_score(ens) -> float:
-    if ens.is_regressor or ens.n_outputs > 1:
-        return 0.5  # read from dumps of binary models only
+    """The base score a dump's answer assumed (read by the checker from dumps only): a
+    multiclass dump's is every class's starting margin; a binary one's, the probability
+    whose logit is the margin's start."""
+    if ens.is_regressor:
+        return 0.5
+    if ens.n_outputs > 1:
+        return float(ens.intercept[0])
     return 1.0 / (1.0 + math.exp(-float(ens.intercept[0])))
 
 
@@ -466,8 +480,10 @@ def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -
             "library": model_library(ens),
             # the comparison the splits use (the checker maps ONNX nodes' modes onto it)
             "test": ens.op,
-            # a dump does not store it: the base score the answer assumed (as a probability)
+            # a dump does not store them: the base score the answer assumed (binary: as a
+            # probability) and the number of classes
             "base_score": _base_score(ens),
+            "num_class": max(ens.n_outputs, 1) if not ens.is_regressor else 1,
         },
         "question": {
             "features": list(ens.feature_names),

@@ -108,6 +108,7 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
             float(m.get("base_score", 0.5)),
             m.get("test", "<="),
             doc.get("maps"),
+            int(m.get("num_class", 1)),
         )
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")

@@ -72,15 +72,21 @@ class ModelError(Exception):
 
 
 def read_model(
-    path: str, library: str, base_score: float = 0.5, test: str = "<=", maps=None
+    path: str,
+    library: str,
+    base_score: float = 0.5,
+    test: str = "<=",
+    maps=None,
+    num_class: int = 1,
 ) -> Model:
     """The model of a certificate's ``library``; ``test``: the comparison an ONNX
     certificate's splits use (the checker maps every node's mode onto it); ``maps``: a
-    pipeline certificate's per-column maps (confirmed against the pipeline's transform)."""
+    pipeline certificate's per-column maps (confirmed against the pipeline's transform);
+    ``base_score`` and ``num_class``: an XGBoost dump's, which it does not record."""
     if library == "xgboost":
         return _xgboost(path)
     if library == "xgboost-dump":
-        return _xgboost_dump(path, base_score)
+        return _xgboost_dump(path, base_score, num_class)
     if library == "lightgbm":
         return _lightgbm(path)
     if library == "sklearn":
@@ -199,20 +205,36 @@ def _xgboost_tree(t: dict, output: int) -> Tree:
     )
 
 
-def _xgboost_dump(path: str, base_score: float) -> Model:
+def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
     """XGBoost's text dump in JSON (``Booster.get_dump(dump_format="json")``, a list of
-    nested trees): features are ``f<index>`` or indices; the base score is not in the
-    file (the certificate states the one the answer assumed)."""
+    nested trees): features are ``f<index>`` or indices; the base score and the number of
+    classes are not in the file (the certificate states those the answer assumed). A
+    binary model (``num_class`` 1 or 2) starts its margin at the base score's logit; one
+    of K > 2 classes (multi:softprob) adds tree i to class i mod K, every class's margin
+    starting at the base score itself, and P = softmax."""
     with open(path, encoding="utf-8") as fh:
         doc = json.load(fh)
     if not isinstance(doc, list):
         raise ModelError("an XGBoost dump is a JSON list of trees")
     trees = [_nested_tree(t, _dump_node) for t in doc]
     n = 1 + max((f for t in trees for f in t.feature), default=-1)
+    names = [f"f{i}" for i in range(n)]
+    if num_class > 2:
+        trees = [replace(t, output=i % num_class) for i, t in enumerate(trees)]
+        offsets = (_f32(base_score),) * num_class
+        return Model(
+            trees,
+            0.0,
+            "<",
+            names,
+            1.0,
+            float32=True,
+            link="softmax",
+            float32_sums=True,
+            offsets=offsets,
+        )
     offset = math.log(base_score / (1.0 - base_score))
-    return Model(
-        trees, offset, "<", [f"f{i}" for i in range(n)], 1.0, float32=True, float32_sums=True
-    )
+    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True)
 
 
 def _nested_tree(root: dict, read) -> Tree:
@@ -332,7 +354,7 @@ def _lightgbm_node(node: dict):
 
 
 def _sklearn(path: str) -> Model:
-    """A scikit-learn GradientBoosting, HistGradientBoosting (binary), RandomForest,
+    """A scikit-learn GradientBoosting, HistGradientBoosting, RandomForest,
     ExtraTrees or DecisionTree classifier or regressor from a .skops file, loaded with only
     scikit-learn's and NumPy's types trusted (nothing else may run)."""
     return sklearn_model(load_skops(path))
@@ -341,7 +363,7 @@ def _sklearn(path: str) -> Model:
 def sklearn_model(est) -> Model:
     """A fitted scikit-learn tree ensemble's trees."""
     kind = type(est).__name__
-    if kind == "HistGradientBoostingClassifier":
+    if kind in ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor"):
         from .models_hgb import read_hgb
 
         return read_hgb(est)
@@ -356,8 +378,8 @@ def sklearn_model(est) -> Model:
     else:
         raise ModelError(
             f"{kind}: the checker reads GradientBoosting, RandomForest, ExtraTrees "
-            "and DecisionTree classifiers and regressors, and binary HistGradientBoosting "
-            "classifiers"
+            "and DecisionTree classifiers and regressors, and HistGradientBoosting "
+            "classifiers and regressors"
         )
     return replace(model, reads_nan=all(t.default_left is not None for t in model.trees))
 

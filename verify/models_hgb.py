@@ -1,16 +1,23 @@
-"""A binary HistGradientBoostingClassifier as the checker sees it: its predictors' nodes.
+"""A HistGradientBoosting classifier or regressor as the checker sees it: its predictors'
+nodes.
 
 scikit-learn predicts raw = ``_baseline_prediction`` + the sum of the predictors' leaf
-values, in float64, each node sending ``x <= num_threshold`` (float64 inputs) to its
-``left`` child and NaN to the side ``missing_go_to_left`` names. A model with
-categorical features first encodes them (``_preprocessor``: an OrdinalEncoder of those
-columns, put first, the others passed through): code k of such a feature is the
-encoder's k-th category, a categorical node sends the codes its bitset
-(``raw_left_cat_bitsets``) holds left and the others right, NaN (and an unknown category)
-to the side ``missing_go_to_left`` names.
+values, in float64, per output: an iteration holds one predictor per output (a
+multiclass classifier: one per class, P = the softmax of the K raw scores; binary: one,
+P(class 1) = sigmoid(raw); a regressor: one, whose prediction is ``link.inverse(raw)``).
+Each node sends ``x <= num_threshold`` (float64 inputs) to its ``left`` child and NaN to
+the side ``missing_go_to_left`` names. A model with categorical features first encodes
+them (``_preprocessor``: an OrdinalEncoder of those columns, put first, the others passed
+through): code k of such a feature is the encoder's k-th category, a categorical node
+sends the codes its bitset (``raw_left_cat_bitsets``) holds left and the others right,
+NaN (and an unknown category) to the side ``missing_go_to_left`` names. Regressors whose
+link is not the identity (loss poisson or gamma: exp) are refused: a change in their
+prediction is no linear condition on the raw score.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -18,27 +25,34 @@ from .models import Model, ModelError, Tree, sklearn_names
 
 
 def read_hgb(est) -> Model:
-    if len(est.classes_) != 2:
-        raise ModelError("HistGradientBoostingClassifier: the checker reads binary models")
+    link = type(est._loss.link).__name__
+    regressor = not hasattr(est, "classes_")
+    if regressor and link != "IdentityLink":
+        raise ModelError(
+            f"a HistGradientBoostingRegressor with loss {est.loss} (link {link}): the checker "
+            "reads regressors whose prediction is the raw score (identity link)"
+        )
     order, n_codes = _columns(est)
     base = np.asarray(est._baseline_prediction, dtype=np.float64).reshape(-1)
-    if base.size != 1:
-        raise ModelError("a binary HistGradientBoosting has one baseline")
+    n_out = 1 if regressor or len(est.classes_) == 2 else len(est.classes_)
+    if base.size != n_out:
+        raise ModelError(f"{base.size} baselines for {n_out} outputs")
     trees = []
     for iteration in est._predictors:
-        if len(iteration) != 1:
-            raise ModelError("a binary HistGradientBoosting has one predictor per iteration")
-        p = iteration[0]
-        trees.append(_tree(p.nodes, order, n_codes, np.asarray(p.raw_left_cat_bitsets)))
-    return Model(
-        trees,
-        float(base[0]),
-        "<=",
-        sklearn_names(est),
-        1.0,
-        reads_nan=True,
-        known_codes=n_codes,
+        if len(iteration) != n_out:
+            raise ModelError(f"an iteration of {len(iteration)} predictors for {n_out} outputs")
+        trees += [
+            replace(_tree(p.nodes, order, n_codes, np.asarray(p.raw_left_cat_bitsets)), output=k)
+            for k, p in enumerate(iteration)
+        ]
+    model = Model(
+        trees, float(base[0]), "<=", sklearn_names(est), 1.0, reads_nan=True, known_codes=n_codes
     )
+    if regressor:
+        return replace(model, link="identity", task="regressor")
+    if n_out == 1:
+        return model
+    return replace(model, offset=0.0, link="softmax", offsets=tuple(float(b) for b in base))
 
 
 def _columns(est) -> tuple[list[int], dict[int, int]]:

@@ -47,8 +47,6 @@ def read_pipeline(path: str, maps) -> Model:
     for _, step in pipe.steps[:-1]:
         _check_step(step)
     inner = sklearn_model(pipe.steps[-1][1])
-    if inner.task != "classifier" or inner.n_outputs != 1:
-        raise ModelError("the checker reads pipelines of binary classifiers only")
     if not isinstance(maps, list) or len(maps) != int(pipe.steps[-1][1].n_features_in_):
         raise ModelError("the certificate states no map for every column the model reads")
     names = [str(c) for c in getattr(pipe, "feature_names_in_", [])] or [
@@ -73,15 +71,18 @@ def read_pipeline(path: str, maps) -> Model:
         if col.get("map") is not None:
             _confirm_map(probe, i, j, col["map"], [b for _, b in stated])
     trees = [_restated(t, inputs, boundary, images, inner) for t in inner.trees]
-    return Model(
-        trees,
-        inner.offset,
-        "<",
-        names,
-        inner.margin_per_logit,
+    # the final model's scoring (offsets, link, task: binary, multiclass or regressor) over
+    # the pipeline's inputs, compared as doubles against the boundaries; an input's codes
+    # are its stated categories, and NaN is not read (an imputed input gets no certificate:
+    # the final model's NaN sides are those of its columns, not of the inputs)
+    return replace(
+        inner,
+        trees=trees,
+        test="<",
+        features=names,
         float32=False,
-        link=inner.link,
-        float32_sums=inner.float32_sums,
+        zero_band=0.0,
+        reads_nan=False,
         known_codes={i: len(c) for i, c in categories.items()},
     )
 
@@ -222,6 +223,8 @@ def _restated(t: Tree, inputs: list[int], boundary: dict, images: dict, inner: M
     for n, j in enumerate(t.feature):
         if j < 0:
             continue
+        if t.cats is not None and t.cats[n] is not None:  # a code of the model's own encoder
+            raise ModelError(f"a categorical split of the pipeline's model on column {j}")
         if j in images:  # the codes whose image passes the model's test go left
             th = float(t.threshold[n])
             cats[n] = frozenset(k for k, v in enumerate(images[j]) if _holds(inner, v, th))

@@ -344,20 +344,20 @@ def test_a_report_on_a_pipeline_certifies_its_max_gaps_and_says_so_on_the_page(m
     assert f"certified: no pair reaches a gap of {ranked.proof.bound:g}" in render(rep)
 
 
-def test_a_pipeline_ending_in_a_regressor_gets_no_certificate_in_one_line(tmp_path):
-    """The checker reads pipelines of binary classifiers only: a regressor's change is
-    refused before any search."""
+def test_a_pipeline_ending_in_a_poisson_regressor_gets_no_certificate_in_one_line(tmp_path):
+    """Its prediction is exp(raw): a change of D is no linear condition on the trees'
+    scores, and certify refuses before any search."""
     import skops.io
-    from sklearn.ensemble import GradientBoostingRegressor
+    from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     X, y = _data(0)
-    gb = GradientBoostingRegressor(n_estimators=3, max_depth=2)
-    path = tmp_path / "regressor.skops"
-    skops.io.dump(make_pipeline(StandardScaler(), gb).fit(X, X[:, 0] + y), path)
+    hgb = HistGradientBoostingRegressor(max_iter=3, max_depth=2, loss="poisson")
+    path = tmp_path / "poisson.skops"
+    skops.io.dump(make_pipeline(StandardScaler(), hgb).fit(X, 1.0 + X[:, 0] + y), path)
     ens = treesens.load_model(str(path))
     q = make_query([ens.feature_names[2]], delta=100.0)
     done = certify(ens, q, tmp_path / "c.json", path, 60)
-    assert not done.written
-    assert done.reason == "the checker reads sklearn-pipeline models as binary classifiers only"
+    assert not done.written and not (tmp_path / "c.json").exists()
+    assert done.reason.startswith("the regressor predicts exp(raw score)")
