@@ -169,6 +169,40 @@ def test_the_checkers_model_routes_hgb_categorical_splits_as_scikit_learn_does()
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("task", ["multiclass", "regressor"])
+def test_the_checkers_model_routes_a_multiclass_or_regressor_hgbs_categorical_splits(task):
+    """A multiclass HistGradientBoosting (one predictor per class) or a regressor, with
+    categorical_features: per output, the checker's raw scores are scikit-learn's."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    from treesens.verify.models import sklearn_model
+
+    X, y = _frame()
+    Xn = X.assign(f0=X["f0"].astype(float))
+    kind = HistGradientBoostingRegressor if task == "regressor" else HistGradientBoostingClassifier
+    target = y + Xn["f2"].to_numpy() if task == "regressor" else y + (Xn["f2"] > 0.5)
+    est = kind(max_iter=6, max_depth=3, learning_rate=0.5, categorical_features=[0])
+    est.fit(Xn, target)
+    m = sklearn_model(est)
+    assert any(c is not None for t in m.trees for c in t.cats or ())
+    rows = [[float(c), v, w] for c in CODES for v in (np.nan, -0.5, 0.0, 0.7) for w in (0.2, 0.9)]
+    frame = pd.DataFrame(rows, columns=["f0", "f1", "f2"])
+    want = est.predict(frame) if task == "regressor" else est.decision_function(frame)
+    got = [[_checker_output(m, r, k) for k in range(m.n_outputs)] for r in rows]
+    np.testing.assert_allclose(np.asarray(got).reshape(want.shape), want, rtol=1e-9, atol=1e-9)
+
+
+def _checker_output(m: Model, row: list[float], k: int) -> float:
+    """Output k's raw score as the checker's model reads it (``goes_left`` per node)."""
+    out = m.offset_of(k)
+    for t in m.trees:
+        n = 0
+        while t.feature[n] >= 0:
+            n = t.left[n] if goes_left(m, t, n, row[t.feature[n]]) else t.right[n]
+        out += t.value[n] if t.output == k else 0.0
+    return out
+
+
 def _certified(path: Path, vary: str, gap: float, out: Path):
     return treesens.check(_model(path), vary=[vary], gap=gap, certificate=out)
 

@@ -175,13 +175,14 @@ def test_a_pipeline_with_a_step_changed_is_rejected(model, certificate):
     assert not verify_file(_naming(certificate, other)).valid
 
 
-def write_onehot_pipeline(folder: Path) -> tuple[Path, object]:
+def write_onehot_pipeline(folder: Path, task: str = "binary") -> tuple[Path, object]:
     """A OneHotEncoder on colour (red, blue, green), a StandardScaler on age, size passed
-    through, then a GradientBoostingClassifier; and the rows it was fitted on."""
+    through, then a GradientBoostingClassifier (``task`` "multiclass": of three classes;
+    "regressor": a GradientBoostingRegressor of the score); and the rows it was fitted on."""
     import pandas as pd
     import skops.io
     from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -195,13 +196,16 @@ def write_onehot_pipeline(folder: Path) -> tuple[Path, object]:
     )
     score = df.age + 6 * (df.colour == "red") + 30 * df["size"] + rng.normal(0, 3, 300)
     y = (score > 65).astype(int)
+    if task != "binary":
+        y = score if task == "regressor" else np.digitize(score, [55, 75])
     ct = ColumnTransformer(
         [("onehot", OneHotEncoder(), ["colour"]), ("scaled", StandardScaler(), ["age"])],
         remainder="passthrough",
     )
-    gb = GradientBoostingClassifier(n_estimators=6, max_depth=2, learning_rate=0.5, random_state=0)
+    kind = GradientBoostingRegressor if task == "regressor" else GradientBoostingClassifier
+    gb = kind(n_estimators=6, max_depth=2, learning_rate=0.5, random_state=0)
     pipe = Pipeline([("columns", ct), ("model", gb)]).fit(df, y)
-    path = folder / "onehot.skops"
+    path = folder / ("onehot.skops" if task == "binary" else f"onehot-{task}.skops")
     skops.io.dump(pipe, path)
     return path, df.assign(label=y)
 
@@ -279,6 +283,74 @@ def test_a_report_on_a_one_hot_pipeline_certifies_its_insensitive_protected_feat
     assert ranked.proof.checked, ranked.proof
     assert rep.missing_certificates == []
     assert "verified" in render(rep)
+
+
+def _largest_change(ens, vary: str) -> float:
+    """The brute force of a max gap, by the pipeline's own predict over one point per
+    threshold cell (codes for colour): a regressor's largest change; a multiclass
+    model's largest ratio r with x1 decided c1 and x2 decided c2 != c1, each by r."""
+    X, ns, nv = cell_grid(ens, [vary])
+    if ens.is_regressor:
+        f = ens.replayer.predict(X).reshape(ns, nv)
+        return float((f.max(axis=1) - f.min(axis=1)).max())
+    p = np.sort(ens.replayer.predict_proba(X), axis=1)
+    top = ens.replayer.predict_proba(X).argmax(axis=1).reshape(ns, nv)
+    ratio = (p[:, -1] / p[:, -2]).reshape(ns, nv)
+    best = 1.0
+    for s in range(ns):
+        by_class = {c: ratio[s][top[s] == c].max() for c in set(top[s].tolist())}
+        if len(by_class) > 1:
+            best = max(best, sorted(by_class.values())[-2])
+    return best
+
+
+def _classes(task: str) -> dict:
+    return {"classes": ("any", "any")} if task == "multiclass" else {}
+
+
+@pytest.mark.parametrize("task", ["multiclass", "regressor"])
+def test_a_one_hot_pipelines_multiclass_or_regressor_max_gap_bound_is_certified(task, tmp_path):
+    """A one-hot pipeline ending in a multiclass classifier or a regressor: the max gap
+    of colour (codes) gets a version-3 certificate treesens verify accepts, whose bound
+    lies above what the pipeline's own predict reaches."""
+    path, _ = write_onehot_pipeline(tmp_path, task)
+    out = tmp_path / "colour.max-gap.json"
+    r = treesens.max_gap(str(path), vary=["colour"], certificate=out, **_classes(task))
+    assert r.proof.checked and verify_file(out).valid, r.proof.why_not
+    doc = json.loads(out.read_text())
+    assert doc["version"] == 3 and doc["question"]["domain"][1]["codes"] == [0, 1, 2]
+    assert _largest_change(treesens.load_model(str(path)), "colour") < r.proof.bound
+
+
+@pytest.mark.parametrize("task", ["multiclass", "regressor"])
+def test_a_one_hot_multiclass_or_regressor_certificate_with_images_swapped_is_rejected(
+    task, tmp_path
+):
+    path, _ = write_onehot_pipeline(tmp_path, task)
+    out = tmp_path / "colour.max-gap.json"
+    r = treesens.max_gap(str(path), vary=["colour"], certificate=out, **_classes(task))
+    assert r.proof.checked, r.proof.why_not
+
+    def swap_images(doc):
+        m = next(m for m in doc["maps"] if "values" in m)
+        m["values"] = m["values"][::-1]
+
+    assert not verify_file(tampered(out, tmp_path, swap_images), model_path=str(path)).valid
+
+
+def test_a_categorical_split_of_a_pipelines_own_model_is_refused():
+    """The final model's own categorical node (a HistGradientBoosting with categorical
+    features) tests its encoder's codes, not a boundary on the input: never restated."""
+    from treesens.verify.models import Model, ModelError, Tree
+    from treesens.verify.models_pipeline import _restated
+
+    tree = Tree(
+        feature=[0, -1, -1], threshold=[0.0] * 3, left=[1, -1, -1], right=[2, -1, -1],
+        value=[0.0, 1.0, -1.0], cats=[frozenset({1}), None, None],
+    )  # fmt: skip
+    inner = Model([tree], 0.0, "<=", ["c"], 1.0)
+    with pytest.raises(ModelError, match="categorical split of the pipeline's model"):
+        _restated(tree, [0], {(0, 0.0): 0.5}, {}, inner)
 
 
 @pytest.mark.parametrize("kind", ["scalers", "forest"])
