@@ -76,7 +76,9 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
         raise CertificateError(f"{path}: not a treesens certificate (format {FORMAT!r})")
     try:
         return _verify(doc, model_path, Path(path).parent)
-    except (KeyError, TypeError, ValueError, IndexError) as e:
+    except ModelError as e:
+        return Verdict(False, f"cannot check this model: {e}")
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as e:
         return Verdict(False, f"malformed certificate: {type(e).__name__}: {e}")
 
 
@@ -279,7 +281,8 @@ class Checker:
         codes = self.domain[f].codes
         sides: tuple[list, list] = ([], [])
         if codes is not None:  # each code as the library routes it, in runs
-            for i in range(int(max(lo, 0)), int(min(hi, len(codes)))):
+            start, end = max(lo, 0), min(hi, len(codes))  # a NaN-only part: none
+            for i in range(int(start), int(end)) if start < end else ():
                 side = sides[0 if goes_left(self.m, t, n, float(codes[i])) else 1]
                 if side and side[-1][1] == i:
                     side[-1] = (side[-1][0], i + 1, False)
@@ -296,7 +299,7 @@ class Checker:
                 for side, part_ in ((sides[0], yes), (sides[1], no)):
                     side.extend((*p, False) for p in _minus(part_, interval))
                 sides[0 if left else 1].append((max(lo, interval[0]), min(hi, interval[1]), False))
-        out = tuple([p for p in side if p[0] < p[1]] for side in sides)
+        out = tuple(_merged([p for p in side if p[0] < p[1]]) for side in sides)
         if nan:
             side = out[0 if goes_left(self.m, t, n, math.nan) else 1]
             if side:
@@ -517,6 +520,18 @@ def _domain(d: dict, version: int) -> Domain:
             raise ValueError("a domain's codes are distinct integers")
         codes = tuple(codes)
     return Domain(_bound(d["lb"]), _bound(d["ub"]), bool(d["integer"]), codes, missing)
+
+
+def _merged(pieces: list[tuple]) -> list[tuple]:
+    """Pieces (lo, hi, nan) with touching intervals joined (the zero band beside the
+    numbers on its side: one interval, as a plain split would give)."""
+    out: list[tuple] = []
+    for p in sorted(pieces):
+        if out and out[-1][1] == p[0]:
+            out[-1] = (out[-1][0], p[1], False)
+        else:
+            out.append(p)
+    return out
 
 
 def _minus(part: tuple[float, float], cut: tuple[float, float]) -> list[tuple[float, float]]:

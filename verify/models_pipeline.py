@@ -53,6 +53,12 @@ def read_pipeline(path: str, maps) -> Model:
         f"x{i}" for i in range(int(pipe.n_features_in_))
     ]
     categories = _categories(maps, len(names))
+    encoded = _encoded_inputs(pipe, names)
+    if categories != encoded:
+        raise ModelError(
+            "the certificate's encoded columns are not the pipeline's: every column an "
+            "encoder makes states the encoder's categories, and only those do"
+        )
     probe = _Probe(pipe, names, categories)
     boundary: dict[tuple[int, float], float] = {}
     images: dict[int, list[float]] = {}
@@ -102,6 +108,48 @@ def _categories(maps: list, n_inputs: int) -> dict[int, list]:
         if len(col["values"]) != len(cats):
             raise ModelError(f"column {j}: one image per category expected")
     return out
+
+
+def _encoded_inputs(pipe, names: list[str]) -> dict[int, list]:
+    """Per input an encoder of the pipeline's first step reads, the encoder's categories
+    (as a certificate states them); an encoder in a later step is not read."""
+    out: dict[int, list] = {}
+    for k, (_, step) in enumerate(pipe.steps[:-1]):
+        branches = (
+            [(t, _indices(step, c, names)) for _, t, c in step.transformers_]
+            if type(step).__name__ == "ColumnTransformer"
+            else [(step, list(range(len(names))))]
+        )
+        for trans, cols in branches:
+            enc = [s for s in _leaves(trans) if type(s).__name__ in ENCODERS]
+            if not enc:
+                continue
+            if k > 0 or len(enc) > 1:
+                raise ModelError("an encoder after the pipeline's first step is not read")
+            for j, i in enumerate(cols):
+                out[i] = [_stated(c) for c in enc[0].categories_[j]]
+    return out
+
+
+def _leaves(step) -> list:
+    if type(step).__name__ == "Pipeline":
+        return [s for _, inner in step.steps for s in _leaves(inner)]
+    return [step]
+
+
+def _indices(ct, cols, names: list[str]) -> list[int]:
+    """The input indices a ColumnTransformer branch reads."""
+    if isinstance(cols, slice):
+        return list(range(len(names)))[cols]
+    cols = list(np.atleast_1d(np.asarray(cols, dtype=object)))
+    if cols and isinstance(cols[0], (bool, np.bool_)):
+        return [i for i, b in enumerate(cols) if b]
+    return [names.index(str(c)) if isinstance(c, str) else int(c) for c in cols]
+
+
+def _stated(category) -> str | float:
+    """A category as a certificate states it: a string, or a number."""
+    return str(category) if isinstance(category, (str, np.str_)) else float(category)
 
 
 def _confirm_images(probe: _Probe, i: int, j: int, stated) -> list[float]:

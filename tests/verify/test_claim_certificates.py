@@ -396,11 +396,11 @@ def test_a_version_1_certificate_with_its_gap_below_the_supremum_is_rejected(bin
 
 
 def test_a_certificate_of_an_unknown_version_is_a_certificate_error(binary_prob, tmp_path):
-    def version_3(doc):
-        doc["version"] = 3
+    def version_4(doc):
+        doc["version"] = 4
 
-    with pytest.raises(CertificateError, match="version 3"):
-        verify_file(tampered(binary_prob[1], tmp_path, version_3))
+    with pytest.raises(CertificateError, match="version 4"):
+        verify_file(tampered(binary_prob[1], tmp_path, version_4))
 
 
 def test_a_multiclass_claim_naming_one_class_twice_is_rejected(certificates, tmp_path):

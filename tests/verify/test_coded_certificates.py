@@ -411,3 +411,48 @@ def test_a_model_with_one_hot_groups_gets_no_certificate_and_says_why(tmp_path):
     )  # fmt: skip
     assert r.status == "insensitive" and not r.proof.checked
     assert "one-hot groups" in r.proof.why_not and not (tmp_path / "c.json").exists()
+
+
+def test_a_categorical_feature_that_may_be_missing_is_certified(tmp_path):
+    """NaN among the categories (XGBoost sends it to each node's default side): a NaN-only
+    part of a box passes a second categorical node on the same feature."""
+    import xgboost
+
+    X, y = _frame()
+    X.loc[np.random.default_rng(5).random(len(X)) < 0.2, "f0"] = np.nan
+    est = xgboost.XGBClassifier(
+        n_estimators=8, max_depth=4, learning_rate=0.5, enable_categorical=True,
+        tree_method="hist", max_cat_to_onehot=1,
+    )  # fmt: skip
+    path = tmp_path / "xgb-nan-codes.json"
+    est.fit(X, y).get_booster().save_model(path)
+    ens = declare(treesens.load_model(str(path)), missing=["f0", "f1"])
+    for vary in ("f0", "f1"):
+        out = tmp_path / f"{vary}.json"
+        r = treesens.max_gap(ens, vary=[vary], certificate=out)
+        assert r.proof.checked, (vary, r.proof.why_not)
+        assert json.loads(out.read_text())["question"]["domain"][0]["missing"]
+
+
+def test_a_nan_only_part_of_a_coded_column_passes_a_second_node_on_it():
+    """Every code goes left at the root, NaN right, into a second categorical node on the
+    same feature: NaN alone reaches it, and its default side's leaf is reachable."""
+    from treesens.verify.check import Checker
+    from treesens.verify.models import Tree
+
+    tree = Tree(
+        feature=[0, -1, 0, -1, -1],
+        threshold=[0.0] * 5,
+        left=[1, -1, 3, -1, -1],
+        right=[2, -1, 4, -1, -1],
+        value=[0.0, 1.0, 0.0, 2.0, 3.0],
+        default_left=[False, False, True, False, False],
+        missing=["nan"] * 5,
+        cats=[frozenset({0, 1}), None, frozenset({1}), None, None],
+    )
+    m = Model([tree], 0.0, "<", ["f0"], 1.0, reads_nan=True)
+    domain = [{"lb": 0, "ub": 1, "integer": True, "codes": [0, 1], "missing": True}]
+    checker = Checker(m, {"vary": ["f0"], "domain": domain}, [[0, 1], [0, 2]], 3)
+    leaves = {n: nan for n, _, _, nan in checker._leaf_boxes(tree, 0)}
+    assert leaves[1][0] == False and leaves[3][0] == True  # noqa: E712 - numpy bools
+    assert 4 not in leaves  # NaN takes node 2's default (left) side

@@ -259,6 +259,19 @@ def test_a_one_hot_certificate_with_a_category_renamed_is_rejected(onehot, tmp_p
     assert not verify_file(tampered(onehot[1], tmp_path, rename), model_path=str(onehot[0])).valid
 
 
+def test_a_one_hot_certificate_stating_an_encoded_column_as_numeric_is_rejected(onehot, tmp_path):
+    """An encoder's column restated as a number with boundaries (its map is no monotone
+    map of a number): the checker finds the encoder itself and rejects it."""
+
+    def as_numeric(doc):
+        for j, m in enumerate(doc["maps"]):
+            if "values" in m:
+                doc["maps"][j] = {"input": m["input"], "boundaries": [[0.5, "inf"]]}
+
+    verdict = verify_file(tampered(onehot[1], tmp_path, as_numeric), model_path=str(onehot[0]))
+    assert not verdict.valid and "encoded columns" in verdict.message
+
+
 def test_a_one_hot_certificate_with_a_box_removed_is_rejected(onehot, tmp_path):
     changed = tampered(onehot[1], tmp_path, drop_last_box)
     assert not verify_file(changed, model_path=str(onehot[0])).valid
