@@ -130,6 +130,19 @@ def test_a_certificate_naming_the_wrong_input_for_a_column_is_rejected(certifica
     assert not verify_file(_tampered(certificate, other_input)).valid
 
 
+def test_a_pipeline_certificate_stating_an_input_may_be_missing_is_rejected(certificate):
+    """The final model's NaN sides are those of its columns, not of the pipeline's inputs
+    (an imputer fills NaN in): the checker reads no NaN of a pipeline."""
+
+    def may_be_missing(doc):
+        doc["version"] = 3
+        for d in doc["question"]["domain"]:
+            d["missing"] = True
+
+    verdict = verify_file(_tampered(certificate, may_be_missing))
+    assert not verdict.valid and "missing values" in verdict.message
+
+
 def test_a_pipeline_certificate_with_a_box_removed_is_rejected(certificate):
     assert not verify_file(_tampered(certificate, drop_last_box)).valid
 
