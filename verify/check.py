@@ -169,7 +169,10 @@ def _domain_text(model: Model, domain: list[Domain]) -> str:
     said = []
     for name, d in zip(model.features, domain, strict=True):
         if d.codes is not None:
-            said.append(f"{name} takes the codes {', '.join(str(c) for c in d.codes)}")
+            listed = ", ".join(str(c) for c in d.codes)
+            if d.codes == tuple(range(len(d.codes))) and len(d.codes) > 3:
+                listed = f"0 to {len(d.codes) - 1}"
+            said.append(f"{name} takes the codes {listed}")
         if d.missing:
             said.append(f"{name} may be missing")
     return "; " + "; ".join(said) if said else ""
@@ -394,15 +397,7 @@ class Checker:
                     continue  # opposite weights: the tree drops out
                 trees.append([(*box, wa[n] + wb[n]) for n, *box in self._boxes(ti, 0)])
             else:
-                pairs = []
-                for n1, lo1, hi1, nan1 in self._boxes(ti, 0):
-                    for n2, lo2, hi2, nan2 in self._boxes(ti, 1):
-                        lo = self._pair_side(lo1, lo2, np.maximum)
-                        hi = self._pair_side(hi1, hi2, np.minimum)
-                        nan = self._pair_side(nan1, nan2, np.logical_and)
-                        if np.all((lo < hi) | nan):
-                            pairs.append((lo, hi, nan, wa[n1] + wb[n2]))
-                trees.append(pairs)
+                trees.append(self._pairs(self._boxes(ti, 0), self._boxes(ti, 1), wa, wb))
         self._tables[key] = _Table.of(trees, len(self.columns))
         return self._tables[key]
 
@@ -413,16 +408,39 @@ class Checker:
                 out += c * self.m.offset_of(k)
         return out
 
-    def _pair_side(self, a: np.ndarray, b: np.ndarray, meet) -> np.ndarray:
-        """A leaf pair's box: x1's leaf bounds the columns of input 1, x2's those of
-        input 2, both the shared columns."""
-        out = meet(a, b)
-        for i, (_, c) in enumerate(self.columns):
-            if c == 1:
-                out[i] = a[i]
-            elif c == 2:
-                out[i] = b[i]
-        return out
+    def _pairs(self, one: list, two: list, wa: list, wb: list) -> tuple:
+        """The leaf pairs the two inputs reach together, as arrays (lo, hi, nan, value):
+        x1's leaf bounds the columns of input 1, x2's those of input 2, both the shared
+        columns; a pair whose box is empty in some column is left out. Computed a block
+        of x1's leaves at a time."""
+        cols = len(self.columns)
+        if not one or not two:
+            return _no_boxes(cols)
+        arrays = [np.array([b[k] for b in one]) for k in (1, 2, 3)]
+        others = [np.array([b[k] for b in two]) for k in (1, 2, 3)]
+        v1 = np.array([wa[b[0]] for b in one])
+        v2 = np.array([wb[b[0]] for b in two])
+        own1 = np.array([c == 1 for _, c in self.columns])
+        own2 = np.array([c == 2 for _, c in self.columns])
+        block = max(1, 4_000_000 // max(1, len(two) * cols))
+        out: list[list] = [[], [], [], []]
+        for s in range(0, len(one), block):
+            a = [x[s : s + block, None, :] for x in arrays]
+            b = [x[None, :, :] for x in others]
+            side = []
+            for (x, y), meet in zip(
+                zip(a, b, strict=True), (np.maximum, np.minimum, np.logical_and)
+            ):
+                m = meet(x, y)
+                m = np.where(own1, x, m)
+                side.append(np.where(own2, y, m))
+            lo, hi, nan = side
+            alive = np.all((lo < hi) | nan, axis=2)
+            i, j = np.nonzero(alive)
+            for k, x in enumerate((lo, hi, nan)):
+                out[k].append(x[i, j])
+            out[3].append(v1[s + i] + v2[j])
+        return tuple(np.concatenate(x) for x in out)
 
     # ---- the walk -------------------------------------------------------------
     def run(self, proof: list, rows: dict[str, Row]) -> Verdict:
@@ -601,18 +619,16 @@ class _Table:
     empty_tree: bool  # some tree has no box at all: nothing is reachable
 
     @classmethod
-    def of(cls, trees: list[list], columns: int) -> _Table:
-        flat = [b for t in trees for b in t]
-        if not flat:
+    def of(cls, trees: list, columns: int) -> _Table:
+        """From per tree either a list of (lo, hi, nan, value) boxes or those as arrays."""
+        trees = [t if isinstance(t, tuple) else _as_arrays(t, columns) for t in trees]
+        sizes = [len(t[3]) for t in trees]
+        if not sum(sizes):
             z = np.zeros((0, columns))
             return cls(z, z, z.astype(bool), np.zeros(0), np.zeros(0, dtype=np.int64), bool(trees))
-        lo = np.array([b[0] for b in flat])
-        hi = np.array([b[1] for b in flat])
-        nan = np.array([b[2] for b in flat], dtype=bool)
-        value = np.array([b[3] for b in flat], dtype=np.float64)
-        sizes = [len(t) for t in trees]
+        lo, hi, nan, value = (np.concatenate([t[k] for t in trees]) for k in range(4))
         starts = np.cumsum([0, *sizes[:-1]]).astype(np.int64)
-        return cls(lo, hi, nan, value, starts, any(n == 0 for n in sizes))
+        return cls(lo, hi, nan.astype(bool), value.astype(np.float64), starts, 0 in sizes)
 
     def bound(self, lo: np.ndarray, hi: np.ndarray, nan: np.ndarray, missing: np.ndarray) -> float:
         if self.empty_tree:
@@ -627,6 +643,17 @@ class _Table:
         live = np.all(meet, axis=1)
         top = np.maximum.reduceat(np.where(live, self.value, -INF), self.starts)
         return float(top.sum())
+
+
+def _no_boxes(columns: int) -> tuple:
+    z = np.zeros((0, columns))
+    return z, z, z.astype(bool), np.zeros(0)
+
+
+def _as_arrays(boxes: list, columns: int) -> tuple:
+    if not boxes:
+        return _no_boxes(columns)
+    return tuple(np.array([b[k] for b in boxes]) for k in range(4))
 
 
 def _ceil(v: float) -> float:

@@ -238,7 +238,7 @@ def test_a_domain_states_the_codes_and_that_a_feature_may_be_missing(models, tmp
     f0, f1, f2 = json.loads(out.read_text())["question"]["domain"]
     assert f0["codes"] == CODES and f1["missing"] is True
     assert "codes" not in f2 and "missing" not in f2
-    assert "f0 takes the codes 0, 1, 2, 3; f1 may be missing" in verify_file(out).message
+    assert "f0 takes the codes 0 to 3; f1 may be missing" in verify_file(out).message
 
 
 # ---- tampering ------------------------------------------------------------------------
