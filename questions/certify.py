@@ -23,7 +23,7 @@ from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..answers.verdict import NearMiss, check_pair
 from ..compiler.encode import ensemble_structure, gap_row_terms
-from ..compiler.ensemble import PROBA, Ensemble
+from ..compiler.ensemble import IDENTITY, PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.invert import witness_from_pair
 from ..compiler.query import ANY, Gap, GapKind, Query
@@ -71,8 +71,9 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# libraries whose multiclass and regressor models the checker does not read (yet)
-BINARY_ONLY = ("catboost", "onnx", "sklearn-pipeline")
+# libraries whose boxes may hold category codes and NaN (certificate version 3); the
+# checker's CatBoost, ONNX and XGBoost-dump readers take plain numeric features only
+CODED_LIBRARIES = ("xgboost", "lightgbm", "sklearn", "sklearn-pipeline")
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
 _BOUND_MARGIN = 1e-6  # and lies at least this far above U
 
@@ -148,14 +149,16 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
             "files and ONNX tree ensembles)"
         )
     binary = not ens.is_regressor and ens.n_outputs == 1
-    if model_library(ens) == "xgboost-dump" and not binary:
-        return "the checker reads XGBoost dumps of binary models only (give the JSON model)"
-    if model_library(ens) in BINARY_ONLY and not (binary and ens.n_classes == 2):
-        return f"the checker reads {model_library(ens)} models as binary classifiers only"
+    if model_library(ens) == "xgboost-dump" and ens.is_regressor:
+        return "the checker reads XGBoost dumps of classifiers only (give the JSON model)"
+    if ens.is_regressor and ens.link != IDENTITY:
+        return nonlinear_link_refusal(ens.link)
     if model_library(ens) == "sklearn-pipeline":
         why = pipeline_refusal(ens)
         if why is not None:
             return why
+    elif ens.columns is not None:  # one-hot groups folded into one feature each
+        return "the checker reads the model's own columns, not one-hot groups folded into features"
     if q.threshold is not None:
         return "certificates cover gaps and changes, not the threshold form (above, below)"
     if binary and ens.link == PROBA and q.gap.kind == "margin" and q.gap.value >= 0.5:
@@ -166,8 +169,18 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     return None
 
 
+def nonlinear_link_refusal(link: str) -> str:
+    """Why a regressor predicting ``link(raw)`` gets no certificate: a change of D in its
+    prediction is no linear condition on the trees' raw scores (docs/certificates.md)."""
+    return (
+        f"the regressor predicts {link}(raw score): a change of D in its prediction is "
+        "not a linear condition on the trees' scores, which certificates state (they "
+        "cover regressors that predict the raw score)"
+    )
+
+
 # formats whose files treesens reads in more shapes than the checker does (an ONNX graph
-# of several inputs, HistGradientBoosting's categorical splits, ...): the checker reads the
+# of several inputs, a CatBoost model with one-hot features, ...): the checker reads the
 # file first, so that such a model gets "no certificate: why" rather than a certificate
 # the checker then rejects
 CHECKER_READS_FIRST = ("sklearn", "catboost", "onnx")
@@ -217,11 +230,12 @@ def certify(
             "the box search does not apply to this query (bounds or relations on the "
             "inputs, a data-aware mode, or a regressor's change through a nonlinear link)"
         )
-    # the checker's boxes are threshold intervals: no category set, no NaN rank
-    if not all(plain_numeric(e) for e in encs):
+    # category codes, NaN ranks and the zero band: the checker reads them for these
+    if not all(plain_numeric(e) for e in encs) and model_library(ens) not in CODED_LIBRARIES:
         return refused(
-            "the checker does not read categorical splits, features that may be missing "
-            "or LightGBM's zero band yet"
+            "the checker reads categorical splits, features that may be missing and "
+            "LightGBM's zero band of XGBoost JSON / UBJ, LightGBM and scikit-learn models "
+            "(and pipelines' encoded columns) only"
         )
     t0 = time.time()
     parts, boxes = [], 0
@@ -349,7 +363,8 @@ def proof_after(proof: Proof, done: Certified) -> Proof:
 
 
 def _values(x) -> list[float | str]:
-    return [_number(float(v)) for v in x]
+    """A replayed pair's values: numbers, ``"inf"`` / ``"-inf"``, and ``"nan"`` for NaN."""
+    return ["nan" if math.isnan(float(v)) else _number(float(v)) for v in x]
 
 
 def _number(v: float) -> float | str:
@@ -416,9 +431,7 @@ def _part(ens, enc, tables, record) -> dict:
             proof.append(["prune", names[row], event[2] + constant[row]])
             continue
         _, c, r = event
-        f = tables.columns[c][0]
-        dom = st.domains[f]
-        proof.append(["split", c, float(dom.thresholds[dom.valid[r] - 1])])
+        proof.append(["split", c, split_at(st.domains[tables.columns[c][0]], r)])
     part: dict = {}
     q = enc.query
     if ens.n_outputs > 1:
@@ -427,6 +440,30 @@ def _part(ens, enc, tables, record) -> dict:
         part["direction"] = _direction(enc)
     part["proof"] = proof
     return part
+
+
+def split_at(dom, r: int):
+    """A split of the box search at rank r as the certificate states it: the category
+    codes before r (a coded feature), "nan" at the NaN rank (numbers vs NaN), else the
+    threshold below rank r."""
+    if dom.codes is not None:
+        return {"codes": [int(c) for c in dom.codes[:r]]}
+    if r >= len(dom.valid):
+        return "nan"
+    return float(dom.thresholds[dom.valid[r] - 1])
+
+
+def _domain(ens, f: int) -> dict:
+    """Feature f's domain: its bounds, and (version 3) its codes and whether it may be
+    missing."""
+    feat = ens.features[f]
+    out: dict = {"lb": _number(feat.lb), "ub": _number(feat.ub), "integer": bool(feat.integral)}
+    dom = ensemble_structure(ens).domains.get(f)
+    if dom is not None and dom.codes is not None:
+        out["codes"] = [int(c) for c in dom.codes]
+    if feat.may_be_missing:
+        out["missing"] = True
+    return out
 
 
 def _direction(enc) -> str:
@@ -446,37 +483,41 @@ def _claim(ens, q: Query) -> dict:
 
 
 def _base_score(ens) -> float:
-    if ens.is_regressor or ens.n_outputs > 1:
-        return 0.5  # read from dumps of binary models only
+    """The base score a dump's answer assumed (read by the checker from dumps only): a
+    multiclass dump's is every class's starting margin; a binary one's, the probability
+    whose logit is the margin's start."""
+    if ens.is_regressor:
+        return 0.5
+    if ens.n_outputs > 1:
+        return float(ens.intercept[0])
     return 1.0 / (1.0 + math.exp(-float(ens.intercept[0])))
 
 
 def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -> dict:
     columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
+    domain = [_domain(ens, f) for f in range(ens.n_features)]
+    coded = any("codes" in d or "missing" in d for d in domain)
     return {
         "format": FORMAT,
-        "version": VERSION,
+        # version 3 where a domain holds codes or NaN (a checker reading version 2 only
+        # refuses it rather than check the claim over numbers alone)
+        "version": 3 if coded else VERSION,
         "model": {
             "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
             "library": model_library(ens),
             # the comparison the splits use (the checker maps ONNX nodes' modes onto it)
             "test": ens.op,
-            # a dump does not store it: the base score the answer assumed (as a probability)
+            # a dump does not store them: the base score the answer assumed (binary: as a
+            # probability) and the number of classes
             "base_score": _base_score(ens),
+            "num_class": max(ens.n_outputs, 1) if not ens.is_regressor else 1,
         },
         "question": {
             "features": list(ens.feature_names),
             "vary": [ens.feature_names[f] for f in sorted(enc.varying)],
             "claim": _claim(ens, q),
-            "domain": [
-                {
-                    "lb": _number(feat.lb),
-                    "ub": _number(feat.ub),
-                    "integer": bool(feat.integral),
-                }
-                for feat in ens.features
-            ],
+            "domain": domain,
         },
         "columns": columns,
         "parts": parts,

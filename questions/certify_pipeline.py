@@ -4,8 +4,9 @@ applies (``x -> (x - shift) / scale``, when the column is one), and, per thresho
 the model on the column, the boundary b in the input's units where the model's test
 ``cast(map(x)) op t`` stops holding (it holds exactly for x < b). The checker confirms
 each by calling the pipeline's own transform at the stated points (verify/models_pipeline.py)
-and checks the proof over the inputs. Numeric columns only: a one-hot column's category
-set needs the box search over groups, which does not apply yet.
+and checks the proof over the inputs. A column an encoder makes from a categorical input
+(one-hot, ordinal) is stated by the input's raw categories (code k is the k-th) and the
+column's image of each code.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from ..compiler.ensemble import Ensemble
 from ..readers.formats.sklearn import from_estimator
 from ..readers.preprocessing.fold import numeric_boundaries
-from ..readers.preprocessing.pipeline import features_and_maps
+from ..readers.preprocessing.pipeline import features_and_maps, input_categories
 
 
 class NoMaps(Exception):
@@ -35,11 +36,8 @@ def pipeline_refusal(ens: Ensemble) -> str | None:
     final = pipe.steps[-1][1]
     if not type(final).__module__.startswith("sklearn."):
         return f"the checker reads pipelines ending in a scikit-learn model, not {type(final).__name__}"
-    if any(f.kind == "categorical" for f in ens.features):
-        return (
-            "the pipeline's one-hot / ordinal columns need the box search over category "
-            "groups (certificates cover pipelines of numeric columns)"
-        )
+    if any(f.may_be_missing for f in ens.features):
+        return "the checker does not read a pipeline's missing values (an imputed feature)"
     return None
 
 
@@ -62,8 +60,13 @@ def _maps(ens: Ensemble, where: str) -> list[dict[str, Any]]:
     inner = from_estimator(pipe.steps[-1][1], where)
     _, maps = features_and_maps(pipe, inner, where)
     bounds = numeric_boundaries(inner, maps)
+    categories = input_categories(pipe, where)
     out = []
     for j, m in enumerate(maps):
+        if m.values is not None:
+            raw = [_raw(c) for c in categories[m.user]]
+            out.append({"input": int(m.user), "categories": raw, "values": list(m.values)})
+            continue
         if m.forward is None:
             raise NoMaps(f"column {j} of the pipeline is not a numeric map of one input")
         stated = sorted(bounds.get(j, {}).items())
@@ -89,6 +92,13 @@ def _affine(forward, points: list[float]) -> list[float] | None:
     if not np.allclose(ys, (xs - shift) / scale, rtol=1e-9, atol=1e-9):
         return None
     return [shift, scale]
+
+
+def _raw(category) -> str | float:
+    """A raw category as JSON holds it: a string, or a number."""
+    if isinstance(category, (str, np.str_)):
+        return str(category)
+    return float(category)
 
 
 def _number(v: float) -> float | str:

@@ -12,6 +12,12 @@ the row's threshold:
   (a tree that reads no varied feature adds the same leaf to both inputs).
 
 Scores are relaxed by a bound on float32 accumulation, as any sound proof must be.
+
+A box holds, per column, an interval of the library's values (or, for a feature whose
+domain lists its category codes, a run of those codes in the listed order) and whether
+NaN is in it (a feature that may be missing). The checker routes such a box through each
+node as the library routes each value: a numeric test, NaN to its side, LightGBM's zero
+band read as 0.0, a categorical node's codes one by one.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ from .models import Model, ModelError, Tree, read_model
 from .replay import RawScores, library_raw
 
 FORMAT = "treesens-certificate"
-VERSIONS = (1, 2)  # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``)
+# 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``); 3: domains
+# with category codes and NaN (``codes``, ``missing``), and their splits
+VERSIONS = (1, 2, 3)
 INF = math.inf
 
 
@@ -53,6 +61,11 @@ class Domain:
     lb: float
     ub: float
     integer: bool
+    codes: tuple[int, ...] | None = None  # the category codes, in the order splits cut
+    missing: bool = False  # NaN is a value of the feature
+
+
+EMPTY = (INF, -INF)  # an interval holding no value (a box part that is NaN alone)
 
 
 def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
@@ -64,7 +77,9 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
         raise CertificateError(f"{path}: not a treesens certificate (format {FORMAT!r})")
     try:
         return _verify(doc, model_path, Path(path).parent)
-    except (KeyError, TypeError, ValueError, IndexError) as e:
+    except ModelError as e:
+        return Verdict(False, f"cannot check this model: {e}")
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as e:
         return Verdict(False, f"malformed certificate: {type(e).__name__}: {e}")
 
 
@@ -96,6 +111,7 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
             float(m.get("base_score", 0.5)),
             m.get("test", "<="),
             doc.get("maps"),
+            int(m.get("num_class", 1)),
         )
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")
@@ -126,7 +142,7 @@ def _check_claim(
     from the claim (verify/claims.py)."""
     version = int(doc.get("version", 1))
     if version not in VERSIONS:
-        raise CertificateError(f"certificate version {version}: this checker reads 1 and 2")
+        raise CertificateError(f"certificate version {version}: this checker reads 1 to 3")
     claim = claim_of(doc)
     parts = doc["parts"] if version >= 2 else [{"proof": doc["proof"]}]
     need = required_parts(model, claim)
@@ -134,7 +150,9 @@ def _check_claim(
     if sorted(keys) != sorted(need) or len(set(keys)) != len(keys):
         shown = ", ".join(_key_text(k) for k in need)
         return Verdict(False, f"the proof's parts are not the ones the claim needs ({shown})")
-    checker = Checker(model, doc["question"], doc["columns"], replay, refusal)
+    checker = Checker(model, doc["question"], doc["columns"], version, replay, refusal)
+    if any(d.missing for d in checker.domain) and not model.reads_nan:
+        return Verdict(False, "the checker does not read this model's missing values")
     boxes = 0
     for part, key in zip(parts, keys, strict=True):
         verdict = checker.run(part["proof"], part_rows(model, claim, part))
@@ -155,7 +173,22 @@ def _check_claim(
         message += f"; a max gap's upper bound: {claim.describe()}"
     elif version >= 2:
         message += f"; {claim.describe()}"
-    return Verdict(True, message, boxes)
+    return Verdict(True, message + _domain_text(model, checker.domain), boxes)
+
+
+def _domain_text(model: Model, domain: list[Domain]) -> str:
+    """What a version-3 domain adds to the claim: each coded feature's codes, and the
+    features that may be missing (the claim covers NaN there)."""
+    said = []
+    for name, d in zip(model.features, domain, strict=True):
+        if d.codes is not None:
+            listed = ", ".join(str(c) for c in d.codes)
+            if d.codes == tuple(range(len(d.codes))) and len(d.codes) > 3:
+                listed = f"0 to {len(d.codes) - 1}"
+            said.append(f"{name} takes the codes {listed}")
+        if d.missing:
+            said.append(f"{name} may be missing")
+    return "; " + "; ".join(said) if said else ""
 
 
 def _key_text(key: tuple) -> str:
@@ -172,6 +205,7 @@ class Checker:
         model: Model,
         question: dict,
         columns: list,
+        version: int = 2,
         replay: RawScores | None = None,
         replay_refusal: str = "",
     ):
@@ -179,9 +213,7 @@ class Checker:
         self.replay, self.replay_refusal = replay, replay_refusal
         names = model.features
         self.varied = {names.index(v) for v in question["vary"]}
-        self.domain = [
-            Domain(_bound(d["lb"]), _bound(d["ub"]), bool(d["integer"])) for d in question["domain"]
-        ]
+        self.domain = [_domain(d, version) for d in question["domain"]]
         if len(self.domain) != len(names):
             raise ValueError("one domain entry per feature expected")
         self.columns = [(int(f), c) for f, c in columns]
@@ -198,6 +230,20 @@ class Checker:
                 for f in range(len(names))
             ):
                 raise ValueError("a varied feature must have a column per input")
+        for t in model.trees:
+            for n, codes in enumerate(t.cats or ()):
+                if codes is not None and self.domain[t.feature[n]].codes is None:
+                    raise ValueError(
+                        f"feature {names[t.feature[n]]!r} has categorical splits: its "
+                        "domain must list its codes"
+                    )
+        for f, n_codes in model.known_codes.items():
+            codes = self.domain[f].codes
+            if codes is not None and not all(0 <= c < n_codes for c in codes):
+                raise ValueError(
+                    f"feature {names[f]!r}: the model knows the codes 0..{n_codes - 1}"
+                )
+        self.col_missing = np.array([self.domain[f].missing for f, _ in self.columns])
         self.eps = self._relaxation()
         self.reads_varied = [_reads(t, self.varied) for t in model.trees]
         self._tables: dict[tuple, _Table] = {}
@@ -250,33 +296,103 @@ class Checker:
         """The (yes, no) parts of an interval at threshold t (the test holds on yes)."""
         return (lo, min(hi, t)), (max(lo, t), hi)
 
+    # ---- routing a box part through a node, as the library routes each value ------
+    def _route(self, t: Tree, n: int, part: tuple) -> tuple[list, list]:
+        """The pieces of a box part (lo, hi, nan) of node n's feature that go left and
+        right: each an interval (of values; of code positions for a coded feature)
+        with or without NaN."""
+        lo, hi, nan = part
+        f = t.feature[n]
+        codes = self.domain[f].codes
+        sides: tuple[list, list] = ([], [])
+        if codes is not None:  # each code as the library routes it, in runs
+            start, end = max(lo, 0), min(hi, len(codes))  # a NaN-only part: none
+            for i in range(int(start), int(end)) if start < end else ():
+                side = sides[0 if goes_left(self.m, t, n, float(codes[i])) else 1]
+                if side and side[-1][1] == i:
+                    side[-1] = (side[-1][0], i + 1, False)
+                else:
+                    side.append((i, i + 1, False))
+        else:
+            yes, no = self._split(lo, hi, t.threshold[n])
+            band = self._band(t, n)
+            if band is None:
+                sides[0].append((*yes, False))
+                sides[1].append((*no, False))
+            else:  # the band goes as 0.0 does: carved out of both sides
+                interval, left = band
+                for side, part_ in ((sides[0], yes), (sides[1], no)):
+                    side.extend((*p, False) for p in _minus(part_, interval))
+                sides[0 if left else 1].append((max(lo, interval[0]), min(hi, interval[1]), False))
+        out = tuple(_merged([p for p in side if p[0] < p[1]]) for side in sides)
+        if nan:
+            side = out[0 if goes_left(self.m, t, n, math.nan) else 1]
+            if side:
+                side[-1] = (side[-1][0], side[-1][1], True)
+            else:
+                side.append((*EMPTY, True))
+        return out
+
+    def _band(self, t: Tree, n: int):
+        """LightGBM's zero band as an interval of the node's test, with the side it
+        takes (as 0.0), when the test alone would not send all of it there; None when it
+        would (or the library has no band)."""
+        z = self.m.zero_band
+        if not z:
+            return None
+        left = goes_left(self.m, t, n, 0.0)
+        th = t.threshold[n]
+        if self.m.test == "<=":  # the band is (before(-z), z]
+            interval = (_before(-z), z)
+            if (left and z <= th) or (not left and th < -z):
+                return None
+        else:  # [-z, after(z))
+            interval = (-z, _after(z))
+            if (left and z < th) or (not left and th <= -z):
+                return None
+        return interval, left
+
     # ---- the leaves as boxes of the pair space ----------------------------------
-    def _leaf_boxes(self, t: Tree, k: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    def _leaf_boxes(self, t: Tree, k: int) -> list[tuple]:
         """Every leaf input k can reach within the domain, with its box (normalised
-        per column of the pair space)."""
-        n_cols = len(self.columns)
-        lo0 = np.array([self._domain_interval(f)[0] for f, _ in self.columns])
-        hi0 = np.array([self._domain_interval(f)[1] for f, _ in self.columns])
+        per column of the pair space: lo, hi and whether NaN is in it); a leaf reached
+        through pieces that are not one interval has a box per piece."""
+        lo0, hi0, nan0 = self._full_box()
         out = []
         stack = [(0, {})]
         while stack:
             n, path = stack.pop()
             f = t.feature[n]
             if f < 0:
-                lo, hi = lo0.copy(), hi0.copy()
-                for g, (a, b) in path.items():
+                lo, hi, nan = lo0.copy(), hi0.copy(), nan0.copy()
+                for g, (a, b, g_nan) in path.items():
                     c = self.col_of[k][g]
-                    na, nb = self._norm(g, a, b)
-                    lo[c], hi[c] = max(lo[c], na), min(hi[c], nb)
-                if np.all(lo < hi):
-                    out.append((n, lo, hi))
+                    na, nb = self._norm_part(g, a, b)
+                    lo[c], hi[c], nan[c] = max(lo[c], na), min(hi[c], nb), g_nan
+                if np.all((lo < hi) | nan):
+                    out.append((n, lo, hi, nan))
                 continue
-            a, b = path.get(f, (-INF, INF))
-            yes, no = self._split(a, b, t.threshold[n])
-            stack.append((t.right[n], {**path, f: no}))
-            stack.append((t.left[n], {**path, f: yes}))
-        assert n_cols == len(lo0)
+            part = path.get(f, (-INF, INF, self.domain[f].missing))
+            yes, no = self._route(t, n, part)
+            for p in no:
+                stack.append((t.right[n], {**path, f: p}))
+            for p in yes:
+                stack.append((t.left[n], {**path, f: p}))
         return out
+
+    def _full_box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The domain as a box of the pair space (normalised)."""
+        lo, hi = [], []
+        for f, _ in self.columns:
+            codes = self.domain[f].codes
+            a, b = (0, len(codes)) if codes is not None else self._domain_interval(f)
+            lo.append(a)
+            hi.append(b)
+        return np.array(lo, dtype=float), np.array(hi, dtype=float), self.col_missing.copy()
+
+    def _norm_part(self, f: int, lo: float, hi: float) -> tuple[float, float]:
+        """A box part's interval, normalised (code positions stay as they are)."""
+        return (lo, hi) if self.domain[f].codes is not None else self._norm(f, lo, hi)
 
     def _boxes(self, ti: int, k: int) -> list:
         if (ti, k) not in self._leaves:
@@ -295,23 +411,16 @@ class Checker:
             if wa is None and wb is None:
                 continue
             if wb is None:
-                trees.append([(lo, hi, wa[n]) for n, lo, hi in self._boxes(ti, 0)])
+                trees.append([(*box, wa[n]) for n, *box in self._boxes(ti, 0)])
             elif wa is None:
-                trees.append([(lo, hi, wb[n]) for n, lo, hi in self._boxes(ti, 1)])
+                trees.append([(*box, wb[n]) for n, *box in self._boxes(ti, 1)])
             elif not self.reads_varied[ti]:  # both inputs reach the same leaf
-                if all(wa[n] + wb[n] == 0.0 for n, _, _ in self._boxes(ti, 0)):
+                if all(wa[n] + wb[n] == 0.0 for n, *_ in self._boxes(ti, 0)):
                     continue  # opposite weights: the tree drops out
-                trees.append([(lo, hi, wa[n] + wb[n]) for n, lo, hi in self._boxes(ti, 0)])
+                trees.append([(*box, wa[n] + wb[n]) for n, *box in self._boxes(ti, 0)])
             else:
-                pairs = []
-                for n1, lo1, hi1 in self._boxes(ti, 0):
-                    for n2, lo2, hi2 in self._boxes(ti, 1):
-                        lo = self._pair_side(lo1, lo2, np.maximum)
-                        hi = self._pair_side(hi1, hi2, np.minimum)
-                        if np.all(lo < hi):
-                            pairs.append((lo, hi, wa[n1] + wb[n2]))
-                trees.append(pairs)
-        self._tables[key] = _Table.of(trees)
+                trees.append(self._pairs(self._boxes(ti, 0), self._boxes(ti, 1), wa, wb))
+        self._tables[key] = _Table.of(trees, len(self.columns))
         return self._tables[key]
 
     def _offset(self, row: Row) -> float:
@@ -321,16 +430,39 @@ class Checker:
                 out += c * self.m.offset_of(k)
         return out
 
-    def _pair_side(self, a: np.ndarray, b: np.ndarray, meet) -> np.ndarray:
-        """A leaf pair's box: x1's leaf bounds the columns of input 1, x2's those of
-        input 2, both the shared columns."""
-        out = meet(a, b)
-        for i, (_, c) in enumerate(self.columns):
-            if c == 1:
-                out[i] = a[i]
-            elif c == 2:
-                out[i] = b[i]
-        return out
+    def _pairs(self, one: list, two: list, wa: list, wb: list) -> tuple:
+        """The leaf pairs the two inputs reach together, as arrays (lo, hi, nan, value):
+        x1's leaf bounds the columns of input 1, x2's those of input 2, both the shared
+        columns; a pair whose box is empty in some column is left out. Computed a block
+        of x1's leaves at a time."""
+        cols = len(self.columns)
+        if not one or not two:
+            return _no_boxes(cols)
+        arrays = [np.array([b[k] for b in one]) for k in (1, 2, 3)]
+        others = [np.array([b[k] for b in two]) for k in (1, 2, 3)]
+        v1 = np.array([wa[b[0]] for b in one])
+        v2 = np.array([wb[b[0]] for b in two])
+        own1 = np.array([c == 1 for _, c in self.columns])
+        own2 = np.array([c == 2 for _, c in self.columns])
+        block = max(1, 4_000_000 // max(1, len(two) * cols))
+        out: list[list] = [[], [], [], []]
+        for s in range(0, len(one), block):
+            a = [x[s : s + block, None, :] for x in arrays]
+            b = [x[None, :, :] for x in others]
+            side = []
+            for (x, y), meet in zip(
+                zip(a, b, strict=True), (np.maximum, np.minimum, np.logical_and)
+            ):
+                m = meet(x, y)
+                m = np.where(own1, x, m)
+                side.append(np.where(own2, y, m))
+            lo, hi, nan = side
+            alive = np.all((lo < hi) | nan, axis=2)
+            i, j = np.nonzero(alive)
+            for k, x in enumerate((lo, hi, nan)):
+                out[k].append(x[i, j])
+            out[3].append(v1[s + i] + v2[j])
+        return tuple(np.concatenate(x) for x in out)
 
     # ---- the walk -------------------------------------------------------------
     def run(self, proof: list, rows: dict[str, Row]) -> Verdict:
@@ -338,7 +470,7 @@ class Checker:
         each pruned box the named row's bound, recomputed, must be the stated one and lie
         below the row's threshold (its right-hand side less the relaxation)."""
         threshold = {name: r.rhs - self.eps * r.weight for name, r in rows.items()}
-        box = [(-INF, INF)] * len(self.columns)
+        box = [(-INF, INF, bool(m)) for m in self.col_missing]
         stack = [box]
         pruned = 0
         for i, step in enumerate(proof):
@@ -346,10 +478,12 @@ class Checker:
                 return Verdict(False, f"step {i}: the proof goes on after covering the space")
             box = stack.pop()
             if step[0] == "split":
-                c, t = int(step[1]), float(step[2])
-                yes, no = self._split(*box[c], t)
+                c = int(step[1])
+                sides = self._split_box(box[c], self.columns[c][0], step[2])
+                if sides is None:
+                    return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
                 no_box, yes_box = list(box), list(box)
-                yes_box[c], no_box[c] = yes, no
+                yes_box[c], no_box[c] = sides
                 stack.append(no_box)
                 stack.append(yes_box)
                 continue
@@ -363,9 +497,11 @@ class Checker:
             if step[0] != "prune" or name not in rows:
                 return Verdict(False, f"step {i}: unknown step {step!r}")
             row = rows[name]
-            lo = np.array([self._norm(f, *box[c])[0] for c, (f, _) in enumerate(self.columns)])
-            hi = np.array([self._norm(f, *box[c])[1] for c, (f, _) in enumerate(self.columns)])
-            bound = self._offset(row) + self._table(row).bound(lo, hi)
+            ends = [self._norm_part(f, *box[c][:2]) for c, (f, _) in enumerate(self.columns)]
+            lo = np.array([a for a, _ in ends], dtype=float)
+            hi = np.array([b for _, b in ends], dtype=float)
+            nan = np.array([part[2] for part in box], dtype=bool)
+            bound = self._offset(row) + self._table(row).bound(lo, hi, nan, self.col_missing)
             stated = float(step[2]) / self.m.margin_per_logit  # logit units -> raw
             # the stated bound must be the recomputed one (the offset may be read with a
             # float32 rounding's difference: within the relaxation)
@@ -389,6 +525,34 @@ class Checker:
         covers = "box covers" if pruned == 1 else "boxes cover"
         return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
 
+    def _read_threshold(self, t: float) -> float:
+        """The threshold on the input x of a split the library makes on the value it
+        reads: LightGBM reads x in its zero band [-z, z] as 0.0, so read(x) <= t holds
+        for x <= t outside the band and, inside it, when 0 <= t."""
+        z = self.m.zero_band
+        if not z or not -z <= t < z:
+            return t
+        return z if t >= 0.0 else _before(-z)
+
+    def _split_box(self, part: tuple, f: int, at) -> tuple | None:
+        """The (yes, no) parts of a box part at a split: a number t, the library's test
+        at t on the value it reads (NaN goes "no"); "nan", the numbers and NaN; ``{"codes": [...]}``, the
+        first codes of the domain's list and the rest (NaN goes "no"). None: the split
+        does not fit the column."""
+        lo, hi, nan = part
+        dom = self.domain[f]
+        if isinstance(at, (int, float)) and not isinstance(at, bool) and dom.codes is None:
+            yes, no = self._split(lo, hi, self._read_threshold(float(at)))
+            return (*yes, False), (*no, nan)
+        if at == "nan" and dom.missing:
+            return (lo, hi, False), (*EMPTY, nan)
+        if isinstance(at, dict) and set(at) == {"codes"} and dom.codes is not None:
+            cut = len(at["codes"])
+            if [int(c) for c in at["codes"]] != list(dom.codes[:cut]):
+                return None
+            return (lo, min(hi, cut), False), (max(lo, cut), hi, nan)
+        return None
+
     # ---- a box the library's own scores rule out ---------------------------------
     def _replay(self, box: list, step: list, rows: dict[str, Row]) -> str | None:
         """Why a ``["replay", x1, x2]`` step does not rule its box out (None: it does):
@@ -402,18 +566,20 @@ class Checker:
             return "its pair does not give every feature a value"
         for c, (f, copy) in enumerate(self.columns):
             for k in (0, 1) if copy is None else (copy - 1,):
-                if not self._admits(f, *box[c], xs[k][f]):
+                if not self._admits(f, box[c], float(xs[k][f])):
                     return f"its pair's x{k + 1} is outside the box or the domain (feature {f})"
-            if copy is None and xs[0][f] != xs[1][f]:
+            if copy is None and not _same(xs[0][f], xs[1][f]):
                 return f"its pair differs in feature {f}, which is not varied"
-        lo = np.array([self._norm(f, *box[c])[0] for c, (f, _) in enumerate(self.columns)])
-        hi = np.array([self._norm(f, *box[c])[1] for c, (f, _) in enumerate(self.columns)])
+        ends = [self._norm_part(f, *box[c][:2]) for c, (f, _) in enumerate(self.columns)]
+        lo = np.array([a for a, _ in ends], dtype=float)
+        hi = np.array([b for _, b in ends], dtype=float)
+        nan = np.array([part[2] for part in box], dtype=bool)
         for ti, t in enumerate(self.m.trees):
             for k in (0, 1):
                 values = {
                     _leaf_value(t, n)
-                    for n, blo, bhi in self._boxes(ti, k)
-                    if np.all(np.maximum(blo, lo) < np.minimum(bhi, hi))
+                    for n, blo, bhi, bnan in self._boxes(ti, k)
+                    if np.all((np.maximum(blo, lo) < np.minimum(bhi, hi)) | (bnan & nan))
                 }
                 if len(values) > 1:
                     return f"tree {ti} gives x{k + 1} more than one value over the box"
@@ -425,11 +591,21 @@ class Checker:
                 return None
         return "the library's scores of its pair meet every row of the condition"
 
-    def _admits(self, f: int, lo: float, hi: float, v: float) -> bool:
-        """Whether the value v of feature f lies in its domain and in the box's interval
-        (lo, hi) of the library's test, as the library compares it."""
+    def _admits(self, f: int, part: tuple, v: float) -> bool:
+        """Whether the value v of feature f lies in its domain and in the box's part
+        (lo, hi, nan): NaN where the part holds NaN; for a coded feature, a code of the
+        domain whose place in its list lies in [lo, hi); else a number within the
+        domain's bounds, in the interval of the library's test, as the library compares
+        it."""
+        lo, hi, nan = part
         d = self.domain[f]
-        if not (d.lb <= v <= d.ub) or (d.integer and not float(v).is_integer()):
+        if math.isnan(v):
+            return d.missing and bool(nan)
+        if d.codes is not None:
+            if not v.is_integer() or int(v) not in d.codes:
+                return False
+            return lo <= d.codes.index(int(v)) < hi
+        if not (d.lb <= v <= d.ub) or (d.integer and not v.is_integer()):
             return False
         x = float(np.float32(v)) if self.m.float32 else v
         return lo <= x < hi if self.m.test == "<" else lo < x <= hi
@@ -437,6 +613,65 @@ class Checker:
 
 def _leaf_value(t: Tree, n: int) -> tuple:
     return tuple(t.values[n]) if t.values is not None else (t.value[n], t.output)
+
+
+def _same(a: float, b: float) -> bool:
+    """The same input value (NaN is NaN)."""
+    return bool(a == b or (math.isnan(a) and math.isnan(b)))
+
+
+def _domain(d: dict, version: int) -> Domain:
+    """A feature's domain: bounds and integrality, and (version 3) its category codes,
+    which then are its values, and whether NaN is one."""
+    codes = d.get("codes")
+    missing = bool(d.get("missing", False))
+    if (codes is not None or missing) and version < 3:
+        raise ValueError("category codes and NaN in a domain are certificate version 3")
+    if codes is not None:
+        if not codes or any(type(c) is not int for c in codes) or len(set(codes)) != len(codes):
+            raise ValueError("a domain's codes are distinct integers")
+        codes = tuple(codes)
+    return Domain(_bound(d["lb"]), _bound(d["ub"]), bool(d["integer"]), codes, missing)
+
+
+def _merged(pieces: list[tuple]) -> list[tuple]:
+    """Pieces (lo, hi, nan) with touching intervals joined (the zero band beside the
+    numbers on its side: one interval, as a plain split would give)."""
+    out: list[tuple] = []
+    for p in sorted(pieces):
+        if out and out[-1][1] == p[0]:
+            out[-1] = (out[-1][0], p[1], False)
+        else:
+            out.append(p)
+    return out
+
+
+def _minus(part: tuple[float, float], cut: tuple[float, float]) -> list[tuple[float, float]]:
+    """An interval less another (both of the same test's form): up to two intervals."""
+    lo, hi = part
+    return [(lo, min(hi, cut[0])), (max(lo, cut[1]), hi)]
+
+
+def goes_left(m: Model, t: Tree, n: int, v: float) -> bool:
+    """Whether the library sends value v (a number or NaN) to node n's ``left``: NaN to
+    its default side (read as 0.0 under LightGBM's missing type None), a value in
+    LightGBM's zero band read as 0.0 (to the default side under missing type Zero), a
+    categorical node's codes left, every other value right, else the numeric test."""
+    mode = t.missing[n] if t.missing is not None else "nan"
+    if math.isnan(v):
+        if mode != "none":
+            if t.default_left is None:
+                raise ModelError("the model's NaN side was not read")
+            return bool(t.default_left[n])
+        v = 0.0  # LightGBM's missing type None reads NaN as 0.0
+    if abs(v) <= m.zero_band:
+        v = 0.0
+        if mode == "zero":
+            return bool(t.default_left[n])
+    if t.cats is not None and t.cats[n] is not None:
+        return v >= 0.0 and v == math.floor(v) and int(v) in t.cats[n]
+    x = float(np.float32(v)) if m.float32 else v
+    return x < t.threshold[n] if m.test == "<" else x <= t.threshold[n]
 
 
 def _reads(t: Tree, varied: set[int]) -> bool:
@@ -467,39 +702,52 @@ def _weights(t: Tree, coefs: tuple[float, ...] | None) -> list[float] | None:
 @dataclass(frozen=True)
 class _Table:
     """Boxes with values, grouped by tree: the bound on a box is the sum over trees of
-    the largest value among the tree's boxes that meet it."""
+    the largest value among the tree's boxes that meet it. Two boxes meet when, in every
+    column, their intervals share a value or both hold NaN."""
 
     lo: np.ndarray  # [boxes, columns]
     hi: np.ndarray
+    nan: np.ndarray  # [boxes, columns]: NaN is in the box
     value: np.ndarray  # [boxes]
     starts: np.ndarray  # first box of each tree
     empty_tree: bool  # some tree has no box at all: nothing is reachable
 
     @classmethod
-    def of(cls, trees: list[list]) -> _Table:
-        trees = [t for t in trees]
-        flat = [b for t in trees for b in t]
-        if not flat:
-            z = np.zeros((0, 0))
-            return cls(z, z, np.zeros(0), np.zeros(0, dtype=np.int64), bool(trees))
-        lo = np.array([b[0] for b in flat])
-        hi = np.array([b[1] for b in flat])
-        value = np.array([b[2] for b in flat], dtype=np.float64)
-        sizes = [len(t) for t in trees]
+    def of(cls, trees: list, columns: int) -> _Table:
+        """From per tree either a list of (lo, hi, nan, value) boxes or those as arrays."""
+        trees = [t if isinstance(t, tuple) else _as_arrays(t, columns) for t in trees]
+        sizes = [len(t[3]) for t in trees]
+        if not sum(sizes):
+            z = np.zeros((0, columns))
+            return cls(z, z, z.astype(bool), np.zeros(0), np.zeros(0, dtype=np.int64), bool(trees))
+        lo, hi, nan, value = (np.concatenate([t[k] for t in trees]) for k in range(4))
         starts = np.cumsum([0, *sizes[:-1]]).astype(np.int64)
-        return cls(lo, hi, value, starts, any(n == 0 for n in sizes))
+        return cls(lo, hi, nan.astype(bool), value.astype(np.float64), starts, 0 in sizes)
 
-    def bound(self, lo: np.ndarray, hi: np.ndarray) -> float:
+    def bound(self, lo: np.ndarray, hi: np.ndarray, nan: np.ndarray, missing: np.ndarray) -> float:
         if self.empty_tree:
             return -INF
         if self.value.size == 0:
             return 0.0
-        cut = (lo > -INF) | (hi < INF)  # only the columns the box narrows can exclude
-        live = np.all(
-            np.maximum(self.lo[:, cut], lo[cut]) < np.minimum(self.hi[:, cut], hi[cut]), axis=1
-        )
+        # only the columns the box narrows can exclude (NaN left out of a column that has it)
+        cut = (lo > -INF) | (hi < INF) | (missing & ~nan)
+        meet = np.maximum(self.lo[:, cut], lo[cut]) < np.minimum(self.hi[:, cut], hi[cut])
+        if nan[cut].any():
+            meet |= self.nan[:, cut] & nan[cut]
+        live = np.all(meet, axis=1)
         top = np.maximum.reduceat(np.where(live, self.value, -INF), self.starts)
         return float(top.sum())
+
+
+def _no_boxes(columns: int) -> tuple:
+    z = np.zeros((0, columns))
+    return z, z, z.astype(bool), np.zeros(0)
+
+
+def _as_arrays(boxes: list, columns: int) -> tuple:
+    if not boxes:
+        return _no_boxes(columns)
+    return tuple(np.array([b[k] for b in boxes]) for k in range(4))
 
 
 def _ceil(v: float) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -24,6 +24,13 @@ class Tree:
     # a tree with a value per output (scikit-learn's multiclass forests): per node, one
     # value per output 0, 1, ... (``value`` and ``output`` are then unused)
     values: list[list[float]] | None = None
+    # missing values and categories (certificates of version 3): per node, the side NaN
+    # takes (True: ``left``), how NaN is read ("nan": to the default side; "zero": NaN
+    # and LightGBM's zero band to the default side; "none": NaN read as 0.0), and for a
+    # categorical node the codes that go ``left`` (the others, and non-codes, go right)
+    default_left: list[bool] | None = None
+    missing: list[str] | None = None
+    cats: list[frozenset[int] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,13 @@ class Model:
     # "classifier" (binary: one output; multiclass: one per class) or "regressor" (the
     # prediction is the raw score: identity link)
     task: str = "classifier"
+    # |x| <= zero_band is read as 0.0 (LightGBM's predictor drops it from its rows)
+    zero_band: float = 0.0
+    # the reader read each node's NaN side (a domain may then hold NaN)
+    reads_nan: bool = False
+    # per feature whose codes the model knows (HistGradientBoosting's encoder), how many:
+    # a domain's codes lie in 0..n-1 (an unknown category is read as missing)
+    known_codes: dict[int, int] = field(default_factory=dict)
 
     @property
     def n_outputs(self) -> int:
@@ -58,15 +72,21 @@ class ModelError(Exception):
 
 
 def read_model(
-    path: str, library: str, base_score: float = 0.5, test: str = "<=", maps=None
+    path: str,
+    library: str,
+    base_score: float = 0.5,
+    test: str = "<=",
+    maps=None,
+    num_class: int = 1,
 ) -> Model:
     """The model of a certificate's ``library``; ``test``: the comparison an ONNX
     certificate's splits use (the checker maps every node's mode onto it); ``maps``: a
-    pipeline certificate's per-column maps (confirmed against the pipeline's transform)."""
+    pipeline certificate's per-column maps (confirmed against the pipeline's transform);
+    ``base_score`` and ``num_class``: an XGBoost dump's, which it does not record."""
     if library == "xgboost":
         return _xgboost(path)
     if library == "xgboost-dump":
-        return _xgboost_dump(path, base_score)
+        return _xgboost_dump(path, base_score, num_class)
     if library == "lightgbm":
         return _lightgbm(path)
     if library == "sklearn":
@@ -111,25 +131,10 @@ def _xgboost(path: str) -> Model:
     ]
     model = learner["gradient_booster"]["model"]
     outputs = [int(k) for k in model.get("tree_info", [])]
-    trees = []
-    for i, t in enumerate(model["trees"]):
-        if any(int(s) != 0 for s in t.get("split_type", [])):
-            raise ModelError("categorical splits are not checked")
-        left, right = t["left_children"], t["right_children"]
-        leaf = [lc == -1 for lc in left]
-        trees.append(
-            Tree(
-                feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t["split_indices"])],
-                threshold=[
-                    0.0 if leaf[i] else _f32(v) for i, v in enumerate(t["split_conditions"])
-                ],
-                left=list(left),
-                right=list(right),
-                # a leaf's value is kept where an inner node keeps its threshold
-                value=[_f32(v) if leaf[i] else 0.0 for i, v in enumerate(t["split_conditions"])],
-                output=outputs[i] if i < len(outputs) else 0,
-            )
-        )
+    trees = [
+        _xgboost_tree(t, outputs[i] if i < len(outputs) else 0)
+        for i, t in enumerate(model["trees"])
+    ]
     names = list(booster.feature_names or [f"f{i}" for i in range(booster.num_features())])
     if objective in XGBOOST_MULTICLASS:  # the base scores are the classes' margins
         n = int(learner["learner_model_param"]["num_class"])
@@ -144,6 +149,7 @@ def _xgboost(path: str) -> Model:
             link="softmax",
             float32_sums=True,
             offsets=offsets,
+            reads_nan=True,
         )
     if objective in XGBOOST_REGRESSION:  # the base score is the raw score's start
         return Model(
@@ -156,47 +162,120 @@ def _xgboost(path: str) -> Model:
             link="identity",
             float32_sums=True,
             task="regressor",
+            reads_nan=True,
         )
     offset = math.log(base[0] / (1.0 - base[0]))
-    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True)
+    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True, reads_nan=True)
 
 
-def _xgboost_dump(path: str, base_score: float) -> Model:
+def _xgboost_tree(t: dict, output: int) -> Tree:
+    """One tree of XGBoost's JSON model: ``float32(x) < t`` goes left, NaN to
+    ``default_left``'s side; a categorical node (split type 1) sends the categories it
+    lists RIGHT (every other value left), NaN to its default side."""
+    left, right = list(t["left_children"]), list(t["right_children"])
+    leaf = [lc == -1 for lc in left]
+    default_left = [bool(d) for d in t.get("default_left", [0] * len(left))]
+    kinds = [int(k) for k in t.get("split_type", [0] * len(left))]
+    cats: list[frozenset[int] | None] = [None] * len(left)
+    listed = t.get("categories", [])
+    for node, start, size in zip(
+        t.get("categories_nodes", []),
+        t.get("categories_segments", []),
+        t.get("categories_sizes", []),
+    ):
+        cats[int(node)] = frozenset(int(c) for c in listed[int(start) : int(start) + int(size)])
+    for n, kind in enumerate(kinds):
+        if leaf[n] or kind == 0:
+            continue
+        if kind != 1 or cats[n] is None:
+            raise ModelError(f"split type {kind} without its categories")
+        # the listed categories go right: make them the "left" (yes) side
+        left[n], right[n], default_left[n] = right[n], left[n], not default_left[n]
+    return Tree(
+        feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t["split_indices"])],
+        threshold=[0.0 if leaf[i] else _f32(v) for i, v in enumerate(t["split_conditions"])],
+        left=left,
+        right=right,
+        # a leaf's value is kept where an inner node keeps its threshold
+        value=[_f32(v) if leaf[i] else 0.0 for i, v in enumerate(t["split_conditions"])],
+        output=output,
+        default_left=default_left,
+        missing=["nan"] * len(left),
+        cats=cats if any(c is not None for c in cats) else None,
+    )
+
+
+def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
     """XGBoost's text dump in JSON (``Booster.get_dump(dump_format="json")``, a list of
-    nested trees): features are ``f<index>`` or indices; the base score is not in the
-    file (the certificate states the one the answer assumed)."""
+    nested trees): features are ``f<index>`` or indices; the base score and the number of
+    classes are not in the file (the certificate states those the answer assumed). A
+    binary model (``num_class`` 1 or 2) starts its margin at the base score's logit; one
+    of K > 2 classes (multi:softprob) adds tree i to class i mod K, every class's margin
+    starting at the base score itself, and P = softmax."""
     with open(path, encoding="utf-8") as fh:
         doc = json.load(fh)
     if not isinstance(doc, list):
         raise ModelError("an XGBoost dump is a JSON list of trees")
     trees = [_nested_tree(t, _dump_node) for t in doc]
     n = 1 + max((f for t in trees for f in t.feature), default=-1)
+    names = [f"f{i}" for i in range(n)]
+    if num_class > 2:
+        trees = [replace(t, output=i % num_class) for i, t in enumerate(trees)]
+        offsets = (_f32(base_score),) * num_class
+        return Model(
+            trees,
+            0.0,
+            "<",
+            names,
+            1.0,
+            float32=True,
+            link="softmax",
+            float32_sums=True,
+            offsets=offsets,
+        )
     offset = math.log(base_score / (1.0 - base_score))
-    return Model(
-        trees, offset, "<", [f"f{i}" for i in range(n)], 1.0, float32=True, float32_sums=True
-    )
+    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True)
 
 
 def _nested_tree(root: dict, read) -> Tree:
     """A tree of nested nodes, numbered in pre-order; ``read(node)`` is a leaf's value (a
-    number) or a split's (feature, threshold, child where the test holds, other child)."""
+    number) or a split's (feature, threshold, child where the test holds, other child),
+    optionally with a fifth item: its NaN side, how NaN is read and its left codes
+    (``Tree.default_left``, ``missing``, ``cats``)."""
     feature, threshold, left, right, value = [], [], [], [], []
+    default_left: list[bool] = []
+    missing: list[str] = []
+    cats: list[frozenset[int] | None] = []
 
     def add(node: dict) -> int:
         i = len(feature)
         for col in (feature, threshold, left, right, value):
             col.append(0)
+        default_left.append(False)
+        missing.append("nan")
+        cats.append(None)
         what = read(node)
         if not isinstance(what, tuple):
             feature[i], left[i], right[i], value[i] = -1, -1, -1, what
             return i
-        feature[i], threshold[i], yes, no = what
+        feature[i], threshold[i], yes, no = what[:4]
+        if len(what) > 4:
+            default_left[i], missing[i], cats[i] = what[4]
         left[i] = add(yes)
         right[i] = add(no)
         return i
 
     add(root)
-    return Tree(feature, threshold, left, right, value)
+    return Tree(
+        feature,
+        threshold,
+        left,
+        right,
+        value,
+        default_left=default_left,
+        missing=missing,
+        cats=cats if any(c is not None for c in cats) else None,
+    )
 
 
 def _dump_node(node: dict):
@@ -230,9 +309,13 @@ def _lightgbm(path: str) -> Model:
     names = list(doc["feature_names"])
     if name == "multiclass" and n_class > 1:  # softmax; tree i adds to class i mod K
         trees = [replace(t, output=i % n_class) for i, t in enumerate(trees)]
-        return Model(trees, 0.0, "<=", names, 1.0, link="softmax", offsets=(0.0,) * n_class)
+        return Model(
+            trees, 0.0, "<=", names, 1.0, link="softmax", offsets=(0.0,) * n_class, **LIGHTGBM_READS
+        )
     if name in LIGHTGBM_REGRESSION and n_class == 1:
-        return Model(trees, 0.0, "<=", names, 1.0, link="identity", task="regressor")
+        return Model(
+            trees, 0.0, "<=", names, 1.0, link="identity", task="regressor", **LIGHTGBM_READS
+        )
     if name not in ("binary", "cross_entropy", "xentropy") or n_class != 1:
         raise ModelError(
             f"objective {objective}: the checker reads binary, cross_entropy, multiclass "
@@ -242,22 +325,36 @@ def _lightgbm(path: str) -> Model:
     for part in objective.split():
         if part.startswith("sigmoid:"):
             sigmoid = float(part.split(":", 1)[1])
-    return Model(trees, 0.0, "<=", names, sigmoid)
+    return Model(trees, 0.0, "<=", names, sigmoid, **LIGHTGBM_READS)
+
+
+# LightGBM's predictor reads |x| <= kZeroThreshold (1e-35f, compared as a double) as 0.0
+LIGHTGBM_READS = {"zero_band": float(np.float32(1e-35)), "reads_nan": True}
 
 
 def _lightgbm_node(node: dict):
+    """A node of ``dump_model()``: ``x <= threshold`` goes left; NaN by ``missing_type``
+    (None: read as 0.0; Zero: NaN and the zero band to the default side; NaN: NaN to the
+    default side); a categorical node (``==``) sends the codes its threshold lists
+    (``a||b||c``) left, and NaN, negative and unlisted values right."""
     if "leaf_value" in node:
         return float(node["leaf_value"])
+    feature = int(node["split_feature"])
+    kids = node["left_child"], node["right_child"]
+    if node.get("decision_type") == "==":
+        codes = frozenset(int(c) for c in str(node["threshold"]).split("||"))
+        return feature, 0.0, *kids, (False, "nan", codes)
     if node.get("decision_type") != "<=":
-        raise ModelError("categorical splits are not checked")
-    if node.get("missing_type") == "Zero":  # values near 0 go to the default side
-        raise ModelError("splits with missing type Zero are not checked")
-    feature, threshold = int(node["split_feature"]), float(node["threshold"])
-    return feature, threshold, node["left_child"], node["right_child"]
+        raise ModelError(f"decision type {node.get('decision_type')!r} is not checked")
+    mode = {"None": "none", "Zero": "zero", "NaN": "nan"}.get(str(node.get("missing_type")))
+    if mode is None:
+        raise ModelError(f"missing type {node.get('missing_type')!r} is not checked")
+    side = bool(node.get("default_left", False))
+    return feature, float(node["threshold"]), *kids, (side, mode, None)
 
 
 def _sklearn(path: str) -> Model:
-    """A scikit-learn GradientBoosting, HistGradientBoosting (binary), RandomForest,
+    """A scikit-learn GradientBoosting, HistGradientBoosting, RandomForest,
     ExtraTrees or DecisionTree classifier or regressor from a .skops file, loaded with only
     scikit-learn's and NumPy's types trusted (nothing else may run)."""
     return sklearn_model(load_skops(path))
@@ -266,23 +363,25 @@ def _sklearn(path: str) -> Model:
 def sklearn_model(est) -> Model:
     """A fitted scikit-learn tree ensemble's trees."""
     kind = type(est).__name__
-    if kind == "HistGradientBoostingClassifier":
+    if kind in ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor"):
         from .models_hgb import read_hgb
 
         return read_hgb(est)
     if kind in FORESTS:
-        return _sklearn_forest(est)
-    if kind in REGRESSOR_FORESTS:
-        return _sklearn_regressor_forest(est)
-    if kind == "GradientBoostingRegressor":
-        return _sklearn_boosting(est, "regressor")
-    if kind != "GradientBoostingClassifier":
+        model = _sklearn_forest(est)
+    elif kind in REGRESSOR_FORESTS:
+        model = _sklearn_regressor_forest(est)
+    elif kind == "GradientBoostingRegressor":
+        model = _sklearn_boosting(est, "regressor")
+    elif kind == "GradientBoostingClassifier":
+        model = _sklearn_boosting(est, "classifier")
+    else:
         raise ModelError(
             f"{kind}: the checker reads GradientBoosting, RandomForest, ExtraTrees "
-            "and DecisionTree classifiers and regressors, and binary HistGradientBoosting "
-            "classifiers"
+            "and DecisionTree classifiers and regressors, and HistGradientBoosting "
+            "classifiers and regressors"
         )
-    return _sklearn_boosting(est, "classifier")
+    return replace(model, reads_nan=all(t.default_left is not None for t in model.trees))
 
 
 def load_skops(path: str):
@@ -364,12 +463,16 @@ def _sklearn_regressor_forest(est) -> Model:
 def _sklearn_tree(t, leaf_value) -> Tree:
     """A fitted scikit-learn ``tree_``; ``leaf_value[i]``: node i's score if it is a leaf."""
     leaf = t.children_left == -1
+    # NaN goes to the side missing_go_to_left names (scikit-learn >= 1.3)
+    nan_left = getattr(t, "missing_go_to_left", None)
     return Tree(
         feature=[-1 if leaf[i] else int(f) for i, f in enumerate(t.feature)],
         threshold=[0.0 if leaf[i] else float(v) for i, v in enumerate(t.threshold)],
         left=[int(c) for c in t.children_left],
         right=[int(c) for c in t.children_right],
         value=[float(leaf_value[i]) if leaf[i] else 0.0 for i in range(t.node_count)],
+        default_left=None if nan_left is None else [bool(v) for v in nan_left],
+        missing=None if nan_left is None else ["nan"] * t.node_count,
     )
 
 

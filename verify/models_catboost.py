@@ -1,11 +1,15 @@
-"""A binary CatBoost model as the checker sees it, read from catboost's own JSON export
-of the ``.cbm`` (``save_model(format="json")``).
+"""A CatBoost model as the checker sees it, read from catboost's own JSON export of the
+``.cbm`` (``save_model(format="json")``).
 
 CatBoost reads a float feature as float32 and sets a split's bit when ``x > border``
 (borders are float32); an oblivious tree of depth d tests its d splits in order, split k
 giving bit k of the leaf's index (the first split is the lowest bit), and raw =
-scale * (sum of the leaves) + bias (``scale_and_bias``); Logloss and CrossEntropy predict
-P(class 1) = sigmoid(raw). The checker unfolds each oblivious tree into a binary tree
+scale * (sum of the leaves) + bias (``scale_and_bias``), per output; Logloss and
+CrossEntropy predict P(class 1) = sigmoid(raw); MultiClass has one raw score per class
+(one bias each; a tree's ``leaf_values`` hold, leaf by leaf, one value per class) and
+P = their softmax; the regression losses of IDENTITY predict raw itself (Poisson and
+Tweedie predict exp(raw): refused, as no linear condition on raw states their change).
+The checker unfolds each oblivious tree into a binary tree
 whose "yes" side (the test ``float32(x) <= border`` holds) is bit 0, and folds the scale
 into the leaves. A split is found by its ``split_index`` (every border of every float
 feature, in feature order), as catboost reads it. Plain float features only: a model
@@ -25,6 +29,9 @@ import numpy as np
 from .models import Model, ModelError, Tree
 
 BINARY = ("Logloss", "CrossEntropy")
+MULTICLASS = ("MultiClass",)
+# losses whose prediction is the raw score (catboost's RawFormulaVal)
+IDENTITY = ("RMSE", "MAE", "Quantile", "Expectile", "MAPE", "Huber", "Lq", "LogCosh", "RMSPE")
 MAX_DEPTH = 16  # catboost's own limit
 
 
@@ -59,8 +66,11 @@ def from_json(doc: dict) -> Model:
         )
     loss = doc["model_info"]["params"]["loss_function"]
     name = (loss.get("type") if isinstance(loss, dict) else str(loss)).split(":", 1)[0]
-    if name not in BINARY:
-        raise ModelError(f"loss {name}: the checker reads Logloss and CrossEntropy models")
+    if name not in BINARY + MULTICLASS + IDENTITY:
+        raise ModelError(
+            f"loss {name}: the checker reads Logloss, CrossEntropy, MultiClass and the "
+            f"regression losses whose prediction is the raw score ({', '.join(IDENTITY)})"
+        )
     if "oblivious_trees" not in doc:
         raise ModelError("a non-symmetric CatBoost tree (grow_policy) is not checked")
     floats = sorted(info.get("float_features") or [], key=lambda f: int(f["flat_feature_index"]))
@@ -70,17 +80,28 @@ def from_json(doc: dict) -> Model:
         (int(f["flat_feature_index"]), float(np.float32(b))) for f in floats for b in f["borders"]
     ]
     scale, bias = doc.get("scale_and_bias", [1.0, [0.0]])
-    bias = bias if isinstance(bias, list) else [bias]
-    if len(bias) != 1:
-        raise ModelError("a binary CatBoost model has one bias")
-    trees = [_oblivious(t, splits, float(scale)) for t in doc["oblivious_trees"]]
+    bias = [float(b) for b in (bias if isinstance(bias, list) else [bias])]
+    width = len(bias) if name in MULTICLASS else 1
+    if len(bias) != width or (name in MULTICLASS and width < 2):
+        raise ModelError(f"{len(bias)} biases for a model of loss {name}")
+    trees = [_oblivious(t, splits, float(scale), width) for t in doc["oblivious_trees"]]
     names = [str(f.get("feature_id") or f["flat_feature_index"]) for f in floats]
-    return Model(trees, float(bias[0]), "<=", names, 1.0, float32=True)
+    if name in MULTICLASS:
+        return Model(
+            trees, 0.0, "<=", names, 1.0, float32=True, link="softmax", offsets=tuple(bias)
+        )
+    if name in IDENTITY:
+        return Model(
+            trees, bias[0], "<=", names, 1.0, float32=True, link="identity", task="regressor"
+        )
+    return Model(trees, bias[0], "<=", names, 1.0, float32=True)
 
 
-def _oblivious(t: dict, splits: list, scale: float) -> Tree:
-    """The full binary tree of an oblivious tree: node k levels down tests split k; its
-    "yes" child (``float32(x) <= border``) leaves bit k at 0."""
+def _oblivious(t: dict, splits: list, scale: float, width: int = 1) -> Tree:
+    """The full binary tree of an oblivious tree: node j levels down tests split j; its
+    "yes" child (``float32(x) <= border``) leaves bit j at 0. With ``width`` > 1 outputs
+    a leaf holds one value per output (one tree: a pair's bound then takes one leaf for
+    every output, as catboost does)."""
     tests = []
     for s in t["splits"]:
         if s.get("split_type") != "FloatFeature":
@@ -89,9 +110,12 @@ def _oblivious(t: dict, splits: list, scale: float) -> Tree:
     depth = len(tests)
     if depth > MAX_DEPTH:
         raise ModelError(f"a tree of depth {depth}")
-    values = [float(v) * scale for v in t["leaf_values"]]
-    if len(values) != 1 << depth:
-        raise ModelError(f"{len(values)} leaf values for a tree of depth {depth}")
+    if len(t["leaf_values"]) != width << depth:
+        raise ModelError(f"{len(t['leaf_values'])} leaf values for a tree of depth {depth}")
+    leaves = [
+        [float(v) * scale for v in t["leaf_values"][i * width : (i + 1) * width]]
+        for i in range(1 << depth)
+    ]
     feature, threshold, left, right, value = [], [], [], [], []
 
     def add(level: int, index: int) -> int:
@@ -99,7 +123,7 @@ def _oblivious(t: dict, splits: list, scale: float) -> Tree:
         for col in (feature, threshold, left, right, value):
             col.append(0)
         if level == depth:
-            feature[i], left[i], right[i], value[i] = -1, -1, -1, values[index]
+            feature[i], left[i], right[i], value[i] = -1, -1, -1, leaves[index]
             return i
         feature[i], threshold[i] = tests[level]
         left[i] = add(level + 1, index)
@@ -107,4 +131,7 @@ def _oblivious(t: dict, splits: list, scale: float) -> Tree:
         return i
 
     add(0, 0)
-    return Tree(feature, threshold, left, right, value)
+    if width == 1:
+        return Tree(feature, threshold, left, right, [v[0] if v else 0.0 for v in value])
+    values = [v if v else [0.0] * width for v in value]
+    return Tree(feature, threshold, left, right, [0.0] * len(value), values=values)

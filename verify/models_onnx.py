@@ -1,17 +1,27 @@
-"""A binary ONNX tree-ensemble classifier as the checker sees it, read with ``onnx``.
+"""An ONNX tree ensemble as the checker sees it, read with ``onnx``.
 
-The graph holds one ``TreeEnsembleClassifier`` (ai.onnx.ml), fed by one float or double
-tensor [N, F] (features ``f0 .. f{F-1}``) or by one Concat (axis 1) of every graph input
-[N, k] (features named after the inputs, ``NAME_0 ..`` for k > 1, as skl2onnx writes a
-DataFrame's columns), with only Cast, Identity and ZipMap around it besides, as skl2onnx
-and onnxmltools write. onnxruntime sends an input to a node's "true" child
-when the node's mode holds (BRANCH_LEQ ``x <= t``, BRANCH_LT ``x < t``, BRANCH_GTE,
-BRANCH_GT), comparing in the input's precision; a leaf's score is the sum of its
-``class_weights``; the score is ``base_values`` + the sum over trees, summed in float32
-for a float input. A binary classifier with every weight under class id 0 has one score
-s: P(class 1) = s with post_transform NONE (every weight >= 0: a forest's averaged
-probabilities), sigmoid(s) with LOGISTIC (boosting). Other layouts, equality modes,
-other post transforms and regressors are refused.
+The graph holds one ``TreeEnsembleClassifier`` or ``TreeEnsembleRegressor`` (ai.onnx.ml),
+fed by one float or double tensor [N, F] (features ``f0 .. f{F-1}``) or by one Concat
+(axis 1) of every graph input [N, k] (features named after the inputs, ``NAME_0 ..`` for
+k > 1, as skl2onnx writes a DataFrame's columns), with only Cast, Identity and ZipMap
+around it besides, as skl2onnx and onnxmltools write. onnxruntime sends an input to a
+node's "true" child when the node's mode holds (BRANCH_LEQ ``x <= t``, BRANCH_LT
+``x < t``, BRANCH_GTE, BRANCH_GT), comparing in the input's precision; a leaf adds each
+of its weights (``class_weights`` / ``target_weights``) to the score its id names; a
+score is its ``base_values`` entry + the sum over trees, summed in float32 for a float
+input (aggregate_function SUM only). Read as:
+
+* a binary classifier with every weight under class id 0 has one score s: P(class 1) =
+  s with post_transform NONE (every weight >= 0: a forest's averaged probabilities),
+  sigmoid(s) with LOGISTIC (boosting);
+* a classifier of K > 2 classes has one score per class: P = their softmax with
+  SOFTMAX (boosting), the scores themselves with NONE (every weight and base value
+  >= 0: a forest's probabilities);
+* a regressor of one target with post_transform NONE predicts its score (identity).
+
+Other layouts, equality modes and other post transforms are refused (a regressor
+converted with an Exp node after it, XGBoost's reg:gamma or LightGBM's poisson through
+onnxmltools, fails the graph's shape: its change is no linear condition on the score).
 
 A certificate's splits use one comparison (``test``, "<=" or "<"); each node's mode is
 mapped onto it exactly in the input's precision: ``x < t`` is ``x <= below(t)``, ``x <= t``
@@ -22,6 +32,7 @@ certificate's domain holds no NaN, so ``nodes_missing_value_tracks_true`` is not
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,6 +42,7 @@ ML = "ai.onnx.ml"
 AROUND = ("Cast", "Identity", "ZipMap", "Concat")  # Concat: of the inputs (_features)
 _FLOAT, _DOUBLE = 1, 11  # TensorProto element types
 LEQ, LT, GTE, GT = "BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"
+CLASSIFIER, REGRESSOR = "TreeEnsembleClassifier", "TreeEnsembleRegressor"
 
 
 def read_onnx(path: str, test: str = "<=") -> Model:
@@ -47,44 +59,96 @@ def read_onnx(path: str, test: str = "<=") -> Model:
     others = [n.op_type for n in g.node if n not in ops and n.op_type not in AROUND]
     if len(ops) != 1 or others:
         raise ModelError(
-            "the checker reads a graph of one TreeEnsembleClassifier with only Cast, "
-            "Identity, ZipMap and a Concat of its inputs around it"
+            "the checker reads a graph of one TreeEnsembleClassifier or "
+            "TreeEnsembleRegressor with only Cast, Identity, ZipMap and a Concat of its "
+            "inputs around it"
         )
     (op,) = ops
-    if op.op_type != "TreeEnsembleClassifier":
-        raise ModelError(f"{op.op_type}: the checker reads binary TreeEnsembleClassifier graphs")
+    if op.op_type not in (CLASSIFIER, REGRESSOR):
+        raise ModelError(
+            f"{op.op_type}: the checker reads TreeEnsembleClassifier and TreeEnsembleRegressor"
+        )
     names, float32 = _features(g)
     a = _attributes(op)
     if a.get("aggregate_function", "SUM") != "SUM":
-        raise ModelError("a classifier whose trees are not summed")
-    labels = a.get("classlabels_int64s") or a.get("classlabels_strings") or []
-    if len(labels) != 2:
-        raise ModelError(f"{len(labels)} classes: the checker reads binary classifiers")
-    if any(int(c) != 0 for c in a["class_ids"]):
-        raise ModelError("the checker reads binary classifiers with one score (class id 0)")
-    weights = list(a.get("class_weights_as_tensor", a.get("class_weights", [])))
+        raise ModelError("an ensemble whose trees are not summed")
     post = a.get("post_transform", "NONE")
-    if post == "LOGISTIC":
-        link = "logistic"
-    elif post == "NONE" and all(w >= 0 for w in weights):
-        link = "proba"
+    base = [float(b) for b in a.get("base_values_as_tensor", a.get("base_values", []))]
+    if op.op_type == REGRESSOR:
+        scoring = _regressor(a, post, base)
     else:
-        raise ModelError(f"post_transform {post}: the checker reads NONE (a forest) and LOGISTIC")
-    base = list(a.get("base_values_as_tensor", a.get("base_values", [])))
-    if len(base) > 1:
-        raise ModelError(f"{len(base)} base values for one score")
-    trees = _trees(a, weights, test, float32)
+        scoring = _classifier(a, post, base)
+    trees = _trees(a, scoring.prefix, test, float32, scoring.n_outputs)
     if names is None:  # one input [N, F] of unknown F: as many as the trees read
         names = [f"f{i}" for i in range(1 + max(f for t in trees for f in t.feature))]
+    offsets = scoring.offsets if scoring.n_outputs > 1 else ()
     return Model(
         trees,
-        float(base[0]) if base else 0.0,
+        scoring.offsets[0] if scoring.n_outputs == 1 else 0.0,
         test,
         names,
         1.0,
         float32=float32,
-        link=link,
+        link=scoring.link,
         float32_sums=float32,
+        offsets=offsets,
+        task=scoring.task,
+    )
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    link: str
+    offsets: tuple[float, ...]  # per output
+    prefix: str  # "class" or "target": the attributes of the leaves' weights
+    task: str = "classifier"
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self.offsets)
+
+
+def _regressor(a: dict, post: str, base: list[float]) -> _Scoring:
+    if int(a.get("n_targets", 1)) != 1 or any(int(t) != 0 for t in a["target_ids"]):
+        raise ModelError("the checker reads regressors of one target")
+    if post != "NONE":
+        raise ModelError(f"a regressor with post_transform {post}: the checker reads NONE")
+    if len(base) > 1:
+        raise ModelError(f"{len(base)} base values for one target")
+    return _Scoring("identity", (base[0] if base else 0.0,), "target", "regressor")
+
+
+def _classifier(a: dict, post: str, base: list[float]) -> _Scoring:
+    labels = a.get("classlabels_int64s") or a.get("classlabels_strings") or []
+    weights = [float(w) for w in a.get("class_weights_as_tensor", a.get("class_weights", []))]
+    ids = {int(c) for c in a["class_ids"]}
+    n = len(labels)
+    if n == 2:
+        if ids - {0}:
+            raise ModelError("the checker reads binary classifiers with one score (class id 0)")
+        if len(base) > 1:
+            raise ModelError(f"{len(base)} base values for one score")
+        if post == "LOGISTIC":
+            link = "logistic"
+        elif post == "NONE" and all(w >= 0 for w in weights):
+            link = "proba"
+        else:
+            raise ModelError(
+                f"post_transform {post}: the checker reads NONE (a forest) and LOGISTIC"
+            )
+        return _Scoring(link, (base[0] if base else 0.0,), "class")
+    if n < 2 or not ids <= set(range(n)):
+        raise ModelError(f"{n} classes and class ids {sorted(ids)[:5]}")
+    if len(base) not in (0, n):
+        raise ModelError(f"{len(base)} base values for {n} classes")
+    offsets = tuple(base) if base else (0.0,) * n
+    if post == "SOFTMAX":
+        return _Scoring("softmax", offsets, "class")
+    if post == "NONE" and all(w >= 0 for w in weights) and all(b >= 0 for b in offsets):
+        return _Scoring("proba", offsets, "class")
+    raise ModelError(
+        f"a multiclass classifier with post_transform {post}: the checker reads SOFTMAX, "
+        "and NONE with weights >= 0 (a forest's probabilities)"
     )
 
 
@@ -134,7 +198,7 @@ def _attributes(op) -> dict:
     return out
 
 
-def _trees(a: dict, weights: list, test: str, float32: bool) -> list[Tree]:
+def _trees(a: dict, prefix: str, test: str, float32: bool, n_out: int) -> list[Tree]:
     values = list(a.get("nodes_values_as_tensor", a.get("nodes_values", [])))
     nodes: dict[int, dict[int, tuple]] = defaultdict(dict)
     for k, (t, i) in enumerate(zip(a["nodes_treeids"], a["nodes_nodeids"], strict=True)):
@@ -145,14 +209,18 @@ def _trees(a: dict, weights: list, test: str, float32: bool) -> list[Tree]:
             int(a["nodes_truenodeids"][k]),
             int(a["nodes_falsenodeids"][k]),
         )
-    leaf_weight: dict[tuple[int, int], float] = defaultdict(float)
-    for t, i, w in zip(a["class_treeids"], a["class_nodeids"], weights, strict=True):
-        leaf_weight[(t, i)] += float(w)
-    return [_tree(nodes[t], t, leaf_weight, test, float32) for t in sorted(nodes)]
+    weights = a.get(f"{prefix}_weights_as_tensor", a.get(f"{prefix}_weights", []))
+    # (tree, leaf) -> output -> the sum of its weights (onnxruntime adds every one)
+    leaf_weight: dict[tuple[int, int], dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    cols = zip(a[f"{prefix}_treeids"], a[f"{prefix}_nodeids"], a[f"{prefix}_ids"], weights)
+    for t, i, c, w in cols:
+        leaf_weight[(t, i)][int(c) if n_out > 1 else 0] += float(w)
+    return [_tree(nodes[t], t, leaf_weight, test, float32, n_out) for t in sorted(nodes)]
 
 
-def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool) -> Tree:
+def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool, n_out: int) -> Tree:
     feature, threshold, left, right, value = [], [], [], [], []
+    per_output: list[dict[int, float]] = []
     root = 0 if 0 in nodes else min(nodes)
 
     def add(key: int, depth: int) -> int:
@@ -162,9 +230,10 @@ def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool) ->
         i = len(feature)
         for col in (feature, threshold, left, right, value):
             col.append(0)
+        per_output.append({})
         if mode == "LEAF":
             feature[i], left[i], right[i] = -1, -1, -1
-            value[i] = leaf_weight.get((tid, key), 0.0)
+            per_output[i] = dict(leaf_weight.get((tid, key), {}))
             return i
         if mode not in (LEQ, LT, GTE, GT):
             raise ModelError(f"tree {tid}: mode {mode} is not checked")
@@ -177,7 +246,13 @@ def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool) ->
         return i
 
     add(root, 0)
-    return Tree(feature, threshold, left, right, value)
+    used = {k for w in per_output for k in w}
+    if len(used) <= 1:  # the tree adds to one output: a value per leaf
+        k = next(iter(used), 0)
+        value = [w.get(k, 0.0) for w in per_output]
+        return Tree(feature, threshold, left, right, value, output=k)
+    values = [[w.get(k, 0.0) for k in range(n_out)] for w in per_output]
+    return Tree(feature, threshold, left, right, [0.0] * len(feature), values=values)
 
 
 def _threshold(t: float, less_equal: bool, test: str, float32: bool) -> float:

@@ -18,6 +18,12 @@ the pipeline's own transform (on rows where only that input changes):
 * the stated map agrees with the transform at 0, 1 and every finite boundary.
 
 The model over the inputs then tests ``x < b`` in float64, as the proof's splits do.
+
+A column an encoder makes from a categorical input (OneHotEncoder, OrdinalEncoder) is
+stated by the input's ``categories`` (raw values, in code order: code k is the k-th) and
+the column's ``values``, its image of each code. The checker confirms every image with
+the transform (on rows where that input takes each category), and a test of the model on
+the column becomes a categorical node on the input: the codes whose image passes go left.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import numpy as np
 from .models import Model, ModelError, Tree, load_skops, sklearn_model
 
 PER_COLUMN = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "SimpleImputer")
+ENCODERS = ("OneHotEncoder", "OrdinalEncoder")  # each column from one input's category
 BIG = float(np.finfo(np.float64).max)
 
 
@@ -40,37 +47,121 @@ def read_pipeline(path: str, maps) -> Model:
     for _, step in pipe.steps[:-1]:
         _check_step(step)
     inner = sklearn_model(pipe.steps[-1][1])
-    if inner.task != "classifier" or inner.n_outputs != 1:
-        raise ModelError("the checker reads pipelines of binary classifiers only")
     if not isinstance(maps, list) or len(maps) != int(pipe.steps[-1][1].n_features_in_):
         raise ModelError("the certificate states no map for every column the model reads")
     names = [str(c) for c in getattr(pipe, "feature_names_in_", [])] or [
         f"x{i}" for i in range(int(pipe.n_features_in_))
     ]
-    probe = _Probe(pipe, names)
+    categories = _categories(maps, len(names))
+    encoded = _encoded_inputs(pipe, names)
+    if categories != encoded:
+        raise ModelError(
+            "the certificate's encoded columns are not the pipeline's: every column an "
+            "encoder makes states the encoder's categories, and only those do"
+        )
+    probe = _Probe(pipe, names, categories)
     boundary: dict[tuple[int, float], float] = {}
+    images: dict[int, list[float]] = {}
     inputs = []
     for j, col in enumerate(maps):
         i = int(col["input"])
         if not 0 <= i < len(names):
             raise ModelError(f"column {j}: input {i} is not one of the pipeline's")
         inputs.append(i)
+        if "values" in col:
+            images[j] = _confirm_images(probe, i, j, col["values"])
+            continue
         stated = [(float(t), _bound(b)) for t, b in col["boundaries"]]
         _confirm_boundaries(probe, inner, i, j, stated)
         boundary.update(((j, t), b) for t, b in stated)
         if col.get("map") is not None:
             _confirm_map(probe, i, j, col["map"], [b for _, b in stated])
-    trees = [_restated(t, inputs, boundary) for t in inner.trees]
-    return Model(
-        trees,
-        inner.offset,
-        "<",
-        names,
-        inner.margin_per_logit,
+    trees = [_restated(t, inputs, boundary, images, inner) for t in inner.trees]
+    # the final model's scoring (offsets, link, task: binary, multiclass or regressor) over
+    # the pipeline's inputs, compared as doubles against the boundaries; an input's codes
+    # are its stated categories, and NaN is not read (an imputed input gets no certificate:
+    # the final model's NaN sides are those of its columns, not of the inputs)
+    return replace(
+        inner,
+        trees=trees,
+        test="<",
+        features=names,
         float32=False,
-        link=inner.link,
-        float32_sums=inner.float32_sums,
+        zero_band=0.0,
+        reads_nan=False,
+        known_codes={i: len(c) for i, c in categories.items()},
     )
+
+
+def _categories(maps: list, n_inputs: int) -> dict[int, list]:
+    """Per categorical input, its raw categories in code order, as every column made from
+    it states them (the same list each time)."""
+    out: dict[int, list] = {}
+    for j, col in enumerate(maps):
+        if "values" not in col:
+            continue
+        i, cats = int(col["input"]), col.get("categories")
+        if not isinstance(cats, list) or not cats or any(isinstance(c, (list, dict)) for c in cats):
+            raise ModelError(f"column {j}: an encoded column states its input's categories")
+        if out.setdefault(i, cats) != cats:
+            raise ModelError(f"column {j}: input {i}'s categories differ between its columns")
+        if len(col["values"]) != len(cats):
+            raise ModelError(f"column {j}: one image per category expected")
+    return out
+
+
+def _encoded_inputs(pipe, names: list[str]) -> dict[int, list]:
+    """Per input an encoder of the pipeline's first step reads, the encoder's categories
+    (as a certificate states them); an encoder in a later step is not read."""
+    out: dict[int, list] = {}
+    for k, (_, step) in enumerate(pipe.steps[:-1]):
+        branches = (
+            [(t, _indices(step, c, names)) for _, t, c in step.transformers_]
+            if type(step).__name__ == "ColumnTransformer"
+            else [(step, list(range(len(names))))]
+        )
+        for trans, cols in branches:
+            enc = [s for s in _leaves(trans) if type(s).__name__ in ENCODERS]
+            if not enc:
+                continue
+            if k > 0 or len(enc) > 1:
+                raise ModelError("an encoder after the pipeline's first step is not read")
+            for j, i in enumerate(cols):
+                out[i] = [_stated(c) for c in enc[0].categories_[j]]
+    return out
+
+
+def _leaves(step) -> list:
+    if type(step).__name__ == "Pipeline":
+        return [s for _, inner in step.steps for s in _leaves(inner)]
+    return [step]
+
+
+def _indices(ct, cols, names: list[str]) -> list[int]:
+    """The input indices a ColumnTransformer branch reads."""
+    if isinstance(cols, slice):
+        return list(range(len(names)))[cols]
+    cols = list(np.atleast_1d(np.asarray(cols, dtype=object)))
+    if cols and isinstance(cols[0], (bool, np.bool_)):
+        return [i for i, b in enumerate(cols) if b]
+    return [names.index(str(c)) if isinstance(c, str) else int(c) for c in cols]
+
+
+def _stated(category) -> str | float:
+    """A category as a certificate states it: a string, or a number."""
+    return str(category) if isinstance(category, (str, np.str_)) else float(category)
+
+
+def _confirm_images(probe: _Probe, i: int, j: int, stated) -> list[float]:
+    """The column's stated image of each code, confirmed by the transform."""
+    want = [float(v) for v in stated]
+    got = probe.column(i, j, probe.categories[i])
+    if not np.array_equal(got, np.array(want)):
+        raise ModelError(
+            f"the pipeline's transform does not confirm column {j}'s images of input {i}'s "
+            "categories"
+        )
+    return want
 
 
 def _check_step(step) -> None:
@@ -82,6 +173,8 @@ def _check_step(step) -> None:
     if isinstance(step, str) or step is None:
         if step in ("passthrough", "drop", None):
             return
+    elif name in ENCODERS:
+        return
     elif name in PER_COLUMN:
         if name == "SimpleImputer" and getattr(step, "add_indicator", False):
             raise ModelError("SimpleImputer with add_indicator is not checked")
@@ -107,17 +200,20 @@ def _check_step(step) -> None:
 class _Probe:
     """The pipeline's transform on rows where one input takes the given values."""
 
-    def __init__(self, pipe, names: list[str]):
-        self.pre, self.names = pipe[:-1], names
+    def __init__(self, pipe, names: list[str], categories: dict[int, list]):
+        self.pre, self.names, self.categories = pipe[:-1], names, categories
         self.frame = getattr(pipe, "feature_names_in_", None) is not None
+        # the other inputs: 0, a categorical one its first category
+        self.base = [categories[i][0] if i in categories else 0.0 for i in range(len(names))]
 
-    def column(self, i: int, j: int, values: list[float]) -> np.ndarray:
-        X = np.zeros((len(values), len(self.names)))
-        X[:, i] = values
-        if self.frame:
-            import pandas as pd
+    def column(self, i: int, j: int, values: list) -> np.ndarray:
+        import pandas as pd
 
-            X = pd.DataFrame(X, columns=self.names)
+        cols = {n: [self.base[k]] * len(values) for k, n in enumerate(self.names)}
+        cols[self.names[i]] = list(values)
+        X = pd.DataFrame(cols, columns=self.names)
+        if not self.frame:
+            X = X.to_numpy()
         with np.errstate(over="ignore", invalid="ignore"):
             out = self.pre.transform(X)
         out = out.toarray() if hasattr(out, "toarray") else out
@@ -169,10 +265,18 @@ def _confirm_map(probe: _Probe, i: int, j: int, stated, boundaries: list[float])
         )
 
 
-def _restated(t: Tree, inputs: list[int], boundary: dict) -> Tree:
+def _restated(t: Tree, inputs: list[int], boundary: dict, images: dict, inner: Model) -> Tree:
     feature, threshold = list(t.feature), list(t.threshold)
+    cats: list[frozenset[int] | None] = [None] * len(feature)
     for n, j in enumerate(t.feature):
         if j < 0:
+            continue
+        if t.cats is not None and t.cats[n] is not None:  # a code of the model's own encoder
+            raise ModelError(f"a categorical split of the pipeline's model on column {j}")
+        if j in images:  # the codes whose image passes the model's test go left
+            th = float(t.threshold[n])
+            cats[n] = frozenset(k for k, v in enumerate(images[j]) if _holds(inner, v, th))
+            feature[n], threshold[n] = inputs[j], 0.0
             continue
         b = boundary.get((j, float(t.threshold[n])))
         if b is None:
@@ -180,7 +284,8 @@ def _restated(t: Tree, inputs: list[int], boundary: dict) -> Tree:
                 f"the certificate states no boundary for column {j} at {t.threshold[n]!r}"
             )
         feature[n], threshold[n] = inputs[j], b
-    return replace(t, feature=feature, threshold=threshold)
+    coded = any(c is not None for c in cats)
+    return replace(t, feature=feature, threshold=threshold, cats=cats if coded else None)
 
 
 def _bound(v) -> float:

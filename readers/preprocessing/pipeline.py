@@ -76,6 +76,12 @@ def features_and_maps(
     return _features_and_maps(probe, names, categories, imputed, width, where)
 
 
+def input_categories(pipe: Any, where: str) -> dict[int, tuple]:
+    """Per input column an encoder reads, its categories in code order (raw values)."""
+    pre = [s for _, s in pipe.steps[:-1] if s not in PASS]
+    return _input_columns(pre, _n_inputs(pipe, where), where)[0]
+
+
 def _n_inputs(pipe: Any, where: str) -> int:
     n = getattr(pipe, "n_features_in_", None)
     if n is None:

@@ -29,12 +29,15 @@ def data(seed: int = 0, n: int = 400):
     return X, X["a"] + 0.5 * X["b"] + 0.15 * X["c"]
 
 
-def tiny_model(kind: str, folder: Path) -> Path:
+def tiny_model(kind: str, folder: Path, seed: int = 0) -> Path:
     """A small model file: ``kind`` is "<library>-<task>" with library xgboost,
-    lightgbm, sklearn (GradientBoosting) or forest (RandomForest) and task binary,
-    multiclass (three classes) or regressor."""
+    lightgbm, sklearn (GradientBoosting), forest (RandomForest), hgb
+    (HistGradientBoosting), catboost (.cbm), onnx (GradientBoosting through skl2onnx),
+    onnxforest (RandomForest through skl2onnx) or pipeline (a scikit-learn Pipeline of
+    scalers before GradientBoosting), and task binary, multiclass (three classes) or
+    regressor; ``seed``: the data's (another seed, another model of the kind)."""
     library, task = kind.split("-")
-    X, s = data()
+    X, s = data(seed)
     y = {
         "binary": (s > 0.8).astype(int),
         "multiclass": np.digitize(s, [0.6, 1.0]),
@@ -56,10 +59,29 @@ def tiny_model(kind: str, folder: Path) -> Path:
         path = folder / f"{kind}.txt"
         est.booster_.save_model(path)
         return path
+    if library == "catboost":
+        import catboost
+
+        cls = catboost.CatBoostRegressor if task == "regressor" else catboost.CatBoostClassifier
+        est = cls(iterations=4, depth=2, verbose=0, allow_writing_files=False, random_seed=0)
+        path = folder / f"{kind}.cbm"
+        est.fit(X, y).save_model(str(path))
+        return path
+    if library in ("onnx", "onnxforest"):
+        return _onnx_model(kind, library, task, X, y, folder)
     import skops.io
     from sklearn import ensemble as E
 
-    if library == "sklearn":
+    if library == "hgb":
+        cls = (
+            E.HistGradientBoostingRegressor
+            if task == "regressor"
+            else E.HistGradientBoostingClassifier
+        )
+        est = cls(max_iter=4, max_depth=2, learning_rate=0.8)
+    elif library == "pipeline":
+        est = _pipeline(task)
+    elif library == "sklearn":
         cls = E.GradientBoostingRegressor if task == "regressor" else E.GradientBoostingClassifier
         est = cls(n_estimators=4, max_depth=2, learning_rate=0.8, random_state=0)
     else:
@@ -68,6 +90,67 @@ def tiny_model(kind: str, folder: Path) -> Path:
     path = folder / f"{kind}.skops"
     skops.io.dump(est.fit(X, y), path)
     return path
+
+
+def _pipeline(task: str):
+    """Scalers on a ColumnTransformer's columns before GradientBoosting."""
+    from sklearn import ensemble as E
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    cls = E.GradientBoostingRegressor if task == "regressor" else E.GradientBoostingClassifier
+    columns = ColumnTransformer(
+        [("std", StandardScaler(), ["a", "b"]), ("minmax", MinMaxScaler(), ["c"])]
+    )
+    model = cls(n_estimators=4, max_depth=2, learning_rate=0.8, random_state=0)
+    return Pipeline([("columns", columns), ("model", model)])
+
+
+def _onnx_model(kind: str, library: str, task: str, X, y, folder: Path) -> Path:
+    """A scikit-learn model through skl2onnx, over the DataFrame's columns: one input
+    [N, 1] per column, joined by a Concat (a passthrough ColumnTransformer)."""
+    from skl2onnx import to_onnx
+    from sklearn import ensemble as E
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    regressor = task == "regressor"
+    if library == "onnx":
+        cls = E.GradientBoostingRegressor if regressor else E.GradientBoostingClassifier
+        model = cls(n_estimators=4, max_depth=2, learning_rate=0.8, random_state=0)
+    else:
+        cls = E.RandomForestRegressor if regressor else E.RandomForestClassifier
+        model = cls(n_estimators=4, max_depth=3, random_state=0)
+    X32 = X.astype(np.float32)
+    columns = ColumnTransformer([("columns", "passthrough", FEATURES)])
+    pipe = Pipeline([("columns", columns), ("model", model)]).fit(X32, y)
+    options = None if regressor else {"zipmap": False}
+    path = folder / f"{kind}.onnx"
+    path.write_bytes(to_onnx(pipe, X32[:1], options=options).SerializeToString())
+    return path
+
+
+def _onnx_scores(path: Path, X: np.ndarray) -> tuple[np.ndarray, str]:
+    """onnxruntime's scores: a regressor's prediction, a forest's probabilities, or a
+    boosting classifier's raw scores (the graph run with its post_transform set to NONE)."""
+    import onnx
+    import onnxruntime
+
+    model = onnx.load_model(str(path))
+    op = next(n for n in model.graph.node if n.op_type.startswith("TreeEnsemble"))
+    post = next((a for a in op.attribute if a.name == "post_transform"), None)
+    what = "prediction" if op.op_type == "TreeEnsembleRegressor" else "proba"
+    if post is not None and post.s != b"NONE":
+        post.s, what = b"NONE", "margin"
+    session = onnxruntime.InferenceSession(model.SerializeToString())
+    feed = {i.name: X[:, [k]].astype(np.float32) for k, i in enumerate(session.get_inputs())}
+    out = session.run(None, feed)
+    s = np.asarray(out[0] if what == "prediction" else out[1], dtype=np.float64)
+    s = s.reshape(len(X), -1)
+    if s.shape[1] == 2:  # a binary classifier's one score, in column 1
+        s = s[:, 1:]
+    return s, what
 
 
 def library_scores(path: Path, X: np.ndarray) -> tuple[np.ndarray, str]:
@@ -92,6 +175,16 @@ def library_scores(path: Path, X: np.ndarray) -> tuple[np.ndarray, str]:
             "prediction" if booster.dump_model()["objective"].startswith("regression") else "margin"
         )
         return np.asarray(m, dtype=np.float64).reshape(len(X), -1), kind
+    if suffix == ".cbm":
+        import catboost
+
+        model = catboost.CatBoost()
+        model.load_model(str(path))
+        m = model.predict(df, prediction_type="RawFormulaVal")
+        kind = "prediction" if model.get_params().get("loss_function") == "RMSE" else "margin"
+        return np.asarray(m, dtype=np.float64).reshape(len(X), -1), kind
+    if suffix == ".onnx":
+        return _onnx_scores(path, X)
     import skops.io
 
     est = skops.io.load(path, trusted=skops.io.get_untrusted_types(file=path))

@@ -181,17 +181,44 @@ def test_the_checker_refuses_a_catboost_model_with_a_categorical_feature_in_one_
     assert "\n" not in str(e.value)
 
 
-def test_the_checker_refuses_an_onnx_regressor_naming_its_operator(tmp_path):
-    from skl2onnx import to_onnx
-    from sklearn.ensemble import GradientBoostingRegressor
-
-    from treesens.verify.models import ModelError, read_model
+def _onnxmltools_xgboost(folder: Path, objective: str) -> Path:
+    """An XGBoost model of ``objective`` through onnxmltools (one input [N, 3])."""
+    import onnxmltools
+    import xgboost
+    from onnxmltools.convert.common.data_types import FloatTensorType
 
     X, y = _data(0)
-    onx = to_onnx(GradientBoostingRegressor(n_estimators=2).fit(X, y.astype(float)), X[:1])
-    path = tmp_path / "regressor.onnx"
+    if objective == "multi:softprob":
+        est = xgboost.XGBClassifier(n_estimators=3, max_depth=2, learning_rate=0.8)
+        est.fit(X, y + (X[:, 2] > 0.7))
+    else:
+        est = xgboost.XGBRegressor(n_estimators=3, max_depth=2, objective=objective)
+        est.fit(X, 1.0 + X[:, 0] + y)
+    onx = onnxmltools.convert_xgboost(est, initial_types=[("input", FloatTensorType([None, 3]))])
+    path = folder / f"{objective.replace(':', '-')}.onnx"
     path.write_bytes(onx.SerializeToString())
-    with pytest.raises(ModelError, match="TreeEnsembleRegressor"):
+    return path
+
+
+@pytest.mark.parametrize("objective", ["multi:softprob", "reg:squarederror"])
+def test_an_onnxmltools_xgboost_model_is_certified_and_verified(objective, tmp_path):
+    path = _onnxmltools_xgboost(tmp_path, objective)
+    ens = treesens.load_model(str(path))
+    if objective.startswith("multi"):
+        q = make_query(["f0"], gap=1e5, classes=("any", "any"))
+    else:
+        q = make_query(["f0"], delta=10.0, direction="either")
+    done = certify(ens, q, tmp_path / "c.json", path, 60)
+    assert done.verified, done.message
+
+
+def test_the_checker_refuses_an_onnx_regressor_with_an_exp_after_its_trees(tmp_path):
+    """onnxmltools writes XGBoost's reg:gamma as a TreeEnsembleRegressor, then Exp and Mul:
+    the checker reads one tree operator with nothing computing on its scores."""
+    from treesens.verify.models import ModelError, read_model
+
+    path = _onnxmltools_xgboost(tmp_path, "reg:gamma")
+    with pytest.raises(ModelError, match="the checker reads a graph of one TreeEnsemble"):
         read_model(str(path), "onnx")
 
 
@@ -260,16 +287,19 @@ def test_an_onnx_graph_the_checker_does_not_read_gets_no_certificate_and_says_wh
     assert not done.written and "the checker does not read this model" in done.message
 
 
-def test_a_multiclass_catboost_model_gets_no_certificate_in_one_line(tmp_path):
+def test_a_catboost_poisson_regressor_gets_no_certificate_in_one_line(tmp_path):
+    """CatBoost's Poisson predicts exp(raw): refused before any search, naming why."""
     import catboost
 
     X, y = _data(0)
-    y3 = y + (X[:, 2] > 0.7)
-    est = catboost.CatBoostClassifier(iterations=3, depth=2, verbose=0, allow_writing_files=False)
-    path = tmp_path / "three.cbm"
-    est.fit(X, y3).save_model(str(path))
+    est = catboost.CatBoostRegressor(
+        iterations=3, depth=2, verbose=0, allow_writing_files=False, loss_function="Poisson"
+    )
+    path = tmp_path / "poisson.cbm"
+    est.fit(X, y + 1).save_model(str(path))
     ens = treesens.load_model(str(path))
-    q = make_query([ens.feature_names[2]], gap=2.0, classes=("any", "any"))
-    done = certify(ens, q, tmp_path / "c.json", path, 60)
+    done = certify(
+        ens, make_query([ens.feature_names[2]], delta=1.0), tmp_path / "c.json", path, 60
+    )
     assert not done.written
-    assert done.reason == "the checker reads catboost models as binary classifiers only"
+    assert done.reason.startswith("the regressor predicts exp(raw score)")

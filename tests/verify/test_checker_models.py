@@ -13,10 +13,25 @@ from treesens.verify.models import Model, read_model
 
 KINDS = [
     f"{library}-{task}"
-    for library in ("xgboost", "lightgbm", "sklearn", "forest")
+    for library in (
+        "xgboost",
+        "lightgbm",
+        "sklearn",
+        "forest",
+        "hgb",
+        "catboost",
+        "onnx",
+        "onnxforest",
+    )
     for task in ("binary", "multiclass", "regressor")
 ]
-LIBRARY = {".json": "xgboost", ".txt": "lightgbm", ".skops": "sklearn"}
+LIBRARY = {
+    ".json": "xgboost",
+    ".txt": "lightgbm",
+    ".skops": "sklearn",
+    ".cbm": "catboost",
+    ".onnx": "onnx",
+}
 
 
 def _scores(m: Model, X: np.ndarray) -> np.ndarray:

@@ -20,6 +20,8 @@ from treesens.tests.verify.tampering import tampered
 from treesens.verify import CertificateError, verify_file
 
 VARY = ["b"]  # a feature every tiny model reads, with a clear effect
+# the formats whose readers have a module of their own in the checker (verify/models_*.py)
+OTHER_FORMATS = ["hgb", "catboost", "onnx", "onnxforest", "pipeline"]
 # per claim: the models it is asked of, the query's keywords at value v, the oracle's
 # measure and classes
 CLAIMS = {
@@ -29,17 +31,20 @@ CLAIMS = {
         ("margin", None),
     ),
     "pair": (
-        ["xgboost-multiclass", "lightgbm-multiclass", "sklearn-multiclass", "forest-multiclass"],
+        ["xgboost-multiclass", "lightgbm-multiclass", "sklearn-multiclass", "forest-multiclass"]
+        + [f"{f}-multiclass" for f in OTHER_FORMATS],
         lambda v: {"gap": v, "classes": (0, 1)},
         ("ratio", (0, 1)),
     ),
     "any": (
-        ["xgboost-multiclass", "lightgbm-multiclass", "sklearn-multiclass", "forest-multiclass"],
+        ["xgboost-multiclass", "lightgbm-multiclass", "sklearn-multiclass", "forest-multiclass"]
+        + [f"{f}-multiclass" for f in OTHER_FORMATS],
         lambda v: {"gap": v, "classes": ("any", "any")},
         ("ratio", ("any", "any")),
     ),
     "change": (
-        ["xgboost-regressor", "lightgbm-regressor", "sklearn-regressor", "forest-regressor"],
+        ["xgboost-regressor", "lightgbm-regressor", "sklearn-regressor", "forest-regressor"]
+        + [f"{f}-regressor" for f in OTHER_FORMATS],
         lambda v: {"delta": v, "direction": "either"},
         ("change", None),
     ),
@@ -309,6 +314,16 @@ def test_a_regressor_certificate_read_as_a_gap_is_rejected(certificates, tmp_pat
         ("lightgbm-multiclass", {"classes": (0, 1)}, ("ratio", (0, 1))),
         ("xgboost-multiclass", {"classes": ("any", "any")}, ("ratio", ("any", "any"))),
         ("sklearn-regressor", {}, ("change", None)),
+        ("hgb-multiclass", {"classes": ("any", "any")}, ("ratio", ("any", "any"))),
+        ("hgb-regressor", {}, ("change", None)),
+        ("catboost-multiclass", {"classes": (0, 1)}, ("ratio", (0, 1))),
+        ("catboost-regressor", {}, ("change", None)),
+        ("onnx-multiclass", {"classes": ("any", "any")}, ("ratio", ("any", "any"))),
+        ("onnx-regressor", {}, ("change", None)),
+        ("onnxforest-multiclass", {"classes": (0, 1)}, ("ratio", (0, 1))),
+        ("onnxforest-regressor", {}, ("change", None)),
+        ("pipeline-multiclass", {"classes": ("any", "any")}, ("ratio", ("any", "any"))),
+        ("pipeline-regressor", {}, ("change", None)),
     ],
 )
 def test_a_max_gap_upper_bound_is_certified_above_the_exact_max_gap(
@@ -381,11 +396,11 @@ def test_a_version_1_certificate_with_its_gap_below_the_supremum_is_rejected(bin
 
 
 def test_a_certificate_of_an_unknown_version_is_a_certificate_error(binary_prob, tmp_path):
-    def version_3(doc):
-        doc["version"] = 3
+    def version_4(doc):
+        doc["version"] = 4
 
-    with pytest.raises(CertificateError, match="version 3"):
-        verify_file(tampered(binary_prob[1], tmp_path, version_3))
+    with pytest.raises(CertificateError, match="version 4"):
+        verify_file(tampered(binary_prob[1], tmp_path, version_4))
 
 
 def test_a_multiclass_claim_naming_one_class_twice_is_rejected(certificates, tmp_path):

@@ -1,6 +1,7 @@
-"""Certificates of scikit-learn pipelines (per-column scalers before a tree model): the
-certificate states each column's input, map and boundaries, the checker confirms them
-with the pipeline's own transform, and a tampered certificate or pipeline is rejected."""
+"""Certificates of scikit-learn pipelines (per-column scalers and one-hot encoders before
+a tree model): the certificate states each column's input, map and boundaries (an encoded
+column: its input's categories and its image of each), the checker confirms them with the
+pipeline's own transform, and a tampered certificate or pipeline is rejected."""
 
 from __future__ import annotations
 
@@ -129,6 +130,19 @@ def test_a_certificate_naming_the_wrong_input_for_a_column_is_rejected(certifica
     assert not verify_file(_tampered(certificate, other_input)).valid
 
 
+def test_a_pipeline_certificate_stating_an_input_may_be_missing_is_rejected(certificate):
+    """The final model's NaN sides are those of its columns, not of the pipeline's inputs
+    (an imputer fills NaN in): the checker reads no NaN of a pipeline."""
+
+    def may_be_missing(doc):
+        doc["version"] = 3
+        for d in doc["question"]["domain"]:
+            d["missing"] = True
+
+    verdict = verify_file(_tampered(certificate, may_be_missing))
+    assert not verdict.valid and "missing values" in verdict.message
+
+
 def test_a_pipeline_certificate_with_a_box_removed_is_rejected(certificate):
     assert not verify_file(_tampered(certificate, drop_last_box)).valid
 
@@ -174,23 +188,195 @@ def test_a_pipeline_with_a_step_changed_is_rejected(model, certificate):
     assert not verify_file(_naming(certificate, other)).valid
 
 
-def test_a_pipeline_with_a_one_hot_column_gets_no_certificate_and_says_why(tmp_path):
+def write_onehot_pipeline(folder: Path, task: str = "binary") -> tuple[Path, object]:
+    """A OneHotEncoder on colour (red, blue, green), a StandardScaler on age, size passed
+    through, then a GradientBoostingClassifier (``task`` "multiclass": of three classes;
+    "regressor": a GradientBoostingRegressor of the score); and the rows it was fitted on."""
     import pandas as pd
     import skops.io
     from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
     from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    X, y = _data(0)
-    df = pd.DataFrame({"age": X[:, 0], "colour": np.where(X[:, 1] > 5, "red", "blue")})
-    ct = ColumnTransformer([("onehot", OneHotEncoder(), ["colour"])], remainder="passthrough")
-    pipe = Pipeline([("columns", ct), ("model", GradientBoostingClassifier(n_estimators=2))])
-    path = tmp_path / "onehot.skops"
-    skops.io.dump(pipe.fit(df, y), path)
-    ens = treesens.load_model(str(path))
-    done = certify(ens, make_query(["age"], gap=0.4), tmp_path / "c.json", str(path), 60)
-    assert not done.written and "one-hot" in done.message
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "age": rng.uniform(18, 80, 300),
+            "colour": rng.choice(["red", "blue", "green"], 300),
+            "size": rng.uniform(0, 1, 300),
+        }
+    )
+    score = df.age + 6 * (df.colour == "red") + 30 * df["size"] + rng.normal(0, 3, 300)
+    y = (score > 65).astype(int)
+    if task != "binary":
+        y = score if task == "regressor" else np.digitize(score, [55, 75])
+    ct = ColumnTransformer(
+        [("onehot", OneHotEncoder(), ["colour"]), ("scaled", StandardScaler(), ["age"])],
+        remainder="passthrough",
+    )
+    kind = GradientBoostingRegressor if task == "regressor" else GradientBoostingClassifier
+    gb = kind(n_estimators=6, max_depth=2, learning_rate=0.5, random_state=0)
+    pipe = Pipeline([("columns", ct), ("model", gb)]).fit(df, y)
+    path = folder / ("onehot.skops" if task == "binary" else f"onehot-{task}.skops")
+    skops.io.dump(pipe, path)
+    return path, df.assign(label=y)
+
+
+@pytest.fixture(scope="module")
+def onehot(tmp_path_factory) -> tuple[Path, Path]:
+    """The one-hot pipeline and a max-gap certificate of its colour."""
+    folder = tmp_path_factory.mktemp("onehot")
+    path, _ = write_onehot_pipeline(folder)
+    out = folder / "colour.max-gap.json"
+    r = treesens.max_gap(str(path), vary=["colour"], certificate=out)
+    assert r.proof.checked, r.proof.why_not
+    return path, out
+
+
+def test_a_one_hot_certificate_states_each_categorys_image(onehot):
+    doc = json.loads(onehot[1].read_text())
+    encoded = [m for m in doc["maps"] if "values" in m]
+    assert [m["values"] for m in encoded] == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    assert all(m["categories"] == ["blue", "green", "red"] for m in encoded)
+    assert doc["question"]["domain"][1]["codes"] == [0, 1, 2]
+
+
+def test_every_insensitive_answer_on_a_one_hot_pipeline_is_certified(onehot, tmp_path):
+    checked = 0
+    for vary in ("colour", "age", "size"):
+        for gap in (0.02, 0.1, 0.4):
+            out = tmp_path / f"{vary}-{gap}.json"
+            r = treesens.check(str(onehot[0]), vary=[vary], gap=gap, certificate=out)
+            if r.status == "insensitive":
+                assert r.proof.checked and verify_file(out).valid, (vary, gap, r.proof)
+                checked += 1
+    assert checked > 0
+
+
+def test_a_one_hot_certificate_with_an_image_changed_is_rejected(onehot, tmp_path):
+    def swap_images(doc):
+        m = next(m for m in doc["maps"] if "values" in m)
+        m["values"] = m["values"][::-1]
+
+    verdict = verify_file(tampered(onehot[1], tmp_path, swap_images), model_path=str(onehot[0]))
+    assert not verdict.valid and "does not confirm" in verdict.message
+
+
+def test_a_one_hot_certificate_with_a_category_renamed_is_rejected(onehot, tmp_path):
+    def rename(doc):
+        for m in doc["maps"]:
+            if "values" in m:
+                m["categories"] = ["blue", "green", "purple"]
+
+    assert not verify_file(tampered(onehot[1], tmp_path, rename), model_path=str(onehot[0])).valid
+
+
+def test_a_one_hot_certificate_stating_an_encoded_column_as_numeric_is_rejected(onehot, tmp_path):
+    """An encoder's column restated as a number with boundaries (its map is no monotone
+    map of a number): the checker finds the encoder itself and rejects it."""
+
+    def as_numeric(doc):
+        for j, m in enumerate(doc["maps"]):
+            if "values" in m:
+                doc["maps"][j] = {"input": m["input"], "boundaries": [[0.5, "inf"]]}
+
+    verdict = verify_file(tampered(onehot[1], tmp_path, as_numeric), model_path=str(onehot[0]))
+    assert not verdict.valid and "encoded columns" in verdict.message
+
+
+def test_a_one_hot_certificate_with_a_box_removed_is_rejected(onehot, tmp_path):
+    changed = tampered(onehot[1], tmp_path, drop_last_box)
+    assert not verify_file(changed, model_path=str(onehot[0])).valid
+
+
+def test_a_report_on_a_one_hot_pipeline_certifies_its_insensitive_protected_features(tmp_path):
+    from treesens.questions.report import report
+    from treesens.views.report_html import render
+
+    path, rows = write_onehot_pipeline(tmp_path)
+    data = tmp_path / "rows.csv"
+    rows.to_csv(data, index=False)
+    rep = report(
+        str(path), str(data), label="label", features=["colour"], protected=["colour"],
+        gap=0.1, budget=120, certificates=tmp_path / "certs", progress=False,
+    )  # fmt: skip
+    (finding,) = rep.protected
+    check = finding.check
+    assert check.status == "insensitive" and check.proof.checked, check.proof
+    assert verify_file(check.proof.certificate).valid
+    (ranked,) = rep.ranking
+    assert ranked.proof.checked, ranked.proof
+    assert rep.missing_certificates == []
+    assert "verified" in render(rep)
+
+
+def _largest_change(ens, vary: str) -> float:
+    """The brute force of a max gap, by the pipeline's own predict over one point per
+    threshold cell (codes for colour): a regressor's largest change; a multiclass
+    model's largest ratio r with x1 decided c1 and x2 decided c2 != c1, each by r."""
+    X, ns, nv = cell_grid(ens, [vary])
+    if ens.is_regressor:
+        f = ens.replayer.predict(X).reshape(ns, nv)
+        return float((f.max(axis=1) - f.min(axis=1)).max())
+    p = np.sort(ens.replayer.predict_proba(X), axis=1)
+    top = ens.replayer.predict_proba(X).argmax(axis=1).reshape(ns, nv)
+    ratio = (p[:, -1] / p[:, -2]).reshape(ns, nv)
+    best = 1.0
+    for s in range(ns):
+        by_class = {c: ratio[s][top[s] == c].max() for c in set(top[s].tolist())}
+        if len(by_class) > 1:
+            best = max(best, sorted(by_class.values())[-2])
+    return best
+
+
+def _classes(task: str) -> dict:
+    return {"classes": ("any", "any")} if task == "multiclass" else {}
+
+
+@pytest.mark.parametrize("task", ["multiclass", "regressor"])
+def test_a_one_hot_pipelines_multiclass_or_regressor_max_gap_bound_is_certified(task, tmp_path):
+    """A one-hot pipeline ending in a multiclass classifier or a regressor: the max gap
+    of colour (codes) gets a version-3 certificate treesens verify accepts, whose bound
+    lies above what the pipeline's own predict reaches."""
+    path, _ = write_onehot_pipeline(tmp_path, task)
+    out = tmp_path / "colour.max-gap.json"
+    r = treesens.max_gap(str(path), vary=["colour"], certificate=out, **_classes(task))
+    assert r.proof.checked and verify_file(out).valid, r.proof.why_not
+    doc = json.loads(out.read_text())
+    assert doc["version"] == 3 and doc["question"]["domain"][1]["codes"] == [0, 1, 2]
+    assert _largest_change(treesens.load_model(str(path)), "colour") < r.proof.bound
+
+
+@pytest.mark.parametrize("task", ["multiclass", "regressor"])
+def test_a_one_hot_multiclass_or_regressor_certificate_with_images_swapped_is_rejected(
+    task, tmp_path
+):
+    path, _ = write_onehot_pipeline(tmp_path, task)
+    out = tmp_path / "colour.max-gap.json"
+    r = treesens.max_gap(str(path), vary=["colour"], certificate=out, **_classes(task))
+    assert r.proof.checked, r.proof.why_not
+
+    def swap_images(doc):
+        m = next(m for m in doc["maps"] if "values" in m)
+        m["values"] = m["values"][::-1]
+
+    assert not verify_file(tampered(out, tmp_path, swap_images), model_path=str(path)).valid
+
+
+def test_a_categorical_split_of_a_pipelines_own_model_is_refused():
+    """The final model's own categorical node (a HistGradientBoosting with categorical
+    features) tests its encoder's codes, not a boundary on the input: never restated."""
+    from treesens.verify.models import Model, ModelError, Tree
+    from treesens.verify.models_pipeline import _restated
+
+    tree = Tree(
+        feature=[0, -1, -1], threshold=[0.0] * 3, left=[1, -1, -1], right=[2, -1, -1],
+        value=[0.0, 1.0, -1.0], cats=[frozenset({1}), None, None],
+    )  # fmt: skip
+    inner = Model([tree], 0.0, "<=", ["c"], 1.0)
+    with pytest.raises(ModelError, match="categorical split of the pipeline's model"):
+        _restated(tree, [0], {(0, 0.0): 0.5}, {}, inner)
 
 
 @pytest.mark.parametrize("kind", ["scalers", "forest"])
@@ -256,20 +442,20 @@ def test_a_report_on_a_pipeline_certifies_its_max_gaps_and_says_so_on_the_page(m
     assert f"certified: no pair reaches a gap of {ranked.proof.bound:g}" in render(rep)
 
 
-def test_a_pipeline_ending_in_a_regressor_gets_no_certificate_in_one_line(tmp_path):
-    """The checker reads pipelines of binary classifiers only: a regressor's change is
-    refused before any search."""
+def test_a_pipeline_ending_in_a_poisson_regressor_gets_no_certificate_in_one_line(tmp_path):
+    """Its prediction is exp(raw): a change of D is no linear condition on the trees'
+    scores, and certify refuses before any search."""
     import skops.io
-    from sklearn.ensemble import GradientBoostingRegressor
+    from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     X, y = _data(0)
-    gb = GradientBoostingRegressor(n_estimators=3, max_depth=2)
-    path = tmp_path / "regressor.skops"
-    skops.io.dump(make_pipeline(StandardScaler(), gb).fit(X, X[:, 0] + y), path)
+    hgb = HistGradientBoostingRegressor(max_iter=3, max_depth=2, loss="poisson")
+    path = tmp_path / "poisson.skops"
+    skops.io.dump(make_pipeline(StandardScaler(), hgb).fit(X, 1.0 + X[:, 0] + y), path)
     ens = treesens.load_model(str(path))
     q = make_query([ens.feature_names[2]], delta=100.0)
     done = certify(ens, q, tmp_path / "c.json", path, 60)
-    assert not done.written
-    assert done.reason == "the checker reads sklearn-pipeline models as binary classifiers only"
+    assert not done.written and not (tmp_path / "c.json").exists()
+    assert done.reason.startswith("the regressor predicts exp(raw score)")
