@@ -139,18 +139,7 @@ def _xgboost(path: str) -> Model:
     if objective in XGBOOST_MULTICLASS:  # the base scores are the classes' margins
         n = int(learner["learner_model_param"]["num_class"])
         offsets = tuple(_f32(b) for b in (base if len(base) == n else base * n))
-        return Model(
-            trees,
-            0.0,
-            "<",
-            names,
-            1.0,
-            float32=True,
-            link="softmax",
-            float32_sums=True,
-            offsets=offsets,
-            reads_nan=True,
-        )
+        return _xgboost_softmax(trees, names, offsets, reads_nan=True)
     if objective in XGBOOST_REGRESSION:  # the base score is the raw score's start
         return Model(
             trees,
@@ -221,20 +210,28 @@ def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
     names = [f"f{i}" for i in range(n)]
     if num_class > 2:
         trees = [replace(t, output=i % num_class) for i, t in enumerate(trees)]
-        offsets = (_f32(base_score),) * num_class
-        return Model(
-            trees,
-            0.0,
-            "<",
-            names,
-            1.0,
-            float32=True,
-            link="softmax",
-            float32_sums=True,
-            offsets=offsets,
-        )
+        return _xgboost_softmax(trees, names, (_f32(base_score),) * num_class)
     offset = math.log(base_score / (1.0 - base_score))
     return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True)
+
+
+def _xgboost_softmax(
+    trees: list[Tree], names: list[str], offsets: tuple, reads_nan: bool = False
+) -> Model:
+    """An XGBoost multiclass model: float32 tests and sums, each class's margin from its
+    offset, P = softmax."""
+    return Model(
+        trees,
+        0.0,
+        "<",
+        names,
+        1.0,
+        float32=True,
+        link="softmax",
+        float32_sums=True,
+        offsets=offsets,
+        reads_nan=reads_nan,
+    )
 
 
 def _nested_tree(root: dict, read) -> Tree:
