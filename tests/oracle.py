@@ -202,6 +202,14 @@ def cell_grid(ens: Ensemble, vary, reps: str = "independent", max_rows: int = MA
     return X, ns, nv
 
 
+def binary_gap_reached(ens: Ensemble, feature: str, gap: float) -> bool:
+    """Whether the library's own predict, over one point per threshold cell, gives a pair
+    differing only in ``feature`` with P(class 1) >= 0.5 + gap and <= 0.5 - gap."""
+    X, ns, nv = cell_grid(ens, [feature])
+    p = ens.replayer.predict_proba(X)[:, 1].reshape(ns, nv)
+    return bool(np.any((p.max(axis=1) >= 0.5 + gap) & (p.min(axis=1) <= 0.5 - gap)))
+
+
 def brute_force_witness(ens: Ensemble, query: Query, reps: str = "independent"):
     """A pair (x1, x2) meeting the query, found by enumeration, or None if there is none.
 

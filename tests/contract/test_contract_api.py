@@ -92,14 +92,18 @@ def _outcome(verdict, message, allow_unknown=False) -> Outcome:
     return Outcome("q", Expectation("insensitive", allow_unknown=allow_unknown), verdict, message)
 
 
-def test_the_junit_report_counts_each_verdict_where_ci_systems_look():
-    outs = [
+def _every_verdict() -> list[Outcome]:
+    return [
         _outcome(PASS, "proven"),
         _outcome(FAIL, "pair"),
         _outcome(UNKNOWN, "open"),
         _outcome(UNKNOWN, "open", allow_unknown=True),
         _outcome(ERROR, "error: the solver crashed"),
     ]
+
+
+def test_the_junit_report_counts_each_verdict_where_ci_systems_look():
+    outs = _every_verdict()
     root = ET.fromstring(junit_xml(outs, suite="c.sens", classname="c", seconds=1.0))
     counts = [root.find("testsuite").get(k) for k in ("tests", "failures", "skipped", "errors")]
     assert counts == ["5", "2", "1", "1"]
@@ -123,13 +127,7 @@ def test_the_junit_report_is_xml_whatever_a_message_holds():
 
 
 def test_the_junit_report_of_every_verdict_is_valid_against_the_common_junit_schema():
-    outs = [
-        _outcome(PASS, "proven"),
-        _outcome(FAIL, "pair"),
-        _outcome(UNKNOWN, "open"),
-        _outcome(UNKNOWN, "open", allow_unknown=True),
-        _outcome(ERROR, "error: the solver crashed"),
-    ]
+    outs = _every_verdict()
     text = junit_xml(
         outs, suite="c.sens", classname="c", seconds=12345.678, properties={"model": "m.json"}
     )
