@@ -15,6 +15,7 @@ from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE
 from ..compiler.query import PASS_NAMES, Query
 from ..readers.data import load_data
 from ..readers.load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
+from .memory import refuse_file_over_limit
 from .query_build import query_from_keywords
 
 # what a keyword sets: how the model loads, the query, or one of its options
@@ -128,7 +129,9 @@ def keyword_values(given: dict, where: str) -> dict:
 
 def model_of(model, kw: dict) -> Ensemble:
     """The ensemble a call asks about: ``model`` as it is, or loaded (or re-declared) with
-    the call's details, data and bounds."""
+    the call's details, data and bounds. A model file whose size its format gives before
+    the load (a .skops file) and that would pass the call's memory limit is refused
+    before it is loaded (MemoryRefused)."""
     if (
         isinstance(model, Ensemble)
         and kw["details"] is None
@@ -137,6 +140,8 @@ def model_of(model, kw: dict) -> Ensemble:
         and kw["groups"] is None
     ):
         return model
+    if isinstance(model, (str, Path)):
+        refuse_file_over_limit(model, kw.get("memory_mb"))
     return load_model(
         model,
         details=kw["details"],

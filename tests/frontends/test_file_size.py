@@ -68,3 +68,16 @@ def test_a_cli_sweep_refuses_a_skops_file_over_the_limit_before_loading_it(
 
     monkeypatch.setattr(sweep, "load_from_args", lambda *a: pytest.fail("loaded"))
     assert main(["sweep", str(forest_file), "--memory-mb", "1", "--table", "none"]) == 2
+
+
+def test_the_api_refuses_a_skops_file_over_the_limit_before_loading_it(forest_file, monkeypatch):
+    from treesens.questions import keywords
+    from treesens.questions.memory import MemoryRefused
+
+    monkeypatch.setattr(keywords, "load_model", lambda *a, **k: pytest.fail("loaded"))
+    with pytest.raises(MemoryRefused, match=r"forest\.skops \(7 trees, .*read before loading it"):
+        treesens.check(forest_file, ["x0"], memory_mb=1)
+
+
+def test_the_api_loads_a_skops_file_within_the_limit(forest_file):
+    assert treesens.check(forest_file, ["x0"], gap=0.2, memory_mb=4000).status != "error"
