@@ -189,7 +189,7 @@ def max_gap_query(
     if q.plan.options.value("box_search") or multiclass:
         try:
             if multiclass and ens.link != SOFTMAX:  # a forest: box searches at fixed ratios
-                boxed = forest_largest_ratio(ens, q, tol, deadline)
+                boxed = forest_largest_ratio(ens, q, tol, deadline, memory_bytes)
             else:
                 boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes)
         except PairTablesPastDeadline as e:  # no time left to bisect in

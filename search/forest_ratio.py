@@ -30,24 +30,31 @@ from ..compiler.query import MAX_RATIO, Gap, GapKind, Query
 from .box_search import FOUND, GAVE_UP, box_search
 from .gap_boxes import GapBoxOutcome
 from .gap_search import LOG_MAX, BestPair, pair_result
-from .pair_boxes import class_pair_encodings, pair_encoding, pair_tables
+from .pair_boxes import PairTablesPastDeadline, class_pair_encodings, pair_encoding, pair_tables
 
 MAX_STEPS = 200  # a bound on the steps, whatever the tolerance (each at least halves or proves)
 
 
 def forest_largest_ratio(
-    ens: Ensemble, q: Query, tolerance: float, deadline: float
+    ens: Ensemble, q: Query, tolerance: float, deadline: float, memory_bytes: int | None = None
 ) -> tuple[object, GapBoxOutcome] | None:
     """(Result, outcome) of the largest ratio of ``q`` (its gap unused) on a multiclass
-    forest, or None where the pair tables do not describe the query."""
+    forest, or None where the pair tables do not describe the query. Each step's tables
+    are built by ``deadline`` and within ``memory_bytes`` (pair_tables): past the deadline
+    in the first step's build, PairTablesPastDeadline; in a later one, the bounds so far."""
     t0 = time.time()
     if class_pair_encodings(pair_encoding(ens, q.with_(gap=Gap(1.0, GapKind.PROB)))) is None:
         return None
     best = BestPair(ens)
     upper, boxes, proven, enc0 = LOG_MAX, 0, False, None
     g = tolerance
-    for _ in range(MAX_STEPS):
-        status, n, enc = _step(ens, q, g, best, deadline)
+    for step in range(MAX_STEPS):
+        try:
+            status, n, enc = _step(ens, q, g, best, deadline, memory_bytes)
+        except PairTablesPastDeadline:
+            if step == 0:
+                raise
+            break
         boxes, enc0 = boxes + n, enc0 or enc
         if status == GAVE_UP or best.disagreement is not None:
             break
@@ -74,13 +81,16 @@ def forest_largest_ratio(
     return res, out
 
 
-def _step(ens: Ensemble, q: Query, g: float, best: BestPair, deadline: float):
+def _step(
+    ens: Ensemble, q: Query, g: float, best: BestPair, deadline: float, memory_bytes: int | None
+):
     """Is there a pair at ratio e^g? ("proved" | "found" | GAVE_UP, boxes, an encoding)."""
     at = q.with_(gap=Gap(math.exp(g), GapKind.PROB))
     encs = class_pair_encodings(pair_encoding(ens, at))
     boxes = 0
     for enc in encs:
-        out = box_search(enc, pair_tables(enc), deadline)
+        tables = pair_tables(enc, max_held=memory_bytes, deadline=deadline)
+        out = box_search(enc, tables, deadline)
         boxes += out.boxes
         if out.status == GAVE_UP:
             return GAVE_UP, boxes, enc

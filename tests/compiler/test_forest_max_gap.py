@@ -45,3 +45,44 @@ def test_a_class_a_forest_gives_probability_0_shows_the_largest_float_as_its_rat
     q = Query(vary=(ens.feature_names[3],), classes=("any", "any"), plan=Plan(timeout=60.0))
     r = max_gap_query(ens, q)
     assert r.max_gap["lower"] == r.max_gap["upper"] == np.finfo(float).max
+
+
+def test_a_multiclass_forest_s_max_gap_stopped_in_its_first_table_build_says_so():
+    import time
+
+    ens = _forest(0)
+    q = Query(vary=(ens.feature_names[2],), classes=(0, 1), plan=Plan(timeout=60.0))
+    r = max_gap_query(ens, q, deadline=time.time() - 1.0)
+    assert r.status == "unknown" and r.max_gap["stopped_by"] == "table build"
+
+
+def test_a_multiclass_forest_s_later_table_build_past_the_deadline_keeps_the_bounds(
+    monkeypatch,
+):
+    from treesens.search import forest_ratio
+    from treesens.search.pair_boxes import PairTablesPastDeadline
+
+    built = []
+    real = forest_ratio.pair_tables
+
+    def second_build_too_late(enc, **kw):
+        built.append(1)
+        if len(built) > 1:
+            raise PairTablesPastDeadline(0)
+        return real(enc, **kw)
+
+    monkeypatch.setattr(forest_ratio, "pair_tables", second_build_too_late)
+    ens = _forest(0)
+    q = Query(vary=(ens.feature_names[0],), classes=(0, 1), plan=Plan(timeout=60.0))
+    r = max_gap_query(ens, q, tolerance=1e-4)
+    assert len(built) == 2 and not r.max_gap["proven"]
+    assert r.max_gap["lower"] is not None and r.status == "sensitive"
+
+
+def test_a_multiclass_forest_s_tables_are_held_to_what_the_memory_limit_leaves():
+    from treesens.compiler.errors import InputError
+
+    ens = _forest(0)
+    q = Query(vary=(ens.feature_names[2],), classes=(0, 1), plan=Plan(timeout=60.0))
+    with pytest.raises(InputError, match="multiclass model"):
+        max_gap_query(ens, q, memory_bytes=1)
