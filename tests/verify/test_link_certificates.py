@@ -141,9 +141,19 @@ class Case:
         )
 
 
+_CASES: dict[tuple[str, str], Case] = {}
+
+
+def _case(model: tuple[str, str], tmp_path_factory) -> Case:
+    """The model's Case, built once for every test of the module."""
+    if model not in _CASES:
+        _CASES[model] = Case(*model, tmp_path_factory.mktemp("link"))
+    return _CASES[model]
+
+
 @pytest.fixture(scope="module", params=MODELS, ids=lambda m: f"{m[0]}-{m[1]}")
 def case(request, tmp_path_factory) -> Case:
-    return Case(*request.param, tmp_path_factory.mktemp("link"))
+    return _case(request.param, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -221,7 +231,7 @@ TAMPERS = ["box removed", "R lowered", "S lowered", "smaller D"]
 
 @pytest.fixture(scope="module", params=ONE_PER_LIBRARY, ids=lambda m: f"{m[0]}-{m[1]}")
 def tamper_case(request, tmp_path_factory) -> Case:
-    return Case(*request.param, tmp_path_factory.mktemp("link-tamper"))
+    return _case(request.param, tmp_path_factory)
 
 
 def _tamper(kind: str, largest: float):
