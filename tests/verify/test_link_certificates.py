@@ -400,3 +400,27 @@ def test_bounds_of_the_other_direction_are_not_accepted(stump, folder):
     (folder / "down.json").write_text(json.dumps(doc))
     verdict = verify_file(folder / "down.json")
     assert not verdict.valid and "above the" in verdict.message
+
+
+def test_an_exp_link_certificate_over_category_codes_is_version_3_and_verified(tmp_path):
+    """A LightGBM poisson model with a categorical feature: varying it, the boxes hold
+    runs of its codes (version 3) and close by the link rule."""
+    import lightgbm
+
+    X, y = _data()
+    X["c"] = pd.Categorical(np.random.default_rng(1).integers(0, 4, len(X)))
+    y = y * np.exp(2.0 * X["c"].cat.codes.isin([1, 3]))
+    est = lightgbm.LGBMRegressor(
+        n_estimators=3, num_leaves=6, objective="poisson", min_child_samples=5, verbose=-1
+    )
+    path = tmp_path / "coded.txt"
+    est.fit(X, y).booster_.save_model(path)
+    ens = treesens.load_model(str(path))
+    res = treesens.max_gap(ens, vary=["c"], timeout=60)
+    cert = tmp_path / "coded.json"
+    done = certify(ens, make_query(["c"], delta=1.05 * res.max_gap["upper"]), cert, path, 60)
+    assert done.verified, done.message
+    doc = json.loads(cert.read_text())
+    assert doc["version"] == 3 and doc["question"]["domain"][2]["codes"] == [0, 1, 2, 3]
+    assert res.max_gap["upper"] > 1.0  # the model reads c
+    assert any(isinstance(s[2], dict) for s in doc["parts"][0]["proof"] if s[0] == "split")
