@@ -23,13 +23,14 @@ from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..answers.verdict import NearMiss, check_pair
 from ..compiler.encode import ensemble_structure, gap_row_terms
-from ..compiler.ensemble import IDENTITY, PROBA, Ensemble
+from ..compiler.ensemble import EXP, IDENTITY, PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.invert import witness_from_pair
 from ..compiler.query import ANY, Gap, GapKind, Query
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..search.box_search import FOUND, PROVED, BoxSearch
+from ..search.link_proof import link_proof_encoding, link_search
 from ..search.pair_boxes import (
     PairTablesTooLarge,
     class_pair_encodings,
@@ -151,7 +152,7 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     binary = not ens.is_regressor and ens.n_outputs == 1
     if model_library(ens) == "xgboost-dump" and ens.is_regressor:
         return "the checker reads XGBoost dumps of classifiers only (give the JSON model)"
-    if ens.is_regressor and ens.link != IDENTITY:
+    if ens.is_regressor and ens.link not in (IDENTITY, EXP):  # exp: ``link`` steps
         return nonlinear_link_refusal(ens.link)
     if model_library(ens) == "sklearn-pipeline":
         why = pipeline_refusal(ens)
@@ -175,7 +176,7 @@ def nonlinear_link_refusal(link: str) -> str:
     return (
         f"the regressor predicts {link}(raw score): a change of D in its prediction is "
         "not a linear condition on the trees' scores, which certificates state (they "
-        "cover regressors that predict the raw score)"
+        "cover regressors that predict the raw score or exp of it)"
     )
 
 
@@ -224,7 +225,10 @@ def certify(
     why = model_refusal(ens, q, model_file)
     if why is not None:
         return refused(why)
-    encs = class_pair_encodings(pair_encoding(ens, q))
+    whole = pair_encoding(ens, q)
+    # a change through the exp link: one search whose boxes close by the ``link`` rule
+    link = link_proof_encoding(whole) if ens.is_regressor and ens.link == EXP else None
+    encs = [link] if link is not None else class_pair_encodings(whole)
     if not encs:
         return refused(
             "the box search does not apply to this query (bounds or relations on the "
@@ -245,7 +249,10 @@ def certify(
         except PairTablesTooLarge as e:
             return refused(str(e), boxes, time.time() - t0)
         record: list = []
-        out = _search_past_near_misses(ens, q, enc, tables, t0 + timeout, record)
+        if link is not None:
+            out = link_search(enc, tables, float(q.delta), t0 + timeout, record)
+        else:
+            out = _search_past_near_misses(ens, q, enc, tables, t0 + timeout, record)
         boxes += out.boxes
         if out.status != PROVED:
             seconds = time.time() - t0
@@ -425,6 +432,9 @@ def _part(ens, enc, tables, record) -> dict:
     for event in record:
         if event[0] == "replay":
             proof.append(["replay", _values(event[1]), _values(event[2])])
+            continue
+        if event[0] == "link":  # the change's bounds R and S through the exp link
+            proof.append(["link", _number(event[1]), _number(event[2])])
             continue
         if event[0] == "prune":
             row = event[1]

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .claims import Row, claim_of, part_key, part_rows, required_parts
+from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
 from .replay import RawScores, library_raw
 
@@ -155,7 +156,8 @@ def _check_claim(
         return Verdict(False, "the checker does not read this model's missing values")
     boxes = 0
     for part, key in zip(parts, keys, strict=True):
-        verdict = checker.run(part["proof"], part_rows(model, claim, part))
+        rows, link = part_rows(model, claim, part), link_rule(model, claim, part)
+        verdict = checker.run(part["proof"], rows, link)
         if not verdict.valid:
             where = f"classes {_key_text(key)}: " if key else ""
             return replace(verdict, message=where + verdict.message)
@@ -465,10 +467,11 @@ class Checker:
         return tuple(np.concatenate(x) for x in out)
 
     # ---- the walk -------------------------------------------------------------
-    def run(self, proof: list, rows: dict[str, Row]) -> Verdict:
+    def run(self, proof: list, rows: dict[str, Row], link: LinkRule | None = None) -> Verdict:
         """Walk one part of the proof: its splits must partition the pair space, and at
         each pruned box the named row's bound, recomputed, must be the stated one and lie
-        below the row's threshold (its right-hand side less the relaxation)."""
+        below the row's threshold (its right-hand side less the relaxation); at a ``link``
+        step, the change through the exp link bounded as ``link`` says (verify/link.py)."""
         threshold = {name: r.rhs - self.eps * r.weight for name, r in rows.items()}
         box = [(-INF, INF, bool(m)) for m in self.col_missing]
         stack = [box]
@@ -486,6 +489,12 @@ class Checker:
                 yes_box[c], no_box[c] = sides
                 stack.append(no_box)
                 stack.append(yes_box)
+                continue
+            if step[0] == "link":
+                why = link_prune(self, box, step, link)
+                if why is not None:
+                    return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
+                pruned += 1
                 continue
             if step[0] == "replay":
                 why = self._replay(box, step, rows)

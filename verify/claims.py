@@ -20,7 +20,8 @@ None: that input does not enter it). The claims:
 * a regressor's change by at least D (``change``): f(x2) - f(x1) >= D (up) or
   f(x1) - f(x2) >= D (down). Both inputs range over the same domain, so swapping them
   maps the pairs going up onto those going down: a proof for one direction proves the
-  claim in both (and in "either").
+  claim in both (and in "either"). A regressor predicting exp(raw) has no such row: its
+  boxes are closed by ``link`` steps (verify/link.py).
 """
 
 from __future__ import annotations
@@ -130,6 +131,8 @@ def part_key(model: Model, claim: Claim, part: dict) -> tuple:
 def part_rows(model: Model, claim: Claim, part: dict) -> dict[str, Row]:
     """The rows of the condition a part of the proof rules out, by name."""
     if claim.kind == "change":
+        if model.link == "exp":  # no row states it: its boxes are ``link`` steps (link.py)
+            return {}
         return _change_rows(claim, str(part.get("direction", "up")))
     if model.n_outputs == 1:
         return _binary_rows(model, claim)

@@ -109,6 +109,9 @@ def read_model(
 # XGBoost's regression objectives whose prediction is the raw score (identity link)
 XGBOOST_REGRESSION = ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror")
 XGBOOST_MULTICLASS = ("multi:softprob", "multi:softmax")
+# XGBoost's objectives whose prediction is exp(raw score) (log link): their base score
+# is a prediction, whose log starts the raw score
+XGBOOST_EXP = ("reg:gamma", "count:poisson", "reg:tweedie")
 
 
 def _xgboost(path: str) -> Model:
@@ -119,12 +122,18 @@ def _xgboost(path: str) -> Model:
     learner = doc["learner"]
     objective = learner["objective"]["name"]
     # reg:logistic predicts P(class 1) as binary:logistic does, its base score a probability
-    known = ("binary:logistic", "reg:logistic", *XGBOOST_MULTICLASS, *XGBOOST_REGRESSION)
+    known = (
+        "binary:logistic",
+        "reg:logistic",
+        *XGBOOST_MULTICLASS,
+        *XGBOOST_REGRESSION,
+        *XGBOOST_EXP,
+    )
     if objective not in known:
         raise ModelError(
             f"objective {objective}: the checker reads binary:logistic, reg:logistic, "
-            "multi:softprob / multi:softmax and reg:squarederror / absoluteerror / "
-            "pseudohubererror models"
+            "multi:softprob / multi:softmax, reg:squarederror / absoluteerror / "
+            "pseudohubererror and reg:gamma / count:poisson / reg:tweedie models"
         )
     base = [
         float(v) for v in str(learner["learner_model_param"]["base_score"]).strip("[]").split(",")
@@ -140,15 +149,19 @@ def _xgboost(path: str) -> Model:
         n = int(learner["learner_model_param"]["num_class"])
         offsets = tuple(_f32(b) for b in (base if len(base) == n else base * n))
         return _xgboost_softmax(trees, names, offsets, reads_nan=True)
-    if objective in XGBOOST_REGRESSION:  # the base score is the raw score's start
+    if objective in XGBOOST_REGRESSION + XGBOOST_EXP:  # the base score starts the raw
+        # score (a log link's: its log); the prediction is raw, or exp(raw)
+        exp = objective in XGBOOST_EXP
+        if exp and not base[0] > 0.0:
+            raise ModelError(f"base_score {base[0]} of a log-link objective is not positive")
         return Model(
             trees,
-            _f32(base[0]),
+            _f32(math.log(base[0])) if exp else _f32(base[0]),
             "<",
             names,
             1.0,
             float32=True,
-            link="identity",
+            link="exp" if exp else "identity",
             float32_sums=True,
             task="regressor",
             reads_nan=True,
@@ -292,6 +305,8 @@ def _f32(v) -> float:
 
 # LightGBM's regression objectives whose prediction is the raw score (identity link)
 LIGHTGBM_REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile")
+# and those whose prediction is exp(raw score) (log link)
+LIGHTGBM_EXP = ("poisson", "gamma", "tweedie")
 
 
 def _lightgbm(path: str) -> Model:
@@ -313,10 +328,12 @@ def _lightgbm(path: str) -> Model:
         return Model(
             trees, 0.0, "<=", names, 1.0, link="identity", task="regressor", **LIGHTGBM_READS
         )
+    if name in LIGHTGBM_EXP and n_class == 1:
+        return Model(trees, 0.0, "<=", names, 1.0, link="exp", task="regressor", **LIGHTGBM_READS)
     if name not in ("binary", "cross_entropy", "xentropy") or n_class != 1:
         raise ModelError(
             f"objective {objective}: the checker reads binary, cross_entropy, multiclass "
-            f"and regression ({', '.join(LIGHTGBM_REGRESSION)}) models"
+            f"and regression ({', '.join(LIGHTGBM_REGRESSION + LIGHTGBM_EXP)}) models"
         )
     sigmoid = 1.0
     for part in objective.split():

@@ -7,8 +7,9 @@ giving bit k of the leaf's index (the first split is the lowest bit), and raw =
 scale * (sum of the leaves) + bias (``scale_and_bias``), per output; Logloss and
 CrossEntropy predict P(class 1) = sigmoid(raw); MultiClass has one raw score per class
 (one bias each; a tree's ``leaf_values`` hold, leaf by leaf, one value per class) and
-P = their softmax; the regression losses of IDENTITY predict raw itself (Poisson and
-Tweedie predict exp(raw): refused, as no linear condition on raw states their change).
+P = their softmax; the regression losses of IDENTITY predict raw itself, Poisson and
+Tweedie (EXP) exp(raw) (``link`` "exp": its change is checked by the ``link`` step,
+verify/link.py).
 The checker unfolds each oblivious tree into a binary tree
 whose "yes" side (the test ``float32(x) <= border`` holds) is bit 0, and folds the scale
 into the leaves. A split is found by its ``split_index`` (every border of every float
@@ -32,6 +33,8 @@ BINARY = ("Logloss", "CrossEntropy")
 MULTICLASS = ("MultiClass",)
 # losses whose prediction is the raw score (catboost's RawFormulaVal)
 IDENTITY = ("RMSE", "MAE", "Quantile", "Expectile", "MAPE", "Huber", "Lq", "LogCosh", "RMSPE")
+# losses whose prediction is exp(raw) (catboost's Exponent)
+EXP = ("Poisson", "Tweedie")
 MAX_DEPTH = 16  # catboost's own limit
 
 
@@ -66,10 +69,11 @@ def from_json(doc: dict) -> Model:
         )
     loss = doc["model_info"]["params"]["loss_function"]
     name = (loss.get("type") if isinstance(loss, dict) else str(loss)).split(":", 1)[0]
-    if name not in BINARY + MULTICLASS + IDENTITY:
+    if name not in BINARY + MULTICLASS + IDENTITY + EXP:
         raise ModelError(
             f"loss {name}: the checker reads Logloss, CrossEntropy, MultiClass and the "
-            f"regression losses whose prediction is the raw score ({', '.join(IDENTITY)})"
+            f"regression losses whose prediction is the raw score ({', '.join(IDENTITY)}) "
+            f"or exp(raw) ({', '.join(EXP)})"
         )
     if "oblivious_trees" not in doc:
         raise ModelError("a non-symmetric CatBoost tree (grow_policy) is not checked")
@@ -90,10 +94,9 @@ def from_json(doc: dict) -> Model:
         return Model(
             trees, 0.0, "<=", names, 1.0, float32=True, link="softmax", offsets=tuple(bias)
         )
-    if name in IDENTITY:
-        return Model(
-            trees, bias[0], "<=", names, 1.0, float32=True, link="identity", task="regressor"
-        )
+    if name in IDENTITY + EXP:
+        link = "exp" if name in EXP else "identity"
+        return Model(trees, bias[0], "<=", names, 1.0, float32=True, link=link, task="regressor")
     return Model(trees, bias[0], "<=", names, 1.0, float32=True)
 
 

@@ -10,9 +10,9 @@ the side ``missing_go_to_left`` names. A model with categorical features first e
 them (``_preprocessor``: an OrdinalEncoder of those columns, put first, the others passed
 through): code k of such a feature is the encoder's k-th category, a categorical node
 sends the codes its bitset (``raw_left_cat_bitsets``) holds left and the others right,
-NaN (and an unknown category) to the side ``missing_go_to_left`` names. Regressors whose
-link is not the identity (loss poisson or gamma: exp) are refused: a change in their
-prediction is no linear condition on the raw score.
+NaN (and an unknown category) to the side ``missing_go_to_left`` names. A regressor's
+link is the identity or, for the losses poisson and gamma, exp (``link`` "exp": its
+change is checked by the ``link`` step, verify/link.py).
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from .models import Model, ModelError, Tree, sklearn_names
 def read_hgb(est) -> Model:
     link = type(est._loss.link).__name__
     regressor = not hasattr(est, "classes_")
-    if regressor and link != "IdentityLink":
+    if regressor and link not in ("IdentityLink", "LogLink"):
         raise ModelError(
             f"a HistGradientBoostingRegressor with loss {est.loss} (link {link}): the checker "
-            "reads regressors whose prediction is the raw score (identity link)"
+            "reads regressors whose prediction is the raw score (identity link) or exp(raw) "
+            "(log link)"
         )
     order, n_codes = _columns(est)
     base = np.asarray(est._baseline_prediction, dtype=np.float64).reshape(-1)
@@ -49,7 +50,7 @@ def read_hgb(est) -> Model:
         trees, float(base[0]), "<=", sklearn_names(est), 1.0, reads_nan=True, known_codes=n_codes
     )
     if regressor:
-        return replace(model, link="identity", task="regressor")
+        return replace(model, link="exp" if link == "LogLink" else "identity", task="regressor")
     if n_out == 1:
         return model
     return replace(model, offset=0.0, link="softmax", offsets=tuple(float(b) for b in base))

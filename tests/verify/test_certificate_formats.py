@@ -285,8 +285,9 @@ def test_an_onnx_graph_the_checker_does_not_read_gets_no_certificate_and_says_wh
     assert not done.written and "the checker does not read this model" in done.message
 
 
-def test_a_catboost_poisson_regressor_gets_no_certificate_in_one_line(tmp_path):
-    """CatBoost's Poisson predicts exp(raw): refused before any search, naming why."""
+def test_a_catboost_poisson_regressors_change_is_certified_by_link_steps(tmp_path):
+    """CatBoost's Poisson predicts exp(raw): its boxes are ``link`` steps, which the
+    checker reads from the .cbm (its loss names the link)."""
     import catboost
 
     X, y = _data(0)
@@ -297,7 +298,8 @@ def test_a_catboost_poisson_regressor_gets_no_certificate_in_one_line(tmp_path):
     est.fit(X, y + 1).save_model(str(path))
     ens = treesens.load_model(str(path))
     done = certify(
-        ens, make_query([ens.feature_names[2]], delta=1.0), tmp_path / "c.json", path, 60
+        ens, make_query([ens.feature_names[2]], delta=100.0), tmp_path / "c.json", path, 60
     )
-    assert not done.written
-    assert done.reason.startswith("the regressor predicts exp(raw score)")
+    assert done.verified, done.message
+    steps = json.loads((tmp_path / "c.json").read_text())["parts"][0]["proof"]
+    assert {s[0] for s in steps} <= {"split", "link"}
