@@ -24,6 +24,10 @@ stated by the input's ``categories`` (raw values, in code order: code k is the k
 the column's ``values``, its image of each code. The checker confirms every image with
 the transform (on rows where that input takes each category), and a test of the model on
 the column becomes a categorical node on the input: the codes whose image passes go left.
+
+A column of an input that may be missing (an imputer fills it) states ``nan``, its value
+when the input is NaN; the checker confirms it with the transform, and a node on the
+column sends NaN where its test sends that value. NaN is read for such inputs only.
 """
 
 from __future__ import annotations
