@@ -220,3 +220,63 @@ def test_a_report_on_one_hot_data_certifies_its_inferred_groups_answers(xgb, tmp
     (ranked,) = rep.ranking
     assert ranked.proof.checked, ranked.proof
     assert rep.missing_certificates == [] and "verified" in render(rep)
+
+
+def _walk(model, row: list[float]) -> float:
+    """A row's raw score as the checker's model reads it: each tree walked with
+    ``goes_left``, the rule it routes boxes with."""
+    from treesens.verify.check import goes_left
+
+    out = model.offset
+    for t in model.trees:
+        n = 0
+        while t.feature[n] >= 0:
+            n = t.left[n] if goes_left(model, t, n, row[t.feature[n]]) else t.right[n]
+        out += t.value[n]
+    return out
+
+
+@pytest.mark.parametrize("which", ["xgboost", "lightgbm"])
+def test_the_checkers_folded_model_scores_each_code_as_the_library_scores_its_image(
+    which, xgb, dropped, certificate, tmp_path
+):
+    """Every code of the group (the dropped one too), at a few values of the others:
+    the folded model's walk equals the library's raw score of the row ``to_model`` makes
+    (the row a replayed pair is scored on)."""
+    from treesens.verify.models import read_model
+    from treesens.verify.models_groups import folded, read_groups
+
+    if which == "xgboost":
+        path, stated = xgb, json.loads(certificate.read_text())["groups"]
+    else:
+        path, groups = dropped
+        out = tmp_path / "d.json"
+        treesens.max_gap(str(path), vary=["race"], groups=groups, certificate=out)
+        stated = json.loads(out.read_text())["groups"]
+    model = folded(read_model(str(path), which), read_groups(stated))
+    n_codes = len(stated[0]["images"])
+    rows = [[float(c), x, z] for c in range(n_codes) for x in (0.1, 0.5, 0.9) for z in (-1, 0, 1)]
+    X = model.to_model(np.array(rows))
+    if which == "xgboost":
+        import xgboost
+
+        booster = xgboost.Booster(model_file=str(path))
+        data = xgboost.DMatrix(X, feature_names=booster.feature_names)
+        library = booster.predict(data, output_margin=True)
+    else:
+        import lightgbm
+
+        library = lightgbm.Booster(model_file=str(path)).predict(X, raw_score=True)
+    k = len(stated[0]["columns"])  # the group's columns come first, then x and z
+    assert X.shape[1] == k + 2 and set(X[:, :k].sum(axis=1)) <= {0.0, 1.0}
+    got = [_walk(model, r) for r in rows]
+    np.testing.assert_allclose(got, library, rtol=1e-5, atol=1e-5)
+
+
+def test_a_sweep_with_groups_writes_a_verified_certificate_per_insensitive_answer(xgb, tmp_path):
+    p = treesens_here(
+        "sweep", xgb, "--groups", "race=" + ",".join(RACE), "--gap", "0.4",
+        "--certificates", tmp_path / "certs",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert verify_file(tmp_path / "certs" / "race.json").valid
