@@ -51,6 +51,8 @@ def model_thresholds(ens: Ensemble) -> dict[int, dict[float, float]]:
     cols = ens.columns
     if not isinstance(cols, GroupColumns) or cols.unfolded is None:
         return {}
+    if _LAST and _LAST[0] is cols:  # the parts of one certificate (one bisection per column)
+        return _LAST[1]
     user = {name: f for f, name in enumerate(ens.feature_names)}
     maps = [
         ColumnMap(user[name], forward=identity)
@@ -61,4 +63,8 @@ def model_thresholds(ens: Ensemble) -> dict[int, dict[float, float]]:
     out: dict[int, dict[float, float]] = {}
     for j, pairs in numeric_boundaries(cols.unfolded, maps).items():
         out[maps[j].user] = {b: t for t, b in pairs.items()}
+    _LAST[:] = [cols, out]
     return out
+
+
+_LAST: list = []  # the last grouped model's columns and its thresholds

@@ -5,9 +5,9 @@ the model on the column, the boundary b in the input's units where the model's t
 ``cast(map(x)) op t`` stops holding (it holds exactly for x < b). The checker confirms
 each by calling the pipeline's own transform at the stated points (verify/models_pipeline.py)
 and checks the proof over the inputs. A column of an input that may be missing (an
-imputer fills it) states ``nan``, the column's value when the input is NaN. A column an encoder makes from a categorical input
-(one-hot, ordinal) is stated by the input's raw categories (code k is the k-th) and the
-column's image of each code.
+imputer fills it) states ``nan``, the column's value when the input is NaN. A column an
+encoder makes from a categorical input (one-hot, ordinal) is stated by the input's raw
+categories (code k is the k-th) and the column's image of each code.
 """
 
 from __future__ import annotations
