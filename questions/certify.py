@@ -40,6 +40,7 @@ from ..search.pair_boxes import (
 )
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
+from .certify_groups import group_section, groups_refusal, model_thresholds
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 
 # version 1: binary probability gaps (``question.gap``, one ``proof``); 2: every claim
@@ -158,8 +159,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         why = pipeline_refusal(ens)
         if why is not None:
             return why
-    elif ens.columns is not None:  # one-hot groups folded into one feature each
-        return "the checker reads the model's own columns, not one-hot groups folded into features"
+    elif groups_refusal(ens) is not None:  # columns folded into features (one-hot groups)
+        return groups_refusal(ens)
     if q.threshold is not None:
         return "certificates cover gaps and changes, not the threshold form (above, below)"
     if binary and ens.link == PROBA and q.gap.kind == "margin" and q.gap.value >= 0.5:
@@ -267,6 +268,8 @@ def certify(
     seconds = time.time() - t0
     doc = _document(ens, q, encs[0], tables, parts, Path(model_file), Path(path))
     doc["question"]["max_gap_upper"] = max_gap_upper
+    if group_section(ens) is not None:
+        doc["groups"] = group_section(ens)
     if doc["model"]["library"] == "sklearn-pipeline":
         try:
             doc["maps"] = pipeline_maps(ens, str(model_file))
@@ -425,6 +428,7 @@ def _opposite_pairs(cond) -> list[tuple[int, int]]:
 def _part(ens, enc, tables, record) -> dict:
     """One box search's proof, with what it answers: a class pair, or a change's direction."""
     st = ensemble_structure(ens)
+    own = model_thresholds(ens)  # a grouped model's splits at its own thresholds
     names, constant = row_names(enc, tables), _row_constants(enc)
     if len(names) != tables.values.shape[0] or len(constant) != len(names):
         raise AssertionError("the pair tables' rows are not the condition's")
@@ -441,7 +445,10 @@ def _part(ens, enc, tables, record) -> dict:
             proof.append(["prune", names[row], event[2] + constant[row]])
             continue
         _, c, r = event
-        proof.append(["split", c, split_at(st.domains[tables.columns[c][0]], r)])
+        at = split_at(st.domains[tables.columns[c][0]], r)
+        if isinstance(at, float):
+            at = own.get(tables.columns[c][0], {}).get(at, at)
+        proof.append(["split", c, at])
     part: dict = {}
     q = enc.query
     if ens.n_outputs > 1:

@@ -4,9 +4,10 @@ applies (``x -> (x - shift) / scale``, when the column is one), and, per thresho
 the model on the column, the boundary b in the input's units where the model's test
 ``cast(map(x)) op t`` stops holding (it holds exactly for x < b). The checker confirms
 each by calling the pipeline's own transform at the stated points (verify/models_pipeline.py)
-and checks the proof over the inputs. A column an encoder makes from a categorical input
-(one-hot, ordinal) is stated by the input's raw categories (code k is the k-th) and the
-column's image of each code.
+and checks the proof over the inputs. A column of an input that may be missing (an
+imputer fills it) states ``nan``, the column's value when the input is NaN. A column an
+encoder makes from a categorical input (one-hot, ordinal) is stated by the input's raw
+categories (code k is the k-th) and the column's image of each code.
 """
 
 from __future__ import annotations
@@ -36,8 +37,6 @@ def pipeline_refusal(ens: Ensemble) -> str | None:
     final = pipe.steps[-1][1]
     if not type(final).__module__.startswith("sklearn."):
         return f"the checker reads pipelines ending in a scikit-learn model, not {type(final).__name__}"
-    if any(f.may_be_missing for f in ens.features):
-        return "the checker does not read a pipeline's missing values (an imputed feature)"
     return None
 
 
@@ -75,6 +74,9 @@ def _maps(ens: Ensemble, where: str) -> list[dict[str, Any]]:
         if affine is not None:
             col["map"] = affine
         col["boundaries"] = [[float(t), _number(b)] for t, b in stated]
+        if ens.features[m.user].may_be_missing:  # an imputed input: NaN's image
+            v = float(m.forward(np.array([np.nan]))[0])
+            col["nan"] = "nan" if math.isnan(v) else _number(v)
         out.append(col)
     return out
 

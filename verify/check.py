@@ -33,6 +33,7 @@ import numpy as np
 from .claims import Row, claim_of, part_key, part_rows, required_parts
 from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
+from .models_groups import folded, read_groups
 from .replay import RawScores, library_raw
 
 FORMAT = "treesens-certificate"
@@ -117,6 +118,8 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")
     q = doc["question"]
+    if doc.get("groups") is not None:  # one-hot groups folded into one feature each
+        model = folded(model, read_groups(doc["groups"]))
     if m["library"] == "xgboost-dump":  # a dump names no features: the certificate's
         if len(q["features"]) < len(model.features):
             return Verdict(False, "the model reads more features than the certificate names")
@@ -127,9 +130,15 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     if any(step[0] == "replay" for part in _parts(doc) for step in part["proof"]):
         try:
             replay = library_raw(str(path), m["library"], model)
+            if model.to_model is not None:  # the pair's rows as the model file's columns
+                replay = _through(model.to_model, replay)
         except ModelError as e:
             refusal = str(e)
     return _check_claim(doc, model, replay, refusal)
+
+
+def _through(to_model, replay: RawScores) -> RawScores:
+    return lambda X: replay(to_model(X))
 
 
 def _parts(doc: dict) -> list:
@@ -152,8 +161,13 @@ def _check_claim(
         shown = ", ".join(_key_text(k) for k in need)
         return Verdict(False, f"the proof's parts are not the ones the claim needs ({shown})")
     checker = Checker(model, doc["question"], doc["columns"], version, replay, refusal)
-    if any(d.missing for d in checker.domain) and not model.reads_nan:
-        return Verdict(False, "the checker does not read this model's missing values")
+    unread = [f for f, d in enumerate(checker.domain) if d.missing and not model.reads_nan_of(f)]
+    if unread:
+        return Verdict(
+            False,
+            "the checker does not read this model's missing values "
+            f"(feature {model.features[unread[0]]!r})",
+        )
     boxes = 0
     for part, key in zip(parts, keys, strict=True):
         rows, link = part_rows(model, claim, part), link_rule(model, claim, part)
@@ -182,12 +196,13 @@ def _domain_text(model: Model, domain: list[Domain]) -> str:
     """What a version-3 domain adds to the claim: each coded feature's codes, and the
     features that may be missing (the claim covers NaN there)."""
     said = []
-    for name, d in zip(model.features, domain, strict=True):
+    for f, (name, d) in enumerate(zip(model.features, domain, strict=True)):
         if d.codes is not None:
             listed = ", ".join(str(c) for c in d.codes)
             if d.codes == tuple(range(len(d.codes))) and len(d.codes) > 3:
                 listed = f"0 to {len(d.codes) - 1}"
-            said.append(f"{name} takes the codes {listed}")
+            meaning = model.meaning.get(f)
+            said.append(f"{name} takes the codes {listed}" + (f" ({meaning})" if meaning else ""))
         if d.missing:
             said.append(f"{name} may be missing")
     return "; " + "; ".join(said) if said else ""
@@ -239,6 +254,9 @@ class Checker:
                         f"feature {names[t.feature[n]]!r} has categorical splits: its "
                         "domain must list its codes"
                     )
+        for f in model.meaning:  # a group's feature: its values are codes, never NaN
+            if self.domain[f].codes is None or self.domain[f].missing:
+                raise ValueError(f"feature {names[f]!r}: a group's domain lists its codes alone")
         for f, n_codes in model.known_codes.items():
             codes = self.domain[f].codes
             if codes is not None and not all(0 <= c < n_codes for c in codes):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -58,10 +59,23 @@ class Model:
     # per feature whose codes the model knows (HistGradientBoosting's encoder), how many:
     # a domain's codes lie in 0..n-1 (an unknown category is read as missing)
     known_codes: dict[int, int] = field(default_factory=dict)
+    # the features whose NaN the reader read, when not every one (a pipeline's imputed
+    # inputs, a grouped model's ungrouped features); None: every feature, if ``reads_nan``
+    nan_features: frozenset[int] | None = None
+    # per feature whose codes stand for rows of the model's own columns (one-hot groups),
+    # what they stand for (the verdict names it)
+    meaning: dict[int, str] = field(default_factory=dict)
+    # rows over ``features`` -> rows over the model file's columns (one-hot groups), for
+    # the library's own scores of a replayed pair; None: the same columns
+    to_model: Callable[[np.ndarray], np.ndarray] | None = None
 
     @property
     def n_outputs(self) -> int:
         return len(self.offsets) if self.offsets else 1
+
+    def reads_nan_of(self, f: int) -> bool:
+        """Whether the reader read feature f's NaN side at every node."""
+        return self.reads_nan and (self.nan_features is None or f in self.nan_features)
 
     def offset_of(self, k: int) -> float:
         return self.offsets[k] if self.offsets else self.offset

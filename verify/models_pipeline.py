@@ -24,6 +24,10 @@ stated by the input's ``categories`` (raw values, in code order: code k is the k
 the column's ``values``, its image of each code. The checker confirms every image with
 the transform (on rows where that input takes each category), and a test of the model on
 the column becomes a categorical node on the input: the codes whose image passes go left.
+
+A column of an input that may be missing (an imputer fills it) states ``nan``, its value
+when the input is NaN; the checker confirms it with the transform, and a node on the
+column sends NaN where its test sends that value. NaN is read for such inputs only.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ def read_pipeline(path: str, maps) -> Model:
     probe = _Probe(pipe, names, categories)
     boundary: dict[tuple[int, float], float] = {}
     images: dict[int, list[float]] = {}
+    nan_images: dict[int, float] = {}  # per column of an input that may be missing
     inputs = []
     for j, col in enumerate(maps):
         i = int(col["input"])
@@ -76,11 +81,18 @@ def read_pipeline(path: str, maps) -> Model:
         boundary.update(((j, t), b) for t, b in stated)
         if col.get("map") is not None:
             _confirm_map(probe, i, j, col["map"], [b for _, b in stated])
-    trees = [_restated(t, inputs, boundary, images, inner) for t in inner.trees]
+        if "nan" in col:
+            nan_images[j] = _confirm_nan_image(probe, i, j, col["nan"])
+    trees = [_restated(t, inputs, boundary, images, inner, nan_images) for t in inner.trees]
+    # NaN is read for an input whose every column states its image (an input no column
+    # is computed from is read by no node)
+    nan_inputs = frozenset(
+        i for i in range(len(names)) if all(j in nan_images for j, k in enumerate(inputs) if k == i)
+    )
     # the final model's scoring (offsets, link, task: binary, multiclass or regressor) over
     # the pipeline's inputs, compared as doubles against the boundaries; an input's codes
-    # are its stated categories, and NaN is not read (an imputed input gets no certificate:
-    # the final model's NaN sides are those of its columns, not of the inputs)
+    # are its stated categories; NaN is read for the inputs whose columns state their
+    # image of NaN (the side each node sends that image to), no other
     return replace(
         inner,
         trees=trees,
@@ -88,7 +100,8 @@ def read_pipeline(path: str, maps) -> Model:
         features=names,
         float32=False,
         zero_band=0.0,
-        reads_nan=False,
+        reads_nan=bool(nan_inputs),
+        nan_features=nan_inputs,
         known_codes={i: len(c) for i, c in categories.items()},
     )
 
@@ -265,9 +278,37 @@ def _confirm_map(probe: _Probe, i: int, j: int, stated, boundaries: list[float])
         )
 
 
-def _restated(t: Tree, inputs: list[int], boundary: dict, images: dict, inner: Model) -> Tree:
+def _confirm_nan_image(probe: _Probe, i: int, j: int, stated) -> float:
+    """Column j's stated value when input i is NaN (a number, or "nan": NaN reaches the
+    model), confirmed by the transform."""
+    want = _bound(stated) if stated != "nan" else math.nan
+    (got,) = probe.column(i, j, [math.nan])
+    if not (got == want or (math.isnan(got) and math.isnan(want))):
+        raise ModelError(
+            f"the pipeline's transform does not confirm column {j}'s image of a missing "
+            f"input {i} ({stated!r}; the transform gives {got!r})"
+        )
+    return want
+
+
+def _restated(
+    t: Tree,
+    inputs: list[int],
+    boundary: dict,
+    images: dict,
+    inner: Model,
+    nan_images: dict | None = None,
+) -> Tree:
+    from .check import goes_left  # the final model's routing of one value
+
     feature, threshold = list(t.feature), list(t.threshold)
     cats: list[frozenset[int] | None] = [None] * len(feature)
+    # NaN of an input goes where the node sends its column's image of NaN
+    default_left = list(t.default_left) if t.default_left is not None else [True] * len(feature)
+    missing = list(t.missing) if t.missing is not None else ["nan"] * len(feature)
+    for n, j in enumerate(t.feature):
+        if j >= 0 and j in (nan_images or {}):
+            default_left[n], missing[n] = goes_left(inner, t, n, nan_images[j]), "nan"
     for n, j in enumerate(t.feature):
         if j < 0:
             continue
@@ -285,7 +326,14 @@ def _restated(t: Tree, inputs: list[int], boundary: dict, images: dict, inner: M
             )
         feature[n], threshold[n] = inputs[j], b
     coded = any(c is not None for c in cats)
-    return replace(t, feature=feature, threshold=threshold, cats=cats if coded else None)
+    return replace(
+        t,
+        feature=feature,
+        threshold=threshold,
+        cats=cats if coded else None,
+        default_left=default_left,
+        missing=missing,
+    )
 
 
 def _bound(v) -> float:

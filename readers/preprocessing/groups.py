@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,8 @@ class GroupColumns:
     model_names: tuple[str, ...]
     user_names: tuple[str, ...]
     inner: Any = None  # the folded ensemble's own ``columns`` (CatBoost's categories), or None
+    # the ensemble over the model's own columns (a certificate states its thresholds)
+    unfolded: Any = field(default=None, compare=False, repr=False)
 
     def user_frame(self, df, where: str):
         """``df`` with each group's columns collapsed into one column of category names
@@ -246,7 +248,7 @@ def fold_groups(ens: Ensemble, groups: list[OneHotGroup], how: str) -> Ensemble:
             layout.append((index[name], -1))
     listed = "; ".join(_listed(g) for g in groups)
     columns = GroupColumns(
-        tuple(groups), tuple(names), tuple(f.name for f in features), inner=ens.columns
+        tuple(groups), tuple(names), tuple(f.name for f in features), ens.columns, ens
     )
     return fold(
         ens,

@@ -392,27 +392,6 @@ def test_a_model_whose_checker_reads_no_nan_gets_no_certificate_and_says_why(tmp
     assert "features that may be missing" in r.proof.why_not
 
 
-def test_a_model_with_one_hot_groups_gets_no_certificate_and_says_why(tmp_path):
-    """Columns folded into one categorical feature: the checker reads the model's own
-    columns, so the answer is left uncertified, in one line, rather than rejected."""
-    import xgboost
-
-    rng = np.random.default_rng(0)
-    race = rng.integers(0, 3, 300)
-    X = pd.DataFrame(np.eye(3)[race], columns=["race_A", "race_B", "race_C"]).assign(
-        x=rng.uniform(0, 1, 300)
-    )
-    est = xgboost.XGBClassifier(n_estimators=3, max_depth=2).fit(X, (X["x"] > 0.5).astype(int))
-    path = tmp_path / "grouped.json"
-    est.get_booster().save_model(path)
-    r = treesens.check(
-        str(path), vary=["race"], gap=0.45, groups={"race": ["race_A", "race_B", "race_C"]},
-        certificate=tmp_path / "c.json",
-    )  # fmt: skip
-    assert r.status == "insensitive" and not r.proof.checked
-    assert "one-hot groups" in r.proof.why_not and not (tmp_path / "c.json").exists()
-
-
 def test_a_categorical_feature_that_may_be_missing_is_certified(tmp_path):
     """NaN among the categories (XGBoost sends it to each node's default side): a NaN-only
     part of a box passes a second categorical node on the same feature."""
