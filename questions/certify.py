@@ -71,9 +71,18 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# libraries whose boxes may hold category codes and NaN (certificate version 3); the
-# checker's CatBoost, ONNX and XGBoost-dump readers take plain numeric features only
-CODED_LIBRARIES = ("xgboost", "lightgbm", "sklearn", "sklearn-pipeline")
+# libraries whose boxes may hold category codes and NaN (certificate version 3); what
+# the checker's reader of a format does not route (CatBoost's one-hot features, ONNX's
+# equality modes, a dump's categorical splits) it refuses, before any search
+CODED_LIBRARIES = (
+    "xgboost",
+    "xgboost-dump",
+    "lightgbm",
+    "sklearn",
+    "sklearn-pipeline",
+    "catboost",
+    "onnx",
+)
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
 _BOUND_MARGIN = 1e-6  # and lies at least this far above U
 

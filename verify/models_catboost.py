@@ -14,8 +14,10 @@ whose "yes" side (the test ``float32(x) <= border`` holds) is bit 0, and folds t
 into the leaves. A split is found by its ``split_index`` (every border of every float
 feature, in feature order), as catboost reads it. Plain float features only: a model
 with categorical features (one-hot or CTR), text or embedding features, or a
-non-symmetric tree is refused. A certificate's domain holds no NaN, so the NaN treatment
-is not read.
+non-symmetric tree is refused. NaN sets a split's bit when its feature's
+``nan_value_treatment`` is AsTrue (nan_mode Max), and leaves it at 0 when AsFalse
+(nan_mode Min) or AsIs (catboost compares NaN > border, false): the checker's tree sends
+NaN "no" and "yes" alike.
 """
 
 from __future__ import annotations
@@ -77,7 +79,9 @@ def from_json(doc: dict) -> Model:
     if [int(f["flat_feature_index"]) for f in floats] != list(range(len(floats))):
         raise ModelError("the float features are not the model's columns 0..n-1")
     splits = [
-        (int(f["flat_feature_index"]), float(np.float32(b))) for f in floats for b in f["borders"]
+        (int(f["flat_feature_index"]), float(np.float32(b)), _nan_bit(f))
+        for f in floats
+        for b in f["borders"]
     ]
     scale, bias = doc.get("scale_and_bias", [1.0, [0.0]])
     bias = [float(b) for b in (bias if isinstance(bias, list) else [bias])]
@@ -88,13 +92,40 @@ def from_json(doc: dict) -> Model:
     names = [str(f.get("feature_id") or f["flat_feature_index"]) for f in floats]
     if name in MULTICLASS:
         return Model(
-            trees, 0.0, "<=", names, 1.0, float32=True, link="softmax", offsets=tuple(bias)
+            trees,
+            0.0,
+            "<=",
+            names,
+            1.0,
+            float32=True,
+            link="softmax",
+            offsets=tuple(bias),
+            reads_nan=True,
         )
     if name in IDENTITY:
         return Model(
-            trees, bias[0], "<=", names, 1.0, float32=True, link="identity", task="regressor"
+            trees,
+            bias[0],
+            "<=",
+            names,
+            1.0,
+            float32=True,
+            link="identity",
+            task="regressor",
+            reads_nan=True,
         )
-    return Model(trees, bias[0], "<=", names, 1.0, float32=True)
+    return Model(trees, bias[0], "<=", names, 1.0, float32=True, reads_nan=True)
+
+
+# the bit NaN gives a split, by its feature's nan_value_treatment
+NAN_BIT = {"AsIs": 0, "AsFalse": 0, "AsTrue": 1}
+
+
+def _nan_bit(feature: dict) -> int:
+    treatment = feature.get("nan_value_treatment", "AsIs")
+    if treatment not in NAN_BIT:
+        raise ModelError(f"nan_value_treatment {treatment!r} is not checked")
+    return NAN_BIT[treatment]
 
 
 def _oblivious(t: dict, splits: list, scale: float, width: int = 1) -> Tree:
@@ -116,22 +147,24 @@ def _oblivious(t: dict, splits: list, scale: float, width: int = 1) -> Tree:
         [float(v) * scale for v in t["leaf_values"][i * width : (i + 1) * width]]
         for i in range(1 << depth)
     ]
-    feature, threshold, left, right, value = [], [], [], [], []
+    feature, threshold, left, right, value, nan_left = [], [], [], [], [], []
 
     def add(level: int, index: int) -> int:
         i = len(feature)
-        for col in (feature, threshold, left, right, value):
+        for col in (feature, threshold, left, right, value, nan_left):
             col.append(0)
         if level == depth:
             feature[i], left[i], right[i], value[i] = -1, -1, -1, leaves[index]
             return i
-        feature[i], threshold[i] = tests[level]
+        feature[i], threshold[i], bit = tests[level]
+        nan_left[i] = bit == 0  # NaN leaves the bit at 0: the "yes" side
         left[i] = add(level + 1, index)
         right[i] = add(level + 1, index | 1 << level)
         return i
 
     add(0, 0)
+    nan = {"default_left": [bool(b) for b in nan_left], "missing": ["nan"] * len(feature)}
     if width == 1:
-        return Tree(feature, threshold, left, right, [v[0] if v else 0.0 for v in value])
+        return Tree(feature, threshold, left, right, [v[0] if v else 0.0 for v in value], **nan)
     values = [v if v else [0.0] * width for v in value]
-    return Tree(feature, threshold, left, right, [0.0] * len(value), values=values)
+    return Tree(feature, threshold, left, right, [0.0] * len(value), values=values, **nan)
