@@ -125,7 +125,7 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     replay, refusal = None, ""
     if any(step[0] == "replay" for part in _parts(doc) for step in part["proof"]):
         try:
-            replay = library_raw(str(path), m["library"], model)
+            replay = library_raw(str(path), m["library"], model, doc.get("maps"))
         except ModelError as e:
             refusal = str(e)
     return _check_claim(doc, model, replay, refusal)
