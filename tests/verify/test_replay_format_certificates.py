@@ -176,3 +176,102 @@ def test_a_lightgbm_replay_gives_the_raw_score_before_its_sigmoid(tmp_path):
     X2 = X.to_numpy()[:2].astype(np.float64)
     got = library_raw(str(path), "lightgbm", m)(X2)[:, 0]
     np.testing.assert_allclose(got, [_checker_raw(m, x) for x in X2], rtol=1e-9)
+
+
+# ---- the replay's scores per output, on more shapes of model ---------------------------
+def _three_classes() -> tuple[pd.DataFrame, np.ndarray]:
+    X, _ = _data()
+    return X, np.digitize(X["f0"] + 0.3 * X["f1"], [0.5, 0.9])
+
+
+def _other(kind: str, folder: Path) -> tuple[Path, str, list | None]:
+    """(model file, the checker's library, a pipeline's maps) of a forest, a multiclass
+    model or a pipeline with a one-hot input."""
+    import skops.io
+    from sklearn import ensemble as E
+
+    X, y = _data()
+    if kind in ("forest", "forest-multiclass", "boosting-multiclass", "hgb-multiclass"):
+        if kind.endswith("multiclass"):
+            X, y = _three_classes()
+        est = {
+            "forest": E.RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0),
+            "forest-multiclass": E.RandomForestClassifier(n_estimators=3, max_depth=3),
+            "boosting-multiclass": E.GradientBoostingClassifier(n_estimators=3, max_depth=2),
+            "hgb-multiclass": E.HistGradientBoostingClassifier(max_iter=3, max_depth=2),
+        }[kind]
+        path = folder / f"{kind}.skops"
+        skops.io.dump(est.fit(X, y), path)
+        return path, "sklearn", None
+    if kind == "catboost-multiclass":
+        import catboost
+
+        X, y = _three_classes()
+        path = folder / "multiclass.cbm"
+        est = catboost.CatBoostClassifier(iterations=3, depth=2, loss_function="MultiClass")
+        est.fit(X, y, verbose=0).save_model(path)
+        return path, "catboost", None
+    if kind == "onnx-multiclass":
+        from skl2onnx import to_onnx
+
+        X, y = _three_classes()
+        X32 = X.to_numpy()
+        est = E.GradientBoostingClassifier(n_estimators=3, max_depth=2).fit(X32, y)
+        path = folder / "multiclass.onnx"
+        path.write_bytes(to_onnx(est, X32[:1], options={"zipmap": False}).SerializeToString())
+        return path, "onnx", None
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from treesens.questions.certify_pipeline import pipeline_maps
+
+    colour = np.array(["red", "green", "blue"])[(X["f3"].to_numpy() * 3).astype(int)]
+    frame = X.assign(f3=colour)
+    y = (X["f0"] + 0.4 * (colour == "green") > 0.7).astype(int)
+    columns = ColumnTransformer(
+        [("hot", OneHotEncoder(), ["f3"]), ("num", "passthrough", ["f0", "f1", "f2"])]
+    )
+    pipe = Pipeline([("columns", columns), ("model", E.GradientBoostingClassifier(n_estimators=4))])
+    path = folder / "one-hot.skops"
+    skops.io.dump(pipe.fit(frame, y), path)
+    return path, "sklearn-pipeline", pipeline_maps(treesens.load_model(str(path)), str(path))
+
+
+OTHERS = [
+    "forest",
+    "forest-multiclass",
+    "boosting-multiclass",
+    "hgb-multiclass",
+    "catboost-multiclass",
+    "onnx-multiclass",
+    "one-hot-pipeline",
+]
+
+
+@pytest.mark.parametrize("kind", OTHERS)
+def test_the_replay_gives_every_outputs_raw_score_as_the_checkers_model_sums_it(kind, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path, library, maps = _other(kind, tmp_path)
+    m = read_model(str(path), library, maps=maps)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 1, size=(2, len(m.features)))
+    if library == "sklearn-pipeline":  # the one-hot input takes codes 0..2
+        coded = next(iter(m.known_codes))
+        X[:, coded] = [0.0, 2.0]
+    got = library_raw(str(path), library, m, maps)(X)
+    want = [[_checker_output(m, x, k) for k in range(m.n_outputs)] for x in X]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def _checker_output(m, x, k: int) -> float:
+    from treesens.verify.check import goes_left
+
+    out = m.offset_of(k)
+    for t in m.trees:
+        n = 0
+        while t.feature[n] >= 0:
+            n = t.left[n] if goes_left(m, t, n, float(x[t.feature[n]])) else t.right[n]
+        out += t.values[n][k] if t.values is not None else (t.value[n] if t.output == k else 0.0)
+    return out
