@@ -18,7 +18,7 @@ def sklearn_raw(path: str, library: str, model: Model, maps=None) -> RawScores:
     pipeline = library == "sklearn-pipeline"
     if pipeline and type(est).__name__ != "Pipeline":
         raise ModelError(f"{type(est).__name__}: a pipeline certificate names a Pipeline")
-    categories = _input_categories(maps) if pipeline else {}
+    categories = _input_categories(maps) if pipeline else _hgb_categories(est)
     frame = getattr(est, "feature_names_in_", None) is not None
 
     def rows(X: np.ndarray):
@@ -30,6 +30,8 @@ def sklearn_raw(path: str, library: str, model: Model, maps=None) -> RawScores:
         for f, name in enumerate(model.features):
             cats = categories.get(f)
             cols[name] = [_category(cats, v) for v in X[:, f]] if cats else X[:, f]
+            if cats and not frame:  # a NumPy row: the categories as numbers
+                cols[name] = np.asarray(cols[name], dtype=np.float64)
         out = pd.DataFrame(cols, columns=model.features)
         return out if frame else out.to_numpy()
 
@@ -57,7 +59,24 @@ def _input_categories(maps) -> dict[int, list]:
     return out
 
 
+def _hgb_categories(est) -> dict[int, list]:
+    """Per categorical feature of a HistGradientBoosting, its encoder's categories (code
+    k: the k-th, as models_hgb.py reads them; NaN is none)."""
+    pre = getattr(est, "_preprocessor", None)
+    out: dict[int, list] = {}
+    for name, trans, cols in getattr(pre, "transformers_", ()):
+        if name != "encoder":
+            continue
+        cols = np.asarray(cols)
+        features = np.flatnonzero(cols) if cols.dtype == bool else cols.astype(int)
+        for j, f in enumerate(features.tolist()):
+            out[int(f)] = [c for c in trans.categories_[j] if c == c]
+    return out
+
+
 def _category(categories: list, v: float):
+    if v != v:  # NaN: missing, as the library reads it
+        return v
     if not float(v).is_integer() or not 0 <= int(v) < len(categories):
         raise ModelError(f"{v!r} is not a code of the input's categories")
     return categories[int(v)]
