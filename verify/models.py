@@ -79,11 +79,13 @@ def read_model(
     test: str = "<=",
     maps=None,
     num_class: int = 1,
+    categories: dict[str, list[str]] | None = None,
 ) -> Model:
     """The model of a certificate's ``library``; ``test``: the comparison an ONNX
     certificate's splits use (the checker maps every node's mode onto it); ``maps``: a
     pipeline certificate's per-column maps (confirmed against the pipeline's transform);
-    ``base_score`` and ``num_class``: an XGBoost dump's, which it does not record."""
+    ``base_score`` and ``num_class``: an XGBoost dump's, which it does not record;
+    ``categories``: per CatBoost one-hot feature, the category each code names."""
     if library == "xgboost":
         return _xgboost(path)
     if library == "xgboost-dump":
@@ -99,7 +101,7 @@ def read_model(
     if library == "catboost":
         from .models_catboost import read_catboost
 
-        return read_catboost(path)
+        return read_catboost(path, categories)
     if library == "onnx":
         from .models_onnx import read_onnx
 

@@ -13,7 +13,8 @@ offset, before any link), per library:
   Pipeline of it): a boosting classifier's ``decision_function``, a forest
   classifier's ``predict_proba`` (binary: class 1's), a regressor's ``predict``; a
   pipeline's coded input given as the raw category its certificate states for the code;
-* CatBoost: ``predict(prediction_type="RawFormulaVal")``;
+* CatBoost: ``predict(prediction_type="RawFormulaVal")``, a one-hot feature's code given
+  as the category the certificate names for it;
 * ONNX: onnxruntime's scores of the tree-ensemble node itself (its output made a graph
   output; post_transform set to NONE: the link after the sum, which a row does not read).
 """
@@ -30,9 +31,12 @@ from .models import Model, ModelError
 RawScores = Callable[[np.ndarray], np.ndarray]
 
 
-def library_raw(path: str, library: str, model: Model, maps=None) -> RawScores:
+def library_raw(
+    path: str, library: str, model: Model, maps=None, categories: dict | None = None
+) -> RawScores:
     """The library's raw scores of a model file (``maps``: a pipeline certificate's, for
-    the raw categories of its coded inputs); ModelError for a library not replayed."""
+    the raw categories of its coded inputs; ``categories``: a CatBoost certificate's
+    category of each code); ModelError for a library not replayed."""
     if library == "xgboost":
         import xgboost
 
@@ -56,7 +60,7 @@ def library_raw(path: str, library: str, model: Model, maps=None) -> RawScores:
     if library == "catboost":
         from .replay_formats import catboost_raw
 
-        return catboost_raw(path, model)
+        return catboost_raw(path, model, categories or {})
     if library == "onnx":
         from .replay_formats import onnx_raw
 

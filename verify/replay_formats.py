@@ -82,12 +82,28 @@ def _category(categories: list, v: float):
     return categories[int(v)]
 
 
-def catboost_raw(path: str, model: Model) -> RawScores:
+def catboost_raw(path: str, model: Model, categories: dict[str, list[str]]) -> RawScores:
+    """CatBoost's RawFormulaVal; a one-hot feature's code given as its category's name."""
     import catboost
 
     cb = catboost.CatBoost()
     cb.load_model(path, format="cbm")
-    return lambda X: per_output(cb.predict(X, prediction_type="RawFormulaVal"), model)
+    if not categories:
+        return lambda X: per_output(cb.predict(X, prediction_type="RawFormulaVal"), model)
+    coded = [f for f, name in enumerate(model.features) if name in categories]
+
+    def raw(X: np.ndarray) -> np.ndarray:
+        import pandas as pd
+
+        cols = {}
+        for f, name in enumerate(model.features):
+            cols[name] = (
+                [_category(categories[name], v) for v in X[:, f]] if f in coded else X[:, f]
+            )
+        pool = catboost.Pool(pd.DataFrame(cols, columns=model.features), cat_features=coded)
+        return per_output(cb.predict(pool, prediction_type="RawFormulaVal"), model)
+
+    return raw
 
 
 def onnx_raw(path: str, model: Model) -> RawScores:
