@@ -263,3 +263,23 @@ def test_a_hand_written_dump_without_missing_sends_nan_yes_as_treesens_does(tmp_
     out = tmp_path / "c.json"
     r = treesens.check(ens, vary=["f1"], margin_gap=0.75, certificate=out)
     assert r.status == "insensitive" and r.proof.checked, r.proof.why_not
+
+
+def test_an_onnx_equality_mode_gets_no_certificate_and_says_why_in_one_line(models, tmp_path):
+    """treesens reads BRANCH_EQ (as onnxmltools writes LightGBM's categorical splits);
+    the checker does not: the answer is left uncertified, in one line."""
+    import onnx
+
+    model = onnx.load_model(str(models["onnx-xgboost"]))
+    op = next(n for n in model.graph.node if n.op_type == "TreeEnsembleClassifier")
+    modes = next(a for a in op.attribute if a.name == "nodes_modes")
+    modes.strings[0] = b"BRANCH_EQ"
+    path = tmp_path / "equality.onnx"
+    path.write_bytes(model.SerializeToString())
+    from treesens.questions.certify import certify
+    from treesens.questions.query_build import make_query
+
+    ens = treesens.load_model(str(path))
+    done = certify(ens, make_query(["f1"], gap=0.45), tmp_path / "c.json", path, 60)
+    assert not done.written and not (tmp_path / "c.json").exists()
+    assert "mode BRANCH_EQ is not checked" in done.message and "\n" not in done.message
