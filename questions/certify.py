@@ -29,6 +29,7 @@ from ..compiler.invert import witness_from_pair
 from ..compiler.query import ANY, Gap, GapKind, Query
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
+from ..readers.formats.catboost_categories import CatBoostColumns
 from ..search.box_search import FOUND, PROVED, BoxSearch
 from ..search.link_proof import link_proof_encoding, link_search
 from ..search.pair_boxes import (
@@ -73,9 +74,18 @@ class Certified:
 
 
 NO_CERTIFICATE = "no certificate"
-# libraries whose boxes may hold category codes and NaN (certificate version 3); the
-# checker's CatBoost, ONNX and XGBoost-dump readers take plain numeric features only
-CODED_LIBRARIES = ("xgboost", "lightgbm", "sklearn", "sklearn-pipeline")
+# libraries whose boxes may hold category codes and NaN (certificate version 3); what
+# the checker's reader of a format does not route (CatBoost's CTR features, ONNX's
+# equality modes; a dump's categorical splits, which treesens refuses too) it refuses
+CODED_LIBRARIES = (
+    "xgboost",
+    "xgboost-dump",
+    "lightgbm",
+    "sklearn",
+    "sklearn-pipeline",
+    "catboost",
+    "onnx",
+)
 _BOUND_DIGITS = 3  # U' keeps this many significant digits
 _BOUND_MARGIN = 1e-6  # and lies at least this far above U
 
@@ -159,7 +169,9 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         why = pipeline_refusal(ens)
         if why is not None:
             return why
-    elif groups_refusal(ens) is not None:  # columns folded into features (one-hot groups)
+    elif not isinstance(ens.columns, CatBoostColumns) and groups_refusal(ens) is not None:
+        # columns folded into features (one-hot groups); CatBoost's own categorical
+        # columns are the model's: the checker maps their categories itself
         return groups_refusal(ens)
     if q.threshold is not None:
         return "certificates cover gaps and changes, not the threshold form (above, below)"
@@ -167,8 +179,16 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         # P(x1) >= 0.5 + g and P(x2) <= 0.5 - g: past 0 and 1 the checker takes no claim
         return "a forest's margin gap is stated within [0, 0.5): its probabilities lie in [0, 1]"
     if model_library(ens) in CHECKER_READS_FIRST:
-        return checker_refusal(str(model_file), model_library(ens), ens.op)
+        return checker_refusal(str(model_file), model_library(ens), ens.op, _named(ens))
     return None
+
+
+def _named(ens) -> tuple:
+    """A CatBoost model's categorical features with the category of each code (the
+    checker maps each to the model's one-hot values), as (name, categories) pairs."""
+    if model_library(ens) != "catboost":
+        return ()
+    return tuple((f.name, tuple(f.categories)) for f in ens.features if f.categories is not None)
 
 
 def nonlinear_link_refusal(link: str) -> str:
@@ -188,18 +208,22 @@ def nonlinear_link_refusal(link: str) -> str:
 CHECKER_READS_FIRST = ("sklearn", "catboost", "onnx")
 
 
-def checker_refusal(model_file: str, library: str, test: str) -> str | None:
-    """Why the checker cannot read ``model_file`` (None: it can); once per file version."""
+def checker_refusal(model_file: str, library: str, test: str, categories: tuple = ()) -> str | None:
+    """Why the checker cannot read ``model_file`` (None: it can); once per file version
+    (``categories``: (feature, its codes' categories) pairs of a CatBoost model)."""
     st = Path(model_file).stat()
     return _checker_refusal(
-        str(Path(model_file).resolve()), st.st_size, st.st_mtime_ns, library, test
+        str(Path(model_file).resolve()), st.st_size, st.st_mtime_ns, library, test, categories
     )
 
 
 @functools.lru_cache(maxsize=32)
-def _checker_refusal(path: str, _size: int, _mtime: int, library: str, test: str) -> str | None:
+def _checker_refusal(
+    path: str, _size: int, _mtime: int, library: str, test: str, categories: tuple = ()
+) -> str | None:
     try:
-        read_model(path, library, test=test)
+        named = {name: list(cats) for name, cats in categories}
+        read_model(path, library, test=test, categories=named)
     except ModelError as e:
         return f"the checker does not read this model ({e})"
     except Exception as e:  # noqa: BLE001 - a library's reader raises anything
@@ -480,6 +504,8 @@ def _domain(ens, f: int) -> dict:
         out["codes"] = [int(c) for c in dom.codes]
     if feat.may_be_missing:
         out["missing"] = True
+    if "codes" in out and model_library(ens) == "catboost":  # the checker hashes the names
+        out["categories"] = list(feat.categories or ())
     return out
 
 

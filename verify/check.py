@@ -114,6 +114,7 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
             m.get("test", "<="),
             doc.get("maps"),
             int(m.get("num_class", 1)),
+            named_categories(doc["question"]),
         )
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")
@@ -129,7 +130,8 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     replay, refusal = None, ""
     if any(step[0] == "replay" for part in _parts(doc) for step in part["proof"]):
         try:
-            replay = library_raw(str(path), m["library"], model)
+            named = named_categories(q)
+            replay = library_raw(str(path), m["library"], model, doc.get("maps"), named)
             if model.to_model is not None:  # the pair's rows as the model file's columns
                 replay = _through(model.to_model, replay)
         except ModelError as e:
@@ -139,6 +141,16 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
 
 def _through(to_model, replay: RawScores) -> RawScores:
     return lambda X: replay(to_model(X))
+
+
+def named_categories(question: dict) -> dict[str, list[str]]:
+    """Per feature whose domain names its codes' categories (a CatBoost one-hot feature:
+    ``categories``, code k's is the k-th), those names."""
+    return {
+        str(name): [str(c) for c in d["categories"]]
+        for name, d in zip(question["features"], question["domain"], strict=True)
+        if "categories" in d
+    }
 
 
 def _parts(doc: dict) -> list:

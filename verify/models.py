@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -92,11 +93,13 @@ def read_model(
     test: str = "<=",
     maps=None,
     num_class: int = 1,
+    categories: dict[str, list[str]] | None = None,
 ) -> Model:
     """The model of a certificate's ``library``; ``test``: the comparison an ONNX
     certificate's splits use (the checker maps every node's mode onto it); ``maps``: a
     pipeline certificate's per-column maps (confirmed against the pipeline's transform);
-    ``base_score`` and ``num_class``: an XGBoost dump's, which it does not record."""
+    ``base_score`` and ``num_class``: an XGBoost dump's, which it does not record;
+    ``categories``: per CatBoost one-hot feature, the category each code names."""
     if library == "xgboost":
         return _xgboost(path)
     if library == "xgboost-dump":
@@ -112,7 +115,7 @@ def read_model(
     if library == "catboost":
         from .models_catboost import read_catboost
 
-        return read_catboost(path)
+        return read_catboost(path, categories)
     if library == "onnx":
         from .models_onnx import read_onnx
 
@@ -229,7 +232,8 @@ def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
     of K > 2 classes (multi:softprob) adds tree i to class i mod K, every class's margin
     starting at the base score itself, and P = softmax."""
     with open(path, encoding="utf-8") as fh:
-        doc = json.load(fh)
+        text = fh.read()
+    doc = _text_dump(text) if text.lstrip().startswith("booster[") else json.loads(text)
     if not isinstance(doc, list):
         raise ModelError("an XGBoost dump is a JSON list of trees")
     trees = [_nested_tree(t, _dump_node) for t in doc]
@@ -237,9 +241,9 @@ def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
     names = [f"f{i}" for i in range(n)]
     if num_class > 2:
         trees = [replace(t, output=i % num_class) for i, t in enumerate(trees)]
-        return _xgboost_softmax(trees, names, (_f32(base_score),) * num_class)
+        return _xgboost_softmax(trees, names, (_f32(base_score),) * num_class, reads_nan=True)
     offset = math.log(base_score / (1.0 - base_score))
-    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True)
+    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True, reads_nan=True)
 
 
 def _xgboost_softmax(
@@ -302,13 +306,68 @@ def _nested_tree(root: dict, read) -> Tree:
     )
 
 
+_TEXT_SPLIT = re.compile(
+    r"(\d+):\[f?(\d+)<([^\]]+)\] yes=(\d+),no=(\d+)(?:,missing=(\d+))?(?:,gain=.*)?"
+)
+_TEXT_LEAF = re.compile(r"(\d+):leaf=([^,\s]+)(?:,cover=.*)?")
+
+
+def _text_dump(text: str) -> list[dict]:
+    """XGBoost's text dump (``booster[i]:`` then ``id:[f<t] yes=,no=,missing=`` or
+    ``id:leaf=`` per line) as the JSON dump's nested trees; a categorical split
+    (``[f0:{0,1}]``) is refused."""
+    flat: list[dict[int, dict]] = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("booster["):
+            flat.append({})
+            continue
+        split, leaf = _TEXT_SPLIT.fullmatch(line), _TEXT_LEAF.fullmatch(line)
+        if split is not None and flat:
+            nid, f, t, yes, no, nan_to = split.groups()
+            node = {"nodeid": int(nid), "split": int(f), "split_condition": float(t)}
+            node.update(yes=int(yes), no=int(no), missing=int(nan_to or yes))
+        elif leaf is not None and flat:
+            node = {"nodeid": int(leaf.group(1)), "leaf": float(leaf.group(2))}
+        elif not line:
+            continue
+        else:
+            raise ModelError(f"line {lineno} of the text dump is not a numeric split or a leaf")
+        if node["nodeid"] in flat[-1]:
+            raise ModelError(f"line {lineno}: node {node['nodeid']} appears twice")
+        flat[-1][node["nodeid"]] = node
+    for nodes in flat:
+        for node in nodes.values():
+            if "leaf" not in node:
+                kids = (node["yes"], node["no"])
+                if any(k not in nodes for k in kids):
+                    raise ModelError(f"node {node['nodeid']} points to a missing child")
+                node["children"] = [nodes[k] for k in kids]
+    if any(0 not in nodes for nodes in flat):
+        raise ModelError("a tree of the text dump has no node 0")
+    return [nodes[0] for nodes in flat]
+
+
 def _dump_node(node: dict):
+    """A node of the dump: ``float32(x) < split_condition`` goes to ``yes``, NaN to the
+    child ``missing`` names (XGBoost writes it on every split; a hand-written dump
+    without it sends NaN ``yes``, as treesens reads it). A categorical split (its
+    condition a list of categories) is refused, as treesens refuses it."""
     if "leaf" in node:
         return _f32(node["leaf"])
     feature = int(str(node["split"]).removeprefix("f"))
+    if isinstance(node["split_condition"], list):
+        raise ModelError(
+            "a categorical split in an XGBoost dump: the checker reads its numeric splits "
+            "only (give the JSON model)"
+        )
     threshold = _f32(node["split_condition"])
     kids = {int(k["nodeid"]): k for k in node["children"]}
-    return feature, threshold, kids[int(node["yes"])], kids[int(node["no"])]
+    yes, no = int(node["yes"]), int(node["no"])
+    nan_to = int(node.get("missing", yes))
+    if nan_to not in (yes, no):
+        raise ModelError(f"split node {node.get('nodeid')}: missing={nan_to} is not a child")
+    return feature, threshold, kids[yes], kids[no], (nan_to == yes, "nan", None)
 
 
 def _f32(v) -> float:
@@ -413,14 +472,14 @@ def sklearn_model(est) -> Model:
 
 
 def load_skops(path: str):
-    """A .skops file's object, loaded with only scikit-learn's and NumPy's types trusted."""
+    """A .skops file's object, loaded with only scikit-learn's and NumPy's types trusted
+    (of functions, HistGradientBoosting's one partial of check_array: skops_trust.py)."""
     import skops.io
 
+    from .skops_trust import trusted_types
+
     untrusted = skops.io.get_untrusted_types(file=path)
-    foreign = [t for t in untrusted if not t.startswith(("sklearn.", "numpy."))]
-    if foreign:
-        raise ModelError(f"the file holds types the checker does not trust: {foreign[:3]}")
-    return skops.io.load(path, trusted=untrusted)
+    return skops.io.load(path, trusted=trusted_types(path, untrusted))
 
 
 def _sklearn_boosting(est, task: str) -> Model:

@@ -25,8 +25,10 @@ onnxmltools, fails the graph's shape: its change is no linear condition on the s
 
 A certificate's splits use one comparison (``test``, "<=" or "<"); each node's mode is
 mapped onto it exactly in the input's precision: ``x < t`` is ``x <= below(t)``, ``x <= t``
-is ``x < above(t)``, and GT / GTE negate LEQ / LT with the children swapped. A
-certificate's domain holds no NaN, so ``nodes_missing_value_tracks_true`` is not read.
+is ``x < above(t)``, and GT / GTE negate LEQ / LT with the children swapped. NaN fails
+every comparison: onnxruntime sends it to the "true" child where the node's
+``nodes_missing_value_tracks_true`` is set, else to the "false" child (the checker's
+NaN side of the node, after any swap).
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ def read_onnx(path: str, test: str = "<=") -> Model:
         float32_sums=float32,
         offsets=offsets,
         task=scoring.task,
+        reads_nan=True,
     )
 
 
@@ -201,13 +204,18 @@ def _attributes(op) -> dict:
 def _trees(a: dict, prefix: str, test: str, float32: bool, n_out: int) -> list[Tree]:
     values = list(a.get("nodes_values_as_tensor", a.get("nodes_values", [])))
     nodes: dict[int, dict[int, tuple]] = defaultdict(dict)
-    for k, (t, i) in enumerate(zip(a["nodes_treeids"], a["nodes_nodeids"], strict=True)):
+    ids = list(zip(a["nodes_treeids"], a["nodes_nodeids"], strict=True))
+    tracks = list(a.get("nodes_missing_value_tracks_true", [])) or [0] * len(ids)
+    if len(tracks) != len(ids):
+        raise ModelError("nodes_missing_value_tracks_true is not one flag per node")
+    for k, (t, i) in enumerate(ids):
         nodes[t][i] = (
             a["nodes_modes"][k],
             int(a["nodes_featureids"][k]),
             float(values[k]),
             int(a["nodes_truenodeids"][k]),
             int(a["nodes_falsenodeids"][k]),
+            bool(tracks[k]),
         )
     weights = a.get(f"{prefix}_weights_as_tensor", a.get(f"{prefix}_weights", []))
     # (tree, leaf) -> output -> the sum of its weights (onnxruntime adds every one)
@@ -219,16 +227,16 @@ def _trees(a: dict, prefix: str, test: str, float32: bool, n_out: int) -> list[T
 
 
 def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool, n_out: int) -> Tree:
-    feature, threshold, left, right, value = [], [], [], [], []
+    feature, threshold, left, right, value, nan_left = [], [], [], [], [], []
     per_output: list[dict[int, float]] = []
     root = 0 if 0 in nodes else min(nodes)
 
     def add(key: int, depth: int) -> int:
         if depth > len(nodes):
             raise ModelError(f"tree {tid} has a cycle")
-        mode, f, t, true, false = nodes[key]
+        mode, f, t, true, false, nan_true = nodes[key]
         i = len(feature)
-        for col in (feature, threshold, left, right, value):
+        for col in (feature, threshold, left, right, value, nan_left):
             col.append(0)
         per_output.append({})
         if mode == "LEAF":
@@ -241,18 +249,21 @@ def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool, n_
             true, false = false, true
         less_equal = mode in (LEQ, GT)
         feature[i], threshold[i] = f, _threshold(t, less_equal, test, float32)
+        # NaN goes "true" (left, or right once swapped) where the flag is set
+        nan_left[i] = nan_true != (mode in (GTE, GT))
         left[i] = add(true, depth + 1)
         right[i] = add(false, depth + 1)
         return i
 
     add(root, 0)
+    nan = {"default_left": [bool(b) for b in nan_left], "missing": ["nan"] * len(feature)}
     used = {k for w in per_output for k in w}
     if len(used) <= 1:  # the tree adds to one output: a value per leaf
         k = next(iter(used), 0)
         value = [w.get(k, 0.0) for w in per_output]
-        return Tree(feature, threshold, left, right, value, output=k)
+        return Tree(feature, threshold, left, right, value, output=k, **nan)
     values = [[w.get(k, 0.0) for k in range(n_out)] for w in per_output]
-    return Tree(feature, threshold, left, right, [0.0] * len(feature), values=values)
+    return Tree(feature, threshold, left, right, [0.0] * len(feature), values=values, **nan)
 
 
 def _threshold(t: float, less_equal: bool, test: str, float32: bool) -> float:

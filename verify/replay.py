@@ -5,7 +5,18 @@ every tree, leaves of one value) gives every pair in it the library's outputs fo
 of them. Where the float32 relaxation keeps a bound from ruling such a box out (a pair
 on the gap's boundary), the certificate names a pair of the box, and the checker asks the
 library itself for its raw scores: when they miss the claim's condition, so does every
-pair of the box. Only libraries whose predict gives the raw scores are replayed.
+pair of the box. The raw scores, in the trees' units (the sum of the leaves and the
+offset, before any link), per library:
+
+* XGBoost: ``predict(output_margin=True)``; LightGBM: ``predict(raw_score=True)``;
+* scikit-learn (a ``.skops`` file, loaded as the checker's reader loads it, and a
+  Pipeline of it): a boosting classifier's ``decision_function``, a forest
+  classifier's ``predict_proba`` (binary: class 1's), a regressor's ``predict``; a
+  pipeline's coded input given as the raw category its certificate states for the code;
+* CatBoost: ``predict(prediction_type="RawFormulaVal")``, a one-hot feature's code given
+  as the category the certificate names for it;
+* ONNX: onnxruntime's scores of the tree-ensemble node itself (its output made a graph
+  output; post_transform set to NONE: the link after the sum, which a row does not read).
 """
 
 from __future__ import annotations
@@ -20,8 +31,12 @@ from .models import Model, ModelError
 RawScores = Callable[[np.ndarray], np.ndarray]
 
 
-def library_raw(path: str, library: str, model: Model) -> RawScores:
-    """The library's raw scores of a model file; ModelError for a library not replayed."""
+def library_raw(
+    path: str, library: str, model: Model, maps=None, categories: dict | None = None
+) -> RawScores:
+    """The library's raw scores of a model file (``maps``: a pipeline certificate's, for
+    the raw categories of its coded inputs; ``categories``: a CatBoost certificate's
+    category of each code); ModelError for a library not replayed."""
     if library == "xgboost":
         import xgboost
 
@@ -30,23 +45,35 @@ def library_raw(path: str, library: str, model: Model) -> RawScores:
         def scores(X: np.ndarray) -> np.ndarray:
             data = xgboost.DMatrix(X, feature_names=booster.feature_names)
             out = booster.predict(data, output_margin=True)
-            return _per_output(out, model)
+            return per_output(out, model)
 
         return scores
     if library == "lightgbm":
         import lightgbm
 
         lgb = lightgbm.Booster(model_file=path)
-        return lambda X: _per_output(lgb.predict(X, raw_score=True), model)
-    raise ModelError(
-        f"the checker replays pairs on XGBoost and LightGBM models only, not {library}"
-    )
+        return lambda X: per_output(lgb.predict(X, raw_score=True), model)
+    if library in ("sklearn", "sklearn-pipeline"):
+        from .replay_formats import sklearn_raw
+
+        return sklearn_raw(path, library, model, maps)
+    if library == "catboost":
+        from .replay_formats import catboost_raw
+
+        return catboost_raw(path, model, categories or {})
+    if library == "onnx":
+        from .replay_formats import onnx_raw
+
+        return onnx_raw(path, model)
+    raise ModelError(f"the checker replays no pairs on {library} models")
 
 
-def _per_output(out, model: Model) -> np.ndarray:
+def per_output(out, model: Model) -> np.ndarray:
+    """The library's scores of the two inputs, one column per output (already in the
+    trees' raw units: LightGBM's ``sigmoid:`` scales the margin after the sum)."""
     raw = np.asarray(out, dtype=np.float64).reshape(2, -1)
     if raw.shape[1] != model.n_outputs:
         raise ModelError(
             f"the library gives {raw.shape[1]} scores per input, not {model.n_outputs}"
         )
-    return raw / model.margin_per_logit
+    return raw

@@ -55,6 +55,7 @@ from .base import (
     ModelFormat,
     module_of,
 )
+from .skops_partial import PARTIAL, partial_refusal
 
 # the other formats that read in-memory models (a joblib-saved XGBoost model, a Pipeline
 # ending in LightGBM): the registry's, given by formats/registry.py
@@ -565,6 +566,15 @@ def _read_skops(path: Path) -> Any:
     try:
         untrusted = sio.get_untrusted_types(file=str(path))
         trusted = [t for t in untrusted if t.startswith(("sklearn.", "numpy.", "builtins."))]
+        if PARTIAL in untrusted:  # HistGradientBoosting's one partial (skops_partial.py)
+            why = partial_refusal(str(path))
+            if why is not None:
+                raise InputError(
+                    f"the skops file holds {why}, which treesens does not trust (it trusts "
+                    "only HistGradientBoosting's partial of check_array)",
+                    where,
+                )
+            trusted.append(PARTIAL)
         others = [t for t in untrusted if t not in trusted]
         if others:
             raise InputError(

@@ -383,15 +383,6 @@ def test_a_regressors_largest_change_and_a_change_above_it_are_certified(tmp_pat
     assert doc["question"]["domain"][1]["missing"] and doc["question"]["domain"][0]["codes"]
 
 
-def test_a_model_whose_checker_reads_no_nan_gets_no_certificate_and_says_why(tmp_path):
-    dump = Path(__file__).resolve().parents[2] / "examples" / "two_trees_dump.json"
-    ens = declare(treesens.load_model(str(dump)), missing=["f1"])
-    r = treesens.check(ens, vary=["f1"], margin_gap=0.75, certificate=tmp_path / "c.json")
-    assert r.status == "insensitive" and not r.proof.checked
-    assert not (tmp_path / "c.json").exists()
-    assert "features that may be missing" in r.proof.why_not
-
-
 def test_a_categorical_feature_that_may_be_missing_is_certified(tmp_path):
     """NaN among the categories (XGBoost sends it to each node's default side): a NaN-only
     part of a box passes a second categorical node on the same feature."""
