@@ -42,9 +42,12 @@ so that a search's time limit can leave that out (search/gap_search.py).
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -203,21 +206,74 @@ class Readiness:
 def prepare(log: Callable[[str], None] | None = None) -> Readiness:
     """Load the kernel into this process, compiling it first when numba's cache has no
     build of it (``log`` says so, before and after): by a search over a one-node table,
-    whose arrays have the types of every search's. Once loaded: ``Readiness(0.0, False)``."""
+    whose arrays have the types of every search's. Once loaded: ``Readiness(0.0, False)``.
+
+    Processes sharing numba's cache compile it once: the first holds a lock file beside
+    the cache while it compiles, and the others wait for it, then load its build (the
+    wait counts as compiling: ``compiled`` is True, as for a first run's own compile)."""
+    global _preparing
     t0 = time.time()
     run = _kernel()
-    if run.signatures:
+    if run.signatures or _preparing:
         return Readiness(0.0, False)
-    announced = compiles_first()
-    if log is not None and announced:
-        log("max gap: compiling the box search (first run, 10-20 s; not counted in the time limit)")
-    search = KernelSearch(_ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
-    search.step(-math.inf, 16)
+    _preparing = True
+    try:
+        with _compile_lock(run, log) as waited:
+            announced = not waited and compiles_first()
+            if log is not None and announced:
+                log(
+                    "max gap: compiling the box search (first run, 10-20 s; "
+                    "not counted in the time limit)"
+                )
+            search = KernelSearch(_ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
+            search.step(-math.inf, 16)
+    finally:
+        _preparing = False
     seconds = time.time() - t0
-    compiled = announced or _cache_misses(run) > 0
-    if log is not None and compiled:
+    compiled = announced or waited or _cache_misses(run) > 0
+    if log is not None and waited:
+        log(
+            f"max gap: the box search another process compiled is ready after {seconds:.1f}s "
+            "(not counted in the time limit)"
+        )
+    elif log is not None and compiled:
         log(f"max gap: compiled the box search in {seconds:.1f}s (not counted in the time limit)")
     return Readiness(seconds, compiled)
+
+
+# prepare() is making the kernel ready in this process (its own one-node search must not
+# prepare again)
+_preparing = False
+COMPILE_LOCK = "gap_kernel_jit.lock"
+
+
+@contextmanager
+def _compile_lock(run, log: Callable[[str], None] | None):
+    """Hold the lock file beside numba's cache of ``run`` while the kernel is made ready;
+    yields whether another process held it first (this one then waited for its
+    compile). Without the lock (no fcntl, a cache folder that cannot be written, a numba
+    without these internals) every process compiles for itself, as numba alone does."""
+    try:
+        import fcntl  # noqa: PLC0415 - POSIX only
+
+        folder = Path(run._cache._cache_path)  # noqa: SLF001
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / COMPILE_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    except Exception:  # noqa: BLE001 - no lock: compile unguarded
+        yield False
+        return
+    try:
+        waited = False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            waited = True
+            if log is not None:
+                log("max gap: waiting for another process compiling the box search")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield waited
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _cache_misses(run) -> int:
@@ -296,6 +352,7 @@ class KernelSearch:
         # boxes it visited); the next step goes on with it
         self.held_box = np.zeros(2 * cols, dtype=np.int32)
         self.held = np.array([0.0, _NEG, 0.0])
+        prepare()  # compiled once for every process sharing numba's cache
         self.run = _kernel()
         note_compiled_search()
 

@@ -63,6 +63,37 @@ def pytest_configure(config):
             "(pip install -e . for development, or pip install '.[test]')",
             returncode=4,
         )
+    _start_kernel_compile(config)
+
+
+def pytest_unconfigure(config):
+    proc = getattr(config, "_treesens_kernel_compile", None)
+    if proc is not None and proc.poll() is None:
+        proc.terminate()  # the session ended first (-x, an interrupt)
+        proc.wait()
+
+
+def _start_kernel_compile(config) -> None:
+    """Under pytest-xdist with two or more workers, on an empty numba cache, compile the
+    max-gap box search once, in a process beside the workers: a worker (or a command it
+    runs) that needs the kernel first waits for that build (search/gap_kernel.prepare's
+    lock) instead of compiling its own, about a minute of CPU per worker."""
+    import subprocess
+    import sys
+
+    if hasattr(config, "workerinput"):  # a worker: the controller starts it
+        return
+    workers = getattr(config.option, "numprocesses", None)
+    if not isinstance(workers, int) or workers < 2:
+        return
+    from treesens.search import gap_kernel
+
+    if not gap_kernel.available() or not gap_kernel.compiles_first():
+        return
+    code = "from treesens.search import gap_kernel; gap_kernel.prepare()"
+    config._treesens_kernel_compile = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def stale_installed_files() -> list[str]:

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -121,6 +122,34 @@ def test_the_kernel_made_ready_is_the_one_every_search_runs():
     gap_kernel.prepare()
     _search(0, compiled=True)  # a real search: no signature of its own to compile
     assert len(gap_kernel._kernel().signatures) == 1
+
+
+def test_a_process_waits_for_the_kernel_another_is_compiling_then_loads_its_build():
+    import fcntl
+
+    gap_kernel.prepare()  # its build in numba's cache
+    lock = Path(gap_kernel._kernel()._cache._cache_path) / gap_kernel.COMPILE_LOCK
+    code = (
+        "from treesens.search import gap_kernel\n"
+        "r = gap_kernel.prepare(print)\n"
+        "print('compiled', r.compiled, 'misses', gap_kernel._cache_misses(gap_kernel._kernel()))"
+    )
+    with open(lock, "a") as held:  # as a process compiling the kernel holds it
+        fcntl.flock(held, fcntl.LOCK_EX)
+        p = subprocess.Popen(
+            [sys.executable, "-u", "-c", code],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        first = p.stdout.readline()  # its first line, while the lock is held
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert first.strip() == "max gap: waiting for another process compiling the box search"
+    ready, readiness = out.strip().splitlines()
+    assert ready.startswith("max gap: the box search another process compiled is ready after")
+    # the wait is left out of the time limit, and the kernel loaded, not compiled again
+    assert readiness == "compiled True misses 0"
 
 
 def test_a_kernel_already_loaded_is_ready_at_no_cost():
