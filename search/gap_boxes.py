@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.encode import Encoding
-from . import box_milp, gap_kernel
+from . import gap_kernel
 from .box_search import (
     CHECK_EVERY,
     corner_pair,
@@ -235,8 +235,6 @@ def _compiled_search(
     floors: dict[float, float] = {}
     boxes, budget = 0, FIRST_STEP
     status = -1
-    solver = box_milp.SolverOnTop(tab) if box_milp.applies() else None
-    started = time.time()
 
     def upper() -> float:
         u = search.upper()
@@ -273,9 +271,6 @@ def _compiled_search(
                 got = offer(*corner_pair(enc, tab, search.corner))
                 if got is not None and got >= tolerance and (best is None or got > best):
                     best = got
-            if solver is not None and status != gap_kernel.EMPTY:
-                now = time.time()
-                solver.run(search, floors[floor], now - started, time.time, deadline - now)
             if progress is not None:
                 progress(best, upper(), boxes)
             if status == gap_kernel.EMPTY or time.time() >= deadline:

@@ -350,39 +350,3 @@ class KernelSearch:
         """A bound on every pair (row units): the largest bound open, dropped or shed
         (-1e300: none)."""
         return max(self.dropped, self.shed, self.best_open())
-
-    def top_box(self) -> tuple[float, np.ndarray, np.ndarray] | None:
-        """The heap's best box: (bound, lo, hi), copies; None when the heap is empty."""
-        if self.hn == 0:
-            return None
-        cols = len(self.ft.sizes)
-        row = self.hx[0]
-        return float(self.hb[0]), row[:cols].copy(), row[cols:].copy()
-
-    def lower_top(self, u: float, u_floor: float) -> None:
-        """Give the heap's best box the bound u where that is lower (a sound bound of
-        it found otherwise, e.g. by a solver): dropped when at most ``u_floor`` (its
-        bound kept in ``dropped``), else moved down the heap to its place."""
-        if self.hn == 0 or not u < self.hb[0]:
-            return
-        hb, hx = self.hb, self.hx
-        if u <= u_floor:
-            self.lost[0] = max(self.lost[0], u)
-            self.hn -= 1
-            if self.hn == 0:
-                return
-            u, row = float(hb[self.hn]), hx[self.hn].copy()
-        else:
-            row = hx[0].copy()
-        n, i = self.hn, 0
-        while True:  # sift down from the root
-            j = 2 * i + 1
-            if j >= n:
-                break
-            if j + 1 < n and hb[j + 1] > hb[j]:
-                j += 1
-            if hb[j] <= u:
-                break
-            hb[i], hx[i] = hb[j], hx[j]
-            i = j
-        hb[i], hx[i] = u, row
