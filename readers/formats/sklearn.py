@@ -55,6 +55,7 @@ from .base import (
     ModelFormat,
     module_of,
 )
+from .skops_names import untrusted_names
 from .skops_partial import PARTIAL, partial_refusal
 
 # the other formats that read in-memory models (a joblib-saved XGBoost model, a Pipeline
@@ -565,7 +566,8 @@ def _read_skops(path: Path) -> Any:
         ) from None
     try:
         untrusted = sio.get_untrusted_types(file=str(path))
-        trusted = [t for t in untrusted if t.startswith(("sklearn.", "numpy.", "builtins."))]
+        others = untrusted_names([t for t in untrusted if t != PARTIAL])
+        trusted = [t for t in untrusted if t not in others and t != PARTIAL]
         if PARTIAL in untrusted:  # HistGradientBoosting's one partial (skops_partial.py)
             why = partial_refusal(str(path))
             if why is not None:
@@ -575,10 +577,10 @@ def _read_skops(path: Path) -> Any:
                     where,
                 )
             trusted.append(PARTIAL)
-        others = [t for t in untrusted if t not in trusted]
         if others:
             raise InputError(
-                f"the skops file contains types treesens does not trust: {', '.join(others[:5])}",
+                "the skops file contains types treesens does not trust (only scikit-learn's, "
+                f"NumPy's and Python's classes and NumPy's ufuncs): {', '.join(others[:5])}",
                 where,
             )
         return sio.load(str(path), trusted=trusted)

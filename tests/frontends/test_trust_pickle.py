@@ -105,3 +105,41 @@ def test_cli_trust_pickle_loads_the_model(pickle_file):
     )
     assert p.returncode == 0, p.stderr
     assert '"status"' in p.stdout
+
+
+def _pipeline_file(tmp_path, func):
+    """A skops file of a pipeline whose FunctionTransformer calls ``func``."""
+    sio = pytest.importorskip("skops.io")
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X = np.random.default_rng(0).uniform(size=(40, 2))
+    pipe = make_pipeline(FunctionTransformer(np.log1p), RandomForestClassifier(2, random_state=0))
+    pipe.fit(X, (X[:, 0] > 0.5).astype(int))
+    pipe.steps[0][1].func = func
+    path = tmp_path / "pipe.skops"
+    sio.dump(pipe, path)
+    return path
+
+
+@pytest.mark.parametrize("func", [print, np.clip], ids=["builtins.print", "numpy.clip"])
+def test_a_skops_file_naming_a_function_is_refused_before_loading(tmp_path, func):
+    path = _pipeline_file(tmp_path, func)
+    name = f"{func.__module__ or 'builtins'}.{func.__name__}"
+    with pytest.raises(InputError, match=rf"does not trust .*{name}"):
+        load_model(path)
+
+
+def test_skops_names_trusted_are_classes_numpy_ufuncs_and_check_array():
+    from treesens.readers.formats.skops_names import untrusted_names
+
+    names = ["sklearn.tree._tree.Tree", "numpy.float64", "builtins.str", "numpy.log1p"]
+    assert untrusted_names(names + ["sklearn.utils.validation.check_array"]) == []
+
+
+def test_skops_names_of_functions_and_other_packages_are_not_trusted():
+    from treesens.readers.formats.skops_names import untrusted_names
+
+    names = ["builtins.exec", "builtins.open", "numpy.save", "sklearn.nope.X", "os.system"]
+    assert untrusted_names(names) == names
