@@ -9,10 +9,11 @@ the Python package makes them, on the library the package ships:
 
 * ``Booster()``: ``XGBoosterCreate`` with no DMatrix, then ``validate_parameters`` set
   (``XGBoosterSetParam(..., "True")``, as ``set_param`` writes a bool), then
-  ``XGBoosterLoadModelFromBuffer`` with the model's bytes;
+  ``XGBoosterLoadModelFromBuffer`` with the model's bytes, and one thread (``nthread``;
+  the package's default is every core, which changes no prediction, only its cost);
 * ``DMatrix(X, missing=nan, feature_names=..., feature_types=...)`` of a float64 array:
   ``XGDMatrixCreateFromDense`` with the array's ``__array_interface__`` and
-  ``{"missing": NaN, "nthread": -1, "data_split_mode": 0}``, then the Booster's feature
+  ``{"missing": NaN, "nthread": 1, "data_split_mode": 0}``, then the Booster's feature
   names and types set on it (``XGDMatrixSetStrFeatureInfo``);
 * ``predict(dm, output_margin=...)``: ``XGBoosterPredictFromDMatrix`` with ``{"type": 0 or
   1, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false}``;
@@ -109,9 +110,14 @@ class CApiBooster:
         self._handle = ctypes.c_void_p()
         _check(lib, lib.XGBoosterCreate(None, _u64(0), ctypes.byref(self._handle)))
         _check(lib, lib.XGBoosterSetParam(self._handle, b"validate_parameters", b"True"))
+        # one thread: a replay predicts two rows, and starting OpenMP's threads costs
+        # ~0.05 CPU s per call (more on a loaded machine); each row's sum over the trees is
+        # the same whatever the thread count
+        _check(lib, lib.XGBoosterSetParam(self._handle, b"nthread", b"1"))
         buf = bytearray(blob)
         ptr = (ctypes.c_char * len(buf)).from_buffer(buf)
         _check(lib, lib.XGBoosterLoadModelFromBuffer(self._handle, ptr, _u64(len(buf))))
+        _check(lib, lib.XGBoosterSetParam(self._handle, b"nthread", b"1"))  # kept by a load?
         self.feature_names = self._feature_info(b"feature_name")
         self.feature_types = self._feature_info(b"feature_type")
 
@@ -129,7 +135,7 @@ class CApiBooster:
     def _dmatrix(self, X: np.ndarray) -> ctypes.c_void_p:
         lib = self._lib
         inf = json.dumps(X.__array_interface__).encode()
-        cfg = json.dumps({"missing": float("nan"), "nthread": -1, "data_split_mode": 0})
+        cfg = json.dumps({"missing": float("nan"), "nthread": 1, "data_split_mode": 0})
         dm = ctypes.c_void_p()
         _check(lib, lib.XGDMatrixCreateFromDense(inf, cfg.encode(), ctypes.byref(dm)))
         try:
