@@ -159,3 +159,12 @@ REQUIRED_FIELDS = (
     "time",
     "error",
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _model_cache_of_the_session(tmp_path_factory):
+    """The command line's model cache (readers/model_cache.py) in a folder of the test
+    session, not the user's ~/.cache (the commands the tests run inherit it)."""
+    if "TREESENS_CACHE_DIR" not in os.environ:
+        os.environ["TREESENS_CACHE_DIR"] = str(tmp_path_factory.mktemp("treesens-cache"))
+    yield
