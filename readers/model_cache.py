@@ -3,8 +3,8 @@
 Reading a 300-tree XGBoost JSON into the IR takes about 0.1 CPU s, a tenth of a
 single ``treesens check``; unpickling the IR takes about 0.01 s. The command line
 (lean imports, readers/libraries.py) keeps each XGBoost or LightGBM model file it reads
-under ``~/.cache/treesens/models`` (``$XDG_CACHE_HOME``; ``TREESENS_CACHE_DIR`` names
-another folder, ``TREESENS_MODEL_CACHE=0`` turns the cache off). An entry is found only
+under ``~/.cache/treesens/models`` (``$TREESENS_CACHE/models`` when set, as for the
+learned clauses; ``$XDG_CACHE_HOME``; ``TREESENS_MODEL_CACHE=0`` turns the cache off). An entry is found only
 by the SHA-256 of everything the parse depends on:
 
 * the file's bytes, the path as given (the model's ``source`` names it) and the format;
@@ -47,7 +47,7 @@ def cache_dir() -> Path | None:
     """Where the entries live; None when the cache is off."""
     if os.environ.get("TREESENS_MODEL_CACHE", "1").strip().lower() in ("0", "off", "no", "false"):
         return None
-    given = os.environ.get("TREESENS_CACHE_DIR")
+    given = os.environ.get("TREESENS_CACHE")  # as the learned clauses' (driver/clauses.py)
     if given:
         return Path(given) / "models"
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"

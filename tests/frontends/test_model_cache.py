@@ -19,7 +19,7 @@ SMALL, DEEP = EXAMPLES / "breast_cancer_xgb.json", EXAMPLES / "breast_cancer_dee
 def cache(tmp_path, monkeypatch) -> Path:
     """The command line's lean mode, with the cache in a fresh folder."""
     monkeypatch.setattr(libraries, "_lean", True)
-    monkeypatch.setenv("TREESENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("TREESENS_MODEL_CACHE", raising=False)
     return tmp_path / "cache" / "models"
 
