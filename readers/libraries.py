@@ -6,6 +6,8 @@ Both libraries import scikit-learn at start-up only to define their scikit-learn
 scikit-learn is hidden while the library is imported (its wrappers are then unavailable
 in this process; ``Booster`` and its predictions are the same). Library users calling
 the Python API get ordinary imports, and nothing is hidden once scikit-learn is loaded.
+With lean imports, XGBoost's replay does not import the package at all: it calls the
+package's shared library (formats/xgboost_capi.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ def prefer_lean_imports() -> None:
     """Called by the command-line entry point only."""
     global _lean
     _lean = True
+
+
+def lean_imports() -> bool:
+    """Whether this process asked for lean imports (the command line)."""
+    return _lean
 
 
 def import_library(name: str):

@@ -20,6 +20,7 @@ from .details import apply_data_names, apply_details, apply_details_text, declar
 from .finite import check_finite
 from .formats.base import LoadOptions
 from .formats.catboost_categories import categories_from_data
+from .model_cache import cached_load
 from .preprocessing.groups import declared_groups, fold_groups, groups_from_text, inferred_groups
 
 
@@ -364,7 +365,7 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
         raise InputError(
             "base_score is read only for an XGBoost text dump; this model records its own", where
         )
-    return fmt.load_path(path, options)
+    return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))
 
 
 def _load_object(obj: Any) -> Ensemble:

@@ -190,3 +190,13 @@ REQUIRED_FIELDS = (
     "time",
     "error",
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _model_cache_of_the_session(tmp_path_factory):
+    """treesens' caches (the command line's parsed models, readers/model_cache.py; learned
+    clauses, driver/clauses.py) in a folder of the test session, not the user's ~/.cache
+    (the commands the tests run inherit it)."""
+    if "TREESENS_CACHE" not in os.environ:
+        os.environ["TREESENS_CACHE"] = str(tmp_path_factory.mktemp("treesens-cache"))
+    yield

@@ -8,7 +8,6 @@ import time
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
 from ...questions.ask import answer, refuse_query
-from ...questions.certify import certify_answer
 from ...questions.memory import refuse_file_over_limit
 from ...questions.query_build import require_backend
 from .common import (
@@ -112,5 +111,7 @@ def write_certificate(args, ens, q, res) -> None:
     """The proof of an insensitive answer, for ``treesens verify``, checked by its
     checker; the result's proof record says so, and a line on stderr what was written
     (or why nothing was)."""
+    from ...questions.certify import certify_answer  # the checker: only when asked for
+
     budget = args.certify_budget if args.certify_budget is not None else q.plan.timeout
     log(certify_answer(ens, q, res, args.certificate, args.model, budget).message)

@@ -7,8 +7,6 @@ import argparse
 from ...answers.result import Result
 from ...compiler.ensemble import Ensemble
 from ...views.plot_common import PLOT_SUFFIXES, check_plot_path
-from ...views.plot_sweep import plot_sweep
-from ...views.plot_witness import plot_witness
 from .common import log
 
 
@@ -33,6 +31,8 @@ def write_witness_plot(args, res: Result, ens: Ensemble) -> None:
     a pair gets a figure that says so, and a line on stderr."""
     if args.plot is None:
         return
+    from ...views.plot_witness import plot_witness  # only with --plot
+
     data = getattr(args, "data", None)
     plot_witness(res, data=data, model=ens, label=args.label, path=args.plot)
     if not res.witness:
@@ -45,5 +45,7 @@ def write_sweep_plot(args, results: list[Result]) -> None:
     """The sweep plot of ``results`` to --plot."""
     if args.plot is None or not results:
         return
+    from ...views.plot_sweep import plot_sweep  # only with --plot
+
     plot_sweep(results, path=args.plot)
     log(f"plot written to {args.plot}")

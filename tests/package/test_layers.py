@@ -41,8 +41,16 @@ LAZY_OK = frozenset(
         "numba",  # the compiled largest-gap search: a second to import
     }
 )
-# treesens modules that only hold code of a heavy package, imported where it is used
-LAZY_MODULES = frozenset({"treesens.search.gap_kernel_jit"})
+# treesens modules that only hold code of a heavy package, or serve a flag a command
+# seldom gets (check's --certificate, --plot), imported where they are used
+LAZY_MODULES = frozenset(
+    {
+        "treesens.search.gap_kernel_jit",
+        "treesens.questions.certify",
+        "treesens.views.plot_witness",
+        "treesens.views.plot_sweep",
+    }
+)
 # subpackages whose function-level imports are checked
 LAZY_CHECKED = LAYERS
 

@@ -3,8 +3,10 @@ grammar alone costs about a second of CPU), each in a fresh interpreter."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def _loaded_after(code: str) -> list[str]:
@@ -48,3 +50,66 @@ def test_the_parser_without_a_command_line_has_every_command():
         "print(sorted(sub.choices) == sorted(COMMANDS))"
     )
     assert _loaded_after(code) == ["True"]
+
+
+# libraries the command line loads only when a command needs them: plots, tables, the
+# solvers, and the model libraries' Python packages (an XGBoost model's witness is
+# replayed through libxgboost itself: readers/formats/xgboost_capi.py)
+LIBRARIES = (
+    "pandas",
+    "rich",
+    "numba",
+    "ortools",
+    "highspy",
+    "sklearn",
+    "scipy",
+    "xgboost",
+    "lightgbm",
+    "matplotlib",
+)
+# treesens' own modules `check` does not use without --certificate, --plot or a .sens file
+OFF_THE_CHECK_PATH = (
+    "treesens.language.grammar",
+    "treesens.verify.check",
+    "treesens.views.plot_witness",
+)
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+
+# the command as a user runs it (console_main), then the modules it loaded
+COMMAND = """
+import json, sys
+from treesens.interfaces.cli.main import console_main
+sys.argv = ["treesens", *json.loads(sys.argv[1])]
+try:
+    console_main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _modules_after_command(*argv: str) -> tuple[set[str], str]:
+    out = subprocess.run(
+        [sys.executable, "-c", COMMAND, json.dumps(list(argv))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(json.loads(out.stderr.strip().splitlines()[-1])), out.stdout
+
+
+def _loaded(modules: set[str], names) -> list[str]:
+    return [n for n in names if n in modules]
+
+
+def test_help_leaves_the_libraries_unloaded():
+    modules, _ = _modules_after_command("--help")
+    assert _loaded(modules, LIBRARIES) == []
+
+
+def test_a_check_on_an_xgboost_model_leaves_the_libraries_unloaded():
+    argv = ("check", str(EXAMPLE), "--vary", "worst_area", "--gap", "0.3", "--json")
+    modules, out = _modules_after_command(*argv)
+    assert json.loads(out)["validated"] is True  # a sensitive pair, replayed
+    assert _loaded(modules, LIBRARIES + OFF_THE_CHECK_PATH) == []

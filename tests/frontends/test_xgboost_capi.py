@@ -1,0 +1,128 @@
+"""The command line replays XGBoost witnesses through libxgboost without the Python package
+(readers/formats/xgboost_capi.py): its scores must be the package's own, bit for bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treesens.compiler.errors import InputError
+from treesens.readers import libraries
+from treesens.readers.formats.xgboost_capi import CApiBooster, find_library
+from treesens.readers.formats.xgboost_replay import XGBoostReplayer
+
+xgb = pytest.importorskip("xgboost")
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_deep_xgb.json"
+
+
+def _rows(n_features: int, n: int = 300, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features)) * 2.0
+    X[rng.random(X.shape) < 0.1] = np.nan
+    return X
+
+
+def _trained(objective: str, **extra) -> bytes:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) > 0).astype(float)
+    if objective.startswith("multi"):
+        y = np.digitize(np.nan_to_num(X[:, 0]), [-0.5, 0.5]).astype(float)
+        extra["num_class"] = 3
+    params = {"objective": objective, "max_depth": 3, "eta": 0.3, **extra}
+    booster = xgb.train(params, xgb.DMatrix(X, label=y, missing=np.nan), num_boost_round=15)
+    return bytes(booster.save_raw(raw_format="json"))
+
+
+def _categorical() -> bytes:
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=500)
+    c = rng.integers(0, 6, 500).astype(float)
+    c[rng.random(500) < 0.1] = np.nan
+    y = (np.isin(c, [1, 4]) ^ (a > 0.5)).astype(float)
+    dm = xgb.DMatrix(
+        np.column_stack([a, c]),
+        label=y,
+        feature_names=["a", "c"],
+        feature_types=["q", "c"],
+        enable_categorical=True,
+    )
+    params = {"objective": "binary:logistic", "max_depth": 3, "max_cat_to_onehot": 1}
+    return bytes(xgb.train(params, dm, num_boost_round=10).save_raw(raw_format="json"))
+
+
+def _package_predict(blob: bytes, X: np.ndarray, margin: bool) -> np.ndarray:
+    b = xgb.Booster()
+    b.load_model(bytearray(blob))
+    dm = xgb.DMatrix(
+        X, missing=np.nan, feature_names=b.feature_names, feature_types=b.feature_types
+    )
+    return np.asarray(b.predict(dm, output_margin=margin), dtype=np.float64)
+
+
+MODELS = {
+    "binary:logistic": lambda: _trained("binary:logistic"),
+    "binary:logitraw": lambda: _trained("binary:logitraw"),
+    "reg:logistic": lambda: _trained("reg:logistic"),
+    "multi:softprob": lambda: _trained("multi:softprob"),
+    "multi:softmax": lambda: _trained("multi:softmax"),
+    "categorical": _categorical,
+}
+
+
+@pytest.fixture(scope="module")
+def lib():
+    found = find_library()
+    if found is None:
+        pytest.skip("the xgboost package's shared library is not where the package keeps it")
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("margin", [False, True])
+def test_capi_scores_are_the_python_packages_bit_for_bit(lib, name, margin):
+    blob = MODELS[name]()
+    booster = CApiBooster(lib, blob)
+    X = _rows(len(booster.feature_names or []) or 4)
+    if name == "categorical":
+        X[:, 1] = np.where(np.isnan(X[:, 1]), np.nan, np.abs(np.round(X[:, 1])) % 6)
+    mine = booster.predict(X, output_margin=margin)
+    theirs = _package_predict(blob, X, margin)
+    assert mine.shape == theirs.shape
+    assert np.array_equal(mine, theirs)
+
+
+def test_capi_scores_on_the_examples_model_are_the_python_packages(lib):
+    blob = EXAMPLE.read_bytes()
+    X = np.abs(_rows(30, n=500, seed=3)) * 50.0
+    assert np.array_equal(CApiBooster(lib, blob).predict(X), _package_predict(blob, X, False))
+
+
+def test_capi_booster_reads_the_models_feature_names(lib):
+    assert CApiBooster(lib, _categorical()).feature_types == ["q", "c"]
+
+
+def test_lean_replayer_predicts_through_the_shared_library(lib, monkeypatch):
+    monkeypatch.setattr(libraries, "_lean", True)
+    rep = XGBoostReplayer(_trained("binary:logistic"), "binary:logistic", 2)
+    X = _rows(4, n=20)
+    assert isinstance(rep.booster, CApiBooster)
+    expected = _package_predict(rep.model_bytes(), X, False)
+    assert np.array_equal(rep.predict_proba(X)[:, 1], expected)
+
+
+def test_replayer_without_lean_imports_uses_the_python_package(monkeypatch):
+    monkeypatch.setattr(libraries, "_lean", False)
+    rep = XGBoostReplayer(_trained("binary:logistic"), "binary:logistic", 2)
+    assert isinstance(rep.booster, xgb.Booster)
+
+
+def test_lean_replayer_of_bytes_libxgboost_refuses_is_an_input_error(lib, monkeypatch):
+    monkeypatch.setattr(libraries, "_lean", True)
+    rep = XGBoostReplayer(b'{"learner": 1}', "binary:logistic", 2, where="m.json")
+    with pytest.raises(InputError, match="xgboost cannot load this model"):
+        rep.predict_proba(np.zeros((1, 4)))
