@@ -33,6 +33,7 @@ import numpy as np
 from .claims import Row, claim_of, part_key, part_rows, required_parts
 from .models import Model, ModelError, Tree, read_model
 from .replay import RawScores, library_raw
+from .walk import Walker
 
 FORMAT = "treesens-certificate"
 # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``); 3: domains
@@ -154,8 +155,9 @@ def _check_claim(
     if any(d.missing for d in checker.domain) and not model.reads_nan:
         return Verdict(False, "the checker does not read this model's missing values")
     boxes = 0
+    walker = Walker(checker)  # Checker.run's walk, each box's leaves carried from its parent
     for part, key in zip(parts, keys, strict=True):
-        verdict = checker.run(part["proof"], part_rows(model, claim, part))
+        verdict = walker.run(part["proof"], part_rows(model, claim, part))
         if not verdict.valid:
             where = f"classes {_key_text(key)}: " if key else ""
             return replace(verdict, message=where + verdict.message)
