@@ -157,6 +157,7 @@ def run_batch(
     import treesens
     from treesens.backends.worker import shutdown
     from treesens.questions.campaign import ask_many
+    from treesens.questions.certify_recorded import recording_for
 
     cfg, insts = group
     t0 = time.time()
@@ -169,7 +170,8 @@ def run_batch(
         q = treesens_query(inst, cfg, timeout)
         began, cpu0 = time.time(), _cpu(resource.RUSAGE_SELF)
         try:
-            with hard_limit(timeout + GRACE):
+            # a certificate asked for: the answer's box search records its proof
+            with hard_limit(timeout + GRACE), recording_for(q, certificates):
                 (res,) = ask_many(ens, [q])
         except HardLimit:
             why = _stopped("the query", timeout + GRACE)

@@ -9,6 +9,7 @@ from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
 from ...questions.ask import answer, refuse_query
 from ...questions.certify import certify_answer
+from ...questions.certify_recorded import recording_for
 from ...questions.memory import refuse_file_over_limit
 from ...questions.query_build import require_backend
 from .common import (
@@ -87,13 +88,14 @@ def run(args) -> int:
             f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {q.plan.backend}..."
         )
     try:  # the time limit runs from the command's start: loading counts
-        res = answer(
-            ens,
-            q,
-            start=t0,
-            memory_mb=args.memory_mb,
-            log=None if args.json else log,
-        )
+        with recording_for(q, args.certificate):  # the certificate from the answer's proof
+            res = answer(
+                ens,
+                q,
+                start=t0,
+                memory_mb=args.memory_mb,
+                log=None if args.json else log,
+            )
     except KeyboardInterrupt as e:  # the best pair found so far, then the interruption
         partial = getattr(e, "partial_result", None)
         if partial is not None:
