@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from ..answers.result import Result
@@ -34,10 +35,13 @@ from .certify import (
 from .certify_pipeline import NoMaps, pipeline_maps
 
 
-def recording_for(q: Query, certificate) -> recording_proofs:
+def recording_for(q: Query, certificate) -> AbstractContextManager:
     """Record the answer's proof when a certificate of ``q`` is asked for (a largest
-    gap's certificate asks another question, its upper bound's: not recorded)."""
-    return recording_proofs(certificate is not None and not kind_of(q).searched)
+    gap's certificate asks another question, its upper bound's: not recorded); else
+    leave recording as the caller set it."""
+    if certificate is not None and not kind_of(q).searched:
+        return recording_proofs()
+    return nullcontext()
 
 
 def certify_recorded(
