@@ -166,3 +166,23 @@ def test_a_recording_past_its_limit_is_dropped_and_the_answer_certified_by_a_sea
     assert res.box_proof is None
     done = certify_answer(ens, make_query([FEATURE], gap=GAP), res, tmp_path / "c.json", MODEL, 60)
     assert done.verified and "the answer's own proof" not in done.message
+
+
+def test_a_sweep_certifies_its_answers_from_their_own_proofs(ens, tmp_path, monkeypatch):
+    from treesens.questions import certify as certify_module
+    from treesens.questions.campaign import Campaign, sweep_campaign
+    from treesens.questions.sweep_certs import SweepCertificates
+
+    def second_search(*_args, **_kwargs):
+        raise AssertionError("a second search")
+
+    monkeypatch.setattr(certify_module, "certify", second_search)
+
+    def make(vary, name=""):
+        return make_query(vary, gap=GAP, timeout=60, name=name)
+
+    subsets = [(FEATURE,)]
+    certs = SweepCertificates(ens, make, subsets, tmp_path / "certs", MODEL)
+    log = tmp_path / "s.jsonl"
+    sweep_campaign(ens, subsets, make, Campaign(out=log), certificates=certs)
+    assert json.loads(log.read_text())["proof"]["checked"] is True
