@@ -76,6 +76,9 @@ class Result:
     # the validated witness as arrays (x1, x2, intervals, leaves): for callers in Python,
     # never serialised
     witness_arrays: Witness | None = field(default=None, repr=False, compare=False)
+    # the box search's proof of "insensitive", recorded when a certificate is asked for
+    # (search/proof_tree.py): the certificate is written from it; never serialised
+    box_proof: object = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         return _clean(
@@ -153,7 +156,7 @@ def drawn_by(drawing: Drawing) -> None:
     _drawing = drawing
 
 
-_PRIVATE = frozenset({"witness_arrays"})
+_PRIVATE = frozenset({"witness_arrays", "box_proof"})
 _OPTIONAL = frozenset({"max_gap", "threshold", "delta", "proof"})  # in the JSON only when set
 
 

@@ -157,6 +157,7 @@ def run_batch(
     import treesens
     from treesens.backends.worker import shutdown
     from treesens.questions.campaign import ask_many
+    from treesens.questions.certify_recorded import recording_for
 
     cfg, insts = group
     t0 = time.time()
@@ -169,7 +170,8 @@ def run_batch(
         q = treesens_query(inst, cfg, timeout)
         began, cpu0 = time.time(), _cpu(resource.RUSAGE_SELF)
         try:
-            with hard_limit(timeout + GRACE):
+            # a certificate asked for: the answer's box search records its proof
+            with hard_limit(timeout + GRACE), recording_for(q, certificates):
                 (res,) = ask_many(ens, [q])
         except HardLimit:
             why = _stopped("the query", timeout + GRACE)
@@ -192,13 +194,15 @@ def certify_line(ens, q, res, inst: dict, folder: str, timeout: float) -> dict:
     """Certify an "insensitive" answer into ``folder/<instance id>.json`` and check it with
     the independent checker (questions/certify.py ``certify_answer``), within the hard
     limit: whether it was written and verified, the file, the seconds to write it (the box
-    search's proof) and to check it, and why not when it was not."""
+    search's proof, or the answer's own: ``from_answer``) and to check it, the CPU
+    seconds of both, and why not when it was not."""
     from treesens.questions.certify import certify_answer
     from treesens.questions.sweep_certs import safe_name
 
     path = Path(folder) / f"{safe_name(inst['id'])}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
+    t0, cpu0 = time.time(), _cpu(resource.RUSAGE_SELF)
+    from_answer = res.box_proof is not None  # written from the answer's recorded proof
     try:
         with hard_limit(timeout + GRACE):
             done = certify_answer(ens, q, res, path, inst["model_path"], timeout)
@@ -211,6 +215,9 @@ def certify_line(ens, q, res, inst: dict, folder: str, timeout: float) -> dict:
         "path": done.path,
         "write_s": done.seconds,
         "verify_s": max(0.0, time.time() - t0 - done.seconds) if done.written else None,
+        # this process's CPU over writing and checking it (the checker runs here)
+        "cpu": _cpu(resource.RUSAGE_SELF) - cpu0,
+        "from_answer": from_answer and "the answer's own proof" in done.message,
         "why_not": done.reason,
     }
 

@@ -16,6 +16,7 @@ from ..compiler.errors import InputError
 from ..questions.ask import answer
 from ..questions.campaign import ask_many
 from ..questions.certify import certify_answer, check_certificate_path
+from ..questions.certify_recorded import recording_for
 from ..questions.compare import backend_list, compare_query, disagreement
 from ..questions.keywords import (  # noqa: F401 - re-exported: the API's keyword table
     API_KEYWORDS,
@@ -110,7 +111,8 @@ def _ask(
     if certificate is not None:
         check_certificate_path(certificate)
     ens, q, kw = query_of(model, vary, name, keywords, where)
-    res = answer(ens, q, start=start, memory_mb=kw["memory_mb"])
+    with recording_for(q, certificate):  # the certificate from the answer's own proof
+        res = answer(ens, q, start=start, memory_mb=kw["memory_mb"])
     if certificate is not None:
         model_file = _model_file(model, ens)
         budget = certify_budget if certify_budget is not None else q.plan.timeout

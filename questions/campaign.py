@@ -18,6 +18,7 @@ from pathlib import Path
 from ..answers.result import Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
+from ..search.proof_tree import recording_proofs
 from .ask import Task, answer_task, task_failed
 from .executors import Executor, Failure, make_executor, parse_executor
 from .progress import Display, silent
@@ -216,14 +217,18 @@ def sweep_campaign(
                     on_result(res)
                 shown.advance(res)
 
-            new = ask_many(
-                ens,
-                queries,
-                memory_mb=memory_mb,
-                catch=False,
-                executor=run.executor,
-                on_result=ended,
-                status=shown.status,
-            )
+            # certified here as each answer ends: its box search's proof is recorded, and
+            # the certificate written from it (certify_recorded.py)
+            record = certificates is not None and certificates.takes_recorded(run.executor)
+            with recording_proofs(record):
+                new = ask_many(
+                    ens,
+                    queries,
+                    memory_mb=memory_mb,
+                    catch=False,
+                    executor=run.executor,
+                    on_result=ended,
+                    status=shown.status,
+                )
     answered = dict(zip(plan.todo, new, strict=True))
     return [answered[s] if s in answered else reused[s] for s in subsets]

@@ -351,15 +351,23 @@ def certify_answer(
     budget: float,
 ) -> Certified:
     """Certify an answer asked for a certificate, and say so in its proof record
-    (``res.proof``): certified and verified, or why not. An answer another solver proved
-    gets the box search after the fact, within ``budget`` seconds; one that is not
+    (``res.proof``): certified and verified, or why not. An answer the box search proved
+    with its proof recorded (``Result.box_proof``) is certified from that proof with no
+    second search (certify_recorded.py); one another solver proved gets the box search
+    after the fact, within ``budget`` seconds; one that is not
     insensitive gets nothing. A max gap's answer gets a certificate of its upper bound U:
     that no pair reaches the gap U' (``certified_bound``), by the box search within
     ``budget`` (its proof record: ``bound``)."""
     if res.max_gap is not None:
         return _certify_max_gap(ens, q, res, path, model_file, budget)
+    from .certify_recorded import certify_recorded  # it imports this module
+
     refusal = answer_refusal(res)
-    done = refused(refusal) if refusal is not None else certify(ens, q, path, model_file, budget)
+    done = refused(refusal) if refusal is not None else None
+    if done is None:  # the answer's own recorded proof, else the box search after it
+        done = certify_recorded(ens, q, res, path, model_file)
+    if done is None:
+        done = certify(ens, q, path, model_file, budget)
     if res.proof is not None:
         res.proof = proof_after(res.proof, done)
     return done

@@ -74,6 +74,12 @@ class SweepCertificates:
         if self.max_gap and not done.written:
             self.others["not certified"] += 1
 
+    def takes_recorded(self, executor) -> bool:
+        """Whether the answers' own proofs are recorded for these certificates: answers
+        asked in this process (an executor's workers would send them back pickled) that
+        may get one (not a max gap's, whose certificate asks another question)."""
+        return executor is None and self.refusal is None and not self.max_gap
+
     def summary(self) -> str:
         """The last line: how many were written, and the answers that get none."""
         if self.refusal is not None:

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..compiler.encode import Encoding
 from .pair_boxes import PairTables, rank_value
+from .proof_tree import ProofTree
 
 PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"
 _LOW = -1e300  # stands for "no leaf" in a per-tree maximum
@@ -74,9 +75,14 @@ class BoxSearch:
         tables: PairTables,
         record: list | None = None,
         stop: Callable[[], bool] | None = None,
+        proof: ProofTree | None = None,
     ):
         self.enc, self.tab, self.record, self.stop = enc, tables, record, stop
         self.boxes = 0  # visited, over every turn
+        # ``proof``: each box visited recorded under its number (search/proof_tree.py),
+        # in any order of the search; ``ids`` the numbers of the boxes on ``stack``, and
+        # ``found`` that of the box of the last pair found
+        self.proof, self.ids, self.found = proof, [ProofTree.ROOT], ProofTree.ROOT
         n_leaves = tables.values.shape[1]
         self.stack: list = []
         if n_leaves:
@@ -88,7 +94,7 @@ class BoxSearch:
 
     def run(self, deadline: float) -> BoxOutcome:
         """Go on until a proof, a pair, ``deadline`` or the stop request."""
-        tab, record, stack, stop = self.tab, self.record, self.stack, self.stop
+        tab, record, stack, stop, proof = self.tab, self.record, self.stack, self.stop, self.proof
         first = True
         while stack:
             if (self.boxes % CHECK_EVERY == 0 or first) and (
@@ -97,19 +103,27 @@ class BoxSearch:
                 return BoxOutcome(GAVE_UP, self.boxes)
             first = False
             live, lo, hi, top = stack.pop()
+            box = self.ids.pop() if proof is not None else ProofTree.ROOT
             self.boxes += 1
             below = top.sum(axis=1) < tab.thresholds
             if below.any():
-                if record is not None:
+                if record is not None or proof is not None:
                     row = int(np.argmax(below))
-                    record.append(("prune", row, float(top[row].sum())))
+                    pruned = ("prune", row, float(top[row].sum()))
+                    if record is not None:
+                        record.append(pruned)
+                    if proof is not None:
+                        proof.leaf(box, pruned)
                 continue
             tree = tree_to_split(top - leaf_low(tab, live), self.order, tab.first_sum)
             if tree < 0:  # every tree's value is fixed on the box, and meets the gap
+                self.found = box
                 return BoxOutcome(FOUND, self.boxes, corner_pair(self.enc, tab, lo))
             c, r = split_node(tab.nodes[tree], live)
             if record is not None:
                 record.append(("split", int(c), int(r)))
+            if proof is not None:
+                yes_id, no_id = proof.split(box, int(c), int(r))
             yes_hi, no_lo = hi.copy(), lo.copy()
             yes_hi[c], no_lo[c] = r, r
             yes_live, no_live = live & (tab.lo[c] < r), live & (tab.hi[c] > r)
@@ -124,6 +138,8 @@ class BoxSearch:
                 and _promise(tab, no[3]) > _promise(tab, yes[3])
             )
             stack.extend((yes, no) if first_no else (no, yes))
+            if proof is not None:
+                self.ids += (yes_id, no_id) if first_no else (no_id, yes_id)
         return BoxOutcome(PROVED, self.boxes)
 
 

@@ -27,6 +27,7 @@ from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from .link_boxes import link_box_stage, link_tables
 from .pair_boxes import class_pair_encodings
+from .proof_tree import ProofTree, RecordedPart, RecordedProof, recording
 
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
 # the first turn's longest: past it the backend starts, with the box search beside it
@@ -103,6 +104,9 @@ class BoxStage:
         self.stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0, "time": 0.0}
         ctx.stats["box_search"] = self.stats
         self.unfinished = False  # the last turn ended at its deadline
+        # a certificate asked for (proof_tree.recording): each search's proof, kept on
+        # the result when they prove "insensitive"
+        self.recorded: list[RecordedPart] | None = [] if recording() else None
 
     def run(self, ctx: SolveContext, deadline: float) -> bool:
         """One turn until ``deadline`` (or ``ctx.stop``): True when it answered the query
@@ -128,7 +132,8 @@ class BoxStage:
                     return False
                 stats["class_pairs"] += 1
                 stats["leaves"] += int(tables.values.shape[1])
-                self.search = BoxSearch(enc, tables)
+                proof = ProofTree() if self.recorded is not None else None
+                self.search = BoxSearch(enc, tables, proof=proof)
             self.search.stop = stop
             before = self.search.boxes
             out = self.search.run(deadline)
@@ -149,7 +154,13 @@ class BoxStage:
                 # every pair in it the outputs it gave this one: none meets the gap, the
                 # box is ruled out as the solver's near-miss cut rules out its leaves
                 stats["near_misses"] = stats.get("near_misses", 0) + 1
+                if self.search.proof is not None:  # the box, as the certificate states it
+                    self.search.proof.leaf(self.search.found, ("replay", *out.pair))
                 continue
+            if self.recorded is not None:
+                self.recorded.append(RecordedPart(enc, self.search.tab, self.search.proof))
             self.at, self.search = self.at + 1, None
         stats["status"] = PROVED
+        if self.recorded is not None and not any(p.tree.dropped for p in self.recorded):
+            ctx.result.box_proof = RecordedProof(self.recorded)
         return prove_insensitive(ctx)

@@ -35,6 +35,7 @@ from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
 from .models_groups import folded, read_groups
 from .replay import RawScores, library_raw
+from .walk import Walker
 
 FORMAT = "treesens-certificate"
 # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``); 3: domains
@@ -181,9 +182,13 @@ def _check_claim(
             f"(feature {model.features[unread[0]]!r})",
         )
     boxes = 0
+    walker = Walker(checker)  # Checker.run's walk, each box's leaves carried from its parent
     for part, key in zip(parts, keys, strict=True):
         rows, link = part_rows(model, claim, part), link_rule(model, claim, part)
-        verdict = checker.run(part["proof"], rows, link)
+        if link is None:
+            verdict = walker.run(part["proof"], rows)
+        else:  # the exp link's steps: the reference walk reads them (verify/link.py)
+            verdict = checker.run(part["proof"], rows, link)
         if not verdict.valid:
             where = f"classes {_key_text(key)}: " if key else ""
             return replace(verdict, message=where + verdict.message)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from contextlib import AbstractContextManager, nullcontext
 
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
@@ -86,13 +87,14 @@ def run(args) -> int:
             f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {q.plan.backend}..."
         )
     try:  # the time limit runs from the command's start: loading counts
-        res = answer(
-            ens,
-            q,
-            start=t0,
-            memory_mb=args.memory_mb,
-            log=None if args.json else log,
-        )
+        with proof_recording(q, args.certificate):  # the certificate from the answer's proof
+            res = answer(
+                ens,
+                q,
+                start=t0,
+                memory_mb=args.memory_mb,
+                log=None if args.json else log,
+            )
     except KeyboardInterrupt as e:  # the best pair found so far, then the interruption
         partial = getattr(e, "partial_result", None)
         if partial is not None:
@@ -105,6 +107,16 @@ def run(args) -> int:
     emit_result(res, args.json, ens)
     write_witness_plot(args, res, ens)
     return res.exit_code
+
+
+def proof_recording(q, certificate) -> AbstractContextManager:
+    """The answer's box-search proof recorded when a certificate is asked for (imported
+    only then: the certificate's modules load the checker)."""
+    if certificate is None:
+        return nullcontext()
+    from ...questions.certify_recorded import recording_for
+
+    return recording_for(q, certificate)
 
 
 def write_certificate(args, ens, q, res) -> None:

@@ -1,0 +1,87 @@
+"""A certificate written from the proof the answer's own box search recorded.
+
+When a certificate is asked for, the answer is searched with its proof recorded
+(``recording_proofs``, search/proof_tree.py): an answer the box search proves
+"insensitive" carries it (``Result.box_proof``), and its certificate is written from it
+with no second search, then checked by the independent checker as any other. An answer
+without one (a solver proved it, the recording was dropped as too large) is certified
+as before (questions/certify.py ``certify``: the box search after the answer).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+
+from ..answers.result import Result
+from ..compiler.ensemble import Ensemble
+from ..compiler.kinds import kind_of
+from ..compiler.query import Query
+from ..compiler.readings import read_for
+from ..search.pair_boxes import plain_numeric
+from ..search.proof_tree import RecordedProof, recording_proofs
+from .certify import (
+    CODED_LIBRARIES,
+    Certified,
+    _document,
+    _part,
+    _verified,
+    model_library,
+    model_refusal,
+    refused,
+)
+from .certify_pipeline import NoMaps, pipeline_maps
+
+
+def recording_for(q: Query, certificate) -> AbstractContextManager:
+    """Record the answer's proof when a certificate of ``q`` is asked for (a largest
+    gap's certificate asks another question, its upper bound's: not recorded); else
+    leave recording as the caller set it."""
+    if certificate is not None and not kind_of(q).searched:
+        return recording_proofs()
+    return nullcontext()
+
+
+def certify_recorded(
+    ens: Ensemble, q: Query, res: Result, path: str | Path, model_file
+) -> Certified | None:
+    """The certificate of ``res`` written from its recorded proof and checked by the
+    independent checker; None when the answer has no recorded proof (certify it by a
+    search) or the checker rejects the one written from it (then the search's own
+    record, certify.py, is the certificate). The recorded proof is dropped from ``res``
+    either way."""
+    rec, res.box_proof = res.box_proof, None
+    if not isinstance(rec, RecordedProof) or not rec.parts:
+        return None
+    ens = read_for(ens, q)
+    why = model_refusal(ens, q, model_file)
+    if why is not None:
+        return refused(why)
+    if not all(plain_numeric(p.enc) for p in rec.parts) and (
+        model_library(ens) not in CODED_LIBRARIES
+    ):
+        return None  # certify() says why not, as it does for every answer
+    t0 = time.time()
+    parts, boxes = [], 0
+    for p in rec.parts:
+        steps = p.tree.preorder()
+        if steps is None:
+            return None
+        boxes += len(steps)
+        parts.append(_part(ens, p.enc, p.tables, steps))
+    last = rec.parts[-1]
+    doc = _document(ens, q, rec.parts[0].enc, last.tables, parts, Path(model_file), Path(path))
+    doc["question"]["max_gap_upper"] = False
+    if doc["model"]["library"] == "sklearn-pipeline":
+        try:
+            doc["maps"] = pipeline_maps(ens, str(model_file))
+        except NoMaps as e:
+            return refused(str(e), boxes, time.time() - t0)
+    Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
+    seconds = time.time() - t0
+    shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
+    written = f"certificate written to {path} ({shown}, the answer's own proof, {seconds:.1f}s)"
+    done = _verified(Path(path), written, boxes, seconds)
+    return done if done.verified else None

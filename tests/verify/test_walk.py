@@ -1,0 +1,105 @@
+"""The checker's walk with live sets (verify/walk.py) gives ``Checker.run``'s verdict, to
+the message, on certificates as written and tampered with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import treesens
+from treesens.questions.certify import certify
+from treesens.questions.query_build import make_query
+from treesens.tests.verify.tampering import drop_last_box, tampered
+from treesens.verify import check, verify_file
+from treesens.verify.walk import subtree_needs
+
+REPO = Path(__file__).resolve().parents[2]
+# insensitive answers whose proofs have a few dozen boxes (XGBoost; LightGBM)
+ASKED = [("breast_cancer_xgb.json", "worst_symmetry", 0.1), ("diabetes_lgbm.txt", "ldl", 0.3)]
+
+
+@pytest.fixture(scope="module", params=ASKED, ids=lambda a: a[0])
+def certificate(request, tmp_path_factory) -> Path:
+    name, feature, gap = request.param
+    model = REPO / "examples" / name
+    out = tmp_path_factory.mktemp("walk") / "c.json"
+    ens = treesens.load_model(model)
+    done = certify(ens, make_query([feature], gap=gap), out, model, 120, verify=False)
+    assert done.written, done.message
+    return out
+
+
+def _lower_the_last_bound(doc):
+    step = [s for s in doc["parts"][0]["proof"] if s[0] == "prune"][-1]
+    step[2] -= 0.5
+
+
+def _raise_a_bound_past_its_threshold(doc):
+    step = next(s for s in doc["parts"][0]["proof"] if s[0] == "prune")
+    step[2] = 10.0
+
+
+def _move_the_last_split(doc):
+    step = [s for s in doc["parts"][0]["proof"] if s[0] == "split"][-1]
+    step[2] = step[2] + 1.0 if isinstance(step[2], float) else step[2]
+
+
+def _swap_the_first_two_boxes(doc):
+    proof = doc["parts"][0]["proof"]
+    first = [i for i, s in enumerate(proof) if s[0] == "prune"][:2]
+    if len(first) == 2:
+        i, j = first
+        proof[i], proof[j] = proof[j], proof[i]
+
+
+def _as_written(doc):
+    pass
+
+
+CHANGES = [
+    _as_written,
+    drop_last_box,
+    _lower_the_last_bound,
+    _raise_a_bound_past_its_threshold,
+    _move_the_last_split,
+    _swap_the_first_two_boxes,
+]
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=lambda f: f.__name__.strip("_"))
+def test_the_walk_gives_checker_runs_verdict(certificate, change, tmp_path, monkeypatch):
+    path = tampered(certificate, tmp_path, change)
+    walked = verify_file(path)
+    monkeypatch.setattr(check, "Walker", lambda checker: checker)  # Checker.run walks
+    assert walked == verify_file(path)
+
+
+def test_a_certificate_as_written_is_accepted_by_the_walk(certificate):
+    assert verify_file(certificate).valid
+
+
+def test_a_tampered_certificate_is_rejected_by_the_walk(certificate, tmp_path):
+    assert not verify_file(tampered(certificate, tmp_path, _lower_the_last_bound)).valid
+
+
+def test_the_walk_narrows_a_table_only_where_its_subtree_prunes_with_it():
+    proof = [
+        ["split", 0, 1.0],
+        ["split", 1, 2.0],
+        ["prune", "x1", -1.0],
+        ["prune", "sum", -1.0],
+        ["prune", "sum", -1.0],
+    ]
+    assert subtree_needs(proof, {"sum": 0, "x1": 1}) == [0b11, 0b11, 0b10, 0b01, 0b01]
+
+
+def test_a_proof_that_is_no_tree_needs_every_table():
+    proof = [["prune", "sum", -1.0], ["prune", "x1", -1.0]]
+    assert subtree_needs(proof, {"sum": 0, "x1": 1}) == [0b11, 0b11]
+
+
+def test_the_certificate_is_big_enough_to_walk_more_than_one_box(certificate):
+    doc = json.loads(certificate.read_text())
+    assert len(doc["parts"][0]["proof"]) > 3

@@ -1,0 +1,186 @@
+"""The checker's walk of a proof, with the leaves each box meets carried down the tree.
+
+``Checker.run`` (check.py) recomputes, at every pruned box, which boxes of the row's
+table (leaves, or leaf pairs) meet it, over every column the box narrows. The walk here
+checks the same steps with the same rules and messages, but keeps, per box of the
+proof, the indices of the table boxes that meet it: a split changes one column, so a
+child's set is its parent's filtered on that column alone. This is the same set: two
+boxes meet when they share a value (or NaN) in every column, and a child's interval in
+a column lies inside each ancestor's, so meeting the child's in that column implies
+meeting every ancestor's there. The bound at a pruned box is then, as in
+``_Table.bound``, the sum over trees of the largest value among the boxes left (minus
+infinity when some tree has none left), summed in the same order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+INF = math.inf
+
+
+class LiveTable:
+    """A row's table (check.py ``_Table``) read by columns, with each box's tree: the
+    boxes meeting a box of the proof are an array of indices, narrowed a column at a time."""
+
+    def __init__(self, table):
+        self.empty_tree = table.empty_tree
+        self.value = table.value
+        self.lo = np.ascontiguousarray(table.lo.T)  # [columns, boxes]
+        self.hi = np.ascontiguousarray(table.hi.T)
+        self.nan = np.ascontiguousarray(table.nan.T)
+        sizes = np.diff(np.append(table.starts, table.value.size))
+        self.n_trees = len(table.starts)
+        self.tree = np.repeat(np.arange(self.n_trees), sizes)
+
+    def everything(self) -> np.ndarray:
+        return np.arange(self.value.size)
+
+    def narrow(self, live: np.ndarray, c: int, lo: float, hi: float, nan: bool) -> np.ndarray:
+        """The boxes of ``live`` that meet the interval (lo, hi) (normalised) of column
+        c, or hold NaN there with it."""
+        a, b = self.lo[c].take(live), self.hi[c].take(live)
+        np.maximum(a, lo, out=a)
+        np.minimum(b, hi, out=b)
+        meet = a < b
+        if nan:
+            meet |= self.nan[c].take(live)
+        return live.compress(meet)
+
+    def bound(self, live: np.ndarray) -> float:
+        """Per tree the largest value of its boxes in ``live`` (sorted), summed."""
+        if self.empty_tree:
+            return -INF
+        if self.value.size == 0:
+            return 0.0
+        if live.size == 0:
+            return -INF
+        trees = self.tree[live]
+        firsts = np.flatnonzero(np.concatenate(([True], trees[1:] != trees[:-1])))
+        if firsts.size < self.n_trees:  # some tree has no box left: nothing reaches it
+            return -INF
+        return float(np.maximum.reduceat(self.value[live], firsts).sum())
+
+
+class Walker:
+    """The walk of one certificate's parts by a Checker (``ch``): its row tables are
+    built once (``ch._table``) and read by columns once."""
+
+    def __init__(self, ch):
+        self.ch = ch
+        self.tables: dict[tuple, LiveTable] = {}
+
+    def _live_table(self, row) -> LiveTable:
+        key = (row.a, row.b)
+        if key not in self.tables:
+            self.tables[key] = LiveTable(self.ch._table(row))
+        return self.tables[key]
+
+    def run(self, proof: list, rows: dict):
+        """``Checker.run``'s walk (the same checks, the same verdicts and messages), with
+        each box's live table boxes carried from its parent."""
+        from .check import Verdict  # check.py imports this module
+
+        ch = self.ch
+        threshold = {name: r.rhs - ch.eps * r.weight for name, r in rows.items()}
+        offset = {name: ch._offset(r) for name, r in rows.items()}
+        used = sorted(
+            {
+                step[1]
+                for step in proof
+                if isinstance(step, list)
+                and len(step) > 1
+                and step[0] == "prune"
+                and isinstance(step[1], str)
+                and step[1] in rows
+            }
+        )
+        tables = [self._live_table(rows[name]) for name in used]
+        at = {name: k for k, name in enumerate(used)}
+        missing = ch.col_missing
+        box = [(-INF, INF, bool(m)) for m in missing]
+        # (box, its parent's live boxes per table, the column the split narrowed or -1)
+        stack = [(box, [t.everything() for t in tables], -1)]
+        needs = subtree_needs(proof, at)
+        pruned = 0
+        for i, step in enumerate(proof):
+            if not stack:
+                return Verdict(False, f"step {i}: the proof goes on after covering the space")
+            box, live, c = stack.pop()
+            if c >= 0:
+                lo, hi = ch._norm_part(ch.columns[c][0], *box[c][:2])
+                nan = bool(box[c][2])
+                # a column as wide as the domain excludes nothing (``_Table.bound``'s cut)
+                if lo > -INF or hi < INF or (missing[c] and not nan):
+                    live = [
+                        t.narrow(s, c, lo, hi, nan) if needs[i] >> k & 1 else None
+                        for k, (t, s) in enumerate(zip(tables, live, strict=True))
+                    ]
+            if step[0] == "split":
+                c = int(step[1])
+                sides = ch._split_box(box[c], ch.columns[c][0], step[2])
+                if sides is None:
+                    return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
+                no_box, yes_box = list(box), list(box)
+                yes_box[c], no_box[c] = sides
+                stack.append((no_box, live, c))
+                stack.append((yes_box, live, c))
+                continue
+            if step[0] == "replay":
+                why = ch._replay(box, step, rows)
+                if why is not None:
+                    return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
+                pruned += 1
+                continue
+            name = step[1]
+            if step[0] != "prune" or name not in rows:
+                return Verdict(False, f"step {i}: unknown step {step!r}")
+            bound = offset[name] + tables[at[name]].bound(live[at[name]])
+            stated = float(step[2]) / ch.m.margin_per_logit  # logit units -> raw
+            weight = rows[name].weight
+            if not math.isclose(bound, stated, rel_tol=1e-6, abs_tol=ch.eps * weight):
+                return Verdict(
+                    False,
+                    f"box {pruned} (step {i}): its {name} bound is {bound:.9g}, not the "
+                    f"{stated:.9g} the certificate states",
+                    pruned,
+                )
+            if not bound < threshold[name]:
+                return Verdict(
+                    False,
+                    f"box {pruned} (step {i}): its {name} bound {bound:.9g} does not "
+                    f"reach below {threshold[name]:.9g}",
+                    pruned,
+                )
+            pruned += 1
+        if stack:
+            return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
+        covers = "box covers" if pruned == 1 else "boxes cover"
+        return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
+
+
+def subtree_needs(proof: list, at: dict[str, int]) -> list[int]:
+    """Per step of the proof (in preorder: a split's "yes" box, then its "no" box), the
+    tables (bit k: table ``at[name] == k``) that some pruned box of its subtree reads:
+    a box's live set of another table is never read below it and need not be narrowed.
+    A proof that is not a tree of splits needs every table everywhere (the walk then
+    rejects it)."""
+    every = (1 << len(at)) - 1
+    parent, stack = [], [-1]
+    for i, step in enumerate(proof):
+        if not stack:
+            return [every] * len(proof)
+        parent.append(stack.pop())
+        if isinstance(step, list) and step and step[0] == "split":
+            stack += [i, i]
+    need = [0] * len(proof)
+    for i in range(len(proof) - 1, -1, -1):
+        step = proof[i]
+        if isinstance(step, list) and len(step) > 1 and step[0] == "prune":
+            k = at.get(step[1]) if isinstance(step[1], str) else None
+            need[i] |= every if k is None else 1 << k
+        if parent[i] >= 0:
+            need[parent[i]] |= need[i]
+    return need
