@@ -288,9 +288,9 @@ def certify(
                 boxes,
                 seconds,
             )
-        parts.append(_part(ens, enc, tables, record))
+        parts.append(proof_part(ens, enc, tables, record))
     seconds = time.time() - t0
-    doc = _document(ens, q, encs[0], tables, parts, Path(model_file), Path(path))
+    doc = certificate_document(ens, q, encs[0], tables, parts, Path(model_file), Path(path))
     doc["question"]["max_gap_upper"] = max_gap_upper
     if group_section(ens) is not None:
         doc["groups"] = group_section(ens)
@@ -304,7 +304,7 @@ def certify(
     written = f"certificate written to {path} ({shown}, {seconds:.1f}s)"
     if not verify:
         return Certified(True, written, boxes, seconds, reason="not verified", path=str(path))
-    return _verified(Path(path), written, boxes, seconds)
+    return written_and_verified(Path(path), written, boxes, seconds)
 
 
 def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list):
@@ -325,7 +325,7 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
         record.append(("replay", out.pair[0], out.pair[1]))
 
 
-def _verified(path: Path, written: str, boxes: int, seconds: float) -> Certified:
+def written_and_verified(path: Path, written: str, boxes: int, seconds: float) -> Certified:
     """The certificate just written, checked by the independent checker as ``treesens
     verify`` checks it (the model from the path the certificate names)."""
     t0 = time.time()
@@ -457,7 +457,7 @@ def _opposite_pairs(cond) -> list[tuple[int, int]]:
     ]
 
 
-def _part(ens, enc, tables, record) -> dict:
+def proof_part(ens, enc, tables, record) -> dict:
     """One box search's proof, with what it answers: a class pair, or a change's direction."""
     st = ensemble_structure(ens)
     own = model_thresholds(ens)  # a grouped model's splits at its own thresholds
@@ -544,7 +544,7 @@ def _base_score(ens) -> float:
     return 1.0 / (1.0 + math.exp(-float(ens.intercept[0])))
 
 
-def _document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -> dict:
+def certificate_document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -> dict:
     columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
     domain = [_domain(ens, f) for f in range(ens.n_features)]
     coded = any("codes" in d or "missing" in d for d in domain)

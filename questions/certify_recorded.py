@@ -25,12 +25,12 @@ from ..search.proof_tree import RecordedProof, recording_proofs
 from .certify import (
     CODED_LIBRARIES,
     Certified,
-    _document,
-    _part,
-    _verified,
+    certificate_document,
     model_library,
     model_refusal,
+    proof_part,
     refused,
+    written_and_verified,
 )
 from .certify_pipeline import NoMaps, pipeline_maps
 
@@ -70,9 +70,11 @@ def certify_recorded(
         if steps is None:
             return None
         boxes += len(steps)
-        parts.append(_part(ens, p.enc, p.tables, steps))
+        parts.append(proof_part(ens, p.enc, p.tables, steps))
     last = rec.parts[-1]
-    doc = _document(ens, q, rec.parts[0].enc, last.tables, parts, Path(model_file), Path(path))
+    doc = certificate_document(
+        ens, q, rec.parts[0].enc, last.tables, parts, Path(model_file), Path(path)
+    )
     doc["question"]["max_gap_upper"] = False
     if doc["model"]["library"] == "sklearn-pipeline":
         try:
@@ -83,5 +85,5 @@ def certify_recorded(
     seconds = time.time() - t0
     shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
     written = f"certificate written to {path} ({shown}, the answer's own proof, {seconds:.1f}s)"
-    done = _verified(Path(path), written, boxes, seconds)
+    done = written_and_verified(Path(path), written, boxes, seconds)
     return done if done.verified else None

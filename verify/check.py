@@ -51,6 +51,39 @@ class Verdict:
     boxes: int = 0
 
 
+def prune_refusal(
+    where: tuple[int, int], name: str, bound: float, stated: float, tol: float, below: float
+) -> Verdict | None:
+    """Why a ``prune`` step of box ``where[0]`` (step ``where[1]``) does not close its
+    box (None: it does): its row's recomputed ``bound`` is not the ``stated`` one (within
+    ``tol``: the offset may be read with a float32 rounding's difference, within the
+    relaxation), or does not reach ``below`` the row's threshold."""
+    pruned, i = where
+    if not math.isclose(bound, stated, rel_tol=1e-6, abs_tol=tol):
+        return Verdict(
+            False,
+            f"box {pruned} (step {i}): its {name} bound is {bound:.9g}, not the "
+            f"{stated:.9g} the certificate states",
+            pruned,
+        )
+    if not bound < below:
+        return Verdict(
+            False,
+            f"box {pruned} (step {i}): its {name} bound {bound:.9g} does not "
+            f"reach below {below:.9g}",
+            pruned,
+        )
+    return None
+
+
+def covering(stack: list, pruned: int) -> Verdict:
+    """The verdict of a walk that closed ``pruned`` boxes and left ``stack`` open."""
+    if stack:
+        return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
+    covers = "box covers" if pruned == 1 else "boxes cover"
+    return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
+
+
 class CertificateError(Exception):
     """The file is not a certificate that can be checked (bad input, exit code 2)."""
 
@@ -185,7 +218,7 @@ def _check_claim(
     walker = Walker(checker)  # Checker.run's walk, each box's leaves carried from its parent
     for part, key in zip(parts, keys, strict=True):
         rows, link = part_rows(model, claim, part), link_rule(model, claim, part)
-        if link is None:
+        if link is None and not any(step[0] == "link" for step in part["proof"]):
             verdict = walker.run(part["proof"], rows)
         else:  # the exp link's steps: the reference walk reads them (verify/link.py)
             verdict = checker.run(part["proof"], rows, link)
@@ -547,27 +580,13 @@ class Checker:
             nan = np.array([part[2] for part in box], dtype=bool)
             bound = self._offset(row) + self._table(row).bound(lo, hi, nan, self.col_missing)
             stated = float(step[2]) / self.m.margin_per_logit  # logit units -> raw
-            # the stated bound must be the recomputed one (the offset may be read with a
-            # float32 rounding's difference: within the relaxation)
-            if not math.isclose(bound, stated, rel_tol=1e-6, abs_tol=self.eps * row.weight):
-                return Verdict(
-                    False,
-                    f"box {pruned} (step {i}): its {name} bound is {bound:.9g}, not the "
-                    f"{stated:.9g} the certificate states",
-                    pruned,
-                )
-            if not bound < threshold[name]:
-                return Verdict(
-                    False,
-                    f"box {pruned} (step {i}): its {name} bound {bound:.9g} does not "
-                    f"reach below {threshold[name]:.9g}",
-                    pruned,
-                )
+            wrong = prune_refusal(
+                (pruned, i), name, bound, stated, self.eps * row.weight, threshold[name]
+            )
+            if wrong is not None:
+                return wrong
             pruned += 1
-        if stack:
-            return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
-        covers = "box covers" if pruned == 1 else "boxes cover"
-        return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
+        return covering(stack, pruned)
 
     def _read_threshold(self, t: float) -> float:
         """The threshold on the input x of a split the library makes on the value it

@@ -81,7 +81,7 @@ class Walker:
     def run(self, proof: list, rows: dict):
         """``Checker.run``'s walk (the same checks, the same verdicts and messages), with
         each box's live table boxes carried from its parent."""
-        from .check import Verdict  # check.py imports this module
+        from .check import Verdict, covering, prune_refusal  # check.py imports this module
 
         ch = self.ch
         threshold = {name: r.rhs - ch.eps * r.weight for name, r in rows.items()}
@@ -139,26 +139,12 @@ class Walker:
                 return Verdict(False, f"step {i}: unknown step {step!r}")
             bound = offset[name] + tables[at[name]].bound(live[at[name]])
             stated = float(step[2]) / ch.m.margin_per_logit  # logit units -> raw
-            weight = rows[name].weight
-            if not math.isclose(bound, stated, rel_tol=1e-6, abs_tol=ch.eps * weight):
-                return Verdict(
-                    False,
-                    f"box {pruned} (step {i}): its {name} bound is {bound:.9g}, not the "
-                    f"{stated:.9g} the certificate states",
-                    pruned,
-                )
-            if not bound < threshold[name]:
-                return Verdict(
-                    False,
-                    f"box {pruned} (step {i}): its {name} bound {bound:.9g} does not "
-                    f"reach below {threshold[name]:.9g}",
-                    pruned,
-                )
+            tol = ch.eps * rows[name].weight
+            wrong = prune_refusal((pruned, i), name, bound, stated, tol, threshold[name])
+            if wrong is not None:
+                return wrong
             pruned += 1
-        if stack:
-            return Verdict(False, f"the proof leaves {len(stack)} boxes of the pair space open")
-        covers = "box covers" if pruned == 1 else "boxes cover"
-        return Verdict(True, f"{pruned:,} {covers} the pair space, none meets the gap", pruned)
+        return covering(stack, pruned)
 
 
 def subtree_needs(proof: list, at: dict[str, int]) -> list[int]:

@@ -18,6 +18,8 @@ import builtins
 import importlib
 import inspect
 
+import numpy as np
+
 PREFIXES = ("sklearn.", "numpy.", "builtins.")
 FUNCTIONS = ("sklearn.utils.validation.check_array",)
 
@@ -37,8 +39,6 @@ def _trusted(name: str) -> bool:
     obj = _resolve(name)
     if obj is None:
         return False
-    import numpy as np
-
     return inspect.isclass(obj) or isinstance(obj, np.ufunc)
 
 

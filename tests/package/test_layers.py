@@ -35,6 +35,7 @@ LAZY_OK = frozenset(
         "pandas",
         "pyarrow",
         "resource",  # POSIX only
+        "fcntl",  # POSIX only: the numba kernel's compile lock
         "cProfile",
         "pstats",
         "rich",  # tables and progress bars: kept out of the CLI's start-up
@@ -47,6 +48,7 @@ LAZY_MODULES = frozenset(
     {
         "treesens.search.gap_kernel_jit",
         "treesens.questions.certify",
+        "treesens.questions.certify_recorded",
         "treesens.views.plot_witness",
         "treesens.views.plot_sweep",
     }

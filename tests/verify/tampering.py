@@ -19,3 +19,25 @@ def drop_last_box(doc: dict) -> None:
     """The proof's last pruned box removed (its first part's)."""
     proof = doc["parts"][0]["proof"]
     del proof[max(i for i, s in enumerate(proof) if s[0] == "prune")]
+
+
+def claiming_gap(gap: float):
+    """A change stating the claim's gap as ``gap``."""
+
+    def change(doc: dict) -> None:
+        doc["question"]["claim"]["gap"] = gap
+
+    return change
+
+
+def checker_raw(m, row) -> float:
+    """A row's raw score as the checker's model ``m`` reads it (``goes_left`` per node)."""
+    from treesens.verify.check import goes_left
+
+    out = m.offset
+    for t in m.trees:
+        n = 0
+        while t.feature[n] >= 0:
+            n = t.left[n] if goes_left(m, t, n, float(row[t.feature[n]])) else t.right[n]
+        out += t.value[n]
+    return out

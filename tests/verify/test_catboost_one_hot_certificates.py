@@ -17,9 +17,8 @@ import pytest
 import treesens
 from treesens.compiler.query import Gap, Query
 from treesens.tests.oracle import brute_force_sensitive
-from treesens.tests.verify.tampering import drop_last_box, tampered
+from treesens.tests.verify.tampering import checker_raw, claiming_gap, drop_last_box, tampered
 from treesens.verify import verify_file
-from treesens.verify.check import goes_left
 from treesens.verify.models import ModelError, read_model
 from treesens.verify.replay import library_raw
 
@@ -51,16 +50,6 @@ def _named(ens) -> dict[str, list[str]]:
     return {"c": list(ens.features[0].categories)}
 
 
-def _checker_raw(m, row) -> float:
-    out = m.offset
-    for t in m.trees:
-        n = 0
-        while t.feature[n] >= 0:
-            n = t.left[n] if goes_left(m, t, n, float(row[t.feature[n]])) else t.right[n]
-        out += t.value[n]
-    return out
-
-
 def test_the_checkers_model_routes_each_code_as_catboost_routes_its_category(model):
     import catboost
 
@@ -75,7 +64,7 @@ def test_the_checkers_model_routes_each_code_as_catboost_routes_its_category(mod
     cb = catboost.CatBoost()
     cb.load_model(str(model[0]))
     want = cb.predict(catboost.Pool(frame, cat_features=[0]), prediction_type="RawFormulaVal")
-    np.testing.assert_allclose([_checker_raw(m, r) for r in codes], want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose([checker_raw(m, r) for r in codes], want, rtol=1e-9, atol=1e-9)
 
 
 def test_the_replay_scores_a_code_as_catboost_scores_its_category(model):
@@ -83,7 +72,7 @@ def test_the_replay_scores_a_code_as_catboost_scores_its_category(model):
     m = read_model(str(model[0]), "catboost", categories=_named(ens))
     X = np.array([[1.0, 0.3], [4.0, 0.8]])  # green, <other>
     got = library_raw(str(model[0]), "catboost", m, categories=_named(ens))(X)[:, 0]
-    np.testing.assert_allclose(got, [_checker_raw(m, x) for x in X], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got, [checker_raw(m, x) for x in X], rtol=1e-9, atol=1e-9)
 
 
 def test_the_checker_refuses_the_model_without_the_codes_categories(model):
@@ -131,7 +120,4 @@ def test_a_certificate_claiming_a_gap_brute_force_reaches_is_rejected(model, max
     false_gap = round(mg["lower"] * 0.999, 6)
     assert brute_force_sensitive(_ens(model), Query(vary=("c",), gap=Gap(false_gap)))
 
-    def claim_false_gap(doc):
-        doc["question"]["claim"]["gap"] = false_gap
-
-    assert not verify_file(tampered(out, tmp_path, claim_false_gap)).valid
+    assert not verify_file(tampered(out, tmp_path, claiming_gap(false_gap))).valid

@@ -20,7 +20,7 @@ import treesens
 from treesens.compiler.query import Gap, Query
 from treesens.readers.details import declare
 from treesens.tests.oracle import brute_force_sensitive
-from treesens.tests.verify.tampering import drop_last_box, tampered
+from treesens.tests.verify.tampering import checker_raw, drop_last_box, tampered
 from treesens.verify import verify_file
 from treesens.verify.check import goes_left
 from treesens.verify.models import Model, ModelError, read_model
@@ -126,17 +126,6 @@ def _library_raw(kind: str, path: Path, X: np.ndarray) -> np.ndarray:
     return scores[:, -1]  # a binary classifier's one score
 
 
-def _checker_score(m: Model, row) -> float:
-    """A row's raw score as the checker's model reads it (``goes_left`` per node)."""
-    out = m.offset
-    for t in m.trees:
-        n = 0
-        while t.feature[n] >= 0:
-            n = t.left[n] if goes_left(m, t, n, float(row[t.feature[n]])) else t.right[n]
-        out += t.value[n]
-    return out
-
-
 def _rows_around_thresholds(m: Model) -> np.ndarray:
     """Every threshold of the model, the float32 numbers on either side of it and NaN,
     in every feature, crossed with a few values of the others."""
@@ -158,7 +147,7 @@ def test_the_checkers_model_routes_nan_and_thresholds_as_the_library_does(kind, 
     m = read_model(str(models[kind]), _library(kind), test="<" if "xgboost" in kind else "<=")
     assert m.reads_nan
     X = _rows_around_thresholds(m)
-    got = [_checker_score(m, r) for r in X.astype(np.float64)]
+    got = [checker_raw(m, r) for r in X.astype(np.float64)]
     # float32 sums (XGBoost, ONNX) in another order: a few float32 ulps
     np.testing.assert_allclose(got, _library_raw(kind, models[kind], X), rtol=0, atol=2e-6)
 

@@ -21,9 +21,8 @@ from treesens.compiler.errors import InputError
 from treesens.compiler.query import Gap, Query
 from treesens.readers.details import declare
 from treesens.tests.oracle import brute_force_sensitive
-from treesens.tests.verify.tampering import drop_last_box, tampered
+from treesens.tests.verify.tampering import checker_raw, claiming_gap, drop_last_box, tampered
 from treesens.verify import verify_file
-from treesens.verify.check import goes_left
 from treesens.verify.models import ModelError, read_model
 from treesens.verify.replay import library_raw
 
@@ -58,16 +57,6 @@ def test_treesens_reads_the_categorical_feature_from_the_file(model):
     assert f0.kind == "categorical" and len(f0.categories) == len(CATEGORIES)
 
 
-def _checker_raw(m, row) -> float:
-    out = m.offset
-    for t in m.trees:
-        n = 0
-        while t.feature[n] >= 0:
-            n = t.left[n] if goes_left(m, t, n, float(row[t.feature[n]])) else t.right[n]
-        out += t.value[n]
-    return out
-
-
 def test_the_checker_reads_the_file_and_routes_codes_as_scikit_learn_routes_categories(model):
     import skops.io
 
@@ -78,7 +67,7 @@ def test_the_checker_reads_the_file_and_routes_codes_as_scikit_learn_routes_cate
     codes = [[float(k), v] for k in range(len(CATEGORIES)) for v in f1]
     rows = pd.DataFrame([[CATEGORIES[int(k)], v] for k, v in codes], columns=["f0", "f1"])
     np.testing.assert_allclose(
-        [_checker_raw(m, r) for r in codes], est.decision_function(rows), rtol=1e-9, atol=1e-9
+        [checker_raw(m, r) for r in codes], est.decision_function(rows), rtol=1e-9, atol=1e-9
     )
 
 
@@ -86,7 +75,7 @@ def test_the_replay_gives_the_categorys_score_for_its_code(model):
     m = read_model(str(model), "sklearn")
     X = np.array([[0.0, 0.4], [3.0, np.nan]])
     got = library_raw(str(model), "sklearn", m)(X)[:, 0]
-    np.testing.assert_allclose(got, [_checker_raw(m, x) for x in X], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got, [checker_raw(m, x) for x in X], rtol=1e-9, atol=1e-9)
 
 
 @pytest.fixture(scope="module")
@@ -121,10 +110,7 @@ def test_a_certificate_claiming_a_gap_brute_force_reaches_is_rejected(model, max
     false_gap = round(mg["lower"] * 0.999, 6)
     assert brute_force_sensitive(_ens(model), Query(vary=("f0",), gap=Gap(false_gap)))
 
-    def claim_false_gap(doc):
-        doc["question"]["claim"]["gap"] = false_gap
-
-    assert not verify_file(tampered(out, tmp_path, claim_false_gap)).valid
+    assert not verify_file(tampered(out, tmp_path, claiming_gap(false_gap))).valid
 
 
 # ---- a partial other than HistGradientBoosting's is refused ---------------------------
