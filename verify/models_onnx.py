@@ -59,7 +59,7 @@ AROUND = ("Cast", "Identity", "ZipMap", "Concat")  # Concat: of the inputs (_fea
 _FLOAT, _DOUBLE = 1, 11  # TensorProto element types
 LEQ, LT, GTE, GT = "BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"
 EQ, NEQ = "BRANCH_EQ", "BRANCH_NEQ"
-MAX_NODES = 5_000_000  # per model, after the equality chains' copies
+MAX_NODES = 5_000_000  # per tree, after the equality chains' copies
 CLASSIFIER, REGRESSOR = "TreeEnsembleClassifier", "TreeEnsembleRegressor"
 
 

@@ -146,7 +146,10 @@ def _onnxruntime(path: Path, kind: str, X: np.ndarray, raw: bool = False) -> np.
         next(a for a in op.attribute if a.name == "post_transform").s = b"NONE"
     session = onnxruntime.InferenceSession(model.SerializeToString())
     out = session.run(None, {session.get_inputs()[0].name: X})
-    return np.asarray(out[0] if kind == "regressor" else out[1])[:, -1].astype(np.float64)
+    scores = out[0] if kind == "regressor" else out[1]
+    if isinstance(scores, list):  # a ZipMap's one dict per row, by class
+        scores = [[d[k] for k in sorted(d)] for d in scores]
+    return np.asarray(scores)[:, -1].astype(np.float64)
 
 
 def _checker_raw(m: Model, row) -> float:
@@ -176,6 +179,38 @@ def test_the_checker_reads_a_chain_under_the_strict_test_too(models):
     X = _rows("classifier")
     got = [_checker_raw(m, r) for r in X.astype(np.float64)]
     want = _onnxruntime(models["classifier"], "classifier", X, raw=True)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("test", ["<=", "<"])
+@pytest.mark.parametrize(
+    "points, modes, tracks",
+    [
+        ((3.0, 1.0, 2.0), (EQ, EQ, EQ), (0, 1, 0)),
+        ((0.0, 5.0, 0.0, -2.5), (EQ, NEQ, EQ, NEQ), (0, 1, 0, 0)),
+        ((1.0, 0.1, 7.0), (NEQ, EQ, EQ), (1, 0, 1)),
+        ((1.0, 2.0, 1.0), (EQ, EQ, EQ), (0, 0, 0)),
+        ((2.0, 2.0), (NEQ, NEQ), (1, 1)),
+        ((0.0, -0.0, 5.0), (EQ, EQ, NEQ), (0, 0, 1)),
+        ((4.0, 1.0), (EQ, EQ), (1, 1)),
+    ],
+)
+def test_every_chain_shape_routes_as_onnxruntime_does(tmp_path, points, modes, tracks, test):
+    """One chain on f0 (point i's "equal" child a leaf of its own, the rest a split on f1
+    at 0.5): repeated points (0.0 and -0.0 too), BRANCH_NEQ first or last, NaN sent to a
+    point or on to the rest, under either test."""
+    k = len(points)
+    nodes = om.equality_chain_nodes(points, modes, tracks)
+    weights = [(k + i, 0, 0.1 * (i + 1)) for i in range(k)] + [(2 * k + 1, 0, 0.8), (2 * k + 2, 0, 0.9)]  # fmt: skip
+    path = tmp_path / "chain.onnx"
+    path.write_bytes(om.classifier(nodes, weights))
+    m = read_model(str(path), "onnx", test=test)
+    values = [np.nan, -9.0, 9.0]
+    for t in map(np.float32, points):
+        values += [t, np.nextafter(t, np.float32(-9)), np.nextafter(t, np.float32(9))]
+    X = np.array([[v, w] for v in values for w in (0.25, 0.75, np.nan)], dtype=np.float32)
+    got = [_checker_raw(m, r) for r in X.astype(np.float64)]
+    want = _onnxruntime(path, "classifier", X, raw=True)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
 
 
@@ -321,3 +356,53 @@ def test_a_certificate_claiming_a_bound_brute_force_reaches_is_rejected(
         doc["question"]["claim"]["gap" if kind == "classifier" else "delta"] = false_value
 
     assert not verify_file(tampered(certified[kind]["bound"], tmp_path, claim_false_value)).valid
+
+
+# ---- a LightGBM categorical split, as onnxmltools writes it ----------------------------
+@pytest.fixture(scope="module")
+def lightgbm_categorical(tmp_path_factory) -> Path:
+    """onnxmltools' model of a LightGBM classifier with a categorical feature f2 (codes
+    0..11): its splits on f2 are chains of BRANCH_EQ."""
+    lgb = pytest.importorskip("lightgbm")
+    pytest.importorskip("onnxmltools")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(600, 3)).astype(np.float32)
+    X[:, 2] = rng.integers(0, 12, 600)
+    y = ((X[:, 2] % 3 == 0) ^ (X[:, 0] > 0.5)).astype(int)
+    est = lgb.LGBMClassifier(
+        n_estimators=4,
+        num_leaves=4,
+        verbose=-1,
+        num_threads=1,
+        min_child_samples=5,
+        max_cat_to_onehot=64,
+        cat_smooth=1,
+        min_data_per_group=2,
+    ).fit(X, y, categorical_feature=[2])
+    path = tmp_path_factory.mktemp("lightgbm") / "categorical.onnx"
+    path.write_bytes(om.onnxmltools_model(est, 3))
+    return path
+
+
+def test_a_lightgbm_categorical_split_routes_as_onnxruntime_does(lightgbm_categorical):
+    import onnx
+
+    model = onnx.load_model(str(lightgbm_categorical))
+    op = next(n for n in model.graph.node if n.op_type.startswith("TreeEnsemble"))
+    assert b"BRANCH_EQ" in next(a for a in op.attribute if a.name == "nodes_modes").strings
+    m = read_model(str(lightgbm_categorical), "onnx")
+    codes = [np.nan, *np.arange(-1.0, 13.0, 0.5), float(np.nextafter(np.float32(3), np.float32(9)))]
+    X = np.array([[a, 0.5, c] for a in (0.25, 0.75) for c in codes], dtype=np.float32)
+    got = [_checker_raw(m, r) for r in X.astype(np.float64)]
+    want = _onnxruntime(lightgbm_categorical, "classifier", X, raw=True)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
+def test_a_lightgbm_categorical_features_max_gap_is_certified_and_verified(
+    lightgbm_categorical, tmp_path
+):
+    r = treesens.max_gap(
+        treesens.load_model(str(lightgbm_categorical)), vary=["f2"], certificate=tmp_path / "c.json"
+    )
+    assert r.max_gap["proven"] and r.proof.checked, r.proof.why_not
+    assert verify_file(tmp_path / "c.json").valid
