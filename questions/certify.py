@@ -75,8 +75,8 @@ class Certified:
 
 NO_CERTIFICATE = "no certificate"
 # libraries whose boxes may hold category codes and NaN (certificate version 3); what
-# the checker's reader of a format does not route (CatBoost's CTR features, ONNX's
-# equality modes; a dump's categorical splits, which treesens refuses too) it refuses
+# the checker's reader of a format does not route (CatBoost's CTR features; a dump's
+# categorical splits, which treesens refuses too) it refuses
 CODED_LIBRARIES = (
     "xgboost",
     "xgboost-dump",

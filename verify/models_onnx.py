@@ -19,7 +19,7 @@ input (aggregate_function SUM only). Read as:
   >= 0: a forest's probabilities);
 * a regressor of one target with post_transform NONE predicts its score (identity).
 
-Other layouts, equality modes and other post transforms are refused (a regressor
+Other layouts and other post transforms are refused (a regressor
 converted with an Exp node after it, XGBoost's reg:gamma or LightGBM's poisson through
 onnxmltools, fails the graph's shape: its change is no linear condition on the score).
 
@@ -29,6 +29,20 @@ is ``x < above(t)``, and GT / GTE negate LEQ / LT with the children swapped. NaN
 every comparison: onnxruntime sends it to the "true" child where the node's
 ``nodes_missing_value_tracks_true`` is set, else to the "false" child (the checker's
 NaN side of the node, after any swap).
+
+Equality modes (BRANCH_EQ ``x == t``, BRANCH_NEQ ``x != t``, as onnxmltools writes
+LightGBM's categorical splits) come in chains on one feature: each node's "not equal"
+child is the next node, ``x == t1 ? A1 : x == t2 ? A2 : ... : rest``. A number takes the
+"equal" child of the first node whose point it equals; NaN equals no point, and takes
+the "true" child of a node where it is sent there: BRANCH_NEQ's (``NaN != t`` holds: the
+chain goes on), BRANCH_EQ's where ``nodes_missing_value_tracks_true`` is set (it leaves
+the chain into that "equal" child), else the "false" child. The checker reads a chain
+of k distinct points as a search over them in order: per point ``x < t`` (left: the
+points below), then ``x <= t`` (left: its "equal" child; right: the points above), each
+mapped onto ``test`` as above, with a copy of the rest in each of the k + 1 gaps; NaN
+goes right towards the last gap unless its "equal" child is elsewhere. A point repeated
+later in a chain is never reached by a number (its node is skipped); a chain sending
+NaN to such a node, and a point that is no number of the input's precision, are refused.
 """
 
 from __future__ import annotations
@@ -44,6 +58,8 @@ ML = "ai.onnx.ml"
 AROUND = ("Cast", "Identity", "ZipMap", "Concat")  # Concat: of the inputs (_features)
 _FLOAT, _DOUBLE = 1, 11  # TensorProto element types
 LEQ, LT, GTE, GT = "BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"
+EQ, NEQ = "BRANCH_EQ", "BRANCH_NEQ"
+MAX_NODES = 5_000_000  # per tree, after the equality chains' copies
 CLASSIFIER, REGRESSOR = "TreeEnsembleClassifier", "TreeEnsembleRegressor"
 
 
@@ -231,29 +247,60 @@ def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool, n_
     per_output: list[dict[int, float]] = []
     root = 0 if 0 in nodes else min(nodes)
 
+    def new(f: int, t: float, nan_goes_left: bool) -> int:
+        if len(feature) >= MAX_NODES:
+            raise ModelError(f"tree {tid}: equality chains copy it beyond {MAX_NODES:,} nodes")
+        for col in (feature, threshold, left, right, value):
+            col.append(0)
+        feature[-1], threshold[-1] = f, t
+        nan_left.append(nan_goes_left)
+        per_output.append({})
+        return len(feature) - 1
+
     def add(key: int, depth: int) -> int:
         if depth > len(nodes):
             raise ModelError(f"tree {tid} has a cycle")
+        if key not in nodes:
+            raise ModelError(f"tree {tid} refers to node {key}, which it does not have")
         mode, f, t, true, false, nan_true = nodes[key]
-        i = len(feature)
-        for col in (feature, threshold, left, right, value, nan_left):
-            col.append(0)
-        per_output.append({})
         if mode == "LEAF":
-            feature[i], left[i], right[i] = -1, -1, -1
+            i = new(-1, 0.0, False)
+            left[i], right[i] = -1, -1
             per_output[i] = dict(leaf_weight.get((tid, key), {}))
             return i
+        if mode in (EQ, NEQ):
+            return chain(_chain(nodes, key, tid, float32), depth)
         if mode not in (LEQ, LT, GTE, GT):
             raise ModelError(f"tree {tid}: mode {mode} is not checked")
         if mode in (GTE, GT):  # the negation of LT / LEQ: the children swap
             true, false = false, true
         less_equal = mode in (LEQ, GT)
-        feature[i], threshold[i] = f, _threshold(t, less_equal, test, float32)
         # NaN goes "true" (left, or right once swapped) where the flag is set
-        nan_left[i] = nan_true != (mode in (GTE, GT))
+        i = new(f, _threshold(t, less_equal, test, float32), nan_true != (mode in (GTE, GT)))
         left[i] = add(true, depth + 1)
         right[i] = add(false, depth + 1)
         return i
+
+    def chain(c: _Chain, depth: int) -> int:
+        """The search over the chain's points in order (the module's docstring)."""
+        order = sorted(range(len(c.points)), key=lambda j: c.points[j][0])
+        nan_at = None if c.nan is None else order.index(c.nan)  # in sorted order
+        below_depth = depth + c.length
+
+        def search(lo: int, hi: int) -> int:  # the points order[lo:hi] and the gaps around
+            if lo == hi:
+                return add(c.rest, below_depth)
+            m = (lo + hi) // 2
+            t, equal = c.points[order[m]]
+            lower = new(c.feature, _threshold(t, False, test, float32), _below(nan_at, m))
+            left[lower] = search(lo, m)
+            at = new(c.feature, _threshold(t, True, test, float32), nan_at == m)
+            right[lower] = at
+            left[at] = add(equal, below_depth)
+            right[at] = search(m + 1, hi)
+            return lower
+
+        return search(0, len(order))
 
     add(root, 0)
     nan = {"default_left": [bool(b) for b in nan_left], "missing": ["nan"] * len(feature)}
@@ -264,6 +311,55 @@ def _tree(nodes: dict, tid: int, leaf_weight: dict, test: str, float32: bool, n_
         return Tree(feature, threshold, left, right, value, output=k, **nan)
     values = [[w.get(k, 0.0) for k in range(n_out)] for w in per_output]
     return Tree(feature, threshold, left, right, [0.0] * len(feature), values=values, **nan)
+
+
+def _below(a: int | None, b: int) -> bool:
+    return a is not None and a < b
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """Equality nodes on one feature, each the "not equal" child of the one before."""
+
+    feature: int
+    points: list[tuple[float, int]]  # (t, the "equal" child), in the chain's order
+    rest: int  # the last node's "not equal" child
+    nan: int | None  # the point whose "equal" child NaN takes; None: the rest
+    length: int  # nodes in the chain
+
+
+def _chain(nodes: dict, key: int, tid: int, float32: bool) -> _Chain:
+    """The chain of equality nodes from ``key``: a number goes to the "equal" child of the
+    first node whose point it equals; NaN as onnxruntime sends it, node after node."""
+    feature = nodes[key][1]
+    points: dict[float, int] = {}
+    nan: int | None = None
+    nan_left_chain = False  # NaN has taken an "equal" child
+    seen: set[int] = set()
+    while True:
+        mode, f, t, true, false, nan_true = nodes[key]
+        seen.add(key)
+        if not np.isfinite(t) or (float32 and float(np.float32(t)) != t):
+            raise ModelError(
+                f"tree {tid}: node {key} tests x == {t!r}, no finite number of the input's "
+                "precision"
+            )
+        equal, other = (true, false) if mode == EQ else (false, true)
+        repeated = t in points  # x == t took an earlier node's "equal" child
+        if not repeated:
+            points[t] = equal
+        # NaN != t holds (NEQ: "true", on along the chain); NaN == t fails: "false" (on)
+        # unless the flag sends it "true" (EQ: the "equal" child)
+        if mode == EQ and nan_true and not nan_left_chain:
+            if repeated:
+                raise ModelError(f"tree {tid}: node {key} sends NaN to a child no number reaches")
+            nan, nan_left_chain = len(points) - 1, True
+        following = nodes.get(other)
+        if following is None or following[0] not in (EQ, NEQ) or following[1] != feature:
+            return _Chain(feature, list(points.items()), other, nan, len(seen))
+        if other in seen:
+            raise ModelError(f"tree {tid} has a cycle")
+        key = other
 
 
 def _threshold(t: float, less_equal: bool, test: str, float32: bool) -> float:

@@ -5,7 +5,7 @@ checker's model routes NaN, thresholds and the values next to them as the librar
 predict does (xgboost, catboost, onnxruntime), every insensitive answer and max-gap bound
 gets a certificate the checker accepts, and tampered or brute-force-false claims are
 rejected. What treesens does not read is refused in one line (a dump's categorical
-split, an ONNX equality mode)."""
+split)."""
 
 from __future__ import annotations
 
@@ -254,9 +254,12 @@ def test_a_hand_written_dump_without_missing_sends_nan_yes_as_treesens_does(tmp_
     assert r.status == "insensitive" and r.proof.checked, r.proof.why_not
 
 
-def test_an_onnx_equality_mode_gets_no_certificate_and_says_why_in_one_line(models, tmp_path):
-    """treesens reads BRANCH_EQ (as onnxmltools writes LightGBM's categorical splits);
-    the checker does not: the answer is left uncertified, in one line."""
+def test_an_onnx_model_with_an_equality_mode_gets_a_certificate_the_checker_accepts(
+    models, tmp_path
+):
+    """onnxmltools' XGBoost model with its first node made BRANCH_EQ (as onnxmltools
+    writes LightGBM's categorical splits): the checker reads the equality as treesens
+    does (tests/verify/test_onnx_equality_certificates.py), and certifies f1's max gap."""
     import onnx
 
     model = onnx.load_model(str(models["onnx-xgboost"]))
@@ -265,10 +268,7 @@ def test_an_onnx_equality_mode_gets_no_certificate_and_says_why_in_one_line(mode
     modes.strings[0] = b"BRANCH_EQ"
     path = tmp_path / "equality.onnx"
     path.write_bytes(model.SerializeToString())
-    from treesens.questions.certify import certify
-    from treesens.questions.query_build import make_query
-
-    ens = treesens.load_model(str(path))
-    done = certify(ens, make_query(["f1"], gap=0.45), tmp_path / "c.json", path, 60)
-    assert not done.written and not (tmp_path / "c.json").exists()
-    assert "mode BRANCH_EQ is not checked" in done.message and "\n" not in done.message
+    ens = _model(path)
+    r = treesens.max_gap(ens, vary=["f1"], certificate=tmp_path / "c.json")
+    assert r.proof.checked, r.proof.why_not
+    assert verify_file(tmp_path / "c.json").valid
