@@ -30,10 +30,9 @@ from treesens.compiler.query import Gap, Query
 from treesens.readers.details import declare
 from treesens.tests.frontends import onnx_models as om
 from treesens.tests.oracle import brute_force_largest_change, brute_force_sensitive
-from treesens.tests.verify.tampering import drop_last_box, tampered
+from treesens.tests.verify.tampering import checker_raw, drop_last_box, tampered
 from treesens.verify import verify_file
-from treesens.verify.check import goes_left
-from treesens.verify.models import Model, ModelError, read_model
+from treesens.verify.models import ModelError, read_model
 
 EQ, NEQ, LEQ = "BRANCH_EQ", "BRANCH_NEQ", "BRANCH_LEQ"
 COLUMNS = (
@@ -152,22 +151,11 @@ def _onnxruntime(path: Path, kind: str, X: np.ndarray, raw: bool = False) -> np.
     return np.asarray(scores)[:, -1].astype(np.float64)
 
 
-def _checker_raw(m: Model, row) -> float:
-    """A row's raw score as the checker's trees route it (``goes_left`` per node)."""
-    out = m.offset
-    for t in m.trees:
-        n = 0
-        while t.feature[n] >= 0:
-            n = t.left[n] if goes_left(m, t, n, float(row[t.feature[n]])) else t.right[n]
-        out += t.value[n]
-    return out
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_checkers_expanded_chains_route_every_point_as_onnxruntime_does(kind, models):
     m = read_model(str(models[kind]), "onnx", test="<=")
     X = _rows(kind)
-    got = [_checker_raw(m, r) for r in X.astype(np.float64)]
+    got = [checker_raw(m, r) for r in X.astype(np.float64)]
     want = _onnxruntime(models[kind], kind, X, raw=True)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
 
@@ -177,7 +165,7 @@ def test_the_checker_reads_a_chain_under_the_strict_test_too(models):
     ``x < t`` and ``x < above(t)``: the same routing."""
     m = read_model(str(models["classifier"]), "onnx", test="<")
     X = _rows("classifier")
-    got = [_checker_raw(m, r) for r in X.astype(np.float64)]
+    got = [checker_raw(m, r) for r in X.astype(np.float64)]
     want = _onnxruntime(models["classifier"], "classifier", X, raw=True)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
 
@@ -209,7 +197,7 @@ def test_every_chain_shape_routes_as_onnxruntime_does(tmp_path, points, modes, t
     for t in map(np.float32, points):
         values += [t, np.nextafter(t, np.float32(-9)), np.nextafter(t, np.float32(9))]
     X = np.array([[v, w] for v in values for w in (0.25, 0.75, np.nan)], dtype=np.float32)
-    got = [_checker_raw(m, r) for r in X.astype(np.float64)]
+    got = [checker_raw(m, r) for r in X.astype(np.float64)]
     want = _onnxruntime(path, "classifier", X, raw=True)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
 
@@ -393,7 +381,7 @@ def test_a_lightgbm_categorical_split_routes_as_onnxruntime_does(lightgbm_catego
     m = read_model(str(lightgbm_categorical), "onnx")
     codes = [np.nan, *np.arange(-1.0, 13.0, 0.5), float(np.nextafter(np.float32(3), np.float32(9)))]
     X = np.array([[a, 0.5, c] for a in (0.25, 0.75) for c in codes], dtype=np.float32)
-    got = [_checker_raw(m, r) for r in X.astype(np.float64)]
+    got = [checker_raw(m, r) for r in X.astype(np.float64)]
     want = _onnxruntime(lightgbm_categorical, "classifier", X, raw=True)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
 
