@@ -92,8 +92,24 @@ def _start_kernel_compile(config) -> None:
         return
     code = "from treesens.search import gap_kernel; gap_kernel.prepare()"
     config._treesens_kernel_compile = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-c", code],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=this_treesens_env(),
     )
+
+
+def this_treesens_env() -> dict:
+    """The environment for a fresh interpreter that imports the ``treesens`` these tests
+    import: in a clone named ``treesens`` pytest imports the clone, where a bare interpreter
+    would import the installed copy, whose numba cache (beside its files) is another."""
+    import os
+
+    import treesens
+
+    here = str(Path(treesens.__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": here if not path else here + os.pathsep + path}
 
 
 def stale_installed_files() -> list[str]:

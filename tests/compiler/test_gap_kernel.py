@@ -24,6 +24,7 @@ from treesens.search.gap_kernel import EMPTY, KernelSearch, floor_in_rows
 from treesens.search.gap_search import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case, _deeper_case
+from treesens.tests.conftest import this_treesens_env
 from treesens.tests.max_gap_oracle import exact_max_gap
 from treesens.tests.oracle import random_ensemble
 
@@ -141,6 +142,7 @@ def test_a_process_waits_for_the_kernel_another_is_compiling_then_loads_its_buil
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=this_treesens_env(),  # the same copy, the same numba cache and lock
         )
         first = p.stdout.readline()  # its first line, while the lock is held
     out, err = p.communicate(timeout=300)
