@@ -23,6 +23,7 @@ import math
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -105,7 +106,13 @@ class _Structure:
     used: frozenset[int]
     zero_mode: frozenset[int]
     leaves: tuple[list[int], ...]  # per tree: its leaves
-    under: tuple[dict[int, list[int]], ...]  # per tree: the leaves below each node
+    trees: tuple[Tree, ...] = field(repr=False)
+
+    @cached_property
+    def under(self) -> tuple[dict[int, list[int]], ...]:
+        """Per tree, the leaves below each node: the solver's encoding reads them (the
+        heuristic and the box search do not: computed when first read)."""
+        return tuple(_leaves_under(t) for t in self.trees)
 
 
 _STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -164,7 +171,7 @@ def ensemble_structure(ens: Ensemble) -> _Structure:
         frozenset(used),
         frozenset(zero_mode),
         tuple(t.leaves() for t in ens.trees),
-        tuple(_leaves_under(t) for t in ens.trees),
+        ens.trees,
     )
     _STRUCTURES[ens] = st
     return st
