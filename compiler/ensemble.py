@@ -177,6 +177,16 @@ class Tree:
     def leaves(self) -> list[int]:
         return [int(i) for i in np.flatnonzero(self.feature < 0)]
 
+    def max_feature(self) -> int:
+        """The largest feature index the tree splits on, -1 for none (computed once: every
+        ensemble made with this tree checks it)."""
+        cached = self.__dict__.get("_max_feature")
+        if cached is None:
+            used = self.feature[self.feature >= 0]
+            cached = int(used.max()) if len(used) else -1
+            object.__setattr__(self, "_max_feature", cached)
+        return cached
+
     def depth(self) -> int:
         best, stack = 0, [(0, 0)]
         while stack:
@@ -269,14 +279,14 @@ class Ensemble:
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"duplicate feature names: {', '.join(dup)}")
+        n_outputs, n_features = self.n_outputs, len(self.features)
         for t in self.trees:
-            if any(o >= self.n_outputs for o in t.outputs):
+            if any(o >= n_outputs for o in t.outputs):
                 raise ValueError("a tree adds to an output the ensemble does not have")
-            used = t.feature[t.feature >= 0]
-            if len(used) and int(used.max()) >= len(self.features):
+            if t.max_feature() >= n_features:
                 raise ValueError(
-                    f"a tree splits on feature index {int(used.max())}, "
-                    f"but the model has {len(self.features)} features"
+                    f"a tree splits on feature index {t.max_feature()}, "
+                    f"but the model has {n_features} features"
                 )
 
     def __repr__(self) -> str:
