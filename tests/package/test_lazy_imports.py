@@ -82,6 +82,7 @@ OFF_THE_HEURISTIC_PATH = (
     "treesens.search.boxes",
     "treesens.search.box_search",
     "treesens.search.gap_search",
+    "treesens.search.gap_kernel",
     "treesens.driver.alongside",
     "treesens.driver.backend",
     "treesens.driver.compile",
