@@ -204,7 +204,8 @@ class CApiBooster:
             )
             dims_t = tuple(int(shape[i]) for i in range(dims.value))
             n = int(np.prod(dims_t)) if dims_t else 0
-            out = np.ctypeslib.as_array(preds, shape=(n,)).copy() if n else np.zeros(0, np.float32)
+            # copied out of the library's buffer (numpy.ctypeslib would cost an import)
+            out = np.frombuffer(ctypes.string_at(preds, 4 * n), dtype=np.float32)
             return out.reshape(dims_t).astype(np.float64)
         finally:
             lib.XGDMatrixFree(dm)
