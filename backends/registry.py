@@ -14,10 +14,13 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..compiler.errors import InputError, closest
 from ..compiler.ir import BOOL, INT, REAL
-from ..compiler.solver import Capabilities
+
+if TYPE_CHECKING:
+    from ..compiler.solver import Capabilities
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class BackendInfo(Entry):
 
     @property
     def capabilities(self) -> Capabilities:
+        from ..compiler.solver import Capabilities  # (the solver layer: when one is used)
+
         return Capabilities(
             integer_coefficients=self.integer_coefficients,
             implications=self.implications,

@@ -13,7 +13,9 @@ search counts as replay):
   ``check``);
 - ``load``: reading the model (and details) into treesens' IR;
 - ``compile``: the encoding (driver/solve.py ``_start``);
-- ``heuristic``, ``box``, ``solver``: the searches (the solver's problem built and run);
+- ``heuristic``, ``box``, ``solver``: the searches (the solver's problem built and run;
+  where the box search's and the solver's layers are imported by their stage, as here,
+  their import is in the stage's time: main imported them at start-up);
 - ``replay``: the library's own predict on the pair(s) (answers/verdict.py
   ``library_scores``, with the library's load and any import it makes);
 - ``other``: the rest (flags, the query, the result's output);
@@ -90,8 +92,10 @@ _timed(_check, "load_from_args", "load")
 _timed(_s, "_start", "compile")
 _timed(_h, "find_witness", "heuristic")
 _timed(_s, "box_stage", "box")
+_timed(_s, "_box_stage", "box")  # the stages that import their layers when first run
 _timed(_s, "reduce_for_backend", "solver")
 _timed(_s, "backend_beside_boxes", "solver")
+_timed(_s, "_solver_stage", "solver")
 _timed(_v, "library_scores", "replay")
 _emit = _check.emit_result
 def _emit_then_total(*a, **k):

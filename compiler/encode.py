@@ -23,6 +23,8 @@ import math
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Protocol
 
 import numpy as np
 
@@ -105,16 +107,47 @@ class _Structure:
     used: frozenset[int]
     zero_mode: frozenset[int]
     leaves: tuple[list[int], ...]  # per tree: its leaves
-    under: tuple[dict[int, list[int]], ...]  # per tree: the leaves below each node
+    trees: tuple[Tree, ...] = field(repr=False)
+
+    @cached_property
+    def under(self) -> tuple[dict[int, list[int]], ...]:
+        """Per tree, the leaves below each node: the solver's encoding reads them (the
+        heuristic and the box search do not: computed when first read)."""
+        return tuple(_leaves_under(t) for t in self.trees)
 
 
 _STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class StructureStore(Protocol):
+    """Where the query-independent part of a model's encoding outlives the process (the
+    command line's, readers/structure_cache.py): ``load`` returns what ``save`` was given
+    for an ensemble of the same fingerprint, or None."""
+
+    def load(self, ens: Ensemble) -> StructureParts | None: ...
+
+    def save(self, ens: Ensemble, parts: StructureParts) -> None: ...
+
+
+# (domains, used, zero_mode) as _Structure holds them
+StructureParts = tuple[dict[int, FeatureDomain], frozenset[int], frozenset[int]]
+_STORE: list[StructureStore] = []  # none unless a command keeps structures (keep_structures_in)
+
+
+def keep_structures_in(store: StructureStore | None) -> None:
+    """Keep ensembles' structures in ``store`` too (None: in this process only)."""
+    _STORE[:] = [] if store is None else [store]
 
 
 def ensemble_structure(ens: Ensemble) -> _Structure:
     cached = _STRUCTURES.get(ens)
     if cached is not None:
         return cached
+    kept = _STORE[0].load(ens) if _STORE else None
+    if kept is not None:
+        st = _Structure(*kept, tuple(t.leaves() for t in ens.trees), ens.trees)
+        _STRUCTURES[ens] = st
+        return st
     ths: dict[int, set] = {f: set() for f in range(ens.n_features)}
     split_codes: dict[int, set] = {}
     zero_mode: set[int] = set()
@@ -164,9 +197,11 @@ def ensemble_structure(ens: Ensemble) -> _Structure:
         frozenset(used),
         frozenset(zero_mode),
         tuple(t.leaves() for t in ens.trees),
-        tuple(_leaves_under(t) for t in ens.trees),
+        ens.trees,
     )
     _STRUCTURES[ens] = st
+    if _STORE:
+        _STORE[0].save(ens, (st.domains, st.used, st.zero_mode))
     return st
 
 

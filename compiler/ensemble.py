@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -176,6 +177,16 @@ class Tree:
     def leaves(self) -> list[int]:
         return [int(i) for i in np.flatnonzero(self.feature < 0)]
 
+    def max_feature(self) -> int:
+        """The largest feature index the tree splits on, -1 for none (computed once: every
+        ensemble made with this tree checks it)."""
+        cached = self.__dict__.get("_max_feature")
+        if cached is None:
+            used = self.feature[self.feature >= 0]
+            cached = int(used.max()) if len(used) else -1
+            object.__setattr__(self, "_max_feature", cached)
+        return cached
+
     def depth(self) -> int:
         best, stack = 0, [(0, 0)]
         while stack:
@@ -268,14 +279,14 @@ class Ensemble:
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"duplicate feature names: {', '.join(dup)}")
+        n_outputs, n_features = self.n_outputs, len(self.features)
         for t in self.trees:
-            if any(o >= self.n_outputs for o in t.outputs):
+            if any(o >= n_outputs for o in t.outputs):
                 raise ValueError("a tree adds to an output the ensemble does not have")
-            used = t.feature[t.feature >= 0]
-            if len(used) and int(used.max()) >= len(self.features):
+            if t.max_feature() >= n_features:
                 raise ValueError(
-                    f"a tree splits on feature index {int(used.max())}, "
-                    f"but the model has {len(self.features)} features"
+                    f"a tree splits on feature index {t.max_feature()}, "
+                    f"but the model has {n_features} features"
                 )
 
     def __repr__(self) -> str:
@@ -415,7 +426,7 @@ class Ensemble:
         """Does the numeric test of a split with this threshold send ``x`` to "yes"?"""
         # compare as Python floats (exact doubles): a NumPy float32 scalar would round a
         # double threshold to float32 first (NEP 50), unlike the libraries and leaf_indices
-        v = float(self.cast_value(x))
+        v = _as_float32(x) if self.cast == "float32" else float(self.cast_value(x))
         t = float(threshold)
         return v < t if self.op == "<" else v <= t
 
@@ -580,3 +591,16 @@ def raw_to_proba(raw: np.ndarray, link: str, n_classes: int) -> np.ndarray:
 
 def logit(p: float) -> float:
     return math.log(p / (1.0 - p))
+
+
+_FLOAT32 = struct.Struct("<f")
+
+
+def _as_float32(x: float) -> float:
+    """``float(np.float32(x))`` without NumPy's per-call overhead (the domains' edges ask
+    it thousands of times): the double rounded to the nearest float32, ties to even (C's
+    conversion, as NumPy's), and +-inf beyond float32's range, as the libraries read it."""
+    try:
+        return _FLOAT32.unpack(_FLOAT32.pack(x))[0]
+    except OverflowError:  # rounds past the largest float32
+        return math.copysign(math.inf, x)

@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from .ensemble import Ensemble
 
 MB = 1 << 20
+# the box search's open boxes' heap, at most (bytes; search/gap_kernel.py KernelSearch's
+# heap_bytes): a search that would hold more sheds the boxes of lowest bound (1 GB: about
+# 5 million boxes over adult's 14 features, against the 7.4 GB fnlwgt reached unbounded on
+# a 255,000-leaf model)
+HEAP_BYTES = 1 << 30
 BASE_MB = 250.0
 KB_PER_LEAF = 4.0
 

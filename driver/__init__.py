@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .chain import backend_chain
     from .compile import CompiledQuery, compile_query, for_backend
-    from .race import is_race, race_backends
+    from .race_spec import is_race, race_backends
     from .solve import solve_query
 
 _WHERE = {
@@ -23,8 +23,8 @@ _WHERE = {
     "CompiledQuery": "compile",
     "compile_query": "compile",
     "for_backend": "compile",
-    "is_race": "race",
-    "race_backends": "race",
+    "is_race": "race_spec",
+    "race_backends": "race_spec",
     "solve_query": "solve",
 }
 

@@ -14,60 +14,21 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, error_result
-from ..backends.registry import (
-    BACKENDS,
-    SEARCH_METHODS,
-    available,
-    install_hint,
-    is_search_method,
-)
+from ..backends.registry import is_search_method
 from ..backends.worker import WAKE_EVERY, WorkerStopped, worker_for
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest
 from ..compiler.query import Query
 from .compile import compile_query
+from .race_spec import DEFAULT_RACE, RACE, is_race, race_backends  # noqa: F401
 
 # answers one query on one backend: solve_query's signature
 SolveOne = Callable[..., Result]
 
-RACE = "race"
-# CP-SAT, z3 (pseudo-Boolean SAT) and HiGHS are strong on different instances
-DEFAULT_RACE = ("cpsat", "z3", "highs")
 JOIN_SECONDS = 10.0  # how long to wait for stopped backends' threads to wind down
-
-
-def is_race(backend: str) -> bool:
-    return backend == RACE or backend.startswith(RACE + ":")
-
-
-def race_backends(backend: str, backends: Sequence[str] | None = None) -> list[str]:
-    """The backends a race spec names (installed ones only for the default set)."""
-    if backends:
-        names = list(backends)
-    elif backend.startswith(RACE + ":"):
-        names = [b.strip() for b in backend.split(":", 1)[1].split(",") if b.strip()]
-    else:
-        names = [b for b in DEFAULT_RACE if available(b)]
-        if not names:
-            names = [b for b in BACKENDS if available(b)]
-    for b in names:
-        if is_race(b):
-            raise InputError("a race cannot contain a race")
-        if b not in BACKENDS and not is_search_method(b):
-            known = [*BACKENDS, *SEARCH_METHODS]
-            raise InputError(
-                f"unknown backend {b!r} in the race{closest(b, known)}; known: {', '.join(known)}"
-            )
-        if not available(b):
-            raise InputError(f"backend {b!r} in the race is not installed: {install_hint(b)}")
-    names = list(dict.fromkeys(names))
-    if not names:
-        raise InputError("no backend is installed to race")
-    return names
 
 
 def solve_race(

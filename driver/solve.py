@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..answers.accept import free_range_note, measure_distance, note_unseen_combinations
 from ..answers.context import SolveContext, new_result
@@ -29,14 +30,17 @@ from ..compiler.errors import InputError
 from ..compiler.kinds import kind_of, prepared
 from ..compiler.query import Query
 from ..compiler.readings import read_for
-from ..search.boxes import box_stage
 from ..search.heuristic_stage import data_hint, heuristic_search
 from ..search.pair_boxes import pair_encoding
-from .alongside import backend_beside_boxes
-from .backend import reduce_for_backend
-from .compile import CompiledQuery, compile_query
 from .data import dataset_for_query
-from .race import is_race, solve_race
+from .race_spec import is_race
+
+if TYPE_CHECKING:
+    from .compile import CompiledQuery
+
+# The box search, the solver layer and the race are imported by the stage that first
+# needs them (below): a query the heuristic answers loads none of them (the command
+# line's start-up; tests/package/test_lazy_imports.py).
 
 
 def solve_query(
@@ -74,6 +78,8 @@ def solve_query(
     ens = read_for(ens, q)
     q = prepared(ens, q)
     if is_race(q.plan.backend):
+        from .race import solve_race
+
         given = {"compiled": compiled, "log": log, "prefer": prefer, "data": data}
         given["tables_mb"] = tables_mb
         res = solve_race(ens, q, solve_query, deadline, memory_mb, **given)
@@ -94,16 +100,31 @@ def _solve(ctx: SolveContext) -> Result:
         elif (method := search_method(ctx.q.plan.backend)) is not None:  # no solver
             if not heuristic_search(ctx):
                 method.load().search_alone(ctx)
-        elif not heuristic_search(ctx) and not box_stage(ctx):
-            bp = reduce_for_backend(ctx)
-            data_hint(ctx, bp.problem, bp.optimize)
-            backend_beside_boxes(ctx, bp)
-            ctx.stats["cuts"] = ctx.cuts
+        elif not heuristic_search(ctx) and not _box_stage(ctx):
+            _solver_stage(ctx)
     except KeyboardInterrupt as e:
         if ctx.witness is not None:  # optimising: the best replay-checked pair so far
             e.partial_result = _finish(ctx)
         raise
     return _finish(ctx)
+
+
+def _box_stage(ctx: SolveContext) -> bool:
+    """The box search's first turn (search/boxes.py): True when it answered."""
+    from ..search.boxes import box_stage
+
+    return box_stage(ctx)
+
+
+def _solver_stage(ctx: SolveContext) -> None:
+    """The backend's reductions and search, with the box search's rest beside it."""
+    from .alongside import backend_beside_boxes
+    from .backend import reduce_for_backend
+
+    bp = reduce_for_backend(ctx)
+    data_hint(ctx, bp.problem, bp.optimize)
+    backend_beside_boxes(ctx, bp)
+    ctx.stats["cuts"] = ctx.cuts
 
 
 def _finish(ctx: SolveContext) -> Result:
@@ -141,6 +162,8 @@ def _start(
     def compile_now(cq: CompiledQuery | None = None) -> CompiledQuery:
         t0 = time.time()
         if cq is None:
+            from .compile import compile_query
+
             cq = compile_query(
                 ens, q, progress=progress, prefer=prefer, deadline=deadline, data=given
             )

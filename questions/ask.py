@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..answers.result import Result, error_result
 from ..compiler.dataset import Dataset
@@ -25,12 +26,12 @@ from ..compiler.kinds import LargestGap, kind_of
 from ..compiler.options import ANSWER_OPTIONS
 from ..compiler.query import Query
 from ..driver import solve_query
-from ..driver.compile import CompiledQuery
 from ..readers.data import dataset_for
-from ..readers.formats.catboost_categories import refuse_unnamed_categories
 from ..readers.plugins import load_plugin, loaded_plugins
-from .max_gap import max_gap_query
 from .memory import MemoryLimit, MemoryRefused, memory_limit, memory_refusal, search_budget
+
+if TYPE_CHECKING:
+    from ..driver.compile import CompiledQuery
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def refuse_query(ens: Ensemble, q: Query, memory_mb: int | None = None) -> None:
 
 
 def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Result:
-    refuse_unnamed_categories(ens)  # a pair needing one could not be replayed
+    _refuse_unnamed_categories(ens)  # a pair needing one could not be replayed
     data = dataset_for(ens, q)
     memory_mb = None if limit is None else limit.given_mb  # the solver's address space
     if not kind_of(q).searched:
@@ -175,6 +176,8 @@ def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Resul
             data=data,
             tables_mb=None if limit is None else limit.mb,
         )
+    from .max_gap import max_gap_query  # (the max gap's searches: only when asked)
+
     tol = LargestGap.tolerance(q)
     budget = search_budget(ens, limit)
     return max_gap_query(
@@ -188,6 +191,20 @@ def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Resul
         heap_bytes=budget.heap_bytes,
         memory_bytes=budget.memory_bytes,
     )
+
+
+def _refuse_unnamed_categories(ens: Ensemble) -> None:
+    """CatBoost categories known only by their hash refused (catboost_categories.py):
+    only a CatBoost replayer, or a replayer wrapping one (``inner``), holds them, and its
+    reader's modules are loaded then; other models do not import them."""
+    replayer = getattr(ens, "replayer", None)
+    while replayer is not None:
+        if getattr(replayer, "hashed", None):
+            from ..readers.formats.catboost_categories import refuse_unnamed_categories
+
+            refuse_unnamed_categories(ens)
+            return
+        replayer = getattr(replayer, "inner", None)
 
 
 def refused(ens: Ensemble, q: Query, message: str, start: float | None = None) -> Result:

@@ -25,9 +25,8 @@ from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.memory_estimate import MB, ModelSize, estimate_mb, room_bytes
+from ..compiler.memory_estimate import HEAP_BYTES, MB, ModelSize, estimate_mb, room_bytes
 from ..readers.file_size import size_before_load
-from ..search.gap_kernel import HEAP_BYTES
 
 # the default limit: this share of the memory the process could have, at most
 # DEFAULT_CAP_MB (issue 47: every scale-tier query within 2 GB, a model that would need

@@ -22,7 +22,6 @@ from ..compiler.ensemble import KINDS, Ensemble, Feature
 from ..compiler.errors import FEATURES, InputError, closest
 from .data import data_columns, feature_columns, names_are_generic
 from .formats.registry import generic_names
-from .preprocessing.groups import declared_groups, fold_groups
 
 
 def _num(s: str, where: str, col: str) -> float:
@@ -134,6 +133,8 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
         raise InputError(f"after renaming, feature names clash: {', '.join(dups)}", str(path))
     out = ens.with_features(tuple(feats)).with_input("details", str(path))
     if groups:
+        from .preprocessing.groups import declared_groups, fold_groups
+
         try:
             out = fold_groups(out, declared_groups(out, groups), f"declared in {path}")
         except InputError as e:

@@ -24,6 +24,8 @@ def check_finite(ens: Ensemble, where: str) -> None:
             raise InputError(f"base score / intercept {k} is {b}, not a finite number", where)
     if not math.isfinite(ens.scale) or ens.scale == 0:
         raise InputError(f"tree weight {ens.scale} is not a finite nonzero number", where)
+    if _all_plainly_finite(ens):
+        return
     for t, tree in enumerate(ens.trees):
         split = tree.feature >= 0
         numeric = split.copy()
@@ -44,3 +46,20 @@ def check_finite(ens: Ensemble, where: str) -> None:
                 f"at most {MAX_LEAF:g}",
                 where,
             )
+
+
+def _all_plainly_finite(ens: Ensemble) -> bool:
+    """Every threshold is a number and every node value (leaves and the rest) finite and
+    at most MAX_LEAF: nothing to report, decided in one pass over all trees (the loop
+    above, tree by tree, finds where a problem is; its checks are narrower, so a model
+    passing this one passes them)."""
+    if not ens.trees:
+        return True
+    thresholds = np.concatenate([t.threshold for t in ens.trees])
+    values = np.concatenate([t.value.ravel() for t in ens.trees])
+    with np.errstate(invalid="ignore"):
+        return (
+            not np.isnan(thresholds).any()
+            and bool(np.isfinite(values).all())
+            and (values.size == 0 or float(np.abs(values).max()) <= MAX_LEAF)
+        )

@@ -19,9 +19,7 @@ from .data import load_data, missing_value_text
 from .details import apply_data_names, apply_details, apply_details_text, declared_missing
 from .finite import check_finite
 from .formats.base import LoadOptions
-from .formats.catboost_categories import categories_from_data
 from .model_cache import cached_load
-from .preprocessing.groups import declared_groups, fold_groups, groups_from_text, inferred_groups
 
 
 def __getattr__(name: str) -> Any:
@@ -103,6 +101,8 @@ def load_model(
     if details is not None:  # names the features first: the data's columns must match them
         ens = _with_details(ens, details)
     if data is not None and not _is_array(data):
+        from .formats.catboost_categories import categories_from_data
+
         ens = apply_data_names(ens, data, label)
         ens = categories_from_data(ens, data, label)  # CatBoost's categories, by name
     if details is None and auto_details and isinstance(model, (str, Path)):
@@ -160,6 +160,14 @@ def _with_details(ens: Ensemble, details) -> Ensemble:
 def with_groups(ens: Ensemble, groups, data, label: str = "label") -> Ensemble:
     """``ens`` with its one-hot groups (declared, or ``"infer"``red from data) folded
     into one categorical feature each."""
+    # (imported here: a model without groups or data needs none of it)
+    from .preprocessing.groups import (
+        declared_groups,
+        fold_groups,
+        groups_from_text,
+        inferred_groups,
+    )
+
     if groups == "infer":
         found = inferred_groups(ens, load_data(data, ens, label).X)
         return fold_groups(ens, found, f"inferred from {_data_name(data)}")

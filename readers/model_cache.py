@@ -56,11 +56,20 @@ def cache_dir() -> Path | None:
 
 def code_fingerprint() -> bytes:
     """The parsing code's identity: each module's path, size and modification time."""
-    h = hashlib.sha256(__version__.encode())
+    found: list[tuple[str, int, int]] = []
     for sub in _CODE:
-        for p in sorted((_ROOT / sub).rglob("*.py")):
-            st = p.stat()
-            h.update(f"{p.relative_to(_ROOT)}:{st.st_size}:{st.st_mtime_ns};".encode())
+        folders = [_ROOT / sub]
+        while folders:  # os.scandir: the command pays this on every load
+            with os.scandir(folders.pop()) as entries:
+                for e in entries:
+                    if e.is_dir():
+                        folders.append(Path(e.path))
+                    elif e.name.endswith(".py"):
+                        st = e.stat()
+                        found.append((os.path.relpath(e.path, _ROOT), st.st_size, st.st_mtime_ns))
+    h = hashlib.sha256(__version__.encode())
+    for rel, size, mtime in sorted(found):
+        h.update(f"{rel}:{size}:{mtime};".encode())
     return h.digest()
 
 

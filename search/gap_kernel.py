@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..compiler.memory_estimate import HEAP_BYTES  # the heap's bound (questions read it there)
 from ..compiler.usage import note_compiled_search
 from .pair_boxes import PairTables
 
@@ -69,10 +70,6 @@ LAZY_DIVES = True
 # few walks and its looser rows cost boxes (adult_t200_d5's age, 194 of 200 trees: 80 CPU
 # s against 69 eager; bench/reports/scale-tier.md, "Closing the max gap")
 LAZY_SHARE = 0.5
-# the open boxes' heap, at most (bytes; KernelSearch's heap_bytes): a search that would
-# hold more sheds the boxes of lowest bound (1 GB: about 5 million boxes over adult's
-# 14 features, against the 7.4 GB fnlwgt reached unbounded on a 255,000-leaf model)
-HEAP_BYTES = 1 << 30
 # a heap's budget, at least (a memory limit that leaves less still lets the search run,
 # shedding boxes early)
 MIN_HEAP_BYTES = 16 << 20

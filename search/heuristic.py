@@ -44,6 +44,11 @@ class _Forest:
     right: np.ndarray
     contrib: np.ndarray  # (n_nodes, n_out): a node's leaf value per output, scale applied
     uses: dict[int, np.ndarray]  # feature -> the trees that test it, in order
+    # the walk's arrays: a leaf tests column 0 and both its children are itself, so a walk
+    # of ``levels`` steps ends on every row's leaf without asking which nodes are inner
+    walk_feature: np.ndarray
+    children: np.ndarray  # (2, n_nodes): [the "no" child, the "yes" child]
+    levels: int  # the deepest leaf's depth (at most MAX_LEVELS)
 
     @classmethod
     def of(cls, ens: Ensemble) -> _Forest:
@@ -71,15 +76,39 @@ class _Forest:
             parts = [getattr(t, name) + (r if offset else 0) for t, r in zip(ens.trees, root)]
             return np.concatenate(parts) if parts else np.zeros(0)
 
+        feature = joint("feature", False).astype(np.int64)
+        left = joint("left", True).astype(np.int64)
+        right = joint("right", True).astype(np.int64)
+        leaf = feature < 0
+        me = np.arange(len(feature), dtype=np.int64)
+        children = np.stack([np.where(leaf, me, right), np.where(leaf, me, left)])
         return cls(
             root=root,
-            feature=joint("feature", False).astype(np.int64),
+            feature=feature,
             threshold=joint("threshold", False),
-            left=joint("left", True).astype(np.int64),
-            right=joint("right", True).astype(np.int64),
+            left=left,
+            right=right,
             contrib=contrib,
             uses={f: np.asarray(ts, dtype=np.int64) for f, ts in uses.items()},
+            walk_feature=np.where(leaf, 0, feature),
+            children=children,
+            levels=_levels(root, feature, left, right),
         )
+
+
+MAX_LEVELS = 64  # a walk's steps at most (deeper trees are walked this far)
+
+
+def _levels(root: np.ndarray, feature: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
+    """How many steps take every root to its deepest leaf (at most MAX_LEVELS)."""
+    nodes, levels = root, 0
+    while levels < MAX_LEVELS:
+        inner = nodes[feature[nodes] >= 0]
+        if not len(inner):
+            break
+        nodes = np.concatenate([left[inner], right[inner]])
+        levels += 1
+    return levels
 
 
 class _TreeEval:
@@ -101,16 +130,11 @@ class _TreeEval:
         n = X.shape[0]
         node = np.repeat(fo.root[trees][:, None], n, axis=1)
         rows = np.arange(n)[None, :]
-        for _ in range(64):
-            f = fo.feature[node]
-            inner = f >= 0
-            if not inner.any():
-                break
-            v = X[rows, np.where(inner, f, 0)]
-            thr = fo.threshold[node]
-            yes = v < thr if self.lt else v <= thr
-            nxt = np.where(yes, fo.left[node], fo.right[node])
-            node = np.where(inner, nxt, node)
+        feature, threshold, children = fo.walk_feature, fo.threshold, fo.children
+        for _ in range(fo.levels):  # a leaf stays where it is
+            v = X[rows, feature[node]]
+            yes = v < threshold[node] if self.lt else v <= threshold[node]
+            node = children[yes.view(np.int8), node]
         return node
 
     def tree_values(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ from ...compiler.readings import read_for
 from ...questions.ask import answer, refuse_query
 from ...questions.memory import refuse_file_over_limit
 from ...questions.query_build import require_backend
+from ...readers.structure_cache import keep_structures
 from .common import (
     add_backend_arg,
     add_max_gap_args,
@@ -74,6 +75,7 @@ def run(args) -> int:
     require_backend(args.backend)  # before loading: the heuristic must not answer for it
     check_plot_arg(args)
     refuse_file_over_limit(args.model, args.memory_mb)  # a skops file's size, before its load
+    keep_structures()  # a model's encoding structure kept for its next check, as its parse
     ens = load_from_args(args)
     t_loaded = time.time()
     q = query_from_args(args, ens)  # an unknown name is a bad input, before "solving..."

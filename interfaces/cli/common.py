@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ...answers.result import Result
 from ...compiler.errors import InputError
+from ...compiler.max_gap_question import DEFAULT_TOLERANCE, check_tolerance
 from ...compiler.options import OPTION_BY_NAME, OPTIONS
 from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
-from ...questions.max_gap import DEFAULT_TOLERANCE, check_tolerance
 from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
 from ...readers.data import load_data, unused_columns_note

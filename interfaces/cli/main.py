@@ -50,8 +50,6 @@ import sys  # noqa: E402
 import warnings  # noqa: E402
 
 from ... import __version__  # noqa: E402
-from ...backends.worker import kill_now as kill_solver_processes  # noqa: E402
-from ...backends.worker import shutdown as end_solver_processes  # noqa: E402
 from ...compiler.errors import (  # noqa: E402
     COMMAND_LINE,
     PYTHON,
@@ -152,6 +150,22 @@ class Terminated(KeyboardInterrupt):
 TERMINATION_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
+
+
+def _solver_workers():
+    """The solver processes' module when the command has loaded it (a query the
+    heuristic or the box search answers never does: then no solver process exists)."""
+    return sys.modules.get(__package__.rsplit(".", 2)[0] + ".backends.worker")
+
+
+def kill_solver_processes() -> None:
+    if (workers := _solver_workers()) is not None:
+        workers.kill_now()
+
+
+def end_solver_processes() -> None:
+    if (workers := _solver_workers()) is not None:
+        workers.shutdown()
 
 
 def _terminate(signum: int, frame) -> None:

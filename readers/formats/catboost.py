@@ -53,6 +53,7 @@ from ...compiler.ensemble import (
 )
 from ...compiler.errors import InputError, UnsupportedModelError, name_list
 from ..libraries import import_library
+from . import sniffing
 from .base import DEFAULT_OPTIONS, MALFORMED, MAX_FEATURES, LoadOptions, module_of, read_json
 from .catboost_categories import (
     HashedFeature,
@@ -612,13 +613,7 @@ class CatBoostFormat:
     replayer = CatBoostReplayer
 
     def sniff(self, head: bytes, suffix: str) -> bool:
-        if head.startswith(b"CBM1"):
-            return True
-        text = head.lstrip()
-        # catboost writes its keys in order: ctr_data, features_info, model_info, ...
-        return text.startswith(b"{") and any(
-            key in text[:400] for key in (b'"features_info"', b'"ctr_data"', b'"oblivious_trees"')
-        )
+        return sniffing.catboost(head, suffix)
 
     def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
         return load_path(path, options)

@@ -47,7 +47,8 @@ from ...compiler.ensemble import (
     Tree,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
-from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, head_text, module_of, parse_json
+from . import sniffing
+from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of, parse_json
 from .lightgbm_replay import LightGBMReplayer, booster_from_string
 
 CATEGORICAL_MASK = 1
@@ -652,16 +653,7 @@ class LightGBMFormat:
     replayer = LightGBMReplayer
 
     def sniff(self, head: bytes, suffix: str) -> bool:
-        text = head_text(head)
-        if text is None:
-            return False
-        if text.startswith(("tree\n", "tree\r\n")) or "\nversion=v" in text[:200]:
-            return True
-        return (
-            text.startswith("{")
-            and ('"tree_info"' in text or text.replace(" ", "").startswith('{"name":"tree"'))
-            and '"learner"' not in text
-        )
+        return sniffing.lightgbm(head, suffix)
 
     def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
         return load_path(path, options)

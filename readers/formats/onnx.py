@@ -26,6 +26,7 @@ from typing import Any
 from ...compiler.ensemble import Ensemble, Feature, ModelOrigin
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..libraries import import_library
+from . import sniffing
 from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
 from .onnx_operator import CLASSIFIER, OPERATORS, read_operator
 from .onnx_replay import OnnxReplayer, Outputs, session
@@ -397,9 +398,7 @@ class OnnxFormat:
     replayer = OnnxReplayer
 
     def sniff(self, head: bytes, suffix: str) -> bool:
-        # a ModelProto starts with its ir_version (field 1, a varint) and names its
-        # producer (skl2onnx, OnnxMLTools) or the ai.onnx.ml domain near the start
-        return head[:1] == b"\x08" and b"onnx" in head[:200].lower()
+        return sniffing.onnx(head, suffix)
 
     def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
         return load_path(path, options)

@@ -8,17 +8,57 @@ set ``sniff_last`` asked after the others.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ...compiler.ensemble import Ensemble
+from . import sniffing
 from .base import ModelFormat
-from .catboost import CatBoostFormat
-from .lightgbm import LightGBMFormat
-from .onnx import OnnxFormat
-from .sklearn import SklearnFormat
-from .xgboost_dump import XGBoostDumpFormat
-from .xgboost_native import XGBoostFormat
+
+
+class Deferred:
+    """A built-in format whose module is imported when it first reads a model (or is
+    asked for anything beyond its class attributes, stated here, and its sniff, in
+    sniffing.py): telling an XGBoost file's format and reading it import no ONNX,
+    CatBoost, LightGBM or scikit-learn reader (tests/frontends/test_model_formats.py
+    checks these attributes against the classes')."""
+
+    def __init__(
+        self,
+        where: str,
+        sniff: Callable[[bytes, str], bool],
+        make: Callable[[type], ModelFormat] | None = None,
+        **attributes: Any,
+    ) -> None:
+        self.where = where  # "module:Class", the module relative to this package
+        self._sniff = sniff
+        self._make = make or (lambda cls: cls())
+        self._format: ModelFormat | None = None
+        for key in ("name", "description", "suffixes", "sniff_last", "takes_base_score"):
+            setattr(self, key, attributes.pop(key))
+        self.generic_names = attributes.pop("generic_names")
+        if attributes:
+            raise TypeError(f"unknown format attributes {sorted(attributes)}")
+
+    def sniff(self, head: bytes, suffix: str) -> bool:
+        return self._sniff(head, suffix)
+
+    def loaded(self) -> ModelFormat:
+        """The format itself (its module imported on the first call)."""
+        if self._format is None:
+            module, cls = self.where.split(":")
+            self._format = self._make(getattr(importlib.import_module(module, __package__), cls))
+        return self._format
+
+    def __getattr__(self, attr: str) -> Any:  # load_path, load_object, replayer, ...
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self.loaded(), attr)
+
+    def __repr__(self) -> str:
+        return f"<format {self.name} ({self.where}, imported when it reads)>"
 
 
 def registered() -> tuple[ModelFormat, ...]:
@@ -26,13 +66,68 @@ def registered() -> tuple[ModelFormat, ...]:
 
 
 _REGISTERED: list[ModelFormat] = [
-    XGBoostFormat(),
-    XGBoostDumpFormat(),
-    LightGBMFormat(),
-    CatBoostFormat(),
-    OnnxFormat(),
+    Deferred(
+        ".xgboost_native:XGBoostFormat",
+        sniffing.xgboost,
+        name="xgboost",
+        description="a native XGBoost model",
+        suffixes=(".ubj", ".ubjson", ".model", ".bst", ".xgb"),
+        sniff_last=True,  # any JSON, and binary content other formats do not claim
+        takes_base_score=True,  # of a JSON list of trees (a dump)
+        generic_names="f{}",
+    ),
+    Deferred(
+        ".xgboost_dump:XGBoostDumpFormat",
+        sniffing.xgboost_dump,
+        name="xgboost-dump",
+        description="an XGBoost tree dump",
+        suffixes=(),
+        sniff_last=False,
+        takes_base_score=True,
+        generic_names="f{}",
+    ),
+    Deferred(
+        ".lightgbm:LightGBMFormat",
+        sniffing.lightgbm,
+        name="lightgbm",
+        description="a LightGBM model",
+        suffixes=(),
+        sniff_last=False,
+        takes_base_score=False,
+        generic_names="Column_{}",
+    ),
+    Deferred(
+        ".catboost:CatBoostFormat",
+        sniffing.catboost,
+        name="catboost",
+        description="a CatBoost model",
+        suffixes=(".cbm",),
+        sniff_last=False,
+        takes_base_score=False,
+        generic_names="{}",
+    ),
+    Deferred(
+        ".onnx:OnnxFormat",
+        sniffing.onnx,
+        name="onnx",
+        description="an ONNX model",
+        suffixes=(".onnx",),
+        sniff_last=False,
+        takes_base_score=False,
+        generic_names="f{}",
+    ),
     # a scikit-learn file or Pipeline may hold a model another format reads: it asks them
-    SklearnFormat(registered),
+    Deferred(
+        ".sklearn:SklearnFormat",
+        sniffing.sklearn,
+        lambda cls: cls(registered),
+        name="sklearn",
+        description="a scikit-learn model",
+        suffixes=(".joblib", ".pkl", ".pickle", ".skops"),
+        sniff_last=False,
+        takes_base_score=False,
+        generic_names="x{}",
+    ),
 ]
 
 AUTO = "auto"  # the format name that asks treesens to tell the format from the file

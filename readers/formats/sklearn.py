@@ -46,6 +46,7 @@ from ...compiler.ensemble import (
 )
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..preprocessing.pipeline import fold_pipeline
+from . import sniffing
 from .base import (
     DEFAULT_OPTIONS,
     MALFORMED,
@@ -642,14 +643,14 @@ class SklearnFormat:
     replayer = SklearnReplayer
 
     def sniff(self, head: bytes, suffix: str) -> bool:
-        return False  # known by its suffix only: a pickle is not read to find out
+        return sniffing.sklearn(head, suffix)
 
     def __init__(self, formats: Callable[[], OtherFormats] = tuple) -> None:
         self._formats = formats  # every registered format (this one is skipped)
 
     def others(self) -> tuple[ModelFormat, ...]:
         """The other formats that may read a model this one unpickles or ends a Pipeline."""
-        return tuple(f for f in self._formats() if f is not self)
+        return tuple(f for f in self._formats() if f.name != self.name)
 
     def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
         return load_path(path, options, self.others())

@@ -93,6 +93,13 @@ def _load():
     return lib
 
 
+def version(lib) -> str:
+    """The library's version, as ``3.2.0``."""
+    v = [ctypes.c_int() for _ in range(3)]
+    lib.XGBoostVersion(*(ctypes.byref(x) for x in v))
+    return ".".join(str(x.value) for x in v)
+
+
 def _check(lib, ret: int) -> None:
     if ret != 0:
         raise CApiError(lib.XGBGetLastError().decode("utf-8", "replace"))
@@ -120,6 +127,19 @@ class CApiBooster:
         _check(lib, lib.XGBoosterSetParam(self._handle, b"nthread", b"1"))  # kept by a load?
         self.feature_names = self._feature_info(b"feature_name")
         self.feature_types = self._feature_info(b"feature_type")
+
+    def saved(self) -> bytes:
+        """The model as libxgboost saves it in its binary form (UBJ,
+        ``XGBoosterSaveModelToBuffer``): what ``save_raw(raw_format="ubj")`` returns."""
+        n = _u64()
+        out = ctypes.POINTER(ctypes.c_char)()
+        cfg = json.dumps({"format": "ubj"}).encode()
+        lib = self._lib
+        _check(
+            lib,
+            lib.XGBoosterSaveModelToBuffer(self._handle, cfg, ctypes.byref(n), ctypes.byref(out)),
+        )
+        return ctypes.string_at(out, n.value)
 
     def _feature_info(self, field: bytes) -> list[str] | None:
         n = _u64()
@@ -184,7 +204,8 @@ class CApiBooster:
             )
             dims_t = tuple(int(shape[i]) for i in range(dims.value))
             n = int(np.prod(dims_t)) if dims_t else 0
-            out = np.ctypeslib.as_array(preds, shape=(n,)).copy() if n else np.zeros(0, np.float32)
+            # copied out of the library's buffer (numpy.ctypeslib would cost an import)
+            out = np.frombuffer(ctypes.string_at(preds, 4 * n), dtype=np.float32)
             return out.reshape(dims_t).astype(np.float64)
         finally:
             lib.XGDMatrixFree(dm)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, ModelOrigin, Tree, logit
 from ...compiler.errors import InputError
+from . import sniffing
 from .base import MAX_FEATURES, LoadOptions, malformed_as_input_error, not_xgboost_json, read_json
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
 
@@ -226,10 +227,6 @@ def _nest(nodes: dict[int, dict], ti: int, where: str) -> dict:
     return nodes[0]
 
 
-def _looks_like_text_dump(text: str) -> bool:
-    return text.lstrip().startswith("booster[")
-
-
 def is_json(path: Path, blob: bytes) -> bool:
     """Is an XGBoost file (``blob`` its content) read as JSON: named .json, or starting as a
     JSON list or object does (UBJ starts with '{' too, but not with '{"')?"""
@@ -260,7 +257,7 @@ def load_dump(path: Path, options: LoadOptions) -> Ensemble:
     if is_json(path, blob):
         if isinstance(data := dump_or_model(blob, where, options), Ensemble):
             return data
-    elif _looks_like_text_dump(blob[:64].decode("utf-8", errors="replace")):
+    elif sniffing.looks_like_text_dump(blob[:64].decode("utf-8", errors="replace")):
         try:
             text = blob.decode("utf-8")
         except UnicodeDecodeError:
@@ -281,8 +278,7 @@ class XGBoostDumpFormat:
     replayer = XGBoostReplayer
 
     def sniff(self, head: bytes, suffix: str) -> bool:
-        text = head.decode("utf-8", errors="replace").lstrip()
-        return text.startswith("[") or _looks_like_text_dump(text)
+        return sniffing.xgboost_dump(head, suffix)
 
     def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
         return load_dump(path, options)

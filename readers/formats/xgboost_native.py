@@ -40,12 +40,11 @@ from ...compiler.ensemble import (
     logit,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
-from . import ubj, xgboost_dump
+from . import sniffing, ubj, xgboost_dump
 from .base import (
     DEFAULT_OPTIONS,
     MAX_FEATURES,
     LoadOptions,
-    head_text,
     malformed_as_input_error,
     module_of,
 )
@@ -394,10 +393,7 @@ class XGBoostFormat:
     replayer = XGBoostReplayer
 
     def sniff(self, head: bytes, suffix: str) -> bool:
-        text = head_text(head)
-        if text is None:
-            return suffix != ".txt"
-        return text.startswith(("{", "["))
+        return sniffing.xgboost(head, suffix)
 
     def load_path(self, path: Path, options: LoadOptions) -> Ensemble:
         return load_path(path, options)

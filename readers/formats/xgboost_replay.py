@@ -19,8 +19,9 @@ import numpy as np
 from ...compiler.ensemble import Ensemble
 from ...compiler.errors import InputError
 from ..libraries import import_library, lean_imports
+from . import xgboost_saved
 from .base import LazyLibraryModel
-from .xgboost_capi import CApiBooster, CApiError, find_library
+from .xgboost_capi import CApiBooster, CApiError, find_library, version
 
 
 class XGBoostReplayer(LazyLibraryModel):
@@ -57,8 +58,8 @@ class XGBoostReplayer(LazyLibraryModel):
     def _build(self) -> Any:
         lib = find_library() if lean_imports() else None
         if lib is not None:
-            try:
-                return CApiBooster(lib, self.model_bytes())
+            try:  # from the library's own saved form, when an earlier command kept it
+                return xgboost_saved.booster(lib, self.model_bytes(), version(lib))
             except CApiError as e:
                 raise InputError(
                     f"xgboost cannot load this model: {_first_line(e, 'unreadable')}", self.where

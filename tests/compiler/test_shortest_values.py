@@ -197,3 +197,17 @@ def test_the_first_double_on_a_splits_no_side_is_where_the_library_changes_side(
     feat = Feature("x")
     ens = _one_threshold_ensemble(op, cast, t, feat)
     assert first_no(ens, t) == _cell_ends(ens, t, 1, feat)[0]
+
+
+any_double = st.floats(allow_nan=False, width=64)
+EDGES = [3.4028235677973366e38, 3.402823567797337e38, -3.402823567797337e38, 2.0**-150]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(x=any_double | st.sampled_from(EDGES), t=any_double)
+def test_a_float32_test_reads_the_input_as_numpy_float32_does(x, t):
+    # test_holds rounds without NumPy (struct): the same float32, inf beyond its range
+    ens = _one_threshold_ensemble("<", "float32", 0.0, Feature("x"))
+    with np.errstate(over="ignore"):
+        expected = float(np.float32(x)) < t
+    assert ens.test_holds(x, t) == expected

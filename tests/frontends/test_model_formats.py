@@ -31,6 +31,25 @@ def test_every_registered_format_implements_the_protocol():
     assert all(isinstance(f, ModelFormat) for f in registered())
 
 
+CLASS_ATTRIBUTES = (
+    "name",
+    "description",
+    "suffixes",
+    "sniff_last",
+    "takes_base_score",
+    "generic_names",
+)
+
+
+@pytest.mark.parametrize("fmt", registered(), ids=lambda f: f.name)
+def test_a_built_in_formats_registry_entry_states_its_classs_attributes(fmt):
+    # the registry states them so that sniffing imports no reader: they must not drift
+    real = fmt.loaded()
+    assert {a: getattr(fmt, a) for a in CLASS_ATTRIBUTES} == {
+        a: getattr(type(real), a) for a in CLASS_ATTRIBUTES
+    }
+
+
 def test_load_formats_is_auto_and_the_registered_names():
     assert load.FORMATS == (
         "auto",

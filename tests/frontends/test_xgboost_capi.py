@@ -10,7 +10,8 @@ import pytest
 
 from treesens.compiler.errors import InputError
 from treesens.readers import libraries
-from treesens.readers.formats.xgboost_capi import CApiBooster, find_library
+from treesens.readers.formats import xgboost_saved
+from treesens.readers.formats.xgboost_capi import CApiBooster, find_library, version
 from treesens.readers.formats.xgboost_replay import XGBoostReplayer
 
 xgb = pytest.importorskip("xgboost")
@@ -126,3 +127,76 @@ def test_lean_replayer_of_bytes_libxgboost_refuses_is_an_input_error(lib, monkey
     rep = XGBoostReplayer(b'{"learner": 1}', "binary:logistic", 2, where="m.json")
     with pytest.raises(InputError, match="xgboost cannot load this model"):
         rep.predict_proba(np.zeros((1, 4)))
+
+
+# the command line's replays load a model from libxgboost's own binary save of it, kept
+# by an earlier command on the same bytes (readers/formats/xgboost_saved.py)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TREESENS_MODEL_CACHE", raising=False)
+    return tmp_path / "cache"
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("margin", [False, True])
+def test_a_booster_from_the_librarys_saved_form_predicts_bit_for_bit_as_from_the_file(
+    lib, name, margin
+):
+    blob = MODELS[name]()
+    saved = CApiBooster(lib, blob).saved()
+    X = _rows(2 if name == "categorical" else 4, n=500, seed=5)
+    if name == "categorical":
+        X[:, 1] = np.where(np.isnan(X[:, 1]), np.nan, np.abs(np.round(X[:, 1])) % 6)
+    again = CApiBooster(lib, saved)
+    assert again.feature_types == CApiBooster(lib, blob).feature_types
+    assert np.array_equal(again.predict(X, margin), _package_predict(blob, X, margin))
+
+
+def test_the_examples_model_from_its_saved_form_predicts_as_from_the_file(lib):
+    blob = EXAMPLE.read_bytes()
+    X = np.abs(_rows(30, n=500, seed=3)) * 50.0
+    saved = CApiBooster(lib, blob).saved()
+    assert np.array_equal(CApiBooster(lib, saved).predict(X), _package_predict(blob, X, False))
+
+
+def _loads(monkeypatch) -> list[bytes]:
+    seen: list[bytes] = []
+    made = xgboost_saved.CApiBooster
+
+    def recording(lib, blob):
+        seen.append(bytes(blob))
+        return made(lib, blob)
+
+    monkeypatch.setattr(xgboost_saved, "CApiBooster", recording)
+    return seen
+
+
+def test_a_models_second_load_reads_the_saved_form_the_first_kept(lib, cache, monkeypatch):
+    blob = _trained("binary:logistic")
+    seen = _loads(monkeypatch)
+    xgboost_saved.booster(lib, blob, version(lib))
+    xgboost_saved.booster(lib, blob, version(lib))
+    assert seen == [blob, CApiBooster(lib, blob).saved()]
+
+
+def test_a_damaged_saved_form_is_ignored_and_written_again(lib, cache, monkeypatch):
+    blob = _trained("binary:logistic")
+    xgboost_saved.booster(lib, blob, version(lib))
+    entry = xgboost_saved.entry_path(blob, version(lib))
+    entry.write_bytes(entry.read_bytes()[:-10])  # cut short
+    seen = _loads(monkeypatch)
+    X = _rows(4, n=50)
+    assert np.array_equal(
+        xgboost_saved.booster(lib, blob, version(lib)).predict(X), _package_predict(blob, X, False)
+    )
+    assert seen == [blob]
+    assert xgboost_saved._read(entry) == CApiBooster(lib, blob).saved()
+
+
+def test_with_the_model_cache_off_no_saved_form_is_kept(lib, cache, monkeypatch):
+    monkeypatch.setenv("TREESENS_MODEL_CACHE", "0")
+    xgboost_saved.booster(lib, _trained("binary:logistic"), version(lib))
+    assert not cache.exists()

@@ -42,8 +42,11 @@ LAZY_OK = frozenset(
         "numba",  # the compiled largest-gap search: a second to import
     }
 )
-# treesens modules that only hold code of a heavy package, or serve a flag a command
-# seldom gets (check's --certificate, --plot), imported where they are used
+# treesens modules that only hold code of a heavy package, serve a flag a command
+# seldom gets (check's --certificate, --plot), or a stage or an input most queries never
+# reach (the box search, the solver layer, the race, the max gap's searches, one-hot
+# groups, CatBoost's categories), imported where they are used: a query the heuristic
+# answers does not load them (tests/package/test_lazy_imports.py)
 LAZY_MODULES = frozenset(
     {
         "treesens.search.gap_kernel_jit",
@@ -51,6 +54,15 @@ LAZY_MODULES = frozenset(
         "treesens.questions.certify_recorded",
         "treesens.views.plot_witness",
         "treesens.views.plot_sweep",
+        "treesens.search.boxes",
+        "treesens.driver.alongside",
+        "treesens.driver.backend",
+        "treesens.driver.compile",
+        "treesens.driver.race",
+        "treesens.compiler.solver",
+        "treesens.questions.max_gap",
+        "treesens.readers.preprocessing.groups",
+        "treesens.readers.formats.catboost_categories",
     }
 )
 # subpackages whose function-level imports are checked

@@ -74,6 +74,30 @@ OFF_THE_CHECK_PATH = (
     "treesens.views.plot_witness",
 )
 
+# treesens' own layers a query the heuristic answers does not reach: the box search, the
+# solver layer (its process workers, the encoding for a solver, the race), the max gap's
+# searches, and the readers of other formats and of inputs it was not given (one-hot
+# groups, CatBoost's categories); each is imported by the stage or input that needs it
+OFF_THE_HEURISTIC_PATH = (
+    "treesens.search.boxes",
+    "treesens.search.box_search",
+    "treesens.search.gap_search",
+    "treesens.search.gap_kernel",
+    "treesens.driver.alongside",
+    "treesens.driver.backend",
+    "treesens.driver.compile",
+    "treesens.driver.race",
+    "treesens.backends.worker",
+    "treesens.compiler.solver",
+    "treesens.questions.max_gap",
+    "treesens.readers.formats.lightgbm",
+    "treesens.readers.formats.catboost",
+    "treesens.readers.formats.onnx",
+    "treesens.readers.formats.sklearn",
+    "treesens.readers.formats.catboost_categories",
+    "treesens.readers.preprocessing.groups",
+)
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
 
 # the command as a user runs it (console_main), then the modules it loaded
@@ -113,3 +137,18 @@ def test_a_check_on_an_xgboost_model_leaves_the_libraries_unloaded():
     modules, out = _modules_after_command(*argv)
     assert json.loads(out)["validated"] is True  # a sensitive pair, replayed
     assert _loaded(modules, LIBRARIES + OFF_THE_CHECK_PATH) == []
+
+
+def test_a_check_the_heuristic_answers_leaves_the_search_and_solver_layers_unloaded():
+    argv = ("check", str(EXAMPLE), "--vary", "worst_area", "--gap", "0.3", "--json")
+    modules, out = _modules_after_command(*argv)
+    assert json.loads(out)["stats"]["found_by"] == "heuristic"
+    assert _loaded(modules, OFF_THE_HEURISTIC_PATH) == []
+
+
+def test_a_check_the_heuristic_cannot_answer_loads_the_box_search_when_it_runs():
+    # the same model and feature at a gap no pair reaches: the box search proves it
+    argv = ("check", str(EXAMPLE), "--vary", "worst_area", "--gap", "0.49", "--json")
+    modules, out = _modules_after_command(*argv)
+    assert json.loads(out)["status"] == "insensitive"
+    assert "treesens.search.boxes" in modules

@@ -1,0 +1,50 @@
+"""What a ``--backend race`` spec names: ``"race"`` (the installed backends of
+``DEFAULT_RACE``) or ``"race:cpsat,z3"`` (those backends). Apart from race.py, which runs
+the race, so that checking a query's backend loads no solver machinery."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..backends.registry import (
+    BACKENDS,
+    SEARCH_METHODS,
+    available,
+    install_hint,
+    is_search_method,
+)
+from ..compiler.errors import InputError, closest
+
+RACE = "race"
+# CP-SAT, z3 (pseudo-Boolean SAT) and HiGHS are strong on different instances
+DEFAULT_RACE = ("cpsat", "z3", "highs")
+
+
+def is_race(backend: str) -> bool:
+    return backend == RACE or backend.startswith(RACE + ":")
+
+
+def race_backends(backend: str, backends: Sequence[str] | None = None) -> list[str]:
+    """The backends a race spec names (installed ones only for the default set)."""
+    if backends:
+        names = list(backends)
+    elif backend.startswith(RACE + ":"):
+        names = [b.strip() for b in backend.split(":", 1)[1].split(",") if b.strip()]
+    else:
+        names = [b for b in DEFAULT_RACE if available(b)]
+        if not names:
+            names = [b for b in BACKENDS if available(b)]
+    for b in names:
+        if is_race(b):
+            raise InputError("a race cannot contain a race")
+        if b not in BACKENDS and not is_search_method(b):
+            known = [*BACKENDS, *SEARCH_METHODS]
+            raise InputError(
+                f"unknown backend {b!r} in the race{closest(b, known)}; known: {', '.join(known)}"
+            )
+        if not available(b):
+            raise InputError(f"backend {b!r} in the race is not installed: {install_hint(b)}")
+    names = list(dict.fromkeys(names))
+    if not names:
+        raise InputError("no backend is installed to race")
+    return names
