@@ -425,9 +425,17 @@ def _median(xs: list[float]) -> float:
     return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
 
 
+def refused(d: dict) -> bool:
+    """A query treesens refused up front: its model's estimate passes the memory limit
+    (questions/memory.py; the line names the size and how to raise the limit)."""
+    return d["status"] == "error" and str(d.get("error") or "").startswith("refused:")
+
+
 def _check_cell(d: dict | None) -> str:
     if d is None:
         return "not run"
+    if refused(d):
+        return "refused"
     short = {"sensitive": "S", "insensitive": "I"}.get(d["status"], d["status"])
     if d["status"] == "sensitive" and not d.get("validated"):
         short = "S (replay FAILED)"
@@ -442,6 +450,8 @@ def _gap_cell(d: dict | None) -> str:
         return "not run"
     if d["status"] == "killed":
         return f"killed: {d.get('error')}"
+    if refused(d):
+        return "refused"
     if d["status"] == "error":
         return f"error: {str(d.get('error'))[:60]}"
     return bounds(d)
@@ -485,6 +495,8 @@ def report(path: Path) -> str:
             for q in checks
         )
         proven = sum(q["status"] == "insensitive" or bool(q.get("proven")) for q in gaps)
+        answered_cell = f"{answered}/{len(checks)}" + _refused_count(checks)
+        proven_cell = f"{proven}/{len(gaps)}" + _refused_count(gaps)
         comp = [q["compile_s"] for q in qs if q.get("compile_s") is not None]
         ct = [q["total_s"] for q in checks if q.get("total_s") is not None]
         gt = [q["total_s"] for q in gaps if q.get("total_s") is not None]
@@ -497,8 +509,8 @@ def report(path: Path) -> str:
         over_cell = f"{over.count(True)}/{len(qs)}" + (f" (+{unsure} unsure)" if unsure else "")
         out.append(
             f"| {ds} {key} | {ld['trees']:,} | {ld['leaves']:,} | {ld['import_s']:.2f} "
-            f"| {ld['load_s']:.2f} | {_fmt_pair(comp)} | {answered}/{len(checks)} "
-            f"| {_fmt_pair(ct)} | {_fmt_pair(cc)} | {proven}/{len(gaps)} | {_fmt_pair(gt)} "
+            f"| {ld['load_s']:.2f} | {_fmt_pair(comp)} | {answered_cell} "
+            f"| {_fmt_pair(ct)} | {_fmt_pair(cc)} | {proven_cell} | {_fmt_pair(gt)} "
             f"| {_fmt_pair(gc)} "
             f"| {main:,.0f} / {work:,.0f} | {over_cell} |"
         )
@@ -529,7 +541,8 @@ def report(path: Path) -> str:
                 f"({min(loads):.1f} - {max(loads):.1f}); commit {', '.join(commits)}."
                 if loads
                 else ""
-            ),
+            )
+            + _refusal_sentence(list(qs.values())),
             "",
             "| feature | "
             + " | ".join(f"check g={g:g} (s, CPU s)" for g in gap_values)
@@ -552,6 +565,20 @@ def report(path: Path) -> str:
                 + f"| {_peak_cell(checked)} | {_peak_cell([mg] if mg else [])} |"
             )
     return "\n".join(out) + "\n"
+
+
+def _refused_count(qs: list[dict]) -> str:
+    n = sum(map(refused, qs))
+    return f" ({n} refused)" if n else ""
+
+
+def _refusal_sentence(qs: list[dict]) -> str:
+    """The refusal line, once per model: the table's cells say "refused" only."""
+    lines = list(dict.fromkeys(str(q["error"]) for q in qs if refused(q)))
+    if not lines:
+        return ""
+    said = "; ".join(f"`{line}`" for line in lines)
+    return f" Refused up front: {sum(map(refused, qs))} of {len(qs)} queries, with {said}."
 
 
 def _inferred_peaks(lines: list[dict]) -> list[dict]:

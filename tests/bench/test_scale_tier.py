@@ -202,3 +202,47 @@ def test_report_counts_a_query_over_2_gb_by_its_own_peak_and_the_unsure_apart(tm
     path.write_text("".join(json.dumps(d) + "\n" for d in lines))
     summary = scale_tier.report(path).splitlines()[2]
     assert summary.endswith("| 1/3 (+1 unsure) |")
+
+
+def _report_of(tmp_path: Path, queries: list[dict]) -> str:
+    sys.path.insert(0, str(BENCH))
+    try:
+        import scale_tier
+    finally:
+        sys.path.remove(str(BENCH))
+    base = {"dataset": "adult", "model": "rf_t500", "peak_main_mb": 900.0, "peak_worker_mb": 0.0}
+    load = {"kind": "load", "feature": None, "trees": 500, "leaves": 9, "features": 1}
+    load.update(used_features=1, import_s=1.0, load_s=1.0)
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps({**base, **d}) + "\n" for d in [load, *queries]))
+    return scale_tier.report(path)
+
+
+REFUSAL = (
+    "refused: m.skops (500 trees, 9 leaves, 1 features) would need about 6,819 MB to "
+    "compile and search, above the memory limit of 2,000 MB; raise it with --memory-mb MB"
+)
+
+
+def test_report_shows_a_query_refused_for_memory_as_refused_with_its_line_once(tmp_path):
+    refused = {"status": "error", "error": REFUSAL, "total_s": 0.0, "cpu_s": 0.0}
+    check = {"kind": "check", "gap": 0.2, "status": "sensitive", "validated": True}
+    text = _report_of(
+        tmp_path,
+        [
+            {**refused, "kind": "check", "feature": "a", "gap": 0.1},
+            {**check, "feature": "a", "total_s": 1.0},
+            {**refused, "kind": "max_gap", "feature": "a", "gap": None},
+        ],
+    )
+    summary = text.splitlines()[2]
+    assert "| 1/2 (1 refused) |" in summary and "| 0/1 (1 refused) |" in summary
+    assert text.count(REFUSAL) == 1 and "Refused up front: 2 of 3 queries" in text
+    (row,) = [ln for ln in text.splitlines() if ln.startswith("| a |")]
+    assert row.startswith("| a | refused | S 1.0 | refused |")
+
+
+def test_report_shows_another_error_as_an_error(tmp_path):
+    failed = {"kind": "max_gap", "feature": "a", "gap": None, "status": "error"}
+    text = _report_of(tmp_path, [{**failed, "error": "internal error: boom"}])
+    assert "error: internal error: boom" in text and "refused" not in text
