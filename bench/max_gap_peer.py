@@ -223,7 +223,16 @@ def run(timeout: float, out: Path, queries=QUERIES) -> None:
 
 
 def report(path: Path) -> str:
+    """One table per tier (the paper's questions, the scale tier's) of the queries the
+    results file holds."""
     by = by_query(path, "tool")
+    scale = {k for k, _, _ in SCALE_QUERIES}
+    tiers = [("", {q: t for q, t in by.items() if q[0] not in scale})]
+    tiers.append(("The scale tier: ", {q: t for q, t in by.items() if q[0] in scale}))
+    return "\n".join(_table(head, part) for head, part in tiers if part)
+
+
+def _table(head: str, by: dict) -> str:
     rows = [
         "| model | feature | classes | treesens [lower, upper] (s) | Veritas [lower, upper] (s) |",
         "|---|---|---|---|---|",
@@ -240,7 +249,7 @@ def report(path: Path) -> str:
             f"| {model} | {feat} | {cls if cls != 'None' else ''} | "
             f"{cell(tools.get('treesens'))} | {cell(tools.get('veritas'))} |"
         )
-    head = (
+    head += (
         f"{len(by)} queries; bounds closed (within {TOLERANCE:g}): treesens "
         f"{closed['treesens']}, Veritas {closed['veritas']}"
     )
