@@ -101,7 +101,13 @@ def _solve(ctx: SolveContext) -> Result:
             if not heuristic_search(ctx):
                 method.load().search_alone(ctx)
         elif not heuristic_search(ctx) and not _box_stage(ctx):
-            _solver_stage(ctx)
+            if ctx.time_left() <= 0:  # the solver's compile alone can take minutes and GBs
+                ctx.result.message = (
+                    "time limit reached before the solver's stage (the heuristic and the "
+                    "box search did not answer)"
+                )
+            else:
+                _solver_stage(ctx)
     except KeyboardInterrupt as e:
         if ctx.witness is not None:  # optimising: the best replay-checked pair so far
             e.partial_result = _finish(ctx)

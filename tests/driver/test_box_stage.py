@@ -162,3 +162,20 @@ def test_the_box_stage_rules_out_a_near_miss_box_and_goes_on(monkeypatch):
     assert boxes.box_stage(ctx)  # a second box's pair, which the replay accepts
     assert ctx.result.status == SENSITIVE and len(calls) == 2
     assert ctx.stats["box_search"]["near_misses"] == 1
+
+
+def test_a_query_whose_box_stage_ends_past_the_deadline_starts_no_solver(monkeypatch):
+    from treesens.driver import solve
+
+    def box_stage_out_of_time(ctx) -> bool:
+        ctx.deadline = time.time() - 1.0
+        return False
+
+    def solver_stage(ctx) -> None:
+        raise AssertionError("the solver's stage started after the time limit")
+
+    monkeypatch.setattr(solve, "heuristic_search", lambda ctx: False)
+    monkeypatch.setattr(solve, "_box_stage", box_stage_out_of_time)
+    monkeypatch.setattr(solve, "_solver_stage", solver_stage)
+    res = solve_query(random_ensemble(7, 6, 3, 3, 3), _query(("f0",), Gap(0.1)))
+    assert res.status == UNKNOWN and "time limit reached before the solver" in res.message
