@@ -351,7 +351,22 @@ class KernelSearch:
         self.held = np.array([0.0, _NEG, 0.0])
         prepare()  # compiled once for every process sharing numba's cache
         self.run = _kernel()
+        self.root = self._root_walk()
         note_compiled_search()
+
+    def _root_walk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every tree's maxima, minima and open columns over the whole pair space, where
+        a lazy dive starts from them: walked once per search, not at every step (on the
+        scale tier's largest tables a walk of every node costs more than a box). Without
+        lazy dives they are not read: empty arrays."""
+        ft = self.ft
+        trees, cols = len(ft.order), len(ft.sizes)
+        if not self.lazy:
+            rows = ft.values.shape[1]
+            return (np.empty((rows, 0)), np.empty((rows, 0)), np.zeros((0, cols), dtype=np.bool_))
+        from .gap_kernel_jit import root_walk  # noqa: PLC0415 - numba only when the search runs
+
+        return root_walk(self.arrays, trees, cols, int(np.diff(ft.node_start).max(initial=0)))
 
     @property
     def dropped(self) -> float:
@@ -391,6 +406,7 @@ class KernelSearch:
             self.held,
             self.reads_f,
             self.lazy,
+            self.root,
         )
         return int(status), int(boxes), float(u)
 

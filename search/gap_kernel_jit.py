@@ -639,6 +639,7 @@ def run(
     held,
     reads_f,
     lazy_dives,
+    root,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
@@ -646,13 +647,13 @@ def run(
     memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held (its
     box in ``held_box``, ``held`` = (1, its bound, its boxes)) and the next run goes on
     with it. ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
-    lazy (lazy_or_not). Returns (status, heap, boxes, the resolved box's bound)."""
+    lazy (lazy_or_not), starting from ``root`` (root_walk's, walked once per search by
+    the caller; unread without lazy dives). Returns (status, heap, boxes, the resolved box's bound)."""
     trees = order.shape[0]
     cols = out_lo.shape[0]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes, reads_f)
     walked = scratch[9]
-    root = root_walk(ft_arrays, trees, cols, max_nodes)
     rule = (order, costs, probes, thresholds, first_sum, lazy_dives, u_floor)
     boxes = 0
     while hn > 0 or held[0] > 0:

@@ -44,6 +44,7 @@ from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
+from .gap_seed import seed_floor
 from .pair_boxes import (
     PairTables,
     applies,
@@ -54,6 +55,7 @@ from .pair_boxes import (
 )
 
 FOUND_BY = "box search (largest gap)"
+SEED_FOUND_BY = "heuristic, replayed (the box search's first floor)"
 # added to a bound on the gap: the library's float32 sigmoid, rounded up
 PROBA_SLACK = 1e-6
 PROGRESS_EVERY = 2.0  # seconds between two progress lines
@@ -201,6 +203,10 @@ def box_largest_gap(
     t_compile = time.time() - t0
     best = BestPair(ens)
     to_gap = gap_bound(ens)
+    t_seed = time.time()
+    seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline) if len(encs) == 1 else 0
+    t_seed = time.time() - t_seed
+    seed_pair = best.pair if best.gap >= tolerance else None
     # the most promising pair of classes first; the others' root bounds stand for them
     # in the progress lines until their turn
     roots = [root_bound(tab, to_gap, bound) for tab in tables]
@@ -234,8 +240,10 @@ def box_largest_gap(
         outs.append(out)
         if out.interrupted:
             break
-    out = _combined(outs, [roots[k] for k in order[len(outs) :]], best)
+    out = _combined(outs, [roots[k] for k in order[len(outs) :]], best, seed_pair is not None)
     res = pair_result(ens, q, best, out, encs[0])
+    if seed_pair is not None and best.pair is seed_pair and res.status == SENSITIVE:
+        res.stats["found_by"] = SEED_FOUND_BY
     kernel = ready.seconds if ready.compiled else 0.0  # a load from the cache: the solve's
     res.time = {"compile": t_compile, "solve": time.time() - t0 - t_compile - kernel}
     if ready.compiled:
@@ -245,6 +253,8 @@ def box_largest_gap(
         "boxes": out.boxes,
         "leaves": sum(int(t.values.shape[1]) for t in tables),
         "pairs_replayed": best.offered,
+        # the heuristic's pairs offered before the search, and the seconds they took
+        "seed": {"pairs": seeded, "seconds": round(t_seed, 3)},
         "class_pairs": len(encs),
         # seconds making the compiled search ready (left out of the time limit when
         # it was compiled)
@@ -354,10 +364,14 @@ def _progress_lines(
     return progress
 
 
-def _combined(outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair) -> GapBoxOutcome:
+def _combined(
+    outs: list[GapBoxOutcome], unsearched: list[float], best: BestPair, seeded: bool = False
+) -> GapBoxOutcome:
     """The searches of every class pair as one (the root bounds of pairs not searched
-    stand for them): proven when each was."""
-    lower = best.gap if any(o.lower is not None for o in outs) else None
+    stand for them): proven when each was. ``seeded``: a pair offered before the
+    searches (gap_seed.py) reached the tolerance."""
+    found = seeded or any(o.lower is not None for o in outs)
+    lower = best.gap if found else None
     shed = [o.shed_upper for o in outs if o.shed_upper is not None]
     return GapBoxOutcome(
         proven=not unsearched and all(o.proven for o in outs),

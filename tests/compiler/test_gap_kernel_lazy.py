@@ -95,3 +95,24 @@ def test_a_search_where_most_trees_read_f_is_not_lazy(monkeypatch):
     assert gap_kernel.KernelSearch(tab, order, 0.0).lazy
     monkeypatch.setattr(gap_kernel, "LAZY_SHARE", share - 1e-9)
     assert not gap_kernel.KernelSearch(tab, order, 0.0).lazy
+
+
+def test_a_lazy_search_walks_the_whole_space_once_at_its_start(monkeypatch):
+    # the maxima a lazy dive starts from: walked when the search is made, not again at
+    # every step (on the scale tier's largest tables a walk of every node costs more than
+    # a box, and a step may be one box)
+    from treesens.search.gap_kernel_jit import root_walk
+
+    _, _, tab, _ = _search(0, True, monkeypatch)
+    order = np.arange(len(tab.starts))
+    search = gap_kernel.KernelSearch(tab, order, 0.0, lazy=True)
+    ft = search.ft
+    walked = root_walk(search.arrays, len(order), len(ft.sizes), int(np.diff(ft.node_start).max()))
+    for held, fresh in zip(search.root, walked, strict=True):
+        assert np.array_equal(held, fresh)
+
+
+def test_an_eager_search_walks_no_root(monkeypatch):
+    _, _, tab, _ = _search(0, False, monkeypatch)
+    search = gap_kernel.KernelSearch(tab, np.arange(len(tab.starts)), 0.0, lazy=False)
+    assert all(a.size == 0 for a in search.root)
