@@ -203,10 +203,7 @@ def box_largest_gap(
     t_compile = time.time() - t0
     best = BestPair(ens)
     to_gap = gap_bound(ens)
-    t_seed = time.time()
-    seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline) if len(encs) == 1 else 0
-    t_seed = time.time() - t_seed
-    seed_pair = best.pair if best.gap >= tolerance else None
+    seeded, t_seed, seed_pair = _seeded(encs, best, tolerance, deadline)
     # the most promising pair of classes first; the others' root bounds stand for them
     # in the progress lines until their turn
     roots = [root_bound(tab, to_gap, bound) for tab in tables]
@@ -249,20 +246,42 @@ def box_largest_gap(
     if ready.compiled:
         res.time[KERNEL_COMPILE] = ready.seconds
     res.time["total"] = time.time() - t0
-    res.stats["box_search"] = {
+    res.stats["box_search"] = _search_stats(out, tables, best, (seeded, t_seed), ready)
+    if out.shed_boxes:
+        _note_shed(ens, res, out, heap_bytes)
+    return res, out
+
+
+def _seeded(
+    encs: list[Encoding], best: BestPair, tolerance: float, deadline: float
+) -> tuple[int, float, tuple[np.ndarray, np.ndarray] | None]:
+    """The heuristic's pairs offered as the search's first floor (one pair of classes
+    only): how many, the seconds they took, and the best pair when it meets the
+    tolerance."""
+    t = time.time()
+    seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline) if len(encs) == 1 else 0
+    return seeded, time.time() - t, best.pair if best.gap >= tolerance else None
+
+
+def _search_stats(
+    out: GapBoxOutcome,
+    tables: list[PairTables],
+    best: BestPair,
+    seed: tuple[int, float],
+    ready: gap_kernel.Readiness,
+) -> dict:
+    """The box search's figures in the result's stats."""
+    return {
         "boxes": out.boxes,
         "leaves": sum(int(t.values.shape[1]) for t in tables),
         "pairs_replayed": best.offered,
         # the heuristic's pairs offered before the search, and the seconds they took
-        "seed": {"pairs": seeded, "seconds": round(t_seed, 3)},
-        "class_pairs": len(encs),
+        "seed": {"pairs": seed[0], "seconds": round(seed[1], 3)},
+        "class_pairs": len(tables),
         # seconds making the compiled search ready (left out of the time limit when
         # it was compiled)
         "kernel": {"seconds": ready.seconds, "compiled": ready.compiled},
     }
-    if out.shed_boxes:
-        _note_shed(ens, res, out, heap_bytes)
-    return res, out
 
 
 def kernel_deadline(deadline: float, ready: gap_kernel.Readiness) -> float:
