@@ -81,6 +81,7 @@ class SearchStats(TypedDict, total=False):
     heuristic_work: int
     hint_meets_gap: bool  # data-aware: the heuristic's hint meets the gap
     box_search: BoxSearch
+    solver_stage: str  # "skipped: memory": its compile would pass the memory limit
     beside: str  # the box search answered beside the backend, which was stopped
     search: str  # which search of CP-SAT's schedule answered
     cuts: int  # near-miss pairs excluded

@@ -37,6 +37,88 @@ def _cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _reset_peak() -> float:
+    """Reset this process's high-water mark; the resident memory now (MB)."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status_mb("VmRSS")
+
+
+def _stage(out: dict, name: str, run) -> None:
+    before, c0, t0 = _reset_peak(), _cpu_s(), time.time()
+    note = run()
+    out[name] = {
+        "rss_before_mb": round(before),
+        "peak_mb": round(_status_mb("VmHWM")),
+        "cpu_s": round(_cpu_s() - c0, 1),
+        "wall_s": round(time.time() - t0, 1),
+    }
+    if note is not None:
+        out[name]["note"] = note
+
+
+def stages(model: str, feature: str | None, timeout: float) -> dict:
+    """The peaks of a check's stages on ``model`` (gap 0.2 on ``feature``)."""
+    import treesens
+    from treesens.compiler.query import Gap, Query
+    from treesens.driver.solve import _start
+    from treesens.questions.memory import memory_limit
+    from treesens.search.boxes import box_stage
+    from treesens.search.heuristic_stage import heuristic_search
+    from treesens.search.pair_boxes import PairTablesTooLarge, pair_tables
+
+    out: dict = {"model": Path(model).name, "import_mb": round(_status_mb("VmHWM"))}
+    held: dict = {}
+
+    def load():
+        held["ens"] = treesens.load_model(model)
+
+    _stage(out, "load", load)
+    ens = held["ens"]
+    used = sorted({int(f) for t in ens.trees for f in t.feature if f >= 0})
+    feature = feature or ens.feature_names[used[len(used) // 2]]
+    out.update(trees=len(ens.trees), leaves=ens.n_leaves(), features=ens.n_features)
+    out["feature"] = feature
+    q = Query(vary=(feature,), gap=Gap(0.2)).planned(timeout=timeout)
+    limit = memory_limit(None)
+    ctx = _start(ens, q, None, time.time() + timeout, None, False, None)
+    ctx.tables_mb = limit.mb
+
+    def heuristic():
+        return "answered" if heuristic_search(ctx) else "not answered"
+
+    def boxes():
+        ctx.deadline = time.time() + timeout
+        answered = box_stage(ctx)
+        bs = ctx.stats.get("box_search", {})
+        return f"answered={answered} {bs.get('status')} leaves={bs.get('leaves')}"
+
+    def gap_tables():
+        from treesens.compiler.memory_estimate import room_bytes
+        from treesens.search.pair_boxes import tables_held
+
+        try:
+            tab = pair_tables(
+                ctx.enc,
+                max_held=room_bytes(ens, limit.mb),
+                deadline=time.time() + timeout,
+                boxes=False,
+            )
+            return f"{tables_held(tab) / 2**20:,.0f} MB of tables"
+        except PairTablesTooLarge as e:
+            return f"skipped: {e}"
+
+    def solver_compile():
+        ctx.cq  # noqa: B018 - the Problem, built as the solver stage asks for it
+        return None
+
+    _stage(out, "heuristic", heuristic)
+    _stage(out, "box_stage", boxes)
+    ctx.boxes = None  # the box stage's tables let go, as the max gap's run apart
+    _stage(out, "gap_tables", gap_tables)
+    _stage(out, "solver_compile", solver_compile)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model")
@@ -44,7 +126,11 @@ def main() -> None:
     ap.add_argument("--feature", default=None)
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--memory-mb", type=int, default=None)
+    ap.add_argument("--stages", action="store_true", help="each stage's peak (see above)")
     args = ap.parse_args()
+    if args.stages:
+        print(json.dumps(stages(args.model, args.feature, args.timeout)))
+        return
     t0 = time.time()
     import treesens
 

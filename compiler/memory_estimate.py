@@ -1,12 +1,20 @@
-"""What a query's process will hold in memory, estimated from the model's size alone
-(questions/memory.py holds a query to its memory limit with it).
+"""What a query's process will hold in memory, stage by stage, estimated from the model's
+size alone (questions/memory.py refuses a query up front by the first stage;
+driver/solver_memory.py holds the solver stage to the limit before its compile).
 
-Measured, not derived: a query's process (load, compile, heuristic, box stage) peaked at
-about ``BASE_MB`` plus ``KB_PER_LEAF`` per leaf of the model on the scale tier's adult
-models and the shared benchmarks, from 1,250 to 1,681,756 leaves
-(bench/reports/memory-estimate.md has the fit). The box search's tables (a max gap's, a
-check's box stage) depend on the features varied, not on the model's size alone: they
-are held to what the limit leaves above this estimate (search/pair_boxes.py).
+Measured, not derived (bench/memory_probe.py --stages; bench/reports/memory-estimate.md
+has the table, tests/driver/test_memory_estimate.py checks these figures cover it):
+
+- **load and search** (``estimate_mb``): the peak of the load, the heuristic and the box
+  search's encoding, ``BASE_MB`` plus ``KB_PER_LEAF`` per leaf. A query is refused up
+  front when this passes its limit (a model whose loading alone cannot fit).
+- **the solver stage** (``solver_stage_mb``): what building the solver's Problem adds to
+  the memory held when it starts, ``SOLVER_BASE_MB`` plus ``SOLVER_KB_PER_LEAF`` per
+  leaf. It is asked only of a query that the heuristic and the box search left open.
+
+The box search's tables (a max gap's, a check's box stage) depend on the features
+varied, not on the model's size alone: they are held to what the limit leaves above the
+first estimate (search/pair_boxes.py).
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ MB = 1 << 20
 # a 255,000-leaf model)
 HEAP_BYTES = 1 << 30
 BASE_MB = 250.0
-KB_PER_LEAF = 4.0
+KB_PER_LEAF = 0.75
+SOLVER_BASE_MB = 100.0
+SOLVER_KB_PER_LEAF = 4.5
 
 
 @dataclass(frozen=True)
@@ -42,9 +52,16 @@ class ModelSize:
 
 
 def estimate_mb(size: ModelSize) -> float:
-    """The peak resident memory of a query's process on a model of this size (MB), the
-    box search's tables and a max gap's heap of open boxes aside."""
+    """The peak resident memory of a query's process on a model of this size (MB) up to
+    the solver stage: the load, the heuristic, the box search (its tables and a max
+    gap's heap of open boxes aside)."""
     return BASE_MB + KB_PER_LEAF * size.leaves / 1024.0
+
+
+def solver_stage_mb(size: ModelSize) -> float:
+    """What the solver stage's compile (the Problem) adds to the memory held before it
+    on a model of this size (MB)."""
+    return SOLVER_BASE_MB + SOLVER_KB_PER_LEAF * size.leaves / 1024.0
 
 
 def room_bytes(ens: Ensemble, memory_mb: float | None) -> int | None:

@@ -24,6 +24,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
 from .compile import compile_query
 from .race_spec import DEFAULT_RACE, RACE, is_race, race_backends  # noqa: F401
+from .solver_memory import refuse_solver_stage
 
 # answers one query on one backend: solve_query's signature
 SolveOne = Callable[..., Result]
@@ -45,6 +46,9 @@ def solve_race(
     t0 = time.time()
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
     names = race_backends(q.plan.backend)
+    if given.get("compiled") is None:  # compiled before any search: held to the limit now
+        limit_mb = memory_mb if memory_mb is not None else given.get("tables_mb")
+        refuse_solver_stage(ens, limit_mb, memory_mb is not None)
     cq = given.get("compiled") or compile_query(
         ens, q.planned(backend=names[0]), deadline=deadline, data=given.get("data")
     )

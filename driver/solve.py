@@ -34,6 +34,7 @@ from ..search.heuristic_stage import data_hint, heuristic_search
 from ..search.pair_boxes import pair_encoding
 from .data import dataset_for_query
 from .race_spec import is_race
+from .solver_memory import refuse_solver_stage, solver_stage_over
 
 if TYPE_CHECKING:
     from .compile import CompiledQuery
@@ -84,9 +85,10 @@ def solve_query(
         given["tables_mb"] = tables_mb
         res = solve_race(ens, q, solve_query, deadline, memory_mb, **given)
     else:
-        ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data)
+        limit_mb = memory_mb if memory_mb is not None else tables_mb
+        ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data, limit_mb)
         ctx.stop = stop
-        ctx.tables_mb = memory_mb if memory_mb is not None else tables_mb
+        ctx.tables_mb = limit_mb
         res = _solve(ctx)
     res.inputs = input_files(ens.inputs, q.plan.options.data)
     return record_prover(res)
@@ -106,6 +108,9 @@ def _solve(ctx: SolveContext) -> Result:
                     "time limit reached before the solver's stage (the heuristic and the "
                     "box search did not answer)"
                 )
+            elif (why := _solver_stage_over_limit(ctx)) is not None:
+                ctx.result.message = f"solver stage skipped: {why}"
+                ctx.stats["solver_stage"] = "skipped: memory"
             else:
                 _solver_stage(ctx)
     except KeyboardInterrupt as e:
@@ -120,6 +125,14 @@ def _box_stage(ctx: SolveContext) -> bool:
     from ..search.boxes import box_stage
 
     return box_stage(ctx)
+
+
+def _solver_stage_over_limit(ctx: SolveContext) -> str | None:
+    """Why the solver stage's compile, not built yet, would pass the query's memory limit
+    from what the process holds now (driver/solver_memory.py); None when it fits."""
+    if ctx.compiled_query is not None:
+        return None
+    return solver_stage_over(ctx.ens, ctx.tables_mb, ctx.memory_mb is not None)
 
 
 def _solver_stage(ctx: SolveContext) -> None:
@@ -155,10 +168,12 @@ def _start(
     log: bool,
     prefer,
     given: Dataset | None = None,
+    limit_mb: float | None = None,
 ) -> SolveContext:
     """Set up the context: compiled now (given, or a query with data), or, without data,
     compiled when a stage first needs the Problem (``SolveContext.cq``): the heuristic and
-    the box search read the encoding without it, and answer most queries."""
+    the box search read the encoding without it, and answer most queries. A compile now
+    that would pass ``limit_mb`` (the memory limit, MB) is refused (SolverStageTooLarge)."""
     t_start = time.time()
     if deadline is None:
         deadline = q.plan.deadline(t_start)
@@ -183,6 +198,8 @@ def _start(
     data = dataset_for_query(ens, q, given)
     later = compiled is None and data is None and q.plan.data_aware == "none"
     light = pair_encoding(ens, q) if later else None
+    if not later and compiled is None:
+        refuse_solver_stage(ens, limit_mb, memory_mb is not None)
     cq = None if later else compile_now(compiled)
     enc = light if cq is None else cq.encoding
     if cq is not None and cq.data is not None:

@@ -26,6 +26,7 @@ from ..compiler.kinds import LargestGap, kind_of
 from ..compiler.options import ANSWER_OPTIONS
 from ..compiler.query import Query
 from ..driver import solve_query
+from ..driver.solver_memory import SolverStageTooLarge
 from ..readers.data import dataset_for
 from ..readers.plugins import load_plugin, loaded_plugins
 from .memory import MemoryLimit, MemoryRefused, memory_limit, memory_refusal, search_budget
@@ -118,8 +119,11 @@ def answer(
     its questions. ``catch``: a problem with this query (a bad input, a bug) becomes an
     "error" result instead of an exception (a ``.sens`` file's other queries still run).
     ``memory_mb``: the memory limit, over the query's own ``memory_mb`` option
-    (questions/memory.py): a model whose estimate passes it is refused, before anything
-    is compiled, by an "error" result that says so.
+    (questions/memory.py): a model whose load and search pass it is refused, before
+    anything is compiled, by an "error" result that says so, as is a query that compiles
+    first (data-aware, a race) whose compile would pass it; a query that reaches the
+    solver stage only after the heuristic and the box search skips that stage when its
+    compile would pass the limit (driver/solver_memory.py): "unknown", saying why.
 
     Interrupted while optimising with a replay-checked pair (or a max gap's bounds) in
     hand, the KeyboardInterrupt carries that result, recorded, as ``partial_result``."""
@@ -136,6 +140,8 @@ def answer(
         if partial is not None:
             _finish(partial, asked, start)
         raise
+    except SolverStageTooLarge as e:  # compiled before any search: refused as up front
+        res = error_result(ens, q, str(e))
     except InputError as e:
         if not catch:
             raise

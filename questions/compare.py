@@ -30,7 +30,7 @@ def compare_query(
     model too large for the memory limit is refused before compiling (each backend's
     result says so)."""
     q = q.planned(options=q.plan.options.with_(heuristic=heuristic))
-    too_large = memory_refusal(ens, query_memory_limit(q, memory_mb))
+    too_large = memory_refusal(ens, query_memory_limit(q, memory_mb), compiles=True)
     if too_large is not None:
         out = [refused(ens, q.planned(backend=b), too_large) for b in backends]
         for res in out if on_result else ():

@@ -1,11 +1,14 @@
 """A query's memory: what a model will need, the limit it is held to, and the share of
 it a max gap's box search may keep open.
 
-The estimate (compiler/memory_estimate.py) is measured from the model's size; a query
-whose estimate passes the limit is refused before anything is compiled: an "error"
-result whose message names the model's size, the estimate and the limit, and how to
-raise it (``check`` and ``sweep`` on the command line, a sweep or an audit in Python:
-refused once, up front, MemoryRefused: exit 2). What the limit leaves above the estimate bounds the box search's tables and a
+The estimates (compiler/memory_estimate.py) are measured per stage from the model's
+size. A query whose first stage (the load, the heuristic and the box search) passes the
+limit is refused before anything is compiled: an "error" result whose message names the
+model's size, the estimate and the limit, and how to raise it (``check`` and ``sweep``
+on the command line, a sweep or an audit in Python: refused once, up front,
+MemoryRefused: exit 2). The solver stage is held to the limit when it comes
+(driver/solver_memory.py): a query the heuristic or the box search answers never needs
+it. What the limit leaves above the first estimate bounds the box search's tables and a
 max gap's heap of open boxes (search_budget).
 
 The limit is the ``memory_mb`` option (``--memory-mb``, ``memory_mb=``, ``option
@@ -25,7 +28,15 @@ from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.memory_estimate import HEAP_BYTES, MB, ModelSize, estimate_mb, room_bytes
+from ..compiler.memory_estimate import (
+    HEAP_BYTES,
+    MB,
+    ModelSize,
+    estimate_mb,
+    room_bytes,
+    solver_stage_mb,
+)
+from ..driver.solver_memory import RAISE_IT, resident_mb
 from ..readers.file_size import size_before_load
 
 # the default limit: this share of the memory the process could have, at most
@@ -82,7 +93,7 @@ def available_mb() -> float | None:
     room = _cgroup_room_mb()
     if room is not None:
         free = min(free, room)
-    return free + (_own_mb() or 0.0)
+    return free + (resident_mb() or 0.0)
 
 
 def _meminfo_mb(field: str) -> float | None:
@@ -107,30 +118,26 @@ def _cgroup_room_mb() -> float | None:
         return None
 
 
-def _own_mb() -> float | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def memory_refusal(ens: Ensemble, limit: MemoryLimit | None) -> str | None:
-    """Why a query on ``ens`` is refused before compiling (None: it fits the limit)."""
+def memory_refusal(ens: Ensemble, limit: MemoryLimit | None, compiles: bool = False) -> str | None:
+    """Why a query on ``ens`` is refused before compiling (None: it fits the limit):
+    its load and search pass it, or (``compiles``: a compare, which compiles for every
+    backend first) those and the solver stage's compile."""
     if limit is None:
         return None
     size = ModelSize.of(ens)
-    need = estimate_mb(size)
-    return None if need <= limit.mb else _refusal(_model_name(ens), str(size), need, limit)
+    need = estimate_mb(size) + (solver_stage_mb(size) if compiles else 0.0)
+    what = "to load, compile and solve" if compiles else "to load and search"
+    if need <= limit.mb:
+        return None
+    return _refusal(_model_name(ens), str(size), need, limit, what)
 
 
-def _refusal(name: str, size: str, need: float, limit: MemoryLimit) -> str:
+def _refusal(
+    name: str, size: str, need: float, limit: MemoryLimit, what: str = "to load and search"
+) -> str:
     return (
-        f"refused: {name} ({size}) would need about {need:,.0f} MB to compile and search, "
-        f"above the memory limit of {limit}; raise it with --memory-mb MB (memory_mb= in "
-        "Python, option memory_mb = MB in a .sens file)"
+        f"refused: {name} ({size}) would need about {need:,.0f} MB {what}, above the "
+        f"memory limit of {limit}; {RAISE_IT}"
     )
 
 

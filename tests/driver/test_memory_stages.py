@@ -1,0 +1,124 @@
+"""The memory limit stage by stage (compiler/memory_estimate.py, driver/solver_memory.py):
+a query is refused up front only when its load and search would pass the limit; the
+solver stage's compile is held to the limit when it comes, and skipped with the reason
+when it would pass it, so that a query the heuristic answers is answered on a model
+whose solver stage would not fit."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import treesens
+from treesens.compiler import memory_estimate
+from treesens.compiler.memory_estimate import ModelSize, estimate_mb, solver_stage_mb
+from treesens.driver import compile as compile_module
+from treesens.driver import solver_memory
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MODEL = EXAMPLES / "breast_cancer_xgb.json"
+
+# Measured 2026-11-26 (bench/memory_probe.py --stages, one fresh process a model; table
+# in bench/reports/memory-estimate.md): leaves, the peak of the load and the heuristic
+# (MB), and what the solver stage's compile added to the memory held before it (MB).
+MEASURED = [
+    # model, leaves, load and heuristic peak, solver compile's increase
+    ("adult_t500_d6.json", 15_542, 190, 32),
+    ("churn_t500_d6.json", 15_939, 191, 33),
+    ("german_credit_t800_d6.json", 10_641, 183, 21),
+    ("german_credit_xgb_t1000_d8.json", 7_044, 178, 14),
+    ("german_credit_xgb_t2000_d6.json", 10_467, 188, 21),
+    ("german_credit_lgbm_t1000_l63.txt", 19_870, 177, 41),
+    ("german_credit_hgb.skops", 2_701, 194, 6),
+    ("german_credit_cat_i1000.cbm", 55_258, 152, 110),
+    ("churn_xgb_t1000_d8.json", 31_192, 218, 65),
+    ("churn_xgb_t2000_d6.json", 39_735, 237, 80),
+    ("churn_lgbm_t1000_l63.txt", 63_000, 201, 143),
+    ("churn_lgbm_t1000_l255.txt", 126_443, 242, 320),
+    ("churn_hgb.skops", 3_100, 194, 7),
+    ("churn_cat_i1000.cbm", 46_785, 153, 95),
+    ("adult_xgb_t1000_d8.json", 53_210, 255, 110),
+    ("adult_xgb_t2000_d6.json", 58_143, 268, 118),
+    ("adult_lgbm_t1000_l63.txt", 63_000, 200, 144),
+]
+
+
+def _size(leaves: int) -> ModelSize:
+    return ModelSize(trees=1, leaves=leaves, features=1)
+
+
+@pytest.mark.parametrize(("model", "leaves", "peak", "_"), MEASURED)
+def test_the_load_and_search_estimate_covers_each_measured_peak(model, leaves, peak, _):
+    assert estimate_mb(_size(leaves)) >= peak
+
+
+@pytest.mark.parametrize(("model", "leaves", "_", "compile_mb"), MEASURED)
+def test_the_solver_stage_estimate_covers_each_measured_compile(model, leaves, _, compile_mb):
+    assert solver_stage_mb(_size(leaves)) >= compile_mb
+
+
+def test_the_up_front_refusal_names_the_size_and_the_load_and_search_need():
+    ens = treesens.load_model(MODEL)
+    r = treesens.check(ens, vary=["worst_area"], gap=0.1, memory_mb=1)
+    need = estimate_mb(ModelSize.of(ens))
+    assert r.status == "error"
+    assert f"({ModelSize.of(ens)}) would need about {need:,.0f} MB to load and search" in r.error
+
+
+def test_a_limit_above_the_load_and_search_is_not_refused_for_the_solver_stage():
+    ens = treesens.load_model(MODEL)
+    limit = math.ceil(estimate_mb(ModelSize.of(ens)))
+    assert limit < estimate_mb(ModelSize.of(ens)) + solver_stage_mb(ModelSize.of(ens))
+    r = treesens.check(ens, vary=["worst_area"], gap=0.1, memory_mb=limit)
+    assert r.status != "error"
+
+
+@pytest.fixture
+def solver_stage_never_fits(monkeypatch):
+    """Every model's solver stage 10 TB: it never fits; and it is never compiled."""
+    monkeypatch.setattr(memory_estimate, "SOLVER_BASE_MB", 1e7)
+
+    def fail(*_a, **_k):
+        raise AssertionError("the solver stage was compiled")
+
+    monkeypatch.setattr(compile_module, "compile_query", fail)
+
+
+def test_a_query_the_heuristic_answers_is_answered_when_the_solver_stage_would_not_fit(
+    solver_stage_never_fits,
+):
+    r = treesens.check(treesens.load_model(MODEL), vary=["worst_area"], gap=0.1, memory_mb=4000)
+    assert r.status == "sensitive" and r.validated
+    assert r.stats["found_by"] == "heuristic"
+
+
+def test_the_solver_stage_is_skipped_with_the_reason_when_it_would_pass_the_limit(
+    solver_stage_never_fits,
+):
+    ens = treesens.load_model(MODEL)
+    r = treesens.check(ens, vary=["worst_area"], gap=0.1, heuristic=False, memory_mb=4000)
+    assert r.status == "unknown"
+    assert r.stats["solver_stage"] == "skipped: memory"
+    assert r.message.startswith(
+        f"solver stage skipped: the solver stage's compile ({ModelSize.of(ens)})"
+    )
+    assert "above the memory limit of 4,000 MB; raise it with --memory-mb MB" in r.message
+
+
+def test_the_skipped_solver_stage_counts_the_memory_the_process_holds(monkeypatch):
+    monkeypatch.setattr(memory_estimate, "SOLVER_BASE_MB", 100.0)
+    monkeypatch.setattr(memory_estimate, "SOLVER_KB_PER_LEAF", 0.0)
+    monkeypatch.setattr(solver_memory, "resident_mb", lambda: 950.0)
+    ens = treesens.load_model(MODEL)
+    assert solver_memory.solver_stage_over(ens, 1000.0, given=True) is not None
+    assert solver_memory.solver_stage_over(ens, 1050.0, given=True) is None
+
+
+def test_a_query_that_compiles_first_is_refused_before_its_compile(solver_stage_never_fits):
+    r = treesens.check(
+        treesens.load_model(MODEL), vary=["worst_area"], gap=0.1, backend="race", memory_mb=4000
+    )
+    assert r.status == "error"
+    assert r.error.startswith("refused: the solver stage's compile")
