@@ -56,7 +56,28 @@ def _stage(out: dict, name: str, run) -> None:
         out[name]["note"] = note
 
 
-def stages(model: str, feature: str | None, timeout: float) -> dict:
+def _children_peak_mb(stop, out: dict) -> None:
+    """Until ``stop`` is set: the largest high-water mark of this process's children."""
+    import os
+
+    me = str(os.getpid())
+    while not stop.wait(0.2):
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                stat = (d / "stat").read_text()
+                if stat.rsplit(")", 1)[1].split()[1] != me:
+                    continue
+                for line in (d / "status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        mb = int(line.split()[1]) / 1024.0
+                        out["worker_peak_mb"] = max(out.get("worker_peak_mb", 0), round(mb))
+            except (OSError, IndexError, ValueError):
+                continue
+
+
+def stages(model: str, feature: str | None, timeout: float, solver: bool = False) -> dict:
     """The peaks of a check's stages on ``model`` (gap 0.2 on ``feature``)."""
     import treesens
     from treesens.compiler.query import Gap, Query
@@ -116,6 +137,25 @@ def stages(model: str, feature: str | None, timeout: float) -> dict:
     ctx.boxes = None  # the box stage's tables let go, as the max gap's run apart
     _stage(out, "gap_tables", gap_tables)
     _stage(out, "solver_compile", solver_compile)
+    if solver:
+        import threading
+
+        from treesens.driver.solve import _solver_stage
+
+        seen: dict = {}
+        stop = threading.Event()
+        watch = threading.Thread(target=_children_peak_mb, args=(stop, seen), daemon=True)
+        watch.start()
+
+        def solve():
+            ctx.deadline = time.time() + timeout
+            _solver_stage(ctx)
+            return str(ctx.result.status)
+
+        _stage(out, "solver_stage", solve)
+        stop.set()
+        watch.join()
+        out["solver_stage"].update(seen)
     return out
 
 
@@ -127,9 +167,10 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--memory-mb", type=int, default=None)
     ap.add_argument("--stages", action="store_true", help="each stage's peak (see above)")
+    ap.add_argument("--solver", action="store_true", help="with --stages: the solver stage too")
     args = ap.parse_args()
     if args.stages:
-        print(json.dumps(stages(args.model, args.feature, args.timeout)))
+        print(json.dumps(stages(args.model, args.feature, args.timeout, args.solver)))
         return
     t0 = time.time()
     import treesens

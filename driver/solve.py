@@ -109,8 +109,7 @@ def _solve(ctx: SolveContext) -> Result:
                     "box search did not answer)"
                 )
             elif (why := _solver_stage_over_limit(ctx)) is not None:
-                ctx.result.message = f"solver stage skipped: {why}"
-                ctx.stats["solver_stage"] = "skipped: memory"
+                _without_solver(ctx, why)
             else:
                 _solver_stage(ctx)
     except KeyboardInterrupt as e:
@@ -133,6 +132,16 @@ def _solver_stage_over_limit(ctx: SolveContext) -> str | None:
     if ctx.compiled_query is not None:
         return None
     return solver_stage_over(ctx.ens, ctx.tables_mb, ctx.memory_mb is not None)
+
+
+def _without_solver(ctx: SolveContext, why: str) -> None:
+    """The solver stage skipped (``why``: its compile would pass the memory limit): the
+    box search its first turn left unfinished goes on alone until the deadline; if
+    nothing answers, the query stays unknown, saying why."""
+    ctx.stats["solver_stage"] = "skipped: memory"
+    if ctx.boxes is not None and ctx.boxes.run(ctx, ctx.deadline):
+        return
+    ctx.result.message = f"solver stage skipped: {why}"
 
 
 def _solver_stage(ctx: SolveContext) -> None:

@@ -122,3 +122,21 @@ def test_a_query_that_compiles_first_is_refused_before_its_compile(solver_stage_
     )
     assert r.status == "error"
     assert r.error.startswith("refused: the solver stage's compile")
+
+
+def test_with_the_solver_stage_skipped_the_unfinished_box_search_goes_on_alone(
+    solver_stage_never_fits, monkeypatch
+):
+    from treesens.search import boxes
+
+    monkeypatch.setattr(boxes, "FIRST_TURN", 0.0)  # the first turn ends unfinished
+    ens = treesens.load_model(MODEL)
+    r = treesens.check(ens, vary=["worst_area"], gap=0.49, timeout=60, memory_mb=4000)
+    assert r.stats["solver_stage"] == "skipped: memory"
+    assert r.status == "insensitive" and r.stats["proved_by"] == "box search"
+
+
+def test_the_scale_tier_s_forest_is_not_refused_up_front_by_the_default_2000_mb():
+    # adult_rf_t500.skops: its checks the heuristic or the box search answer peak at
+    # about 1.1 GB; only its solver stage (about 6.5 GB) would not fit
+    assert estimate_mb(ModelSize(500, 1_681_756, 14)) < 2000
