@@ -20,28 +20,37 @@ from treesens.driver import solver_memory
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODEL = EXAMPLES / "breast_cancer_xgb.json"
 
-# Measured 2026-11-26 (bench/memory_probe.py --stages, one fresh process a model; table
-# in bench/reports/memory-estimate.md): leaves, the peak of the load and the heuristic
-# (MB), and what the solver stage's compile added to the memory held before it (MB).
+# Measured 2026-11-26 on the scale tier and three shared benchmarks (python
+# bench/memory_probe.py MODEL --stages, one fresh process a model; the table is in
+# bench/reports/memory-estimate.md, "Per stage"): leaves, the peak of the load and the
+# heuristic (MB), and what the solver stage's compile added to the memory held before it
+# (MB).
 MEASURED = [
     # model, leaves, load and heuristic peak, solver compile's increase
-    ("adult_t500_d6.json", 15_542, 190, 32),
-    ("churn_t500_d6.json", 15_939, 191, 33),
-    ("german_credit_t800_d6.json", 10_641, 183, 21),
-    ("german_credit_xgb_t1000_d8.json", 7_044, 178, 14),
-    ("german_credit_xgb_t2000_d6.json", 10_467, 188, 21),
-    ("german_credit_lgbm_t1000_l63.txt", 19_870, 177, 41),
-    ("german_credit_hgb.skops", 2_701, 194, 6),
-    ("german_credit_cat_i1000.cbm", 55_258, 152, 110),
-    ("churn_xgb_t1000_d8.json", 31_192, 218, 65),
-    ("churn_xgb_t2000_d6.json", 39_735, 237, 80),
-    ("churn_lgbm_t1000_l63.txt", 63_000, 201, 143),
-    ("churn_lgbm_t1000_l255.txt", 126_443, 242, 320),
-    ("churn_hgb.skops", 3_100, 194, 7),
-    ("churn_cat_i1000.cbm", 46_785, 153, 95),
-    ("adult_xgb_t1000_d8.json", 53_210, 255, 110),
-    ("adult_xgb_t2000_d6.json", 58_143, 268, 118),
-    ("adult_lgbm_t1000_l63.txt", 63_000, 200, 144),
+    ("adult_t500_d6.json", 15542, 190, 32),
+    ("churn_t500_d6.json", 15939, 191, 33),
+    ("german_credit_t800_d6.json", 10641, 183, 21),
+    ("german_credit_xgb_t1000_d8.json", 7044, 178, 14),
+    ("german_credit_xgb_t2000_d6.json", 10467, 188, 21),
+    ("german_credit_lgbm_t1000_l63.txt", 19870, 177, 41),
+    ("german_credit_lgbm_t1000_l255.txt", 19870, 177, 39),
+    ("german_credit_hgb.skops", 2701, 194, 6),
+    ("german_credit_cat_i1000.cbm", 55258, 152, 110),
+    ("churn_xgb_t1000_d8.json", 31192, 218, 65),
+    ("churn_xgb_t2000_d6.json", 39735, 237, 80),
+    ("churn_lgbm_t1000_l63.txt", 63000, 201, 143),
+    ("churn_lgbm_t1000_l255.txt", 126443, 242, 320),
+    ("churn_hgb.skops", 3100, 194, 7),
+    ("churn_cat_i1000.cbm", 46785, 153, 95),
+    ("adult_xgb_t1000_d8.json", 53210, 255, 110),
+    ("adult_xgb_t2000_d6.json", 58143, 268, 118),
+    ("adult_lgbm_t1000_l63.txt", 63000, 200, 144),
+    ("adult_lgbm_t1000_l255.txt", 255000, 321, 709),
+    ("adult_hgb.skops", 2666, 194, 6),
+    ("adult_cat_i1000.cbm", 44373, 153, 89),
+    ("german_credit_rf_t500.skops", 72468, 247, 147),
+    ("churn_rf_t500.skops", 512484, 468, 1412),
+    ("adult_rf_t500.skops", 1681756, 1092, 5019),
 ]
 
 
