@@ -149,3 +149,17 @@ def test_the_scale_tier_s_forest_is_not_refused_up_front_by_the_default_2000_mb(
     # adult_rf_t500.skops: its checks the heuristic or the box search answer peak at
     # about 1.1 GB; only its solver stage (about 6.5 GB) would not fit
     assert estimate_mb(ModelSize(500, 1_681_756, 14)) < 2000
+
+
+def test_a_query_with_data_which_compiles_first_is_refused_before_its_compile(
+    solver_stage_never_fits,
+):
+    r = treesens.check(
+        treesens.load_model(MODEL),
+        vary=["worst_area"],
+        gap=0.1,
+        data=EXAMPLES / "breast_cancer_rows.csv",
+        memory_mb=4000,
+    )
+    assert r.status == "error"
+    assert r.error.startswith("refused: the solver stage's compile")
