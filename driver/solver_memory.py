@@ -1,6 +1,6 @@
 """The solver stage held to the memory limit: before its compile (the Problem), what it
-would add (compiler/memory_estimate.py, ``solver_stage_mb``) to the memory the process
-holds then is checked against the query's limit. A query that compiles lazily (the
+would add (compiler/memory_estimate.py, ``solver_stage_mb``: in this process and in the
+solver's) to the memory this process holds then is checked against the query's limit. A query that compiles lazily (the
 heuristic and the box search first) skips the stage and stays "unknown" with the reason
 (a pair or a proof found before it still stands); one that compiles first (data-aware,
 a race, a given dataset) is refused before it, in one line."""
@@ -45,8 +45,9 @@ def solver_stage_over(ens: Ensemble, limit_mb: float | None, given: bool) -> str
         return None
     which = "" if given else " (the default)"
     return (
-        f"the solver stage's compile ({size}) would need about {add:,.0f} MB more than the "
-        f"{held:,.0f} MB held, {held + add:,.0f} MB in all, above the memory limit of "
+        f"the solver stage ({size}: its compile and the solver's process) would need about "
+        f"{add:,.0f} MB more than the {held:,.0f} MB held, {held + add:,.0f} MB in all, "
+        "above the memory limit of "
         f"{limit_mb:,.0f} MB{which}; {RAISE_IT}"
     )
 
