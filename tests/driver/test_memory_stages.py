@@ -105,6 +105,28 @@ def test_the_solver_process_estimate_covers_each_measured_solver_process(
     assert solver_process_mb(_size(leaves)) >= worker_mb
 
 
+# The solver process's largest peak over the scale tier's checks (60 s each;
+# bench/reports/scale-tier.jsonl.gz, peak_worker_mb): leaves, MB.
+SCALE_TIER_SOLVER_PROCESS = [
+    ("german_credit_rf_t500.skops", 72_468, 714),
+    ("adult_cat_i1000.cbm", 44_373, 588),
+    ("german_credit_cat_i1000.cbm", 55_258, 400),
+    ("churn_cat_i1000.cbm", 46_785, 347),
+    ("german_credit_lgbm_t1000_l63.txt", 19_870, 254),
+    ("churn_hgb.skops", 3_100, 226),
+    ("german_credit_xgb_t1000_d8.json", 7_044, 209),
+    ("german_credit_hgb.skops", 2_701, 202),
+    ("adult_hgb.skops", 2_666, 201),
+]
+
+
+@pytest.mark.parametrize(("model", "leaves", "worker_mb"), SCALE_TIER_SOLVER_PROCESS)
+def test_the_solver_process_estimate_covers_the_scale_tier_s_solver_processes(
+    model, leaves, worker_mb
+):
+    assert solver_process_mb(_size(leaves)) >= worker_mb
+
+
 def test_the_solver_stage_counts_both_processes():
     size = _size(100_000)
     assert solver_stage_mb(size) == solver_main_mb(size) + solver_process_mb(size)
