@@ -100,16 +100,14 @@ OFF_THE_HEURISTIC_PATH = (
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
 
-# the command as a user runs it (console_main), then the modules it loaded
+# the command as a user runs it (console_main), then the modules it loaded, printed as
+# the process ends (console_main ends its process itself, running the atexit handlers)
 COMMAND = """
-import json, sys
+import atexit, json, sys
 from treesens.interfaces.cli.main import console_main
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
 sys.argv = ["treesens", *json.loads(sys.argv[1])]
-try:
-    console_main()
-except SystemExit:
-    pass
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+sys.exit(console_main())
 """
 
 
