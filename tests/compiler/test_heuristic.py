@@ -186,3 +186,14 @@ def test_the_forests_node_values_are_each_trees_scaled_in_its_output_column(n_cl
         for j, o in enumerate(t.outputs):
             expected[:, o] += t.value[:, j] * ens.scale
         assert np.array_equal(block, expected)
+
+
+def test_a_pair_the_heuristic_finds_needs_no_list_of_each_trees_leaves():
+    from treesens.compiler import encode
+    from treesens.questions.ask import answer
+    from treesens.readers.load import load_model
+
+    ens = load_model(Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json")
+    res = answer(ens, Query(vary=("worst_area",), gap=Gap(0.3)))
+    assert res.stats["found_by"] == "heuristic"
+    assert "leaves" not in encode.ensemble_structure(ens).__dict__  # computed when first read
