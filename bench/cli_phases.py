@@ -146,10 +146,12 @@ def run_phases(inst, timeout: float, checkout: Checkout) -> dict:
     phases = [ln for ln in p.stderr.splitlines() if ln.startswith("PHASES ")]
     if not lines or not phases:
         return {"instance": inst.id, "at": at, "status": "error", "error": p.stderr[-300:]}
-    status = json.loads(lines[-1])["status"]
+    answer = json.loads(lines[-1])
+    status, validated = answer["status"], answer.get("validated")
     T = json.loads(phases[-1][7:])
     T["exit"] = max(0.0, whole - T["total"])
-    return {"instance": inst.id, "at": at, "status": status, **T, "whole": whole}
+    row = {"instance": inst.id, "at": at, "status": status, "validated": validated}
+    return {**row, **T, "whole": whole}
 
 
 def main(argv=None) -> int:
@@ -192,6 +194,9 @@ def main(argv=None) -> int:
                 print(f"  {ph:12s} {statistics.median(vals):.3f}")
         under = sum(r["whole"] < 0.5 for r in mine)
         print(f"  whole process under 0.5 s: {under} of {len(mine)}")
+        pairs = [r for r in mine if r["status"] == "sensitive"]
+        replayed = sum(r.get("validated") is True for r in pairs)
+        print(f"  sensitive {len(pairs)}, their pair replay-checked: {replayed}")
     if len(where) > 1:
         verdict = {(r["instance"], r["at"]): r["status"] for r in rows}
         differ = [i for i in sorted(ok) if len({verdict[(i, w)] for w in where}) > 1]
