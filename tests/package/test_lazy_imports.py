@@ -98,6 +98,10 @@ OFF_THE_HEURISTIC_PATH = (
     "treesens.readers.preprocessing.groups",
 )
 
+# parts of numpy a check the heuristic answers has no use for (numpy.ma: np.unique's first
+# call imports it, 12 ms)
+NUMPY_OFF_THE_HEURISTIC_PATH = ("numpy.ma",)
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
 
 # the command as a user runs it (console_main), then the modules it loaded, printed as
@@ -150,3 +154,10 @@ def test_a_check_the_heuristic_cannot_answer_loads_the_box_search_when_it_runs()
     modules, out = _modules_after_command(*argv)
     assert json.loads(out)["status"] == "insensitive"
     assert "treesens.search.boxes" in modules
+
+
+def test_a_check_the_heuristic_answers_leaves_numpys_masked_arrays_unloaded():
+    argv = ("check", str(EXAMPLE), "--vary", "worst_area", "--gap", "0.3", "--json")
+    modules, out = _modules_after_command(*argv)
+    assert json.loads(out)["stats"]["found_by"] == "heuristic"
+    assert _loaded(modules, NUMPY_OFF_THE_HEURISTIC_PATH) == []
