@@ -19,7 +19,10 @@ search counts as replay):
 - ``replay``: the library's own predict on the pair(s) (answers/verdict.py
   ``library_scores``, with the library's load and any import it makes);
 - ``other``: the rest (flags, the query, the result's output);
-- ``total``: the process's CPU when the result is out (without the interpreter's exit).
+- ``total``: the process's CPU when the result is out (without the interpreter's exit);
+- ``exit``: from then until the process has ended (the interpreter's and the kernel's
+  side of its end), and ``whole``: the process's CPU from start to end, both read by this
+  script with ``getrusage(RUSAGE_CHILDREN)`` (``whole`` is what a user's process costs).
 
 Medians per checkout over the instances every checkout answered, and the median total.
 """
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -52,6 +56,8 @@ PHASES = (
     "replay",
     "other",
     "total",
+    "exit",
+    "whole",
 )
 
 # the child: timers around the command's functions, then the command as console_main
@@ -98,20 +104,30 @@ _timed(_s, "backend_beside_boxes", "solver")
 _timed(_s, "_solver_stage", "solver")
 _timed(_v, "library_scores", "replay")
 _emit = _check.emit_result
+def _report():
+    if "other" in T:
+        return
+    T.setdefault("total", _cpu())
+    known = sum(v for k, v in T.items() if k != "total")
+    T["other"] = max(0.0, T["total"] - known)
+    print("PHASES " + json.dumps(T), file=sys.stderr, flush=True)
 def _emit_then_total(*a, **k):
     out = _emit(*a, **k)
     T["total"] = _cpu()
+    _report()  # here: the command may end its process without returning
     return out
 _check.emit_result = _emit_then_total
 sys.argv = ["treesens", *json.loads(sys.argv[1])]
 try:
-    _main.console_main()
+    sys.exit(_main.console_main())
 finally:
-    T.setdefault("total", _cpu())
-    known = sum(v for k, v in T.items() if k != "total")
-    T["other"] = max(0.0, T["total"] - known)
-    print("PHASES " + json.dumps(T), file=sys.stderr)
+    _report()
 """
+
+
+def _children_cpu() -> float:
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
 
 
 def run_phases(inst, timeout: float, checkout: Checkout) -> dict:
@@ -120,16 +136,22 @@ def run_phases(inst, timeout: float, checkout: Checkout) -> dict:
     argv += ["--details", details] if details else []
     argv += ["--gap", f"{inst.gap:g}", "--timeout", f"{timeout:g}"]
     env = dict(os.environ, PYTHONPATH=str(checkout.root.parent))
+    c0 = _children_cpu()
     p = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps(argv)], capture_output=True, text=True, env=env
     )
+    whole = _children_cpu() - c0
     at = checkout.label or "this"
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     phases = [ln for ln in p.stderr.splitlines() if ln.startswith("PHASES ")]
     if not lines or not phases:
         return {"instance": inst.id, "at": at, "status": "error", "error": p.stderr[-300:]}
-    status = json.loads(lines[-1])["status"]
-    return {"instance": inst.id, "at": at, "status": status, **json.loads(phases[-1][7:])}
+    answer = json.loads(lines[-1])
+    status, validated = answer["status"], answer.get("validated")
+    T = json.loads(phases[-1][7:])
+    T["exit"] = max(0.0, whole - T["total"])
+    row = {"instance": inst.id, "at": at, "status": status, "validated": validated}
+    return {**row, **T, "whole": whole}
 
 
 def main(argv=None) -> int:
@@ -170,6 +192,15 @@ def main(argv=None) -> int:
             vals = [r.get(ph, 0.0) for r in mine]
             if vals:
                 print(f"  {ph:12s} {statistics.median(vals):.3f}")
+        under = sum(r["whole"] < 0.5 for r in mine)
+        print(f"  whole process under 0.5 s: {under} of {len(mine)}")
+        pairs = [r for r in mine if r["status"] == "sensitive"]
+        replayed = sum(r.get("validated") is True for r in pairs)
+        print(f"  sensitive {len(pairs)}, their pair replay-checked: {replayed}")
+    if len(where) > 1:
+        verdict = {(r["instance"], r["at"]): r["status"] for r in rows}
+        differ = [i for i in sorted(ok) if len({verdict[(i, w)] for w in where}) > 1]
+        print(f"verdicts that differ: {len(differ)} {' '.join(differ)}")
     return 0
 
 

@@ -106,8 +106,13 @@ class _Structure:
     domains: dict[int, FeatureDomain]
     used: frozenset[int]
     zero_mode: frozenset[int]
-    leaves: tuple[list[int], ...]  # per tree: its leaves
     trees: tuple[Tree, ...] = field(repr=False)
+
+    @cached_property
+    def leaves(self) -> tuple[list[int], ...]:
+        """Per tree, its leaves: the solver's encoding and the gap rows read them (a check
+        the heuristic answers does not: computed when first read)."""
+        return tuple(t.leaves() for t in self.trees)
 
     @cached_property
     def under(self) -> tuple[dict[int, list[int]], ...]:
@@ -145,7 +150,7 @@ def ensemble_structure(ens: Ensemble) -> _Structure:
         return cached
     kept = _STORE[0].load(ens) if _STORE else None
     if kept is not None:
-        st = _Structure(*kept, tuple(t.leaves() for t in ens.trees), ens.trees)
+        st = _Structure(*kept, ens.trees)
         _STRUCTURES[ens] = st
         return st
     ths: dict[int, set] = {f: set() for f in range(ens.n_features)}
@@ -196,7 +201,6 @@ def ensemble_structure(ens: Ensemble) -> _Structure:
         domains,
         frozenset(used),
         frozenset(zero_mode),
-        tuple(t.leaves() for t in ens.trees),
         ens.trees,
     )
     _STRUCTURES[ens] = st

@@ -60,6 +60,7 @@ from ...compiler.errors import (  # noqa: E402
 from ...compiler.options import timeout_problem  # noqa: E402
 from ...readers.libraries import prefer_lean_imports  # noqa: E402
 from ...readers.plugins import load_plugin  # noqa: E402
+from .ending import end_at_once, end_process  # noqa: E402
 from .interrupts import interrupts_recorded  # noqa: E402
 
 # subcommand name -> module (relative to this package)
@@ -282,16 +283,15 @@ _ENDED_BY_SIGNAL: list[bool] = []
 
 
 def _leave(code: int) -> int:
-    """After a signal, the process ends at once once the clean-up is done: the
-    interpreter's own tear-down would first collect every object of the model (seconds on
-    a busy machine for a few hundred trees) while threads still pickle a problem for
-    solver processes that are already gone."""
+    """End the command's process once the command is done (interfaces/cli/ending.py).
+
+    After a signal, at once once the clean-up is done: the interpreter's own tear-down
+    would first collect every object of the model (seconds on a busy machine for a few
+    hundred trees) while threads still pickle a problem for solver processes that are
+    already gone. Otherwise as the interpreter would end it, less its tear-down."""
     if _ENDED_BY_SIGNAL:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code)
-    return code
+        end_at_once(code)
+    return end_process(code)
 
 
 def console_main() -> int:

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..libraries import lean_imports
+
 _u64 = ctypes.c_uint64
 _LOCK = threading.Lock()
 _LIB: list = []  # [the loaded library or None], once per process
@@ -90,6 +92,12 @@ def _load():
     lib.XGBoostVersion(*(ctypes.byref(x) for x in v))
     if _package_version(path) != tuple(x.value for x in v):
         return None
+    if lean_imports():
+        # one thread by default in this process (the command line), as each Booster here
+        # has: else the model's load runs a parallel loop on every core, and OpenMP's
+        # thread then spins after it (about 0.01 CPU s per replay, the same scores); an
+        # older library without the setting is left as it is
+        lib.XGBSetGlobalConfig(json.dumps({"nthread": 1}).encode())
     return lib
 
 

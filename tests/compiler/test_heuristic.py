@@ -161,3 +161,39 @@ def test_the_heuristics_tree_tables_are_built_once_per_model():
     a = _TreeEval(_encoding(ens, Query(vary=("f0",), gap=Gap(0.2))))
     b = _TreeEval(_encoding(ens, Query(vary=("f2",), gap=Gap(0.1))))
     assert a.forest is b.forest
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_forest_lists_for_each_feature_the_trees_that_test_it(n_classes):
+    from treesens.search.heuristic import _Forest
+
+    ens = random_ensemble(14, 30, 4, 6, 4, n_classes=n_classes)
+    uses = _Forest.of(ens).uses
+    for f in range(ens.n_features):
+        testing = [i for i, t in enumerate(ens.trees) if (t.feature == f).any()]
+        assert uses[f].tolist() == testing
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_forests_node_values_are_each_trees_scaled_in_its_output_column(n_classes):
+    from treesens.search.heuristic import _Forest
+
+    ens = random_ensemble(15, 30, 4, 6, 4, n_classes=n_classes)
+    fo = _Forest.of(ens)
+    for t, r in zip(ens.trees, fo.root, strict=True):
+        block = fo.contrib[r : r + t.n_nodes]
+        expected = np.zeros_like(block)
+        for j, o in enumerate(t.outputs):
+            expected[:, o] += t.value[:, j] * ens.scale
+        assert np.array_equal(block, expected)
+
+
+def test_a_pair_the_heuristic_finds_needs_no_list_of_each_trees_leaves():
+    from treesens.compiler import encode
+    from treesens.questions.ask import answer
+    from treesens.readers.load import load_model
+
+    ens = load_model(Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json")
+    res = answer(ens, Query(vary=("worst_area",), gap=Gap(0.3)))
+    assert res.stats["found_by"] == "heuristic"
+    assert "leaves" not in encode.ensemble_structure(ens).__dict__  # computed when first read

@@ -200,3 +200,46 @@ def test_with_the_model_cache_off_no_saved_form_is_kept(lib, cache, monkeypatch)
     monkeypatch.setenv("TREESENS_MODEL_CACHE", "0")
     xgboost_saved.booster(lib, _trained("binary:logistic"), version(lib))
     assert not cache.exists()
+
+
+# a process that asked for lean imports (the command line): libxgboost's model, loaded and
+# asked for the scores of ROWS (JSON), then the threads the process had before and after
+LEAN = """
+import json, os, sys
+import numpy as np
+from treesens.readers import libraries
+from treesens.readers.formats.xgboost_capi import CApiBooster, find_library
+libraries.prefer_lean_imports()
+before = len(os.listdir("/proc/self/task"))
+b = CApiBooster(find_library(), open(sys.argv[1], "rb").read())
+scores = b.predict(np.array(json.loads(sys.argv[2]), dtype=np.float64))
+after = len(os.listdir("/proc/self/task"))
+print(json.dumps({"threads": [before, after], "scores": [float(s).hex() for s in scores]}))
+"""
+
+
+def _lean_replay(rows: np.ndarray) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    rows_json = json.dumps(np.where(np.isnan(rows), None, rows).tolist())
+    out = subprocess.run(
+        [sys.executable, "-c", LEAN, str(EXAMPLE), rows_json],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="threads counted in /proc")
+def test_a_lean_replay_starts_no_openmp_thread(lib):
+    before, after = _lean_replay(_rows(30, n=2))["threads"]
+    assert after == before
+
+
+def test_lean_capi_scores_are_the_python_packages_bit_for_bit(lib):
+    X = _rows(30, n=50)
+    lean = [float.fromhex(s) for s in _lean_replay(X)["scores"]]
+    assert lean == _package_predict(EXAMPLE.read_bytes(), X, margin=False).tolist()
