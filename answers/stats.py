@@ -69,6 +69,7 @@ class BoxSearch(TypedDict, total=False):
     leaves: int
     class_pairs: int
     pairs_replayed: int
+    tables: bool  # max gap: False when the seed's pair met the leaf values' bound (no table)
     near_misses: int  # boxes a near-miss pair ruled out (every tree's value fixed)
     time: float
 

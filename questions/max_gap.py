@@ -191,7 +191,7 @@ def max_gap_query(
             if multiclass and ens.link != SOFTMAX:  # a forest: box searches at fixed ratios
                 boxed = forest_largest_ratio(ens, q, tol, deadline, memory_bytes)
             else:
-                boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes)
+                boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes, upper)
         except PairTablesPastDeadline as e:  # no time left to bisect in
             return _stopped_in_table_build(ens, q, upper, tol, e, t0)
         except PairTablesTooLarge as e:

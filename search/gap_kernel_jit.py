@@ -640,30 +640,30 @@ def run(
     reads_f,
     lazy_dives,
     root,
+    bufs,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
     ``lost`` (updated): the largest bound dropped under a floor, the largest shed for
     memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held (its
     box in ``held_box``, ``held`` = (1, its bound, its boxes)) and the next run goes on
-    with it. ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
+    with it from its per-tree arrays in ``bufs`` (run_buffers', kept by the caller from
+    one run to the next: a held dive is not walked again). ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
     lazy (lazy_or_not), starting from ``root`` (root_walk's, walked once per search by
     the caller; unread without lazy dives). Returns (status, heap, boxes, the resolved box's bound)."""
-    trees = order.shape[0]
     cols = out_lo.shape[0]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
-    top, low, opn, scratch = run_buffers(ft_arrays[0].shape[1], trees, cols, max_nodes, reads_f)
+    top, low, opn, scratch = bufs
     walked = scratch[9]
     rule = (order, costs, probes, thresholds, first_sum, lazy_dives, u_floor)
     boxes = 0
     while hn > 0 or held[0] > 0:
-        if held[0] > 0:  # the dive the last run held: its box walked again
+        if held[0] > 0:  # the dive the last run held, its arrays as it left them
             lo[:] = held_box[:cols]
             hi[:] = held_box[cols:]
             u = held[1]
             visited = int(held[2])
             held[0] = 0.0
-            start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
         else:
             if boxes >= max_boxes:
                 return BUDGET, hb, hx, hn, boxes, 0.0

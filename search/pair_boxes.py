@@ -31,7 +31,7 @@ import math
 import time
 from array import array
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -243,14 +243,19 @@ def pair_tables(
     builder = _Builder(
         sizes, *leaf_bound(len(columns), rows.n, max_bytes, max_held, boxes), boxes, deadline
     )
+    # without boxes to record (a max gap's compiled search), the walks run compiled
+    walk = None if boxes else compiled_walk()
+    cols = _column_array(col, ens.n_features)
     for ti, t in enumerate(ens.trees):
         builder.start_tree()  # looks at the clock
         nodes = _ranked_tree(ens, st, t)  # tree by tree: within the clock's sight
-        at = rows.of_tree(ti)
-        if any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0):
-            builder.product(nodes, col, at)
+        product = any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0)
+        if walk is not None:
+            builder.compiled(walk, nodes, cols, product, partial(rows.values, ti))
+        elif product:
+            builder.product(nodes, col, rows.of_tree(ti))
         else:
-            builder.shared(nodes, col[0], at)
+            builder.shared(nodes, col[0], rows.of_tree(ti))
     values, starts, node_table, node_starts, recorded = builder.arrays(rows.n)
     return PairTables(
         values=values,
@@ -313,6 +318,19 @@ class _Rows:
         self.thresholds = np.array(thresholds)
         self.n = len(thresholds)
 
+    def values(self, ti: int, n1: np.ndarray, n2: np.ndarray) -> np.ndarray:
+        """float64[leaves, rows]: of_tree's values for the leaf pairs (n1[i], n2[i]) of
+        tree ti, at once (the same sums, so the same floats)."""
+        out = []
+        for copy, weights in self.terms:
+            w = [_dense(p.get(ti, {}), n1, n2) for p in weights]
+            if copy is None:
+                out.append(w[0][n1] + w[1][n2])
+            else:
+                out.append(w[0][n1 if copy == 0 else n2])
+        out += [out[i] + out[j] for i, j in self.sums]
+        return np.stack(out, axis=1)
+
     def of_tree(self, ti: int):
         """(leaf of x1, leaf of x2) -> the tree's weight vector over every row."""
         w = [tuple(p.get(ti, {}) for p in weights) for _, weights in self.terms]
@@ -328,6 +346,35 @@ class _Rows:
             return tuple(v + [v[i] + v[j] for i, j in self.sums])
 
         return at
+
+
+def _dense(weights: dict, n1: np.ndarray, n2: np.ndarray) -> np.ndarray:
+    """A tree's leaf weights (leaf node -> weight) as an array over its nodes, 0 where
+    none is given, long enough for every index of n1 and n2."""
+    size = max(max(weights, default=-1), int(n1.max(initial=-1)), int(n2.max(initial=-1))) + 1
+    out = np.zeros(size)
+    if weights:
+        out[np.fromiter(weights.keys(), dtype=np.int64)] = list(weights.values())
+    return out
+
+
+def _column_array(col: tuple[dict[int, int], dict[int, int]], n_features: int) -> np.ndarray:
+    """int64[features, 2]: each feature's column for x1 and for x2 (-1: none)."""
+    out = np.full((n_features, 2), -1, dtype=np.int64)
+    for k in (0, 1):
+        for f, c in col[k].items():
+            out[f, k] = c
+    return out
+
+
+def compiled_walk():
+    """pair_walk_jit's walk_tree, or None where numba does not install (the Python walk
+    then builds the tables)."""
+    try:
+        from .pair_walk_jit import walk_tree  # noqa: PLC0415 - numba only when building
+    except ImportError:
+        return None
+    return walk_tree
 
 
 def _opposite_rows(cond) -> list[tuple[int, int]]:
@@ -474,6 +521,40 @@ class _Builder:
             self._walk(nodes, 0, col[1], lo, hi, lambda n2, lo, hi: self._leaf(lo, hi, at(n1, n2)))
 
         self._walk(nodes, 0, col[0], lo, hi, second)
+
+    def compiled(self, walk, nodes: RankedTree, cols: np.ndarray, product: bool, values) -> None:
+        """``shared`` or ``product`` by pair_walk_jit.walk_tree: the same nodes and leaves
+        in the same order, the leaves' values from ``values(n1, n2)`` (x1's and x2's
+        leaves) at once; buffers sized to the tree's leaves (squared for a product),
+        grown when full."""
+        from .pair_walk_jit import FRAME, ranked_arrays  # noqa: PLC0415 - numba only here
+
+        tree = ranked_arrays(nodes)
+        n_tree_leaves = int((tree[0] < 0).sum())
+        room = self.max_leaves - self.n_leaves
+        cap = max(1, min(n_tree_leaves**2 if product else n_tree_leaves, room + 1))
+        stack = np.zeros((2 * tree.shape[1] + 4, FRAME), dtype=np.int64)
+        while True:
+            lo, hi = np.zeros(len(self.sizes), np.int64), np.array(self.sizes, np.int64)
+            node_buf = np.zeros((cap, NODE_FIELDS), dtype=np.int32)
+            pairs = np.zeros((cap, 2), dtype=np.int64)
+            # the walk numbers nodes and leaves within the tree; made global below
+            got = walk(tree, cols, product, lo, hi, 0, node_buf, 0, pairs, 0, stack)
+            if got[0] >= 0:
+                break
+            if cap > room:
+                raise PairTablesTooLarge(self.too_large)
+            cap *= 2
+        n_nodes, n_leaves = got
+        if self.n_leaves + n_leaves > self.max_leaves:
+            raise PairTablesTooLarge(self.too_large)
+        node_buf = node_buf[:n_nodes]
+        node_buf[:, 2:5] += self.n_leaves  # first, middle, end: global leaf indices
+        self.nodes.frombytes(node_buf.tobytes())
+        self.n_nodes += n_nodes
+        vals = values(pairs[:n_leaves, 0], pairs[:n_leaves, 1])
+        self.vals.frombytes(np.ascontiguousarray(vals, dtype=np.float64).tobytes())
+        self.n_leaves += n_leaves
 
     def _leaf(self, lo: list[int], hi: list[int], values: tuple[float, ...]) -> None:
         n = self.n_leaves

@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+import treesens
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.search import gap_search
@@ -76,3 +77,63 @@ def test_a_seeded_search_proves_bounds_that_hold_the_exact_gap(i, monkeypatch):
     assert out.proven and out.upper >= exact - 1e-9
     if out.lower is not None:
         assert out.lower <= exact + 1e-9 and out.upper - out.lower <= TOLERANCE
+
+
+# a seeded pair within the tolerance of the leaf values' bound (questions/max_gap.py's
+# score_bound): the answer, with no pair table built (the 255-leaf LightGBM adult model's
+# age spent 25-31 CPU s on tables the seed had made needless)
+
+
+def _saturated(i: int):
+    """Six trees of large leaves over two features: F moves the margin far past 0.5."""
+    rng = np.random.default_rng([4751, i])
+    ens = random_ensemble(rng, 6, 2, 3, 3, leaf_scale=6.0)
+    return ens, Query(vary=(ens.feature_names[0],), plan=Plan(timeout=60.0))
+
+
+SEED_CLOSES = (0, 1, 3, 4, 6)  # _saturated cases whose seed is within 1e-3 of the bound
+
+
+def _no_tables(monkeypatch):
+    def refused(*a, **k):
+        raise AssertionError("the pair tables were built")
+
+    monkeypatch.setattr(gap_search, "_tables_within", refused)
+
+
+@pytest.mark.parametrize("i", SEED_CLOSES)
+def test_a_seed_within_the_tolerance_of_the_known_bound_builds_no_table(i, monkeypatch):
+    _no_tables(monkeypatch)
+    ens, q = _saturated(i)
+    res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, known_upper=0.5)
+    assert out.proven and out.boxes == 0 and res.stats["box_search"]["tables"] is False
+
+
+@pytest.mark.parametrize("i", SEED_CLOSES)
+def test_bounds_the_seed_alone_proves_hold_the_exact_gap(i):
+    ens, q = _saturated(i)
+    exact = exact_max_gap(ens, q.vary)
+    res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, known_upper=0.5)
+    assert out.lower <= exact + 1e-9 <= out.upper + 2e-9
+    assert res.stats["proved_by"] == gap_search.SEED_PROVED_BY
+
+
+def test_a_seed_farther_than_the_tolerance_from_the_known_bound_builds_the_tables():
+    ens, q = _saturated(2)  # g* = 0.4239
+    res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, known_upper=0.5)
+    assert out.proven and out.boxes > 0 and "tables" not in res.stats["box_search"]
+
+
+def test_a_known_bound_below_the_seeded_pair_is_not_trusted():
+    ens, q = _saturated(0)
+    exact = exact_max_gap(ens, q.vary)
+    res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, known_upper=exact - 0.01)
+    assert "tables" not in res.stats["box_search"] and out.upper >= exact - 1e-9
+
+
+def test_max_gap_proves_a_saturated_feature_from_its_leaf_values_bound(monkeypatch):
+    _no_tables(monkeypatch)
+    ens, q = _saturated(0)
+    res = treesens.max_gap(ens, q.vary, timeout=60)
+    assert res.max_gap["proven"] and res.max_gap["upper"] == 0.5
+    assert res.stats["box_search"]["tables"] is False

@@ -79,7 +79,8 @@ def test_a_time_limit_reached_after_the_build_runs_no_search(ens, monkeypatch):
     monkeypatch.setattr(gap_search, "_tables_within", slow_build)
     monkeypatch.setattr(gap_search, "largest_gap", lambda *a, **k: pytest.fail("searched"))
     res = max_gap_query(ens, _query(), deadline=time.time() + 0.2)
-    assert res.status == "unknown" and not res.max_gap["proven"]
+    # the seed runs before the build: its pair, if any, is stated, unproven
+    assert res.status in ("unknown", "sensitive") and not res.max_gap["proven"]
 
 
 def test_a_kernel_loaded_from_the_cache_does_not_move_the_deadline():
