@@ -44,7 +44,7 @@ from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
-from .gap_seed import seed_floor
+from .gap_seed import saturation_slack, seed_floor
 from .pair_boxes import (
     PairTables,
     applies,
@@ -259,7 +259,10 @@ def _seeded(
     only): how many, the seconds they took, and the best pair when it meets the
     tolerance."""
     t = time.time()
-    seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline) if len(encs) == 1 else 0
+    seeded = 0
+    if len(encs) == 1:
+        saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance)
+        seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline, saturation)
     return seeded, time.time() - t, best.pair if best.gap >= tolerance else None
 
 
