@@ -218,8 +218,8 @@ def box_largest_gap(
             break
         pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
         done = max((o.upper for o in outs), default=-math.inf)
-        progress = _progress_lines(ens, log, max(pending, done))
         lower = best.gap if best.gap >= tolerance else None
+        progress = _progress_lines(ens, log, max(pending, done), lower)
         enc = encs[k]
         offer = best.offer_for(enc)
         out = largest_gap(
@@ -369,15 +369,17 @@ def link_bound(link: str) -> Callable[[np.ndarray], float]:
 
 
 def _progress_lines(
-    ens: Ensemble, log, elsewhere: float
+    ens: Ensemble, log, elsewhere: float, reached: float | None = None
 ) -> Callable[[float | None, float, int], None]:
     """Progress lines of one search, whose bounds join ``elsewhere`` (the bound of the
-    other pairs of classes)."""
+    other pairs of classes) and ``reached`` (a gap reached before it: the seed's pair,
+    another pair of classes'; the search reports only its own)."""
     last = [0.0]
 
     def progress(lower: float | None, upper: float, boxes: int) -> None:
         if log is not None and time.time() - last[0] >= PROGRESS_EVERY:
             last[0] = time.time()
+            lower = max((g for g in (lower, reached) if g is not None), default=None)
             low = None if lower is None else shown_gap(ens, lower)
             up = shown_gap(ens, max(upper, elsewhere))
             kind = "change" if ens.is_regressor else "gap"

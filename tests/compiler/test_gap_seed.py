@@ -155,3 +155,16 @@ def _saturating_case():
         if 0.5 - TOLERANCE / 2 <= exact_max_gap(ens, q.vary) < 0.4996:
             return ens, q
     raise AssertionError("no saturating case")
+
+
+def test_the_progress_lines_of_a_seeded_search_state_the_seeds_pair(monkeypatch):
+    def no_pair_of_its_own(enc, tab, to_gap, offer, tolerance, deadline, progress, *a, **k):
+        progress(None, 0.5, 1)
+        return GapBoxOutcome(False, 0.5, None, 1)
+
+    monkeypatch.setattr(gap_search, "largest_gap", no_pair_of_its_own)
+    monkeypatch.setattr(gap_search.gap_kernel, "available", lambda: False)
+    ens, q = _case(_sensitive_case())
+    lines: list[str] = []
+    _, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, log=lines.append)
+    assert f"so far in [{out.lower:.4g}, " in lines[-1]
