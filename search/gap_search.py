@@ -44,7 +44,7 @@ from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
-from .gap_seed import seed_floor
+from .gap_seed import saturation_slack, seed_floor
 from .pair_boxes import (
     PairTables,
     applies,
@@ -225,8 +225,8 @@ def box_largest_gap(
             break
         pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
         done = max((o.upper for o in outs), default=-math.inf)
-        progress = _progress_lines(ens, log, max(pending, done))
         lower = best.gap if best.gap >= tolerance else None
+        progress = _progress_lines(ens, log, max(pending, done), lower)
         enc = encs[k]
         offer = best.offer_for(enc)
         out = largest_gap(
@@ -266,7 +266,10 @@ def _seeded(
     only): how many, the seconds they took, and the best pair when it meets the
     tolerance."""
     t = time.time()
-    seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline) if len(encs) == 1 else 0
+    seeded = 0
+    if len(encs) == 1:
+        saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance)
+        seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline, saturation)
     return seeded, time.time() - t, best.pair if best.gap >= tolerance else None
 
 
@@ -410,15 +413,17 @@ def link_bound(link: str) -> Callable[[np.ndarray], float]:
 
 
 def _progress_lines(
-    ens: Ensemble, log, elsewhere: float
+    ens: Ensemble, log, elsewhere: float, reached: float | None = None
 ) -> Callable[[float | None, float, int], None]:
     """Progress lines of one search, whose bounds join ``elsewhere`` (the bound of the
-    other pairs of classes)."""
+    other pairs of classes) and ``reached`` (a gap reached before it: the seed's pair,
+    another pair of classes'; the search reports only its own)."""
     last = [0.0]
 
     def progress(lower: float | None, upper: float, boxes: int) -> None:
         if log is not None and time.time() - last[0] >= PROGRESS_EVERY:
             last[0] = time.time()
+            lower = max((g for g in (lower, reached) if g is not None), default=None)
             low = None if lower is None else shown_gap(ens, lower)
             up = shown_gap(ens, max(upper, elsewhere))
             kind = "change" if ens.is_regressor else "gap"

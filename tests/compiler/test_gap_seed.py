@@ -13,9 +13,11 @@ import pytest
 import treesens
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
-from treesens.search import gap_search
+from treesens.search import gap_search, gap_seed
 from treesens.search.gap_boxes import GapBoxOutcome
 from treesens.search.gap_search import SEED_FOUND_BY, achieved_gap, box_largest_gap
+from treesens.search.heuristic_stage import heuristic_work
+from treesens.search.pair_boxes import pair_encoding
 from treesens.tests.max_gap_oracle import exact_max_gap
 from treesens.tests.oracle import random_ensemble
 
@@ -137,3 +139,93 @@ def test_max_gap_proves_a_saturated_feature_from_its_leaf_values_bound(monkeypat
     res = treesens.max_gap(ens, q.vary, timeout=60)
     assert res.max_gap["proven"] and res.max_gap["upper"] == 0.5
     assert res.stats["box_search"]["tables"] is False
+
+
+def test_the_saturation_slack_is_where_a_pairs_gap_comes_within_the_tolerance_of_half():
+    to_gap = gap_search.gap_bound(random_ensemble(np.random.default_rng(1), 4, 3, 2, 3))
+    u = gap_seed.saturation_slack(to_gap, TOLERANCE)
+    assert to_gap(u) >= 0.5 - TOLERANCE > to_gap(np.nextafter(u, -np.inf))
+
+
+def test_the_seeds_last_ask_is_the_saturation_slack_plus_twice_the_float32_relaxation():
+    asks = gap_seed.seed_margins(6.9, relax=0.01)
+    assert [m for m, _share, _work in asks] == [1.0, 4.0, 6.92]
+
+
+def test_no_ask_goes_past_the_saturation_slack():
+    assert [m for m, _share, _work in gap_seed.seed_margins(2.0)] == [1.0, 2.0]
+
+
+def test_the_saturation_ask_gets_more_work_than_the_others():
+    asks = gap_seed.seed_margins(6.9)
+    assert asks[-1][2] == gap_seed.SATURATION_WORK > max(w for _m, _s, w in asks[:-1])
+
+
+def _asks_recorded(monkeypatch, met: bool) -> list[dict]:
+    """find_witness replaced by one that records its asks and returns a pair, met or not."""
+    asks: list[dict] = []
+
+    def witness(enc, budget, seed=0, margin=0.0, work=None, **kw):
+        asks.append({"margin": margin, "work": work})
+        n = enc.ensemble.n_features
+        return np.zeros(n), np.ones(n), met
+
+    monkeypatch.setattr(gap_seed, "find_witness", witness)
+    return asks
+
+
+def test_a_pair_that_misses_its_ask_is_offered_all_the_same(monkeypatch):
+    _asks_recorded(monkeypatch, met=False)
+    ens, q = _case(0)
+    offered: list = []
+    enc = pair_encoding(ens, q)
+    n = gap_seed.seed_floor(enc, lambda a, b: offered.append((a, b)), time.time() + FAR, 6.9)
+    assert n == 1 and len(offered) == 1
+
+
+def test_the_seed_stops_at_the_first_ask_not_met(monkeypatch):
+    asks = _asks_recorded(monkeypatch, met=False)
+    ens, q = _case(0)
+    gap_seed.seed_floor(pair_encoding(ens, q), lambda a, b: None, time.time() + FAR, 6.9)
+    assert [a["margin"] for a in asks] == [1.0]
+
+
+def test_the_seed_asks_at_the_saturation_slack_with_its_work_last(monkeypatch):
+    asks = _asks_recorded(monkeypatch, met=True)
+    ens, q = _case(0)
+    enc = pair_encoding(ens, q)
+    gap_seed.seed_floor(enc, lambda a, b: None, time.time() + FAR, 6.9)
+    assert asks[-1]["margin"] == 6.9 + 2.0 * enc.relax
+    assert asks[-1]["work"] == int(gap_seed.SATURATION_WORK * heuristic_work(ens))
+
+
+def test_a_seed_pair_within_the_tolerance_of_half_proves_the_search_without_a_box(monkeypatch):
+    ens, q = _saturating_case()
+    res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
+    assert out.proven and out.boxes == 0 and out.lower >= 0.5 - TOLERANCE
+
+
+def _saturating_case():
+    """A random ensemble whose varied feature alone takes its probability within the
+    tolerance of 0 and of 1 (large leaves), as the scale tier's XGBoost models do, but
+    not to a margin of 8 (1 - 3.4e-4)."""
+    for i in range(60):
+        rng = np.random.default_rng([4751, i])
+        ens = random_ensemble(rng, 8, 3, 3, 4, leaf_scale=3.0)
+        q = Query(vary=(ens.feature_names[0],), plan=Plan(timeout=60.0))
+        if 0.5 - TOLERANCE / 2 <= exact_max_gap(ens, q.vary) < 0.4996:
+            return ens, q
+    raise AssertionError("no saturating case")
+
+
+def test_the_progress_lines_of_a_seeded_search_state_the_seeds_pair(monkeypatch):
+    def no_pair_of_its_own(enc, tab, to_gap, offer, tolerance, deadline, progress, *a, **k):
+        progress(None, 0.5, 1)
+        return GapBoxOutcome(False, 0.5, None, 1)
+
+    monkeypatch.setattr(gap_search, "largest_gap", no_pair_of_its_own)
+    monkeypatch.setattr(gap_search.gap_kernel, "available", lambda: False)
+    ens, q = _case(_sensitive_case())
+    lines: list[str] = []
+    _, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, log=lines.append)
+    assert f"so far in [{out.lower:.4g}, " in lines[-1]
