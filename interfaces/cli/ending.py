@@ -21,6 +21,8 @@ import os
 import sys
 import threading
 
+from .termination import within
+
 
 def end_process(code: int) -> int:
     """End this process now with exit code ``code`` when that is safe; else return
@@ -41,6 +43,19 @@ def end_at_once(code: int) -> None:
     (the command has already ended its solver processes)."""
     _flushed()
     os._exit(code)
+
+
+def end_from_another_thread(code: int, line: str | None) -> None:
+    """The main thread is stuck after a signal: ``line`` (if any) written to stderr and the
+    output flushed, each given at most ``LAST_WORDS`` s (a lock the stuck thread holds, a
+    pipe nobody reads), then the process ended."""
+    if line is not None:
+        within(LAST_WORDS, lambda: print(line, file=sys.stderr))
+    within(LAST_WORDS, _flushed)
+    os._exit(code)
+
+
+LAST_WORDS = 0.5
 
 
 def _other_threads_running() -> bool:

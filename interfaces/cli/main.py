@@ -60,8 +60,14 @@ from ...compiler.errors import (  # noqa: E402
 from ...compiler.options import timeout_problem  # noqa: E402
 from ...readers.libraries import prefer_lean_imports  # noqa: E402
 from ...readers.plugins import load_plugin  # noqa: E402
-from .ending import end_at_once, end_process  # noqa: E402
-from .interrupts import interrupts_recorded  # noqa: E402
+from .ending import end_at_once, end_from_another_thread, end_process  # noqa: E402
+from .interrupts import (  # noqa: E402
+    Terminated,
+    interrupts_recorded,
+    record,
+    recorded_signal,
+)
+from .termination import GRACE, ended_within  # noqa: E402
 
 # subcommand name -> module (relative to this package)
 COMMANDS = {
@@ -140,14 +146,6 @@ def add_command(sub, name: str, mod) -> argparse.ArgumentParser:
     return p
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: unwinds like Ctrl-C, so that the same clean-up runs."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
 TERMINATION_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
@@ -174,6 +172,7 @@ def _terminate(signum: int, frame) -> None:
     # processes die with it: see backends/worker.py)
     signal.signal(signum, signal.SIG_DFL)
     kill_solver_processes()  # at once: unwinding the command may take a while
+    record(signum)  # raised again between two results if a finaliser drops this one
     raise Terminated(signum)
 
 
@@ -259,12 +258,11 @@ def main(argv=None, *, start: float | None = None) -> int:
         except KeyboardInterrupt as e:
             end_solver_processes()  # first: no solver process outlives the command
             _ENDED_BY_SIGNAL.append(True)
-            if isinstance(e, Terminated):
-                name = signal.Signals(e.signum).name
-                print(f"treesens: terminated by {name}", file=sys.stderr)
-                return 128 + e.signum
-            print("treesens: interrupted", file=sys.stderr)
-            return 130
+            # a search that carries its partial answer may re-raise a plain KeyboardInterrupt
+            signum = e.signum if isinstance(e, Terminated) else recorded_signal()
+            signum = signum or signal.SIGINT
+            print(ended_line(signum), file=sys.stderr)
+            return 128 + signum
         except BrokenPipeError:
             return 0
         except Exception as e:  # noqa: BLE001 - one line, never a bare traceback
@@ -276,6 +274,20 @@ def main(argv=None, *, start: float | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
+
+
+def ended_line(signum: int) -> str:
+    """The one line of a command a signal ended."""
+    if signum == signal.SIGINT:
+        return "treesens: interrupted"
+    return f"treesens: terminated by {signal.Signals(signum).name}"
+
+
+def _force_end(signum: int) -> None:
+    """The main thread's clean-up has not ended the process ``GRACE`` s after the signal
+    (interfaces/cli/termination.py): end it from the watching thread."""
+    kill_solver_processes()
+    end_from_another_thread(128 + signum, None if _ENDED_BY_SIGNAL else ended_line(signum))
 
 
 # set by main() when a signal or Ctrl-C ended the command (a list: no `global` needed)
@@ -297,7 +309,8 @@ def _leave(code: int) -> int:
 def console_main() -> int:
     """The ``treesens`` command: :func:`main` in a process of its own."""
     prefer_lean_imports()
-    return _leave(main(start=START))
+    with ended_within(GRACE, _force_end):
+        return _leave(main(start=START))
 
 
 if __name__ == "__main__":
