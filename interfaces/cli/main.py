@@ -67,7 +67,7 @@ from .interrupts import (  # noqa: E402
     record,
     recorded_signal,
 )
-from .termination import GRACE, ended_within  # noqa: E402
+from .termination import GRACE, ended_within, kill_children  # noqa: E402
 
 # subcommand name -> module (relative to this package)
 COMMANDS = {
@@ -287,6 +287,7 @@ def _force_end(signum: int) -> None:
     """The main thread's clean-up has not ended the process ``GRACE`` s after the signal
     (interfaces/cli/termination.py): end it from the watching thread."""
     kill_solver_processes()
+    kill_children()  # a process pool's, busy with their queries
     end_from_another_thread(128 + signum, None if _ENDED_BY_SIGNAL else ended_line(signum))
 
 

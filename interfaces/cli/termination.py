@@ -13,7 +13,8 @@ writes the signal's number to a pipe (``signal.set_wakeup_fd``) as soon as the s
 arrives, and a daemon thread reading that pipe gives the main thread's clean-up
 ``GRACE`` seconds (it normally takes a few hundredths: solver processes killed and
 reaped, a partial result printed). Past them it ends the process itself: solver
-processes killed, the same one line, exit 128 + the signal. Only the command line's
+processes and every other process it started (a process pool's) killed, the same one
+line, exit 128 + the signal. Only the command line's
 entry point arms this (it ends the process), never the Python API.
 """
 
@@ -82,6 +83,24 @@ def _closed_within(read_fd: int, seconds: float) -> bool:
         if ready and not os.read(read_fd, 64):
             return True
     return False
+
+
+def kill_children() -> None:
+    """SIGKILL every process this one started (Linux; elsewhere nothing): a process pool's
+    processes, whose solver processes die with them."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                pids = [int(pid) for pid in f.read().split()]
+        except (OSError, ValueError):
+            continue
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def within(seconds: float, action: Callable[[], object]) -> None:

@@ -8,6 +8,7 @@ reported; the others, which only shared the broken pool, answer.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -80,6 +81,9 @@ class LocalExecutor:
                 for i in sorted(suspects):
                     yield i, self._alone(fn, shared, items[i])
                 pool = self._pool(shared, self.workers)
+        except BaseException:  # Ctrl-C, SIGTERM, an error: the running tasks are not awaited
+            _stop_now(pool)
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -95,3 +99,15 @@ class LocalExecutor:
 
     def close(self) -> None:
         """Nothing outlives ``run``: each batch has its own pool."""
+
+
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's processes (their solver processes die with them), so that its
+    shutdown does not wait for the queries they are running (minutes each)."""
+    kill = getattr(pool, "kill_workers", None)  # Python 3.14
+    if kill is not None:
+        kill()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()

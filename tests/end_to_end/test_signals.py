@@ -69,6 +69,11 @@ def _alive(pid: int) -> bool:
 
 def _workers_under(root: int) -> list[int]:
     """The solver processes whose ancestor is ``root``."""
+    return _under(root, WORKER)
+
+
+def _under(root: int, module: str | None = None) -> list[int]:
+    """The processes whose ancestor is ``root`` (running ``python -m module``, if given)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -78,7 +83,7 @@ def _workers_under(root: int) -> list[int]:
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if WORKER.encode() not in argv:
+        if module is not None and module.encode() not in argv:
             continue
         pid = int(entry)
         up = _ppid(pid)
@@ -147,27 +152,31 @@ def _signalled(
 ) -> tuple[int, str, list[int]]:
     """Send ``sig`` once solver processes run (to the process, or to one of its threads
     other than the main one): (exit code, stderr, the solver processes still alive 1 s
-    after the command ended)."""
+    after the command ended). Handed to another thread, the signal must still be answered
+    by the main thread's own clean-up (it wakes every 0.25 s), before the grace ends."""
     workers = _wait_for_workers(p, count)
     if to_main:
         p.send_signal(sig)
     else:
         _to_a_thread_other_than_main(p, sig)
+    within = ENDS_WITHIN if to_main else GRACE
     err = _ended(
-        p, f"the command did not end within {ENDS_WITHIN:g} s of {signal.Signals(sig).name}"
+        p, f"the command did not end within {within:g} s of {signal.Signals(sig).name}", within
     )
     return p.returncode, err, _survivors(workers, within=1.0)
 
 
-def _ended(p: subprocess.Popen, failure: str) -> str:
-    """Wait ``ENDS_WITHIN`` s for the command to end: its stderr (else kill it and fail)."""
+def _ended(p: subprocess.Popen, failure: str, within: float = ENDS_WITHIN) -> str:
+    """Wait ``within`` s for the command to end: its stderr (else kill it and every
+    process under it, which would hold its stderr open, and fail)."""
     try:
-        return p.communicate(timeout=ENDS_WITHIN)[1]
+        return p.communicate(timeout=within)[1]
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):  # `timeout` leads a process group of its own
-            os.killpg(p.pid, signal.SIGKILL)
-        p.kill()
-        p.communicate()
+        for pid in [*_under(p.pid), p.pid]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        p.wait()
+        p.stderr.close()
         pytest.fail(failure)
 
 
@@ -222,6 +231,19 @@ def test_timeout_on_a_sweep_leaves_no_solver_process():
     _ended(p, f"the sweep did not end within {ENDS_WITHIN:g} s of timeout's SIGTERM")
     assert p.returncode == 124
     assert _survivors(workers) == []
+
+
+@pytest.mark.shared
+def test_sigterm_to_a_sweep_with_jobs_does_not_wait_for_its_running_queries(churn):
+    # each query stays unknown for minutes: the pool's processes are busy the whole time
+    features = "DeviceProtection,OnlineBackup,OnlineSecurity,TechSupport"
+    p = _start(["sweep", churn, "--features", features, *CHURN_QUERY[2:], "--jobs", "2"])
+    _wait_for_workers(p, count=2)
+    processes = _under(p.pid)  # the pool's processes and their solver processes
+    p.send_signal(signal.SIGTERM)  # to the sweep's process alone, as `kill PID` sends it
+    err = _ended(p, f"the sweep did not end within {GRACE:g} s of SIGTERM", GRACE)
+    assert p.returncode == 143, err
+    assert _survivors(processes, within=1.0) == []
 
 
 @pytest.mark.shared
