@@ -28,6 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..compiler.encode import Encoding
+from .gap_polish import polish_pair
 from .heuristic import find_witness
 from .heuristic_stage import heuristic_work
 
@@ -40,6 +41,10 @@ SEED_SHARE = 0.05
 SATURATION_SHARE = 0.15
 # the saturation ask's work, in the heuristic's own work bounds (heuristic_work)
 SATURATION_WORK = 2.0
+# the polish of the saturation ask's missed pair (gap_polish.py): its work, and its share
+# of the time left (a backstop)
+POLISH_WORK = 2.0
+POLISH_SHARE = 0.15
 
 
 def saturation_slack(to_gap: Callable[[float], float], tolerance: float) -> float:
@@ -89,7 +94,8 @@ def seed_floor(
     if not q.plan.options.value("heuristic"):
         return 0
     offered = 0
-    for margin, share, work in seed_margins(saturation, enc.relax):
+    asks = seed_margins(saturation, enc.relax)
+    for margin, share, work in asks:
         left = deadline - time.time()
         if left <= 0:
             break
@@ -100,5 +106,30 @@ def seed_floor(
         offer(found[0], found[1])
         offered += 1
         if not found[2]:
+            if margin == asks[-1][0] and math.isfinite(saturation):
+                offered += _polished(enc, found, offer, margin, deadline)
             break
     return offered
+
+
+def _polished(
+    enc: Encoding,
+    found: tuple[np.ndarray, np.ndarray, bool],
+    offer: Callable[[np.ndarray, np.ndarray], float | None],
+    margin: float,
+    deadline: float,
+) -> int:
+    """The saturation ask's missed pair polished (search/gap_polish.py) and offered:
+    how many pairs that offered (0 or 1)."""
+    ens, q = enc.ensemble, enc.query
+    left = deadline - time.time()
+    if left <= 0:
+        return 0
+    work = int(POLISH_WORK * heuristic_work(ens))
+    polished = polish_pair(
+        enc, found[0], found[1], margin, work, time.time() + POLISH_SHARE * left, q.plan.seed
+    )
+    if polished is None:
+        return 0
+    offer(polished[0], polished[1])
+    return 1
