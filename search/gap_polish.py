@@ -92,7 +92,7 @@ class _Point:
 class _Climb:
     """Local search on (min slack, sum) over every value of every feature."""
 
-    def __init__(self, ascent):
+    def __init__(self, ascent):  # heuristic.pair_ascent's
         self.a = ascent
         self.rng = ascent.rng
 
@@ -100,7 +100,7 @@ class _Climb:
         """One restart of the iterated search: a perturbation of ``best``, the ascent's
         own climb from it (sampled values, its weighted score: it crosses the valleys a
         climb on the smaller slack alone stops in), then the climb on the smaller slack
-        over every value when the larger slack leaves room above ``best``."""
+        over every value when the mean of the two slacks is above ``best``'s smaller."""
         a = self.a
         x1, x2, s1, s2, _met = a.ascend(*self.perturbed(best.x, strength))
         if min(s1, s2) >= a.margin or (s1 + s2) / 2 <= best.key[0]:
