@@ -46,15 +46,19 @@ from .heuristic_stage import heuristic_work
 # about 0.23, 0.48), then the saturation slack (saturation_slack); each asked only once
 # the one before was met, none past the saturation slack
 SEED_MARGINS = (1.0, 4.0)
-# of the time left, at most, for each ask (the saturation ask: SATURATION_SHARE)
+# of the time left, at most, for each ask (the saturation ask: SATURATION_SHARE). The
+# work bound is meant to decide: at 0.15 the time stopped the saturation ask first on
+# the scale tier's LightGBM models (a 255-leaf model's work bound is 127 M row-tree
+# evaluations, 6-23 CPU s), and features its work closes stayed open; a saturated
+# feature's box search cannot close its bracket anyway (its upper bound stays at 0.5)
 SEED_SHARE = 0.05
-SATURATION_SHARE = 0.15
+SATURATION_SHARE = 0.4
 # the saturation ask's work, in the heuristic's own work bounds (heuristic_work)
 SATURATION_WORK = 2.0
 # the polish of a missed ask's pair (gap_polish.py): its work in heuristic work bounds,
 # and its share of the time left (a backstop)
 POLISH_WORK = 2.0
-POLISH_SHARE = 0.15
+POLISH_SHARE = 0.4
 
 
 def saturation_slack(to_gap: Callable[[float], float], tolerance: float) -> float:
