@@ -215,10 +215,8 @@ def find_witness(
     ``work`` bounds the effort in row-tree evaluations, so that the same query gives the
     same answer however loaded the machine is; ``budget`` (seconds) is only a backstop.
     """
-    if not _searchable(enc.condition):
+    if not applies(enc):
         return None
-    if _outside_numeric_model(enc):
-        return None  # categorical splits, NaN choices, LightGBM's zero band: the solver's job
     search = _Ascent(enc, seed, time.time() + budget, margin, work, balance, candidates)
     best = (None, None, -np.inf)
     restart = 0
@@ -233,6 +231,20 @@ def find_witness(
     if best[0] is None:
         return None
     return best[0], best[1], best[2] >= margin
+
+
+def applies(enc: Encoding) -> bool:
+    """Whether the ascent's score and evaluation describe the query (not: categorical
+    splits, NaN choices, missing-as-zero; those are the solver's job)."""
+    return _searchable(enc.condition) and not _outside_numeric_model(enc)
+
+
+def pair_ascent(
+    enc: Encoding, seed: int, deadline: float, margin: float, work: int | None
+) -> _Ascent:
+    """The ascent's state (evaluator, values, slacks, work count) for another search over
+    pairs of ``enc`` (search/gap_polish.py); only where ``applies(enc)``."""
+    return _Ascent(enc, seed, deadline, margin, work, BALANCE, MAX_CANDIDATES)
 
 
 # which copies a move changes: x1 alone, x2 alone (varied features), or both (shared ones)

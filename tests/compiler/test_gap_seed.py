@@ -174,13 +174,29 @@ def _asks_recorded(monkeypatch, met: bool) -> list[dict]:
     return asks
 
 
-def test_a_pair_that_misses_its_ask_is_offered_all_the_same(monkeypatch):
+def test_a_pair_that_misses_its_ask_is_offered_all_the_same_and_polished(monkeypatch):
     _asks_recorded(monkeypatch, met=False)
     ens, q = _case(0)
     offered: list = []
     enc = pair_encoding(ens, q)
     n = gap_seed.seed_floor(enc, lambda a, b: offered.append((a, b)), time.time() + FAR, 6.9)
-    assert n == 1 and len(offered) == 1
+    assert n == 2 and len(offered) == 2
+    assert np.array_equal(offered[0][0], np.zeros(ens.n_features))
+
+
+def test_a_missed_pair_is_polished_towards_the_saturation_ask(monkeypatch):
+    _asks_recorded(monkeypatch, met=False)
+    polished: list[float] = []
+
+    def polish(enc, x1, x2, margin, work, deadline, seed=0):
+        polished.append(margin)
+        return x1, x2, 0.0
+
+    monkeypatch.setattr(gap_seed, "polish_pair", polish)
+    ens, q = _case(0)
+    enc = pair_encoding(ens, q)
+    gap_seed.seed_floor(enc, lambda a, b: None, time.time() + FAR, 6.9)
+    assert polished == [6.9 + 2.0 * enc.relax]
 
 
 def test_the_seed_stops_at_the_first_ask_not_met(monkeypatch):
