@@ -146,15 +146,7 @@ class _Climb:
         best_key, best_v = p.key, None
         for lo in range(0, len(vals), CHUNK):
             chunk = vals[lo : lo + CHUNK]
-            n = len(chunk)
-            new = [np.repeat(raw[0][None], n, 0), np.repeat(raw[1][None], n, 0)]
-            for i in sides:
-                X = np.repeat(p.x[i][None], n, 0)
-                X[:, f] = chunk
-                change = a.ev.tree_values(trees, a.cast(X)) - p.c[i][trees][:, None, :]
-                for d in change:  # one tree after the other: the sums' rounding as the ascent's
-                    new[i] += d
-            s1, s2 = a.slack(0, new[0]), a.slack(1, new[1])
+            s1, s2 = a.moved_slacks(p.x, p.c, raw, f, sides, chunk, trees)
             low, total = np.minimum(s1, s2), s1 + s2
             top = low.max()
             k = int(np.argmax(np.where(low >= top - TIE, total, -np.inf)))

@@ -360,6 +360,25 @@ class _Ascent:
     ) -> int | None:
         """The index of the value of ``f`` (set on ``sides``) that raises the score most,
         or None when none raises it."""
+        sl1, sl2 = self.moved_slacks(x, c, raw, f, sides, vals, trees)
+        score = np.minimum(sl1, sl2) + self.balance * (sl1 + sl2)
+        k = int(np.argmax(score))
+        if score[k] > min(s) + self.balance * (s[0] + s[1]) + 1e-12:
+            return k
+        return None
+
+    def moved_slacks(
+        self,
+        x: list[np.ndarray],
+        c: list[np.ndarray],
+        raw: list[np.ndarray],
+        f: int,
+        sides: tuple[int, ...],
+        vals: np.ndarray,
+        trees: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The two copies' slacks with feature ``f`` set to each of ``vals`` on ``sides``
+        (only ``trees``, those testing ``f``, evaluated again)."""
         n = len(vals)
         new = [np.repeat(raw[0][None], n, 0), np.repeat(raw[1][None], n, 0)]
         for i in sides:
@@ -369,12 +388,7 @@ class _Ascent:
             change = self.ev.tree_values(trees, X) - c[i][trees][:, None, :]
             for d in change:  # one tree after the other: the sums' rounding as before
                 new[i] += d
-        sl1, sl2 = self.slack(0, new[0]), self.slack(1, new[1])
-        score = np.minimum(sl1, sl2) + self.balance * (sl1 + sl2)
-        k = int(np.argmax(score))
-        if score[k] > min(s) + self.balance * (s[0] + s[1]) + 1e-12:
-            return k
-        return None
+        return self.slack(0, new[0]), self.slack(1, new[1])
 
     def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees: np.ndarray) -> None:
         """Set feature ``f`` of copy ``x`` to ``val`` and update its tree contributions."""
