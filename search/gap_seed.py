@@ -20,7 +20,7 @@ pairs before it.
 
 The best pair of the ask that misses (the saturation ask's, or an earlier one's) is
 polished towards the saturation slack (search/gap_polish.py: an iterated local search
-from perturbations of that pair, with its own work bound ``POLISH_WORK``) and offered
+from perturbations of that pair, in rounds of work ``POLISH_WORK`` each) and offered
 too: the ascent's restarts from random pairs often end 0.01-0.2 in margin short of the
 saturation slack (adult xgb_t1000_d8's education at 6.72 of 6.92), and restarts from
 perturbations of the best pair reach it where more random restarts do not (education:

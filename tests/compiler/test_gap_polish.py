@@ -11,6 +11,7 @@ import numpy as np
 
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, GapKind, Query
+from treesens.search import gap_polish
 from treesens.search.gap_polish import polish_pair
 from treesens.search.heuristic import find_witness, pair_ascent
 from treesens.search.pair_boxes import pair_encoding
@@ -85,3 +86,50 @@ def test_the_polish_never_returns_a_pair_below_its_start():
     x1, x2, _met = _ascent(enc, ASCENT_WORK)
     _p1, _p2, slack = polish_pair(enc, x1, x2, 50.0, 2000, time.time() + FAR)
     assert slack >= _smaller_slack(enc, x1, x2)
+
+
+def _seeds_of_rounds(monkeypatch) -> list[int]:
+    """The random streams the polish's rounds ask pair_ascent for, in order."""
+    seeds: list[int] = []
+    real = gap_polish.pair_ascent
+
+    def recorded(enc, seed, *args):
+        seeds.append(seed)
+        return real(enc, seed, *args)
+
+    monkeypatch.setattr(gap_polish, "pair_ascent", recorded)
+    return seeds
+
+
+def test_a_round_that_raised_the_smaller_slack_is_followed_by_one_with_its_own_stream(
+    monkeypatch,
+):
+    enc = _stuck_case()
+    x1, x2, _met = _ascent(enc, ASCENT_WORK)
+    seeds = _seeds_of_rounds(monkeypatch)
+    # the first round raises the smaller slack from 5.86 to 7.14, within FAR_BELOW of 8
+    polish_pair(enc, x1, x2, 8.0, POLISH_WORK, time.time() + FAR, seed=0)
+    assert seeds == [0, 1]
+
+
+def test_a_polish_far_below_its_ask_runs_one_round(monkeypatch):
+    enc = _stuck_case()
+    x1, x2, _met = _ascent(enc, ASCENT_WORK)
+    seeds = _seeds_of_rounds(monkeypatch)
+    polish_pair(enc, x1, x2, 50.0, POLISH_WORK, time.time() + FAR, seed=0)
+    assert seeds == [0]
+
+
+def test_the_polish_runs_at_most_its_rounds(monkeypatch):
+    enc = _stuck_case()
+    x1, x2, _met = _ascent(enc, ASCENT_WORK)
+    seeds = _seeds_of_rounds(monkeypatch)
+
+    def raising(climb, best, margin):  # every round raises the smaller slack by 1
+        s = 10.0 + len(seeds)
+        return gap_polish._Point(best.x, best.c, [s, s])
+
+    monkeypatch.setattr(gap_polish, "_round", raising)
+    monkeypatch.setattr(gap_polish, "FAR_BELOW", FAR)
+    polish_pair(enc, x1, x2, 50.0, POLISH_WORK, time.time() + FAR)
+    assert seeds == list(range(gap_polish.ROUNDS))
