@@ -55,8 +55,8 @@ SEED_SHARE = 0.05
 SATURATION_SHARE = 0.4
 # the saturation ask's work, in the heuristic's own work bounds (heuristic_work)
 SATURATION_WORK = 2.0
-# the polish of a missed ask's pair (gap_polish.py): its work in heuristic work bounds,
-# and its share of the time left (a backstop)
+# the polish of a missed ask's pair (gap_polish.py): each round's work in heuristic work
+# bounds (gap_polish.ROUNDS at most), and the polish's share of the time left (a backstop)
 POLISH_WORK = 2.0
 POLISH_SHARE = 0.4
 
