@@ -77,10 +77,10 @@ def polish_pair(
     start = None
     for r in range(ROUNDS):
         climb = _Climb(pair_ascent(enc, seed + r, deadline, margin, work))
-        a = climb.a
+        p = climb.point(x)
         if start is None:
-            start = min(a.slacks([a.full_contrib(x[0]), a.full_contrib(x[1])])[1])
-        best = _round(climb, climb.run(x), margin)
+            start = p.key[0]
+        best = _round(climb, climb.run(p), margin)
         raised = best.key[0] > start + TIE
         if not raised or best.key[0] >= margin or best.key[0] < margin - FAR_BELOW:
             break
@@ -111,10 +111,10 @@ def _round(climb: _Climb, best: _Point, margin: float) -> _Point:
 
 
 class _Point:
-    """A pair, its trees' contributions and its (min, sum) of slacks."""
+    """A pair, its trees' contributions, raw scores and (min, sum) of slacks."""
 
-    def __init__(self, x: list[np.ndarray], c: list[np.ndarray], s: list[float]):
-        self.x, self.c, self.s = x, c, s
+    def __init__(self, x: list[np.ndarray], c: list[np.ndarray], raw, s: list[float]):
+        self.x, self.c, self.raw, self.s = x, c, raw, s
         self.key = (min(s), s[0] + s[1])
 
 
@@ -132,17 +132,20 @@ class _Climb:
         over every value when the mean of the two slacks is above ``best``'s smaller."""
         a = self.a
         x1, x2, s1, s2, _met = a.ascend(*self.perturbed(best.x, strength))
+        p = self.point([x1, x2])
         if min(s1, s2) >= a.margin or (s1 + s2) / 2 <= best.key[0]:
-            c = [a.full_contrib(x1), a.full_contrib(x2)]
-            return _Point([x1, x2], c, [s1, s2])
-        return self.run([x1, x2])
+            return p
+        return self.run(p)
 
-    def run(self, x: list[np.ndarray]) -> _Point:
-        """The local optimum from pair ``x`` (or the point reached at the budget)."""
+    def point(self, x: list[np.ndarray]) -> _Point:
+        """Pair ``x`` evaluated: its trees' contributions and slacks."""
         a = self.a
         c = [a.full_contrib(x[0]), a.full_contrib(x[1])]
-        raw, s = a.slacks(c)
-        p = _Point(x, c, s)
+        return _Point(x, c, *a.slacks(c))
+
+    def run(self, p: _Point) -> _Point:
+        """The local optimum from pair ``p`` (or the point reached at the budget)."""
+        a = self.a
         improved = True
         while improved and p.key[0] < a.margin and not a.out_of_budget():
             improved = False
@@ -153,20 +156,19 @@ class _Climb:
                 for sides in ((0,), (1,)) if f in a.varying else ((0, 1),):
                     if a.out_of_budget():
                         return p
-                    v = self.best_value(p, raw, f, sides, trees)
+                    v = self.best_value(p, f, sides, trees)
                     if v is None:
                         continue
                     for i in sides:
                         a.move(p.x[i], p.c[i], f, v, trees)
-                    raw, s = a.slacks(p.c)
-                    p = _Point(p.x, p.c, s)
+                    p = _Point(p.x, p.c, *a.slacks(p.c))
                     improved = True
                     if p.key[0] >= a.margin:
                         return p
         return p
 
     def best_value(
-        self, p: _Point, raw: list[np.ndarray], f: int, sides: tuple[int, ...], trees: np.ndarray
+        self, p: _Point, f: int, sides: tuple[int, ...], trees: np.ndarray
     ) -> float | None:
         """The value of ``f`` (set on ``sides``) whose (min, sum) of slacks is above the
         pair's, the best of all of ``f``'s values; None when none is."""
@@ -175,7 +177,7 @@ class _Climb:
         best_key, best_v = p.key, None
         for lo in range(0, len(vals), CHUNK):
             chunk = vals[lo : lo + CHUNK]
-            s1, s2 = a.moved_slacks(p.x, p.c, raw, f, sides, chunk, trees)
+            s1, s2 = a.moved_slacks(p.x, p.c, p.raw, f, sides, chunk, trees)
             low, total = np.minimum(s1, s2), s1 + s2
             top = low.max()
             k = int(np.argmax(np.where(low >= top - TIE, total, -np.inf)))

@@ -127,7 +127,7 @@ def test_the_polish_runs_at_most_its_rounds(monkeypatch):
 
     def raising(climb, best, margin):  # every round raises the smaller slack by 1
         s = 10.0 + len(seeds)
-        return gap_polish._Point(best.x, best.c, [s, s])
+        return gap_polish._Point(best.x, best.c, best.raw, [s, s])
 
     monkeypatch.setattr(gap_polish, "_round", raising)
     monkeypatch.setattr(gap_polish, "FAR_BELOW", FAR)
