@@ -30,9 +30,11 @@ def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
 def unproven_because(bounds: dict) -> str:
     """What left a max gap's bounds apart: the time limit (``stopped_by`` "table build":
     reached while building the box search's tables), or (``stopped_by`` "memory") the
-    box search's open boxes shed at its memory budget."""
+    box search's open boxes shed at its memory budget, or ("interrupted") Ctrl-C or a
+    signal."""
     return {
         "memory": "boxes shed for memory",
+        "interrupted": "interrupted",
         "table build": "time limit during table build",
     }.get(bounds.get("stopped_by"), "time limit")
 

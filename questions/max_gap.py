@@ -60,6 +60,8 @@ from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 # MaxGap.stopped_by of a search whose time limit came while building its pair tables
 TABLE_BUILD = "table build"
+# ... of a search Ctrl-C or a signal stopped (its bounds ride on the KeyboardInterrupt)
+INTERRUPTED = "interrupted"
 # where between the bounds the next gap is asked (0.5: bisection)
 SPLIT = 0.5
 # added to the leaf-value bound: the float32 sigmoid of the library, rounded up
@@ -82,7 +84,8 @@ class MaxGap:
     method: str = "bisection"  # or "boxes": one best-first search (search/gap_search.py)
     # not proven: what stopped the search, None for the time limit, "memory" for the box
     # search's open boxes shed above the floor at its memory budget, TABLE_BUILD for the
-    # time limit reached while building the box search's tables
+    # time limit reached while building the box search's tables, INTERRUPTED for Ctrl-C
+    # or a signal
     stopped_by: str | None = None
 
     def to_dict(self) -> dict:
@@ -315,7 +318,9 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     # boxes shed above the floor: the bounds cannot close below their bound
     floor = tol if out.lower is None else out.lower + tol
     shed_open = out.shed_upper is not None and out.shed_upper > floor
-    stopped = "memory" if shed_open and not proven else None
+    stopped = None
+    if not proven:
+        stopped = INTERRUPTED if out.interrupted else "memory" if shed_open else None
     upper = shown_gap(ens, out.upper)
     bounds = MaxGap(lower, upper, tol, proven, 0, gap_kind(ens), "boxes", stopped)
     res.gap = lower if lower is not None else shown_gap(ens, tol)

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..compiler.memory_estimate import HEAP_BYTES  # the heap's bound (questions read it there)
 from ..compiler.usage import note_compiled_search
+from .compiled_calls import signals_raised
 from .pair_boxes import PairTables
 
 _NEG = -1e300
@@ -349,6 +350,7 @@ class KernelSearch:
         # boxes it visited); the next step goes on with it
         self.held_box = np.zeros(2 * cols, dtype=np.int32)
         self.held = np.array([0.0, _NEG, 0.0])
+        self.interrupted_at: float | None = None  # upper() once a step was interrupted
         prepare()  # compiled once for every process sharing numba's cache
         self.run = _kernel()
         self.root = self._root_walk()
@@ -358,7 +360,10 @@ class KernelSearch:
         from .gap_kernel_jit import run_buffers  # noqa: PLC0415 - numba only when the search runs
 
         max_nodes = int(np.diff(ft.node_start).max(initial=0))
-        self.bufs = run_buffers(ft.values.shape[1], len(ft.order), cols, max_nodes, self.reads_f)
+        with signals_raised():
+            self.bufs = run_buffers(
+                ft.values.shape[1], len(ft.order), cols, max_nodes, self.reads_f
+            )
         note_compiled_search()
 
     def _root_walk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -373,7 +378,8 @@ class KernelSearch:
             return (np.empty((rows, 0)), np.empty((rows, 0)), np.zeros((0, cols), dtype=np.bool_))
         from .gap_kernel_jit import root_walk  # noqa: PLC0415 - numba only when the search runs
 
-        return root_walk(self.arrays, trees, cols, int(np.diff(ft.node_start).max(initial=0)))
+        with signals_raised():
+            return root_walk(self.arrays, trees, cols, int(np.diff(ft.node_start).max(initial=0)))
 
     @property
     def dropped(self) -> float:
@@ -393,29 +399,38 @@ class KernelSearch:
         """Run on: (status, boxes visited, the resolved box's bound); a RESOLVED box's
         lower corner is in ``self.corner``."""
         ft = self.ft
-        status, self.hb, self.hx, self.hn, boxes, u = self.run(
-            self.arrays,
-            ft.thresholds,
-            ft.first_sum,
-            ft.order,
-            self.hb,
-            self.hx,
-            self.hn,
-            float(min(max(u_floor, -_POS), _POS)),
-            self.lost,
-            self.max_rows,
-            int(max_boxes),
-            self.corner,
-            int(np.diff(ft.node_start).max(initial=0)),
-            self.costs,
-            self.probes,
-            self.held_box,
-            self.held,
-            self.reads_f,
-            self.lazy,
-            self.root,
-            self.bufs,
-        )
+        before = self.upper()
+        try:
+            with signals_raised():
+                out = self.run(
+                    self.arrays,
+                    ft.thresholds,
+                    ft.first_sum,
+                    ft.order,
+                    self.hb,
+                    self.hx,
+                    self.hn,
+                    float(min(max(u_floor, -_POS), _POS)),
+                    self.lost,
+                    self.max_rows,
+                    int(max_boxes),
+                    self.corner,
+                    int(np.diff(ft.node_start).max(initial=0)),
+                    self.costs,
+                    self.probes,
+                    self.held_box,
+                    self.held,
+                    self.reads_f,
+                    self.lazy,
+                    self.root,
+                    self.bufs,
+                )
+            status, self.hb, self.hx, self.hn, boxes, u = out
+        except KeyboardInterrupt:
+            # the heap the run was changing may be lost with its result: the bound from
+            # before the step holds (a step only splits and drops boxes)
+            self.interrupted_at = before
+            raise
         return int(status), int(boxes), float(u)
 
     def best_open(self) -> float:
@@ -427,4 +442,6 @@ class KernelSearch:
     def upper(self) -> float:
         """A bound on every pair (row units): the largest bound open, dropped or shed
         (-1e300: none)."""
+        if self.interrupted_at is not None:
+            return self.interrupted_at
         return max(self.dropped, self.shed, self.best_open())

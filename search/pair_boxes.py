@@ -47,6 +47,7 @@ from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND, Ensemble
 from ..compiler.kinds import prepared, resolve_condition
 from ..compiler.query import ANY, Query
 from ..compiler.rounding import gap_relaxation
+from .compiled_calls import signals_raised
 
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has
@@ -539,7 +540,8 @@ class _Builder:
             node_buf = np.zeros((cap, NODE_FIELDS), dtype=np.int32)
             pairs = np.zeros((cap, 2), dtype=np.int64)
             # the walk numbers nodes and leaves within the tree; made global below
-            got = walk(tree, cols, product, lo, hi, 0, node_buf, 0, pairs, 0, stack)
+            with signals_raised():
+                got = walk(tree, cols, product, lo, hi, 0, node_buf, 0, pairs, 0, stack)
             if got[0] >= 0:
                 break
             if cap > room:

@@ -289,3 +289,24 @@ def test_the_compiled_search_one_box_a_step_visits_the_boxes_of_long_steps(monke
     one = largest_gap(enc, tab, gap_bound(ens), offer, 1e-4, FAR)
     assert one.proven and big.proven
     assert (one.boxes, one.lower, one.upper) == (big.boxes, big.lower, big.upper)
+
+
+def test_a_step_interrupted_in_the_kernel_raises_ctrl_c_and_keeps_the_bound_from_before_it():
+    ens, q, _ = _case(15)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+    search = KernelSearch(tab, tree_order(tab), root_bound(tab, lambda u: u))
+    search.step(-math.inf, 5)
+    before = search.upper()
+
+    def interrupted_run(*args):  # what numba's dispatcher raises (search/compiled_calls.py)
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise SystemError("CPUDispatcher(<function run>) returned a result") from e
+
+    search.run = interrupted_run
+    search.hn = 0  # the heap the run was changing: no longer to be read
+    with pytest.raises(KeyboardInterrupt):
+        search.step(-math.inf, 5)
+    assert search.upper() == before > -FAR

@@ -392,3 +392,42 @@ def test_a_busy_worker_exits_when_its_parent_pipe_closes():
     finally:
         p.kill()
         p.stdout.close()
+
+
+# a max gap whose compiled box search runs for seconds (a tolerance it cannot close fast)
+LONG_MAX_GAP = ["--vary", "PaymentMethod", "--max-gap", "--max-gap-tolerance", "1e-6"]
+
+
+def _in_its_box_search(p: subprocess.Popen, within: float = 120.0) -> list[str]:
+    """Read the command's stderr until a progress line of its box search past the first
+    box: the lines read (the search then runs in its compiled kernel)."""
+    lines: list[str] = []
+    end = time.time() + within
+    while time.time() < end:
+        line = p.stderr.readline()
+        if not line:
+            pytest.fail("the command ended before its box search: " + "".join(lines))
+        lines.append(line)
+        if "searching, " in line and "(searching, 1 boxes)" not in line:
+            return lines
+    p.kill()
+    pytest.fail("no progress line of the box search")
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_in_the_compiled_max_gap_search_prints_the_bounds_so_far(churn, sig):
+    p = subprocess.Popen(
+        [*CLI, "check", churn, *LONG_MAX_GAP, "--timeout", "120"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=sigint_as_from_a_terminal,
+    )
+    _in_its_box_search(p)
+    time.sleep(0.5)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=ENDS_WITHIN)
+    assert p.returncode == CODES[sig], err
+    assert "internal error" not in err
+    assert "max gap in [" in out and "not proven (interrupted;" in out
