@@ -30,11 +30,14 @@ def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
 def unproven_because(bounds: dict) -> str:
     """What left a max gap's bounds apart: the time limit (``stopped_by`` "table build":
     reached while building the box search's tables), or (``stopped_by`` "memory") the
-    box search's open boxes shed at its memory budget, or ("interrupted") Ctrl-C or a
-    signal."""
+    box search's open boxes shed at its memory budget, ("interrupted") Ctrl-C or a
+    signal, or ("rounding") the search's end with its bounds apart by their float32
+    rounding allowance, more than the tolerance."""
     return {
         "memory": "boxes shed for memory",
         "interrupted": "interrupted",
+        "rounding": "search complete; the bounds keep a float32 rounding allowance wider "
+        "than the tolerance",
         "table build": "time limit during table build",
     }.get(bounds.get("stopped_by"), "time limit")
 

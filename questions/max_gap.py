@@ -62,6 +62,9 @@ CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2
 TABLE_BUILD = "table build"
 # ... of a search Ctrl-C or a signal stopped (its bounds ride on the KeyboardInterrupt)
 INTERRUPTED = "interrupted"
+# ... of a search that ended with its bounds farther apart than the tolerance: they keep
+# the float32 rounding allowance (search/gap_search.py), wider than a tolerance that small
+ROUNDING = "rounding"
 # where between the bounds the next gap is asked (0.5: bisection)
 SPLIT = 0.5
 # added to the leaf-value bound: the float32 sigmoid of the library, rounded up
@@ -85,7 +88,7 @@ class MaxGap:
     # not proven: what stopped the search, None for the time limit, "memory" for the box
     # search's open boxes shed above the floor at its memory budget, TABLE_BUILD for the
     # time limit reached while building the box search's tables, INTERRUPTED for Ctrl-C
-    # or a signal
+    # or a signal, ROUNDING for a tolerance below the bounds' float32 allowance
     stopped_by: str | None = None
 
     def to_dict(self) -> dict:
@@ -318,9 +321,7 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     # boxes shed above the floor: the bounds cannot close below their bound
     floor = tol if out.lower is None else out.lower + tol
     shed_open = out.shed_upper is not None and out.shed_upper > floor
-    stopped = None
-    if not proven:
-        stopped = INTERRUPTED if out.interrupted else "memory" if shed_open else None
+    stopped = None if proven else _stopped_by(out, shed_open)
     upper = shown_gap(ens, out.upper)
     bounds = MaxGap(lower, upper, tol, proven, 0, gap_kind(ens), "boxes", stopped)
     res.gap = lower if lower is not None else shown_gap(ens, tol)
@@ -333,6 +334,17 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
         e.partial_result = res
         raise e
     return res
+
+
+def _stopped_by(out, shed_open: bool) -> str | None:
+    """What left a box search's bounds apart (``MaxGap.stopped_by``; None: the time limit)."""
+    if out.interrupted:
+        return INTERRUPTED
+    if shed_open:
+        return "memory"
+    if out.proven:  # the search ended: a resolved box's bound keeps the float32 allowance
+        return ROUNDING
+    return None
 
 
 def gap_kind(ens: Ensemble) -> str:

@@ -100,3 +100,14 @@ def test_sweep_max_gap_ranks_features_by_their_gap(swept):
 def test_sweep_max_gap_resumes_from_its_own_results(tiny_model, swept):
     p = treesens_here("sweep", tiny_model, *SWEEP, "--resume", swept[1])
     assert p.returncode == 0 and "3 results reused" in p.stderr
+
+
+def test_a_tolerance_below_the_float32_allowance_ends_saying_so_not_time_limit():
+    # the search empties in about a second, its bounds still 3e-6 apart: the allowance a
+    # resolved box's bound keeps for the library's float32 sums
+    model = EXAMPLES / "breast_cancer_xgb.json"
+    args = ("--vary", "mean_texture", "--max-gap", "--max-gap-tolerance", "1e-6")
+    p = treesens_here("check", model, *args, "--timeout", "60", "--json")
+    (r,) = json_lines(p.stdout)
+    assert not r["max_gap"]["proven"] and r["max_gap"]["stopped_by"] == "rounding"
+    assert "rounding allowance wider than the tolerance" in r["message"]
