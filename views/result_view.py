@@ -95,6 +95,9 @@ def headline_parts(res: Result) -> tuple[str, str]:
     search = (res.stats or {}).get("search")
     if search and search != "default":  # a later search of the backend's schedule answered
         backend += f" ({search} search)"
+    found_by = (res.stats or {}).get("found_by")
+    if res.witness and found_by and found_by != res.backend:  # the heuristic, the box search
+        backend += f", pair found by {found_by}"
     t = res.time
     rest = (
         f"{gap}, backend {backend}, {t.get('total', 0.0):.2f}s "

@@ -49,6 +49,16 @@ def test_a_result_repr_is_one_line_with_status_features_gap_probabilities_and_ti
     )
 
 
+def test_the_headline_names_the_search_that_found_the_pair_when_not_the_backend():
+    line = str(_result(stats={"found_by": "heuristic"})).splitlines()[0]
+    assert "g=0.2, backend cpsat, pair found by heuristic, 0.35s" in line
+
+
+def test_the_headline_of_a_pair_the_backend_found_names_the_backend_alone():
+    line = str(_result(stats={"found_by": "cpsat"})).splitlines()[0]
+    assert "backend cpsat, 0.35s" in line and "found by" not in line
+
+
 def test_a_result_repr_stays_under_200_characters_for_many_features():
     names = [f"feature_number_{i}" for i in range(100)]
     assert len(repr(_result(features=names, query=",".join(names)))) < 200
