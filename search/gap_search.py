@@ -201,25 +201,30 @@ def box_largest_gap(
     if encs is None:
         return None
     best = BestPair(ens)
-    # the seed first: a pair within the tolerance of a bound had without the tables
-    # needs no table (the 255-leaf LightGBM adult model's age: 25-31 CPU s of tables)
-    seeded, t_seed, seed_pair = _seeded(encs, best, tolerance, deadline)
-    if _closes(best, seed_pair, known_upper, tolerance):
-        return _seed_closed(ens, q, best, known_upper, encs[0], (seeded, t_seed), t0)
-    # the compiled search walks the nodes: the leaves' boxes are not recorded for it
-    compiled = bound is None and gap_kernel.available()
-    tables, heap_bytes = _tables_within(encs, memory_bytes, heap_bytes, not compiled, deadline)
-    t_compile = time.time() - t0 - t_seed
-    to_gap = gap_bound(ens)
-    # the most promising pair of classes first; the others' root bounds stand for them
-    # in the progress lines until their turn
-    roots = [root_bound(tab, to_gap, bound) for tab in tables]
-    order = sorted(range(len(encs)), key=lambda k: -roots[k])
-    outs: list[GapBoxOutcome] = []
-    ready = gap_kernel.Readiness(0.0, False)
-    if compiled and time.time() < deadline:
-        ready = gap_kernel.prepare(log)
-        deadline = kernel_deadline(deadline, ready)
+    try:
+        # the seed first: a pair within the tolerance of a bound had without the tables
+        # needs no table (the 255-leaf LightGBM adult model's age: 25-31 CPU s of tables)
+        seeded, t_seed, seed_pair = _seeded(encs, best, tolerance, deadline)
+        if _closes(best, seed_pair, known_upper, tolerance):
+            return _seed_closed(ens, q, best, known_upper, encs[0], (seeded, t_seed), t0)
+        # the compiled search walks the nodes: the leaves' boxes are not recorded for it
+        compiled = bound is None and gap_kernel.available()
+        tables, heap_bytes = _tables_within(encs, memory_bytes, heap_bytes, not compiled, deadline)
+        t_compile = time.time() - t0 - t_seed
+        to_gap = gap_bound(ens)
+        # the most promising pair of classes first; the others' root bounds stand for
+        # them in the progress lines until their turn
+        roots = [root_bound(tab, to_gap, bound) for tab in tables]
+        order = sorted(range(len(encs)), key=lambda k: -roots[k])
+        outs: list[GapBoxOutcome] = []
+        ready = gap_kernel.Readiness(0.0, False)
+        if compiled and time.time() < deadline:
+            ready = gap_kernel.prepare(log)
+            deadline = kernel_deadline(deadline, ready)
+    except KeyboardInterrupt:  # before the boxes: the seed's pair so far, if any
+        if known_upper is None:
+            raise
+        return _interrupted_before_boxes(ens, q, best, known_upper, encs[0], tolerance, t0)
     for k in order:
         if time.time() >= deadline:  # the pairs not searched keep their root bounds
             break
@@ -307,6 +312,28 @@ def _seed_closed(
     res.time = {"compile": 0.0, "solve": time.time() - t0, "total": time.time() - t0}
     res.stats["box_search"] = _search_stats(out, [], best, seed, gap_kernel.Readiness(0.0, False))
     res.stats["box_search"]["tables"] = False
+    return res, out
+
+
+def _interrupted_before_boxes(
+    ens: Ensemble,
+    q: Query,
+    best: BestPair,
+    upper: float,
+    enc: Encoding,
+    tolerance: float,
+    t0: float,
+) -> tuple[Result, GapBoxOutcome]:
+    """The bounds of a search interrupted before its first box: the best pair the seed
+    replayed so far, under the bound had without the tables (``_boxed_final`` raises the
+    interruption again, carrying them)."""
+    lower = best.gap if best.gap >= tolerance else None
+    top = upper if lower is None else max(upper, lower)
+    out = GapBoxOutcome(proven=False, upper=top, lower=lower, boxes=0, interrupted=True)
+    res = pair_result(ens, q, best, out, enc)
+    if lower is not None:
+        res.stats["found_by"] = SEED_FOUND_BY
+    res.time = {"compile": 0.0, "solve": time.time() - t0, "total": time.time() - t0}
     return res, out
 
 

@@ -295,3 +295,39 @@ def test_a_ratio_bound_past_the_largest_float_is_stated_as_the_largest_float():
     multiclass = SimpleNamespace(n_outputs=3)
     assert shown_gap(multiclass, 5e22) == np.finfo(float).max
     assert shown_gap(multiclass, 0.0) == 1.0
+
+
+def _interrupted_in_the_seed(monkeypatch, offer_first: bool):
+    """A max gap by the box search, Ctrl-C coming in its seed (after the seed's pairs when
+    ``offer_first``): the KeyboardInterrupt raised, with its partial result."""
+    from treesens.search import gap_search
+
+    real = gap_search.seed_floor
+
+    def seed_then_ctrl_c(*args, **kw):
+        if offer_first:
+            real(*args, **kw)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gap_search, "seed_floor", seed_then_ctrl_c)
+    q = Query(vary=("f0",), kind="max_gap", plan=Plan(timeout=60.0))
+    with pytest.raises(KeyboardInterrupt) as e:
+        answer(_ens(3), q)
+    return e.value.partial_result
+
+
+def test_ctrl_c_in_the_seed_keeps_its_replayed_pair_under_the_leaf_values_bound(monkeypatch):
+    r = _interrupted_in_the_seed(monkeypatch, offer_first=True)
+    exact = exact_max_gap(_ens(3), ("f0",))
+    mg = r.max_gap
+    assert r.status == "sensitive" and r.validated
+    assert mg["stopped_by"] == "interrupted" and not mg["proven"]
+    assert mg["lower"] <= exact <= mg["upper"]
+    assert mg["upper"] == M.score_bound(_ens(3), ("f0",))
+
+
+def test_ctrl_c_before_any_pair_leaves_the_leaf_values_bound_alone(monkeypatch):
+    r = _interrupted_in_the_seed(monkeypatch, offer_first=False)
+    assert r.status == "unknown" and r.max_gap["lower"] is None
+    assert r.max_gap["stopped_by"] == "interrupted"
+    assert "max gap: unknown (at most" in r.message and "interrupted" in r.message
