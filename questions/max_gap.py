@@ -213,17 +213,39 @@ def max_gap_query(
         )
     s = _Search(best=None, upper=upper, steps=[])
     g = tol
-    while True:
-        res = _step(ens, q, g, s, deadline, memory_mb, log, data)
-        if res.status in (UNKNOWN, ERROR) or s.best is None:
-            break  # a time limit, an error, or insensitive at the first gap
-        if s.done(tol) or time.time() >= deadline:
-            break
-        following = s.lower + SPLIT * (s.upper - s.lower)
-        if following == g:  # the bounds are a float apart: nothing left to split
-            break
-        g = following
-    out = _final(ens, q, s, res, tol)
+    res = None
+    try:
+        while True:
+            res = _step(ens, q, g, s, deadline, memory_mb, log, data)
+            if res.status in (UNKNOWN, ERROR) or s.best is None:
+                break  # a time limit, an error, or insensitive at the first gap
+            if s.done(tol) or time.time() >= deadline:
+                break
+            following = s.lower + SPLIT * (s.upper - s.lower)
+            if following == g:  # the bounds are a float apart: nothing left to split
+                break
+            g = following
+    except KeyboardInterrupt as e:  # the bounds of the steps answered, if any
+        if res is None:
+            raise
+        e.partial_result = _bisected(ens, q, s, res, tol, t0, skipped, INTERRUPTED)
+        raise
+    return _bisected(ens, q, s, res, tol, t0, skipped)
+
+
+def _bisected(
+    ens: Ensemble,
+    q: Query,
+    s: _Search,
+    last: Result,
+    tol: float,
+    t0: float,
+    skipped: str | None,
+    stopped: str | None = None,
+) -> Result:
+    """The bisection's answer (``_final``) with its times and the note on a box search
+    skipped; ``stopped``: what ended it, when not the time limit."""
+    out = _final(ens, q, s, last, tol, stopped)
     out.time = {"compile": s.compile, "solve": s.solve, "total": time.time() - t0}
     if skipped is not None:
         out.notes.append(skipped)
@@ -270,17 +292,21 @@ def _step(
     return res
 
 
-def _final(ens: Ensemble, q: Query, s: _Search, last: Result, tol: float) -> Result:
+def _final(
+    ens: Ensemble, q: Query, s: _Search, last: Result, tol: float, stopped: str | None = None
+) -> Result:
     """The search's answer: the best witness's result (or the last step's), with the
-    bounds as ``max_gap`` and the gap field set to the gap the witness achieves."""
+    bounds as ``max_gap`` and the gap field set to the gap the witness achieves;
+    ``stopped``: what ended a search not proven, when not the time limit."""
     lower = s.lower
     kind = gap_kind(ens)
     if lower is not None:
-        bounds = MaxGap(lower, s.upper, tol, s.upper - lower <= tol, len(s.steps), kind)
-    elif last.status == INSENSITIVE:
-        bounds = MaxGap(None, s.upper, tol, True, len(s.steps), kind)
+        proven = s.upper - lower <= tol
     else:
-        bounds = MaxGap(None, s.upper, tol, False, len(s.steps), kind)
+        proven = last.status == INSENSITIVE
+    bounds = MaxGap(
+        lower, s.upper, tol, proven, len(s.steps), kind, stopped_by=None if proven else stopped
+    )
     base = last if last.status == ERROR or s.best is None else s.best
     gap = lower if lower is not None else s.steps[-1]["gap"]
     out = replace(base, query=q.label, gap=gap, gap_kind=result_gap_kind(ens), delta=None)

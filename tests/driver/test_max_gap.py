@@ -331,3 +331,30 @@ def test_ctrl_c_before_any_pair_leaves_the_leaf_values_bound_alone(monkeypatch):
     assert r.status == "unknown" and r.max_gap["lower"] is None
     assert r.max_gap["stopped_by"] == "interrupted"
     assert "max gap: unknown (at most" in r.message and "interrupted" in r.message
+
+
+def test_ctrl_c_in_a_bisection_step_keeps_the_bounds_of_the_steps_answered(monkeypatch):
+    first = _fake_result("sensitive", 0.6, 0.4)
+
+    def fake(ens, q, **kw):
+        if q.gap.value > M.DEFAULT_TOLERANCE:  # the second step: Ctrl-C in its solve
+            raise KeyboardInterrupt
+        return first
+
+    monkeypatch.setattr(M, "solve_query", fake)
+    with pytest.raises(KeyboardInterrupt) as e:
+        M.max_gap_query(_ens(3), _bisect(60.0))
+    r = e.value.partial_result
+    assert r.status == "sensitive" and r.max_gap["lower"] == pytest.approx(0.1)
+    assert r.max_gap["upper"] == M.score_bound(_ens(3), ("f0",))
+    assert r.max_gap["stopped_by"] == "interrupted" and "interrupted" in r.message
+
+
+def test_ctrl_c_in_the_first_bisection_step_has_no_bounds_to_keep(monkeypatch):
+    def fake(ens, q, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(M, "solve_query", fake)
+    with pytest.raises(KeyboardInterrupt) as e:
+        M.max_gap_query(_ens(3), _bisect(60.0))
+    assert getattr(e.value, "partial_result", None) is None
