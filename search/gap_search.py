@@ -187,17 +187,7 @@ def box_largest_gap(
     table is built. Raises PairTablesTooLarge when the tables would pass their
     bound, PairTablesPastDeadline when building them reaches ``deadline``."""
     t0 = time.time()
-    if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
-        return None
-    bound = None
-    if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
-        at_zero = q.with_(delta=0.0, direction=DOWN)
-    else:
-        at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
-    if ens.is_regressor and ens.link != IDENTITY:
-        encs, bound = level_encodings(pair_encoding(ens, at_zero)), link_bound(ens.link)
-    else:
-        encs = class_pair_encodings(pair_encoding(ens, at_zero))
+    encs, bound = _searched_encodings(ens, q)
     if encs is None:
         return None
     best = BestPair(ens)
@@ -262,6 +252,23 @@ def box_largest_gap(
     if out.shed_boxes:
         _note_shed(ens, res, out, heap_bytes)
     return res, out
+
+
+def _searched_encodings(
+    ens: Ensemble, q: Query
+) -> tuple[list[Encoding] | None, Callable[[np.ndarray], float] | None]:
+    """The encodings the box search searches (``q`` read at gap 0: one per pair of
+    classes, or per level of a regressor's link) and the bound a box's terms give there
+    (None: their least); no encodings where the pair tables do not describe ``q``."""
+    if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
+        return None, None
+    if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
+        at_zero = q.with_(delta=0.0, direction=DOWN)
+    else:
+        at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
+    if ens.is_regressor and ens.link != IDENTITY:
+        return level_encodings(pair_encoding(ens, at_zero)), link_bound(ens.link)
+    return class_pair_encodings(pair_encoding(ens, at_zero)), None
 
 
 def _seeded(
