@@ -18,7 +18,7 @@ column c walks again only the trees with a node on c inside the box's interval o
 for both children in one pass (they differ on c only), from below the nodes the box
 passes on one side only.
 While a box's bound is its pair-sum rows' (the rows of each input, summed over every
-tree, above them), a dive is lazy (``LAZY_DIVES``, where at most half the trees read F):
+tree, above them), a dive is lazy (``LAZY_DIVES``, where at most 70% of the trees read F):
 it starts with the trees that read F walked and the others at their maxima over the
 whole space, and its splits walk only the trees that read F, since the others add
 exactly 0 to a pair sum; their maxima, a larger box's, stay sound bounds. They are
@@ -67,10 +67,13 @@ BUDGET, RESOLVED, EMPTY = 0, 1, 2
 # a dive whose pair-sum rows bound its box walks only the trees that read F (the others
 # add 0 to a pair sum) until the pair sums close or a row binds (gap_kernel_jit.run)
 LAZY_DIVES = True
-# ... where at most this share of the trees read F: where most do, a lazy dive saves
-# few walks and its looser rows cost boxes (adult_t200_d5's age, 194 of 200 trees: 80 CPU
-# s against 69 eager; bench/reports/scale-tier.md, "Closing the max gap")
-LAZY_SHARE = 0.5
+# ... where at most this share of the trees read F: where nearly all do, a lazy dive
+# saves few walks and its looser rows cost boxes (adult_t200_d5's age, 194 of 200 trees:
+# 80 CPU s against 69 eager); read by 55-69% of churn lgbm_t1000_l63's trees, eight
+# features' brackets were all narrower lazy (SeniorCitizen's search emptied in 228 CPU s
+# against 297; bench/reports/scale-tier.md, "Closing the max gap", "Lazy dives where
+# up to 70% of the trees read F")
+LAZY_SHARE = 0.7
 # a heap's budget, at least (a memory limit that leaves less still lets the search run,
 # shedding boxes early)
 MIN_HEAP_BYTES = 16 << 20
