@@ -378,7 +378,7 @@ class KernelSearch:
         trees, cols = len(ft.order), len(ft.sizes)
         if not self.lazy:
             rows = ft.values.shape[1]
-            return (np.empty((rows, 0)), np.empty((rows, 0)), np.zeros((0, cols), dtype=np.bool_))
+            return (np.empty((0, rows)), np.empty((0, rows)), np.zeros((0, cols), dtype=np.bool_))
         from .gap_kernel_jit import root_walk  # noqa: PLC0415 - numba only when the search runs
 
         with signals_raised():

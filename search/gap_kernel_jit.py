@@ -25,29 +25,27 @@ def fold(values, leaf, top, low, t):
     """A leaf meeting the box: its rows into tree t's maxima and minima."""
     for r in range(values.shape[1]):
         v = values[leaf, r]
-        if v > top[r, t]:
-            top[r, t] = v
-        if v < low[r, t]:
-            low[r, t] = v
+        top[t, r] = max(top[t, r], v)
+        low[t, r] = min(low[t, r], v)
 
 
 @part
 def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
     """Per row, the largest and smallest value over the leaves of tree t meeting the
-    box: into top[:, t], low[:, t]; opn[t, c]: whether a node of t that the box reaches
+    box: into top[t], low[t]; opn[t, c]: whether a node of t that the box reaches
     on column c has leaves of the box on both sides (a split on c can change t)."""
     values, node_start, leaf_start, nodes = ft_arrays
     rows = values.shape[1]
     for r in range(rows):
-        top[r, t] = _NEG
-        low[r, t] = _POS
+        top[t, r] = _NEG
+        low[t, r] = _POS
     opn[t, :] = False
     a, b = node_start[t], node_start[t + 1]
     if a == b:
         leaf = leaf_start[t]
         for r in range(rows):
-            top[r, t] = values[leaf, r]
-            low[r, t] = values[leaf, r]
+            top[t, r] = values[leaf, r]
+            low[t, r] = values[leaf, r]
         return
     stack[0] = a
     sp = 1
@@ -80,15 +78,15 @@ def bound(top, over, walked, nw, thresholds, first_sum):
     trees of walked (a child's, after a split walked them again). Summed in tree order
     whichever array a tree's maximum is read from, so a box has one bound."""
     u = _POS
-    for r in range(top.shape[0]):
+    for r in range(top.shape[1]):
         s = 0.0
         j = 0
-        for t in range(top.shape[1]):
+        for t in range(top.shape[0]):
             if j < nw and walked[j] == t:
-                s += over[r, t]
+                s += over[t, r]
                 j += 1
             else:
-                s += top[r, t]
+                s += top[t, r]
         term = s - thresholds[r]
         if r >= first_sum:
             term /= 2.0
@@ -101,13 +99,13 @@ def bound(top, over, walked, nw, thresholds, first_sum):
 def open_rows(top, low, first_sum):
     """The rows a split must separate: the pair-sum rows while some tree's still differ
     over the box, then every row; -1 when no tree's differ (the box is resolved)."""
-    rows = top.shape[0]
+    rows = top.shape[1]
     for start in (first_sum, 0):
         if start >= rows:
             continue
-        for t in range(top.shape[1]):
+        for t in range(top.shape[0]):
             for r in range(start, rows):
-                if top[r, t] > low[r, t]:
+                if top[t, r] > low[t, r]:
                     return start
     return -1
 
@@ -115,8 +113,8 @@ def open_rows(top, low, first_sum):
 @part
 def is_open(top, low, t, start):
     """Whether tree t's rows from ``start`` still differ over the box."""
-    for r in range(start, top.shape[0]):  # noqa: SIM110 - a loop numba compiles
-        if top[r, t] > low[r, t]:
+    for r in range(start, top.shape[1]):  # noqa: SIM110 - a loop numba compiles
+        if top[t, r] > low[t, r]:
             return True
     return False
 
@@ -192,10 +190,10 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
     values, node_start, leaf_start, nodes = ft_arrays
     rows = values.shape[1]
     for r in range(rows):
-        ytop[r, t] = _NEG
-        ylow[r, t] = _POS
-        ntop[r, t] = _NEG
-        nlow[r, t] = _POS
+        ytop[t, r] = _NEG
+        ylow[t, r] = _POS
+        ntop[t, r] = _NEG
+        nlow[t, r] = _POS
     yopn[t, :] = False
     nopn[t, :] = False
     # the walk starts below the nodes the box lo, hi passes on one side only (the same
@@ -431,9 +429,9 @@ def enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch):
         lo[c] = rr
     for i in range(nw):
         t = walked[i]
-        for r in range(top.shape[0]):
-            top[r, t] = ytop[r, t] if on_yes else ntop[r, t]
-            low[r, t] = ylow[r, t] if on_yes else nlow[r, t]
+        for r in range(top.shape[1]):
+            top[t, r] = ytop[t, r] if on_yes else ntop[t, r]
+            low[t, r] = ylow[t, r] if on_yes else nlow[t, r]
         for k in range(opn.shape[1]):
             opn[t, k] = yopn[t, k] if on_yes else nopn[t, k]
 
@@ -478,14 +476,14 @@ def rows_above_sums(top, thresholds, first_sum):
     """Whether every row's term is above every pair-sum row's half (the box's bound is
     the pair sums'): only then may a dive leave the trees outside F unwalked, since they
     add 0 to a pair sum."""
-    rows = top.shape[0]
+    rows = top.shape[1]
     if first_sum >= rows:
         return False
     least_row, least_sum = _POS, _POS
     for r in range(rows):
         s = 0.0
-        for t in range(top.shape[1]):
-            s += top[r, t]
+        for t in range(top.shape[0]):
+            s += top[t, r]
         term = s - thresholds[r]
         if r >= first_sum:
             least_sum = min(least_sum, term / 2.0)
@@ -556,8 +554,8 @@ def walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root):
         if reads_f[t]:
             walk(ft_arrays, t, lo, hi, top, low, stack, opn)
         else:
-            top[:, t] = rtop[:, t]
-            low[:, t] = rlow[:, t]
+            top[t, :] = rtop[t, :]
+            low[t, :] = rlow[t, :]
             opn[t, :] = ropn[t, :]
     lazy[1] = 1
 
@@ -566,7 +564,7 @@ def walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root):
 def root_walk(ft_arrays, trees, cols, max_nodes):
     """Every tree's maxima and minima over the whole pair space, and its opn (walk)."""
     rows = ft_arrays[0].shape[1]
-    top, low = np.empty((rows, trees)), np.empty((rows, trees))
+    top, low = np.empty((trees, rows)), np.empty((trees, rows))
     opn = np.zeros((trees, cols), dtype=np.bool_)
     lo = np.zeros(cols, dtype=np.int32)
     hi = np.full(cols, np.iinfo(np.int32).max, dtype=np.int32)
@@ -589,7 +587,11 @@ def start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives):
 @jit
 def run_buffers(rows, trees, cols, max_nodes, reads_f):
     """run's working arrays: top, low, opn and the scratch split() and enter() take."""
-    per_tree = np.empty((6, rows, trees))
+    # top[t] is tree t's rows side by side, so a fold writes one cache line; with fold's
+    # max and min taken without branches, the kernel visits 1.1-1.3x the boxes a CPU
+    # second it did with each row's trees side by side (bench/reports/scale-tier.md,
+    # "Lazy dives where up to 70% of the trees read F")
+    per_tree = np.empty((6, trees, rows))
     top, low, ytop = per_tree[0], per_tree[1], per_tree[2]
     ylow, ntop, nlow = per_tree[3], per_tree[4], per_tree[5]
     per_col = np.empty((3, trees, cols), dtype=np.bool_)
@@ -598,7 +600,7 @@ def run_buffers(rows, trees, cols, max_nodes, reads_f):
     stack = np.empty(max_nodes + 1, dtype=np.int64)
     smask = np.empty(max_nodes + 1, dtype=np.int8)
     entry = np.empty(trees, dtype=np.int64)
-    # the trees a split walks again: their columns of y*/n* are the children's, the
+    # the trees a split walks again: their rows of y*/n* are the children's, the
     # other trees' are top and low's (nothing is copied for them)
     walked = np.empty(trees, dtype=np.int64)
     # (leave the trees outside F unwalked now?, are some left so?)
