@@ -69,10 +69,10 @@ BUDGET, RESOLVED, EMPTY = 0, 1, 2
 LAZY_DIVES = True
 # ... where at most this share of the trees read F: where nearly all do, a lazy dive
 # saves few walks and its looser rows cost boxes (adult_t200_d5's age, 194 of 200 trees:
-# 80 CPU s against 69 eager); read by 55-69% of churn lgbm_t1000_l63's trees, eight
-# features' brackets were all narrower lazy (SeniorCitizen's search emptied in 228 CPU s
-# against 297; bench/reports/scale-tier.md, "Closing the max gap", "Lazy dives where
-# up to 70% of the trees read F")
+# 80 CPU s against 69 eager); on churn lgbm_t1000_l63's features read by 55-69% of the
+# trees, every upper bound the box search left open at 60 s was lower lazy, and
+# SeniorCitizen's search emptied in 228 CPU s against 297 (bench/reports/scale-tier.md,
+# "Closing the max gap", "Lazy dives where up to 70% of the trees read F")
 LAZY_SHARE = 0.7
 # a heap's budget, at least (a memory limit that leaves less still lets the search run,
 # shedding boxes early)

@@ -588,7 +588,7 @@ def start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives):
 def run_buffers(rows, trees, cols, max_nodes, reads_f):
     """run's working arrays: top, low, opn and the scratch split() and enter() take."""
     # top[t] is tree t's rows side by side, so a fold writes one cache line; with fold's
-    # max and min taken without branches, the kernel visits 1.1-1.3x the boxes a CPU
+    # max and min taken without branches, the kernel visits 1.26-1.47x the boxes a CPU
     # second it did with each row's trees side by side (bench/reports/scale-tier.md,
     # "Lazy dives where up to 70% of the trees read F")
     per_tree = np.empty((6, trees, rows))
