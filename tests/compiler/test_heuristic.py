@@ -4,6 +4,7 @@ none exists, and under its work bound it gives the same pair every time."""
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 
 import numpy as np
@@ -197,3 +198,69 @@ def test_a_pair_the_heuristic_finds_needs_no_list_of_each_trees_leaves():
     res = answer(ens, Query(vary=("worst_area",), gap=Gap(0.3)))
     assert res.stats["found_by"] == "heuristic"
     assert "leaves" not in encode.ensemble_structure(ens).__dict__  # computed when first read
+
+
+def _compiled_and_numpy(ens, q):
+    """The same model's evaluator twice: walking compiled, and with numpy."""
+    from treesens.search import heuristic
+
+    enc = _encoding(ens, q)
+    numpy_walk = heuristic._TreeEval(enc)
+    numpy_walk.jit_from = math.inf
+    compiled = heuristic._TreeEval(enc)
+    compiled.jit_from = 0
+    return compiled, numpy_walk
+
+
+@pytest.mark.parametrize(("op", "cast"), [("<", "float32"), ("<=", "float64")])
+def test_the_compiled_walk_reaches_the_leaf_the_numpy_walk_reaches(op, cast):
+    ens = random_ensemble(16, 40, 6, 5, 6, op=op, cast=cast, close_thresholds=True)
+    compiled, numpy_walk = _compiled_and_numpy(ens, Query(vary=("f1",), gap=Gap(0.2)))
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1.5, 1.5, (60, ens.n_features))
+    thresholds = compiled.forest.threshold[compiled.forest.feature >= 0]
+    X[:20] = rng.choice(thresholds, (20, ens.n_features))  # inputs on a threshold: ties
+    X[20:25, 2] = np.nan  # a missing value goes where the comparison's False sends it
+    trees = np.arange(len(ens.trees))[::-1]
+    assert np.array_equal(compiled.leaves(trees, X), numpy_walk.leaves(trees, X))
+
+
+def test_the_compiled_sum_of_tree_changes_rounds_as_the_sum_tree_after_tree():
+    compiled, numpy_walk = _compiled_and_numpy(
+        random_ensemble(17, 5, 2, 3, 3), Query(vary=("f0",), gap=Gap(0.2))
+    )
+    compiled.leaves(np.arange(1), np.zeros((1, 3)))  # loads the compiled walk
+    change = np.random.default_rng(3).normal(0, 1e8, (300, 7, 1)) * 10.0 ** -np.arange(7)[:, None]
+    a, b = np.full((7, 1), 0.1), np.full((7, 1), 0.1)
+    compiled.add_in_order(a, change)
+    numpy_walk.add_in_order(b, change)
+    assert np.array_equal(a, b)
+    backwards = np.full((7, 1), 0.1)
+    for d in change[::-1]:
+        backwards += d
+    assert not np.array_equal(a, backwards)  # the order shows in the rounding
+
+
+def test_the_compiled_walk_finds_the_pair_the_numpy_walk_finds(monkeypatch):
+    from treesens.search import heuristic
+
+    ens = random_ensemble(7, 30, 4, 5, 6, leaf_scale=0.5)
+    enc = _encoding(ens, Query(vary=("f1",), gap=Gap(0.3)))
+    monkeypatch.setattr(heuristic, "COMPILED_AFTER_WORK", 10_000)  # then compiled
+    compiled = find_witness(enc, 60.0, seed=3, work=50_000)
+    monkeypatch.setattr(heuristic, "COMPILED_AFTER_WORK", math.inf)
+    numpy_walk = find_witness(enc, 60.0, seed=3, work=50_000)
+    assert all(np.array_equal(a, b) for a, b in zip(compiled, numpy_walk, strict=True))
+
+
+def test_the_walk_turns_compiled_only_after_its_work_threshold(monkeypatch):
+    from treesens.search import heuristic
+
+    monkeypatch.setattr(heuristic, "COMPILED_AFTER_WORK", 100)
+    ens = random_ensemble(18, 10, 3, 4, 5)
+    ev = heuristic._TreeEval(_encoding(ens, Query(vary=("f0",), gap=Gap(0.2))))
+    X = np.zeros((1, ens.n_features))
+    ev.tree_values(np.arange(10), X)  # 90 evaluations counted
+    assert ev.jit is None
+    ev.tree_values(np.arange(10), X)
+    assert ev.jit is not None
