@@ -146,13 +146,14 @@ class _TreeEval:
         self.work = 0
         self.f32 = ens.cast == "float32"
         self.zero_band = ens.cast == "float64z"  # LightGBM reads |x| <= ZERO_BAND as 0.0
-        self.jit = None  # tree_eval_jit, once loaded
-        self.jit_from = COMPILED_AFTER_WORK  # the work from which it is (inf: tried)
+        # tree_eval_jit where this process has loaded it, else from COMPILED_AFTER_WORK
+        self.jit = _LOADED.get("walk")
+        self.jit_from = COMPILED_AFTER_WORK
 
     def leaves(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
         """The leaf (a joint node id) each row of ``X`` reaches in each tree: (trees, rows)."""
         fo = self.forest
-        if self.work >= self.jit_from:
+        if self.jit is None and self.work >= self.jit_from:
             self.jit_from = math.inf
             self.jit = compiled_eval()
         if self.jit is not None:
@@ -188,13 +189,20 @@ class _TreeEval:
             total += d
 
 
+# "walk": tree_eval_jit (None where numba does not install) once an evaluator of this
+# process has loaded it: the load is paid, and every evaluator after it walks compiled
+_LOADED: dict = {}
+
+
 def compiled_eval():
     """search/tree_eval_jit.py, or None where numba does not install (the numpy walk)."""
-    try:
-        from . import tree_eval_jit  # noqa: PLC0415 - numba only for long searches
-    except ImportError:
-        return None
-    return tree_eval_jit
+    if "walk" not in _LOADED:
+        try:
+            from . import tree_eval_jit  # noqa: PLC0415 - numba only for long searches
+        except ImportError:
+            tree_eval_jit = None
+        _LOADED["walk"] = tree_eval_jit
+    return _LOADED["walk"]
 
 
 def _outside_numeric_model(enc: Encoding) -> bool:

@@ -206,7 +206,7 @@ def _compiled_and_numpy(ens, q):
 
     enc = _encoding(ens, q)
     numpy_walk = heuristic._TreeEval(enc)
-    numpy_walk.jit_from = math.inf
+    numpy_walk.jit, numpy_walk.jit_from = None, math.inf
     compiled = heuristic._TreeEval(enc)
     compiled.jit_from = 0
     return compiled, numpy_walk
@@ -249,6 +249,7 @@ def test_the_compiled_walk_finds_the_pair_the_numpy_walk_finds(monkeypatch):
     monkeypatch.setattr(heuristic, "COMPILED_AFTER_WORK", 10_000)  # then compiled
     compiled = find_witness(enc, 60.0, seed=3, work=50_000)
     monkeypatch.setattr(heuristic, "COMPILED_AFTER_WORK", math.inf)
+    monkeypatch.setattr(heuristic, "_LOADED", {})  # as in a process that never loaded it
     numpy_walk = find_witness(enc, 60.0, seed=3, work=50_000)
     assert all(np.array_equal(a, b) for a, b in zip(compiled, numpy_walk, strict=True))
 
@@ -257,6 +258,7 @@ def test_the_walk_turns_compiled_only_after_its_work_threshold(monkeypatch):
     from treesens.search import heuristic
 
     monkeypatch.setattr(heuristic, "COMPILED_AFTER_WORK", 100)
+    monkeypatch.setattr(heuristic, "_LOADED", {})  # as in a process that never loaded it
     ens = random_ensemble(18, 10, 3, 4, 5)
     ev = heuristic._TreeEval(_encoding(ens, Query(vary=("f0",), gap=Gap(0.2))))
     X = np.zeros((1, ens.n_features))
@@ -264,3 +266,11 @@ def test_the_walk_turns_compiled_only_after_its_work_threshold(monkeypatch):
     assert ev.jit is None
     ev.tree_values(np.arange(10), X)
     assert ev.jit is not None
+
+
+def test_an_evaluator_walks_compiled_from_the_start_once_the_process_has_loaded_it():
+    from treesens.search import heuristic
+
+    heuristic.compiled_eval()
+    ens = random_ensemble(19, 10, 3, 4, 5)
+    assert heuristic._TreeEval(_encoding(ens, Query(vary=("f0",), gap=Gap(0.2)))).jit is not None
