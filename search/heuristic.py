@@ -31,11 +31,11 @@ MAX_CANDIDATES = 48  # interval representatives tried per feature move
 # sides level. Weighting the sum up finds pairs a level score misses (docs/benchmarks.md,
 # "Why the defaults are what they are")
 BALANCE = 3.0
-# row-tree evaluations after which an evaluator walks its trees compiled
-# (search/tree_eval_jit.py; the same leaves and sums): the max gap's seed on the 255-leaf
-# LightGBM churn model took 15 s instead of 94, with the same pairs. Before it, the numpy
-# walk: importing numba and loading the compiled walk (about 1 s) would cost a quick
-# check more than it saves
+# an evaluator walks its trees compiled (search/tree_eval_jit.py; the same leaves and
+# sums) once it has done this many row-tree evaluations and its work bound leaves at least
+# as many: the max gap's seed on the 255-leaf LightGBM churn model took 17 s instead of
+# 94, with the same pairs. Before it, the numpy walk: importing numba and loading the
+# compiled walk (about 1 s) would cost a quick check more than it saves
 COMPILED_AFTER_WORK = 3_000_000
 
 
@@ -137,7 +137,7 @@ def _levels(root: np.ndarray, feature: np.ndarray, left: np.ndarray, right: np.n
 class _TreeEval:
     """Leaf values of several trees for a batch of rows, all trees in one walk."""
 
-    def __init__(self, enc: Encoding):
+    def __init__(self, enc: Encoding, work: int | None = None):
         ens = enc.ensemble
         self.forest = _Forest.of(ens)
         self.n_trees = len(ens.trees)
@@ -149,11 +149,12 @@ class _TreeEval:
         # tree_eval_jit where this process has loaded it, else from COMPILED_AFTER_WORK
         self.jit = _LOADED.get("walk")
         self.jit_from = COMPILED_AFTER_WORK
+        self.bound = work  # the work bound (None: none)
 
     def leaves(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
         """The leaf (a joint node id) each row of ``X`` reaches in each tree: (trees, rows)."""
         fo = self.forest
-        if self.jit is None and self.work >= self.jit_from:
+        if self.jit is None and self.work >= self.jit_from and self._long():
             self.jit_from = math.inf
             self.jit = compiled_eval()
         if self.jit is not None:
@@ -172,6 +173,10 @@ class _TreeEval:
             yes = v < threshold[node] if self.lt else v <= threshold[node]
             node = children[yes.view(np.int8), node]
         return node
+
+    def _long(self) -> bool:
+        """Whether the work bound leaves at least COMPILED_AFTER_WORK evaluations."""
+        return self.bound is None or self.bound - self.work >= COMPILED_AFTER_WORK
 
     def tree_values(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
         """Each tree's contribution for each row: (trees, rows, outputs)."""
@@ -312,7 +317,7 @@ class _Ascent:
         candidates: int,
     ):
         ens = enc.ensemble
-        self.ev = _TreeEval(enc)
+        self.ev = _TreeEval(enc, work)
         self.rng = np.random.default_rng(seed)
         self.deadline, self.margin, self.work = deadline, margin, work
         self.balance, self.candidates = balance, candidates

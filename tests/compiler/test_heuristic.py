@@ -268,6 +268,21 @@ def test_the_walk_turns_compiled_only_after_its_work_threshold(monkeypatch):
     assert ev.jit is not None
 
 
+def test_the_walk_stays_numpy_when_its_work_bound_leaves_too_little_to_pay_for_loading(
+    monkeypatch,
+):
+    from treesens.search import heuristic
+
+    monkeypatch.setattr(heuristic, "COMPILED_AFTER_WORK", 100)
+    monkeypatch.setattr(heuristic, "_LOADED", {})
+    ens = random_ensemble(18, 10, 3, 4, 5)
+    ev = heuristic._TreeEval(_encoding(ens, Query(vary=("f0",), gap=Gap(0.2))), work=250)
+    X = np.zeros((1, ens.n_features))
+    for _ in range(3):  # 90, 180, 270 evaluations: never 100 done with 100 left
+        ev.tree_values(np.arange(10), X)
+    assert ev.jit is None
+
+
 def test_an_evaluator_walks_compiled_from_the_start_once_the_process_has_loaded_it():
     from treesens.search import heuristic
 
