@@ -6,7 +6,10 @@ depend on the machine's load), and how fast.
         --variant default --variant balance=0.5 --variant balance=3,work=2
 
 A variant is ``name`` or ``key=value,...`` over ``find_witness``'s tuning arguments
-(balance, candidates) and ``work`` (a multiple of the pipeline's bound).
+(balance, candidates), ``work`` (a multiple of the pipeline's bound) and ``walk``: how
+the trees are walked, ``numpy`` or ``compiled`` from the first evaluation (default: the
+pipeline's rule, compiled after ``heuristic.COMPILED_AFTER_WORK`` evaluations). The
+compiled walk is loaded before the first instance, so no variant pays for loading it.
 Every variant runs on every instance in this one process, one after the other, so the
 comparison is side by side; a JSON line per (instance, variant) goes to --out and a
 table to standard output. Only pairs are counted: the heuristic never proves
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -29,6 +34,7 @@ sys.path.insert(0, str(HERE))
 from instances import tier  # noqa: E402
 
 TUNING = ("balance", "candidates")
+WALKS = ("numpy", "compiled")
 
 
 def parse_variant(text: str) -> tuple[str, dict]:
@@ -38,12 +44,12 @@ def parse_variant(text: str) -> tuple[str, dict]:
     kw: dict = {}
     for part in text.split(","):
         key, _, value = part.partition("=")
-        if key not in TUNING + ("work",) or not value:
+        if key not in TUNING + ("work", "walk") or not value or (key == "walk") != (value in WALKS):
             raise SystemExit(
                 f"bench/heuristic.py: variant {text!r}: expected key=value with key "
-                f"in {', '.join(TUNING + ('work',))}"
+                f"in {', '.join(TUNING + ('work', 'walk'))} (walk: {' or '.join(WALKS)})"
             )
-        kw[key] = int(value) if key == "candidates" else float(value)
+        kw[key] = value if key == "walk" else int(value) if key == "candidates" else float(value)
     return text, kw
 
 
@@ -52,6 +58,7 @@ def run_one(ens, q, variants, seed: int) -> list[dict]:
 
     from treesens.compiler.replay import condition_slack
     from treesens.driver import compile_query
+    from treesens.search import heuristic
     from treesens.search.heuristic import find_witness
     from treesens.search.heuristic_stage import heuristic_work
 
@@ -61,9 +68,10 @@ def run_one(ens, q, variants, seed: int) -> list[dict]:
     for name, kw in variants:
         kw = dict(kw)
         work = int(base_work * kw.pop("work", 1.0))
-        t0 = time.process_time()
-        found = find_witness(enc, 3600.0, seed=seed, margin=2 * enc.relax, work=work, **kw)
-        cpu = time.process_time() - t0
+        with _walking(heuristic, kw.pop("walk", None)):
+            t0 = time.process_time()
+            found = find_witness(enc, 3600.0, seed=seed, margin=2 * enc.relax, work=work, **kw)
+            cpu = time.process_time() - t0
         ok, slack = False, None
         if found is not None:
             x1, x2, ok = found
@@ -72,6 +80,26 @@ def run_one(ens, q, variants, seed: int) -> list[dict]:
             ok = bool(ok and slack >= 0)
         out.append({"variant": name, "found": ok, "slack": slack, "cpu": cpu})
     return out
+
+
+@contextmanager
+def _walking(heuristic, walk: str | None):
+    """heuristic's walk rule for one variant: as the pipeline's (None), always numpy, or
+    compiled from the first evaluation."""
+    saved = heuristic.COMPILED_AFTER_WORK, dict(heuristic._LOADED)
+    if walk == "numpy":
+        heuristic.COMPILED_AFTER_WORK = math.inf
+        heuristic._LOADED.clear()
+    elif walk == "compiled":
+        heuristic.COMPILED_AFTER_WORK = 0
+    elif "walk" in saved[1]:  # the pipeline's rule, in a process that has not loaded it
+        heuristic._LOADED.clear()
+    try:
+        yield
+    finally:
+        heuristic.COMPILED_AFTER_WORK = saved[0]
+        heuristic._LOADED.clear()
+        heuristic._LOADED.update(saved[1])
 
 
 def main(argv=None) -> int:
@@ -92,6 +120,9 @@ def main(argv=None) -> int:
 
     import treesens
     from treesens.interfaces.api import make_query
+    from treesens.search.heuristic import compiled_eval
+
+    compiled_eval()  # loaded once, before any variant runs
 
     loaded = (None, None)  # (model key, Ensemble): instances come sorted by model
     results = []

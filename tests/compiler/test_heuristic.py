@@ -110,6 +110,12 @@ def test_a_benchmark_variant_names_tuning_arguments(bench_heuristic):
     assert kw == {"balance": 0.5, "candidates": 96, "work": 2.0}
 
 
+def test_a_benchmark_variant_names_how_the_trees_are_walked(bench_heuristic):
+    assert bench_heuristic.parse_variant("walk=numpy") == ("walk=numpy", {"walk": "numpy"})
+    with pytest.raises(SystemExit, match="walk=fast"):
+        bench_heuristic.parse_variant("walk=fast")
+
+
 def test_a_benchmark_variant_with_an_unknown_key_is_refused(bench_heuristic):
     with pytest.raises(SystemExit, match="speed=2"):
         bench_heuristic.parse_variant("speed=2")
