@@ -162,6 +162,21 @@ def _throttled(status: Callable[[str], None], label: str) -> Callable[[str], Non
     return log
 
 
+@contextmanager
+def _cut_short_written(written: Callable[[Result], None]) -> Iterator[None]:
+    """Ctrl-C or a signal in a query answered in this process: the bounds or the best
+    pair it had (the interruption's ``partial_result``, its ``stopped_by`` saying it was
+    cut short, so that ``--resume`` asks it again) given to ``written``, then the
+    interruption raised on."""
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        partial = getattr(e, "partial_result", None)
+        if partial is not None:
+            written(partial)
+        raise
+
+
 def sweep_campaign(
     ens: Ensemble,
     subsets: list[tuple[str, ...]],
@@ -209,18 +224,21 @@ def sweep_campaign(
         queries = [make(list(s), ",".join(s)) for s in plan.todo]
         with opened(campaign, work=bool(queries)) as run:
 
+            def written(res: Result) -> None:
+                run.append(res.to_json() + "\n")
+                shown.advance(res)
+                if on_result is not None:  # the CLI's raises a signal it recorded
+                    on_result(res)
+
             def ended(res: Result) -> None:
                 if certificates is not None:  # before its line: it says if it was certified
                     certificates(res)
-                run.append(res.to_json() + "\n")
-                if on_result is not None:
-                    on_result(res)
-                shown.advance(res)
+                written(res)
 
             # certified here as each answer ends: its box search's proof is recorded, and
             # the certificate written from it (certify_recorded.py)
             record = certificates is not None and certificates.takes_recorded(run.executor)
-            with recording_proofs(record):
+            with recording_proofs(record), _cut_short_written(written):
                 new = ask_many(
                     ens,
                     queries,

@@ -14,7 +14,7 @@ from ..compiler.kinds import kind_of
 from ..compiler.query import Query
 from ..compiler.question import result_gap
 from .ask import Asked
-from .max_gap import result_gap_kind
+from .max_gap import INTERRUPTED, result_gap_kind
 from .results_log import read_log
 
 
@@ -77,7 +77,8 @@ class ResumeKey:
         Sensitive and insensitive answers are reused; an unknown only when its time limit
         was at least this one; errors (and results without the record) never. A max-gap
         result (its gap is the one found) is reused as an answer when its bounds met, else
-        as an unknown.
+        as an unknown. A result Ctrl-C or a signal cut short (the bounds or the best pair
+        it had) did not have its time: only its proven bounds are reused.
         """
         stats = line.get("stats")
         asked = stats.get("asked") if isinstance(stats, dict) else None
@@ -97,6 +98,8 @@ class ResumeKey:
             return False
         found = line.get("max_gap")
         answered = self.max_gap is None or (isinstance(found, dict) and found.get("proven"))
+        if _interrupted(line):
+            return self.max_gap is not None and answered
         if line.get("status") in (SENSITIVE, INSENSITIVE) and answered:
             return True
         return (
@@ -184,6 +187,13 @@ def plan_resume(
             plan.todo.append(s)
             plan.rerun += bool(seen)
     return plan
+
+
+def _interrupted(line: dict) -> bool:
+    """Whether Ctrl-C or a signal cut the recorded result short (its ``stopped_by``, or
+    its max gap's, says so)."""
+    stats, found = line.get("stats"), line.get("max_gap")
+    return any(isinstance(d, dict) and d.get("stopped_by") == INTERRUPTED for d in (stats, found))
 
 
 def recorded_features(line: dict, commas: bool) -> frozenset[str] | None:

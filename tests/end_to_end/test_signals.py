@@ -431,3 +431,25 @@ def test_a_signal_in_the_compiled_max_gap_search_prints_the_bounds_so_far(churn,
     assert p.returncode == CODES[sig], err
     assert "internal error" not in err
     assert "max gap in [" in out and "not proven (interrupted;" in out
+
+
+@pytest.mark.shared
+def test_a_signal_in_a_sweeps_max_gap_writes_its_bounds_so_far_to_out(churn, tmp_path):
+    out = tmp_path / "out.jsonl"
+    p = subprocess.Popen(
+        [*CLI, "sweep", churn, "--features", "PaymentMethod", *LONG_MAX_GAP[2:]]
+        + ["--timeout", "120", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while "max gap so far" not in (line := p.stderr.readline()):  # its first status line
+        assert line, "the sweep ended before its query's first status line"
+    time.sleep(1.0)  # within the query's search (a sweep's status lines come every 10 s)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=ENDS_WITHIN)
+    assert p.returncode == 143, err
+    assert "not proven (interrupted)" in err  # its progress line
+    (line,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert line["max_gap"]["stopped_by"] == "interrupted" and not line["max_gap"]["proven"]
+    assert line["max_gap"]["lower"] <= line["max_gap"]["upper"]

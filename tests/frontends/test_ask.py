@@ -74,6 +74,59 @@ def test_a_campaign_appends_its_answers_to_its_log_and_resumes_from_it(ens, tmp_
     assert len(log.read_text().splitlines()) == 2
 
 
+def _cut_short_at(monkeypatch, label):
+    """Ctrl-C in the query ``label`` of a campaign run in this process, carrying its
+    result so far (marked as a cut-short search marks it) as the interruption does."""
+    from treesens.questions import campaign
+
+    real = campaign.answer_task
+
+    def answering(ens, task, log=None):
+        res = real(ens, task, log)
+        if task.query.label == label:
+            res.stats["stopped_by"] = "interrupted"
+            e = KeyboardInterrupt()
+            e.partial_result = res
+            raise e
+        return res
+
+    monkeypatch.setattr(campaign, "answer_task", answering)
+
+
+def _make(vary, name=""):
+    return make_query(vary, gap=0.1, timeout=30, name=name)
+
+
+def test_a_campaign_cut_short_writes_the_query_in_flights_result_so_far(ens, tmp_path, monkeypatch):
+    log = tmp_path / "sweep.jsonl"
+    _cut_short_at(monkeypatch, "f1")
+    shown = []
+    with pytest.raises(KeyboardInterrupt):
+        sweep_campaign(
+            ens, [("f0",), ("f1",), ("f2",)], _make, Campaign(out=log), on_result=shown.append
+        )
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [d["query"] for d in lines] == ["f0", "f1"]
+    assert lines[1]["stats"]["stopped_by"] == "interrupted"
+    assert [r.query for r in shown] == ["f0", "f1"]
+
+
+def test_a_resumed_campaign_asks_a_query_cut_short_again(ens, tmp_path, monkeypatch):
+    log = tmp_path / "sweep.jsonl"
+    _cut_short_at(monkeypatch, "f1")
+    with pytest.raises(KeyboardInterrupt):
+        sweep_campaign(ens, [("f0",), ("f1",)], _make, Campaign(out=log))
+    monkeypatch.undo()
+    asked = []
+
+    def counting(vary, name=""):
+        asked.append(name)
+        return _make(vary, name)
+
+    sweep_campaign(ens, [("f0",), ("f1",)], counting, Campaign(resume=log))
+    assert asked == ["", "f1"]
+
+
 def test_a_caught_unknown_kind_is_an_error_result(ens):
     r = answer(ens, Query(vary=("f0",), kind="nope"), catch=True)
     assert r.status == "error" and "unknown query kind 'nope'" in r.error

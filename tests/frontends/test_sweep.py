@@ -120,6 +120,22 @@ def test_recorded_unknown_is_reused_only_with_at_least_the_time_limit(timeout, r
     assert QUESTION.reuses(_line(status="unknown", timeout=timeout)) is reused
 
 
+def test_a_recorded_answer_cut_short_by_an_interruption_is_not_reused():
+    line = _line(status="sensitive", timeout=600.0)
+    line["stats"]["stopped_by"] = "interrupted"
+    assert not QUESTION.reuses(line)
+
+
+MAX_GAP_QUESTION = ResumeKey(**{**QUESTION.__dict__, "max_gap": 0.001})
+
+
+@pytest.mark.parametrize(("proven", "reused"), [(False, False), (True, True)])
+def test_a_max_gap_cut_short_is_reused_only_when_its_bounds_were_proven(proven, reused):
+    found = {"lower": 0.3, "upper": 0.3005 if proven else 0.4, "proven": proven}
+    line = _line(status="sensitive", timeout=600.0, max_gap={**found, "stopped_by": "interrupted"})
+    assert MAX_GAP_QUESTION.reuses(line) is reused
+
+
 def test_resume_plan_matches_a_feature_set_in_any_order():
     plan = plan_resume([("a", "b")], [_line(query="b,a")], QUESTION)
     assert plan.reused[("a", "b")]["query"] == "a,b" and plan.todo == []
