@@ -39,7 +39,7 @@ import numpy as np
 
 from ..compiler.encode import Encoding
 from .gap_polish import polish_pair
-from .heuristic import find_witness
+from .heuristic import compiled_eval, find_witness
 from .heuristic_stage import heuristic_work
 
 # slack asked beyond gap 0, in the rows' units (a logit: 1, 4 are probability gaps of
@@ -109,6 +109,10 @@ def seed_floor(
         return 0
     offered = 0
     asks = seed_margins(saturation, enc.relax)
+    # every ask walks its trees compiled from its start (heuristic.py): loaded inside an
+    # ask, the load (about 1 s) came out of that ask's time share (2 s for the slack-4 ask
+    # of a 43 s query), which then stopped it short of its pair
+    compiled_eval()
     for margin, share, work in asks:
         left = deadline - time.time()
         if left <= 0:

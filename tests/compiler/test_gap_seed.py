@@ -245,3 +245,19 @@ def test_the_progress_lines_of_a_seeded_search_state_the_seeds_pair(monkeypatch)
     lines: list[str] = []
     _, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, log=lines.append)
     assert f"so far in [{out.lower:.4g}, " in lines[-1]
+
+
+def test_the_seed_loads_the_heuristics_compiled_walk_before_its_first_ask(monkeypatch):
+    from treesens.search import heuristic
+
+    monkeypatch.setattr(heuristic, "_LOADED", {})  # as in a process that never loaded it
+    loaded_at_ask: list[bool] = []
+
+    def witness(enc, budget, seed=0, margin=0.0, work=None):
+        loaded_at_ask.append(heuristic._LOADED.get("walk") is not None)
+        return None
+
+    monkeypatch.setattr(gap_seed, "find_witness", witness)
+    ens, q = _case(0)
+    gap_seed.seed_floor(pair_encoding(ens, q), lambda a, b: None, time.time() + FAR, 6.9)
+    assert loaded_at_ask == [True]
