@@ -55,6 +55,12 @@ SEED_SHARE = 0.05
 SATURATION_SHARE = 0.4
 # the saturation ask's work, in the heuristic's own work bounds (heuristic_work)
 SATURATION_WORK = 2.0
+# from this heuristic work bound (20,000 leaves), the asks walk their trees compiled from
+# their start (heuristic.py), loaded first: loaded inside an ask (after its first 3 million
+# evaluations), the load (about 1 s) came out of that ask's time share (2 s for the
+# slack-4 ask of a 43 s query on a 1,000-tree model), which then stopped it short of its
+# pair. A smaller model's seed may end before the load would pay
+PRELOAD_WORK = 10_000_000
 # the polish of a missed ask's pair (gap_polish.py): each round's work in heuristic work
 # bounds (gap_polish.ROUNDS at most), and the polish's share of the time left (a backstop)
 POLISH_WORK = 2.0
@@ -109,10 +115,8 @@ def seed_floor(
         return 0
     offered = 0
     asks = seed_margins(saturation, enc.relax)
-    # every ask walks its trees compiled from its start (heuristic.py): loaded inside an
-    # ask, the load (about 1 s) came out of that ask's time share (2 s for the slack-4 ask
-    # of a 43 s query), which then stopped it short of its pair
-    compiled_eval()
+    if heuristic_work(ens) >= PRELOAD_WORK:
+        compiled_eval()
     for margin, share, work in asks:
         left = deadline - time.time()
         if left <= 0:

@@ -247,10 +247,11 @@ def test_the_progress_lines_of_a_seeded_search_state_the_seeds_pair(monkeypatch)
     assert f"so far in [{out.lower:.4g}, " in lines[-1]
 
 
-def test_the_seed_loads_the_heuristics_compiled_walk_before_its_first_ask(monkeypatch):
+def test_a_large_models_seed_loads_the_compiled_walk_before_its_first_ask(monkeypatch):
     from treesens.search import heuristic
 
     monkeypatch.setattr(heuristic, "_LOADED", {})  # as in a process that never loaded it
+    monkeypatch.setattr(gap_seed, "PRELOAD_WORK", 0)  # the work bound of a large model
     loaded_at_ask: list[bool] = []
 
     def witness(enc, budget, seed=0, margin=0.0, work=None):
@@ -261,3 +262,14 @@ def test_the_seed_loads_the_heuristics_compiled_walk_before_its_first_ask(monkey
     ens, q = _case(0)
     gap_seed.seed_floor(pair_encoding(ens, q), lambda a, b: None, time.time() + FAR, 6.9)
     assert loaded_at_ask == [True]
+
+
+def test_a_small_models_seed_does_not_load_the_compiled_walk_first(monkeypatch):
+    from treesens.search import heuristic
+
+    monkeypatch.setattr(heuristic, "_LOADED", {})
+    monkeypatch.setattr(gap_seed, "find_witness", lambda *a, **k: None)
+    ens, q = _case(0)
+    assert heuristic_work(ens) < gap_seed.PRELOAD_WORK
+    gap_seed.seed_floor(pair_encoding(ens, q), lambda a, b: None, time.time() + FAR, 6.9)
+    assert "walk" not in heuristic._LOADED
