@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -194,19 +196,28 @@ class _TreeEval:
             total += d
 
 
-# "walk": tree_eval_jit (None where numba does not install) once an evaluator of this
+class CompiledWalk(NamedTuple):
+    """search/tree_eval_jit.py's functions."""
+
+    leaves: Callable
+    add_in_order: Callable
+
+
+# "walk": the CompiledWalk (None where numba does not install) once an evaluator of this
 # process has loaded it: the load is paid, and every evaluator after it walks compiled
 _LOADED: dict = {}
 
 
-def compiled_eval():
-    """search/tree_eval_jit.py, or None where numba does not install (the numpy walk)."""
+def compiled_eval() -> CompiledWalk | None:
+    """search/tree_eval_jit.py's walk, or None where numba does not install (the numpy
+    walk then)."""
     if "walk" not in _LOADED:
         try:
-            from . import tree_eval_jit  # noqa: PLC0415 - numba only for long searches
+            from .tree_eval_jit import add_in_order, leaves  # noqa: PLC0415 - numba when long
         except ImportError:
-            tree_eval_jit = None
-        _LOADED["walk"] = tree_eval_jit
+            _LOADED["walk"] = None
+        else:
+            _LOADED["walk"] = CompiledWalk(leaves, add_in_order)
     return _LOADED["walk"]
 
 

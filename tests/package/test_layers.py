@@ -51,6 +51,7 @@ LAZY_MODULES = frozenset(
     {
         "treesens.search.gap_kernel_jit",
         "treesens.search.pair_walk_jit",  # the pair tables' compiled walk (numba)
+        "treesens.search.tree_eval_jit",  # the heuristic's compiled walk (numba)
         "treesens.questions.certify",
         "treesens.questions.certify_recorded",
         "treesens.views.plot_witness",
