@@ -148,7 +148,7 @@ class _TreeEval:
         self.work = 0
         self.f32 = ens.cast == "float32"
         self.zero_band = ens.cast == "float64z"  # LightGBM reads |x| <= ZERO_BAND as 0.0
-        # tree_eval_jit where this process has loaded it, else from COMPILED_AFTER_WORK
+        # the compiled walk where this process has loaded it, else from COMPILED_AFTER_WORK on
         self.jit = _LOADED.get("walk")
         self.jit_from = COMPILED_AFTER_WORK
         self.bound = work  # the work bound (None: none)
