@@ -177,8 +177,8 @@ class _TreeEval:
         return node
 
     def _long(self) -> bool:
-        """Whether the work bound leaves at least COMPILED_AFTER_WORK evaluations."""
-        return self.bound is None or self.bound - self.work >= COMPILED_AFTER_WORK
+        """Whether the work bound leaves at least ``jit_from`` more evaluations."""
+        return self.bound is None or self.bound - self.work >= self.jit_from
 
     def tree_values(self, trees: np.ndarray, X: np.ndarray) -> np.ndarray:
         """Each tree's contribution for each row: (trees, rows, outputs)."""
