@@ -58,7 +58,7 @@ class _Forest:
     # of ``levels`` steps ends on every row's leaf without asking which nodes are inner
     walk_feature: np.ndarray
     children: np.ndarray  # (2, n_nodes): [the "no" child, the "yes" child]
-    levels: int  # the deepest leaf's depth (at most MAX_LEVELS)
+    levels: int  # the deepest leaf's depth
 
     @classmethod
     def of(cls, ens: Ensemble) -> _Forest:
@@ -121,19 +121,20 @@ def _trees_testing(feature: np.ndarray, sizes: np.ndarray, n_features: int) -> d
     return {k: t[bounds[k] : bounds[k + 1]] for k in range(n_features)}
 
 
-MAX_LEVELS = 64  # a walk's steps at most (deeper trees are walked this far)
+# a model with a leaf deeper than this walks compiled from the start: the numpy walk steps
+# every row as deep as the deepest leaf
+DEEP_LEVELS = 64
 
 
 def _levels(root: np.ndarray, feature: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
-    """How many steps take every root to its deepest leaf (at most MAX_LEVELS)."""
+    """How many steps take every root to its deepest leaf."""
     nodes, levels = root, 0
-    while levels < MAX_LEVELS:
+    while True:
         inner = nodes[feature[nodes] >= 0]
         if not len(inner):
-            break
+            return levels
         nodes = np.concatenate([left[inner], right[inner]])
         levels += 1
-    return levels
 
 
 class _TreeEval:
@@ -150,6 +151,8 @@ class _TreeEval:
         self.zero_band = ens.cast == "float64z"  # LightGBM reads |x| <= ZERO_BAND as 0.0
         # the compiled walk where this process has loaded it, else from COMPILED_AFTER_WORK on
         self.jit = _LOADED.get("walk")
+        if self.jit is None and self.forest.levels > DEEP_LEVELS:
+            self.jit = compiled_eval()
         self.jit_from = COMPILED_AFTER_WORK
         self.bound = work  # the work bound (None: none)
 

@@ -1,10 +1,9 @@
 """The heuristic's tree walks (heuristic._TreeEval), compiled (numba): imported on first
-use only, and only for large models (heuristic.COMPILED_FROM_LEAVES), cached on disk
-where numba can write.
+use only, by a search long enough to repay the load (heuristic.COMPILED_AFTER_WORK) or on
+a model deeper than heuristic.DEEP_LEVELS; cached on disk where numba can write.
 
 ``leaves`` reaches the same leaf as the numpy walk, row for row (the same comparison on
-the same float64 values; in a tree deeper than heuristic.MAX_LEVELS the numpy walk stops
-at that depth, this one goes on to the leaf); ``add_in_order`` sums the trees' changes one tree after the
+the same float64 values); ``add_in_order`` sums the trees' changes one tree after the
 other as the numpy loop does, so the sums round as before and the ascent finds the same
 pairs. The numpy walk steps every row as deep as the deepest tree (55 levels on the
 255-leaf LightGBM churn model): compiled, each row stops at its own leaf.

@@ -3,6 +3,7 @@ none exists, and under its work bound it gives the same pair every time."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from treesens.compiler.ensemble import Tree
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.driver import compile_query
@@ -295,3 +297,29 @@ def test_an_evaluator_walks_compiled_from_the_start_once_the_process_has_loaded_
     heuristic.compiled_eval()
     ens = random_ensemble(19, 10, 3, 4, 5)
     assert heuristic._TreeEval(_encoding(ens, Query(vary=("f0",), gap=Gap(0.2)))).jit is not None
+
+
+def _chain(depth: int) -> Tree:
+    """A tree whose node i tests f0 < i/10: the yes side a leaf, the no side node i + 1."""
+    n = 2 * depth + 1
+    feature, threshold = np.full(n, -1), np.zeros(n)
+    left, right, value = np.full(n, -1), np.full(n, -1), np.zeros(n)
+    for i in range(depth):
+        inner, leaf = 2 * i, 2 * i + 1
+        feature[inner], threshold[inner] = 0, i / 10
+        left[inner], right[inner] = leaf, inner + 2
+        value[leaf] = i
+    value[n - 1] = depth
+    return Tree(feature, threshold, left, right, np.zeros(n, bool), value, (0,))
+
+
+def test_a_tree_deeper_than_the_numpy_walks_limit_is_walked_to_each_rows_leaf():
+    from treesens.search import heuristic
+
+    ens = random_ensemble(20, 3, 3, 4, 5)
+    deep = dataclasses.replace(ens, trees=(*ens.trees, _chain(heuristic.DEEP_LEVELS + 16)))
+    ev = heuristic._TreeEval(_encoding(deep, Query(vary=("f1",), gap=Gap(0.2))))
+    X = np.zeros((3, deep.n_features))
+    X[:, 0] = [0.05, 6.45, 100.0]  # leaves at depths 1, 65 and 81 of the chain
+    joint = ev.leaves(np.arange(len(deep.trees)), X) - ev.forest.root[:, None]
+    assert np.array_equal(joint.T, deep.leaf_indices(X))
