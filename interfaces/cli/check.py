@@ -74,6 +74,10 @@ def run(args) -> int:
     t_run = time.time()  # the interpreter, the imports and the flags took until now
     require_backend(args.backend)  # before loading: the heuristic must not answer for it
     check_plot_arg(args)
+    if args.certificate is not None:  # a file that cannot be written: before the answer
+        from ...questions.certify import check_certificate_path
+
+        check_certificate_path(args.certificate)
     refuse_file_over_limit(args.model, args.memory_mb)  # a skops file's size, before its load
     keep_structures()  # a model's encoding structure kept for its next check, as its parse
     ens = load_from_args(args)

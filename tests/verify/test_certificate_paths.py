@@ -73,3 +73,13 @@ def test_a_certificate_naming_its_model_from_the_working_directory_still_finds_i
     monkeypatch.chdir(tmp_path)
     assert named_model("model.json", Path("certs")) == Path("model.json")
     assert named_model("../model.json", Path("certs")) == Path("certs/../model.json")
+
+
+def test_a_certificate_in_a_missing_folder_is_refused_before_the_answer(written, tmp_path):
+    p = treesens_here(
+        "check", written.parents[1] / "model.json", "--vary", "f1", "--gap", "0.2",
+        "--certificate", tmp_path / "nowhere" / "c.json",
+    )  # fmt: skip
+    assert p.returncode == 2
+    (line,) = p.stderr.strip().splitlines()
+    assert "cannot write the certificate there" in line and "internal error" not in line
