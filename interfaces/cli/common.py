@@ -183,7 +183,7 @@ def add_max_gap_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-gap-tolerance",
         type=positive_float,
-        default=DEFAULT_TOLERANCE,
+        default=None,
         metavar="T",
         help=f"--max-gap stops when its bounds are within T (binary: absolute, in "
         f"probability; multiclass: in ln units; regressors: relative to the bound; "
@@ -193,9 +193,12 @@ def add_max_gap_args(p: argparse.ArgumentParser) -> None:
 
 def max_gap_tolerance(args) -> float | None:
     """The --max-gap tolerance, checked (None: no --max-gap)."""
+    given = getattr(args, "max_gap_tolerance", None)
     if not getattr(args, "max_gap", False):
+        if given is not None:  # it would change nothing: say so rather than ignore it
+            raise InputError("--max-gap-tolerance is the tolerance of --max-gap: add --max-gap")
         return None
-    return check_tolerance(args.max_gap_tolerance)
+    return check_tolerance(DEFAULT_TOLERANCE if given is None else given)
 
 
 def add_backend_arg(p: argparse.ArgumentParser) -> None:

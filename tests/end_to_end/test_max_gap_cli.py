@@ -111,3 +111,8 @@ def test_a_tolerance_below_the_float32_allowance_ends_saying_so_not_time_limit()
     (r,) = json_lines(p.stdout)
     assert not r["max_gap"]["proven"] and r["max_gap"]["stopped_by"] == "rounding"
     assert "rounding allowance wider than the tolerance" in r["message"]
+
+
+def test_check_max_gap_tolerance_without_max_gap_exits_2(tiny_model):
+    p = treesens_here("check", tiny_model, "--vary", "area", *TOL)
+    assert p.returncode == 2 and "add --max-gap" in p.stderr and "solving" not in p.stderr
