@@ -191,9 +191,9 @@ def max_gap(
     >>> r = max_gap("model.json", vary=["sex"])   # doctest: +SKIP
     >>> r.max_gap["lower"], r.max_gap["upper"]
     """
-    for name in ("gap", "margin_gap"):
-        if check_kw.get(name) is not None:
-            raise InputError(f"max_gap searches the gap itself: drop {name}=")
+    for given in ("gap", "margin_gap"):  # not ``name``: that is the query's name
+        if check_kw.get(given) is not None:
+            raise InputError(f"max_gap searches the gap itself: drop {given}=")
     largest = {"kind": "max_gap", "params": {"tolerance": check_tolerance(tolerance)}}
     return _ask(model, vary, name, check_kw | largest, "max_gap", certificate, certify_budget)
 

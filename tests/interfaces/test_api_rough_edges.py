@@ -140,3 +140,11 @@ def test_data_column_differing_from_a_feature_in_case_gets_a_did_you_mean():
 def test_closest_puts_a_name_differing_in_case_and_separators_first():
     names = ["mean_area", "mean_radius", "radius_mean", "worst_radius"]
     assert closest("MEAN RADIUS", names).startswith(" (did you mean 'mean_radius'")
+
+
+def test_max_gap_names_its_result_after_the_features_it_varies():
+    assert treesens.max_gap(BC_MODEL, ["worst_symmetry"], timeout=60).query == "worst_symmetry"
+
+
+def test_max_gap_keeps_the_name_it_is_given():
+    assert treesens.max_gap(BC_MODEL, ["worst_symmetry"], name="sym", timeout=60).query == "sym"
