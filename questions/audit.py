@@ -346,7 +346,7 @@ def summary(df, by: str | None = None):
         for d, sub in df.groupby("decision", sort=True):
             groups.append(("decision", f"{d} -> other", sub))
     if by is not None:
-        for v, sub in df.groupby(by, sort=True, dropna=False):
+        for v, sub in df.groupby(by, sort=True, dropna=False, observed=True):
             groups.append((by, str(v), sub))
     rec = []
     for col, val, sub in groups:

@@ -194,6 +194,30 @@ def _results_paths(results: str | Path) -> tuple[Path, Path]:
     return base.with_name(f"{stem}.rank.jsonl"), base.with_name(f"{stem}.checks.jsonl")
 
 
+# a protected feature with more values than this among the rows is broken down by
+# intervals of about equal counts (its deciles) instead of value by value
+MAX_VALUES = 12
+
+
+def _binned(values):
+    """A numeric breakdown column with more than MAX_VALUES values as labels of its
+    intervals, "[a, b]" with about as many rows in each (its deciles; a and b the
+    lowest and highest value of the rows in it), in order; the column itself otherwise."""
+    import pandas as pd
+
+    numeric = pd.to_numeric(values, errors="coerce")
+    if numeric.isna().sum() > values.isna().sum() or numeric.nunique() <= MAX_VALUES:
+        return values
+    bins = pd.qcut(numeric, 10, duplicates="drop")
+    intervals = sorted(bins.dropna().unique(), key=lambda b: b.left)
+    names = {}
+    for b in intervals:
+        inside = numeric[bins == b]
+        names[b] = f"[{inside.min():.4g}, {inside.max():.4g}]"
+    order = pd.CategoricalDtype([names[b] for b in intervals], ordered=True)
+    return bins.map(names).astype(order)
+
+
 def _audit(
     ens: Ensemble, data: str, feature: str, asked: dict, label: str, classes
 ) -> tuple[int, list[dict], str | None]:
@@ -201,6 +225,7 @@ def _audit(
         df = audit(ens, data, [feature], label=label, by=feature, classes=classes, **asked)
     except InputError as e:
         return 0, [], str(e)
+    df[feature] = _binned(df[feature])
     table = summary(df, by=feature)
     rows = [
         {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}

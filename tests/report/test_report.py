@@ -26,6 +26,32 @@ def test_the_protected_feature_is_checked_and_audited_by_its_own_values(small_re
     assert {"all", "decision", "mean_texture"} <= groups
 
 
+def test_a_protected_feature_of_many_values_is_broken_down_by_its_deciles(small_report):
+    groups = [r for r in small_report.protected[0].audit_table if r["group"] == "mean_texture"]
+    assert len(groups) == 10  # 200 rows of about as many values: ten intervals
+    assert sum(r["rows"] for r in groups) == 200
+    lows = [float(r["value"].strip("[]").split(",")[0]) for r in groups]
+    assert lows == sorted(lows)
+
+
+def test_a_breakdown_column_of_few_values_keeps_them():
+    import pandas as pd
+
+    from treesens.questions.report import MAX_VALUES, _binned
+
+    few = pd.Series([float(i % MAX_VALUES) for i in range(100)])
+    assert _binned(few).equals(few)
+
+
+def test_a_breakdown_interval_names_the_lowest_and_highest_value_of_its_rows():
+    import pandas as pd
+
+    from treesens.questions.report import _binned
+
+    labels = _binned(pd.Series([float(i) for i in range(100)]))
+    assert labels[0] == "[0, 9]" and labels[99] == "[90, 99]"
+
+
 def test_audit_intervals_bracket_the_fraction(small_report):
     for row in small_report.protected[0].audit_table:
         if row["fraction"] is not None:
