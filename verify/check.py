@@ -35,7 +35,7 @@ from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
 from .models_groups import folded, read_groups
 from .replay import RawScores, library_raw
-from .walk import Walker
+from .walk import Walker, split_column
 
 FORMAT = "treesens-certificate"
 # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``); 3: domains
@@ -549,7 +549,11 @@ class Checker:
                 return Verdict(False, f"step {i}: the proof goes on after covering the space")
             box = stack.pop()
             if step[0] == "split":
-                c = int(step[1])
+                c = split_column(step, len(box))
+                if c is None:
+                    return Verdict(
+                        False, f"step {i}: a split on no column of the pair space {step!r}"
+                    )
                 sides = self._split_box(box[c], self.columns[c][0], step[2])
                 if sides is None:
                     return Verdict(False, f"step {i}: a split this column cannot take {step!r}")

@@ -119,7 +119,11 @@ class Walker:
                         for k, (t, s) in enumerate(zip(tables, live, strict=True))
                     ]
             if step[0] == "split":
-                c = int(step[1])
+                c = split_column(step, len(box))
+                if c is None:
+                    return Verdict(
+                        False, f"step {i}: a split on no column of the pair space {step!r}"
+                    )
                 sides = ch._split_box(box[c], ch.columns[c][0], step[2])
                 if sides is None:
                     return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
@@ -145,6 +149,13 @@ class Walker:
                 return wrong
             pruned += 1
         return covering(stack, pruned)
+
+
+def split_column(step: list, columns: int) -> int | None:
+    """The column a "split" step names, or None when it names none of the ``columns``."""
+    c = step[1] if len(step) == 3 else None
+    ok = isinstance(c, int) and not isinstance(c, bool) and 0 <= c < columns
+    return c if ok else None
 
 
 def subtree_needs(proof: list, at: dict[str, int]) -> list[int]:

@@ -100,6 +100,18 @@ def test_a_certificate_with_a_bound_changed_is_rejected(certificate, tmp_path):
     assert not verdict.valid and "states" in verdict.message
 
 
+@pytest.mark.parametrize("column", [99, -1, "0", 1.0])
+def test_a_split_on_no_column_of_the_pair_space_is_rejected_naming_its_step(
+    certificate, tmp_path, column
+):
+    def split_elsewhere(doc):
+        proof = doc["parts"][0]["proof"]
+        proof[:] = [["split", column, 0.5], *proof, *proof]
+
+    verdict = verify_file(tampered(certificate, tmp_path, split_elsewhere))
+    assert not verdict.valid and "a split on no column" in verdict.message
+
+
 def test_a_certificate_for_a_smaller_gap_is_rejected(certificate, tmp_path):
     def smaller_gap(doc):
         doc["question"]["claim"]["gap"] = 0.0
