@@ -302,7 +302,7 @@ _TERMINAL_WORDS = {
     "NAME": "a name",
     "STRING": 'a "quoted string"',
     "NUMBER": "a number",
-    "INT": "a whole number",
+    "INT": "a whole number (0, 1, 2, ...)",
     "DURATION": "a duration (30, 30s, 2m)",
     "COPY": "x1. or x2.",
     "CMP": "a comparison (<=, <, >=, >, ==, !=)",
@@ -406,6 +406,10 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
                 e.line,
                 e.column - len(m.group(0)),
             ) from None
+        word = re.match(r"[\w.+-]*", text[e.pos_in_stream :]).group(0)
+        if len(word) > 1 and getattr(e, "allowed", None):  # "5x": a word no token reads
+            expected = _describe_expected(e.allowed)
+            raise err(f"unexpected {word!r}; expected {expected}", e.line, e.column) from None
         raise err(f"unexpected character {ch!r}", e.line, e.column) from None
     except UnexpectedEOF as e:
         raise _eof_error(text, filename, getattr(e, "expected", ())) from None

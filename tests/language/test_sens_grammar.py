@@ -432,6 +432,8 @@ def test_rejected_structure(text, message):
             "unexpected '='; expected 'above', 'delta', 'margin', 'max', a number",
         ),
         (HEAD + "query q { vary a ; }", "unexpected character ';'"),
+        (HEAD + "query q { vary a timeout 5x }", "unexpected '5x'; expected a duration"),
+        (HEAD + "query q { vary a threads -1 }", "expected a whole number (0, 1, 2, ...)"),
         (
             'model "m.json\nquery q { vary a }',
             "unterminated string (a quoted string ends on the same line)",
