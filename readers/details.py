@@ -51,6 +51,28 @@ def _rows_with_lines(text: str) -> tuple[list[list[str]], list[int]]:
     return rows, starts
 
 
+def details_names(details) -> tuple[str | None, ...] | None:
+    """The names a details CSV (a path or a DataFrame) gives, at their indices (None at
+    an index it does not declare); None when it cannot be read as one (apply_details,
+    after the load, says why)."""
+    try:
+        if isinstance(details, (str, Path)):
+            text = Path(details).read_text()
+        elif hasattr(details, "to_csv"):
+            text = details.to_csv(index=False)
+        else:
+            return None
+        rows, _ = _rows_with_lines(text)
+        header = [h.strip().lower() for h in rows[0]]
+        at, named = header.index("feature"), header.index("name")
+        found = {int(r[at]): r[named].strip() for r in rows[1:] if any(c.strip() for c in r)}
+    except (OSError, UnicodeDecodeError, ValueError, IndexError, csv.Error):
+        return None
+    if not found or min(found) < 0 or max(found) >= 1_000_000:
+        return None
+    return tuple(found.get(i) or None for i in range(max(found) + 1))
+
+
 def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     path = Path(path)
     if not path.is_file():

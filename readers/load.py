@@ -16,7 +16,13 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, TreesensWarning, UnsupportedModelError, name_list
 from . import formats
 from .data import load_data, missing_value_text
-from .details import apply_data_names, apply_details, apply_details_text, declared_missing
+from .details import (
+    apply_data_names,
+    apply_details,
+    apply_details_text,
+    declared_missing,
+    details_names,
+)
 from .finite import check_finite
 from .formats.base import LoadOptions
 from .model_cache import cached_load
@@ -91,7 +97,8 @@ def load_model(
     if isinstance(model, Ensemble):
         ens = model
     elif isinstance(model, (str, Path)):
-        options = LoadOptions(base_score, n_classes, trust_pickle)
+        names = details_names(details) if details is not None else None  # a dump's
+        options = LoadOptions(base_score, n_classes, trust_pickle, names)
         ens = _load_path(Path(model), format, options)
     else:
         ens = _load_object(model)

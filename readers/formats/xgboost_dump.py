@@ -3,7 +3,9 @@ trees) and the text dump (``get_dump()``, ``dump_model(path)``: ``booster[i]:`` 
 ``id:[f<t] yes=,no=,missing=`` or ``id:leaf=`` line per node).
 
 A dump records neither the base score nor (the text form) the number of classes: the
-caller gives them (``LoadOptions``; defaults 0.5 and 2). Features are named f0, f1, ...
+caller gives them (``LoadOptions``; defaults 0.5 and 2). Features are named f0, f1, ...;
+a booster with feature names dumps splits on names, numbered by a details file's names
+(``LoadOptions.feature_names``).
 Witnesses are replayed on a Booster synthesised from the IR (``xgboost_replay``).
 """
 
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, ModelOrigin, Tree, logit
-from ...compiler.errors import InputError
+from ...compiler.errors import InputError, closest
 from . import sniffing
 from .base import MAX_FEATURES, LoadOptions, malformed_as_input_error, not_xgboost_json, read_json
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
@@ -42,22 +44,30 @@ def from_dump(
     base_score: float | None = None,
     n_features: int | None = None,
     file_bytes: int | None = None,
+    names: tuple[str | None, ...] | None = None,
 ) -> Ensemble:
     """The ensemble of a dump's trees. A dump declares no number of features: it is the
     largest feature index + 1 (or ``n_features``), bounded by the size of the file it was
-    read from (``file_bytes``; see :func:`dump_feature_bound`)."""
+    read from (``file_bytes``; see :func:`dump_feature_bound`). A dump of a booster with
+    feature names splits on names: ``names`` (a details file's, at their indices) gives
+    their indices, and the features are named so."""
     with malformed_as_input_error("XGBoost tree dump", where):
-        return _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes)
+        return _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes, names)
 
 
-def _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes) -> Ensemble:
+def _from_dump(
+    trees_json, where, n_classes, base_score, n_features, file_bytes, names=None
+) -> Ensemble:
     if not isinstance(trees_json, list) or not trees_json:
         raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
     flat = []
     max_f, max_at = -1, (0, 0)
+    reader = _FeatureIds(names)
     for ti, root in enumerate(trees_json):
         try:
-            t, mf, node = _dump_tree(root)
+            t, mf, node = _dump_tree(root, reader)
+        except NamedFeature as e:
+            raise InputError(f"tree {ti}: {e}", where) from None
         except (KeyError, ValueError, TypeError) as e:
             raise InputError(f"tree {ti} of the dump is malformed: {e}", where) from None
         flat.append(t)
@@ -83,7 +93,12 @@ def _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes)
         link, intercept = SOFTMAX, tuple([_f32(bs)] * C)
     else:
         link, intercept = LOGISTIC, (logit(_f32(bs)),)
-    features = tuple(Feature(f"f{i}") for i in range(n_feat))
+    if reader.named:  # the features the details file names, the others generic
+        n_feat = max(n_feat, len(names))
+        named = [*names, *[None] * (n_feat - len(names))]
+        features = tuple(Feature(named[i] or f"f{i}") for i in range(n_feat))
+    else:
+        features = tuple(Feature(f"f{i}") for i in range(n_feat))
     ens = Ensemble(
         tuple(trees),
         features,
@@ -121,18 +136,44 @@ def _check_feature_bound(max_f: int, at: tuple[int, int], file_bytes: int, where
         )
 
 
-def _feature_id(split) -> int:
-    if isinstance(split, int):
-        return split
-    s = str(split)
-    if s.startswith("f") and s[1:].isdigit():
-        return int(s[1:])
-    if s.isdigit():
-        return int(s)
-    raise ValueError(f"cannot read feature {split!r} (expected an index or f<index>)")
+class NamedFeature(ValueError):
+    """A split names a feature whose index nothing given says."""
 
 
-def _dump_tree(root: dict):
+class _FeatureIds:
+    """A split's feature index: an index or f<index>, or a name at its index in
+    ``names`` (a details file's); ``named``: some split named its feature."""
+
+    def __init__(self, names: tuple[str | None, ...] | None):
+        self.index = {n: i for i, n in enumerate(names or ()) if n is not None}
+        self.given = names is not None
+        self.named = False
+
+    def __call__(self, split) -> int:
+        if isinstance(split, int):
+            return split
+        s = str(split)
+        if s.startswith("f") and s[1:].isdigit():
+            return int(s[1:])
+        if s.isdigit():
+            return int(s)
+        if s in self.index:
+            self.named = True
+            return self.index[s]
+        if self.given:
+            raise NamedFeature(
+                f"the dump splits on feature {s!r}, which the details file does not name"
+                f"{closest(s, self.index)}"
+            )
+        raise NamedFeature(
+            f"the dump names its features ({s!r}), which a dump does not number: give a "
+            "details file naming each feature at its index (--details), or load the "
+            "booster's own model file (Booster.save_model('model.json'))"
+        )
+
+
+def _dump_tree(root: dict, feature_id=None):
+    feature_id = feature_id or _FeatureIds(None)
     nodes: dict[int, dict] = {}
     stack = [root]
     while stack:
@@ -164,7 +205,7 @@ def _dump_tree(root: dict):
         if "leaf" in nd:
             value[i] = _f32(nd["leaf"])
             continue
-        f = _feature_id(nd["split"])
+        f = feature_id(nd["split"])
         feature[i] = f
         if f > max_f:
             max_f, max_node = f, nid
@@ -247,7 +288,14 @@ def dump_or_model(blob: bytes, where: str, options: LoadOptions) -> Ensemble | d
 
 def _dump_ensemble(trees: list, where: str, options: LoadOptions, blob: bytes) -> Ensemble:
     n_classes = options.n_classes or 2
-    return from_dump(trees, where, n_classes, options.base_score, file_bytes=len(blob))
+    return from_dump(
+        trees,
+        where,
+        n_classes,
+        options.base_score,
+        file_bytes=len(blob),
+        names=options.feature_names,
+    )
 
 
 def load_dump(path: Path, options: LoadOptions) -> Ensemble:

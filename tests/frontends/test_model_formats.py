@@ -124,6 +124,50 @@ def test_xgboost_text_dump_reads_like_its_json_dump(tmp_path):
     )
 
 
+NAMES = ("age", "income", "debt", "tenure")
+
+
+def _named_dumps(tmp_path):
+    """The text and JSON dumps of a booster with feature names, and a details file naming
+    its features at their indices."""
+    booster = _booster()
+    booster.feature_names = list(NAMES)
+    text, js = tmp_path / "named.txt", tmp_path / "named.json"
+    booster.dump_model(str(text))
+    booster.dump_model(str(js), dump_format="json")
+    details = tmp_path / "named_details.csv"
+    details.write_text(
+        "feature,name,lb,ub\n" + "".join(f"{i},{n},,\n" for i, n in enumerate(NAMES))
+    )
+    return booster, text, js, details
+
+
+@pytest.mark.parametrize("kind", ["text", "json"])
+def test_a_dump_naming_its_features_reads_their_indices_from_the_details_file(tmp_path, kind):
+    booster, text, js, details = _named_dumps(tmp_path)
+    ens = load_model(text if kind == "text" else js, details=details)
+    assert tuple(ens.feature_names) == NAMES
+    X = np.random.default_rng(1).normal(size=(50, 4))
+    assert np.allclose(
+        ens.replayer.predict_proba(X)[:, 1],
+        booster.predict(xgb.DMatrix(X, feature_names=list(NAMES))),
+        atol=1e-6,
+    )
+
+
+def test_a_dump_naming_its_features_without_a_details_file_says_to_give_one(tmp_path):
+    _, text, _, _ = _named_dumps(tmp_path)
+    with pytest.raises(InputError, match=r"the dump names its features .*--details"):
+        load_model(text)
+
+
+def test_a_dump_splitting_on_a_name_the_details_file_lacks_is_named(tmp_path):
+    _, text, _, details = _named_dumps(tmp_path)
+    details.write_text(details.read_text().replace("debt", "loans"))
+    with pytest.raises(InputError, match="splits on feature 'debt', which the details file"):
+        load_model(text, details=details)
+
+
 def test_a_malformed_text_dump_line_is_named(tmp_path):
     path = tmp_path / "dump.txt"
     path.write_text("booster[0]:\n0:[f0<0.5] yes=1,no=2,missing=1\n\t1:leaf=0.1\n\t2:what\n")
