@@ -75,6 +75,8 @@ def details_names(details) -> tuple[str | None, ...] | None:
 
 def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a details file (feature,name,lb,ub)", str(path))
     if not path.is_file():
         raise InputError("details file not found", str(path))
     try:

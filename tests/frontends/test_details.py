@@ -101,6 +101,11 @@ def test_details_with_only_a_header_is_an_input_error(tmp_path, model_file):
         treesens.load_model(model_file, details=bad)
 
 
+def test_a_directory_given_as_details_is_named_as_one(tmp_path, model_file):
+    with pytest.raises(InputError, match="is a directory, not a details file"):
+        treesens.load_model(str(model_file), details=str(tmp_path))
+
+
 def test_details_row_with_extra_fields_names_its_line(tmp_path, model_file):
     bad = tmp_path / "d.csv"
     bad.write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,1,7\n")
