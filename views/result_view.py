@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..answers.phrases import max_gap_brief, prediction_condition, unproven_because
 from ..answers.proof import bound_claim
 from ..answers.stats import KERNEL_COMPILE
+from .console import output_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -190,10 +191,9 @@ def optimum_line(stats: dict) -> str:
 def render_result(res: Result, ens=None, console: Console | None = None) -> None:
     """The verdict line, the witness table and the pair's probabilities on ``console``
     (default: stdout)."""
-    from rich.console import Console  # rich is kept out of the CLI's start-up
     from rich.markup import escape  # a name like "[b]" is text, not markup
 
-    con = console or Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    con = console or output_console(file=sys.stdout, highlight=False, soft_wrap=True)
     style = _STYLE.get(res.status, "bold yellow")
     feats, rest = (escape(part) for part in headline_parts(res))
     con.print(

@@ -17,6 +17,7 @@ from ...compiler.options import DEFAULT_TIMEOUT
 from ...language import load_queries
 from ...questions.ask import refuse_query
 from ...questions.compare import backend_list, compare_query, disagreement, license_refusal
+from ...views.console import output_console
 from .common import (
     add_model_args,
     add_query_args,
@@ -137,7 +138,6 @@ def _row(r) -> dict:
 def render_table(q, results, stream=None) -> None:
     stream = stream or sys.stdout
     try:
-        from rich.console import Console
         from rich.table import Table
     except ImportError:  # pragma: no cover - rich is a dependency
         for r in results:
@@ -177,7 +177,7 @@ def render_table(q, results, stream=None) -> None:
             note,
         )
     width = None if stream.isatty() else 140
-    Console(file=stream, width=width).print(t)
+    output_console(file=stream, width=width).print(t)
 
 
 def run(args) -> int:

@@ -26,6 +26,7 @@ from ...questions.sweep import (
     to_markdown,
 )
 from ...questions.sweep_certs import SweepCertificates
+from ...views.console import output_console
 from ...views.progress import sweep_progress
 from .check import add_certify_budget_arg
 from .common import (
@@ -262,7 +263,6 @@ def status_summary(results) -> str:
 def print_table(args, rows: list[dict], title: str) -> None:
     stream = sys.stderr if args.json else sys.stdout
     if args.table == "terminal":
-        from rich.console import Console
         from rich.table import Table
 
         t = Table(title=title)
@@ -270,7 +270,7 @@ def print_table(args, rows: list[dict], title: str) -> None:
             t.add_column(c)
         for r in rows:
             t.add_row(*[str(v) for v in r.values()])
-        Console(file=stream, width=None if stream.isatty() else 200).print(t)
+        output_console(file=stream, width=None if stream.isatty() else 200).print(t)
     elif args.table == "markdown":
         stream.write(to_markdown(rows))
     elif args.table == "csv":

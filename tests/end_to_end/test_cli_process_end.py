@@ -109,3 +109,18 @@ def test_a_sweeps_out_file_and_table_file_are_whole(tmp_path):
     rows = [json.loads(ln) for ln in out.read_text().splitlines()]
     assert [r["status"] for r in rows] == ["sensitive", "insensitive"]
     assert "mean_radius" in table.read_text()
+
+
+def test_output_into_a_pipe_closed_after_its_first_line_ends_the_command_with_exit_0():
+    script = SCRIPT.replace("ADDED", "")
+    text_check = [a for a in CHECK if a != "--json"]  # the verdict and table, through rich
+    p = subprocess.Popen(
+        [sys.executable, "-c", script, json.dumps(text_check)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert p.stdout.readline().startswith(b"SENSITIVE")
+    p.stdout.close()  # as `| head -1` does
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=600) == 0, err
+    assert "Traceback" not in err
