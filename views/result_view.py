@@ -92,6 +92,10 @@ def headline_parts(res: Result) -> tuple[str, str]:
         gap = prediction_condition(res)
     elif (res.max_gap or {}).get("kind") == "change":
         gap = f"largest change {res.gap:.12g}"
+    if res.max_gap and res.max_gap.get("lower") is None and res.status == "insensitive":
+        # the gap asked is the tolerance, not one a pair reached: say so
+        what = {"change": "largest change", "ratio": "largest ratio"}
+        gap = f"{what.get(res.max_gap.get('kind'), 'max gap')} below the tolerance {res.gap:.6g}"
     backend = res.backend
     search = (res.stats or {}).get("search")
     if search and search != "default":  # a later search of the backend's schedule answered

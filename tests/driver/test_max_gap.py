@@ -97,6 +97,19 @@ def test_max_gap_line_says_insensitive_to_within_the_tolerance():
     assert "insensitive to within the tolerance" in line
 
 
+def test_the_verdict_line_of_no_pair_at_the_tolerance_names_the_gap_as_the_tolerance():
+    ens = _ens(3)
+    unused = next(
+        f.name
+        for i, f in enumerate(ens.features)
+        if not any((t.feature == i).any() for t in ens.trees)
+    )
+    r = treesens.max_gap(ens, [unused])
+    first = str(r).splitlines()[0]
+    assert r.status == "insensitive" and "max gap below the tolerance 0.001" in first
+    assert "g=" not in first
+
+
 def test_max_gap_line_says_not_proven():
     assert "not proven" in M.max_gap_line(M.MaxGap(0.1, 0.3, 1e-4, False, 3))
 
