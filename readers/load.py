@@ -107,6 +107,8 @@ def load_model(
         ens = ens.with_input("model", str(model))
     if details is not None:  # names the features first: the data's columns must match them
         ens = _with_details(ens, details)
+        if isinstance(details, (str, Path)):  # as a details file found beside the model
+            ens = replace(ens, source=f"{ens.source} (bounds from {details})")
     if data is not None and not _is_array(data):
         from .formats.catboost_categories import categories_from_data
 

@@ -38,6 +38,13 @@ def test_details_beside_the_model_naming_its_features_give_bounds(model_file):
     assert "bounds from" in ens.source
 
 
+def test_a_details_file_given_is_named_in_the_models_source(tmp_path, model_file):
+    given = tmp_path / "mine.csv"
+    given.write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,2\n2,c,-1,1\n")
+    ens = treesens.load_model(model_file, details=given, auto_details=False)
+    assert ens.source.endswith(f"(bounds from {given})")
+
+
 def test_details_beside_the_model_with_other_names_are_ignored(model_file):
     (model_file.parent / "details.csv").write_text(
         "feature,name,lb,ub\n0,x,0,1\n1,y,0,2\n2,z,-1,1\n"
