@@ -101,6 +101,12 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
     learner = model["learner"]
     trees_json = m.get("trees", [])
     tree_info = m.get("tree_info", [0] * len(trees_json))
+    if isinstance(trees_json, list) and any(_vector_leaves(tj) for tj in trees_json):
+        raise UnsupportedModelError(
+            "trees with vector leaves (multi_strategy='multi_output_tree') are not supported: "
+            "train with multi_strategy='one_output_per_tree', the default",
+            where,
+        )
     T = _checked_tree_count(m, where)
     n_feat = int(lmp.get("num_feature", 0))
     if not 0 <= n_feat <= MAX_FEATURES:
@@ -264,10 +270,15 @@ def _number_name(v) -> str:
     return str(int(v)) if float(v).is_integer() else str(v)
 
 
+def _vector_leaves(tj) -> bool:
+    """Whether a tree's leaves hold a vector (XGBoost's multi_output_tree)."""
+    try:
+        return int(tj.get("tree_param", {}).get("size_leaf_vector", "1") or 1) > 1
+    except (AttributeError, TypeError, ValueError):
+        return False  # a malformed tree: its own reading says how
+
+
 def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
-    tp = tj.get("tree_param", {})
-    if int(tp.get("size_leaf_vector", "1") or 1) > 1:
-        raise ValueError("vector leaves (multi_strategy=multi_output_tree) are not supported")
     left = np.asarray(tj["left_children"], dtype=np.int64)
     right = np.asarray(tj["right_children"], dtype=np.int64)
     n = len(left)

@@ -438,3 +438,16 @@ def test_data_columns_with_spaces_match_the_underscored_names_lightgbm_gives_the
     ens = treesens.load_model(clf)
     assert ens.feature_names == ["mean_radius", "worst_area"]
     assert load_data(frame, ens, None).X.shape == (60, 2)
+
+
+def test_an_xgboost_model_with_vector_leaves_is_refused_as_unsupported_not_malformed(tmp_path):
+    from treesens.compiler.errors import UnsupportedModelError
+
+    xgb = pytest.importorskip("xgboost")
+    X = np.random.default_rng(0).uniform(size=(200, 3))
+    est = xgb.XGBClassifier(
+        n_estimators=2, max_depth=2, multi_strategy="multi_output_tree", tree_method="hist"
+    ).fit(X, (X[:, 0] * 3).astype(int))
+    est.save_model(tmp_path / "m.json")
+    with pytest.raises(UnsupportedModelError, match="vector leaves .* are not supported"):
+        treesens.load_model(tmp_path / "m.json")
