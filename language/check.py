@@ -367,6 +367,17 @@ def _check_constraint(ast: nodes.SensAST, c) -> None:
             )
         return
     for a, op, b in zip(c.operands, c.ops, c.operands[1:]):
+        for side in (a, b):
+            if (
+                isinstance(side, nodes.Ref)
+                and side.copy is None
+                and side.name.text.lower() == "nan"
+            ):
+                raise ast.error(
+                    f"{side.name.text}: a comparison with NaN holds for no input; compare with "
+                    "a number",
+                    side,
+                )
         if not _is_featureish(a) and not _is_featureish(b):
             raise ast.error(
                 f"this compares two values ({show(a)} {op} {show(b)}); one side must be a "

@@ -394,6 +394,7 @@ def err(text: str) -> SensError:
         ),
         # constraints
         (HEAD + "query q { vary a where 1 < 2 }", "this compares two values (1 < 2)"),
+        (HEAD + "query q { vary a where b <= nan }", "nan: a comparison with NaN holds for no"),
         (HEAD + "query q { vary a where x1.a <= x1.a }", "this relation compares x1 with itself"),
         (
             HEAD + "query q { vary a where a <= x2.a }",
