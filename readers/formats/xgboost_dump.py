@@ -76,9 +76,11 @@ def _from_dump(
     if n_features is None and file_bytes is not None:
         _check_feature_bound(max_f, max_at, file_bytes, where)
     n_feat = n_features if n_features is not None else max_f + 1
+    if reader.named:  # every feature the details file names
+        n_feat = max(n_feat, len(names))
     if n_feat > MAX_FEATURES:
         raise InputError(
-            f"the dump splits on feature {max_f}: treesens reads at most {MAX_FEATURES:,} features",
+            f"the dump implies {n_feat:,} features: treesens reads at most {MAX_FEATURES:,}",
             where,
         )
     if max_f >= n_feat:
@@ -94,7 +96,6 @@ def _from_dump(
     else:
         link, intercept = LOGISTIC, (logit(_f32(bs)),)
     if reader.named:  # the features the details file names, the others generic
-        n_feat = max(n_feat, len(names))
         named = [*names, *[None] * (n_feat - len(names))]
         features = tuple(Feature(named[i] or f"f{i}") for i in range(n_feat))
     else:
