@@ -107,8 +107,6 @@ def load_model(
         ens = ens.with_input("model", str(model))
     if details is not None:  # names the features first: the data's columns must match them
         ens = _with_details(ens, details)
-        if isinstance(details, (str, Path)):  # as a details file found beside the model
-            ens = replace(ens, source=f"{ens.source} (bounds from {details})")
     if data is not None and not _is_array(data):
         from .formats.catboost_categories import categories_from_data
 
@@ -155,9 +153,11 @@ def _is_array(data) -> bool:
 
 
 def _with_details(ens: Ensemble, details) -> Ensemble:
-    """Declarations from a details CSV path or a DataFrame of the same columns."""
+    """Declarations from a details CSV path (named in the source, as one found beside
+    the model) or a DataFrame of the same columns."""
     if isinstance(details, (str, Path)):
-        return apply_details(ens, details)
+        ens = apply_details(ens, details)
+        return replace(ens, source=f"{ens.source} (bounds from {details})")
     if hasattr(details, "to_csv") and hasattr(details, "columns"):
         return apply_details_text(ens, details.to_csv(index=False), "<details DataFrame>")
     raise InputError(
