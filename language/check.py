@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..backends.registry import BACKENDS
+from ..backends.registry import BACKENDS, SEARCH_METHODS
 from ..compiler.errors import InputError, closest
 from ..compiler.options import (
     DATA_AWARE_PARAMS,
@@ -295,10 +295,11 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
         if st.c1 != ANY and st.c1 == st.c2:
             raise ast.error(f"classes must differ (got {st.c1} twice)", st)
     elif isinstance(st, nodes.Backend):
+        known = [*BACKENDS, *SEARCH_METHODS]  # a search method (boxes) is named as one
         for i, b in enumerate(st.names):
-            if b not in BACKENDS and not is_race(b):
+            if b not in known and not is_race(b):
                 raise ast.error(
-                    f"unknown backend {b!r}{closest(b, BACKENDS)}; known: {', '.join(BACKENDS)}", st
+                    f"unknown backend {b!r}{closest(b, known)}; known: {', '.join(known)}", st
                 )
             if b in st.names[:i]:
                 raise ast.error(f"backend {b!r} listed twice", st)

@@ -328,7 +328,8 @@ CASES = {
     "unknown_backend": (
         _bc("query q {\n  vary mean_texture\n  backend gurobbi\n}\n"),
         [
-            "{F}:5:3: unknown backend 'gurobbi' (did you mean 'gurobi'?); known: cpsat, cbc, highs, gurobi, z3",
+            "{F}:5:3: unknown backend 'gurobbi' (did you mean 'gurobi'?); known: cpsat, cbc, "
+            "highs, gurobi, z3, boxes",
             "  backend gurobbi",
             "  ^",
         ],
