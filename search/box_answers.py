@@ -3,9 +3,11 @@ too large, and the answer a completed search proves."""
 
 from __future__ import annotations
 
+from ..answers.accept import with_preferred
 from ..answers.context import SolveContext
 from ..answers.result import INSENSITIVE
 from ..compiler.encode import Encoding
+from ..compiler.invert import Witness, witness_from_pair
 from ..compiler.kinds import kind_of
 from ..compiler.memory_estimate import room_bytes
 from .pair_boxes import PairTables, PairTablesTooLarge, pair_tables
@@ -39,3 +41,11 @@ def prove_insensitive(ctx: SolveContext, how: str = "") -> bool:
     )
     ctx.stats["proved_by"] = FOUND_BY
     return True
+
+
+def box_witnesses(ctx: SolveContext, enc: Encoding, x1, x2) -> list[Witness]:
+    """The witnesses to replay for a pair the box search found, in turn: with --data, first
+    with values seen in the data where they fit (the same cells, so the same leaves;
+    docs/data-aware.md, "Realistic witnesses"), then as found."""
+    w = witness_from_pair(enc, x1, x2)
+    return [with_preferred(enc, w, ctx.prefer), w] if ctx.prefer else [w]

@@ -22,8 +22,7 @@ from ..answers.accept import accept
 from ..answers.context import SolveContext
 from ..answers.result import UNKNOWN, fail
 from ..answers.verdict import Accepted, NearMiss, check_pair
-from ..compiler.invert import witness_from_pair
-from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
+from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from .link_boxes import link_box_stage, link_tables
 from .pair_boxes import class_pair_encodings
@@ -144,7 +143,10 @@ class BoxStage:
                 return False
             if out.status == FOUND:
                 stats["status"] = FOUND
-                verdict = check_pair(ctx.ens, ctx.q, ctx.enc, witness_from_pair(enc, *out.pair))
+                for w in box_witnesses(ctx, enc, *out.pair):
+                    verdict = check_pair(ctx.ens, ctx.q, ctx.enc, w)
+                    if isinstance(verdict, Accepted):
+                        break
                 if isinstance(verdict, Accepted):
                     accept(ctx, verdict, found_by=FOUND_BY)
                     return True

@@ -21,9 +21,8 @@ from ..answers.context import SolveContext
 from ..answers.result import fail
 from ..answers.verdict import Accepted, check_pair
 from ..compiler.encode import Encoding
-from ..compiler.invert import witness_from_pair
 from ..compiler.query import DOWN, UP
-from .box_answers import FOUND_BY, prove_insensitive, tables_or_skip
+from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .gap_boxes import largest_gap
 from .gap_search import BestPair, level_encodings, link_bound
 
@@ -77,10 +76,11 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
         x1, x2 = best.pair
         if ctx.enc.condition.link_change.directions == (UP,):  # the tables' pair goes down
             x1, x2 = x2, x1
-        verdict = check_pair(ctx.ens, ctx.q, ctx.enc, witness_from_pair(enc, x1, x2))
-        if isinstance(verdict, Accepted):
-            accept(ctx, verdict, found_by=FOUND_BY)
-            return True
+        for w in box_witnesses(ctx, enc, x1, x2):
+            verdict = check_pair(ctx.ens, ctx.q, ctx.enc, w)
+            if isinstance(verdict, Accepted):
+                accept(ctx, verdict, found_by=FOUND_BY)
+                return True
         return False
     stats["boxes"] = out.boxes
     if out.proven and out.upper < delta:

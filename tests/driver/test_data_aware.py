@@ -255,3 +255,19 @@ def test_end_to_end_adult(shared_dir, tmp_path, monkeypatch):
     assert r.status == "insensitive"
     r = check(model, ["relationship"], margin_gap=0.0, data=data, timeout=60)
     assert r.status in ("insensitive", "sensitive")
+
+
+def test_a_box_search_pair_takes_values_seen_in_the_data(tmp_path):
+    """--data alone: a pair the box search finds is shown with the data's values (the
+    same threshold cells), as the heuristic's and the solver's are."""
+    from treesens.interfaces.api import check
+
+    X = np.random.default_rng(1).uniform(0, 1, size=(200, 3)).round(2)
+    df = pd.DataFrame(X, columns=["a", "b", "s"])
+    p = tmp_path / "d.csv"
+    df.to_csv(p, index=False)
+    r = check(tiny(), ["s"], gap=0.2, data=p, backend="boxes", heuristic=False, timeout=30)
+    assert r.stats["found_by"] == "box search" and r.validated
+    for x in ("x1", "x2"):
+        for name in ("a", "b", "s"):
+            assert r.witness[x][name] in set(df[name].tolist()), (x, name, r.witness)
