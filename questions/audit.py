@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -70,9 +70,11 @@ def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
     if work.deadline is not None and time.time() >= work.deadline:
         return unanswered(work.ens, X, LATE_WHY)
     ans = audit_rows(work.ens, X, spec.vary, spec.target, spec.scales, work.max_candidates)
-    if not solve_rows(work.ens, spec, X, ans, work.timeout_per_row, work.deadline, work.memory_mb):
-        ans.note = BUDGET_WHY
-    return ans
+    why: list[str] = []
+    limits = (work.timeout_per_row, work.deadline, work.memory_mb)
+    if not solve_rows(work.ens, spec, X, ans, *limits, why=why):
+        why.append(BUDGET_WHY)
+    return replace(ans, note="; ".join(dict.fromkeys(why))) if why else ans
 
 
 def block_size(n_rows: int, workers: int, cap: int) -> int:

@@ -17,6 +17,7 @@ from ..answers.result import INSENSITIVE, SENSITIVE
 from ..compiler.audit import FLIPPABLE, UNKNOWN, RowAnswers, flip_confidence, library_predict
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
 from ..compiler.kinds import can_move
 from ..compiler.plan import Plan
 from ..compiler.query import ANY, Query
@@ -74,11 +75,13 @@ def solve_rows(
     timeout: float,
     deadline: float | None = None,
     memory_mb: int | None = None,
+    why: list[str] | None = None,
 ) -> bool:
     """Answer the rows ``ans`` left unknown by one anchored query each (in place), each
     within ``timeout`` seconds and none past ``deadline``, under the memory limit
     ``memory_mb`` (None: the default). False when the deadline left
-    a row unasked."""
+    a row unasked. A row the solver cannot take (an InputError) stays unknown, the
+    reason appended to ``why``."""
     asked_all = True
     for i, s in enumerate(ans.status):
         if s != UNKNOWN or np.isnan(X[i]).any():
@@ -95,7 +98,12 @@ def solve_rows(
         if left <= 0:
             asked_all = False  # the audit's time is up: the row stays unknown
             continue
-        res = answer(ens, row_query(ens, spec, X[i], d, left), memory_mb=memory_mb)
+        try:
+            res = answer(ens, row_query(ens, spec, X[i], d, left), memory_mb=memory_mb)
+        except InputError as e:  # e.g. a value of the row outside its declared bounds
+            if why is not None:
+                why.append(f"the solver could not take the row: {e}")
+            continue  # the row stays unknown; the audit goes on
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
         elif res.status == SENSITIVE and res.validated and res.witness:

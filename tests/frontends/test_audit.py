@@ -392,3 +392,32 @@ def test_wilson_interval_of_no_successes_starts_at_exactly_zero():
 
     assert wilson(0, 200)[0] == 0.0
     assert wilson(200, 200)[1] == 1.0
+
+
+def test_a_row_outside_its_declared_bounds_is_unknown_on_the_solver_path_not_an_error():
+    from treesens.questions.audit import answer_blocks, make_spec, make_target
+    from treesens.readers.data import load_data
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    df = _breast_cancer_frame(ens).head(3).copy()
+    df.loc[1, "mean_radius"] = 1.0  # below the declared [6.981, 28.11]
+    ds = load_data(df, ens)
+    spec = make_spec(ens, ds, ["worst_texture"], make_target(ens, 0.1))
+    blocks = answer_blocks(ens, ds, spec, np.arange(3), timeout_per_row=60, max_candidates=0)
+    [(_, ans)] = list(blocks)
+    assert ans.status[1] == "unknown" and "mean_radius" in ans.note
+    assert ans.status[0] != "unknown" and ans.status[2] != "unknown"
+
+
+def test_an_audit_whose_time_limit_leaves_solver_rows_unasked_says_so(monkeypatch):
+    from treesens.questions import audit as audit_mod
+    from treesens.questions.audit import BUDGET_WHY, answer_blocks, make_spec, make_target
+    from treesens.readers.data import load_data
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    ds = load_data(_breast_cancer_frame(ens).head(3), ens)
+    spec = make_spec(ens, ds, ["worst_texture"], make_target(ens, 0.1))
+    monkeypatch.setattr(audit_mod, "solve_rows", lambda *a, **k: False)  # the limit ran out
+    blocks = answer_blocks(ens, ds, spec, np.arange(3), max_candidates=0, deadline=4e9)
+    [(_, ans)] = list(blocks)
+    assert ans.status == ["unknown"] * 3 and ans.note == BUDGET_WHY
