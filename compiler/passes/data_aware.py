@@ -204,8 +204,12 @@ class UtilityObjective(Pass):
         self, enc: Encoding, f: int, copy: int, counts: np.ndarray, probs: np.ndarray
     ) -> tuple[dict[int, float], float, float, list[Linear]] | None:
         """One feature and copy: its objective terms, their constant, the largest value
-        they take at any point (the forbidden intervals' rows may be dropped, and such an
-        interval then scores 0), and those rows. None without variables."""
+        they take at any point, and the forbidden intervals' rows. None without variables.
+
+        A forbidden interval (no data row, ``prob_empty=forbid``) scores as one row in
+        N + K_f would, below every interval with data: its row fixes it out while the
+        rows hold, and when they are dropped (they left no pair) it is still the least
+        likely place for the pair, not a free one."""
         ind = interval_indicators(enc, copy, f)
         if ind is None:
             return None
@@ -221,9 +225,9 @@ class UtilityObjective(Pass):
                     vs = tuple(ind_terms)
                     coefs = tuple(ind_terms[v] for v in vs)
                     forbidden.append(Linear(vs, coefs, EQ, -c0, ("prob-forbid", copy, f, r)))
-                values.append(0.0)
-                continue
-            w = math.log(probs[r]) * weight
+                w = -math.log(len(self.X) + len(ind)) * weight
+            else:
+                w = math.log(probs[r]) * weight
             values.append(w)
             const += w * c0
             for v, c in ind_terms.items():
@@ -233,7 +237,8 @@ class UtilityObjective(Pass):
             nan_rows = int(np.isnan(self.X[:, f]).sum())
             a = 0.0 if forbid else self.alpha
             pn = (nan_rows + a) / (len(self.X) + a)
-            w = math.log(pn) * weight if pn > 0 else 0.0
+            # no missing row in the data: as unlikely as an empty interval, not free
+            w = math.log(pn) * weight if pn > 0 else -math.log(len(self.X) + len(ind)) * weight
             values.append(w)
             if w:
                 terms[m] = terms.get(m, 0.0) + w
