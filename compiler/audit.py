@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -68,6 +68,9 @@ class RowAnswers:
     # a regressor's rows: (n, 2) the lowest and highest prediction reachable by changing
     # only F (exact, by enumeration; NaN where not enumerated); None for classifiers
     reach: np.ndarray | None = None
+    # the rows a solver answered (questions/audit_solve.py), by index: its backend; the
+    # others were answered by enumerating F's cells
+    answered_by: dict[int, str] = field(default_factory=dict)
 
 
 def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):

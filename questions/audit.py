@@ -131,7 +131,7 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
     res = Result(
         query=spec.label,
         status=JSON_STATUS[status],
-        backend=BACKEND,
+        backend=ans.answered_by.get(i, BACKEND),
         features=list(spec.vary),
         gap=result_gap(spec.target.gap, spec.target.delta)[0],
         gap_kind=result_gap(spec.target.gap, spec.target.delta)[1],

@@ -106,6 +106,9 @@ def solve_rows(
             continue  # the row stays unknown; the audit goes on
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
+            ans.answered_by[i] = res.backend
         elif res.status == SENSITIVE and res.validated and res.witness:
-            _accept(ens, spec, ans, i, X[i], _witness_row(ens, res.witness["x2"], X[i], spec))
+            x2 = _witness_row(ens, res.witness["x2"], X[i], spec)
+            if _accept(ens, spec, ans, i, X[i], x2):
+                ans.answered_by[i] = res.backend
     return asked_all

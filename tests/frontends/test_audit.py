@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -260,6 +261,17 @@ def test_solver_fallback_agrees_with_brute_force(monkeypatch):
     monkeypatch.setattr(core, "MAX_CANDIDATES", 0)  # every row goes to the solver
     [(idx, ans)] = list(answer_blocks(ens, ds, spec, rows, timeout_per_row=60))
     assert [s == FLIPPABLE for s in ans.status] == [expected[i] for i in idx]
+
+
+def test_a_row_the_solver_answers_names_its_backend_and_an_enumerated_row_enumerate():
+    from treesens.questions.audit import row_result
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    X = _breast_cancer_frame(ens).drop(columns="label").to_numpy()[:2]
+    idx, ans, spec = _solver_answers(ens, X, ["worst_texture"], 0.1)
+    solved = row_result(ens, spec, ans, 0, int(idx[0]), X[0])
+    enumerated = row_result(ens, spec, replace(ans, answered_by={}), 0, int(idx[0]), X[0])
+    assert solved["backend"] not in ("enumerate", None) and enumerated["backend"] == "enumerate"
 
 
 def test_summary_by_label_column():
