@@ -24,7 +24,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.kinds import LargestGap, kind_of
 from ..compiler.options import ANSWER_OPTIONS
-from ..compiler.query import Query
+from ..compiler.query import ANY, Query
 from ..driver import solve_query
 from ..driver.solver_memory import SolverStageTooLarge
 from ..readers.data import dataset_for
@@ -49,6 +49,8 @@ class Asked:
     data_aware: str = "none"
     options: tuple[tuple[str, object], ...] = ()
     max_gap: float | None = None
+    # classes asked with "any": a max gap's line shows the classes its pair found instead
+    any_classes: tuple | None = None
 
     @classmethod
     def of(cls, ens: Ensemble, q: Query) -> Asked:
@@ -66,6 +68,7 @@ class Asked:
             data_aware=q.plan.data_aware.value,
             options=tuple(options.items()),
             max_gap=LargestGap.tolerance(q) if q.kind_name == LargestGap.name else None,
+            any_classes=tuple(q.classes) if q.classes and ANY in q.classes else None,
         )
 
     def to_dict(self) -> dict:
@@ -74,6 +77,8 @@ class Asked:
         out = {"ensemble": self.ensemble, "data_aware": self.data_aware, **dict(self.options)}
         if self.max_gap is not None:
             out["max_gap"] = self.max_gap
+        if self.any_classes is not None:
+            out["classes"] = list(self.any_classes)
         return out | {"backend": self.backend, "timeout": self.timeout}
 
 

@@ -71,6 +71,19 @@ class ResumeKey:
         """The ``stats["asked"]`` of a result that answers this question."""
         return {**self.asked, "backend": self.backend, "timeout": self.timeout}
 
+    def same_classes(self, line: dict) -> bool:
+        """Whether the line asked these classes: the same, or (asked with "any", which
+        its ``asked`` records) a pair of classes that fits them (a max gap's line shows
+        the classes its pair found)."""
+        shown = line.get("classes")
+        if shown == self.classes:
+            return True
+        if "classes" not in self.asked or not isinstance(shown, list) or self.classes is None:
+            return False
+        return len(shown) == len(self.classes) and all(
+            k == "any" or k == c for k, c in zip(self.classes, shown, strict=True)
+        )
+
     def reuses(self, line: dict) -> bool:
         """Is this recorded result (a parsed JSON line) the answer to this question?
 
@@ -89,7 +102,7 @@ class ResumeKey:
             _format(line.get("model")) == _format(self.model)
             and _predictions(line) == self.predictions
             and (self.predictions or self.same_gap(line))
-            and line.get("classes") == self.classes
+            and self.same_classes(line)
             and line.get("passes") == self.passes  # written sorted
             and backend == self.backend
             and asked == self.asked

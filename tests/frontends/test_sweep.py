@@ -136,6 +136,27 @@ def test_a_max_gap_cut_short_is_reused_only_when_its_bounds_were_proven(proven, 
     assert MAX_GAP_QUESTION.reuses(line) is reused
 
 
+ANY_CLASS_QUESTION = ResumeKey(
+    **{
+        **MAX_GAP_QUESTION.__dict__,
+        "classes": [0, "any"],
+        "asked": {**QUESTION.asked, "classes": [0, "any"]},
+    }
+)
+
+
+def test_a_max_gap_asked_with_any_class_is_reused_though_its_line_shows_the_pairs_classes():
+    found = {"lower": 3.0, "upper": 3.001, "proven": True}
+    line = _line(status="sensitive", classes=[0, 2], max_gap=found, asked=ANY_CLASS_QUESTION.asked)
+    assert ANY_CLASS_QUESTION.reuses(line)
+
+
+def test_a_line_asked_for_one_class_is_not_reused_for_any_class():
+    found = {"lower": 3.0, "upper": 3.001, "proven": True}
+    line = _line(status="sensitive", classes=[0, 2], max_gap=found)
+    assert not ANY_CLASS_QUESTION.reuses(line)
+
+
 def test_resume_plan_matches_a_feature_set_in_any_order():
     plan = plan_resume([("a", "b")], [_line(query="b,a")], QUESTION)
     assert plan.reused[("a", "b")]["query"] == "a,b" and plan.todo == []
