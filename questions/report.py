@@ -200,22 +200,30 @@ MAX_VALUES = 12
 
 
 def _binned(values):
-    """A numeric breakdown column with more than MAX_VALUES values as labels of its
-    intervals, "[a, b]" with about as many rows in each (its deciles; a and b the
-    lowest and highest value of the rows in it), in order; the column itself otherwise."""
+    """A numeric breakdown column with more than MAX_VALUES values as group labels: a
+    value a tenth of the rows or more take is a group of its own, the other rows are
+    cut at their deciles, each interval named "[a, b]" by the lowest and highest value of
+    its rows (a value alone when they are one); in the order of their values. The column
+    itself otherwise."""
     import pandas as pd
 
     numeric = pd.to_numeric(values, errors="coerce")
     if numeric.isna().sum() > values.isna().sum() or numeric.nunique() <= MAX_VALUES:
         return values
-    bins = pd.qcut(numeric, 10, duplicates="drop")
-    intervals = sorted(bins.dropna().unique(), key=lambda b: b.left)
-    names = {}
-    for b in intervals:
-        inside = numeric[bins == b]
-        names[b] = f"[{inside.min():.4g}, {inside.max():.4g}]"
-    order = pd.CategoricalDtype([names[b] for b in intervals], ordered=True)
-    return bins.map(names).astype(order)
+    counts = numeric.value_counts()
+    heavy = numeric.isin(counts[counts >= 0.1 * counts.sum()].index)
+    groups = {v: f"{v:.4g}" for v in numeric[heavy].unique()}  # by lowest value: label
+    rest = numeric[~heavy & numeric.notna()]
+    bins = pd.qcut(rest, 10, duplicates="drop") if rest.nunique() > 1 else rest
+    labels = pd.Series(None, index=values.index, dtype=object)
+    labels[heavy] = numeric[heavy].map(groups)
+    for b in bins.unique():
+        inside = rest[bins == b]
+        lo, hi = inside.min(), inside.max()
+        groups[lo] = f"{lo:.4g}" if lo == hi else f"[{lo:.4g}, {hi:.4g}]"
+        labels[inside.index] = groups[lo]
+    order = pd.CategoricalDtype([groups[v] for v in sorted(groups)], ordered=True)
+    return labels.astype(order)
 
 
 def _audit(

@@ -52,6 +52,16 @@ def test_a_breakdown_interval_names_the_lowest_and_highest_value_of_its_rows():
     assert labels[0] == "[0, 9]" and labels[99] == "[90, 99]"
 
 
+def test_a_value_a_tenth_of_the_rows_take_is_a_breakdown_group_of_its_own():
+    import pandas as pd
+
+    from treesens.questions.report import _binned
+
+    gains = pd.Series([0.0] * 270 + [float(i) for i in range(1, 31)])  # capital gains
+    labels = _binned(gains)
+    assert (labels == "0").sum() == 270 and labels.nunique() == 11
+
+
 def test_audit_intervals_bracket_the_fraction(small_report):
     for row in small_report.protected[0].audit_table:
         if row["fraction"] is not None:
