@@ -11,7 +11,7 @@ from pathlib import Path
 from ..answers.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result, result_from_dict
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import kind_of
-from ..compiler.query import Query
+from ..compiler.query import ANY, Query
 from ..compiler.question import result_gap
 from .ask import Asked
 from .max_gap import INTERRUPTED, result_gap_kind
@@ -81,7 +81,7 @@ class ResumeKey:
         if "classes" not in self.asked or not isinstance(shown, list) or self.classes is None:
             return False
         return len(shown) == len(self.classes) and all(
-            k == "any" or k == c for k, c in zip(self.classes, shown, strict=True)
+            k in (ANY, c) for k, c in zip(self.classes, shown, strict=True)
         )
 
     def reuses(self, line: dict) -> bool:
