@@ -58,6 +58,14 @@ class Query(Question):
         """The same question with its plan changed (``backend=``, ``timeout=``, ...)."""
         return replace(self, plan=self.plan.with_(**kw))
 
+    def over_all_inputs(self) -> Query:
+        """The same question without its data-aware mode: what an "insensitive" answer
+        to it states, since the data's restrictions never decide insensitivity (the
+        driver drops them when they leave no pair; docs/data-aware.md)."""
+        if self.plan.data_aware == "none":
+            return self
+        return self.planned(data_aware="none")
+
 
 @dataclass(frozen=True)
 class Condition:

@@ -1,5 +1,6 @@
 """Data-aware fallback: when the optimiser returns no point in time, the pair the
-heuristic found from data rows (the best of its runs for the data-aware objective)."""
+heuristic found from data rows (the best of its runs for the data-aware objective), else
+the pair the box search found over all inputs (search/boxes.py, ``proof_only``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,26 @@ from ..compiler.invert import witness_from_pair
 
 
 def use_fallback(ctx: SolveContext) -> bool:
-    """Accept the data-aware fallback pair if it replays; True if it did."""
+    """Accept a data-aware fallback pair; True if one was."""
+    return _data_rows_pair(ctx) or _box_pair(ctx)
+
+
+def _box_pair(ctx: SolveContext) -> bool:
+    """The box search's replayed pair over all inputs, if it found one."""
+    verdict = getattr(ctx.boxes, "pair", None)
+    if verdict is None:
+        return False
+    by = ctx.boxes.pair_found_by
+    accept(ctx, verdict, found_by=f"{by} (over all inputs)")
+    ctx.result.message = (
+        f"the solver returned no point in time: the pair the {by} found over all inputs, "
+        "not steered by the data (its distance to the data says how far from it it lies)"
+    )
+    return True
+
+
+def _data_rows_pair(ctx: SolveContext) -> bool:
+    """The heuristic's pair from data rows, if it replays."""
     if ctx.fallback is None:
         return False
     enc = ctx.enc

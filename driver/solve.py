@@ -179,10 +179,11 @@ def _start(
     given: Dataset | None = None,
     limit_mb: float | None = None,
 ) -> SolveContext:
-    """Set up the context: compiled now (given, or a query with data), or, without data,
-    compiled when a stage first needs the Problem (``SolveContext.cq``): the heuristic and
-    the box search read the encoding without it, and answer most queries. A compile now
-    that would pass ``limit_mb`` (the memory limit, MB) is refused (SolverStageTooLarge)."""
+    """Set up the context: compiled now (given, or a query with data it only measures
+    against), or compiled when a stage first needs the Problem (``SolveContext.cq``): the
+    heuristic and the box search read the encoding without it, and answer most queries. A
+    compile now that would pass ``limit_mb`` (the memory limit, MB) is refused
+    (SolverStageTooLarge)."""
     t_start = time.time()
     if deadline is None:
         deadline = q.plan.deadline(t_start)
@@ -205,7 +206,10 @@ def _start(
         return cq
 
     data = dataset_for_query(ens, q, given)
-    later = compiled is None and data is None and q.plan.data_aware == "none"
+    # a data-aware query's box search (a proof over all inputs) comes before its
+    # compile, which may learn the data's clauses for half the time left
+    steered = data is not None and q.plan.data_aware != "none"
+    later = compiled is None and (steered or (data is None and q.plan.data_aware == "none"))
     light = pair_encoding(ens, q) if later else None
     if not later and compiled is None:
         refuse_solver_stage(ens, limit_mb, memory_mb is not None)

@@ -250,6 +250,7 @@ def certify(
     why = model_refusal(ens, q, model_file)
     if why is not None:
         return refused(why)
+    q = q.over_all_inputs()  # what a data-aware query's "insensitive" states
     whole = pair_encoding(ens, q)
     # a change through the exp link: one search whose boxes close by the ``link`` rule
     link = link_proof_encoding(whole) if ens.is_regressor and ens.link == EXP else None
@@ -257,7 +258,7 @@ def certify(
     if not encs:
         return refused(
             "the box search does not apply to this query (bounds or relations on the "
-            "inputs, a data-aware mode, or a regressor's change through a nonlinear link)"
+            "inputs, or a regressor's change through a nonlinear link)"
         )
     # category codes, NaN ranks and the zero band: the checker reads them for these
     if not all(plain_numeric(e) for e in encs) and model_library(ens) not in CODED_LIBRARIES:

@@ -12,6 +12,12 @@ of them answers. Only queries the pair tables describe exactly take part
 (``--no-box-search``) or ``heuristic=false`` leaves the whole time to the backend. A
 change through a nonlinear link is searched on the largest change's tables instead
 (search/link_boxes.py), in its turn only.
+
+A data-aware query (docs/data-aware.md) is searched for a proof only: the tables of the
+same question over all inputs (``Query.over_all_inputs``), which is what its
+"insensitive" states. A pair found there answers nothing, since the data-aware search is
+for a pair near the data; it ends the box search, and is the query's last fallback when
+the solver has no pair in time (driver/data_fallback.py).
 """
 
 from __future__ import annotations
@@ -22,12 +28,19 @@ from ..answers.accept import accept
 from ..answers.context import SolveContext
 from ..answers.result import UNKNOWN, fail
 from ..answers.verdict import Accepted, NearMiss, check_pair
+from ..compiler.encode import Encoding
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
+from .heuristic_stage import pair_over_all_inputs
 from .link_boxes import link_box_stage, link_tables
-from .pair_boxes import class_pair_encodings
+from .pair_boxes import class_pair_encodings, pair_encoding
 from .proof_tree import ProofTree, RecordedPart, RecordedProof, recording
 
+# how a data-aware query's proof reads (its restrictions are soft: docs/data-aware.md)
+ALL_INPUTS = ", the data's restrictions aside (they never decide insensitivity)"
+# a proof-only search's statistics when the question over all inputs has a pair
+HEURISTIC_PAIR = "the heuristic found one over all inputs: the query is sensitive"
+BOX_PAIR = "found one over all inputs: the query is sensitive"
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
 # the first turn's longest: past it the backend starts, with the box search beside it
 FIRST_TURN = 20.0
@@ -40,7 +53,23 @@ def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
     opts = ctx.q.plan.options
     if not alone and not (opts.value("box_search") and opts.value("heuristic")):
         return False
+    if not alone and proof_only(ctx):
+        return class_pair_encodings(searched_encoding(ctx)) is not None
     return class_pair_encodings(ctx.enc) is not None or link_tables(ctx) is not None
+
+
+def proof_only(ctx: SolveContext) -> bool:
+    """Whether the box search looks for a proof only: a data-aware query's pair is the
+    data-aware search's."""
+    return ctx.q.plan.data_aware != "none"
+
+
+def searched_encoding(ctx: SolveContext) -> Encoding:
+    """The encoding whose tables the box search reads: the query's, or a data-aware
+    query's over all inputs."""
+    if not proof_only(ctx):
+        return ctx.enc
+    return pair_encoding(ctx.ens, ctx.q.over_all_inputs())
 
 
 def search_alone(ctx: SolveContext) -> None:
@@ -85,8 +114,13 @@ def box_stage(ctx: SolveContext, alone: bool = False) -> bool:
         ctx.stats["box_search"]["time"] = time.time() - t0
         return answered
     stage = BoxStage(ctx)
+    if stage.proof_only:  # a pair over all inputs: no proof to look for
+        stage.pair = pair_over_all_inputs(ctx, stage.enc)
+        if stage.pair is not None:
+            stage.pair_found_by = "heuristic"
+            stage.stats.update(status=FOUND, pair=HEURISTIC_PAIR)
     answered = stage.run(ctx, deadline)
-    if stage.unfinished:
+    if stage.unfinished or stage.pair is not None:
         ctx.boxes = stage
     return answered
 
@@ -97,7 +131,13 @@ class BoxStage:
     ``stats["box_search"]``."""
 
     def __init__(self, ctx: SolveContext):
-        self.encs = class_pair_encodings(ctx.enc)
+        self.enc = searched_encoding(ctx)
+        self.encs = class_pair_encodings(self.enc)
+        self.proof_only = proof_only(ctx)
+        # proof_only: a replayed pair found over all inputs (the search has ended), and
+        # by what
+        self.pair: Accepted | None = None
+        self.pair_found_by = FOUND_BY
         self.at = 0  # the class pair searched now
         self.search: BoxSearch | None = None
         self.stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0, "time": 0.0}
@@ -121,6 +161,8 @@ class BoxStage:
         stats = self.stats
         stop = ctx.stop.is_set if ctx.stop is not None else None
         self.unfinished = False
+        if self.pair is not None:
+            return False
         while self.at < len(self.encs):
             enc = self.encs[self.at]
             if self.search is None:
@@ -144,9 +186,13 @@ class BoxStage:
             if out.status == FOUND:
                 stats["status"] = FOUND
                 for w in box_witnesses(ctx, enc, *out.pair):
-                    verdict = check_pair(ctx.ens, ctx.q, ctx.enc, w)
+                    verdict = check_pair(ctx.ens, self.enc.query, self.enc, w)
                     if isinstance(verdict, Accepted):
                         break
+                if isinstance(verdict, Accepted) and self.proof_only:
+                    self.pair = verdict
+                    stats["pair"] = BOX_PAIR
+                    return False
                 if isinstance(verdict, Accepted):
                     accept(ctx, verdict, found_by=FOUND_BY)
                     return True
@@ -165,4 +211,4 @@ class BoxStage:
         stats["status"] = PROVED
         if self.recorded is not None and not any(p.tree.dropped for p in self.recorded):
             ctx.result.box_proof = RecordedProof(self.recorded)
-        return prove_insensitive(ctx)
+        return prove_insensitive(ctx, ALL_INPUTS if self.proof_only else "")

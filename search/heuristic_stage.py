@@ -14,6 +14,7 @@ import numpy as np
 from ..answers.accept import accept, with_preferred
 from ..answers.context import SolveContext
 from ..answers.verdict import Accepted, check_pair
+from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import values_for_pair, witness_from_pair
 from ..compiler.ir import Problem, check_constraint
@@ -56,24 +57,49 @@ def heuristic_search(ctx: SolveContext) -> bool:
     if q.plan.data_aware != "none" or not _allowed(q):
         return False
     t_h = time.time()
+    verdict, found = _heuristic_pair(ctx, enc)
+    if verdict is not None:
+        accept(ctx, verdict, found_by="heuristic")
+        ctx.solve_time = time.time() - t_h
+        return True
+    if found is not None:
+        ctx.heuristic_pair = found
+    ctx.solve_time += time.time() - t_h
+    return False
+
+
+def pair_over_all_inputs(ctx: SolveContext, enc: Encoding) -> Accepted | None:
+    """A data-aware query's: the heuristic on ``enc``, the same question over all inputs
+    (search/boxes.py, ``proof_only``); its replayed pair, or None. A pair there means the
+    query is sensitive, and no proof needs to be looked for."""
+    if not _allowed(ctx.q):
+        return None
+    t_h = time.time()
+    verdict, _ = _heuristic_pair(ctx, enc)
+    ctx.solve_time += time.time() - t_h
+    return verdict
+
+
+def _heuristic_pair(ctx: SolveContext, enc: Encoding) -> tuple[Accepted | None, tuple | None]:
+    """One heuristic run on ``enc`` within its bounds: the pair it replayed, and the pair
+    it found (short of the gap, or rejected by the replay)."""
+    q = enc.query
+    t_h = time.time()
     work, budget = heuristic_bounds(ctx.ens, q, ctx.deadline - t_h)
     found = find_witness(enc, budget, seed=q.plan.seed, margin=2 * enc.relax, work=work)
     ctx.stats["heuristic_time"] = time.time() - t_h
     ctx.stats["heuristic_work"] = work
-    if found is not None:
-        x1, x2, ok = found
-        if ok:
-            w = witness_from_pair(enc, x1, x2)
-            if ctx.prefer:
-                w = with_preferred(enc, w, ctx.prefer)
-            verdict = check_pair(ctx.ens, q, enc, w)
-            if isinstance(verdict, Accepted):
-                accept(ctx, verdict, found_by="heuristic")
-                ctx.solve_time = time.time() - t_h
-                return True
-        ctx.heuristic_pair = (x1, x2)
-    ctx.solve_time += time.time() - t_h
-    return False
+    if found is None:
+        return None, None
+    x1, x2, ok = found
+    if ok:
+        w = witness_from_pair(enc, x1, x2)
+        if ctx.prefer:
+            w = with_preferred(enc, w, ctx.prefer)
+        verdict = check_pair(ctx.ens, q, enc, w)
+        if isinstance(verdict, Accepted):
+            return verdict, (x1, x2)
+    return None, (x1, x2)
 
 
 def data_hint(ctx: SolveContext, problem: Problem, optimize: bool) -> None:

@@ -1,0 +1,95 @@
+"""A data-aware query asks the same question over all inputs first: a proof there is its
+answer, a pair there leaves the pair to the data-aware search (search/boxes.py,
+``proof_only``; docs/data-aware.md, "A proof first")."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.driver.test_data_aware import tiny
+from treesens.answers.context import new_result
+from treesens.answers.result import SENSITIVE
+from treesens.answers.verdict import Accepted
+from treesens.compiler.invert import Witness
+from treesens.compiler.query import Query
+from treesens.driver.data_fallback import use_fallback
+from treesens.interfaces.api import check
+from treesens.search.boxes import HEURISTIC_PAIR
+
+
+@pytest.fixture
+def data_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    X = np.random.default_rng(1).uniform(0, 1, size=(200, 3)).round(2)
+    p = tmp_path / "d.csv"
+    pd.DataFrame(X, columns=["a", "b", "s"]).to_csv(p, index=False)
+    return p
+
+
+@pytest.mark.parametrize("mode", ["prob", "clause", "probclause"])
+def test_a_data_aware_query_proven_over_all_inputs_is_insensitive_before_its_compile(
+    data_file, mode
+):
+    # varying a moves the margin by 1 at most: no pair reaches a probability gap of 0.2
+    r = check(tiny(), ["a"], gap=0.2, data=data_file, data_aware=mode, timeout=60)
+    assert r.status == "insensitive"
+    assert r.stats["proved_by"] == "box search"
+    assert "the data's restrictions aside" in r.message
+    assert "clauses" not in r.stats  # no clause was learned: the proof came first
+
+
+def test_a_data_aware_query_with_a_pair_over_all_inputs_leaves_the_pair_to_its_search(
+    data_file,
+):
+    r = check(tiny(), ["s"], gap=0.2, data=data_file, data_aware="prob", timeout=60)
+    assert r.status == "sensitive" and r.validated
+    assert r.stats["box_search"]["pair"] == HEURISTIC_PAIR
+    assert r.stats["found_by"] not in ("heuristic", "box search")
+    assert r.stats["objective"] is not None  # the utility the solver optimised
+
+
+def _pair_ctx(fallback=None):
+    ens = tiny()
+    x = np.array([0.1, 0.1, 0.9]), np.array([0.1, 0.1, 0.1])
+    pair = Accepted(Witness(*x, ({}, {}), (np.zeros(4), np.zeros(4))), {"x1": [], "x2": []})
+    return SimpleNamespace(
+        ens=ens,
+        result=new_result(ens, Query(vary=("s",))),
+        fallback=fallback,
+        boxes=SimpleNamespace(pair=pair, pair_found_by="box search"),
+        witness=None,
+    )
+
+
+def test_the_pair_found_over_all_inputs_answers_when_the_solver_has_no_point():
+    ctx = _pair_ctx()
+    assert use_fallback(ctx)
+    assert ctx.result.status == SENSITIVE
+    assert ctx.result.stats["found_by"] == "box search (over all inputs)"
+    assert ctx.result.witness["x1"]["s"] == 0.9
+
+
+def test_a_data_aware_insensitive_answer_is_certified_as_the_question_over_all_inputs(
+    shared_dir, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    pima = shared_dir / "pimadiabetes"
+    cert = tmp_path / "c.json"
+    r = check(
+        pima / "pimadiabetes_t200_d5.json",
+        ["BloodPressure"],
+        gap=0.432,
+        data=pima / "train.csv",
+        data_aware="prob",
+        timeout=60,
+        certificate=cert,
+    )
+    assert r.status == "insensitive"
+    assert r.proof.checked, r.proof
+    claim = json.loads(cert.read_text())["question"]["claim"]
+    assert claim == {"kind": "gap", "gap": 0.432, "gap_kind": "prob"}
