@@ -14,8 +14,8 @@ from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
 from .context import SolveContext
-from .result import SENSITIVE
-from .verdict import Accepted
+from .result import SENSITIVE, Result
+from .verdict import Accepted, library_outputs
 
 
 def accept(ctx: SolveContext, verdict: Accepted, found_by: str) -> None:
@@ -74,9 +74,28 @@ def with_preferred(enc: Encoding, w: Witness, prefer: Mapping[int, Sequence[floa
 def measure_distance(ctx: SolveContext) -> None:
     """Distance of the witness's region to the data, and the nearest row
     (docs/data-aware.md)."""
-    ens, data, res = ctx.ens, ctx.data, ctx.result
+    record_distance(ctx.ens, ctx.data, ctx.witness, ctx.enc.varying, ctx.result)
+
+
+def with_data_values(ens: Ensemble, enc: Encoding, res: Result, data) -> None:
+    """A replayed pair found without the data (a max gap's), given the data (a Dataset):
+    its values those seen in the data where they fit (``with_preferred``: the same
+    cells), kept when the library gives them the outputs it gave the pair, and its
+    distance to the data."""
+    if res.status != SENSITIVE or res.witness_arrays is None or res.outputs is None:
+        return
+    w = with_preferred(enc, res.witness_arrays, data.prefer())
+    _, lib = library_outputs(ens, np.stack([w.x1, w.x2]))
+    if lib.tolist() == [res.outputs["x1"], res.outputs["x2"]]:
+        res.witness, res.witness_arrays = witness_dict(ens, w), w
+    record_distance(ens, data, res.witness_arrays, enc.varying, res)
+
+
+def record_distance(ens: Ensemble, data, w: Witness, varying, res: Result) -> None:
+    """``res.distance`` of pair ``w``'s region (F the ``varying`` features) to the rows
+    of ``data`` (a Dataset), and its nearest row in ``res.stats``."""
     _, rng = data.ranges()
-    dist, i, _ = distance_to_data(ens, ctx.witness.leaves, ctx.enc.varying, data.X, rng)
+    dist, i, _ = distance_to_data(ens, w.leaves, varying, data.X, rng)
     res.distance = dist
     row = {}
     for f, name in enumerate(ens.feature_names):

@@ -11,6 +11,10 @@ if TYPE_CHECKING:
     from .proof import Proof
     from .result import Result
 
+# what a query the box search alone cannot take is told (search/boxes.py); compare does
+# not count it a failure (questions/compare.py)
+NOT_DESCRIBED = "the box search does not describe this query"
+
 
 def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
     """What a regressor's question asked of the two predictions, in words (None: a

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..answers.phrases import NOT_DESCRIBED
 from ..backends.registry import BACKENDS, available, require_installed
 from ..compiler.errors import InputError
 from ..driver import compile_query
@@ -60,6 +61,9 @@ def disagreement(results) -> str | None:
     return None
 
 
-def license_refusal(r) -> bool:
-    """An error only because a size-limited license refused the model (not a failure)."""
-    return r.status == "error" and "license refused" in (r.error or "")
+def not_taken(r) -> bool:
+    """An error only because the backend does not take the query (not a failure): a
+    size-limited license refused the model, or the box search does not describe the
+    query (bounds or relations on the inputs, a data-aware mode)."""
+    why = r.error or ""
+    return r.status == "error" and ("license refused" in why or why.startswith(NOT_DESCRIBED))

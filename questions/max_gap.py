@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..answers.accept import with_data_values
 from ..answers.context import new_result
 from ..answers.phrases import max_gap_searching, unproven_because
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
@@ -55,7 +56,7 @@ from ..driver.solve import solve_query
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
 from ..search.gap_search import box_largest_gap, shown_gap
-from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge
+from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge, pair_encoding
 
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 # MaxGap.stopped_by of a search whose time limit came while building its pair tables
@@ -205,6 +206,8 @@ def max_gap_query(
                 raise InputError(f"--max-gap / max_gap on this multiclass model: {e}") from None
             boxed, skipped = None, f"the box search was skipped ({e}): the bounds are bisected"
         if boxed is not None:
+            if data is not None:  # the pair as a check's with --data: data values, distance
+                with_data_values(ens, pair_encoding(ens, q), boxed[0], data)
             return _boxed_final(ens, q, *boxed, tol)
     if multiclass:
         raise InputError(

@@ -26,6 +26,7 @@ import time
 
 from ..answers.accept import accept
 from ..answers.context import SolveContext
+from ..answers.phrases import NOT_DESCRIBED
 from ..answers.result import UNKNOWN, fail
 from ..answers.verdict import Accepted, NearMiss, check_pair
 from ..compiler.encode import Encoding
@@ -79,8 +80,8 @@ def search_alone(ctx: SolveContext) -> None:
     if not box_search_applies(ctx, alone=True):
         fail(
             ctx.result,
-            "the box search does not describe this query (it takes no bounds or relations "
-            "on the inputs and no data-aware mode): use a solver backend",
+            f"{NOT_DESCRIBED} (it takes no bounds or relations on the inputs and no "
+            "data-aware mode): use a solver backend",
         )
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:

@@ -16,7 +16,7 @@ from ...compiler.errors import InputError
 from ...compiler.options import DEFAULT_TIMEOUT
 from ...language import load_queries
 from ...questions.ask import refuse_query
-from ...questions.compare import backend_list, compare_query, disagreement, license_refusal
+from ...questions.compare import backend_list, compare_query, disagreement, not_taken
 from ...views.console import output_console
 from .common import (
     add_model_args,
@@ -214,7 +214,7 @@ def run(args) -> int:
             print(f"treesens: {q.label}: {msg}", file=sys.stderr, flush=True)
             code = 1
         else:
-            bad = [r.backend for r in results if r.status == "error" and not license_refusal(r)]
+            bad = [r.backend for r in results if r.status == "error" and not not_taken(r)]
             if bad:
                 log(f"treesens: {q.label}: error on {', '.join(bad)}")
                 code = max(code, 1)

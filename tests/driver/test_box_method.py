@@ -63,6 +63,21 @@ def test_compare_answers_with_the_box_search_as_with_a_solver():
     assert boxes.backend == "boxes" and boxes.status == cpsat.status
 
 
+def test_compare_exits_0_when_the_box_search_does_not_describe_the_query():
+    # texture_smoothness has bounds and a relation on the inputs: the box search's row
+    # says it does not take them, as a license refusal's does, and no backend failed
+    p = subprocess.run(
+        [sys.executable, "-m", "treesens", "compare", str(EXAMPLE.with_name("breast_cancer.sens"))]
+        + ["--query", "texture_smoothness", "--backends", "boxes,cpsat", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    rows = {r["backend"]: r for r in map(json.loads, p.stdout.splitlines())}
+    assert "does not describe this query" in rows["boxes"]["error"]
+    assert p.returncode == 0, p.stderr
+
+
 def test_a_stop_request_ends_the_box_search():
     ens = random_ensemble(3, 6, 3, 3, 3)
     enc = pair_encoding(ens, Query(vary=("f0", "f1"), gap=Gap(0.0)))

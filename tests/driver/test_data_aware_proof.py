@@ -93,3 +93,25 @@ def test_a_data_aware_insensitive_answer_is_certified_as_the_question_over_all_i
     assert r.proof.checked, r.proof
     claim = json.loads(cert.read_text())["question"]["claim"]
     assert claim == {"kind": "gap", "gap": 0.432, "gap_kind": "prob"}
+
+
+def test_a_max_gap_pair_with_data_takes_values_seen_in_the_data(tmp_path):
+    from treesens.interfaces.api import max_gap
+
+    # values no interval's own representative (the shortest decimal in it) takes
+    X = np.random.default_rng(2).integers(0, 1000, size=(200, 3)) * 0.001 + 0.0003
+    data_file = tmp_path / "odd.csv"
+    pd.DataFrame(X.round(4), columns=["a", "b", "s"]).to_csv(data_file, index=False)
+    seen = pd.read_csv(data_file)
+    r = max_gap(tiny(), ["s"], data=data_file, timeout=60)
+    assert r.status == "sensitive" and r.max_gap["method"] == "boxes"
+    for x in ("x1", "x2"):
+        for name in ("a", "b"):
+            assert r.witness[x][name] in set(seen[name].tolist()), (x, name, r.witness)
+
+
+def test_a_max_gap_pair_with_data_has_its_distance_to_the_data(data_file):
+    from treesens.interfaces.api import max_gap
+
+    r = max_gap(tiny(), ["s"], data=data_file, timeout=60)
+    assert r.distance is not None and r.stats["nearest_row"]["index"] >= 0
