@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -91,10 +92,22 @@ def feature_ranks(enc: Encoding, f: int, values: np.ndarray) -> np.ndarray:
     return np.where(ok, r, -1)
 
 
-def marginals(
-    enc: Encoding, X: np.ndarray, alpha: float = 1.0
-) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Per feature: (counts per valid rank, smoothed probabilities per valid rank)."""
+@dataclass(frozen=True)
+class Marginal:
+    """One feature's marginal over its valid ranks, and NaN where the feature may be
+    missing: one distribution over the values an input may take (Laplace-smoothed with
+    ``alpha``), its shares summing to 1 with ``missing``'s."""
+
+    counts: np.ndarray  # rows per valid rank (rows outside the domain and NaN not counted)
+    probs: np.ndarray  # per valid rank
+    missing: float | None = None  # NaN's share; None where the feature is never missing
+
+
+def marginals(enc: Encoding, X: np.ndarray, alpha: float = 1.0) -> dict[int, Marginal]:
+    """Per feature: its Marginal in the rows ``X``. A feature that may be missing (the
+    encoding has a NaN variable for it) counts NaN as one more value: its intervals'
+    shares are of the rows with a value or NaN, not of the rows with a value only, which
+    would score every value above a missing one by their ratio."""
     out = {}
     for f, dom in enc.domains.items():
         n = len(dom.valid)
@@ -102,13 +115,13 @@ def marginals(
             continue
         ranks = feature_ranks(enc, f, X[:, f])
         counts = np.bincount(ranks[ranks >= 0], minlength=n).astype(np.float64)
-        total = counts.sum()
-        if alpha > 0 or total == 0:
-            a = alpha if alpha > 0 else 1.0
-            probs = (counts + a) / (total + a * n)
-        else:
-            probs = counts / total
-        out[f] = (counts, probs)
+        may_miss = any(f in enc.nan[copy] for copy in (0, 1))
+        nan_rows = float(np.isnan(X[:, f]).sum()) if may_miss else 0.0
+        total, k = counts.sum() + nan_rows, n + int(may_miss)
+        a = alpha if alpha > 0 else (1.0 if total == 0 else 0.0)
+        probs = (counts + a) / (total + a * k)
+        missing = (nan_rows + a) / (total + a * k) if may_miss else None
+        out[f] = Marginal(counts, probs, missing)
     return out
 
 
@@ -176,11 +189,11 @@ class UtilityObjective(Pass):
         acc: dict[int, float] = {}
         const = best = 0.0
         cons: list[Linear] = []
-        for f, (counts, probs) in marginals(enc, self.X, 0.0 if forbid else self.alpha).items():
-            if counts.sum() == 0:
+        for f, marginal in marginals(enc, self.X, 0.0 if forbid else self.alpha).items():
+            if marginal.counts.sum() == 0:
                 continue  # no data row in any admissible interval: no information
             for copy in _copies(enc, f):
-                part = self._feature_copy(enc, f, copy, counts, probs)
+                part = self._feature_copy(enc, f, copy, marginal)
                 if part is None:
                     continue
                 terms, c0, top, forbidden = part
@@ -201,7 +214,7 @@ class UtilityObjective(Pass):
         return compiled.with_problem(prob), None
 
     def _feature_copy(
-        self, enc: Encoding, f: int, copy: int, counts: np.ndarray, probs: np.ndarray
+        self, enc: Encoding, f: int, copy: int, marginal: Marginal
     ) -> tuple[dict[int, float], float, float, list[Linear]] | None:
         """One feature and copy: its objective terms, their constant, the largest value
         they take at any point, and the forbidden intervals' rows. None without variables.
@@ -213,6 +226,7 @@ class UtilityObjective(Pass):
         ind = interval_indicators(enc, copy, f)
         if ind is None:
             return None
+        counts, probs = marginal.counts, marginal.probs
         forbid = self.empty == "forbid"
         weight = 2.0 if f not in enc.varying else 1.0  # shared: counts for both inputs
         terms: dict[int, float] = {}
@@ -234,9 +248,7 @@ class UtilityObjective(Pass):
                 terms[v] = terms.get(v, 0.0) + w * c
         m = enc.nan[copy].get(f)
         if m is not None:  # NaN (missing) rows: their share goes to the NaN variable
-            nan_rows = int(np.isnan(self.X[:, f]).sum())
-            a = 0.0 if forbid else self.alpha
-            pn = (nan_rows + a) / (len(self.X) + a)
+            pn = marginal.missing or 0.0
             # no missing row in the data: as unlikely as an empty interval, not free
             w = math.log(pn) * weight if pn > 0 else -math.log(len(self.X) + len(ind)) * weight
             values.append(w)

@@ -104,7 +104,7 @@ def test_marginals_and_utility_objective():
     c = compiled_for(ens, q)
     enc = c.encoding
     m = marginals(enc, X, alpha=1.0)
-    counts_b, probs_b = m[1]
+    counts_b, probs_b = m[1].counts, m[1].probs
     assert counts_b.tolist() == [1, 3, 0]  # b < 0.3, [0.3, 0.7), >= 0.7
     assert np.allclose(probs_b, [(1 + 1) / 7, (3 + 1) / 7, 1 / 7])  # Laplace: (c+1)/(N+K)
     out, _ = UtilityObjective(X).apply(c)
@@ -271,3 +271,40 @@ def test_a_box_search_pair_takes_values_seen_in_the_data(tmp_path):
     for x in ("x1", "x2"):
         for name in ("a", "b", "s"):
             assert r.witness[x][name] in set(df[name].tolist()), (x, name, r.witness)
+
+
+# ---- a feature that may be missing -------------------------------------------------------
+
+
+def _sometimes_missing_b() -> Ensemble:
+    """tiny() with b possibly missing (NaN goes left, as b < 0.3)."""
+    ens = tiny()
+    feats = (ens.features[0], Feature("b", lb=0, ub=1, may_be_missing=True), ens.features[2])
+    return Ensemble(trees=ens.trees, features=feats, n_classes=2, intercept=(0.0,), link=LOGISTIC)
+
+
+def _rows_with_missing_b() -> np.ndarray:
+    # b: 45 rows missing, 30 below 0.3, 25 at or above 0.7
+    b = np.array([np.nan] * 45 + [0.1] * 30 + [0.8] * 25)
+    a = np.linspace(0.05, 0.95, 100)
+    return np.column_stack([a, b, np.resize([0.2, 0.8], 100)])
+
+
+def test_a_feature_that_may_be_missing_has_its_shares_and_nans_summing_to_one():
+    ens = _sometimes_missing_b()
+    c = compiled_for(ens, Query(vary=("s",), plan=Plan(data_aware="prob")))
+    m = marginals(c.encoding, _rows_with_missing_b(), alpha=0.0)[1]
+    assert m.probs.tolist() == [0.30, 0.0, 0.25] and m.missing == 0.45
+
+
+def test_a_missing_value_the_data_hold_most_often_is_the_likeliest_pair_value(
+    tmp_path, monkeypatch
+):
+    from treesens.interfaces.api import check
+
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    p = tmp_path / "d.csv"
+    pd.DataFrame(_rows_with_missing_b(), columns=["a", "b", "s"]).to_csv(p, index=False)
+    r = check(_sometimes_missing_b(), ["s"], gap=0.2, data=p, data_aware="prob", timeout=60)
+    assert r.status == "sensitive" and r.stats["solver_status"] == "optimal"
+    assert r.witness["x1"]["b"] is None and r.witness["x2"]["b"] is None

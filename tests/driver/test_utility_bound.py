@@ -43,7 +43,8 @@ def _compiled(ens, vary="f0", X=None, empty="smooth"):
 
 def _separable_maximum(enc, X) -> float:
     total = 0.0
-    for f, (_, probs) in marginals(enc, X, 1.0).items():
+    for f, m in marginals(enc, X, 1.0).items():
+        probs = m.probs
         copies = (0, 1) if f in enc.varying else (0,)
         weight = 1.0 if f in enc.varying else 2.0
         for c in copies:
@@ -99,7 +100,8 @@ def test_the_separable_maximum_with_forbidden_intervals_is_over_the_intervals_wi
     X = X[X[:, 1] < 0.5]  # feature f1's intervals above 0.5 get no data
     c = _compiled(ens, X=X, empty="forbid")
     total = 0.0
-    for f, (counts, probs) in marginals(c.encoding, X, 0.0).items():
+    for f, m in marginals(c.encoding, X, 0.0).items():
+        counts, probs = m.counts, m.probs
         weight = 1.0 if f in c.encoding.varying else 2.0
         for copy in (0, 1) if f in c.encoding.varying else (0,):
             if c.encoding.pred[copy].get(f) or c.encoding.onehot[copy].get(f):
@@ -143,7 +145,8 @@ def _brute_force_best_utility(ens, vary: str, gap: float, X: np.ndarray) -> floa
     grid, ns, nv = cell_grid(ens, [vary], reps="domain")
     probs = marginals(enc, X, 1.0)
     u = np.zeros(len(grid))
-    for f, (_, p) in probs.items():
+    for f, m in probs.items():
+        p = m.probs
         ranks = feature_ranks(enc, f, grid[:, f])
         assert (ranks >= 0).all()
         u += np.log(p[ranks])
