@@ -71,6 +71,8 @@ class BoxSearch(TypedDict, total=False):
     pairs_replayed: int
     tables: bool  # max gap: False when the seed's pair met the leaf values' bound (no table)
     near_misses: int  # boxes a near-miss pair ruled out (every tree's value fixed)
+    # a data-aware query's proof-only search: which stage found a pair over all inputs
+    pair: str
     time: float
 
 
