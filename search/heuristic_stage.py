@@ -57,7 +57,7 @@ def heuristic_search(ctx: SolveContext) -> bool:
     if q.plan.data_aware != "none" or not _allowed(q):
         return False
     t_h = time.time()
-    verdict, found = _heuristic_pair(ctx, enc)
+    verdict, found = _heuristic_pair(ctx, q, enc)
     if verdict is not None:
         accept(ctx, verdict, found_by="heuristic")
         ctx.solve_time = time.time() - t_h
@@ -75,15 +75,16 @@ def pair_over_all_inputs(ctx: SolveContext, enc: Encoding) -> Accepted | None:
     if not _allowed(ctx.q):
         return None
     t_h = time.time()
-    verdict, _ = _heuristic_pair(ctx, enc)
+    verdict, _ = _heuristic_pair(ctx, enc.query, enc)
     ctx.solve_time += time.time() - t_h
     return verdict
 
 
-def _heuristic_pair(ctx: SolveContext, enc: Encoding) -> tuple[Accepted | None, tuple | None]:
-    """One heuristic run on ``enc`` within its bounds: the pair it replayed, and the pair
-    it found (short of the gap, or rejected by the replay)."""
-    q = enc.query
+def _heuristic_pair(
+    ctx: SolveContext, q: Query, enc: Encoding
+) -> tuple[Accepted | None, tuple | None]:
+    """One heuristic run for ``q`` on ``enc`` within its bounds: the pair it replayed,
+    and the pair it found (short of the gap, or rejected by the replay)."""
     t_h = time.time()
     work, budget = heuristic_bounds(ctx.ens, q, ctx.deadline - t_h)
     found = find_witness(enc, budget, seed=q.plan.seed, margin=2 * enc.relax, work=work)
