@@ -233,7 +233,7 @@ def _categories(col, feat, name: str, where: str) -> np.ndarray:
     index = {c: i for i, c in enumerate(cats)}
     for i, v in enumerate(col.tolist()):
         if v is None or (isinstance(v, float) and math.isnan(v)):
-            out[i] = np.nan
+            out[i] = index.get("nan", np.nan)  # a category learned from missing values
             continue
         if isinstance(v, (int, float, np.integer, np.floating)):
             number[i] = True

@@ -212,7 +212,7 @@ def _features_and_maps(probe, names, categories, imputed, width, where):
         else:
             values = probe.transform(probe.rows(i, PROBES))
             features.append(Feature(name, may_be_missing=i in imputed))
-        for j in np.flatnonzero(np.ptp(values, axis=0) > 0).tolist():
+        for j in _varying(values).tolist():
             if j in owner:
                 raise UnsupportedModelError(
                     f"transformed column {j} depends on both {names[owner[j]]!r} and {name!r}",
@@ -229,6 +229,15 @@ def _features_and_maps(probe, names, categories, imputed, width, where):
         raise InputError("a transformed column is missing (NaN) whatever the input", where)
     maps = [maps_of.get(j, ColumnMap(0, constant=float(base[j]))) for j in range(width)]
     return features, maps
+
+
+def _varying(values: np.ndarray) -> np.ndarray:
+    """The transformed columns whose value differs between the probe rows, NaN a value
+    of its own (an OrdinalEncoder codes the category it learned from missing values as
+    NaN): a column that is NaN for one category reads that input."""
+    first = values[:1]
+    same = (values == first) | (np.isnan(values) & np.isnan(first))
+    return np.flatnonzero(~same.all(axis=0))
 
 
 def _label(value: Any) -> str:
@@ -270,7 +279,11 @@ class PipelineReplayer(OneCallAtATime):
         for i, name in enumerate(self.names):
             if i in self.categories:
                 cats = self.categories[i]
-                cols[name] = [cats[int(v)] if v == v else np.nan for v in X[:, i]]
+                values = [cats[int(v)] if v == v else np.nan for v in X[:, i]]
+                # names stay an object column, as the encoder was fitted on, also
+                # when every row holds the category learned from missing values (NaN)
+                named = any(isinstance(c, str) for c in cats)
+                cols[name] = np.array(values, dtype=object) if named else values
             else:
                 cols[name] = X[:, i].tolist()
         return make_frame(cols, self.names, self.as_frame)

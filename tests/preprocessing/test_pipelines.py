@@ -223,3 +223,46 @@ def test_a_scaler_that_shrinks_folds_its_largest_thresholds():
     pipe = _pipeline(StandardScaler()).fit(X, y)
     model = treesens.load_model(pipe)
     assert np.array_equal(model.proba(X.to_numpy(dtype=float)), pipe.predict_proba(X))
+
+
+def test_an_ordinal_encoders_missing_category_coded_nan_still_reads_its_column():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OrdinalEncoder
+
+    df, y = _frame()
+    df["race"] = df.race.astype(object)
+    df.loc[::9, "race"] = np.nan  # OrdinalEncoder codes A, B, C, nan as 0, 1, 2, NaN
+    pre = ColumnTransformer([("cat", OrdinalEncoder(), ["race"])], remainder="passthrough")
+    pipe = _pipeline(pre).fit(df, y)
+    ens = treesens.load_model(pipe)
+    assert ens.features[0].categories == ("A", "B", "C", "nan")
+    rows = df.head(60)
+    codes = rows.assign(race=rows.race.map({"A": 0, "B": 1, "C": 2}).fillna(3))
+    assert np.allclose(ens.proba(codes.to_numpy(dtype=float)), pipe.predict_proba(rows))
+    assert treesens.check(ens, vary="race", gap=0.3).status == SENSITIVE
+
+
+def _one_hot_with_missing_race():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    df, y = _frame()
+    df["race"] = df.race.astype(object)
+    df.loc[::9, "race"] = np.nan  # OneHotEncoder learns the category nan: a column of its own
+    pre = ColumnTransformer([("cat", OneHotEncoder(), ["race"])], remainder="passthrough")
+    return df, _pipeline(pre).fit(df, y)
+
+
+def test_a_row_in_the_category_learned_from_missing_values_is_replayed_by_the_pipeline():
+    df, pipe = _one_hot_with_missing_race()
+    ens = treesens.load_model(pipe)
+    assert ens.features[0].categories == ("A", "B", "C", "nan")
+    row = pd.DataFrame({"race": [np.nan], "age": [50], "income": [70.0]}, dtype=object)
+    assert np.allclose(ens.replayer.predict_proba([[3, 50, 70.0]]), pipe.predict_proba(row))
+
+
+def test_a_missing_value_in_the_data_is_the_category_the_encoder_learned_from_it():
+    df, pipe = _one_hot_with_missing_race()
+    ens = treesens.load_model(pipe, data=df, bounds="data")
+    assert (ens.features[0].lb, ens.features[0].ub) == (0.0, 3.0)
+    assert not ens.features[0].may_be_missing
