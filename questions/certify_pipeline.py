@@ -64,6 +64,11 @@ def _maps(ens: Ensemble, where: str) -> list[dict[str, Any]]:
     for j, m in enumerate(maps):
         if m.values is not None:
             raw = [_raw(c) for c in categories[m.user]]
+            if any(isinstance(v, float) and math.isnan(v) for v in [*raw, *m.values]):
+                raise NoMaps(
+                    f"the encoder of {ens.features[m.user].name!r} has a category learned "
+                    "from missing values (NaN), which a certificate does not state"
+                )
             out.append({"input": int(m.user), "categories": raw, "values": list(m.values)})
             continue
         if m.forward is None:

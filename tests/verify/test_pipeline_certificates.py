@@ -456,3 +456,25 @@ def test_a_pipeline_ending_in_a_poisson_regressors_change_is_certified_and_verif
     q = make_query([ens.feature_names[2]], delta=100.0)
     done = certify(ens, q, tmp_path / "c.json", path, 60)
     assert done.verified, done.message
+
+
+def test_a_category_learned_from_missing_values_leaves_the_answer_uncertified(tmp_path):
+    """OneHotEncoder fitted on a column with NaN has the category nan, which the
+    certificate's JSON does not state: the proof is kept, not certified, and says why."""
+    import pandas as pd
+    import skops.io
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = _data(0)
+    df = pd.DataFrame(X, columns=NAMES).assign(site=np.array(["a", "b", None] * 134)[:400])
+    ct = ColumnTransformer([("site", OneHotEncoder(), ["site"])], remainder="passthrough")
+    path = tmp_path / "missing-site.skops"
+    skops.io.dump(
+        make_pipeline(ct, DecisionTreeClassifier(max_depth=3, random_state=0)).fit(df, y), path
+    )
+    res = treesens.check(str(path), vary="site", gap=0.45, certificate=str(tmp_path / "c.json"))
+    assert res.status == "insensitive" and not res.proof.checked
+    assert "learned from missing values" in res.proof.why_not
