@@ -55,8 +55,10 @@ def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]
         items = [given]
     elif given is None:
         items = []
-    else:
+    elif isinstance(given, Iterable):
         items = list(given)
+    else:  # a float, say: feature_name says it is neither a name nor an index
+        items = [given]
     if not items or any(isinstance(i, str) and not i.strip() for i in items):
         raise InputError(f"{keyword}: no features given (a name, an index or a list of them)")
     out: list[str] = []

@@ -49,6 +49,11 @@ def test_an_index_out_of_range_names_the_python_keyword(model):
         treesens.check(model, vary=[99])
 
 
+def test_a_float_index_is_an_input_error_naming_the_keyword(model):
+    with pytest.raises(InputError, match=r"^vary: 20.0 is neither a feature name nor an index"):
+        treesens.check(model, vary=20.0)
+
+
 def test_an_unknown_name_names_the_keyword_and_the_closest(model):
     with pytest.raises(InputError, match=r"features: unknown feature 'worst_radiu'.*worst_radius"):
         treesens.sweep(model, features=["worst_radiu"], progress=False)
