@@ -52,6 +52,8 @@ def max_gap_brief(bounds: dict) -> str:
     what = "largest change" if bounds.get("kind") == "change" else "max gap"
     if lo is None:
         return f"{what} none (proven)" if bounds.get("proven") else f"{what} unknown (<= {hi:.6g})"
+    if bounds.get("proven") and hi <= lo:  # the pair reaches the bound
+        return f"{what} {lo:.6g} (proven: no more)"
     if bounds.get("proven"):
         return f"{what} {lo:.6g} (proven < {hi:.6g})"
     return f"{what} in [{lo:.6g}, {hi:.6g}], not proven"

@@ -402,6 +402,8 @@ def max_gap_line(m: MaxGap | dict) -> str:
                 f"max gap: none (no pair reaches gap {hi:.6g}: insensitive to within the tolerance)"
             )
         return f"max gap: unknown (at most {hi:.6g}; {why})"
+    if d["proven"] and hi <= lo:  # the pair reaches the bound: the largest gap there is
+        return f"max gap {lo:.6g} (proven: no pair reaches more; tolerance {tol:g})"
     if d["proven"]:
         return f"max gap {lo:.6g} (proven: no pair reaches {hi:.6g}; tolerance {tol:g})"
     return f"max gap in [{lo:.6g}, {hi:.6g}], not proven ({why}; tolerance {tol:g})"

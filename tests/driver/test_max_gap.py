@@ -92,6 +92,20 @@ def test_max_gap_line_says_proven():
     assert M.max_gap_line(m).startswith("max gap 0.25 (proven")
 
 
+def test_max_gap_line_of_a_pair_reaching_its_bound_says_no_pair_reaches_more():
+    line = M.max_gap_line(M.MaxGap(0.5, 0.5, 1e-3, True, 0))  # pure leaves: P = 1 and 0
+    assert line == "max gap 0.5 (proven: no pair reaches more; tolerance 0.001)"
+
+
+def test_a_results_repr_of_a_max_gap_its_pair_reaches_says_no_more():
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    tree = DecisionTreeClassifier().fit(X, [0, 0, 1, 1])
+    r = treesens.max_gap(treesens.load_model(tree, data=X), "x0")
+    assert "max gap 0.5 (proven: no more)" in repr(r)
+
+
 def test_max_gap_line_says_insensitive_to_within_the_tolerance():
     line = M.max_gap_line(M.MaxGap(None, 1e-4, 1e-4, True, 1))
     assert "insensitive to within the tolerance" in line
