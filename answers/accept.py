@@ -137,8 +137,8 @@ def free_range_note(ens: Ensemble) -> str:
         where = "features range over all reals (no bounds declared, no data given)"
     else:
         where = (
-            f"no data given: each feature ranges {ens.domain} (all reals where none are "
-            "declared), whatever the others hold"
+            f"no data given to the query: each feature ranges {ens.domain} (all reals where "
+            "none are declared), whatever the others hold"
         )
     return (
         f"{where}, so the pair may lie far from any real row; give the data "

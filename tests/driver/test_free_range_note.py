@@ -76,3 +76,11 @@ def test_cli_check_without_data_prints_the_note_naming_the_data_flag(tmp_path):
     r = treesens_here("check", "m.json", "--vary", "f0", "--gap", "0.1", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "note: features range over all reals" in r.stdout and "--data ROWS.csv" in r.stdout
+
+
+def test_a_model_loaded_with_data_but_asked_without_it_says_the_query_had_none():
+    est, rows = _model()
+    model = treesens.load_model(est, data=rows)
+    r = treesens.check(model, vary=["f0"], gap=0.1, **QUICK)
+    note = " ".join(r.notes)
+    assert "within the data's range" in note and "no data given to the query" in note
