@@ -5,6 +5,7 @@ table and the views (views/result_view.py) say them alike."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -46,10 +47,24 @@ def unproven_because(bounds: dict) -> str:
     }.get(bounds.get("stopped_by"), "time limit")
 
 
+# a multiclass ratio whose pair gives a class probability 0 (pure leaves): the largest
+# float stands for it (search/gap_search.py, ``_ratio``)
+UNBOUNDED_RATIO = sys.float_info.max
+UNBOUNDED = "unbounded: the pair gives a class probability 0"
+
+
+def unbounded_ratio(bounds: dict) -> bool:
+    """Whether a max gap's pair reaches an unbounded multiclass ratio."""
+    lo = bounds.get("lower")
+    return bounds.get("kind") == "ratio" and lo is not None and lo >= UNBOUNDED_RATIO
+
+
 def max_gap_brief(bounds: dict) -> str:
     """A max gap's bounds in a few words: "max gap in [0.41, 0.45], not proven"."""
     lo, hi = bounds.get("lower"), bounds.get("upper")
     what = "largest change" if bounds.get("kind") == "change" else "max gap"
+    if unbounded_ratio(bounds):
+        return f"{what} {UNBOUNDED}"
     if lo is None:
         return f"{what} none (proven)" if bounds.get("proven") else f"{what} unknown (<= {hi:.6g})"
     if bounds.get("proven") and hi <= lo:  # the pair reaches the bound

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..answers.accept import with_data_values
 from ..answers.context import new_result
-from ..answers.phrases import max_gap_searching, unproven_because
+from ..answers.phrases import UNBOUNDED, max_gap_searching, unbounded_ratio, unproven_because
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
@@ -396,6 +396,8 @@ def max_gap_line(m: MaxGap | dict) -> str:
     if d.get("kind") == CHANGE:
         return _change_line(lo, hi, tol, d["proven"], unproven_because(d))
     why = unproven_because(d)
+    if unbounded_ratio(d):
+        return f"max gap {UNBOUNDED} (its ratio is stated as the largest float)"
     if lo is None:
         if d["proven"]:
             return (

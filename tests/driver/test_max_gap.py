@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -104,6 +105,17 @@ def test_a_results_repr_of_a_max_gap_its_pair_reaches_says_no_more():
     tree = DecisionTreeClassifier().fit(X, [0, 0, 1, 1])
     r = treesens.max_gap(treesens.load_model(tree, data=X), "x0")
     assert "max gap 0.5 (proven: no more)" in repr(r)
+
+
+def test_a_multiclass_ratio_its_pair_makes_unbounded_reads_unbounded():
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    tree = DecisionTreeClassifier().fit(X, [0, 0, 1, 1, 2, 2])  # pure leaves
+    r = treesens.max_gap(treesens.load_model(tree, data=X), "x0", classes=("any", "any"))
+    assert r.max_gap["lower"] == sys.float_info.max  # the JSON's number for it
+    assert "max gap unbounded: the pair gives a class probability 0" in repr(r)
+    assert r.message.startswith("max gap unbounded")
 
 
 def test_max_gap_line_says_insensitive_to_within_the_tolerance():
