@@ -105,7 +105,11 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
     g = q.gap
     if ens.n_classes == 2 and ens.n_outputs == 1:
         if q.classes not in (None, (1, 0), ("1", "0")):
-            raise InputError(f"classes {q.classes} given for a binary model; drop them")
+            raise InputError(
+                f"classes {q.classes} given for a binary model; drop them: a binary gap "
+                "asks for x1 in class 1 and x2 in class 0 (P(x1) >= 0.5+g, P(x2) <= 0.5-g), "
+                "and the pair space is symmetric, so the other order is the same question"
+            )
         if g.kind == "prob":
             if not (0.0 <= g.value < 0.5):
                 raise InputError(

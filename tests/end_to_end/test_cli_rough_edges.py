@@ -65,6 +65,13 @@ def test_check_refuses_a_bad_gap_or_classes_before_any_progress(args, message, c
     assert "solving" not in err and "loaded" not in err
 
 
+def test_classes_on_a_binary_model_are_refused_saying_the_other_order_is_the_same_question(
+    capsys,
+):
+    assert main(["check", BREAST, "--vary", "mean_texture", "--classes", "0,1"]) == 2
+    assert "the other order is the same question" in capsys.readouterr().err
+
+
 def test_sweep_refuses_a_bad_gap_before_any_progress(capsys):
     assert main(["sweep", WINE, "--gap", "0.2", "--timeout", "5"]) == 2
     err = capsys.readouterr().err
