@@ -55,7 +55,7 @@ from ..compiler.rounding import gap_relaxation
 from ..driver.solve import solve_query
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
-from ..search.gap_search import box_largest_gap, shown_gap
+from ..search.gap_search import at_gap_zero, box_largest_gap, shown_gap
 from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge, pair_encoding
 
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
@@ -207,7 +207,7 @@ def max_gap_query(
             boxed, skipped = None, f"the box search was skipped ({e}): the bounds are bisected"
         if boxed is not None:
             if data is not None:  # the pair as a check's with --data: data values, distance
-                with_data_values(ens, pair_encoding(ens, q), boxed[0], data)
+                with_data_values(ens, pair_encoding(ens, at_gap_zero(ens, q)), boxed[0], data)
             return _boxed_final(ens, q, *boxed, tol)
     if multiclass:
         raise InputError(

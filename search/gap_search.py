@@ -254,6 +254,14 @@ def box_largest_gap(
     return res, out
 
 
+def at_gap_zero(ens: Ensemble, q: Query) -> Query:
+    """``q`` (whose gap a max gap leaves unset) read at gap 0: a probability gap of 0, a
+    multiclass ratio of 1, a regressor's change f(x1) - f(x2) >= 0 (x1 the higher)."""
+    if ens.is_regressor:
+        return q.with_(delta=0.0, direction=DOWN)
+    return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
+
+
 def _searched_encodings(
     ens: Ensemble, q: Query
 ) -> tuple[list[Encoding] | None, Callable[[np.ndarray], float] | None]:
@@ -262,10 +270,7 @@ def _searched_encodings(
     (None: their least); no encodings where the pair tables do not describe ``q``."""
     if ens.n_outputs > 1 and ens.link != SOFTMAX:  # a forest's ratio rows are not log ratios
         return None, None
-    if ens.is_regressor:  # the change f(x1) - f(x2) >= 0: x1 the higher prediction
-        at_zero = q.with_(delta=0.0, direction=DOWN)
-    else:
-        at_zero = q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
+    at_zero = at_gap_zero(ens, q)
     if ens.is_regressor and ens.link != IDENTITY:
         return level_encodings(pair_encoding(ens, at_zero)), link_bound(ens.link)
     return class_pair_encodings(pair_encoding(ens, at_zero)), None

@@ -5,6 +5,7 @@ answer, a pair there leaves the pair to the data-aware search (search/boxes.py,
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,6 +16,7 @@ from tests.driver.test_data_aware import tiny
 from treesens.answers.context import new_result
 from treesens.answers.result import SENSITIVE
 from treesens.answers.verdict import Accepted
+from treesens.compiler.ensemble import IDENTITY, SOFTMAX
 from treesens.compiler.invert import Witness
 from treesens.compiler.query import Query
 from treesens.driver.data_fallback import use_fallback
@@ -115,3 +117,23 @@ def test_a_max_gap_pair_with_data_has_its_distance_to_the_data(data_file):
 
     r = max_gap(tiny(), ["s"], data=data_file, timeout=60)
     assert r.distance is not None and r.stats["nearest_row"]["index"] >= 0
+
+
+def test_a_multiclass_max_gap_with_data_has_its_pair_near_the_data(data_file):
+    from treesens.interfaces.api import max_gap
+
+    # three classes, tree i adding to class i % 3: s moves class 0 against class 1
+    trees = [replace(t, outputs=(i % 3,)) for i, t in enumerate(tiny().trees)]
+    multiclass = replace(
+        tiny(), trees=tuple(trees), n_classes=3, intercept=(0.0,) * 3, link=SOFTMAX
+    )
+    r = max_gap(multiclass, ["s"], classes=(0, 1), data=data_file, timeout=60)
+    assert r.status == "sensitive" and r.distance is not None
+
+
+def test_a_regressor_max_gap_with_data_has_its_pair_near_the_data(data_file):
+    from treesens.interfaces.api import max_gap
+
+    regressor = replace(tiny(), n_classes=0, link=IDENTITY)
+    r = max_gap(regressor, ["s"], data=data_file, timeout=60)
+    assert r.status == "sensitive" and r.distance is not None
