@@ -226,11 +226,22 @@ def _binned(values):
     return labels.astype(order)
 
 
+def _x2_class(classes):
+    """The audit's class of x2 from the report's class pair (``"C1,C2"`` or ``(C1, C2)``):
+    an audit's x1 is the row, whatever its class, so only C2 is asked of it."""
+    if classes is None:
+        return None
+    pair = classes.split(",") if isinstance(classes, str) else list(classes)
+    return str(pair[-1]).strip()
+
+
 def _audit(
     ens: Ensemble, data: str, feature: str, asked: dict, label: str, classes
 ) -> tuple[int, list[dict], str | None]:
     try:
-        df = audit(ens, data, [feature], label=label, by=feature, classes=classes, **asked)
+        df = audit(
+            ens, data, [feature], label=label, by=feature, classes=_x2_class(classes), **asked
+        )
     except InputError as e:
         return 0, [], str(e)
     df[feature] = _binned(df[feature])

@@ -155,3 +155,25 @@ def test_open_max_gaps_are_not_asked_again_for_less_than_they_had():
 
 def test_a_ranking_error_is_not_asked_again():
     assert reask([_ranked("a", False, status="error")], left=100.0, first=10.0) is None
+
+
+def test_a_multiclass_report_audits_each_row_for_the_second_class_of_its_pair(tmp_path):
+    from sklearn.datasets import load_wine
+
+    wine = load_wine(as_frame=True).frame.rename(columns={"target": "label"})
+    rows = tmp_path / "wine.csv"
+    wine.rename(columns=lambda c: c.replace("/", "_")).to_csv(rows, index=False)
+    rep = report(
+        str(MODEL.with_name("wine_xgb.json")),
+        str(rows),
+        features=["proline"],
+        protected=["proline"],
+        gap=1.5,
+        classes="0,1",
+        budget=20,
+        progress=False,
+    )
+    (found,) = rep.protected
+    assert found.audit_error is None and found.audit_rows == len(wine)
+    by_decision = {r["value"]: r for r in found.audit_table if r["group"] == "decision"}
+    assert by_decision["1 -> other"]["flippable"] == 0  # a row of class 1 cannot flip to 1
