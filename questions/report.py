@@ -20,6 +20,7 @@ from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_name
+from ..compiler.kinds import resolve_condition
 from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
 from ..readers.data import load_data
@@ -303,6 +304,7 @@ def report(
     protected = list(dict.fromkeys(feature_name(ens, p, "protected") for p in protected))
     _check_change(ens, protected, delta)
     names = list(ens.feature_names) if features is None else list(dict.fromkeys(features))
+    _check_classes(ens, protected or names, gap if protected else None, classes)
     rank_path = check_path = None
     if results is not None:
         rank_path, check_path = _results_paths(results)
@@ -351,6 +353,15 @@ def _check_change(ens: Ensemble, protected: list[str], delta: float | None) -> N
         raise InputError("--delta is a regressor's change; a classifier's is --gap")
     if delta is not None and not (delta > 0 and math.isfinite(delta)):
         raise InputError(f"--delta must be a positive number, not {delta}")
+
+
+def _check_classes(ens: Ensemble, asked_of: list[str], gap, classes) -> None:
+    """A multiclass model's class pair, and the ratio gap the protected features are asked
+    (``gap``; None: none is), checked before anything is solved, as check's are."""
+    if ens.is_regressor or (ens.n_classes == 2 and ens.n_outputs == 1) or not asked_of:
+        return
+    kw = {"gap": 1.0 if gap is None else gap, "classes": classes}
+    resolve_condition(ens, query_from_keywords(asked_of[:1], kw, ens=ens))
 
 
 def _rank(ens, names, seconds: float, rank_path, common, say) -> list[Result]:

@@ -157,14 +157,23 @@ def test_a_ranking_error_is_not_asked_again():
     assert reask([_ranked("a", False, status="error")], left=100.0, first=10.0) is None
 
 
-def test_a_multiclass_report_audits_each_row_for_the_second_class_of_its_pair(tmp_path):
+WINE = MODEL.with_name("wine_xgb.json")
+
+
+def wine_rows(folder):
+    """scikit-learn's wine data under the names of the shipped wine model's features."""
     from sklearn.datasets import load_wine
 
     wine = load_wine(as_frame=True).frame.rename(columns={"target": "label"})
-    rows = tmp_path / "wine.csv"
+    rows = folder / "wine.csv"
     wine.rename(columns=lambda c: c.replace("/", "_")).to_csv(rows, index=False)
+    return rows, len(wine)
+
+
+def test_a_multiclass_report_audits_each_row_for_the_second_class_of_its_pair(tmp_path):
+    rows, n = wine_rows(tmp_path)
     rep = report(
-        str(MODEL.with_name("wine_xgb.json")),
+        str(WINE),
         str(rows),
         features=["proline"],
         protected=["proline"],
@@ -174,6 +183,20 @@ def test_a_multiclass_report_audits_each_row_for_the_second_class_of_its_pair(tm
         progress=False,
     )
     (found,) = rep.protected
-    assert found.audit_error is None and found.audit_rows == len(wine)
+    assert found.audit_error is None and found.audit_rows == n
     by_decision = {r["value"]: r for r in found.audit_table if r["group"] == "decision"}
     assert by_decision["1 -> other"]["flippable"] == 0  # a row of class 1 cannot flip to 1
+
+
+@pytest.mark.parametrize(
+    ("asked", "problem"),
+    [({"gap": 1.5}, "give the two classes"), ({"classes": "0,1"}, "out of range")],
+)
+def test_a_multiclass_report_without_a_class_pair_or_a_ratio_is_refused_before_solving(
+    tmp_path, asked, problem
+):
+    rows, _ = wine_rows(tmp_path)
+    solved = []
+    with pytest.raises(InputError, match=problem):
+        report(str(WINE), str(rows), protected=["proline"], note=solved.append, **asked)
+    assert solved == []  # not even the ranking's first line
