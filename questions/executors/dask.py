@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ...compiler.errors import InputError
 from .base import RETRIES, Failure, Outcome, TaskFn, failure_text, optional_import
 
 
@@ -35,7 +36,12 @@ class DaskExecutor:
                 )
             self.client = distributed.Client(self._cluster)
         else:
-            self.client = distributed.Client(address)
+            try:
+                self.client = distributed.Client(address)
+            except OSError as e:  # no scheduler there (a refused or timed-out connection)
+                raise InputError(
+                    f"no Dask scheduler answers there: {e}", f"--executor dask={address}"
+                ) from None
         self.workers = len(self.client.scheduler_info().get("workers", {})) or max(1, workers)
         self._as_completed = distributed.as_completed
 

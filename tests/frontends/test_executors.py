@@ -147,6 +147,15 @@ def test_an_unknown_executor_is_an_input_error():
         parse_executor("spark")
 
 
+def test_a_dask_address_where_no_scheduler_answers_is_an_input_error():
+    pytest.importorskip("distributed")
+    import dask
+
+    quick = dask.config.set({"distributed.comm.timeouts.connect": "1s"})
+    with quick, pytest.raises(InputError, match="no Dask scheduler answers there"):
+        make_executor("dask=tcp://127.0.0.1:1")
+
+
 def _sweep(*args: str) -> subprocess.CompletedProcess:
     return treesens_here(
         "sweep", MODEL, "--details", DETAILS, "--features", ",".join(FEATURES),
