@@ -34,10 +34,14 @@ from .ast import (
     Jobs,
     ModelDecl,
     PluginDecl,
-    Pos,
     QueryBlock,
     SensAST,
     SweepBlock,
+    Vary,
+    VaryAll,
+    VaryEachFeature,
+    VaryEachOf,
+    VarySubsets,
 )
 from .audit_block import AuditPlan, build_audit
 from .build import BlockBuilder, csv_header, resolve_path
@@ -46,6 +50,8 @@ from .expectations import check_audit_by
 from .inputs import with_inputs
 from .parse import parse_file
 from .show import fmt_name, fmt_num
+
+VARY = (Vary, VaryAll, VaryEachFeature, VaryEachOf, VarySubsets)
 
 
 @dataclass
@@ -182,10 +188,12 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     groups: dict[str, list[str]] = {}
     audits: dict[str, AuditPlan] = {}
     expectations: dict[str, Expect] = {}
+    made_by: dict[int, QueryBlock | SweepBlock] = {}  # id of a query -> its block
     for it in ast.items:
         expect = next((st for st in getattr(it, "body", ()) if isinstance(st, Expect)), None)
         if isinstance(it, (QueryBlock, SweepBlock)):
             qs = builder.expand(it)
+            made_by.update((id(q), it) for q in qs)
             groups[it.name.text] = [q.name for q in qs]
             queries += qs
             if expect is not None:
@@ -199,8 +207,12 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     names: set[str] = set(audits)
     for q in queries:
         if q.name in names:
+            block = made_by[id(q)]
+            vary = next((st for st in block.body if isinstance(st, VARY)), None)
             raise ast.error(
-                f"two queries end up named {q.name!r} (rename a block)", Pos(1, 1, 1, 1)
+                f"two queries end up named {q.name!r} (rename a block, or list each "
+                "feature set once)",
+                vary or block.name,
             )
         names.add(q.name)
     jobs = sweep_jobs(ast)

@@ -334,6 +334,15 @@ CASES = {
             "  ^",
         ],
     ),
+    "a_sweep_listing_a_feature_twice": (
+        _bc("sweep s {\n  vary each of mean_texture, mean_texture\n}\n"),
+        [
+            "{F}:4:3: two queries end up named 's/mean_texture' (rename a block, or list each "
+            "feature set once)",
+            "  vary each of mean_texture, mean_texture",
+            "  ^",
+        ],
+    ),
     "unknown_feature_declared": (
         _bc("feature mean_textur: real\nquery q {\n  vary mean_texture\n}\n"),
         [
