@@ -325,7 +325,8 @@ def report(
             folder = Path(certificates)
             _certify_protected(ens, found, asked, classes, folder, model_file, certify_budget, say)
             _certify_ranking(ens, ranking, classes, folder, model_file, certify_budget, say)
-    files = _files(model_file, data, details)
+    # the details file the model was read with (given, or found beside the model)
+    files = _files(model_file, data, details or dict(ens.inputs).get("details"))
     return Report(
         provenance=_provenance(ens, files, command, usage),
         gap=gap,

@@ -76,6 +76,12 @@ def test_provenance_names_the_model_and_data_with_their_hashes(small_report):
     assert "treesens" in small_report.provenance.versions
 
 
+def test_provenance_names_the_details_file_found_beside_the_model(small_report):
+    # its bounds are the domain the proofs cover: the page hashes it as it does the model
+    roles = {f.role: f for f in small_report.provenance.files}
+    assert roles["details"].path.endswith("breast_cancer_details.csv")
+
+
 def test_a_rerun_reuses_the_ranking_it_kept(small_report, tmp_path):
     results = tmp_path / "again.jsonl"
     kw = dict(features=RANKED[:1], budget=10, results=results, progress=False)
