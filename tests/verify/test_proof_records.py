@@ -145,8 +145,9 @@ def test_an_answer_that_becomes_an_error_loses_its_proof_record():
 @pytest.fixture(scope="module")
 def pickled_report(tmp_path_factory):
     """A report with ``--certificates`` on a pickled scikit-learn model over x0, x1, x2
-    that reads only x0 (the checker refuses it: it reads .skops files), protecting x2:
-    the finished command and the page."""
+    that reads only x0 (the checker refuses it: it reads .skops files), protecting x2 (its
+    data-aware check is proved by the box search over all inputs): the finished command
+    and the page."""
     import joblib
     import pandas as pd
     from sklearn.ensemble import GradientBoostingClassifier
@@ -169,16 +170,16 @@ def pickled_report(tmp_path_factory):
 def test_the_report_lists_a_certificate_asked_for_and_not_written(pickled_report):
     p, _ = pickled_report
     assert (
-        "not answered: The insensitive answer of x2, proved by CP-SAT, has no verified "
-        "certificate: a scikit-learn model is certified from a .skops file."
+        "not answered: The insensitive answer of x2, proved by the box search, has no "
+        "verified certificate: a scikit-learn model is certified from a .skops file."
     ) in p.stderr.splitlines()
 
 
 def test_the_report_page_says_who_proved_a_claim_and_why_it_was_not_checked(pickled_report):
     _, page = pickled_report
     assert (
-        "Proved by CP-SAT, not independently checked: a scikit-learn model is certified "
-        "from a .skops file."
+        "Proved by the box search, not independently checked: a scikit-learn model is "
+        "certified from a .skops file."
     ) in page
 
 
