@@ -479,8 +479,9 @@ def check_relations_within_bounds(
 ) -> None:
     """A relation between x1.f and x2.f that the two inputs' bounds on f rule out (say
     x1.f >= 10, x2.f <= 5 and x1.f <= x2.f) leaves no pair at all: an input error, not a
-    vacuous "insensitive". ``rels`` / ``bnds``: ``relations_by_feature`` /
-    ``bounds_by_copy`` of the query."""
+    vacuous "insensitive"; so do relations and bounds that hold every varied feature to
+    one value for both inputs (``fix sex = 1`` with ``vary sex``). ``rels`` / ``bnds``:
+    ``relations_by_feature`` / ``bounds_by_copy`` of the query."""
     for f, items in sorted(rels.items()):
         if f not in varying:
             continue
@@ -500,6 +501,30 @@ def check_relations_within_bounds(
                     f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold within the bounds "
                     f"(x{a + 1}.{name} in [{la:g}, {ha:g}], x{b + 1}.{name} in [{lb:g}, {hb:g}])"
                 )
+    if varying and all(_held_equal(ens, f, rels, bnds) for f in varying):
+        names = ", ".join(repr(ens.feature_names[f]) for f in sorted(varying))
+        raise InputError(
+            f"x1 and x2 cannot differ: the bounds and relations hold every varied feature "
+            f"({names}) to one value for both inputs, so any answer would be vacuous; vary "
+            "another feature or drop them"
+        )
+
+
+def _held_equal(ens: Ensemble, f: int, rels, bnds) -> bool:
+    """Whether the query's relations (x1.f == x2.f) or bounds (one value, the same for
+    both inputs) leave the two inputs no way to differ on feature f."""
+    if any(kind == EQ for _, _, kind in rels.get(f, ())):
+        return True
+    feat = ens.features[f]
+    values = []
+    for c in (0, 1):
+        lo, hi = bnds.get((f, c), (feat.lb, feat.ub))
+        if feat.integral and math.isfinite(lo) and math.isfinite(hi):
+            lo, hi = math.ceil(lo), math.floor(hi)
+        if lo != hi:
+            return False
+        values.append(lo)
+    return values[0] == values[1]
 
 
 def no_value_in(feat: Feature, lo: float, hi: float) -> str | None:

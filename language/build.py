@@ -199,9 +199,11 @@ class BlockBuilder:
                 bounds_by_copy(self.ens, q, varying),
             )
         except InputError as e:
-            # point at the last relation on the feature named first in the message
+            # point at the last relation on the feature named first in the message; where
+            # the varied features are held equal, at the last constraint on one of them
             named = [r for r in self.in_file_order(rels) if f"x1.{r.feature} " in str(e)]
-            at = self.place((named or self.in_file_order(rels))[-1])
+            on_f = [x for x in self.in_file_order([*bounds, *rels]) if x.feature in fs]
+            at = self.place((named or on_f or self.in_file_order(rels))[-1])
             raise self.err(f"{e}{where}", at) from None
 
     def at_lines(self, xs, here: int) -> str:

@@ -223,3 +223,23 @@ def test_a_relation_the_bounds_rule_out_is_an_input_error_not_insensitive():
     )
     with pytest.raises(InputError, match="cannot hold within the bounds"):
         solve_query(ens, q)
+
+
+def test_bounds_holding_the_varied_feature_to_one_value_are_an_input_error_not_insensitive():
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    q = Query(vary=("f0",), gap=Gap(0.05), bounds=(FeatureBound("f0", 0.5, 0.5),))
+    with pytest.raises(InputError, match="x1 and x2 cannot differ"):
+        solve_query(ens, q)
+
+
+def test_a_relation_holding_the_varied_features_equal_is_an_input_error():
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    q = Query(vary=("f0",), gap=Gap(0.05), relations=(FeatureRelation("f0", 1, "==", 2),))
+    with pytest.raises(InputError, match="x1 and x2 cannot differ"):
+        solve_query(ens, q)
+
+
+def test_one_of_two_varied_features_held_equal_still_leaves_a_question():
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    q = Query(vary=("f0", "f1"), gap=Gap(0.05), relations=(FeatureRelation("f0", 1, "==", 2),))
+    assert solve_query(ens, q).status in ("sensitive", "insensitive")

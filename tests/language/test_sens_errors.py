@@ -156,6 +156,29 @@ CASES = {
             "  ^",
         ],
     ),
+    "varied_feature_fixed": (
+        _bc("query q {\n  vary mean_texture\n  fix mean_texture = 15\n}\n"),
+        [
+            "{F}:5:3: x1 and x2 cannot differ: the bounds and relations hold every varied "
+            "feature ('mean_texture') to one value for both inputs, so any answer would be "
+            "vacuous; vary another feature or drop them",
+            "  fix mean_texture = 15",
+            "  ^",
+        ],
+    ),
+    "varied_features_held_equal": (
+        _bc(
+            "query q {\n  vary mean_texture, worst_texture\n"
+            "  where x1.mean_texture == x2.mean_texture\n  where worst_texture in [20, 20]\n}\n"
+        ),
+        [
+            "{F}:6:9: x1 and x2 cannot differ: the bounds and relations hold every varied "
+            "feature ('mean_texture', 'worst_texture') to one value for both inputs, so any "
+            "answer would be vacuous; vary another feature or drop them",
+            "  where worst_texture in [20, 20]",
+            "        ^",
+        ],
+    ),
     "strict_relation_on_fixed_feature": (
         _bc("query q {\n  vary mean_texture\n  where x1.mean_radius < x2.mean_radius\n}\n"),
         [
