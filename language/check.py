@@ -290,7 +290,8 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
         if not math.isfinite(st.value):
             raise ast.error(f"gap {st.value:g} is not a finite number", st)
         if st.value < 0:
-            raise ast.error(f"gap {st.value:g} must be >= 0", st)
+            what = "margin gap" if st.kind == "margin" else "gap"
+            raise ast.error(f"{what} {st.value:g} must be >= 0", st)
     elif isinstance(st, nodes.Classes):
         if st.c1 != ANY and st.c1 == st.c2:
             raise ast.error(f"classes must differ (got {st.c1} twice)", st)

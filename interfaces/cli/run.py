@@ -119,11 +119,10 @@ def run(args) -> int:
         log(f"error: {e}")
         counts[ERROR] = counts.get(ERROR, 0) + 1
     if not args.json:
-        log(
-            "done: "
-            + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-            + f" ({time.time() - t0:.1f}s)"
-        )
+        answered = [f"{n} {s}" for s, n in sorted(counts.items())]
+        if audits:  # their rows are in their own reports above
+            answered.append(f"{len(audits)} audit{'s' * (len(audits) > 1)}")
+        log(f"done: {', '.join(answered)} ({time.time() - t0:.1f}s)")
     return 1 if counts.get(ERROR) else 0
 
 

@@ -139,6 +139,12 @@ def test_run_prints_the_summary_of_treesens_audit(tmp_path):
     assert p.stdout.startswith("audit of ")
 
 
+def test_a_file_of_audits_only_ends_with_a_done_line_counting_them(tmp_path):
+    p = treesens_here("run", _write(tmp_path, _bc(AUDIT)))
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.splitlines()[-1].startswith("done: 1 audit (")
+
+
 def test_run_json_prints_the_row_lines_of_treesens_audit(tmp_path):
     path = _write(tmp_path, _bc(AUDIT))
     got = json_lines(treesens_here("run", path, "--json").stdout)

@@ -156,6 +156,10 @@ CASES = {
             "  ^",
         ],
     ),
+    "negative_margin_gap": (
+        _bc("query q {\n  vary mean_texture\n  gap margin -1\n}\n"),
+        ["{F}:5:3: margin gap -1 must be >= 0", "  gap margin -1", "  ^"],
+    ),
     "varied_feature_fixed": (
         _bc("query q {\n  vary mean_texture\n  fix mean_texture = 15\n}\n"),
         [
