@@ -167,6 +167,7 @@ def declared_groups(ens: Ensemble, spec: Mapping) -> list[OneHotGroup]:
                 raise InputError(f"group {name!r}: {c!r} is not a feature of the model")
             if c in seen:
                 raise InputError(f"group {name!r}: column {c!r} is in another group too")
+            _one_hot_column(ens, name, c)
             seen.add(c)
         if name in ens.feature_names and name not in cols:
             raise InputError(f"group {name!r}: the model has a feature of that name")
@@ -215,6 +216,20 @@ def inferred_groups(ens: Ensemble, X: np.ndarray) -> list[OneHotGroup]:
             dropped = UNNAMED_DROPPED if UNNAMED_DROPPED not in categories else f"{prefix}_?"
         out.append(OneHotGroup(prefix, col_names, categories, dropped))
     return sorted(out, key=lambda g: names.index(g.columns[0]))
+
+
+def _one_hot_column(ens: Ensemble, group: str, column: str) -> None:
+    """A group's column must be able to hold 0 and 1 (a one-hot column): one declared
+    categorical, or in bounds without them (age in [18, 79]), is an InputError, since
+    the folded feature would set it to 0 or 1 all the same."""
+    feat = ens.features[ens.feature_names.index(column)]
+    if feat.kind == "categorical":
+        raise InputError(f"group {group!r}: column {column!r} is categorical, not a 0/1 column")
+    if feat.lb > 0 or feat.ub < 1:
+        raise InputError(
+            f"group {group!r}: column {column!r} is declared in [{feat.lb:g}, {feat.ub:g}], "
+            "not a 0/1 column"
+        )
 
 
 def fold_groups(ens: Ensemble, groups: list[OneHotGroup], how: str) -> Ensemble:

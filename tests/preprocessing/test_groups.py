@@ -110,3 +110,12 @@ def test_a_model_that_only_impossible_rows_flip_is_insensitive_to_the_group():
     assert treesens.check(columns, vary="race_A,race_B,race_C", gap=0.3).status == SENSITIVE
     grouped = treesens.load_model(model, groups={"race": ["race_A", "race_B", "race_C"]})
     assert treesens.check(grouped, vary="race", gap=0.3).status == INSENSITIVE
+
+
+def test_a_group_of_a_column_declared_outside_0_and_1_is_one_error(race_model):
+    model, X = race_model
+    details = pd.DataFrame(
+        {"feature": range(4), "name": list(X.columns), "lb": X.min(), "ub": X.max()}
+    )
+    with pytest.raises(InputError, match="column 'age' is declared in \\[18, 79\\], not a 0/1"):
+        treesens.load_model(model, details=details, groups={"g": ["age", "race_A"]})
