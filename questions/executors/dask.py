@@ -11,7 +11,11 @@ threads: a task that kills its worker takes no queued bystander with it.
 
 from __future__ import annotations
 
+import logging
+import signal
+import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ...compiler.errors import InputError
@@ -26,13 +30,19 @@ class DaskExecutor:
         distributed = optional_import("distributed", "dask")
         self._cluster = None
         if address is None:
-            # one worker process per task slot, one thread each (one solver thread)
-            with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
+            # one worker process per task slot, one thread each (one solver thread); the
+            # processes ignore Ctrl-C, which reaches the terminal's whole process group:
+            # this process stops them, instead of each printing its own traceback
+            config = {"distributed.scheduler.allowed-failures": RETRIES}
+            with dask.config.set(config), _ctrl_c_ignored():
                 self._cluster = distributed.LocalCluster(
                     n_workers=max(1, int(workers)),
                     threads_per_worker=1,
                     processes=True,
                     dashboard_address=None,
+                    # its warnings on cancelled tasks and stopped workers (an interrupted
+                    # sweep's) are not the user's; a task's failure is its query's error
+                    silence_logs=logging.ERROR,
                 )
             self.client = distributed.Client(self._cluster)
         else:
@@ -90,3 +100,17 @@ class DaskExecutor:
 
 def _value(x: Any) -> Any:
     return x
+
+
+@contextmanager
+def _ctrl_c_ignored():
+    """SIGINT ignored while the processes started here start (they keep it ignored);
+    nothing changes outside the main thread, where no handler can be set."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

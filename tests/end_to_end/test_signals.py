@@ -453,3 +453,14 @@ def test_a_signal_in_a_sweeps_max_gap_writes_its_bounds_so_far_to_out(churn, tmp
     (line,) = [json.loads(x) for x in out.read_text().splitlines()]
     assert line["max_gap"]["stopped_by"] == "interrupted" and not line["max_gap"]["proven"]
     assert line["max_gap"]["lower"] <= line["max_gap"]["upper"]
+
+
+def test_ctrl_c_to_a_sweep_on_a_local_dask_cluster_prints_no_worker_traceback():
+    # a terminal's Ctrl-C reaches the whole process group, the cluster's processes too
+    pytest.importorskip("distributed")
+    p = _start([*LONG_SWEEP, "--executor", "dask", "--jobs", "2"], start_new_session=True)
+    _wait_for_workers(p)
+    os.killpg(p.pid, signal.SIGINT)
+    err = _ended(p, "the sweep did not end after Ctrl-C", within=ENDS_WITHIN + 10.0)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and err.rstrip().endswith("treesens: interrupted")
