@@ -97,15 +97,17 @@ class IntervalRows:
 
 
 def interval_rows(ens: Ensemble, X: np.ndarray) -> IntervalRows | None:
-    """The distinct interval patterns of the rows of X (rows with a missing value lie in
-    no box and are left out); None when there is nothing to learn from."""
+    """The distinct interval patterns of the rows of X; None when there is nothing to
+    learn from. A missing value (NaN) is index -1, inside no box's range on its feature,
+    but its row stays: it lies in every box over its other features that holds their
+    values (leaving the row out made boxes that hold data rows)."""
     X = np.asarray(X, dtype=np.float64)
     ths = feature_thresholds(ens)
     feats = list(ths)
     if not feats or X.shape[0] == 0:
         return None
     J = np.stack([interval_index(ens, ths[f], X[:, f]) for f in feats], axis=1)
-    J = J[~(J < 0).any(axis=1)]
+    J = J[~(J < 0).all(axis=1)]  # a row missing every value lies in no box
     if J.shape[0] == 0:
         return None
     # distinct rows are enough (a box holds a row iff it holds its interval pattern)

@@ -153,8 +153,8 @@ def clauses_for(
     key = f"{model_key(ens)}-{data.digest()}-w{width}-n{max_clauses}-t{time_budget:g}-s{seed}"
     cpath = cache_dir() / "cavities" / f"{key}.json" if cache else None
     cached = _from_cache(cpath, file, key, stats)
-    if cached is not None:
-        return cached
+    if cached is not None:  # re-checked: a set cached by an older learner may hold rows
+        return check_clauses(ens, cached, data.X)
     budget = _learning_budget(time_budget, deadline)
     st: dict = {}
     clauses = []

@@ -308,3 +308,24 @@ def test_a_missing_value_the_data_hold_most_often_is_the_likeliest_pair_value(
     r = check(_sometimes_missing_b(), ["s"], gap=0.2, data=p, data_aware="prob", timeout=60)
     assert r.status == "sensitive" and r.stats["solver_status"] == "optimal"
     assert r.witness["x1"]["b"] is None and r.witness["x2"]["b"] is None
+
+
+def test_learned_clauses_hold_no_row_missing_a_value_of_another_feature():
+    # every row with a >= 0.5 misses b: the box "a >= 0.5" holds them all the same
+    a = np.linspace(0.05, 0.95, 60)
+    b = np.where(a >= 0.5, np.nan, np.resize([0.1, 0.5, 0.8], 60))
+    X = np.column_stack([a, b, np.resize([0.2, 0.8], 60)])
+    clauses = learn_clauses(tiny(), X, width=2, max_clauses=10, time_budget=20)
+    assert not any(clause_holds_row(tiny(), c, X).any() for c in clauses)
+
+
+def test_a_cached_clause_whose_box_holds_a_data_row_is_discarded(tmp_path, monkeypatch):
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    ens = tiny()
+    p = tmp_path / "d.csv"
+    pd.DataFrame({"a": [0.1, 0.9], "b": [0.1, 0.8], "s": [0.2, 0.8]}).to_csv(p, index=False)
+    data = load_data(p, ens)
+    clauses_for(ens, data, time_budget=5)
+    (cached,) = (tmp_path / "cache" / "cavities").glob("*.json")
+    save_clauses(cached, [Clause((Literal("a", -math.inf, 0.5),))])  # holds the row a = 0.1
+    assert clauses_for(ens, data, time_budget=5) == []
