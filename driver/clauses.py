@@ -152,9 +152,9 @@ def clauses_for(
         return kept[:max_clauses] if max_clauses else kept
     key = f"{model_key(ens)}-{data.digest()}-w{width}-n{max_clauses}-t{time_budget:g}-s{seed}"
     cpath = cache_dir() / "cavities" / f"{key}.json" if cache else None
-    cached = _from_cache(cpath, file, key, stats)
-    if cached is not None:  # re-checked: a set cached by an older learner may hold rows
-        return check_clauses(ens, cached, data.X)
+    cached = _from_cache(cpath, file, key, stats, lambda cs: check_clauses(ens, cs, data.X))
+    if cached is not None:
+        return cached
     budget = _learning_budget(time_budget, deadline)
     st: dict = {}
     clauses = []
@@ -197,12 +197,15 @@ def clauses_for(
     return clauses
 
 
-def _from_cache(cpath: Path | None, file, key: str, stats: dict | None) -> list[Clause] | None:
-    """The clauses cached at ``cpath`` (copied to ``file``), or None."""
+def _from_cache(
+    cpath: Path | None, file, key: str, stats: dict | None, check
+) -> list[Clause] | None:
+    """The clauses cached at ``cpath`` that ``check`` keeps (copied to ``file``), or None.
+    Re-checked: a set cached by an older learner may hold data rows."""
     if cpath is None or not cpath.exists():
         return None
     try:
-        clauses = load_clauses(cpath)
+        clauses = check(load_clauses(cpath))
     except InputError:
         return None
     if stats is not None:

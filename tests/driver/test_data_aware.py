@@ -328,4 +328,5 @@ def test_a_cached_clause_whose_box_holds_a_data_row_is_discarded(tmp_path, monke
     clauses_for(ens, data, time_budget=5)
     (cached,) = (tmp_path / "cache" / "cavities").glob("*.json")
     save_clauses(cached, [Clause((Literal("a", -math.inf, 0.5),))])  # holds the row a = 0.1
-    assert clauses_for(ens, data, time_budget=5) == []
+    assert clauses_for(ens, data, time_budget=5, file=tmp_path / "c.json") == []
+    assert load_clauses(tmp_path / "c.json") == []  # nor in the copy it writes
