@@ -330,3 +330,29 @@ def test_a_cached_clause_whose_box_holds_a_data_row_is_discarded(tmp_path, monke
     save_clauses(cached, [Clause((Literal("a", -math.inf, 0.5),))])  # holds the row a = 0.1
     assert clauses_for(ens, data, time_budget=5, file=tmp_path / "c.json") == []
     assert load_clauses(tmp_path / "c.json") == []  # nor in the copy it writes
+
+
+def test_a_category_no_split_lists_counts_in_the_share_of_the_code_standing_for_it():
+    # c in {1, 2} -> -1, else +1: codes 0, 3, 4, 5 route alike (0 stands for them all)
+    cat = Tree(
+        feature=[1, -1, -1],
+        threshold=[0.0, 0, 0],
+        left=[1, -1, -1],
+        right=[2, -1, -1],
+        default_left=[True, False, False],
+        value=[0.0, -1.0, 1.0],
+        outputs=(0,),
+        categories=(frozenset({1, 2}), None, None),
+    )
+    feats = (Feature("s", lb=0, ub=1), Feature("c", kind="categorical", lb=0, ub=5))
+    ens = Ensemble(
+        trees=(stump(0, 0.5, -3.0, 3.0), cat),
+        features=feats,
+        n_classes=2,
+        intercept=(0.0,),
+        link=LOGISTIC,
+    )
+    X = np.column_stack([np.resize([0.2, 0.8], 10), [0, 1, 1, 2, 3, 3, 4, 4, 5, 5]])
+    c = compiled_for(ens, Query(vary=("s",), plan=Plan(data_aware="prob")))
+    assert c.encoding.domains[1].codes == (0, 1, 2)
+    assert marginals(c.encoding, X, alpha=0.0)[1].probs.tolist() == [0.7, 0.2, 0.1]
