@@ -80,6 +80,8 @@ def changed_features(res: Result) -> str:
 
 
 def _fmt(v) -> str:
+    if v is None:  # a missing value (NaN), as the witness table shows it
+        return "missing"
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 

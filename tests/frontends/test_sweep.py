@@ -324,3 +324,12 @@ def test_resume_reuses_results_for_the_same_model_given_by_another_path(tmp_path
     assert r1.returncode == 0, r1.stderr
     r2 = _sweep([str(tmp_path / "m.json"), *common, "--resume", "r.jsonl"], tmp_path)
     assert "1 result reused, 0 rerun" in r2.stderr
+
+
+def test_the_changed_cell_names_a_missing_value_missing():
+    from treesens.answers.result import Result
+    from treesens.questions.sweep import changed_features
+
+    w = {"x1": {"a": 1.0, "b": None}, "x2": {"a": 1.0, "b": 0.5}}
+    r = Result(query="b", status="sensitive", backend="cpsat", features=["b"], gap=0.2, witness=w)
+    assert changed_features(r) == "b: missing -> 0.5"
