@@ -356,3 +356,23 @@ def test_a_category_no_split_lists_counts_in_the_share_of_the_code_standing_for_
     c = compiled_for(ens, Query(vary=("s",), plan=Plan(data_aware="prob")))
     assert c.encoding.domains[1].codes == (0, 1, 2)
     assert marginals(c.encoding, X, alpha=0.0)[1].probs.tolist() == [0.7, 0.2, 0.1]
+
+
+def test_a_data_aware_compile_put_off_until_the_solver_is_timed_once(tmp_path, monkeypatch):
+    import time
+
+    import treesens.driver.compile as compile_module
+    from treesens.interfaces.api import check
+
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    real = compile_module.compile_query
+
+    def slow(*args, **kw):
+        time.sleep(1.0)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(compile_module, "compile_query", slow)
+    p = tmp_path / "d.csv"
+    pd.DataFrame(_rows_with_missing_b(), columns=["a", "b", "s"]).to_csv(p, index=False)
+    r = check(_sometimes_missing_b(), ["s"], gap=0.2, data=p, data_aware="prob", timeout=60)
+    assert r.status == "sensitive" and 1.0 <= r.time["compile"] <= r.time["total"]
