@@ -359,6 +359,13 @@ def _check_data_aware(ast: nodes.SensAST, st: nodes.DataAware) -> None:
         if bad:
             raise ast.error(f"{p.name} {bad}, not {show_value(p.value)}", p.value)
         seen.add(p.name)
+    given = {p.name: py_value(p.value) for p in st.params}
+    if "prob_alpha" in given and given.get("prob_empty") == "forbid":
+        raise ast.error(
+            "prob_alpha has no effect with prob_empty = forbid: the intervals with data use "
+            "plain frequencies (no smoothing)",
+            next(p for p in st.params if p.name == "prob_alpha"),
+        )
 
 
 def _check_constraint(ast: nodes.SensAST, c) -> None:

@@ -332,6 +332,17 @@ CASES = {
             "                  ^",
         ],
     ),
+    "prob_alpha_with_prob_empty_forbid": (
+        _bc(
+            "query q {\n  vary mean_texture\n  data_aware prob prob_empty = forbid, prob_alpha = 2\n}\n"
+        ),
+        [
+            "{F}:5:40: prob_alpha has no effect with prob_empty = forbid: the intervals with "
+            "data use plain frequencies (no smoothing)",
+            "  data_aware prob prob_empty = forbid, prob_alpha = 2",
+            "                                       ^",
+        ],
+    ),
     "format_xgboost_dump_on_a_native_model": (
         f'model "{BC}" format xgboost-dump\nquery q {{\n  vary mean_texture\n}}\n',
         [
