@@ -113,9 +113,10 @@ def table_rows(results: list[Result]) -> list[dict]:
     """One row per result for the sweep's table; the outputs' columns say what they hold:
     class probabilities (``p(x1)``) or a regressor's predictions (``f(x1)``). With an
     insensitive answer, a ``proof`` column says who proved each and whether it was
-    independently checked."""
+    independently checked. With data, a ``distance`` column: each pair's distance to it."""
     rows = []
     with_max_gap = any(r.max_gap for r in results)
+    with_distance = any(r.distance is not None for r in results)
     with_proof = any(r.proof for r in results)
     out = "f" if results and all(predicts_values(r) for r in results) else "p"
     for r in results:
@@ -132,10 +133,15 @@ def table_rows(results: list[Result]) -> list[dict]:
                 "time_s": round(r.time["total"], 2),
                 f"{out}(x1)": p1,
                 f"{out}(x2)": p2,
+                **({"distance": _distance_cell(r)} if with_distance else {}),
                 "changed": changed_features(r) or (r.error or ""),
             }
         )
     return rows
+
+
+def _distance_cell(r: Result) -> str:
+    return "" if r.distance is None else f"{r.distance:.4f}"
 
 
 def proof_cell(r: Result) -> str:

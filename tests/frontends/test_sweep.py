@@ -333,3 +333,14 @@ def test_the_changed_cell_names_a_missing_value_missing():
     w = {"x1": {"a": 1.0, "b": None}, "x2": {"a": 1.0, "b": 0.5}}
     r = Result(query="b", status="sensitive", backend="cpsat", features=["b"], gap=0.2, witness=w)
     assert changed_features(r) == "b: missing -> 0.5"
+
+
+def test_the_table_shows_each_pairs_distance_to_the_data_when_it_has_one():
+    from treesens.answers.result import Result
+    from treesens.questions.sweep import table_rows
+
+    w = {"x1": {"a": 1.0}, "x2": {"a": 2.0}}
+    near = Result(query="a", status="sensitive", backend="cpsat", features=["a"], gap=0.2)
+    near.witness, near.distance = w, 0.0712
+    none = Result(query="b", status="insensitive", backend="cpsat", features=["b"], gap=0.2)
+    assert [row["distance"] for row in table_rows([near, none])] == ["0.0712", ""]
