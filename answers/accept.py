@@ -60,7 +60,7 @@ def with_preferred(enc: Encoding, w: Witness, prefer: Mapping[int, Sequence[floa
     xs = [np.array(w.x1, dtype=float), np.array(w.x2, dtype=float)]
     for f, dom in enc.domains.items():
         pf = prefer.get(f)
-        if pf is None or dom.codes is not None:
+        if pf is None:
             continue
         for c in (0, 1) if f in enc.varying else (0,):
             j = w.intervals[c].get(f, -1)

@@ -190,12 +190,36 @@ def build_categorical_domain(
     return FeatureDomain(f, (), reps, tuple(range(len(codes_t))), (), codes_t)
 
 
+def code_routes(ens: Ensemble, f: int, x: float) -> tuple[bool, ...]:
+    """Where each split on feature f sends the value x ("yes" or not), tree by tree: two
+    values with the same routes reach the same leaves wherever the rest agrees."""
+    out = []
+    for t in ens.trees:
+        for n in np.flatnonzero(t.feature == f).tolist():
+            if t.is_categorical(n):
+                out.append(int(x) in t.categories[n])
+            else:
+                out.append(ens.test_holds(x, t.threshold[n]))
+    return tuple(out)
+
+
 def choose_value(
     ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, prefer: Iterable[float] | None = None
 ) -> float:
-    """A value in interval j: one of ``prefer`` (e.g. data values) when possible."""
+    """A value in interval j: one of ``prefer`` (e.g. data values) when possible. For a
+    category code, a preferred code the model routes as it (every code, for a feature no
+    split tests; every unlisted one, for the code standing for them) within the bounds."""
     if dom.codes is not None:
-        return float(dom.codes[j])
+        code = float(dom.codes[j])
+        for v in prefer if prefer is not None else ():
+            v = float(v)
+            if (
+                v.is_integer()
+                and feat.lb <= v <= feat.ub
+                and code_routes(ens, dom.feature, v) == code_routes(ens, dom.feature, code)
+            ):
+                return v
+        return code
     if prefer is not None:
         for v in prefer:
             if _admissible(ens, feat, dom.thresholds, j, float(v)):

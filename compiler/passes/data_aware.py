@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dataset import Dataset
+from ..domain import code_routes
 from ..encode import Encoding
 from ..ensemble import ZERO_BAND, Ensemble
 from ..errors import InputError, spelled
@@ -79,10 +80,10 @@ def feature_ranks(enc: Encoding, f: int, values: np.ndarray) -> np.ndarray:
         pos = {c: i for i, c in enumerate(dom.codes)}
         feat = enc.ensemble.features[f]
         if not feat.categories:  # a code no split lists has the rank of the code it routes as
-            routes = {_routes(enc.ensemble, f, float(c)): i for i, c in enumerate(dom.codes)}
+            routes = {code_routes(enc.ensemble, f, float(c)): i for i, c in enumerate(dom.codes)}
             for x in np.unique(v[~np.isnan(v)]).tolist():
                 if float(x).is_integer() and int(x) not in pos and feat.lb <= x <= feat.ub:
-                    pos[int(x)] = routes.get(_routes(enc.ensemble, f, x), -1)
+                    pos[int(x)] = routes.get(code_routes(enc.ensemble, f, x), -1)
         return np.array(
             [
                 pos.get(int(x), -1) if (not math.isnan(x) and float(x).is_integer()) else -1
@@ -96,18 +97,6 @@ def feature_ranks(enc: Encoding, f: int, values: np.ndarray) -> np.ndarray:
     ok = (j >= 0) & (r < len(valid))
     ok[ok] &= valid[r[ok]] == j[ok]
     return np.where(ok, r, -1)
-
-
-def _routes(ens: Ensemble, f: int, x: float) -> tuple[bool, ...]:
-    """Where each split on feature f sends the value x ("yes" or not), tree by tree."""
-    out = []
-    for t in ens.trees:
-        for n in np.flatnonzero(t.feature == f).tolist():
-            if t.is_categorical(n):
-                out.append(int(x) in t.categories[n])
-            else:
-                out.append(ens.test_holds(x, t.threshold[n]))
-    return tuple(out)
 
 
 @dataclass(frozen=True)

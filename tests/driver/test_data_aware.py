@@ -332,8 +332,9 @@ def test_a_cached_clause_whose_box_holds_a_data_row_is_discarded(tmp_path, monke
     assert load_clauses(tmp_path / "c.json") == []  # nor in the copy it writes
 
 
-def test_a_category_no_split_lists_counts_in_the_share_of_the_code_standing_for_it():
-    # c in {1, 2} -> -1, else +1: codes 0, 3, 4, 5 route alike (0 stands for them all)
+def _with_category() -> Ensemble:
+    """s (stump at 0.5) and a categorical c: c in {1, 2} -> -1, else +1, so codes 0, 3, 4, 5
+    route alike (0 stands for them all)."""
     cat = Tree(
         feature=[1, -1, -1],
         threshold=[0.0, 0, 0],
@@ -345,13 +346,17 @@ def test_a_category_no_split_lists_counts_in_the_share_of_the_code_standing_for_
         categories=(frozenset({1, 2}), None, None),
     )
     feats = (Feature("s", lb=0, ub=1), Feature("c", kind="categorical", lb=0, ub=5))
-    ens = Ensemble(
+    return Ensemble(
         trees=(stump(0, 0.5, -3.0, 3.0), cat),
         features=feats,
         n_classes=2,
         intercept=(0.0,),
         link=LOGISTIC,
     )
+
+
+def test_a_category_no_split_lists_counts_in_the_share_of_the_code_standing_for_it():
+    ens = _with_category()
     X = np.column_stack([np.resize([0.2, 0.8], 10), [0, 1, 1, 2, 3, 3, 4, 4, 5, 5]])
     c = compiled_for(ens, Query(vary=("s",), plan=Plan(data_aware="prob")))
     assert c.encoding.domains[1].codes == (0, 1, 2)
@@ -376,3 +381,12 @@ def test_a_data_aware_compile_put_off_until_the_solver_is_timed_once(tmp_path, m
     pd.DataFrame(_rows_with_missing_b(), columns=["a", "b", "s"]).to_csv(p, index=False)
     r = check(_sometimes_missing_b(), ["s"], gap=0.2, data=p, data_aware="prob", timeout=60)
     assert r.status == "sensitive" and 1.0 <= r.time["compile"] <= r.time["total"]
+
+
+def test_a_witness_category_is_the_likeliest_data_code_the_model_routes_as_the_chosen_one():
+    from treesens.compiler.domain import choose_value
+
+    ens = _with_category()
+    dom = compiled_for(ens, Query(vary=("s",))).encoding.domains[1]
+    assert dom.codes[0] == 0  # the code standing for 0, 3, 4, 5
+    assert choose_value(ens, ens.features[1], dom, 0, prefer=[1.0, 4.0, 0.0]) == 4.0
