@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,8 +56,10 @@ class Dataset:
 
     def ranges(self) -> tuple[np.ndarray, np.ndarray]:
         """(min, max - min) per feature; a constant feature gets range 1."""
-        lo = np.nanmin(self.X, axis=0)
-        hi = np.nanmax(self.X, axis=0)
+        with warnings.catch_warnings():  # a column missing in every row: range 1
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo = np.nanmin(self.X, axis=0)
+            hi = np.nanmax(self.X, axis=0)
         lo = np.where(np.isnan(lo), 0.0, lo)
         rng = np.where(np.isnan(hi), 1.0, hi - lo)
         return lo, np.where(rng > 0, rng, 1.0)

@@ -17,6 +17,7 @@ in the data is at distance 0 when the region admits NaN, else 1 (a full range).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -144,8 +145,10 @@ def distance_to_data(
     """
     X = np.asarray(X, dtype=np.float64)
     if ranges is None:
-        lo = np.nanmin(X, axis=0)
-        hi = np.nanmax(X, axis=0)
+        with warnings.catch_warnings():  # a column missing in every row: range 1
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo = np.nanmin(X, axis=0)
+            hi = np.nanmax(X, axis=0)
         ranges = np.where(np.isfinite(hi - lo) & (hi - lo > 0), hi - lo, 1.0)
     r1 = region(ens, leaves[0])
     r2 = region(ens, leaves[1])

@@ -390,3 +390,15 @@ def test_a_witness_category_is_the_likeliest_data_code_the_model_routes_as_the_c
     dom = compiled_for(ens, Query(vary=("s",))).encoding.domains[1]
     assert dom.codes[0] == 0  # the code standing for 0, 3, 4, 5
     assert choose_value(ens, ens.features[1], dom, 0, prefer=[1.0, 4.0, 0.0]) == 4.0
+
+
+def test_a_column_missing_in_every_row_has_range_one_without_a_warning():
+    import warnings
+
+    from treesens.compiler.dataset import Dataset
+
+    X = np.array([[0.1, np.nan, 0.2], [0.5, np.nan, 0.8]])  # b: missing in every row
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Dataset(X, None, ("a", "b", "s")).ranges()[1] == pytest.approx([0.4, 1.0, 0.6])
+        distance_to_data(tiny(), ([1, 1, 1, 1], [1, 1, 1, 1]), {2}, X)
