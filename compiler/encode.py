@@ -98,6 +98,35 @@ def resolve_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int
     return frozenset(out)
 
 
+def held_to_one_value(ens: Ensemble, f: int) -> float | None:
+    """The one value feature f's bounds leave it (never missing), else None."""
+    feat = ens.features[f]
+    lo, hi = feat.lb, feat.ub
+    if feat.integral and math.isfinite(lo) and math.isfinite(hi):
+        lo, hi = math.ceil(lo), math.floor(hi)
+    if feat.may_be_missing or not (math.isfinite(lo) and lo == hi):
+        return None
+    return float(lo)
+
+
+def varied_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int]:
+    """``resolve_features`` of a pair query's varied features, refusing features whose
+    bounds (declared, or the data's range) hold every one of them to a single value: x1
+    and x2 could not differ, and any answer would be vacuous (data of one sex only and
+    ``vary sex`` proved "insensitive")."""
+    varying = resolve_features(ens, names)
+    held = [held_to_one_value(ens, f) for f in sorted(varying)]
+    if any(v is None for v in held):
+        return varying
+    held = [f"{ens.features[f].name} = {v:g}" for f, v in zip(sorted(varying), held)]
+    raise InputError(
+        f"x1 and x2 cannot differ: the features' bounds hold every varied feature to one "
+        f"value ({', '.join(held)}), so any answer would be vacuous; bounds taken from the "
+        f"data's range mean every row holds that value: give the feature wider bounds "
+        f"({spelled('details=', '--details')}) or use all the data"
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class _Structure:
     """What encoding needs of an ensemble whatever the query: computed once per model,
@@ -234,7 +263,7 @@ def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     """The query's Problem (variables for predicates and leaves of both copies, tree
     and gap constraints) and the Encoding that maps its variables back."""
     q = prepared(ens, q)
-    varying = resolve_features(ens, q.vary)
+    varying = varied_features(ens, q.vary)
     condition = resolve_condition(ens, q)
     st = ensemble_structure(ens)
     b = ProblemBuilder()

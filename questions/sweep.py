@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..answers.phrases import proof_brief
 from ..answers.result import Result
+from ..compiler.encode import held_to_one_value
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list
@@ -33,9 +34,16 @@ def feature_subsets(
     features=None,
 ) -> list[tuple[str, ...]]:
     """The feature sets of a sweep: subsets of ``k`` of ``features`` (default: all of the
-    model's), each named feature once, in the order given."""
+    model's but those its bounds hold to one value, e.g. a column constant in the data
+    the bounds come from: no pair differs in them), each named feature once, in the
+    order given."""
     if features is None:
-        names = ens.feature_names
+        names = [n for f, n in enumerate(ens.feature_names) if held_to_one_value(ens, f) is None]
+        if not names:
+            raise InputError(
+                "no feature to sweep: the bounds hold every feature to one value (bounds "
+                "taken from data of one row, or every row alike)"
+            )
     else:
         names = list(dict.fromkeys(feature_list(ens, features, "features")))
     if not 1 <= k <= len(names):

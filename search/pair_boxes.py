@@ -40,8 +40,8 @@ from ..compiler.encode import (
     ensemble_structure,
     gap_row_terms,
     node_yes,
-    resolve_features,
     split_rank,
+    varied_features,
 )
 from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND, Ensemble
 from ..compiler.kinds import prepared, resolve_condition
@@ -192,7 +192,7 @@ def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
         ensemble=ens,
         query=q,
         condition=resolve_condition(ens, q),
-        varying=resolve_features(ens, q.vary),
+        varying=varied_features(ens, q.vary),
         domains=st.domains,
         pred=({}, {}),
         leaves=((), ()),

@@ -402,3 +402,30 @@ def test_a_column_missing_in_every_row_has_range_one_without_a_warning():
         warnings.simplefilter("error")
         assert Dataset(X, None, ("a", "b", "s")).ranges()[1] == pytest.approx([0.4, 1.0, 0.6])
         distance_to_data(tiny(), ([1, 1, 1, 1], [1, 1, 1, 1]), {2}, X)
+
+
+def test_varying_only_a_feature_the_datas_range_holds_to_one_value_is_an_input_error(tmp_path):
+    from treesens.interfaces.api import check
+
+    p = tmp_path / "d.csv"
+    pd.DataFrame({"a": [0.1, 0.9], "b": [0.1, 0.8], "s": [1.0, 1.0]}).to_csv(p, index=False)
+    model = load_model_with_data_bounds(p)
+    with pytest.raises(InputError, match=r"x1 and x2 cannot differ.*\(s = 1\)"):
+        check(model, ["s"], gap=0.2, data=p, data_aware="prob", timeout=60)
+
+
+def test_a_sweep_of_every_feature_leaves_out_those_the_datas_range_holds_to_one_value(tmp_path):
+    from treesens.questions.sweep import feature_subsets
+
+    p = tmp_path / "d.csv"
+    pd.DataFrame({"a": [0.1, 0.9], "b": [0.1, 0.8], "s": [1.0, 1.0]}).to_csv(p, index=False)
+    assert feature_subsets(load_model_with_data_bounds(p)) == [("a",), ("b",)]
+
+
+def load_model_with_data_bounds(path) -> Ensemble:
+    from treesens import load_model
+
+    ens = tiny()
+    free = tuple(Feature(f.name) for f in ens.features)  # no declared bounds
+    bare = Ensemble(trees=ens.trees, features=free, n_classes=2, intercept=(0.0,), link=LOGISTIC)
+    return load_model(bare, data=path, bounds="data")
