@@ -26,6 +26,13 @@ from .progress import Display
 from .query_build import require_backend
 
 
+def held_features(ens: Ensemble) -> list[str]:
+    """The features a sweep of every feature leaves out: their bounds hold them to one
+    value (a column constant in the data the bounds come from), so no pair differs in
+    them."""
+    return [n for f, n in enumerate(ens.feature_names) if held_to_one_value(ens, f) is not None]
+
+
 def feature_subsets(
     ens: Ensemble,
     k: int = 1,
@@ -38,7 +45,8 @@ def feature_subsets(
     the bounds come from: no pair differs in them), each named feature once, in the
     order given."""
     if features is None:
-        names = [n for f, n in enumerate(ens.feature_names) if held_to_one_value(ens, f) is None]
+        held = set(held_features(ens))
+        names = [n for n in ens.feature_names if n not in held]
         if not names:
             raise InputError(
                 "no feature to sweep: the bounds hold every feature to one value (bounds "

@@ -19,6 +19,7 @@ from ...questions.query_build import require_backend
 from ...questions.sweep import (
     by_max_gap,
     feature_subsets,
+    held_features,
     parse_shard,
     shard_of,
     table_rows,
@@ -176,6 +177,8 @@ def run(args) -> int:
     log(
         f"sweep of {ens.source}{reading}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
+    if features is None and (held := held_features(ens)):
+        log(f"left out (their bounds hold them to one value): {', '.join(held)}")
     certs = None
     if args.certificates is not None:
         certs = SweepCertificates(

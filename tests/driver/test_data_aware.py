@@ -429,3 +429,19 @@ def load_model_with_data_bounds(path) -> Ensemble:
     free = tuple(Feature(f.name) for f in ens.features)  # no declared bounds
     bare = Ensemble(trees=ens.trees, features=free, n_classes=2, intercept=(0.0,), link=LOGISTIC)
     return load_model(bare, data=path, bounds="data")
+
+
+def test_a_sweep_says_which_features_it_leaves_out_as_held_to_one_value(tmp_path, capsys):
+    from treesens.interfaces.cli.main import main
+
+    X = np.random.default_rng(1).uniform(0, 1, size=(50, 3)).round(2)
+    X[:, 2] = 1.0  # s: one value in every row
+    p = tmp_path / "d.csv"
+    pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=0).to_csv(p, index=False)
+    from xgboost import XGBClassifier
+
+    y = (X[:, 0] > 0.5).astype(int)
+    XGBClassifier(n_estimators=3, max_depth=2, n_jobs=1).fit(X, y).save_model(tmp_path / "m.json")
+    args = ["sweep", str(tmp_path / "m.json"), "--data", str(p), "--bounds", "data"]
+    assert main([*args, "--gap", "0.1", "--timeout", "30"]) == 0
+    assert "left out (their bounds hold them to one value): f2" in capsys.readouterr().err
