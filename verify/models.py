@@ -391,6 +391,11 @@ def _lightgbm(path: str) -> Model:
     name = objective.split()[0] if objective.split() else ""
     n_class = int(doc.get("num_class", 1))
     trees = [_nested_tree(t["tree_structure"], _lightgbm_node) for t in doc["tree_info"]]
+    if doc.get("average_output"):  # random-forest mode: the raw score is the mean over
+        # iterations, each of num_tree_per_iteration trees (raw_score divides the sum)
+        per_iteration = max(1, int(doc.get("num_tree_per_iteration", n_class)))
+        scale = 1.0 / max(1, len(trees) // per_iteration)
+        trees = [replace(t, value=[v * scale for v in t.value]) for t in trees]
     names = list(doc["feature_names"])
     if name == "multiclass" and n_class > 1:  # softmax; tree i adds to class i mod K
         trees = [replace(t, output=i % n_class) for i, t in enumerate(trees)]

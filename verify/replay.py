@@ -8,7 +8,8 @@ library itself for its raw scores: when they miss the claim's condition, so does
 pair of the box. The raw scores, in the trees' units (the sum of the leaves and the
 offset, before any link), per library:
 
-* XGBoost: ``predict(output_margin=True)``; LightGBM: ``predict(raw_score=True)``;
+* XGBoost: ``predict(output_margin=True)``; LightGBM: ``predict(raw_score=True)`` (in
+  random-forest mode divided by the number of iterations: its score is their mean);
 * scikit-learn (a ``.skops`` file, loaded as the checker's reader loads it, and a
   Pipeline of it): a boosting classifier's ``decision_function``, a forest
   classifier's ``predict_proba`` (binary: class 1's), a regressor's ``predict``; a
@@ -52,7 +53,12 @@ def library_raw(
         import lightgbm
 
         lgb = lightgbm.Booster(model_file=path)
-        return lambda X: per_output(lgb.predict(X, raw_score=True), model)
+        # random-forest mode: raw_score is the sum over iterations, the model's score
+        # (what predict's link reads, and the checker's trees) their mean
+        scale = 1.0
+        if lgb.dump_model(num_iteration=1).get("average_output"):
+            scale = 1.0 / max(1, lgb.current_iteration())
+        return lambda X: per_output(lgb.predict(X, raw_score=True) * scale, model)
     if library in ("sklearn", "sklearn-pipeline"):
         from .replay_formats import sklearn_raw
 

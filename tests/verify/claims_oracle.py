@@ -31,7 +31,7 @@ def data(seed: int = 0, n: int = 400):
 
 def tiny_model(kind: str, folder: Path, seed: int = 0) -> Path:
     """A small model file: ``kind`` is "<library>-<task>" with library xgboost,
-    lightgbm, sklearn (GradientBoosting), forest (RandomForest), hgb
+    lightgbm, lgbmforest (LightGBM in random-forest mode), sklearn (GradientBoosting), forest (RandomForest), hgb
     (HistGradientBoosting), catboost (.cbm), onnx (GradientBoosting through skl2onnx),
     onnxforest (RandomForest through skl2onnx) or pipeline (a scikit-learn Pipeline of
     scalers before GradientBoosting), and task binary, multiclass (three classes) or
@@ -51,11 +51,14 @@ def tiny_model(kind: str, folder: Path, seed: int = 0) -> Path:
         path = folder / f"{kind}.json"
         est.get_booster().save_model(path)
         return path
-    if library == "lightgbm":
+    if library in ("lightgbm", "lgbmforest"):
         import lightgbm
 
         cls = lightgbm.LGBMRegressor if task == "regressor" else lightgbm.LGBMClassifier
-        est = cls(n_estimators=4, num_leaves=4, min_child_samples=5, verbose=-1).fit(X, y)
+        # lgbmforest: random-forest mode, whose raw score is the mean over iterations
+        forest = {"boosting_type": "rf", "subsample": 0.8, "subsample_freq": 1}
+        kw = forest if library == "lgbmforest" else {}
+        est = cls(n_estimators=4, num_leaves=4, min_child_samples=5, verbose=-1, **kw).fit(X, y)
         path = folder / f"{kind}.txt"
         est.booster_.save_model(path)
         return path
@@ -171,6 +174,8 @@ def library_scores(path: Path, X: np.ndarray) -> tuple[np.ndarray, str]:
 
         booster = lightgbm.Booster(model_file=str(path))
         m = booster.predict(df, raw_score=True)
+        if booster.dump_model()["average_output"]:  # random-forest mode: raw_score is
+            m = m / booster.current_iteration()  # the sum, the model's score the mean
         kind = (
             "prediction" if booster.dump_model()["objective"].startswith("regression") else "margin"
         )

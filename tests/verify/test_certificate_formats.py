@@ -305,3 +305,18 @@ def test_a_catboost_poisson_regressors_change_is_certified_by_link_steps(tmp_pat
     assert done.verified, done.message
     steps = json.loads((tmp_path / "c.json").read_text())["parts"][0]["proof"]
     assert {s[0] for s in steps} <= {"split", "link"}
+
+
+def test_a_lightgbm_random_forest_max_gap_certificate_is_verified(tmp_path):
+    """LightGBM's random-forest mode averages its trees: the checker reads the mean, so
+    the box search's proof of the upper bound is accepted."""
+    import lightgbm
+
+    X, y = _data(0)
+    est = lightgbm.LGBMClassifier(
+        boosting_type="rf", n_estimators=5, num_leaves=4, subsample=0.8, subsample_freq=1
+    )
+    path = tmp_path / "forest.txt"
+    est.set_params(verbose=-1).fit(X, y).booster_.save_model(path)
+    r = treesens.max_gap(str(path), vary=["Column_0"], certificate=str(tmp_path / "c.json"))
+    assert r.proof.checked, r.proof.why_not

@@ -16,6 +16,7 @@ KINDS = [
     for library in (
         "xgboost",
         "lightgbm",
+        "lgbmforest",
         "sklearn",
         "forest",
         "hgb",
@@ -68,3 +69,16 @@ def test_the_checkers_model_says_what_it_predicts(kind, tmp_path):
     task = kind.split("-")[1]
     assert m.task == ("regressor" if task == "regressor" else "classifier")
     assert m.n_outputs == (3 if task == "multiclass" else 1)
+
+
+def test_the_checkers_replay_of_a_lightgbm_forest_is_the_mean_of_its_trees(tmp_path):
+    """LightGBM's raw_score of a random-forest model is the sum over iterations, its
+    score (what predict's sigmoid reads) the mean: a replayed pair's raw scores are the
+    checker's trees' own."""
+    from treesens.verify.replay import library_raw
+
+    path = tiny_model("lgbmforest-binary", tmp_path)
+    X = np.random.default_rng(7).uniform(-0.2, 1.2, size=(2, 3))
+    m = read_model(str(path), "lightgbm")
+    got = library_raw(str(path), "lightgbm", m)(X)
+    np.testing.assert_allclose(got, _scores(m, X), rtol=1e-6, atol=1e-5)
