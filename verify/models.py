@@ -86,6 +86,18 @@ class ModelError(Exception):
     """The model cannot be read as a binary logistic tree ensemble."""
 
 
+def library_read(library: str, load: Callable):
+    """``load()``, the library reading the model file; whatever it raises (a file of
+    another format: a certificate naming the wrong library) is a ModelError, in one line."""
+    try:
+        return load()
+    except ModelError:
+        raise
+    except Exception as e:  # noqa: BLE001 - each library raises its own errors
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        raise ModelError(f"{library} cannot read the model ({type(e).__name__}: {first})") from None
+
+
 def read_model(
     path: str,
     library: str,
@@ -134,7 +146,7 @@ XGBOOST_EXP = ("reg:gamma", "count:poisson", "reg:tweedie")
 def _xgboost(path: str) -> Model:
     import xgboost
 
-    booster = xgboost.Booster(model_file=path)
+    booster = library_read("xgboost", lambda: xgboost.Booster(model_file=path))
     doc = json.loads(booster.save_raw("json"))
     learner = doc["learner"]
     objective = learner["objective"]["name"]
@@ -231,9 +243,12 @@ def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
     binary model (``num_class`` 1 or 2) starts its margin at the base score's logit; one
     of K > 2 classes (multi:softprob) adds tree i to class i mod K, every class's margin
     starting at the base score itself, and P = softmax."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    doc = _text_dump(text) if text.lstrip().startswith("booster[") else json.loads(text)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        doc = _text_dump(text) if text.lstrip().startswith("booster[") else json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ModelError(f"an XGBoost dump is JSON or text ({type(e).__name__})") from None
     if not isinstance(doc, list):
         raise ModelError("an XGBoost dump is a JSON list of trees")
     trees = [_nested_tree(t, _dump_node) for t in doc]
@@ -385,7 +400,7 @@ LIGHTGBM_EXP = ("poisson", "gamma", "tweedie")
 def _lightgbm(path: str) -> Model:
     import lightgbm
 
-    doc = lightgbm.Booster(model_file=path).dump_model()
+    doc = library_read("lightgbm", lambda: lightgbm.Booster(model_file=path)).dump_model()
     objective = str(doc.get("objective", ""))
     # cross_entropy predicts P(class 1) = sigmoid(raw), as binary does
     name = objective.split()[0] if objective.split() else ""
@@ -483,8 +498,9 @@ def load_skops(path: str):
 
     from .skops_trust import trusted_types
 
-    untrusted = skops.io.get_untrusted_types(file=path)
-    return skops.io.load(path, trusted=trusted_types(path, untrusted))
+    untrusted = library_read("skops", lambda: skops.io.get_untrusted_types(file=path))
+    trusted = trusted_types(path, untrusted)
+    return library_read("skops", lambda: skops.io.load(path, trusted=trusted))
 
 
 def _sklearn_boosting(est, task: str) -> Model:

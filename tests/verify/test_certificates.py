@@ -143,6 +143,19 @@ def test_cli_verify_exits_0_on_valid_and_1_on_invalid(certificate, tmp_path):
     assert p.returncode == 1 and "INVALID" in p.stdout
 
 
+@pytest.mark.parametrize("library", ["xgboost", "xgboost-dump", "lightgbm", "sklearn"])
+def test_a_certificate_naming_another_library_is_invalid_in_one_line(
+    certificate, tmp_path, library
+):
+    def another_library(doc):
+        named = doc["model"]["library"]
+        doc["model"]["library"] = library if library != named else "catboost"
+
+    p = treesens_here("verify", tampered(certificate, tmp_path, another_library))
+    assert p.returncode == 1 and p.stdout.startswith("INVALID: cannot check this model: ")
+    assert "internal error" not in p.stderr and "Stack trace" not in p.stdout + p.stderr
+
+
 def test_cli_verify_of_a_missing_file_is_one_line_and_exit_2(tmp_path):
     p = treesens_here("verify", tmp_path / "none.json")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
