@@ -397,10 +397,25 @@ LIGHTGBM_REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile
 LIGHTGBM_EXP = ("poisson", "gamma", "tweedie")
 
 
-def _lightgbm(path: str) -> Model:
+def lightgbm_booster(path: str):
+    """LightGBM's Booster of a model file, given its text without the header's
+    ``tree_sizes`` line: LightGBM parses the trees in parallel at the offsets that line
+    lists, and aborts the whole process ("terminate called") when an edit to a tree has
+    made them wrong; without it, it reads the same trees one after the other."""
     import lightgbm
 
-    doc = library_read("lightgbm", lambda: lightgbm.Booster(model_file=path)).dump_model()
+    def load():
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        first = re.search(r"(?m)^Tree=", text)
+        head, trees = (text[: first.start()], text[first.start() :]) if first else (text, "")
+        return lightgbm.Booster(model_str=re.sub(r"(?m)^tree_sizes=.*$", "", head) + trees)
+
+    return library_read("lightgbm", load)
+
+
+def _lightgbm(path: str) -> Model:
+    doc = lightgbm_booster(path).dump_model()
     objective = str(doc.get("objective", ""))
     # cross_entropy predicts P(class 1) = sigmoid(raw), as binary does
     name = objective.split()[0] if objective.split() else ""

@@ -50,9 +50,9 @@ def library_raw(
 
         return scores
     if library == "lightgbm":
-        import lightgbm
+        from .models import lightgbm_booster
 
-        lgb = lightgbm.Booster(model_file=path)
+        lgb = lightgbm_booster(path)
         # random-forest mode: raw_score is the sum over iterations, the model's score
         # (what predict's link reads, and the checker's trees) their mean
         scale = 1.0

@@ -13,7 +13,7 @@ import pytest
 import treesens
 from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
-from treesens.tests.conftest import require_shared, treesens_here
+from treesens.tests.conftest import require_shared, run_treesens, treesens_here
 from treesens.tests.verify.tampering import tampered
 from treesens.verify import CertificateError, verify_file
 
@@ -154,6 +154,27 @@ def test_a_certificate_naming_another_library_is_invalid_in_one_line(
     p = treesens_here("verify", tampered(certificate, tmp_path, another_library))
     assert p.returncode == 1 and p.stdout.startswith("INVALID: cannot check this model: ")
     assert "internal error" not in p.stderr and "Stack trace" not in p.stdout + p.stderr
+
+
+def test_a_lightgbm_model_whose_tree_sizes_an_edit_made_wrong_is_certified_not_aborted(
+    tmp_path,
+):
+    """LightGBM aborts the process on a file whose tree_sizes line no longer matches its
+    trees (a hand-edited leaf); treesens reads such a file, and so does the checker (in
+    a process of its own here: an abort would end the test run)."""
+    import lightgbm
+
+    X, y = _data(0)
+    est = lightgbm.LGBMClassifier(n_estimators=4, num_leaves=4, verbose=-1).fit(X, y)
+    text = est.booster_.model_to_string()
+    at = text.index("leaf_value=") + len("leaf_value=")
+    first, rest = text[at:].split(" ", 1)
+    path = tmp_path / "edited.txt"  # the first leaf's value, written with more digits
+    path.write_text(text[:at] + format(float(first), ".30g") + " " + rest)
+    out = tmp_path / "c.json"
+    p = run_treesens("check", path, "--vary", "Column_3", "--gap", "0.45", "--certificate", out)
+    assert p.returncode == 0, p.stderr
+    assert f"certified: {out}, verified" in p.stdout
 
 
 def test_cli_verify_of_a_missing_file_is_one_line_and_exit_2(tmp_path):
