@@ -235,11 +235,32 @@ def _check_claim(
     else:
         covers = "box covers" if boxes == 1 else "boxes cover"
         message = f"{boxes:,} {covers} the pair space, {meets}"
+    message += "; " + _scope_text(model, checker)
     if claim.max_gap_upper:
         message += f"; a max gap's upper bound: {claim.describe()}"
     elif version >= 2:
         message += f"; {claim.describe()}"
     return Verdict(True, message + _domain_text(model, checker.domain), boxes)
+
+
+def _scope_text(model: Model, checker: Checker) -> str:
+    """Which features the claim varies, and over what: a proof speaks of the pairs
+    within the domain the certificate states (a narrower one proves less), so the verdict
+    names the varied features' bounds, and says whether the others have any."""
+    varied = []
+    for f in sorted(checker.varied):
+        d = checker.domain[f]
+        bounds = "" if d.codes is not None else f" in [{d.lb:g}, {d.ub:g}]"
+        varied.append(f"{model.features[f]}{bounds}" + (" (integers)" if d.integer else ""))
+    others = [
+        f
+        for f, d in enumerate(checker.domain)
+        if f not in checker.varied and d.codes is None and (d.lb > -INF or d.ub < INF)
+    ]
+    said = "varying " + ", ".join(varied)
+    if others:
+        said += ", the others within their stated bounds"
+    return said
 
 
 def _domain_text(model: Model, domain: list[Domain]) -> str:

@@ -177,6 +177,19 @@ def test_a_lightgbm_model_whose_tree_sizes_an_edit_made_wrong_is_certified_not_a
     assert f"certified: {out}, verified" in p.stdout
 
 
+def test_the_verdict_names_the_varied_features_and_the_bounds_the_proof_covers(tmp_path):
+    """A certificate written with narrower bounds proves less: its verdict says so."""
+    details = tmp_path / "details.csv"
+    details.write_text("feature,name,lb,ub\n0,f0,-inf,inf\n1,f1,3.5,4\n")
+    out = tmp_path / "c.json"
+    p = treesens_here(
+        "check", REPO / "examples" / "two_trees_dump.json", "--details", details,
+        "--vary", "f1", "--margin-gap", "0.75", "--certificate", out,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "; varying f1 in [3.5, 4]; no pair reaches" in verify_file(out).message
+
+
 def test_cli_verify_of_a_missing_file_is_one_line_and_exit_2(tmp_path):
     p = treesens_here("verify", tmp_path / "none.json")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
