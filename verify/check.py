@@ -170,7 +170,14 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
                 replay = _through(model.to_model, replay)
         except ModelError as e:
             refusal = str(e)
-    return _check_claim(doc, model, replay, refusal)
+    verdict = _check_claim(doc, model, replay, refusal)
+    if verdict.valid and m["library"] == "xgboost-dump":  # the file does not hold them:
+        # the claim is of the model with the base score the certificate states
+        classes = int(m.get("num_class", 1))
+        said = f"; the dump's base score taken as {float(m.get('base_score', 0.5)):g}"
+        said += f", its classes as {classes}" if classes > 2 else ""
+        verdict = replace(verdict, message=verdict.message + said)
+    return verdict
 
 
 def _through(to_model, replay: RawScores) -> RawScores:

@@ -76,6 +76,26 @@ def test_a_multiclass_dump_certificate_verifies(dumped):
     assert verify_file(dumped[2]).valid
 
 
+def test_a_dump_certificates_verdict_names_the_base_score_and_classes_it_assumes(dumped):
+    """The dump holds neither: the claim is of the model with the ones stated."""
+    assert verify_file(dumped[2]).message.endswith(
+        "; the dump's base score taken as 0.5, its classes as 3"
+    )
+
+
+def test_a_binary_dump_certificates_verdict_names_its_base_score(tmp_path):
+    from treesens.tests.conftest import treesens_here
+
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "c.json"
+    p = treesens_here(
+        "check", repo / "examples" / "two_trees_dump.json", "--vary", "f1", "--gap", "0.1",
+        "--base-score", "0.05", "--certificate", out,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert verify_file(out).message.endswith("; the dump's base score taken as 0.05")
+
+
 def test_a_multiclass_dump_claim_below_the_supremum_gets_no_certificate(dumped, tmp_path):
     path, sup, _ = dumped
     ens = treesens.load_model(str(path), format="xgboost-dump", n_classes=3)
