@@ -245,7 +245,7 @@ def _check_claim(
     message += "; " + _scope_text(model, checker)
     if claim.max_gap_upper:
         message += f"; a max gap's upper bound: {claim.describe()}"
-    elif version >= 2:
+    else:  # version 1's too: the verdict says which gap it proves
         message += f"; {claim.describe()}"
     return Verdict(True, message + _domain_text(model, checker.domain), boxes)
 

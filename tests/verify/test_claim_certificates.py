@@ -385,6 +385,13 @@ def test_the_checker_still_reads_a_version_1_certificate(binary_prob, tmp_path):
     assert verify_file(tampered(out, tmp_path, _version_1)).valid
 
 
+def test_a_version_1_certificates_verdict_says_the_gap_it_proves(binary_prob, tmp_path):
+    _, out = binary_prob
+    gap = json.loads(out.read_text())["question"]["claim"]["gap"]
+    verdict = verify_file(tampered(out, tmp_path, _version_1))
+    assert verdict.message.endswith(f"; no pair reaches a gap of {gap:g}")
+
+
 def test_a_version_1_certificate_with_its_gap_below_the_supremum_is_rejected(binary_prob, tmp_path):
     sup, out = binary_prob
 
