@@ -96,6 +96,10 @@ def headline_parts(res: Result) -> tuple[str, str]:
         # the gap asked is the tolerance, not one a pair reached: say so
         what = {"change": "largest change", "ratio": "largest ratio"}
         gap = f"{what.get(res.max_gap.get('kind'), 'max gap')} below the tolerance {res.gap:.6g}"
+        upper = res.max_gap.get("upper")
+        if upper is not None and upper > res.gap:  # a regressor's tolerance is relative to
+            # its bound: what is proven is the bound, not the smaller tolerance
+            gap = f"{what.get(res.max_gap.get('kind'), 'max gap')} below {upper:.6g}"
     backend = res.backend
     search = (res.stats or {}).get("search")
     if search and search != "default":  # a later search of the backend's schedule answered

@@ -136,6 +136,16 @@ def test_the_verdict_line_of_no_pair_at_the_tolerance_names_the_gap_as_the_toler
     assert "g=" not in first
 
 
+def test_the_verdict_line_of_no_change_names_the_proven_bound_not_a_smaller_tolerance():
+    """A regressor's tolerance is relative to its bound (1e-3 of it): with no pair, the
+    line says the bound that was proven, not "below the tolerance" a thousand times
+    smaller."""
+    bounds = {"lower": None, "upper": 1e-5, "tolerance": 1e-8, "proven": True}
+    res = Result("q", "insensitive", "cpsat", ["f0"], 1e-8, max_gap={**bounds, "kind": "change"})
+    first = str(res).splitlines()[0]
+    assert "largest change below 1e-05," in first and "tolerance" not in first
+
+
 def test_max_gap_line_says_not_proven():
     assert "not proven" in M.max_gap_line(M.MaxGap(0.1, 0.3, 1e-4, False, 3))
 
