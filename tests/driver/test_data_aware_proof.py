@@ -137,3 +137,22 @@ def test_a_regressor_max_gap_with_data_has_its_pair_near_the_data(data_file):
     regressor = replace(tiny(), n_classes=0, link=IDENTITY)
     r = max_gap(regressor, ["s"], data=data_file, timeout=60)
     assert r.status == "sensitive" and r.distance is not None
+
+
+def test_a_data_aware_max_gap_has_the_bounds_of_the_question_over_all_inputs(data_file):
+    from treesens.interfaces.api import max_gap
+
+    plain = max_gap(tiny(), ["s"], data=data_file, timeout=60)
+    steered = max_gap(tiny(), ["s"], data=data_file, data_aware="prob", optimise_time=2, timeout=60)
+    assert steered.max_gap["method"] == "boxes" and steered.max_gap["proven"]
+    assert steered.max_gap["upper"] == plain.max_gap["upper"]
+    assert steered.max_gap["lower"] >= plain.max_gap["lower"]
+
+
+def test_a_data_aware_max_gaps_pair_is_the_data_aware_searchs(data_file):
+    from treesens.interfaces.api import max_gap
+
+    r = max_gap(tiny(), ["s"], data=data_file, data_aware="prob", optimise_time=2, timeout=60)
+    assert r.status == "sensitive" and r.validated
+    assert r.stats["found_by"] not in ("box search (largest gap)", "heuristic")
+    assert r.stats["objective"] is not None and r.distance is not None
