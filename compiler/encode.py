@@ -34,7 +34,7 @@ from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemb
 from .errors import FEATURES, InputError, closest, spelled
 from .ir import EQ, GE, LE, ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .kinds import prepared, resolve_condition
-from .query import Condition, Query
+from .query import Condition, Query, one_value
 from .rounding import gap_relaxation
 
 TRUE, FALSE = "T", "F"  # constant predicates
@@ -101,12 +101,7 @@ def resolve_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int
 def held_to_one_value(ens: Ensemble, f: int) -> float | None:
     """The one value feature f's bounds leave it (never missing), else None."""
     feat = ens.features[f]
-    lo, hi = feat.lb, feat.ub
-    if feat.integral and math.isfinite(lo) and math.isfinite(hi):
-        lo, hi = math.ceil(lo), math.floor(hi)
-    if feat.may_be_missing or not (math.isfinite(lo) and lo == hi):
-        return None
-    return float(lo)
+    return None if feat.may_be_missing else one_value(feat, feat.lb, feat.ub)
 
 
 def varied_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int]:

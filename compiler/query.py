@@ -512,19 +512,27 @@ def check_relations_within_bounds(
 
 def _held_equal(ens: Ensemble, f: int, rels, bnds) -> bool:
     """Whether the query's relations (x1.f == x2.f) or bounds (one value, the same for
-    both inputs) leave the two inputs no way to differ on feature f."""
+    both inputs) leave the two inputs no way to differ on feature f. A bound or relation
+    keeps its copy from NaN; a copy with neither, of a feature that may be missing, may
+    still be NaN where the other is not."""
     if any(kind == EQ for _, _, kind in rels.get(f, ())):
         return True
     feat = ens.features[f]
-    values = []
+    values = set()
     for c in (0, 1):
-        lo, hi = bnds.get((f, c), (feat.lb, feat.ub))
-        if feat.integral and math.isfinite(lo) and math.isfinite(hi):
-            lo, hi = math.ceil(lo), math.floor(hi)
-        if lo != hi:
+        if (f, c) not in bnds and feat.may_be_missing:
             return False
-        values.append(lo)
-    return values[0] == values[1]
+        lo, hi = bnds.get((f, c), (feat.lb, feat.ub))
+        values.add(one_value(feat, lo, hi))
+    return len(values) == 1 and None not in values
+
+
+def one_value(feat: Feature, lo: float, hi: float) -> float | None:
+    """The one value of the feature in [lo, hi] when there is only one (a whole number's,
+    for an integral feature), else None."""
+    if feat.integral and math.isfinite(lo) and math.isfinite(hi):
+        lo, hi = math.ceil(lo), math.floor(hi)
+    return float(lo) if math.isfinite(lo) and lo == hi else None
 
 
 def no_value_in(feat: Feature, lo: float, hi: float) -> str | None:

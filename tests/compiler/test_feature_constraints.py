@@ -243,3 +243,12 @@ def test_one_of_two_varied_features_held_equal_still_leaves_a_question():
     ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
     q = Query(vary=("f0", "f1"), gap=Gap(0.05), relations=(FeatureRelation("f0", 1, "==", 2),))
     assert solve_query(ens, q).status in ("sensitive", "insensitive")
+
+
+def test_a_varied_feature_of_one_value_that_may_be_missing_still_leaves_a_question():
+    # x1.f0 = 0.5 and x2.f0 missing (NaN) differ: no input error, the solver answers
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    one = Feature("f0", lb=0.5, ub=0.5, may_be_missing=True)
+    ens = ens.with_features((one, *ens.features[1:]))
+    q = Query(vary=("f0",), gap=Gap(0.05), bounds=(FeatureBound("f1", -5.0, 5.0),))
+    assert solve_query(ens, q).status in ("sensitive", "insensitive")
