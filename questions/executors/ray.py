@@ -7,9 +7,12 @@ The model is put in the object store once; each query is a remote task with one 
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
+from ...compiler.errors import InputError
 from .base import RETRIES, Failure, Outcome, TaskFn, failure_text, optional_import
 
 
@@ -28,7 +31,7 @@ class RayExecutor:
                     configure_logging=False,
                 )
             else:
-                self._ray.init(address=address, log_to_driver=False, configure_logging=False)
+                _connect(self._ray, address)
         self.workers = int(self._ray.cluster_resources().get("CPU", workers))
 
     def run(self, fn: TaskFn, shared: Any, items: Sequence[Any]) -> Iterator[tuple[int, Outcome]]:
@@ -56,3 +59,31 @@ class RayExecutor:
     def close(self) -> None:
         if self._started:
             self._ray.shutdown()
+
+
+# ray.init retries an address where nothing listens for minutes before it gives up
+CONNECT_SECONDS = 5.0
+
+
+def _connect(ray: Any, address: str) -> None:
+    place = f"--executor ray={address}"
+    if address != "auto":
+        host, port = _host_port(address)
+        if port is not None:
+            try:
+                socket.create_connection((host, port), timeout=CONNECT_SECONDS).close()
+            except OSError as e:
+                raise InputError(f"no Ray cluster answers there: {e}", place) from None
+    try:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    except ConnectionError as e:  # "auto" with no cluster on this node, a refused client
+        raise InputError(f"no Ray cluster answers there: {e}", place) from None
+
+
+def _host_port(address: str) -> tuple[str, int | None]:
+    """``"ray://h:10001"`` and ``"h:6379"`` -> the host and port to probe."""
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        return parts.hostname or "", parts.port
+    except ValueError:  # a port that is not a number: ray.init names the problem
+        return parts.hostname or "", None

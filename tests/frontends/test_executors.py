@@ -202,3 +202,16 @@ def _bench_list(*args: str) -> list[str]:
 def test_benchmark_shards_partition_the_instances_exactly(shared_dir):
     parts = [_bench_list("--shard", f"{i}/3") for i in range(3)]
     assert sorted(x for p in parts for x in p) == sorted(_bench_list())
+
+
+def test_a_ray_address_where_no_cluster_answers_is_an_input_error():
+    pytest.importorskip("ray")
+    with pytest.raises(InputError, match="no Ray cluster answers there"):
+        make_executor("ray=127.0.0.1:1")
+
+
+def test_ray_auto_with_no_cluster_on_this_node_is_an_input_error(monkeypatch):
+    pytest.importorskip("ray")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(InputError, match="no Ray cluster answers there"):
+        make_executor("ray=auto")
