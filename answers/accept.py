@@ -40,7 +40,7 @@ def _shown(ens: Ensemble, f: int, v: float):
         and float(v).is_integer()
         and 0 <= int(v) < len(feat.categories)
     ):
-        return feat.categories[int(v)]
+        return feat.shown_category(int(v))
     if feat.integral:
         return int(v)
     return float(v)
@@ -109,7 +109,7 @@ def record_distance(ens: Ensemble, data, w: Witness, varying, res: Result) -> No
             and v.is_integer()
             and 0 <= int(v) < len(feat.categories)
         ):
-            row[name] = feat.categories[int(v)]
+            row[name] = feat.shown_category(int(v))
         else:
             row[name] = int(v) if feat.integral and v.is_integer() else v
     res.stats["nearest_row"] = {"index": i, "values": row}

@@ -73,6 +73,9 @@ class Feature:
     ub: float = math.inf
     categories: tuple[str, ...] | None = None  # names of category codes 0..n-1
     may_be_missing: bool = False
+    # the value each code stands for where the model reads numbers, not the names (a
+    # pipeline encoder fitted on {1, 2}): what a witness shows, so it can be fed back
+    category_values: tuple[str | int | float | bool, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -88,6 +91,34 @@ class Feature:
     @property
     def integral(self) -> bool:
         return self.kind in ("integer", "binary", "categorical")
+
+    def shown_category(self, code: int) -> str | int | float | bool | None:
+        """Category ``code`` as a result shows it: its raw value where the model reads
+        one (None for a category learned from missing values), else its name."""
+        if self.category_values is not None and 0 <= code < len(self.category_values):
+            v = self.category_values[code]
+            return None if isinstance(v, float) and v != v else v
+        return self.categories[code] if self.categories else code
+
+
+def raw_category_values(raw) -> tuple[str | int | float | bool, ...] | None:
+    """Categories in code order as a witness shows them: numbers as numbers (an integral
+    float as an int), strings as they are; None when every one is a string (their names
+    already say them)."""
+    out: list = []
+    for c in raw:
+        if isinstance(c, (bool, np.bool_)):
+            out.append(bool(c))
+        elif isinstance(c, (int, np.integer)):
+            out.append(int(c))
+        elif isinstance(c, (float, np.floating)):
+            c = float(c)
+            out.append(int(c) if c.is_integer() else c)
+        else:
+            out.append(str(c))
+    if all(isinstance(c, str) for c in out):
+        return None
+    return tuple(out)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

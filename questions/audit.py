@@ -119,7 +119,7 @@ def _show(ens: Ensemble, f: int, v: float):
     if v != v:
         return None
     if feat.kind == "categorical" and feat.categories and 0 <= int(v) < len(feat.categories):
-        return feat.categories[int(v)]
+        return feat.shown_category(int(v))
     return int(v) if feat.integral else float(v)
 
 

@@ -270,6 +270,7 @@ def declare(ens: Ensemble, *, missing=(), categories: dict | None = None) -> Ens
             feats[i],
             kind="categorical",
             categories=cats,
+            category_values=None,
             lb=max(feats[i].lb, 0.0),
             ub=min(feats[i].ub, float(len(cats) - 1)),
         )

@@ -45,6 +45,7 @@ from ...compiler.ensemble import (
     Feature,
     ModelOrigin,
     Tree,
+    raw_category_values,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
 from . import sniffing
@@ -324,10 +325,13 @@ def _features(header: dict, names: list[str], ir_trees: list[Tree], pandas_cat) 
     pc = pandas_cat if isinstance(pandas_cat, list) and len(pandas_cat) == len(cat_feats) else None
     for i, name in enumerate(names):
         if i in cat_feats:
-            cats = None
+            cats = shown = None
             if pc is not None:
                 cats = tuple(str(c) for c in pc[cat_feats.index(i)])
-            features.append(Feature(name, "categorical", lb=0.0, categories=cats))
+                shown = raw_category_values(pc[cat_feats.index(i)])
+            features.append(
+                Feature(name, "categorical", lb=0.0, categories=cats, category_values=shown)
+            )
         else:
             features.append(Feature(name))
     return features

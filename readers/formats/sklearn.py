@@ -43,6 +43,7 @@ from ...compiler.ensemble import (
     Feature,
     ModelOrigin,
     Tree,
+    raw_category_values,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..preprocessing.pipeline import fold_pipeline
@@ -416,9 +417,9 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
     for f in range(n_feat):
         if f in code_maps:
             cats = tuple(_cat_name(c) for c in code_maps[f])
-            features.append(
-                Feature(names[f], "categorical", lb=0.0, ub=float(len(cats) - 1), categories=cats)
-            )
+            shown = raw_category_values(code_maps[f])
+            ub = float(len(cats) - 1)
+            features.append(Feature(names[f], "categorical", 0.0, ub, cats, category_values=shown))
         else:
             features.append(Feature(names[f]))
     base = np.asarray(est._baseline_prediction, dtype=np.float64).reshape(-1)

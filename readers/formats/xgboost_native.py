@@ -38,6 +38,7 @@ from ...compiler.ensemble import (
     ModelOrigin,
     Tree,
     logit,
+    raw_category_values,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
 from . import sniffing, ubj, xgboost_dump
@@ -129,7 +130,7 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
             trees.append(_native_tree(tj, int(tree_info[ti]) if n_classes > 2 else 0, n_feat))
         except (KeyError, ValueError, IndexError, TypeError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
-    cats = category_names(m, n_feat)
+    cats = recorded_categories(m, n_feat)
     features = tuple(
         _feature(names[i], types[i] if i < len(types) else "float", cats[i]) for i in range(n_feat)
     )
@@ -235,19 +236,21 @@ def _outputs(
     return 2, LOGISTIC, (b0,)
 
 
-def _feature(name: str, ftype: str, categories: tuple[str, ...] | None = None) -> Feature:
+def _feature(name: str, ftype: str, categories: tuple | None = None) -> Feature:
     kind = {"int": "integer", "i": "binary", "c": "categorical"}.get(ftype, "real")
-    return Feature(
-        name=str(name), kind=kind, categories=categories if kind == "categorical" else None
-    )
+    if kind != "categorical" or categories is None:
+        return Feature(name=str(name), kind=kind)
+    names = tuple(c if isinstance(c, str) else _number_name(c) for c in categories)
+    shown = raw_category_values(categories)
+    return Feature(name=str(name), kind=kind, categories=names, category_values=shown)
 
 
-def category_names(model: dict, n_feat: int) -> list[tuple[str, ...] | None]:
-    """Per feature, the names of its categories in code order, as XGBoost (3.1 and
-    later) records them for a model fitted on pandas ``category`` columns
-    (``cats.enc``: numbers as they are, strings as UTF-8 bytes cut at ``offsets``);
-    None where the model records none."""
-    out: list[tuple[str, ...] | None] = [None] * n_feat
+def recorded_categories(model: dict, n_feat: int) -> list[tuple | None]:
+    """Per feature, its categories in code order, as XGBoost (3.1 and later) records
+    them for a model fitted on pandas ``category`` columns (``cats.enc``: numbers as
+    they are, strings as UTF-8 bytes cut at ``offsets``); None where the model records
+    none."""
+    out: list[tuple | None] = [None] * n_feat
     enc = (model.get("cats") or {}).get("enc") or []
     segments = (model.get("cats") or {}).get("feature_segments") or []
     try:
@@ -258,7 +261,7 @@ def category_names(model: dict, n_feat: int) -> list[tuple[str, ...] | None]:
                 raw = [bytes(v & 0xFF for v in values[a:b]) for a, b in zip(cut, cut[1:])]
                 names = tuple(r.decode("utf-8", errors="replace") for r in raw)
             else:
-                names = tuple(_number_name(v) for v in values)
+                names = tuple(values)
             if names and (not segments or len(names) == segments[f + 1] - segments[f]):
                 out[f] = names
     except (AttributeError, TypeError, ValueError, IndexError):

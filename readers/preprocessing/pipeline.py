@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import Ensemble, Feature, ModelOrigin
+from ...compiler.ensemble import Ensemble, Feature, ModelOrigin, raw_category_values
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..formats.base import OneCallAtATime
 from .fold import ColumnMap, check_nondecreasing, fold
@@ -208,7 +208,9 @@ def _features_and_maps(probe, names, categories, imputed, width, where):
         if i in categories:
             values = probe.transform(probe.rows(i, list(categories[i])))
             labels = tuple(_label(v) for v in categories[i])
-            features.append(Feature(name, "categorical", 0.0, float(len(labels) - 1), labels))
+            shown = raw_category_values(categories[i])
+            ub = float(len(labels) - 1)
+            features.append(Feature(name, "categorical", 0.0, ub, labels, category_values=shown))
         else:
             values = probe.transform(probe.rows(i, PROBES))
             features.append(Feature(name, may_be_missing=i in imputed))

@@ -59,3 +59,41 @@ def test_where_and_fix_take_category_names(tmp_path):
     sf = load_queries(tmp_path / "q.sens")
     statuses = [run_query(sf, q).status for q in sf.queries]
     assert statuses == [INSENSITIVE, SENSITIVE]
+
+
+def _numeric_frame() -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"grade": rng.choice([1, 2, 5], 900), "age": rng.integers(18, 80, 900)})
+    return df, ((df.grade == 5) & (df.age > 40)).astype(int).to_numpy()
+
+
+def _fed_back(model, res) -> tuple[np.ndarray, np.ndarray]:
+    pair = pd.DataFrame([res.witness["x1"], res.witness["x2"]])
+    return model.predict_proba(pair)[:, 1], np.array([res.outputs["x1"][1], res.outputs["x2"][1]])
+
+
+def test_a_pipelines_witness_shows_numeric_categories_as_numbers_its_predict_takes():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    df, y = _numeric_frame()
+    pre = ColumnTransformer([("grade", OneHotEncoder(), ["grade"])], remainder="passthrough")
+    pipe = Pipeline([("pre", pre), ("clf", HistGradientBoostingClassifier(max_iter=60))])
+    pipe.fit(df, y)
+    res = treesens.check(treesens.load_model(pipe, data=df, bounds="data"), vary="grade", gap=0.3)
+    assert res.status == SENSITIVE and res.witness["x1"]["grade"] in (1, 2, 5)
+    replayed, stated = _fed_back(pipe, res)
+    assert np.allclose(replayed, stated, atol=1e-6)
+
+
+def test_a_category_column_of_numbers_shows_them_as_numbers():
+    df, y = _numeric_frame()
+    df = df.assign(grade=pd.Categorical(df.grade))
+    res = treesens.check(treesens.load_model(_lightgbm(df, y), data=df), vary="grade", gap=0.3)
+    assert res.status == SENSITIVE and {res.witness["x1"]["grade"], res.witness["x2"]["grade"]} <= {
+        1,
+        2,
+        5,
+    }
