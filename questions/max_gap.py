@@ -180,7 +180,7 @@ def max_gap_query(
     and heap together, at most (questions/memory.py); tables that would pass their bound
     leave the search to the bisection, with a note."""
     t0 = time.time()
-    if q.plan.data_aware != "none" and ens.n_outputs == 1:
+    if q.plan.data_aware != "none":
         sizes = {"heap_bytes": heap_bytes, "memory_bytes": memory_bytes}
         deadline = deadline if deadline is not None else q.plan.deadline(t0)
         return _data_aware(ens, q, tolerance, deadline, memory_mb, log, data, sizes)
@@ -252,6 +252,8 @@ def _data_aware(ens, q: Query, tol, deadline, memory_mb, log, data, sizes: dict)
     )  # fmt: skip
     lower = (res.max_gap or {}).get("lower")
     if res.status != SENSITIVE or lower is None or time.time() >= deadline:
+        return res
+    if not math.isfinite(lower):  # a multiclass ratio without bound: no check asks it
         return res
     at = q.with_(kind="", params=())
     at = at.with_(delta=lower, direction=DOWN) if ens.is_regressor else at.with_(gap=Gap(lower))

@@ -119,15 +119,16 @@ def test_a_max_gap_pair_with_data_has_its_distance_to_the_data(data_file):
     assert r.distance is not None and r.stats["nearest_row"]["index"] >= 0
 
 
+def _multiclass():
+    # three classes, tree i adding to class i % 3: s moves class 0 against class 1
+    trees = [replace(t, outputs=(i % 3,)) for i, t in enumerate(tiny().trees)]
+    return replace(tiny(), trees=tuple(trees), n_classes=3, intercept=(0.0,) * 3, link=SOFTMAX)
+
+
 def test_a_multiclass_max_gap_with_data_has_its_pair_near_the_data(data_file):
     from treesens.interfaces.api import max_gap
 
-    # three classes, tree i adding to class i % 3: s moves class 0 against class 1
-    trees = [replace(t, outputs=(i % 3,)) for i, t in enumerate(tiny().trees)]
-    multiclass = replace(
-        tiny(), trees=tuple(trees), n_classes=3, intercept=(0.0,) * 3, link=SOFTMAX
-    )
-    r = max_gap(multiclass, ["s"], classes=(0, 1), data=data_file, timeout=60)
+    r = max_gap(_multiclass(), ["s"], classes=(0, 1), data=data_file, timeout=60)
     assert r.status == "sensitive" and r.distance is not None
 
 
@@ -156,3 +157,18 @@ def test_a_data_aware_max_gaps_pair_is_the_data_aware_searchs(data_file):
     assert r.status == "sensitive" and r.validated
     assert r.stats["found_by"] not in ("box search (largest gap)", "heuristic")
     assert r.stats["objective"] is not None and r.distance is not None
+
+
+def test_a_data_aware_multiclass_max_gap_has_the_bounds_over_all_inputs_and_its_own_pair(
+    data_file,
+):
+    from treesens.interfaces.api import max_gap
+
+    plain = max_gap(_multiclass(), ["s"], classes=(0, 1), data=data_file, timeout=60)
+    steered = max_gap(
+        _multiclass(), ["s"], classes=(0, 1), data=data_file, data_aware="prob",
+        optimise_time=2, timeout=60,
+    )  # fmt: skip
+    assert steered.max_gap["upper"] == plain.max_gap["upper"] and steered.validated
+    assert steered.max_gap["lower"] >= plain.max_gap["lower"]
+    assert steered.stats["found_by"] not in ("box search (largest gap)", "heuristic")
