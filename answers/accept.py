@@ -13,6 +13,7 @@ from ..compiler.domain import choose_value
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
+from ..compiler.query import ANY
 from .context import SolveContext
 from .result import SENSITIVE, Result
 from .verdict import Accepted, library_outputs
@@ -27,6 +28,15 @@ def accept(ctx: SolveContext, verdict: Accepted, found_by: str) -> None:
     res.stats["found_by"] = found_by
     res.witness_arrays = verdict.witness
     ctx.witness = verdict.witness
+    res.classes = classes_met(res.classes, verdict.outputs)
+
+
+def classes_met(asked: list | None, outputs: Mapping | None) -> list | None:
+    """A multiclass pair's classes, ``any`` replaced by the class its input was found in
+    (the one whose probability beats every other's by the gap: its most probable)."""
+    if not asked or ANY not in asked or not outputs:
+        return asked
+    return [int(np.argmax(outputs[x])) if c == ANY else c for c, x in zip(asked, ("x1", "x2"))]
 
 
 def _shown(ens: Ensemble, f: int, v: float):

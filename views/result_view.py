@@ -237,6 +237,8 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
             )
             p1, p2 = _probs(res.outputs["x1"]), _probs(res.outputs["x2"])
             what = "predictions" if res.predicts else "probabilities"
+            if res.classes and len(res.outputs["x1"]) > 2:
+                what = f"class {res.classes[0]} -> {res.classes[1]}, {what}"
             con.print(f"{what}  x1 {p1}   x2 {p2}   {check}")
         if res.distance is not None:
             con.print(distance_text(res))

@@ -179,3 +179,26 @@ def test_a_query_whose_box_stage_ends_past_the_deadline_starts_no_solver(monkeyp
     monkeypatch.setattr(solve, "_solver_stage", solver_stage)
     res = solve_query(random_ensemble(7, 6, 3, 3, 3), _query(("f0",), Gap(0.1)))
     assert res.status == UNKNOWN and "time limit reached before the solver" in res.message
+
+
+def test_a_pair_found_for_any_class_names_the_classes_it_meets():
+    import numpy as np
+
+    from treesens.compiler.replay import meets
+
+    found = 0
+    for seed, n_classes, classes, ratio in ANY_CASES:
+        ens = random_ensemble(500 + seed, 8, 2, 3, 3, n_classes=n_classes, leaf_scale=1.5)
+        r = solve_query(ens, _query(("f1",), Gap(ratio), classes=classes))
+        if r.status != SENSITIVE:
+            continue
+        found += 1
+        assert "any" not in r.classes
+        assert [a for a in classes if a != "any"] == [
+            c for c, a in zip(r.classes, classes) if a != "any"
+        ]
+        named = _query(("f1",), Gap(ratio), classes=tuple(r.classes))
+        for copy, x in enumerate(("x1", "x2")):
+            p = np.array(r.outputs[x])
+            assert meets(ens, named, p, np.zeros(len(p)), copy)
+    assert found >= 3
