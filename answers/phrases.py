@@ -5,6 +5,7 @@ table and the views (views/result_view.py) say them alike."""
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import TYPE_CHECKING
 
@@ -59,6 +60,33 @@ def unbounded_ratio(bounds: dict) -> bool:
     return bounds.get("kind") == "ratio" and lo is not None and lo >= UNBOUNDED_RATIO
 
 
+def lower_text(v: float, spec: str = ".4g") -> str:
+    """A lower bound in a few digits, rounded down (0.49996 -> "0.4999", not "0.5"): the
+    bracket shown still holds what was proven."""
+    return _outward(v, spec, down=True)
+
+
+def upper_text(v: float, spec: str = ".4g") -> str:
+    """An upper bound in a few digits, rounded up."""
+    return _outward(v, spec, down=False)
+
+
+def _outward(v: float, spec: str, down: bool) -> str:
+    text = format(v, spec)
+    if not math.isfinite(v) or v == 0 or "e" in text:
+        return text
+    shown = float(text)
+    if (shown <= v) if down else (shown >= v):
+        return text
+    if spec.endswith("f"):
+        places = int(spec[1:-1])
+    else:  # significant digits: the places of v's last one
+        places = int(spec[1:-1]) - 1 - math.floor(math.log10(abs(v)))
+    step = 10.0**-places
+    q = math.floor(v / step) if down else math.ceil(v / step)
+    return format(q * step, f".{max(places, 0)}f") if spec.endswith("f") else format(q * step, spec)
+
+
 def max_gap_brief(bounds: dict) -> str:
     """A max gap's bounds in a few words: "max gap in [0.41, 0.45], not proven"."""
     lo, hi = bounds.get("lower"), bounds.get("upper")
@@ -66,12 +94,15 @@ def max_gap_brief(bounds: dict) -> str:
     if unbounded_ratio(bounds):
         return f"{what} {UNBOUNDED}"
     if lo is None:
-        return f"{what} none (proven)" if bounds.get("proven") else f"{what} unknown (<= {hi:.6g})"
+        if bounds.get("proven"):
+            return f"{what} none (proven)"
+        return f"{what} unknown (<= {upper_text(hi, '.6g')})"
+    low, high = lower_text(lo, ".6g"), upper_text(hi, ".6g")
     if bounds.get("proven") and hi <= lo:  # the pair reaches the bound
-        return f"{what} {lo:.6g} (proven: no more)"
+        return f"{what} {low} (proven: no more)"
     if bounds.get("proven"):
-        return f"{what} {lo:.6g} (proven < {hi:.6g})"
-    return f"{what} in [{lo:.6g}, {hi:.6g}], not proven"
+        return f"{what} {low} (proven < {high})"
+    return f"{what} in [{low}, {high}], not proven"
 
 
 def max_gap_searching(kind: str, lower: float | None, upper: float, detail: str = "") -> str:
@@ -81,8 +112,8 @@ def max_gap_searching(kind: str, lower: float | None, upper: float, detail: str 
     what = "largest change" if kind == "change" else "max gap"
     doing = f"searching, {detail}" if detail else "searching"
     if lower is None:
-        return f"{what} so far at most {upper:.4g} (no pair yet; {doing})"
-    return f"{what} so far in [{lower:.4g}, {upper:.4g}] ({doing})"
+        return f"{what} so far at most {upper_text(upper)} (no pair yet; {doing})"
+    return f"{what} so far in [{lower_text(lower)}, {upper_text(upper)}] ({doing})"
 
 
 def proof_brief(proof: Proof) -> str:

@@ -16,7 +16,7 @@ from ..compiler.question import result_gap
 from ..language.audit_block import AuditPlan
 from ..language.resolve import SensFile, load_queries
 from ..questions.ask import Task, answer_task
-from ..questions.audit import by_column, frame_from_results, report_text, summary
+from ..questions.audit import by_column, flip_to, frame_from_results, report_text, summary
 from ..questions.audit_run import read_done, run_audit
 from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
@@ -218,5 +218,6 @@ def run_audit_plan(
 
 def audit_report(ens: Ensemble, plan: AuditPlan, lines: list[dict], seconds: float) -> str:
     """The summary an audit block prints: the same table as ``treesens audit``."""
-    df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, plan.by, plan.label))
+    by = by_column(plan.data, ens, plan.by, plan.label)
+    df = frame_from_results(lines, plan.spec.vary, by, flip_to(ens, plan.spec.target))
     return report_text(ens, plan.spec, plan.run.n_rows, seconds, summary(df, plan.by))

@@ -159,8 +159,9 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
     return out
 
 
-def frame_from_results(lines: list[dict], vary, extra=None):
-    """The typed DataFrame of result lines (see :func:`audit`)."""
+def frame_from_results(lines: list[dict], vary, extra=None, to: int | None = None):
+    """The typed DataFrame of result lines (see :func:`audit`); ``to``: the class a
+    flipped row goes to (``flip_to``), which its summary names."""
     import pandas as pd
 
     to_audit = {v: k for k, v in JSON_STATUS.items()}
@@ -197,6 +198,7 @@ def frame_from_results(lines: list[dict], vary, extra=None):
     df = df.sort_values("row").reset_index(drop=True)
     if extra is not None:
         df = df.join(extra, on="row")
+    df.attrs["flip_to"] = to
     return df
 
 
@@ -280,10 +282,20 @@ def audit(
         for idx, ans in blocks:
             for i, row in enumerate(idx.tolist()):
                 lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
-    df = frame_from_results(lines, spec.vary, groups)
+    df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
     if groups is not None:
         df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by
     return df
+
+
+def flip_to(ens: Ensemble, target) -> int | None:
+    """The class a flipped row goes to, where it is one (the other of two classes, the
+    class asked); None for a regressor, or any other class."""
+    if ens.is_regressor:
+        return None
+    if getattr(target, "cls", None) is not None:
+        return int(target.cls)
+    return -1 if ens.n_classes == 2 else None  # -1: the other of the two
 
 
 def check_timeout(timeout) -> float:
@@ -345,8 +357,10 @@ def summary(df, by: str | None = None):
     groups = [("all", "all", df)]
     # a regressor's "decision" is its prediction: no breakdown by it
     if df["decision"].dtype.kind in "iu":
+        to = df.attrs.get("flip_to")
         for d, sub in df.groupby("decision", sort=True):
-            groups.append(("decision", f"{d} -> other", sub))
+            other = "other" if to is None else (1 - int(d) if to == -1 else to)
+            groups.append(("decision", f"{d} -> {other}", sub))
     if by is not None:
         for v, sub in df.groupby(by, sort=True, dropna=False, observed=True):
             groups.append((by, str(v), sub))

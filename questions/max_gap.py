@@ -34,7 +34,14 @@ import numpy as np
 
 from ..answers.accept import with_data_values
 from ..answers.context import new_result
-from ..answers.phrases import UNBOUNDED, max_gap_searching, unbounded_ratio, unproven_because
+from ..answers.phrases import (
+    UNBOUNDED,
+    lower_text,
+    max_gap_searching,
+    unbounded_ratio,
+    unproven_because,
+    upper_text,
+)
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
@@ -442,27 +449,31 @@ def max_gap_line(m: MaxGap | dict) -> str:
     why = unproven_because(d)
     if unbounded_ratio(d):
         return f"max gap {UNBOUNDED} (its ratio is stated as the largest float)"
+    high = upper_text(hi, ".6g")
     if lo is None:
         if d["proven"]:
             return (
-                f"max gap: none (no pair reaches gap {hi:.6g}: insensitive to within the tolerance)"
+                f"max gap: none (no pair reaches gap {high}: insensitive to within the tolerance)"
             )
-        return f"max gap: unknown (at most {hi:.6g}; {why})"
+        return f"max gap: unknown (at most {high}; {why})"
+    low = lower_text(lo, ".6g")
     if d["proven"] and hi <= lo:  # the pair reaches the bound: the largest gap there is
-        return f"max gap {lo:.6g} (proven: no pair reaches more; tolerance {tol:g})"
+        return f"max gap {low} (proven: no pair reaches more; tolerance {tol:g})"
     if d["proven"]:
-        return f"max gap {lo:.6g} (proven: no pair reaches {hi:.6g}; tolerance {tol:g})"
-    return f"max gap in [{lo:.6g}, {hi:.6g}], not proven ({why}; tolerance {tol:g})"
+        return f"max gap {low} (proven: no pair reaches {high}; tolerance {tol:g})"
+    return f"max gap in [{low}, {high}], not proven ({why}; tolerance {tol:g})"
 
 
 def _change_line(lo: float | None, hi: float, tol: float, proven: bool, why: str) -> str:
     """A regressor's largest change f(x1) - f(x2), in words."""
+    high = upper_text(hi, ".6g")
     if lo is None:
         if proven:
-            return f"largest change: none above the tolerance (no pair moves the prediction by {hi:.6g})"
-        return f"largest change: unknown (at most {hi:.6g}; {why})"
+            return (
+                f"largest change: none above the tolerance (no pair moves the prediction by {high})"
+            )
+        return f"largest change: unknown (at most {high}; {why})"
+    low = lower_text(lo, ".6g")
     if proven:
-        return (
-            f"largest change {lo:.6g} (proven: no pair moves the prediction by more than {hi:.6g})"
-        )
-    return f"largest change in [{lo:.6g}, {hi:.6g}], not proven ({why}; tolerance {tol:.3g})"
+        return f"largest change {low} (proven: no pair moves the prediction by more than {high})"
+    return f"largest change in [{low}, {high}], not proven ({why}; tolerance {tol:.3g})"

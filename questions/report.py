@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..answers.phrases import lower_text, upper_text
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
@@ -171,7 +172,8 @@ def _unproven_gap(r: Result, mg: dict) -> str:
     if lo is None or hi is None:
         return f"The max gap of {name} was not bounded within its time limit."
     return (
-        f"The max gap of {name} is between {lo:.4g} and {hi:.4g}: the search stopped at its "
+        f"The max gap of {name} is between {lower_text(lo)} and {upper_text(hi)}: the search "
+        "stopped at its "
         "time limit before closing the bounds."
     )
 

@@ -10,7 +10,7 @@ import random
 import warnings
 from pathlib import Path
 
-from ..answers.phrases import proof_brief
+from ..answers.phrases import lower_text, proof_brief, upper_text
 from ..answers.result import Result
 from ..compiler.encode import held_to_one_value
 from ..compiler.ensemble import Ensemble
@@ -108,10 +108,10 @@ def max_gap_cell(r: Result) -> str:
     if not m:
         return ""
     if m.get("lower") is None:
-        return "none" if m.get("proven") else f"<= {m['upper']:.4g}"
+        return "none" if m.get("proven") else f"<= {upper_text(m['upper'])}"
     if m.get("proven"):
-        return f"{m['lower']:.4f}"
-    return f"[{m['lower']:.4f}, {m['upper']:.4f}]"
+        return lower_text(m["lower"], ".4f")
+    return f"[{lower_text(m['lower'], '.4f')}, {upper_text(m['upper'], '.4f')}]"
 
 
 def by_max_gap(results: list[Result]) -> list[Result]:

@@ -7,6 +7,7 @@ import base64
 import html
 import math
 
+from ..answers.phrases import lower_text, upper_text
 from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
 from ..compiler.ensemble import bounds_from_data
@@ -43,6 +44,14 @@ def _num(v, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "&ndash;"
     return f"{v:.{digits}g}" if isinstance(v, float) else e(str(v))
+
+
+def _bound(bounds: dict, side: str) -> str:
+    """A max gap's bound, rounded outward (a lower bound of 0.49996 shows 0.4999)."""
+    v = bounds.get(side)
+    if not isinstance(v, float) or not math.isfinite(v):
+        return _num(v)
+    return lower_text(v) if side == "lower" else upper_text(v)
 
 
 def _status(s) -> str:
@@ -186,8 +195,8 @@ def _ranking(report: Report) -> str:
         if r.status == ERROR:
             proven = f"error: {r.error}"
         rows.append(
-            f"<tr><td>{e(', '.join(r.features))}</td><td class='num'>{_num(mg.get('lower'))}"
-            f"</td><td class='num'>{_num(mg.get('upper'))}</td><td>{e(proven)}</td>"
+            f"<tr><td>{e(', '.join(r.features))}</td><td class='num'>{_bound(mg, 'lower')}"
+            f"</td><td class='num'>{_bound(mg, 'upper')}</td><td>{e(proven)}</td>"
             f"<td class='num'>{r.time.get('total', 0.0):.1f}</td>"
             + (f"<td>{_bound_certificate(r)}</td>" if report.certificates is not None else "")
             + "</tr>"

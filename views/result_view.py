@@ -14,7 +14,13 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..answers.phrases import max_gap_brief, prediction_condition, unproven_because
+from ..answers.phrases import (
+    lower_text,
+    max_gap_brief,
+    prediction_condition,
+    unproven_because,
+    upper_text,
+)
 from ..answers.proof import bound_claim
 from ..answers.stats import KERNEL_COMPILE
 from .console import output_console
@@ -147,11 +153,12 @@ def max_gap_outcome(bounds: dict) -> str:
     within = f" within {tol:g}" if tol is not None else ""
     if lo is None:
         if bounds.get("proven"):
-            return f"{what} none (proven: no pair reaches {hi:.4g})"
-        return f"{what} unknown (at most {hi:.4g}; {unproven_because(bounds)})"
+            return f"{what} none (proven: no pair reaches {upper_text(hi)})"
+        return f"{what} unknown (at most {upper_text(hi)}; {unproven_because(bounds)})"
+    low, high = lower_text(lo), upper_text(hi)
     if bounds.get("proven"):
-        return f"{what} {lo:.4g} (proven{within}: [{lo:.4g}, {hi:.4g}])"
-    return f"{what} in [{lo:.4g}, {hi:.4g}], not proven ({unproven_because(bounds)})"
+        return f"{what} {low} (proven{within}: [{low}, {high}])"
+    return f"{what} in [{low}, {high}], not proven ({unproven_because(bounds)})"
 
 
 def max_gap_note(res: Result) -> str:

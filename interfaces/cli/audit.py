@@ -13,6 +13,7 @@ from ...compiler.errors import InputError
 from ...questions.audit import (
     TIMEOUT_PER_ROW,
     by_column,
+    flip_to,
     frame_from_results,
     make_spec,
     make_target,
@@ -171,7 +172,7 @@ def run(args) -> int:
             log(rate_text(t0, answered, n, fresh[0]))
 
     lines = run_audit(ens, ds, spec, run_spec, on_block)  # MemoryRefused: one line, exit 2
-    df = frame_from_results(lines, spec.vary, by)
+    df = frame_from_results(lines, spec.vary, by, flip_to(ens, spec.target))
     table = summary(df, args.by)
     if not args.json:
         print(report_text(ens, spec, n, time.time() - t0, table))

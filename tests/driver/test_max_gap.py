@@ -98,6 +98,26 @@ def test_max_gap_line_of_a_pair_reaching_its_bound_says_no_pair_reaches_more():
     assert line == "max gap 0.5 (proven: no pair reaches more; tolerance 0.001)"
 
 
+def test_bounds_are_shown_rounded_outward_so_the_bracket_still_holds():
+    from treesens.answers.phrases import lower_text, upper_text
+
+    assert lower_text(0.49996) == "0.4999" and upper_text(0.49951) == "0.4996"
+    assert lower_text(0.499996, ".4f") == "0.4999" and upper_text(0.12341, ".4f") == "0.1235"
+
+
+def test_a_lower_bound_just_below_half_is_not_shown_as_half():
+    line = M.max_gap_line(M.MaxGap(0.4999996, 0.5, 1e-3, True, 0))
+    assert line.startswith("max gap 0.499999 (proven")
+
+
+def test_a_sweep_cell_shows_a_lower_bound_below_its_value():
+    from treesens.questions.sweep import max_gap_cell
+
+    r = Result("f", "sensitive", "cpsat", ["f"], 0.49996)
+    r.max_gap = {"lower": 0.49996, "upper": 0.5, "proven": True}
+    assert max_gap_cell(r) == "0.4999"
+
+
 def test_a_results_repr_of_a_max_gap_its_pair_reaches_says_no_more():
     from sklearn.tree import DecisionTreeClassifier
 

@@ -138,6 +138,13 @@ def test_api_returns_typed_frame():
     assert (df["status"] == "flippable").any() and (df["status"] == NOT_FLIPPABLE).any()
 
 
+def test_a_binary_audits_summary_names_the_class_each_decision_flips_to():
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    df = audit(ens, _breast_cancer_frame(ens).head(40), ["worst_texture"], gap=0.1)
+    directions = set(summary(df).query("group == 'decision'")["value"])
+    assert directions == {"0 -> 1", "1 -> 0"}
+
+
 def test_wilson_interval_known_values():
     assert wilson(0, 10) == pytest.approx((0.0, 0.27753), abs=1e-5)
     assert wilson(5, 10) == pytest.approx((0.23659, 0.76341), abs=1e-5)

@@ -191,7 +191,7 @@ def test_a_multiclass_report_audits_each_row_for_the_second_class_of_its_pair(tm
     (found,) = rep.protected
     assert found.audit_error is None and found.audit_rows == n
     by_decision = {r["value"]: r for r in found.audit_table if r["group"] == "decision"}
-    assert by_decision["1 -> other"]["flippable"] == 0  # a row of class 1 cannot flip to 1
+    assert by_decision["1 -> 1"]["flippable"] == 0  # a row of class 1 cannot flip to 1
 
 
 @pytest.mark.parametrize(
