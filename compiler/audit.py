@@ -79,14 +79,19 @@ def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):
     for v in candidates(lo_edge, hi_edge, feat):
         if not math.isfinite(v):
             continue
-        v = float(ens.cast_value(v))
-        if (
-            math.isfinite(v)
-            and feat.lb <= v <= feat.ub
-            and not (feat.integral and v != math.floor(v))
-            and in_interval(ens, dom.thresholds, j, v)
-        ):
-            vals.append(v)
+        # the library's own value (float32) when it is within the bounds, else the input
+        # itself: a bound the cast rounds past (the data's largest value 1.94 under the
+        # float32 threshold 1.94000006) still reaches the cell its float32 value falls in
+        # (domain.any_value's rule, by which the cell counts as admissible)
+        for x in (float(ens.cast_value(v)), v):
+            if (
+                math.isfinite(x)
+                and feat.lb <= x <= feat.ub
+                and not (feat.integral and x != math.floor(x))
+                and in_interval(ens, dom.thresholds, j, x)
+            ):
+                vals.append(x)
+                break
     lo = -math.inf if lo_edge == -math.inf and feat.lb == -math.inf else min(vals)
     hi = math.inf if hi_edge == math.inf and feat.ub == math.inf else max(vals)
     return lo, hi, float(dom.reps[j])

@@ -440,3 +440,17 @@ def test_an_audit_whose_time_limit_leaves_solver_rows_unasked_says_so(monkeypatc
     blocks = answer_blocks(ens, ds, spec, np.arange(3), max_candidates=0, deadline=4e9)
     [(_, ans)] = list(blocks)
     assert ans.status == ["unknown"] * 3 and ans.note == BUDGET_WHY
+
+
+def test_a_bound_just_under_a_float32_threshold_keeps_the_cell_above_it():
+    # the data's largest value 1.94 is XGBoost's threshold float32(1.94) = 1.94000006:
+    # the row 1.94 lies above it (float32(1.94) is not < it), though its float32 value is
+    # past the bound 1.94; the audit crashed on that cell (no admissible value in it)
+    xgb = pytest.importorskip("xgboost")
+    a = np.repeat([0.0, 1.94], 20)
+    b = np.random.default_rng(0).normal(size=40)
+    y = (a > 1).astype(int)
+    est = xgb.XGBClassifier(n_estimators=2, max_depth=1).fit(np.column_stack([a, b]), y)
+    rows = audit(est, pd.DataFrame({"a": a, "b": b, "label": y}), ["a"], gap=0.1)
+    assert list(rows["status"]) == ["flippable"] * 40
+    assert set(rows["x2_a"][:20]) == {1.94}  # rows at 0 flip to the bound, in that cell
