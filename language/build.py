@@ -490,6 +490,12 @@ class BlockBuilder:
             raise self.err(
                 e.message, cls_st or eff.get("gap") or eff.get("kind") or blk.name
             ) from None
+        if largest and self.ens.n_outputs > 1 and (bounds or rels):
+            raise self.err(
+                "gap max on a multiclass model is searched only without bounds or relations "
+                "on the inputs (fix, where); ask a ratio instead (gap 1.5)",
+                eff.get("gap"),
+            )
         return q
 
     def kind(self, eff) -> tuple[str | None, tuple]:

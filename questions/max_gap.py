@@ -223,7 +223,7 @@ def max_gap_query(
     if multiclass:
         raise InputError(
             "--max-gap / max_gap on a multiclass model: only where the box search applies "
-            "(no bounds or relations on the inputs, no data-aware mode)"
+            "(no bounds or relations on the inputs): ask a ratio with --gap and --classes"
         )
     s = _Search(best=None, upper=upper, steps=[])
     g = tol

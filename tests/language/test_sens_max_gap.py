@@ -70,3 +70,11 @@ def test_an_audit_refuses_gap_max(tmp_path, capsys):
     path = _write(tmp_path, body)
     assert main(["run", str(path), "--list"]) == 2
     assert "'gap max' is for queries and sweeps" in capsys.readouterr().err
+
+
+def test_gap_max_on_a_multiclass_model_with_a_relation_is_an_error_at_its_line(tmp_path, capsys):
+    body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n  where x1.alcohol <= 13\n}\n"
+    path = _write(tmp_path, body, WINE, WINE_DETAILS)
+    assert main(["run", str(path), "--list"]) == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith(f"{path}:6:3: ") and "ask a ratio instead" in first
