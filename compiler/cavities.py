@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ensemble import Ensemble
-from .errors import InputError
+from .errors import FEATURES, InputError, closest
 from .passes.data_aware import interval_index
 
 FORMAT = "treesens-cavities/1"
@@ -153,6 +153,21 @@ def clause_holds_row(ens: Ensemble, clause: Clause, X: np.ndarray) -> np.ndarray
     return inside
 
 
+def check_clause_features(ens: Ensemble, clauses: Iterable[Clause], where: str) -> None:
+    """An ``InputError`` naming the clause (its index in the file) and the feature, at the
+    first literal of a clause file that names no feature of the model: the file is the
+    user's, and a clause dropped for a misspelt name would go unsaid."""
+    names = ens.feature_names
+    for i, c in enumerate(clauses):
+        for lit in c.literals:
+            if lit.feature not in names:
+                raise InputError(
+                    f"clause {i}: unknown feature {lit.feature!r}"
+                    f"{closest(lit.feature, names, listing=FEATURES)}",
+                    where,
+                )
+
+
 def check_clauses(ens: Ensemble, clauses: Iterable[Clause], X: np.ndarray) -> list[Clause]:
     """The clauses whose box holds no row of X (and whose features the model has)."""
     names = set(ens.feature_names)
@@ -193,6 +208,8 @@ def clauses_from_document(doc: object, where: str = "") -> list[Clause]:
             )
         except (KeyError, TypeError, ValueError) as e:
             raise InputError(f"clause {i}: bad literal ({e})", where) from None
+        if any(math.isnan(lit.lo) or math.isnan(lit.hi) for lit in lits):
+            raise InputError(f"clause {i}: a literal's lo or hi is NaN, not a number", where)
         if lits:
             out.append(Clause(lits))
     return out

@@ -21,6 +21,7 @@ from ..backends.registry import BackendInfo
 from ..backends.worker import Worker
 from ..compiler.cavities import (
     Clause,
+    check_clause_features,
     check_clauses,
     clauses_document,
     clauses_from_document,
@@ -144,6 +145,7 @@ def clauses_for(
             raise InputError(f"cannot write the clauses: no directory {parent}", str(file))
     if file is not None and Path(file).exists():
         clauses = load_clauses(file)
+        check_clause_features(ens, clauses, str(file))
         kept = check_clauses(ens, clauses, data.X)
         if stats is not None:
             stats.update(

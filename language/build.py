@@ -12,6 +12,7 @@ import math
 import random
 from pathlib import Path
 
+from ..compiler.cavities import check_clause_features, clauses_from_document
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.kinds import check_kind, resolve_condition
@@ -527,6 +528,7 @@ class BlockBuilder:
                 v = py_value(p.value)
                 if p.name == "clauses" and isinstance(v, str):  # a file: relative to the .sens file
                     v = str(resolve_path(self.base, v))
+                    self.check_clause_file(v, p)
                 options[p.name] = v
         if self.data_path is not None:
             options.setdefault("data", str(self.data_path))
@@ -537,6 +539,19 @@ class BlockBuilder:
                 f'data-aware mode {mode.value!r} needs data: add a line  data "train.csv"', da
             )
         return options
+
+    def check_clause_file(self, path: str, at) -> None:
+        """A clauses file the block reads (one that exists: else it is written) holds
+        clauses over the model's features, checked before anything runs."""
+        if not Path(path).exists():
+            return
+        try:
+            clauses = clauses_from_document(json.loads(Path(path).read_text()), path)
+            check_clause_features(self.ens, clauses, path)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise self.err(f"{path}: cannot read clauses: {e}", at) from None
+        except InputError as e:
+            raise self.err(str(e), at) from None
 
     def check_gap_and_classes(self, blk, gap_st, cls_st, largest: bool = False) -> None:
         """The gap and classes a block gives suit the model (binary, multiclass or a

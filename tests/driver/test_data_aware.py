@@ -445,3 +445,22 @@ def test_a_sweep_says_which_features_it_leaves_out_as_held_to_one_value(tmp_path
     args = ["sweep", str(tmp_path / "m.json"), "--data", str(p), "--bounds", "data"]
     assert main([*args, "--gap", "0.1", "--timeout", "30"]) == 0
     assert "left out (their bounds hold them to one value): f2" in capsys.readouterr().err
+
+
+def test_a_clauses_file_naming_an_unknown_feature_is_an_input_error_naming_clause_and_feature(
+    tmp_path,
+):
+    ens = tiny()
+    p = tmp_path / "d.csv"
+    pd.DataFrame({"a": [0.1, 0.9], "b": [0.1, 0.8], "s": [0.2, 0.8]}).to_csv(p, index=False)
+    f = tmp_path / "c.json"
+    save_clauses(f, [Clause((Literal("a", 0.6, math.inf),)), Clause((Literal("bb", 0.5, 0.6),))])
+    with pytest.raises(InputError, match=r"c\.json: clause 1: unknown feature 'bb'"):
+        clauses_for(ens, load_data(p, ens), file=f)
+
+
+def test_a_clause_literal_with_a_nan_bound_is_an_input_error(tmp_path):
+    f = tmp_path / "c.json"
+    f.write_text('{"clauses": [{"literals": [{"feature": "a", "lo": NaN, "hi": 1}]}]}')
+    with pytest.raises(InputError, match="clause 0: a literal's lo or hi is NaN"):
+        load_clauses(f)

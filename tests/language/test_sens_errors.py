@@ -467,3 +467,39 @@ def test_error_context_is_cut_to_100_characters_around_the_column(tmp_path, caps
     assert head.startswith(f"{path}:4:{8 + len(others) + 2}: unknown feature 'mean_textur'")
     assert len(src) == 100 and src.startswith("...") and not src.endswith("...")
     assert src[len(caret) - 1 :].startswith("mean_textur, mean_radius")
+
+
+def _clause_file_case(tmp_path, clauses_doc: str) -> Path:
+    (tmp_path / "c.json").write_text(clauses_doc)
+    path = tmp_path / "q.sens"
+    rows = EXAMPLES / "breast_cancer_rows.csv"
+    path.write_text(
+        _bc(
+            f'data "{rows}" label label\nquery q {{\n  vary mean_texture\n  gap 0.2\n'
+            '  data_aware clause clauses = "c.json"\n}\n'
+        )
+    )
+    return path
+
+
+def test_a_clauses_file_naming_an_unknown_feature_stops_the_file_at_its_place(tmp_path, capsys):
+    doc = (
+        '{"clauses": [{"literals": [{"feature": "mean_radius", "lo": 30, "hi": null}]},'
+        ' {"literals": [{"feature": "mean_radiuss", "lo": 40, "hi": null}]}]}'
+    )
+    path = _clause_file_case(tmp_path, doc)
+    code = main(["run", str(path), "--list"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.splitlines()[0] == (
+        f"{path}:7:21: {tmp_path / 'c.json'}: clause 1: unknown feature 'mean_radiuss' "
+        "(did you mean 'mean_radius', 'mean_fractal_dimension', 'worst_radius'?)"
+    )
+
+
+def test_a_clauses_file_that_is_not_one_stops_the_file_at_its_place(tmp_path, capsys):
+    path = _clause_file_case(tmp_path, '{"clauses": 3}')
+    code = main(["run", str(path), "--list"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.splitlines()[0].startswith(f"{path}:7:21: {tmp_path / 'c.json'}: not a clauses")
