@@ -88,7 +88,16 @@ def test_every_option_is_set_by_its_cli_flag(spec):
     argv, value = CLI_VALUES[spec.name]
     flag = "--solver-param" if spec.name == "solver_params" else _flag(spec.name)
     assert flag in argv or flag.replace("--", "--no-", 1) in argv
-    assert getattr(_cli_options(argv), spec.name) == value
+    mode = ["--data-aware", spec.modes[0].value] if spec.modes else []
+    assert getattr(_cli_options(argv + mode), spec.name) == value
+
+
+@pytest.mark.parametrize("spec", [o for o in OPTIONS if o.modes], ids=lambda o: o.name)
+def test_a_data_aware_flag_with_a_mode_it_does_not_act_in_is_refused(spec):
+    argv, _ = CLI_VALUES[spec.name]
+    other = next(m for m in DataAwareMode if m not in spec.modes)
+    with pytest.raises(InputError, match=f"has no effect with --data-aware {other.value}"):
+        _cli_options([*argv, "--data-aware", other.value])
 
 
 @pytest.mark.parametrize("spec", OPTIONS, ids=lambda o: o.name)
@@ -216,3 +225,9 @@ def test_every_query_setting_defaults_alike_in_the_query_the_cli_and_the_api(spe
     assert getattr(Query(vary=("a",)).plan, spec.name) == spec.default
     assert getattr(args, spec.name) == spec.default
     assert inspect.signature(api.check).parameters[spec.name].default == spec.default
+
+
+def test_prob_alpha_with_prob_empty_forbid_is_refused_on_the_command_line():
+    argv = ["--data-aware", "prob", "--prob-empty", "forbid", "--prob-alpha", "2"]
+    with pytest.raises(InputError, match="--prob-alpha has no effect with --prob-empty forbid"):
+        _cli_options(argv)
