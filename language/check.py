@@ -21,7 +21,7 @@ from ..compiler.options import (
 )
 from ..compiler.query import ANY
 from ..driver import is_race
-from ..questions.query_build import parse_passes
+from ..questions.query_build import A_BELOW_B, parse_passes
 from ..readers.load import base_score_problem
 from . import ast as nodes
 from .expectations import check_expectations
@@ -286,6 +286,12 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
     elif isinstance(st, nodes.GapSetting) and st.kind == "threshold":
         if not (math.isfinite(st.value) and math.isfinite(st.below)):
             raise ast.error("gap above A below B: both must be finite numbers", st)
+        if st.value < st.below:
+            raise ast.error(
+                f"gap above {st.value:g} below {st.below:g}: the threshold form needs A >= B "
+                f"({A_BELOW_B})",
+                st,
+            )
     elif isinstance(st, nodes.GapSetting):
         if not math.isfinite(st.value):
             raise ast.error(f"gap {st.value:g} is not a finite number", st)

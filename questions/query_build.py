@@ -119,6 +119,12 @@ def gap_of(gap, margin_gap, default: Gap) -> Gap:
     return g
 
 
+# why the threshold form refuses above < below
+A_BELOW_B = (
+    "with A < B, one input whose prediction lies in [A, B] is both x1 and x2, nothing changed"
+)
+
+
 def threshold_of(above, below, given_gap: bool) -> tuple[float, float] | None:
     """A regressor's threshold form f(x1) >= above, f(x2) <= below (both or neither)."""
     if above is None and below is None:
@@ -130,6 +136,10 @@ def threshold_of(above, below, given_gap: bool) -> tuple[float, float] | None:
     a, b = float(above), float(below)
     if not (math.isfinite(a) and math.isfinite(b)):
         raise InputError(f"above {a:g} and below {b:g} must be finite numbers")
+    if a < b:
+        raise InputError(
+            f"the threshold form needs above >= below (got {a:g} < {b:g}): {A_BELOW_B}"
+        )
     return a, b
 
 

@@ -306,6 +306,12 @@ def test_threshold_form_needs_both_thresholds():
         treesens.check(ens, vary=["f0"], above=1.0)
 
 
+def test_a_threshold_form_with_above_below_below_is_an_input_error():
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    with pytest.raises(InputError, match=r"needs above >= below \(got 1 < 5\)"):
+        treesens.check(ens, vary=["f0"], above=1.0, below=5.0)
+
+
 def test_log_link_threshold_must_be_positive():
     ens = treesens.load_model(_xgb_regressor("count:poisson"))
     with pytest.raises(InputError, match="positive"):

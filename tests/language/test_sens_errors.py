@@ -224,6 +224,15 @@ CASES = {
             "                            ^",
         ],
     ),
+    "threshold_form_above_below_below": (
+        _bc("query q {\n  vary mean_texture\n  gap above 1 below 5\n}\n"),
+        [
+            "{F}:5:3: gap above 1 below 5: the threshold form needs A >= B (with A < B, one "
+            "input whose prediction lies in [A, B] is both x1 and x2, nothing changed)",
+            "  gap above 1 below 5",
+            "  ^",
+        ],
+    ),
     "data_aware_parameter_of_the_wrong_kind": (
         _bc('query q {\n  vary mean_texture\n  data_aware prob prob_empty = "never"\n}\n'),
         [
