@@ -16,8 +16,10 @@ from .errors import FEATURES, InputError, closest
 def _name_key(name: str) -> str:
     """A feature name as libraries rewrite it (LightGBM: 'mean texture' -> mean_texture).
     The case stays: a name that differs in case only is another name ('Site' is not
-    'site'), refused with a did-you-mean."""
-    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_")
+    'site'), refused with a did-you-mean; so is one with more or other characters at an
+    end ('age!', 'age' + an undecodable byte are not 'age'): a rewrite replaces characters,
+    it does not drop them."""
+    return re.sub(r"[^0-9A-Za-z]+", "_", name)
 
 
 def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:

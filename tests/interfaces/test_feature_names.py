@@ -70,6 +70,13 @@ def test_a_name_with_spaces_finds_the_feature_a_library_renamed(ens):
     assert feature_list(renamed, ["mean texture"]) == ("mean_texture",)
 
 
+@pytest.mark.parametrize("suffix", ["!", " ", "\udcff", "\x00"])
+def test_a_name_with_a_character_more_at_its_end_is_not_the_feature(ens, suffix):
+    name = ens.feature_names[0]
+    with pytest.raises(InputError, match=f"unknown feature .*did you mean '{name}'"):
+        feature_list(ens, [name + suffix])
+
+
 def test_an_empty_list_names_the_keyword(ens):
     with pytest.raises(InputError, match="^features: no features given"):
         feature_list(ens, [], "features")
