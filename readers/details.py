@@ -57,7 +57,7 @@ def details_names(details) -> tuple[str | None, ...] | None:
     after the load, says why)."""
     try:
         if isinstance(details, (str, Path)):
-            text = Path(details).read_text()
+            text = Path(details).read_text(encoding="utf-8-sig")
         elif hasattr(details, "to_csv"):
             text = details.to_csv(index=False)
         else:
@@ -80,9 +80,15 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     if not path.is_file():
         raise InputError("details file not found", str(path))
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig")  # a spreadsheet's UTF-8 starts with a byte-order mark
+    except OSError as e:
         raise InputError(f"cannot read: {e}", str(path)) from None
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise InputError(
+            f"byte {raw[e.start]:#04x} is not UTF-8 text (save the file as UTF-8)", f"{path}:{line}"
+        ) from None
     return apply_details_text(ens, text, str(path))
 
 
@@ -172,7 +178,7 @@ def declared_missing(details) -> frozenset[str]:
     if details is None:
         return frozenset()
     if isinstance(details, (str, Path)):
-        text = Path(details).read_text()
+        text = Path(details).read_text(encoding="utf-8-sig")
     else:
         text = details.to_csv(index=False)
     rows, _ = _rows_with_lines(text)
@@ -202,6 +208,8 @@ def _declared(feat: Feature, name: str, row: list[str], col: dict[str, int], whe
         missing = flag in ("true", "yes", "1")
     if kind == "binary" and (lb > 1 or ub < 0):
         raise InputError(f"a binary feature takes 0 or 1, not values in [{lb:g}, {ub:g}]", where)
+    if kind == "integer" and math.isfinite(ub - lb) and math.floor(ub) < math.ceil(lb):
+        raise InputError(f"an integer feature has no whole number in [{lb:g}, {ub:g}]", where)
     return replace(feat, name=name, lb=lb, ub=ub, kind=kind, may_be_missing=missing)
 
 

@@ -353,7 +353,7 @@ def _details_beside(path: Path, ens: Ensemble) -> Path | None:
         if not cand.is_file():
             continue
         try:
-            rows = list(csv.DictReader(cand.read_text().splitlines()))
+            rows = list(csv.DictReader(cand.read_text(encoding="utf-8-sig").splitlines()))
             names = [r["name"].strip() for r in sorted(rows, key=lambda r: int(r["feature"]))]
         except (OSError, UnicodeDecodeError, KeyError, ValueError, AttributeError):
             continue

@@ -143,3 +143,31 @@ def test_a_long_list_of_known_features_is_cut_and_counted():
     assert hint.startswith(" (known features: feature_0, feature_1, ")
     assert hint.endswith(", ... 30 in all)")
     assert len(hint) < 120
+
+
+def test_details_with_a_byte_order_mark_are_read(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_bytes(b"\xef\xbb\xbffeature,name,lb,ub\n0,a,0,1\n")  # a spreadsheet's UTF-8
+    assert treesens.load_model(model_file, details=d).features[0].ub == 1
+
+
+def test_details_that_are_not_utf8_name_the_line(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_bytes(b"feature,name,lb,ub\n0,a\xff,0,1\n")
+    with pytest.raises(InputError, match=r"d\.csv:2: byte 0xff is not UTF-8 text"):
+        treesens.load_model(model_file, details=d)
+
+
+def test_an_integer_feature_without_a_whole_number_in_its_bounds_names_the_line(
+    tmp_path, model_file
+):
+    d = tmp_path / "d.csv"
+    d.write_text("feature,name,lb,ub,kind\n0,a,0.2,0.7,integer\n")
+    with pytest.raises(InputError, match=r"d\.csv:2: an integer feature has no whole number"):
+        treesens.load_model(model_file, details=d)
+
+
+def test_an_integer_feature_without_bounds_is_read(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_text("feature,name,lb,ub,kind\n0,a,,,integer\n1,b,,3,integer\n")
+    assert treesens.load_model(model_file, details=d).features[1].ub == 3
