@@ -32,6 +32,20 @@ DEFAULT_LABEL = "label"
 _LOADED: dict[tuple, Dataset] = {}
 
 
+def _within_float32(vals: np.ndarray, name: str, where: str) -> None:
+    """A model that reads its inputs as float32 (XGBoost, scikit-learn) takes no value
+    beyond float32's range: it would be infinite to the library, which refuses it."""
+    with np.errstate(over="ignore"):
+        over = np.isinf(vals.astype(np.float32))
+    if over.any():
+        r = int(np.flatnonzero(over)[0])
+        raise InputError(
+            f"column {name!r}: {vals[r]:g} in row {r + 1} is beyond float32's range "
+            "(about 3.4e38), in which the model reads its inputs",
+            where,
+        )
+
+
 def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool = False) -> Dataset:
     """A Dataset for ``ens`` from a path (CSV / Parquet), a pandas DataFrame, an array
     with the features in model order, or a Dataset (returned as it is). ``missing_ok``:
@@ -174,6 +188,8 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
         if np.isinf(vals).any():
             r = int(np.flatnonzero(np.isinf(vals))[0])
             raise InputError(f"column {name!r}: infinite value in row {r + 1}", where)
+        if ens.cast == "float32":
+            _within_float32(vals, name, where)
         X[:, f] = vals
     X.setflags(write=False)
     return Dataset(X, y, tuple(names), where, extras)

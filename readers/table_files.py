@@ -63,12 +63,27 @@ def _scan_csv(path: Path) -> list[str]:
                         f"the header has {len(header)}",
                         f"{path}:{reader.line_num}",
                     )
-    except (csv.Error, UnicodeDecodeError, OSError) as e:
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
+    except (csv.Error, OSError) as e:
         line = f":{reader.line_num}" if reader is not None and reader.line_num else ""
         raise InputError(f"cannot read: {_first_line(e)}", f"{path}{line}") from None
     if header is None:
         raise InputError("no header row (the data file holds only blank lines)", str(path))
     return header
+
+
+def _not_utf8(path: Path) -> InputError:
+    """The error of a file that is not UTF-8 text, at the line of its first bad byte."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        return InputError(
+            f"byte {raw[e.start]:#04x} is not UTF-8 text (save the file as UTF-8)", f"{path}:{line}"
+        )
+    return InputError("cannot read: not UTF-8 text", str(path))
 
 
 def _first_line(e: Exception) -> str:

@@ -181,3 +181,22 @@ def test_a_sens_file_varies_a_generic_feature_by_its_name_in_the_data(tmp_path, 
     sf = load_queries(sens)
     assert sf.ensemble.feature_names[:3] == ["alpha", "beta", "gamma"]
     assert sf.select(None)[0].vary == ("alpha",)
+
+
+def test_a_data_value_beyond_float32_for_a_float32_model_names_column_and_row(tmp_path, xgb_file):
+    data = _write(tmp_path, "big.csv", "f0,f1,f2,label\n0.1,0.2,0.3,0\n0.1,1e308,0.3,1\n")
+    ens = treesens.load_model(xgb_file)
+    with pytest.raises(InputError, match=r"big\.csv: column 'f1': 1e\+308 in row 2 is beyond"):
+        load_data(data, ens)
+
+
+def test_a_data_value_beyond_float32_is_read_for_a_model_of_doubles(tmp_path, lgb_file):
+    data = _write(tmp_path, "big.csv", "Column_0,Column_1,Column_2,label\n0.1,1e308,0.3,0\n")
+    assert load_data(data, treesens.load_model(lgb_file)).X[0, 1] == 1e308
+
+
+def test_a_data_file_that_is_not_utf8_names_the_line(tmp_path, xgb_file):
+    data = tmp_path / "latin1.csv"
+    data.write_bytes(b"f0,f1,f2,label\n0.1,0.2,0.3,0\n0.1,0.2,0.3\xe9,1\n")
+    with pytest.raises(InputError, match=r"latin1\.csv:3: byte 0xe9 is not UTF-8 text"):
+        load_data(data, treesens.load_model(xgb_file))
