@@ -74,6 +74,16 @@ def _whole_at_least_1(v: object) -> str | None:
     return None if ok else "takes a whole number of at least 1"
 
 
+# the largest seed every solver takes (CP-SAT's random_seed is a 32-bit int; numpy's
+# generators take no negative seed)
+MAX_SEED = 2**31 - 1
+
+
+def seed_problem(v: object) -> str | None:
+    ok = _finite(v) and float(v).is_integer() and 0 <= v <= MAX_SEED
+    return None if ok else f"takes a whole number from 0 to {MAX_SEED}"
+
+
 def _positive_seconds(v: object) -> str | None:
     return None if _finite(v) and v > 0 else "takes a positive number of seconds"
 
@@ -364,10 +374,11 @@ SETTINGS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "seed",
-        "a whole number",
+        f"a whole number from 0 to {MAX_SEED}",
         0,
         "solver random seed (default 0)",
         SENS_STATEMENT,
+        seed_problem,
         takes="int",
     ),
 )

@@ -17,6 +17,7 @@ from ..compiler.options import (
     SENS_DATA_AWARE,
     SENS_OPTION,
     DataAwareMode,
+    seed_problem,
     timeout_problem,
 )
 from ..compiler.query import ANY
@@ -316,6 +317,9 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
     elif isinstance(st, nodes.Threads):
         if st.n < 1:
             raise ast.error("threads must be at least 1", st)
+    elif isinstance(st, nodes.Seed):
+        if seed_problem(st.n):
+            raise ast.error(f"seed {seed_problem(st.n)}, not {st.n}", st)
     elif isinstance(st, nodes.Jobs):
         if st.n < 1:
             raise ast.error("jobs must be at least 1", st)

@@ -21,6 +21,7 @@ from ..compiler.options import (
     OPTION_BY_NAME,
     DataAwareMode,
     QueryOptions,
+    seed_problem,
     timeout_problem,
 )
 from ..compiler.plan import Plan
@@ -261,6 +262,8 @@ def make_plan(
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
     if int(threads) < 1:
         raise InputError(f"threads must be at least 1, got {threads}")
+    if seed_problem(seed):
+        raise InputError(f"seed {seed_problem(seed)}, not {seed!r}")
     check_backend_name(backend)
     mode = DataAwareMode.parse(data_aware)
     opts = check_options(options)

@@ -231,3 +231,11 @@ def test_prob_alpha_with_prob_empty_forbid_is_refused_on_the_command_line():
     argv = ["--data-aware", "prob", "--prob-empty", "forbid", "--prob-alpha", "2"]
     with pytest.raises(InputError, match="--prob-alpha has no effect with --prob-empty forbid"):
         _cli_options(argv)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**31, 10**20])
+def test_a_seed_no_solver_takes_is_an_input_error(seed):
+    from treesens.questions.query_build import make_plan
+
+    with pytest.raises(InputError, match="seed takes a whole number from 0 to 2147483647"):
+        make_plan(seed=seed)

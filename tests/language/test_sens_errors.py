@@ -224,6 +224,14 @@ CASES = {
             "                            ^",
         ],
     ),
+    "seed_beyond_32_bits": (
+        _bc("query q {\n  vary mean_texture\n  seed 2147483648\n}\n"),
+        [
+            "{F}:5:3: seed takes a whole number from 0 to 2147483647, not 2147483648",
+            "  seed 2147483648",
+            "  ^",
+        ],
+    ),
     "threshold_form_above_below_below": (
         _bc("query q {\n  vary mean_texture\n  gap above 1 below 5\n}\n"),
         [
