@@ -538,7 +538,12 @@ def parse_file(path: str | Path) -> nodes.SensAST:
     except UnicodeDecodeError as e:
         if _looks_like_model(blob):
             raise InputError(_MODEL_NOT_SENS, shown) from None
-        raise InputError(f"cannot read: {e}", shown) from None
+        at = e.object[: e.start]  # the text after a byte-order mark
+        line, col = at.count(b"\n") + 1, len(at) - (at.rfind(b"\n") + 1) + 1
+        raise InputError(
+            f"byte {e.object[e.start]:#04x} is not UTF-8 text (save the file as UTF-8)",
+            f"{shown}:{line}:{col}",
+        ) from None
     try:
         return parse(text, shown)
     except SensError:

@@ -520,3 +520,15 @@ def test_a_clauses_file_that_is_not_one_stops_the_file_at_its_place(tmp_path, ca
     _, err = capsys.readouterr()
     assert code == 2
     assert err.splitlines()[0].startswith(f"{path}:7:21: {tmp_path / 'c.json'}: not a clauses")
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_sens_file_that_is_not_utf8_names_line_and_column(tmp_path, capsys, bom):
+    path = tmp_path / "latin1.sens"
+    path.write_bytes(bom + b'model "m.json"\nquery q {\n  vary caf\xe9\n}\n')
+    code = main(["run", str(path), "--list"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.strip() == (
+        f"treesens: error: {path}:3:11: byte 0xe9 is not UTF-8 text (save the file as UTF-8)"
+    )
