@@ -876,12 +876,14 @@ def _after32(v: float) -> float:
 def _f32_down(v: float) -> float:
     if not math.isfinite(v):
         return v
-    x = np.float32(v)
+    with np.errstate(over="ignore"):  # beyond float32's range: infinite, then its neighbour
+        x = np.float32(v)
     return float(x if float(x) <= v else np.nextafter(x, np.float32(-np.inf)))
 
 
 def _f32_up(v: float) -> float:
     if not math.isfinite(v):
         return v
-    x = np.float32(v)
+    with np.errstate(over="ignore"):  # beyond float32's range: infinite, then its neighbour
+        x = np.float32(v)
     return float(x if float(x) >= v else np.nextafter(x, np.float32(np.inf)))

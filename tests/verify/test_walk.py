@@ -103,3 +103,17 @@ def test_a_proof_that_is_no_tree_needs_every_table():
 def test_the_certificate_is_big_enough_to_walk_more_than_one_box(certificate):
     doc = json.loads(certificate.read_text())
     assert len(doc["parts"][0]["proof"]) > 3
+
+
+def test_a_bound_beyond_float32_rounds_to_its_float32_neighbour_without_a_warning():
+    import warnings
+
+    import numpy as np
+
+    from treesens.verify.check import _f32_down, _f32_up
+
+    top = float(np.finfo(np.float32).max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning would reach verify's stderr
+        assert (_f32_down(1e308), _f32_up(1e308)) == (top, float("inf"))
+        assert (_f32_down(-1e308), _f32_up(-1e308)) == (float("-inf"), -top)
