@@ -111,11 +111,19 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
         raise CertificateError(f"{path}: not a readable certificate ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CertificateError(f"{path}: not a treesens certificate (format {FORMAT!r})")
+    version = doc.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version not in VERSIONS:
+        raise CertificateError(
+            f"{path}: certificate version {version!r}: this checker reads "
+            f"{', '.join(map(str, VERSIONS))}"
+        )
     try:
         return _verify(doc, model_path, Path(path).parent)
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")
-    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as e:
+    except KeyError as e:
+        return Verdict(False, f"malformed certificate: it has no field {e.args[0]!r}")
+    except (TypeError, ValueError, IndexError, OverflowError) as e:
         return Verdict(False, f"malformed certificate: {type(e).__name__}: {e}")
 
 

@@ -410,6 +410,39 @@ def test_a_certificate_of_an_unknown_version_is_a_certificate_error(binary_prob,
         verify_file(tampered(binary_prob[1], tmp_path, version_4))
 
 
+@pytest.mark.parametrize("version", [2.5, "2", True])
+def test_a_certificate_version_that_is_not_a_whole_number_is_a_certificate_error(
+    binary_prob, tmp_path, version
+):
+    def odd(doc):
+        doc["version"] = version
+
+    with pytest.raises(CertificateError, match=f"certificate version {version!r}"):
+        verify_file(tampered(binary_prob[1], tmp_path, odd))
+
+
+def test_a_certificate_of_an_unknown_version_without_a_model_is_a_certificate_error(
+    binary_prob, tmp_path
+):
+    def bare(doc):
+        doc["version"] = 9
+        del doc["model"]
+
+    with pytest.raises(CertificateError, match="version 9"):
+        verify_file(tampered(binary_prob[1], tmp_path, bare))
+
+
+def test_a_certificate_missing_a_field_is_invalid_naming_it(binary_prob, tmp_path):
+    def no_columns(doc):
+        del doc["columns"]
+
+    verdict = verify_file(tampered(binary_prob[1], tmp_path, no_columns))
+    assert (verdict.valid, verdict.message) == (
+        False,
+        "malformed certificate: it has no field 'columns'",
+    )
+
+
 def test_a_multiclass_claim_naming_one_class_twice_is_rejected(certificates, tmp_path):
     """Classes 0 -> 0 leave no class pair to prove: no empty proof may stand for them."""
 
