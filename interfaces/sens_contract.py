@@ -47,7 +47,8 @@ def load_contract(
     bad input (a contract that cannot fail)."""
     for flag, p in (("--model", model), ("--data", data)):
         if p is not None and not Path(p).is_file():
-            raise InputError(f"{flag} {p}: file not found")
+            found = "a folder, not a file" if Path(p).is_dir() else "file not found"
+            raise InputError(f"{flag} {p}: {found}")
     sf = load_queries(path, model=model, data=data)
     if not sf.expectations:
         raise InputError(

@@ -266,3 +266,10 @@ def test_a_contract_run_killed_before_any_expectation_leaves_an_empty_junit_repo
     assert main(["test", str(CONTRACT), "--junit", str(xml)]) == 130
     text = xml.read_text(encoding="utf-8")
     assert ET.fromstring(text).findall(".//testcase") == [] and schema_problems(text) == []
+
+
+def test_a_folder_given_as_the_model_is_named_a_folder(tmp_path, capsys):
+    code = main(["test", str(CONTRACT), "--model", str(tmp_path)])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.strip() == f"treesens: error: --model {tmp_path}: a folder, not a file"
