@@ -499,6 +499,22 @@ ANSWER_OPTIONS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.answer)
 DATA_AWARE_PARAMS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.sens == SENS_DATA_AWARE)
 
 
+def _solver_pairs(given: object) -> tuple:
+    """Solver parameters as (name, value) pairs, from a dict or pairs; else an InputError
+    (a dict's names read as pairs became tuples of letters)."""
+    items = list(given.items()) if isinstance(given, dict) else given
+    if not isinstance(items, str):
+        try:
+            pairs = tuple(tuple(p) for p in items)  # type: ignore[union-attr]
+        except TypeError:
+            pairs = None
+        if pairs is not None and all(len(p) == 2 and isinstance(p[0], str) for p in pairs):
+            return pairs
+    raise InputError(
+        f"solver_params: give a dict {{name: value}} or (name, value) pairs, not {given!r}"
+    )
+
+
 @dataclass(frozen=True)
 class QueryOptions:
     """The options of one query (``Plan.options``); ``None``: not given (the default
@@ -542,7 +558,7 @@ class QueryOptions:
                 f"known: {', '.join(OPTION_BY_NAME)}"
             )
         if pairs.get("solver_params") is not None:
-            pairs["solver_params"] = tuple(tuple(p) for p in pairs["solver_params"])
+            pairs["solver_params"] = _solver_pairs(pairs["solver_params"])
         return cls(**pairs)
 
     def value(self, name: str) -> object:

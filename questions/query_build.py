@@ -19,6 +19,7 @@ from ..compiler.options import (
     DEFAULT_THREADS,
     DEFAULT_TIMEOUT,
     OPTION_BY_NAME,
+    SETTING_BY_NAME,
     DataAwareMode,
     QueryOptions,
     seed_problem,
@@ -106,15 +107,25 @@ def parse_passes(passes=None, baseline: str | None = None) -> frozenset[str]:
     return frozenset(out)
 
 
+def as_number(value, what: str) -> float:
+    """A number a user gave (a str that reads as one too), else one InputError."""
+    if not isinstance(value, bool):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise InputError(f"{what} must be a number, not {value!r}")
+
+
 def gap_of(gap, margin_gap, default: Gap) -> Gap:
     """The gap a user gives as a probability gap or a margin gap (not both; neither:
     ``default``), a finite number: for a query and an audit alike."""
     if gap is not None and margin_gap is not None:
         raise InputError("give either a probability gap or a margin gap, not both")
     if margin_gap is not None:
-        g = Gap(float(margin_gap), "margin")
+        g = Gap(as_number(margin_gap, "margin gap"), "margin")
     else:
-        g = default if gap is None else Gap(float(gap), "prob")
+        g = default if gap is None else Gap(as_number(gap, "gap"), "prob")
     if not math.isfinite(g.value):
         raise InputError(f"gap {g.value} is not a finite number")
     return g
@@ -134,7 +145,7 @@ def threshold_of(above, below, given_gap: bool) -> tuple[float, float] | None:
         raise InputError("the threshold form needs both: above A (f(x1) >= A) and below B")
     if given_gap:
         raise InputError("give either a gap or the threshold form (above, below), not both")
-    a, b = float(above), float(below)
+    a, b = as_number(above, "above"), as_number(below, "below")
     if not (math.isfinite(a) and math.isfinite(b)):
         raise InputError(f"above {a:g} and below {b:g} must be finite numbers")
     if a < b:
@@ -260,8 +271,8 @@ def make_plan(
     given)."""
     if timeout_problem(timeout):
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
-    if int(threads) < 1:
-        raise InputError(f"threads must be at least 1, got {threads}")
+    if SETTING_BY_NAME["threads"].check(threads):
+        raise InputError(f"threads {SETTING_BY_NAME['threads'].check(threads)}, not {threads!r}")
     if seed_problem(seed):
         raise InputError(f"seed {seed_problem(seed)}, not {seed!r}")
     check_backend_name(backend)

@@ -239,3 +239,30 @@ def test_a_seed_no_solver_takes_is_an_input_error(seed):
 
     with pytest.raises(InputError, match="seed takes a whole number from 0 to 2147483647"):
         make_plan(seed=seed)
+
+
+def test_solver_params_given_as_a_dict_are_its_pairs():
+    opts = QueryOptions.of({"solver_params": {"linearization_level": 2}})
+    assert opts.solver_params == (("linearization_level", 2),)
+
+
+@pytest.mark.parametrize("given", ["x", [1, 2], [("a", 1, 2)]])
+def test_solver_params_neither_a_dict_nor_pairs_are_an_input_error(given):
+    with pytest.raises(InputError, match="solver_params: give a dict"):
+        QueryOptions.of({"solver_params": given})
+
+
+@pytest.mark.parametrize("threads", ["x", 1.5, 0])
+def test_threads_that_are_not_a_whole_number_of_at_least_1_are_an_input_error(threads):
+    from treesens.questions.query_build import make_plan
+
+    with pytest.raises(InputError, match="threads takes a whole number of at least 1"):
+        make_plan(threads=threads)
+
+
+@pytest.mark.parametrize("gap", [[0.1], "abc", True])
+def test_a_gap_that_is_not_a_number_is_an_input_error(gap):
+    from treesens.questions.query_build import gap_of
+
+    with pytest.raises(InputError, match="gap must be a number"):
+        gap_of(gap, None, None)
