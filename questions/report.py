@@ -295,6 +295,11 @@ def report(
     """
     t0 = time.time()
     say = note or (lambda _msg: None)
+    if not isinstance(data, (str, Path)):
+        raise InputError(
+            f"data: give the rows as a CSV or Parquet file path (the report records the "
+            f"file and its hash), not a {type(data).__name__}"
+        )
     if not Path(data).is_file():
         raise InputError(f"{data}: no such data file")
     if budget <= 0 or not math.isfinite(budget):

@@ -119,6 +119,13 @@ def test_a_missing_data_file_is_an_input_error(tmp_path):
         report(str(MODEL), str(tmp_path / "none.csv"), budget=5, progress=False)
 
 
+def test_data_given_as_a_dataframe_is_an_input_error_asking_for_its_file():
+    import pandas as pd
+
+    with pytest.raises(InputError, match="give the rows as a CSV or Parquet file path"):
+        report(str(MODEL), pd.read_csv(ROWS), budget=5, progress=False)
+
+
 def test_a_budget_of_zero_is_an_input_error():
     with pytest.raises(InputError, match="budget"):
         report(str(MODEL), str(ROWS), budget=0, progress=False)
