@@ -7,6 +7,8 @@ from the text on first use and cached (it is not pickled).
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from typing import Any
 
 import numpy as np
@@ -61,7 +63,10 @@ def booster_from_string(text: str, where: str | None = None) -> Any:
     lgb = import_library("lightgbm")
 
     try:
-        return lgb.Booster(model_str=text)
+        # LightGBM prints its warnings while parsing (a number that overflows) with
+        # print(): on stderr, so that stdout holds only the answers (--json)
+        with contextlib.redirect_stdout(sys.stderr):
+            return lgb.Booster(model_str=text)
     except Exception as e:  # noqa: BLE001 - LightGBMError and friends
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(f"lightgbm cannot load this model: {msg[:200]}", where) from None

@@ -242,3 +242,23 @@ def test_churn_lgbm_classifier_check(shared_dir):
         assert r.status == "sensitive" and r.validated, (f, r.status, r.error)
         p = m.predict_proba(pd.DataFrame([r.witness["x1"], r.witness["x2"]]))[:, 1]
         assert p[0] >= 0.7 and p[1] <= 0.3
+
+
+def test_lightgbms_parse_warnings_go_to_stderr_so_json_stdout_stays_clean(tmp_path, capsys):
+    import re
+
+    from treesens.interfaces.cli.main import main
+
+    X, y, _ = _data(200)
+    params = {"objective": "binary", "verbose": 0, "num_leaves": 4}  # warnings on (global)
+    booster = lgb.train(params, lgb.Dataset(X, y), 2)
+    lines = booster.model_to_string().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("threshold="))
+    lines[i] = re.sub(r"=[^ ]+", "=1e400", lines[i], count=1)  # LightGBM warns: overflow
+    path = tmp_path / "m.txt"
+    path.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()  # what training printed
+    main(["check", str(path), "--vary", "Column_0", "--gap", "0.1", "--json", "--timeout", "30"])
+    out, err = capsys.readouterr()
+    assert json.loads(out)["status"] in ("sensitive", "insensitive")
+    assert "[LightGBM]" in err, (out, err)
