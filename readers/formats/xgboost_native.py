@@ -222,6 +222,8 @@ def _outputs(
             raise InputError(f"num_class={num_class} but the model has {T} trees", where)
         intercept = tuple(_f32(b) for b in (bs if len(bs) == n_classes else bs[:1] * n_classes))
         return n_classes, SOFTMAX, intercept
+    if num_class > 1:  # xgboost would predict num_class columns from one output's trees
+        raise InputError(f"num_class={num_class} but the objective {obj} has one output", where)
     b0 = _f32(bs[0])
     if REGRESSION.get(obj) == EXP:
         if not b0 > 0.0:

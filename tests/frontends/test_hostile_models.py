@@ -92,6 +92,26 @@ def test_split_on_a_feature_the_model_lacks_is_an_input_error(tmp_path, tiny_mod
         treesens.load_model(path)
 
 
+def test_a_threshold_beyond_float32_is_an_input_error_naming_tree_and_node(
+    tmp_path, tiny_model_json
+):
+    m = copy.deepcopy(tiny_model_json)
+    m["learner"]["gradient_booster"]["model"]["trees"][0]["split_conditions"][0] = 1e300
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(m))
+    with pytest.raises(InputError, match="tree 0 node 0: the split threshold inf is not a finite"):
+        treesens.load_model(path)
+
+
+def test_num_class_above_1_with_a_binary_objective_is_an_input_error(tmp_path, tiny_model_json):
+    m = copy.deepcopy(tiny_model_json)
+    m["learner"]["learner_model_param"]["num_class"] = "7"
+    path = tmp_path / "seven.json"
+    path.write_text(json.dumps(m))
+    with pytest.raises(InputError, match="num_class=7 but the objective binary:logistic has one"):
+        treesens.load_model(path)
+
+
 _junk = st.one_of(
     st.none(),
     st.booleans(),
