@@ -256,6 +256,17 @@ def _audit(
     return len(df), rows, None
 
 
+def _check_data_file(data) -> None:
+    """The report's rows are a file: the page names it with its hash."""
+    if not isinstance(data, (str, Path)):
+        raise InputError(
+            f"data: give the rows as a CSV or Parquet file path (the report records the "
+            f"file and its hash), not a {type(data).__name__}"
+        )
+    if not Path(data).is_file():
+        raise InputError(f"{data}: no such data file")
+
+
 def report(
     model,
     data: str | Path,
@@ -295,13 +306,7 @@ def report(
     """
     t0 = time.time()
     say = note or (lambda _msg: None)
-    if not isinstance(data, (str, Path)):
-        raise InputError(
-            f"data: give the rows as a CSV or Parquet file path (the report records the "
-            f"file and its hash), not a {type(data).__name__}"
-        )
-    if not Path(data).is_file():
-        raise InputError(f"{data}: no such data file")
+    _check_data_file(data)
     if budget <= 0 or not math.isfinite(budget):
         raise InputError(f"the budget must be a positive number of seconds, not {budget}")
     # a probability model answers the report's gaps as a binary classifier
