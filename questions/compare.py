@@ -13,6 +13,10 @@ from .memory import memory_refusal
 
 
 def backend_list(spec: str | None) -> list[str]:
+    if spec is not None and not isinstance(spec, str):  # the API's list of names
+        spec = ",".join(map(str, spec))
+    if spec is not None and not spec.replace(",", "").strip():
+        raise InputError("backends: no backend named (leave it out for every installed one)")
     if not spec:
         names = [b for b in BACKENDS if available(b)]
         if not names:

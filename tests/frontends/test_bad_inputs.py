@@ -262,3 +262,11 @@ def test_writing_to_the_results_log_names_the_file_when_the_disk_is_full():
 
     with pytest.raises(InputError, match="out.jsonl: cannot write: no space left on device"):
         write_flushed(Full(), "x\n", "out.jsonl")
+
+
+@pytest.mark.parametrize("backends", ["", ",", []])
+def test_compare_with_no_backend_named_is_an_input_error(backends):
+    from treesens.questions.compare import backend_list
+
+    with pytest.raises(InputError, match="backends: no backend named"):
+        backend_list(backends)
