@@ -144,6 +144,9 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     import pandas as pd
 
     cols = [str(c).strip() for c in df.columns]
+    dup = next((c for i, c in enumerate(cols) if c in cols[:i]), None)
+    if dup is not None:  # a CSV's header is checked so when read (table_files.py)
+        raise InputError(f"column name {dup!r} appears twice", where)
     df = df.copy()
     df.columns = cols
     if ens.columns is not None:  # the user's columns are not the model's (one-hot groups)

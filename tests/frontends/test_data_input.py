@@ -200,3 +200,11 @@ def test_a_data_file_that_is_not_utf8_names_the_line(tmp_path, xgb_file):
     data.write_bytes(b"f0,f1,f2,label\n0.1,0.2,0.3,0\n0.1,0.2,0.3\xe9,1\n")
     with pytest.raises(InputError, match=r"latin1\.csv:3: byte 0xe9 is not UTF-8 text"):
         load_data(data, treesens.load_model(xgb_file))
+
+
+def test_a_dataframe_naming_a_column_twice_is_an_input_error(xgb_file):
+    import pandas as pd
+
+    frame = pd.DataFrame([[0.1, 0.2, 0.3, 0.4]], columns=["f0", "f1", "f2", "f0"])
+    with pytest.raises(InputError, match=r"<DataFrame>: column name 'f0' appears twice"):
+        load_data(frame, treesens.load_model(xgb_file))
