@@ -26,8 +26,12 @@ def load_plugin(plugin: str | Path) -> ModuleType:
     key = str(Path(text).resolve()) if is_file else text
     if key in _LOADED:
         return _LOADED[key]
+    if Path(text).is_dir():
+        raise InputError("is a directory, not a plugin (a .py file or a module name)", text)
     if is_file and not Path(key).is_file():
         raise InputError("no such plugin file", text)
+    if is_file and not text.endswith(".py"):
+        raise InputError("not a plugin: give a Python file ending in .py, or a module name", text)
     try:
         module = _import_file(Path(key)) if is_file else importlib.import_module(text)
     except ModuleNotFoundError as e:

@@ -270,3 +270,15 @@ def test_compare_with_no_backend_named_is_an_input_error(backends):
 
     with pytest.raises(InputError, match="backends: no backend named"):
         backend_list(backends)
+
+
+def test_a_plugin_file_that_is_not_python_source_is_named_so(tmp_path):
+    text = tmp_path / "kind.txt"
+    text.write_text("print('hi')\n")
+    with pytest.raises(InputError, match=r"kind\.txt: not a plugin: give a Python file ending"):
+        treesens.load_plugin(text)
+
+
+def test_a_folder_given_as_a_plugin_is_named_a_directory(tmp_path):
+    with pytest.raises(InputError, match="is a directory, not a plugin"):
+        treesens.load_plugin(tmp_path)
