@@ -137,6 +137,8 @@ def groups_from_text(text: str) -> dict[str, list[str] | dict]:
                 f"groups: {part!r} is not NAME=COLUMN,COLUMN,... [dropped CATEGORY] "
                 "(groups are separated by ';')"
             )
+        if name.strip() in out:  # a dict would keep the last one without a word
+            raise InputError(f"groups: group {name.strip()!r} is given twice")
         out[name.strip()] = {"columns": columns, "dropped": dropped} if dropped else columns
     if not out:
         raise InputError('groups: give "infer" or NAME=COLUMN,COLUMN,...')

@@ -282,3 +282,10 @@ def test_a_plugin_file_that_is_not_python_source_is_named_so(tmp_path):
 def test_a_folder_given_as_a_plugin_is_named_a_directory(tmp_path):
     with pytest.raises(InputError, match="is a directory, not a plugin"):
         treesens.load_plugin(tmp_path)
+
+
+def test_a_group_named_twice_in_groups_text_is_an_input_error():
+    from treesens.readers.preprocessing.groups import groups_from_text
+
+    with pytest.raises(InputError, match="groups: group 'g' is given twice"):
+        groups_from_text("g=a,b; g=c,d")
