@@ -309,6 +309,14 @@ def _with_groups(ast: SensAST, ens: Ensemble, data_path, label) -> Ensemble:
             raise ast.error("'groups infer' finds the groups in the data: add a data line", infer)
         spec, at = "infer", infer
     elif decls:
+        first: dict = {}
+        for d in decls:
+            if d.name.text in first:
+                line = first[d.name.text].pos.line
+                raise ast.error(
+                    f"a second group named {d.name.text!r} (the first is at line {line})", d.name
+                )
+            first[d.name.text] = d
         spec = {d.name.text: _group_spec(d) for d in decls}
         at = decls[0]
     else:

@@ -224,6 +224,17 @@ CASES = {
             "                            ^",
         ],
     ),
+    "group_named_twice": (
+        _bc(
+            "group g = mean_radius, mean_texture\ngroup g = mean_area, mean_perimeter\n"
+            "query q {\n  vary mean_texture\n}\n"
+        ),
+        [
+            "{F}:4:7: a second group named 'g' (the first is at line 3)",
+            "group g = mean_area, mean_perimeter",
+            "      ^",
+        ],
+    ),
     "seed_beyond_32_bits": (
         _bc("query q {\n  vary mean_texture\n  seed 2147483648\n}\n"),
         [
