@@ -299,6 +299,8 @@ class BlockBuilder:
     def value_for(self, f: str, v) -> float:
         feat = self.ens.features[self.names.index(f)]
         if isinstance(v, Num):
+            if not math.isfinite(v.value):  # 1e400 reads as inf: no input holds it
+                raise self.err(f"{f!r} cannot equal {v.value:g}: give a finite number", v)
             return v.value
         if isinstance(v, Bool):
             return 1.0 if v.value else 0.0

@@ -224,6 +224,14 @@ CASES = {
             "                            ^",
         ],
     ),
+    "fix_to_a_number_that_overflows": (
+        _bc("query q {\n  vary mean_texture\n  fix x1.mean_radius = 1e400\n}\n"),
+        [
+            "{F}:5:24: 'mean_radius' cannot equal inf: give a finite number",
+            "  fix x1.mean_radius = 1e400",
+            "                       ^",
+        ],
+    ),
     "group_named_twice": (
         _bc(
             "group g = mean_radius, mean_texture\ngroup g = mean_area, mean_perimeter\n"
