@@ -74,6 +74,16 @@ def _whole_at_least_1(v: object) -> str | None:
     return None if ok else "takes a whole number of at least 1"
 
 
+# the most solver threads asked for (CP-SAT refuses a model with 65,536 workers as
+# "invalid"; far more than any machine's cores)
+MAX_THREADS = 1024
+
+
+def threads_problem(v: object) -> str | None:
+    ok = _finite(v) and float(v).is_integer() and 1 <= v <= MAX_THREADS
+    return None if ok else f"takes a whole number from 1 to {MAX_THREADS}"
+
+
 # the largest seed every solver takes (CP-SAT's random_seed is a 32-bit int; numpy's
 # generators take no negative seed)
 MAX_SEED = 2**31 - 1
@@ -365,11 +375,11 @@ SETTINGS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "threads",
-        "a whole number >= 1",
+        f"a whole number from 1 to {MAX_THREADS}",
         1,
         "solver threads (default 1)",
         SENS_STATEMENT,
-        _whole_at_least_1,
+        threads_problem,
         takes="whole",
     ),
     OptionSpec(

@@ -18,6 +18,7 @@ from ..compiler.options import (
     SENS_OPTION,
     DataAwareMode,
     seed_problem,
+    threads_problem,
     timeout_problem,
 )
 from ..compiler.query import ANY
@@ -315,8 +316,8 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
         if timeout_problem(st.seconds):
             raise ast.error(f"timeout {timeout_problem(st.seconds)}", st)
     elif isinstance(st, nodes.Threads):
-        if st.n < 1:
-            raise ast.error("threads must be at least 1", st)
+        if threads_problem(st.n):
+            raise ast.error(f"threads {threads_problem(st.n)}, not {st.n}", st)
     elif isinstance(st, nodes.Seed):
         if seed_problem(st.n):
             raise ast.error(f"seed {seed_problem(st.n)}, not {st.n}", st)

@@ -252,11 +252,11 @@ def test_solver_params_neither_a_dict_nor_pairs_are_an_input_error(given):
         QueryOptions.of({"solver_params": given})
 
 
-@pytest.mark.parametrize("threads", ["x", 1.5, 0])
-def test_threads_that_are_not_a_whole_number_of_at_least_1_are_an_input_error(threads):
+@pytest.mark.parametrize("threads", ["x", 1.5, 0, 65536])
+def test_threads_that_are_not_a_whole_number_from_1_to_1024_are_an_input_error(threads):
     from treesens.questions.query_build import make_plan
 
-    with pytest.raises(InputError, match="threads takes a whole number of at least 1"):
+    with pytest.raises(InputError, match="threads takes a whole number from 1 to 1024"):
         make_plan(threads=threads)
 
 

@@ -350,7 +350,7 @@ def err(text: str) -> SensError:
         ),
         (HEAD + "query q { vary a backend cbc, cbc }", "backend 'cbc' listed twice"),
         (HEAD + "query q { vary a timeout 0 }", "timeout takes a number of seconds above 0"),
-        (HEAD + "query q { vary a threads 0 }", "threads must be at least 1"),
+        (HEAD + "query q { vary a threads 0 }", "threads takes a whole number from 1 to 1024"),
         (HEAD + "query q { vary a passes ordering, fast }", "unknown pass 'fast'"),
         (HEAD + "query q { vary a baseline veritas }", "unknown baseline 'veritas' (known: kant)"),
         (
