@@ -15,7 +15,6 @@ from ..compiler.errors import InputError
 # models reach 1e17), far below where sums of leaves and the encodings' big-M constants
 # overflow or lose all precision
 MAX_LEAF = 1e30
-F32_MAX = float(np.finfo(np.float32).max)
 
 
 def check_finite(ens: Ensemble, where: str) -> None:
@@ -35,8 +34,6 @@ def check_finite(ens: Ensemble, where: str) -> None:
         bad = np.flatnonzero(numeric & np.isnan(tree.threshold))
         if len(bad):
             raise InputError(f"tree {t} node {int(bad[0])}: the split threshold is NaN", where)
-        if ens.cast == "float32":
-            _within_float32(tree.threshold, numeric, t, where)
         leaf_values = np.where(split[:, None], 0.0, tree.value)
         bad = np.flatnonzero((~np.isfinite(leaf_values) | (np.abs(leaf_values) > MAX_LEAF)).any(1))
         if len(bad):
@@ -51,22 +48,6 @@ def check_finite(ens: Ensemble, where: str) -> None:
             )
 
 
-def _within_float32(thresholds: np.ndarray, numeric: np.ndarray, t: int, where: str) -> None:
-    """A model that compares float32 inputs (XGBoost, scikit-learn) has no threshold
-    beyond float32's range, or infinite: its "no" side is one no finite input reaches,
-    and the library refuses an infinite one (a file edited by hand, 1e300 read as inf)."""
-    with np.errstate(invalid="ignore"):
-        over = numeric & (np.abs(thresholds) > F32_MAX)  # infinite too (read as float32)
-    bad = np.flatnonzero(over)
-    if len(bad):
-        i = int(bad[0])
-        raise InputError(
-            f"tree {t} node {i}: the split threshold {thresholds[i]:g} is not a finite float32 "
-            "(beyond about 3.4e38), and the model compares its inputs as float32",
-            where,
-        )
-
-
 def _all_plainly_finite(ens: Ensemble) -> bool:
     """Every threshold is a number and every node value (leaves and the rest) finite and
     at most MAX_LEAF: nothing to report, decided in one pass over all trees (the loop
@@ -79,7 +60,6 @@ def _all_plainly_finite(ens: Ensemble) -> bool:
     with np.errstate(invalid="ignore"):
         return (
             not np.isnan(thresholds).any()
-            and (ens.cast != "float32" or not (np.abs(thresholds) > F32_MAX).any())
             and bool(np.isfinite(values).all())
             and (values.size == 0 or float(np.abs(values).max()) <= MAX_LEAF)
         )

@@ -321,6 +321,13 @@ def _native_tree(tj: dict, cls: int, n_feat: int) -> Tree:
             f"node {int(bad[0])} splits on feature index {int(feat[bad[0]])} "
             f"but the model has {n_feat} features (0..{n_feat - 1})"
         )
+    over = np.flatnonzero(~is_leaf & (stype == 0) & np.isinf(cond))
+    if len(over):  # xgboost never writes one; its far side no input xgboost takes reaches
+        i = int(over[0])
+        raise ValueError(
+            f"node {i}: the split threshold {tj['split_conditions'][i]!r} is beyond "
+            "float32's range, in which XGBoost stores it (as infinite)"
+        )
     feature = np.where(is_leaf, -1, feat)
     threshold = np.where(is_leaf, 0.0, cond)
     value = np.where(is_leaf, cond, 0.0)
