@@ -466,7 +466,7 @@ def _progress_lines(
             low = None if lower is None else shown_gap(ens, lower)
             up = shown_gap(ens, max(upper, elsewhere))
             kind = "change" if ens.is_regressor else "gap"
-            log(max_gap_searching(kind, low, up, f"{boxes:,} boxes"))
+            log(max_gap_searching(kind, low, up, f"{boxes:,} box{'es' if boxes != 1 else ''}"))
 
     return progress
 

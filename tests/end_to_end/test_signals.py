@@ -408,7 +408,7 @@ def _in_its_box_search(p: subprocess.Popen, within: float = 120.0) -> list[str]:
         if not line:
             pytest.fail("the command ended before its box search: " + "".join(lines))
         lines.append(line)
-        if "searching, " in line and "(searching, 1 boxes)" not in line:
+        if "searching, " in line and "(searching, 1 box)" not in line:
             return lines
     p.kill()
     pytest.fail("no progress line of the box search")
