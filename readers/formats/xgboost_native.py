@@ -400,7 +400,57 @@ def from_estimator(est: Any) -> Ensemble:
         raise InputError(f"the XGBoost estimator is not fitted: {e}") from None
     if type(est).__name__ in ("XGBRanker",):
         raise UnsupportedModelError(f"{type(est).__name__} is not a classifier or regressor")
-    return from_booster(booster, f"<{type(est).__name__}>")
+    where = f"<{type(est).__name__}>"
+    _refuse_numeric_missing(est, where)
+    rounds = predicted_rounds(est)
+    if rounds is None or rounds >= booster.num_boosted_rounds():
+        return from_booster(booster, where)
+    model = _first_rounds(booster, rounds)
+    return from_native_json(model, where, model_bytes=json.dumps(model).encode())
+
+
+def _refuse_numeric_missing(est: Any, where: str) -> None:
+    """An estimator's ``missing`` other than NaN makes its predict read that number as
+    missing, which the booster (and so the IR and its replay) does not know."""
+    missing = getattr(est, "missing", np.nan)
+    try:
+        is_nan = missing is None or bool(np.isnan(float(missing)))
+    except (TypeError, ValueError):
+        is_nan = False
+    if not is_nan:
+        raise UnsupportedModelError(
+            f"missing={missing!r}: its predict reads the value {missing!r} as missing, "
+            "which treesens does not (it reads NaN as missing): fit with the default "
+            f"missing=np.nan, with NaN where the data holds {missing!r}",
+            where,
+        )
+
+
+def predicted_rounds(est: Any) -> int | None:
+    """How many rounds an estimator's predict uses after early stopping:
+    ``best_iteration + 1`` (xgboost's sklearn predict takes that iteration range by
+    default), not every round its booster holds; None when it was not early-stopped."""
+    try:
+        best = est.best_iteration
+    except AttributeError:  # not early-stopped
+        return None
+    if best is None or getattr(est, "booster", None) not in (None, "gbtree"):
+        return None
+    return int(best) + 1
+
+
+def _first_rounds(booster: Any, rounds: int) -> dict:
+    """The booster's first ``rounds`` rounds as a native JSON model, with the category
+    names the whole model records (xgboost's slicing leaves them out)."""
+    part = json.loads(bytes(booster[:rounds].save_raw(raw_format="json")).decode())
+    whole = json.loads(bytes(booster.save_raw(raw_format="json")).decode())
+    try:
+        cats = whole["learner"]["gradient_booster"]["model"].get("cats")
+        if cats:
+            part["learner"]["gradient_booster"]["model"]["cats"] = cats
+    except (KeyError, TypeError, AttributeError):
+        pass  # another layout: categories stay codes
+    return part
 
 
 class XGBoostFormat:

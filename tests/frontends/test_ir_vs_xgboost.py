@@ -302,3 +302,57 @@ def test_ubj_multiclass_file_ir_matches_xgboost(tmp_path, cancer):
     clf.get_booster().save_model(str(path))
     ens = _load(path)
     assert_ir_matches(ens, _booster(path), probe_rows(ens, np.random.default_rng(13)))
+
+
+# ---- what a fitted estimator's own predict uses -----------------------------------------
+def _early_stopped(X, y, **kw):
+    """An estimator whose early stopping kept fewer rounds than its booster holds: the
+    validation labels are flipped, so every round past the first makes it worse."""
+    clf = xgb.XGBClassifier(
+        n_estimators=10,
+        max_depth=2,
+        learning_rate=0.9,
+        early_stopping_rounds=2,
+        n_jobs=1,
+        random_state=0,
+        **kw,
+    )
+    clf.fit(X, y, eval_set=[(X, 1 - y)], verbose=False)
+    assert clf.best_iteration + 1 < clf.get_booster().num_boosted_rounds()
+    return clf
+
+
+def test_early_stopped_xgbclassifier_is_read_with_the_rounds_its_predict_uses(cancer):
+    X, y = cancer
+    clf = _early_stopped(X, y)
+    ens = load_model(clf)
+    assert len(ens.trees) == clf.best_iteration + 1
+    rows = probe_rows(ens, np.random.default_rng(14)) | {"data": X[:N_ROWS]}
+    for kind, R in rows.items():
+        diff = float(np.max(np.abs(ens.proba(R) - clf.predict_proba(R))))
+        assert diff <= TOL, f"{kind} rows: {diff:.3g}"
+        assert np.max(np.abs(ens.replayer.predict_proba(R) - clf.predict_proba(R))) <= TOL
+
+
+def test_early_stopped_categorical_xgbclassifier_keeps_its_category_names():
+    import pandas as pd
+
+    rng = np.random.default_rng(15)
+    X = pd.DataFrame(
+        {"a": rng.normal(size=300), "k": pd.Categorical(rng.choice(list("pqrs"), 300))}
+    )
+    y = ((X.a + (X.k == "q")) > 0.3).astype(int).to_numpy()
+    clf = _early_stopped(X, y, enable_categorical=True)
+    ens = load_model(clf)
+    assert ens.features[1].categories == ("p", "q", "r", "s")
+    codes = np.c_[X.a, X.k.cat.codes]
+    assert np.max(np.abs(ens.proba(codes) - clf.predict_proba(X))) <= TOL
+
+
+def test_xgb_estimator_with_a_number_as_missing_is_refused(cancer):
+    from treesens.compiler.errors import UnsupportedModelError
+
+    X, y = cancer
+    clf = xgb.XGBClassifier(n_estimators=3, max_depth=2, missing=0.0, n_jobs=1).fit(X, y)
+    with pytest.raises(UnsupportedModelError, match=r"missing=0\.0"):
+        load_model(clf)
