@@ -121,13 +121,15 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
     bs = _parse_base_score(lmp.get("base_score", "0.5"))
     n_classes, link, intercept = _outputs(obj, num_class, bs, T, where)
     trees = []
+    # a softmax has one output per class, two classes too (multi:softprob, num_class=2)
+    outputs = n_classes if link == SOFTMAX else 1
     for ti, tj in enumerate(trees_json):
         try:
             if int(tj.get("id", ti)) != ti:  # xgboost puts tree j at its id (a gap crashes)
                 raise ValueError(f"its id is {tj.get('id')}")
-            if not 0 <= int(tree_info[ti]) < (n_classes if n_classes > 2 else 1):
+            if not 0 <= int(tree_info[ti]) < outputs:
                 raise ValueError(f"it adds to class {tree_info[ti]}")  # xgboost: out of bounds
-            trees.append(_native_tree(tj, int(tree_info[ti]) if n_classes > 2 else 0, n_feat))
+            trees.append(_native_tree(tj, int(tree_info[ti]) if outputs > 1 else 0, n_feat))
         except (KeyError, ValueError, IndexError, TypeError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
     cats = recorded_categories(m, n_feat)

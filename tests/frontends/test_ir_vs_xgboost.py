@@ -356,3 +356,13 @@ def test_xgb_estimator_with_a_number_as_missing_is_refused(cancer):
     clf = xgb.XGBClassifier(n_estimators=3, max_depth=2, missing=0.0, n_jobs=1).fit(X, y)
     with pytest.raises(UnsupportedModelError, match=r"missing=0\.0"):
         load_model(clf)
+
+
+def test_two_class_softprob_model_is_read_as_a_softmax_of_two_classes(cancer):
+    # was: "tree 1 is malformed: it adds to class 1", a valid model refused
+    X, y = cancer
+    params = {"objective": "multi:softprob", "num_class": 2, "max_depth": 2, "nthread": 1}
+    booster = xgb.train(params, xgb.DMatrix(X, y), 3)
+    ens = load_model(booster)
+    assert (ens.n_classes, len(ens.trees)) == (2, 6)
+    assert_ir_matches(ens, booster, probe_rows(ens, np.random.default_rng(16)))
