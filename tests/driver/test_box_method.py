@@ -112,3 +112,19 @@ def test_a_search_method_registered_under_another_name_answers_as_the_box_search
         assert again.stats["box_search"]["status"] in ("found", "proved")
     finally:
         registry.unregister("boxes-again")
+
+
+def test_boxes_alone_that_end_open_do_not_say_the_time_limit_was_reached():
+    # was: "time limit reached" at once, for a change below the float32 allowance of a
+    # feature no tree reads (a Poisson model's exp link)
+    lgb = pytest.importorskip("lightgbm")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=(300, 2)), np.zeros(300)]  # f2 is never split on
+    y = np.round(np.exp(X[:, 0] + X[:, 1]))
+    est = lgb.LGBMRegressor(objective="poisson", n_estimators=4, num_leaves=4, verbose=-1)
+    est.fit(X, y)
+    r = treesens.check(est, vary=[2], delta=1e-6, backend="boxes", timeout=60)
+    assert r.status == "unknown"
+    assert "time limit" not in r.message and "neither a pair nor a proof" in r.message
