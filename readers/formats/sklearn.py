@@ -419,7 +419,14 @@ def _hist_gradient_boosting(est, where: str) -> Ensemble:
             cats = tuple(_cat_name(c) for c in code_maps[f])
             shown = raw_category_values(code_maps[f])
             ub = float(len(cats) - 1)
-            features.append(Feature(names[f], "categorical", 0.0, ub, cats, category_values=shown))
+            # predict routes a category not seen in fit (or negative) as a missing value:
+            # NaN stands for every such input
+            features.append(
+                Feature(
+                    names[f], "categorical", 0.0, ub, cats, may_be_missing=True,
+                    category_values=shown,
+                )
+            )  # fmt: skip
         else:
             features.append(Feature(names[f]))
     base = np.asarray(est._baseline_prediction, dtype=np.float64).reshape(-1)

@@ -349,3 +349,26 @@ def test_passes_switched_off_still_agree(passes):
         )
         r = solve_query(ens, q)
         assert r.status == expect, (passes, d, best, r.status, r.error)
+
+
+def test_a_histgradientboosting_category_unseen_in_fit_is_an_input_a_pair_may_use():
+    # predict routes a category not seen in fit (4, -1) like NaN; a pair using one reaches
+    # a gap of 0.12 that the fit's categories 0..3 do not (0.082 at most)
+    import pandas as pd
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    import treesens
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(400, 3)), columns=["f0", "f1", "f2"])
+    X["f0"] = rng.choice([0, 1, 2, 3], 400).astype(float)
+    y = ((X.f0.map({0: -1, 1: 1, 2: 0.5, 3: -0.3}) + X.f1) > 0).astype(int)
+    m = HistGradientBoostingClassifier(
+        max_iter=3, max_depth=2, random_state=1, categorical_features=[0]
+    ).fit(X, y)
+    res = treesens.check(m, vary=["f1"], gap=0.11, timeout=60)
+    assert res.status == "sensitive" and res.validated
+    unseen = (
+        X.assign(f0=4.0).iloc[:1].assign(f1=res.witness["x1"]["f1"], f2=res.witness["x1"]["f2"])
+    )
+    assert m.predict_proba(unseen)[0, 1] == pytest.approx(res.outputs["x1"][1])
