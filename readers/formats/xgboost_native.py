@@ -23,6 +23,7 @@ A JSON list of trees is a tree dump (``xgboost_dump``); this format hands it ove
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from ...compiler.ensemble import (
     logit,
     raw_category_values,
 )
-from ...compiler.errors import InputError, UnsupportedModelError
+from ...compiler.errors import InputError, TreesensWarning, UnsupportedModelError
 from . import sniffing, ubj, xgboost_dump
 from .base import (
     DEFAULT_OPTIONS,
@@ -378,15 +379,36 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS, dump: bool = F
         if isinstance(data, Ensemble):
             return data
         native()
-        return from_native_json(data, where, model_bytes=blob)
+        return _warned_if_stopped_early(from_native_json(data, where, model_bytes=blob), data)
     if blob.lstrip()[:1] == b"{":
         data = ubj.decode(blob, where)
         if not isinstance(data, dict) or "learner" not in data:
             raise InputError("UBJ is not an XGBoost model (no 'learner')", where)
         native()
-        return from_native_json(data, where, model_bytes=blob)
+        return _warned_if_stopped_early(from_native_json(data, where, model_bytes=blob), data)
     native()
     return from_booster(booster_from_bytes(blob, where), where)
+
+
+def _warned_if_stopped_early(ens: Ensemble, model: dict) -> Ensemble:
+    """A file saved after early stopping records ``best_iteration``: treesens reads every
+    round, as Booster.predict does, but an XGBClassifier loading the file predicts with
+    the first best_iteration + 1; which one the user deploys the file cannot say."""
+    try:
+        best = int(model["learner"]["attributes"]["best_iteration"])
+    except (KeyError, TypeError, ValueError):
+        return ens
+    rounds = len(ens.trees) // max(ens.n_outputs, 1)
+    if 0 <= best < rounds - 1:
+        warnings.warn(
+            f"{ens.source}: the file records early stopping (best_iteration {best}): treesens "
+            f"reads all {rounds} rounds, as Booster.predict does, where an XGBClassifier or "
+            f"XGBRegressor loading it predicts with the first {best + 1}; to ask about those, "
+            "give the fitted estimator, or save booster[: best_iteration + 1]",
+            TreesensWarning,
+            stacklevel=2,
+        )
+    return ens
 
 
 def from_booster(booster: Any, where: str = "<Booster>") -> Ensemble:

@@ -334,6 +334,17 @@ def test_early_stopped_xgbclassifier_is_read_with_the_rounds_its_predict_uses(ca
         assert np.max(np.abs(ens.replayer.predict_proba(R) - clf.predict_proba(R))) <= TOL
 
 
+def test_a_file_saved_after_early_stopping_warns_that_every_round_is_read(cancer, tmp_path):
+    from treesens.compiler.errors import TreesensWarning
+
+    X, y = cancer
+    clf = _early_stopped(X, y)
+    clf.save_model(tmp_path / "m.json")
+    with pytest.warns(TreesensWarning, match="best_iteration"):
+        ens = load_model(tmp_path / "m.json")
+    assert len(ens.trees) == clf.get_booster().num_boosted_rounds()
+
+
 def test_early_stopped_categorical_xgbclassifier_keeps_its_category_names():
     import pandas as pd
 
