@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ...compiler.ensemble import Ensemble
-from ...compiler.errors import InputError
+from ...compiler.errors import InputError, TreesensWarning
 
 # a model file states its number of features as a number: beyond this, a few bytes would
 # make treesens build millions of features (and run out of memory)
@@ -227,3 +228,20 @@ class LazyLibraryModel(OneCallAtATime):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+def warn_if_classes_are_not_positions(labels, where: str) -> None:
+    """A multiclass model whose labels are not 0..k-1 ([0, 2, 5]): treesens numbers its
+    classes by position (class 1 is label 2), which a number asked may not mean."""
+    if labels is None or len(labels) < 3:
+        return
+    listed = [v.item() if hasattr(v, "item") else v for v in labels]
+    if listed == list(range(len(listed))):
+        return
+    shown = ", ".join(map(str, listed[:6])) + (", ..." if len(listed) > 6 else "")
+    warnings.warn(
+        f"{where}: the model's class labels are [{shown}]; classes are asked and shown by "
+        f"position 0..{len(listed) - 1} (class 1 is label {listed[1]})",
+        TreesensWarning,
+        stacklevel=3,
+    )

@@ -49,7 +49,14 @@ from ...compiler.ensemble import (
 )
 from ...compiler.errors import InputError, UnsupportedModelError
 from . import sniffing
-from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of, parse_json
+from .base import (
+    DEFAULT_OPTIONS,
+    MAX_FEATURES,
+    LoadOptions,
+    module_of,
+    parse_json,
+    warn_if_classes_are_not_positions,
+)
 from .lightgbm_replay import LightGBMReplayer, booster_from_string
 
 CATEGORICAL_MASK = 1
@@ -640,6 +647,7 @@ def from_object(obj: Any) -> Ensemble:
             booster = obj.booster_
         except Exception as e:  # noqa: BLE001 - sklearn raises NotFittedError / LGBMNotFittedError
             raise InputError(f"the LightGBM estimator is not fitted: {e}") from None
+        warn_if_classes_are_not_positions(getattr(obj, "classes_", None), f"<{name}>")
     text = booster.model_to_string()
     return from_text(text, f"<{name}>", booster=booster)
 

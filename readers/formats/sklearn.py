@@ -56,6 +56,7 @@ from .base import (
     LoadOptions,
     ModelFormat,
     module_of,
+    warn_if_classes_are_not_positions,
 )
 from .skops_names import untrusted_names
 from .skops_partial import PARTIAL, partial_refusal
@@ -478,6 +479,7 @@ def from_estimator(est, where: str | None = None, others: OtherFormats = ()) -> 
         last = f"{where}, the Pipeline's last step"
         return fold_pipeline(est, lambda final: any_estimator(final, last, others), where)
     _check_classifier(est, where)
+    warn_if_classes_are_not_positions(getattr(est, "classes_", None), where)
     if name == "GradientBoostingClassifier":
         return _gradient_boosting(est, where)
     if name in ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor"):

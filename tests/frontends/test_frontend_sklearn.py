@@ -253,3 +253,16 @@ def test_churn_check_with_solver_only(shared_dir):
         r.status,
         r.error,
     )
+
+
+def test_a_multiclass_model_whose_labels_are_not_positions_warns_how_classes_are_numbered():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from treesens.compiler.errors import TreesensWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = np.array([0, 2, 5])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0)]
+    m = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    with pytest.warns(TreesensWarning, match=r"class labels are \[0, 2, 5\].*class 1 is label 2"):
+        load_model(m)
