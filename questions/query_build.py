@@ -280,7 +280,6 @@ def make_plan(
     opts = check_options(options)
     if mode != DataAwareMode.NONE and opts.data is None:
         raise InputError(f"data-aware mode {mode.value!r} needs data")
-    _refuse_idle_options(opts, mode)
     return Plan(
         passes=parse_passes(passes, baseline),
         backend=backend,
@@ -290,19 +289,6 @@ def make_plan(
         data_aware=mode,
         options=opts,
     )
-
-
-def _refuse_idle_options(opts: QueryOptions, mode: DataAwareMode) -> None:
-    """An option given with a data-aware mode it does not act in (``clause_width`` with
-    ``data_aware="none"``) is an error, as in the CLI and a .sens file: it would be
-    ignored without a word."""
-    for name, value in opts.given().items():
-        o = OPTION_BY_NAME[name]
-        if o.modes and value is not None and mode not in o.modes:
-            modes = " and ".join(m.value for m in o.modes)
-            raise InputError(
-                f"{name} has no effect with data_aware={mode.value!r}: it acts in the {modes} modes"
-            )
 
 
 def make_query(
