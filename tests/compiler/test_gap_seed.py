@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import treesens
+from treesens.answers.phrases import lower_text
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.search import gap_search, gap_seed
@@ -244,7 +245,7 @@ def test_the_progress_lines_of_a_seeded_search_state_the_seeds_pair(monkeypatch)
     ens, q = _case(_sensitive_case())
     lines: list[str] = []
     _, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, log=lines.append)
-    assert f"so far in [{out.lower:.4g}, " in lines[-1]
+    assert f"so far in [{lower_text(out.lower)}, " in lines[-1]
 
 
 def test_a_large_models_seed_loads_the_compiled_walk_before_its_first_ask(monkeypatch):

@@ -205,13 +205,22 @@ def test_benchmark_shards_partition_the_instances_exactly(shared_dir):
 
 
 def test_a_ray_address_where_no_cluster_answers_is_an_input_error():
-    pytest.importorskip("ray")
+    from treesens.questions.executors.ray import _connect
+
+    class NeverCalled:
+        def init(self, **kw):
+            raise AssertionError("ray.init is not reached: the address was probed first")
+
     with pytest.raises(InputError, match="no Ray cluster answers there"):
-        make_executor("ray=127.0.0.1:1")
+        _connect(NeverCalled(), "127.0.0.1:1")
 
 
-def test_ray_auto_with_no_cluster_on_this_node_is_an_input_error(monkeypatch):
-    pytest.importorskip("ray")
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+def test_ray_auto_with_no_cluster_on_this_node_is_an_input_error():
+    from treesens.questions.executors.ray import _connect
+
+    class NoCluster:  # what ray.init(address="auto") raises with no cluster on this node
+        def init(self, **kw):
+            raise ConnectionError("Could not find any running Ray instance.")
+
     with pytest.raises(InputError, match="no Ray cluster answers there"):
-        make_executor("ray=auto")
+        _connect(NoCluster(), "auto")
