@@ -39,7 +39,7 @@ def classes_met(asked: list | None, outputs: Mapping | None) -> list | None:
     return [int(np.argmax(outputs[x])) if c == ANY else c for c, x in zip(asked, ("x1", "x2"))]
 
 
-def _shown(ens: Ensemble, f: int, v: float):
+def shown_value(ens: Ensemble, f: int, v: float):
     """A feature value as the result shows it: a category's name, an int, or None (NaN)."""
     feat = ens.features[f]
     if v != v:  # NaN: a missing value
@@ -59,8 +59,8 @@ def _shown(ens: Ensemble, f: int, v: float):
 def witness_dict(ens: Ensemble, w: Witness) -> dict:
     names = ens.feature_names
     return {
-        "x1": {names[f]: _shown(ens, f, w.x1[f]) for f in range(ens.n_features)},
-        "x2": {names[f]: _shown(ens, f, w.x2[f]) for f in range(ens.n_features)},
+        "x1": {names[f]: shown_value(ens, f, w.x1[f]) for f in range(ens.n_features)},
+        "x2": {names[f]: shown_value(ens, f, w.x2[f]) for f in range(ens.n_features)},
     }
 
 

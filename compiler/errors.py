@@ -52,6 +52,18 @@ def near_matches(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     return got[:n]
 
 
+def not_utf8(e: UnicodeDecodeError, where: str, column: bool = False) -> InputError:
+    """The error of a file that is not UTF-8 text, at the line (and ``column``) of its
+    first bad byte (``e`` from decoding the file's bytes)."""
+    before = e.object[: e.start]
+    newline = b"\n"
+    at = f"{where}:{before.count(newline) + 1}"
+    if column:
+        at += f":{len(before) - before.rfind(newline)}"
+    bad = e.object[e.start]
+    return InputError(f"byte {bad:#04x} is not UTF-8 text (save the file as UTF-8)", at)
+
+
 def closest(name: str, candidates: Iterable[str], n: int = 3, *, listing: str | None = None) -> str:
     """A 'did you mean' suffix for unknown names, or an empty string.
 

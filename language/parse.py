@@ -13,7 +13,7 @@ from pathlib import Path
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
-from ..compiler.errors import InputError, closest
+from ..compiler.errors import InputError, closest, not_utf8
 from ..compiler.options import MODE_ALIASES
 from ..compiler.query import ANY
 from . import ast as nodes
@@ -538,12 +538,7 @@ def parse_file(path: str | Path) -> nodes.SensAST:
     except UnicodeDecodeError as e:
         if _looks_like_model(blob):
             raise InputError(_MODEL_NOT_SENS, shown) from None
-        at = e.object[: e.start]  # the text after a byte-order mark
-        line, col = at.count(b"\n") + 1, len(at) - (at.rfind(b"\n") + 1) + 1
-        raise InputError(
-            f"byte {e.object[e.start]:#04x} is not UTF-8 text (save the file as UTF-8)",
-            f"{shown}:{line}:{col}",
-        ) from None
+        raise not_utf8(e, shown, column=True) from None
     try:
         return parse(text, shown)
     except SensError:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..answers.accept import shown_value
 from ..answers.result import INSENSITIVE, SENSITIVE, Result, input_files
 from ..answers.result import UNKNOWN as UNKNOWN_STATUS
 from ..compiler.audit import (
@@ -114,15 +115,6 @@ def answer_blocks(
         yield blocks[i], out
 
 
-def _show(ens: Ensemble, f: int, v: float):
-    feat = ens.features[f]
-    if v != v:
-        return None
-    if feat.kind == "categorical" and feat.categories and 0 <= int(v) < len(feat.categories):
-        return feat.shown_category(int(v))
-    return int(v) if feat.integral else float(v)
-
-
 def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int, x1) -> dict:
     """One row's answer in the result schema, plus ``row`` (its index in the data)."""
     ens = audit_reading(ens, spec.target)
@@ -144,8 +136,8 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
     res.outputs = {"x1": ans.p_row[i].tolist()}
     if status == FLIPPABLE:
         res.witness = {
-            "x1": {names[f]: _show(ens, f, x1[f]) for f in range(ens.n_features)},
-            "x2": {names[f]: _show(ens, f, ans.x2[i, f]) for f in range(ens.n_features)},
+            "x1": {names[f]: shown_value(ens, f, x1[f]) for f in range(ens.n_features)},
+            "x2": {names[f]: shown_value(ens, f, ans.x2[i, f]) for f in range(ens.n_features)},
         }
         res.outputs["x2"] = ans.p_x2[i].tolist()
         res.validated = True
@@ -293,7 +285,7 @@ def flip_to(ens: Ensemble, target) -> int | None:
     class asked); None for a regressor, or any other class."""
     if ens.is_regressor:
         return None
-    if getattr(target, "cls", None) is not None:
+    if target.cls is not None:
         return int(target.cls)
     return -1 if ens.n_classes == 2 else None  # -1: the other of the two
 
@@ -325,7 +317,7 @@ def by_column(ds: Dataset, ens: Ensemble, by, label: str | None = None):
     if by in ds.extras:
         return pd.DataFrame({by: ds.extras[by]})
     f = ds.names.index(by)
-    return pd.DataFrame({by: [_show(ens, f, v) for v in ds.X[:, f]]})
+    return pd.DataFrame({by: [shown_value(ens, f, v) for v in ds.X[:, f]]})
 
 
 def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

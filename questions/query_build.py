@@ -19,10 +19,10 @@ from ..compiler.options import (
     DEFAULT_THREADS,
     DEFAULT_TIMEOUT,
     OPTION_BY_NAME,
-    SETTING_BY_NAME,
     DataAwareMode,
     QueryOptions,
     seed_problem,
+    threads_problem,
     timeout_problem,
 )
 from ..compiler.plan import Plan
@@ -271,10 +271,12 @@ def make_plan(
     given)."""
     if timeout_problem(timeout):
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
-    if SETTING_BY_NAME["threads"].check(threads):
-        raise InputError(f"threads {SETTING_BY_NAME['threads'].check(threads)}, not {threads!r}")
-    if seed_problem(seed):
-        raise InputError(f"seed {seed_problem(seed)}, not {seed!r}")
+    for name, value, problem in (
+        ("threads", threads, threads_problem),
+        ("seed", seed, seed_problem),
+    ):
+        if problem(value):
+            raise InputError(f"{name} {problem(value)}, not {value!r}")
     check_backend_name(backend)
     mode = DataAwareMode.parse(data_aware)
     opts = check_options(options)

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..compiler.ensemble import KINDS, Ensemble, Feature
-from ..compiler.errors import FEATURES, InputError, closest
+from ..compiler.errors import FEATURES, InputError, closest, not_utf8
 from .data import data_columns, feature_columns, names_are_generic
 from .formats.registry import generic_names
 
@@ -85,10 +85,7 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     except OSError as e:
         raise InputError(f"cannot read: {e}", str(path)) from None
     except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise InputError(
-            f"byte {raw[e.start]:#04x} is not UTF-8 text (save the file as UTF-8)", f"{path}:{line}"
-        ) from None
+        raise not_utf8(e, str(path)) from None
     return apply_details_text(ens, text, str(path))
 
 

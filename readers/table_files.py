@@ -7,7 +7,7 @@ import csv
 import os
 from pathlib import Path
 
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, not_utf8
 
 
 def file_stat(path: Path) -> os.stat_result:
@@ -75,14 +75,10 @@ def _scan_csv(path: Path) -> list[str]:
 
 def _not_utf8(path: Path) -> InputError:
     """The error of a file that is not UTF-8 text, at the line of its first bad byte."""
-    raw = path.read_bytes()
     try:
-        raw.decode("utf-8")
+        path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        return InputError(
-            f"byte {raw[e.start]:#04x} is not UTF-8 text (save the file as UTF-8)", f"{path}:{line}"
-        )
+        return not_utf8(e, str(path))
     return InputError("cannot read: not UTF-8 text", str(path))
 
 
