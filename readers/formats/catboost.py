@@ -54,7 +54,15 @@ from ...compiler.ensemble import (
 from ...compiler.errors import InputError, UnsupportedModelError, name_list
 from ..libraries import import_library
 from . import sniffing
-from .base import DEFAULT_OPTIONS, MALFORMED, MAX_FEATURES, LoadOptions, module_of, read_json
+from .base import (
+    DEFAULT_OPTIONS,
+    MALFORMED,
+    MAX_FEATURES,
+    LoadOptions,
+    module_of,
+    read_json,
+    warn_if_classes_are_not_positions,
+)
 from .catboost_categories import (
     HashedFeature,
     check_against_catboost,
@@ -554,9 +562,28 @@ def _from_catboost(model: Any, where: str) -> Ensemble:
     predict with, or predicts otherwise, is refused here rather than at the first
     witness)."""
     exported, cbm = saved(model, where)
+    return _checked(exported, cbm, model, where)
+
+
+def _checked(exported: dict, cbm: bytes, model: Any, where: str) -> Ensemble:
+    """The ensemble of catboost's export of ``model`` (its JSON and ``.cbm`` bytes), once
+    catboost predicts as it does; a warning when its class labels are not 0..k-1."""
     ens = from_json(exported, where, replay=(cbm, model))
     check_against_catboost(ens, where)
+    warn_if_classes_are_not_positions(_labels(exported, ens.n_classes), where)
     return ens
+
+
+def _labels(model: dict, n_classes: int) -> list | None:
+    """The class label of each of the model's classes, in order (class k's scores are
+    catboost's approx dimension k, whose label is ``class_names[class_to_label[k]]``), or
+    None when the model does not name them."""
+    params = model.get("model_info", {}).get("class_params") or {}
+    names = params.get("class_names") or []
+    mapping = [int(v) for v in params.get("class_to_label") or range(len(names))]
+    if not n_classes or len(mapping) != n_classes or not all(v < len(names) for v in mapping):
+        return None
+    return [names[v] for v in mapping]
 
 
 def _check_cbm_header(blob: bytes, where: str) -> None:
@@ -585,9 +612,7 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
     import_library("catboost")  # says what to install, before the child needs it
     exported, cbm = read_cbm(blob, where)  # catboost's reader, in a child process
     from_json(exported, where)  # our checks before catboost reads it here
-    ens = from_json(exported, where, replay=(cbm, model_from_bytes(cbm, where)))
-    check_against_catboost(ens, where)
-    return ens
+    return _checked(exported, cbm, model_from_bytes(cbm, where), where)
 
 
 def from_object(obj: Any) -> Ensemble:

@@ -27,7 +27,13 @@ from ...compiler.ensemble import Ensemble, Feature, ModelOrigin
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..libraries import import_library
 from . import sniffing
-from .base import DEFAULT_OPTIONS, MAX_FEATURES, LoadOptions, module_of
+from .base import (
+    DEFAULT_OPTIONS,
+    MAX_FEATURES,
+    LoadOptions,
+    module_of,
+    warn_if_classes_are_not_positions,
+)
 from .onnx_operator import CLASSIFIER, OPERATORS, read_operator
 from .onnx_replay import OnnxReplayer, Outputs, session
 from .onnx_scoring import scoring_of
@@ -362,6 +368,8 @@ def from_bytes(blob: bytes, where: str) -> Ensemble:
     inputs = tuple((i.name, i.dtype, i.n_features) for i in feed.inputs)
     outputs = Outputs(inputs, output, labels, op_index, scoring.one_score)
     replayer = OnnxReplayer(blob, outputs, scoring.n_classes == 0, where, ses=session(blob, where))
+    if scoring.n_classes:  # class k is the operator's output k, named by its labels
+        warn_if_classes_are_not_positions(op.labels if op.labels else labels, where)
     return Ensemble(
         trees=trees,
         features=tuple(Feature(n) for n in feed.feature_names()),

@@ -310,3 +310,41 @@ def test_a_pipeline_ending_in_catboost_answers_with_a_replayed_pair():
     assert r.status == "sensitive" and r.validated
     x1 = np.array([list(r.witness["x1"].values())])
     np.testing.assert_allclose(r.outputs["x1"], est.predict_proba(x1)[0], rtol=0, atol=1e-12)
+
+
+def _multiclass_labelled(labels) -> object:
+    """A tiny MultiClass model whose three classes are ``labels`` (catboost sorts them)."""
+    X, y = _data(n=60)
+    classes = np.asarray(labels)[np.minimum((X[:, 2] * 3).astype(int), 2)]
+    return catboost.CatBoostClassifier(
+        iterations=2, depth=2, loss_function="MultiClass", **COMMON
+    ).fit(X, classes)
+
+
+@pytest.mark.parametrize("source", ["object", "cbm", "json"])
+def test_a_multiclass_model_labelled_1_2_3_warns_how_classes_are_numbered(tmp_path, source):
+    from treesens.compiler.errors import TreesensWarning
+
+    model = _sources(_multiclass_labelled([1, 2, 3]), tmp_path)[source]
+    with pytest.warns(TreesensWarning, match=r"class labels are \[1, 2, 3\].*class 1 is label 2"):
+        treesens.load_model(model)
+
+
+def test_a_multiclass_model_with_string_labels_warns_how_classes_are_numbered():
+    from treesens.compiler.errors import TreesensWarning
+
+    est = _multiclass_labelled(["cat", "ant", "bee"])
+    with pytest.warns(TreesensWarning, match=r"class labels are \[ant, bee, cat\].*is label bee"):
+        treesens.load_model(est)
+
+
+@pytest.mark.parametrize("source", ["object", "cbm", "json"])
+def test_a_multiclass_model_labelled_0_to_k_minus_1_does_not_warn(tmp_path, source):
+    import warnings
+
+    from treesens.compiler.errors import TreesensWarning
+
+    model = _sources(_multiclass_labelled([0, 1, 2]), tmp_path)[source]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TreesensWarning)
+        assert treesens.load_model(model).n_classes == 3

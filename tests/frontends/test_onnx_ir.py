@@ -418,3 +418,30 @@ def test_double_thresholds_and_weights_as_tensors_match_onnxruntime(tmp_path, mo
     out = ens.predict(rows) if ens.is_regressor else ens.proba(rows)
     lib = ens.replayer.predict(rows) if ens.is_regressor else ens.replayer.predict_proba(rows)
     np.testing.assert_allclose(out, lib, atol=TOL)
+
+
+@pytest.mark.parametrize(
+    "labels, shown",
+    [
+        ([0, 2, 5], r"\[0, 2, 5\].*class 1 is label 2"),
+        (["cat", "ant", "bee"], r"\[ant, bee, cat\]"),
+    ],
+)
+def test_a_multiclass_model_whose_labels_are_not_positions_warns(tmp_path, labels, shown):
+    from treesens.compiler.errors import TreesensWarning
+
+    est = SKLEARN["RandomForestClassifier"]().fit(X, np.asarray(labels)[Y3])
+    blob = om.sklearn_onnx(est, X)
+    with pytest.warns(TreesensWarning, match=r"m\.onnx: the model's class labels are " + shown):
+        _load(tmp_path, blob)
+
+
+def test_a_multiclass_model_labelled_0_to_k_minus_1_does_not_warn(tmp_path):
+    import warnings
+
+    from treesens.compiler.errors import TreesensWarning
+
+    blob = om.sklearn_onnx(SKLEARN["RandomForestClassifier"]().fit(X, Y3), X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TreesensWarning)
+        assert _load(tmp_path, blob).n_classes == 3
