@@ -69,6 +69,9 @@ class Model:
     # rows over ``features`` -> rows over the model file's columns (one-hot groups), for
     # the library's own scores of a replayed pair; None: the same columns
     to_model: Callable[[np.ndarray], np.ndarray] | None = None
+    # the columns of the library's raw scores that are the outputs (CatBoost: class_names
+    # may list classes absent from the training data, scored -inf); None: all of them
+    library_columns: tuple[int, ...] | None = None
 
     @property
     def n_outputs(self) -> int:

@@ -141,6 +141,7 @@ def from_json(doc: dict, codes: dict[int, list[int]] | None = None) -> Model:
             link="softmax",
             offsets=tuple(bias),
             reads_nan=True,
+            library_columns=_trained_classes(doc, width),
         )
     if name in IDENTITY + EXP:
         link = "exp" if name in EXP else "identity"
@@ -156,6 +157,21 @@ def from_json(doc: dict, codes: dict[int, list[int]] | None = None) -> Model:
             reads_nan=True,
         )
     return Model(trees, bias[0], "<=", names, 1.0, float32=True, reads_nan=True)
+
+
+def _trained_classes(doc: dict, width: int) -> tuple[int, ...] | None:
+    """The columns of catboost's scores that are the model's classes when its
+    ``class_names`` list classes absent from the training data (no approx dimension:
+    their raw score is -inf): class k is column ``class_to_label[k]``."""
+    params = doc["model_info"].get("class_params") or {}
+    names = params.get("class_names") or []
+    mapping = params.get("class_to_label") or []
+    if len(names) <= width or len(mapping) != width:
+        return None
+    columns = tuple(int(v) for v in mapping)
+    if len(set(columns)) != width or not all(0 <= c < len(names) for c in columns):
+        raise ModelError("class_to_label does not name a class of class_names per output")
+    return columns
 
 
 # the bit NaN gives a split, by its feature's nan_value_treatment

@@ -78,6 +78,8 @@ def per_output(out, model: Model) -> np.ndarray:
     """The library's scores of the two inputs, one column per output (already in the
     trees' raw units: LightGBM's ``sigmoid:`` scales the margin after the sum)."""
     raw = np.asarray(out, dtype=np.float64).reshape(2, -1)
+    if model.library_columns is not None and raw.shape[1] > max(model.library_columns):
+        raw = raw[:, list(model.library_columns)]
     if raw.shape[1] != model.n_outputs:
         raise ModelError(
             f"the library gives {raw.shape[1]} scores per input, not {model.n_outputs}"

@@ -19,6 +19,10 @@ tests/frontends/test_catboost_ir.py and test_catboost_categories.py):
   else bit 0 (AsFalse: nan_mode Min; AsIs: no NaN in training, NaN > border is false);
 * a non-symmetric tree (grow_policy Depthwise / Lossguide) sends bit 0 ``left``;
 * raw = scale * sum of leaves + bias (``scale_and_bias``; one bias per dimension);
+* MultiClass: class k is approx dimension k, label ``class_names[class_to_label[k]]``;
+  a class ``class_names`` lists but no training row has gets no dimension (catboost's
+  raw score -inf, probability 0): it is not one of the IR's classes, and the replayer
+  drops its column;
 * Logloss / CrossEntropy: P(class 1) = sigmoid(raw); MultiClass: softmax; a regressor's
   ``predict`` returns raw, exp(raw) for Poisson and Tweedie; CrossEntropy, trained on
   labels in [0, 1], predicts the probability: a probability model (compiler/readings.py),
@@ -35,6 +39,7 @@ CTR statistics (counts of training targets) are refused, naming them.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +56,7 @@ from ...compiler.ensemble import (
     ModelOrigin,
     Tree,
 )
-from ...compiler.errors import InputError, UnsupportedModelError, name_list
+from ...compiler.errors import InputError, TreesensWarning, UnsupportedModelError, name_list
 from ..libraries import import_library
 from . import sniffing
 from .base import (
@@ -535,7 +540,13 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
             "Exponent" if link == EXP else "Probability" if loss in PROBABILITY else "RawFormulaVal"
         )
         replayer = CatBoostReplayer(
-            replay[0], n_classes, kind, where, model=replay[1], hashed=columns.hashed
+            replay[0],
+            n_classes,
+            kind,
+            where,
+            model=replay[1],
+            hashed=columns.hashed,
+            classes=_trained_classes(model, n_classes),
         )
     try:
         return Ensemble(
@@ -570,8 +581,46 @@ def _checked(exported: dict, cbm: bytes, model: Any, where: str) -> Ensemble:
     catboost predicts as it does; a warning when its class labels are not 0..k-1."""
     ens = from_json(exported, where, replay=(cbm, model))
     check_against_catboost(ens, where)
-    warn_if_classes_are_not_positions(_labels(exported, ens.n_classes), where)
+    _warn_about_labels(exported, ens.n_classes, where)
     return ens
+
+
+def _trained_classes(model: dict, n_classes: int) -> tuple[int, ...] | None:
+    """The columns of catboost's probabilities that are the model's classes, when its
+    ``class_names`` list more (classes absent from the training data, which have no
+    approx dimension: catboost gives them probability 0, its raw score -inf): class k is
+    column ``class_to_label[k]``; None when every column is a class."""
+    params = model.get("model_info", {}).get("class_params") or {}
+    names = params.get("class_names") or []
+    mapping = [int(v) for v in params.get("class_to_label") or ()]
+    if n_classes < 2 or len(names) <= n_classes or len(mapping) != n_classes:
+        return None
+    return tuple(mapping)
+
+
+def _warn_about_labels(model: dict, n_classes: int, where: str) -> None:
+    """The warning a model's class labels call for: classes listed in ``class_names``
+    but absent from the training data, or labels that are not 0..k-1."""
+    labels = _labels(model, n_classes)
+    classes = _trained_classes(model, n_classes)
+    if classes is None or labels is None:
+        warn_if_classes_are_not_positions(labels, where)
+        return
+    names = model["model_info"]["class_params"]["class_names"]
+    absent = [v for i, v in enumerate(names) if i not in classes]
+    warnings.warn(
+        f"{where}: class_names lists {len(names)} classes, of which the training data held "
+        f"{n_classes}: catboost gives the others ({_shown(absent)[1:-1]}) probability 0 always; classes are "
+        f"the {n_classes} trained, asked and shown by position 0..{n_classes - 1} "
+        f"(labels {_shown(labels)})",
+        TreesensWarning,
+        stacklevel=3,
+    )
+
+
+def _shown(labels: list) -> str:
+    listed = [str(v) for v in labels[:6]]
+    return "[" + ", ".join(listed) + (", ...]" if len(labels) > 6 else "]")
 
 
 def _labels(model: dict, n_classes: int) -> list | None:

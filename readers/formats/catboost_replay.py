@@ -42,8 +42,12 @@ class CatBoostReplayer(LazyLibraryModel):
         where: str | None = None,
         model: Any = None,
         hashed: tuple[HashedFeature, ...] = (),
+        classes: tuple[int, ...] | None = None,
     ):
         super().__init__(model)
+        # the columns of catboost's predictions that are the model's classes (None: all):
+        # class_names may list classes absent from the training data (probability 0)
+        self.classes = classes
         self.model_bytes = model_bytes
         self.n_classes = n_classes
         self.prediction_type = prediction_type
@@ -54,8 +58,18 @@ class CatBoostReplayer(LazyLibraryModel):
         """The same model, with other names for the codes of its categorical features."""
         model = self._model
         return CatBoostReplayer(
-            self.model_bytes, self.n_classes, self.prediction_type, self.where, model, hashed
+            self.model_bytes,
+            self.n_classes,
+            self.prediction_type,
+            self.where,
+            model,
+            hashed,
+            self.classes,
         )
+
+    def trained_classes(self, out: np.ndarray) -> np.ndarray:
+        """The columns of catboost's (n, columns) predictions that are the model's classes."""
+        return out if self.classes is None else out[:, list(self.classes)]
 
     def _build(self) -> Any:
         return model_from_bytes(self.model_bytes, self.where)
@@ -78,7 +92,7 @@ class CatBoostReplayer(LazyLibraryModel):
         return np.asarray(out, dtype=np.float64)
 
     def predict_raw(self, X) -> np.ndarray:
-        return self._predict(X, "RawFormulaVal").reshape(len(X), -1)
+        return self.trained_classes(self._predict(X, "RawFormulaVal").reshape(len(X), -1))
 
     def predict(self, X) -> np.ndarray:
         """A regressor's predictions, (n,): what ``CatBoostRegressor.predict`` returns (a
@@ -89,7 +103,7 @@ class CatBoostReplayer(LazyLibraryModel):
         return out.reshape(len(X))
 
     def predict_proba(self, X) -> np.ndarray:
-        return self._predict(X, "Probability").reshape(len(X), -1)
+        return self.trained_classes(self._predict(X, "Probability").reshape(len(X), -1))
 
 
 def _first_line(e: Exception) -> str:

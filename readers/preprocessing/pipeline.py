@@ -291,7 +291,11 @@ class PipelineReplayer(OneCallAtATime):
         return make_frame(cols, self.names, self.as_frame)
 
     def predict_proba(self, X) -> np.ndarray:
-        return np.asarray(self.pipe.predict_proba(self.frame(X)), dtype=np.float64)
+        p = np.asarray(self.pipe.predict_proba(self.frame(X)), dtype=np.float64)
+        # the columns that are the final model's classes (CatBoost: class_names may list
+        # classes absent from the training data)
+        trained = getattr(self.inner, "trained_classes", None)
+        return p if trained is None else trained(p)
 
     def predict(self, X) -> np.ndarray:
         return np.asarray(self.pipe.predict(self.frame(X)), dtype=np.float64).reshape(-1)

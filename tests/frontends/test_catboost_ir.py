@@ -348,3 +348,67 @@ def test_a_multiclass_model_labelled_0_to_k_minus_1_does_not_warn(tmp_path, sour
     with warnings.catch_warnings():
         warnings.simplefilter("error", TreesensWarning)
         assert treesens.load_model(model).n_classes == 3
+
+
+def _absent_class(names=(0, 1, 2, 3), labels=(0, 1, 3)) -> object:
+    """A tiny MultiClass model whose ``class_names`` list a class no training row has."""
+    X, y = _data(n=60)
+    classes = np.asarray(labels)[np.minimum((X[:, 2] * 3).astype(int), 2)]
+    return catboost.CatBoostClassifier(
+        iterations=2, depth=2, loss_function="MultiClass", class_names=list(names), **COMMON
+    ).fit(X, classes)
+
+
+@pytest.mark.parametrize("source", ["object", "cbm", "json"])
+def test_a_class_listed_in_class_names_but_absent_from_training_is_left_out(tmp_path, source):
+    est = _absent_class()
+    with pytest.warns(UserWarning):
+        ens = treesens.load_model(_sources(est, tmp_path)[source])
+    assert ens.n_classes == 3
+    X = _probe_rows(ens)
+    lib = est.predict_proba(X)
+    assert np.all(lib[:, 2] < 1e-300)  # catboost's probability of the absent label 2
+    np.testing.assert_allclose(ens.proba(X), lib[:, [0, 1, 3]], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ens.replayer.predict_proba(X), lib[:, [0, 1, 3]], atol=1e-12)
+
+
+def test_a_class_absent_from_training_is_named_in_a_warning_with_the_labels_by_position():
+    from treesens.compiler.errors import TreesensWarning
+
+    with pytest.warns(
+        TreesensWarning,
+        match=r"gives the others \(2\) probability 0.*0\.\.2 "
+        r"\(labels \[0, 1, 3\]\)",
+    ):
+        treesens.load_model(_absent_class())
+
+
+def test_a_model_with_an_absent_class_answers_with_a_pair_replayed_by_catboost():
+    est = _absent_class(labels=(3, 0, 1))
+    with pytest.warns(UserWarning):
+        ens = treesens.load_model(est)
+    r = treesens.check(ens, [ens.feature_names[2]], gap=1.5, classes=("any", "any"), timeout=60)
+    assert r.status == "sensitive" and r.validated
+    x1 = np.array([list(r.witness["x1"].values())])
+    np.testing.assert_allclose(r.outputs["x1"], est.predict_proba(x1)[0, [0, 1, 3]], atol=1e-12)
+
+
+def test_a_pipeline_ending_in_a_model_with_an_absent_class_answers_with_a_replayed_pair():
+    pipeline = pytest.importorskip("sklearn.pipeline")
+    preprocessing = pytest.importorskip("sklearn.preprocessing")
+    X, y = _data(n=60)
+    X = np.nan_to_num(X)
+    labels = np.asarray([0, 1, 3])[np.minimum((X[:, 2] * 3).astype(int), 2)]
+    est = pipeline.make_pipeline(
+        preprocessing.StandardScaler(),
+        catboost.CatBoostClassifier(
+            iterations=2, depth=2, loss_function="MultiClass", class_names=[0, 1, 2, 3], **COMMON
+        ),
+    ).fit(X, labels)
+    with pytest.warns(UserWarning):
+        ens = treesens.load_model(est)
+    r = treesens.check(ens, [ens.feature_names[2]], gap=1.5, classes=("any", "any"), timeout=60)
+    assert r.status == "sensitive" and r.validated
+    # the pipeline's predict_proba has a column per class name: the trained ones are shown
+    x1 = np.array([list(r.witness["x1"].values())])
+    np.testing.assert_allclose(r.outputs["x1"], est.predict_proba(x1)[0, [0, 1, 3]], atol=1e-12)

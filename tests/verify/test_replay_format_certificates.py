@@ -203,12 +203,15 @@ def _other(kind: str, folder: Path) -> tuple[Path, str, list | None]:
         path = folder / f"{kind}.skops"
         skops.io.dump(est.fit(X, y), path)
         return path, "sklearn", None
-    if kind == "catboost-multiclass":
+    if kind in ("catboost-multiclass", "catboost-absent-class"):
         import catboost
 
         X, y = _three_classes()
         path = folder / "multiclass.cbm"
         est = catboost.CatBoostClassifier(iterations=3, depth=2, loss_function="MultiClass")
+        if kind == "catboost-absent-class":  # label 2 absent: catboost scores it -inf
+            est.set_params(class_names=[0, 1, 2, 3])
+            y = np.where(y == 2, 3, y)
         est.fit(X, y, verbose=0).save_model(path)
         return path, "catboost", None
     if kind == "onnx-multiclass":
@@ -244,6 +247,7 @@ OTHERS = [
     "boosting-multiclass",
     "hgb-multiclass",
     "catboost-multiclass",
+    "catboost-absent-class",
     "onnx-multiclass",
     "one-hot-pipeline",
 ]
