@@ -108,6 +108,13 @@ class Marginal:
     counts: np.ndarray  # rows per valid rank (rows outside the domain and NaN not counted)
     probs: np.ndarray  # per valid rank
     missing: float | None = None  # NaN's share; None where the feature is never missing
+    nan_rows: int = 0  # rows missing the feature, where it may be missing (else 0)
+
+    @property
+    def informative(self) -> bool:
+        """Whether some row counts: has a value in an admissible interval, or misses a
+        feature that may be missing (a column the data always miss still says NaN)."""
+        return self.counts.sum() > 0 or self.nan_rows > 0
 
 
 def marginals(enc: Encoding, X: np.ndarray, alpha: float = 1.0) -> dict[int, Marginal]:
@@ -128,7 +135,7 @@ def marginals(enc: Encoding, X: np.ndarray, alpha: float = 1.0) -> dict[int, Mar
         a = alpha if alpha > 0 else (1.0 if total == 0 else 0.0)
         probs = (counts + a) / (total + a * k)
         missing = (nan_rows + a) / (total + a * k) if may_miss else None
-        out[f] = Marginal(counts, probs, missing)
+        out[f] = Marginal(counts, probs, missing, int(nan_rows))
     return out
 
 
@@ -197,8 +204,8 @@ class UtilityObjective(Pass):
         const = best = 0.0
         cons: list[Linear] = []
         for f, marginal in marginals(enc, self.X, 0.0 if forbid else self.alpha).items():
-            if marginal.counts.sum() == 0:
-                continue  # no data row in any admissible interval: no information
+            if not marginal.informative:
+                continue  # no data row in any admissible interval (nor NaN): no information
             for copy in _copies(enc, f):
                 part = self._feature_copy(enc, f, copy, marginal)
                 if part is None:

@@ -310,6 +310,23 @@ def test_a_missing_value_the_data_hold_most_often_is_the_likeliest_pair_value(
     assert r.witness["x1"]["b"] is None and r.witness["x2"]["b"] is None
 
 
+def test_a_feature_every_data_row_misses_scores_its_missing_value_as_the_likeliest(
+    tmp_path, monkeypatch
+):
+    # no row has a value of b: its marginal is all NaN (not "no information": b's values
+    # are each as unlikely as an empty interval, NaN is the data's value)
+    from treesens.interfaces.api import check
+
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    X = _rows_with_missing_b()
+    X[:, 1] = np.nan
+    p = tmp_path / "d.csv"
+    pd.DataFrame(X, columns=["a", "b", "s"]).to_csv(p, index=False)
+    r = check(_sometimes_missing_b(), ["s"], gap=0.2, data=p, data_aware="prob", timeout=60)
+    assert r.status == "sensitive" and r.stats["solver_status"] == "optimal"
+    assert r.witness["x1"]["b"] is None and r.witness["x2"]["b"] is None
+
+
 def test_learned_clauses_hold_no_row_missing_a_value_of_another_feature():
     # every row with a >= 0.5 misses b: the box "a >= 0.5" holds them all the same
     a = np.linspace(0.05, 0.95, 60)
