@@ -327,6 +327,27 @@ def test_a_feature_every_data_row_misses_scores_its_missing_value_as_the_likelie
     assert r.witness["x1"]["b"] is None and r.witness["x2"]["b"] is None
 
 
+def test_the_reported_utility_is_the_documented_sum_of_log_shares_with_a_missing_feature(
+    tmp_path, monkeypatch
+):
+    # docs/data-aware.md: pi_f(r) = (count_r + 1) / (N_f + K_f), N_f the rows with a value
+    # in an admissible interval or NaN, K_f the intervals plus one for NaN; b (shared)
+    # counts twice, s (varied) once per input
+    from treesens.interfaces.api import check
+
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    p = tmp_path / "d.csv"
+    pd.DataFrame(_rows_with_missing_b(), columns=["a", "b", "s"]).to_csv(p, index=False)
+    r = check(_sometimes_missing_b(), ["s"], gap=0.2, data=p, data_aware="prob", timeout=60)
+    a = r.witness["x1"]["a"]
+    pa = (50 + 1) / (100 + 2)  # a: 50 rows each side of 0.5
+    pb = (45 + 1) / (100 + 4)  # b missing: 45 rows; intervals [0, .3), [.3, .7), [.7, 1]
+    ps = (50 + 1) / (100 + 2)  # s: 50 rows at 0.2, 50 at 0.8
+    assert a is not None and r.witness["x1"]["b"] is None
+    want = 2 * math.log(pa) + 2 * math.log(pb) + 2 * math.log(ps)
+    assert r.stats["objective"] == pytest.approx(want, abs=1e-6)
+
+
 def test_learned_clauses_hold_no_row_missing_a_value_of_another_feature():
     # every row with a >= 0.5 misses b: the box "a >= 0.5" holds them all the same
     a = np.linspace(0.05, 0.95, 60)
