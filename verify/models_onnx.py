@@ -3,7 +3,7 @@
 The graph holds one ``TreeEnsembleClassifier`` or ``TreeEnsembleRegressor`` (ai.onnx.ml),
 fed by one float or double tensor [N, F] (features ``f0 .. f{F-1}``) or by one Concat
 (axis 1) of every graph input [N, k] (features named after the inputs, ``NAME_0 ..`` for
-k > 1, as skl2onnx writes a DataFrame's columns), with only Cast, Identity and ZipMap
+k > 1, as skl2onnx writes a DataFrame's columns), with only Cast, Identity, ZipMap and a product by one
 around it besides, as skl2onnx and onnxmltools write. onnxruntime sends an input to a
 node's "true" child when the node's mode holds (BRANCH_LEQ ``x <= t``, BRANCH_LT
 ``x < t``, BRANCH_GTE, BRANCH_GT), comparing in the input's precision; a leaf adds each
@@ -63,6 +63,20 @@ MAX_NODES = 5_000_000  # per tree, after the equality chains' copies
 CLASSIFIER, REGRESSOR = "TreeEnsembleClassifier", "TreeEnsembleRegressor"
 
 
+def _by_one(node, g) -> bool:
+    """A Mul or Div of a value by an initializer of ones (onnxmltools writes one after a
+    LightGBM classifier's probabilities without a ZipMap): it changes no score."""
+    from onnx import numpy_helper
+
+    if node.op_type not in ("Mul", "Div") or len(node.input) != 2:
+        return False
+    init = [i for i in g.initializer if i.name == node.input[1]]
+    if len(init) != 1:
+        return False
+    values = numpy_helper.to_array(init[0])
+    return values.size >= 1 and values.ndim <= 1 and bool(np.all(values == 1.0))
+
+
 def read_onnx(path: str, test: str = "<=") -> Model:
     import onnx
 
@@ -74,12 +88,14 @@ def read_onnx(path: str, test: str = "<=") -> Model:
         raise ModelError(f"onnx cannot read the model ({type(e).__name__})") from None
     g = model.graph
     ops = [n for n in g.node if n.domain == ML and n.op_type.startswith("TreeEnsemble")]
-    others = [n.op_type for n in g.node if n not in ops and n.op_type not in AROUND]
+    others = [
+        n.op_type for n in g.node if n not in ops and n.op_type not in AROUND and not _by_one(n, g)
+    ]
     if len(ops) != 1 or others:
         raise ModelError(
             "the checker reads a graph of one TreeEnsembleClassifier or "
-            "TreeEnsembleRegressor with only Cast, Identity, ZipMap and a Concat of its "
-            "inputs around it"
+            "TreeEnsembleRegressor with only Cast, Identity, ZipMap, a product by one and a "
+            "Concat of its inputs around it"
         )
     (op,) = ops
     if op.op_type not in (CLASSIFIER, REGRESSOR):

@@ -2,7 +2,7 @@
 
 Reads a graph of one tree-ensemble operator (TreeEnsembleClassifier, TreeEnsembleRegressor,
 or TreeEnsemble of ai.onnx.ml 5) fed by one float or double tensor [N, F], with only Cast,
-Identity and ZipMap around it, as skl2onnx and onnxmltools write scikit-learn, XGBoost and
+Identity, ZipMap and a product by one around it, as skl2onnx and onnxmltools write scikit-learn, XGBoost and
 LightGBM models. The operator may also be fed by a Concat of columns (axis 1, nested
 Concats too) of float or double graph inputs [N, k], as skl2onnx writes a DataFrame's
 columns (a ColumnTransformer passing them through): the features are the joined columns
@@ -22,6 +22,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ...compiler.ensemble import Ensemble, Feature, ModelOrigin
 from ...compiler.errors import InputError, UnsupportedModelError
@@ -44,8 +46,8 @@ AROUND = ("Cast", "Identity", "ZipMap", "Concat")  # the only other nodes a grap
 _FLOAT, _DOUBLE = 1, 11  # TensorProto element types
 _DTYPES = {_FLOAT: "float32", _DOUBLE: "float64"}
 _FEW = (
-    "treesens reads one tree-ensemble operator with only Cast, Identity, ZipMap and a Concat "
-    "of the graph's inputs around it"
+    "treesens reads one tree-ensemble operator with only Cast, Identity, ZipMap, a product by "
+    "one and a Concat of the graph's inputs around it"
 )
 _TENSOR = "one float tensor input [N, F], or float inputs [N, 1] joined by a Concat"
 
@@ -145,13 +147,32 @@ def _cast_to(node) -> int:
     return next((a.i for a in node.attribute if a.name == "to"), 0)
 
 
+def _times_one(node, model) -> bool:
+    """Whether ``node`` multiplies (or divides) its first input by an initializer holding
+    only 1.0: an identity (onnxmltools' ``convert_lightgbm(zipmap=False)`` writes one after
+    the probabilities)."""
+    if (
+        node.op_type not in ("Mul", "Div")
+        or len(node.input) != 2
+        or node.domain not in ("", "ai.onnx")
+    ):
+        return False
+    init = next((i for i in model.graph.initializer if i.name == node.input[1]), None)
+    if init is None:
+        return False
+    values = import_library("onnx").numpy_helper.to_array(init)
+    return values.size >= 1 and values.ndim <= 1 and bool(np.all(values == 1.0))
+
+
 def _the_operator(model, where: str) -> int:
     """The index of the graph's one tree-ensemble node; any node other than it, Cast,
-    Identity and ZipMap refused by name."""
+    Identity, ZipMap and a product by one refused by name."""
     found = []
     for i, node in enumerate(model.graph.node):
         if node.domain == ML and node.op_type in OPERATORS:
             found.append(i)
+        elif _times_one(node, model):
+            continue
         elif node.op_type not in AROUND or node.domain not in ("", "ai.onnx", ML):
             what = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
             raise UnsupportedModelError(
@@ -303,7 +324,8 @@ def _scores_output(model, op_index: int, where: str) -> tuple[str, tuple | None]
         for n in consumers.get(name, []):
             if labels is not None:
                 continue  # nothing after a ZipMap keeps it a score
-            if n.op_type == "Identity" or (n.op_type == "Cast" and _cast_to(n) in _DTYPES):
+            same = n.op_type == "Identity" or (n.op_type == "Cast" and _cast_to(n) in _DTYPES)
+            if same or (_times_one(n, model) and n.input[0] == name):
                 stack.append((n.output[0], None))
             elif n.op_type == "ZipMap":
                 stack.append((n.output[0], _zipmap_labels(n, where)))

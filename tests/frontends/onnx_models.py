@@ -39,8 +39,9 @@ def sklearn_onnx(est, X, **kw) -> bytes:
         return to_onnx(est, X[:1], **kw).SerializeToString()
 
 
-def onnxmltools_model(est, n_features: int) -> bytes:
-    """onnxmltools' model of a fitted XGBoost or LightGBM estimator."""
+def onnxmltools_model(est, n_features: int, **options) -> bytes:
+    """onnxmltools' model of a fitted XGBoost or LightGBM estimator (``options``: the
+    converter's, e.g. zipmap=False)."""
     import onnxmltools
     from onnxmltools.convert.common.data_types import FloatTensorType
 
@@ -48,8 +49,10 @@ def onnxmltools_model(est, n_features: int) -> bytes:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if type(est).__module__.startswith("xgboost"):
-            return onnxmltools.convert_xgboost(est, initial_types=types).SerializeToString()
-        return onnxmltools.convert_lightgbm(est, initial_types=types).SerializeToString()
+            return onnxmltools.convert_xgboost(
+                est, initial_types=types, **options
+            ).SerializeToString()
+        return onnxmltools.convert_lightgbm(est, initial_types=types, **options).SerializeToString()
 
 
 def dataframe_onnx(est, df, y, initial_types=None) -> bytes:

@@ -14,6 +14,7 @@ import pytest
 
 import treesens
 from treesens.compiler.ensemble import IDENTITY, LOGISTIC, PROBA, SOFTMAX, Ensemble
+from treesens.compiler.errors import UnsupportedModelError
 from treesens.tests.frontends import onnx_models as om
 
 sk_ensemble = pytest.importorskip("sklearn.ensemble")
@@ -161,6 +162,26 @@ def test_onnxmltools_lightgbm_with_missing_values_matches_onnxruntime(tmp_path):
     est = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, verbose=-1, num_threads=1).fit(Xm, YB)
     blob = om.onnxmltools_model(est, X.shape[1])
     _agrees(_load(tmp_path, blob), blob)
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_onnxmltools_lightgbm_without_zipmap_reads_its_product_by_one(tmp_path, kind):
+    pytest.importorskip("onnxmltools")
+    onnx = pytest.importorskip("onnx")
+    blob = om.onnxmltools_model(_lgb(kind), X.shape[1], zipmap=False)
+    assert "Mul" in {n.op_type for n in onnx.load_model_from_string(blob).graph.node}
+    _agrees(_load(tmp_path, blob), blob)
+
+
+def test_a_product_by_another_constant_is_refused(tmp_path):
+    pytest.importorskip("onnxmltools")
+    onnx = pytest.importorskip("onnx")
+    blob = om.onnxmltools_model(_lgb("binary"), X.shape[1], zipmap=False)
+    model = onnx.load_model_from_string(blob)
+    factor = next(n.input[1] for n in model.graph.node if n.op_type == "Mul")
+    (one,) = [i for i in model.graph.initializer if i.name == factor]
+    one.CopyFrom(onnx.numpy_helper.from_array(np.array([2.0], dtype=np.float32), factor))
+    om.refused(tmp_path, model.SerializeToString(), "operator Mul", kind=UnsupportedModelError)
 
 
 MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from treesens.tests.verify.claims_oracle import library_scores, tiny_model
-from treesens.verify.models import Model, read_model
+from treesens.verify.models import Model, ModelError, read_model
 
 KINDS = [
     f"{library}-{task}"
@@ -82,3 +82,38 @@ def test_the_checkers_replay_of_a_lightgbm_forest_is_the_mean_of_its_trees(tmp_p
     m = read_model(str(path), "lightgbm")
     got = library_raw(str(path), "lightgbm", m)(X)
     np.testing.assert_allclose(got, _scores(m, X), rtol=1e-6, atol=1e-5)
+
+
+def _lightgbm_onnx_without_zipmap(tmp_path, factor: float):
+    """onnxmltools' LightGBM classifier without a ZipMap (a Mul of the probabilities by an
+    initializer 1.0 after the operator), that initializer set to ``factor``."""
+    onnx = pytest.importorskip("onnx")
+    lgb = pytest.importorskip("lightgbm")
+    from treesens.tests.frontends import onnx_models as om
+
+    X, y, _, _ = om.data()
+    est = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, verbose=-1, num_threads=1)
+    model = onnx.load_model_from_string(
+        om.onnxmltools_model(est.fit(X, y), X.shape[1], zipmap=False)
+    )
+    name = next(n.input[1] for n in model.graph.node if n.op_type == "Mul")
+    (init,) = [i for i in model.graph.initializer if i.name == name]
+    init.CopyFrom(onnx.numpy_helper.from_array(np.array([factor], dtype=np.float32), name))
+    return om.write(tmp_path, "m.onnx", model.SerializeToString()), X
+
+
+def test_the_checker_reads_a_product_by_one_after_the_probabilities(tmp_path):
+    pytest.importorskip("onnxmltools")
+    ort = pytest.importorskip("onnxruntime")
+    path, X = _lightgbm_onnx_without_zipmap(tmp_path, 1.0)
+    rows = X[:20].astype(np.float32)
+    _, proba = ort.InferenceSession(str(path)).run(None, {"input": rows})
+    margin = _scores(read_model(str(path), "onnx"), rows)[:, 0]
+    np.testing.assert_allclose(1 / (1 + np.exp(-margin)), proba[:, 1], atol=1e-6)
+
+
+def test_the_checker_refuses_a_product_by_another_number(tmp_path):
+    pytest.importorskip("onnxmltools")
+    path, _ = _lightgbm_onnx_without_zipmap(tmp_path, 2.0)
+    with pytest.raises(ModelError, match="product by one"):
+        read_model(str(path), "onnx")
