@@ -42,8 +42,8 @@ def feature_subsets(
 ) -> list[tuple[str, ...]]:
     """The feature sets of a sweep: subsets of ``k`` of ``features`` (default: all of the
     model's but those its bounds hold to one value, e.g. a column constant in the data
-    the bounds come from: no pair differs in them), each named feature once, in the
-    order given."""
+    the bounds come from: no pair differs in them), in the order given; a feature named
+    twice is an InputError, as in ``vary``."""
     if features is None:
         held = set(held_features(ens))
         names = [n for n in ens.feature_names if n not in held]
@@ -53,7 +53,10 @@ def feature_subsets(
                 "taken from data of one row, or every row alike)"
             )
     else:
-        names = list(dict.fromkeys(feature_list(ens, features, "features")))
+        names = list(feature_list(ens, features, "features"))
+        twice = [n for i, n in enumerate(names) if n in names[:i]]
+        if twice:  # as --vary: a repeated name is a slip, not a second query
+            raise InputError(f"features: feature {twice[0]!r} listed twice")
     if not 1 <= k <= len(names):
         raise InputError(f"subset size {k} out of range 1..{len(names)}")
     total = math.comb(len(names), k)

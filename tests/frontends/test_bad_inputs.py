@@ -46,6 +46,16 @@ def test_cli_rejects_a_feature_listed_twice_in_vary(command, tmp_path):
     _one_line_error(r, "--vary", "'mean_texture' listed twice")
 
 
+def test_api_sweep_rejects_a_feature_listed_twice_in_features():
+    with pytest.raises(InputError, match="^features: feature 'mean_texture' listed twice"):
+        treesens.sweep(MODEL, features=["mean_texture", "mean_texture"], progress=False)
+
+
+def test_cli_sweep_rejects_a_feature_listed_twice_in_features():
+    r = _cli("sweep", MODEL, "--features", "mean_texture,mean_texture", "--timeout", "5")
+    _one_line_error(r, "--features: feature 'mean_texture' listed twice")
+
+
 def _details(tmp_path, lb: str, ub: str) -> str:
     p = tmp_path / "d.csv"
     p.write_text(f"feature,name,lb,ub\n0,mean_radius,6.9,28\n1,mean_texture,{lb},{ub}\n")
