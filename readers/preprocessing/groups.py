@@ -13,6 +13,7 @@ dropped by ``drop_first``, named ``UNNAMED_DROPPED``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ import numpy as np
 from ...compiler.column_prefixes import SEPARATORS, binary_prefixes
 from ...compiler.ensemble import Ensemble, Feature
 from ...compiler.errors import InputError
-from .fold import ColumnMap, fold, identity
+from .fold import ColumnMap, _routes, fold, identity
 
 # the name of an inferred group's dropped category (``pd.get_dummies(drop_first=True)``
 # leaves no trace of which category it dropped)
@@ -221,17 +222,54 @@ def inferred_groups(ens: Ensemble, X: np.ndarray) -> list[OneHotGroup]:
 
 
 def _one_hot_column(ens: Ensemble, group: str, column: str) -> None:
-    """A group's column must be able to hold 0 and 1 (a one-hot column): one declared
-    categorical, or in bounds without them (age in [18, 79]), is an InputError, since
-    the folded feature would set it to 0 or 1 all the same."""
-    feat = ens.features[ens.feature_names.index(column)]
+    """A group's column must be a one-hot column, taking 0 and 1 only: one declared
+    categorical, or in bounds without them (age in [18, 79]) or with a finite bound beyond
+    them (count in [0, 10]), or that the model splits where 0 and 1 go the same way
+    (age < 40: it was trained on other values), is an InputError, since the folded feature
+    would set it to 0 or 1 all the same and answer about inputs the model is not given."""
+    j = ens.feature_names.index(column)
+    feat = ens.features[j]
     if feat.kind == "categorical":
         raise InputError(f"group {group!r}: column {column!r} is categorical, not a 0/1 column")
-    if feat.lb > 0 or feat.ub < 1:
+    lb, ub = feat.lb, feat.ub
+    if lb > 0 or ub < 1 or -math.inf < lb < 0 or 1 < ub < math.inf:
         raise InputError(
-            f"group {group!r}: column {column!r} is declared in [{feat.lb:g}, {feat.ub:g}], "
-            "not a 0/1 column"
+            f"group {group!r}: column {column!r} is declared in [{lb:g}, {ub:g}], not a 0/1 column"
         )
+    split = _split_not_between_0_and_1(ens, j)
+    if split is not None:
+        raise InputError(
+            f"group {group!r}: the model splits column {column!r} at {column} {ens.op} "
+            f"{split}, where 0 and 1 go the same way: not a 0/1 column"
+        )
+
+
+# a split a library makes to send missing values apart (every number to one side) on a
+# 0/1 column: its threshold is just past 1 (XGBoost's cut above a column's largest value,
+# 2.00001 by hist, 2.000001 by exact) or infinite (LightGBM, scikit-learn's
+# HistGradientBoosting; CatBoost: the float32 extremes)
+_PAST_ONE = 2.001
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _split_not_between_0_and_1(ens: Ensemble, j: int) -> str | None:
+    """A numeric split of the model on column ``j`` that sends 0 and 1 the same way and is
+    not a split of missing values from every number, as text (its threshold); or None."""
+    probe = np.array([0.0, 1.0, np.nan])
+    for t in ens.trees:
+        nodes = np.flatnonzero(t.feature == j)
+        if t.categories is not None:
+            nodes = np.array([n for n in nodes.tolist() if t.categories[n] is None], dtype=int)
+        if not nodes.size:
+            continue
+        routes = _routes(ens, t, nodes, probe)  # (0, 1, NaN) x nodes: the "yes" side?
+        for k in np.flatnonzero(routes[0] == routes[1]).tolist():
+            th = float(t.threshold[nodes[k]])
+            apart = routes[2, k] != routes[0, k]  # missing values go the other way
+            if apart and (1 < th <= _PAST_ONE or abs(th) >= _FLOAT32_MAX):
+                continue
+            return str(np.float32(th)) if float(np.float32(th)) == th else repr(th)
+    return None
 
 
 def fold_groups(ens: Ensemble, groups: list[OneHotGroup], how: str) -> Ensemble:

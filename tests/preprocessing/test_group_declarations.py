@@ -96,3 +96,20 @@ def test_a_malformed_groups_flag_is_one_line_and_exit_2(race_files):
     )
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert "NAME=COLUMN,COLUMN" in out.stderr
+
+
+def test_a_groups_flag_over_a_column_that_is_no_0_1_column_is_one_line_and_exit_2(race_files):
+    r = treesens_here(
+        "check", str(race_files / "race.json"), "--groups", "g=age,race_A", "--vary", "g"
+    )
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert "group 'g': the model splits column 'age' at age < " in lines[0]
+
+
+def test_a_sens_group_over_a_column_that_is_no_0_1_column_is_an_error_at_its_line(race_files):
+    (race_files / "bad.sens").write_text(
+        'model "race.json"\ngroup g = age, race_A\nquery q { vary g }\n'
+    )
+    with pytest.raises(SensError, match=r"bad.sens:2:.*splits column 'age'"):
+        load_queries(race_files / "bad.sens")

@@ -119,3 +119,49 @@ def test_a_group_of_a_column_declared_outside_0_and_1_is_one_error(race_model):
     )
     with pytest.raises(InputError, match="column 'age' is declared in \\[18, 79\\], not a 0/1"):
         treesens.load_model(model, details=details, groups={"g": ["age", "race_A"]})
+
+
+def test_a_group_of_a_column_declared_with_a_bound_beyond_0_and_1_is_one_error(race_model):
+    model, X = race_model
+    details = pd.DataFrame(
+        {"feature": range(4), "name": list(X.columns), "lb": 0.0, "ub": [100, 10, 1, 1]}
+    )
+    with pytest.raises(InputError, match="column 'race_A' is declared in \\[0, 10\\], not a 0/1"):
+        treesens.load_model(model, details=details, groups={"race": ["race_A", "race_B"]})
+
+
+def test_a_group_of_a_column_the_model_splits_past_1_is_one_error(race_model):
+    model, _ = race_model  # no bounds declared: the model's splits on age say it is no 0/1
+    with pytest.raises(InputError, match="^group 'g': the model splits column 'age' at age < "):
+        treesens.load_model(model, groups={"g": ["age", "race_A"]})
+
+
+@pytest.mark.parametrize("library", ["xgboost-hist", "xgboost-exact", "lightgbm", "hgb"])
+def test_a_group_of_one_hot_columns_with_missing_values_is_one_feature(library):
+    """A library splits missing values apart from every number (XGBoost at 2.00001,
+    LightGBM and HistGradientBoosting at infinity): no split between 0 and 1, and still
+    a one-hot column."""
+    rng = np.random.default_rng(0)
+    race = rng.integers(0, 3, 600)
+    X = pd.DataFrame(np.eye(3)[race], columns=["race_A", "race_B", "race_C"])
+    X["x"] = rng.uniform(0, 1, 600)
+    y = (X["x"] + 0.35 * (race == 1) - 0.25 * (race == 2) > 0.55) ^ (rng.random(600) < 0.1)
+    X.loc[rng.random(600) < 0.2, "race_B"] = np.nan
+    model = _missing_aware_model(library).fit(X, y)
+    groups = {"race": ["race_A", "race_B", "race_C"]}
+    assert treesens.load_model(model, groups=groups).feature_names == ["race", "x"]
+
+
+def _missing_aware_model(library: str):
+    if library.startswith("xgboost"):
+        from xgboost import XGBClassifier
+
+        method = library.split("-")[1]
+        return XGBClassifier(n_estimators=40, max_depth=5, tree_method=method, n_jobs=1)
+    if library == "lightgbm":
+        from lightgbm import LGBMClassifier
+
+        return LGBMClassifier(n_estimators=40, min_child_samples=5, verbose=-1, n_jobs=1)
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(max_iter=20)
