@@ -46,7 +46,7 @@ class Bar:
 
 
 def bar_of(r: Result) -> Bar:
-    label = r.query or "+".join(r.features)
+    label = _label(r)
     top = max_gap_of(r)
     g = pair_gap(r.outputs) if r.status == SENSITIVE else None
     if top is not None:
@@ -79,12 +79,13 @@ def plot_sweep(
 ) -> Figure:
     """Draw a sweep's results as one bar per query; returns the matplotlib Figure.
 
-    ``results``: Results (or their dicts: lines of ``sweep --out``, parsed). ``ax``: draw
+    ``results``: Results (or their dicts: lines of ``sweep --out``, parsed) of one sweep
+    (``one_sweep``: those of two models, or a query asked two ways, are refused). ``ax``: draw
     into these axes (else a new figure); ``path``: also write the figure there (.png,
     .svg, .pdf)."""
     if path is not None:
         check_plot_path(path)  # before the drawing
-    rs = [as_result(r) for r in results]
+    rs = one_sweep([as_result(r) for r in results])
     if not rs:
         raise InputError("no results to plot")
     bars = sweep_bars(rs)
@@ -115,6 +116,64 @@ def plot_sweep(
     _legend(ax, bars)
     save(fig, path)
     return fig
+
+
+def one_sweep(rs: list[Result]) -> list[Result]:
+    """The results of one sweep, one per query: ``out=`` / ``--out`` append to their file
+    (so that ``resume=`` can go on), and a file two sweeps wrote holds both. Results of
+    more than one model (by its fingerprint, ``stats["asked"]["ensemble"]``, else its
+    ``model`` text), or a query asked at two gaps (or classes), are an InputError naming
+    them, rather than one figure whose bars mix them; a query answered again at the same
+    gap (``resume=`` runs errors and short unknowns again, a sweep run twice into one
+    file) is drawn by its last result."""
+    prints = {_fingerprint(r): r.model for r in rs if _fingerprint(r)}
+    models = list(dict.fromkeys(prints.values()))
+    models += [
+        m for m in dict.fromkeys(r.model for r in rs if not _fingerprint(r)) if m not in models
+    ]
+    if len(prints) > 1 or len(models) > 1:
+        shown = "; ".join(models[:3]) + ("; ..." if len(models) > 3 else "")
+        raise InputError(
+            f"the results are of {max(len(prints), len(models))} models ({shown}): plot one "
+            "model's results (the lines whose 'model' names it), or give each sweep its own "
+            "out= / --out file (they append)"
+        )
+    last: dict[tuple, Result] = {}
+    for r in rs:  # a later answer to the same question replaces an earlier one
+        last[(_label(r), _asked(r))] = r
+    labels = [label for label, _ in last]
+    twice = [q for i, q in enumerate(labels) if q in labels[:i]]
+    if twice:
+        ways = " and ".join(asked for label, asked in last if label == twice[0])
+        raise InputError(
+            f"query {twice[0]!r} is there asked {ways}: the results hold more than one "
+            "sweep; plot one sweep's results, or give each sweep its own out= / --out file "
+            "(they append)"
+        )
+    return list(last.values())
+
+
+def _fingerprint(r: Result) -> str | None:
+    asked = r.stats.get("asked") if isinstance(r.stats, dict) else None
+    return asked.get("ensemble") if isinstance(asked, dict) else None
+
+
+def _asked(r: Result) -> str:
+    """What a result's query asked besides its features, as words: its gap (a max gap's:
+    its tolerance, its gap is the one found), classes, a regressor's change or bounds."""
+    if r.max_gap:
+        tolerance = r.max_gap.get("tolerance") if isinstance(r.max_gap, dict) else None
+        words = f"for the max gap (tolerance {tolerance})"
+    else:
+        words = f"at gap {r.gap:g}" + (" (margin)" if r.gap_kind == "margin" else "")
+    for name, value in (("classes", r.classes), ("delta", r.delta), ("threshold", r.threshold)):
+        if value:
+            words += f", {name} {value}"
+    return words
+
+
+def _label(r: Result) -> str:
+    return r.query or "+".join(r.features)
 
 
 def _x_label(rs: list[Result], bars: list[Bar]) -> str:

@@ -78,7 +78,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--out",
         default=None,
         metavar="FILE.jsonl",
-        help="append each result to this JSON Lines file as it ends (with --resume: the same "
+        help="append each result to this JSON Lines file as it ends (what it holds stays: "
+        "--resume goes on from it; a new sweep wants a new file; with --resume: the same "
         "file or none)",
     )
     p.add_argument(

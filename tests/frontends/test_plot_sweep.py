@@ -174,3 +174,58 @@ def test_infinite_ratio_is_drawn_just_past_the_longest_finite_bar():
 def test_all_insensitive_axis_spans_the_gap_asked():
     fig = treesens.plot_sweep([result("a", "insensitive"), result("b", "insensitive")])
     assert fig.axes[0].get_xlim() == pytest.approx((0.0, 0.26))
+
+
+def _of_model(r: Result, fingerprint: str, model: str) -> Result:
+    r.model, r.stats["asked"] = model, {"ensemble": fingerprint}
+    return r
+
+
+def test_results_of_two_models_are_refused_naming_them():
+    """Two sweeps appended to one out= file: one figure would mix their bars."""
+    rs = [
+        _of_model(result("a", "sensitive", 0.8, 0.2), "f1", "xgboost:one.json"),
+        _of_model(result("a", "insensitive"), "f2", "xgboost:two.json"),
+    ]
+    with pytest.raises(InputError, match=r"^the results are of 2 models \(xgboost:one.json; "):
+        treesens.plot_sweep([r.to_dict() for r in rs])
+
+
+def test_one_model_given_by_two_paths_is_one_model():
+    rs = [
+        _of_model(result("a", "sensitive", 0.8, 0.2), "f1", "xgboost:one.json"),
+        _of_model(result("b", "insensitive"), "f1", "xgboost:moved/one.json"),
+    ]
+    assert len(treesens.plot_sweep(rs).axes[0].patches) == 2
+
+
+def test_a_query_asked_at_two_gaps_is_refused():
+    rs = [result("a", "sensitive", 0.8, 0.2), result("a", "insensitive")]
+    rs[1].gap = 0.3
+    with pytest.raises(InputError, match="^query 'a' is there asked at gap 0.2 and at gap 0.3"):
+        treesens.plot_sweep(rs)
+
+
+def test_a_query_answered_again_at_the_same_gap_is_drawn_once_by_its_last_result():
+    """resume= runs an error again and appends the new answer to the same file."""
+    rs = [result("a", "error", error="boom"), result("b", "insensitive")]
+    rs.append(result("a", "sensitive", 0.95, 0.1))
+    ax, bars = bars_of(treesens.plot_sweep(rs))
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert bars[0].get_width() == pytest.approx(0.4)
+
+
+def test_a_results_file_two_models_swept_into_is_refused_not_plotted_mixed(tmp_path):
+    """README's sweep, then docs/plots.md's, in one folder: out= appends to sweep.jsonl."""
+    import json
+    from pathlib import Path
+
+    examples = Path(treesens.__file__).parent / "examples"
+    out = tmp_path / "sweep.jsonl"
+    for name in ("breast_cancer_xgb.json", "breast_cancer_deep_xgb.json"):
+        model = str(examples / name)
+        treesens.sweep(model, features=["mean_texture"], out=out, progress=False, timeout=30)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 2
+    with pytest.raises(InputError, match="^the results are of 2 models"):
+        treesens.plot_sweep(lines)
