@@ -124,7 +124,7 @@ def _fold_tree(ens: Ensemble, t: Tree, features, maps, bounds, nan_values) -> Tr
         feature[nodes_a] = m.user
         if m.forward is None:
             points = (m.constant,) if m.constant is not None else m.values
-            routes = _routes(ens, t, nodes_a, np.asarray(points, dtype=np.float64))
+            routes = node_routes(ens, t, nodes_a, np.asarray(points, dtype=np.float64))
             for k, node in enumerate(nodes):
                 yes = np.flatnonzero(routes[:, k])
                 if m.constant is not None:
@@ -143,7 +143,7 @@ def _fold_tree(ens: Ensemble, t: Tree, features, maps, bounds, nan_values) -> Tr
         if numeric.size:
             threshold[numeric] = [bounds[j][float(x)] for x in t.threshold[numeric]]
             nan = np.array([nan_values[j]])
-            default_left[numeric] = _routes(ens, t, numeric, nan)[0]
+            default_left[numeric] = node_routes(ens, t, numeric, nan)[0]
     any_cat = any(c is not None for c in cats)
     return Tree(
         feature,
@@ -176,7 +176,7 @@ def _holds(ens: Ensemble, v: np.ndarray, t: np.ndarray) -> np.ndarray:
     return v < t if ens.op == "<" else v <= t
 
 
-def _routes(ens: Ensemble, t: Tree, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
+def node_routes(ens: Ensemble, t: Tree, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
     """(len(values), len(nodes)): does model value ``values[i]`` take node ``k``'s "yes"
     (left) side? NaN follows the node's missing-value rule."""
     v = values[:, None]

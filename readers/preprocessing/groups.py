@@ -24,7 +24,7 @@ import numpy as np
 from ...compiler.column_prefixes import SEPARATORS, binary_prefixes
 from ...compiler.ensemble import Ensemble, Feature
 from ...compiler.errors import InputError
-from .fold import ColumnMap, _routes, fold, identity
+from .fold import ColumnMap, fold, identity, node_routes
 
 # the name of an inferred group's dropped category (``pd.get_dummies(drop_first=True)``
 # leaves no trace of which category it dropped)
@@ -262,7 +262,7 @@ def _split_not_between_0_and_1(ens: Ensemble, j: int) -> str | None:
             nodes = np.array([n for n in nodes.tolist() if t.categories[n] is None], dtype=int)
         if not nodes.size:
             continue
-        routes = _routes(ens, t, nodes, probe)  # (0, 1, NaN) x nodes: the "yes" side?
+        routes = node_routes(ens, t, nodes, probe)  # (0, 1, NaN) x nodes: the "yes" side?
         for k in np.flatnonzero(routes[0] == routes[1]).tolist():
             th = float(t.threshold[nodes[k]])
             apart = routes[2, k] != routes[0, k]  # missing values go the other way
