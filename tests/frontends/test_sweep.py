@@ -42,8 +42,13 @@ def test_subset_size_out_of_range_is_an_input_error():
         feature_subsets(_ens(), 6)
 
 
-def test_repeated_feature_is_swept_once_in_the_order_given():
-    assert feature_subsets(_ens(), 1, features=["f3", "f1", "f3"]) == [("f3",), ("f1",)]
+def test_features_are_swept_in_the_order_given():
+    assert feature_subsets(_ens(), 1, features=["f3", "f1"]) == [("f3",), ("f1",)]
+
+
+def test_a_repeated_feature_is_an_input_error_as_in_vary():
+    with pytest.raises(InputError, match="^features: feature 'f3' listed twice"):
+        feature_subsets(_ens(), 1, features=["f3", "f1", "f3"])
 
 
 def test_empty_feature_list_is_an_input_error():
