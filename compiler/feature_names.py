@@ -69,3 +69,12 @@ def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]
         if not (name in out and name != i and ens.columns is not None):
             out.append(name)  # columns of one group (race_A, race_B) name it once
     return tuple(out)
+
+
+def refuse_repeats(names, keyword: str = "vary") -> None:
+    """A feature listed twice is a slip (a second copy asks nothing more): an InputError
+    naming ``keyword`` (check's vary, sweep's and the report's features, ...)."""
+    names = list(names)
+    twice = [n for i, n in enumerate(names) if n in names[:i]]
+    if twice:
+        raise InputError(f"{keyword}: feature {twice[0]!r} listed twice")

@@ -11,7 +11,7 @@ from ..compiler.audit import Target, feature_scale
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
-from ..compiler.feature_names import feature_list
+from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import anchored_question, flip_target
 from ..compiler.query import (
     EITHER,
@@ -98,6 +98,7 @@ def audit_reading(ens: Ensemble, target: Target) -> Ensemble:
 
 def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
     names = feature_list(ens, vary)
+    refuse_repeats(names, "vary")
     F = resolve_features(ens, names)
     _, rng = data.ranges()
     scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from ..backends.registry import get_info, is_search_method, require_installed
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
-from ..compiler.feature_names import feature_list
+from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import check_kind
 from ..compiler.options import (
     DEFAULT_BACKEND,
@@ -216,9 +216,7 @@ def make_question(
     if isinstance(vary, str):
         vary = [v.strip() for v in vary.split(",") if v.strip()]
     vary = tuple(vary)
-    twice = [v for i, v in enumerate(vary) if v in vary[:i]]
-    if twice:
-        raise InputError(f"{vary_keyword}: feature {twice[0]!r} listed twice")
+    refuse_repeats(vary, vary_keyword)
     g = gap_of(gap, margin_gap, Gap(0.2, "prob", given=False))
     threshold = threshold_of(above, below, given_gap=gap is not None or margin_gap is not None)
     change = delta_of(delta, direction, gap is not None or margin_gap is not None, threshold)

@@ -20,7 +20,7 @@ from ..answers.phrases import lower_text, upper_text
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.feature_names import feature_name
+from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
 from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
@@ -313,9 +313,11 @@ def report(
     ens = read_as(load_model(model, details=details, data=data, label=label), False)
     load_data(data, ens, label)  # the data's columns checked before any solving
     # named as check's vary is: a library's rewritten name ('mean radius'), a did-you-mean
-    protected = list(dict.fromkeys(feature_name(ens, p, "protected") for p in protected))
+    protected = list(feature_list(ens, protected, "protected")) if protected else []
+    refuse_repeats(protected, "protected")
     _check_change(ens, protected, delta)
-    names = list(ens.feature_names) if features is None else list(dict.fromkeys(features))
+    names = list(ens.feature_names if features is None else feature_list(ens, features, "features"))
+    refuse_repeats(names, "features")
     _check_classes(ens, protected or names, gap if protected else None, classes)
     rank_path = check_path = None
     if results is not None:

@@ -15,7 +15,7 @@ from ..answers.result import Result
 from ..compiler.encode import held_to_one_value
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.feature_names import feature_list
+from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
 from .ask import refuse_query
 from .campaign import Campaign, sweep_campaign
@@ -54,9 +54,7 @@ def feature_subsets(
             )
     else:
         names = list(feature_list(ens, features, "features"))
-        twice = [n for i, n in enumerate(names) if n in names[:i]]
-        if twice:  # as --vary: a repeated name is a slip, not a second query
-            raise InputError(f"features: feature {twice[0]!r} listed twice")
+        refuse_repeats(names, "features")  # as --vary: a slip, not a second query
     if not 1 <= k <= len(names):
         raise InputError(f"subset size {k} out of range 1..{len(names)}")
     total = math.comb(len(names), k)

@@ -56,6 +56,18 @@ def test_cli_sweep_rejects_a_feature_listed_twice_in_features():
     _one_line_error(r, "--features: feature 'mean_texture' listed twice")
 
 
+def test_api_audit_rejects_a_feature_listed_twice_in_vary():
+    rows = str(EXAMPLES / "breast_cancer_rows.csv")
+    with pytest.raises(InputError, match="^vary: feature 'mean_texture' listed twice"):
+        treesens.audit(MODEL, rows, ["mean_texture", "mean_texture"], label="label")
+
+
+def test_cli_audit_rejects_a_feature_listed_twice_in_vary():
+    rows = str(EXAMPLES / "breast_cancer_rows.csv")
+    r = _cli("audit", MODEL, "--data", rows, "--vary", "mean_texture,mean_texture", "--limit", "2")
+    _one_line_error(r, "--vary: feature 'mean_texture' listed twice")
+
+
 def _details(tmp_path, lb: str, ub: str) -> str:
     p = tmp_path / "d.csv"
     p.write_text(f"feature,name,lb,ub\n0,mean_radius,6.9,28\n1,mean_texture,{lb},{ub}\n")

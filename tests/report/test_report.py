@@ -114,6 +114,16 @@ def test_a_protected_feature_differing_in_case_gets_a_did_you_mean():
         report(str(MODEL), str(ROWS), protected=["Mean_Texture"], budget=5, progress=False)
 
 
+def test_a_protected_feature_listed_twice_is_an_input_error():
+    with pytest.raises(InputError, match="^protected: feature 'mean_texture' listed twice"):
+        report(str(MODEL), str(ROWS), protected=["mean_texture"] * 2, budget=5, progress=False)
+
+
+def test_a_ranked_feature_listed_twice_is_an_input_error():
+    with pytest.raises(InputError, match="^features: feature 'mean_texture' listed twice"):
+        report(str(MODEL), str(ROWS), features=["mean_texture"] * 2, budget=5, progress=False)
+
+
 def test_a_missing_data_file_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="no such data file"):
         report(str(MODEL), str(tmp_path / "none.csv"), budget=5, progress=False)
