@@ -248,10 +248,12 @@ def _check_vary(ast: nodes.SensAST, st) -> None:
     if isinstance(st, nodes.Vary):
         names = list(st.names)
     elif isinstance(st, nodes.VaryEachOf):
+        asked: set[frozenset] = set()
         for it in st.items:
             names += list(it.names) if isinstance(it, nodes.FeatureSet) else [it]
             if isinstance(it, nodes.FeatureSet):
                 _no_dups(ast, it.names)
+            _no_second_query(ast, it, asked)
     elif isinstance(st, nodes.VarySubsets):
         if st.k < 1:
             raise ast.error("subsets of 0 features: k must be at least 1", st)
@@ -268,6 +270,21 @@ def _check_vary(ast: nodes.SensAST, st) -> None:
         return
     if isinstance(st, nodes.Vary):
         _no_dups(ast, names)
+
+
+def _no_second_query(ast: nodes.SensAST, item, asked: set[frozenset]) -> None:
+    """A feature (or a feature set, in any order) of ``vary each of`` listed twice would
+    ask its query twice: an error at the second."""
+    names = item.names if isinstance(item, nodes.FeatureSet) else (item,)
+    key = frozenset(n.text for n in names)
+    if key in asked:
+        shown = (
+            f"feature set {{{', '.join(n.text for n in names)}}}"
+            if isinstance(item, nodes.FeatureSet)
+            else f"feature {item.text!r}"
+        )
+        raise ast.error(f"{shown} listed twice", item)
+    asked.add(key)
 
 
 def _no_dups(ast: nodes.SensAST, names) -> None:

@@ -411,10 +411,19 @@ CASES = {
     "a_sweep_listing_a_feature_twice": (
         _bc("sweep s {\n  vary each of mean_texture, mean_texture\n}\n"),
         [
-            "{F}:4:3: two queries end up named 's/mean_texture' (rename a block, or list each "
-            "feature set once)",
+            "{F}:4:30: feature 'mean_texture' listed twice",
             "  vary each of mean_texture, mean_texture",
-            "  ^",
+            "                             ^",
+        ],
+    ),
+    "a_sweep_listing_a_feature_set_twice_in_another_order": (
+        _bc(
+            "sweep s {\n  vary each of {mean_texture, mean_radius}, {mean_radius, mean_texture}\n}\n"
+        ),
+        [
+            "{F}:4:45: feature set {mean_radius, mean_texture} listed twice",
+            "  vary each of {mean_texture, mean_radius}, {mean_radius, mean_texture}",
+            "                                            ^",
         ],
     ),
     "unknown_feature_declared": (
