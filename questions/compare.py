@@ -23,9 +23,11 @@ def backend_list(spec: str | None) -> list[str]:
             raise InputError("no solver backend is installed (see 'treesens backends')")
         return names
     names = [b.strip() for b in spec.split(",") if b.strip()]
-    for b in names:
+    for i, b in enumerate(names):
         require_installed(b)  # unknown name: a suggestion; not installed: how to install it
-    return list(dict.fromkeys(names))
+        if b in names[:i]:  # as a .sens file's backend list: a slip, not a second run
+            raise InputError(f"backends: backend {b!r} listed twice")
+    return names
 
 
 def compare_query(

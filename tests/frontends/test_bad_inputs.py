@@ -294,6 +294,11 @@ def test_compare_with_no_backend_named_is_an_input_error(backends):
         backend_list(backends)
 
 
+def test_compare_rejects_a_backend_listed_twice():
+    r = _cli("compare", MODEL, "--vary", "mean_texture", "--backends", "cpsat,cpsat")
+    _one_line_error(r, "--backends: backend 'cpsat' listed twice")
+
+
 def test_a_plugin_file_that_is_not_python_source_is_named_so(tmp_path):
     text = tmp_path / "kind.txt"
     text.write_text("print('hi')\n")
