@@ -165,6 +165,9 @@ def declared_groups(ens: Ensemble, spec: Mapping) -> list[OneHotGroup]:
         if isinstance(cols, str) or len(list(cols)) < (1 if dropped is not None else 2):
             raise InputError(f"group {name!r}: give a list of at least two columns")
         cols = tuple(str(c) for c in cols)
+        twice = [c for i, c in enumerate(cols) if c in cols[:i]]
+        if twice:  # not "in another group": a slip in this one
+            raise InputError(f"group {name!r}: column {twice[0]!r} listed twice")
         for c in cols:
             if c not in ens.feature_names:
                 raise InputError(f"group {name!r}: {c!r} is not a feature of the model")

@@ -165,3 +165,9 @@ def _missing_aware_model(library: str):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     return HistGradientBoostingClassifier(max_iter=20)
+
+
+def test_a_column_listed_twice_in_one_group_is_one_error_saying_so(race_model):
+    model, _ = race_model
+    with pytest.raises(InputError, match="^group 'race': column 'race_A' listed twice$"):
+        treesens.load_model(model, groups={"race": ["race_A", "race_B", "race_A"]})
