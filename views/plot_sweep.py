@@ -122,10 +122,11 @@ def one_sweep(rs: list[Result]) -> list[Result]:
     """The results of one sweep, one per query: ``out=`` / ``--out`` append to their file
     (so that ``resume=`` can go on), and a file two sweeps wrote holds both. Results of
     more than one model (by its fingerprint, ``stats["asked"]["ensemble"]``, else its
-    ``model`` text), or a query asked at two gaps (or classes), are an InputError naming
-    them, rather than one figure whose bars mix them; a query answered again at the same
-    gap (``resume=`` runs errors and short unknowns again, a sweep run twice into one
-    file) is drawn by its last result."""
+    ``model`` text), or a query asked two ways (at two gaps, for other classes, or on two
+    backends: compare's results), are an InputError naming them, rather than one figure
+    whose bars mix them; a query answered again as it was asked (``resume=`` runs errors
+    and short unknowns again, a sweep run twice into one file) is drawn by its last
+    result."""
     prints = {_fingerprint(r): r.model for r in rs if _fingerprint(r)}
     models = list(dict.fromkeys(prints.values()))
     models += [
@@ -160,7 +161,8 @@ def _fingerprint(r: Result) -> str | None:
 
 def _asked(r: Result) -> str:
     """What a result's query asked besides its features, as words: its gap (a max gap's:
-    its tolerance, its gap is the one found), classes, a regressor's change or bounds."""
+    its tolerance, its gap is the one found), classes, a regressor's change or bounds, and
+    the backend asked (compare's results are one query on several)."""
     if r.max_gap:
         tolerance = r.max_gap.get("tolerance") if isinstance(r.max_gap, dict) else None
         words = f"for the max gap (tolerance {tolerance})"
@@ -169,7 +171,9 @@ def _asked(r: Result) -> str:
     for name, value in (("classes", r.classes), ("delta", r.delta), ("threshold", r.threshold)):
         if value:
             words += f", {name} {value}"
-    return words
+    asked = r.stats.get("asked") if isinstance(r.stats, dict) else None
+    backend = asked.get("backend") if isinstance(asked, dict) else None  # a race's, not its winner
+    return f"{words} on {backend or r.backend}"
 
 
 def _label(r: Result) -> str:

@@ -202,7 +202,9 @@ def test_one_model_given_by_two_paths_is_one_model():
 def test_a_query_asked_at_two_gaps_is_refused():
     rs = [result("a", "sensitive", 0.8, 0.2), result("a", "insensitive")]
     rs[1].gap = 0.3
-    with pytest.raises(InputError, match="^query 'a' is there asked at gap 0.2 and at gap 0.3"):
+    with pytest.raises(
+        InputError, match="^query 'a' is there asked at gap 0.2 on cpsat and at gap 0.3 on cpsat"
+    ):
         treesens.plot_sweep(rs)
 
 
@@ -229,3 +231,11 @@ def test_a_results_file_two_models_swept_into_is_refused_not_plotted_mixed(tmp_p
     assert len(lines) == 2
     with pytest.raises(InputError, match="^the results are of 2 models"):
         treesens.plot_sweep(lines)
+
+
+def test_one_query_on_two_backends_is_refused_not_drawn_as_one_bar():
+    """compare's results: one query answered by each backend."""
+    rs = [result("a", "sensitive", 0.8, 0.2), result("a", "sensitive", 0.9, 0.1)]
+    rs[1].backend = "highs"
+    with pytest.raises(InputError, match="^query 'a' is there asked at gap 0.2 on cpsat and at"):
+        treesens.plot_sweep(rs)
