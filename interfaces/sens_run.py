@@ -12,12 +12,11 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
-from ..compiler.question import result_gap
 from ..language.audit_block import AuditPlan
 from ..language.resolve import SensFile, load_queries
 from ..questions.ask import Task, answer_task
 from ..questions.audit import by_column, flip_to, frame_from_results, report_text, summary
-from ..questions.audit_run import read_done, run_audit
+from ..questions.audit_run import check_same_audit, read_done, run_audit
 from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
 from ..questions.query_build import require_backend
@@ -175,21 +174,8 @@ def run_file(
 
 def _check_out(plan: AuditPlan, ens: Ensemble) -> None:
     """An ``out`` file is resumed: its lines must answer this audit."""
-    gap, kind = result_gap(plan.spec.target.gap, plan.spec.target.delta)
-    for d in read_done(plan.run.resume):
-        same = (
-            d.get("features") == list(plan.spec.vary)
-            and d.get("gap") == gap
-            and d.get("gap_kind", kind) == kind
-            and d.get("model") == ens.source
-        )
-        if not same:
-            raise InputError(
-                f"holds the answers of another audit (row {d.get('row')}: vary "
-                f"{','.join(d.get('features') or [])}, gap {d.get('gap')}); audit "
-                f"{plan.name!r} resumes its out file: delete it or name another",
-                plan.run.resume,
-            )
+    hint = f"audit {plan.name!r} resumes its out file: delete it or name another"
+    check_same_audit(read_done(plan.run.resume), ens, plan.spec, plan.run.resume, hint)
 
 
 def run_audit_plan(

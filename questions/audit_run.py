@@ -13,9 +13,10 @@ import numpy as np
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
+from ..compiler.question import result_gap
 from ..readers.data import Dataset
 from .audit import answer_blocks, block_size, row_result
-from .audit_spec import AuditRun, AuditSpec
+from .audit_spec import AuditRun, AuditSpec, audit_reading
 from .campaign import Campaign, opened
 from .memory import refuse_over_limit
 from .results_log import read_log
@@ -40,6 +41,35 @@ def read_done(path: str | None) -> list[dict]:
     return read_log(path, check)
 
 
+def check_same_audit(
+    done: list[dict],
+    ens: Ensemble,
+    spec: AuditSpec,
+    where: str,
+    hint: str = "resume from this audit's own file, or give a new one",
+) -> None:
+    """The lines a resumed audit reuses must answer it: the same features varied, gap (or
+    a regressor's change) and model (its format, file and bounds, which name the data
+    they came from): a file another audit wrote would have its rows' verdicts taken for
+    this one's."""
+    gap, kind = result_gap(spec.target.gap, spec.target.delta)
+    model = audit_reading(ens, spec.target).source
+    for d in done:
+        same = (
+            d.get("features") == list(spec.vary)
+            and d.get("gap") == gap
+            and d.get("gap_kind", kind) == kind
+            and d.get("model") == model
+        )
+        if not same:
+            raise InputError(
+                f"holds the answers of another audit (row {d.get('row')}: vary "
+                f"{','.join(d.get('features') or [])}, gap {d.get('gap')}, model "
+                f"{d.get('model')}); {hint}",
+                where,
+            )
+
+
 def run_audit(
     ens: Ensemble,
     data: Dataset,
@@ -54,7 +84,9 @@ def run_audit(
     (MemoryRefused)."""
     refuse_over_limit(ens, run.memory_mb)
     n = run.n_rows
-    done = [d for d in read_done(run.resume) if int(d["row"]) < n]
+    done = read_done(run.resume)
+    check_same_audit(done, ens, spec, f"--resume {run.resume}")
+    done = [d for d in done if int(d["row"]) < n]
     seen = {int(d["row"]) for d in done}
     todo = np.array([r for r in range(n) if r not in seen], dtype=int)
     lines = list(done)

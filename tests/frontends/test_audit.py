@@ -220,6 +220,18 @@ def test_cli_resume_answers_only_missing_rows(tmp_path):
     assert rows == list(range(30))
 
 
+def test_cli_resume_from_another_audits_file_is_one_line_and_exit_2(tmp_path):
+    """Its rows' verdicts answered another question: reusing them would be wrong."""
+    data = _bc_csv(tmp_path)
+    out = tmp_path / "a.jsonl"
+    base = ["audit", BC_MODEL, "--data", data, "--limit", "3", "--resume", out]
+    assert treesens_here(*base, "--vary", "worst_radius").returncode == 0
+    p = treesens_here(*base, "--vary", "mean_texture")
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1, p.stderr
+    assert "holds the answers of another audit (row 0: vary worst_radius" in lines[0]
+
+
 def test_cli_plot_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
     data = _bc_csv(tmp_path)
