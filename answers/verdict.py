@@ -21,7 +21,7 @@ from ..compiler.ir import LE, Implication, Linear
 from ..compiler.kinds import kind_of
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
-from ..compiler.replay import condition_slack, pair_slack
+from ..compiler.replay import OutputsMisaligned, condition_slack, library_output, pair_slack
 
 # how far the library's probabilities and treesens' may be apart on a near-miss pair
 # (float32 accumulation over thousands of trees stays orders of magnitude below this)
@@ -81,6 +81,8 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
         ir_proba, lib_proba, lib_raw = library_scores(ens, X, ir_raw)
     except InputError as e:  # the library cannot be asked about this pair (see its message)
         return Rejected(f"cannot replay the pair: {e.message}")
+    except OutputsMisaligned as e:  # as a disagreement: an error, never a verdict or a cut
+        return Rejected(str(e))
     kind = kind_of(q)
     lib = kind.judge(ens, q, lib_proba, lib_raw)
     if lib.met:
@@ -155,23 +157,19 @@ def link_cuts(enc: Encoding, w: Witness) -> list[Linear | Implication]:
 
 def library_scores(ens: Ensemble, X: np.ndarray, ir_raw: np.ndarray) -> tuple:
     """(IR probabilities, library probabilities, library raw scores) of rows ``X``; a
-    regressor's predictions stand in for probabilities, as one column."""
+    regressor's predictions stand in for probabilities, as one column.
+    OutputsMisaligned when the library's columns are not the model's."""
     ir, lib = library_outputs(ens, X)
-    rep = ens.replayer
-    lib_raw = ir_raw if rep is None else np.asarray(rep.predict_raw(X), dtype=np.float64)
+    lib_raw = ir_raw if ens.replayer is None else library_output(ens, X, raw=True)
     return ir, lib, lib_raw
 
 
 def library_outputs(ens: Ensemble, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(treesens', the library's) probabilities of rows ``X``, or a regressor's
-    predictions as one column (the IR's own when there is no replayer)."""
-    rep = ens.replayer
-    if ens.is_regressor:
-        ir = ens.predict(X)[:, None]
-        lib = ir if rep is None else np.asarray(rep.predict(X), dtype=np.float64)[:, None]
-    else:
-        ir = ens.proba(X)
-        lib = ir if rep is None else np.asarray(rep.predict_proba(X), dtype=np.float64)
+    predictions as one column (the IR's own when there is no replayer).
+    OutputsMisaligned when the library's columns are not the model's (``library_output``)."""
+    ir = ens.predict(X)[:, None] if ens.is_regressor else ens.proba(X)
+    lib = ir if ens.replayer is None else library_output(ens, X)
     return ir, lib
 
 

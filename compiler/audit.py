@@ -26,6 +26,7 @@ from .encode import ensemble_structure, resolve_features
 from .ensemble import LOGISTIC, Ensemble, Feature
 from .errors import InputError
 from .flip import Target, flip_confidence
+from .replay import library_output
 
 MAX_CANDIDATES = 200_000  # x2 per row beyond which a row is not enumerated (unknown)
 BATCH = 200_000  # candidate rows per predict call
@@ -196,18 +197,17 @@ Predict = Callable[[np.ndarray], np.ndarray]
 
 
 def library_predict(ens: Ensemble) -> tuple[Predict, Predict | None]:
-    """The library's own predict_proba and predict_raw (the IR's when no replayer)."""
-    rep = ens.replayer
-    if ens.is_regressor:  # the predictions, as one column
-        predict = rep.predict if rep is not None else ens.predict
+    """The library's own predict_proba and predict_raw (the IR's when no replayer), a
+    regressor's predictions as one column for both; OutputsMisaligned when the library's
+    columns are not the model's (``library_output``)."""
 
-        def column(X: np.ndarray) -> np.ndarray:
-            return np.asarray(predict(X), dtype=float).reshape(len(X), 1)
+    def proba(X: np.ndarray) -> np.ndarray:
+        return library_output(ens, X)
 
-        return column, column
-    if rep is not None:
-        return rep.predict_proba, getattr(rep, "predict_raw", None)
-    return ens.proba, ens.raw
+    def raw(X: np.ndarray) -> np.ndarray:
+        return library_output(ens, X, raw=not ens.is_regressor)
+
+    return proba, raw
 
 
 def check_target(ens: Ensemble, target: Target) -> None:

@@ -1,5 +1,9 @@
 """Does a pair of inputs meet the query? Asked of the library's own predict (the truth)
-and of the Ensemble IR (to tell a rounding near-miss from a bug)."""
+and of the Ensemble IR (to tell a rounding near-miss from a bug).
+
+Every replay asks the library through ``library_output``: its columns must line up with
+the model's (one per class, a regressor's one prediction, one raw score per output), or
+the replay judges nothing (``OutputsMisaligned``)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,39 @@ from .query import ANY, DOWN, EITHER, UP, Query, class_index
 
 if TYPE_CHECKING:  # the encoding's kinds read this module
     from .encode import Encoding
+
+
+class OutputsMisaligned(Exception):
+    """The library gives another number of columns than treesens' model of it has: its
+    outputs do not line up with the model's classes, and no pair is judged on them."""
+
+
+def library_output(ens: Ensemble, X: np.ndarray, raw: bool = False) -> np.ndarray:
+    """The library's outputs of rows ``X`` as (rows, columns): its probabilities, one
+    column per class (a regressor's predictions, one column), or with ``raw`` its raw
+    scores, one column per output of the model; the IR's own when there is no replayer.
+    OutputsMisaligned when the library gives another number of columns."""
+    rep = ens.replayer
+    if raw:
+        call, width, each = "predict_raw", ens.n_outputs, "one per output"
+        out = ens.raw(X) if rep is None else rep.predict_raw(X)
+    elif ens.is_regressor:
+        call, width, each = "predict", 1, "its prediction"
+        out = ens.predict(X) if rep is None else rep.predict(X)
+    else:
+        call, width, each = "predict_proba", ens.n_classes, "one per class"
+        out = ens.proba(X) if rep is None else rep.predict_proba(X)
+    out = np.asarray(out, dtype=np.float64)
+    if out.ndim == 1 and width == 1 and len(out) == len(X):
+        out = out[:, None]
+    if out.shape != (len(X), width):
+        rows = out.ndim == 2 and len(out) == len(X)
+        got = f"{out.shape[1]} columns" if rows else f"shape {out.shape} for {len(X)} inputs"
+        raise OutputsMisaligned(
+            f"the library's {call} gives {got}, treesens' model of it {width} ({each}): "
+            "the library's outputs do not line up with the model's, no pair is judged on them"
+        )
+    return out
 
 
 def meets(

@@ -41,7 +41,7 @@ from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.invert import witness_from_pair
 from ..compiler.link_change import change_bound
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
-from ..compiler.replay import meets
+from ..compiler.replay import OutputsMisaligned, library_output, meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
 from .gap_seed import saturation_slack, seed_floor
@@ -136,18 +136,21 @@ class BestPair:
         def offer(x1: np.ndarray, x2: np.ndarray) -> float | None:
             self.offered += 1
             X = np.stack([x1, x2])
-            ir, lib = library_outputs(ens, X)
+            try:
+                ir, lib = library_outputs(ens, X)
+                raw = library_output(ens, X, raw=True) if ens.n_outputs > 1 else None
+            except OutputsMisaligned as e:  # as a disagreement: the search ends in error
+                self.disagreement = str(e)
+                return None
             if scores_apart(ens, lib, ir) > PROBA_AGREEMENT:
                 self.disagreement = (
                     "the library's predict disagrees with treesens' model of it: "
                     f"library {lib.tolist()}, treesens {ir.tolist()}"
                 )
                 return None
-            rep = ens.replayer
             if ens.is_regressor:
                 g = float(lib[0, 0]) - float(lib[1, 0])
-            elif ens.n_outputs > 1:
-                raw = np.asarray(rep.predict_raw(X), float) if rep else ens.raw(X)
+            elif raw is not None:
                 g = achieved_ratio(ens, enc.query, lib, raw)
             else:
                 g = achieved_gap(float(lib[0, 1]), float(lib[1, 1]))

@@ -412,3 +412,27 @@ def test_a_pipeline_ending_in_a_model_with_an_absent_class_answers_with_a_replay
     # the pipeline's predict_proba has a column per class name: the trained ones are shown
     x1 = np.array([list(r.witness["x1"].values())])
     np.testing.assert_allclose(r.outputs["x1"], est.predict_proba(x1)[0, [0, 1, 3]], atol=1e-12)
+
+
+def test_a_pipeline_whose_library_gives_a_column_per_class_name_validates_no_pair(monkeypatch):
+    """Without taking the trained classes' columns, the pipeline's predict_proba has
+    one column more than the model's classes: the replay refuses it (it once validated
+    pairs on misaligned columns)."""
+    pipeline = pytest.importorskip("sklearn.pipeline")
+    preprocessing = pytest.importorskip("sklearn.preprocessing")
+    X, y = _data(n=60)
+    X = np.nan_to_num(X)
+    labels = np.asarray([0, 1, 3])[np.minimum((X[:, 2] * 3).astype(int), 2)]
+    est = pipeline.make_pipeline(
+        preprocessing.StandardScaler(),
+        catboost.CatBoostClassifier(
+            iterations=2, depth=2, loss_function="MultiClass", class_names=[0, 1, 2, 3], **COMMON
+        ),
+    ).fit(X, labels)
+    with pytest.warns(UserWarning):
+        ens = treesens.load_model(est)
+    rep = ens.replayer
+    monkeypatch.setattr(rep, "predict_proba", lambda X: rep.pipe.predict_proba(rep.frame(X)))
+    r = treesens.check(ens, [ens.feature_names[2]], gap=1.5, classes=("any", "any"), timeout=60)
+    assert r.status == "error" and not r.validated
+    assert "predict_proba gives 4 columns, treesens' model of it 3 (one per class)" in r.error
