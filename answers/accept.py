@@ -14,7 +14,6 @@ from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
 from ..compiler.query import ANY
-from ..compiler.replay import OutputsMisaligned
 from .context import SolveContext
 from .result import SENSITIVE, Result
 from .verdict import Accepted, library_outputs
@@ -96,11 +95,8 @@ def with_data_values(ens: Ensemble, enc: Encoding, res: Result, data) -> None:
     if res.status != SENSITIVE or res.witness_arrays is None or res.outputs is None:
         return
     w = with_preferred(enc, res.witness_arrays, data.prefer())
-    try:
-        _, lib = library_outputs(ens, np.stack([w.x1, w.x2]))
-    except OutputsMisaligned:  # the replayed pair stands; the data's values are not taken
-        lib = None
-    if lib is not None and lib.tolist() == [res.outputs["x1"], res.outputs["x2"]]:
+    _, lib = library_outputs(ens, np.stack([w.x1, w.x2]))
+    if lib.tolist() == [res.outputs["x1"], res.outputs["x2"]]:
         res.witness, res.witness_arrays = witness_dict(ens, w), w
     record_distance(ens, data, res.witness_arrays, enc.varying, res)
 

@@ -21,7 +21,6 @@ from ..compiler.errors import InputError
 from ..compiler.kinds import can_move
 from ..compiler.plan import Plan
 from ..compiler.query import ANY, Query
-from ..compiler.replay import OutputsMisaligned
 from .ask import answer
 
 if TYPE_CHECKING:
@@ -55,12 +54,9 @@ def _witness_row(ens: Ensemble, w: dict, r: np.ndarray, spec: AuditSpec) -> np.n
 def _accept(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, r: np.ndarray, x2) -> bool:
     """Record x2 as row i's flip when the library's predict agrees that it flips."""
     proba_of, raw_of = library_predict(ens)
+    p2 = np.asarray(proba_of(x2[None, :]), float)
     margin = spec.target.gap.kind == "margin"
-    try:
-        p2 = np.asarray(proba_of(x2[None, :]), float)
-        r2 = np.asarray(raw_of(x2[None, :]), float).reshape(1, -1) if margin else None
-    except OutputsMisaligned:
-        return False  # the library's outputs are not the model's: left unknown
+    r2 = np.asarray(raw_of(x2[None, :]), float).reshape(1, -1) if margin else None
     if flip_confidence(ens, spec.target, ans.decision[i : i + 1], p2, r2)[0] < 0:
         return False  # the library disagrees with the solver's pair: left unknown
     ans.status[i] = FLIPPABLE
