@@ -26,6 +26,7 @@ class Asked(TypedDict, total=False):
     clause_time: float
     clauses: str
     max_gap: float  # a max gap's tolerance
+    classes: list  # classes asked with "any"; an audited row's: the class a flip must reach
 
 
 class CompileStats(TypedDict, total=False):

@@ -97,10 +97,12 @@ def _digest(path: str, _mtime_ns: int, _size: int) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def recorded(res: Result, asked: Asked) -> Result:
+def recorded(res: Result, asked: Asked | dict) -> Result:
     """The result with what it answers recorded (the one place ``stats["asked"]`` is
-    written)."""
-    res.stats["asked"] = asked.to_dict()
+    written): a question's ``Asked``, or an audited row's record as a mapping
+    (questions/audit_spec.py, ``audit_record``: the model's fingerprint, the data's rows,
+    the class asked)."""
+    res.stats["asked"] = asked.to_dict() if isinstance(asked, Asked) else dict(asked)
     return res
 
 

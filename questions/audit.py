@@ -27,12 +27,15 @@ from ..compiler.feature_names import feature_list
 from ..compiler.question import result_gap
 from ..readers.data import Dataset, load_data
 from ..readers.load import load_model
+from .ask import recorded
 from .audit_solve import solve_rows
 from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
     AuditSpec,
     audit_reading,
+    audit_record,
     check_by,
+    delta_field,
     make_spec,
     make_target,
 )
@@ -132,7 +135,7 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         inputs=input_files(ens.inputs, spec.data_source),
     )
     if spec.target.delta is not None:
-        res.delta = {"at_least": spec.target.delta, "direction": spec.target.direction}
+        res.delta = delta_field(spec)
     res.outputs = {"x1": ans.p_row[i].tolist()}
     if status == FLIPPABLE:
         res.witness = {
@@ -144,6 +147,7 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         res.stats = {"change": float(ans.change[i])}
     if ans.reach is not None and not np.isnan(ans.reach[i]).any():
         res.stats["reach"] = [float(v) for v in ans.reach[i]]
+    recorded(res, audit_record(ens, spec))  # what --resume matches on
     out = res.to_dict()
     out["row"] = int(row)
     regressor = ens.is_regressor

@@ -16,7 +16,7 @@ from ..compiler.errors import InputError
 from ..compiler.question import result_gap
 from ..readers.data import Dataset
 from .audit import answer_blocks, block_size, row_result
-from .audit_spec import AuditRun, AuditSpec, audit_reading
+from .audit_spec import AuditRun, AuditSpec, audit_reading, audit_record, delta_field
 from .campaign import Campaign, opened
 from .memory import refuse_over_limit
 from .results_log import read_log
@@ -49,25 +49,88 @@ def check_same_audit(
     hint: str = "resume from this audit's own file, or give a new one",
 ) -> None:
     """The lines a resumed audit reuses must answer it: the same features varied, gap (or
-    a regressor's change) and model (its format, file and bounds, which name the data
-    they came from): a file another audit wrote would have its rows' verdicts taken for
-    this one's."""
+    a regressor's change and direction), model (by its fingerprint: its trees and bounds),
+    data (its rows' content, which decides what a row index means), and class asked; a
+    file another audit wrote would have its rows' verdicts taken for this one's. A line
+    written before lines recorded the model and data (``line_record``) is checked on what it
+    shows (its model by its ``model`` text); ``run_audit`` answers its row again."""
     gap, kind = result_gap(spec.target.gap, spec.target.delta)
+    delta = delta_field(spec)
+    expect = {"features": list(spec.vary), "gap": gap, "gap_kind": kind, "delta": delta}
     model = audit_reading(ens, spec.target).source
+    record = audit_record(ens, spec)
     for d in done:
-        same = (
-            d.get("features") == list(spec.vary)
-            and d.get("gap") == gap
-            and d.get("gap_kind", kind) == kind
-            and d.get("model") == model
-        )
-        if not same:
+        differs = _differences(d, expect)
+        asked = line_record(d)
+        if asked is None:
+            if d.get("model") != model:
+                differs.append(f"model {d.get('model')} (this audit: {model})")
+        else:
+            differs += _record_differences(asked, record)
+        if differs:
             raise InputError(
-                f"holds the answers of another audit (row {d.get('row')}: vary "
-                f"{','.join(d.get('features') or [])}, gap {d.get('gap')}, model "
-                f"{d.get('model')}); {hint}",
+                f"holds the answers of another audit (row {d.get('row')}: "
+                f"{'; '.join(differs)}); {hint}",
                 where,
             )
+
+
+def line_record(d: dict) -> dict | None:
+    """A row line's record of its model, data and class (``audit_record``); None for a
+    line written before lines held one."""
+    stats = d.get("stats")
+    asked = stats.get("asked") if isinstance(stats, dict) else None
+    return asked if isinstance(asked, dict) else None
+
+
+def _differences(d: dict, expect: dict) -> list[str]:
+    """What a line shows that this audit does not ask (features, gap, delta), in words."""
+    out = []
+    if d.get("features") != expect["features"]:
+        shown = ",".join(map(str, d.get("features") or []))
+        out.append(f"vary {shown} (this audit: {','.join(expect['features'])})")
+    if d.get("gap") != expect["gap"] or d.get("gap_kind", expect["gap_kind"]) != expect["gap_kind"]:
+        out.append(
+            f"gap {d.get('gap')} {d.get('gap_kind', 'prob')} "
+            f"(this audit: {expect['gap']} {expect['gap_kind']})"
+        )
+    if d.get("delta") != expect["delta"]:
+        out.append(f"delta {d.get('delta')} (this audit: {expect['delta']})")
+    return out
+
+
+def _record_differences(asked: dict, record: dict) -> list[str]:
+    """Where a line's record (model, data, class) is not this audit's, in words."""
+    out = []
+    if asked.get("ensemble") != record["ensemble"]:
+        out.append(
+            f"another model (fingerprint {str(asked.get('ensemble'))[:12]}; this audit's "
+            f"{record['ensemble'][:12]})"
+        )
+    if asked.get("data") != record["data"]:
+        out.append(
+            f"other data ({_rows_words(asked.get('data'))}; this audit's "
+            f"{_rows_words(record['data'])})"
+        )
+    if asked.get("classes") != record.get("classes"):
+        out.append(
+            f"flip to {_class_words(asked.get('classes'))} (this audit: "
+            f"{_class_words(record.get('classes'))})"
+        )
+    return out
+
+
+def _class_words(classes) -> str:
+    """The class a recorded flip must reach (``classes[1]``), in words."""
+    if isinstance(classes, list) and len(classes) == 2:
+        return f"class {classes[1]}"
+    return "any other class"
+
+
+def _rows_words(rows) -> str:
+    if not isinstance(rows, dict):
+        return "none recorded"
+    return f"{rows.get('rows')} rows, sha256 {str(rows.get('sha256'))[:12]}"
 
 
 def run_audit(
@@ -76,17 +139,26 @@ def run_audit(
     spec: AuditSpec,
     run: AuditRun,
     on_block: Callable[[list[dict], int], None] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> list[dict]:
     """Every audited row's result line (earlier ones from ``run.resume`` first). Each new
     block's lines reach ``run.out`` (or the resume file) before the next block is
     awaited; ``on_block(lines, answered so far)`` sees them too. A model that would pass
     the memory limit (``run.memory_mb``, else the default) is refused before any row
-    (MemoryRefused)."""
+    (MemoryRefused). A resumed line without the record of its model and data (an earlier
+    treesens wrote it) is not reused: its row is answered again (``note`` hears how
+    many)."""
     refuse_over_limit(ens, run.memory_mb)
     n = run.n_rows
     done = read_done(run.resume)
     check_same_audit(done, ens, spec, f"--resume {run.resume}")
-    done = [d for d in done if int(d["row"]) < n]
+    kept = [d for d in done if line_record(d) is not None]
+    if note is not None and len(kept) < len(done):
+        note(
+            f"--resume {run.resume}: {len(done) - len(kept)} row lines record no model and "
+            "data fingerprint (an earlier treesens wrote them): their rows are answered again"
+        )
+    done = [d for d in kept if int(d["row"]) < n]
     seen = {int(d["row"]) for d in done}
     todo = np.array([r for r in range(n) if r not in seen], dtype=int)
     lines = list(done)

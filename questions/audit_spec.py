@@ -5,7 +5,10 @@ it."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..compiler.audit import Target, feature_scale
 from ..compiler.encode import resolve_features
@@ -36,6 +39,8 @@ class AuditSpec:
     question: Question
     scales: dict[int, float]
     data_source: str = ""  # the rows' file (recorded in each row's ``inputs``)
+    # the rows as the model reads them, by content: {"rows": n, "sha256": ...}
+    data_rows: dict | None = None
 
     @property
     def vary(self) -> tuple[str, ...]:
@@ -102,7 +107,37 @@ def make_spec(ens: Ensemble, data: Dataset, vary, target: Target) -> AuditSpec:
     F = resolve_features(ens, names)
     _, rng = data.ranges()
     scales = {f: feature_scale(ens, f, float(rng[f])) for f in F}
-    return AuditSpec(anchored_question(names, target, ",".join(names)), scales, data.source)
+    question = anchored_question(names, target, ",".join(names))
+    return AuditSpec(question, scales, data.source, rows_digest(data))
+
+
+def rows_digest(data: Dataset) -> dict:
+    """The data's rows by content, as the model reads them (its features' columns, in
+    its order, row after row): what a row's index and its verdict mean (every row counts:
+    a change on F is measured against the data's ranges). Not the labels or other
+    columns, which no verdict reads, nor the file's path."""
+    X = np.ascontiguousarray(data.X, dtype=np.float64)
+    h = hashlib.sha256(repr(X.shape).encode())
+    h.update(X.tobytes())
+    return {"rows": int(X.shape[0]), "sha256": h.hexdigest()}
+
+
+def delta_field(spec: AuditSpec) -> dict | None:
+    """A regressor's row line's ``delta``: the change asked and its direction (None: a
+    classifier's line has none)."""
+    t = spec.target
+    return None if t.delta is None else {"at_least": t.delta, "direction": t.direction}
+
+
+def audit_record(ens: Ensemble, spec: AuditSpec) -> dict:
+    """What an audited row's line answers beyond its own fields (features, gap, delta),
+    written as its ``stats["asked"]`` and matched by ``--resume``: the model's fingerprint
+    (its trees and bounds, wherever its file is), the data's rows (``rows_digest``) and
+    the class a flip must reach when one is asked."""
+    out = {"ensemble": ens.fingerprint(), "data": spec.data_rows}
+    if spec.question.classes is not None:
+        out["classes"] = list(spec.question.classes)
+    return out
 
 
 @dataclass(frozen=True)

@@ -171,7 +171,8 @@ def run(args) -> int:
         elif n > PROGRESS_BLOCK:
             log(rate_text(t0, answered, n, fresh[0]))
 
-    lines = run_audit(ens, ds, spec, run_spec, on_block)  # MemoryRefused: one line, exit 2
+    # MemoryRefused: one line, exit 2
+    lines = run_audit(ens, ds, spec, run_spec, on_block, note=lambda m: log(f"note: {m}"))
     df = frame_from_results(lines, spec.vary, by, flip_to(ens, spec.target))
     table = summary(df, args.by)
     if not args.json:

@@ -232,6 +232,89 @@ def test_cli_resume_from_another_audits_file_is_one_line_and_exit_2(tmp_path):
     assert "holds the answers of another audit (row 0: vary worst_radius" in lines[0]
 
 
+def _resumed(tmp_path, data, model=BC_MODEL, *more):
+    """Audit 3 rows of ``data`` into a.jsonl (resumed), returning the process."""
+    out = tmp_path / "a.jsonl"
+    args = ["audit", model, "--data", data, "--vary", "worst_radius", "--limit", "3"]
+    return treesens_here(*args, "--resume", out, *more)
+
+
+def test_cli_resume_with_another_data_file_is_one_line_and_exit_2(tmp_path):
+    """Rows are reused by index: another file's row 0 is another row."""
+    data = _bc_csv(tmp_path)
+    other = tmp_path / "other.csv"
+    pd.read_csv(data).iloc[::-1].to_csv(other, index=False)
+    assert _resumed(tmp_path, data).returncode == 0
+    p = _resumed(tmp_path, other)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1, p.stderr
+    assert "(row 0: other data (30 rows, sha256 " in lines[0]
+
+
+def test_cli_resume_with_its_data_file_changed_in_place_is_refused(tmp_path):
+    data = _bc_csv(tmp_path)
+    assert _resumed(tmp_path, data).returncode == 0
+    df = pd.read_csv(data)
+    df.loc[0, "worst_texture"] += 1.0
+    df.to_csv(data, index=False)
+    p = _resumed(tmp_path, data)
+    assert p.returncode == 2 and "other data" in p.stderr, p.stderr
+
+
+def test_cli_resume_from_a_copy_of_its_data_reuses_the_rows(tmp_path):
+    """The data are matched by their rows' content, not their path."""
+    data = _bc_csv(tmp_path)
+    copy = tmp_path / "copy" / "bc.csv"
+    copy.parent.mkdir()
+    copy.write_bytes(data.read_bytes())
+    assert _resumed(tmp_path, data).returncode == 0
+    first = (tmp_path / "a.jsonl").read_text()
+    assert _resumed(tmp_path, copy).returncode == 0
+    assert (tmp_path / "a.jsonl").read_text() == first  # nothing answered again
+
+
+def test_cli_resume_with_the_model_file_replaced_in_place_is_refused(tmp_path):
+    """Same path, other trees: the model is matched by its fingerprint."""
+    data = _bc_csv(tmp_path)
+    model = tmp_path / "breast_cancer_xgb.json"
+    model.write_bytes(BC_MODEL.read_bytes())
+    assert _resumed(tmp_path, data, model).returncode == 0
+    model.write_bytes((REPO / "examples" / "breast_cancer_deep_xgb.json").read_bytes())
+    p = _resumed(tmp_path, data, model)
+    assert p.returncode == 2 and "(row 0: another model (fingerprint " in p.stderr, p.stderr
+
+
+def test_cli_resume_answers_again_a_row_whose_line_has_no_record(tmp_path):
+    """A line an earlier treesens wrote (no stats.asked) cannot say its data: its row is
+    answered again, and said so, rather than reused or refused."""
+    data = _bc_csv(tmp_path)
+    assert _resumed(tmp_path, data).returncode == 0
+    out = tmp_path / "a.jsonl"
+    old = [json.loads(x) for x in out.read_text().splitlines()]
+    for d in old[:2]:
+        del d["stats"]["asked"]
+    out.write_text("".join(json.dumps(d) + "\n" for d in old))
+    p = _resumed(tmp_path, data)
+    assert p.returncode == 0, p.stderr
+    assert "2 row lines record no model and data fingerprint" in p.stderr
+    rows = [json.loads(x)["row"] for x in out.read_text().splitlines()]
+    assert rows == [0, 1, 2, 0, 1]
+
+
+def test_cli_resume_for_another_class_is_refused(tmp_path):
+    """A multiclass audit's verdicts depend on the class a flip must reach."""
+    datasets = pytest.importorskip("sklearn.datasets")
+    wine = datasets.load_wine(as_frame=True).frame
+    wine.columns = [c.replace("/", "_") for c in wine.columns[:-1]] + ["label"]
+    data = tmp_path / "wine.csv"
+    wine.head(5).to_csv(data, index=False)
+    base = ["audit", REPO / "examples" / "wine_xgb.json", "--data", data, "--vary", "proline"]
+    base += ["--resume", tmp_path / "w.jsonl"]
+    assert treesens_here(*base, "--classes", "1").returncode == 0
+    p = treesens_here(*base, "--classes", "2")
+    assert p.returncode == 2 and "flip to class 1 (this audit: class 2)" in p.stderr, p.stderr
+
+
 def test_cli_plot_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
     data = _bc_csv(tmp_path)

@@ -434,6 +434,20 @@ def test_a_regressor_s_audit_block_resumes_its_out_file(tmp_path):
     assert len((tmp_path / "rows.jsonl").read_text().splitlines()) == 5  # none asked twice
 
 
+def test_a_regressor_s_audit_block_refuses_an_out_file_of_another_direction(tmp_path):
+    """A row that can move up by delta may not move down by it: not the same verdict."""
+    import pandas as pd
+
+    X, y = _data(5)
+    pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=y).to_csv(
+        tmp_path / "rows.csv", index=False
+    )
+    body = 'audit rows {\n  data "rows.csv"\n  vary f0\n  gap delta 0.5 WAY\n  out "o.jsonl"\n}\n'
+    assert _run_sens(tmp_path, body.replace("WAY", "up")).returncode == 0
+    again = _run_sens(tmp_path, body.replace("WAY", "down"))
+    assert again.returncode == 2 and "'direction': 'up'" in again.stderr, again.stderr
+
+
 def test_a_delta_sweep_of_a_regressor_reuses_its_own_answers(tmp_path):
     ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
     out = tmp_path / "changes.jsonl"
