@@ -177,6 +177,29 @@ def _cut_short_written(written: Callable[[Result], None]) -> Iterator[None]:
         raise
 
 
+def _quiet(_msg: str) -> None:
+    pass
+
+
+def warn_other_model(
+    path: str | Path, lines: list[dict], ens: Ensemble, warn: Callable[[str], None]
+) -> None:
+    """A results log the sweep appends to that holds another model's results (by their
+    fingerprint, ``stats["asked"]["ensemble"]``) is legitimate, a log of several models,
+    but no longer one sweep's: ``warn`` hears it once, before anything runs."""
+    mine = ens.fingerprint()
+    for d in lines:
+        stats = d.get("stats")
+        asked = stats.get("asked") if isinstance(stats, dict) else None
+        other = asked.get("ensemble") if isinstance(asked, dict) else None
+        if isinstance(other, str) and other != mine:
+            warn(
+                f"{path} holds results of another model: a plot of it will refuse them; "
+                "give this sweep a new file"
+            )
+            return
+
+
 def sweep_campaign(
     ens: Ensemble,
     subsets: list[tuple[str, ...]],
@@ -196,13 +219,19 @@ def sweep_campaign(
     (``on_reused`` sees their lines first), the others run and appended to the results
     log as they end (``on_result`` sees them). ``display(total)`` shows the progress
     (``count_reused``: the reused answers count in it, as answered at once); ``warn``
-    sees the lines of the resume file that are not results. ``certificates``
+    sees the lines of the resume file that are not results, and once that the log holds
+    another model's results (``warn_other_model``). ``certificates``
     (``--certificates``): each answer, reused or new, is handed to it before it is
     written or seen, so that its proof record says whether it was certified."""
     plan = ResumePlan({}, list(subsets))
     note = None
+    warn = warn or (lambda _msg: None)
+    lines = read_results(campaign.resume, warn) if campaign.resume is not None else []
+    if campaign.resume is None and campaign.out is not None and Path(campaign.out).is_file():
+        warn_other_model(campaign.out, read_results(campaign.out, _quiet), ens, warn)
+    elif campaign.resume is not None:
+        warn_other_model(campaign.resume, lines, ens, warn)
     if campaign.resume is not None:
-        lines = read_results(campaign.resume, warn or (lambda _msg: None))
         key = ResumeKey.of(ens, make(list(subsets[0]), ""))
         plan = plan_resume(subsets, lines, key)
         missing = "" if Path(campaign.resume).exists() else " (no such file yet: it is created)"

@@ -274,8 +274,8 @@ def sweep(
     ``features``: sweep only these (default: all). ``sample``: a random sample of that
     many subsets (drawn with ``seed``). ``out``: append each result to this JSON Lines
     file as it ends (what the file holds stays: ``resume`` goes on from it; a new sweep
-    wants a new file). ``resume``: reuse the results in that file that answer the same
-    question, run the rest and append them to it (``out`` may only name the same file),
+    wants a new file; one that holds another model's results is warned of, once).
+    ``resume``: reuse the results in that file that answer the same question, run the rest and append them to it (``out`` may only name the same file),
     as ``treesens sweep --resume`` does. ``progress``: how the progress is shown (a
     questions.progress.Display; None: silently). ``treesens.sweep`` passes the views'
     display (a bar in a notebook or a terminal, a line per query otherwise); the query

@@ -79,8 +79,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE.jsonl",
         help="append each result to this JSON Lines file as it ends (what it holds stays: "
-        "--resume goes on from it; a new sweep wants a new file; with --resume: the same "
-        "file or none)",
+        "--resume goes on from it; a new sweep wants a new file, and a file holding another "
+        "model's results is warned of; with --resume: the same file or none)",
     )
     p.add_argument(
         "--resume",

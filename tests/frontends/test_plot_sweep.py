@@ -224,9 +224,10 @@ def test_a_results_file_two_models_swept_into_is_refused_not_plotted_mixed(tmp_p
 
     examples = Path(treesens.__file__).parent / "examples"
     out = tmp_path / "sweep.jsonl"
-    for name in ("breast_cancer_xgb.json", "breast_cancer_deep_xgb.json"):
-        model = str(examples / name)
-        treesens.sweep(model, features=["mean_texture"], out=out, progress=False, timeout=30)
+    kw = {"features": ["mean_texture"], "out": out, "progress": False, "timeout": 30}
+    treesens.sweep(str(examples / "breast_cancer_xgb.json"), **kw)
+    with pytest.warns(UserWarning, match="holds results of another model"):  # and goes on
+        treesens.sweep(str(examples / "breast_cancer_deep_xgb.json"), **kw)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 2
     with pytest.raises(InputError, match="^the results are of 2 models"):

@@ -349,3 +349,34 @@ def test_the_table_shows_each_pairs_distance_to_the_data_when_it_has_one():
     near.witness, near.distance = w, 0.0712
     none = Result(query="b", status="insensitive", backend="cpsat", features=["b"], gap=0.2)
     assert [row["distance"] for row in table_rows([near, none])] == ["0.0712", ""]
+
+
+def _two_models_into_one_file(tmp_path, second: str):
+    common = ["--features", "mean_texture", "--gap", "0.3", "--timeout", "60", "--table", "none"]
+    r1 = _sweep([str(EXAMPLES / "breast_cancer_xgb.json"), *common, "--out", "r.jsonl"], tmp_path)
+    assert r1.returncode == 0, r1.stderr
+    return _sweep([str(EXAMPLES / second), *common, "--out", "r.jsonl"], tmp_path)
+
+
+def test_out_file_of_another_model_is_warned_once_and_appended_to(tmp_path):
+    """A log of several models is legitimate; a plot of it is not one sweep's."""
+    r = _two_models_into_one_file(tmp_path, "breast_cancer_deep_xgb.json")
+    warned = [x for x in r.stderr.splitlines() if "holds results of another model" in x]
+    assert r.returncode == 0 and len(warned) == 1, r.stderr
+    assert warned[0].startswith("treesens: warning: r.jsonl holds results of another model")
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2
+
+
+def test_out_file_of_the_same_model_is_appended_to_without_a_warning(tmp_path):
+    r = _two_models_into_one_file(tmp_path, "breast_cancer_xgb.json")
+    assert r.returncode == 0 and "another model" not in r.stderr, r.stderr
+
+
+def test_api_sweep_out_of_another_model_warns(tmp_path):
+    import treesens
+
+    out = tmp_path / "r.jsonl"
+    kw = {"features": ["mean_texture"], "gap": 0.3, "timeout": 60, "out": out}
+    treesens.sweep(EXAMPLES / "breast_cancer_xgb.json", **kw)
+    with pytest.warns(UserWarning, match="holds results of another model"):
+        treesens.sweep(EXAMPLES / "breast_cancer_deep_xgb.json", **kw)
