@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..answers.result import UNKNOWN
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.question import result_gap
@@ -133,6 +134,24 @@ def _rows_words(rows) -> str:
     return f"{rows.get('rows')} rows, sha256 {str(rows.get('sha256'))[:12]}"
 
 
+def reusable(done: list[dict], n: int) -> tuple[list[dict], int]:
+    """One line per row below ``n`` (its last answer, else its last unknown: a file two
+    runs appended to holds a row twice, which would count twice), from the lines that
+    record their model and data; and how many rows below ``n`` only an unrecorded line
+    holds (answered again)."""
+    best: dict[int, dict] = {}
+    unrecorded: set[int] = set()
+    for d in done:
+        r = int(d["row"])
+        if r >= n:
+            continue
+        if line_record(d) is None:
+            unrecorded.add(r)
+        elif r not in best or d.get("status") != UNKNOWN or best[r].get("status") == UNKNOWN:
+            best[r] = d
+    return list(best.values()), len(unrecorded - best.keys())
+
+
 def run_audit(
     ens: Ensemble,
     data: Dataset,
@@ -152,13 +171,12 @@ def run_audit(
     n = run.n_rows
     done = read_done(run.resume)
     check_same_audit(done, ens, spec, f"--resume {run.resume}")
-    kept = [d for d in done if line_record(d) is not None]
-    if note is not None and len(kept) < len(done):
+    done, stale = reusable(done, n)
+    if note is not None and stale:
         note(
-            f"--resume {run.resume}: {len(done) - len(kept)} row lines record no model and "
-            "data fingerprint (an earlier treesens wrote them): their rows are answered again"
+            f"--resume {run.resume}: {stale} rows' lines record no model and data "
+            "fingerprint (an earlier treesens wrote them): those rows are answered again"
         )
-    done = [d for d in kept if int(d["row"]) < n]
     seen = {int(d["row"]) for d in done}
     todo = np.array([r for r in range(n) if r not in seen], dtype=int)
     lines = list(done)

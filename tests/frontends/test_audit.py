@@ -296,9 +296,23 @@ def test_cli_resume_answers_again_a_row_whose_line_has_no_record(tmp_path):
     out.write_text("".join(json.dumps(d) + "\n" for d in old))
     p = _resumed(tmp_path, data)
     assert p.returncode == 0, p.stderr
-    assert "2 row lines record no model and data fingerprint" in p.stderr
+    assert "2 rows' lines record no model and data fingerprint" in p.stderr
     rows = [json.loads(x)["row"] for x in out.read_text().splitlines()]
     assert rows == [0, 1, 2, 0, 1]
+
+
+def test_cli_resume_of_a_file_two_runs_appended_to_counts_each_row_once(tmp_path):
+    """Two --out runs into one file hold every row twice; the summary's counts (and its
+    interval) are of the rows audited."""
+    data = _bc_csv(tmp_path)
+    out = tmp_path / "a.jsonl"
+    base = ["audit", BC_MODEL, "--data", data, "--vary", "worst_radius", "--limit", "3"]
+    for _ in range(2):
+        assert treesens_here(*base, "--out", out).returncode == 0
+    p = treesens_here(*base, "--resume", out)
+    assert p.returncode == 0, p.stderr
+    table = {line.split()[0]: line.split() for line in p.stdout.splitlines()[2:]}
+    assert table["all"][2] == "3", p.stdout
 
 
 def test_cli_resume_for_another_class_is_refused(tmp_path):
