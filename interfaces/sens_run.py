@@ -98,11 +98,12 @@ def run_audits(
     memory_mb: int | None = None,
     on_block: Callable[[AuditPlan, list[dict]], None] | None = None,
     on_audit: Callable[[AuditPlan, list[dict], float], None] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> dict[str, list[dict]]:
     """Run audit blocks one after the other: each row's result line, per block name.
     ``on_block(plan, lines)`` sees each block of rows as it ends, ``on_audit(plan, lines,
-    seconds)`` each audit when done; ``jobs``, ``executor``, ``timeout`` (per row) and
-    ``memory_mb`` override the file's settings."""
+    seconds)`` each audit when done, ``note`` what resuming an out file says; ``jobs``,
+    ``executor``, ``timeout`` (per row) and ``memory_mb`` override the file's settings."""
     if isinstance(executor, str):
         parse_executor(executor)
     out: dict[str, list[dict]] = {}
@@ -121,6 +122,7 @@ def run_audits(
             timeout=timeout,
             memory_mb=memory_mb,
             on_block=block_done,
+            note=note,
         )
         out[plan.name] = lines
         if on_audit is not None:
@@ -187,10 +189,12 @@ def run_audit_plan(
     timeout: float | None = None,
     memory_mb: int | None = None,
     on_block: Callable[[list[dict], int], None] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> list[dict]:
     """Every audited row's result line. ``jobs``/``executor`` override the block's
     ``jobs`` (a local pool by default), ``timeout`` its time limit per row; ``memory_mb``
-    is the memory limit (questions/memory.py: a model over it is refused, MemoryRefused)."""
+    is the memory limit (questions/memory.py: a model over it is refused, MemoryRefused);
+    ``note`` hears what resuming the out file says (questions/audit_run.py)."""
     _check_out(plan, ens)
     run = replace(
         plan.run,
@@ -199,7 +203,7 @@ def run_audit_plan(
         timeout_per_row=timeout if timeout is not None else plan.run.timeout_per_row,
         memory_mb=memory_mb if memory_mb is not None else plan.run.memory_mb,
     )
-    return run_audit(ens, plan.data, plan.spec, run, on_block)
+    return run_audit(ens, plan.data, plan.spec, run, on_block, note)
 
 
 def audit_report(ens: Ensemble, plan: AuditPlan, lines: list[dict], seconds: float) -> str:

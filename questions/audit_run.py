@@ -174,7 +174,7 @@ def run_audit(
     done, stale = reusable(done, n)
     if note is not None and stale:
         note(
-            f"--resume {run.resume}: {stale} rows' lines record no model and data "
+            f"{run.resume}: {stale} rows' lines record no model and data "
             "fingerprint (an earlier treesens wrote them): those rows are answered again"
         )
     seen = {int(d["row"]) for d in done}

@@ -114,6 +114,7 @@ def run(args) -> int:
             on_audit=lambda plan, lines, s: (
                 None if args.json else print(audit_report(ens, plan, lines, s))
             ),
+            note=lambda m: log(f"note: {m}"),
         )
     except MemoryRefused as e:  # as a refused query: an error, exit 1
         log(f"error: {e}")

@@ -216,3 +216,31 @@ def test_audit_block_takes_the_file_data_line_when_it_names_none(tmp_path):
     plan = sf.audits["rows"]
     assert plan.run.n_rows == 3 and plan.label == "label"
     assert json.loads(json.dumps(plan.listing())).startswith("rows\taudit")
+
+
+def test_out_file_of_the_same_audit_on_other_rows_is_refused(tmp_path, capsys):
+    """The block's data file edited between runs: its row indices mean other rows."""
+    rows = tmp_path / "rows.csv"
+    lines = ROWS.read_text().splitlines()
+    rows.write_text("\n".join(lines) + "\n")
+    body = AUDIT.replace(str(ROWS), str(rows)).replace("limit 40", 'limit 5\n  out "o.jsonl"')
+    path = _write(tmp_path, _bc(body))
+    assert main(["run", str(path)]) == 0
+    rows.write_text("\n".join([lines[0], *lines[:0:-1]]) + "\n")  # the rows reversed
+    assert main(["run", str(path)]) == 2
+    assert "(row 0: other data (" in capsys.readouterr().err
+
+
+def test_run_notes_out_file_rows_answered_again_for_want_of_a_record(tmp_path, capsys):
+    body = AUDIT.replace("  limit 40\n", '  limit 5\n  out "o.jsonl"\n')
+    path = _write(tmp_path, _bc(body))
+    assert main(["run", str(path)]) == 0
+    out = tmp_path / "o.jsonl"
+    old = [json.loads(x) for x in out.read_text().splitlines()]
+    for d in old:
+        del d["stats"]["asked"]
+    out.write_text("".join(json.dumps(d) + "\n" for d in old))
+    capsys.readouterr()
+    assert main(["run", str(path)]) == 0
+    assert "5 rows' lines record no model and data fingerprint" in capsys.readouterr().err
+    assert len(out.read_text().splitlines()) == 10
