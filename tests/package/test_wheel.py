@@ -4,6 +4,7 @@ wheel, install it into a fresh venv, run the CLI from elsewhere."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -45,7 +46,12 @@ def _can_build_without_isolation() -> bool:
 
 
 def _run(cmd, **kw):
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=900, **kw)
+    # the installed package on its own: a PYTHONPATH (a developer's checkout) would be
+    # searched before the venv's site-packages
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    p = subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, timeout=900, env=env, **kw
+    )
     assert p.returncode == 0, f"{cmd}\nstdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}"
     return p
 
