@@ -393,18 +393,23 @@ def test_a_model_with_an_absent_class_answers_with_a_pair_replayed_by_catboost()
     np.testing.assert_allclose(r.outputs["x1"], est.predict_proba(x1)[0, [0, 1, 3]], atol=1e-12)
 
 
-def test_a_pipeline_ending_in_a_model_with_an_absent_class_answers_with_a_replayed_pair():
+def _absent_class_pipeline():
+    """A scaler and a CatBoost classifier whose class_names list 2, which no row has."""
     pipeline = pytest.importorskip("sklearn.pipeline")
     preprocessing = pytest.importorskip("sklearn.preprocessing")
-    X, y = _data(n=60)
+    X, _ = _data(n=60)
     X = np.nan_to_num(X)
     labels = np.asarray([0, 1, 3])[np.minimum((X[:, 2] * 3).astype(int), 2)]
-    est = pipeline.make_pipeline(
+    return pipeline.make_pipeline(
         preprocessing.StandardScaler(),
         catboost.CatBoostClassifier(
             iterations=2, depth=2, loss_function="MultiClass", class_names=[0, 1, 2, 3], **COMMON
         ),
     ).fit(X, labels)
+
+
+def test_a_pipeline_ending_in_a_model_with_an_absent_class_answers_with_a_replayed_pair():
+    est = _absent_class_pipeline()
     with pytest.warns(UserWarning):
         ens = treesens.load_model(est)
     r = treesens.check(ens, [ens.feature_names[2]], gap=1.5, classes=("any", "any"), timeout=60)
@@ -418,17 +423,7 @@ def test_a_pipeline_whose_library_gives_a_column_per_class_name_validates_no_pai
     """Without taking the trained classes' columns, the pipeline's predict_proba has
     one column more than the model's classes: the replay refuses it (it once validated
     pairs on misaligned columns)."""
-    pipeline = pytest.importorskip("sklearn.pipeline")
-    preprocessing = pytest.importorskip("sklearn.preprocessing")
-    X, y = _data(n=60)
-    X = np.nan_to_num(X)
-    labels = np.asarray([0, 1, 3])[np.minimum((X[:, 2] * 3).astype(int), 2)]
-    est = pipeline.make_pipeline(
-        preprocessing.StandardScaler(),
-        catboost.CatBoostClassifier(
-            iterations=2, depth=2, loss_function="MultiClass", class_names=[0, 1, 2, 3], **COMMON
-        ),
-    ).fit(X, labels)
+    est = _absent_class_pipeline()
     with pytest.warns(UserWarning):
         ens = treesens.load_model(est)
     rep = ens.replayer
