@@ -63,6 +63,10 @@ WALK_ROWS = 8  # leaf_indices walks at most this many rows in Python (a pair, a 
 CASTS = ("float32", "float64", "float64z")
 
 KINDS = ("real", "integer", "binary", "categorical")
+# the attribute an ensemble keeps its fingerprint in: named anew whenever what the
+# fingerprint hashes changes, so that an ensemble pickled by an earlier treesens (its
+# state holds the fingerprint it had) computes this one's
+_FINGERPRINT = "_fingerprint_v2"
 
 
 @dataclass(frozen=True)
@@ -418,24 +422,33 @@ class Ensemble:
 
     def fingerprint(self) -> str:
         """A sha256 of everything that decides the model's answers (trees, features and
-        their bounds, link, comparison), not of where it came from: the same model loaded
-        from another path, or a copy of its file, or unpickled in another process, has the
-        same fingerprint. A probability model has one fingerprint for both its readings
-        (the question asked picks the reading). Computed once per ensemble (it is
-        immutable)."""
-        cached = self.__dict__.get("_fingerprint")
+        their bounds, link, comparison, input cast, how the library adds the trees'
+        values), not of where it came from: the same model loaded from another path, or a
+        copy of its file, or unpickled in another process, has the same fingerprint. A
+        probability model has one fingerprint for both its readings (the question asked
+        picks the reading). Computed once per ensemble (it is immutable)."""
+        cached = self.__dict__.get(_FINGERPRINT)
         if cached is None:
             cached = self._digest()
-            object.__setattr__(self, "_fingerprint", cached)
+            object.__setattr__(self, _FINGERPRINT, cached)
         return cached
 
     def _digest(self) -> str:
         h = hashlib.sha256()
-        head: tuple = (self.n_classes, self.intercept, self.link, self.op, self.cast, self.scale)
+        head: tuple = (
+            self.n_classes,
+            self.intercept,
+            self.link,
+            self.op,
+            self.cast,
+            self.scale,
+            self.sums,
+        )
         if self.probability:  # its classifier reading's, marked
             head = ("probability", 2, self.intercept, LOGISTIC, *head[3:])
         h.update(repr((head, self.features)).encode())
         for t in self.trees:
+            h.update(struct.pack("<qq", t.n_nodes, t.value.shape[1]))
             for a in (t.feature, t.threshold, t.left, t.right, t.default_left, t.value):
                 h.update(a.tobytes())
             h.update(b"-" if t.missing is None else t.missing.tobytes())
