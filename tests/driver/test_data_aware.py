@@ -370,6 +370,25 @@ def test_a_cached_clause_whose_box_holds_a_data_row_is_discarded(tmp_path, monke
     assert load_clauses(tmp_path / "c.json") == []  # nor in the copy it writes
 
 
+@pytest.mark.parametrize("damage", ["truncated", "not json", "not clauses"])
+def test_a_damaged_cached_clause_file_is_a_miss_and_the_clauses_are_learned_again(
+    tmp_path, monkeypatch, damage
+):
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    ens = tiny()
+    p = tmp_path / "d.csv"
+    pd.DataFrame({"a": [0.1, 0.9], "b": [0.1, 0.8], "s": [0.2, 0.8]}).to_csv(p, index=False)
+    data = load_data(p, ens)
+    learned = clauses_for(ens, data, time_budget=5)
+    (cached,) = (tmp_path / "cache" / "cavities").glob("*.json")
+    text = cached.read_text()
+    broken = {"truncated": text[: len(text) // 2], "not json": "\xff\x00", "not clauses": "[1]"}
+    cached.write_text(broken[damage])
+    stats: dict = {}
+    assert clauses_for(ens, data, time_budget=5, stats=stats) == learned
+    assert stats["clauses_source"] == "learned"
+
+
 def _with_category() -> Ensemble:
     """s (stump at 0.5) and a categorical c: c in {1, 2} -> -1, else +1, so codes 0, 3, 4, 5
     route alike (0 stands for them all)."""
