@@ -15,6 +15,7 @@ from treesens.compiler.ensemble import (
     IDENTITY,
     LOGISTIC,
     MISSING_ZERO,
+    SOFTMAX,
     Ensemble,
     Feature,
     Tree,
@@ -109,6 +110,16 @@ def test_two_categorical_ensembles_differing_only_in_one_field_have_different_fi
 def test_a_category_value_read_as_a_number_and_as_a_string_differ():
     one = _categorical(category_values=(1, 2, 3, 4))
     assert _categorical(category_values=("1", "2", "3", "4")).fingerprint() != one.fingerprint()
+
+
+@pytest.mark.parametrize("outputs", [(1,), (2,)])
+def test_two_multiclass_ensembles_differing_only_in_a_trees_output_have_different_fingerprints(
+    outputs,
+):
+    def softmax(out: tuple[int, ...]) -> Ensemble:
+        return _ens(n_classes=3, link=SOFTMAX, intercept=(0.0,) * 3, trees=(_tree(outputs=out),))
+
+    assert softmax(outputs).fingerprint() != softmax((0,)).fingerprint()
 
 
 def test_an_ensemble_pickled_with_an_earlier_fingerprint_computes_its_own():
