@@ -275,8 +275,9 @@ def sweep(
     many subsets (drawn with ``seed``). ``out``: append each result to this JSON Lines
     file as it ends (what the file holds stays: ``resume`` goes on from it; a new sweep
     wants a new file; one that holds another model's results is warned of, once).
-    ``resume``: reuse the results in that file that answer the same question, run the rest and append them to it (``out`` may only name the same file),
-    as ``treesens sweep --resume`` does. ``progress``: how the progress is shown (a
+    ``resume``: reuse the results in that file that answer the same question, run the
+    rest and append them to it (``out`` may only name the same file), as ``treesens
+    sweep --resume`` does. ``progress``: how the progress is shown (a
     questions.progress.Display; None: silently). ``treesens.sweep`` passes the views'
     display (a bar in a notebook or a terminal, a line per query otherwise); the query
     option of that name, the compiler's log, stays off in a sweep.
