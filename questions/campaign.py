@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..answers.result import Result
 from ..compiler.ensemble import Ensemble
+from ..compiler.errors import InputError
 from ..compiler.query import Query
 from ..search.proof_tree import recording_proofs
 from .ask import Task, answer_task, task_failed
@@ -181,6 +182,15 @@ def _quiet(_msg: str) -> None:
     pass
 
 
+def _out_lines(path: str | Path) -> list[dict]:
+    """The results an ``out`` file holds, read for ``warn_other_model`` only: a file
+    that is not text holds none, and the sweep appends to it as it always did."""
+    try:
+        return read_results(path, _quiet)
+    except InputError:
+        return []
+
+
 def warn_other_model(
     path: str | Path, lines: list[dict], ens: Ensemble, warn: Callable[[str], None]
 ) -> None:
@@ -228,7 +238,7 @@ def sweep_campaign(
     warn = warn or (lambda _msg: None)
     lines = read_results(campaign.resume, warn) if campaign.resume is not None else []
     if campaign.resume is None and campaign.out is not None and Path(campaign.out).is_file():
-        warn_other_model(campaign.out, read_results(campaign.out, _quiet), ens, warn)
+        warn_other_model(campaign.out, _out_lines(campaign.out), ens, warn)
     elif campaign.resume is not None:
         warn_other_model(campaign.resume, lines, ens, warn)
     if campaign.resume is not None:

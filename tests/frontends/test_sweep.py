@@ -380,3 +380,13 @@ def test_api_sweep_out_of_another_model_warns(tmp_path):
     treesens.sweep(EXAMPLES / "breast_cancer_xgb.json", **kw)
     with pytest.warns(UserWarning, match="holds results of another model"):
         treesens.sweep(EXAMPLES / "breast_cancer_deep_xgb.json", **kw)
+
+
+def test_an_out_file_that_is_not_text_is_appended_to_as_before_not_refused(tmp_path):
+    """The other-model warning reads the out file; a file it cannot read as text holds
+    no result to warn of, and the sweep goes on appending to it."""
+    (tmp_path / "r.jsonl").write_bytes(b"\xff\xfe\x00 not text\n")
+    common = ["--features", "mean_texture", "--gap", "0.3", "--timeout", "60", "--table", "none"]
+    r = _sweep([str(EXAMPLES / "breast_cancer_xgb.json"), *common, "--out", "r.jsonl"], tmp_path)
+    assert r.returncode == 0 and "cannot read" not in r.stderr, r.stderr
+    assert (tmp_path / "r.jsonl").read_bytes().startswith(b"\xff\xfe\x00 not text\n{")
