@@ -247,15 +247,19 @@ class UtilityObjective(Pass):
         const = 0.0
         values: list[float] = []
         forbidden: list[Linear] = []
+        # an interval (or NaN) with no data row and no pseudo-count (forbid; or smooth
+        # with prob_alpha = 0): as likely as one row in N + K_f, below every interval
+        # with data, not log 0
+        empty = -math.log(len(self.X) + len(ind)) * weight
         for r, (ind_terms, c0) in enumerate(ind):
             if forbid and counts[r] == 0:
                 if ind_terms:
                     vs = tuple(ind_terms)
                     coefs = tuple(ind_terms[v] for v in vs)
                     forbidden.append(Linear(vs, coefs, EQ, -c0, ("prob-forbid", copy, f, r)))
-                w = -math.log(len(self.X) + len(ind)) * weight
+                w = empty
             else:
-                w = math.log(probs[r]) * weight
+                w = math.log(probs[r]) * weight if probs[r] > 0 else empty
             values.append(w)
             const += w * c0
             for v, c in ind_terms.items():
@@ -264,7 +268,7 @@ class UtilityObjective(Pass):
         if m is not None:  # NaN (missing) rows: their share goes to the NaN variable
             pn = marginal.missing or 0.0
             # no missing row in the data: as unlikely as an empty interval, not free
-            w = math.log(pn) * weight if pn > 0 else -math.log(len(self.X) + len(ind)) * weight
+            w = math.log(pn) * weight if pn > 0 else empty
             values.append(w)
             if w:
                 terms[m] = terms.get(m, 0.0) + w

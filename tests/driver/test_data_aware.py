@@ -130,6 +130,20 @@ def test_marginals_and_utility_objective():
     assert forb and set(forb) == set(out2.problem.soft_constraints)
 
 
+def test_smoothing_with_prob_alpha_0_scores_an_empty_interval_as_forbid_does_not_log_0():
+    # b's interval >= 0.7 holds no row: with no pseudo-count its share is 0, scored as
+    # one row in N + K_f (the dropped forbid rows' score), not math.log(0)
+    ens = tiny()
+    X = np.array([[0.1, 0.1, 0.0], [0.2, 0.5, 0.0], [0.9, 0.5, 1.0], [0.8, 0.6, 1.0]])
+    c = compiled_for(ens, Query(vary=("s",), plan=Plan(data_aware="prob")))
+    out, _ = UtilityObjective(X, alpha=0.0).apply(c)
+    obj = out.problem.objective
+    qb = c.encoding.pred[0][1]
+    val = dict(zip(obj.vars, obj.coefs))
+    # the step from b's middle interval (3 of 4 rows) to its empty last one
+    assert val.get(qb[1], 0.0) == pytest.approx(2 * (math.log(3 / 4) + math.log(4 + 3)))
+
+
 # ---- cavity clauses ---------------------------------------------------------------------
 
 
