@@ -29,6 +29,14 @@ class Asked(TypedDict, total=False):
     classes: list  # classes asked with "any"; an audited row's: the class a flip must reach
 
 
+def asked_of(stats: object) -> dict | None:
+    """A result's ``stats["asked"]`` (``stats``: its ``Result.stats``, or a result line's
+    ``"stats"``), or None when there is none (a line an earlier treesens wrote) or it is
+    not a mapping: what every reader of the record goes through."""
+    asked = stats.get("asked") if isinstance(stats, dict) else None
+    return asked if isinstance(asked, dict) else None
+
+
 class CompileStats(TypedDict, total=False):
     """The encoding and the constraint IR it became (driver/solve.py, driver/backend.py)."""
 

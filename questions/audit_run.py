@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..answers.result import UNKNOWN
+from ..answers.stats import asked_of
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.question import result_gap
@@ -79,9 +80,7 @@ def check_same_audit(
 def line_record(d: dict) -> dict | None:
     """A row line's record of its model, data and class (``audit_record``); None for a
     line written before lines held one."""
-    stats = d.get("stats")
-    asked = stats.get("asked") if isinstance(stats, dict) else None
-    return asked if isinstance(asked, dict) else None
+    return asked_of(d.get("stats"))
 
 
 def _differences(d: dict, expect: dict) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..answers.result import Result
+from ..answers.stats import asked_of
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.query import Query
@@ -199,9 +200,7 @@ def warn_other_model(
     but no longer one sweep's: ``warn`` hears it once, before anything runs."""
     mine = ens.fingerprint()
     for d in lines:
-        stats = d.get("stats")
-        asked = stats.get("asked") if isinstance(stats, dict) else None
-        other = asked.get("ensemble") if isinstance(asked, dict) else None
+        other = (asked_of(d.get("stats")) or {}).get("ensemble")
         if isinstance(other, str) and other != mine:
             warn(
                 f"{path} holds results of another model: a plot of it will refuse them; "

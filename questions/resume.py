@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..answers.result import INSENSITIVE, SENSITIVE, UNKNOWN, Result, result_from_dict
+from ..answers.stats import asked_of
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import kind_of
 from ..compiler.query import ANY, Query
@@ -93,9 +94,7 @@ class ResumeKey:
         as an unknown. A result Ctrl-C or a signal cut short (the bounds or the best pair
         it had) did not have its time: only its proven bounds are reused.
         """
-        stats = line.get("stats")
-        asked = stats.get("asked") if isinstance(stats, dict) else None
-        asked = dict(asked) if isinstance(asked, dict) else {}
+        asked = dict(asked_of(line.get("stats")) or {})
         timeout = asked.pop("timeout", None)
         backend = asked.pop("backend", None)
         same = (

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..answers.stats import asked_of
 from ..compiler.errors import InputError
 from .plot_common import (
     VERDICT_COLOURS,
@@ -155,8 +156,7 @@ def one_sweep(rs: list[Result]) -> list[Result]:
 
 
 def _fingerprint(r: Result) -> str | None:
-    asked = r.stats.get("asked") if isinstance(r.stats, dict) else None
-    return asked.get("ensemble") if isinstance(asked, dict) else None
+    return (asked_of(r.stats) or {}).get("ensemble")
 
 
 def _asked(r: Result) -> str:
@@ -171,8 +171,7 @@ def _asked(r: Result) -> str:
     for name, value in (("classes", r.classes), ("delta", r.delta), ("threshold", r.threshold)):
         if value:
             words += f", {name} {value}"
-    asked = r.stats.get("asked") if isinstance(r.stats, dict) else None
-    backend = asked.get("backend") if isinstance(asked, dict) else None  # a race's, not its winner
+    backend = (asked_of(r.stats) or {}).get("backend")  # a race's, not its winner
     return f"{words} on {backend or r.backend}"
 
 

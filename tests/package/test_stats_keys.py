@@ -74,3 +74,10 @@ def test_every_stats_key_the_library_writes_is_declared():
 def test_the_scan_sees_the_keys_the_stages_write():
     keys = {key for key, _ in _written()}
     assert {"asked", "found_by", "heuristic_time", "box_search", "clauses_learned"} <= keys
+
+
+def test_asked_of_reads_the_record_of_a_result_or_a_line_and_none_without_one():
+    from treesens.answers.stats import asked_of
+
+    assert asked_of({"asked": {"ensemble": "ab"}}) == {"ensemble": "ab"}
+    assert [asked_of(s) for s in (None, {}, {"asked": "x"}, [1])] == [None] * 4
