@@ -128,18 +128,7 @@ def one_sweep(rs: list[Result]) -> list[Result]:
     whose bars mix them; a query answered again as it was asked (``resume=`` runs errors
     and short unknowns again, a sweep run twice into one file) is drawn by its last
     result."""
-    prints = {_fingerprint(r): r.model for r in rs if _fingerprint(r)}
-    models = list(dict.fromkeys(prints.values()))
-    models += [
-        m for m in dict.fromkeys(r.model for r in rs if not _fingerprint(r)) if m not in models
-    ]
-    if len(prints) > 1 or len(models) > 1:
-        shown = "; ".join(models[:3]) + ("; ..." if len(models) > 3 else "")
-        raise InputError(
-            f"the results are of {max(len(prints), len(models))} models ({shown}): plot one "
-            "model's results (the lines whose 'model' names it), or give each sweep its own "
-            "out= / --out file (they append)"
-        )
+    _refuse_other_models(rs)
     last: dict[tuple, Result] = {}
     for r in rs:  # a later answer to the same question replaces an earlier one
         last[(_label(r), _asked(r))] = r
@@ -153,6 +142,36 @@ def one_sweep(rs: list[Result]) -> list[Result]:
             "(they append)"
         )
     return list(last.values())
+
+
+def _refuse_other_models(rs: list[Result]) -> None:
+    """One model's results, by fingerprint (else ``model`` text), or an InputError naming
+    the models; one name with several fingerprints is said so (the lines' ``model`` does
+    not tell them apart)."""
+    prints = {_fingerprint(r): r.model for r in rs if _fingerprint(r)}
+    models = list(dict.fromkeys(prints.values()))
+    models += [
+        m for m in dict.fromkeys(r.model for r in rs if not _fingerprint(r)) if m not in models
+    ]
+    if len(prints) <= 1 and len(models) <= 1:
+        return
+    n = max(len(prints), len(models))
+    names = list(prints.values())
+    shared = [m for m in models if names.count(m) > 1]  # a name several fingerprints share
+    if shared:
+        what = (
+            f"{n} models named {shared[0]}"
+            + (" and others" if len(models) > 1 else "")
+            + " (other trees or bounds under one name, or results of an earlier treesens: "
+            "their fingerprints, stats.asked.ensemble, differ): plot one's results (by "
+            "stats.asked.ensemble)"
+        )
+    else:
+        shown = "; ".join(models[:3]) + ("; ..." if len(models) > 3 else "")
+        what = f"{n} models ({shown}): plot one model's results (the lines whose 'model' names it)"
+    raise InputError(
+        f"the results are of {what}, or give each sweep its own out= / --out file (they append)"
+    )
 
 
 def _fingerprint(r: Result) -> str | None:

@@ -240,3 +240,16 @@ def test_one_query_on_two_backends_is_refused_not_drawn_as_one_bar():
     rs[1].backend = "highs"
     with pytest.raises(InputError, match="^query 'a' is there asked at gap 0.2 on cpsat and at"):
         treesens.plot_sweep(rs)
+
+
+def test_one_model_name_with_two_fingerprints_is_refused_saying_the_name_does_not_tell_them_apart():
+    """A model retrained in place, or a sweep resumed across a fingerprint change: the
+    lines' 'model' is one name, so 'plot the lines whose model names it' would not help."""
+    rs = [
+        _of_model(result("a", "sensitive", 0.8, 0.2), "f1", "xgboost:one.json"),
+        _of_model(result("b", "insensitive"), "f2", "xgboost:one.json"),
+    ]
+    with pytest.raises(
+        InputError, match=r"^the results are of 2 models named xgboost:one.json \(other trees"
+    ):
+        treesens.plot_sweep(rs)
