@@ -232,11 +232,13 @@ class LazyLibraryModel(OneCallAtATime):
 
 def warn_if_classes_are_not_positions(labels, where: str) -> None:
     """A multiclass model whose labels are not 0..k-1 ([0, 2, 5]): treesens numbers its
-    classes by position (class 1 is label 2), which a number asked may not mean."""
+    classes by position (class 1 is label 2), which a number asked may not mean. Labels
+    0..k-1 as text ("0", "1", "2", read from a CSV) mean their positions: no warning."""
     if labels is None or len(labels) < 3:
         return
     listed = [v.item() if hasattr(v, "item") else v for v in labels]
-    if listed == list(range(len(listed))):
+    positions = range(len(listed))
+    if listed == list(positions) or [str(v) for v in listed] == [str(i) for i in positions]:
         return
     shown = ", ".join(map(str, listed[:6])) + (", ..." if len(listed) > 6 else "")
     warnings.warn(

@@ -266,3 +266,19 @@ def test_a_multiclass_model_whose_labels_are_not_positions_warns_how_classes_are
     m = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
     with pytest.warns(TreesensWarning, match=r"class labels are \[0, 2, 5\].*class 1 is label 2"):
         load_model(m)
+
+
+def test_a_multiclass_model_whose_labels_are_the_strings_of_0_to_k_minus_1_does_not_warn():
+    """Labels read as text from a CSV ('0', '1', '2'): class 1 is label '1', nothing to
+    warn of (the warning said 'labels are [0, 1, 2] ... class 1 is label 1')."""
+    import warnings
+
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = np.array(["0", "1", "2"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0)]
+    m = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_model(m).n_classes == 3
