@@ -187,10 +187,13 @@ def _asked(r: Result) -> str:
         words = f"for the max gap (tolerance {tolerance})"
     else:
         words = f"at gap {r.gap:g}" + (" (margin)" if r.gap_kind == "margin" else "")
-    for name, value in (("classes", r.classes), ("delta", r.delta), ("threshold", r.threshold)):
+    asked = asked_of(r.stats) or {}
+    # classes asked with "any": a pair's result names the two it was found in
+    classes = asked.get("classes") or r.classes
+    for name, value in (("classes", classes), ("delta", r.delta), ("threshold", r.threshold)):
         if value:
             words += f", {name} {value}"
-    backend = (asked_of(r.stats) or {}).get("backend")  # a race's, not its winner
+    backend = asked.get("backend")  # a race's, not its winner
     return f"{words} on {backend or r.backend}"
 
 

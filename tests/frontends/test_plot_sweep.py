@@ -253,3 +253,20 @@ def test_one_model_name_with_two_fingerprints_is_refused_saying_the_name_does_no
         InputError, match=r"^the results are of 2 models named xgboost:one.json \(other trees"
     ):
         treesens.plot_sweep(rs)
+
+
+def test_a_query_of_any_two_classes_answered_again_is_drawn_once_not_refused_as_asked_twice():
+    """resume= runs an unknown again: its result names the classes asked ('any', 'any'),
+    the new pair's the two it was found in; one question all the same."""
+
+    def multiclass(status: str, classes: list, pair: bool) -> Result:
+        r = Result(query="a", status=Status(status), backend="cpsat", features=["a"], gap=2.0)
+        r.classes, r.stats["asked"] = classes, {"ensemble": "f1", "classes": ["any", "any"]}
+        if pair:
+            r.witness = {"x1": {"a": 0.0}, "x2": {"a": 1.0}}
+            r.outputs = {"x1": [0.8, 0.1, 0.1], "x2": [0.1, 0.8, 0.1]}
+        return r
+
+    rs = [multiclass("unknown", ["any", "any"], False), multiclass("sensitive", [0, 1], True)]
+    ax, bars = bars_of(treesens.plot_sweep(rs))
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a"] and len(bars) == 1
