@@ -181,14 +181,15 @@ def _fingerprint(r: Result) -> str | None:
 def _asked(r: Result) -> str:
     """What a result's query asked besides its features, as words: its gap (a max gap's:
     its tolerance, its gap is the one found), classes, a regressor's change or bounds, and
-    the backend asked (compare's results are one query on several)."""
-    if r.max_gap:
-        tolerance = r.max_gap.get("tolerance") if isinstance(r.max_gap, dict) else None
-        words = f"for the max gap (tolerance {tolerance})"
+    the backend asked (compare's results are one query on several). What the result
+    records as asked (``stats.asked``) comes first: a max gap's error has no bounds, and a
+    pair of classes "any" names the two it was found in."""
+    asked = asked_of(r.stats) or {}
+    if r.max_gap or "max_gap" in asked:
+        found = r.max_gap.get("tolerance") if isinstance(r.max_gap, dict) else None
+        words = f"for the max gap (tolerance {asked.get('max_gap', found)})"
     else:
         words = f"at gap {r.gap:g}" + (" (margin)" if r.gap_kind == "margin" else "")
-    asked = asked_of(r.stats) or {}
-    # classes asked with "any": a pair's result names the two it was found in
     classes = asked.get("classes") or r.classes
     for name, value in (("classes", classes), ("delta", r.delta), ("threshold", r.threshold)):
         if value:

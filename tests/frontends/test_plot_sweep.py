@@ -270,3 +270,15 @@ def test_a_query_of_any_two_classes_answered_again_is_drawn_once_not_refused_as_
     rs = [multiclass("unknown", ["any", "any"], False), multiclass("sensitive", [0, 1], True)]
     ax, bars = bars_of(treesens.plot_sweep(rs))
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a"] and len(bars) == 1
+
+
+def test_a_max_gap_query_that_failed_then_was_answered_is_drawn_once_by_its_answer():
+    """A failed task's max-gap result has no bounds (error_result): it asked the max gap
+    all the same (stats.asked.max_gap), and resume= answers it again."""
+    failed = result("a", "error", error="task failed: killed")
+    found = result("a", "sensitive", 0.95, 0.1)
+    found.max_gap = {"lower": 0.4, "upper": 0.41, "tolerance": 0.001, "proven": False}
+    for r in (failed, found):
+        r.stats["asked"] = {"ensemble": "f1", "max_gap": 0.001}
+    ax, bars = bars_of(treesens.plot_sweep([failed, found]))
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a"] and len(bars) == 1
