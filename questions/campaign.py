@@ -202,8 +202,15 @@ def warn_other_model(
     for d in lines:
         other = (asked_of(d.get("stats")) or {}).get("ensemble")
         if isinstance(other, str) and other != mine:
+            same_name = bool(ens.source) and d.get("model") == ens.source  # retrained in place
+            what = (
+                "of a model of this name with other trees or bounds (or written by an "
+                "earlier treesens, whose fingerprints differ)"
+                if same_name
+                else "of another model"
+            )
             warn(
-                f"{path} holds results of another model: a plot of it will refuse them; "
+                f"{path} holds results {what}: a plot of it will refuse them; "
                 "give this sweep a new file"
             )
             return

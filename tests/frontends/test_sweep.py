@@ -390,3 +390,19 @@ def test_an_out_file_that_is_not_text_is_appended_to_as_before_not_refused(tmp_p
     r = _sweep([str(EXAMPLES / "breast_cancer_xgb.json"), *common, "--out", "r.jsonl"], tmp_path)
     assert r.returncode == 0 and "cannot read" not in r.stderr, r.stderr
     assert (tmp_path / "r.jsonl").read_bytes().startswith(b"\xff\xfe\x00 not text\n{")
+
+
+def test_out_file_of_a_model_replaced_in_place_is_warned_of_as_the_same_name(tmp_path):
+    """One name, other trees (retrained in place, or lines an earlier treesens wrote):
+    'another model' would not say why the file's model looks like this one."""
+    import shutil
+
+    import treesens
+
+    model, out = tmp_path / "m.json", tmp_path / "r.jsonl"
+    kw = {"features": ["mean_texture"], "gap": 0.3, "timeout": 60, "out": out}
+    shutil.copy(EXAMPLES / "breast_cancer_xgb.json", model)
+    treesens.sweep(model, **kw)
+    shutil.copy(EXAMPLES / "breast_cancer_deep_xgb.json", model)
+    with pytest.warns(UserWarning, match="holds results of a model of this name with other"):
+        treesens.sweep(model, **kw)
