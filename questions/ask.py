@@ -139,7 +139,7 @@ def answer(
     limit = query_memory_limit(q, memory_mb)
     too_large = memory_refusal(ens, limit)
     if too_large is not None:
-        return _finish(error_result(ens, q, too_large), asked, start)
+        return _finish(_error(ens, q, too_large), asked, start)
     try:
         res = _answer(ens, q, q.plan.deadline(start), limit, log, compiled)
     except KeyboardInterrupt as e:
@@ -148,15 +148,15 @@ def answer(
             _finish(partial, asked, start)
         raise
     except SolverStageTooLarge as e:  # compiled before any search: refused as up front
-        res = error_result(ens, q, str(e))
+        res = _error(ens, q, str(e))
     except InputError as e:
         if not catch:
             raise
-        res = error_result(ens, q, str(e))
+        res = _error(ens, q, str(e))
     except Exception as e:  # noqa: BLE001 - one query's bug must not lose the others' answers
         if not catch:
             raise
-        res = error_result(ens, q, f"internal error: {type(e).__name__}: {e}")
+        res = _error(ens, q, f"internal error: {type(e).__name__}: {e}")
     return _finish(res, asked, start)
 
 
@@ -224,7 +224,21 @@ def refused(ens: Ensemble, q: Query, message: str, start: float | None = None) -
     """The error result of a question refused before it is asked (a contract's limit the
     model cannot take, ...), recorded as an answer is."""
     start = time.time() if start is None else start
-    return _finish(error_result(ens, q, message), Asked.of(ens, q), start)
+    return _finish(_error(ens, q, message), Asked.of(ens, q), start)
+
+
+def _error(ens: Ensemble, q: Query, message: str) -> Result:
+    """``error_result`` with what every result of ``q`` records of its question besides
+    (its kind's ``result_fields``: a regressor's delta, a threshold), so that an error
+    line reads as the question its answer, asked again, will answer."""
+    res = error_result(ens, q, message)
+    try:
+        fields = kind_of(q).result_fields(q)
+    except InputError:  # a kind not registered here: the error itself may say so
+        fields = {}
+    for name, value in fields.items():
+        setattr(res, name, value)
+    return res
 
 
 def _finish(res: Result, asked: Asked, start: float) -> Result:
@@ -267,4 +281,4 @@ def answer_task(ens: Ensemble, task: Task, log: Callable[[str], None] | None = N
 
 def task_failed(ens: Ensemble, task: Task, message: str) -> Result:
     """The error result of a task that failed on every attempt (a worker lost, ...)."""
-    return recorded(error_result(ens, task.query, f"task failed: {message}"), task.asked)
+    return recorded(_error(ens, task.query, f"task failed: {message}"), task.asked)

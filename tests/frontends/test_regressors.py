@@ -502,3 +502,16 @@ def test_a_threshold_sweep_does_not_reuse_another_threshold_s_answers(tmp_path):
     treesens.sweep(ens, features=["f0"], above=1.0, below=0.0, out=out)
     treesens.sweep(ens, features=["f0"], above=2.0, below=1.0, resume=out)
     assert len(out.read_text().splitlines()) == 2  # asked again
+
+
+def test_a_regressor_query_refused_with_an_error_records_its_delta_as_its_answer_would():
+    """An error line reads as the question asked again on resume= (plot_sweep draws the
+    two as one query): its delta is recorded, as an answer's is."""
+    from treesens.compiler.plan import Plan
+    from treesens.compiler.query import Query
+    from treesens.questions.ask import refused
+
+    ens = treesens.load_model(_xgb_regressor("reg:squarederror"))
+    q = Query(vary=("f0",), delta=0.5, plan=Plan(timeout=30))
+    res = refused(ens, q, "over the contract's limit")
+    assert res.status == "error" and res.delta == {"at_least": 0.5, "direction": "either"}
