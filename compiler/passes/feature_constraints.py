@@ -19,7 +19,10 @@ variables, so they stay exact at the level the encoding reasons at (threshold in
 * categorical features (one-hot over codes): a bound zeroes the codes outside it; a
   relation compares the chosen codes (``sum code*o^L - sum code*o^R <= 0``, ``<= -1``
   for ``<``, equal one-hots for ``==``).
-* a feature that may be missing: a bound or relation means "not NaN".
+* a feature that may be missing: a bound, or a relation on a varied feature, means "not
+  NaN". A relation on a feature outside vary (``<=``, ``>=``, ``==``; ``<``, ``>``, ``!=``
+  are input errors) always holds, the two inputs sharing its value, missing or not
+  (docs/language.md).
 
 Exactness: whether interval j holds an admissible value in [lo, hi] is decided exactly
 (``span``): the inputs the library routes into an interval form a range of float64
@@ -46,7 +49,7 @@ from ..domain import FeatureDomain, candidates
 from ..edges import first_no
 from ..edges import ordered as _ord
 from ..edges import unordered as _unord
-from ..encode import Encoding
+from ..encode import Encoding, resolve_features
 from ..ensemble import Ensemble, Feature
 from ..errors import InputError
 from ..ir import Linear, Sense
@@ -453,6 +456,7 @@ def constraint_violations(ens: Ensemble, q: Query, x1: np.ndarray, x2: np.ndarra
     """Which bounds and relations of the query a concrete pair breaks (empty: none)."""
     out = []
     xs = (x1, x2)
+    varied = resolve_features(ens, q.vary)
     for b in q.bounds:
         f = feature_index(ens, b.feature)
         for c in b.copies:
@@ -461,6 +465,8 @@ def constraint_violations(ens: Ensemble, q: Query, x1: np.ndarray, x2: np.ndarra
                 out.append(f"x{c}.{b.feature} = {v:g} is outside [{b.lo:g}, {b.hi:g}]")
     for r in q.relations:
         f = feature_index(ens, r.feature)
+        if f not in varied:  # both inputs share its value: <=, >=, == hold, missing too
+            continue
         u, v = float(xs[r.left - 1][f]), float(xs[r.right - 1][f])
         holds = {
             "<=": u <= v,

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from treesens.compiler.ensemble import Feature
+from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, ModelOrigin, Tree
 from treesens.compiler.errors import InputError
 from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
@@ -252,3 +252,40 @@ def test_a_varied_feature_of_one_value_that_may_be_missing_still_leaves_a_questi
     ens = ens.with_features((one, *ens.features[1:]))
     q = Query(vary=("f0",), gap=Gap(0.05), bounds=(FeatureBound("f1", -5.0, 5.0),))
     assert solve_query(ens, q).status in ("sensitive", "insensitive")
+
+
+def _pair_only_where_f1_is_missing():
+    """Binary, f0 and f1: raw +-5 by f0 only on the path a missing f1 takes (f1 < 0 to the
+    left, then f1 < 0 to the right: no number reaches it); -5 everywhere else."""
+    tree = Tree(
+        feature=[1, 1, -1, -1, 0, -1, -1],
+        threshold=[0.0, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0],
+        left=[1, 3, -1, -1, 5, -1, -1],
+        right=[2, 4, -1, -1, 6, -1, -1],
+        default_left=[True, False, False, False, True, False, False],
+        value=np.array([[0.0], [0.0], [-5.0], [-5.0], [0.0], [-5.0], [5.0]]),
+        outputs=(0,),
+    )
+    return Ensemble(
+        trees=(tree,),
+        features=(Feature("f0"), Feature("f1", may_be_missing=True)),
+        n_classes=2,
+        intercept=(0.0,),
+        link=LOGISTIC,
+        op="<",
+        cast="float32",
+        origin=ModelOrigin("test", "missing-only pair"),
+        replayer=None,
+    )
+
+
+@pytest.mark.parametrize("op", ["<=", ">=", "=="])
+def test_a_relation_on_a_shared_feature_holds_when_both_inputs_miss_it(op):
+    # docs/language.md: outside vary both inputs share the value, so <=, >=, == always
+    # hold; the pair exists only with f1 missing, which the witness check once refused
+    ens = _pair_only_where_f1_is_missing()
+    q = Query(vary=("f0",), gap=Gap(0.2), relations=(FeatureRelation("f1", 1, op, 2),))
+    for options in ({}, {"heuristic": False, "box_search": False}):
+        r = solve_query(ens, q.planned(options=options))
+        assert r.status == "sensitive", (options, r.status, r.error)
+        assert math.isnan(r.witness_arrays.x1[1]) and math.isnan(r.witness_arrays.x2[1])
