@@ -396,6 +396,9 @@ def choose_constrained(
 
         if ok(*cur):
             continue
+        if f in enc.varying and (j0 == -1 or j1 == -1):
+            _fit_the_present_copy(enc, f, xs, (j0, j1), (b0, b1), pf)
+            continue
         if f not in enc.varying:
             sp = _cell_span(enc, f, 0, j0, max(b0[0], b1[0]), min(b0[1], b1[1]))
             vals = _nice_values(enc, f, sp, pf + [cur[0]])
@@ -415,6 +418,19 @@ def choose_constrained(
             pair = _exact_pair(items, s0, s1, enc.ensemble.features[f].integral)
         if pair is not None and ok(*pair):
             xs[0][f], xs[1][f] = pair
+
+
+def _fit_the_present_copy(enc, f: int, xs, cells, bounds, pf: list[float]) -> None:
+    """A varied feature one copy of which is missing (cell -1): that copy has no bound and
+    no relation on f (the pass asks "not missing" of both), so the other copy's value is
+    chosen alone, inside its bounds and its cell."""
+    for c in (0, 1):
+        j, (lo, hi) = cells[c], bounds[c]
+        if j == -1 or lo <= float(xs[c][f]) <= hi:
+            continue
+        vals = _nice_values(enc, f, _cell_span(enc, f, c, j, lo, hi), pf + [float(xs[c][f])])
+        if vals:
+            xs[c][f] = vals[0]
 
 
 def _exact_pair(items, s0, s1, integral: bool):

@@ -289,3 +289,38 @@ def test_a_relation_on_a_shared_feature_holds_when_both_inputs_miss_it(op):
         r = solve_query(ens, q.planned(options=options))
         assert r.status == "sensitive", (options, r.status, r.error)
         assert math.isnan(r.witness_arrays.x1[1]) and math.isnan(r.witness_arrays.x2[1])
+
+
+def _pair_only_where_x1_f0_is_missing():
+    """Binary, f0 only: raw +5 on the path a missing f0 takes (f0 < 0 to the left, then
+    f0 < 0 to the right: no number reaches it); -5 everywhere else."""
+    tree = Tree(
+        feature=[0, 0, -1, -1, -1],
+        threshold=[0.0, 0.0, 0.0, 0.0, 0.0],
+        left=[1, 3, -1, -1, -1],
+        right=[2, 4, -1, -1, -1],
+        default_left=[True, False, False, False, False],
+        value=np.array([[0.0], [0.0], [-5.0], [-5.0], [5.0]]),
+        outputs=(0,),
+    )
+    return Ensemble(
+        trees=(tree,),
+        features=(Feature("f0", may_be_missing=True),),
+        n_classes=2,
+        intercept=(0.0,),
+        link=LOGISTIC,
+        op="<",
+        cast="float32",
+        origin=ModelOrigin("test", "x1 missing only"),
+        replayer=None,
+    )
+
+
+def test_a_bound_on_x2_is_met_when_x1_is_missing():
+    # x1.f0 must be missing (no bound on it), x2.f0 is held to 0.25: the witness's x2
+    # once kept its cell's representative, outside the bound (an internal error)
+    ens = _pair_only_where_x1_f0_is_missing()
+    q = Query(vary=("f0",), gap=Gap(0.2), bounds=(FeatureBound("f0", 0.25, 0.25, (2,)),))
+    r = solve_query(ens, q)
+    assert r.status == "sensitive", (r.status, r.error)
+    assert math.isnan(r.witness_arrays.x1[0]) and r.witness_arrays.x2[0] == 0.25
