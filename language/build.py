@@ -275,6 +275,8 @@ class BlockBuilder:
             raise self.err(
                 f"no value of {f!r} meets this (lower end {lo:g} is above upper end {hi:g})", at
             )
+        if lo == math.inf or hi == -math.inf:
+            raise self.err(f"no value of {f!r} lies in [{lo:g}, {hi:g}]: inputs are finite", at)
         if lo == hi and not feat.lb <= lo <= feat.ub:
             raise self.err(
                 f"{lo:g} is outside the declared range of {f!r}, [{feat.lb:g}, {feat.ub:g}]", at

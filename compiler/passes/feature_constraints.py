@@ -89,7 +89,7 @@ def span(
             L = float(math.ceil(L))
         if math.isfinite(H):
             H = float(math.floor(H))
-    if not L <= H:
+    if not L <= H or (L > 0 and math.isinf(L)) or (H < 0 and math.isinf(H)):  # inputs are finite
         return None
     return (L, H)
 

@@ -324,3 +324,13 @@ def test_a_bound_on_x2_is_met_when_x1_is_missing():
     r = solve_query(ens, q)
     assert r.status == "sensitive", (r.status, r.error)
     assert math.isnan(r.witness_arrays.x1[0]) and r.witness_arrays.x2[0] == 0.25
+
+
+@pytest.mark.parametrize("end", [math.inf, -math.inf])
+def test_a_bound_holding_a_feature_to_an_infinity_is_an_input_error(end):
+    # no input is infinite: [inf, inf] once gave an internal error (the witness outside
+    # it) and [-inf, -inf] a vacuous "insensitive"
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    q = Query(vary=("f0",), gap=Gap(0.0), bounds=(FeatureBound("f1", end, end),))
+    with pytest.raises(InputError, match="no admissible value"):
+        solve_query(ens, q)

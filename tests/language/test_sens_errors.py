@@ -156,6 +156,17 @@ CASES = {
             "  ^",
         ],
     ),
+    "bound_at_infinity": (
+        _bc(
+            "feature mean_radius in [-inf, inf]\nquery q {\n  vary mean_texture\n"
+            "  where mean_radius in [-inf, -inf]\n}\n"
+        ),
+        [
+            "{F}:6:9: no value of 'mean_radius' lies in [-inf, -inf]: inputs are finite",
+            "  where mean_radius in [-inf, -inf]",
+            "        ^",
+        ],
+    ),
     "negative_margin_gap": (
         _bc("query q {\n  vary mean_texture\n  gap margin -1\n}\n"),
         ["{F}:5:3: margin gap -1 must be >= 0", "  gap margin -1", "  ^"],
