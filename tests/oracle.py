@@ -447,3 +447,22 @@ def subset_sum_exists(numbers, k) -> bool:
     for u in numbers:
         reach |= {s + int(u) for s in reach}
     return int(k) in reach
+
+
+class IRReplayer:
+    """The IR as its own "library" (for ensembles built directly in the IR): its
+    probabilities, raw scores and predictions are the Ensemble's."""
+
+    library = "ir"
+
+    def __init__(self, ens):
+        self.ens = ens
+
+    def predict_proba(self, X):
+        return self.ens.proba(X)
+
+    def predict_raw(self, X):
+        return self.ens.raw(X)
+
+    def predict(self, X):
+        return self.ens.predict(X)

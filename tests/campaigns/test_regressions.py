@@ -19,6 +19,7 @@ from treesens.backends.registry import available
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import PASS_NAMES, Gap, Query
 from treesens.driver import solve_query
+from treesens.tests.oracle import IRReplayer
 from treesens.tests.regressions import harness as H
 
 CASES = H.load_cases()
@@ -118,21 +119,6 @@ def test_a_failing_run_is_saved_and_replayed(tmp_path, monkeypatch):
     assert problems == [] and oracle.sensitive == meta["queries"][0]["oracle"]
 
 
-class _IRReplayer:
-    """The IR as its own "library" (for ensembles built directly in the IR)."""
-
-    library = "ir"
-
-    def __init__(self, ens):
-        self.ens = ens
-
-    def predict_proba(self, X):
-        return self.ens.proba(X)
-
-    def predict_raw(self, X):
-        return self.ens.raw(X)
-
-
 def test_oracle_handles_categories_missing_values_and_zero():
     """The library oracle's values: every category code, NaN when declared, LightGBM's
     zero band on its own; and it agrees with tests/oracle.py where both apply."""
@@ -140,7 +126,7 @@ def test_oracle_handles_categories_missing_values_and_zero():
 
     for seed in range(8):
         ens = random_ensemble(seed, 3, 2, 2, 3, leaf_scale=1.5)
-        e2 = replace(ens, replayer=_IRReplayer(ens))
+        e2 = replace(ens, replayer=IRReplayer(ens))
         for g in (0.0, 0.1, 0.3):
             q = Query(vary=("f0",), gap=Gap(g))
             assert H.library_oracle(e2, q).sensitive == brute_force_sensitive(ens, q)

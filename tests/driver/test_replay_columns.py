@@ -19,7 +19,7 @@ from treesens.compiler.replay import OutputsMisaligned
 from treesens.driver import solve_query
 from treesens.questions import max_gap as M
 from treesens.readers.load import load_model
-from treesens.tests.oracle import brute_force_sensitive, random_ensemble
+from treesens.tests.oracle import IRReplayer, brute_force_sensitive, random_ensemble
 
 WINE = Path(__file__).resolve().parents[2] / "examples" / "wine_xgb.json"
 
@@ -49,22 +49,6 @@ class _Widened:
         return self._out("predict", X)
 
 
-class _IR:
-    """The IR's own outputs, as a replayer."""
-
-    def __init__(self, ens):
-        self.ens = ens
-
-    def predict_proba(self, X):
-        return self.ens.proba(X)
-
-    def predict_raw(self, X):
-        return self.ens.raw(X)
-
-    def predict(self, X):
-        return self.ens.predict(X)
-
-
 def _sensitive_binary(gap: Gap | None = None):
     gap = gap or Gap(0.05)
     for seed in range(50):
@@ -76,7 +60,7 @@ def _sensitive_binary(gap: Gap | None = None):
 
 
 def _with(ens, **kw):
-    return dataclasses.replace(ens, replayer=_Widened(_IR(ens), **kw))
+    return dataclasses.replace(ens, replayer=_Widened(IRReplayer(ens), **kw))
 
 
 def test_a_binary_library_with_an_extra_probability_column_validates_no_pair():
@@ -88,7 +72,7 @@ def test_a_binary_library_with_an_extra_probability_column_validates_no_pair():
 
 def test_the_same_binary_library_without_the_extra_column_validates_the_pair():
     ens, q = _sensitive_binary()
-    res = solve_query(dataclasses.replace(ens, replayer=_IR(ens)), q)
+    res = solve_query(dataclasses.replace(ens, replayer=IRReplayer(ens)), q)
     assert res.status == "sensitive" and res.validated and len(res.outputs["x1"]) == 2
 
 
@@ -103,7 +87,7 @@ def test_a_regressor_library_giving_two_columns_validates_no_pair():
     ens, _ = _sensitive_binary()
     reg = dataclasses.replace(ens, n_classes=0, link=IDENTITY)
     q = Query(vary=("f0",), delta=1e-3, plan=Plan(timeout=30))
-    assert solve_query(dataclasses.replace(reg, replayer=_IR(reg)), q).status == "sensitive"
+    assert solve_query(dataclasses.replace(reg, replayer=IRReplayer(reg)), q).status == "sensitive"
     res = solve_query(_with(reg, calls=("predict",)), q)
     assert res.status == "error" and not res.validated
     assert "predict gives 2 columns, treesens' model of it 1 (its prediction)" in res.error
