@@ -383,14 +383,20 @@ def test_a_class_absent_from_training_is_named_in_a_warning_with_the_labels_by_p
         treesens.load_model(_absent_class())
 
 
-def test_a_model_with_an_absent_class_answers_with_a_pair_replayed_by_catboost():
-    est = _absent_class(labels=(3, 0, 1))
-    with pytest.warns(UserWarning):
-        ens = treesens.load_model(est)
+def _a_pair_in_the_trained_columns(ens, est) -> None:
+    """A pair for classes any, any is found and validated, its outputs the columns of
+    ``est.predict_proba`` of the trained classes (0, 1, 3; class name 2 absent)."""
     r = treesens.check(ens, [ens.feature_names[2]], gap=1.5, classes=("any", "any"), timeout=60)
     assert r.status == "sensitive" and r.validated
     x1 = np.array([list(r.witness["x1"].values())])
     np.testing.assert_allclose(r.outputs["x1"], est.predict_proba(x1)[0, [0, 1, 3]], atol=1e-12)
+
+
+def test_a_model_with_an_absent_class_answers_with_a_pair_replayed_by_catboost():
+    est = _absent_class(labels=(3, 0, 1))
+    with pytest.warns(UserWarning):
+        ens = treesens.load_model(est)
+    _a_pair_in_the_trained_columns(ens, est)
 
 
 def _absent_class_pipeline():
@@ -412,11 +418,7 @@ def test_a_pipeline_ending_in_a_model_with_an_absent_class_answers_with_a_replay
     est = _absent_class_pipeline()
     with pytest.warns(UserWarning):
         ens = treesens.load_model(est)
-    r = treesens.check(ens, [ens.feature_names[2]], gap=1.5, classes=("any", "any"), timeout=60)
-    assert r.status == "sensitive" and r.validated
-    # the pipeline's predict_proba has a column per class name: the trained ones are shown
-    x1 = np.array([list(r.witness["x1"].values())])
-    np.testing.assert_allclose(r.outputs["x1"], est.predict_proba(x1)[0, [0, 1, 3]], atol=1e-12)
+    _a_pair_in_the_trained_columns(ens, est)  # predict_proba has a column per class name
 
 
 def test_a_pipeline_whose_library_gives_a_column_per_class_name_validates_no_pair(monkeypatch):
