@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -75,6 +76,19 @@ def check_same_audit(
                 f"{'; '.join(differs)}); {hint}",
                 where,
             )
+
+
+def _note_other_audit(path: str, ens: Ensemble, spec: AuditSpec, note: Callable[[str], None]):
+    """An ``--out`` file (no ``--resume``) that already holds another audit's lines is
+    appended to as asked, but ``note`` hears it once: its summary mixes the two, and
+    ``--resume`` from it is refused."""
+    try:
+        check_same_audit(read_done(path) if Path(path).is_file() else [], ens, spec, path)
+    except InputError as e:
+        note(
+            f"{path} {e.message.split(' (row ')[0]}: this audit's lines are appended to it, "
+            "and --resume from it will refuse them; give this audit a new file"
+        )
 
 
 def line_record(d: dict) -> dict | None:
@@ -168,6 +182,8 @@ def run_audit(
     many)."""
     refuse_over_limit(ens, run.memory_mb)
     n = run.n_rows
+    if run.resume is None and run.out is not None and note is not None:
+        _note_other_audit(run.out, ens, spec, note)
     done = read_done(run.resume)
     check_same_audit(done, ens, spec, f"--resume {run.resume}")
     done, stale = reusable(done, n)

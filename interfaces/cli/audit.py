@@ -93,7 +93,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "a column the model does not use, such as a protected attribute kept out of it)",
     )
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N rows")
-    p.add_argument("--out", default=None, metavar="FILE", help="append one JSON line per row")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="append one JSON line per row (a file holding another audit's lines is noted)",
+    )
     p.add_argument(
         "--resume",
         default=None,

@@ -232,6 +232,26 @@ def test_cli_resume_from_another_audits_file_is_one_line_and_exit_2(tmp_path):
     assert "holds the answers of another audit (row 0: vary worst_radius" in lines[0]
 
 
+def test_cli_out_into_another_audits_file_appends_with_a_note(tmp_path):
+    data = _bc_csv(tmp_path)
+    out = tmp_path / "a.jsonl"
+    base = ["audit", BC_MODEL, "--data", data, "--limit", "3", "--out", out]
+    assert treesens_here(*base, "--vary", "worst_radius").returncode == 0
+    p = treesens_here(*base, "--vary", "mean_texture")
+    assert p.returncode == 0
+    assert f"note: {out} holds the answers of another audit" in p.stderr
+    assert len(out.read_text().splitlines()) == 6
+
+
+def test_cli_out_into_its_own_audits_file_gives_no_note(tmp_path):
+    data = _bc_csv(tmp_path)
+    out = tmp_path / "a.jsonl"
+    base = ["audit", BC_MODEL, "--data", data, "--limit", "3", "--vary", "worst_radius"]
+    assert treesens_here(*base, "--out", out).returncode == 0
+    p = treesens_here(*base, "--out", out)
+    assert p.returncode == 0 and "another audit" not in p.stderr
+
+
 def _resumed(tmp_path, data, model=BC_MODEL, *more):
     """Audit 3 rows of ``data`` into a.jsonl (resumed), returning the process."""
     out = tmp_path / "a.jsonl"
