@@ -27,6 +27,7 @@ class Asked(TypedDict, total=False):
     clauses: str
     max_gap: float  # a max gap's tolerance
     classes: list  # classes asked with "any"; an audited row's: the class a flip must reach
+    timeout_per_row: float  # an audited row's: the solver's time for it
 
 
 def asked_of(stats: object) -> dict | None:

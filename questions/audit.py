@@ -50,6 +50,7 @@ BLOCK = 2_000  # rows answered per block (a result line is written per block)
 UNKNOWN_WHY = "too many cells of F to enumerate; solver timed out"
 BUDGET_WHY = "too many cells of F to enumerate; the audit's time limit (timeout) ran out"
 LATE_WHY = "the audit's time limit (timeout) ran out before this row's block began"
+TASK_FAILED = "task failed"  # a block whose task failed on every attempt: its rows unknown
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,22 @@ def answer_blocks(
         return
     for i, out in executor.run(answer_block, work, blocks):
         if isinstance(out, Failure):
-            out = unanswered(ens, data.X[blocks[i]], f"task failed: {out.message}")
+            out = unanswered(ens, data.X[blocks[i]], f"{TASK_FAILED}: {out.message}")
         yield blocks[i], out
 
 
-def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int, x1) -> dict:
-    """One row's answer in the result schema, plus ``row`` (its index in the data)."""
+def row_result(
+    ens: Ensemble,
+    spec: AuditSpec,
+    ans: RowAnswers,
+    i: int,
+    row: int,
+    x1,
+    timeout_per_row: float | None = None,
+) -> dict:
+    """One row's answer in the result schema, plus ``row`` (its index in the data); its
+    record holds ``timeout_per_row``, the solver's time for the row, when given (a resumed
+    audit with more time answers an unknown row again)."""
     ens = audit_reading(ens, spec.target)
     names = ens.feature_names
     status = ans.status[i]
@@ -147,7 +158,10 @@ def row_result(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, row: int
         res.stats = {"change": float(ans.change[i])}
     if ans.reach is not None and not np.isnan(ans.reach[i]).any():
         res.stats["reach"] = [float(v) for v in ans.reach[i]]
-    recorded(res, audit_record(ens, spec))  # what --resume matches on
+    record = audit_record(ens, spec)  # what --resume matches on
+    if timeout_per_row is not None:
+        record["timeout_per_row"] = float(timeout_per_row)
+    recorded(res, record)
     out = res.to_dict()
     out["row"] = int(row)
     regressor = ens.is_regressor
@@ -277,7 +291,7 @@ def audit(
         )
         for idx, ans in blocks:
             for i, row in enumerate(idx.tolist()):
-                lines.append(row_result(ens, spec, ans, i, row, ds.X[row]))
+                lines.append(row_result(ens, spec, ans, i, row, ds.X[row], timeout_per_row))
     df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
     if groups is not None:
         df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.question import result_gap
 from ..readers.data import Dataset
-from .audit import answer_blocks, block_size, row_result
+from .audit import TASK_FAILED, answer_blocks, block_size, row_result
 from .audit_spec import AuditRun, AuditSpec, audit_reading, audit_record, delta_field
 from .campaign import Campaign, opened
 from .memory import refuse_over_limit
@@ -147,11 +148,12 @@ def _rows_words(rows) -> str:
     return f"{rows.get('rows')} rows, sha256 {str(rows.get('sha256'))[:12]}"
 
 
-def reusable(done: list[dict], n: int) -> tuple[list[dict], int]:
+def reusable(done: list[dict], n: int, timeout_per_row: float | None = None) -> Reuse:
     """One line per row below ``n`` (its last answer, else its last unknown: a file two
     runs appended to holds a row twice, which would count twice), from the lines that
-    record their model and data; and how many rows below ``n`` only an unrecorded line
-    holds (answered again)."""
+    record their model and data; an unknown only when its record says it had at least
+    ``timeout_per_row`` seconds (None: any) and its block's task did not fail (a resume
+    with more time, or after a crash, asks it again)."""
     best: dict[int, dict] = {}
     unrecorded: set[int] = set()
     for d in done:
@@ -162,7 +164,31 @@ def reusable(done: list[dict], n: int) -> tuple[list[dict], int]:
             unrecorded.add(r)
         elif r not in best or d.get("status") != UNKNOWN or best[r].get("status") == UNKNOWN:
             best[r] = d
-    return list(best.values()), len(unrecorded - best.keys())
+    retried = {r for r, d in best.items() if not _unknown_reusable(d, timeout_per_row)}
+    kept = [d for r, d in best.items() if r not in retried]
+    return Reuse(kept, len(unrecorded - best.keys()), len(retried))
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """What a resumed audit takes from its file: the ``lines`` it reuses, how many rows
+    only a line without a record holds (``stale``), and how many unknown rows it asks
+    again (``retried``: less time than this run's, or a failed task)."""
+
+    lines: list[dict]
+    stale: int
+    retried: int
+
+
+def _unknown_reusable(d: dict, timeout_per_row: float | None) -> bool:
+    if d.get("status") != UNKNOWN:
+        return True
+    if str(d.get("message", "")).startswith(TASK_FAILED):
+        return False
+    had = line_record(d).get("timeout_per_row")
+    if timeout_per_row is None:
+        return True
+    return isinstance(had, (int, float)) and had >= timeout_per_row
 
 
 def run_audit(
@@ -186,12 +212,18 @@ def run_audit(
         _note_other_audit(run.out, ens, spec, note)
     done = read_done(run.resume)
     check_same_audit(done, ens, spec, f"--resume {run.resume}")
-    done, stale = reusable(done, n)
-    if note is not None and stale:
+    reuse = reusable(done, n, run.timeout_per_row)
+    if note is not None and reuse.stale:
         note(
-            f"{run.resume}: {stale} rows' lines record no model and data "
+            f"{run.resume}: {reuse.stale} rows' lines record no model and data "
             "fingerprint (an earlier treesens wrote them): those rows are answered again"
         )
+    if note is not None and reuse.retried:
+        note(
+            f"{run.resume}: {reuse.retried} unknown rows had less time per row than "
+            f"{run.timeout_per_row:g} s, or a failed task: those rows are asked again"
+        )
+    done = reuse.lines
     seen = {int(d["row"]) for d in done}
     todo = np.array([r for r in range(n) if r not in seen], dtype=int)
     lines = list(done)
@@ -211,7 +243,10 @@ def run_audit(
             memory_mb=run.memory_mb,
         )
         for idx, ans in blocks:
-            new = [row_result(ens, spec, ans, i, r, data.X[r]) for i, r in enumerate(idx)]
+            new = [
+                row_result(ens, spec, ans, i, r, data.X[r], run.timeout_per_row)
+                for i, r in enumerate(idx)
+            ]
             running.append("".join(json.dumps(d, allow_nan=False) + "\n" for d in new))
             lines += new
             if on_block is not None:

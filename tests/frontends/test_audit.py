@@ -321,6 +321,60 @@ def test_cli_resume_answers_again_a_row_whose_line_has_no_record(tmp_path):
     assert rows == [0, 1, 2, 0, 1]
 
 
+def _made_unknown(out, rows, timeout_per_row, message="solver timed out"):
+    """The file's lines of ``rows`` rewritten as unknowns that had ``timeout_per_row`` s."""
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    for d in lines:
+        if d["row"] in rows:
+            d.update(status="unknown", witness=None, message=message)
+            d["stats"]["asked"]["timeout_per_row"] = timeout_per_row
+    out.write_text("".join(json.dumps(d) + "\n" for d in lines))
+
+
+def test_cli_resume_with_more_time_per_row_asks_its_unknown_rows_again(tmp_path):
+    data = _bc_csv(tmp_path)
+    assert _resumed(tmp_path, data).returncode == 0
+    out = tmp_path / "a.jsonl"
+    answer = json.loads(out.read_text().splitlines()[1])["status"]
+    _made_unknown(out, {1}, 0.5)
+    p = _resumed(tmp_path, data, BC_MODEL, "--timeout-per-row", "2")
+    assert p.returncode == 0, p.stderr
+    assert "1 unknown rows had less time per row than 2 s" in p.stderr
+    last = json.loads(out.read_text().splitlines()[-1])
+    assert (last["row"], last["status"]) == (1, answer)
+    assert last["stats"]["asked"]["timeout_per_row"] == 2.0
+
+
+def test_cli_resume_keeps_an_unknown_row_that_had_as_much_time(tmp_path):
+    data = _bc_csv(tmp_path)
+    assert _resumed(tmp_path, data).returncode == 0
+    out = tmp_path / "a.jsonl"
+    _made_unknown(out, {1}, 2.0)
+    before = out.read_text()
+    p = _resumed(tmp_path, data, BC_MODEL, "--timeout-per-row", "2")
+    assert p.returncode == 0, p.stderr
+    assert out.read_text() == before
+
+
+def test_resume_asks_again_the_rows_of_a_failed_task():
+    from treesens.questions.audit_run import reusable
+
+    record = {"ensemble": "e", "data": {}, "timeout_per_row": 60.0}
+    failed = {"row": 0, "status": "unknown", "message": "task failed: worker died"}
+    timed_out = {"row": 1, "status": "unknown", "message": "solver timed out"}
+    lines = [{**d, "stats": {"asked": record}} for d in (failed, timed_out)]
+    reuse = reusable(lines, 2, timeout_per_row=60.0)
+    assert [d["row"] for d in reuse.lines] == [1] and reuse.retried == 1
+
+
+def test_resume_asks_again_an_unknown_row_whose_line_records_no_time():
+    """Lines written before rows recorded their time per row: their unknowns are asked."""
+    from treesens.questions.audit_run import reusable
+
+    line = {"row": 0, "status": "unknown", "stats": {"asked": {"ensemble": "e", "data": {}}}}
+    assert reusable([line], 1, timeout_per_row=1.0).retried == 1
+
+
 def test_cli_resume_of_a_file_two_runs_appended_to_counts_each_row_once(tmp_path):
     """Two --out runs into one file hold every row twice; the summary's counts (and its
     interval) are of the rows audited."""
