@@ -136,6 +136,11 @@ def run(args) -> None:
             if key in done:
                 continue
             t = time.time()
+            clause_keywords = {
+                "clause_width": args.clause_width,
+                "max_clauses": args.max_clauses,
+                "clause_time": args.clause_time,
+            }
             try:
                 res = check(
                     inst["path"],
@@ -145,9 +150,7 @@ def run(args) -> None:
                     data=inst["data"],
                     data_aware=mode,
                     timeout=args.timeout,
-                    clause_width=args.clause_width,
-                    max_clauses=args.max_clauses,
-                    clause_time=args.clause_time,
+                    **(clause_keywords if "clause" in mode else {}),
                 )
                 row = {
                     "status": res.status,

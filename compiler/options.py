@@ -12,7 +12,7 @@ adds the presentation: metavars). The data-aware modes are :class:`DataAwareMode
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from functools import partial
 
@@ -507,6 +507,27 @@ DEFAULT_SEED: int = SETTING_BY_NAME["seed"].default
 # the options that change a query's answer (the rest only steer the search or its logs)
 ANSWER_OPTIONS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.answer)
 DATA_AWARE_PARAMS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.sens == SENS_DATA_AWARE)
+
+
+def idle_data_aware_option(
+    given: Mapping, mode: str | DataAwareMode | None, spell: Callable[[str], str]
+) -> str | None:
+    """Why an option ``given`` (name: value, None: not given) would be ignored under the
+    data-aware ``mode`` (``--clause-width`` without a clause mode; ``prob_alpha`` with
+    ``prob_empty`` forbid), naming options as ``spell`` writes them; None when none is."""
+    mode = DataAwareMode.parse(mode)
+    for o in OPTIONS:
+        if o.modes and given.get(o.name) is not None and mode not in o.modes:
+            return (
+                f"{spell(o.name)} has no effect with {spell('data_aware')} {mode.value}: "
+                f"it acts in the {' and '.join(m.value for m in o.modes)} modes"
+            )
+    if given.get("prob_alpha") is not None and given.get("prob_empty") == "forbid":
+        return (
+            f"{spell('prob_alpha')} has no effect with {spell('prob_empty')} forbid: the "
+            "intervals with data use plain frequencies (no smoothing)"
+        )
+    return None
 
 
 def _solver_pairs(given: object) -> tuple:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import closest
-from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE
+from ..compiler.errors import InputError, closest
+from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE, idle_data_aware_option
 from ..compiler.query import PASS_NAMES, Query
 from ..readers.data import load_data
 from ..readers.load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
@@ -155,7 +155,11 @@ def model_of(model, kw: dict) -> Ensemble:
 
 def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
     """``make(vary, name)`` -> the call's query for those features. Data given in memory
-    is read once into a data set (recorded in a result by its content's digest)."""
+    is read once into a data set (recorded in a result by its content's digest). A
+    data-aware option that the call's mode ignores is an InputError, as its flag is."""
+    why = idle_data_aware_option(kw, kw["data_aware"], str)
+    if why is not None:
+        raise InputError(why)
     data = kw["data"]
     if data is not None and not isinstance(data, (str, Path)):
         data = load_data(data, ens, kw["label"])

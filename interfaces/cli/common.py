@@ -10,7 +10,7 @@ from pathlib import Path
 from ...answers.result import Result
 from ...compiler.errors import InputError
 from ...compiler.max_gap_question import DEFAULT_TOLERANCE, check_tolerance
-from ...compiler.options import OPTION_BY_NAME, OPTIONS, DataAwareMode
+from ...compiler.options import OPTION_BY_NAME, OPTIONS, idle_data_aware_option
 from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
 from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
@@ -292,20 +292,11 @@ def data_options(args) -> dict:
 
 def _refuse_idle_data_aware_flags(given: dict, data_aware) -> None:
     """A data-aware flag given with a mode it does not act in (``--clause-width`` without
-    ``--data-aware clause``) is an error, as the same parameter is in a .sens file: it
-    would be ignored without a word."""
-    mode = DataAwareMode.parse(data_aware or DataAwareMode.NONE.value)
-    for o in OPTIONS:
-        if o.modes and given.get(o.name) is not None and mode not in o.modes:
-            raise InputError(
-                f"--{o.name.replace('_', '-')} has no effect with --data-aware {mode.value}: "
-                f"it acts in the {' and '.join(m.value for m in o.modes)} modes"
-            )
-    if given.get("prob_alpha") is not None and given.get("prob_empty") == "forbid":
-        raise InputError(
-            "--prob-alpha has no effect with --prob-empty forbid: the intervals with data use "
-            "plain frequencies (no smoothing)"
-        )
+    ``--data-aware clause``) is an error, as the same parameter is in a .sens file and the
+    API: it would be ignored without a word."""
+    why = idle_data_aware_option(given, data_aware, lambda name: "--" + name.replace("_", "-"))
+    if why is not None:
+        raise InputError(why)
 
 
 def _param_value(text: str):

@@ -29,6 +29,8 @@ from treesens.interfaces.cli.main import build_parser
 from treesens.language import KEYWORDS, SensError, parse
 from treesens.language.check import check_options
 
+EXAMPLE = __import__("pathlib").Path(__file__).parents[2] / "examples" / "breast_cancer_xgb.json"
+
 # a value each option takes on the command line, and the value it becomes
 CLI_VALUES = {
     "data": (["--data", "d.csv"], "d.csv"),
@@ -98,6 +100,21 @@ def test_a_data_aware_flag_with_a_mode_it_does_not_act_in_is_refused(spec):
     other = next(m for m in DataAwareMode if m not in spec.modes)
     with pytest.raises(InputError, match=f"has no effect with --data-aware {other.value}"):
         _cli_options([*argv, "--data-aware", other.value])
+
+
+@pytest.mark.parametrize("spec", [o for o in OPTIONS if o.modes], ids=lambda o: o.name)
+def test_a_data_aware_keyword_of_the_api_with_a_mode_it_does_not_act_in_is_refused(spec):
+    """As its flag is: ``check(..., clause_width=3)`` without a clause mode would be
+    ignored without a word."""
+    _, value = CLI_VALUES[spec.name]
+    other = next(m for m in DataAwareMode if m not in spec.modes)
+    with pytest.raises(InputError, match=f"{spec.name} has no effect with data_aware {other}"):
+        api.check(EXAMPLE, ["mean_texture"], data_aware=other.value, **{spec.name: value})
+
+
+def test_prob_alpha_with_prob_empty_forbid_is_refused_by_the_api():
+    with pytest.raises(InputError, match="prob_alpha has no effect with prob_empty forbid"):
+        api.check(EXAMPLE, ["mean_texture"], data_aware="prob", prob_empty="forbid", prob_alpha=2)
 
 
 @pytest.mark.parametrize("spec", OPTIONS, ids=lambda o: o.name)

@@ -237,7 +237,8 @@ def test_end_to_end_small_model(tmp_path, monkeypatch):
     df.to_csv(p, index=False)
     results = {}
     for mode in ("none", "prob", "clause", "probclause"):
-        r = check(ens, ["s"], gap=0.2, data=p, data_aware=mode, timeout=60, clause_time=10)
+        clauses = {"clause_time": 10} if "clause" in mode else {}
+        r = check(ens, ["s"], gap=0.2, data=p, data_aware=mode, timeout=60, **clauses)
         assert r.status == "sensitive" and r.validated, (mode, r.error, r.message)
         assert r.distance is not None and r.stats["nearest_row"]["index"] >= 0
         # witness values of shared features are values seen in the data
