@@ -501,7 +501,7 @@ def check_relations_within_bounds(
                     f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold within the bounds "
                     f"(x{a + 1}.{name} in [{la:g}, {ha:g}], x{b + 1}.{name} in [{lb:g}, {hb:g}])"
                 )
-    if varying and all(_held_equal(ens, f, rels, bnds) for f in varying):
+    if varying and all(held_equal(ens, f, rels, bnds) for f in varying):
         names = ", ".join(repr(ens.feature_names[f]) for f in sorted(varying))
         raise InputError(
             f"x1 and x2 cannot differ: the bounds and relations hold every varied feature "
@@ -510,7 +510,14 @@ def check_relations_within_bounds(
         )
 
 
-def _held_equal(ens: Ensemble, f: int, rels, bnds) -> bool:
+def held_by_constraints(ens: Ensemble, q: Query, f: int) -> bool:
+    """Whether the query's bounds and relations leave x1 and x2 no way to differ on
+    feature f were it varied (``fix sex = 1``, ``x1.sex == x2.sex``): a sweep over every
+    feature leaves such a feature out, as it does one its declared bounds hold."""
+    return held_equal(ens, f, relations_by_feature(ens, q), bounds_by_copy(ens, q, {f}))
+
+
+def held_equal(ens: Ensemble, f: int, rels, bnds) -> bool:
     """Whether the query's relations (x1.f == x2.f) or bounds (one value, the same for
     both inputs) leave the two inputs no way to differ on feature f. A bound or relation
     keeps its copy from NaN; a copy with neither, of a feature that may be missing, may

@@ -10,11 +10,13 @@ import itertools
 import json
 import math
 import random
+import warnings
 from pathlib import Path
 
 from ..compiler.cavities import check_clause_features, clauses_from_document
+from ..compiler.encode import held_to_one_value
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import FEATURES, InputError, closest
+from ..compiler.errors import FEATURES, InputError, TreesensWarning, closest
 from ..compiler.kinds import check_kind, resolve_condition
 from ..compiler.options import (
     DEFAULT_BACKEND,
@@ -32,6 +34,7 @@ from ..compiler.query import (
     Question,
     bounds_by_copy,
     check_relations_within_bounds,
+    held_by_constraints,
     no_value_in,
     relations_by_feature,
 )
@@ -59,6 +62,7 @@ from .ast import (
     VaryAll,
     VaryEachFeature,
     VaryEachOf,
+    VarySubsets,
     Where,
 )
 from .check import SETTING_NAMES, VARY_TYPES
@@ -387,11 +391,16 @@ class BlockBuilder:
     def expand(self, blk) -> list[Query]:
         vary = next(st for st in blk.body if isinstance(st, VARY_TYPES))
         eff = self.settings(blk)
-        sets = self.vary_sets(blk, vary, eff)
+        bounds, rels = self.constraints(blk)
+        every = self.names
+        if isinstance(vary, VaryEachFeature) or (
+            isinstance(vary, VarySubsets) and vary.pool is None
+        ):
+            every = self.sweepable(blk, bounds, rels)
+        sets = self.vary_sets(blk, vary, eff, every)
         base_name = blk.name.text
         out = []
         backends = eff["backend"].names if "backend" in eff else (DEFAULT_BACKEND,)
-        bounds, rels = self.constraints(blk)
         for fs in sets:
             name = base_name if isinstance(blk, QueryBlock) else f"{base_name}/{'+'.join(fs)}"
             self.check_consistent(
@@ -403,13 +412,42 @@ class BlockBuilder:
                 out.append(q)
         return out
 
-    def vary_sets(self, blk, vary, eff) -> list[tuple[str, ...]]:
+    def sweepable(self, blk, bounds, rels) -> list[str]:
+        """The features a sweep over every feature varies (``vary each feature``, ``vary
+        subsets of K``): all but those the block's constraints (``fix sex = 1``) or the
+        declared bounds hold to one value for both inputs, whose queries would be vacuous;
+        a warning names them. A sweep that names such a feature is an error (a query's)."""
+        if not isinstance(blk, SweepBlock):
+            return list(self.names)
+        held = []
+        for f, name in enumerate(self.names):
+            try:
+                q = Query(vary=(name,), bounds=bounds, relations=rels)
+                if held_to_one_value(self.ens, f) is not None or held_by_constraints(
+                    self.ens, q, f
+                ):
+                    held.append(name)
+            except InputError:
+                continue  # contradictory constraints: check_consistent reports them
+        if held and len(held) < len(self.names):
+            warnings.warn(
+                f"{self.ast.filename}: sweep {blk.name.text} leaves out {', '.join(held)}: its "
+                "constraints or bounds hold them to one value for both inputs",
+                TreesensWarning,
+                stacklevel=2,
+            )
+            return [n for n in self.names if n not in held]
+        return list(self.names)
+
+    def vary_sets(self, blk, vary, eff, every: list[str]) -> list[tuple[str, ...]]:
+        """The feature sets of the block's ``vary``; ``every``: the features a sweep over
+        all of them takes (``sweepable``)."""
         if isinstance(vary, Vary):
             return [tuple(self.feature(n) for n in vary.names)]
         if isinstance(vary, VaryAll):
             return [tuple(self.names)]
         if isinstance(vary, VaryEachFeature):
-            return [(n,) for n in self.names]
+            return [(n,) for n in every]
         if isinstance(vary, VaryEachOf):
             out = []
             for it in vary.items:
@@ -418,7 +456,7 @@ class BlockBuilder:
                 else:
                     out.append((self.feature(it),))
             return out
-        pool = [self.feature(n) for n in vary.pool] if vary.pool is not None else list(self.names)
+        pool = [self.feature(n) for n in vary.pool] if vary.pool is not None else list(every)
         k = vary.k
         if k > len(pool):
             raise self.err(f"subsets of {k} features, but there are only {len(pool)}", vary)
