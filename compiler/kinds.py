@@ -303,6 +303,19 @@ def kind_of(q: Question) -> QueryKind:
         ) from None
 
 
+def with_question_fields(res, q: Question):
+    """``res`` (a Result) with what every result of ``q`` records of its question (its
+    kind's ``result_fields``: a regressor's delta, a threshold); nothing for a kind not
+    registered here (the error itself may say so). Returns it."""
+    try:
+        fields = kind_of(q).result_fields(q)
+    except InputError:
+        fields = {}
+    for name, value in fields.items():
+        setattr(res, name, value)
+    return res
+
+
 def check_kind(q: Question) -> None:
     """The question's kind is registered and takes its parameters."""
     kind_of(q).check(q)

@@ -21,6 +21,7 @@ from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, err
 from ..backends.registry import is_search_method
 from ..backends.worker import WAKE_EVERY, WorkerStopped, worker_for
 from ..compiler.ensemble import Ensemble
+from ..compiler.kinds import with_question_fields
 from ..compiler.query import Query
 from .compile import compile_query
 from .race_spec import DEFAULT_RACE, RACE, is_race, race_backends  # noqa: F401
@@ -81,6 +82,7 @@ def solve_race(
             res = None
         except Exception as e:  # noqa: BLE001 - reported as this backend's error
             res = error_result(ens, q, f"{type(e).__name__}: {e}", backend=b)
+            with_question_fields(res, q)
         if stop.is_set() and res is not None and res.status in (ERROR, UNKNOWN):
             res = None  # killed because another backend won
         done.put((b, res))
@@ -112,7 +114,7 @@ def solve_race(
     for b in names:
         summary.setdefault(b, "stopped")
     if winner is None:
-        winner = _best(q, names, results)
+        winner = _best(ens, q, names, results)
     winner.stats["race"] = summary
     winner.stats["winner"] = winner.backend
     winner.time["total"] = time.time() - t0
@@ -133,7 +135,7 @@ def _stop_others(workers: dict, results: dict, threads: list, deadline: float) -
         w.allow_starts()
 
 
-def _best(q, names, results) -> Result:
+def _best(ens, q, names, results) -> Result:
     """No proven answer: unknown if any backend ran out of time, else the first error."""
     got = [r for r in results.values() if r is not None]
     unknown = [r for r in got if r.status == UNKNOWN]
@@ -145,11 +147,7 @@ def _best(q, names, results) -> Result:
         r.error = "; ".join(f"{e.backend}: {e.error}" for e in errors)
         return r
     why = "; ".join(f"{e.backend}: {e.error}" for e in errors)
-    return Result(
-        query=q.label,
-        status=UNKNOWN,
-        backend=RACE,
-        features=[],
-        gap=q.gap.value,
-        message="no backend answered within the time limit" + (f" (errors: {why})" if why else ""),
-    )
+    res = with_question_fields(error_result(ens, q, "", backend=RACE), q)
+    res.status, res.error = UNKNOWN, None
+    res.message = "no backend answered within the time limit" + (f" (errors: {why})" if why else "")
+    return res

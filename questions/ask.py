@@ -22,7 +22,7 @@ from ..answers.result import Result, error_result
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
-from ..compiler.kinds import LargestGap, kind_of
+from ..compiler.kinds import LargestGap, kind_of, with_question_fields
 from ..compiler.options import ANSWER_OPTIONS
 from ..compiler.query import ANY, Query
 from ..driver import solve_query
@@ -229,16 +229,9 @@ def refused(ens: Ensemble, q: Query, message: str, start: float | None = None) -
 
 def _error(ens: Ensemble, q: Query, message: str) -> Result:
     """``error_result`` with what every result of ``q`` records of its question besides
-    (its kind's ``result_fields``: a regressor's delta, a threshold), so that an error
-    line reads as the question its answer, asked again, will answer."""
-    res = error_result(ens, q, message)
-    try:
-        fields = kind_of(q).result_fields(q)
-    except InputError:  # a kind not registered here: the error itself may say so
-        fields = {}
-    for name, value in fields.items():
-        setattr(res, name, value)
-    return res
+    (with_question_fields), so that an error line reads as the question its answer,
+    asked again, will answer."""
+    return with_question_fields(error_result(ens, q, message), q)
 
 
 def _finish(res: Result, asked: Asked, start: float) -> Result:

@@ -1,0 +1,45 @@
+"""A race's results that no backend proved (every backend failed, or none answered)
+record the question as any result of it does: the features varied and a regressor's
+change, so that a results log reads them as the question asked."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from treesens.backends.worker import WorkerStopped
+from treesens.compiler.ensemble import IDENTITY
+from treesens.compiler.plan import Plan
+from treesens.compiler.query import Query
+from treesens.driver.race import solve_race
+from treesens.tests.oracle import random_ensemble
+
+
+def _regressor_race():
+    ens = random_ensemble(0, n_trees=3, depth=2, n_features=2, n_thresholds=2)
+    ens = dataclasses.replace(ens, n_classes=0, link=IDENTITY)
+    q = Query(vary=("f0",), delta=0.5, direction="up", plan=Plan(backend="race", timeout=30))
+    return ens, q
+
+
+def _failing(*_args, **_kw):
+    raise RuntimeError("solver crashed")
+
+
+def _stopped(*_args, **_kw):
+    raise WorkerStopped("stopped")
+
+
+def test_a_race_every_backend_of_which_failed_records_the_change_asked():
+    ens, q = _regressor_race()
+    res = solve_race(ens, q, _failing)
+    assert res.status == "error" and "solver crashed" in res.error
+    assert res.delta == {"at_least": 0.5, "direction": "up"}
+
+
+def test_a_race_no_backend_answered_records_the_features_and_the_change_asked():
+    ens, q = _regressor_race()
+    res = solve_race(ens, q, _stopped)
+    assert res.status == "unknown" and res.error is None
+    assert res.features == ["f0"]
+    assert res.delta == {"at_least": 0.5, "direction": "up"}
+    assert res.message.startswith("no backend answered within the time limit")
