@@ -350,10 +350,26 @@ class Checker:
                     f"feature {names[f]!r}: the model knows the codes 0..{n_codes - 1}"
                 )
         self.col_missing = np.array([self.domain[f].missing for f, _ in self.columns])
+        self._require_values()
         self.eps = self._relaxation()
         self.reads_varied = [_reads(t, self.varied) for t in model.trees]
         self._tables: dict[tuple, _Table] = {}
         self._leaves: dict[tuple[int, int], list] = {}
+
+    def _require_values(self) -> None:
+        """Every feature's domain must hold some value the library reads: an empty one
+        leaves every box of the pair space empty, each bound minus infinity, so a proof of
+        any claim at all would pass."""
+        for f, d in enumerate(self.domain):
+            if d.codes is not None or d.missing:
+                continue  # codes are never empty (``_domain``); NaN is a value
+            lo, hi = self._domain_interval(f)
+            if not lo < hi:
+                raise ValueError(
+                    f"feature {self.m.features[f]!r}: its domain [{d.lb:g}, {d.ub:g}]"
+                    + (" of integers" if d.integer else "")
+                    + " holds no value"
+                )
 
     def _relaxation(self) -> float:
         """How far the library's accumulation may move one raw score (in raw units):
@@ -734,7 +750,9 @@ def _domain(d: dict, version: int) -> Domain:
         if not codes or any(type(c) is not int for c in codes) or len(set(codes)) != len(codes):
             raise ValueError("a domain's codes are distinct integers")
         codes = tuple(codes)
-    return Domain(_bound(d["lb"]), _bound(d["ub"]), bool(d["integer"]), codes, missing)
+    if not isinstance(d["integer"], bool) or not isinstance(d.get("missing", False), bool):
+        raise ValueError("a domain's integer and missing are true or false")
+    return Domain(_bound(d["lb"]), _bound(d["ub"]), d["integer"], codes, missing)
 
 
 def _merged(pieces: list[tuple]) -> list[tuple]:
