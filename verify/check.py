@@ -107,7 +107,8 @@ EMPTY = (INF, -INF)  # an interval holding no value (a box part that is NaN alon
 def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, ValueError, RecursionError) as e:  # ValueError: JSON's own errors,
+        # and an integer too long for int() (UnicodeDecodeError is one too)
         raise CertificateError(f"{path}: not a readable certificate ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CertificateError(f"{path}: not a treesens certificate (format {FORMAT!r})")
