@@ -124,7 +124,7 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
         return Verdict(False, f"cannot check this model: {e}")
     except KeyError as e:
         return Verdict(False, f"malformed certificate: it has no field {e.args[0]!r}")
-    except (TypeError, ValueError, IndexError, OverflowError) as e:
+    except (TypeError, ValueError, IndexError, ArithmeticError) as e:
         return Verdict(False, f"malformed certificate: {type(e).__name__}: {e}")
 
 

@@ -260,6 +260,8 @@ def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
     if num_class > 2:
         trees = [replace(t, output=i % num_class) for i, t in enumerate(trees)]
         return _xgboost_softmax(trees, names, (_f32(base_score),) * num_class, reads_nan=True)
+    if not 0.0 < base_score < 1.0:  # NaN too
+        raise ModelError(f"the dump's base score {base_score!r} is no probability in (0, 1)")
     offset = math.log(base_score / (1.0 - base_score))
     return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True, reads_nan=True)
 

@@ -3,9 +3,13 @@ the file, exit code 2, never an internal error."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from treesens.tests.conftest import treesens_here
+
+REPO = Path(__file__).resolve().parents[2]
 
 UNREADABLE = {
     "an integer of 5,000 digits": '{"version": 1' + "0" * 5000 + "}",
@@ -21,3 +25,24 @@ def test_a_certificate_json_cannot_read_is_one_line_and_exit_2(tmp_path, text):
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "not a readable certificate" in lines[0], p.stderr
+
+
+@pytest.mark.parametrize("base_score", [1.0, 0.0, 1.5, float("inf")])
+def test_a_dump_certificate_stating_a_base_score_that_is_no_probability_is_invalid(
+    tmp_path, base_score
+):
+    """A binary dump's base score is a probability (its logit starts the margin): any
+    other is one line saying so, not a division by zero or a math domain error."""
+    import json
+
+    from treesens.verify import verify_file
+
+    out = tmp_path / "two.json"
+    model = REPO / "examples" / "two_trees_dump.json"
+    p = treesens_here("check", model, "--vary", "f1", "--margin-gap", "0.75", "--certificate", out)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    doc["model"]["base_score"] = base_score
+    out.write_text(json.dumps(doc))
+    verdict = verify_file(out)
+    assert not verdict.valid and "no probability" in verdict.message, verdict.message
