@@ -256,7 +256,8 @@ def _check_claim(
         message += f"; a max gap's upper bound: {claim.describe()}"
     else:  # version 1's too: the verdict says which gap it proves
         message += f"; {claim.describe()}"
-    return Verdict(True, message + _domain_text(model, checker.domain), boxes)
+    named = named_categories(doc["question"])
+    return Verdict(True, message + _domain_text(model, checker.domain, named), boxes)
 
 
 def _scope_text(model: Model, checker: Checker) -> str:
@@ -279,8 +280,9 @@ def _scope_text(model: Model, checker: Checker) -> str:
     return said
 
 
-def _domain_text(model: Model, domain: list[Domain]) -> str:
-    """What a version-3 domain adds to the claim: each coded feature's codes, and the
+def _domain_text(model: Model, domain: list[Domain], named: dict[str, list[str]]) -> str:
+    """What a version-3 domain adds to the claim: each coded feature's codes (and the
+    categories they name, where the domain names them: the claim is over those), and the
     features that may be missing (the claim covers NaN there)."""
     said = []
     for f, (name, d) in enumerate(zip(model.features, domain, strict=True)):
@@ -289,6 +291,10 @@ def _domain_text(model: Model, domain: list[Domain]) -> str:
             if d.codes == tuple(range(len(d.codes))) and len(d.codes) > 3:
                 listed = f"0 to {len(d.codes) - 1}"
             meaning = model.meaning.get(f)
+            if meaning is None and name in named:
+                meaning = ", ".join(
+                    named[name][c] if 0 <= c < len(named[name]) else "?" for c in d.codes
+                )
             said.append(f"{name} takes the codes {listed}" + (f" ({meaning})" if meaning else ""))
         if d.missing:
             said.append(f"{name} may be missing")

@@ -121,3 +121,19 @@ def test_a_certificate_claiming_a_gap_brute_force_reaches_is_rejected(model, max
     assert brute_force_sensitive(_ens(model), Query(vary=("c",), gap=Gap(false_gap)))
 
     assert not verify_file(tampered(out, tmp_path, claiming_gap(false_gap))).valid
+
+
+def test_the_verdict_names_the_category_of_each_code_the_claim_covers(max_gap):
+    assert "c takes the codes 0 to 3 (blue, green, grey, red)" in verify_file(max_gap[0]).message
+
+
+def test_a_category_renamed_to_one_routed_alike_is_shown_renamed_in_the_verdict(max_gap, tmp_path):
+    """A category the model routes as an unseen one (red: no split tests it) renamed to
+    another unseen name proves the claim for that name: the verdict must show which."""
+
+    def rename_red(doc):
+        names = doc["question"]["domain"][0]["categories"]
+        names[names.index("red")] = "crimson"
+
+    verdict = verify_file(tampered(max_gap[0], tmp_path, rename_red))
+    assert not verdict.valid or "(blue, green, grey, crimson)" in verdict.message
