@@ -153,17 +153,19 @@ def _xgboost(path: str) -> Model:
     doc = json.loads(booster.save_raw("json"))
     learner = doc["learner"]
     objective = learner["objective"]["name"]
-    # reg:logistic predicts P(class 1) as binary:logistic does, its base score a probability
+    # reg:logistic predicts P(class 1) as binary:logistic does, its base score a probability;
+    # binary:logitraw predicts the margin (P = sigmoid of it), its base score a margin
     known = (
         "binary:logistic",
         "reg:logistic",
+        "binary:logitraw",
         *XGBOOST_MULTICLASS,
         *XGBOOST_REGRESSION,
         *XGBOOST_EXP,
     )
     if objective not in known:
         raise ModelError(
-            f"objective {objective}: the checker reads binary:logistic, reg:logistic, "
+            f"objective {objective}: the checker reads binary:logistic / logitraw, reg:logistic, "
             "multi:softprob / multi:softmax, reg:squarederror / absoluteerror / "
             "pseudohubererror and reg:gamma / count:poisson / reg:tweedie models"
         )
@@ -198,7 +200,10 @@ def _xgboost(path: str) -> Model:
             task="regressor",
             reads_nan=True,
         )
-    offset = math.log(base[0] / (1.0 - base[0]))
+    if objective == "binary:logitraw":  # XGBoost adds the base score to the margin as is
+        offset = _f32(base[0])
+    else:
+        offset = math.log(base[0] / (1.0 - base[0]))
     return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True, reads_nan=True)
 
 
