@@ -402,7 +402,7 @@ def _f32(v) -> float:
 
 
 # LightGBM's regression objectives whose prediction is the raw score (identity link)
-LIGHTGBM_REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile")
+LIGHTGBM_REGRESSION = ("regression", "regression_l1", "huber", "fair", "quantile", "mape")
 # and those whose prediction is exp(raw score) (log link)
 LIGHTGBM_EXP = ("poisson", "gamma", "tweedie")
 
