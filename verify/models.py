@@ -509,8 +509,8 @@ def sklearn_model(est) -> Model:
         model = _sklearn_boosting(est, "classifier")
     else:
         raise ModelError(
-            f"{kind}: the checker reads GradientBoosting, RandomForest, ExtraTrees "
-            "and DecisionTree classifiers and regressors, and HistGradientBoosting "
+            f"{kind}: the checker reads GradientBoosting, RandomForest, ExtraTrees, "
+            "DecisionTree and ExtraTree classifiers and regressors, and HistGradientBoosting "
             "classifiers and regressors"
         )
     return replace(model, reads_nan=all(t.default_left is not None for t in model.trees))
@@ -552,12 +552,19 @@ def _sklearn_boosting(est, task: str) -> Model:
     return Model(trees, float(init[0]), "<=", names, factor, float32=True)
 
 
-FORESTS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
-REGRESSOR_FORESTS = ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegressor")
+# one tree (a DecisionTree, or a single ExtraTree) is a forest of itself
+SINGLE_TREES = (
+    "DecisionTreeClassifier",
+    "ExtraTreeClassifier",
+    "DecisionTreeRegressor",
+    "ExtraTreeRegressor",
+)
+FORESTS = ("RandomForestClassifier", "ExtraTreesClassifier", *SINGLE_TREES[:2])
+REGRESSOR_FORESTS = ("RandomForestRegressor", "ExtraTreesRegressor", *SINGLE_TREES[2:])
 
 
 def _members(est) -> list:
-    return [est] if type(est).__name__.startswith("DecisionTree") else list(est.estimators_)
+    return [est] if type(est).__name__ in SINGLE_TREES else list(est.estimators_)
 
 
 def _sklearn_forest(est) -> Model:
