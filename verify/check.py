@@ -35,7 +35,7 @@ from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
 from .models_groups import folded, read_groups
 from .replay import RawScores, library_raw
-from .walk import Walker, split_column
+from .walk import Walker, misshapen_step, split_column
 
 FORMAT = "treesens-certificate"
 # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``); 3: domains
@@ -139,7 +139,36 @@ def named_model(stated: str, folder: Path) -> Path:
     return beside if beside.exists() or not p.exists() else p
 
 
+def misshapen(doc: dict) -> str | None:
+    """Why the certificate's top-level fields do not have a certificate's shape (None:
+    they do): a malformed file is one line naming its field, not a Python error."""
+    wanted = {"model": dict, "question": dict, "columns": list}
+    if int(doc.get("version", 1)) >= 2:
+        wanted["parts"] = list
+    for field, kind in wanted.items():
+        if field in doc and not isinstance(doc[field], kind):
+            return f"its field {field!r} is not {'an object' if kind is dict else 'a list'}"
+    q = doc.get("question", {})
+    inner = {"domain": list, "features": list, "vary": list}
+    if int(doc.get("version", 1)) >= 2:
+        inner["claim"] = dict
+    for field, kind in inner.items():
+        if field in q and not isinstance(q[field], kind):
+            return f"question.{field} is not {'an object' if kind is dict else 'a list'}"
+    for k, part in enumerate(doc.get("parts") or ()):
+        if not isinstance(part, dict):
+            return f"its field 'parts' holds {part!r:.60} (part {k}), not an object"
+        if "proof" in part and not isinstance(part["proof"], list):
+            return f"part {k}: its field 'proof' is not a list"
+    if int(doc.get("version", 1)) == 1 and not isinstance(doc.get("proof", []), list):
+        return "its field 'proof' is not a list"
+    return None
+
+
 def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
+    shape = misshapen(doc)
+    if shape is not None:
+        return Verdict(False, f"malformed certificate: {shape}")
     m = doc["model"]
     path = Path(model_path) if model_path else named_model(m["file"], folder)
     try:
@@ -171,7 +200,7 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
     replay, refusal = None, ""
-    if any(step[0] == "replay" for part in _parts(doc) for step in part["proof"]):
+    if any(_kind(step) == "replay" for part in _parts(doc) for step in part["proof"]):
         try:
             named = named_categories(q)
             replay = library_raw(str(path), m["library"], model, doc.get("maps"), named)
@@ -187,6 +216,11 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         said += f", its classes as {classes}" if classes > 2 else ""
         verdict = replace(verdict, message=verdict.message + said)
     return verdict
+
+
+def _kind(step) -> str | None:
+    """A proof step's kind, or None for what is no step (the walk then names it)."""
+    return step[0] if isinstance(step, list) and step else None
 
 
 def _through(to_model, replay: RawScores) -> RawScores:
@@ -234,7 +268,7 @@ def _check_claim(
     walker = Walker(checker)  # Checker.run's walk, each box's leaves carried from its parent
     for part, key in zip(parts, keys, strict=True):
         rows, link = part_rows(model, claim, part), link_rule(model, claim, part)
-        if link is None and not any(step[0] == "link" for step in part["proof"]):
+        if link is None and not any(_kind(step) == "link" for step in part["proof"]):
             verdict = walker.run(part["proof"], rows)
         else:  # the exp link's steps: the reference walk reads them (verify/link.py)
             verdict = checker.run(part["proof"], rows, link)
@@ -607,6 +641,9 @@ class Checker:
             if not stack:
                 return Verdict(False, f"step {i}: the proof goes on after covering the space")
             box = stack.pop()
+            shape = misshapen_step(i, step)
+            if shape is not None:
+                return Verdict(False, shape)
             if step[0] == "split":
                 c = split_column(step, len(box))
                 if c is None:

@@ -109,6 +109,9 @@ class Walker:
             if not stack:
                 return Verdict(False, f"step {i}: the proof goes on after covering the space")
             box, live, c = stack.pop()
+            shape = misshapen_step(i, step)
+            if shape is not None:
+                return Verdict(False, shape)
             if c >= 0:
                 lo, hi = ch._norm_part(ch.columns[c][0], *box[c][:2])
                 nan = bool(box[c][2])
@@ -149,6 +152,14 @@ class Walker:
                 return wrong
             pruned += 1
         return covering(stack, pruned)
+
+
+def misshapen_step(i: int, step) -> str | None:
+    """Why step i is not a step's shape, a list of three whose first is its kind (None:
+    it is): one line naming the step, not a Python error."""
+    if isinstance(step, list) and len(step) == 3 and isinstance(step[0], str):
+        return None
+    return f"step {i}: a step is a list of three, its kind first, not {str(step)[:80]}"
 
 
 def split_column(step: list, columns: int) -> int | None:

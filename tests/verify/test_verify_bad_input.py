@@ -46,3 +46,59 @@ def test_a_dump_certificate_stating_a_base_score_that_is_no_probability_is_inval
     out.write_text(json.dumps(doc))
     verdict = verify_file(out)
     assert not verdict.valid and "no probability" in verdict.message, verdict.message
+
+
+def _two_trees_certificate(tmp_path) -> Path:
+    out = tmp_path / "two.json"
+    model = REPO / "examples" / "two_trees_dump.json"
+    p = treesens_here("check", model, "--vary", "f1", "--margin-gap", "0.75", "--certificate", out)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def _proof(doc):
+    return doc["parts"][0]["proof"]
+
+
+MISSHAPEN = {
+    "the model a list": (lambda d: d.update(model=[1]), "'model'"),
+    "the question a list": (lambda d: d.update(question=[]), "'question'"),
+    "the columns null": (lambda d: d.update(columns=None), "'columns'"),
+    "the parts an object": (lambda d: d.update(parts={}), "'parts'"),
+    "a part a list": (lambda d: d.update(parts=[[]]), "'parts'"),
+    "the proof a string": (lambda d: d["parts"][0].update(proof="x"), "'proof'"),
+    "a step a number": (lambda d: _proof(d).__setitem__(0, 5), "step 0"),
+    "a step empty": (lambda d: _proof(d).insert(0, []), "step 0"),
+    "a prune step without its bound": (
+        lambda d: _proof(d).__setitem__(1, ["prune", "x1"]),
+        "step 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("change, names", MISSHAPEN.values(), ids=list(MISSHAPEN))
+def test_a_misshapen_certificate_is_invalid_in_one_line_naming_the_place(tmp_path, change, names):
+    import json
+
+    from treesens.verify import verify_file
+
+    out = _two_trees_certificate(tmp_path)
+    doc = json.loads(out.read_text())
+    change(doc)
+    out.write_text(json.dumps(doc))
+    verdict = verify_file(out)
+    assert not verdict.valid and names in verdict.message, verdict.message
+    assert "Error" not in verdict.message, verdict.message
+
+
+def test_a_claim_that_is_no_object_is_invalid_naming_it(tmp_path):
+    import json
+
+    from treesens.verify import verify_file
+
+    out = _two_trees_certificate(tmp_path)
+    doc = json.loads(out.read_text())
+    doc["question"]["claim"] = None
+    out.write_text(json.dumps(doc))
+    verdict = verify_file(out)
+    assert not verdict.valid and "question.claim is not an object" in verdict.message
