@@ -49,6 +49,7 @@ class Verdict:
     valid: bool
     message: str
     boxes: int = 0
+    model: str = ""  # the model file the proof was checked against (its path and hash)
 
 
 def prune_refusal(
@@ -215,7 +216,7 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         said = f"; the dump's base score taken as {float(m.get('base_score', 0.5)):g}"
         said += f", its classes as {classes}" if classes > 2 else ""
         verdict = replace(verdict, message=verdict.message + said)
-    return verdict
+    return replace(verdict, model=f"{path} (sha256 {m['sha256'][:16]}...)")
 
 
 def _kind(step) -> str | None:

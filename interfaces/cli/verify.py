@@ -36,6 +36,8 @@ def run(args) -> int:
     except CertificateError as e:
         raise InputError(str(e)) from None
     print(("VALID: " if verdict.valid else "INVALID: ") + verdict.message, flush=True)
+    if verdict.model:  # the claim is of this file: a certificate names the one it proves
+        log(f"{args.certificate}: checked against the model {verdict.model}")
     if not verdict.valid:
         log(f"{args.certificate}: the certificate does not prove the answer")
     return 0 if verdict.valid else 1

@@ -102,3 +102,12 @@ def test_a_claim_that_is_no_object_is_invalid_naming_it(tmp_path):
     out.write_text(json.dumps(doc))
     verdict = verify_file(out)
     assert not verdict.valid and "question.claim is not an object" in verdict.message
+
+
+def test_cli_verify_names_the_model_file_the_proof_was_checked_against(tmp_path):
+    """A certificate rewritten to name another model (its file and hash) is checked
+    against that model: the verdict is about it, so verify says which file it read."""
+    out = _two_trees_certificate(tmp_path)
+    p = treesens_here("verify", out)
+    assert p.returncode == 0 and p.stdout.startswith("VALID: "), p.stdout
+    assert "two_trees_dump.json" in p.stderr and "sha256" in p.stderr, p.stderr
