@@ -99,11 +99,13 @@ def _input_names(pipe: Any) -> list[str]:
 def _describe(step: Any) -> str:
     if step_name(step) != "ColumnTransformer":
         return step_name(step)
-    parts = ["passthrough" if is_identity(t) else _branch_name(t) for _, t, _ in step.transformers_]
+    parts = [_branch_name(t) for _, t, _ in step.transformers_]
     return f"ColumnTransformer[{', '.join(parts)}]"
 
 
 def _branch_name(trans: Any) -> str:
+    if is_identity(trans):  # a dropped remainder reads "drop", not "passthrough"
+        return "drop" if trans == "drop" else "passthrough"
     if step_name(trans) == "Pipeline":
         return "+".join(step_name(s) for _, s in trans.steps)
     return step_name(trans)

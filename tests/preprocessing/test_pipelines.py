@@ -266,3 +266,13 @@ def test_a_missing_value_in_the_data_is_the_category_the_encoder_learned_from_it
     ens = treesens.load_model(pipe, data=df, bounds="data")
     assert (ens.features[0].lb, ens.features[0].ub) == (0.0, 3.0)
     assert not ens.features[0].may_be_missing
+
+
+def test_a_dropped_remainder_is_described_as_drop_not_passthrough():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    df, y = _frame()
+    pre = ColumnTransformer([("cat", OneHotEncoder(), ["race"])], remainder="drop")
+    ens = treesens.load_model(_pipeline(pre).fit(df, y))
+    assert "ColumnTransformer[OneHotEncoder, drop]" in ens.source
