@@ -165,14 +165,20 @@ SUPPORTED = (
 
 
 def sniff(path: Path) -> ModelFormat | None:
-    """The format of a model file: the one claiming its suffix, else the first whose
-    ``sniff`` accepts its first 4 KiB (formats with ``sniff_last`` last); None: unknown."""
+    """The format of a model file: scikit-learn's for a pickle whatever its suffix (its
+    reader refuses it unless trusted), else the one claiming its suffix, else the first
+    whose ``sniff`` accepts its first 4 KiB (formats with ``sniff_last`` last); None:
+    unknown."""
     suffix = path.suffix.lower()
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    if sniffing.looks_like_pickle(
+        head
+    ):  # model.bin from joblib.dump: refused as a pickle, not misread
+        return by_name("sklearn")
     for fmt in _REGISTERED:
         if suffix in fmt.suffixes:
             return fmt
-    with path.open("rb") as fh:
-        head = fh.read(4096)
     ordered = sorted(_REGISTERED, key=lambda f: f.sniff_last)  # stable: registry order
     return next((f for f in ordered if f.sniff(head, suffix)), None)
 

@@ -531,13 +531,18 @@ def load_path(
     the file (``options.trust_pickle``): unpickling runs code the file chooses."""
     path = Path(path)
     where = str(path)
-    if path.suffix.lower() == ".skops":
+    if path.suffix.lower() == ".skops" and not _is_pickle(path):
         obj = _read_skops(path)
     elif not options.trust_pickle:
         raise InputError(PICKLE_REFUSED, where)
     else:
         obj = _read_pickle(path)
     return any_estimator(obj, where, others)
+
+
+def _is_pickle(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return sniffing.looks_like_pickle(fh.read(2))
 
 
 def any_estimator(obj: Any, where: str, others: OtherFormats = ()) -> Ensemble:

@@ -56,3 +56,9 @@ def onnx(head: bytes, suffix: str) -> bool:
 
 def sklearn(head: bytes, suffix: str) -> bool:
     return False  # known by its suffix only: a pickle is not read to find out
+
+
+def looks_like_pickle(head: bytes) -> bool:
+    """A pickle of protocol 2 to 5 (how joblib and pickle save models), told by its first
+    two bytes only (PROTO and its version): nothing of it is unpickled."""
+    return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5

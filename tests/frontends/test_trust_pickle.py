@@ -143,3 +143,20 @@ def test_skops_names_of_functions_and_other_packages_are_not_trusted():
 
     names = ["builtins.exec", "builtins.open", "numpy.save", "sklearn.nope.X", "os.system"]
     assert untrusted_names(names) == names
+
+
+@pytest.mark.parametrize("name", ["model.bin", "model.model", "model.json", "model.skops", "model"])
+def test_a_pickle_under_another_suffix_is_refused_as_a_pickle(tmp_path, name):
+    import builtins
+
+    path = tmp_path / name
+    path.write_bytes(pickle.dumps(_RunsCode()))
+    with pytest.raises(InputError, match="runs code while it loads"):
+        load_model(path)
+    assert not hasattr(builtins, _MARKER)
+
+
+def test_a_trusted_pickle_under_another_suffix_loads(tmp_path):
+    path = tmp_path / "model.bin"
+    path.write_bytes(pickle.dumps(_forest()))
+    assert len(load_model(path, trust_pickle=True).trees) == 3
