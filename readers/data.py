@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from ..compiler.dataset import Dataset
-from ..compiler.errors import InputError, closest, name_list, near_matches
+from ..compiler.errors import InputError, TreesensWarning, closest, name_list, near_matches
 from .formats.registry import generic_names
 from .table_files import csv_header, file_stat, is_parquet, read_table
 
@@ -310,7 +311,25 @@ def category_codes(vals: np.ndarray, number: np.ndarray, feat, name: str, where:
             f"{bad.size} row{'s' if bad.size > 1 else ''} in all)",
             where,
         )
+    if raw is None and which.any():
+        _warn_codes(name, cats, where)
     return np.where(which, codes, vals)
+
+
+def _warn_codes(name: str, cats, where: str) -> None:
+    """Numbers in the column of a feature whose categories are names are read as the
+    model's codes, in its order: a coding of the user's own (Nord=0, Sud=1, ...) would
+    be read silently as other categories. An array has no names to give: no warning."""
+    if where == "<array>":
+        return
+    shown = ", ".join(f"{i}={c}" for i, c in enumerate(list(cats)[:6]))
+    warnings.warn(
+        f"{where}: column {name!r} holds numbers where the model names its categories: "
+        f"read as the model's category codes ({shown}{', ...' if len(cats) > 6 else ''}); "
+        f"if they are a coding of your own, write the category names instead",
+        TreesensWarning,
+        stacklevel=2,
+    )
 
 
 def _numeric_categories(cats) -> np.ndarray | None:

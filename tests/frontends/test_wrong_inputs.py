@@ -281,6 +281,17 @@ def test_a_code_out_of_range_for_named_categories_is_an_error(tmp_path, nameless
         load_data(path, ens)
 
 
+def test_numbers_for_named_categories_are_read_as_codes_with_a_warning(tmp_path, nameless_model):
+    from treesens.compiler.errors import TreesensWarning
+    from treesens.readers.details import declare
+
+    ens = declare(treesens.load_model(nameless_model), categories={"f0": ["red", "green"]})
+    path = tmp_path / "coded.csv"
+    path.write_text("f0,f1,f2\n1,0.5,0.5\n0,0.5,0.5\n")
+    with pytest.warns(TreesensWarning, match=r"column 'f0' holds numbers .* \(0=red, 1=green\)"):
+        load_data(path, ens)
+
+
 # ---- sweep --resume ----------------------------------------------------------------
 
 QUESTION = ResumeKey(
