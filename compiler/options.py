@@ -323,7 +323,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "true or false",
         True,
         "after the heuristic, search boxes of the pair space for up to half the time left "
-        "before the solver (binary gaps, numeric features; docs/benchmarks.md)",
+        "before the solver (gaps and regressors' changes, features of every kind; "
+        "docs/benchmarks.md)",
         SENS_OPTION,
         _boolean,
         takes="bool",
