@@ -398,7 +398,8 @@ class Ensemble:
     def domain(self) -> str:
         """Over which inputs an answer about this model holds, for messages."""
         bounded = any(math.isfinite(f.lb) or math.isfinite(f.ub) for f in self.features)
-        return proof_domain(self.source, bounded)
+        missing = any(f.may_be_missing for f in self.features)
+        return proof_domain(self.source, bounded, missing)
 
     def feature_index(self, name: str) -> int:
         for i, f in enumerate(self.features):
@@ -598,13 +599,16 @@ def bounds_from_data(source: str) -> bool:
     return "bounds from data" in source or "bounds and kinds from data" in source
 
 
-def proof_domain(source: str, bounded: bool | None = None) -> str:
+def proof_domain(source: str, bounded: bool | None = None, missing: bool | None = None) -> str:
     """Where a model's answers hold, from its ``source`` (which records where its bounds
-    came from) and whether any feature is bounded (None: not known)."""
+    came from), whether any feature is bounded and whether any may be missing (None: not
+    known)."""
     if bounds_from_data(source):
         return "within the data's range"
     if "(bounds from " in source or bounded:
         return "within the declared bounds"
+    if bounded is False and missing is False:  # a model that routes NaN may flip on it
+        return "over all feature values but missing ones (no bounds declared, none may be missing)"
     if bounded is False:
         return "over all feature values (no bounds declared)"
     return "within the model's feature bounds"
