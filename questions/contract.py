@@ -347,10 +347,12 @@ def judge_audit(exp: Expectation, df, vary) -> tuple[Verdict, str]:
 
 
 def _row_flip(row, vary) -> str:
-    """A flippable row in words: its number, x2's values of F, the two predictions."""
+    """A flippable row in words: its number (from 1, as data errors count rows; its
+    index from 0 too, the audit's ``row``), x2's values of F, the two predictions."""
     x2 = ", ".join(f"{v} = {_val(row[f'x2_{v}'])}" for v in vary)
+    index = int(row["row"])
     return (
-        f"row {int(row['row'])} flips with {x2} (prediction {row['p_row']:.4g} -> "
+        f"row {index + 1} (index {index}) flips with {x2} (prediction {row['p_row']:.4g} -> "
         f"{row['p_x2']:.4g}, replay-checked)"
     )
 

@@ -153,3 +153,19 @@ def test_the_junit_report_of_every_verdict_is_valid_against_the_common_junit_sch
 )
 def test_the_schema_check_finds_what_the_junit_schema_rejects(xml, problem):
     assert any(problem in p for p in schema_problems(xml))
+
+
+def test_a_failed_audit_expectation_counts_its_row_from_1_as_data_errors_do():
+    import re
+
+    import pandas as pd
+
+    kw = dict(gap=0.1, details=DETAILS, max_rows=2, by="label")
+    with pytest.raises(AssertionError) as e:
+        treesens.expect_audit(BC, ROWS, ["worst_texture"], **kw)
+    number, index = map(int, re.search(r"e\.g\. row (\d+) \(index (\d+)\)", str(e.value)).groups())
+    assert number == index + 1
+    rows = pd.read_csv(ROWS)
+    model = treesens.load_model(BC, details=DETAILS)
+    p = model.replayer.predict_proba(rows[model.feature_names].to_numpy()[[index]])[0, 1]
+    assert f"(prediction {p:.4g} -> " in str(e.value)  # that index is the row the text names

@@ -178,8 +178,8 @@ def test_expect_audit_fails_one_row_below_it_naming_a_flippable_row(audited):
     ens, frame, vary, flips = audited
     with pytest.raises(AssertionError) as e:
         expect_audit(ens, frame, vary, gap=0.1, max_rows=sum(flips) - 1)
-    row = int(str(e.value).split("e.g. row ")[1].split()[0])
-    assert flips[row]
+    row = int(str(e.value).split("e.g. row ")[1].split()[0])  # counted from 1
+    assert flips[row - 1]
 
 
 def test_expect_audit_holds_a_percentage_on_either_side_of_the_flippable_share(audited):
