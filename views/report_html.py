@@ -158,7 +158,8 @@ def _checked(report: Report) -> str:
     return (
         '<h2 id="checked">What was checked</h2>'
         f"<p>Model: {e(p.model_format)}, {p.trees} trees, {p.features} features, "
-        f"{p.classes} classes. {_asked(report)} of the protected features: "
+        f"{'a regressor' if report.delta is not None else f'{p.classes} classes'}. "
+        f"{_asked(report)} of the protected features: "
         f"{report.gap if report.delta is None else report.delta:g}.</p>"
         "<table><tr><th>role</th><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
         f"{files}</table>"
@@ -204,18 +205,37 @@ def _ranking(report: Report) -> str:
     fig = plot_sweep(report.ranking) if report.ranking else None
     return (
         '<h2 id="ranking">Features ranked by max gap</h2>'
-        "<p>The max gap of a feature is the largest g for which two inputs that differ "
-        "only in that feature get P(class 1) &ge; 0.5 + g and &le; 0.5 &minus; g "
-        "(multiclass: the largest ratio between the two classes' probabilities). The lower "
+        f"<p>{_max_gap_meaning(report)} The lower "
         "bound comes from a pair replay-checked with the model's library, the upper bound "
-        f"from a proof; they count as met within {RANK_TOLERANCE:g}, and where they differ "
+        f"from a proof; they count as met within {RANK_TOLERANCE:g}"
+        f"{_regressor_tolerance(report)}, and where they differ "
         "more the search ran out of time. No lower bound: no two such inputs get "
-        "different decisions at all.</p>"
+        f"{'different predictions' if report.delta is not None else 'different decisions'} "
+        "at all.</p>"
         "<table><tr><th>feature</th><th>lower</th><th>upper</th><th>status</th>"
         "<th>seconds</th>"
         + ("<th>upper bound's certificate</th>" if report.certificates is not None else "")
         + f"</tr>{''.join(rows)}</table>"
         + (_png(fig) if fig else "")
+    )
+
+
+def _regressor_tolerance(report: Report) -> str:
+    if report.delta is None:
+        return ""
+    return " times the largest change the leaf values allow (the search's coarse bound)"
+
+
+def _max_gap_meaning(report: Report) -> str:
+    if report.delta is not None:  # a regressor: the largest change (docs/max-gap.md)
+        return (
+            "The max gap of a feature is the largest change of the prediction, "
+            "|f(x1) &minus; f(x2)|, between two inputs that differ only in that feature."
+        )
+    return (
+        "The max gap of a feature is the largest g for which two inputs that differ "
+        "only in that feature get P(class 1) &ge; 0.5 + g and &le; 0.5 &minus; g "
+        "(multiclass: the largest ratio between the two classes' probabilities)."
     )
 
 

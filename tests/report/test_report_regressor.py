@@ -97,3 +97,10 @@ def test_report_cli_on_a_regressor_with_delta_writes_the_page(regressor, tmp_pat
     )
     assert p.returncode == 0, p.stderr
     assert f"Change of the prediction asked of the protected features: {DELTA:g}" in out.read_text()
+
+
+def test_a_regressors_report_says_its_max_gap_is_a_change_of_the_prediction(regressor_report):
+    page = render(regressor_report)
+    assert "largest change of the prediction" in page
+    assert "P(class 1) &ge; 0.5 + g" not in page
+    assert "a regressor." in page and "0 classes" not in page
