@@ -62,7 +62,7 @@ from ..compiler.rounding import gap_relaxation
 from ..driver.solve import solve_query
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
-from ..search.gap_search import at_gap_zero, box_largest_gap, shown_gap
+from ..search.gap_search import at_gap_zero, box_largest_gap, shown_gap, shown_lower
 from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge, pair_encoding
 
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
@@ -397,7 +397,7 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Resul
     ratio: its tolerance is then relative); interrupted (Ctrl-C), the bounds so far ride
     on the KeyboardInterrupt as its ``partial_result``."""
     proven = out.proven and (out.lower is None or out.upper - out.lower <= tol)
-    lower = None if out.lower is None else shown_gap(ens, out.lower)
+    lower = None if out.lower is None else shown_lower(ens, q, res, out.lower)
     # boxes shed above the floor: the bounds cannot close below their bound
     floor = tol if out.lower is None else out.lower + tol
     shed_open = out.shed_upper is not None and out.shed_upper > floor

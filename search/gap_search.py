@@ -170,6 +170,26 @@ def shown_gap(ens: Ensemble, g: float) -> float:
     return math.exp(g) if g < LOG_MAX else float(np.finfo(float).max)
 
 
+def shown_lower(ens: Ensemble, q: Query, res: Result, g: float) -> float:
+    """The lower bound ``g`` (gap units) as results state it: the gap the reported pair
+    meets. A ratio is e^g rounded down until the pair's replayed probabilities meet it by
+    the check's own rule (e^ln G may land an ulp above the G the pair met: a pair at
+    exactly 12/21 against 4/21 would claim 3.0000000000000004, which it does not meet)."""
+    r = shown_gap(ens, g)
+    if ens.n_outputs == 1 or res.outputs is None or res.classes is None:
+        return r
+    proba = np.array([res.outputs["x1"], res.outputs["x2"]], dtype=np.float64)
+    at = q.with_(classes=tuple(res.classes))
+    for _ in range(64):
+        qg = at.with_(gap=Gap(r, GapKind.PROB))
+        if r <= 1.0 or (
+            meets(ens, qg, proba[0], proba[0], 0) and meets(ens, qg, proba[1], proba[1], 1)
+        ):
+            return r
+        r = float(np.nextafter(r, -math.inf))
+    return r
+
+
 def box_largest_gap(
     ens: Ensemble,
     q: Query,

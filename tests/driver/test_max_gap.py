@@ -427,3 +427,18 @@ def test_ctrl_c_in_the_first_bisection_step_has_no_bounds_to_keep(monkeypatch):
     with pytest.raises(KeyboardInterrupt) as e:
         M.max_gap_query(_ens(3), _bisect(60.0))
     assert getattr(e.value, "partial_result", None) is None
+
+
+def test_a_multiclass_lower_bound_is_a_ratio_its_pair_meets():
+    # a leaf at 12/21 for class 1 against 4/21 for class 3: the pair meets a ratio of
+    # exactly 3, and e^ln 3 is 3.0000000000000004, which it does not meet
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = np.array([[0.0]] * 21 + [[1.0]] * 5)
+    y = np.array([0] * 3 + [1] * 12 + [2] * 2 + [3] * 4 + [0] * 5)
+    est = DecisionTreeClassifier(max_depth=1).fit(X, y)
+    r = treesens.max_gap(est, vary="x0", classes=(1, 0))
+    g, p = r.max_gap["lower"], np.array(r.outputs["x1"])
+    assert r.status == "sensitive" and g == r.gap == 3.0
+    assert all(p[1] >= g * p[k] for k in (0, 2, 3))
+    assert treesens.check(est, vary="x0", classes=(1, 0), gap=g).status == "sensitive"
