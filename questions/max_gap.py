@@ -56,7 +56,7 @@ from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the quest
     check_tolerance,
     max_gap_probe,
 )
-from ..compiler.query import DOWN, Gap, GapKind, Query
+from ..compiler.query import DOWN, MAX_RATIO, Gap, GapKind, Query
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
 from ..driver.solve import solve_query
@@ -260,7 +260,12 @@ def _data_aware(ens, q: Query, tol, deadline, memory_mb, log, data, sizes: dict)
     lower = (res.max_gap or {}).get("lower")
     if res.status != SENSITIVE or lower is None or time.time() >= deadline:
         return res
-    if not math.isfinite(lower):  # a multiclass ratio without bound: no check asks it
+    if not _a_check_asks(ens, lower):  # a gap of 0.5, a ratio past 1e6 or unbounded
+        res.notes.append(
+            f"no check asks a gap of {lower:.6g} (the largest a check asks: "
+            f"{'a ratio of ' + format(MAX_RATIO, 'g') if ens.n_outputs > 1 else 'below 0.5'}): "
+            "the pair shown is the search's over all inputs"
+        )
         return res
     at = q.with_(kind="", params=())
     at = at.with_(delta=lower, direction=DOWN) if ens.is_regressor else at.with_(gap=Gap(lower))
@@ -285,6 +290,15 @@ def _data_aware(ens, q: Query, tol, deadline, memory_mb, log, data, sizes: dict)
     out.stats = {**res.stats, **near.stats}
     out.time = {**near.time, "total": time.time() - t0}
     return out
+
+
+def _a_check_asks(ens: Ensemble, lower: float) -> bool:
+    """Does a check take ``lower`` as its gap? A binary gap is below 0.5, a multiclass
+    ratio at most MAX_RATIO (a pair at P = 1 and P = 0, or at a class of probability 0,
+    reaches past them); a regressor's change is any number."""
+    if ens.is_regressor:
+        return math.isfinite(lower)
+    return lower <= MAX_RATIO if ens.n_outputs > 1 else lower < 0.5
 
 
 def _bisected(

@@ -172,3 +172,31 @@ def test_a_data_aware_multiclass_max_gap_has_the_bounds_over_all_inputs_and_its_
     assert steered.max_gap["upper"] == plain.max_gap["upper"] and steered.validated
     assert steered.max_gap["lower"] >= plain.max_gap["lower"]
     assert steered.stats["found_by"] not in ("box search (largest gap)", "heuristic")
+
+
+def _pure_leaves(y):
+    """A depth-2 tree on a, b in {0, 1} whose leaves are pure (P = 1 and P = 0)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = pd.DataFrame({"a": [0.0, 0.0, 1.0, 1.0] * 5, "b": [0.0, 1.0, 0.0, 1.0] * 5})
+    return DecisionTreeClassifier(max_depth=2).fit(X, np.array(y * 5)), X
+
+
+def test_a_data_aware_max_gap_of_one_half_answers_with_the_pair_over_all_inputs(tmp_path):
+    # the largest gap is 0.5, which no check asks (0 <= g < 0.5): it was refused as input
+    from treesens.interfaces.api import max_gap
+
+    est, X = _pure_leaves([0, 0, 1, 1])
+    r = max_gap(est, "a", data=X, data_aware="prob", optimise_time=2, timeout=60)
+    assert r.status == "sensitive" and r.validated and r.max_gap["lower"] == 0.5
+    assert any("no check asks a gap of 0.5" in n for n in r.notes)
+
+
+def test_a_data_aware_unbounded_multiclass_ratio_answers_with_the_pair_over_all_inputs():
+    # a class at probability 0 makes the ratio the largest float, past any check's 1e6
+    from treesens.interfaces.api import max_gap
+
+    est, X = _pure_leaves([0, 1, 2, 2])
+    r = max_gap(est, "a", classes=(0, 2), data=X, data_aware="prob", optimise_time=2, timeout=60)
+    assert r.status == "sensitive" and r.validated
+    assert r.max_gap["lower"] == np.finfo(float).max
