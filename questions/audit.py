@@ -15,12 +15,16 @@ from ..answers.result import INSENSITIVE, SENSITIVE, Result, input_files
 from ..answers.result import UNKNOWN as UNKNOWN_STATUS
 from ..compiler.audit import (
     FLIPPABLE,
+    MAX_CANDIDATES,
     NOT_FLIPPABLE,
     UNKNOWN,
     RowAnswers,
     audit_rows,
+    candidate_count,
+    feature_cells,
     unanswered,
 )
+from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
@@ -80,6 +84,15 @@ def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
     if not solve_rows(work.ens, spec, X, ans, *limits, why=why):
         why.append(BUDGET_WHY)
     return replace(ans, note="; ".join(dict.fromkeys(why))) if why else ans
+
+
+def rows_go_to_the_solver(ens: Ensemble, spec: AuditSpec, max_candidates: int | None) -> bool:
+    """Whether F has too many cells to enumerate, so that every row is a solver query
+    (seconds each, up to the time limit per row, instead of thousands of rows a second)."""
+    ens = audit_reading(ens, spec.target)
+    F = sorted(resolve_features(ens, spec.vary))
+    cells = [feature_cells(ens, f, spec.scales.get(f, 1.0)) for f in F]
+    return candidate_count(cells) > (MAX_CANDIDATES if max_candidates is None else max_candidates)
 
 
 def block_size(n_rows: int, workers: int, cap: int) -> int:

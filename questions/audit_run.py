@@ -19,13 +19,16 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.question import result_gap
 from ..readers.data import Dataset
-from .audit import TASK_FAILED, answer_blocks, block_size, row_result
+from .audit import TASK_FAILED, answer_blocks, block_size, row_result, rows_go_to_the_solver
 from .audit_spec import AuditRun, AuditSpec, audit_reading, audit_record, delta_field
 from .campaign import Campaign, opened
 from .memory import refuse_over_limit
 from .results_log import read_log
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
+# rows per block when each row is a solver query (up to its time limit): each row's line
+# is written, and its progress told, as soon as it is answered
+SOLVER_BLOCK = 1
 
 
 def read_done(path: str | None) -> list[dict]:
@@ -230,7 +233,9 @@ def run_audit(
     campaign = Campaign(run.executor, run.jobs, run.out, run.resume)
     with opened(campaign, work=len(todo) > 0) as running:
         ex = running.executor
-        size = block_size(len(todo), ex.workers if ex is not None else 1, PROGRESS_BLOCK)
+        slow = rows_go_to_the_solver(ens, spec, run.max_candidates)
+        cap = SOLVER_BLOCK if slow else PROGRESS_BLOCK
+        size = block_size(len(todo), ex.workers if ex is not None else 1, cap)
         blocks = answer_blocks(
             ens,
             data,
@@ -255,5 +260,7 @@ def run_audit(
 
 
 def rate_text(t0: float, answered: int, total: int, fresh: int) -> str:
-    rate = fresh / max(time.time() - t0, 1e-9)
-    return f"audit: {answered}/{total} rows ({rate:.0f} rows/s)"
+    seconds = max(time.time() - t0, 1e-9)
+    if fresh and seconds / fresh >= 1:  # rows the solver answers: seconds each
+        return f"audit: {answered}/{total} rows ({seconds / fresh:.1f} s/row)"
+    return f"audit: {answered}/{total} rows ({fresh / seconds:.0f} rows/s)"

@@ -20,7 +20,7 @@ from ...questions.audit import (
     report_text,
     summary,
 )
-from ...questions.audit_run import PROGRESS_BLOCK, AuditRun, rate_text, run_audit
+from ...questions.audit_run import AuditRun, rate_text, run_audit
 from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
 from ...readers.data import load_data, unused_columns_note
@@ -173,7 +173,7 @@ def run(args) -> int:
         if args.json:
             sys.stdout.write("".join(json.dumps(d, allow_nan=False) + "\n" for d in new))
             sys.stdout.flush()
-        elif n > PROGRESS_BLOCK:
+        elif len(new) < n:  # rows come in blocks: say how far it got
             log(rate_text(t0, answered, n, fresh[0]))
 
     # MemoryRefused: one line, exit 2

@@ -637,3 +637,26 @@ def test_a_bound_just_under_a_float32_threshold_keeps_the_cell_above_it():
     rows = audit(est, pd.DataFrame({"a": a, "b": b, "label": y}), ["a"], gap=0.1)
     assert list(rows["status"]) == ["flippable"] * 40
     assert set(rows["x2_a"][:20]) == {1.94}  # rows at 0 flip to the bound, in that cell
+
+
+def test_rows_the_solver_answers_come_one_block_each_so_progress_and_out_follow_them():
+    from treesens.questions.audit_run import AuditRun, run_audit
+    from treesens.questions.audit_spec import make_spec, make_target
+    from treesens.readers.data import load_data
+
+    ens = load_model(BC_MODEL)
+    ds = load_data(str(REPO / "examples" / "breast_cancer_rows.csv"), ens, "label")
+    spec = make_spec(ens, ds, ["worst_texture"], make_target(ens, 0.1, None, None))
+    blocks = []
+    # max_candidates=1: the enumeration leaves every row to the solver, seconds a row
+    run = AuditRun(n_rows=3, timeout_per_row=10, max_candidates=1)
+    run_audit(ens, ds, spec, run, on_block=lambda new, answered: blocks.append(len(new)))
+    assert blocks == [1, 1, 1]
+
+
+def test_a_slow_audits_rate_reads_in_seconds_per_row():
+    import time
+
+    from treesens.questions.audit_run import rate_text
+
+    assert rate_text(time.time() - 30, 3, 600, 3).endswith("(10.0 s/row)")
