@@ -51,6 +51,7 @@ def _scan_csv(path: Path) -> list[str]:
                     continue  # a blank line, which pandas skips too
                 if header is None:
                     header = [c.strip() for c in row]
+                    _check_separator(header, f"{path}:{reader.line_num}")
                     named = [c for c in header if c]
                     dup = next((c for c in named if named.count(c) > 1), None)
                     if dup is not None:
@@ -71,6 +72,19 @@ def _scan_csv(path: Path) -> list[str]:
     if header is None:
         raise InputError("no header row (the data file holds only blank lines)", str(path))
     return header
+
+
+def _check_separator(header: list[str], where: str) -> None:
+    """A header of one field holding ';' or a tab: a file another separator splits (a
+    spreadsheet's CSV export with decimal commas), which every row would misread."""
+    sep = next((c for c in (";", "\t") if len(header) == 1 and c in header[0]), None)
+    if sep is not None:
+        shown = "';'" if sep == ";" else "a tab"
+        raise InputError(
+            f"the header is one field holding {shown}: treesens reads comma-separated "
+            f"files (decimal points, not commas); save the file with ',' as the separator",
+            where,
+        )
 
 
 def _not_utf8(path: Path) -> InputError:

@@ -141,6 +141,16 @@ def test_a_data_row_with_another_field_count_than_the_header_names_its_line(
         load_data(data, ens)
 
 
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_data_file_separated_by_another_character_says_so_at_its_header(tmp_path, xgb_file, sep):
+    # a spreadsheet's export with decimal commas: 0,1 would split into two fields
+    text = sep.join(["f0", "f1", "f2", "label"]) + "\n" + sep.join(["0,1", "0,2", "0,3", "0"])
+    data = _write(tmp_path, "semi.csv", text + "\n")
+    ens = treesens.load_model(xgb_file)
+    with pytest.raises(InputError, match=r"semi\.csv:1: the header is one field holding"):
+        load_data(data, ens)
+
+
 def test_data_rows_all_one_field_longer_than_the_header_are_an_input_error(tmp_path, xgb_file):
     # pandas would take the first field for an index and shift every column by one
     data = _write(tmp_path, "shift.csv", "f0,f1,f2,label\n7,0.1,0.2,0.3,0\n8,0.4,0.5,0.6,1\n")
