@@ -233,14 +233,25 @@ class LazyLibraryModel(OneCallAtATime):
 def warn_if_classes_are_not_positions(labels, where: str) -> None:
     """A multiclass model whose labels are not 0..k-1 ([0, 2, 5]): treesens numbers its
     classes by position (class 1 is label 2), which a number asked may not mean. Labels
-    0..k-1 as text ("0", "1", "2", read from a CSV) mean their positions: no warning."""
-    if labels is None or len(labels) < 3:
+    0..k-1 as text ("0", "1", "2", read from a CSV) mean their positions: no warning. A
+    binary model whose labels are others (["hire", "reject"]) says whose probability
+    P(class 1) is (False / True need no word)."""
+    if labels is None or len(labels) < 2:
         return
     listed = [v.item() if hasattr(v, "item") else v for v in labels]
     positions = range(len(listed))
     if listed == list(positions) or [str(v) for v in listed] == [str(i) for i in positions]:
         return
     shown = ", ".join(map(str, listed[:6])) + (", ..." if len(listed) > 6 else "")
+    if len(listed) == 2:  # binary: the gap and the audit read P(class 1), the second label's
+        if [str(v).lower() for v in listed] not in (["false", "true"], ["0.0", "1.0"]):
+            warnings.warn(
+                f"{where}: the model's class labels are [{shown}]; P(class 1), which the gap "
+                f"and the audit's decisions read, is the probability of label {listed[1]}",
+                TreesensWarning,
+                stacklevel=3,
+            )
+        return
     warnings.warn(
         f"{where}: the model's class labels are [{shown}]; classes are asked and shown by "
         f"position 0..{len(listed) - 1} (class 1 is label {listed[1]})",

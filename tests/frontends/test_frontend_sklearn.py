@@ -268,6 +268,19 @@ def test_a_multiclass_model_whose_labels_are_not_positions_warns_how_classes_are
         load_model(m)
 
 
+def test_a_binary_model_with_named_labels_says_whose_probability_p_class_1_is():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from treesens.compiler.errors import TreesensWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = np.where(X[:, 0] > 0, "reject", "hire")
+    m = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    with pytest.warns(TreesensWarning, match=r"labels are \[hire, reject\].*of label reject"):
+        load_model(m)
+
+
 def test_a_multiclass_model_whose_labels_are_the_strings_of_0_to_k_minus_1_does_not_warn():
     """Labels read as text from a CSV ('0', '1', '2'): class 1 is label '1', nothing to
     warn of (the warning said 'labels are [0, 1, 2] ... class 1 is label 1')."""
