@@ -406,6 +406,8 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
                 e.line,
                 e.column - len(m.group(0)),
             ) from None
+        if ch.isalpha() and not ch.isascii():  # fix région = ...: bare names are ASCII
+            raise _non_ascii_name(text, e.pos_in_stream, ch, e.line, e.column, err) from None
         word = re.match(r"[\w.+-]*", text[e.pos_in_stream :]).group(0)
         if len(word) > 1 and getattr(e, "allowed", None):  # "5x": a word no token reads
             expected = _describe_expected(e.allowed)
@@ -444,6 +446,20 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
     ast = nodes.SensAST(tuple(items), filename, text, comments)
     check_structure(ast)
     return ast
+
+
+def _non_ascii_name(text: str, pos: int, ch: str, line: int, column: int, err):
+    """The error of a bare name holding a letter outside ASCII, at the name's start."""
+    start = pos
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):
+        start -= 1
+    name = re.match(r"[\w-]*", text[start:]).group(0)
+    return err(
+        f"the name {name!r} holds a letter outside ASCII ({ch!r}): write it quoted, "
+        f'"{name}" (bare names are ASCII letters, digits, _ and -)',
+        line,
+        column - (pos - start),
+    )
 
 
 EXPECTATIONS = ("insensitive", "sensitive", "max gap", "audit flippable")

@@ -463,6 +463,13 @@ def test_rejected_syntax(text, message):
     assert message in e.message, e.message
 
 
+def test_a_bare_name_with_a_letter_outside_ascii_says_to_quote_it_at_its_start():
+    e = err(HEAD + "query q {\n  vary r\u00e9gion\n}\n")
+    assert "the name 'r\u00e9gion' holds a letter outside ASCII" in e.message
+    assert 'write it quoted, "r\u00e9gion"' in e.message
+    assert str(e).splitlines()[0].startswith("t.sens:3:8: ")
+
+
 def test_error_text_is_file_line_col_then_line_then_caret():
     e = err(HEAD + "query q {\n  vary a\n  gap = 0.1\n}\n")
     assert str(e).splitlines() == [
