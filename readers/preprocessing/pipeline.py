@@ -44,9 +44,11 @@ def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
     inner = load_final(final)
     features, maps = features_and_maps(pipe, inner, where)
     names = _input_names(pipe)
-    categories, _ = _input_columns(pre, _n_inputs(pipe, where), where)
+    categories, imputed = _input_columns(pre, _n_inputs(pipe, where), where)
     probe = _Probe(pipe, names, categories)
     summary = " -> ".join([*(_describe(s) for s in pre), type(final).__name__])
+    if imputed:  # NaN is one of their values (the imputer fills it), which a pair may use
+        summary += f"; may be missing (imputed): {', '.join(names[i] for i in sorted(imputed))}"
     return fold(
         inner,
         features,

@@ -276,3 +276,14 @@ def test_a_dropped_remainder_is_described_as_drop_not_passthrough():
     pre = ColumnTransformer([("cat", OneHotEncoder(), ["race"])], remainder="drop")
     ens = treesens.load_model(_pipeline(pre).fit(df, y))
     assert "ColumnTransformer[OneHotEncoder, drop]" in ens.source
+
+
+def test_a_pipelines_source_names_the_imputed_columns_a_pair_may_leave_missing():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+
+    df, y = _frame()
+    pre = ColumnTransformer([("imp", SimpleImputer(), ["age"])], remainder="passthrough")
+    ens = treesens.load_model(_pipeline(pre).fit(df.drop(columns="race"), y))
+    assert "may be missing (imputed): age;" in ens.source
+    assert ens.features[ens.feature_names.index("age")].may_be_missing
