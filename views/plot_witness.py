@@ -37,6 +37,7 @@ from .plot_common import (
     probability_text,
     save,
 )
+from .result_view import data_row_words
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -409,9 +410,9 @@ def _legend(ax, pair: Pair, with_data: bool, drawn_categories=()) -> int:
     if pair.varied:
         handles.append(Patch(color=_VARIED_BAND, label="varied feature"))
     if pair.nearest is not None:
-        row = f" #{pair.nearest_index}" if pair.nearest_index is not None else ""
+        row = data_row_words(pair.nearest_index) if pair.nearest_index is not None else "data row"
         handles.append(
-            Line2D([], [], marker="x", color=NEAREST_COLOUR, ls="", label=f"nearest data row{row}")
+            Line2D([], [], marker="x", color=NEAREST_COLOUR, ls="", label=f"nearest {row}")
         )
     categorical = any(drawn_categories)
     numeric = not all(drawn_categories)

@@ -67,7 +67,13 @@ class WitnessRow:
 def witness_columns(res: Result) -> list[str]:
     """The witness table's headers after ``feature`` (the mark column has none)."""
     near = (res.stats or {}).get("nearest_row")
-    return ["x1", "x2"] + ([f"nearest data row #{near['index']}"] if near else [])
+    return ["x1", "x2"] + ([f"nearest {data_row_words(near['index'])}"] if near else [])
+
+
+def data_row_words(index: int) -> str:
+    """A data row as the user counts it (the first row is row 1, as data errors say) and
+    as ``stats.nearest_row.index`` records it (from 0)."""
+    return f"data row {index + 1} (index {index})"
 
 
 def witness_rows(res: Result) -> list[WitnessRow]:

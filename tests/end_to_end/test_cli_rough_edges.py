@@ -123,3 +123,13 @@ def test_witness_table_wraps_long_names_in_a_narrow_terminal():
     assert "…" not in text
     assert all(len(ln) <= 60 for ln in text.splitlines()[1:])
     assert LONG in "".join(ln.split(" ")[0] for ln in text.splitlines())
+
+
+def test_witness_table_names_the_nearest_data_row_counted_from_1_with_its_index():
+    """Data errors count rows from 1; stats.nearest_row.index counts from 0: the header
+    gives both, so the row a user opens is the one meant."""
+    res = _long_named_result()
+    res.stats["nearest_row"] = {"index": 291, "values": {LONG: 1.0, "short": 2.0}}
+    buf = io.StringIO()
+    render_result(res, console=Console(file=buf, width=200, highlight=False))
+    assert "nearest data row 292 (index 291)" in buf.getvalue()

@@ -361,7 +361,7 @@ def test_nearest_data_row_is_marked_on_every_row(model):
     r.stats["nearest_row"] = {"index": 7, "values": dict(r.witness["x2"])}
     fig = treesens.plot_witness(r, model=model, max_features=5)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert "nearest data row #7" in labels
+    assert "nearest data row 8 (index 7)" in labels
     crosses = [ln for ln in fig.axes[0].get_lines() if ln.get_marker() == "x"]
     assert len(crosses) == 5
 
