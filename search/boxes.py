@@ -49,6 +49,7 @@ OPEN = (
     "at or above the change asked (with its allowance for the library's float32 sums); "
     "a solver backend may decide it"
 )
+OPEN_STATUS = "open"
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
 # the first turn's longest: past it the backend starts, with the box search beside it
 FIRST_TURN = 20.0
@@ -153,6 +154,9 @@ class BoxStage:
         self.stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0, "time": 0.0}
         ctx.stats["box_search"] = self.stats
         self.unfinished = False  # the last turn ended at its deadline
+        # a near miss whose box holds other pairs (``_rows_of_each_input``): the search
+        # goes on for a pair, but its end is no proof
+        self.open = False
         # a certificate asked for (proof_tree.recording): each search's proof, kept on
         # the result when they prove "insensitive"
         self.recorded: list[RecordedPart] | None = [] if recording() else None
@@ -208,6 +212,9 @@ class BoxStage:
                     return True
                 if not isinstance(verdict, NearMiss):
                     return False
+                if not _rows_of_each_input(enc):  # the box holds pairs not ruled out
+                    self.open = True
+                    continue
                 # every tree's value is fixed on the box, so the library's predict gives
                 # every pair in it the outputs it gave this one: none meets the gap, the
                 # box is ruled out as the solver's near-miss cut rules out its leaves
@@ -218,7 +225,20 @@ class BoxStage:
             if self.recorded is not None:
                 self.recorded.append(RecordedPart(enc, self.search.tab, self.search.proof))
             self.at, self.search = self.at + 1, None
+        if self.open:  # a near miss it could not rule out: neither a pair nor a proof
+            stats["status"] = OPEN_STATUS
+            return False
         stats["status"] = PROVED
         if self.recorded is not None and not any(p.tree.dropped for p in self.recorded):
             ctx.result.box_proof = RecordedProof(self.recorded)
         return prove_insensitive(ctx, ALL_INPUTS if self.proof_only else "")
+
+
+def _rows_of_each_input(enc: Encoding) -> bool:
+    """Whether a box the search resolves fixes each input's value in every tree (its
+    rows read each input on its own), so that the library scores every pair of the box
+    as the pair it replayed. A regressor's change has a row over the pair only: on a
+    resolved box each tree's difference is fixed, not its two values (a tree F does not
+    reach gives both inputs one leaf, any leaf), and other pairs of the box have other
+    float32 sums, some of which may meet the change the replayed pair missed."""
+    return all(enc.condition.rows[c] for c in (0, 1))

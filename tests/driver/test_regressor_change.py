@@ -353,3 +353,31 @@ def test_audit_of_a_log_link_regressor_agrees_between_enumeration_and_solver(dir
     exact = answer_block(AuditWork(ens, ds, spec), rows)
     solved = answer_block(AuditWork(ens, ds, spec, 30.0, max_candidates=0), rows)
     assert [s == "flippable" for s in exact.status] == [s == "flippable" for s in solved.status]
+
+
+def _largest_library_change():
+    """Three XGBoost stumps and f1's largest change by the library's own predict (float32
+    sums) over every threshold cell: a change a pair meets exactly, while the box search
+    meets first a pair of the same per-tree differences whose float32 sums miss it."""
+    from treesens.tests.oracle import cell_grid
+
+    rng = np.random.default_rng(12)
+    rng.integers(2, 4)  # (the draw that chose 3 features)
+    X = np.round(rng.normal(0, 2, (150, 3)), 1)
+    y = np.abs(X @ rng.normal(size=3) + rng.normal(0, 1, 150)) * 3
+    est = xgb.XGBRegressor(n_estimators=3, max_depth=1, n_jobs=1, random_state=12).fit(X, y)
+    ens = treesens.load_model(est)
+    G, ns, nv = cell_grid(ens, ["f1"])
+    p = np.asarray(est.predict(G), dtype=np.float64).reshape(ns, nv)
+    return ens, float((p.max(axis=1) - p.min(axis=1)).max())
+
+
+def test_a_near_miss_of_a_change_does_not_rule_its_box_out():
+    # a box the pair row resolves fixes each tree's difference, not its two values: the
+    # box search ruled it out on its corner pair's float32 sums, and proved "insensitive"
+    ens, best = _largest_library_change()
+    for backend in ("cpsat", "boxes"):
+        r = treesens.check(ens, vary="f1", delta=best, direction="either", backend=backend)
+        assert r.status != "insensitive", backend
+    r = treesens.check(ens, vary="f1", delta=best, direction="either")
+    assert r.status == "sensitive" and r.validated
