@@ -108,7 +108,7 @@ def cell_span(
     lo, hi = feat.lb, feat.ub
     if j > 0:
         lo = max(lo, first_no(ens, thresholds[j - 1]))
-    if j < len(thresholds):
+    if j < len(thresholds) and thresholds[j] != math.inf:  # x < inf: every number
         hi = min(hi, unordered(ordered(first_no(ens, thresholds[j])) - 1))
     return (lo, hi) if lo <= hi else None
 

@@ -12,6 +12,7 @@ import pytest
 import treesens
 from treesens.compiler.domain import build_domain, candidates
 from treesens.compiler.ensemble import IDENTITY, Ensemble, Feature, Tree
+from treesens.tests.oracle import random_ensemble
 
 
 def test_a_threshold_beyond_float32_range_gives_candidates_without_a_warning():
@@ -72,3 +73,11 @@ def test_a_two_valued_column_split_at_its_upper_values_float32_is_sensitive_with
     assert (r.status, r.validated) == ("sensitive", True)
     largest = treesens.max_gap(ens, vary=["x"])
     assert largest.max_gap["lower"] == pytest.approx(change, rel=1e-6)
+
+
+def test_a_cell_up_to_an_infinite_threshold_shows_a_value_every_library_reads():
+    # scikit-learn's missing-value split "x <= inf", folded through a pipeline as x < inf:
+    # the cell [1.5, inf) showed 1e308, which scikit-learn refuses (too large for float32)
+    ens = random_ensemble(0, 2, 1, 1, 1, op="<", cast="float64")
+    dom = build_domain(ens, 0, [1.5, math.inf])
+    assert 1.5 <= dom.reps[1] <= 10.0
