@@ -21,7 +21,7 @@ from ..compiler.ir import LE, Implication, Linear
 from ..compiler.kinds import kind_of
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
-from ..compiler.replay import OutputsMisaligned, condition_slack, library_output, pair_slack
+from ..compiler.replay import ReplayFailed, condition_slack, library_output, pair_slack
 
 # how far the library's probabilities and treesens' may be apart on a near-miss pair
 # (float32 accumulation over thousands of trees stays orders of magnitude below this)
@@ -81,7 +81,7 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
         ir_proba, lib_proba, lib_raw = library_scores(ens, X, ir_raw)
     except InputError as e:  # the library cannot be asked about this pair (see its message)
         return Rejected(f"cannot replay the pair: {e.message}")
-    except OutputsMisaligned as e:  # as a disagreement: an error, never a verdict or a cut
+    except ReplayFailed as e:  # as a disagreement: an error, never a verdict or a cut
         return Rejected(str(e))
     kind = kind_of(q)
     lib = kind.judge(ens, q, lib_proba, lib_raw)

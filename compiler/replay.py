@@ -3,7 +3,9 @@ and of the Ensemble IR (to tell a rounding near-miss from a bug).
 
 Every replay asks the library through ``library_output``: its columns must line up with
 the model's (one per class, a regressor's one prediction, one raw score per output), or
-the replay judges nothing (``OutputsMisaligned``)."""
+the replay judges nothing (``OutputsMisaligned``); a library that raises on the rows
+judges nothing either (``LibraryRaised``). Both are ``ReplayFailed``: an error, never a
+verdict or a cut."""
 
 from __future__ import annotations
 
@@ -12,33 +14,52 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .ensemble import LOGISTIC, Ensemble
+from .errors import InputError
 from .query import ANY, DOWN, EITHER, UP, Query, class_index
 
 if TYPE_CHECKING:  # the encoding's kinds read this module
     from .encode import Encoding
 
 
-class OutputsMisaligned(Exception):
+class ReplayFailed(Exception):
+    """The library's outputs of a replay cannot judge the pair (the subclasses say why)."""
+
+
+class OutputsMisaligned(ReplayFailed):
     """The library gives another number of columns than treesens' model of it has: its
     outputs do not line up with the model's classes, and no pair is judged on them."""
+
+
+class LibraryRaised(ReplayFailed):
+    """The library's predict raised on the rows (a value it refuses, say scikit-learn's
+    "too large for float32"): no pair is judged on them."""
 
 
 def library_output(ens: Ensemble, X: np.ndarray, raw: bool = False) -> np.ndarray:
     """The library's outputs of rows ``X`` as (rows, columns): its probabilities, one
     column per class (a regressor's predictions, one column), or with ``raw`` its raw
     scores, one column per output of the model; the IR's own when there is no replayer.
-    OutputsMisaligned when the library gives another number of columns."""
+    OutputsMisaligned when the library gives another number of columns, LibraryRaised when
+    it raises (an InputError of the replayer passes as it is)."""
     rep = ens.replayer
     if raw:
         call, width, each = "predict_raw", ens.n_outputs, "one per output"
-        out = ens.raw(X) if rep is None else rep.predict_raw(X)
+        ask = ens.raw if rep is None else rep.predict_raw
     elif ens.is_regressor:
         call, width, each = "predict", 1, "its prediction"
-        out = ens.predict(X) if rep is None else rep.predict(X)
+        ask = ens.predict if rep is None else rep.predict
     else:
         call, width, each = "predict_proba", ens.n_classes, "one per class"
-        out = ens.proba(X) if rep is None else rep.predict_proba(X)
-    out = np.asarray(out, dtype=np.float64)
+        ask = ens.proba if rep is None else rep.predict_proba
+    try:
+        out = np.asarray(ask(X), dtype=np.float64)
+    except InputError:
+        raise  # the replayer's own words on what it cannot be asked (check_pair says it)
+    except Exception as e:  # noqa: BLE001 - whatever the library raises judges no pair
+        raise LibraryRaised(
+            f"the library's {call} raised on the pair ({type(e).__name__}: {e}): no pair "
+            "is judged on it"
+        ) from e
     if out.ndim == 1 and width == 1 and len(out) == len(X):
         out = out[:, None]
     if out.shape != (len(X), width):

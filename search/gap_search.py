@@ -41,7 +41,7 @@ from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.invert import witness_from_pair
 from ..compiler.link_change import change_bound
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
-from ..compiler.replay import OutputsMisaligned, library_output, meets
+from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
 from .gap_seed import saturation_slack, seed_floor
@@ -139,7 +139,7 @@ class BestPair:
             try:
                 ir, lib = library_outputs(ens, X)
                 raw = library_output(ens, X, raw=True) if ens.n_outputs > 1 else None
-            except OutputsMisaligned as e:  # as a disagreement: the search ends in error
+            except ReplayFailed as e:  # as a disagreement: the search ends in error
                 self.disagreement = str(e)
                 return None
             if scores_apart(ens, lib, ir) > PROBA_AGREEMENT:

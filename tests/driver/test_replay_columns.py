@@ -114,3 +114,18 @@ def test_the_audit_counts_no_flip_on_a_library_with_an_extra_column():
     X = np.random.default_rng(0).normal(size=(5, ens.n_features))
     with pytest.raises(OutputsMisaligned, match="gives 3 columns, treesens' model of it 2"):
         audit_rows(_with(ens), X, ("f0",), Target(Gap(0.05)), {})
+
+
+class _Raising(IRReplayer):
+    """A library whose predict_proba refuses the rows, as scikit-learn refuses a value too
+    large for float32."""
+
+    def predict_proba(self, X):
+        raise ValueError("Input X contains a value too large for dtype('float32').")
+
+
+def test_a_library_raising_on_the_pair_ends_the_query_in_error_not_a_traceback():
+    ens, q = _sensitive_binary()
+    res = solve_query(dataclasses.replace(ens, replayer=_Raising(ens)), q)
+    assert res.status == "error" and not res.validated
+    assert "the library's predict_proba raised on the pair (ValueError: Input X" in res.error
