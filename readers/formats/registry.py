@@ -172,9 +172,8 @@ def sniff(path: Path) -> ModelFormat | None:
     suffix = path.suffix.lower()
     with path.open("rb") as fh:
         head = fh.read(4096)
-    if sniffing.looks_like_pickle(
-        head
-    ):  # model.bin from joblib.dump: refused as a pickle, not misread
+    # a model.bin from joblib.dump: refused as a pickle, not misread by its suffix
+    if sniffing.looks_like_pickle(head):
         return by_name("sklearn")
     for fmt in _REGISTERED:
         if suffix in fmt.suffixes:
