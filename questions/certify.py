@@ -31,6 +31,7 @@ from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
 from ..search.box_search import FOUND, PROVED, BoxSearch
+from ..search.boxes import rows_of_each_input
 from ..search.link_proof import link_proof_encoding, link_search
 from ..search.pair_boxes import (
     PairTablesTooLarge,
@@ -314,14 +315,16 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
     pair in it the outputs it gives this one; the box is recorded as ``("replay", x1,
     x2)``, which the checker confirms with the library (docs/certificates.md). Ends as
     the search does at a proof or the deadline, or at a pair the replay does not reject
-    as a near miss (FOUND)."""
+    as a near miss (FOUND), or at any near miss where the box does not fix each input's
+    value in every tree (a regressor's change: ``rows_of_each_input``), which neither the
+    search nor the checker can rule out by one replay."""
     search = BoxSearch(enc, tables, record)
     while True:
         out = search.run(deadline)
         if out.status != FOUND:
             return out
         w = witness_from_pair(enc, *out.pair)
-        if not isinstance(check_pair(ens, q, enc, w), NearMiss):
+        if not isinstance(check_pair(ens, q, enc, w), NearMiss) or not rows_of_each_input(enc):
             return out
         record.append(("replay", out.pair[0], out.pair[1]))
 

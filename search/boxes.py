@@ -154,7 +154,7 @@ class BoxStage:
         self.stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0, "time": 0.0}
         ctx.stats["box_search"] = self.stats
         self.unfinished = False  # the last turn ended at its deadline
-        # a near miss whose box holds other pairs (``_rows_of_each_input``): the search
+        # a near miss whose box holds other pairs (``rows_of_each_input``): the search
         # goes on for a pair, but its end is no proof
         self.open = False
         # a certificate asked for (proof_tree.recording): each search's proof, kept on
@@ -212,7 +212,7 @@ class BoxStage:
                     return True
                 if not isinstance(verdict, NearMiss):
                     return False
-                if not _rows_of_each_input(enc):  # the box holds pairs not ruled out
+                if not rows_of_each_input(enc):  # the box holds pairs not ruled out
                     self.open = True
                     continue
                 # every tree's value is fixed on the box, so the library's predict gives
@@ -234,7 +234,7 @@ class BoxStage:
         return prove_insensitive(ctx, ALL_INPUTS if self.proof_only else "")
 
 
-def _rows_of_each_input(enc: Encoding) -> bool:
+def rows_of_each_input(enc: Encoding) -> bool:
     """Whether a box the search resolves fixes each input's value in every tree (its
     rows read each input on its own), so that the library scores every pair of the box
     as the pair it replayed. A regressor's change has a row over the pair only: on a

@@ -358,7 +358,8 @@ def test_audit_of_a_log_link_regressor_agrees_between_enumeration_and_solver(dir
 def _largest_library_change():
     """Three XGBoost stumps and f1's largest change by the library's own predict (float32
     sums) over every threshold cell: a change a pair meets exactly, while the box search
-    meets first a pair of the same per-tree differences whose float32 sums miss it."""
+    meets first a pair of the same per-tree differences whose float32 sums miss it; and
+    the fitted estimator."""
     from treesens.tests.oracle import cell_grid
 
     rng = np.random.default_rng(12)
@@ -369,15 +370,31 @@ def _largest_library_change():
     ens = treesens.load_model(est)
     G, ns, nv = cell_grid(ens, ["f1"])
     p = np.asarray(est.predict(G), dtype=np.float64).reshape(ns, nv)
-    return ens, float((p.max(axis=1) - p.min(axis=1)).max())
+    return ens, float((p.max(axis=1) - p.min(axis=1)).max()), est
 
 
 def test_a_near_miss_of_a_change_does_not_rule_its_box_out():
     # a box the pair row resolves fixes each tree's difference, not its two values: the
     # box search ruled it out on its corner pair's float32 sums, and proved "insensitive"
-    ens, best = _largest_library_change()
+    ens, best, _ = _largest_library_change()
     for backend in ("cpsat", "boxes"):
         r = treesens.check(ens, vary="f1", delta=best, direction="either", backend=backend)
         assert r.status != "insensitive", backend
     r = treesens.check(ens, vary="f1", delta=best, direction="either")
     assert r.status == "sensitive" and r.validated
+
+
+def test_a_change_s_near_miss_refuses_a_certificate_rather_than_write_one_the_checker_rejects(
+    tmp_path,
+):
+    # just above the library's largest change: insensitive; the certifying box search
+    # meets pairs whose float64 change reaches it and whose library change does not. A
+    # "replay" step cannot rule their box out (it fixes each tree's difference only)
+    _, best, est = _largest_library_change()
+    model = tmp_path / "m.json"
+    est.save_model(model)
+    delta = float(np.nextafter(np.float32(best), np.float32(np.inf)))
+    cert = tmp_path / "c.json"
+    r = treesens.check(str(model), vary="f1", delta=delta, direction="either", certificate=cert)
+    assert r.status == "insensitive"
+    assert r.proof.why_not == "the box search found a pair it could not rule out"
