@@ -72,6 +72,9 @@ class RowAnswers:
     # the rows a solver answered (questions/audit_solve.py), by index: its backend; the
     # others were answered by enumerating F's cells
     answered_by: dict[int, str] = field(default_factory=dict)
+    # the rows a solver was asked about, by index: its answer's times (compile, solve,
+    # total), whatever it answered; the enumerated rows have none
+    times: dict[int, dict] = field(default_factory=dict)
 
 
 def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):

@@ -161,6 +161,8 @@ def row_result(
     if spec.target.delta is not None:
         res.delta = delta_field(spec)
     res.outputs = {"x1": ans.p_row[i].tolist()}
+    if i in ans.times:  # the solver's times of the row (an enumerated row took none)
+        res.time = dict(ans.times[i])
     if status == FLIPPABLE:
         res.witness = {
             "x1": {names[f]: shown_value(ens, f, x1[f]) for f in range(ens.n_features)},

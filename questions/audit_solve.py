@@ -104,6 +104,7 @@ def solve_rows(
             if why is not None:
                 why.append(f"the solver could not take the row: {e}")
             continue  # the row stays unknown; the audit goes on
+        ans.times[i] = dict(res.time)
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
             ans.answered_by[i] = res.backend

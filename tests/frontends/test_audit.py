@@ -464,6 +464,18 @@ def test_a_row_the_solver_answers_names_its_backend_and_an_enumerated_row_enumer
     assert solved["backend"] not in ("enumerate", None) and enumerated["backend"] == "enumerate"
 
 
+def test_a_row_the_solver_answers_records_the_solver_s_time():
+    """Its line's ``time`` is the solver query's (an enumerated row's stays 0)."""
+    from treesens.questions.audit import row_result
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    X = _breast_cancer_frame(ens).drop(columns="label").to_numpy()[:2]
+    idx, ans, spec = _solver_answers(ens, X, ["worst_texture"], 0.1)
+    solved = row_result(ens, spec, ans, 0, int(idx[0]), X[0])
+    enumerated = row_result(ens, spec, replace(ans, times={}), 0, int(idx[0]), X[0])
+    assert solved["time"]["total"] > 0 and enumerated["time"]["total"] == 0
+
+
 def test_summary_by_label_column():
     ens = load_model(BC_MODEL, details=BC_DETAILS)
     df = audit(ens, _breast_cancer_frame(ens), ["worst_texture"], gap=0.1, by="label")
