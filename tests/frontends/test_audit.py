@@ -453,26 +453,26 @@ def test_solver_fallback_agrees_with_brute_force(monkeypatch):
     assert [s == FLIPPABLE for s in ans.status] == [expected[i] for i in idx]
 
 
-def test_a_row_the_solver_answers_names_its_backend_and_an_enumerated_row_enumerate():
+@pytest.fixture(scope="module")
+def solver_row():
+    """A row the solver answered: the line of it, given its answers as ``replace`` changes
+    them (``line(**changes)``)."""
     from treesens.questions.audit import row_result
 
     ens = load_model(BC_MODEL, details=BC_DETAILS)
     X = _breast_cancer_frame(ens).drop(columns="label").to_numpy()[:2]
     idx, ans, spec = _solver_answers(ens, X, ["worst_texture"], 0.1)
-    solved = row_result(ens, spec, ans, 0, int(idx[0]), X[0])
-    enumerated = row_result(ens, spec, replace(ans, answered_by={}), 0, int(idx[0]), X[0])
+    return lambda **changes: row_result(ens, spec, replace(ans, **changes), 0, int(idx[0]), X[0])
+
+
+def test_a_row_the_solver_answers_names_its_backend_and_an_enumerated_row_enumerate(solver_row):
+    solved, enumerated = solver_row(), solver_row(answered_by={})
     assert solved["backend"] not in ("enumerate", None) and enumerated["backend"] == "enumerate"
 
 
-def test_a_row_the_solver_answers_records_the_solver_s_time():
+def test_a_row_the_solver_answers_records_the_solver_s_time(solver_row):
     """Its line's ``time`` is the solver query's (an enumerated row's stays 0)."""
-    from treesens.questions.audit import row_result
-
-    ens = load_model(BC_MODEL, details=BC_DETAILS)
-    X = _breast_cancer_frame(ens).drop(columns="label").to_numpy()[:2]
-    idx, ans, spec = _solver_answers(ens, X, ["worst_texture"], 0.1)
-    solved = row_result(ens, spec, ans, 0, int(idx[0]), X[0])
-    enumerated = row_result(ens, spec, replace(ans, times={}), 0, int(idx[0]), X[0])
+    solved, enumerated = solver_row(), solver_row(times={})
     assert solved["time"]["total"] > 0 and enumerated["time"]["total"] == 0
 
 
