@@ -64,6 +64,7 @@ from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
 from ..search.gap_search import at_gap_zero, box_largest_gap, shown_gap, shown_lower
 from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge, pair_encoding
+from ..search.tolerance import Tolerance
 
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 # MaxGap.stopped_by of a search whose time limit came while building its pair tables
@@ -164,8 +165,8 @@ class _Search:
     def lower(self) -> float | None:
         return None if self.best is None else achieved_gap(self.best.outputs)
 
-    def done(self, tol: float) -> bool:
-        return self.lower is not None and self.upper - self.lower <= tol
+    def done(self, tol: Tolerance) -> bool:
+        return tol.met(self.lower, self.upper)
 
 
 def max_gap_query(
@@ -199,15 +200,12 @@ def max_gap_query(
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
     multiclass = ens.n_outputs > 1
     upper = score_bound(ens, q.vary)
-    if ens.is_regressor:  # the tolerance is relative to how far F can move the prediction
-        tol = tol * upper if upper > 0 else tol
-    if ens.is_regressor and ens.link != IDENTITY:  # and above the link's rounding
-        tol = max(tol, rounding_band(ens))
+    tol = search_tolerance(ens, tol, upper)
     skipped = None
     if q.plan.options.value("box_search") or multiclass:
         try:
             if multiclass and ens.link != SOFTMAX:  # a forest: box searches at fixed ratios
-                boxed = forest_largest_ratio(ens, q, tol, deadline, memory_bytes)
+                boxed = forest_largest_ratio(ens, q, tol.least, deadline, memory_bytes)
             else:
                 boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes, upper)
         except PairTablesPastDeadline as e:  # no time left to bisect in
@@ -226,7 +224,7 @@ def max_gap_query(
             "(no bounds or relations on the inputs): ask a ratio with --gap and --classes"
         )
     s = _Search(best=None, upper=upper, steps=[])
-    g = tol
+    g = tol.least
     res = None
     try:
         while True:
@@ -281,7 +279,7 @@ def _data_aware(ens, q: Query, tol, deadline, memory_mb, log, data, sizes: dict)
         )
         return res
     bounds = dict(res.max_gap, lower=max(lower, achieved_gap(near.outputs)))
-    bounds["proven"] = bounds["proven"] or bounds["upper"] - bounds["lower"] <= bounds["tolerance"]
+    bounds["proven"] = bounds["proven"] or bounds_meet(bounds)
     out = replace(near, query=res.query, gap=bounds["lower"], gap_kind=res.gap_kind, delta=None)
     out.max_gap = bounds
     out.message = (
@@ -306,7 +304,7 @@ def _bisected(
     q: Query,
     s: _Search,
     last: Result,
-    tol: float,
+    tol: Tolerance,
     t0: float,
     skipped: str | None,
     stopped: str | None = None,
@@ -361,7 +359,7 @@ def _step(
 
 
 def _final(
-    ens: Ensemble, q: Query, s: _Search, last: Result, tol: float, stopped: str | None = None
+    ens: Ensemble, q: Query, s: _Search, last: Result, tol: Tolerance, stopped: str | None = None
 ) -> Result:
     """The search's answer: the best witness's result (or the last step's), with the
     bounds as ``max_gap`` and the gap field set to the gap the witness achieves;
@@ -369,12 +367,13 @@ def _final(
     lower = s.lower
     kind = gap_kind(ens)
     if lower is not None:
-        proven = s.upper - lower <= tol
+        proven = tol.met(lower, s.upper)
     else:
         proven = last.status == INSENSITIVE
     bounds = MaxGap(
-        lower, s.upper, tol, proven, len(s.steps), kind, stopped_by=None if proven else stopped
-    )
+        lower, s.upper, _stated(tol), proven, len(s.steps), kind,
+        stopped_by=None if proven else stopped,
+    )  # fmt: skip
     base = last if last.status == ERROR or s.best is None else s.best
     gap = lower if lower is not None else s.steps[-1]["gap"]
     out = replace(base, query=q.label, gap=gap, gap_kind=result_gap_kind(ens), delta=None)
@@ -386,7 +385,7 @@ def _final(
 
 
 def _stopped_in_table_build(
-    ens: Ensemble, q: Query, upper: float, tol: float, e: PairTablesPastDeadline, t0: float
+    ens: Ensemble, q: Query, upper: float, tol: Tolerance, e: PairTablesPastDeadline, t0: float
 ) -> Result:
     """The time limit came while the box search built its tables: "unknown", the bound
     from the leaf values (``score_bound``) the only one, and a note on how far the build
@@ -394,8 +393,8 @@ def _stopped_in_table_build(
     res = new_result(ens, q)
     res.features = [ens.feature_names[f] for f in sorted(resolve_features(ens, q.vary))]
     res.inputs = input_files(ens.inputs, q.plan.options.data)
-    res.gap, res.gap_kind = tol, result_gap_kind(ens)
-    bounds = MaxGap(None, upper, tol, False, 0, gap_kind(ens), "boxes", TABLE_BUILD)
+    res.gap, res.gap_kind = tol.least, result_gap_kind(ens)
+    bounds = MaxGap(None, upper, _stated(tol), False, 0, gap_kind(ens), "boxes", TABLE_BUILD)
     res.max_gap = bounds.to_dict()
     res.message = max_gap_line(bounds)
     res.notes.append(
@@ -406,19 +405,19 @@ def _stopped_in_table_build(
     return res
 
 
-def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: float) -> Result:
+def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: Tolerance) -> Result:
     """The box search's answer with its bounds as ``max_gap`` (a multiclass gap as the
     ratio: its tolerance is then relative); interrupted (Ctrl-C), the bounds so far ride
     on the KeyboardInterrupt as its ``partial_result``."""
-    proven = out.proven and (out.lower is None or out.upper - out.lower <= tol)
+    proven = out.proven and (out.lower is None or tol.met(out.lower, out.upper))
     lower = None if out.lower is None else shown_lower(ens, q, res, out.lower)
     # boxes shed above the floor: the bounds cannot close below their bound
-    floor = tol if out.lower is None else out.lower + tol
+    floor = tol.floor(out.lower)
     shed_open = out.shed_upper is not None and out.shed_upper > floor
     stopped = None if proven else _stopped_by(out, shed_open)
     upper = shown_gap(ens, out.upper)
-    bounds = MaxGap(lower, upper, tol, proven, 0, gap_kind(ens), "boxes", stopped)
-    res.gap = lower if lower is not None else shown_gap(ens, tol)
+    bounds = MaxGap(lower, upper, _stated(tol), proven, 0, gap_kind(ens), "boxes", stopped)
+    res.gap = lower if lower is not None else shown_gap(ens, tol.least)
     res.gap_kind = result_gap_kind(ens)
     res.max_gap = bounds.to_dict()
     line = max_gap_line(bounds)
@@ -439,6 +438,35 @@ def _stopped_by(out, shed_open: bool) -> str | None:
     if out.proven:  # the search ended: a resolved box's bound keeps the float32 allowance
         return ROUNDING
     return None
+
+
+def search_tolerance(ens: Ensemble, tol: float, upper: float) -> Tolerance:
+    """The search's tolerance from the one asked: absolute for a probability, and for a
+    multiclass ratio too (the search works on its log, so it is relative). A regressor's
+    change is in the prediction's units: relative to the change a pair reaches, and below
+    any pair, ``tol`` of the leaf values' bound ``upper`` (a smaller change counts as
+    none); never below the rounding of the link's inverse."""
+    if not ens.is_regressor:
+        return Tolerance(tol)
+    band = rounding_band(ens) if ens.link != IDENTITY else 0.0
+    least = tol * upper if upper > 0 else tol
+    return Tolerance(max(least, band), relative=tol, band=band)
+
+
+def _stated(tol: Tolerance) -> float:
+    """The tolerance a result states: the one asked (relative for a change and a ratio)."""
+    return tol.relative or tol.least
+
+
+def bounds_meet(d: dict) -> bool:
+    """Whether a max gap's bounds (``MaxGap.to_dict()``, a pair reached) are within
+    its stated tolerance: absolute for a probability, relative for a change and a ratio."""
+    lo, hi, tol = d["lower"], d["upper"], d["tolerance"]
+    if d.get("kind") == CHANGE:
+        return hi - lo <= tol * lo
+    if d.get("kind") == "ratio":
+        return hi <= lo * math.exp(tol)
+    return hi - lo <= tol
 
 
 def gap_kind(ens: Ensemble) -> str:
@@ -490,4 +518,4 @@ def _change_line(lo: float | None, hi: float, tol: float, proven: bool, why: str
     low = lower_text(lo, ".6g")
     if proven:
         return f"largest change {low} (proven: no pair moves the prediction by more than {high})"
-    return f"largest change in [{low}, {high}], not proven ({why}; tolerance {tol:.3g})"
+    return f"largest change in [{low}, {high}], not proven ({why}; relative tolerance {tol:.3g})"

@@ -49,6 +49,7 @@ from .box_search import (
     tree_to_split,
 )
 from .pair_boxes import PairTables
+from .tolerance import Tolerance, as_tolerance
 
 _LOW = -1e300
 
@@ -132,7 +133,7 @@ def largest_gap(
     tab: PairTables,
     to_gap: ToGap,
     offer: Offer,
-    tolerance: float,
+    tolerance: float | Tolerance,
     deadline: float,
     progress: Progress | None = None,
     lower: float | None = None,
@@ -141,13 +142,15 @@ def largest_gap(
     heap_bytes: int = gap_kernel.HEAP_BYTES,
 ) -> GapBoxOutcome:
     """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
-    ``tolerance`` apart, the heap is empty, or ``deadline`` (absolute time.time()).
+    ``tolerance`` apart (a number: absolute), the heap is empty, or ``deadline``
+    (absolute time.time()).
     ``lower``: a gap already reached (another search's), which prunes this one; the
     outcome's ``lower`` is then this search's own, or None. ``bound``: a box's bound
     from its terms, in place of their least. ``compiled``: run the compiled search
     (gap_kernel.py) where it applies (a bound that is the terms' least), else this
     module's. ``heap_bytes``: the heap of open boxes, at most (beyond it the boxes of
     lowest bound are shed, their largest bound kept under the upper bound)."""
+    tolerance = as_tolerance(tolerance)
     b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
@@ -216,7 +219,7 @@ def _compiled_search(
     enc: Encoding,
     to_gap: ToGap,
     offer: Offer,
-    tolerance: float,
+    tolerance: Tolerance,
     deadline: float,
     progress: Progress | None,
     reached: float | None,
@@ -244,7 +247,7 @@ def _compiled_search(
     def outcome(interrupted: bool = False) -> GapBoxOutcome:
         shed = to_gap(search.shed) if search.shed_boxes else None
         top = max((g for g in (best, reached) if g is not None), default=None)
-        floor = tolerance if top is None else top + tolerance
+        floor = tolerance.floor(top)
         complete = status == gap_kernel.EMPTY and (shed is None or shed <= floor)
         return GapBoxOutcome(
             complete and not interrupted,
@@ -259,7 +262,7 @@ def _compiled_search(
     try:
         while True:
             top = max((g for g in (best, reached) if g is not None), default=None)
-            floor = tolerance if top is None else top + tolerance
+            floor = tolerance.floor(top)
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
             t0 = time.time()
@@ -269,7 +272,7 @@ def _compiled_search(
             budget = next_step(budget, n, now - t0, deadline - now, status)
             if status == gap_kernel.RESOLVED:
                 got = offer(*corner_pair(enc, tab, search.corner))
-                if got is not None and got >= tolerance and (best is None or got > best):
+                if got is not None and got >= tolerance.least and (best is None or got > best):
                     best = got
             if progress is not None:
                 progress(best, upper(), boxes)
@@ -357,7 +360,7 @@ class _State:
     def __init__(
         self,
         to_gap: ToGap,
-        tolerance: float,
+        tolerance: Tolerance,
         reached: float | None = None,
         max_boxes: int | None = None,
     ):
@@ -373,7 +376,7 @@ class _State:
     def floor(self) -> float:
         """What a box's gap bound must pass to be kept: the tolerance above the best gap."""
         best = max((g for g in (self.lower, self.reached) if g is not None), default=None)
-        return self.tol if best is None else best + self.tol
+        return self.tol.floor(best)
 
     def drop(self, u: float) -> bool:
         """Whether a box of bound ``u`` (row units) cannot improve on the incumbent by
@@ -434,7 +437,11 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
         tree = tree_to_split(top - low, b.order, b.first_sum)
         if tree < 0:  # resolved: the lower corner is an exact pair
             got = offer(*corner_pair(enc, tab, lo))
-            if got is not None and got >= state.tol and (state.lower is None or got > state.lower):
+            if (
+                got is not None
+                and got >= state.tol.least
+                and (state.lower is None or got > state.lower)
+            ):
                 state.lower = got
             state.dropped = max(state.dropped, u)
             return visited

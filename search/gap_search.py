@@ -53,6 +53,7 @@ from .pair_boxes import (
     pair_tables,
     tables_held,
 )
+from .tolerance import Tolerance, as_tolerance
 
 FOUND_BY = "box search (largest gap)"
 SEED_FOUND_BY = "heuristic, replayed (the box search's first floor)"
@@ -193,7 +194,7 @@ def shown_lower(ens: Ensemble, q: Query, res: Result, g: float) -> float:
 def box_largest_gap(
     ens: Ensemble,
     q: Query,
-    tolerance: float,
+    tolerance: float | Tolerance,
     deadline: float,
     log: Callable[[str], None] | None = None,
     heap_bytes: int = gap_kernel.HEAP_BYTES,
@@ -210,6 +211,7 @@ def box_largest_gap(
     table is built. Raises PairTablesTooLarge when the tables would pass their
     bound, PairTablesPastDeadline when building them reaches ``deadline``."""
     t0 = time.time()
+    tolerance = as_tolerance(tolerance)
     encs, bound = _searched_encodings(ens, q)
     if encs is None:
         return None
@@ -243,7 +245,7 @@ def box_largest_gap(
             break
         pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
         done = max((o.upper for o in outs), default=-math.inf)
-        lower = best.gap if best.gap >= tolerance else None
+        lower = best.gap if best.gap >= tolerance.least else None
         progress = _progress_lines(ens, log, max(pending, done), lower)
         enc = encs[k]
         offer = best.offer_for(enc)
@@ -300,7 +302,7 @@ def _searched_encodings(
 
 
 def _seeded(
-    encs: list[Encoding], best: BestPair, tolerance: float, deadline: float
+    encs: list[Encoding], best: BestPair, tolerance: Tolerance, deadline: float
 ) -> tuple[int, float, tuple[np.ndarray, np.ndarray] | None]:
     """The heuristic's pairs offered as the search's first floor (one pair of classes
     only): how many, the seconds they took, and the best pair when it meets the
@@ -308,9 +310,9 @@ def _seeded(
     t = time.time()
     seeded = 0
     if len(encs) == 1:
-        saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance)
+        saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance.least)
         seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline, saturation)
-    return seeded, time.time() - t, best.pair if best.gap >= tolerance else None
+    return seeded, time.time() - t, best.pair if best.gap >= tolerance.least else None
 
 
 SEED_PROVED_BY = "the leaf values' bound, within the tolerance of the heuristic's replayed pair"
@@ -320,14 +322,14 @@ def _closes(
     best: BestPair,
     seed_pair: tuple[np.ndarray, np.ndarray] | None,
     known_upper: float | None,
-    tolerance: float,
+    tolerance: Tolerance,
 ) -> bool:
     """Whether the seeded pair alone proves the bounds: within ``tolerance`` of
     ``known_upper``, and not above it (a pair above a bound that should hold: the bound
     is not used, and the search finds out)."""
     if seed_pair is None or known_upper is None:
         return False
-    return best.gap <= known_upper <= best.gap + tolerance
+    return best.gap <= known_upper and tolerance.met(best.gap, known_upper)
 
 
 def _seed_closed(
@@ -356,13 +358,13 @@ def _interrupted_before_boxes(
     best: BestPair,
     upper: float,
     enc: Encoding,
-    tolerance: float,
+    tolerance: Tolerance,
     t0: float,
 ) -> tuple[Result, GapBoxOutcome]:
     """The bounds of a search interrupted before its first box: the best pair the seed
     replayed so far, under the bound had without the tables (``_boxed_final`` raises the
     interruption again, carrying them)."""
-    lower = best.gap if best.gap >= tolerance else None
+    lower = best.gap if best.gap >= tolerance.least else None
     top = upper if lower is None else max(upper, lower)
     out = GapBoxOutcome(proven=False, upper=top, lower=lower, boxes=0, interrupted=True)
     res = pair_result(ens, q, best, out, enc)

@@ -109,8 +109,8 @@ def headline_parts(res: Result) -> tuple[str, str]:
         what = {"change": "largest change", "ratio": "largest ratio"}
         gap = f"{what.get(res.max_gap.get('kind'), 'max gap')} below the tolerance {res.gap:.6g}"
         upper = res.max_gap.get("upper")
-        if upper is not None and upper > res.gap:  # a regressor's tolerance is relative to
-            # its bound: what is proven is the bound, not the smaller tolerance
+        if upper is not None and upper > res.gap:  # a regressor's: the change below which
+            # none counts is 1e-3 of the leaf values' bound; what is proven is ``upper``
             gap = f"{what.get(res.max_gap.get('kind'), 'max gap')} below {upper:.6g}"
     backend = res.backend
     search = (res.stats or {}).get("search")

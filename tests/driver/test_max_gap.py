@@ -157,9 +157,8 @@ def test_the_verdict_line_of_no_pair_at_the_tolerance_names_the_gap_as_the_toler
 
 
 def test_the_verdict_line_of_no_change_names_the_proven_bound_not_a_smaller_tolerance():
-    """A regressor's tolerance is relative to its bound (1e-3 of it): with no pair, the
-    line says the bound that was proven, not "below the tolerance" a thousand times
-    smaller."""
+    """A regressor's tolerance is relative to the change: with no pair, the line says
+    the bound that was proven (1e-3 of the leaf values'), not "below the tolerance"."""
     bounds = {"lower": None, "upper": 1e-5, "tolerance": 1e-8, "proven": True}
     res = Result("q", "insensitive", "cpsat", ["f0"], 1e-8, max_gap={**bounds, "kind": "change"})
     first = str(res).splitlines()[0]

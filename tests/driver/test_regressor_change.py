@@ -166,7 +166,8 @@ def test_largest_change_is_brute_forces_within_the_tolerance(name):
     # brute force by the IR (float64): they agree to float32 rounding
     f32 = 1e-6 * max(1.0, best)
     assert r.max_gap["lower"] - f32 <= best <= r.max_gap["upper"] + f32
-    assert r.max_gap["upper"] - r.max_gap["lower"] <= r.max_gap["tolerance"] + 1e-12
+    # the tolerance is relative to the change
+    assert r.max_gap["upper"] - r.max_gap["lower"] <= r.max_gap["tolerance"] * r.max_gap["lower"]
     assert r.validated and _change(r) == pytest.approx(r.max_gap["lower"])
 
 
@@ -398,3 +399,39 @@ def test_a_change_s_near_miss_refuses_a_certificate_rather_than_write_one_the_ch
     r = treesens.check(str(model), vary="f1", delta=delta, direction="either", certificate=cert)
     assert r.status == "insensitive"
     assert r.proof.why_not == "the box search found a pair it could not rule out"
+
+
+def _loose_bound_regressor():
+    """c* = 1 (tree A, on f0), under a loose bound: trees B and C add +-0.005 to the
+    change where f1 < 0.5 (cancelling there, so only splitting f1 shows it), and D and E,
+    on f0, cancel each other while widening the leaf values' bound to about 101."""
+    from treesens.compiler.ensemble import IDENTITY, Ensemble, Feature, ModelOrigin, Tree
+
+    def tree(split_f1: bool, lo: float, hi: float) -> Tree:
+        if not split_f1:  # f0 < 0.5 -> lo, else hi
+            return Tree([0, -1, -1], [0.5, 0, 0], [1, -1, -1], [2, -1, -1], [True] * 3,
+                        np.array([[0.0], [lo], [hi]]), (0,))  # fmt: skip
+        # f1 < 0.5 -> (f0 < 0.5 -> lo, else hi), else 0
+        return Tree([1, 0, -1, -1, -1], [0.5, 0.5, 0, 0, 0], [1, 3, -1, -1, -1],
+                    [2, 4, -1, -1, -1], [True] * 5,
+                    np.array([[0.0], [0.0], [0.0], [lo], [hi]]), (0,))  # fmt: skip
+
+    trees = (tree(False, 0.0, 1.0), tree(True, 0.0, 0.005), tree(True, 0.005, 0.0),
+             tree(False, 50.0, 0.0), tree(False, 0.0, 50.0))  # fmt: skip
+    feats = tuple(Feature(f"f{i}", "real", 0.0, 1.0) for i in range(2))
+    return Ensemble(trees=trees, features=feats, n_classes=0, intercept=(0.0,), link=IDENTITY,
+                    op="<", cast="float32", origin=ModelOrigin("test", "loose"), replayer=None)  # fmt: skip
+
+
+@pytest.mark.parametrize("box_search", [True, False])
+def test_largest_change_closes_within_the_tolerance_of_the_change_not_of_the_leaf_bound(
+    box_search,
+):
+    """The tolerance of a change is relative to the change: with c* = 1 and the leaf
+    values' bound near 101, a bound of 1.005 is searched further, not taken as within
+    1e-3 (of the leaf values' bound, 0.1)."""
+    ens = _loose_bound_regressor()
+    r = treesens.max_gap(ens, vary=["f0"], tolerance=1e-3, box_search=box_search)
+    m = r.max_gap
+    assert m["proven"] and m["tolerance"] == 1e-3
+    assert m["lower"] == pytest.approx(1.0) and m["upper"] <= 1.001 + 1e-9
