@@ -84,6 +84,7 @@ class BoxSearch(TypedDict, total=False):
     # a data-aware query's proof-only search: which stage found a pair over all inputs
     pair: str
     time: float
+    search: str  # "compiled": a check's search was the compiled kernel (search/compiled_check.py)
 
 
 class SearchStats(TypedDict, total=False):

@@ -28,10 +28,13 @@ from ..answers.accept import accept
 from ..answers.context import SolveContext
 from ..answers.phrases import NOT_DESCRIBED
 from ..answers.result import UNKNOWN, fail
+from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import Accepted, NearMiss, check_pair
 from ..compiler.encode import Encoding
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
+from .compiled_check import COMPILED, HandedOver, compiled_check_applies
+from .gap_kernel import Readiness
 from .heuristic_stage import pair_over_all_inputs
 from .link_boxes import link_box_stage, link_tables
 from .pair_boxes import class_pair_encodings, pair_encoding
@@ -171,6 +174,20 @@ class BoxStage:
             ctx.solve_time += time.time() - t0
             self.stats["time"] = self.stats.get("time", 0.0) + time.time() - t0
 
+    def _search(self, enc: Encoding, tables, ctx: SolveContext) -> BoxSearch | HandedOver:
+        """The search of one pair of classes: box_search.py's, handed over to the
+        compiled one past its first boxes when no proof is recorded
+        (search/compiled_check.py)."""
+        if compiled_check_applies(self.recorded is not None):
+            return HandedOver(enc, tables, ctx.tables_mb, lambda r: self._handed_over(ctx, r))
+        proof = ProofTree() if self.recorded is not None else None
+        return BoxSearch(enc, tables, proof=proof)
+
+    def _handed_over(self, ctx: SolveContext, ready: Readiness) -> None:
+        self.stats["search"] = COMPILED
+        if ready.compiled:  # the first run after install: counted in the time limit
+            ctx.result.time[KERNEL_COMPILE] = ready.seconds
+
     def _run(self, ctx: SolveContext, deadline: float) -> bool:
         stats = self.stats
         stop = ctx.stop.is_set if ctx.stop is not None else None
@@ -187,8 +204,7 @@ class BoxStage:
                     return False
                 stats["class_pairs"] += 1
                 stats["leaves"] += int(tables.values.shape[1])
-                proof = ProofTree() if self.recorded is not None else None
-                self.search = BoxSearch(enc, tables, proof=proof)
+                self.search = self._search(enc, tables, ctx)
             self.search.stop = stop
             before = self.search.boxes
             out = self.search.run(deadline)

@@ -125,7 +125,8 @@ def headline_parts(res: Result) -> tuple[str, str]:
         f"(compile {t.get('compile', 0.0):.2f}s, solve {t.get('solve', 0.0):.2f}s"
     )
     if t.get(KERNEL_COMPILE):
-        rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, not counted in the time limit"
+        counted = "not counted in" if res.max_gap else "within"  # a check's box search
+        rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, {counted} the time limit"
     rest += ")"
     if res.proof is not None:  # an insensitive answer: who proved it, and was it re-checked
         rest += f"; {proof_label(res.proof, (res.max_gap or {}).get('kind', 'prob'))}"

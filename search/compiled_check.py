@@ -1,0 +1,126 @@
+"""A check's box search by the compiled kernel of the largest-gap search (gap_kernel.py):
+the same question as box_search.py's, for pairs that meet the query's gap rows, with the
+kernel's floor held just below 0 in row units, so that it drops a box exactly when one of
+its rows' bounds is below that row's threshold, as box_search.py prunes one. Its boxes are
+searched best first with the kernel's split rule, a few thousand a CPU second on the scale
+tier's 1,000-tree models where box_search.py visits a few hundred; on adult's XGBoost
+model of 1,000 trees of depth 8, the check of sex at gap 0.499 proves "insensitive" in 14 s
+where box_search.py gave up at 110 s (bench/reports/scale-tier.md, "Checks by the
+compiled search").
+
+It records no proof: a certificate asked for keeps box_search.py's search, whose proof
+tree the certificate writes out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ..compiler.memory_estimate import room_bytes
+from . import gap_kernel
+from .box_search import FOUND, GAVE_UP, PROVED, BoxOutcome, BoxSearch, corner_pair, tree_order
+from .gap_boxes import FIRST_STEP, next_step, root_bound
+from .pair_boxes import PairTables, tables_held
+
+# the largest float below 0: the kernel drops a box whose bound is at most its floor,
+# so this floor drops exactly the boxes with a row below its threshold
+BELOW_ZERO = -5e-324
+# box_search.py's boxes before the compiled search takes over a check: under them a
+# search is over in a tenth of a second, before numba is even imported (1-3 s); past them
+# it may need minutes where the compiled search needs seconds (bench/reports/
+# solver-needed-box.md, "Checks by the compiled search": 60 of the full tier's queries,
+# the box search alone 199 s against 2.4 s)
+HAND_OVER = 1000
+# the compiled search on or off, for benchmarks comparing the two
+ENABLED = True
+# stats["box_search"]["search"] of a check the compiled search went on with
+COMPILED = "compiled"
+
+
+def compiled_check_applies(recording: bool) -> bool:
+    """Whether a check's box search may hand over to the compiled one: no proof recorded
+    (the certificate reads box_search.py's), numba installed."""
+    return ENABLED and not recording and gap_kernel.available()
+
+
+def heap_within(enc, tables: PairTables, memory_mb: float | None) -> int:
+    """The kernel's heap: ``HEAP_BYTES`` at most, and at most what the query's memory
+    limit leaves above the model's estimate, the tables and the kernel's copy of them
+    (at least ``MIN_HEAP_BYTES``), as a max gap's search has it."""
+    room = room_bytes(enc.ensemble, memory_mb)
+    if room is None:
+        return gap_kernel.HEAP_BYTES
+    left = room - tables_held(tables) - gap_kernel.search_bytes(tables)
+    return max(gap_kernel.MIN_HEAP_BYTES, min(gap_kernel.HEAP_BYTES, left))
+
+
+class CompiledBoxSearch:
+    """box_search.BoxSearch's interface over the kernel: ``run`` goes on until a proof, a
+    resolved box (a pair, FOUND), the deadline or ``stop``. Boxes shed at the heap's
+    memory budget leave no proof: the search then ends GAVE_UP for good (``exhausted``)."""
+
+    def __init__(self, enc, tables: PairTables, memory_mb: float | None = None):
+        self.enc, self.tab = enc, tables
+        self.stop: Callable[[], bool] | None = None
+        self.proof = None
+        self.boxes = 0
+        self.exhausted = False
+        root = root_bound(tables, float)
+        heap = heap_within(enc, tables, memory_mb)
+        self.search = gap_kernel.KernelSearch(tables, tree_order(tables), root, heap_bytes=heap)
+        self.budget = FIRST_STEP
+
+    def run(self, deadline: float) -> BoxOutcome:
+        while not self.exhausted:
+            if time.time() >= deadline or (self.stop is not None and self.stop()):
+                return BoxOutcome(GAVE_UP, self.boxes)
+            t0 = time.time()
+            status, n, _u = self.search.step(BELOW_ZERO, self.budget)
+            self.boxes += n
+            now = time.time()
+            self.budget = next_step(self.budget, n, now - t0, deadline - now, status)
+            if status == gap_kernel.RESOLVED:
+                return BoxOutcome(
+                    FOUND, self.boxes, corner_pair(self.enc, self.tab, self.search.corner)
+                )
+            if status == gap_kernel.EMPTY:
+                if self.search.shed_boxes and self.search.shed > BELOW_ZERO:
+                    self.exhausted = True  # boxes shed that may hold a pair: no proof
+                    break
+                return BoxOutcome(PROVED, self.boxes)
+        return BoxOutcome(GAVE_UP, self.boxes)
+
+
+class HandedOver:
+    """box_search.BoxSearch for its first ``HAND_OVER`` boxes, then, still without an
+    answer, CompiledBoxSearch from the whole pair space again (the boxes before are a
+    tenth of a second's): box_search.BoxSearch's interface, ``on_hand_over`` given the
+    kernel's ``gap_kernel.Readiness`` when the compiled search starts."""
+
+    def __init__(self, enc, tables: PairTables, memory_mb: float | None, on_hand_over):
+        self.enc, self.tab, self.memory_mb = enc, tables, memory_mb
+        self.first = BoxSearch(enc, tables)
+        self.then: CompiledBoxSearch | None = None
+        self.stop: Callable[[], bool] | None = None
+        self.proof = None
+        self.on_hand_over = on_hand_over
+
+    @property
+    def boxes(self) -> int:
+        return self.first.boxes + (0 if self.then is None else self.then.boxes)
+
+    def run(self, deadline: float) -> BoxOutcome:
+        if self.then is None:
+            stop = self.stop
+            self.first.stop = lambda: self.first.boxes >= HAND_OVER or bool(stop and stop())
+            out = self.first.run(deadline)
+            stopped = time.time() >= deadline or bool(stop and stop())
+            if out.status != GAVE_UP or self.first.boxes < HAND_OVER or stopped:
+                return BoxOutcome(out.status, self.boxes, out.pair)
+            # the kernel loaded, or compiled on its first run after install (10-20 s)
+            self.on_hand_over(gap_kernel.prepare())
+            self.then = CompiledBoxSearch(self.enc, self.tab, self.memory_mb)
+        self.then.stop = self.stop
+        out = self.then.run(deadline)
+        return BoxOutcome(out.status, self.boxes, out.pair)

@@ -1,0 +1,144 @@
+"""A check's box search by the compiled kernel (search/compiled_check.py): on large
+tables, with no proof recorded, the box stage searches with it; it agrees with the
+brute-force oracle as box_search.py does, and a memory budget that sheds boxes leaves it
+without a proof."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.answers.result import INSENSITIVE, SENSITIVE
+from treesens.compiler.encode import encode
+from treesens.compiler.query import Gap, Query
+from treesens.compiler.replay import meets
+from treesens.search import boxes, compiled_check, gap_kernel
+from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
+from treesens.search.compiled_check import COMPILED, CompiledBoxSearch
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.proof_tree import recording_proofs
+from treesens.tests.driver.test_box_stage import _context, _query
+from treesens.tests.oracle import brute_force_sensitive, random_ensemble
+
+FAR = 1e9
+
+
+@pytest.fixture
+def every_table(monkeypatch):
+    """The compiled search from a check's first box (it takes over at HAND_OVER)."""
+    monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
+
+
+def _compiled(ens, q: Query):
+    enc = encode(ens, q)[1]
+    return CompiledBoxSearch(enc, pair_tables(enc)).run(time.time() + FAR)
+
+
+# (seed, trees, depth, varied features, gap, op, cast): XGBoost-like, and scikit-learn-
+# and LightGBM-like comparisons
+CASES = [
+    (seed, trees, depth, vary, g, op, cast)
+    for seed, (trees, depth) in enumerate([(3, 2), (4, 3), (6, 2), (5, 3), (8, 3)] * 4)
+    for vary, g in [(("f0",), 0.1), (("f1",), 0.3), (("f0", "f2"), 0.2)][seed % 3 : seed % 3 + 1]
+    for op, cast in [(("<", "float32"), ("<=", "float32"), ("<=", "float64"))[seed % 3]]
+]
+
+
+@pytest.mark.parametrize(
+    "case", CASES, ids=lambda c: f"seed{c[0]}-{'+'.join(c[3])}-g{c[4]}-{c[5]}{c[6]}"
+)
+def test_the_compiled_check_agrees_with_the_brute_force_oracle(case):
+    seed, trees, depth, vary, g, op, cast = case
+    ens = random_ensemble(seed, trees, depth, 3, 3, leaf_scale=1.0, op=op, cast=cast)
+    q = Query(vary=vary, gap=Gap(g))
+    out = _compiled(ens, q)
+    assert out.status == (FOUND if brute_force_sensitive(ens, q) else PROVED)
+    if out.status == FOUND:
+        raw, proba = ens.raw(np.stack(out.pair)), ens.proba(np.stack(out.pair))
+        assert meets(ens, q, proba[0], raw[0], 0) and meets(ens, q, proba[1], raw[1], 1)
+
+
+@pytest.mark.parametrize("seed", range(9))
+def test_the_compiled_check_agrees_with_the_brute_force_oracle_on_multiclass_gaps(seed):
+    pair, ratio = [((0, 1), 1.5), ((2, 0), 3.0), ((1, 2), 1.1)][seed % 3]
+    ens = random_ensemble(300 + seed, 6 + seed, 2 + seed % 2, 3, 3, n_classes=3, leaf_scale=1.5)
+    q = Query(vary=("f1",), gap=Gap(ratio), classes=pair)
+    out = _compiled(ens, q)
+    assert out.status == (FOUND if brute_force_sensitive(ens, q) else PROVED)
+
+
+def test_the_compiled_check_and_box_search_py_agree_on_a_larger_ensemble():
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    for g in (0.1, 0.2, 0.3):  # sensitive, then insensitive
+        q = Query(vary=("f1",), gap=Gap(g))
+        enc = encode(ens, q)[1]
+        slow = box_search(enc, pair_tables(enc), time.time() + FAR)
+        assert _compiled(ens, q).status == slow.status
+
+
+def test_the_compiled_check_gives_up_at_a_past_deadline():
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    enc = encode(ens, Query(vary=("f1",), gap=Gap(0.2)))[1]
+    assert CompiledBoxSearch(enc, pair_tables(enc)).run(time.time() - 1).status == GAVE_UP
+
+
+def test_boxes_shed_for_memory_leave_the_compiled_check_without_a_proof(monkeypatch):
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    q = Query(vary=("f1",), gap=Gap(0.2))
+    assert _compiled(ens, q).status == PROVED
+    monkeypatch.setattr(gap_kernel, "HEAP_BYTES", 1)  # a heap of 4 boxes
+    monkeypatch.setattr(gap_kernel, "MIN_HEAP_BYTES", 1)
+    enc = encode(ens, q)[1]
+    search = CompiledBoxSearch(enc, pair_tables(enc))
+    assert search.run(time.time() + FAR).status == GAVE_UP and search.search.shed_boxes > 0
+
+
+def test_the_box_stage_hands_a_search_past_its_first_boxes_to_the_compiled_check(every_table):
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))
+    assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert ctx.stats["box_search"]["search"] == COMPILED
+
+
+def test_the_box_stage_answers_within_its_first_boxes_by_box_search_py():
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))
+    assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert "search" not in ctx.stats["box_search"]
+
+
+def test_a_check_whose_proof_is_recorded_keeps_box_search_py(every_table):
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))
+    with recording_proofs():
+        assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert "search" not in ctx.stats["box_search"] and ctx.result.box_proof is not None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_check_by_the_compiled_search_agrees_with_brute_force_and_is_replayed(every_table, seed):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(300, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(0, 0.2, 300) > 0.8).astype(int)
+    est = xgb.XGBClassifier(n_estimators=6, max_depth=3, nthread=1).fit(X, y)
+    ens = treesens.load_model(est)
+    for g in (0.1, 0.3):
+        r = treesens.check(est, vary="f1", gap=g, backend="boxes", heuristic=False)
+        q = Query(vary=("f1",), gap=Gap(g))
+        assert r.status == (SENSITIVE if brute_force_sensitive(ens, q) else INSENSITIVE)
+        assert r.stats["box_search"]["search"] == COMPILED
+        assert r.status == INSENSITIVE or r.validated
+
+
+def test_a_near_miss_of_a_change_does_not_rule_its_box_out_in_the_compiled_check(every_table):
+    from treesens.tests.driver.test_regressor_change import _largest_library_change
+
+    ens, best, _ = _largest_library_change()
+    r = treesens.check(ens, vary="f1", delta=best, direction="either", backend="boxes")
+    assert r.status != INSENSITIVE
+    r = treesens.check(ens, vary="f1", delta=best, direction="either")
+    assert r.status == SENSITIVE and r.validated
