@@ -27,11 +27,10 @@ from .pair_boxes import PairTables, tables_held
 # so this floor drops exactly the boxes with a row below its threshold
 BELOW_ZERO = -5e-324
 # box_search.py's boxes before the compiled search takes over a check: under them a
-# search is over in a tenth of a second, before numba is even imported (1-3 s); past them
-# it may need minutes where the compiled search needs seconds (bench/reports/
-# solver-needed-box.md, "Checks by the compiled search": 60 of the full tier's queries,
-# the box search alone 199 s against 2.4 s)
-HAND_OVER = 1000
+# search ends in a second or two, about what loading numba and the kernel costs a
+# process (1-2 s); past them it may need minutes where the compiled search needs seconds
+# (bench/reports/solver-needed-box.md, "Checks by the compiled search")
+HAND_OVER = 4096
 # the compiled search on or off, for benchmarks comparing the two
 ENABLED = True
 # stats["box_search"]["search"] of a check the compiled search went on with
@@ -95,7 +94,7 @@ class CompiledBoxSearch:
 class HandedOver:
     """box_search.BoxSearch for its first ``HAND_OVER`` boxes, then, still without an
     answer, CompiledBoxSearch from the whole pair space again (the boxes before are a
-    tenth of a second's): box_search.BoxSearch's interface, ``on_hand_over`` given the
+    second's or two): box_search.BoxSearch's interface, ``on_hand_over`` given the
     kernel's ``gap_kernel.Readiness`` when the compiled search starts."""
 
     def __init__(self, enc, tables: PairTables, memory_mb: float | None, on_hand_over):
