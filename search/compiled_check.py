@@ -26,11 +26,13 @@ from .pair_boxes import PairTables, tables_held
 # the largest float below 0: the kernel drops a box whose bound is at most its floor,
 # so this floor drops exactly the boxes with a row below its threshold
 BELOW_ZERO = -5e-324
-# box_search.py's boxes before the compiled search takes over a check: under them a
-# search ends in a second or two, about what loading numba and the kernel costs a
-# process (1-2 s); past them it may need minutes where the compiled search needs seconds
-# (bench/reports/solver-needed-box.md, "Checks by the compiled search")
-HAND_OVER = 4096
+# box_search.py's work before the compiled search takes over a check, in boxes times
+# pair leaves (its cost per box grows with the leaves): 4,096 boxes on tables of 8,192
+# leaves, 256 on the scale tier's 131,072. Under it a search ends in a second or two,
+# about what loading numba and the kernel costs a process; past it a search may need
+# minutes where the compiled one needs seconds (bench/reports/solver-needed-box.md,
+# "Checks by the compiled search")
+HAND_OVER = 4096 * 8192
 # the compiled search on or off, for benchmarks comparing the two
 ENABLED = True
 # stats["box_search"]["search"] of a check the compiled search went on with
@@ -91,15 +93,21 @@ class CompiledBoxSearch:
         return BoxOutcome(GAVE_UP, self.boxes)
 
 
+def hand_over_boxes(tables: PairTables) -> int:
+    """box_search.py's boxes before the compiled search takes over (``HAND_OVER``)."""
+    return HAND_OVER // max(int(tables.values.shape[1]), 1)
+
+
 class HandedOver:
-    """box_search.BoxSearch for its first ``HAND_OVER`` boxes, then, still without an
-    answer, CompiledBoxSearch from the whole pair space again (the boxes before are a
+    """box_search.BoxSearch for its first ``hand_over_boxes`` boxes, then, still without
+    an answer, CompiledBoxSearch from the whole pair space again (the boxes before are a
     second's or two): box_search.BoxSearch's interface, ``on_hand_over`` given the
     kernel's ``gap_kernel.Readiness`` when the compiled search starts."""
 
     def __init__(self, enc, tables: PairTables, memory_mb: float | None, on_hand_over):
         self.enc, self.tab, self.memory_mb = enc, tables, memory_mb
         self.first = BoxSearch(enc, tables)
+        self.limit = hand_over_boxes(tables)
         self.then: CompiledBoxSearch | None = None
         self.stop: Callable[[], bool] | None = None
         self.proof = None
@@ -112,10 +120,10 @@ class HandedOver:
     def run(self, deadline: float) -> BoxOutcome:
         if self.then is None:
             stop = self.stop
-            self.first.stop = lambda: self.first.boxes >= HAND_OVER or bool(stop and stop())
+            self.first.stop = lambda: self.first.boxes >= self.limit or bool(stop and stop())
             out = self.first.run(deadline)
             stopped = time.time() >= deadline or bool(stop and stop())
-            if out.status != GAVE_UP or self.first.boxes < HAND_OVER or stopped:
+            if out.status != GAVE_UP or self.first.boxes < self.limit or stopped:
                 return BoxOutcome(out.status, self.boxes, out.pair)
             # the kernel loaded, or compiled on its first run after install (10-20 s)
             self.on_hand_over(gap_kernel.prepare())

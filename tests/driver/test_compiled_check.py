@@ -6,6 +6,7 @@ without a proof."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ FAR = 1e9
 
 @pytest.fixture
 def every_table(monkeypatch):
-    """The compiled search from a check's first box (it takes over at HAND_OVER)."""
+    """The compiled search from a check's first box (it takes over past HAND_OVER)."""
     monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
 
 
@@ -142,3 +143,11 @@ def test_a_near_miss_of_a_change_does_not_rule_its_box_out_in_the_compiled_check
     assert r.status != INSENSITIVE
     r = treesens.check(ens, vary="f1", delta=best, direction="either")
     assert r.status == SENSITIVE and r.validated
+
+
+def test_the_compiled_search_takes_over_after_fewer_boxes_on_larger_tables():
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    enc = encode(ens, Query(vary=("f1",), gap=Gap(0.2)))[1]
+    small = pair_tables(enc)
+    large = replace(small, values=np.zeros((small.values.shape[0], 16 * small.values.shape[1])))
+    assert compiled_check.hand_over_boxes(large) < compiled_check.hand_over_boxes(small)
