@@ -176,11 +176,12 @@ class BoxStage:
 
     def _search(self, enc: Encoding, tables, ctx: SolveContext) -> BoxSearch | HandedOver:
         """The search of one pair of classes: box_search.py's, handed over to the
-        compiled one past its first boxes when no proof is recorded
-        (search/compiled_check.py)."""
-        if compiled_check_applies(self.recorded is not None):
-            return HandedOver(enc, tables, ctx.tables_mb, lambda r: self._handed_over(ctx, r))
+        compiled one past its first boxes (search/compiled_check.py), which gives up a
+        proof recorded for a certificate."""
         proof = ProofTree() if self.recorded is not None else None
+        if compiled_check_applies():
+            on_hand_over = lambda r: self._handed_over(ctx, r)  # noqa: E731
+            return HandedOver(enc, tables, ctx.tables_mb, on_hand_over, proof)
         return BoxSearch(enc, tables, proof=proof)
 
     def _handed_over(self, ctx: SolveContext, ready: Readiness) -> None:

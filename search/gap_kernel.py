@@ -319,6 +319,7 @@ class KernelSearch:
         probes: int = PROBES,
         heap_bytes: int = HEAP_BYTES,
         lazy: bool | None = None,
+        recording: bool = False,
     ):
         self.ft = flatten(tab, order)
         self.reads_f = reads_varied(tab)
@@ -341,8 +342,9 @@ class KernelSearch:
         self.hx[0, cols:] = ft.sizes
         self.hn = 1
         # the largest bound dropped under a floor, the largest shed for memory, how many
-        # boxes were shed (row units; gap_kernel_jit.heap_shed)
-        self.lost = np.array([_NEG, _NEG, 0.0])
+        # boxes were shed (row units; gap_kernel_jit.heap_shed), how many boxes shedding
+        # dropped under the floor (unrecorded)
+        self.lost = np.array([_NEG, _NEG, 0.0, 0.0])
         self.corner = np.zeros(cols, dtype=np.int32)
         # per node, what splitting on it gained so far (sum, count): the split rule's
         # pseudo-costs, kept from one step to the next
@@ -354,6 +356,12 @@ class KernelSearch:
         self.held_box = np.zeros(2 * cols, dtype=np.int32)
         self.held = np.array([0.0, _NEG, 0.0])
         self.interrupted_at: float | None = None  # upper() once a step was interrupted
+        # ``recording``: the boxes dropped under the floor or resolved, in ``recorded``
+        # (rows lo | hi), what a proof is rebuilt from; rec_n: how many, and whether one
+        # found no room (then the record is incomplete)
+        self.recording = recording
+        self.rec = np.empty((1024 if recording else 0, 2 * cols), dtype=np.int32)
+        self.rec_n = np.zeros(2, dtype=np.int64)
         prepare()  # compiled once for every process sharing numba's cache
         self.run = _kernel()
         self.root = self._root_walk()
@@ -403,6 +411,8 @@ class KernelSearch:
         lower corner is in ``self.corner``."""
         ft = self.ft
         before = self.upper()
+        if self.recording:  # a box visited records at most two boxes
+            self._room(2 * int(max_boxes) + 2)
         try:
             with signals_raised():
                 out = self.run(
@@ -427,6 +437,8 @@ class KernelSearch:
                     self.lazy,
                     self.root,
                     self.bufs,
+                    self.rec,
+                    self.rec_n,
                 )
             status, self.hb, self.hx, self.hn, boxes, u = out
         except KeyboardInterrupt:
@@ -435,6 +447,23 @@ class KernelSearch:
             self.interrupted_at = before
             raise
         return int(status), int(boxes), float(u)
+
+    def _room(self, more: int) -> None:
+        """The record's buffer grown to hold ``more`` boxes past those recorded."""
+        n = int(self.rec_n[0])
+        if self.rec.shape[0] - n >= more:
+            return
+        grown = np.empty((max(2 * self.rec.shape[0], n + more), self.rec.shape[1]), np.int32)
+        grown[:n] = self.rec[:n]
+        self.rec = grown
+
+    @property
+    def recorded(self) -> np.ndarray | None:
+        """The boxes recorded (rows lo | hi), in the order dropped; None where the record
+        is incomplete (a box found no room, or shedding dropped some unrecorded)."""
+        if not self.recording or self.rec_n[1] or self.lost[3]:
+            return None
+        return self.rec[: int(self.rec_n[0])]
 
     def best_open(self) -> float:
         """The largest bound on the heap or of the dive held (row units), or -1e300 when

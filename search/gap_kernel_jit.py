@@ -308,6 +308,33 @@ def dropped(lost, u):
 
 
 @part
+def record(rec, rec_n, lo, hi):
+    """A box dropped (or resolved), appended to ``rec`` (rows lo | hi) while it has room:
+    rec_n[0] boxes recorded, rec_n[1] 1 once one found no room."""
+    i = rec_n[0]
+    if i < rec.shape[0]:
+        cols = lo.shape[0]
+        rec[i, :cols] = lo
+        rec[i, cols:] = hi
+        rec_n[0] = i + 1
+    else:
+        rec_n[1] = 1
+
+
+@part
+def record_other(rec, rec_n, lo, hi, c, rr, on_yes):
+    """record() of the child of the box lo, hi split on column c at rank rr that the dive
+    does not enter (the no side when ``on_yes``)."""
+    keep_lo, keep_hi = lo[c], hi[c]
+    if on_yes:
+        lo[c] = rr
+    else:
+        hi[c] = rr
+    record(rec, rec_n, lo, hi)
+    lo[c], hi[c] = keep_lo, keep_hi
+
+
+@part
 def heap_shed(hb, hx, hn, keep, u_floor, lost):
     """Keep the ``keep`` boxes of largest bound, in place, and heap them again; returns
     how many are left. Of the others, a bound at most ``u_floor`` goes into lost[0] (the
@@ -323,6 +350,7 @@ def heap_shed(hb, hx, hn, keep, u_floor, lost):
         if b <= u_floor:
             if b > lost[0]:
                 lost[0] = b
+            lost[3] += 1.0  # dropped unrecorded (record)
         else:
             if b > lost[1]:
                 lost[1] = b
@@ -643,6 +671,8 @@ def run(
     lazy_dives,
     root,
     bufs,
+    rec,
+    rec_n,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
@@ -652,7 +682,10 @@ def run(
     with it from its per-tree arrays in ``bufs`` (run_buffers', kept by the caller from
     one run to the next: a held dive is not walked again). ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
     lazy (lazy_or_not), starting from ``root`` (root_walk's, walked once per search by
-    the caller; unread without lazy dives). Returns (status, heap, boxes, the resolved box's bound)."""
+    the caller; unread without lazy dives). ``rec``, ``rec_n``: every box dropped under
+    ``u_floor`` or resolved, recorded (record(); a buffer of no rows records nothing): the
+    boxes a proof is rebuilt from (search/compiled_proof.py). Returns (status, heap,
+    boxes, the resolved box's bound)."""
     cols = out_lo.shape[0]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = bufs
@@ -673,6 +706,7 @@ def run(
             u = u_box
             if u <= u_floor:
                 dropped(lost, u)
+                record(rec, rec_n, lo, hi)
                 continue
             start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
             u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
@@ -683,9 +717,11 @@ def run(
             u, start = lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule)
             if u <= u_floor:
                 dropped(lost, u)
+                record(rec, rec_n, lo, hi)
                 break
             if start < 0:  # resolved: the lower corner is an exact pair
                 dropped(lost, u)
+                record(rec, rec_n, lo, hi)
                 out_lo[:] = lo
                 return RESOLVED, hb, hx, hn, boxes, u
             c, rr, nw, uy, un = split(
@@ -695,6 +731,7 @@ def run(
             go_u, stay_u = (uy, un) if on_yes else (un, uy)
             if stay_u <= u_floor:
                 dropped(lost, stay_u)
+                record_other(rec, rec_n, lo, hi, c, rr, on_yes)
             else:
                 hb, hx, hn = push_other(
                     hb, hx, hn, stay_u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost

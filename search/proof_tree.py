@@ -49,15 +49,15 @@ class ProofTree:
     def __init__(self) -> None:
         self.events: list = [None]
         self.yes_of: list[int] = [-1]
-        self.dropped = False  # past MAX_RECORDED boxes: the recording was given up
+        # past MAX_RECORDED boxes, or the compiled search took over: the recording was given up
+        self.dropped = False
 
     def split(self, n: int, column: int, rank: int) -> tuple[int, int]:
         """Box n split at (column, rank): the numbers of its "yes" and "no" boxes."""
         if self.dropped:
             return self.ROOT, self.ROOT
         if len(self.events) + 2 > MAX_RECORDED:
-            self.dropped = True
-            self.events, self.yes_of = [None], [-1]
+            self.give_up()
             return self.ROOT, self.ROOT
         yes = len(self.events)
         self.events[n] = ("split", column, rank)
@@ -65,6 +65,11 @@ class ProofTree:
         self.events += [None, None]
         self.yes_of += [-1, -1]
         return yes, yes + 1
+
+    def give_up(self) -> None:
+        """Stop recording: the search goes on unrecorded (``preorder`` is then None)."""
+        self.dropped = True
+        self.events, self.yes_of = [None], [-1]
 
     def leaf(self, n: int, event: tuple) -> None:
         """Box n settled without a split: pruned, or ruled out by the replay."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,10 +20,12 @@ from treesens.compiler.replay import meets
 from treesens.search import boxes, compiled_check, gap_kernel
 from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
 from treesens.search.compiled_check import COMPILED, CompiledBoxSearch
+from treesens.search.compiled_proof import proof_from_boxes
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.proof_tree import recording_proofs
 from treesens.tests.driver.test_box_stage import _context, _query
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
+from treesens.verify import verify_file
 
 FAR = 1e9
 
@@ -111,12 +114,87 @@ def test_the_box_stage_answers_within_its_first_boxes_by_box_search_py():
     assert "search" not in ctx.stats["box_search"]
 
 
-def test_a_check_whose_proof_is_recorded_keeps_box_search_py(every_table):
+def test_a_proof_recorded_for_a_certificate_is_the_compiled_search_s_own_past_the_hand_over(
+    every_table,
+):
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))
+    with recording_proofs():
+        assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert ctx.stats["box_search"]["search"] == COMPILED
+    assert ctx.result.box_proof.parts[0].tree.preorder() is not None
+
+
+def test_a_proof_recorded_before_the_hand_over_is_kept_for_the_certificate():
     ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
     ctx = _context(ens, _query(("f1",), Gap(0.2)))
     with recording_proofs():
         assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
     assert "search" not in ctx.stats["box_search"] and ctx.result.box_proof is not None
+
+
+def test_an_answer_the_compiled_search_proved_is_certified_from_its_own_proof(
+    every_table, no_second_search, tmp_path
+):
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    out = tmp_path / "c.json"
+    r = treesens.check(str(model), vary=["worst_symmetry"], gap=0.1, certificate=out)
+    assert r.status == INSENSITIVE and r.stats["box_search"]["search"] == COMPILED
+    assert r.proof.checked and verify_file(out).valid
+
+
+@pytest.fixture
+def no_second_search(monkeypatch):
+    """A certificate written from the answer's own recorded proof only."""
+    from treesens.questions import certify
+
+    def searched_again(*args, **kw):
+        raise AssertionError("the certificate searched again: the answer had no proof")
+
+    monkeypatch.setattr(certify, "certify", searched_again)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_certificates_of_the_compiled_search_s_proofs_are_valid(
+    every_table, no_second_search, tmp_path, seed
+):
+    """Every insensitive answer the compiled search proves, certified from its recorded
+    boxes, passes the independent checker (XGBoost and LightGBM models of a few trees)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(400, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] - 0.3 * X[:, 2] + rng.normal(0, 0.3, 400) > 0.6).astype(int)
+    if seed % 2:
+        lgb = pytest.importorskip("lightgbm")
+        est = lgb.LGBMClassifier(n_estimators=8, num_leaves=6, verbose=-1).fit(X, y)
+        model = tmp_path / "m.txt"
+        est.booster_.save_model(str(model))
+    else:
+        xgb = pytest.importorskip("xgboost")
+        est = xgb.XGBClassifier(n_estimators=8, max_depth=3, nthread=1).fit(X, y)
+        model = tmp_path / "m.json"
+        est.save_model(str(model))
+    certified = 0
+    for f in treesens.load_model(str(model)).feature_names[1:]:
+        for g in (0.05, 0.15, 0.3):
+            out = tmp_path / f"{f}-{g}.json"
+            r = treesens.check(str(model), vary=[f], gap=g, certificate=out)
+            if r.status != INSENSITIVE or r.stats["box_search"].get("search") != COMPILED:
+                continue
+            assert r.proof.checked and verify_file(out).valid, (f, g)
+            certified += 1
+    assert certified > 0
+
+
+def test_boxes_that_leave_part_of_the_space_uncovered_give_no_proof():
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    enc = encode(ens, Query(vary=("f1",), gap=Gap(0.2)))[1]
+    tab = pair_tables(enc)
+    search = CompiledBoxSearch(enc, tab, recording=True)
+    assert search.run(time.time() + FAR).status == PROVED
+    recorded = search.search.recorded
+    assert proof_from_boxes(tab, recorded, {}) is not None
+    assert proof_from_boxes(tab, recorded[1:], {}) is None
+    assert proof_from_boxes(tab, np.vstack([recorded, recorded[:1]]), {}) is None
 
 
 @pytest.mark.parametrize("seed", range(6))
