@@ -127,7 +127,10 @@ class CompiledBoxSearch:
     def _rebuilt(self) -> ProofTree:
         """The proof from the boxes the search recorded, or one given up."""
         boxes = self.search.recorded
-        tree = None if boxes is None else proof_from_boxes(self.tab, boxes, self.proof.events)
+        tree = None
+        if boxes is not None:
+            tops = self.search.box_tops(boxes)
+            tree = proof_from_boxes(self.tab, boxes, self.proof.events, tops)
         if tree is None:
             tree = ProofTree()
             tree.give_up()

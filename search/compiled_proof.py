@@ -4,8 +4,8 @@ replay (proof_tree.py), rebuilt from the boxes the kernel dropped under its floo
 resolved (gap_kernel.KernelSearch's ``recorded``). Those boxes tile the pair space, since
 the search splits boxes in two and drops or resolves every box it does not split; any
 cut that no box straddles splits them into two such tilings, so the tree is rebuilt cut
-by cut. Each pruned leaf's row and bound are computed here from the leaves meeting it, as
-box_search.py computes them; the kernel's own bound on a box may be looser (a lazy dive
+by cut. Each pruned leaf's row and bound are computed from the leaves meeting it (walked by the
+kernel's box_tops), as box_search.py computes them; the kernel's own bound on a box may be looser (a lazy dive
 keeps a larger box's maxima), never tighter. Nothing here needs to be trusted: the
 checker recomputes every bound (verify/), and a tiling with a gap or an overlap, or a box
 with no row under its threshold, yields no proof.
@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .box_search import leaf_top
 from .pair_boxes import PairTables
 from .proof_tree import ProofTree
 
 
 def proof_from_boxes(
-    tab: PairTables, boxes: np.ndarray, replays: dict[int, tuple]
+    tab: PairTables, boxes: np.ndarray, replays: dict[int, tuple], tops: np.ndarray
 ) -> ProofTree | None:
     """The proof over ``tab``'s pair space whose leaves are ``boxes`` (rows lo | hi, as
     recorded), the boxes of ``replays`` (index: ``("replay", x1, x2)``) ruled out by
-    their replay and the others pruned; None where they do not tile the space or a box
-    has no row under its threshold."""
+    their replay and the others pruned by the first row whose bound in ``tops`` (per box
+    and row: the sum over the trees of the row's largest value among the leaves meeting
+    the box, gap_kernel_jit.box_tops) is under its threshold; None where they do not tile
+    the space or a box has no row under its threshold."""
     cols = len(tab.sizes)
     lo, hi = boxes[:, :cols], boxes[:, cols:]
     tree = ProofTree()
@@ -46,7 +47,7 @@ def proof_from_boxes(
             i = int(idx[0])
             if not (np.array_equal(lo[i], rlo) and np.array_equal(hi[i], rhi)):
                 return None
-            event = replays.get(i) or _pruned(tab, lo[i], hi[i])
+            event = replays.get(i) or _pruned(tab, tops[i])
             if event is None:
                 return None
             tree.leaf(node, event)
@@ -77,15 +78,11 @@ def _cut(lo: np.ndarray, hi: np.ndarray, rlo: np.ndarray) -> tuple[int, int] | N
     return None
 
 
-def _pruned(tab: PairTables, lo: np.ndarray, hi: np.ndarray) -> tuple | None:
+def _pruned(tab: PairTables, tops: np.ndarray) -> tuple | None:
     """The box's ``("prune", row, bound)`` as box_search.py records it: the first row
     whose summed per-tree maxima over the leaves meeting the box are under its threshold."""
-    live = np.ones(tab.values.shape[1], dtype=bool)
-    for c in range(len(tab.sizes)):
-        live &= (tab.lo[c] < hi[c]) & (tab.hi[c] > lo[c])
-    top = leaf_top(tab, live)
-    below = top.sum(axis=1) < tab.thresholds
+    below = tops < tab.thresholds
     if not below.any():
         return None
     row = int(np.argmax(below))
-    return ("prune", row, float(top[row].sum()))
+    return ("prune", row, float(tops[row]))

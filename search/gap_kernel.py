@@ -465,6 +465,15 @@ class KernelSearch:
             return None
         return self.rec[: int(self.rec_n[0])]
 
+    def box_tops(self, boxes: np.ndarray) -> np.ndarray:
+        """Per box (rows lo | hi) and row, the exact bound: the sum over the trees of
+        the row's largest value among the leaves meeting the box (no lazy maxima)."""
+        from .gap_kernel_jit import box_tops  # noqa: PLC0415 - numba only when the search runs
+
+        max_nodes = int(np.diff(self.ft.node_start).max(initial=0))
+        with signals_raised():
+            return box_tops(self.arrays, np.ascontiguousarray(boxes), max_nodes)
+
     def best_open(self) -> float:
         """The largest bound on the heap or of the dive held (row units), or -1e300 when
         there is none."""

@@ -192,9 +192,11 @@ def test_boxes_that_leave_part_of_the_space_uncovered_give_no_proof():
     search = CompiledBoxSearch(enc, tab, recording=True)
     assert search.run(time.time() + FAR).status == PROVED
     recorded = search.search.recorded
-    assert proof_from_boxes(tab, recorded, {}) is not None
-    assert proof_from_boxes(tab, recorded[1:], {}) is None
-    assert proof_from_boxes(tab, np.vstack([recorded, recorded[:1]]), {}) is None
+    tops = search.search.box_tops(recorded)
+    assert proof_from_boxes(tab, recorded, {}, tops) is not None
+    assert proof_from_boxes(tab, recorded[1:], {}, tops[1:]) is None
+    twice = np.vstack([recorded, recorded[:1]])
+    assert proof_from_boxes(tab, twice, {}, np.vstack([tops, tops[:1]])) is None
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -229,3 +231,22 @@ def test_the_compiled_search_takes_over_after_fewer_boxes_on_larger_tables():
     small = pair_tables(enc)
     large = replace(small, values=np.zeros((small.values.shape[0], 16 * small.values.shape[1])))
     assert compiled_check.hand_over_boxes(large) < compiled_check.hand_over_boxes(small)
+
+
+def test_a_box_s_exact_bounds_are_its_leaves_maxima_summed():
+    from treesens.search.box_search import leaf_top
+
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    enc = encode(ens, Query(vary=("f1",), gap=Gap(0.2)))[1]
+    tab = pair_tables(enc)
+    search = CompiledBoxSearch(enc, tab, recording=True)
+    search.run(time.time() + FAR)
+    recorded = search.search.recorded
+    tops = search.search.box_tops(recorded)
+    cols = len(tab.sizes)
+    for i in range(0, len(recorded), 7):
+        lo, hi = recorded[i, :cols], recorded[i, cols:]
+        live = np.ones(tab.values.shape[1], dtype=bool)
+        for c in range(cols):
+            live &= (tab.lo[c] < hi[c]) & (tab.hi[c] > lo[c])
+        assert np.allclose(tops[i], leaf_top(tab, live).sum(axis=1))
