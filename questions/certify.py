@@ -32,6 +32,7 @@ from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
 from ..search.box_search import FOUND, PROVED, BoxSearch
 from ..search.boxes import rows_of_each_input
+from ..search.compiled_check import HandedOver, compiled_check_applies
 from ..search.link_proof import link_proof_encoding, link_search
 from ..search.pair_boxes import (
     PairTablesTooLarge,
@@ -40,6 +41,7 @@ from ..search.pair_boxes import (
     pair_tables,
     plain_numeric,
 )
+from ..search.proof_tree import ProofTree
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certify_groups import group_section, groups_refusal, model_thresholds
@@ -281,6 +283,9 @@ def certify(
         else:
             out = _search_past_near_misses(ens, q, enc, tables, t0 + timeout, record)
         boxes += out.boxes
+        if out.status == PROVED and not record:
+            why = "its proof could not be rebuilt from the compiled search's boxes"
+            return refused(f"the box search proved it, but {why}", boxes, time.time() - t0)
         if out.status != PROVED:
             seconds = time.time() - t0
             if out.pair is not None:
@@ -317,16 +322,23 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
     the search does at a proof or the deadline, or at a pair the replay does not reject
     as a near miss (FOUND), or at any near miss where the box does not fix each input's
     value in every tree (a regressor's change: ``rows_of_each_input``), which neither the
-    search nor the checker can rule out by one replay."""
-    search = BoxSearch(enc, tables, record)
+    search nor the checker can rule out by one replay. Past its first boxes the search
+    goes on compiled (search/compiled_check.py), its proof rebuilt from the boxes it
+    drops; ``record`` is left empty where that rebuild fails."""
+    if compiled_check_applies():
+        search = HandedOver(enc, tables, None, lambda _ready: None, ProofTree())
+    else:
+        search = BoxSearch(enc, tables, proof=ProofTree())
     while True:
         out = search.run(deadline)
+        if out.status == PROVED:
+            record.extend(search.proof.preorder() or ())
         if out.status != FOUND:
             return out
         w = witness_from_pair(enc, *out.pair)
         if not isinstance(check_pair(ens, q, enc, w), NearMiss) or not rows_of_each_input(enc):
             return out
-        record.append(("replay", out.pair[0], out.pair[1]))
+        search.proof.leaf(search.found, ("replay", out.pair[0], out.pair[1]))
 
 
 def written_and_verified(path: Path, written: str, boxes: int, seconds: float) -> Certified:

@@ -250,3 +250,26 @@ def test_a_box_s_exact_bounds_are_its_leaves_maxima_summed():
         for c in range(cols):
             live &= (tab.lo[c] < hi[c]) & (tab.hi[c] > lo[c])
         assert np.allclose(tops[i], leaf_top(tab, live).sum(axis=1))
+
+
+@pytest.fixture
+def compiled_searches(monkeypatch):
+    """The compiled searches started, as a list."""
+    started = []
+
+    class Spy(CompiledBoxSearch):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            started.append(self)
+
+    monkeypatch.setattr(compiled_check, "CompiledBoxSearch", Spy)
+    return started
+
+
+def test_a_max_gap_bound_is_certified_by_the_compiled_search(
+    every_table, compiled_searches, tmp_path
+):
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    out = tmp_path / "mg.json"
+    r = treesens.max_gap(str(model), vary=["worst_symmetry"], certificate=out)
+    assert compiled_searches and r.proof.checked and verify_file(out).valid
