@@ -83,11 +83,14 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool 
     import pandas as pd
 
     named = ens.columns.array_names(arr.shape[1]) if ens.columns is not None else None
-    cols = named or (
-        list(ens.feature_names)
-        if arr.shape[1] == ens.n_features
-        else [f"c{i}" for i in range(arr.shape[1])]
-    )
+    if named is None and arr.shape[1] != ens.n_features:
+        raise InputError(
+            f"an array of {arr.shape[1]} columns for a model of {ens.n_features} features (an "
+            "array's columns are the model's features, in order; give a DataFrame to match "
+            "columns by name)",
+            "<array>",
+        )
+    cols = named or list(ens.feature_names)
     frame = pd.DataFrame(arr, columns=cols)
     return _checked(_from_frame(frame, ens, None, "<array>"), ens, missing_ok)
 
@@ -176,7 +179,7 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
         extras = {c: df[c].to_numpy() for c, s in zip(cols, spaced) if s not in names}
         df.columns = spaced  # LightGBM turns the whitespace in a fitted frame's names into _
         df = df[names]
-    elif len(cols) == len(names) and names_are_generic(names):
+    elif len(cols) == len(names) and names_are_generic(names) and not set(cols) & set(names):
         df.columns = names  # a model without names of its own: the columns in order
     else:
         raise _mismatch(names, cols, label if y is not None else None, label, where)

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..compiler.ensemble import KINDS, Ensemble, Feature
-from ..compiler.errors import FEATURES, InputError, closest, not_utf8
+from ..compiler.errors import FEATURES, InputError, closest, name_list, not_utf8
 from .data import data_columns, feature_columns, names_are_generic
 from .formats.registry import generic_names
 
@@ -244,6 +244,7 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
     cols = feature_columns(header, label, where)
     if not has_generic_names(ens) or all(n in cols for n in ens.feature_names):
         return ens
+    _partly_named(ens, cols, where)
     if len(cols) != ens.n_features:
         besides = f" besides the label column {label!r}" if label in header else ""
         raise InputError(
@@ -258,6 +259,24 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
     if dups:
         raise InputError(f"duplicate column names: {', '.join(dups)}", where)
     return ens.with_features(tuple(replace(f, name=c) for f, c in zip(ens.features, cols)))
+
+
+def _partly_named(ens: Ensemble, cols: list[str], where: str) -> None:
+    """Data that names some of a generic model's features by the model's own names (f1,
+    f2, ... of a model with f0, f1, ...) but not all of them: naming the columns in order
+    would read each such column as another feature (f1 as f0, ...), so it is an error."""
+    named = [c for c in cols if c in ens.feature_names]
+    if not named:
+        return
+    missing = [n for n in ens.feature_names if n not in cols]
+    raise InputError(
+        f"the data names {len(named)} of the model's {ens.n_features} features by its own "
+        f"names ({name_list(map(repr, named))}) but has no column for "
+        f"{name_list(map(repr, missing))}: columns named like the model's features are read "
+        "by name, so name every one of them (or none: the columns then name the features "
+        "in order)",
+        where,
+    )
 
 
 def declare(ens: Ensemble, *, missing=(), categories: dict | None = None) -> Ensemble:

@@ -107,6 +107,37 @@ def test_data_with_the_generic_names_in_another_order_keeps_them(tmp_path, xgb_f
     assert load_data(data, ens).X.tolist() == [[0.1, 0.2, 0.3]]
 
 
+def test_data_naming_some_generic_features_by_their_own_names_is_an_input_error(tmp_path, xgb_file):
+    # in order, f1 would be read as f0, f2 as f1 and id as f2
+    data = _write(tmp_path, "f.csv", "f1,f2,id,label\n0.2,0.3,7,0\n")
+    with pytest.raises(
+        InputError, match=r"f\.csv:1: the data names 2 of the model's 3 .* no column for 'f0'"
+    ):
+        treesens.load_model(xgb_file, data=data)
+
+
+def test_cli_audit_of_data_naming_some_generic_features_exits_2_in_one_line(tmp_path, xgb_file):
+    data = _write(tmp_path, "f.csv", "f1,f2,id,label\n0.2,0.3,7,0\n")
+    p = treesens_here("audit", xgb_file, "--data", data, "--vary", "f1", "--gap", "0.1")
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "no column for 'f0'" in p.stderr
+
+
+def test_a_generic_models_data_frame_naming_some_features_is_not_read_in_order(xgb_file):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"f1": [0.2], "f2": [0.3], "id": [7.0]})
+    with pytest.raises(InputError, match=r"no column for feature\(s\) 'f0'"):
+        load_data(frame, treesens.load_model(xgb_file))
+
+
+def test_an_array_of_another_width_than_the_model_is_an_error_saying_so(xgb_file):
+    ens = treesens.load_model(xgb_file)
+    with pytest.raises(
+        InputError, match=r"<array>: an array of 4 columns for a model of 3 features"
+    ):
+        load_data(np.zeros((2, 4)), ens)
+
+
 # ---- the label column -------------------------------------------------------------------
 
 
