@@ -187,7 +187,9 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     for f, name in enumerate(names):
         feat = ens.features[f]
         col = df[name]
-        if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        if pd.api.types.is_bool_dtype(col) and _bool_categories(feat):
+            vals = _categories(col.astype(object).map(_bool_name), feat, name, where)
+        elif pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
             vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
             vals = category_codes(vals, np.ones(len(vals), dtype=bool), feat, name, where)
         else:
@@ -246,6 +248,24 @@ def names_are_generic(names: list[str]) -> bool:
     """Are these the placeholder names a library gives (f0, Column_0, x0, ...), i.e. does
     the model have no feature names of its own?"""
     return any(names == [p.format(i) for i in range(len(names))] for p in generic_names())
+
+
+def _bool_categories(feat) -> bool:
+    """Are a categorical feature's categories the booleans (an encoder fitted on a bool
+    column)? A bool column's values are then those categories, read by name."""
+    return (
+        feat.kind == "categorical"
+        and bool(feat.categories)
+        and set(feat.categories)
+        <= {
+            "False",
+            "True",
+        }
+    )
+
+
+def _bool_name(v):
+    return str(bool(v)) if isinstance(v, (bool, np.bool_)) else np.nan
 
 
 def _categories(col, feat, name: str, where: str) -> np.ndarray:

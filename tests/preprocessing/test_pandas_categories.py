@@ -3,6 +3,8 @@ take names in data and in ``where`` / ``fix``."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +13,7 @@ import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.interfaces.sens_run import run_query
 from treesens.language import load_queries
+from treesens.readers.data import load_data
 
 
 def _frame() -> tuple[pd.DataFrame, np.ndarray]:
@@ -97,3 +100,27 @@ def test_a_category_column_of_numbers_shows_them_as_numbers():
         2,
         5,
     }
+
+
+def _bool_pipeline():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"member": rng.integers(0, 2, 300).astype(bool), "age": rng.random(300)})
+    y = (df.member ^ (df.age > 0.5)).astype(int)
+    pre = ColumnTransformer([("m", OrdinalEncoder(), ["member"])], remainder="passthrough")
+    pipe = Pipeline([("pre", pre), ("clf", HistGradientBoostingClassifier(max_iter=5))])
+    return pipe.fit(df, y), df
+
+
+def test_a_bool_column_of_an_encoded_bool_feature_is_read_by_name_without_a_warning():
+    pipe, df = _bool_pipeline()
+    ens = treesens.load_model(pipe)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = load_data(df.head(4), ens)
+    codes = [ens.features[0].categories[int(c)] for c in ds.X[:, 0]]
+    assert codes == [str(v) for v in df.member.head(4)]
