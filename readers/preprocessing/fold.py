@@ -135,7 +135,10 @@ def _fold_tree(ens: Ensemble, t: Tree, features, maps, bounds, nan_values) -> Tr
         categorical = [k for k in nodes if t.is_categorical(k)]
         if categorical and m.forward is not identity:
             raise UnsupportedModelError(
-                f"a categorical split on a transformed numeric column ({features[m.user].name!r})"
+                f"the final model splits the column of {features[m.user].name!r} as a category "
+                "(HistGradientBoosting's categorical_features), which treesens does not read "
+                "through the preprocessing of a numeric input; encode the column in the "
+                "pipeline instead (an OrdinalEncoder branch of the ColumnTransformer)"
             )
         for k in categorical:
             cats[k] = t.categories[k]

@@ -49,14 +49,19 @@ def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
     summary = " -> ".join([*(_describe(s) for s in pre), type(final).__name__])
     if imputed:  # NaN is one of their values (the imputer fills it), which a pair may use
         summary += f"; may be missing (imputed): {', '.join(names[i] for i in sorted(imputed))}"
-    return fold(
-        inner,
-        features,
-        maps,
-        replayer=PipelineReplayer(pipe, names, categories, probe.as_frame, inner.replayer),
-        source=f"pipeline:{where} ({summary}; trees from {inner.source})",
-        origin=ModelOrigin("pipeline", where),
-    )
+    try:
+        return fold(
+            inner,
+            features,
+            maps,
+            replayer=PipelineReplayer(pipe, names, categories, probe.as_frame, inner.replayer),
+            source=f"pipeline:{where} ({summary}; trees from {inner.source})",
+            origin=ModelOrigin("pipeline", where),
+        )
+    except UnsupportedModelError as e:
+        if e.where is not None:
+            raise
+        raise UnsupportedModelError(e.message, where) from None
 
 
 def features_and_maps(

@@ -159,6 +159,35 @@ def test_an_unsupported_step_in_a_file_is_one_line_and_exit_2(tmp_path):
     assert len(out.stderr.strip().splitlines()) == 1 and "PCA" in out.stderr
 
 
+def _passthrough_categorical_pipeline():
+    """A HistGradientBoosting whose categorical feature is a passthrough int column."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    df, y = _frame()
+    pre = ColumnTransformer(
+        [("num", StandardScaler(), ["income"]), ("age", "passthrough", ["age"])]
+    )
+    clf = HistGradientBoostingClassifier(max_iter=5, categorical_features=[1])
+    return _pipeline(pre, clf=clf).fit(df[["age", "income"]], y)
+
+
+def test_a_categorical_split_on_a_passthrough_column_is_refused_saying_to_encode_it():
+    with pytest.raises(UnsupportedModelError, match="'age' as a category .* OrdinalEncoder"):
+        treesens.load_model(_passthrough_categorical_pipeline())
+
+
+def test_a_categorical_split_on_a_passthrough_column_in_a_file_names_the_file(tmp_path):
+    import skops.io as sio
+
+    path = tmp_path / "cat.skops"
+    sio.dump(_passthrough_categorical_pipeline(), path)
+    out = treesens_here("check", path, "--vary", "age", "--gap", "0.3")
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and f"{path}: the final model splits" in out.stderr
+
+
 def _final(name: str):
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
     from xgboost import XGBClassifier
