@@ -218,11 +218,17 @@ def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
     add_keyword_flag(p, API_KEYWORDS["memory_mb"])
 
 
+# a model file at least this large takes seconds to load (a 170 MB .skops file: 8 s): a
+# line on stderr says it is loading
+LOADING_NOTE_BYTES = 50_000_000
+
+
 def load_from_args(args):
     bs = args.base_score
     if base_score_problem(bs):
         raise InputError(f"--base-score {bs:g}: {base_score_problem(bs)}")
-
+    if not getattr(args, "json", False):
+        say_loading(args.model)
     return load_model(
         args.model,
         format=args.format,
@@ -235,6 +241,17 @@ def load_from_args(args):
         auto_details=not args.no_auto_details,
         trust_pickle=getattr(args, "trust_pickle", False),
     )
+
+
+def say_loading(model) -> None:
+    """A line on stderr before a large model file loads (seconds in which nothing else
+    is said)."""
+    try:
+        size = Path(model).stat().st_size
+    except (OSError, TypeError, ValueError):
+        return  # not a file: the load says what is wrong
+    if size >= LOADING_NOTE_BYTES:
+        log(f"loading {model} ({size / 1e6:,.0f} MB)...")
 
 
 def check_data(args, ens) -> None:

@@ -82,3 +82,17 @@ def test_an_unknown_sweep_feature_is_named_by_its_flag(capsys):
 def test_an_unknown_audit_feature_is_named_by_its_flag(capsys):
     assert main(["audit", MODEL, "--data", ROWS, "--vary", "mean_textur"]) == 2
     assert "treesens: error: --vary: unknown feature 'mean_textur'" in capsys.readouterr().err
+
+
+def test_a_large_model_file_is_said_to_be_loading_before_it_loads(capsys, monkeypatch):
+    from treesens.interfaces.cli import common
+
+    monkeypatch.setattr(common, "LOADING_NOTE_BYTES", 1)
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.1"]) in (0, 1)
+    first = _stderr_lines(capsys)[0]
+    assert first.startswith(f"loading {MODEL} (") and first.endswith(" MB)...")
+
+
+def test_a_small_model_file_loads_without_a_loading_line(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.1"]) in (0, 1)
+    assert not any(ln.startswith("loading ") for ln in _stderr_lines(capsys))
