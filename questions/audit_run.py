@@ -21,7 +21,7 @@ from ..compiler.question import result_gap
 from ..readers.data import Dataset
 from .audit import TASK_FAILED, answer_blocks, block_size, row_result, rows_go_to_the_solver
 from .audit_spec import AuditRun, AuditSpec, audit_reading, audit_record, delta_field
-from .campaign import Campaign, opened
+from .campaign import Campaign, opened, starting_workers
 from .memory import refuse_over_limit
 from .results_log import read_log
 
@@ -201,6 +201,7 @@ def run_audit(
     run: AuditRun,
     on_block: Callable[[list[dict], int], None] | None = None,
     note: Callable[[str], None] | None = None,
+    status: Callable[[str], None] | None = None,
 ) -> list[dict]:
     """Every audited row's result line (earlier ones from ``run.resume`` first). Each new
     block's lines reach ``run.out`` (or the resume file) before the next block is
@@ -208,7 +209,7 @@ def run_audit(
     the memory limit (``run.memory_mb``, else the default) is refused before any row
     (MemoryRefused). A resumed line without the record of its model and data (an earlier
     treesens wrote it) is not reused: its row is answered again (``note`` hears how
-    many)."""
+    many); ``status`` hears that an executor's workers are starting."""
     refuse_over_limit(ens, run.memory_mb)
     n = run.n_rows
     if run.resume is None and run.out is not None and note is not None:
@@ -236,6 +237,8 @@ def run_audit(
         slow = rows_go_to_the_solver(ens, spec, run.max_candidates)
         cap = SOLVER_BLOCK if slow else PROGRESS_BLOCK
         size = block_size(len(todo), ex.workers if ex is not None else 1, cap)
+        if ex is not None and status is not None and len(todo):
+            status(starting_workers(ex))
         blocks = answer_blocks(
             ens,
             data,

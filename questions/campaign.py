@@ -142,6 +142,13 @@ def ask_many(
     )
 
 
+def starting_workers(executor: Executor) -> str:
+    """The status while an executor's workers start and each reads the model (seconds
+    before the first answer, which nothing else would show)."""
+    n = getattr(executor, "workers", None)
+    return f"starting {n or 'the'} workers (each reads the model once)..."
+
+
 def _here(ens: Ensemble, task: Task, on_start, status) -> Result:
     if on_start is not None:
         on_start(task.query)
@@ -283,6 +290,8 @@ def sweep_campaign(
             # certified here as each answer ends: its box search's proof is recorded, and
             # the certificate written from it (certify_recorded.py)
             record = certificates is not None and certificates.takes_recorded(run.executor)
+            if run.executor is not None and queries:  # seconds before the first answer
+                shown.status(starting_workers(run.executor))
             with recording_proofs(record), _cut_short_written(written):
                 new = ask_many(
                     ens,

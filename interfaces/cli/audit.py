@@ -177,7 +177,15 @@ def run(args) -> int:
             log(rate_text(t0, answered, n, fresh[0]))
 
     # MemoryRefused: one line, exit 2
-    lines = run_audit(ens, ds, spec, run_spec, on_block, note=lambda m: log(f"note: {m}"))
+    lines = run_audit(
+        ens,
+        ds,
+        spec,
+        run_spec,
+        on_block,
+        note=lambda m: log(f"note: {m}"),
+        status=lambda m: log(f"audit: {m}"),
+    )
     df = frame_from_results(lines, spec.vary, by, flip_to(ens, spec.target))
     table = summary(df, args.by)
     if not args.json:

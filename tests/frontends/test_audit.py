@@ -672,3 +672,28 @@ def test_a_slow_audits_rate_reads_in_seconds_per_row():
     from treesens.questions.audit_run import rate_text
 
     assert rate_text(time.time() - 30, 3, 600, 3).endswith("(10.0 s/row)")
+
+
+class _InProcess:
+    """An executor that runs each task here, in order (for what an audit says around it)."""
+
+    workers = 2
+
+    def run(self, fn, shared, items):
+        for i, item in enumerate(items):
+            yield i, fn(shared, item)
+
+
+def test_an_audit_on_workers_says_they_are_starting_before_the_first_block():
+    from treesens.questions.audit import make_spec, make_target
+    from treesens.questions.audit_run import run_audit
+    from treesens.questions.audit_spec import AuditRun
+
+    ens = load_model(BC_MODEL, details=BC_DETAILS)
+    ds = _dataset(ens, _breast_cancer_frame(ens)[ens.feature_names].to_numpy()[:8])
+    spec = make_spec(ens, ds, ["worst_texture"], make_target(ens, 0.1))
+    said: list[str] = []
+    run = AuditRun(n_rows=8, executor=_InProcess())
+    run_audit(ens, ds, spec, run, on_block=lambda *_: said.append("block"), status=said.append)
+    assert said[0] == "starting 2 workers (each reads the model once)..."
+    assert said[1:] == ["block"] * (len(said) - 1)

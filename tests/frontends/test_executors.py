@@ -18,6 +18,7 @@ from treesens.compiler.errors import InputError
 from treesens.questions.ask import Task
 from treesens.questions.campaign import answer_all
 from treesens.questions.executors import Failure, make_executor, parse_executor
+from treesens.questions.query_build import query_from_keywords
 from treesens.questions.sweep import parse_shard, shard_of
 from treesens.tests import executor_tasks as tasks
 from treesens.tests.conftest import treesens_here
@@ -224,3 +225,43 @@ def test_ray_auto_with_no_cluster_on_this_node_is_an_input_error():
 
     with pytest.raises(InputError, match="no Ray cluster answers there"):
         _connect(NoCluster(), "auto")
+
+
+def test_a_sweep_on_workers_says_they_are_starting_before_the_first_answer():
+    from contextlib import contextmanager
+
+    from treesens.questions.campaign import Campaign, sweep_campaign
+
+    class InProcess:
+        workers = 3
+
+        def run(self, fn, shared, items):
+            for i, item in enumerate(items):
+                yield i, fn(shared, item)
+
+    said: list[str] = []
+
+    class Shown:
+        def advance(self, res):
+            said.append("answer")
+
+        def note(self, text):
+            said.append(text)
+
+        def status(self, text):
+            said.append(text)
+
+        def close(self):
+            pass
+
+    @contextmanager
+    def display(_total):
+        yield Shown()
+
+    ens = treesens.load_model(MODEL, details=DETAILS)
+
+    def make(vary, name=""):
+        return query_from_keywords(vary, QUERY, ens=ens, name=name)
+
+    sweep_campaign(ens, [(f,) for f in FEATURES[:2]], make, Campaign(InProcess()), display=display)
+    assert said == ["starting 3 workers (each reads the model once)...", "answer", "answer"]
