@@ -32,6 +32,14 @@ class UnsupportedModelError(InputError):
 # the ``listing`` of closest() for unknown feature names
 FEATURES = "known features"
 
+# what a user who asks for constraints by a flag or keyword is told: they are written in
+# a .sens file only
+CONSTRAINT_WORDS = ("where", "fix", "constraint", "constraints")
+CONSTRAINTS_IN_SENS = (
+    "constraints (where, fix) are written in a .sens file's query, run with "
+    "treesens run FILE.sens (docs/language.md, 'Constraints')"
+)
+
 
 def _near_key(name: str) -> str:
     """A name with the differences that hardly count taken out: case, and spaces,

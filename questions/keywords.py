@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest
+from ..compiler.errors import CONSTRAINT_WORDS, CONSTRAINTS_IN_SENS, InputError, closest
 from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE, idle_data_aware_option
 from ..compiler.query import PASS_NAMES, Query
 from ..readers.data import load_data
@@ -120,6 +120,10 @@ def keyword_values(given: dict, where: str) -> dict:
     """Every table keyword's value: as given, else its default. An unknown keyword is a
     TypeError, as Python reports one (with the closest known name)."""
     for k in given:
+        if k in CONSTRAINT_WORDS:
+            raise TypeError(
+                f"{where}() got an unexpected keyword argument {k!r}: {CONSTRAINTS_IN_SENS}"
+            )
         if k not in API_KEYWORDS:
             raise TypeError(
                 f"{where}() got an unexpected keyword argument {k!r}{closest(k, API_KEYWORDS)}"

@@ -52,6 +52,8 @@ import warnings  # noqa: E402
 from ... import __version__  # noqa: E402
 from ...compiler.errors import (  # noqa: E402
     COMMAND_LINE,
+    CONSTRAINT_WORDS,
+    CONSTRAINTS_IN_SENS,
     PYTHON,
     InputError,
     TreesensWarning,
@@ -104,6 +106,9 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         message = message.removeprefix("argument ")
+        words = re.findall(r"(?:^|\s)--?([\w-]+)", message.partition(":")[2])
+        if message.startswith("unrecognized arguments") and set(words) & set(CONSTRAINT_WORDS):
+            message += f"; {CONSTRAINTS_IN_SENS}"  # a flag for them is what the user tried
         print(f"treesens: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 

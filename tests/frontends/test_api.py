@@ -60,6 +60,11 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_closest(ens):
         treesens.sweep(ens, gapp=0.2)
 
 
+def test_a_where_keyword_says_constraints_are_written_in_a_sens_file(ens):
+    with pytest.raises(TypeError, match=r"'where': constraints .* written in a \.sens file"):
+        treesens.check(ens, ["f0"], where="x1.f0 <= x2.f0")
+
+
 def test_sweep_takes_data(ens, frame):
     rows = treesens.sweep(ens, data=frame, features=["f0"], progress=False, **QUICK)
     assert rows[0].stats["asked"]["data"]["rows"] == 40

@@ -96,3 +96,15 @@ def test_a_large_model_file_is_said_to_be_loading_before_it_loads(capsys, monkey
 def test_a_small_model_file_loads_without_a_loading_line(capsys):
     assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.1"]) in (0, 1)
     assert not any(ln.startswith("loading ") for ln in _stderr_lines(capsys))
+
+
+def test_a_where_flag_says_constraints_are_written_in_a_sens_file(capsys):
+    args = ["check", MODEL, "--vary", "mean_texture", "--where", "x1.mean_radius <= 12"]
+    assert main(args) == 2
+    (line,) = _stderr_lines(capsys)
+    assert "unrecognized arguments: --where" in line and "written in a .sens file" in line
+
+
+def test_another_unknown_flag_gets_no_word_about_constraints(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--wherever", "1"]) == 2
+    assert ".sens" not in capsys.readouterr().err
