@@ -374,6 +374,11 @@ def summary(df, by: str | None = None):
     not in the fraction (whose denominator is the answered rows)."""
     import pandas as pd
 
+    if not isinstance(df, pd.DataFrame) or not {"status", "decision"} <= set(df.columns):
+        raise InputError(
+            f"summary takes the DataFrame treesens.audit returns, not {type(df).__name__} "
+            "(a sweep's results: treesens.results_frame)"
+        )
     if by is None:
         by = df.attrs.get("by")
     elif by not in df.columns:

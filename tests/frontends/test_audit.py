@@ -697,3 +697,10 @@ def test_an_audit_on_workers_says_they_are_starting_before_the_first_block():
     run_audit(ens, ds, spec, run, on_block=lambda *_: said.append("block"), status=said.append)
     assert said[0] == "starting 2 workers (each reads the model once)..."
     assert said[1:] == ["block"] * (len(said) - 1)
+
+
+def test_summary_of_something_else_than_an_audits_frame_says_what_it_takes():
+    from treesens.compiler.errors import InputError
+
+    with pytest.raises(InputError, match="summary takes the DataFrame treesens.audit returns"):
+        summary([1, 2])
