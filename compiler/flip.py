@@ -27,6 +27,9 @@ class Target:
         if self.delta is not None:
             way = {"up": "up ", "down": "down "}.get(self.direction, "")
             return f"prediction moves {way}by at least {self.delta:g}"
+        if self.gap.kind == "prob" and self.gap.value >= 1:  # a multiclass ratio (binary < 0.5)
+            to = "another class" if self.cls is None else f"class {self.cls}"
+            return f"probability ratio {self.gap.value:g} to {to}"
         return f"{self.gap.kind} gap {self.gap.value:g}"
 
 

@@ -704,3 +704,12 @@ def test_summary_of_something_else_than_an_audits_frame_says_what_it_takes():
 
     with pytest.raises(InputError, match="summary takes the DataFrame treesens.audit returns"):
         summary([1, 2])
+
+
+def test_a_multiclass_audit_is_said_to_ask_a_probability_ratio():
+    assert Target(Gap(2.0)).words() == "probability ratio 2 to another class"
+    assert Target(Gap(1.5), cls=1).words() == "probability ratio 1.5 to class 1"
+
+
+def test_a_binary_audit_is_said_to_ask_a_probability_gap():
+    assert Target(Gap(0.1)).words() == "prob gap 0.1"
