@@ -235,13 +235,30 @@ def _mismatch(names: list[str], cols: list[str], found: str | None, label, where
     )
     near = [(n, m[0]) for n in missing if (m := near_matches(n, extra, 1))]
     guess = f"; did you mean {name_list(f'{c!r} for {n!r}' for n, c in near)}?" if near else ""
+    said = "" if label is None else f"; label column {label!r} "
+    said += ("found" if found is not None else "not found") if label is not None else ""
+    if looks_like_values(cols):  # a file without its header row
+        guess += "; its first line holds numbers, not column names: it needs a header row"
     return InputError(
         f"the data does not match the model: no column for feature(s) "
         f"{name_list(map(repr, missing))} "
-        f"({len(cols)} feature columns for {len(names)} features{others}; label column "
-        f"{label!r} {'found' if found is not None else 'not found'}){position}{guess}",
+        f"({len(cols)} feature columns for {len(names)} features{others}{said}){position}{guess}",
         where,
     )
+
+
+def looks_like_values(cols: list[str]) -> bool:
+    """Are these column names numbers, not all of them whole (``17.99``, ``0.1184``): a
+    file's first row of values read as its header? (Names ``1, 2, 3`` may be chosen.)"""
+    return bool(cols) and all(is_number(c) for c in cols) and not all(c.isdigit() for c in cols)
+
+
+def is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def names_are_generic(names: list[str]) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..compiler.ensemble import KINDS, Ensemble, Feature
 from ..compiler.errors import FEATURES, InputError, closest, name_list, not_utf8
-from .data import data_columns, feature_columns, names_are_generic
+from .data import data_columns, feature_columns, looks_like_values, names_are_generic
 from .formats.registry import generic_names
 
 
@@ -245,6 +245,12 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
     if not has_generic_names(ens) or all(n in cols for n in ens.feature_names):
         return ens
     _partly_named(ens, cols, where)
+    if looks_like_values(cols):  # the first row read as the header
+        raise InputError(
+            "its first line holds numbers, not column names: the data needs a header row "
+            "naming its columns (they name the model's features, in order)",
+            where,
+        )
     if len(cols) != ens.n_features:
         besides = f" besides the label column {label!r}" if label in header else ""
         raise InputError(

@@ -138,6 +138,26 @@ def test_an_array_of_another_width_than_the_model_is_an_error_saying_so(xgb_file
         load_data(np.zeros((2, 4)), ens)
 
 
+def test_data_without_a_header_row_for_a_generic_model_says_it_needs_one(tmp_path, xgb_file):
+    data = _write(tmp_path, "rows.csv", "0.25,0.5,0.75\n0.1,0.2,0.3\n")
+    with pytest.raises(InputError, match=r"rows\.csv:1: its first line holds numbers, not column"):
+        treesens.load_model(xgb_file, data=data)
+
+
+def test_data_without_a_header_row_for_a_named_model_says_it_needs_one(tmp_path, xgb_file):
+    data = _write(tmp_path, "rows.csv", "0.25,0.5,0.75\n0.1,0.2,0.3\n")
+    ens = treesens.load_model(xgb_file, data=_write(tmp_path, "named.csv", "a,b,c\n1,2,3\n"))
+    with pytest.raises(InputError, match=r"first line holds numbers, not column names"):
+        load_data(data, ens)
+
+
+def test_a_mismatch_without_a_label_column_asked_says_nothing_of_one(tmp_path, xgb_file):
+    ens = treesens.load_model(xgb_file, data=_write(tmp_path, "named.csv", "a,b,c\n1,2,3\n"))
+    with pytest.raises(InputError) as e:
+        load_data(_write(tmp_path, "other.csv", "a,b,z\n1,2,3\n"), ens, label=None)
+    assert "no column for feature(s) 'c'" in str(e.value) and "label" not in str(e.value)
+
+
 # ---- the label column -------------------------------------------------------------------
 
 
