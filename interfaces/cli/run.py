@@ -13,7 +13,14 @@ from ...language import load_queries
 from ...questions.executors import parse_executor
 from ...questions.memory import MemoryRefused
 from ..sens_run import audit_report, run_audits, run_queries
-from .common import add_run_limits, emit_result, log, positive_int, what_it_predicts
+from .common import (
+    add_run_limits,
+    emit_result,
+    log,
+    positive_int,
+    say_loading,
+    what_it_predicts,
+)
 
 # how a probability model is asked in its other reading in a .sens file (a file's blocks
 # may ask both)
@@ -66,6 +73,8 @@ def run(args) -> int:
     if args.executor:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     t0 = time.time()
+    if not args.json:  # the file's paths checked, then a large model said to be loading
+        say_loading(load_queries(args.file, load_model=False).model_path)
     sf = load_queries(args.file)
     queries = sf.select(args.query)
     ens = sf.ensemble

@@ -108,3 +108,11 @@ def test_a_where_flag_says_constraints_are_written_in_a_sens_file(capsys):
 def test_another_unknown_flag_gets_no_word_about_constraints(capsys):
     assert main(["check", MODEL, "--vary", "mean_texture", "--wherever", "1"]) == 2
     assert ".sens" not in capsys.readouterr().err
+
+
+def test_a_sens_files_large_model_is_said_to_be_loading_before_it_loads(capsys, monkeypatch):
+    from treesens.interfaces.cli import common
+
+    monkeypatch.setattr(common, "LOADING_NOTE_BYTES", 1)
+    assert main(["run", str(EXAMPLES / "breast_cancer.sens"), "--list"]) == 0
+    assert _stderr_lines(capsys)[0].startswith(f"loading {MODEL} (")
