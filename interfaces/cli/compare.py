@@ -191,6 +191,8 @@ def run(args) -> int:
         )
     code = 0
     for q in queries:
+        if not args.json and len(queries) > 1:  # whose answers the lines below are
+            log(f"{q.label}:")
 
         def show(res):
             if args.json:

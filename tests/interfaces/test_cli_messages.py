@@ -116,3 +116,11 @@ def test_a_sens_files_large_model_is_said_to_be_loading_before_it_loads(capsys, 
     monkeypatch.setattr(common, "LOADING_NOTE_BYTES", 1)
     assert main(["run", str(EXAMPLES / "breast_cancer.sens"), "--list"]) == 0
     assert _stderr_lines(capsys)[0].startswith(f"loading {MODEL} (")
+
+
+def test_compare_over_a_files_queries_names_each_query_before_its_backends(capsys):
+    sens = str(EXAMPLES / "breast_cancer.sens")
+    assert main(["compare", sens, "--backends", "cpsat", "--timeout", "20"]) == 0
+    lines = _stderr_lines(capsys)
+    assert lines[1] == "texture:" and lines[2].startswith("  cpsat: ")
+    assert "texture_smoothness:" in lines
