@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -216,7 +217,18 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         said = f"; the dump's base score taken as {float(m.get('base_score', 0.5)):g}"
         said += f", its classes as {classes}" if classes > 2 else ""
         verdict = replace(verdict, message=verdict.message + said)
-    return replace(verdict, model=f"{path} (sha256 {m['sha256'][:16]}...)")
+    return replace(verdict, model=f"{shown_path(path)} (sha256 {m['sha256'][:16]}...)")
+
+
+def shown_path(path: Path) -> str:
+    """The model's path as a message shows it: without the ``..`` a relative path from
+    the certificate's folder leaves (``/tmp/c/../../work/m.json``), when that names the
+    same file."""
+    short = Path(os.path.normpath(path))
+    try:
+        return str(short) if short.samefile(path) else str(path)
+    except OSError:
+        return str(path)
 
 
 def _kind(step) -> str | None:

@@ -124,3 +124,16 @@ def test_compare_over_a_files_queries_names_each_query_before_its_backends(capsy
     lines = _stderr_lines(capsys)
     assert lines[1] == "texture:" and lines[2].startswith("  cpsat: ")
     assert "texture_smoothness:" in lines
+
+
+def test_verify_names_the_model_without_the_dot_dots_of_its_relative_path(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(EXAMPLES)  # the model given relative: the certificate states it so
+    cert = str(tmp_path / "c.json")
+    args = ["check", "breast_cancer_xgb.json", "--vary", "worst_symmetry", "--gap", "0.1"]
+    assert main([*args, "--certificate", cert]) == 0
+    capsys.readouterr()
+    assert main(["verify", cert]) == 0
+    (line,) = [ln for ln in _stderr_lines(capsys) if "checked against the model" in ln]
+    assert f"checked against the model {Path(MODEL).resolve()} (sha256" in line
