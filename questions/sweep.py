@@ -56,7 +56,10 @@ def feature_subsets(
         names = list(feature_list(ens, features, "features"))
         refuse_repeats(names, "features")  # as --vary: a slip, not a second query
     if not 1 <= k <= len(names):
-        raise InputError(f"subset size {k} out of range 1..{len(names)}")
+        raise InputError(
+            f"subsets {k} out of range 1..{len(names)} (the features of each query, of the "
+            f"{len(names)} swept)"
+        )
     total = math.comb(len(names), k)
     if sample is None or sample >= total:
         return list(itertools.combinations(names, k))

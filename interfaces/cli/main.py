@@ -208,7 +208,7 @@ def _check_timeout(args) -> None:
 
 # a message about a Python keyword ("vary: ...") names the flag on the command line
 _FLAG_WORDS = re.compile(
-    r"^(vary|classes|features|protected|sample|gap|margin_gap|timeout|threads|by|backends)\b"
+    r"^(vary|classes|features|protected|sample|subsets|gap|margin_gap|timeout|threads|by|backends)\b"
 )
 
 

@@ -137,3 +137,11 @@ def test_verify_names_the_model_without_the_dot_dots_of_its_relative_path(
     assert main(["verify", cert]) == 0
     (line,) = [ln for ln in _stderr_lines(capsys) if "checked against the model" in ln]
     assert f"checked against the model {Path(MODEL).resolve()} (sha256" in line
+
+
+def test_a_subset_size_out_of_range_names_the_flag(capsys):
+    assert main(["sweep", MODEL, "--subsets", "0", "--gap", "0.1"]) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: --subsets 0 out of range 1..30 (the features of each query, of the "
+        "30 swept)"
+    ]
