@@ -107,6 +107,10 @@ EMPTY = (INF, -INF)  # an interval holding no value (a box part that is NaN alon
 
 
 def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
+    if Path(path).is_dir():
+        raise CertificateError(f"{path}: is a directory, not a certificate")
+    if not Path(path).exists():  # as every treesens command says a file is missing
+        raise CertificateError(f"{path}: certificate file not found")
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as e:  # ValueError: JSON's own errors,

@@ -27,6 +27,12 @@ def test_a_certificate_json_cannot_read_is_one_line_and_exit_2(tmp_path, text):
     assert len(lines) == 1 and "not a readable certificate" in lines[0], p.stderr
 
 
+def test_a_certificate_that_is_not_there_is_said_to_be_not_found(tmp_path):
+    p = treesens_here("verify", tmp_path / "nosuch.json")
+    assert p.returncode == 2
+    assert p.stderr.strip().endswith("nosuch.json: certificate file not found"), p.stderr
+
+
 @pytest.mark.parametrize("base_score", [1.0, 0.0, 1.5, float("inf")])
 def test_a_dump_certificate_stating_a_base_score_that_is_no_probability_is_invalid(
     tmp_path, base_score
