@@ -24,6 +24,7 @@ catboost, through the model the replayer holds.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ...compiler.ensemble import Ensemble, Feature, Tree
-from ...compiler.errors import InputError, name_list
+from ...compiler.errors import InputError, TreesensWarning, name_list
 from ..table_files import read_table
 
 OTHER = "<other>"
@@ -344,6 +345,8 @@ def with_category_names(ens: Ensemble, given: Mapping[int, Sequence[str]], where
                 where,
             )
         ids = [perfect_hash(model, n, hf, where) for n in names]
+        if hf.values and all(i == len(hf.values) for i in ids):
+            _warn_none_known(ens.features[hf.column].name, names, where)
         new.append(named_feature(hf, names, ids))
     feats = list(ens.features)
     trees = ens.trees
@@ -361,6 +364,19 @@ def with_category_names(ens: Ensemble, given: Mapping[int, Sequence[str]], where
     )
     check_against_catboost(named, where)
     return named
+
+
+def _warn_none_known(feature: str, names: Sequence[str], where: str) -> None:
+    """Category names of which the model learned none: catboost reads them all as one
+    unseen category, so the feature cannot tell them apart (a coding other than the
+    training data's, 'F' for 'female'?)."""
+    warnings.warn(
+        f"{where}: column {feature!r}: none of its values ({name_list(map(repr, names))}) is "
+        "a category the model learned; catboost reads them all as one unseen category, so "
+        "they cannot change its prediction: are they written as in the training data?",
+        TreesensWarning,
+        stacklevel=2,
+    )
 
 
 def perfect_hash(model: Any, name: str, hf: HashedFeature, where: str) -> int:

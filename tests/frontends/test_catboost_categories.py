@@ -60,6 +60,14 @@ def test_data_names_the_categories_sorted_then_other():
     assert ens.features[0].categories == ("Lille", "Lyon", "Nice", "Paris", "<other>")
 
 
+def test_data_naming_none_of_a_features_learned_categories_is_warned_of():
+    from treesens.compiler.errors import TreesensWarning
+
+    df = frame()[0].assign(city=lambda d: d.city.str.upper())  # PARIS for Paris, ...
+    with pytest.warns(TreesensWarning, match="column 'city': none of its values .* learned"):
+        treesens.load_model(fit("binary"), data=df)
+
+
 def test_integer_categories_are_named_by_their_decimal_text():
     ens = treesens.load_model(fit("binary"), data=frame()[0])
     assert ens.features[2].categories == ("1", "2", "3", "<other>")
