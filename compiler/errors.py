@@ -47,15 +47,17 @@ def _near_key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "_", name.strip()).lower()
 
 
-def near_matches(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+def near_matches(
+    name: str, candidates: Iterable[str], n: int = 3, *, loose: bool = True
+) -> list[str]:
     """The candidates closest to ``name``: those that differ from it only in case and
-    spaces, underscores or hyphens first, then difflib's close matches."""
+    spaces, underscores or hyphens first, then (``loose``) difflib's close matches."""
     by_key: dict[str, list[str]] = {}
     for c in candidates:
         by_key.setdefault(_near_key(str(c)), []).append(str(c))
     key = _near_key(name)
     got = list(by_key.get(key, []))
-    for k in difflib.get_close_matches(key, list(by_key), n=n, cutoff=0.5):
+    for k in difflib.get_close_matches(key, list(by_key), n=n, cutoff=0.5) if loose else ():
         got += [c for c in by_key[k] if c not in got]
     return got[:n]
 

@@ -233,7 +233,10 @@ def _mismatch(names: list[str], cols: list[str], found: str | None, label, where
         if len(cols) == len(names)
         else ""
     )
-    near = [(n, m[0]) for n in missing if (m := near_matches(n, extra, 1))]
+    # no feature's column found at all: the data of another model, whose names are near
+    # the model's only by chance ('age' for 'a'), unless they differ only in case
+    loose = len(missing) < len(names)
+    near = [(n, m[0]) for n in missing if (m := near_matches(n, extra, 1, loose=loose))]
     guess = f"; did you mean {name_list(f'{c!r} for {n!r}' for n, c in near)}?" if near else ""
     said = "" if label is None else f"; label column {label!r} "
     said += ("found" if found is not None else "not found") if label is not None else ""

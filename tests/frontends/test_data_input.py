@@ -158,6 +158,19 @@ def test_a_mismatch_without_a_label_column_asked_says_nothing_of_one(tmp_path, x
     assert "no column for feature(s) 'c'" in str(e.value) and "label" not in str(e.value)
 
 
+def test_data_of_another_model_gets_no_guess_at_which_column_is_which(tmp_path, xgb_file):
+    ens = treesens.load_model(xgb_file, data=_write(tmp_path, "named.csv", "a,b,c\n1,2,3\n"))
+    with pytest.raises(InputError) as e:
+        load_data(_write(tmp_path, "other.csv", "age,bmi,cost\n1,2,3\n"), ens)
+    assert "did you mean" not in str(e.value)
+
+
+def test_data_whose_names_differ_only_in_case_gets_them_suggested(tmp_path, xgb_file):
+    ens = treesens.load_model(xgb_file, data=_write(tmp_path, "named.csv", "a,b,c\n1,2,3\n"))
+    with pytest.raises(InputError, match="did you mean 'A' for 'a', 'B' for 'b', 'C' for 'c'"):
+        load_data(_write(tmp_path, "upper.csv", "A,B,C\n1,2,3\n"), ens)
+
+
 # ---- the label column -------------------------------------------------------------------
 
 
