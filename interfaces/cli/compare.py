@@ -94,7 +94,14 @@ def load_queries_from_args(args, backend: str | None = None):
         sf = load_queries(args.model)
         queries = one_per_question(sf.select(args.query))
         if not queries:
-            raise InputError(f"{args.model}: no query to run")
+            audit = args.query is not None and args.query in sf.audits
+            why = (
+                f"{args.query!r} is an audit block, which treesens run answers; this command "
+                f"takes a query or a sweep ({', '.join(sf.groups) or 'the file has none'})"
+                if audit
+                else "no query to run"
+            )
+            raise InputError(f"{args.model}: {why}")
         if args.timeout != DEFAULT_TIMEOUT:
             queries = [q.planned(timeout=args.timeout) for q in queries]
         return sf.ensemble, queries

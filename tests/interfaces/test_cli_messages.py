@@ -145,3 +145,15 @@ def test_a_subset_size_out_of_range_names_the_flag(capsys):
         "treesens: error: --subsets 0 out of range 1..30 (the features of each query, of the "
         "30 swept)"
     ]
+
+
+@pytest.mark.parametrize("command", ["compare", "emit"])
+def test_an_audit_block_named_to_compare_or_emit_is_said_to_be_one(command, capsys):
+    sens = str(EXAMPLES / "breast_cancer_audit.sens")
+    extra = ["--format", "lp", "-o", "unused.lp"] if command == "emit" else []
+    assert main([command, sens, "--query", "texture_rows", *extra]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.endswith(
+        "'texture_rows' is an audit block, which treesens run answers; "
+        "this command takes a query or a sweep (texture)"
+    )
