@@ -132,4 +132,7 @@ def write_certificate(args, ens, q, res) -> None:
     from ...questions.certify import certify_answer  # the checker: only when asked for
 
     budget = args.certify_budget if args.certify_budget is not None else q.plan.timeout
+    if res.box_proof is None and (res.max_gap is not None or res.status == "insensitive"):
+        # no recorded proof: a search of its own, which may take the whole budget
+        log(f"certificate: searching for its proof (at most {budget:g}s)...")
     log(certify_answer(ens, q, res, args.certificate, args.model, budget).message)

@@ -61,6 +61,21 @@ def test_a_solver_proved_answer_is_certified_by_the_box_search_after_it(tmp_path
     assert proof == {"by": "cpsat", "checked": True, "certificate": str(out), "why_not": ""}
 
 
+def test_a_certificate_searched_for_after_the_answer_is_announced_with_its_budget(tmp_path):
+    out = tmp_path / "c.json"
+    p = treesens_here(
+        "check", MODEL, *ASKED, "--no-box-search", "--certificate", out, "--certify-budget", "30"
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "certificate: searching for its proof (at most 30s)..." in p.stderr
+
+
+def test_a_certificate_from_the_answer_s_own_proof_announces_no_search(tmp_path):
+    p = treesens_here("check", MODEL, *ASKED, "--certificate", tmp_path / "c.json")
+    assert p.returncode == 0, p.stderr
+    assert "searching for its proof" not in p.stderr
+
+
 def test_a_certify_budget_too_small_labels_the_answer_not_checked_with_why(tmp_path):
     out = tmp_path / "c.json"
     p = treesens_here(
