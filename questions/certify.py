@@ -321,14 +321,16 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
     x2)``, which the checker confirms with the library (docs/certificates.md). Ends as
     the search does at a proof or the deadline, or at a pair the replay does not reject
     as a near miss (FOUND), or at any near miss where the box does not fix each input's
-    value in every tree (a regressor's change: ``rows_of_each_input``), which neither the
-    search nor the checker can rule out by one replay. Past its first boxes the search
-    goes on compiled (search/compiled_check.py), its proof rebuilt from the boxes it
-    drops; ``record`` is left empty where that rebuild fails."""
+    value in every tree (a regressor's change, CatBoost's MultiClass leaves:
+    ``rows_of_each_input``), which neither the search nor the checker can rule out by
+    one replay. Past its first boxes the search goes on compiled
+    (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
+    left empty where that rebuild fails."""
     if compiled_check_applies():
         search = HandedOver(enc, tables, None, lambda _ready: None, ProofTree())
     else:
         search = BoxSearch(enc, tables, proof=ProofTree())
+    fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:
         out = search.run(deadline)
         if out.status == PROVED:
@@ -336,7 +338,10 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
         if out.status != FOUND:
             return out
         w = witness_from_pair(enc, *out.pair)
-        if not isinstance(check_pair(ens, q, enc, w), NearMiss) or not rows_of_each_input(enc):
+        if not isinstance(check_pair(ens, q, enc, w), NearMiss):
+            return out
+        fixed = rows_of_each_input(enc) if fixed is None else fixed
+        if not fixed:
             return out
         search.proof.leaf(search.found, ("replay", out.pair[0], out.pair[1]))
 

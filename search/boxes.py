@@ -30,7 +30,7 @@ from ..answers.phrases import NOT_DESCRIBED
 from ..answers.result import UNKNOWN, fail
 from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import Accepted, NearMiss, check_pair
-from ..compiler.encode import Encoding
+from ..compiler.encode import Encoding, ensemble_structure, gap_row_terms
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from .compiled_check import COMPILED, HandedOver, compiled_check_applies
@@ -51,6 +51,13 @@ OPEN = (
     "the box search ended with neither a pair nor a proof: its bound on the change stays "
     "at or above the change asked (with its allowance for the library's float32 sums); "
     "a solver backend may decide it"
+)
+# a search that met a near miss in a box holding pairs with other float sums
+# (``rows_of_each_input``) and found no pair
+NEAR_MISS_OPEN = (
+    "the box search ended with neither a pair nor a proof: the library's predict misses "
+    "the question on a pair it found, by its float rounding, in a box holding other pairs "
+    "whose float sums differ; a solver backend may decide it"
 )
 OPEN_STATUS = "open"
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
@@ -99,7 +106,9 @@ def search_alone(ctx: SolveContext) -> None:
         status = ctx.stats.get("box_search", {}).get("status")
         if status == "skipped":
             fail(ctx.result, ctx.stats["box_search"]["reason"])
-        elif status == "open":  # searched to the end: the bound stays at D or above
+        elif status == OPEN_STATUS and ctx.enc.condition.link_change is None:
+            ctx.result.message = NEAR_MISS_OPEN  # BoxStage.open
+        elif status == OPEN_STATUS:  # searched to the end: the bound stays at D or above
             ctx.result.message = OPEN
         else:
             ctx.result.message = "time limit reached"
@@ -160,6 +169,9 @@ class BoxStage:
         # a near miss whose box holds other pairs (``rows_of_each_input``): the search
         # goes on for a pair, but its end is no proof
         self.open = False
+        # per class pair searched, whether its resolved boxes fix each input's leaf values
+        # (``rows_of_each_input``): asked at its first near miss
+        self.fixed: dict[int, bool] = {}
         # a certificate asked for (proof_tree.recording): each search's proof, kept on
         # the result when they prove "insensitive"
         self.recorded: list[RecordedPart] | None = [] if recording() else None
@@ -229,7 +241,7 @@ class BoxStage:
                     return True
                 if not isinstance(verdict, NearMiss):
                     return False
-                if not rows_of_each_input(enc):  # the box holds pairs not ruled out
+                if not self._fixes_each_input(enc):  # the box holds pairs not ruled out
                     self.open = True
                     continue
                 # every tree's value is fixed on the box, so the library's predict gives
@@ -250,12 +262,32 @@ class BoxStage:
             ctx.result.box_proof = RecordedProof(self.recorded)
         return prove_insensitive(ctx, ALL_INPUTS if self.proof_only else "")
 
+    def _fixes_each_input(self, enc: Encoding) -> bool:
+        """``rows_of_each_input`` of the class pair searched now, worked out once."""
+        if self.at not in self.fixed:
+            self.fixed[self.at] = rows_of_each_input(enc)
+        return self.fixed[self.at]
+
 
 def rows_of_each_input(enc: Encoding) -> bool:
-    """Whether a box the search resolves fixes each input's value in every tree (its
-    rows read each input on its own), so that the library scores every pair of the box
-    as the pair it replayed. A regressor's change has a row over the pair only: on a
-    resolved box each tree's difference is fixed, not its two values (a tree F does not
-    reach gives both inputs one leaf, any leaf), and other pairs of the box have other
-    float32 sums, some of which may meet the change the replayed pair missed."""
-    return all(enc.condition.rows[c] for c in (0, 1))
+    """Whether a box the search resolves fixes each input's leaf values in every tree, so
+    that the library scores every pair of the box as the pair it replayed: the box fixes
+    each tree's value in every row, and within a tree the leaves alike in every row of an
+    input must be alike in every output. A regressor's change has a row over the pair
+    only: on a resolved box each tree's difference is fixed, not its two values (a tree F
+    does not reach gives both inputs one leaf, any leaf). A softmax model whose leaves
+    hold every class (CatBoost's MultiClass) has rows on differences of classes: leaves
+    shifted alike in every class share them. Other pairs of such a box have other float
+    sums, some of which may meet the gap the replayed pair missed."""
+    ens = enc.ensemble
+    leaves = ensemble_structure(ens).leaves
+    for rows in enc.condition.rows:
+        terms = [gap_row_terms(ens, coefs)[0] for coefs, _ in rows]
+        for ti, t in enumerate(ens.trees):
+            outputs: dict[tuple, tuple] = {}
+            for n in leaves[ti]:
+                key = tuple(term.get(ti, {}).get(n, 0.0) for term in terms)
+                added = tuple((t.value[n] * ens.scale).tolist())  # what the sums add
+                if outputs.setdefault(key, added) != added:
+                    return False
+    return True

@@ -114,6 +114,54 @@ def test_multiclass_answers_agree_with_brute_force_over_gaps():
     assert seen == {True, False}  # the gaps straddle the best
 
 
+# a MultiClass model of two one-split trees: the first reads the shared feature and adds
+# 0 or SHIFT to every class, leaving each class difference (what a gap row reads) as it
+# is; the second reads the varied one, class 0 by LEAD on its low side, class 1 by 3 on
+# its high side. catboost's float sums of the shifted leaves differ from the others'
+LEAD, SHIFT = 1.7538858562880193, 2.1677009770660103
+
+
+def _shifted_multiclass(path, low_shift: bool = False) -> None:
+    X = np.array([[a, b] for a in range(4) for b in range(4)] * 5, dtype=float)
+    y = (X[:, 0] >= 2).astype(int) + (X[:, 1] >= 2)
+    est = catboost.CatBoostClassifier(iterations=2, depth=1, loss_function="MultiClass", **COMMON)
+    est.fit(X, y).save_model(str(path), format="json")
+    doc = json.loads(path.read_text())
+    borders = [f["borders"] for f in doc["features_info"]["float_features"]]
+    shifts = [SHIFT] * 3 + [0.0] * 3 if low_shift else [0.0] * 3 + [SHIFT] * 3
+    for tree, f, leaves in ((0, 1, shifts), (1, 0, [LEAD, 0.0, 0.0, 0.0, 3.0, 0.0])):
+        split = {"border": borders[f][0], "float_feature_index": f, "split_type": "FloatFeature"}
+        split["split_index"] = sum(len(b) for b in borders[:f])
+        doc["oblivious_trees"][tree].update(splits=[split], leaf_values=leaves)
+    path.write_text(json.dumps(doc))
+
+
+def _class_0_meets(p, gap: float) -> bool:
+    return bool(p[0] >= gap * p[1] and p[0] >= gap * p[2])
+
+
+def test_a_near_miss_of_leaves_shifted_in_every_class_does_not_rule_its_box_out(tmp_path):
+    # the box search ruled out the box of a pair catboost's sums put an ulp short of the
+    # ratio, on its lower corner; the same box holds the shifted pair, which meets it
+    path = tmp_path / "m.json"
+    _shifted_multiclass(path)
+    est = catboost.CatBoostClassifier().load_model(str(path), format="json")
+    low, high = est.predict_proba(np.array([[0.0, 0.0], [0.0, 3.0]]))
+    if low[0] / low[1] > high[0] / high[1]:  # the lower corner (the shared feature low) misses
+        _shifted_multiclass(path, low_shift=True)
+        est = catboost.CatBoostClassifier().load_model(str(path), format="json")
+        low, high = est.predict_proba(np.array([[0.0, 0.0], [0.0, 3.0]]))
+    gap = float(high[0] / high[1])
+    while not _class_0_meets(high, gap):
+        gap = float(np.nextafter(gap, 0.0))
+    assert not _class_0_meets(low, gap)
+    vary = treesens.load_model(str(path)).feature_names[0]
+    alone = treesens.check(str(path), [vary], gap=gap, classes=(0, 1), backend="boxes")
+    assert alone.status != "insensitive"
+    r = treesens.check(str(path), [vary], gap=gap, classes=(0, 1))
+    assert r.status == "sensitive" and r.validated
+
+
 _best_above = brute_force_best_above
 
 
