@@ -202,3 +202,33 @@ def test_a_pair_found_for_any_class_names_the_classes_it_meets():
             p = np.array(r.outputs[x])
             assert meets(ens, named, p, np.zeros(len(p)), copy)
     assert found >= 3
+
+
+def _forest_at_a_float_tie():
+    """A 3-class scikit-learn forest, and a pair of its cells over x0 whose averaged class
+    fractions are P(0) = 3 P(1) exactly, which its float64 average misses by an ulp."""
+    import numpy as np
+
+    sk = pytest.importorskip("sklearn.ensemble")
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 4, size=(40, 3)).astype(float)
+    y = rng.integers(0, 3, size=40)
+    return sk.RandomForestClassifier(n_estimators=2, max_depth=3, random_state=1).fit(X, y)
+
+
+def test_a_multiclass_forest_s_near_miss_rules_its_box_out():
+    # a forest's rows fix each leaf's class fractions (they sum to 1), so every pair of a
+    # resolved box scores as its replayed pair: the box search proves the ratio no pair
+    # meets by the library's average, the near miss's box ruled out
+
+    import treesens
+    from treesens.tests.oracle import cell_grid
+
+    est = _forest_at_a_float_tie()
+    r = treesens.check(est, vary=["x0"], gap=3.0, classes=(0, 1), backend="boxes")
+    assert r.status == INSENSITIVE and r.stats["box_search"]["near_misses"] >= 1
+    X, ns, nv = cell_grid(treesens.load_model(est), ["x0"])
+    p = est.predict_proba(X).reshape(ns, nv, 3)
+    x1 = (p[..., 0] >= 3.0 * p[..., 1]) & (p[..., 0] >= 3.0 * p[..., 2])
+    x2 = (p[..., 1] >= 3.0 * p[..., 0]) & (p[..., 1] >= 3.0 * p[..., 2])
+    assert not (x1.any(axis=1) & x2.any(axis=1)).any()
