@@ -327,9 +327,9 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
     left empty where that rebuild fails."""
     if compiled_check_applies():
-        search = HandedOver(enc, tables, None, lambda _ready: None, ProofTree())
+        search = HandedOver(enc, tables, None, lambda _ready: None, ProofTree(capped=False))
     else:
-        search = BoxSearch(enc, tables, proof=ProofTree())
+        search = BoxSearch(enc, tables, proof=ProofTree(capped=False))
     fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:
         out = search.run(deadline)

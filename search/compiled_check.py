@@ -83,12 +83,18 @@ class CompiledBoxSearch:
     where it cannot be rebuilt)."""
 
     def __init__(
-        self, enc, tables: PairTables, memory_mb: float | None = None, recording: bool = False
+        self,
+        enc,
+        tables: PairTables,
+        memory_mb: float | None = None,
+        recording: bool = False,
+        capped: bool = True,
     ):
         self.enc, self.tab = enc, tables
         self.stop: Callable[[], bool] | None = None
         self.proof: _Replays | ProofTree | None = _Replays() if recording else None
         self.found = -1  # the last resolved box, as recorded
+        self.capped = capped  # the rebuilt proof's (proof_tree.ProofTree)
         self.boxes = 0
         self.exhausted = False
         root = root_bound(tables, float)
@@ -130,7 +136,7 @@ class CompiledBoxSearch:
         tree = None
         if boxes is not None:
             tops = self.search.box_tops(boxes)
-            tree = proof_from_boxes(self.tab, boxes, self.proof.events, tops)
+            tree = proof_from_boxes(self.tab, boxes, self.proof.events, tops, self.capped)
         if tree is None:
             tree = ProofTree()
             tree.give_up()
@@ -178,12 +184,14 @@ class HandedOver:
             stopped = time.time() >= deadline or bool(stop and stop())
             if out.status != GAVE_UP or self.first.boxes < self.limit or stopped:
                 return BoxOutcome(out.status, self.boxes, out.pair)
-            recording = self.first.proof is not None
-            if recording:  # the compiled search records its own, from the whole space
-                self.first.proof.give_up()
+            first = self.first.proof
+            if first is not None:  # the compiled search records its own, from the whole space
+                first.give_up()
             # the kernel loaded, or compiled on its first run after install (10-20 s)
             self.on_hand_over(gap_kernel.prepare())
-            self.then = CompiledBoxSearch(self.enc, self.tab, self.memory_mb, recording)
+            self.then = CompiledBoxSearch(
+                self.enc, self.tab, self.memory_mb, first is not None, first is None or first.capped
+            )
         self.then.stop = self.stop
         out = self.then.run(deadline)
         return BoxOutcome(out.status, self.boxes, out.pair)

@@ -20,17 +20,22 @@ from .proof_tree import ProofTree
 
 
 def proof_from_boxes(
-    tab: PairTables, boxes: np.ndarray, replays: dict[int, tuple], tops: np.ndarray
+    tab: PairTables,
+    boxes: np.ndarray,
+    replays: dict[int, tuple],
+    tops: np.ndarray,
+    capped: bool = True,
 ) -> ProofTree | None:
     """The proof over ``tab``'s pair space whose leaves are ``boxes`` (rows lo | hi, as
     recorded), the boxes of ``replays`` (index: ``("replay", x1, x2)``) ruled out by
     their replay and the others pruned by the first row whose bound in ``tops`` (per box
     and row: the sum over the trees of the row's largest value among the leaves meeting
     the box, gap_kernel_jit.box_tops) is under its threshold; None where they do not tile
-    the space or a box has no row under its threshold."""
+    the space or a box has no row under its threshold (``capped``: or past
+    proof_tree.MAX_RECORDED boxes)."""
     cols = len(tab.sizes)
     lo, hi = boxes[:, :cols], boxes[:, cols:]
-    tree = ProofTree()
+    tree = ProofTree(capped)
     stack = [
         (
             ProofTree.ROOT,

@@ -46,7 +46,10 @@ class ProofTree:
 
     ROOT = 0
 
-    def __init__(self) -> None:
+    def __init__(self, capped: bool = True) -> None:
+        """``capped``: the recording is given up past MAX_RECORDED boxes (an answer's
+        own, which a certificate may do without); a certificate's own search keeps all."""
+        self.capped = capped
         self.events: list = [None]
         self.yes_of: list[int] = [-1]
         # past MAX_RECORDED boxes, or the compiled search took over: the recording was given up
@@ -56,7 +59,7 @@ class ProofTree:
         """Box n split at (column, rank): the numbers of its "yes" and "no" boxes."""
         if self.dropped:
             return self.ROOT, self.ROOT
-        if len(self.events) + 2 > MAX_RECORDED:
+        if self.capped and len(self.events) + 2 > MAX_RECORDED:
             self.give_up()
             return self.ROOT, self.ROOT
         yes = len(self.events)
