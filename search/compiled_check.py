@@ -55,11 +55,24 @@ def heap_within(enc, tables: PairTables, memory_mb: float | None) -> int:
     """The kernel's heap: ``HEAP_BYTES`` at most, and at most what the query's memory
     limit leaves above the model's estimate, the tables and the kernel's copy of them
     (at least ``MIN_HEAP_BYTES``), as a max gap's search has it."""
+    left = _left(enc, tables, memory_mb)
+    if left is None:
+        return gap_kernel.HEAP_BYTES
+    return max(gap_kernel.MIN_HEAP_BYTES, min(gap_kernel.HEAP_BYTES, left))
+
+
+def fits(enc, tables: PairTables, memory_mb: float | None) -> bool:
+    """Whether the kernel's copy of the tables and its least heap fit what the query's
+    memory limit leaves: else the check's search stays box_search.py's."""
+    left = _left(enc, tables, memory_mb)
+    return left is None or left >= gap_kernel.MIN_HEAP_BYTES
+
+
+def _left(enc, tables: PairTables, memory_mb: float | None) -> int | None:
     room = room_bytes(enc.ensemble, memory_mb)
     if room is None:
-        return gap_kernel.HEAP_BYTES
-    left = room - tables_held(tables) - gap_kernel.search_bytes(tables)
-    return max(gap_kernel.MIN_HEAP_BYTES, min(gap_kernel.HEAP_BYTES, left))
+        return None
+    return room - tables_held(tables) - gap_kernel.search_bytes(tables)
 
 
 class _Replays:
@@ -183,6 +196,10 @@ class HandedOver:
             out = self.first.run(deadline)
             stopped = time.time() >= deadline or bool(stop and stop())
             if out.status != GAVE_UP or self.first.boxes < self.limit or stopped:
+                return BoxOutcome(out.status, self.boxes, out.pair)
+            if not fits(self.enc, self.tab, self.memory_mb):  # box_search.py's, to the end
+                self.limit = float("inf")
+                out = self.first.run(deadline)
                 return BoxOutcome(out.status, self.boxes, out.pair)
             first = self.first.proof
             if first is not None:  # the compiled search records its own, from the whole space

@@ -273,3 +273,13 @@ def test_a_max_gap_bound_is_certified_by_the_compiled_search(
     out = tmp_path / "mg.json"
     r = treesens.max_gap(str(model), vary=["worst_symmetry"], certificate=out)
     assert compiled_searches and r.proof.checked and verify_file(out).valid
+
+
+def test_a_check_whose_memory_limit_leaves_no_room_for_the_kernel_stays_with_box_search_py(
+    every_table, monkeypatch
+):
+    monkeypatch.setattr(compiled_check, "fits", lambda *_args: False)
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))
+    assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert "search" not in ctx.stats["box_search"]
