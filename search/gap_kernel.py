@@ -437,8 +437,7 @@ class KernelSearch:
                     self.lazy,
                     self.root,
                     self.bufs,
-                    self.rec,
-                    self.rec_n,
+                    (self.rec, self.rec_n),
                 )
             status, self.hb, self.hx, self.hn, boxes, u = out
         except KeyboardInterrupt:
@@ -468,7 +467,7 @@ class KernelSearch:
     def box_tops(self, boxes: np.ndarray) -> np.ndarray:
         """Per box (rows lo | hi) and row, the exact bound: the sum over the trees of
         the row's largest value among the leaves meeting the box (no lazy maxima)."""
-        from .gap_kernel_jit import box_tops  # noqa: PLC0415 - numba only when the search runs
+        from .gap_kernel_tops_jit import box_tops  # noqa: PLC0415 - numba only when used
 
         max_nodes = int(np.diff(self.ft.node_start).max(initial=0))
         with signals_raised():

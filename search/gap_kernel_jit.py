@@ -322,6 +322,13 @@ def record(rec, rec_n, lo, hi):
 
 
 @part
+def gone(lost, u, recs, lo, hi):
+    """The box lo, hi dropped under the floor (or resolved): dropped() and record()."""
+    dropped(lost, u)
+    record(recs[0], recs[1], lo, hi)
+
+
+@part
 def record_other(rec, rec_n, lo, hi, c, rr, on_yes):
     """record() of the child of the box lo, hi split on column c at rank rr that the dive
     does not enter (the no side when ``on_yes``)."""
@@ -671,21 +678,15 @@ def run(
     lazy_dives,
     root,
     bufs,
-    rec,
-    rec_n,
+    recs,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
     lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
-    ``lost`` (updated): the largest bound dropped under a floor, the largest shed for
-    memory, how many boxes were shed (heap_shed). A dive at ``max_boxes`` is held (its
-    box in ``held_box``, ``held`` = (1, its bound, its boxes)) and the next run goes on
-    with it from its per-tree arrays in ``bufs`` (run_buffers', kept by the caller from
-    one run to the next: a held dive is not walked again). ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
-    lazy (lazy_or_not), starting from ``root`` (root_walk's, walked once per search by
-    the caller; unread without lazy dives). ``rec``, ``rec_n``: every box dropped under
-    ``u_floor`` or resolved, recorded (record(); a buffer of no rows records nothing): the
-    boxes a proof is rebuilt from (search/compiled_proof.py). Returns (status, heap,
-    boxes, the resolved box's bound)."""
+    ``lost``: heap_shed's. A dive at ``max_boxes`` is held (its box in ``held_box``,
+    ``held`` = (1, its bound, its boxes)) and the next run goes on with it from its arrays
+    in ``bufs`` (run_buffers'). ``reads_f``: per tree, whether it reads F; ``lazy_dives``:
+    dives may be lazy (lazy_or_not), from ``root`` (root_walk's). ``recs``: record()'s
+    (rec, rec_n), every box dropped or resolved. Returns (status, heap, boxes, bound)."""
     cols = out_lo.shape[0]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = bufs
@@ -705,8 +706,7 @@ def run(
             u_box, hn = heap_pop(hb, hx, hn, lo, hi)
             u = u_box
             if u <= u_floor:
-                dropped(lost, u)
-                record(rec, rec_n, lo, hi)
+                gone(lost, u, recs, lo, hi)
                 continue
             start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
             u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
@@ -716,12 +716,10 @@ def run(
             boxes += 1
             u, start = lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule)
             if u <= u_floor:
-                dropped(lost, u)
-                record(rec, rec_n, lo, hi)
+                gone(lost, u, recs, lo, hi)
                 break
             if start < 0:  # resolved: the lower corner is an exact pair
-                dropped(lost, u)
-                record(rec, rec_n, lo, hi)
+                gone(lost, u, recs, lo, hi)
                 out_lo[:] = lo
                 return RESOLVED, hb, hx, hn, boxes, u
             c, rr, nw, uy, un = split(
@@ -731,7 +729,7 @@ def run(
             go_u, stay_u = (uy, un) if on_yes else (un, uy)
             if stay_u <= u_floor:
                 dropped(lost, stay_u)
-                record_other(rec, rec_n, lo, hi, c, rr, on_yes)
+                record_other(recs[0], recs[1], lo, hi, c, rr, on_yes)
             else:
                 hb, hx, hn = push_other(
                     hb, hx, hn, stay_u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost
@@ -748,27 +746,3 @@ def run(
                 held[0], held[1], held[2] = 1.0, u, float(visited)
                 return BUDGET, hb, hx, hn, boxes, 0.0
     return EMPTY, hb, hx, hn, boxes, 0.0
-
-
-@jit
-def box_tops(ft_arrays, boxes, max_nodes):
-    """Per box (rows lo | hi) and row, the sum over the trees of the row's largest value
-    among the leaves meeting the box: what a certificate states a pruned box's bound to
-    be (search/compiled_proof.py), walked as walk() walks a box."""
-    values, node_start = ft_arrays[0], ft_arrays[1]
-    rows, trees = values.shape[1], node_start.shape[0] - 1
-    cols = boxes.shape[1] // 2
-    out = np.empty((boxes.shape[0], rows))
-    top, low = np.empty((trees, rows)), np.empty((trees, rows))
-    opn = np.zeros((trees, cols), dtype=np.bool_)
-    stack = np.empty(max_nodes + 1, dtype=np.int64)
-    for b in range(boxes.shape[0]):
-        lo, hi = boxes[b, :cols], boxes[b, cols:]
-        for t in range(trees):
-            walk(ft_arrays, t, lo, hi, top, low, stack, opn)
-        for r in range(rows):
-            s = 0.0
-            for t in range(trees):
-                s += top[t, r]
-            out[b, r] = s
-    return out

@@ -50,6 +50,7 @@ LAZY_OK = frozenset(
 LAZY_MODULES = frozenset(
     {
         "treesens.search.gap_kernel_jit",
+        "treesens.search.gap_kernel_tops_jit",  # exact bounds of a recorded search's boxes
         "treesens.search.pair_walk_jit",  # the pair tables' compiled walk (numba)
         "treesens.search.tree_eval_jit",  # the heuristic's compiled walk (numba)
         "treesens.questions.certify",
