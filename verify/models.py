@@ -153,6 +153,9 @@ def _xgboost(path: str) -> Model:
     doc = json.loads(booster.save_raw("json"))
     learner = doc["learner"]
     objective = learner["objective"]["name"]
+    booster_name = learner["gradient_booster"].get("name")
+    if booster_name != "gbtree":  # dart weighs its trees at predict time; gblinear has none
+        raise ModelError(f"booster {booster_name!r}: the checker reads gbtree models")
     # reg:logistic predicts P(class 1) as binary:logistic does, its base score a probability;
     # binary:logitraw predicts the margin (P = sigmoid of it), its base score a margin
     known = (
@@ -173,6 +176,11 @@ def _xgboost(path: str) -> Model:
         float(v) for v in str(learner["learner_model_param"]["base_score"]).strip("[]").split(",")
     ]
     model = learner["gradient_booster"]["model"]
+    if any(_vector_leaves(t) for t in model["trees"]):
+        raise ModelError(
+            "trees with vector leaves (multi_strategy='multi_output_tree'): the checker reads "
+            "one value per leaf"
+        )
     outputs = [int(k) for k in model.get("tree_info", [])]
     trees = [
         _xgboost_tree(t, outputs[i] if i < len(outputs) else 0)
@@ -205,6 +213,12 @@ def _xgboost(path: str) -> Model:
     else:
         offset = math.log(base[0] / (1.0 - base[0]))
     return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True, reads_nan=True)
+
+
+def _vector_leaves(t: dict) -> bool:
+    """Whether a tree of XGBoost's JSON model holds a vector per leaf (its
+    ``leaf_weights``; ``split_conditions`` then holds no leaf's value)."""
+    return int(t.get("tree_param", {}).get("size_leaf_vector", "1") or 1) > 1
 
 
 def _xgboost_tree(t: dict, output: int) -> Tree:
@@ -470,6 +484,8 @@ def _lightgbm_node(node: dict):
     default side); a categorical node (``==``) sends the codes its threshold lists
     (``a||b||c``) left, and NaN, negative and unlisted values right."""
     if "leaf_value" in node:
+        if "leaf_coeff" in node:  # a linear tree's leaf: leaf_const + coefficients x inputs
+            raise ModelError("linear trees (linear_tree): the checker reads one value per leaf")
         return float(node["leaf_value"])
     feature = int(node["split_feature"])
     kids = node["left_child"], node["right_child"]
@@ -532,6 +548,17 @@ def _sklearn_boosting(est, task: str) -> Model:
     """raw = init + learning rate * the trees' sum, per class (a multiclass model: one
     tree per class and stage, P = softmax)."""
     n = est.n_features_in_
+    start = est.init_
+    if not (isinstance(start, str) and start == "zero") and type(start).__name__ not in (
+        "DummyRegressor",
+        "DummyClassifier",
+    ):  # an estimator's raw prediction depends on the input: no offset states it
+        raise ModelError(
+            f"{type(est).__name__} with init={type(start).__name__}: the checker reads the "
+            "default init (a constant) or init='zero'"
+        )
+    if getattr(start, "strategy", None) == "stratified":  # random, row by row
+        raise ModelError(f"{type(est).__name__} with a stratified DummyClassifier init")
     init = est._raw_predict_init(np.zeros((1, n), dtype=np.float32))[0]
     lr = float(est.learning_rate)
     k_out = est.estimators_.shape[1]
