@@ -172,6 +172,8 @@ def _xgboost(path: str) -> Model:
             "multi:softprob / multi:softmax, reg:squarederror / absoluteerror / "
             "pseudohubererror and reg:gamma / count:poisson / reg:tweedie models"
         )
+    if int(learner["learner_model_param"].get("num_target", 1) or 1) > 1:
+        raise ModelError("a model of several targets (num_target > 1): the checker reads one")
     base = [
         float(v) for v in str(learner["learner_model_param"]["base_score"]).strip("[]").split(",")
     ]
@@ -443,6 +445,8 @@ def _lightgbm(path: str) -> Model:
     objective = str(doc.get("objective", ""))
     # cross_entropy predicts P(class 1) = sigmoid(raw), as binary does
     name = objective.split()[0] if objective.split() else ""
+    if "sqrt" in objective.split():  # reg_sqrt: the prediction is sign(raw) raw^2
+        raise ModelError(f"objective {objective}: a regression on the square root")
     n_class = int(doc.get("num_class", 1))
     trees = [_nested_tree(t["tree_structure"], _lightgbm_node) for t in doc["tree_info"]]
     if doc.get("average_output"):  # random-forest mode: the raw score is the mean over

@@ -99,3 +99,26 @@ def test_an_xgboost_model_of_another_booster_than_gbtree_is_refused_by_name(boos
     )
     with pytest.raises(ModelError, match=f"booster '{booster}'"):
         read_model(str(tmp_path / "m.json"), "xgboost")
+
+
+def test_a_lightgbm_regression_on_the_square_root_is_refused(tmp_path):
+    """``reg_sqrt`` predicts sign(raw) raw^2: the checker read its raw score as the
+    prediction (a change of 8 certified as none of 4)."""
+    import lightgbm
+
+    X, y = _data()
+    params = {"objective": "regression", "reg_sqrt": True, "num_leaves": 4, "verbose": -1}
+    lightgbm.train(params, lightgbm.Dataset(X, y), 3).save_model(tmp_path / "sq.txt")
+    with pytest.raises(ModelError, match="square root"):
+        read_model(str(tmp_path / "sq.txt"), "lightgbm")
+
+
+def test_an_xgboost_model_of_several_targets_is_refused(tmp_path):
+    """Its prediction is one number per target; a change is claimed of one."""
+    import xgboost
+
+    X, y = _data()
+    est = xgboost.XGBRegressor(n_estimators=2, max_depth=2).fit(X, np.stack([y, -y], axis=1))
+    est.get_booster().save_model(tmp_path / "mt.json")
+    with pytest.raises(ModelError, match="several targets"):
+        read_model(str(tmp_path / "mt.json"), "xgboost")
