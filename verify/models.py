@@ -515,6 +515,8 @@ def _sklearn(path: str) -> Model:
 def sklearn_model(est) -> Model:
     """A fitted scikit-learn tree ensemble's trees."""
     kind = type(est).__name__
+    if int(getattr(est, "n_outputs_", 1)) > 1:  # a prediction per output; a claim of one
+        raise ModelError(f"{kind} of {est.n_outputs_} outputs: the checker reads one")
     if kind in ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor"):
         from .models_hgb import read_hgb
 

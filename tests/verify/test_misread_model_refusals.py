@@ -122,3 +122,20 @@ def test_an_xgboost_model_of_several_targets_is_refused(tmp_path):
     est.get_booster().save_model(tmp_path / "mt.json")
     with pytest.raises(ModelError, match="several targets"):
         read_model(str(tmp_path / "mt.json"), "xgboost")
+
+
+@pytest.mark.parametrize("kind", ["RandomForestRegressor", "RandomForestClassifier"])
+def test_a_scikit_learn_forest_of_several_outputs_is_refused(kind, tmp_path):
+    """The checker read its first output's leaves alone (a second output's change of 7
+    certified as none of 1)."""
+    import skops.io
+    from sklearn import ensemble
+
+    X, y = _data()
+    Y = np.stack([X[:, 1], y], axis=1)
+    if kind.endswith("Classifier"):
+        Y = (Y.mean(axis=0) < Y).astype(int)
+    est = getattr(ensemble, kind)(n_estimators=2, max_depth=2, random_state=0).fit(X, Y)
+    skops.io.dump(est, tmp_path / "rf.skops")
+    with pytest.raises(ModelError, match="of 2 outputs"):
+        read_model(str(tmp_path / "rf.skops"), "sklearn")
