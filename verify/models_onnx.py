@@ -103,6 +103,7 @@ def read_onnx(path: str, test: str = "<=") -> Model:
             f"{op.op_type}: the checker reads TreeEnsembleClassifier and TreeEnsembleRegressor"
         )
     names, float32 = _features(g)
+    float32 = _compared_in_float32(g, op, float32)
     a = _attributes(op)
     if a.get("aggregate_function", "SUM") != "SUM":
         raise ModelError("an ensemble whose trees are not summed")
@@ -215,6 +216,34 @@ def _features(g) -> tuple[list[str] | None, bool]:
             raise ModelError(f"input {name} has no fixed number of columns")
         names += [name] if k == 1 else [f"{name}_{i}" for i in range(k)]
     return names, float32
+
+
+def _compared_in_float32(g, op, float32: bool) -> bool:
+    """Whether the ensemble compares float32 values: its input traced back to the graph's
+    inputs (through Identity, a product by one, Cast and the Concat of the inputs) is
+    float32 when the inputs are or a Cast on the way makes it so; a Cast to double keeps
+    the inputs' values, one to any other type (an integer, float16) is refused."""
+    import onnx
+
+    made = {out: n for n in g.node for out in n.output}
+    name, seen = op.input[0], set()
+    while name in made and name not in seen:
+        seen.add(name)
+        node = made[name]
+        if node.op_type == "Cast":
+            to = {a.name: a.i for a in node.attribute}.get("to")
+            if to not in (_FLOAT, _DOUBLE):
+                kind = onnx.TensorProto.DataType.Name(to) if to is not None else "no type"
+                raise ModelError(
+                    f"a Cast to {kind} before the trees: the checker reads float or double"
+                )
+            float32 = float32 or to == _FLOAT
+        elif node.op_type == "Concat":
+            return float32  # of the graph's inputs (``_features``)
+        elif node.op_type not in ("Identity", "Mul", "Div"):  # Mul, Div: by one (read_onnx)
+            raise ModelError(f"a {node.op_type} before the trees")
+        name = node.input[0]
+    return float32
 
 
 def _attributes(op) -> dict:
