@@ -314,21 +314,38 @@ def _check_claim(
 def _scope_text(model: Model, checker: Checker) -> str:
     """Which features the claim varies, and over what: a proof speaks of the pairs
     within the domain the certificate states (a narrower one proves less), so the verdict
-    names the varied features' bounds, and says whether the others have any."""
+    names the varied features' bounds and every other feature's that has any (or is
+    integer), grouped by bounds, each number as it is (a bound rounded for show could
+    name values the proof does not cover)."""
     varied = []
     for f in sorted(checker.varied):
         d = checker.domain[f]
-        bounds = "" if d.codes is not None else f" in [{d.lb:g}, {d.ub:g}]"
+        bounds = "" if d.codes is not None else f" in {_interval(d)}"
         varied.append(f"{model.features[f]}{bounds}" + (" (integers)" if d.integer else ""))
-    others = [
-        f
-        for f, d in enumerate(checker.domain)
-        if f not in checker.varied and d.codes is None and (d.lb > -INF or d.ub < INF)
-    ]
+    groups: dict[str, list[str]] = {}
+    for f, d in enumerate(checker.domain):
+        if f in checker.varied or d.codes is not None:
+            continue  # a coded feature's codes: ``_domain_text``
+        if d.lb > -INF or d.ub < INF or d.integer:
+            shown = _interval(d) + (" (integers)" if d.integer else "")
+            groups.setdefault(shown, []).append(model.features[f])
     said = "varying " + ", ".join(varied)
-    if others:
-        said += ", the others within their stated bounds"
+    if groups:
+        listed = "; ".join(f"{', '.join(names)} in {shown}" for shown, names in groups.items())
+        said += f"; the others bounded as the certificate states: {listed}"
+        if sum(map(len, groups.values())) + len(checker.varied) < len(checker.domain):
+            said += "; the rest unbounded"
     return said
+
+
+def _interval(d: Domain) -> str:
+    return f"[{_number(d.lb)}, {_number(d.ub)}]"
+
+
+def _number(v: float) -> str:
+    """A bound as short as it reads back exactly (``%g`` when that is exact)."""
+    short = f"{v:g}"
+    return short if float(short) == v else repr(v)
 
 
 def _domain_text(model: Model, domain: list[Domain], named: dict[str, list[str]]) -> str:
