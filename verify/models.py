@@ -114,7 +114,65 @@ def read_model(
     certificate's splits use (the checker maps every node's mode onto it); ``maps``: a
     pipeline certificate's per-column maps (confirmed against the pipeline's transform);
     ``base_score`` and ``num_class``: an XGBoost dump's, which it does not record;
-    ``categories``: per CatBoost one-hot feature, the category each code names."""
+    ``categories``: per CatBoost one-hot feature, the category each code names.
+    Every tree must be one (``well_formed``); a model file whose reading fails on its
+    own shape (a list too short, a field missing, a tree nested too deep) is a ModelError
+    (a pipeline's reading also reads the certificate's maps: its errors stay its own)."""
+    if library == "sklearn-pipeline":
+        from .models_pipeline import read_pipeline
+
+        model = read_pipeline(path, maps)
+    else:
+        try:
+            model = _read(path, library, base_score, test, num_class, categories)
+        except (IndexError, KeyError, TypeError, ValueError, RecursionError) as e:
+            what = f"{type(e).__name__}: {str(e)[:120]}"
+            raise ModelError(f"the model's file does not read as trees ({what})") from None
+    for k, t in enumerate(model.trees):
+        why = malformed(t, len(model.features))
+        if why is not None:
+            raise ModelError(f"tree {k} is malformed: {why}")
+    return model
+
+
+def malformed(t: Tree, n_features: int) -> str | None:
+    """Why a tree is not one the checker can walk as the library does (None: it is): from
+    node 0, every inner node tests a feature of the model at a threshold that is a number
+    (not NaN) and has two children among the tree's nodes, no node is reached twice (no
+    cycle, no node shared), and every leaf reached holds finite values."""
+    n = len(t.feature)
+    columns = [t.threshold, t.left, t.right, t.value]
+    columns += [c for c in (t.values, t.default_left, t.missing, t.cats) if c is not None]
+    if n == 0 or any(len(c) != n for c in columns):
+        return "its node lists are not one entry per node"
+    seen = [False] * n
+    stack = [0]
+    while stack:
+        i = stack.pop()
+        if seen[i]:
+            return f"node {i} is reached twice (a cycle, or a node shared)"
+        seen[i] = True
+        if t.feature[i] < 0 and t.left[i] != -1:
+            return f"node {i} tests feature {t.feature[i]}, which the model does not have"
+        if t.feature[i] < 0:
+            values = t.values[i] if t.values is not None else [t.value[i]]
+            if not all(math.isfinite(v) for v in values):
+                return f"leaf {i} holds {values!r}, no finite value"
+            continue
+        if t.feature[i] >= n_features:
+            return f"node {i} tests feature {t.feature[i]}, which the model does not have"
+        cats = t.cats[i] if t.cats is not None else None
+        if cats is None and math.isnan(t.threshold[i]):
+            return f"node {i}'s threshold is NaN"
+        for child in (t.left[i], t.right[i]):
+            if not (isinstance(child, int) and 0 <= child < n):
+                return f"node {i}'s child {child!r} is no node of the tree"
+            stack.append(child)
+    return None
+
+
+def _read(path, library, base_score, test, num_class, categories) -> Model:
+    """``read_model``'s reading of the file, by library (a pipeline aside)."""
     if library == "xgboost":
         return _xgboost(path)
     if library == "xgboost-dump":
@@ -123,10 +181,6 @@ def read_model(
         return _lightgbm(path)
     if library == "sklearn":
         return _sklearn(path)
-    if library == "sklearn-pipeline":
-        from .models_pipeline import read_pipeline
-
-        return read_pipeline(path, maps)
     if library == "catboost":
         from .models_catboost import read_catboost
 
