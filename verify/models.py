@@ -130,6 +130,14 @@ def read_model(
             raise ModelError(f"the model's file does not read as trees ({what})") from None
     for k, t in enumerate(model.trees):
         why = malformed(t, len(model.features))
+        if why is None and t.values is None and not 0 <= t.output < model.n_outputs:
+            why = f"it adds to output {t.output} of a model of {model.n_outputs}"
+        if (
+            why is None
+            and t.values is not None
+            and any(len(v) != model.n_outputs for v in t.values)
+        ):
+            why = f"its leaves do not hold one value per output ({model.n_outputs})"
         if why is not None:
             raise ModelError(f"tree {k} is malformed: {why}")
     return model

@@ -6,6 +6,7 @@ a malformed certificate; a NaN threshold: both sides at once)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -115,3 +116,16 @@ def test_a_split_on_a_feature_the_model_lacks_is_refused():
 
 def test_node_lists_of_different_lengths_are_refused():
     assert "one entry per node" in malformed(_tree(value=[0.0, 1.0]), 1)
+
+
+def test_a_tree_adding_to_an_output_the_model_lacks_is_refused(tmp_path):
+    """XGBoost loads a binary model whose ``tree_info`` names output 1 and adds that
+    tree into the next row's margin; the checker left the tree out."""
+    path = Path(_stump_model(tmp_path, lambda tree: None))
+    doc = json.loads(path.read_text())
+    doc["learner"]["gradient_booster"]["model"]["tree_info"][1] = 1
+    path.write_text(json.dumps(doc))
+    with pytest.raises(
+        ModelError, match="tree 1 is malformed: it adds to output 1 of a model of 1"
+    ):
+        read_model(str(path), "xgboost")
