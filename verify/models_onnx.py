@@ -104,6 +104,7 @@ def read_onnx(path: str, test: str = "<=") -> Model:
         )
     names, float32 = _features(g)
     float32 = _compared_in_float32(g, op, float32)
+    _outputs_of_the_trees(g, op)
     a = _attributes(op)
     if a.get("aggregate_function", "SUM") != "SUM":
         raise ModelError("an ensemble whose trees are not summed")
@@ -244,6 +245,34 @@ def _compared_in_float32(g, op, float32: bool) -> bool:
             raise ModelError(f"a {node.op_type} before the trees")
         name = node.input[0]
     return float32
+
+
+def _outputs_of_the_trees(g, op) -> None:
+    """Every graph output must be one of the ensemble's, through Identity, ZipMap, a
+    product by one or a Cast (the scores' only to float or double: a Cast to an integer
+    would make them other numbers than the trees' sums): the checker's claim is about the
+    trees' scores, and a graph may output something else (its input itself)."""
+    import onnx
+
+    made = {out: n for n in g.node for out in n.output}
+    scores = op.output[-1]  # a classifier's second output, a regressor's only one
+    for out in g.output:
+        name, seen, through_cast = out.name, set(), None
+        while name in made and made[name] is not op and name not in seen:
+            seen.add(name)
+            node = made[name]
+            if node.op_type == "Cast":
+                to = {a.name: a.i for a in node.attribute}.get("to")
+                if to not in (_FLOAT, _DOUBLE):
+                    through_cast = to
+            elif node.op_type not in ("Identity", "ZipMap", "Mul", "Div"):
+                break
+            name = node.input[0]
+        if name not in op.output:
+            raise ModelError(f"the graph's output {out.name!r} is not one the trees compute")
+        if name == scores and through_cast is not None:
+            kind = onnx.TensorProto.DataType.Name(through_cast)
+            raise ModelError(f"the graph's output {out.name!r} casts the scores to {kind}")
 
 
 def _attributes(op) -> dict:

@@ -1,6 +1,7 @@
 """An ONNX graph may Cast its input before the trees: onnxruntime then compares the cast
 values, and the checker reads the trees in the precision they receive (a double input
-cast to float compares float32 values), and refuses a Cast to any other type."""
+cast to float compares float32 values), and refuses a Cast to any other type. Its
+outputs must be the trees' (the claim is of their scores)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from treesens.verify.check import goes_left
 from treesens.verify.models import ModelError, read_model
 
 
-def _stump(path, cast_to: int) -> None:
-    """A double input [N, 2], Cast to ``cast_to``, then one tree: x0 <= 0.5 ? +5 : -5."""
+def _stump(path, cast_to: int, output: list | None = None) -> None:
+    """A double input [N, 2], Cast to ``cast_to``, then one tree: x0 <= 0.5 ? +5 : -5;
+    ``output``: the graph's output, (its name, the nodes making it from the trees' "Y" or
+    the input "X", its type) in place of "Y"."""
     import onnx
     from onnx import TensorProto, helper
 
@@ -40,11 +43,12 @@ def _stump(path, cast_to: int) -> None:
         post_transform="NONE",
         aggregate_function="SUM",
     )
+    name, after, kind = output or ("Y", [], TensorProto.FLOAT)
     graph = helper.make_graph(
-        [helper.make_node("Cast", ["X"], ["Xc"], to=cast_to), tree],
+        [helper.make_node("Cast", ["X"], ["Xc"], to=cast_to), tree, *after],
         "stump",
         [helper.make_tensor_value_info("X", TensorProto.DOUBLE, [None, 2])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 1])],
+        [helper.make_tensor_value_info(name, kind, None)],
     )
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
     model = helper.make_model(graph, opset_imports=opsets)
@@ -99,4 +103,21 @@ def test_a_forged_certificate_over_values_the_cast_rounds_down_is_rejected(tmp_p
 def test_a_cast_to_an_integer_before_the_trees_is_refused(tmp_path):
     _stump(tmp_path / "m.onnx", 7)  # TensorProto.INT64
     with pytest.raises(ModelError, match="Cast to INT64"):
+        read_model(str(tmp_path / "m.onnx"), "onnx")
+
+
+def test_a_graph_whose_output_is_not_the_trees_is_refused(tmp_path):
+    """Its output is its input, whatever the trees say of it."""
+    from onnx import helper
+
+    _stump(tmp_path / "m.onnx", 1, ("Z", [helper.make_node("Identity", ["X"], ["Z"])], 11))
+    with pytest.raises(ModelError, match="output 'Z' is not one the trees compute"):
+        read_model(str(tmp_path / "m.onnx"), "onnx")
+
+
+def test_a_graph_casting_the_scores_to_an_integer_is_refused(tmp_path):
+    from onnx import helper
+
+    _stump(tmp_path / "m.onnx", 1, ("Z", [helper.make_node("Cast", ["Y"], ["Z"], to=7)], 7))
+    with pytest.raises(ModelError, match="output 'Z' casts the scores to INT64"):
         read_model(str(tmp_path / "m.onnx"), "onnx")
