@@ -196,6 +196,9 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         )
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")
+    stated = _stated_otherwise(m, model) if int(doc.get("version", 1)) >= 2 else None
+    if stated is not None:
+        return Verdict(False, f"the certificate states {stated}")
     q = doc["question"]
     if doc.get("groups") is not None:  # one-hot groups folded into one feature each
         model = folded(model, read_groups(doc["groups"]))
@@ -233,6 +236,31 @@ def shown_path(path: Path) -> str:
         return str(short) if short.samefile(path) else str(path)
     except OSError:
         return str(path)
+
+
+def _stated_otherwise(m: dict, model: Model) -> str | None:
+    """What the certificate's ``model`` section states that the model file does not hold
+    (None: nothing). A dump's base score and classes are the certificate's to state (the
+    file holds neither); of another model the checker reads them from the file, so a
+    section stating others describes another model than the one checked: the number of
+    classes (1 for a binary model or a regressor) and a classifier's base score (a
+    binary model's as the probability its starting margin gives, a multiclass one's as
+    class 0's starting margin; a regressor's is not stated). The comparison (``test``)
+    is the library's, read from the file (ONNX: the certificate's choice); the one
+    stated is not read (treesens states '<' for a LightGBM model with one-hot groups)."""
+    if m["library"] == "xgboost-dump":
+        return None
+    classes = model.n_outputs if model.task == "classifier" else 1
+    if "num_class" in m and int(m["num_class"]) != classes:
+        return f"num_class {m['num_class']}, and the model has {classes}"
+    if "base_score" in m and model.task == "classifier":
+        if model.n_outputs > 1:
+            base = model.offsets[0]
+        else:
+            base = 1.0 / (1.0 + math.exp(-model.offset * model.margin_per_logit))
+        if not math.isclose(float(m["base_score"]), base, rel_tol=1e-6, abs_tol=1e-9):
+            return f"base_score {m['base_score']!r}, and the model's is {base:.9g}"
+    return None
 
 
 def _kind(step) -> str | None:
