@@ -115,7 +115,7 @@ def read_model(
     pipeline certificate's per-column maps (confirmed against the pipeline's transform);
     ``base_score`` and ``num_class``: an XGBoost dump's, which it does not record;
     ``categories``: per CatBoost one-hot feature, the category each code names.
-    Every tree must be one (``well_formed``); a model file whose reading fails on its
+    Every tree must be one (``malformed``); a model file whose reading fails on its
     own shape (a list too short, a field missing, a tree nested too deep) is a ModelError
     (a pipeline's reading also reads the certificate's maps: its errors stay its own)."""
     if library == "sklearn-pipeline":
