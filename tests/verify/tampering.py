@@ -5,6 +5,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]
+MODEL = REPO / "examples" / "breast_cancer_xgb.json"
+
+
+def worst_symmetry_certificate(folder: Path) -> Path:
+    """The shipped breast-cancer model's certificate that worst_symmetry alone does not
+    reach gap 0.1, written by the CLI into ``folder`` and checked valid."""
+    from treesens.tests.conftest import treesens_here
+    from treesens.verify import verify_file
+
+    out = folder / "c.json"
+    p = treesens_here(
+        "check", MODEL, "--vary", "worst_symmetry", "--gap", "0.1", "--certificate", out
+    )
+    assert p.returncode == 0 and verify_file(out).valid, p.stderr
+    return out
+
 
 def tampered(certificate: Path, folder: Path, change) -> Path:
     """A copy of ``certificate`` in ``folder`` with ``change(doc)`` applied to its JSON."""

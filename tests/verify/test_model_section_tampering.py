@@ -9,23 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from treesens.tests.verify.tampering import tampered
+from treesens.tests.verify.tampering import tampered, worst_symmetry_certificate
 from treesens.verify import verify_file
-
-REPO = Path(__file__).resolve().parents[2]
-MODEL = REPO / "examples" / "breast_cancer_xgb.json"
 
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory) -> Path:
-    from treesens.tests.conftest import treesens_here
-
-    out = tmp_path_factory.mktemp("cert") / "c.json"
-    p = treesens_here(
-        "check", MODEL, "--vary", "worst_symmetry", "--gap", "0.1", "--certificate", out
-    )
-    assert p.returncode == 0 and verify_file(out).valid, p.stderr
-    return out
+    return worst_symmetry_certificate(tmp_path_factory.mktemp("cert"))
 
 
 STATED = {
