@@ -30,9 +30,9 @@ from ..compiler.query import ANY, Gap, GapKind, Query
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
-from ..search.box_search import FOUND, PROVED, BoxSearch
+from ..search.box_search import FOUND, PROVED
 from ..search.boxes import rows_of_each_input
-from ..search.compiled_check import HandedOver, compiled_check_applies
+from ..search.compiled_check import check_search
 from ..search.link_proof import link_proof_encoding, link_search
 from ..search.pair_boxes import (
     PairTablesTooLarge,
@@ -326,10 +326,7 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
     one replay. Past its first boxes the search goes on compiled
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
     left empty where that rebuild fails."""
-    if compiled_check_applies():
-        search = HandedOver(enc, tables, None, lambda _ready: None, ProofTree(capped=False))
-    else:
-        search = BoxSearch(enc, tables, proof=ProofTree(capped=False))
+    search = check_search(enc, tables, proof=ProofTree(capped=False))
     fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:
         out = search.run(deadline)

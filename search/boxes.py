@@ -33,7 +33,7 @@ from ..answers.verdict import Accepted, NearMiss, check_pair
 from ..compiler.encode import Encoding, ensemble_structure, gap_row_terms
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
-from .compiled_check import COMPILED, HandedOver, compiled_check_applies
+from .compiled_check import COMPILED, HandedOver, check_search
 from .gap_kernel import Readiness
 from .heuristic_stage import pair_over_all_inputs
 from .link_boxes import link_box_stage, link_tables
@@ -191,10 +191,8 @@ class BoxStage:
         compiled one past its first boxes (search/compiled_check.py), which gives up a
         proof recorded for a certificate."""
         proof = ProofTree() if self.recorded is not None else None
-        if compiled_check_applies():
-            on_hand_over = lambda r: self._handed_over(ctx, r)  # noqa: E731
-            return HandedOver(enc, tables, ctx.tables_mb, on_hand_over, proof)
-        return BoxSearch(enc, tables, proof=proof)
+        on_hand_over = lambda r: self._handed_over(ctx, r)  # noqa: E731
+        return check_search(enc, tables, ctx.tables_mb, on_hand_over, proof)
 
     def _handed_over(self, ctx: SolveContext, ready: Readiness) -> None:
         self.stats["search"] = COMPILED

@@ -212,3 +212,14 @@ class HandedOver:
         self.then.stop = self.stop
         out = self.then.run(deadline)
         return BoxOutcome(out.status, self.boxes, out.pair)
+
+
+def check_search(
+    enc, tables: PairTables, memory_mb: float | None = None, on_hand_over=None, proof=None
+) -> BoxSearch | HandedOver:
+    """A check's box search over ``tables``: box_search.py's, handed over to the compiled
+    one past its first boxes where numba is installed (HandedOver; ``on_hand_over``
+    given the kernel's readiness, if any); ``proof``: the ProofTree it records into."""
+    if not compiled_check_applies():
+        return BoxSearch(enc, tables, proof=proof)
+    return HandedOver(enc, tables, memory_mb, on_hand_over or (lambda _ready: None), proof)
