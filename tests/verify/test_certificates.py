@@ -177,47 +177,39 @@ def test_a_lightgbm_model_whose_tree_sizes_an_edit_made_wrong_is_certified_not_a
     assert f"certified: {out}, verified" in p.stdout
 
 
-def test_the_verdict_names_the_varied_features_and_the_bounds_the_proof_covers(tmp_path):
-    """A certificate written with narrower bounds proves less: its verdict says so."""
+def _two_trees_verdict(tmp_path, bounds: str) -> str:
+    """The checker's verdict on the two-tree dump's certificate of f1 at margin gap 0.75,
+    written under the details ``bounds`` (their rows for f0 and f1)."""
     details = tmp_path / "details.csv"
-    details.write_text("feature,name,lb,ub\n0,f0,-inf,inf\n1,f1,3.5,4\n")
+    details.write_text("feature,name,lb,ub\n" + bounds)
     out = tmp_path / "c.json"
     p = treesens_here(
         "check", REPO / "examples" / "two_trees_dump.json", "--details", details,
         "--vary", "f1", "--margin-gap", "0.75", "--certificate", out,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
-    assert "; varying f1 in [3.5, 4]; no pair reaches" in verify_file(out).message
+    return verify_file(out).message
+
+
+def test_the_verdict_names_the_varied_features_and_the_bounds_the_proof_covers(tmp_path):
+    """A certificate written with narrower bounds proves less: its verdict says so."""
+    verdict = _two_trees_verdict(tmp_path, "0,f0,-inf,inf\n1,f1,3.5,4\n")
+    assert "; varying f1 in [3.5, 4]; no pair reaches" in verdict
 
 
 def test_the_verdict_names_each_bounded_other_feature_and_its_bounds(tmp_path):
     """'the others within their stated bounds' said neither which nor what: a proof over
     a narrowed shared feature reads as one over all its values."""
-    details = tmp_path / "details.csv"
-    details.write_text("feature,name,lb,ub\n0,f0,0,4.5\n1,f1,-inf,inf\n")
-    out = tmp_path / "c.json"
-    p = treesens_here(
-        "check", REPO / "examples" / "two_trees_dump.json", "--details", details,
-        "--vary", "f1", "--margin-gap", "0.75", "--certificate", out,
-    )  # fmt: skip
-    assert p.returncode == 0, p.stderr
     said = (
         "varying f1 in [-inf, inf]; the others bounded as the certificate states: f0 in [0, 4.5];"
     )
-    assert said in verify_file(out).message
+    assert said in _two_trees_verdict(tmp_path, "0,f0,0,4.5\n1,f1,-inf,inf\n")
 
 
 def test_the_verdict_shows_a_bound_exactly_where_rounding_would_widen_it(tmp_path):
     """A domain from 3.5000001 read '[3.5, 4]' named a value the proof does not cover."""
-    details = tmp_path / "details.csv"
-    details.write_text("feature,name,lb,ub\n0,f0,-inf,inf\n1,f1,3.5000001,4\n")
-    out = tmp_path / "c.json"
-    p = treesens_here(
-        "check", REPO / "examples" / "two_trees_dump.json", "--details", details,
-        "--vary", "f1", "--margin-gap", "0.75", "--certificate", out,
-    )  # fmt: skip
-    assert p.returncode == 0, p.stderr
-    assert "; varying f1 in [3.5000001, 4]; no pair reaches" in verify_file(out).message
+    verdict = _two_trees_verdict(tmp_path, "0,f0,-inf,inf\n1,f1,3.5000001,4\n")
+    assert "; varying f1 in [3.5000001, 4]; no pair reaches" in verdict
 
 
 def test_cli_verify_of_a_missing_file_is_one_line_and_exit_2(tmp_path):

@@ -54,16 +54,21 @@ def test_a_gradient_boosting_model_with_its_default_start_is_read(tmp_path):
     assert read_model(str(tmp_path / "gb.skops"), "sklearn").task == "regressor"
 
 
-def test_a_lightgbm_linear_tree_model_is_refused(tmp_path):
-    """Its leaves add coefficients times the inputs to a constant: the checker read
-    each leaf's ``leaf_value`` alone."""
+def _lightgbm_refused(tmp_path, params: dict, rounds: int, match: str) -> None:
+    """A LightGBM regression trained with ``params`` is refused by the checker's reader."""
     import lightgbm
 
     X, y = _data()
-    params = {"objective": "regression", "linear_tree": True, "num_leaves": 2, "verbose": -1}
-    lightgbm.train(params, lightgbm.Dataset(X, y), 2).save_model(tmp_path / "lin.txt")
-    with pytest.raises(ModelError, match="linear trees"):
-        read_model(str(tmp_path / "lin.txt"), "lightgbm")
+    params = {"objective": "regression", "verbose": -1, **params}
+    lightgbm.train(params, lightgbm.Dataset(X, y), rounds).save_model(tmp_path / "m.txt")
+    with pytest.raises(ModelError, match=match):
+        read_model(str(tmp_path / "m.txt"), "lightgbm")
+
+
+def test_a_lightgbm_linear_tree_model_is_refused(tmp_path):
+    """Its leaves add coefficients times the inputs to a constant: the checker read
+    each leaf's ``leaf_value`` alone."""
+    _lightgbm_refused(tmp_path, {"linear_tree": True, "num_leaves": 2}, 2, "linear trees")
 
 
 def test_an_xgboost_model_with_vector_leaves_is_refused(tmp_path):
@@ -104,13 +109,7 @@ def test_an_xgboost_model_of_another_booster_than_gbtree_is_refused_by_name(boos
 def test_a_lightgbm_regression_on_the_square_root_is_refused(tmp_path):
     """``reg_sqrt`` predicts sign(raw) raw^2: the checker read its raw score as the
     prediction (a change of 8 certified as none of 4)."""
-    import lightgbm
-
-    X, y = _data()
-    params = {"objective": "regression", "reg_sqrt": True, "num_leaves": 4, "verbose": -1}
-    lightgbm.train(params, lightgbm.Dataset(X, y), 3).save_model(tmp_path / "sq.txt")
-    with pytest.raises(ModelError, match="square root"):
-        read_model(str(tmp_path / "sq.txt"), "lightgbm")
+    _lightgbm_refused(tmp_path, {"reg_sqrt": True, "num_leaves": 4}, 3, "square root")
 
 
 def test_an_xgboost_model_of_several_targets_is_refused(tmp_path):
