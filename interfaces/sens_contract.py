@@ -16,10 +16,10 @@ from ..compiler.query import Query
 from ..language import Expect, SensFile, load_queries
 from ..language.audit_block import AuditPlan
 from ..questions.audit import by_column, frame_from_results
-from ..questions.certify import certify
+from ..questions.certify import certify_answer
+from ..questions.certify_recorded import recording_for
 from ..questions.contract import (
     ERROR,
-    PASS,
     Expectation,
     Outcome,
     answer,
@@ -99,9 +99,9 @@ def run_contract(
             q = q.planned(timeout=timeout)
         if on_start is not None:
             on_start(q.name)
-        out = _query_outcome(sf, q, expectation_of(sf.expectations[q.name]), memory_mb)
-        if certificates is not None and out.verdict == PASS and exp_proven(out):
-            out.certificate = _certificate(sf, q, out, Path(certificates))
+        exp = expectation_of(sf.expectations[q.name])
+        folder = Path(certificates) if certificates is not None else None
+        out = _query_outcome(sf, q, exp, memory_mb, folder)
         outcomes.append(out)
         if on_outcome is not None:
             on_outcome(out)
@@ -116,11 +116,24 @@ def run_contract(
     return outcomes
 
 
-def _query_outcome(sf: SensFile, q: Query, exp: Expectation, memory_mb: int | None) -> Outcome:
+def _query_outcome(
+    sf: SensFile, q: Query, exp: Expectation, memory_mb: int | None, folder: Path | None
+) -> Outcome:
     """One query's verdict; a problem with the query (or a bug) is an "error" result, so
-    the other queries' verdicts are not lost."""
-    res = answer(sf.ensemble, q, exp, memory_mb=memory_mb, catch=True)
-    return judge_result(sf.ensemble, q, exp, res, res.time["total"])
+    the other queries' verdicts are not lost. With a ``folder``, an insensitive answer to
+    an expectation a proof passes gets its certificate there, written from the answer's
+    own recorded proof (no second search where the box search proved it) and checked
+    before the verdict, which then says so."""
+    wanted = folder is not None and exp.kind in PROVEN_KINDS
+    with recording_for(q, folder if wanted else None):
+        res = answer(sf.ensemble, q, exp, memory_mb=memory_mb, catch=True)
+    certificate = None
+    if wanted and res.status == "insensitive":
+        certificate = _certificate(sf, q, exp, res, folder)
+    res.box_proof = None  # the recorded proof's boxes: not kept past the certificate
+    out = judge_result(sf.ensemble, q, exp, res, res.time["total"])
+    out.certificate = certificate
+    return out
 
 
 def _audit_outcome(
@@ -140,9 +153,12 @@ def _audit_outcome(
     return audit_outcome(plan.name, exp, df, plan.spec.vary, seconds, detail)
 
 
+PROVEN_KINDS = ("insensitive", "max_gap")  # expectations an "insensitive" answer passes
+
+
 def exp_proven(out: Outcome) -> bool:
     """Whether a pass rests on a proof of "insensitive" (which a certificate can carry)."""
-    return out.expectation.kind in ("insensitive", "max_gap")
+    return out.expectation.kind in PROVEN_KINDS
 
 
 def certificate_name(name: str) -> str:
@@ -150,10 +166,10 @@ def certificate_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+@-]+", "_", name) + ".json"
 
 
-def _certificate(sf: SensFile, q: Query, out: Outcome, folder: Path) -> str:
-    """Write the certificate of a passing expectation proven by "insensitive"; the file
-    written, or why there is none."""
+def _certificate(sf: SensFile, q: Query, exp: Expectation, res, folder: Path) -> str:
+    """Certify an insensitive answer (its proof record says so); the file written and
+    verified, or why there is none."""
     path = folder / certificate_name(q.name)
-    asked = asked_query(sf.ensemble, q, out.expectation)
-    done = certify(sf.ensemble, asked, path, sf.model_path, q.plan.timeout)
+    asked = asked_query(sf.ensemble, q, exp)
+    done = certify_answer(sf.ensemble, asked, res, path, sf.model_path, q.plan.timeout)
     return str(path) if done.verified else done.message

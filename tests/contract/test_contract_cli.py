@@ -148,6 +148,28 @@ def test_certificates_of_passing_insensitive_expectations_verify(tmp_path, capsy
     assert main(["verify", str(certs / "radius_error.json")]) == 0
 
 
+def test_a_certificate_comes_from_the_answer_s_own_proof_without_a_second_search(
+    tmp_path, capsys, monkeypatch
+):
+    from treesens.questions import certify
+
+    def second_search(*args, **kwargs):
+        raise AssertionError("a second search for a proof the answer recorded")
+
+    monkeypatch.setattr(certify, "pair_tables", second_search)
+    certs = tmp_path / "certs"
+    argv = ["test", str(CONTRACT), "--query", "radius_error", "--certificates", str(certs)]
+    assert main(argv) == 0
+    assert f"certificate: {certs / 'radius_error.json'}" in capsys.readouterr().out
+
+
+def test_the_verbose_answer_of_a_certified_expectation_says_it_was_verified(tmp_path, capsys):
+    certs = tmp_path / "certs"
+    argv = ["test", str(CONTRACT), "--query", "radius_error", "--certificates", str(certs), "-v"]
+    assert main(argv) == 0
+    assert f"certified: {certs / 'radius_error.json'}, verified" in capsys.readouterr().out
+
+
 def _sens(tmp_path, body: str) -> Path:
     path = tmp_path / "c.sens"
     path.write_text(f'model "{BC}"\nfeatures from "{BC_DETAILS}"\n{body}')
