@@ -41,7 +41,7 @@ from ..search.pair_boxes import (
     pair_tables,
     plain_numeric,
 )
-from ..search.proof_tree import ProofTree
+from ..search.proof_tree import ProofTree, RecordedTiling
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certify_groups import group_section, groups_refusal, model_thresholds
@@ -404,7 +404,10 @@ def _certify_max_gap(ens, q, res: Result, path, model_file, budget: float) -> Ce
             at = at.with_(delta=bound, direction=DOWN)
         else:  # a probability gap, or a multiclass ratio
             at = at.with_(gap=Gap(bound, GapKind.PROB))
-        done = certify(ens, at, path, model_file, budget, max_gap_upper=True)
+        done = _from_own_search(ens, at, res, path, model_file, budget)
+        if done is None:
+            done = certify(ens, at, path, model_file, budget, max_gap_upper=True)
+    res.box_proof = None
     if res.status != ERROR:
         proof = replace(res.proof or Proof(BOX_SEARCH), bound=bound)
         res.proof = proof_after(proof, done)
@@ -412,6 +415,16 @@ def _certify_max_gap(ens, q, res: Result, path, model_file, budget: float) -> Ce
         claim = bound_claim(bound, kind)
         done = replace(done, message=done.message.replace(" (", f": {claim} (", 1))
     return done
+
+
+def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: float):
+    """A max gap's certificate from the boxes its own search recorded
+    (certify_tiling.py), or None where it has none or they give no proof."""
+    if not isinstance(res.box_proof, RecordedTiling):
+        return None
+    from .certify_tiling import certify_tiling  # it imports this module
+
+    return certify_tiling(ens, at, res.box_proof, path, model_file, time.time() + budget)
 
 
 def proof_after(proof: Proof, done: Certified) -> Proof:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from ..answers.result import Result
 from ..compiler.ensemble import Ensemble
-from ..compiler.kinds import kind_of
 from ..compiler.query import Query
 from ..compiler.readings import read_for
 from ..search.pair_boxes import plain_numeric
@@ -37,9 +36,9 @@ from .certify_pipeline import NoMaps, pipeline_maps
 
 def recording_for(q: Query, certificate) -> AbstractContextManager:
     """Record the answer's proof when a certificate of ``q`` is asked for (a largest
-    gap's certificate asks another question, its upper bound's: not recorded); else
-    leave recording as the caller set it."""
-    if certificate is not None and not kind_of(q).searched:
+    gap's: the boxes of its search, which its upper bound's certificate is rebuilt
+    from, questions/certify_tiling.py); else leave recording as the caller set it."""
+    if certificate is not None:
         return recording_proofs()
     return nullcontext()
 

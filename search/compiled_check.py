@@ -41,9 +41,7 @@ HAND_OVER = 4096 * 8192
 ENABLED = True
 # stats["box_search"]["search"] of a check the compiled search went on with
 COMPILED = "compiled"
-# a recording compiled search's longest step, in boxes (its record grows by up to two
-# boxes a box: 65,536 boxes of 30 columns, 16 MB)
-RECORDED_STEP = 1 << 16
+RECORDED_STEP = gap_kernel.RECORDED_STEP
 
 
 def compiled_check_applies() -> bool:

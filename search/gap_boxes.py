@@ -78,6 +78,9 @@ class GapBoxOutcome:
     # them (under ``upper``; None: none shed)
     shed_boxes: int = 0
     shed_upper: float | None = None
+    # with ``recording``: the boxes dropped, resolved and still open (rows lo | hi), which
+    # tile the pair space, each bounded by ``upper``; None where incomplete (boxes shed)
+    tiling: np.ndarray | None = None
 
 
 @dataclass
@@ -140,6 +143,7 @@ def largest_gap(
     bound: TermsBound | None = None,
     compiled: bool = True,
     heap_bytes: int = gap_kernel.HEAP_BYTES,
+    recording: bool = False,
 ) -> GapBoxOutcome:
     """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
     ``tolerance`` apart (a number: absolute), the heap is empty, or ``deadline``
@@ -149,14 +153,16 @@ def largest_gap(
     from its terms, in place of their least. ``compiled``: run the compiled search
     (gap_kernel.py) where it applies (a bound that is the terms' least), else this
     module's. ``heap_bytes``: the heap of open boxes, at most (beyond it the boxes of
-    lowest bound are shed, their largest bound kept under the upper bound)."""
+    lowest bound are shed, their largest bound kept under the upper bound).
+    ``recording``: the compiled search keeps every box it drops, for the outcome's
+    ``tiling`` (a certificate of the upper bound, questions/certify_tiling.py)."""
     tolerance = as_tolerance(tolerance)
     b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
     if bound is None and compiled and gap_kernel.available():
         return _compiled_search(
-            b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes
+            b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes, recording
         )
     state = _State(to_gap, tolerance, lower, heap_boxes(heap_bytes, b.n, len(tab.sizes)))
     tie = itertools.count()
@@ -224,6 +230,7 @@ def _compiled_search(
     progress: Progress | None,
     reached: float | None,
     heap_bytes: int,
+    recording: bool = False,
 ) -> GapBoxOutcome:
     """``largest_gap`` by the compiled kernel: the same bounds, split rule and dives, the
     kernel returning here to have a resolved box's pair replayed and to look at the
@@ -232,7 +239,7 @@ def _compiled_search(
     tab = b.tab
     root = b.upper(b.top(np.ones(b.n, dtype=bool)))
     search = gap_kernel.KernelSearch(
-        tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes
+        tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes, recording=recording
     )
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
@@ -257,6 +264,7 @@ def _compiled_search(
             interrupted,
             search.shed_boxes,
             shed,
+            search.tiling() if recording and not interrupted else None,
         )
 
     try:
@@ -270,6 +278,10 @@ def _compiled_search(
             boxes += n
             now = time.time()
             budget = next_step(budget, n, now - t0, deadline - now, status)
+            if recording:  # the record's buffer grows at each step to twice the budget
+                budget = min(budget, gap_kernel.RECORDED_STEP)
+                if search.recording and search.rec.nbytes > gap_kernel.TILING_BYTES // 2:
+                    search.stop_recording()
             if status == gap_kernel.RESOLVED:
                 got = offer(*corner_pair(enc, tab, search.corner))
                 if got is not None and got >= tolerance.least and (best is None or got > best):

@@ -79,6 +79,14 @@ LAZY_SHARE = 0.7
 MIN_HEAP_BYTES = 16 << 20
 
 
+# a recording search's longest step, in boxes (its record grows by up to two boxes a
+# box: 65,536 boxes of 30 columns, 16 MB)
+RECORDED_STEP = 1 << 16
+# a max gap's record of its boxes, for its certificate, at most (gap_boxes.py): past it
+# the search goes on unrecorded, and its certificate is searched for at U'
+TILING_BYTES = 256 << 20
+
+
 def heap_rows(heap_bytes: int, columns: int) -> int:
     """How many boxes a heap of ``heap_bytes`` holds over ``columns`` columns: a box is
     its bound (8 bytes) and two int32 per column; two thirds of the bytes, since the
@@ -447,6 +455,11 @@ class KernelSearch:
             raise
         return int(status), int(boxes), float(u)
 
+    def stop_recording(self) -> None:
+        """Record no more boxes (``recorded`` is then None) and free the record."""
+        self.recording = False
+        self.rec = self.rec[:0]
+
     def _room(self, more: int) -> None:
         """The record's buffer grown to hold ``more`` boxes past those recorded."""
         n = int(self.rec_n[0])
@@ -467,11 +480,23 @@ class KernelSearch:
     def box_tops(self, boxes: np.ndarray) -> np.ndarray:
         """Per box (rows lo | hi) and row, the exact bound: the sum over the trees of
         the row's largest value among the leaves meeting the box (no lazy maxima)."""
-        from .gap_kernel_tops_jit import box_tops  # noqa: PLC0415 - numba only when used
+        return flat_box_tops(self.ft, boxes)
 
-        max_nodes = int(np.diff(self.ft.node_start).max(initial=0))
-        with signals_raised():
-            return box_tops(self.arrays, np.ascontiguousarray(boxes), max_nodes)
+    def open_boxes(self) -> np.ndarray:
+        """The boxes still open (rows lo | hi): the heap's, and the dive held, if any."""
+        boxes = self.hx[: self.hn].copy()
+        if self.held[0] > 0:
+            boxes = np.vstack([boxes, self.held_box[None, :]])
+        return boxes
+
+    def tiling(self) -> np.ndarray | None:
+        """The boxes recorded and those still open, which tile the pair space, each with
+        a bound (exact, or the kernel's looser one) at most ``upper()``; None where the
+        record is incomplete or boxes were shed for memory (they are in neither)."""
+        done = self.recorded
+        if done is None or self.shed_boxes or self.interrupted_at is not None:
+            return None
+        return np.vstack([done, self.open_boxes()])
 
     def best_open(self) -> float:
         """The largest bound on the heap or of the dive held (row units), or -1e300 when
@@ -485,3 +510,13 @@ class KernelSearch:
         if self.interrupted_at is not None:
             return self.interrupted_at
         return max(self.dropped, self.shed, self.best_open())
+
+
+def flat_box_tops(ft: FlatTables, boxes: np.ndarray) -> np.ndarray:
+    """KernelSearch.box_tops over the flattened tables ``ft`` (any tree order)."""
+    from .gap_kernel_tops_jit import box_tops  # noqa: PLC0415 - numba only when used
+
+    arrays = (ft.values, ft.node_start, ft.leaf_start, ft.nodes)
+    max_nodes = int(np.diff(ft.node_start).max(initial=0))
+    with signals_raised():
+        return box_tops(arrays, np.ascontiguousarray(boxes, dtype=np.int32), max_nodes)

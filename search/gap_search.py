@@ -53,6 +53,7 @@ from .pair_boxes import (
     pair_tables,
     tables_held,
 )
+from .proof_tree import RecordedTiling, recording
 from .tolerance import Tolerance, as_tolerance
 
 FOUND_BY = "box search (largest gap)"
@@ -224,6 +225,7 @@ def box_largest_gap(
             return _seed_closed(ens, q, best, known_upper, encs[0], (seeded, t_seed), t0)
         # the compiled search walks the nodes: the leaves' boxes are not recorded for it
         compiled = bound is None and gap_kernel.available()
+        record = compiled and len(encs) == 1 and recording()  # a certificate asked for
         tables, heap_bytes = _tables_within(encs, memory_bytes, heap_bytes, not compiled, deadline)
         t_compile = time.time() - t0 - t_seed
         to_gap = gap_bound(ens)
@@ -260,12 +262,15 @@ def box_largest_gap(
             lower,
             bound,
             heap_bytes=heap_bytes,
+            recording=record,
         )
         outs.append(out)
         if out.interrupted:
             break
     out = _combined(outs, [roots[k] for k in order[len(outs) :]], best, seed_pair is not None)
     res = pair_result(ens, q, best, out, encs[0])
+    if record and outs and outs[0].tiling is not None:
+        res.box_proof = RecordedTiling(encs[0], tables[0], outs[0].tiling)
     if seed_pair is not None and best.pair is seed_pair and res.status == SENSITIVE:
         res.stats["found_by"] = SEED_FOUND_BY
     kernel = ready.seconds if ready.compiled else 0.0  # a load from the cache: the solve's

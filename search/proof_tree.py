@@ -113,3 +113,15 @@ class RecordedProof:
     classes, in the order ``class_pair_encodings`` gives them."""
 
     parts: list[RecordedPart]
+
+
+@dataclass
+class RecordedTiling:
+    """What a max gap's compiled search recorded for the certificate of its upper bound
+    (questions/certify_tiling.py): the boxes it dropped or resolved and those left open
+    (rows lo | hi over ``tables``' columns), which tile the pair space, each bounded by
+    the upper bound the answer states."""
+
+    enc: object
+    tables: object
+    boxes: object

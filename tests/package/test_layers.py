@@ -55,6 +55,7 @@ LAZY_MODULES = frozenset(
         "treesens.search.tree_eval_jit",  # the heuristic's compiled walk (numba)
         "treesens.questions.certify",
         "treesens.questions.certify_recorded",
+        "treesens.questions.certify_tiling",  # a max gap's certificate from its own boxes
         "treesens.views.plot_witness",
         "treesens.views.plot_sweep",
         "treesens.search.boxes",

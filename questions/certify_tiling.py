@@ -1,0 +1,133 @@
+"""A max gap's upper bound certified from its own search, with no second search.
+
+Asked for a certificate, a binary max gap's compiled search (search/gap_boxes.py) keeps
+every box it drops under its floor or resolves; with the boxes still open when it ends,
+they tile the pair space, and each is bounded by the upper bound U the answer states
+(a dropped box by the floor, which is at most U; a resolved box by the pair found in it;
+an open box by U itself). So at the certified gap U' > U (certify.certified_bound) each
+is ruled out by a row of the check at U': the proof is the tiling rebuilt as a tree of
+splits (search/compiled_proof.py), each box's bound recomputed exactly over the pair
+tables of that check. Where this does not give a proof (tables that differ, a box no row
+rules out), the certificate comes from a search at U' as before (certify.certify).
+Nothing here is trusted: the independent checker recomputes every bound.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..compiler.ensemble import Ensemble
+from ..compiler.query import Query
+from ..compiler.readings import read_for
+from ..search.compiled_proof import proof_from_boxes
+from ..search.gap_kernel import flat_box_tops, flatten
+from ..search.pair_boxes import (
+    PairTables,
+    PairTablesTooLarge,
+    class_pair_encodings,
+    pair_encoding,
+    pair_tables,
+    plain_numeric,
+)
+from ..search.proof_tree import RecordedTiling
+from .certify import (
+    CODED_LIBRARIES,
+    Certified,
+    certificate_document,
+    model_library,
+    model_refusal,
+    proof_part,
+    refused,
+    written_and_verified,
+)
+from .certify_groups import group_section
+from .certify_pipeline import NoMaps, pipeline_maps
+
+# boxes whose exact bounds are computed between two looks at the clock
+TOPS_CHUNK = 16_384
+
+
+def certify_tiling(
+    ens: Ensemble,
+    q: Query,
+    rec: RecordedTiling,
+    path: str | Path,
+    model_file: str | Path | None,
+    deadline: float,
+) -> Certified | None:
+    """The certificate that no pair reaches the gap ``q`` asks (U'), written from the
+    tiling a max gap's search recorded and checked by the independent checker; None
+    where the tiling gives no proof, or its boxes' bounds would not be recomputed by
+    ``deadline`` (the caller searches at U')."""
+    t0 = time.time()
+    ens = read_for(ens, q)
+    if model_refusal(ens, q, model_file) is not None:
+        return None  # certify() says why, as for every answer
+    encs = class_pair_encodings(pair_encoding(ens, q.over_all_inputs()))
+    if not encs or len(encs) != 1:
+        return None
+    enc = encs[0]
+    if not plain_numeric(enc) and model_library(ens) not in CODED_LIBRARIES:
+        return None
+    try:
+        tables = pair_tables(enc)
+    except PairTablesTooLarge:
+        return None
+    if not same_pair_space(tables, rec.tables):
+        return None
+    boxes = np.asarray(rec.boxes)
+    tops = exact_tops(tables, boxes, deadline)
+    if tops is None:
+        return None
+    tree = proof_from_boxes(tables, boxes, {}, tops, capped=False)
+    steps = None if tree is None else tree.preorder()
+    if steps is None:
+        return None
+    parts = [proof_part(ens, enc, tables, steps)]
+    doc = certificate_document(ens, q, enc, tables, parts, Path(model_file), Path(path))
+    doc["question"]["max_gap_upper"] = True
+    if group_section(ens) is not None:
+        doc["groups"] = group_section(ens)
+    if doc["model"]["library"] == "sklearn-pipeline":
+        try:
+            doc["maps"] = pipeline_maps(ens, str(model_file))
+        except NoMaps as e:
+            return refused(str(e), len(steps), time.time() - t0)
+    Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
+    seconds = time.time() - t0
+    written = (
+        f"certificate written to {path} ({len(steps):,} boxes, the max gap's own search, "
+        f"{seconds:.1f}s)"
+    )
+    return written_and_verified(Path(path), written, len(steps), seconds)
+
+
+def same_pair_space(a: PairTables, b: PairTables) -> bool:
+    """Whether a box (ranks per column) means the same pair leaves in both tables: the
+    same columns, trees and nodes (the gap changes the rows' thresholds only)."""
+    return (
+        a.columns == b.columns
+        and np.array_equal(a.sizes, b.sizes)
+        and np.array_equal(a.starts, b.starts)
+        and np.array_equal(a.node_starts, b.node_starts)
+        and np.array_equal(a.node_table, b.node_table)
+    )
+
+
+def exact_tops(tables: PairTables, boxes: np.ndarray, deadline: float) -> np.ndarray | None:
+    """Per box and row, the exact bound over ``tables`` (gap_kernel.flat_box_tops), a
+    chunk at a time; None once ``deadline`` passes, or as soon as the time per box
+    so far says it would (a search at U' may then still fit)."""
+    t0 = time.time()
+    ft = flatten(tables, np.arange(len(tables.starts)))
+    out = np.empty((len(boxes), tables.values.shape[0]))
+    for a in range(0, len(boxes), TOPS_CHUNK):
+        now = time.time()
+        if a and now + (now - t0) / a * (len(boxes) - a) >= deadline:
+            return None
+        out[a : a + TOPS_CHUNK] = flat_box_tops(ft, boxes[a : a + TOPS_CHUNK])
+    return out

@@ -1,0 +1,114 @@
+"""A max gap's upper bound certified from the boxes of its own search
+(questions/certify_tiling.py): the boxes it dropped, resolved and left open tile the pair
+space under its upper bound, so the check at the certified gap U' is proven by them with
+no second search; where they give no proof, the search at U' certifies it as before."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treesens
+from treesens.compiler.query import Gap, GapKind, Query
+from treesens.interfaces.cli.main import main
+from treesens.questions import certify, certify_tiling
+from treesens.search import gap_kernel
+from treesens.search.proof_tree import RecordedTiling, recording_proofs
+from treesens.verify import verify_file
+
+MODEL = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+FEATURE = "mean_texture"  # max gap about 0.433: the search drops, resolves and splits
+
+
+def _no_second_search(*args, **kwargs):
+    raise AssertionError("a search at U' where the max gap's own boxes prove it")
+
+
+def test_a_max_gap_bound_is_certified_from_its_own_search_without_a_second(tmp_path, monkeypatch):
+    monkeypatch.setattr(certify, "certify", _no_second_search)
+    out = tmp_path / "mg.json"
+    r = treesens.max_gap(str(MODEL), vary=[FEATURE], certificate=out)
+    assert r.proof.checked and r.proof.certificate == str(out)
+    assert verify_file(out).valid
+
+
+def test_the_certificate_says_it_came_from_the_max_gap_s_own_search(tmp_path, capsys):
+    out = tmp_path / "mg.json"
+    argv = ["check", str(MODEL), "--vary", FEATURE, "--max-gap", "--certificate", str(out)]
+    main(argv)
+    assert "the max gap's own search" in capsys.readouterr().err
+
+
+def test_a_max_gap_asked_for_no_certificate_records_no_boxes():
+    r = treesens.max_gap(str(MODEL), vary=[FEATURE])
+    assert r.box_proof is None
+
+
+def _tiling():
+    """The max gap's query, its U' check, and the boxes its search recorded."""
+    ens = treesens.load_model(str(MODEL))
+    with recording_proofs():
+        r = treesens.max_gap(ens, vary=[FEATURE])
+    assert isinstance(r.box_proof, RecordedTiling)
+    bound = certify.certified_bound(r.max_gap["upper"])
+    at = Query(vary=(FEATURE,), gap=Gap(bound, GapKind.PROB))
+    return ens, at, r.box_proof
+
+
+@pytest.fixture(scope="module")
+def tiling():
+    return _tiling()
+
+
+def test_the_recorded_boxes_prove_the_check_at_the_certified_gap(tiling, tmp_path):
+    ens, at, rec = tiling
+    done = certify_tiling.certify_tiling(ens, at, rec, tmp_path / "c.json", MODEL, 1e12)
+    assert done is not None and done.verified
+
+
+def test_a_tiling_with_a_box_missing_gives_no_proof(tiling, tmp_path):
+    ens, at, rec = tiling
+    holed = RecordedTiling(rec.enc, rec.tables, np.asarray(rec.boxes)[1:])
+    assert certify_tiling.certify_tiling(ens, at, holed, tmp_path / "c.json", MODEL, 1e12) is None
+
+
+def test_a_tiling_under_a_bound_below_the_max_gap_gives_no_proof(tiling, tmp_path):
+    ens, at, rec = tiling
+    low = at.with_(gap=Gap(0.3, GapKind.PROB))  # pairs reach 0.43: some box holds one
+    assert certify_tiling.certify_tiling(ens, low, rec, tmp_path / "c.json", MODEL, 1e12) is None
+
+
+def test_tables_of_another_feature_are_not_the_same_pair_space(tiling):
+    ens, at, rec = tiling
+    other = _tables(ens, at.with_(vary=("worst_symmetry",)))
+    assert not certify_tiling.same_pair_space(rec.tables, other)
+    assert certify_tiling.same_pair_space(rec.tables, _tables(ens, at))
+
+
+def _tables(ens, q):
+    from treesens.search.pair_boxes import class_pair_encodings, pair_encoding, pair_tables
+
+    return pair_tables(class_pair_encodings(pair_encoding(ens, q))[0])
+
+
+def test_recomputing_the_bounds_gives_up_when_the_time_left_would_not_do(tiling, monkeypatch):
+    ens, at, rec = tiling
+    monkeypatch.setattr(certify_tiling, "TOPS_CHUNK", 1)
+    tables = _tables(ens, at)
+    assert certify_tiling.exact_tops(tables, np.asarray(rec.boxes), time.time()) is None
+    assert certify_tiling.exact_tops(tables, np.asarray(rec.boxes), 1e12) is not None
+
+
+def test_a_record_past_its_bound_leaves_the_certificate_to_the_search_at_u_prime(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(gap_kernel, "TILING_BYTES", 0)
+    searched = []
+    real = certify.certify
+    monkeypatch.setattr(certify, "certify", lambda *a, **k: searched.append(1) or real(*a, **k))
+    out = tmp_path / "mg.json"
+    r = treesens.max_gap(str(MODEL), vary=[FEATURE], certificate=out)
+    assert searched and r.proof.checked and verify_file(out).valid
