@@ -13,8 +13,8 @@ from .replay import RawScores, per_output
 def sklearn_raw(path: str, library: str, model: Model, maps=None) -> RawScores:
     """A scikit-learn model's (or Pipeline's) raw scores: ``decision_function`` where it
     has one (boosting classifiers), a forest classifier's probabilities (binary: class
-    1's), a regressor's prediction."""
-    est = load_skops(path)
+    1's), a regressor's prediction; on one thread (``_one_thread``)."""
+    est = _one_thread(load_skops(path))
     pipeline = library == "sklearn-pipeline"
     if pipeline and type(est).__name__ != "Pipeline":
         raise ModelError(f"{type(est).__name__}: a pipeline certificate names a Pipeline")
@@ -47,6 +47,17 @@ def sklearn_raw(path: str, library: str, model: Model, maps=None) -> RawScores:
         return per_output(p[:, 1] if model.n_outputs == 1 else p, model)
 
     return proba
+
+
+def _one_thread(est):
+    """``est`` (the checker's own object) set to predict on one thread, its final step if
+    a Pipeline: a forest on several adds its trees' probabilities in the order its
+    threads finish, an ulp apart from call to call, and a box on the claim's boundary
+    would verify in one run and not the next."""
+    final = est.steps[-1][1] if type(est).__name__ == "Pipeline" and est.steps else est
+    if "n_jobs" in final.get_params(deep=False):
+        final.set_params(n_jobs=1)
+    return est
 
 
 def _input_categories(maps) -> dict[int, list]:

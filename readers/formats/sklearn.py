@@ -46,7 +46,7 @@ from ...compiler.ensemble import (
     raw_category_values,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
-from ..preprocessing.pipeline import fold_pipeline
+from ..preprocessing.pipeline import fold_pipeline, single_threaded
 from . import sniffing
 from .base import (
     DEFAULT_OPTIONS,
@@ -98,9 +98,11 @@ RAW_LOG_PREDICT = "log_predict"  # the log of a regressor's predict (exp link)
 
 
 class SklearnReplayer(LazyLibraryModel):
-    """scikit-learn's own predict on the fitted estimator. It pickles the estimator as
-    bytes, unpickled again on first use in the receiving process (they come from the same
-    stream as the replayer itself, so trusting one is trusting the other)."""
+    """scikit-learn's own predict on the fitted estimator, on one thread (a forest's
+    copy with ``n_jobs=1``: ``single_threaded``; the user's object is left as it is). It
+    pickles the estimator as bytes, unpickled again on first use in the receiving process
+    (they come from the same stream as the replayer itself, so trusting one is trusting
+    the other)."""
 
     library = "sklearn"
     _cached = "_est"
@@ -113,7 +115,7 @@ class SklearnReplayer(LazyLibraryModel):
         code_maps: dict | None = None,
         columns: list | None = None,
     ):
-        super().__init__(est)
+        super().__init__(single_threaded(est))
         self._est_bytes: bytes | None = None
         self.raw = raw  # RAW_PROBA_1, RAW_PROBA or RAW_DECISION
         self.raw_scale = raw_scale

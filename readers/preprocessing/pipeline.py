@@ -11,6 +11,7 @@ gives each category a value. Witnesses are replayed through the whole pipeline's
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -274,13 +275,41 @@ class _NumericColumn:
         return out
 
 
+def single_threaded(est: Any) -> Any:
+    """``est`` predicting on one thread: a shallow copy with ``n_jobs=1`` of a
+    scikit-learn estimator that has another ``n_jobs`` (a Pipeline: a copy whose final
+    step is so); ``est`` itself otherwise, and never modified. A forest on several
+    threads adds its trees' probabilities in the order the threads finish, so its
+    predict_proba differs by an ulp from call to call; on one thread it adds them in
+    the trees' order, as treesens' model of it does, and a replayed pair gets the same
+    answer every time."""
+    if not type(est).__module__.startswith("sklearn."):
+        return est  # another library's n_jobs (XGBoost's set_params reaches its booster)
+    if type(est).__name__ == "Pipeline" and est.steps:
+        name, final = est.steps[-1]
+        one = single_threaded(final)
+        if one is final:
+            return est
+        out = copy.copy(est)
+        out.steps = [*est.steps[:-1], (name, one)]
+        return out
+    n_jobs = est.get_params(deep=False).get("n_jobs", 1)
+    if n_jobs == 1:
+        return est
+    out = copy.copy(est)
+    out.set_params(n_jobs=1)
+    return out
+
+
 class PipelineReplayer(OneCallAtATime):
     """The user's pipeline's own predict, on user rows (category codes become the
-    encoder's categories)."""
+    encoder's categories); a forest at its end predicts on one thread
+    (``single_threaded``)."""
 
     library = "sklearn pipeline"
 
     def __init__(self, pipe, names, categories, as_frame: bool, inner):
+        pipe = single_threaded(pipe)
         self.pipe, self.names, self.categories = pipe, list(names), dict(categories)
         self.as_frame, self.inner = as_frame, inner
 

@@ -279,3 +279,25 @@ def _checker_output(m, x, k: int) -> float:
             n = t.left[n] if goes_left(m, t, n, float(x[t.feature[n]])) else t.right[n]
         out += t.values[n][k] if t.values is not None else (t.value[n] if t.output == k else 0.0)
     return out
+
+
+def test_the_checker_replays_a_forest_fitted_with_two_jobs_on_one_thread(tmp_path, monkeypatch):
+    # on several threads a forest adds its trees in the order they finish: an ulp apart
+    # from run to run, a box on the claim's boundary verifying in one run and not the next
+    import skops.io
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = _data()
+    path = tmp_path / "forest.skops"
+    forest = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0, n_jobs=2)
+    skops.io.dump(forest.fit(X.to_numpy(), y), path)
+    asked = []
+    own = RandomForestClassifier.predict_proba
+    monkeypatch.setattr(
+        RandomForestClassifier,
+        "predict_proba",
+        lambda self, rows: asked.append(self.n_jobs) or own(self, rows),
+    )
+    m = read_model(str(path), "sklearn")
+    library_raw(str(path), "sklearn", m)(np.zeros((2, 4)))
+    assert asked == [1]
