@@ -32,6 +32,7 @@ from ..compiler.question import result_gap
 from ..readers.data import Dataset, load_data
 from ..readers.load import load_model
 from .ask import recorded
+from .audit_groups import binned
 from .audit_solve import solve_rows
 from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
@@ -370,7 +371,8 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
 def summary(df, by: str | None = None):
     """Counts and the fraction of flippable rows with its 95% Wilson interval: overall,
     per decision direction, and per value of ``by`` (default: the column the audit was
-    asked to break down by, ``audit(..., by=)``). Unknown rows count in ``rows`` but
+    asked to break down by, ``audit(..., by=)``; a numeric column of more than 12
+    values per interval of its deciles: audit_groups.binned). Unknown rows count in ``rows`` but
     not in the fraction (whose denominator is the answered rows)."""
     import pandas as pd
 
@@ -391,8 +393,8 @@ def summary(df, by: str | None = None):
         for d, sub in df.groupby("decision", sort=True):
             other = "other" if to is None else (1 - int(d) if to == -1 else to)
             groups.append(("decision", f"{d} -> {other}", sub))
-    if by is not None:
-        for v, sub in df.groupby(by, sort=True, dropna=False, observed=True):
+    if by is not None:  # a numeric column of many values by its deciles (audit_groups.py)
+        for v, sub in df.groupby(binned(df[by]), sort=True, dropna=False, observed=True):
             groups.append((by, str(v), sub))
     rec = []
     for col, val, sub in groups:
@@ -407,13 +409,15 @@ def summary(df, by: str | None = None):
 
 
 def format_summary(table) -> str:
+    # wide enough for an interval's label ("[0.0123, 0.4567]"), up to 24 characters
+    w = min(24, max([16, *(len(v) for v in table["value"])]))
     lines = [
-        f"{'group':<10} {'value':<16} {'rows':>7} {'flippable':>9} {'unknown':>7} "
+        f"{'group':<10} {'value':<{w}} {'rows':>7} {'flippable':>9} {'unknown':>7} "
         f"{'fraction':>8}  95% interval"
     ]
     for r in table.itertuples(index=False):
         lines.append(
-            f"{r.group:<10} {r.value[:16]:<16} {r.rows:>7} {r.flippable:>9} {r.unknown:>7} "
+            f"{r.group:<10} {r.value[:w]:<{w}} {r.rows:>7} {r.flippable:>9} {r.unknown:>7} "
             f"{r.fraction:>8.4f}  [{r.ci_low:.4f}, {r.ci_high:.4f}]"
         )
     return "\n".join(lines)

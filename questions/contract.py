@@ -34,6 +34,7 @@ from ..compiler.errors import InputError
 from ..compiler.query import DOWN, Gap, GapKind, Query
 from .ask import answer as ask
 from .ask import refused
+from .audit_groups import binned
 from .max_gap import achieved_gap
 
 
@@ -309,10 +310,12 @@ def allowed_rows(exp: Expectation, n: int) -> Fraction:
 
 
 def _groups(exp: Expectation, df) -> list[tuple[str, object]]:
-    """The audit frame's rows per value of the ``by`` column (one group without it)."""
+    """The audit frame's rows per value of the ``by`` column (one group without it; a
+    numeric column of many values per interval of its deciles, as the summary's)."""
     if exp.by is None:
         return [("all", df)]
-    return [(f"{exp.by}={v}", sub) for v, sub in df.groupby(exp.by, sort=True, dropna=False)]
+    groups = df.groupby(binned(df[exp.by]), sort=True, dropna=False, observed=True)
+    return [(f"{exp.by}={v}", sub) for v, sub in groups]
 
 
 def group_counts(exp: Expectation, df) -> list[GroupCount]:

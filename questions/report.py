@@ -197,38 +197,6 @@ def _results_paths(results: str | Path) -> tuple[Path, Path]:
     return base.with_name(f"{stem}.rank.jsonl"), base.with_name(f"{stem}.checks.jsonl")
 
 
-# a protected feature with more values than this among the rows is broken down by
-# intervals of about equal counts (its deciles) instead of value by value
-MAX_VALUES = 12
-
-
-def _binned(values):
-    """A numeric breakdown column with more than MAX_VALUES values as group labels: a
-    value a tenth of the rows or more take is a group of its own, the other rows are
-    cut at their deciles, each interval named "[a, b]" by the lowest and highest value of
-    its rows (a value alone when they are one); in the order of their values. The column
-    itself otherwise."""
-    import pandas as pd
-
-    numeric = pd.to_numeric(values, errors="coerce")
-    if numeric.isna().sum() > values.isna().sum() or numeric.nunique() <= MAX_VALUES:
-        return values
-    counts = numeric.value_counts()
-    heavy = numeric.isin(counts[counts >= 0.1 * counts.sum()].index)
-    groups = {v: f"{v:.4g}" for v in numeric[heavy].unique()}  # by lowest value: label
-    rest = numeric[~heavy & numeric.notna()]
-    bins = pd.qcut(rest, 10, duplicates="drop") if rest.nunique() > 1 else rest
-    labels = pd.Series(None, index=values.index, dtype=object)
-    labels[heavy] = numeric[heavy].map(groups)
-    for b in bins.unique():
-        inside = rest[bins == b]
-        lo, hi = inside.min(), inside.max()
-        groups[lo] = f"{lo:.4g}" if lo == hi else f"[{lo:.4g}, {hi:.4g}]"
-        labels[inside.index] = groups[lo]
-    order = pd.CategoricalDtype([groups[v] for v in sorted(groups)], ordered=True)
-    return labels.astype(order)
-
-
 def _x2_class(classes):
     """The audit's class of x2 from the report's class pair (``"C1,C2"`` or ``(C1, C2)``):
     an audit's x1 is the row, whatever its class, so only C2 is asked of it."""
@@ -247,7 +215,6 @@ def _audit(
         )
     except InputError as e:
         return 0, [], str(e)
-    df[feature] = _binned(df[feature])
     table = summary(df, by=feature)
     rows = [
         {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}

@@ -34,34 +34,6 @@ def test_a_protected_feature_of_many_values_is_broken_down_by_its_deciles(small_
     assert lows == sorted(lows)
 
 
-def test_a_breakdown_column_of_few_values_keeps_them():
-    import pandas as pd
-
-    from treesens.questions.report import MAX_VALUES, _binned
-
-    few = pd.Series([float(i % MAX_VALUES) for i in range(100)])
-    assert _binned(few).equals(few)
-
-
-def test_a_breakdown_interval_names_the_lowest_and_highest_value_of_its_rows():
-    import pandas as pd
-
-    from treesens.questions.report import _binned
-
-    labels = _binned(pd.Series([float(i) for i in range(100)]))
-    assert labels[0] == "[0, 9]" and labels[99] == "[90, 99]"
-
-
-def test_a_value_a_tenth_of_the_rows_take_is_a_breakdown_group_of_its_own():
-    import pandas as pd
-
-    from treesens.questions.report import _binned
-
-    gains = pd.Series([0.0] * 270 + [float(i) for i in range(1, 31)])  # capital gains
-    labels = _binned(gains)
-    assert (labels == "0").sum() == 270 and labels.nunique() == 11
-
-
 def test_audit_intervals_bracket_the_fraction(small_report):
     for row in small_report.protected[0].audit_table:
         if row["fraction"] is not None:
