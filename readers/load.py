@@ -36,6 +36,33 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# a model file at least this large takes seconds to load (a 170 MB .skops file: 8 s): the
+# command line says so on stderr, the Python API logs it (the "treesens" logger, INFO)
+LOADING_NOTE_BYTES = 50_000_000
+
+
+def loading_words(model, at_least: int | None = None) -> str | None:
+    """``loading FILE (N MB)...`` when ``model`` is a file of at least ``at_least`` bytes
+    (default LOADING_NOTE_BYTES), else None (a smaller file, an object, no file: the load
+    says what is wrong)."""
+    try:
+        size = Path(model).stat().st_size
+    except (OSError, TypeError, ValueError):
+        return None
+    limit = LOADING_NOTE_BYTES if at_least is None else at_least
+    return f"loading {model} ({size / 1e6:,.0f} MB)..." if size >= limit else None
+
+
+def _log_loading(model) -> None:
+    """The API's word on a large model file, before it loads: nothing else is said for
+    seconds (logging is imported only then: the command line says it itself)."""
+    words = loading_words(model)
+    if words is not None:
+        import logging
+
+        logging.getLogger("treesens").info(words)
+
+
 def base_score_problem(value: float | None) -> str | None:
     """What is wrong with a text dump's base_score (None: nothing, or not given)."""
     if value is None or (math.isfinite(value) and 0.0 < value < 1.0):
@@ -373,6 +400,7 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
         raise InputError("is a directory, not a model file", where)
     if path.stat().st_size == 0:
         raise InputError("model file is empty", where)
+    _log_loading(path)
     fmt = formats.by_name(name) if name != formats.AUTO else formats.sniff(path)
     if fmt is None:
         raise InputError(

@@ -16,7 +16,13 @@ from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
 from ...readers.data import load_data, unused_columns_note
 from ...readers.formats import AUTO, format_names
-from ...readers.load import BOUNDS, base_score_problem, load_model
+from ...readers.load import (
+    BOUNDS,
+    LOADING_NOTE_BYTES,
+    base_score_problem,
+    load_model,
+    loading_words,
+)
 from ...views.result_view import render_result
 
 
@@ -218,11 +224,6 @@ def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
     add_keyword_flag(p, API_KEYWORDS["memory_mb"])
 
 
-# a model file at least this large takes seconds to load (a 170 MB .skops file: 8 s): a
-# line on stderr says it is loading
-LOADING_NOTE_BYTES = 50_000_000
-
-
 def load_from_args(args):
     bs = args.base_score
     if base_score_problem(bs):
@@ -246,12 +247,9 @@ def load_from_args(args):
 def say_loading(model) -> None:
     """A line on stderr before a large model file loads (seconds in which nothing else
     is said)."""
-    try:
-        size = Path(model).stat().st_size
-    except (OSError, TypeError, ValueError):
-        return  # not a file: the load says what is wrong
-    if size >= LOADING_NOTE_BYTES:
-        log(f"loading {model} ({size / 1e6:,.0f} MB)...")
+    words = loading_words(model, LOADING_NOTE_BYTES)
+    if words is not None:  # not a file: the load says what is wrong
+        log(words)
 
 
 def check_data(args, ens) -> None:

@@ -13,7 +13,7 @@ from ...compiler.errors import InputError
 from ...questions.contract import ERROR, FAIL, PASS, UNKNOWN, Outcome
 from ...views.junit import junit_xml
 from ..sens_contract import load_contract, run_contract
-from .common import add_run_limits
+from .common import add_run_limits, say_loading
 
 HELP = "check the expectations of a .sens file (a model's contract, for CI)"
 DESCRIPTION = """
@@ -74,7 +74,7 @@ def run(args) -> int:
     if args.certificates is not None and Path(args.certificates).is_file():
         raise InputError(f"--certificates {args.certificates}: a file, not a folder")
     t0 = time.time()
-    sf = load_contract(args.file, model=args.model, data=args.data)
+    sf = load_contract(args.file, model=args.model, data=args.data, loading=say_loading)
     lines = args.junit is None or args.verbose
     report = None
     if args.junit is not None:

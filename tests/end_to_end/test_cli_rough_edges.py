@@ -5,6 +5,7 @@ sweep progress counted in a log, and long feature names kept whole in the witnes
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,14 @@ def test_sweep_progress_without_a_terminal_counts_the_queries(capsys):
     lines = capsys.readouterr().err.splitlines()
     assert any(ln.startswith("[1/2] ") for ln in lines), lines
     assert any(ln.startswith("[2/2] ") for ln in lines), lines
+
+
+def test_sweep_progress_without_a_terminal_leaves_json_on_stdout_alone(capsys):
+    args = ["sweep", BREAST, "--features", "mean_texture,radius_error", "--gap", "0.1", "--json"]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(ln)["query"] for ln in out.splitlines()] == ["mean_texture", "radius_error"]
+    assert "[1/2] mean_texture: " in err and "[2/2] radius_error: " in err
 
 
 def _long_named_result() -> Result:

@@ -118,6 +118,39 @@ def test_a_sens_files_large_model_is_said_to_be_loading_before_it_loads(capsys, 
     assert _stderr_lines(capsys)[0].startswith(f"loading {MODEL} (")
 
 
+def test_a_contracts_large_model_is_said_to_be_loading_before_it_loads(
+    capsys, monkeypatch, tmp_path
+):
+    from treesens.interfaces.cli import common
+
+    sens = tmp_path / "contract.sens"
+    sens.write_text(
+        f'model "{MODEL}"\nquery q {{\n  vary mean_texture\n  gap 0.1\n  expect sensitive\n}}\n'
+    )
+    monkeypatch.setattr(common, "LOADING_NOTE_BYTES", 1)
+    assert main(["test", str(sens), "--model", MODEL]) == 0
+    assert _stderr_lines(capsys)[0].startswith(f"loading {MODEL} (")
+
+
+def test_the_api_logs_that_a_large_model_file_is_loading(caplog, monkeypatch):
+    import treesens
+    from treesens.readers import load
+
+    monkeypatch.setattr(load, "LOADING_NOTE_BYTES", 1)
+    with caplog.at_level("INFO", logger="treesens"):
+        treesens.load_model(MODEL)
+    (record,) = [r for r in caplog.records if r.name == "treesens"]
+    assert record.getMessage().startswith(f"loading {MODEL} (")
+
+
+def test_the_api_logs_nothing_as_a_small_model_file_loads(caplog):
+    import treesens
+
+    with caplog.at_level("INFO", logger="treesens"):
+        treesens.load_model(MODEL)
+    assert not [r for r in caplog.records if r.name == "treesens"]
+
+
 def test_compare_over_a_files_queries_names_each_query_before_its_backends(capsys):
     sens = str(EXAMPLES / "breast_cancer.sens")
     assert main(["compare", sens, "--backends", "cpsat", "--timeout", "20"]) == 0

@@ -38,6 +38,7 @@ LAZY_OK = frozenset(
         "fcntl",  # POSIX only: the numba kernel's compile lock
         "cProfile",
         "pstats",
+        "logging",  # the API's note that a large model file is loading (readers/load.py)
         "rich",  # tables and progress bars: kept out of the CLI's start-up
         "numba",  # the compiled largest-gap search: a second to import
     }
