@@ -51,6 +51,11 @@ class Verdict:
     message: str
     boxes: int = 0
     model: str = ""  # the model file the proof was checked against (its path and hash)
+    # a valid proof's domain, per feature in model order: ``feature``, ``varied``, ``lb``,
+    # ``ub`` (numbers, "-inf" / "inf"), ``integer``, ``missing``, ``codes`` where coded
+    # (the verdict names at most SHOWN_BOUNDS other features' bounds; ``verify --json``
+    # lists them all)
+    domain: tuple = ()
 
 
 def prune_refusal(
@@ -336,7 +341,30 @@ def _check_claim(
     else:  # version 1's too: the verdict says which gap it proves
         message += f"; {claim.describe()}"
     named = named_categories(doc["question"])
-    return Verdict(True, message + _domain_text(model, checker.domain, named), boxes)
+    domain = _domain_record(model, checker)
+    return Verdict(True, message + _domain_text(model, checker.domain, named), boxes, domain=domain)
+
+
+def _domain_record(model: Model, checker: Checker) -> tuple[dict, ...]:
+    """Per feature, the domain the proof covers (``Verdict.domain``)."""
+
+    def number(v: float) -> float | str:
+        return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
+
+    out = []
+    for f, d in enumerate(checker.domain):
+        rec = {"feature": model.features[f], "varied": f in checker.varied}
+        rec |= {"lb": number(d.lb), "ub": number(d.ub), "integer": d.integer}
+        rec["missing"] = d.missing
+        if d.codes is not None:
+            rec["codes"] = list(d.codes)
+        out.append(rec)
+    return tuple(out)
+
+
+# the verdict lists the other features' bounds when at most this many have any (or are
+# integer); more are counted, and ``verify --json`` lists them
+SHOWN_BOUNDS = 3
 
 
 def _scope_text(model: Model, checker: Checker) -> str:
@@ -344,7 +372,8 @@ def _scope_text(model: Model, checker: Checker) -> str:
     within the domain the certificate states (a narrower one proves less), so the verdict
     names the varied features' bounds and every other feature's that has any (or is
     integer), grouped by bounds, each number as it is (a bound rounded for show could
-    name values the proof does not cover)."""
+    name values the proof does not cover); more than SHOWN_BOUNDS such features are
+    counted instead."""
     varied = []
     for f in sorted(checker.varied):
         d = checker.domain[f]
@@ -358,11 +387,16 @@ def _scope_text(model: Model, checker: Checker) -> str:
             shown = _interval(d) + (" (integers)" if d.integer else "")
             groups.setdefault(shown, []).append(model.features[f])
     said = "varying " + ", ".join(varied)
-    if groups:
+    bounded = sum(map(len, groups.values()))
+    rest = bounded + len(checker.varied) < len(checker.domain)
+    if bounded > SHOWN_BOUNDS:  # counted: the line stays short (Verdict.domain has each)
+        others = f"{bounded} other features" if rest else f"the other {bounded} features"
+        said += f"; {others} within their stated bounds (listed by verify --json)"
+    elif groups:
         listed = "; ".join(f"{', '.join(names)} in {shown}" for shown, names in groups.items())
         said += f"; the others bounded as the certificate states: {listed}"
-        if sum(map(len, groups.values())) + len(checker.varied) < len(checker.domain):
-            said += "; the rest unbounded"
+    if groups and rest:
+        said += "; the rest unbounded"
     return said
 
 

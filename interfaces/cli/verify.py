@@ -4,6 +4,7 @@ checker (the ``verify`` package, which shares no code with the compiler or the d
 from __future__ import annotations
 
 import argparse
+import json
 
 from ...compiler.errors import InputError
 from ...verify import CertificateError, ModelUnreadable, verify_file
@@ -25,6 +26,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the model file (default: the path the certificate names); its SHA-256 must "
         "match the certificate's",
     )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the verdict as one JSON object: valid, message, boxes, model and, of a "
+        "valid proof, domain (each feature's bounds, as the proof covers them)",
+    )
 
 
 def run(args) -> int:
@@ -35,7 +42,12 @@ def run(args) -> int:
         raise InputError(f"{e}{hint}") from None
     except CertificateError as e:
         raise InputError(str(e)) from None
-    print(("VALID: " if verdict.valid else "INVALID: ") + verdict.message, flush=True)
+    if args.json:
+        fields = ("valid", "message", "boxes", "model")
+        out = {k: getattr(verdict, k) for k in fields} | {"domain": list(verdict.domain)}
+        print(json.dumps(out, allow_nan=False), flush=True)
+    else:
+        print(("VALID: " if verdict.valid else "INVALID: ") + verdict.message, flush=True)
     if verdict.model:  # the claim is of this file: a certificate names the one it proves
         log(f"{args.certificate}: checked against the model {verdict.model}")
     if not verdict.valid:

@@ -14,7 +14,7 @@ import treesens
 from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
 from treesens.tests.conftest import require_shared, run_treesens, treesens_here
-from treesens.tests.verify.tampering import tampered
+from treesens.tests.verify.tampering import tampered, worst_symmetry_certificate
 from treesens.verify import CertificateError, verify_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -204,6 +204,42 @@ def test_the_verdict_names_each_bounded_other_feature_and_its_bounds(tmp_path):
         "varying f1 in [-inf, inf]; the others bounded as the certificate states: f0 in [0, 4.5];"
     )
     assert said in _two_trees_verdict(tmp_path, "0,f0,0,4.5\n1,f1,-inf,inf\n")
+
+
+@pytest.fixture(scope="module")
+def worst_symmetry(tmp_path_factory) -> Path:
+    return worst_symmetry_certificate(tmp_path_factory.mktemp("cert"))
+
+
+def test_the_verdict_counts_the_bounded_other_features_of_a_wide_model(worst_symmetry):
+    """Breast cancer's 29 other bounded features, each listed, made a line of 1,300
+    characters: the line counts them, Verdict.domain (verify --json) lists them."""
+    verdict = verify_file(worst_symmetry)
+    said = "the other 29 features within their stated bounds (listed by verify --json)"
+    assert said in verdict.message and "mean_radius" not in verdict.message
+
+
+def test_the_verdicts_domain_holds_each_features_bounds(worst_symmetry):
+    verdict = verify_file(worst_symmetry)
+    first = verdict.domain[0]
+    assert len(verdict.domain) == 30
+    assert (first["feature"], first["lb"], first["ub"], first["varied"]) == (
+        "mean_radius", 6.981, 28.11, False,
+    )  # fmt: skip
+
+
+def test_the_verdicts_domain_writes_an_infinite_bound_as_text(tmp_path):
+    _two_trees_verdict(tmp_path, "0,f0,0,4.5\n1,f1,-inf,inf\n")
+    f1 = verify_file(tmp_path / "c.json").domain[1]
+    assert (f1["lb"], f1["ub"], f1["varied"]) == ("-inf", "inf", True)
+
+
+def test_cli_verify_json_is_the_verdict_with_every_features_bounds(worst_symmetry):
+    p = treesens_here("verify", worst_symmetry, "--json")
+    out = json.loads(p.stdout)
+    assert p.returncode == 0 and out["valid"] is True
+    assert [d["feature"] for d in out["domain"] if d["varied"]] == ["worst_symmetry"]
+    assert len(out["domain"]) == 30
 
 
 def test_the_verdict_shows_a_bound_exactly_where_rounding_would_widen_it(tmp_path):
