@@ -5,12 +5,13 @@ one resolver that check, sweep, max_gap, audit and compare share."""
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
 
 from .ensemble import Ensemble
-from .errors import FEATURES, InputError, closest
+from .errors import FEATURES, InputError, TreesensWarning, closest
 
 
 def _name_key(name: str) -> str:
@@ -24,7 +25,8 @@ def _name_key(name: str) -> str:
 
 def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:
     """The model's name of one feature given by name, by index, or by its name before a
-    library rewrote it (spaces and punctuation made underscores)."""
+    library rewrote it (spaces and punctuation made underscores; a TreesensWarning names
+    the feature so found)."""
     names = ens.feature_names
     if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
         if not 0 <= int(item) < len(names):
@@ -41,7 +43,13 @@ def feature_name(ens: Ensemble, item, keyword: str = "vary") -> str:
     if item.isdigit():
         return feature_name(ens, int(item), keyword)
     rewritten = [n for n in names if _name_key(n) == _name_key(item)]
-    if len(rewritten) == 1:
+    if len(rewritten) == 1:  # said: 'annual_income' may not be the feature meant
+        warnings.warn(
+            f"{keyword}: {item!r} is read as the feature {rewritten[0]!r} (the same name "
+            "but for spaces and punctuation)",
+            TreesensWarning,
+            stacklevel=2,
+        )
         return rewritten[0]
     raise InputError(f"{keyword}: unknown feature {item!r}{closest(item, names, listing=FEATURES)}")
 

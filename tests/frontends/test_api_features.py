@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import treesens
-from treesens.compiler.errors import InputError
+from treesens.compiler.errors import InputError, TreesensWarning
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 MODEL = str(REPO / "examples" / "breast_cancer_xgb.json")
@@ -72,5 +72,6 @@ def test_a_name_lightgbm_rewrote_is_found_under_the_original_spelling():
 
     data = load_breast_cancer(as_frame=True)
     est = lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(data.data, data.target)
-    r = treesens.check(est, vary=["mean texture"], gap=0.1, timeout=30)
+    with pytest.warns(TreesensWarning, match="read as the feature 'mean_texture'"):
+        r = treesens.check(est, vary=["mean texture"], gap=0.1, timeout=30)
     assert r.features == ["mean_texture"]

@@ -4,13 +4,16 @@ mean_texture) finds the feature."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import treesens
-from treesens.compiler.errors import InputError
+from treesens.compiler.errors import InputError, TreesensWarning
 from treesens.compiler.feature_names import feature_list
+from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import random_ensemble
 
 QUICK = {"gap": 0.1, "timeout": 30}
@@ -67,7 +70,39 @@ def test_a_name_with_spaces_finds_the_feature_a_library_renamed(ens):
             for i, f in enumerate(ens.features)
         )
     )
-    assert feature_list(renamed, ["mean texture"]) == ("mean_texture",)
+    with pytest.warns(TreesensWarning):
+        assert feature_list(renamed, ["mean texture"]) == ("mean_texture",)
+
+
+def test_a_name_found_but_for_spaces_and_punctuation_is_said_to_be_read_as_the_feature(ens):
+    renamed = ens.with_features(
+        tuple(
+            f.__class__(**{**f.__dict__, "name": "annual income"}) if i == 1 else f
+            for i, f in enumerate(ens.features)
+        )
+    )
+    said = "vary: 'annual_income' is read as the feature 'annual income'"
+    with pytest.warns(TreesensWarning, match=said):
+        feature_list(renamed, ["annual_income"])
+
+
+def test_a_name_found_exactly_is_read_without_a_word(ens):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert feature_list(ens, [ens.feature_names[1]]) == (ens.feature_names[1],)
+
+
+def test_cli_says_once_which_feature_a_name_found_but_for_its_spaces_is(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(0, 1, size=(80, 2)), columns=["annual income", "age"])
+    model = xgb.XGBClassifier(n_estimators=3, max_depth=2).fit(X, X["annual income"] > 0.5)
+    path = tmp_path / "income.json"
+    model.save_model(path)
+    p = treesens_here("check", path, "--vary", "annual_income", "--gap", "0.1")
+    said = "treesens: warning: vary: 'annual_income' is read as the feature 'annual income'"
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count(said) == 1
 
 
 @pytest.mark.parametrize("suffix", ["!", " ", "\udcff", "\x00"])
@@ -130,7 +165,10 @@ def test_check_of_a_lightgbm_model_takes_the_data_columns_original_name():
     y = (X["mean texture"] > 0.5).astype(int)
     model = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, min_child_samples=5, verbose=-1)
     model.fit(X, y)
-    res = treesens.check(model, vary=["mean texture"], data=X.assign(label=y), **QUICK)
+    with pytest.warns(
+        TreesensWarning, match="'mean texture' is read as the feature 'mean_texture'"
+    ):
+        res = treesens.check(model, vary=["mean texture"], data=X.assign(label=y), **QUICK)
     assert res.features == ["mean_texture"]
 
 
