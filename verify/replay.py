@@ -17,7 +17,9 @@ offset, before any link), per library:
 * CatBoost: ``predict(prediction_type="RawFormulaVal")``, a one-hot feature's code given
   as the category the certificate names for it;
 * ONNX: onnxruntime's scores of the tree-ensemble node itself (its output made a graph
-  output; post_transform set to NONE: the link after the sum, which a row does not read).
+  output; post_transform set to NONE: the link after the sum, which a row does not read),
+  on one thread, as treesens' replay (the trees' float32 sum split over threads rounds
+  otherwise).
 """
 
 from __future__ import annotations

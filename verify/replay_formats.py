@@ -133,8 +133,11 @@ def onnx_raw(path: str, model: Model) -> RawScores:
     scores = op.output[0] if op.op_type == "TreeEnsembleRegressor" else op.output[1]
     if scores not in {o.name for o in g.output}:
         g.output.append(onnx.helper.make_tensor_value_info(scores, onnx.TensorProto.FLOAT, None))
+    options = onnxruntime.SessionOptions()  # one thread, as treesens' replay: the float32
+    options.intra_op_num_threads = 1  # sums of trees split over threads differ by an ulp
+    options.inter_op_num_threads = 1
     session = onnxruntime.InferenceSession(
-        graph_model.SerializeToString(), providers=["CPUExecutionProvider"]
+        graph_model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
     dtype = np.float32 if model.float32 else np.float64
     feeds = _onnx_inputs(g)

@@ -301,3 +301,23 @@ def test_the_checker_replays_a_forest_fitted_with_two_jobs_on_one_thread(tmp_pat
     m = read_model(str(path), "sklearn")
     library_raw(str(path), "sklearn", m)(np.zeros((2, 4)))
     assert asked == [1]
+
+
+def test_the_checker_replays_an_onnx_model_on_one_thread(tmp_path, monkeypatch):
+    # as treesens' own replay: onnxruntime splits the trees' float32 sum over its threads,
+    # so another number of threads can sum a pair on the claim's boundary otherwise
+    import onnxruntime
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # skl2onnx's deprecations
+        path = _train("onnx", tmp_path)
+    threads = []
+    own = onnxruntime.InferenceSession
+
+    def session(blob, options=None, **kw):
+        threads.append(None if options is None else options.intra_op_num_threads)
+        return own(blob, options, **kw)
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", session)
+    library_raw(str(path), "onnx", read_model(str(path), "onnx"))
+    assert threads == [1]
