@@ -278,14 +278,19 @@ def certify(
         except PairTablesTooLarge as e:
             return refused(str(e), boxes, time.time() - t0)
         record: list = []
+        why = ""  # why a proof the search found was given up
         if link is not None:
             out = link_search(enc, tables, float(q.delta), t0 + timeout, record)
         else:
-            out = _search_past_near_misses(ens, q, enc, tables, t0 + timeout, record)
+            out, why = _search_past_near_misses(ens, q, enc, tables, t0 + timeout, record)
         boxes += out.boxes
         if out.status == PROVED and not record:
-            why = "its proof could not be rebuilt from the compiled search's boxes"
-            return refused(f"the box search proved it, but {why}", boxes, time.time() - t0)
+            why = why or "its proof could not be rebuilt from the compiled search's boxes"
+            return refused(
+                f"the box search proved it, but {why} (budget {timeout:.3g}s)",
+                boxes,
+                time.time() - t0,
+            )
         if out.status != PROVED:
             seconds = time.time() - t0
             if out.pair is not None:
@@ -325,21 +330,22 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
     ``rows_of_each_input``), which neither the search nor the checker can rule out by
     one replay. Past its first boxes the search goes on compiled
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
-    left empty where that rebuild fails."""
+    left empty where that rebuild fails, the reason returned with the outcome."""
     search = check_search(enc, tables, proof=ProofTree(capped=False))
     fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:
         out = search.run(deadline)
+        why = getattr(search, "why_not", "")
         if out.status == PROVED:
             record.extend(search.proof.preorder() or ())
         if out.status != FOUND:
-            return out
+            return out, why
         w = witness_from_pair(enc, *out.pair)
         if not isinstance(check_pair(ens, q, enc, w), NearMiss):
-            return out
+            return out, why
         fixed = rows_of_each_input(enc) if fixed is None else fixed
         if not fixed:
-            return out
+            return out, why
         search.proof.leaf(search.found, ("replay", out.pair[0], out.pair[1]))
 
 

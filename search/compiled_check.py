@@ -22,7 +22,7 @@ from collections.abc import Callable
 from ..compiler.memory_estimate import room_bytes
 from . import gap_kernel
 from .box_search import FOUND, GAVE_UP, PROVED, BoxOutcome, BoxSearch, corner_pair, tree_order
-from .compiled_proof import proof_from_boxes
+from .compiled_proof import rebuilt_within
 from .gap_boxes import FIRST_STEP, next_step, root_bound
 from .pair_boxes import PairTables, tables_held
 from .proof_tree import ProofTree
@@ -91,7 +91,7 @@ class CompiledBoxSearch:
     resolved box (a pair, FOUND), the deadline or ``stop``. Boxes shed at the heap's
     memory budget leave no proof: the search then ends GAVE_UP for good (``exhausted``).
     ``recording``: its proof, once PROVED, is ``proof`` (compiled_proof.py; one given up
-    where it cannot be rebuilt)."""
+    where it cannot be rebuilt by the deadline, ``why_not`` saying why)."""
 
     def __init__(
         self,
@@ -108,6 +108,7 @@ class CompiledBoxSearch:
         self.capped = capped  # the rebuilt proof's (proof_tree.ProofTree)
         self.boxes = 0
         self.exhausted = False
+        self.why_not = ""  # why a recording search has no proof (its proof given up)
         root = root_bound(tables, float)
         heap = heap_within(enc, tables, memory_mb)
         order = tree_order(tables)
@@ -137,17 +138,16 @@ class CompiledBoxSearch:
                     self.exhausted = True  # boxes shed that may hold a pair: no proof
                     break
                 if self.proof is not None:
-                    self.proof = self._rebuilt()
+                    self.proof = self._rebuilt(deadline)
                 return BoxOutcome(PROVED, self.boxes)
         return BoxOutcome(GAVE_UP, self.boxes)
 
-    def _rebuilt(self) -> ProofTree:
-        """The proof from the boxes the search recorded, or one given up."""
-        boxes = self.search.recorded
-        tree = None
-        if boxes is not None:
-            tops = self.search.box_tops(boxes)
-            tree = proof_from_boxes(self.tab, boxes, self.proof.events, tops, self.capped)
+    def _rebuilt(self, deadline: float) -> ProofTree:
+        """The proof from the boxes the search recorded, rebuilt by ``deadline``, or one
+        given up (``why_not``)."""
+        tree, self.why_not = rebuilt_within(
+            self.search, self.tab, self.proof.events, self.capped, deadline
+        )
         if tree is None:
             tree = ProofTree()
             tree.give_up()
@@ -186,6 +186,11 @@ class HandedOver:
     @property
     def found(self) -> int:
         return self.first.found if self.then is None else self.then.found
+
+    @property
+    def why_not(self) -> str:
+        """Why the compiled search's recorded proof was given up ("": it was not)."""
+        return "" if self.then is None else self.then.why_not
 
     def run(self, deadline: float) -> BoxOutcome:
         if self.then is None:

@@ -286,3 +286,60 @@ def test_a_check_whose_memory_limit_leaves_no_room_for_the_kernel_stays_with_box
     ctx = _context(ens, _query(("f1",), Gap(0.2)))
     assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
     assert "search" not in ctx.stats["box_search"]
+
+
+@pytest.fixture
+def slow_bounds(monkeypatch):
+    """The rebuild's exact bounds take 100 s of compiled_proof.py's clock a call."""
+    from treesens.search import compiled_proof
+
+    late = [0.0]
+    tops = gap_kernel.KernelSearch.box_tops
+
+    def slow(self, boxes):
+        late[0] += 100.0
+        return tops(self, boxes)
+
+    monkeypatch.setattr(gap_kernel.KernelSearch, "box_tops", slow)
+    clock = type("Clock", (), {"time": staticmethod(lambda: time.time() + late[0])})
+    monkeypatch.setattr(compiled_proof, "time", clock, raising=False)
+    return compiled_proof
+
+
+def _recording_search() -> CompiledBoxSearch:
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)  # 147 boxes recorded
+    enc = encode(ens, Query(vary=("f1",), gap=Gap(0.2)))[1]
+    return CompiledBoxSearch(enc, pair_tables(enc), recording=True)
+
+
+def test_a_proof_whose_rebuild_would_end_past_the_deadline_is_given_up_before_it(
+    slow_bounds, monkeypatch
+):
+    monkeypatch.setattr(slow_bounds, "REBUILD_SAMPLE", 4, raising=False)  # timed on 4 boxes of 147
+    search = _recording_search()
+    assert search.run(time.time() + 60).status == PROVED  # the answer stands
+    assert search.proof.preorder() is None
+    assert "rebuilding its proof from 147 boxes would take about" in search.why_not
+
+
+def test_a_proof_whose_rebuild_runs_past_the_deadline_midway_is_given_up(slow_bounds, monkeypatch):
+    monkeypatch.setattr(
+        slow_bounds, "REBUILD_CHUNK", 8, raising=False
+    )  # no estimate (under 2 x 256 boxes)
+    search = _recording_search()
+    assert search.run(time.time() + 60).status == PROVED
+    assert search.proof.preorder() is None
+    assert search.why_not == "rebuilding its proof from 147 boxes ran past its deadline"
+
+
+def test_a_certificate_whose_rebuild_would_pass_its_budget_is_refused_saying_so(
+    every_table, slow_bounds, monkeypatch, tmp_path
+):
+    monkeypatch.setattr(slow_bounds, "REBUILD_SAMPLE", 4, raising=False)
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    out = tmp_path / "c.json"
+    r = treesens.check(
+        str(model), vary=["worst_symmetry"], gap=0.1, certificate=out, certify_budget=60
+    )
+    assert r.status == INSENSITIVE and not r.proof.checked and not out.exists()
+    assert "would take about" in r.proof.why_not
