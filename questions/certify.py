@@ -44,7 +44,7 @@ from ..search.pair_boxes import (
 from ..search.proof_tree import ProofTree, RecordedTiling
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
-from .certify_groups import group_section, groups_refusal, model_thresholds
+from .certify_groups import group_section, groups_refusal, model_test, model_thresholds
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 
 # version 1: binary probability gaps (``question.gap``, one ``proof``); 2: every claim
@@ -182,7 +182,7 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         # P(x1) >= 0.5 + g and P(x2) <= 0.5 - g: past 0 and 1 the checker takes no claim
         return "a forest's margin gap is stated within [0, 0.5): its probabilities lie in [0, 1]"
     if model_library(ens) in CHECKER_READS_FIRST:
-        return checker_refusal(str(model_file), model_library(ens), ens.op, _named(ens))
+        return checker_refusal(str(model_file), model_library(ens), model_test(ens), _named(ens))
     return None
 
 
@@ -594,8 +594,9 @@ def certificate_document(ens, q, enc, tables, parts, model_file: Path, certifica
             "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
             "library": model_library(ens),
-            # the comparison the splits use (the checker maps ONNX nodes' modes onto it)
-            "test": ens.op,
+            # the comparison the library's splits use (the checker maps ONNX nodes' modes
+            # onto it; of other libraries it must be the library's own)
+            "test": model_test(ens),
             # a dump does not store them: the base score the answer assumed (binary: as a
             # probability) and the number of classes
             "base_score": _base_score(ens),

@@ -44,6 +44,17 @@ def group_section(ens: Ensemble) -> list[dict[str, Any]] | None:
     return out
 
 
+def model_test(ens: Ensemble) -> str:
+    """The comparison the model's library makes at its splits, which a certificate
+    states: a grouped model's folded trees compare ``x < b`` at restated boundaries, and
+    its certificate splits the model's own columns at the model's own thresholds, under
+    the model's own test (LightGBM's "<=")."""
+    cols = ens.columns
+    if isinstance(cols, GroupColumns) and cols.unfolded is not None:
+        return cols.unfolded.op
+    return ens.op
+
+
 def model_thresholds(ens: Ensemble) -> dict[int, dict[float, float]]:
     """Per ungrouped feature of a grouped model, its folded thresholds -> the model's
     own: folding restates ``cast(x) op t`` as ``x < b`` (b the first double where the

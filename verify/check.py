@@ -251,8 +251,10 @@ def _stated_otherwise(m: dict, model: Model) -> str | None:
     classes (1 for a binary model or a regressor) and a classifier's base score (a
     binary model's as the probability its starting margin gives, a multiclass one's as
     class 0's starting margin; a regressor's is not stated). The comparison (``test``)
-    is the library's, read from the file (ONNX: the certificate's choice); the one
-    stated is not read (treesens states '<' for a LightGBM model with one-hot groups)."""
+    is the library's, read from the file (ONNX: the certificate's choice), and one
+    stated must be it (the thresholds of the proof's splits are read under it)."""
+    if "test" in m and m["library"] != "onnx" and m["test"] != model.test:
+        return f"test {m['test']!r}, and {m['library']} compares {model.test!r}"
     if m["library"] == "xgboost-dump":
         return None
     classes = model.n_outputs if model.task == "classifier" else 1

@@ -190,6 +190,15 @@ def test_a_dropped_categorys_code_is_the_all_zero_image_and_verifies(dropped, tm
     assert "code 2: all of them 0" in verify_file(out).message
 
 
+def test_a_grouped_lightgbm_certificate_states_the_test_lightgbm_compares(dropped, tmp_path):
+    """Its splits are at the model's own thresholds, which LightGBM compares with '<='
+    (the folded trees' '<' is treesens's own restatement)."""
+    path, groups = dropped
+    out = tmp_path / "d.json"
+    treesens.max_gap(str(path), vary=["race"], groups=groups, certificate=out)
+    assert json.loads(out.read_text())["model"]["test"] == "<="
+
+
 def test_a_dropped_categorys_image_removed_is_rejected(dropped, tmp_path):
     """Without the all-zero image the group has two codes, and the domain lists three."""
     path, groups = dropped

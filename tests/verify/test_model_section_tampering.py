@@ -1,7 +1,8 @@
 """A certificate's ``model`` section describes the model it proves: of a model file that
 holds them (every format but an XGBoost dump), its number of classes and a classifier's
-base score are the file's, and a section stating others (the checker read them from the
-file and took no notice) is rejected."""
+base score are the file's, its test (every library but ONNX) the library's comparison,
+and a section stating others (the checker read them from the file and took no notice)
+is rejected."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def certificate(tmp_path_factory) -> Path:
 STATED = {
     "num_class": (3, "num_class 3, and the model has 1"),
     "base_score": (0.9, "base_score 0.9, and the model's is"),
+    "test": ("<=", "test '<=', and xgboost compares '<'"),
 }
 
 
