@@ -116,7 +116,7 @@ def _ask(
     if certificate is not None:
         model_file = _model_file(model, ens)
         budget = certify_budget if certify_budget is not None else q.plan.timeout
-        certify_answer(ens, q, res, certificate, model_file, budget)
+        certify_answer(ens, q, res, certificate, model_file, budget, kw["memory_mb"])
     return res
 
 

@@ -26,6 +26,7 @@ from ..compiler.encode import ensemble_structure, gap_row_terms
 from ..compiler.ensemble import EXP, IDENTITY, PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.invert import witness_from_pair
+from ..compiler.memory_estimate import room_bytes
 from ..compiler.query import ANY, Gap, GapKind, Query
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
@@ -46,6 +47,7 @@ from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certify_groups import group_section, groups_refusal, model_test, model_thresholds
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
+from .memory import memory_limit
 
 # version 1: binary probability gaps (``question.gap``, one ``proof``); 2: every claim
 # (``question.claim``, a ``proof`` per part); the checker reads both
@@ -242,13 +244,16 @@ def certify(
     timeout: float,
     verify: bool = True,
     max_gap_upper: bool = False,
+    memory_mb: float | None = None,
 ) -> Certified:
     """Run the box search on ``q`` with its proof recorded (one search per pair of
     classes the query allows) and write the certificate to ``path`` when it proves
     "insensitive" within ``timeout`` seconds (a probability model's gap: as a binary
     classifier, compiler/readings.py); then, with ``verify``, check the file with the
     independent checker (``treesens verify``'s, outside the ``timeout``).
-    ``max_gap_upper``: the claim is a max gap's certified upper bound."""
+    ``max_gap_upper``: the claim is a max gap's certified upper bound. The tables, the
+    search's heap and its record fit the memory limit (``memory_mb``, else the query's
+    option, else the default: questions/memory.py)."""
     ens = read_for(ens, q)
     why = model_refusal(ens, q, model_file)
     if why is not None:
@@ -271,10 +276,11 @@ def certify(
             "(and pipelines' encoded columns) only"
         )
     t0 = time.time()
+    limit_mb = memory_limit(memory_mb if memory_mb is not None else q.plan.options.memory_mb).mb
     parts, boxes = [], 0
     for enc in encs:
         try:
-            tables = pair_tables(enc)
+            tables = pair_tables(enc, max_held=room_bytes(ens, limit_mb))
         except PairTablesTooLarge as e:
             return refused(str(e), boxes, time.time() - t0)
         record: list = []
@@ -282,7 +288,7 @@ def certify(
         if link is not None:
             out = link_search(enc, tables, float(q.delta), t0 + timeout, record)
         else:
-            out, why = _search_past_near_misses(ens, q, enc, tables, t0 + timeout, record)
+            out, why = _search_past_near_misses(ens, q, enc, tables, t0 + timeout, record, limit_mb)
         boxes += out.boxes
         if out.status == PROVED and not record:
             why = why or "its proof could not be rebuilt from the compiled search's boxes"
@@ -295,6 +301,8 @@ def certify(
             seconds = time.time() - t0
             if out.pair is not None:
                 return refused("the box search found a pair it could not rule out", boxes, seconds)
+            if why:  # it stopped short of its budget
+                return refused(f"the box search stopped: {why}", boxes, seconds)
             return refused(
                 f"the box search did not finish within its budget of {timeout:.3g}s",
                 boxes,
@@ -319,7 +327,9 @@ def certify(
     return written_and_verified(Path(path), written, boxes, seconds)
 
 
-def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list):
+def _search_past_near_misses(
+    ens, q, enc, tables, deadline: float, record: list, memory_mb: float | None = None
+):
     """The box search with its proof recorded, going on past a pair the library's replay
     calls a near miss: every tree's value is fixed on that box, so the library gives every
     pair in it the outputs it gives this one; the box is recorded as ``("replay", x1,
@@ -331,7 +341,7 @@ def _search_past_near_misses(ens, q, enc, tables, deadline: float, record: list)
     one replay. Past its first boxes the search goes on compiled
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
     left empty where that rebuild fails, the reason returned with the outcome."""
-    search = check_search(enc, tables, proof=ProofTree(capped=False))
+    search = check_search(enc, tables, memory_mb, proof=ProofTree(capped=False))
     fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:
         out = search.run(deadline)
@@ -373,6 +383,7 @@ def certify_answer(
     path: str | Path,
     model_file: str | Path | None,
     budget: float,
+    memory_mb: float | None = None,
 ) -> Certified:
     """Certify an answer asked for a certificate, and say so in its proof record
     (``res.proof``): certified and verified, or why not. An answer the box search proved
@@ -381,9 +392,9 @@ def certify_answer(
     after the fact, within ``budget`` seconds; one that is not
     insensitive gets nothing. A max gap's answer gets a certificate of its upper bound U:
     that no pair reaches the gap U' (``certified_bound``), by the box search within
-    ``budget`` (its proof record: ``bound``)."""
+    ``budget`` (its proof record: ``bound``). A search's memory: ``memory_mb`` (certify)."""
     if res.max_gap is not None:
-        return _certify_max_gap(ens, q, res, path, model_file, budget)
+        return _certify_max_gap(ens, q, res, path, model_file, budget, memory_mb)
     from .certify_recorded import certify_recorded  # it imports this module
 
     refusal = answer_refusal(res)
@@ -391,13 +402,15 @@ def certify_answer(
     if done is None:  # the answer's own recorded proof, else the box search after it
         done = certify_recorded(ens, q, res, path, model_file)
     if done is None:
-        done = certify(ens, q, path, model_file, budget)
+        done = certify(ens, q, path, model_file, budget, memory_mb=memory_mb)
     if res.proof is not None:
         res.proof = proof_after(res.proof, done)
     return done
 
 
-def _certify_max_gap(ens, q, res: Result, path, model_file, budget: float) -> Certified:
+def _certify_max_gap(
+    ens, q, res: Result, path, model_file, budget: float, memory_mb: float | None = None
+) -> Certified:
     refusal = max_gap_refusal(res)
     upper = res.max_gap.get("upper")
     kind = res.max_gap.get("kind", "prob")
@@ -412,7 +425,9 @@ def _certify_max_gap(ens, q, res: Result, path, model_file, budget: float) -> Ce
             at = at.with_(gap=Gap(bound, GapKind.PROB))
         done = _from_own_search(ens, at, res, path, model_file, budget)
         if done is None:
-            done = certify(ens, at, path, model_file, budget, max_gap_upper=True)
+            done = certify(
+                ens, at, path, model_file, budget, max_gap_upper=True, memory_mb=memory_mb
+            )
     res.box_proof = None
     if res.status != ERROR:
         proof = replace(res.proof or Proof(BOX_SEARCH), bound=bound)

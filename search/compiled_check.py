@@ -66,6 +66,19 @@ def fits(enc, tables: PairTables, memory_mb: float | None) -> bool:
     return left is None or left >= gap_kernel.MIN_HEAP_BYTES
 
 
+def recording_within(enc, tables: PairTables, memory_mb: float | None) -> tuple[int, int | None]:
+    """A recording search's heap (bytes) and the most boxes its record may hold
+    (gap_kernel.record_rows): out of what the query's memory limit leaves, the heap gets
+    half (``heap_within``'s bounds), the record the rest; with no limit, the heap
+    ``HEAP_BYTES`` and no bound on the record."""
+    left = _left(enc, tables, memory_mb)
+    if left is None:
+        return gap_kernel.HEAP_BYTES, None
+    heap = max(gap_kernel.MIN_HEAP_BYTES, min(gap_kernel.HEAP_BYTES, left // 2))
+    rows = gap_kernel.record_rows(left - heap, len(tables.sizes), tables.values.shape[0])
+    return heap, rows
+
+
 def _left(enc, tables: PairTables, memory_mb: float | None) -> int | None:
     room = room_bytes(enc.ensemble, memory_mb)
     if room is None:
@@ -110,10 +123,12 @@ class CompiledBoxSearch:
         self.exhausted = False
         self.why_not = ""  # why a recording search has no proof (its proof given up)
         root = root_bound(tables, float)
-        heap = heap_within(enc, tables, memory_mb)
+        heap, record_max = heap_within(enc, tables, memory_mb), None
+        if recording:  # its record out of the same room
+            heap, record_max = recording_within(enc, tables, memory_mb)
         order = tree_order(tables)
         self.search = gap_kernel.KernelSearch(
-            tables, order, root, heap_bytes=heap, recording=recording
+            tables, order, root, heap_bytes=heap, recording=recording, record_max=record_max
         )
         self.budget = FIRST_STEP
 
@@ -121,8 +136,14 @@ class CompiledBoxSearch:
         while not self.exhausted:
             if time.time() >= deadline or (self.stop is not None and self.stop()):
                 return BoxOutcome(GAVE_UP, self.boxes)
+            room = self.search.record_room() if self.search.recording else None
+            if room == 0:  # an answer's own search goes on unrecorded, a certificate's ends
+                if not self._record_full():
+                    break
+                room = None
             t0 = time.time()
-            status, n, _u = self.search.step(BELOW_ZERO, self.budget)
+            budget = self.budget if room is None else min(self.budget, room)
+            status, n, _u = self.search.step(BELOW_ZERO, budget)
             self.boxes += n
             now = time.time()
             self.budget = next_step(self.budget, n, now - t0, deadline - now, status)
@@ -137,10 +158,25 @@ class CompiledBoxSearch:
                 if self.search.shed_boxes and self.search.shed > BELOW_ZERO:
                     self.exhausted = True  # boxes shed that may hold a pair: no proof
                     break
-                if self.proof is not None:
+                if self.proof is not None and self.search.recording:
                     self.proof = self._rebuilt(deadline)
                 return BoxOutcome(PROVED, self.boxes)
         return BoxOutcome(GAVE_UP, self.boxes)
+
+    def _record_full(self) -> bool:
+        """The record at the most boxes the memory limit leaves it: an answer's own
+        search (``capped``) goes on unrecorded, its proof given up (True); a
+        certificate's ends for good (False). ``why_not`` says so."""
+        held = self.search.record_max
+        self.why_not = (
+            f"its record of the boxes it dropped reached {held:,} boxes, what the memory "
+            "limit leaves it beside the search's heap"
+        )
+        self.search.stop_recording()
+        self.proof = ProofTree()
+        self.proof.give_up()
+        self.exhausted = not self.capped
+        return self.capped
 
     def _rebuilt(self, deadline: float) -> ProofTree:
         """The proof from the boxes the search recorded, rebuilt by ``deadline``, or one

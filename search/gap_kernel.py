@@ -94,6 +94,14 @@ def heap_rows(heap_bytes: int, columns: int) -> int:
     return max(4, int(heap_bytes) * 2 // 3 // (8 + 8 * columns))
 
 
+def record_rows(record_bytes: int, columns: int, rows: int) -> int:
+    """How many boxes a record of ``record_bytes`` holds over ``columns`` columns and
+    ``rows`` rows: a box is two int32 per column, held half again while the record grows
+    (doubling, old and new at once), and its exact bound per row (8 bytes a row,
+    compiled_proof.py's rebuild); 0 when there is no room."""
+    return max(0, int(record_bytes) // (12 * columns + 8 * rows))
+
+
 @dataclass
 class FlatTables:
     """PairTables as flat arrays the kernel reads."""
@@ -328,6 +336,7 @@ class KernelSearch:
         heap_bytes: int = HEAP_BYTES,
         lazy: bool | None = None,
         recording: bool = False,
+        record_max: int | None = None,
     ):
         self.ft = flatten(tab, order)
         self.reads_f = reads_varied(tab)
@@ -367,8 +376,11 @@ class KernelSearch:
         # ``recording``: the boxes dropped under the floor or resolved, in ``recorded``
         # (rows lo | hi), what a proof is rebuilt from; rec_n: how many, and whether one
         # found no room (then the record is incomplete)
+        # (``record_max``: the most boxes it may hold, None: no bound; ``record_room``)
         self.recording = recording
-        self.rec = np.empty((1024 if recording else 0, 2 * cols), dtype=np.int32)
+        self.record_max = record_max
+        start = 1024 if record_max is None else min(1024, record_max)
+        self.rec = np.empty((start if recording else 0, 2 * cols), dtype=np.int32)
         self.rec_n = np.zeros(2, dtype=np.int64)
         prepare()  # compiled once for every process sharing numba's cache
         self.run = _kernel()
@@ -455,17 +467,28 @@ class KernelSearch:
             raise
         return int(status), int(boxes), float(u)
 
+    def record_room(self) -> int | None:
+        """The boxes a step may still visit with its record within ``record_max`` (a
+        box visited records at most two; None: no bound)."""
+        if self.record_max is None:
+            return None
+        return max(0, (self.record_max - int(self.rec_n[0]) - 2) // 2)
+
     def stop_recording(self) -> None:
-        """Record no more boxes (``recorded`` is then None) and free the record."""
+        """The search goes on unrecorded, its record freed (``recorded`` is then None)."""
         self.recording = False
-        self.rec = self.rec[:0]
+        self.rec = np.empty((0, self.rec.shape[1]), dtype=np.int32)
 
     def _room(self, more: int) -> None:
-        """The record's buffer grown to hold ``more`` boxes past those recorded."""
+        """The record's buffer grown to hold ``more`` boxes past those recorded (at most
+        ``record_max`` in all: a step's budget is held within ``record_room``)."""
         n = int(self.rec_n[0])
         if self.rec.shape[0] - n >= more:
             return
-        grown = np.empty((max(2 * self.rec.shape[0], n + more), self.rec.shape[1]), np.int32)
+        rows = max(2 * self.rec.shape[0], n + more)
+        if self.record_max is not None:
+            rows = max(min(rows, self.record_max), n + more)
+        grown = np.empty((rows, self.rec.shape[1]), np.int32)
         grown[:n] = self.rec[:n]
         self.rec = grown
 

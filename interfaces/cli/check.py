@@ -135,4 +135,5 @@ def write_certificate(args, ens, q, res) -> None:
     if res.box_proof is None and (res.max_gap is not None or res.status == "insensitive"):
         # no recorded proof: a search of its own, which may take the whole budget
         log(f"certificate: searching for its proof (at most {budget:g}s)...")
-    log(certify_answer(ens, q, res, args.certificate, args.model, budget).message)
+    done = certify_answer(ens, q, res, args.certificate, args.model, budget, args.memory_mb)
+    log(done.message)

@@ -343,3 +343,60 @@ def test_a_certificate_whose_rebuild_would_pass_its_budget_is_refused_saying_so(
     )
     assert r.status == INSENSITIVE and not r.proof.checked and not out.exists()
     assert "would take about" in r.proof.why_not
+
+
+@pytest.fixture
+def room_for_ten_boxes(monkeypatch):
+    """The memory limit leaves the least heap and a record of 10 boxes of the search of
+    _recording_search (its tables: 6 columns, 3 rows)."""
+    per_box = 12 * 6 + 8 * 3
+    left = gap_kernel.MIN_HEAP_BYTES + 10 * per_box
+    monkeypatch.setattr(compiled_check, "_left", lambda *_args: left)
+
+
+def test_a_recording_search_s_heap_and_record_share_what_the_memory_limit_leaves(monkeypatch):
+    monkeypatch.setattr(compiled_check, "_left", lambda *_args: 100 << 20)
+    search = _recording_search()
+    tab = search.tab
+    heap, rows = compiled_check.recording_within(search.enc, tab, 1.0)
+    per_box = 12 * len(tab.sizes) + 8 * tab.values.shape[0]
+    assert heap == 50 << 20 and heap + rows * per_box <= 100 << 20
+    assert search.search.record_max == rows
+
+
+def test_a_certificate_s_own_search_stops_when_its_record_would_pass_the_memory_limit(
+    room_for_ten_boxes,
+):
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)  # 147 boxes recorded
+    enc = encode(ens, Query(vary=("f1",), gap=Gap(0.2)))[1]
+    search = CompiledBoxSearch(enc, pair_tables(enc), 1.0, recording=True, capped=False)
+    assert search.run(time.time() + FAR).status == GAVE_UP and search.exhausted
+    assert search.why_not.startswith("its record of the boxes it dropped reached 10 boxes")
+
+
+def test_an_answer_s_own_search_goes_on_unrecorded_when_its_record_would_pass_the_limit(
+    room_for_ten_boxes,
+):
+    search = _recording_search()  # capped: an answer's own
+    assert search.run(time.time() + FAR).status == PROVED
+    assert search.proof.preorder() is None and "memory limit" in search.why_not
+
+
+def test_a_search_that_does_not_record_takes_the_room_for_its_heap(room_for_ten_boxes):
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    enc = encode(ens, Query(vary=("f1",), gap=Gap(0.2)))[1]
+    tab = pair_tables(enc)
+    search = CompiledBoxSearch(enc, tab, 1.0)
+    heap = compiled_check.heap_within(enc, tab, 1.0)
+    assert search.search.max_rows == gap_kernel.heap_rows(heap, len(tab.sizes))
+    assert search.search.record_max is None and search.run(time.time() + FAR).status == PROVED
+
+
+def test_a_certificate_whose_record_would_pass_the_memory_limit_is_refused_saying_so(
+    every_table, room_for_ten_boxes, tmp_path
+):
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    out = tmp_path / "c.json"
+    r = treesens.check(str(model), vary=["worst_symmetry"], gap=0.1, certificate=out)
+    assert r.status == INSENSITIVE and not r.proof.checked and not out.exists()
+    assert "memory limit" in r.proof.why_not
