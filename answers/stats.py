@@ -85,6 +85,18 @@ class BoxSearch(TypedDict, total=False):
     pair: str
     time: float
     search: str  # "compiled": a check's search was the compiled kernel (search/compiled_check.py)
+    # a certificate asked for: the boxes the compiled search recorded, and the seconds its
+    # proof's rebuild from them took (search/compiled_proof.py)
+    recorded: int
+    rebuild_time: float
+
+
+class CertificateStats(TypedDict, total=False):
+    """``stats["certificate"]``: a certificate's own search after the answer, where the
+    compiled search recorded its proof (questions/certify.py)."""
+
+    recorded: int  # the boxes it recorded
+    rebuild_time: float  # the seconds the proof's rebuild from them took
 
 
 class SearchStats(TypedDict, total=False):
@@ -120,6 +132,7 @@ class AnswerStats(TypedDict, total=False):
     nearest_row: dict  # {"index", "values"}: the data row nearest the witness
     change: float  # an audited row: the change on F of the x2 that flips it
     reach: list  # an audited regressor row: the lowest and highest prediction F reaches
+    certificate: CertificateStats
 
 
 class Stats(CompileStats, DataStats, SearchStats, AnswerStats, total=False):

@@ -16,7 +16,7 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
@@ -33,7 +33,7 @@ from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
 from ..search.box_search import FOUND, PROVED
 from ..search.boxes import rows_of_each_input
-from ..search.compiled_check import check_search
+from ..search.compiled_check import check_search, note_rebuild
 from ..search.link_proof import link_proof_encoding, link_search
 from ..search.pair_boxes import (
     PairTablesTooLarge,
@@ -76,6 +76,8 @@ class Certified:
     verified: bool = False  # the checker of the ``verify`` package accepted the file written
     reason: str = ""  # why the answer is not independently checked ("" when verified)
     path: str | None = None  # the file written
+    # the boxes the compiled search recorded and its proof's rebuild (stats["certificate"])
+    rebuild: dict = field(default_factory=dict)
 
 
 NO_CERTIFICATE = "no certificate"
@@ -277,26 +279,25 @@ def certify(
         )
     t0 = time.time()
     limit_mb = memory_limit(memory_mb if memory_mb is not None else q.plan.options.memory_mb).mb
-    parts, boxes = [], 0
+    parts, boxes, rebuild = [], 0, {}
     for enc in encs:
         try:
             tables = pair_tables(enc, max_held=room_bytes(ens, limit_mb))
         except PairTablesTooLarge as e:
             return refused(str(e), boxes, time.time() - t0)
         record: list = []
-        why = ""  # why a proof the search found was given up
         if link is not None:
-            out = link_search(enc, tables, float(q.delta), t0 + timeout, record)
+            out, why = link_search(enc, tables, float(q.delta), t0 + timeout, record), ""
         else:
-            out, why = _search_past_near_misses(ens, q, enc, tables, t0 + timeout, record, limit_mb)
+            out, why, rebuilt = _search_past_near_misses(
+                ens, q, enc, tables, t0 + timeout, record, limit_mb
+            )
+            note_rebuild(rebuild, rebuilt)
         boxes += out.boxes
         if out.status == PROVED and not record:
             why = why or "its proof could not be rebuilt from the compiled search's boxes"
-            return refused(
-                f"the box search proved it, but {why} (budget {timeout:.3g}s)",
-                boxes,
-                time.time() - t0,
-            )
+            why = f"the box search proved it, but {why} (budget {timeout:.3g}s)"
+            return replace(refused(why, boxes, time.time() - t0), rebuild=rebuild)
         if out.status != PROVED:
             seconds = time.time() - t0
             if out.pair is not None:
@@ -323,8 +324,10 @@ def certify(
     shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
     written = f"certificate written to {path} ({shown}, {seconds:.1f}s)"
     if not verify:
-        return Certified(True, written, boxes, seconds, reason="not verified", path=str(path))
-    return written_and_verified(Path(path), written, boxes, seconds)
+        done = Certified(True, written, boxes, seconds, reason="not verified", path=str(path))
+    else:
+        done = written_and_verified(Path(path), written, boxes, seconds)
+    return replace(done, rebuild=rebuild)
 
 
 def _search_past_near_misses(
@@ -340,22 +343,23 @@ def _search_past_near_misses(
     ``rows_of_each_input``), which neither the search nor the checker can rule out by
     one replay. Past its first boxes the search goes on compiled
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
-    left empty where that rebuild fails, the reason returned with the outcome."""
+    left empty where that rebuild fails. Returns the outcome, why a proof found was
+    given up ("": it was not) and its rebuild (``compiled_check.note_rebuild``'s)."""
     search = check_search(enc, tables, memory_mb, proof=ProofTree(capped=False))
     fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:
         out = search.run(deadline)
-        why = getattr(search, "why_not", "")
+        ended = (out, getattr(search, "why_not", ""), getattr(search, "rebuilt", None))
         if out.status == PROVED:
             record.extend(search.proof.preorder() or ())
         if out.status != FOUND:
-            return out, why
+            return ended
         w = witness_from_pair(enc, *out.pair)
         if not isinstance(check_pair(ens, q, enc, w), NearMiss):
-            return out, why
+            return ended
         fixed = rows_of_each_input(enc) if fixed is None else fixed
         if not fixed:
-            return out, why
+            return ended
         search.proof.leaf(search.found, ("replay", out.pair[0], out.pair[1]))
 
 
@@ -392,19 +396,24 @@ def certify_answer(
     after the fact, within ``budget`` seconds; one that is not
     insensitive gets nothing. A max gap's answer gets a certificate of its upper bound U:
     that no pair reaches the gap U' (``certified_bound``), by the box search within
-    ``budget`` (its proof record: ``bound``). A search's memory: ``memory_mb`` (certify)."""
-    if res.max_gap is not None:
-        return _certify_max_gap(ens, q, res, path, model_file, budget, memory_mb)
+    ``budget`` (its proof record: ``bound``). A search's memory: ``memory_mb`` (certify).
+    A search of its own that the compiled search finished says in ``stats["certificate"]``
+    how many boxes it recorded and how long its proof's rebuild took."""
     from .certify_recorded import certify_recorded  # it imports this module
 
-    refusal = answer_refusal(res)
-    done = refused(refusal) if refusal is not None else None
-    if done is None:  # the answer's own recorded proof, else the box search after it
-        done = certify_recorded(ens, q, res, path, model_file)
-    if done is None:
-        done = certify(ens, q, path, model_file, budget, memory_mb=memory_mb)
-    if res.proof is not None:
-        res.proof = proof_after(res.proof, done)
+    if res.max_gap is not None:
+        done = _certify_max_gap(ens, q, res, path, model_file, budget, memory_mb)
+    else:
+        refusal = answer_refusal(res)
+        done = refused(refusal) if refusal is not None else None
+        if done is None:  # the answer's own recorded proof, else the box search after it
+            done = certify_recorded(ens, q, res, path, model_file)
+        if done is None:
+            done = certify(ens, q, path, model_file, budget, memory_mb=memory_mb)
+        if res.proof is not None:
+            res.proof = proof_after(res.proof, done)
+    if done.rebuild:
+        res.stats["certificate"] = done.rebuild
     return done
 
 

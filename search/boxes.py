@@ -33,7 +33,7 @@ from ..answers.verdict import Accepted, NearMiss, check_pair
 from ..compiler.encode import Encoding, ensemble_structure, gap_row_terms
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
-from .compiled_check import COMPILED, HandedOver, check_search
+from .compiled_check import COMPILED, HandedOver, check_search, note_rebuild
 from .gap_kernel import Readiness
 from .heuristic_stage import pair_over_all_inputs
 from .link_boxes import link_box_stage, link_tables
@@ -251,6 +251,7 @@ class BoxStage:
                 continue
             if self.recorded is not None:
                 self.recorded.append(RecordedPart(enc, self.search.tab, self.search.proof))
+                note_rebuild(stats, getattr(self.search, "rebuilt", None))
             self.at, self.search = self.at + 1, None
         if self.open:  # a near miss it could not rule out: neither a pair nor a proof
             stats["status"] = OPEN_STATUS

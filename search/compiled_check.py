@@ -122,6 +122,8 @@ class CompiledBoxSearch:
         self.boxes = 0
         self.exhausted = False
         self.why_not = ""  # why a recording search has no proof (its proof given up)
+        # the boxes its proof was rebuilt from, and the rebuild's seconds (None: none yet)
+        self.rebuilt: tuple[int, float] | None = None
         root = root_bound(tables, float)
         heap, record_max = heap_within(enc, tables, memory_mb), None
         if recording:  # its record out of the same room
@@ -181,13 +183,23 @@ class CompiledBoxSearch:
     def _rebuilt(self, deadline: float) -> ProofTree:
         """The proof from the boxes the search recorded, rebuilt by ``deadline``, or one
         given up (``why_not``)."""
+        t0, recorded = time.time(), self.search.recorded
         tree, self.why_not = rebuilt_within(
             self.search, self.tab, self.proof.events, self.capped, deadline
         )
+        self.rebuilt = (0 if recorded is None else len(recorded), time.time() - t0)
         if tree is None:
             tree = ProofTree()
             tree.give_up()
         return tree
+
+
+def note_rebuild(stats: dict, rebuilt: tuple[int, float] | None) -> None:
+    """A proof rebuilt from the compiled search's record (``rebuilt``: its boxes and the
+    rebuild's seconds), added to ``stats``'s ``recorded`` and ``rebuild_time``."""
+    if rebuilt is not None:
+        stats["recorded"] = stats.get("recorded", 0) + rebuilt[0]
+        stats["rebuild_time"] = stats.get("rebuild_time", 0.0) + rebuilt[1]
 
 
 def hand_over_boxes(tables: PairTables) -> int:
@@ -227,6 +239,11 @@ class HandedOver:
     def why_not(self) -> str:
         """Why the compiled search's recorded proof was given up ("": it was not)."""
         return "" if self.then is None else self.then.why_not
+
+    @property
+    def rebuilt(self) -> tuple[int, float] | None:
+        """The compiled search's boxes recorded and its proof's rebuild's seconds."""
+        return None if self.then is None else self.then.rebuilt
 
     def run(self, deadline: float) -> BoxOutcome:
         if self.then is None:

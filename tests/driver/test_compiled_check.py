@@ -400,3 +400,21 @@ def test_a_certificate_whose_record_would_pass_the_memory_limit_is_refused_sayin
     r = treesens.check(str(model), vary=["worst_symmetry"], gap=0.1, certificate=out)
     assert r.status == INSENSITIVE and not r.proof.checked and not out.exists()
     assert "memory limit" in r.proof.why_not
+
+
+def test_a_check_certified_from_the_compiled_search_s_record_states_its_rebuild(
+    every_table, no_second_search, tmp_path
+):
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    r = treesens.check(
+        str(model), vary=["worst_symmetry"], gap=0.1, certificate=tmp_path / "c.json"
+    )
+    stats = r.stats["box_search"]
+    assert r.proof.checked and stats["recorded"] > 0 and stats["rebuild_time"] >= 0.0
+
+
+def test_a_max_gap_bound_certified_by_the_compiled_search_states_its_rebuild(every_table, tmp_path):
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    r = treesens.max_gap(str(model), vary=["worst_symmetry"], certificate=tmp_path / "mg.json")
+    stats = r.stats["certificate"]
+    assert r.proof.checked and stats["recorded"] > 0 and stats["rebuild_time"] >= 0.0
