@@ -192,7 +192,8 @@ class BoxStage:
         proof recorded for a certificate."""
         proof = ProofTree() if self.recorded is not None else None
         on_hand_over = lambda r: self._handed_over(ctx, r)  # noqa: E731
-        return check_search(enc, tables, ctx.tables_mb, on_hand_over, proof)
+        # its proof rebuilt by the query's deadline, not a turn's
+        return check_search(enc, tables, ctx.tables_mb, on_hand_over, proof, ctx.deadline)
 
     def _handed_over(self, ctx: SolveContext, ready: Readiness) -> None:
         self.stats["search"] = COMPILED

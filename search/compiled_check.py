@@ -113,8 +113,12 @@ class CompiledBoxSearch:
         memory_mb: float | None = None,
         recording: bool = False,
         capped: bool = True,
+        rebuild_by: float | None = None,
     ):
         self.enc, self.tab = enc, tables
+        # the rebuild's deadline (None: run's): a search run in turns rebuilds its proof
+        # by the query's, not the turn's
+        self.rebuild_by = rebuild_by
         self.stop: Callable[[], bool] | None = None
         self.proof: _Replays | ProofTree | None = _Replays() if recording else None
         self.found = -1  # the last resolved box, as recorded
@@ -161,7 +165,8 @@ class CompiledBoxSearch:
                     self.exhausted = True  # boxes shed that may hold a pair: no proof
                     break
                 if self.proof is not None and self.search.recording:
-                    self.proof = self._rebuilt(deadline)
+                    by = deadline if self.rebuild_by is None else self.rebuild_by
+                    self.proof = self._rebuilt(by)
                 return BoxOutcome(PROVED, self.boxes)
         return BoxOutcome(GAVE_UP, self.boxes)
 
@@ -213,8 +218,17 @@ class HandedOver:
     second's or two): box_search.BoxSearch's interface, ``on_hand_over`` given the
     kernel's ``gap_kernel.Readiness`` when the compiled search starts."""
 
-    def __init__(self, enc, tables: PairTables, memory_mb: float | None, on_hand_over, proof=None):
+    def __init__(
+        self,
+        enc,
+        tables: PairTables,
+        memory_mb: float | None,
+        on_hand_over,
+        proof=None,
+        rebuild_by: float | None = None,
+    ):
         self.enc, self.tab, self.memory_mb = enc, tables, memory_mb
+        self.rebuild_by = rebuild_by  # CompiledBoxSearch's
         self.first = BoxSearch(enc, tables, proof=proof)
         self.limit = hand_over_boxes(tables)
         self.then: CompiledBoxSearch | None = None
@@ -263,7 +277,12 @@ class HandedOver:
             # the kernel loaded, or compiled on its first run after install (10-20 s)
             self.on_hand_over(gap_kernel.prepare())
             self.then = CompiledBoxSearch(
-                self.enc, self.tab, self.memory_mb, first is not None, first is None or first.capped
+                self.enc,
+                self.tab,
+                self.memory_mb,
+                first is not None,
+                first is None or first.capped,
+                self.rebuild_by,
             )
         self.then.stop = self.stop
         out = self.then.run(deadline)
@@ -271,11 +290,19 @@ class HandedOver:
 
 
 def check_search(
-    enc, tables: PairTables, memory_mb: float | None = None, on_hand_over=None, proof=None
+    enc,
+    tables: PairTables,
+    memory_mb: float | None = None,
+    on_hand_over=None,
+    proof=None,
+    rebuild_by: float | None = None,
 ) -> BoxSearch | HandedOver:
     """A check's box search over ``tables``: box_search.py's, handed over to the compiled
     one past its first boxes where numba is installed (HandedOver; ``on_hand_over``
-    given the kernel's readiness, if any); ``proof``: the ProofTree it records into."""
+    given the kernel's readiness, if any); ``proof``: the ProofTree it records into, its
+    rebuild from the compiled search's boxes due by ``rebuild_by`` (None: each run's
+    deadline)."""
     if not compiled_check_applies():
         return BoxSearch(enc, tables, proof=proof)
-    return HandedOver(enc, tables, memory_mb, on_hand_over or (lambda _ready: None), proof)
+    ready = on_hand_over or (lambda _ready: None)
+    return HandedOver(enc, tables, memory_mb, ready, proof, rebuild_by)

@@ -339,7 +339,12 @@ def test_a_certificate_whose_rebuild_would_pass_its_budget_is_refused_saying_so(
     model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
     out = tmp_path / "c.json"
     r = treesens.check(
-        str(model), vary=["worst_symmetry"], gap=0.1, certificate=out, certify_budget=60
+        str(model),
+        vary=["worst_symmetry"],
+        gap=0.1,
+        timeout=60,
+        certificate=out,
+        certify_budget=60,
     )
     assert r.status == INSENSITIVE and not r.proof.checked and not out.exists()
     assert "would take about" in r.proof.why_not
@@ -418,3 +423,16 @@ def test_a_max_gap_bound_certified_by_the_compiled_search_states_its_rebuild(eve
     r = treesens.max_gap(str(model), vary=["worst_symmetry"], certificate=tmp_path / "mg.json")
     stats = r.stats["certificate"]
     assert r.proof.checked and stats["recorded"] > 0 and stats["rebuild_time"] >= 0.0
+
+
+def test_a_box_stage_turn_s_proof_is_rebuilt_by_the_query_s_deadline_not_the_turn_s(
+    every_table, slow_bounds, monkeypatch
+):
+    """The first turn ends at 60 s, the query at 10^6 s: a rebuild of about 3,000 s of the
+    slow clock is the query's to spend."""
+    monkeypatch.setattr(slow_bounds, "REBUILD_SAMPLE", 4)
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)), seconds=1e6)
+    with recording_proofs():
+        assert boxes.BoxStage(ctx).run(ctx, time.time() + 60)
+    assert ctx.result.status == INSENSITIVE and ctx.result.box_proof is not None
