@@ -93,7 +93,8 @@ class BoxSearch(TypedDict, total=False):
 
 class CertificateStats(TypedDict, total=False):
     """``stats["certificate"]``: a certificate's own search after the answer, where the
-    compiled search recorded its proof (questions/certify.py)."""
+    compiled search recorded its proof (questions/certify.py), or a max gap's own
+    search's boxes its upper bound's certificate was rebuilt from (certify_tiling.py)."""
 
     recorded: int  # the boxes it recorded
     rebuild_time: float  # the seconds the proof's rebuild from them took

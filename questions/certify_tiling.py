@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +25,7 @@ import numpy as np
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
 from ..compiler.readings import read_for
-from ..search.compiled_proof import proof_from_boxes
+from ..search.compiled_proof import rebuilt_within
 from ..search.gap_kernel import flat_box_tops, flatten
 from ..search.pair_boxes import (
     PairTables,
@@ -46,9 +48,6 @@ from .certify import (
 )
 from .certify_groups import group_section
 from .certify_pipeline import NoMaps, pipeline_maps
-
-# boxes whose exact bounds are computed between two looks at the clock
-TOPS_CHUNK = 16_384
 
 
 def certify_tiling(
@@ -80,13 +79,12 @@ def certify_tiling(
     if not same_pair_space(tables, rec.tables):
         return None
     boxes = np.asarray(rec.boxes)
-    tops = exact_tops(tables, boxes, deadline)
-    if tops is None:
-        return None
-    tree = proof_from_boxes(tables, boxes, {}, tops, capped=False)
+    ft = flatten(tables, np.arange(len(tables.starts)))
+    tree, _ = rebuilt_within(boxes, partial(flat_box_tops, ft), tables, {}, False, deadline)
     steps = None if tree is None else tree.preorder()
     if steps is None:
         return None
+    rebuild = {"recorded": len(boxes), "rebuild_time": time.time() - t0}
     parts = [proof_part(ens, enc, tables, steps)]
     doc = certificate_document(ens, q, enc, tables, parts, Path(model_file), Path(path))
     doc["question"]["max_gap_upper"] = True
@@ -96,14 +94,14 @@ def certify_tiling(
         try:
             doc["maps"] = pipeline_maps(ens, str(model_file))
         except NoMaps as e:
-            return refused(str(e), len(steps), time.time() - t0)
+            return replace(refused(str(e), len(boxes), time.time() - t0), rebuild=rebuild)
     Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
     seconds = time.time() - t0
     written = (
-        f"certificate written to {path} ({len(steps):,} boxes, the max gap's own search, "
+        f"certificate written to {path} ({len(boxes):,} boxes, the max gap's own search, "
         f"{seconds:.1f}s)"
     )
-    return written_and_verified(Path(path), written, len(steps), seconds)
+    return replace(written_and_verified(Path(path), written, len(boxes), seconds), rebuild=rebuild)
 
 
 def same_pair_space(a: PairTables, b: PairTables) -> bool:
@@ -116,18 +114,3 @@ def same_pair_space(a: PairTables, b: PairTables) -> bool:
         and np.array_equal(a.node_starts, b.node_starts)
         and np.array_equal(a.node_table, b.node_table)
     )
-
-
-def exact_tops(tables: PairTables, boxes: np.ndarray, deadline: float) -> np.ndarray | None:
-    """Per box and row, the exact bound over ``tables`` (gap_kernel.flat_box_tops), a
-    chunk at a time; None once ``deadline`` passes, or as soon as the time per box
-    so far says it would (a search at U' may then still fit)."""
-    t0 = time.time()
-    ft = flatten(tables, np.arange(len(tables.starts)))
-    out = np.empty((len(boxes), tables.values.shape[0]))
-    for a in range(0, len(boxes), TOPS_CHUNK):
-        now = time.time()
-        if a and now + (now - t0) / a * (len(boxes) - a) >= deadline:
-            return None
-        out[a : a + TOPS_CHUNK] = flat_box_tops(ft, boxes[a : a + TOPS_CHUNK])
-    return out

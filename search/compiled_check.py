@@ -190,7 +190,7 @@ class CompiledBoxSearch:
         given up (``why_not``)."""
         t0, recorded = time.time(), self.search.recorded
         tree, self.why_not = rebuilt_within(
-            self.search, self.tab, self.proof.events, self.capped, deadline
+            recorded, self.search.box_tops, self.tab, self.proof.events, self.capped, deadline
         )
         self.rebuilt = (0 if recorded is None else len(recorded), time.time() - t0)
         if tree is None:

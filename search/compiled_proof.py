@@ -21,6 +21,7 @@ deadline; past the deadline midway it gives up too.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -40,21 +41,26 @@ REBUILD_CHUNK = 4096
 
 
 def rebuilt_within(
-    kernel, tab: PairTables, replays: dict[int, tuple], capped: bool, deadline: float
+    boxes: np.ndarray | None,
+    box_tops: Callable[[np.ndarray], np.ndarray],
+    tab: PairTables,
+    replays: dict[int, tuple],
+    capped: bool,
+    deadline: float,
 ) -> tuple[ProofTree | None, str]:
-    """The proof from ``kernel``'s record (a gap_kernel.KernelSearch), rebuilt by
-    ``deadline``: (proof, "") or (None, why not): the record incomplete, its rebuild
-    estimated to end past the deadline (before it starts) or past it midway, or the
-    boxes not a proof (proof_from_boxes)."""
-    boxes = kernel.recorded
+    """The proof from the ``boxes`` a compiled search recorded (None: its record is
+    incomplete), each box's exact bounds by ``box_tops`` (gap_kernel.KernelSearch's),
+    rebuilt by ``deadline``: (proof, "") or (None, why not): the record incomplete, its
+    rebuild estimated to end past the deadline (before it starts) or past it midway, or
+    the boxes not a proof (proof_from_boxes)."""
     if boxes is None:
         return None, "its record of the boxes it dropped is incomplete"
     n = len(boxes)
     if n >= 2 * REBUILD_SAMPLE:
-        kernel.box_tops(boxes[:1])  # loaded (or compiled) before the clock runs
+        box_tops(boxes[:1])  # loaded (or compiled) before the clock runs
         t0 = time.time()
         sample = boxes[:: n // REBUILD_SAMPLE]
-        kernel.box_tops(sample)
+        box_tops(sample)
         estimate = (time.time() - t0) / len(sample) * n * (1 + TILING_SHARE)
         left = deadline - time.time()
         if estimate > left:
@@ -67,7 +73,7 @@ def rebuilt_within(
     for start in range(0, n, REBUILD_CHUNK):
         if time.time() >= deadline:
             return None, late
-        tops[start : start + REBUILD_CHUNK] = kernel.box_tops(boxes[start : start + REBUILD_CHUNK])
+        tops[start : start + REBUILD_CHUNK] = box_tops(boxes[start : start + REBUILD_CHUNK])
     tree = proof_from_boxes(tab, boxes, replays, tops, capped, deadline)
     if tree is None:
         return None, late if time.time() >= deadline else "its boxes do not rebuild a proof"

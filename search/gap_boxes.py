@@ -238,8 +238,21 @@ def _compiled_search(
     the last floor leaves the bounds not proven."""
     tab = b.tab
     root = b.upper(b.top(np.ones(b.n, dtype=bool)))
+    record_max = None
+    if recording:  # the record out of the heap's room: half each, the record's capped
+        heap_bytes //= 2
+        rows = tab.values.shape[0]
+        record_max = gap_kernel.record_rows(
+            min(heap_bytes, gap_kernel.TILING_BYTES), len(tab.sizes), rows
+        )
     search = gap_kernel.KernelSearch(
-        tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes, recording=recording
+        tab,
+        b.order,
+        root,
+        probes=gap_kernel.PROBES,
+        heap_bytes=heap_bytes,
+        recording=recording,
+        record_max=record_max,
     )
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
@@ -278,10 +291,11 @@ def _compiled_search(
             boxes += n
             now = time.time()
             budget = next_step(budget, n, now - t0, deadline - now, status)
-            if recording:  # the record's buffer grows at each step to twice the budget
-                budget = min(budget, gap_kernel.RECORDED_STEP)
-                if search.recording and search.rec.nbytes > gap_kernel.TILING_BYTES // 2:
+            if search.recording:  # its buffer grows at each step by twice the budget
+                room = search.record_room()
+                if room == 0:  # full: the search goes on unrecorded
                     search.stop_recording()
+                budget = min(budget, gap_kernel.RECORDED_STEP, max(room, 1))
             if status == gap_kernel.RESOLVED:
                 got = offer(*corner_pair(enc, tab, search.corner))
                 if got is not None and got >= tolerance.least and (best is None or got > best):

@@ -82,8 +82,9 @@ MIN_HEAP_BYTES = 16 << 20
 # a recording search's longest step, in boxes (its record grows by up to two boxes a
 # box: 65,536 boxes of 30 columns, 16 MB)
 RECORDED_STEP = 1 << 16
-# a max gap's record of its boxes, for its certificate, at most (gap_boxes.py): past it
-# the search goes on unrecorded, and its certificate is searched for at U'
+# a max gap's record of its boxes, for its certificate, at most (gap_boxes.py; half its
+# heap's room, under a memory limit): past it the search goes on unrecorded, and its
+# certificate is searched for at U'
 TILING_BYTES = 256 << 20
 
 

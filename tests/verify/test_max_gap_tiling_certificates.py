@@ -94,12 +94,16 @@ def _tables(ens, q):
     return pair_tables(class_pair_encodings(pair_encoding(ens, q))[0])
 
 
-def test_recomputing_the_bounds_gives_up_when_the_time_left_would_not_do(tiling, monkeypatch):
+def test_a_tiling_not_rebuilt_by_its_deadline_is_left_to_the_search_at_u_prime(tiling, tmp_path):
     ens, at, rec = tiling
-    monkeypatch.setattr(certify_tiling, "TOPS_CHUNK", 1)
-    tables = _tables(ens, at)
-    assert certify_tiling.exact_tops(tables, np.asarray(rec.boxes), time.time()) is None
-    assert certify_tiling.exact_tops(tables, np.asarray(rec.boxes), 1e12) is not None
+    late = time.time() - 1
+    assert certify_tiling.certify_tiling(ens, at, rec, tmp_path / "c.json", MODEL, late) is None
+
+
+def test_the_stats_say_how_many_boxes_the_max_gap_recorded_and_their_rebuild(tmp_path):
+    r = treesens.max_gap(str(MODEL), vary=[FEATURE], certificate=tmp_path / "mg.json")
+    stats = r.stats["certificate"]
+    assert r.proof.checked and stats["recorded"] > 100 and stats["rebuild_time"] >= 0.0
 
 
 def test_a_record_past_its_bound_leaves_the_certificate_to_the_search_at_u_prime(
