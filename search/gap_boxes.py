@@ -295,7 +295,8 @@ def _compiled_search(
                 room = search.record_room()
                 if room == 0:  # full: the search goes on unrecorded
                     search.stop_recording()
-                budget = min(budget, gap_kernel.RECORDED_STEP, max(room, 1))
+                else:
+                    budget = min(budget, gap_kernel.RECORDED_STEP, room)
             if status == gap_kernel.RESOLVED:
                 got = offer(*corner_pair(enc, tab, search.corner))
                 if got is not None and got >= tolerance.least and (best is None or got > best):
