@@ -311,16 +311,9 @@ def certify(
             )
         parts.append(proof_part(ens, enc, tables, record))
     seconds = time.time() - t0
-    doc = certificate_document(ens, q, encs[0], tables, parts, Path(model_file), Path(path))
-    doc["question"]["max_gap_upper"] = max_gap_upper
-    if group_section(ens) is not None:
-        doc["groups"] = group_section(ens)
-    if doc["model"]["library"] == "sklearn-pipeline":
-        try:
-            doc["maps"] = pipeline_maps(ens, str(model_file))
-        except NoMaps as e:
-            return refused(str(e), boxes, seconds)
-    Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
+    unwritten = write_document(ens, q, encs[0], tables, parts, model_file, path, max_gap_upper)
+    if unwritten is not None:
+        return refused(unwritten, boxes, seconds)
     shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
     written = f"certificate written to {path} ({shown}, {seconds:.1f}s)"
     if not verify:
@@ -603,6 +596,22 @@ def _base_score(ens) -> float:
     if ens.n_outputs > 1:
         return float(ens.intercept[0])
     return 1.0 / (1.0 + math.exp(-float(ens.intercept[0])))
+
+
+def write_document(ens, q, enc, tables, parts, model_file, path, max_gap_upper: bool):
+    """Write the certificate of ``parts`` (proof_part's) to ``path``; None, or why it
+    cannot be written (a pipeline whose steps the checker cannot map)."""
+    doc = certificate_document(ens, q, enc, tables, parts, Path(model_file), Path(path))
+    doc["question"]["max_gap_upper"] = max_gap_upper
+    if group_section(ens) is not None:
+        doc["groups"] = group_section(ens)
+    if doc["model"]["library"] == "sklearn-pipeline":
+        try:
+            doc["maps"] = pipeline_maps(ens, str(model_file))
+        except NoMaps as e:
+            return str(e)
+    Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
+    return None
 
 
 def certificate_document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -> dict:

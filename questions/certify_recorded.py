@@ -10,7 +10,6 @@ as before (questions/certify.py ``certify``: the box search after the answer).
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -24,14 +23,13 @@ from ..search.proof_tree import RecordedProof, recording_proofs
 from .certify import (
     CODED_LIBRARIES,
     Certified,
-    certificate_document,
     model_library,
     model_refusal,
     proof_part,
     refused,
+    write_document,
     written_and_verified,
 )
-from .certify_pipeline import NoMaps, pipeline_maps
 
 
 def recording_for(q: Query, certificate) -> AbstractContextManager:
@@ -70,17 +68,10 @@ def certify_recorded(
             return None
         boxes += len(steps)
         parts.append(proof_part(ens, p.enc, p.tables, steps))
-    last = rec.parts[-1]
-    doc = certificate_document(
-        ens, q, rec.parts[0].enc, last.tables, parts, Path(model_file), Path(path)
-    )
-    doc["question"]["max_gap_upper"] = False
-    if doc["model"]["library"] == "sklearn-pipeline":
-        try:
-            doc["maps"] = pipeline_maps(ens, str(model_file))
-        except NoMaps as e:
-            return refused(str(e), boxes, time.time() - t0)
-    Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
+    enc, last = rec.parts[0].enc, rec.parts[-1]
+    unwritten = write_document(ens, q, enc, last.tables, parts, model_file, path, False)
+    if unwritten is not None:
+        return refused(unwritten, boxes, time.time() - t0)
     seconds = time.time() - t0
     shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
     written = f"certificate written to {path} ({shown}, the answer's own proof, {seconds:.1f}s)"

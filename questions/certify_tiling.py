@@ -14,7 +14,6 @@ Nothing here is trusted: the independent checker recomputes every bound.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 from functools import partial
@@ -39,15 +38,13 @@ from ..search.proof_tree import RecordedTiling
 from .certify import (
     CODED_LIBRARIES,
     Certified,
-    certificate_document,
     model_library,
     model_refusal,
     proof_part,
     refused,
+    write_document,
     written_and_verified,
 )
-from .certify_groups import group_section
-from .certify_pipeline import NoMaps, pipeline_maps
 
 
 def certify_tiling(
@@ -86,16 +83,9 @@ def certify_tiling(
         return None
     rebuild = {"recorded": len(boxes), "rebuild_time": time.time() - t0}
     parts = [proof_part(ens, enc, tables, steps)]
-    doc = certificate_document(ens, q, enc, tables, parts, Path(model_file), Path(path))
-    doc["question"]["max_gap_upper"] = True
-    if group_section(ens) is not None:
-        doc["groups"] = group_section(ens)
-    if doc["model"]["library"] == "sklearn-pipeline":
-        try:
-            doc["maps"] = pipeline_maps(ens, str(model_file))
-        except NoMaps as e:
-            return replace(refused(str(e), len(boxes), time.time() - t0), rebuild=rebuild)
-    Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
+    unwritten = write_document(ens, q, enc, tables, parts, model_file, path, True)
+    if unwritten is not None:
+        return replace(refused(unwritten, len(boxes), time.time() - t0), rebuild=rebuild)
     seconds = time.time() - t0
     written = (
         f"certificate written to {path} ({len(boxes):,} boxes, the max gap's own search, "
