@@ -171,26 +171,26 @@ def _multiclass_rows(model: Model, claim: Claim, c1: int, c2: int) -> dict[str, 
     if claim.gap_kind == "prob":
         if not 1.0 <= g <= MAX_RATIO:
             raise ValueError(f"ratio {g} out of range [1, {MAX_RATIO:g}]")
-        ratio = g
+        margin = math.log(g)
     else:
         if not 0.0 <= g <= math.log(MAX_RATIO):
             raise ValueError(f"margin gap {g} out of range")
         if model.link == "proba" and g >= 1.0:
             raise ValueError(f"margin gap {g}: probabilities differ by less than 1")
-        ratio = math.exp(g)
+        margin = g  # as stated: ln(exp(g)) may round an ulp off it
 
     def row(c: int, o: int) -> tuple[tuple[float, ...], float]:
         coefs = [0.0] * n
         coefs[c] = 1.0
         if model.link == "softmax":
             coefs[o] = -1.0
-            return tuple(coefs), math.log(ratio)
+            return tuple(coefs), margin
         if model.link != "proba":
             raise ValueError(f"a multiclass gap on a model with link {model.link}")
         if claim.gap_kind == "margin":
             coefs[o] = -1.0
             return tuple(coefs), g
-        coefs[o] = -ratio
+        coefs[o] = -g  # a ratio
         return tuple(coefs), 0.0
 
     rows: dict[str, Row] = {}
