@@ -503,14 +503,19 @@ def lightgbm_booster(path: str):
 
 
 def _lightgbm(path: str) -> Model:
-    doc = lightgbm_booster(path).dump_model()
+    booster = lightgbm_booster(path)
+    doc = booster.dump_model()
+    exact = _text_thresholds(booster.model_to_string())
     objective = str(doc.get("objective", ""))
     # cross_entropy predicts P(class 1) = sigmoid(raw), as binary does
     name = objective.split()[0] if objective.split() else ""
     if "sqrt" in objective.split():  # reg_sqrt: the prediction is sign(raw) raw^2
         raise ModelError(f"objective {objective}: a regression on the square root")
     n_class = int(doc.get("num_class", 1))
-    trees = [_nested_tree(t["tree_structure"], _lightgbm_node) for t in doc["tree_info"]]
+    trees = [
+        _nested_tree(t["tree_structure"], lambda node, i=i: _lightgbm_node(node, exact[i]))
+        for i, t in enumerate(doc["tree_info"])
+    ]
     if doc.get("average_output"):  # random-forest mode: the raw score is the mean over
         # iterations, each of num_tree_per_iteration trees (raw_score divides the sum)
         per_iteration = max(1, int(doc.get("num_tree_per_iteration", n_class)))
@@ -544,11 +549,27 @@ def _lightgbm(path: str) -> Model:
 LIGHTGBM_READS = {"zero_band": float(np.float32(1e-35)), "reads_nan": True}
 
 
-def _lightgbm_node(node: dict):
+# dump_model() writes a threshold beyond +-1e300 as +-1e300 (LightGBM's AvoidInf): the
+# model's text holds it as it is ("inf" in a split of the numbers from NaN, which sends
+# every number left)
+DUMP_CLAMP = 1e300
+
+
+def _text_thresholds(text: str) -> list[list[float]]:
+    """Per tree of a LightGBM model's text, its nodes' thresholds by split index."""
+    out = []
+    for block in re.split(r"(?m)^Tree=", text)[1:]:
+        line = re.search(r"(?m)^threshold=(.*)$", block)
+        out.append([float(v) for v in line.group(1).split()] if line else [])
+    return out
+
+
+def _lightgbm_node(node: dict, exact: list[float]):
     """A node of ``dump_model()``: ``x <= threshold`` goes left; NaN by ``missing_type``
     (None: read as 0.0; Zero: NaN and the zero band to the default side; NaN: NaN to the
     default side); a categorical node (``==``) sends the codes its threshold lists
-    (``a||b||c``) left, and NaN, negative and unlisted values right."""
+    (``a||b||c``) left, and NaN, negative and unlisted values right. ``exact``: the
+    tree's thresholds in the model's text, for those the dump clamps."""
     if "leaf_value" in node:
         if "leaf_coeff" in node:  # a linear tree's leaf: leaf_const + coefficients x inputs
             raise ModelError("linear trees (linear_tree): the checker reads one value per leaf")
@@ -564,7 +585,10 @@ def _lightgbm_node(node: dict):
     if mode is None:
         raise ModelError(f"missing type {node.get('missing_type')!r} is not checked")
     side = bool(node.get("default_left", False))
-    return feature, float(node["threshold"]), *kids, (side, mode, None)
+    threshold = float(node["threshold"])
+    if abs(threshold) >= DUMP_CLAMP:
+        threshold = exact[int(node["split_index"])]
+    return feature, threshold, *kids, (side, mode, None)
 
 
 def _sklearn(path: str) -> Model:
