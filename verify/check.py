@@ -545,8 +545,9 @@ class Checker:
     def _domain_interval(self, f: int) -> tuple[float, float]:
         d = self.domain[f]
         lb, ub = d.lb, d.ub
-        if self.m.float32:  # the library compares float32(x): x in [lb, ub] maps here
-            lb, ub = _f32_down(lb), _f32_up(ub)
+        if self.m.float32:  # the library compares float32(x), rounded to nearest: x in
+            # [lb, ub] maps onto [float32(lb), float32(ub)], as rounding is monotone
+            lb, ub = _f32_nearest(lb), _f32_nearest(ub)
         if self.m.test == "<":  # [lb, ub] as [lb, after(ub))
             lo, hi = lb, (_after32(ub) if self.m.float32 else _after(ub))
         else:  # [lb, ub] as (before(lb), ub]
@@ -575,7 +576,7 @@ class Checker:
                 else:
                     side.append((i, i + 1, False))
         else:
-            yes, no = self._split(lo, hi, t.threshold[n])
+            yes, no = self._split(lo, hi, self._test_at(float(t.threshold[n])))
             band = self._band(t, n)
             if band is None:
                 sides[0].append((*yes, False))
@@ -593,6 +594,14 @@ class Checker:
             else:
                 side.append((*EMPTY, True))
         return out
+
+    def _test_at(self, t: float) -> float:
+        """A split's threshold as a float32 model's test parts the float32 values it
+        compares: at the largest float32 at most t ("<=") or the least at least t ("<"),
+        so that no value lies between (scikit-learn's thresholds are doubles)."""
+        if not self.m.float32:
+            return t
+        return _f32_down(t) if self.m.test == "<=" else _f32_up(t)
 
     def _band(self, t: Tree, n: int):
         """LightGBM's zero band as an interval of the node's test, with the side it
@@ -803,7 +812,7 @@ class Checker:
         lo, hi, nan = part
         dom = self.domain[f]
         if isinstance(at, (int, float)) and not isinstance(at, bool) and dom.codes is None:
-            yes, no = self._split(lo, hi, self._read_threshold(float(at)))
+            yes, no = self._split(lo, hi, self._test_at(self._read_threshold(float(at))))
             return (*yes, False), (*no, nan)
         if at == "nan" and dom.missing:
             return (lo, hi, False), (*EMPTY, nan)
@@ -1039,6 +1048,11 @@ def _after32(v: float) -> float:
     if not math.isfinite(v):
         return v
     return float(np.nextafter(np.float32(v), np.float32(np.inf)))
+
+
+def _f32_nearest(v: float) -> float:
+    with np.errstate(over="ignore"):  # beyond float32's range: infinite, as the library's
+        return float(np.float32(v))
 
 
 def _f32_down(v: float) -> float:
