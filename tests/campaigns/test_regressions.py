@@ -165,3 +165,12 @@ def test_oracle_handles_categories_missing_values_and_zero():
     # 0.0 goes right (default), other values <= 0.5 left, the rest right
     assert len(zv) == 2 and any(v == 0.0 for v in zv) and any(0 < abs(v) <= 0.5 for v in zv)
     assert set(PASS_NAMES) == set().union(*H.ALL_PASS_SETS) and len(H.ALL_PASS_SETS) == 16
+
+
+def test_the_library_oracle_tries_a_lower_bound_whose_float32_lies_below_it():
+    from treesens.tests.oracle import random_ensemble
+
+    ens = random_ensemble(0, 2, 2, 3, 3, op="<=", cast="float32")
+    feats = tuple(replace(f, lb=-0.2) if i == 0 else f for i, f in enumerate(ens.features))
+    values = H.candidate_values(ens.with_features(feats), 0)
+    assert float(np.float32(-0.2)) < -0.2 and -0.2 in values

@@ -122,8 +122,10 @@ def candidate_values(ens: Ensemble, f: int) -> list[float]:
     for v in raw:
         if not math.isfinite(v):
             continue
-        v = float(ens.cast_value(v))
-        if _admissible(feat, v):
+        c = float(ens.cast_value(v))
+        if _admissible(feat, c):
+            out.append(c)
+        elif _admissible(feat, v):  # a bound whose float32 lies past it (-0.2 of [-0.2, 1])
             out.append(v)
     if feat.may_be_missing:
         out.append(math.nan)
