@@ -159,6 +159,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         and Path(model_file).suffix != ".skops"
     ):
         return "a scikit-learn model is certified from a .skops file (the checker loads no pickle)"
+    if model_library(ens) == "lightgbm" and _json_text(model_file):
+        return "the checker reads a LightGBM model's text (save_model), not its dump_model() JSON"
     if model_library(ens) == "catboost" and Path(model_file).suffix != ".cbm":
         return "a CatBoost model is certified from a .cbm file (the checker reads it with catboost)"
     if model_library(ens) is None:
@@ -188,6 +190,12 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     if model_library(ens) in CHECKER_READS_FIRST:
         return checker_refusal(str(model_file), model_library(ens), model_test(ens), _named(ens))
     return None
+
+
+def _json_text(model_file: str | Path) -> bool:
+    """Whether the file holds JSON (a LightGBM dump_model(), which treesens reads)."""
+    with open(model_file, "rb") as fh:
+        return fh.read(256).lstrip().startswith(b"{")
 
 
 def _named(ens) -> tuple:

@@ -131,3 +131,17 @@ def test_a_forests_margin_gap_of_a_half_or_more_gets_no_certificate_in_one_line(
     assert not done.written
     assert "margin gap is stated within [0, 0.5)" in done.message
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_lightgbm_dump_model_json_gets_no_certificate_in_one_line(tmp_path):
+    import lightgbm
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    params = {"objective": "binary", "num_leaves": 4, "verbose": -1, "num_threads": 1}
+    booster = lightgbm.train(params, lightgbm.Dataset(X, (X[:, 0] > 0).astype(int)), 3)
+    model, out = tmp_path / "dump.json", tmp_path / "c.json"
+    model.write_text(json.dumps(booster.dump_model()))
+    r = treesens.check(str(model), ["Column_2"], gap=0.45, certificate=out)
+    assert r.status == "insensitive" and not out.exists()
+    assert r.proof.why_not.startswith("the checker reads a LightGBM model's text")
