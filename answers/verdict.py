@@ -98,7 +98,8 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
         # scores. If they do not, treesens models the library wrongly: an error, never a
         # cut (a cut could then exclude valid pairs and fake "insensitive").
         apart = scores_apart(ens, lib_proba[c], ir_proba[c])
-        if (ir_ok[c] and slack > 4 * enc.relax + 1e-9) or apart > PROBA_AGREEMENT:
+        far = 4 * enc.relax + enc.condition.rounding + 1e-9  # past the library's rounding
+        if (ir_ok[c] and slack > far) or apart > PROBA_AGREEMENT:
             return Rejected(
                 f"the library's predict disagrees with treesens' model of it on x{c + 1}: "
                 f"library {lib_proba[c].tolist()}, treesens {ir_proba[c].tolist()}"

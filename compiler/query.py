@@ -91,6 +91,16 @@ class Condition:
     # direction, rows over both inputs that must all hold (two directions: a choice),
     # an outer approximation that the near-miss cuts refine
     link_change: LinkChange | None = None
+    # how far the rows sit below the exact condition (raw units) for the library's
+    # rounding of its sigmoid (SIGMOID_ROUNDING): the replay judges a pair in that band
+    rounding: float = 0.0
+
+
+# a bound on how far a library's sigmoid (XGBoost's, in float32) may round P(class 1) up
+# or down: near P = 1 a float32 ulp spans a wide band of raw scores (P = 1.0 from raw
+# 16.7 on, where the exact sigmoid is 1 - 6e-8), so a binary probability gap's rows ask
+# that much less of P, and the library's replay of each pair decides
+SIGMOID_ROUNDING = 2.0**-20
 
 
 def pair_condition(ens: Ensemble, q: Query) -> Condition:
@@ -116,8 +126,10 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
                     f"gap {g.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "
                     "(P(x1) >= 0.5+g and P(x2) <= 0.5-g)"
                 )
+            rounding = 0.0
             if ens.link == LOGISTIC:
-                hi, lo = logit(0.5 + g.value), -logit(0.5 + g.value)
+                hi = logit(0.5 + g.value - SIGMOID_ROUNDING)
+                hi, lo, rounding = hi, -hi, logit(0.5 + g.value) - hi
             else:
                 hi, lo = 0.5 + g.value, 0.5 - g.value
         else:
@@ -128,13 +140,15 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
                     f"margin gap {g.value:g} too large (at most {MAX_MARGIN_GAP:g}; "
                     "no tree ensemble's scores are that far apart)"
                 )
+            rounding = 0.0
             if ens.link == LOGISTIC:
                 hi, lo = g.value, -g.value
             else:
                 hi, lo = 0.5 + g.value, 0.5 - g.value
         rows = (((((1.0,), hi),)), (((-1.0,), -lo),))
         desc = f"raw(x1) >= {hi:.6g} and raw(x2) <= {lo:.6g}"
-        return Condition(rows=rows, pair_sum=((1.0,), (-1.0,), hi - lo), description=desc)
+        pair = ((1.0,), (-1.0,), hi - lo)
+        return Condition(rows=rows, pair_sum=pair, description=desc, rounding=rounding)
     return _multiclass_condition(ens, q)
 
 

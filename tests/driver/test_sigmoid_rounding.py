@@ -1,0 +1,47 @@
+"""XGBoost computes P(class 1) with a float32 sigmoid: near P = 1 a float32 ulp spans a
+wide band of raw scores, and a pair whose exact sigmoid falls short of 0.5 + g may meet
+the gap in XGBoost's own predict. A binary probability gap's rows ask that much less of
+P (query.SIGMOID_ROUNDING) and the replay decides: treesens said "insensitive" at a gap
+a pair of XGBoost's predict meets (the max gap's own witness reached it)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import treesens
+
+
+@pytest.fixture(scope="module")
+def saturated(tmp_path_factory):
+    """Six stumps trained without regularisation (margins of +-7.2) on f0 > 0.5, and the
+    gap between the exact sigmoid's and XGBoost's reading of its best pair."""
+    import xgboost
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (400, 2))
+    est = xgboost.XGBClassifier(
+        n_estimators=6, max_depth=1, learning_rate=1.0, reg_lambda=0.0, min_child_weight=0.0
+    )
+    booster = est.set_params(n_jobs=1).fit(X, (X[:, 0] > 0.5).astype(int)).get_booster()
+    path = tmp_path_factory.mktemp("sigmoid") / "model.json"
+    booster.save_model(path)
+    pair = xgboost.DMatrix(np.array([[0.99, 0.5], [0.01, 0.5]]))
+    p = booster.predict(pair).astype(float)
+    raw = booster.predict(pair, output_margin=True).astype(float)
+    exact = [1.0 / (1.0 + math.exp(-r)) for r in raw]
+    library_gap, exact_gap = min(p[0] - 0.5, 0.5 - p[1]), min(exact[0] - 0.5, 0.5 - exact[1])
+    return path, library_gap, exact_gap
+
+
+def test_xgboost_s_sigmoid_reads_the_best_pair_above_the_exact_one(saturated):
+    _, library_gap, exact_gap = saturated
+    assert library_gap > exact_gap
+
+
+def test_a_gap_the_library_s_rounding_reaches_is_sensitive(saturated):
+    path, library_gap, exact_gap = saturated
+    r = treesens.check(str(path), ["f0"], gap=(library_gap + exact_gap) / 2)
+    assert r.status == "sensitive" and r.validated
