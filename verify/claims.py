@@ -58,14 +58,23 @@ class Claim:
     max_gap_upper: bool = False  # the value is a max gap's certified upper bound
 
     def describe(self) -> str:
+        """The claim in words, its value as short as it reads back exactly (%g when that
+        is exact: 0.49999999 is not "0.5", a claim the proof does not make)."""
+        value = exact_text(self.value)
         if self.kind == "change":
-            return f"no change of {self.value:g} or more"
+            return f"no change of {value} or more"
         kind = "a margin gap" if self.gap_kind == "margin" else "a gap"
         if self.classes:
             c1, c2 = self.classes
             kind = "a margin gap" if self.gap_kind == "margin" else "a probability ratio"
-            return f"no pair reaches {kind} of {self.value:g} (class {c1} -> class {c2})"
-        return f"no pair reaches {kind} of {self.value:g}"
+            return f"no pair reaches {kind} of {value} (class {c1} -> class {c2})"
+        return f"no pair reaches {kind} of {value}"
+
+
+def exact_text(v: float) -> str:
+    """A number as short as it reads back exactly (``%g`` when that is exact)."""
+    short = f"{v:g}"
+    return short if float(short) == v else repr(float(v))
 
 
 def claim_of(doc: dict) -> Claim:

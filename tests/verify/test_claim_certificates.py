@@ -389,7 +389,8 @@ def test_a_version_1_certificates_verdict_says_the_gap_it_proves(binary_prob, tm
     _, out = binary_prob
     gap = json.loads(out.read_text())["question"]["claim"]["gap"]
     verdict = verify_file(tampered(out, tmp_path, _version_1))
-    assert verdict.message.endswith(f"; no pair reaches a gap of {gap:g}")
+    said = verdict.message.rsplit("; no pair reaches a gap of ", 1)[1]
+    assert float(said) == gap
 
 
 def test_a_version_1_certificate_with_its_gap_below_the_supremum_is_rejected(binary_prob, tmp_path):
@@ -452,3 +453,11 @@ def test_a_multiclass_claim_naming_one_class_twice_is_rejected(certificates, tmp
 
     _, _, path = certificates["pair"]
     assert not verify_file(tampered(path, tmp_path, same_class)).valid
+
+
+def test_a_verdict_states_its_claim_as_it_reads_back_exactly():
+    from treesens.verify.claims import Claim
+
+    assert Claim("gap", 0.49999999).describe() == "no pair reaches a gap of 0.49999999"
+    ratio = Claim("gap", 1.0000001, classes=(0, 1)).describe()
+    assert ratio == "no pair reaches a probability ratio of 1.0000001 (class 0 -> class 1)"
