@@ -27,7 +27,7 @@ from ..compiler.ensemble import EXP, IDENTITY, PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.invert import witness_from_pair
 from ..compiler.memory_estimate import room_bytes
-from ..compiler.query import ANY, Gap, GapKind, Query
+from ..compiler.query import ANY, MAX_RATIO, Gap, GapKind, Query
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
@@ -136,6 +136,9 @@ def max_gap_refusal(res) -> str | None:
     kind = mg.get("kind", "prob")
     if kind == "prob" and certified_bound(float(mg["upper"])) >= 0.5:
         return "the upper bound is not below 0.5, the largest gap there is"
+    if kind == "ratio" and not certified_bound(float(mg["upper"]), kind) <= MAX_RATIO:
+        # a class at probability 0 (a forest's pure leaf): an infinite ratio
+        return f"the upper bound is above {MAX_RATIO:g}, the largest ratio a certificate states"
     return None
 
 

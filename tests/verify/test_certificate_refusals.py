@@ -145,3 +145,18 @@ def test_a_lightgbm_dump_model_json_gets_no_certificate_in_one_line(tmp_path):
     r = treesens.check(str(model), ["Column_2"], gap=0.45, certificate=out)
     assert r.status == "insensitive" and not out.exists()
     assert r.proof.why_not.startswith("the checker reads a LightGBM model's text")
+
+
+def test_a_max_gap_ratio_above_what_certificates_state_gets_no_certificate(tmp_path):
+    import skops.io
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (300, 2))
+    y = np.digitize(X[:, 0], [0.33, 0.66])  # three classes
+    est = ExtraTreesClassifier(n_estimators=3, random_state=0).fit(X, y)
+    skops.io.dump(est, tmp_path / "forest.skops")  # pure leaves: class 2 at probability 0
+    out = tmp_path / "c.json"
+    r = treesens.max_gap(str(tmp_path / "forest.skops"), ["x0"], classes=(0, 2), certificate=out)
+    assert r.status == "sensitive" and not out.exists()
+    assert r.proof.why_not.startswith("the upper bound is above 1e+06")
