@@ -93,8 +93,10 @@ class BoxSearch(TypedDict, total=False):
 
 class CertificateStats(TypedDict, total=False):
     """``stats["certificate"]``: a certificate's own search after the answer, where the
-    compiled search recorded its proof (questions/certify.py), or a max gap's own
-    search's boxes its upper bound's certificate was rebuilt from (certify_tiling.py)."""
+    compiled search recorded its proof (questions/certify.py), a max gap's own search's
+    boxes its upper bound's certificate was rebuilt from (certify_tiling.py), or an
+    answer's own proof its time limit left unbuilt, rebuilt within the certificate's
+    budget (certify_recorded.py); the sums where there are two."""
 
     recorded: int  # the boxes it recorded
     rebuild_time: float  # the seconds the proof's rebuild from them took

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -392,33 +393,61 @@ def certify_answer(
     model_file: str | Path | None,
     budget: float,
     memory_mb: float | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Certified:
     """Certify an answer asked for a certificate, and say so in its proof record
     (``res.proof``): certified and verified, or why not. An answer the box search proved
     with its proof recorded (``Result.box_proof``) is certified from that proof with no
-    second search (certify_recorded.py); one another solver proved gets the box search
-    after the fact, within ``budget`` seconds; one that is not
+    second search (certify_recorded.py; a proof left unbuilt by the query's time limit
+    is rebuilt within ``budget`` seconds, ``log`` saying so); one another solver proved,
+    or whose proof is not rebuilt in time, gets the box search after the fact, within
+    ``budget`` seconds (what is left of it); one that is not
     insensitive gets nothing. A max gap's answer gets a certificate of its upper bound U:
     that no pair reaches the gap U' (``certified_bound``), by the box search within
     ``budget`` (its proof record: ``bound``). A search's memory: ``memory_mb`` (certify).
-    A search of its own that the compiled search finished says in ``stats["certificate"]``
-    how many boxes it recorded and how long its proof's rebuild took."""
-    from .certify_recorded import certify_recorded  # it imports this module
-
+    A search of its own that the compiled search finished, or the answer's proof rebuilt
+    here, says in ``stats["certificate"]`` how many boxes it recorded and how long its
+    proof's rebuild took."""
     if res.max_gap is not None:
         done = _certify_max_gap(ens, q, res, path, model_file, budget, memory_mb)
     else:
         refusal = answer_refusal(res)
-        done = refused(refusal) if refusal is not None else None
-        if done is None:  # the answer's own recorded proof, else the box search after it
-            done = certify_recorded(ens, q, res, path, model_file)
-        if done is None:
-            done = certify(ens, q, path, model_file, budget, memory_mb=memory_mb)
+        if refusal is not None:
+            done = refused(refusal)
+        else:  # the answer's own recorded proof, else the box search after it
+            done = _certify_insensitive(ens, q, res, path, model_file, budget, memory_mb, log)
         if res.proof is not None:
             res.proof = proof_after(res.proof, done)
     if done.rebuild:
         res.stats["certificate"] = done.rebuild
     return done
+
+
+def _certify_insensitive(
+    ens, q, res: Result, path, model_file, budget: float, memory_mb, log
+) -> Certified:
+    """An insensitive answer's certificate: from its own recorded proof, else by a search
+    in what its rebuild left of ``budget``. Where the answer's proof was not rebuilt in time and
+    the search writes no certificate either, the rebuild's reason stands (it says what
+    time the proof needs), the search's after it."""
+    from .certify_recorded import certify_recorded  # it imports this module
+
+    done, given_up, stats = certify_recorded(
+        ens, q, res, path, model_file, time.time() + budget, log
+    )
+    if done is not None:
+        return done
+    left = max(budget - stats.get("rebuild_time", 0.0), 0.0)  # the rebuild's time spent
+    if given_up and log is not None:
+        log(f"certificate: searching for its proof (at most {left:.3g}s)...")
+    done = certify(ens, q, path, model_file, left, memory_mb=memory_mb)
+    rebuild = dict(done.rebuild)  # the search's, and the answer's proof's rebuild here
+    note_rebuild(rebuild, (stats["recorded"], stats["rebuild_time"]) if stats else None)
+    if given_up and not done.written:
+        search = f"the search after it: {brief(done.reason)}"
+        why = f"the box search proved it, but {given_up} (budget {budget:.3g}s; {search})"
+        done = refused(why, done.boxes, done.seconds)
+    return replace(done, rebuild=rebuild)
 
 
 def _certify_max_gap(

@@ -16,13 +16,14 @@ verified by the independent checker in 10 s).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
 from ..compiler.memory_estimate import room_bytes
 from . import gap_kernel
 from .box_search import FOUND, GAVE_UP, PROVED, BoxOutcome, BoxSearch, corner_pair, tree_order
-from .compiled_proof import rebuilt_within
+from .compiled_proof import INCOMPLETE, NOT_A_PROOF, UnbuiltProof, rebuilt_within
 from .gap_boxes import FIRST_STEP, next_step, root_bound
 from .pair_boxes import PairTables, tables_held
 from .proof_tree import ProofTree
@@ -104,7 +105,8 @@ class CompiledBoxSearch:
     resolved box (a pair, FOUND), the deadline or ``stop``. Boxes shed at the heap's
     memory budget leave no proof: the search then ends GAVE_UP for good (``exhausted``).
     ``recording``: its proof, once PROVED, is ``proof`` (compiled_proof.py; one given up
-    where it cannot be rebuilt by the deadline, ``why_not`` saying why)."""
+    where it cannot be rebuilt by the deadline, ``why_not`` saying why, or an answer's own
+    kept unbuilt for its certificate: compiled_proof.UnbuiltProof)."""
 
     def __init__(
         self,
@@ -120,7 +122,7 @@ class CompiledBoxSearch:
         # by the query's, not the turn's
         self.rebuild_by = rebuild_by
         self.stop: Callable[[], bool] | None = None
-        self.proof: _Replays | ProofTree | None = _Replays() if recording else None
+        self.proof: _Replays | ProofTree | UnbuiltProof | None = _Replays() if recording else None
         self.found = -1  # the last resolved box, as recorded
         self.capped = capped  # the rebuilt proof's (proof_tree.ProofTree)
         self.boxes = 0
@@ -185,14 +187,18 @@ class CompiledBoxSearch:
         self.exhausted = not self.capped
         return self.capped
 
-    def _rebuilt(self, deadline: float) -> ProofTree:
+    def _rebuilt(self, deadline: float) -> ProofTree | UnbuiltProof:
         """The proof from the boxes the search recorded, rebuilt by ``deadline``, or one
-        given up (``why_not``)."""
+        given up (``why_not``); an answer's own (``capped``) given up for want of time
+        is kept unbuilt, for its certificate to rebuild within its budget."""
         t0, recorded = time.time(), self.search.recorded
+        box_tops = functools.partial(gap_kernel.flat_box_tops, self.search.ft)  # not the heap
         tree, self.why_not = rebuilt_within(
-            recorded, self.search.box_tops, self.tab, self.proof.events, self.capped, deadline
+            recorded, box_tops, self.tab, self.proof.events, self.capped, deadline
         )
         self.rebuilt = (0 if recorded is None else len(recorded), time.time() - t0)
+        if tree is None and self.capped and self.why_not not in (INCOMPLETE, NOT_A_PROOF):
+            return UnbuiltProof(recorded, box_tops, self.tab, self.proof.events, self.capped)
         if tree is None:
             tree = ProofTree()
             tree.give_up()

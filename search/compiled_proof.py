@@ -15,13 +15,16 @@ time limit): its exact bounds cost about a full walk of the trees a box (0.5-0.9
 adult xgb_t1000_d8's tables: sex at gap 0.4963, 301,188 boxes rebuilt in 151 s), so
 ``rebuilt_within`` times them on a sample of the record first (there: 153 s estimated)
 and gives the proof up at once, saying so, when the rest would not end before the
-deadline; past the deadline midway it gives up too.
+deadline; past the deadline midway it gives up too. An answer's proof given up for want
+of the query's time is kept unbuilt (``UnbuiltProof``): its certificate rebuilds it
+within the certificate's budget, the answer not waiting for it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,6 +41,32 @@ REBUILD_SAMPLE = 256
 TILING_SHARE = 0.15
 # boxes whose exact bounds are walked between two looks at the clock
 REBUILD_CHUNK = 4096
+# why a record gives no proof: a box lost from it, or boxes that do not tile the space
+INCOMPLETE = "its record of the boxes it dropped is incomplete"
+NOT_A_PROOF = "its boxes do not rebuild a proof"
+
+
+def rebuild_estimate(
+    boxes: np.ndarray, box_tops: Callable[[np.ndarray], np.ndarray]
+) -> float | None:
+    """The seconds a rebuild of ``boxes`` would take, timed on ``REBUILD_SAMPLE`` of
+    them; None for a record of fewer than twice as many (rebuilt without an estimate)."""
+    n = len(boxes)
+    if n < 2 * REBUILD_SAMPLE:
+        return None
+    box_tops(boxes[:1])  # loaded (or compiled) before the clock runs
+    t0 = time.time()
+    sample = boxes[:: n // REBUILD_SAMPLE]
+    box_tops(sample)
+    return (time.time() - t0) / len(sample) * n * (1 + TILING_SHARE)
+
+
+def too_long(boxes: int, estimate: float, left: float) -> str:
+    """Why a rebuild estimated at ``estimate`` seconds is not started, ``left`` to go."""
+    return (
+        f"rebuilding its proof from {boxes:,} boxes would take about {estimate:.0f}s, "
+        f"{max(left, 0):.0f}s left before its deadline"
+    )
 
 
 def rebuilt_within(
@@ -47,27 +76,20 @@ def rebuilt_within(
     replays: dict[int, tuple],
     capped: bool,
     deadline: float,
+    estimate: float | None = None,
 ) -> tuple[ProofTree | None, str]:
     """The proof from the ``boxes`` a compiled search recorded (None: its record is
     incomplete), each box's exact bounds by ``box_tops`` (gap_kernel.KernelSearch's),
     rebuilt by ``deadline``: (proof, "") or (None, why not): the record incomplete, its
-    rebuild estimated to end past the deadline (before it starts) or past it midway, or
-    the boxes not a proof (proof_from_boxes)."""
+    rebuild estimated (``rebuild_estimate``, unless ``estimate`` is given) to end past
+    the deadline (before it starts) or past it midway, or the boxes not a proof
+    (``NOT_A_PROOF``)."""
     if boxes is None:
-        return None, "its record of the boxes it dropped is incomplete"
+        return None, INCOMPLETE
     n = len(boxes)
-    if n >= 2 * REBUILD_SAMPLE:
-        box_tops(boxes[:1])  # loaded (or compiled) before the clock runs
-        t0 = time.time()
-        sample = boxes[:: n // REBUILD_SAMPLE]
-        box_tops(sample)
-        estimate = (time.time() - t0) / len(sample) * n * (1 + TILING_SHARE)
-        left = deadline - time.time()
-        if estimate > left:
-            return None, (
-                f"rebuilding its proof from {n:,} boxes would take about {estimate:.0f}s, "
-                f"{max(left, 0):.0f}s left before its deadline"
-            )
+    estimate = rebuild_estimate(boxes, box_tops) if estimate is None else estimate
+    if estimate is not None and estimate > deadline - time.time():
+        return None, too_long(n, estimate, deadline - time.time())
     late = f"rebuilding its proof from {n:,} boxes ran past its deadline"
     tops = np.empty((n, len(tab.thresholds)))
     for start in range(0, n, REBUILD_CHUNK):
@@ -76,8 +98,40 @@ def rebuilt_within(
         tops[start : start + REBUILD_CHUNK] = box_tops(boxes[start : start + REBUILD_CHUNK])
     tree = proof_from_boxes(tab, boxes, replays, tops, capped, deadline)
     if tree is None:
-        return None, late if time.time() >= deadline else "its boxes do not rebuild a proof"
+        return None, late if time.time() >= deadline else NOT_A_PROOF
     return tree, ""
+
+
+@dataclass
+class UnbuiltProof:
+    """An answer's proof ``rebuilt_within`` gave up for want of the query's time, kept
+    for its certificate, which rebuilds it within its own budget
+    (questions/certify_recorded.py): the compiled search's record and what its rebuild
+    reads (its boxes' exact bounds by ``box_tops``, over the kernel's flat copy of the
+    tables, not its heap). It holds the record the search held, counted against the
+    memory limit as it ran (compiled_check.recording_within), and is dropped once the
+    certificate is written or refused."""
+
+    boxes: np.ndarray
+    box_tops: Callable[[np.ndarray], np.ndarray]
+    tab: PairTables
+    replays: dict[int, tuple]
+    capped: bool
+    dropped = False  # a recording given up (ProofTree's): this one is kept whole
+
+    def estimate(self) -> float | None:
+        """``rebuild_estimate``'s seconds for its boxes."""
+        return rebuild_estimate(self.boxes, self.box_tops)
+
+    def preorder(self) -> None:
+        """No steps until it is rebuilt (ProofTree's)."""
+        return None
+
+    def rebuilt(self, deadline: float, estimate: float | None) -> tuple[ProofTree | None, str]:
+        """``rebuilt_within`` by ``deadline``, from the ``estimate`` already made."""
+        return rebuilt_within(
+            self.boxes, self.box_tops, self.tab, self.replays, self.capped, deadline, estimate
+        )
 
 
 def proof_from_boxes(

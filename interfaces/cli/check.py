@@ -135,5 +135,7 @@ def write_certificate(args, ens, q, res) -> None:
     if res.box_proof is None and (res.max_gap is not None or res.status == "insensitive"):
         # no recorded proof: a search of its own, which may take the whole budget
         log(f"certificate: searching for its proof (at most {budget:g}s)...")
-    done = certify_answer(ens, q, res, args.certificate, args.model, budget, args.memory_mb)
+    done = certify_answer(
+        ens, q, res, args.certificate, args.model, budget, args.memory_mb, log=log
+    )
     log(done.message)

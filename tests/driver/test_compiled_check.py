@@ -5,6 +5,7 @@ without a proof."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -17,10 +18,12 @@ from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.encode import encode
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.replay import meets
+from treesens.questions.certify import certify_answer
+from treesens.questions.query_build import make_query
 from treesens.search import boxes, compiled_check, gap_kernel
 from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
 from treesens.search.compiled_check import COMPILED, CompiledBoxSearch
-from treesens.search.compiled_proof import proof_from_boxes
+from treesens.search.compiled_proof import UnbuiltProof, proof_from_boxes
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.proof_tree import recording_proofs
 from treesens.tests.driver.test_box_stage import _context, _query
@@ -294,13 +297,13 @@ def slow_bounds(monkeypatch):
     from treesens.search import compiled_proof
 
     late = [0.0]
-    tops = gap_kernel.KernelSearch.box_tops
+    tops = gap_kernel.flat_box_tops
 
-    def slow(self, boxes):
+    def slow(ft, boxes):
         late[0] += 100.0
-        return tops(self, boxes)
+        return tops(ft, boxes)
 
-    monkeypatch.setattr(gap_kernel.KernelSearch, "box_tops", slow)
+    monkeypatch.setattr(gap_kernel, "flat_box_tops", slow)
     clock = type("Clock", (), {"time": staticmethod(lambda: time.time() + late[0])})
     monkeypatch.setattr(compiled_proof, "time", clock, raising=False)
     return compiled_proof
@@ -347,6 +350,62 @@ def test_a_certificate_whose_rebuild_would_pass_its_budget_is_refused_saying_so(
         certify_budget=60,
     )
     assert r.status == INSENSITIVE and not r.proof.checked and not out.exists()
+    assert "would take about" in r.proof.why_not
+
+
+def test_an_answer_s_proof_its_time_limit_cannot_rebuild_is_kept_unbuilt_for_its_certificate(
+    every_table, slow_bounds, monkeypatch
+):
+    monkeypatch.setattr(slow_bounds, "REBUILD_SAMPLE", 4)
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))  # a rebuild of about 3,000 s in 60 s
+    with recording_proofs():
+        assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert isinstance(ctx.result.box_proof.parts[0].tree, UnbuiltProof)
+
+
+def _answer_left_unbuilt(ens):
+    """breast cancer's check, proved with its proof left unbuilt: its rebuild takes
+    thousands of seconds of the slow clock, the time limit 60 s."""
+    with recording_proofs():
+        r = treesens.check(ens, vary=["worst_symmetry"], gap=0.1, timeout=60)
+    assert isinstance(r.box_proof.parts[0].tree, UnbuiltProof)
+    return r
+
+
+def test_an_answer_s_unbuilt_proof_is_certified_within_the_budget_with_no_second_search(
+    every_table, slow_bounds, no_second_search, monkeypatch, tmp_path
+):
+    monkeypatch.setattr(slow_bounds, "REBUILD_SAMPLE", 4)
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    ens = treesens.load_model(model)
+    r, said = _answer_left_unbuilt(ens), []
+    q = make_query(["worst_symmetry"], gap=0.1)
+    done = certify_answer(ens, q, r, tmp_path / "c.json", model, 1e6, log=said.append)
+    assert done.verified and "the answer's own proof" in done.message
+    assert re.fullmatch(
+        r"certificate: rebuilding the answer's proof from [\d,]+ boxes "
+        r"\(about \d+s\)\.\.\.",
+        said[0],
+    ), said
+
+
+def test_an_unbuilt_proof_its_budget_cannot_rebuild_either_is_refused_saying_what_it_takes(
+    every_table, slow_bounds, monkeypatch, tmp_path
+):
+    """The search after it fails for want of time too: the rebuild's reason says more."""
+    from treesens.questions import certify
+
+    monkeypatch.setattr(slow_bounds, "REBUILD_SAMPLE", 4)
+    not_in_time = certify.refused("the box search did not finish within its budget of 60s")
+    monkeypatch.setattr(certify, "certify", lambda *args, **kw: not_in_time)
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    ens = treesens.load_model(model)
+    r = _answer_left_unbuilt(ens)
+    q = make_query(["worst_symmetry"], gap=0.1)
+    done = certify_answer(ens, q, r, tmp_path / "c.json", model, 60)
+    assert not done.written and r.box_proof is None
+    assert r.proof.why_not.startswith("the box search proved it, but rebuilding its proof")
     assert "would take about" in r.proof.why_not
 
 
