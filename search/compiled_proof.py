@@ -77,13 +77,15 @@ def rebuilt_within(
     capped: bool,
     deadline: float,
     estimate: float | None = None,
+    from_the_root: bool = False,
 ) -> tuple[ProofTree | None, str]:
     """The proof from the ``boxes`` a compiled search recorded (None: its record is
     incomplete), each box's exact bounds by ``box_tops`` (gap_kernel.KernelSearch's),
     rebuilt by ``deadline``: (proof, "") or (None, why not): the record incomplete, its
     rebuild estimated (``rebuild_estimate``, unless ``estimate`` is given) to end past
     the deadline (before it starts) or past it midway, or the boxes not a proof
-    (``NOT_A_PROOF``)."""
+    (``NOT_A_PROOF``). ``from_the_root``: the bounds are computed from the whole space
+    down (settled_from_the_root), a box under a threshold ending its subtree."""
     if boxes is None:
         return None, INCOMPLETE
     n = len(boxes)
@@ -91,6 +93,12 @@ def rebuilt_within(
     if estimate is not None and estimate > deadline - time.time():
         return None, too_long(n, estimate, deadline - time.time())
     late = f"rebuilding its proof from {n:,} boxes ran past its deadline"
+    if from_the_root:
+        tree = proof_from_boxes(tab, boxes, replays, None, capped, deadline)
+        settled = None if tree is None else settled_from_the_root(tree, tab, box_tops, deadline)
+        if not settled:
+            return None, late if time.time() >= deadline else NOT_A_PROOF
+        return tree, ""
     tops = np.empty((n, len(tab.thresholds)))
     for start in range(0, n, REBUILD_CHUNK):
         if time.time() >= deadline:
@@ -138,7 +146,7 @@ def proof_from_boxes(
     tab: PairTables,
     boxes: np.ndarray,
     replays: dict[int, tuple],
-    tops: np.ndarray,
+    tops: np.ndarray | None,
     capped: bool = True,
     deadline: float = float("inf"),
 ) -> ProofTree | None:
@@ -148,7 +156,8 @@ def proof_from_boxes(
     and row: the sum over the trees of the row's largest value among the leaves meeting
     the box, gap_kernel_jit.box_tops) is under its threshold; None where they do not tile
     the space or a box has no row under its threshold (``capped``: or past
-    proof_tree.MAX_RECORDED boxes), or once the clock passes ``deadline``."""
+    proof_tree.MAX_RECORDED boxes), or once the clock passes ``deadline``. Without
+    ``tops``, a box not replayed is left as ``("box", i)``, for settled_from_the_root."""
     cols = len(tab.sizes)
     lo, hi = boxes[:, :cols], boxes[:, cols:]
     tree = ProofTree(capped)
@@ -172,7 +181,7 @@ def proof_from_boxes(
             i = int(idx[0])
             if not (np.array_equal(lo[i], rlo) and np.array_equal(hi[i], rhi)):
                 return None
-            event = replays.get(i) or _pruned(tab, tops[i])
+            event = replays.get(i) or (("box", i) if tops is None else _pruned(tab, tops[i]))
             if event is None:
                 return None
             tree.leaf(node, event)
@@ -188,6 +197,40 @@ def proof_from_boxes(
         stack.append((no, idx[~below], no_lo, rhi))
         stack.append((yes, idx[below], rlo, yes_hi))
     return None if tree.dropped else tree
+
+
+def settled_from_the_root(
+    tree: ProofTree, tab: PairTables, box_tops: Callable[[np.ndarray], np.ndarray], deadline
+) -> bool:
+    """Settle ``tree``'s leaves ``("box", i)`` (proof_from_boxes without bounds) from the
+    whole space down, a depth at a time: a box (a leaf, or a split's) with a row under
+    its threshold is pruned there, a split's subtree with it (one box where the search
+    left several: below U', a max gap's boxes often are); False where a leaf has no such
+    row, or at ``deadline``."""
+    cols = len(tab.sizes)
+    sizes = tab.sizes.astype(np.int64)
+    level = [(ProofTree.ROOT, np.zeros(cols, np.int64), sizes)]
+    while level:
+        todo = [x for x in level if tree.events[x[0]][0] != "replay"]
+        bounds = np.empty((len(todo), len(tab.thresholds)))
+        for a in range(0, len(todo), REBUILD_CHUNK):
+            if time.time() >= deadline:
+                return False
+            chunk = todo[a : a + REBUILD_CHUNK]
+            bounds[a : a + len(chunk)] = box_tops(np.array([np.r_[lo, hi] for _, lo, hi in chunk]))
+        level = []
+        for (n, lo, hi), top in zip(todo, bounds, strict=True):
+            event, pruned = tree.events[n], _pruned(tab, top)
+            if pruned is not None:
+                tree.events[n] = pruned
+            elif event[0] != "split":
+                return False
+            else:
+                c, r, yes = event[1], event[2], tree.yes_of[n]
+                yes_hi, no_lo = hi.copy(), lo.copy()
+                yes_hi[c], no_lo[c] = r, r
+                level += [(yes, lo, yes_hi), (yes + 1, no_lo, hi)]
+    return True
 
 
 def _cut(lo: np.ndarray, hi: np.ndarray, rlo: np.ndarray) -> tuple[int, int] | None:

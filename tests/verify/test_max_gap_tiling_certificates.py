@@ -116,3 +116,11 @@ def test_a_record_past_its_bound_leaves_the_certificate_to_the_search_at_u_prime
     out = tmp_path / "mg.json"
     r = treesens.max_gap(str(MODEL), vary=[FEATURE], certificate=out)
     assert searched and r.proof.checked and verify_file(out).valid
+
+
+def test_a_box_already_under_u_prime_ends_its_subtree_in_the_proof(tiling, tmp_path):
+    ens, at, rec = tiling
+    out = tmp_path / "c.json"
+    done = certify_tiling.certify_tiling(ens, at, rec, out, MODEL, 1e12)
+    assert done.verified and done.boxes < len(rec.boxes)
+    assert verify_file(out).boxes == done.boxes
