@@ -286,6 +286,12 @@ class DataDecl(Node):
 
 
 @dataclass(frozen=True)
+class BoundsFromData(Node):
+    """``bounds from data``: each feature's bounds narrowed to its column's range in the
+    file's data, within its declared bounds (as ``--bounds data``)."""
+
+
+@dataclass(frozen=True)
 class DetailsDecl(Node):
     path: Str
 

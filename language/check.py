@@ -66,6 +66,7 @@ def check_structure(ast: nodes.SensAST) -> None:
         kind = {
             nodes.ModelDecl: "model",
             nodes.DataDecl: "data",
+            nodes.BoundsFromData: "bounds from data",
             nodes.DetailsDecl: "features from",
             nodes.Defaults: "defaults",
             nodes.GroupsInfer: "groups infer",

@@ -106,6 +106,8 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         return _fmt_audit_stmt(st, mode)
     if isinstance(st, nodes.DetailsDecl):
         return f"features from {_quoted(st.path)}"
+    if isinstance(st, nodes.BoundsFromData):
+        return "bounds from data"
     if isinstance(st, (nodes.GroupDecl, nodes.GroupsInfer)):
         return _fmt_group(st, mode)
     if isinstance(st, nodes.FeatureDecl):

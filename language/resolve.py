@@ -20,10 +20,17 @@ from ..readers.formats.catboost_categories import (
     hashed_names,
 )
 from ..readers.formats.registry import by_name
-from ..readers.load import FORMATS, load_model, missing_from_data, with_groups
+from ..readers.load import (
+    FORMATS,
+    bounds_from_data,
+    load_model,
+    missing_from_data,
+    with_groups,
+)
 from ..readers.plugins import load_plugin
 from .ast import (
     AuditBlock,
+    BoundsFromData,
     DataDecl,
     Defaults,
     DetailsDecl,
@@ -166,6 +173,13 @@ def _paths(ast: SensAST, base: Path) -> _Paths:
                 raise ast.error(
                     f"the data file has no column {label!r}{closest(label, header)}", data
                 )
+    narrow = next((it for it in ast.items if isinstance(it, BoundsFromData)), None)
+    if narrow is not None and data is None:
+        raise ast.error(
+            "'bounds from data' narrows each feature to its column's range in the data: "
+            'add a line  data "train.csv"',
+            narrow,
+        )
     return _Paths(model_path, fmt, details_path, data_path, label)
 
 
@@ -295,7 +309,7 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
     ens = _apply_declarations(ast, ens)
     if data_path is not None:
         _check_data(ast, data, ens, data_path, label)
-    return ens
+    return _bounds_from_data(ast, ens, paths)
 
 
 def _with_groups(ast: SensAST, ens: Ensemble, data_path, label) -> Ensemble:
@@ -355,6 +369,31 @@ def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:
             f"{kind}, which has its own: drop 'base_score {fmt_num(model.base_score)}'",
             model.base_score_pos or model,
         )
+
+
+def _bounds_from_data(ast: SensAST, ens: Ensemble, paths: _Paths) -> Ensemble:
+    """``bounds from data``: each feature's bounds narrowed to its column's range in the
+    file's data, as ``--bounds data`` narrows them (load_model's own step): within the
+    bounds the features file and the feature lines declare, which the data must not leave
+    (as with ``--details``), and the model's source says so ("bounds from data ...")."""
+    narrow = next((it for it in ast.items if isinstance(it, BoundsFromData)), None)
+    if narrow is None:
+        return ens
+    try:
+        return bounds_from_data(ens, str(paths.data), paths.label)
+    except InputError as e:
+        # data outside a feature line's bounds: at that line (else at this statement)
+        at = next(
+            (
+                d
+                for d in ast.items
+                if isinstance(d, FeatureDecl)
+                and d.lo is not None
+                and e.message.startswith(f"feature {d.name.text!r}:")
+            ),
+            narrow,
+        )
+        raise ast.error(f"cannot use the data: {e}", at) from None
 
 
 def _check_data(ast: SensAST, decl, ens, path: Path, label) -> None:

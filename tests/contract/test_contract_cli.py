@@ -140,6 +140,20 @@ def test_data_replaces_the_files_data_for_its_audits(tmp_path, capsys):
     assert sum(int(w.split(" of ")[1].split()[0]) for w in counted) == 40
 
 
+def test_data_gives_the_bounds_of_a_file_that_takes_them_from_data(tmp_path, capsys):
+    # the rows where worst_concave_points >= 0.18: within their range it flips nothing
+    rows = (EXAMPLES / "breast_cancer_rows.csv").read_text().splitlines()
+    col = rows[0].split(",").index("worst_concave_points")
+    high = tmp_path / "high.csv"
+    high.write_text("\n".join(r for r in rows if r == rows[0] or float(r.split(",")[col]) >= 0.18))
+    body = "query q {\n  vary worst_concave_points\n  gap 0.2\n  expect sensitive\n}\n"
+    path = _sens(
+        tmp_path, f'data "{EXAMPLES / "breast_cancer_rows.csv"}"\nbounds from data\n{body}'
+    )
+    assert main(["test", str(path), "--data", str(high)]) == 1
+    assert "expect sensitive: proven insensitive at gap 0.2" in capsys.readouterr().out
+
+
 def test_certificates_of_passing_insensitive_expectations_verify(tmp_path, capsys):
     certs = tmp_path / "certs"
     argv = ["test", str(CONTRACT), "--query", "radius_error", "--certificates", str(certs)]

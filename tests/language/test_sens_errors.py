@@ -14,6 +14,7 @@ BC = EXAMPLES / "breast_cancer_xgb.json"
 BC_DETAILS = EXAMPLES / "breast_cancer_details.csv"
 WINE = EXAMPLES / "wine_xgb.json"
 WINE_DETAILS = EXAMPLES / "wine_details.csv"
+ROWS = EXAMPLES / "breast_cancer_rows.csv"
 
 pytestmark = pytest.mark.skipif(
     not BC.exists() or not WINE.exists(), reason="shipped example models missing"
@@ -446,6 +447,27 @@ CASES = {
             "        ^",
         ],
     ),
+    "bounds_from_data_without_data": (
+        _bc("bounds from data\nquery q {\n  vary mean_texture\n}\n"),
+        [
+            "{F}:3:1: 'bounds from data' narrows each feature to its column's range in the data: "
+            'add a line  data "train.csv"',
+            "bounds from data",
+            "^",
+        ],
+    ),
+    "bounds_from_data_with_data_outside_a_feature_line": (
+        _bc(
+            f'data "{ROWS}"\nbounds from data\nfeature radius_error in [0.2, 0.3]\n'
+            "query q {\n  vary mean_texture\n}\n"
+        ),
+        [
+            f"{{F}}:5:1: cannot use the data: {ROWS}: feature 'radius_error': the data's values "
+            "[0.1199, 1.509] leave its declared bounds [0.2, 0.3]",
+            "feature radius_error in [0.2, 0.3]",
+            "^",
+        ],
+    ),
 }
 
 
@@ -528,10 +550,9 @@ def test_error_context_is_cut_to_100_characters_around_the_column(tmp_path, caps
 def _clause_file_case(tmp_path, clauses_doc: str) -> Path:
     (tmp_path / "c.json").write_text(clauses_doc)
     path = tmp_path / "q.sens"
-    rows = EXAMPLES / "breast_cancer_rows.csv"
     path.write_text(
         _bc(
-            f'data "{rows}" label label\nquery q {{\n  vary mean_texture\n  gap 0.2\n'
+            f'data "{ROWS}" label label\nquery q {{\n  vary mean_texture\n  gap 0.2\n'
             '  data_aware clause clauses = "c.json"\n}\n'
         )
     )

@@ -14,6 +14,7 @@ from treesens.language import (
     Backend,
     Baseline,
     Bool,
+    BoundsFromData,
     Classes,
     Compare,
     DataAware,
@@ -99,6 +100,11 @@ def test_data_features_and_declarations():
     )
     assert it[6] == FeatureDecl(Name("fixed acidity"), None, 0.0, 1.5)
     assert it[7] == FeatureDecl(Name("hours"), "real")
+
+
+def test_bounds_from_data_is_a_statement_of_the_file():
+    ast = parse(HEAD + 'data "train.csv"\nbounds from data\nquery q { vary a }')
+    assert ast.items[2] == BoundsFromData()
 
 
 def test_data_without_label():
@@ -270,7 +276,8 @@ def test_string_escapes():
 def test_format_round_trip_of_every_rule():
     text = (
         HEAD
-        + 'data "t.csv" label "label"\nfeatures from "d.csv"\nfeature age: integer in [17, 90]\n'
+        + 'data "t.csv" label "label"\nbounds from data\nfeatures from "d.csv"\n'
+        + "feature age: integer in [17, 90]\n"
         'feature w: categorical {"a b", c}\nfeature "all": real\n'
         "defaults { gap 0.1 timeout 1m backend cpsat, highs passes -obj option heuristic = false }\n"
         'query "q 1" { vary age, "all" gap margin 0.5 classes 1 -> any threads 2 seed 3 baseline kant\n'
@@ -388,6 +395,10 @@ def err(text: str) -> SensError:
         ),
         (HEAD + "feature a: binary in [2, 3]\nquery q { vary a }", "a binary feature takes 0 or 1"),
         (HEAD + 'model "m.json" base_score 1.5\nquery q { vary a }', "a second 'model'"),
+        (
+            HEAD + "bounds from data\nbounds from data\nquery q { vary a }",
+            "a second 'bounds from data' statement",
+        ),
         (
             'model "m.json" base_score 1.5\nquery q { vary a }',
             "base_score 1.5 must be a probability in (0, 1)",

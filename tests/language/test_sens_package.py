@@ -131,5 +131,5 @@ def test_an_empty_interval_has_no_value():
 
 def test_the_top_level_keywords_are_read_from_the_grammar():
     top = {"model", "data", "features", "feature", "group", "groups", "defaults", "query"}
-    top |= {"sweep", "audit", "plugin"}
+    top |= {"sweep", "audit", "plugin", "bounds"}
     assert top == TOP_KEYWORDS
