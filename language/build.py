@@ -169,11 +169,13 @@ class BlockBuilder:
 
         return sorted(xs, key=key)
 
-    def check_consistent(self, fs, where: str, bounds, rels) -> None:
+    def check_consistent(self, fs, where: str, bounds, rels, vary: Node) -> None:
         """The contradictions the feature-constraints pass would find when it compiles the
         query (the same functions of compiler/query.py), found here so that they point at
         the later of the conflicting constraints, before anything is solved.
-        ``where``: " in QUERY" for a sweep's query, else ""."""
+        ``where``: " in QUERY" for a sweep's query, else ""; ``vary``: the block's vary
+        statement, the place of a problem no constraint makes (the declared bounds, or
+        the data's range, hold the varied features to one value)."""
         varying = frozenset(self.names.index(f) for f in fs)
 
         def query(bs=(), rs=()) -> Query:
@@ -208,7 +210,8 @@ class BlockBuilder:
             # the varied features are held equal, at the last constraint on one of them
             named = [r for r in self.in_file_order(rels) if f"x1.{r.feature} " in str(e)]
             on_f = [x for x in self.in_file_order([*bounds, *rels]) if x.feature in fs]
-            at = self.place((named or on_f or self.in_file_order(rels))[-1])
+            made_by = named or on_f or self.in_file_order(rels)
+            at = self.place(made_by[-1]) if made_by else vary
             raise self.err(f"{e}{where}", at) from None
 
     def at_lines(self, xs, here: int) -> str:
@@ -404,7 +407,7 @@ class BlockBuilder:
         for fs in sets:
             name = base_name if isinstance(blk, QueryBlock) else f"{base_name}/{'+'.join(fs)}"
             self.check_consistent(
-                fs, f" in {name}" if isinstance(blk, SweepBlock) else "", bounds, rels
+                fs, f" in {name}" if isinstance(blk, SweepBlock) else "", bounds, rels, vary
             )
             for b in backends:
                 qname = name if len(backends) == 1 else f"{name}@{b}"

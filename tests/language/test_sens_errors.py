@@ -447,6 +447,16 @@ CASES = {
             "        ^",
         ],
     ),
+    "a_varied_feature_its_declared_bounds_hold_to_one_value": (
+        _bc("feature radius_error in [0.5, 0.5]\nquery q {\n  vary radius_error\n}\n"),
+        [
+            "{F}:5:3: x1 and x2 cannot differ: the bounds and relations hold every varied "
+            "feature ('radius_error') to one value for both inputs, so any answer would be "
+            "vacuous; vary another feature or drop them",
+            "  vary radius_error",
+            "  ^",
+        ],
+    ),
     "bounds_from_data_without_data": (
         _bc("bounds from data\nquery q {\n  vary mean_texture\n}\n"),
         [
