@@ -487,7 +487,9 @@ def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: floa
         return None
     from .certify_tiling import certify_tiling  # it imports this module
 
-    return certify_tiling(ens, at, res.box_proof, path, model_file, time.time() + budget)
+    open_bracket = not res.max_gap.get("proven", False)  # its boxes well under U'
+    deadline = time.time() + budget
+    return certify_tiling(ens, at, res.box_proof, path, model_file, deadline, open_bracket)
 
 
 def proof_after(proof: Proof, done: Certified) -> Proof:

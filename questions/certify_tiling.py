@@ -54,11 +54,16 @@ def certify_tiling(
     path: str | Path,
     model_file: str | Path | None,
     deadline: float,
+    from_the_root: bool = False,
 ) -> Certified | None:
     """The certificate that no pair reaches the gap ``q`` asks (U'), written from the
     tiling a max gap's search recorded and checked by the independent checker; None
     where the tiling gives no proof, or its boxes' bounds would not be recomputed by
-    ``deadline`` (the caller searches at U')."""
+    ``deadline`` (the caller searches at U'). ``from_the_root``: the boxes' bounds from
+    the whole space down, a box already under U' ending its subtree (compiled_proof
+    .settled_from_the_root): what pays where most boxes were dropped well under U' (a
+    bracket left open: the floor far under U), and costs where they lie just under it
+    (a proven max gap: the floor near U, hardly a box of the tree under U')."""
     t0 = time.time()
     ens = read_for(ens, q)
     if model_refusal(ens, q, model_file) is not None:
@@ -78,7 +83,7 @@ def certify_tiling(
     boxes = np.asarray(rec.boxes)
     ft = flatten(tables, np.arange(len(tables.starts)))
     tops = partial(flat_box_tops, ft)
-    tree, _ = rebuilt_within(boxes, tops, tables, {}, False, deadline, from_the_root=True)
+    tree, _ = rebuilt_within(boxes, tops, tables, {}, False, deadline, from_the_root=from_the_root)
     steps = None if tree is None else tree.preorder()
     if steps is None:
         return None
