@@ -409,7 +409,7 @@ def certify_answer(
     here, says in ``stats["certificate"]`` how many boxes it recorded and how long its
     proof's rebuild took."""
     if res.max_gap is not None:
-        done = _certify_max_gap(ens, q, res, path, model_file, budget, memory_mb)
+        done = _certify_max_gap(ens, q, res, path, model_file, budget, memory_mb, log)
     else:
         refusal = answer_refusal(res)
         if refusal is not None:
@@ -451,7 +451,7 @@ def _certify_insensitive(
 
 
 def _certify_max_gap(
-    ens, q, res: Result, path, model_file, budget: float, memory_mb: float | None = None
+    ens, q, res: Result, path, model_file, budget: float, memory_mb=None, log=None
 ) -> Certified:
     refusal = max_gap_refusal(res)
     upper = res.max_gap.get("upper")
@@ -465,8 +465,11 @@ def _certify_max_gap(
             at = at.with_(delta=bound, direction=DOWN)
         else:  # a probability gap, or a multiclass ratio
             at = at.with_(gap=Gap(bound, GapKind.PROB))
-        done = _from_own_search(ens, at, res, path, model_file, budget)
+        tiled = isinstance(res.box_proof, RecordedTiling)
+        done = _from_own_search(ens, at, res, path, model_file, budget, log) if tiled else None
         if done is None:
+            if tiled and log is not None:  # the CLI announced no search: it had a record
+                log(f"certificate: searching for its proof (at most {budget:g}s)...")
             done = certify(
                 ens, at, path, model_file, budget, max_gap_upper=True, memory_mb=memory_mb
             )
@@ -480,12 +483,14 @@ def _certify_max_gap(
     return done
 
 
-def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: float):
+def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: float, log):
     """A max gap's certificate from the boxes its own search recorded
-    (certify_tiling.py), or None where it has none or they give no proof."""
-    if not isinstance(res.box_proof, RecordedTiling):
-        return None
+    (certify_tiling.py, ``res.box_proof``), or None where they give no proof."""
     from .certify_tiling import certify_tiling  # it imports this module
+
+    if log is not None:
+        n = len(res.box_proof.boxes)
+        log(f"certificate: rebuilding its proof from the {n:,} boxes the max gap's search kept...")
 
     open_bracket = not res.max_gap.get("proven", False)  # its boxes well under U'
     deadline = time.time() + budget

@@ -95,10 +95,17 @@ def certify_tiling(
         return replace(refused(unwritten, pruned, time.time() - t0), rebuild=rebuild)
     seconds = time.time() - t0
     written = (
-        f"certificate written to {path} ({pruned:,} boxes, from the {len(boxes):,} of the max "
-        f"gap's own search, {seconds:.1f}s)"
+        f"certificate written to {path} ({pruned:,} boxes, {_source(pruned, len(boxes))}, "
+        f"{seconds:.1f}s)"
     )
     return replace(written_and_verified(Path(path), written, pruned, seconds), rebuild=rebuild)
+
+
+def _source(pruned: int, recorded: int) -> str:
+    """Where a proof's boxes came from, as the certificate's line says it."""
+    if pruned == recorded:
+        return "the max gap's own search"
+    return f"from the {recorded:,} of the max gap's own search"
 
 
 def same_pair_space(a: PairTables, b: PairTables) -> bool:
