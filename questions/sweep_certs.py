@@ -77,8 +77,8 @@ class SweepCertificates:
     def takes_recorded(self, executor) -> bool:
         """Whether the answers' own proofs are recorded for these certificates: answers
         asked in this process (an executor's workers would send them back pickled) that
-        may get one (not a max gap's, whose certificate asks another question)."""
-        return executor is None and self.refusal is None and not self.max_gap
+        may get one (a max gap's: the boxes its search kept, certify_tiling.py)."""
+        return executor is None and self.refusal is None
 
     def summary(self) -> str:
         """The last line: how many were written, and the answers that get none."""

@@ -147,3 +147,11 @@ def test_an_open_bracket_s_certificate_is_settled_from_the_root(tmp_path, monkey
     # its bounds 2e-6 apart, which the float rounding of its rows keeps open
     r = treesens.max_gap(str(MODEL), vary=["worst_texture"], certificate=out, tolerance=1e-6)
     assert not r.max_gap["proven"] and asked == [True]
+
+
+def test_a_sweep_s_max_gap_certificates_come_from_their_own_searches(tmp_path, monkeypatch):
+    monkeypatch.setattr(certify, "certify", _no_second_search)
+    certs = tmp_path / "certs"
+    argv = ["sweep", str(MODEL), "--max-gap", "--features", FEATURE, "--certificates", str(certs)]
+    assert main(argv) == 0
+    assert verify_file(certs / f"{FEATURE}.max-gap.json").valid
