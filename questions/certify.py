@@ -143,6 +143,13 @@ def max_gap_refusal(res) -> str | None:
     return None
 
 
+def checker_reads(ens: Ensemble, encs) -> bool:
+    """Whether the checker reads the boxes of these encodings of ``ens``: plain numbers,
+    or category codes, NaN ranks and LightGBM's zero band of a library whose own reader
+    it uses (``CODED_LIBRARIES``)."""
+    return all(plain_numeric(e) for e in encs) or model_library(ens) in CODED_LIBRARIES
+
+
 def model_library(ens: Ensemble) -> str | None:
     """The library whose own reader the checker uses for this model, if it has one."""
     return LIBRARIES.get(_format(ens))
@@ -283,7 +290,7 @@ def certify(
             "inputs, or a regressor's change through a nonlinear link)"
         )
     # category codes, NaN ranks and the zero band: the checker reads them for these
-    if not all(plain_numeric(e) for e in encs) and model_library(ens) not in CODED_LIBRARIES:
+    if not checker_reads(ens, encs):
         return refused(
             "the checker reads categorical splits, features that may be missing and "
             "LightGBM's zero band of XGBoost JSON / UBJ, LightGBM and scikit-learn models "

@@ -25,12 +25,10 @@ from ..compiler.query import Query
 from ..compiler.readings import read_for
 from ..search.compiled_check import note_rebuild
 from ..search.compiled_proof import UnbuiltProof, too_long
-from ..search.pair_boxes import plain_numeric
 from ..search.proof_tree import RecordedProof, recording_proofs
 from .certify import (
-    CODED_LIBRARIES,
     Certified,
-    model_library,
+    checker_reads,
     model_refusal,
     proof_part,
     refused,
@@ -72,9 +70,7 @@ def certify_recorded(
     why = model_refusal(ens, q, model_file)
     if why is not None:
         return refused(why), "", {}
-    if not all(plain_numeric(p.enc) for p in rec.parts) and (
-        model_library(ens) not in CODED_LIBRARIES
-    ):
+    if not checker_reads(ens, [p.enc for p in rec.parts]):
         return None, "", {}  # certify() says why not, as it does for every answer
     t0, stats = time.time(), {}
     why = _rebuilt(rec, deadline, stats, log)

@@ -32,13 +32,11 @@ from ..search.pair_boxes import (
     class_pair_encodings,
     pair_encoding,
     pair_tables,
-    plain_numeric,
 )
 from ..search.proof_tree import RecordedTiling
 from .certify import (
-    CODED_LIBRARIES,
     Certified,
-    model_library,
+    checker_reads,
     model_refusal,
     proof_part,
     refused,
@@ -72,7 +70,7 @@ def certify_tiling(
     if not encs or len(encs) != 1:
         return None
     enc = encs[0]
-    if not plain_numeric(enc) and model_library(ens) not in CODED_LIBRARIES:
+    if not checker_reads(ens, [enc]):
         return None
     try:
         tables = pair_tables(enc)
