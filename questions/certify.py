@@ -499,9 +499,8 @@ def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: floa
         n = len(res.box_proof.boxes)
         log(f"certificate: rebuilding its proof from the {n:,} boxes the max gap's search kept...")
 
-    open_bracket = not res.max_gap.get("proven", False)  # its boxes well under U'
     deadline = time.time() + budget
-    return certify_tiling(ens, at, res.box_proof, path, model_file, deadline, open_bracket)
+    return certify_tiling(ens, at, res.box_proof, path, model_file, deadline)
 
 
 def proof_after(proof: Proof, done: Certified) -> Proof:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +24,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
 from ..compiler.readings import read_for
 from ..search.compiled_proof import rebuilt_within
-from ..search.gap_kernel import flat_box_tops, flatten
+from ..search.gap_kernel import flatten
 from ..search.pair_boxes import (
     PairTables,
     PairTablesTooLarge,
@@ -52,16 +51,14 @@ def certify_tiling(
     path: str | Path,
     model_file: str | Path | None,
     deadline: float,
-    from_the_root: bool = False,
 ) -> Certified | None:
     """The certificate that no pair reaches the gap ``q`` asks (U'), written from the
     tiling a max gap's search recorded and checked by the independent checker; None
     where the tiling gives no proof, or its boxes' bounds would not be recomputed by
-    ``deadline`` (the caller searches at U'). ``from_the_root``: the boxes' bounds from
-    the whole space down, a box already under U' ending its subtree (compiled_proof
-    .settled_from_the_root): what pays where most boxes were dropped well under U' (a
-    bracket left open: the floor far under U), and costs where they lie just under it
-    (a proven max gap: the floor near U, hardly a box of the tree under U')."""
+    ``deadline`` (the caller searches at U'). A box of the tiling's tree already under
+    U' ends its subtree there (compiled_proof.rebuilt_within's ``from_the_root``): most
+    do where the search dropped its boxes well under U' (a bracket left open), and the
+    walk down the tree costs no more for it."""
     t0 = time.time()
     ens = read_for(ens, q)
     if model_refusal(ens, q, model_file) is not None:
@@ -80,8 +77,7 @@ def certify_tiling(
         return None
     boxes = np.asarray(rec.boxes)
     ft = flatten(tables, np.arange(len(tables.starts)))
-    tops = partial(flat_box_tops, ft)
-    tree, _ = rebuilt_within(boxes, tops, tables, {}, False, deadline, from_the_root=from_the_root)
+    tree, _ = rebuilt_within(boxes, ft, tables, {}, False, deadline, from_the_root=True)
     steps = None if tree is None else tree.preorder()
     if steps is None:
         return None

@@ -16,7 +16,6 @@ verified by the independent checker in 10 s).
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 
@@ -192,13 +191,13 @@ class CompiledBoxSearch:
         given up (``why_not``); an answer's own (``capped``) given up for want of time
         is kept unbuilt, for its certificate to rebuild within its budget."""
         t0, recorded = time.time(), self.search.recorded
-        box_tops = functools.partial(gap_kernel.flat_box_tops, self.search.ft)  # not the heap
+        ft = self.search.ft  # not the heap
         tree, self.why_not = rebuilt_within(
-            recorded, box_tops, self.tab, self.proof.events, self.capped, deadline
+            recorded, ft, self.tab, self.proof.events, self.capped, deadline
         )
         self.rebuilt = (0 if recorded is None else len(recorded), time.time() - t0)
         if tree is None and self.capped and self.why_not not in (INCOMPLETE, NOT_A_PROOF):
-            return UnbuiltProof(recorded, box_tops, self.tab, self.proof.events, self.capped)
+            return UnbuiltProof(recorded, ft, self.tab, self.proof.events, self.capped)
         if tree is None:
             tree = ProofTree()
             tree.give_up()

@@ -4,18 +4,18 @@ replay (proof_tree.py), rebuilt from the boxes the kernel dropped under its floo
 resolved (gap_kernel.KernelSearch's ``recorded``). Those boxes tile the pair space, since
 the search splits boxes in two and drops or resolves every box it does not split; any
 cut that no box straddles splits them into two such tilings, so the tree is rebuilt cut
-by cut. Each pruned leaf's row and bound are computed from the leaves meeting it (walked by the
-kernel's box_tops), as box_search.py computes them; the kernel's own bound on a box may be looser (a lazy dive
-keeps a larger box's maxima), never tighter. Nothing here needs to be trusted: the
-checker recomputes every bound (verify/), and a tiling with a gap or an overlap, or a box
-with no row under its threshold, yields no proof.
+by cut. Each pruned leaf's row and bound are computed from the leaves meeting it, walked
+down the rebuilt tree (proof_bounds.py), as box_search.py computes them; the kernel's own
+bound on a box may be looser (a lazy dive keeps a larger box's maxima), never tighter.
+Nothing here needs to be trusted: the checker recomputes every bound (verify/), and a
+tiling with a gap or an overlap, or a box with no row under its threshold, yields no
+proof.
 
 The rebuild is bounded by the search's deadline (a certificate's budget, or the query's
-time limit): its exact bounds cost about a full walk of the trees a box (0.5-0.9 ms on
-adult xgb_t1000_d8's tables: sex at gap 0.4963, 301,188 boxes rebuilt in 151 s), so
-``rebuilt_within`` times them on a sample of the record first (there: 153 s estimated)
-and gives the proof up at once, saying so, when the rest would not end before the
-deadline; past the deadline midway it gives up too. An answer's proof given up for want
+time limit). Its bounds cost up to a walk of the trees a box, so ``rebuilt_within``
+estimates them from a sample of the record first and gives the proof up at once, saying
+so, when the rest would not end before the deadline; past the deadline midway it gives
+up too. An answer's proof given up for want
 of the query's time is kept unbuilt (``UnbuiltProof``): its certificate rebuilds it
 within the certificate's budget, the answer not waiting for it.
 """
@@ -23,42 +23,47 @@ within the certificate's budget, the answer not waiting for it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import gap_kernel
+from .compiled_calls import signals_raised
+from .gap_kernel import FlatTables
 from .pair_boxes import PairTables
+from .proof_bounds import SPLIT, ProofBounds, walked_share
 from .proof_tree import ProofTree
 
 # boxes of a record whose exact bounds are timed before its rebuild, spread over it: the
 # rebuild's cost is estimated from them (a record of fewer than twice as many is rebuilt
 # without an estimate)
 REBUILD_SAMPLE = 256
-# the tiling's cost (proof_from_boxes), and the certificate's writing after it, over the
-# exact bounds' (box_tops): 1.6 s and 0.1 s against 12 s on adult xgb_t1000_d8's 17,950
-# boxes of sex at gap 0.499
-TILING_SHARE = 0.15
-# boxes whose exact bounds are walked between two looks at the clock
-REBUILD_CHUNK = 4096
+# the tiling's cost (proof_from_boxes), and the certificate's writing after it, over a
+# walk of every tree for every box (box_tops): 0.2-0.3 s and 0.1 s against 8-17 s on adult
+# xgb_t1000_d8's 17,987 boxes of sex at gap 0.499
+TILING_SHARE = 0.05
+# a walk down the proof's tree over a walk of the same trees for every box: 0.43 on those
+# boxes (4.6 s against 17.6 s for every tree, 60% of the nodes in trees that are not lazy)
+DOWN_THE_TREE = 0.5
 # why a record gives no proof: a box lost from it, or boxes that do not tile the space
 INCOMPLETE = "its record of the boxes it dropped is incomplete"
 NOT_A_PROOF = "its boxes do not rebuild a proof"
 
 
-def rebuild_estimate(
-    boxes: np.ndarray, box_tops: Callable[[np.ndarray], np.ndarray]
-) -> float | None:
-    """The seconds a rebuild of ``boxes`` would take, timed on ``REBUILD_SAMPLE`` of
-    them; None for a record of fewer than twice as many (rebuilt without an estimate)."""
+def rebuild_estimate(boxes: np.ndarray, ft: FlatTables) -> float | None:
+    """The seconds a rebuild of ``boxes`` would take, from a walk of every tree for
+    ``REBUILD_SAMPLE`` of them, timed: the walk down its tree (proof_bounds.py) walks
+    only the trees that are not lazy, and of those only the ones a split changes; None
+    for a record of fewer than twice as many (rebuilt without an estimate)."""
     n = len(boxes)
     if n < 2 * REBUILD_SAMPLE:
         return None
-    box_tops(boxes[:1])  # loaded (or compiled) before the clock runs
+    gap_kernel.flat_box_tops(ft, boxes[:1])  # loaded (or compiled) before the clock runs
     t0 = time.time()
     sample = boxes[:: n // REBUILD_SAMPLE]
-    box_tops(sample)
-    return (time.time() - t0) / len(sample) * n * (1 + TILING_SHARE)
+    gap_kernel.flat_box_tops(ft, sample)
+    share = DOWN_THE_TREE * walked_share(ft) + TILING_SHARE
+    return (time.time() - t0) / len(sample) * n * share
 
 
 def too_long(boxes: int, estimate: float, left: float) -> str:
@@ -71,7 +76,7 @@ def too_long(boxes: int, estimate: float, left: float) -> str:
 
 def rebuilt_within(
     boxes: np.ndarray | None,
-    box_tops: Callable[[np.ndarray], np.ndarray],
+    ft: FlatTables,
     tab: PairTables,
     replays: dict[int, tuple],
     capped: bool,
@@ -80,34 +85,27 @@ def rebuilt_within(
     from_the_root: bool = False,
 ) -> tuple[ProofTree | None, str]:
     """The proof from the ``boxes`` a compiled search recorded (None: its record is
-    incomplete), each box's exact bounds by ``box_tops`` (gap_kernel.KernelSearch's),
-    rebuilt by ``deadline``: (proof, "") or (None, why not): the record incomplete, its
-    rebuild estimated (``rebuild_estimate``, unless ``estimate`` is given) to end past
-    the deadline (before it starts) or past it midway, or the boxes not a proof
-    (``NOT_A_PROOF``). ``from_the_root``: the bounds are computed from the whole space
-    down (settled_from_the_root), a box under a threshold ending its subtree."""
+    incomplete), over its flattened tables ``ft``, rebuilt by ``deadline``: (proof, "")
+    or (None, why not): the record incomplete, its rebuild estimated
+    (``rebuild_estimate``, unless ``estimate`` is given) to end past the deadline
+    (before it starts) or past it midway, or the boxes not a proof (``NOT_A_PROOF``).
+    ``from_the_root``: a box above the leaves whose pair sums are under a threshold is
+    pruned there, its subtree with it (one box where the search left several: below U',
+    a max gap's boxes often are)."""
     if boxes is None:
         return None, INCOMPLETE
     n = len(boxes)
-    estimate = rebuild_estimate(boxes, box_tops) if estimate is None else estimate
+    estimate = rebuild_estimate(boxes, ft) if estimate is None else estimate
     if estimate is not None and estimate > deadline - time.time():
         return None, too_long(n, estimate, deadline - time.time())
     late = f"rebuilding its proof from {n:,} boxes ran past its deadline"
-    if from_the_root:
-        tree = proof_from_boxes(tab, boxes, replays, None, capped, deadline)
-        settled = None if tree is None else settled_from_the_root(tree, tab, box_tops, deadline)
-        if not settled:
-            return None, late if time.time() >= deadline else NOT_A_PROOF
-        return tree, ""
-    tops = np.empty((n, len(tab.thresholds)))
-    for start in range(0, n, REBUILD_CHUNK):
-        if time.time() >= deadline:
-            return None, late
-        tops[start : start + REBUILD_CHUNK] = box_tops(boxes[start : start + REBUILD_CHUNK])
-    tree = proof_from_boxes(tab, boxes, replays, tops, capped, deadline)
+    tree = proof_from_boxes(tab, boxes, replays, None, capped, deadline)
     if tree is None:
         return None, late if time.time() >= deadline else NOT_A_PROOF
-    return tree, ""
+    pruned = ProofBounds(ft, tree, settle=from_the_root).run(deadline)
+    if pruned is None:
+        return None, late
+    return (tree, "") if pruned else (None, NOT_A_PROOF)
 
 
 @dataclass
@@ -115,13 +113,12 @@ class UnbuiltProof:
     """An answer's proof ``rebuilt_within`` gave up for want of the query's time, kept
     for its certificate, which rebuilds it within its own budget
     (questions/certify_recorded.py): the compiled search's record and what its rebuild
-    reads (its boxes' exact bounds by ``box_tops``, over the kernel's flat copy of the
-    tables, not its heap). It holds the record the search held, counted against the
+    reads (the kernel's flat copy of the tables, not its heap). It holds the record the search held, counted against the
     memory limit as it ran (compiled_check.recording_within), and is dropped once the
     certificate is written or refused."""
 
     boxes: np.ndarray
-    box_tops: Callable[[np.ndarray], np.ndarray]
+    ft: FlatTables
     tab: PairTables
     replays: dict[int, tuple]
     capped: bool
@@ -129,7 +126,7 @@ class UnbuiltProof:
 
     def estimate(self) -> float | None:
         """``rebuild_estimate``'s seconds for its boxes."""
-        return rebuild_estimate(self.boxes, self.box_tops)
+        return rebuild_estimate(self.boxes, self.ft)
 
     def preorder(self) -> None:
         """No steps until it is rebuilt (ProofTree's)."""
@@ -138,7 +135,7 @@ class UnbuiltProof:
     def rebuilt(self, deadline: float, estimate: float | None) -> tuple[ProofTree | None, str]:
         """``rebuilt_within`` by ``deadline``, from the ``estimate`` already made."""
         return rebuilt_within(
-            self.boxes, self.box_tops, self.tab, self.replays, self.capped, deadline, estimate
+            self.boxes, self.ft, self.tab, self.replays, self.capped, deadline, estimate
         )
 
 
@@ -157,93 +154,32 @@ def proof_from_boxes(
     the box, gap_kernel_jit.box_tops) is under its threshold; None where they do not tile
     the space or a box has no row under its threshold (``capped``: or past
     proof_tree.MAX_RECORDED boxes), or once the clock passes ``deadline``. Without
-    ``tops``, a box not replayed is left as ``("box", i)``, for settled_from_the_root."""
-    cols = len(tab.sizes)
-    lo, hi = boxes[:, :cols], boxes[:, cols:]
-    tree = ProofTree(capped)
-    stack = [
-        (
-            ProofTree.ROOT,
-            np.arange(len(boxes)),
-            np.zeros(cols, np.int64),
-            tab.sizes.astype(np.int64),
+    ``tops``, a box not replayed is left as ``("box", i)``, for proof_bounds.py."""
+    from .gap_kernel_tops_jit import tile  # noqa: PLC0415 - numba only when used
+
+    if time.time() >= deadline:
+        return None
+    with signals_raised():
+        kinds, cols, ranks, leaf_box, tiled = tile(
+            np.ascontiguousarray(boxes, dtype=np.int64), tab.sizes.astype(np.int64)
         )
-    ]
-    steps = 0
-    while stack:
-        steps += 1
-        if steps % 1024 == 0 and time.time() >= deadline:
-            return None
-        node, idx, rlo, rhi = stack.pop()
-        if len(idx) == 0:
-            return None  # a part of the space no box covers
-        if len(idx) == 1:
-            i = int(idx[0])
-            if not (np.array_equal(lo[i], rlo) and np.array_equal(hi[i], rhi)):
+    if not tiled:
+        return None  # boxes that overlap, or leave part of the space uncovered
+    tree = ProofTree(capped)
+    pending = [ProofTree.ROOT]
+    for kind, c, r, i in zip(kinds.tolist(), cols.tolist(), ranks.tolist(), leaf_box.tolist()):
+        node = pending.pop()
+        if kind == SPLIT:
+            yes, no = tree.split(node, c, r)
+            if tree.dropped:
                 return None
-            event = replays.get(i) or (("box", i) if tops is None else _pruned(tab, tops[i]))
-            if event is None:
-                return None
-            tree.leaf(node, event)
+            pending += [no, yes]
             continue
-        cut = _cut(lo[idx], hi[idx], rlo)
-        if cut is None:
-            return None  # boxes that overlap, or straddle every cut
-        c, r = cut
-        below = hi[idx, c] <= r
-        yes, no = tree.split(node, c, r)
-        yes_hi, no_lo = rhi.copy(), rlo.copy()
-        yes_hi[c], no_lo[c] = r, r
-        stack.append((no, idx[~below], no_lo, rhi))
-        stack.append((yes, idx[below], rlo, yes_hi))
+        event = replays.get(i) or (("box", i) if tops is None else _pruned(tab, tops[i]))
+        if event is None:
+            return None
+        tree.leaf(node, event)
     return None if tree.dropped else tree
-
-
-def settled_from_the_root(
-    tree: ProofTree, tab: PairTables, box_tops: Callable[[np.ndarray], np.ndarray], deadline
-) -> bool:
-    """Settle ``tree``'s leaves ``("box", i)`` (proof_from_boxes without bounds) from the
-    whole space down, a depth at a time: a box (a leaf, or a split's) with a row under
-    its threshold is pruned there, a split's subtree with it (one box where the search
-    left several: below U', a max gap's boxes often are); False where a leaf has no such
-    row, or at ``deadline``."""
-    cols = len(tab.sizes)
-    sizes = tab.sizes.astype(np.int64)
-    level = [(ProofTree.ROOT, np.zeros(cols, np.int64), sizes)]
-    while level:
-        todo = [x for x in level if tree.events[x[0]][0] != "replay"]
-        bounds = np.empty((len(todo), len(tab.thresholds)))
-        for a in range(0, len(todo), REBUILD_CHUNK):
-            if time.time() >= deadline:
-                return False
-            chunk = todo[a : a + REBUILD_CHUNK]
-            bounds[a : a + len(chunk)] = box_tops(np.array([np.r_[lo, hi] for _, lo, hi in chunk]))
-        level = []
-        for (n, lo, hi), top in zip(todo, bounds, strict=True):
-            event, pruned = tree.events[n], _pruned(tab, top)
-            if pruned is not None:
-                tree.events[n] = pruned
-            elif event[0] != "split":
-                return False
-            else:
-                c, r, yes = event[1], event[2], tree.yes_of[n]
-                yes_hi, no_lo = hi.copy(), lo.copy()
-                yes_hi[c], no_lo[c] = r, r
-                level += [(yes, lo, yes_hi), (yes + 1, no_lo, hi)]
-    return True
-
-
-def _cut(lo: np.ndarray, hi: np.ndarray, rlo: np.ndarray) -> tuple[int, int] | None:
-    """A (column, rank) inside the region that no box straddles: every box ends at or
-    below it or starts at or above it."""
-    for c in range(lo.shape[1]):
-        order = np.argsort(lo[:, c], kind="stable")
-        starts, ends = lo[order, c], np.maximum.accumulate(hi[order, c])
-        # between the k-th box and the next: the next starts where all before it end
-        ok = (starts[1:] >= ends[:-1]) & (starts[1:] > rlo[c])
-        if ok.any():
-            return c, int(starts[1:][ok][0])
-    return None
 
 
 def _pruned(tab: PairTables, tops: np.ndarray) -> tuple | None:

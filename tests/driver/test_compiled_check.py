@@ -293,19 +293,26 @@ def test_a_check_whose_memory_limit_leaves_no_room_for_the_kernel_stays_with_box
 
 @pytest.fixture
 def slow_bounds(monkeypatch):
-    """The rebuild's exact bounds take 100 s of compiled_proof.py's clock a call."""
-    from treesens.search import compiled_proof
+    """The rebuild's bounds take 100 s of the rebuild's clock a call: the sample's that
+    estimate it (compiled_proof.py), and each stretch of the walk (proof_bounds.py)."""
+    from treesens.search import compiled_proof, proof_bounds
 
     late = [0.0]
-    tops = gap_kernel.flat_box_tops
+    tops, walk = gap_kernel.flat_box_tops, proof_bounds.ProofBounds.walk
 
     def slow(ft, boxes):
         late[0] += 100.0
         return tops(ft, boxes)
 
+    def slow_walk(self, steps):
+        late[0] += 100.0
+        return walk(self, steps)
+
     monkeypatch.setattr(gap_kernel, "flat_box_tops", slow)
+    monkeypatch.setattr(proof_bounds.ProofBounds, "walk", slow_walk)
     clock = type("Clock", (), {"time": staticmethod(lambda: time.time() + late[0])})
     monkeypatch.setattr(compiled_proof, "time", clock, raising=False)
+    monkeypatch.setattr(proof_bounds, "time", clock, raising=False)
     return compiled_proof
 
 
@@ -326,9 +333,9 @@ def test_a_proof_whose_rebuild_would_end_past_the_deadline_is_given_up_before_it
 
 
 def test_a_proof_whose_rebuild_runs_past_the_deadline_midway_is_given_up(slow_bounds, monkeypatch):
-    monkeypatch.setattr(
-        slow_bounds, "REBUILD_CHUNK", 8, raising=False
-    )  # no estimate (under 2 x 256 boxes)
+    from treesens.search import proof_bounds
+
+    monkeypatch.setattr(proof_bounds, "CHUNK", 8)  # no estimate (under 2 x 256 boxes)
     search = _recording_search()
     assert search.run(time.time() + 60).status == PROVED
     assert search.proof.preorder() is None

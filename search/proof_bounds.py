@@ -1,0 +1,185 @@
+"""The exact bounds of a rebuilt proof's boxes, walked down its tree (compiled_proof.py).
+
+A certificate states each pruned box's bound: per row, the sum over the trees of the
+row's largest value among the leaves meeting the box. Walking every tree for every box
+(gap_kernel_tops_jit.box_tops) costs two to five times the search that recorded the
+boxes on 1,000-tree tables. Down the proof's tree a box differs from its parent in one
+column, so only the trees whose leaves in the parent straddle that column are walked
+again (gap_kernel_tops_jit.tiling_tops), as the kernel's own splits do: the same
+leaves meet each box, so the bounds are the same numbers, summed in the same order.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .compiled_calls import signals_raised
+from .gap_kernel import FlatTables
+from .proof_tree import ProofTree
+
+# steps walked between two looks at the clock
+CHUNK = 8192
+# a proof's steps in preorder, as tiling_tops reads them (gap_kernel_tops_jit.py)
+SPLIT, LEAF, REPLAYED = 0, 1, 2
+# tiling_tops's outcome: steps left, every step done, a leaf no row prunes, the pool full
+RUNNING, DONE, NOT_PRUNED, NEED_ROOM = 0, 1, 2, 3
+
+
+class ProofBounds:
+    """The walk of ``tree``'s boxes over the flattened tables ``ft``, from its root down:
+    ``run(deadline)`` names, for each box ``("box", i)`` (with ``settle``, for each box
+    of the tree), the first row under its threshold and its bound."""
+
+    def __init__(self, ft: FlatTables, tree: ProofTree, settle: bool) -> None:
+        from .gap_kernel_tops_jit import preorder_ends  # noqa: PLC0415 - numba when used
+
+        self.settle, self.tree = settle, tree
+        self.nodes, kinds, cols, ranks = _steps(tree)
+        end, depth = preorder_ends(kinds)
+        self.steps = (kinds, cols, ranks, end)
+        self.ft = ft_arrays(ft)
+        self.rows_of = (ft.thresholds, ft.first_sum, lazy_trees(ft))
+        self.state = _root_state(ft, depth)
+        self.pool = _pool(64 * (depth + 1), ft.values.shape[1], len(ft.sizes))
+        self.row = np.full(len(kinds), -1, dtype=np.int64)
+        self.bound = np.zeros(len(kinds))
+        self.at, self.status = 0, RUNNING
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def walk(self, steps: int) -> None:
+        """At most ``steps`` more steps, the pool grown as a path needs."""
+        from .gap_kernel_tops_jit import tiling_tops  # noqa: PLC0415 - numba when used
+
+        stop = min(len(self), self.at + steps)
+        while self.status == RUNNING and self.at < stop:
+            with signals_raised():
+                self.at, self.status = tiling_tops(
+                    self.ft, self.steps, self.rows_of, self.settle, self.at,
+                    stop - self.at, self.state, self.pool, self.row, self.bound,
+                )  # fmt: skip
+            if self.status == NEED_ROOM:
+                self.pool = _grown(self.pool, self.state[6][1])
+                self.status = RUNNING
+
+    @property
+    def finished(self) -> bool:
+        return self.status != RUNNING
+
+    def run(self, deadline: float) -> bool | None:
+        """Walk to the end by ``deadline``: True when every box is pruned (the tree's
+        events set), False when a leaf is not, None past the deadline."""
+        while not self.finished:
+            if time.time() >= deadline:
+                return None
+            self.walk(CHUNK)
+        if self.status != DONE:
+            return False
+        events = self.tree.events
+        for i in np.flatnonzero(self.row >= 0):
+            events[self.nodes[i]] = ("prune", int(self.row[i]), float(self.bound[i]))
+        return True
+
+
+def lazy_trees(ft: FlatTables) -> np.ndarray:
+    """bool[trees]: the trees whose every leaf adds exactly 0 to every pair-sum row (those
+    that read no varied feature): a box's pair sums are exact without walking them."""
+    rows = ft.values.shape[1]
+    trees = len(ft.node_start) - 1
+    if ft.first_sum >= rows:
+        return np.zeros(trees, dtype=np.bool_)
+    nonzero = (ft.values[:, ft.first_sum :] != 0).any(axis=1)
+    leaves_per_tree = np.diff(np.r_[ft.leaf_start, len(ft.values)])
+    tree_of = np.repeat(np.arange(trees), leaves_per_tree)
+    lazy = np.ones(trees, dtype=np.bool_)
+    lazy[tree_of[nonzero]] = False
+    return lazy
+
+
+def walked_share(ft: FlatTables) -> float:
+    """The share of the tables' nodes in trees that are not lazy: what a walk down a
+    proof's tree walks of them, at most, per box."""
+    nodes = np.diff(ft.node_start)
+    total = int(nodes.sum())
+    return 1.0 if total == 0 else float(nodes[~lazy_trees(ft)].sum()) / total
+
+
+def _steps(tree: ProofTree) -> tuple:
+    """The tree's boxes in preorder: node numbers, kinds, split columns and ranks."""
+    nodes, kinds, cols, ranks = [], [], [], []
+    stack = [ProofTree.ROOT]
+    while stack:
+        n = stack.pop()
+        event = tree.events[n]
+        nodes.append(n)
+        if event[0] == "split":
+            kinds.append(SPLIT)
+            cols.append(event[1])
+            ranks.append(event[2])
+            yes = tree.yes_of[n]
+            stack += [yes + 1, yes]
+        else:
+            kinds.append(REPLAYED if event[0] == "replay" else LEAF)
+            cols.append(0)
+            ranks.append(0)
+    return (
+        nodes,
+        np.asarray(kinds, dtype=np.int8),
+        np.asarray(cols, dtype=np.int64),
+        np.asarray(ranks, dtype=np.int64),
+    )
+
+
+def _root_state(ft: FlatTables, depth: int) -> tuple:
+    """The walk's arrays at the root: every tree walked over the whole space."""
+    trees, rows, cols = len(ft.node_start) - 1, ft.values.shape[1], len(ft.sizes)
+    max_nodes = int(np.diff(ft.node_start).max(initial=0))
+    lo, hi = np.zeros(cols, dtype=np.int32), ft.sizes.astype(np.int32)
+    top, low = np.empty((trees, rows)), np.empty((trees, rows))
+    opn = np.zeros((trees, cols), dtype=np.bool_)
+    stack = np.empty(max_nodes + 1, dtype=np.int64)
+    from .gap_kernel_tops_jit import walk_all_trees  # noqa: PLC0415 - numba when used
+
+    walk_all_trees(ft_arrays(ft), lo, hi, top, low, stack, opn)
+    entry = ft.node_start[:-1].astype(np.int64)
+    frames = np.zeros((depth + 1, 7), dtype=np.int64)
+    fp = np.zeros(2, dtype=np.int64)
+    scratch = (
+        np.empty((trees, rows)),
+        np.empty((trees, rows)),
+        np.empty((trees, rows)),
+        np.empty((trees, rows)),
+        np.zeros((trees, cols), dtype=np.bool_),
+        np.zeros((trees, cols), dtype=np.bool_),
+        stack,
+        np.empty(max_nodes + 1, dtype=np.int8),
+    )
+    return lo, hi, top, opn, entry, frames, fp, scratch
+
+
+def ft_arrays(ft: FlatTables) -> tuple:
+    return (ft.values, ft.node_start, ft.leaf_start, ft.nodes)
+
+
+def _pool(cap: int, rows: int, cols: int) -> tuple:
+    """Room for ``cap`` trees' arrays saved down a path (tiling_tops's ``pool``)."""
+    return (
+        np.empty(cap, dtype=np.int64),
+        np.empty((cap, rows)),
+        np.empty((cap, cols), dtype=np.bool_),
+        np.empty(cap, dtype=np.int64),
+        np.empty((cap, rows)),
+        np.empty((cap, cols), dtype=np.bool_),
+    )
+
+
+def _grown(pool: tuple, used: int) -> tuple:
+    """``pool`` with twice the room, its first ``used`` entries kept."""
+    cap = len(pool[0])
+    grown = _pool(2 * cap, pool[1].shape[1], pool[2].shape[1])
+    for old, new in zip(pool, grown, strict=True):
+        new[:used] = old[:used]
+    return grown

@@ -1,0 +1,103 @@
+"""The bounds a rebuilt proof states, walked down its tree (search/proof_bounds.py): each
+pruned box's bound is the one a walk of every tree over that box gives."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from treesens.compiler.encode import encode
+from treesens.compiler.query import Gap, Query
+from treesens.search import gap_kernel, proof_bounds
+from treesens.search.compiled_check import CompiledBoxSearch
+from treesens.search.compiled_proof import proof_from_boxes
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.proof_bounds import ProofBounds, lazy_trees
+from treesens.tests.oracle import random_ensemble
+
+pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba not installed")
+
+
+def _recorded(seed: int):
+    """A compiled check's record of the boxes it proved "insensitive" with, its tables."""
+    ens = random_ensemble(seed, 20 + seed % 20, 3 + seed % 3, 4 + seed % 3, 5, leaf_scale=0.2)
+    enc = encode(ens, Query(vary=("f1",), gap=Gap(0.25 + 0.02 * (seed % 10))))[1]
+    search = CompiledBoxSearch(enc, pair_tables(enc), recording=True)
+    search.run(time.time() + 1e9)
+    return search.tab, search.search.ft, search.search.recorded
+
+
+# seeds whose checks are proved with 40-490 boxes recorded
+PROVED = (13, 14, 17, 26, 41, 53, 56)
+
+
+def _pruned_boxes(tree, sizes):
+    """(box lo | hi, its step) of every pruned box of ``tree``."""
+    out, stack = [], [(0, np.zeros(len(sizes), np.int64), sizes.astype(np.int64))]
+    while stack:
+        n, lo, hi = stack.pop()
+        event = tree.events[n]
+        if event[0] == "split":
+            c, r, yes = event[1], event[2], tree.yes_of[n]
+            yes_hi, no_lo = hi.copy(), lo.copy()
+            yes_hi[c], no_lo[c] = r, r
+            stack += [(yes + 1, no_lo, hi), (yes, lo, yes_hi)]
+        else:
+            out.append((np.r_[lo, hi], event))
+    return out
+
+
+def _walked(seed: int, settle: bool, pool: int | None = None):
+    tab, ft, rec = _recorded(seed)
+    tree = proof_from_boxes(tab, rec, {}, None, False)
+    bounds = ProofBounds(ft, tree, settle)
+    if pool is not None:
+        bounds.pool = proof_bounds._pool(pool, tab.values.shape[0], len(tab.sizes))
+    return tab, ft, rec, tree, bounds.run(time.time() + 1e9)
+
+
+@pytest.mark.parametrize("seed", PROVED)
+@pytest.mark.parametrize("settle", [False, True])
+def test_each_pruned_box_states_the_bound_a_walk_of_every_tree_gives(seed, settle):
+    tab, ft, rec, tree, pruned = _walked(seed, settle)
+    assert pruned
+    boxes = _pruned_boxes(tree, tab.sizes)
+    tops = gap_kernel.flat_box_tops(ft, np.array([box for box, _ in boxes]))
+    for (_box, (kind, row, bound)), top in zip(boxes, tops, strict=True):
+        assert kind == "prune" and bound == top[row] and bound < tab.thresholds[row]
+
+
+@pytest.mark.parametrize("seed", PROVED[:3])
+def test_a_walk_without_room_for_its_path_grows_it_and_states_the_same_bounds(seed):
+    *_, roomy, _ = _walked(seed, False)
+    *_, cramped, pruned = _walked(seed, False, pool=1)
+    assert pruned and cramped.preorder() == roomy.preorder()
+
+
+def test_settling_from_the_root_prunes_boxes_above_the_leaves():
+    *_, leaves, _ = _walked(56, False)
+    *_, settled, pruned = _walked(56, True)
+    assert pruned and len(settled.preorder()) < len(leaves.preorder())
+
+
+def test_a_leaf_no_row_prunes_gives_no_proof():
+    tab, ft, rec = _recorded(13)
+    tree = proof_from_boxes(tab, rec, {}, None, False)
+    unreachable = replace(ft, thresholds=np.full_like(ft.thresholds, -1e300))
+    assert ProofBounds(unreachable, tree, False).run(time.time() + 1e9) is False
+
+
+def test_a_walk_past_its_deadline_stops_without_a_proof():
+    tab, ft, rec = _recorded(56)
+    tree = proof_from_boxes(tab, rec, {}, None, False)
+    assert ProofBounds(ft, tree, False).run(time.time() - 1) is None
+
+
+def test_the_lazy_trees_are_those_that_add_nothing_to_a_pair_sum():
+    tab, ft, _ = _recorded(13)
+    lazy = lazy_trees(ft)
+    assert lazy.any() and not lazy.all()
+    assert np.array_equal(lazy, ~gap_kernel.reads_varied(tab))
