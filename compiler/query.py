@@ -101,6 +101,11 @@ class Condition:
 # 16.7 on, where the exact sigmoid is 1 - 6e-8), so a binary probability gap's rows ask
 # that much less of P, and the library's replay of each pair decides
 SIGMOID_ROUNDING = 2.0**-20
+# and of its softmax, in ln of a ratio of two classes' probabilities (XGBoost's float32
+# softmax rounds raw_o - max, expf and the quotients: for a pair near a ratio r <= 1e6,
+# its ln moves by less than this; verify/claims.py): a probability ratio's rows ask this
+# much less of raw_c - raw_o, and the library's replay of each pair decides
+SOFTMAX_ROUNDING = 2.0**-18
 
 
 def pair_condition(ens: Ensemble, q: Query) -> Condition:
@@ -292,6 +297,12 @@ def class_index(ens: Ensemble, c: int | str | None) -> int | str:
     return k
 
 
+def softmax_margin(g: Gap, ratio: float) -> float:
+    """What a softmax model's rows ask of raw_c - raw_o: a margin gap as stated (ln of
+    exp(g) may round an ulp off it), a ratio's ln less the softmax's rounding."""
+    return g.value if g.kind == GapKind.MARGIN else math.log(ratio) - SOFTMAX_ROUNDING
+
+
 def _class_rows(ens: Ensemble, g: Gap, ratio: float, c: int) -> tuple:
     """The rows (coefs over classes, rhs) that make class c win by the gap over each other."""
     out = []
@@ -301,7 +312,7 @@ def _class_rows(ens: Ensemble, g: Gap, ratio: float, c: int) -> tuple:
         coefs = [0.0] * ens.n_classes
         if ens.link == SOFTMAX:
             coefs[c], coefs[other] = 1.0, -1.0
-            out.append((tuple(coefs), math.log(ratio)))
+            out.append((tuple(coefs), softmax_margin(g, ratio)))
         elif ens.link == PROBA and g.kind == GapKind.MARGIN:
             # raw scores are probabilities: the margin is their difference
             coefs[c], coefs[other] = 1.0, -1.0
@@ -364,6 +375,8 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
     def rows_for(c: int) -> tuple:
         return _class_rows(ens, g, ratio, c)
 
+    # a ratio's rows ask SOFTMAX_ROUNDING less of a softmax model: the replay decides
+    rounding = SOFTMAX_ROUNDING if ens.link == SOFTMAX and g.kind != GapKind.MARGIN else 0.0
     if c1 != ANY and c2 != ANY:
         rows = (rows_for(c1), rows_for(c2))
         pair = None
@@ -372,9 +385,12 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
             b = [0.0] * C
             a[c1], a[c2] = 1.0, -1.0
             b[c2], b[c1] = 1.0, -1.0
-            pair = (tuple(a), tuple(b), 2 * math.log(ratio))
+            pair = (tuple(a), tuple(b), 2 * softmax_margin(g, ratio))
         return Condition(
-            rows=rows, pair_sum=pair, description=f"class {c1} -> class {c2}, ratio {ratio:g}"
+            rows=rows,
+            pair_sum=pair,
+            description=f"class {c1} -> class {c2}, ratio {ratio:g}",
+            rounding=rounding,
         )
     if c1 != ANY:
         alts2 = tuple(rows_for(c) for c in range(C) if c != c1)
@@ -382,6 +398,7 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
             rows=(rows_for(c1), ()),
             alternatives=((), alts2),
             description=f"class {c1} -> any other",
+            rounding=rounding,
         )
     if c2 != ANY:
         alts1 = tuple(rows_for(c) for c in range(C) if c != c2)
@@ -389,6 +406,7 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
             rows=((), rows_for(c2)),
             alternatives=(alts1, ()),
             description=f"any other class -> class {c2}",
+            rounding=rounding,
         )
     every = tuple(rows_for(c) for c in range(C))
     return Condition(
@@ -396,6 +414,7 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
         alternatives=(every, every),
         distinct=True,
         description=f"any class -> any other class, ratio {ratio:g}",
+        rounding=rounding,
     )
 
 

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
 
 from treesens.compiler.plan import Plan
-from treesens.compiler.query import DEFAULT_PASSES, Gap, Query
+from treesens.compiler.query import (
+    DEFAULT_PASSES,
+    SOFTMAX_ROUNDING,
+    Gap,
+    Query,
+    pair_condition,
+)
 from treesens.compiler.replay import meets
 from treesens.driver import solve_query
 from treesens.tests.conftest import require_shared
@@ -128,3 +135,19 @@ def test_winequality_witness_is_replayed_by_xgboost():
         p1, p2 = res.outputs["x1"], res.outputs["x2"]
         assert all(p1[2] >= 1.5 * p for k, p in enumerate(p1) if k != 2)
         assert all(p2[3] >= 1.5 * p for k, p in enumerate(p2) if k != 3)
+
+
+def _softmax_rows(gap: Gap) -> set[float]:
+    ens = random_ensemble(np.random.default_rng(0), 3, 2, 3, 3, n_classes=C)
+    q = Query(vary=("f0",), gap=gap, classes=(0, 1))
+    return {rhs for rows in pair_condition(ens, q).rows for _, rhs in rows}
+
+
+def test_a_softmax_margin_gap_s_rows_ask_the_gap_as_stated():
+    # ln(exp(0.35)) is 0.3499999999999999: the rows asked an ulp less than the gap
+    assert _softmax_rows(Gap(0.35, kind="margin")) == {0.35}
+
+
+def test_a_softmax_ratio_s_rows_ask_the_library_s_rounding_less():
+    # XGBoost's float32 softmax may read a ratio above exp(raw_c - raw_o): its replay decides
+    assert _softmax_rows(Gap(1.5)) == {math.log(1.5) - SOFTMAX_ROUNDING}
