@@ -26,16 +26,25 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from .claims import Row, claim_of, part_key, part_rows, required_parts
+from .claims import (
+    Row,
+    claim_of,
+    library_misses,
+    part_key,
+    part_rows,
+    probability_claim,
+    required_parts,
+)
 from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
 from .models_groups import folded, read_groups
-from .replay import RawScores, library_raw
+from .replay import RawScores, library_proba, library_raw
 from .walk import Walker, misshapen_step, split_column
 
 FORMAT = "treesens-certificate"
@@ -217,7 +226,10 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     if any(_kind(step) == "replay" for part in _parts(doc) for step in part["proof"]):
         try:
             named = named_categories(q)
-            replay = library_raw(str(path), m["library"], model, doc.get("maps"), named)
+            if probability_claim(model, claim_of(doc)):  # judged on the library's P
+                replay = library_proba(str(path), m["library"], model)
+            else:
+                replay = library_raw(str(path), m["library"], model, doc.get("maps"), named)
             if model.to_model is not None:  # the pair's rows as the model file's columns
                 replay = _through(model.to_model, replay)
         except ModelError as e:
@@ -320,6 +332,9 @@ def _check_claim(
     walker = Walker(checker)  # Checker.run's walk, each box's leaves carried from its parent
     for part, key in zip(parts, keys, strict=True):
         rows, link = part_rows(model, claim, part), link_rule(model, claim, part)
+        checker.misses = None  # a replayed pair: its raw scores miss some row
+        if probability_claim(model, claim):  # its probabilities, as the library's
+            checker.misses = lambda proba, key=key: library_misses(claim, key, proba)
         if link is None and not any(_kind(step) == "link" for step in part["proof"]):
             verdict = walker.run(part["proof"], rows)
         else:  # the exp link's steps: the reference walk reads them (verify/link.py)
@@ -453,6 +468,9 @@ class Checker:
     ):
         self.m = model
         self.replay, self.replay_refusal = replay, replay_refusal
+        # the part's judge of a replayed pair on the library's probabilities, which
+        # ``replay`` then gives (claims.library_misses); None: on its raw scores
+        self.misses: Callable[[np.ndarray], bool] | None = None
         names = model.features
         self.varied = {names.index(v) for v in question["vary"]}
         self.domain = [_domain(d, version) for d in question["domain"]]
@@ -854,6 +872,10 @@ class Checker:
                 if len(values) > 1:
                     return f"tree {ti} gives x{k + 1} more than one value over the box"
         raw = self.replay(np.stack(xs))
+        if self.misses is not None:  # the library's probabilities (Model.float32_link)
+            if self.misses(raw):
+                return None
+            return "the library's probabilities of its pair meet the claim"
         for r in rows.values():
             value = sum(a * raw[0][o] for o, a in enumerate(r.a or ()))
             value += sum(b * raw[1][o] for o, b in enumerate(r.b or ()))

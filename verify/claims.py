@@ -22,6 +22,31 @@ None: that input does not enter it). The claims:
   maps the pairs going up onto those going down: a proof for one direction proves the
   claim in both (and in "either"). A regressor predicting exp(raw) has no such row: its
   boxes are closed by ``link`` steps (verify/link.py).
+
+A probability claim is of P as the library computes it from its raw scores, which the
+rows read: a row asks less than the exact logit (or ln r) by the library's rounding of
+its link, so that every pair the library's predict puts at the gap meets it.
+
+* Binary: |P - sigmoid(r)| <= REL * sigmoid(r) + ABS for the library's raw score r
+  (``SIGMOID_ROUNDING``): XGBoost's float32 sigmoid, 1 / (1 + expf(-r)), is within a few
+  float32 ulps of the exact one relatively (expf, the sum and the quotient; its clamp
+  at r = -88.7 only raises a P near 0, which no x1 row reads); onnxruntime's LOGISTIC
+  takes 1 - P of -r for r < 0, an absolute float32 ulp of 1. So P(x1) >= 0.5 + g gives
+  sigmoid(r) >= (0.5 + g - ABS) / (1 + REL), and P(x2) <= 0.5 - g gives sigmoid(r) <=
+  (0.5 - g + ABS) / (1 - REL) (a sigmoid below float32's normal range, where the bound
+  need not hold, lies under any 0.5 - g a double states). Float64 links (LightGBM,
+  scikit-learn, CatBoost, XGBoost's logitraw) round by a few 2^-53: 2^-40 covers them.
+  Neither bound reaches treesens' own rows, which ask 2^-20 less of P
+  (compiler/query.py SIGMOID_ROUNDING): its certificates verify.
+* Softmax ratios: P_c / P_o is exp(raw_c - raw_o) up to the float32 rounding of
+  raw_o - max, both expf and both quotients (the sum cancels): for a pair meeting the
+  ratio c is the largest class and raw_o - max lies within ln r <= ln 1e6 of 0, so ln of
+  the ratio moves by less than 2^-18 (``SOFTMAX_ROUNDING``; float64: 2^-40), what
+  treesens' own rows ask less (compiler/query.py SOFTMAX_ROUNDING).
+
+A replayed pair of a float32 link is judged on the library's own probabilities
+(``library_misses``); of a float64 link, on its raw scores against these rows, which is
+sound and refuses only a pair within about 2^-40 of the claim.
 """
 
 from __future__ import annotations
@@ -34,6 +59,11 @@ from .models import Model
 ANY = "any"
 DIRECTIONS = ("up", "down", "either")
 MAX_RATIO = 1e6  # a multiclass ratio beyond this is not a claim the checker takes
+# per float32 link (Model.float32_link) or not, the library's P against the exact
+# sigmoid of its raw score: (REL, ABS) with |P - sigmoid(r)| <= REL * sigmoid(r) + ABS
+SIGMOID_ROUNDING = {True: (2.0**-21, 2.0**-22), False: (2.0**-40, 0.0)}
+# and ln(P_c / P_o) against raw_c - raw_o near a ratio's threshold
+SOFTMAX_ROUNDING = {True: 2.0**-18, False: 2.0**-40}
 
 
 @dataclass(frozen=True)
@@ -159,9 +189,12 @@ def _binary_rows(model: Model, claim: Claim) -> dict[str, Row]:
         if g >= 0.5:
             raise ValueError(f"gap {g} out of range (probabilities)")
         hi, lo = 0.5 + g, 0.5 - g
+    elif model.link == "logistic" and claim.gap_kind == "prob":
+        rel, ab = SIGMOID_ROUNDING[model.float32_link]  # the library's rounding of P
+        hi = _logit((0.5 + g - ab) / (1.0 + rel)) / model.margin_per_logit  # raw units
+        lo = _logit((0.5 - g + ab) / (1.0 - rel)) / model.margin_per_logit
     elif model.link == "logistic":
-        margin = math.log((0.5 + g) / (0.5 - g)) if claim.gap_kind == "prob" else g
-        hi = margin / model.margin_per_logit  # in the trees' raw units
+        hi = g / model.margin_per_logit  # in the trees' raw units
         lo = -hi
     else:
         raise ValueError(f"a binary gap on a model with link {model.link}")
@@ -172,6 +205,39 @@ def _binary_rows(model: Model, claim: Claim) -> dict[str, Row]:
     }
 
 
+def probability_claim(model: Model, claim: Claim) -> bool:
+    """Whether the claim is of the probabilities a float32 link computes (its replayed
+    pairs are judged on them: ``library_misses``)."""
+    return (
+        model.float32_link
+        and claim.kind == "gap"
+        and claim.gap_kind == "prob"
+        and model.link in ("logistic", "softmax")
+    )
+
+
+def library_misses(claim: Claim, key: tuple, proba) -> bool:
+    """Whether a pair misses a probability claim's condition (part ``key``), judged on
+    the library's probabilities of its two inputs (``proba[k]``: a binary model's
+    P(class 1) alone, else one per class) and compared in float64 as treesens' replay
+    compares them: P(x1) >= 0.5 + g and P(x2) <= 0.5 - g; x1 of class c1 by the ratio r
+    over every other class (P_c1 >= r P_o), x2 of c2."""
+    g = claim.value
+    if not key:
+        p1, p2 = float(proba[0][-1]), float(proba[1][-1])
+        return not (p1 >= 0.5 + g and p2 <= 0.5 - g)
+
+    def decided(p, c: int) -> bool:
+        return all(float(p[c]) >= g * float(p[o]) for o in range(len(p)) if o != c)
+
+    c1, c2 = key
+    return not (decided(proba[0], c1) and decided(proba[1], c2))
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
 def _multiclass_rows(model: Model, claim: Claim, c1: int, c2: int) -> dict[str, Row]:
     n = model.n_outputs
     if c1 == c2 or not (0 <= c1 < n and 0 <= c2 < n):
@@ -180,7 +246,7 @@ def _multiclass_rows(model: Model, claim: Claim, c1: int, c2: int) -> dict[str, 
     if claim.gap_kind == "prob":
         if not 1.0 <= g <= MAX_RATIO:
             raise ValueError(f"ratio {g} out of range [1, {MAX_RATIO:g}]")
-        margin = math.log(g)
+        margin = math.log(g) - SOFTMAX_ROUNDING[model.float32_link]
     else:
         if not 0.0 <= g <= math.log(MAX_RATIO):
             raise ValueError(f"margin gap {g} out of range")

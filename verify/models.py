@@ -47,6 +47,10 @@ class Model:
     link: str = "logistic"
     # the library adds the trees' values in float32, one after the other (XGBoost)
     float32_sums: bool = False
+    # the library computes P from its raw scores in float32 (XGBoost's binary:logistic,
+    # reg:logistic and multi:softprob; onnxruntime's LOGISTIC and SOFTMAX): a probability
+    # claim's rows allow its rounding (claims.py), and a replayed pair is judged on its P
+    float32_link: bool = False
     # a multiclass model's per-class offsets (its ``offset`` unused); "softmax": P is the
     # softmax of the per-class scores, "proba": they are the probabilities (forests)
     offsets: tuple[float, ...] = ()
@@ -254,7 +258,9 @@ def _xgboost(path: str) -> Model:
     if objective in XGBOOST_MULTICLASS:  # the base scores are the classes' margins
         n = int(learner["learner_model_param"]["num_class"])
         offsets = tuple(_f32(b) for b in (base if len(base) == n else base * n))
-        return _xgboost_softmax(trees, names, offsets, reads_nan=True)
+        # multi:softmax predicts labels: P is the softmax treesens takes of the margins
+        softprob = objective == "multi:softprob"
+        return replace(_xgboost_softmax(trees, names, offsets, True), float32_link=softprob)
     if objective in XGBOOST_REGRESSION + XGBOOST_EXP:  # the base score starts the raw
         # score (a log link's: its log); the prediction is raw, or exp(raw)
         exp = objective in XGBOOST_EXP
@@ -273,10 +279,21 @@ def _xgboost(path: str) -> Model:
             reads_nan=True,
         )
     if objective == "binary:logitraw":  # XGBoost adds the base score to the margin as is
-        offset = _f32(base[0])
+        # (and predicts it: P is the sigmoid treesens takes of it, in float64)
+        offset, float32_link = _f32(base[0]), False
     else:
-        offset = math.log(base[0] / (1.0 - base[0]))
-    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True, reads_nan=True)
+        offset, float32_link = math.log(base[0] / (1.0 - base[0])), True
+    return Model(
+        trees,
+        offset,
+        "<",
+        names,
+        1.0,
+        float32=True,
+        float32_sums=True,
+        reads_nan=True,
+        float32_link=float32_link,
+    )
 
 
 def _vector_leaves(t: dict) -> bool:
@@ -346,14 +363,24 @@ def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
     if not 0.0 < base_score < 1.0:  # NaN too
         raise ModelError(f"the dump's base score {base_score!r} is no probability in (0, 1)")
     offset = math.log(base_score / (1.0 - base_score))
-    return Model(trees, offset, "<", names, 1.0, float32=True, float32_sums=True, reads_nan=True)
+    return Model(
+        trees,
+        offset,
+        "<",
+        names,
+        1.0,
+        float32=True,
+        float32_sums=True,
+        reads_nan=True,
+        float32_link=True,
+    )
 
 
 def _xgboost_softmax(
     trees: list[Tree], names: list[str], offsets: tuple, reads_nan: bool = False
 ) -> Model:
     """An XGBoost multiclass model: float32 tests and sums, each class's margin from its
-    offset, P = softmax."""
+    offset, P = softmax in float32 (multi:softprob's predict; a dump's model)."""
     return Model(
         trees,
         0.0,
@@ -365,6 +392,7 @@ def _xgboost_softmax(
         float32_sums=True,
         offsets=offsets,
         reads_nan=reads_nan,
+        float32_link=True,
     )
 
 

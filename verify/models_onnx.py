@@ -127,6 +127,8 @@ def read_onnx(path: str, test: str = "<=") -> Model:
         float32=float32,
         link=scoring.link,
         float32_sums=float32,
+        # onnxruntime's post_transform (LOGISTIC, SOFTMAX) computes P in float32
+        float32_link=scoring.link in ("logistic", "softmax"),
         offsets=offsets,
         task=scoring.task,
         reads_nan=True,

@@ -1,11 +1,13 @@
-"""The library's own raw scores, for a certificate's ``replay`` boxes.
+"""The library's own raw scores (or probabilities), for a certificate's ``replay`` boxes.
 
 A box of the pair space on which every tree's value is fixed (each input reaches, in
 every tree, leaves of one value) gives every pair in it the library's outputs for one
 of them. Where the float32 relaxation keeps a bound from ruling such a box out (a pair
 on the gap's boundary), the certificate names a pair of the box, and the checker asks the
 library itself for its raw scores: when they miss the claim's condition, so does every
-pair of the box. The raw scores, in the trees' units (the sum of the leaves and the
+pair of the box. A probability claim on a library that computes P in float32 is judged
+on its probabilities instead (``library_proba``: the claim is of P as the library
+computes it). The raw scores, in the trees' units (the sum of the leaves and the
 offset, before any link), per library:
 
 * XGBoost: ``predict(output_margin=True)``; LightGBM: ``predict(raw_score=True)`` (in
@@ -73,6 +75,29 @@ def library_raw(
         from .replay_formats import onnx_raw
 
         return onnx_raw(path, model)
+    raise ModelError(f"the checker replays no pairs on {library} models")
+
+
+def library_proba(path: str, library: str, model: Model) -> RawScores:
+    """The library's probabilities of a pair as its predict computes them from the raw
+    scores in float32 (``Model.float32_link``): (2, 1) P(class 1) of a binary model, else
+    (2, classes). XGBoost's ``predict`` (binary:logistic, reg:logistic, multi:softprob);
+    onnxruntime's scores of the tree-ensemble node after its post_transform (LOGISTIC,
+    SOFTMAX), on one thread. ModelError for another library."""
+    if library == "xgboost":
+        import xgboost
+
+        booster = xgboost.Booster(model_file=path)
+
+        def proba(X: np.ndarray) -> np.ndarray:
+            data = xgboost.DMatrix(X, feature_names=booster.feature_names)
+            return per_output(booster.predict(data), model)
+
+        return proba
+    if library == "onnx":
+        from .replay_formats import onnx_raw
+
+        return onnx_raw(path, model, post_transform=True)
     raise ModelError(f"the checker replays no pairs on {library} models")
 
 

@@ -117,10 +117,11 @@ def catboost_raw(path: str, model: Model, categories: dict[str, list[str]]) -> R
     return raw
 
 
-def onnx_raw(path: str, model: Model) -> RawScores:
+def onnx_raw(path: str, model: Model, post_transform: bool = False) -> RawScores:
     """onnxruntime's scores of the graph's tree-ensemble node (its scores output made a
-    graph output, its post_transform NONE), the inputs fed as the checker's reader names
-    them (one tensor [N, F], or the Concat's inputs in its order)."""
+    graph output, its post_transform NONE; with ``post_transform``, as the model states
+    it: a classifier's probabilities), the inputs fed as the checker's reader names them
+    (one tensor [N, F], or the Concat's inputs in its order)."""
     import onnx
     import onnxruntime
 
@@ -128,7 +129,7 @@ def onnx_raw(path: str, model: Model) -> RawScores:
     g = graph_model.graph
     op = next(n for n in g.node if n.op_type.startswith("TreeEnsemble"))
     for a in op.attribute:
-        if a.name == "post_transform":
+        if a.name == "post_transform" and not post_transform:
             a.s = b"NONE"
     scores = op.output[0] if op.op_type == "TreeEnsembleRegressor" else op.output[1]
     if scores not in {o.name for o in g.output}:
