@@ -91,8 +91,11 @@ class Condition:
     # direction, rows over both inputs that must all hold (two directions: a choice),
     # an outer approximation that the near-miss cuts refine
     link_change: LinkChange | None = None
-    # how far the rows sit below the exact condition (raw units) for the library's
-    # rounding of its sigmoid (SIGMOID_ROUNDING): the replay judges a pair in that band
+    # the band of raw scores above the rows (raw units) where the library's rounding of
+    # its link may decide a pair: its P may lie SIGMOID_ROUNDING below or above the exact
+    # sigmoid's (a ratio's ln, SOFTMAX_ROUNDING), and the rows sit that much below the
+    # exact condition; the replay judges a pair in that band, and one past it that the
+    # library rejects is a disagreement (answers/verdict.py)
     rounding: float = 0.0
 
 
@@ -134,7 +137,8 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
             rounding = 0.0
             if ens.link == LOGISTIC:
                 hi = logit(0.5 + g.value - SIGMOID_ROUNDING)
-                hi, lo, rounding = hi, -hi, logit(0.5 + g.value) - hi
+                top = 0.5 + g.value + SIGMOID_ROUNDING  # P read below 0.5 + g up to here
+                hi, lo, rounding = hi, -hi, (logit(top) if top < 1.0 else math.inf) - hi
             else:
                 hi, lo = 0.5 + g.value, 0.5 - g.value
         else:
@@ -376,7 +380,8 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
         return _class_rows(ens, g, ratio, c)
 
     # a ratio's rows ask SOFTMAX_ROUNDING less of a softmax model: the replay decides
-    rounding = SOFTMAX_ROUNDING if ens.link == SOFTMAX and g.kind != GapKind.MARGIN else 0.0
+    ratio_rows = ens.link == SOFTMAX and g.kind != GapKind.MARGIN
+    rounding = 2 * SOFTMAX_ROUNDING if ratio_rows else 0.0
     if c1 != ANY and c2 != ANY:
         rows = (rows_for(c1), rows_for(c2))
         pair = None

@@ -45,3 +45,38 @@ def test_a_gap_the_library_s_rounding_reaches_is_sensitive(saturated):
     path, library_gap, exact_gap = saturated
     r = treesens.check(str(path), ["f0"], gap=(library_gap + exact_gap) / 2)
     assert r.status == "sensitive" and r.validated
+
+
+@pytest.fixture(scope="module")
+def rounded_down(tmp_path_factory):
+    """Two stumps (margins of +-8.9) whose best pair XGBoost's float32 sigmoid reads
+    below the exact one, and a gap between the two readings."""
+    import xgboost
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, (400, 3))
+    est = xgboost.XGBClassifier(
+        n_estimators=2, max_depth=1, learning_rate=3.0, reg_lambda=0.0, min_child_weight=0.0
+    )
+    booster = est.set_params(n_jobs=1).fit(X, (X[:, 0] > 0.5).astype(int)).get_booster()
+    path = tmp_path_factory.mktemp("sigmoid") / "model.json"
+    booster.save_model(path)
+    pair = xgboost.DMatrix(np.array([[0.99, 0.5, 0.5], [0.01, 0.5, 0.5]]))
+    p = booster.predict(pair).astype(float)
+    raw = booster.predict(pair, output_margin=True).astype(float)
+    exact = [1.0 / (1.0 + math.exp(-r)) for r in raw]
+    library_gap, exact_gap = min(p[0] - 0.5, 0.5 - p[1]), min(exact[0] - 0.5, 0.5 - exact[1])
+    return path, library_gap, exact_gap
+
+
+def test_xgboost_s_sigmoid_reads_this_best_pair_below_the_exact_one(rounded_down):
+    _, library_gap, exact_gap = rounded_down
+    assert library_gap < exact_gap
+
+
+def test_a_gap_the_library_s_rounding_misses_is_insensitive_not_a_disagreement(rounded_down):
+    # the replay took a pair the library reads within its rounding under 0.5 + g for a
+    # disagreement with treesens' model of it: an error
+    path, library_gap, exact_gap = rounded_down
+    r = treesens.check(str(path), ["f0"], gap=(library_gap + exact_gap) / 2)
+    assert r.status == "insensitive"

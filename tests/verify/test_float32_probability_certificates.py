@@ -259,3 +259,26 @@ def test_a_replayed_box_of_a_gap_just_above_onnx_s_best_verifies(onnx_gb, tmp_pa
     replayed = [s for p in json.loads(out.read_text())["parts"] for s in p["proof"]]
     assert r.status == "insensitive" and any(s[0] == "replay" for s in replayed)
     assert verify_file(out).valid
+
+
+def test_a_replayed_pair_xgboost_reads_under_the_gap_verifies(tmp_path):
+    """Two stumps whose best pair XGBoost's float32 sigmoid reads below the exact one (P =
+    0.99986768 against 0.99986771), certified at a gap between the two: the pair meets
+    the exact rows and misses XGBoost's P, which the checker asked of neither."""
+    import xgboost
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, (400, 3))
+    est = xgboost.XGBClassifier(
+        n_estimators=2, max_depth=1, learning_rate=3.0, reg_lambda=0.0, min_child_weight=0.0
+    )
+    booster = est.set_params(n_jobs=1).fit(X, (X[:, 0] > 0.5).astype(int)).get_booster()
+    booster.save_model(tmp_path / "model.json")
+    pair = xgboost.DMatrix(np.array([[0.99, 0.5, 0.5], [0.01, 0.5, 0.5]]))
+    p1 = float(booster.predict(pair)[0])
+    exact = 1.0 / (1.0 + math.exp(-float(booster.predict(pair, output_margin=True)[0])))
+    path = tmp_path / "certificate.json"
+    r = treesens.check(
+        str(tmp_path / "model.json"), ["f0"], gap=(p1 + exact) / 2 - 0.5, certificate=path
+    )
+    assert r.status == "insensitive" and verify_file(path).valid
