@@ -68,6 +68,17 @@ TermsBound = Callable[[np.ndarray], float]
 
 
 @dataclass(frozen=True)
+class Later:
+    """A step of the search's caller run once, when the compiled search has run
+    ``after`` seconds and its heap is not empty (gap_seed.late_polish): ``run`` returns
+    the gap of a pair the caller's offer accepted meanwhile (a floor, as ``lower``), or
+    None."""
+
+    after: float
+    run: Callable[[], float | None]
+
+
+@dataclass(frozen=True)
 class GapBoxOutcome:
     proven: bool  # the search is complete (the heap emptied, no box shed above the floor)
     upper: float  # a bound on the gap of every pair (probability), relaxed
@@ -144,6 +155,7 @@ def largest_gap(
     compiled: bool = True,
     heap_bytes: int = gap_kernel.HEAP_BYTES,
     recording: bool = False,
+    later: Later | None = None,
 ) -> GapBoxOutcome:
     """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
     ``tolerance`` apart (a number: absolute), the heap is empty, or ``deadline``
@@ -155,15 +167,17 @@ def largest_gap(
     module's. ``heap_bytes``: the heap of open boxes, at most (beyond it the boxes of
     lowest bound are shed, their largest bound kept under the upper bound).
     ``recording``: the compiled search keeps every box it drops, for the outcome's
-    ``tiling`` (a certificate of the upper bound, questions/certify_tiling.py)."""
+    ``tiling`` (a certificate of the upper bound, questions/certify_tiling.py).
+    ``later``: run once by the compiled search, after its time (not by this module's)."""
     tolerance = as_tolerance(tolerance)
     b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
     if bound is None and compiled and gap_kernel.available():
         return _compiled_search(
-            b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes, recording
-        )
+            b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes, recording,
+            later,
+        )  # fmt: skip
     state = _State(to_gap, tolerance, lower, heap_boxes(heap_bytes, b.n, len(tab.sizes)))
     tie = itertools.count()
     root = np.ones(b.n, dtype=bool)
@@ -231,11 +245,13 @@ def _compiled_search(
     reached: float | None,
     heap_bytes: int,
     recording: bool = False,
+    later: Later | None = None,
 ) -> GapBoxOutcome:
     """``largest_gap`` by the compiled kernel: the same bounds, split rule and dives, the
     kernel returning here to have a resolved box's pair replayed and to look at the
-    clock. Boxes it sheds for memory keep their bound under ``upper``; one shed above
-    the last floor leaves the bounds not proven."""
+    clock (and to run ``later`` once, whose pair raises the floor as ``reached`` does).
+    Boxes it sheds for memory keep their bound under ``upper``; one shed above the last
+    floor leaves the bounds not proven."""
     tab = b.tab
     root = b.upper(b.top(np.ones(b.n, dtype=bool)))
     record_max = None
@@ -246,14 +262,9 @@ def _compiled_search(
             min(heap_bytes, gap_kernel.TILING_BYTES), len(tab.sizes), rows
         )
     search = gap_kernel.KernelSearch(
-        tab,
-        b.order,
-        root,
-        probes=gap_kernel.PROBES,
-        heap_bytes=heap_bytes,
-        recording=recording,
-        record_max=record_max,
-    )
+        tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes,
+        recording=recording, record_max=record_max,
+    )  # fmt: skip
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
     boxes, budget = 0, FIRST_STEP
@@ -266,8 +277,7 @@ def _compiled_search(
 
     def outcome(interrupted: bool = False) -> GapBoxOutcome:
         shed = to_gap(search.shed) if search.shed_boxes else None
-        top = max((g for g in (best, reached) if g is not None), default=None)
-        floor = tolerance.floor(top)
+        floor = tolerance.floor(_best_of(best, reached))
         complete = status == gap_kernel.EMPTY and (shed is None or shed <= floor)
         return GapBoxOutcome(
             complete and not interrupted,
@@ -280,10 +290,12 @@ def _compiled_search(
             search.tiling() if recording and not interrupted else None,
         )
 
+    started = time.time()
     try:
         while True:
-            top = max((g for g in (best, reached) if g is not None), default=None)
-            floor = tolerance.floor(top)
+            if later is not None and _due(later, status, started):
+                reached, later = _raised(reached, later.run(), tolerance), None
+            floor = tolerance.floor(_best_of(best, reached))
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
             t0 = time.time()
@@ -302,12 +314,29 @@ def _compiled_search(
                 if got is not None and got >= tolerance.least and (best is None or got > best):
                     best = got
             if progress is not None:
-                progress(best, upper(), boxes)
+                progress(_best_of(best, reached), upper(), boxes)
             if status == gap_kernel.EMPTY or time.time() >= deadline:
                 break
     except KeyboardInterrupt:
         return outcome(interrupted=True)
     return outcome()
+
+
+def _due(later: Later, status: int, started: float) -> bool:
+    """Whether the search, started at ``started``, runs ``later`` now: its heap is not
+    empty, and it has run ``later.after`` seconds."""
+    return status != gap_kernel.EMPTY and time.time() - started >= later.after
+
+
+def _best_of(a: float | None, b: float | None) -> float | None:
+    return max((g for g in (a, b) if g is not None), default=None)
+
+
+def _raised(reached: float | None, got: float | None, tolerance: Tolerance) -> float | None:
+    """The gap reached, raised by an accepted gap ``got`` that reaches the tolerance."""
+    if got is None or got < tolerance.least or (reached is not None and got <= reached):
+        return reached
+    return got
 
 
 class SplitRule:

@@ -43,8 +43,8 @@ from ..compiler.link_change import change_bound
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
-from .gap_boxes import GapBoxOutcome, largest_gap, root_bound
-from .gap_seed import saturation_slack, seed_floor
+from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound
+from .gap_seed import late_after, late_polish, saturation_slack, seed_floor
 from .pair_boxes import (
     PairTables,
     applies,
@@ -217,6 +217,7 @@ def box_largest_gap(
     if encs is None:
         return None
     best = BestPair(ens)
+    late = LatePolish(encs, best, tolerance)
     try:
         # the seed first: a pair within the tolerance of a bound had without the tables
         # needs no table (the 255-leaf LightGBM adult model's age: 25-31 CPU s of tables)
@@ -252,18 +253,9 @@ def box_largest_gap(
         enc = encs[k]
         offer = best.offer_for(enc)
         out = largest_gap(
-            enc,
-            tables[k],
-            to_gap,
-            offer,
-            tolerance,
-            deadline,
-            progress,
-            lower,
-            bound,
-            heap_bytes=heap_bytes,
-            recording=record,
-        )
+            enc, tables[k], to_gap, offer, tolerance, deadline, progress, lower, bound,
+            heap_bytes=heap_bytes, recording=record, later=late.later(t_seed, deadline),
+        )  # fmt: skip
         outs.append(out)
         if out.interrupted:
             break
@@ -278,7 +270,7 @@ def box_largest_gap(
     if ready.compiled:
         res.time[KERNEL_COMPILE] = ready.seconds
     res.time["total"] = time.time() - t0
-    res.stats["box_search"] = _search_stats(out, tables, best, (seeded, t_seed), ready)
+    res.stats["box_search"] = _search_stats(out, tables, best, (seeded, t_seed), ready, late)
     if out.shed_boxes:
         _note_shed(ens, res, out, heap_bytes)
     return res, out
@@ -318,6 +310,37 @@ def _seeded(
         saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance.least)
         seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline, saturation)
     return seeded, time.time() - t, best.pair if best.gap >= tolerance.least else None
+
+
+class LatePolish:
+    """The late polish of the best pair so far (gap_seed.late_polish), run by the compiled
+    search once it has run a few times as long as the seed did (gap_seed.late_after): one
+    pair of classes only. ``seconds``: what it took (None: not run)."""
+
+    def __init__(self, encs: list[Encoding], best: BestPair, tolerance: Tolerance):
+        self.enc = encs[0] if len(encs) == 1 else None
+        self.best = best
+        self.least = tolerance.least
+        self.seconds: float | None = None
+
+    def later(self, seed_seconds: float, deadline: float) -> Later | None:
+        """The search's ``later`` step, polishing until at most ``deadline``."""
+        if self.enc is None:
+            return None
+        return Later(late_after(seed_seconds), lambda: self._run(deadline))
+
+    def rounded(self) -> float | None:
+        """``seconds`` as the result's stats state them."""
+        return None if self.seconds is None else round(self.seconds, 3)
+
+    def _run(self, deadline: float) -> float | None:
+        t, enc, best = time.time(), self.enc, self.best
+        if best.pair is None:
+            return None
+        saturation = saturation_slack(gap_bound(enc.ensemble), self.least)
+        got = late_polish(enc, best.pair, best.offer_for(enc), saturation, deadline)
+        self.seconds = time.time() - t
+        return got
 
 
 SEED_PROVED_BY = "the leaf values' bound, within the tolerance of the heuristic's replayed pair"
@@ -385,14 +408,20 @@ def _search_stats(
     best: BestPair,
     seed: tuple[int, float],
     ready: gap_kernel.Readiness,
+    late: LatePolish | None = None,
 ) -> dict:
     """The box search's figures in the result's stats."""
     return {
         "boxes": out.boxes,
         "leaves": sum(int(t.values.shape[1]) for t in tables),
         "pairs_replayed": best.offered,
-        # the heuristic's pairs offered before the search, and the seconds they took
-        "seed": {"pairs": seed[0], "seconds": round(seed[1], 3)},
+        # the heuristic's pairs offered before the search, and the seconds they took; the
+        # late polish's seconds (None: not run)
+        "seed": {
+            "pairs": seed[0],
+            "seconds": round(seed[1], 3),
+            "late_seconds": None if late is None else late.rounded(),
+        },
         "class_pairs": len(tables),
         # seconds making the compiled search ready (left out of the time limit when
         # it was compiled)

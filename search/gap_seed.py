@@ -65,6 +65,15 @@ PRELOAD_WORK = 10_000_000
 # bounds (gap_polish.ROUNDS at most), and the polish's share of the time left (a backstop)
 POLISH_WORK = 2.0
 POLISH_SHARE = 0.4
+# the late polish (``late_polish``): once the box search has run LATE_TIMES as long as
+# the seed did (at least LATE_AFTER seconds) with its bracket still open, the best pair so
+# far is polished again, patiently (gap_polish.py's PATIENT_STALL, PATIENT_ROUNDS), within
+# LATE_SHARE of the time left: a better pair is a higher floor, and the floor is what the
+# search prunes by. It costs up to a few times the seed (2-11 s on churn lgbm_t1000_l63),
+# so it waits about that long: a search that closes by then pays nothing for it
+LATE_AFTER = 1.0
+LATE_TIMES = 3.0
+LATE_SHARE = 0.4
 
 
 def saturation_slack(to_gap: Callable[[float], float], tolerance: float) -> float:
@@ -97,6 +106,15 @@ def seed_margins(saturation: float, relax: float = 0.0) -> list[tuple[float, flo
     return out
 
 
+def seeds(enc: Encoding) -> bool:
+    """Whether the heuristic seeds this query's search: not a regressor, a multiclass
+    model, bounds or relations on the inputs, or the heuristic turned off."""
+    ens, q = enc.ensemble, enc.query
+    if ens.is_regressor or ens.n_outputs > 1 or q.bounds or q.relations:
+        return False
+    return bool(q.plan.options.value("heuristic"))
+
+
 def seed_floor(
     enc: Encoding,
     offer: Callable[[np.ndarray, np.ndarray], float | None],
@@ -109,9 +127,7 @@ def seed_floor(
     on the inputs). ``saturation``: the slack at which a pair ends the search
     (saturation_slack), the last ask."""
     ens, q = enc.ensemble, enc.query
-    if ens.is_regressor or ens.n_outputs > 1 or q.bounds or q.relations:
-        return 0
-    if not q.plan.options.value("heuristic"):
+    if not seeds(enc):
         return 0
     offered = 0
     asks = seed_margins(saturation, enc.relax)
@@ -155,3 +171,30 @@ def _polished(
         return 0
     offer(polished[0], polished[1])
     return 1
+
+
+def late_after(seed_seconds: float) -> float:
+    """When the late polish is due: the search's seconds, LATE_TIMES the seed's and at
+    least LATE_AFTER."""
+    return max(LATE_TIMES * seed_seconds, LATE_AFTER)
+
+
+def late_polish(
+    enc: Encoding,
+    pair: tuple[np.ndarray, np.ndarray],
+    offer: Callable[[np.ndarray, np.ndarray], float | None],
+    saturation: float,
+    deadline: float,
+) -> float | None:
+    """The best pair so far polished patiently towards the saturation slack (gap_polish.py,
+    ``patient``) and offered: the gap the offer accepted, or None (no polish: the
+    heuristic does not apply, or no time; or the library rejected the pair)."""
+    ens, q = enc.ensemble, enc.query
+    left = deadline - time.time()
+    if left <= 0 or not math.isfinite(saturation) or not seeds(enc):
+        return None
+    margin = saturation + 2.0 * enc.relax
+    work = int(POLISH_WORK * heuristic_work(ens))
+    until = time.time() + LATE_SHARE * left
+    polished = polish_pair(enc, pair[0], pair[1], margin, work, until, q.plan.seed, patient=True)
+    return None if polished is None else offer(polished[0], polished[1])

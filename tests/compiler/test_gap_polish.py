@@ -125,7 +125,7 @@ def test_the_polish_runs_at_most_its_rounds(monkeypatch):
     x1, x2, _met = _ascent(enc, ASCENT_WORK)
     seeds = _seeds_of_rounds(monkeypatch)
 
-    def raising(climb, best, margin):  # every round raises the smaller slack by 1
+    def raising(climb, best, margin, stall=None):  # every round raises the smaller slack by 1
         s = 10.0 + len(seeds)
         return gap_polish._Point(best.x, best.c, best.raw, [s, s])
 

@@ -1,0 +1,154 @@
+"""The late polish (search/gap_seed.py, ``late_polish``): once the compiled search has run
+a few times as long as the seed did, the best pair so far is polished again, patiently
+(search/gap_polish.py, ``patient``), and the gap the replay accepts is the search's floor
+from then on (search/gap_boxes.py, ``Later``). Only ever a pair: the upper bound is still
+the search's alone."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from treesens.compiler.query import Gap
+from treesens.search import gap_boxes, gap_kernel, gap_polish, gap_search, gap_seed
+from treesens.search.gap_boxes import Later, largest_gap
+from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
+from treesens.search.pair_boxes import pair_encoding, pair_tables
+from treesens.search.tolerance import Tolerance
+from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case
+from treesens.tests.compiler.test_gap_polish import ASCENT_WORK, POLISH_WORK, _ascent, _stuck_case
+from treesens.tests.compiler.test_gap_seed import TOLERANCE
+from treesens.tests.compiler.test_gap_seed import _case as _seeded_case
+from treesens.tests.max_gap_oracle import exact_max_gap
+
+FAR = 1e9
+
+pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+
+
+def _sensitive(i: int) -> bool:
+    ens, q, _tol = _case(i)
+    return exact_max_gap(ens, q.vary) > 0.05
+
+
+SENSITIVE = [i for i in range(30) if _sensitive(i)][:6]
+# cases the heuristic seeds (no bounds, plain comparisons)
+SEEDED = [i for i in range(40) if exact_max_gap(_seeded_case(i)[0], _seeded_case(i)[1].vary) > 0.1][
+    :6
+]
+
+
+def _search(i: int, later: Later | None):
+    ens, q, tol = _case(i)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        return achieved_gap(p[0], p[1])
+
+    deadline = time.time() + FAR
+    return largest_gap(enc, pair_tables(enc), gap_bound(ens), offer, tol, deadline, later=later)
+
+
+def _counted(gap: float | None, runs: list[int]) -> Later:
+    def run():
+        runs.append(1)
+        return gap
+
+    return Later(0.0, run)
+
+
+@pytest.mark.parametrize("i", SENSITIVE)
+def test_a_later_steps_gap_is_the_searchs_floor_from_then_on(i):
+    ens, q, _tol = _case(i)
+    assert _search(i, None).lower is not None  # alone, the search resolves a pair
+    # given the exact largest gap, every box is under it plus the tolerance: dropped
+    out = _search(i, _counted(exact_max_gap(ens, q.vary), []))
+    assert out.proven and out.lower is None
+
+
+@pytest.mark.parametrize("i", SENSITIVE)
+def test_a_search_whose_later_step_found_a_pair_still_brackets_the_exact_gap(i):
+    ens, q, _tol = _case(i)
+    exact = exact_max_gap(ens, q.vary)
+    out = _search(i, _counted(exact / 2, []))
+    assert out.proven and not _bracket_problems(exact, max(out.lower, exact / 2), out.upper)
+
+
+def test_a_later_step_runs_once():
+    runs: list[int] = []
+    _search(SENSITIVE[0], _counted(None, runs))
+    assert runs == [1]
+
+
+def test_a_later_step_does_not_run_before_its_time():
+    runs: list[int] = []
+    _search(SENSITIVE[0], Later(FAR, lambda: runs.append(1)))
+    assert runs == []
+
+
+def test_a_gap_under_the_tolerance_raises_no_floor():
+    assert gap_boxes._raised(None, 0.5e-3, Tolerance(1e-3)) is None
+    assert gap_boxes._raised(0.2, 0.1, Tolerance(1e-3)) == 0.2
+
+
+def test_the_late_polish_is_due_after_late_times_the_seeds_time_and_at_least_late_after():
+    assert gap_seed.late_after(0.01) == gap_seed.LATE_AFTER
+    seed = gap_seed.LATE_AFTER + 5.0
+    assert gap_seed.late_after(seed) == gap_seed.LATE_TIMES * seed > seed
+
+
+@pytest.mark.parametrize("i", SEEDED)
+def test_a_max_gap_with_the_late_polish_brackets_the_exact_gap(i, monkeypatch):
+    monkeypatch.setattr(gap_search, "late_after", lambda seconds: 0.0)  # due at once
+    ens, q = _seeded_case(i)
+    res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
+    assert res.stats["box_search"]["seed"]["late_seconds"] is not None
+    assert out.proven and not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def test_a_search_that_ends_before_the_late_polish_is_due_runs_none(monkeypatch):
+    monkeypatch.setattr(gap_seed, "LATE_AFTER", FAR)
+    ens, q = _seeded_case(SEEDED[0])
+    res, _out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
+    assert res.stats["box_search"]["seed"]["late_seconds"] is None
+
+
+def _rounds(monkeypatch) -> list[int]:
+    seeds: list[int] = []
+    real = gap_polish.pair_ascent
+
+    def recorded(enc, seed, *args):
+        seeds.append(seed)
+        return real(enc, seed, *args)
+
+    monkeypatch.setattr(gap_polish, "pair_ascent", recorded)
+    return seeds
+
+
+def test_a_patient_polish_far_below_its_ask_goes_on_in_rounds_while_they_raise_it(monkeypatch):
+    enc = _stuck_case()
+    x1, x2, _met = _ascent(enc, ASCENT_WORK)
+    seeds = _rounds(monkeypatch)
+    # far below the ask of 50 the first round raises the smaller slack (5.86 -> 7.14): the
+    # impatient polish stops there (test_gap_polish.py), the patient one tries again
+    gap_polish.polish_pair(enc, x1, x2, 50.0, POLISH_WORK, time.time() + FAR, patient=True)
+    assert seeds[:2] == [0, 1]
+
+
+def test_a_patient_round_restarts_patient_stall_times_without_a_rise(monkeypatch):
+    enc = _stuck_case()
+    x1, x2, _met = _ascent(enc, ASCENT_WORK)
+    kicks: list[int] = []
+    real = gap_polish._Climb.kicked
+
+    def counted(self, best, strength):
+        kicks.append(strength)
+        return real(self, best, strength)
+
+    monkeypatch.setattr(gap_polish._Climb, "kicked", counted)
+    monkeypatch.setattr(gap_polish, "PATIENT_ROUNDS", 1)
+    gap_polish.polish_pair(enc, x1, x2, 50.0, 10**9, time.time() + FAR, patient=True)
+    assert len(kicks) >= gap_polish.PATIENT_STALL > gap_polish.FAR_STALL_RESTARTS
