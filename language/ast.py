@@ -328,6 +328,11 @@ class GroupsInfer(Node):
 
 
 @dataclass(frozen=True)
+class GroupsNone(Node):
+    """``groups none``: no one-hot groups, not even those ``bounds from data`` infers."""
+
+
+@dataclass(frozen=True)
 class Comment:
     line: int
     column: int

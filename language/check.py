@@ -70,6 +70,7 @@ def check_structure(ast: nodes.SensAST) -> None:
             nodes.DetailsDecl: "features from",
             nodes.Defaults: "defaults",
             nodes.GroupsInfer: "groups infer",
+            nodes.GroupsNone: "groups none",
         }.get(type(it))
         if kind is not None:
             if kind in seen:

@@ -108,7 +108,7 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         return f"features from {_quoted(st.path)}"
     if isinstance(st, nodes.BoundsFromData):
         return "bounds from data"
-    if isinstance(st, (nodes.GroupDecl, nodes.GroupsInfer)):
+    if isinstance(st, (nodes.GroupDecl, nodes.GroupsInfer, nodes.GroupsNone)):
         return _fmt_group(st, mode)
     if isinstance(st, nodes.FeatureDecl):
         kind = "" if st.kind is None else f": {st.kind}"
@@ -227,6 +227,8 @@ def _format(ast: nodes.SensAST, indent: str, mode: FormatMode) -> str:
 def _fmt_group(st, mode: str) -> str:
     if isinstance(st, nodes.GroupsInfer):
         return "groups infer"
+    if isinstance(st, nodes.GroupsNone):
+        return "groups none"
     s = f"group {fmt_name(st.name.text, mode=mode)} = " + ", ".join(
         fmt_name(c.text, mode=mode) for c in st.columns
     )

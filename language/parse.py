@@ -276,6 +276,7 @@ class _Build(Transformer):
     details = _fields(nodes.DetailsDecl)
     group_decl = _fields(nodes.GroupDecl)
     groups_infer = _fields(nodes.GroupsInfer)
+    groups_none = _fields(nodes.GroupsNone)
     bounds_from_data = _fields(nodes.BoundsFromData)
     by = _fields(nodes.By)
     out = _fields(nodes.Out)

@@ -23,6 +23,7 @@ from ..readers.formats.registry import by_name
 from ..readers.load import (
     FORMATS,
     bounds_from_data,
+    groups_with_bounds,
     load_model,
     missing_from_data,
     with_groups,
@@ -38,6 +39,7 @@ from .ast import (
     FeatureDecl,
     GroupDecl,
     GroupsInfer,
+    GroupsNone,
     Jobs,
     ModelDecl,
     PluginDecl,
@@ -313,28 +315,38 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
 
 
 def _with_groups(ast: SensAST, ens: Ensemble, data_path, label) -> Ensemble:
-    """The model with the file's one-hot groups (``group`` lines or ``groups infer``)."""
+    """The model with the file's one-hot groups: its ``group`` lines, ``groups infer`` or
+    ``groups none``; without any, those ``bounds from data`` infers (as ``--bounds data``)."""
     decls = [it for it in ast.items if isinstance(it, GroupDecl)]
-    infer = next((it for it in ast.items if isinstance(it, GroupsInfer)), None)
-    if infer is not None and decls:
-        raise ast.error("'groups infer' and 'group' lines: use one or the other", infer)
-    if infer is not None:
+    modes = [it for it in ast.items if isinstance(it, (GroupsInfer, GroupsNone))]
+    said = ["'groups infer'" if isinstance(m, GroupsInfer) else "'groups none'" for m in modes]
+    if len(said) + bool(decls) > 1:
+        both = " and ".join(said + ["'group' lines"] * bool(decls))
+        raise ast.error(f"{both}: use one or the other", modes[-1])
+    if modes and isinstance(modes[0], GroupsNone):
+        return ens
+    if modes:
         if data_path is None:
-            raise ast.error("'groups infer' finds the groups in the data: add a data line", infer)
-        spec, at = "infer", infer
+            raise ast.error(
+                "'groups infer' finds the groups in the data: add a data line", modes[0]
+            )
+        spec, at = "infer", modes[0]
     elif decls:
-        first: dict = {}
+        first_of: dict = {}
         for d in decls:
-            if d.name.text in first:
-                line = first[d.name.text].pos.line
+            if d.name.text in first_of:
+                line = first_of[d.name.text].pos.line
                 raise ast.error(
                     f"a second group named {d.name.text!r} (the first is at line {line})", d.name
                 )
-            first[d.name.text] = d
+            first_of[d.name.text] = d
         spec = {d.name.text: _group_spec(d) for d in decls}
         at = decls[0]
     else:
-        return ens
+        narrow = next((it for it in ast.items if isinstance(it, BoundsFromData)), None)
+        spec, at = groups_with_bounds(None, narrow is not None), narrow
+        if spec is None:
+            return ens
     try:
         return with_groups(ens, spec, None if data_path is None else str(data_path), label)
     except InputError as e:

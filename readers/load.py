@@ -151,8 +151,7 @@ def load_model(
         ens = missing.ensemble
     if bounds == "data" and details is not None and auto:
         bounds = "none"  # declared bounds win over the default
-    if groups is None and bounds == "data":
-        groups = "infer"  # the data shows which columns are one-hot groups
+    groups = groups_with_bounds(groups, bounds == "data")
     if groups is not None:
         ens = with_groups(ens, groups, data, label)
     if bounds == "data":
@@ -172,6 +171,15 @@ GROUPS_HELP = (
     "'race=race_A,race_B,race_C;sex=sex_F,sex_M' (a category without a column: "
     "'race=race_B,race_C dropped A'), 'none' (no groups), or a mapping {'race': [columns]}"
 )
+
+
+def groups_with_bounds(groups, from_data: bool):
+    """The one-hot groups a model takes: those given (``{}``: none), else, when its bounds
+    come from the data (``--bounds data``, ``bounds="data"``, a .sens file's ``bounds from
+    data``), ``"infer"``: the data shows which columns are one-hot groups."""
+    if groups is None and from_data:
+        return "infer"
+    return groups
 
 
 def _is_array(data) -> bool:

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from treesens.language import SensError, format_sens, load_queries, parse
+from treesens.readers.load import load_model
 from treesens.tests.conftest import json_lines, treesens_here
 
 
@@ -57,6 +58,38 @@ def test_groups_infer_without_data_is_an_error_at_its_line(race_files):
     (race_files / "i.sens").write_text('model "race.json"\ngroups infer\nquery q { vary age }\n')
     with pytest.raises(SensError, match=r"i.sens:2:.*add a data line"):
         load_queries(race_files / "i.sens")
+
+
+def test_bounds_from_data_infers_the_groups_as_bounds_data_does(race_files):
+    (race_files / "b.sens").write_text(
+        'model "race.json"\ndata "race.csv"\nbounds from data\nquery q { vary race }\n'
+    )
+    cli = load_model(race_files / "race.json", data=race_files / "race.csv", bounds="data")
+    sf = load_queries(race_files / "b.sens")
+    assert sf.ensemble.feature_names == cli.feature_names == ["age", "race"]
+    assert sf.ensemble.features[1].categories == ("A", "B", "C")
+
+
+def test_groups_none_keeps_the_one_hot_columns_with_bounds_from_data(race_files):
+    (race_files / "n.sens").write_text(
+        'model "race.json"\ndata "race.csv"\nbounds from data\ngroups none\n'
+        "query q { vary race_A }\n"
+    )
+    names = load_queries(race_files / "n.sens").ensemble.feature_names
+    assert names == ["age", "race_A", "race_B", "race_C"]
+
+
+def test_groups_none_and_groups_infer_is_an_error_at_the_second(race_files):
+    (race_files / "two.sens").write_text(
+        'model "race.json"\ndata "race.csv"\ngroups infer\ngroups none\nquery q { vary age }\n'
+    )
+    with pytest.raises(SensError, match=r"two.sens:4:.*use one or the other"):
+        load_queries(race_files / "two.sens")
+
+
+def test_groups_none_round_trips_through_fmt():
+    ast = parse(SENS.replace("group race = race_A, race_B, race_C", "groups none"))
+    assert parse(format_sens(ast)) == ast
 
 
 def test_a_details_group_column_groups_the_columns(race_files):
