@@ -34,7 +34,7 @@ from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemb
 from .errors import FEATURES, InputError, closest, spelled
 from .ir import EQ, GE, LE, ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .kinds import prepared, resolve_condition
-from .query import Condition, Query, one_value
+from .query import Condition, Query, held_by_data, one_value
 from .rounding import gap_relaxation
 
 TRUE, FALSE = "T", "F"  # constant predicates
@@ -113,6 +113,9 @@ def varied_features(ens: Ensemble, names: Iterable[str | int]) -> frozenset[int]
     held = [held_to_one_value(ens, f) for f in sorted(varying)]
     if any(v is None for v in held):
         return varying
+    by_data = held_by_data(ens, varying)
+    if by_data is not None:
+        raise by_data
     held = [f"{ens.features[f].name} = {v:g}" for f, v in zip(sorted(varying), held)]
     raise InputError(
         f"x1 and x2 cannot differ: the features' bounds hold every varied feature to one "

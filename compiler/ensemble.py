@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -597,6 +598,13 @@ def bounds_from_data(source: str) -> bool:
     """Whether a model's ``source`` records that its bounds were narrowed to the data's
     range (load_model's ``bounds="data"``)."""
     return "bounds from data" in source or "bounds and kinds from data" in source
+
+
+def bounds_data_file(source: str) -> str | None:
+    """The data a model's ``source`` says its bounds were narrowed to (the last such
+    data), else None."""
+    found = re.findall(r"\(bounds (?:and kinds )?from data (.*?), \d+ rows?[;)]", source)
+    return found[-1] if found else None
 
 
 def proof_domain(source: str, bounded: bool | None = None, missing: bool | None = None) -> str:

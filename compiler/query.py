@@ -17,6 +17,7 @@ from .ensemble import (
     SOFTMAX,
     Ensemble,
     Feature,
+    bounds_data_file,
     logit,
 )
 from .errors import FEATURES, InputError, closest, spelled
@@ -540,6 +541,9 @@ def check_relations_within_bounds(
                     f"(x{a + 1}.{name} in [{la:g}, {ha:g}], x{b + 1}.{name} in [{lb:g}, {hb:g}])"
                 )
     if varying and all(held_equal(ens, f, rels, bnds) for f in varying):
+        by_data = held_by_data(ens, varying)
+        if by_data is not None:
+            raise by_data
         names = ", ".join(repr(ens.feature_names[f]) for f in sorted(varying))
         raise InputError(
             f"x1 and x2 cannot differ: the bounds and relations hold every varied feature "
@@ -570,6 +574,26 @@ def held_equal(ens: Ensemble, f: int, rels, bnds) -> bool:
         lo, hi = bnds.get((f, c), (feat.lb, feat.ub))
         values.add(one_value(feat, lo, hi))
     return len(values) == 1 and None not in values
+
+
+def held_by_data(ens: Ensemble, varying) -> InputError | None:
+    """The error for varied features that the data's range alone holds to one value each
+    (bounds from data, each column one value in every row), naming the data and the
+    columns; None when some varied feature may differ, or its bounds are not the data's."""
+    data = bounds_data_file(ens.source)
+    feats = [ens.features[f] for f in sorted(varying)]
+    held = [None if f.may_be_missing else one_value(f, f.lb, f.ub) for f in feats]
+    if data is None or not feats or None in held:
+        return None
+    cols = ", ".join(f"{f.name!r} = {v:g}" for f, v in zip(feats, held))
+    them = "them" if len(feats) > 1 else "it"
+    return InputError(
+        f"column{'s' if len(feats) > 1 else ''} {cols} in every row: the bounds come from "
+        f"the data's range, so x1 and x2 cannot differ in {them}; use data where "
+        f"{'they vary' if them == 'them' else 'it varies'}, or declare the bounds in place "
+        "of the data's range",
+        data,
+    )
 
 
 def one_value(feat: Feature, lo: float, hi: float) -> float | None:

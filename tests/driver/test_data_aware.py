@@ -26,6 +26,7 @@ from treesens.compiler.query import Query
 from treesens.driver.clauses import clauses_for, load_clauses, save_clauses
 from treesens.readers.data import load_data
 from treesens.search.cavity_learning import learn_clauses
+from treesens.tests.conftest import treesens_here
 
 
 def stump(f: int, t: float, lo: float, hi: float) -> Tree:
@@ -482,8 +483,18 @@ def test_varying_only_a_feature_the_datas_range_holds_to_one_value_is_an_input_e
     p = tmp_path / "d.csv"
     pd.DataFrame({"a": [0.1, 0.9], "b": [0.1, 0.8], "s": [1.0, 1.0]}).to_csv(p, index=False)
     model = load_model_with_data_bounds(p)
-    with pytest.raises(InputError, match=r"x1 and x2 cannot differ.*\(s = 1\)"):
+    with pytest.raises(InputError, match=r"column 's' = 1 in every row.*cannot differ"):
         check(model, ["s"], gap=0.2, data=p, data_aware="prob", timeout=60)
+
+
+def test_a_varied_column_one_value_in_every_row_is_an_error_naming_the_data_file(tmp_path):
+    from treesens.interfaces.api import check
+
+    p = tmp_path / "d.csv"
+    pd.DataFrame({"a": [0.1, 0.9], "b": [0.1, 0.8], "s": [1.0, 1.0]}).to_csv(p, index=False)
+    with pytest.raises(InputError) as e:
+        check(load_model_with_data_bounds(p), ["s"], gap=0.2, timeout=60)
+    assert e.value.where == str(p) and "column 's' = 1 in every row" in e.value.message
 
 
 def test_a_sweep_of_every_feature_leaves_out_those_the_datas_range_holds_to_one_value(tmp_path):
@@ -503,20 +514,33 @@ def load_model_with_data_bounds(path) -> Ensemble:
     return load_model(bare, data=path, bounds="data")
 
 
-def test_a_sweep_says_which_features_it_leaves_out_as_held_to_one_value(tmp_path, capsys):
-    from treesens.interfaces.cli.main import main
+def _model_and_data_with_f2_one_value(tmp_path) -> list[str]:
+    """An XGBoost model and its data (f2 is 1 in every row), as ``MODEL --data DATA``."""
+    from xgboost import XGBClassifier
 
     X = np.random.default_rng(1).uniform(0, 1, size=(50, 3)).round(2)
     X[:, 2] = 1.0  # s: one value in every row
     p = tmp_path / "d.csv"
     pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(label=0).to_csv(p, index=False)
-    from xgboost import XGBClassifier
-
     y = (X[:, 0] > 0.5).astype(int)
     XGBClassifier(n_estimators=3, max_depth=2, n_jobs=1).fit(X, y).save_model(tmp_path / "m.json")
-    args = ["sweep", str(tmp_path / "m.json"), "--data", str(p), "--bounds", "data"]
+    return [str(tmp_path / "m.json"), "--data", str(p)]
+
+
+def test_a_sweep_says_which_features_it_leaves_out_as_held_to_one_value(tmp_path, capsys):
+    from treesens.interfaces.cli.main import main
+
+    args = ["sweep", *_model_and_data_with_f2_one_value(tmp_path), "--bounds", "data"]
     assert main([*args, "--gap", "0.1", "--timeout", "30"]) == 0
     assert "left out (their bounds hold them to one value): f2" in capsys.readouterr().err
+
+
+def test_checking_a_column_one_value_in_every_row_is_one_line_naming_the_data(tmp_path):
+    args = _model_and_data_with_f2_one_value(tmp_path)
+    out = treesens_here("check", *args, "--bounds", "data", "--vary", "f2", "--gap", "0.1")
+    loaded, error = out.stderr.strip().splitlines()  # the progress line, then the error
+    assert out.returncode == 2 and loaded.startswith("loaded ")
+    assert error.startswith(f"treesens: error: {args[2]}: column 'f2' = 1 in every row")
 
 
 def test_a_clauses_file_naming_an_unknown_feature_is_an_input_error_naming_clause_and_feature(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from treesens.interfaces.cli.main import main
-from treesens.language import load_queries
+from treesens.language import SensError, load_queries
 from treesens.readers.load import load_model
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -83,3 +83,21 @@ def test_an_answer_without_it_says_it_holds_within_the_declared_bounds(tmp_path,
 def test_the_loaded_line_names_the_data_the_bounds_come_from(tmp_path, capsys):
     assert main(["run", str(_sens(tmp_path, f'data "{ROWS}"\nbounds from data\n'))]) == 0
     assert f"(bounds from data {ROWS}, 200 rows)" in capsys.readouterr().err
+
+
+def test_a_varied_column_one_value_in_every_row_is_an_error_naming_the_data(tmp_path):
+    rows = tmp_path / "one_value.csv"
+    lines = ROWS.read_text().splitlines()[:11]
+    col = lines[0].split(",").index("radius_error")
+    rows.write_text(
+        "\n".join(
+            [lines[0]]
+            + [
+                ",".join(v if i != col else "0.5" for i, v in enumerate(line.split(",")))
+                for line in lines[1:]
+            ]
+        )
+        + "\n"
+    )
+    with pytest.raises(SensError, match=r"b.sens:\d+:3: .*one_value.csv: column 'radius_error'"):
+        load_queries(_sens(tmp_path, f'data "{rows}"\nbounds from data\n'))
