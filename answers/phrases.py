@@ -120,5 +120,5 @@ def proof_brief(proof: Proof) -> str:
     """An insensitive answer's proof in a word or two: "certified" (its certificate
     written and verified), or the prover and "(unchecked)" ("cpsat (unchecked)")."""
     if proof.bound is not None and not proof.checked:  # a max gap's upper bound
-        return "not certified"
+        return "not needed" if proof.needs_none else "not certified"
     return "certified" if proof.checked else f"{proof.by} (unchecked)"

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+# why a max gap's upper bound gets no certificate when it is the largest probability gap
+# there is: no pair of any model goes past it, so there is nothing to certify
+TRIVIAL_BOUND = "the upper bound is 0.5, the largest gap there is"
 BOX_SEARCH = "box search"  # the prover of search/box_search.py; a solver goes by its backend
 # how sentences name a prover (a backend of a plugin: by its own name)
 _NAMES = {
@@ -36,6 +39,11 @@ class Proof:
     # a max gap's record: the gap U' its certificate states no pair reaches (its upper
     # bound U rounded up; questions/certify.py), when one was asked for; None otherwise
     bound: float | None = None
+
+    @property
+    def needs_none(self) -> bool:
+        """Whether this max gap's upper bound needs no certificate (``TRIVIAL_BOUND``)."""
+        return self.bound is not None and not self.checked and self.why_not == TRIVIAL_BOUND
 
     @property
     def prover(self) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..answers.proof import BOX_SEARCH, Proof, bound_claim, brief
+from ..answers.proof import BOX_SEARCH, TRIVIAL_BOUND, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..answers.verdict import NearMiss, check_pair
 from ..compiler.encode import ensemble_structure, gap_row_terms
@@ -135,6 +135,8 @@ def max_gap_refusal(res) -> str | None:
     if res.status == ERROR or mg.get("upper") is None:
         return "the max gap has no upper bound to certify"
     kind = mg.get("kind", "prob")
+    if kind == "prob" and float(mg["upper"]) >= 0.5:
+        return TRIVIAL_BOUND
     if kind == "prob" and certified_bound(float(mg["upper"])) >= 0.5:
         return "the upper bound is not below 0.5, the largest gap there is"
     if kind == "ratio" and not certified_bound(float(mg["upper"]), kind) <= MAX_RATIO:

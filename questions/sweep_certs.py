@@ -69,10 +69,11 @@ class SweepCertificates:
         done = certify_answer(self.ens, q, res, path, self.model_file, budget)
         self.written += done.written
         self.rejected += done.written and not done.verified
-        if not done.verified:
+        needs_none = res.proof is not None and res.proof.needs_none
+        if not done.verified and not needs_none:  # the table says "not needed"
             self.note(f"{'max gap of ' if self.max_gap else ''}{name}: {done.message}")
         if self.max_gap and not done.written:
-            self.others["not certified"] += 1
+            self.others["not needed" if needs_none else "not certified"] += 1
 
     def takes_recorded(self, executor) -> bool:
         """Whether the answers' own proofs are recorded for these certificates: answers
@@ -86,7 +87,7 @@ class SweepCertificates:
             return f"no certificates: {self.refusal}"
         others = ", ".join(f"{n} {status}" for status, n in sorted(self.others.items()))
         rejected = f", {self.rejected} rejected by the checker" if self.rejected else ""
-        what = "the max gaps not certified" if self.max_gap else "the answers not insensitive"
+        what = "the max gaps without one" if self.max_gap else "the answers not insensitive"
         tail = f" (none for {what}: {others})" if others else ""
         return f"certificates: {self.written} written to {self.folder}{rejected}{tail}"
 

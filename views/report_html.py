@@ -248,6 +248,8 @@ def _bound_certificate(r: Result) -> str:
     if proof.checked:
         claim = bound_claim(proof.bound, (r.max_gap or {}).get("kind", "prob"))
         return f"certified: {e(claim)} (<code>{e(proof.certificate)}</code>, verified)"
+    if proof.needs_none:
+        return e(f"no certificate needed: {proof.why_not}")
     return e(f"not certified: {proof.why_not or 'none was written'}")
 
 

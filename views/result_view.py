@@ -142,6 +142,8 @@ def proof_label(proof: Proof, kind: str = "prob") -> str:
     if proof.bound is not None:
         if proof.checked:
             return f"certified: {bound_claim(proof.bound, kind)} ({proof.certificate}, verified)"
+        if proof.needs_none:
+            return f"no certificate needed: {proof.why_not}"
         return f"not certified: {proof.why_not or 'no certificate'}"
     if proof.checked:
         return f"certified: {proof.certificate}, verified"

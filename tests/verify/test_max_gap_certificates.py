@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import treesens
+from treesens.answers.proof import TRIVIAL_BOUND
 from treesens.answers.result import result_from_dict
 from treesens.questions.certify import certified_bound, certify_answer
 from treesens.questions.query_build import make_query
@@ -177,3 +178,39 @@ def test_a_max_gap_of_a_pickled_model_is_refused_in_one_line(tmp_path):
 def test_the_certified_bound_rounds_up_above_the_upper_bound(upper, bound):
     assert certified_bound(upper) == pytest.approx(bound, rel=1e-12)
     assert certified_bound(upper) > upper
+
+
+@pytest.fixture(scope="module")
+def sharp(tmp_path_factory) -> Path:
+    """A binary XGBoost model whose trees, unregularised at learning rate 1, take P to 0
+    and 1 on f0: its max gap over f0 is 0.5, the largest there is."""
+    import xgboost
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(400, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    est = xgboost.XGBClassifier(
+        n_estimators=30, max_depth=2, learning_rate=1.0, reg_lambda=0, min_child_weight=0
+    )
+    est.fit(X, y)
+    est.get_booster().feature_names = ["f0", "f1", "f2"]
+    path = tmp_path_factory.mktemp("sharp") / "sharp.json"
+    est.get_booster().save_model(path)
+    return path
+
+
+def test_a_max_gap_of_0_5_s_proof_record_says_it_needs_no_certificate(sharp, tmp_path):
+    out = tmp_path / "c.json"
+    p = treesens_here("check", sharp, "--vary", "f0", "--max-gap", "--certificate", out, "--json")
+    res = json.loads(p.stdout)
+    assert res["max_gap"]["upper"] == 0.5 and not res["proof"]["checked"]
+    assert res["proof"]["why_not"] == TRIVIAL_BOUND and not out.exists()
+
+
+def test_a_sweep_s_table_says_a_max_gap_of_0_5_needs_no_certificate(sharp, tmp_path):
+    p = treesens_here(
+        "sweep", sharp, "--features", "f0", "--max-gap", "--certificates", tmp_path / "certs"
+    )
+    (row,) = [line for line in p.stdout.splitlines() if " f0 " in line]
+    assert "not needed" in row and "not certified" not in p.stdout
+    assert "(none for the max gaps without one: 1 not needed)" in p.stdout + p.stderr
