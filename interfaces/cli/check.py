@@ -129,10 +129,10 @@ def write_certificate(args, ens, q, res) -> None:
     """The proof of an insensitive answer, for ``treesens verify``, checked by its
     checker; the result's proof record says so, and a line on stderr what was written
     (or why nothing was)."""
-    from ...questions.certify import certify_answer  # the checker: only when asked for
+    from ...questions.certify import answer_refusal, certify_answer  # the checker: when asked
 
     budget = args.certify_budget if args.certify_budget is not None else q.plan.timeout
-    if res.box_proof is None and (res.max_gap is not None or res.status == "insensitive"):
+    if res.box_proof is None and answer_refusal(res) is None:
         # no recorded proof: a search of its own, which may take the whole budget
         log(f"certificate: searching for its proof (at most {budget:g}s)...")
     done = certify_answer(

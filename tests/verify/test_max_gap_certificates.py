@@ -214,3 +214,10 @@ def test_a_sweep_s_table_says_a_max_gap_of_0_5_needs_no_certificate(sharp, tmp_p
     (row,) = [line for line in p.stdout.splitlines() if " f0 " in line]
     assert "not needed" in row and "not certified" not in p.stdout
     assert "(none for the max gaps without one: 1 not needed)" in p.stdout + p.stderr
+
+
+def test_check_announces_no_search_for_a_max_gap_that_needs_no_certificate(sharp, tmp_path):
+    out = tmp_path / "c.json"
+    p = treesens_here("check", sharp, "--vary", "f0", "--max-gap", "--certificate", out)
+    assert "no certificate: the upper bound is 0.5" in p.stderr
+    assert "searching for its proof" not in p.stderr
