@@ -35,8 +35,12 @@ FAR = 1e9
 
 @pytest.fixture
 def every_table(monkeypatch):
-    """The compiled search from a check's first box (it takes over past HAND_OVER)."""
+    """The compiled search from a check's first box (it takes over past HAND_OVER), its
+    kernel made ready first: a check counts the kernel's compile (20-50 s on a cold numba
+    cache) within its time limit, so a compile inside the test would end the box stage's
+    first turn (20 s) before the search ran."""
     monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
+    gap_kernel.prepare()
 
 
 def _compiled(ens, q: Query):
