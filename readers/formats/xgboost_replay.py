@@ -11,6 +11,7 @@ package (xgboost_capi.py: the same predict, without the package's 0.5 s import).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -123,8 +124,14 @@ class XGBoostReplayer(LazyLibraryModel):
 
 
 def _first_line(e: Exception, default: str) -> str:
+    """The first line of libxgboost's message, without the clock time and source line it
+    starts with ("[06:59:07] /workspace/src/common/json.cc:409: Unknown construct ...")."""
     s = str(e).strip()
-    return s.splitlines()[0][:200] if s else default
+    return _LOG_PREFIX.sub("", s.splitlines()[0])[:200] if s else default
+
+
+# the start of libxgboost's log lines: the time, then its source file and line
+_LOG_PREFIX = re.compile(r"^\[\d\d:\d\d:\d\d\] \S+:\d+: ")
 
 
 def booster_from_bytes(blob: bytes, where: str | None = None) -> Any:

@@ -1181,6 +1181,14 @@ def test_binary_model_file_of_unknown_bytes_is_an_input_error(tmp_path, xgb_mode
         treesens.load_model(path)
 
 
+def test_xgboost_s_refusal_is_said_without_its_clock_time_and_source_line(tmp_path):
+    path = _write(tmp_path, "m.ubj", b"cos\nsystem\n")  # no JSON, UBJ or binary model
+    with pytest.raises(InputError) as e:
+        treesens.load_model(path)
+    assert "xgboost cannot load this model: Unknown construct" in e.value.message
+    assert ".cc:" not in e.value.message and not re.search(r"\[\d\d:\d\d", e.value.message)
+
+
 def _tree_state(est, **fields):
     """``est`` with ``tree_`` holding node fields changed: {field: {node: value}}."""
     est = copy.deepcopy(est)
