@@ -150,7 +150,9 @@ def free_range_note(ens: Ensemble) -> str:
             f"no data given to the query: each feature ranges {ens.domain} (all reals where "
             "none are declared), whatever the others hold"
         )
+    sens = any(role == "sens" for role, _ in ens.inputs)  # asked by a .sens file
+    how = 'a line  data "ROWS.csv"  in the .sens file' if sens else "--data ROWS.csv, data="
     return (
         f"{where}, so the pair may lie far from any real row; give the data "
-        "(--data ROWS.csv, data=) for values seen in it and the pair's distance to it"
+        f"({how}) for values seen in it and the pair's distance to it"
     )

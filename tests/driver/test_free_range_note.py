@@ -84,3 +84,12 @@ def test_a_model_loaded_with_data_but_asked_without_it_says_the_query_had_none()
     r = treesens.check(model, vary=["f0"], gap=0.1, **QUICK)
     note = " ".join(r.notes)
     assert "within the data's range" in note and "no data given to the query" in note
+
+
+def test_a_sens_query_without_data_names_the_file_s_data_line(tmp_path):
+    est, _ = _model()
+    est.save_model(tmp_path / "m.json")
+    (tmp_path / "q.sens").write_text('model "m.json"\nquery q {\n  vary f0\n  gap 0.1\n}\n')
+    r = treesens_here("run", tmp_path / "q.sens")
+    assert r.returncode == 0, r.stderr
+    assert 'give the data (a line  data "ROWS.csv"  in the .sens file)' in r.stdout
