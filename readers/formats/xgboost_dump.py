@@ -109,6 +109,9 @@ def _from_dump(
         **XGBOOST_ARITHMETIC,
         origin=ModelOrigin("xgboost-dump", where),
     )
+    # a dump stores no base_score: the model's source says which one its answers take
+    said = "assumed: a dump does not store it" if base_score is None else "given"
+    ens = replace(ens, source=f"{ens.source} (base_score {bs:g} {said})")
     obj = "multi:softprob" if C > 2 else "binary:logistic"
     # the replayer makes the Booster's model from the IR when a witness needs it
     recipe = functools.partial(native_model_bytes, ens, bs)

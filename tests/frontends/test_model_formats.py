@@ -124,6 +124,14 @@ def test_xgboost_text_dump_reads_like_its_json_dump(tmp_path):
     )
 
 
+def test_a_dump_s_source_says_the_base_score_its_answers_take(tmp_path):
+    js = tmp_path / "dump.json"
+    js.write_text("[" + ",".join(_booster().get_dump(dump_format="json")) + "]")
+    assumed = "(base_score 0.5 assumed: a dump does not store it)"
+    assert load_model(js).source.endswith(assumed)
+    assert load_model(js, base_score=0.3).source.endswith("(base_score 0.3 given)")
+
+
 NAMES = ("age", "income", "debt", "tenure")
 
 
