@@ -146,9 +146,10 @@ def free_range_note(ens: Ensemble) -> str:
     if not bounded:
         where = "features range over all reals (no bounds declared, no data given)"
     else:
+        free = any(math.isinf(f.lb) and math.isinf(f.ub) for f in ens.features)
         where = (
-            f"no data given to the query: each feature ranges {ens.domain} (all reals where "
-            "none are declared), whatever the others hold"
+            f"no data given to the query: each feature ranges {ens.domain}"
+            f"{' (all reals where none are declared)' if free else ''}, whatever the others hold"
         )
     sens = any(role == "sens" for role, _ in ens.inputs)  # asked by a .sens file
     how = 'a line  data "ROWS.csv"  in the .sens file' if sens else "--data ROWS.csv, data="

@@ -86,6 +86,14 @@ def test_a_model_loaded_with_data_but_asked_without_it_says_the_query_had_none()
     assert "within the data's range" in note and "no data given to the query" in note
 
 
+def test_a_model_every_feature_of_which_is_bounded_says_no_feature_ranges_over_all_reals():
+    est, rows = _model()
+    model = treesens.load_model(est, data=rows)
+    r = treesens.check(model, vary=["f0"], gap=0.1, **QUICK)
+    assert "may lie far from any real row" in " ".join(r.notes)
+    assert not any("all reals" in n for n in r.notes)
+
+
 def test_a_sens_query_without_data_names_the_file_s_data_line(tmp_path):
     est, _ = _model()
     est.save_model(tmp_path / "m.json")
