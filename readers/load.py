@@ -412,13 +412,25 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
     fmt = formats.by_name(name) if name != formats.AUTO else formats.sniff(path)
     if fmt is None:
         raise InputError(
-            f"cannot tell the model format; pass --format ({', '.join(known[1:])})", where
+            _not_a_model(path)
+            or f"cannot tell the model format; pass --format ({', '.join(known[1:])})",
+            where,
         )
     if options.base_score is not None and not fmt.takes_base_score:
         raise InputError(
             "base_score is read only for an XGBoost text dump; this model records its own", where
         )
     return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))
+
+
+def _not_a_model(path: Path) -> str | None:
+    """What a file given as a model is when its name says it is a query file or data."""
+    suffix = path.suffix.lower()
+    if suffix == ".sens":
+        return "a .sens query file, not a model: run it with treesens run FILE.sens"
+    if suffix in (".csv", ".parquet"):
+        return "a data file, not a model: give it with --data (data=), after the model"
+    return None
 
 
 def _load_object(obj: Any) -> Ensemble:

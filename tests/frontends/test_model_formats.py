@@ -105,6 +105,22 @@ def test_unclaimed_text_is_no_format(tmp_path):
         load_model(path)
 
 
+def test_a_sens_file_given_as_a_model_is_said_to_be_run_with_treesens_run(tmp_path):
+    path = tmp_path / "q.sens"
+    path.write_text('model "m.json"\nquery q { vary f0 }\n')
+    with pytest.raises(
+        InputError, match=r"a \.sens query file, not a model: run it with treesens run"
+    ):
+        load_model(path)
+
+
+def test_a_csv_file_given_as_a_model_is_said_to_be_data(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("f0,f1,label\n1,2,0\n")
+    with pytest.raises(InputError, match=r"a data file, not a model: give it with --data"):
+        load_model(path)
+
+
 def test_an_object_no_format_knows_is_unsupported():
     with pytest.raises(UnsupportedModelError, match="builtins.dict"):
         load_model({"trees": []})
