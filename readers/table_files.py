@@ -51,6 +51,7 @@ def _scan_csv(path: Path) -> list[str]:
                     continue  # a blank line, which pandas skips too
                 if header is None:
                     header = [c.strip() for c in row]
+                    _check_not_json(header, f"{path}:{reader.line_num}")
                     _check_separator(header, f"{path}:{reader.line_num}")
                     named = [c for c in header if c]
                     dup = next((c for c in named if named.count(c) > 1), None)
@@ -72,6 +73,16 @@ def _scan_csv(path: Path) -> list[str]:
     if header is None:
         raise InputError("no header row (the data file holds only blank lines)", str(path))
     return header
+
+
+def _check_not_json(header: list[str], where: str) -> None:
+    """A header that opens a JSON object or list: a JSON file (a model, given as data)."""
+    if header and header[0].startswith(("{", "[")):
+        raise InputError(
+            "a JSON file (a model?), not a data file: treesens reads data from CSV or "
+            "Parquet files",
+            where,
+        )
 
 
 def _check_separator(header: list[str], where: str) -> None:

@@ -205,6 +205,12 @@ def test_a_data_row_with_another_field_count_than_the_header_names_its_line(
         load_data(data, ens)
 
 
+def test_a_model_file_given_as_data_is_said_to_be_json_not_data(tmp_path, xgb_file):
+    ens = treesens.load_model(xgb_file)
+    with pytest.raises(InputError, match=r":1: a JSON file \(a model\?\), not a data file"):
+        load_data(xgb_file, ens)
+
+
 @pytest.mark.parametrize("sep", [";", "\t"])
 def test_a_data_file_separated_by_another_character_says_so_at_its_header(tmp_path, xgb_file, sep):
     # a spreadsheet's export with decimal commas: 0,1 would split into two fields
