@@ -157,7 +157,8 @@ class Report:
                 )
         for r in self.ranking:
             proof = r.proof
-            if r.status != ERROR and (proof is None or not proof.checked):
+            needed = proof is None or not proof.needs_none  # a bound of 0.5 needs none
+            if r.status != ERROR and needed and (proof is None or not proof.checked):
                 why = (proof.why_not if proof is not None else "") or "none was written"
                 out.append(
                     f"The upper bound of the max gap of {', '.join(r.features)} has no "

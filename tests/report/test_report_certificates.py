@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from treesens.answers.proof import Proof
+from treesens.answers.proof import TRIVIAL_BOUND, Proof
 from treesens.answers.result import Result
 from treesens.questions.report import Report, report
 from treesens.tests.report.conftest import MODEL, ROWS
@@ -53,3 +53,11 @@ def test_a_max_gap_without_its_certificate_is_listed_as_not_answered_with_why(ce
         f"The upper bound of the max gap of {r.features[0]} has no verified certificate: {why}."
     ]
     assert f"not certified: {why}" in render(rep)
+
+
+def test_a_max_gap_of_0_5_needs_no_certificate_and_is_not_listed_as_not_answered(certified):
+    r = certified.ranking[0]
+    trivial = Proof("box search", bound=0.500001, why_not=TRIVIAL_BOUND)
+    rep = Report(**{**certified.__dict__, "ranking": [Result(**{**r.__dict__, "proof": trivial})]})
+    assert rep.missing_certificates == []
+    assert f"no certificate needed: {TRIVIAL_BOUND}" in render(rep)
