@@ -18,10 +18,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..answers.result import Result, error_result
+from ..answers.result import INSENSITIVE, Result, error_result
 from ..compiler.dataset import Dataset
+from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, name_list
 from ..compiler.kinds import LargestGap, kind_of, with_question_fields
 from ..compiler.options import ANSWER_OPTIONS
 from ..compiler.query import ANY, Query
@@ -142,6 +143,7 @@ def answer(
         return _finish(_error(ens, q, too_large), asked, start)
     try:
         res = _answer(ens, q, q.plan.deadline(start), limit, log, compiled)
+        _note_unread(ens, q, res)
     except KeyboardInterrupt as e:
         partial = getattr(e, "partial_result", None)
         if partial is not None:
@@ -158,6 +160,25 @@ def answer(
             raise
         res = _error(ens, q, f"internal error: {type(e).__name__}: {e}")
     return _finish(res, asked, start)
+
+
+def _note_unread(ens: Ensemble, q: Query, res: Result) -> None:
+    """An insensitive answer about features no tree splits on says so (a feature the
+    training left unused, or another model's): the model never reads them, so no change
+    of them alone moves its prediction."""
+    if res.status != INSENSITIVE or not q.vary:
+        return
+    try:
+        varied = sorted(resolve_features(ens, q.vary))
+    except InputError:  # a kind's own features, which the answer named otherwise
+        return
+    if any((t.feature == f).any() for t in ens.trees for f in varied):
+        return
+    them = "them" if len(varied) > 1 else "it"
+    names = name_list(ens.features[f].name for f in varied)
+    res.notes.append(
+        f"the model never splits on {names}: no change of {them} alone moves its prediction"
+    )
 
 
 def query_memory_limit(q: Query, memory_mb: int | None = None) -> MemoryLimit | None:

@@ -1,0 +1,43 @@
+"""An insensitive answer about features no tree splits on says so: the model never reads
+them (a feature the training left unused), so no change of them alone moves its
+prediction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import treesens
+
+xgb = pytest.importorskip("xgboost")
+
+QUICK = {"timeout": 60}
+
+
+@pytest.fixture(scope="module")
+def model():
+    """Trees that split on f0 only (the label is f0 > 5)."""
+    X = np.random.default_rng(0).uniform(0.0, 10.0, size=(200, 3))
+    est = xgb.XGBClassifier(n_estimators=3, max_depth=2, nthread=1).fit(X, X[:, 0] > 5.0)
+    ens = treesens.load_model(est)
+    assert {int(f) for t in ens.trees for f in t.feature if f >= 0} == {0}
+    return ens
+
+
+def test_an_answer_about_a_feature_no_tree_splits_on_says_the_model_never_reads_it(model):
+    r = treesens.check(model, vary=["f2"], gap=0.1, **QUICK)
+    assert r.status == "insensitive"
+    assert "the model never splits on f2: no change of it alone moves its prediction" in r.notes
+
+
+def test_an_answer_about_features_one_of_which_a_tree_splits_on_has_no_such_note(model):
+    r = treesens.check(model, vary=["f0", "f2"], gap=0.45, **QUICK)
+    assert r.status == "insensitive"  # (three trees of depth 2 reach no such gap)
+    assert not any("never splits" in n for n in r.notes)
+
+
+def test_a_max_gap_of_a_feature_no_tree_splits_on_says_so_too(model):
+    r = treesens.max_gap(model, vary=["f1", "f2"], **QUICK)
+    assert "the model never splits on f1, f2: no change of them alone moves its prediction" in (
+        r.notes
+    )
