@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from ..backends.registry import get_info, is_search_method, require_installed
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest
+from ..compiler.errors import InputError, closest, spelled
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import check_kind
 from ..compiler.options import (
@@ -279,7 +279,9 @@ def make_plan(
     mode = DataAwareMode.parse(data_aware)
     opts = check_options(options)
     if mode != DataAwareMode.NONE and opts.data is None:
-        raise InputError(f"data-aware mode {mode.value!r} needs data")
+        raise InputError(
+            f"data-aware mode {mode.value!r} needs data ({spelled('data=', '--data FILE')})"
+        )
     return Plan(
         passes=parse_passes(passes, baseline),
         backend=backend,

@@ -560,3 +560,10 @@ def test_a_clause_literal_with_a_nan_bound_is_an_input_error(tmp_path):
     f.write_text('{"clauses": [{"literals": [{"feature": "a", "lo": NaN, "hi": 1}]}]}')
     with pytest.raises(InputError, match="clause 0: a literal's lo or hi is NaN"):
         load_clauses(f)
+
+
+def test_a_data_aware_mode_without_data_on_the_command_line_names_the_data_flag(tmp_path):
+    args = _model_and_data_with_f2_one_value(tmp_path)[:1]  # the model alone
+    out = treesens_here("check", *args, "--vary", "f0", "--data-aware", "prob")
+    assert out.returncode == 2
+    assert "treesens: error: data-aware mode 'prob' needs data (--data FILE)" in out.stderr
