@@ -278,6 +278,14 @@ def query_from_args(args, ens, backend: str | None = None):
     return query_maker_from_args(args, ens, backend)(args.vary)
 
 
+def what_is_asked(q) -> str:
+    """What a query asks, in a .sens file's words: "gap 0.2", "gap max", or "kind NAME"
+    for a kind of a plugin's."""
+    if q.kind_name not in ("pair", "change", "max_gap"):
+        return f"kind {q.kind_name}"
+    return "gap max" if q.kind_name == "max_gap" else f"gap {q.gap}"
+
+
 def kind_flags(args) -> dict:
     """The query's kind and its parameters: --kind NAME with --param NAME=VALUE flags, or
     --max-gap (the max_gap kind, its tolerance --max-gap-tolerance)."""

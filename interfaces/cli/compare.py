@@ -24,6 +24,7 @@ from .common import (
     load_from_args,
     log,
     query_from_args,
+    what_is_asked,
 )
 
 HELP = "solve one query on several backends and compare"
@@ -155,7 +156,7 @@ def render_table(q, results, stream=None) -> None:
                 file=stream,
             )
         return
-    t = Table(title=f"query {q.label}: vary {','.join(q.vary)}, gap {q.gap}")
+    t = Table(title=f"query {q.label}: vary {','.join(q.vary)}, {what_is_asked(q)}")
     for col, just in (
         ("backend", "left"),
         ("status", "left"),

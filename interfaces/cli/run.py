@@ -19,6 +19,7 @@ from .common import (
     log,
     positive_int,
     say_loading,
+    what_is_asked,
     what_it_predicts,
 )
 
@@ -143,10 +144,7 @@ def _print_rows(lines: list[dict]) -> None:
 
 def _listing(q) -> str:
     """One line per query for --list: what it asks, tab-separated."""
-    asks = "gap max" if q.kind_name == "max_gap" else f"gap {q.gap}"
-    if q.kind_name not in ("pair", "change", "max_gap"):
-        asks = f"kind {q.kind_name}"
-    parts = [q.name, f"vary {','.join(q.vary)}", asks]
+    parts = [q.name, f"vary {','.join(q.vary)}", what_is_asked(q)]
     if q.classes:
         parts.append(f"classes {q.classes[0]},{q.classes[1]}")
     n = len(q.bounds) + len(q.relations)

@@ -159,6 +159,15 @@ def test_compare_over_a_files_queries_names_each_query_before_its_backends(capsy
     assert "texture_smoothness:" in lines
 
 
+def test_compare_s_table_of_a_max_gap_query_says_it_asks_the_max_gap(capsys):
+    sens = str(EXAMPLES / "contract.sens")
+    args = ["compare", sens, "--query", "standard_errors", "--backends", "cpsat"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "query standard_errors/texture_error: vary texture_error, gap max" in out
+    assert ", gap 0.2" not in out
+
+
 def test_verify_names_the_model_without_the_dot_dots_of_its_relative_path(
     tmp_path, capsys, monkeypatch
 ):
