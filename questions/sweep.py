@@ -13,7 +13,7 @@ from pathlib import Path
 from ..answers.phrases import lower_text, proof_brief, upper_text
 from ..answers.result import Result
 from ..compiler.encode import held_to_one_value
-from ..compiler.ensemble import Ensemble
+from ..compiler.ensemble import Ensemble, bounds_data_file
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
@@ -33,6 +33,15 @@ def held_features(ens: Ensemble) -> list[str]:
     return [n for f, n in enumerate(ens.feature_names) if held_to_one_value(ens, f) is not None]
 
 
+def held_reason(ens: Ensemble) -> str:
+    """Why ``held_features`` hold to one value: one in every row of the data the bounds
+    come from, or the declared bounds."""
+    data = bounds_data_file(ens.source)
+    if data is not None:
+        return f"one value in every row of {data}, the data the bounds come from"
+    return "their bounds hold them to one value"
+
+
 def feature_subsets(
     ens: Ensemble,
     k: int = 1,
@@ -48,10 +57,7 @@ def feature_subsets(
         held = set(held_features(ens))
         names = [n for n in ens.feature_names if n not in held]
         if not names:
-            raise InputError(
-                "no feature to sweep: the bounds hold every feature to one value (bounds "
-                "taken from data of one row, or every row alike)"
-            )
+            raise InputError(f"no feature to sweep: each holds {held_reason(ens)}")
     else:
         names = list(feature_list(ens, features, "features"))
         refuse_repeats(names, "features")  # as --vary: a slip, not a second query

@@ -20,6 +20,7 @@ from ...questions.sweep import (
     by_max_gap,
     feature_subsets,
     held_features,
+    held_reason,
     parse_shard,
     shard_of,
     table_rows,
@@ -179,7 +180,7 @@ def run(args) -> int:
         f"sweep of {ens.source}{reading}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
     )
     if features is None and (held := held_features(ens)):
-        log(f"left out (their bounds hold them to one value): {', '.join(held)}")
+        log(f"left out ({held_reason(ens)}): {', '.join(held)}")
     certs = None
     if args.certificates is not None:
         certs = SweepCertificates(

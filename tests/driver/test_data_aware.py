@@ -505,6 +505,17 @@ def test_a_sweep_of_every_feature_leaves_out_those_the_datas_range_holds_to_one_
     assert feature_subsets(load_model_with_data_bounds(p)) == [("a",), ("b",)]
 
 
+def test_a_sweep_of_data_of_one_row_names_the_data_it_has_no_feature_to_vary_in(tmp_path):
+    from treesens.questions.sweep import feature_subsets
+
+    p = tmp_path / "d.csv"
+    pd.DataFrame({"a": [0.1], "b": [0.2], "s": [1.0]}).to_csv(p, index=False)
+    with pytest.raises(
+        InputError, match=rf"no feature to sweep: each holds one value in every row of {p}"
+    ):
+        feature_subsets(load_model_with_data_bounds(p))
+
+
 def load_model_with_data_bounds(path) -> Ensemble:
     from treesens import load_model
 
@@ -532,7 +543,8 @@ def test_a_sweep_says_which_features_it_leaves_out_as_held_to_one_value(tmp_path
 
     args = ["sweep", *_model_and_data_with_f2_one_value(tmp_path), "--bounds", "data"]
     assert main([*args, "--gap", "0.1", "--timeout", "30"]) == 0
-    assert "left out (their bounds hold them to one value): f2" in capsys.readouterr().err
+    left_out = f"left out (one value in every row of {tmp_path / 'd.csv'}, the data the bounds come from): f2"
+    assert left_out in capsys.readouterr().err
 
 
 def test_checking_a_column_one_value_in_every_row_is_one_line_naming_the_data(tmp_path):
