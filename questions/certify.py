@@ -703,5 +703,11 @@ def certificate_document(ens, q, enc, tables, parts, model_file: Path, certifica
 
 def check_certificate_path(path: str | Path) -> None:
     p = Path(path)
-    if p.is_dir() or not p.parent.exists():
-        raise InputError("cannot write the certificate there", str(path))
+    if p.is_dir():
+        raise InputError(
+            "cannot write the certificate there: it is a directory (give a file name)", str(path)
+        )
+    if not p.parent.exists():
+        raise InputError(
+            f"cannot write the certificate there: directory {p.parent} does not exist", str(path)
+        )
