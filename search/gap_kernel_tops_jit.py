@@ -4,6 +4,7 @@ the compiled search's record: imported on first use only, as gap_kernel_jit.py i
 import numpy as np
 
 from .gap_kernel_jit import jit, walk, walk_both
+
 # numba compiles these constants in: its cache is renewed only when this file changes
 from .proof_bounds import DONE, LEAF, NEED_ROOM, NOT_PRUNED, RUNNING, SPLIT
 
