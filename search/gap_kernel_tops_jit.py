@@ -144,22 +144,9 @@ def tiling_tops(ft_arrays, steps, rows_of, settle, i, max_steps, state, pool, ou
                 ptop[j, :] = top[t]
                 popn[j, :] = opn[t]
                 walk_both(
-                    ft_arrays,
-                    t,
-                    c,
-                    rr,
-                    lo,
-                    hi,
-                    ytop,
-                    ylow,
-                    ntop,
-                    nlow,
-                    stack,
-                    smask,
-                    yopn,
-                    nopn,
-                    entry,
-                )
+                    ft_arrays, t, c, rr, lo, hi,
+                    ytop, ylow, ntop, nlow, stack, smask, yopn, nopn, entry,
+                )  # fmt: skip
                 pntop[j, :] = ntop[t]
                 pnopn[j, :] = nopn[t]
                 top[t, :] = ytop[t]
