@@ -14,26 +14,36 @@ import pytest
 import treesens
 
 
-@pytest.fixture(scope="module")
-def saturated(tmp_path_factory):
-    """Six stumps trained without regularisation (margins of +-7.2) on f0 > 0.5, and the
-    gap between the exact sigmoid's and XGBoost's reading of its best pair."""
+def _stumps(folder, seed: int, features: int, trees: int, learning_rate: float) -> tuple:
+    """Stumps trained without regularisation on f0 > 0.5, saved in ``folder``, and the
+    gaps of their best pair as XGBoost's float32 sigmoid and the exact one read it."""
     import xgboost
 
-    rng = np.random.default_rng(0)
-    X = rng.uniform(0, 1, (400, 2))
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, (400, features))
     est = xgboost.XGBClassifier(
-        n_estimators=6, max_depth=1, learning_rate=1.0, reg_lambda=0.0, min_child_weight=0.0
+        n_estimators=trees,
+        max_depth=1,
+        learning_rate=learning_rate,
+        reg_lambda=0.0,
+        min_child_weight=0.0,
     )
     booster = est.set_params(n_jobs=1).fit(X, (X[:, 0] > 0.5).astype(int)).get_booster()
-    path = tmp_path_factory.mktemp("sigmoid") / "model.json"
+    path = folder / "model.json"
     booster.save_model(path)
-    pair = xgboost.DMatrix(np.array([[0.99, 0.5], [0.01, 0.5]]))
+    rest = [0.5] * (features - 1)
+    pair = xgboost.DMatrix(np.array([[0.99, *rest], [0.01, *rest]]))
     p = booster.predict(pair).astype(float)
     raw = booster.predict(pair, output_margin=True).astype(float)
     exact = [1.0 / (1.0 + math.exp(-r)) for r in raw]
     library_gap, exact_gap = min(p[0] - 0.5, 0.5 - p[1]), min(exact[0] - 0.5, 0.5 - exact[1])
     return path, library_gap, exact_gap
+
+
+@pytest.fixture(scope="module")
+def saturated(tmp_path_factory):
+    """Six stumps (margins of +-7.2) whose best pair XGBoost reads above the exact one."""
+    return _stumps(tmp_path_factory.mktemp("sigmoid"), 0, 2, 6, 1.0)
 
 
 def test_xgboost_s_sigmoid_reads_the_best_pair_above_the_exact_one(saturated):
@@ -51,22 +61,7 @@ def test_a_gap_the_library_s_rounding_reaches_is_sensitive(saturated):
 def rounded_down(tmp_path_factory):
     """Two stumps (margins of +-8.9) whose best pair XGBoost's float32 sigmoid reads
     below the exact one, and a gap between the two readings."""
-    import xgboost
-
-    rng = np.random.default_rng(3)
-    X = rng.uniform(0, 1, (400, 3))
-    est = xgboost.XGBClassifier(
-        n_estimators=2, max_depth=1, learning_rate=3.0, reg_lambda=0.0, min_child_weight=0.0
-    )
-    booster = est.set_params(n_jobs=1).fit(X, (X[:, 0] > 0.5).astype(int)).get_booster()
-    path = tmp_path_factory.mktemp("sigmoid") / "model.json"
-    booster.save_model(path)
-    pair = xgboost.DMatrix(np.array([[0.99, 0.5, 0.5], [0.01, 0.5, 0.5]]))
-    p = booster.predict(pair).astype(float)
-    raw = booster.predict(pair, output_margin=True).astype(float)
-    exact = [1.0 / (1.0 + math.exp(-r)) for r in raw]
-    library_gap, exact_gap = min(p[0] - 0.5, 0.5 - p[1]), min(exact[0] - 0.5, 0.5 - exact[1])
-    return path, library_gap, exact_gap
+    return _stumps(tmp_path_factory.mktemp("sigmoid"), 3, 3, 2, 3.0)
 
 
 def test_xgboost_s_sigmoid_reads_this_best_pair_below_the_exact_one(rounded_down):
