@@ -18,7 +18,13 @@ from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
 from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.search.tolerance import Tolerance
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case
-from treesens.tests.compiler.test_gap_polish import ASCENT_WORK, POLISH_WORK, _ascent, _stuck_case
+from treesens.tests.compiler.test_gap_polish import (
+    ASCENT_WORK,
+    POLISH_WORK,
+    _ascent,
+    _seeds_of_rounds,
+    _stuck_case,
+)
 from treesens.tests.compiler.test_gap_seed import TOLERANCE
 from treesens.tests.compiler.test_gap_seed import _case as _seeded_case
 from treesens.tests.max_gap_oracle import exact_max_gap
@@ -116,22 +122,10 @@ def test_a_search_that_ends_before_the_late_polish_is_due_runs_none(monkeypatch)
     assert res.stats["box_search"]["seed"]["late_seconds"] is None
 
 
-def _rounds(monkeypatch) -> list[int]:
-    seeds: list[int] = []
-    real = gap_polish.pair_ascent
-
-    def recorded(enc, seed, *args):
-        seeds.append(seed)
-        return real(enc, seed, *args)
-
-    monkeypatch.setattr(gap_polish, "pair_ascent", recorded)
-    return seeds
-
-
 def test_a_patient_polish_far_below_its_ask_goes_on_in_rounds_while_they_raise_it(monkeypatch):
     enc = _stuck_case()
     x1, x2, _met = _ascent(enc, ASCENT_WORK)
-    seeds = _rounds(monkeypatch)
+    seeds = _seeds_of_rounds(monkeypatch)
     # far below the ask of 50 the first round raises the smaller slack (5.86 -> 7.14): the
     # impatient polish stops there (test_gap_polish.py), the patient one tries again
     gap_polish.polish_pair(enc, x1, x2, 50.0, POLISH_WORK, time.time() + FAR, patient=True)
