@@ -512,6 +512,7 @@ class Checker:
         self.reads_varied = [_reads(t, self.varied) for t in model.trees]
         self._tables: dict[tuple, _Table] = {}
         self._leaves: dict[tuple[int, int], list] = {}
+        self._cuts: dict[tuple[float, float], float] = {}
 
     def _require_values(self) -> None:
         """Every feature's domain must hold some value the library reads: an empty one
@@ -822,6 +823,16 @@ class Checker:
             return t
         return z if t >= 0.0 else _before(-z)
 
+    def _cut(self, at: float) -> float:
+        """The test's threshold of a proof's split at the number ``at``: the library's
+        reading of it (``_read_threshold``, ``_test_at``), kept per value and sign (a
+        proof splits at the model's thresholds, few values many times)."""
+        key = (at, math.copysign(1.0, at))
+        cut = self._cuts.get(key)
+        if cut is None:
+            cut = self._cuts[key] = self._test_at(self._read_threshold(at))
+        return cut
+
     def _split_box(self, part: tuple, f: int, at) -> tuple | None:
         """The (yes, no) parts of a box part at a split: a number t, the library's test
         at t on the value it reads (NaN goes "no"); "nan", the numbers and NaN; ``{"codes": [...]}``, the
@@ -830,7 +841,7 @@ class Checker:
         lo, hi, nan = part
         dom = self.domain[f]
         if isinstance(at, (int, float)) and not isinstance(at, bool) and dom.codes is None:
-            yes, no = self._split(lo, hi, self._test_at(self._read_threshold(float(at))))
+            yes, no = self._split(lo, hi, self._cut(float(at)))
             return (*yes, False), (*no, nan)
         if at == "nan" and dom.missing:
             return (lo, hi, False), (*EMPTY, nan)

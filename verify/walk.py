@@ -22,8 +22,9 @@ INF = math.inf
 
 
 class LiveTable:
-    """A row's table (check.py ``_Table``) read by columns, with each box's tree: the
-    boxes meeting a box of the proof are an array of indices, narrowed a column at a time."""
+    """A row's table (check.py ``_Table``) read by columns, with each tree's first box:
+    the boxes meeting a box of the proof are an array of indices (in table order),
+    narrowed a column at a time."""
 
     def __init__(self, table):
         self.empty_tree = table.empty_tree
@@ -31,20 +32,22 @@ class LiveTable:
         self.lo = np.ascontiguousarray(table.lo.T)  # [columns, boxes]
         self.hi = np.ascontiguousarray(table.hi.T)
         self.nan = np.ascontiguousarray(table.nan.T)
-        sizes = np.diff(np.append(table.starts, table.value.size))
-        self.n_trees = len(table.starts)
-        self.tree = np.repeat(np.arange(self.n_trees), sizes)
+        self.starts = table.starts
 
     def everything(self) -> np.ndarray:
         return np.arange(self.value.size)
 
-    def narrow(self, live: np.ndarray, c: int, lo: float, hi: float, nan: bool) -> np.ndarray:
-        """The boxes of ``live`` that meet the interval (lo, hi) (normalised) of column
-        c, or hold NaN there with it."""
-        a, b = self.lo[c].take(live), self.hi[c].take(live)
-        np.maximum(a, lo, out=a)
-        np.minimum(b, hi, out=b)
-        meet = a < b
+    def ends(self, live: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """The interval ends in column c of the boxes of ``live``: what ``narrow`` reads,
+        taken once for both sides of a split."""
+        return self.lo[c].take(live), self.hi[c].take(live)
+
+    def narrow(
+        self, live: np.ndarray, ends: tuple, c: int, lo: float, hi: float, nan: bool
+    ) -> np.ndarray:
+        """The boxes of ``live`` (whose column-c ``ends`` are given) that meet the
+        interval (lo, hi) (normalised) of column c, or hold NaN there with it."""
+        meet = np.maximum(ends[0], lo) < np.minimum(ends[1], hi)
         if nan:
             meet |= self.nan[c].take(live)
         return live.compress(meet)
@@ -55,13 +58,53 @@ class LiveTable:
             return -INF
         if self.value.size == 0:
             return 0.0
-        if live.size == 0:
+        # where each tree's boxes begin in ``live``: a tree with none begins where the
+        # next one does (or at the end)
+        firsts = live.searchsorted(self.starts)
+        if firsts[-1] == live.size or (firsts[1:] == firsts[:-1]).any():
+            return -INF  # some tree has no box left: nothing reaches it
+        return float(np.maximum.reduceat(self.value.take(live), firsts).sum())
+
+
+class CompiledLiveTable(LiveTable):
+    """A LiveTable whose two steps are walk_jit.py's compiled loops (the same sets and
+    maxima; the maxima summed by numpy, in the same order)."""
+
+    def __init__(self, table, kernels):
+        super().__init__(table)
+        self.kernels = kernels
+
+    def ends(self, live: np.ndarray, c: int) -> None:
+        return None  # the compiled narrow reads the column itself
+
+    def narrow(self, live: np.ndarray, ends, c: int, lo: float, hi: float, nan: bool):
+        if math.isnan(lo) or math.isnan(hi):  # numpy's max or min is NaN: no box meets it
+            lo, hi = INF, -INF
+        return self.kernels.narrow(live, self.lo[c], self.hi[c], self.nan[c], lo, hi, nan)
+
+    def bound(self, live: np.ndarray) -> float:
+        if self.empty_tree:
             return -INF
-        trees = self.tree[live]
-        firsts = np.flatnonzero(np.concatenate(([True], trees[1:] != trees[:-1])))
-        if firsts.size < self.n_trees:  # some tree has no box left: nothing reaches it
-            return -INF
-        return float(np.maximum.reduceat(self.value[live], firsts).sum())
+        if self.value.size == 0:
+            return 0.0
+        top, whole = self.kernels.tops(live, self.value, self.starts)
+        return float(top.sum()) if whole else -INF
+
+
+# a proof of this many steps or more is walked with the compiled steps (walk_jit.py)
+# where numba is installed; a shorter one with numpy, sparing numba's import
+COMPILED_FROM = 50_000
+
+
+def compiled_kernels(steps: int):
+    """walk_jit.py for a proof of ``steps`` steps, or None: walk with numpy."""
+    if steps < COMPILED_FROM:
+        return None
+    try:
+        from . import walk_jit
+    except Exception:  # noqa: BLE001 - numba is not installed, or cannot compile here
+        return None
+    return walk_jit
 
 
 class Walker:
@@ -72,10 +115,12 @@ class Walker:
         self.ch = ch
         self.tables: dict[tuple, LiveTable] = {}
 
-    def _live_table(self, row) -> LiveTable:
-        key = (row.a, row.b)
+    def _live_table(self, row, kernels) -> LiveTable:
+        key = (row.a, row.b, kernels is not None)
         if key not in self.tables:
-            self.tables[key] = LiveTable(self.ch._table(row))
+            table = self.ch._table(row)
+            live = LiveTable(table) if kernels is None else CompiledLiveTable(table, kernels)
+            self.tables[key] = live
         return self.tables[key]
 
     def run(self, proof: list, rows: dict):
@@ -85,6 +130,7 @@ class Walker:
 
         ch = self.ch
         threshold = {name: r.rhs - ch.eps * r.weight for name, r in rows.items()}
+        tol = {name: ch.eps * r.weight for name, r in rows.items()}
         offset = {name: ch._offset(r) for name, r in rows.items()}
         used = sorted(
             {
@@ -97,18 +143,20 @@ class Walker:
                 and step[1] in rows
             }
         )
-        tables = [self._live_table(rows[name]) for name in used]
+        kernels = compiled_kernels(len(proof))
+        tables = [self._live_table(rows[name], kernels) for name in used]
         at = {name: k for k, name in enumerate(used)}
         missing = ch.col_missing
         box = [(-INF, INF, bool(m)) for m in missing]
-        # (box, its parent's live boxes per table, the column the split narrowed or -1)
-        stack = [(box, [t.everything() for t in tables], -1)]
+        # (box, its parent's live boxes per table, the column the split narrowed or -1,
+        # per table the column's ends of the parent's live boxes)
+        stack = [(box, [t.everything() for t in tables], -1, None)]
         needs = subtree_needs(proof, at)
         pruned = 0
         for i, step in enumerate(proof):
             if not stack:
                 return Verdict(False, f"step {i}: the proof goes on after covering the space")
-            box, live, c = stack.pop()
+            box, live, c, ends = stack.pop()
             shape = misshapen_step(i, step)
             if shape is not None:
                 return Verdict(False, shape)
@@ -118,8 +166,8 @@ class Walker:
                 # a column as wide as the domain excludes nothing (``_Table.bound``'s cut)
                 if lo > -INF or hi < INF or (missing[c] and not nan):
                     live = [
-                        t.narrow(s, c, lo, hi, nan) if needs[i] >> k & 1 else None
-                        for k, (t, s) in enumerate(zip(tables, live, strict=True))
+                        t.narrow(s, e, c, lo, hi, nan) if needs[i] >> k & 1 else None
+                        for k, (t, s, e) in enumerate(zip(tables, live, ends, strict=True))
                     ]
             if step[0] == "split":
                 c = split_column(step, len(box))
@@ -132,8 +180,12 @@ class Walker:
                     return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
                 no_box, yes_box = list(box), list(box)
                 yes_box[c], no_box[c] = sides
-                stack.append((no_box, live, c))
-                stack.append((yes_box, live, c))
+                ends = [
+                    t.ends(s, c) if needs[i] >> k & 1 else None
+                    for k, (t, s) in enumerate(zip(tables, live, strict=True))
+                ]
+                stack.append((no_box, live, c, ends))
+                stack.append((yes_box, live, c, ends))
                 continue
             if step[0] == "replay":
                 why = ch._replay(box, step, rows)
@@ -146,8 +198,7 @@ class Walker:
                 return Verdict(False, f"step {i}: unknown step {step!r}")
             bound = offset[name] + tables[at[name]].bound(live[at[name]])
             stated = float(step[2]) / ch.m.margin_per_logit  # logit units -> raw
-            tol = ch.eps * rows[name].weight
-            wrong = prune_refusal((pruned, i), name, bound, stated, tol, threshold[name])
+            wrong = prune_refusal((pruned, i), name, bound, stated, tol[name], threshold[name])
             if wrong is not None:
                 return wrong
             pruned += 1

@@ -54,6 +54,7 @@ LAZY_MODULES = frozenset(
         "treesens.search.gap_kernel_tops_jit",  # exact bounds of a recorded search's boxes
         "treesens.search.pair_walk_jit",  # the pair tables' compiled walk (numba)
         "treesens.search.tree_eval_jit",  # the heuristic's compiled walk (numba)
+        "treesens.verify.walk_jit",  # the checker's two steps per box of a large proof
         "treesens.questions.certify",
         "treesens.questions.certify_recorded",
         "treesens.questions.certify_tiling",  # a max gap's certificate from its own boxes

@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import treesens
 from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
 from treesens.tests.verify.tampering import drop_last_box, tampered
-from treesens.verify import check, verify_file
-from treesens.verify.walk import subtree_needs
+from treesens.verify import check, verify_file, walk
+from treesens.verify.walk import LiveTable, subtree_needs
 
 REPO = Path(__file__).resolve().parents[2]
 # insensitive answers whose proofs have a few dozen boxes (XGBoost; LightGBM)
@@ -68,8 +69,12 @@ CHANGES = [
 ]
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
 @pytest.mark.parametrize("change", CHANGES, ids=lambda f: f.__name__.strip("_"))
-def test_the_walk_gives_checker_runs_verdict(certificate, change, tmp_path, monkeypatch):
+def test_the_walk_gives_checker_runs_verdict(certificate, change, compiled, tmp_path, monkeypatch):
+    if compiled:  # walk_jit.py's steps, as a large proof is walked
+        pytest.importorskip("numba")
+        monkeypatch.setattr(walk, "COMPILED_FROM", 0)
     path = tampered(certificate, tmp_path, change)
     walked = verify_file(path)
     monkeypatch.setattr(check, "Walker", lambda checker: checker)  # Checker.run walks
@@ -117,3 +122,32 @@ def test_a_bound_beyond_float32_rounds_to_its_float32_neighbour_without_a_warnin
         warnings.simplefilter("error")  # an overflow warning would reach verify's stderr
         assert (_f32_down(1e308), _f32_up(1e308)) == (top, float("inf"))
         assert (_f32_down(-1e308), _f32_up(-1e308)) == (float("-inf"), -top)
+
+
+def _random_table(rng, boxes: int, trees: int):
+    from treesens.verify.check import _Table
+
+    lo = rng.choice([-np.inf, 0.0, 1.0, 2.0, np.nan, np.inf], size=(boxes, 2))
+    hi = rng.choice([-np.inf, 1.0, 2.0, 3.0, np.nan, np.inf], size=(boxes, 2))
+    nan = rng.random((boxes, 2)) < 0.3
+    value = rng.choice([-1.0, 0.5, 2.0, np.nan], size=boxes, p=[0.3, 0.3, 0.3, 0.1])
+    sizes = rng.multinomial(boxes - trees, [1 / trees] * trees) + 1
+    starts = np.cumsum([0, *sizes[:-1]]).astype(np.int64)
+    return _Table(lo, hi, nan, value, starts, False)
+
+
+def test_the_compiled_steps_give_numpys_live_boxes_and_maxima_nan_included():
+    pytest.importorskip("numba")
+    from treesens.verify import walk_jit
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        table = _random_table(rng, 40, 6)
+        plain, compiled = LiveTable(table), walk.CompiledLiveTable(table, walk_jit)
+        live = np.sort(rng.choice(40, size=rng.integers(0, 41), replace=False))
+        lo, hi = rng.choice([-np.inf, 0.5, 1.0, 2.0, np.nan], size=2)
+        nan, c = bool(rng.random() < 0.5), int(rng.integers(2))
+        ends = plain.ends(live, c)
+        got = compiled.narrow(live, None, c, lo, hi, nan)
+        assert np.array_equal(got, plain.narrow(live, ends, c, lo, hi, nan))
+        assert np.array_equal(compiled.bound(live), plain.bound(live), equal_nan=True)
