@@ -37,20 +37,22 @@ class LiveTable:
     def everything(self) -> np.ndarray:
         return np.arange(self.value.size)
 
-    def ends(self, live: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
-        """The interval ends in column c of the boxes of ``live``: what ``narrow`` reads,
-        taken once for both sides of a split."""
-        return self.lo[c].take(live), self.hi[c].take(live)
-
-    def narrow(
-        self, live: np.ndarray, ends: tuple, c: int, lo: float, hi: float, nan: bool
-    ) -> np.ndarray:
-        """The boxes of ``live`` (whose column-c ``ends`` are given) that meet the
-        interval (lo, hi) (normalised) of column c, or hold NaN there with it."""
-        meet = np.maximum(ends[0], lo) < np.minimum(ends[1], hi)
-        if nan:
-            meet |= self.nan[c].take(live)
-        return live.compress(meet)
+    def split(self, live: np.ndarray, c: int, sides: list) -> list:
+        """Per side of a split of column c (its interval (lo, hi), normalised, and
+        whether it holds NaN; None: it narrows nothing), the boxes of ``live`` that meet
+        it there; column c of ``live`` is read once for both."""
+        a, b = self.lo[c].take(live), self.hi[c].take(live)
+        out = []
+        for side in sides:
+            if side is None:
+                out.append(live)
+                continue
+            lo, hi, nan = side
+            meet = np.maximum(a, lo) < np.minimum(b, hi)
+            if nan:
+                meet |= self.nan[c].take(live)
+            out.append(live.compress(meet))
+        return out
 
     def bound(self, live: np.ndarray) -> float:
         """Per tree the largest value of its boxes in ``live`` (sorted), summed."""
@@ -73,14 +75,23 @@ class CompiledLiveTable(LiveTable):
     def __init__(self, table, kernels):
         super().__init__(table)
         self.kernels = kernels
+        # per column, each box's two ends side by side (one memory read): [c, boxes, 2]
+        self.ends = np.ascontiguousarray(np.stack([self.lo, self.hi], axis=2))
 
-    def ends(self, live: np.ndarray, c: int) -> None:
-        return None  # the compiled narrow reads the column itself
+    def split(self, live: np.ndarray, c: int, sides: list) -> list:
+        yes, no = (self._given(side) for side in sides)
+        yes_live, no_live = self.kernels.split(live, self.ends[c], self.nan[c], *yes, *no)
+        return [live if s is None else out for s, out in zip(sides, (yes_live, no_live))]
 
-    def narrow(self, live: np.ndarray, ends, c: int, lo: float, hi: float, nan: bool):
-        if math.isnan(lo) or math.isnan(hi):  # numpy's max or min is NaN: no box meets it
-            lo, hi = INF, -INF
-        return self.kernels.narrow(live, self.lo[c], self.hi[c], self.nan[c], lo, hi, nan)
+    @staticmethod
+    def _given(side: tuple | None) -> tuple:
+        """A side as the compiled split takes it: one that narrows nothing as the whole
+        line (its boxes, unused, are ``live`` itself); one with a NaN end as the empty
+        interval, which numpy's max or min, NaN there, makes it (its NaN kept)."""
+        if side is None:
+            return -INF, INF, True
+        lo, hi, nan = side
+        return (INF, -INF, nan) if math.isnan(lo) or math.isnan(hi) else side
 
     def bound(self, live: np.ndarray) -> float:
         if self.empty_tree:
@@ -123,6 +134,16 @@ class Walker:
             self.tables[key] = live
         return self.tables[key]
 
+    def _narrowing(self, c: int, part: tuple) -> tuple | None:
+        """A split's side in column c as the live boxes are narrowed to it: its interval
+        normalised, and whether it holds NaN; None when it is as wide as the domain and
+        excludes nothing (``_Table.bound``'s cut)."""
+        lo, hi = self.ch._norm_part(self.ch.columns[c][0], *part[:2])
+        nan = bool(part[2])
+        if lo > -INF or hi < INF or (self.ch.col_missing[c] and not nan):
+            return float(lo), float(hi), nan
+        return None
+
     def run(self, proof: list, rows: dict):
         """``Checker.run``'s walk (the same checks, the same verdicts and messages), with
         each box's live table boxes carried from its parent."""
@@ -146,29 +167,18 @@ class Walker:
         kernels = compiled_kernels(len(proof))
         tables = [self._live_table(rows[name], kernels) for name in used]
         at = {name: k for k, name in enumerate(used)}
-        missing = ch.col_missing
-        box = [(-INF, INF, bool(m)) for m in missing]
-        # (box, its parent's live boxes per table, the column the split narrowed or -1,
-        # per table the column's ends of the parent's live boxes)
-        stack = [(box, [t.everything() for t in tables], -1, None)]
+        box = [(-INF, INF, bool(m)) for m in ch.col_missing]
+        # (box, its live boxes per table: None where no box below is pruned with it)
+        stack = [(box, [t.everything() for t in tables])]
         needs = subtree_needs(proof, at)
         pruned = 0
         for i, step in enumerate(proof):
             if not stack:
                 return Verdict(False, f"step {i}: the proof goes on after covering the space")
-            box, live, c, ends = stack.pop()
+            box, live = stack.pop()
             shape = misshapen_step(i, step)
             if shape is not None:
                 return Verdict(False, shape)
-            if c >= 0:
-                lo, hi = ch._norm_part(ch.columns[c][0], *box[c][:2])
-                nan = bool(box[c][2])
-                # a column as wide as the domain excludes nothing (``_Table.bound``'s cut)
-                if lo > -INF or hi < INF or (missing[c] and not nan):
-                    live = [
-                        t.narrow(s, e, c, lo, hi, nan) if needs[i] >> k & 1 else None
-                        for k, (t, s, e) in enumerate(zip(tables, live, ends, strict=True))
-                    ]
             if step[0] == "split":
                 c = split_column(step, len(box))
                 if c is None:
@@ -180,12 +190,13 @@ class Walker:
                     return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
                 no_box, yes_box = list(box), list(box)
                 yes_box[c], no_box[c] = sides
-                ends = [
-                    t.ends(s, c) if needs[i] >> k & 1 else None
+                cut = [self._narrowing(c, side) for side in sides]
+                kids = [
+                    t.split(s, c, cut) if needs[i] >> k & 1 else (None, None)
                     for k, (t, s) in enumerate(zip(tables, live, strict=True))
                 ]
-                stack.append((no_box, live, c, ends))
-                stack.append((yes_box, live, c, ends))
+                stack.append((no_box, [no for _, no in kids]))
+                stack.append((yes_box, [yes for yes, _ in kids]))
                 continue
             if step[0] == "replay":
                 why = ch._replay(box, step, rows)

@@ -1,6 +1,6 @@
 """walk.py's two steps per box of a large proof, compiled (numba): the live boxes that
-meet a box's interval in one column, and per tree the largest value among the live
-boxes. Each computes what ``LiveTable.narrow`` and ``LiveTable.bound`` compute with
+meet each side of a split in its column, and per tree the largest value among the live
+boxes. Each computes what ``LiveTable.split`` and ``LiveTable.bound`` compute with
 numpy, in one pass without temporaries; walk.py imports this module only for a proof
 of ``COMPILED_FROM`` steps or more, and only where numba is installed (importing it and
 loading the compiled code take about a second), else it walks with numpy.
@@ -14,26 +14,39 @@ import numpy as np
 jit = numba.njit(cache=True, nogil=True)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def meets(a, b, lo, hi):
+    """Whether an interval (a, b) meets (lo, hi): max(a, lo) < min(b, hi), NaN
+    propagating through max and min as numpy's do (an a or b that is NaN meets none)."""
+    if lo > a:  # a NaN a stays NaN
+        a = lo
+    if hi < b:
+        b = hi
+    return a < b
+
+
 @jit
-def narrow(live, lo_c, hi_c, nan_c, lo, hi, nan):
-    """The boxes of ``live`` whose interval (lo_c, hi_c) meets (lo, hi), or that hold
-    NaN (nan_c) where the box does (nan): max(lo_c, lo) < min(hi_c, hi), NaN propagating
-    through max and min as numpy's do (no box then meets). ``lo`` and ``hi`` are
-    numbers (the caller gives an interval with a NaN end as the empty one)."""
-    out = np.empty(live.size, dtype=live.dtype)
-    n = 0
+def split(live, ends_c, nan_c, y_lo, y_hi, y_nan, n_lo, n_hi, n_nan):
+    """The boxes of ``live`` that meet each side of a split of column c, "yes" (y_lo,
+    y_hi, and NaN: y_nan) and "no" (n_...), in one pass: ``ends_c[i]`` is box i's
+    interval in column c (its two ends side by side: one memory read), ``nan_c[i]``
+    whether it holds NaN there (read only for a side that does). A box meets a side
+    when their intervals meet or both hold NaN. The sides' ends are numbers (the caller
+    gives a side with a NaN end as the empty interval, which numpy's max or min would
+    make it)."""
+    out_yes = np.empty(live.size, dtype=live.dtype)
+    out_no = np.empty(live.size, dtype=live.dtype)
+    n_yes = n_no = 0
     for j in range(live.size):
         i = live[j]
-        a = lo_c[i]
-        b = hi_c[i]
-        if lo > a:  # a NaN a stays NaN: it meets nothing, as numpy's maximum gives
-            a = lo
-        if hi < b:
-            b = hi
-        if a < b or (nan and nan_c[i]):
-            out[n] = i
-            n += 1
-    return out[:n]
+        a, b = ends_c[i, 0], ends_c[i, 1]
+        if meets(a, b, y_lo, y_hi) or (y_nan and nan_c[i]):
+            out_yes[n_yes] = i
+            n_yes += 1
+        if meets(a, b, n_lo, n_hi) or (n_nan and nan_c[i]):
+            out_no[n_no] = i
+            n_no += 1
+    return out_yes[:n_yes], out_no[:n_no]
 
 
 @jit

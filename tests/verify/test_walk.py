@@ -145,9 +145,13 @@ def test_the_compiled_steps_give_numpys_live_boxes_and_maxima_nan_included():
         table = _random_table(rng, 40, 6)
         plain, compiled = LiveTable(table), walk.CompiledLiveTable(table, walk_jit)
         live = np.sort(rng.choice(40, size=rng.integers(0, 41), replace=False))
-        lo, hi = rng.choice([-np.inf, 0.5, 1.0, 2.0, np.nan], size=2)
-        nan, c = bool(rng.random() < 0.5), int(rng.integers(2))
-        ends = plain.ends(live, c)
-        got = compiled.narrow(live, None, c, lo, hi, nan)
-        assert np.array_equal(got, plain.narrow(live, ends, c, lo, hi, nan))
+        sides = [
+            (*rng.choice([-np.inf, 0.5, 1.0, 2.0, np.nan], size=2), bool(rng.random() < 0.5))
+            if rng.random() < 0.8
+            else None
+            for _ in range(2)
+        ]
+        c = int(rng.integers(2))
+        got, want = compiled.split(live, c, sides), plain.split(live, c, sides)
+        assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
         assert np.array_equal(compiled.bound(live), plain.bound(live), equal_nan=True)
