@@ -125,6 +125,10 @@ class Walker:
     def __init__(self, ch):
         self.ch = ch
         self.tables: dict[tuple, LiveTable] = {}
+        # per column, whether its box parts are normalised as they are (``_norm_part``
+        # changes only an integer feature's ends; code positions stay)
+        doms = [ch.domain[f] for f, _ in ch.columns]
+        self.as_is = [d.codes is not None or not d.integer for d in doms]
 
     def _live_table(self, row, kernels) -> LiveTable:
         key = (row.a, row.b, kernels is not None)
@@ -138,8 +142,10 @@ class Walker:
         """A split's side in column c as the live boxes are narrowed to it: its interval
         normalised, and whether it holds NaN; None when it is as wide as the domain and
         excludes nothing (``_Table.bound``'s cut)."""
-        lo, hi = self.ch._norm_part(self.ch.columns[c][0], *part[:2])
-        nan = bool(part[2])
+        lo, hi, nan = part
+        if not self.as_is[c]:
+            lo, hi = self.ch._norm_part(self.ch.columns[c][0], lo, hi)
+        nan = bool(nan)
         if lo > -INF or hi < INF or (self.ch.col_missing[c] and not nan):
             return float(lo), float(hi), nan
         return None
