@@ -513,6 +513,7 @@ class Checker:
         self._tables: dict[tuple, _Table] = {}
         self._leaves: dict[tuple[int, int], list] = {}
         self._cuts: dict[tuple[float, float], float] = {}
+        self._whole: tuple | None = None  # _full_box's
 
     def _require_values(self) -> None:
         """Every feature's domain must hold some value the library reads: an empty one
@@ -646,7 +647,7 @@ class Checker:
         """Every leaf input k can reach within the domain, with its box (normalised
         per column of the pair space: lo, hi and whether NaN is in it); a leaf reached
         through pieces that are not one interval has a box per piece."""
-        lo0, hi0, nan0 = self._full_box()
+        lo0, hi0, nan0 = (list(x) for x in self._full_box())  # Python's, a leaf at a time
         out = []
         stack = [(0, {})]
         while stack:
@@ -658,8 +659,9 @@ class Checker:
                     c = self.col_of[k][g]
                     na, nb = self._norm_part(g, a, b)
                     lo[c], hi[c], nan[c] = max(lo[c], na), min(hi[c], nb), g_nan
-                if np.all((lo < hi) | nan):
-                    out.append((n, lo, hi, nan))
+                if all(a < b or m for a, b, m in zip(lo, hi, nan)):
+                    box = (np.array(lo, dtype=float), np.array(hi, dtype=float))
+                    out.append((n, *box, np.array(nan, dtype=bool)))
                 continue
             part = path.get(f, (-INF, INF, self.domain[f].missing))
             yes, no = self._route(t, n, part)
@@ -670,7 +672,13 @@ class Checker:
         return out
 
     def _full_box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The domain as a box of the pair space (normalised)."""
+        """The domain as a box of the pair space (normalised; computed once, each call
+        given its own copy)."""
+        if self._whole is None:
+            self._whole = self._domain_box()
+        return tuple(x.copy() for x in self._whole)
+
+    def _domain_box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lo, hi = [], []
         for f, _ in self.columns:
             codes = self.domain[f].codes
