@@ -283,17 +283,7 @@ def _xgboost(path: str) -> Model:
         offset, float32_link = _f32(base[0]), False
     else:
         offset, float32_link = math.log(base[0] / (1.0 - base[0])), True
-    return Model(
-        trees,
-        offset,
-        "<",
-        names,
-        1.0,
-        float32=True,
-        float32_sums=True,
-        reads_nan=True,
-        float32_link=float32_link,
-    )
+    return _xgboost_binary(trees, names, offset, float32_link)
 
 
 def _vector_leaves(t: dict) -> bool:
@@ -362,7 +352,14 @@ def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
         return _xgboost_softmax(trees, names, (_f32(base_score),) * num_class, reads_nan=True)
     if not 0.0 < base_score < 1.0:  # NaN too
         raise ModelError(f"the dump's base score {base_score!r} is no probability in (0, 1)")
-    offset = math.log(base_score / (1.0 - base_score))
+    return _xgboost_binary(trees, names, math.log(base_score / (1.0 - base_score)), True)
+
+
+def _xgboost_binary(
+    trees: list[Tree], names: list[str], offset: float, float32_link: bool
+) -> Model:
+    """An XGBoost binary model: float32 tests and sums, NaN routed, the margin from
+    ``offset``; P in float32 where ``float32_link`` (logitraw's is treesens' float64)."""
     return Model(
         trees,
         offset,
@@ -372,7 +369,7 @@ def _xgboost_dump(path: str, base_score: float, num_class: int = 1) -> Model:
         float32=True,
         float32_sums=True,
         reads_nan=True,
-        float32_link=True,
+        float32_link=float32_link,
     )
 
 
