@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
 from ..compiler.dataset import Dataset
-from ..compiler.errors import InputError, TreesensWarning, closest, name_list, near_matches
+from ..compiler.errors import InputError, TreesensWarning, name_list, near_matches
 from .formats.registry import generic_names
 from .table_files import csv_header, file_stat, is_parquet, read_table
 
@@ -129,17 +130,32 @@ def data_columns(data) -> tuple[list[str], str]:
     )
 
 
-def feature_columns(cols: list[str], label: str | None, where: str) -> list[str]:
+def feature_columns(
+    cols: list[str], label: str | None, where: str, features: Iterable[str] = ()
+) -> list[str]:
     """The columns other than the label column. The label column may be absent only under
     its default name (a file without labels); a label named by the user must be there."""
     if label and label not in cols:
         if label != DEFAULT_LABEL:
-            raise InputError(
-                f"no label column {label!r}{closest(label, cols)} (the columns: {name_list(cols)})",
-                where,
-            )
+            raise InputError(_no_label(label, cols, set(features)), where)
         return list(cols)
     return [c for c in cols if c != label]
+
+
+def _no_label(label: str, cols: list[str], features: set[str]) -> str:
+    """The error of a label column not in the data: the columns that are not the model's
+    features (``features``; none known: all columns) are where the label column is, so
+    the guess is among them, a name near or, with no name near, the few there are."""
+    others = [c for c in cols if c not in features]
+    near = near_matches(label, others) or (others if features and len(others) <= 3 else [])
+    guess = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+    if not features:
+        listed = f"the columns: {name_list(cols)}"
+    elif others:
+        listed = f"the columns not the model's features: {name_list(others)}"
+    else:
+        listed = f"every column is a feature of the model ({len(cols)} columns)"
+    return f"no label column {label!r}{guess} ({listed})"
 
 
 def _from_frame(df, ens, label, where: str, header: str | None = None) -> Dataset:
@@ -156,7 +172,7 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     if ens.columns is not None:  # the user's columns are not the model's (one-hot groups)
         df = ens.columns.user_frame(df, where)
         cols = list(df.columns)
-    feature_columns(cols, label, header or where)
+    feature_columns(cols, label, header or where, ens.feature_names)
     y = None
     if label and label in cols:
         y = df[label].to_numpy()

@@ -241,7 +241,7 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
     Parquet path or a DataFrame. A ``label`` other than the default must be a column.
     """
     header, where = data_columns(data)
-    cols = feature_columns(header, label, where)
+    cols = feature_columns(header, label, where, ens.feature_names)
     if not has_generic_names(ens) or all(n in cols for n in ens.feature_names):
         return ens
     _partly_named(ens, cols, where)

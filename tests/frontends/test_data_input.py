@@ -182,6 +182,20 @@ def test_only_a_label_column_named_by_the_user_must_be_in_the_data(tmp_path, xgb
         load_data(data, ens, label="target")
 
 
+def test_a_label_column_not_in_the_data_is_guessed_among_the_columns_that_are_not_features(
+    tmp_path, xy
+):
+    xgb = pytest.importorskip("xgboost")
+    X, y = xy
+    booster = xgb.train({"max_depth": 2}, xgb.DMatrix(X, label=y, feature_names=NAMES), 2)
+    booster.save_model(str(tmp_path / "named.json"))
+    ens = treesens.load_model(tmp_path / "named.json")
+    data = _write(tmp_path, "d.csv", "alpha,beta,gamma,outcome\n0.1,0.2,0.3,1\n")
+    said = r"no label column 'target' \(did you mean 'outcome'\?\) \(the columns not the model's"
+    with pytest.raises(InputError, match=said + " features: outcome\\)"):
+        load_data(data, ens, label="target")
+
+
 def test_cli_label_column_absent_from_the_data_exits_2_naming_file_and_column(xgb_file, data_csv):
     p = treesens_here(
         "check", xgb_file, "--data", data_csv, "--label", "nope", "--vary", "alpha", "--gap", "0.1"
