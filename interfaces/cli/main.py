@@ -57,6 +57,7 @@ from ...compiler.errors import (  # noqa: E402
     PYTHON,
     InputError,
     TreesensWarning,
+    near_matches,
     speaking,
 )
 from ...compiler.options import timeout_problem  # noqa: E402
@@ -109,8 +110,22 @@ class OneLineParser(argparse.ArgumentParser):
         words = re.findall(r"(?:^|\s)--?([\w-]+)", message.partition(":")[2])
         if message.startswith("unrecognized arguments") and set(words) & set(CONSTRAINT_WORDS):
             message += f"; {CONSTRAINTS_IN_SENS}"  # a flag for them is what the user tried
+        message = _with_guess(message)
         print(f"treesens: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+
+def _with_guess(message: str) -> str:
+    """An argparse 'invalid choice' message with the closest choices guessed ("invalid
+    choice: 'chek' (did you mean 'check'?) (choose from ...)"); any other unchanged."""
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if m is None:
+        return message
+    near = near_matches(m[1], re.findall(r"'([^']*)'", m[2]))
+    if not near:
+        return message
+    guess = f" (did you mean {', '.join(map(repr, near))}?)"
+    return message[: m.end(1) + 1] + guess + message[m.end(1) + 1 :]
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:

@@ -32,6 +32,14 @@ def test_an_unknown_choice_is_one_line_that_points_to_help(capsys):
     assert line.endswith("(see treesens emit --help)")
 
 
+def test_a_misspelt_command_is_one_line_with_the_closest_command(capsys):
+    assert main(["chek", MODEL]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.startswith(
+        "treesens: error: COMMAND: invalid choice: 'chek' (did you mean 'check'?)"
+    )
+
+
 def test_a_missing_required_flag_is_one_line(capsys):
     assert main(["check", MODEL]) == 2
     assert len(_stderr_lines(capsys)) == 1
