@@ -24,6 +24,16 @@ def is_race(backend: str) -> bool:
     return backend == RACE or backend.startswith(RACE + ":")
 
 
+def unknown_backend(name: str) -> str:
+    """The error of a backend name that is neither a backend, a search method nor a race,
+    every name a backend setting takes listed."""
+    known = [*BACKENDS, *SEARCH_METHODS, RACE]
+    return (
+        f"unknown backend {name!r}{closest(name, known)}; known: {', '.join(known)} "
+        f"(or {RACE}:NAME,NAME to race those)"
+    )
+
+
 def race_backends(backend: str, backends: Sequence[str] | None = None) -> list[str]:
     """The backends a race spec names (installed ones only for the default set)."""
     if backends:

@@ -23,6 +23,7 @@ from ..compiler.options import (
 )
 from ..compiler.query import ANY
 from ..driver import is_race
+from ..driver.race_spec import unknown_backend
 from ..questions.query_build import A_BELOW_B, parse_passes
 from ..readers.load import base_score_problem
 from . import ast as nodes
@@ -326,9 +327,7 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
         known = [*BACKENDS, *SEARCH_METHODS]  # a search method (boxes) is named as one
         for i, b in enumerate(st.names):
             if b not in known and not is_race(b):
-                raise ast.error(
-                    f"unknown backend {b!r}{closest(b, known)}; known: {', '.join(known)}", st
-                )
+                raise ast.error(unknown_backend(b), st)
             if b in st.names[:i]:
                 raise ast.error(f"backend {b!r} listed twice", st)
     elif isinstance(st, nodes.Timeout):

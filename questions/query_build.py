@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from ..backends.registry import get_info, is_search_method, require_installed
+from ..backends.registry import BACKENDS, get_info, is_search_method, require_installed
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest, spelled
 from ..compiler.feature_names import feature_list, refuse_repeats
@@ -37,6 +37,7 @@ from ..compiler.query import (
     check_delta,
 )
 from ..driver import is_race, race_backends
+from ..driver.race_spec import unknown_backend
 
 # the keywords of make_query (the API's, the CLI's dests, .sens's): what the question
 # asks, and how it is solved
@@ -182,6 +183,8 @@ def check_backend_name(backend: str) -> None:
     if is_race(backend):
         race_backends(backend)
     elif not is_search_method(backend):
+        if backend not in BACKENDS:
+            raise InputError(unknown_backend(backend))
         get_info(backend)
 
 
@@ -192,6 +195,7 @@ def require_backend(backend: str) -> None:
     if is_race(backend):
         race_backends(backend)
     else:
+        check_backend_name(backend)
         require_installed(backend)
 
 
