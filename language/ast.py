@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import SensError, located
+from ..compiler.errors import InputError
+from .errors import located
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,14 @@ class Name(Node):
 @dataclass(frozen=True)
 class Str(Node):
     value: str
+
+
+@dataclass(frozen=True)
+class Given(Str):
+    """A path a command-line flag gave in place of the file's own (``treesens test
+    --model M``): errors about it name the flag, not the file's line."""
+
+    flag: str = ""
 
 
 @dataclass(frozen=True)
@@ -346,5 +355,7 @@ class SensAST:
     source: str = field(default="", compare=False, repr=False)
     comments: tuple[Comment, ...] = field(default=(), compare=False, repr=False)
 
-    def error(self, message: str, at) -> SensError:
+    def error(self, message: str, at) -> InputError:
+        if isinstance(at, Given):  # not the file's: the flag that gave it is the place
+            return InputError(message, at.flag)
         return located(message, self.filename, self.source, at)

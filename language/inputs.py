@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .ast import DataDecl, ModelDecl, SensAST, Str
+from .ast import DataDecl, Given, ModelDecl, SensAST, Str
 
 
 def with_inputs(ast: SensAST, model: str | Path | None, data: str | Path | None) -> SensAST:
@@ -16,17 +16,19 @@ def with_inputs(ast: SensAST, model: str | Path | None, data: str | Path | None)
     items = list(ast.items)
     if model is not None:
         i = next(i for i, it in enumerate(items) if isinstance(it, ModelDecl))
-        items[i] = replace(items[i], path=_path(model, items[i].path))
+        items[i] = replace(items[i], path=_path(model, items[i].path, "--model"))
     if data is not None:
         i = next((i for i, it in enumerate(items) if isinstance(it, DataDecl)), None)
         if i is None:  # after the model line
             i = next(i for i, it in enumerate(items) if isinstance(it, ModelDecl)) + 1
-            items.insert(i, DataDecl(_path(data, None)))
+            items.insert(i, DataDecl(_path(data, None, "--data")))
         else:
-            items[i] = replace(items[i], path=_path(data, items[i].path))
+            items[i] = replace(items[i], path=_path(data, items[i].path, "--data"))
     return replace(ast, items=tuple(items))
 
 
-def _path(p: str | Path, was: Str | None) -> Str:
-    """An absolute path, placed where the file's own path was (for messages)."""
-    return Str(str(Path(p).expanduser().resolve()), pos=was.pos if was is not None else None)
+def _path(p: str | Path, was: Str | None, flag: str) -> Given:
+    """An absolute path, given by ``flag`` where the file's own path was: errors about it
+    name the flag."""
+    pos = was.pos if was is not None else None
+    return Given(str(Path(p).expanduser().resolve()), pos=pos, flag=flag)

@@ -238,6 +238,22 @@ def test_a_missing_model_is_bad_input(tmp_path, capsys):
     assert "--model" in capsys.readouterr().err
 
 
+def test_a_model_from_the_model_flag_that_does_not_load_is_placed_at_the_flag(tmp_path, capsys):
+    bad = tmp_path / "bad.pkl"
+    bad.write_text("not a pickle\n")
+    assert main(["test", str(CONTRACT), "--model", str(bad)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"treesens: error: --model: cannot load the model: {bad}: ")
+
+
+def test_data_from_the_data_flag_that_cannot_be_used_is_placed_at_the_flag(tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("mean_radius,label\n")
+    assert main(["test", str(CONTRACT), "--data", str(empty)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("treesens: error: --data: cannot use the data: ")
+
+
 def test_a_bad_expectation_is_bad_input_at_its_place(tmp_path, capsys):
     path = _sens(tmp_path, "query t {\n  vary radius_error\n  expect sometimes\n}\n")
     assert main(["test", str(path)]) == 2
