@@ -607,6 +607,15 @@ def bounds_data_file(source: str) -> str | None:
     return found[-1] if found else None
 
 
+def held_reason(ens: Ensemble) -> str:
+    """Why features' bounds hold them to one value: one in every row of the data the
+    bounds come from, or the declared bounds."""
+    data = bounds_data_file(ens.source)
+    if data is not None:
+        return f"one value in every row of {data}, the data the bounds come from"
+    return "their bounds hold them to one value"
+
+
 def proof_domain(source: str, bounded: bool | None = None, missing: bool | None = None) -> str:
     """Where a model's answers hold, from its ``source`` (which records where its bounds
     came from), whether any feature is bounded and whether any may be missing (None: not

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..compiler.cavities import check_clause_features, clauses_from_document
 from ..compiler.encode import held_to_one_value
-from ..compiler.ensemble import Ensemble
+from ..compiler.ensemble import Ensemble, held_reason
 from ..compiler.errors import FEATURES, InputError, TreesensWarning, closest
 from ..compiler.kinds import check_kind, resolve_condition
 from ..compiler.options import (
@@ -422,20 +422,25 @@ class BlockBuilder:
         a warning names them. A sweep that names such a feature is an error (a query's)."""
         if not isinstance(blk, SweepBlock):
             return list(self.names)
-        held = []
+        by_bounds, by_rules = [], []
         for f, name in enumerate(self.names):
             try:
                 q = Query(vary=(name,), bounds=bounds, relations=rels)
-                if held_to_one_value(self.ens, f) is not None or held_by_constraints(
-                    self.ens, q, f
-                ):
-                    held.append(name)
+                if held_to_one_value(self.ens, f) is not None:
+                    by_bounds.append(name)
+                elif held_by_constraints(self.ens, q, f):
+                    by_rules.append(name)
             except InputError:
                 continue  # contradictory constraints: check_consistent reports them
+        held = by_bounds + by_rules
         if held and len(held) < len(self.names):
+            why = [f"{', '.join(by_bounds)} ({held_reason(self.ens)})"] if by_bounds else []
+            if by_rules:
+                why.append(
+                    f"{', '.join(by_rules)} (its constraints hold them to one value for both inputs)"
+                )
             warnings.warn(
-                f"{self.ast.filename}: sweep {blk.name.text} leaves out {', '.join(held)}: its "
-                "constraints or bounds hold them to one value for both inputs",
+                f"{self.ast.filename}: sweep {blk.name.text} leaves out {'; '.join(why)}",
                 TreesensWarning,
                 stacklevel=2,
             )

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..answers.phrases import lower_text, proof_brief, upper_text
 from ..answers.result import Result
 from ..compiler.encode import held_to_one_value
-from ..compiler.ensemble import Ensemble, bounds_data_file
+from ..compiler.ensemble import Ensemble, held_reason
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
@@ -31,15 +31,6 @@ def held_features(ens: Ensemble) -> list[str]:
     value (a column constant in the data the bounds come from), so no pair differs in
     them."""
     return [n for f, n in enumerate(ens.feature_names) if held_to_one_value(ens, f) is not None]
-
-
-def held_reason(ens: Ensemble) -> str:
-    """Why ``held_features`` hold to one value: one in every row of the data the bounds
-    come from, or the declared bounds."""
-    data = bounds_data_file(ens.source)
-    if data is not None:
-        return f"one value in every row of {data}, the data the bounds come from"
-    return "their bounds hold them to one value"
 
 
 def feature_subsets(

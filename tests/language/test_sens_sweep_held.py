@@ -59,3 +59,18 @@ def test_a_sweep_keeps_a_feature_its_constraints_let_differ(tmp_path):
 def test_a_sweep_naming_a_fixed_feature_is_an_error(tmp_path):
     with pytest.raises(SensError, match="x1 and x2 cannot differ"):
         _load(tmp_path, "sweep some {\n  vary each of mean_radius, mean_texture\n}\n")
+
+
+def test_a_sweep_leaving_out_a_feature_one_valued_in_the_data_names_the_data(tmp_path):
+    import pandas as pd
+
+    rows = pd.read_csv(EXAMPLES / "breast_cancer_rows.csv").head(40)
+    rows["mean_texture"] = 20.0
+    rows.to_csv(tmp_path / "d.csv", index=False)
+    head = f'model "{EXAMPLES / "breast_cancer_xgb.json"}"\ndata "d.csv"\nbounds from data\n'
+    p = tmp_path / "s.sens"
+    p.write_text(head + "sweep all {\n  vary each feature\n}\n")
+    said = r"sweep all leaves out mean_texture \(one value in every row of \S*d\.csv, the data"
+    with pytest.warns(TreesensWarning, match=said):
+        sens = load_queries(p)
+    assert ("mean_texture",) not in _varied(sens)
