@@ -142,6 +142,14 @@ def root_bound(tab: PairTables, to_gap: ToGap, bound: TermsBound | None = None) 
     return to_gap(b.upper(b.top(np.ones(b.n, dtype=bool))))
 
 
+def unsplit(tab: PairTables) -> bool:
+    """Whether the pair tables split on no varied feature (each copy's column one
+    interval): x1 and x2 then read every tree alike, no box splits the pair apart, and
+    the root's bound (the rounding band over a difference of 0) is the search's answer
+    (a feature no tree reads)."""
+    return all(n <= 1 for n, (_, copy) in zip(tab.sizes.tolist(), tab.columns) if copy is not None)
+
+
 def largest_gap(
     enc: Encoding,
     tab: PairTables,
@@ -173,6 +181,10 @@ def largest_gap(
     b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
+    if unsplit(tab) and not recording:  # the root's bound is the answer: no box to search
+        return GapBoxOutcome(
+            True, max(to_gap(b.upper(b.top(np.ones(b.n, dtype=bool)))), 0.0), None, 0
+        )
     if bound is None and compiled and gap_kernel.available():
         return _compiled_search(
             b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes, recording,

@@ -43,7 +43,7 @@ from ..compiler.link_change import change_bound
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
-from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound
+from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
 from .gap_seed import late_after, late_polish, saturation_slack, seed_floor
 from .pair_boxes import (
     PairTables,
@@ -236,6 +236,8 @@ def box_largest_gap(
         order = sorted(range(len(encs)), key=lambda k: -roots[k])
         outs: list[GapBoxOutcome] = []
         ready = gap_kernel.Readiness(0.0, False)
+        if not record and all(map(unsplit, tables)):
+            compiled = False  # the root bounds answer (largest_gap): the kernel is not needed
         if compiled and time.time() < deadline:
             ready = gap_kernel.prepare(log)
             deadline = kernel_deadline(deadline, ready)

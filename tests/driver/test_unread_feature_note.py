@@ -41,3 +41,17 @@ def test_a_max_gap_of_a_feature_no_tree_splits_on_says_so_too(model):
     assert "the model never splits on f1, f2: no change of them alone moves its prediction" in (
         r.notes
     )
+
+
+def test_a_max_gap_of_a_feature_no_tree_splits_on_needs_no_compiled_search(model, monkeypatch):
+    from treesens.search import gap_kernel
+
+    called = []
+    for name in ("prepare", "KernelSearch"):
+        real = getattr(gap_kernel, name)
+        monkeypatch.setattr(
+            gap_kernel, name, lambda *a, _r=real, _n=name, **k: called.append(_n) or _r(*a, **k)
+        )
+    r = treesens.max_gap(model, vary=["f2"], **QUICK)
+    assert r.status == "insensitive"
+    assert called == []  # the root's bound answers: no kernel compiled (50 s on a cold cache)
