@@ -30,6 +30,7 @@ from .certify import (
     Certified,
     checker_reads,
     model_refusal,
+    proof_boxes,
     proof_part,
     refused,
     write_document,
@@ -81,7 +82,7 @@ def certify_recorded(
         steps = p.tree.preorder()
         if steps is None:
             return None, "", stats
-        boxes += len(steps)
+        boxes += proof_boxes(steps)
         parts.append(proof_part(ens, p.enc, p.tables, steps))
     enc, last = rec.parts[0].enc, rec.parts[-1]
     del rec, p  # the record: not held while its certificate is written and checked

@@ -37,6 +37,7 @@ from .certify import (
     Certified,
     checker_reads,
     model_refusal,
+    proof_boxes,
     proof_part,
     refused,
     write_document,
@@ -82,7 +83,7 @@ def certify_tiling(
     if steps is None:
         return None
     rebuild = {"recorded": len(boxes), "rebuild_time": time.time() - t0}
-    pruned = sum(1 for step in steps if step[0] != "split")
+    pruned = proof_boxes(steps)
     parts = [proof_part(ens, enc, tables, steps)]
     unwritten = write_document(ens, q, enc, tables, parts, model_file, path, True)
     if unwritten is not None:
