@@ -43,18 +43,20 @@ def load_contract(
     model: str | Path | None = None,
     data: str | Path | None = None,
     loading: Callable[[Path], None] | None = None,
+    trust_pickle: bool = False,
 ) -> SensFile:
     """The file, on another model and data when given; a file that expects nothing is
     bad input (a contract that cannot fail). ``loading`` is given the model file's path
     once the file's paths are checked, before the model loads (the command line's word
-    on a large file)."""
+    on a large file). ``trust_pickle``: a pickled model may load (``--trust-pickle``)."""
     for flag, p in (("--model", model), ("--data", data)):
         if p is not None and not Path(p).is_file():
             found = "a folder, not a file" if Path(p).is_dir() else "file not found"
             raise InputError(f"{flag} {p}: {found}")
     if loading is not None:
-        loading(load_queries(path, load_model=False, model=model, data=data).model_path)
-    sf = load_queries(path, model=model, data=data)
+        given = load_queries(path, load_model=False, model=model, data=data)
+        loading(given.model_path)
+    sf = load_queries(path, model=model, data=data, trust_pickle=trust_pickle)
     if not sf.expectations:
         raise InputError(
             "expects nothing: add what must hold to a query (expect insensitive, expect "

@@ -9,14 +9,19 @@ from pathlib import Path
 from .ast import DataDecl, Given, ModelDecl, SensAST, Str
 
 
-def with_inputs(ast: SensAST, model: str | Path | None, data: str | Path | None) -> SensAST:
-    """``ast`` with its model line naming ``model`` (its format options kept) and its data
-    line naming ``data`` (its label kept; a data line added when it has none). Relative
-    paths are taken from the current directory, as on a command line."""
+def with_inputs(
+    ast: SensAST, model: str | Path | None, data: str | Path | None, trust_pickle: bool = False
+) -> SensAST:
+    """``ast`` with its model line naming ``model`` (its format options kept), trusting a
+    pickle where ``trust_pickle``, and its data line naming ``data`` (its label kept; a
+    data line added when it has none). Relative paths are taken from the current
+    directory, as on a command line."""
     items = list(ast.items)
-    if model is not None:
-        i = next(i for i, it in enumerate(items) if isinstance(it, ModelDecl))
+    i = next((i for i, it in enumerate(items) if isinstance(it, ModelDecl)), None)
+    if model is not None and i is not None:
         items[i] = replace(items[i], path=_path(model, items[i].path, "--model"))
+    if trust_pickle and i is not None:
+        items[i] = replace(items[i], trust_pickle=True)
     if data is not None:
         i = next((i for i, it in enumerate(items) if isinstance(it, DataDecl)), None)
         if i is None:  # after the model line

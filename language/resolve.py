@@ -118,12 +118,14 @@ def load_queries(
     load_model: bool = True,
     model: str | Path | None = None,
     data: str | Path | None = None,
+    trust_pickle: bool = False,
 ) -> SensFile:
     """Parse, check and resolve a ``.sens`` file; relative paths are against its folder.
-    ``model`` / ``data``: files that replace the file's own (``treesens test --model``)."""
+    ``model`` / ``data``: files that replace the file's own (``treesens test --model``);
+    ``trust_pickle``: its model may be a pickle, as its model line's ``trust_pickle``."""
     ast = parse_file(path)
-    if model is not None or data is not None:
-        ast = with_inputs(ast, model, data)
+    if model is not None or data is not None or trust_pickle:
+        ast = with_inputs(ast, model, data, trust_pickle)
     return resolve(ast, Path(path).resolve().parent, load_model=load_model)
 
 

@@ -32,6 +32,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--model", metavar="M", default=None, help="test this model instead of the file's"
     )
     p.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="load a joblib/pickle model (--model's, or the file's), which runs code while "
+        "it loads (only files you trust; .skops files need no trust)",
+    )
+    p.add_argument(
         "--data",
         metavar="D",
         default=None,
@@ -74,7 +80,13 @@ def run(args) -> int:
     if args.certificates is not None and Path(args.certificates).is_file():
         raise InputError(f"--certificates {args.certificates}: a file, not a folder")
     t0 = time.time()
-    sf = load_contract(args.file, model=args.model, data=args.data, loading=say_loading)
+    sf = load_contract(
+        args.file,
+        model=args.model,
+        data=args.data,
+        loading=say_loading,
+        trust_pickle=args.trust_pickle,
+    )
     lines = args.junit is None or args.verbose
     report = None
     if args.junit is not None:

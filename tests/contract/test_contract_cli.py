@@ -10,6 +10,7 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from treesens.interfaces.cli.main import main
@@ -244,6 +245,33 @@ def test_a_model_from_the_model_flag_that_does_not_load_is_placed_at_the_flag(tm
     assert main(["test", str(CONTRACT), "--model", str(bad)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"treesens: error: --model: cannot load the model: {bad}: ")
+
+
+@pytest.fixture
+def pickled_model(tmp_path):
+    """A scikit-learn forest pickled with joblib, over the contract's features."""
+    joblib = pytest.importorskip("joblib")
+    ensemble = pytest.importorskip("sklearn.ensemble")
+    import pandas as pd
+
+    names = pd.read_csv(BC_DETAILS)["name"].tolist()
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(0, 1, (60, len(names))), columns=names)
+    y = (X[names[0]] > 0.5).astype(int)
+    est = ensemble.RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0)
+    path = tmp_path / "forest.pkl"
+    joblib.dump(est.fit(X, y), path)
+    return path
+
+
+def test_a_pickled_model_from_the_model_flag_is_refused_without_trust_pickle(pickled_model, capsys):
+    assert main(["test", str(CONTRACT), "--model", str(pickled_model)]) == 2
+    assert "not loaded: a pickled model" in capsys.readouterr().err
+
+
+def test_trust_pickle_lets_the_test_run_on_a_pickled_model(pickled_model, capsys):
+    argv = ["test", str(CONTRACT), "--model", str(pickled_model), "--trust-pickle"]
+    assert main(argv) in (0, 1), capsys.readouterr().err  # every expectation answered
 
 
 def test_data_from_the_data_flag_that_cannot_be_used_is_placed_at_the_flag(tmp_path, capsys):
