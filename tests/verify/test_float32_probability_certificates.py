@@ -15,6 +15,9 @@ import numpy as np
 import pytest
 
 import treesens
+from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, ModelOrigin
+from treesens.readers.formats.xgboost_replay import native_model
+from treesens.tests.oracle import _stump
 from treesens.tests.verify.tampering import tampered
 from treesens.verify import verify_file
 from treesens.verify.models import read_model
@@ -28,54 +31,18 @@ REACHED = 0.49999999  # XGBoost's predict puts (0.9, 0.1) at P = 1.0 and 2.06e-9
 def stump_model(low: float, high: float) -> dict:
     """XGBoost's JSON of one stump on f0 < 0.5 (leaves ``low`` and ``high``) reading two
     features, binary:logistic from a base score of 0.5."""
-    tree = {
-        "base_weights": [0.0, low, high],
-        "categories": [],
-        "categories_nodes": [],
-        "categories_segments": [],
-        "categories_sizes": [],
-        "default_left": [0, 0, 0],
-        "id": 0,
-        "left_children": [1, -1, -1],
-        "loss_changes": [1.0, 0.0, 0.0],
-        "parents": [2147483647, 0, 0],
-        "right_children": [2, -1, -1],
-        "split_conditions": [0.5, low, high],
-        "split_indices": [0, 0, 0],
-        "split_type": [0, 0, 0],
-        "sum_hessian": [100.0, 50.0, 50.0],
-        "tree_param": {
-            "num_deleted": "0",
-            "num_feature": "2",
-            "num_nodes": "3",
-            "size_leaf_vector": "1",
-        },
-    }
-    return {
-        "learner": {
-            "attributes": {},
-            "feature_names": [],
-            "feature_types": [],
-            "gradient_booster": {
-                "model": {
-                    "gbtree_model_param": {"num_parallel_tree": "1", "num_trees": "1"},
-                    "iteration_indptr": [0, 1],
-                    "tree_info": [0],
-                    "trees": [tree],
-                },
-                "name": "gbtree",
-            },
-            "learner_model_param": {
-                "base_score": "5E-1",
-                "boost_from_average": "0",
-                "num_class": "0",
-                "num_feature": "2",
-                "num_target": "1",
-            },
-            "objective": {"name": "binary:logistic", "reg_loss_param": {"scale_pos_weight": "1"}},
-        },
-        "version": [2, 0, 3],
-    }
+    stump = Ensemble(
+        trees=(_stump(0, 0.5, high, low),),
+        features=(Feature("f0", "real"), Feature("f1", "real")),
+        n_classes=2,
+        intercept=(0.0,),
+        link=LOGISTIC,
+        op="<",
+        cast="float32",
+        origin=ModelOrigin("stump", f"{low}, {high}"),
+        replayer=None,
+    )
+    return native_model(stump)
 
 
 @pytest.fixture(scope="module")
