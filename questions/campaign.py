@@ -26,6 +26,7 @@ from .executors import Executor, Failure, make_executor, parse_executor
 from .progress import Display, silent
 from .results_log import appending
 from .resume import ResumeKey, ResumePlan, plan_resume, read_results, result_from_line
+from .sweep_budget import Budget, answer_within
 from .sweep_certs import SweepCertificates
 
 STATUS_EVERY = 10.0  # seconds between two status lines of a max-gap query in flight
@@ -236,6 +237,7 @@ def sweep_campaign(
     on_reused: Callable[[dict], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
     certificates: SweepCertificates | None = None,
+    budget: float | None = None,
 ) -> list[Result]:
     """A query per feature set (``make(vary, label)``), the results in the order of
     ``subsets``: those ``campaign.resume`` answers the same question (``ResumeKey``) reused
@@ -245,7 +247,9 @@ def sweep_campaign(
     sees the lines of the resume file that are not results, and once that the log holds
     another model's results (``warn_other_model``). ``certificates``
     (``--certificates``): each answer, reused or new, is handed to it before it is
-    written or seen, so that its proof record says whether it was certified."""
+    written or seen, so that its proof record says whether it was certified. ``budget``:
+    the seconds the queries run in all, in two passes (questions/sweep_budget.py; None:
+    each query within its own time limit, once)."""
     plan = ResumePlan({}, list(subsets))
     note = None
     warn = warn or (lambda _msg: None)
@@ -292,15 +296,20 @@ def sweep_campaign(
             record = certificates is not None and certificates.takes_recorded(run.executor)
             if run.executor is not None and queries:  # seconds before the first answer
                 shown.status(starting_workers(run.executor))
-            with recording_proofs(record), _cut_short_written(written):
-                new = ask_many(
+
+            def ask(qs, on_result) -> list[Result]:
+                return ask_many(
                     ens,
-                    queries,
+                    qs,
                     memory_mb=memory_mb,
                     catch=False,
                     executor=run.executor,
-                    on_result=ended,
+                    on_result=on_result,
                     status=shown.status,
                 )
+
+            passes = Budget.of(budget, run.executor)
+            with recording_proofs(record), _cut_short_written(written):
+                new = answer_within(passes, queries, ask, ended, shown.note)
     answered = dict(zip(plan.todo, new, strict=True))
     return [answered[s] if s in answered else reused[s] for s in subsets]

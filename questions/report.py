@@ -33,11 +33,11 @@ from .progress import Display
 from .query_build import query_from_keywords
 from .software import Library, software
 from .sweep import sweep
+from .sweep_budget import MIN_STEP_SECONDS
 
 # how the time budget is shared: the ranking, then the protected features' checks; the
 # audits take what they take (about a thousand rows a second)
 RANK_SHARE, CHECK_SHARE = 0.6, 0.25
-MIN_STEP_SECONDS = 2.0
 DEFAULT_BUDGET = 480.0  # eight minutes: the whole report within ten, plots and audits included
 DEFAULT_GAP = 0.2
 # the ranking's max gaps are closed to within this (coarser than max_gap's default: a
@@ -348,37 +348,15 @@ def _check_classes(ens: Ensemble, asked_of: list[str], gap, classes) -> None:
 
 
 def _rank(ens, names, seconds: float, rank_path, common, say) -> list[Result]:
-    """Every feature's max gap within ``seconds`` in all: an even share each, then what
-    the features that closed early left over, shared by those still open. The box search
-    is made ready first (compiled, on a first run): its compile time is not the budget's."""
+    """Every feature's max gap within ``seconds`` in all: a sweep within that budget
+    (questions/sweep_budget.py: a short first pass, then the time left to the max gaps
+    still open). The box search is made ready first (compiled, on a first run): its
+    compile time is not the budget's."""
     if gap_kernel.available():
         gap_kernel.prepare(say)
-    t0 = time.time()
-    per_rank = max(MIN_STEP_SECONDS, seconds / max(1, len(names)))
-    say(f"report: ranking {len(names)} features by max gap ({per_rank:.0f}s each at most)")
+    say(f"report: ranking {len(names)} features by max gap ({seconds:.0f}s in all)")
     kw = {"max_gap": True, "max_gap_tolerance": RANK_TOLERANCE, "resume": rank_path, **common}
-    ranking = sweep(ens, features=names, timeout=per_rank, **kw)
-    again = reask(ranking, seconds - (time.time() - t0), per_rank)
-    if again is not None:
-        still, per = again
-        say(f"report: {len(still)} max gap(s) still open, again with {per:.0f}s each")
-        redone = dict(zip(still, sweep(ens, features=still, timeout=per, **kw), strict=True))
-        ranking = [redone.get(_ranked_feature(r), r) for r in ranking]
-    return ranking
-
-
-def reask(ranking: list[Result], left: float, first: float) -> tuple[list[str], float] | None:
-    """The features whose max gap stayed open, and the time each gets again (``left``
-    shared between them), when that is more than the ``first`` they had; else None."""
-    still = [_ranked_feature(r) for r in ranking if r.status != ERROR and not _closed(r)]
-    if not still:
-        return None
-    per = left / len(still)
-    return (still, per) if per > first and per >= MIN_STEP_SECONDS else None
-
-
-def _closed(r: Result) -> bool:
-    return bool((r.max_gap or {}).get("proven"))
+    return sweep(ens, features=names, budget=seconds, **kw)
 
 
 def _ranked_feature(r: Result) -> str:

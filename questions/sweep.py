@@ -24,6 +24,7 @@ from .keywords import keyword_values, model_of, query_maker, takes_query_keyword
 from .max_gap import DEFAULT_TOLERANCE
 from .progress import Display
 from .query_build import require_backend
+from .sweep_budget import check_budget
 
 
 def held_features(ens: Ensemble) -> list[str]:
@@ -266,6 +267,7 @@ def sweep(
     progress: Display | None = None,
     max_gap: bool = False,
     max_gap_tolerance: float = DEFAULT_TOLERANCE,
+    budget: float | None = None,
     **keywords,
 ) -> list[Result]:
     """One query per feature (or per subset of ``subsets`` features) of a model; the
@@ -293,9 +295,15 @@ def sweep(
 
     ``max_gap=True``: each query asks for the largest gap instead (``treesens.max_gap``,
     within ``max_gap_tolerance``); rank the results with ``by_max_gap``.
+
+    ``budget``: the seconds the sweep's queries take in all (each still within
+    ``timeout``): a first pass gives each a short time, and those it leaves open (a max
+    gap not proven, an unknown) are asked again with the time left
+    (questions/sweep_budget.py).
     """
     kw = keyword_values(keywords, "sweep")
     require_backend(kw["backend"])
+    check_budget(budget, "budget=")
     if out is not None and resume is not None and Path(out) != Path(resume):
         raise InputError("resume=FILE appends the new results to FILE: give out the same file")
     ens = model_of(model, kw)
@@ -314,4 +322,5 @@ def sweep(
         memory_mb=kw["memory_mb"],
         display=progress,
         warn=lambda msg: warnings.warn(msg, stacklevel=5),
+        budget=budget,
     )

@@ -40,6 +40,7 @@ from .common import (
     check_writable,
     load_from_args,
     log,
+    positive_float,
     positive_int,
     query_maker_from_args,
     what_it_predicts,
@@ -101,6 +102,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--table-out", default=None, metavar="FILE", help="also write the final table to FILE"
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="the seconds the sweep's queries take in all, each still within --timeout: a "
+        "first pass gives each query a short time (a quarter of the budget, shared out), and "
+        "those it leaves open (a max gap not proven, an unknown) are asked again, from the "
+        "start, with the time left (docs/max-gap.md, 'A sweep within a budget')",
     )
     add_executor_args(p)
     add_plot_arg(p, "the sweep plot (a bar per query, coloured by verdict, as long as its gap)")
@@ -176,8 +187,11 @@ def run(args) -> int:
     resolve_condition(ens, first)
     # a probability model: which reading answers, and how to ask the other
     reading = f" ({what_it_predicts(read_for(ens, first))})" if ens.probability else ""
+    limit = f"timeout {args.timeout:g}s each"
+    if args.budget is not None:
+        limit = f"budget {args.budget:g}s in all, at most {args.timeout:g}s each"
     log(
-        f"sweep of {ens.source}{reading}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, timeout {args.timeout:g}s each"
+        f"sweep of {ens.source}{reading}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, {limit}"
     )
     if features is None and (held := held_features(ens)):
         log(f"left out ({held_reason(ens)}): {', '.join(held)}")
@@ -255,6 +269,7 @@ def run_campaign(args, ens, subsets, mk, certs: SweepCertificates | None = None)
         on_reused=(lambda line: print_line(json.dumps(line))) if args.json else None,
         on_result=on_result,
         certificates=certs,
+        budget=args.budget,
     )
 
 

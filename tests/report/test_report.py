@@ -7,7 +7,7 @@ import pytest
 
 from treesens.answers.result import Result
 from treesens.compiler.errors import InputError
-from treesens.questions.report import Report, _results_paths, reask, report
+from treesens.questions.report import Report, _results_paths, report
 from treesens.tests.report.conftest import MODEL, RANKED, ROWS
 
 
@@ -127,29 +127,6 @@ def test_an_insensitive_protected_feature_gets_a_certificate_that_verifies(tmp_p
     (found,) = rep.protected
     assert found.check.status == "insensitive"
     assert found.certificate is not None and verify_file(found.certificate).valid
-
-
-def _ranked(feature: str, proven: bool, status: str = "sensitive") -> Result:
-    r = Result(query=feature, status=status, backend="boxes", features=[feature], gap=0.0)
-    r.max_gap = {"lower": 0.3, "upper": 0.3 if proven else 0.4, "proven": proven}
-    return r
-
-
-def test_the_time_left_by_the_ranking_goes_to_the_max_gaps_still_open():
-    ranking = [_ranked("a", False), _ranked("b", True), _ranked("c", False)]
-    assert reask(ranking, left=100.0, first=10.0) == (["a", "c"], 50.0)
-
-
-def test_a_closed_ranking_is_not_asked_again():
-    assert reask([_ranked("a", True), _ranked("b", True)], left=100.0, first=10.0) is None
-
-
-def test_open_max_gaps_are_not_asked_again_for_less_than_they_had():
-    assert reask([_ranked("a", False), _ranked("b", False)], left=15.0, first=10.0) is None
-
-
-def test_a_ranking_error_is_not_asked_again():
-    assert reask([_ranked("a", False, status="error")], left=100.0, first=10.0) is None
 
 
 WINE = MODEL.with_name("wine_xgb.json")

@@ -1,0 +1,174 @@
+"""A sweep within a budget: every query of it within a number of seconds in all.
+
+Two passes. The first gives each query a short time limit (``FIRST_SHARE`` of the
+budget, shared out between the queries and the slots that run them at once). The
+queries it leaves open (a max gap not proven for the time limit, an unknown) are asked
+again, from the start, the narrowest bracket first, each within its own time limit at
+most: one at a time, each gets an even share of what is left when it starts, so that
+what a query leaves over goes to the next; run at once, an even share of what the first
+pass left. The quick queries so give their unused time to those that need it. A second
+pass starts over (a search keeps nothing between passes), which costs at most the first
+pass's share; a query it would give no more time than the first did keeps its answer.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..answers.phrases import unproven_because
+from ..answers.result import ERROR, UNKNOWN, Result
+from ..compiler.errors import InputError
+from ..compiler.kinds import LargestGap
+from ..compiler.query import Query
+from ..search import gap_kernel
+
+# ask(queries, on_result) -> their results, in order (questions/campaign.ask_many)
+Ask = Callable[[Sequence[Query], Callable[[Result], None]], list[Result]]
+
+# the share of the budget the first pass gives out
+FIRST_SHARE = 0.25
+# a pass's time limit per query, at least (seconds)
+MIN_STEP_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """``seconds`` for all the queries of a sweep; ``slots``: how many run at once."""
+
+    seconds: float
+    slots: int = 1
+    first_share: float = FIRST_SHARE
+
+    @classmethod
+    def of(cls, seconds: float | None, executor: object | None) -> Budget | None:
+        """The budget of a sweep whose queries ``executor`` runs (None: one at a time in
+        this process); None without ``seconds``."""
+        if seconds is None:
+            return None
+        return cls(seconds, getattr(executor, "workers", None) or 1)
+
+    def first_limit(self, queries: int, timeout: float) -> float:
+        """Each query's time limit in the first pass, at most ``timeout``."""
+        share = self.first_share * self.seconds * self.slots / max(1, queries)
+        return min(timeout, max(MIN_STEP_SECONDS, share))
+
+    def second_pass(
+        self, results: list[Result], left: float, first: float, timeout: float
+    ) -> tuple[list[int], float] | None:
+        """The queries to ask again (their indices in ``results``) and the time limit
+        each gets (``left`` seconds shared between them, at most ``timeout``), when that
+        is more than the ``first`` they had; else None."""
+        still = [i for i, r in enumerate(results) if still_open(r)]
+        if not still:
+            return None
+        per = min(timeout, left, left * self.slots / len(still))
+        return (still, per) if per > first and per >= MIN_STEP_SECONDS else None
+
+
+def check_budget(seconds: float | None, where: str) -> None:
+    """A budget is a positive, finite number of seconds (None: none)."""
+    if seconds is None:
+        return
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise InputError(f"the sweep's budget is a number of seconds, not {seconds!r}", where)
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise InputError(f"the sweep's budget must be positive seconds, not {seconds!r}", where)
+
+
+def still_open(r: Result) -> bool:
+    """Whether more time could settle the answer: a max gap its time limit left
+    unproven, or an unknown. Errors, and max gaps left apart by memory or rounding, are
+    not."""
+    if r.status == ERROR:
+        return False
+    if r.max_gap is not None:
+        return not r.max_gap.get("proven") and unproven_because(r.max_gap).startswith("time limit")
+    return r.status == UNKNOWN
+
+
+def answer_within(
+    budget: Budget | None,
+    queries: Sequence[Query],
+    ask: Ask,
+    ended: Callable[[Result], None],
+    note: Callable[[str], None],
+) -> list[Result]:
+    """The queries' results in order: asked once (no ``budget``), or in its two passes.
+    ``ended`` sees each query's final result as it ends; a result the first pass leaves
+    open is held until it is known whether it is asked again. What ``ended`` spends (a
+    certificate's proof and check) is not counted in the budget; nor is the box search's
+    compile on a first run, made ready before the first pass."""
+    if budget is None or not queries:
+        return ask(queries, ended)
+    if any(q.kind_name == LargestGap.name for q in queries) and gap_kernel.available():
+        gap_kernel.prepare(note)
+    clock = _Clock()
+    timeout = max(q.plan.timeout for q in queries)
+    first = budget.first_limit(len(queries), timeout)
+    note(f"budget {budget.seconds:g}s: a first pass of at most {first:.3g}s a query")
+
+    def held(res: Result) -> None:
+        if not still_open(res):
+            ended(res)
+
+    results = ask([_limited(q, first) for q in queries], clock.aside(held))
+    again = budget.second_pass(results, budget.seconds - clock.spent(), first, timeout)
+    if again is None:
+        for res in results:
+            if still_open(res):
+                ended(res)
+        return results
+    # the narrowest brackets first: they are the likeliest to close, and what they leave
+    # over goes to the others
+    order = sorted(again[0], key=lambda i: _width(results[i]))
+    note(
+        f"{len(order)} still open after the first pass, asked again with the time left "
+        f"(about {again[1]:.3g}s each): {', '.join(results[i].query for i in order)}"
+    )
+    if budget.slots > 1:  # asked at once: an even share each
+        redone = ask([_limited(queries[i], again[1]) for i in order], clock.aside(ended))
+        for i, res in zip(order, redone, strict=True):
+            results[i] = res
+        return results
+    for k, i in enumerate(order):  # one at a time: the time left shared among the rest
+        limit = min(timeout, (budget.seconds - clock.spent()) / (len(order) - k))
+        if limit <= first:  # no more time than it had: its first answer stands
+            ended(results[i])
+            continue
+        (results[i],) = ask([_limited(queries[i], limit)], clock.aside(ended))
+    return results
+
+
+class _Clock:
+    """The budget's seconds spent: the time since the start, less what the callbacks
+    ``aside`` wraps took."""
+
+    def __init__(self) -> None:
+        self.start, self.set_aside = time.time(), 0.0
+
+    def spent(self) -> float:
+        return time.time() - self.start - self.set_aside
+
+    def aside(self, fn: Callable[[Result], None]) -> Callable[[Result], None]:
+        def run(res: Result) -> None:
+            t = time.time()
+            fn(res)
+            self.set_aside += time.time() - t
+
+        return run
+
+
+def _width(r: Result) -> float:
+    """How far apart an open answer's bounds are (an unknown: infinitely)."""
+    bounds = r.max_gap or {}
+    lo, up = bounds.get("lower"), bounds.get("upper")
+    if isinstance(lo, (int, float)) and isinstance(up, (int, float)):
+        return up - lo
+    return math.inf
+
+
+def _limited(q: Query, seconds: float) -> Query:
+    return q.planned(timeout=min(q.plan.timeout, seconds))
