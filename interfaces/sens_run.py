@@ -20,6 +20,7 @@ from ..questions.audit_run import check_same_audit, read_done, run_audit
 from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
 from ..questions.query_build import require_backend
+from ..questions.sweep_budget import Ask, Budget, answer_within, check_budget
 
 
 def _task(sf: SensFile, q: Query, memory_mb: int | None) -> Task:
@@ -58,16 +59,22 @@ def run_queries(
     *,
     memory_mb: int | None = None,
     jobs: int | None = None,
+    budget: float | None = None,
     executor: str | Executor | None = None,
     on_start: Callable[[Query], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> list[Result]:
     """Answer ``queries`` (of ``sf``) in order. A sweep block's queries run on ``executor``
     with ``jobs`` workers (default: the block's ``jobs`` setting; one: in this process,
-    one after the other); ``on_result`` sees them as they end, the list returned is in
-    the order of ``queries``. Other queries run one after the other."""
+    one after the other), within ``budget`` seconds in all (default: the block's
+    ``budget``; none: each query once, within its own time limit) in the two passes of
+    questions/sweep_budget.py, whose lines ``note`` sees; ``on_result`` sees the queries'
+    final results as they end, the list returned is in the order of ``queries``. Other
+    queries run one after the other."""
     if isinstance(executor, str):
         parse_executor(executor)  # a wrong spec fails before anything runs
+    check_budget(budget, "budget=")
     for backend in dict.fromkeys(q.plan.backend for q in queries):
         try:
             require_backend(backend)
@@ -76,16 +83,30 @@ def run_queries(
     results: list[Result] = []
     for sweep, batch in _runs(sf, queries):
         n = jobs if jobs is not None else sf.sweep_jobs.get(sweep)
+        seconds = budget if budget is not None else sf.sweep_budget.get(sweep)
         campaign = Campaign(executor, n) if sweep else Campaign()
         with opened(campaign) as run:
-            results += answer_all(
-                sf.ensemble,
-                [_task(sf, q, memory_mb) for q in batch],
-                executor=run.executor,
-                on_start=on_start,
-                on_result=on_result,
-            )
+            ask = _asker(sf, run.executor, memory_mb, on_start)
+            passes = Budget.of(seconds if sweep else None, run.executor)
+            results += answer_within(passes, batch, ask, on_result or _ignore, note or _ignore)
     return results
+
+
+def _asker(sf: SensFile, executor: Executor | None, memory_mb: int | None, on_start) -> Ask:
+    """How a run of queries is asked (``answer_within``'s ``ask``): on ``executor``, or
+    in this process (None), ``on_start`` seeing each query as it starts."""
+
+    def ask(queries, on_result: Callable[[Result], None]) -> list[Result]:
+        tasks = [_task(sf, q, memory_mb) for q in queries]
+        return answer_all(
+            sf.ensemble, tasks, executor=executor, on_start=on_start, on_result=on_result
+        )
+
+    return ask
+
+
+def _ignore(_x: object) -> None:
+    pass
 
 
 def run_audits(
@@ -138,6 +159,7 @@ def run_file(
     memory_mb: int | None = None,
     on_result: Callable[[Result], None] | None = None,
     jobs: int | None = None,
+    budget: float | None = None,
     executor: str | Executor | None = None,
     on_audit: Callable[[AuditPlan, list[dict], float], None] | None = None,
 ) -> list[Result]:
@@ -149,19 +171,28 @@ def run_file(
     A sweep's queries run at once on ``executor`` (``"local"``, ``"dask[=ADDRESS]"``,
     ``"ray[=ADDRESS]"`` or an executors.Executor) with ``jobs`` workers, which
     overrides the file's ``jobs`` setting (docs/distributed.md); the list returned is
-    in the file's order. The file's audit blocks (or the one named ``query``) run after
-    its queries; ``on_audit(plan, lines, seconds)`` sees each one's result lines.
+    in the file's order. ``budget`` (seconds) overrides every sweep's ``budget``: the
+    time its queries take in all, in two passes (questions/sweep_budget.py). The file's
+    audit blocks (or the one named ``query``) run after its queries; ``on_audit(plan,
+    lines, seconds)`` sees each one's result lines.
     """
     if timeout is not None and timeout_problem(timeout):
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
     if jobs is not None and jobs < 1:
         raise InputError(f"jobs must be at least 1, got {jobs}")
+    check_budget(budget, "budget=")
     sf = load_queries(path)
     queries = sf.select(query)
     if timeout is not None:
         queries = [q.planned(timeout=timeout) for q in queries]
     results = run_queries(
-        sf, queries, memory_mb=memory_mb, jobs=jobs, executor=executor, on_result=on_result
+        sf,
+        queries,
+        memory_mb=memory_mb,
+        jobs=jobs,
+        budget=budget,
+        executor=executor,
+        on_result=on_result,
     )
     run_audits(
         sf,

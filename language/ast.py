@@ -171,6 +171,14 @@ class Jobs(Node):
 
 
 @dataclass(frozen=True)
+class Budget(Node):
+    """The seconds a sweep's queries take in all, asked in two passes
+    (questions/sweep_budget.py): how they run, not what they answer."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Seed(Node):
     n: int
 

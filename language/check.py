@@ -28,7 +28,7 @@ from ..questions.query_build import A_BELOW_B, parse_passes
 from ..readers.load import base_score_problem
 from . import ast as nodes
 from .expectations import check_expectations
-from .show import py_value, show, show_value
+from .show import fmt_duration, py_value, show, show_value
 
 SETTING_NAMES = {
     nodes.GapSetting: "gap",
@@ -37,6 +37,7 @@ SETTING_NAMES = {
     nodes.Timeout: "timeout",
     nodes.Threads: "threads",
     nodes.Jobs: "jobs",
+    nodes.Budget: "budget",
     nodes.Seed: "seed",
     nodes.Passes: "passes",
     nodes.Baseline: "passes",  # one or the other
@@ -171,6 +172,23 @@ def _check_audit_statement(ast: nodes.SensAST, kind: str, st) -> None:
         raise ast.error("limit must be at least 1", st)
 
 
+def _check_sweep_setting(ast: nodes.SensAST, kind: str, st) -> None:
+    """How a sweep's queries run: ``jobs`` not in a query, ``budget`` in neither a query
+    nor an audit (an audit's rows each have their own time limit)."""
+    if isinstance(st, nodes.Jobs) and kind == "query":
+        raise ast.error(
+            "'jobs' sets how many queries of a sweep run at once: write it in a sweep "
+            "or in defaults, not in a query",
+            st,
+        )
+    if isinstance(st, nodes.Budget) and kind in ("query", "audit"):
+        raise ast.error(
+            "'budget' is the time a sweep's queries take in all: write it in a sweep or "
+            f"in defaults, not in {'a query' if kind == 'query' else 'an audit'}",
+            st,
+        )
+
+
 def _statement_word(st) -> str:
     if isinstance(st, nodes.Where):
         return "where"
@@ -192,6 +210,7 @@ def _check_block(ast: nodes.SensAST, blk) -> None:
     vary = None
     opts: dict[str, nodes.Node] = {}
     for st in blk.body:
+        _check_sweep_setting(ast, kind, st)
         _check_audit_statement(ast, kind, st)
         if isinstance(st, VARY_TYPES):
             if kind == "defaults":
@@ -216,12 +235,6 @@ def _check_block(ast: nodes.SensAST, blk) -> None:
                 )
             _check_vary(ast, st)
             continue
-        if isinstance(st, nodes.Jobs) and kind == "query":
-            raise ast.error(
-                "'jobs' sets how many queries of a sweep run at once: write it in a sweep "
-                "or in defaults, not in a query",
-                st,
-            )
         key = SETTING_NAMES.get(type(st)) or AUDIT_ONLY.get(type(st))
         if key is not None:
             if key in where_first:
@@ -342,6 +355,13 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
     elif isinstance(st, nodes.Jobs):
         if st.n < 1:
             raise ast.error("jobs must be at least 1", st)
+    elif isinstance(st, nodes.Budget):
+        if not math.isfinite(st.seconds):
+            raise ast.error("budget: too large a number of seconds to be a duration", st)
+        if st.seconds <= 0:
+            raise ast.error(
+                f"budget {fmt_duration(st.seconds)}: a sweep's budget is a duration above 0", st
+            )
     elif isinstance(st, nodes.Passes):
         try:
             parse_passes(",".join(st.items))

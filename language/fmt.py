@@ -70,6 +70,8 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         return f"threads {st.n}"
     if isinstance(st, nodes.Jobs):
         return f"jobs {st.n}"
+    if isinstance(st, nodes.Budget):
+        return f"budget {fmt_duration(st.seconds)}"
     if isinstance(st, nodes.Seed):
         return f"seed {st.n}"
     if isinstance(st, nodes.Passes):

@@ -204,6 +204,9 @@ class _Build(Transformer):
     def timeout(self, meta, ch):
         return nodes.Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
 
+    def budget(self, meta, ch):
+        return nodes.Budget(_duration(str(ch[0])), pos=_meta_pos(meta))
+
     def passes(self, meta, ch):
         return nodes.Passes(tuple(str(t).lower() for t in ch), pos=_meta_pos(meta))
 

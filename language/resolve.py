@@ -32,6 +32,7 @@ from ..readers.plugins import load_plugin
 from .ast import (
     AuditBlock,
     BoundsFromData,
+    Budget,
     DataDecl,
     Defaults,
     DetailsDecl,
@@ -80,6 +81,9 @@ class SensFile:
     # sweep block name -> its 'jobs' (or that of defaults; None: not set); how the
     # queries run, not what they ask, so it is kept here and not in the queries
     sweep_jobs: dict[str, int | None] = field(default_factory=dict)
+    # sweep block name -> its 'budget' in seconds (or that of defaults; None: not set),
+    # the time its queries take in all (questions/sweep_budget.py)
+    sweep_budget: dict[str, float | None] = field(default_factory=dict)
     # audit block name -> its plan (rows, what is asked, out file), in file order
     audits: dict[str, AuditPlan] = field(default_factory=dict)
     # query or audit block name -> what must hold of its answer (``expect``), file order
@@ -195,7 +199,7 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     # the file and the files it names (then the label column and what the file asks)
     named = (Path(ast.filename), ast, paths.model, paths.format, paths.details, paths.data)
     if not load_model:
-        return SensFile(*named, paths.label, None, [], {}, sweep_jobs(ast))
+        return SensFile(*named, paths.label, None, [], {}, sweep_jobs(ast), sweep_budget(ast))
     _load_plugins(ast, base)
     ens = _load_ensemble(ast, paths)
     if not ast.filename.startswith("<"):
@@ -233,8 +237,8 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
                 vary or block.name,
             )
         names.add(q.name)
-    jobs = sweep_jobs(ast)
-    return SensFile(*named, paths.label, ens, queries, groups, jobs, audits, expectations)
+    runs = (sweep_jobs(ast), sweep_budget(ast))
+    return SensFile(*named, paths.label, ens, queries, groups, *runs, audits, expectations)
 
 
 def _load_plugins(ast: SensAST, base: Path) -> None:
@@ -250,17 +254,27 @@ def _load_plugins(ast: SensAST, base: Path) -> None:
                 raise ast.error(e.message, it.path) from None
 
 
-def _jobs_of(body: tuple) -> int | None:
-    return next((st.n for st in body if isinstance(st, Jobs)), None)
+def _per_sweep(ast: SensAST, setting: type, value: str) -> dict:
+    """Each sweep block's ``setting`` (its ``value`` field): its own, else that of
+    defaults, else None."""
+    defaults = next((it for it in ast.items if isinstance(it, Defaults)), Defaults(()))
+
+    def of(body: tuple):
+        return next((getattr(st, value) for st in body if isinstance(st, setting)), None)
+
+    default = of(defaults.body)
+    each = {it.name.text: of(it.body) for it in ast.items if isinstance(it, SweepBlock)}
+    return {name: default if own is None else own for name, own in each.items()}
 
 
 def sweep_jobs(ast: SensAST) -> dict[str, int | None]:
     """Each sweep block's ``jobs``: its own, else that of defaults, else None."""
-    defaults = next((it for it in ast.items if isinstance(it, Defaults)), Defaults(()))
-    default = _jobs_of(defaults.body)
-    return {
-        it.name.text: _jobs_of(it.body) or default for it in ast.items if isinstance(it, SweepBlock)
-    }
+    return _per_sweep(ast, Jobs, "n")
+
+
+def sweep_budget(ast: SensAST) -> dict[str, float | None]:
+    """Each sweep block's ``budget`` (seconds): its own, else that of defaults, else None."""
+    return _per_sweep(ast, Budget, "seconds")
 
 
 def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:

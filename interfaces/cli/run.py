@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
+from ...compiler.query import Query
 from ...language import load_queries
 from ...questions.executors import parse_executor
 from ...questions.memory import MemoryRefused
@@ -17,6 +19,7 @@ from .common import (
     add_run_limits,
     emit_result,
     log,
+    positive_float,
     positive_int,
     say_loading,
     what_is_asked,
@@ -52,6 +55,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="queries of a sweep run at once (overrides the file's 'jobs'; default 1)",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="the seconds each sweep's queries take in all, each still within its time "
+        "limit (overrides the file's 'budget'): a short first pass, then the queries it "
+        "left open asked again with the time left (docs/language.md, Sweeps)",
     )
     p.add_argument(
         "--executor",
@@ -96,14 +108,7 @@ def run(args) -> int:
             f"({time.time() - t0:.2f}s)"
         )
     counts: dict[str, int] = {}
-    started = iter(range(1, len(queries) + 1))
-
-    def on_start(q) -> None:
-        if not args.json:
-            log(
-                f"[{next(started)}/{len(queries)}] {q.name}: solving with {q.plan.backend} "
-                f"(time limit {q.plan.timeout:g}s)..."
-            )
+    on_start = _starting(len(queries), quiet=args.json)
 
     def on_result(res) -> None:
         counts[res.status] = counts.get(res.status, 0) + 1
@@ -111,7 +116,14 @@ def run(args) -> int:
 
     where = {"jobs": args.jobs, "executor": args.executor}  # for queries and audits alike
     run_queries(
-        sf, queries, memory_mb=args.memory_mb, on_start=on_start, on_result=on_result, **where
+        sf,
+        queries,
+        memory_mb=args.memory_mb,
+        budget=args.budget,
+        on_start=on_start,
+        on_result=on_result,
+        note=log,
+        **where,
     )
     try:
         run_audits(
@@ -135,6 +147,23 @@ def run(args) -> int:
             answered.append(f"{len(audits)} audit{'s' * (len(audits) > 1)}")
         log(f"done: {', '.join(answered)} ({time.time() - t0:.1f}s)")
     return 1 if counts.get(ERROR) else 0
+
+
+def _starting(total: int, quiet: bool) -> Callable[[Query], None]:
+    """The line a query gets as it starts (none when ``quiet``): its number of
+    ``total``; one a sweep's budget asks again keeps its number."""
+    numbers: dict[str, int] = {}
+
+    def on_start(q: Query) -> None:
+        again = "again, " if q.name in numbers else ""
+        n = numbers.setdefault(q.name, len(numbers) + 1)
+        if not quiet:
+            log(
+                f"[{n}/{total}] {q.name}: {again}solving with {q.plan.backend} "
+                f"(time limit {q.plan.timeout:g}s)..."
+            )
+
+    return on_start
 
 
 def _print_rows(lines: list[dict]) -> None:

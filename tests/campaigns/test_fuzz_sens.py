@@ -324,6 +324,8 @@ def _grammar(names: list[str]):
         _join(_j("backend"), _mostly(["cpsat", "cbc, highs", "race"], ["cpsat, cpsat", "x"])),
         _join(_j("timeout"), _mostly(["30", "30s", "2m", "1h", "5ms", "2.5s"], ["0", "0s", "1e3"])),
         _join(_j("threads"), _int),
+        _join(_j("jobs"), _int),
+        _join(_j("budget"), _mostly(["30", "10m", "600s", "0.5s"], ["0", "0ms", "9" * 400])),
         _join(_j("seed"), _int),
         _join(_j("passes"), _mostly(["none", "ordering, unaff", "-aff"], ["bogus", "aff, aff"])),
         _join(_j("baseline"), _mostly(["kant", "KANT"], ["other"])),
