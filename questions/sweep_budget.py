@@ -40,7 +40,6 @@ class Budget:
 
     seconds: float
     slots: int = 1
-    first_share: float = FIRST_SHARE
 
     @classmethod
     def of(cls, seconds: float | None, executor: object | None) -> Budget | None:
@@ -52,7 +51,7 @@ class Budget:
 
     def first_limit(self, queries: int, timeout: float) -> float:
         """Each query's time limit in the first pass, at most ``timeout``."""
-        share = self.first_share * self.seconds * self.slots / max(1, queries)
+        share = FIRST_SHARE * self.seconds * self.slots / max(1, queries)
         return min(timeout, max(MIN_STEP_SECONDS, share))
 
     def second_pass(
