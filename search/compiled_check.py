@@ -279,7 +279,7 @@ class HandedOver:
             first = self.first.proof
             if first is not None:  # the compiled search records its own, from the whole space
                 first.give_up()
-            # the kernel loaded, or compiled on its first run after install (10-20 s)
+            # the kernel loaded, or compiled on its first run after install (half a minute)
             self.on_hand_over(gap_kernel.prepare())
             self.then = CompiledBoxSearch(
                 self.enc,

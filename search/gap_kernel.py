@@ -35,8 +35,8 @@ proven).
 The search returns to its caller after a number of boxes, when a resolved box beats the
 incumbent (the caller replays its lower corner with the library and raises the floor), or
 when the heap is empty. Numba is imported on first use; ``prepare`` loads the kernel, or
-compiles it (10-20 s, then cached on disk where numba can write) before a search starts,
-so that a search's time limit can leave that out (search/gap_search.py).
+compiles it (about half a minute, then cached on disk where numba can write) before a
+search starts, so that a search's time limit can leave that out (search/gap_search.py).
 """
 
 from __future__ import annotations
@@ -200,8 +200,8 @@ def available() -> bool:
 
 
 def compiles_first() -> bool:
-    """Whether the next search compiles the kernel (10-20 s): not yet loaded in this
-    process and not in numba's cache on disk. Reads numba's cache index, which numba does
+    """Whether the next search compiles the kernel (about half a minute): not yet loaded in
+    this process and not in numba's cache on disk. Reads numba's cache index, which numba does
     not document: False wherever that fails (the search then runs unannounced)."""
     run = _kernel()
     if run.signatures:
@@ -240,7 +240,7 @@ def prepare(log: Callable[[str], None] | None = None) -> Readiness:
             announced = not waited and compiles_first()
             if log is not None and announced:
                 log(
-                    "max gap: compiling the box search (first run, 10-20 s; "
+                    "max gap: compiling the box search (first run, about half a minute; "
                     "not counted in the time limit)"
                 )
             search = KernelSearch(_ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)

@@ -433,7 +433,7 @@ def _search_stats(
 
 def kernel_deadline(deadline: float, ready: gap_kernel.Readiness) -> float:
     """The search's deadline once the compiled kernel is ready: moved on by what
-    compiling it took (a first run's 10-20 s, announced, not the query's), not by a
+    compiling it took (a first run's half minute, announced, not the query's), not by a
     load from numba's cache (about a second, counted as any other setup)."""
     return deadline + ready.seconds if ready.compiled else deadline
 

@@ -1,5 +1,5 @@
-"""The first max-gap search after install compiles the box search (numba, 10-20 s): that
-time is not counted in the time limit, so a first run gives the answer a later run gives,
+"""The first max-gap search after install compiles the box search (numba, about half a
+minute): that time is not counted in the time limit, so a first run gives the answer a later run gives,
 from the CLI, the Python API, a sweep's worker process and a report. Each case runs in a
 fresh interpreter with an empty numba cache of its own (``NUMBA_CACHE_DIR``), as right
 after install. The time limit, 10 s, is under any compile time and well over what the
