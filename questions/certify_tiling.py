@@ -23,7 +23,7 @@ import numpy as np
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
 from ..compiler.readings import read_for
-from ..search.compiled_proof import rebuilt_within
+from ..search.compiled_proof import rebuilt_within, root_proof
 from ..search.gap_kernel import flatten
 from ..search.pair_boxes import (
     PairTables,
@@ -77,8 +77,10 @@ def certify_tiling(
     if not same_pair_space(tables, rec.tables):
         return None
     boxes = np.asarray(rec.boxes)
-    ft = flatten(tables, np.arange(len(tables.starts)))
-    tree, _ = rebuilt_within(boxes, ft, tables, {}, False, deadline, from_the_root=True)
+    tree = root_proof(tables)  # the whole space under U' (a feature no tree splits on)
+    if tree is None:
+        ft = flatten(tables, np.arange(len(tables.starts)))
+        tree, _ = rebuilt_within(boxes, ft, tables, {}, False, deadline, from_the_root=True)
     steps = None if tree is None else tree.preorder()
     if steps is None:
         return None

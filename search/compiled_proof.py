@@ -140,6 +140,18 @@ class UnbuiltProof:
         )
 
 
+def root_proof(tab: PairTables) -> ProofTree | None:
+    """The proof of one box, the whole pair space, pruned by the first row whose summed
+    per-tree maxima are under its threshold; None where no row is (a tiling's boxes then
+    need their rebuild). Numpy only: no compiled code to load or compile."""
+    tree = ProofTree(capped=False)
+    event = _pruned(tab, np.maximum.reduceat(tab.values, tab.starts, axis=1).sum(axis=1))
+    if event is None:
+        return None
+    tree.leaf(ProofTree.ROOT, event)
+    return tree
+
+
 def proof_from_boxes(
     tab: PairTables,
     boxes: np.ndarray,

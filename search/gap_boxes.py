@@ -150,6 +150,13 @@ def unsplit(tab: PairTables) -> bool:
     return all(n <= 1 for n, (_, copy) in zip(tab.sizes.tolist(), tab.columns) if copy is not None)
 
 
+def whole_space(tab: PairTables) -> np.ndarray:
+    """The tiling of one box, the whole pair space (a row lo | hi, as the compiled search
+    records its boxes)."""
+    sizes = tab.sizes.astype(np.int32)
+    return np.concatenate([np.zeros_like(sizes), sizes])[None, :]
+
+
 def largest_gap(
     enc: Encoding,
     tab: PairTables,
@@ -181,10 +188,9 @@ def largest_gap(
     b = _Bounds(tab, bound)
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
-    if unsplit(tab) and not recording:  # the root's bound is the answer: no box to search
-        return GapBoxOutcome(
-            True, max(to_gap(b.upper(b.top(np.ones(b.n, dtype=bool)))), 0.0), None, 0
-        )
+    if unsplit(tab):  # the root's bound is the answer: no box to search, the tiling one box
+        root = max(to_gap(b.upper(b.top(np.ones(b.n, dtype=bool)))), 0.0)
+        return GapBoxOutcome(True, root, None, 0, tiling=whole_space(tab) if recording else None)
     if bound is None and compiled and gap_kernel.available():
         return _compiled_search(
             b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes, recording,

@@ -236,8 +236,8 @@ def box_largest_gap(
         order = sorted(range(len(encs)), key=lambda k: -roots[k])
         outs: list[GapBoxOutcome] = []
         ready = gap_kernel.Readiness(0.0, False)
-        if not record and all(map(unsplit, tables)):
-            compiled = False  # the root bounds answer (largest_gap): the kernel is not needed
+        if all(map(unsplit, tables)):  # the root bounds answer, a certificate's tiling is
+            compiled = False  # the whole space (largest_gap): the kernel is not needed
         if compiled and time.time() < deadline:
             ready = gap_kernel.prepare(log)
             deadline = kernel_deadline(deadline, ready)

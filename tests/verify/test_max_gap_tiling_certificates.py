@@ -140,3 +140,18 @@ def test_a_sweep_s_max_gap_certificates_come_from_their_own_searches(tmp_path, m
     argv = ["sweep", str(MODEL), "--max-gap", "--features", FEATURE, "--certificates", str(certs)]
     assert main(argv) == 0
     assert verify_file(certs / f"{FEATURE}.max-gap.json").valid
+
+
+def test_a_max_gap_certificate_of_a_feature_no_tree_splits_on_needs_no_compiled_code(
+    tmp_path, monkeypatch
+):
+    called = []
+    for owner, name in ((gap_kernel, "prepare"), (certify_tiling, "rebuilt_within")):
+        real = getattr(owner, name)
+        spy = lambda *a, _r=real, _n=name, **k: called.append(_n) or _r(*a, **k)  # noqa: E731
+        monkeypatch.setattr(owner, name, spy)
+    monkeypatch.setattr(certify, "certify", _no_second_search)
+    out = tmp_path / "mg.json"
+    r = treesens.max_gap(str(MODEL), vary=["mean_radius"], certificate=out)  # no tree reads it
+    assert r.proof.checked and called == []  # one box, the whole space: numpy's bound proves it
+    assert verify_file(out).boxes == 1
