@@ -510,7 +510,8 @@ def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: floa
 
     if log is not None:
         n = len(res.box_proof.boxes)
-        log(f"certificate: rebuilding its proof from the {n:,} boxes the max gap's search kept...")
+        kept = f"{n:,} box{'es' if n != 1 else ''}"
+        log(f"certificate: rebuilding its proof from the {kept} the max gap's search kept...")
 
     deadline = time.time() + budget
     return certify_tiling(ens, at, res.box_proof, path, model_file, deadline)

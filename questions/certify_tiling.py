@@ -92,7 +92,8 @@ def certify_tiling(
         return replace(refused(unwritten, pruned, time.time() - t0), rebuild=rebuild)
     seconds = time.time() - t0
     written = (
-        f"certificate written to {path} ({pruned:,} boxes, {_source(pruned, len(boxes))}, "
+        f"certificate written to {path} ({pruned:,} box{'es' if pruned != 1 else ''}, "
+        f"{_source(pruned, len(boxes))}, "
         f"{seconds:.1f}s)"
     )
     return replace(written_and_verified(Path(path), written, pruned, seconds), rebuild=rebuild)

@@ -155,3 +155,12 @@ def test_a_max_gap_certificate_of_a_feature_no_tree_splits_on_needs_no_compiled_
     r = treesens.max_gap(str(MODEL), vary=["mean_radius"], certificate=out)  # no tree reads it
     assert r.proof.checked and called == []  # one box, the whole space: numpy's bound proves it
     assert verify_file(out).boxes == 1
+
+
+def test_a_certificate_of_one_box_says_one_box(tmp_path, capsys):
+    out = tmp_path / "mg.json"
+    argv = ["check", str(MODEL), "--vary", "mean_radius", "--max-gap", "--certificate", str(out)]
+    main(argv)
+    err = capsys.readouterr().err
+    assert "rebuilding its proof from the 1 box the max gap's search kept" in err
+    assert "(1 box, the max gap's own search" in err
