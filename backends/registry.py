@@ -121,9 +121,13 @@ class SearchMethod(Entry):
     description: str = ""
 
 
+# the box search's name as a backend: `--backend boxes`, and a max gap's result the
+# largest-gap box search answered (no solver ran)
+BOXES = "boxes"
+
 SEARCH_METHODS: dict[str, SearchMethod] = {
-    "boxes": SearchMethod(
-        "boxes",
+    BOXES: SearchMethod(
+        BOXES,
         "treesens.search.boxes",
         "the box search alone (search/box_search.py), no solver: proofs and pairs on the "
         "boxes of the pair space; a query it does not describe is an error",

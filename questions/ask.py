@@ -227,6 +227,19 @@ def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Resul
     )
 
 
+def solving_with(ens: Ensemble, q: Query) -> str:
+    """What solves ``q``, as the line before its answer says ("solving with cpsat..."):
+    its backend, but for a max gap the box search answers (questions/max_gap.py) where
+    its tables describe the query, the backend bisecting where they do not (a data-aware
+    one: the box search, then a check by the backend for the pair nearest the data)."""
+    box_search = q.plan.options.value("box_search") or ens.n_outputs > 1
+    if not kind_of(q).searched or not box_search:
+        return q.plan.backend
+    if q.plan.data_aware != "none":
+        return f"the box search, then {q.plan.backend} for the pair nearest the data"
+    return f"the box search ({q.plan.backend} where it does not apply)"
+
+
 def _refuse_unnamed_categories(ens: Ensemble) -> None:
     """CatBoost categories known only by their hash refused (catboost_categories.py):
     only a CatBoost replayer, or a replayer wrapping one (``inner``), holds them, and its

@@ -43,6 +43,7 @@ from ..answers.phrases import (
     upper_text,
 )
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
+from ..backends.registry import BOXES
 from ..compiler.affected import affected_leaves
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
@@ -393,6 +394,7 @@ def _stopped_in_table_build(
     from the leaf values (``score_bound``) the only one, and a note on how far the build
     got."""
     res = new_result(ens, q)
+    res.backend = BOXES  # no solver ran
     res.features = [ens.feature_names[f] for f in sorted(resolve_features(ens, q.vary))]
     res.inputs = input_files(ens.inputs, q.plan.options.data)
     res.gap, res.gap_kind = tol.least, result_gap_kind(ens)
@@ -419,6 +421,7 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: Tolerance) -> R
     stopped = None if proven else _stopped_by(out, shed_open)
     upper = shown_gap(ens, out.upper)
     bounds = MaxGap(lower, upper, _stated(tol), proven, 0, gap_kind(ens), "boxes", stopped)
+    res.backend = BOXES  # the box search answered: no solver ran
     res.gap = lower if lower is not None else shown_gap(ens, tol.least)
     res.gap_kind = result_gap_kind(ens)
     res.max_gap = bounds.to_dict()

@@ -21,8 +21,9 @@ from ..answers.phrases import (
     unproven_because,
     upper_text,
 )
-from ..answers.proof import bound_claim
+from ..answers.proof import BOX_SEARCH, bound_claim
 from ..answers.stats import KERNEL_COMPILE
+from ..backends.registry import BOXES
 from .console import output_console
 
 if TYPE_CHECKING:
@@ -116,8 +117,13 @@ def headline_parts(res: Result) -> tuple[str, str]:
     search = (res.stats or {}).get("search")
     if search and search != "default":  # a later search of the backend's schedule answered
         backend += f" ({search} search)"
-    found_by = (res.stats or {}).get("found_by")
-    if res.witness and found_by and found_by != res.backend:  # the heuristic, the box search
+    found_by = (res.stats or {}).get("found_by") or ""
+    boxed = res.max_gap is not None and res.backend == BOXES  # no solver ran
+    if boxed:
+        backend += " (the box search, no solver)"
+    # the heuristic, the box search (said already where it answered a max gap)
+    said = boxed and found_by.startswith(BOX_SEARCH)
+    if res.witness and found_by and found_by != res.backend and not said:
         backend += f", pair found by {found_by}"
     t = res.time
     rest = (

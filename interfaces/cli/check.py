@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
-from ...questions.ask import answer, refuse_query
+from ...questions.ask import answer, refuse_query, solving_with
 from ...questions.memory import refuse_file_over_limit
 from ...questions.query_build import require_backend
 from ...readers.structure_cache import keep_structures
@@ -90,7 +90,7 @@ def run(args) -> int:
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
-            f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {q.plan.backend}..."
+            f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {solving_with(ens, q)}..."
         )
     try:  # the time limit runs from the command's start: loading counts
         with proof_recording(q, args.certificate):  # the certificate from the answer's proof

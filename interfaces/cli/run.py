@@ -12,6 +12,7 @@ from ...answers.result import ERROR
 from ...compiler.errors import InputError
 from ...compiler.query import Query
 from ...language import load_queries
+from ...questions.ask import solving_with
 from ...questions.executors import parse_executor
 from ...questions.memory import MemoryRefused
 from ..sens_run import audit_report, run_audits, run_queries
@@ -108,7 +109,7 @@ def run(args) -> int:
             f"({time.time() - t0:.2f}s)"
         )
     counts: dict[str, int] = {}
-    on_start = _starting(len(queries), quiet=args.json)
+    on_start = _starting(ens, len(queries), quiet=args.json)
 
     def on_result(res) -> None:
         counts[res.status] = counts.get(res.status, 0) + 1
@@ -149,7 +150,7 @@ def run(args) -> int:
     return 1 if counts.get(ERROR) else 0
 
 
-def _starting(total: int, quiet: bool) -> Callable[[Query], None]:
+def _starting(ens, total: int, quiet: bool) -> Callable[[Query], None]:
     """The line a query gets as it starts (none when ``quiet``): its number of
     ``total``; one a sweep's budget asks again keeps its number."""
     numbers: dict[str, int] = {}
@@ -159,7 +160,7 @@ def _starting(total: int, quiet: bool) -> Callable[[Query], None]:
         n = numbers.setdefault(q.name, len(numbers) + 1)
         if not quiet:
             log(
-                f"[{n}/{total}] {q.name}: {again}solving with {q.plan.backend} "
+                f"[{n}/{total}] {q.name}: {again}solving with {solving_with(ens, q)} "
                 f"(time limit {q.plan.timeout:g}s)..."
             )
 
