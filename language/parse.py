@@ -343,6 +343,22 @@ def _describe_expected(expected) -> str:
     return ", ".join(words)
 
 
+def _keyword_guess(word: str, expected) -> str:
+    """ " (did you mean 'timeout'?)" for a word close to a keyword the parser expected
+    there, else ""."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word):
+        return ""
+    lark, keywords = parser(), []
+    for name in set(expected):
+        try:
+            pat = lark.get_terminal(name).pattern
+        except KeyError:
+            continue
+        if type(pat).__name__ == "PatternStr" and re.fullmatch(r"[a-z_]{3,}", pat.value):
+            keywords.append(pat.value)
+    return closest(word, sorted(keywords), n=1)
+
+
 def _open_blocks(text: str):
     """Positions of '{' not closed before the end (lexing only: strings and comments skip)."""
     stack = []
@@ -439,7 +455,10 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
         if tok.start_pos is not None and re.search(r"\bexpect\s*$", text[: tok.start_pos]):
             raise err(_unknown_expectation(shown), tok.line, tok.column) from None
         what = _describe_expected(e.expected)
-        raise err(f"unexpected {_show_token(tok)}; expected {what}", tok.line, tok.column) from None
+        guess = _keyword_guess(shown, e.expected)  # a misspelt keyword: 'timout 5s'
+        raise err(
+            f"unexpected {_show_token(tok)}{guess}; expected {what}", tok.line, tok.column
+        ) from None
     try:
         items = _Build().transform(tree)
     except VisitError as e:  # a value the transformer cannot convert

@@ -474,6 +474,22 @@ def test_rejected_syntax(text, message):
     assert message in e.message, e.message
 
 
+@pytest.mark.parametrize(
+    "text, guess",
+    [
+        (HEAD + "query q {\n  vary a\n  timout 5s\n}\n", "'timout' (did you mean 'timeout'?)"),
+        (HEAD + "query q {\n  varry a\n}\n", "'varry' (did you mean 'vary'?)"),
+        ('modle "m.json"\nquery q { vary a }', "'modle' (did you mean 'model'?)"),
+    ],
+)
+def test_a_misspelt_keyword_gets_the_closest_keyword_expected_there(text, guess):
+    assert f"unexpected {guess}; expected " in err(text).message
+
+
+def test_a_word_close_to_no_keyword_gets_no_guess():
+    assert "did you mean" not in err(HEAD + "query q {\n  vary a\n  foo bar\n}\n").message
+
+
 def test_a_bare_name_with_a_letter_outside_ascii_says_to_quote_it_at_its_start():
     e = err(HEAD + "query q {\n  vary r\u00e9gion\n}\n")
     assert "the name 'r\u00e9gion' holds a letter outside ASCII" in e.message
