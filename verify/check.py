@@ -131,7 +131,12 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
         # and an integer too long for int() (UnicodeDecodeError is one too)
         raise CertificateError(f"{path}: not a readable certificate ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise CertificateError(f"{path}: not a treesens certificate (format {FORMAT!r})")
+        found = doc.get("format") if isinstance(doc, dict) else None
+        has = "no 'format'" if found is None else f"format {found!r}"
+        raise CertificateError(
+            f"{path}: not a treesens certificate ({has}, where a certificate's is {FORMAT!r}: "
+            "treesens check ... --certificate FILE writes one)"
+        )
     version = doc.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version not in VERSIONS:
         raise CertificateError(

@@ -33,6 +33,16 @@ def test_a_certificate_that_is_not_there_is_said_to_be_not_found(tmp_path):
     assert p.stderr.strip().endswith("nosuch.json: certificate file not found"), p.stderr
 
 
+def test_a_model_given_to_verify_is_said_to_be_no_certificate_and_how_one_is_written():
+    p = treesens_here("verify", REPO / "examples" / "breast_cancer_xgb.json")
+    assert p.returncode == 2
+    assert p.stderr.strip().endswith(
+        "breast_cancer_xgb.json: not a treesens certificate (no 'format', where a "
+        "certificate's is 'treesens-certificate': treesens check ... --certificate FILE "
+        "writes one)"
+    ), p.stderr
+
+
 @pytest.mark.parametrize("base_score", [1.0, 0.0, 1.5, float("inf")])
 def test_a_dump_certificate_stating_a_base_score_that_is_no_probability_is_invalid(
     tmp_path, base_score
