@@ -11,6 +11,7 @@ def draw(df, table, by: str | None, spec, path: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     rows = table[table["group"] != "all"] if by is None else table[table["group"] == by]
@@ -28,8 +29,9 @@ def draw(df, table, by: str | None, spec, path: str) -> None:
         right.hist(change, bins=min(40, max(5, change.size // 5)), color="#dd8452")
     else:
         right.text(0.5, 0.5, "no flippable row", ha="center", va="center")
-    right.set_xlabel(f"smallest change on {spec.label} that flips (fraction of its range)")
+    right.set_xlabel(f"smallest change on {spec.label} that flips\n(fraction of its range)")
     right.set_ylabel("rows")
+    right.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of rows
     right.set_title("smallest change needed")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
