@@ -33,3 +33,10 @@ def test_the_line_before_a_max_gap_says_the_box_search_solves_it(capsys):
 def test_the_line_before_a_check_names_its_backend(capsys):
     main(["check", *ARGS, "--gap", "0.3"])
     assert "solving with cpsat..." in capsys.readouterr().err
+
+
+def test_compare_names_each_backend_asked_and_the_box_search_that_answered(capsys):
+    main(["compare", *ARGS, "--kind", "max_gap", "--backends", "cpsat,highs"])
+    err = capsys.readouterr().err
+    assert "  cpsat (answered by boxes): sensitive" in err
+    assert "  highs (answered by boxes): sensitive" in err
