@@ -20,7 +20,7 @@ from ..questions.audit_spec import (
     make_spec,
     make_target,
 )
-from ..readers.data import Dataset, load_data
+from ..readers.data import Dataset, load_data, no_label
 from .ast import (
     AuditBlock,
     By,
@@ -60,8 +60,15 @@ def _first(body: tuple, kind):
     return next((st for st in body if isinstance(st, kind)), None)
 
 
-def _rows(ast: SensAST, blk: AuditBlock, base: Path, file_data: tuple[Path | None, str | None]):
-    """The data file an audit reads and its label column (None: no label column)."""
+def _rows(
+    ast: SensAST,
+    blk: AuditBlock,
+    base: Path,
+    file_data: tuple[Path | None, str | None],
+    features=(),
+):
+    """The data file an audit reads and its label column (None: no label column); a
+    label column it lacks is guessed among the columns not the model's ``features``."""
     st = _first(blk.body, Rows)
     if st is None:
         if file_data[0] is None:
@@ -78,7 +85,7 @@ def _rows(ast: SensAST, blk: AuditBlock, base: Path, file_data: tuple[Path | Non
     label = st.label if st.label is not None else "label"
     if header is not None and label not in header:
         if st.label is not None:
-            raise ast.error(f"the data file has no column {label!r}{closest(label, header)}", st)
+            raise ast.error(no_label(label, header, set(features)), st)
         label = None
     return path, label, st
 
@@ -134,7 +141,7 @@ def build_audit(
     def setting(kind):
         return _first(blk.body, kind) or _first(defaults.body, kind)
 
-    path, label, rows_st = _rows(ast, blk, base, file_data)
+    path, label, rows_st = _rows(ast, blk, base, file_data, ens.feature_names)
     at = rows_st.path if rows_st is not None else blk.name
     try:
         data = load_data(str(path), ens, label)

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.query import Query
-from ..readers.data import load_data
+from ..readers.data import load_data, no_label
 from ..readers.details import apply_data_names, apply_details
 from ..readers.formats.catboost_categories import (
     categories_from_data,
@@ -144,6 +144,9 @@ class _Paths:
     details: Path | None
     data: Path | None
     label: str | None
+    # the label column the data line names, not a column of the data (said once the
+    # model's features are known: the label column is among the others)
+    missing_label: str | None = None
 
 
 def _paths(ast: SensAST, base: Path) -> _Paths:
@@ -167,7 +170,7 @@ def _paths(ast: SensAST, base: Path) -> _Paths:
         details_path = resolve_path(base, details.path.value)
         if not details_path.is_file():
             raise ast.error(f"features file not found: {_show_path(details_path)}", details.path)
-    label = None
+    label = missing = None
     if data is not None:
         data_path = resolve_path(base, data.path.value)
         if not data_path.is_file():
@@ -175,12 +178,9 @@ def _paths(ast: SensAST, base: Path) -> _Paths:
         label = data.label if data.label is not None else "label"
         header = csv_header(data_path)
         if header is not None and label not in header:
-            if data.label is None:
-                label = None  # no label column: fine, unless one was asked for
-            else:
-                raise ast.error(
-                    f"the data file has no column {label!r}{closest(label, header)}", data
-                )
+            # no label column: fine, unless one was asked for
+            missing = None if data.label is None else label
+            label = None
     narrow = next((it for it in ast.items if isinstance(it, BoundsFromData)), None)
     if narrow is not None and data is None:
         raise ast.error(
@@ -188,7 +188,24 @@ def _paths(ast: SensAST, base: Path) -> _Paths:
             'add a line  data "train.csv"',
             narrow,
         )
-    return _Paths(model_path, fmt, details_path, data_path, label)
+    return _Paths(model_path, fmt, details_path, data_path, label, missing)
+
+
+def _features_of(ast: SensAST, paths: _Paths) -> list[str]:
+    """The model's feature names, for the guess at a label column the data lacks; none
+    where the model does not load without it (generic names the data's columns give,
+    the label column among them)."""
+    try:
+        return _load_ensemble(ast, paths).feature_names
+    except InputError:
+        return []
+
+
+def _no_label(ast: SensAST, paths: _Paths, features) -> InputError:
+    """The error of a data line's label column that the data lacks, at the data line."""
+    header = csv_header(paths.data) or []
+    data = next(it for it in ast.items if isinstance(it, DataDecl))
+    return ast.error(no_label(paths.missing_label, header, set(features)), data)
 
 
 def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
@@ -198,9 +215,11 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
     check_options(ast)
     # the file and the files it names (then the label column and what the file asks)
     named = (Path(ast.filename), ast, paths.model, paths.format, paths.details, paths.data)
-    if not load_model:
+    if not load_model:  # (a label column the data lacks: said with the model's features)
         return SensFile(*named, paths.label, None, [], {}, sweep_jobs(ast), sweep_budget(ast))
     _load_plugins(ast, base)
+    if paths.missing_label is not None:
+        raise _no_label(ast, paths, _features_of(ast, paths))
     ens = _load_ensemble(ast, paths)
     if not ast.filename.startswith("<"):
         ens = ens.with_input("sens", ast.filename)

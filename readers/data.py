@@ -137,12 +137,12 @@ def feature_columns(
     its default name (a file without labels); a label named by the user must be there."""
     if label and label not in cols:
         if label != DEFAULT_LABEL:
-            raise InputError(_no_label(label, cols, set(features)), where)
+            raise InputError(no_label(label, cols, set(features)), where)
         return list(cols)
     return [c for c in cols if c != label]
 
 
-def _no_label(label: str, cols: list[str], features: set[str]) -> str:
+def no_label(label: str, cols: list[str], features: set[str]) -> str:
     """The error of a label column not in the data: the columns that are not the model's
     features (``features``; none known: all columns) are where the label column is, so
     the guess is among them, a name near or, with no name near, the few there are."""

@@ -130,6 +130,24 @@ CASES = {
         _bc('data "train.csv" label label\nquery q {\n  vary mean_texture\n}\n'),
         ["{F}:3:6: data file not found: {D}/train.csv", 'data "train.csv" label label', "     ^"],
     ),
+    "label_column_not_in_the_data": (
+        _bc(f'data "{ROWS}" label target\nquery q {{\n  vary mean_texture\n}}\n'),
+        [
+            "{F}:3:1: no label column 'target' (did you mean 'label'?) (the columns not the "
+            "model's features: label)",
+            f'data "{ROWS}" label target',
+            "^",
+        ],
+    ),
+    "audit_label_column_not_in_the_data": (
+        _bc(f'audit w {{\n  data "{ROWS}" label lbl\n  vary worst_texture\n}}\n'),
+        [
+            "{F}:4:3: no label column 'lbl' (did you mean 'label'?) (the columns not the "
+            "model's features: label)",
+            f'  data "{ROWS}" label lbl',
+            "  ^",
+        ],
+    ),
     "syntax_error": (
         _bc("query q {\n  vary mean_texture\n  gap = 0.2\n}\n"),
         [
