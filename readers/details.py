@@ -23,6 +23,9 @@ from ..compiler.errors import FEATURES, InputError, closest, name_list, not_utf8
 from .data import data_columns, feature_columns, looks_like_values, names_are_generic
 from .formats.registry import generic_names
 
+# the columns of a details file (the first two needed)
+COLUMNS = ("feature", "name", "lb", "ub", "kind", "missing", "group")
+
 
 def _num(s: str, where: str, col: str) -> float:
     """A bound of column ``col`` (lb or ub); empty or "none": unbounded on that side."""
@@ -101,6 +104,13 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
             raise InputError(
                 f"header has no {need!r} column (expected feature,name,lb,ub)", f"{path}:1"
             )
+    unknown = [h for h in header if h not in COLUMNS]
+    if unknown:  # a bound under another name would be dropped: the feature unbounded
+        raise InputError(
+            f"unknown column {unknown[0]!r}{closest(unknown[0], COLUMNS)} (the columns a "
+            f"details file takes: {', '.join(COLUMNS)}; bounds go in lb and ub)",
+            f"{path}:1",
+        )
     col = {h: i for i, h in enumerate(header)}
     feats = list(ens.features)
     named = not has_generic_names(ens)  # names of its own, which the file must repeat

@@ -82,6 +82,22 @@ def test_details_with_crossed_bounds_is_an_input_error(tmp_path, model_file):
         treesens.load_model(model_file, details=bad)
 
 
+def test_bounds_under_another_column_name_are_an_input_error_not_dropped(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,name,lower,upper\n0,a,0.2,0.8\n")
+    with pytest.raises(InputError) as e:
+        treesens.load_model(model_file, details=bad)
+    assert e.value.message.startswith("unknown column 'lower' (the columns a details file takes")
+    assert "bounds go in lb and ub" in e.value.message
+
+
+def test_a_misspelt_column_gets_the_closest_name(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,name,lb,ub,kinds\n0,a,0.2,0.8,real\n")
+    with pytest.raises(InputError, match="unknown column 'kinds' \\(did you mean 'kind'\\?\\)"):
+        treesens.load_model(model_file, details=bad)
+
+
 def test_details_named_after_the_model_are_found_beside_it(tmp_path, model_file):
     model = tmp_path / "credit_xgb.json"
     model.write_bytes(model_file.read_bytes())
