@@ -22,6 +22,7 @@ from ..compiler.ensemble import KINDS, Ensemble, Feature
 from ..compiler.errors import FEATURES, InputError, closest, name_list, not_utf8
 from .data import data_columns, feature_columns, looks_like_values, names_are_generic
 from .formats.registry import generic_names
+from .table_files import check_separator
 
 # the columns of a details file (the first two needed)
 COLUMNS = ("feature", "name", "lb", "ub", "kind", "missing", "group")
@@ -99,6 +100,7 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
     if not rows:
         raise InputError("empty details file (expected a header feature,name,lb,ub)", str(path))
     header = [h.strip().lower() for h in rows[0]]
+    check_separator(rows[0], f"{path}:1")  # a spreadsheet's export split by ';'
     for need in ("feature", "name"):
         if need not in header:
             raise InputError(

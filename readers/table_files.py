@@ -52,7 +52,7 @@ def _scan_csv(path: Path) -> list[str]:
                 if header is None:
                     header = [c.strip() for c in row]
                     _check_not_json(header, f"{path}:{reader.line_num}")
-                    _check_separator(header, f"{path}:{reader.line_num}")
+                    check_separator(header, f"{path}:{reader.line_num}")
                     named = [c for c in header if c]
                     dup = next((c for c in named if named.count(c) > 1), None)
                     if dup is not None:
@@ -85,7 +85,7 @@ def _check_not_json(header: list[str], where: str) -> None:
         )
 
 
-def _check_separator(header: list[str], where: str) -> None:
+def check_separator(header: list[str], where: str) -> None:
     """A header of one field holding ';' or a tab: a file another separator splits (a
     spreadsheet's CSV export with decimal commas), which every row would misread."""
     sep = next((c for c in (";", "\t") if len(header) == 1 and c in header[0]), None)

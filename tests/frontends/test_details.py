@@ -98,6 +98,13 @@ def test_a_misspelt_column_gets_the_closest_name(tmp_path, model_file):
         treesens.load_model(model_file, details=bad)
 
 
+def test_details_split_by_semicolons_are_said_to_be_so(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature;name;lb;ub\n0;a;0,2;0,8\n")
+    with pytest.raises(InputError, match="the header is one field holding ';'"):
+        treesens.load_model(model_file, details=bad)
+
+
 def test_details_named_after_the_model_are_found_beside_it(tmp_path, model_file):
     model = tmp_path / "credit_xgb.json"
     model.write_bytes(model_file.read_bytes())
