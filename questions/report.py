@@ -243,7 +243,7 @@ def report(
     details: str | Path | None = None,
     features=None,
     protected=(),
-    gap: float = DEFAULT_GAP,
+    gap: float | None = None,
     classes=None,
     delta: float | None = None,
     budget: float = DEFAULT_BUDGET,
@@ -270,7 +270,8 @@ def report(
     bound of each ranked max gap (``FEATURE.max-gap.json``); the page says, per claim,
     whether it was certified or why not. ``delta``: a regressor's protected features are
     asked for a change of at least ``delta`` (the prediction, not a probability: ``gap``
-    does not apply), and each row for such a change.
+    does not apply), and each row for such a change. ``gap`` defaults to DEFAULT_GAP, a
+    binary model's; a multiclass model's protected features need a ratio given.
     """
     t0 = time.time()
     say = note or (lambda _msg: None)
@@ -286,7 +287,8 @@ def report(
     _check_change(ens, protected, delta)
     names = list(ens.feature_names if features is None else feature_list(ens, features, "features"))
     refuse_repeats(names, "features")
-    _check_classes(ens, protected or names, gap if protected else None, classes)
+    _check_classes(ens, protected or names, gap if protected else None, classes, bool(protected))
+    gap = DEFAULT_GAP if gap is None else gap
     rank_path = check_path = None
     if results is not None:
         rank_path, check_path = _results_paths(results)
@@ -338,11 +340,22 @@ def _check_change(ens: Ensemble, protected: list[str], delta: float | None) -> N
         raise InputError(f"--delta must be a positive number, not {delta}")
 
 
-def _check_classes(ens: Ensemble, asked_of: list[str], gap, classes) -> None:
+def _check_classes(
+    ens: Ensemble, asked_of: list[str], gap, classes, protected: bool = False
+) -> None:
     """A multiclass model's class pair, and the ratio gap the protected features are asked
-    (``gap``; None: none is), checked before anything is solved, as check's are."""
+    (``gap``; None: none is, or none was given to the ``protected`` ones), checked before
+    anything is solved, as check's are."""
     if ens.is_regressor or (ens.n_classes == 2 and ens.n_outputs == 1) or not asked_of:
         return
+    if gap is None and protected:  # the default is a binary model's probability gap
+        flags, kw = (
+            ("--gap G", "gap=") if classes else ("--gap G --classes C1,C2", "gap=, classes=")
+        )
+        raise InputError(
+            f"the model has {ens.n_classes} classes: its protected features are asked a "
+            f"probability ratio, give it ({flags}; {kw} in Python; G >= 1, e.g. 2)"
+        )
     kw = {"gap": 1.0 if gap is None else gap, "classes": classes}
     resolve_condition(ens, query_from_keywords(asked_of[:1], kw, ens=ens))
 

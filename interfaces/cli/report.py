@@ -33,8 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--gap",
         type=number,
-        default=DEFAULT_GAP,
-        help=f"the gap asked of the protected features (default {DEFAULT_GAP:g})",
+        default=None,
+        help=f"the gap asked of the protected features (default {DEFAULT_GAP:g}; a multiclass "
+        "model's: a probability ratio, needed)",
     )
     p.add_argument(
         "--delta",

@@ -162,7 +162,13 @@ def test_a_multiclass_report_audits_each_row_for_the_second_class_of_its_pair(tm
 
 @pytest.mark.parametrize(
     ("asked", "problem"),
-    [({"gap": 1.5}, "give the two classes"), ({"classes": "0,1"}, "out of range")],
+    [
+        ({"gap": 1.5}, "give the two classes"),
+        ({"classes": "0,1", "gap": 0.2}, "out of range"),
+        # the default gap, 0.2, is a binary model's: a ratio is asked for, not refused
+        ({"classes": "0,1"}, r"asked a probability ratio, give it \(--gap G; gap= in Python"),
+        ({}, r"give it \(--gap G --classes C1,C2; gap=, classes= in Python"),
+    ],
 )
 def test_a_multiclass_report_without_a_class_pair_or_a_ratio_is_refused_before_solving(
     tmp_path, asked, problem
