@@ -14,6 +14,7 @@ from treesens.compiler.query import Query
 from treesens.interfaces.cli.run import _starting
 from treesens.interfaces.sens_run import run_file
 from treesens.language import Budget, SensError, format_sens, load_queries, parse
+from treesens.readers.load import load_model
 from treesens.tests.conftest import treesens_here
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -161,7 +162,8 @@ def test_run_cli_refuses_a_budget_that_is_not_positive_in_one_line(tmp_path):
 
 def test_a_query_a_budget_asks_again_keeps_its_number_in_the_progress_lines(capsys):
     q = Query(vary=("worst_radius",), name="worst/worst_radius").planned(timeout=5.0)
-    on_start = _starting(3, quiet=False)
+    ens = load_model(str(EXAMPLES / "breast_cancer_xgb.json"))
+    on_start = _starting(ens, 3, quiet=False)
     on_start(q)
     on_start(q.planned(timeout=20.0))
     lines = capsys.readouterr().err.splitlines()
