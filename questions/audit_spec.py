@@ -13,7 +13,7 @@ import numpy as np
 from ..compiler.audit import Target, feature_scale
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest
+from ..compiler.errors import InputError, closest, name_list
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import anchored_question, flip_target
 from ..compiler.query import (
@@ -159,5 +159,9 @@ def check_by(ds: Dataset, ens: Ensemble, by: str | None, label: str | None) -> N
     other column of the data."""
     if by is None or (by == label and ds.y is not None) or by in ds.names or by in ds.extras:
         return
-    known = [*ens.feature_names, *([label] if label else []), *ds.extras]
-    raise InputError(f"by {by!r}: not a column of the data{closest(by, known)}")
+    others = [*([label] if label and ds.y is not None else []), *ds.extras]
+    where = "" if ds.source == "<data>" else f" {ds.source}"  # the file: --data's, say
+    hint = closest(by, [*ens.feature_names, *others]) or (
+        f" (its columns other than the model's features: {name_list(others)})" if others else ""
+    )
+    raise InputError(f"by {by!r}: not a column of the data{where}{hint}")

@@ -282,6 +282,18 @@ def test_data_from_the_data_flag_that_cannot_be_used_is_placed_at_the_flag(tmp_p
     assert line.startswith("treesens: error: --data: cannot use the data: ")
 
 
+def test_an_audit_counted_by_a_column_the_data_flag_s_file_lacks_names_that_file(tmp_path, capsys):
+    rows = (EXAMPLES / "breast_cancer_rows.csv").read_text().replace(",label\n", ",target\n", 1)
+    other = tmp_path / "target.csv"
+    other.write_text(rows)
+    assert main(["test", str(CONTRACT), "--data", str(other)]) == 2
+    line = capsys.readouterr().err.splitlines()[0]
+    assert line.endswith(
+        f"by 'label': not a column of the data {other} (its columns other than the "
+        "model's features: target)"
+    )
+
+
 def test_a_bad_expectation_is_bad_input_at_its_place(tmp_path, capsys):
     path = _sens(tmp_path, "query t {\n  vary radius_error\n  expect sometimes\n}\n")
     assert main(["test", str(path)]) == 2
