@@ -111,6 +111,7 @@ class Report:
     label: str = "label"
     certificates: str | None = None  # the folder certificates were asked into, if any
     delta: float | None = None  # a regressor's protected features: the change asked
+    classes: tuple[str, str] | None = None  # a multiclass model's pair, C1 -> C2
 
     @property
     def unanswered(self) -> list[str]:
@@ -196,6 +197,14 @@ def _results_paths(results: str | Path) -> tuple[Path, Path]:
     base = Path(results)
     stem = base.name.removesuffix(".jsonl")
     return base.with_name(f"{stem}.rank.jsonl"), base.with_name(f"{stem}.checks.jsonl")
+
+
+def _pair(classes) -> tuple[str, str] | None:
+    """The report's class pair (``"C1,C2"`` or ``(C1, C2)``) as two names, or None."""
+    if classes is None:
+        return None
+    pair = classes.split(",") if isinstance(classes, str) else list(classes)
+    return str(pair[0]).strip(), str(pair[-1]).strip()
 
 
 def _x2_class(classes):
@@ -323,6 +332,7 @@ def report(
         label=label,
         certificates=None if certificates is None else str(certificates),
         delta=delta,
+        classes=_pair(classes),
     )
 
 

@@ -159,8 +159,7 @@ def _checked(report: Report) -> str:
         '<h2 id="checked">What was checked</h2>'
         f"<p>Model: {e(p.model_format)}, {p.trees} trees, {p.features} features, "
         f"{'a regressor' if report.delta is not None else f'{p.classes} classes'}. "
-        f"{_asked(report)} of the protected features: "
-        f"{report.gap if report.delta is None else report.delta:g}.</p>"
+        f"{_asked(report)} of the protected features: {e(_asked_value(report))}.</p>"
         "<table><tr><th>role</th><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
         f"{files}</table>"
         f"<p>Software: {_software(p.software)}.</p>"
@@ -282,6 +281,17 @@ def _protected(report: Report, f: ProtectedFinding) -> str:
 
 def _asked(report: Report) -> str:
     return "Gap asked" if report.delta is None else "Change of the prediction asked"
+
+
+def _asked_value(report: Report) -> str:
+    """What the protected features are asked: the gap, a multiclass model's ratio with its
+    class pair, or a regressor's change."""
+    if report.delta is not None:
+        return f"{report.delta:g}"
+    if report.classes is not None:
+        c1, c2 = report.classes
+        return f"a probability ratio of {report.gap:g}, class {c1} -> class {c2}"
+    return f"{report.gap:g}"
 
 
 def _row_change(report: Report) -> str:

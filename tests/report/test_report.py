@@ -160,6 +160,20 @@ def test_a_multiclass_report_audits_each_row_for_the_second_class_of_its_pair(tm
     assert by_decision["1 -> 1"]["flippable"] == 0  # a row of class 1 cannot flip to 1
 
 
+def test_a_multiclass_report_says_the_ratio_and_the_class_pair_asked(tmp_path):
+    from treesens.views.report_html import render
+
+    rows, _ = wine_rows(tmp_path)
+    rep = report(
+        str(WINE), str(rows), features=["proline"], protected=["proline"], gap=1.5,
+        classes="0,any", budget=20, progress=False,
+    )  # fmt: skip
+    assert (
+        "Gap asked of the protected features: a probability ratio of 1.5, class 0 -&gt; "
+        "class any." in render(rep)
+    )
+
+
 @pytest.mark.parametrize(
     ("asked", "problem"),
     [
