@@ -220,6 +220,12 @@ def _ranking(report: Report) -> str:
 
 
 def _regressor_tolerance(report: Report) -> str:
+    """How the ranking's tolerance is read: a regressor's against its coarse bound, a
+    multiclass ratio's relative (docs/max-gap.md), a binary gap's as it stands."""
+    if report.classes is not None:
+        return (
+            f" of the ratio, relatively (upper &le; lower &times; e<sup>{RANK_TOLERANCE:g}</sup>)"
+        )
     if report.delta is None:
         return ""
     return " times the largest change the leaf values allow (the search's coarse bound)"

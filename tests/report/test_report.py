@@ -160,18 +160,35 @@ def test_a_multiclass_report_audits_each_row_for_the_second_class_of_its_pair(tm
     assert by_decision["1 -> 1"]["flippable"] == 0  # a row of class 1 cannot flip to 1
 
 
-def test_a_multiclass_report_says_the_ratio_and_the_class_pair_asked(tmp_path):
+@pytest.fixture(scope="module")
+def wine_page(tmp_path_factory):
+    """The page of a multiclass report: proline ranked and protected, 0 -> any at 1.5."""
     from treesens.views.report_html import render
 
-    rows, _ = wine_rows(tmp_path)
-    rep = report(
-        str(WINE), str(rows), features=["proline"], protected=["proline"], gap=1.5,
-        classes="0,any", budget=20, progress=False,
-    )  # fmt: skip
+    rows, _ = wine_rows(tmp_path_factory.mktemp("wine"))
+    return render(
+        report(
+            str(WINE),
+            str(rows),
+            features=["proline"],
+            protected=["proline"],
+            gap=1.5,
+            classes="0,any",
+            budget=20,
+            progress=False,
+        )  # fmt: skip
+    )
+
+
+def test_a_multiclass_report_says_the_ratio_and_the_class_pair_asked(wine_page):
     assert (
         "Gap asked of the protected features: a probability ratio of 1.5, class 0 -&gt; "
-        "class any." in render(rep)
+        "class any." in wine_page
     )
+
+
+def test_a_multiclass_ranking_says_its_tolerance_is_relative(wine_page):
+    assert "within 0.001 of the ratio, relatively (upper &le; lower &times; e<sup>" in wine_page
 
 
 @pytest.mark.parametrize(
