@@ -279,9 +279,8 @@ def report(
     bound of each ranked max gap (``FEATURE.max-gap.json``); the page says, per claim,
     whether it was certified or why not. ``delta``: a regressor's protected features are
     asked for a change of at least ``delta`` (the prediction, not a probability: ``gap``
-    does not apply), and each row for such a change. ``gap`` defaults to DEFAULT_GAP, a
-    binary model's; a multiclass model's protected features need a ratio given.
-    """
+    does not apply), and each row for such a change. ``gap``: DEFAULT_GAP unless given
+    (a multiclass model's protected features need a ratio given)."""
     t0 = time.time()
     say = note or (lambda _msg: None)
     _check_data_file(data)
