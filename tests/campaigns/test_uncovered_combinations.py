@@ -1,0 +1,238 @@
+"""Combinations the differential and max-gap campaigns do not draw, each against brute
+force: the largest gap under a query's bounds and relations (models built in the IR,
+every library's comparison), and models the campaign's families never train (XGBoost's
+random forests and parallel trees, LightGBM's DART and GOSS, integer features past
+float32's whole numbers, a scaled column with missing values reaching XGBoost through a
+pipeline), each asked for its largest gap on the library's own predict over one point
+per threshold cell."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treesens
+from treesens.compiler.ensemble import Feature
+from treesens.compiler.errors import InputError
+from treesens.compiler.query import Gap
+from treesens.questions.max_gap import max_gap_query
+from treesens.tests.compiler.test_feature_constraints import OPS, _random_query, _values
+from treesens.tests.oracle import feature_thresholds, random_ensemble
+from treesens.tests.regressions import harness as H
+
+COMPARISONS = [("<", "float32"), ("<=", "float32"), ("<=", "float64")]
+TOLERANCE = 1e-3
+
+
+# --- the largest gap under a query's bounds and relations ----------------------------------
+def _inputs_and_pairs(ens, q):
+    """One value per class of values no split, bound end or relation tells apart (the
+    extremes of each: test_feature_constraints' enumeration): the shared rows, each
+    input's varied rows, and which (x1, x2) varied rows the relations allow."""
+    names = ens.feature_names
+    varying = sorted(names.index(v) for v in q.vary)
+    shared = [f for f in range(ens.n_features) if f not in varying]
+    ths = feature_thresholds(ens)
+    ends = {f: set() for f in range(ens.n_features)}
+    for b in q.bounds:
+        ends[names.index(b.feature)] |= {b.lo, b.hi}
+    vals = {f: _values(ens, f, ths[f], sorted(ends[f])) for f in range(ens.n_features)}
+
+    def within(f, v, copy):
+        return all(
+            b.lo <= v <= b.hi for b in q.bounds if names.index(b.feature) == f and copy in b.copies
+        )
+
+    def product(columns):
+        return np.array(list(itertools.product(*columns)), dtype=float).reshape(-1, len(columns))
+
+    S = product([[v for v in vals[f] if within(f, v, 1) and within(f, v, 2)] for f in shared])
+    V1, V2 = (product([[v for v in vals[f] if within(f, v, c)] for f in varying]) for c in (1, 2))
+    allowed = np.ones((len(V1), len(V2)), dtype=bool)
+    for r in q.relations:
+        f = names.index(r.feature)
+        if f in varying:
+            k = varying.index(f)
+            u, w = V1[:, k][:, None], V2[:, k][None, :]
+            allowed &= OPS[r.op](u, w) if r.left == 1 else OPS[r.op](w, u)
+    return shared, varying, S, V1, V2, allowed
+
+
+def pairs_that_differ(ens, q) -> bool:
+    """Whether the query's bounds and relations allow a pair that differs in a varied
+    feature (else the query is vacuous, refused as bad input)."""
+    *_, V1, V2, allowed = _inputs_and_pairs(ens, q)
+    differ = (V1[:, None, :] != V2[None, :, :]).any(axis=2)
+    return bool((allowed & differ).any())
+
+
+def brute_force_max_gap_under_constraints(ens, q) -> float | None:
+    """The largest min(P(x1) - 0.5, 0.5 - P(x2)) over the pairs the query's bounds and
+    relations allow (None: they allow none)."""
+    shared, varying, S, V1, V2, allowed = _inputs_and_pairs(ens, q)
+    if not (len(S) and len(V1) and len(V2)) or not allowed.any():
+        return None
+
+    def proba(V):
+        X = np.empty((len(S) * len(V), ens.n_features))
+        X[:, shared] = np.repeat(S, len(V), axis=0)
+        X[:, varying] = np.tile(V, (len(S), 1))
+        return ens.proba(X)[:, 1].reshape(len(S), len(V))
+
+    p1, p2 = proba(V1), proba(V2)
+    gaps = np.minimum(p1[:, :, None] - 0.5, 0.5 - p2[:, None, :])
+    return float(np.where(allowed[None], gaps, -np.inf).max())
+
+
+def _constrained_case(seed: int, kind: str):
+    rng = np.random.default_rng([2026, seed, len(kind)])
+    op, cast = COMPARISONS[seed % len(COMPARISONS)]
+    ens = random_ensemble(
+        rng,
+        n_trees=4,
+        depth=2,
+        n_features=3,
+        n_thresholds=3,
+        integer_features=kind != "real",
+        op=op,
+        cast=cast,
+        bounded=bool(seed % 2),
+    )
+    if kind == "binary":
+        ens = ens.with_features(tuple(Feature(f.name, "binary") for f in ens.features))
+    return ens, [replace(_random_query(rng, ens, kind), gap=Gap(0.0)) for _ in range(3)]
+
+
+@pytest.mark.parametrize("kind", ["real", "integer", "binary"])
+@pytest.mark.parametrize("seed", range(6))
+def test_max_gap_under_bounds_and_relations_holds_the_brute_force_gap(kind, seed):
+    ens, queries = _constrained_case(seed, kind)
+    for q in queries:
+        exact = brute_force_max_gap_under_constraints(ens, q)
+        try:
+            r = max_gap_query(ens, q.planned(timeout=30.0), tolerance=TOLERANCE)
+        except InputError:  # constraints that leave no pair apart are refused, never answered
+            assert exact is None or not pairs_that_differ(ens, q), q
+            continue
+        m = r.max_gap
+        assert exact is not None and m is not None, (q, r.status, r.error)
+        assert m["upper"] >= exact, (q, m, exact)
+        if r.status == "insensitive":
+            assert exact < TOLERANCE, (q, m, exact)
+        else:
+            assert r.status == "sensitive" and m["proven"], (q, r.status, m)
+            assert exact - TOLERANCE <= m["lower"] <= exact, (q, m, exact)
+
+
+# --- models the campaign's families never train ---------------------------------------------
+def _exact_library_gap(ens, vary, predict_1) -> float:
+    """max over shared cells of min(max P - 0.5, 0.5 - min P), P(class 1) by the library's
+    own predict (``predict_1``) on one value per routing signature of every feature."""
+    grid = H.build_grid(ens, vary)
+    p = np.asarray(predict_1(grid.X), dtype=np.float64).reshape(grid.ns, grid.nv)
+    return float(np.max(np.minimum(p.max(axis=1) - 0.5, 0.5 - p.min(axis=1))))
+
+
+def _assert_max_gap_is_the_library_s(model, est_predict_1, vary, backend="cpsat", **load):
+    ens = treesens.load_model(model, **load)
+    exact = _exact_library_gap(ens, vary, est_predict_1)
+    r = treesens.max_gap(ens, vary, tolerance=TOLERANCE, backend=backend, timeout=60)
+    m = r.max_gap
+    assert r.status == "sensitive" and m["proven"] and r.validated, (r.status, m)
+    assert m["upper"] >= exact >= m["lower"] >= exact - TOLERANCE, (m, exact)
+    w = r.witness_arrays
+    p = np.asarray(est_predict_1(np.stack([w.x1, w.x2])), dtype=np.float64)
+    assert min(p[0] - 0.5, 0.5 - p[1]) == pytest.approx(m["lower"], abs=1e-12)
+
+
+def _binary_data(seed: int, n: int = 400, d: int = 3):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, d)), 2)
+    s = 2 * X[:, 0] + np.sin(3 * X[:, 1]) + (X[:, 2] > 0) * X[:, 0] + rng.normal(0, 0.5, n)
+    return X, (s > np.median(s)).astype(int)
+
+
+@pytest.mark.parametrize("backend", ["cpsat", "boxes"])
+def test_xgboost_random_forest_max_gap_is_the_library_s(backend):
+    import xgboost as xgb
+
+    X, y = _binary_data(1)
+    est = xgb.XGBRFClassifier(n_estimators=4, max_depth=2, random_state=1).fit(X, y)
+    _assert_max_gap_is_the_library_s(est, lambda Z: est.predict_proba(Z)[:, 1], ["f0"], backend)
+
+
+def test_xgboost_parallel_trees_of_each_round_max_gap_is_the_library_s():
+    import xgboost as xgb
+
+    X, y = _binary_data(2)
+    est = xgb.XGBClassifier(
+        n_estimators=3, num_parallel_tree=2, max_depth=2, subsample=0.7, random_state=2
+    ).fit(X, y)
+    _assert_max_gap_is_the_library_s(est, lambda Z: est.predict_proba(Z)[:, 1], ["f0"])
+
+
+@pytest.mark.parametrize("params", [{"boosting_type": "dart"}, {"data_sample_strategy": "goss"}])
+def test_lightgbm_dart_and_goss_max_gap_is_the_library_s(params):
+    import lightgbm as lgb
+
+    X, y = _binary_data(3)
+    est = lgb.LGBMClassifier(
+        n_estimators=6, num_leaves=4, learning_rate=0.5, verbose=-1, random_state=3, **params
+    ).fit(X, y)
+    _assert_max_gap_is_the_library_s(est, lambda Z: est.predict_proba(Z)[:, 1], ["Column_0"])
+
+
+def _large_integer_frame(seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """Whole numbers around 2^24, where float32 holds only the even ones, and around 1e8."""
+    rng = np.random.default_rng(seed)
+    n = 400
+    a = float(2**24) + rng.integers(-6, 7, n)
+    b = np.round(rng.normal(size=n), 2)
+    c = 1e8 + 3.0 * rng.integers(-40, 40, n)
+    y = (((a % 2) == 1) ^ (b > 0) ^ (c > 1e8 + 10)).astype(int)
+    return pd.DataFrame({"a": a, "b": b, "c": c}), y
+
+
+@pytest.mark.parametrize("vary", ["a", "c"])
+def test_integer_features_past_float32_s_whole_numbers_max_gap_is_xgboost_s(vary):
+    import xgboost as xgb
+
+    df, y = _large_integer_frame(4)
+    est = xgb.XGBClassifier(n_estimators=6, max_depth=3, tree_method="exact").fit(df, y)
+
+    def p1(Z):
+        return est.predict_proba(pd.DataFrame(Z, columns=df.columns))[:, 1]
+
+    ens = treesens.load_model(est, data=df)
+    assert ens.features[ens.feature_names.index(vary)].kind == "integer"
+    _assert_max_gap_is_the_library_s(ens, p1, [vary])
+
+
+@pytest.mark.parametrize("scaler", ["MaxAbsScaler", "RobustScaler"])
+def test_scaled_column_with_missing_values_reaching_xgboost_max_gap_is_the_pipeline_s(scaler):
+    import sklearn.preprocessing as pre
+    import xgboost as xgb
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    rng = np.random.default_rng(5)
+    n = 400
+    a, b = np.round(rng.normal(3, 2, n), 2), np.round(rng.normal(-1, 0.5, n), 3)
+    b[rng.random(n) < 0.2] = math.nan  # no imputer: NaN reaches XGBoost, which routes it
+    df = pd.DataFrame({"a": a, "b": b})
+    y = ((a + 2 * np.nan_to_num(b, nan=0.5) + rng.normal(0, 0.5, n)) > 1.5).astype(int)
+    columns = ColumnTransformer([(c, getattr(pre, scaler)(), [c]) for c in ("a", "b")])
+    pipe = Pipeline([("pre", columns), ("m", xgb.XGBClassifier(n_estimators=4, max_depth=2))])
+    pipe.fit(df, y)
+
+    def p1(Z):
+        return pipe.predict_proba(pd.DataFrame(Z, columns=df.columns))[:, 1]
+
+    ens = treesens.load_model(pipe, data=df)
+    assert ens.features[1].may_be_missing
+    _assert_max_gap_is_the_library_s(ens, p1, ["b"])
