@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -46,6 +45,7 @@ from ..search.pair_boxes import (
 from ..search.proof_tree import ProofTree, RecordedTiling
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
+from .certificate_json import write_json
 from .certify_groups import group_section, groups_refusal, model_test, model_thresholds
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 from .memory import memory_limit
@@ -338,6 +338,7 @@ def certify(
         parts.append(proof_part(ens, enc, tables, record))
     seconds = time.time() - t0
     unwritten = write_document(ens, q, encs[0], tables, parts, model_file, path, max_gap_upper)
+    del parts, record  # the proof: not held while the checker reads the file
     if unwritten is not None:
         return refused(unwritten, boxes, seconds)
     shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
@@ -514,7 +515,8 @@ def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: floa
         log(f"certificate: rebuilding its proof from the {kept} the max gap's search kept...")
 
     deadline = time.time() + budget
-    return certify_tiling(ens, at, res.box_proof, path, model_file, deadline)
+    rec, res.box_proof = res.box_proof, None  # held by certify_tiling alone, which drops it
+    return certify_tiling(ens, at, [rec], path, model_file, deadline)
 
 
 def proof_after(proof: Proof, done: Certified) -> Proof:
@@ -579,37 +581,40 @@ def _opposite_pairs(cond) -> list[tuple[int, int]]:
 
 
 def proof_part(ens, enc, tables, record) -> dict:
-    """One box search's proof, with what it answers: a class pair, or a change's direction."""
-    st = ensemble_structure(ens)
-    own = model_thresholds(ens)  # a grouped model's splits at its own thresholds
+    """One box search's proof, with what it answers: a class pair, or a change's
+    direction. Its ``proof`` is a generator over ``record``'s steps, converted as the
+    document is written (certificate_json.py), not held as a second list."""
     names, constant = row_names(enc, tables), _row_constants(enc)
     if len(names) != tables.values.shape[0] or len(constant) != len(names):
         raise AssertionError("the pair tables' rows are not the condition's")
-    proof = []
-    for event in record:
-        if event[0] == "replay":
-            proof.append(["replay", _values(event[1]), _values(event[2])])
-            continue
-        if event[0] == "link":  # the change's bounds R and S through the exp link
-            proof.append(["link", _number(event[1]), _number(event[2])])
-            continue
-        if event[0] == "prune":
-            row = event[1]
-            proof.append(["prune", names[row], event[2] + constant[row]])
-            continue
-        _, c, r = event
-        at = split_at(st.domains[tables.columns[c][0]], r)
-        if isinstance(at, float):
-            at = own.get(tables.columns[c][0], {}).get(at, at)
-        proof.append(["split", c, at])
     part: dict = {}
     q = enc.query
     if ens.n_outputs > 1:
         part["classes"] = [int(c) for c in q.classes]
     if q.delta is not None:
         part["direction"] = _direction(enc)
-    part["proof"] = proof
+    part["proof"] = _proof_steps(ens, tables, record, names, constant)
     return part
+
+
+def _proof_steps(ens, tables, record, names: list[str], constant: list[float]) -> Iterator:
+    """The certificate's steps of ``record`` (the search's, in preorder), one at a time."""
+    st = ensemble_structure(ens)
+    own = model_thresholds(ens)  # a grouped model's splits at its own thresholds
+    for event in record:
+        if event[0] == "replay":
+            yield ["replay", _values(event[1]), _values(event[2])]
+        elif event[0] == "link":  # the change's bounds R and S through the exp link
+            yield ["link", _number(event[1]), _number(event[2])]
+        elif event[0] == "prune":
+            row = event[1]
+            yield ["prune", names[row], event[2] + constant[row]]
+        else:
+            _, c, r = event
+            at = split_at(st.domains[tables.columns[c][0]], r)
+            if isinstance(at, float):
+                at = own.get(tables.columns[c][0], {}).get(at, at)
+            yield ["split", c, at]
 
 
 def split_at(dom, r: int):
@@ -677,7 +682,7 @@ def write_document(ens, q, enc, tables, parts, model_file, path, max_gap_upper: 
             doc["maps"] = pipeline_maps(ens, str(model_file))
         except NoMaps as e:
             return str(e)
-    Path(path).write_text(json.dumps(doc, allow_nan=False) + "\n", encoding="utf-8")
+    write_json(path, doc)  # its proofs' steps converted and written a piece at a time
     return None
 
 

@@ -85,7 +85,7 @@ def certify_recorded(
         boxes += proof_boxes(steps)
         parts.append(proof_part(ens, p.enc, p.tables, steps))
     enc, last = rec.parts[0].enc, rec.parts[-1]
-    del rec, p  # the record: not held while its certificate is written and checked
+    del rec, p, steps  # the record: not held while its certificate is written and checked
     unwritten = write_document(ens, q, enc, last.tables, parts, model_file, path, False)
     del parts, last
     if unwritten is not None:

@@ -48,7 +48,7 @@ from .certify import (
 def certify_tiling(
     ens: Ensemble,
     q: Query,
-    rec: RecordedTiling,
+    held: list[RecordedTiling],
     path: str | Path,
     model_file: str | Path | None,
     deadline: float,
@@ -59,8 +59,11 @@ def certify_tiling(
     ``deadline`` (the caller searches at U'). A box of the tiling's tree already under
     U' ends its subtree there (compiled_proof.rebuilt_within's ``from_the_root``): most
     do where the search dropped its boxes well under U' (a bracket left open), and the
-    walk down the tree costs no more for it."""
+    walk down the tree costs no more for it. ``held``: a list holding the record, its
+    only reference, emptied here so that its boxes are freed once the proof is rebuilt
+    from them (not held while the certificate is written and checked)."""
     t0 = time.time()
+    rec = held.pop()  # the caller's only reference: dropped here once its boxes are read
     ens = read_for(ens, q)
     if model_refusal(ens, q, model_file) is not None:
         return None  # certify() says why, as for every answer
@@ -76,24 +79,29 @@ def certify_tiling(
         return None
     if not same_pair_space(tables, rec.tables):
         return None
-    boxes = np.asarray(rec.boxes)
+    boxes, recorded = np.asarray(rec.boxes), len(rec.boxes)
+    del rec
     tree = root_proof(tables)  # the whole space under U' (a feature no tree splits on)
     if tree is None:
         ft = flatten(tables, np.arange(len(tables.starts)))
         tree, _ = rebuilt_within(boxes, ft, tables, {}, False, deadline, from_the_root=True)
+        del ft
+    del boxes
     steps = None if tree is None else tree.preorder()
     if steps is None:
         return None
-    rebuild = {"recorded": len(boxes), "rebuild_time": time.time() - t0}
+    rebuild = {"recorded": recorded, "rebuild_time": time.time() - t0}
     pruned = proof_boxes(steps)
     parts = [proof_part(ens, enc, tables, steps)]
+    del tree, steps  # the parts' generator holds them until the document is written
     unwritten = write_document(ens, q, enc, tables, parts, model_file, path, True)
+    del parts  # the proof: not held while the checker reads the file
     if unwritten is not None:
         return replace(refused(unwritten, pruned, time.time() - t0), rebuild=rebuild)
     seconds = time.time() - t0
     written = (
         f"certificate written to {path} ({pruned:,} box{'es' if pruned != 1 else ''}, "
-        f"{_source(pruned, len(boxes))}, "
+        f"{_source(pruned, recorded)}, "
         f"{seconds:.1f}s)"
     )
     return replace(written_and_verified(Path(path), written, pruned, seconds), rebuild=rebuild)

@@ -67,20 +67,20 @@ def tiling():
 
 def test_the_recorded_boxes_prove_the_check_at_the_certified_gap(tiling, tmp_path):
     ens, at, rec = tiling
-    done = certify_tiling.certify_tiling(ens, at, rec, tmp_path / "c.json", MODEL, 1e12)
+    done = certify_tiling.certify_tiling(ens, at, [rec], tmp_path / "c.json", MODEL, 1e12)
     assert done is not None and done.verified
 
 
 def test_a_tiling_with_a_box_missing_gives_no_proof(tiling, tmp_path):
     ens, at, rec = tiling
     holed = RecordedTiling(rec.enc, rec.tables, np.asarray(rec.boxes)[1:])
-    assert certify_tiling.certify_tiling(ens, at, holed, tmp_path / "c.json", MODEL, 1e12) is None
+    assert certify_tiling.certify_tiling(ens, at, [holed], tmp_path / "c.json", MODEL, 1e12) is None
 
 
 def test_a_tiling_under_a_bound_below_the_max_gap_gives_no_proof(tiling, tmp_path):
     ens, at, rec = tiling
     low = at.with_(gap=Gap(0.3, GapKind.PROB))  # pairs reach 0.43: some box holds one
-    assert certify_tiling.certify_tiling(ens, low, rec, tmp_path / "c.json", MODEL, 1e12) is None
+    assert certify_tiling.certify_tiling(ens, low, [rec], tmp_path / "c.json", MODEL, 1e12) is None
 
 
 def test_tables_of_another_feature_are_not_the_same_pair_space(tiling):
@@ -99,7 +99,7 @@ def _tables(ens, q):
 def test_a_tiling_not_rebuilt_by_its_deadline_is_left_to_the_search_at_u_prime(tiling, tmp_path):
     ens, at, rec = tiling
     late = time.time() - 1
-    assert certify_tiling.certify_tiling(ens, at, rec, tmp_path / "c.json", MODEL, late) is None
+    assert certify_tiling.certify_tiling(ens, at, [rec], tmp_path / "c.json", MODEL, late) is None
 
 
 def test_the_stats_say_how_many_boxes_the_max_gap_recorded_and_their_rebuild(tmp_path):
@@ -123,14 +123,14 @@ def test_a_record_past_its_bound_leaves_the_certificate_to_the_search_at_u_prime
 def test_a_box_of_the_tiling_s_tree_already_under_u_prime_ends_its_subtree(tiling, tmp_path):
     ens, at, rec = tiling
     out = tmp_path / "c.json"
-    done = certify_tiling.certify_tiling(ens, at, rec, out, MODEL, 1e12)
+    done = certify_tiling.certify_tiling(ens, at, [rec], out, MODEL, 1e12)
     assert done.verified and done.boxes < len(rec.boxes)
     assert verify_file(out).boxes == done.boxes
 
 
 def test_a_proven_max_gap_s_certificate_is_rebuilt_from_the_boxes_its_search_recorded(tmp_path):
     ens, at, rec = _tiling()
-    done = certify_tiling.certify_tiling(ens, at, rec, tmp_path / "c.json", MODEL, 1e12)
+    done = certify_tiling.certify_tiling(ens, at, [rec], tmp_path / "c.json", MODEL, 1e12)
     assert done.verified and done.boxes <= len(rec.boxes)
 
 
