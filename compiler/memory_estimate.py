@@ -14,6 +14,12 @@ has the table, tests/driver/test_memory_estimate.py checks these figures cover i
   ``SOLVER_KB_PER_LEAF`` per leaf) and in the solver's own process, alive at the same
   time (``WORKER_BASE_MB`` plus ``WORKER_KB_PER_LEAF`` per leaf; CP-SAT measured in its
   first 30-120 s).
+- **a certificate** (``certificate_mb``): its proof, ``CERTIFICATE_BYTES_PER_BOX`` per
+  box the search recorded, above the model's estimate and the pair tables: a max gap's
+  or an answer's recorded proof that would pass the limit is not rebuilt
+  (questions/memory.py ``certificate_refusal``); a certificate's own search holds its
+  record to the boxes whose certificate fits (search/compiled_check.py
+  ``recording_within``).
 
 The box search's tables (a max gap's, a check's box stage) depend on the features
 varied, not on the model's size alone: they are held to what the limit leaves above the
@@ -32,6 +38,13 @@ MB = 1 << 20
 # 5 million boxes over adult's 14 features, against the 7.4 GB fnlwgt reached unbounded on
 # a 255,000-leaf model)
 HEAP_BYTES = 1 << 30
+# a certificate's proof, per box the search recorded (a leaf of the proof's tree, with
+# its split): the tree rebuilt from the record (search/proof_tree.py's Python objects),
+# the walk of its bounds (search/proof_bounds.py) and the checker's reading of the file
+# written (verify/check.py loads the JSON document whole), all at their peak together
+# (measured: 760 bytes a box on adult xgb_t1000_d8 sex's max gap, 430,682 boxes: 411 MB
+# before the rebuild, 724 MB at the checker's peak)
+CERTIFICATE_BYTES_PER_BOX = 1024
 BASE_MB = 300.0
 KB_PER_LEAF = 0.75
 SOLVER_BASE_MB = 100.0
@@ -78,6 +91,12 @@ def solver_main_mb(size: ModelSize) -> float:
 def solver_process_mb(size: ModelSize) -> float:
     """The solver's own process at its peak (MB)."""
     return WORKER_BASE_MB + WORKER_KB_PER_LEAF * size.leaves / 1024.0
+
+
+def certificate_mb(boxes: int) -> float:
+    """What a certificate whose proof has ``boxes`` boxes adds to the memory held before
+    its proof is rebuilt (MB), to the checker's peak reading it."""
+    return CERTIFICATE_BYTES_PER_BOX * boxes / MB
 
 
 def room_bytes(ens: Ensemble, memory_mb: float | None) -> int | None:

@@ -454,7 +454,7 @@ def _certify_insensitive(
     from .certify_recorded import certify_recorded  # it imports this module
 
     done, given_up, stats = certify_recorded(
-        ens, q, res, path, model_file, time.time() + budget, log
+        ens, q, res, path, model_file, time.time() + budget, log, memory_mb
     )
     if done is not None:
         return done
@@ -487,7 +487,9 @@ def _certify_max_gap(
         else:  # a probability gap, or a multiclass ratio
             at = at.with_(gap=Gap(bound, GapKind.PROB))
         tiled = isinstance(res.box_proof, RecordedTiling)
-        done = _from_own_search(ens, at, res, path, model_file, budget, log) if tiled else None
+        done = None
+        if tiled:
+            done = _from_own_search(ens, at, res, path, model_file, budget, log, memory_mb)
         if done is None:
             if tiled and log is not None:  # the CLI announced no search: it had a record
                 log(f"certificate: searching for its proof (at most {budget:g}s)...")
@@ -504,9 +506,12 @@ def _certify_max_gap(
     return done
 
 
-def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: float, log):
+def _from_own_search(
+    ens, at: Query, res: Result, path, model_file, budget: float, log, memory_mb
+) -> Certified | None:
     """A max gap's certificate from the boxes its own search recorded
-    (certify_tiling.py, ``res.box_proof``), or None where they give no proof."""
+    (certify_tiling.py, ``res.box_proof``), or None where they give no proof; refused
+    where its rebuild would pass the memory limit (``memory_mb``)."""
     from .certify_tiling import certify_tiling  # it imports this module
 
     if log is not None:
@@ -516,7 +521,7 @@ def _from_own_search(ens, at: Query, res: Result, path, model_file, budget: floa
 
     deadline = time.time() + budget
     rec, res.box_proof = res.box_proof, None  # held by certify_tiling alone, which drops it
-    return certify_tiling(ens, at, [rec], path, model_file, deadline)
+    return certify_tiling(ens, at, [rec], path, model_file, deadline, memory_mb)
 
 
 def proof_after(proof: Proof, done: Certified) -> Proof:

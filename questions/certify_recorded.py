@@ -25,6 +25,7 @@ from ..compiler.query import Query
 from ..compiler.readings import read_for
 from ..search.compiled_check import note_rebuild
 from ..search.compiled_proof import UnbuiltProof, too_long
+from ..search.pair_boxes import tables_held
 from ..search.proof_tree import RecordedProof, recording_proofs
 from .certify import (
     Certified,
@@ -36,6 +37,7 @@ from .certify import (
     write_document,
     written_and_verified,
 )
+from .memory import certificate_refusal
 
 
 def recording_for(q: Query, certificate) -> AbstractContextManager:
@@ -55,6 +57,7 @@ def certify_recorded(
     model_file,
     deadline: float = float("inf"),
     log: Callable[[str], None] | None = None,
+    memory_mb: float | None = None,
 ) -> tuple[Certified | None, str, dict]:
     """The certificate of ``res`` written from its recorded proof and checked by the
     independent checker: (the certificate, or None to certify it by a search, why the
@@ -62,8 +65,10 @@ def certify_recorded(
     when the answer has no recorded proof, the checker rejects the one written from it
     (then the search's own record, certify.py, is the certificate) or its proof, left
     unbuilt by the query's time limit, is not rebuilt by ``deadline`` (``log`` says how
-    many boxes and seconds it takes first). The recorded proof is dropped from ``res``
-    either way."""
+    many boxes and seconds it takes first). A proof whose rebuild, file and check would
+    pass the memory limit (``memory_mb``, else the query's option, else the default:
+    questions/memory.py ``certificate_refusal``) is refused before it is rebuilt. The
+    recorded proof is dropped from ``res`` either way."""
     rec, res.box_proof = res.box_proof, None
     if not isinstance(rec, RecordedProof) or not rec.parts:
         return None, "", {}
@@ -73,6 +78,10 @@ def certify_recorded(
         return refused(why), "", {}
     if not checker_reads(ens, [p.enc for p in rec.parts]):
         return None, "", {}  # certify() says why not, as it does for every answer
+    mb = memory_mb if memory_mb is not None else q.plan.options.memory_mb
+    too_large = certificate_refusal(ens, *_recorded_size(rec), mb)
+    if too_large is not None:
+        return refused(too_large), "", {}
     t0, stats = time.time(), {}
     why = _rebuilt(rec, deadline, stats, log)
     if why:
@@ -95,6 +104,20 @@ def certify_recorded(
     written = f"certificate written to {path} ({shown}, the answer's own proof, {seconds:.1f}s)"
     done = replace(written_and_verified(Path(path), written, boxes, seconds), rebuild=stats)
     return (done if done.verified else None), "", stats
+
+
+def _recorded_size(rec: RecordedProof) -> tuple[int, int]:
+    """A recorded proof's boxes (an unbuilt part's record; a built tree's leaves) and
+    the bytes its tables and records hold (questions/memory.py ``certificate_refusal``)."""
+    boxes, held = 0, 0
+    for p in rec.parts:
+        held += tables_held(p.tables)
+        if isinstance(p.tree, UnbuiltProof):
+            boxes += len(p.tree.boxes)
+            held += p.tree.boxes.nbytes
+        else:
+            boxes += (len(p.tree.events) + 1) // 2
+    return boxes, held
 
 
 def _rebuilt(rec: RecordedProof, deadline: float, stats: dict, log) -> str:

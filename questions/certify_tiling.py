@@ -31,6 +31,7 @@ from ..search.pair_boxes import (
     class_pair_encodings,
     pair_encoding,
     pair_tables,
+    tables_held,
 )
 from ..search.proof_tree import RecordedTiling
 from .certify import (
@@ -43,6 +44,7 @@ from .certify import (
     write_document,
     written_and_verified,
 )
+from .memory import certificate_refusal
 
 
 def certify_tiling(
@@ -52,6 +54,7 @@ def certify_tiling(
     path: str | Path,
     model_file: str | Path | None,
     deadline: float,
+    memory_mb: float | None = None,
 ) -> Certified | None:
     """The certificate that no pair reaches the gap ``q`` asks (U'), written from the
     tiling a max gap's search recorded and checked by the independent checker; None
@@ -61,7 +64,10 @@ def certify_tiling(
     do where the search dropped its boxes well under U' (a bracket left open), and the
     walk down the tree costs no more for it. ``held``: a list holding the record, its
     only reference, emptied here so that its boxes are freed once the proof is rebuilt
-    from them (not held while the certificate is written and checked)."""
+    from them (not held while the certificate is written and checked). A proof whose
+    rebuild would pass the memory limit (``memory_mb``, else the query's option, else the
+    default: questions/memory.py ``certificate_refusal``) is refused before it starts,
+    with no search at U' (which would record as many boxes)."""
     t0 = time.time()
     rec = held.pop()  # the caller's only reference: dropped here once its boxes are read
     ens = read_for(ens, q)
@@ -81,6 +87,10 @@ def certify_tiling(
         return None
     boxes, recorded = np.asarray(rec.boxes), len(rec.boxes)
     del rec
+    mb = memory_mb if memory_mb is not None else q.plan.options.memory_mb
+    too_large = certificate_refusal(ens, recorded, tables_held(tables) + boxes.nbytes, mb)
+    if too_large is not None:
+        return refused(too_large, 0, time.time() - t0)
     tree = root_proof(tables)  # the whole space under U' (a feature no tree splits on)
     if tree is None:
         ft = flatten(tables, np.arange(len(tables.starts)))

@@ -32,6 +32,7 @@ from ..compiler.memory_estimate import (
     HEAP_BYTES,
     MB,
     ModelSize,
+    certificate_mb,
     estimate_mb,
     room_bytes,
     solver_stage_mb,
@@ -195,3 +196,18 @@ def search_budget(ens: Ensemble, limit: MemoryLimit | None) -> SearchBudget:
         return SearchBudget()
     room = room_bytes(ens, limit.mb)
     return SearchBudget(room if limit.given else min(room, HEAP_BYTES), room)
+
+
+def certificate_refusal(ens: Ensemble, boxes: int, held_bytes: int, memory_mb) -> str | None:
+    """Why a certificate whose proof is rebuilt from ``boxes`` recorded boxes is not
+    written under the limit ``memory_mb`` (else the default), None where it fits: the
+    model's estimate, what the search's tables and record hold (``held_bytes``) and the
+    proof's rebuild, file and check (``certificate_mb``) together pass it."""
+    limit = memory_limit(memory_mb)
+    need = estimate_mb(ModelSize.of(ens)) + held_bytes / MB + certificate_mb(boxes)
+    if need <= limit.mb:
+        return None
+    return (
+        f"its proof from {boxes:,} boxes would need about {need:,.0f} MB, the model and "
+        f"the search's tables included, above the memory limit of {limit}; {RAISE_IT}"
+    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..compiler.memory_estimate import room_bytes
+from ..compiler.memory_estimate import CERTIFICATE_BYTES_PER_BOX, room_bytes
 from . import gap_kernel
 from .box_search import FOUND, GAVE_UP, PROVED, BoxOutcome, BoxSearch, corner_pair, tree_order
 from .compiled_proof import INCOMPLETE, NOT_A_PROOF, UnbuiltProof, rebuilt_within
@@ -69,14 +69,16 @@ def fits(enc, tables: PairTables, memory_mb: float | None) -> bool:
 def recording_within(enc, tables: PairTables, memory_mb: float | None) -> tuple[int, int | None]:
     """A recording search's heap (bytes) and the most boxes its record may hold
     (gap_kernel.record_rows): out of what the query's memory limit leaves, the heap gets
-    half (``heap_within``'s bounds), the record the rest; with no limit, the heap
-    ``HEAP_BYTES`` and no bound on the record."""
+    half (``heap_within``'s bounds), the record the rest, each box with what the
+    certificate written from it holds (memory_estimate.CERTIFICATE_BYTES_PER_BOX: its
+    tree is rebuilt while the heap is held); with no limit, the heap ``HEAP_BYTES`` and
+    no bound on the record."""
     left = _left(enc, tables, memory_mb)
     if left is None:
         return gap_kernel.HEAP_BYTES, None
     heap = max(gap_kernel.MIN_HEAP_BYTES, min(gap_kernel.HEAP_BYTES, left // 2))
-    rows = gap_kernel.record_rows(left - heap, len(tables.sizes), tables.values.shape[0])
-    return heap, rows
+    cols, rows = len(tables.sizes), tables.values.shape[0]
+    return heap, gap_kernel.record_rows(left - heap, cols, rows, CERTIFICATE_BYTES_PER_BOX)
 
 
 def _left(enc, tables: PairTables, memory_mb: float | None) -> int | None:
@@ -178,7 +180,8 @@ class CompiledBoxSearch:
         held = self.search.record_max
         self.why_not = (
             f"its record of the boxes it dropped reached {held:,} boxes, what the memory "
-            "limit leaves it beside the search's heap"
+            "limit leaves it and its certificate beside the search's heap (--memory-mb "
+            "raises it)"
         )
         self.search.stop_recording()
         self.proof = ProofTree()

@@ -95,12 +95,13 @@ def heap_rows(heap_bytes: int, columns: int) -> int:
     return max(4, int(heap_bytes) * 2 // 3 // (8 + 8 * columns))
 
 
-def record_rows(record_bytes: int, columns: int, rows: int) -> int:
+def record_rows(record_bytes: int, columns: int, rows: int, extra: int = 0) -> int:
     """How many boxes a record of ``record_bytes`` holds over ``columns`` columns and
     ``rows`` rows: a box is two int32 per column, held half again while the record grows
     (doubling, old and new at once), and its exact bound per row (8 bytes a row,
-    compiled_proof.py's rebuild); 0 when there is no room."""
-    return max(0, int(record_bytes) // (12 * columns + 8 * rows))
+    compiled_proof.py's rebuild), and ``extra`` bytes besides (what its certificate
+    holds of it, compiled_check.recording_within); 0 when there is no room."""
+    return max(0, int(record_bytes) // (12 * columns + 8 * rows + extra))
 
 
 @dataclass

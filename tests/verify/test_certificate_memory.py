@@ -1,0 +1,72 @@
+"""A certificate's memory is counted against the memory limit (compiler/memory_estimate.py
+``certificate_mb``): a proof whose rebuild, file and check would pass it is refused
+before it is rebuilt, in one line naming its boxes, the memory it needs and the limit,
+and the answer stands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import treesens
+from treesens.compiler import memory_estimate
+from treesens.interfaces.cli.main import main
+from treesens.questions import certify
+
+MODEL = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+MAX_GAP_FEATURE = "mean_texture"  # its max gap's search records a few hundred boxes
+INSENSITIVE_FEATURE, GAP = "worst_symmetry", 0.1  # proven in a few dozen boxes
+LIMIT_MB = 2000
+
+
+@pytest.fixture
+def huge_boxes(monkeypatch):
+    """Each box of a proof needs a gigabyte: any proof of more than one passes the limit."""
+    monkeypatch.setattr(memory_estimate, "CERTIFICATE_BYTES_PER_BOX", 1 << 30)
+
+
+def _max_gap(tmp_path, capsys) -> tuple[int, str, Path]:
+    out = tmp_path / "mg.json"
+    argv = ["check", str(MODEL), "--vary", MAX_GAP_FEATURE, "--max-gap"]
+    code = main([*argv, "--certificate", str(out), "--memory-mb", str(LIMIT_MB)])
+    return code, capsys.readouterr().err, out
+
+
+def test_a_max_gap_certificate_past_the_memory_limit_is_refused_naming_its_size(
+    huge_boxes, tmp_path, capsys
+):
+    code, err, out = _max_gap(tmp_path, capsys)
+    assert code == 0 and not out.exists()
+    line = next(x for x in err.splitlines() if x.startswith("no certificate"))
+    assert line.startswith("no certificate: its proof from ")
+    assert "boxes would need about " in line and "memory limit of 2,000 MB" in line
+    assert "--memory-mb" in line
+
+
+def test_a_max_gap_certificate_past_the_memory_limit_is_not_searched_for_again(
+    huge_boxes, tmp_path, capsys, monkeypatch
+):
+    searched = []
+    monkeypatch.setattr(certify, "certify", lambda *a, **k: searched.append(1))
+    _max_gap(tmp_path, capsys)
+    assert not searched
+
+
+def test_an_answer_s_certificate_past_the_memory_limit_is_refused_and_the_answer_stands(
+    huge_boxes, tmp_path
+):
+    out = tmp_path / "c.json"
+    r = treesens.check(
+        str(MODEL), vary=[INSENSITIVE_FEATURE], gap=GAP, certificate=out, memory_mb=LIMIT_MB
+    )
+    assert r.status == "insensitive" and not out.exists()
+    assert not r.proof.checked and "memory limit" in r.proof.why_not
+
+
+def test_a_certificate_within_the_memory_limit_is_written(tmp_path):
+    out = tmp_path / "c.json"
+    r = treesens.check(
+        str(MODEL), vary=[INSENSITIVE_FEATURE], gap=GAP, certificate=out, memory_mb=LIMIT_MB
+    )
+    assert r.proof.checked and out.exists()
