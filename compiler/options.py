@@ -335,9 +335,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         None,
         "memory limit in MB: a query whose model would need more (estimated from its "
         "leaves, before compiling) is refused; the box search keeps its tables and a max "
-        "gap's open boxes within what is left, and the solver process's address space is "
-        "limited to it (default: 3/4 of the memory available, at most 2,000 MB, for the "
-        "estimate, the box search's tables and a max gap's open boxes only)",
+        "gap's open boxes within what is left, a certificate whose proof would not fit "
+        "is refused, and the solver process's address space is limited to it (default: "
+        "3/4 of the memory available, at most 2,000 MB, for the estimate, the box "
+        "search's tables, a max gap's open boxes and certificates only)",
         SENS_OPTION,
         _whole_at_least_1,
         takes="whole",
