@@ -514,14 +514,9 @@ def _from_own_search(
     where its rebuild would pass the memory limit (``memory_mb``)."""
     from .certify_tiling import certify_tiling  # it imports this module
 
-    if log is not None:
-        n = len(res.box_proof.boxes)
-        kept = f"{n:,} box{'es' if n != 1 else ''}"
-        log(f"certificate: rebuilding its proof from the {kept} the max gap's search kept...")
-
     deadline = time.time() + budget
     rec, res.box_proof = res.box_proof, None  # held by certify_tiling alone, which drops it
-    return certify_tiling(ens, at, [rec], path, model_file, deadline, memory_mb)
+    return certify_tiling(ens, at, [rec], path, model_file, deadline, memory_mb, log)
 
 
 def proof_after(proof: Proof, done: Certified) -> Proof:

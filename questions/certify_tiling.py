@@ -15,6 +15,7 @@ Nothing here is trusted: the independent checker recomputes every bound.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,6 +56,7 @@ def certify_tiling(
     model_file: str | Path | None,
     deadline: float,
     memory_mb: float | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Certified | None:
     """The certificate that no pair reaches the gap ``q`` asks (U'), written from the
     tiling a max gap's search recorded and checked by the independent checker; None
@@ -67,7 +69,8 @@ def certify_tiling(
     from them (not held while the certificate is written and checked). A proof whose
     rebuild would pass the memory limit (``memory_mb``, else the query's option, else the
     default: questions/memory.py ``certificate_refusal``) is refused before it starts,
-    with no search at U' (which would record as many boxes)."""
+    with no search at U' (which would record as many boxes); ``log`` is told of a
+    rebuild as it starts."""
     t0 = time.time()
     rec = held.pop()  # the caller's only reference: dropped here once its boxes are read
     ens = read_for(ens, q)
@@ -91,6 +94,9 @@ def certify_tiling(
     too_large = certificate_refusal(ens, recorded, tables_held(tables) + boxes.nbytes, mb)
     if too_large is not None:
         return refused(too_large, 0, time.time() - t0)
+    if log is not None:
+        kept = f"{recorded:,} box{'es' if recorded != 1 else ''}"
+        log(f"certificate: rebuilding its proof from the {kept} the max gap's search kept...")
     tree = root_proof(tables)  # the whole space under U' (a feature no tree splits on)
     if tree is None:
         ft = flatten(tables, np.arange(len(tables.starts)))

@@ -44,6 +44,13 @@ def test_a_max_gap_certificate_past_the_memory_limit_is_refused_naming_its_size(
     assert "--memory-mb" in line
 
 
+def test_a_max_gap_certificate_past_the_memory_limit_is_not_announced_as_rebuilt(
+    huge_boxes, tmp_path, capsys
+):
+    _code, err, _out = _max_gap(tmp_path, capsys)
+    assert "certificate: rebuilding its proof" not in err
+
+
 def test_a_max_gap_certificate_past_the_memory_limit_is_not_searched_for_again(
     huge_boxes, tmp_path, capsys, monkeypatch
 ):
