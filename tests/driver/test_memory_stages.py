@@ -21,6 +21,7 @@ from treesens.compiler.memory_estimate import (
     solver_stage_mb,
 )
 from treesens.driver import compile as compile_module
+from treesens.driver import race as race_module
 from treesens.driver import solver_memory
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -157,6 +158,9 @@ def solver_stage_never_fits(monkeypatch):
         raise AssertionError("the solver stage was compiled")
 
     monkeypatch.setattr(compile_module, "compile_query", fail)
+    # race.py binds the name when first imported: imported above, before this patch, and
+    # patched too (imported under the patch, it kept `fail` for the rest of the session)
+    monkeypatch.setattr(race_module, "compile_query", fail)
 
 
 def test_a_query_the_heuristic_answers_is_answered_when_the_solver_stage_would_not_fit(
