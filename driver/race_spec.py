@@ -1,9 +1,11 @@
 """What a ``--backend race`` spec names: ``"race"`` (the installed backends of
-``DEFAULT_RACE``) or ``"race:cpsat,z3"`` (those backends). Apart from race.py, which runs
+``DEFAULT_RACE``) or ``"race:cpsat,z3"`` (those backends; ``"race:cpsat+z3"`` alike, the
+spelling of a race in a list of backends, whose commas separate the list). Apart from race.py, which runs
 the race, so that checking a query's backend loads no solver machinery."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..backends.registry import (
@@ -30,7 +32,7 @@ def unknown_backend(name: str) -> str:
     known = [*BACKENDS, *SEARCH_METHODS, RACE]
     return (
         f"unknown backend {name!r}{closest(name, known)}; known: {', '.join(known)} "
-        f"(or {RACE}:NAME,NAME to race those)"
+        f"(or {RACE}:NAME,NAME to race those; {RACE}:NAME+NAME in a list of backends)"
     )
 
 
@@ -39,7 +41,9 @@ def race_backends(backend: str, backends: Sequence[str] | None = None) -> list[s
     if backends:
         names = list(backends)
     elif backend.startswith(RACE + ":"):
-        names = [b.strip() for b in backend.split(":", 1)[1].split(",") if b.strip()]
+        names = [b.strip() for b in re.split("[,+]", backend.split(":", 1)[1]) if b.strip()]
+        if not names:
+            raise InputError(f"{backend!r} names no backend to race (e.g. {RACE}:cpsat+highs)")
     else:
         names = [b for b in DEFAULT_RACE if available(b)]
         if not names:

@@ -143,14 +143,13 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
     """One query, compiled once, solved on several backends (each in its own worker
     process): a Result per backend, as ``treesens compare`` prints them.
 
-    ``backends``: a list or "cpsat,highs" (default: every installed backend). The
+    ``backends``: a list or "cpsat,highs" (default: every installed backend; a race in the
+    string joins its backends by '+', "cpsat,race:cpsat+highs"). The
     heuristic is off unless ``heuristic=True`` (it would answer for every backend alike).
     Backends that disagree (one proves "insensitive", another has a replayed witness)
     raise a RuntimeWarning: one of them is wrong.
     """
     kw = keyword_values(keywords, "compare")
-    if isinstance(backends, (list, tuple)):
-        backends = ",".join(backends)
     names = backend_list(backends)
     ens = model_of(model, kw)
     q = query_maker(kw, ens)(vary, name)

@@ -6,28 +6,48 @@ from __future__ import annotations
 from ..answers.phrases import NOT_DESCRIBED
 from ..backends.registry import BACKENDS, available, require_installed
 from ..compiler.errors import InputError
-from ..driver import compile_query
+from ..driver import compile_query, is_race, race_backends
+from ..driver.race_spec import RACE
 from ..readers.data import dataset_for
 from .ask import answer, query_memory_limit, refused
 from .memory import memory_refusal
 
 
-def backend_list(spec: str | None) -> list[str]:
+def backend_list(spec) -> list[str]:
+    """The backends a --backends list names: commas separate them, so a race among them
+    joins its own backends by '+' (``cpsat,race:cpsat+highs``); the API's list takes a
+    race of either spelling as one of its items."""
     if spec is not None and not isinstance(spec, str):  # the API's list of names
-        spec = ",".join(map(str, spec))
-    if spec is not None and not spec.replace(",", "").strip():
+        names = [str(b).strip() for b in spec if str(b).strip()]
+    else:
+        names = [b.strip() for b in (spec or "").split(",") if b.strip()]
+    if spec is not None and not names:
         raise InputError("backends: no backend named (leave it out for every installed one)")
-    if not spec:
+    if not names:
         names = [b for b in BACKENDS if available(b)]
         if not names:
             raise InputError("no solver backend is installed (see 'treesens backends')")
         return names
-    names = [b.strip() for b in spec.split(",") if b.strip()]
     for i, b in enumerate(names):
-        require_installed(b)  # unknown name: a suggestion; not installed: how to install it
+        if is_race(b):
+            check_race_in_list(b, names[i + 1 :])
+        else:  # unknown name: a suggestion; not installed: how to install it
+            require_installed(b)
         if b in names[:i]:  # as a .sens file's backend list: a slip, not a second run
             raise InputError(f"backends: backend {b!r} listed twice")
     return names
+
+
+def check_race_in_list(race: str, after: list[str]) -> None:
+    """A race in a list of backends names known, installed backends; one racing a single
+    backend and followed by others ('race:cpsat,highs' split at its comma) is the race of
+    them all misspelt: an error saying how a race is written there."""
+    members = race_backends(race)
+    if race != RACE and len(members) == 1 and after:
+        raise InputError(
+            f"backends: {race!r} races one backend, and the commas separate the backends "
+            f"compared: join a race's backends by '+' ({race}+{after[0]})"
+        )
 
 
 def compare_query(

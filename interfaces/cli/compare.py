@@ -44,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--backends",
         default=None,
         metavar="NAMES",
-        help="comma-separated backends (default: every installed one; see 'treesens backends')",
+        help="comma-separated backends, a race's own joined by '+' (cpsat,race:cpsat+highs; "
+        "default: every installed one; see 'treesens backends')",
     )
     add_sens_args(p)
     # --heuristic (the query flags): off unless given here, or it would answer for every

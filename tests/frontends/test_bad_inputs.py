@@ -299,6 +299,22 @@ def test_compare_rejects_a_backend_listed_twice():
     _one_line_error(r, "--backends: backend 'cpsat' listed twice")
 
 
+def test_compare_refuses_a_race_of_one_split_from_its_backends_by_a_comma():
+    r = _cli("compare", MODEL, "--vary", "mean_texture", "--backends", "cpsat,race:cpsat,highs")
+    line = _one_line_error(r, "'race:cpsat' races one backend")
+    assert line.endswith("join a race's backends by '+' (race:cpsat+highs)")
+
+
+def test_compare_names_an_unknown_backend_inside_a_race():
+    r = _cli("compare", MODEL, "--vary", "mean_texture", "--backends", "cpsat,race:cpsat+nope")
+    _one_line_error(r, "unknown backend 'nope' in the race")
+
+
+def test_a_race_naming_no_backend_is_an_input_error():
+    r = _cli("compare", MODEL, "--vary", "mean_texture", "--backends", "race:")
+    _one_line_error(r, "'race:' names no backend to race (e.g. race:cpsat+highs)")
+
+
 def test_a_plugin_file_that_is_not_python_source_is_named_so(tmp_path):
     text = tmp_path / "kind.txt"
     text.write_text("print('hi')\n")

@@ -43,7 +43,9 @@ def test_a_misspelt_command_is_one_line_with_the_closest_command(capsys):
 def test_an_unknown_backend_lists_race_among_the_names_backend_takes(capsys):
     assert main(["check", MODEL, "--vary", "mean_texture", "--backend", "nope"]) == 2
     (line,) = _stderr_lines(capsys)
-    assert line.endswith("boxes, race (or race:NAME,NAME to race those)")
+    assert line.endswith(
+        "boxes, race (or race:NAME,NAME to race those; race:NAME+NAME in a list of backends)"
+    )
 
 
 def test_a_missing_required_flag_is_one_line(capsys):
