@@ -490,12 +490,9 @@ def _certify_max_gap(
         done = None
         if tiled:
             done = _from_own_search(ens, at, res, path, model_file, budget, log, memory_mb)
-        if done is None:
-            if tiled and log is not None:  # the CLI announced no search: it had a record
-                log(f"certificate: searching for its proof (at most {budget:g}s)...")
-            done = certify(
-                ens, at, path, model_file, budget, max_gap_upper=True, memory_mb=memory_mb
-            )
+        if not isinstance(done, Certified):
+            given_up = done if tiled else None  # why its own boxes gave none
+            done = _search_at(ens, at, bound, path, model_file, budget, memory_mb, log, given_up)
     res.box_proof = None
     if res.status != ERROR:
         proof = replace(res.proof or Proof(BOX_SEARCH), bound=bound)
@@ -508,15 +505,33 @@ def _certify_max_gap(
 
 def _from_own_search(
     ens, at: Query, res: Result, path, model_file, budget: float, log, memory_mb
-) -> Certified | None:
+) -> Certified | str:
     """A max gap's certificate from the boxes its own search recorded
-    (certify_tiling.py, ``res.box_proof``), or None where they give no proof; refused
-    where its rebuild would pass the memory limit (``memory_mb``)."""
+    (certify_tiling.py, ``res.box_proof``), or why they give no proof (a line; "" where
+    the search at U' says why); refused where its rebuild would pass the memory limit
+    (``memory_mb``)."""
     from .certify_tiling import certify_tiling  # it imports this module
 
     deadline = time.time() + budget
     rec, res.box_proof = res.box_proof, None  # held by certify_tiling alone, which drops it
     return certify_tiling(ens, at, [rec], path, model_file, deadline, memory_mb, log)
+
+
+def _search_at(
+    ens, at: Query, bound: float, path, model_file, budget: float, memory_mb, log, given_up
+) -> Certified:
+    """A max gap's certificate by the box search at U' (``at``, the gap ``bound``);
+    ``given_up``: why the boxes of its own search gave none (None: it kept none), said
+    on the progress line, and in the certificate's reason where the search writes none
+    either ("": the search says why)."""
+    if given_up is not None and log is not None:  # the CLI announced no search
+        why = f"{given_up}; searching again at U' = {bound:g}" if given_up else "searching"
+        log(f"certificate: {why} for its proof (at most {budget:g}s)...")
+    done = certify(ens, at, path, model_file, budget, max_gap_upper=True, memory_mb=memory_mb)
+    if given_up and not done.written:
+        why = f"{given_up} (the search at U' after it: {brief(done.reason)})"
+        done = replace(refused(why, done.boxes, done.seconds), rebuild=done.rebuild)
+    return done
 
 
 def proof_after(proof: Proof, done: Certified) -> Proof:

@@ -24,7 +24,7 @@ import numpy as np
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Query
 from ..compiler.readings import read_for
-from ..search.compiled_proof import rebuilt_within, root_proof
+from ..search.compiled_proof import NOT_A_PROOF, rebuilt_within, root_proof
 from ..search.gap_kernel import flatten
 from ..search.pair_boxes import (
     PairTables,
@@ -57,11 +57,12 @@ def certify_tiling(
     deadline: float,
     memory_mb: float | None = None,
     log: Callable[[str], None] | None = None,
-) -> Certified | None:
+) -> Certified | str:
     """The certificate that no pair reaches the gap ``q`` asks (U'), written from the
-    tiling a max gap's search recorded and checked by the independent checker; None
-    where the tiling gives no proof, or its boxes' bounds would not be recomputed by
-    ``deadline`` (the caller searches at U'). A box of the tiling's tree already under
+    tiling a max gap's search recorded and checked by the independent checker; else why
+    the tiling gives no proof, or its boxes' bounds were not recomputed by ``deadline``
+    (a line: the caller says it and searches at U'; "" where the model is refused,
+    which that search says). A box of the tiling's tree already under
     U' ends its subtree there (compiled_proof.rebuilt_within's ``from_the_root``): most
     do where the search dropped its boxes well under U' (a bracket left open), and the
     walk down the tree costs no more for it. ``held``: a list holding the record, its
@@ -75,19 +76,11 @@ def certify_tiling(
     rec = held.pop()  # the caller's only reference: dropped here once its boxes are read
     ens = read_for(ens, q)
     if model_refusal(ens, q, model_file) is not None:
-        return None  # certify() says why, as for every answer
-    encs = class_pair_encodings(pair_encoding(ens, q.over_all_inputs()))
-    if not encs or len(encs) != 1:
-        return None
-    enc = encs[0]
-    if not checker_reads(ens, [enc]):
-        return None
-    try:
-        tables = pair_tables(enc)
-    except PairTablesTooLarge:
-        return None
-    if not same_pair_space(tables, rec.tables):
-        return None
+        return ""  # certify() says why, as for every answer
+    found = _tables_for(ens, q, rec)
+    if isinstance(found, str):
+        return found
+    enc, tables = found
     boxes, recorded = np.asarray(rec.boxes), len(rec.boxes)
     del rec
     mb = memory_mb if memory_mb is not None else q.plan.options.memory_mb
@@ -97,15 +90,15 @@ def certify_tiling(
     if log is not None:
         kept = f"{recorded:,} box{'es' if recorded != 1 else ''}"
         log(f"certificate: rebuilding its proof from the {kept} the max gap's search kept...")
-    tree = root_proof(tables)  # the whole space under U' (a feature no tree splits on)
+    tree, why = root_proof(tables), ""  # the whole space under U' (no tree splits on it)
     if tree is None:
         ft = flatten(tables, np.arange(len(tables.starts)))
-        tree, _ = rebuilt_within(boxes, ft, tables, {}, False, deadline, from_the_root=True)
+        tree, why = rebuilt_within(boxes, ft, tables, {}, False, deadline, from_the_root=True)
         del ft
     del boxes
     steps = None if tree is None else tree.preorder()
     if steps is None:
-        return None
+        return _given_up(why or NOT_A_PROOF, recorded, deadline - t0)
     rebuild = {"recorded": recorded, "rebuild_time": time.time() - t0}
     pruned = proof_boxes(steps)
     parts = [proof_part(ens, enc, tables, steps)]
@@ -121,6 +114,34 @@ def certify_tiling(
         f"{seconds:.1f}s)"
     )
     return replace(written_and_verified(Path(path), written, pruned, seconds), rebuild=rebuild)
+
+
+def _tables_for(ens, q: Query, rec: RecordedTiling) -> tuple | str:
+    """The check at U''s one encoding and its pair tables, the same pair space as the
+    tiling's; else why not (a line)."""
+    encs = class_pair_encodings(pair_encoding(ens, q.over_all_inputs()))
+    if len(encs) != 1:
+        return "the check at U' is not one pair of classes, as the max gap's boxes are"
+    if not checker_reads(ens, encs):
+        return "the checker does not read the model's categories or missing values"
+    try:
+        tables = pair_tables(encs[0])
+    except PairTablesTooLarge as e:
+        return str(e)
+    if not same_pair_space(tables, rec.tables):
+        return "the check at U''s pair tables are not those of the max gap's search"
+    return encs[0], tables
+
+
+def _given_up(why: str, recorded: int, budget: float) -> str:
+    """Why a tiling's rebuild gave no proof, as the progress line and the proof record
+    say it: a rebuild that did not end in time names its boxes and budget."""
+    if why == NOT_A_PROOF:
+        return f"the max gap's {recorded:,} boxes do not rebuild a proof at U'"
+    if why.endswith("ran past its deadline"):
+        within = f"within its budget of {max(budget, 0.0):.3g}s"
+        return f"the rebuild from {recorded:,} boxes did not end {within}"
+    return why
 
 
 def _source(pruned: int, recorded: int) -> str:

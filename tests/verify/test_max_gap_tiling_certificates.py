@@ -74,13 +74,15 @@ def test_the_recorded_boxes_prove_the_check_at_the_certified_gap(tiling, tmp_pat
 def test_a_tiling_with_a_box_missing_gives_no_proof(tiling, tmp_path):
     ens, at, rec = tiling
     holed = RecordedTiling(rec.enc, rec.tables, np.asarray(rec.boxes)[1:])
-    assert certify_tiling.certify_tiling(ens, at, [holed], tmp_path / "c.json", MODEL, 1e12) is None
+    why = certify_tiling.certify_tiling(ens, at, [holed], tmp_path / "c.json", MODEL, 1e12)
+    assert why == f"the max gap's {len(holed.boxes):,} boxes do not rebuild a proof at U'"
 
 
 def test_a_tiling_under_a_bound_below_the_max_gap_gives_no_proof(tiling, tmp_path):
     ens, at, rec = tiling
     low = at.with_(gap=Gap(0.3, GapKind.PROB))  # pairs reach 0.43: some box holds one
-    assert certify_tiling.certify_tiling(ens, low, [rec], tmp_path / "c.json", MODEL, 1e12) is None
+    why = certify_tiling.certify_tiling(ens, low, [rec], tmp_path / "c.json", MODEL, 1e12)
+    assert why.endswith("boxes do not rebuild a proof at U'")
 
 
 def test_tables_of_another_feature_are_not_the_same_pair_space(tiling):
@@ -96,10 +98,49 @@ def _tables(ens, q):
     return pair_tables(class_pair_encodings(pair_encoding(ens, q))[0])
 
 
-def test_a_tiling_not_rebuilt_by_its_deadline_is_left_to_the_search_at_u_prime(tiling, tmp_path):
+def test_a_tiling_not_rebuilt_by_its_deadline_says_so(tiling, tmp_path):
     ens, at, rec = tiling
     late = time.time() - 1
-    assert certify_tiling.certify_tiling(ens, at, [rec], tmp_path / "c.json", MODEL, late) is None
+    why = certify_tiling.certify_tiling(ens, at, [rec], tmp_path / "c.json", MODEL, late)
+    assert why == f"the rebuild from {len(rec.boxes):,} boxes did not end within its budget of 0s"
+
+
+@pytest.fixture
+def rebuild_past_its_deadline(monkeypatch):
+    """Every tiling's rebuild runs as if its deadline had passed as it started."""
+    real = certify_tiling.rebuilt_within
+
+    def late(boxes, ft, tab, replays, capped, deadline, **kw):
+        return real(boxes, ft, tab, replays, capped, time.time() - 1, -np.inf, **kw)
+
+    monkeypatch.setattr(certify_tiling, "rebuilt_within", late)
+
+
+def test_a_rebuild_past_its_deadline_says_why_before_the_search_at_u_prime(
+    rebuild_past_its_deadline, tmp_path, capsys
+):
+    out = tmp_path / "mg.json"
+    argv = ["check", str(MODEL), "--vary", FEATURE, "--max-gap", "--certificate", str(out)]
+    main(argv)
+    err = capsys.readouterr().err.splitlines()
+    lines = [ln for ln in err if ln.startswith("certificate:") and "searching" in ln]
+    assert len(lines) == 1 and lines[0].startswith("certificate: the rebuild from ")
+    assert "boxes did not end within its budget of " in lines[0]
+    assert "; searching again at U' = 0." in lines[0]
+    assert verify_file(out).valid  # the search at U' certified it
+
+
+def test_a_max_gap_left_uncertified_after_its_rebuild_s_deadline_says_why(
+    rebuild_past_its_deadline, tmp_path, monkeypatch
+):
+    real = certify.certify
+    no_time = lambda ens, q, path, model, _budget, **kw: real(ens, q, path, model, 0.0, **kw)  # noqa: E731
+    monkeypatch.setattr(certify, "certify", no_time)
+    out = tmp_path / "mg.json"
+    r = treesens.max_gap(str(MODEL), vary=[FEATURE], certificate=out, certify_budget=30)
+    assert not r.proof.checked
+    assert r.proof.why_not.startswith("the rebuild from ")
+    assert r.proof.why_not.endswith(" boxes did not end within its budget of 30s")
 
 
 def test_the_stats_say_how_many_boxes_the_max_gap_recorded_and_their_rebuild(tmp_path):
