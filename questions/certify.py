@@ -424,8 +424,9 @@ def certify_answer(
     or whose proof is not rebuilt in time, gets the box search after the fact, within
     ``budget`` seconds (what is left of it); one that is not
     insensitive gets nothing. A max gap's answer gets a certificate of its upper bound U:
-    that no pair reaches the gap U' (``certified_bound``), by the box search within
-    ``budget`` (its proof record: ``bound``). A search's memory: ``memory_mb`` (certify).
+    that no pair reaches the gap U' (``certified_bound``), from the boxes its own search
+    recorded, else by the box search at U' in what their rebuild left of ``budget`` (its
+    proof record: ``bound``). A search's memory: ``memory_mb`` (certify).
     A search of its own that the compiled search finished, or the answer's proof rebuilt
     here, says in ``stats["certificate"]`` how many boxes it recorded and how long its
     proof's rebuild took."""
@@ -487,12 +488,13 @@ def _certify_max_gap(
         else:  # a probability gap, or a multiclass ratio
             at = at.with_(gap=Gap(bound, GapKind.PROB))
         tiled = isinstance(res.box_proof, RecordedTiling)
-        done = None
+        done, t0 = None, time.time()
         if tiled:
             done = _from_own_search(ens, at, res, path, model_file, budget, log, memory_mb)
         if not isinstance(done, Certified):
             given_up = done if tiled else None  # why its own boxes gave none
-            done = _search_at(ens, at, bound, path, model_file, budget, memory_mb, log, given_up)
+            left = max(budget - (time.time() - t0), 0.0)  # what the rebuild left
+            done = _search_at(ens, at, bound, path, model_file, left, memory_mb, log, given_up)
     res.box_proof = None
     if res.status != ERROR:
         proof = replace(res.proof or Proof(BOX_SEARCH), bound=bound)

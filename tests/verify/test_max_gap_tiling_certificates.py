@@ -205,3 +205,23 @@ def test_a_certificate_of_one_box_says_one_box(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "rebuilding its proof from the 1 box the max gap's search kept" in err
     assert "(1 box, the max gap's own search" in err
+
+
+def test_the_search_after_a_rebuild_that_gave_up_gets_what_the_rebuild_left(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(certify.time, "time", lambda: clock[0])
+
+    def rebuild_spends_30s(*_args, **_kwargs):
+        clock[0] += 30.0
+        return "the rebuild did not end within its budget"
+
+    searched = []
+    monkeypatch.setattr(certify, "_from_own_search", rebuild_spends_30s)
+    monkeypatch.setattr(
+        certify, "_search_at", lambda *a, **_k: searched.append(a[5]) or certify.refused("no")
+    )
+    res = treesens.Result(query="a", status="sensitive", backend="boxes", features=["a"], gap=0.3)
+    res.max_gap = {"lower": 0.3, "upper": 0.31, "proven": True, "kind": "prob"}
+    res.box_proof = RecordedTiling(None, None, np.zeros((1, 2)))
+    certify._certify_max_gap(None, Query(vary=("a",)), res, "c.json", "m.json", 100.0)
+    assert searched == [pytest.approx(70.0)]
