@@ -433,7 +433,8 @@ CASES = {
         _bc("query q {\n  vary mean_texture\n  backend gurobbi\n}\n"),
         [
             "{F}:5:3: unknown backend 'gurobbi' (did you mean 'gurobi'?); known: cpsat, cbc, "
-            "highs, gurobi, z3, boxes, race (or race:NAME,NAME to race those)",
+            "highs, gurobi, z3, boxes, race (or race:NAME,NAME to race those; "
+            "race:NAME+NAME in a list of backends)",
             "  backend gurobbi",
             "  ^",
         ],
