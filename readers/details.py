@@ -106,7 +106,8 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
             raise InputError(
                 f"header has no {need!r} column (expected feature,name,lb,ub)", f"{path}:1"
             )
-    unknown = [h for h in header if h not in COLUMNS]
+    # a column with no name (a spreadsheet's trailing comma) holds nothing treesens reads
+    unknown = [h for h in header if h and h not in COLUMNS]
     if unknown:  # a bound under another name would be dropped: the feature unbounded
         raise InputError(
             f"unknown column {unknown[0]!r}{closest(unknown[0], COLUMNS)} (the columns a "

@@ -98,6 +98,13 @@ def test_a_misspelt_column_gets_the_closest_name(tmp_path, model_file):
         treesens.load_model(model_file, details=bad)
 
 
+def test_a_trailing_comma_s_unnamed_column_keeps_the_bounds(tmp_path, model_file):
+    trailing = tmp_path / "d.csv"
+    trailing.write_text("feature,name,lb,ub,\n0,a,0.2,0.8,\n")
+    ens = treesens.load_model(model_file, details=trailing)
+    assert (ens.features[0].lb, ens.features[0].ub) == (0.2, 0.8)
+
+
 def test_details_split_by_semicolons_are_said_to_be_so(tmp_path, model_file):
     bad = tmp_path / "d.csv"
     bad.write_text("feature;name;lb;ub\n0;a;0,2;0,8\n")
