@@ -21,8 +21,8 @@ from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
 from treesens.compiler.query import Gap
 from treesens.questions.max_gap import max_gap_query
-from treesens.tests.compiler.test_feature_constraints import OPS, _random_query, _values
-from treesens.tests.oracle import feature_thresholds, random_ensemble
+from treesens.tests.compiler.test_feature_constraints import OPS, _random_query, candidate_values
+from treesens.tests.oracle import random_ensemble
 from treesens.tests.regressions import harness as H
 
 COMPARISONS = [("<", "float32"), ("<=", "float32"), ("<=", "float64")]
@@ -35,18 +35,7 @@ def _inputs_and_pairs(ens, q):
     extremes of each: test_feature_constraints' enumeration): the shared rows, each
     input's varied rows, and which (x1, x2) varied rows the relations allow."""
     names = ens.feature_names
-    varying = sorted(names.index(v) for v in q.vary)
-    shared = [f for f in range(ens.n_features) if f not in varying]
-    ths = feature_thresholds(ens)
-    ends = {f: set() for f in range(ens.n_features)}
-    for b in q.bounds:
-        ends[names.index(b.feature)] |= {b.lo, b.hi}
-    vals = {f: _values(ens, f, ths[f], sorted(ends[f])) for f in range(ens.n_features)}
-
-    def within(f, v, copy):
-        return all(
-            b.lo <= v <= b.hi for b in q.bounds if names.index(b.feature) == f and copy in b.copies
-        )
+    varying, shared, vals, within = candidate_values(ens, q)
 
     def product(columns):
         return np.array(list(itertools.product(*columns)), dtype=float).reshape(-1, len(columns))

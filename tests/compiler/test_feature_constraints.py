@@ -63,7 +63,10 @@ def _values(ens, f, ths, ends):
     return sorted(out)
 
 
-def brute(ens, q: Query) -> bool:
+def candidate_values(ens, q: Query):
+    """The varied and the shared columns, each column's values (one per class of values
+    no split or bound end tells apart: ``_values``), and whether a value of a column meets
+    the query's bounds for a copy (1 or 2)."""
     names = ens.feature_names
     varying = sorted(names.index(v) for v in q.vary)
     shared = [f for f in range(ens.n_features) if f not in varying]
@@ -73,11 +76,17 @@ def brute(ens, q: Query) -> bool:
         ends[names.index(b.feature)] |= {b.lo, b.hi}
     vals = {f: _values(ens, f, ths[f], sorted(ends[f])) for f in range(ens.n_features)}
 
-    def ok_bounds(f, v, copy):
+    def within(f, v, copy):
         return all(
             b.lo <= v <= b.hi for b in q.bounds if names.index(b.feature) == f and copy in b.copies
         )
 
+    return varying, shared, vals, within
+
+
+def brute(ens, q: Query) -> bool:
+    names = ens.feature_names
+    varying, shared, vals, ok_bounds = candidate_values(ens, q)
     S = [[v for v in vals[f] if ok_bounds(f, v, 1) and ok_bounds(f, v, 2)] for f in shared]
     V = [[[v for v in vals[f] if ok_bounds(f, v, c)] for f in varying] for c in (1, 2)]
     S = np.array(list(itertools.product(*S)), dtype=float).reshape(-1, len(shared))
