@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 # what a query the box search alone cannot take is told (search/boxes.py); compare does
 # not count it a failure (questions/compare.py)
 NOT_DESCRIBED = "the box search does not describe this query"
+# the constraints on the inputs the box search does not read (compiler/bounds_as_domains.py:
+# bounds that hold for both inputs alike it reads as the features' domains)
+UNREAD_CONSTRAINTS = "relations between the inputs, or a bound on one input of a varied feature"
 
 
 def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..answers.phrases import UNREAD_CONSTRAINTS
 from ..answers.proof import BOX_SEARCH, TRIVIAL_BOUND, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..answers.verdict import NearMiss, check_pair
@@ -290,8 +291,8 @@ def certify(
     encs = [link] if link is not None else class_pair_encodings(whole)
     if not encs:
         return refused(
-            "the box search does not apply to this query (bounds or relations on the "
-            "inputs, or a regressor's change through a nonlinear link)"
+            f"the box search does not apply to this query ({UNREAD_CONSTRAINTS}, "
+            "or a regressor's change through a nonlinear link)"
         )
     # category codes, NaN ranks and the zero band: the checker reads them for these
     if not checker_reads(ens, encs):
@@ -610,7 +611,8 @@ def proof_part(ens, enc, tables, record) -> dict:
         part["classes"] = [int(c) for c in q.classes]
     if q.delta is not None:
         part["direction"] = _direction(enc)
-    part["proof"] = _proof_steps(ens, tables, record, names, constant)
+    # the ranks are the encoding's own (its domains narrowed by bounds: bounds_as_domains)
+    part["proof"] = _proof_steps(enc.ensemble, tables, record, names, constant)
     return part
 
 
@@ -705,7 +707,8 @@ def write_document(ens, q, enc, tables, parts, model_file, path, max_gap_upper: 
 
 def certificate_document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -> dict:
     columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
-    domain = [_domain(ens, f) for f in range(ens.n_features)]
+    # the domains searched: the features' own, or as a query's bounds narrowed them
+    domain = [_domain(enc.ensemble, f) for f in range(ens.n_features)]
     coded = any("codes" in d or "missing" in d for d in domain)
     return {
         "format": FORMAT,

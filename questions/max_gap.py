@@ -36,6 +36,7 @@ from ..answers.accept import with_data_values
 from ..answers.context import new_result
 from ..answers.phrases import (
     UNBOUNDED,
+    UNREAD_CONSTRAINTS,
     lower_text,
     max_gap_searching,
     unbounded_ratio,
@@ -45,6 +46,7 @@ from ..answers.phrases import (
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
 from ..backends.registry import BOXES
 from ..compiler.affected import affected_leaves
+from ..compiler.bounds_as_domains import bounds_as_domains
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
@@ -218,12 +220,12 @@ def max_gap_query(
             boxed, skipped = None, f"the box search was skipped ({e}): the bounds are bisected"
         if boxed is not None:
             if data is not None:  # the pair as a check's with --data: data values, distance
-                with_data_values(ens, pair_encoding(ens, at_gap_zero(ens, q)), boxed[0], data)
+                with_data_values(ens, _searched_encoding(ens, q), boxed[0], data)
             return _boxed_final(ens, q, *boxed, tol)
     if multiclass:
         raise InputError(
             "--max-gap / max_gap on a multiclass model: only where the box search applies "
-            "(no bounds or relations on the inputs): ask a ratio with --gap and --classes"
+            f"(no {UNREAD_CONSTRAINTS}): ask a ratio with --gap and --classes"
         )
     s = _Search(best=None, upper=upper, steps=[])
     g = tol.least
@@ -407,6 +409,14 @@ def _stopped_in_table_build(
     )
     res.time = {"compile": time.time() - t0, "solve": 0.0, "total": time.time() - t0}
     return res
+
+
+def _searched_encoding(ens: Ensemble, q: Query):
+    """The encoding the box search's pair lies in (read at gap 0): over the features'
+    domains as the query's bounds narrow them (compiler/bounds_as_domains.py), so that the
+    data's values put in its place stay within the bounds."""
+    ens, q = bounds_as_domains(ens, q) or (ens, q)
+    return pair_encoding(ens, at_gap_zero(ens, q))
 
 
 def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: Tolerance) -> Result:

@@ -26,7 +26,7 @@ import time
 
 from ..answers.accept import accept
 from ..answers.context import SolveContext
-from ..answers.phrases import NOT_DESCRIBED
+from ..answers.phrases import NOT_DESCRIBED, UNREAD_CONSTRAINTS
 from ..answers.result import UNKNOWN, fail
 from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import Accepted, NearMiss, check_pair
@@ -100,7 +100,7 @@ def search_alone(ctx: SolveContext) -> None:
     if not box_search_applies(ctx, alone=True):
         fail(
             ctx.result,
-            f"{NOT_DESCRIBED} (it takes no bounds or relations on the inputs and no "
+            f"{NOT_DESCRIBED} (it takes no {UNREAD_CONSTRAINTS} and no "
             "data-aware mode): use a solver backend",
         )
         return

@@ -45,7 +45,7 @@ def forest_largest_ratio(
     t0 = time.time()
     if class_pair_encodings(pair_encoding(ens, q.with_(gap=Gap(1.0, GapKind.PROB)))) is None:
         return None
-    best = BestPair(ens)
+    best = BestPair(ens, q)
     upper, boxes, proven, enc0 = LOG_MAX, 0, False, None
     g = tolerance
     for step in range(MAX_STEPS):

@@ -40,6 +40,7 @@ from ..compiler.encode import Encoding
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.invert import witness_from_pair
 from ..compiler.link_change import change_bound
+from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
@@ -124,6 +125,10 @@ class BestPair:
     and the IR."""
 
     ens: Ensemble
+    # the query whose bounds every offered pair must meet (None: none): the box search
+    # reads bounds as narrower domains (compiler/bounds_as_domains.py), and a pair outside
+    # them is no lower bound of the query's gap
+    query: Query | None = None
     gap: float = -math.inf
     pair: tuple[np.ndarray, np.ndarray] | None = None
     enc: Encoding | None = None
@@ -137,6 +142,9 @@ class BestPair:
 
         def offer(x1: np.ndarray, x2: np.ndarray) -> float | None:
             self.offered += 1
+            q = self.query
+            if q is not None and q.bounds and constraint_violations(ens, q, x1, x2):
+                return None
             X = np.stack([x1, x2])
             try:
                 ir, lib = library_outputs(ens, X)
@@ -216,7 +224,7 @@ def box_largest_gap(
     encs, bound = _searched_encodings(ens, q)
     if encs is None:
         return None
-    best = BestPair(ens)
+    best = BestPair(ens, q)
     late = LatePolish(encs, best, tolerance)
     try:
         # the seed first: a pair within the tolerance of a bound had without the tables

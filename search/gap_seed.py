@@ -108,7 +108,8 @@ def seed_margins(saturation: float, relax: float = 0.0) -> list[tuple[float, flo
 
 def seeds(enc: Encoding) -> bool:
     """Whether the heuristic seeds this query's search: not a regressor, a multiclass
-    model, bounds or relations on the inputs, or the heuristic turned off."""
+    model, constraints on the inputs (bounds that hold for both inputs alike are the
+    encoding's domains, compiler/bounds_as_domains.py), or the heuristic turned off."""
     ens, q = enc.ensemble, enc.query
     if ens.is_regressor or ens.n_outputs > 1 or q.bounds or q.relations:
         return False

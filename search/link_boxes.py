@@ -56,7 +56,7 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
     if unsplit(tables) and delta > 0:  # no tree tells x1 from x2: one prediction for both
         stats["status"] = "proved"  # (searched, the root's bound is the float allowance)
         return prove_insensitive(ctx)
-    best = BestPair(ctx.ens)
+    best = BestPair(ctx.ens, ctx.q)
     measure = best.offer_for(enc)
 
     def offer(x1, x2):

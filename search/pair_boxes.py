@@ -35,6 +35,7 @@ from functools import cached_property, partial
 
 import numpy as np
 
+from ..compiler.bounds_as_domains import bounds_as_domains
 from ..compiler.encode import (
     Encoding,
     ensemble_structure,
@@ -203,9 +204,14 @@ def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
 def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
     """The query as one encoding per pair of classes it allows (c1 or c2 "any": every
     class, the two different), each of which the pair tables describe; None when some
-    does not. A pair meets the query if and only if it meets one of them."""
+    does not. A pair meets the query if and only if it meets one of them. Bounds that
+    hold for both inputs alike are read as the features' domains
+    (compiler/bounds_as_domains.py): the encodings are then over the model so declared."""
     if applies(enc):
         return [enc]
+    narrowed = bounds_as_domains(enc.ensemble, enc.query)
+    if narrowed is not None:
+        return class_pair_encodings(pair_encoding(*narrowed))
     ens, q = enc.ensemble, enc.query
     if ens.n_outputs < 2 or not q.classes or ANY not in q.classes:
         return None

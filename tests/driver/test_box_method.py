@@ -38,7 +38,8 @@ def test_boxes_alone_agrees_with_brute_force(seed):
 
 def test_boxes_alone_on_a_query_it_does_not_describe_is_an_error():
     ens = random_ensemble(1, 4, 2, 3, 3)
-    q = Query(vary=("f0",), bounds=(FeatureBound("f1", 0.0, 0.5, (1,)),))
+    # a bound on one input of a varied feature: no domain of the feature says it
+    q = Query(vary=("f0",), bounds=(FeatureBound("f0", 0.0, 0.5, (1,)),))
     r = solve_query(ens, _alone(q))
     assert r.status == "error" and "does not describe this query" in r.error
 
@@ -52,7 +53,7 @@ def test_a_race_with_the_box_search_has_it_among_its_backends():
 
 def test_a_race_goes_on_when_the_box_search_cannot_take_the_query():
     ens = random_ensemble(2, 4, 2, 3, 3)
-    q = Query(vary=("f0",), bounds=(FeatureBound("f1", 0.0, 0.5, (1,)),))
+    q = Query(vary=("f0",), bounds=(FeatureBound("f0", 0.0, 0.5, (1,)),))
     r = solve_query(ens, q.planned(backend="race:boxes,cpsat"))
     assert r.backend == "cpsat" and r.status in ("sensitive", "insensitive")
 
