@@ -426,8 +426,8 @@ def certify_answer(
     ``budget`` seconds (what is left of it); one that is not
     insensitive gets nothing. A max gap's answer gets a certificate of its upper bound U:
     that no pair reaches the gap U' (``certified_bound``), from the boxes its own search
-    recorded, else by the box search at U' in what their rebuild left of ``budget`` (its
-    proof record: ``bound``). A search's memory: ``memory_mb`` (certify).
+    recorded, within a share of ``budget``, else by the box search at U' in what their
+    rebuild left of it, at least the rest (certify_tiling.py; its proof record: ``bound``). A search's memory: ``memory_mb`` (certify).
     A search of its own that the compiled search finished, or the answer's proof rebuilt
     here, says in ``stats["certificate"]`` how many boxes it recorded and how long its
     proof's rebuild took."""
@@ -488,13 +488,15 @@ def _certify_max_gap(
             at = at.with_(delta=bound, direction=DOWN)
         else:  # a probability gap, or a multiclass ratio
             at = at.with_(gap=Gap(bound, GapKind.PROB))
-        tiled = isinstance(res.box_proof, RecordedTiling)
-        done, t0 = None, time.time()
-        if tiled:
-            done = _from_own_search(ens, at, res, path, model_file, budget, log, memory_mb)
+        from .certify_tiling import rebuild_share, search_after_rebuild  # it imports this
+
+        tiled, done, t0 = isinstance(res.box_proof, RecordedTiling), None, time.time()
+        if tiled:  # within its share of the budget, the rest kept for the search at U'
+            share = rebuild_share(budget)
+            done = _from_own_search(ens, at, res, path, model_file, share, log, memory_mb)
         if not isinstance(done, Certified):
             given_up = done if tiled else None  # why its own boxes gave none
-            left = max(budget - (time.time() - t0), 0.0)  # what the rebuild left
+            left = search_after_rebuild(budget, time.time() - t0)
             done = _search_at(ens, at, bound, path, model_file, left, memory_mb, log, given_up)
     res.box_proof = None
     if res.status != ERROR:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,24 @@ from .certify import (
 )
 from .memory import certificate_refusal
 
+# the share of a max gap certificate's budget (--certify-budget) that the rebuild of its
+# proof from its own search's boxes may take; the search at U' after a rebuild that gave
+# up keeps the rest at least (a rebuild whose estimate was too low ends at its deadline)
+REBUILD_SHARE = Fraction(2, 3)
+
+
+def rebuild_share(budget: float) -> float:
+    """The seconds a max gap's certificate gives the rebuild of its proof from the boxes
+    its own search kept: ``REBUILD_SHARE`` of its ``budget``."""
+    return float(REBUILD_SHARE * max(budget, 0.0))
+
+
+def search_after_rebuild(budget: float, spent: float) -> float:
+    """The seconds the search at U' gets after a max gap's rebuild that gave up having
+    ``spent`` seconds: what the rebuild left of ``budget``, and never less than the rest
+    beyond the rebuild's share (no rebuild: the budget less what was spent)."""
+    return max(budget - spent, budget - rebuild_share(budget), 0.0)
+
 
 def certify_tiling(
     ens: Ensemble,
@@ -71,7 +90,8 @@ def certify_tiling(
     rebuild would pass the memory limit (``memory_mb``, else the query's option, else the
     default: questions/memory.py ``certificate_refusal``) is refused before it starts,
     with no search at U' (which would record as many boxes); ``log`` is told of a
-    rebuild as it starts."""
+    rebuild as it starts, and of its ``deadline``: the caller's share of the
+    certificate's budget (``rebuild_share``)."""
     t0 = time.time()
     rec = held.pop()  # the caller's only reference: dropped here once its boxes are read
     ens = read_for(ens, q)
@@ -89,7 +109,11 @@ def certify_tiling(
         return refused(too_large, 0, time.time() - t0)
     if log is not None:
         kept = f"{recorded:,} box{'es' if recorded != 1 else ''}"
-        log(f"certificate: rebuilding its proof from the {kept} the max gap's search kept...")
+        within = f"at most {max(deadline - t0, 0.0):.3g}s, {REBUILD_SHARE} of its budget"
+        log(
+            f"certificate: rebuilding its proof from the {kept} the max gap's search kept "
+            f"({within}, the rest kept for a search at U')..."
+        )
     tree, why = root_proof(tables), ""  # the whole space under U' (no tree splits on it)
     if tree is None:
         ft = flatten(tables, np.arange(len(tables.starts)))

@@ -140,7 +140,7 @@ def test_a_max_gap_left_uncertified_after_its_rebuild_s_deadline_says_why(
     r = treesens.max_gap(str(MODEL), vary=[FEATURE], certificate=out, certify_budget=30)
     assert not r.proof.checked
     assert r.proof.why_not.startswith("the rebuild from ")
-    assert r.proof.why_not.endswith(" boxes did not end within its budget of 30s")
+    assert r.proof.why_not.endswith(" boxes did not end within its budget of 20s")  # 2/3 of 30
 
 
 def test_the_stats_say_how_many_boxes_the_max_gap_recorded_and_their_rebuild(tmp_path):
@@ -225,3 +225,38 @@ def test_the_search_after_a_rebuild_that_gave_up_gets_what_the_rebuild_left(monk
     res.box_proof = RecordedTiling(None, None, np.zeros((1, 2)))
     certify._certify_max_gap(None, Query(vary=("a",)), res, "c.json", "m.json", 100.0)
     assert searched == [pytest.approx(70.0)]
+
+
+def test_a_max_gap_certificate_s_rebuild_gets_two_thirds_of_its_budget():
+    assert certify_tiling.rebuild_share(90.0) == pytest.approx(60.0)
+
+
+def test_the_search_at_u_prime_keeps_the_rest_after_a_rebuild_past_its_share():
+    assert certify_tiling.search_after_rebuild(90.0, 75.0) == pytest.approx(30.0)
+
+
+def test_the_search_at_u_prime_gets_what_an_early_rebuild_left():
+    assert certify_tiling.search_after_rebuild(90.0, 10.0) == pytest.approx(80.0)
+
+
+def test_with_a_tiny_budget_the_search_at_u_prime_is_reached_with_the_rest(tmp_path, monkeypatch):
+    def spends_its_share(boxes, ft, tab, replays, capped, deadline, **kw):
+        time.sleep(max(deadline - time.time(), 0.0))  # a rebuild whose estimate was too low
+        return None, "rebuilding its proof from 9 boxes ran past its deadline"
+
+    monkeypatch.setattr(certify_tiling, "rebuilt_within", spends_its_share)
+    searched = []
+    monkeypatch.setattr(
+        certify, "certify", lambda *a, **_k: searched.append(a[4]) or certify.refused("no")
+    )
+    out = tmp_path / "mg.json"
+    treesens.max_gap(str(MODEL), vary=[FEATURE], certificate=out, certify_budget=0.003)
+    assert searched == [pytest.approx(0.001)]  # the third its rebuild may not take
+
+
+def test_the_rebuild_s_progress_line_says_its_share_of_the_budget(tmp_path, capsys):
+    out = tmp_path / "mg.json"
+    argv = ["check", str(MODEL), "--vary", FEATURE, "--max-gap", "--certificate", str(out)]
+    main([*argv, "--certify-budget", "90"])
+    err = capsys.readouterr().err
+    assert "kept (at most 60s, 2/3 of its budget, the rest kept for a search at U')..." in err
