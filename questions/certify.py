@@ -15,7 +15,7 @@ import hashlib
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from ..answers.phrases import UNREAD_CONSTRAINTS
 from ..answers.proof import BOX_SEARCH, TRIVIAL_BOUND, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..answers.verdict import NearMiss, check_pair
-from ..compiler.encode import ensemble_structure, gap_row_terms
+from ..compiler.encode import ensemble_structure
 from ..compiler.ensemble import EXP, IDENTITY, PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.invert import witness_from_pair
@@ -47,7 +47,8 @@ from ..search.proof_tree import ProofTree, RecordedTiling
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certificate_json import write_json
-from .certify_groups import group_section, groups_refusal, model_test, model_thresholds
+from .certificate_steps import json_number, proof_part
+from .certify_groups import group_section, groups_refusal, model_test
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 from .memory import memory_limit
 
@@ -547,15 +548,6 @@ def proof_after(proof: Proof, done: Certified) -> Proof:
     return replace(proof, checked=False, certificate=None, why_not=brief(done.reason))
 
 
-def _values(x) -> list[float | str]:
-    """A replayed pair's values: numbers, ``"inf"`` / ``"-inf"``, and ``"nan"`` for NaN."""
-    return ["nan" if math.isnan(float(v)) else _number(float(v)) for v in x]
-
-
-def _number(v: float) -> float | str:
-    return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
-
-
 def model_path_from(certificate: Path, model_file: Path) -> str:
     """The model's path as the certificate states it: relative to the certificate's
     folder (``treesens verify`` reads it from there, wherever it is run), or absolute
@@ -565,95 +557,15 @@ def model_path_from(certificate: Path, model_file: Path) -> str:
     return os.path.relpath(model_file.resolve(), certificate.resolve().parent)
 
 
-def row_names(enc, tables) -> list[str]:
-    """The pair tables' rows as the checker names them (verify/claims.py): a binary
-    gap's ``x1``, ``x2``; a multiclass gap's ``x1/o`` (x1's class over class o) and
-    ``x2/o``; a change's ``change``; then the pair sums, ``sum``."""
-    names = []
-    for c in (0, 1):
-        for coefs, _ in enc.condition.rows[c]:
-            if len(coefs) == 1:
-                names.append(f"x{c + 1}")
-            else:  # the class it loses to has the negative weight
-                names.append(f"x{c + 1}/{next(k for k, w in enumerate(coefs) if w < 0)}")
-    names += ["change"] * len(enc.condition.pair_rows)
-    names += ["sum"] * len(tables.sums)
-    return names
-
-
-def _row_constants(enc) -> list[float]:
-    """Per row, what the intercepts add to it (the box search's bounds leave it out)."""
-    ens, cond = enc.ensemble, enc.condition
-    out = [gap_row_terms(ens, coefs)[1] for c in (0, 1) for coefs, _ in cond.rows[c]]
-    out += [gap_row_terms(ens, a)[1] + gap_row_terms(ens, b)[1] for a, b, _ in cond.pair_rows]
-    n1 = len(cond.rows[0])
-    sums = [out[i] + out[n1 + j] for i, j in _opposite_pairs(cond)]
-    return out + sums
-
-
-def _opposite_pairs(cond) -> list[tuple[int, int]]:
-    return [
-        (i, j)
-        for i, (a, _) in enumerate(cond.rows[0])
-        for j, (b, _) in enumerate(cond.rows[1])
-        if any(a) and all(x == -y for x, y in zip(a, b))
-    ]
-
-
-def proof_part(ens, enc, tables, record) -> dict:
-    """One box search's proof, with what it answers: a class pair, or a change's
-    direction. Its ``proof`` is a generator over ``record``'s steps, converted as the
-    document is written (certificate_json.py), not held as a second list."""
-    names, constant = row_names(enc, tables), _row_constants(enc)
-    if len(names) != tables.values.shape[0] or len(constant) != len(names):
-        raise AssertionError("the pair tables' rows are not the condition's")
-    part: dict = {}
-    q = enc.query
-    if ens.n_outputs > 1:
-        part["classes"] = [int(c) for c in q.classes]
-    if q.delta is not None:
-        part["direction"] = _direction(enc)
-    # the ranks are the encoding's own (its domains narrowed by bounds: bounds_as_domains)
-    part["proof"] = _proof_steps(enc.ensemble, tables, record, names, constant)
-    return part
-
-
-def _proof_steps(ens, tables, record, names: list[str], constant: list[float]) -> Iterator:
-    """The certificate's steps of ``record`` (the search's, in preorder), one at a time."""
-    st = ensemble_structure(ens)
-    own = model_thresholds(ens)  # a grouped model's splits at its own thresholds
-    for event in record:
-        if event[0] == "replay":
-            yield ["replay", _values(event[1]), _values(event[2])]
-        elif event[0] == "link":  # the change's bounds R and S through the exp link
-            yield ["link", _number(event[1]), _number(event[2])]
-        elif event[0] == "prune":
-            row = event[1]
-            yield ["prune", names[row], event[2] + constant[row]]
-        else:
-            _, c, r = event
-            at = split_at(st.domains[tables.columns[c][0]], r)
-            if isinstance(at, float):
-                at = own.get(tables.columns[c][0], {}).get(at, at)
-            yield ["split", c, at]
-
-
-def split_at(dom, r: int):
-    """A split of the box search at rank r as the certificate states it: the category
-    codes before r (a coded feature), "nan" at the NaN rank (numbers vs NaN), else the
-    threshold below rank r."""
-    if dom.codes is not None:
-        return {"codes": [int(c) for c in dom.codes[:r]]}
-    if r >= len(dom.valid):
-        return "nan"
-    return float(dom.thresholds[dom.valid[r] - 1])
-
-
 def _domain(ens, f: int) -> dict:
     """Feature f's domain: its bounds, and (version 3) its codes and whether it may be
     missing."""
     feat = ens.features[f]
-    out: dict = {"lb": _number(feat.lb), "ub": _number(feat.ub), "integer": bool(feat.integral)}
+    out: dict = {
+        "lb": json_number(feat.lb),
+        "ub": json_number(feat.ub),
+        "integer": bool(feat.integral),
+    }
     dom = ensemble_structure(ens).domains.get(f)
     if dom is not None and dom.codes is not None:
         out["codes"] = [int(c) for c in dom.codes]
@@ -662,13 +574,6 @@ def _domain(ens, f: int) -> dict:
     if "codes" in out and model_library(ens) == "catboost":  # the checker hashes the names
         out["categories"] = list(feat.categories or ())
     return out
-
-
-def _direction(enc) -> str:
-    """A change's direction as the box search asked it (its one row over both inputs:
-    x2's weight positive, up)."""
-    (a, b, _), *_ = enc.condition.pair_rows
-    return "up" if b[0] > 0 else "down"
 
 
 def _claim(ens, q: Query) -> dict:

@@ -27,12 +27,12 @@ from ..search.compiled_check import note_rebuild
 from ..search.compiled_proof import UnbuiltProof, too_long
 from ..search.pair_boxes import tables_held
 from ..search.proof_tree import RecordedProof, recording_proofs
+from .certificate_steps import proof_part
 from .certify import (
     Certified,
     checker_reads,
     model_refusal,
     proof_boxes,
-    proof_part,
     refused,
     write_document,
     written_and_verified,

@@ -36,12 +36,12 @@ from ..search.pair_boxes import (
     tables_held,
 )
 from ..search.proof_tree import RecordedTiling
+from .certificate_steps import proof_part
 from .certify import (
     Certified,
     checker_reads,
     model_refusal,
     proof_boxes,
-    proof_part,
     refused,
     write_document,
     written_and_verified,

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from treesens.questions.certify import _values, certify
+from treesens.questions.certificate_steps import _values
+from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
 from treesens.search.box_search import FOUND, box_search
 from treesens.search.pair_boxes import pair_encoding, pair_tables

@@ -1,0 +1,113 @@
+"""A box search's recorded proof as a certificate's steps (docs/certificates.md, "The
+format"): its splits at the thresholds the checker reads, its pruned boxes with the rows
+the checker names and the bounds it recomputes, its replayed pairs and ``link``
+steps, converted one at a time as the document is written
+(certificate_json.py)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from ..compiler.encode import ensemble_structure, gap_row_terms
+from .certify_groups import model_thresholds
+
+
+def proof_part(ens, enc, tables, record) -> dict:
+    """One box search's proof, with what it answers: a class pair, or a change's
+    direction. Its ``proof`` is a generator over ``record``'s steps, converted as the
+    document is written (certificate_json.py), not held as a second list."""
+    names, constant = row_names(enc, tables), _row_constants(enc)
+    if len(names) != tables.values.shape[0] or len(constant) != len(names):
+        raise AssertionError("the pair tables' rows are not the condition's")
+    part: dict = {}
+    q = enc.query
+    if ens.n_outputs > 1:
+        part["classes"] = [int(c) for c in q.classes]
+    if q.delta is not None:
+        part["direction"] = _direction(enc)
+    # the ranks are the encoding's own (its domains narrowed by bounds: bounds_as_domains)
+    part["proof"] = _proof_steps(enc.ensemble, tables, record, names, constant)
+    return part
+
+
+def _proof_steps(ens, tables, record, names: list[str], constant: list[float]) -> Iterator:
+    """The certificate's steps of ``record`` (the search's, in preorder), one at a time."""
+    st = ensemble_structure(ens)
+    own = model_thresholds(ens)  # a grouped model's splits at its own thresholds
+    for event in record:
+        if event[0] == "replay":
+            yield ["replay", _values(event[1]), _values(event[2])]
+        elif event[0] == "link":  # the change's bounds R and S through the exp link
+            yield ["link", json_number(event[1]), json_number(event[2])]
+        elif event[0] == "prune":
+            row = event[1]
+            yield ["prune", names[row], event[2] + constant[row]]
+        else:
+            _, c, r = event
+            at = split_at(st.domains[tables.columns[c][0]], r)
+            if isinstance(at, float):
+                at = own.get(tables.columns[c][0], {}).get(at, at)
+            yield ["split", c, at]
+
+
+def row_names(enc, tables) -> list[str]:
+    """The pair tables' rows as the checker names them (verify/claims.py): a binary
+    gap's ``x1``, ``x2``; a multiclass gap's ``x1/o`` (x1's class over class o) and
+    ``x2/o``; a change's ``change``; then the pair sums, ``sum``."""
+    names = []
+    for c in (0, 1):
+        for coefs, _ in enc.condition.rows[c]:
+            if len(coefs) == 1:
+                names.append(f"x{c + 1}")
+            else:  # the class it loses to has the negative weight
+                names.append(f"x{c + 1}/{next(k for k, w in enumerate(coefs) if w < 0)}")
+    names += ["change"] * len(enc.condition.pair_rows)
+    names += ["sum"] * len(tables.sums)
+    return names
+
+
+def _row_constants(enc) -> list[float]:
+    """Per row, what the intercepts add to it (the box search's bounds leave it out)."""
+    ens, cond = enc.ensemble, enc.condition
+    out = [gap_row_terms(ens, coefs)[1] for c in (0, 1) for coefs, _ in cond.rows[c]]
+    out += [gap_row_terms(ens, a)[1] + gap_row_terms(ens, b)[1] for a, b, _ in cond.pair_rows]
+    n1 = len(cond.rows[0])
+    sums = [out[i] + out[n1 + j] for i, j in _opposite_pairs(cond)]
+    return out + sums
+
+
+def _opposite_pairs(cond) -> list[tuple[int, int]]:
+    return [
+        (i, j)
+        for i, (a, _) in enumerate(cond.rows[0])
+        for j, (b, _) in enumerate(cond.rows[1])
+        if any(a) and all(x == -y for x, y in zip(a, b))
+    ]
+
+
+def _direction(enc) -> str:
+    """A change's direction as the box search asked it (its one row over both inputs:
+    x2's weight positive, up)."""
+    (a, b, _), *_ = enc.condition.pair_rows
+    return "up" if b[0] > 0 else "down"
+
+
+def split_at(dom, r: int):
+    """A split of the box search at rank r as the certificate states it: the category
+    codes before r (a coded feature), "nan" at the NaN rank (numbers vs NaN), else the
+    threshold below rank r."""
+    if dom.codes is not None:
+        return {"codes": [int(c) for c in dom.codes[:r]]}
+    if r >= len(dom.valid):
+        return "nan"
+    return float(dom.thresholds[dom.valid[r] - 1])
+
+
+def _values(x) -> list[float | str]:
+    """A replayed pair's values: numbers, ``"inf"`` / ``"-inf"``, and ``"nan"`` for NaN."""
+    return ["nan" if math.isnan(float(v)) else json_number(float(v)) for v in x]
+
+
+def json_number(v: float) -> float | str:
+    return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
