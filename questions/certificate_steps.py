@@ -1,7 +1,7 @@
 """A box search's recorded proof as a certificate's steps (docs/certificates.md, "The
 format"): its splits at the thresholds the checker reads, its pruned boxes with the rows
-the checker names and the bounds it recomputes, its replayed pairs and ``link``
-steps, converted one at a time as the document is written
+the checker names and the bounds it recomputes, its replayed pairs, ``link`` and
+``alike`` steps, converted one at a time as the document is written
 (certificate_json.py)."""
 
 from __future__ import annotations
@@ -43,12 +43,23 @@ def _proof_steps(ens, tables, record, names: list[str], constant: list[float]) -
         elif event[0] == "prune":
             row = event[1]
             yield ["prune", names[row], event[2] + constant[row]]
+        elif event[0] == "alike":  # x1 and x2 reach the same leaves (verify/alike.py)
+            yield alike_step(ens, tables)
         else:
             _, c, r = event
             at = split_at(st.domains[tables.columns[c][0]], r)
             if isinstance(at, float):
                 at = own.get(tables.columns[c][0], {}).get(at, at)
             yield ["split", c, at]
+
+
+def alike_step(ens, tables) -> list:
+    """The ``alike`` step: the varied features (their indices in the model's order) and
+    their bounds as the certificate's domain states them (``[lb, ub]`` each), within
+    which no tree splits on them."""
+    varied = sorted({int(f) for f, copy in tables.columns if copy is not None})
+    bounds = [[json_number(ens.features[f].lb), json_number(ens.features[f].ub)] for f in varied]
+    return ["alike", varied, bounds]
 
 
 def row_names(enc, tables) -> list[str]:

@@ -32,8 +32,8 @@ from ..compiler.query import ANY, MAX_RATIO, Gap, GapKind, Query
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
-from ..search.box_search import FOUND, PROVED
-from ..search.boxes import rows_of_each_input
+from ..search.box_search import FOUND, PROVED, BoxOutcome
+from ..search.boxes import reads_alike, rows_of_each_input
 from ..search.compiled_check import check_search, note_rebuild
 from ..search.link_proof import link_proof_encoding, link_search
 from ..search.pair_boxes import (
@@ -43,7 +43,7 @@ from ..search.pair_boxes import (
     pair_tables,
     plain_numeric,
 )
-from ..search.proof_tree import ProofTree, RecordedTiling
+from ..search.proof_tree import ALIKE, ProofTree, RecordedTiling
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certificate_json import write_json
@@ -363,10 +363,14 @@ def _search_past_near_misses(
     as a near miss (FOUND), or at any near miss where the box does not fix each input's
     value in every tree (a regressor's change, CatBoost's MultiClass leaves:
     ``rows_of_each_input``), which neither the search nor the checker can rule out by
-    one replay. Past its first boxes the search goes on compiled
+    one replay; a question no tree tells x1 from x2 in is one box, closed by ``ALIKE``
+    (search/boxes.py ``reads_alike``). Past its first boxes the search goes on compiled
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
     left empty where that rebuild fails. Returns the outcome, why a proof found was
     given up ("": it was not) and its rebuild (``compiled_check.note_rebuild``'s)."""
+    if reads_alike(q, tables):  # one box: x1 and x2 reach the same leaves in every tree
+        record.append(ALIKE)
+        return BoxOutcome(PROVED, 1), "", None
     search = check_search(enc, tables, memory_mb, proof=ProofTree(capped=False))
     fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:

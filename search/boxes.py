@@ -40,7 +40,7 @@ from .gap_kernel import Readiness
 from .heuristic_stage import pair_over_all_inputs
 from .link_boxes import link_box_stage, link_tables
 from .pair_boxes import class_pair_encodings, pair_encoding
-from .proof_tree import ProofTree, RecordedPart, RecordedProof, recording
+from .proof_tree import ALIKE, ProofTree, RecordedPart, RecordedProof, recording
 
 # how a data-aware query's proof reads (its restrictions are soft: docs/data-aware.md)
 ALL_INPUTS = ", the data's restrictions aside (they never decide insensitivity)"
@@ -268,27 +268,37 @@ class BoxStage:
         return prove_insensitive(ctx, ALL_INPUTS if self.proof_only else "")
 
     def _read_alike(self, enc: Encoding, tables) -> bool:
-        """Whether x1 and x2 read every tree alike (no column of a varied feature has two
-        intervals: gap_boxes.unsplit, a feature no tree splits on within its bounds) on a
-        regressor's change by more than 0: the library's predict, a function of the
-        leaves reached, gives both inputs one prediction, so no pair changes at all.
-        Searched, every box of such a question is a near miss within the allowance for
-        the library's float sums, which no box rules out (the search ended "open"). A
-        certificate asked for searches, to record its proof."""
-        q = enc.query
-        return (
-            self.recorded is None
-            and kind_of(q).name == ChangeQuestion.name
-            and q.delta is not None
-            and q.delta > 0
-            and unsplit(tables)
-        )
+        """Whether x1 and x2 read every tree alike (``reads_alike``), so that no pair
+        changes at all; its proof recorded, for a certificate asked for, as one box closed
+        by the ``alike`` step (verify/alike.py checks it)."""
+        if not reads_alike(enc.query, tables):
+            return False
+        if self.recorded is not None:
+            tree = ProofTree(capped=False)
+            tree.leaf(ProofTree.ROOT, ALIKE)
+            self.recorded.append(RecordedPart(enc, tables, tree))
+        return True
 
     def _fixes_each_input(self, enc: Encoding) -> bool:
         """``rows_of_each_input`` of the class pair searched now, worked out once."""
         if self.at not in self.fixed:
             self.fixed[self.at] = rows_of_each_input(enc)
         return self.fixed[self.at]
+
+
+def reads_alike(q, tables) -> bool:
+    """Whether x1 and x2 read every tree alike (no column of a varied feature has two
+    intervals: gap_boxes.unsplit, a feature no tree splits on within its bounds) on a
+    regressor's change by more than 0: the library's predict, a function of the leaves
+    reached, gives both inputs one prediction, so no pair changes at all. Searched, every
+    box of such a question is a near miss within the allowance for the library's float
+    sums, which no box rules out (the search ended "open")."""
+    return (
+        kind_of(q).name == ChangeQuestion.name
+        and q.delta is not None
+        and q.delta > 0
+        and unsplit(tables)
+    )
 
 
 def rows_of_each_input(enc: Encoding) -> bool:

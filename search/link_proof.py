@@ -35,7 +35,9 @@ from .box_search import (
     tree_order,
     tree_to_split,
 )
+from .gap_boxes import unsplit
 from .pair_boxes import PairTables, applies
+from .proof_tree import ALIKE
 
 PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"
 SHIFT = -math.log1p(-LINK_ROUNDING)  # the link's rounding as a shift of the raw score
@@ -72,7 +74,11 @@ def link_search(
     """Search the pair space depth first ("yes" side first), recording in ``record``
     ``("split", column, rank)`` and ``("link", R, S)`` per box in preorder, until every
     box is closed (PROVED), a box whose trees are all fixed is not (FOUND) or
-    ``deadline``."""
+    ``deadline``; where no tree splits on a varied feature within its bounds, one box
+    closed by ``ALIKE`` (x1 and x2 reach the same leaves: search/boxes.py reads_alike)."""
+    if delta > 0 and unsplit(tables):  # x1 and x2 read every tree alike: one prediction
+        record.append(ALIKE)
+        return LinkOutcome(PROVED, 1)
     ens = enc.ensemble
     constant = gap_row_terms(ens, (1.0,))[1]  # the intercept, in R's row (S: it cancels)
     e = RELAX_FACTOR * enc.relax + SHIFT

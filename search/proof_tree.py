@@ -38,11 +38,18 @@ def recording() -> bool:
     return _RECORDING.get()
 
 
+# a box closed because x1 and x2 reach the same leaf in every tree (no tree splits on a
+# varied feature within its bounds: search/boxes.py ``reads_alike``), so the library
+# predicts both alike; the certificate's ``alike`` step, which the checker verifies
+# (verify/alike.py)
+ALIKE = ("alike",)
+
+
 class ProofTree:
     """Boxes numbered from 0 (the whole pair space); ``events[n]`` is box n's step as a
     flat record gives it (``("split", column, R)``, ``("prune", row, bound)``,
-    ``("replay", x1, x2)``), None while it is not visited; a split's "yes" box is
-    ``yes_of[n]``, its "no" box the next number."""
+    ``("replay", x1, x2)``, ``ALIKE``), None while it is not visited; a split's "yes"
+    box is ``yes_of[n]``, its "no" box the next number."""
 
     ROOT = 0
 

@@ -32,7 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .alike import alike_refusal
 from .claims import (
+    Claim,
     Row,
     claim_of,
     library_misses,
@@ -326,6 +328,7 @@ def _check_claim(
         shown = ", ".join(_key_text(k) for k in need)
         return Verdict(False, f"the proof's parts are not the ones the claim needs ({shown})")
     checker = Checker(model, doc["question"], doc["columns"], version, replay, refusal)
+    checker.claim = claim
     unread = [f for f, d in enumerate(checker.domain) if d.missing and not model.reads_nan_of(f)]
     if unread:
         return Verdict(
@@ -476,6 +479,10 @@ class Checker:
         # the part's judge of a replayed pair on the library's probabilities, which
         # ``replay`` then gives (claims.library_misses); None: on its raw scores
         self.misses: Callable[[np.ndarray], bool] | None = None
+        # the claim an ``alike`` step rules out (set by _check_claim), and that step's
+        # walk of every tree, once: [why it fails, or None] (verify/alike.py)
+        self.claim: Claim | None = None
+        self.alike_walk: list = []
         names = model.features
         self.varied = {names.index(v) for v in question["vary"]}
         self.domain = [_domain(d, version) for d in question["domain"]]
@@ -803,8 +810,12 @@ class Checker:
                     return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
                 pruned += 1
                 continue
-            if step[0] == "replay":
-                why = self._replay(box, step, rows)
+            if step[0] in ("replay", "alike"):
+                why = (
+                    self._replay(box, step, rows)
+                    if step[0] == "replay"
+                    else alike_refusal(self, step)
+                )
                 if why is not None:
                     return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
                 pruned += 1

@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from .alike import alike_refusal
+
 INF = math.inf
 
 
@@ -204,8 +206,10 @@ class Walker:
                 stack.append((no_box, [no for _, no in kids]))
                 stack.append((yes_box, [yes for yes, _ in kids]))
                 continue
-            if step[0] == "replay":
-                why = ch._replay(box, step, rows)
+            if step[0] in ("replay", "alike"):  # the library's replay; the same leaves
+                why = (
+                    ch._replay(box, step, rows) if step[0] == "replay" else alike_refusal(ch, step)
+                )
                 if why is not None:
                     return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
                 pruned += 1
