@@ -166,28 +166,84 @@ def build_categorical_domain(
     """The category codes of a categorical feature.
 
     Declared categories (``Feature.categories``) give codes 0..n-1; otherwise the codes
-    the splits list, one code no split lists (it stands for every unlisted category),
-    and an integer inside each interval of numeric thresholds on the feature. Codes
+    the splits list and, inside each interval of numeric thresholds on the feature (the
+    whole line where there are none), one code within the bounds that no split lists (it
+    stands for every unlisted category there), or an integer of the interval. Codes
     outside the feature's bounds are dropped.
     """
     feat = ens.features[f]
     if feat.categories:
         codes = set(range(len(feat.categories)))
     else:
-        codes = {int(c) for c in split_codes}
-        other = 0
-        while other in codes:
-            other += 1
-        codes.add(other)
+        listed = {int(c) for c in split_codes}
+        codes = set(listed)
         ths = tuple(sorted(set(float(t) for t in thresholds)))
-        ifeat = Feature(feat.name, "integer", feat.lb, feat.ub)
+        ifeat = Feature(feat.name, "integer", max(feat.lb, 0.0), feat.ub)
         for j in range(len(ths) + 1):
-            r = any_value(ens, ifeat, ths, j)
+            r = _unlisted_code(ens, ifeat, ths, j, listed)
+            if r is None:
+                r = any_value(ens, ifeat, ths, j)
             if r is not None and r >= 0:
                 codes.add(int(r))
     codes_t = tuple(c for c in sorted(codes) if feat.lb <= c <= feat.ub)
     reps = tuple(float(c) for c in codes_t)
     return FeatureDomain(f, (), reps, tuple(range(len(codes_t))), (), codes_t)
+
+
+def with_unlisted_codes(
+    ens: Ensemble, f: int, dom: FeatureDomain, ranges: Iterable[tuple[float, float]]
+) -> FeatureDomain:
+    """Categorical feature f's domain ``dom`` (of codes, with no declared categories) with,
+    inside each [lo, hi] of ``ranges`` (a query's bounds on f), a code no split lists in
+    each interval of f's numeric thresholds that has one: the domain's own unlisted codes
+    may lie outside those bounds, which would then leave the unlisted categories inside
+    them out of the search."""
+    listed: set[int] = set()
+    ths: set[float] = set()
+    for t in ens.trees:
+        for n in np.flatnonzero(t.feature == f).tolist():
+            if t.is_categorical(n):
+                listed |= set(t.categories[n])
+            else:
+                ths.add(float(t.threshold[n]))
+    ordered_ths = tuple(sorted(ths))
+    feat = ens.features[f]
+    codes = set(dom.codes or ())
+    for lo, hi in ranges:
+        lo, hi = max(lo, feat.lb, 0.0), min(hi, feat.ub)
+        if lo > hi:
+            continue
+        ifeat = Feature(feat.name, "integer", lo, hi)
+        for j in range(len(ordered_ths) + 1):
+            c = _unlisted_code(ens, ifeat, ordered_ths, j, listed)
+            if c is not None:
+                codes.add(int(c))
+    if codes == set(dom.codes or ()):
+        return dom
+    codes_t = tuple(sorted(codes))
+    reps = tuple(float(c) for c in codes_t)
+    return FeatureDomain(f, (), reps, tuple(range(len(codes_t))), (), codes_t)
+
+
+def _unlisted_code(
+    ens: Ensemble, feat: Feature, thresholds: Sequence[float], j: int, listed: set[int]
+) -> float | None:
+    """The smallest whole number of interval j within ``feat``'s bounds that no split
+    lists, or None. Every unlisted code of the interval is routed as it is: with bounds
+    that leave out 0 (``c in [3, 9]``), the smallest unlisted code overall would lie
+    outside them, and the unlisted categories inside them would go unsearched."""
+    sp = cell_span(ens, feat, thresholds, j)
+    if sp is None:
+        return None
+    lo, hi = sp
+    c = float(max(math.ceil(lo), 0)) if math.isfinite(lo) else 0.0
+    for _ in range(len(listed) + 1):
+        if c > hi:
+            return None
+        if int(c) not in listed and _admissible(ens, feat, thresholds, j, c):
+            return c
+        c += 1.0
+    return None
 
 
 def code_routes(ens: Ensemble, f: int, x: float) -> tuple[bool, ...]:

@@ -29,12 +29,12 @@ from typing import Protocol
 import numpy as np
 
 from .affected import unaffected_leaves
-from .domain import FeatureDomain, build_categorical_domain, build_domain
+from .domain import FeatureDomain, build_categorical_domain, build_domain, with_unlisted_codes
 from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble, Tree
 from .errors import FEATURES, InputError, closest, spelled
 from .ir import EQ, GE, LE, ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .kinds import prepared, resolve_condition
-from .query import Condition, Query, held_by_data, one_value
+from .query import Condition, Query, bounds_by_copy, held_by_data, one_value
 from .rounding import gap_relaxation
 
 TRUE, FALSE = "T", "F"  # constant predicates
@@ -257,13 +257,34 @@ def gap_row_terms(
 PerCopy = tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
 
 
+def _with_bounded_codes(ens: Ensemble, st: _Structure, q: Query, varying) -> _Structure:
+    """``st`` with each categorical feature of undeclared categories holding a code no
+    split lists inside every bound the query puts on it (domain.with_unlisted_codes):
+    the bound keeps the codes inside it, and the unlisted categories there need one."""
+    if not q.bounds:
+        return st
+    by_copy = bounds_by_copy(ens, q, varying)
+    domains = dict(st.domains)
+    for f in {f for f, _ in by_copy}:
+        dom = domains.get(f)
+        if dom is None or dom.codes is None or ens.features[f].categories:
+            continue
+        ranges = {r for (g, _), r in by_copy.items() if g == f}
+        domains[f] = with_unlisted_codes(ens, f, dom, ranges)
+    if all(domains[f] is st.domains[f] for f in domains):
+        return st
+    out = _Structure(domains, st.used, st.zero_mode, st.trees)
+    out.__dict__.update({k: v for k, v in st.__dict__.items() if k in ("leaves", "under")})
+    return out
+
+
 def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:
     """The query's Problem (variables for predicates and leaves of both copies, tree
     and gap constraints) and the Encoding that maps its variables back."""
     q = prepared(ens, q)
     varying = varied_features(ens, q.vary)
     condition = resolve_condition(ens, q)
-    st = ensemble_structure(ens)
+    st = _with_bounded_codes(ens, ensemble_structure(ens), q, varying)
     b = ProblemBuilder()
     pred, onehot, nanv = _encode_features(b, ens, st, varying)
     leaves = _encode_trees(b, ens, st, pred, onehot, nanv)
