@@ -23,7 +23,7 @@ from ..compiler.options import (
 )
 from ..compiler.query import ANY
 from ..driver import is_race
-from ..driver.race_spec import unknown_backend
+from ..driver.race_spec import race_in_list_problem, unknown_backend
 from ..questions.query_build import A_BELOW_B, parse_passes
 from ..readers.load import base_score_problem
 from . import ast as nodes
@@ -340,7 +340,9 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
         known = [*BACKENDS, *SEARCH_METHODS]  # a search method (boxes) is named as one
         for i, b in enumerate(st.names):
             if b not in known and not is_race(b):
-                raise ast.error(unknown_backend(b), st)
+                raise ast.error(unknown_backend(b, in_list=True), st)
+            if is_race(b) and race_in_list_problem(b, st.names[i + 1 :]):
+                raise ast.error(race_in_list_problem(b, st.names[i + 1 :]), st)
             if b in st.names[:i]:
                 raise ast.error(f"backend {b!r} listed twice", st)
     elif isinstance(st, nodes.Timeout):

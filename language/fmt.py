@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from . import ast as nodes
 from .errors import SensError
@@ -23,6 +24,14 @@ from .show import (
 )
 
 BLOCK_WORDS = {nodes.QueryBlock: "query", nodes.SweepBlock: "sweep", nodes.AuditBlock: "audit"}
+
+
+# a race as a backend line writes it bare (race:cpsat+highs); a race of commas is quoted
+RACE_SPEC_RE = re.compile(r"race:[A-Za-z0-9_+-]*\Z")
+
+
+def _fmt_backend(name: str, mode) -> str:
+    return name if RACE_SPEC_RE.match(name) else fmt_name(name, mode=mode)
 
 
 def _fmt_gap(st: nodes.GapSetting) -> str:
@@ -63,7 +72,7 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
     if isinstance(st, nodes.Classes):
         return f"classes {st.c1} -> {st.c2}"
     if isinstance(st, nodes.Backend):
-        return "backend " + ", ".join(fmt_name(b, mode=mode) for b in st.names)
+        return "backend " + ", ".join(_fmt_backend(b, mode) for b in st.names)
     if isinstance(st, nodes.Timeout):
         return f"timeout {fmt_duration(st.seconds)}"
     if isinstance(st, nodes.Threads):

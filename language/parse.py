@@ -199,7 +199,9 @@ class _Build(Transformer):
         return ANY if s == "any" else int(s)
 
     def backend(self, meta, ch):
-        return nodes.Backend(tuple(n.text for n in ch), pos=_meta_pos(meta))
+        # a name, or a race's RACE_SPEC token (race:cpsat+highs)
+        names = tuple(n.text if isinstance(n, nodes.Name) else str(n) for n in ch)
+        return nodes.Backend(names, pos=_meta_pos(meta))
 
     def timeout(self, meta, ch):
         return nodes.Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
@@ -316,6 +318,7 @@ _TERMINAL_WORDS = {
     "KIND": "a kind (real, integer, binary, categorical)",
     "BOOL": "true or false",
     "ANY": "'any'",
+    "RACE_SPEC": "a race (race:NAME+NAME)",
     "$END": "end of file",
 }
 

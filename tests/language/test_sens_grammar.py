@@ -171,6 +171,8 @@ def test_vary_in_sweep(text, node):
         ("classes any -> any", Classes(ANY, ANY)),
         ("backend cpsat", Backend(("cpsat",))),
         ("backend cpsat, highs", Backend(("cpsat", "highs"))),
+        ("backend race:cpsat+highs", Backend(("race:cpsat+highs",))),
+        ("backend cpsat, race:cpsat+highs", Backend(("cpsat", "race:cpsat+highs"))),
         ("timeout 30", Timeout(30.0)),
         ("timeout 30s", Timeout(30.0)),
         ("timeout 2m", Timeout(120.0)),
@@ -294,6 +296,11 @@ def test_format_round_trip_of_every_rule():
     assert "# end" in f
 
 
+def test_format_writes_a_race_in_a_backend_list_bare():
+    a = parse(HEAD + "query q { vary a backend cpsat, race:cpsat+highs }")
+    assert "  backend cpsat, race:cpsat+highs\n" in format_sens(a)
+
+
 def test_format_layout():
     a = parse(HEAD + "query q { vary a gap 0.20 where x1.a<=x2.a timeout 90 }")
     assert format_sens(a) == (
@@ -356,6 +363,16 @@ def err(text: str) -> SensError:
             "unknown backend 'cpsta' (did you mean 'cpsat'?)",
         ),
         (HEAD + "query q { vary a backend cbc, cbc }", "backend 'cbc' listed twice"),
+        (
+            HEAD + "query q { vary a backend race:cpsat, highs }",
+            "'race:cpsat' races one backend, and the commas separate the backends listed: "
+            "join a race's backends by '+' (race:cpsat+highs)",
+        ),
+        (
+            HEAD + "query q { vary a backend race:cpsta+highs }",
+            "unknown backend 'cpsta' in the race (did you mean 'cpsat'?)",
+        ),
+        (HEAD + "query q { vary a backend race: }", "'race:' names no backend to race"),
         (HEAD + "query q { vary a timeout 0 }", "timeout takes a number of seconds above 0"),
         (HEAD + "query q { vary a threads 0 }", "threads takes a whole number from 1 to 1024"),
         (HEAD + "query q { vary a passes ordering, fast }", "unknown pass 'fast'"),
