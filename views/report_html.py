@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
+import shlex
 
 from ..answers.phrases import lower_text, upper_text
 from ..answers.proof import bound_claim
@@ -30,9 +32,11 @@ th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: ta
   font-weight: bold; } .unknown, .error { color: #8a6d00; font-weight: bold; }
 .muted { color: #666; } code { background: #f4f4f4; padding: 0 0.25em; }
 img { max-width: 100%; } .box { background: #fafafa; border: 1px solid #e4e4e4;
-  padding: 0.6em 1em; margin: 0.8em 0; }
+  padding: 0.6em 1em; margin: 0.8em 0; } .box code { display: block; padding: 0; background: none; }
+.arg { white-space: nowrap; }
 """
 e = html.escape
+_NUMBER = re.compile(r"-[0-9.][0-9.e+-]*")  # a negative value, not a flag (--gap -1)
 
 
 def _png(fig) -> str:
@@ -163,8 +167,31 @@ def _checked(report: Report) -> str:
         "<table><tr><th>role</th><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
         f"{files}</table>"
         f"<p>Software: {_software(p.software)}.</p>"
-        f'<p>Reproduce with:</p><div class="box"><code>{e(p.command)}</code></div>'
+        f'<p>Reproduce with:</p><div class="box"><code>{_command(p.command)}</code></div>'
     )
+
+
+def _command(command: str) -> str:
+    """A command line whose lines break only between its arguments, each flag kept with
+    its value (``--features a,b`` is never split at a hyphen or after the flag); its text
+    is the command as given."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # not a shell line: as it is
+        return e(command)
+    if shlex.join(words) != command:
+        return e(command)
+    groups: list[list[str]] = []
+    for w in words:
+        if groups and _is_flag(groups[-1][-1]) and len(groups[-1]) == 1 and not _is_flag(w):
+            groups[-1].append(w)
+        else:
+            groups.append([w])
+    return " ".join(f'<span class="arg">{e(shlex.join(g))}</span>' for g in groups)
+
+
+def _is_flag(word: str) -> bool:
+    return word.startswith("-") and not _NUMBER.fullmatch(word)
 
 
 # how the provenance introduces each role's libraries (questions/software.py); Python

@@ -5,7 +5,11 @@ installs chromium and sets it), where a missing browser is a failure."""
 
 from __future__ import annotations
 
+import html
+import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 
@@ -53,3 +57,53 @@ def test_the_browser_sees_every_section(page):
     assert p.returncode == 0, p.stderr[-2000:]
     for section in SECTIONS:
         assert f'id="{section}"' in p.stdout
+
+
+# the flags of the page's "Reproduce with" command (and their values) that its lines
+# split, and the number of lines it takes, written into the page for --dump-dom
+_SPLIT_FLAGS = """<script>
+const code = [...document.querySelectorAll('.box code')].find(
+  c => c.textContent.startsWith('treesens report'));
+const nodes = [];
+const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+for (let n, off = 0; (n = walk.nextNode()); off += n.length) nodes.push([n, off]);
+const at = (i, end) => nodes.find(([n, o]) => end ? i <= o + n.length : i < o + n.length);
+const lines = range => {
+  const tops = [...range.getClientRects()].map(r => r.top);
+  return Math.max(...tops) - Math.min(...tops) > 4;
+};
+const split = [];
+const text = code.textContent;
+for (const m of text.matchAll(/--?[a-z][a-z-]* [^ ]+/g)) {
+  const r = document.createRange();
+  const [sn, so] = at(m.index, false), [en, eo] = at(m.index + m[0].length, true);
+  r.setStart(sn, m.index - so);
+  r.setEnd(en, m.index + m[0].length - eo);
+  if (lines(r)) split.push(m[0]);
+}
+const whole = document.createRange();
+whole.selectNodeContents(code);
+const out = document.createElement('pre');
+out.id = 'split-flags';
+out.textContent = JSON.stringify({split, wraps: lines(whole), text});
+document.body.appendChild(out);
+</script>"""
+
+
+def test_the_reproduce_line_keeps_each_flag_with_its_value_on_one_line(small_report, tmp_path):
+    command = shlex.join(
+        ["treesens", "report", "/a/long/folder/of/models/model.json", "--data",
+         "/a/long/folder/of/data/rows.csv", "--protected", "mean_texture", "--features",
+         "mean_texture,worst_radius,mean_radius", "--budget", "60", "--out", "report.html"]
+    )  # fmt: skip
+    small_report.provenance.command = command
+    try:
+        page = tmp_path / "narrow.html"
+        page.write_text(render(small_report).replace("</body>", _SPLIT_FLAGS + "</body>"))
+    finally:
+        small_report.provenance.command = "treesens report ..."
+    p = _headless(page, "--window-size=420,2000", "--dump-dom")
+    found = re.search(r'<pre id="split-flags">(.*?)</pre>', p.stdout, re.S)
+    assert found, p.stderr[-2000:]
+    seen = json.loads(html.unescape(found.group(1)))
+    assert (seen["text"], seen["wraps"], seen["split"]) == (command, True, [])
