@@ -19,6 +19,9 @@ NOT_DESCRIBED = "the box search does not describe this query"
 # the constraints on the inputs the box search does not read (compiler/bounds_as_domains.py:
 # bounds that hold for both inputs alike it reads as the features' domains)
 UNREAD_CONSTRAINTS = "relations between the inputs, or a bound on one input of a varied feature"
+# how an answer's note about features no tree splits on begins (questions/ask.py); the
+# report's sentence of such a feature carries it (views/report_html.py)
+NEVER_SPLITS = "the model never splits on"
 
 
 def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..answers.phrases import NEVER_SPLITS
 from ..answers.result import INSENSITIVE, Result, error_result
 from ..compiler.dataset import Dataset
 from ..compiler.encode import resolve_features
@@ -176,9 +177,7 @@ def _note_unread(ens: Ensemble, q: Query, res: Result) -> None:
         return
     them = "them" if len(varied) > 1 else "it"
     names = name_list(ens.features[f].name for f in varied)
-    res.notes.append(
-        f"the model never splits on {names}: no change of {them} alone moves its prediction"
-    )
+    res.notes.append(f"{NEVER_SPLITS} {names}: no change of {them} alone moves its prediction")
 
 
 def query_memory_limit(q: Query, memory_mb: int | None = None) -> MemoryLimit | None:

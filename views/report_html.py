@@ -9,7 +9,7 @@ import math
 import re
 import shlex
 
-from ..answers.phrases import lower_text, upper_text
+from ..answers.phrases import NEVER_SPLITS, lower_text, upper_text
 from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
 from ..compiler.ensemble import bounds_from_data
@@ -116,10 +116,17 @@ def _answer_sentence(report: Report, r: Result) -> str:
         return (
             f"{_status(r.status)}: proved that no two inputs differing only in "
             f"{e(', '.join(r.features))} exist where {decision}, {e(_domain(report))}. "
-            f"{_proof_sentence(r)}"
+            f"{_proof_sentence(r)}{_never_splits(r)}"
         )
     why = r.error if r.status == ERROR else "the time limit was reached"
     return f"{_status(r.status)}: not settled ({e(str(why))})."
+
+
+def _never_splits(r: Result) -> str:
+    """ " The model never splits on F: no change of it alone moves its prediction." of an
+    answer about features no tree splits on, as its notes say, else ""."""
+    notes = [n for n in r.notes if n.startswith(NEVER_SPLITS)]
+    return "".join(f" {e(n[0].upper() + n[1:])}." for n in notes)
 
 
 def _proof_sentence(r: Result) -> str:

@@ -120,6 +120,15 @@ def test_the_cli_report_says_the_proof_holds_within_the_datas_range(cli_page):
     assert "within the data&#x27;s range" in page and "declared" not in page
 
 
+def test_the_cli_reports_summary_of_a_feature_no_tree_splits_on_says_so(cli_page):
+    _, page = cli_page  # the shipped model's trees never split on mean_radius
+    summary = page.split('id="summary"')[1].split('id="checked"')[0]
+    assert (
+        "The model never splits on mean_radius: no change of it alone moves its prediction."
+        in summary
+    )
+
+
 def test_the_cli_report_takes_a_protected_feature_spelled_with_a_space_for_an_underscore(
     cli_page,
 ):
