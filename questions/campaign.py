@@ -310,6 +310,6 @@ def sweep_campaign(
 
             passes = Budget.of(budget, run.executor)
             with recording_proofs(record), _cut_short_written(written):
-                new = answer_within(passes, queries, ask, ended, shown.note)
+                new = answer_within(passes, queries, ask, ended, shown.note, cut_short=written)
     answered = dict(zip(plan.todo, new, strict=True))
     return [answered[s] if s in answered else reused[s] for s in subsets]

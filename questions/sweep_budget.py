@@ -13,6 +13,7 @@ pass's share; a query it would give no more time than the first did keeps its an
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -94,31 +95,72 @@ def answer_within(
     ask: Ask,
     ended: Callable[[Result], None],
     note: Callable[[str], None],
+    cut_short: Callable[[Result], None] | None = None,
 ) -> list[Result]:
     """The queries' results in order: asked once (no ``budget``), or in its two passes.
     ``ended`` sees each query's final result as it ends; a result the first pass leaves
     open is held until it is known whether it is asked again. What ``ended`` spends (a
     certificate's proof and check) is not counted in the budget; nor is the box search's
-    compile on a first run, made ready before the first pass."""
+    compile on a first run, made ready before the first pass. Interrupted (Ctrl-C, a
+    signal), each result held is handed to ``cut_short`` (default ``ended``), a sound
+    answer within its first pass's time limit, before the interruption goes on: the
+    query in flight's own (its ``partial_result``) when it has one at least as narrow."""
     if budget is None or not queries:
         return ask(queries, ended)
     if any(q.kind_name == LargestGap.name for q in queries) and gap_kernel.available():
         gap_kernel.prepare(note)
+    held = _Held(ended)
+    try:
+        return _two_passes(budget, queries, ask, held, note)
+    except KeyboardInterrupt as e:
+        held.cut_short(e, cut_short or ended)
+        raise
+
+
+class _Held:
+    """The results of the first pass held (open) and not yet ended, by query."""
+
+    def __init__(self, ended: Callable[[Result], None]) -> None:
+        self.results: dict[str, Result] = {}
+        self.ended = ended
+
+    def first(self, res: Result) -> None:
+        """A first-pass result: ended when settled, else held."""
+        if still_open(res):
+            self.results[res.query] = res
+        else:
+            self.ended(res)
+
+    def final(self, res: Result) -> None:
+        self.results.pop(res.query, None)
+        self.ended(res)
+
+    def cut_short(self, e: KeyboardInterrupt, written: Callable[[Result], None]) -> None:
+        """Each result held to ``written``, but the one of the query in flight when
+        the interruption carries a partial result of it (``e.partial_result``, which
+        the caller writes): that stays, unless the first pass's is narrower (a max
+        gap's second search starts over), which then rides on ``e`` in its place."""
+        partial = getattr(e, "partial_result", None)
+        mine = self.results.pop(partial.query, None) if partial is not None else None
+        if mine is not None and _width(mine) < _width(partial):
+            e.partial_result = mine
+        for res in self.results.values():
+            with contextlib.suppress(KeyboardInterrupt):  # the CLI's raises its signal again
+                written(res)
+        self.results.clear()
+
+
+def _two_passes(budget: Budget, queries, ask: Ask, held: _Held, note) -> list[Result]:
     clock = _Clock()
     timeout = max(q.plan.timeout for q in queries)
     first = budget.first_limit(len(queries), timeout)
     note(f"budget {budget.seconds:g}s: a first pass of at most {first:.3g}s a query")
-
-    def held(res: Result) -> None:
-        if not still_open(res):
-            ended(res)
-
-    results = ask([_limited(q, first) for q in queries], clock.aside(held))
+    results = ask([_limited(q, first) for q in queries], clock.aside(held.first))
     again = budget.second_pass(results, budget.seconds - clock.spent(), first, timeout)
     if again is None:
         for res in results:
             if still_open(res):
-                ended(res)
+                held.final(res)
         return results
     # the narrowest brackets first: they are the likeliest to close, and what they leave
     # over goes to the others
@@ -128,16 +170,16 @@ def answer_within(
         f"(about {again[1]:.3g}s each): {', '.join(results[i].query for i in order)}"
     )
     if budget.slots > 1:  # asked at once: an even share each
-        redone = ask([_limited(queries[i], again[1]) for i in order], clock.aside(ended))
+        redone = ask([_limited(queries[i], again[1]) for i in order], clock.aside(held.final))
         for i, res in zip(order, redone, strict=True):
             results[i] = res
         return results
     for k, i in enumerate(order):  # one at a time: the time left shared among the rest
         limit = min(timeout, (budget.seconds - clock.spent()) / (len(order) - k))
         if limit <= first:  # no more time than it had: its first answer stands
-            ended(results[i])
+            held.final(results[i])
             continue
-        (results[i],) = ask([_limited(queries[i], limit)], clock.aside(ended))
+        (results[i],) = ask([_limited(queries[i], limit)], clock.aside(held.final))
     return results
 
 

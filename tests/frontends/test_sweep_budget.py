@@ -149,6 +149,127 @@ def test_run_at_once_the_open_queries_share_the_time_left_evenly():
     assert passes.limits[1] == [pytest.approx(400.0, abs=1.0)] * 2
 
 
+class _CutShort(_Asked):
+    """An ``ask`` interrupted (Ctrl-C) in its call ``at``, after the results of the
+    queries before ``after`` (a query's name) have ended; ``partial(query)`` is the
+    interrupted query's partial result, carried by the interruption (None: none)."""
+
+    def __init__(self, answer, at: int, after: str | None = None, partial=None):
+        super().__init__(answer)
+        self.at, self.after, self.partial = at, after, partial
+
+    def __call__(self, queries, on_result):
+        if len(self.limits) < self.at:
+            return super().__call__(queries, on_result)
+        self.limits.append([q.plan.timeout for q in queries])
+        for q in queries:
+            if q.vary[0] == self.after:
+                e = KeyboardInterrupt()
+                e.partial_result = self.partial(q) if self.partial else None
+                raise e
+            on_result(self.answer(q))
+        raise KeyboardInterrupt
+
+
+def _bracketed(lower: dict):
+    """Max gaps left open by a first pass, their lower bounds ``lower`` by feature."""
+
+    def answer(q):
+        r = _max_gap(q.vary[0], False)
+        r.max_gap["lower"] = lower[q.vary[0]]
+        return r
+
+    return answer
+
+
+def _interrupted(ask) -> tuple[list[Result], list[Result], KeyboardInterrupt]:
+    """What a sweep of a, b, c within a budget hands ``ended`` and ``cut_short``, and the
+    interruption it raises on."""
+    ended: list[Result] = []
+    cut: list[Result] = []
+    with pytest.raises(KeyboardInterrupt) as e:
+        answer_within(
+            Budget(400.0), _queries("a", "b", "c"), ask, ended.append, lambda _: None, cut.append
+        )
+    return ended, cut, e.value
+
+
+def test_an_interrupt_in_the_second_pass_writes_the_first_pass_results_held():
+    # the second pass asks b first (the narrowest), interrupted in it with no partial result
+    ask = _CutShort(_bracketed({"a": 0.1, "b": 0.35, "c": 0.2}), at=1, after="b")
+    ended, cut, _ = _interrupted(ask)
+    assert ended == []
+    assert [(r.query, r.max_gap["lower"]) for r in cut] == [("a", 0.1), ("b", 0.35), ("c", 0.2)]
+
+
+def test_the_query_in_flight_keeps_its_partial_result_when_it_is_narrower():
+    def narrower(q):
+        r = _max_gap("b", False)
+        r.max_gap.update(lower=0.38, upper=0.39)
+        return r
+
+    ask = _CutShort(_bracketed({"a": 0.1, "b": 0.35, "c": 0.2}), 1, "b", narrower)
+    _, cut, e = _interrupted(ask)
+    assert sorted(r.query for r in cut) == ["a", "c"]
+    assert e.partial_result.max_gap["lower"] == 0.38
+
+
+def test_the_query_in_flight_gets_its_first_pass_result_when_its_partial_is_wider():
+    def wider(q):
+        r = _max_gap("b", False)
+        r.max_gap.update(lower=0.0, upper=0.5)  # the second search started over
+        return r
+
+    ask = _CutShort(_bracketed({"a": 0.1, "b": 0.35, "c": 0.2}), 1, "b", wider)
+    _, cut, e = _interrupted(ask)
+    assert sorted(r.query for r in cut) == ["a", "c"]
+    assert e.partial_result.max_gap["lower"] == 0.35
+
+
+def test_an_interrupt_in_the_first_pass_writes_the_open_results_it_had():
+    def answer(q):
+        return _max_gap(q.vary[0], q.vary[0] == "b")
+
+    ended, cut, _ = _interrupted(_CutShort(answer, at=0, after="c"))
+    assert [r.query for r in ended] == ["b"] and [r.query for r in cut] == ["a"]
+
+
+def test_an_interrupted_sweep_within_a_budget_has_a_line_of_every_query_in_its_out_file(
+    tmp_path, monkeypatch
+):
+    import json
+
+    import treesens
+    from treesens.questions import campaign
+
+    ask = _CutShort(_bracketed({"a": 0.1, "b": 0.35, "c": 0.2}), at=1, after="b")
+    monkeypatch.setattr(campaign, "ask_many", lambda _ens, qs, on_result, **_: ask(qs, on_result))
+    ens = treesens.load_model(str(EXAMPLES / "breast_cancer_xgb.json"))
+    out = tmp_path / "out.jsonl"
+
+    def make(vary, label):
+        return Query(vary=tuple(vary), name=label).planned(timeout=600.0)
+
+    def signal_again(_res):  # as the CLI's: the signal it recorded raised after each line
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        campaign.sweep_campaign(
+            ens,
+            [("a",), ("b",), ("c",)],
+            make,
+            campaign.Campaign(out=out),
+            budget=400.0,
+            on_result=signal_again,
+        )
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert sorted((d["query"], d["max_gap"]["lower"]) for d in lines) == [
+        ("a", 0.1),
+        ("b", 0.35),
+        ("c", 0.2),
+    ]
+
+
 def test_without_a_budget_each_query_is_asked_once_with_its_own_time_limit():
     passes = _Asked(lambda q: _max_gap(q.vary[0], False))
     answer_within(None, _queries("a"), passes, lambda _: None, lambda _: None)
