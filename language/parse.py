@@ -323,6 +323,9 @@ _TERMINAL_WORDS = {
 }
 
 
+MAX_EXPECTED = 8  # the most tokens an "expected ..." list names
+
+
 def _describe_expected(expected) -> str:
     lark = parser()
     words = []
@@ -341,9 +344,23 @@ def _describe_expected(expected) -> str:
         else:
             words.append(name.lower())
     words = sorted(set(words), key=lambda w: (not w.startswith("'"), w))
-    if len(words) > 8:
-        words = words[:8] + ["..."]
+    if len(words) > MAX_EXPECTED:  # the keywords cut short; '}', a name, end of file kept
+        keywords = [w for w in words if re.fullmatch(r"'[a-z_]+'", w)]
+        room = max(MAX_EXPECTED - (len(words) - len(keywords)), 3)
+        cut = set(keywords[room:])
+        last = keywords[room - 1]
+        words = [x for w in words if w not in cut for x in ([w, "..."] if w == last else [w])]
     return ", ".join(words)
+
+
+def _accepted(e, expected) -> set[str]:
+    """The terminals the parser takes where ``e`` stopped it: those that a parse goes on
+    with (its interactive parser fed each), not ``expected``, the LALR state's lookahead,
+    which a state shared by several rules makes a union of theirs (after 'gap 0.2': '%',
+    ']' and 'base_score', none of which can follow)."""
+    ip = getattr(e, "interactive_parser", None)
+    accepted = set(ip.accepts()) if ip is not None else set()
+    return accepted or set(expected or ())
 
 
 def _keyword_guess(word: str, expected) -> str:
@@ -434,15 +451,15 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
             raise _non_ascii_name(text, e.pos_in_stream, ch, e.line, e.column, err) from None
         word = re.match(r"[\w.+-]*", text[e.pos_in_stream :]).group(0)
         if len(word) > 1 and getattr(e, "allowed", None):  # "5x": a word no token reads
-            expected = _describe_expected(e.allowed)
+            expected = _describe_expected(_accepted(e, e.allowed))
             raise err(f"unexpected {word!r}; expected {expected}", e.line, e.column) from None
         raise err(f"unexpected character {ch!r}", e.line, e.column) from None
     except UnexpectedEOF as e:
         raise _eof_error(text, filename, getattr(e, "expected", ())) from None
     except UnexpectedToken as e:
-        tok = e.token
+        tok, expected = e.token, _accepted(e, e.expected)
         if tok.type == "$END":
-            raise _eof_error(text, filename, e.expected) from None
+            raise _eof_error(text, filename, expected) from None
         opens = _open_blocks(text[: tok.start_pos]) if tok.start_pos is not None else []
         shown = str(tok)
         if tok.type == "RBRACE" and not opens:
@@ -457,8 +474,8 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
             ) from None
         if tok.start_pos is not None and re.search(r"\bexpect\s*$", text[: tok.start_pos]):
             raise err(_unknown_expectation(shown), tok.line, tok.column) from None
-        what = _describe_expected(e.expected)
-        guess = _keyword_guess(shown, e.expected)  # a misspelt keyword: 'timout 5s'
+        what = _describe_expected(expected)
+        guess = _keyword_guess(shown, expected)  # a misspelt keyword: 'timout 5s'
         raise err(
             f"unexpected {_show_token(tok)}{guess}; expected {what}", tok.line, tok.column
         ) from None

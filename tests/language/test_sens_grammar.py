@@ -481,7 +481,24 @@ def test_rejected_structure(text, message):
         ),
         (HEAD + "feature a: bool\nquery q { vary a }", "unexpected 'bool'; expected a kind"),
         (HEAD + "query { vary a }", "unexpected '{'; expected"),
-        (HEAD + "query q { vary a fix a == 1 }", "unexpected '=='; expected '=', 'in'"),
+        (HEAD + "query q { vary a fix a == 1 }", "unexpected '=='; expected '='"),
+        # after a complete statement: the next statement's keywords or the block's end,
+        # nothing that cannot follow there (not '%', ',' or ']' of other rules)
+        (
+            HEAD + "query q { vary a gap 0.2 foo }",
+            "unexpected 'foo'; expected 'backend', 'baseline', 'budget', 'by', 'classes', "
+            "'data', 'data_aware', ..., '}'",
+        ),
+        (
+            HEAD + "query q { vary a, b c }",
+            "unexpected 'c'; expected ',', 'backend', 'baseline', 'budget', 'by', 'classes', "
+            "'data', ..., '}'",
+        ),
+        (
+            HEAD + "query q { vary a } foo",
+            "unexpected 'foo'; expected 'audit', 'bounds', 'data', 'defaults', 'feature', "
+            "'features', 'group', ..., end of file",
+        ),
         (HEAD + "model", "unexpected end of file; expected"),
         (HEAD + "query q { vary }", "unexpected '}'"),
     ],
