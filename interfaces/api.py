@@ -202,10 +202,26 @@ def report(model, data, *, out=None, **keywords):
     as one self-contained HTML page to ``out`` when given. The keywords are
     ``questions.report.report``'s (label, details, features, protected, gap, classes,
     budget, results, progress)."""
+    keywords.setdefault("command", _report_call(model, data, out, keywords))
     rep = _with_progress_flag(gather)(model, data, **keywords)
     if out is not None:
         Path(out).write_text(render(rep), encoding="utf-8")
     return rep
+
+
+def _report_call(model, data, out, keywords: dict) -> str:
+    """The call that makes a report again, its page's "Reproduce with" line: the model
+    and paths as given (a fitted model by its type, which the call cannot name)."""
+
+    def shown(v) -> str:
+        if isinstance(v, str | Path | int | float | bool | list | tuple | dict) or v is None:
+            return repr(str(v) if isinstance(v, Path) else v)
+        return f"<{type(v).__name__} object>"
+
+    given = {k: v for k, v in keywords.items() if k not in ("progress", "note")}
+    args = [shown(model), shown(data), *(f"{k}={shown(v)}" for k, v in given.items())]
+    args += [] if out is None else [f"out={shown(out)}"]
+    return f"treesens.report({', '.join(args)})"
 
 
 def _with_progress_flag(question: Callable) -> Callable:

@@ -48,16 +48,33 @@ def test_names_are_escaped(small_report):
         small_report.provenance.command = "treesens report ..."
 
 
-def test_the_python_api_writes_the_page(tmp_path):
+@pytest.fixture(scope="module")
+def api_page(tmp_path_factory):
+    """A report made by the Python API: the call's report, its page's path."""
     import treesens
     from treesens.tests.report.conftest import MODEL, ROWS
 
-    out = tmp_path / "r.html"
+    out = tmp_path_factory.mktemp("api-report") / "r.html"
     rep = treesens.report(
         str(MODEL), str(ROWS), features=["mean_texture"], budget=5, progress=False, out=out
     )
+    return rep, out
+
+
+def test_the_python_api_writes_the_page(api_page):
+    rep, out = api_page
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert len(rep.ranking) == 1
+
+
+def test_the_python_apis_page_says_the_call_that_makes_it_again(api_page):
+    from treesens.tests.report.conftest import MODEL, ROWS
+
+    _, out = api_page
+    assert reproduce_line(out.read_text()) == (
+        f"treesens.report({str(MODEL)!r}, {str(ROWS)!r}, features=['mean_texture'], "
+        f"budget=5, out={str(out)!r})"
+    )
 
 
 def _insensitive(feature: str):
