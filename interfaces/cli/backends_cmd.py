@@ -13,6 +13,7 @@ from ...backends.registry import (
     install_hint,
 )
 from ...driver.probe import backend_loads
+from ...driver.race_spec import DEFAULT_RACE, RACE
 
 HELP = (
     "list solver backends and whether they are installed (each tried on a tiny problem "
@@ -42,6 +43,7 @@ def run(args) -> int:
         rows.append(
             {"name": name, "installed": True, "default": False, "description": method.description}
         )
+    rows.append(_race_row(rows))
     if args.json:
         for r in rows:
             print(json.dumps(r))
@@ -51,3 +53,17 @@ def run(args) -> int:
             dflt = " (default)" if r["default"] else ""
             print(f"{r['name']:8} installed: {mark}  {r['description']}{dflt}")
     return 0
+
+
+def _race_row(rows: list[dict]) -> dict:
+    """The race, which ``--backend`` takes as a backend: installed when a backend is."""
+    installed = {r["name"] for r in rows if r["installed"]}
+    racing = [b for b in DEFAULT_RACE if b in installed]
+    alone = f"{RACE} alone races {', '.join(racing)}" if racing else f"{RACE} alone races none here"
+    return {
+        "name": RACE,
+        "installed": any(b in installed for b in BACKENDS),
+        "default": False,
+        "description": "several backends at once, the first proven answer wins: "
+        f"{alone}; {RACE}:cpsat+highs (or {RACE}:cpsat,highs) the ones named (docs/backends.md)",
+    }

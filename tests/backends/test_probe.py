@@ -25,3 +25,10 @@ def test_cli_backends_lists_every_backend_with_its_state():
     p = run_treesens("backends")
     assert p.returncode == 0
     assert "cpsat    installed: yes" in p.stdout
+
+
+def test_cli_backends_lists_the_race_with_how_it_is_written():
+    p = run_treesens("backends")
+    [race] = [line for line in p.stdout.splitlines() if line.startswith("race ")]
+    assert "installed: yes" in race and "race alone races cpsat" in race
+    assert "race:cpsat+highs" in race
