@@ -45,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="NAMES",
         help="comma-separated backends, a race's own joined by '+' (cpsat,race:cpsat+highs; "
-        "default: every installed one; see 'treesens backends')",
+        "default: those a .sens query's backend line lists, else every installed one; see "
+        "'treesens backends')",
     )
     add_sens_args(p)
     # --heuristic (the query flags): off unless given here, or it would answer for every
@@ -85,8 +86,9 @@ def flags_the_sens_file_sets(args) -> list[str]:
     return given
 
 
-def load_queries_from_args(args, backend: str | None = None):
-    """(ensemble, [queries]) from either a .sens file (+ --query) or a model and flags."""
+def load_queries_from_args(args, backend: str | None = None, listed: list | None = None):
+    """(ensemble, [queries]) from either a .sens file (+ --query) or a model and flags;
+    ``listed`` gets the backends the file's queries name (``backend cpsat, highs``)."""
     if is_sens(args.model):
         given = flags_the_sens_file_sets(args)
         if given:
@@ -95,7 +97,10 @@ def load_queries_from_args(args, backend: str | None = None):
                 "it themselves (with a .sens file: --query, --timeout, --memory-mb, --json)"
             )
         sf = load_queries(args.model)
-        queries = one_per_question(sf.select(args.query))
+        selected = sf.select(args.query)
+        if listed is not None:
+            listed.extend(dict.fromkeys(q.plan.backend for q in selected))
+        queries = one_per_question(selected)
         if not queries:
             audit = args.query is not None and args.query in sf.audits
             why = (
@@ -199,8 +204,12 @@ def render_table(q, results, stream=None) -> None:
 
 def run(args) -> int:
     t0 = time.time()
-    backends = backend_list(args.backends)
-    ens, queries = load_queries_from_args(args)
+    from_file = args.backends is None and is_sens(args.model)
+    backends = None if from_file else backend_list(args.backends)
+    listed: list[str] = []
+    ens, queries = load_queries_from_args(args, listed=listed)
+    if from_file:  # the backends its query lists (two or more), else every installed one
+        backends = backend_list(",".join(listed) if len(listed) > 1 else None)
     if not args.json:
         log(
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features ({time.time() - t0:.2f}s); "

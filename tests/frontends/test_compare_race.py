@@ -37,3 +37,15 @@ def test_compare_answers_a_race_as_one_row_beside_the_other_backends():
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert [row["status"] for row in rows] == ["sensitive", "sensitive"]
     assert rows[1]["backend"] in ("cpsat", "highs")  # the race's winner
+
+
+def test_compare_on_a_sens_query_compares_the_backends_its_backend_line_lists(tmp_path):
+    sens = tmp_path / "q.sens"
+    sens.write_text(
+        f"model {json.dumps(MODEL)}\n"
+        "query q {\n  vary worst_radius\n  backend cpsat, race:cpsat+highs\n}\n"
+    )
+    r = treesens_here("compare", sens, "--query", "q", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [row["stats"]["asked"]["backend"] for row in rows] == ["cpsat", "race:cpsat+highs"]
