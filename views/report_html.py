@@ -33,7 +33,7 @@ th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: ta
 .muted { color: #666; } code { background: #f4f4f4; padding: 0 0.25em; }
 img { max-width: 100%; } .box { background: #fafafa; border: 1px solid #e4e4e4;
   padding: 0.6em 1em; margin: 0.8em 0; } .box code { display: block; padding: 0; background: none; }
-.arg { white-space: nowrap; }
+.arg { white-space: nowrap; } .wraps { overflow-wrap: anywhere; }
 """
 e = html.escape
 _NUMBER = re.compile(r"-[0-9.][0-9.e+-]*")  # a negative value, not a flag (--gap -1)
@@ -162,8 +162,8 @@ def _domain(report: Report) -> str:
 def _checked(report: Report) -> str:
     p = report.provenance
     files = "".join(
-        f"<tr><td>{e(f.role)}</td><td><code>{e(f.path)}</code></td>"
-        f'<td class="num">{f.size:,}</td><td><code>{e(f.sha256)}</code></td></tr>'
+        f'<tr><td>{e(f.role)}</td><td><code class="wraps">{e(f.path)}</code></td>'
+        f'<td class="num">{f.size:,}</td><td><code class="wraps">{e(f.sha256)}</code></td></tr>'
         for f in p.files
     )
     return (

@@ -107,3 +107,25 @@ def test_the_reproduce_line_keeps_each_flag_with_its_value_on_one_line(small_rep
     assert found, p.stderr[-2000:]
     seen = json.loads(html.unescape(found.group(1)))
     assert (seen["text"], seen["wraps"], seen["split"]) == (command, True, [])
+
+
+_TABLE_WIDTHS = """<script>
+const body = document.body.getBoundingClientRect();
+const pad = parseFloat(getComputedStyle(document.body).paddingRight);
+const over = [...document.querySelectorAll('table')]
+  .map(t => t.getBoundingClientRect().right - (body.right - pad));
+const out = document.createElement('pre');
+out.id = 'table-widths';
+out.textContent = JSON.stringify({over, width: body.width});
+document.body.appendChild(out);
+</script>"""
+
+
+def test_every_table_fits_a_narrow_window_the_files_and_their_hashes_too(small_report, tmp_path):
+    page = tmp_path / "narrow.html"
+    page.write_text(render(small_report).replace("</body>", _TABLE_WIDTHS + "</body>"))
+    p = _headless(page, "--window-size=800,2000", "--dump-dom")
+    found = re.search(r'<pre id="table-widths">(.*?)</pre>', p.stdout, re.S)
+    assert found, p.stderr[-2000:]
+    seen = json.loads(html.unescape(found.group(1)))
+    assert seen["over"] and max(seen["over"]) <= 0.5, seen
