@@ -447,6 +447,8 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
                 e.line,
                 e.column - len(m.group(0)),
             ) from None
+        if _race_spaced(before):
+            raise err(RACE_SPACED, e.line, e.column) from None
         if ch.isalpha() and not ch.isascii():  # fix région = ...: bare names are ASCII
             raise _non_ascii_name(text, e.pos_in_stream, ch, e.line, e.column, err) from None
         word = re.match(r"[\w.+-]*", text[e.pos_in_stream :]).group(0)
@@ -472,6 +474,9 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
                 tok.line,
                 tok.column,
             ) from None
+        spaced = tok.start_pos is not None and _race_spaced(text[: tok.start_pos])
+        if spaced and not _keyword_guess(shown, expected):  # not 'race:cpsat timout 5s'
+            raise err(RACE_SPACED, tok.line, tok.column) from None
         if tok.start_pos is not None and re.search(r"\bexpect\s*$", text[: tok.start_pos]):
             raise err(_unknown_expectation(shown), tok.line, tok.column) from None
         what = _describe_expected(expected)
@@ -490,6 +495,15 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
     ast = nodes.SensAST(tuple(items), filename, text, comments)
     check_structure(ast)
     return ast
+
+
+RACE_SPACED = "a race is written without spaces, its backends joined by '+' (race:cpsat+highs)"
+
+
+def _race_spaced(before: str) -> bool:
+    """Whether the text up to an error ends in a backend line's race and a space (a race
+    written 'race: cpsat+highs' or 'race:cpsat + highs')."""
+    return bool(re.search(r"\bbackend\b[^\n#]*\brace:[A-Za-z0-9_+-]*[ \t]+$", before))
 
 
 def _non_ascii_name(text: str, pos: int, ch: str, line: int, column: int, err):

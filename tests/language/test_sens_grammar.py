@@ -482,6 +482,18 @@ def test_rejected_structure(text, message):
         (HEAD + "feature a: bool\nquery q { vary a }", "unexpected 'bool'; expected a kind"),
         (HEAD + "query { vary a }", "unexpected '{'; expected"),
         (HEAD + "query q { vary a fix a == 1 }", "unexpected '=='; expected '='"),
+        (
+            HEAD + "query q { vary a backend race:cpsat + highs }",
+            "a race is written without spaces, its backends joined by '+' (race:cpsat+highs)",
+        ),
+        (
+            HEAD + "query q { vary a backend race: cpsat+highs }",
+            "a race is written without spaces, its backends joined by '+' (race:cpsat+highs)",
+        ),
+        (
+            HEAD + "query q { vary a backend race:cpsat timout 5s }",
+            "unexpected 'timout' (did you mean 'timeout'?)",
+        ),
         # after a complete statement: the next statement's keywords or the block's end,
         # nothing that cannot follow there (not '%', ',' or ']' of other rules)
         (
