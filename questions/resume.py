@@ -173,7 +173,8 @@ class ResumePlan:
         return (
             f"{len(self.reused)} result{'' if len(self.reused) == 1 else 's'} reused, "
             f"{self.rerun} rerun "
-            f"(other settings, error, or unknown in less time), {new} new"
+            "(other settings, an error, or left open within a shorter time limit: an "
+            f"unknown, a max gap not proven), {new} new"
         )
 
 

@@ -406,3 +406,13 @@ def test_out_file_of_a_model_replaced_in_place_is_warned_of_as_the_same_name(tmp
     shutil.copy(EXAMPLES / "breast_cancer_deep_xgb.json", model)
     with pytest.warns(UserWarning, match="holds results of a model of this name with other"):
         treesens.sweep(model, **kw)
+
+
+def test_the_resume_line_says_an_open_answer_of_a_shorter_time_limit_is_asked_again():
+    from treesens.questions.resume import ResumePlan
+
+    said = ResumePlan({}, [("a",)], rerun=1).summary()
+    assert said == (
+        "0 results reused, 1 rerun (other settings, an error, or left open within a shorter "
+        "time limit: an unknown, a max gap not proven), 0 new"
+    )
