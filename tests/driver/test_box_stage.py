@@ -46,8 +46,8 @@ def test_the_box_stage_does_not_run_when_switched_off():
     assert ctx.result.status == UNKNOWN and "box_search" not in ctx.stats
 
 
-def test_the_box_stage_does_not_run_on_a_query_with_bounds_on_the_inputs():
-    bound = (FeatureBound("x0", 0.0, 1.0),)
+def test_the_box_stage_does_not_run_on_a_query_with_a_bound_on_one_input_of_a_varied_feature():
+    bound = (FeatureBound("x1", 0.0, 1.0, (1,)),)
     ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin"), bounds=bound))
     assert not boxes.box_stage(ctx)
     assert "box_search" not in ctx.stats
