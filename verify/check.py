@@ -23,7 +23,6 @@ band read as 0.0, a categorical node's codes one by one.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .alike import alike_refusal
+from .certificate_text import Steps, read_certificate
 from .claims import (
     Claim,
     Row,
@@ -128,7 +128,7 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
     if not Path(path).exists():  # as every treesens command says a file is missing
         raise CertificateError(f"{path}: certificate file not found")
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = read_certificate(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as e:  # ValueError: JSON's own errors,
         # and an integer too long for int() (UnicodeDecodeError is one too)
         raise CertificateError(f"{path}: not a readable certificate ({e})") from None
@@ -185,9 +185,9 @@ def misshapen(doc: dict) -> str | None:
     for k, part in enumerate(doc.get("parts") or ()):
         if not isinstance(part, dict):
             return f"its field 'parts' holds {part!r:.60} (part {k}), not an object"
-        if "proof" in part and not isinstance(part["proof"], list):
+        if "proof" in part and not isinstance(part["proof"], (list, Steps)):
             return f"part {k}: its field 'proof' is not a list"
-    if int(doc.get("version", 1)) == 1 and not isinstance(doc.get("proof", []), list):
+    if int(doc.get("version", 1)) == 1 and not isinstance(doc.get("proof", []), (list, Steps)):
         return "its field 'proof' is not a list"
     return None
 
@@ -230,7 +230,7 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
     replay, refusal = None, ""
-    if any(_kind(step) == "replay" for part in _parts(doc) for step in part["proof"]):
+    if any(has_step(part["proof"], "replay") for part in _parts(doc)):
         try:
             named = named_categories(q)
             if probability_claim(model, claim_of(doc)):  # judged on the library's P
@@ -294,6 +294,13 @@ def _kind(step) -> str | None:
     return step[0] if isinstance(step, list) and step else None
 
 
+def has_step(proof, kind: str) -> bool:
+    """Whether some step of ``proof`` (``Steps``, or a list) is of ``kind``."""
+    if isinstance(proof, Steps):
+        return kind in proof.kinds_present()
+    return any(_kind(step) == kind for step in proof)
+
+
 def _through(to_model, replay: RawScores) -> RawScores:
     return lambda X: replay(to_model(X))
 
@@ -343,7 +350,7 @@ def _check_claim(
         checker.misses = None  # a replayed pair: its raw scores miss some row
         if probability_claim(model, claim):  # its probabilities, as the library's
             checker.misses = lambda proba, key=key: library_misses(claim, key, proba)
-        if link is None and not any(_kind(step) == "link" for step in part["proof"]):
+        if link is None and not has_step(part["proof"], "link"):
             verdict = walker.run(part["proof"], rows)
         else:  # the exp link's steps: the reference walk reads them (verify/link.py)
             verdict = checker.run(part["proof"], rows, link)
