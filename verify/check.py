@@ -199,11 +199,11 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     m = doc["model"]
     path = Path(model_path) if model_path else named_model(m["file"], folder)
     try:
-        data = path.read_bytes()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()  # the bytes not held after
     except OSError as e:
         given = "" if model_path else " (the path the certificate names, from its folder)"
         raise ModelUnreadable(f"{path}{given}: cannot read the model ({e.strerror})") from None
-    if hashlib.sha256(data).hexdigest() != m["sha256"]:
+    if digest != m["sha256"]:
         return Verdict(False, f"{path} is not the model the certificate was written for")
     try:
         model = read_model(
@@ -530,7 +530,7 @@ class Checker:
         self.eps = self._relaxation()
         self.reads_varied = [_reads(t, self.varied) for t in model.trees]
         self._tables: dict[tuple, _Table] = {}
-        self._leaves: dict[tuple[int, int], list] = {}
+        self._leaves: dict[tuple[int, int], LeafBoxes] = {}
         self._cuts: dict[tuple[float, float], float] = {}
         self._whole: tuple | None = None  # _full_box's
 
@@ -710,14 +710,17 @@ class Checker:
         """A box part's interval, normalised (code positions stay as they are)."""
         return (lo, hi) if self.domain[f].codes is not None else self._norm(f, lo, hi)
 
-    def _boxes(self, ti: int, k: int) -> list:
+    def _boxes(self, ti: int, k: int) -> LeafBoxes:
+        """``_leaf_boxes`` of tree ``ti`` for input ``k``, as arrays (kept: a box's
+        three small arrays would cost about 300 bytes more a leaf)."""
         if (ti, k) not in self._leaves:
-            self._leaves[ti, k] = self._leaf_boxes(self.m.trees[ti], k)
+            self._leaves[ti, k] = LeafBoxes.of(self._leaf_boxes(self.m.trees[ti], k), self)
         return self._leaves[ti, k]
 
-    def _table(self, row: Row) -> _Table:
+    def _table(self, row: Row, keep: bool = True) -> _Table:
         """The row's leaves (or leaf pairs) of every tree as boxes with their weight in
-        the row; a tree that adds nothing to it is left out."""
+        the row; a tree that adds nothing to it is left out. ``keep``: held for the next
+        call (the walk of walk.py holds its own copy, read by columns)."""
         key = (row.a, row.b)
         if key in self._tables:
             return self._tables[key]
@@ -727,17 +730,21 @@ class Checker:
             if wa is None and wb is None:
                 continue
             if wb is None:
-                trees.append([(*box, wa[n]) for n, *box in self._boxes(ti, 0)])
+                trees.append(self._boxes(ti, 0).valued(wa))
             elif wa is None:
-                trees.append([(*box, wb[n]) for n, *box in self._boxes(ti, 1)])
+                trees.append(self._boxes(ti, 1).valued(wb))
             elif not self.reads_varied[ti]:  # both inputs reach the same leaf
-                if all(wa[n] + wb[n] == 0.0 for n, *_ in self._boxes(ti, 0)):
+                one = self._boxes(ti, 0)
+                value = np.asarray(wa)[one.nodes] + np.asarray(wb)[one.nodes]
+                if np.all(value == 0.0):
                     continue  # opposite weights: the tree drops out
-                trees.append([(*box, wa[n] + wb[n]) for n, *box in self._boxes(ti, 0)])
+                trees.append((one.lo, one.hi, one.nan, value))
             else:
                 trees.append(self._pairs(self._boxes(ti, 0), self._boxes(ti, 1), wa, wb))
-        self._tables[key] = _Table.of(trees, len(self.columns))
-        return self._tables[key]
+        table = _Table.of(trees, len(self.columns))
+        if keep:
+            self._tables[key] = table
+        return table
 
     def _offset(self, row: Row) -> float:
         out = 0.0
@@ -746,23 +753,21 @@ class Checker:
                 out += c * self.m.offset_of(k)
         return out
 
-    def _pairs(self, one: list, two: list, wa: list, wb: list) -> tuple:
+    def _pairs(self, one: LeafBoxes, two: LeafBoxes, wa: list, wb: list) -> tuple:
         """The leaf pairs the two inputs reach together, as arrays (lo, hi, nan, value):
         x1's leaf bounds the columns of input 1, x2's those of input 2, both the shared
         columns; a pair whose box is empty in some column is left out. Computed a block
         of x1's leaves at a time."""
         cols = len(self.columns)
-        if not one or not two:
+        if not len(one.nodes) or not len(two.nodes):
             return _no_boxes(cols)
-        arrays = [np.array([b[k] for b in one]) for k in (1, 2, 3)]
-        others = [np.array([b[k] for b in two]) for k in (1, 2, 3)]
-        v1 = np.array([wa[b[0]] for b in one])
-        v2 = np.array([wb[b[0]] for b in two])
+        arrays, others = [one.lo, one.hi, one.nan], [two.lo, two.hi, two.nan]
+        v1, v2 = np.asarray(wa)[one.nodes], np.asarray(wb)[two.nodes]
         own1 = np.array([c == 1 for _, c in self.columns])
         own2 = np.array([c == 2 for _, c in self.columns])
-        block = max(1, 4_000_000 // max(1, len(two) * cols))
+        block = max(1, 4_000_000 // max(1, len(two.nodes) * cols))
         out: list[list] = [[], [], [], []]
-        for s in range(0, len(one), block):
+        for s in range(0, len(one.nodes), block):
             a = [x[s : s + block, None, :] for x in arrays]
             b = [x[None, :, :] for x in others]
             side = []
@@ -906,11 +911,9 @@ class Checker:
         nan = np.array([part[2] for part in box], dtype=bool)
         for ti, t in enumerate(self.m.trees):
             for k in (0, 1):
-                values = {
-                    _leaf_value(t, n)
-                    for n, blo, bhi, bnan in self._boxes(ti, k)
-                    if np.all((np.maximum(blo, lo) < np.minimum(bhi, hi)) | (bnan & nan))
-                }
+                b = self._boxes(ti, k)
+                meet = (np.maximum(b.lo, lo) < np.minimum(b.hi, hi)) | (b.nan & nan)
+                values = {_leaf_value(t, int(n)) for n in b.nodes[np.all(meet, axis=1)]}
                 if len(values) > 1:
                     return f"tree {ti} gives x{k + 1} more than one value over the box"
         raw = self.replay(np.stack(xs))
@@ -943,6 +946,30 @@ class Checker:
             return False
         x = float(np.float32(v)) if self.m.float32 else v
         return lo <= x < hi if self.m.test == "<" else lo < x <= hi
+
+
+@dataclass(frozen=True)
+class LeafBoxes:
+    """The leaves one input reaches in a tree (``Checker._leaf_boxes``) as arrays: per
+    box its leaf (``nodes``) and, per column of the pair space, its ends and whether it
+    holds NaN ([boxes, columns])."""
+
+    nodes: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    nan: np.ndarray
+
+    @classmethod
+    def of(cls, boxes: list[tuple], checker: Checker) -> LeafBoxes:
+        if not boxes:
+            lo, hi, nan, _ = _no_boxes(len(checker.columns))
+            return cls(np.zeros(0, dtype=np.int64), lo, hi, nan)
+        nodes = np.array([b[0] for b in boxes], dtype=np.int64)
+        return cls(nodes, *(np.array([b[k] for b in boxes]) for k in (1, 2, 3)))
+
+    def valued(self, weight: list[float]) -> tuple:
+        """The boxes with each leaf's ``weight`` (per node): a table's (lo, hi, nan, value)."""
+        return self.lo, self.hi, self.nan, np.asarray(weight, dtype=np.float64)[self.nodes]
 
 
 def _leaf_value(t: Tree, n: int) -> tuple:

@@ -15,6 +15,7 @@ infinity when some tree has none left), summed in the same order.
 from __future__ import annotations
 
 import math
+from array import array
 
 import numpy as np
 
@@ -31,10 +32,13 @@ class LiveTable:
     def __init__(self, table):
         self.empty_tree = table.empty_tree
         self.value = table.value
+        self.nan = np.ascontiguousarray(table.nan.T)  # [columns, boxes]
+        self.starts = table.starts
+        self._ends(table)
+
+    def _ends(self, table) -> None:
         self.lo = np.ascontiguousarray(table.lo.T)  # [columns, boxes]
         self.hi = np.ascontiguousarray(table.hi.T)
-        self.nan = np.ascontiguousarray(table.nan.T)
-        self.starts = table.starts
 
     def everything(self) -> np.ndarray:
         return np.arange(self.value.size)
@@ -77,8 +81,11 @@ class CompiledLiveTable(LiveTable):
     def __init__(self, table, kernels):
         super().__init__(table)
         self.kernels = kernels
+
+    def _ends(self, table) -> None:
         # per column, each box's two ends side by side (one memory read): [c, boxes, 2]
-        self.ends = np.ascontiguousarray(np.stack([self.lo, self.hi], axis=2))
+        # (no copy by columns besides: the split reads these alone)
+        self.ends = np.ascontiguousarray(np.stack([table.lo.T, table.hi.T], axis=2))
 
     def split(self, live: np.ndarray, c: int, sides: list) -> list:
         yes, no = (self._given(side) for side in sides)
@@ -135,7 +142,7 @@ class Walker:
     def _live_table(self, row, kernels) -> LiveTable:
         key = (row.a, row.b, kernels is not None)
         if key not in self.tables:
-            table = self.ch._table(row)
+            table = self.ch._table(row, keep=False)  # freed once read by columns
             live = LiveTable(table) if kernels is None else CompiledLiveTable(table, kernels)
             self.tables[key] = live
         return self.tables[key]
@@ -248,7 +255,7 @@ def subtree_needs(proof: list, at: dict[str, int]) -> list[int]:
     A proof that is not a tree of splits needs every table everywhere (the walk then
     rejects it)."""
     every = (1 << len(at)) - 1
-    parent, stack = [], [-1]
+    parent, stack = array("q"), [-1]  # 8 bytes a step, not a Python int's 36
     for i, step in enumerate(proof):
         if not stack:
             return [every] * len(proof)

@@ -155,3 +155,46 @@ def test_the_compiled_steps_give_numpys_live_boxes_and_maxima_nan_included():
         got, want = compiled.split(live, c, sides), plain.split(live, c, sides)
         assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
         assert np.array_equal(compiled.bound(live), plain.bound(live), equal_nan=True)
+
+
+def _walkers(monkeypatch) -> list:
+    """The Walkers verify_file makes, kept to look at once it is done."""
+    made = []
+
+    def kept(checker):
+        made.append(walk.Walker(checker))
+        return made[-1]
+
+    monkeypatch.setattr(check, "Walker", kept)
+    return made
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+def test_the_walk_keeps_no_row_table_beside_its_copy_by_columns(certificate, compiled, monkeypatch):
+    if compiled:
+        pytest.importorskip("numba")
+        monkeypatch.setattr(walk, "COMPILED_FROM", 0)
+    made = _walkers(monkeypatch)
+    assert verify_file(certificate).valid
+    assert made[0].tables and not made[0].ch._tables
+
+
+def test_the_compiled_walk_holds_its_boxes_ends_once(certificate, monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setattr(walk, "COMPILED_FROM", 0)
+    made = _walkers(monkeypatch)
+    verify_file(certificate)
+    live = next(iter(made[0].tables.values()))
+    assert live.ends.size and not hasattr(live, "lo") and not hasattr(live, "hi")
+
+
+def test_a_tree_s_leaf_boxes_as_arrays_are_its_leaf_boxes(certificate, monkeypatch):
+    made = _walkers(monkeypatch)
+    verify_file(certificate)
+    ch = made[0].ch
+    assert ch._leaves
+    for (ti, k), held in ch._leaves.items():
+        boxes = ch._leaf_boxes(ch.m.trees[ti], k)
+        assert held.nodes.tolist() == [b[0] for b in boxes]
+        for j, name in enumerate(("lo", "hi", "nan"), start=1):
+            assert [list(row) for row in getattr(held, name)] == [list(b[j]) for b in boxes]
