@@ -116,7 +116,7 @@ def _recorded_size(rec: RecordedProof) -> tuple[int, int]:
             boxes += len(p.tree.boxes)
             held += p.tree.boxes.nbytes
         else:
-            boxes += (len(p.tree.events) + 1) // 2
+            boxes += (p.tree.size() + 1) // 2
     return boxes, held
 
 

@@ -25,6 +25,7 @@ from .box_search import FOUND, GAVE_UP, PROVED, BoxOutcome, BoxSearch, corner_pa
 from .compiled_proof import INCOMPLETE, NOT_A_PROOF, UnbuiltProof, rebuilt_within
 from .gap_boxes import FIRST_STEP, next_step, root_bound
 from .pair_boxes import PairTables, tables_held
+from .proof_bounds import TiledTree
 from .proof_tree import ProofTree
 
 # the largest float below 0: the kernel drops a box whose bound is at most its floor,
@@ -123,7 +124,9 @@ class CompiledBoxSearch:
         # by the query's, not the turn's
         self.rebuild_by = rebuild_by
         self.stop: Callable[[], bool] | None = None
-        self.proof: _Replays | ProofTree | UnbuiltProof | None = _Replays() if recording else None
+        self.proof: _Replays | ProofTree | TiledTree | UnbuiltProof | None = (
+            _Replays() if recording else None
+        )
         self.found = -1  # the last resolved box, as recorded
         self.capped = capped  # the rebuilt proof's (proof_tree.ProofTree)
         self.boxes = 0
@@ -189,7 +192,7 @@ class CompiledBoxSearch:
         self.exhausted = not self.capped
         return self.capped
 
-    def _rebuilt(self, deadline: float) -> ProofTree | UnbuiltProof:
+    def _rebuilt(self, deadline: float) -> ProofTree | TiledTree | UnbuiltProof:
         """The proof from the boxes the search recorded, rebuilt by ``deadline``, or one
         given up (``why_not``); an answer's own (``capped``) given up for want of time
         is kept unbuilt, for its certificate to rebuild within its budget."""

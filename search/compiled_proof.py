@@ -31,8 +31,8 @@ from . import gap_kernel
 from .compiled_calls import signals_raised
 from .gap_kernel import FlatTables
 from .pair_boxes import PairTables
-from .proof_bounds import SPLIT, ProofBounds, walked_share
-from .proof_tree import ProofTree
+from .proof_bounds import SPLIT, ProofBounds, TiledTree, walked_share
+from .proof_tree import MAX_RECORDED, ProofTree
 
 # boxes of a record whose exact bounds are timed before its rebuild, spread over it: the
 # rebuild's cost is estimated from them (a record of fewer than twice as many is rebuilt
@@ -84,7 +84,7 @@ def rebuilt_within(
     deadline: float,
     estimate: float | None = None,
     from_the_root: bool = False,
-) -> tuple[ProofTree | None, str]:
+) -> tuple[ProofTree | TiledTree | None, str]:
     """The proof from the ``boxes`` a compiled search recorded (None: its record is
     incomplete), over its flattened tables ``ft``, rebuilt by ``deadline``: (proof, "")
     or (None, why not): the record incomplete, its rebuild estimated
@@ -133,7 +133,9 @@ class UnbuiltProof:
         """No steps until it is rebuilt (ProofTree's)."""
         return None
 
-    def rebuilt(self, deadline: float, estimate: float | None) -> tuple[ProofTree | None, str]:
+    def rebuilt(
+        self, deadline: float, estimate: float | None
+    ) -> tuple[ProofTree | TiledTree | None, str]:
         """``rebuilt_within`` by ``deadline``, from the ``estimate`` already made."""
         return rebuilt_within(
             self.boxes, self.ft, self.tab, self.replays, self.capped, deadline, estimate
@@ -159,7 +161,7 @@ def proof_from_boxes(
     tops: np.ndarray | None,
     capped: bool = True,
     deadline: float = float("inf"),
-) -> ProofTree | None:
+) -> ProofTree | TiledTree | None:
     """The proof over ``tab``'s pair space whose leaves are ``boxes`` (rows lo | hi, as
     recorded), the boxes of ``replays`` (index: ``("replay", x1, x2)``) ruled out by
     their replay and the others pruned by the first row whose bound in ``tops`` (per box
@@ -167,7 +169,8 @@ def proof_from_boxes(
     the box, gap_kernel_jit.box_tops) is under its threshold; None where they do not tile
     the space or a box has no row under its threshold (``capped``: or past
     proof_tree.MAX_RECORDED boxes), or once the clock passes ``deadline``. Without
-    ``tops``, a box not replayed is left as ``("box", i)``, for proof_bounds.py."""
+    ``tops``, a box not replayed is left as ``("box", i)``, for proof_bounds.py, and
+    the tree is the tiling's arrays (proof_bounds.TiledTree)."""
     from .gap_kernel_tops_jit import tile  # noqa: PLC0415 - numba only when used
 
     if time.time() >= deadline:
@@ -178,6 +181,10 @@ def proof_from_boxes(
         )
     if not tiled:
         return None  # boxes that overlap, or leave part of the space uncovered
+    if tops is None:  # its boxes' bounds walked by proof_bounds.py: held as arrays
+        if capped and len(kinds) > MAX_RECORDED:
+            return None
+        return TiledTree(kinds, cols, ranks, leaf_box, replays)
     tree = ProofTree(capped)
     pending = [ProofTree.ROOT]
     for kind, c, r, i in zip(kinds.tolist(), cols.tolist(), ranks.tolist(), leaf_box.tolist()):

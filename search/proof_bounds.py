@@ -40,7 +40,10 @@ class ProofBounds:
         from .gap_kernel_tops_jit import preorder_ends  # noqa: PLC0415 - numba when used
 
         self.settle, self.tree = settle, tree
-        self.nodes, kinds, cols, ranks = _steps(tree)
+        if isinstance(tree, TiledTree):  # its arrays are its steps: node i is step i
+            self.nodes, kinds, cols, ranks = None, tree.kinds, tree.cols, tree.ranks
+        else:
+            self.nodes, kinds, cols, ranks = _steps(tree)
         end, depth = preorder_ends(kinds)
         self.steps = (kinds, cols, ranks, end)
         self.ft = ft_arrays(ft)
@@ -52,7 +55,7 @@ class ProofBounds:
         self.at, self.status = 0, RUNNING
 
     def __len__(self) -> int:
-        return len(self.nodes)
+        return len(self.steps[0])
 
     def walk(self, steps: int) -> None:
         """At most ``steps`` more steps, the pool grown as a path needs."""
@@ -82,10 +85,77 @@ class ProofBounds:
             self.walk(CHUNK)
         if self.status != DONE:
             return False
+        if isinstance(self.tree, TiledTree):
+            self.tree.settle(self.row, self.bound)
+            return True
         events = self.tree.events
         for i in np.flatnonzero(self.row >= 0):
             events[self.nodes[i]] = ("prune", int(self.row[i]), float(self.bound[i]))
         return True
+
+
+class TiledTree:
+    """A proof rebuilt from a tiling (compiled_proof.proof_from_boxes) held as the
+    tiling's arrays, in preorder: per step its kind (SPLIT, LEAF, REPLAYED), a split's
+    column and rank, a leaf's box (its place in the record), the events of the replayed
+    boxes by box; once ``ProofBounds`` has walked it (``settle``), per step the row that
+    prunes its box (-1: none) and the bound. ``preorder`` gives ProofTree's steps, a
+    step at a time: about 40 bytes a step, where ProofTree's tuples and lists hold about
+    140 (120 MB for adult xgb_t1000_d8 sex's 430,682 boxes)."""
+
+    dropped = False  # ProofTree's: a tiling is never given up midway
+
+    def __init__(self, kinds, cols, ranks, boxes, replays: dict[int, tuple]) -> None:
+        self.kinds, self.cols, self.ranks, self.boxes = kinds.copy(), cols, ranks, boxes
+        self.replays = replays
+        leaf = np.flatnonzero(kinds == LEAF)
+        replayed = [i for i in leaf.tolist() if _replayed(replays.get(int(boxes[i])))]
+        self.kinds[replayed] = REPLAYED
+        self.row: np.ndarray | None = None
+        self.bound: np.ndarray | None = None
+
+    def size(self) -> int:
+        """Its boxes, split or not (ProofTree's ``size``)."""
+        return len(self.kinds)
+
+    def settle(self, row: np.ndarray, bound: np.ndarray) -> None:
+        self.row, self.bound = row, bound
+
+    def preorder(self) -> TiledSteps | None:
+        """Its steps as ProofTree's ``preorder`` gives them (None before its bounds are
+        walked), converted as they are read."""
+        return None if self.row is None else TiledSteps(self)
+
+
+def _replayed(event: tuple | None) -> bool:
+    return event is not None and event[0] == "replay"
+
+
+class TiledSteps:
+    """A TiledTree's steps in preorder, a pruned box's subtree left out; read as often
+    as asked, ``CHUNK`` steps converted at a time."""
+
+    def __init__(self, tree: TiledTree) -> None:
+        self.tree = tree
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __iter__(self):
+        t, skip = self.tree, 0  # skip: subtrees of a pruned box still to leave out
+        for start in range(0, len(t.kinds), CHUNK):
+            part = slice(start, start + CHUNK)
+            arrays = (t.kinds, t.cols, t.ranks, t.row, t.bound, t.boxes)
+            for kind, c, r, row, bound, box in zip(*(a[part].tolist() for a in arrays)):
+                if skip:
+                    skip += 1 if kind == SPLIT else -1
+                elif row >= 0:
+                    yield ("prune", row, bound)
+                    skip = 2 if kind == SPLIT else 0
+                elif kind == SPLIT:
+                    yield ("split", c, r)
+                else:
+                    yield t.replays.get(box) or ("box", box)
 
 
 def lazy_trees(ft: FlatTables) -> np.ndarray:

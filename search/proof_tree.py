@@ -76,6 +76,10 @@ class ProofTree:
         self.yes_of += [-1, -1]
         return yes, yes + 1
 
+    def size(self) -> int:
+        """Its boxes, split or not (the whole space and each split's two)."""
+        return len(self.events)
+
     def give_up(self) -> None:
         """Stop recording: the search goes on unrecorded (``preorder`` is then None)."""
         self.dropped = True

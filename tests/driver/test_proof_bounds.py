@@ -11,11 +11,12 @@ import pytest
 
 from treesens.compiler.encode import encode
 from treesens.compiler.query import Gap, Query
-from treesens.search import gap_kernel, proof_bounds
+from treesens.search import compiled_proof, gap_kernel, proof_bounds
 from treesens.search.compiled_check import CompiledBoxSearch
 from treesens.search.compiled_proof import proof_from_boxes
 from treesens.search.pair_boxes import pair_tables
-from treesens.search.proof_bounds import ProofBounds, lazy_trees
+from treesens.search.proof_bounds import ProofBounds, TiledTree, lazy_trees
+from treesens.search.proof_tree import ProofTree
 from treesens.tests.oracle import random_ensemble
 
 pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba not installed")
@@ -35,19 +36,33 @@ PROVED = (13, 14, 17, 26, 41, 53, 56)
 
 
 def _pruned_boxes(tree, sizes):
-    """(box lo | hi, its step) of every pruned box of ``tree``."""
-    out, stack = [], [(0, np.zeros(len(sizes), np.int64), sizes.astype(np.int64))]
-    while stack:
-        n, lo, hi = stack.pop()
-        event = tree.events[n]
+    """(box lo | hi, its step) of every pruned box of ``tree``, read from its steps."""
+    out, stack = [], [(np.zeros(len(sizes), np.int64), sizes.astype(np.int64))]
+    for event in tree.preorder():
+        lo, hi = stack.pop()
         if event[0] == "split":
-            c, r, yes = event[1], event[2], tree.yes_of[n]
+            c, r = event[1], event[2]
             yes_hi, no_lo = hi.copy(), lo.copy()
             yes_hi[c], no_lo[c] = r, r
-            stack += [(yes + 1, no_lo, hi), (yes, lo, yes_hi)]
+            stack += [(no_lo, hi), (lo, yes_hi)]
         else:
             out.append((np.r_[lo, hi], event))
     return out
+
+
+def _as_proof_tree(tiled: TiledTree) -> ProofTree:
+    """The tiling's steps recorded in a ProofTree, box by box."""
+    tree, pending = ProofTree(False), [ProofTree.ROOT]
+    for kind, c, r, i in zip(
+        *(a.tolist() for a in (tiled.kinds, tiled.cols, tiled.ranks, tiled.boxes))
+    ):
+        node = pending.pop()
+        if kind == proof_bounds.SPLIT:
+            yes, no = tree.split(node, c, r)
+            pending += [no, yes]
+        else:
+            tree.leaf(node, tiled.replays.get(i) or ("box", i))
+    return tree
 
 
 def _walked(seed: int, settle: bool, pool: int | None = None):
@@ -74,7 +89,7 @@ def test_each_pruned_box_states_the_bound_a_walk_of_every_tree_gives(seed, settl
 def test_a_walk_without_room_for_its_path_grows_it_and_states_the_same_bounds(seed):
     *_, roomy, _ = _walked(seed, False)
     *_, cramped, pruned = _walked(seed, False, pool=1)
-    assert pruned and cramped.preorder() == roomy.preorder()
+    assert pruned and list(cramped.preorder()) == list(roomy.preorder())
 
 
 def test_settling_from_the_root_prunes_boxes_above_the_leaves():
@@ -101,3 +116,32 @@ def test_the_lazy_trees_are_those_that_add_nothing_to_a_pair_sum():
     lazy = lazy_trees(ft)
     assert lazy.any() and not lazy.all()
     assert np.array_equal(lazy, ~gap_kernel.reads_varied(tab))
+
+
+@pytest.mark.parametrize("seed", PROVED[:4])
+@pytest.mark.parametrize("settle", [False, True])
+def test_a_rebuilt_proof_held_as_arrays_reads_as_its_proof_tree_reads(seed, settle):
+    tab, ft, rec = _recorded(seed)
+    tiled = proof_from_boxes(tab, rec, {}, None, False)
+    tree = _as_proof_tree(tiled)
+    assert ProofBounds(ft, tiled, settle).run(time.time() + 1e9)
+    assert ProofBounds(ft, tree, settle).run(time.time() + 1e9)
+    assert list(tiled.preorder()) == tree.preorder()
+
+
+def test_a_rebuilt_proof_is_held_as_the_tiling_s_arrays():
+    tab, _ft, rec = _recorded(13)
+    tree = proof_from_boxes(tab, rec, {}, None, False)
+    assert isinstance(tree, TiledTree) and tree.size() == 2 * len(rec) - 1
+
+
+def test_a_rebuilt_proof_reads_as_none_before_its_bounds_are_walked():
+    tab, _ft, rec = _recorded(13)
+    assert proof_from_boxes(tab, rec, {}, None, False).preorder() is None
+
+
+def test_an_answer_s_rebuilt_proof_past_the_recording_limit_is_given_up(monkeypatch):
+    tab, _ft, rec = _recorded(13)
+    monkeypatch.setattr(compiled_proof, "MAX_RECORDED", 2 * len(rec) - 2)
+    assert proof_from_boxes(tab, rec, {}, None, capped=True) is None
+    assert proof_from_boxes(tab, rec, {}, None, capped=False) is not None
