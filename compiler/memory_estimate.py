@@ -39,11 +39,12 @@ MB = 1 << 20
 # a 255,000-leaf model)
 HEAP_BYTES = 1 << 30
 # a certificate's proof, per box the search recorded (a leaf of the proof's tree, with
-# its split): the tree rebuilt from the record (search/proof_tree.py's Python objects),
-# the walk of its bounds (search/proof_bounds.py) and the checker's reading of the file
-# written (verify/check.py loads the JSON document whole), all at their peak together
-# (measured: 760 bytes a box on adult xgb_t1000_d8 sex's max gap, 430,682 boxes: 411 MB
-# before the rebuild, 724 MB at the checker's peak)
+# its split): the tree rebuilt from the record (search/proof_bounds.py TiledTree's
+# arrays), the walk of its bounds and the checker's reading of the file written (its
+# steps as arrays, verify/certificate_text.py), all at their peak together; an upper
+# bound: 760 bytes a box were measured on adult xgb_t1000_d8 sex's max gap (430,682
+# boxes: 411 MB before the rebuild, 724 MB at the checker's peak) when the tree was
+# Python tuples and the checker loaded the JSON document whole; about 230 since (505 MB)
 CERTIFICATE_BYTES_PER_BOX = 1024
 BASE_MB = 300.0
 KB_PER_LEAF = 0.75
