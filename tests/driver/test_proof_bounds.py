@@ -145,3 +145,13 @@ def test_an_answer_s_rebuilt_proof_past_the_recording_limit_is_given_up(monkeypa
     monkeypatch.setattr(compiled_proof, "MAX_RECORDED", 2 * len(rec) - 2)
     assert proof_from_boxes(tab, rec, {}, None, capped=True) is None
     assert proof_from_boxes(tab, rec, {}, None, capped=False) is not None
+
+
+def test_the_tiling_reads_the_record_s_boxes_without_a_copy(monkeypatch):
+    tab, _ft, rec = _recorded(13)
+    from treesens.search import gap_kernel_tops_jit
+
+    read, tile = [], gap_kernel_tops_jit.tile
+    monkeypatch.setattr(gap_kernel_tops_jit, "tile", lambda b, s: read.append(b) or tile(b, s))
+    assert proof_from_boxes(tab, rec, {}, None, False) is not None
+    assert np.shares_memory(read[0], rec)
