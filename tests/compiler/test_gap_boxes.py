@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from treesens.compiler.plan import Plan
-from treesens.compiler.query import FeatureBound, Gap, Query
+from treesens.compiler.query import FeatureRelation, Gap, Query
 from treesens.questions.max_gap import max_gap_query
 from treesens.search.gap_boxes import BOX_OVERHEAD, heap_boxes, largest_gap
 from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
@@ -101,9 +101,8 @@ def test_the_witness_achieves_the_lower_bound_by_the_model_s_own_probabilities()
 
 def test_a_query_the_pair_tables_do_not_describe_is_left_to_the_bisection():
     ens, q, _ = _case(0)
-    # a bound on x1 alone of a varied feature: no domain of the feature says it
-    bounded = q.with_(bounds=(FeatureBound(q.vary[0], 0.0, 1.0, (1,)),))
-    assert box_largest_gap(ens, bounded, 1e-4, time.time() + FAR) is None
+    related = q.with_(relations=(FeatureRelation(q.vary[0], 1, "<=", 2),))
+    assert box_largest_gap(ens, related, 1e-4, time.time() + FAR) is None
 
 
 def test_gap_bound_is_the_sigmoid_rounded_up_for_a_logistic_model():

@@ -9,7 +9,7 @@ import pytest
 
 from treesens.answers.result import INSENSITIVE, SENSITIVE, UNKNOWN
 from treesens.compiler.plan import Plan
-from treesens.compiler.query import FeatureBound, Gap, Query
+from treesens.compiler.query import FeatureRelation, Gap, Query
 from treesens.driver.solve import _start, solve_query
 from treesens.search import boxes
 from treesens.search import pair_boxes as boxes_tables
@@ -46,9 +46,9 @@ def test_the_box_stage_does_not_run_when_switched_off():
     assert ctx.result.status == UNKNOWN and "box_search" not in ctx.stats
 
 
-def test_the_box_stage_does_not_run_on_a_query_with_a_bound_on_one_input_of_a_varied_feature():
-    bound = (FeatureBound("x1", 0.0, 1.0, (1,)),)
-    ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin"), bounds=bound))
+def test_the_box_stage_does_not_run_on_a_query_with_relations_between_the_inputs():
+    relation = (FeatureRelation("x1", 1, "<=", 2),)
+    ctx = _context(two_feature_ensemble(), _query(("x1",), Gap(1.6, "margin"), relations=relation))
     assert not boxes.box_stage(ctx)
     assert "box_search" not in ctx.stats
 
