@@ -13,6 +13,7 @@ from ..compiler.domain import choose_value
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
+from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import ANY
 from .context import SolveContext
 from .result import SENSITIVE, Result
@@ -90,13 +91,16 @@ def measure_distance(ctx: SolveContext) -> None:
 def with_data_values(ens: Ensemble, enc: Encoding, res: Result, data) -> None:
     """A replayed pair found without the data (a max gap's), given the data (a Dataset):
     its values those seen in the data where they fit (``with_preferred``: the same
-    cells), kept when the library gives them the outputs it gave the pair, and its
-    distance to the data."""
+    cells), kept when the library gives them the outputs it gave the pair and they meet
+    the bounds left in ``enc``'s query (a bound on one input of a varied feature may cut
+    a cell), and its distance to the data."""
     if res.status != SENSITIVE or res.witness_arrays is None or res.outputs is None:
         return
     w = with_preferred(enc, res.witness_arrays, data.prefer())
     _, lib = library_outputs(ens, np.stack([w.x1, w.x2]))
-    if lib.tolist() == [res.outputs["x1"], res.outputs["x2"]]:
+    if lib.tolist() == [res.outputs["x1"], res.outputs["x2"]] and not constraint_violations(
+        ens, enc.query, w.x1, w.x2
+    ):
         res.witness, res.witness_arrays = witness_dict(ens, w), w
     record_distance(ens, data, res.witness_arrays, enc.varying, res)
 

@@ -16,9 +16,10 @@ if TYPE_CHECKING:
 # what a query the box search alone cannot take is told (search/boxes.py); compare does
 # not count it a failure (questions/compare.py)
 NOT_DESCRIBED = "the box search does not describe this query"
-# the constraints on the inputs the box search does not read (compiler/bounds_as_domains.py:
-# bounds that hold for both inputs alike it reads as the features' domains)
-UNREAD_CONSTRAINTS = "relations between the inputs, or a bound on one input of a varied feature"
+# the constraints on the inputs the box search does not read (bounds that hold for both
+# inputs alike it reads as the features' domains, compiler/bounds_as_domains.py; a bound on
+# one input of a varied feature as a restriction of its column, search/pair_boxes.py)
+UNREAD_CONSTRAINTS = "relations between the inputs"
 # how an answer's note about features no tree splits on begins (questions/ask.py); the
 # report's sentence of such a feature carries it (views/report_html.py)
 NEVER_SPLITS = "the model never splits on"

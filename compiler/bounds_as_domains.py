@@ -11,8 +11,10 @@ certificates read domains, not bounds: this is how they take such a query, and a
 certificate states the narrower domains, which is what its claim is about.
 
 Not where a bound holds for one input only (x1 pinned, x2 free: the domains are the
-feature's, for both inputs), nor with relations between the inputs: None there, and the
-query is left to the solvers' encoding of its constraints.
+feature's, for both inputs): None there, or with ``per_input`` the query keeps those
+bounds, which the box search reads as a restriction of that input's column of the pair
+tables (search/pair_boxes.py, ``input_rank_ranges``); nor with relations between the
+inputs: None there, and the query is left to the solvers' encoding of its constraints.
 """
 
 from __future__ import annotations
@@ -22,27 +24,38 @@ from dataclasses import replace
 from .encode import ensemble_structure, varied_features
 from .ensemble import Ensemble
 from .errors import InputError
-from .query import Query, bounds_by_copy
+from .query import Query, bounds_by_copy, feature_index
 
 
-def bounds_as_domains(ens: Ensemble, q: Query) -> tuple[Ensemble, Query] | None:
+def bounds_as_domains(
+    ens: Ensemble, q: Query, per_input: bool = False
+) -> tuple[Ensemble, Query] | None:
     """(the model with its features' domains narrowed to ``q``'s bounds, ``q`` without
     them), or None when ``q`` has no bounds, has relations, or bounds some input of a
     varied feature otherwise than the other, or leaves a feature the model splits on no
-    value at all (the solvers' encoding reports that)."""
+    value at all (the solvers' encoding reports that). ``per_input``: a varied feature
+    bounded otherwise on one input than on the other keeps its domain and its bounds
+    stay in the query returned (the model as it is when every bound is such)."""
     if not q.bounds or q.relations:
         return None
     by_copy = bounds_by_copy(ens, q, varied_features(ens, q.vary))
     features = list(ens.features)
+    alike = set()
     for (f, copy), (lo, hi) in by_copy.items():
-        if by_copy.get((f, 1 - copy)) != (lo, hi) or lo > hi:
+        if lo > hi:
             return None
+        if by_copy.get((f, 1 - copy)) != (lo, hi):
+            if not per_input:
+                return None
+            continue
+        alike.add(f)
         features[f] = replace(ens.features[f], lb=lo, ub=hi, may_be_missing=False)
-    narrowed = ens.with_features(tuple(features))
+    narrowed = ens.with_features(tuple(features)) if alike else ens
     try:
         domains = ensemble_structure(narrowed).domains
     except InputError:  # a feature with no admissible value left
         return None
-    if any(not domains[f].valid for f, _ in by_copy if f in domains):
+    if any(not domains[f].valid for f in alike if f in domains):
         return None
-    return narrowed, q.with_(bounds=())
+    left = tuple(b for b in q.bounds if feature_index(ens, b.feature) not in alike)
+    return narrowed, q.with_(bounds=left)

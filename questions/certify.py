@@ -149,6 +149,14 @@ def max_gap_refusal(res) -> str | None:
     return None
 
 
+# a bound on one input of a varied feature: the box search reads it (pair_boxes.py,
+# input_rank_ranges), the certificate's format states one domain per feature, both inputs'
+PER_INPUT_DOMAIN = (
+    "a certificate states one domain per feature, for both inputs: a bound on one input "
+    "of a varied feature is not stated"
+)
+
+
 def checker_reads(ens: Ensemble, encs) -> bool:
     """Whether the checker reads the boxes of these encodings of ``ens``: plain numbers,
     or category codes, NaN ranks and LightGBM's zero band of a library whose own reader
@@ -295,6 +303,8 @@ def certify(
             f"the box search does not apply to this query ({UNREAD_CONSTRAINTS}, "
             "or a regressor's change through a nonlinear link)"
         )
+    if any(e.query.bounds for e in encs):
+        return refused(PER_INPUT_DOMAIN)
     # category codes, NaN ranks and the zero band: the checker reads them for these
     if not checker_reads(ens, encs):
         return refused(

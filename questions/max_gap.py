@@ -414,8 +414,9 @@ def _stopped_in_table_build(
 def _searched_encoding(ens: Ensemble, q: Query):
     """The encoding the box search's pair lies in (read at gap 0): over the features'
     domains as the query's bounds narrow them (compiler/bounds_as_domains.py), so that the
-    data's values put in its place stay within the bounds."""
-    ens, q = bounds_as_domains(ens, q) or (ens, q)
+    data's values put in its place stay within the bounds; a bound on one input of a
+    varied feature stays in its query (with_data_values holds the values to it)."""
+    ens, q = bounds_as_domains(ens, q, per_input=True) or (ens, q)
     return pair_encoding(ens, at_gap_zero(ens, q))
 
 

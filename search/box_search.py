@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.encode import Encoding
+from ..compiler.passes.feature_constraints import choose_constrained
 from .pair_boxes import PairTables, rank_value
 from .proof_tree import ProofTree
 
@@ -204,11 +205,20 @@ def split_index(nodes, live: np.ndarray) -> int:
 
 def corner_pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The box's lower corner as two inputs: each feature at its domain's value for the
-    rank, NaN at a feature's NaN rank (columns outside F go to both inputs)."""
+    rank, NaN at a feature's NaN rank (columns outside F go to both inputs). Under a
+    bound on one input (pair_boxes.input_rank_ranges), that input's value is one of its
+    interval's within the bound (feature_constraints.choose_constrained), not
+    necessarily the interval's representative: the same leaves, within the bounds."""
     ens = enc.ensemble
     xs = (np.zeros(ens.n_features), np.zeros(ens.n_features))
+    intervals: tuple[dict[int, int], dict[int, int]] = ({}, {})
     for j, (f, copy) in enumerate(tab.columns):
-        v = rank_value(ens, f, int(lo[j]))
+        rank = tab.domain_rank(j, int(lo[j]))
+        v = rank_value(ens, f, rank)
+        dom = enc.domains[f]
         for c in (0, 1) if copy is None else (copy,):
             xs[c][f] = v
+            intervals[c][f] = -1 if rank >= len(dom.valid) else dom.valid[rank]
+    if enc.query.bounds:
+        choose_constrained(enc, xs, intervals)
     return xs

@@ -175,8 +175,10 @@ class BoxStage:
         # (``rows_of_each_input``): asked at its first near miss
         self.fixed: dict[int, bool] = {}
         # a certificate asked for (proof_tree.recording): each search's proof, kept on
-        # the result when they prove "insensitive"
-        self.recorded: list[RecordedPart] | None = [] if recording() else None
+        # the result when they prove "insensitive"; none under a bound on one input, which
+        # no certificate states (questions/certify.py)
+        stated = not any(e.query.bounds for e in self.encs or ())
+        self.recorded: list[RecordedPart] | None = [] if recording() and stated else None
 
     def run(self, ctx: SolveContext, deadline: float) -> bool:
         """One turn until ``deadline`` (or ``ctx.stop``): True when it answered the query

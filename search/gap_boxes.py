@@ -144,10 +144,17 @@ def root_bound(tab: PairTables, to_gap: ToGap, bound: TermsBound | None = None) 
 
 def unsplit(tab: PairTables) -> bool:
     """Whether the pair tables split on no varied feature (each copy's column one
-    interval): x1 and x2 then read every tree alike, no box splits the pair apart, and
-    the root's bound (the rounding band over a difference of 0) is the search's answer
-    (a feature no tree reads)."""
-    return all(n <= 1 for n, (_, copy) in zip(tab.sizes.tolist(), tab.columns) if copy is not None)
+    interval, the same for both: a bound on one input may hold it to another than the
+    other input's): x1 and x2 then read every tree alike, no box splits the pair apart,
+    and the root's bound (the rounding band over a difference of 0) is the search's
+    answer (a feature no tree reads)."""
+    ranks: dict[int, set[int]] = {}
+    for j, (n, (f, copy)) in enumerate(zip(tab.sizes.tolist(), tab.columns)):
+        if copy is not None:
+            if n > 1:
+                return False
+            ranks.setdefault(f, set()).add(tab.domain_rank(j, 0))
+    return all(len(r) == 1 for r in ranks.values())
 
 
 def whole_space(tab: PairTables) -> np.ndarray:

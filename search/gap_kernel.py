@@ -136,10 +136,14 @@ def flatten(tab: PairTables, order: np.ndarray) -> FlatTables:
 
 def reads_varied(tab: PairTables) -> np.ndarray:
     """bool[trees]: whether each pair tree has a node on a column of F (a copy's column);
-    the others are the same tree for both inputs and add 0 to every pair-sum row."""
+    the others are the same tree for both inputs and add 0 to every pair-sum row. Under a
+    bound on one input (pair_boxes.input_rank_ranges), also each tree that reads F in the
+    model: its columns of F may be held to one rank each, another for each input."""
     varied = np.array([copy is not None for _f, copy in tab.columns], dtype=bool)
     trees = len(tab.starts)
     out = np.zeros(trees, dtype=np.bool_)
+    if tab.reads_varied is not None:
+        out |= tab.reads_varied
     table, start = tab.node_table, np.asarray(tab.node_starts, dtype=np.int64)
     if len(table):
         on_f = varied[table[:, 0]]

@@ -8,20 +8,21 @@ change by the library's predict reaches D answers "sensitive" (replay-checked as
 witness), and a search that empties its heap with every bound under D proves
 "insensitive". Only a query of one direction that the tables describe takes part (one
 the same for both inputs, so "either" is up): the tables' pairs go down from x1 to x2,
-and for the direction up each is taken with its inputs swapped. Anything else is the
-backend's.
+and for the direction up each is taken with its inputs swapped, a bound on one input of
+a varied feature with them (``swapped``). Anything else is the backend's.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..answers.accept import accept
 from ..answers.context import SolveContext
 from ..answers.result import fail
 from ..answers.verdict import Accepted, check_pair
 from ..compiler.encode import Encoding
-from ..compiler.query import DOWN, UP
+from ..compiler.query import DOWN, UP, FeatureBound
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .gap_boxes import largest_gap, unsplit
 from .gap_search import BestPair, level_encodings, link_bound
@@ -33,12 +34,21 @@ class _Reached(Exception):
 
 def link_tables(ctx: SolveContext) -> Encoding | None:
     """The largest-change tables' encoding of a check through a nonlinear link, or None
-    when the check is not one or the tables do not describe it."""
+    when the check is not one or the tables do not describe it. Their pairs go down:
+    for the direction up, the query's x1 is their x2 and its bounds are taken so."""
     lc = ctx.enc.condition.link_change
     if lc is None or lc.directions not in ((UP,), (DOWN,)):
         return None
-    encs = level_encodings(ctx.enc)
+    enc = ctx.enc
+    if lc.directions == (UP,) and enc.query.bounds:
+        enc = replace(enc, query=enc.query.with_(bounds=swapped(enc.query.bounds)))
+    encs = level_encodings(enc)
     return None if encs is None else encs[0]
+
+
+def swapped(bounds: tuple[FeatureBound, ...]) -> tuple[FeatureBound, ...]:
+    """The bounds with x1's and x2's exchanged (a bound on both stays one)."""
+    return tuple(replace(b, copies=tuple(sorted(3 - c for c in b.copies))) for b in bounds)
 
 
 def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
@@ -56,7 +66,7 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
     if unsplit(tables) and delta > 0:  # no tree tells x1 from x2: one prediction for both
         stats["status"] = "proved"  # (searched, the root's bound is the float allowance)
         return prove_insensitive(ctx)
-    best = BestPair(ctx.ens, ctx.q)
+    best = BestPair(ctx.ens, enc.query)  # the tables' pairs: their bounds, swapped for up
     measure = best.offer_for(enc)
 
     def offer(x1, x2):

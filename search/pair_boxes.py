@@ -15,6 +15,15 @@ which is the node's "yes" or "no" child: a box stays a product of rank intervals
   leaf replaced by copy 2's tree restricted to that leaf's box. Only leaf pairs the two
   inputs can reach together remain (they share every column outside F).
 
+A bound on one input of a varied feature (``where x1.age in [30, 40]``, a pin of x1)
+restricts that input's column to the ranks whose interval holds an admissible value
+within it (``input_rank_ranges``, decided by feature_constraints.span as the solvers'
+encoding decides it): a run of ranks [a, b), never NaN's. The trees are walked from
+that restricted root, and the column's ranks are then renumbered from a (``offsets``),
+so that every search reads its tables' space as it reads any other, the whole of
+[0, sizes) being the pairs within the bounds. Bounds that hold for both inputs alike
+are read as the features' domains first (compiler/bounds_as_domains.py).
+
 Each leaf of the result carries one value per gap row: its weight in each row of x1 (a
 binary gap has one, a multiclass gap one per other class), in each row of x2, and in
 each *pair-sum* row: a row of x1 plus a row of x2 whose weights are opposite (the binary
@@ -46,6 +55,7 @@ from ..compiler.encode import (
 )
 from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND, Ensemble
 from ..compiler.kinds import prepared, resolve_condition
+from ..compiler.passes.feature_constraints import bounds_by_copy, span
 from ..compiler.query import ANY, Query
 from ..compiler.rounding import gap_relaxation
 from .compiled_calls import signals_raised
@@ -96,6 +106,18 @@ class PairTables:
     # (lo, hi) as the build recorded them; None: derived from the nodes when first read
     # (a max gap's compiled search never reads them)
     boxes: tuple[np.ndarray, np.ndarray] | None = None
+    # int32[columns]: the feature's rank each column's rank 0 stands for (a bound on one
+    # input of a varied feature: input_rank_ranges); None: 0 in every column
+    offsets: np.ndarray | None = None
+    # bool[trees], with offsets: whether each tree reads a varied feature in the model;
+    # one may have no node on a varied column in the tables (both inputs' columns held to
+    # one rank each), yet give the two inputs other leaves (gap_kernel.reads_varied)
+    reads_varied: np.ndarray | None = None
+
+    def domain_rank(self, column: int, rank: int) -> int:
+        """A column's rank as its feature's rank (an index of its domain's valid
+        intervals or codes, or its NaN rank)."""
+        return rank if self.offsets is None else rank + int(self.offsets[column])
 
     @property
     def first_sum(self) -> int:
@@ -154,12 +176,15 @@ class PairTablesPastDeadline(PairTablesTooLarge):
 def applies(enc: Encoding) -> bool:
     """Whether the product form describes the query exactly: gap rows on both inputs and
     no class alternatives ("any": one query per class pair), no change through a
-    nonlinear link (its rows are an outer approximation), no bounds or relations on the
-    inputs and no data-aware mode. Every feature kind takes part: numeric, categorical
-    (category codes, one-hot groups), and may be missing (NaN a rank of its own)."""
+    nonlinear link (its rows are an outer approximation), no bounds but on one input of
+    a varied feature (``input_rank_ranges``), no relations between the inputs and no
+    data-aware mode. Every feature kind takes part: numeric, categorical (category
+    codes, one-hot groups), and may be missing (NaN a rank of its own)."""
     q: Query = enc.query
     cond = enc.condition
-    if q.bounds or q.relations or q.plan.data_aware != "none" or any(cond.alternatives or ()):
+    if q.relations or q.plan.data_aware != "none" or any(cond.alternatives or ()):
+        return False
+    if q.bounds and input_rank_ranges(enc) is None:
         return False
     if len(cond.pair_rows) > 1:  # a choice between rows over both inputs
         return False
@@ -167,6 +192,34 @@ def applies(enc: Encoding) -> bool:
         return False
     # a side without rows and no pair row: nothing ties the two inputs' trees together
     return bool(cond.pair_rows) or all(len(rows) > 0 for rows in cond.rows)
+
+
+def input_rank_ranges(enc: Encoding) -> dict[tuple[int, int], tuple[int, int]] | None:
+    """(varied feature, copy 0/1) -> the ranks [a, b) of its domain that hold an
+    admissible value within the query's bounds on that input (exactly: span, or the
+    category codes within them; never NaN); None when a bound is on a feature outside
+    the varied set or holds for both inputs alike (read as a domain first:
+    compiler/bounds_as_domains.py), or leaves a copy no rank or ranks with a gap between
+    them (the solvers' encoding takes those)."""
+    ens = enc.ensemble
+    by_copy = bounds_by_copy(enc)
+    out: dict[tuple[int, int], tuple[int, int]] = {}
+    for (f, c), (lo, hi) in by_copy.items():
+        if f not in enc.varying or by_copy.get((f, 1 - c)) == (lo, hi):
+            return None
+        dom = ensemble_structure(ens).domains.get(f)
+        if dom is None:  # no tree reads it: its one rank
+            return None
+        feat = ens.features[f]
+        if dom.codes is not None:
+            ok = [lo <= code <= hi for code in dom.codes]
+        else:
+            ok = [span(ens, feat, dom, j, lo, hi) is not None for j in dom.valid]
+        ranks = [r for r, kept in enumerate(ok) if kept]
+        if not ranks or ranks[-1] - ranks[0] + 1 != len(ranks):
+            return None
+        out[(f, c)] = (ranks[0], ranks[-1] + 1)
+    return out
 
 
 def plain_numeric(enc: Encoding) -> bool:
@@ -206,12 +259,14 @@ def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
     class, the two different), each of which the pair tables describe; None when some
     does not. A pair meets the query if and only if it meets one of them. Bounds that
     hold for both inputs alike are read as the features' domains
-    (compiler/bounds_as_domains.py): the encodings are then over the model so declared."""
+    (compiler/bounds_as_domains.py): the encodings are then over the model so declared;
+    a bound on one input of a varied feature stays in their query (``applies``)."""
+    q = enc.query
+    narrowed = bounds_as_domains(enc.ensemble, q, per_input=True) if q.bounds else None
+    if narrowed is not None and narrowed[1].bounds != q.bounds:  # bounds read as domains
+        return class_pair_encodings(pair_encoding(*narrowed))
     if applies(enc):
         return [enc]
-    narrowed = bounds_as_domains(enc.ensemble, enc.query)
-    if narrowed is not None:
-        return class_pair_encodings(pair_encoding(*narrowed))
     ens, q = enc.ensemble, enc.query
     if ens.n_outputs < 2 or not q.classes or ANY not in q.classes:
         return None
@@ -246,17 +301,21 @@ def pair_tables(
                 col[k][f] = len(columns)
             columns.append((f, c))
     sizes = np.array([n_ranks(ens, f) for f, _ in columns], dtype=np.int32)
+    root = _root(enc, columns, sizes)
     rows = _Rows(enc)
     builder = _Builder(
         sizes, *leaf_bound(len(columns), rows.n, max_bytes, max_held, boxes), boxes, deadline
     )
+    builder.root = root
     # without boxes to record (a max gap's compiled search), the walks run compiled
     walk = None if boxes else compiled_walk()
     cols = _column_array(col, ens.n_features)
+    products = np.zeros(len(ens.trees), dtype=np.bool_)
     for ti, t in enumerate(ens.trees):
         builder.start_tree()  # looks at the clock
         nodes = _ranked_tree(ens, st, t)  # tree by tree: within the clock's sight
         product = any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0)
+        products[ti] = product
         if walk is not None:
             builder.compiled(walk, nodes, cols, product, partial(rows.values, ti))
         elif product:
@@ -264,6 +323,12 @@ def pair_tables(
         else:
             builder.shared(nodes, col[0], rows.of_tree(ti))
     values, starts, node_table, node_starts, recorded = builder.arrays(rows.n)
+    offsets = None
+    if root is not None:  # the restricted columns' ranks from their first
+        offsets, sizes = root[0], root[1] - root[0]
+        node_table[:, 1] -= offsets[node_table[:, 0]]
+        if recorded is not None:
+            recorded = (recorded[0] - offsets[:, None], recorded[1] - offsets[:, None])
     return PairTables(
         values=values,
         starts=starts,
@@ -274,7 +339,22 @@ def pair_tables(
         columns=tuple(columns),
         sums=rows.sums,
         boxes=recorded,
+        offsets=offsets,
+        reads_varied=None if root is None else products,
     )
+
+
+def _root(enc: Encoding, columns, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The pair space's root box, lo and hi per column, where a bound on one input of a
+    varied feature restricts its column (``input_rank_ranges``); None where none does."""
+    ranges = input_rank_ranges(enc) if enc.query.bounds else None
+    if not ranges:
+        return None
+    lo, hi = np.zeros(len(columns), dtype=np.int32), sizes.copy()
+    for j, (f, copy) in enumerate(columns):
+        if (f, copy) in ranges:
+            lo[j], hi[j] = ranges[(f, copy)]
+    return lo, hi
 
 
 def leaf_bound(
@@ -498,6 +578,8 @@ class _Builder:
         deadline: float | None = None,
     ):
         self.sizes = [int(s) for s in sizes]
+        # the walks' root box (lo, hi); None: the whole pair space
+        self.root: tuple[np.ndarray, np.ndarray] | None = None
         self.max_leaves = max_leaves
         self.too_large = too_large  # the message past max_leaves
         self.boxes = boxes  # record each leaf's lo and hi
@@ -517,12 +599,17 @@ class _Builder:
         self.starts.append(self.n_leaves)
         self.node_starts.append(self.n_nodes)
 
+    def _root_box(self) -> tuple[list[int], list[int]]:
+        if self.root is None:
+            return [0] * len(self.sizes), list(self.sizes)
+        return self.root[0].tolist(), self.root[1].tolist()
+
     def shared(self, nodes: RankedTree, col: dict[int, int], at) -> None:
-        lo, hi = [0] * len(self.sizes), list(self.sizes)
+        lo, hi = self._root_box()
         self._walk(nodes, 0, col, lo, hi, lambda n, lo, hi: self._leaf(lo, hi, at(n, n)))
 
     def product(self, nodes: RankedTree, col, at) -> None:
-        lo, hi = [0] * len(self.sizes), list(self.sizes)
+        lo, hi = self._root_box()
 
         def second(n1: int, lo: list[int], hi: list[int]) -> None:
             self._walk(nodes, 0, col[1], lo, hi, lambda n2, lo, hi: self._leaf(lo, hi, at(n1, n2)))
@@ -542,7 +629,7 @@ class _Builder:
         cap = max(1, min(n_tree_leaves**2 if product else n_tree_leaves, room + 1))
         stack = np.zeros((2 * tree.shape[1] + 4, FRAME), dtype=np.int64)
         while True:
-            lo, hi = np.zeros(len(self.sizes), np.int64), np.array(self.sizes, np.int64)
+            lo, hi = (np.array(a, np.int64) for a in self._root_box())
             node_buf = np.zeros((cap, NODE_FIELDS), dtype=np.int32)
             pairs = np.zeros((cap, 2), dtype=np.int64)
             # the walk numbers nodes and leaves within the tree; made global below

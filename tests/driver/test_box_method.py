@@ -13,7 +13,7 @@ import pytest
 
 import treesens
 from treesens.backends import registry
-from treesens.compiler.query import FeatureBound, Gap, Query
+from treesens.compiler.query import FeatureRelation, Gap, Query
 from treesens.driver import solve_query
 from treesens.search.box_search import GAVE_UP, box_search
 from treesens.search.pair_boxes import pair_encoding, pair_tables
@@ -38,8 +38,8 @@ def test_boxes_alone_agrees_with_brute_force(seed):
 
 def test_boxes_alone_on_a_query_it_does_not_describe_is_an_error():
     ens = random_ensemble(1, 4, 2, 3, 3)
-    # a bound on one input of a varied feature: no domain of the feature says it
-    q = Query(vary=("f0",), bounds=(FeatureBound("f0", 0.0, 0.5, (1,)),))
+    # a relation between the inputs: the pair tables' columns are each input's alone
+    q = Query(vary=("f0",), relations=(FeatureRelation("f0", 1, "<=", 2),))
     r = solve_query(ens, _alone(q))
     assert r.status == "error" and "does not describe this query" in r.error
 
@@ -53,7 +53,7 @@ def test_a_race_with_the_box_search_has_it_among_its_backends():
 
 def test_a_race_goes_on_when_the_box_search_cannot_take_the_query():
     ens = random_ensemble(2, 4, 2, 3, 3)
-    q = Query(vary=("f0",), bounds=(FeatureBound("f0", 0.0, 0.5, (1,)),))
+    q = Query(vary=("f0",), relations=(FeatureRelation("f0", 1, "<=", 2),))
     r = solve_query(ens, q.planned(backend="race:boxes,cpsat"))
     assert r.backend == "cpsat" and r.status in ("sensitive", "insensitive")
 

@@ -245,11 +245,21 @@ def test_box_backend_answers_a_check_through_the_link_both_ways(name, direction)
     assert beyond.status == "insensitive" and beyond.stats["proved_by"] == "box search"
 
 
-def test_box_backend_leaves_a_check_on_one_inputs_bound_to_the_solvers():
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_box_backend_answers_a_check_on_one_inputs_bound_as_brute_force_does(direction):
+    """The tables' pairs go down: for "up" they are taken swapped, x1's bound with them."""
     _, ens = _model("xgboost-poisson")
-    q = make_query(["f0"], delta=0.5, direction="up", backend="boxes")
-    r = solve_query(ens, q.with_(bounds=(FeatureBound("f0", hi=0.0, copies=(1,)),)))
-    assert r.status == "error" and "use a solver backend" in r.error
+    bound = float(np.median(interval_values(ens, 0)))
+    best = _largest_changes_with_x1_at_most(ens, bound)[direction]
+    answers = []
+    for delta in _either_side(best):
+        q = make_query(["f0"], delta=delta, direction=direction, backend="boxes")
+        r = solve_query(ens, q.with_(bounds=(FeatureBound("f0", hi=bound, copies=(1,)),)))
+        assert r.backend == "boxes", r.error
+        answers.append(r.status)
+        if r.status == "sensitive":
+            assert r.witness["x1"]["f0"] <= bound
+    assert answers == ["sensitive", "insensitive"]
 
 
 def test_sigmoid_change_of_one_or_more_is_refused():
