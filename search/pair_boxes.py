@@ -45,6 +45,7 @@ from functools import cached_property, partial
 import numpy as np
 
 from ..compiler.bounds_as_domains import bounds_as_domains
+from ..compiler.domain import with_unlisted_codes
 from ..compiler.encode import (
     Encoding,
     ensemble_structure,
@@ -211,6 +212,11 @@ def input_rank_ranges(enc: Encoding) -> dict[tuple[int, int], tuple[int, int]] |
         if dom is None:  # no tree reads it: its one rank
             return None
         feat = ens.features[f]
+        coded = dom.codes is not None and not feat.categories
+        if coded and with_unlisted_codes(ens, f, dom, [(lo, hi)]) is not dom:
+            # an unlisted category inside the bound has no code of the domain (its code
+            # for them lies outside): the solvers' encoding adds one (encode.py)
+            return None
         if dom.codes is not None:
             ok = [lo <= code <= hi for code in dom.codes]
         else:

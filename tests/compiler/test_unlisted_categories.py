@@ -117,3 +117,13 @@ def test_the_max_gap_within_a_bound_is_the_library_s(model, box_search):
     exact = _brute_max_gap(booster, ens, (6, 9), (6, 9))
     m = max_gap_query(ens, q, tolerance=1e-3).max_gap
     assert m["upper"] >= exact and m["lower"] >= exact - 1e-3, (m, exact)
+
+
+def test_a_bound_on_x1_alone_searches_the_unlisted_code_inside_it(model):
+    ens, booster = model
+    bounds = [FeatureBound("c", 3, 4, (1,))]  # 3 listed, 4 not: x1 = 4 against x2 = 3
+    assert _brute_max_gap(booster, ens, (3, 4), (0, 11)) > 0.05
+    r = solve_query(ens, _pair_question(0.05, bounds))
+    assert r.status == "sensitive", (r.status, r.message)
+    w = r.witness_arrays
+    assert not constraint_violations(ens, _pair_question(0.05, bounds), w.x1, w.x2)
