@@ -93,14 +93,11 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     return apply_details_text(ens, text, str(path))
 
 
-def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
-    """The declarations of a details table given as CSV text; ``path`` names it in
-    messages (a file, or ``<details DataFrame>``)."""
-    rows, starts = _rows_with_lines(text)
-    if not rows:
-        raise InputError("empty details file (expected a header feature,name,lb,ub)", str(path))
-    header = [h.strip().lower() for h in rows[0]]
-    check_separator(rows[0], f"{path}:1")  # a spreadsheet's export split by ';'
+def _header(first: list[str], path: str) -> list[str]:
+    """A details file's column names (lowercase), after checking that it names the
+    columns it needs, no column it does not take, and none twice."""
+    header = [h.strip().lower() for h in first]
+    check_separator(first, f"{path}:1")  # a spreadsheet's export split by ';'
     for need in ("feature", "name"):
         if need not in header:
             raise InputError(
@@ -114,6 +111,20 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
             f"details file takes: {', '.join(COLUMNS)}; bounds go in lb and ub)",
             f"{path}:1",
         )
+    named_columns = [h for h in header if h]
+    twice = next((h for h in named_columns if named_columns.count(h) > 1), None)
+    if twice is not None:  # which one holds the bounds? the last was read, the first dropped
+        raise InputError(f"column {twice!r} appears twice", f"{path}:1")
+    return header
+
+
+def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
+    """The declarations of a details table given as CSV text; ``path`` names it in
+    messages (a file, or ``<details DataFrame>``)."""
+    rows, starts = _rows_with_lines(text)
+    if not rows:
+        raise InputError("empty details file (expected a header feature,name,lb,ub)", str(path))
+    header = _header(rows[0], path)
     col = {h: i for i, h in enumerate(header)}
     feats = list(ens.features)
     named = not has_generic_names(ens)  # names of its own, which the file must repeat

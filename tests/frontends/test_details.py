@@ -105,6 +105,15 @@ def test_a_trailing_comma_s_unnamed_column_keeps_the_bounds(tmp_path, model_file
     assert (ens.features[0].lb, ens.features[0].ub) == (0.2, 0.8)
 
 
+def test_a_column_named_twice_is_an_input_error_not_the_last_one_read(tmp_path, model_file):
+    # 'lb' twice: the second (empty: unbounded) was read, the first's 0.2 dropped
+    twice = tmp_path / "d.csv"
+    twice.write_text("feature,name,lb,ub,LB\n0,a,0.2,0.8,\n")
+    with pytest.raises(InputError, match="column 'lb' appears twice") as e:
+        treesens.load_model(model_file, details=twice)
+    assert e.value.where == f"{twice}:1"
+
+
 def test_details_split_by_semicolons_are_said_to_be_so(tmp_path, model_file):
     bad = tmp_path / "d.csv"
     bad.write_text("feature;name;lb;ub\n0;a;0,2;0,8\n")
