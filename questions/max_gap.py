@@ -60,12 +60,13 @@ from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the quest
     max_gap_probe,
 )
 from ..compiler.query import DOWN, MAX_RATIO, Gap, GapKind, Query
+from ..compiler.question import ANY
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
 from ..driver.solve import solve_query
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
-from ..search.gap_search import at_gap_zero, box_largest_gap, shown_gap, shown_lower
+from ..search.gap_search import LOG_MAX, at_gap_zero, box_largest_gap, shown_gap, shown_lower
 from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge, pair_encoding
 from ..search.proof_tree import recording_proofs
 from ..search.tolerance import Tolerance
@@ -106,6 +107,28 @@ class MaxGap:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def ratio_score_bound(ens: Ensemble, classes) -> float:
+    """A multiclass model's bound on g* from the leaf values alone, in the box search's
+    gap units (the log of the ratio): a softmax model's class c leads class k by at most
+    c's largest score less k's least, relaxed as the encoding relaxes its rows, for the
+    pair of ``classes`` (either may be "any") that leads most; a forest's ratio has no
+    such bound (a class's probability may be 0: the largest float)."""
+    if ens.link != SOFTMAX:
+        return LOG_MAX
+    top = np.array(ens.intercept, dtype=np.float64)
+    bottom = top.copy()
+    for t in ens.trees:
+        vals = ens.scale * np.asarray(t.value)[t.leaves()]
+        for j, o in enumerate(t.outputs):
+            top[o] += float(vals[:, j].max())
+            bottom[o] += float(vals[:, j].min())
+    n = ens.n_outputs
+    lead = [min(top[c] - bottom[k] for k in range(n) if k != c) for c in range(n)]
+    sides = [range(n) if c == ANY else [int(c)] for c in classes]
+    best = max(min(lead[a], lead[b]) for a in sides[0] for b in sides[1] if a != b)
+    return min(LOG_MAX, best + 2.0 * gap_relaxation(ens) + _PROBA_SLACK)
 
 
 def score_bound(ens: Ensemble, vary) -> float:
@@ -203,7 +226,7 @@ def max_gap_query(
     tol = check_tolerance(tolerance)
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
     multiclass = ens.n_outputs > 1
-    upper = score_bound(ens, q.vary)
+    upper = ratio_score_bound(ens, q.classes) if multiclass else score_bound(ens, q.vary)
     tol = search_tolerance(ens, tol, upper)
     skipped = None
     if q.plan.options.value("box_search") or multiclass:
@@ -400,7 +423,8 @@ def _stopped_in_table_build(
     res.features = [ens.feature_names[f] for f in sorted(resolve_features(ens, q.vary))]
     res.inputs = input_files(ens.inputs, q.plan.options.data)
     res.gap, res.gap_kind = tol.least, result_gap_kind(ens)
-    bounds = MaxGap(None, upper, _stated(tol), False, 0, gap_kind(ens), "boxes", TABLE_BUILD)
+    shown = shown_gap(ens, upper)  # a multiclass bound: the ratio
+    bounds = MaxGap(None, shown, _stated(tol), False, 0, gap_kind(ens), "boxes", TABLE_BUILD)
     res.max_gap = bounds.to_dict()
     res.message = max_gap_line(bounds)
     res.notes.append(

@@ -56,6 +56,16 @@ def test_a_multiclass_forest_s_max_gap_stopped_in_its_first_table_build_says_so(
     assert r.status == "unknown" and r.max_gap["stopped_by"] == "table build"
 
 
+def test_a_multiclass_forest_s_max_gap_stopped_in_its_table_build_bounds_the_ratio_above_its_pair():
+    import time
+
+    # its bound was a binary model's, at most 0.5: a ratio below any pair's
+    ens = _forest(0)
+    q = Query(vary=(ens.feature_names[2],), classes=(1, 2), plan=Plan(timeout=60.0))
+    r = max_gap_query(ens, q, deadline=time.time() - 1.0)
+    assert r.max_gap["upper"] >= exact_max_ratio(ens, q.vary, q.classes) > 1.0
+
+
 def test_a_multiclass_forest_s_later_table_build_past_the_deadline_keeps_the_bounds(
     monkeypatch,
 ):

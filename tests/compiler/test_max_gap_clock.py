@@ -17,6 +17,7 @@ from treesens.questions.max_gap import max_gap_query, score_bound
 from treesens.search import gap_kernel, gap_search, pair_boxes
 from treesens.search.gap_search import kernel_deadline
 from treesens.search.pair_boxes import PairTablesPastDeadline, pair_encoding, pair_tables
+from treesens.tests.max_gap_oracle import exact_max_ratio
 
 MODEL = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
 FEATURE = "worst_area"
@@ -89,3 +90,12 @@ def test_a_kernel_loaded_from_the_cache_does_not_move_the_deadline():
 
 def test_a_kernel_compiled_on_a_first_run_moves_the_deadline_by_its_time():
     assert kernel_deadline(100.0, gap_kernel.Readiness(15.0, True)) == 115.0
+
+
+def test_a_multiclass_max_gap_stopped_in_the_table_build_bounds_the_ratio_above_its_pair():
+    # its bound was the binary one, at most 0.5: a ratio below any pair's (always >= 1)
+    iris = treesens.load_model(MODEL.parent / "iris_lgbm.txt")
+    q = Query(vary=("petal_length_cm",), classes=(0, "any"))
+    res = max_gap_query(iris, q, deadline=time.time() - 1.0)
+    assert res.max_gap["stopped_by"] == "table build"
+    assert res.max_gap["upper"] >= exact_max_ratio(iris, q.vary, q.classes) > 1.0
