@@ -122,6 +122,17 @@ class Domain:
 EMPTY = (INF, -INF)  # an interval holding no value (a box part that is NaN alone)
 
 
+# the names libraries give the features of a model file that names none (XGBoost's and
+# ONNX's f0, LightGBM's Column_0, scikit-learn's x0, CatBoost's 0): a details file or the
+# data names them, and the certificate states those names, column by column
+PLACEHOLDERS = ("f{}", "Column_{}", "x{}", "{}")
+
+
+def placeholders(names: list[str]) -> bool:
+    """Are these a library's placeholder names, the model's features named by none?"""
+    return any(list(names) == [p.format(i) for i in range(len(names))] for p in PLACEHOLDERS)
+
+
 def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
     if Path(path).is_dir():
         raise CertificateError(f"{path}: is a directory, not a certificate")
@@ -227,6 +238,8 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         if len(q["features"]) < len(model.features):
             return Verdict(False, "the model reads more features than the certificate names")
         model = replace(model, features=list(q["features"]))
+    elif placeholders(model.features) and len(q["features"]) == len(model.features):
+        model = replace(model, features=list(q["features"]))  # named by details or data
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
     replay, refusal = None, ""
