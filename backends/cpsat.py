@@ -121,6 +121,12 @@ def build(problem: Problem) -> tuple[cp_model.CpModel, list]:
 
 PROBING_LEVEL = 0  # CP-SAT's own default is 2; --solver-param cp_model_probing_level=2
 GUIDE_ROW_PROBING_LEVEL = 2  # a model with a row parallel to its guide (parallel_to_guide)
+# an infeasible answer at a lower level is solved again at this one (CP-SAT's own) before
+# it is taken: CP-SAT 9.15's presolve at level 0 has called feasible models infeasible, a
+# row parallel to the guide's (above) and a multiclass query's class "any" (with every
+# pass off too: tests/backends/test_cpsat_probing.py), so its proofs there are not
+# proofs; the pairs it finds are replay-checked, and stand
+CONFIRM_PROBING_LEVEL = 2
 # optimising (the data-aware utility): CP-SAT's level 1 leaves the clauses its presolve
 # makes of the predicate ordering out of the LP, so the LP bound ignores the ordering;
 # level 2 keeps them, and found better pairs sooner (docs/data-aware.md, "Why these
@@ -166,6 +172,9 @@ def solve(
         # each phase ends at its share of the time the schedule started with
         seconds = left if last else min(left, phase.share * start_left)
         sol = _solve_once(model, xs, problem, options, phase, seconds)
+        if sol.status == INFEASIBLE and sol.stats["probing_level"] < CONFIRM_PROBING_LEVEL:
+            solve_time += sol.time  # its proof is not taken: asked again at CP-SAT's level
+            sol = _solve_once(model, xs, problem, options, phase, options.remaining(), True)
         solve_time += sol.time
         if sol.status != UNKNOWN or last or options.remaining() <= 0.1:
             break
@@ -175,7 +184,11 @@ def solve(
     return sol
 
 
-def _solve_once(model, xs, problem: Problem, options: SolveOptions, phase, seconds) -> Solution:
+def _solve_once(
+    model, xs, problem: Problem, options: SolveOptions, phase, seconds, confirm: bool = False
+) -> Solution:
+    """One solve within ``seconds``; ``confirm``: at CP-SAT's own probing level
+    (CONFIRM_PROBING_LEVEL), whatever the defaults and parameters set."""
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.num_workers = max(1, int(options.threads))
@@ -204,6 +217,9 @@ def _solve_once(model, xs, problem: Problem, options: SolveOptions, phase, secon
             _set_parameter(p, name, value)
         except (AttributeError, TypeError, ValueError, KeyError) as e:
             return Solution(ERROR, message=f"CP-SAT parameter {name}={value!r}: {e}")
+    if confirm:
+        p.cp_model_probing_level = CONFIRM_PROBING_LEVEL
+    level = p.cp_model_probing_level
     # the model leaves the objective's constant out (CP-SAT's objective is integral)
     const = problem.objective.constant if problem.objective is not None else 0.0
     reporter = None
@@ -225,7 +241,7 @@ def _solve_once(model, xs, problem: Problem, options: SolveOptions, phase, secon
             OPTIMAL if proven else FEASIBLE, values, obj, bound, solve_time, stats=stats
         )
     if status == cp_model.INFEASIBLE:
-        return Solution(INFEASIBLE, time=solve_time, stats=stats)
+        return Solution(INFEASIBLE, time=solve_time, stats={**stats, "probing_level": level})
     if status == cp_model.MODEL_INVALID:
         return Solution(ERROR, time=solve_time, message=model.validate() or "invalid model")
     return Solution(UNKNOWN, time=solve_time, message="time limit reached", stats=stats)
