@@ -8,7 +8,8 @@ most: one at a time, each gets an even share of what is left when it starts, so 
 what a query leaves over goes to the next; run at once, an even share of what the first
 pass left. The quick queries so give their unused time to those that need it. A second
 pass starts over (a search keeps nothing between passes), which costs at most the first
-pass's share; a query it would give no more time than the first did keeps its answer.
+pass's share; a query it would give no more time than the first did keeps its answer,
+and so does one whose second search ends with wider max gap bounds.
 """
 
 from __future__ import annotations
@@ -169,18 +170,43 @@ def _two_passes(budget: Budget, queries, ask: Ask, held: _Held, note) -> list[Re
         f"{len(order)} still open after the first pass, asked again with the time left "
         f"(about {again[1]:.3g}s each): {', '.join(results[i].query for i in order)}"
     )
+    firsts = {results[i].query: results[i] for i in order}
+
+    def kept(res: Result) -> None:
+        held.final(_kept(firsts.get(res.query), res))
+
     if budget.slots > 1:  # asked at once: an even share each
-        redone = ask([_limited(queries[i], again[1]) for i in order], clock.aside(held.final))
+        redone = ask([_limited(queries[i], again[1]) for i in order], clock.aside(kept))
         for i, res in zip(order, redone, strict=True):
-            results[i] = res
+            results[i] = _kept(results[i], res)
         return results
     for k, i in enumerate(order):  # one at a time: the time left shared among the rest
         limit = min(timeout, (budget.seconds - clock.spent()) / (len(order) - k))
         if limit <= first:  # no more time than it had: its first answer stands
             held.final(results[i])
             continue
-        (results[i],) = ask([_limited(queries[i], limit)], clock.aside(held.final))
+        (res,) = ask([_limited(queries[i], limit)], clock.aside(kept))
+        results[i] = _kept(results[i], res)
     return results
+
+
+def _kept(first: Result | None, again: Result) -> Result:
+    """The answer of a query asked in both passes: the second, unless the first's max
+    gap bounds are closer on one side and as close on the other. Both are sound; a
+    search started over with more time may spend it elsewhere (a longer seed) and end
+    with wider bounds ([0.4989, 0.49999952] in 2 s, [0.4989, 0.5] in 5 s)."""
+    if first is None or first.max_gap is None or again.max_gap is None or again.status == ERROR:
+        return again
+    lo1, lo2 = (_lower(r) for r in (first, again))
+    up1, up2 = first.max_gap.get("upper"), again.max_gap.get("upper")
+    if not all(isinstance(u, (int, float)) for u in (up1, up2)):
+        return again
+    return first if lo1 >= lo2 and up1 <= up2 and (lo1 > lo2 or up1 < up2) else again
+
+
+def _lower(r: Result) -> float:
+    lo = r.max_gap.get("lower") if r.max_gap else None
+    return lo if isinstance(lo, (int, float)) else -math.inf
 
 
 class _Clock:

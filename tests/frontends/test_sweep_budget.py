@@ -270,6 +270,29 @@ def test_an_interrupted_sweep_within_a_budget_has_a_line_of_every_query_in_its_o
     ]
 
 
+def _wider_when_asked_again(q) -> Result:
+    """A max gap not proven whose bounds come out wider with the longer time limit of
+    the second pass (a search started over, its time spent elsewhere)."""
+    return _max_gap(q.vary[0], False, upper=0.35 if q.plan.timeout < 250 else 0.4)
+
+
+@pytest.mark.parametrize("slots", [1, 2])
+def test_a_second_pass_ending_with_wider_bounds_keeps_the_first_pass_s_answer(slots):
+    passes = _Asked(_wider_when_asked_again)
+    ended: list[Result] = []
+    out = answer_within(Budget(400.0, slots), _queries("a"), passes, ended.append, lambda _: None)
+    assert len(passes.limits) == 2 and out[0].max_gap["upper"] == 0.35
+    assert [r.max_gap["upper"] for r in ended] == [0.35]
+
+
+def test_a_second_pass_ending_with_closer_bounds_replaces_the_first_pass_s_answer():
+    passes = _Asked(
+        lambda q: _max_gap(q.vary[0], False, upper=0.4 if q.plan.timeout <= 100 else 0.35)
+    )
+    out = answer_within(Budget(400.0), _queries("a"), passes, lambda _: None, lambda _: None)
+    assert out[0].max_gap["upper"] == 0.35
+
+
 def test_without_a_budget_each_query_is_asked_once_with_its_own_time_limit():
     passes = _Asked(lambda q: _max_gap(q.vary[0], False))
     answer_within(None, _queries("a"), passes, lambda _: None, lambda _: None)
