@@ -27,7 +27,11 @@ from treesens.questions.max_gap import max_gap_query
 from treesens.search import compiled_check
 from treesens.search.gap_kernel import reads_varied
 from treesens.search.pair_boxes import class_pair_encodings, pair_encoding, pair_tables
-from treesens.tests.compiler.test_bounds_as_domains import _ens, _library_model
+from treesens.tests.compiler.test_bounds_as_domains import (
+    _ens,
+    binary_library_model,
+    holds_the_gap,
+)
 from treesens.tests.compiler.test_feature_constraints import brute, candidate_values
 from treesens.tests.oracle import feature_thresholds
 from treesens.tests.regressions import harness as H
@@ -79,31 +83,10 @@ def _per_input_queries(rng, ens, kind: str, gap: bool = True):
             yield q
 
 
-@pytest.mark.parametrize("kind", ["real", "integer", "binary"])
-@pytest.mark.parametrize("seed", range(6))
-def test_the_box_search_answers_checks_under_per_input_bounds_as_brute_force_does(kind, seed):
-    rng = np.random.default_rng([2026, 11, 28, 5, seed, len(kind)])
-    ens = _ens(2000 + seed, kind)
-    queries = _per_input_queries(rng, ens, kind)
-    for _ in range(5):
-        q = next(queries)
-        try:
-            r = solve_query(ens, _boxes_alone(q))
-        except InputError:  # bounds that leave an input no value: refused, never answered
-            assert not brute(ens, q), q
-            continue
-        assert r.backend == "boxes" and r.status in ("sensitive", "insensitive"), (q, r.error)
-        assert (r.status == "sensitive") == brute(ens, q), q
-
-
-@pytest.mark.parametrize("kind", ["real", "integer", "binary"])
-@pytest.mark.parametrize("seed", range(3))
-def test_the_compiled_check_answers_per_input_bounds_as_brute_force_does(kind, seed, monkeypatch):
-    monkeypatch.setattr(compiled_check, "HAND_OVER", 0)  # the kernel from the first box
-    rng = np.random.default_rng([2026, 11, 28, 8, seed, len(kind)])
-    ens = _ens(5000 + seed, kind)
-    queries = _per_input_queries(rng, ens, kind)
-    for _ in range(5):
+def _boxes_agree_with_brute_force(ens, queries, n: int = 5) -> None:
+    """``--backend boxes`` answers ``n`` of the queries as brute force does (bounds that
+    leave an input no value are refused, never answered)."""
+    for _ in range(n):
         q = next(queries)
         try:
             r = solve_query(ens, _boxes_alone(q))
@@ -112,6 +95,23 @@ def test_the_compiled_check_answers_per_input_bounds_as_brute_force_does(kind, s
             continue
         assert r.backend == "boxes" and r.status in ("sensitive", "insensitive"), (q, r.error)
         assert (r.status == "sensitive") == brute(ens, q), q
+
+
+@pytest.mark.parametrize("kind", ["real", "integer", "binary"])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_box_search_answers_checks_under_per_input_bounds_as_brute_force_does(kind, seed):
+    rng = np.random.default_rng([2026, 11, 28, 5, seed, len(kind)])
+    ens = _ens(2000 + seed, kind)
+    _boxes_agree_with_brute_force(ens, _per_input_queries(rng, ens, kind))
+
+
+@pytest.mark.parametrize("kind", ["real", "integer", "binary"])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_check_answers_per_input_bounds_as_brute_force_does(kind, seed, monkeypatch):
+    monkeypatch.setattr(compiled_check, "HAND_OVER", 0)  # the kernel from the first box
+    rng = np.random.default_rng([2026, 11, 28, 8, seed, len(kind)])
+    ens = _ens(5000 + seed, kind)
+    _boxes_agree_with_brute_force(ens, _per_input_queries(rng, ens, kind))
 
 
 @pytest.mark.parametrize("kind", ["real", "integer"])
@@ -189,21 +189,6 @@ def _ir_values(ens, q: Query) -> dict[int, list[float]]:
     return candidate_values(ens, q)[2]
 
 
-def _holds_the_gap(ens, q: Query, exact: float) -> None:
-    """The max gap's box search brackets ``exact`` within the tolerance, and its pair
-    lies within each input's bounds."""
-    r = max_gap_query(ens, q, tolerance=TOLERANCE)
-    m = r.max_gap
-    assert m["method"] == "boxes", m
-    assert m["upper"] >= exact - 1e-12, (q, m, exact)
-    if r.status == "sensitive":
-        assert m["proven"] and exact - TOLERANCE <= m["lower"] <= exact + 1e-12, (q, m, exact)
-        w = r.witness_arrays
-        assert not constraint_violations(ens, q, w.x1, w.x2), q
-    else:
-        assert exact < TOLERANCE, (q, m, exact)
-
-
 @pytest.mark.parametrize("kind", ["real", "integer", "binary"])
 @pytest.mark.parametrize("seed", range(4))
 def test_max_gap_under_per_input_bounds_is_the_brute_force_gap(kind, seed):
@@ -217,7 +202,7 @@ def test_max_gap_under_per_input_bounds_is_the_brute_force_gap(kind, seed):
             with pytest.raises(InputError):
                 max_gap_query(ens, q, tolerance=TOLERANCE)
             continue
-        _holds_the_gap(ens, q, exact)
+        holds_the_gap(ens, q, exact)
 
 
 def _pinned_apart(ens, v1: float, v2: float) -> Query:
@@ -249,15 +234,13 @@ def test_each_input_pinned_to_its_own_interval_is_not_read_alike():
     for v1, v2 in ((below, above), (above, below)):
         q = _pinned_apart(ens, v1, v2)
         exact = _brute_max_gap(ens, q, lambda X: ens.proba(X)[:, 1], _ir_values(ens, q))
-        _holds_the_gap(ens, q, exact)
+        holds_the_gap(ens, q, exact)
 
 
 @pytest.mark.parametrize("family", ["xgb-binary", "lgb-binary", "sk-hgb", "sk-rf"])
 @pytest.mark.parametrize("seed", range(3))
 def test_max_gap_under_per_input_bounds_is_the_library_s(family, seed, tmp_path):
-    ens = _library_model(family, seed, tmp_path)
-    if ens.n_outputs != 1 or ens.is_regressor:
-        pytest.skip("a binary classifier's probability gap")
+    ens = binary_library_model(family, seed, tmp_path)
     rng = np.random.default_rng([49, seed])
     f = int(rng.integers(ens.n_features))
     values = {g: H.feature_values(ens, g) for g in range(ens.n_features)}
@@ -270,7 +253,7 @@ def test_max_gap_under_per_input_bounds_is_the_library_s(family, seed, tmp_path)
     q = Query(vary=(ens.feature_names[f],), bounds=(bound,), plan=Plan(timeout=30.0))
     assert class_pair_encodings(pair_encoding(ens, q.with_(gap=Gap(0.0)))) is not None
     proba = lambda X: np.asarray(ens.replayer.predict_proba(X))[:, 1]  # noqa: E731
-    _holds_the_gap(ens, q, _brute_max_gap(ens, q, proba, values))
+    holds_the_gap(ens, q, _brute_max_gap(ens, q, proba, values))
 
 
 def test_the_diabetes_example_s_fixed_profile_is_answered_by_the_box_search():

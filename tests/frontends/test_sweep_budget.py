@@ -202,26 +202,28 @@ def test_an_interrupt_in_the_second_pass_writes_the_first_pass_results_held():
     assert [(r.query, r.max_gap["lower"]) for r in cut] == [("a", 0.1), ("b", 0.35), ("c", 0.2)]
 
 
-def test_the_query_in_flight_keeps_its_partial_result_when_it_is_narrower():
-    def narrower(q):
+def _cut_in_b(lower: float, upper: float):
+    """A second pass interrupted in b (first pass [0.35, 0.5]) whose partial result is
+    [lower, upper]: the results written, and the interruption."""
+
+    def partial(q):
         r = _max_gap("b", False)
-        r.max_gap.update(lower=0.38, upper=0.39)
+        r.max_gap.update(lower=lower, upper=upper)
         return r
 
-    ask = _CutShort(_bracketed({"a": 0.1, "b": 0.35, "c": 0.2}), 1, "b", narrower)
+    ask = _CutShort(_bracketed({"a": 0.1, "b": 0.35, "c": 0.2}), 1, "b", partial)
     _, cut, e = _interrupted(ask)
+    return cut, e
+
+
+def test_the_query_in_flight_keeps_its_partial_result_when_it_is_narrower():
+    cut, e = _cut_in_b(0.38, 0.39)
     assert sorted(r.query for r in cut) == ["a", "c"]
     assert e.partial_result.max_gap["lower"] == 0.38
 
 
 def test_the_query_in_flight_gets_its_first_pass_result_when_its_partial_is_wider():
-    def wider(q):
-        r = _max_gap("b", False)
-        r.max_gap.update(lower=0.0, upper=0.5)  # the second search started over
-        return r
-
-    ask = _CutShort(_bracketed({"a": 0.1, "b": 0.35, "c": 0.2}), 1, "b", wider)
-    _, cut, e = _interrupted(ask)
+    cut, e = _cut_in_b(0.0, 0.5)  # the second search started over
     assert sorted(r.query for r in cut) == ["a", "c"]
     assert e.partial_result.max_gap["lower"] == 0.35
 
