@@ -23,6 +23,12 @@ UNREAD_CONSTRAINTS = "relations between the inputs"
 # how an answer's note about features no tree splits on begins (questions/ask.py); the
 # report's sentence of such a feature carries it (views/report_html.py)
 NEVER_SPLITS = "the model never splits on"
+# why a max gap is 0 exactly (``max_gap["unsplit"]``, questions/max_gap.py): no tree reads a
+# varied feature within the query's bounds, which may leave out splits a tree has
+UNSPLIT_REASON = (
+    "proven: no tree splits on the varied features within their bounds, so x1 and x2 "
+    "reach the same leaves and get one prediction"
+)
 
 
 def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:
@@ -94,10 +100,21 @@ def _outward(v: float, spec: str, down: bool) -> str:
     return format(q * step, f".{max(places, 0)}f") if spec.endswith("f") else format(q * step, spec)
 
 
+def unsplit_text(bounds: dict) -> str:
+    """The max gap of a question no tree splits a varied feature of (``unsplit``): "max
+    gap 0", "largest change 0", a multiclass model's "largest ratio 1"; the pair's one
+    prediction reaches no more."""
+    if bounds.get("kind") == "change":
+        return "largest change 0"
+    return "largest ratio 1" if bounds.get("kind") == "ratio" else "max gap 0"
+
+
 def max_gap_brief(bounds: dict) -> str:
     """A max gap's bounds in a few words: "max gap in [0.41, 0.45], not proven"."""
     lo, hi = bounds.get("lower"), bounds.get("upper")
     what = "largest change" if bounds.get("kind") == "change" else "max gap"
+    if bounds.get("unsplit"):
+        return f"{unsplit_text(bounds)} (no tree splits on it)"
     if unbounded_ratio(bounds):
         return f"{what} {UNBOUNDED}"
     if lo is None:

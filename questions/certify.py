@@ -378,7 +378,7 @@ def _search_past_near_misses(
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
     left empty where that rebuild fails. Returns the outcome, why a proof found was
     given up ("": it was not) and its rebuild (``compiled_check.note_rebuild``'s)."""
-    if reads_alike(q, tables):  # one box: x1 and x2 reach the same leaves in every tree
+    if reads_alike(enc, tables):  # one box: x1 and x2 reach the same leaves in every tree
         record.append(ALIKE)
         return BoxOutcome(PROVED, 1), "", None
     search = check_search(enc, tables, memory_mb, proof=ProofTree(capped=False))
@@ -505,7 +505,10 @@ def _certify_max_gap(
             at = at.with_(gap=Gap(bound, GapKind.PROB))
         from .certify_tiling import rebuild_share, search_after_rebuild  # it imports this
 
-        tiled, done, t0 = isinstance(res.box_proof, RecordedTiling), None, time.time()
+        # an unsplit max gap's one box is bounded by the float allowance, above U': the
+        # search at U' closes it by the alike step instead
+        own = isinstance(res.box_proof, RecordedTiling) and not res.max_gap.get("unsplit")
+        tiled, done, t0 = own, None, time.time()
         if tiled:  # within its share of the budget, the rest kept for the search at U'
             share = rebuild_share(budget)
             done = _from_own_search(ens, at, res, path, model_file, share, log, memory_mb)

@@ -37,10 +37,12 @@ from ..answers.context import new_result
 from ..answers.phrases import (
     UNBOUNDED,
     UNREAD_CONSTRAINTS,
+    UNSPLIT_REASON,
     lower_text,
     max_gap_searching,
     unbounded_ratio,
     unproven_because,
+    unsplit_text,
     upper_text,
 )
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
@@ -104,6 +106,10 @@ class MaxGap:
     # time limit reached while building the box search's tables, INTERRUPTED for Ctrl-C
     # or a signal, ROUNDING for a tolerance below the bounds' float32 allowance
     stopped_by: str | None = None
+    # no tree splits on a varied feature within its bounds: x1 and x2 reach the same
+    # leaves, one prediction; ``upper`` is then exact, the least gap there is (0; a ratio
+    # of 1): no pair reaches a larger one
+    unsplit: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -455,7 +461,10 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: Tolerance) -> R
     shed_open = out.shed_upper is not None and out.shed_upper > floor
     stopped = None if proven else _stopped_by(out, shed_open)
     upper = shown_gap(ens, out.upper)
-    bounds = MaxGap(lower, upper, _stated(tol), proven, 0, gap_kind(ens), "boxes", stopped)
+    alike = out.alike and proven and lower is None
+    if alike:  # one prediction for both inputs: not the root's float allowance, 0 exactly
+        upper = shown_gap(ens, 0.0)
+    bounds = MaxGap(lower, upper, _stated(tol), proven, 0, gap_kind(ens), "boxes", stopped, alike)
     res.backend = BOXES  # the box search answered: no solver ran
     res.gap = lower if lower is not None else shown_gap(ens, tol.least)
     res.gap_kind = result_gap_kind(ens)
@@ -526,6 +535,8 @@ def max_gap_line(m: MaxGap | dict) -> str:
     """One line for people: the bounds and whether they meet."""
     d = m.to_dict() if isinstance(m, MaxGap) else m
     lo, hi, tol = d["lower"], d["upper"], d["tolerance"]
+    if d.get("unsplit"):
+        return f"{unsplit_text(d)} ({UNSPLIT_REASON})"
     if d.get("kind") == CHANGE:
         return _change_line(lo, hi, tol, d["proven"], unproven_because(d))
     why = unproven_because(d)

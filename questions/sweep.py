@@ -109,6 +109,8 @@ def max_gap_cell(r: Result) -> str:
     m = r.max_gap
     if not m:
         return ""
+    if m.get("unsplit"):  # no tree splits on it within its bounds: one prediction for both
+        return "1 (never split)" if m.get("kind") == "ratio" else "0 (never split)"
     if m.get("lower") is None:
         return "none" if m.get("proven") else f"<= {upper_text(m['upper'])}"
     if m.get("proven"):

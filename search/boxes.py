@@ -31,7 +31,8 @@ from ..answers.result import UNKNOWN, fail
 from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import Accepted, NearMiss, check_pair
 from ..compiler.encode import Encoding, ensemble_structure, gap_row_terms
-from ..compiler.kinds import ChangeQuestion, kind_of
+from ..compiler.kinds import ChangeQuestion, PairQuestion, kind_of
+from ..compiler.question import ANY, GapKind
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from .compiled_check import COMPILED, HandedOver, check_search, note_rebuild
@@ -273,7 +274,7 @@ class BoxStage:
         """Whether x1 and x2 read every tree alike (``reads_alike``), so that no pair
         changes at all; its proof recorded, for a certificate asked for, as one box closed
         by the ``alike`` step (verify/alike.py checks it)."""
-        if not reads_alike(enc.query, tables):
+        if not reads_alike(enc, tables):
             return False
         if self.recorded is not None:
             tree = ProofTree(capped=False)
@@ -288,19 +289,33 @@ class BoxStage:
         return self.fixed[self.at]
 
 
-def reads_alike(q, tables) -> bool:
+def reads_alike(enc: Encoding, tables) -> bool:
     """Whether x1 and x2 read every tree alike (no column of a varied feature has two
     intervals: gap_boxes.unsplit, a feature no tree splits on within its bounds) on a
-    regressor's change by more than 0: the library's predict, a function of the leaves
-    reached, gives both inputs one prediction, so no pair changes at all. Searched, every
-    box of such a question is a near miss within the allowance for the library's float
-    sums, which no box rules out (the search ended "open")."""
-    return (
-        kind_of(q).name == ChangeQuestion.name
-        and q.delta is not None
-        and q.delta > 0
-        and unsplit(tables)
-    )
+    question that two equal predictions cannot meet (``alike_rules_out``): the library's
+    predict, a function of the leaves reached, gives both inputs one prediction, so no
+    pair meets it. Searched, every box of such a question is bounded by the allowance for
+    the library's float sums, which no box rules out below it (a regressor's search ended
+    "open"; a max gap's upper bound is that allowance)."""
+    return alike_rules_out(enc.ensemble, enc.query) and unsplit(tables)
+
+
+def alike_rules_out(ens, q) -> bool:
+    """Whether no pair of inputs with one prediction meets ``q``: a regressor's change by
+    more than 0, a binary gap above 0 (P(x1) above P(x2), or its margin), a multiclass
+    gap between two classes above a ratio of 1 (or a margin of 0): each input's class
+    would lead the other's."""
+    name = kind_of(q).name
+    if name == ChangeQuestion.name:
+        return q.delta is not None and q.delta > 0
+    if name != PairQuestion.name or q.threshold or q.gap is None or ens.is_regressor:
+        return False
+    if ens.n_outputs == 1:
+        return q.gap.value > 0.0
+    if q.classes is None or len(q.classes) != 2 or q.classes[0] == q.classes[1] != ANY:
+        return False
+    least = 1.0 if q.gap.kind == GapKind.PROB else 0.0
+    return q.gap.value > least
 
 
 def rows_of_each_input(enc: Encoding) -> bool:

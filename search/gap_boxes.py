@@ -92,6 +92,10 @@ class GapBoxOutcome:
     # with ``recording``: the boxes dropped, resolved and still open (rows lo | hi), which
     # tile the pair space, each bounded by ``upper``; None where incomplete (boxes shed)
     tiling: np.ndarray | None = None
+    # no tree splits on a varied feature within its bounds (``unsplit``): x1 and x2 reach
+    # the same leaves, one prediction, a gap of exactly 0 (``upper`` is still the root's
+    # bound, the float allowance the tiling's one box is bounded by)
+    alike: bool = False
 
 
 @dataclass
@@ -197,7 +201,8 @@ def largest_gap(
         return GapBoxOutcome(True, 0.0, None, 0)
     if unsplit(tab):  # the root's bound is the answer: no box to search, the tiling one box
         root = max(to_gap(b.upper(b.top(np.ones(b.n, dtype=bool)))), 0.0)
-        return GapBoxOutcome(True, root, None, 0, tiling=whole_space(tab) if recording else None)
+        tiling = whole_space(tab) if recording else None
+        return GapBoxOutcome(True, root, None, 0, tiling=tiling, alike=True)
     if bound is None and compiled and gap_kernel.available():
         return _compiled_search(
             b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes, recording,

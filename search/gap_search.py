@@ -558,6 +558,7 @@ def _combined(
         interrupted=any(o.interrupted for o in outs),
         shed_boxes=sum(o.shed_boxes for o in outs),
         shed_upper=max(shed) if shed else None,
+        alike=bool(outs) and not unsearched and all(o.alike for o in outs) and not found,
     )
 
 

@@ -1,5 +1,5 @@
-"""The ``alike`` step: a box of a change claimed of a regressor closed because x1 and x2
-reach the same leaf in every tree.
+"""The ``alike`` step: a box closed because x1 and x2 reach the same leaf in every tree,
+so that the library predicts both alike (a regressor's change, a classifier's gap).
 
 A pair (x1, x2) is equal outside the varied features, and both lie in the certificate's
 domain. Where no tree splits on a varied feature within its bounds, every node sends x1
@@ -7,7 +7,9 @@ and x2 the same way (a node on a shared feature reads one value; a node on a var
 feature sends all of its domain one way), so both reach the same leaf in every tree. The
 library's prediction is a function of the leaves reached: both inputs get the same one,
 a change of 0, and the claim's D is above 0 (a change is claimed by D > 0, which the
-claim's rows check): no pair of the box meets the change, whatever the link.
+claim's rows check): no pair of the box meets the change, whatever the link. A
+classifier's claim is closed alike where one prediction cannot meet it: a binary gap
+above 0, a multiclass one above a ratio of 1 or a margin of 0 (``_one_prediction_misses``).
 
 The step ``["alike", varied, bounds]`` names the varied features (their indices in the
 model's order, each once, in order) and their bounds as the domain states them
@@ -34,8 +36,11 @@ def alike_refusal(ch, step: list) -> str | None:
     """Why an ``["alike", varied, bounds]`` step does not close its box (None: it does),
     for the Checker ``ch`` of the certificate's model, domain and claim."""
     claim: Claim | None = ch.claim
-    if claim is None or claim.kind != "change" or not claim.value > 0.0:
-        return "an alike step rules out a change by more than 0 alone"
+    if claim is None or not _one_prediction_misses(claim, ch.m.n_outputs):
+        return (
+            "an alike step rules out a change by more than 0, a binary gap above 0 or a "
+            "multiclass one above a ratio of 1 (a margin of 0) alone"
+        )
     varied = sorted(ch.varied)
     if step[1] != varied or any(type(f) is not int for f in step[1]):
         named = [ch.m.features[f] for f in varied]
@@ -53,6 +58,21 @@ def alike_refusal(ch, step: list) -> str | None:
     if not ch.alike_walk:  # the walk of every tree, once per checker
         ch.alike_walk.append(_split_within(ch))
     return ch.alike_walk[0]
+
+
+def _one_prediction_misses(claim: Claim, n_outputs: int) -> bool:
+    """Whether no pair whose two inputs get one prediction meets the claim's condition: a
+    change by D > 0; a binary gap g > 0 (P(x1) >= 0.5 + g > 0.5 - g >= P(x2), or the
+    margin's raw(x1) >= g > -g >= raw(x2)); a multiclass gap between two different
+    classes (every part's: claims.required_parts) above a ratio r of 1 (x1's class c1
+    leads c2 by r and x2's c2 leads c1 by r: P_c1 >= r^2 P_c1, so P_c1 = 0 and likewise
+    every other class, probabilities summing to 0) or a margin m above 0 (c1 over c2 by
+    m and c2 over c1 by m)."""
+    if claim.kind == "change":
+        return claim.value > 0.0
+    if n_outputs == 1 or claim.gap_kind == "margin":
+        return claim.value > 0.0
+    return claim.value > 1.0
 
 
 def _bounds(stated) -> tuple[float, float] | None:

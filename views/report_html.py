@@ -226,6 +226,8 @@ def _ranking(report: Report) -> str:
     for r in sorted(report.ranking, key=_rank_key, reverse=True):
         mg = r.max_gap or {}
         proven = "proven" if mg.get("proven") else "not proven"
+        if mg.get("unsplit"):  # 0 exactly: the lower bound is no pair's
+            proven = "proven: no tree splits on it within its bounds"
         if r.status == ERROR:
             proven = f"error: {r.error}"
         rows.append(

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..answers.phrases import (
+    UNSPLIT_REASON,
     lower_text,
     max_gap_brief,
     prediction_condition,
     unproven_because,
+    unsplit_text,
     upper_text,
 )
 from ..answers.proof import BOX_SEARCH, bound_claim
@@ -105,7 +107,9 @@ def headline_parts(res: Result) -> tuple[str, str]:
         gap = prediction_condition(res)
     elif (res.max_gap or {}).get("kind") == "change":
         gap = f"largest change {res.gap:.12g}"
-    if res.max_gap and res.max_gap.get("lower") is None and res.status == "insensitive":
+    if (res.max_gap or {}).get("unsplit"):  # one prediction for both inputs: 0 exactly
+        gap = unsplit_text(res.max_gap)
+    elif res.max_gap and res.max_gap.get("lower") is None and res.status == "insensitive":
         # the gap asked is the tolerance, not one a pair reached: say so
         what = {"change": "largest change", "ratio": "largest ratio"}
         gap = f"{what.get(res.max_gap.get('kind'), 'max gap')} below the tolerance {res.gap:.6g}"
@@ -165,6 +169,8 @@ def max_gap_outcome(bounds: dict) -> str:
     [0.3489, 0.3498])", or the bracket it was left in."""
     lo, hi, tol = bounds.get("lower"), bounds.get("upper"), bounds.get("tolerance")
     what = "largest change" if bounds.get("kind") == "change" else "max gap"
+    if bounds.get("unsplit"):
+        return f"{unsplit_text(bounds)} ({UNSPLIT_REASON})"
     within = f" within {tol:g}" if tol is not None else ""
     if lo is None:
         if bounds.get("proven"):

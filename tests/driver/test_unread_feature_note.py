@@ -44,6 +44,35 @@ def test_a_max_gap_of_a_feature_no_tree_splits_on_says_so_too(model):
     )
 
 
+def test_a_max_gap_of_a_feature_no_tree_splits_on_is_0_exactly(model):
+    # x1 and x2 reach the same leaves: not the root's float allowance (about 1e-5)
+    r = treesens.max_gap(model, vary=["f2"], **QUICK)
+    assert (r.status, r.max_gap["upper"], r.max_gap["unsplit"]) == ("insensitive", 0.0, True)
+
+
+def test_a_max_gap_of_0_says_why(model):
+    r = treesens.max_gap(model, vary=["f2"], **QUICK)
+    assert r.message == (
+        "max gap 0 (proven: no tree splits on the varied features within their bounds, so "
+        "x1 and x2 reach the same leaves and get one prediction)"
+    )
+
+
+def test_the_verdict_line_of_a_max_gap_of_0_says_max_gap_0(model):
+    r = treesens.max_gap(model, vary=["f2"], **QUICK)
+    assert "varying f2, max gap 0, backend boxes" in str(r)
+
+
+def test_a_sweep_s_max_gap_cell_of_a_feature_no_tree_splits_on_says_0_never_split(model):
+    (r,) = treesens.sweep(model, features=["f2"], max_gap=True, **QUICK)
+    assert treesens.questions.sweep.max_gap_cell(r) == "0 (never split)"
+
+
+def test_a_max_gap_of_a_feature_a_tree_splits_on_is_not_unsplit(model):
+    r = treesens.max_gap(model, vary=["f0"], **QUICK)
+    assert r.max_gap["unsplit"] is False and r.max_gap["lower"] > 0
+
+
 def test_a_max_gap_of_a_feature_no_tree_splits_on_needs_no_compiled_search(model, monkeypatch):
     from treesens.search import gap_kernel
 
@@ -107,3 +136,18 @@ def test_a_change_through_the_exp_link_of_a_feature_no_tree_splits_on_is_proven_
     r = treesens.check(counts, vary=["f2"], delta=0.1, backend=backend, timeout=10)
     assert r.status == "insensitive", (r.status, r.message)
     assert r.message.startswith("proved by the box search")
+
+
+def test_a_regressor_s_largest_change_of_a_feature_no_tree_splits_on_is_0_exactly(prices):
+    # the root's allowance for the float sums of about 2e5 is about 0.1
+    r = treesens.max_gap(prices, vary=["f2"], **QUICK)
+    assert (r.max_gap["upper"], r.max_gap["kind"], r.max_gap["unsplit"]) == (0.0, "change", True)
+    assert r.message.startswith("largest change 0 (proven: no tree splits on the varied")
+
+
+def test_a_multiclass_ratio_of_a_feature_no_tree_splits_on_is_1_exactly():
+    X = np.random.default_rng(4).uniform(0.0, 10.0, size=(300, 3))
+    y = (X[:, 0] > 3.0).astype(int) + (X[:, 0] > 7.0)
+    est = xgb.XGBClassifier(n_estimators=3, max_depth=2, nthread=1).fit(X, y)
+    r = treesens.max_gap(treesens.load_model(est), vary=["f2"], classes=("any", "any"), **QUICK)
+    assert (r.max_gap["upper"], r.max_gap["kind"], r.max_gap["unsplit"]) == (1.0, "ratio", True)

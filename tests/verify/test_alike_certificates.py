@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import treesens
-from treesens.tests.verify.tampering import tampered, worst_symmetry_certificate
+from treesens.tests.verify.tampering import MODEL, tampered, worst_symmetry_certificate
 from treesens.verify import verify_file
 
 xgb = pytest.importorskip("xgboost")
@@ -120,19 +120,41 @@ def test_a_step_naming_a_feature_as_a_float_is_refused(unused, tmp_path):
     assert not verdict.valid and "are not the varied ones" in verdict.message
 
 
-def test_an_alike_step_proves_no_classifier_s_gap(tmp_path):
+def _alike_step_of_worst_symmetry(doc: dict) -> None:
+    f = doc["question"]["features"].index("worst_symmetry")
+    bounds = [[doc["question"]["domain"][f]["lb"], doc["question"]["domain"][f]["ub"]]]
+    doc["parts"][0]["proof"] = [["alike", [f], bounds]]
+
+
+def test_an_alike_step_of_a_classifier_s_gap_on_a_feature_a_tree_splits_is_refused(tmp_path):
     certificate = worst_symmetry_certificate(tmp_path)
-    varied = json.loads(certificate.read_text())["question"]["vary"]
-    assert varied == ["worst_symmetry"]
+    assert json.loads(certificate.read_text())["question"]["vary"] == ["worst_symmetry"]
+    verdict = verify_file(tampered(certificate, tmp_path, _alike_step_of_worst_symmetry))
+    assert not verdict.valid and "splits 'worst_symmetry'" in verdict.message
 
+
+@pytest.fixture(scope="module")
+def radius(tmp_path_factory) -> Path:
+    """The shipped breast-cancer model's certificate of its max gap of mean_radius, which
+    no tree splits on: 0, certified as no pair reaching a gap of 1e-06."""
+    out = tmp_path_factory.mktemp("radius") / "radius.json"
+    r = treesens.max_gap(str(MODEL), vary=["mean_radius"], certificate=out, timeout=60)
+    assert r.max_gap["upper"] == 0.0 and r.proof.checked, (r.max_gap, r.proof)
+    return out
+
+
+def test_a_classifier_s_max_gap_of_0_is_certified_by_one_alike_step(radius):
+    (part,) = json.loads(radius.read_text())["parts"]
+    assert part["proof"][0][0] == "alike" and len(part["proof"]) == 1
+    assert verify_file(radius).valid
+
+
+def test_an_alike_step_proves_no_classifier_s_gap_of_0(radius, tmp_path):
     def change(doc: dict) -> None:
-        f = doc["question"]["features"].index("worst_symmetry")
-        bounds = [[doc["question"]["domain"][f]["lb"], doc["question"]["domain"][f]["ub"]]]
-        doc["parts"][0]["proof"] = [["alike", [f], bounds]]
+        doc["question"]["claim"]["gap"] = 0.0
 
-    verdict = verify_file(tampered(certificate, tmp_path, change))
-    assert not verdict.valid
-    assert "an alike step rules out a change by more than 0 alone" in verdict.message
+    verdict = verify_file(tampered(radius, tmp_path, change))
+    assert not verdict.valid and "an alike step rules out" in verdict.message
 
 
 def test_a_change_through_the_exp_link_of_a_feature_no_tree_splits_on_is_certified(tmp_path):
