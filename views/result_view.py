@@ -130,8 +130,17 @@ def headline_parts(res: Result) -> tuple[str, str]:
     if res.witness and found_by and found_by != res.backend and not said:
         backend += f", pair found by {found_by}"
     t = res.time
+    # an insensitive answer another than its backend proved (the box search before the
+    # solver): the prover first, the backend as the one asked
+    apart = (
+        res.proof is not None
+        and res.proof.bound is None
+        and res.proof.by != res.backend
+        and res.backend != BOXES  # a max gap's box search: said as "backend boxes (...)"
+    )
+    who = f"proved by {res.proof.prover} (backend {backend} asked)" if apart else None
     rest = (
-        f"{gap}, backend {backend}, {t.get('total', 0.0):.2f}s "
+        f"{gap}, {who or 'backend ' + backend}, {t.get('total', 0.0):.2f}s "
         f"(compile {t.get('compile', 0.0):.2f}s, solve {t.get('solve', 0.0):.2f}s"
     )
     if t.get(KERNEL_COMPILE):
@@ -139,14 +148,16 @@ def headline_parts(res: Result) -> tuple[str, str]:
         rest += f"; box search compiled {t[KERNEL_COMPILE]:.1f}s, {counted} the time limit"
     rest += ")"
     if res.proof is not None:  # an insensitive answer: who proved it, and was it re-checked
-        rest += f"; {proof_label(res.proof, (res.max_gap or {}).get('kind', 'prob'))}"
+        kind = (res.max_gap or {}).get("kind", "prob")
+        rest += f"; {proof_label(res.proof, kind, named=not apart)}"
     return ", ".join(res.features), rest
 
 
-def proof_label(proof: Proof, kind: str = "prob") -> str:
+def proof_label(proof: Proof, kind: str = "prob", named: bool = True) -> str:
     """An insensitive answer's proof as the verdict line ends: "certified: c.json,
     verified", or "proved by CP-SAT, not independently checked" (and why, when a
-    certificate was asked for). A max gap's upper bound: "certified: no pair reaches a gap
+    certificate was asked for; ``named`` False: the prover said already, "not
+    independently checked"). A max gap's upper bound: "certified: no pair reaches a gap
     of 0.35 (c.json, verified)" (a regressor's, ``kind`` "change": "no change of D or
     more"), or "not certified: why"."""
     if proof.bound is not None:
@@ -157,7 +168,7 @@ def proof_label(proof: Proof, kind: str = "prob") -> str:
         return f"not certified: {proof.why_not or 'no certificate'}"
     if proof.checked:
         return f"certified: {proof.certificate}, verified"
-    text = f"proved by {proof.prover}, {NOT_CHECKED}"
+    text = f"proved by {proof.prover}, {NOT_CHECKED}" if named else NOT_CHECKED
     return f"{text}: {proof.why_not}" if proof.why_not else text
 
 

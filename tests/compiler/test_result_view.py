@@ -59,6 +59,24 @@ def test_the_headline_of_a_pair_the_backend_found_names_the_backend_alone():
     assert "backend cpsat, 0.35s" in line and "found by" not in line
 
 
+def _insensitive(by: str) -> Result:
+    from treesens.answers.proof import Proof
+
+    return _result(status="insensitive", witness=None, outputs=None, proof=Proof(by))
+
+
+def test_the_headline_of_an_answer_the_box_search_proved_opens_with_the_prover():
+    line = str(_insensitive("box search")).splitlines()[0]
+    assert "g=0.2, proved by the box search (backend cpsat asked), 0.35s" in line
+    assert line.endswith("; not independently checked")
+
+
+def test_the_headline_of_an_answer_its_backend_proved_names_the_backend_then_the_prover():
+    line = str(_insensitive("cpsat")).splitlines()[0]
+    assert "g=0.2, backend cpsat, 0.35s" in line
+    assert line.endswith("; proved by CP-SAT, not independently checked")
+
+
 def test_a_result_repr_stays_under_200_characters_for_many_features():
     names = [f"feature_number_{i}" for i in range(100)]
     assert len(repr(_result(features=names, query=",".join(names)))) < 200
