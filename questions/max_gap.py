@@ -76,6 +76,8 @@ from ..search.tolerance import Tolerance
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 # MaxGap.stopped_by of a search whose time limit came while building its pair tables
 TABLE_BUILD = "table build"
+# ... of a search whose open boxes were shed above the floor at its memory budget
+MEMORY = "memory"
 # ... of a search Ctrl-C or a signal stopped (its bounds ride on the KeyboardInterrupt)
 INTERRUPTED = "interrupted"
 # ... of a search that ended with its bounds farther apart than the tolerance: they keep
@@ -483,7 +485,7 @@ def _stopped_by(out, shed_open: bool) -> str | None:
     if out.interrupted:
         return INTERRUPTED
     if shed_open:
-        return "memory"
+        return MEMORY
     if out.proven:  # the search ended: a resolved box's bound keeps the float32 allowance
         return ROUNDING
     return None

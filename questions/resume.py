@@ -15,7 +15,7 @@ from ..compiler.kinds import kind_of
 from ..compiler.query import ANY, Query
 from ..compiler.question import result_gap
 from .ask import Asked
-from .max_gap import INTERRUPTED, result_gap_kind
+from .max_gap import INTERRUPTED, MEMORY, ROUNDING, result_gap_kind
 from .results_log import read_log
 
 
@@ -90,8 +90,9 @@ class ResumeKey:
 
         Sensitive and insensitive answers are reused; an unknown only when its time limit
         was at least this one; errors (and results without the record) never. A max-gap
-        result (its gap is the one found) is reused as an answer when its bounds met, else
-        as an unknown. A result Ctrl-C or a signal cut short (the bounds or the best pair
+        result (its gap is the one found) is reused as an answer when its bounds met or
+        more time would not close them (``_settled``: a budget's first pass, whose shorter
+        time limit its line records, does not ask it again either), else as an unknown. A result Ctrl-C or a signal cut short (the bounds or the best pair
         it had) did not have its time: only its proven bounds are reused.
         """
         asked = dict(asked_of(line.get("stats")) or {})
@@ -109,7 +110,7 @@ class ResumeKey:
         if not same:
             return False
         found = line.get("max_gap")
-        answered = self.max_gap is None or (isinstance(found, dict) and found.get("proven"))
+        answered = self.max_gap is None or _settled(found)
         if _interrupted(line):
             return self.max_gap is not None and answered
         if line.get("status") in (SENSITIVE, INSENSITIVE) and answered:
@@ -200,6 +201,15 @@ def plan_resume(
             plan.todo.append(s)
             plan.rerun += bool(seen)
     return plan
+
+
+def _settled(found) -> bool:
+    """Whether a max gap's recorded bounds are its final answer: they met, or what left
+    them apart is not the time limit (boxes shed for memory, the float32 rounding
+    allowance: questions/sweep_budget.py ``still_open``)."""
+    return isinstance(found, dict) and (
+        bool(found.get("proven")) or found.get("stopped_by") in (MEMORY, ROUNDING)
+    )
 
 
 def _interrupted(line: dict) -> bool:

@@ -52,6 +52,25 @@ def test_max_gap_answer_with_bounds_apart_is_reused_only_with_at_least_the_time_
     assert QUESTION.reuses(_line(proven=False, timeout=60.0))
 
 
+def _apart_by(stopped_by: str, timeout: float) -> dict:
+    line = _line(proven=False, timeout=timeout)
+    line["max_gap"]["stopped_by"] = stopped_by
+    return line
+
+
+def test_max_gap_answer_left_apart_by_rounding_is_reused_after_a_shorter_time_limit():
+    # a budget's first pass (2 s) ended it, and did not ask it again: more time changes nothing
+    assert QUESTION.reuses(_apart_by("rounding", timeout=2.0))
+
+
+def test_max_gap_answer_left_apart_by_memory_is_reused_after_a_shorter_time_limit():
+    assert QUESTION.reuses(_apart_by("memory", timeout=2.0))
+
+
+def test_max_gap_answer_its_tables_build_left_open_is_asked_again_with_more_time():
+    assert not QUESTION.reuses(_apart_by("table build", timeout=2.0))
+
+
 def test_max_gap_answer_of_another_tolerance_is_not_reused():
     line = _line()
     line["stats"]["asked"]["max_gap"] = 1e-2
