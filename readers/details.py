@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,15 +29,24 @@ from .table_files import check_separator
 COLUMNS = ("feature", "name", "lb", "ub", "kind", "missing", "group")
 
 
+# a number as a CSV writes it (pandas, Excel): ASCII digits, a sign, a decimal point,
+# an exponent, or inf / nan; not Python's other float() forms ("1_0" read as 10, other
+# scripts' digits such as full-width ones, which a spreadsheet keeps as text)
+_NUMBER = re.compile(
+    r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)"
+)
+# a feature index: ASCII digits ("3", "+3"; a spreadsheet's "3.0" is not one)
+_INDEX = re.compile(r"\+?[0-9]+")
+
+
 def _num(s: str, where: str, col: str) -> float:
     """A bound of column ``col`` (lb or ub); empty or "none": unbounded on that side."""
     s = (s or "").strip()
     if s == "" or s.lower() == "none":
         return math.inf if col == "ub" else -math.inf
-    try:
-        v = float(s)
-    except ValueError:
-        raise InputError(f"column {col}: {s!r} is not a number", where) from None
+    if not _NUMBER.fullmatch(s.lower()):
+        raise InputError(f"column {col}: {s!r} is not a number", where)
+    v = float(s)
     if math.isnan(v):
         raise InputError(f"column {col}: {s!r} is not a bound (leave it empty for no {col})", where)
     if v == (-math.inf if col == "ub" else math.inf):
@@ -141,12 +151,10 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
                 f"{len(row)} field{'s' if len(row) != 1 else ''}, the header has {len(header)}",
                 where,
             )
-        try:
-            idx = int(row[col["feature"]])
-        except ValueError:
-            raise InputError(
-                f"feature index {row[col['feature']]!r} is not an integer", where
-            ) from None
+        cell = row[col["feature"]]
+        if not _INDEX.fullmatch(cell.strip()):
+            raise InputError(f"column feature: index {cell!r} is not an integer", where)
+        idx = int(cell)
         if not 0 <= idx < len(feats):
             raise InputError(
                 f"feature index {idx} out of range: the model {ens.source} has "

@@ -94,6 +94,36 @@ def test_cli_names_the_details_line_with_a_nan_bound(tmp_path):
     _one_line_error(r, "d.csv:3", "nan")
 
 
+@pytest.mark.parametrize("cell", ["1_0", "\uff11\uff10", "\u0661\u0660", "0x10", "1 0"])
+def test_a_details_bound_python_reads_and_a_csv_does_not_write_is_an_error(tmp_path, cell):
+    # float() takes "1_0" as 10 and full-width or Arabic-Indic digits as theirs
+    with pytest.raises(InputError, match=rf"d\.csv:3: column ub: '{cell}' is not a number"):
+        treesens.load_model(MODEL, details=_details(tmp_path, "9", cell))
+
+
+@pytest.mark.parametrize("cell", ["1_0", "\uff11"])
+def test_a_details_feature_index_python_reads_and_a_csv_does_not_write_is_an_error(tmp_path, cell):
+    p = tmp_path / "d.csv"
+    p.write_text(f"feature,name,lb,ub\n{cell},mean_texture,9,39\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"d\.csv:2: column feature: index '{cell}' is not"):
+        treesens.load_model(MODEL, details=str(p))
+
+
+@pytest.mark.parametrize(
+    ("cell", "value"),
+    [("3.9e1", 39.0), ("+39", 39.0), (" 39 ", 39.0), ("3.9E+01", 39.0), (".5", 0.5)],
+)
+def test_a_details_bound_as_pandas_or_excel_write_it_is_read(tmp_path, cell, value):
+    ens = treesens.load_model(MODEL, details=_details(tmp_path, "0", cell))
+    assert ens.features[1].ub == value
+
+
+def test_cli_names_the_details_file_line_column_and_cell_of_a_bad_number(tmp_path):
+    path = _details(tmp_path, "9", "1_0")
+    r = _cli("check", MODEL, "--vary", "mean_texture", "--gap", "0.2", "--details", path)
+    _one_line_error(r, "d.csv:3: column ub: '1_0' is not a number")
+
+
 SENS = f'model "{MODEL}"\n\nquery q {{\n  vary mean_texture\n  gap 0.2\n}}\n'
 
 
