@@ -18,7 +18,13 @@ RAISE_IT = (
 )
 
 
-class SolverStageTooLarge(InputError):
+class QueryTooLarge(InputError):
+    """A query whose own search or compile would pass its memory limit (another query of
+    the model may fit): its answer is an "error" result saying so, whatever else a
+    sweep or a .sens file asks (questions/ask.py), not an input error that ends them."""
+
+
+class SolverStageTooLarge(QueryTooLarge):
     """A query that compiles before any search, whose compile would pass its limit."""
 
 

@@ -28,7 +28,7 @@ from ..compiler.kinds import LargestGap, kind_of, with_question_fields
 from ..compiler.options import ANSWER_OPTIONS
 from ..compiler.query import ANY, Query
 from ..driver import solve_query
-from ..driver.solver_memory import SolverStageTooLarge
+from ..driver.solver_memory import QueryTooLarge
 from ..readers.data import dataset_for
 from ..readers.plugins import load_plugin, loaded_plugins
 from .memory import MemoryLimit, MemoryRefused, memory_limit, memory_refusal, search_budget
@@ -150,7 +150,7 @@ def answer(
         if partial is not None:
             _finish(partial, asked, start)
         raise
-    except SolverStageTooLarge as e:  # compiled before any search: refused as up front
+    except QueryTooLarge as e:  # this query's tables or compile: refused as up front
         res = _error(ens, q, str(e))
     except InputError as e:
         if not catch:

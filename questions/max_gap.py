@@ -66,6 +66,7 @@ from ..compiler.question import ANY
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
 from ..driver.solve import solve_query
+from ..driver.solver_memory import QueryTooLarge
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
 from ..search.gap_search import LOG_MAX, at_gap_zero, box_largest_gap, shown_gap, shown_lower
@@ -246,8 +247,8 @@ def max_gap_query(
         except PairTablesPastDeadline as e:  # no time left to bisect in
             return _stopped_in_table_build(ens, q, upper, tol, e, t0)
         except PairTablesTooLarge as e:
-            if multiclass:  # no bisection to fall back on
-                raise InputError(f"--max-gap / max_gap on this multiclass model: {e}") from None
+            if multiclass:  # no bisection to fall back on: this query's error, not the run's
+                raise QueryTooLarge(f"--max-gap / max_gap on this multiclass model: {e}") from None
             boxed, skipped = None, f"the box search was skipped ({e}): the bounds are bisected"
         if boxed is not None:
             if data is not None:  # the pair as a check's with --data: data values, distance

@@ -334,3 +334,30 @@ def test_treesens_run_refuses_an_audit_block_over_its_memory_limit(tmp_path, cap
     assert main(["run", str(_audit_contract(tmp_path)), "--memory-mb", "1"]) == 1
     err = capsys.readouterr().err
     assert "error: refused: breast_cancer_xgb.json (60 trees" in err and "done: 1 error" in err
+
+
+def _tables_too_large_for(feature: str, monkeypatch) -> None:
+    """The box search's pair tables of ``feature`` past what the limit leaves (others fit)."""
+    real = max_gap.box_largest_gap
+
+    def searched(ens, q, *a, **k):
+        if feature in q.vary:
+            raise pair_boxes.PairTablesTooLarge("the pair tables would hold more than 7 MB")
+        return real(ens, q, *a, **k)
+
+    monkeypatch.setattr(max_gap, "box_largest_gap", searched)
+
+
+def test_a_multiclass_sweep_errs_on_the_query_whose_tables_do_not_fit_and_answers_the_others(
+    monkeypatch,
+):
+    _tables_too_large_for("alcohol", monkeypatch)
+    rs = treesens.sweep(
+        str(EXAMPLES / "wine_xgb.json"), features=["alcohol", "flavanoids"], max_gap=True,
+        classes=("0", "any"), timeout=60, progress=False,
+    )  # fmt: skip
+    assert [(r.query, str(r.status)) for r in rs] == [
+        ("alcohol", "error"),
+        ("flavanoids", "sensitive"),
+    ]
+    assert "the pair tables would hold more than 7 MB" in rs[0].error
