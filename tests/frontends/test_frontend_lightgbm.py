@@ -262,3 +262,27 @@ def test_lightgbms_parse_warnings_go_to_stderr_so_json_stdout_stays_clean(tmp_pa
     out, err = capsys.readouterr()
     assert json.loads(out)["status"] in ("sensitive", "insensitive")
     assert "[LightGBM]" in err, (out, err)
+
+
+def test_a_bound_between_two_category_codes_leaves_no_value_lightgbm_would_truncate():
+    # LightGBM predicts 4.5 as category 4 (it truncates a categorical value to an int)
+    # where the IR's categorical test holds of whole codes only; a check reads a
+    # categorical feature's whole codes alone, so no answer rests on 4.5
+    from treesens.compiler.plan import Plan
+    from treesens.compiler.query import FeatureBound, Gap, Query
+    from treesens.driver import solve_query
+
+    b = _train("binary")
+    ens = load_model(b)
+    row = _data()[0][:1].copy()
+    at_4, at_4_5 = row.copy(), row.copy()
+    at_4[0, 2], at_4_5[0, 2] = 4.0, 4.5
+    assert b.predict(at_4_5, raw_score=True) == b.predict(at_4, raw_score=True)
+    q = Query(
+        vary=(ens.feature_names[2],),
+        gap=Gap(0.1),
+        bounds=(FeatureBound(ens.feature_names[2], 4.2, 4.8, (1,)),),
+        plan=Plan(timeout=10),
+    )
+    with pytest.raises(InputError, match="no category code"):
+        solve_query(ens, q)
