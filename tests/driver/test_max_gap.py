@@ -138,6 +138,30 @@ def test_a_multiclass_ratio_its_pair_makes_unbounded_reads_unbounded():
     assert r.message.startswith("max gap unbounded")
 
 
+def test_a_lightgbm_softmax_whose_class_probability_underflows_reads_unbounded():
+    import re
+
+    lgb = pytest.importorskip("lightgbm")
+    from treesens.tests.max_gap_oracle import exact_max_ratio
+
+    rng = np.random.default_rng(1)
+    X = rng.random((600, 3))
+    m = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, min_child_samples=5, verbose=-1)
+    text = m.fit(X, (X[:, 0] * 3).astype(int)).booster_.model_to_string()
+    # scores 1,000 times the trained ones: a class's softmax probability underflows to 0
+    scaled = re.sub(
+        r"leaf_value=([^\n]*)",
+        lambda mo: "leaf_value=" + " ".join(repr(1000 * float(v)) for v in mo.group(1).split()),
+        re.sub(r"tree_sizes=[^\n]*\n", "", text),
+    )
+    ens = treesens.load_model(lgb.Booster(model_str=scaled))
+    vary = (ens.feature_names[0],)
+    exact = exact_max_ratio(ens, vary, (0, 1), source="library")
+    assert exact == sys.float_info.max  # the library's predict gives class 1 probability 0
+    r = treesens.max_gap(ens, vary[0], classes=(0, 1), timeout=20)
+    assert r.max_gap["lower"] == r.max_gap["upper"] == exact
+
+
 def test_max_gap_line_says_insensitive_to_within_the_tolerance():
     line = M.max_gap_line(M.MaxGap(None, 1e-4, 1e-4, True, 1))
     assert "insensitive to within the tolerance" in line
