@@ -150,7 +150,7 @@ def feature_scale(ens: Ensemble, f: int, data_range: float | None) -> float:
     return float(data_range) if data_range else 1.0
 
 
-def _values_and_changes(cells: FeatureCells, col: np.ndarray):
+def values_and_changes(cells: FeatureCells, col: np.ndarray):
     """(n, n_cells) value of x2 in each cell nearest the row's value, and its change."""
     r = col[:, None]
     missing_row = np.isnan(r)
@@ -178,7 +178,7 @@ def _grid(cells: list[FeatureCells], X: np.ndarray):
     vals = np.zeros((n, 1, 0))
     change = np.zeros((n, 1))
     for c in cells:
-        v, ch = _values_and_changes(c, X[:, c.feature])
+        v, ch = values_and_changes(c, X[:, c.feature])
         k = v.shape[1]
         vals = np.concatenate(
             [np.repeat(vals, k, axis=1), np.tile(v, (1, vals.shape[1]))[:, :, None]], axis=2

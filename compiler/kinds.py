@@ -24,12 +24,13 @@ pair questions, questions/max_gap.py, not one solve). ``register_kind`` adds one
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .ensemble import EXP, SIGMOID, Ensemble
-from .errors import InputError, closest
+from .errors import InputError, closest, name_list
 from .flip import Target, flip_confidence
 from .max_gap_question import DEFAULT_TOLERANCE, check_tolerance, max_gap_probe
 from .query import (
@@ -48,6 +49,9 @@ from .query import (
 )
 from .readings import read_for
 from .replay import meets, meets_pair, predicted_class
+
+# the box search's backend name (backends/registry.py, BOXES: a layer up)
+BOXES = "boxes"
 
 
 @dataclass(frozen=True)
@@ -147,11 +151,24 @@ class AnchoredQuestion(QueryKind):
     parameters = ("anchor", "decision")
 
     def prepare(self, ens: Ensemble, q: Query) -> Query:
+        """x1 pinned to the row by bounds, which the solvers' encoding reads (the box
+        search reads the row itself: search/anchored_boxes.py). A missing value cannot
+        be pinned so: such a row is the box search's alone (``backend boxes``)."""
         anchor = q.param("anchor")
         if anchor is None or len(anchor) != ens.n_features:
             raise InputError(f"an anchored query needs its row: {ens.n_features} values")
         names = ens.feature_names
-        pins = tuple(FeatureBound(names[f], float(v), float(v), (1,)) for f, v in enumerate(anchor))
+        missing = [names[f] for f, v in enumerate(anchor) if math.isnan(float(v))]
+        if missing and q.plan.backend != BOXES:
+            raise InputError(
+                f"the row has no value of {name_list(missing)}: a solver cannot pin x1 "
+                f"to a missing value (the box search can: backend {BOXES})"
+            )
+        pins = tuple(
+            FeatureBound(names[f], float(v), float(v), (1,))
+            for f, v in enumerate(anchor)
+            if not math.isnan(float(v))
+        )
         return q.with_(bounds=q.bounds + pins)
 
     def condition(self, ens: Ensemble, q: Query) -> Condition:

@@ -9,12 +9,24 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..answers.result import INSENSITIVE, SENSITIVE
-from ..compiler.audit import FLIPPABLE, UNKNOWN, RowAnswers, flip_confidence, library_predict
+from ..answers.proof import BOX_SEARCH
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE
+from ..backends.registry import BOXES
+from ..compiler.audit import (
+    FLIPPABLE,
+    UNKNOWN,
+    FeatureCells,
+    RowAnswers,
+    feature_cells,
+    flip_confidence,
+    library_predict,
+    values_and_changes,
+)
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
@@ -27,16 +39,22 @@ if TYPE_CHECKING:
     from .audit import AuditSpec
 
 NOT_FLIPPABLE_BY_SOLVER = "not flippable"
+# per model, the cells of an audit's F (``_cells``): each accepted row reads them
+_CELLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def row_query(ens: Ensemble, spec: AuditSpec, r: np.ndarray, decision, timeout: float) -> Query:
     """The audit's anchored question of row r, whose "sensitive" answer holds an x2 that
-    flips."""
+    flips: the box search's first (search/anchored_boxes.py), then the solver's; a row
+    with a missing value the box search's alone (a solver cannot pin x1 to NaN)."""
     q = spec.question
     if not ens.is_regressor and ens.n_outputs > 1:
         q = q.with_(classes=(int(decision), q.classes[1] if q.classes else ANY))
     row = {"anchor": tuple(float(v) for v in r), "decision": float(decision)}
-    return Query.of(q.with_(params=row), Plan(timeout=float(timeout)))
+    plan = Plan(timeout=float(timeout))
+    if np.isnan(r).any():
+        plan = plan.with_(backend=BOXES)
+    return Query.of(q.with_(params=row), plan)
 
 
 def _witness_row(ens: Ensemble, w: dict, r: np.ndarray, spec: AuditSpec) -> np.ndarray:
@@ -52,19 +70,59 @@ def _witness_row(ens: Ensemble, w: dict, r: np.ndarray, spec: AuditSpec) -> np.n
 
 
 def _accept(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, r: np.ndarray, x2) -> bool:
-    """Record x2 as row i's flip when the library's predict agrees that it flips."""
+    """Record x2 as row i's flip when the library's predict agrees that it flips: first
+    with each feature of F at the admissible value of its cell nearest the row's (the
+    same cells, so the same leaves: ``nearest_in_cells``), else as found."""
     proba_of, raw_of = library_predict(ens)
-    p2 = np.asarray(proba_of(x2[None, :]), float)
     margin = spec.target.gap.kind == "margin"
-    r2 = np.asarray(raw_of(x2[None, :]), float).reshape(1, -1) if margin else None
-    if flip_confidence(ens, spec.target, ans.decision[i : i + 1], p2, r2)[0] < 0:
-        return False  # the library disagrees with the solver's pair: left unknown
-    ans.status[i] = FLIPPABLE
-    ans.x2[i] = x2
-    ans.p_x2[i] = p2[0]
-    ch = [abs(x2[f] - r[f]) / spec.scales[f] for f in resolve_features(ens, spec.vary)]
-    ans.change[i] = float(np.nansum(ch))  # an x2 that flips, not the smallest change
-    return True
+    cells = _cells(ens, spec)
+    for x in (nearest_in_cells(cells, r, x2), x2):
+        p2 = np.asarray(proba_of(x[None, :]), float)
+        r2 = np.asarray(raw_of(x[None, :]), float).reshape(1, -1) if margin else None
+        if flip_confidence(ens, spec.target, ans.decision[i : i + 1], p2, r2)[0] >= 0:
+            ans.status[i] = FLIPPABLE
+            ans.x2[i] = x
+            ans.p_x2[i] = p2[0]
+            ans.change[i] = change_of(cells, r, x)  # an x2 that flips, not the smallest
+            return True
+    return False  # the library disagrees with the search's pair: left unknown
+
+
+def _cells(ens: Ensemble, spec: AuditSpec) -> list[FeatureCells]:
+    """The cells of F's features (compiler/audit.py), made once per model and audit."""
+    key = (spec.vary, tuple(sorted(spec.scales.items())))
+    kept = _CELLS.setdefault(ens, {})
+    if key not in kept:
+        F = sorted(resolve_features(ens, spec.vary))
+        kept[key] = [feature_cells(ens, f, spec.scales.get(f, 1.0)) for f in F]
+    return kept[key]
+
+
+def nearest_in_cells(cells: list[FeatureCells], r: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """x2 with each feature of F at the value its cell's x2 takes in the enumeration
+    (compiler/audit.py: the row's own when it lies in the cell, else the shortest decimal
+    near the cell's end nearest it); a value in no cell kept as it is."""
+    out = np.array(x2, dtype=float)
+    for c in cells:
+        v = float(x2[c.feature])
+        inside = np.isnan(c.lo) if math.isnan(v) else (c.lo <= v) & (v <= c.hi)
+        if inside.any():
+            vals, _ = values_and_changes(c, np.array([r[c.feature]], dtype=float))
+            out[c.feature] = vals[0, int(np.argmax(inside))]
+    return out
+
+
+def change_of(cells: list[FeatureCells], r: np.ndarray, x2: np.ndarray) -> float:
+    """x2's change from the row on F, as the enumeration measures it: each feature's
+    |x2 - r| over its scale, a changed category or a change to or from missing 1."""
+    total = 0.0
+    for c in cells:
+        a, b = float(r[c.feature]), float(x2[c.feature])
+        if math.isnan(a) or math.isnan(b):
+            total += float(math.isnan(a) != math.isnan(b))
+        else:
+            total += float(a != b) if c.discrete else abs(b - a) / c.scale
+    return total
 
 
 def solve_rows(
@@ -84,7 +142,7 @@ def solve_rows(
     reason appended to ``why``."""
     asked_all = True
     for i, s in enumerate(ans.status):
-        if s != UNKNOWN or np.isnan(X[i]).any():
+        if s != UNKNOWN:
             continue
         d = ans.decision[i]
         if spec.target.cls is not None and int(d) == spec.target.cls:
@@ -105,11 +163,20 @@ def solve_rows(
                 why.append(f"the solver could not take the row: {e}")
             continue  # the row stays unknown; the audit goes on
         ans.times[i] = dict(res.time)
+        if res.status == ERROR and why is not None:  # e.g. the box search cannot take it
+            why.append(f"the row could not be asked: {res.message}")
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
-            ans.answered_by[i] = res.backend
+            ans.answered_by[i] = answered_by(res)
         elif res.status == SENSITIVE and res.validated and res.witness:
             x2 = _witness_row(ens, res.witness["x2"], X[i], spec)
             if _accept(ens, spec, ans, i, X[i], x2):
-                ans.answered_by[i] = res.backend
+                ans.answered_by[i] = answered_by(res)
     return asked_all
+
+
+def answered_by(res) -> str:
+    """What answered a row's query: ``boxes`` where the box search found its pair or
+    proved it, else the solver (its backend)."""
+    by = res.stats.get("found_by") or res.stats.get("proved_by")
+    return BOXES if by == BOX_SEARCH else res.backend

@@ -32,6 +32,7 @@ from ..compiler.query import ANY, MAX_RATIO, Gap, GapKind, Query
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
+from ..search.anchored_boxes import is_anchored
 from ..search.box_search import FOUND, PROVED, BoxOutcome
 from ..search.boxes import reads_alike, rows_of_each_input
 from ..search.compiled_check import check_search, note_rebuild
@@ -157,6 +158,14 @@ PER_INPUT_DOMAIN = (
 )
 
 
+# an anchored question (an audit's row): x1 pinned to the row on every feature, x2 free
+# on F within its domain, a domain per input, which certificate format 3 does not state
+ANCHORED_ROW = (
+    "a certificate states one domain per feature, for both inputs: a row's question "
+    "(x1 the row, x2 free on the varied features) is not stated"
+)
+
+
 def checker_reads(ens: Ensemble, encs) -> bool:
     """Whether the checker reads the boxes of these encodings of ``ens``: plain numbers,
     or category codes, NaN ranks and LightGBM's zero band of a library whose own reader
@@ -177,6 +186,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     """Why no question of this kind about this model gets a certificate (None: it may);
     a probability model is read as ``q`` asks (compiler/readings.py)."""
     ens = read_for(ens, q)
+    if is_anchored(q):
+        return ANCHORED_ROW
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
     if (

@@ -10,6 +10,7 @@ from ..compiler.encode import Encoding
 from ..compiler.invert import Witness, witness_from_pair
 from ..compiler.kinds import kind_of
 from ..compiler.memory_estimate import room_bytes
+from .anchored_boxes import is_anchored
 from .pair_boxes import PairTables, PairTablesTooLarge, pair_tables
 
 FOUND_BY = "box search"
@@ -22,8 +23,11 @@ def tables_or_skip(
     (``memory_mb``: the query's memory limit, given or the default, which they must fit
     above the model's estimate; ``deadline``: the time building them may take, to an
     absolute time)."""
+    held = room_bytes(enc.ensemble, memory_mb)
+    # an anchored question's boxes derived from the nodes: its trees walk compiled
+    boxes = not is_anchored(enc.query)
     try:
-        return pair_tables(enc, max_held=room_bytes(enc.ensemble, memory_mb), deadline=deadline)
+        return pair_tables(enc, max_held=held, deadline=deadline, boxes=boxes)
     except PairTablesTooLarge as e:
         stats.clear()
         stats.update({"status": "skipped", "reason": str(e)})
@@ -46,6 +50,8 @@ def prove_insensitive(ctx: SolveContext, how: str = "") -> bool:
 def box_witnesses(ctx: SolveContext, enc: Encoding, x1, x2) -> list[Witness]:
     """The witnesses to replay for a pair the box search found, in turn: with --data, first
     with values seen in the data where they fit (the same cells, so the same leaves;
-    docs/data-aware.md, "Realistic witnesses"), then as found."""
+    docs/data-aware.md, "Realistic witnesses"), then as found; an anchored question's as
+    found (its x1 is its row)."""
     w = witness_from_pair(enc, x1, x2)
-    return [with_preferred(enc, w, ctx.prefer), w] if ctx.prefer else [w]
+    prefer = ctx.prefer and not is_anchored(enc.query)
+    return [with_preferred(enc, w, ctx.prefer), w] if prefer else [w]

@@ -31,8 +31,10 @@ import numpy as np
 
 from ..compiler.encode import Encoding
 from ..compiler.passes.feature_constraints import choose_constrained
-from .pair_boxes import PairTables, rank_value
+from .anchored_boxes import anchored_corner, is_anchored
+from .pair_boxes import PairTables
 from .proof_tree import ProofTree
+from .ranked_trees import rank_value
 
 PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"
 _LOW = -1e300  # stands for "no leaf" in a per-tree maximum
@@ -208,7 +210,10 @@ def corner_pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndar
     rank, NaN at a feature's NaN rank (columns outside F go to both inputs). Under a
     bound on one input (pair_boxes.input_rank_ranges), that input's value is one of its
     interval's within the bound (feature_constraints.choose_constrained), not
-    necessarily the interval's representative: the same leaves, within the bounds."""
+    necessarily the interval's representative: the same leaves, within the bounds. An
+    anchored question's x1 is its row, x2 the row but on F (anchored_boxes.py)."""
+    if is_anchored(enc.query):
+        return anchored_corner(enc, tab, lo)
     ens = enc.ensemble
     xs = (np.zeros(ens.n_features), np.zeros(ens.n_features))
     intervals: tuple[dict[int, int], dict[int, int]] = ({}, {})

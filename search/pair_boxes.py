@@ -36,7 +36,6 @@ searches boxes with these bounds.
 
 from __future__ import annotations
 
-import math
 import time
 from array import array
 from dataclasses import dataclass
@@ -46,20 +45,22 @@ import numpy as np
 
 from ..compiler.bounds_as_domains import bounds_as_domains
 from ..compiler.domain import with_unlisted_codes
-from ..compiler.encode import (
-    Encoding,
-    ensemble_structure,
-    gap_row_terms,
-    node_yes,
-    split_rank,
-    varied_features,
-)
-from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND, Ensemble
+from ..compiler.encode import Encoding, ensemble_structure, gap_row_terms, varied_features
+from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import prepared, resolve_condition
 from ..compiler.passes.feature_constraints import bounds_by_copy, span
 from ..compiler.query import ANY, Query
 from ..compiler.rounding import gap_relaxation
+from .anchored_boxes import (
+    anchor_ranks,
+    anchored_encodings,
+    anchored_root,
+    is_anchored,
+    ranked_arrays_of,
+)
 from .compiled_calls import signals_raised
+from .ranked_trees import RankedTree, n_ranks
+from .ranked_trees import ranked_tree as _ranked_tree
 
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has
@@ -185,6 +186,8 @@ def applies(enc: Encoding) -> bool:
     cond = enc.condition
     if q.relations or q.plan.data_aware != "none" or any(cond.alternatives or ()):
         return False
+    if is_anchored(q):  # x1 a row (rows on x2 only): anchored_boxes.py
+        return not cond.pair_rows and cond.link_change is None and bool(anchor_ranks(enc))
     if q.bounds and input_rank_ranges(enc) is None:
         return False
     if len(cond.pair_rows) > 1:  # a choice between rows over both inputs
@@ -268,6 +271,9 @@ def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
     (compiler/bounds_as_domains.py): the encodings are then over the model so declared;
     a bound on one input of a varied feature stays in their query (``applies``)."""
     q = enc.query
+    if is_anchored(q):  # its row pins the columns, not its bounds (anchored_boxes.py)
+        out = anchored_encodings(enc)
+        return out if all(applies(e) for e in out) else None
     narrowed = bounds_as_domains(enc.ensemble, q, per_input=True) if q.bounds else None
     if narrowed is not None and narrowed[1].bounds != q.bounds:  # bounds read as domains
         return class_pair_encodings(pair_encoding(*narrowed))
@@ -317,8 +323,14 @@ def pair_tables(
     walk = None if boxes else compiled_walk()
     cols = _column_array(col, ens.n_features)
     products = np.zeros(len(ens.trees), dtype=np.bool_)
+    kept = walk is not None and is_anchored(enc.query)  # its model's rows: trees kept
     for ti, t in enumerate(ens.trees):
         builder.start_tree()  # looks at the clock
+        if kept:
+            tree, reads = ranked_arrays_of(ens, ti)
+            products[ti] = not reads.isdisjoint(enc.varying)
+            builder.compiled(walk, tree, cols, products[ti], partial(rows.values, ti), True)
+            continue
         nodes = _ranked_tree(ens, st, t)  # tree by tree: within the clock's sight
         product = any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0)
         products[ti] = product
@@ -352,7 +364,10 @@ def pair_tables(
 
 def _root(enc: Encoding, columns, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The pair space's root box, lo and hi per column, where a bound on one input of a
-    varied feature restricts its column (``input_rank_ranges``); None where none does."""
+    varied feature restricts its column (``input_rank_ranges``), an anchored question's
+    row every column but x2's of F (anchored_boxes.py); None where none does."""
+    if is_anchored(enc.query):
+        return anchored_root(enc, columns, sizes)
     ranges = input_rank_ranges(enc) if enc.query.bounds else None
     if not ranges:
         return None
@@ -481,95 +496,6 @@ def _opposite_rows(cond) -> list[tuple[int, int]]:
     ]
 
 
-# a tree in rank space: node -> (feature, R, yes, no), or (-1, leaf node, 0, 0) on a leaf
-RankedTree = dict[int, tuple[int, int, int, int]]
-
-
-def has_nan_rank(ens: Ensemble, f: int) -> bool:
-    """Whether feature f's last rank stands for NaN: it may be missing and a node reads
-    it."""
-    return ens.features[f].may_be_missing and f in ensemble_structure(ens).used
-
-
-def n_ranks(ens: Ensemble, f: int) -> int:
-    """How many ranks feature f's column has: its valid intervals (or codes), and NaN."""
-    return len(ensemble_structure(ens).domains[f].valid) + has_nan_rank(ens, f)
-
-
-def rank_value(ens: Ensemble, f: int, rank: int) -> float:
-    """The input value a rank of feature f stands for: its domain's value, or NaN."""
-    dom = ensemble_structure(ens).domains[f]
-    return math.nan if rank >= len(dom.valid) else float(dom.reps[dom.valid[rank]])
-
-
-def _ranked_tree(ens: Ensemble, st, t) -> RankedTree:
-    out: RankedTree = {}
-    fresh = [len(t.feature)]  # the next node index of a node the runs add
-    for n in range(len(t.feature)):
-        f = int(t.feature[n])
-        if f < 0:
-            out[n] = (-1, n, 0, 0)
-            continue
-        dom = st.domains[f]
-        plain = (
-            dom.codes is None
-            and not has_nan_rank(ens, f)
-            and (t.missing is None or t.missing[n] != MISSING_ZERO)
-        )
-        yes, no = int(t.left[n]), int(t.right[n])
-        if plain:
-            out[n] = (f, split_rank(dom, float(t.threshold[n])), yes, no)
-            continue
-        runs = _runs(yes_ranks(ens, st, t, n))
-        _run_tree(out, n, f, runs, yes, no, fresh)
-    return out
-
-
-def yes_ranks(ens: Ensemble, st, t, n: int) -> np.ndarray:
-    """Per rank of node n's feature, whether the library sends it to "yes" (as
-    encode.node_yes; the last rank NaN when the feature has one)."""
-    f = int(t.feature[n])
-    dom = st.domains[f]
-    if dom.codes is not None:
-        s = np.array([node_yes(ens, t, n, float(dom.reps[j])) for j in dom.valid], dtype=bool)
-    else:
-        s = np.arange(len(dom.valid)) < split_rank(dom, float(t.threshold[n]))
-        if t.missing is not None and t.missing[n] == MISSING_ZERO:
-            band = [r for r, j in enumerate(dom.valid) if abs(dom.reps[j]) <= ZERO_BAND]
-            s[band] = bool(t.default_left[n])
-    if has_nan_rank(ens, f):
-        s = np.append(s, node_yes(ens, t, n, math.nan))
-    return s
-
-
-def _runs(s: np.ndarray) -> list[tuple[int, bool]]:
-    """The maximal runs of equal values of ``s``: (end rank, value) each, in order."""
-    cuts = np.flatnonzero(s[1:] != s[:-1]) + 1
-    ends = [*cuts.tolist(), len(s)]
-    return [(e, bool(s[e - 1])) for e in ends]
-
-
-def _run_tree(out: RankedTree, at: int, f: int, runs, yes: int, no: int, fresh) -> None:
-    """Node ``at`` as a balanced tree of tests "rank < end of a run" whose leaves are
-    the runs, each the node's ``yes`` or ``no`` child. One run: a test every rank
-    passes (R past the last rank) or fails (R = 0); the walk follows it without a
-    split."""
-    if len(runs) == 1:
-        out[at] = (f, runs[0][0] if runs[0][1] else 0, yes, no)
-        return
-    k = len(runs) // 2
-
-    def side(part) -> int:
-        if len(part) == 1:
-            return yes if part[0][1] else no
-        node = fresh[0]
-        fresh[0] += 1
-        _run_tree(out, node, f, part, yes, no, fresh)
-        return node
-
-    out[at] = (f, runs[k - 1][0], side(runs[:k]), side(runs[k:]))
-
-
 class _Builder:
     """Collects pair-tree leaves (their values, their boxes if asked) and nodes, tree
     after tree, into flat buffers (array.array: 8 bytes a value, 4 a rank or a node
@@ -622,17 +548,19 @@ class _Builder:
 
         self._walk(nodes, 0, col[0], lo, hi, second)
 
-    def compiled(self, walk, nodes: RankedTree, cols: np.ndarray, product: bool, values) -> None:
+    def compiled(self, walk, nodes, cols: np.ndarray, product: bool, values, pinned=False):
         """``shared`` or ``product`` by pair_walk_jit.walk_tree: the same nodes and leaves
         in the same order, the leaves' values from ``values(n1, n2)`` (x1's and x2's
-        leaves) at once; buffers sized to the tree's leaves (squared for a product),
-        grown when full."""
+        leaves) at once; buffers sized to the tree's leaves (squared for a product, but
+        where x1 is ``pinned`` to one leaf), grown when full. ``nodes``: a RankedTree, or
+        its ranked_arrays."""
         from .pair_walk_jit import FRAME, ranked_arrays  # noqa: PLC0415 - numba only here
 
-        tree = ranked_arrays(nodes)
+        tree = nodes if isinstance(nodes, np.ndarray) else ranked_arrays(nodes)
         n_tree_leaves = int((tree[0] < 0).sum())
         room = self.max_leaves - self.n_leaves
-        cap = max(1, min(n_tree_leaves**2 if product else n_tree_leaves, room + 1))
+        square = product and not pinned
+        cap = max(1, min(n_tree_leaves**2 if square else n_tree_leaves, room + 1))
         stack = np.zeros((2 * tree.shape[1] + 4, FRAME), dtype=np.int64)
         while True:
             lo, hi = (np.array(a, np.int64) for a in self._root_box())
