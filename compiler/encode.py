@@ -245,13 +245,25 @@ def gap_row_terms(
     st = ensemble_structure(ens)
     const = sum(c * ens.intercept[k] for k, c in enumerate(coefs))
     per_tree: dict[int, dict[int, float]] = {}
-    for ti, t in enumerate(ens.trees):
-        w = [coefs[o] for o in t.outputs]
-        if not any(w):
-            continue
-        vals = t.value @ np.asarray(w, dtype=np.float64) * ens.scale
-        per_tree[ti] = {n: float(vals[n]) for n in st.leaves[ti]}
+    for ti in range(len(ens.trees)):
+        terms = tree_row_terms(ens, ti, coefs, st)
+        if terms is not None:
+            per_tree[ti] = terms
     return per_tree, const
+
+
+def tree_row_terms(
+    ens: Ensemble, ti: int, coefs: Sequence[float], st: _Structure | None = None
+) -> dict[int, float] | None:
+    """Tree ti's part of ``gap_row_terms``: each leaf's coefficient in the row (None: the
+    row gives the tree no weight)."""
+    t = ens.trees[ti]
+    w = [coefs[o] for o in t.outputs]
+    if not any(w):
+        return None
+    vals = t.value @ np.asarray(w, dtype=np.float64) * ens.scale
+    leaves = (st or ensemble_structure(ens)).leaves[ti]
+    return {n: float(vals[n]) for n in leaves}
 
 
 PerCopy = tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
