@@ -14,8 +14,8 @@ has the table, tests/driver/test_memory_estimate.py checks these figures cover i
   ``SOLVER_KB_PER_LEAF`` per leaf) and in the solver's own process, alive at the same
   time (``WORKER_BASE_MB`` plus ``WORKER_KB_PER_LEAF`` per leaf; CP-SAT measured in its
   first 30-120 s).
-- **a certificate** (``certificate_mb``): its proof, ``CERTIFICATE_BYTES_PER_BOX`` per
-  box the search recorded, above the model's estimate and the pair tables: a max gap's
+- **a certificate** (``certificate_mb``): its proof, ``CERTIFICATE_BASE_MB`` plus
+  ``CERTIFICATE_BYTES_PER_BOX`` per box the search recorded, above the model's estimate and the pair tables: a max gap's
   or an answer's recorded proof that would pass the limit is not rebuilt
   (questions/memory.py ``certificate_refusal``); a certificate's own search holds its
   record to the boxes whose certificate fits (search/compiled_check.py
@@ -41,11 +41,16 @@ HEAP_BYTES = 1 << 30
 # a certificate's proof, per box the search recorded (a leaf of the proof's tree, with
 # its split): the tree rebuilt from the record (search/proof_bounds.py TiledTree's
 # arrays), the walk of its bounds and the checker's reading of the file written (its
-# steps as arrays, verify/certificate_text.py), all at their peak together; an upper
-# bound: 760 bytes a box were measured on adult xgb_t1000_d8 sex's max gap (430,682
-# boxes: 411 MB before the rebuild, 724 MB at the checker's peak) when the tree was
-# Python tuples and the checker loaded the JSON document whole; about 230 since (505 MB)
-CERTIFICATE_BYTES_PER_BOX = 1024
+# steps as arrays, verify/certificate_text.py), all at their peak together, above a
+# part that does not grow with the boxes (the checker's own reading of the model).
+# Measured on adult xgb_t1000_d8 sex (bench/reports/memory-estimate.md, "A certificate's
+# proof"): its check at gap 0.499, 17,987 boxes, 26 MB above the same check without a
+# certificate (555 and 529 MB peaks); its max gap, 430,682 boxes, 94 MB above the peak
+# before the rebuild (505 and 411 MB): about 165 bytes a box and 23 MB. 384 bytes and
+# 32 MB with headroom (1,024 bytes and no base before, 760 bytes a box measured when the
+# tree was Python tuples and the checker loaded the JSON document whole)
+CERTIFICATE_BYTES_PER_BOX = 384
+CERTIFICATE_BASE_MB = 32.0
 BASE_MB = 300.0
 KB_PER_LEAF = 0.75
 SOLVER_BASE_MB = 100.0
@@ -97,7 +102,7 @@ def solver_process_mb(size: ModelSize) -> float:
 def certificate_mb(boxes: int) -> float:
     """What a certificate whose proof has ``boxes`` boxes adds to the memory held before
     its proof is rebuilt (MB), to the checker's peak reading it."""
-    return CERTIFICATE_BYTES_PER_BOX * boxes / MB
+    return CERTIFICATE_BASE_MB + CERTIFICATE_BYTES_PER_BOX * boxes / MB
 
 
 def room_bytes(ens: Ensemble, memory_mb: float | None) -> int | None:

@@ -77,3 +77,12 @@ def test_a_certificate_within_the_memory_limit_is_written(tmp_path):
         str(MODEL), vary=[INSENSITIVE_FEATURE], gap=GAP, certificate=out, memory_mb=LIMIT_MB
     )
     assert r.proof.checked and out.exists()
+
+
+def test_the_certificate_estimate_covers_what_its_proofs_were_measured_to_add():
+    from treesens.compiler.memory_estimate import certificate_mb
+
+    # adult xgb_t1000_d8 sex (bench/reports/memory-estimate.md, "A certificate's proof"):
+    # its check's 17,987 boxes at gap 0.499 added 26 MB, its max gap's 430,682 boxes 94 MB
+    assert certificate_mb(17_987) >= 26.0
+    assert certificate_mb(430_682) >= 94.0
