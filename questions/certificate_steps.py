@@ -10,6 +10,8 @@ import math
 from collections.abc import Iterator
 
 from ..compiler.encode import ensemble_structure, gap_row_terms
+from ..compiler.passes.feature_constraints import bounds_by_copy
+from ..search.pair_boxes import input_rank_ranges
 from .certify_groups import model_thresholds
 
 
@@ -47,10 +49,39 @@ def _proof_steps(ens, tables, record, names: list[str], constant: list[float]) -
             yield alike_step(ens, tables)
         else:
             _, c, r = event
-            at = split_at(st.domains[tables.columns[c][0]], r)
+            at = split_at(st.domains[tables.columns[c][0]], tables.domain_rank(c, r))
             if isinstance(at, float):
                 at = own.get(tables.columns[c][0], {}).get(at, at)
+            elif isinstance(at, dict):  # the codes from the column's first, its input's list
+                at = {"codes": at["codes"][tables.domain_rank(c, 0) :]}
             yield ["split", c, at]
+
+
+def input_domains(enc, domain: list[dict]) -> dict[int, dict]:
+    """Per varied feature that the query bounds on one input (or on each otherwise: the
+    tables' columns restricted, pair_boxes.input_rank_ranges), its domain per input,
+    ``{"x1": ..., "x2": ...}`` (certificate version 4): a bounded input's bounds within
+    the feature's (bounds_by_copy), its codes those within them (the column's ranks),
+    and never missing; the other input's, the feature's ``domain``."""
+    ranges = input_rank_ranges(enc) if enc.query.bounds else None
+    if not ranges:
+        return {}
+    bounds, st = bounds_by_copy(enc), ensemble_structure(enc.ensemble)
+    out = {}
+    for f in sorted({f for f, _ in ranges}):
+        sides = {}
+        for c in (0, 1):
+            d = dict(domain[f])
+            if (f, c) in ranges:
+                lo, hi = bounds[(f, c)]
+                d["lb"], d["ub"] = json_number(lo), json_number(hi)
+                d.pop("missing", None)  # a bounded input is never missing
+                if "codes" in d:
+                    a, b = ranges[(f, c)]
+                    d["codes"] = [int(code) for code in st.domains[f].codes[a:b]]
+            sides[f"x{c + 1}"] = d
+        out[f] = sides
+    return out
 
 
 def alike_step(ens, tables) -> list:

@@ -48,13 +48,14 @@ from ..search.proof_tree import ALIKE, ProofTree, RecordedTiling
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certificate_json import write_json
-from .certificate_steps import json_number, proof_part
+from .certificate_steps import input_domains, json_number, proof_part
 from .certify_groups import group_section, groups_refusal, model_test
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 from .memory import memory_limit
 
 # version 1: binary probability gaps (``question.gap``, one ``proof``); 2: every claim
-# (``question.claim``, a ``proof`` per part); the checker reads both
+# (``question.claim``, a ``proof`` per part); 3: domains with codes and NaN; 4: a varied
+# feature's domain per input (``{"x1": ..., "x2": ...}``); each written only where needed
 FORMAT, VERSION = "treesens-certificate", 2
 LIBRARIES = {
     "xgboost": "xgboost",
@@ -148,14 +149,6 @@ def max_gap_refusal(res) -> str | None:
         # a class at probability 0 (a forest's pure leaf): an infinite ratio
         return f"the upper bound is above {MAX_RATIO:g}, the largest ratio a certificate states"
     return None
-
-
-# a bound on one input of a varied feature: the box search reads it (pair_boxes.py,
-# input_rank_ranges), the certificate's format states one domain per feature, both inputs'
-PER_INPUT_DOMAIN = (
-    "a certificate states one domain per feature, for both inputs: a bound on one input "
-    "of a varied feature is not stated"
-)
 
 
 # an anchored question (an audit's row): x1 pinned to the row on every feature, x2 free
@@ -314,8 +307,6 @@ def certify(
             f"the box search does not apply to this query ({UNREAD_CONSTRAINTS}, "
             "or a regressor's change through a nonlinear link)"
         )
-    if any(e.query.bounds for e in encs):
-        return refused(PER_INPUT_DOMAIN)
     # category codes, NaN ranks and the zero band: the checker reads them for these
     if not checker_reads(ens, encs):
         return refused(
@@ -389,7 +380,9 @@ def _search_past_near_misses(
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
     left empty where that rebuild fails. Returns the outcome, why a proof found was
     given up ("": it was not) and its rebuild (``compiled_check.note_rebuild``'s)."""
-    if reads_alike(enc, tables):  # one box: x1 and x2 reach the same leaves in every tree
+    # one box: x1 and x2 reach the same leaves in every tree (the alike step is stated of
+    # one domain for both inputs: under a bound on one input, the search proves it)
+    if not enc.query.bounds and reads_alike(enc, tables):
         record.append(ALIKE)
         return BoxOutcome(PROVED, 1), "", None
     search = check_search(enc, tables, memory_mb, proof=ProofTree(capped=False))
@@ -645,11 +638,14 @@ def certificate_document(ens, q, enc, tables, parts, model_file: Path, certifica
     # the domains searched: the features' own, or as a query's bounds narrowed them
     domain = [_domain(enc.ensemble, f) for f in range(ens.n_features)]
     coded = any("codes" in d or "missing" in d for d in domain)
+    per_input = input_domains(enc, domain)  # a bound on one input of a varied feature
+    for f, sides in per_input.items():
+        domain[f] = sides
     return {
         "format": FORMAT,
-        # version 3 where a domain holds codes or NaN (a checker reading version 2 only
-        # refuses it rather than check the claim over numbers alone)
-        "version": 3 if coded else VERSION,
+        # version 3 where a domain holds codes or NaN, 4 where one is stated per input (a
+        # checker reading an earlier version refuses it rather than check another claim)
+        "version": 4 if per_input else 3 if coded else VERSION,
         "model": {
             "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),

@@ -76,9 +76,7 @@ def certify_recorded(
     why = model_refusal(ens, q, model_file)
     if why is not None:
         return refused(why), "", {}
-    if not checker_reads(ens, [p.enc for p in rec.parts]) or any(
-        p.enc.query.bounds for p in rec.parts
-    ):
+    if not checker_reads(ens, [p.enc for p in rec.parts]):
         return None, "", {}  # certify() says why not, as it does for every answer
     mb = memory_mb if memory_mb is not None else q.plan.options.memory_mb
     too_large = certificate_refusal(ens, *_recorded_size(rec), mb)

@@ -38,7 +38,6 @@ from ..search.pair_boxes import (
 from ..search.proof_tree import RecordedTiling
 from .certificate_steps import proof_part
 from .certify import (
-    PER_INPUT_DOMAIN,
     Certified,
     checker_reads,
     model_refusal,
@@ -147,8 +146,6 @@ def _tables_for(ens, q: Query, rec: RecordedTiling) -> tuple | str:
     encs = class_pair_encodings(pair_encoding(ens, q.over_all_inputs()))
     if len(encs) != 1:
         return "the check at U' is not one pair of classes, as the max gap's boxes are"
-    if encs[0].query.bounds:
-        return PER_INPUT_DOMAIN
     if not checker_reads(ens, encs):
         return "the checker does not read the model's categories or missing values"
     try:

@@ -234,8 +234,8 @@ def box_largest_gap(
             return _seed_closed(ens, q, best, known_upper, encs[0], (seeded, t_seed), t0)
         # the compiled search walks the nodes: the leaves' boxes are not recorded for it
         compiled = bound is None and gap_kernel.available()
-        # a certificate asked for (none states a bound on one input: certify.py)
-        record = compiled and len(encs) == 1 and recording() and not encs[0].query.bounds
+        # a certificate asked for: the boxes it drops and resolves tile the pair space
+        record = compiled and len(encs) == 1 and recording()
         tables, heap_bytes = _tables_within(encs, memory_bytes, heap_bytes, not compiled, deadline)
         t_compile = time.time() - t0 - t_seed
         to_gap = gap_bound(ens)

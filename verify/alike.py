@@ -42,6 +42,8 @@ def alike_refusal(ch, step: list) -> str | None:
             "multiclass one above a ratio of 1 (a margin of 0) alone"
         )
     varied = sorted(ch.varied)
+    if ch.inputs:  # the walk below reads one domain per feature for both inputs
+        return "an alike step is stated of varied features whose inputs share their domain"
     if step[1] != varied or any(type(f) is not int for f in step[1]):
         named = [ch.m.features[f] for f in varied]
         return f"its features {step[1]!r} are not the varied ones {varied!r} ({named})"

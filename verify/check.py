@@ -51,8 +51,9 @@ from .walk import Walker, misshapen_step, split_column
 
 FORMAT = "treesens-certificate"
 # 1: binary probability gaps only (a ``proof``); 2: every claim (``parts``); 3: domains
-# with category codes and NaN (``codes``, ``missing``), and their splits
-VERSIONS = (1, 2, 3)
+# with category codes and NaN (``codes``, ``missing``), and their splits; 4: a varied
+# feature's domain per input (``{"x1": ..., "x2": ...}``)
+VERSIONS = (1, 2, 3, 4)
 INF = math.inf
 
 
@@ -321,11 +322,12 @@ def _through(to_model, replay: RawScores) -> RawScores:
 def named_categories(question: dict) -> dict[str, list[str]]:
     """Per feature whose domain names its codes' categories (a CatBoost one-hot feature:
     ``categories``, code k's is the k-th), those names."""
-    return {
-        str(name): [str(c) for c in d["categories"]]
-        for name, d in zip(question["features"], question["domain"], strict=True)
-        if "categories" in d
-    }
+    out = {}
+    for name, d in zip(question["features"], question["domain"], strict=True):
+        d = d.get("x1", d) if isinstance(d, dict) else d  # stated per input: x1's names them
+        if "categories" in d:
+            out[str(name)] = [str(c) for c in d["categories"]]
+    return out
 
 
 def _parts(doc: dict) -> list:
@@ -339,17 +341,23 @@ def _check_claim(
     from the claim (verify/claims.py)."""
     version = int(doc.get("version", 1))
     if version not in VERSIONS:
-        raise CertificateError(f"certificate version {version}: this checker reads 1 to 3")
+        raise CertificateError(f"certificate version {version}: this checker reads 1 to 4")
     claim = claim_of(doc)
     parts = doc["parts"] if version >= 2 else [{"proof": doc["proof"]}]
-    need = required_parts(model, claim)
-    keys = [part_key(model, claim, part) for part in parts]
+    # a varied feature's domain per input: the claim's pairs are no longer their swaps
+    one_way = any(isinstance(d, dict) and "x1" in d for d in doc["question"]["domain"])
+    need = required_parts(model, claim, one_way)
+    keys = [part_key(model, claim, part, one_way) for part in parts]
     if sorted(keys) != sorted(need) or len(set(keys)) != len(keys):
         shown = ", ".join(_key_text(k) for k in need)
         return Verdict(False, f"the proof's parts are not the ones the claim needs ({shown})")
     checker = Checker(model, doc["question"], doc["columns"], version, replay, refusal)
     checker.claim = claim
-    unread = [f for f, d in enumerate(checker.domain) if d.missing and not model.reads_nan_of(f)]
+    unread = [
+        f
+        for f in range(len(checker.domain))
+        if any(checker.dom(f, k).missing for k in (0, 1)) and not model.reads_nan_of(f)
+    ]
     if unread:
         return Verdict(
             False,
@@ -368,7 +376,7 @@ def _check_claim(
         else:  # the exp link's steps: the reference walk reads them (verify/link.py)
             verdict = checker.run(part["proof"], rows, link)
         if not verdict.valid:
-            where = f"classes {_key_text(key)}: " if key else ""
+            where = f"{'' if len(key) == 1 else 'classes '}{_key_text(key)}: " if key else ""
             return replace(verdict, message=where + verdict.message)
         boxes += verdict.boxes
     meets = "none meets the change" if claim.kind == "change" else "none meets the gap"
@@ -382,12 +390,12 @@ def _check_claim(
         message = f"{boxes:,} {covers} the pair space, {meets}"
     message += "; " + _scope_text(model, checker)
     if claim.max_gap_upper:
-        message += f"; a max gap's upper bound: {claim.describe()}"
+        message += f"; a max gap's upper bound: {claim.describe(one_way)}"
     else:  # version 1's too: the verdict says which gap it proves
-        message += f"; {claim.describe()}"
+        message += f"; {claim.describe(one_way)}"
     named = named_categories(doc["question"])
     domain = _domain_record(model, checker)
-    return Verdict(True, message + _domain_text(model, checker.domain, named), boxes, domain=domain)
+    return Verdict(True, message + _domain_text(model, checker, named), boxes, domain=domain)
 
 
 def _domain_record(model: Model, checker: Checker) -> tuple[dict, ...]:
@@ -396,13 +404,20 @@ def _domain_record(model: Model, checker: Checker) -> tuple[dict, ...]:
     def number(v: float) -> float | str:
         return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
 
-    out = []
-    for f, d in enumerate(checker.domain):
-        rec = {"feature": model.features[f], "varied": f in checker.varied}
-        rec |= {"lb": number(d.lb), "ub": number(d.ub), "integer": d.integer}
+    def fields(d: Domain) -> dict:
+        rec = {"lb": number(d.lb), "ub": number(d.ub), "integer": d.integer}
         rec["missing"] = d.missing
         if d.codes is not None:
             rec["codes"] = list(d.codes)
+        return rec
+
+    out = []
+    for f, d in enumerate(checker.domain):
+        rec = {"feature": model.features[f], "varied": f in checker.varied}
+        if f in checker.inputs:  # stated per input (version 4)
+            rec |= {"x1": fields(checker.dom(f, 0)), "x2": fields(checker.dom(f, 1))}
+        else:
+            rec |= fields(d)
         out.append(rec)
     return tuple(out)
 
@@ -423,6 +438,9 @@ def _scope_text(model: Model, checker: Checker) -> str:
     for f in sorted(checker.varied):
         d = checker.domain[f]
         bounds = "" if d.codes is not None else f" in {_interval(d)}"
+        if f in checker.inputs and d.codes is None:  # x1's and x2's (version 4)
+            one, two = (_interval(checker.dom(f, k)) for k in (0, 1))
+            bounds = f" (x1 in {one}, x2 in {two})"
         varied.append(f"{model.features[f]}{bounds}" + (" (integers)" if d.integer else ""))
     groups: dict[str, list[str]] = {}
     for f, d in enumerate(checker.domain):
@@ -455,28 +473,39 @@ def _number(v: float) -> str:
     return short if float(short) == v else repr(v)
 
 
-def _domain_text(model: Model, domain: list[Domain], named: dict[str, list[str]]) -> str:
+def _domain_text(model: Model, checker: Checker, named: dict[str, list[str]]) -> str:
     """What a version-3 domain adds to the claim: each coded feature's codes (and the
     categories they name, where the domain names them: the claim is over those), and the
-    features that may be missing (the claim covers NaN there)."""
+    features that may be missing (the claim covers NaN there); of a domain stated per
+    input, each input's."""
     said = []
-    for f, (name, d) in enumerate(zip(model.features, domain, strict=True)):
+    for f, name, d in _each_input(model, checker):
         if d.codes is not None:
             listed = ", ".join(str(c) for c in d.codes)
             if d.codes == tuple(range(len(d.codes))) and len(d.codes) > 3:
                 listed = f"0 to {len(d.codes) - 1}"
-            meaning = model.meaning.get(f)
-            if meaning is None and name in named:
-                meaning = ", ".join(
-                    named[name][c] if 0 <= c < len(named[name]) else "?" for c in d.codes
-                )
+            meaning, cats = model.meaning.get(f), named.get(model.features[f])
+            if meaning is None and cats is not None:
+                meaning = ", ".join(cats[c] if 0 <= c < len(cats) else "?" for c in d.codes)
             said.append(f"{name} takes the codes {listed}" + (f" ({meaning})" if meaning else ""))
         if d.missing:
             said.append(f"{name} may be missing")
     return "; " + "; ".join(said) if said else ""
 
 
+def _each_input(model: Model, checker: Checker):
+    """(feature, its name as the verdict says it, its domain): once per feature, and a
+    domain stated per input once per input (``x1.name``)."""
+    for f, name in enumerate(model.features):
+        if f in checker.inputs:
+            yield from ((f, f"x{k + 1}.{name}", checker.dom(f, k)) for k in (0, 1))
+        else:
+            yield f, name, checker.domain[f]
+
+
 def _key_text(key: tuple) -> str:
+    if len(key) == 1:  # a change's direction (domains per input)
+        return f"direction {key[0]}"
     return f"{key[0]} -> {key[1]}" if key else "the one part"
 
 
@@ -505,10 +534,23 @@ class Checker:
         self.alike_walk: list = []
         names = model.features
         self.varied = {names.index(v) for v in question["vary"]}
-        self.domain = [_domain(d, version) for d in question["domain"]]
+        # per feature its domain; a varied feature's stated per input (version 4) is in
+        # ``inputs`` as (x1's, x2's), and ``domain`` holds x1's for the verdict's order
+        self.inputs: dict[int, tuple[Domain, Domain]] = {}
+        self.domain = []
+        for f, d in enumerate(question["domain"]):
+            if isinstance(d, dict) and "x1" in d:
+                self.inputs[f] = per_input_domain(d, version, names[f] if f < len(names) else f)
+                if f not in self.varied:
+                    raise ValueError(
+                        f"feature {names[f]!r}: a domain per input of a shared feature"
+                    )
+            self.domain.append(self.inputs[f][0] if f in self.inputs else _domain(d, version))
         if len(self.domain) != len(names):
             raise ValueError("one domain entry per feature expected")
         self.columns = [(int(f), c) for f, c in columns]
+        # per column, the input its values are (0: x1, and a shared column's) and its domain
+        self.col_input = [0 if c in (None, 1) else 1 for _, c in self.columns]
         self.col_of = [{}, {}]  # per input: feature -> column
         for i, (f, c) in enumerate(self.columns):
             for k in (0, 1):
@@ -524,21 +566,21 @@ class Checker:
                 raise ValueError("a varied feature must have a column per input")
         for t in model.trees:
             for n, codes in enumerate(t.cats or ()):
-                if codes is not None and self.domain[t.feature[n]].codes is None:
+                if codes is not None and self._either(t.feature[n], lambda d: d.codes is None):
                     raise ValueError(
                         f"feature {names[t.feature[n]]!r} has categorical splits: its "
                         "domain must list its codes"
                     )
         for f in model.meaning:  # a group's feature: its values are codes, never NaN
-            if self.domain[f].codes is None or self.domain[f].missing:
+            if self._either(f, lambda d: d.codes is None or d.missing):
                 raise ValueError(f"feature {names[f]!r}: a group's domain lists its codes alone")
         for f, n_codes in model.known_codes.items():
-            codes = self.domain[f].codes
-            if codes is not None and not all(0 <= c < n_codes for c in codes):
+            if self._either(f, lambda d, n=n_codes: not all(0 <= c < n for c in d.codes or ())):
                 raise ValueError(
                     f"feature {names[f]!r}: the model knows the codes 0..{n_codes - 1}"
                 )
-        self.col_missing = np.array([self.domain[f].missing for f, _ in self.columns])
+        self.col_dom = [self.dom(f, k) for (f, _), k in zip(self.columns, self.col_input)]
+        self.col_missing = np.array([d.missing for d in self.col_dom])
         self._require_values()
         self.eps = self._relaxation()
         self.reads_varied = [_reads(t, self.varied) for t in model.trees]
@@ -547,20 +589,33 @@ class Checker:
         self._cuts: dict[tuple[float, float], float] = {}
         self._whole: tuple | None = None  # _full_box's
 
+    def dom(self, f: int, k: int = 0) -> Domain:
+        """Feature f's domain for input k (0: x1, 1: x2): the feature's, or the one
+        stated for that input (version 4)."""
+        pair = self.inputs.get(f)
+        return self.domain[f] if pair is None else pair[k]
+
+    def _either(self, f: int, test: Callable[[Domain], bool]) -> bool:
+        """Whether ``test`` holds of feature f's domain for some input."""
+        return any(test(self.dom(f, k)) for k in (0, 1))
+
     def _require_values(self) -> None:
-        """Every feature's domain must hold some value the library reads: an empty one
-        leaves every box of the pair space empty, each bound minus infinity, so a proof of
-        any claim at all would pass."""
-        for f, d in enumerate(self.domain):
-            if d.codes is not None or d.missing:
-                continue  # codes are never empty (``_domain``); NaN is a value
-            lo, hi = self._domain_interval(f)
-            if not lo < hi:
-                raise ValueError(
-                    f"feature {self.m.features[f]!r}: its domain [{d.lb:g}, {d.ub:g}]"
-                    + (" of integers" if d.integer else "")
-                    + " holds no value"
-                )
+        """Every feature's domain (per input, where stated so) must hold some value the
+        library reads: an empty one leaves every box of the pair space empty, each bound
+        minus infinity, so a proof of any claim at all would pass."""
+        for f in range(len(self.domain)):
+            for k in (0, 1) if f in self.inputs else (0,):
+                d = self.dom(f, k)
+                if d.codes is not None or d.missing:
+                    continue  # codes are never empty (``_domain``); NaN is a value
+                lo, hi = self._domain_interval(f, k)
+                if not lo < hi:
+                    said = f"x{k + 1}'s domain" if f in self.inputs else "its domain"
+                    raise ValueError(
+                        f"feature {self.m.features[f]!r}: {said} [{d.lb:g}, {d.ub:g}]"
+                        + (" of integers" if d.integer else "")
+                        + " holds no value"
+                    )
 
     def _relaxation(self) -> float:
         """How far the library's accumulation may move one raw score (in raw units):
@@ -588,14 +643,14 @@ class Checker:
         """An interval of the library's test ([lo, hi) for "<", (lo, hi] for "<=") of
         feature f, as the same set of admissible values with integer ends for an
         integer feature; two normalised intervals share a value iff max lo < min hi."""
-        if not self.domain[f].integer:
+        if not self.domain[f].integer:  # the same for both inputs (per_input_domain)
             return lo, hi
         if self.m.test == "<":  # [lo, hi) holds the integers [ceil lo, ceil hi)
             return _ceil(lo), _ceil(hi)
         return _floor(lo), _floor(hi)  # (lo, hi] holds (floor lo, floor hi]
 
-    def _domain_interval(self, f: int) -> tuple[float, float]:
-        d = self.domain[f]
+    def _domain_interval(self, f: int, k: int = 0) -> tuple[float, float]:
+        d = self.dom(f, k)
         lb, ub = d.lb, d.ub
         if self.m.float32:  # the library compares float32(x), rounded to nearest: x in
             # [lb, ub] maps onto [float32(lb), float32(ub)], as rounding is monotone
@@ -611,13 +666,13 @@ class Checker:
         return (lo, min(hi, t)), (max(lo, t), hi)
 
     # ---- routing a box part through a node, as the library routes each value ------
-    def _route(self, t: Tree, n: int, part: tuple) -> tuple[list, list]:
+    def _route(self, t: Tree, n: int, part: tuple, k: int = 0) -> tuple[list, list]:
         """The pieces of a box part (lo, hi, nan) of node n's feature that go left and
-        right: each an interval (of values; of code positions for a coded feature)
-        with or without NaN."""
+        right: each an interval (of values; of code positions for a coded feature, in
+        input k's list) with or without NaN."""
         lo, hi, nan = part
         f = t.feature[n]
-        codes = self.domain[f].codes
+        codes = self.dom(f, k).codes
         sides: tuple[list, list] = ([], [])
         if codes is not None:  # each code as the library routes it, in runs
             start, end = max(lo, 0), min(hi, len(codes))  # a NaN-only part: none
@@ -689,14 +744,14 @@ class Checker:
                 lo, hi, nan = lo0.copy(), hi0.copy(), nan0.copy()
                 for g, (a, b, g_nan) in path.items():
                     c = self.col_of[k][g]
-                    na, nb = self._norm_part(g, a, b)
+                    na, nb = self._norm_part(g, a, b, k)
                     lo[c], hi[c], nan[c] = max(lo[c], na), min(hi[c], nb), g_nan
                 if all(a < b or m for a, b, m in zip(lo, hi, nan)):
                     box = (np.array(lo, dtype=float), np.array(hi, dtype=float))
                     out.append((n, *box, np.array(nan, dtype=bool)))
                 continue
-            part = path.get(f, (-INF, INF, self.domain[f].missing))
-            yes, no = self._route(t, n, part)
+            part = path.get(f, (-INF, INF, self.dom(f, k).missing))
+            yes, no = self._route(t, n, part, k)
             for p in no:
                 stack.append((t.right[n], {**path, f: p}))
             for p in yes:
@@ -712,16 +767,26 @@ class Checker:
 
     def _domain_box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lo, hi = [], []
-        for f, _ in self.columns:
-            codes = self.domain[f].codes
-            a, b = (0, len(codes)) if codes is not None else self._domain_interval(f)
+        for (f, _), k in zip(self.columns, self.col_input):
+            codes = self.dom(f, k).codes
+            a, b = (0, len(codes)) if codes is not None else self._domain_interval(f, k)
             lo.append(a)
             hi.append(b)
         return np.array(lo, dtype=float), np.array(hi, dtype=float), self.col_missing.copy()
 
-    def _norm_part(self, f: int, lo: float, hi: float) -> tuple[float, float]:
-        """A box part's interval, normalised (code positions stay as they are)."""
-        return (lo, hi) if self.domain[f].codes is not None else self._norm(f, lo, hi)
+    def _norm_part(self, f: int, lo: float, hi: float, k: int = 0) -> tuple[float, float]:
+        """A box part's interval of input k, normalised (code positions stay as they are)."""
+        return (lo, hi) if self.dom(f, k).codes is not None else self._norm(f, lo, hi)
+
+    def box_ends(self, box: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A box of the proof (per column (lo, hi, nan)) as arrays, normalised."""
+        ends = [
+            self._norm_part(f, *box[c][:2], k)
+            for c, ((f, _), k) in enumerate(zip(self.columns, self.col_input))
+        ]
+        lo = np.array([a for a, _ in ends], dtype=float)
+        hi = np.array([b for _, b in ends], dtype=float)
+        return lo, hi, np.array([part[2] for part in box], dtype=bool)
 
     def _boxes(self, ti: int, k: int) -> LeafBoxes:
         """``_leaf_boxes`` of tree ``ti`` for input ``k``, as arrays (kept: a box's
@@ -821,7 +886,7 @@ class Checker:
                     return Verdict(
                         False, f"step {i}: a split on no column of the pair space {step!r}"
                     )
-                sides = self._split_box(box[c], self.columns[c][0], step[2])
+                sides = self._split_box(box[c], c, step[2])
                 if sides is None:
                     return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
                 no_box, yes_box = list(box), list(box)
@@ -849,10 +914,7 @@ class Checker:
             if step[0] != "prune" or name not in rows:
                 return Verdict(False, f"step {i}: unknown step {step!r}")
             row = rows[name]
-            ends = [self._norm_part(f, *box[c][:2]) for c, (f, _) in enumerate(self.columns)]
-            lo = np.array([a for a, _ in ends], dtype=float)
-            hi = np.array([b for _, b in ends], dtype=float)
-            nan = np.array([part[2] for part in box], dtype=bool)
+            lo, hi, nan = self.box_ends(box)
             bound = self._offset(row) + self._table(row).bound(lo, hi, nan, self.col_missing)
             stated = float(step[2]) / self.m.margin_per_logit  # logit units -> raw
             wrong = prune_refusal(
@@ -882,13 +944,13 @@ class Checker:
             cut = self._cuts[key] = self._test_at(self._read_threshold(at))
         return cut
 
-    def _split_box(self, part: tuple, f: int, at) -> tuple | None:
+    def _split_box(self, part: tuple, c: int, at) -> tuple | None:
         """The (yes, no) parts of a box part at a split: a number t, the library's test
         at t on the value it reads (NaN goes "no"); "nan", the numbers and NaN; ``{"codes": [...]}``, the
         first codes of the domain's list and the rest (NaN goes "no"). None: the split
-        does not fit the column."""
+        does not fit the column (``c``)."""
         lo, hi, nan = part
-        dom = self.domain[f]
+        dom = self.col_dom[c]
         if isinstance(at, (int, float)) and not isinstance(at, bool) and dom.codes is None:
             yes, no = self._split(lo, hi, self._cut(float(at)))
             return (*yes, False), (*no, nan)
@@ -914,14 +976,11 @@ class Checker:
             return "its pair does not give every feature a value"
         for c, (f, copy) in enumerate(self.columns):
             for k in (0, 1) if copy is None else (copy - 1,):
-                if not self._admits(f, box[c], float(xs[k][f])):
+                if not self._admits(c, box[c], float(xs[k][f])):
                     return f"its pair's x{k + 1} is outside the box or the domain (feature {f})"
             if copy is None and not _same(xs[0][f], xs[1][f]):
                 return f"its pair differs in feature {f}, which is not varied"
-        ends = [self._norm_part(f, *box[c][:2]) for c, (f, _) in enumerate(self.columns)]
-        lo = np.array([a for a, _ in ends], dtype=float)
-        hi = np.array([b for _, b in ends], dtype=float)
-        nan = np.array([part[2] for part in box], dtype=bool)
+        lo, hi, nan = self.box_ends(box)
         for ti, t in enumerate(self.m.trees):
             for k in (0, 1):
                 b = self._boxes(ti, k)
@@ -941,14 +1000,14 @@ class Checker:
                 return None
         return "the library's scores of its pair meet every row of the condition"
 
-    def _admits(self, f: int, part: tuple, v: float) -> bool:
-        """Whether the value v of feature f lies in its domain and in the box's part
+    def _admits(self, c: int, part: tuple, v: float) -> bool:
+        """Whether the value v of column c's feature lies in its domain and in the box's part
         (lo, hi, nan): NaN where the part holds NaN; for a coded feature, a code of the
         domain whose place in its list lies in [lo, hi); else a number within the
         domain's bounds, in the interval of the library's test, as the library compares
         it."""
         lo, hi, nan = part
-        d = self.domain[f]
+        d = self.col_dom[c]
         if math.isnan(v):
             return d.missing and bool(nan)
         if d.codes is not None:
@@ -1008,6 +1067,19 @@ def _domain(d: dict, version: int) -> Domain:
     if not isinstance(d["integer"], bool) or not isinstance(d.get("missing", False), bool):
         raise ValueError("a domain's integer and missing are true or false")
     return Domain(_bound(d["lb"]), _bound(d["ub"]), d["integer"], codes, missing)
+
+
+def per_input_domain(d: dict, version: int, name) -> tuple[Domain, Domain]:
+    """A varied feature's domain stated per input (version 4: ``{"x1": ..., "x2": ...}``,
+    each a domain), as (x1's, x2's); both inputs are of one kind (integer or not)."""
+    if version < 4:
+        raise ValueError("a domain per input is certificate version 4")
+    if set(d) != {"x1", "x2"} or not all(isinstance(d[k], dict) for k in ("x1", "x2")):
+        raise ValueError(f"feature {name!r}: a domain per input is {{'x1': ..., 'x2': ...}}")
+    one, two = _domain(d["x1"], version), _domain(d["x2"], version)
+    if one.integer != two.integer:
+        raise ValueError(f"feature {name!r}: its inputs' domains are integer alike or not")
+    return one, two
 
 
 def _merged(pieces: list[tuple]) -> list[tuple]:

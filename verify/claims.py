@@ -18,9 +18,11 @@ None: that input does not enter it). The claims:
   x2 decided c2 (``x2/o``), and ``sum``, a row of x1 plus a row of x2 whose weights are
   opposite; "any" for a class: one part of the proof per pair of classes it allows;
 * a regressor's change by at least D (``change``): f(x2) - f(x1) >= D (up) or
-  f(x1) - f(x2) >= D (down). Both inputs range over the same domain, so swapping them
+  f(x1) - f(x2) >= D (down). Where both inputs range over the same domain, swapping them
   maps the pairs going up onto those going down: a proof for one direction proves the
-  claim in both (and in "either"). A regressor predicting exp(raw) has no such row: its
+  claim in both (and in "either"). Where a varied feature's domain is stated per input
+  (version 4), no swap maps the pairs onto themselves: the claim is of its direction,
+  a part per direction it names (``one_way``). A regressor predicting exp(raw) has no such row: its
   boxes are closed by ``link`` steps (verify/link.py).
 
 A probability claim is of P as the library computes it from its raw scores, which the
@@ -87,12 +89,16 @@ class Claim:
     direction: str = "up"  # a change's
     max_gap_upper: bool = False  # the value is a max gap's certified upper bound
 
-    def describe(self) -> str:
+    def describe(self, one_way: bool = False) -> str:
         """The claim in words, its value as short as it reads back exactly (%g when that
-        is exact: 0.49999999 is not "0.5", a claim the proof does not make)."""
+        is exact: 0.49999999 is not "0.5", a claim the proof does not make); ``one_way``:
+        a change's direction named (its inputs' domains differ)."""
         value = exact_text(self.value)
         if self.kind == "change":
-            return f"no change of {value} or more"
+            way = {"up": " up from x1 to x2", "down": " down from x1 to x2"}
+            return f"no change of {value} or more" + (
+                way.get(self.direction, "") if one_way else ""
+            )
         kind = "a margin gap" if self.gap_kind == "margin" else "a gap"
         if self.classes:
             c1, c2 = self.classes
@@ -133,12 +139,16 @@ def _class(v):
     return ANY if v == ANY else int(v)
 
 
-def required_parts(model: Model, claim: Claim) -> list[tuple]:
+def required_parts(model: Model, claim: Claim, one_way: bool = False) -> list[tuple]:
     """The parts a proof of the claim needs, by key: a multiclass gap's (c1, c2) pairs
-    (every pair the claim's classes allow, the two different); one part otherwise."""
+    (every pair the claim's classes allow, the two different); a change's directions
+    where its inputs' domains differ (``one_way``: "either" needs both); one part
+    otherwise."""
     if claim.kind == "change":
         if model.task != "regressor":
             raise ValueError("a change is claimed of regressors")
+        if one_way:
+            return [("up",), ("down",)] if claim.direction == "either" else [(claim.direction,)]
         return [()]
     if model.task == "regressor":
         raise ValueError("a regressor's claim is a change, not a gap")
@@ -159,8 +169,10 @@ def required_parts(model: Model, claim: Claim) -> list[tuple]:
     return pairs
 
 
-def part_key(model: Model, claim: Claim, part: dict) -> tuple:
+def part_key(model: Model, claim: Claim, part: dict, one_way: bool = False) -> tuple:
     """The key a part of the proof answers (``required_parts``' form)."""
+    if claim.kind == "change" and one_way:
+        return (str(part.get("direction", "up")),)
     if claim.kind == "change" or model.n_outputs == 1:
         return ()
     a, b = part["classes"]

@@ -27,8 +27,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from .claims import Claim, Row
 from .models import Model
 
@@ -108,10 +106,7 @@ def link_prune(checker, box: list, step: list, rule: LinkRule | None) -> str | N
 
 def _largest(checker, box: list, row: Row) -> float:
     """The row's largest value over the box, recomputed from the model's trees."""
-    ends = [checker._norm_part(f, *box[c][:2]) for c, (f, _) in enumerate(checker.columns)]
-    lo = np.array([a for a, _ in ends], dtype=float)
-    hi = np.array([b for _, b in ends], dtype=float)
-    nan = np.array([part[2] for part in box], dtype=bool)
+    lo, hi, nan = checker.box_ends(box)
     return checker._offset(row) + checker._table(row).bound(lo, hi, nan, checker.col_missing)
 
 

@@ -136,8 +136,7 @@ class Walker:
         self.tables: dict[tuple, LiveTable] = {}
         # per column, whether its box parts are normalised as they are (``_norm_part``
         # changes only an integer feature's ends; code positions stay)
-        doms = [ch.domain[f] for f, _ in ch.columns]
-        self.as_is = [d.codes is not None or not d.integer for d in doms]
+        self.as_is = [d.codes is not None or not d.integer for d in ch.col_dom]
 
     def _live_table(self, row, kernels) -> LiveTable:
         key = (row.a, row.b, kernels is not None)
@@ -153,7 +152,7 @@ class Walker:
         excludes nothing (``_Table.bound``'s cut)."""
         lo, hi, nan = part
         if not self.as_is[c]:
-            lo, hi = self.ch._norm_part(self.ch.columns[c][0], lo, hi)
+            lo, hi = self.ch._norm_part(self.ch.columns[c][0], lo, hi, self.ch.col_input[c])
         nan = bool(nan)
         if lo > -INF or hi < INF or (self.ch.col_missing[c] and not nan):
             return float(lo), float(hi), nan
@@ -200,7 +199,7 @@ class Walker:
                     return Verdict(
                         False, f"step {i}: a split on no column of the pair space {step!r}"
                     )
-                sides = ch._split_box(box[c], ch.columns[c][0], step[2])
+                sides = ch._split_box(box[c], c, step[2])
                 if sides is None:
                     return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
                 no_box, yes_box = list(box), list(box)

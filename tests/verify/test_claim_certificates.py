@@ -404,11 +404,11 @@ def test_a_version_1_certificate_with_its_gap_below_the_supremum_is_rejected(bin
 
 
 def test_a_certificate_of_an_unknown_version_is_a_certificate_error(binary_prob, tmp_path):
-    def version_4(doc):
-        doc["version"] = 4
+    def version_5(doc):
+        doc["version"] = 5
 
-    with pytest.raises(CertificateError, match="version 4"):
-        verify_file(tampered(binary_prob[1], tmp_path, version_4))
+    with pytest.raises(CertificateError, match="version 5"):
+        verify_file(tampered(binary_prob[1], tmp_path, version_5))
 
 
 @pytest.mark.parametrize("version", [2.5, "2", True])

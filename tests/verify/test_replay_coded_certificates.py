@@ -98,10 +98,10 @@ def _checker() -> Checker:
 
 
 def test_a_replayed_nan_lies_only_in_a_box_part_that_holds_nan():
-    checker = _checker()
-    assert checker._admits(1, (-INF, INF, True), math.nan)
-    assert checker._admits(1, (*EMPTY, True), math.nan)
-    assert not checker._admits(1, (-INF, INF, False), math.nan)
+    checker = _checker()  # f1's column is the third (f0 has one per input)
+    assert checker._admits(2, (-INF, INF, True), math.nan)
+    assert checker._admits(2, (*EMPTY, True), math.nan)
+    assert not checker._admits(2, (-INF, INF, False), math.nan)
 
 
 def test_a_replayed_code_lies_in_a_box_part_by_its_place_in_the_domains_list():
