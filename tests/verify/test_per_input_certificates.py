@@ -221,3 +221,41 @@ def test_the_unbounded_query_s_certificate_is_not_accepted_with_the_bounded_doma
 
     assert not verify_file(tampered(wide, tmp_path, bounded_domain)).valid
     assert not verify_file(tampered(apart, tmp_path, unbounded_domain)).valid
+
+
+@pytest.fixture(scope="module")
+def regressor_change(tmp_path_factory) -> Path:
+    """The certificate of a regressor's largest change f(x1) - f(x2) (x1 the higher)
+    under x1.f0 in [0, 0.3]: an XGBoost regressor trained on f0 mostly."""
+    import xgboost
+
+    folder = tmp_path_factory.mktemp("change")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (300, 3))
+    y = 3 * X[:, 0] + X[:, 0] * X[:, 1] + rng.normal(0, 0.1, 300)
+    model = folder / "reg.json"
+    est = xgboost.XGBRegressor(n_estimators=6, max_depth=3, learning_rate=0.5)
+    est.fit(X, y).get_booster().save_model(model)
+    q = Query(vary=("f0",), bounds=(FeatureBound("f0", 0.0, 0.3, (1,)),), plan=Plan(timeout=30))
+    _, done = _certified(treesens.load_model(str(model)), q, model, folder / "c.json")
+    assert done.verified, done.message
+    return folder / "c.json"
+
+
+def test_a_change_under_a_domain_per_input_is_claimed_in_its_direction(regressor_change):
+    verdict = verify_file(regressor_change)
+    assert verdict.valid and verdict.message.endswith("or more down from x1 to x2")
+
+
+@pytest.mark.parametrize("direction", ["either", "up"])
+def test_a_change_s_part_proves_no_other_direction_under_a_domain_per_input(
+    regressor_change, direction, tmp_path
+):
+    """Swapping x1 and x2 no longer maps the pairs onto themselves: a proof that no pair
+    goes down by D says nothing of the pairs going up."""
+
+    def claimed(doc):
+        doc["question"]["claim"]["direction"] = direction
+
+    verdict = verify_file(tampered(regressor_change, tmp_path, claimed))
+    assert not verdict.valid and "the proof's parts are not the ones" in verdict.message
