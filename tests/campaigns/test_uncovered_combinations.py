@@ -19,7 +19,8 @@ import pytest
 import treesens
 from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
-from treesens.compiler.query import Gap
+from treesens.compiler.query import FeatureBound, Gap, Query
+from treesens.driver import solve_query
 from treesens.questions.max_gap import max_gap_query
 from treesens.tests.compiler.test_feature_constraints import OPS, _random_query, candidate_values
 from treesens.tests.oracle import random_ensemble
@@ -225,3 +226,60 @@ def test_scaled_column_with_missing_values_reaching_xgboost_max_gap_is_the_pipel
     ens = treesens.load_model(pipe, data=df)
     assert ens.features[1].may_be_missing
     _assert_max_gap_is_the_library_s(ens, p1, ["b"])
+
+
+# --- a softmax model's unnamed category codes under a bound on one input ------------------
+@pytest.fixture(scope="module")
+def coded_softmax():
+    """A 3-class LightGBM model of an array: column 0 holds category codes 0..11 that no
+    name declares (its splits list some, the rest route alike), column 1 is numeric."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(3)
+    n = 900
+    c, x = rng.integers(0, 12, n).astype(float), rng.random(n)
+    s = rng.normal(0, 1.5, 12)[c.astype(int)] + 2 * (x > 0.5) + rng.normal(0, 0.3, n)
+    y = np.digitize(s, np.quantile(s, [0.33, 0.66]))
+    params = dict(objective="multiclass", num_class=3, num_leaves=4, verbose=-1)
+    params |= dict(min_data_per_group=5, cat_smooth=1, max_cat_to_onehot=4, min_child_samples=10)
+    booster = lgb.train(params, lgb.Dataset(np.stack([c, x], 1), y, categorical_feature=[0]), 3)
+    return booster, treesens.load_model(booster)
+
+
+def _library_ratio(booster, ens, classes, b1, b2) -> float:
+    """The largest ratio of a pair varying the codes (x1's within b1, x2's within b2), by
+    the library's predict on every code up to 14 and one value per routing of column 1."""
+    codes = np.arange(0.0, 15.0)
+    xs = H.feature_values(ens, 1)
+    X = np.array([[c, x] for c in codes for x in xs])
+    p = np.asarray(booster.predict(X), dtype=np.float64).reshape(len(codes), len(xs), 3)
+    ratio = np.stack([np.min(p[..., [c]] / np.delete(p, c, axis=2), axis=2) for c in range(3)], 2)
+    best = [ratio[(codes >= lo) & (codes <= hi)].max(axis=0) for lo, hi in (b1, b2)]
+    return float(np.max(np.minimum(best[0][:, classes[0]], best[1][:, classes[1]])))
+
+
+@pytest.mark.parametrize("backend", ["cpsat", "highs", "z3", "boxes"])
+@pytest.mark.parametrize("b1", [(3.0, 4.0), (8.0, 13.0)])
+def test_softmax_codes_bounded_on_one_input_answer_as_the_library_s_ratio(
+    coded_softmax, backend, b1
+):
+    booster, ens = coded_softmax
+    c = ens.feature_names[0]
+    bounds = (FeatureBound(c, *b1, (1,)),)
+    for classes in [(0, 2), (2, 0), (1, 2)]:
+        best = _library_ratio(booster, ens, classes, b1, (0.0, 14.0))
+        for g, sensitive in [(best / 1.001, True), (best * 1.001, False)]:
+            if g < 1.0:
+                continue
+            q = Query(vary=(c,), gap=Gap(g), classes=classes, bounds=bounds)
+            r = solve_query(ens, q.planned(backend=backend, timeout=30.0))
+            assert r.status == ("sensitive" if sensitive else "insensitive"), (classes, g, best)
+
+
+@pytest.mark.parametrize("b1", [(3.0, 4.0), (8.0, 13.0)])
+def test_softmax_codes_bounded_on_one_input_max_ratio_brackets_the_library_s(coded_softmax, b1):
+    booster, ens = coded_softmax
+    c = ens.feature_names[0]
+    q = Query(vary=(c,), gap=Gap(1.0), classes=(2, 1), bounds=(FeatureBound(c, *b1, (1,)),))
+    best = _library_ratio(booster, ens, (2, 1), b1, (0.0, 14.0))
+    m = max_gap_query(ens, q.planned(timeout=30.0)).max_gap
+    assert m["lower"] <= best * (1 + 1e-12) and best <= m["upper"] * (1 + 1e-12), (m, best)
