@@ -57,11 +57,6 @@ def check_candidate(
         w = decode()
     except ValueError as e:
         return Rejected(f"cannot map the solution back to inputs: {e}")
-    broken = constraint_violations(ens, q, w.x1, w.x2)
-    if broken:
-        return Rejected(
-            "internal: the witness breaks the query's constraints: " + "; ".join(broken)
-        )
     routed = ens.leaf_indices(np.stack([w.x1, w.x2]))
     for copy in (0, 1):
         if not np.array_equal(routed[copy], w.leaves[copy]):
@@ -74,7 +69,13 @@ def check_candidate(
 
 
 def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
-    """Replay a pair on the library's predict (the IR's when there is no replayer)."""
+    """Replay a pair on the library's predict (the IR's when there is no replayer); a
+    pair that breaks the query's bounds or relations is rejected first."""
+    broken = constraint_violations(ens, q, w.x1, w.x2)
+    if broken:
+        return Rejected(
+            "internal: the witness breaks the query's constraints: " + "; ".join(broken)
+        )
     X = np.stack([w.x1, w.x2])
     ir_raw = ens.raw(X)
     try:

@@ -13,8 +13,10 @@ certificate states the narrower domains, which is what its claim is about.
 Not where a bound holds for one input only (x1 pinned, x2 free: the domains are the
 feature's, for both inputs): None there, or with ``per_input`` the query keeps those
 bounds, which the box search reads as a restriction of that input's column of the pair
-tables (search/pair_boxes.py, ``input_rank_ranges``); nor with relations between the
-inputs: None there, and the query is left to the solvers' encoding of its constraints.
+tables (search/pair_boxes.py, ``input_rank_ranges``). With relations between the inputs,
+only where asked (``relations``: the box search, which reads them over the narrowed
+domains, search/relation_boxes.py); elsewhere the query is left to the solvers' encoding
+of its constraints.
 """
 
 from __future__ import annotations
@@ -28,15 +30,18 @@ from .query import Query, bounds_by_copy, feature_index
 
 
 def bounds_as_domains(
-    ens: Ensemble, q: Query, per_input: bool = False
+    ens: Ensemble, q: Query, per_input: bool = False, relations: bool = False
 ) -> tuple[Ensemble, Query] | None:
     """(the model with its features' domains narrowed to ``q``'s bounds, ``q`` without
     them), or None when ``q`` has no bounds, has relations, or bounds some input of a
     varied feature otherwise than the other, or leaves a feature the model splits on no
     value at all (the solvers' encoding reports that). ``per_input``: a varied feature
     bounded otherwise on one input than on the other keeps its domain and its bounds
-    stay in the query returned (the model as it is when every bound is such)."""
-    if not q.bounds or q.relations:
+    stay in the query returned (the model as it is when every bound is such).
+    ``relations``: a query with relations too, which it keeps (the box search reads them
+    over the narrowed domains: a relation's values within the bounds are the narrowed
+    feature's, and never NaN either way)."""
+    if not q.bounds or (q.relations and not relations):
         return None
     by_copy = bounds_by_copy(ens, q, varied_features(ens, q.vary))
     features = list(ens.features)

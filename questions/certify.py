@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..answers.phrases import UNREAD_CONSTRAINTS
+from ..answers.phrases import RELATIONS_UNSTATED, UNREAD_CONSTRAINTS
 from ..answers.proof import BOX_SEARCH, TRIVIAL_BOUND, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..answers.verdict import NearMiss, check_pair
@@ -294,7 +294,7 @@ def certify(
     search's heap and its record fit the memory limit (``memory_mb``, else the query's
     option, else the default: questions/memory.py)."""
     ens = read_for(ens, q)
-    why = model_refusal(ens, q, model_file)
+    why = model_refusal(ens, q, model_file) or (RELATIONS_UNSTATED if q.relations else None)
     if why is not None:
         return refused(why)
     q = q.over_all_inputs()  # what a data-aware query's "insensitive" states

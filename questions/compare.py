@@ -90,6 +90,6 @@ def disagreement(results) -> str | None:
 def not_taken(r) -> bool:
     """An error only because the backend does not take the query (not a failure): a
     size-limited license refused the model, or the box search does not describe the
-    query (relations between the inputs, a data-aware mode)."""
+    query (a data-aware mode, a relation it does not read)."""
     why = r.error or ""
     return r.status == "error" and ("license refused" in why or why.startswith(NOT_DESCRIBED))

@@ -35,6 +35,7 @@ from .anchored_boxes import anchored_corner, is_anchored
 from .pair_boxes import PairTables
 from .proof_tree import ProofTree
 from .ranked_trees import rank_value
+from .relation_boxes import RankRelations, box_meets, dropped_by, rank_relations, relation_ranks
 
 PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"
 _LOW = -1e300  # stands for "no leaf" in a per-tree maximum
@@ -62,8 +63,9 @@ def box_search(
 ) -> BoxOutcome:
     """Search the pair space until a proof, a pair or ``deadline`` (absolute time).
     ``record``: each box visited is appended in the order of the search (preorder, the
-    "yes" side of a split first): ``("split", column, R)`` or ``("prune", row, bound)``, the
-    proof a certificate writes out (a pruned box: ``("prune", row, bound)``). ``stop``:
+    "yes" side of a split first): ``("split", column, R)``, ``("prune", row, bound)`` or
+    ``("relation", feature, op)`` (relation_boxes.dropped_by), the proof a certificate
+    writes out. ``stop``:
     asked between boxes, True ends the search as the deadline does."""
     return BoxSearch(enc, tables, record, stop).run(deadline)
 
@@ -87,6 +89,9 @@ class BoxSearch:
         # ``found`` that of the box of the last pair found
         self.proof, self.ids, self.found = proof, [ProofTree.ROOT], ProofTree.ROOT
         n_leaves = tables.values.shape[1]
+        # relations between the inputs: a box no pair of whose ranks meets them is
+        # dropped ("relation"), never bounded (relation_boxes.py)
+        self.rel = rank_relations(enc, tables)
         self.stack: list = []
         if n_leaves:
             self.order = tree_order(tables)
@@ -108,6 +113,12 @@ class BoxSearch:
             live, lo, hi, top = stack.pop()
             box = self.ids.pop() if proof is not None else ProofTree.ROOT
             self.boxes += 1
+            if isinstance(top, tuple):  # no pair of its ranks meets a relation: its step
+                if record is not None:
+                    record.append(top)
+                if proof is not None:
+                    proof.leaf(box, top)
+                continue
             below = top.sum(axis=1) < tab.thresholds
             if below.any():
                 if record is not None or proof is not None:
@@ -121,7 +132,7 @@ class BoxSearch:
             tree = tree_to_split(top - leaf_low(tab, live), self.order, tab.first_sum)
             if tree < 0:  # every tree's value is fixed on the box, and meets the gap
                 self.found = box
-                return BoxOutcome(FOUND, self.boxes, corner_pair(self.enc, tab, lo))
+                return BoxOutcome(FOUND, self.boxes, corner_pair(self.enc, tab, lo, hi, self.rel))
             c, r = split_node(tab.nodes[tree], live)
             if record is not None:
                 record.append(("split", int(c), int(r)))
@@ -130,8 +141,8 @@ class BoxSearch:
             yes_hi, no_lo = hi.copy(), lo.copy()
             yes_hi[c], no_lo[c] = r, r
             yes_live, no_live = live & (tab.lo[c] < r), live & (tab.hi[c] > r)
-            yes = (yes_live, lo, yes_hi, leaf_top(tab, yes_live))
-            no = (no_live, no_lo, hi, leaf_top(tab, no_live))
+            yes = (yes_live, lo, yes_hi, self._top(yes_live, lo, yes_hi))
+            no = (no_live, no_lo, hi, self._top(no_live, no_lo, hi))
             # the "yes" side first for the first PROBE_BOXES boxes, then the child closer
             # to a pair (the last pushed); a recorded proof keeps the "yes" side first, the
             # order its certificate is read in. A proof visits the same boxes either way.
@@ -144,6 +155,14 @@ class BoxSearch:
             if proof is not None:
                 self.ids += (yes_id, no_id) if first_no else (no_id, yes_id)
         return BoxOutcome(PROVED, self.boxes)
+
+    def _top(self, live: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | tuple:
+        """A child box's ``leaf_top``, or where no pair of its ranks meets a relation the
+        step that drops it (relation_boxes.dropped_by: dropped when popped, in the order
+        a certificate reads its boxes)."""
+        if box_meets(self.rel, lo, hi):
+            return leaf_top(self.tab, live)
+        return dropped_by(self.rel, lo, hi)
 
 
 def leaf_top(tab: PairTables, live: np.ndarray) -> np.ndarray:
@@ -164,9 +183,11 @@ def tree_order(tab: PairTables) -> np.ndarray:
     return split_order(tab, span)
 
 
-def _promise(tab: PairTables, top: np.ndarray) -> float:
+def _promise(tab: PairTables, top: np.ndarray | tuple) -> float:
     """How far a box's bounds are above the rows' thresholds, the tightest row's: the
-    larger, the more room the box leaves for a pair."""
+    larger, the more room the box leaves for a pair (-inf: a box the relations drop)."""
+    if isinstance(top, tuple):
+        return -np.inf
     return float((top.sum(axis=1) - tab.thresholds).min())
 
 
@@ -205,15 +226,25 @@ def split_index(nodes, live: np.ndarray) -> int:
         k = yes if on_yes else no
 
 
-def corner_pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def corner_pair(
+    enc: Encoding,
+    tab: PairTables,
+    lo: np.ndarray,
+    hi: np.ndarray | None = None,
+    rel: RankRelations | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The box's lower corner as two inputs: each feature at its domain's value for the
     rank, NaN at a feature's NaN rank (columns outside F go to both inputs). Under a
     bound on one input (pair_boxes.input_rank_ranges), that input's value is one of its
     interval's within the bound (feature_constraints.choose_constrained), not
     necessarily the interval's representative: the same leaves, within the bounds. An
-    anchored question's x1 is its row, x2 the row but on F (anchored_boxes.py)."""
+    anchored question's x1 is its row, x2 the row but on F (anchored_boxes.py). With
+    relations ``rel``, the ranks of the box lo, hi that meet them (a resolved box: every
+    pair in it reaches the same leaves), their values chosen in order likewise."""
     if is_anchored(enc.query):
         return anchored_corner(enc, tab, lo)
+    if rel is not None:
+        lo = relation_ranks(rel, lo, hi)
     ens = enc.ensemble
     xs = (np.zeros(ens.n_features), np.zeros(ens.n_features))
     intervals: tuple[dict[int, int], dict[int, int]] = ({}, {})
@@ -224,6 +255,6 @@ def corner_pair(enc: Encoding, tab: PairTables, lo: np.ndarray) -> tuple[np.ndar
         for c in (0, 1) if copy is None else (copy,):
             xs[c][f] = v
             intervals[c][f] = -1 if rank >= len(dom.valid) else dom.valid[rank]
-    if enc.query.bounds:
+    if enc.query.bounds or enc.query.relations:
         choose_constrained(enc, xs, intervals)
     return xs

@@ -26,7 +26,7 @@ import time
 
 from ..answers.accept import accept
 from ..answers.context import SolveContext
-from ..answers.phrases import NOT_DESCRIBED, UNREAD_CONSTRAINTS
+from ..answers.phrases import NOT_DESCRIBED
 from ..answers.result import UNKNOWN, fail
 from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import Accepted, NearMiss, check_pair
@@ -77,8 +77,8 @@ def box_search_applies(ctx: SolveContext, alone: bool = False) -> bool:
     if not alone and not (opts.value("box_search") and opts.value("heuristic")):
         return False
     if not alone and proof_only(ctx):
-        return class_pair_encodings(searched_encoding(ctx)) is not None
-    return class_pair_encodings(ctx.enc) is not None or link_tables(ctx) is not None
+        return class_pair_encodings(searched_encoding(ctx), relations=True) is not None
+    return class_pair_encodings(ctx.enc, relations=True) is not None or link_tables(ctx) is not None
 
 
 def proof_only(ctx: SolveContext) -> bool:
@@ -102,8 +102,9 @@ def search_alone(ctx: SolveContext) -> None:
     if not box_search_applies(ctx, alone=True):
         fail(
             ctx.result,
-            f"{NOT_DESCRIBED} (it takes no {UNREAD_CONSTRAINTS} and no "
-            "data-aware mode): use a solver backend",
+            f"{NOT_DESCRIBED} (it takes no data-aware mode, no bounds leaving a feature "
+            "intervals apart, and no relation on a categorical feature no tree reads): use a "
+            "solver backend",
         )
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
@@ -159,7 +160,7 @@ class BoxStage:
 
     def __init__(self, ctx: SolveContext):
         self.enc = searched_encoding(ctx)
-        self.encs = class_pair_encodings(self.enc)
+        self.encs = class_pair_encodings(self.enc, relations=True)
         self.proof_only = proof_only(ctx)
         # proof_only: a replayed pair found over all inputs (the search has ended), and
         # by what
@@ -177,10 +178,10 @@ class BoxStage:
         # (``rows_of_each_input``): asked at its first near miss
         self.fixed: dict[int, bool] = {}
         # a certificate asked for (proof_tree.recording): each search's proof, kept on
-        # the result when they prove "insensitive"; none of an anchored row, which no
-        # certificate states (questions/certify.py)
+        # the result when they prove "insensitive"; none of an anchored row or under
+        # relations, which no certificate states (questions/certify.py)
         encs = self.encs or ()
-        stated = not any(is_anchored(e.query) for e in encs)
+        stated = not any(is_anchored(e.query) or e.query.relations for e in encs)
         self.recorded: list[RecordedPart] | None = [] if recording() and stated else None
 
     def run(self, ctx: SolveContext, deadline: float) -> bool:

@@ -27,6 +27,7 @@ from .gap_boxes import FIRST_STEP, next_step, root_bound
 from .pair_boxes import PairTables, tables_held
 from .proof_bounds import TiledTree
 from .proof_tree import ProofTree
+from .relation_boxes import rank_relations
 
 # the largest float below 0: the kernel drops a box whose bound is at most its floor,
 # so this floor drops exactly the boxes with a row below its threshold
@@ -139,8 +140,15 @@ class CompiledBoxSearch:
         if recording:  # its record out of the same room
             heap, record_max = recording_within(enc, tables, memory_mb)
         order = tree_order(tables)
+        self.rel = rank_relations(enc, tables)
         self.search = gap_kernel.KernelSearch(
-            tables, order, root, heap_bytes=heap, recording=recording, record_max=record_max
+            tables,
+            order,
+            root,
+            heap_bytes=heap,
+            recording=recording,
+            record_max=record_max,
+            rel=self.rel,
         )
         self.budget = FIRST_STEP
 
@@ -163,9 +171,8 @@ class CompiledBoxSearch:
                 self.budget = min(self.budget, RECORDED_STEP)
             if status == gap_kernel.RESOLVED:
                 self.found = int(self.search.rec_n[0]) - 1
-                return BoxOutcome(
-                    FOUND, self.boxes, corner_pair(self.enc, self.tab, self.search.corner)
-                )
+                corner = (self.search.corner, self.search.corner_hi, self.rel)
+                return BoxOutcome(FOUND, self.boxes, corner_pair(self.enc, self.tab, *corner))
             if status == gap_kernel.EMPTY:
                 if self.search.shed_boxes and self.search.shed > BELOW_ZERO:
                     self.exhausted = True  # boxes shed that may hold a pair: no proof

@@ -343,8 +343,16 @@ class KernelSearch:
         lazy: bool | None = None,
         recording: bool = False,
         record_max: int | None = None,
+        rel=None,
     ):
         self.ft = flatten(tab, order)
+        # relations between the inputs (relation_boxes.RankRelations; None: none): a
+        # child no pair of whose ranks meets them is dropped
+        self.rels = (
+            (np.zeros((0, 6), np.int64), np.zeros((0, 1), np.int64))
+            if rel is None
+            else (rel.table, rel.same)
+        )
         self.reads_f = reads_varied(tab)
         few = len(self.reads_f) > 0 and float(self.reads_f.mean()) <= LAZY_SHARE
         self.lazy = LAZY_DIVES and few if lazy is None else bool(lazy)
@@ -368,7 +376,9 @@ class KernelSearch:
         # boxes were shed (row units; gap_kernel_jit.heap_shed), how many boxes shedding
         # dropped under the floor (unrecorded)
         self.lost = np.array([_NEG, _NEG, 0.0, 0.0])
-        self.corner = np.zeros(cols, dtype=np.int32)
+        # a resolved box's lower and upper corners
+        self.corners = np.zeros((2, cols), dtype=np.int32)
+        self.corner, self.corner_hi = self.corners[0], self.corners[1]
         # per node, what splitting on it gained so far (sum, count): the split rule's
         # pseudo-costs, kept from one step to the next
         self.costs = np.zeros((max(len(ft.nodes), 1), 2))
@@ -434,7 +444,7 @@ class KernelSearch:
 
     def step(self, u_floor: float, max_boxes: int) -> tuple[int, int, float]:
         """Run on: (status, boxes visited, the resolved box's bound); a RESOLVED box's
-        lower corner is in ``self.corner``."""
+        lower corner is in ``self.corner``, its upper in ``self.corner_hi``."""
         ft = self.ft
         before = self.upper()
         if self.recording:  # a box visited records at most two boxes
@@ -453,7 +463,7 @@ class KernelSearch:
                     self.lost,
                     self.max_rows,
                     int(max_boxes),
-                    self.corner,
+                    self.corners,
                     int(np.diff(ft.node_start).max(initial=0)),
                     self.costs,
                     self.probes,
@@ -464,6 +474,7 @@ class KernelSearch:
                     self.root,
                     self.bufs,
                     (self.rec, self.rec_n),
+                    self.rels,
                 )
             status, self.hb, self.hx, self.hn, boxes, u = out
         except KeyboardInterrupt:

@@ -9,6 +9,7 @@ import numba
 import numpy as np
 
 from .gap_kernel import SPLIT_TIE
+from .relation_jit import relation_bounds
 
 _NEG = -1e300
 _POS = 1e300
@@ -434,21 +435,7 @@ def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch):
             walked[nw] = t
             nw += 1
             walk_both(
-                ft_arrays,
-                t,
-                c,
-                rr,
-                lo,
-                hi,
-                ytop,
-                ylow,
-                ntop,
-                nlow,
-                stack,
-                smask,
-                yopn,
-                nopn,
-                entry,
+                ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask, yopn, nopn, entry
             )
     return nw
 
@@ -476,7 +463,8 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     """Choose the box's split (choose_split; ``rule``: order, costs, probes), walk its
     children and bound them: (column, R, nw, the yes child's bound, the no child's), each
     at most u (a child's bound is at most its box's, and u may be the tighter, from
-    above)."""
+    above); a child no pair of whose ranks meets the relations (rule's last: relation_jit's
+    table and same) at -1e300, dropped."""
     order, costs, probes = rule[0], rule[1], rule[2]
     nodes = ft_arrays[3]
     ytop, ntop, walked = scratch[0], scratch[2], scratch[9]
@@ -503,6 +491,7 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
     if k != measured and probes > 0:
         learn(costs, k, u, uy, un)
+    uy, un = relation_bounds(rule[7], lo, hi, c, rr, uy, un, _NEG)
     return c, rr, nw, uy, un
 
 
@@ -668,7 +657,7 @@ def run(
     lost,
     max_rows,
     max_boxes,
-    out_lo,
+    corner,
     max_nodes,
     costs,
     probes,
@@ -679,26 +668,25 @@ def run(
     root,
     bufs,
     recs,
+    rels,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
-    lower corner in ``out_lo``), or an empty heap; the heap at most ``max_rows`` rows.
-    ``lost``: heap_shed's. A dive at ``max_boxes`` is held (its box in ``held_box``,
-    ``held`` = (1, its bound, its boxes)) and the next run goes on with it from its arrays
-    in ``bufs`` (run_buffers'). ``reads_f``: per tree, whether it reads F; ``lazy_dives``:
-    dives may be lazy (lazy_or_not), from ``root`` (root_walk's). ``recs``: record()'s
-    (rec, rec_n), every box dropped or resolved. Returns (status, heap, boxes, bound)."""
-    cols = out_lo.shape[0]
+    corners in ``corner``), or an empty heap; the heap at most ``max_rows`` rows. ``lost``:
+    heap_shed's. A dive at ``max_boxes`` is held (its box in ``held_box``, ``held`` = (1,
+    its bound, its boxes)); the next run goes on with it from its arrays in ``bufs``
+    (run_buffers'). ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
+    lazy (lazy_or_not), from ``root`` (root_walk's). ``recs``: record()'s (rec, rec_n),
+    every box dropped or resolved; ``rels``: split()'s. Returns (status, heap, boxes, u)."""
+    cols = corner.shape[1]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = bufs
-    walked = scratch[9]
-    rule = (order, costs, probes, thresholds, first_sum, lazy_dives, u_floor)
+    rule = (order, costs, probes, thresholds, first_sum, lazy_dives, u_floor, rels)
     boxes = 0
     while hn > 0 or held[0] > 0:
         if held[0] > 0:  # the dive the last run held, its arrays as it left them
             lo[:] = held_box[:cols]
             hi[:] = held_box[cols:]
-            u = held[1]
-            visited = int(held[2])
+            u, visited = held[1], int(held[2])
             held[0] = 0.0
         else:
             if boxes >= max_boxes:
@@ -709,7 +697,7 @@ def run(
                 gone(lost, u, recs, lo, hi)
                 continue
             start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
-            u = min(bound(top, top, walked, 0, thresholds, first_sum), u_box)
+            u = min(bound(top, top, scratch[9], 0, thresholds, first_sum), u_box)
             visited = 0
         while True:
             visited += 1
@@ -720,7 +708,8 @@ def run(
                 break
             if start < 0:  # resolved: the lower corner is an exact pair
                 gone(lost, u, recs, lo, hi)
-                out_lo[:] = lo
+                corner[0, :] = lo
+                corner[1, :] = hi
                 return RESOLVED, hb, hx, hn, boxes, u
             c, rr, nw, uy, un = split(
                 ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, rule, start

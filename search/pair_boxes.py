@@ -22,7 +22,9 @@ encoding decides it): a run of ranks [a, b), never NaN's. The trees are walked f
 that restricted root, and the column's ranks are then renumbered from a (``offsets``),
 so that every search reads its tables' space as it reads any other, the whole of
 [0, sizes) being the pairs within the bounds. Bounds that hold for both inputs alike
-are read as the features' domains first (compiler/bounds_as_domains.py).
+are read as the features' domains first (compiler/bounds_as_domains.py). Relations
+between the inputs are no part of the tables: a check's box search drops the boxes no
+pair of whose ranks meets them (relation_boxes.py).
 
 Each leaf of the result carries one value per gap row: its weight in each row of x1 (a
 binary gap has one, a multiclass gap one per other class), in each row of x2, and in
@@ -61,6 +63,7 @@ from .anchored_boxes import (
 from .compiled_calls import signals_raised
 from .ranked_trees import RankedTree, n_ranks
 from .ranked_trees import ranked_tree as _ranked_tree
+from .relation_boxes import covered
 
 # the pair tables' largest size (lo and hi, 8 bytes per column and leaf): a product of
 # deep trees over many columns could otherwise take more memory than the machine has
@@ -175,16 +178,21 @@ class PairTablesPastDeadline(PairTablesTooLarge):
         super().__init__(f"building the pair tables reached the time limit ({leaves:,} leaves)")
 
 
-def applies(enc: Encoding) -> bool:
+def applies(enc: Encoding, relations: bool = False) -> bool:
     """Whether the product form describes the query exactly: gap rows on both inputs and
     no class alternatives ("any": one query per class pair), no change through a
     nonlinear link (its rows are an outer approximation), no bounds but on one input of
-    a varied feature (``input_rank_ranges``), no relations between the inputs and no
-    data-aware mode. Every feature kind takes part: numeric, categorical (category
-    codes, one-hot groups), and may be missing (NaN a rank of its own)."""
+    a varied feature (``input_rank_ranges``), no data-aware mode, and no relations
+    between the inputs unless ``relations`` (a check's box search, which drops the boxes
+    without a pair of ranks meeting them: relation_boxes.py; not a max gap's searches
+    nor a certificate's) and ``relation_boxes.covered``. Every feature kind takes part:
+    numeric, categorical (category codes, one-hot groups), and may be missing (NaN a
+    rank of its own)."""
     q: Query = enc.query
     cond = enc.condition
-    if q.relations or q.plan.data_aware != "none" or any(cond.alternatives or ()):
+    if q.relations and not (relations and covered(enc)):
+        return False
+    if q.plan.data_aware != "none" or any(cond.alternatives or ()):
         return False
     if is_anchored(q):  # x1 a row (rows on x2 only): anchored_boxes.py
         return not cond.pair_rows and cond.link_change is None and bool(anchor_ranks(enc))
@@ -263,21 +271,26 @@ def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
     )
 
 
-def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
+def class_pair_encodings(enc: Encoding, relations: bool = False) -> list[Encoding] | None:
     """The query as one encoding per pair of classes it allows (c1 or c2 "any": every
     class, the two different), each of which the pair tables describe; None when some
     does not. A pair meets the query if and only if it meets one of them. Bounds that
     hold for both inputs alike are read as the features' domains
     (compiler/bounds_as_domains.py): the encodings are then over the model so declared;
-    a bound on one input of a varied feature stays in their query (``applies``)."""
+    a bound on one input of a varied feature stays in their query (``applies``).
+    ``relations``: ``applies``'s, relations between the inputs kept in their query."""
     q = enc.query
     if is_anchored(q):  # its row pins the columns, not its bounds (anchored_boxes.py)
         out = anchored_encodings(enc)
         return out if all(applies(e) for e in out) else None
-    narrowed = bounds_as_domains(enc.ensemble, q, per_input=True) if q.bounds else None
+    narrowed = (
+        bounds_as_domains(enc.ensemble, q, per_input=True, relations=relations)
+        if q.bounds
+        else None
+    )
     if narrowed is not None and narrowed[1].bounds != q.bounds:  # bounds read as domains
-        return class_pair_encodings(pair_encoding(*narrowed))
-    if applies(enc):
+        return class_pair_encodings(pair_encoding(*narrowed), relations)
+    if applies(enc, relations):
         return [enc]
     ens, q = enc.ensemble, enc.query
     if ens.n_outputs < 2 or not q.classes or ANY not in q.classes:
@@ -286,7 +299,7 @@ def class_pair_encodings(enc: Encoding) -> list[Encoding] | None:
     sides = [list(every) if c == ANY else [int(c)] for c in q.classes]
     pairs = [(a, b) for a in sides[0] for b in sides[1] if a != b]
     out = [pair_encoding(ens, q.with_(classes=p)) for p in pairs]
-    return out if all(applies(e) for e in out) else None
+    return out if all(applies(e, relations) for e in out) else None
 
 
 def pair_tables(

@@ -94,7 +94,9 @@ def span(
     return (L, H)
 
 
-def _same_cell_possible(kind: str, sa, sb) -> bool:
+def same_cell_possible(kind: str, sa, sb) -> bool:
+    """Whether spans ``sa`` (copy a's values in one interval) and ``sb`` (copy b's in the
+    same) hold u, v with ``u kind v`` (kind <=, < or ==)."""
     if sa is None or sb is None:
         return False
     if kind == LE:
@@ -212,17 +214,8 @@ def _relation_constraints(
     onehot: OneHotVars,
 ) -> list[Linear]:
     """The relations ``items`` (copy a, copy b, kind) between the two copies of ``f``."""
-    name = enc.ensemble.feature_names[f]
-    for _, _, kind in items:
-        if kind == NE and enc.domains[f].codes is None:
-            raise InputError(f"x1.{name} != x2.{name}: '!=' compares categorical features only")
+    check_relation_kinds(enc, f, items)
     if f not in enc.varying:
-        for a, b, kind in items:
-            if kind in (LT, NE):
-                raise InputError(
-                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: {name!r} is not "
-                    "varied, so both inputs share its value"
-                )
         return []
     out = _not_nan(nan, f, 0) + _not_nan(nan, f, 1)
     for a, b, kind in items:
@@ -234,6 +227,23 @@ def _relation_constraints(
             continue
         out += _ordered_relation(enc, f, a, b, kind, bnds, tag)
     return out
+
+
+def check_relation_kinds(enc: Encoding, f: int, items: list[tuple[int, int, str]]) -> None:
+    """The input errors of relations ``items`` on feature f whatever the bounds: ``!=``
+    on a feature that is not categorical, ``<``, ``>`` or ``!=`` on a feature outside
+    vary (both inputs share its value)."""
+    name = enc.ensemble.feature_names[f]
+    for _, _, kind in items:
+        if kind == NE and enc.domains[f].codes is None:
+            raise InputError(f"x1.{name} != x2.{name}: '!=' compares categorical features only")
+    if f not in enc.varying:
+        for a, b, kind in items:
+            if kind in (LT, NE):
+                raise InputError(
+                    f"x{a + 1}.{name} {kind} x{b + 1}.{name} cannot hold: {name!r} is not "
+                    "varied, so both inputs share its value"
+                )
 
 
 def _categorical_relation(
@@ -273,7 +283,7 @@ def _ordered_relation(
         hb = span(ens, feat, dom, j, lo_b, hi_b)
         if ha is None or hb is None:
             continue  # the bounds already exclude this interval for one copy
-        if _same_cell_possible(kind, ha, hb):
+        if same_cell_possible(kind, ha, hb):
             possible_any = True
             continue
         if n_valid == 1:

@@ -13,6 +13,7 @@ import pytest
 
 import treesens
 from treesens.backends import registry
+from treesens.compiler.ensemble import Feature
 from treesens.compiler.query import FeatureRelation, Gap, Query
 from treesens.driver import solve_query
 from treesens.search.box_search import GAVE_UP, box_search
@@ -36,10 +37,18 @@ def test_boxes_alone_agrees_with_brute_force(seed):
     assert r.status != "sensitive" or r.validated
 
 
+def _undescribed():
+    """A relation on a categorical feature no tree reads, of undeclared categories: its
+    one code stands for every category, which the relation tells apart, so the box search
+    does not describe the query."""
+    ens = random_ensemble(6, 4, 2, 4, 3)  # f0 unread
+    ens = ens.with_features((Feature("f0", "categorical", 0.0, 9.0), *ens.features[1:]))
+    q = Query(vary=("f0", "f1"), relations=(FeatureRelation("f0", 1, "<=", 2),))
+    return ens, q
+
+
 def test_boxes_alone_on_a_query_it_does_not_describe_is_an_error():
-    ens = random_ensemble(1, 4, 2, 3, 3)
-    # a relation between the inputs: the pair tables' columns are each input's alone
-    q = Query(vary=("f0",), relations=(FeatureRelation("f0", 1, "<=", 2),))
+    ens, q = _undescribed()
     r = solve_query(ens, _alone(q))
     assert r.status == "error" and "does not describe this query" in r.error
 
@@ -52,8 +61,7 @@ def test_a_race_with_the_box_search_has_it_among_its_backends():
 
 
 def test_a_race_goes_on_when_the_box_search_cannot_take_the_query():
-    ens = random_ensemble(2, 4, 2, 3, 3)
-    q = Query(vary=("f0",), relations=(FeatureRelation("f0", 1, "<=", 2),))
+    ens, q = _undescribed()
     r = solve_query(ens, q.planned(backend="race:boxes,cpsat"))
     assert r.backend == "cpsat" and r.status in ("sensitive", "insensitive")
 
@@ -65,11 +73,12 @@ def test_compare_answers_with_the_box_search_as_with_a_solver():
 
 
 def test_compare_exits_0_when_the_box_search_does_not_describe_the_query():
-    # texture_smoothness has bounds and a relation on the inputs: the box search's row
-    # says it does not take them, as a license refusal's does, and no backend failed
+    # sex_realistic is data-aware: the box search's row says it does not take it, as a
+    # license refusal's does, and no backend failed
+    sens = EXAMPLE.with_name("diabetes_data_aware.sens")
     p = subprocess.run(
-        [sys.executable, "-m", "treesens", "compare", str(EXAMPLE.with_name("breast_cancer.sens"))]
-        + ["--query", "texture_smoothness", "--backends", "boxes,cpsat", "--json"],
+        [sys.executable, "-m", "treesens", "compare", str(sens)]
+        + ["--query", "sex_realistic", "--backends", "boxes,cpsat", "--json"],
         capture_output=True,
         text=True,
         timeout=300,
