@@ -20,13 +20,6 @@ NOT_DESCRIBED = "the box search does not describe this query"
 # inputs alike it reads as the features' domains, compiler/bounds_as_domains.py; a bound on
 # one input of a varied feature as a restriction of its column, search/pair_boxes.py)
 UNREAD_CONSTRAINTS = "relations between the inputs"
-# why an "insensitive" the box search proved under relations between the inputs has no
-# certificate (questions/certify.py): the format states no relation
-RELATIONS_UNSTATED = (
-    "a certificate states no relations between the inputs (the box search proves such a "
-    "query, dropping the boxes no pair of whose ranks meets them, a step the checker does "
-    "not read)"
-)
 # how an answer's note about features no tree splits on begins (questions/ask.py); the
 # report's sentence of such a feature carries it (views/report_html.py)
 NEVER_SPLITS = "the model never splits on"

@@ -47,6 +47,8 @@ def _proof_steps(ens, tables, record, names: list[str], constant: list[float]) -
             yield ["prune", names[row], event[2] + constant[row]]
         elif event[0] == "alike":  # x1 and x2 reach the same leaves (verify/alike.py)
             yield alike_step(ens, tables)
+        elif event[0] == "relation":  # no pair meets a relation (verify/relations.py)
+            yield list(event)
         else:
             _, c, r = event
             at = split_at(st.domains[tables.columns[c][0]], tables.domain_rank(c, r))

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..answers.phrases import RELATIONS_UNSTATED, UNREAD_CONSTRAINTS
 from ..answers.proof import BOX_SEARCH, TRIVIAL_BOUND, Proof, bound_claim, brief
 from ..answers.result import ERROR, INSENSITIVE, Result
 from ..answers.verdict import NearMiss, check_pair
@@ -45,6 +44,7 @@ from ..search.pair_boxes import (
     plain_numeric,
 )
 from ..search.proof_tree import ALIKE, ProofTree, RecordedTiling
+from ..search.relation_boxes import stated_relations
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certificate_json import write_json
@@ -294,18 +294,18 @@ def certify(
     search's heap and its record fit the memory limit (``memory_mb``, else the query's
     option, else the default: questions/memory.py)."""
     ens = read_for(ens, q)
-    why = model_refusal(ens, q, model_file) or (RELATIONS_UNSTATED if q.relations else None)
+    why = model_refusal(ens, q, model_file)
     if why is not None:
         return refused(why)
     q = q.over_all_inputs()  # what a data-aware query's "insensitive" states
     whole = pair_encoding(ens, q)
     # a change through the exp link: one search whose boxes close by the ``link`` rule
     link = link_proof_encoding(whole) if ens.is_regressor and ens.link == EXP else None
-    encs = [link] if link is not None else class_pair_encodings(whole)
+    encs = [link] if link is not None else class_pair_encodings(whole, relations=True)
     if not encs:
         return refused(
-            f"the box search does not apply to this query ({UNREAD_CONSTRAINTS}, "
-            "or a regressor's change through a nonlinear link)"
+            "the box search does not apply to this query (a relation on a categorical "
+            "feature no tree reads, or a regressor's change through a nonlinear link)"
         )
     # category codes, NaN ranks and the zero band: the checker reads them for these
     if not checker_reads(ens, encs):
@@ -622,6 +622,8 @@ def write_document(ens, q, enc, tables, parts, model_file, path, max_gap_upper: 
     cannot be written (a pipeline whose steps the checker cannot map)."""
     doc = certificate_document(ens, q, enc, tables, parts, Path(model_file), Path(path))
     doc["question"]["max_gap_upper"] = max_gap_upper
+    if enc.query.relations:  # the claim's relations between x1 and x2
+        doc["question"]["relations"] = stated_relations(enc)
     if group_section(ens) is not None:
         doc["groups"] = group_section(ens)
     if doc["model"]["library"] == "sklearn-pipeline":

@@ -178,10 +178,10 @@ class BoxStage:
         # (``rows_of_each_input``): asked at its first near miss
         self.fixed: dict[int, bool] = {}
         # a certificate asked for (proof_tree.recording): each search's proof, kept on
-        # the result when they prove "insensitive"; none of an anchored row or under
-        # relations, which no certificate states (questions/certify.py)
+        # the result when they prove "insensitive"; none of an anchored row, which no
+        # certificate states (questions/certify.py)
         encs = self.encs or ()
-        stated = not any(is_anchored(e.query) or e.query.relations for e in encs)
+        stated = not any(is_anchored(e.query) for e in encs)
         self.recorded: list[RecordedPart] | None = [] if recording() and stated else None
 
     def run(self, ctx: SolveContext, deadline: float) -> bool:

@@ -27,7 +27,7 @@ from .gap_boxes import FIRST_STEP, next_step, root_bound
 from .pair_boxes import PairTables, tables_held
 from .proof_bounds import TiledTree
 from .proof_tree import ProofTree
-from .relation_boxes import rank_relations
+from .relation_boxes import rank_relations, relation_events
 
 # the largest float below 0: the kernel drops a box whose bound is at most its floor,
 # so this floor drops exactly the boxes with a row below its threshold
@@ -205,12 +205,12 @@ class CompiledBoxSearch:
         is kept unbuilt, for its certificate to rebuild within its budget."""
         t0, recorded = time.time(), self.search.recorded
         ft = self.search.ft  # not the heap
-        tree, self.why_not = rebuilt_within(
-            recorded, ft, self.tab, self.proof.events, self.capped, deadline
-        )
+        # the replays, and the boxes a relation drops (their steps: relation_boxes.py)
+        events = {**relation_events(self.rel, recorded), **self.proof.events}
+        tree, self.why_not = rebuilt_within(recorded, ft, self.tab, events, self.capped, deadline)
         self.rebuilt = (0 if recorded is None else len(recorded), time.time() - t0)
         if tree is None and self.capped and self.why_not not in (INCOMPLETE, NOT_A_PROOF):
-            return UnbuiltProof(recorded, ft, self.tab, self.proof.events, self.capped)
+            return UnbuiltProof(recorded, ft, self.tab, events, self.capped)
         if tree is None:
             tree = ProofTree()
             tree.give_up()

@@ -27,6 +27,8 @@ from .proof_tree import ProofTree
 CHUNK = 8192
 # a proof's steps in preorder, as tiling_tops reads them (gap_kernel_tops_jit.py)
 SPLIT, LEAF, REPLAYED = 0, 1, 2
+# the events that settle a box without a bound (REPLAYED): a replay, a relation's drop
+SETTLED = ("replay", "relation")
 # tiling_tops's outcome: steps left, every step done, a leaf no row prunes, the pool full
 RUNNING, DONE, NOT_PRUNED, NEED_ROOM = 0, 1, 2, 3
 
@@ -128,7 +130,9 @@ class TiledTree:
 
 
 def _replayed(event: tuple | None) -> bool:
-    return event is not None and event[0] == "replay"
+    """Whether a box's event settles it without a bound: a replay, or a relation no pair
+    of it meets (relation_boxes.py)."""
+    return event is not None and event[0] in SETTLED
 
 
 class TiledSteps:
@@ -196,7 +200,7 @@ def _steps(tree: ProofTree) -> tuple:
             yes = tree.yes_of[n]
             stack += [yes + 1, yes]
         else:
-            kinds.append(REPLAYED if event[0] == "replay" else LEAF)
+            kinds.append(REPLAYED if event[0] in SETTLED else LEAF)
             cols.append(0)
             ranks.append(0)
     return (

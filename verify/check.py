@@ -46,6 +46,7 @@ from .claims import (
 from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
 from .models_groups import folded, read_groups
+from .relations import claimed_relations, relation_refusal, relations_text
 from .replay import RawScores, library_proba, library_raw
 from .walk import Walker, misshapen_step, split_column
 
@@ -55,6 +56,8 @@ FORMAT = "treesens-certificate"
 # feature's domain per input (``{"x1": ..., "x2": ...}``)
 VERSIONS = (1, 2, 3, 4)
 INF = math.inf
+# steps that close a box without a bound: a replay, ``alike``, ``relation``
+SETTLED = ("replay", "alike", "relation")
 
 
 @dataclass(frozen=True)
@@ -344,8 +347,11 @@ def _check_claim(
         raise CertificateError(f"certificate version {version}: this checker reads 1 to 4")
     claim = claim_of(doc)
     parts = doc["parts"] if version >= 2 else [{"proof": doc["proof"]}]
-    # a varied feature's domain per input: the claim's pairs are no longer their swaps
-    one_way = any(isinstance(d, dict) and "x1" in d for d in doc["question"]["domain"])
+    # a varied feature's domain per input, or a relation between the inputs: the claim's
+    # pairs are no longer their swaps
+    one_way = bool(doc["question"].get("relations")) or any(
+        isinstance(d, dict) and "x1" in d for d in doc["question"]["domain"]
+    )
     need = required_parts(model, claim, one_way)
     keys = [part_key(model, claim, part, one_way) for part in parts]
     if sorted(keys) != sorted(need) or len(set(keys)) != len(keys):
@@ -393,6 +399,7 @@ def _check_claim(
         message += f"; a max gap's upper bound: {claim.describe(one_way)}"
     else:  # version 1's too: the verdict says which gap it proves
         message += f"; {claim.describe(one_way)}"
+    message += relations_text(checker.relations, model.features)
     named = named_categories(doc["question"])
     domain = _domain_record(model, checker)
     return Verdict(True, message + _domain_text(model, checker, named), boxes, domain=domain)
@@ -534,6 +541,8 @@ class Checker:
         self.alike_walk: list = []
         names = model.features
         self.varied = {names.index(v) for v in question["vary"]}
+        # the claim's relations between x1 and x2 (verify/relations.py)
+        self.relations = claimed_relations(question, names, self.varied)
         # per feature its domain; a varied feature's stated per input (version 4) is in
         # ``inputs`` as (x1's, x2's), and ``domain`` holds x1's for the verdict's order
         self.inputs: dict[int, tuple[Domain, Domain]] = {}
@@ -900,12 +909,8 @@ class Checker:
                     return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
                 pruned += 1
                 continue
-            if step[0] in ("replay", "alike"):
-                why = (
-                    self._replay(box, step, rows)
-                    if step[0] == "replay"
-                    else alike_refusal(self, step)
-                )
+            if step[0] in SETTLED:
+                why = self.settled_refusal(box, step, rows)
                 if why is not None:
                     return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
                 pruned += 1
@@ -962,6 +967,16 @@ class Checker:
                 return None
             return (lo, min(hi, cut), False), (max(lo, cut), hi, nan)
         return None
+
+    def settled_refusal(self, box: list, step: list, rows: dict[str, Row]) -> str | None:
+        """Why a box closed by a step of ``SETTLED`` is not (None: it is): its replay,
+        the same leaves for x1 and x2 (verify/alike.py), the claim's relations
+        (verify/relations.py)."""
+        if step[0] == "replay":
+            return self._replay(box, step, rows)
+        if step[0] == "relation":
+            return relation_refusal(self, box, step)
+        return alike_refusal(self, step)
 
     # ---- a box the library's own scores rule out ---------------------------------
     def _replay(self, box: list, step: list, rows: dict[str, Row]) -> str | None:

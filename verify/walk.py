@@ -19,8 +19,6 @@ from array import array
 
 import numpy as np
 
-from .alike import alike_refusal
-
 INF = math.inf
 
 
@@ -212,10 +210,8 @@ class Walker:
                 stack.append((no_box, [no for _, no in kids]))
                 stack.append((yes_box, [yes for yes, _ in kids]))
                 continue
-            if step[0] in ("replay", "alike"):  # the library's replay; the same leaves
-                why = (
-                    ch._replay(box, step, rows) if step[0] == "replay" else alike_refusal(ch, step)
-                )
+            if step[0] in ("replay", "alike", "relation"):  # check.SETTLED's
+                why = ch.settled_refusal(box, step, rows)
                 if why is not None:
                     return Verdict(False, f"box {pruned} (step {i}): {why}", pruned)
                 pruned += 1
