@@ -1,8 +1,12 @@
 """The heuristic stages: a pair search before the solver, and (data-aware) a hint from
 data rows.
 
-The heuristic knows nothing of the query's bounds / relations on the inputs; it runs
-before the backend's reductions, which only a query left to the solver needs.
+The heuristic knows nothing of the query's bounds / relations on the inputs: a query
+whose bounds hold for both inputs alike (compiler/bounds_as_domains.py) is searched over
+the model whose features are declared that narrowly, as the max gap's seed is, and its
+pair is replayed and checked against the bounds; a query with a bound on one input of a
+varied feature, or a relation, is not searched. It runs before the backend's reductions,
+which only a query left to the solver needs.
 """
 
 from __future__ import annotations
@@ -14,12 +18,15 @@ import numpy as np
 from ..answers.accept import accept, with_preferred
 from ..answers.context import SolveContext
 from ..answers.verdict import Accepted, check_pair
+from ..compiler.bounds_as_domains import bounds_as_domains
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import values_for_pair, witness_from_pair
 from ..compiler.ir import Problem, check_constraint
+from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
 from .heuristic import find_witness
+from .pair_boxes import pair_encoding
 
 HEURISTIC_SECONDS = 100.0  # backstop: at most this long (and 20% of the limit) before the solver
 # row-tree evaluations per leaf of the model (docs/benchmarks.md, "Heuristic effort")
@@ -49,20 +56,35 @@ def _allowed(q: Query) -> bool:
     return bool(q.plan.options.value("heuristic")) and not (q.bounds or q.relations)
 
 
+def searched_encoding(ctx: SolveContext) -> Encoding | None:
+    """The encoding the heuristic searches: the query's, or a bounded query's over the
+    model its bounds narrow (bounds_as_domains: each held for both inputs alike); None
+    where it does not search (turned off, a relation, a bound on one input)."""
+    q = ctx.q
+    if not bool(q.plan.options.value("heuristic")):
+        return None
+    if not (q.bounds or q.relations):
+        return ctx.enc
+    narrowed = bounds_as_domains(ctx.ens, q)
+    return None if narrowed is None else pair_encoding(*narrowed)
+
+
 def heuristic_search(ctx: SolveContext) -> bool:
     """Look for a pair before the solver (not for data-aware queries: the heuristic knows
     nothing of the data). True when it answered the query; a pair short of the gap is
-    kept as the solver's hint."""
-    q, enc = ctx.q, ctx.enc
-    if q.plan.data_aware != "none" or not _allowed(q):
+    kept as the solver's hint (not a bounded query's, whose pair is the narrowed
+    model's)."""
+    q = ctx.q
+    enc = searched_encoding(ctx) if q.plan.data_aware == "none" else None
+    if enc is None:
         return False
     t_h = time.time()
-    verdict, found = _heuristic_pair(ctx, q, enc)
+    verdict, found = _heuristic_pair(ctx, q, enc, ctx.enc)
     if verdict is not None:
         accept(ctx, verdict, found_by="heuristic")
         ctx.solve_time = time.time() - t_h
         return True
-    if found is not None:
+    if found is not None and enc is ctx.enc:
         ctx.heuristic_pair = found
     ctx.solve_time += time.time() - t_h
     return False
@@ -81,10 +103,13 @@ def pair_over_all_inputs(ctx: SolveContext, enc: Encoding) -> Accepted | None:
 
 
 def _heuristic_pair(
-    ctx: SolveContext, q: Query, enc: Encoding
+    ctx: SolveContext, q: Query, enc: Encoding, read_by: Encoding | None = None
 ) -> tuple[Accepted | None, tuple | None]:
     """One heuristic run for ``q`` on ``enc`` within its bounds: the pair it replayed,
-    and the pair it found (short of the gap, or rejected by the replay)."""
+    and the pair it found (short of the gap, or rejected by the replay). ``read_by``:
+    the encoding the pair is read and replayed by (default ``enc``; the query's own,
+    for a pair found over the model its bounds narrow), its bounds checked."""
+    read_by = enc if read_by is None else read_by
     t_h = time.time()
     work, budget = heuristic_bounds(ctx.ens, q, ctx.deadline - t_h)
     found = find_witness(enc, budget, seed=q.plan.seed, margin=2 * enc.relax, work=work)
@@ -97,7 +122,11 @@ def _heuristic_pair(
         w = witness_from_pair(enc, x1, x2)
         if ctx.prefer:
             w = with_preferred(enc, w, ctx.prefer)
-        verdict = check_pair(ctx.ens, q, enc, w)
+        if read_by is not enc:  # found on the narrowed model: the query's own reading
+            w = witness_from_pair(read_by, w.x1, w.x2)
+        if q.bounds and constraint_violations(ctx.ens, q, w.x1, w.x2):
+            return None, (x1, x2)  # outside the query's bounds: never reported
+        verdict = check_pair(ctx.ens, q, read_by, w)
         if isinstance(verdict, Accepted):
             return verdict, (x1, x2)
     return None, (x1, x2)
