@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+import numpy as np
+
 from ..compiler.encode import ensemble_structure, gap_row_terms
 from ..compiler.passes.feature_constraints import bounds_by_copy
 from ..search.pair_boxes import input_rank_ranges
@@ -81,9 +83,40 @@ def input_domains(enc, domain: list[dict]) -> dict[int, dict]:
                 if "codes" in d:
                     a, b = ranges[(f, c)]
                     d["codes"] = [int(code) for code in st.domains[f].codes[a:b]]
+                    with_unlisted(d, enc.ensemble, f, "unlisted" in domain[f])
             sides[f"x{c + 1}"] = d
         out[f] = sides
     return out
+
+
+# the libraries that route every whole code no split lists as one unlisted category
+# (beyond their category bitsets too, negative codes and NaN-free): XGBoost, LightGBM
+OPEN_CODES = ("xgboost", "xgboost-dump", "lightgbm")
+
+
+def with_unlisted(d: dict, ens, f: int, library_opens: bool) -> dict:
+    """Coded domain ``d`` of feature f with ``"unlisted": r`` when r, one of its codes,
+    stands for every whole code in its bounds no split lists (docs/certificates.md): of a
+    library in OPEN_CODES, a feature of undeclared categories every split on which is
+    categorical; else ``d`` without it (its claim then covers its codes alone)."""
+    d.pop("unlisted", None)
+    listed = _listed_codes(ens, f) if library_opens and "codes" in d else None
+    if listed is not None and not ens.features[f].categories:
+        unlisted = [c for c in d["codes"] if c not in listed]
+        if unlisted:
+            d["unlisted"] = int(min(unlisted))
+    return d
+
+
+def _listed_codes(ens, f: int) -> set[int] | None:
+    """The codes the splits on feature f list, or None where one of them is numeric."""
+    listed: set[int] = set()
+    for t in ens.trees:
+        for n in np.flatnonzero(t.feature == f).tolist():
+            if not t.is_categorical(n):
+                return None
+            listed |= {int(c) for c in t.categories[n]}
+    return listed
 
 
 def alike_step(ens, tables) -> list:

@@ -48,7 +48,7 @@ from ..search.relation_boxes import stated_relations
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certificate_json import write_json
-from .certificate_steps import input_domains, json_number, proof_part
+from .certificate_steps import OPEN_CODES, input_domains, json_number, proof_part, with_unlisted
 from .certify_groups import group_section, groups_refusal, model_test
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 from .memory import memory_limit
@@ -594,7 +594,7 @@ def _domain(ens, f: int) -> dict:
         out["missing"] = True
     if "codes" in out and model_library(ens) == "catboost":  # the checker hashes the names
         out["categories"] = list(feat.categories or ())
-    return out
+    return with_unlisted(out, ens, f, model_library(ens) in OPEN_CODES)
 
 
 def _claim(ens, q: Query) -> dict:

@@ -121,6 +121,9 @@ class Domain:
     integer: bool
     codes: tuple[int, ...] | None = None  # the category codes, in the order splits cut
     missing: bool = False  # NaN is a value of the feature
+    # the code that stands for every whole number in [max(lb, 0), ub] no split lists
+    # (``Checker._unlisted_refusal`` says where it may), or None: the codes alone
+    unlisted: int | None = None
 
 
 EMPTY = (INF, -INF)  # an interval holding no value (a box part that is NaN alone)
@@ -416,6 +419,8 @@ def _domain_record(model: Model, checker: Checker) -> tuple[dict, ...]:
         rec["missing"] = d.missing
         if d.codes is not None:
             rec["codes"] = list(d.codes)
+        if d.unlisted is not None:
+            rec["unlisted"] = d.unlisted
         return rec
 
     out = []
@@ -488,12 +493,16 @@ def _domain_text(model: Model, checker: Checker, named: dict[str, list[str]]) ->
     said = []
     for f, name, d in _each_input(model, checker):
         if d.codes is not None:
-            listed = ", ".join(str(c) for c in d.codes)
-            if d.codes == tuple(range(len(d.codes))) and len(d.codes) > 3:
-                listed = f"0 to {len(d.codes) - 1}"
+            codes = tuple(c for c in d.codes if c != d.unlisted)
+            listed = ", ".join(str(c) for c in codes)
+            if codes == tuple(range(len(codes))) and len(codes) > 3:
+                listed = f"0 to {len(codes) - 1}"
             meaning, cats = model.meaning.get(f), named.get(model.features[f])
             if meaning is None and cats is not None:
                 meaning = ", ".join(cats[c] if 0 <= c < len(cats) else "?" for c in d.codes)
+            if d.unlisted is not None:  # every whole number no split lists, routed as r
+                whole = f"every other whole number in {_interval(_codes_from_0(d))}"
+                listed = (f"{listed}, and " if codes else "") + f"as {d.unlisted} {whole}"
             said.append(f"{name} takes the codes {listed}" + (f" ({meaning})" if meaning else ""))
         if d.missing:
             said.append(f"{name} may be missing")
@@ -588,6 +597,10 @@ class Checker:
                 raise ValueError(
                     f"feature {names[f]!r}: the model knows the codes 0..{n_codes - 1}"
                 )
+        for f in range(len(names)):
+            why = next(filter(None, (self._unlisted_refusal(f, k) for k in (0, 1))), None)
+            if why is not None:
+                raise ValueError(f"feature {names[f]!r}: {why}")
         self.col_dom = [self.dom(f, k) for (f, _), k in zip(self.columns, self.col_input)]
         self.col_missing = np.array([d.missing for d in self.col_dom])
         self._require_values()
@@ -607,6 +620,31 @@ class Checker:
     def _either(self, f: int, test: Callable[[Domain], bool]) -> bool:
         """Whether ``test`` holds of feature f's domain for some input."""
         return any(test(self.dom(f, k)) for k in (0, 1))
+
+    def _unlisted_refusal(self, f: int, k: int) -> str | None:
+        """Why input k's domain of feature f may not state an unlisted code r (None: it
+        may, or states none): r stands for every whole number c >= 0 in its bounds no
+        split lists only where the library routes each such c as r (``open_codes``: of
+        any code beyond its bitsets, negative or past 2^31, as predict shows), every split
+        on f is categorical (a threshold would tell codes apart) listing neither r nor c,
+        and r and 0 (where it is such a c) go right (LightGBM's zero band would send 0 to
+        a split's default side)."""
+        d = self.dom(f, k)
+        if d.unlisted is None:
+            return None
+        if not self.m.open_codes or f in self.m.meaning or f in self.m.known_codes:
+            return "this model's codes are its own: a domain's unlisted code stands for none"
+        if self.m.zero_band >= 1.0:
+            return "its zero band holds codes: a domain's unlisted code stands for none"
+        lo, hi = _codes_from_0(d).lb, d.ub
+        tried = [float(d.unlisted)] + ([0.0] if lo <= 0 <= hi and 0 not in d.codes else [])
+        for t in self.m.trees:
+            for n in np.flatnonzero(np.asarray(t.feature) == f).tolist():
+                if t.cats is None or t.cats[n] is None:
+                    return "a split on it is numeric: a domain's unlisted code stands for none"
+                if d.unlisted in t.cats[n] or any(goes_left(self.m, t, n, v) for v in tried):
+                    return f"a split lists its unlisted code {d.unlisted} or sends it left"
+        return None
 
     def _require_values(self) -> None:
         """Every feature's domain (per input, where stated so) must hold some value the
@@ -1081,7 +1119,15 @@ def _domain(d: dict, version: int) -> Domain:
         codes = tuple(codes)
     if not isinstance(d["integer"], bool) or not isinstance(d.get("missing", False), bool):
         raise ValueError("a domain's integer and missing are true or false")
-    return Domain(_bound(d["lb"]), _bound(d["ub"]), d["integer"], codes, missing)
+    unlisted = d.get("unlisted")
+    if unlisted is not None and (type(unlisted) is not int or unlisted not in (codes or ())):
+        raise ValueError("a domain's unlisted code is one of its codes")
+    return Domain(_bound(d["lb"]), _bound(d["ub"]), d["integer"], codes, missing, unlisted)
+
+
+def _codes_from_0(d: Domain) -> Domain:
+    """The domain's bounds as codes' bounds (codes are at least 0)."""
+    return replace(d, lb=max(d.lb, 0.0))
 
 
 def per_input_domain(d: dict, version: int, name) -> tuple[Domain, Domain]:

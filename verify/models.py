@@ -76,6 +76,10 @@ class Model:
     # the columns of the library's raw scores that are the outputs (CatBoost: class_names
     # may list classes absent from the training data, scored -inf); None: all of them
     library_columns: tuple[int, ...] | None = None
+    # the library routes every whole code no categorical split lists alike, beyond its
+    # bitsets and below 0 too (XGBoost, LightGBM: their predict shows it), so one such
+    # code of a domain may stand for the rest (``Domain.unlisted``)
+    open_codes: bool = False
 
     @property
     def n_outputs(self) -> int:
@@ -186,11 +190,11 @@ def malformed(t: Tree, n_features: int) -> str | None:
 def _read(path, library, base_score, test, num_class, categories) -> Model:
     """``read_model``'s reading of the file, by library (a pipeline aside)."""
     if library == "xgboost":
-        return _xgboost(path)
+        return replace(_xgboost(path), open_codes=True)
     if library == "xgboost-dump":
-        return _xgboost_dump(path, base_score, num_class)
+        return replace(_xgboost_dump(path, base_score, num_class), open_codes=True)
     if library == "lightgbm":
-        return _lightgbm(path)
+        return replace(_lightgbm(path), open_codes=True)
     if library == "sklearn":
         return _sklearn(path)
     if library == "catboost":
