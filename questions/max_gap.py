@@ -61,7 +61,7 @@ from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the quest
     check_tolerance,
     max_gap_probe,
 )
-from ..compiler.query import DOWN, MAX_RATIO, Gap, GapKind, Query
+from ..compiler.query import DOWN, MAX_RATIO, Gap, GapKind, Query, symmetric
 from ..compiler.question import ANY
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
@@ -205,7 +205,49 @@ class _Search:
         return tol.met(self.lower, self.upper)
 
 
-def max_gap_query(
+def max_gap_query(ens: Ensemble, q: Query, **kw) -> Result:
+    """The largest gap at which ``ens`` is sensitive to ``q.vary`` (``q.gap`` unused),
+    within ``tolerance``; the whole search by ``deadline`` (default: the time limit from
+    now). ``data``: the Dataset the query names (each step's check uses it).
+    ``heap_bytes``, ``memory_bytes``: the box search's heap of open boxes, and its tables
+    and heap together, at most (questions/memory.py); tables that would pass their bound
+    leave the search to the bisection, with a note. Of a query that does not treat its
+    inputs alike, a note says the gap's direction (``direction_note``)."""
+    res = _max_gap_query(ens, q, **kw)
+    note = direction_note(ens, q)
+    if note is not None and note not in res.notes:
+        res.notes.append(note)
+    return res
+
+
+def direction_note(ens: Ensemble, q: Query) -> str | None:
+    """What a max gap measures where swapping x1 and x2 does not map the query's pairs
+    onto themselves (a bound on one input, a relation; compiler/query.symmetric): its
+    direction, x1 the input scored high (a regressor's: the prediction falling from x1
+    to x2), and how to ask the other (the same query with x1 and x2 swapped), or None."""
+    if symmetric(q):
+        return None
+    one = [b for b in q.bounds if set(b.copies) != {1, 2}]
+    swapped = ", ".join(
+        f"x{3 - c}.{b.feature} in [{b.lo:g}, {b.hi:g}]" for b in one for c in b.copies
+    )
+    why = "a bound on one input" if one else "a relation between the inputs"
+    how = f"put the bounds on the other input ({swapped})" if one else ""
+    if q.relations:
+        how += (" and " if how else "") + "swap x1 and x2 in the relations"
+    if ens.is_regressor:
+        what = "the largest change f(x1) - f(x2), the prediction falling from x1 to x2"
+        other = "the largest rise from x1 to x2"
+    elif ens.n_outputs > 1:
+        what = "the largest ratio with x1 of the first class of the pair, x2 of the second"
+        other = "the pairs the other way round"
+    else:
+        what = "the largest gap with P(x1) high and P(x2) low"
+        other = "the pairs the other way round (P(x1) low, P(x2) high)"
+    return f"{why} makes the max gap directional: {what}, each input within its own bounds; for {other}, {how}"
+
+
+def _max_gap_query(
     ens: Ensemble,
     q: Query,
     *,
@@ -217,12 +259,7 @@ def max_gap_query(
     heap_bytes: int = HEAP_BYTES,
     memory_bytes: int | None = None,
 ) -> Result:
-    """The largest gap at which ``ens`` is sensitive to ``q.vary`` (``q.gap`` unused),
-    within ``tolerance``; the whole search by ``deadline`` (default: the time limit from
-    now). ``data``: the Dataset the query names (each step's check uses it).
-    ``heap_bytes``, ``memory_bytes``: the box search's heap of open boxes, and its tables
-    and heap together, at most (questions/memory.py); tables that would pass their bound
-    leave the search to the bisection, with a note."""
+    """``max_gap_query``'s answer, before its direction note."""
     t0 = time.time()
     if q.plan.data_aware != "none":
         sizes = {"heap_bytes": heap_bytes, "memory_bytes": memory_bytes}
