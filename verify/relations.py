@@ -79,19 +79,28 @@ def relation_refusal(ch, box: list, step: list) -> str | None:
         return f"its relation {op!r} on {names[f]!r} is not the claim's {ch.relations[f]!r}"
     a, b, kind = _NORMAL[op]
     parts = [box[ch.col_of[k][f]] for k in (0, 1)]
-    if ch.domain[f].codes is not None:
-        met = _codes_meet(ch.domain[f].codes, parts[a], parts[b], kind)
+    doms = [ch.dom(f, k) for k in (0, 1)]  # each input's own (a domain per input: v4)
+    if any(d.unlisted is not None for d in doms):
+        # its unlisted code stands for every code no split lists: two inputs at it may
+        # hold two different codes, which a part's codes do not show
+        return f"a relation step on {names[f]!r}, whose unlisted code stands for many codes"
+    if doms[0].codes is not None:
+        met = _codes_meet(doms[a].codes, doms[b].codes, parts[a], parts[b], kind)
     else:
-        met = _reads_meet(ch, f, _reads(ch, f, parts[a]), _reads(ch, f, parts[b]), kind)
+        reads = [_reads(ch, doms[k], parts[k]) for k in (a, b)]
+        met = _reads_meet(ch, doms[a], reads[0], reads[1], kind)
     if met:
         return f"its box holds a pair with x1.{names[f]} {op} x2.{names[f]}"
     return None
 
 
-def _codes_meet(codes: tuple, pa: tuple, pb: tuple, kind: str) -> bool:
-    """Whether codes of part ``pa`` (positions [lo, hi) of ``codes``) and of ``pb`` meet
-    ``kind``."""
-    ca, cb = (codes[max(int(max(p[0], 0)), 0) : int(min(p[1], len(codes)))] for p in (pa, pb))
+def _codes_meet(codes_a: tuple, codes_b: tuple, pa: tuple, pb: tuple, kind: str) -> bool:
+    """Whether codes of part ``pa`` (positions [lo, hi) of ``codes_a``, its input's) and
+    of ``pb`` (of ``codes_b``) meet ``kind``."""
+    ca, cb = (
+        codes[max(int(max(p[0], 0)), 0) : int(min(p[1], len(codes)))]
+        for codes, p in ((codes_a, pa), (codes_b, pb))
+    )
     if not ca or not cb:
         return False
     if kind == "<=":
@@ -103,10 +112,10 @@ def _codes_meet(codes: tuple, pa: tuple, pb: tuple, kind: str) -> bool:
     return not (len(ca) == len(cb) == 1 and ca == cb)
 
 
-def _reads(ch, f: int, part: tuple) -> tuple[float, float] | None:
-    """The least and largest value the library reads within a box part of feature f
+def _reads(ch, d, part: tuple) -> tuple[float, float] | None:
+    """The least and largest value the library reads within a box part of a feature
     (``(lo, hi]`` of its test "<=", ``[lo, hi)`` of "<"; float32 values for a float32
-    model) that an input of the domain gives; None: none (NaN alone, or nothing)."""
+    model) that an input of its domain ``d`` gives; None: none (NaN alone, or nothing)."""
     lo, hi = float(part[0]), float(part[1])
     if not lo < hi:
         return None
@@ -115,7 +124,6 @@ def _reads(ch, f: int, part: tuple) -> tuple[float, float] | None:
         r0, r1 = _step(lo, INF, f32), hi
     else:
         r0, r1 = lo, _step(hi, -INF, f32)
-    d = ch.domain[f]
     lb, ub = (_f32(d.lb), _f32(d.ub)) if f32 else (d.lb, d.ub)
     r0, r1 = max(r0, lb), min(r1, ub)
     if d.integer:  # the reads of whole numbers are whole numbers (float32's too)
@@ -123,23 +131,23 @@ def _reads(ch, f: int, part: tuple) -> tuple[float, float] | None:
     return (r0, r1) if r0 <= r1 else None
 
 
-def _reads_meet(ch, f: int, ra, rb, kind: str) -> bool:
-    """Whether inputs reading within ``ra`` (x_left's) and ``rb`` may meet ``kind``."""
+def _reads_meet(ch, d, ra, rb, kind: str) -> bool:
+    """Whether inputs reading within ``ra`` (x_left's, of domain ``d``) and ``rb`` may
+    meet ``kind``."""
     if ra is None or rb is None:
         return False
     if kind == "<=":
         return ra[0] <= rb[1]
     if kind == "==":
         return max(ra[0], rb[0]) <= min(ra[1], rb[1])
-    one_input = _one_input_per_read(ch, f, ra[0])
+    one_input = _one_input_per_read(ch, d, ra[0])
     if kind == "<":
         return ra[0] < rb[1] or (ra[0] == rb[1] and not one_input)
     return not (ra[0] == ra[1] == rb[0] == rb[1] and one_input)  # "!=" of numbers
 
 
-def _one_input_per_read(ch, f: int, w: float) -> bool:
-    """Whether only one input of the domain reads as the value ``w``."""
-    d = ch.domain[f]
+def _one_input_per_read(ch, d, w: float) -> bool:
+    """Whether only one input of the domain ``d`` reads as the value ``w``."""
     if not ch.m.float32 or d.lb == d.ub:
         return True
     return d.integer and abs(w) < FLOAT32_EXACT

@@ -30,7 +30,20 @@ def _checker(domain: Domain, op: str, test: str = "<="):
     """What relation_refusal reads of a Checker: one varied feature, x1's column 0 and
     x2's column 1, a float64 model of ``test``, the claim's relation ``op``."""
     model = SimpleNamespace(features=["f"], float32=False, test=test)
-    return SimpleNamespace(m=model, domain=[domain], relations={0: op}, col_of=[{0: 0}, {0: 1}])
+    return SimpleNamespace(
+        m=model,
+        domain=[domain],
+        dom=lambda f, k: domain,
+        relations={0: op},
+        col_of=[{0: 0}, {0: 1}],
+    )
+
+
+def _per_input_checker(x1: Domain, x2: Domain, op: str):
+    """A Checker whose varied feature has a domain per input (version 4)."""
+    ch = _checker(x1, op)
+    ch.dom = lambda f, k: (x1, x2)[k]
+    return ch
 
 
 def _closes(ch, parts) -> bool:
@@ -72,3 +85,21 @@ def test_a_box_of_whole_numbers_closes_exactly_when_no_pair_meets_the_relation(o
 def test_a_part_of_nan_alone_meets_no_relation():
     ch = _checker(Domain(0, 5, True, missing=True), "<=")
     assert _closes(ch, ((math.inf, -math.inf, True), (-math.inf, math.inf, True)))
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_a_box_of_codes_under_a_domain_per_input_reads_each_part_by_its_input_s_codes(op):
+    x1, x2 = Domain(0, 9, True, (5, 6)), Domain(0, 9, True, tuple(range(10)))
+    ch = _per_input_checker(x1, x2, op)
+    runs = [(a, b) for a in range(3) for b in range(a + 1, 3)]
+    for (a0, a1), (b0, b1) in itertools.product(runs, [(b, b + 2) for b in range(9)]):
+        parts = ((a0, a1, False), (b0, b1, True))
+        met = _met(op, x1.codes[a0:a1], x2.codes[b0:b1])
+        assert _closes(ch, parts) == (not met), parts
+
+
+def test_a_relation_step_on_a_feature_whose_unlisted_code_stands_for_many_is_refused():
+    codes = Domain(0, 9, True, (3, 5, 0), unlisted=0)  # 0 stands for 0, 1, 2, 4, 6, ...
+    ch = _checker(codes, "!=")
+    why = relation_refusal(ch, [(2, 3, False), (2, 3, True)], ["relation", 0, "!="])
+    assert why is not None and "unlisted code stands for many codes" in why
