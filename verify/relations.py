@@ -79,28 +79,27 @@ def relation_refusal(ch, box: list, step: list) -> str | None:
         return f"its relation {op!r} on {names[f]!r} is not the claim's {ch.relations[f]!r}"
     a, b, kind = _NORMAL[op]
     parts = [box[ch.col_of[k][f]] for k in (0, 1)]
-    doms = [ch.dom(f, k) for k in (0, 1)]  # each input's own (a domain per input: v4)
-    if any(d.unlisted is not None for d in doms):
+    if any(ch.dom(f, k).unlisted is not None for k in (0, 1)):
         # its unlisted code stands for every code no split lists: two inputs at it may
         # hold two different codes, which a part's codes do not show
         return f"a relation step on {names[f]!r}, whose unlisted code stands for many codes"
-    if doms[0].codes is not None:
-        met = _codes_meet(doms[a].codes, doms[b].codes, parts[a], parts[b], kind)
+    if ch.dom(f, 0).codes is not None:  # each input's part of its own codes (version 4)
+        ca, cb = (_codes_of(ch.dom(f, k).codes, parts[k]) for k in (a, b))
+        met = _codes_meet(ca, cb, kind)
     else:
-        reads = [_reads(ch, doms[k], parts[k]) for k in (a, b)]
-        met = _reads_meet(ch, doms[a], reads[0], reads[1], kind)
+        met = _reads_meet(ch, f, _reads(ch, f, a, parts[a]), _reads(ch, f, b, parts[b]), kind)
     if met:
         return f"its box holds a pair with x1.{names[f]} {op} x2.{names[f]}"
     return None
 
 
-def _codes_meet(codes_a: tuple, codes_b: tuple, pa: tuple, pb: tuple, kind: str) -> bool:
-    """Whether codes of part ``pa`` (positions [lo, hi) of ``codes_a``, its input's) and
-    of ``pb`` (of ``codes_b``) meet ``kind``."""
-    ca, cb = (
-        codes[max(int(max(p[0], 0)), 0) : int(min(p[1], len(codes)))]
-        for codes, p in ((codes_a, pa), (codes_b, pb))
-    )
+def _codes_of(codes: tuple, part: tuple) -> tuple:
+    """The codes of a box part (positions [lo, hi) of ``codes``; a NaN-only part: none)."""
+    return codes[max(int(max(part[0], 0)), 0) : int(min(part[1], len(codes)))]
+
+
+def _codes_meet(ca: tuple, cb: tuple, kind: str) -> bool:
+    """Whether codes ``ca`` (x_left's) and ``cb`` (x_right's) meet ``kind``."""
     if not ca or not cb:
         return False
     if kind == "<=":
@@ -112,10 +111,11 @@ def _codes_meet(codes_a: tuple, codes_b: tuple, pa: tuple, pb: tuple, kind: str)
     return not (len(ca) == len(cb) == 1 and ca == cb)
 
 
-def _reads(ch, d, part: tuple) -> tuple[float, float] | None:
-    """The least and largest value the library reads within a box part of a feature
-    (``(lo, hi]`` of its test "<=", ``[lo, hi)`` of "<"; float32 values for a float32
-    model) that an input of its domain ``d`` gives; None: none (NaN alone, or nothing)."""
+def _reads(ch, f: int, k: int, part: tuple) -> tuple[float, float] | None:
+    """The least and largest value the library reads within input k's box part of
+    feature f (``(lo, hi]`` of its test "<=", ``[lo, hi)`` of "<"; float32 values for a
+    float32 model) that a value of input k's domain gives; None: none (NaN alone, or
+    nothing)."""
     lo, hi = float(part[0]), float(part[1])
     if not lo < hi:
         return None
@@ -124,6 +124,7 @@ def _reads(ch, d, part: tuple) -> tuple[float, float] | None:
         r0, r1 = _step(lo, INF, f32), hi
     else:
         r0, r1 = lo, _step(hi, -INF, f32)
+    d = ch.dom(f, k)
     lb, ub = (_f32(d.lb), _f32(d.ub)) if f32 else (d.lb, d.ub)
     r0, r1 = max(r0, lb), min(r1, ub)
     if d.integer:  # the reads of whole numbers are whole numbers (float32's too)
@@ -131,26 +132,27 @@ def _reads(ch, d, part: tuple) -> tuple[float, float] | None:
     return (r0, r1) if r0 <= r1 else None
 
 
-def _reads_meet(ch, d, ra, rb, kind: str) -> bool:
-    """Whether inputs reading within ``ra`` (x_left's, of domain ``d``) and ``rb`` may
-    meet ``kind``."""
+def _reads_meet(ch, f: int, ra, rb, kind: str) -> bool:
+    """Whether inputs reading within ``ra`` (x_left's) and ``rb`` may meet ``kind``."""
     if ra is None or rb is None:
         return False
     if kind == "<=":
         return ra[0] <= rb[1]
     if kind == "==":
         return max(ra[0], rb[0]) <= min(ra[1], rb[1])
-    one_input = _one_input_per_read(ch, d, ra[0])
+    one_input = _one_input_per_read(ch, f, ra[0])
     if kind == "<":
         return ra[0] < rb[1] or (ra[0] == rb[1] and not one_input)
     return not (ra[0] == ra[1] == rb[0] == rb[1] and one_input)  # "!=" of numbers
 
 
-def _one_input_per_read(ch, d, w: float) -> bool:
-    """Whether only one input of the domain ``d`` reads as the value ``w``."""
-    if not ch.m.float32 or d.lb == d.ub:
+def _one_input_per_read(ch, f: int, w: float) -> bool:
+    """Whether only one value of the two inputs' domains reads as the value ``w``: a
+    float64 model's, a whole number's, or the one value both domains hold."""
+    d1, d2 = ch.dom(f, 0), ch.dom(f, 1)
+    if not ch.m.float32 or d1.lb == d1.ub == d2.lb == d2.ub:
         return True
-    return d.integer and abs(w) < FLOAT32_EXACT
+    return d1.integer and d2.integer and abs(w) < FLOAT32_EXACT
 
 
 def _step(v: float, to: float, f32: bool) -> float:

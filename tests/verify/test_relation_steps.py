@@ -26,24 +26,19 @@ OPS = {
 }
 
 
-def _checker(domain: Domain, op: str, test: str = "<="):
+def _checker(domain: Domain, op: str, test: str = "<=", x2: Domain | None = None):
     """What relation_refusal reads of a Checker: one varied feature, x1's column 0 and
-    x2's column 1, a float64 model of ``test``, the claim's relation ``op``."""
+    x2's column 1, a float64 model of ``test``, the claim's relation ``op``; ``x2``: x2's
+    own domain (certificate version 4), ``domain`` then x1's."""
     model = SimpleNamespace(features=["f"], float32=False, test=test)
+    doms = (domain, domain if x2 is None else x2)
     return SimpleNamespace(
         m=model,
         domain=[domain],
-        dom=lambda f, k: domain,
+        dom=lambda f, k=0: doms[k],
         relations={0: op},
         col_of=[{0: 0}, {0: 1}],
     )
-
-
-def _per_input_checker(x1: Domain, x2: Domain, op: str):
-    """A Checker whose varied feature has a domain per input (version 4)."""
-    ch = _checker(x1, op)
-    ch.dom = lambda f, k: (x1, x2)[k]
-    return ch
 
 
 def _closes(ch, parts) -> bool:
@@ -62,6 +57,31 @@ def test_a_box_of_category_codes_closes_exactly_when_no_codes_meet_the_relation(
     for (a0, a1), (b0, b1) in itertools.product(runs, runs):
         parts = ((a0, a1, False), (b0, b1, True))
         assert _closes(ch, parts) == (not _met(op, codes[a0:a1], codes[b0:b1])), parts
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_each_input_s_part_is_read_in_its_own_codes(op):
+    # a domain per input (version 4): x1 takes 0..7, x2 (bounded to [6, 9]) 6, 7; x2's
+    # part [0, 1) is code 6, not x1's code 0
+    ones, twos = tuple(range(8)), (6, 7)
+    ch = _checker(Domain(0, 9, True, ones), op, x2=Domain(6, 9, True, twos))
+    for a0, a1, b0, b1 in itertools.product(range(8), range(1, 9), range(2), range(1, 3)):
+        if a0 < a1 and b0 < b1:
+            parts = ((a0, a1, False), (b0, b1, False))
+            assert _closes(ch, parts) == (not _met(op, ones[a0:a1], twos[b0:b1])), parts
+
+
+@pytest.mark.parametrize("test", ["<=", "<"])
+@pytest.mark.parametrize("op", list(OPS))
+def test_each_input_s_part_is_read_within_its_own_bounds(op, test):
+    # x1 in [0, 2], x2 in [-3, 5], whole numbers: x2's part below 0 holds values x1's
+    # bounds would leave out, and it meets x1 > x2
+    ch = _checker(Domain(0, 2, True), op, test, x2=Domain(-3, 5, True))
+    cuts = [-math.inf, -2.5, -1.0, 0.0, 1.5, 2.0, 4.0, math.inf]
+    parts = [(lo, hi, False) for lo, hi in itertools.combinations(cuts, 2)]
+    for pa, pb in itertools.product(parts, parts):
+        xs, ys = _whole_numbers(pa, test, 0, 2), _whole_numbers(pb, test, -3, 5)
+        assert _closes(ch, (pa, pb)) == (not _met(op, xs, ys)), (pa, pb)
 
 
 def _whole_numbers(part, test: str, lb: int, ub: int) -> list[int]:
@@ -87,19 +107,7 @@ def test_a_part_of_nan_alone_meets_no_relation():
     assert _closes(ch, ((math.inf, -math.inf, True), (-math.inf, math.inf, True)))
 
 
-@pytest.mark.parametrize("op", list(OPS))
-def test_a_box_of_codes_under_a_domain_per_input_reads_each_part_by_its_input_s_codes(op):
-    x1, x2 = Domain(0, 9, True, (5, 6)), Domain(0, 9, True, tuple(range(10)))
-    ch = _per_input_checker(x1, x2, op)
-    runs = [(a, b) for a in range(3) for b in range(a + 1, 3)]
-    for (a0, a1), (b0, b1) in itertools.product(runs, [(b, b + 2) for b in range(9)]):
-        parts = ((a0, a1, False), (b0, b1, True))
-        met = _met(op, x1.codes[a0:a1], x2.codes[b0:b1])
-        assert _closes(ch, parts) == (not met), parts
-
-
 def test_a_relation_step_on_a_feature_whose_unlisted_code_stands_for_many_is_refused():
-    codes = Domain(0, 9, True, (3, 5, 0), unlisted=0)  # 0 stands for 0, 1, 2, 4, 6, ...
-    ch = _checker(codes, "!=")
+    ch = _checker(Domain(0, 9, True, (3, 5, 0), unlisted=0), "!=")  # 0: also 1, 2, 4, ...
     why = relation_refusal(ch, [(2, 3, False), (2, 3, True)], ["relation", 0, "!="])
     assert why is not None and "unlisted code stands for many codes" in why
