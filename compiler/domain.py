@@ -198,15 +198,7 @@ def with_unlisted_codes(
     each interval of f's numeric thresholds that has one: the domain's own unlisted codes
     may lie outside those bounds, which would then leave the unlisted categories inside
     them out of the search."""
-    listed: set[int] = set()
-    ths: set[float] = set()
-    for t in ens.trees:
-        for n in np.flatnonzero(t.feature == f).tolist():
-            if t.is_categorical(n):
-                listed |= set(t.categories[n])
-            else:
-                ths.add(float(t.threshold[n]))
-    ordered_ths = tuple(sorted(ths))
+    listed, ordered_ths = _splits_on(ens, f)
     feat = ens.features[f]
     codes = set(dom.codes or ())
     for lo, hi in ranges:
@@ -223,6 +215,58 @@ def with_unlisted_codes(
     codes_t = tuple(sorted(codes))
     reps = tuple(float(c) for c in codes_t)
     return FeatureDomain(f, (), reps, tuple(range(len(codes_t))), (), codes_t)
+
+
+def with_order_codes(
+    ens: Ensemble, f: int, dom: FeatureDomain, ranges: Iterable[tuple[float, float]]
+) -> FeatureDomain:
+    """Categorical feature f's domain ``dom`` (of codes, with no declared categories) with
+    the codes a relation between the inputs (``x1.f < x2.f``, ``!=``, ``<=``) needs: the
+    unlisted categories are cut into runs of whole numbers by the codes the splits list,
+    f's numeric thresholds and the ends of each [lo, hi] of ``ranges`` (the query's
+    bounds on f), and each run holds its first two codes. Every code of a run is routed
+    alike and lies in the same bounds, and runs keep their order, so any two categories
+    compare as two of these codes do: the one unlisted code per interval of
+    ``with_unlisted_codes`` would stand for categories below and above a listed code (a
+    pair x1 = 5 listed, x2 = 8 unlisted meeting ``<=`` read as 5 <= 0), and for two
+    different categories routed alike (``!=``) as one code."""
+    listed, ordered_ths = _splits_on(ens, f)
+    feat = ens.features[f]
+    lo0, hi0 = max(feat.lb, 0.0), feat.ub
+    starts = {lo0} | {c + 1.0 for c in listed}
+    for lo, hi in ranges:
+        starts |= {lo, math.floor(hi) + 1.0 if math.isfinite(hi) else hi}
+    ifeat = Feature(feat.name, "integer", lo0, hi0)
+    for j in range(len(ordered_ths) + 1):
+        sp = cell_span(ens, ifeat, ordered_ths, j)
+        if sp is not None:
+            starts.add(sp[0])
+    codes = set(dom.codes or ())
+    for s in starts:
+        if not math.isfinite(s):
+            continue
+        first = max(math.ceil(s), math.ceil(lo0))
+        for c in (first, first + 1):
+            if c <= hi0 and c not in listed:
+                codes.add(int(c))
+    if codes == set(dom.codes or ()):
+        return dom
+    codes_t = tuple(sorted(codes))
+    reps = tuple(float(c) for c in codes_t)
+    return FeatureDomain(f, (), reps, tuple(range(len(codes_t))), (), codes_t)
+
+
+def _splits_on(ens: Ensemble, f: int) -> tuple[set[int], tuple[float, ...]]:
+    """The codes f's categorical splits list, and its numeric thresholds in order."""
+    listed: set[int] = set()
+    ths: set[float] = set()
+    for t in ens.trees:
+        for n in np.flatnonzero(t.feature == f).tolist():
+            if t.is_categorical(n):
+                listed |= set(t.categories[n])
+            else:
+                ths.add(float(t.threshold[n]))
+    return listed, tuple(sorted(ths))
 
 
 def _unlisted_code(

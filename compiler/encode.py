@@ -22,19 +22,32 @@ import bisect
 import math
 import weakref
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Protocol
 
 import numpy as np
 
 from .affected import unaffected_leaves
-from .domain import FeatureDomain, build_categorical_domain, build_domain, with_unlisted_codes
+from .domain import (
+    FeatureDomain,
+    build_categorical_domain,
+    build_domain,
+    with_order_codes,
+    with_unlisted_codes,
+)
 from .ensemble import MISSING_NAN, MISSING_NONE, MISSING_ZERO, ZERO_BAND, Ensemble, Tree
 from .errors import FEATURES, InputError, closest, spelled
 from .ir import EQ, GE, LE, ExactlyOne, Implication, Linear, Problem, ProblemBuilder
 from .kinds import prepared, resolve_condition
-from .query import Condition, Query, bounds_by_copy, held_by_data, one_value
+from .query import (
+    Condition,
+    Query,
+    bounds_by_copy,
+    held_by_data,
+    one_value,
+    relations_by_feature,
+)
 from .rounding import gap_relaxation
 
 TRUE, FALSE = "T", "F"  # constant predicates
@@ -270,24 +283,53 @@ PerCopy = tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]
 
 
 def _with_bounded_codes(ens: Ensemble, st: _Structure, q: Query, varying) -> _Structure:
-    """``st`` with each categorical feature of undeclared categories holding a code no
-    split lists inside every bound the query puts on it (domain.with_unlisted_codes):
-    the bound keeps the codes inside it, and the unlisted categories there need one."""
-    if not q.bounds:
-        return st
-    by_copy = bounds_by_copy(ens, q, varying)
-    domains = dict(st.domains)
-    for f in {f for f, _ in by_copy}:
-        dom = domains.get(f)
-        if dom is None or dom.codes is None or ens.features[f].categories:
-            continue
-        ranges = {r for (g, _), r in by_copy.items() if g == f}
-        domains[f] = with_unlisted_codes(ens, f, dom, ranges)
-    if all(domains[f] is st.domains[f] for f in domains):
+    """``st`` with the domains of ``coded_domains``."""
+    domains = coded_domains(ens, st, q, varying)
+    if domains is st.domains:
         return st
     out = _Structure(domains, st.used, st.zero_mode, st.trees)
     out.__dict__.update({k: v for k, v in st.__dict__.items() if k in ("leaves", "under")})
     return out
+
+
+def coded_domains(ens: Ensemble, st: _Structure, q: Query, varying) -> dict[int, FeatureDomain]:
+    """``st``'s domains (the same dict where nothing changes) with each categorical
+    feature of undeclared categories holding a code no split lists inside every bound
+    the query puts on it (domain.with_unlisted_codes: the bound keeps the codes inside
+    it, and the unlisted categories there need one), and, under a relation between the
+    inputs on it, the codes that keep every two categories' order (domain.with_order_codes:
+    one code standing for every unlisted category would meet ``!=`` only where a listed
+    code takes part, and stand below and above listed codes at once)."""
+    if not (q.bounds or q.relations):
+        return st.domains
+    by_copy = bounds_by_copy(ens, q, varying) if q.bounds else {}
+    related = {f for f in relations_by_feature(ens, q) if f in varying}
+    domains = dict(st.domains)
+    for f in {f for f, _ in by_copy} | related:
+        dom = domains.get(f)
+        if dom is None or dom.codes is None or ens.features[f].categories:
+            continue
+        ranges = {r for (g, _), r in by_copy.items() if g == f}
+        dom = with_unlisted_codes(ens, f, dom, ranges)
+        domains[f] = with_order_codes(ens, f, dom, ranges) if f in related else dom
+    if all(domains[f] is st.domains[f] for f in domains):
+        return st.domains
+    return domains
+
+
+def relation_coded(ens: Ensemble, q: Query) -> Ensemble:
+    """``ens``, or where ``q``'s relations need codes its domains lack
+    (``coded_domains``), a copy of it whose domains hold them: the box search, its
+    pair tables and a certificate read a model's domains (``ensemble_structure``)."""
+    if not q.relations:
+        return ens
+    st = ensemble_structure(ens)
+    domains = coded_domains(ens, st, q, varied_features(ens, q.vary))
+    if domains is st.domains:
+        return ens
+    twin = replace(ens)
+    _STRUCTURES[twin] = _Structure(domains, st.used, st.zero_mode, st.trees)
+    return twin
 
 
 def encode(ens: Ensemble, q: Query) -> tuple[Problem, Encoding]:

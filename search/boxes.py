@@ -102,9 +102,8 @@ def search_alone(ctx: SolveContext) -> None:
     if not box_search_applies(ctx, alone=True):
         fail(
             ctx.result,
-            f"{NOT_DESCRIBED} (it takes no data-aware mode, no bounds leaving a feature "
-            "intervals apart, and no relation on a categorical feature no tree reads): use a "
-            "solver backend",
+            f"{NOT_DESCRIBED} (it takes no data-aware mode and no bounds leaving a feature "
+            "intervals apart): use a solver backend",
         )
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:

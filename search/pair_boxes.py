@@ -47,7 +47,13 @@ import numpy as np
 
 from ..compiler.bounds_as_domains import bounds_as_domains
 from ..compiler.domain import with_unlisted_codes
-from ..compiler.encode import Encoding, ensemble_structure, tree_row_terms, varied_features
+from ..compiler.encode import (
+    Encoding,
+    ensemble_structure,
+    relation_coded,
+    tree_row_terms,
+    varied_features,
+)
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import prepared, resolve_condition
 from ..compiler.passes.feature_constraints import bounds_by_copy, span
@@ -278,7 +284,8 @@ def class_pair_encodings(enc: Encoding, relations: bool = False) -> list[Encodin
     hold for both inputs alike are read as the features' domains
     (compiler/bounds_as_domains.py): the encodings are then over the model so declared;
     a bound on one input of a varied feature stays in their query (``applies``).
-    ``relations``: ``applies``'s, relations between the inputs kept in their query."""
+    ``relations``: ``applies``'s, relations between the inputs kept in their query, over
+    a model whose domains hold the codes they need (encode.relation_coded)."""
     q = enc.query
     if is_anchored(q):  # its row pins the columns, not its bounds (anchored_boxes.py)
         out = anchored_encodings(enc)
@@ -290,6 +297,10 @@ def class_pair_encodings(enc: Encoding, relations: bool = False) -> list[Encodin
     )
     if narrowed is not None and narrowed[1].bounds != q.bounds:  # bounds read as domains
         return class_pair_encodings(pair_encoding(*narrowed), relations)
+    # a relation on categories no split lists: the codes that keep their order
+    coded = relation_coded(enc.ensemble, q) if relations else enc.ensemble
+    if coded is not enc.ensemble:
+        return class_pair_encodings(pair_encoding(coded, q), relations)
     if applies(enc, relations):
         return [enc]
     ens, q = enc.ensemble, enc.query

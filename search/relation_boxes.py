@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compiler.encode import Encoding, ensemble_structure
+from ..compiler.encode import Encoding, coded_domains, ensemble_structure
 from ..compiler.errors import InputError
 from ..compiler.passes.feature_constraints import (
     bounds_by_copy,
@@ -67,18 +67,13 @@ class RankRelations:
 
 def covered(enc: Encoding) -> bool:
     """Whether the box search reads the query's relations exactly: each on a feature the
-    model's domains give ranks, a categorical one of undeclared categories only where a
-    tree reads it (else its one code stands for every category, which a relation tells
-    apart)."""
-    ens = enc.ensemble
-    st = ensemble_structure(ens)
-    for f in relations_of(enc):
-        dom = st.domains.get(f)
-        if dom is None:
-            return False
-        if dom.codes is not None and f not in st.used and not ens.features[f].categories:
-            return False
-    return True
+    model's domains give ranks, a categorical one of undeclared categories with the codes
+    that keep every two categories' order (encode.coded_domains; else one code stands for
+    categories a relation tells apart: pair_boxes.class_pair_encodings gives them)."""
+    st = ensemble_structure(enc.ensemble)
+    if any(st.domains.get(f) is None for f in relations_of(enc)):
+        return False
+    return coded_domains(enc.ensemble, st, enc.query, enc.varying) is st.domains
 
 
 def rank_relations(enc: Encoding, tab) -> RankRelations | None:

@@ -14,7 +14,7 @@ import pytest
 import treesens
 from treesens.backends import registry
 from treesens.compiler.ensemble import Feature
-from treesens.compiler.query import FeatureRelation, Gap, Query
+from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.driver import solve_query
 from treesens.search.box_search import GAVE_UP, box_search
 from treesens.search.pair_boxes import pair_encoding, pair_tables
@@ -38,12 +38,12 @@ def test_boxes_alone_agrees_with_brute_force(seed):
 
 
 def _undescribed():
-    """A relation on a categorical feature no tree reads, of undeclared categories: its
-    one code stands for every category, which the relation tells apart, so the box search
-    does not describe the query."""
+    """A bound on one input of a categorical feature of undeclared categories no tree
+    reads, over codes its domain's one code (0) lies outside: the box search does not
+    describe the query (the solvers' encoding adds a code inside the bound)."""
     ens = random_ensemble(6, 4, 2, 4, 3)  # f0 unread
     ens = ens.with_features((Feature("f0", "categorical", 0.0, 9.0), *ens.features[1:]))
-    q = Query(vary=("f0", "f1"), relations=(FeatureRelation("f0", 1, "<=", 2),))
+    q = Query(vary=("f0", "f1"), bounds=(FeatureBound("f0", 3.0, 9.0, (1,)),))
     return ens, q
 
 

@@ -11,8 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from treesens.compiler.plan import Plan
+from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
 from treesens.interfaces.cli.main import main
+from treesens.questions.certify import certify
 from treesens.search import compiled_check
+from treesens.tests.compiler.test_relations_on_unlisted_categories import _lightgbm_coded
 from treesens.tests.verify.tampering import tampered
 from treesens.verify import verify_file
 
@@ -147,3 +151,17 @@ def test_relation_steps_on_a_binary_feature_of_a_lightgbm_model_are_verified(tmp
     out = tmp_path / "certs" / "sex_down.json"
     assert ["relation", 1, ">"] in _steps(out)
     assert verify_file(out).valid
+
+
+def test_a_relation_on_categories_no_split_lists_is_certified_over_two_of_them(tmp_path):
+    # LightGBM's splits list c's codes 0..5 (c declared 0..9); x2.c in [6, 9] with
+    # x1.c > x2.c needs two unlisted codes in order: the claim's x2 takes 6 and 7 (one
+    # code, 6, left no x1 above it: 'x2.c < x1.c cannot hold')
+    ens = _lightgbm_coded(tmp_path)
+    q = Query(vary=("c", "x"), gap=Gap(0.2), relations=(FeatureRelation("c", 1, ">", 2),))
+    q = q.with_(bounds=(FeatureBound("c", 6.0, 9.0, (2,)),), plan=Plan(timeout=30.0))
+    out = tmp_path / "c.json"
+    done = certify(ens, q, out, tmp_path / "m.txt", 30.0)
+    assert done.verified, done.message
+    assert json.loads(out.read_text())["question"]["domain"][0]["x2"]["codes"] == [6, 7]
+    assert ["relation", 0, ">"] in _steps(out)
