@@ -304,8 +304,8 @@ def certify(
     encs = [link] if link is not None else class_pair_encodings(whole, relations=True)
     if not encs:
         return refused(
-            "the box search does not apply to this query (a regressor's change through a "
-            "nonlinear link)"
+            "the box search does not apply to this query (a regressor's change either way "
+            "under a relation between the inputs, or through a nonlinear link)"
         )
     # category codes, NaN ranks and the zero band: the checker reads them for these
     if not checker_reads(ens, encs):

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import treesens
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
 from treesens.interfaces.cli.main import main
@@ -151,6 +153,70 @@ def test_relation_steps_on_a_binary_feature_of_a_lightgbm_model_are_verified(tmp
     out = tmp_path / "certs" / "sex_down.json"
     assert ["relation", 1, ">"] in _steps(out)
     assert verify_file(out).valid
+
+
+@pytest.fixture(scope="module")
+def rising(tmp_path_factory) -> tuple:
+    """An XGBoost regressor rising with f0 (3 f0 + f0 f1), its file and folder."""
+    import xgboost
+
+    folder = tmp_path_factory.mktemp("rising")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (300, 3))
+    y = 3 * X[:, 0] + X[:, 0] * X[:, 1] + rng.normal(0, 0.1, 300)
+    model = folder / "reg.json"
+    est = xgboost.XGBRegressor(n_estimators=6, max_depth=3, learning_rate=0.5)
+    est.fit(X, y).get_booster().save_model(model)
+    return treesens.load_model(str(model)), model, folder
+
+
+def _change(ens, model: Path, out: Path, delta: float, direction: str):
+    """The certificate of ``ens``'s change by ``delta`` in ``direction`` (vary f0, where
+    x1.f0 <= x2.f0), written to ``out`` and verified."""
+    rel = (FeatureRelation("f0", 1, "<=", 2),)
+    q = Query(vary=("f0",), delta=delta, direction=direction, relations=rel)
+    return certify(ens, q.with_(plan=Plan(timeout=30.0)), out, model, 30.0)
+
+
+def test_a_change_either_way_under_a_relation_gets_no_certificate(rising):
+    # the box search takes one direction at a time under a relation: "either" is the
+    # solvers' (a certificate would need a part per direction), so none is written
+    ens, model, folder = rising
+    done = _change(ens, model, folder / "either.json", 8.0, "either")
+    assert not done.written and not (folder / "either.json").exists()
+    assert "does not apply to this query" in done.message
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_a_change_one_way_under_a_relation_is_certified_and_verified(rising, direction):
+    ens, model, folder = rising
+    done = _change(ens, model, folder / f"{direction}.json", 8.0, direction)
+    assert done.verified, done.message
+
+
+def _one_part(direction: str | None):
+    def change(doc):
+        part = next(p for p in doc["parts"] if p["direction"] == "down")
+        if direction is None:
+            del part["direction"]
+        doc["parts"] = [part]
+        doc["question"]["claim"]["direction"] = "either"
+
+    return change
+
+
+@pytest.mark.parametrize("direction", [None, "down", "up"])
+def test_a_change_either_way_under_a_relation_stated_by_one_part_is_rejected(
+    rising, direction, tmp_path
+):
+    # with x1.f0 <= x2.f0 the prediction goes up by up to about 3.5, down by little: a
+    # proof that no pair goes down by 2 says nothing of the pairs going up
+    ens, model, folder = rising
+    done = _change(ens, model, folder / "down.json", 2.0, "down")
+    assert done.verified, done.message
+    forged = tampered(folder / "down.json", tmp_path, _one_part(direction))
+    verdict = verify_file(forged)
+    assert not verdict.valid and "the proof's parts are not the ones" in verdict.message
 
 
 def test_a_relation_on_categories_no_split_lists_is_certified_over_two_of_them(tmp_path):
