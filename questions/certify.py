@@ -27,7 +27,7 @@ from ..compiler.ensemble import EXP, IDENTITY, PROBA, Ensemble
 from ..compiler.errors import InputError
 from ..compiler.invert import witness_from_pair
 from ..compiler.memory_estimate import room_bytes
-from ..compiler.query import ANY, MAX_RATIO, Gap, GapKind, Query
+from ..compiler.query import ANY, MAX_RATIO, Gap, GapKind, Query, feature_index
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
@@ -639,6 +639,10 @@ def certificate_document(ens, q, enc, tables, parts, model_file: Path, certifica
     columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
     # the domains searched: the features' own, or as a query's bounds narrowed them
     domain = [_domain(enc.ensemble, f) for f in range(ens.n_features)]
+    for r in enc.query.relations:
+        # a relation's codes are stated one by one, two per run of unlisted codes
+        # (domain.with_order_codes): the checker's relation step reads no unlisted code
+        domain[feature_index(ens, r.feature)].pop("unlisted", None)
     coded = any("codes" in d or "missing" in d for d in domain)
     per_input = input_domains(enc, domain)  # a bound on one input of a varied feature
     for f, sides in per_input.items():
