@@ -35,8 +35,8 @@ import numpy as np
 from ..answers.accept import with_data_values
 from ..answers.context import new_result
 from ..answers.phrases import (
+    NOT_DESCRIBED,
     UNBOUNDED,
-    UNREAD_CONSTRAINTS,
     UNSPLIT_REASON,
     lower_text,
     max_gap_searching,
@@ -70,7 +70,12 @@ from ..driver.solver_memory import QueryTooLarge
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
 from ..search.gap_search import LOG_MAX, at_gap_zero, box_largest_gap, shown_gap, shown_lower
-from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge, pair_encoding
+from ..search.pair_boxes import (
+    PairTablesPastDeadline,
+    PairTablesTooLarge,
+    class_pair_refusal,
+    pair_encoding,
+)
 from ..search.proof_tree import recording_proofs
 from ..search.tolerance import Tolerance
 
@@ -292,9 +297,10 @@ def _max_gap_query(
                 with_data_values(ens, _searched_encoding(ens, q), boxed[0], data)
             return _boxed_final(ens, q, *boxed, tol)
     if multiclass:
+        why = class_pair_refusal(pair_encoding(ens, at_gap_zero(ens, q)))
         raise InputError(
-            "--max-gap / max_gap on a multiclass model: only where the box search applies "
-            f"(no {UNREAD_CONSTRAINTS}): ask a ratio with --gap and --classes"
+            "--max-gap / max_gap on a multiclass model: only where the box search applies, "
+            f"and {NOT_DESCRIBED} ({why}): ask a ratio with --gap and --classes"
         )
     s = _Search(best=None, upper=upper, steps=[])
     g = tol.least

@@ -40,8 +40,8 @@ from .compiled_check import COMPILED, HandedOver, check_search, note_rebuild
 from .gap_boxes import unsplit
 from .gap_kernel import Readiness
 from .heuristic_stage import pair_over_all_inputs
-from .link_boxes import link_box_stage, link_tables
-from .pair_boxes import class_pair_encodings, pair_encoding
+from .link_boxes import link_box_stage, link_refusal, link_tables
+from .pair_boxes import class_pair_encodings, class_pair_refusal, pair_encoding
 from .proof_tree import ALIKE, ProofTree, RecordedPart, RecordedProof, recording
 
 # how a data-aware query's proof reads (its restrictions are soft: docs/data-aware.md)
@@ -100,11 +100,7 @@ def search_alone(ctx: SolveContext) -> None:
     the box search with the whole time left, no solver after it.
     A query the pair tables do not describe exactly is an error, not "unknown"."""
     if not box_search_applies(ctx, alone=True):
-        fail(
-            ctx.result,
-            f"{NOT_DESCRIBED} (it takes no data-aware mode and no bounds leaving a feature "
-            "intervals apart): use a solver backend",
-        )
+        fail(ctx.result, f"{NOT_DESCRIBED} ({box_refusal(ctx)}): use a solver backend")
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
         status = ctx.stats.get("box_search", {}).get("status")
@@ -116,6 +112,16 @@ def search_alone(ctx: SolveContext) -> None:
             ctx.result.message = OPEN
         else:
             ctx.result.message = "time limit reached"
+
+
+def box_refusal(ctx: SolveContext) -> str:
+    """Why the box search does not describe the query, in words (``box_search_applies``
+    is false): the tables' refusal of it, or of its largest-change tables."""
+    if ctx.enc.condition.link_change is None:
+        why = class_pair_refusal(ctx.enc, relations=True)
+    else:
+        why = link_refusal(ctx)
+    return why or "it does not take this question"
 
 
 def box_turn(time_left: float) -> float:

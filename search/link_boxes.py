@@ -25,7 +25,8 @@ from ..compiler.encode import Encoding
 from ..compiler.query import DOWN, UP, FeatureBound
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .gap_boxes import largest_gap, unsplit
-from .gap_search import BestPair, level_encodings, link_bound
+from .gap_search import LEVELS, BestPair, level_encodings, link_bound
+from .pair_boxes import refusal
 
 
 class _Reached(Exception):
@@ -39,11 +40,22 @@ def link_tables(ctx: SolveContext) -> Encoding | None:
     lc = ctx.enc.condition.link_change
     if lc is None or lc.directions not in ((UP,), (DOWN,)):
         return None
-    enc = ctx.enc
-    if lc.directions == (UP,) and enc.query.bounds:
-        enc = replace(enc, query=enc.query.with_(bounds=swapped(enc.query.bounds)))
-    encs = level_encodings(enc)
+    encs = level_encodings(_levels_of(ctx.enc))
     return None if encs is None else encs[0]
+
+
+def link_refusal(ctx: SolveContext) -> str | None:
+    """Why ``link_tables`` is None for a check through a nonlinear link, in words."""
+    if ctx.enc.condition.link_change.directions not in ((UP,), (DOWN,)):
+        return "it takes a change through a nonlinear link up or down, not either"
+    return refusal(replace(_levels_of(ctx.enc), condition=LEVELS))
+
+
+def _levels_of(enc: Encoding) -> Encoding:
+    """The query whose pairs go down: for the direction up, x1's and x2's bounds swapped."""
+    if enc.condition.link_change.directions == (UP,) and enc.query.bounds:
+        return replace(enc, query=enc.query.with_(bounds=swapped(enc.query.bounds)))
+    return enc
 
 
 def swapped(bounds: tuple[FeatureBound, ...]) -> tuple[FeatureBound, ...]:

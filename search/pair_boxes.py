@@ -17,8 +17,8 @@ which is the node's "yes" or "no" child: a box stays a product of rank intervals
 
 A bound on one input of a varied feature (``where x1.age in [30, 40]``, a pin of x1)
 restricts that input's column to the ranks whose interval holds an admissible value
-within it (``input_rank_ranges``, decided by feature_constraints.span as the solvers'
-encoding decides it): a run of ranks [a, b), never NaN's. The trees are walked from
+within it (``input_rank_ranges``, decided by feature_constraints.admissible_ranks as
+the solvers' encoding decides it): a run of ranks [a, b), never NaN's. The trees are walked from
 that restricted root, and the column's ranks are then renumbered from a (``offsets``),
 so that every search reads its tables' space as it reads any other, the whole of
 [0, sizes) being the pairs within the bounds. Bounds that hold for both inputs alike
@@ -45,6 +45,7 @@ from functools import cached_property, partial
 
 import numpy as np
 
+from ..answers.phrases import UNREAD_CONSTRAINTS
 from ..compiler.bounds_as_domains import bounds_as_domains
 from ..compiler.domain import with_unlisted_codes
 from ..compiler.encode import (
@@ -56,7 +57,7 @@ from ..compiler.encode import (
 )
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import prepared, resolve_condition
-from ..compiler.passes.feature_constraints import bounds_by_copy, span
+from ..compiler.passes.feature_constraints import admissible_ranks, bounds_by_copy
 from ..compiler.query import ANY, Query
 from ..compiler.rounding import gap_relaxation
 from .anchored_boxes import (
@@ -185,62 +186,87 @@ class PairTablesPastDeadline(PairTablesTooLarge):
 
 
 def applies(enc: Encoding, relations: bool = False) -> bool:
-    """Whether the product form describes the query exactly: gap rows on both inputs and
-    no class alternatives ("any": one query per class pair), no change through a
-    nonlinear link (its rows are an outer approximation), no bounds but on one input of
-    a varied feature (``input_rank_ranges``), no data-aware mode, and no relations
-    between the inputs unless ``relations`` (a check's box search, which drops the boxes
-    without a pair of ranks meeting them: relation_boxes.py; not a max gap's searches
-    nor a certificate's) and ``relation_boxes.covered``. Every feature kind takes part:
-    numeric, categorical (category codes, one-hot groups), and may be missing (NaN a
-    rank of its own)."""
+    """Whether the product form describes the query exactly (``refusal``)."""
+    return refusal(enc, relations) is None
+
+
+def refusal(enc: Encoding, relations: bool = False) -> str | None:
+    """Why the product form does not describe the query exactly, in words (None: it
+    does): it takes gap rows on both inputs and no class alternatives ("any": one query
+    per class pair), no change through a nonlinear link (its rows are an outer
+    approximation), no bounds but on one input of a varied feature
+    (``input_rank_ranges``), no data-aware mode, and no relations between the inputs
+    unless ``relations`` (a check's box search, which drops the boxes without a pair of
+    ranks meeting them: relation_boxes.py; not a max gap's searches nor a certificate's)
+    and ``relation_boxes.covered``. Every feature kind takes part: numeric, categorical
+    (category codes, one-hot groups), and may be missing (NaN a rank of its own). Raises
+    InputError where a bound leaves an input no value, as the solvers' encoding does."""
     q: Query = enc.query
     cond = enc.condition
-    if q.relations and not (relations and covered(enc)):
-        return False
-    if q.plan.data_aware != "none" or any(cond.alternatives or ()):
-        return False
+    if q.relations and not relations:
+        return f"it takes no {UNREAD_CONSTRAINTS} here (a check's box search does)"
+    if q.relations and not covered(enc):
+        return "it takes no relation on a feature whose codes it cannot order (no tree reads it)"
+    if q.plan.data_aware != "none":
+        return "it takes no data-aware mode"
+    if any(cond.alternatives or ()):
+        return "it asks a choice of classes one pair of classes at a time"
     if is_anchored(q):  # x1 a row (rows on x2 only): anchored_boxes.py
-        return not cond.pair_rows and cond.link_change is None and bool(anchor_ranks(enc))
-    if q.bounds and input_rank_ranges(enc) is None:
-        return False
+        if cond.pair_rows or cond.link_change is not None or not anchor_ranks(enc):
+            return "it takes an anchored row's question only as a check of x2's rows"
+        return None
+    if q.bounds:
+        ranges = _rank_ranges(enc)
+        if isinstance(ranges, str):
+            return ranges
     if len(cond.pair_rows) > 1:  # a choice between rows over both inputs
-        return False
+        return "it takes no choice between conditions over both inputs"
     if cond.link_change is not None:  # an outer approximation, not the condition
-        return False
+        return "it takes a change through a nonlinear link up or down only, not either"
     # a side without rows and no pair row: nothing ties the two inputs' trees together
-    return bool(cond.pair_rows) or all(len(rows) > 0 for rows in cond.rows)
+    if cond.pair_rows or all(len(rows) > 0 for rows in cond.rows):
+        return None
+    return "it takes no question that leaves one input's prediction free"
 
 
 def input_rank_ranges(enc: Encoding) -> dict[tuple[int, int], tuple[int, int]] | None:
     """(varied feature, copy 0/1) -> the ranks [a, b) of its domain that hold an
     admissible value within the query's bounds on that input (exactly: span, or the
-    category codes within them; never NaN); None when a bound is on a feature outside
-    the varied set or holds for both inputs alike (read as a domain first:
-    compiler/bounds_as_domains.py), or leaves a copy no rank or ranks with a gap between
-    them (the solvers' encoding takes those)."""
+    category codes within them; never NaN); None where ``_rank_ranges`` gives a reason."""
+    out = _rank_ranges(enc)
+    return None if isinstance(out, str) else out
+
+
+def _rank_ranges(enc: Encoding) -> dict[tuple[int, int], tuple[int, int]] | str:
+    """``input_rank_ranges``, or why there are none: a bound on a feature outside the
+    varied set or that holds for both inputs alike (read as a domain first:
+    compiler/bounds_as_domains.py), on a feature no tree reads, over category codes no
+    split lists, or that leaves a copy ranks with a gap between them (the solvers'
+    encoding takes those). A bound that leaves a copy no rank is an InputError."""
     ens = enc.ensemble
     by_copy = bounds_by_copy(enc)
     out: dict[tuple[int, int], tuple[int, int]] = {}
     for (f, c), (lo, hi) in by_copy.items():
+        name = ens.feature_names[f]
         if f not in enc.varying or by_copy.get((f, 1 - c)) == (lo, hi):
-            return None
+            return f"it takes no bound on {name} that holds for both inputs alike here"
         dom = ensemble_structure(ens).domains.get(f)
         if dom is None:  # no tree reads it: its one rank
-            return None
-        feat = ens.features[f]
-        coded = dom.codes is not None and not feat.categories
+            return f"it takes no bound on one input of {name}, which no tree reads"
+        who = f"x{c + 1}.{name}"
+        coded = dom.codes is not None and not ens.features[f].categories
         if coded and with_unlisted_codes(ens, f, dom, [(lo, hi)]) is not dom:
             # an unlisted category inside the bound has no code of the domain (its code
             # for them lies outside): the solvers' encoding adds one (encode.py)
-            return None
-        if dom.codes is not None:
-            ok = [lo <= code <= hi for code in dom.codes]
-        else:
-            ok = [span(ens, feat, dom, j, lo, hi) is not None for j in dom.valid]
-        ranks = [r for r, kept in enumerate(ok) if kept]
-        if not ranks or ranks[-1] - ranks[0] + 1 != len(ranks):
-            return None
+            return (
+                f"it takes no bound on {who} ([{lo:g}, {hi:g}]) over category codes no split lists"
+            )
+        ranks = admissible_ranks(enc, f, c, lo, hi, dom)
+        if ranks[-1] - ranks[0] + 1 != len(ranks):
+            return (
+                f"it takes no bound on {who} ([{lo:g}, {hi:g}]) whose admissible values "
+                "lie in intervals apart"
+            )
         out[(f, c)] = (ranks[0], ranks[-1] + 1)
     return out
 
@@ -280,37 +306,57 @@ def pair_encoding(ens: Ensemble, q: Query) -> Encoding:
 def class_pair_encodings(enc: Encoding, relations: bool = False) -> list[Encoding] | None:
     """The query as one encoding per pair of classes it allows (c1 or c2 "any": every
     class, the two different), each of which the pair tables describe; None when some
-    does not. A pair meets the query if and only if it meets one of them. Bounds that
-    hold for both inputs alike are read as the features' domains
-    (compiler/bounds_as_domains.py): the encodings are then over the model so declared;
-    a bound on one input of a varied feature stays in their query (``applies``).
-    ``relations``: ``applies``'s, relations between the inputs kept in their query, over
-    a model whose domains hold the codes they need (encode.relation_coded)."""
+    does not (``class_pair_refusal`` says why). A pair meets the query if and only if it
+    meets one of them. Bounds that hold for both inputs alike are read as the features'
+    domains (compiler/bounds_as_domains.py): the encodings are then over the model so
+    declared; a bound on one input of a varied feature stays in their query
+    (``applies``). ``relations``: ``applies``'s, relations between the inputs kept in
+    their query, over a model whose domains hold the codes they need
+    (encode.relation_coded)."""
+    return _class_pairs(enc, relations)[0]
+
+
+def class_pair_refusal(enc: Encoding, relations: bool = False) -> str | None:
+    """Why ``class_pair_encodings(enc, relations)`` is None, in words (``refusal`` of the
+    first encoding the tables do not describe); None when it is not."""
+    return _class_pairs(enc, relations)[1]
+
+
+def _class_pairs(enc: Encoding, relations: bool) -> tuple[list[Encoding] | None, str | None]:
+    """(``class_pair_encodings``, ``class_pair_refusal``) of ``enc``."""
     q = enc.query
     if is_anchored(q):  # its row pins the columns, not its bounds (anchored_boxes.py)
-        out = anchored_encodings(enc)
-        return out if all(applies(e) for e in out) else None
+        return _described(anchored_encodings(enc), False)
     narrowed = (
         bounds_as_domains(enc.ensemble, q, per_input=True, relations=relations)
         if q.bounds
         else None
     )
     if narrowed is not None and narrowed[1].bounds != q.bounds:  # bounds read as domains
-        return class_pair_encodings(pair_encoding(*narrowed), relations)
+        return _class_pairs(pair_encoding(*narrowed), relations)
     # a relation on categories no split lists: the codes that keep their order
     coded = relation_coded(enc.ensemble, q) if relations else enc.ensemble
     if coded is not enc.ensemble:
-        return class_pair_encodings(pair_encoding(coded, q), relations)
-    if applies(enc, relations):
-        return [enc]
+        return _class_pairs(pair_encoding(coded, q), relations)
+    why = refusal(enc, relations)
+    if why is None:
+        return [enc], None
     ens, q = enc.ensemble, enc.query
     if ens.n_outputs < 2 or not q.classes or ANY not in q.classes:
-        return None
+        return None, why
     every = range(ens.n_classes)
     sides = [list(every) if c == ANY else [int(c)] for c in q.classes]
     pairs = [(a, b) for a in sides[0] for b in sides[1] if a != b]
-    out = [pair_encoding(ens, q.with_(classes=p)) for p in pairs]
-    return out if all(applies(e, relations) for e in out) else None
+    return _described([pair_encoding(ens, q.with_(classes=p)) for p in pairs], relations)
+
+
+def _described(encs: list[Encoding], relations: bool) -> tuple[list[Encoding] | None, str | None]:
+    """(encs, None) when the tables describe each, else (None, the first one's refusal)."""
+    for e in encs:
+        why = refusal(e, relations)
+        if why is not None:
+            return None, why
+    return encs, None
 
 
 def pair_tables(

@@ -161,35 +161,50 @@ def _not_nan(nan: NanVars, f: int, c: int) -> list[Linear]:
     return [] if m is None else [Linear((m,), (1.0,), Sense.EQ, 0.0, ("fc-notnan", c, f))]
 
 
-def _bound_constraints(
-    enc: Encoding, f: int, c: int, lo: float, hi: float, nan: NanVars, onehot: OneHotVars
-) -> list[Linear]:
-    """Copy ``c``'s feature ``f`` lies in [lo, hi]."""
+def admissible_ranks(
+    enc: Encoding, f: int, c: int, lo: float, hi: float, dom: FeatureDomain
+) -> list[int]:
+    """The ranks of ``dom`` (f's domain: its category codes, or its valid intervals) that
+    hold an admissible value of copy ``c``'s feature ``f`` within [lo, hi]. Raises
+    InputError when there is none: the bound leaves that input no value, whichever
+    backend is asked (the box search reads it alike, search/pair_boxes.py)."""
     ens = enc.ensemble
-    feat, dom = ens.features[f], enc.domains[f]
+    feat = ens.features[f]
     who = f"x{c + 1}.{ens.feature_names[f]}" if f in enc.varying else ens.feature_names[f]
     if lo > hi:
         raise InputError(
             f"the bounds on {who} leave no value (declared [{feat.lb:g}, {feat.ub:g}], "
             f"asked [{lo:g}, {hi:g}])"
         )
+    if dom.codes is not None:
+        out = [r for r, code in enumerate(dom.codes) if lo <= code <= hi]
+        if not out:
+            raise InputError(f"no category code of {who} lies in [{lo:g}, {hi:g}]")
+        return out
+    out = [r for r, j in enumerate(dom.valid) if span(ens, feat, dom, j, lo, hi) is not None]
+    if not out:
+        raise InputError(
+            f"no admissible value of {who} lies in [{lo:g}, {hi:g}] "
+            f"({feat.kind}, declared [{feat.lb:g}, {feat.ub:g}])"
+        )
+    return out
+
+
+def _bound_constraints(
+    enc: Encoding, f: int, c: int, lo: float, hi: float, nan: NanVars, onehot: OneHotVars
+) -> list[Linear]:
+    """Copy ``c``'s feature ``f`` lies in [lo, hi]."""
+    dom = enc.domains[f]
+    allowed = admissible_ranks(enc, f, c, lo, hi, dom)
     out = _not_nan(nan, f, c)
     hots = onehot[c].get(f)
     if dom.codes is not None:
         ok = [lo <= code <= hi for code in dom.codes]
-        if not any(ok):
-            raise InputError(f"no category code of {who} lies in [{lo:g}, {hi:g}]")
         if hots is not None:
             for code_ok, var in zip(ok, hots):
                 if not code_ok:
                     out.append(Linear((var,), (1.0,), Sense.EQ, 0.0, ("fc-bound", c, f)))
         return out
-    allowed = [r for r, j in enumerate(dom.valid) if span(ens, feat, dom, j, lo, hi) is not None]
-    if not allowed:
-        raise InputError(
-            f"no admissible value of {who} lies in [{lo:g}, {hi:g}] "
-            f"({feat.kind}, declared [{feat.lb:g}, {feat.ub:g}])"
-        )
     qs = enc.pred[c][f]
     n_valid = len(dom.valid)
     if not qs:

@@ -283,3 +283,38 @@ def test_softmax_codes_bounded_on_one_input_max_ratio_brackets_the_library_s(cod
     best = _library_ratio(booster, ens, (2, 1), b1, (0.0, 14.0))
     m = max_gap_query(ens, q.planned(timeout=30.0)).max_gap
     assert m["lower"] <= best * (1 + 1e-12) and best <= m["upper"] * (1 + 1e-12), (m, best)
+
+
+def _coded_query(ens, b1, backend="boxes") -> Query:
+    c = ens.feature_names[0]
+    q = Query(vary=(c,), gap=Gap(1.5), classes=(0, 2), bounds=(FeatureBound(c, *b1, (1,)),))
+    return q.planned(backend=backend, timeout=30.0)
+
+
+@pytest.mark.parametrize("backend", ["boxes", "cpsat"])
+def test_a_bound_leaving_no_category_code_is_the_same_error_on_every_backend(
+    coded_softmax, backend
+):
+    _, ens = coded_softmax
+    with pytest.raises(InputError, match=r"^no category code of x1.Column_0 lies in \[4.2, 4.8\]$"):
+        solve_query(ens, _coded_query(ens, (4.2, 4.8), backend))
+
+
+def test_a_multiclass_max_gap_under_a_bound_leaving_no_category_code_says_so(coded_softmax):
+    _, ens = coded_softmax
+    with pytest.raises(InputError, match=r"^no category code of x1.Column_0 lies in \[4.2, 4.8\]$"):
+        max_gap_query(ens, _coded_query(ens, (4.2, 4.8), "cpsat"))
+
+
+def test_the_box_search_alone_names_unlisted_codes_in_a_bound_as_its_refusal(coded_softmax):
+    # codes 13 and 14 are in no split's list: the solvers' encoding adds a code for them
+    _, ens = coded_softmax
+    r = solve_query(ens, _coded_query(ens, (12.5, 14.0)))
+    assert r.status == "error"
+    assert "no bound on x1.Column_0 ([12.5, 14]) over category codes no split lists" in r.error
+
+
+def test_a_multiclass_max_gap_refusal_names_unlisted_codes_in_a_bound(coded_softmax):
+    _, ens = coded_softmax
+    with pytest.raises(InputError, match=r"over category codes no split lists\): ask a ratio"):
+        max_gap_query(ens, _coded_query(ens, (12.5, 14.0), "cpsat"))
