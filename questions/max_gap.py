@@ -69,7 +69,14 @@ from ..driver.solve import solve_query
 from ..driver.solver_memory import QueryTooLarge
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
-from ..search.gap_search import LOG_MAX, at_gap_zero, box_largest_gap, shown_gap, shown_lower
+from ..search.gap_search import (
+    LOG_MAX,
+    at_gap_zero,
+    box_largest_gap,
+    shown_gap,
+    shown_lower,
+    unsplit_query,
+)
 from ..search.pair_boxes import (
     PairTablesPastDeadline,
     PairTablesTooLarge,
@@ -450,9 +457,11 @@ def _final(
         proven = tol.met(lower, s.upper)
     else:
         proven = last.status == INSENSITIVE
+    # no tree splits on a varied feature within the bounds: one prediction, a gap of 0
+    alike = lower is None and proven and unsplit_query(ens, q)
     bounds = MaxGap(
-        lower, s.upper, _stated(tol), proven, len(s.steps), kind,
-        stopped_by=None if proven else stopped,
+        lower, shown_gap(ens, 0.0) if alike else s.upper, _stated(tol), proven, len(s.steps),
+        kind, stopped_by=None if proven else stopped, unsplit=alike,
     )  # fmt: skip
     base = last if last.status == ERROR or s.best is None else s.best
     gap = lower if lower is not None else s.steps[-1]["gap"]

@@ -29,7 +29,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.query import MAX_RATIO, Gap, GapKind, Query
 from .box_search import FOUND, GAVE_UP, box_search
 from .gap_boxes import GapBoxOutcome
-from .gap_search import LOG_MAX, BestPair, pair_result
+from .gap_search import LOG_MAX, BestPair, pair_result, unsplit_query
 from .pair_boxes import PairTablesPastDeadline, class_pair_encodings, pair_encoding, pair_tables
 
 MAX_STEPS = 200  # a bound on the steps, whatever the tolerance (each at least halves or proves)
@@ -74,7 +74,9 @@ def forest_largest_ratio(
         step = max(tolerance * (1 - 1e-6), (upper - best.gap) / 2)
         g = min(upper, best.gap + step, math.log(MAX_RATIO))
     lower = best.gap if best.gap >= tolerance else None
-    out = GapBoxOutcome(proven=proven, upper=upper, lower=lower, boxes=boxes)
+    # no tree splits on a varied feature within the bounds: one prediction, a ratio of 1
+    alike = proven and lower is None and unsplit_query(ens, q)
+    out = GapBoxOutcome(proven=proven, upper=upper, lower=lower, boxes=boxes, alike=alike)
     res = pair_result(ens, q, best, out, enc0)
     res.time = {"compile": 0.0, "solve": time.time() - t0, "total": time.time() - t0}
     res.stats["box_search"] = {"boxes": boxes, "pairs_replayed": best.offered}

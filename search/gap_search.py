@@ -36,7 +36,8 @@ from ..answers.result import (
 )
 from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import PROBA_AGREEMENT, library_outputs, scores_apart
-from ..compiler.encode import Encoding
+from ..compiler.bounds_as_domains import bounds_as_domains
+from ..compiler.encode import Encoding, ensemble_structure
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.invert import witness_from_pair
 from ..compiler.link_change import change_bound
@@ -50,11 +51,13 @@ from .pair_boxes import (
     PairTables,
     applies,
     class_pair_encodings,
+    input_rank_ranges,
     pair_encoding,
     pair_tables,
     tables_held,
 )
 from .proof_tree import RecordedTiling, recording
+from .ranked_trees import n_ranks
 from .tolerance import Tolerance, as_tolerance
 
 FOUND_BY = "box search (largest gap)"
@@ -293,6 +296,30 @@ def at_gap_zero(ens: Ensemble, q: Query) -> Query:
     if ens.is_regressor:
         return q.with_(delta=0.0, direction=DOWN)
     return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
+
+
+def unsplit_query(ens: Ensemble, q: Query) -> bool:
+    """``gap_boxes.unsplit`` of the query's pair tables, decided without building them
+    (for a max gap bisected, or a forest's ratio searched at fixed ratios): each varied
+    feature's column holds one rank for each input, the same for both, within the
+    query's bounds (those alike read as the features' domains); relations between the
+    inputs only narrow pairs that get one prediction each. False where the tables would
+    not describe the bounds."""
+    q = at_gap_zero(ens, q).with_(relations=())
+    narrowed = bounds_as_domains(ens, q, per_input=True)
+    if narrowed is not None:
+        ens, q = narrowed
+    enc = pair_encoding(ens, q)
+    ranges = input_rank_ranges(enc) if q.bounds else {}
+    if ranges is None:
+        return False
+    domains = ensemble_structure(ens).domains
+    for f in enc.varying:
+        whole = (0, n_ranks(ens, f) if f in domains else 1)  # a feature no tree reads: one
+        spans = {ranges.get((f, c), whole) for c in (0, 1)}
+        if len(spans) != 1 or any(b - a != 1 for a, b in spans):
+            return False
+    return True
 
 
 def _searched_encodings(

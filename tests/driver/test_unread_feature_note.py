@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import treesens
+from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
+from treesens.questions.max_gap import max_gap_query
 
 xgb = pytest.importorskip("xgboost")
 
@@ -151,3 +153,68 @@ def test_a_multiclass_ratio_of_a_feature_no_tree_splits_on_is_1_exactly():
     est = xgb.XGBClassifier(n_estimators=3, max_depth=2, nthread=1).fit(X, y)
     r = treesens.max_gap(treesens.load_model(est), vary=["f2"], classes=("any", "any"), **QUICK)
     assert (r.max_gap["upper"], r.max_gap["kind"], r.max_gap["unsplit"]) == (1.0, "ratio", True)
+
+
+# --- the same 0 on the paths beside the box search's largest gap ----------------------------
+def test_a_bisected_max_gap_of_a_feature_no_tree_splits_on_is_0_exactly(model):
+    # --no-box-search: the first check, at the float allowance, proves insensitive
+    r = treesens.max_gap(model, vary=["f2"], box_search=False, **QUICK)
+    assert (r.max_gap["method"], r.max_gap["upper"], r.max_gap["unsplit"]) == (
+        "bisection",
+        0.0,
+        True,
+    )
+
+
+def test_a_bisected_max_gap_of_a_feature_a_tree_splits_on_is_not_unsplit(model):
+    r = treesens.max_gap(model, vary=["f0"], box_search=False, **QUICK)
+    assert r.max_gap["unsplit"] is False and r.max_gap["lower"] > 0
+
+
+def test_a_max_gap_with_a_relation_of_a_feature_no_tree_splits_on_is_0_exactly(model):
+    # a relation between the inputs only narrows pairs that get one prediction each
+    q = Query(vary=("f2",), gap=Gap(0.0), relations=(FeatureRelation("f2", 1, "<=", 2),))
+    r = max_gap_query(model, q.planned(timeout=60.0))
+    assert (r.max_gap["upper"], r.max_gap["unsplit"]) == (0.0, True)
+
+
+@pytest.fixture(scope="module")
+def forest():
+    """A 3-class random forest (its ratio searched at fixed ratios, forest_ratio.py) that
+    splits on x0 and x1, x2 left constant by the training."""
+    ensemble = pytest.importorskip("sklearn.ensemble")
+    X = np.random.default_rng(4).uniform(0.0, 10.0, size=(300, 3))
+    y = (X[:, 0] > 3.0).astype(int) + (X[:, 1] > 7.0)
+    X[:, 2] = 0.0
+    est = ensemble.RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0)
+    ens = treesens.load_model(est.fit(X, y))
+    assert ens.n_outputs == 3 and {int(f) for t in ens.trees for f in t.feature if f >= 0} == {
+        0,
+        1,
+    }
+    return ens
+
+
+def test_a_random_forest_s_ratio_of_a_feature_no_tree_splits_on_is_1_exactly(forest):
+    r = treesens.max_gap(forest, vary=["x2"], classes=(0, 1), **QUICK)
+    assert (r.max_gap["upper"], r.max_gap["kind"], r.max_gap["unsplit"]) == (1.0, "ratio", True)
+
+
+def test_a_random_forest_s_ratio_within_bounds_between_its_thresholds_is_1_exactly(forest):
+    # each input bounded otherwise, both within one interval of x0's thresholds
+    ths = sorted(
+        {float(t.threshold[n]) for t in forest.trees for n in np.flatnonzero(t.feature == 0)}
+    )
+    a, b = ths[0], ths[1]
+    bounds = (
+        FeatureBound("x0", a + (b - a) / 4, b - (b - a) / 4, (1,)),
+        FeatureBound("x0", a + (b - a) / 3, b - (b - a) / 3, (2,)),
+    )
+    q = Query(vary=("x0",), gap=Gap(1.0), classes=(0, 1), bounds=bounds)
+    r = max_gap_query(forest, q.planned(timeout=60.0))
+    assert (r.max_gap["upper"], r.max_gap["unsplit"]) == (1.0, True)
+
+
+def test_a_random_forest_s_ratio_of_a_feature_a_tree_splits_on_is_not_unsplit(forest):
+    r = treesens.max_gap(forest, vary=["x0"], classes=(0, 1), **QUICK)
+    assert r.max_gap["unsplit"] is False and r.max_gap["upper"] > 1.0
