@@ -152,12 +152,14 @@ def ratio_score_bound(ens: Ensemble, classes) -> float:
     return min(LOG_MAX, best + 2.0 * gap_relaxation(ens) + _PROBA_SLACK)
 
 
-def score_bound(ens: Ensemble, vary) -> float:
+def score_bound(ens: Ensemble, vary, deadline: float | None = None) -> float:
     """An upper bound on g* from the leaf values alone: x1's score is at most the sum of
     the trees' largest leaves, x2's at least the sum of the smallest, and the two scores
     differ only by the trees' affected leaves (``compiler/affected.py``), so
     m(x1) - m(x2) >= 2 * delta bounds delta by half of their spread. Relaxed as the
-    encoding relaxes its gap rows; at most 0.5."""
+    encoding relaxes its gap rows; at most 0.5. Past ``deadline`` (an absolute time,
+    looked at tree by tree) the trees left count all their leaves as affected: a looser
+    bound, as sound, without the walks (0.5 CPU s on 1,000 trees of 255 leaves)."""
     varying = resolve_features(ens, vary)
     top = bottom = spread = 0.0
     for t in ens.trees:
@@ -165,6 +167,9 @@ def score_bound(ens: Ensemble, vary) -> float:
         vals = np.asarray(t.value)[leaves, 0]
         top += float(vals.max())
         bottom += float(vals.min())
+        if deadline is not None and time.time() >= deadline:
+            spread += float(vals.max() - vals.min())  # every leaf: at least its own
+            continue
         aff = sorted(affected_leaves(t, varying))
         if aff:
             av = np.asarray(t.value)[aff, 0]
@@ -284,7 +289,7 @@ def _max_gap_query(
     tol = check_tolerance(tolerance)
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
     multiclass = ens.n_outputs > 1
-    upper = ratio_score_bound(ens, q.classes) if multiclass else score_bound(ens, q.vary)
+    upper = ratio_score_bound(ens, q.classes) if multiclass else score_bound(ens, q.vary, deadline)
     tol = search_tolerance(ens, tol, upper)
     skipped = None
     if q.plan.options.value("box_search") or multiclass:

@@ -49,6 +49,7 @@ from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
 from .gap_seed import late_after, late_polish, saturation_slack, seed_floor
 from .pair_boxes import (
     PairTables,
+    PairTablesPastDeadline,
     applies,
     class_pair_encodings,
     input_rank_ranges,
@@ -227,6 +228,8 @@ def box_largest_gap(
     encs, bound = _searched_encodings(ens, q)
     if encs is None:
         return None
+    if time.time() >= deadline:  # the encodings took the time: none left for the tables
+        raise PairTablesPastDeadline(0)
     best = BestPair(ens, q)
     late = LatePolish(encs, best, tolerance)
     try:

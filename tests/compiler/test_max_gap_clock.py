@@ -1,5 +1,6 @@
-"""A max gap's box search looks at the query's clock in its setup too: while it builds
-its pair tables (tree by tree, and every few thousand pair leaves), before it makes the
+"""A max gap's box search looks at the query's clock in its setup too: while it works out
+the leaf values' bound (tree by tree), after it encodes the query, while it builds its
+pair tables (tree by tree, and every few thousand pair leaves), before it makes the
 compiled search ready and before each class pair's search. A time limit reached in the
 build ends "unknown" saying so; a kernel loaded from numba's cache counts in the limit."""
 
@@ -9,15 +10,18 @@ import time
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import treesens
 from treesens.compiler.query import Gap, Query
+from treesens.questions import max_gap
 from treesens.questions.max_gap import max_gap_query, score_bound
 from treesens.search import gap_kernel, gap_search, pair_boxes
 from treesens.search.gap_search import kernel_deadline
 from treesens.search.pair_boxes import PairTablesPastDeadline, pair_encoding, pair_tables
-from treesens.tests.max_gap_oracle import exact_max_ratio
+from treesens.tests.max_gap_oracle import exact_max_gap, exact_max_ratio
+from treesens.tests.oracle import random_ensemble
 
 MODEL = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
 FEATURE = "worst_area"
@@ -45,8 +49,9 @@ def test_a_max_gap_stopped_in_the_table_build_says_so(ens):
 
 
 def test_a_max_gap_stopped_in_the_table_build_keeps_the_leaf_value_bound(ens):
-    res = max_gap_query(ens, _query(), deadline=time.time() - 1.0)
-    assert res.max_gap["upper"] == score_bound(ens, (FEATURE,))
+    past = time.time() - 1.0  # the bound as worked out by then (every leaf affected)
+    res = max_gap_query(ens, _query(), deadline=past)
+    assert res.max_gap["upper"] == score_bound(ens, (FEATURE,), deadline=past)
     assert res.max_gap["lower"] is None and not res.max_gap["proven"]
 
 
@@ -119,3 +124,35 @@ def test_a_multiclass_max_gap_stopped_in_the_table_build_bounds_the_ratio_above_
     res = max_gap_query(iris, q, deadline=time.time() - 1.0)
     assert res.max_gap["stopped_by"] == "table build"
     assert res.max_gap["upper"] >= exact_max_ratio(iris, q.vary, q.classes) > 1.0
+
+
+def _clock(*times: float) -> types.SimpleNamespace:
+    """A module's ``time`` whose clock reads ``times``, then the last of them for ever."""
+    it = iter(times)
+    return types.SimpleNamespace(time=lambda: next(it, times[-1]), sleep=time.sleep)
+
+
+def test_the_leaf_value_bound_looks_at_the_clock_between_trees(ens, monkeypatch):
+    # its walks for the affected leaves took 4 s on a loaded machine (adult_lgbm_t1000_l255
+    # age) before the table build, past a 0.5-4 s limit: it walks no tree past the deadline
+    walked = []
+    affected = max_gap.affected_leaves
+    monkeypatch.setattr(max_gap, "affected_leaves", lambda t, v: walked.append(1) or affected(t, v))
+    monkeypatch.setattr(max_gap, "time", _clock(0.0, 10.0))
+    score_bound(ens, (FEATURE,), deadline=5.0)
+    assert len(walked) == 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_leaf_value_bound_cut_short_by_its_deadline_is_still_above_the_largest_gap(seed):
+    m = random_ensemble(np.random.default_rng(seed), 4, 3, 3, 2, leaf_scale=1.0)
+    short = score_bound(m, ("f0",), deadline=time.time() - 1.0)
+    assert short >= score_bound(m, ("f0",)) >= exact_max_gap(m, ("f0",))
+
+
+def test_a_max_gap_whose_encoding_reaches_the_deadline_builds_nothing(ens, monkeypatch):
+    monkeypatch.setattr(max_gap, "time", _clock(0.0))  # the leaf values' bound in time
+    monkeypatch.setattr(gap_search, "time", _clock(10.0))  # then the deadline has passed
+    monkeypatch.setattr(gap_search, "_seeded", lambda *a: pytest.fail("seeded"))
+    res = max_gap_query(ens, _query(), deadline=5.0)
+    assert res.status == "unknown" and res.max_gap["stopped_by"] == "table build"

@@ -357,7 +357,7 @@ def test_witness_above_a_proof_is_an_error(monkeypatch):
 
 
 def test_witness_above_the_leaf_value_bound_drops_that_bound(monkeypatch):
-    monkeypatch.setattr(M, "score_bound", lambda ens, vary: 0.05)
+    monkeypatch.setattr(M, "score_bound", lambda ens, vary, deadline=None: 0.05)
     _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), _fake_result("unknown")])
     r = M.max_gap_query(_ens(3), _bisect(5.0))
     assert r.max_gap["upper"] == 0.5 and not r.max_gap["proven"]
