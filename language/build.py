@@ -13,6 +13,7 @@ import random
 import warnings
 from pathlib import Path
 
+from ..answers.phrases import NOT_DESCRIBED
 from ..compiler.cavities import check_clause_features, clauses_from_document
 from ..compiler.encode import held_to_one_value
 from ..compiler.ensemble import Ensemble, held_reason
@@ -542,11 +543,18 @@ class BlockBuilder:
                 e.message, cls_st or eff.get("gap") or eff.get("kind") or blk.name
             ) from None
         if largest and self.ens.n_outputs > 1 and (bounds or rels):
-            raise self.err(
-                "gap max on a multiclass model is searched only without bounds or relations "
-                "on the inputs (fix, where); ask a ratio instead (gap 1.5)",
-                eff.get("gap"),
-            )
+            from ..questions.max_gap import multiclass_refusal  # the box search's modules
+
+            try:
+                why = multiclass_refusal(self.ens, q)
+            except InputError as e:
+                raise self.err(e.message, eff.get("gap") or blk.name) from None
+            if why is not None:
+                raise self.err(
+                    f"gap max on a multiclass model: {NOT_DESCRIBED} ({why}); ask a ratio "
+                    "instead (gap 1.5)",
+                    eff.get("gap") or blk.name,
+                )
         return q
 
     def kind(self, eff) -> tuple[str | None, tuple]:

@@ -309,10 +309,10 @@ def _max_gap_query(
                 with_data_values(ens, _searched_encoding(ens, q), boxed[0], data)
             return _boxed_final(ens, q, *boxed, tol)
     if multiclass:
-        why = class_pair_refusal(pair_encoding(ens, at_gap_zero(ens, q)))
         raise InputError(
             "--max-gap / max_gap on a multiclass model: only where the box search applies, "
-            f"and {NOT_DESCRIBED} ({why}): ask a ratio with --gap and --classes"
+            f"and {NOT_DESCRIBED} ({multiclass_refusal(ens, q)}): ask a ratio with --gap "
+            "and --classes"
         )
     s = _Search(best=None, upper=upper, steps=[])
     g = tol.least
@@ -334,6 +334,16 @@ def _max_gap_query(
         e.partial_result = _bisected(ens, q, s, res, tol, t0, skipped, INTERRUPTED)
         raise
     return _bisected(ens, q, s, res, tol, t0, skipped)
+
+
+def multiclass_refusal(ens: Ensemble, q: Query) -> str | None:
+    """Why a multiclass model's max gap of ``q`` is refused: the box search, its only
+    method, does not describe the query (``pair_boxes.class_pair_refusal``, in words);
+    None when it does. A data-aware one is asked over all inputs first (``_data_aware``)."""
+    if q.plan.data_aware != "none":
+        return None
+    at = at_gap_zero(ens, q.with_(kind="", params=()))  # the pair question its steps ask
+    return class_pair_refusal(pair_encoding(ens, at))
 
 
 def _data_aware(ens, q: Query, tol, deadline, memory_mb, log, data, sizes: dict) -> Result:

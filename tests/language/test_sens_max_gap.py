@@ -73,8 +73,26 @@ def test_an_audit_refuses_gap_max(tmp_path, capsys):
 
 
 def test_gap_max_on_a_multiclass_model_with_a_relation_is_an_error_at_its_line(tmp_path, capsys):
-    body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n  where x1.alcohol <= 13\n}\n"
+    body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n"
+    body += "  where x1.proline <= x2.proline\n}\n"
     path = _write(tmp_path, body, WINE, WINE_DETAILS)
     assert main(["run", str(path), "--list"]) == 2
     first = capsys.readouterr().err.splitlines()[0]
     assert first.startswith(f"{path}:6:3: ") and "ask a ratio instead" in first
+
+
+def test_gap_max_on_a_multiclass_model_refused_says_why_the_box_search_does_not_take_it(
+    tmp_path, capsys
+):
+    body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n"
+    body += "  where x1.proline <= x2.proline\n}\n"
+    main(["run", str(_write(tmp_path, body, WINE, WINE_DETAILS)), "--list"])
+    assert "the box search does not describe this query (it takes no " in capsys.readouterr().err
+
+
+def test_gap_max_on_a_multiclass_model_with_a_bound_the_box_search_takes_is_answered(tmp_path):
+    # a bound on a feature outside the varied set: read as that feature's domain
+    body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n  where x1.alcohol <= 13\n"
+    body += "  timeout 60\n}\n"
+    (res,) = run_file(_write(tmp_path, body, WINE, WINE_DETAILS))
+    assert res.max_gap["kind"] == "ratio" and res.max_gap["proven"]
