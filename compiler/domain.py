@@ -210,11 +210,7 @@ def with_unlisted_codes(
             c = _unlisted_code(ens, ifeat, ordered_ths, j, listed)
             if c is not None:
                 codes.add(int(c))
-    if codes == set(dom.codes or ()):
-        return dom
-    codes_t = tuple(sorted(codes))
-    reps = tuple(float(c) for c in codes_t)
-    return FeatureDomain(f, (), reps, tuple(range(len(codes_t))), (), codes_t)
+    return _with_codes(f, dom, codes)
 
 
 def with_order_codes(
@@ -249,6 +245,11 @@ def with_order_codes(
         for c in (first, first + 1):
             if c <= hi0 and c not in listed:
                 codes.add(int(c))
+    return _with_codes(f, dom, codes)
+
+
+def _with_codes(f: int, dom: FeatureDomain, codes: set[int]) -> FeatureDomain:
+    """``dom`` where it holds exactly ``codes``, else feature f's domain of those codes."""
     if codes == set(dom.codes or ()):
         return dom
     codes_t = tuple(sorted(codes))

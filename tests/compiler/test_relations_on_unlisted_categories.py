@@ -20,16 +20,10 @@ from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
 from treesens.driver import solve_query
 from treesens.readers.load import load_model
+from treesens.tests.compiler.test_relations_in_boxes import COMPARE
 from treesens.tests.oracle import random_ensemble
 
-OPS = {
-    "<=": np.less_equal,
-    "<": np.less,
-    ">=": np.greater_equal,
-    ">": np.greater,
-    "==": np.equal,
-    "!=": np.not_equal,
-}
+OPS = COMPARE  # each relation's test on arrays
 CODES = [float(c) for c in range(10)]
 BACKENDS = ("cpsat", "highs", "boxes")
 

@@ -223,19 +223,26 @@ def test_the_unbounded_query_s_certificate_is_not_accepted_with_the_bounded_doma
     assert not verify_file(tampered(apart, tmp_path, unbounded_domain)).valid
 
 
-@pytest.fixture(scope="module")
-def regressor_change(tmp_path_factory) -> Path:
-    """The certificate of a regressor's largest change f(x1) - f(x2) (x1 the higher)
-    under x1.f0 in [0, 0.3]: an XGBoost regressor trained on f0 mostly."""
+def rising_regressor(folder: Path) -> Path:
+    """An XGBoost regressor rising with f0 (3 f0 + f0 f1, trained with noise), saved in
+    ``folder``: its file."""
     import xgboost
 
-    folder = tmp_path_factory.mktemp("change")
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (300, 3))
     y = 3 * X[:, 0] + X[:, 0] * X[:, 1] + rng.normal(0, 0.1, 300)
     model = folder / "reg.json"
     est = xgboost.XGBRegressor(n_estimators=6, max_depth=3, learning_rate=0.5)
     est.fit(X, y).get_booster().save_model(model)
+    return model
+
+
+@pytest.fixture(scope="module")
+def regressor_change(tmp_path_factory) -> Path:
+    """The certificate of a regressor's largest change f(x1) - f(x2) (x1 the higher)
+    under x1.f0 in [0, 0.3]: an XGBoost regressor trained on f0 mostly."""
+    folder = tmp_path_factory.mktemp("change")
+    model = rising_regressor(folder)
     q = Query(vary=("f0",), bounds=(FeatureBound("f0", 0.0, 0.3, (1,)),), plan=Plan(timeout=30))
     _, done = _certified(treesens.load_model(str(model)), q, model, folder / "c.json")
     assert done.verified, done.message

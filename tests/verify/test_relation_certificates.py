@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import treesens
@@ -20,6 +19,7 @@ from treesens.questions.certify import certify
 from treesens.search import compiled_check
 from treesens.tests.compiler.test_relations_on_unlisted_categories import _lightgbm_coded
 from treesens.tests.verify.tampering import tampered
+from treesens.tests.verify.test_per_input_certificates import rising_regressor
 from treesens.verify import verify_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -158,15 +158,8 @@ def test_relation_steps_on_a_binary_feature_of_a_lightgbm_model_are_verified(tmp
 @pytest.fixture(scope="module")
 def rising(tmp_path_factory) -> tuple:
     """An XGBoost regressor rising with f0 (3 f0 + f0 f1), its file and folder."""
-    import xgboost
-
     folder = tmp_path_factory.mktemp("rising")
-    rng = np.random.default_rng(0)
-    X = rng.uniform(0, 1, (300, 3))
-    y = 3 * X[:, 0] + X[:, 0] * X[:, 1] + rng.normal(0, 0.1, 300)
-    model = folder / "reg.json"
-    est = xgboost.XGBRegressor(n_estimators=6, max_depth=3, learning_rate=0.5)
-    est.fit(X, y).get_booster().save_model(model)
+    model = rising_regressor(folder)
     return treesens.load_model(str(model)), model, folder
 
 
