@@ -75,6 +75,7 @@ def solve_race(
                 memory_mb=memory_mb,
                 log=given.get("log", False),
                 prefer=given.get("prefer"),
+                data=given.get("data"),  # the data read: the query names it by its path
                 stop=stop,
                 tables_mb=given.get("tables_mb"),
             )

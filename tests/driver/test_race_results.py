@@ -1,17 +1,26 @@
 """A race's results that no backend proved (every backend failed, or none answered)
 record the question as any result of it does: the features varied and a regressor's
-change, so that a results log reads them as the question asked."""
+change, so that a results log reads them as the question asked. A race given a data file
+answers as each of its backends alone (the data read reaches every one of them)."""
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
+import pytest
+
+import treesens
 from treesens.backends.worker import WorkerStopped
 from treesens.compiler.ensemble import IDENTITY
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.driver.race import solve_race
 from treesens.tests.oracle import random_ensemble
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MODEL = EXAMPLES / "breast_cancer_xgb.json"
+ROWS = EXAMPLES / "breast_cancer_rows.csv"
 
 
 def _regressor_race():
@@ -43,3 +52,14 @@ def test_a_race_no_backend_answered_records_the_features_and_the_change_asked():
     assert res.features == ["f0"]
     assert res.delta == {"at_least": 0.5, "direction": "up"}
     assert res.message.startswith("no backend answered within the time limit")
+
+
+@pytest.mark.parametrize("data_aware", ["none", "prob"])
+def test_a_race_given_a_data_file_answers_as_each_of_its_backends_alone(data_aware):
+    ask = dict(vary=["mean_texture"], gap=0.2, data=ROWS, data_aware=data_aware, timeout=60)
+    alone = {b: treesens.check(MODEL, backend=b, **ask) for b in ("boxes", "cpsat")}
+    res = treesens.check(MODEL, backend="race:boxes,cpsat", **ask)
+    for b, status in res.stats["race"].items():
+        assert status in ("stopped", alone[b].status), (b, status, res.error)
+    assert res.status == alone[res.backend].status == "sensitive"
+    assert res.distance is not None  # measured against the data read
