@@ -152,10 +152,10 @@ def max_gap_refusal(res) -> str | None:
 
 
 # an anchored question (an audit's row): x1 pinned to the row on every feature, x2 free
-# on F within its domain, a domain per input, which certificate format 3 does not state
+# on F within its domain: a domain per input (format 4), whose proof is not recorded yet
 ANCHORED_ROW = (
-    "a certificate states one domain per feature, for both inputs: a row's question "
-    "(x1 the row, x2 free on the varied features) is not stated"
+    "a row's question (x1 the row, x2 free on the varied features) is not certified yet: "
+    "its proof is not recorded, and no certificate is written of it"
 )
 
 
