@@ -229,9 +229,21 @@ def max_gap_query(ens: Ensemble, q: Query, **kw) -> Result:
     ``heap_bytes``, ``memory_bytes``: the box search's heap of open boxes, and its tables
     and heap together, at most (questions/memory.py); tables that would pass their bound
     leave the search to the bisection, with a note. Of a query that does not treat its
-    inputs alike, a note says the gap's direction (``direction_note``)."""
-    res = _max_gap_query(ens, q, **kw)
+    inputs alike, a note says the gap's direction (``direction_note``), on the partial
+    answer an interruption carries too."""
     note = direction_note(ens, q)
+    try:
+        res = _max_gap_query(ens, q, **kw)
+    except KeyboardInterrupt as e:  # the partial answer is of the same direction
+        partial = getattr(e, "partial_result", None)
+        if partial is not None:
+            _noted(partial, note)
+        raise
+    return _noted(res, note)
+
+
+def _noted(res: Result, note: str | None) -> Result:
+    """``res`` with ``note`` among its notes (once)."""
     if note is not None and note not in res.notes:
         res.notes.append(note)
     return res

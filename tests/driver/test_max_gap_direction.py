@@ -87,3 +87,17 @@ def test_a_binary_classifier_s_note_names_which_input_is_scored_high():
 def test_a_query_bounding_both_inputs_alike_has_no_direction_note(regressor):
     q = Query(vary=("f0",), bounds=(FeatureBound("f0", *BOUND),), plan=Plan(timeout=60))
     assert not any("directional" in n for n in max_gap_query(regressor, q).notes)
+
+
+def test_the_partial_answer_of_an_interrupted_max_gap_notes_its_direction(regressor, monkeypatch):
+    from treesens.search import gap_search
+
+    def ctrl_c_in_the_seed(*args, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gap_search, "seed_floor", ctrl_c_in_the_seed)
+    with pytest.raises(KeyboardInterrupt) as e:
+        _bounded(regressor, 1)
+    partial = e.value.partial_result
+    assert partial.max_gap["stopped_by"] == "interrupted"
+    assert any("the prediction falling from x1 to x2" in n for n in partial.notes)
