@@ -116,16 +116,16 @@ def run(args) -> int:
         emit_result(res, args.json, ens)
 
     where = {"jobs": args.jobs, "executor": args.executor}  # for queries and audits alike
-    run_queries(
-        sf,
-        queries,
-        memory_mb=args.memory_mb,
-        budget=args.budget,
-        on_start=on_start,
-        on_result=on_result,
-        note=log,
-        **where,
-    )
+    try:
+        run_queries(
+            sf, queries, memory_mb=args.memory_mb, budget=args.budget,
+            on_start=on_start, on_result=on_result, note=log, **where,
+        )  # fmt: skip
+    except KeyboardInterrupt as e:  # the answer so far of the query in flight, then the end
+        partial = getattr(e, "partial_result", None)
+        if partial is not None:
+            on_result(partial)
+        raise
     try:
         run_audits(
             sf,

@@ -5,6 +5,7 @@ SIGTERM (a search that carried its partial answer on one) still exits 128 + SIGT
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 
@@ -59,3 +60,20 @@ def test_a_plain_keyboard_interrupt_after_sigterm_exits_as_sigterm(tmp_path, cap
     )
     assert main(["check", MODEL, "--vary", "mean_radius", "--plugin", str(plugin)]) == 143
     assert capsys.readouterr().err.strip().splitlines()[-1] == "treesens: terminated by SIGTERM"
+
+
+def test_run_prints_the_answer_so_far_of_a_max_gap_ctrl_c_ends(tmp_path, capsys, monkeypatch):
+    from treesens.search import gap_search
+
+    real = gap_search.seed_floor
+
+    def seed_then_ctrl_c(*args, **kw):
+        real(*args, **kw)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gap_search, "seed_floor", seed_then_ctrl_c)
+    sens = tmp_path / "texture.sens"
+    sens.write_text(f'model "{MODEL}"\nquery texture {{\n  vary mean_texture\n  gap max\n}}\n')
+    assert main(["run", str(sens), "--json"]) == 128 + signal.SIGINT
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and json.loads(out[0])["max_gap"]["stopped_by"] == "interrupted"
