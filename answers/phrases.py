@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,12 +24,19 @@ UNREAD_CONSTRAINTS = "relations between the inputs"
 # how an answer's note about features no tree splits on begins (questions/ask.py); the
 # report's sentence of such a feature carries it (views/report_html.py)
 NEVER_SPLITS = "the model never splits on"
-# why a max gap is 0 exactly (``max_gap["unsplit"]``, questions/max_gap.py): no tree reads a
-# varied feature within the query's bounds, which may leave out splits a tree has
-UNSPLIT_REASON = (
-    "proven: no tree splits on the varied features within their bounds, so x1 and x2 "
-    "reach the same leaves and get one prediction"
-)
+
+
+def unsplit_reason(features: Sequence[str] = ()) -> str:
+    """Why a max gap is 0 exactly (``max_gap["unsplit"]``, questions/max_gap.py): no tree
+    reads a varied feature within the query's bounds, which may leave out splits a tree
+    has; ``features``, the varied ones, named (else "the varied features")."""
+    if len(features) == 1:
+        where = f"{features[0]} within its bounds"
+    elif features:
+        where = f"{', '.join(features[:-1])} or {features[-1]} within their bounds"
+    else:
+        where = "the varied features within their bounds"
+    return f"proven: no tree splits on {where}, so x1 and x2 reach the same leaves and get one prediction"
 
 
 def prediction_condition(res: Result, fmt: str = ".12g") -> str | None:

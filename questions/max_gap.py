@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -37,11 +37,11 @@ from ..answers.context import new_result
 from ..answers.phrases import (
     NOT_DESCRIBED,
     UNBOUNDED,
-    UNSPLIT_REASON,
     lower_text,
     max_gap_searching,
     unbounded_ratio,
     unproven_because,
+    unsplit_reason,
     unsplit_text,
     upper_text,
 )
@@ -494,7 +494,7 @@ def _final(
     gap = lower if lower is not None else s.steps[-1]["gap"]
     out = replace(base, query=q.label, gap=gap, gap_kind=result_gap_kind(ens), delta=None)
     out.max_gap = bounds.to_dict()
-    line = max_gap_line(bounds)
+    line = max_gap_line(bounds, out.features)
     out.message = f"{line}; {out.message}" if out.message else line
     out.stats = {**base.stats, "max_gap_steps": s.steps}
     return out
@@ -551,7 +551,7 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: Tolerance) -> R
     res.gap = lower if lower is not None else shown_gap(ens, tol.least)
     res.gap_kind = result_gap_kind(ens)
     res.max_gap = bounds.to_dict()
-    line = max_gap_line(bounds)
+    line = max_gap_line(bounds, res.features)
     res.message = f"{line}; {res.message}" if res.message else line
     if out.interrupted:
         e = KeyboardInterrupt()
@@ -613,12 +613,13 @@ def result_gap_kind(ens: Ensemble) -> str:
     return CHANGE if ens.is_regressor else str(GapKind.PROB)
 
 
-def max_gap_line(m: MaxGap | dict) -> str:
-    """One line for people: the bounds and whether they meet."""
+def max_gap_line(m: MaxGap | dict, features: Sequence[str] = ()) -> str:
+    """One line for people: the bounds and whether they meet (``features``: the varied
+    ones, named where no tree splits on them)."""
     d = m.to_dict() if isinstance(m, MaxGap) else m
     lo, hi, tol = d["lower"], d["upper"], d["tolerance"]
     if d.get("unsplit"):
-        return f"{unsplit_text(d)} ({UNSPLIT_REASON})"
+        return f"{unsplit_text(d)} ({unsplit_reason(features)})"
     if d.get("kind") == CHANGE:
         return _change_line(lo, hi, tol, d["proven"], unproven_because(d))
     why = unproven_because(d)

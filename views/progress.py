@@ -37,7 +37,7 @@ def outcome(res: Result) -> str:
     """A query's answer as its progress line ends: the status, or a max gap's final
     bounds (the lines shown while it ran were only its bracket so far)."""
     if res.max_gap and res.status != ERROR:
-        return max_gap_outcome(res.max_gap)
+        return max_gap_outcome(res.max_gap, res.features)
     return str(res.status)
 
 

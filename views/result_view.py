@@ -11,15 +11,16 @@ from __future__ import annotations
 import html
 import io
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..answers.phrases import (
-    UNSPLIT_REASON,
     lower_text,
     max_gap_brief,
     prediction_condition,
     unproven_because,
+    unsplit_reason,
     unsplit_text,
     upper_text,
 )
@@ -175,13 +176,14 @@ def proof_label(proof: Proof, kind: str = "prob", named: bool = True) -> str:
 NOT_CHECKED = "not independently checked"
 
 
-def max_gap_outcome(bounds: dict) -> str:
+def max_gap_outcome(bounds: dict, features: Sequence[str] = ()) -> str:
     """A max-gap search's final answer in one line: "max gap 0.3489 (proven within 0.001:
-    [0.3489, 0.3498])", or the bracket it was left in."""
+    [0.3489, 0.3498])", or the bracket it was left in; ``features``: the varied ones, named
+    where no tree splits on them."""
     lo, hi, tol = bounds.get("lower"), bounds.get("upper"), bounds.get("tolerance")
     what = "largest change" if bounds.get("kind") == "change" else "max gap"
     if bounds.get("unsplit"):
-        return f"{unsplit_text(bounds)} ({UNSPLIT_REASON})"
+        return f"{unsplit_text(bounds)} ({unsplit_reason(features)})"
     within = f" within {tol:g}" if tol is not None else ""
     if lo is None:
         if bounds.get("proven"):

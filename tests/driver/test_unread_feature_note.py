@@ -55,9 +55,21 @@ def test_a_max_gap_of_a_feature_no_tree_splits_on_is_0_exactly(model):
 def test_a_max_gap_of_0_says_why(model):
     r = treesens.max_gap(model, vary=["f2"], **QUICK)
     assert r.message == (
-        "max gap 0 (proven: no tree splits on the varied features within their bounds, so "
+        "max gap 0 (proven: no tree splits on f2 within its bounds, so "
         "x1 and x2 reach the same leaves and get one prediction)"
     )
+
+
+def test_a_max_gap_of_0_names_each_feature_no_tree_splits_on(model):
+    r = treesens.max_gap(model, vary=["f1", "f2"], **QUICK)
+    assert "no tree splits on f1 or f2 within their bounds" in r.message
+
+
+def test_a_sweep_s_progress_line_of_a_max_gap_of_0_names_its_feature(model):
+    from treesens.views.progress import outcome
+
+    (r,) = treesens.sweep(model, features=["f2"], max_gap=True, **QUICK)
+    assert "no tree splits on f2 within its bounds" in outcome(r)
 
 
 def test_the_verdict_line_of_a_max_gap_of_0_says_max_gap_0(model):
@@ -144,7 +156,7 @@ def test_a_regressor_s_largest_change_of_a_feature_no_tree_splits_on_is_0_exactl
     # the root's allowance for the float sums of about 2e5 is about 0.1
     r = treesens.max_gap(prices, vary=["f2"], **QUICK)
     assert (r.max_gap["upper"], r.max_gap["kind"], r.max_gap["unsplit"]) == (0.0, "change", True)
-    assert r.message.startswith("largest change 0 (proven: no tree splits on the varied")
+    assert r.message.startswith("largest change 0 (proven: no tree splits on f2 within")
 
 
 def test_a_multiclass_ratio_of_a_feature_no_tree_splits_on_is_1_exactly():
