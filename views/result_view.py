@@ -100,11 +100,19 @@ def witness_rows(res: Result) -> list[WitnessRow]:
     return rows
 
 
+def asked_max_gap(res: Result) -> bool:
+    """Whether ``res`` answers a max gap query (its ``stats["asked"]`` holds the tolerance),
+    with bounds or not (an error before any)."""
+    return ((res.stats or {}).get("asked") or {}).get("max_gap") is not None
+
+
 def headline_parts(res: Result) -> tuple[str, str]:
     """The verdict line after the status and query: ``(varied features, the rest)``; an
     insensitive answer's ends with its proof's label (``proof_label``)."""
     gap = f"g={res.gap:.12g}" if res.gap_kind == "prob" else f"margin gap {res.gap:.12g}"
-    if prediction_condition(res) and not res.max_gap:
+    if res.max_gap is None and asked_max_gap(res):  # ended before any bounds: no gap of its own
+        gap = "max gap asked"
+    elif prediction_condition(res) and not res.max_gap:
         gap = prediction_condition(res)
     elif (res.max_gap or {}).get("kind") == "change":
         gap = f"largest change {res.gap:.12g}"

@@ -32,3 +32,14 @@ def test_repr_of_a_proven_max_gap_does_not_say_not_proven():
 def test_str_does_not_repeat_the_bounds_its_message_gives():
     line = "max gap in [0.447454, 0.49], not proven (time limit; tolerance 0.0001)"
     assert str(_unproven(line)).count("max gap in") == 1
+
+
+def test_a_max_gap_that_ended_in_error_shows_no_check_s_gap():
+    from pathlib import Path
+
+    import treesens
+
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    r = treesens.max_gap(str(model), vary=["mean_texture"], memory_mb=1)  # refused
+    assert r.status == "error"
+    assert "g=" not in str(r) and "varying mean_texture, max gap asked, backend" in str(r)
