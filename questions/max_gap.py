@@ -322,8 +322,8 @@ def _max_gap_query(
             return _boxed_final(ens, q, *boxed, tol)
     if multiclass:
         raise InputError(
-            "--max-gap / max_gap on a multiclass model: only where the box search applies, "
-            f"and {NOT_DESCRIBED} ({multiclass_refusal(ens, q)}): ask a ratio with --gap "
+            "--max-gap / max_gap on a multiclass model is the box search's alone, and "
+            f"{NOT_DESCRIBED} ({multiclass_refusal(ens, q)}): ask a ratio with --gap "
             "and --classes"
         )
     s = _Search(best=None, upper=upper, steps=[])

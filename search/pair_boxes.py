@@ -204,13 +204,13 @@ def refusal(enc: Encoding, relations: bool = False) -> str | None:
     q: Query = enc.query
     cond = enc.condition
     if q.relations and not relations:
-        return f"it takes no {UNREAD_CONSTRAINTS} here (a check's box search does)"
+        return f"it takes {UNREAD_CONSTRAINTS} in a check only, not in a max gap or a certificate"
     if q.relations and not covered(enc):
-        return "it takes no relation on a feature whose codes it cannot order (no tree reads it)"
+        return "it takes no relation on a feature no tree reads, whose codes it cannot order"
     if q.plan.data_aware != "none":
         return "it takes no data-aware mode"
     if any(cond.alternatives or ()):
-        return "it asks a choice of classes one pair of classes at a time"
+        return "it takes a choice of classes only as one pair of classes at a time"
     if is_anchored(q):  # x1 a row (rows on x2 only): anchored_boxes.py
         if cond.pair_rows or cond.link_change is not None or not anchor_ranks(enc):
             return "it takes an anchored row's question only as a check of x2's rows"
@@ -259,12 +259,12 @@ def _rank_ranges(enc: Encoding) -> dict[tuple[int, int], tuple[int, int]] | str:
             # an unlisted category inside the bound has no code of the domain (its code
             # for them lies outside): the solvers' encoding adds one (encode.py)
             return (
-                f"it takes no bound on {who} ([{lo:g}, {hi:g}]) over category codes no split lists"
+                f"it takes no bound on {who} in [{lo:g}, {hi:g}] over category codes no split lists"
             )
         ranks = admissible_ranks(enc, f, c, lo, hi, dom)
         if ranks[-1] - ranks[0] + 1 != len(ranks):
             return (
-                f"it takes no bound on {who} ([{lo:g}, {hi:g}]) whose admissible values "
+                f"it takes no bound on {who} in [{lo:g}, {hi:g}], whose admissible values "
                 "lie in intervals apart"
             )
         out[(f, c)] = (ranks[0], ranks[-1] + 1)

@@ -87,7 +87,20 @@ def test_gap_max_on_a_multiclass_model_refused_says_why_the_box_search_does_not_
     body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n"
     body += "  where x1.proline <= x2.proline\n}\n"
     main(["run", str(_write(tmp_path, body, WINE, WINE_DETAILS)), "--list"])
-    assert "the box search does not describe this query (it takes no " in capsys.readouterr().err
+    said = "the box search does not describe this query (it takes relations between the inputs "
+    assert said + "in a check only, not in a max gap or a certificate)" in capsys.readouterr().err
+
+
+def test_a_multiclass_gap_max_refusal_is_one_sentence_without_nested_parentheses(tmp_path, capsys):
+    body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n"
+    body += "  where x1.proline <= x2.proline\n}\n"
+    main(["run", str(_write(tmp_path, body, WINE, WINE_DETAILS)), "--list"])
+    first = capsys.readouterr().err.splitlines()[0]
+    depth = deepest = 0
+    for ch in first:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        deepest = max(deepest, depth)
+    assert deepest == 1, first
 
 
 def test_gap_max_on_a_multiclass_model_with_a_bound_the_box_search_takes_is_answered(tmp_path):
