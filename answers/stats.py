@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+# ``stats["race"]``'s value of a backend that gave no answer before the race ended (killed
+# once another answered, or past the time limit); every other backend's value is the
+# status it answered with ("sensitive", "insensitive", "unknown", "error")
+RACE_STOPPED = "stopped"
+
 
 class Asked(TypedDict, total=False):
     """``stats["asked"]``: what the result answers beyond its own fields
@@ -121,7 +126,7 @@ class SearchStats(TypedDict, total=False):
     objective_bound: float | None
     objective_gap: float | None
     stopped_by: str  # how an optimising run ended
-    race: dict  # backend -> its status
+    race: dict  # backend -> the status it answered with, or RACE_STOPPED
     winner: str
     found_by: str  # which search found the pair
     proved_by: str  # which search proved "insensitive"

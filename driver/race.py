@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, error_result
+from ..answers.stats import RACE_STOPPED
 from ..backends.registry import is_search_method
 from ..backends.worker import WAKE_EVERY, WorkerStopped, worker_for
 from ..compiler.ensemble import Ensemble
@@ -111,15 +112,26 @@ def solve_race(
             break
     stop.set()
     _stop_others(workers, results, threads, deadline)
-    summary = {b: (r.status if r is not None else "stopped") for b, r in results.items()}
-    for b in names:
-        summary.setdefault(b, "stopped")
+    summary = _summary(names, results, done)
     if winner is None:
         winner = _best(ens, q, names, results)
     winner.stats["race"] = summary
     winner.stats["winner"] = winner.backend
     winner.time["total"] = time.time() - t0
     return winner
+
+
+def _summary(names: list[str], results: dict, done: queue.Queue) -> dict[str, str]:
+    """``stats["race"]``: each backend's status, with the answers that came while the
+    others were stopped; RACE_STOPPED where none came (killed, or past the limit)."""
+    while True:
+        try:
+            b, res = done.get_nowait()
+        except queue.Empty:
+            break
+        results.setdefault(b, res)
+    got = {b: r.status for b, r in results.items() if r is not None}
+    return {b: got.get(b, RACE_STOPPED) for b in names}
 
 
 def _stop_others(workers: dict, results: dict, threads: list, deadline: float) -> None:

@@ -63,3 +63,31 @@ def test_a_race_given_a_data_file_answers_as_each_of_its_backends_alone(data_awa
         assert status in ("stopped", alone[b].status), (b, status, res.error)
     assert res.status == alone[res.backend].status == "sensitive"
     assert res.distance is not None  # measured against the data read
+
+
+def _first_proves_then_the_other(ens, q, **kw):
+    """cpsat proves at once; z3 proves a moment after, once the race has its winner."""
+    import time
+
+    from treesens.answers.result import error_result
+
+    if q.plan.backend != "cpsat":
+        time.sleep(0.3)
+    res = error_result(ens, q, "", backend=q.plan.backend)
+    res.status, res.error = "insensitive", None
+    return res
+
+
+def test_a_race_s_stats_give_each_backend_its_answer_or_stopped():
+    ens, q = _regressor_race()
+    q = q.planned(backend="race:cpsat,z3")
+    res = solve_race(ens, q, _first_proves_then_the_other, compiled=object())
+    assert res.backend == "cpsat"
+    assert res.stats["race"] == {"cpsat": "insensitive", "z3": "insensitive"}
+
+
+def test_a_race_s_backend_that_never_answered_is_stopped():
+    ens, q = _regressor_race()
+    q = q.planned(backend="race:cpsat,z3")
+    res = solve_race(ens, q, _stopped, compiled=object())
+    assert res.stats["race"] == {"cpsat": "stopped", "z3": "stopped"}
