@@ -19,7 +19,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..compiler.memory_estimate import CERTIFICATE_BYTES_PER_BOX, room_bytes
+from ..compiler.memory_estimate import (
+    CERTIFICATE_BASE_MB,
+    CERTIFICATE_BYTES_PER_BOX,
+    MB,
+    room_bytes,
+)
 from . import gap_kernel
 from .box_search import FOUND, GAVE_UP, PROVED, BoxOutcome, BoxSearch, corner_pair, tree_order
 from .compiled_proof import INCOMPLETE, NOT_A_PROOF, UnbuiltProof, rebuilt_within
@@ -70,14 +75,16 @@ def fits(enc, tables: PairTables, memory_mb: float | None) -> bool:
 
 def recording_within(enc, tables: PairTables, memory_mb: float | None) -> tuple[int, int | None]:
     """A recording search's heap (bytes) and the most boxes its record may hold
-    (gap_kernel.record_rows): out of what the query's memory limit leaves, the heap gets
-    half (``heap_within``'s bounds), the record the rest, each box with what the
-    certificate written from it holds (memory_estimate.CERTIFICATE_BYTES_PER_BOX: its
-    tree is rebuilt while the heap is held); with no limit, the heap ``HEAP_BYTES`` and
-    no bound on the record."""
+    (gap_kernel.record_rows): out of what the query's memory limit leaves, less the
+    certificate's base (memory_estimate.CERTIFICATE_BASE_MB), the heap gets half
+    (``heap_within``'s bounds), the record the rest, each box with what the certificate
+    written from it holds (memory_estimate.CERTIFICATE_BYTES_PER_BOX: its tree is
+    rebuilt while the heap is held); with no limit, the heap ``HEAP_BYTES`` and no bound
+    on the record."""
     left = _left(enc, tables, memory_mb)
     if left is None:
         return gap_kernel.HEAP_BYTES, None
+    left -= int(CERTIFICATE_BASE_MB * MB)  # the certificate's part that no box adds to
     heap = max(gap_kernel.MIN_HEAP_BYTES, min(gap_kernel.HEAP_BYTES, left // 2))
     cols, rows = len(tables.sizes), tables.values.shape[0]
     return heap, gap_kernel.record_rows(left - heap, cols, rows, CERTIFICATE_BYTES_PER_BOX)
