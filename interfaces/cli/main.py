@@ -111,7 +111,10 @@ class OneLineParser(argparse.ArgumentParser):
         if message.startswith("unrecognized arguments") and set(words) & set(CONSTRAINT_WORDS):
             message += f"; {CONSTRAINTS_IN_SENS}"  # a flag for them is what the user tried
         message = _with_guess(message)
-        print(f"treesens: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        prog = self.prog
+        if message.startswith("unrecognized arguments") and getattr(self, "command", None):
+            prog += f" {self.command}"  # told by the top parser: the words are the command's
+        print(f"treesens: error: {message} (see {prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -139,7 +142,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"treesens {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name, mod in _modules(_command_of(argv)):
+    p.command = _command_of(argv)
+    for name, mod in _modules(p.command):
         add_command(sub, name, mod)
     return p
 
