@@ -15,7 +15,9 @@ has the table, tests/driver/test_memory_estimate.py checks these figures cover i
   time (``WORKER_BASE_MB`` plus ``WORKER_KB_PER_LEAF`` per leaf; CP-SAT measured in its
   first 30-120 s).
 - **a certificate** (``certificate_mb``): its proof, ``CERTIFICATE_BASE_MB`` plus
-  ``CERTIFICATE_BYTES_PER_BOX`` per box the search recorded, above the model's estimate and the pair tables: a max gap's
+  ``CERTIFICATE_KB_PER_LEAF`` per leaf of the model plus ``CERTIFICATE_BYTES_PER_BOX``
+  per box the search recorded, above what the process holds when it starts (the model's
+  estimate and the pair tables, or its resident memory then if more): a max gap's
   or an answer's recorded proof that would pass the limit is not rebuilt
   (questions/memory.py ``certificate_refusal``); a certificate's own search holds its
   record to the boxes whose certificate fits (search/compiled_check.py
@@ -48,9 +50,17 @@ HEAP_BYTES = 1 << 30
 # certificate (555 and 529 MB peaks); its max gap, 430,682 boxes, 94 MB above the peak
 # before the rebuild (505 and 411 MB): about 165 bytes a box and 23 MB. 384 bytes and
 # 32 MB with headroom (1,024 bytes and no base before, 760 bytes a box measured when the
-# tree was Python tuples and the checker loaded the JSON document whole)
+# tree was Python tuples and the checker loaded the JSON document whole). Those were
+# differences of whole-process peaks; from the resident memory at the certificate's start
+# (VmHWM reset there) it grows more, the part that does not grow with the boxes most of
+# it (the checker's own reading of the model through its library, its modules): 147 MB
+# on adult xgb_t1000_d8 sex at gap 0.4995 (53,210 leaves, 6,581 boxes: 408 MB held at
+# the start, 555 at the peak, where 32 MB and the model's estimate gave 386), 118 MB on
+# breast_cancer_deep_xgb mean_texture at 0.45 (389 leaves, 3 boxes: 101 -> 218 MB).
+# 160 MB plus 1 KB a leaf covers both with a margin of at least 1.35 (214 and 162 MB)
 CERTIFICATE_BYTES_PER_BOX = 384
-CERTIFICATE_BASE_MB = 32.0
+CERTIFICATE_BASE_MB = 160.0
+CERTIFICATE_KB_PER_LEAF = 1.0
 BASE_MB = 300.0
 KB_PER_LEAF = 0.75
 SOLVER_BASE_MB = 100.0
@@ -99,10 +109,15 @@ def solver_process_mb(size: ModelSize) -> float:
     return WORKER_BASE_MB + WORKER_KB_PER_LEAF * size.leaves / 1024.0
 
 
-def certificate_mb(boxes: int) -> float:
-    """What a certificate whose proof has ``boxes`` boxes adds to the memory held before
-    its proof is rebuilt (MB), to the checker's peak reading it."""
-    return CERTIFICATE_BASE_MB + CERTIFICATE_BYTES_PER_BOX * boxes / MB
+def certificate_mb(boxes: int, leaves: int = 0) -> float:
+    """What a certificate whose proof has ``boxes`` boxes, of a model of ``leaves``
+    leaves, adds to the memory held before its proof is rebuilt (MB), to the checker's
+    peak reading it."""
+    return (
+        CERTIFICATE_BASE_MB
+        + CERTIFICATE_KB_PER_LEAF * leaves / 1024.0
+        + CERTIFICATE_BYTES_PER_BOX * boxes / MB
+    )
 
 
 def room_bytes(ens: Ensemble, memory_mb: float | None) -> int | None:

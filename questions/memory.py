@@ -202,9 +202,12 @@ def certificate_refusal(ens: Ensemble, boxes: int, held_bytes: int, memory_mb) -
     """Why a certificate whose proof is rebuilt from ``boxes`` recorded boxes is not
     written under the limit ``memory_mb`` (else the default), None where it fits: the
     model's estimate, what the search's tables and record hold (``held_bytes``) and the
-    proof's rebuild, file and check (``certificate_mb``) together pass it."""
+    proof's rebuild, file and check (``certificate_mb``) together pass it; where the
+    process already holds more than the first two (its resident memory now), that."""
     limit = memory_limit(memory_mb)
-    need = estimate_mb(ModelSize.of(ens)) + held_bytes / MB + certificate_mb(boxes)
+    size = ModelSize.of(ens)
+    held = max(estimate_mb(size) + held_bytes / MB, resident_mb() or 0.0)
+    need = held + certificate_mb(boxes, size.leaves)
     if need <= limit.mb:
         return None
     return (

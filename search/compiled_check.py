@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable
 
 from ..compiler.memory_estimate import (
-    CERTIFICATE_BASE_MB,
     CERTIFICATE_BYTES_PER_BOX,
     MB,
+    certificate_mb,
     room_bytes,
 )
 from . import gap_kernel
@@ -76,7 +76,7 @@ def fits(enc, tables: PairTables, memory_mb: float | None) -> bool:
 def recording_within(enc, tables: PairTables, memory_mb: float | None) -> tuple[int, int | None]:
     """A recording search's heap (bytes) and the most boxes its record may hold
     (gap_kernel.record_rows): out of what the query's memory limit leaves, less the
-    certificate's base (memory_estimate.CERTIFICATE_BASE_MB), the heap gets half
+    certificate's part no box adds to (memory_estimate.certificate_mb), the heap gets half
     (``heap_within``'s bounds), the record the rest, each box with what the certificate
     written from it holds (memory_estimate.CERTIFICATE_BYTES_PER_BOX: its tree is
     rebuilt while the heap is held); with no limit, the heap ``HEAP_BYTES`` and no bound
@@ -84,7 +84,8 @@ def recording_within(enc, tables: PairTables, memory_mb: float | None) -> tuple[
     left = _left(enc, tables, memory_mb)
     if left is None:
         return gap_kernel.HEAP_BYTES, None
-    left -= int(CERTIFICATE_BASE_MB * MB)  # the certificate's part that no box adds to
+    # the certificate's part that no box adds to
+    left -= int(certificate_mb(0, enc.ensemble.n_leaves()) * MB)
     heap = max(gap_kernel.MIN_HEAP_BYTES, min(gap_kernel.HEAP_BYTES, left // 2))
     cols, rows = len(tables.sizes), tables.values.shape[0]
     return heap, gap_kernel.record_rows(left - heap, cols, rows, CERTIFICATE_BYTES_PER_BOX)

@@ -16,7 +16,7 @@ import pytest
 import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.encode import encode
-from treesens.compiler.memory_estimate import CERTIFICATE_BASE_MB, CERTIFICATE_BYTES_PER_BOX, MB
+from treesens.compiler.memory_estimate import CERTIFICATE_BYTES_PER_BOX, MB, certificate_mb
 from treesens.compiler.query import Gap, Query
 from treesens.compiler.replay import meets
 from treesens.questions.certify import certify_answer
@@ -426,29 +426,34 @@ def room_for_ten_boxes(monkeypatch):
     """The memory limit leaves the least heap and a record of 10 boxes of the search of
     _recording_search (its tables: 6 columns, 3 rows), with what their certificate holds."""
     per_box = 12 * 6 + 8 * 3 + CERTIFICATE_BYTES_PER_BOX
-    left = gap_kernel.MIN_HEAP_BYTES + 10 * per_box + int(CERTIFICATE_BASE_MB * MB)
-    monkeypatch.setattr(compiled_check, "_left", lambda *_args: left)
+
+    def left(enc, *_args) -> int:  # and the certificate's part that no box adds to
+        base = int(certificate_mb(0, enc.ensemble.n_leaves()) * MB)
+        return gap_kernel.MIN_HEAP_BYTES + 10 * per_box + base
+
+    monkeypatch.setattr(compiled_check, "_left", left)
 
 
 def test_a_recording_search_s_heap_and_record_share_what_the_memory_limit_leaves(monkeypatch):
-    monkeypatch.setattr(compiled_check, "_left", lambda *_args: 100 << 20)
+    monkeypatch.setattr(compiled_check, "_left", lambda *_args: 300 << 20)
     search = _recording_search()
     tab = search.tab
     heap, rows = compiled_check.recording_within(search.enc, tab, 1.0)
     per_box = 12 * len(tab.sizes) + 8 * tab.values.shape[0] + CERTIFICATE_BYTES_PER_BOX
-    assert heap + rows * per_box <= 100 << 20
+    assert heap + rows * per_box <= 300 << 20
     assert search.search.record_max == rows
 
 
 def test_a_recording_search_leaves_the_certificate_s_base_out_of_its_heap_and_record(
     monkeypatch,
 ):
-    monkeypatch.setattr(compiled_check, "_left", lambda *_args: 100 << 20)
+    monkeypatch.setattr(compiled_check, "_left", lambda *_args: 300 << 20)
     search = _recording_search()
     tab = search.tab
     heap, rows = compiled_check.recording_within(search.enc, tab, 1.0)
     per_box = 12 * len(tab.sizes) + 8 * tab.values.shape[0] + CERTIFICATE_BYTES_PER_BOX
-    assert heap + rows * per_box + CERTIFICATE_BASE_MB * MB <= 100 << 20
+    base = certificate_mb(0, search.enc.ensemble.n_leaves()) * MB
+    assert rows > 0 and heap + rows * per_box + base <= 300 << 20
 
 
 def test_a_certificate_s_own_search_stops_when_its_record_would_pass_the_memory_limit(

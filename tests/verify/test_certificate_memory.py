@@ -86,3 +86,26 @@ def test_the_certificate_estimate_covers_what_its_proofs_were_measured_to_add():
     # its check's 17,987 boxes at gap 0.499 added 26 MB, its max gap's 430,682 boxes 94 MB
     assert certificate_mb(17_987) >= 26.0
     assert certificate_mb(430_682) >= 94.0
+
+
+def test_the_certificate_estimate_covers_its_growth_from_its_start_with_a_margin():
+    from treesens.compiler.memory_estimate import certificate_mb
+
+    # resident memory from the certificate's start to its peak (VmHWM reset there;
+    # compiler/memory_estimate.py): adult xgb_t1000_d8 sex at 0.4995, 53,210 leaves and
+    # 6,581 boxes, 147 MB; breast_cancer_deep_xgb mean_texture at 0.45, 389 leaves and
+    # 3 boxes, 118 MB
+    assert certificate_mb(6_581, 53_210) >= 1.35 * 147
+    assert certificate_mb(3, 389) >= 1.35 * 118
+
+
+def test_a_certificate_counts_the_memory_the_process_holds_past_the_model_s_estimate(
+    monkeypatch,
+):
+    from treesens.questions import memory
+
+    ens = treesens.load_model(str(MODEL))
+    assert memory.certificate_refusal(ens, 10, 0, LIMIT_MB) is None
+    monkeypatch.setattr(memory, "resident_mb", lambda: LIMIT_MB - 100.0)  # freed, not returned
+    why = memory.certificate_refusal(ens, 10, 0, LIMIT_MB)
+    assert why is not None and "memory limit of 2,000 MB" in why
