@@ -55,6 +55,7 @@ from .base import (
     LazyLibraryModel,
     LoadOptions,
     ModelFormat,
+    head_text,
     module_of,
     warn_if_classes_are_not_positions,
 )
@@ -533,6 +534,13 @@ def load_path(
     the file (``options.trust_pickle``): unpickling runs code the file chooses."""
     path = Path(path)
     where = str(path)
+    other = _another_library(path)
+    if other is not None:  # no pickle: its trust is not the question
+        raise InputError(
+            f"not a scikit-learn model (a pickle, joblib or .skops file): {other}; "
+            "--format names its library",
+            where,
+        )
     if path.suffix.lower() == ".skops" and not _is_pickle(path):
         obj = _read_skops(path)
     elif not options.trust_pickle:
@@ -540,6 +548,25 @@ def load_path(
     else:
         obj = _read_pickle(path)
     return any_estimator(obj, where, others)
+
+
+def _another_library(path: Path) -> str | None:
+    """What the file is, where its head shows another library's model (an XGBoost or
+    LightGBM one, CatBoost's JSON or .cbm: JSON or text, or CatBoost's magic), else None."""
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    text = head_text(head)
+    if sniffing.catboost(head, ""):
+        return "it is a CatBoost model"
+    if sniffing.lightgbm(head, ""):
+        return "it is a LightGBM model"
+    if text is None:
+        return None
+    if sniffing.looks_like_text_dump(text):
+        return "it is an XGBoost text dump"
+    if text.startswith(("{", "[")):
+        return "it is an XGBoost model" if '"learner"' in text else "it is JSON"
+    return None
 
 
 def _is_pickle(path: Path) -> bool:

@@ -160,3 +160,19 @@ def test_a_trusted_pickle_under_another_suffix_loads(tmp_path):
     path = tmp_path / "model.bin"
     path.write_bytes(pickle.dumps(_forest()))
     assert len(load_model(path, trust_pickle=True).trees) == 3
+
+
+@pytest.mark.parametrize(
+    ("example", "library"),
+    [("breast_cancer_xgb.json", "an XGBoost model"), ("iris_lgbm.txt", "a LightGBM model")],
+)
+def test_another_library_s_model_named_as_a_pickle_is_told_as_that_library_s(
+    tmp_path, example, library
+):
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[2] / "examples" / example
+    path = tmp_path / "model.pkl"
+    path.write_bytes(source.read_bytes())
+    with pytest.raises(InputError, match=f"not a scikit-learn model .*: it is {library}"):
+        load_model(str(path))
