@@ -89,6 +89,31 @@ def input_domains(enc, domain: list[dict]) -> dict[int, dict]:
     return out
 
 
+def anchored_domains(enc, row, domain: list[dict]) -> dict[int, dict]:
+    """An anchored question's domains (an audit's row, certificate version 4), in place
+    of ``domain``'s: every feature outside F the row's value alone (both inputs share
+    it); a feature of F per input, x1's the row's value, x2's the feature's ``domain``.
+    A point is a number, one category code, or NaN alone: bounds that hold no number
+    (``lb`` inf, ``ub`` -inf) and ``missing`` (a missing category code is refused:
+    certify.anchored_refusal). Returns the per-input entries."""
+    out = {}
+    for f, v in enumerate(row.tolist()):
+        point = dict(domain[f])
+        point.pop("unlisted", None)
+        if math.isnan(v):
+            point.update(lb="inf", ub="-inf", missing=True)
+        else:
+            point["lb"] = point["ub"] = json_number(float(v))
+            point.pop("missing", None)
+        if "codes" in point:
+            point["codes"] = [int(v)]
+        if f in enc.varying:
+            out[f] = {"x1": point, "x2": domain[f]}
+        else:
+            domain[f] = point
+    return out
+
+
 # the libraries that route every whole code no split lists as one unlisted category
 # (beyond their category bitsets too, negative codes and NaN-free): XGBoost, LightGBM
 OPEN_CODES = ("xgboost", "xgboost-dump", "lightgbm")

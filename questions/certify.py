@@ -31,7 +31,7 @@ from ..compiler.query import ANY, MAX_RATIO, Gap, GapKind, Query, feature_index
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
-from ..search.anchored_boxes import is_anchored
+from ..search.anchored_boxes import anchor_of, anchor_ranks, is_anchored
 from ..search.box_search import FOUND, PROVED, BoxOutcome
 from ..search.boxes import reads_alike, rows_of_each_input
 from ..search.compiled_check import check_search, note_rebuild
@@ -48,7 +48,14 @@ from ..search.relation_boxes import stated_relations
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
 from .certificate_json import write_json
-from .certificate_steps import OPEN_CODES, input_domains, json_number, proof_part, with_unlisted
+from .certificate_steps import (
+    OPEN_CODES,
+    anchored_domains,
+    input_domains,
+    json_number,
+    proof_part,
+    with_unlisted,
+)
 from .certify_groups import group_section, groups_refusal, model_test
 from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
 from .memory import memory_limit
@@ -152,11 +159,33 @@ def max_gap_refusal(res) -> str | None:
 
 
 # an anchored question (an audit's row): x1 pinned to the row on every feature, x2 free
-# on F within its domain: a domain per input (format 4), whose proof is not recorded yet
-ANCHORED_ROW = (
-    "a row's question (x1 the row, x2 free on the varied features) is not certified yet: "
-    "its proof is not recorded, and no certificate is written of it"
+# on F; its certificate's claim is x2's flip alone (verify/claims.py, ``flip``), a domain
+# per input (format 4). A regressor's row is not stated so (its claim would name the
+# row's prediction), nor a category code that is missing (a coded domain lists codes)
+ANCHORED_REGRESSOR = (
+    "a regressor's row (x2 at least D from the row's prediction) is not certified: "
+    "certificates state a row's flip of classifiers only"
 )
+ANCHORED_MISSING = (
+    "the row has no value of {names}: a certificate states a missing value of a numeric "
+    "feature, not of a categorical one (its domain lists codes)"
+)
+ANCHORED_UNRANKED = (
+    "the box search does not take this row: a value of it is outside its feature's "
+    "declared bounds, not whole for an integer feature, or a code the model does not list"
+)
+
+
+def anchored_refusal(ens: Ensemble, q: Query) -> str | None:
+    """Why an anchored question (an audit's row) gets no certificate (None: it may)."""
+    if ens.is_regressor:
+        return ANCHORED_REGRESSOR
+    coded = {f for f, d in ensemble_structure(ens).domains.items() if d.codes is not None}
+    row = anchor_of(q)
+    missing = [ens.feature_names[f] for f in sorted(coded) if math.isnan(row[f])]
+    if missing:
+        return ANCHORED_MISSING.format(names=", ".join(missing))
+    return None
 
 
 def checker_reads(ens: Ensemble, encs) -> bool:
@@ -179,8 +208,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
     """Why no question of this kind about this model gets a certificate (None: it may);
     a probability model is read as ``q`` asks (compiler/readings.py)."""
     ens = read_for(ens, q)
-    if is_anchored(q):
-        return ANCHORED_ROW
+    if is_anchored(q) and anchored_refusal(ens, q) is not None:
+        return anchored_refusal(ens, q)
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
     if (
@@ -302,6 +331,8 @@ def certify(
     # a change through the exp link: one search whose boxes close by the ``link`` rule
     link = link_proof_encoding(whole) if ens.is_regressor and ens.link == EXP else None
     encs = [link] if link is not None else class_pair_encodings(whole, relations=True)
+    if not encs and is_anchored(q) and anchor_ranks(whole) is None:
+        return refused(ANCHORED_UNRANKED)
     if not encs:
         return refused(
             "the box search does not apply to this query (a regressor's change either way "
@@ -598,6 +629,14 @@ def _domain(ens, f: int) -> dict:
 
 
 def _claim(ens, q: Query) -> dict:
+    if is_anchored(q):  # an audit's row: x2's flip alone (verify/claims.py)
+        claim = {"kind": "flip", "gap": float(q.gap.value), "gap_kind": str(q.gap.kind)}
+        d = int(q.param("decision"))
+        if ens.n_outputs > 1:
+            claim["classes"] = [d, q.classes[1] if q.classes else ANY]
+        else:
+            claim["to"] = 1 - d
+        return claim
     if q.delta is not None:
         return {"kind": "change", "delta": float(q.delta), "direction": str(q.direction)}
     claim = {"kind": "gap", "gap": float(q.gap.value), "gap_kind": str(q.gap.kind)}
@@ -644,14 +683,17 @@ def certificate_document(ens, q, enc, tables, parts, model_file: Path, certifica
         # (domain.with_order_codes): the checker's relation step reads no unlisted code
         domain[feature_index(ens, r.feature)].pop("unlisted", None)
     coded = any("codes" in d or "missing" in d for d in domain)
-    per_input = input_domains(enc, domain)  # a bound on one input of a varied feature
+    if is_anchored(q):  # x1 the row; x2 the row outside F
+        per_input = anchored_domains(enc, anchor_of(q), domain)
+    else:  # a bound on one input of a varied feature
+        per_input = input_domains(enc, domain)
     for f, sides in per_input.items():
         domain[f] = sides
     return {
         "format": FORMAT,
         # version 3 where a domain holds codes or NaN, 4 where one is stated per input (a
         # checker reading an earlier version refuses it rather than check another claim)
-        "version": 4 if per_input else 3 if coded else VERSION,
+        "version": 4 if per_input or is_anchored(q) else 3 if coded else VERSION,
         "model": {
             "file": model_path_from(certificate, model_file),
             "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),

@@ -33,7 +33,6 @@ from ..answers.verdict import Accepted, NearMiss, check_pair
 from ..compiler.encode import Encoding, ensemble_structure, gap_row_terms
 from ..compiler.kinds import ChangeQuestion, PairQuestion, kind_of
 from ..compiler.question import ANY, GapKind
-from .anchored_boxes import is_anchored
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from .compiled_check import COMPILED, HandedOver, check_search, note_rebuild
@@ -183,11 +182,8 @@ class BoxStage:
         # (``rows_of_each_input``): asked at its first near miss
         self.fixed: dict[int, bool] = {}
         # a certificate asked for (proof_tree.recording): each search's proof, kept on
-        # the result when they prove "insensitive"; none of an anchored row, which no
-        # certificate states (questions/certify.py)
-        encs = self.encs or ()
-        stated = not any(is_anchored(e.query) for e in encs)
-        self.recorded: list[RecordedPart] | None = [] if recording() and stated else None
+        # the result when they prove "insensitive"
+        self.recorded: list[RecordedPart] | None = [] if recording() else None
 
     def run(self, ctx: SolveContext, deadline: float) -> bool:
         """One turn until ``deadline`` (or ``ctx.stop``): True when it answered the query

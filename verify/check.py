@@ -43,6 +43,7 @@ from .claims import (
     probability_claim,
     required_parts,
 )
+from .flip import flip_refusal
 from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
 from .models_groups import folded, read_groups
@@ -250,9 +251,9 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
     replay, refusal = None, ""
+    named = named_categories(q)
     if any(has_step(part["proof"], "replay") for part in _parts(doc)):
         try:
-            named = named_categories(q)
             if probability_claim(model, claim_of(doc)):  # judged on the library's P
                 replay = library_proba(str(path), m["library"], model)
             else:
@@ -261,7 +262,15 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
                 replay = _through(model.to_model, replay)
         except ModelError as e:
             refusal = str(e)
-    verdict = _check_claim(doc, model, replay, refusal)
+    row_scores, row_refusal = None, ""
+    if claim_of(doc).kind == "flip":  # its row's decision, by the library's predict
+        try:
+            row_scores = library_raw(str(path), m["library"], model, doc.get("maps"), named)
+            if model.to_model is not None:
+                row_scores = _through(model.to_model, row_scores)
+        except ModelError as e:
+            row_refusal = str(e)
+    verdict = _check_claim(doc, model, replay, refusal, (row_scores, row_refusal))
     if verdict.valid and m["library"] == "xgboost-dump":  # the file does not hold them:
         # the claim is of the model with the base score the certificate states
         classes = int(m.get("num_class", 1))
@@ -341,10 +350,11 @@ def _parts(doc: dict) -> list:
 
 
 def _check_claim(
-    doc: dict, model: Model, replay: RawScores | None = None, refusal: str = ""
+    doc: dict, model: Model, replay: RawScores | None = None, refusal: str = "", row=(None, "")
 ) -> Verdict:
     """Walk every part of the proof the claim needs, with the rows the checker derives
-    from the claim (verify/claims.py)."""
+    from the claim (verify/claims.py); a flip claim's row (x1) decided by the library's
+    scores ``row`` (its scores, or None and why not: verify/flip.py)."""
     version = int(doc.get("version", 1))
     if version not in VERSIONS:
         raise CertificateError(f"certificate version {version}: this checker reads 1 to 4")
@@ -362,6 +372,11 @@ def _check_claim(
         return Verdict(False, f"the proof's parts are not the ones the claim needs ({shown})")
     checker = Checker(model, doc["question"], doc["columns"], version, replay, refusal)
     checker.claim = claim
+    decided = ""
+    if claim.kind == "flip":
+        why, decided = flip_refusal(checker, claim, *row)
+        if why:
+            return Verdict(False, why)
     unread = [
         f
         for f in range(len(checker.domain))
@@ -403,6 +418,7 @@ def _check_claim(
     else:  # version 1's too: the verdict says which gap it proves
         message += f"; {claim.describe(one_way)}"
     message += relations_text(checker.relations, model.features)
+    message += f"; {decided}" if decided else ""
     named = named_categories(doc["question"])
     domain = _domain_record(model, checker)
     return Verdict(True, message + _domain_text(model, checker, named), boxes, domain=domain)
@@ -476,6 +492,8 @@ def _scope_text(model: Model, checker: Checker) -> str:
 
 
 def _interval(d: Domain) -> str:
+    if d.missing and d.codes is None and not d.lb <= d.ub:  # no number: NaN alone
+        return "{NaN}"
     return f"[{_number(d.lb)}, {_number(d.ub)}]"
 
 

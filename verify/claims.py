@@ -17,6 +17,12 @@ None: that input does not enter it). The claims:
   with softmax; P_c1 - r P_o >= 0, or P_c1 - P_o >= m, for a forest's probabilities),
   x2 decided c2 (``x2/o``), and ``sum``, a row of x1 plus a row of x2 whose weights are
   opposite; "any" for a class: one part of the proof per pair of classes it allows;
+* an audit row's flip (``flip``, version 4): x1 is the row (its domain a point on every
+  feature), and no x2 of x2's domain is decided ``to`` (binary: P(x2) <= 0.5 - g, to 0,
+  or P(x2) >= 0.5 + g, to 1) or of class c2 (multiclass ``classes`` [c1, c2], c1 the
+  row's class, c2 a class or "any": x2 of c2 by the ratio over every other class) with
+  the gap: rows of x2 alone, ``x2`` or ``x2/o``, as the gap's (x2 decided 1 takes the
+  gap's ``x1`` row, asked of x2); no ``sum``. Nothing is claimed of x1's prediction;
 * a regressor's change by at least D (``change``): f(x2) - f(x1) >= D (up) or
   f(x1) - f(x2) >= D (down). Where both inputs range over the same domain, swapping them
   maps the pairs going up onto those going down: a proof for one direction proves the
@@ -82,12 +88,13 @@ class Row:
 
 @dataclass(frozen=True)
 class Claim:
-    kind: str  # "gap" or "change"
+    kind: str  # "gap", "flip" or "change"
     value: float  # the gap (binary, multiclass ratio or margin) or the change D
     gap_kind: str = "prob"  # "prob" or "margin"
     classes: tuple = ()  # a multiclass gap's (c1, c2): class numbers or "any"
     direction: str = "up"  # a change's
     max_gap_upper: bool = False  # the value is a max gap's certified upper bound
+    to: int | None = None  # a binary flip's: the decision no x2 gets with the gap
 
     def describe(self, one_way: bool = False) -> str:
         """The claim in words, its value as short as it reads back exactly (%g when that
@@ -100,11 +107,23 @@ class Claim:
                 way.get(self.direction, "") if one_way else ""
             )
         kind = "a margin gap" if self.gap_kind == "margin" else "a gap"
+        if self.kind == "flip":
+            return self._flip_text(value)
         if self.classes:
             c1, c2 = self.classes
             kind = "a margin gap" if self.gap_kind == "margin" else "a probability ratio"
             return f"no pair reaches {kind} of {value} (class {c1} -> class {c2})"
         return f"no pair reaches {kind} of {value}"
+
+    def _flip_text(self, value: str) -> str:
+        """A flip claim in words: what no x2 of its domain gets."""
+        if not self.classes:
+            kind = "a margin gap" if self.gap_kind == "margin" else "a gap"
+            return f"no x2 is decided {self.to} with {kind} of {value}"
+        c1, c2 = self.classes
+        kind = "a margin gap" if self.gap_kind == "margin" else "a probability ratio"
+        to = "another class" if c2 == ANY else f"class {c2}"
+        return f"no x2 reaches {to} by {kind} of {value} from class {c1}"
 
 
 def exact_text(v: float) -> str:
@@ -126,12 +145,19 @@ def claim_of(doc: dict) -> Claim:
         if direction not in DIRECTIONS:
             raise ValueError(f"direction {direction!r}")
         return Claim("change", float(c["delta"]), direction=direction, max_gap_upper=upper)
-    if c["kind"] != "gap":
+    if c["kind"] not in ("gap", "flip"):
         raise ValueError(f"unknown claim kind {c['kind']!r}")
     kind = str(c.get("gap_kind", "prob"))
     if kind not in ("prob", "margin"):
         raise ValueError(f"gap kind {kind!r}")
     classes = tuple(_class(v) for v in c.get("classes") or ())
+    if c["kind"] == "flip":
+        to = c.get("to")
+        if upper or (to is not None and (type(to) is not int or to not in (0, 1))):
+            raise ValueError("a flip claim's 'to' is the decision 0 or 1, and no max gap")
+        if classes and classes[0] == ANY:
+            raise ValueError("a flip claim names the row's class first")
+        return Claim("flip", float(c["gap"]), kind, classes, to=to)
     return Claim("gap", float(c["gap"]), kind, classes, max_gap_upper=upper)
 
 
@@ -151,11 +177,15 @@ def required_parts(model: Model, claim: Claim, one_way: bool = False) -> list[tu
             return [("up",), ("down",)] if claim.direction == "either" else [(claim.direction,)]
         return [()]
     if model.task == "regressor":
-        raise ValueError("a regressor's claim is a change, not a gap")
+        raise ValueError(f"a regressor's claim is a change, not a {claim.kind}")
     if model.n_outputs == 1:
         if claim.classes:
             raise ValueError("a binary model's claim names no classes")
+        if claim.kind == "flip" and claim.to is None:
+            raise ValueError("a binary flip claim names the decision x2 gets ('to': 0 or 1)")
         return [()]
+    if claim.kind == "flip" and claim.to is not None:
+        raise ValueError("a multiclass flip claim names classes, not 'to'")
     if len(claim.classes) != 2:
         raise ValueError("a multiclass claim names two classes")
     every = range(model.n_outputs)
@@ -186,9 +216,15 @@ def part_rows(model: Model, claim: Claim, part: dict) -> dict[str, Row]:
             return {}
         return _change_rows(claim, str(part.get("direction", "up")))
     if model.n_outputs == 1:
-        return _binary_rows(model, claim)
-    c1, c2 = part_key(model, claim, part)
-    return _multiclass_rows(model, claim, c1, c2)
+        rows = _binary_rows(model, claim)
+    else:
+        c1, c2 = part_key(model, claim, part)
+        rows = _multiclass_rows(model, claim, c1, c2)
+    if claim.kind != "flip":
+        return rows
+    if model.n_outputs == 1 and claim.to == 1:  # x2 decided 1: the gap's high side, of x2
+        return {"x2": Row(None, rows["x1"].a, rows["x1"].rhs)}
+    return {name: r for name, r in rows.items() if name.startswith("x2")}
 
 
 def _binary_rows(model: Model, claim: Claim) -> dict[str, Row]:
@@ -222,7 +258,7 @@ def probability_claim(model: Model, claim: Claim) -> bool:
     pairs are judged on them: ``library_misses``)."""
     return (
         model.float32_link
-        and claim.kind == "gap"
+        and claim.kind in ("gap", "flip")
         and claim.gap_kind == "prob"
         and model.link in ("logistic", "softmax")
     )
@@ -235,15 +271,18 @@ def library_misses(claim: Claim, key: tuple, proba) -> bool:
     compares them: P(x1) >= 0.5 + g and P(x2) <= 0.5 - g; x1 of class c1 by the ratio r
     over every other class (P_c1 >= r P_o), x2 of c2."""
     g = claim.value
+    flip = claim.kind == "flip"  # x2's side alone
     if not key:
         p1, p2 = float(proba[0][-1]), float(proba[1][-1])
+        if flip:
+            return not (p2 >= 0.5 + g if claim.to == 1 else p2 <= 0.5 - g)
         return not (p1 >= 0.5 + g and p2 <= 0.5 - g)
 
     def decided(p, c: int) -> bool:
         return all(float(p[c]) >= g * float(p[o]) for o in range(len(p)) if o != c)
 
     c1, c2 = key
-    return not (decided(proba[0], c1) and decided(proba[1], c2))
+    return not ((flip or decided(proba[0], c1)) and decided(proba[1], c2))
 
 
 def _logit(p: float) -> float:

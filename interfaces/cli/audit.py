@@ -25,6 +25,7 @@ from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
 from ...readers.data import load_data, unused_columns_note
 from ...views.audit_plot import draw
+from .check import add_certify_budget_arg
 from .common import (
     AUDIT_OTHER_READING,
     add_memory_arg,
@@ -123,6 +124,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "dask[=ADDRESS] or ray[=ADDRESS], as for sweep (docs/distributed.md); rows reach "
         "--out as their block ends",
     )
+    p.add_argument(
+        "--certificates",
+        default=None,
+        metavar="DIR",
+        help="write a certificate of each row that does not flip into DIR (row-N.json, N "
+        "its index in --data) and check it with the independent checker of `treesens "
+        "verify` (docs/certificates.md); a flipped row keeps its witness",
+    )
+    add_certify_budget_arg(p, "--timeout-per-row")
     add_memory_arg(p)
 
 
@@ -132,6 +142,8 @@ def check_outputs(args) -> None:
         path = getattr(args, flag)
         if path is not None:
             check_writable(f"--{flag} {path}", Path(path))
+    if args.certificates is not None and Path(args.certificates).is_file():
+        raise InputError(f"--certificates {args.certificates}: a file, not a folder")
 
 
 def run(args) -> int:
@@ -186,6 +198,8 @@ def run(args) -> int:
         note=lambda m: log(f"note: {m}"),
         status=lambda m: log(f"audit: {m}"),
     )
+    if args.certificates is not None:
+        _certify(args, ens, spec, ds, lines)
     df = frame_from_results(lines, spec.vary, by, flip_to(ens, spec.target))
     table = summary(df, args.by)
     if not args.json:
@@ -196,3 +210,14 @@ def run(args) -> int:
         except OSError as e:
             raise InputError(f"cannot write: {os_error_text(e)}", f"--plot {args.plot}") from None
     return 0
+
+
+def _certify(args, ens, spec, ds, lines: list[dict]) -> None:
+    """A certificate of each row that does not flip (questions/audit_certificates.py)."""
+    from ...questions.audit_certificates import certified_text, certify_rows  # the checker
+
+    budget = args.certify_budget if args.certify_budget is not None else args.timeout_per_row
+    outcome = certify_rows(
+        ens, spec, ds.X, lines, args.certificates, args.model, budget, args.memory_mb, log
+    )
+    log(certified_text(outcome, args.certificates))

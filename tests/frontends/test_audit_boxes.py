@@ -20,7 +20,6 @@ from treesens.compiler.query import Gap
 from treesens.questions.ask import answer
 from treesens.questions.audit import answer_blocks, make_spec, make_target
 from treesens.questions.audit_solve import row_query
-from treesens.questions.certify import ANCHORED_ROW, model_refusal
 from treesens.readers.data import load_data
 from treesens.readers.load import load_model
 from treesens.tests.audit_oracle import brute_force_flippable
@@ -149,9 +148,3 @@ def test_a_row_outside_its_declared_bounds_stays_unknown_not_an_error():
     X[0, 2] = 50.0  # not admissible: no rank of its own, a solver cannot take it either
     ans, _ = _by_boxes(ens, X, [ens.feature_names[0]], gap=0.1)
     assert ans.status[0] == "unknown" and ans.status[1] != "unknown"
-
-
-def test_an_anchored_row_gets_no_certificate_saying_why():
-    ens, X = TRAINERS["xgboost"](2)
-    spec = make_spec(ens, _data(ens, X), ["f0"], make_target(ens, 0.1))
-    assert model_refusal(ens, row_query(ens, spec, X[0], 1, 10), "model.json") == ANCHORED_ROW

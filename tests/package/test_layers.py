@@ -58,6 +58,7 @@ LAZY_MODULES = frozenset(
         "treesens.questions.certify",
         "treesens.questions.certify_recorded",
         "treesens.questions.certify_tiling",  # a max gap's certificate from its own boxes
+        "treesens.questions.audit_certificates",  # audit --certificates
         "treesens.views.plot_witness",
         "treesens.views.plot_sweep",
         "treesens.search.boxes",
