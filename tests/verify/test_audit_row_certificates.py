@@ -140,6 +140,17 @@ def test_a_domain_outside_F_widened_is_rejected(audited, tmp_path):
     assert not verify_file(tampered(cert, tmp_path, widen)).valid
 
 
+def test_x2_s_domain_widened_alone_on_a_feature_outside_F_is_rejected(audited, tmp_path):
+    cert, _, _ = _one(audited)
+
+    def widen(doc):
+        point = doc["question"]["domain"][0]
+        doc["question"]["domain"][0] = {"x1": point, "x2": {**point, "lb": "-inf", "ub": "inf"}}
+
+    verdict = verify_file(tampered(cert, tmp_path, widen))
+    assert not verdict.valid and "shared feature" in verdict.message
+
+
 def test_its_claim_is_the_flip_with_x2_free_on_F(audited, tmp_path):
     cert, _, _ = _one(audited)
     doc = json.loads(cert.read_text())
