@@ -208,14 +208,21 @@ def test_a_box_dropped_is_rejected(split, tmp_path):
     assert not verdict.valid and "open" in verdict.message
 
 
-def test_x2_s_flip_to_the_row_s_own_decision_is_rejected(audited, tmp_path):
-    cert, _, _ = _one(audited)
-
-    def turn(doc):
-        doc["question"]["claim"]["to"] = 1 - doc["question"]["claim"]["to"]
-
-    verdict = verify_file(tampered(cert, tmp_path, turn))
-    assert not verdict.valid and "decided" in verdict.message
+def test_a_flip_to_the_row_s_own_decision_is_rejected_though_its_proof_holds(audited, tmp_path):
+    """Asked with the other decision, the row's anchored question is x2 reaching the row's
+    own decision at gap 0.45 (P(x2) <= 0.05 of a row at P above it, varying f2): no x2
+    does, the proof holds, and only the row's decision by the library tells it wrong."""
+    path, ens, _, X, _, _, _ = audited["xgboost", 2]
+    ds = load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
+    spec = make_spec(ens, ds, [ens.feature_names[2]], make_target(ens, 0.45))
+    P = ens.proba(X)[:, 1]
+    forged = []
+    for i in np.flatnonzero((P > 0.06) & (P < 0.5)):
+        q = row_query(ens, spec, X[i], 1, 10)  # the row is decided 0
+        done = certify(ens, q, tmp_path / f"r{i}.json", path, 10)
+        forged += [done] if done.written else []
+    assert forged
+    assert all(not d.verified and "decided 0 by the library" in d.reason for d in forged)
 
 
 def test_a_regressor_s_row_is_refused_saying_so(tmp_path):
