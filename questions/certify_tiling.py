@@ -36,6 +36,7 @@ from ..search.pair_boxes import (
     tables_held,
 )
 from ..search.proof_tree import RecordedTiling
+from ..search.relation_boxes import rank_relations, relation_events
 from .certificate_steps import proof_part
 from .certify import (
     Certified,
@@ -117,7 +118,9 @@ def certify_tiling(
     tree, why = root_proof(tables), ""  # the whole space under U' (no tree splits on it)
     if tree is None:
         ft = flatten(tables, np.arange(len(tables.starts)))
-        tree, why = rebuilt_within(boxes, ft, tables, {}, False, deadline, from_the_root=True)
+        # the boxes no pair of whose ranks meets a relation: closed by its step, unbounded
+        events = relation_events(rank_relations(enc, tables), boxes)
+        tree, why = rebuilt_within(boxes, ft, tables, events, False, deadline, from_the_root=True)
         del ft
     del boxes
     steps = None if tree is None else tree.preorder()
@@ -143,8 +146,8 @@ def certify_tiling(
 def _tables_for(ens, q: Query, rec: RecordedTiling) -> tuple | str:
     """The check at U''s one encoding and its pair tables, the same pair space as the
     tiling's; else why not (a line)."""
-    encs = class_pair_encodings(pair_encoding(ens, q.over_all_inputs()))
-    if len(encs) != 1:
+    encs = class_pair_encodings(pair_encoding(ens, q.over_all_inputs()), relations=True)
+    if encs is None or len(encs) != 1:
         return "the check at U' is not one pair of classes, as the max gap's boxes are"
     if not checker_reads(ens, encs):
         return "the checker does not read the model's categories or missing values"

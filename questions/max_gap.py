@@ -73,6 +73,7 @@ from ..search.gap_search import (
     LOG_MAX,
     at_gap_zero,
     box_largest_gap,
+    searched_refusal,
     shown_gap,
     shown_lower,
     unsplit_query,
@@ -316,6 +317,8 @@ def _max_gap_query(
             if multiclass:  # no bisection to fall back on: this query's error, not the run's
                 raise QueryTooLarge(f"--max-gap / max_gap on this multiclass model: {e}") from None
             boxed, skipped = None, f"the box search was skipped ({e}): the bounds are bisected"
+        if boxed is None and skipped is None:  # the solvers bisect: the box search says why
+            skipped = box_skipped(ens, q)
         if boxed is not None:
             if data is not None:  # the pair as a check's with --data: data values, distance
                 with_data_values(ens, _searched_encoding(ens, q), boxed[0], data)
@@ -355,7 +358,17 @@ def multiclass_refusal(ens: Ensemble, q: Query) -> str | None:
     if q.plan.data_aware != "none":
         return None
     at = at_gap_zero(ens, q.with_(kind="", params=()))  # the pair question its steps ask
-    return class_pair_refusal(pair_encoding(ens, at))
+    return class_pair_refusal(pair_encoding(ens, at), relations=True)
+
+
+def box_skipped(ens: Ensemble, q: Query) -> str | None:
+    """The note of a binary max gap or a regressor's change the box search left to the
+    solvers' bisection, saying why (``gap_search.searched_refusal``); None where no
+    reason is known."""
+    why = searched_refusal(ens, q.with_(kind="", params=()))
+    if why is None:
+        return None
+    return f"the box search does not describe this query ({why}): the bounds are bisected"
 
 
 def _data_aware(ens, q: Query, tol, deadline, memory_mb, log, data, sizes: dict) -> Result:

@@ -43,7 +43,8 @@ def forest_largest_ratio(
     are built by ``deadline`` and within ``memory_bytes`` (pair_tables): past the deadline
     in the first step's build, PairTablesPastDeadline; in a later one, the bounds so far."""
     t0 = time.time()
-    if class_pair_encodings(pair_encoding(ens, q.with_(gap=Gap(1.0, GapKind.PROB)))) is None:
+    at_one = pair_encoding(ens, q.with_(gap=Gap(1.0, GapKind.PROB)))
+    if class_pair_encodings(at_one, relations=True) is None:
         return None
     best = BestPair(ens, q)
     upper, boxes, proven, enc0 = LOG_MAX, 0, False, None
@@ -88,7 +89,8 @@ def _step(
 ):
     """Is there a pair at ratio e^g? ("proved" | "found" | GAVE_UP, boxes, an encoding)."""
     at = q.with_(gap=Gap(math.exp(g), GapKind.PROB))
-    encs = class_pair_encodings(pair_encoding(ens, at))
+    # relations between the inputs: read by the box search (relation_boxes.py)
+    encs = class_pair_encodings(pair_encoding(ens, at), relations=True)
     boxes = 0
     for enc in encs:
         tables = pair_tables(enc, max_held=memory_bytes, deadline=deadline)

@@ -49,6 +49,7 @@ from .box_search import (
     tree_to_split,
 )
 from .pair_boxes import PairTables
+from .relation_boxes import RankRelations, box_meets, rank_relations
 from .tolerance import Tolerance, as_tolerance
 
 _LOW = -1e300
@@ -108,9 +109,14 @@ class _Box:
 class _Bounds:
     """The per-box quantities of one search."""
 
-    def __init__(self, tab: PairTables, bound: TermsBound | None = None):
+    def __init__(
+        self, tab: PairTables, bound: TermsBound | None = None, rel: RankRelations | None = None
+    ):
         self.tab = tab
         self.bound = bound
+        # relations between the inputs (None: none): a child box no pair of whose ranks
+        # meets them is dropped, a resolved box's pair taken at ranks that meet them
+        self.rel = rel
         self.n = tab.values.shape[1]
         self.first_sum = tab.first_sum
         self.order = tree_order(tab)
@@ -194,9 +200,13 @@ def largest_gap(
     lowest bound are shed, their largest bound kept under the upper bound).
     ``recording``: the compiled search keeps every box it drops, for the outcome's
     ``tiling`` (a certificate of the upper bound, questions/certify_tiling.py).
-    ``later``: run once by the compiled search, after its time (not by this module's)."""
+    ``later``: run once by the compiled search, after its time (not by this module's).
+    Relations between the inputs in ``enc``'s query are read in rank space
+    (relation_boxes.py): a box no pair of whose ranks meets them is dropped, its bound
+    -1e300 (unbounded, a certificate's ``relation`` step), and a resolved box's pair is
+    taken at ranks that meet them."""
     tolerance = as_tolerance(tolerance)
-    b = _Bounds(tab, bound)
+    b = _Bounds(tab, bound, rank_relations(enc, tab))
     if b.n == 0:
         return GapBoxOutcome(True, 0.0, None, 0)
     if unsplit(tab):  # the root's bound is the answer: no box to search, the tiling one box
@@ -293,7 +303,7 @@ def _compiled_search(
         )
     search = gap_kernel.KernelSearch(
         tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes,
-        recording=recording, record_max=record_max,
+        recording=recording, record_max=record_max, rel=b.rel,
     )  # fmt: skip
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
@@ -340,7 +350,8 @@ def _compiled_search(
                 else:
                     budget = min(budget, gap_kernel.RECORDED_STEP, room)
             if status == gap_kernel.RESOLVED:
-                got = offer(*corner_pair(enc, tab, search.corner))
+                corner = (search.corner, search.corner_hi, b.rel)
+                got = offer(*corner_pair(enc, tab, *corner))
                 if got is not None and got >= tolerance.least and (best is None or got > best):
                     best = got
             if progress is not None:
@@ -425,6 +436,15 @@ def _children(b: _Bounds, node, live, lo, hi, u: float) -> list[tuple]:
         t = b.top(side[0])
         out.append((side, min(b.upper(t), u), t))
     return out
+
+
+def _met(rel: RankRelations | None, kids: list[tuple]) -> list[tuple]:
+    """The children (box, bound, maxima) with the bound of one no pair of whose ranks
+    meets the relations ``rel`` at -1e300, dropped (gap_kernel_jit.split's rule: after
+    the split rule measured them)."""
+    if rel is None:
+        return kids
+    return [(side, u if box_meets(rel, side[1], side[2]) else _LOW, t) for side, u, t in kids]
 
 
 def _gain(u: float, kids: list[tuple]) -> float:
@@ -522,7 +542,7 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
             return visited
         tree = tree_to_split(top - low, b.order, b.first_sum)
         if tree < 0:  # resolved: the lower corner is an exact pair
-            got = offer(*corner_pair(enc, tab, lo))
+            got = offer(*corner_pair(enc, tab, lo, hi, b.rel))
             if (
                 got is not None
                 and got >= state.tol.least
@@ -532,12 +552,14 @@ def _dive(b: _Bounds, box: _Box, state: _State, offer: Offer, heap, tie, enc) ->
             state.dropped = max(state.dropped, u)
             return visited
         # each child: its box, its bound (at most this box's) and its per-tree maxima
-        (go, _, top), (stay, u_stay, _) = sorted(
-            b.split_rule.children(b, live, lo, hi, top, low, u), key=lambda s: -s[1]
-        )
+        kids = b.split_rule.children(b, live, lo, hi, top, low, u)
+        (go, u_go, top), (stay, u_stay, _) = sorted(_met(b.rel, kids), key=lambda s: -s[1])
         if not state.drop(u_stay):
             packed = _Box(np.packbits(stay[0]), stay[1], stay[2])
             state.push(heap, (-u_stay, next(tie), packed))
+        if u_go <= _LOW:  # neither child holds a pair meeting the relations
+            state.drop(u_go)
+            return visited
         live, lo, hi = go
         if visited % CHECK_EVERY == 0 and heap and -heap[0][0] > u + 1e-12:
             # a better box waits: leave this dive to the heap

@@ -37,7 +37,7 @@ from ..answers.result import (
 from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import PROBA_AGREEMENT, library_outputs, scores_apart
 from ..compiler.bounds_as_domains import bounds_as_domains
-from ..compiler.encode import Encoding, ensemble_structure
+from ..compiler.encode import Encoding, ensemble_structure, relation_coded
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
 from ..compiler.invert import witness_from_pair
 from ..compiler.link_change import change_bound
@@ -52,9 +52,11 @@ from .pair_boxes import (
     PairTablesPastDeadline,
     applies,
     class_pair_encodings,
+    class_pair_refusal,
     input_rank_ranges,
     pair_encoding,
     pair_tables,
+    refusal,
     tables_held,
 )
 from .proof_tree import RecordedTiling, recording
@@ -129,9 +131,10 @@ class BestPair:
     and the IR."""
 
     ens: Ensemble
-    # the query whose bounds every offered pair must meet (None: none): the box search
-    # reads bounds as narrower domains (compiler/bounds_as_domains.py), and a pair outside
-    # them is no lower bound of the query's gap
+    # the query whose bounds and relations every offered pair must meet (None: none):
+    # the box search reads bounds as narrower domains (compiler/bounds_as_domains.py) and
+    # relations in rank space (relation_boxes.py), and a pair outside them is no lower
+    # bound of the query's gap
     query: Query | None = None
     gap: float = -math.inf
     pair: tuple[np.ndarray, np.ndarray] | None = None
@@ -147,7 +150,9 @@ class BestPair:
         def offer(x1: np.ndarray, x2: np.ndarray) -> float | None:
             self.offered += 1
             q = self.query
-            if q is not None and q.bounds and constraint_violations(ens, q, x1, x2):
+            # a pair off the bounds or the relations between the inputs: no lower bound
+            constrained = q is not None and (q.bounds or q.relations)
+            if constrained and constraint_violations(ens, q, x1, x2):
                 return None
             X = np.stack([x1, x2])
             try:
@@ -335,8 +340,25 @@ def _searched_encodings(
         return None, None
     at_zero = at_gap_zero(ens, q)
     if ens.is_regressor and ens.link != IDENTITY:
-        return level_encodings(pair_encoding(ens, at_zero)), link_bound(ens.link)
-    return class_pair_encodings(pair_encoding(ens, at_zero)), None
+        # a relation on categories no split lists: the codes that keep their order
+        coded = relation_coded(ens, at_zero)
+        return level_encodings(pair_encoding(coded, at_zero)), link_bound(ens.link)
+    # relations between the inputs read in rank space (relation_boxes.py), as a check's
+    return class_pair_encodings(pair_encoding(ens, at_zero), relations=True), None
+
+
+def searched_refusal(ens: Ensemble, q: Query) -> str | None:
+    """Why the box search leaves ``q``'s largest gap to the bisection, in words
+    (pair_boxes.refusal of the encoding ``_searched_encodings`` found undescribed; None
+    where it searches it, or the model is one it does not search)."""
+    at_zero = at_gap_zero(ens, q)
+    if ens.is_regressor and ens.link != IDENTITY:
+        enc = pair_encoding(relation_coded(ens, at_zero), at_zero)
+        return refusal(replace(enc, condition=LEVELS), relations=True)
+    enc = pair_encoding(ens, at_zero)
+    if ens.n_outputs > 1 and ens.link != SOFTMAX:
+        return None
+    return class_pair_refusal(enc, relations=True)
 
 
 def _seeded(
@@ -537,7 +559,7 @@ def level_encodings(enc: Encoding) -> list[Encoding] | None:
     needs x1's highest raw score, x2's lowest and their largest difference, each a row
     (``link_bound``); None where the tables do not describe the query."""
     out = replace(enc, condition=LEVELS)
-    return [out] if applies(out) else None
+    return [out] if applies(out, relations=True) else None
 
 
 def link_bound(link: str) -> Callable[[np.ndarray], float]:

@@ -233,6 +233,12 @@ def test_scaled_column_with_missing_values_reaching_xgboost_max_gap_is_the_pipel
 def coded_softmax():
     """A 3-class LightGBM model of an array: column 0 holds category codes 0..11 that no
     name declares (its splits list some, the rest route alike), column 1 is numeric."""
+    booster = coded_softmax_booster()
+    return booster, treesens.load_model(booster)
+
+
+def coded_softmax_booster():
+    """``coded_softmax``'s LightGBM booster."""
     lgb = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(3)
     n = 900
@@ -241,8 +247,7 @@ def coded_softmax():
     y = np.digitize(s, np.quantile(s, [0.33, 0.66]))
     params = dict(objective="multiclass", num_class=3, num_leaves=4, verbose=-1)
     params |= dict(min_data_per_group=5, cat_smooth=1, max_cat_to_onehot=4, min_child_samples=10)
-    booster = lgb.train(params, lgb.Dataset(np.stack([c, x], 1), y, categorical_feature=[0]), 3)
-    return booster, treesens.load_model(booster)
+    return lgb.train(params, lgb.Dataset(np.stack([c, x], 1), y, categorical_feature=[0]), 3)
 
 
 def _library_ratio(booster, ens, classes, b1, b2) -> float:

@@ -101,8 +101,14 @@ def test_the_witness_achieves_the_lower_bound_by_the_model_s_own_probabilities()
 
 def test_a_query_the_pair_tables_do_not_describe_is_left_to_the_bisection():
     ens, q, _ = _case(0)
+    data_aware = q.with_(plan=Plan(timeout=60.0, data_aware="prob"))
+    assert box_largest_gap(ens, data_aware, 1e-4, time.time() + FAR) is None
+
+
+def test_a_relation_between_the_inputs_is_searched_by_the_box_search():
+    ens, q, _ = _case(0)
     related = q.with_(relations=(FeatureRelation(q.vary[0], 1, "<=", 2),))
-    assert box_largest_gap(ens, related, 1e-4, time.time() + FAR) is None
+    assert box_largest_gap(ens, related, 1e-4, time.time() + FAR) is not None
 
 
 def test_gap_bound_is_the_sigmoid_rounded_up_for_a_logistic_model():

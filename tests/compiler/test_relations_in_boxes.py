@@ -199,12 +199,13 @@ def test_a_strict_relation_on_a_shared_feature_is_an_input_error_in_the_box_sear
         solve_query(ens, _boxes_alone(q))
 
 
-def test_the_max_gap_s_searches_still_leave_relations_to_the_solvers():
+def test_the_pair_tables_take_relations_only_where_the_search_reads_them():
     ens = _ens(1)
     q = Query(vary=("f0",), gap=Gap(0.0), relations=(FeatureRelation("f0", 1, "<=", 2),))
     enc = pair_encoding(ens, q)
     assert not applies(enc) and applies(enc, relations=True)
     assert class_pair_encodings(enc) is None
+    assert class_pair_encodings(enc, relations=True) == [enc]
 
 
 def test_relations_on_every_pair_of_values_of_two_features_need_each_other():

@@ -72,29 +72,44 @@ def test_an_audit_refuses_gap_max(tmp_path, capsys):
     assert "'gap max' is for queries and sweeps" in capsys.readouterr().err
 
 
-def test_gap_max_on_a_multiclass_model_with_a_relation_is_an_error_at_its_line(tmp_path, capsys):
+def test_gap_max_on_a_multiclass_model_with_a_relation_is_answered_by_the_box_search(tmp_path):
     body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n"
-    body += "  where x1.proline <= x2.proline\n}\n"
-    path = _write(tmp_path, body, WINE, WINE_DETAILS)
+    body += "  where x1.proline <= x2.proline\n  timeout 60\n}\n"
+    (res,) = run_file(_write(tmp_path, body, WINE, WINE_DETAILS))
+    assert res.max_gap["kind"] == "ratio" and res.max_gap["method"] == "boxes"
+    w = res.witness_arrays
+    assert w is None or w.x1[12] <= w.x2[12]
+
+
+def _coded_softmax_file(folder: Path) -> Path:
+    """The 3-class LightGBM model of an array whose column 0 holds codes 0..11 no name
+    declares (test_uncovered_combinations.coded_softmax), saved to ``folder``."""
+    from treesens.tests.campaigns.test_uncovered_combinations import coded_softmax_booster
+
+    booster = coded_softmax_booster()
+    path = folder / "coded.txt"
+    booster.save_model(str(path))
+    return path
+
+
+def test_gap_max_on_a_multiclass_model_refused_is_an_error_at_its_line_naming_why(tmp_path, capsys):
+    # codes 13 and 14 are in no split's list: the box search takes no such bound
+    body = "query p {\n  vary Column_0\n  classes 0 -> 1\n  gap max\n"
+    body += "  where x1.Column_0 in [12.5, 14]\n}\n"
+    path = tmp_path / "a.sens"
+    path.write_text(f'model "{_coded_softmax_file(tmp_path)}"\n{body}')
     assert main(["run", str(path), "--list"]) == 2
     first = capsys.readouterr().err.splitlines()[0]
-    assert first.startswith(f"{path}:6:3: ") and "ask a ratio instead" in first
-
-
-def test_gap_max_on_a_multiclass_model_refused_says_why_the_box_search_does_not_take_it(
-    tmp_path, capsys
-):
-    body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n"
-    body += "  where x1.proline <= x2.proline\n}\n"
-    main(["run", str(_write(tmp_path, body, WINE, WINE_DETAILS)), "--list"])
-    said = "the box search does not describe this query (it takes relations between the inputs "
-    assert said + "in a check only, not in a max gap or a certificate)" in capsys.readouterr().err
+    assert first.startswith(f"{path}:5:3: ") and "ask a ratio" in first
+    assert "over category codes no split lists" in first
 
 
 def test_a_multiclass_gap_max_refusal_is_one_sentence_without_nested_parentheses(tmp_path, capsys):
-    body = "query p {\n  vary proline\n  classes 0 -> 1\n  gap max\n"
-    body += "  where x1.proline <= x2.proline\n}\n"
-    main(["run", str(_write(tmp_path, body, WINE, WINE_DETAILS)), "--list"])
+    body = "query p {\n  vary Column_0\n  classes 0 -> 1\n  gap max\n"
+    body += "  where x1.Column_0 in [12.5, 14]\n}\n"
+    path = tmp_path / "a.sens"
+    path.write_text(f'model "{_coded_softmax_file(tmp_path)}"\n{body}')
+    main(["run", str(path), "--list"])
     first = capsys.readouterr().err.splitlines()[0]
     depth = deepest = 0
     for ch in first:
