@@ -23,8 +23,8 @@ that restricted root, and the column's ranks are then renumbered from a (``offse
 so that every search reads its tables' space as it reads any other, the whole of
 [0, sizes) being the pairs within the bounds. Bounds that hold for both inputs alike
 are read as the features' domains first (compiler/bounds_as_domains.py). Relations
-between the inputs are no part of the tables: a check's box search drops the boxes no
-pair of whose ranks meets them (relation_boxes.py).
+between the inputs are no part of the tables: a box search (a check's, a max gap's)
+drops the boxes no pair of whose ranks meets them (relation_boxes.py).
 
 Each leaf of the result carries one value per gap row: its weight in each row of x1 (a
 binary gap has one, a multiclass gap one per other class), in each row of x2, and in
@@ -196,15 +196,15 @@ def refusal(enc: Encoding, relations: bool = False) -> str | None:
     per class pair), no change through a nonlinear link (its rows are an outer
     approximation), no bounds but on one input of a varied feature
     (``input_rank_ranges``), no data-aware mode, and no relations between the inputs
-    unless ``relations`` (a check's box search, which drops the boxes without a pair of
-    ranks meeting them: relation_boxes.py; not a max gap's searches nor a certificate's)
-    and ``relation_boxes.covered``. Every feature kind takes part: numeric, categorical
+    unless ``relations`` (a search that drops the boxes without a pair of ranks meeting
+    them, relation_boxes.py: a check's, a max gap's, a certificate's) and
+    ``relation_boxes.covered``. Every feature kind takes part: numeric, categorical
     (category codes, one-hot groups), and may be missing (NaN a rank of its own). Raises
     InputError where a bound leaves an input no value, as the solvers' encoding does."""
     q: Query = enc.query
     cond = enc.condition
     if q.relations and not relations:
-        return f"it takes {UNREAD_CONSTRAINTS} in a check only, not in a max gap or a certificate"
+        return f"it takes no {UNREAD_CONSTRAINTS} in a change through a nonlinear link"
     if q.relations and not covered(enc):
         return "it takes no relation on a feature no tree reads, whose codes it cannot order"
     if q.plan.data_aware != "none":
