@@ -3,6 +3,14 @@
 Tests that need ``../shared/benchmarks`` (next to the repository, absent from a user's
 clone) skip with a stated reason, unless ``TREESENS_REQUIRE_SHARED=1`` (CI), where a
 missing folder is a failure. ``TREESENS_SHARED`` overrides the location.
+
+The libraries' OpenMP pools (XGBoost's, LightGBM's, scikit-learn's histogram boosting,
+OpenBLAS) run one thread each in the tests and the commands they start
+(``OMP_NUM_THREADS=1`` unless set): their threads spin after each parallel loop, and
+training the tests' small models took 3x the CPU with them on CI's two cores, two
+workers (test_categorical_missing.py 50 -> 16 CPU s). treesens asks one thread of the
+libraries where it predicts; a test of what it does to a library's threads runs its
+process without the setting (test_xgboost_capi.test_a_lean_replay_starts_no_openmp_thread).
 """
 
 from __future__ import annotations
@@ -11,6 +19,10 @@ import os
 from pathlib import Path
 
 import pytest
+
+# before any library loads its OpenMP runtime (they read it once); xdist's workers
+# inherit it
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SKIP_REASON = "needs ../shared/benchmarks (not in a user's clone)"

@@ -220,15 +220,19 @@ print(json.dumps({"threads": [before, after], "scores": [float(s).hex() for s in
 
 def _lean_replay(rows: np.ndarray) -> dict:
     import json
+    import os
     import subprocess
     import sys
 
     rows_json = json.dumps(np.where(np.isnan(rows), None, rows).tolist())
+    # the library's own thread count, not the one conftest.py sets for the tests
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     out = subprocess.run(
         [sys.executable, "-c", LEAN, str(EXAMPLE), rows_json],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     return json.loads(out.stdout)
 
