@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -105,6 +106,12 @@ MODELS = {
 }
 
 
+@functools.cache
+def _ensemble(name: str):
+    """MODELS[name] trained and read once per process: the tests only read it."""
+    return load_model(MODELS[name]())
+
+
 def _grid_values(enc, f):
     dom = enc.domains[f]
     vals = (
@@ -134,7 +141,7 @@ def brute_force_best_gap(ens, vary: list[int]) -> float:
 @pytest.mark.parametrize("vary", [["c"], ["a"], ["a", "c"], ["b"]])
 @pytest.mark.parametrize("missing", [False, True])
 def test_solver_agrees_with_brute_force(name, vary, missing):
-    ens = load_model(MODELS[name]())
+    ens = _ensemble(name)
     if missing:
         ens = declare(ens, missing=["a", "b"])
     vidx = [ens.feature_index(v) for v in vary]
@@ -155,7 +162,7 @@ def test_solver_agrees_with_brute_force(name, vary, missing):
 def test_box_search_alone_agrees_with_brute_force(name, vary, missing):
     """The box search (``--backend boxes``: no solver) over category sets, NaN ranks and
     the zero band: sensitive just below the best margin gap, a proof just above it."""
-    ens = load_model(MODELS[name]())
+    ens = _ensemble(name)
     if missing:
         ens = declare(ens, missing=["a", "b"])
     best = brute_force_best_gap(ens, [ens.feature_index(v) for v in vary])
@@ -340,7 +347,7 @@ def test_lightgbm_zero_as_missing_flips_the_decision():
 
 @pytest.mark.parametrize("passes", ["none", "ordering", "unaff,aff"])
 def test_passes_switched_off_still_agree(passes):
-    ens = declare(load_model(_lgb_zero_model()), missing=["a", "b"])
+    ens = declare(_ensemble("lightgbm-zero"), missing=["a", "b"])
     vary = ["a", "c"]
     best = brute_force_best_gap(ens, [0, 2])
     for d, expect in ((best - 0.01, "sensitive"), (best + 0.01, "insensitive")):
