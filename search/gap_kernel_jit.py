@@ -17,7 +17,11 @@ BUDGET, RESOLVED, EMPTY = 0, 1, 2
 CHECK_EVERY = 64  # dive steps between two looks at the heap's best box
 
 jit = numba.njit(cache=True, nogil=True)
-# the parts run() calls, inlined into it: about a tenth more boxes a second than calls
+# the small parts run() calls, inlined into it (numba copies a part's code into each
+# caller and compiles it there again); the large ones that several callers share (walk,
+# walk_children, choose_split, split, make_room, heap_shed) are called (@jit), compiled
+# once: inlined too, the first compile took 81 CPU s against 46, for 3-8% more boxes a
+# CPU second (bench/reports/scale-tier.md, "The first run's compile")
 part = numba.njit(cache=True, nogil=True, inline="always")
 
 
@@ -30,7 +34,7 @@ def fold(values, leaf, top, low, t):
         low[t, r] = min(low[t, r], v)
 
 
-@part
+@jit
 def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
     """Per row, the largest and smallest value over the leaves of tree t meeting the
     box: into top[t], low[t]; opn[t, c]: whether a node of t that the box reaches
@@ -145,7 +149,7 @@ def learn(costs, k, u, uy, un):
     costs[k, 1] += 1.0
 
 
-@part
+@jit
 def choose_split(
     ft_arrays, u, lo, hi, top, low, order, start, opn, scratch, thresholds, first_sum, costs, probes
 ):
@@ -277,7 +281,7 @@ def heap_push(hb, hx, hn, u, lo, hi):
     return hn + 1
 
 
-@part
+@jit
 def make_room(hb, hx, hn, max_rows, u_floor, lost):
     """Room for one more box: the heap as it is while it has some; else its rows doubled,
     up to ``max_rows``; else, at ``max_rows``, the quarter of its boxes with the lowest
@@ -342,7 +346,7 @@ def record_other(rec, rec_n, lo, hi, c, rr, on_yes):
     lo[c], hi[c] = keep_lo, keep_hi
 
 
-@part
+@jit
 def heap_shed(hb, hx, hn, keep, u_floor, lost):
     """Keep the ``keep`` boxes of largest bound, in place, and heap them again; returns
     how many are left. Of the others, a bound at most ``u_floor`` goes into lost[0] (the
@@ -418,7 +422,7 @@ def heap_pop(hb, hx, hn, lo, hi):
     return u, hn
 
 
-@part
+@jit
 def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch):
     """Walk again, for both children of a split on column c at rank rr, only the trees
     the split can change (opn[t, c], see walk); they go into ``walked``, in tree order.
@@ -458,7 +462,7 @@ def enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch):
             opn[t, k] = yopn[t, k] if on_yes else nopn[t, k]
 
 
-@part
+@jit
 def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, rule, start):
     """Choose the box's split (choose_split; ``rule``: order, costs, probes), walk its
     children and bound them: (column, R, nw, the yes child's bound, the no child's), each
