@@ -90,6 +90,9 @@ class BoxSearch(TypedDict, total=False):
     pair: str
     time: float
     search: str  # "compiled": a check's search was the compiled kernel (search/compiled_check.py)
+    # KERNEL_UNBUILT: a check's search past its first boxes stayed box_search.py's, since
+    # compiling the kernel (numba's cache held none) would have outlasted the time limit
+    kernel_skipped: str
     # a certificate asked for: the boxes the compiled search recorded, and the seconds its
     # proof's rebuild from them took (search/compiled_proof.py)
     recorded: int
@@ -165,6 +168,8 @@ class Times(_Seconds, total=False):
 # Result.time's key for the seconds a first max-gap search spent compiling the box search
 # (search/gap_search.py): left out of the time limit, and said so in the verdict line
 KERNEL_COMPILE = "box_search_compile"
+# stats["box_search"]["kernel_skipped"] of a check that went on without the compiled search
+KERNEL_UNBUILT = "not compiled: its first compile would outlast the time limit"
 
 
 def stat_keys() -> frozenset[str]:

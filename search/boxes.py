@@ -28,7 +28,7 @@ from ..answers.accept import accept
 from ..answers.context import SolveContext
 from ..answers.phrases import NOT_DESCRIBED
 from ..answers.result import UNKNOWN, fail
-from ..answers.stats import KERNEL_COMPILE
+from ..answers.stats import KERNEL_COMPILE, KERNEL_UNBUILT
 from ..answers.verdict import Accepted, NearMiss, check_pair
 from ..compiler.encode import Encoding, ensemble_structure, gap_row_terms
 from ..compiler.kinds import ChangeQuestion, PairQuestion, kind_of
@@ -233,6 +233,8 @@ class BoxStage:
             before = self.search.boxes
             out = self.search.run(deadline)
             stats["boxes"] += out.boxes - before
+            if getattr(self.search, "unbuilt", False):
+                stats["kernel_skipped"] = KERNEL_UNBUILT
             if out.status == GAVE_UP:
                 stats["status"] = GAVE_UP
                 self.unfinished = True

@@ -260,6 +260,8 @@ class HandedOver:
         self.then: CompiledBoxSearch | None = None
         self.stop: Callable[[], bool] | None = None
         self.on_hand_over = on_hand_over
+        # the compiled search was not built: its compile would have outlasted the limit
+        self.unbuilt = False
 
     @property
     def boxes(self) -> int:
@@ -293,14 +295,18 @@ class HandedOver:
             stopped = time.time() >= deadline or bool(stop and stop())
             if out.status != GAVE_UP or self.first.boxes < self.limit or stopped:
                 return BoxOutcome(out.status, self.boxes, out.pair)
-            if not fits(self.enc, self.tab, self.memory_mb):  # box_search.py's, to the end
+            # box_search.py's, to the end, where the memory limit leaves the kernel no
+            # room, or its compile (the first after install) would outlast the time limit
+            fit = fits(self.enc, self.tab, self.memory_mb)
+            self.unbuilt = fit and not gap_kernel.compile_fits(self.rebuild_by or deadline)
+            if not fit or self.unbuilt:
                 self.limit = float("inf")
                 out = self.first.run(deadline)
                 return BoxOutcome(out.status, self.boxes, out.pair)
             first = self.first.proof
             if first is not None:  # the compiled search records its own, from the whole space
                 first.give_up()
-            # the kernel loaded, or compiled on its first run after install (half a minute)
+            # the kernel loaded, or compiled on its first run after install
             self.on_hand_over(gap_kernel.prepare())
             self.then = CompiledBoxSearch(
                 self.enc,

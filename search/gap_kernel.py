@@ -35,8 +35,10 @@ proven).
 The search returns to its caller after a number of boxes, when a resolved box beats the
 incumbent (the caller replays its lower corner with the library and raises the floor), or
 when the heap is empty. Numba is imported on first use; ``prepare`` loads the kernel, or
-compiles it (about half a minute, then cached on disk where numba can write) before a
-search starts, so that a search's time limit can leave that out (search/gap_search.py).
+compiles it (about ``COMPILE_SECONDS`` of CPU, then cached on disk where numba can write:
+beside the package, else numba's user-wide cache) before a search starts, so that a max
+gap's time limit can leave that out (search/gap_search.py), and a check's, which counts
+it, can go on without it (``compile_fits``).
 """
 
 from __future__ import annotations
@@ -204,8 +206,21 @@ def available() -> bool:
     return True
 
 
+# what compiling the kernel on an empty numba cache takes, about (seconds of CPU on two
+# quiet cores; a busy machine's wall time is longer): the progress line says it, and a
+# check whose time limit leaves less stays with box_search.py rather than compile
+# (bench/reports/scale-tier.md, "The first run's compile")
+COMPILE_SECONDS = 45
+
+
+def compile_fits(deadline: float) -> bool:
+    """Whether the kernel is ready by ``deadline``: loaded or in numba's cache, or its
+    compile (about ``COMPILE_SECONDS``) ends before it."""
+    return deadline - time.time() >= COMPILE_SECONDS or not compiles_first()
+
+
 def compiles_first() -> bool:
-    """Whether the next search compiles the kernel (about half a minute): not yet loaded in
+    """Whether the next search compiles the kernel (``COMPILE_SECONDS``): not yet loaded in
     this process and not in numba's cache on disk. Reads numba's cache index, which numba does
     not document: False wherever that fails (the search then runs unannounced)."""
     run = _kernel()
@@ -244,10 +259,7 @@ def prepare(log: Callable[[str], None] | None = None) -> Readiness:
         with _compile_lock(run, log) as waited:
             announced = not waited and compiles_first()
             if log is not None and announced:
-                log(
-                    "max gap: compiling the box search (first run, about half a minute; "
-                    "not counted in the time limit)"
-                )
+                log(compiling_line())
             search = KernelSearch(_ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
             search.step(-math.inf, 16)
     finally:
@@ -262,6 +274,14 @@ def prepare(log: Callable[[str], None] | None = None) -> Readiness:
     elif log is not None and compiled:
         log(f"max gap: compiled the box search in {seconds:.1f}s (not counted in the time limit)")
     return Readiness(seconds, compiled)
+
+
+def compiling_line() -> str:
+    """The progress line of a compile on an empty numba cache, said before it starts."""
+    return (
+        "max gap: compiling the box search's kernels, once per install: about "
+        f"{COMPILE_SECONDS} s of CPU, longer on a busy machine (not counted in the time limit)"
+    )
 
 
 # prepare() is making the kernel ready in this process (its own one-node search must not

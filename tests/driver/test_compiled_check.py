@@ -15,6 +15,7 @@ import pytest
 
 import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
+from treesens.answers.stats import KERNEL_UNBUILT
 from treesens.compiler.encode import encode
 from treesens.compiler.memory_estimate import CERTIFICATE_BYTES_PER_BOX, MB, certificate_mb
 from treesens.compiler.query import Gap, Query
@@ -37,7 +38,7 @@ FAR = 1e9
 @pytest.fixture
 def every_table(monkeypatch):
     """The compiled search from a check's first box (it takes over past HAND_OVER), its
-    kernel made ready first: a check counts the kernel's compile (20-50 s on a cold numba
+    kernel made ready first: a check counts the kernel's compile (COMPILE_SECONDS, cold numba
     cache) within its time limit, so a compile inside the test would end the box stage's
     first turn (20 s) before the search ran."""
     monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
@@ -294,6 +295,22 @@ def test_a_check_whose_memory_limit_leaves_no_room_for_the_kernel_stays_with_box
     ctx = _context(ens, _query(("f1",), Gap(0.2)))
     assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
     assert "search" not in ctx.stats["box_search"]
+
+
+def test_a_check_whose_kernel_would_compile_past_its_time_limit_stays_with_box_search_py(
+    monkeypatch,
+):
+    """A cold numba cache (compiles_first) and a time limit under the compile's estimate:
+    the search past its first boxes goes on in Python, saying why, and compiles nothing."""
+    monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
+    monkeypatch.setattr(gap_kernel, "compiles_first", lambda: True)
+    monkeypatch.setattr(gap_kernel, "COMPILE_SECONDS", FAR)
+    monkeypatch.setattr(gap_kernel, "prepare", lambda *_a: pytest.fail("compiled"))
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))
+    assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert "search" not in ctx.stats["box_search"]
+    assert ctx.stats["box_search"]["kernel_skipped"] == KERNEL_UNBUILT
 
 
 @pytest.fixture
