@@ -7,7 +7,7 @@ Each query is asked of ``treesens.max_gap`` once per side, each time in a fresh 
 with the same time limit (the side set up in that process only). The report gives each
 side's bounds, time and boxes, the ratio of boxes per second and of the time to close.
 The kernel's compiled code is cached on disk: the first compiled run of an installation
-pays the compile (about 45 s of CPU), so run once before measuring (``--warm``, the default)::
+pays the compile (about 35 s of CPU), so run once before measuring (``--warm``, the default)::
 
     python bench/gap_kernel_side.py --timeout 60 --out bench/results/gap-kernel-side.jsonl
     python bench/gap_kernel_side.py --report bench/results/gap-kernel-side.jsonl

@@ -210,7 +210,7 @@ def available() -> bool:
 # quiet cores; a busy machine's wall time is longer): the progress line says it, and a
 # check whose time limit leaves less stays with box_search.py rather than compile
 # (bench/reports/scale-tier.md, "The first run's compile")
-COMPILE_SECONDS = 45
+COMPILE_SECONDS = 35
 
 
 def compile_fits(deadline: float) -> bool:

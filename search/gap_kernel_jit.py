@@ -8,6 +8,7 @@ Values and statuses as gap_kernel.py states them.
 import numba
 import numpy as np
 
+from .gap_heap_jit import heap_pop, push
 from .gap_kernel import SPLIT_TIE
 from .relation_jit import relation_bounds
 
@@ -264,48 +265,6 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
 
 
 @part
-def heap_push(hb, hx, hn, u, lo, hi):
-    """Push the box; the heap has room (make_room)."""
-    cols = lo.shape[0]
-    i = hn
-    while i > 0:
-        p = (i - 1) // 2
-        if hb[p] >= u:
-            break
-        hb[i] = hb[p]
-        hx[i] = hx[p]
-        i = p
-    hb[i] = u
-    hx[i, :cols] = lo
-    hx[i, cols:] = hi
-    return hn + 1
-
-
-@jit
-def make_room(hb, hx, hn, max_rows, u_floor, lost):
-    """Room for one more box: the heap as it is while it has some; else its rows doubled,
-    up to ``max_rows``; else, at ``max_rows``, the quarter of its boxes with the lowest
-    bounds shed (heap_shed). Returns (hb, hx, hn)."""
-    if hn < hb.shape[0]:
-        return hb, hx, hn
-    if hb.shape[0] < max_rows:
-        n = min(2 * hn, max_rows)
-        nb = np.empty(n, dtype=hb.dtype)
-        nb[:hn] = hb
-        nx = np.empty((n, hx.shape[1]), dtype=hx.dtype)
-        nx[:hn] = hx
-        return nb, nx, hn
-    return hb, hx, heap_shed(hb, hx, hn, hn - max(1, hn // 4), u_floor, lost)
-
-
-@part
-def push(hb, hx, hn, u, lo, hi, max_rows, u_floor, lost):
-    """heap_push after make_room: returns (hb, hx, hn)."""
-    hb, hx, hn = make_room(hb, hx, hn, max_rows, u_floor, lost)
-    return hb, hx, heap_push(hb, hx, hn, u, lo, hi)
-
-
-@part
 def dropped(lost, u):
     """A box of bound u dropped under the floor: lost[0] is the largest such bound."""
     if u > lost[0]:
@@ -344,82 +303,6 @@ def record_other(rec, rec_n, lo, hi, c, rr, on_yes):
         hi[c] = rr
     record(rec, rec_n, lo, hi)
     lo[c], hi[c] = keep_lo, keep_hi
-
-
-@jit
-def heap_shed(hb, hx, hn, keep, u_floor, lost):
-    """Keep the ``keep`` boxes of largest bound, in place, and heap them again; returns
-    how many are left. Of the others, a bound at most ``u_floor`` goes into lost[0] (the
-    largest dropped bound, as a dive drops a box), a larger one into lost[1] (the largest
-    bound shed for memory: it stays under the upper bound), counted in lost[2]."""
-    n_drop = hn - keep
-    order = np.argsort(hb[:hn])  # ascending: the first n_drop go
-    gone = np.zeros(hn, dtype=np.bool_)
-    for i in range(n_drop):
-        j = order[i]
-        gone[j] = True
-        b = hb[j]
-        if b <= u_floor:
-            if b > lost[0]:
-                lost[0] = b
-            lost[3] += 1.0  # dropped unrecorded (record)
-        else:
-            if b > lost[1]:
-                lost[1] = b
-            lost[2] += 1.0
-    k = 0
-    for i in range(hn):
-        if not gone[i]:
-            if k != i:
-                hb[k] = hb[i]
-                hx[k] = hx[i]
-            k += 1
-    tmp = np.empty(hx.shape[1], dtype=hx.dtype)
-    for i in range(k // 2 - 1, -1, -1):  # Floyd: sift each parent down
-        u = hb[i]
-        tmp[:] = hx[i]
-        p = i
-        while True:
-            j = 2 * p + 1
-            if j >= k:
-                break
-            if j + 1 < k and hb[j + 1] > hb[j]:
-                j += 1
-            if hb[j] <= u:
-                break
-            hb[p] = hb[j]
-            hx[p] = hx[j]
-            p = j
-        hb[p] = u
-        hx[p] = tmp
-    return k
-
-
-@part
-def heap_pop(hb, hx, hn, lo, hi):
-    cols = lo.shape[0]
-    u = hb[0]
-    lo[:] = hx[0, :cols]
-    hi[:] = hx[0, cols:]
-    hn -= 1
-    if hn > 0:
-        lu = hb[hn]
-        last = hx[hn]  # row hn is read before any row i < hn is written
-        i = 0
-        while True:
-            j = 2 * i + 1
-            if j >= hn:
-                break
-            if j + 1 < hn and hb[j + 1] > hb[j]:
-                j += 1
-            if hb[j] <= lu:
-                break
-            hb[i] = hb[j]
-            hx[i] = hx[j]
-            i = j
-        hb[i] = lu
-        hx[i] = last
-    return u, hn
 
 
 @jit
@@ -581,10 +464,12 @@ def walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root):
         entry[t] = node_start[t]
         if reads_f[t]:
             walk(ft_arrays, t, lo, hi, top, low, stack, opn)
-        else:
-            top[t, :] = rtop[t, :]
-            low[t, :] = rlow[t, :]
-            opn[t, :] = ropn[t, :]
+        else:  # loops: numba's slice assignment cost 3.8 s of the first compile
+            for r in range(top.shape[1]):
+                top[t, r] = rtop[t, r]
+                low[t, r] = rlow[t, r]
+            for k in range(opn.shape[1]):
+                opn[t, k] = ropn[t, k]
     lazy[1] = 1
 
 
@@ -648,6 +533,25 @@ def walk_all(ft_arrays, lo, hi, top, low, opn, scratch):
     lazy[1] = 0
 
 
+@part
+def split_row(row, lo, hi):
+    """lo, hi = the halves of ``row`` (lo | hi), by loops: numba's slice assignment
+    compiled its broadcasting setitem (gap_heap_jit.py)."""
+    cols = lo.shape[0]
+    for k in range(cols):
+        lo[k] = row[k]
+        hi[k] = row[cols + k]
+
+
+@part
+def join_row(row, lo, hi):
+    """row = lo | hi, as split_row."""
+    cols = lo.shape[0]
+    for k in range(cols):
+        row[k] = lo[k]
+        row[cols + k] = hi[k]
+
+
 @jit
 def run(
     ft_arrays,
@@ -688,8 +592,7 @@ def run(
     boxes = 0
     while hn > 0 or held[0] > 0:
         if held[0] > 0:  # the dive the last run held, its arrays as it left them
-            lo[:] = held_box[:cols]
-            hi[:] = held_box[cols:]
+            split_row(held_box, lo, hi)
             u, visited = held[1], int(held[2])
             held[0] = 0.0
         else:
@@ -712,8 +615,9 @@ def run(
                 break
             if start < 0:  # resolved: the lower corner is an exact pair
                 gone(lost, u, recs, lo, hi)
-                corner[0, :] = lo
-                corner[1, :] = hi
+                for k in range(cols):
+                    corner[0, k] = lo[k]
+                    corner[1, k] = hi[k]
                 return RESOLVED, hb, hx, hn, boxes, u
             c, rr, nw, uy, un = split(
                 ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, rule, start
@@ -734,8 +638,7 @@ def run(
                 hb, hx, hn = push(hb, hx, hn, go_u, lo, hi, max_rows, u_floor, lost)
                 break
             if boxes >= max_boxes:  # hold the dive for the next run
-                held_box[:cols] = lo
-                held_box[cols:] = hi
+                join_row(held_box, lo, hi)
                 held[0], held[1], held[2] = 1.0, u, float(visited)
                 return BUDGET, hb, hx, hn, boxes, 0.0
     return EMPTY, hb, hx, hn, boxes, 0.0
