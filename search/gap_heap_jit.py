@@ -124,22 +124,8 @@ def heap_shed(hb, hx, hn, keep, u_floor, lost):
             k += 1
     tmp = np.empty((1, hx.shape[1]), dtype=hx.dtype)
     for i in range(k // 2 - 1, -1, -1):  # Floyd: sift each parent down
-        u = hb[i]
         copy_row(tmp, 0, hx, i)
-        p = i
-        while True:
-            j = 2 * p + 1
-            if j >= k:
-                break
-            if j + 1 < k and hb[j + 1] > hb[j]:
-                j += 1
-            if hb[j] <= u:
-                break
-            hb[p] = hb[j]
-            copy_row(hx, p, hx, j)
-            p = j
-        hb[p] = u
-        copy_row(hx, p, tmp, 0)
+        sift_down(hb, hx, i, k, hb[i], tmp, 0)
     return k
 
 
@@ -151,20 +137,24 @@ def heap_pop(hb, hx, hn, lo, hi):
         lo[k] = hx[0, k]
         hi[k] = hx[0, cols + k]
     hn -= 1
-    if hn > 0:
-        lu = hb[hn]
-        i = 0
-        while True:
-            j = 2 * i + 1
-            if j >= hn:
-                break
-            if j + 1 < hn and hb[j + 1] > hb[j]:
-                j += 1
-            if hb[j] <= lu:
-                break
-            hb[i] = hb[j]
-            copy_row(hx, i, hx, j)
-            i = j
-        hb[i] = lu
-        copy_row(hx, i, hx, hn)  # row hn: not written above (i < hn)
+    if hn > 0:  # the last box sifted down from the root; its row hn is not written (< hn)
+        sift_down(hb, hx, 0, hn, hb[hn], hx, hn)
     return u, hn
+
+
+@part
+def sift_down(hb, hx, p, n, u, src, row):
+    """Box u (its row ``src[row]``) placed at p of the heap's first n and sifted down."""
+    while True:
+        j = 2 * p + 1
+        if j >= n:
+            break
+        if j + 1 < n and hb[j + 1] > hb[j]:
+            j += 1
+        if hb[j] <= u:
+            break
+        hb[p] = hb[j]
+        copy_row(hx, p, hx, j)
+        p = j
+    hb[p] = u
+    copy_row(hx, p, src, row)
