@@ -46,7 +46,7 @@ ORDERS = ("<", "<=", ">", ">=", "==")  # every relation a number takes; a code t
 
 def _brute_max_gap(ens, q: Query, values: dict[int, list[float]], change) -> float | None:
     """The largest ``change(out1, out2)`` (per row pair: P(x1) - 0.5 against 0.5 - P(x2),
-    or a regressor's f(x1) - f(x2)) over the pairs of ``values`` (per feature) equal
+    a regressor's f(x1) - f(x2), or a multiclass pair's ratio) over the pairs of ``values`` (per feature) equal
     outside the varied features, within the query's bounds per input, meeting its
     relations (NaN meets none); None where they allow no pair."""
     names = ens.feature_names
@@ -70,9 +70,10 @@ def _brute_max_gap(ens, q: Query, values: dict[int, list[float]], change) -> flo
     X = np.empty((len(S) * len(V), ens.n_features))
     X[:, shared] = np.repeat(S, len(V), axis=0)
     X[:, varying] = np.tile(V, (len(S), 1))
-    y = np.asarray(change.outputs(X), dtype=np.float64).reshape(len(S), len(V))
+    y = np.asarray(change.outputs(X), dtype=np.float64)  # (rows,) or (2, rows): a ratio's
+    y = y.reshape(y.shape[:-1] + (len(S), len(V)))
     i, j = np.nonzero(ok)
-    return float(change(y[:, i], y[:, j]).max())
+    return float(change(y[..., i], y[..., j]).max())
 
 
 def _grid(columns: list[list[float]]) -> np.ndarray:
@@ -272,24 +273,6 @@ class _Ratio:
         return np.minimum(r1[0], r2[1])
 
 
-def _brute_max_ratio(ens, q: Query, values, ratio: _Ratio) -> float:
-    """The largest ratio over the pairs of ``values`` the relations allow."""
-    names = ens.feature_names
-    varying = sorted(names.index(v) for v in q.vary)
-    shared = [f for f in range(ens.n_features) if f not in varying]
-    S, V = _grid([values[f] for f in shared]), _grid([values[f] for f in varying])
-    ok = np.ones((len(V), len(V)), dtype=bool)
-    for r in q.relations:
-        k = varying.index(names.index(r.feature))
-        ok &= COMPARE[r.op](V[:, k][:, None], V[:, k][None, :])
-    X = np.empty((len(S) * len(V), ens.n_features))
-    X[:, shared] = np.repeat(S, len(V), axis=0)
-    X[:, varying] = np.tile(V, (len(S), 1))
-    r = ratio.outputs(X).reshape(2, len(S), len(V))
-    i, j = np.nonzero(ok)
-    return float(np.minimum(r[0][:, i], r[1][:, j]).max())
-
-
 def _trained_multiclass(kind: str):
     """A 3-class model of 3 numeric features: a random forest (averaged probabilities)
     or gradient boosting (softmax), trained on noisy labels."""
@@ -312,7 +295,7 @@ def test_a_multiclass_max_ratio_under_a_relation_brackets_the_library_s(kind, op
     ens, est = _trained_multiclass(kind)
     q = Query(vary=("x0", "x1"), classes=(2, 0), relations=(FeatureRelation("x0", 1, op, 2),))
     values = {g: _library_values(ens, g, g == 0) for g in range(ens.n_features)}
-    exact = _brute_max_ratio(ens, q, values, _Ratio(est.predict_proba, (2, 0)))
+    exact = _brute_max_gap(ens, q, values, _Ratio(est.predict_proba, (2, 0)))
     r = max_gap_query(ens, q.with_(plan=Plan(timeout=60.0)), tolerance=TOLERANCE)
     m = r.max_gap
     assert m["method"] == "boxes" and m["upper"] >= exact * (1 - 1e-9), (m, exact)
