@@ -482,7 +482,10 @@ def _scope_text(model: Model, checker: Checker) -> str:
     rest = bounded + len(checker.varied) < len(checker.domain)
     if bounded > SHOWN_BOUNDS:  # counted: the line stays short (Verdict.domain has each)
         others = f"{bounded} other features" if rest else f"the other {bounded} features"
-        said += f"; {others} within their stated bounds (listed by verify --json)"
+        within = (
+            "at the row's values" if checker.claim.kind == "flip" else "within their stated bounds"
+        )
+        said += f"; {others} {within} (listed by verify --json)"
     elif groups:
         listed = "; ".join(f"{', '.join(names)} in {shown}" for shown, names in groups.items())
         said += f"; the others bounded as the certificate states: {listed}"

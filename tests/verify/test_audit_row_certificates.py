@@ -289,3 +289,17 @@ def test_the_audit_s_certificates_folder_given_as_a_file_is_one_line_and_exit_2(
     )  # fmt: skip
     assert p.returncode == 2 and "a file, not a folder" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_row_certificate_s_verdict_says_its_other_features_are_at_the_row_s_values(tmp_path):
+    # 29 features outside F: counted, not listed, and each one a point, the row's value
+    path = EXAMPLES / "breast_cancer_xgb.json"
+    ens = load_model(path)
+    ds = load_data(str(EXAMPLES / "breast_cancer_rows.csv"), ens)
+    spec = make_spec(ens, ds, ["mean_texture"], make_target(ens, 0.2))
+    [(_, ans)] = list(answer_blocks(ens, ds, spec, np.arange(1)))
+    assert ans.status[0] == "not flippable"
+    line = {"row": 0, "status": "insensitive", "decision": ans.decision[0]}
+    certify_rows(ens, spec, ds.X[:1], [line], tmp_path, path, 30.0)
+    said = verify_file(tmp_path / "row-0.json").message
+    assert "the other 29 features at the row's values" in said
