@@ -202,7 +202,7 @@ class _Climb:
     def perturbed(self, x: list[np.ndarray], strength: int) -> list[np.ndarray]:
         """A copy of pair ``x`` with 1 to ``strength`` features (at most
         PERTURB_FEATURES) set at random (a shared feature on both copies, a varied one on
-        each independently)."""
+        each independently), then made to meet the query's relations (heuristic.py)."""
         a, rng = self.a, self.rng
         out = [x[0].copy(), x[1].copy()]
         used = [f for f in a.feats if len(a.ev.uses[f])]
@@ -212,4 +212,5 @@ class _Climb:
                 out[0][f], out[1][f] = rng.choice(a.reps[f]), rng.choice(a.reps[f])
             else:
                 out[0][f] = out[1][f] = rng.choice(a.reps[f])
+        a.meet_relations(out[0], out[1])
         return out

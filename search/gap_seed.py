@@ -108,10 +108,11 @@ def seed_margins(saturation: float, relax: float = 0.0) -> list[tuple[float, flo
 
 def seeds(enc: Encoding) -> bool:
     """Whether the heuristic seeds this query's search: not a regressor, a multiclass
-    model, constraints on the inputs (bounds that hold for both inputs alike are the
-    encoding's domains, compiler/bounds_as_domains.py), or the heuristic turned off."""
+    model, bounds on the inputs (those that hold for both inputs alike are the encoding's
+    domains, compiler/bounds_as_domains.py), or the heuristic turned off. Relations
+    between the inputs are seeded: the heuristic's moves and starts meet them."""
     ens, q = enc.ensemble, enc.query
-    if ens.is_regressor or ens.n_outputs > 1 or q.bounds or q.relations:
+    if ens.is_regressor or ens.n_outputs > 1 or q.bounds:
         return False
     return bool(q.plan.options.value("heuristic"))
 
@@ -124,8 +125,8 @@ def seed_floor(
 ) -> int:
     """Offer the heuristic's pairs at growing slack until one is not met (that one's best
     pair offered too); returns how many were offered (0 where the heuristic does not
-    apply: a regressor, a multiclass model, the heuristic turned off, bounds or relations
-    on the inputs). ``saturation``: the slack at which a pair ends the search
+    apply: a regressor, a multiclass model, the heuristic turned off, bounds on the
+    inputs). ``saturation``: the slack at which a pair ends the search
     (saturation_slack), the last ask."""
     ens, q = enc.ensemble, enc.query
     if not seeds(enc):

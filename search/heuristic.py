@@ -9,6 +9,9 @@ It can only ever *find* a pair: whatever it finds goes through the same replay c
 a solver's answer, and "insensitive" is never concluded from it. When it fails, its best
 point is passed to the solver as a hint.
 
+Relations between the inputs (``where x1.age <= x2.age``) are met throughout: a start
+pair is fixed up to meet them, and a move to a value that breaks one is not taken.
+
 Evaluation is incremental: changing feature f only changes the trees that test f, so
 only those trees are re-evaluated.
 """
@@ -25,6 +28,7 @@ import numpy as np
 
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND, Ensemble
+from ..compiler.query import feature_index
 from .compiled_calls import signals_raised
 
 MAX_CANDIDATES = 48  # interval representatives tried per feature move
@@ -39,6 +43,15 @@ BALANCE = 3.0
 # 94, with the same pairs. Before it, the numpy walk: importing numba and loading the
 # compiled walk (about 1 s) would cost a quick check more than it saves
 COMPILED_AFTER_WORK = 3_000_000
+# a relation between the inputs' copies of a feature (``where x1.age <= x2.age``), on values
+RELATION_OPS = {
+    "<=": np.less_equal,
+    "<": np.less,
+    ">=": np.greater_equal,
+    ">": np.greater,
+    "==": np.equal,
+    "!=": np.not_equal,
+}
 
 
 @dataclass(frozen=True)
@@ -299,6 +312,18 @@ def find_witness(
     return best[0], best[1], best[2] >= margin
 
 
+def _relations(enc: Encoding) -> dict[int, list[tuple[int, int, Callable]]]:
+    """The query's relations between the inputs, by feature: (left copy, right copy,
+    comparison) each, 0 for x1; only on varied features (a shared feature's copies are
+    one value, as the replay's constraint_violations reads them)."""
+    out: dict[int, list[tuple[int, int, Callable]]] = {}
+    for r in enc.query.relations:
+        f = feature_index(enc.ensemble, r.feature)
+        if f in enc.varying:
+            out.setdefault(f, []).append((r.left - 1, r.right - 1, RELATION_OPS[r.op]))
+    return out
+
+
 def applies(enc: Encoding) -> bool:
     """Whether the ascent's score and evaluation describe the query (not: categorical
     splits, NaN choices, missing-as-zero; those are the solver's job)."""
@@ -340,6 +365,8 @@ class _Ascent:
             f: np.array([enc.domains[f].reps[j] for j in enc.domains[f].valid]) for f in self.feats
         }
         self.varying = enc.varying
+        self.related = _relations(enc)
+        self.features = ens.features
         cond = enc.condition
         self.rows = cond.rows
         self.alternatives = cond.alternatives or ((), ())
@@ -366,7 +393,40 @@ class _Ascent:
         x2 = x1.copy()
         for f in self.varying:
             x2[f] = rng.choice(reps[f])
+        self.meet_relations(x1, x2)
         return x1, x2
+
+    def allowed(self, x: list[np.ndarray], f: int, sides: tuple[int, ...], vals: np.ndarray):
+        """Which of ``vals``, set as feature ``f`` on ``sides`` of pair ``x``, meet the
+        query's relations on ``f`` (None: all of them)."""
+        rels = self.related.get(f)
+        if not rels:
+            return None
+        xs = [vals if i in sides else np.full(len(vals), x[i][f]) for i in (0, 1)]
+        ok = np.ones(len(vals), dtype=bool)
+        for a, b, op in rels:
+            ok &= op(xs[a], xs[b])
+        return ok
+
+    def meet_relations(self, x1: np.ndarray, x2: np.ndarray) -> None:
+        """Pair (x1, x2) made to meet the query's relations where it breaks one: the
+        feature's value on x2 chosen at random among its representatives that meet them
+        with x1's, else x1's among those that meet them with x2's, else x2's the value
+        next to x1's, above or below (a strict relation on a feature of one interval, or
+        of two whose representatives are in the wrong order; within the feature's declared
+        range: the pair's own leaves are evaluated, and the offer replays it)."""
+        x = [x1, x2]
+        for f in self.related:
+            if self.allowed(x, f, (1,), x2[f : f + 1])[0]:  # it meets them
+                continue
+            v, feat = x1[f], self.features[f]
+            near = np.array([np.nextafter(v, np.inf), np.nextafter(v, -np.inf)])
+            near = near[(near >= feat.lb) & (near <= feat.ub)]  # the declared range
+            for i, vals in ((1, self.reps[f]), (0, self.reps[f]), (1, near)):
+                ok = self.allowed(x, f, (i,), vals)
+                if ok.any():
+                    x[i][f] = self.rng.choice(vals[ok])
+                    break
 
     def full_contrib(self, x: np.ndarray) -> np.ndarray:
         X = self.cast(x[None, :])
@@ -453,7 +513,11 @@ class _Ascent:
             X = self.cast(X)
             change = self.ev.tree_values(trees, X) - c[i][trees][:, None, :]
             self.ev.add_in_order(new[i], change)
-        return self.slack(0, new[0]), self.slack(1, new[1])
+        s1, s2 = self.slack(0, new[0]), self.slack(1, new[1])
+        ok = self.allowed(x, f, sides, vals)  # a value that breaks a relation: no move
+        if ok is None:
+            return s1, s2
+        return np.where(ok, s1, -np.inf), np.where(ok, s2, -np.inf)
 
     def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees: np.ndarray) -> None:
         """Set feature ``f`` of copy ``x`` to ``val`` and update its tree contributions."""

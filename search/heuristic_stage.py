@@ -1,11 +1,13 @@
 """The heuristic stages: a pair search before the solver, and (data-aware) a hint from
 data rows.
 
-The heuristic knows nothing of the query's bounds / relations on the inputs: a query
-whose bounds hold for both inputs alike (compiler/bounds_as_domains.py) is searched over
-the model whose features are declared that narrowly, as the max gap's seed is, and its
-pair is replayed and checked against the bounds; a query with a bound on one input of a
-varied feature, or a relation, is not searched. It runs before the backend's reductions,
+The heuristic knows nothing of the query's bounds on the inputs: a query whose bounds
+hold for both inputs alike (compiler/bounds_as_domains.py) is searched over the model
+whose features are declared that narrowly, as the max gap's seed is, and its pair is
+replayed and checked against the bounds; a query with a bound on one input of a varied
+feature is not searched. Its ascent meets relations between the inputs (the max gap's
+seed, gap_seed.py, searches under them), but a check with a relation is not searched
+here. It runs before the backend's reductions,
 which only a query left to the solver needs.
 """
 
