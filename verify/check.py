@@ -22,7 +22,6 @@ band read as 0.0, a categorical node's codes one by one.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from collections.abc import Callable
@@ -44,6 +43,7 @@ from .claims import (
     required_parts,
 )
 from .flip import flip_refusal
+from .held import HELD, ModelChanged, file_hash, key_of
 from .link import LinkRule, link_prune, link_rule
 from .models import Model, ModelError, Tree, read_model
 from .models_groups import folded, read_groups
@@ -218,21 +218,23 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     m = doc["model"]
     path = Path(model_path) if model_path else named_model(m["file"], folder)
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()  # the bytes not held after
+        digest = file_hash(path)  # of these bytes: a reading held under it is of them
     except OSError as e:
         given = "" if model_path else " (the path the certificate names, from its folder)"
         raise ModelUnreadable(f"{path}{given}: cannot read the model ({e.strerror})") from None
     if digest != m["sha256"]:
         return Verdict(False, f"{path} is not the model the certificate was written for")
-    try:
-        model = read_model(
-            str(path),
-            m["library"],
-            float(m.get("base_score", 0.5)),
-            m.get("test", "<="),
-            doc.get("maps"),
-            int(m.get("num_class", 1)),
-            named_categories(doc["question"]),
+    fields = (
+        m["library"],
+        float(m.get("base_score", 0.5)),
+        m.get("test", "<="),
+        doc.get("maps"),
+        int(m.get("num_class", 1)),
+        named_categories(doc["question"]),
+    )
+    try:  # read once for every certificate of these bytes that states the same (held.py)
+        model = HELD.get(
+            digest, path, key_of("model", *fields), lambda: read_model(str(path), *fields)
         )
     except ModelError as e:
         return Verdict(False, f"cannot check this model: {e}")
@@ -251,25 +253,13 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
     if list(q["features"]) != model.features:
         return Verdict(False, "the certificate's features are not the model's")
     replay, refusal = None, ""
-    named = named_categories(q)
     if any(has_step(part["proof"], "replay") for part in _parts(doc)):
-        try:
-            if probability_claim(model, claim_of(doc)):  # judged on the library's P
-                replay = library_proba(str(path), m["library"], model)
-            else:
-                replay = library_raw(str(path), m["library"], model, doc.get("maps"), named)
-            if model.to_model is not None:  # the pair's rows as the model file's columns
-                replay = _through(model.to_model, replay)
-        except ModelError as e:
-            refusal = str(e)
+        # judged on the library's P, or its raw scores
+        kind = "proba" if probability_claim(model, claim_of(doc)) else "raw"
+        replay, refusal = _library_scores(kind, (digest, path), doc, model)
     row_scores, row_refusal = None, ""
     if claim_of(doc).kind == "flip":  # its row's decision, by the library's predict
-        try:
-            row_scores = library_raw(str(path), m["library"], model, doc.get("maps"), named)
-            if model.to_model is not None:
-                row_scores = _through(model.to_model, row_scores)
-        except ModelError as e:
-            row_refusal = str(e)
+        row_scores, row_refusal = _library_scores("raw", (digest, path), doc, model)
     verdict = _check_claim(doc, model, replay, refusal, (row_scores, row_refusal))
     if verdict.valid and m["library"] == "xgboost-dump":  # the file does not hold them:
         # the claim is of the model with the base score the certificate states
@@ -278,6 +268,34 @@ def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:
         said += f", its classes as {classes}" if classes > 2 else ""
         verdict = replace(verdict, message=verdict.message + said)
     return replace(verdict, model=f"{shown_path(path)} (sha256 {m['sha256'][:16]}...)")
+
+
+def _library_scores(kind: str, file: tuple[str, Path], doc: dict, model: Model):
+    """The library's own scores of the model file (``file``: its hash and path), "raw"
+    or "proba" (its probabilities), as pairs of the model's inputs, and "" (else None
+    and the library's refusal); read once for the certificates of these bytes (held.py).
+    A file that changed while it was read fails the certificate (ModelChanged)."""
+    digest, path = file
+    library, maps, named = (
+        doc["model"]["library"],
+        doc.get("maps"),
+        named_categories(doc["question"]),
+    )
+
+    def read() -> RawScores:
+        if kind == "proba":
+            return library_proba(str(path), library, model)
+        return library_raw(str(path), library, model, maps, named)
+
+    try:
+        scores = HELD.get(digest, path, key_of(kind, library, maps, named), read, model)
+    except ModelChanged:
+        raise
+    except ModelError as e:
+        return None, str(e)
+    if model.to_model is not None:  # the pair's rows as the model file's columns
+        scores = _through(model.to_model, scores)
+    return scores, ""
 
 
 def shown_path(path: Path) -> str:

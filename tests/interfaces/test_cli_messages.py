@@ -218,7 +218,7 @@ def test_an_audit_block_named_to_compare_or_emit_is_said_to_be_one(command, caps
 
 
 def test_an_unrecognized_argument_points_to_its_command_s_help(capsys):
-    assert main(["verify", "c.json", MODEL]) == 2
+    assert main(["verify", "c.json", "--no-such-flag"]) == 2
     (line,) = _stderr_lines(capsys)
     assert line.startswith("treesens: error: unrecognized arguments: ")
     assert line.endswith("(see treesens verify --help)")
