@@ -412,15 +412,19 @@ class _Ascent:
         """Pair (x1, x2) made to meet the query's relations where it breaks one: the
         feature's value on x2 chosen at random among its representatives that meet them
         with x1's, else x1's among those that meet them with x2's, else x2's the value
-        next to x1's, above or below (a strict relation on a feature of one interval, or
-        of two whose representatives are in the wrong order; within the feature's declared
-        range: the pair's own leaves are evaluated, and the offer replays it)."""
+        next to x1's, above or below (the next whole number of an integral feature: a value
+        its rows can hold), where a strict relation is on a feature of one interval, or of
+        two whose representatives are in the wrong order; within the feature's declared
+        range: the pair's own leaves are evaluated, and the offer replays it."""
         x = [x1, x2]
         for f in self.related:
             if self.allowed(x, f, (1,), x2[f : f + 1])[0]:  # it meets them
                 continue
             v, feat = x1[f], self.features[f]
-            near = np.array([np.nextafter(v, np.inf), np.nextafter(v, -np.inf)])
+            if feat.integral:  # a whole number (a code), as the user's rows hold
+                near = np.array([np.floor(v) + 1, np.ceil(v) - 1])
+            else:
+                near = np.array([np.nextafter(v, np.inf), np.nextafter(v, -np.inf)])
             near = near[(near >= feat.lb) & (near <= feat.ub)]  # the declared range
             for i, vals in ((1, self.reps[f]), (0, self.reps[f]), (1, near)):
                 ok = self.allowed(x, f, (i,), vals)

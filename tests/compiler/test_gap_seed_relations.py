@@ -7,10 +7,12 @@ seed or the polish makes meets the relations before the offer replays it."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from treesens.compiler.ensemble import Feature
 from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureRelation, Query
@@ -90,3 +92,13 @@ def test_the_late_polish_offers_a_pair_under_a_relation(tmp_path):
     saturation = gap_seed.saturation_slack(gap_bound(ens), TOLERANCE)
     got = gap_seed.late_polish(enc, best.pair, best.offer_for(enc), saturation, time.time() + 60)
     assert got is not None and best.offered == 2
+
+
+def test_a_strict_relation_on_an_unsplit_integer_feature_seeds_whole_numbers():
+    # no tree reads g: its one interval has one representative, so the start pair breaks
+    # x1.g < x2.g and x2.g is moved next to x1.g, a whole number as g's rows hold
+    ens = random_ensemble(3, 20, 3, 4, 5)
+    ens = replace(ens, features=(*ens.features, Feature("g", "integer", 0, 10)))
+    q = Query(vary=("f0", "g"), relations=(FeatureRelation("g", 1, "<", 2),), plan=Plan(60))
+    pairs = _seeded_pairs(ens, q)
+    assert pairs and all(a[4] < b[4] and b[4] == round(b[4]) for a, b in pairs)
