@@ -15,7 +15,8 @@ more of them the longer no restart has helped), runs the ascent's own climb from
 education, where the ascent's restarts reach 6.7-6.9), then, when the pair's mean
 slack is above the best's smaller one, climbs on min(s1, s2) (ties broken by the sum)
 over *all* the interval representatives of each feature: on both copies for a shared
-feature, on one copy for a varied one. The best pair by (min, sum) is kept. It is
+feature, on one copy for a varied one (and on both together where a relation on it holds
+for equal values: heuristic.py). The best pair by (min, sum) is kept. It is
 bounded by the heuristic's deterministic work count (row-tree evaluations), so a query
 gives the same pair on a loaded machine; the time is only a backstop. It gives up
 early on a feature that does not saturate: a round ends after STALL_RESTARTS restarts
@@ -166,7 +167,7 @@ class _Climb:
                 trees = a.ev.uses[f]
                 if not len(trees):
                     continue
-                for sides in ((0,), (1,)) if f in a.varying else ((0, 1),):
+                for sides in a.sides[f]:
                     if a.out_of_budget():
                         return p
                     v = self.best_value(p, f, sides, trees)

@@ -10,7 +10,9 @@ a solver's answer, and "insensitive" is never concluded from it. When it fails, 
 point is passed to the solver as a hint.
 
 Relations between the inputs (``where x1.age <= x2.age``) are met throughout: a start
-pair is fixed up to meet them, and a move to a value that breaks one is not taken.
+pair is fixed up to meet them, a move to a value that breaks one is not taken, and a
+feature under a relation that equal values meet (``==``, ``<=``, ``>=``) also moves on
+both inputs together, the one move ``==`` leaves it.
 
 Evaluation is incremental: changing feature f only changes the trees that test f, so
 only those trees are re-evaluated.
@@ -52,6 +54,8 @@ RELATION_OPS = {
     "==": np.equal,
     "!=": np.not_equal,
 }
+# relations two equal values meet: a feature related so moves on both inputs together too
+_MET_BY_EQUAL = ("<=", ">=", "==")
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,22 @@ def _relations(enc: Encoding) -> dict[int, list[tuple[int, int, Callable]]]:
     return out
 
 
+def _move_sides(enc: Encoding) -> dict[int, tuple[tuple[int, ...], ...]]:
+    """Feature -> the copies a move sets, each a move of its own: x1 alone and x2 alone
+    for a varied feature, and both together where a relation on it holds for equal
+    values (under ``x1.f == x2.f`` a move of one copy alone breaks it, so only both
+    together move f); both for a shared feature."""
+    together = {
+        feature_index(enc.ensemble, r.feature) for r in enc.query.relations if r.op in _MET_BY_EQUAL
+    }
+    return {
+        f: (((0,), (1,), (0, 1)) if f in together else ((0,), (1,)))
+        if f in enc.varying
+        else ((0, 1),)
+        for f in range(enc.ensemble.n_features)
+    }
+
+
 def applies(enc: Encoding) -> bool:
     """Whether the ascent's score and evaluation describe the query (not: categorical
     splits, NaN choices, missing-as-zero; those are the solver's job)."""
@@ -336,10 +356,6 @@ def pair_ascent(
     """The ascent's state (evaluator, values, slacks, work count) for another search over
     pairs of ``enc`` (search/gap_polish.py); only where ``applies(enc)``."""
     return _Ascent(enc, seed, deadline, margin, work, BALANCE, MAX_CANDIDATES)
-
-
-# which copies a move changes: x1 alone, x2 alone (varied features), or both (shared ones)
-_SIDES = {0: (0,), 1: (1,), 2: (0, 1)}
 
 
 class _Ascent:
@@ -366,6 +382,7 @@ class _Ascent:
         }
         self.varying = enc.varying
         self.related = _relations(enc)
+        self.sides = _move_sides(enc)
         self.features = ens.features
         cond = enc.condition
         self.rows = cond.rows
@@ -465,11 +482,11 @@ class _Ascent:
                 trees = self.ev.uses[f]
                 if not len(trees):
                     continue
-                for which in (0, 1) if f in self.varying else (2,):
-                    k = self.best_move(x, c, raw, s, f, _SIDES[which], cand, trees)
+                for sides in self.sides[f]:
+                    k = self.best_move(x, c, raw, s, f, sides, cand, trees)
                     if k is None:
                         continue
-                    for i in _SIDES[which]:
+                    for i in sides:
                         self.move(x[i], c[i], f, cand[k], trees)
                     raw, s = self.slacks(c)
                     improved = True

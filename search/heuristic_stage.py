@@ -5,10 +5,11 @@ The heuristic knows nothing of the query's bounds on the inputs: a query whose b
 hold for both inputs alike (compiler/bounds_as_domains.py) is searched over the model
 whose features are declared that narrowly, as the max gap's seed is, and its pair is
 replayed and checked against the bounds; a query with a bound on one input of a varied
-feature is not searched. Its ascent meets relations between the inputs (the max gap's
-seed, gap_seed.py, searches under them), but a check with a relation is not searched
-here. It runs before the backend's reductions,
-which only a query left to the solver needs.
+feature is not searched. Its ascent meets relations between the inputs (``where x1.age <=
+x2.age``: heuristic.py), so a check with relations is searched as one without (over the
+narrowed model where it has bounds too, which keeps the relations), and its pair, read
+back with the query's relations, is reported only where it meets them. It runs before
+the backend's reductions, which only a query left to the solver needs.
 """
 
 from __future__ import annotations
@@ -61,13 +62,14 @@ def _allowed(q: Query) -> bool:
 def searched_encoding(ctx: SolveContext) -> Encoding | None:
     """The encoding the heuristic searches: the query's, or a bounded query's over the
     model its bounds narrow (bounds_as_domains: each held for both inputs alike); None
-    where it does not search (turned off, a relation, a bound on one input)."""
+    where it does not search (turned off, a bound on one input). Relations between the
+    inputs are the query's own, which the ascent meets."""
     q = ctx.q
     if not bool(q.plan.options.value("heuristic")):
         return None
-    if not (q.bounds or q.relations):
+    if not q.bounds:
         return ctx.enc
-    narrowed = bounds_as_domains(ctx.ens, q)
+    narrowed = bounds_as_domains(ctx.ens, q, relations=True)
     return None if narrowed is None else pair_encoding(*narrowed)
 
 
@@ -123,11 +125,13 @@ def _heuristic_pair(
     if ok:
         w = witness_from_pair(enc, x1, x2)
         if ctx.prefer:
-            w = with_preferred(enc, w, ctx.prefer)
+            preferred = with_preferred(enc, w, ctx.prefer)  # each input's own data values
+            if not (q.relations and constraint_violations(ctx.ens, q, preferred.x1, preferred.x2)):
+                w = preferred
         if read_by is not enc:  # found on the narrowed model: the query's own reading
             w = witness_from_pair(read_by, w.x1, w.x2)
-        if q.bounds and constraint_violations(ctx.ens, q, w.x1, w.x2):
-            return None, (x1, x2)  # outside the query's bounds: never reported
+        if (q.bounds or q.relations) and constraint_violations(ctx.ens, q, w.x1, w.x2):
+            return None, (x1, x2)  # outside the query's bounds or relations: never reported
         verdict = check_pair(ctx.ens, q, read_by, w)
         if isinstance(verdict, Accepted):
             return verdict, (x1, x2)

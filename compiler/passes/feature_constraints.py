@@ -507,6 +507,8 @@ def constraint_violations(ens: Ensemble, q: Query, x1: np.ndarray, x2: np.ndarra
     for r in q.relations:
         f = feature_index(ens, r.feature)
         if f not in varied:  # both inputs share its value: <=, >=, == hold, missing too
+            if r.op in ("<", ">", "!="):  # and these never do (an input error where asked)
+                out.append(f"x{r.left}.{r.feature} {r.op} x{r.right}.{r.feature} fails (shared)")
             continue
         u, v = float(xs[r.left - 1][f]), float(xs[r.right - 1][f])
         holds = {
