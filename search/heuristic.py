@@ -428,10 +428,11 @@ class _Ascent:
     def meet_relations(self, x1: np.ndarray, x2: np.ndarray) -> None:
         """Pair (x1, x2) made to meet the query's relations where it breaks one: the
         feature's value on x2 chosen at random among its representatives that meet them
-        with x1's, else x1's among those that meet them with x2's, else x2's the value
-        next to x1's, above or below (the next whole number of an integral feature: a value
-        its rows can hold), where a strict relation is on a feature of one interval, or of
-        two whose representatives are in the wrong order; within the feature's declared
+        with x1's, else x1's among those that meet them with x2's, else x2's the nearest
+        value above or below x1's that the library reads as another number
+        (``read_apart``; the next whole number of an integral feature: a value its rows
+        can hold), where a strict relation is on a feature of one interval, or of two
+        whose representatives are in the wrong order; within the feature's declared
         range: the pair's own leaves are evaluated, and the offer replays it."""
         x = [x1, x2]
         for f in self.related:
@@ -441,13 +442,30 @@ class _Ascent:
             if feat.integral:  # a whole number (a code), as the user's rows hold
                 near = np.array([np.floor(v) + 1, np.ceil(v) - 1])
             else:
-                near = np.array([np.nextafter(v, np.inf), np.nextafter(v, -np.inf)])
+                near = self.read_apart(v)
             near = near[(near >= feat.lb) & (near <= feat.ub)]  # the declared range
             for i, vals in ((1, self.reps[f]), (0, self.reps[f]), (1, near)):
                 ok = self.allowed(x, f, (i,), vals)
                 if ok.any():
                     x[i][f] = self.rng.choice(vals[ok])
                     break
+
+    def read_apart(self, v: float) -> np.ndarray:
+        """The values nearest ``v`` above and below that the library reads as another
+        number than ``v``: the next float32 a float32 model reads (one float64 step
+        apart, it reads both as one number), past LightGBM's zero band from 0."""
+        if self.ev.f32:
+            v32 = np.float32(v)
+            near = np.array(
+                [np.nextafter(v32, np.float32(np.inf)), np.nextafter(v32, np.float32(-np.inf))],
+                dtype=np.float64,
+            )
+        else:
+            near = np.array([np.nextafter(v, np.inf), np.nextafter(v, -np.inf)])
+        if self.ev.zero_band and abs(v) <= ZERO_BAND:  # read as 0, as is all the band
+            past = np.nextafter(ZERO_BAND, np.inf)
+            near = np.array([past, -past])
+        return near
 
     def full_contrib(self, x: np.ndarray) -> np.ndarray:
         X = self.cast(x[None, :])

@@ -102,3 +102,14 @@ def test_a_strict_relation_on_an_unsplit_integer_feature_seeds_whole_numbers():
     q = Query(vary=("f0", "g"), relations=(FeatureRelation("g", 1, "<", 2),), plan=Plan(60))
     pairs = _seeded_pairs(ens, q)
     assert pairs and all(a[4] < b[4] and b[4] == round(b[4]) for a, b in pairs)
+
+
+def test_a_strict_relation_on_an_unsplit_real_feature_seeds_values_a_float32_model_reads_apart():
+    # no tree reads g: x2.g is moved next to x1.g, to the next float32 (the model casts
+    # its inputs to float32), not the next float64, which it reads as x1.g's number
+    ens = random_ensemble(3, 20, 3, 4, 5)
+    ens = replace(ens, features=(*ens.features, Feature("g", "real", 0, 10)))
+    assert ens.cast == "float32"
+    q = Query(vary=("f0", "g"), relations=(FeatureRelation("g", 1, "<", 2),), plan=Plan(60))
+    pairs = _seeded_pairs(ens, q)
+    assert pairs and all(np.float32(a[4]) < np.float32(b[4]) for a, b in pairs)
