@@ -511,8 +511,8 @@ def _certify_insensitive(
     if done is not None:
         return done
     left = max(budget - stats.get("rebuild_time", 0.0), 0.0)  # the rebuild's time spent
-    if given_up and log is not None:
-        log(f"certificate: searching for its proof (at most {left:.3g}s)...")
+    if given_up and log is not None:  # why, with the budget to ask for, before the search
+        log(f"certificate: {given_up}; searching for its proof (at most {left:.3g}s)...")
     done = certify(ens, q, path, model_file, left, memory_mb=memory_mb)
     rebuild = dict(done.rebuild)  # the search's, and the answer's proof's rebuild here
     note_rebuild(rebuild, (stats["recorded"], stats["rebuild_time"]) if stats else None)

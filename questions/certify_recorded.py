@@ -134,7 +134,7 @@ def _rebuilt(rec: RecordedProof, deadline: float, stats: dict, log) -> str:
     left = deadline - time.time()
     if estimate > left:
         note_rebuild(stats, (n, time.time() - t0))
-        return too_long(n, estimate, left)
+        return too_long(n, estimate, left, share=1.0)
     if log is not None:
         about = f" (about {estimate:.0f}s)" if any(e is not None for e in estimates) else ""
         log(f"certificate: rebuilding the answer's proof from {n:,} boxes{about}...")

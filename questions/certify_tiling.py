@@ -120,7 +120,16 @@ def certify_tiling(
         ft = flatten(tables, np.arange(len(tables.starts)))
         # the boxes no pair of whose ranks meets a relation: closed by its step, unbounded
         events = relation_events(rank_relations(enc, tables), boxes)
-        tree, why = rebuilt_within(boxes, ft, tables, events, False, deadline, from_the_root=True)
+        tree, why = rebuilt_within(
+            boxes,
+            ft,
+            tables,
+            events,
+            False,
+            deadline,
+            from_the_root=True,
+            share=float(REBUILD_SHARE),
+        )
         del ft
     del boxes
     steps = None if tree is None else tree.preorder()

@@ -67,12 +67,30 @@ def rebuild_estimate(boxes: np.ndarray, ft: FlatTables) -> float | None:
     return (time.time() - t0) / len(sample) * n * share
 
 
-def too_long(boxes: int, estimate: float, left: float) -> str:
-    """Why a rebuild estimated at ``estimate`` seconds is not started, ``left`` to go."""
-    return (
+def too_long(boxes: int, estimate: float, left: float, share: float | None = None) -> str:
+    """Why a rebuild estimated at ``estimate`` seconds is not started, ``left`` to go;
+    ``share``: the rebuild is a certificate's, given that share of its budget, and the
+    line names the budget to ask for (``budget_for``)."""
+    why = (
         f"rebuilding its proof from {boxes:,} boxes would take about {estimate:.0f}s, "
         f"{max(left, 0):.0f}s left before its deadline"
     )
+    if share is None:
+        return why
+    asked = budget_for(estimate, share)
+    return f"{why}: ask for --certify-budget {asked} (certify_budget={asked}) or more"
+
+
+# an estimate is timed on a sample (REBUILD_SAMPLE boxes), and the walk down the tree costs
+# 0.8-1.2 times the share it assumes (DOWN_THE_TREE): the budget a certificate is told to
+# ask for leaves this much more
+ESTIMATE_MARGIN = 1.25
+
+
+def budget_for(estimate: float, share: float) -> int:
+    """The certificate budget, whole tens of seconds, whose ``share`` holds a rebuild
+    estimated at ``estimate`` seconds with ``ESTIMATE_MARGIN`` to spare."""
+    return int(-(-estimate * ESTIMATE_MARGIN / max(share, 1e-9) // 10) * 10)
 
 
 def rebuilt_within(
@@ -84,6 +102,7 @@ def rebuilt_within(
     deadline: float,
     estimate: float | None = None,
     from_the_root: bool = False,
+    share: float | None = None,
 ) -> tuple[ProofTree | TiledTree | None, str]:
     """The proof from the ``boxes`` a compiled search recorded (None: its record is
     incomplete), over its flattened tables ``ft``, rebuilt by ``deadline``: (proof, "")
@@ -92,13 +111,14 @@ def rebuilt_within(
     (before it starts) or past it midway, or the boxes not a proof (``NOT_A_PROOF``).
     ``from_the_root``: a box above the leaves whose pair sums are under a threshold is
     pruned there, its subtree with it (one box where the search left several: below U',
-    a max gap's boxes often are)."""
+    a max gap's boxes often are). ``share``: a certificate's rebuild, given that share of
+    its budget (``too_long`` names the budget to ask for)."""
     if boxes is None:
         return None, INCOMPLETE
     n = len(boxes)
     estimate = rebuild_estimate(boxes, ft) if estimate is None else estimate
     if estimate is not None and estimate > deadline - time.time():
-        return None, too_long(n, estimate, deadline - time.time())
+        return None, too_long(n, estimate, deadline - time.time(), share)
     late = f"rebuilding its proof from {n:,} boxes ran past its deadline"
     tree = proof_from_boxes(tab, boxes, replays, None, capped, deadline)
     if tree is None:
@@ -136,9 +156,10 @@ class UnbuiltProof:
     def rebuilt(
         self, deadline: float, estimate: float | None
     ) -> tuple[ProofTree | TiledTree | None, str]:
-        """``rebuilt_within`` by ``deadline``, from the ``estimate`` already made."""
+        """``rebuilt_within`` by ``deadline``, from the ``estimate`` already made: a
+        certificate's rebuild, with its whole budget (a refusal names the one to ask for)."""
         return rebuilt_within(
-            self.boxes, self.ft, self.tab, self.replays, self.capped, deadline, estimate
+            self.boxes, self.ft, self.tab, self.replays, self.capped, deadline, estimate, share=1.0
         )
 
 

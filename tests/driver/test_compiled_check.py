@@ -438,6 +438,24 @@ def test_an_unbuilt_proof_its_budget_cannot_rebuild_either_is_refused_saying_wha
     assert "would take about" in r.proof.why_not
 
 
+def test_an_unbuilt_proof_its_budget_cannot_rebuild_names_the_budget_up_front(
+    every_table, slow_bounds, monkeypatch, tmp_path
+):
+    """Before the search after it starts, its line says what budget the rebuild needs:
+    more than its estimate."""
+    from treesens.questions import certify
+
+    monkeypatch.setattr(slow_bounds, "REBUILD_SAMPLE", 4)
+    monkeypatch.setattr(certify, "certify", lambda *args, **kw: certify.refused("not in time"))
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    ens = treesens.load_model(model)
+    r, said = _answer_left_unbuilt(ens), []
+    q = make_query(["worst_symmetry"], gap=0.1)
+    certify_answer(ens, q, r, tmp_path / "c.json", model, 60, log=said.append)
+    line = re.search(r"take about (\d+)s, .*ask for --certify-budget (\d+) .*; searching", said[-1])
+    assert line and int(line[2]) > int(line[1])
+
+
 @pytest.fixture
 def room_for_ten_boxes(monkeypatch):
     """The memory limit leaves the least heap and a record of 10 boxes of the search of
