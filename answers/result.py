@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..compiler.enums import StrValue
+from ..compiler.max_gap_question import unreached_gap
 from ..compiler.question import result_gap
 from .phrases import max_gap_brief, prediction_condition, proof_brief
 from .proof import Proof, prover_of
@@ -207,14 +208,19 @@ def fail(res: Result, message: str) -> Result:
 def error_result(ens, q, message: str, *, backend: str | None = None) -> Result:
     """The one form of an "error" answer to query ``q`` of model ``ens``: every field a
     result of that query would carry, the message in ``error``. ``backend``: the one
-    that failed (default the query's)."""
+    that failed (default the query's). A max gap's states the gap its search starts
+    from (``unreached_gap``), not the check's default gap it never asked."""
+    if q.kind_name == "max_gap":  # compiler/kinds.py's LargestGap
+        gap, gap_kind = unreached_gap(ens, q)
+    else:
+        gap, gap_kind = result_gap(q.gap, q.delta, q.threshold)
     blank = Result(
         query=q.label,
         status=UNKNOWN,
         backend=backend or q.plan.backend,
         features=list(q.vary),
-        gap=result_gap(q.gap, q.delta, q.threshold)[0],
-        gap_kind=result_gap(q.gap, q.delta, q.threshold)[1],
+        gap=gap,
+        gap_kind=gap_kind,
         model=getattr(ens, "source", ""),
         classes=list(q.classes) if q.classes else None,
         passes=sorted(q.plan.passes),

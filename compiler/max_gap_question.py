@@ -9,7 +9,7 @@ import math
 
 from .ensemble import Ensemble
 from .errors import InputError, spelled
-from .question import DOWN, Gap, GapKind, Question
+from .question import CHANGE, DOWN, Gap, GapKind, Question
 from .readings import read_for
 
 # absolute, in probability (multiclass: ln units; a regressor's: relative to its bound):
@@ -67,6 +67,20 @@ def max_gap_probe(ens: Ensemble, q: Question) -> Question:
     if read_for(ens, q).is_regressor:  # the change f(x1) - f(x2): x1 the higher prediction
         return q.with_(delta=0.0, direction=DOWN)
     return q.with_(gap=Gap(1.0 if ens.n_outputs > 1 else 0.0, GapKind.PROB))
+
+
+def unreached_gap(ens: Ensemble, q: Question) -> tuple[float, str]:
+    """A max gap's ``gap`` and ``gap_kind`` before any pair reached one (its "error"
+    result): the gap its search starts from, which no pair needs to reach: 0 in
+    probability, a multiclass ratio of 1, a regressor's change of 0 (in the reading the
+    query asks, where it can be read), never a check's gap the question does not ask."""
+    try:
+        regressor = read_for(ens, q).is_regressor
+    except InputError:  # the reading asked is the error: the model as loaded
+        regressor = ens.is_regressor
+    if regressor:
+        return 0.0, CHANGE
+    return (1.0 if ens.n_outputs > 1 else 0.0), str(GapKind.PROB)
 
 
 def check_tolerance(tolerance: float) -> float:
