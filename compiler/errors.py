@@ -39,6 +39,11 @@ CONSTRAINTS_IN_SENS = (
     "constraints (where, fix) are written in a .sens file's query, run with "
     "treesens run FILE.sens (docs/language.md, 'Constraints')"
 )
+# ... and a user who tries a flag other than --where for them on the command line
+CONSTRAINTS_BY_FLAG = (
+    "constraints are given with --where CONSTRAINT, as a .sens file's where clause writes "
+    "them (fix f = v is --where 'f == v'; docs/language.md, 'Constraints')"
+)
 
 
 def _near_key(name: str) -> str:

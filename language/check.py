@@ -251,7 +251,7 @@ def _check_block(ast: nodes.SensAST, blk) -> None:
             opts[st.name] = st
         elif isinstance(st, nodes.Where):
             for c in st.items:
-                _check_constraint(ast, c)
+                check_constraint(ast, c)
         elif isinstance(st, nodes.Fix):
             pass
     if kind != "defaults" and vary is None:
@@ -419,7 +419,7 @@ def _check_data_aware(ast: nodes.SensAST, st: nodes.DataAware) -> None:
         )
 
 
-def _check_constraint(ast: nodes.SensAST, c) -> None:
+def check_constraint(ast: nodes.SensAST, c) -> None:
     if isinstance(c, nodes.InRange):
         if math.isnan(c.lo.value) or math.isnan(c.hi.value) or c.lo.value > c.hi.value:
             raise ast.error(

@@ -425,6 +425,15 @@ def _block_name_at(text: str, line: int, col: int) -> str:
 
 def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
     """Parse ``.sens`` text into a SensAST; syntax and structure errors raise SensError."""
+    ast = parse_items(text, filename)
+    check_structure(ast)
+    return ast
+
+
+def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
+    """``.sens`` text as a SensAST, its syntax checked (SensError), not yet its structure
+    (a file's model line, its blocks' statements: check_structure): ``parse``'s first
+    half, which a constraint given by a flag (language/where_flag.py) is read with."""
     text = text.removeprefix("\ufeff")  # a byte order mark some editors write
     lark = parser()
 
@@ -492,9 +501,7 @@ def parse(text: str, filename: str = "<string>") -> nodes.SensAST:
         line, col = (at.line, at.column) if getattr(at, "line", None) else (1, 1)
         raise err(f"cannot read this: {e.orig_exc}", line, col) from None
     comments = tuple(_comments(text))
-    ast = nodes.SensAST(tuple(items), filename, text, comments)
-    check_structure(ast)
-    return ast
+    return nodes.SensAST(tuple(items), filename, text, comments)
 
 
 RACE_SPACED = "a race is written without spaces, its backends joined by '+' (race:cpsat+highs)"

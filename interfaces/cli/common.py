@@ -129,6 +129,14 @@ def add_query_args(
             groups[k.group] = p.add_mutually_exclusive_group()
         add_keyword_flag(groups[k.group] if k.group else p, k)
     p.add_argument(
+        "--where",
+        action="append",
+        metavar="CONSTRAINT",
+        help="a constraint on the inputs, as a .sens query's where clause writes it "
+        "(repeatable; 'x1.age <= 30', 'x1.age <= x2.age', 'age in [30, 40]', "
+        "'workclass == \"Private\"'; docs/language.md, 'Constraints')",
+    )
+    p.add_argument(
         "--json", action="store_true", help="print one JSON object per query (JSON Lines)"
     )
 
@@ -265,12 +273,26 @@ def query_maker_from_args(args, ens, backend: str | None = None):
     """``make(vary, name)`` -> the query the flags ask, for those features (questions/
     query_build.py builds it, as for the API and .sens)."""
     flags = vars(args) | ({"backend": backend} if backend else {}) | kind_flags(args)
+    flags.pop("where", None)
     options = data_options(args)
+    where = flag_constraints(args, ens)
 
     def make(vary, name: str = ""):
-        return query_from_keywords(vary, flags, ens=ens, name=name, options=options)
+        q = query_from_keywords(vary, flags, ens=ens, name=name, options=options)
+        return q if where is None else where.query(q)
 
     return make
+
+
+def flag_constraints(args, ens):
+    """The --where constraints, read against the model (language/where_flag.py, loaded
+    only when given: the .sens grammar), or None."""
+    texts = getattr(args, "where", None)
+    if not texts:
+        return None
+    from ...language.where_flag import FlagConstraints
+
+    return FlagConstraints(ens, texts)
 
 
 def query_from_args(args, ens, backend: str | None = None):

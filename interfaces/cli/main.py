@@ -53,7 +53,7 @@ from ... import __version__  # noqa: E402
 from ...compiler.errors import (  # noqa: E402
     COMMAND_LINE,
     CONSTRAINT_WORDS,
-    CONSTRAINTS_IN_SENS,
+    CONSTRAINTS_BY_FLAG,
     PYTHON,
     InputError,
     TreesensWarning,
@@ -101,6 +101,13 @@ def _modules(only: str | None = None):
             raise
 
 
+# what a command without --where says of it
+WHERE_TAKEN_BY = (
+    "--where is taken by check, sweep, compare and emit, and a .sens file's queries "
+    "write a where clause (docs/language.md, 'Constraints')"
+)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with a bad flag or value told in one line (``treesens: error: --gap:
     'abc' is not a number (see treesens check --help)``), in the voice of every input error, and exit code 2, not the usage dump."""
@@ -109,7 +116,8 @@ class OneLineParser(argparse.ArgumentParser):
         message = message.removeprefix("argument ")
         words = re.findall(r"(?:^|\s)--?([\w-]+)", message.partition(":")[2])
         if message.startswith("unrecognized arguments") and set(words) & set(CONSTRAINT_WORDS):
-            message += f"; {CONSTRAINTS_IN_SENS}"  # a flag for them is what the user tried
+            # a flag for them is what the user tried
+            message += f"; {WHERE_TAKEN_BY if 'where' in words else CONSTRAINTS_BY_FLAG}"
         message = _with_guess(message)
         prog = self.prog
         if message.startswith("unrecognized arguments") and getattr(self, "command", None):

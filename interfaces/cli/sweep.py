@@ -38,6 +38,7 @@ from .common import (
     add_query_args,
     check_data,
     check_writable,
+    flag_constraints,
     load_from_args,
     log,
     positive_float,
@@ -175,6 +176,7 @@ def run(args) -> int:
     refuse_over_limit(ens, args.memory_mb)  # over the memory limit: one line, exit 2
     check_data(args, ens)
     subsets = feature_subsets(ens, args.subsets, args.sample, args.seed, features)
+    subsets = not_held_by_where(args, ens, subsets, features)
     shard = parse_shard(args.shard) if args.shard else None
     if shard is not None:
         log(f"shard {shard[0]} of {shard[1]}")
@@ -217,6 +219,28 @@ def run(args) -> int:
         log(certs.summary())
     log(f"done: {summary}")
     return 1 if any(r.status == ERROR for r in results) else 0
+
+
+def not_held_by_where(args, ens, subsets: list, features) -> list:
+    """The feature sets of a sweep over every feature that the --where constraints do
+    not hold to one value for both inputs (``--where "sex == 1"``: no pair differs in
+    sex), as a .sens sweep leaves them out, saying so; each remaining set's query is
+    checked against the constraints before any runs (a contradiction: one line, exit 2)."""
+    where = flag_constraints(args, ens)
+    if where is None:
+        return subsets
+    if features is None:
+        held = [s for s in subsets if where.held(s)]
+        if held:
+            names = ", ".join("+".join(s) for s in held)
+            log(
+                f"left out (the --where constraints hold them to one value for both inputs): {names}"
+            )
+            subsets = [s for s in subsets if s not in held]
+    mk = query_maker_from_args(args, ens)
+    for s in subsets:
+        mk(list(s), "")
+    return subsets
 
 
 def parse_features(text: str | None) -> list[str] | None:

@@ -114,11 +114,27 @@ def test_a_small_model_file_loads_without_a_loading_line(capsys):
     assert not any(ln.startswith("loading ") for ln in _stderr_lines(capsys))
 
 
-def test_a_where_flag_says_constraints_are_written_in_a_sens_file(capsys):
-    args = ["check", MODEL, "--vary", "mean_texture", "--where", "x1.mean_radius <= 12"]
+def test_a_fix_flag_says_constraints_are_given_with_where(capsys):
+    args = ["check", MODEL, "--vary", "mean_texture", "--fix", "mean_radius=12"]
     assert main(args) == 2
     (line,) = _stderr_lines(capsys)
-    assert "unrecognized arguments: --where" in line and "written in a .sens file" in line
+    assert "unrecognized arguments: --fix" in line and "given with --where CONSTRAINT" in line
+
+
+def test_a_where_flag_on_a_command_without_it_names_the_commands_with_it(capsys):
+    args = [
+        "audit",
+        MODEL,
+        "--data",
+        ROWS,
+        "--vary",
+        "mean_texture",
+        "--where",
+        "x1.mean_radius <= 12",
+    ]
+    assert main(args) == 2
+    (line,) = _stderr_lines(capsys)
+    assert "unrecognized arguments: --where" in line and "taken by check, sweep" in line
 
 
 def test_another_unknown_flag_gets_no_word_about_constraints(capsys):

@@ -70,6 +70,7 @@ LAZY_MODULES = frozenset(
         "treesens.questions.max_gap",
         "treesens.readers.preprocessing.groups",
         "treesens.readers.formats.catboost_categories",
+        "treesens.language.where_flag",  # --where: the .sens grammar, only when given
     }
 )
 # subpackages whose function-level imports are checked
