@@ -24,6 +24,7 @@ from .details import (
     details_names,
 )
 from .finite import check_finite
+from .formats import sniffing
 from .formats.base import LoadOptions
 from .model_cache import cached_load
 
@@ -420,7 +421,30 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
         raise InputError(
             "base_score is read only for an XGBoost text dump; this model records its own", where
         )
-    return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))
+    try:
+        return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))
+    except InputError:
+        if name == formats.AUTO:
+            raise
+        other = _another_format(path, fmt)
+        if other is None:
+            raise
+        raise InputError(
+            f"not {fmt.description}: it looks like {other.description}: give --format "
+            f"{other.name}, or leave --format out to tell the format from the file",
+            where,
+        ) from None
+
+
+def _another_format(path: Path, fmt) -> formats.ModelFormat | None:
+    """The format a file read with ``fmt`` (given by --format) failed to be read as
+    plainly is, when another (formats/sniffing.plainly; a dump counts as XGBoost's, whose
+    reader reads dumps too), or None."""
+    with path.open("rb") as fh:
+        seen = sniffing.plainly(fh.read(4096))
+    if seen is None or seen == fmt.name or (fmt.name, seen) == ("xgboost", "xgboost-dump"):
+        return None
+    return formats.by_name(seen)
 
 
 def _not_a_model(path: Path) -> str | None:

@@ -62,3 +62,25 @@ def looks_like_pickle(head: bytes) -> bool:
     """A pickle of protocol 2 to 5 (how joblib and pickle save models), told by its first
     two bytes only (PROTO and its version): nothing of it is unpickled."""
     return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
+
+
+def plainly(head: bytes) -> str | None:
+    """The built-in format whose model the first 4 KiB plainly hold, whatever the file's
+    name (None: no format's marks): what a file given with the wrong ``--format`` is said
+    to look like. Stricter than the sniffs above, which take any JSON or binary content
+    other formats leave for XGBoost: here XGBoost's native model must name its
+    ``learner``."""
+    if looks_like_pickle(head) or head.startswith(b"PK\x03\x04"):  # skops writes a zip
+        return "sklearn"
+    if catboost(head, ""):
+        return "catboost"
+    if onnx(head, ""):
+        return "onnx"
+    if lightgbm(head, ""):
+        return "lightgbm"
+    text = head_text(head)
+    if text is not None and (text.startswith("[") or looks_like_text_dump(text)):
+        return "xgboost-dump"
+    if b"learner" in head:  # JSON's "learner" key, or UBJ's
+        return "xgboost"
+    return None

@@ -243,7 +243,7 @@ def test_a_base_score_given_for_a_native_model_exits_2_saying_it_records_its_own
 def test_the_dump_format_given_for_a_native_model_exits_2(tiny_model):
     p = treesens_here("check", tiny_model, "--vary", "radius", "--format", "xgboost-dump")
     assert p.returncode == 2
-    assert "not a text dump" in _one_error_line(p)
+    assert "not an XGBoost tree dump: it looks like a native XGBoost model" in _one_error_line(p)
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
