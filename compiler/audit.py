@@ -225,6 +225,8 @@ def check_target(ens: Ensemble, target: Target) -> None:
     binary = ens.n_classes == 2 and ens.n_outputs == 1
     if g.kind == "margin" and binary and ens.link != LOGISTIC:
         raise InputError("a margin gap needs a model with a logistic link")
+    if g.kind == "margin" and not g.value >= 0:  # as a check's: x2 on the row's side
+        raise InputError(f"margin gap {g.value:g} must be >= 0")
     if binary and g.kind == "prob" and not 0 <= g.value < 0.5:
         raise InputError(
             f"gap {g.value:g} out of range: a binary gap g needs 0 <= g < 0.5 "

@@ -66,6 +66,13 @@ def test_a_binary_gap_out_of_range_is_worded_alike_by_check_and_audit(command, c
     assert "gap 0.7 out of range: a binary gap g needs 0 <= g < 0.5" in err
 
 
+@pytest.mark.parametrize("command", ["check", "audit"])
+def test_a_negative_margin_gap_is_refused_alike_by_check_and_audit(command, capsys):
+    args = [command, MODEL, "--vary", "mean_texture", "--margin-gap", "-1"]
+    assert main(args + (["--data", ROWS] if command == "audit" else [])) == 2
+    assert _stderr_lines(capsys) == ["treesens: error: margin gap -1 must be >= 0"]
+
+
 def test_a_misspelt_by_column_gets_a_did_you_mean(capsys):
     args = ["audit", MODEL, "--data", ROWS, "--vary", "mean_texture", "--by", "lable"]
     assert main(args) == 2
