@@ -354,8 +354,13 @@ def _check_classes(
 ) -> None:
     """A multiclass model's class pair, and the ratio gap the protected features are asked
     (``gap``; None: none is, or none was given to the ``protected`` ones), checked before
-    anything is solved, as check's are."""
-    if ens.is_regressor or (ens.n_classes == 2 and ens.n_outputs == 1) or not asked_of:
+    anything is solved, as check's are (a binary model's gap too: out of its range, it
+    was refused only after the whole ranking)."""
+    if ens.is_regressor or not asked_of:
+        return
+    if ens.n_classes == 2 and ens.n_outputs == 1:
+        if gap is not None:
+            resolve_condition(ens, query_from_keywords(asked_of[:1], {"gap": gap}, ens=ens))
         return
     if gap is None and protected:  # the default is a binary model's probability gap
         flags, kw = (

@@ -209,3 +209,11 @@ def test_a_multiclass_report_without_a_class_pair_or_a_ratio_is_refused_before_s
     with pytest.raises(InputError, match=problem):
         report(str(WINE), str(rows), protected=["proline"], note=solved.append, **asked)
     assert solved == []  # not even the ranking's first line
+
+
+@pytest.mark.parametrize("gap", [-0.1, 0.7])
+def test_a_binary_gap_out_of_range_is_refused_before_solving(gap):
+    solved = []
+    with pytest.raises(InputError, match="out of range: a binary gap g needs 0 <= g < 0.5"):
+        report(str(MODEL), str(ROWS), protected=["mean_texture"], gap=gap, note=solved.append)
+    assert solved == []  # not even the ranking's first line
