@@ -14,6 +14,7 @@ import time
 
 from ...answers.stats import asked_of
 from ...compiler.errors import InputError
+from ...compiler.kinds import resolve_condition
 from ...compiler.options import DEFAULT_TIMEOUT
 from ...language import load_queries
 from ...questions.ask import refuse_query
@@ -122,6 +123,7 @@ def load_queries_from_args(args, backend: str | None = None, listed: list | None
     ens = load_from_args(args)
     q = query_from_args(args, ens, backend=backend or "cpsat")
     refuse_query(ens, q, args.memory_mb)  # over the memory limit: one line, exit 2
+    resolve_condition(ens, q)  # a gap or classes the model cannot take: before any line
     return ens, [q]
 
 

@@ -245,3 +245,13 @@ def test_an_unrecognized_argument_points_to_its_command_s_help(capsys):
     (line,) = _stderr_lines(capsys)
     assert line.startswith("treesens: error: unrecognized arguments: ")
     assert line.endswith("(see treesens verify --help)")
+
+
+@pytest.mark.parametrize("command", ["compare", "emit"])
+def test_a_gap_out_of_range_is_the_only_line_of_compare_and_emit(command, capsys):
+    args = [command, MODEL, "--vary", "mean_texture", "--gap", "-0.2"]
+    assert main(args + (["--format", "lp"] if command == "emit" else [])) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: --gap -0.2 out of range: a binary gap g needs 0 <= g < 0.5 "
+        "(P(x1) >= 0.5+g and P(x2) <= 0.5-g)"
+    ]
