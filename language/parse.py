@@ -619,18 +619,30 @@ def parse_file(path: str | Path) -> nodes.SensAST:
     except UnicodeDecodeError as e:
         if _looks_like_model(blob):
             raise InputError(_MODEL_NOT_SENS, shown) from None
+        if p.suffix.lower() in _DATA_SUFFIXES:
+            raise InputError(_DATA_NOT_SENS, shown) from None
         raise not_utf8(e, shown, column=True) from None
     try:
         return parse(text, shown)
     except SensError:
         if _looks_like_model(blob):
             raise located(_MODEL_NOT_SENS, shown, text, nodes.Pos(1, 1, 1, 1)) from None
+        if p.suffix.lower() in _DATA_SUFFIXES:
+            raise InputError(_DATA_NOT_SENS, shown) from None
         raise
 
 
 _MODEL_NOT_SENS = (
     "this looks like a model file, not a .sens query file (to ask about a model "
     "directly: treesens check MODEL --vary FEATURE ...; the .sens language: docs/language.md)"
+)
+
+
+# a data file given instead of a .sens file, told by its name (as a model's reader does)
+_DATA_SUFFIXES = (".csv", ".tsv", ".parquet")
+_DATA_NOT_SENS = (
+    "a data file, not a .sens query file: a .sens file names its data with a line  "
+    'data "ROWS.csv"  (treesens test FILE.sens --data ROWS.csv replaces it; docs/language.md)'
 )
 
 

@@ -560,6 +560,14 @@ def test_a_model_given_instead_of_a_sens_file_is_named_as_one(capsys):
     assert lines[1:] == [BC.read_text()[:97] + "...", "^"]
 
 
+@pytest.mark.parametrize("command", ["run", "test", "fmt"])
+def test_a_data_file_given_instead_of_a_sens_file_is_named_as_one(command, capsys):
+    rows = EXAMPLES / "breast_cancer_rows.csv"
+    assert main([command, str(rows)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"treesens: error: {rows}: a data file, not a .sens query file: ")
+
+
 def test_error_context_is_cut_to_100_characters_around_the_column(tmp_path, capsys):
     names = [row.split(",")[1] for row in BC_DETAILS.read_text().splitlines()[1:]]
     others = ", ".join(n for n in names if n != "mean_radius")  # the error near the line's end
