@@ -353,6 +353,12 @@ class BlockBuilder:
                     raise self.err(
                         "a relation compares one feature between x1 and x2 (x1.NAME <= x2.NAME)", a
                     )
+                if op == "!=" and not self.is_categorical(a):  # as the compile refuses it
+                    raise self.err(
+                        f"x1.{fa} != x2.{fa}: '!=' compares categorical features only "
+                        f"({fa!r} is {self.feat_of(a).kind})",
+                        a,
+                    )
                 rels.append(self.relation(c, fa, a.copy, op, b.copy))
                 continue
             if op == "!=":

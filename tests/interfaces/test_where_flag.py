@@ -19,7 +19,7 @@ CLAUSES = [
     "x1.mean_texture <= x2.mean_texture",
     "10 <= mean_radius < 15 and x2.worst_area > 600",
     "mean_radius in [10, 15]",
-    "x1.mean_texture != x2.mean_texture and mean_radius == 12",
+    "x1.mean_texture >= x2.mean_texture and mean_radius == 12",
 ]
 
 
@@ -127,3 +127,21 @@ def test_a_where_flag_with_a_sens_file_is_refused_there(capsys):
     sens = str(EXAMPLES / "breast_cancer.sens")
     assert main(["compare", sens, "--where", "mean_radius <= 12"]) == 2
     assert "--where is for a model file" in capsys.readouterr().err
+
+
+def test_not_equal_on_a_numeric_feature_is_one_line_before_loading_the_line(capsys):
+    assert (
+        main(
+            [
+                "check",
+                MODEL,
+                "--vary",
+                "mean_texture",
+                "--where",
+                "x1.mean_texture != x2.mean_texture",
+            ]
+        )
+        == 2
+    )
+    (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert "'!=' compares categorical features only ('mean_texture' is real)" in line
