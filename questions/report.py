@@ -354,13 +354,14 @@ def _check_classes(
 ) -> None:
     """A multiclass model's class pair, and the ratio gap the protected features are asked
     (``gap``; None: none is, or none was given to the ``protected`` ones), checked before
-    anything is solved, as check's are (a binary model's gap too: out of its range, it
-    was refused only after the whole ranking)."""
+    anything is solved, as check's are (a binary model's gap and classes too: out of its
+    range, a gap was refused only after the whole ranking)."""
     if ens.is_regressor or not asked_of:
         return
     if ens.n_classes == 2 and ens.n_outputs == 1:
-        if gap is not None:
-            resolve_condition(ens, query_from_keywords(asked_of[:1], {"gap": gap}, ens=ens))
+        given = {k: v for k, v in (("gap", gap), ("classes", classes)) if v is not None}
+        if given:
+            resolve_condition(ens, query_from_keywords(asked_of[:1], given, ens=ens))
         return
     if gap is None and protected:  # the default is a binary model's probability gap
         flags, kw = (

@@ -217,3 +217,10 @@ def test_a_binary_gap_out_of_range_is_refused_before_solving(gap):
     with pytest.raises(InputError, match="out of range: a binary gap g needs 0 <= g < 0.5"):
         report(str(MODEL), str(ROWS), protected=["mean_texture"], gap=gap, note=solved.append)
     assert solved == []  # not even the ranking's first line
+
+
+def test_classes_given_for_a_binary_model_are_refused_before_solving():
+    solved = []
+    with pytest.raises(InputError, match=r"classes \(0, 1\) given for a binary model"):
+        report(str(MODEL), str(ROWS), protected=["mean_texture"], classes="0,1", note=solved.append)
+    assert solved == []
