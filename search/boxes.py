@@ -324,6 +324,13 @@ def alike_rules_out(ens, q) -> bool:
     return q.gap.value > least
 
 
+def _reads_input(cond, copy: int) -> bool:
+    """Whether the condition reads input ``copy`` (0 or 1) other than by its own rows:
+    alternatives of it, rows over the pair, a nonlinear link's change."""
+    alternatives = cond.alternatives[copy] if copy < len(cond.alternatives) else ()
+    return bool(alternatives or cond.pair_rows or cond.link_change is not None)
+
+
 def rows_of_each_input(enc: Encoding) -> bool:
     """Whether a box the search resolves fixes each input's leaf values in every tree, so
     that the library scores every pair of the box as the pair it replayed: the box fixes
@@ -333,10 +340,15 @@ def rows_of_each_input(enc: Encoding) -> bool:
     does not reach gives both inputs one leaf, any leaf). A softmax model whose leaves
     hold every class (CatBoost's MultiClass) has rows on differences of classes: leaves
     shifted alike in every class share them. Other pairs of such a box have other float
-    sums, some of which may meet the gap the replayed pair missed."""
+    sums, some of which may meet the gap the replayed pair missed. An input the condition
+    does not read (an audit row's x1, a point: the flip claim is of x2 alone) asks
+    nothing."""
     ens = enc.ensemble
     leaves = ensemble_structure(ens).leaves
-    for rows in enc.condition.rows:
+    cond = enc.condition
+    for copy, rows in enumerate(cond.rows):
+        if not rows and not _reads_input(cond, copy):
+            continue  # the condition reads nothing of this input (an audit row's x1)
         terms = [gap_row_terms(ens, coefs)[0] for coefs, _ in rows]
         for ti, t in enumerate(ens.trees):
             outputs: dict[tuple, tuple] = {}
