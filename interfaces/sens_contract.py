@@ -116,7 +116,8 @@ def run_contract(
         if on_start is not None:
             on_start(plan.name)
         exp = expectation_of(sf.expectations[plan.name])
-        out = _audit_outcome(sf, plan, exp, timeout, memory_mb)
+        folder = Path(certificates) if certificates is not None else None
+        out = _audit_outcome(sf, plan, exp, timeout, memory_mb, folder)
         outcomes.append(out)
         if on_outcome is not None:
             on_outcome(out)
@@ -144,9 +145,17 @@ def _query_outcome(
 
 
 def _audit_outcome(
-    sf: SensFile, plan: AuditPlan, exp: Expectation, timeout: float | None, memory_mb: int | None
+    sf: SensFile,
+    plan: AuditPlan,
+    exp: Expectation,
+    timeout: float | None,
+    memory_mb: int | None,
+    folder: Path | None = None,
 ) -> Outcome:
-    """An audit's verdict; refused for memory, an "error" as a refused query's is."""
+    """An audit's verdict; refused for memory, an "error" as a refused query's is. With
+    a ``folder``, each row that does not flip gets its certificate in ``FOLDER/NAME.rows``
+    (questions/audit_certificates.py, as ``treesens audit --certificates`` writes them),
+    within the block's time per row each; the outcome's ``certificate`` says how many."""
     t0 = time.time()
     ens = sf.ensemble
     try:
@@ -157,7 +166,23 @@ def _audit_outcome(
     by = exp.by or plan.by  # the summary table, by the expectation's column (else the block's)
     df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, by, plan.label))
     detail = audit_report(ens, replace(plan, by=by), lines, seconds)
-    return audit_outcome(plan.name, exp, df, plan.spec.vary, seconds, detail)
+    out = audit_outcome(plan.name, exp, df, plan.spec.vary, seconds, detail)
+    if folder is not None:
+        out.certificate = _row_certificates(sf, plan, lines, folder, timeout, memory_mb)
+    return out
+
+
+def _row_certificates(sf: SensFile, plan: AuditPlan, lines, folder: Path, timeout, memory_mb):
+    """An audit block's rows that do not flip, certified (``_audit_outcome``): the line
+    saying how many, where."""
+    from ..questions.audit_certificates import certified_text, certify_rows, rows_folder
+
+    where = rows_folder(folder, plan.name)
+    budget = timeout if timeout is not None else plan.run.timeout_per_row
+    X = plan.data.X
+    ens = sf.ensemble
+    outcome = certify_rows(ens, plan.spec, X, lines, where, sf.model_path, budget, memory_mb)
+    return certified_text(outcome, where)
 
 
 PROVEN_KINDS = ("insensitive", "max_gap")  # expectations an "insensitive" answer passes

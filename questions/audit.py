@@ -7,6 +7,7 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -247,6 +248,8 @@ def audit(
     jobs: int | None = None,
     executor: str | Executor | None = None,
     memory_mb: int | None = None,
+    certificates: str | Path | None = None,
+    certify_budget: float | None = None,
 ):
     """Which rows of ``data`` get another confident decision when only ``vary`` changes?
 
@@ -277,11 +280,20 @@ def audit(
     estimate passes it (or the default limit) is refused before any row is answered
     (MemoryRefused, saying so in one line).
 
+    ``certificates``: a folder; each row that does not flip gets its certificate there,
+    ``row-N.json``, by the box search within ``certify_budget`` seconds (default
+    ``timeout_per_row``), checked by the independent checker, as ``treesens audit
+    --certificates`` writes them (questions/audit_certificates.py, docs/certificates.md);
+    ``df.attrs["certificates"]`` maps each such row to "" (certified and verified) or why
+    not. The model is given as its file, or loaded from one (the checker reads it).
+
     >>> df = audit("adult.json", "test.csv", ["sex"], gap=0.1, label="income", by="sex")  # doctest: +SKIP
     >>> summary(df)                                    # doctest: +SKIP
     """
     t0 = time.time()
     deadline = None if timeout is None else t0 + check_timeout(timeout)
+    if certificates is not None and Path(certificates).is_file():
+        raise InputError(f"certificates={str(certificates)!r}: a file, not a folder")
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
     vary = feature_list(ens, vary, "vary")
@@ -290,8 +302,23 @@ def audit(
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     refuse_over_limit(ens, memory_mb)
+    limits = (timeout_per_row, deadline, memory_mb)
+    lines = _answered(ens, ds, spec, n, Campaign(executor, jobs), *limits)
+    df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
+    if groups is not None:
+        df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by
+    if certificates is not None:
+        budget = timeout_per_row if certify_budget is None else certify_budget
+        df.attrs["certificates"] = _certified_rows(
+            model, ens, spec, ds.X, lines, certificates, budget, memory_mb
+        )
+    return df
+
+
+def _answered(ens, ds, spec, n: int, campaign, timeout_per_row, deadline, memory_mb) -> list:
+    """The result lines of the first ``n`` rows, answered a block at a time."""
     lines = []
-    with opened(Campaign(executor, jobs)) as run:
+    with opened(campaign) as run:
         ex = run.executor
         block = block_size(n, ex.workers if ex is not None else 1, BLOCK)
         blocks = answer_blocks(
@@ -308,10 +335,16 @@ def audit(
         for idx, ans in blocks:
             for i, row in enumerate(idx.tolist()):
                 lines.append(row_result(ens, spec, ans, i, row, ds.X[row], timeout_per_row))
-    df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
-    if groups is not None:
-        df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by
-    return df
+    return lines
+
+
+def _certified_rows(model, ens, spec, X, lines, folder, budget, memory_mb) -> dict[int, str]:
+    """The audit's rows that do not flip, certified into ``folder`` (row -> "" or why
+    not): questions/audit_certificates.py, as the CLI's ``--certificates``."""
+    from .audit_certificates import certify_rows, model_file_of  # the checker
+
+    model_file = model_file_of(model, ens)
+    return certify_rows(ens, spec, X, lines, folder, model_file, budget, memory_mb)
 
 
 def flip_to(ens: Ensemble, target) -> int | None:

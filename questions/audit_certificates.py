@@ -7,6 +7,7 @@ checked by the independent checker; a flipped row keeps its witness and gets non
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,15 @@ from ..compiler.ensemble import Ensemble
 from .audit_solve import row_query
 from .audit_spec import AuditSpec, audit_reading
 from .certify import certify
+
+
+def model_file_of(model, ens: Ensemble) -> str | Path | None:
+    """The file a row's certificate names: the model given as a path, or the file a loaded
+    Ensemble was read from (None: an in-memory model, which the checker cannot read)."""
+    if isinstance(model, (str, Path)):
+        return model
+    where = ens.origin.file if ens.origin is not None else ""
+    return where if where and Path(where).is_file() else None
 
 
 def certificate_name(row: int) -> str:
@@ -56,6 +66,13 @@ def certify_rows(
         if log is not None:
             log(f"row {row}: {done.message} ({time.time() - t0:.1f}s in all)")
     return out
+
+
+def rows_folder(folder: str | Path, name: str) -> Path:
+    """The folder of one audit's row certificates among others' (a ``.sens`` audit
+    block's, a report's protected feature's): ``FOLDER/NAME.rows``, the name made a file
+    name as a query's certificate's is."""
+    return Path(folder) / (re.sub(r"[^A-Za-z0-9_.+@-]+", "_", name) + ".rows")
 
 
 def certified_text(outcome: dict[int, str], folder) -> str:

@@ -89,6 +89,9 @@ class ProtectedFinding:
     audit_rows: int = 0
     audit_table: list[dict] = field(default_factory=list)  # questions.audit.summary rows
     audit_error: str | None = None
+    # with --certificates: each audited row that does not flip -> "" (certified) or why not
+    audit_certificates: dict[int, str] | None = None
+    audit_certificates_in: str | None = None  # their folder, FOLDER/FEATURE.rows
 
     @property
     def certificate(self) -> str | None:
@@ -156,6 +159,12 @@ class Report:
                     f"The insensitive answer of {p.feature}, proved by {proof.prover}, has no "
                     f"verified certificate: {why}."
                 )
+            missed = [why for why in (p.audit_certificates or {}).values() if why]
+            if missed:
+                out.append(
+                    f"{len(missed)} of the {len(p.audit_certificates)} audited rows of "
+                    f"{p.feature} that do not flip have no verified certificate: {missed[0]}."
+                )
         for r in self.ranking:
             proof = r.proof
             needed = proof is None or not proof.needs_none  # a bound of 0.5 needs none
@@ -216,21 +225,29 @@ def _x2_class(classes):
     return str(pair[-1]).strip()
 
 
-def _audit(
-    ens: Ensemble, data: str, feature: str, asked: dict, label: str, classes
-) -> tuple[int, list[dict], str | None]:
+def _audit(ens: Ensemble, data: str, feature: str, asked: dict, common: dict, rows_in) -> dict:
+    """The row-level audit of ``feature``: ProtectedFinding's ``audit_*`` fields. ``rows_in``:
+    (folder, budget) of its rows' certificates (``FOLDER/FEATURE.rows``), when asked."""
+    certs = {}
+    if rows_in is not None:
+        from .audit_certificates import rows_folder
+
+        certs = {"certificates": rows_folder(rows_in[0], feature), "certify_budget": rows_in[1]}
+    label, classes = common["label"], _x2_class(common["classes"])
     try:
-        df = audit(
-            ens, data, [feature], label=label, by=feature, classes=_x2_class(classes), **asked
-        )
+        df = audit(ens, data, [feature], label=label, by=feature, classes=classes, **asked, **certs)
     except InputError as e:
-        return 0, [], str(e)
+        return {"audit_error": str(e)}
     table = summary(df, by=feature)
     rows = [
         {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
         for rec in table.to_dict(orient="records")
     ]
-    return len(df), rows, None
+    return {
+        "audit_rows": len(df),
+        "audit_table": rows,
+        "audit_certificates": df.attrs.get("certificates"),
+    }
 
 
 def _check_data_file(data) -> None:
@@ -312,7 +329,8 @@ def report(
             per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
             at = f"gap {gap:g}" if delta is None else f"a change of {delta:g}"
             say(f"report: checking {', '.join(protected)} at {at} ({per_check:.0f}s each)")
-            found = _protected(ens, protected, asked, per_check, check_path, common, say)
+            rows_in = None if certificates is None else (Path(certificates), certify_budget)
+            found = _protected(ens, protected, asked, per_check, check_path, common, say, rows_in)
         if certificates is not None:
             folder = Path(certificates)
             _certify_protected(ens, found, asked, classes, folder, model_file, certify_budget, say)
@@ -391,10 +409,11 @@ def _ranked_feature(r: Result) -> str:
     return r.features[0] if len(r.features) == 1 else ",".join(r.features)
 
 
-def _protected(ens, protected, asked: dict, per_check, check_path, common, say) -> list:
+def _protected(ens, protected, asked: dict, per_check, check_path, common, say, rows_in) -> list:
     """Each protected feature's global answer (data-aware: the pair shown is the likeliest
     under the data the time allows) and its row-level audit. ``asked``: the gap (or a
-    regressor's change, delta) of both."""
+    regressor's change, delta) of both; ``rows_in``: (folder, budget) of the audited rows'
+    certificates, or None."""
     checks = sweep(
         ens,
         features=protected,
@@ -407,8 +426,13 @@ def _protected(ens, protected, asked: dict, per_check, check_path, common, say) 
     found = []
     for p, res in zip(protected, checks, strict=True):
         say(f"report: auditing the rows of {common['data']} for {p}")
-        n, table, err = _audit(ens, common["data"], p, asked, common["label"], common["classes"])
-        found.append(ProtectedFinding(p, res, n, table, err))
+        f = ProtectedFinding(p, res, **_audit(ens, common["data"], p, asked, common, rows_in))
+        if f.audit_certificates is not None:
+            from .audit_certificates import certified_text, rows_folder
+
+            f.audit_certificates_in = str(rows_folder(rows_in[0], p))
+            say(f"report: {p}: {certified_text(f.audit_certificates, f.audit_certificates_in)}")
+        found.append(f)
     return found
 
 

@@ -358,7 +358,19 @@ def _audit_table(report: Report, f: ProtectedFinding) -> str:
         "<table><tr><th>group</th><th>value</th><th>rows</th><th>flippable</th>"
         f"<th>unknown</th><th>fraction</th><th>95% interval</th></tr>{rows}</table>"
     )
-    return head + table + _audit_figure(f)
+    return head + table + _rows_certified(f) + _audit_figure(f)
+
+
+def _rows_certified(f: ProtectedFinding) -> str:
+    """With certificates asked: how many rows that do not flip were certified, and where."""
+    if f.audit_certificates is None:
+        return ""
+    done = sum(1 for why in f.audit_certificates.values() if not why)
+    return (
+        f"<p>{done} of the {len(f.audit_certificates)} rows that do not flip are certified: "
+        f"each row's proof is in <code>{e(f.audit_certificates_in or '')}/row-N.json</code> "
+        "(N the row's index in the data), checked by <code>treesens verify</code>.</p>"
+    )
 
 
 def _audit_figure(f: ProtectedFinding) -> str:

@@ -57,7 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         default=None,
         help="write a certificate of each passing expectation proven by 'insensitive' "
-        "(expect insensitive, expect max gap) into DIR (docs/certificates.md)",
+        "(expect insensitive, expect max gap) into DIR, and one of each row an audit "
+        "block's expectation finds does not flip, DIR/NAME.rows/row-N.json "
+        "(docs/certificates.md)",
     )
     p.add_argument(
         "--query", metavar="NAME", default=None, help="only the expectations of this block"
@@ -102,8 +104,10 @@ def run(args) -> int:
             print(out.line(), flush=True)
             if args.verbose and out.detail:
                 print(_indented(out.detail), flush=True)
-            if out.certificate:
-                print(f"        certificate: {out.certificate}", flush=True)
+            if out.certificate:  # a query's file (or why none), an audit's count of rows
+                said = out.certificate
+                said = said if said.startswith("certificates:") else f"certificate: {said}"
+                print(f"        {said}", flush=True)
 
     outcomes = run_contract(
         sf,
