@@ -229,7 +229,7 @@ def _audit(ens: Ensemble, data: str, feature: str, asked: dict, common: dict, ro
     """The row-level audit of ``feature``: ProtectedFinding's ``audit_*`` fields. ``rows_in``:
     (folder, budget) of its rows' certificates (``FOLDER/FEATURE.rows``), when asked."""
     certs = {}
-    if rows_in is not None:
+    if rows_in is not None and not ens.is_regressor:  # a regressor's rows: no flip claim
         from .audit_certificates import rows_folder
 
         certs = {"certificates": rows_folder(rows_in[0], feature), "certify_budget": rows_in[1]}
