@@ -838,11 +838,22 @@ class Checker:
                 continue
             part = path.get(f, (-INF, INF, self.dom(f, k).missing))
             yes, no = self._route(t, n, part, k)
+            c = self.col_of[k][f]
             for p in no:
-                stack.append((t.right[n], {**path, f: p}))
+                if self._within(f, c, p, k, lo0, hi0):
+                    stack.append((t.right[n], {**path, f: p}))
             for p in yes:
-                stack.append((t.left[n], {**path, f: p}))
+                if self._within(f, c, p, k, lo0, hi0):
+                    stack.append((t.left[n], {**path, f: p}))
         return out
+
+    def _within(self, f: int, c: int, p: tuple, k: int, lo0: list, hi0: list) -> bool:
+        """Whether a piece p of feature f (column c of input k) meets the domain, by the
+        test a leaf's box passes in that column: a piece that does not is not walked
+        down, since every piece below it lies within it (a walk within a domain of one
+        value per feature follows one path, not every leaf)."""
+        a, b = self._norm_part(f, p[0], p[1], k)
+        return max(lo0[c], a) < min(hi0[c], b) or p[2]
 
     def _full_box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The domain as a box of the pair space (normalised; computed once, each call

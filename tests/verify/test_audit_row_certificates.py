@@ -303,3 +303,36 @@ def test_a_row_certificate_s_verdict_says_its_other_features_are_at_the_row_s_va
     certify_rows(ens, spec, ds.X[:1], [line], tmp_path, path, 30.0)
     said = verify_file(tmp_path / "row-0.json").message
     assert "the other 29 features at the row's values" in said
+
+
+def _depth(t, n: int = 0) -> int:
+    return 0 if t.feature[n] < 0 else 1 + max(_depth(t, t.left[n]), _depth(t, t.right[n]))
+
+
+def test_the_checker_walks_a_tree_that_reads_no_feature_of_F_along_the_row_s_path_alone(
+    tmp_path, monkeypatch
+):
+    """x2 is the row outside F: in a tree that reads no feature of F, the checker routes
+    x2 one node a level (at most the tree's depth), not through every node of the tree."""
+    xgb = pytest.importorskip("xgboost")
+    from treesens.verify.check import Checker
+    from treesens.verify.models import read_model
+
+    X, y = _toy(2, 400)
+    path = tmp_path / "deep.json"
+    xgb.XGBClassifier(n_estimators=10, max_depth=5).fit(X, y).save_model(path)
+    ens, m = load_model(path), read_model(str(path), "xgboost")
+    ds = load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
+    spec = make_spec(ens, ds, ["f2"], make_target(ens, 0.1))  # y does not read f2
+    decision = int(ens.proba(X[:1])[0, 1] >= 0.5)
+    done = certify(ens, row_query(ens, spec, X[0], decision, 30), tmp_path / "c.json", path, 30)
+    assert done.verified, done.message
+    reads_f2 = [2 in t.feature for t in m.trees]
+    internal = [sum(1 for f in t.feature if f >= 0) for t in m.trees]
+    most = sum(internal[i] if reads_f2[i] else _depth(t) for i, t in enumerate(m.trees))
+    assert most < sum(internal)  # some tree off F holds nodes off the row's path
+    routed = []
+    route = Checker._route
+    monkeypatch.setattr(Checker, "_route", lambda self, *a: routed.append(1) or route(self, *a))
+    assert verify_file(tmp_path / "c.json").valid
+    assert 0 < len(routed) <= most
