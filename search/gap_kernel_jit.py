@@ -8,9 +8,13 @@ Values and statuses as gap_kernel.py states them.
 import numba
 import numpy as np
 
+from . import gap_heap_jit, gap_kernel, relation_jit
 from .gap_heap_jit import heap_pop, push
 from .gap_kernel import SPLIT_TIE
+from .kernel_cache import compiled_from
 from .relation_jit import relation_bounds
+
+compiled_from(__file__, gap_heap_jit, gap_kernel, relation_jit)
 
 _NEG = -1e300
 _POS = 1e300

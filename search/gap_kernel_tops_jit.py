@@ -3,10 +3,15 @@ the compiled search's record: imported on first use only, as gap_kernel_jit.py i
 
 import numpy as np
 
+from . import gap_kernel_jit, proof_bounds
 from .gap_kernel_jit import jit, walk, walk_both
+from .kernel_cache import compiled_from
 
-# numba compiles these constants in: its cache is renewed only when this file changes
+# numba compiles these constants in (and the kernel's walks): kernel_cache renews the
+# cache when either file changes
 from .proof_bounds import DONE, LEAF, NEED_ROOM, NOT_PRUNED, RUNNING, SPLIT
+
+compiled_from(__file__, gap_kernel_jit, proof_bounds)
 
 
 @jit

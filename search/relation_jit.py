@@ -4,7 +4,11 @@ box under the floor is. Imported with the kernel only."""
 
 import numba
 
+from . import relation_boxes
+from .kernel_cache import compiled_from
 from .relation_boxes import meets_arrays
+
+compiled_from(__file__, relation_boxes)
 
 part = numba.njit(cache=True, nogil=True, inline="always")
 meets = part(meets_arrays)

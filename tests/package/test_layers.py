@@ -52,6 +52,7 @@ LAZY_MODULES = frozenset(
     {
         "treesens.search.gap_kernel_jit",
         "treesens.search.gap_kernel_tops_jit",  # exact bounds of a recorded search's boxes
+        "treesens.search.kernel_cache",  # numba's cache of the kernels, keyed on their files
         "treesens.search.pair_walk_jit",  # the pair tables' compiled walk (numba)
         "treesens.search.tree_eval_jit",  # the heuristic's compiled walk (numba)
         "treesens.verify.walk_jit",  # the checker's two steps per box of a large proof
