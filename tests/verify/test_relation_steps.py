@@ -1,7 +1,8 @@
 """The checker's ``relation`` step (verify/relations.py) against brute force: a box closes
 exactly when no value of x1's part and value of x2's part meet the claim's relation, on
 category codes (in any order the domain lists them) and on whole numbers read by a
-float64 model's "<=" or "<" test; NaN in a part meets nothing."""
+float64 model's "<=" or "<" test, and on numbers a float32 model reads (two numbers
+reading one float32 value meet a strict relation); NaN in a part meets nothing."""
 
 from __future__ import annotations
 
@@ -111,3 +112,38 @@ def test_a_relation_step_on_a_feature_whose_unlisted_code_stands_for_many_is_ref
     ch = _checker(Domain(0, 9, True, (3, 5, 0), unlisted=0), "!=")  # 0: also 1, 2, 4, ...
     why = relation_refusal(ch, [(2, 3, False), (2, 3, True)], ["relation", 0, "!="])
     assert why is not None and "unlisted code stands for many codes" in why
+
+
+def _float32_checker(domain: Domain, op: str, test: str):
+    """_checker's, of a float32 model: it reads each input as the float32 nearest it."""
+    ch = _checker(domain, op, test)
+    ch.m.float32 = True
+    return ch
+
+
+def _float32_reads(part, test: str, values: list[float]) -> list[float]:
+    """The ``values`` a float32 model of ``test`` reads within the part."""
+    lo, hi = part[:2]
+    reads = [(v, float(np.float32(v))) for v in values]
+    return [v for v, r in reads if (lo < r <= hi if test == "<=" else lo <= r < hi)]
+
+
+@pytest.mark.parametrize("test", ["<=", "<"])
+@pytest.mark.parametrize("op", list(OPS))
+def test_a_box_of_float32_reads_closes_exactly_when_no_pair_meets_the_relation(op, test):
+    # two inputs reading one float32 value may differ (0.1 and the double next to it):
+    # a part of one read holds pairs x1 < x2 and x1 != x2
+    one = float(np.float32(0.1))
+    after = float(np.nextafter(np.float32(one), np.float32(1.0)))
+    before = float(np.nextafter(np.float32(one), np.float32(0.0)))
+    cuts = [-math.inf, 0.0, before, one, after, 0.5, 1.0, math.inf]
+    # the numbers of the domain [0, 1] at and next to each read value the cuts name, so
+    # a read's least and largest number and two numbers of one read are among them
+    reads = [0.0, before, one, after, 0.25, 0.5, 0.75, 1.0]
+    near = {u for w in reads for u in (math.nextafter(w, -1.0), w, math.nextafter(w, 2.0))}
+    values = sorted(v for v in near if 0.0 <= v <= 1.0)
+    ch = _float32_checker(Domain(0.0, 1.0, False), op, test)
+    parts = [(lo, hi, False) for lo, hi in itertools.combinations(cuts, 2)]
+    for pa, pb in itertools.product(parts, parts):
+        xs, ys = (_float32_reads(p, test, values) for p in (pa, pb))
+        assert _closes(ch, (pa, pb)) == (not _met(op, xs, ys)), (pa, pb)
