@@ -561,18 +561,26 @@ def held_by_constraints(ens: Ensemble, q: Query, f: int) -> bool:
 
 def held_equal(ens: Ensemble, f: int, rels, bnds) -> bool:
     """Whether the query's relations (x1.f == x2.f) or bounds (one value, the same for
-    both inputs) leave the two inputs no way to differ on feature f. A bound or relation
-    keeps its copy from NaN; a copy with neither, of a feature that may be missing, may
-    still be NaN where the other is not."""
-    if any(kind == EQ for _, _, kind in rels.get(f, ())):
+    both inputs) leave the two inputs no way to differ on feature f, an order between
+    them narrowing each input's range by the other's (x1.f in [-4, -3] of a feature
+    declared [-3, 1], and x1.f >= x2.f: both -3). A bound or relation keeps its copy
+    from NaN; a copy with neither, of a feature that may be missing, may still be NaN
+    where the other is not."""
+    items = rels.get(f, ())
+    if any(kind == EQ for _, _, kind in items):
         return True
     feat = ens.features[f]
-    values = set()
+    span = {}
     for c in (0, 1):
-        if (f, c) not in bnds and feat.may_be_missing:
+        if (f, c) not in bnds and not items and feat.may_be_missing:
             return False
-        lo, hi = bnds.get((f, c), (feat.lb, feat.ub))
-        values.add(one_value(feat, lo, hi))
+        span[c] = bnds.get((f, c), (feat.lb, feat.ub))
+    # x_a <= x_b (or <): x_a at most x_b's largest value, x_b at least x_a's least
+    for a, b, kind in items:
+        if kind in (LE, LT):
+            (la, ha), (lb, hb) = span[a], span[b]
+            span[a], span[b] = (la, min(ha, hb)), (max(lb, la), hb)
+    values = {one_value(feat, *span[c]) for c in (0, 1)}
     return len(values) == 1 and None not in values
 
 

@@ -21,6 +21,7 @@ from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
 from treesens.driver import solve_query
+from treesens.questions.max_gap import max_gap_query
 from treesens.tests.oracle import _raw_candidates, feature_thresholds, random_ensemble
 
 OPS = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater, "==": np.equal}
@@ -246,6 +247,47 @@ def test_a_relation_holding_the_varied_features_equal_is_an_input_error():
     q = Query(vary=("f0",), gap=Gap(0.05), relations=(FeatureRelation("f0", 1, "==", 2),))
     with pytest.raises(InputError, match="x1 and x2 cannot differ"):
         solve_query(ens, q)
+
+
+def test_a_bound_at_the_domain_s_end_and_an_order_holding_both_inputs_there_is_an_input_error():
+    # f0 whole numbers in [-3, 1]: x1.f0 in [-4, -3] is -3, and x1.f0 >= x2.f0 holds x2.f0
+    # at -3 too, so x1 and x2 cannot differ; it was "insensitive", as a check and as a
+    # max gap (upper 0)
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    ens = ens.with_features((Feature("f0", "integer", -3, 1), *ens.features[1:]))
+    q = Query(
+        vary=("f0",),
+        gap=Gap(0.0),
+        bounds=(FeatureBound("f0", -4.0, -3.0, (1,)),),
+        relations=(FeatureRelation("f0", 1, ">=", 2),),
+    )
+    with pytest.raises(InputError, match="x1 and x2 cannot differ"):
+        solve_query(ens, q)
+    with pytest.raises(InputError, match="x1 and x2 cannot differ"):
+        max_gap_query(ens, q)
+
+
+def test_an_order_on_a_feature_of_one_value_that_may_be_missing_is_an_input_error():
+    # the relation keeps both inputs from NaN: each is 0.5
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    one = Feature("f0", lb=0.5, ub=0.5, may_be_missing=True)
+    ens = ens.with_features((one, *ens.features[1:]))
+    q = Query(vary=("f0",), gap=Gap(0.05), relations=(FeatureRelation("f0", 1, "<=", 2),))
+    with pytest.raises(InputError, match="x1 and x2 cannot differ"):
+        solve_query(ens, q)
+
+
+def test_an_order_leaving_each_input_a_range_still_leaves_a_question():
+    # x1.f0 >= x2.f0 with x1.f0 in [-4, -2]: x1.f0 -3 or -2, x2.f0 at most x1.f0
+    ens = random_ensemble(3, n_trees=3, depth=2, n_features=3, n_thresholds=2)
+    ens = ens.with_features((Feature("f0", "integer", -3, 1), *ens.features[1:]))
+    q = Query(
+        vary=("f0",),
+        gap=Gap(0.0),
+        bounds=(FeatureBound("f0", -4.0, -2.0, (1,)),),
+        relations=(FeatureRelation("f0", 1, ">=", 2),),
+    )
+    assert solve_query(ens, q).status in ("sensitive", "insensitive")
 
 
 def test_one_of_two_varied_features_held_equal_still_leaves_a_question():
