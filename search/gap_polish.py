@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from ..compiler.encode import Encoding
-from .heuristic import applies, pair_ascent
+from .heuristic import Move, applies, pair_ascent
 
 # values of a feature evaluated at once (bounds the walk's arrays: trees x values)
 CHUNK = 4096
@@ -167,31 +167,28 @@ class _Climb:
                 trees = a.ev.uses[f]
                 if not len(trees):
                     continue
-                for sides in a.sides[f]:
+                for move in a.sides[f]:
                     if a.out_of_budget():
                         return p
-                    v = self.best_value(p, f, sides, trees)
+                    v = self.best_value(p, f, move, trees)
                     if v is None:
                         continue
-                    for i in sides:
-                        a.move(p.x[i], p.c[i], f, v, trees)
+                    a.take(p.x, p.c, f, move, v, trees)
                     p = _Point(p.x, p.c, *a.slacks(p.c))
                     improved = True
                     if p.key[0] >= a.margin:
                         return p
         return p
 
-    def best_value(
-        self, p: _Point, f: int, sides: tuple[int, ...], trees: np.ndarray
-    ) -> float | None:
-        """The value of ``f`` (set on ``sides``) whose (min, sum) of slacks is above the
+    def best_value(self, p: _Point, f: int, move: Move, trees: np.ndarray) -> float | None:
+        """The value of ``f`` (set by ``move``) whose (min, sum) of slacks is above the
         pair's, the best of all of ``f``'s values; None when none is."""
         a = self.a
         vals = a.reps[f]
         best_key, best_v = p.key, None
         for lo in range(0, len(vals), CHUNK):
             chunk = vals[lo : lo + CHUNK]
-            s1, s2 = a.moved_slacks(p.x, p.c, p.raw, f, sides, chunk, trees)
+            s1, s2 = a.moved_slacks(p.x, p.c, p.raw, f, move, chunk, trees)
             low, total = np.minimum(s1, s2), s1 + s2
             top = low.max()
             k = int(np.argmax(np.where(low >= top - TIE, total, -np.inf)))

@@ -12,7 +12,10 @@ point is passed to the solver as a hint.
 Relations between the inputs (``where x1.age <= x2.age``) are met throughout: a start
 pair is fixed up to meet them, a move to a value that breaks one is not taken, and a
 feature under a relation that equal values meet (``==``, ``<=``, ``>=``) also moves on
-both inputs together, the one move ``==`` leaves it.
+both inputs together, the one move ``==`` leaves it. Under one that equal values break
+(``<``, ``>``, ``!=``) a feature also moves both inputs into one interval: x1 to the
+value tried and x2 beside it, at the nearest value the model reads as another number
+(representatives alone put the two inputs in different intervals).
 
 Evaluation is incremental: changing feature f only changes the trees that test f, so
 only those trees are re-evaluated.
@@ -56,6 +59,18 @@ RELATION_OPS = {
 }
 # relations two equal values meet: a feature related so moves on both inputs together too
 _MET_BY_EQUAL = ("<=", ">=", "==")
+
+
+class Move(NamedTuple):
+    """One move of a feature in the ascent: the copies (0 for x1) it sets to the value
+    tried; ``apart``: x1 to the value and x2 beside it (``_Ascent.beside``), both inputs
+    in one interval under a relation equal values break."""
+
+    sides: tuple[int, ...]
+    apart: bool = False
+
+
+_ALONE = (Move((0,)), Move((1,)))
 
 
 @dataclass(frozen=True)
@@ -328,18 +343,22 @@ def _relations(enc: Encoding) -> dict[int, list[tuple[int, int, Callable]]]:
     return out
 
 
-def _move_sides(enc: Encoding) -> dict[int, tuple[tuple[int, ...], ...]]:
-    """Feature -> the copies a move sets, each a move of its own: x1 alone and x2 alone
-    for a varied feature, and both together where a relation on it holds for equal
-    values (under ``x1.f == x2.f`` a move of one copy alone breaks it, so only both
-    together move f); both for a shared feature."""
-    together = {
-        feature_index(enc.ensemble, r.feature) for r in enc.query.relations if r.op in _MET_BY_EQUAL
-    }
+def _move_sides(enc: Encoding) -> dict[int, tuple[Move, ...]]:
+    """Feature -> its moves: x1 alone and x2 alone for a varied feature; both together
+    too where a relation on it holds for equal values (under ``x1.f == x2.f`` a move of
+    one copy alone breaks it, so only both together move f), and both into one interval
+    (x2 beside x1, ``Move.apart``) where one breaks for them (``<``, ``>``, ``!=``); both
+    for a shared feature."""
+    together, apart = set(), set()
+    for r in enc.query.relations:
+        f = feature_index(enc.ensemble, r.feature)
+        (together if r.op in _MET_BY_EQUAL else apart).add(f)
     return {
-        f: (((0,), (1,), (0, 1)) if f in together else ((0,), (1,)))
+        f: _ALONE
+        + ((Move((0, 1)),) if f in together else ())
+        + ((Move((0, 1), apart=True),) if f in apart else ())
         if f in enc.varying
-        else ((0, 1),)
+        else (Move((0, 1)),)
         for f in range(enc.ensemble.n_features)
     }
 
@@ -413,59 +432,87 @@ class _Ascent:
         self.meet_relations(x1, x2)
         return x1, x2
 
-    def allowed(self, x: list[np.ndarray], f: int, sides: tuple[int, ...], vals: np.ndarray):
-        """Which of ``vals``, set as feature ``f`` on ``sides`` of pair ``x``, meet the
-        query's relations on ``f`` (None: all of them)."""
+    def allowed(self, x: list[np.ndarray], f: int, placed: list[np.ndarray | None]):
+        """Which of the values ``placed`` sets as feature ``f`` (each copy's array, None
+        for a copy left at pair ``x``'s) meet the query's relations on ``f`` (None: all
+        of them)."""
         rels = self.related.get(f)
         if not rels:
             return None
-        xs = [vals if i in sides else np.full(len(vals), x[i][f]) for i in (0, 1)]
-        ok = np.ones(len(vals), dtype=bool)
+        n = len(next(v for v in placed if v is not None))
+        xs = [np.full(n, x[i][f]) if placed[i] is None else placed[i] for i in (0, 1)]
+        ok = np.ones(n, dtype=bool)
         for a, b, op in rels:
             ok &= op(xs[a], xs[b])
         return ok
+
+    def placed(
+        self, x: list[np.ndarray], f: int, move: Move, vals: np.ndarray
+    ) -> list[np.ndarray | None]:
+        """The values of ``f`` each copy takes where ``move`` tries each of ``vals`` (None
+        for a copy it leaves)."""
+        if move.apart:
+            return self.beside(x, f, vals)
+        return [vals if i in move.sides else None for i in (0, 1)]
+
+    def beside(self, x: list[np.ndarray], f: int, vals: np.ndarray) -> list[np.ndarray]:
+        """For each of ``vals``, the pair's values of ``f`` in one interval: x1 at the
+        value and x2 at the nearest value above or below that the model reads as another
+        number (``read_apart``) and meets the relations on ``f`` with it, else x2 at the
+        value and x1 so beside it (the value at the declared range's end, where x2's
+        neighbour would be outside it); the value on both where none does (which breaks
+        them: a move to it is not taken)."""
+        v1, v2 = vals.copy(), vals.copy()
+        up, down = self.read_apart(f, vals)
+        for near in (down, up):  # above before below: above written last
+            v2 = np.where(self.allowed(x, f, [vals, near]) & ~np.isnan(near), near, v2)
+        met = self.allowed(x, f, [v1, v2])
+        for near in (down, up):
+            ok = ~met & self.allowed(x, f, [near, vals]) & ~np.isnan(near)
+            v1 = np.where(ok, near, v1)
+        return [v1, v2]
 
     def meet_relations(self, x1: np.ndarray, x2: np.ndarray) -> None:
         """Pair (x1, x2) made to meet the query's relations where it breaks one: the
         feature's value on x2 chosen at random among its representatives that meet them
         with x1's, else x1's among those that meet them with x2's, else x2's the nearest
         value above or below x1's that the library reads as another number
-        (``read_apart``; the next whole number of an integral feature: a value its rows
-        can hold), where a strict relation is on a feature of one interval, or of two
-        whose representatives are in the wrong order; within the feature's declared
-        range: the pair's own leaves are evaluated, and the offer replays it."""
+        (``read_apart``), where a strict relation is on a feature of one interval, or of
+        two whose representatives are in the wrong order: the pair's own leaves are
+        evaluated, and the offer replays it."""
         x = [x1, x2]
         for f in self.related:
-            if self.allowed(x, f, (1,), x2[f : f + 1])[0]:  # it meets them
+            if self.allowed(x, f, [None, x2[f : f + 1]])[0]:  # it meets them
                 continue
-            v, feat = x1[f], self.features[f]
-            if feat.integral:  # a whole number (a code), as the user's rows hold
-                near = np.array([np.floor(v) + 1, np.ceil(v) - 1])
-            else:
-                near = self.read_apart(v)
-            near = near[(near >= feat.lb) & (near <= feat.ub)]  # the declared range
+            near = np.concatenate(self.read_apart(f, x1[f : f + 1]))
+            near = near[~np.isnan(near)]
             for i, vals in ((1, self.reps[f]), (0, self.reps[f]), (1, near)):
-                ok = self.allowed(x, f, (i,), vals)
+                ok = self.allowed(x, f, [vals if j == i else None for j in (0, 1)])
                 if ok.any():
                     x[i][f] = self.rng.choice(vals[ok])
                     break
 
-    def read_apart(self, v: float) -> np.ndarray:
-        """The values nearest ``v`` above and below that the library reads as another
-        number than ``v``: the next float32 a float32 model reads (one float64 step
-        apart, it reads both as one number), past LightGBM's zero band from 0."""
-        if self.ev.f32:
-            v32 = np.float32(v)
-            near = np.array(
-                [np.nextafter(v32, np.float32(np.inf)), np.nextafter(v32, np.float32(-np.inf))],
-                dtype=np.float64,
-            )
+    def read_apart(self, f: int, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The values of feature ``f`` nearest each of ``v`` above and below that the
+        library reads as another number, NaN outside its declared range: the next whole
+        number of an integral feature (a value its rows can hold), the next float32 a
+        float32 model reads (one float64 step apart, it reads both as one number), past
+        LightGBM's zero band from 0."""
+        feat = self.features[f]
+        if feat.integral:  # a whole number (a code), as the user's rows hold
+            up, down = np.floor(v) + 1, np.ceil(v) - 1
+        elif self.ev.f32:
+            v32 = v.astype(np.float32)
+            up = np.nextafter(v32, np.float32(np.inf)).astype(np.float64)
+            down = np.nextafter(v32, np.float32(-np.inf)).astype(np.float64)
         else:
-            near = np.array([np.nextafter(v, np.inf), np.nextafter(v, -np.inf)])
-        if self.ev.zero_band and abs(v) <= ZERO_BAND:  # read as 0, as is all the band
+            up, down = np.nextafter(v, np.inf), np.nextafter(v, -np.inf)
+        if self.ev.zero_band and not feat.integral:  # the band reads as 0, all of it
             past = np.nextafter(ZERO_BAND, np.inf)
-            near = np.array([past, -past])
-        return near
+            band = np.abs(v) <= ZERO_BAND
+            up, down = np.where(band, past, up), np.where(band, -past, down)
+        inside = [(w >= feat.lb) & (w <= feat.ub) for w in (up, down)]
+        return np.where(inside[0], up, np.nan), np.where(inside[1], down, np.nan)
 
     def full_contrib(self, x: np.ndarray) -> np.ndarray:
         X = self.cast(x[None, :])
@@ -500,12 +547,11 @@ class _Ascent:
                 trees = self.ev.uses[f]
                 if not len(trees):
                     continue
-                for sides in self.sides[f]:
-                    k = self.best_move(x, c, raw, s, f, sides, cand, trees)
+                for move in self.sides[f]:
+                    k = self.best_move(x, c, raw, s, f, move, cand, trees)
                     if k is None:
                         continue
-                    for i in sides:
-                        self.move(x[i], c[i], f, cand[k], trees)
+                    self.take(x, c, f, move, cand[k], trees)
                     raw, s = self.slacks(c)
                     improved = True
                     if min(s) >= margin:
@@ -519,13 +565,13 @@ class _Ascent:
         raw: list[np.ndarray],
         s: list[float],
         f: int,
-        sides: tuple[int, ...],
+        move: Move,
         vals: np.ndarray,
         trees: np.ndarray,
     ) -> int | None:
-        """The index of the value of ``f`` (set on ``sides``) that raises the score most,
+        """The index of the value of ``f`` (set by ``move``) that raises the score most,
         or None when none raises it."""
-        sl1, sl2 = self.moved_slacks(x, c, raw, f, sides, vals, trees)
+        sl1, sl2 = self.moved_slacks(x, c, raw, f, move, vals, trees)
         score = np.minimum(sl1, sl2) + self.balance * (sl1 + sl2)
         k = int(np.argmax(score))
         if score[k] > min(s) + self.balance * (s[0] + s[1]) + 1e-12:
@@ -538,25 +584,36 @@ class _Ascent:
         c: list[np.ndarray],
         raw: list[np.ndarray],
         f: int,
-        sides: tuple[int, ...],
+        move: Move,
         vals: np.ndarray,
         trees: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The two copies' slacks with feature ``f`` set to each of ``vals`` on ``sides``
+        """The two copies' slacks with feature ``f`` set by ``move`` to each of ``vals``
         (only ``trees``, those testing ``f``, evaluated again)."""
         n = len(vals)
         new = [np.repeat(raw[0][None], n, 0), np.repeat(raw[1][None], n, 0)]
-        for i in sides:
+        placed = self.placed(x, f, move, vals)
+        for i, v in enumerate(placed):
+            if v is None:
+                continue
             X = np.repeat(x[i][None], n, 0)
-            X[:, f] = vals
+            X[:, f] = v
             X = self.cast(X)
             change = self.ev.tree_values(trees, X) - c[i][trees][:, None, :]
             self.ev.add_in_order(new[i], change)
         s1, s2 = self.slack(0, new[0]), self.slack(1, new[1])
-        ok = self.allowed(x, f, sides, vals)  # a value that breaks a relation: no move
+        ok = self.allowed(x, f, placed)  # a value that breaks a relation: no move
         if ok is None:
             return s1, s2
         return np.where(ok, s1, -np.inf), np.where(ok, s2, -np.inf)
+
+    def take(
+        self, x: list[np.ndarray], c: list[np.ndarray], f: int, move: Move, val, trees
+    ) -> None:
+        """``move`` with value ``val`` of ``f`` made on pair ``x`` (contributions ``c``)."""
+        for i, v in enumerate(self.placed(x, f, move, np.array([val], dtype=np.float64))):
+            if v is not None:
+                self.move(x[i], c[i], f, float(v[0]), trees)
 
     def move(self, x: np.ndarray, c: np.ndarray, f: int, val: float, trees: np.ndarray) -> None:
         """Set feature ``f`` of copy ``x`` to ``val`` and update its tree contributions."""

@@ -23,10 +23,9 @@ from treesens.search.pair_boxes import pair_encoding
 from treesens.tests.compiler.test_bounds_as_domains import _ens, binary_library_model
 from treesens.tests.compiler.test_feature_constraints import _random_query, brute
 
-# the relations on f2 under which the heuristic finds a pair on both trained models (under
-# x1.f2 < x2.f2 XGBoost's pair needs both values in one of f2's two intervals, which the
-# ascent, moving between intervals' representatives, does not take: the solver finds it)
-ORDERS = ("<=", ">", ">=", "==")
+# the relations on f2 (under x1.f2 < x2.f2 the XGBoost model's pair needs both values in
+# one of f2's two intervals, x2's beside x1's)
+ORDERS = ("<", "<=", ">", ">=", "==", "!=")
 # the draw of test_bounds_as_domains' trained models whose features are all numbers
 NUMERIC_MODEL = 73
 HEURISTIC = "heuristic"
@@ -141,3 +140,22 @@ def test_the_ascent_moves_a_feature_held_equal_on_both_inputs_together():
     x1, x2, _s1, _s2, met = ascent.ascend(start.copy(), start.copy())
     p = ens.proba(np.stack([x1, x2]))[:, 1]
     assert met and x1[0] == x2[0] >= 0.9 and abs(p[0] - p[1]) >= 0.8
+
+
+@pytest.mark.parametrize("op", ["<", ">", "!="])
+def test_the_ascent_moves_both_inputs_into_one_interval_under_a_relation_equal_values_break(op):
+    # the gap needs f at 0.9 or above on both inputs: one interval of f, which holds the
+    # pair only with x2's value beside x1's
+    ens = _gated_model()
+    q = Query(
+        vary=("f", "g"),
+        gap=Gap(0.4),
+        relations=(FeatureRelation("f", 1, op, 2),),
+        plan=Plan(timeout=30.0),
+    )
+    ascent = pair_ascent(pair_encoding(ens, q), 0, time.time() + 30.0, 0.0, None)
+    x1, x2, _s1, _s2, met = ascent.ascend(np.array([0.1, 0.1]), np.array([0.2, 0.1]))
+    read = np.float32(np.stack([x1, x2]))
+    p = ens.proba(np.stack([x1, x2]))[:, 1]
+    assert met and not constraint_violations(ens, q, x1, x2)
+    assert min(read[:, 0]) >= np.float32(0.9) and abs(p[0] - p[1]) >= 0.8
