@@ -358,7 +358,7 @@ def certify(
             out, why = link_search(enc, tables, float(q.delta), t0 + timeout, record), ""
         else:
             out, why, rebuilt = _search_past_near_misses(
-                ens, q, enc, tables, t0 + timeout, record, limit_mb
+                ens, q, enc, tables, (t0, t0 + timeout), record, limit_mb
             )
             note_rebuild(rebuild, rebuilt)
         searched += out.boxes
@@ -396,7 +396,7 @@ def certify(
 
 
 def _search_past_near_misses(
-    ens, q, enc, tables, deadline: float, record: list, memory_mb: float | None = None
+    ens, q, enc, tables, budget: tuple[float, float], record: list, memory_mb: float | None = None
 ):
     """The box search with its proof recorded, going on past a pair the library's replay
     calls a near miss: every tree's value is fixed on that box, so the library gives every
@@ -409,14 +409,16 @@ def _search_past_near_misses(
     one replay; a question no tree tells x1 from x2 in is one box, closed by ``ALIKE``
     (search/boxes.py ``reads_alike``). Past its first boxes the search goes on compiled
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
-    left empty where that rebuild fails. Returns the outcome, why a proof found was
+    left empty where that rebuild fails. ``budget``: when the certificate's budget began
+    and its deadline. Returns the outcome, why a proof found was
     given up ("": it was not) and its rebuild (``compiled_check.note_rebuild``'s)."""
     # one box: x1 and x2 reach the same leaves in every tree (the alike step is stated of
     # one domain for both inputs: under a bound on one input, the search proves it)
     if not enc.query.bounds and reads_alike(enc, tables):
         record.append(ALIKE)
         return BoxOutcome(PROVED, 1), "", None
-    search = check_search(enc, tables, memory_mb, proof=ProofTree(capped=False))
+    since, deadline = budget
+    search = check_search(enc, tables, memory_mb, proof=ProofTree(capped=False), since=since)
     fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:
         out = search.run(deadline)

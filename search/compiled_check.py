@@ -117,7 +117,9 @@ class CompiledBoxSearch:
     memory budget leave no proof: the search then ends GAVE_UP for good (``exhausted``).
     ``recording``: its proof, once PROVED, is ``proof`` (compiled_proof.py; one given up
     where it cannot be rebuilt by the deadline, ``why_not`` saying why, or an answer's own
-    kept unbuilt for its certificate: compiled_proof.UnbuiltProof)."""
+    kept unbuilt for its certificate: compiled_proof.UnbuiltProof). ``since``: when the
+    budget of a certificate's search (``capped`` False) began (None: at this search's
+    start); a rebuild it has no time for names the budget to ask for, counting from it."""
 
     def __init__(
         self,
@@ -127,11 +129,13 @@ class CompiledBoxSearch:
         recording: bool = False,
         capped: bool = True,
         rebuild_by: float | None = None,
+        since: float | None = None,
     ):
         self.enc, self.tab = enc, tables
         # the rebuild's deadline (None: run's): a search run in turns rebuilds its proof
         # by the query's, not the turn's
         self.rebuild_by = rebuild_by
+        self.since = time.time() if since is None else since
         self.stop: Callable[[], bool] | None = None
         self.proof: _Replays | ProofTree | TiledTree | UnbuiltProof | None = (
             _Replays() if recording else None
@@ -215,7 +219,18 @@ class CompiledBoxSearch:
         ft = self.search.ft  # not the heap
         # the replays, and the boxes a relation drops (their steps: relation_boxes.py)
         events = {**relation_events(self.rel, recorded), **self.proof.events}
-        tree, self.why_not = rebuilt_within(recorded, ft, self.tab, events, self.capped, deadline)
+        # a certificate's: the rest of its budget, the line naming the budget to ask for
+        share = None if self.capped else 1.0
+        tree, self.why_not = rebuilt_within(
+            recorded,
+            ft,
+            self.tab,
+            events,
+            self.capped,
+            deadline,
+            share=share,
+            spent=t0 - self.since,
+        )
         self.rebuilt = (0 if recorded is None else len(recorded), time.time() - t0)
         if tree is None and self.capped and self.why_not not in (INCOMPLETE, NOT_A_PROOF):
             return UnbuiltProof(recorded, ft, self.tab, events, self.capped)
@@ -252,9 +267,10 @@ class HandedOver:
         on_hand_over,
         proof=None,
         rebuild_by: float | None = None,
+        since: float | None = None,
     ):
         self.enc, self.tab, self.memory_mb = enc, tables, memory_mb
-        self.rebuild_by = rebuild_by  # CompiledBoxSearch's
+        self.rebuild_by, self.since = rebuild_by, since  # CompiledBoxSearch's
         self.first = BoxSearch(enc, tables, proof=proof)
         self.limit = hand_over_boxes(tables)
         self.then: CompiledBoxSearch | None = None
@@ -315,6 +331,7 @@ class HandedOver:
                 first is not None,
                 first is None or first.capped,
                 self.rebuild_by,
+                self.since,
             )
         self.then.stop = self.stop
         out = self.then.run(deadline)
@@ -328,13 +345,14 @@ def check_search(
     on_hand_over=None,
     proof=None,
     rebuild_by: float | None = None,
+    since: float | None = None,
 ) -> BoxSearch | HandedOver:
     """A check's box search over ``tables``: box_search.py's, handed over to the compiled
     one past its first boxes where numba is installed (HandedOver; ``on_hand_over``
     given the kernel's readiness, if any); ``proof``: the ProofTree it records into, its
     rebuild from the compiled search's boxes due by ``rebuild_by`` (None: each run's
-    deadline)."""
+    deadline); ``since``: when a certificate's budget began (CompiledBoxSearch's)."""
     if not compiled_check_applies():
         return BoxSearch(enc, tables, proof=proof)
     ready = on_hand_over or (lambda _ready: None)
-    return HandedOver(enc, tables, memory_mb, ready, proof, rebuild_by)
+    return HandedOver(enc, tables, memory_mb, ready, proof, rebuild_by, since)

@@ -67,17 +67,20 @@ def rebuild_estimate(boxes: np.ndarray, ft: FlatTables) -> float | None:
     return (time.time() - t0) / len(sample) * n * share
 
 
-def too_long(boxes: int, estimate: float, left: float, share: float | None = None) -> str:
+def too_long(
+    boxes: int, estimate: float, left: float, share: float | None = None, spent: float = 0.0
+) -> str:
     """Why a rebuild estimated at ``estimate`` seconds is not started, ``left`` to go;
-    ``share``: the rebuild is a certificate's, given that share of its budget, and the
-    line names the budget to ask for (``budget_for``)."""
+    ``share``: the rebuild is a certificate's, given that share of its budget after the
+    ``spent`` seconds of it before the rebuild, and the line names the budget to ask for
+    (``budget_for``)."""
     why = (
         f"rebuilding its proof from {boxes:,} boxes would take about {estimate:.0f}s, "
         f"{max(left, 0):.0f}s left before its deadline"
     )
     if share is None:
         return why
-    asked = budget_for(estimate, share)
+    asked = budget_for(estimate, share, spent)
     return f"{why}: ask for --certify-budget {asked} (certify_budget={asked}) or more"
 
 
@@ -87,10 +90,11 @@ def too_long(boxes: int, estimate: float, left: float, share: float | None = Non
 ESTIMATE_MARGIN = 1.25
 
 
-def budget_for(estimate: float, share: float) -> int:
+def budget_for(estimate: float, share: float, spent: float = 0.0) -> int:
     """The certificate budget, whole tens of seconds, whose ``share`` holds a rebuild
-    estimated at ``estimate`` seconds with ``ESTIMATE_MARGIN`` to spare."""
-    return int(-(-estimate * ESTIMATE_MARGIN / max(share, 1e-9) // 10) * 10)
+    estimated at ``estimate`` seconds with ``ESTIMATE_MARGIN`` to spare, after the
+    ``spent`` seconds of it before the rebuild (a certificate's own search)."""
+    return int(-(-(estimate * ESTIMATE_MARGIN / max(share, 1e-9) + spent) // 10) * 10)
 
 
 def rebuilt_within(
@@ -103,6 +107,7 @@ def rebuilt_within(
     estimate: float | None = None,
     from_the_root: bool = False,
     share: float | None = None,
+    spent: float = 0.0,
 ) -> tuple[ProofTree | TiledTree | None, str]:
     """The proof from the ``boxes`` a compiled search recorded (None: its record is
     incomplete), over its flattened tables ``ft``, rebuilt by ``deadline``: (proof, "")
@@ -112,13 +117,13 @@ def rebuilt_within(
     ``from_the_root``: a box above the leaves whose pair sums are under a threshold is
     pruned there, its subtree with it (one box where the search left several: below U',
     a max gap's boxes often are). ``share``: a certificate's rebuild, given that share of
-    its budget (``too_long`` names the budget to ask for)."""
+    its budget after ``spent`` seconds of it (``too_long`` names the budget to ask for)."""
     if boxes is None:
         return None, INCOMPLETE
     n = len(boxes)
     estimate = rebuild_estimate(boxes, ft) if estimate is None else estimate
     if estimate is not None and estimate > deadline - time.time():
-        return None, too_long(n, estimate, deadline - time.time(), share)
+        return None, too_long(n, estimate, deadline - time.time(), share, spent)
     late = f"rebuilding its proof from {n:,} boxes ran past its deadline"
     tree = proof_from_boxes(tab, boxes, replays, None, capped, deadline)
     if tree is None:

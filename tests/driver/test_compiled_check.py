@@ -459,6 +459,23 @@ def test_an_unbuilt_proof_its_budget_cannot_rebuild_names_the_budget_up_front(
     assert line and int(line[2]) > int(line[1])
 
 
+def test_a_certificate_s_own_search_whose_rebuild_would_pass_its_budget_names_the_budget(
+    every_table, slow_bounds, monkeypatch, tmp_path
+):
+    """Its compiled search proved it, and the rebuild of its proof would end past the
+    budget: the reason names the budget to ask for, above the rebuild's estimate (the
+    line an answer's unbuilt proof gives)."""
+    from treesens.questions.certify import certify
+
+    monkeypatch.setattr(slow_bounds, "REBUILD_SAMPLE", 4)
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    ens = treesens.load_model(model)
+    q = make_query(["worst_symmetry"], gap=0.1)
+    done = certify(ens, q, tmp_path / "c.json", model, 60)
+    line = re.search(r"take about (\d+)s, .*ask for --certify-budget (\d+) ", done.reason)
+    assert not done.written and line and int(line[2]) > int(line[1]), done.reason
+
+
 @pytest.fixture
 def room_for_ten_boxes(monkeypatch):
     """The memory limit leaves the least heap and a record of 10 boxes of the search of
