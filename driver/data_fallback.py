@@ -8,6 +8,7 @@ from ..answers.accept import accept, with_preferred
 from ..answers.context import SolveContext
 from ..answers.verdict import Accepted, check_pair
 from ..compiler.invert import witness_from_pair
+from ..compiler.passes.feature_constraints import constraint_violations
 
 
 def use_fallback(ctx: SolveContext) -> bool:
@@ -33,9 +34,12 @@ def _data_rows_pair(ctx: SolveContext) -> bool:
     """The heuristic's pair from data rows, if it replays."""
     if ctx.fallback is None:
         return False
-    enc = ctx.enc
-    w = with_preferred(enc, witness_from_pair(enc, *ctx.fallback), ctx.prefer or {})
-    verdict = check_pair(ctx.ens, ctx.q, enc, w)
+    enc, q = ctx.enc, ctx.q
+    w = witness_from_pair(enc, *ctx.fallback)
+    preferred = with_preferred(enc, w, ctx.prefer or {})  # each input's own data values
+    if not (q.relations and constraint_violations(ctx.ens, q, preferred.x1, preferred.x2)):
+        w = preferred
+    verdict = check_pair(ctx.ens, q, enc, w)
     if not isinstance(verdict, Accepted):
         return False
     accept(ctx, verdict, found_by="heuristic-from-data")

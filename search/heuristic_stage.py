@@ -56,7 +56,12 @@ def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, fl
 
 
 def _allowed(q: Query) -> bool:
-    return bool(q.plan.options.value("heuristic")) and not (q.bounds or q.relations)
+    """Whether a data-aware query's heuristic runs (its hint, its pair over all inputs):
+    not under bounds, which its ascent over the declared domains knows nothing of (its
+    pairs and hint would lie outside them); under relations between the inputs, which
+    the ascent meets, its pair is offered only where it meets them (``_heuristic_pair``;
+    the fallback's by check_pair) and the solver takes its hint as a hint."""
+    return bool(q.plan.options.value("heuristic")) and not q.bounds
 
 
 def searched_encoding(ctx: SolveContext) -> Encoding | None:

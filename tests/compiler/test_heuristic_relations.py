@@ -12,16 +12,20 @@ import time
 import numpy as np
 import pytest
 
+from treesens.compiler.dataset import Dataset
 from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, ModelOrigin, Tree
 from treesens.compiler.errors import InputError
 from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureRelation, Gap, Query
 from treesens.driver import solve_query
+from treesens.driver.data_fallback import use_fallback
+from treesens.search.boxes import HEURISTIC_PAIR
 from treesens.search.heuristic import pair_ascent
 from treesens.search.pair_boxes import pair_encoding
 from treesens.tests.compiler.test_bounds_as_domains import _ens, binary_library_model
 from treesens.tests.compiler.test_feature_constraints import _random_query, brute
+from treesens.tests.driver.test_box_stage import _context
 
 # the relations on f2 (under x1.f2 < x2.f2 the XGBoost model's pair needs both values in
 # one of f2's two intervals, x2's beside x1's)
@@ -159,3 +163,57 @@ def test_the_ascent_moves_both_inputs_into_one_interval_under_a_relation_equal_v
     p = ens.proba(np.stack([x1, x2]))[:, 1]
     assert met and not constraint_violations(ens, q, x1, x2)
     assert min(read[:, 0]) >= np.float32(0.9) and abs(p[0] - p[1]) >= 0.8
+
+
+def _rows(rng, ens, kind: str) -> Dataset:
+    """60 rows of ``ens``'s features in [-3, 3] (whole numbers for integer features)."""
+    X = rng.uniform(-3.0, 3.0, size=(60, ens.n_features))
+    return Dataset(np.floor(X) if kind == "integer" else X.round(2), None, tuple(ens.feature_names))
+
+
+@pytest.mark.parametrize("kind", ["real", "integer"])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_data_aware_check_under_relations_answers_as_brute_force_does(kind, seed):
+    # its heuristic (the solver's hint from data rows, its pair over all inputs) takes
+    # the relations: each answer is brute force's, each pair meets them, and some are the
+    # heuristic's pair over all inputs
+    rng = np.random.default_rng([2026, 11, 28, 10, seed, len(kind)])
+    ens = _ens(6300 + seed, kind)
+    data = _rows(rng, ens, kind)
+    by_heuristic = 0
+    for _ in range(6):
+        q = _random_query(rng, ens, kind).with_(gap=Gap(0.0), bounds=())
+        try:
+            r = solve_query(ens, q.planned(timeout=30.0, data_aware="prob", options={"data": data}))
+        except InputError:  # relations that leave no pair
+            assert not brute(ens, q)
+            continue
+        assert r.status == ("sensitive" if brute(ens, q) else "insensitive"), (q, r.error)
+        if r.status == "sensitive":
+            assert not constraint_violations(ens, q, r.witness_arrays.x1, r.witness_arrays.x2)
+            by_heuristic += r.stats["box_search"].get("pair") == HEURISTIC_PAIR
+    assert by_heuristic
+
+
+def test_a_data_aware_fallback_whose_data_values_break_a_relation_keeps_its_own():
+    # x1.f < x2.f, both in f's interval [0.9, 1]: the likeliest data value there for both
+    # would make them equal, so the fallback pair keeps its own values of f
+    ens = _gated_model()
+    q = Query(vary=("f", "g"), gap=Gap(0.4), relations=(FeatureRelation("f", 1, "<", 2),))
+    ctx = _context(ens, q)
+    beside = float(np.nextafter(np.float32(0.95), np.float32(1.0)))
+    ctx.fallback = (np.array([0.95, 1.0]), np.array([beside, 0.0]))
+    ctx.prefer = {0: [0.97]}
+    assert use_fallback(ctx)
+    w = ctx.result.witness_arrays
+    assert not constraint_violations(ens, q, w.x1, w.x2)
+
+
+def test_a_data_aware_check_under_a_relation_gives_its_solver_the_heuristic_s_pair():
+    # the heuristic from data rows meets x1.f < x2.f (f at 0.9 or above on both inputs)
+    ens = _gated_model()
+    rows = np.random.default_rng(5).uniform(0.0, 1.0, size=(40, 2)).round(2)
+    q = Query(vary=("f", "g"), gap=Gap(0.4), relations=(FeatureRelation("f", 1, "<", 2),))
+    data = Dataset(rows, None, tuple(ens.feature_names))
+    r = solve_query(ens, q.planned(timeout=30.0, data_aware="prob", options={"data": data}))
+    assert r.status == "sensitive" and r.stats["hint_meets_gap"]
