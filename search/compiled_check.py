@@ -27,7 +27,7 @@ from ..compiler.memory_estimate import (
 )
 from . import gap_kernel
 from .box_search import FOUND, GAVE_UP, PROVED, BoxOutcome, BoxSearch, corner_pair, tree_order
-from .compiled_proof import INCOMPLETE, NOT_A_PROOF, UnbuiltProof, rebuilt_within
+from .compiled_proof import INCOMPLETE, NOT_A_PROOF, UnbuiltProof, ready_rebuild, rebuilt_within
 from .gap_boxes import FIRST_STEP, next_step, root_bound
 from .pair_boxes import PairTables, tables_held
 from .proof_bounds import TiledTree
@@ -313,17 +313,21 @@ class HandedOver:
                 return BoxOutcome(out.status, self.boxes, out.pair)
             # box_search.py's, to the end, where the memory limit leaves the kernel no
             # room, or its compile (the first after install) would outlast the time limit
+            # (a certificate asked for: with the kernels rebuilding its proof, which would
+            # otherwise compile within the time its rebuild has)
+            first = self.first.proof
             fit = fits(self.enc, self.tab, self.memory_mb)
-            self.unbuilt = fit and not gap_kernel.compile_fits(self.rebuild_by or deadline)
+            by = self.rebuild_by or deadline
+            self.unbuilt = fit and not gap_kernel.compile_fits(by, first is not None)
             if not fit or self.unbuilt:
                 self.limit = float("inf")
                 out = self.first.run(deadline)
                 return BoxOutcome(out.status, self.boxes, out.pair)
-            first = self.first.proof
             if first is not None:  # the compiled search records its own, from the whole space
                 first.give_up()
-            # the kernel loaded, or compiled on its first run after install
-            self.on_hand_over(gap_kernel.prepare())
+            # the kernels loaded, or compiled on their first run after install
+            rebuild = None if first is None else ready_rebuild
+            self.on_hand_over(gap_kernel.prepare(None, rebuild))
             self.then = CompiledBoxSearch(
                 self.enc,
                 self.tab,

@@ -134,6 +134,18 @@ def rebuilt_within(
     return (tree, "") if pruned else (None, NOT_A_PROOF)
 
 
+def ready_rebuild() -> None:
+    """Load the kernels a rebuild calls (gap_kernel_tops_jit.py) into this process,
+    compiling them where numba's cache has none (gap_kernel.prepare's ``rebuild``): by
+    the rebuild of a record of one box, the whole space of a one-node table, whose arrays
+    have the types of every rebuild's, and its estimate's bounds."""
+    tab = gap_kernel.ONE_NODE
+    ft = gap_kernel.flatten(tab, np.zeros(1, dtype=np.int64))
+    whole = np.concatenate([np.zeros_like(tab.sizes), tab.sizes])[None, :].astype(np.int32)
+    gap_kernel.flat_box_tops(ft, whole)
+    rebuilt_within(whole, ft, tab, {}, False, float("inf"))
+
+
 @dataclass
 class UnbuiltProof:
     """An answer's proof ``rebuilt_within`` gave up for want of the query's time, kept

@@ -36,9 +36,11 @@ The search returns to its caller after a number of boxes, when a resolved box be
 incumbent (the caller replays its lower corner with the library and raises the floor), or
 when the heap is empty. Numba is imported on first use; ``prepare`` loads the kernel, or
 compiles it (about ``COMPILE_SECONDS`` of CPU, then cached on disk where numba can write:
-beside the package, else numba's user-wide cache) before a search starts, so that a max
-gap's time limit can leave that out (search/gap_search.py), and a check's, which counts
-it, can go on without it (``compile_fits``).
+beside the package, else numba's user-wide cache) before a search starts, with, where a
+certificate is asked for, the kernels that rebuild its proof from the search's record
+(``PROOF_COMPILE_SECONDS`` more), so that a max gap's time limit can leave that out
+(search/gap_search.py), and a check's, which counts it, can go on without it
+(``compile_fits``), rather than compile them within the time its proof's rebuild has.
 """
 
 from __future__ import annotations
@@ -211,25 +213,64 @@ def available() -> bool:
 # check whose time limit leaves less stays with box_search.py rather than compile
 # (bench/reports/scale-tier.md, "The first run's compile")
 COMPILE_SECONDS = 35
+# what compiling the kernels that rebuild a certificate's proof from the search's record
+# adds, about (gap_kernel_tops_jit.py: tile, preorder_ends, tiling_tops, box_tops; 14.2
+# CPU s measured): made ready with the kernel where a certificate is asked for
+# (``prepare``'s ``rebuild``), not on first use within the time the rebuild has
+# (bench/reports/scale-tier.md, "The first run's compile")
+PROOF_COMPILE_SECONDS = 15
 
 
-def compile_fits(deadline: float) -> bool:
+def compile_fits(deadline: float, proof: bool = False) -> bool:
     """Whether the kernel is ready by ``deadline``: loaded or in numba's cache, or its
-    compile (about ``COMPILE_SECONDS``) ends before it."""
-    return deadline - time.time() >= COMPILE_SECONDS or not compiles_first()
+    compile (``compile_seconds``; ``proof``: with a proof's rebuild kernels) ends before
+    it."""
+    return deadline - time.time() >= compile_seconds(proof)
 
 
-def compiles_first() -> bool:
-    """Whether the next search compiles the kernel (``COMPILE_SECONDS``): not yet loaded in
-    this process and not in numba's cache on disk. Reads numba's cache index, which numba does
-    not document: False wherever that fails (the search then runs unannounced)."""
-    run = _kernel()
+def compiles_first(proof: bool = False) -> bool:
+    """Whether the next search compiles: the kernel, or with ``proof`` a proof's rebuild
+    kernels (``cold``)."""
+    return any(cold(proof))
+
+
+def compile_seconds(proof: bool = False) -> float:
+    """What the next search compiles, about (seconds of CPU): ``COMPILE_SECONDS`` for the
+    kernel, and with ``proof`` ``PROOF_COMPILE_SECONDS`` for a proof's rebuild kernels,
+    each where it is ``cold`` (0: all ready)."""
+    search, rebuild = cold(proof)
+    return COMPILE_SECONDS * search + PROOF_COMPILE_SECONDS * rebuild
+
+
+def cold(proof: bool = False) -> tuple[bool, bool]:
+    """Whether the kernel, and (``proof``) any of a proof's rebuild kernels
+    (compiled_proof.rebuilt_within's), is neither loaded in this process nor in numba's
+    cache on disk: compiled on first use. Reads numba's cache index, which numba does not
+    document: a kernel whose index cannot be read counts as ready (its search then runs
+    unannounced)."""
+    return _cold(_kernel()), proof and any(map(_cold, _proof_kernels()))
+
+
+def _cold(run) -> bool:
     if run.signatures:
         return False
     try:
         return not run._cache._cache_file._load_index()  # noqa: SLF001
     except Exception:  # noqa: BLE001 - a numba without these internals
         return False
+
+
+def _proof_kernels() -> tuple:
+    """The kernels a proof's rebuild calls (compiled_proof.rebuilt_within)."""
+    from .gap_kernel_tops_jit import (  # noqa: PLC0415 - numba only when used
+        box_tops,
+        preorder_ends,
+        tile,
+        tiling_tops,
+        walk_all_trees,
+    )
+
+    return tile, preorder_ends, walk_all_trees, tiling_tops, box_tops
 
 
 @dataclass(frozen=True)
@@ -241,10 +282,14 @@ class Readiness:
     compiled: bool
 
 
-def prepare(log: Callable[[str], None] | None = None) -> Readiness:
+def prepare(
+    log: Callable[[str], None] | None = None, rebuild: Callable[[], None] | None = None
+) -> Readiness:
     """Load the kernel into this process, compiling it first when numba's cache has no
     build of it (``log`` says so, before and after): by a search over a one-node table,
-    whose arrays have the types of every search's. Once loaded: ``Readiness(0.0, False)``.
+    whose arrays have the types of every search's. ``rebuild`` (a certificate asked for:
+    compiled_proof.ready_rebuild) loads a proof's rebuild kernels the same way, after it.
+    Once loaded: ``Readiness(0.0, False)``.
 
     Processes sharing numba's cache compile it once: the first holds a lock file beside
     the cache while it compiles, and the others wait for it, then load its build (the
@@ -252,20 +297,25 @@ def prepare(log: Callable[[str], None] | None = None) -> Readiness:
     global _preparing
     t0 = time.time()
     run = _kernel()
-    if run.signatures or _preparing:
+    kernels = (run, *(_proof_kernels() if rebuild is not None else ()))
+    if all(k.signatures for k in kernels) or _preparing:
         return Readiness(0.0, False)
     _preparing = True
     try:
         with _compile_lock(run, log) as waited:
-            announced = not waited and compiles_first()
-            if log is not None and announced:
-                log(compiling_line())
-            search = KernelSearch(_ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
+            # what is left to compile once the lock is held (after a wait: another
+            # process's build is in the cache)
+            first = cold(rebuild is not None)
+            if log is not None and any(first):
+                log(compiling_line(*first))
+            search = KernelSearch(ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
             search.step(-math.inf, 16)
+            if rebuild is not None:
+                rebuild()
     finally:
         _preparing = False
     seconds = time.time() - t0
-    compiled = announced or waited or _cache_misses(run) > 0
+    compiled = any(first) or waited or any(_cache_misses(k) > 0 for k in kernels)
     if log is not None and waited:
         log(
             f"max gap: the box search another process compiled is ready after {seconds:.1f}s "
@@ -276,11 +326,19 @@ def prepare(log: Callable[[str], None] | None = None) -> Readiness:
     return Readiness(seconds, compiled)
 
 
-def compiling_line() -> str:
-    """The progress line of a compile on an empty numba cache, said before it starts."""
+def compiling_line(search: bool = True, proof: bool = False) -> str:
+    """The progress line of a compile on an empty numba cache, said before it starts:
+    the kernel's (``search``) and a proof's rebuild kernels' (``proof``), and about how
+    long they take (``compile_seconds``)."""
+    what = {
+        (True, False): "the box search's kernels",
+        (True, True): "the box search's kernels and those rebuilding a certificate's proof",
+        (False, True): "the kernels rebuilding a certificate's proof",
+    }[search, proof]
+    seconds = COMPILE_SECONDS * search + PROOF_COMPILE_SECONDS * proof
     return (
-        "max gap: compiling the box search's kernels, once per install: about "
-        f"{COMPILE_SECONDS} s of CPU, longer on a busy machine (not counted in the time limit)"
+        f"max gap: compiling {what}, once per install: about {seconds} s of CPU, longer on "
+        "a busy machine (not counted in the time limit)"
     )
 
 
@@ -328,8 +386,9 @@ def _cache_misses(run) -> int:
         return 0
 
 
-# one tree of one node on one column (rank < 1: leaf 0, else leaf 1), rows x1, x2, sum
-_ONE_NODE = PairTables(
+# one tree of one node on one column (rank < 1: leaf 0, else leaf 1), rows x1, x2, sum:
+# what prepare() and compiled_proof.ready_rebuild make the kernels ready on
+ONE_NODE = PairTables(
     values=np.array([[1.0, -1.0], [1.0, -1.0], [2.0, -2.0]]),
     starts=np.zeros(1, dtype=np.int64),
     node_table=np.array([[0, 1, 0, 1, 2, -1, -1]], dtype=np.int32),

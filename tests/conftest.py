@@ -113,9 +113,10 @@ def _byte_compile_checkout(config) -> None:
 
 def _start_kernel_compile(config) -> None:
     """Under pytest-xdist with two or more workers, on an empty numba cache, compile the
-    max-gap box search once, in a process beside the workers: a worker (or a command it
-    runs) that needs the kernel first waits for that build (search/gap_kernel.prepare's
-    lock) instead of compiling its own, about a minute of CPU per worker."""
+    max-gap box search once, with the kernels rebuilding a certificate's proof, in a
+    process beside the workers: a worker (or a command it runs) that needs the kernel
+    first waits for that build (search/gap_kernel.prepare's lock) instead of compiling its
+    own, about a minute of CPU per worker."""
     import subprocess
     import sys
 
@@ -126,9 +127,12 @@ def _start_kernel_compile(config) -> None:
         return
     from treesens.search import gap_kernel
 
-    if not gap_kernel.available() or not gap_kernel.compiles_first():
+    if not gap_kernel.available() or not gap_kernel.compiles_first(proof=True):
         return
-    code = "from treesens.search import gap_kernel; gap_kernel.prepare()"
+    code = (
+        "from treesens.search import compiled_proof, gap_kernel\n"
+        "gap_kernel.prepare(rebuild=compiled_proof.ready_rebuild)"
+    )
     config._treesens_kernel_compile = subprocess.Popen(
         [sys.executable, "-c", code],
         stdout=subprocess.DEVNULL,

@@ -125,6 +125,41 @@ def test_the_kernel_made_ready_is_the_one_every_search_runs():
     assert len(gap_kernel._kernel().signatures) == 1
 
 
+def test_a_compile_estimate_adds_the_rebuild_kernels_only_for_a_certificate(monkeypatch):
+    search = gap_kernel._kernel()
+    monkeypatch.setattr(gap_kernel, "_cold", lambda run: run is not search)  # cached
+    assert gap_kernel.compile_seconds() == 0
+    assert gap_kernel.compile_seconds(proof=True) == gap_kernel.PROOF_COMPILE_SECONDS
+
+
+def test_the_rebuild_kernels_made_ready_are_the_ones_every_rebuild_runs():
+    """In a fresh process: made ready with the kernel, then a recorded search's proof
+    rebuilt (and its estimate's bounds), each rebuild kernel has the one build it had."""
+    code = (
+        "import time\n"
+        "from treesens.compiler.encode import encode\n"
+        "from treesens.compiler.query import Gap, Query\n"
+        "from treesens.search import compiled_proof, gap_kernel\n"
+        "from treesens.search.compiled_check import CompiledBoxSearch\n"
+        "from treesens.search.pair_boxes import pair_tables\n"
+        "from treesens.tests.oracle import random_ensemble\n"
+        "gap_kernel.prepare(rebuild=compiled_proof.ready_rebuild)\n"
+        "ready = [list(k.signatures) for k in gap_kernel._proof_kernels()]\n"
+        "ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)\n"
+        "enc = encode(ens, Query(vary=('f1',), gap=Gap(0.2)))[1]\n"
+        "s = CompiledBoxSearch(enc, pair_tables(enc), recording=True, capped=False)\n"
+        "s.run(time.time() + 1e9)\n"
+        "compiled_proof.REBUILD_SAMPLE = 4\n"
+        "assert compiled_proof.rebuild_estimate(s.search.recorded, s.search.ft) is not None\n"
+        "after = [list(k.signatures) for k in gap_kernel._proof_kernels()]\n"
+        "print(s.proof.preorder() is not None, all(ready), ready == after)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], env=this_treesens_env(), capture_output=True, text=True
+    )
+    assert p.stdout.split() == ["True", "True", "True"], p.stderr
+
+
 def test_a_process_waits_for_the_kernel_another_is_compiling_then_loads_its_build():
     import fcntl
 

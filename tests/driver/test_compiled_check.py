@@ -25,7 +25,7 @@ from treesens.questions.query_build import make_query
 from treesens.search import boxes, compiled_check, gap_kernel
 from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
 from treesens.search.compiled_check import COMPILED, CompiledBoxSearch
-from treesens.search.compiled_proof import UnbuiltProof, proof_from_boxes
+from treesens.search.compiled_proof import UnbuiltProof, proof_from_boxes, ready_rebuild
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.proof_tree import recording_proofs
 from treesens.tests.driver.test_box_stage import _context, _query
@@ -128,7 +128,7 @@ def test_a_proof_recorded_for_a_certificate_is_the_compiled_search_s_own_past_th
 ):
     ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
     # the proof is rebuilt by the query's deadline, and its rebuild's kernels (tile,
-    # tiling_tops) compile on their first use, 10-20 CPU s on an empty numba cache: past a
+    # tiling_tops) compile at the hand-over, 10-20 CPU s on an empty numba cache: past a
     # 60 s deadline on a loaded machine, the proof was given up (left unbuilt)
     ctx = _context(ens, _query(("f1",), Gap(0.2)), seconds=FAR)
     with recording_proofs():
@@ -303,10 +303,10 @@ def test_a_check_whose_memory_limit_leaves_no_room_for_the_kernel_stays_with_box
 def test_a_check_whose_kernel_would_compile_past_its_time_limit_stays_with_box_search_py(
     monkeypatch,
 ):
-    """A cold numba cache (compiles_first) and a time limit under the compile's estimate:
+    """A cold numba cache (gap_kernel.cold) and a time limit under the compile's estimate:
     the search past its first boxes goes on in Python, saying why, and compiles nothing."""
     monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
-    monkeypatch.setattr(gap_kernel, "compiles_first", lambda: True)
+    monkeypatch.setattr(gap_kernel, "cold", lambda proof=False: (True, proof))
     monkeypatch.setattr(gap_kernel, "COMPILE_SECONDS", FAR)
     monkeypatch.setattr(gap_kernel, "prepare", lambda *_a: pytest.fail("compiled"))
     ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
@@ -314,6 +314,71 @@ def test_a_check_whose_kernel_would_compile_past_its_time_limit_stays_with_box_s
     assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
     assert "search" not in ctx.stats["box_search"]
     assert ctx.stats["box_search"]["kernel_skipped"] == KERNEL_UNBUILT
+
+
+@pytest.fixture
+def rebuild_kernels_cold(monkeypatch):
+    """numba's cache with the search's kernel but not the kernels rebuilding a proof
+    (gap_kernel.cold), their compile's estimate far past any time limit."""
+    monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
+    monkeypatch.setattr(gap_kernel, "cold", lambda proof=False: (False, proof))
+    monkeypatch.setattr(gap_kernel, "PROOF_COMPILE_SECONDS", FAR)
+
+
+def test_a_certificate_s_check_whose_rebuild_kernels_would_compile_past_its_limit_stays_in_python(
+    rebuild_kernels_cold, monkeypatch
+):
+    """Its proof's rebuild would compile them within the query's time: the search stays
+    box_search.py's, whose own proof the certificate writes, and compiles nothing."""
+    monkeypatch.setattr(gap_kernel, "prepare", lambda *_a: pytest.fail("compiled"))
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))
+    with recording_proofs():
+        assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert ctx.stats["box_search"]["kernel_skipped"] == KERNEL_UNBUILT
+    assert ctx.result.box_proof.parts[0].tree.preorder() is not None
+
+
+def test_a_check_with_no_certificate_hands_over_whatever_the_rebuild_kernels_would_take(
+    every_table, rebuild_kernels_cold
+):
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)))
+    assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert ctx.stats["box_search"]["search"] == COMPILED
+
+
+@pytest.fixture
+def rebuilds_made_ready(monkeypatch) -> list:
+    """What each gap_kernel.prepare call was given to make a proof's rebuild ready."""
+    calls, prepare = [], gap_kernel.prepare
+
+    def recorded(log=None, rebuild=None):
+        calls.append(rebuild)
+        return prepare(log, rebuild)
+
+    monkeypatch.setattr(gap_kernel, "prepare", recorded)
+    return calls
+
+
+def test_a_certificate_s_check_makes_its_rebuild_kernels_ready_at_the_hand_over(
+    every_table, rebuilds_made_ready
+):
+    ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
+    ctx = _context(ens, _query(("f1",), Gap(0.2)), seconds=FAR)
+    with recording_proofs():
+        assert boxes.box_stage(ctx) and ctx.result.status == INSENSITIVE
+    assert ready_rebuild in rebuilds_made_ready
+
+
+def test_a_max_gap_asked_a_certificate_makes_its_rebuild_kernels_ready_before_its_search(
+    every_table, rebuilds_made_ready, tmp_path
+):
+    model = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+    r = treesens.max_gap(str(model), vary=["worst_symmetry"], certificate=tmp_path / "mg.json")
+    # rebuilt from the max gap's own boxes: no search at U' made the kernels ready
+    assert r.stats["certificate"]["recorded"] > 0
+    assert ready_rebuild in rebuilds_made_ready
 
 
 @pytest.fixture

@@ -61,6 +61,19 @@ def test_a_first_run_compiles_outside_its_time_limit_and_gives_the_later_runs_an
 
 
 @pytest.mark.slow
+def test_a_first_run_asked_a_certificate_compiles_the_kernels_rebuilding_its_proof_first(
+    tmp_path,
+):
+    """With the search's kernel, before the search and outside its time limit, saying so:
+    not on the rebuild's first use, within the certificate's budget."""
+    cert = tmp_path / "mg.json"
+    p = run_treesens("check", MODEL, *ASK, "--certificate", cert, env=_empty_cache(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert gap_kernel.compiling_line(search=True, proof=True) in p.stderr
+    assert "(proven:" in _max_gap_line(p.stdout) and "certificate written" in p.stderr + p.stdout
+
+
+@pytest.mark.slow
 def test_the_api_leaves_the_first_runs_compile_out_of_its_timeout(tmp_path):
     code = (
         "import json, treesens\n"
