@@ -14,8 +14,9 @@ pair is fixed up to meet them, a move to a value that breaks one is not taken, a
 feature under a relation that equal values meet (``==``, ``<=``, ``>=``) also moves on
 both inputs together, the one move ``==`` leaves it. Under one that equal values break
 (``<``, ``>``, ``!=``) a feature also moves both inputs into one interval: x1 to the
-value tried and x2 beside it, at the nearest value the model reads as another number
-(representatives alone put the two inputs in different intervals).
+value tried and x2 beside it, at a value the model reads as another number, the shortest
+decimal left in x1's interval on that side where it holds one (representatives alone put
+the two inputs in different intervals).
 
 Evaluation is incremental: changing feature f only changes the trees that test f, so
 only those trees are re-evaluated.
@@ -31,8 +32,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..compiler.decimals import readable_in
+from ..compiler.domain import cell_span
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import MISSING_ZERO, ZERO_BAND, Ensemble
+from ..compiler.passes.data_aware import interval_index
 from ..compiler.query import feature_index
 from .compiled_calls import signals_raised
 
@@ -400,6 +404,8 @@ class _Ascent:
             f: np.array([enc.domains[f].reps[j] for j in enc.domains[f].valid]) for f in self.feats
         }
         self.varying = enc.varying
+        self.ens, self.domains = ens, enc.domains
+        self.readable: dict[tuple[int, float], tuple[float, float]] = {}  # readable_apart's
         self.related = _relations(enc)
         self.sides = _move_sides(enc)
         self.features = ens.features
@@ -457,13 +463,13 @@ class _Ascent:
 
     def beside(self, x: list[np.ndarray], f: int, vals: np.ndarray) -> list[np.ndarray]:
         """For each of ``vals``, the pair's values of ``f`` in one interval: x1 at the
-        value and x2 at the nearest value above or below that the model reads as another
-        number (``read_apart``) and meets the relations on ``f`` with it, else x2 at the
+        value and x2 at a value above or below that the model reads as another number
+        (``readable_apart``) and meets the relations on ``f`` with it, else x2 at the
         value and x1 so beside it (the value at the declared range's end, where x2's
         neighbour would be outside it); the value on both where none does (which breaks
         them: a move to it is not taken)."""
         v1, v2 = vals.copy(), vals.copy()
-        up, down = self.read_apart(f, vals)
+        up, down = self.readable_apart(f, vals)
         for near in (down, up):  # above before below: above written last
             v2 = np.where(self.allowed(x, f, [vals, near]) & ~np.isnan(near), near, v2)
         met = self.allowed(x, f, [v1, v2])
@@ -475,16 +481,15 @@ class _Ascent:
     def meet_relations(self, x1: np.ndarray, x2: np.ndarray) -> None:
         """Pair (x1, x2) made to meet the query's relations where it breaks one: the
         feature's value on x2 chosen at random among its representatives that meet them
-        with x1's, else x1's among those that meet them with x2's, else x2's the nearest
-        value above or below x1's that the library reads as another number
-        (``read_apart``), where a strict relation is on a feature of one interval, or of
-        two whose representatives are in the wrong order: the pair's own leaves are
+        with x1's, else x1's among those that meet them with x2's, else x2's a value above
+        or below x1's that the library reads as another number (``readable_apart``),
+        where a strict relation is on a feature of one interval, or of two whose representatives are in the wrong order: the pair's own leaves are
         evaluated, and the offer replays it."""
         x = [x1, x2]
         for f in self.related:
             if self.allowed(x, f, [None, x2[f : f + 1]])[0]:  # it meets them
                 continue
-            near = np.concatenate(self.read_apart(f, x1[f : f + 1]))
+            near = np.concatenate(self.readable_apart(f, x1[f : f + 1]))
             near = near[~np.isnan(near)]
             for i, vals in ((1, self.reps[f]), (0, self.reps[f]), (1, near)):
                 ok = self.allowed(x, f, [vals if j == i else None for j in (0, 1)])
@@ -513,6 +518,42 @@ class _Ascent:
             up, down = np.where(band, past, up), np.where(band, -past, down)
         inside = [(w >= feat.lb) & (w <= feat.ub) for w in (up, down)]
         return np.where(inside[0], up, np.nan), np.where(inside[1], down, np.nan)
+
+    def readable_apart(self, f: int, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``read_apart``'s values, each the shortest decimal between it and the end of
+        the interval of ``f`` holding its value of ``v`` (decimals.readable_in over that
+        rest of the interval, within the declared range) where the interval holds it: the
+        model reads any value there as the neighbour, and a witness shows 0.3 where it
+        showed 1.4e-45 beside 0. The next whole number of an integral feature as it is."""
+        up, down = self.read_apart(f, v)
+        dom = self.domains.get(f)
+        if self.features[f].integral or dom is None or dom.codes is not None:
+            return up, down
+        up, down = up.copy(), down.copy()
+        for i, x in enumerate(v.tolist()):
+            if math.isnan(x):
+                continue
+            key = (f, x)
+            if key not in self.readable:
+                self.readable[key] = self.readable_beside(f, x, up[i], down[i])
+            up[i], down[i] = self.readable[key]
+        return up, down
+
+    def readable_beside(self, f: int, x: float, up: float, down: float) -> tuple[float, float]:
+        """``readable_apart``'s pair for one value ``x`` and its neighbours ``up``, ``down``."""
+        dom = self.domains[f]
+        j = int(interval_index(self.ens, dom.thresholds, np.array([x]))[0])
+        span = cell_span(self.ens, self.features[f], dom.thresholds, j)
+        if span is None:
+            return up, down
+        lo, hi = span
+        if lo <= up <= hi:  # NaN (no neighbour within the range) is left as it is
+            r = readable_in(up, hi)
+            up = r if r is not None and up <= r <= hi else up
+        if lo <= down <= hi:
+            r = readable_in(lo, down)
+            down = r if r is not None and lo <= r <= down else down
+        return up, down
 
     def full_contrib(self, x: np.ndarray) -> np.ndarray:
         X = self.cast(x[None, :])

@@ -18,6 +18,7 @@ from treesens.compiler.errors import InputError
 from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureRelation, Gap, Query
+from treesens.compiler.replay import library_output
 from treesens.driver import solve_query
 from treesens.driver.data_fallback import use_fallback
 from treesens.search.boxes import HEURISTIC_PAIR
@@ -55,6 +56,25 @@ def test_the_heuristic_s_pair_meets_the_relation_on_a_trained_model(family, op, 
     r = solve_query(ens, _check(q))
     assert r.status == "sensitive" and r.stats["found_by"] == HEURISTIC
     assert not constraint_violations(ens, q, r.witness_arrays.x1, r.witness_arrays.x2)
+
+
+@pytest.mark.parametrize("family", ["xgb-binary", "lgb-binary"])
+def test_a_pair_in_one_wide_interval_under_a_strict_relation_shows_a_short_decimal(
+    family, tmp_path
+):
+    # x1.f2 < x2.f2 with both below 0.55, in one interval of f2: x2's value beside x1's 0
+    # is any of that interval, shown as a decimal of one or two digits (it was the float
+    # after 0: 1.4e-45, or 1e-35 past LightGBM's zero band), and the library's replay
+    # of that very pair stands
+    ens = binary_library_model(family, NUMERIC_MODEL, tmp_path)
+    q = Query(vary=("f1", "f2"), gap=Gap(0.0), relations=(FeatureRelation("f2", 1, "<", 2),))
+    r = solve_query(ens, _check(q))
+    w = r.witness_arrays
+    assert r.status == "sensitive" and r.stats["found_by"] == HEURISTIC
+    assert not constraint_violations(ens, q, w.x1, w.x2)
+    assert w.x1[2] < w.x2[2] and float(f"{w.x2[2]:.2g}") == w.x2[2] != 0.0
+    classes = library_output(ens, np.stack([w.x1, w.x2])).argmax(1)
+    assert classes[0] != classes[1]
 
 
 @pytest.mark.parametrize("kind", ["real", "integer"])
