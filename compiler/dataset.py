@@ -20,6 +20,9 @@ class Dataset:
     # the data's columns that are neither features nor the label (an id, a protected
     # attribute kept out of the model): as read, for grouping an audit's summary
     extras: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    # the model's features the data has no column for, which no tree reads (each column
+    # holds one value: readers/data.py, unread_value)
+    filled: tuple[str, ...] = ()
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property

@@ -1,7 +1,7 @@
 """Data for data-aware queries: a CSV (or Parquet) file, or a DataFrame, with a label column.
 
-Columns are matched to the model's features by name: every feature needs a column of its
-name (for a LightGBM model, whitespace in a column name may stand for the "_" LightGBM
+Columns are matched to the model's features by name: every feature a tree reads needs a
+column of its name (one no tree reads may have none: ``unread_absent``; for a LightGBM model, whitespace in a column name may stand for the "_" LightGBM
 puts in its place when fitted on a DataFrame). Only a model without names of its own (generic names: f0,
 Column_0, x0, ...) has its columns taken in order (the label column left out), when the counts match. The label
 column may be absent only under its default name, ``label``. Every row of a CSV has as
@@ -18,6 +18,7 @@ import math
 import re
 import warnings
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -98,7 +99,15 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool 
 
 def _checked(ds: Dataset, ens, missing_ok: bool) -> Dataset:
     """``ds``, unless a column of a feature that may not be missing holds a missing value
-    (``missing_ok``: any column may)."""
+    (``missing_ok``: any column may). A feature the data lacks (``unread_absent``) takes
+    the value ``ens``'s bounds give it (a cached read may have had others)."""
+    fills = {ds.names.index(n): unread_value(ens.features[ds.names.index(n)]) for n in ds.filled}
+    if any(ds.X[0, f] != v for f, v in fills.items()):
+        X = ds.X.copy()
+        for f, v in fills.items():
+            X[:, f] = v
+        X.setflags(write=False)
+        ds = replace(ds, X=X, _cache={})
     if missing_ok:
         return ds
     for f in np.flatnonzero(np.isnan(ds.X).any(axis=0)).tolist():
@@ -183,25 +192,29 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
     names = list(ens.feature_names)
     spaced = [re.sub(r"\s", "_", c) for c in cols]
     extras: dict[str, np.ndarray] = {}
-    if all(n in cols for n in names):
+    if (absent := unread_absent(ens, cols)) is not None:
         extras = {c: df[c].to_numpy() for c in cols if c not in names}
-        df = df[names]
+        df = df[[n for n in names if n not in absent]]
     elif (
         ens.origin is not None
         and ens.origin.format == "lightgbm"
         and len(set(spaced)) == len(spaced)
-        and all(n in spaced for n in names)
+        and (absent := unread_absent(ens, spaced)) is not None
     ):
         extras = {c: df[c].to_numpy() for c, s in zip(cols, spaced) if s not in names}
         df.columns = spaced  # LightGBM turns the whitespace in a fitted frame's names into _
-        df = df[names]
+        df = df[[n for n in names if n not in absent]]
     elif len(cols) == len(names) and names_are_generic(names) and not set(cols) & set(names):
         df.columns = names  # a model without names of its own: the columns in order
+        absent = []
     else:
         raise _mismatch(names, cols, label if y is not None else None, label, where)
     X = np.empty((len(df), len(names)), dtype=np.float64)
     for f, name in enumerate(names):
         feat = ens.features[f]
+        if name in absent:  # no tree reads it: any value serves
+            X[:, f] = unread_value(feat)
+            continue
         col = df[name]
         if pd.api.types.is_bool_dtype(col) and _bool_categories(feat):
             vals = _categories(col.astype(object).map(_bool_name), feat, name, where)
@@ -217,7 +230,38 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
             _within_float32(vals, name, where)
         X[:, f] = vals
     X.setflags(write=False)
-    return Dataset(X, y, tuple(names), where, extras)
+    return Dataset(X, y, tuple(names), where, extras, tuple(absent))
+
+
+def read_features(ens) -> frozenset[int]:
+    """The features some tree of the model splits on (by index)."""
+    found = [np.unique(t.feature[t.feature >= 0]) for t in ens.trees]
+    return frozenset(np.unique(np.concatenate(found)).tolist() if found else ())
+
+
+def unread_absent(ens, cols: list[str]) -> list[str] | None:
+    """The model's features that no tree reads and the data's columns ``cols`` lack (by
+    name), when every feature a tree reads has its column: such a feature needs no data
+    (no value of it moves a prediction) and its rows take ``unread_value``. None: a
+    feature a tree reads has no column, or no feature has one (the columns may then name
+    a generic model's features in order)."""
+    names = ens.feature_names
+    have = set(cols)
+    missing = [i for i, n in enumerate(names) if n not in have]
+    if not missing:
+        return []
+    if len(missing) == len(names) or read_features(ens) & set(missing):
+        return None
+    return [names[i] for i in missing]
+
+
+def unread_value(feat) -> float:
+    """The value a feature that no tree reads and the data lacks takes in every row (so
+    in a pair found with the data): 0, or the bound of its declared range nearest 0."""
+    v = min(max(0.0, feat.lb), feat.ub)
+    if feat.integral and not float(v).is_integer():
+        v = math.ceil(v) if math.ceil(v) <= feat.ub else math.floor(v)
+    return float(v)
 
 
 def missing_value_text(name: str, rows: np.ndarray) -> str:
@@ -228,12 +272,28 @@ def missing_value_text(name: str, rows: np.ndarray) -> str:
     )
 
 
-def unused_columns_note(ds: Dataset) -> str | None:
-    """A note naming the data's columns the model does not use (None: there are none)."""
-    if not ds.extras:
-        return None
-    cols = name_list(map(repr, ds.extras))
-    return f"{ds.source}: columns the model does not use (an audit can group by them): {cols}"
+def data_notes(ds: Dataset) -> list[str]:
+    """Notes on the data's columns: those the model does not use, and the features it
+    lacks that no tree reads (the value their rows take)."""
+    notes = []
+    if ds.extras:
+        cols = name_list(map(repr, ds.extras))
+        notes.append(
+            f"{ds.source}: columns the model does not use (an audit can group by them): {cols}"
+        )
+    if ds.filled:
+        values = [ds.X[0, ds.names.index(n)] for n in ds.filled]
+        if len(values) == 1:
+            held, any_value = f"{values[0]:g}", "any value gives"
+        else:
+            held = name_list(f"{n!r} = {v:g}" for n, v in zip(ds.filled, values))
+            any_value = "any values give"
+        notes.append(
+            f"{ds.source}: no column for {name_list(map(repr, ds.filled))}, which no tree "
+            f"reads: every row holds {held} there, as a pair found does ({any_value} the "
+            "same predictions)"
+        )
+    return notes
 
 
 def _mismatch(names: list[str], cols: list[str], found: str | None, label, where: str):

@@ -21,7 +21,14 @@ from pathlib import Path
 
 from ..compiler.ensemble import KINDS, Ensemble, Feature
 from ..compiler.errors import FEATURES, InputError, closest, name_list, not_utf8
-from .data import data_columns, feature_columns, looks_like_values, names_are_generic
+from .data import (
+    data_columns,
+    feature_columns,
+    looks_like_values,
+    names_are_generic,
+    read_features,
+    unread_absent,
+)
 from .formats.registry import generic_names
 from .table_files import check_separator
 
@@ -274,8 +281,8 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
     """
     header, where = data_columns(data)
     cols = feature_columns(header, label, where, ens.feature_names)
-    if not has_generic_names(ens) or all(n in cols for n in ens.feature_names):
-        return ens
+    if not has_generic_names(ens) or unread_absent(ens, cols) is not None:
+        return ens  # a column for each feature a tree reads, by name
     _partly_named(ens, cols, where)
     if looks_like_values(cols):  # the first row read as the header
         raise InputError(
@@ -302,11 +309,13 @@ def apply_data_names(ens: Ensemble, data, label: str | None = "label") -> Ensemb
 def _partly_named(ens: Ensemble, cols: list[str], where: str) -> None:
     """Data that names some of a generic model's features by the model's own names (f1,
     f2, ... of a model with f0, f1, ...) but not all of them: naming the columns in order
-    would read each such column as another feature (f1 as f0, ...), so it is an error."""
+    would read each such column as another feature (f1 as f0, ...), so it is an error
+    that names the features a tree reads without their column (the others need none)."""
     named = [c for c in cols if c in ens.feature_names]
     if not named:
         return
-    missing = [n for n in ens.feature_names if n not in cols]
+    read = read_features(ens)
+    missing = [n for i, n in enumerate(ens.feature_names) if n not in cols and i in read]
     raise InputError(
         f"the data names {len(named)} of the model's {ens.n_features} features by its own "
         f"names ({name_list(map(repr, named))}) but has no column for "

@@ -301,7 +301,7 @@ def bounds_from_data(
     ens: Ensemble, data, label: str = "label", may_miss: tuple[str, ...] = ()
 ) -> Ensemble:
     """Each feature's bounds narrowed to its column's smallest and largest value in the
-    data (a feature whose column is all missing keeps its bounds), and each real
+    data (a feature whose column is all missing, or absent, keeps its bounds), and each real
     feature whose values are all 0 or 1 made binary, all integers integer. Data outside
     a declared bound is an InputError: the data and the declarations disagree.
     ``may_miss``: the features the data made possibly missing (``missing_from_data``),
@@ -313,7 +313,7 @@ def bounds_from_data(
     feats = list(ens.features)
     kinds: dict[str, list[str]] = {}
     for i, f in enumerate(feats):
-        if lo[i] > hi[i]:  # no value in the data
+        if lo[i] > hi[i] or f.name in dataset.filled:  # no value in the data
             continue
         if lo[i] < f.lb or hi[i] > f.ub:
             raise InputError(

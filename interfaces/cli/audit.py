@@ -23,7 +23,7 @@ from ...questions.audit import (
 from ...questions.audit_run import AuditRun, rate_text, run_audit
 from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
-from ...readers.data import load_data, unused_columns_note
+from ...readers.data import data_notes, load_data
 from ...views.audit_plot import draw
 from .check import add_certify_budget_arg
 from .common import (
@@ -154,7 +154,7 @@ def run(args) -> int:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     ens = load_from_args(args)
     ds = load_data(args.data, ens, args.label)
-    if (note := unused_columns_note(ds)) is not None:
+    for note in data_notes(ds):
         log(f"note: {note}")
     spec = make_spec(
         ens,

@@ -14,7 +14,7 @@ from ...compiler.options import OPTION_BY_NAME, OPTIONS, idle_data_aware_option
 from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
 from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
-from ...readers.data import load_data, unused_columns_note
+from ...readers.data import data_notes, load_data
 from ...readers.formats import AUTO, format_names
 from ...readers.load import (
     BOUNDS,
@@ -265,7 +265,7 @@ def check_data(args, ens) -> None:
     model are one error before anything is solved."""
     if getattr(args, "data", None) is not None:
         ds = load_data(args.data, ens, args.label)
-        if (note := unused_columns_note(ds)) is not None:
+        for note in data_notes(ds):
             log(f"note: {note}")
 
 

@@ -3,6 +3,9 @@ and malformed CSVs reported as one line naming the file and the line."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -154,8 +157,8 @@ def test_data_without_a_header_row_for_a_named_model_says_it_needs_one(tmp_path,
 def test_a_mismatch_without_a_label_column_asked_says_nothing_of_one(tmp_path, xgb_file):
     ens = treesens.load_model(xgb_file, data=_write(tmp_path, "named.csv", "a,b,c\n1,2,3\n"))
     with pytest.raises(InputError) as e:
-        load_data(_write(tmp_path, "other.csv", "a,b,z\n1,2,3\n"), ens, label=None)
-    assert "no column for feature(s) 'c'" in str(e.value) and "label" not in str(e.value)
+        load_data(_write(tmp_path, "other.csv", "z,b,c\n1,2,3\n"), ens, label=None)
+    assert "no column for feature(s) 'a'" in str(e.value) and "label" not in str(e.value)
 
 
 def test_data_of_another_model_gets_no_guess_at_which_column_is_which(tmp_path, xgb_file):
@@ -302,3 +305,64 @@ def test_a_dataframe_naming_a_column_twice_is_an_input_error(xgb_file):
     frame = pd.DataFrame([[0.1, 0.2, 0.3, 0.4]], columns=["f0", "f1", "f2", "f0"])
     with pytest.raises(InputError, match=r"<DataFrame>: column name 'f0' appears twice"):
         load_data(frame, treesens.load_model(xgb_file))
+
+
+# ---- a feature no tree reads needs no column -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def unread_f0(tmp_path_factory, xy):
+    """An XGBoost model whose f0 no tree reads (its training column was constant), and
+    its data without a column for f0 (as the chen2019 breast_cancer benchmark's)."""
+    xgb = pytest.importorskip("xgboost")
+    X, y = xy
+    X = np.column_stack([np.zeros(len(X)), X[:, :2]])
+    params = {"max_depth": 2, "objective": "binary:logistic", "nthread": 1}
+    booster = xgb.train(params, xgb.DMatrix(X, label=y), 4)
+    folder = tmp_path_factory.mktemp("unread")
+    booster.save_model(str(folder / "model.json"))
+    lines = ["f1,f2,label"] + [f"{a!r},{b!r},{t}" for (_, a, b), t in zip(X.tolist(), y)]
+    (folder / "rows.csv").write_text("\n".join(lines) + "\n")
+    ens = treesens.load_model(folder / "model.json")
+    assert not any((t.feature == 0).any() for t in ens.trees)
+    return folder / "model.json", folder / "rows.csv"
+
+
+def test_cli_check_of_data_without_a_column_no_tree_reads_answers_with_a_note(unread_f0):
+    model, rows = unread_f0
+    p = treesens_here("check", model, "--data", rows, "--vary", "f1", "--gap", "0.05")
+    assert p.returncode == 0, p.stderr
+    assert "no column for 'f0', which no tree reads: every row holds 0 there" in p.stderr
+
+
+def test_cli_audit_of_data_without_a_column_no_tree_reads_answers_with_a_note(unread_f0):
+    model, rows = unread_f0
+    p = treesens_here("audit", model, "--data", rows, "--vary", "f1", "--gap", "0.05")
+    assert p.returncode == 0, p.stderr
+    assert "no column for 'f0', which no tree reads" in p.stderr
+
+
+def test_a_pair_shows_the_value_the_note_names_for_a_feature_the_data_lacks(tmp_path, unread_f0):
+    model, rows = unread_f0
+    details = _write(tmp_path, "d.csv", "feature,name,lb,ub\n0,f0,2,3\n1,f1,0,1\n2,f2,0,1\n")
+    flags = ("--data", rows, "--details", details, "--vary", "f1", "--gap", "0.05", "--json")
+    p = treesens_here("check", model, *flags)
+    assert "every row holds 2 there" in p.stderr
+    witness = json.loads(p.stdout)["witness"]
+    assert witness["x1"]["f0"] == witness["x2"]["f0"] == 2
+
+
+def test_a_feature_the_data_lacks_takes_the_bounds_of_the_model_it_is_read_for(unread_f0):
+    model, rows = unread_f0
+    ens = treesens.load_model(model)
+    bounded = ens.with_features((replace(ens.features[0], lb=2.0, ub=3.0), *ens.features[1:]))
+    assert load_data(rows, ens).X[:, 0].tolist() == [0.0] * 60
+    assert load_data(rows, bounded).X[:, 0].tolist() == [2.0] * 60
+
+
+def test_data_without_a_column_a_tree_reads_is_an_input_error_naming_only_it(tmp_path, unread_f0):
+    model, _ = unread_f0
+    data = _write(tmp_path, "f2.csv", "f2,label\n0.3,0\n")
+    with pytest.raises(InputError, match=r"no column for 'f1': ") as e:
+        treesens.load_model(model, data=data)
+    assert "'f0'" not in str(e.value)
