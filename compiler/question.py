@@ -117,6 +117,9 @@ class Question:
     classes: tuple[int | str, int | str] | None = None  # multiclass (c1, c2)
     bounds: tuple[FeatureBound, ...] = ()
     relations: tuple[FeatureRelation, ...] = ()
+    # the constraints among ``bounds`` and ``relations`` as the user wrote them (a
+    # --where text, a .sens query's where clause or fix), for messages (``where_words``)
+    where: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", kind_params(self.params))
@@ -143,6 +146,12 @@ class Question:
         if type(self) is Question:
             return self
         return Question(**{f.name: getattr(self, f.name) for f in fields(Question)})
+
+
+def where_words(q: Question) -> str:
+    """The question's constraints as the user wrote them, for the domain an answer holds
+    over (" where x1.age <= 30 and sex = 1"); "" without constraints."""
+    return f" where {' and '.join(q.where)}" if q.where else ""
 
 
 def kind_params(given) -> tuple[tuple[str, Any], ...]:

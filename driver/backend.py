@@ -17,6 +17,7 @@ from ..compiler.invert import Witness, values_for_pair
 from ..compiler.ir import Problem
 from ..compiler.kinds import kind_of
 from ..compiler.passes import Chain
+from ..compiler.question import where_words
 from ..compiler.solver import ERROR as SOLVER_ERROR
 from ..compiler.solver import INFEASIBLE, Solution, SolveOptions
 from ..compiler.usage import note_solver
@@ -190,7 +191,8 @@ def _final(ctx: SolveContext, sol: Solution) -> bool:
     res = ctx.result
     if sol.status == INFEASIBLE:
         res.status = INSENSITIVE
-        res.message = f"proved: no pair {ctx.ens.domain} meets {kind_of(ctx.q).asks}" + (
+        domain = f"{ctx.ens.domain}{where_words(ctx.q)}"
+        res.message = f"proved: no pair {domain} meets {kind_of(ctx.q).asks}" + (
             f" (after {_cut_words(ctx)})" if ctx.cuts else ""
         )
         return True

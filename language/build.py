@@ -69,7 +69,7 @@ from .ast import (
 from .check import SETTING_NAMES, VARY_TYPES
 from .errors import SensError
 from .expectations import check_expect_limit
-from .show import fmt_name, py_value, show_range
+from .show import fmt_constraint, fmt_name, fmt_ref, py_value, show_range, show_value
 
 
 def resolve_path(base: Path, p: str) -> Path:
@@ -155,6 +155,27 @@ class BlockBuilder:
                     for c in st.items:
                         self.constraint(c, bounds, rels)
         return tuple(bounds), tuple(rels)
+
+    def where_texts(self, blk) -> tuple[str, ...]:
+        """The block's constraints (defaults first) as the file writes them, for messages
+        (``Question.where``): each constraint of a where clause, each fix without its
+        keyword (``x1.sex = 0``)."""
+        out: list[str] = []
+        for src in (self.defaults.body, blk.body):
+            for st in src:
+                if isinstance(st, Where):
+                    out += [self.written(c, fmt_constraint(c)) for c in st.items]
+                elif isinstance(st, Fix):
+                    fix = self.written(st, f"fix {fmt_ref(st.ref)} = {show_value(st.value)}")
+                    out.append(fix.removeprefix("fix").strip())
+        return tuple(out)
+
+    def written(self, node: Node, shown: str) -> str:
+        """A node's text in the file, if on one line; else ``shown`` (its canonical form)."""
+        pos, lines = node.pos, self.ast.source.splitlines()
+        if pos is None or pos.line != pos.end_line or pos.line > len(lines):
+            return shown
+        return " ".join(lines[pos.line - 1][pos.column - 1 : pos.end_column - 1].split()) or shown
 
     def place(self, x) -> Node:
         return self.places[id(x)]
@@ -541,7 +562,8 @@ class BlockBuilder:
             raise self.err(e.message, blk.name) from None
         # options (data, data-aware parameters, option NAME = VALUE) are set here, after
         # make_query, so they reach the Query whatever make_query accepts
-        q = q.with_(bounds=bounds, relations=rels).planned(options=options, data_aware=mode)
+        q = q.with_(bounds=bounds, relations=rels, where=self.where_texts(blk))
+        q = q.planned(options=options, data_aware=mode)
         try:
             resolve_condition(self.ens, q)
         except InputError as e:

@@ -50,7 +50,11 @@ class FlagConstraints:
             builder.check_consistent(list(q.vary), "", bounds, rels, None)
         except SensError as e:
             raise InputError(_one_line(e, shown, " and ".join(clauses))) from None
-        return q.with_(bounds=(*q.bounds, *self.bounds), relations=(*q.relations, *self.relations))
+        return q.with_(
+            bounds=(*q.bounds, *self.bounds),
+            relations=(*q.relations, *self.relations),
+            where=(*q.where, *clauses),
+        )
 
     def held(self, names) -> bool:
         """Whether the constraints hold every feature of ``names`` to one value for both

@@ -10,6 +10,7 @@ from ..compiler.encode import Encoding
 from ..compiler.invert import Witness, witness_from_pair
 from ..compiler.kinds import kind_of
 from ..compiler.memory_estimate import room_bytes
+from ..compiler.question import where_words
 from .anchored_boxes import is_anchored
 from .pair_boxes import PairTables, PairTablesTooLarge, pair_tables
 
@@ -40,7 +41,8 @@ def prove_insensitive(ctx: SolveContext, how: str = "") -> bool:
     res = ctx.result
     res.status = INSENSITIVE
     res.message = (
-        f"proved by the box search: no box of the pair space {ctx.ens.domain} meets "
+        f"proved by the box search: no box of the pair space {ctx.ens.domain}"
+        f"{where_words(ctx.q)} meets "
         f"{kind_of(ctx.q).asks}{how}"
     )
     ctx.stats["proved_by"] = FOUND_BY

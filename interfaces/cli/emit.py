@@ -15,6 +15,7 @@ import sys
 from ...backends.lpformat import to_lp, to_mps
 from ...backends.smtlib import to_smtlib
 from ...compiler.errors import InputError
+from ...compiler.question import where_words
 from ...driver import compile_query, for_backend, is_race
 from ...readers.data import dataset_for
 from ...readers.formats import AUTO, format_names
@@ -104,6 +105,7 @@ def emit_text(
         asked = f"above {q.threshold[0]:g} below {q.threshold[1]:g}"
     else:
         asked = f"gap {q.gap}"
+    asked += where_words(q)
     header = f"{c} query {q.label}: vary {','.join(q.vary)}, {asked}; model {ens.source}\n"
     lc = cq.encoding.condition.link_change
     if lc is not None:  # the file holds the relaxation the driver starts from

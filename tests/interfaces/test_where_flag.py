@@ -145,3 +145,50 @@ def test_not_equal_on_a_numeric_feature_is_one_line_before_loading_the_line(caps
     )
     (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert "'!=' compares categorical features only ('mean_texture' is real)" in line
+
+
+# ---- the constraints said where the answer says its domain --------------------------
+
+INSENSITIVE_ARGS = ["--vary", "mean_texture", "--gap", "0.45", "--timeout", "60"]
+
+
+def test_a_box_search_proof_says_the_where_constraints_as_written(capsys):
+    args = ["--where", "x1.mean_radius <=12", "--where", "mean_area in [200, 900]"]
+    r = _answer(capsys, ["check", MODEL, *INSENSITIVE_ARGS, *args])
+    assert r["status"] == "insensitive"
+    assert (
+        "within the declared bounds where x1.mean_radius <=12 and mean_area in [200, 900] "
+        "meets the gap" in r["message"]
+    )
+
+
+def test_a_solvers_proof_says_the_where_constraints_as_written(capsys):
+    pytest.importorskip("highspy")
+    solver = ["--backend", "highs", "--no-box-search", "--no-heuristic"]
+    r = _answer(
+        capsys, ["check", MODEL, *INSENSITIVE_ARGS, *solver, "--where", "x1.mean_radius <= 12"]
+    )
+    assert r["status"] == "insensitive"
+    assert "no pair within the declared bounds where x1.mean_radius <= 12 meets" in r["message"]
+
+
+def test_a_sens_proof_says_its_where_clause_and_fixes_as_the_file_writes_them(capsys, tmp_path):
+    f = tmp_path / "q.sens"
+    f.write_text(
+        f'model "{MODEL}"\ndefaults {{\n  where mean_area in [200,900]\n}}\n'
+        "query q {\n  vary mean_texture\n  gap 0.45\n  fix x1.mean_radius = 11\n"
+        "  where x1.mean_texture <= x2.mean_texture and worst_area > 300\n}\n"
+    )
+    r = _answer(capsys, ["run", str(f)])
+    assert r["status"] == "insensitive"
+    assert (
+        "where mean_area in [200,900] and x1.mean_radius = 11 and x1.mean_texture <= "
+        "x2.mean_texture and worst_area > 300 meets" in r["message"]
+    )
+
+
+def test_emit_header_says_the_where_constraints_as_written(capsys):
+    args = ["emit", MODEL, "--vary", "mean_texture", "--format", "lp"]
+    assert main([*args, "--where", "x1.mean_radius <= 12"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "vary mean_texture, gap 0.2 where x1.mean_radius <= 12; model" in header
