@@ -36,8 +36,8 @@ FEATURES = "known features"
 # a .sens file only
 CONSTRAINT_WORDS = ("where", "fix", "constraint", "constraints")
 CONSTRAINTS_IN_SENS = (
-    "constraints (where, fix) are written in a .sens file's query, run with "
-    "treesens run FILE.sens (docs/language.md, 'Constraints')"
+    "constraints are given with where='x1.age <= 30' (a text or a list, as a .sens query's "
+    "where clause writes them; fix f = v is where='f == v'; docs/language.md, 'Constraints')"
 )
 # ... and a user who tries a flag other than --where for them on the command line
 CONSTRAINTS_BY_FLAG = (

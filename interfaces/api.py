@@ -35,6 +35,32 @@ from ..views.progress import sweep_progress
 from ..views.report_html import render
 
 
+class WhereTexts:
+    """The ``where=`` keyword's constraints, a text or a list of texts as ``--where`` takes
+    them (docs/language.md, "Constraints"), read against the model when the call's queries
+    are made (questions/keywords.py ``query_maker``): the language's grammar reads them."""
+
+    def __init__(self, given) -> None:
+        if isinstance(given, str):
+            given = [given]
+        if not isinstance(given, (list, tuple)):
+            raise InputError(f"where=: give a text or a list of texts, not {given!r}")
+        self.texts = tuple(given)
+
+    def read(self, ens):
+        from ..language.where_flag import FlagConstraints
+
+        return FlagConstraints(ens, self.texts, "where=")
+
+
+def with_where(keywords: dict) -> dict:
+    """The call's keywords with ``where`` given as texts made a ``WhereTexts``."""
+    given = keywords.get("where")
+    if given is None or isinstance(given, WhereTexts):
+        return keywords
+    return keywords | {"where": WhereTexts(given)}
+
+
 @takes_query_keywords
 def check(
     model,
@@ -77,6 +103,7 @@ def check_many(model, questions, **keywords) -> list[Result]:
     >>> rs = check_many("model.json", [["sex"], {"vary": ["age"], "gap": 0.1}], gap=0.2)  # doctest: +SKIP
     >>> [r.status for r in rs]
     """
+    keywords = with_where(keywords)
     kw = keyword_values(keywords, "check_many")
     require_backend(kw["backend"])
     ens = model_of(model, kw)
@@ -90,7 +117,8 @@ def check_many(model, questions, **keywords) -> list[Result]:
         for k in own:
             if k in API_KEYWORDS and API_KEYWORDS[k].role == MODEL:
                 raise InputError(f"check_many: {k} is the call's keyword, not a question's")
-        make = query_maker(keyword_values(keywords | own, "check_many"), ens) if own else shared
+        asked = with_where(keywords | own)
+        make = query_maker(keyword_values(asked, "check_many"), ens) if own else shared
         queries.append(make(vary, name))
     return ask_many(ens, queries)
 
@@ -132,7 +160,7 @@ def _model_file(model, ens) -> str | Path | None:
 def query_of(model, vary, name: str, keywords: dict, where: str) -> tuple:
     """The ensemble and the query an API call asks (``where``: the function, for an
     unknown keyword's message), with every keyword's value."""
-    kw = keyword_values(keywords, where)
+    kw = keyword_values(with_where(keywords), where)
     require_backend(kw["backend"])
     ens = model_of(model, kw)
     return ens, query_maker(kw, ens)(vary, name), kw
@@ -149,7 +177,7 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
     Backends that disagree (one proves "insensitive", another has a replayed witness)
     raise a RuntimeWarning: one of them is wrong.
     """
-    kw = keyword_values(keywords, "compare")
+    kw = keyword_values(with_where(keywords), "compare")
     names = backend_list(backends)
     ens = model_of(model, kw)
     q = query_maker(kw, ens)(vary, name)
@@ -231,7 +259,7 @@ def _with_progress_flag(question: Callable) -> Callable:
     @functools.wraps(question)
     def call(*args, progress: bool = True, **keywords):
         display = functools.partial(sweep_progress, enabled=bool(progress))
-        return question(*args, progress=display, **keywords)
+        return question(*args, progress=display, **with_where(keywords))
 
     sig = inspect.signature(question)
     params = [

@@ -46,6 +46,12 @@ _PASSES = (
     "the default, e.g. no-obj): comma-separated or a list"
 )
 
+WHERE_HELP = (
+    "a constraint on the inputs, as a .sens query's where clause writes it (repeatable; in "
+    "Python a text or a list of them; 'x1.age <= 30', 'x1.age <= x2.age', 'age in [30, 40]', "
+    "'workclass == \"Private\"'; docs/language.md, 'Constraints')"
+)
+
 API_KEYWORDS: dict[str, Keyword] = {
     k.name: k
     for k in (
@@ -88,6 +94,7 @@ API_KEYWORDS: dict[str, Keyword] = {
         Keyword("passes", None, _PASSES, QUERY, "text", (), "passes"),
         *(_from_table(s, QUERY, s.default) for s in (*SHAPE[3:], *SETTINGS)),
         *(_from_table(o, OPTION, None) for o in OPTIONS if o.name not in ("data", "label")),
+        Keyword("where", None, WHERE_HELP, QUERY),
     )
 }
 
@@ -120,7 +127,7 @@ def keyword_values(given: dict, where: str) -> dict:
     """Every table keyword's value: as given, else its default. An unknown keyword is a
     TypeError, as Python reports one (with the closest known name)."""
     for k in given:
-        if k in CONSTRAINT_WORDS:
+        if k in CONSTRAINT_WORDS and k not in API_KEYWORDS:
             raise TypeError(
                 f"{where}() got an unexpected keyword argument {k!r}: {CONSTRAINTS_IN_SENS}"
             )
@@ -158,7 +165,9 @@ def model_of(model, kw: dict) -> Ensemble:
 
 
 def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
-    """``make(vary, name)`` -> the call's query for those features. Data given in memory
+    """``make(vary, name)`` -> the call's query for those features, with the call's
+    ``where`` constraints (given as a reader: interfaces/api.py's ``WhereTexts``, since
+    their grammar is the language layer's). Data given in memory
     is read once into a data set (recorded in a result by its content's digest). A
     data-aware option that the call's mode ignores is an InputError, as its flag is."""
     why = idle_data_aware_option(kw, kw["data_aware"], str)
@@ -172,7 +181,10 @@ def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
     opts["label"] = kw["label"] if data is not None else None
     opts["clauses"] = str(kw["clauses"]) if kw["clauses"] is not None else None
 
+    where = kw["where"].read(ens) if kw["where"] is not None else None
+
     def make(vary, name: str = "") -> Query:
-        return query_from_keywords(vary, kw, ens=ens, name=name, options=opts)
+        q = query_from_keywords(vary, kw, ens=ens, name=name, options=opts)
+        return q if where is None else where.query(q)
 
     return make

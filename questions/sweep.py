@@ -14,7 +14,7 @@ from ..answers.phrases import lower_text, proof_brief, upper_text
 from ..answers.result import Result
 from ..compiler.encode import held_to_one_value
 from ..compiler.ensemble import Ensemble, held_reason
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, TreesensWarning
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
 from .ask import refuse_query
@@ -32,6 +32,24 @@ def held_features(ens: Ensemble) -> list[str]:
     value (a column constant in the data the bounds come from), so no pair differs in
     them."""
     return [n for f, n in enumerate(ens.feature_names) if held_to_one_value(ens, f) is not None]
+
+
+def not_held_by_where(ens: Ensemble, subs: list, where) -> list:
+    """The feature sets of a sweep over every feature that its ``where`` constraints do
+    not hold to one value for both inputs (``where="sex == 1"``: no pair differs in
+    sex), as a .sens sweep and ``treesens sweep --where`` leave them out, saying so."""
+    held = [s for s in subs if where.held(s)]
+    if len(held) == len(subs):
+        raise InputError("no feature to sweep: the where constraints hold each to one value")
+    if held:
+        names = ", ".join("+".join(s) for s in held)
+        warnings.warn(
+            f"sweep leaves out (its where constraints hold them to one value for both "
+            f"inputs): {names}",
+            TreesensWarning,
+            stacklevel=4,
+        )
+    return [s for s in subs if s not in held]
 
 
 def feature_subsets(
@@ -310,6 +328,8 @@ def sweep(
         raise InputError("resume=FILE appends the new results to FILE: give out the same file")
     ens = model_of(model, kw)
     subs = feature_subsets(ens, subsets, sample, kw["seed"], features)
+    if kw["where"] is not None and features is None:
+        subs = not_held_by_where(ens, subs, kw["where"].read(ens))
     if max_gap:  # each query asks for the largest gap: the max_gap kind
         kw |= {"kind": "max_gap", "params": {"tolerance": max_gap_tolerance}}
     make = query_maker(kw, ens)

@@ -123,7 +123,7 @@ def add_query_args(
     )
     groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
     for k in API_KEYWORDS.values():
-        if k.role == MODEL or k.name == "backend":
+        if k.role == MODEL or k.name in ("backend", "where"):
             continue
         if k.group and k.group not in groups:
             groups[k.group] = p.add_mutually_exclusive_group()
@@ -132,9 +132,7 @@ def add_query_args(
         "--where",
         action="append",
         metavar="CONSTRAINT",
-        help="a constraint on the inputs, as a .sens query's where clause writes it "
-        "(repeatable; 'x1.age <= 30', 'x1.age <= x2.age', 'age in [30, 40]', "
-        "'workclass == \"Private\"'; docs/language.md, 'Constraints')",
+        help=API_KEYWORDS["where"].help,
     )
     p.add_argument(
         "--json", action="store_true", help="print one JSON object per query (JSON Lines)"

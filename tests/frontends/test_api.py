@@ -60,9 +60,9 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_closest(ens):
         treesens.sweep(ens, gapp=0.2)
 
 
-def test_a_where_keyword_says_constraints_are_written_in_a_sens_file(ens):
-    with pytest.raises(TypeError, match=r"'where': constraints .* written in a \.sens file"):
-        treesens.check(ens, ["f0"], where="x1.f0 <= x2.f0")
+def test_a_fix_keyword_says_constraints_are_given_with_where(ens):
+    with pytest.raises(TypeError, match=r"'fix': constraints are given with where="):
+        treesens.check(ens, ["f0"], fix="x1.f0 = 1")
 
 
 def test_sweep_takes_data(ens, frame):

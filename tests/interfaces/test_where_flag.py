@@ -192,3 +192,53 @@ def test_emit_header_says_the_where_constraints_as_written(capsys):
     assert main([*args, "--where", "x1.mean_radius <= 12"]) == 0
     header = capsys.readouterr().out.splitlines()[0]
     assert "vary mean_texture, gap 0.2 where x1.mean_radius <= 12; model" in header
+
+
+# ---- the Python API's where= keyword --------------------------------------------------
+
+
+@pytest.mark.parametrize("where", CLAUSES)
+def test_the_api_where_keyword_asks_the_constraints_the_flag_does(where):
+    from treesens.interfaces.api import query_of
+
+    flag = _flag_query(["--vary", "mean_texture", "--where", where])
+    _, q, _ = query_of(MODEL, ["mean_texture"], "", {"where": where}, "check")
+    assert (q.bounds, q.relations) == (flag.bounds, flag.relations)
+
+
+def test_a_where_keyword_list_asks_what_several_flags_do():
+    from treesens.interfaces.api import query_of
+
+    flag = _flag_query(["--vary", "mean_texture", "--where", CLAUSES[0], "--where", CLAUSES[1]])
+    _, q, _ = query_of(MODEL, ["mean_texture"], "", {"where": CLAUSES[:2]}, "check")
+    assert (q.bounds, q.relations) == (flag.bounds, flag.relations)
+
+
+def test_an_api_check_with_where_says_the_constraints_in_its_proof():
+    import treesens
+
+    r = treesens.check(MODEL, ["mean_texture"], gap=0.45, where="x1.mean_radius <= 12")
+    assert r.status == "insensitive" and "where x1.mean_radius <= 12 meets" in r.message
+
+
+def test_an_api_max_gap_with_a_where_relation_is_directional():
+    import treesens
+
+    r = treesens.max_gap(MODEL, ["mean_texture"], where="x1.mean_texture <= x2.mean_texture")
+    assert r.witness["x1"]["mean_texture"] <= r.witness["x2"]["mean_texture"]
+
+
+def test_an_api_sweep_leaves_out_the_features_its_where_holds_to_one_value():
+    import treesens
+
+    with pytest.warns(UserWarning, match="leaves out .* one value for both inputs.*: mean_radius"):
+        rs = treesens.sweep(MODEL, where="mean_radius == 12", timeout=10, progress=False)
+    assert ["mean_radius"] not in [r.features for r in rs] and len(rs) == 29
+
+
+def test_a_bad_where_keyword_is_an_input_error_naming_it():
+    import treesens
+    from treesens.compiler.errors import InputError
+
+    with pytest.raises(InputError, match=r"^where='x1\.mean_textur <= 12': unknown feature"):
+        treesens.check(MODEL, ["mean_texture"], where="x1.mean_textur <= 12")
