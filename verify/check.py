@@ -147,7 +147,10 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
     if not Path(path).exists():  # as every treesens command says a file is missing
         raise CertificateError(f"{path}: certificate file not found")
     try:
-        doc = read_certificate(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        if not text.strip():
+            raise CertificateError(f"{path}: the file is empty, not a certificate")
+        doc = read_certificate(text)
     except (OSError, ValueError, RecursionError) as e:  # ValueError: JSON's own errors,
         # and an integer too long for int() (UnicodeDecodeError is one too)
         raise CertificateError(f"{path}: not a readable certificate ({e})") from None

@@ -233,9 +233,12 @@ def _check_timeout(args) -> None:
         raise InputError(f"--timeout {t:g}: {timeout_problem(t)}")
 
 
-# a message about a Python keyword ("vary: ...") names the flag on the command line
+# a message about a Python keyword ("vary: ...", "margin gap -1 ...", "option clause_time
+# takes ...") names the flag on the command line
 _FLAG_WORDS = re.compile(
-    r"^(vary|classes|features|protected|sample|subsets|gap|margin_gap|timeout|threads|by|backends)\b"
+    r"^(?:option )?(vary|classes|features|protected|sample|subsets|gap|margin[ _]gap|delta|"
+    r"seed|timeout|threads|by|backends|clause_time|prob_alpha|stall_time|optimise_time|"
+    r"optimality_gap)\b"
 )
 
 
@@ -244,7 +247,7 @@ def in_flags(e: InputError, args) -> str:
     (not for a .sens file's own words, nor a message about a file)."""
     if e.where or args.command in ("run", "fmt"):
         return str(e)
-    return _FLAG_WORDS.sub(lambda m: "--" + m.group(1).replace("_", "-"), e.message, count=1)
+    return _FLAG_WORDS.sub(lambda m: "--" + re.sub("[ _]", "-", m.group(1)), e.message, count=1)
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):

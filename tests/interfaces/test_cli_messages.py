@@ -70,7 +70,38 @@ def test_a_binary_gap_out_of_range_is_worded_alike_by_check_and_audit(command, c
 def test_a_negative_margin_gap_is_refused_alike_by_check_and_audit(command, capsys):
     args = [command, MODEL, "--vary", "mean_texture", "--margin-gap", "-1"]
     assert main(args + (["--data", ROWS] if command == "audit" else [])) == 2
-    assert _stderr_lines(capsys) == ["treesens: error: margin gap -1 must be >= 0"]
+    assert _stderr_lines(capsys) == ["treesens: error: --margin-gap -1 must be >= 0"]
+
+
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (["--seed", "-1"], "--seed takes a whole number"),
+        (["--data", ROWS, "--data-aware", "clause", "--clause-time", "-1"], "--clause-time takes"),
+        (["--data", ROWS, "--data-aware", "prob", "--prob-alpha", "-1"], "--prob-alpha takes"),
+        (["--data", ROWS, "--data-aware", "prob", "--stall-time", "-1"], "--stall-time takes"),
+        (
+            ["--data", ROWS, "--data-aware", "prob", "--optimise-time", "-1"],
+            "--optimise-time takes",
+        ),
+        (
+            ["--data", ROWS, "--data-aware", "prob", "--optimality-gap", "-1"],
+            "--optimality-gap takes",
+        ),
+    ],
+)
+def test_a_numeric_flag_out_of_range_is_named_by_its_flag(capsys, flags, said):
+    assert main(["check", MODEL, "--vary", "mean_texture", *flags]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.startswith(f"treesens: error: {said}")
+
+
+def test_a_delta_out_of_range_is_named_by_its_flag(capsys):
+    model = str(EXAMPLES / "diabetes_lgbm.txt")
+    assert main(["check", model, "--vary", "sex", "--delta", "-1"]) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: --delta -1.0 must be a finite number above 0"
+    ]
 
 
 def test_a_misspelt_by_column_gets_a_did_you_mean(capsys):

@@ -27,6 +27,14 @@ def test_a_certificate_json_cannot_read_is_one_line_and_exit_2(tmp_path, text):
     assert len(lines) == 1 and "not a readable certificate" in lines[0], p.stderr
 
 
+def test_an_empty_certificate_file_is_said_to_be_empty(tmp_path):
+    empty = tmp_path / "c.json"
+    empty.write_text("\n")
+    p = treesens_here("verify", empty)
+    assert p.returncode == 2
+    assert p.stderr.strip().endswith("c.json: the file is empty, not a certificate"), p.stderr
+
+
 def test_a_certificate_that_is_not_there_is_said_to_be_not_found(tmp_path):
     p = treesens_here("verify", tmp_path / "nosuch.json")
     assert p.returncode == 2
