@@ -244,7 +244,8 @@ def unread_absent(ens, cols: list[str]) -> list[str] | None:
     name), when every feature a tree reads has its column: such a feature needs no data
     (no value of it moves a prediction) and its rows take ``unread_value``. None: a
     feature a tree reads has no column, or no feature has one (the columns may then name
-    a generic model's features in order)."""
+    a generic model's features in order), or a column differs from a missing feature's
+    name in case or separators only (``Mean_Radius``: a slip the error names)."""
     names = ens.feature_names
     have = set(cols)
     missing = [i for i, n in enumerate(names) if n not in have]
@@ -252,6 +253,9 @@ def unread_absent(ens, cols: list[str]) -> list[str] | None:
         return []
     if len(missing) == len(names) or read_features(ens) & set(missing):
         return None
+    others = [c for c in cols if c not in set(names)]
+    if any(near_matches(names[i], others, 1, loose=False) for i in missing):
+        return None  # a column named but for case or separators: the error's did-you-mean
     return [names[i] for i in missing]
 
 
