@@ -250,6 +250,8 @@ def audit(
     memory_mb: int | None = None,
     certificates: str | Path | None = None,
     certify_budget: float | None = None,
+    certify_rows: int | None = None,
+    certify_timeout: float | None = None,
 ):
     """Which rows of ``data`` get another confident decision when only ``vary`` changes?
 
@@ -286,6 +288,8 @@ def audit(
     --certificates`` writes them (questions/audit_certificates.py, docs/certificates.md);
     ``df.attrs["certificates"]`` maps each such row to "" (certified and verified) or why
     not. The model is given as its file, or loaded from one (the checker reads it).
+    ``certify_rows``: at most that many rows certified (the first); ``certify_timeout``:
+    rows begun only for that many seconds; a row either leaves is "not attempted: ...".
 
     >>> df = audit("adult.json", "test.csv", ["sex"], gap=0.1, label="income", by="sex")  # doctest: +SKIP
     >>> summary(df)                                    # doctest: +SKIP
@@ -309,8 +313,9 @@ def audit(
         df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by
     if certificates is not None:
         budget = timeout_per_row if certify_budget is None else certify_budget
+        bounds = {"limit": certify_rows, "seconds": certify_timeout}
         df.attrs["certificates"] = _certified_rows(
-            model, ens, spec, ds.X, lines, certificates, budget, memory_mb
+            model, ens, spec, ds.X, lines, certificates, budget, memory_mb, bounds
         )
     return df
 
@@ -338,13 +343,16 @@ def _answered(ens, ds, spec, n: int, campaign, timeout_per_row, deadline, memory
     return lines
 
 
-def _certified_rows(model, ens, spec, X, lines, folder, budget, memory_mb) -> dict[int, str]:
+def _certified_rows(
+    model, ens, spec, X, lines, folder, budget, memory_mb, bounds: dict
+) -> dict[int, str]:
     """The audit's rows that do not flip, certified into ``folder`` (row -> "" or why
-    not): questions/audit_certificates.py, as the CLI's ``--certificates``."""
+    not): questions/audit_certificates.py, as the CLI's ``--certificates``. ``bounds``:
+    certify_rows's ``limit`` and ``seconds``."""
     from .audit_certificates import certify_rows, model_file_of  # the checker
 
     model_file = model_file_of(model, ens)
-    return certify_rows(ens, spec, X, lines, folder, model_file, budget, memory_mb)
+    return certify_rows(ens, spec, X, lines, folder, model_file, budget, memory_mb, **bounds)
 
 
 def flip_to(ens: Ensemble, target) -> int | None:

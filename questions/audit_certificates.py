@@ -20,6 +20,10 @@ from .audit_solve import row_query
 from .audit_spec import AuditSpec, audit_reading
 from .certify import certify
 
+# the reason of a row left without a certificate because a bound (a number of rows, a
+# time) stopped the certificates before it: the row was not tried
+NOT_ATTEMPTED = "not attempted"
+
 
 def model_file_of(model, ens: Ensemble) -> str | Path | None:
     """The file a row's certificate names: the model given as a path, or the file a loaded
@@ -45,22 +49,35 @@ def certify_rows(
     budget: float,
     memory_mb: float | None = None,
     log: Callable[[str], None] | None = None,
+    limit: int | None = None,
+    seconds: float | None = None,
 ) -> dict[int, str]:
     """Write and check a certificate of each row of ``lines`` (the audit's result lines)
     that does not flip into ``folder``, within ``budget`` seconds of box search each:
-    row -> "" (certified and verified) or why not; ``log`` gets a line per row."""
+    row -> "" (certified and verified) or why not; ``log`` gets a line per row. ``limit``:
+    at most that many rows are certified, the first in the data's order; ``seconds``: rows
+    are begun only until that many seconds have passed (a row gets at most the time left);
+    the rows not begun are ``NOT_ATTEMPTED``, saying which bound stopped them."""
     out: dict[int, str] = {}
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     ens = audit_reading(ens, spec.target)
+    end = None if seconds is None else time.time() + seconds
     for d in lines:
         if d.get("status") != INSENSITIVE:
             continue
         row = int(d["row"])
-        q = row_query(ens, spec, X[row], d["decision"], budget)
+        left = budget if end is None else min(budget, end - time.time())
+        if limit is not None and len(out) >= limit:
+            out[row] = f"{NOT_ATTEMPTED}: only the first {limit} are tried"
+            continue
+        if left <= 0:
+            out[row] = f"{NOT_ATTEMPTED}: the {seconds:.1f}s given to certificates were spent"
+            continue
+        q = row_query(ens, spec, X[row], d["decision"], left)
         t0 = time.time()
         done = certify(
-            ens, q, folder / certificate_name(row), model_file, budget, memory_mb=memory_mb
+            ens, q, folder / certificate_name(row), model_file, left, memory_mb=memory_mb
         )
         out[row] = "" if done.verified else done.reason or done.message
         if log is not None:
@@ -75,12 +92,33 @@ def rows_folder(folder: str | Path, name: str) -> Path:
     return Path(folder) / (re.sub(r"[^A-Za-z0-9_.+@-]+", "_", name) + ".rows")
 
 
+def not_attempted(outcome: dict[int, str]) -> list[str]:
+    """The reasons of the rows a bound left untried (``certify_rows``'s limit or time)."""
+    return [why for why in outcome.values() if why.startswith(NOT_ATTEMPTED)]
+
+
+def split_untried(outcome: dict[int, str]) -> tuple[dict[int, str], dict[int, str]]:
+    """The rows tried (row -> "" or why not) and those a bound left untried (-> the bound
+    that stopped them, without the words 'not attempted')."""
+    tried = {r: why for r, why in outcome.items() if not why.startswith(NOT_ATTEMPTED)}
+    untried = {r: why.removeprefix(f"{NOT_ATTEMPTED}: ") for r, why in outcome.items()}
+    return tried, {r: why for r, why in untried.items() if r not in tried}
+
+
+def failed(outcome: dict[int, str]) -> list[str]:
+    """The reasons of the rows tried and left without a verified certificate."""
+    return [why for why in outcome.values() if why and not why.startswith(NOT_ATTEMPTED)]
+
+
 def certified_text(outcome: dict[int, str], folder) -> str:
     """The audit's line on its certificates: how many rows that do not flip were
-    certified, where, and the first reason of those that were not."""
+    certified, where, how many a bound left untried and why, and the first reason of
+    those tried and not certified."""
     done = sum(1 for why in outcome.values() if not why)
     text = f"certificates: {done} of {len(outcome)} rows that do not flip, in {folder}"
-    missed = [why for why in outcome.values() if why]
+    skipped, missed = not_attempted(outcome), failed(outcome)
+    if skipped:
+        text += f"; {len(skipped)} {skipped[0]}"
     if missed:
         text += f" (not certified: {missed[0]}" + (" ..." if len(missed) > 1 else "") + ")"
     return text

@@ -46,6 +46,8 @@ RANK_TOLERANCE = 1e-3
 DATA_AWARE = "prob"  # the protected features' pairs: close to the data (docs/data-aware.md)
 # the box search's time to write a protected feature's proof (--certify-budget)
 CERTIFY_SECONDS = 120.0
+# how to have more audited rows certified than the report's budget leaves time for
+UNTRIED_HINT = "--certify-rows N tries the first N rows, whatever the time"
 
 
 @dataclass(frozen=True)
@@ -89,9 +91,17 @@ class ProtectedFinding:
     audit_rows: int = 0
     audit_table: list[dict] = field(default_factory=list)  # questions.audit.summary rows
     audit_error: str | None = None
-    # with --certificates: each audited row that does not flip -> "" (certified) or why not
+    # with --certificates: each audited row that does not flip and was tried -> ""
+    # (certified) or why not; the rows a bound (--certify-rows, the budget) left untried
+    # -> why, in audit_untried
     audit_certificates: dict[int, str] | None = None
+    audit_untried: dict[int, str] = field(default_factory=dict)
     audit_certificates_in: str | None = None  # their folder, FOLDER/FEATURE.rows
+
+    @property
+    def rows_to_certify(self) -> int:
+        """The audited rows that do not flip, with --certificates: each tried or not."""
+        return len(self.audit_certificates or {}) + len(self.audit_untried)
 
     @property
     def certificate(self) -> str | None:
@@ -162,8 +172,14 @@ class Report:
             missed = [why for why in (p.audit_certificates or {}).values() if why]
             if missed:
                 out.append(
-                    f"{len(missed)} of the {len(p.audit_certificates)} audited rows of "
+                    f"{len(missed)} of the {p.rows_to_certify} audited rows of "
                     f"{p.feature} that do not flip have no verified certificate: {missed[0]}."
+                )
+            if p.audit_untried:
+                out.append(
+                    f"{len(p.audit_untried)} of the {p.rows_to_certify} audited rows of "
+                    f"{p.feature} that do not flip were not tried for a certificate: "
+                    f"{next(iter(p.audit_untried.values()))} ({UNTRIED_HINT})."
                 )
         for r in self.ranking:
             proof = r.proof
@@ -227,12 +243,12 @@ def _x2_class(classes):
 
 def _audit(ens: Ensemble, data: str, feature: str, asked: dict, common: dict, rows_in) -> dict:
     """The row-level audit of ``feature``: ProtectedFinding's ``audit_*`` fields. ``rows_in``:
-    (folder, budget) of its rows' certificates (``FOLDER/FEATURE.rows``), when asked."""
+    how its rows are certified (``FOLDER/FEATURE.rows``), when asked: a RowCertificates."""
     certs = {}
     if rows_in is not None and not ens.is_regressor:  # a regressor's rows: no flip claim
         from .audit_certificates import rows_folder
 
-        certs = {"certificates": rows_folder(rows_in[0], feature), "certify_budget": rows_in[1]}
+        certs = {"certificates": rows_folder(rows_in.folder, feature), **rows_in.asked()}
     label, classes = common["label"], _x2_class(common["classes"])
     try:
         df = audit(ens, data, [feature], label=label, by=feature, classes=classes, **asked, **certs)
@@ -248,6 +264,28 @@ def _audit(ens: Ensemble, data: str, feature: str, asked: dict, common: dict, ro
         "audit_table": rows,
         "audit_certificates": df.attrs.get("certificates"),
     }
+
+
+@dataclass
+class RowCertificates:
+    """How a report's audited rows are certified: into ``folder``, ``budget`` seconds of
+    box search a row, and either the first ``rows`` of each protected feature (given) or
+    as many as the time until ``end`` (the report's budget, a time.time()) leaves, shared
+    by the features still to audit (``left``)."""
+
+    folder: Path
+    budget: float
+    rows: int | None
+    end: float
+    left: int
+
+    def asked(self) -> dict:
+        """audit()'s keywords for the next feature's rows (one feature fewer left)."""
+        kw = {"certify_budget": self.budget, "certify_rows": self.rows}
+        if self.rows is None:
+            kw["certify_timeout"] = max(0.0, self.end - time.time()) / max(1, self.left)
+        self.left -= 1
+        return kw
 
 
 def _check_data_file(data) -> None:
@@ -280,6 +318,7 @@ def report(
     note: Callable[[str], None] | None = None,
     certificates: str | Path | None = None,
     certify_budget: float = CERTIFY_SECONDS,
+    certify_rows: int | None = None,
 ) -> Report:
     """Gather an audit report of ``model`` on ``data`` (a CSV / Parquet path).
 
@@ -294,15 +333,16 @@ def report(
     answer is written there by the box search, within ``certify_budget`` seconds each,
     and checked by the independent checker (docs/certificates.md), and so is the upper
     bound of each ranked max gap (``FEATURE.max-gap.json``); the page says, per claim,
-    whether it was certified or why not. ``delta``: a regressor's protected features are
+    whether it was certified or why not, and each protected feature's audited rows that do
+    not flip (FOLDER/FEATURE.rows): the first ``certify_rows``, or as many as ``budget`` allows.
+    ``delta``: a regressor's protected features are
     asked for a change of at least ``delta`` (the prediction, not a probability: ``gap``
     does not apply), and each row for such a change. ``gap``: DEFAULT_GAP unless given
     (a multiclass model's protected features need a ratio given)."""
     t0 = time.time()
     say = note or (lambda _msg: None)
     _check_data_file(data)
-    if budget <= 0 or not math.isfinite(budget):
-        raise InputError(f"the budget must be a positive number of seconds, not {budget}")
+    _check_limits(budget, certify_rows)
     # a probability model answers the report's gaps as a binary classifier
     ens = read_as(load_model(model, details=details, data=data, label=label), False)
     load_data(data, ens, label)  # the data's columns checked before any solving
@@ -314,14 +354,11 @@ def report(
     refuse_repeats(names, "features")
     _check_classes(ens, protected or names, gap if protected else None, classes, bool(protected))
     gap = DEFAULT_GAP if gap is None else gap
-    rank_path = check_path = None
-    if results is not None:
-        rank_path, check_path = _results_paths(results)
+    rank_path, check_path = (None, None) if results is None else _results_paths(results)
     common = {"data": str(data), "label": label, "classes": classes, "progress": progress}
     # what a protected feature is asked: a classifier's gap, or a regressor's change
     asked = {"gap": gap} if delta is None else {"delta": delta}
-    if model_file is None and isinstance(model, str | Path):
-        model_file = model
+    model_file = model if model_file is None and isinstance(model, str | Path) else model_file
     with watching() as usage:  # the solvers that run, for the provenance
         ranking = _rank(ens, names, RANK_SHARE * budget, rank_path, common, say)
         found = []
@@ -329,7 +366,8 @@ def report(
             per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
             at = f"gap {gap:g}" if delta is None else f"a change of {delta:g}"
             say(f"report: checking {', '.join(protected)} at {at} ({per_check:.0f}s each)")
-            rows_in = None if certificates is None else (Path(certificates), certify_budget)
+            bounds = (certify_budget, certify_rows, t0 + budget, len(protected))
+            rows_in = None if certificates is None else RowCertificates(Path(certificates), *bounds)
             found = _protected(ens, protected, asked, per_check, check_path, common, say, rows_in)
         if certificates is not None:
             folder = Path(certificates)
@@ -351,6 +389,13 @@ def report(
         delta=delta,
         classes=_pair(classes),
     )
+
+
+def _check_limits(budget: float, certify_rows: int | None) -> None:
+    if budget <= 0 or not math.isfinite(budget):
+        raise InputError(f"the budget must be a positive number of seconds, not {budget}")
+    if certify_rows is not None and not (isinstance(certify_rows, int) and certify_rows > 0):
+        raise InputError(f"certify_rows must be a positive whole number, not {certify_rows!r}")
 
 
 def _check_change(ens: Ensemble, protected: list[str], delta: float | None) -> None:
@@ -412,8 +457,8 @@ def _ranked_feature(r: Result) -> str:
 def _protected(ens, protected, asked: dict, per_check, check_path, common, say, rows_in) -> list:
     """Each protected feature's global answer (data-aware: the pair shown is the likeliest
     under the data the time allows) and its row-level audit. ``asked``: the gap (or a
-    regressor's change, delta) of both; ``rows_in``: (folder, budget) of the audited rows'
-    certificates, or None."""
+    regressor's change, delta) of both; ``rows_in``: how the audited rows are certified
+    (a RowCertificates), or None."""
     checks = sweep(
         ens,
         features=protected,
@@ -428,10 +473,12 @@ def _protected(ens, protected, asked: dict, per_check, check_path, common, say, 
         say(f"report: auditing the rows of {common['data']} for {p}")
         f = ProtectedFinding(p, res, **_audit(ens, common["data"], p, asked, common, rows_in))
         if f.audit_certificates is not None:
-            from .audit_certificates import certified_text, rows_folder
+            from .audit_certificates import certified_text, rows_folder, split_untried
 
-            f.audit_certificates_in = str(rows_folder(rows_in[0], p))
-            say(f"report: {p}: {certified_text(f.audit_certificates, f.audit_certificates_in)}")
+            f.audit_certificates_in = str(rows_folder(rows_in.folder, p))
+            line = certified_text(f.audit_certificates, f.audit_certificates_in)
+            f.audit_certificates, f.audit_untried = split_untried(f.audit_certificates)
+            say(f"report: {p}: {line}" + (f" ({UNTRIED_HINT})" if f.audit_untried else ""))
         found.append(f)
     return found
 

@@ -13,7 +13,13 @@ from ..answers.phrases import NEVER_SPLITS, lower_text, upper_text
 from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
 from ..compiler.ensemble import bounds_from_data
-from ..questions.report import RANK_TOLERANCE, ProtectedFinding, Report, witness_found
+from ..questions.report import (
+    RANK_TOLERANCE,
+    UNTRIED_HINT,
+    ProtectedFinding,
+    Report,
+    witness_found,
+)
 from ..questions.software import DATA, MODEL, SEARCH, SOLVER, Library
 from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
@@ -362,14 +368,19 @@ def _audit_table(report: Report, f: ProtectedFinding) -> str:
 
 
 def _rows_certified(f: ProtectedFinding) -> str:
-    """With certificates asked: how many rows that do not flip were certified, and where."""
+    """With certificates asked: how many rows that do not flip were certified, and where;
+    how many a bound left untried, and why."""
     if f.audit_certificates is None:
         return ""
     done = sum(1 for why in f.audit_certificates.values() if not why)
+    untried = ""
+    if f.audit_untried:
+        why = next(iter(f.audit_untried.values()))
+        untried = e(f" {len(f.audit_untried)} were not tried: {why} ({UNTRIED_HINT}).")
     return (
-        f"<p>{done} of the {len(f.audit_certificates)} rows that do not flip are certified: "
+        f"<p>{done} of the {f.rows_to_certify} rows that do not flip are certified: "
         f"each row's proof is in <code>{e(f.audit_certificates_in or '')}/row-N.json</code> "
-        "(N the row's index in the data), checked by <code>treesens verify</code>.</p>"
+        f"(N the row's index in the data), checked by <code>treesens verify</code>.{untried}</p>"
     )
 
 

@@ -13,7 +13,15 @@ from ...questions.report import CERTIFY_SECONDS, DEFAULT_BUDGET, DEFAULT_GAP, re
 from ...views.progress import sweep_progress
 from ...views.report_html import render
 from .check import add_certify_budget_arg
-from .common import add_model_args, check_writable, load_from_args, log, number, positive_float
+from .common import (
+    add_model_args,
+    check_writable,
+    load_from_args,
+    log,
+    number,
+    positive_float,
+    positive_int,
+)
 
 HELP = "an HTML report: features ranked by max gap, protected features checked and audited"
 DESCRIPTION = """
@@ -69,6 +77,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "the page says which were certified, and lists those that were not",
     )
     add_certify_budget_arg(p, f"{CERTIFY_SECONDS:g}")
+    p.add_argument(
+        "--certify-rows",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --certificates: certify the first N audited rows that do not flip of each "
+        "protected feature, whatever the time (default: as many as the --budget leaves time "
+        "for; the page says how many were certified of how many, and why the rest were not)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress display")
 
 
@@ -102,6 +119,7 @@ def run(args) -> int:
         note=log,
         certificates=args.certificates,
         certify_budget=CERTIFY_SECONDS if args.certify_budget is None else args.certify_budget,
+        certify_rows=args.certify_rows,
     )
     out.write_text(render(rep), encoding="utf-8")
     log(f"report written to {out} ({rep.seconds:.0f}s)")
