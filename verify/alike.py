@@ -16,7 +16,7 @@ model's order, each once, in order) and their bounds as the domain states them
 (``[lb, ub]`` each, numbers or ``"inf"`` / ``"-inf"``). The checker requires both to be
 the certificate's own (``question.vary`` and ``question.domain``), then walks every tree
 from its root over the domain, routing each feature's values as the library routes them
-(check.py ``Checker._route``: its test, NaN's side, LightGBM's zero band, category
+(pair_space.py ``PairSpace._route``: its test, NaN's side, LightGBM's zero band, category
 codes), down both sides of a node on a shared feature (each side with the values it
 gets) and, at every node it reaches on a varied feature, requires all of that feature's
 domain on one side. The walk does not depend on the box: the step holds wherever it

@@ -94,7 +94,7 @@ def folded(model: Model, groups: list[Group]) -> Model:
 
 
 def _restated(model: Model, t: Tree, user: list[int], of: dict, names: list[str]) -> Tree:
-    from .check import goes_left  # the library's routing of one value
+    from .pair_space import goes_left  # the library's routing of one value
 
     feature = list(t.feature)
     cats: list[frozenset[int] | None] = (

@@ -21,7 +21,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .models import Model, ModelError, Tree, sklearn_names
+from .models import Model, ModelError, Tree
+from .models_sklearn import sklearn_names
 
 
 def read_hgb(est) -> Model:

@@ -37,7 +37,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .models import Model, ModelError, Tree, load_skops, sklearn_model
+from .models import Model, ModelError, Tree
+from .models_sklearn import load_skops, sklearn_model
 
 PER_COLUMN = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "SimpleImputer")
 ENCODERS = ("OneHotEncoder", "OrdinalEncoder")  # each column from one input's category
@@ -299,7 +300,7 @@ def _restated(
     inner: Model,
     nan_images: dict | None = None,
 ) -> Tree:
-    from .check import goes_left  # the final model's routing of one value
+    from .pair_space import goes_left  # the final model's routing of one value
 
     feature, threshold = list(t.feature), list(t.threshold)
     cats: list[frozenset[int] | None] = [None] * len(feature)

@@ -54,7 +54,7 @@ def library_raw(
 
         return scores
     if library == "lightgbm":
-        from .models import lightgbm_booster
+        from .models_lightgbm import lightgbm_booster
 
         lgb = lightgbm_booster(path)
         # random-forest mode: raw_score is the sum over iterations, the model's score

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .models import Model, ModelError, load_skops
+from .models import Model, ModelError
+from .models_sklearn import load_skops
 from .replay import RawScores, per_output
 
 

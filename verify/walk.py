@@ -1,6 +1,6 @@
 """The checker's walk of a proof, with the leaves each box meets carried down the tree.
 
-``Checker.run`` (check.py) recomputes, at every pruned box, which boxes of the row's
+``Checker.run`` (box_checks.py) recomputes, at every pruned box, which boxes of the row's
 table (leaves, or leaf pairs) meet it, over every column the box narrows. The walk here
 checks the same steps with the same rules and messages, but keeps, per box of the
 proof, the indices of the table boxes that meet it: a split changes one column, so a
@@ -19,11 +19,13 @@ from array import array
 
 import numpy as np
 
+from .verdict import Verdict, covering, prune_refusal
+
 INF = math.inf
 
 
 class LiveTable:
-    """A row's table (check.py ``_Table``) read by columns, with each tree's first box:
+    """A row's table (box_checks.py ``_Table``) read by columns, with each tree's first box:
     the boxes meeting a box of the proof are an array of indices (in table order),
     narrowed a column at a time."""
 
@@ -159,8 +161,6 @@ class Walker:
     def run(self, proof: list, rows: dict):
         """``Checker.run``'s walk (the same checks, the same verdicts and messages), with
         each box's live table boxes carried from its parent."""
-        from .check import Verdict, covering, prune_refusal  # check.py imports this module
-
         ch = self.ch
         threshold = {name: r.rhs - ch.eps * r.weight for name, r in rows.items()}
         tol = {name: ch.eps * r.weight for name, r in rows.items()}

@@ -1,6 +1,6 @@
 """Library code stays in small pieces: no function over 90 lines, no file over 750 lines
-(library = every layer of tests/package/test_layers.py), and no layer holds more than 30%
-of the library's lines."""
+(library = every layer of tests/package/test_layers.py, and verify/, the checker that
+stands apart from them), and no layer holds more than 30% of the library's lines."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from treesens.tests.package.layers import LAYERS as LIBRARY
+from treesens.tests.package.layers import LAYERS
+
+LIBRARY = (*LAYERS, "verify")  # the checker of certificates keeps the rules too
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LAYER_SHARE = 0.30

@@ -49,7 +49,7 @@ def claiming_gap(gap: float):
 
 def checker_raw(m, row) -> float:
     """A row's raw score as the checker's model ``m`` reads it (``goes_left`` per node)."""
-    from treesens.verify.check import goes_left
+    from treesens.verify.pair_space import goes_left
 
     out = m.offset
     for t in m.trees:

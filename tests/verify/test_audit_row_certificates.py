@@ -315,7 +315,7 @@ def test_the_checker_walks_a_tree_that_reads_no_feature_of_F_along_the_row_s_pat
     """x2 is the row outside F: in a tree that reads no feature of F, the checker routes
     x2 one node a level (at most the tree's depth), not through every node of the tree."""
     xgb = pytest.importorskip("xgboost")
-    from treesens.verify.check import Checker
+    from treesens.verify.box_checks import Checker
     from treesens.verify.models import read_model
 
     X, y = _toy(2, 400)

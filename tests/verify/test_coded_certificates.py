@@ -20,8 +20,8 @@ from treesens.readers.details import declare
 from treesens.tests.oracle import brute_force_sensitive
 from treesens.tests.verify.tampering import drop_last_box, tampered
 from treesens.verify import verify_file
-from treesens.verify.check import goes_left
 from treesens.verify.models import Model, read_model
+from treesens.verify.pair_space import goes_left
 
 KINDS = [
     "xgboost",
@@ -154,7 +154,7 @@ def test_the_checkers_model_routes_hgb_categorical_splits_as_scikit_learn_does()
     functools.partial, which neither treesens nor the checker trusts in a .skops file)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from treesens.verify.models import sklearn_model
+    from treesens.verify.models_sklearn import sklearn_model
 
     X, y = _frame()
     Xn = X.assign(f0=X["f0"].astype(float))
@@ -175,7 +175,7 @@ def test_the_checkers_model_routes_a_multiclass_or_regressor_hgbs_categorical_sp
     categorical_features: per output, the checker's raw scores are scikit-learn's."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
-    from treesens.verify.models import sklearn_model
+    from treesens.verify.models_sklearn import sklearn_model
 
     X, y = _frame()
     Xn = X.assign(f0=X["f0"].astype(float))
@@ -407,7 +407,7 @@ def test_a_categorical_feature_that_may_be_missing_is_certified(tmp_path):
 def test_a_nan_only_part_of_a_coded_column_passes_a_second_node_on_it():
     """Every code goes left at the root, NaN right, into a second categorical node on the
     same feature: NaN alone reaches it, and its default side's leaf is reachable."""
-    from treesens.verify.check import Checker
+    from treesens.verify.box_checks import Checker
     from treesens.verify.models import Tree
 
     tree = Tree(

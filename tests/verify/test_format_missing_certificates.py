@@ -22,8 +22,8 @@ from treesens.readers.details import declare
 from treesens.tests.oracle import brute_force_sensitive
 from treesens.tests.verify.tampering import checker_raw, drop_last_box, tampered
 from treesens.verify import verify_file
-from treesens.verify.check import goes_left
 from treesens.verify.models import Model, ModelError, read_model
+from treesens.verify.pair_space import goes_left
 
 KINDS = ["dump-json", "dump-text", "catboost-min", "catboost-max", "onnx-xgboost", "onnx-hgb"]
 LIBRARY = {"dump": "xgboost-dump", "catboost": "catboost", "onnx": "onnx"}

@@ -234,7 +234,7 @@ def test_a_report_on_one_hot_data_certifies_its_inferred_groups_answers(xgb, tmp
 def _walk(model, row: list[float]) -> float:
     """A row's raw score as the checker's model reads it: each tree walked with
     ``goes_left``, the rule it routes boxes with."""
-    from treesens.verify.check import goes_left
+    from treesens.verify.pair_space import goes_left
 
     out = model.offset
     for t in model.trees:

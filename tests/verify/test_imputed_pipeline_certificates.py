@@ -19,8 +19,8 @@ from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import binary_gap_reached, cell_grid
 from treesens.tests.verify.tampering import drop_last_box, tampered
 from treesens.verify import verify_file
-from treesens.verify.check import goes_left
 from treesens.verify.models_pipeline import read_pipeline
+from treesens.verify.pair_space import goes_left
 
 GAPS = (0.3, 0.4)
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from treesens.verify import verify_file
-from treesens.verify.check import goes_left
 from treesens.verify.models import ModelError, read_model
+from treesens.verify.pair_space import goes_left
 
 
 def _stump(path, cast_to: int, output: list | None = None) -> None:

@@ -21,7 +21,7 @@ from treesens.questions.query_build import make_query
 from treesens.questions.sweep import table_rows
 from treesens.questions.sweep_certs import SweepCertificates
 from treesens.tests.conftest import treesens_here
-from treesens.verify.check import Verdict
+from treesens.verify.verdict import Verdict
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = REPO / "examples" / "breast_cancer_xgb.json"

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from treesens.verify.check import Domain
+from treesens.verify.domain import Domain
 from treesens.verify.relations import relation_refusal
 
 OPS = {

@@ -20,7 +20,8 @@ from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.verify.tampering import tampered
 from treesens.tests.verify.test_coded_certificates import _model, _train
 from treesens.verify import verify_file
-from treesens.verify.check import EMPTY, INF, Checker
+from treesens.verify.box_checks import Checker
+from treesens.verify.domain import EMPTY, INF
 from treesens.verify.models import Model, Tree
 
 

@@ -124,7 +124,7 @@ def test_the_checkers_replay_gives_the_trees_raw_scores(near_miss):
 
 
 def _checker_raw(m, x) -> float:
-    from treesens.verify.check import goes_left
+    from treesens.verify.pair_space import goes_left
 
     out = m.offset
     for t in m.trees:
@@ -270,7 +270,7 @@ def test_the_replay_gives_every_outputs_raw_score_as_the_checkers_model_sums_it(
 
 
 def _checker_output(m, x, k: int) -> float:
-    from treesens.verify.check import goes_left
+    from treesens.verify.pair_space import goes_left
 
     out = m.offset_of(k)
     for t in m.trees:

@@ -115,17 +115,17 @@ def test_a_bound_beyond_float32_rounds_to_its_float32_neighbour_without_a_warnin
 
     import numpy as np
 
-    from treesens.verify.check import _f32_down, _f32_up
+    from treesens.verify.rounding import f32_down, f32_up
 
     top = float(np.finfo(np.float32).max)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an overflow warning would reach verify's stderr
-        assert (_f32_down(1e308), _f32_up(1e308)) == (top, float("inf"))
-        assert (_f32_down(-1e308), _f32_up(-1e308)) == (float("-inf"), -top)
+        assert (f32_down(1e308), f32_up(1e308)) == (top, float("inf"))
+        assert (f32_down(-1e308), f32_up(-1e308)) == (float("-inf"), -top)
 
 
 def _random_table(rng, boxes: int, trees: int):
-    from treesens.verify.check import _Table
+    from treesens.verify.box_checks import _Table
 
     lo = rng.choice([-np.inf, 0.0, 1.0, 2.0, np.nan, np.inf], size=(boxes, 2))
     hi = rng.choice([-np.inf, 1.0, 2.0, 3.0, np.nan, np.inf], size=(boxes, 2))
