@@ -20,7 +20,7 @@ from .pair_space import LeafBoxes, PairSpace, no_boxes
 from .relations import relation_refusal
 from .rounding import before
 from .verdict import Verdict, covering, prune_refusal
-from .walk import misshapen_step, split_column
+from .walk import misshapen_step, split_sides
 
 # steps that close a box without a bound: a replay, ``alike``, ``relation``
 SETTLED = ("replay", "alike", "relation")
@@ -122,16 +122,10 @@ class Checker(PairSpace):
             if shape is not None:
                 return Verdict(False, shape)
             if step[0] == "split":
-                c = split_column(step, len(box))
-                if c is None:
-                    return Verdict(
-                        False, f"step {i}: a split on no column of the pair space {step!r}"
-                    )
-                sides = self._split_box(box[c], c, step[2])
-                if sides is None:
-                    return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
-                no_box, yes_box = list(box), list(box)
-                yes_box[c], no_box[c] = sides
+                split = split_sides(self, box, i, step)
+                if isinstance(split, Verdict):
+                    return split
+                _, _, no_box, yes_box = split
                 stack.append(no_box)
                 stack.append(yes_box)
                 continue

@@ -192,16 +192,10 @@ class Walker:
             if shape is not None:
                 return Verdict(False, shape)
             if step[0] == "split":
-                c = split_column(step, len(box))
-                if c is None:
-                    return Verdict(
-                        False, f"step {i}: a split on no column of the pair space {step!r}"
-                    )
-                sides = ch._split_box(box[c], c, step[2])
-                if sides is None:
-                    return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
-                no_box, yes_box = list(box), list(box)
-                yes_box[c], no_box[c] = sides
+                split = split_sides(ch, box, i, step)
+                if isinstance(split, Verdict):
+                    return split
+                c, sides, no_box, yes_box = split
                 cut = [self._narrowing(c, side) for side in sides]
                 kids = [
                     t.split(s, c, cut) if needs[i] >> k & 1 else (None, None)
@@ -241,6 +235,20 @@ def split_column(step: list, columns: int) -> int | None:
     c = step[1] if len(step) == 3 else None
     ok = isinstance(c, int) and not isinstance(c, bool) and 0 <= c < columns
     return c if ok else None
+
+
+def split_sides(ch, box: list, i: int, step: list) -> tuple[int, tuple, list, list] | Verdict:
+    """A "split" step of ``box``: its column, the column's two sides and the two boxes
+    (no, yes), or the verdict rejecting step i."""
+    c = split_column(step, len(box))
+    if c is None:
+        return Verdict(False, f"step {i}: a split on no column of the pair space {step!r}")
+    sides = ch._split_box(box[c], c, step[2])
+    if sides is None:
+        return Verdict(False, f"step {i}: a split this column cannot take {step!r}")
+    no_box, yes_box = list(box), list(box)
+    yes_box[c], no_box[c] = sides
+    return c, sides, no_box, yes_box
 
 
 def subtree_needs(proof: list, at: dict[str, int]) -> list[int]:
