@@ -238,8 +238,12 @@ def compile_seconds(proof: bool = False) -> float:
     """What the next search compiles, about (seconds of CPU): ``COMPILE_SECONDS`` for the
     kernel, and with ``proof`` ``PROOF_COMPILE_SECONDS`` for a proof's rebuild kernels,
     each where it is ``cold`` (0: all ready)."""
-    search, rebuild = cold(proof)
-    return COMPILE_SECONDS * search + PROOF_COMPILE_SECONDS * rebuild
+    return _seconds(*cold(proof))
+
+
+def _seconds(search: bool, proof: bool) -> int:
+    """Compiling the kernel (``search``) and a proof's rebuild kernels (``proof``), about."""
+    return COMPILE_SECONDS * search + PROOF_COMPILE_SECONDS * proof
 
 
 def cold(proof: bool = False) -> tuple[bool, bool]:
@@ -335,9 +339,8 @@ def compiling_line(search: bool = True, proof: bool = False) -> str:
         (True, True): "the box search's kernels and those rebuilding a certificate's proof",
         (False, True): "the kernels rebuilding a certificate's proof",
     }[search, proof]
-    seconds = COMPILE_SECONDS * search + PROOF_COMPILE_SECONDS * proof
     return (
-        f"max gap: compiling {what}, once per install: about {seconds} s of CPU, longer on "
+        f"max gap: compiling {what}, once per install: about {_seconds(search, proof)} s of CPU, longer on "
         "a busy machine (not counted in the time limit)"
     )
 
