@@ -129,6 +129,13 @@ def spelled(python: str, flag: str) -> str:
     return flag if _SPOKEN.get() == COMMAND_LINE else python
 
 
+def setting(keyword: str, value) -> str:
+    """A setting and the value a user gave it, as their interface spells it: ``above=0.3``
+    or, on the command line, ``--above 0.3`` (a number as ``:g`` writes it)."""
+    v = f"{value:g}" if isinstance(value, float) else str(value)
+    return spelled(f"{keyword}={v}", f"--{keyword.replace('_', '-')} {v}")
+
+
 class TreesensWarning(UserWarning):
     """Something a user should know that does not stop the run (the CLI prints it as one
     line: ``treesens: warning: ...``)."""

@@ -20,7 +20,7 @@ from .ensemble import (
     bounds_data_file,
     logit,
 )
-from .errors import FEATURES, InputError, closest, spelled
+from .errors import FEATURES, InputError, closest, setting, spelled
 from .link_change import MIN_SIGMOID_DELTA, NONLINEAR_LINKS, LinkChange, link_change
 from .plan import DEFAULT_PASSES, KANT_PASSES, PASS_NAMES, Plan  # noqa: F401 - re-exported
 from .question import (  # noqa: F401 - re-exported: the question's types
@@ -118,7 +118,11 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
     if ens.is_regressor:
         return _regression_condition(ens, q)
     if q.threshold is not None:
-        raise InputError("above / below (the threshold form) are for regressors; give a gap")
+        a, b = q.threshold
+        raise InputError(
+            f"{setting('above', a)} {setting('below', b)}: the threshold form is for "
+            f"regressors; give a gap ({spelled('gap=G', '--gap G')})"
+        )
     if q.delta is not None:
         raise delta_for_a_classifier()
     g = q.gap
@@ -190,7 +194,7 @@ def _regression_condition(ens: Ensemble, q: Query) -> Condition:
             f"{spelled('above=A, below=B', '--above A --below B')} (f(x1) >= A and f(x2) <= B)"
         )
     if q.classes is not None:
-        raise InputError("classes are for classifiers; a regressor has one prediction")
+        raise _classes_for_a_regressor(q.classes)
     a, b = q.threshold
     hi, lo = raw_of(ens, a, "above"), raw_of(ens, b, "below")
     rows = ((((1.0,), hi),), (((-1.0,), -lo),))
@@ -207,9 +211,13 @@ def change_condition(ens: Ensemble, q: Query) -> Condition:
     if not ens.is_regressor:
         raise delta_for_a_classifier()
     if q.threshold is not None:
-        raise InputError("give either delta or the threshold form (above, below), not both")
+        a, b = q.threshold
+        raise InputError(
+            f"{setting('above', a)} {setting('below', b)} and {setting('delta', q.delta)}: "
+            "give either a change (delta) or the threshold form, not both"
+        )
     if q.classes is not None:
-        raise InputError("classes are for classifiers; a regressor has one prediction")
+        raise _classes_for_a_regressor(q.classes)
     d = q.delta
     direction = q.direction
     if direction == EITHER and symmetric(q):
@@ -264,6 +272,14 @@ def symmetric(q: Query) -> bool:
     return not q.relations and all(set(b.copies) == {1, 2} for b in q.bounds)
 
 
+def _classes_for_a_regressor(classes) -> InputError:
+    """Classes asked of a regressor, named with the value given."""
+    given = ",".join(str(c) for c in classes)
+    return InputError(
+        f"{setting('classes', given)}: classes are for classifiers; a regressor has one prediction"
+    )
+
+
 def check_delta(delta, direction: str) -> tuple[float, str]:
     """A change's size and direction, checked (delta > 0 and finite)."""
     try:
@@ -277,15 +293,20 @@ def check_delta(delta, direction: str) -> tuple[float, str]:
     return d, direction
 
 
+def _named(name: str, v: float) -> str:
+    """A prediction named in a message: a threshold's end as the user's setting."""
+    return setting(name, v) if name in ("above", "below") else f"{name} {v:g}"
+
+
 def raw_of(ens: Ensemble, v: float, name: str) -> float:
     """The raw score whose prediction is ``v`` (the link is increasing)."""
     if ens.link == EXP:
         if v <= 0:
-            raise InputError(f"{name} {v:g}: this model's predictions (exp link) are positive")
+            raise InputError(f"{_named(name, v)}: this model's predictions (exp link) are positive")
         return math.log(v)
     if ens.link == SIGMOID:
         if not 0 < v < 1:
-            raise InputError(f"{name} {v:g}: this model's predictions (sigmoid) lie in (0, 1)")
+            raise InputError(f"{_named(name, v)}: this model's predictions (sigmoid) lie in (0, 1)")
         return logit(v)
     return float(v)
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from ..backends.registry import BACKENDS, get_info, is_search_method, require_installed
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest, spelled
+from ..compiler.errors import InputError, closest, setting, spelled
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import check_kind
 from ..compiler.options import (
@@ -122,13 +122,17 @@ def gap_of(gap, margin_gap, default: Gap) -> Gap:
     """The gap a user gives as a probability gap or a margin gap (not both; neither:
     ``default``), a finite number: for a query and an audit alike."""
     if gap is not None and margin_gap is not None:
-        raise InputError("give either a probability gap or a margin gap, not both")
+        raise InputError(
+            f"{setting('gap', gap)} and {setting('margin_gap', margin_gap)}: give either a "
+            "probability gap or a margin gap, not both"
+        )
     if margin_gap is not None:
         g = Gap(as_number(margin_gap, "margin gap"), "margin")
     else:
         g = default if gap is None else Gap(as_number(gap, "gap"), "prob")
     if not math.isfinite(g.value):
-        raise InputError(f"gap {g.value} is not a finite number")
+        what = "gap" if g.kind == "prob" else "margin gap"
+        raise InputError(f"{what} {g.value} is not a finite number")
     return g
 
 
@@ -138,32 +142,62 @@ A_BELOW_B = (
 )
 
 
-def threshold_of(above, below, given_gap: bool) -> tuple[float, float] | None:
-    """A regressor's threshold form f(x1) >= above, f(x2) <= below (both or neither)."""
+def _gap_given(gap, margin_gap) -> str | None:
+    """The gap a user gave, as their interface spells it (None: none)."""
+    if gap is not None:
+        return setting("gap", gap)
+    return None if margin_gap is None else setting("margin_gap", margin_gap)
+
+
+def threshold_of(above, below, gap_given: str | None) -> tuple[float, float] | None:
+    """A regressor's threshold form f(x1) >= above, f(x2) <= below (both or neither);
+    ``gap_given``: the gap the user also gave, as :func:`_gap_given` spells it."""
     if above is None and below is None:
         return None
     if above is None or below is None:
-        raise InputError("the threshold form needs both: above A (f(x1) >= A) and below B")
-    if given_gap:
-        raise InputError("give either a gap or the threshold form (above, below), not both")
+        given, missing = ("below", "above A") if above is None else ("above", "below B")
+        raise _half_threshold(given, below if above is None else above, missing)
     a, b = as_number(above, "above"), as_number(below, "below")
-    if not (math.isfinite(a) and math.isfinite(b)):
-        raise InputError(f"above {a:g} and below {b:g} must be finite numbers")
+    if gap_given:
+        raise InputError(
+            f"{gap_given} and {setting('above', a)} {setting('below', b)}: give either a gap "
+            "or the threshold form, not both"
+        )
+    for keyword, v in (("above", a), ("below", b)):
+        if not math.isfinite(v):
+            raise InputError(f"{setting(keyword, v)} must be a finite number")
     if a < b:
         raise InputError(
-            f"the threshold form needs above >= below (got {a:g} < {b:g}): {A_BELOW_B}"
+            f"{setting('above', a)} and {setting('below', b)}: the threshold form needs "
+            f"above >= below ({A_BELOW_B})"
         )
     return a, b
 
 
-def delta_of(delta, direction, given_gap: bool, threshold) -> tuple[float | None, str]:
+def _half_threshold(keyword: str, value, missing: str) -> InputError:
+    """One end of the threshold form given without the other, as one InputError."""
+    other = setting(*missing.split())
+    return InputError(
+        f"{setting(keyword, value)} needs {other} too: the threshold form asks both, "
+        "f(x1) >= A and f(x2) <= B"
+    )
+
+
+def delta_of(delta, direction, gap_given: str | None, threshold) -> tuple[float | None, str]:
     """A regressor's change by at least delta, and its direction (default either)."""
     if delta is None:
         if direction is not None:
-            raise InputError("direction goes with delta (the predictions differ by at least D)")
+            raise InputError(
+                f"{setting('direction', direction)} goes with {setting('delta', 'D')} (the "
+                "predictions differ by at least D)"
+            )
         return None, EITHER
-    if given_gap or threshold is not None:
-        raise InputError("give one of: a gap, the threshold form (above, below), or delta")
+    if gap_given or threshold is not None:
+        other = gap_given or f"{setting('above', threshold[0])} {setting('below', threshold[1])}"
+        raise InputError(
+            f"{other} and {setting('delta', delta)}: give one of a gap, the threshold form "
+            "(above, below) or a change (delta), not both"
+        )
     return check_delta(delta, EITHER if direction is None else direction)
 
 
@@ -222,8 +256,9 @@ def make_question(
     vary = tuple(vary)
     refuse_repeats(vary, vary_keyword)
     g = gap_of(gap, margin_gap, Gap(0.2, "prob", given=False))
-    threshold = threshold_of(above, below, given_gap=gap is not None or margin_gap is not None)
-    change = delta_of(delta, direction, gap is not None or margin_gap is not None, threshold)
+    gap_given = _gap_given(gap, margin_gap)
+    threshold = threshold_of(above, below, gap_given)
+    change = delta_of(delta, direction, gap_given, threshold)
     if isinstance(classes, str):
         classes = tuple(c.strip() for c in classes.split(","))
         if len(classes) != 2:

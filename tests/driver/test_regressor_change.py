@@ -218,13 +218,13 @@ def test_delta_must_be_a_finite_number_above_zero(delta):
 
 def test_delta_with_a_threshold_form_is_refused():
     _, ens = _model("xgboost")
-    with pytest.raises(InputError, match="give one of"):
+    with pytest.raises(InputError, match=r"above=1 below=0 and delta=1: give one of"):
         treesens.check(ens, vary=["f0"], delta=1.0, above=1.0, below=0.0)
 
 
 def test_direction_without_delta_is_refused():
     _, ens = _model("xgboost")
-    with pytest.raises(InputError, match="direction goes with delta"):
+    with pytest.raises(InputError, match="direction=up goes with delta=D"):
         treesens.check(ens, vary=["f0"], above=1.0, below=0.0, direction="up")
 
 

@@ -104,6 +104,34 @@ def test_a_delta_out_of_range_is_named_by_its_flag(capsys):
     ]
 
 
+GAMMA = str(EXAMPLES / "gamma_stump.json")  # a regressor (exp link)
+
+
+@pytest.mark.parametrize(
+    "model, flags, said",
+    [
+        (GAMMA, ["--above", "0.3", "--below", "0.5"], "--above 0.3 and --below 0.5: "),
+        (GAMMA, ["--above", "1.5"], "--above 1.5 needs --below B too"),
+        (GAMMA, ["--below", "2"], "--below 2 needs --above A too"),
+        (GAMMA, ["--above", "3", "--below", "2", "--gap", "0.2"], "--gap 0.2 and --above 3"),
+        (
+            GAMMA,
+            ["--above", "3", "--below", "2", "--delta", "1"],
+            "--above 3 --below 2 and --delta",
+        ),
+        (GAMMA, ["--direction", "up"], "--direction up goes with --delta D"),
+        (GAMMA, ["--above", "-1", "--below", "-2"], "--above -1: this model's predictions"),
+        (GAMMA, ["--delta", "1", "--classes", "0,1"], "--classes 0,1: classes are for classifiers"),
+        (MODEL, ["--above", "0.6", "--below", "0.4"], "--above 0.6 --below 0.4: the threshold"),
+    ],
+)
+def test_a_conflicting_or_out_of_range_flag_is_named_with_its_value(model, flags, said, capsys):
+    vary = "a" if model == GAMMA else "mean_texture"
+    assert main(["check", model, "--vary", vary, *flags]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.startswith(f"treesens: error: {said}")
+
+
 def test_a_misspelt_by_column_gets_a_did_you_mean(capsys):
     args = ["audit", MODEL, "--data", ROWS, "--vary", "mean_texture", "--by", "lable"]
     assert main(args) == 2
