@@ -103,8 +103,8 @@ def _raw_candidates(ens: Ensemble, feat: Feature, thresholds: list[float]) -> li
         ]
     if thresholds:
         out += [math.floor(thresholds[0]) - 1.0, math.ceil(thresholds[-1]) + 1.0]
-    else:
-        out += [0.0]
+    else:  # a feature no split reads: two values, for a pair under x1.f < x2.f
+        out += [0.0, 1.0]
     for b in (feat.lb, feat.ub):
         if math.isfinite(b):
             out += [b, math.ceil(b), math.floor(b)]

@@ -112,7 +112,9 @@ def candidate_values(ens: Ensemble, f: int) -> list[float]:
     if feat.kind == "categorical" or codes:
         top = max(codes | {int(math.ceil(t)) for t in numeric if abs(t) < 1e6} | {0})
         n_cat = len(feat.categories) if feat.categories else 0
-        raw += [float(c) for c in range(-1, max(top, n_cat - 1) + 2)]
+        # two codes past the last any split lists: where the splits list every code below
+        # it, a pair of unlisted codes under x1.c < x2.c takes both
+        raw += [float(c) for c in range(-1, max(top, n_cat - 1) + 3)]
     for b in (feat.lb, feat.ub):
         if math.isfinite(b):
             raw += [b, float(math.floor(b)), float(math.ceil(b))]
@@ -127,9 +129,18 @@ def candidate_values(ens: Ensemble, f: int) -> list[float]:
             out.append(c)
         elif _admissible(feat, v):  # a bound whose float32 lies past it (-0.2 of [-0.2, 1])
             out.append(v)
+        if _in_zero_band(ens, v) and _admissible(feat, v):  # read as 0, an input of its own
+            out.append(v)
     if feat.may_be_missing:
         out.append(math.nan)
     return out
+
+
+def _in_zero_band(ens: Ensemble, v: float) -> bool:
+    """Whether ``v`` is a value of LightGBM's zero band other than 0, which the library
+    reads as 0 (``cast_value``) but which is an input of its own: a pair under x1.f < x2.f
+    may take two of them."""
+    return ens.cast == "float64z" and v != 0.0 and abs(v) <= ZERO_BAND
 
 
 def feature_values(ens: Ensemble, f: int) -> list[float]:
