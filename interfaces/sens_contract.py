@@ -15,7 +15,7 @@ from ..compiler.options import timeout_problem
 from ..compiler.query import Query
 from ..language import Expect, SensFile, load_queries
 from ..language.audit_block import AuditPlan
-from ..questions.audit import by_column, frame_from_results
+from ..questions.audit import by_column, frame_from_results, row_bounds
 from ..questions.certify import certify_answer
 from ..questions.certify_recorded import recording_for
 from ..questions.contract import (
@@ -85,15 +85,21 @@ def run_contract(
     certificates: str | Path | None = None,
     on_start: Callable[[str], None] | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
+    certify_rows: int | None = None,
+    certify_timeout: float | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> list[Outcome]:
     """Judge every expectation of ``sf`` (or of one block): its queries' in file order,
     then its audits'. ``timeout`` overrides every query's time limit and every audit's
     time per row; ``certificates``: a folder where each passing expectation proven by an
     insensitive answer (``insensitive``, ``max gap``) gets its certificate
-    (docs/certificates.md); ``on_start(block name)`` / ``on_outcome(outcome)`` see each
-    one begin and end."""
+    (docs/certificates.md), and so does each audited row that does not flip: of each
+    audit block, the first ``certify_rows`` and those begun within ``certify_timeout``
+    seconds (default: all), ``note`` getting a progress line on a long run;
+    ``on_start(block name)`` / ``on_outcome(outcome)`` see each one begin and end."""
     if timeout is not None and timeout_problem(timeout):
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
+    rows_bounds = {**row_bounds(certify_rows, certify_timeout), "progress": note}
     queries = contract_queries(sf, query)
     plans = contract_audits(sf, query)
     if not queries and not plans:
@@ -117,7 +123,7 @@ def run_contract(
             on_start(plan.name)
         exp = expectation_of(sf.expectations[plan.name])
         folder = Path(certificates) if certificates is not None else None
-        out = _audit_outcome(sf, plan, exp, timeout, memory_mb, folder)
+        out = _audit_outcome(sf, plan, exp, timeout, memory_mb, folder, rows_bounds)
         outcomes.append(out)
         if on_outcome is not None:
             on_outcome(out)
@@ -151,11 +157,13 @@ def _audit_outcome(
     timeout: float | None,
     memory_mb: int | None,
     folder: Path | None = None,
+    rows_bounds: dict | None = None,
 ) -> Outcome:
     """An audit's verdict; refused for memory, an "error" as a refused query's is. With
     a ``folder``, each row that does not flip gets its certificate in ``FOLDER/NAME.rows``
     (questions/audit_certificates.py, as ``treesens audit --certificates`` writes them),
-    within the block's time per row each; the outcome's ``certificate`` says how many."""
+    within the block's time per row each and ``rows_bounds`` (certify_rows's ``limit``,
+    ``seconds`` and ``progress``); the outcome's ``certificate`` says how many."""
     t0 = time.time()
     ens = sf.ensemble
     try:
@@ -168,11 +176,14 @@ def _audit_outcome(
     detail = audit_report(ens, replace(plan, by=by), lines, seconds)
     out = audit_outcome(plan.name, exp, df, plan.spec.vary, seconds, detail)
     if folder is not None:
-        out.certificate = _row_certificates(sf, plan, lines, folder, timeout, memory_mb)
+        bounds = rows_bounds or {}
+        out.certificate = _row_certificates(sf, plan, lines, folder, timeout, memory_mb, bounds)
     return out
 
 
-def _row_certificates(sf: SensFile, plan: AuditPlan, lines, folder: Path, timeout, memory_mb):
+def _row_certificates(
+    sf: SensFile, plan: AuditPlan, lines, folder: Path, timeout, memory_mb, bounds: dict
+):
     """An audit block's rows that do not flip, certified (``_audit_outcome``): the line
     saying how many, where."""
     from ..questions.audit_certificates import certified_text, certify_rows, rows_folder
@@ -181,7 +192,9 @@ def _row_certificates(sf: SensFile, plan: AuditPlan, lines, folder: Path, timeou
     budget = timeout if timeout is not None else plan.run.timeout_per_row
     X = plan.data.X
     ens = sf.ensemble
-    outcome = certify_rows(ens, plan.spec, X, lines, where, sf.model_path, budget, memory_mb)
+    outcome = certify_rows(
+        ens, plan.spec, X, lines, where, sf.model_path, budget, memory_mb, **bounds
+    )
     return certified_text(outcome, where)
 
 

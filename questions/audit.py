@@ -252,6 +252,7 @@ def audit(
     certify_budget: float | None = None,
     certify_rows: int | None = None,
     certify_timeout: float | None = None,
+    certify_progress=None,
 ):
     """Which rows of ``data`` get another confident decision when only ``vary`` changes?
 
@@ -280,16 +281,17 @@ def audit(
 
     ``memory_mb``: the memory limit, as ``check``'s (questions/memory.py): a model whose
     estimate passes it (or the default limit) is refused before any row is answered
-    (MemoryRefused, saying so in one line).
+    (MemoryRefused, in one line).
 
     ``certificates``: a folder; each row that does not flip gets its certificate there,
     ``row-N.json``, by the box search within ``certify_budget`` seconds (default
     ``timeout_per_row``), checked by the independent checker, as ``treesens audit
     --certificates`` writes them (questions/audit_certificates.py, docs/certificates.md);
-    ``df.attrs["certificates"]`` maps each such row to "" (certified and verified) or why
-    not. The model is given as its file, or loaded from one (the checker reads it).
-    ``certify_rows``: at most that many rows certified (the first); ``certify_timeout``:
-    rows begun only for that many seconds; a row either leaves is "not attempted: ...".
+    ``df.attrs["certificates"]``: each such row -> "" (certified and verified) or why not.
+    The model is given as its file, or loaded from one (the checker reads it).
+    ``certify_rows``: at most the first that many rows; ``certify_timeout``: rows begun
+    only for that many seconds (either leaves a row "not attempted: ...");
+    ``certify_progress`` (a callable): a line on how far they got, on a long run.
 
     >>> df = audit("adult.json", "test.csv", ["sex"], gap=0.1, label="income", by="sex")  # doctest: +SKIP
     >>> summary(df)                                    # doctest: +SKIP
@@ -298,6 +300,7 @@ def audit(
     deadline = None if timeout is None else t0 + check_timeout(timeout)
     if certificates is not None and Path(certificates).is_file():
         raise InputError(f"certificates={str(certificates)!r}: a file, not a folder")
+    bounds = {**row_bounds(certify_rows, certify_timeout), "progress": certify_progress}
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
     vary = feature_list(ens, vary, "vary")
@@ -313,11 +316,23 @@ def audit(
         df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by
     if certificates is not None:
         budget = timeout_per_row if certify_budget is None else certify_budget
-        bounds = {"limit": certify_rows, "seconds": certify_timeout}
-        df.attrs["certificates"] = _certified_rows(
-            model, ens, spec, ds.X, lines, certificates, budget, memory_mb, bounds
-        )
+        asked = (certificates, budget, memory_mb, bounds)
+        df.attrs["certificates"] = _certified_rows(model, ens, spec, ds.X, lines, *asked)
     return df
+
+
+def row_bounds(certify_rows, certify_timeout) -> dict:
+    """certify_rows's ``limit`` and ``seconds`` from audit()'s (and run_contract's)
+    keywords, checked: a positive whole number of rows, a number of seconds >= 0."""
+    whole = isinstance(certify_rows, int) and not isinstance(certify_rows, bool)
+    if certify_rows is not None and not (whole and certify_rows > 0):
+        raise InputError(f"certify_rows must be a positive whole number, not {certify_rows!r}")
+    number = isinstance(certify_timeout, int | float) and not isinstance(certify_timeout, bool)
+    if certify_timeout is not None and not (number and 0 <= certify_timeout < math.inf):
+        raise InputError(
+            f"certify_timeout must be a number of seconds >= 0, not {certify_timeout!r}"
+        )
+    return {"limit": certify_rows, "seconds": certify_timeout}
 
 
 def _answered(ens, ds, spec, n: int, campaign, timeout_per_row, deadline, memory_mb) -> list:
@@ -348,7 +363,7 @@ def _certified_rows(
 ) -> dict[int, str]:
     """The audit's rows that do not flip, certified into ``folder`` (row -> "" or why
     not): questions/audit_certificates.py, as the CLI's ``--certificates``. ``bounds``:
-    certify_rows's ``limit`` and ``seconds``."""
+    certify_rows's ``limit``, ``seconds`` and ``progress``."""
     from .audit_certificates import certify_rows, model_file_of  # the checker
 
     model_file = model_file_of(model, ens)

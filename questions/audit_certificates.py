@@ -23,6 +23,8 @@ from .certify import certify
 # the reason of a row left without a certificate because a bound (a number of rows, a
 # time) stopped the certificates before it: the row was not tried
 NOT_ATTEMPTED = "not attempted"
+# a long run's progress line: how far the certificates got, at most once in this many s
+PROGRESS_SECONDS = 30.0
 
 
 def model_file_of(model, ens: Ensemble) -> str | Path | None:
@@ -51,21 +53,28 @@ def certify_rows(
     log: Callable[[str], None] | None = None,
     limit: int | None = None,
     seconds: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[int, str]:
     """Write and check a certificate of each row of ``lines`` (the audit's result lines)
     that does not flip into ``folder``, within ``budget`` seconds of box search each:
     row -> "" (certified and verified) or why not; ``log`` gets a line per row. ``limit``:
     at most that many rows are certified, the first in the data's order; ``seconds``: rows
     are begun only until that many seconds have passed (a row gets at most the time left);
-    the rows not begun are ``NOT_ATTEMPTED``, saying which bound stopped them."""
+    the rows not begun are ``NOT_ATTEMPTED``, saying which bound stopped them.
+    ``progress`` gets a line saying how far they got (``progress_text``) at most once in
+    ``PROGRESS_SECONDS``, on a run that long."""
     out: dict[int, str] = {}
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     ens = audit_reading(ens, spec.target)
-    end = None if seconds is None else time.time() + seconds
-    for d in lines:
-        if d.get("status") != INSENSITIVE:
-            continue
+    t_start = time.time()
+    end = None if seconds is None else t_start + seconds
+    kept = [d for d in lines if d.get("status") == INSENSITIVE]
+    said = t_start
+    for d in kept:
+        if progress is not None and time.time() - said >= PROGRESS_SECONDS:
+            progress(progress_text(out, len(kept), time.time() - t_start))
+            said = time.time()
         row = int(d["row"])
         left = budget if end is None else min(budget, end - time.time())
         if limit is not None and len(out) >= limit:
@@ -83,6 +92,17 @@ def certify_rows(
         if log is not None:
             log(f"row {row}: {done.message} ({time.time() - t0:.1f}s in all)")
     return out
+
+
+def progress_text(outcome: dict[int, str], rows: int, seconds: float) -> str:
+    """The progress line of a long run of row certificates: how many of the ``rows`` that
+    do not flip were tried and certified so far, in how long."""
+    done = sum(1 for why in outcome.values() if not why)
+    tried = sum(1 for why in outcome.values() if not why.startswith(NOT_ATTEMPTED))
+    return (
+        f"certificates: {tried} of {rows} rows that do not flip tried, {done} certified "
+        f"({seconds:.0f}s)"
+    )
 
 
 def rows_folder(folder: str | Path, name: str) -> Path:

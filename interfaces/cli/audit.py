@@ -133,7 +133,47 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "verify` (docs/certificates.md); a flipped row keeps its witness",
     )
     add_certify_budget_arg(p, "--timeout-per-row")
+    add_certify_row_args(p)
     add_memory_arg(p)
+
+
+def add_certify_row_args(p: argparse.ArgumentParser) -> None:
+    """--certify-rows and --certify-timeout: how many of an audit's rows that do not flip
+    are certified (``certify_rows``'s ``limit`` and ``seconds``), for ``treesens audit``
+    and a .sens file's audit blocks under ``treesens test``."""
+    p.add_argument(
+        "--certify-rows",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --certificates: certify the first N rows that do not flip (of each audit "
+        "block), the rest listed as not tried (default: every row)",
+    )
+    p.add_argument(
+        "--certify-timeout",
+        type=positive_float,
+        default=None,
+        metavar="S",
+        help="with --certificates: begin rows' certificates only for S seconds in all (of each "
+        "audit block), each row within what is left; the rest are listed as not tried, "
+        "saying why (default: no limit)",
+    )
+
+
+# how to have more rows certified than a bound of the command line let it try
+UNTRIED_HINTS = {
+    "only the first": "--certify-rows N tries the first N rows",
+    "given to certificates": "--certify-timeout S gives them S seconds",
+}
+
+
+def untried_hint(text: str) -> str:
+    """The flag that asks more rows of what ``certified_text`` says was left untried ("":
+    none was)."""
+    for words, hint in UNTRIED_HINTS.items():
+        if "not attempted: " in text and words in text:
+            return f" ({hint})"
+    return ""
 
 
 def check_outputs(args) -> None:
@@ -217,7 +257,9 @@ def _certify(args, ens, spec, ds, lines: list[dict]) -> None:
     from ...questions.audit_certificates import certified_text, certify_rows  # the checker
 
     budget = args.certify_budget if args.certify_budget is not None else args.timeout_per_row
+    bounds = {"limit": args.certify_rows, "seconds": args.certify_timeout, "progress": log}
     outcome = certify_rows(
-        ens, spec, ds.X, lines, args.certificates, args.model, budget, args.memory_mb, log
+        ens, spec, ds.X, lines, args.certificates, args.model, budget, args.memory_mb, log, **bounds
     )
-    log(certified_text(outcome, args.certificates))
+    text = certified_text(outcome, args.certificates)
+    log(text + untried_hint(text))

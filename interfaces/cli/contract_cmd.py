@@ -13,7 +13,8 @@ from ...compiler.errors import InputError
 from ...questions.contract import ERROR, FAIL, PASS, UNKNOWN, Outcome
 from ...views.junit import junit_xml
 from ..sens_contract import load_contract, run_contract
-from .common import add_run_limits, say_loading
+from .audit import add_certify_row_args, untried_hint
+from .common import add_run_limits, log, say_loading
 
 HELP = "check the expectations of a .sens file (a model's contract, for CI)"
 DESCRIPTION = """
@@ -61,6 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "block's expectation finds does not flip, DIR/NAME.rows/row-N.json "
         "(docs/certificates.md)",
     )
+    add_certify_row_args(p)
     p.add_argument(
         "--query", metavar="NAME", default=None, help="only the expectations of this block"
     )
@@ -106,7 +108,8 @@ def run(args) -> int:
                 print(_indented(out.detail), flush=True)
             if out.certificate:  # a query's file (or why none), an audit's count of rows
                 said = out.certificate
-                said = said if said.startswith("certificates:") else f"certificate: {said}"
+                rows = said.startswith("certificates:")
+                said = said + untried_hint(said) if rows else f"certificate: {said}"
                 print(f"        {said}", flush=True)
 
     outcomes = run_contract(
@@ -116,6 +119,9 @@ def run(args) -> int:
         memory_mb=args.memory_mb,
         certificates=args.certificates,
         on_outcome=shown,
+        certify_rows=args.certify_rows,
+        certify_timeout=args.certify_timeout,
+        note=log,
     )
     seconds = time.time() - t0
     if report is not None:
