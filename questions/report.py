@@ -28,9 +28,9 @@ from ..readers.data import load_data
 from ..readers.load import load_model
 from ..search import gap_kernel
 from .audit import audit, summary
-from .certify import certify_answer
 from .progress import Display
 from .query_build import query_from_keywords
+from .report_certificates import ClaimCertificates
 from .software import Library, software
 from .sweep import sweep
 from .sweep_budget import MIN_STEP_SECONDS
@@ -38,6 +38,9 @@ from .sweep_budget import MIN_STEP_SECONDS
 # how the time budget is shared: the ranking, then the protected features' checks; the
 # audits take what they take (about a thousand rows a second)
 RANK_SHARE, CHECK_SHARE = 0.6, 0.25
+# with --certificates, this share of the budget is kept for them (the ranking and the
+# checks take theirs of the rest): the claims' certificates, then the audited rows'
+CERTIFY_SHARE = 0.25
 DEFAULT_BUDGET = 480.0  # eight minutes: the whole report within ten, plots and audits included
 DEFAULT_GAP = 0.2
 # the ranking's max gaps are closed to within this (coarser than max_gap's default: a
@@ -278,14 +281,19 @@ class RowCertificates:
     rows: int | None
     end: float
     left: int
+    note: Callable[[str], None] | None = None  # a long run's progress line
 
     def asked(self) -> dict:
         """audit()'s keywords for the next feature's rows (one feature fewer left)."""
         kw = {"certify_budget": self.budget, "certify_rows": self.rows}
+        kw["certify_progress"] = None if self.note is None else self._progress
         if self.rows is None:
             kw["certify_timeout"] = max(0.0, self.end - time.time()) / max(1, self.left)
         self.left -= 1
         return kw
+
+    def _progress(self, line: str) -> None:
+        self.note(f"report: {line}")
 
 
 def _check_data_file(data) -> None:
@@ -330,11 +338,13 @@ def report(
     ``command`` and ``model_file``: how to reproduce the report and the model's file,
     for its provenance (``model_file`` defaults to ``model`` when that is a path).
     ``certificates``: a folder; the proof of each protected feature's "insensitive"
-    answer is written there by the box search, within ``certify_budget`` seconds each,
-    and checked by the independent checker (docs/certificates.md), and so is the upper
-    bound of each ranked max gap (``FEATURE.max-gap.json``); the page says, per claim,
-    whether it was certified or why not, and each protected feature's audited rows that do
-    not flip (FOLDER/FEATURE.rows): the first ``certify_rows``, or as many as ``budget`` allows.
+    answer is written there by the box search and checked by the independent checker
+    (docs/certificates.md), and so is the upper bound of each ranked max gap
+    (``FEATURE.max-gap.json``), all within ``budget`` (CERTIFY_SHARE of it is kept for
+    them; each claim gets its share of the time left, at most ``certify_budget``
+    seconds: report_certificates.py); the page says, per claim, whether it was certified
+    or why not, and each protected feature's audited rows that do not flip
+    (FOLDER/FEATURE.rows): the first ``certify_rows``, or as many as ``budget`` allows.
     ``delta``: a regressor's protected features are
     asked for a change of at least ``delta`` (the prediction, not a probability: ``gap``
     does not apply), and each row for such a change. ``gap``: DEFAULT_GAP unless given
@@ -359,20 +369,17 @@ def report(
     # what a protected feature is asked: a classifier's gap, or a regressor's change
     asked = {"gap": gap} if delta is None else {"delta": delta}
     model_file = model if model_file is None and isinstance(model, str | Path) else model_file
+    work = budget * (1 - CERTIFY_SHARE) if certificates is not None else budget  # the rest
     with watching() as usage:  # the solvers that run, for the provenance
-        ranking = _rank(ens, names, RANK_SHARE * budget, rank_path, common, say)
-        found = []
-        if protected:
-            per_check = max(MIN_STEP_SECONDS, CHECK_SHARE * budget / len(protected))
-            at = f"gap {gap:g}" if delta is None else f"a change of {delta:g}"
-            say(f"report: checking {', '.join(protected)} at {at} ({per_check:.0f}s each)")
+        ranking = _rank(ens, names, RANK_SHARE * work, rank_path, common, say)
+        checks = _checks(ens, protected, asked, CHECK_SHARE * work, check_path, common, say)
+        rows_in = None
+        if certificates is not None:  # the claims', then the rows' within the time left
+            claims = (Path(certificates), model_file, certify_budget, t0 + budget, budget, say)
+            ClaimCertificates(*claims).certify(ens, checks, ranking, asked, classes)
             bounds = (certify_budget, certify_rows, t0 + budget, len(protected))
-            rows_in = None if certificates is None else RowCertificates(Path(certificates), *bounds)
-            found = _protected(ens, protected, asked, per_check, check_path, common, say, rows_in)
-        if certificates is not None:
-            folder = Path(certificates)
-            _certify_protected(ens, found, asked, classes, folder, model_file, certify_budget, say)
-            _certify_ranking(ens, ranking, classes, folder, model_file, certify_budget, say)
+            rows_in = RowCertificates(Path(certificates), *bounds, say)
+        found = _audits(ens, checks, asked, common, say, rows_in)
     # the details file the model was read with (given, or found beside the model)
     files = _files(model_file, data, details or dict(ens.inputs).get("details"))
     return Report(
@@ -454,11 +461,15 @@ def _ranked_feature(r: Result) -> str:
     return r.features[0] if len(r.features) == 1 else ",".join(r.features)
 
 
-def _protected(ens, protected, asked: dict, per_check, check_path, common, say, rows_in) -> list:
-    """Each protected feature's global answer (data-aware: the pair shown is the likeliest
-    under the data the time allows) and its row-level audit. ``asked``: the gap (or a
-    regressor's change, delta) of both; ``rows_in``: how the audited rows are certified
-    (a RowCertificates), or None."""
+def _checks(ens, protected, asked: dict, seconds: float, check_path, common, say) -> list:
+    """Each protected feature's global answer (data-aware: the pair shown is the
+    likeliest under the data the time allows), as (feature, answer), within ``seconds``
+    shared between them. ``asked``: the gap (or a regressor's change, delta)."""
+    if not protected:
+        return []
+    per_check = max(MIN_STEP_SECONDS, seconds / len(protected))
+    at = f"gap {asked['gap']:g}" if "gap" in asked else f"a change of {asked['delta']:g}"
+    say(f"report: checking {', '.join(protected)} at {at} ({per_check:.0f}s each)")
     checks = sweep(
         ens,
         features=protected,
@@ -468,8 +479,15 @@ def _protected(ens, protected, asked: dict, per_check, check_path, common, say, 
         data_aware=DATA_AWARE,
         **common,
     )
+    return list(zip(protected, checks, strict=True))
+
+
+def _audits(ens, checks, asked: dict, common, say, rows_in) -> list:
+    """Each protected feature's finding: its global answer (``checks``: feature and
+    answer) and its row-level audit at the same gap (``asked``); ``rows_in``: how the
+    audited rows are certified (a RowCertificates), or None."""
     found = []
-    for p, res in zip(protected, checks, strict=True):
+    for p, res in checks:
         say(f"report: auditing the rows of {common['data']} for {p}")
         f = ProtectedFinding(p, res, **_audit(ens, common["data"], p, asked, common, rows_in))
         if f.audit_certificates is not None:
@@ -489,33 +507,6 @@ def _files(model_file, data, details) -> list[FileFacts]:
     if details is not None and isinstance(details, str | Path):
         files.append(FileFacts.of("details", details))
     return files
-
-
-def _certify_protected(ens, found, asked, classes, folder: Path, model_file, budget, say) -> None:
-    """Each protected feature's insensitive answer, certified into ``folder`` (its proof
-    record says so); one line for each feature that gets no verified certificate,
-    saying why."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in found:
-        # the same question without the data-aware steering (which changes which pair is
-        # found, not whether one exists): the box search proves it again, with its proof
-        q = query_from_keywords([f.feature], {**asked, "classes": classes}, ens=ens)
-        path = folder / f"{f.feature}.json"
-        done = certify_answer(ens, q, f.check, path, model_file, budget)
-        say(f"report: {f.feature}: {done.message}")
-
-
-def _certify_ranking(ens, ranking, classes, folder: Path, model_file, budget, say) -> None:
-    """Each ranked max gap's upper bound, certified into ``folder`` as
-    ``FEATURE.max-gap.json`` (its proof record says so, or why not)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for r in ranking:
-        if r.status == ERROR:
-            continue
-        q = query_from_keywords(list(r.features), {"classes": classes}, ens=ens)
-        path = folder / f"{_ranked_feature(r)}.max-gap.json"
-        done = certify_answer(ens, q, r, path, model_file, budget)
-        say(f"report: max gap of {_ranked_feature(r)}: {done.message}")
 
 
 def witness_found(f: ProtectedFinding) -> bool:
