@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..answers.phrases import lower_text, upper_text
+from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
@@ -197,15 +198,32 @@ class Report:
 
 
 def _unproven_gap(r: Result, mg: dict) -> str:
+    """What a max gap the ranking left open proved: its bounds, the upper one's
+    certificate where it was written and verified."""
     name = ", ".join(r.features)
     lo, hi = mg.get("lower"), mg.get("upper")
-    if lo is None or hi is None:
+    if hi is None:
         return f"The max gap of {name} was not bounded within its time limit."
+    certified = _certified_bound(r)
+    if lo is None:
+        return (
+            f"The max gap of {name} is at most {upper_text(hi)}{certified}: the search "
+            "stopped at its time limit before a pair gave it a lower bound."
+        )
     return (
-        f"The max gap of {name} is between {lower_text(lo)} and {upper_text(hi)}: the search "
-        "stopped at its "
-        "time limit before closing the bounds."
+        f"The max gap of {name} is between {lower_text(lo)} and {upper_text(hi)}{certified}: "
+        "the search stopped at its time limit before closing the bounds."
     )
+
+
+def _certified_bound(r: Result) -> str:
+    """A ranked max gap's upper bound's certificate, written and verified, as the
+    unanswered list says it ("": none was)."""
+    proof = r.proof
+    if proof is None or not proof.checked or proof.bound is None:
+        return ""
+    claim = bound_claim(proof.bound, (r.max_gap or {}).get("kind", "prob"))
+    return f" (certified: {claim}, {proof.certificate}, verified)"
 
 
 def _provenance(ens: Ensemble, files: list[FileFacts], command: str, usage: Usage) -> Provenance:

@@ -1,7 +1,8 @@
 """A report's claims are certified within its budget (questions/report_certificates.py):
 each protected feature's answer and each ranked max gap's upper bound gets its share of
 the time left until the report's deadline, at most --certify-budget; one reached once the
-budget is spent is not tried, and the page says so."""
+budget is spent is not tried, and the page says so. What an open max gap proved is said
+with the certificate of its upper bound."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from treesens.answers.proof import BOX_SEARCH, Proof
 from treesens.answers.result import Result
 from treesens.questions import report_certificates
 from treesens.questions.certify import refused
-from treesens.questions.report import report
+from treesens.questions.report import Report, report
 from treesens.questions.report_certificates import SEARCH_PART, ClaimCertificates
 from treesens.tests.report.conftest import MODEL, ROWS
 
@@ -103,6 +105,32 @@ def test_a_claim_reached_past_the_deadline_is_not_tried(monkeypatch, tmp_path):
     late = [_max_gap("a"), _max_gap("b")]
     claims.certify(None, [], late, {}, None)  # the first takes 2 s: past the deadline
     assert len(seen) == 1 and late[1].proof.why_not.startswith("not tried")
+
+
+def _open_gap(lower) -> Result:
+    proof = Proof(BOX_SEARCH, checked=True, certificate="c/f.max-gap.json", bound=9e-06)
+    mg = {"lower": lower, "upper": 7.988e-06, "proven": False}
+    return Result("max gap f", "unknown", "boxes", ["f"], 0.0, max_gap=mg, proof=proof)
+
+
+def _unanswered(r: Result) -> list[str]:
+    rep = Report(None, 0.1, 60.0, [r], [], 1.0, model=None)
+    return rep.unanswered
+
+
+def test_an_open_max_gap_with_no_pair_says_its_certified_upper_bound():
+    assert _unanswered(_open_gap(None)) == [
+        "The max gap of f is at most 7.988e-06 (certified: no pair reaches a gap of 9e-06, "
+        "c/f.max-gap.json, verified): the search stopped at its time limit before a pair "
+        "gave it a lower bound."
+    ]
+
+
+def test_an_open_max_gap_between_two_bounds_says_its_upper_bound_is_certified():
+    (line,) = _unanswered(_open_gap(1e-06))
+    assert line.startswith(
+        "The max gap of f is between 1e-06 and 7.988e-06 (certified: no pair reaches"
+    )
 
 
 def test_a_proof_the_report_s_budget_cut_short_names_the_budget_to_ask_for(monkeypatch, tmp_path):
