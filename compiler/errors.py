@@ -139,3 +139,9 @@ def setting(keyword: str, value) -> str:
 class TreesensWarning(UserWarning):
     """Something a user should know that does not stop the run (the CLI prints it as one
     line: ``treesens: warning: ...``)."""
+
+
+class DataNote(TreesensWarning):
+    """A note on the data's columns (one the model does not use, a feature no tree reads
+    that the data lacks): said once by every route that reads data, the CLI's as a line
+    ``note: ...``, the API's and a .sens run's as this warning."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import FEATURES, InputError, closest
 from ..compiler.query import Query
-from ..readers.data import load_data, no_label
+from ..readers.data import load_data, no_label, say_data_notes
 from ..readers.details import apply_data_names, apply_details
 from ..readers.formats.catboost_categories import (
     categories_from_data,
@@ -256,6 +256,9 @@ def resolve(ast: SensAST, base: Path, *, load_model: bool = True) -> SensFile:
                 vary or block.name,
             )
         names.add(q.name)
+    # the data's notes once the file is known good (the audits' data and the file's)
+    file_rows = [] if paths.data is None else [load_data(str(paths.data), ens, paths.label)]
+    say_data_notes(*file_rows, *(a.data for a in audits.values()))
     runs = (sweep_jobs(ast), sweep_budget(ast))
     return SensFile(*named, paths.label, ens, queries, groups, *runs, audits, expectations)
 

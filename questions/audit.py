@@ -30,7 +30,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
 from ..compiler.question import result_gap
-from ..readers.data import Dataset, load_data
+from ..readers.data import Dataset, load_data, say_data_notes
 from ..readers.load import load_model
 from .ask import recorded
 from .audit_groups import binned
@@ -303,6 +303,7 @@ def audit(
     bounds = {**row_bounds(certify_rows, certify_timeout), "progress": certify_progress}
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
+    say_data_notes(ds)
     vary = feature_list(ens, vary, "vary")
     target = make_target(ens, gap, margin_gap, classes, delta=delta, direction=direction)
     spec = make_spec(ens, ds, vary, target)

@@ -13,7 +13,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import CONSTRAINT_WORDS, CONSTRAINTS_IN_SENS, InputError, closest
 from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE, idle_data_aware_option
 from ..compiler.query import PASS_NAMES, Query
-from ..readers.data import load_data
+from ..readers.data import load_data, say_data_notes
 from ..readers.load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
 from .memory import refuse_file_over_limit
 from .query_build import query_from_keywords
@@ -174,8 +174,10 @@ def query_maker(kw: dict, ens: Ensemble) -> Callable[..., Query]:
     if why is not None:
         raise InputError(why)
     data = kw["data"]
-    if data is not None and not isinstance(data, (str, Path)):
-        data = load_data(data, ens, kw["label"])
+    if data is not None:
+        ds = load_data(data, ens, kw["label"])  # a path's read is cached for the solve
+        say_data_notes(ds)
+        data = data if isinstance(data, (str, Path)) else ds
     opts = {o.name: kw[o.name] for o in OPTIONS}
     opts["data"] = data
     opts["label"] = kw["label"] if data is not None else None

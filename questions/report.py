@@ -25,7 +25,7 @@ from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
 from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
-from ..readers.data import load_data
+from ..readers.data import load_data, say_data_notes
 from ..readers.load import load_model
 from ..search import gap_kernel
 from .audit import audit, summary
@@ -373,7 +373,7 @@ def report(
     _check_limits(budget, certify_rows)
     # a probability model answers the report's gaps as a binary classifier
     ens = read_as(load_model(model, details=details, data=data, label=label), False)
-    load_data(data, ens, label)  # the data's columns checked before any solving
+    say_data_notes(load_data(data, ens, label))  # the columns checked before any solving
     # named as check's vary is: a library's rewritten name ('mean radius'), a did-you-mean
     protected = list(feature_list(ens, protected, "protected")) if protected else []
     refuse_repeats(protected, "protected")

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compiler.dataset import Dataset
-from ..compiler.errors import InputError, TreesensWarning, name_list, near_matches
+from ..compiler.errors import DataNote, InputError, TreesensWarning, name_list, near_matches
 from .formats.registry import generic_names
 from .table_files import csv_header, file_stat, is_parquet, read_table
 
@@ -298,6 +298,14 @@ def data_notes(ds: Dataset) -> list[str]:
             "same predictions)"
         )
     return notes
+
+
+def say_data_notes(*datasets: Dataset) -> None:
+    """The data sets' notes (:func:`data_notes`), each once, as DataNote warnings (once
+    per session under Python's default filter), whichever route read the data: the CLI
+    prints them as ``note: ...`` lines."""
+    for note in dict.fromkeys(n for ds in datasets for n in data_notes(ds)):
+        warnings.warn(note, DataNote, stacklevel=2)
 
 
 def _mismatch(names: list[str], cols: list[str], found: str | None, label, where: str):

@@ -23,7 +23,7 @@ from ...questions.audit import (
 from ...questions.audit_run import AuditRun, rate_text, run_audit
 from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
-from ...readers.data import data_notes, load_data
+from ...readers.data import load_data, say_data_notes
 from ...views.audit_plot import draw
 from .check import add_certify_budget_arg
 from .common import (
@@ -194,8 +194,7 @@ def run(args) -> int:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     ens = load_from_args(args)
     ds = load_data(args.data, ens, args.label)
-    for note in data_notes(ds):
-        log(f"note: {note}")
+    say_data_notes(ds)
     spec = make_spec(
         ens,
         ds,

@@ -14,7 +14,7 @@ from ...compiler.options import OPTION_BY_NAME, OPTIONS, idle_data_aware_option
 from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
 from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
-from ...readers.data import data_notes, load_data
+from ...readers.data import load_data, say_data_notes
 from ...readers.formats import AUTO, format_names
 from ...readers.load import (
     BOUNDS,
@@ -262,9 +262,7 @@ def check_data(args, ens) -> None:
     """Read --data now (it is cached for the solve), so that columns that do not fit the
     model are one error before anything is solved."""
     if getattr(args, "data", None) is not None:
-        ds = load_data(args.data, ens, args.label)
-        for note in data_notes(ds):
-            log(f"note: {note}")
+        say_data_notes(load_data(args.data, ens, args.label))
 
 
 def query_maker_from_args(args, ens, backend: str | None = None):

@@ -55,6 +55,7 @@ from ...compiler.errors import (  # noqa: E402
     CONSTRAINT_WORDS,
     CONSTRAINTS_BY_FLAG,
     PYTHON,
+    DataNote,
     InputError,
     TreesensWarning,
     near_matches,
@@ -252,7 +253,9 @@ def in_flags(e: InputError, args) -> str:
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     """treesens' own warnings as one line; others as Python prints them."""
-    if issubclass(category, TreesensWarning):
+    if issubclass(category, DataNote):
+        print(f"note: {message}", file=file or sys.stderr)
+    elif issubclass(category, TreesensWarning):
         print(f"treesens: warning: {message}", file=file or sys.stderr)
     else:
         _SHOW_WARNING(message, category, filename, lineno, file, line)

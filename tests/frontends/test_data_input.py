@@ -4,13 +4,14 @@ and malformed CSVs reported as one line naming the file and the line."""
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import treesens
-from treesens.compiler.errors import InputError
+from treesens.compiler.errors import DataNote, InputError
 from treesens.readers.data import load_data
 from treesens.tests.conftest import treesens_here
 
@@ -366,3 +367,52 @@ def test_data_without_a_column_a_tree_reads_is_an_input_error_naming_only_it(tmp
     with pytest.raises(InputError, match=r"no column for 'f1': ") as e:
         treesens.load_model(model, data=data)
     assert "'f0'" not in str(e.value)
+
+
+# ---- every route says the data's notes once -------------------------------------------
+
+UNREAD_NOTE = "no column for 'f0', which no tree reads"
+
+
+def _data_notes(call) -> list[str]:
+    """The DataNote warnings a call gives, every one kept."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught if issubclass(w.category, DataNote)]
+
+
+def test_cli_check_says_a_data_note_once(unread_f0):
+    model, rows = unread_f0
+    p = treesens_here("check", model, "--data", rows, "--vary", "f1", "--gap", "0.05")
+    assert p.stderr.count(UNREAD_NOTE) == 1
+
+
+def test_api_check_says_a_data_note_once_as_a_warning(unread_f0):
+    model, rows = unread_f0
+    notes = _data_notes(lambda: treesens.check(model, vary="f1", gap=0.05, data=rows))
+    assert [UNREAD_NOTE in n for n in notes] == [True]
+
+
+def test_api_sweep_says_a_data_note_once_as_a_warning(unread_f0):
+    model, rows = unread_f0
+    notes = _data_notes(lambda: treesens.sweep(model, gap=0.05, data=rows, timeout=10))
+    assert [UNREAD_NOTE in n for n in notes] == [True]
+
+
+def test_api_audit_says_a_data_note_once_as_a_warning(unread_f0):
+    model, rows = unread_f0
+    notes = _data_notes(lambda: treesens.audit(model, rows, ["f1"], gap=0.05))
+    assert [UNREAD_NOTE in n for n in notes] == [True]
+
+
+def test_a_sens_run_says_a_data_note_once(tmp_path, unread_f0):
+    model, rows = unread_f0
+    sens = _write(
+        tmp_path,
+        "q.sens",
+        f'model "{model}"\ndata "{rows}" label label\nquery q {{\n  vary f1\n  gap 0.05\n}}\n',
+    )
+    p = treesens_here("run", sens)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count(UNREAD_NOTE) == 1
