@@ -67,6 +67,9 @@ class Result:
     # either} (``outputs`` then hold the predictions); None, and left out of the JSON,
     # otherwise
     delta: dict | None = None
+    # the query's constraints as the user wrote them (--where texts, a .sens query's where
+    # clauses and fixes); None, and left out of the JSON, without any
+    where: list[str] | None = None
     # what the reader should know about the witness beyond its verdict (a pair that sets
     # together 0/1 columns the data never sets together, ...): one sentence each
     notes: list[str] = field(default_factory=list)
@@ -158,7 +161,9 @@ def drawn_by(drawing: Drawing) -> None:
 
 
 _PRIVATE = frozenset({"witness_arrays", "box_proof"})
-_OPTIONAL = frozenset({"max_gap", "threshold", "delta", "proof"})  # in the JSON only when set
+_OPTIONAL = frozenset(
+    {"max_gap", "threshold", "delta", "where", "proof"}
+)  # in the JSON only when set
 
 
 def _plain(x):

@@ -91,6 +91,7 @@ def solve_query(
         ctx.tables_mb = limit_mb
         res = _solve(ctx)
     res.inputs = input_files(ens.inputs, q.plan.options.data)
+    res.where = list(q.where) or None
     return record_prover(res)
 
 

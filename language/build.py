@@ -171,11 +171,20 @@ class BlockBuilder:
         return tuple(out)
 
     def written(self, node: Node, shown: str) -> str:
-        """A node's text in the file, if on one line; else ``shown`` (its canonical form)."""
+        """A node's text in the file, its lines joined by one space (a comment between
+        them left out); ``shown`` (its canonical form) where the file does not hold it or
+        a line of it both quotes and comments (a '#' that may be in a quoted name)."""
         pos, lines = node.pos, self.ast.source.splitlines()
-        if pos is None or pos.line != pos.end_line or pos.line > len(lines):
+        if pos is None or pos.end_line > len(lines) or pos.end_line < pos.line:
             return shown
-        return " ".join(lines[pos.line - 1][pos.column - 1 : pos.end_column - 1].split()) or shown
+        part = lines[pos.line - 1 : pos.end_line]
+        part[-1] = part[-1][: pos.end_column - 1]
+        part[0] = part[0][pos.column - 1 :]
+        if len(part) > 1:
+            if any("#" in ln and ('"' in ln or "'" in ln) for ln in part):
+                return shown
+            part = [ln.split("#", 1)[0] for ln in part]
+        return " ".join(" ".join(part).split()) or shown
 
     def place(self, x) -> Node:
         return self.places[id(x)]

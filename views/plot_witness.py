@@ -431,10 +431,15 @@ def _legend(ax, pair: Pair, with_data: bool, drawn_categories=()) -> int:
     return math.ceil(len(handles) / ncol)
 
 
+def _where(r: Result) -> str:
+    """The query's constraints as the user wrote them (" where x1.age <= 30"), or ""."""
+    return f" where {' and '.join(r.where)}" if r.where else ""
+
+
 def _title(r: Result) -> str:
     g = pair_gap(r.outputs)
     feats = ", ".join(r.features)
-    head = f"{str(r.status).upper()} to {feats}"
+    head = f"{str(r.status).upper()} to {feats}{_where(r)}"
     if g is None:
         return head
     change = f"largest change {r.gap:g}" if r.max_gap else f"change asked {r.gap:g}"
@@ -485,14 +490,15 @@ def _draw_no_pair(ax, r: Result) -> None:
     feats = ", ".join(r.features)
     meaning = {
         "insensitive": (
-            f"proved: no two inputs {proof_domain(r.model or '')}, differing only in {feats}, "
-            f"reach gap {r.gap:g}"
+            f"proved: no two inputs {proof_domain(r.model or '')}{_where(r)}, differing only "
+            f"in {feats}, reach gap {r.gap:g}"
         ),
         "unknown": "no pair found and no proof within the time limit",
         "error": f"the query ended in error: {r.error or r.message}",
     }.get(str(r.status), r.message or "no pair of inputs")
     ax.set_axis_off()
-    ax.set_title(f"{str(r.status).upper()} to {feats}: no pair to draw", loc="left", fontsize=10)
+    head = f"{str(r.status).upper()} to {feats}{_where(r)}"
+    ax.set_title(textwrap.fill(f"{head}: no pair to draw", 100), loc="left", fontsize=10)
     ax.text(
         0.02, 0.5, textwrap.fill(meaning, 100), transform=ax.transAxes, va="center",
         fontsize=10, color=VERDICT_COLOURS.get(str(r.status), "black"),

@@ -421,3 +421,20 @@ def test_a_categorical_rows_data_is_drawn_as_shares_of_its_categories(colour_mod
     assert "data: share per category" in labels and "data: 5-95 %" not in labels
     (discs,) = fig.axes[0].collections
     assert discs.get_sizes().tolist() == pytest.approx([420 * 0.75, 420 * 0.25])
+
+
+def test_a_proof_figure_says_the_querys_constraints_as_written():
+    r = treesens.check(
+        EXAMPLES / "breast_cancer_xgb.json", "mean_texture", gap=0.45, where="x1.mean_radius <=12"
+    )
+    assert r.status == "insensitive"
+    fig = treesens.plot_witness(r)
+    assert "where x1.mean_radius <=12" in fig.axes[0].get_title("left")
+    assert "where x1.mean_radius <=12" in fig.axes[0].texts[0].get_text()
+
+
+def test_a_pair_figure_says_the_querys_constraints_as_written(model):
+    r = treesens.check(model, "mean_texture", gap=0.1, where="x1.mean_radius <= 12")
+    assert r.status == "sensitive"
+    title = treesens.plot_witness(r, model=model).axes[0].get_title("left")
+    assert title.startswith("SENSITIVE to mean_texture where x1.mean_radius <= 12")

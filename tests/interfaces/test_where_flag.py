@@ -187,6 +187,17 @@ def test_a_sens_proof_says_its_where_clause_and_fixes_as_the_file_writes_them(ca
     )
 
 
+def test_a_sens_constraint_over_two_lines_is_said_as_the_file_writes_it(capsys, tmp_path):
+    f = tmp_path / "q.sens"
+    f.write_text(
+        f'model "{MODEL}"\nquery q {{\n  vary mean_texture\n  gap 0.45\n'
+        "  where mean_area in [200,  # the smallest\n     900.0] and x1.mean_radius <=12\n}\n"
+    )
+    r = _answer(capsys, ["run", str(f)])
+    assert r["where"] == ["mean_area in [200, 900.0]", "x1.mean_radius <=12"]
+    assert "where mean_area in [200, 900.0] and x1.mean_radius <=12 meets" in r["message"]
+
+
 def test_emit_header_says_the_where_constraints_as_written(capsys):
     args = ["emit", MODEL, "--vary", "mean_texture", "--format", "lp"]
     assert main([*args, "--where", "x1.mean_radius <= 12"]) == 0
