@@ -8,8 +8,9 @@ campaigns do not draw, each against brute force by the library's own predict or 
   the largest gap a pair reaches, a regressor's other direction) accepted only where
   brute force finds that claim true;
 * the max gap under a relation and a bound on one input with the compiled search's heap
-  shedding boxes from its fifth (gap_kernel.heap_rows): the bracket holds brute force's
-  largest gap over categorical, may-be-missing and numeric features;
+  shedding boxes from its fifth (gap_kernel.heap_rows), on models where the boxes shed
+  hold the best pair in some draws: the bracket holds brute force's largest gap over
+  categorical, may-be-missing and numeric features;
 * a 3-class model's largest ratio under relations on category codes and may-be-missing
   values: the bracket holds brute force's.
 """
@@ -250,9 +251,13 @@ def _brackets(ens, q: Query, exact: float | None) -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_the_max_gap_under_relations_with_a_shedding_heap_holds_brute_force_s(seed, monkeypatch):
-    monkeypatch.setattr(gap_kernel, "heap_rows", lambda heap_bytes, columns: 5)
+    # 6-9 trees of depth 4 and a heap of 4 boxes: the boxes shed hold better pairs than
+    # the search has found in some draws, so a heap that lost their bounds (heap_shed)
+    # states a proven bracket below brute force's largest gap (3 of these 17 queries);
+    # 3-5 trees of depth 3 and 5 boxes found the best pair first in every draw
+    monkeypatch.setattr(gap_kernel, "heap_rows", lambda heap_bytes, columns: 4)
     rng = np.random.default_rng([2026, 11, 28, 5, seed])
-    ens = kinds_ensemble(500 + seed, int(rng.integers(3, 6)), 3)
+    ens = kinds_ensemble(500 + seed, int(rng.integers(6, 10)), 4)
     for _ in range(3):
         q, values = _kinds_query(rng, ens, classes=False)
         _brackets(ens, q, _brute_max_gap(ens, q, values, _Gap(lambda X: ens.proba(X)[:, 1])))
