@@ -298,9 +298,7 @@ def audit(
     """
     t0 = time.time()
     deadline = None if timeout is None else t0 + check_timeout(timeout)
-    if certificates is not None and Path(certificates).is_file():
-        raise InputError(f"certificates={str(certificates)!r}: a file, not a folder")
-    bounds = {**row_bounds(certify_rows, certify_timeout), "progress": certify_progress}
+    bounds = _certify_bounds(certificates, certify_rows, certify_timeout, certify_progress)
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
     say_data_notes(ds)
@@ -320,6 +318,14 @@ def audit(
         asked = (certificates, budget, memory_mb, bounds)
         df.attrs["certificates"] = _certified_rows(model, ens, spec, ds.X, lines, *asked)
     return df
+
+
+def _certify_bounds(certificates, certify_rows, certify_timeout, progress) -> dict:
+    """audit()'s certificate settings checked before any row: a folder, not a file, and
+    :func:`row_bounds` with the progress callable."""
+    if certificates is not None and Path(certificates).is_file():
+        raise InputError(f"certificates={str(certificates)!r}: a file, not a folder")
+    return {**row_bounds(certify_rows, certify_timeout), "progress": progress}
 
 
 def row_bounds(certify_rows, certify_timeout) -> dict:
