@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..compiler.column_prefixes import unseen_combinations
 from ..compiler.distance import distance_to_data
-from ..compiler.domain import choose_value
+from ..compiler.domain import choose_value, fitting_values
 from ..compiler.encode import Encoding
 from ..compiler.ensemble import Ensemble
 from ..compiler.invert import Witness
 from ..compiler.passes.feature_constraints import constraint_violations
-from ..compiler.query import ANY
+from ..compiler.query import ANY, feature_index
 from .context import SolveContext
 from .result import SENSITIVE, Result
 from .verdict import Accepted, library_outputs
@@ -66,12 +67,17 @@ def witness_dict(ens: Ensemble, w: Witness) -> dict:
 
 
 def with_preferred(enc: Encoding, w: Witness, prefer: Mapping[int, Sequence[float]]) -> Witness:
-    """The same intervals (so the same leaves), with values seen in the data where they fit."""
+    """The same intervals (so the same leaves), with values seen in the data where they
+    fit; a feature a relation between the inputs ties keeps it (:func:`_related_values`)."""
     ens = enc.ensemble
     xs = [np.array(w.x1, dtype=float), np.array(w.x2, dtype=float)]
+    related = _relations_by_feature(enc)
     for f, dom in enc.domains.items():
         pf = prefer.get(f)
         if pf is None:
+            continue
+        if f in related:
+            _related_values(enc, w, xs, f, pf, related[f])
             continue
         for c in (0, 1) if f in enc.varying else (0,):
             j = w.intervals[c].get(f, -1)
@@ -80,6 +86,52 @@ def with_preferred(enc: Encoding, w: Witness, prefer: Mapping[int, Sequence[floa
         if f not in enc.varying:
             xs[1][f] = xs[0][f]
     return Witness(xs[0], xs[1], w.intervals, w.leaves)
+
+
+# the data values tried per input for a feature a relation between the inputs ties
+RELATED_CANDIDATES = 32
+_OPS = {
+    "<=": lambda a, b: a <= b,
+    "<": lambda a, b: a < b,
+    ">=": lambda a, b: a >= b,
+    ">": lambda a, b: a > b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+def _relations_by_feature(enc: Encoding) -> dict[int, list[tuple[int, int, Callable]]]:
+    """The query's relations between the inputs on varied features: feature -> (left
+    copy, right copy, comparison), 0 for x1."""
+    out: dict[int, list[tuple[int, int, Callable]]] = {}
+    for r in enc.query.relations:
+        f = feature_index(enc.ensemble, r.feature)
+        if f in enc.varying:
+            out.setdefault(f, []).append((r.left - 1, r.right - 1, _OPS[r.op]))
+    return out
+
+
+def _related_values(enc: Encoding, w: Witness, xs: list, f: int, pf, checks) -> None:
+    """Feature f's values in ``xs`` where a relation ties them: each input's likeliest
+    data values in its interval, paired so that the relations hold, both from the data
+    if a pair does, else one (the other input keeps the pair's own value), else the
+    pair's own two: under x1.sex < x2.sex with both in [0, 1) the data's 0 for x1 and
+    the pair's 0.5 for x2, since no row holds a value between. Every value stays in its
+    input's interval, so the replay reads the pair the search found."""
+    ens, dom = enc.ensemble, enc.domains[f]
+    options = []
+    for c in (0, 1):
+        own, j = float(xs[c][f]), w.intervals[c].get(f, -1)
+        fits: list[float] = []
+        if 0 <= j < len(dom.reps) and dom.reps[j] is not None and own == own:
+            seen = fitting_values(ens, ens.features[f], dom, j, pf)
+            fits = list(itertools.islice(seen, RELATED_CANDIDATES))
+        options.append([(v, 1) for v in fits] + [(own, 0)])
+    pairs = sorted(itertools.product(*options), key=lambda p: -(p[0][1] + p[1][1]))
+    for (a, _), (b, _) in pairs:  # the pair's own two, last, meet the relations
+        if all(op((a, b)[left], (a, b)[right]) for left, right, op in checks):
+            xs[0][f], xs[1][f] = a, b
+            return
 
 
 def measure_distance(ctx: SolveContext) -> None:

@@ -10,7 +10,7 @@ such intervals are *empty* and the encoding never chooses them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -304,27 +304,38 @@ def code_routes(ens: Ensemble, f: int, x: float) -> tuple[bool, ...]:
     return tuple(out)
 
 
+def fitting_values(
+    ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, prefer: Iterable[float] | None
+) -> Iterator[float]:
+    """The values of ``prefer``, in its order, that :func:`choose_value` may take in
+    interval j (a category code's: those the model routes as it, within the bounds)."""
+    if dom.codes is not None:
+        routes = code_routes(ens, dom.feature, float(dom.codes[j]))
+        for v in prefer if prefer is not None else ():
+            v = float(v)
+            if (
+                v.is_integer()
+                and feat.lb <= v <= feat.ub
+                and code_routes(ens, dom.feature, v) == routes
+            ):
+                yield v
+        return
+    for v in prefer if prefer is not None else ():
+        if _admissible(ens, feat, dom.thresholds, j, float(v)):
+            yield float(v)
+
+
 def choose_value(
     ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int, prefer: Iterable[float] | None = None
 ) -> float:
     """A value in interval j: one of ``prefer`` (e.g. data values) when possible. For a
     category code, a preferred code the model routes as it (every code, for a feature no
     split tests; every unlisted one, for the code standing for them) within the bounds."""
+    fit = next(fitting_values(ens, feat, dom, j, prefer), None)
+    if fit is not None:
+        return fit
     if dom.codes is not None:
-        code = float(dom.codes[j])
-        for v in prefer if prefer is not None else ():
-            v = float(v)
-            if (
-                v.is_integer()
-                and feat.lb <= v <= feat.ub
-                and code_routes(ens, dom.feature, v) == code_routes(ens, dom.feature, code)
-            ):
-                return v
-        return code
-    if prefer is not None:
-        for v in prefer:
-            if _admissible(ens, feat, dom.thresholds, j, float(v)):
-                return float(v)
+        return float(dom.codes[j])
     rep = dom.reps[j]
     if rep is None:
         raise ValueError(f"interval {j} of feature {feat.name!r} is empty")

@@ -7,6 +7,7 @@ library's own predict of trained models."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -73,6 +74,42 @@ def test_a_pair_in_one_wide_interval_under_a_strict_relation_shows_a_short_decim
     assert r.status == "sensitive" and r.stats["found_by"] == HEURISTIC
     assert not constraint_violations(ens, q, w.x1, w.x2)
     assert w.x1[2] < w.x2[2] and float(f"{w.x2[2]:.2g}") == w.x2[2] != 0.0
+    classes = library_output(ens, np.stack([w.x1, w.x2])).argmax(1)
+    assert classes[0] != classes[1]
+
+
+def _feature_rows(rng, ens, n: int) -> np.ndarray:
+    """``n`` rows of values each feature takes: 0/1 for a binary one, whole numbers in
+    [-3, 3] for an integer one, two-decimal numbers in [-3, 3] (within bounds) else."""
+    cols = []
+    for feat in ens.features:
+        lo, hi = max(feat.lb, -3.0), min(feat.ub, 3.0)
+        col = rng.uniform(lo, hi, size=n)
+        if feat.kind == "binary":
+            col = rng.integers(0, 2, size=n).astype(float)
+        elif feat.integral:
+            col = np.clip(np.round(col), math.ceil(lo), math.floor(hi))
+        else:
+            col = np.clip(col.round(2), lo, hi)
+        cols.append(col)
+    return np.column_stack(cols)
+
+
+def test_a_pair_under_a_strict_relation_shows_data_values_where_the_data_holds_them(tmp_path):
+    # x1.f2 < x2.f2 with both in one interval of f2: given rows whose f2 takes values
+    # there, each input shows one of them, and every other feature a data value (a data
+    # pair breaking the relation used to be dropped whole, for the search's own values),
+    # the relation holds, and the library's classes of that very pair differ
+    ens = binary_library_model("lgb-binary", NUMERIC_MODEL, tmp_path)
+    X = _feature_rows(np.random.default_rng(3), ens, 200)
+    data = Dataset(X, None, tuple(ens.feature_names))
+    q = Query(vary=("f1", "f2"), gap=Gap(0.0), relations=(FeatureRelation("f2", 1, "<", 2),))
+    r = solve_query(ens, _check(q, data=data))
+    w = r.witness_arrays
+    assert r.status == "sensitive" and r.stats["found_by"] == HEURISTIC
+    assert w.x1[2] < w.x2[2]
+    for x in (w.x1, w.x2):
+        assert all(x[f] in X[:, f] for f in range(ens.n_features))
     classes = library_output(ens, np.stack([w.x1, w.x2])).argmax(1)
     assert classes[0] != classes[1]
 
