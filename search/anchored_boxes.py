@@ -35,6 +35,10 @@ ANCHORED = "anchored"  # the kind's name (compiler/kinds.py, AnchoredQuestion)
 # row: an audit asks one anchored question per row of one model (about 8 MB for 1,000
 # trees of depth 8; ranking a tree took as long as walking it for a row)
 _RANKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# per model, its trees in rank space as the pair tables' builder reads them when it
+# records boxes (a row's certificate: questions/audit_certificates.py), kept for the next
+# row as _RANKED is for the compiled walk
+_RANKED_NODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def is_anchored(q: Query) -> bool:
@@ -144,6 +148,15 @@ def anchored_corner(enc: Encoding, tab, lo: np.ndarray) -> tuple[np.ndarray, np.
         dom = st.domains[f]
         x2[f] = math.nan if rank >= len(dom.valid) else float(dom.reps[dom.valid[rank]])
     return x1, x2
+
+
+def ranked_tree_of(ens: Ensemble, ti: int):
+    """Tree ``ti`` of ``ens`` in rank space (ranked_trees.ranked_tree), made once per
+    model and tree (``_RANKED_NODES``)."""
+    trees = _RANKED_NODES.setdefault(ens, [None] * len(ens.trees))
+    if trees[ti] is None:
+        trees[ti] = ranked_tree(ens, ensemble_structure(ens), ens.trees[ti])
+    return trees[ti]
 
 
 def ranked_arrays_of(ens: Ensemble, ti: int) -> tuple[np.ndarray, frozenset[int]]:

@@ -66,6 +66,7 @@ from .anchored_boxes import (
     anchored_root,
     is_anchored,
     ranked_arrays_of,
+    ranked_tree_of,
 )
 from .compiled_calls import signals_raised
 from .ranked_trees import RankedTree, n_ranks
@@ -393,7 +394,8 @@ def pair_tables(
     walk = None if boxes else compiled_walk()
     cols = _column_array(col, ens.n_features)
     products = np.zeros(len(ens.trees), dtype=np.bool_)
-    kept = walk is not None and is_anchored(enc.query)  # its model's rows: trees kept
+    anchored = is_anchored(enc.query)
+    kept = walk is not None and anchored  # its model's rows: trees kept
     for ti, t in enumerate(ens.trees):
         builder.start_tree()  # looks at the clock
         if kept:
@@ -401,7 +403,8 @@ def pair_tables(
             products[ti] = not reads.isdisjoint(enc.varying)
             builder.compiled(walk, tree, cols, products[ti], partial(rows.values, ti), True)
             continue
-        nodes = _ranked_tree(ens, st, t)  # tree by tree: within the clock's sight
+        # tree by tree: within the clock's sight; an audit's rows share their model's
+        nodes = ranked_tree_of(ens, ti) if anchored else _ranked_tree(ens, st, t)
         product = any(node[0] in enc.varying for node in nodes.values() if node[0] >= 0)
         products[ti] = product
         if walk is not None:

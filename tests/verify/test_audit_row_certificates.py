@@ -336,3 +336,28 @@ def test_the_checker_walks_a_tree_that_reads_no_feature_of_F_along_the_row_s_pat
     monkeypatch.setattr(Checker, "_route", lambda self, *a: routed.append(1) or route(self, *a))
     assert verify_file(tmp_path / "c.json").valid
     assert 0 < len(routed) <= most
+
+
+def test_the_rows_of_one_model_rank_each_tree_once_for_their_certificates(
+    audited, tmp_path, monkeypatch
+):
+    from treesens.search import anchored_boxes, pair_boxes
+
+    path, _, _, X, ans, _, outcome = audited["xgboost", 2]
+    ens = load_model(path)  # a fresh model: nothing of it ranked yet
+    ds = load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
+    spec = make_spec(ens, ds, _vary(ens), make_target(ens, GAP[2]))
+    calls = []
+
+    def counted(*a):
+        calls.append(1)
+        return ranked_tree(*a)
+
+    ranked_tree = anchored_boxes.ranked_tree
+    monkeypatch.setattr(anchored_boxes, "ranked_tree", counted)
+    monkeypatch.setattr(pair_boxes, "_ranked_tree", counted)  # a tree ranked where built
+    lines = [{"row": r, "status": "insensitive", "decision": ans.decision[r]} for r in outcome]
+    done = certify_rows(ens, spec, X, lines, tmp_path, path, 30.0)
+    assert len(done) >= 3 and all(why == "" for why in done.values())
+    # once per tree for the boxes' builder, at most once more for the compiled walk
+    assert len(calls) <= 2 * len(ens.trees)
