@@ -56,11 +56,12 @@ def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, fl
 
 
 def _allowed(q: Query) -> bool:
-    """Whether a data-aware query's heuristic runs (its hint, its pair over all inputs):
-    not under bounds, which its ascent over the declared domains knows nothing of (its
-    pairs and hint would lie outside them); under relations between the inputs, which
-    the ascent meets, its pair is offered only where it meets them (``_heuristic_pair``;
-    the fallback's by check_pair) and the solver takes its hint as a hint."""
+    """Whether a data-aware query's heuristic from data rows runs (its hint): not under
+    bounds, which its ascent over the declared domains knows nothing of (its pairs and
+    hint would lie outside them; its pair over all inputs searches the model they narrow,
+    ``pair_over_all_inputs``); under relations between the inputs, which the ascent
+    meets, the fallback's pair is offered only where it meets them (check_pair) and the
+    solver takes its hint as a hint."""
     return bool(q.plan.options.value("heuristic")) and not q.bounds
 
 
@@ -102,11 +103,20 @@ def heuristic_search(ctx: SolveContext) -> bool:
 def pair_over_all_inputs(ctx: SolveContext, enc: Encoding) -> Accepted | None:
     """A data-aware query's: the heuristic on ``enc``, the same question over all inputs
     (search/boxes.py, ``proof_only``); its replayed pair, or None. A pair there means the
-    query is sensitive, and no proof needs to be looked for."""
-    if not _allowed(ctx.q):
+    query is sensitive, and no proof needs to be looked for. Under bounds the ascent
+    searches the model they narrow (bounds_as_domains: each held for both inputs alike,
+    as a bound on a feature the inputs share is), its pair read and checked by ``enc``;
+    a varied feature bounded on one input otherwise than on the other keeps it off."""
+    if not bool(ctx.q.plan.options.value("heuristic")):
         return None
+    searched = enc
+    if enc.query.bounds:
+        narrowed = bounds_as_domains(ctx.ens, enc.query, relations=True)
+        if narrowed is None:
+            return None
+        searched = pair_encoding(*narrowed)
     t_h = time.time()
-    verdict, _ = _heuristic_pair(ctx, enc.query, enc)
+    verdict, _ = _heuristic_pair(ctx, enc.query, searched, enc)
     ctx.solve_time += time.time() - t_h
     return verdict
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from treesens.compiler.ensemble import LOGISTIC, Ensemble, Feature, ModelOrigin,
 from treesens.compiler.errors import InputError
 from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
-from treesens.compiler.query import FeatureRelation, Gap, Query
+from treesens.compiler.query import FeatureBound, FeatureRelation, Gap, Query
 from treesens.compiler.replay import library_output
 from treesens.driver import solve_query
 from treesens.driver.data_fallback import use_fallback
@@ -243,6 +244,32 @@ def test_a_data_aware_check_under_relations_answers_as_brute_force_does(kind, se
         try:
             r = solve_query(ens, q.planned(timeout=30.0, data_aware="prob", options={"data": data}))
         except InputError:  # relations that leave no pair
+            assert not brute(ens, q)
+            continue
+        assert r.status == ("sensitive" if brute(ens, q) else "insensitive"), (q, r.error)
+        if r.status == "sensitive":
+            assert not constraint_violations(ens, q, r.witness_arrays.x1, r.witness_arrays.x2)
+            by_heuristic += r.stats["box_search"].get("pair") == HEURISTIC_PAIR
+    assert by_heuristic
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_data_aware_check_under_bounds_answers_as_brute_force_does(seed):
+    # its pair over all inputs is the heuristic's on the model the bounds narrow, where
+    # each bound holds for both inputs alike (before, any bound kept the heuristic off):
+    # each answer is brute force's, each pair meets the bounds and relations, and some
+    # bounded queries' pairs are the heuristic's over all inputs
+    rng = np.random.default_rng([2026, 11, 29, 5, seed])
+    ens = _ens(6400 + seed, "real")
+    data = _rows(rng, ens, "real")
+    by_heuristic = 0
+    for _ in range(8):
+        q = _random_query(rng, ens, "real").with_(gap=Gap(0.0))
+        bounds = tuple(replace(b, copies=(1, 2)) for b in q.bounds)  # held alike
+        q = q.with_(bounds=bounds or (FeatureBound(ens.feature_names[0], -2.0, 2.0),))
+        try:
+            r = solve_query(ens, q.planned(timeout=30.0, data_aware="prob", options={"data": data}))
+        except InputError:  # constraints that leave no pair
             assert not brute(ens, q)
             continue
         assert r.status == ("sensitive" if brute(ens, q) else "insensitive"), (q, r.error)
