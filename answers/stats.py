@@ -108,6 +108,13 @@ class CertificateStats(TypedDict, total=False):
 
     recorded: int  # the boxes it recorded
     rebuild_time: float  # the seconds the proof's rebuild from them took
+    # a max gap's proof rebuilt on an empty numba cache: the seconds compiling the
+    # rebuild's kernels first (certify_tiling.py), counted neither in the budget nor in
+    # rebuild_time
+    rebuild_compile: float
+    # the checker's compiled steps (verify/walk_jit.py) compiled on an empty numba cache
+    # before its walk of a large proof: the seconds, left out of the time it says it took
+    verify_compile: float
 
 
 class SearchStats(TypedDict, total=False):

@@ -102,7 +102,8 @@ def certify_recorded(
     seconds = time.time() - t0
     shown = f"{boxes:,} box{'es' if boxes != 1 else ''}"
     written = f"certificate written to {path} ({shown}, the answer's own proof, {seconds:.1f}s)"
-    done = replace(written_and_verified(Path(path), written, boxes, seconds), rebuild=stats)
+    done = written_and_verified(Path(path), written, boxes, seconds)
+    done = replace(done, rebuild={**stats, **done.rebuild})
     return (done if done.verified else None), "", stats
 
 

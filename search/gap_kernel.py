@@ -326,7 +326,8 @@ def prepare(
             "(not counted in the time limit)"
         )
     elif log is not None and compiled:
-        log(f"max gap: compiled the box search in {seconds:.1f}s (not counted in the time limit)")
+        what = "the box search" if first[0] or not any(first) else _what(*first)
+        log(f"max gap: compiled {what} in {seconds:.1f}s (not counted in the time limit)")
     return Readiness(seconds, compiled)
 
 
@@ -334,15 +335,19 @@ def compiling_line(search: bool = True, proof: bool = False) -> str:
     """The progress line of a compile on an empty numba cache, said before it starts:
     the kernel's (``search``) and a proof's rebuild kernels' (``proof``), and about how
     long they take (``compile_seconds``)."""
-    what = {
+    return (
+        f"max gap: compiling {_what(search, proof)}, once per install: about {_seconds(search, proof)} s of CPU, longer on "
+        "a busy machine (not counted in the time limit)"
+    )
+
+
+def _what(search: bool, proof: bool) -> str:
+    """The kernels compiled: the search's (``search``), a proof's rebuild's (``proof``)."""
+    return {
         (True, False): "the box search's kernels",
         (True, True): "the box search's kernels and those rebuilding a certificate's proof",
         (False, True): "the kernels rebuilding a certificate's proof",
     }[search, proof]
-    return (
-        f"max gap: compiling {what}, once per install: about {_seconds(search, proof)} s of CPU, longer on "
-        "a busy machine (not counted in the time limit)"
-    )
 
 
 # prepare() is making the kernel ready in this process (its own one-node search must not

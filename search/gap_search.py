@@ -45,7 +45,6 @@ from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
-from .compiled_proof import ready_rebuild
 from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
 from .gap_seed import late_after, late_polish, saturation_slack, seed_floor
 from .pair_boxes import (
@@ -260,9 +259,10 @@ def box_largest_gap(
         if all(map(unsplit, tables)):  # the root bounds answer, a certificate's tiling is
             compiled = False  # the whole space (largest_gap): the kernel is not needed
         if compiled and time.time() < deadline:
-            # a certificate asked for: with the kernels rebuilding its proof (its rebuild
-            # from the boxes recorded, within the certificate's budget, compiles nothing)
-            ready = gap_kernel.prepare(log, ready_rebuild if record else None)
+            # the search's kernel alone: a certificate's proof rebuilt from the boxes
+            # recorded makes its own kernels ready where it is rebuilt (certify_tiling.py),
+            # none where it needs no rebuild (one box under U')
+            ready = gap_kernel.prepare(log)
             deadline = kernel_deadline(deadline, ready)
     except KeyboardInterrupt:  # before the boxes: the seed's pair so far, if any
         if known_upper is None:

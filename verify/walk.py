@@ -15,6 +15,7 @@ infinity when some tree has none left), summed in the same order.
 from __future__ import annotations
 
 import math
+import time
 from array import array
 
 import numpy as np
@@ -117,14 +118,41 @@ COMPILED_FROM = 50_000
 
 
 def compiled_kernels(steps: int):
-    """walk_jit.py for a proof of ``steps`` steps, or None: walk with numpy."""
+    """walk_jit.py for a proof of ``steps`` steps, or None: walk with numpy. Its steps
+    are loaded before the walk, compiled first where numba's cache has none
+    (``compile_seconds`` counts that time)."""
     if steps < COMPILED_FROM:
         return None
     try:
         from . import walk_jit
     except Exception:  # noqa: BLE001 - numba is not installed, or cannot compile here
         return None
+    _ready(walk_jit)
     return walk_jit
+
+
+# the seconds this process spent compiling walk_jit.py's steps (numba's cache had none)
+_COMPILED: list[float] = []
+
+
+def compile_seconds() -> float:
+    """The seconds this process spent compiling the checker's compiled steps, in all: a
+    caller times a check without them (a first run's, once per install)."""
+    return sum(_COMPILED)
+
+
+def _ready(kernels) -> None:
+    """Load ``kernels``' two steps by calling them on one box, with the types every walk
+    gives them, and count the seconds where numba compiled them."""
+    steps = (kernels.split, kernels.tops)
+    if all(k.signatures for k in steps):
+        return
+    t0 = time.time()
+    live = np.arange(1)
+    kernels.split(live, np.zeros((1, 2)), np.zeros(1, dtype=bool), -INF, INF, True, 0.0, 1.0, False)
+    kernels.tops(live, np.zeros(1), np.zeros(1, dtype=np.int64))
+    if any(sum(k.stats.cache_misses.values()) for k in steps):
+        _COMPILED.append(time.time() - t0)
 
 
 class Walker:

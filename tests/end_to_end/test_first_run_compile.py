@@ -61,16 +61,23 @@ def test_a_first_run_compiles_outside_its_time_limit_and_gives_the_later_runs_an
 
 
 @pytest.mark.slow
-def test_a_first_run_asked_a_certificate_compiles_the_kernels_rebuilding_its_proof_first(
+def test_a_first_run_asked_a_certificate_compiles_the_rebuild_s_kernels_where_it_rebuilds(
     tmp_path,
 ):
-    """With the search's kernel, before the search and outside its time limit, saying so:
-    not on the rebuild's first use, within the certificate's budget."""
+    """The kernels rebuilding its proof (from the 162 boxes mean_texture's search keeps)
+    once the rebuild starts, not before the search, saying so, outside the certificate's
+    budget and counted apart in stats.certificate."""
     cert = tmp_path / "mg.json"
-    p = run_treesens("check", MODEL, *ASK, "--certificate", cert, env=_empty_cache(tmp_path))
+    ask = ("--vary", "mean_texture", "--max-gap", "--timeout", "60")  # the search reached
+    p = run_treesens(
+        "check", MODEL, *ask, "--certificate", cert, "--json", env=_empty_cache(tmp_path)
+    )
     assert p.returncode == 0, p.stderr
-    assert gap_kernel.compiling_line(search=True, proof=True) in p.stderr
-    assert "(proven:" in _max_gap_line(p.stdout) and "certificate written" in p.stderr + p.stdout
+    lines = ["certificate: rebuilding its proof", gap_kernel.compiling_line(False, True)]
+    assert all(line in p.stderr for line in lines), p.stderr
+    assert sorted(lines, key=p.stderr.index) == lines, p.stderr
+    result = json.loads(p.stdout)
+    assert result["stats"]["certificate"]["rebuild_compile"] > 0 and result["proof"]["checked"]
 
 
 @pytest.mark.slow
@@ -124,3 +131,32 @@ def test_a_report_makes_the_box_search_ready_before_its_budget_starts(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.splitlines()[-1])["proven"]
+
+
+@pytest.mark.slow
+def test_the_checkers_first_compile_is_said_and_counted_apart_from_its_check(tmp_path):
+    """verify/walk_jit.py's steps (a proof of COMPILED_FROM steps or more; here every
+    proof) compiled on an empty cache: the certificate's line says so and how long,
+    beside the check's own time, and stats.certificate counts it; a second check in the
+    same process compiles nothing."""
+    import treesens
+
+    cert = tmp_path / "c.json"
+    r = treesens.check(str(MODEL), ["mean_texture"], gap=0.45, certificate=cert)
+    assert r.status == "insensitive" and r.proof.checked
+    code = (
+        "import json, pathlib\n"
+        "from treesens.verify import walk\n"
+        "from treesens.questions.certify import written_and_verified\n"
+        "walk.COMPILED_FROM = 0\n"
+        f"cert = pathlib.Path({str(cert)!r})\n"
+        "done = [written_and_verified(cert, 'written', 1, 0.0) for _ in range(2)]\n"
+        "print(json.dumps([[d.verified, d.message, d.rebuild] for d in done]))\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], env=_empty_cache(tmp_path), capture_output=True, text=True
+    )
+    assert p.returncode == 0, p.stderr
+    (ok1, first, stats1), (ok2, second, stats2) = json.loads(p.stdout)
+    assert ok1 and ok2 and "compiling its kernels, once per install" in first, first
+    assert stats1["verify_compile"] > 0 and "compil" not in second and not stats2

@@ -221,3 +221,35 @@ def test_check_announces_no_search_for_a_max_gap_that_needs_no_certificate(sharp
     p = treesens_here("check", sharp, "--vary", "f0", "--max-gap", "--certificate", out)
     assert "no certificate: the upper bound is 0.5" in p.stderr
     assert "searching for its proof" not in p.stderr
+
+
+# ---- the kernels made ready: the search's, and a rebuild's only where one runs ----------
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _kernels_asked(monkeypatch, vary: str, tmp_path) -> list[bool]:
+    """Per gap_kernel.prepare call of a max gap of breast_cancer_xgb.json with a
+    certificate: whether it makes a proof's rebuild kernels ready."""
+    from treesens.search import gap_kernel
+
+    asked, real = [], gap_kernel.prepare
+
+    def prepare(log=None, rebuild=None):
+        asked.append(rebuild is not None)
+        return real(log, rebuild)
+
+    monkeypatch.setattr(gap_kernel, "prepare", prepare)
+    r = treesens.max_gap(
+        str(EXAMPLES / "breast_cancer_xgb.json"), [vary], certificate=tmp_path / "mg.json"
+    )
+    assert r.proof is not None and r.proof.certificate is not None, r.proof
+    return asked
+
+
+def test_a_max_gap_s_search_makes_its_own_kernel_ready_and_its_rebuild_the_rebuild_s(
+    monkeypatch, tmp_path
+):
+    # mean_texture's certificate is rebuilt from the 162 boxes its search kept: the
+    # search's first prepare asks its kernel alone, the rebuild's kernels are asked once
+    asked = _kernels_asked(monkeypatch, "mean_texture", tmp_path)
+    assert asked[0] is False and asked.count(True) == 1, asked
