@@ -90,18 +90,37 @@ def input_categories(pipe: Any, where: str) -> dict[int, tuple]:
     return _input_columns(pre, _n_inputs(pipe, where), where)[0]
 
 
+def _fitted_input(pipe: Any, attribute: str) -> Any:
+    """The Pipeline's ``n_features_in_`` or ``feature_names_in_``: scikit-learn asks its
+    first step, which a leading 'passthrough' step does not have; then the first step
+    that is not one, which reads the same columns (None: not fitted, or no names)."""
+    given = getattr(pipe, attribute, None)
+    if given is not None:
+        return given
+    first = next((s for _, s in pipe.steps if s not in PASS), None)
+    return getattr(first, attribute, None)
+
+
 def _n_inputs(pipe: Any, where: str) -> int:
-    n = getattr(pipe, "n_features_in_", None)
+    n = _fitted_input(pipe, "n_features_in_")
     if n is None:
         raise InputError("the Pipeline is not fitted", where)
     return int(n)
 
 
 def _input_names(pipe: Any) -> list[str]:
-    names = getattr(pipe, "feature_names_in_", None)
+    names = _fitted_input(pipe, "feature_names_in_")
     if names is not None:
         return [str(n) for n in names]
-    return [f"x{i}" for i in range(int(pipe.n_features_in_))]
+    return [f"x{i}" for i in range(int(_fitted_input(pipe, "n_features_in_")))]
+
+
+def preprocessed(pipe: Any, rows: Any) -> Any:
+    """What the Pipeline's final model reads of ``rows``: its steps before it applied
+    (a Pipeline of the model alone, or of 'passthrough' steps and it: the rows)."""
+    if all(s in PASS for _, s in pipe.steps[:-1]):
+        return rows
+    return pipe[:-1].transform(rows)
 
 
 def _describe(step: Any) -> str:
@@ -173,10 +192,10 @@ class _Probe:
     input column."""
 
     def __init__(self, pipe: Any, names: list[str], categories: dict[int, tuple]):
-        self.pre = pipe[:-1]
+        self.pipe = pipe
         self.names = names
         self.categories = categories
-        self.as_frame = getattr(pipe, "feature_names_in_", None) is not None
+        self.as_frame = _fitted_input(pipe, "feature_names_in_") is not None
         self.ref = [categories[i][0] if i in categories else 0.0 for i in range(len(names))]
 
     def rows(self, column: int, values) -> Any:
@@ -188,7 +207,7 @@ class _Probe:
         """The preprocessing's output; ``finite``: refuse infinite values (the probe rows
         are ordinary numbers; the fold's bisection reaches the largest doubles)."""
         try:
-            out = self.pre.transform(rows)
+            out = preprocessed(self.pipe, rows)
             out = out.toarray() if hasattr(out, "toarray") else out
             out = np.asarray(out, dtype=np.float64)
         except Exception as e:  # noqa: BLE001 - a tampered step raises anything
@@ -339,6 +358,6 @@ class PipelineReplayer(OneCallAtATime):
         return np.asarray(self.pipe.predict(self.frame(X)), dtype=np.float64).reshape(-1)
 
     def predict_raw(self, X) -> np.ndarray:
-        out = self.pipe[:-1].transform(self.frame(X))
+        out = preprocessed(self.pipe, self.frame(X))
         out = out.toarray() if hasattr(out, "toarray") else out
         return self.inner.predict_raw(np.asarray(out, dtype=np.float64))

@@ -316,3 +316,38 @@ def test_a_pipelines_source_names_the_imputed_columns_a_pair_may_leave_missing()
     ens = treesens.load_model(_pipeline(pre).fit(df.drop(columns="race"), y))
     assert "may be missing (imputed): age;" in ens.source
     assert ens.features[ens.feature_names.index("age")].may_be_missing
+
+
+# a Pipeline with no preprocessing: the model alone, or behind 'passthrough' steps, whose
+# input width and names scikit-learn asks of the first step (which 'passthrough' lacks)
+NO_PREPROCESSING = {"model alone": [], "passthrough first": ["passthrough"]}
+
+
+def _numeric_pipeline(pre: list):
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.random((120, 2)), columns=["a", "b"])
+    y = (df.a + 0.3 * df.b > 0.6).astype(int).to_numpy()
+    steps = [(f"s{i}", s) for i, s in enumerate(pre)]
+    forest = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0)
+    return Pipeline([*steps, ("model", forest)]).fit(df, y), df
+
+
+@pytest.mark.parametrize("pre", NO_PREPROCESSING.values(), ids=NO_PREPROCESSING.keys())
+def test_a_pipeline_without_preprocessing_reads_as_its_model_over_its_columns(pre):
+    pipe, df = _numeric_pipeline(pre)
+    ens = treesens.load_model(pipe)
+    assert ens.feature_names == ["a", "b"]
+    np.testing.assert_allclose(ens.proba(df.to_numpy()), pipe.predict_proba(df), atol=1e-12)
+
+
+@pytest.mark.parametrize("pre", NO_PREPROCESSING.values(), ids=NO_PREPROCESSING.keys())
+def test_a_pipeline_without_preprocessing_answers_as_its_model(pre):
+    pipe, _ = _numeric_pipeline(pre)
+    bare = pipe.steps[-1][1]
+    for gap in (0.3, 0.4):  # either side of b's largest gap, about 0.346
+        r = treesens.check(pipe, ["b"], gap=gap)
+        assert r.status == treesens.check(bare, ["b"], gap=gap).status, gap
+        assert r.status != SENSITIVE or r.validated
