@@ -1,4 +1,5 @@
-"""``where=`` texts against a brute force that reads the texts' comparisons itself.
+"""``where=`` texts against a brute force that reads the texts' comparisons itself: a
+check's answer, and a max gap's bounds around the largest gap the texts allow.
 
 Random constraints are written as a user writes them (``x1.f0 < 0.25``, ``f1 >= 2``,
 ``-1 <= x2.f2 <= 0.5``, ``f0 in [a, b]``, ``x1.f1 <= x2.f1``, a value first as in
@@ -26,6 +27,7 @@ from treesens.backends.registry import BACKENDS, available
 from treesens.compiler.ensemble import Feature
 from treesens.compiler.errors import InputError
 from treesens.tests.compiler.test_feature_constraints import OPS, _values
+from treesens.tests.max_gap_oracle import max_gap_problems
 from treesens.tests.oracle import feature_thresholds, random_ensemble
 
 SEEDS = int(os.environ.get("TS_WHERE_SEEDS", "6"))
@@ -90,8 +92,10 @@ def _holds(said, f: int, copy: int, x: np.ndarray) -> np.ndarray:
     return ok
 
 
-def brute_where(ens, vary, said, gap: float) -> bool:
-    """Whether some pair equal outside ``vary`` meets the written comparisons and the gap."""
+def _pair_space(ens, vary, said):
+    """The pairs the written comparisons allow: P(class 1) of each shared row (down) and
+    x1's and x2's varied rows (across), and which (x1, x2) varied rows the relations
+    allow; None when none."""
     names, ths = ens.feature_names, feature_thresholds(ens)
     varying = sorted(names.index(v) for v in vary)
     shared = [f for f in range(ens.n_features) if f not in varying]
@@ -101,13 +105,13 @@ def brute_where(ens, vary, said, gap: float) -> bool:
         if feat.may_be_missing:
             vals[f] = np.append(vals[f], np.nan)
     if any(s[0] == "rel" and s[1] in shared and s[2] in ("<", ">") for s in said):
-        return False
+        return None
     S = [vals[f][_holds(said, f, 1, vals[f]) & _holds(said, f, 2, vals[f])] for f in shared]
     V = [[vals[f][_holds(said, f, c, vals[f])] for f in varying] for c in (1, 2)]
     S = np.array(list(itertools.product(*S)), dtype=float).reshape(-1, len(shared))
     V1, V2 = (np.array(list(itertools.product(*v)), dtype=float) for v in V)
     if not (len(S) and V1.size and V2.size):
-        return False
+        return None
     V1, V2 = V1.reshape(-1, len(varying)), V2.reshape(-1, len(varying))
     R = np.ones((len(V1), len(V2)), dtype=bool)
     for s in said:
@@ -115,15 +119,34 @@ def brute_where(ens, vary, said, gap: float) -> bool:
             k = varying.index(s[1])
             R &= OPS[s[2]](V1[:, k][:, None], V2[:, k][None, :])
 
-    def side(Vc, copy):
+    def proba(Vc):
         X = np.empty((len(S) * len(Vc), ens.n_features))
         X[:, shared] = np.repeat(S, len(Vc), axis=0)
         X[:, varying] = np.tile(Vc, (len(S), 1))
-        p = ens.proba(X)[:, 1]
-        return (p >= 0.5 + gap if copy == 1 else p <= 0.5 - gap).reshape(len(S), len(Vc))
+        return ens.proba(X)[:, 1].reshape(len(S), len(Vc))
 
-    reach = (side(V1, 1).astype(np.int64) @ R.astype(np.int64)) > 0
-    return bool((reach & side(V2, 2)).any())
+    return proba(V1), proba(V2), R
+
+
+def brute_where(ens, vary, said, gap: float) -> bool:
+    """Whether some pair equal outside ``vary`` meets the written comparisons and the gap."""
+    space = _pair_space(ens, vary, said)
+    if space is None:
+        return False
+    p1, p2, R = space
+    reach = ((p1 >= 0.5 + gap).astype(np.int64) @ R.astype(np.int64)) > 0
+    return bool((reach & (p2 <= 0.5 - gap)).any())
+
+
+def largest_gap_where(ens, vary, said) -> float:
+    """The largest gap of a pair the written comparisons allow (x1 the one decided 1);
+    negative when no pair meets g = 0, -1 when they allow none."""
+    space = _pair_space(ens, vary, said)
+    if space is None or not space[2].any():
+        return -1.0
+    p1, p2, R = space
+    best = np.minimum(p1[:, :, None] - 0.5, 0.5 - p2[:, None, :])
+    return float(np.where(R[None], best, -np.inf).max())
 
 
 def _meets_written(said, varying, w) -> bool:
@@ -199,6 +222,17 @@ def _agree(seed: int, backends: list[str]) -> None:
             )
 
 
+def _largest_gap_agrees(seed: int) -> None:
+    ens, vary, texts, said, _ = _case(seed)
+    exact = largest_gap_where(ens, vary, said)
+    try:
+        r = treesens.max_gap(ens, vary, where=texts, timeout=60)
+    except InputError as e:
+        assert exact < 0, f"{texts}: InputError {e} where a pair reaches {exact}"
+        return
+    assert not max_gap_problems(exact, r), (texts, vary, exact, max_gap_problems(exact, r))
+
+
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_where_texts_agree_with_brute_force_on_the_written_comparisons(seed):
     _agree(seed, ["cpsat", "boxes"] if seed % 4 < 2 else ["highs", "z3"])
@@ -208,3 +242,14 @@ def test_where_texts_agree_with_brute_force_on_the_written_comparisons(seed):
 @pytest.mark.parametrize("seed", range(SEEDS, SEEDS + SLOW_SEEDS))
 def test_where_texts_agree_with_brute_force_on_every_installed_backend(seed):
     _agree(seed, _installed())
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_a_max_gap_under_where_texts_brackets_the_largest_gap_they_allow(seed):
+    _largest_gap_agrees(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(SEEDS, SEEDS + SLOW_SEEDS))
+def test_more_max_gaps_under_where_texts_bracket_the_largest_gap_they_allow(seed):
+    _largest_gap_agrees(seed)
