@@ -3,8 +3,10 @@
 A fenced block's info string says where it runs. ``python`` and ``bash`` blocks run here
 (in a fresh interpreter / shell) from a copy of a fresh clone: the repository's examples/,
 bench/examples/ and docs/img/, with nothing beside it, as a user has it after ``git
-clone``. A block that needs the paper's benchmark models and data says so with a second
-word, ``shared``: ``python shared``, ``bash shared``. Those read ``../shared/benchmarks``,
+clone``; a bash block's ``treesens`` runs the checkout, each command a process of its own
+forked from one interpreter that imported treesens once (fork_server.py: about a second
+of CPU less a command). A block that needs the paper's benchmark models and data says so
+with a second word, ``shared``: ``python shared``, ``bash shared``. Those read ``../shared/benchmarks``,
 the folder of the paper's models and data that sits beside the project's clone in its
 workspace (``TREESENS_SHARED`` names it elsewhere); it is not part of a user's clone. They
 run from a copy with that folder beside it, and skip with a stated reason when it is
@@ -28,14 +30,19 @@ they define.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from treesens.tests.end_to_end import fork_server
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -126,10 +133,22 @@ def _slow_bash_cases(docs: list[Path] | None = None) -> list:
     return out
 
 
-def _make_clone(root: Path, benchmarks: Path | None) -> Path:
+def _session_cache(tmp_path_factory) -> Path:
+    """treesens' cache for the blocks (parsed models, learned clauses): one folder for
+    every xdist worker of this test session, so that data-aware.md's clauses, learned by
+    its first probclause block in about 35 s of CPU, are read from it by the later ones,
+    whichever worker runs them (``_run_bash`` lets one block learn clauses at a time)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "docs-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _make_clone(root: Path, benchmarks: Path | None, cache: Path) -> Path:
     """A folder as a user's clone has it, ``root/clone``, with ``root/shared/benchmarks``
     beside it when ``benchmarks`` is given, and a ``treesens`` command (``root/bin``) that
-    runs the checkout being tested."""
+    runs the checkout being tested: each command a process of its own, forked from one
+    interpreter that imported treesens once (fork_server.py, ``_served``)."""
     work = root / "clone"
     for part in CLONE_PARTS:
         shutil.copytree(REPO / part, work / part, ignore=shutil.ignore_patterns("__py*"))
@@ -137,30 +156,59 @@ def _make_clone(root: Path, benchmarks: Path | None) -> Path:
     if benchmarks is not None:
         (root / "shared").mkdir()
         (root / "shared" / "benchmarks").symlink_to(benchmarks)
+    (root / "cache").symlink_to(cache)
     bin_dir = root / "bin"
     bin_dir.mkdir()
+    client = bin_dir / "client.py"
+    client.write_text(fork_server.CLIENT)
     shim = bin_dir / "treesens"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m treesens.interfaces.cli.main "$@"\n')
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{client}" "{_socket(work)}" "$@"\n')
     shim.chmod(0o755)
     return work
+
+
+def _socket(clone: Path) -> Path:
+    return clone.parent / "treesens.sock"
+
+
+@contextmanager
+def _served(clone: Path):
+    """The clone's ``treesens`` commands served (fork_server.py) while in the block."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "treesens.tests.end_to_end.fork_server", str(_socket(clone))],
+        env=_env(clone),
+    )
+    try:
+        while not _socket(clone).exists():
+            assert server.poll() is None, "the docs' treesens server ended"
+            time.sleep(0.05)
+        yield clone
+    finally:
+        server.terminate()
+        server.wait()
 
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
     """A fresh clone: nothing beside it."""
-    return _make_clone(tmp_path_factory.mktemp("docs"), None)
+    root, cache = tmp_path_factory.mktemp("docs"), _session_cache(tmp_path_factory)
+    with _served(_make_clone(root, None, cache)) as work:
+        yield work
 
 
 @pytest.fixture(scope="module")
 def clone_with_shared(tmp_path_factory, shared_dir) -> Path:
     """A clone with the paper's benchmark folder beside it, as the project's workspace has."""
-    return _make_clone(tmp_path_factory.mktemp("docs-shared"), shared_dir)
+    root, cache = tmp_path_factory.mktemp("docs-shared"), _session_cache(tmp_path_factory)
+    with _served(_make_clone(root, shared_dir, cache)) as work:
+        yield work
 
 
 def _env(clone: Path) -> dict:
     env = dict(os.environ)
     env["PATH"] = f"{clone.parent / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
+    env["TREESENS_CACHE"] = str(clone.parent / "cache")
     return env
 
 
@@ -177,8 +225,27 @@ def _run_python(path: Path, blocks: list, cwd: Path) -> None:
     assert proc.returncode == 0, f"{path.name}:\n{proc.stderr[-3000:]}"
 
 
+@contextmanager
+def _learning_alone(code: str, cwd: Path):
+    """While a block that learns clauses (``--data-aware clause``/``probclause``) runs, no
+    other does: the later ones then read the clauses it cached."""
+    if "clause" not in code:
+        yield
+        return
+    with open(cwd.parent / "cache" / "clauses.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def _run_bash(path: Path, code: str, line: int, cwd: Path) -> None:
-    proc = subprocess.run(
+    with _learning_alone(code, cwd):
+        proc = _bash(code, cwd)
+    assert proc.returncode == 0, f"{path.name}:{line}:\n{proc.stderr[-3000:]}"
+    assert "Traceback" not in proc.stderr
+
+
+def _bash(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
         ["bash", "-e", "-o", "pipefail", "-c", code],
         cwd=cwd,
         env=_env(cwd),
@@ -186,8 +253,6 @@ def _run_bash(path: Path, code: str, line: int, cwd: Path) -> None:
         text=True,
         timeout=900,
     )
-    assert proc.returncode == 0, f"{path.name}:{line}:\n{proc.stderr[-3000:]}"
-    assert "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
@@ -283,3 +348,11 @@ def test_the_shared_bash_blocks_run_with_the_benchmarks(path, code, line, clone_
 def test_the_slow_bash_blocks_run(path, code, line, shared, request):
     where = request.getfixturevalue("clone_with_shared" if shared else "clone")
     _run_bash(path, code, line, where)
+
+
+def test_a_served_treesens_command_ends_with_its_own_exit_code_and_output(clone):
+    # fork_server.py's child runs the command as a fresh one would: a bad input is one
+    # line on the block's stderr and exit code 2
+    p = _bash("treesens check examples/no_such_model.json --vary f0", clone)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("treesens: error:") and p.stderr.count("\n") == 1, p.stderr
