@@ -342,7 +342,16 @@ class Worker:
         ]
         p = _SPAWNER.popen(argv)
         with self._lock:
-            self._procs[key] = p
+            # refused or stopped while it started (a race won meanwhile: kill() found no
+            # process of this thread to kill), it ends now rather than solve to the end
+            why = self._refusal or (
+                "another search answered this query first" if key in self._stopped else None
+            )
+            if why is None:
+                self._procs[key] = p
+        if why is not None:
+            _close_process(p, graceful=False)
+            raise WorkerStopped(why)
 
     def solve(
         self, problem: Problem, options: SolveOptions, watch: IncumbentWatch | None = None

@@ -51,3 +51,29 @@ def test_a_worker_allowed_to_start_again_starts_a_process():
         pytest.fail("the worker still refuses to start")
     finally:
         w.close()
+
+
+def test_a_process_that_starts_while_a_race_stops_its_worker_ends_at_once(monkeypatch):
+    # a race won while a loser's process was starting: kill() finds no process of that
+    # thread, so the process, once started, ends there instead of solving to the end
+    from treesens.backends import worker as W
+
+    w = W.Worker("cpsat")
+    started = []
+    real_popen = W._SPAWNER.popen
+
+    def popen_then_stopped(argv):
+        p = real_popen(argv)
+        started.append(p)
+        w.refuse_starts("another backend answered first")  # the race, meanwhile
+        w.kill()
+        return p
+
+    monkeypatch.setattr(W._SPAWNER, "popen", popen_then_stopped)
+    try:
+        with pytest.raises(W.WorkerStopped, match="another backend answered first"):
+            w._start()
+        assert w.proc is None
+        assert started[0].wait(timeout=10) is not None
+    finally:
+        w.close()
