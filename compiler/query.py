@@ -129,7 +129,7 @@ def pair_condition(ens: Ensemble, q: Query) -> Condition:
     if ens.n_classes == 2 and ens.n_outputs == 1:
         if q.classes not in (None, (1, 0), ("1", "0")):
             raise InputError(
-                f"classes {q.classes} given for a binary model; drop them: a binary gap "
+                f"{classes_given(q.classes)} given for a binary model; drop them: a binary gap "
                 "asks for x1 in class 1 and x2 in class 0 (P(x1) >= 0.5+g, P(x2) <= 0.5-g), "
                 "and the pair space is symmetric, so the other order is the same question"
             )
@@ -272,11 +272,16 @@ def symmetric(q: Query) -> bool:
     return not q.relations and all(set(b.copies) == {1, 2} for b in q.bounds)
 
 
+def classes_given(classes) -> str:
+    """The classes a user gave, as their interface writes them: ``classes (0, 1)``, or
+    on the command line ``--classes 0,1``."""
+    return spelled(f"classes {tuple(classes)}", f"--classes {','.join(map(str, classes))}")
+
+
 def _classes_for_a_regressor(classes) -> InputError:
     """Classes asked of a regressor, named with the value given."""
-    given = ",".join(str(c) for c in classes)
     return InputError(
-        f"{setting('classes', given)}: classes are for classifiers; a regressor has one prediction"
+        f"{classes_given(classes)}: classes are for classifiers; a regressor has one prediction"
     )
 
 

@@ -123,6 +123,7 @@ GAMMA = str(EXAMPLES / "gamma_stump.json")  # a regressor (exp link)
         (GAMMA, ["--above", "-1", "--below", "-2"], "--above -1: this model's predictions"),
         (GAMMA, ["--delta", "1", "--classes", "0,1"], "--classes 0,1: classes are for classifiers"),
         (MODEL, ["--above", "0.6", "--below", "0.4"], "--above 0.6 --below 0.4: the threshold"),
+        (MODEL, ["--classes", "0,1"], "--classes 0,1 given for a binary model"),
     ],
 )
 def test_a_conflicting_or_out_of_range_flag_is_named_with_its_value(model, flags, said, capsys):
