@@ -149,6 +149,9 @@ class AnswerStats(TypedDict, total=False):
 
     nearest_row: dict  # {"index", "values"}: the data row nearest the witness
     change: float  # an audited row: the change on F of the x2 that flips it
+    smallest: bool  # an audited row: False where that change is not proven the smallest
+    no_flip_below: float  # an audited row whose change is not proven the smallest: no x2
+    # flips with a change below it (0: none known)
     reach: list  # an audited regressor row: the lowest and highest prediction F reaches
     certificate: CertificateStats
 

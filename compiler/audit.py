@@ -64,7 +64,7 @@ class RowAnswers:
     x2: np.ndarray  # (n, n_features): the chosen x2 (NaN rows where none)
     p_row: np.ndarray  # (n, n_classes)
     p_x2: np.ndarray  # (n, n_classes), NaN where none
-    change: np.ndarray  # (n,) smallest scaled change on F that flips, NaN where none
+    change: np.ndarray  # (n,) smallest scaled change on F that flips (``unproven``), NaN where none
     note: str = ""  # why rows are unknown, when not the default reason
     # a regressor's rows: (n, 2) the lowest and highest prediction reachable by changing
     # only F (exact, by enumeration; NaN where not enumerated); None for classifiers
@@ -75,6 +75,11 @@ class RowAnswers:
     # the rows a solver was asked about, by index: its answer's times (compile, solve,
     # total), whatever it answered; the enumerated rows have none
     times: dict[int, dict] = field(default_factory=dict)
+    # the flipped rows a solver answered whose change is that of an x2 that flips, not
+    # proven the smallest (too many x2 of no larger change to score in the row's time:
+    # questions/audit_solve.smallest_flip), by index: the change below which no x2 flips
+    # (0: none known); every other flipped row's change is the smallest
+    unproven: dict[int, float] = field(default_factory=dict)
 
 
 def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):

@@ -15,7 +15,14 @@ from ..compiler.query import Query
 from ..language.audit_block import AuditPlan
 from ..language.resolve import SensFile, load_queries
 from ..questions.ask import Task, answer_task
-from ..questions.audit import by_column, flip_to, frame_from_results, report_text, summary
+from ..questions.audit import (
+    by_column,
+    flip_to,
+    frame_from_results,
+    report_text,
+    summary,
+    unproven_rows,
+)
 from ..questions.audit_run import check_same_audit, read_done, run_audit
 from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
@@ -241,4 +248,5 @@ def audit_report(ens: Ensemble, plan: AuditPlan, lines: list[dict], seconds: flo
     """The summary an audit block prints: the same table as ``treesens audit``."""
     by = by_column(plan.data, ens, plan.by, plan.label)
     df = frame_from_results(lines, plan.spec.vary, by, flip_to(ens, plan.spec.target))
-    return report_text(ens, plan.spec, plan.run.n_rows, seconds, summary(df, plan.by))
+    table = summary(df, plan.by)
+    return report_text(ens, plan.spec, plan.run.n_rows, seconds, table, unproven_rows(df))

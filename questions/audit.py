@@ -54,6 +54,10 @@ JSON_STATUS = {FLIPPABLE: SENSITIVE, NOT_FLIPPABLE: INSENSITIVE, UNKNOWN: UNKNOW
 BACKEND = "enumerate"  # the answers come from enumerating F's threshold cells
 BLOCK = 2_000  # rows answered per block (a result line is written per block)
 UNKNOWN_WHY = "too many cells of F to enumerate; solver timed out"
+# a flipped row's message where its change is not proven the smallest (RowAnswers.unproven)
+UNPROVEN_WHY = (
+    "smallest change not proven (too many x2 of no larger change to try in the row's time)"
+)
 BUDGET_WHY = "too many cells of F to enumerate; the audit's time limit (timeout) ran out"
 LATE_WHY = "the audit's time limit (timeout) ran out before this row's block began"
 TASK_FAILED = "task failed"  # a block whose task failed on every attempt: its rows unknown
@@ -173,6 +177,12 @@ def row_result(
         res.outputs["x2"] = ans.p_x2[i].tolist()
         res.validated = True
         res.stats = {"change": float(ans.change[i])}
+        if i in ans.unproven:  # an x2 that flips, the smallest not proven (audit_solve)
+            low = ans.unproven[i]
+            res.stats["smallest"] = False
+            res.stats["no_flip_below"] = low
+            below = f"; none below {low:.4g} flips" if low > 0 else ""
+            res.message = f"{UNPROVEN_WHY}{below}; a change of {ans.change[i]:.4g} flips"
     if ans.reach is not None and not np.isnan(ans.reach[i]).any():
         res.stats["reach"] = [float(v) for v in ans.reach[i]]
     record = audit_record(ens, spec)  # what --resume matches on
@@ -205,6 +215,7 @@ def frame_from_results(lines: list[dict], vary, extra=None, to: int | None = Non
             "p_x2": math.nan if p2 is None else float(p2[-1] if len(p2) == 2 else max(p2)),
             "change": float((d.get("stats") or {}).get("change", math.nan)),
         }
+        r["change_smallest"] = _smallest(d)
         if "delta" in d:  # a regressor's row: the predictions changing F reaches
             low, high = (d.get("stats") or {}).get("reach", (math.nan, math.nan))
             r["reach_low"], r["reach_high"] = float(low), float(high)
@@ -213,6 +224,7 @@ def frame_from_results(lines: list[dict], vary, extra=None, to: int | None = Non
             r[f"x2_{v}"] = x2.get(v)
         rec.append(r)
     cols = ["row", "decision", "status", "result_status", "p_row", "p_x2", "change"]
+    cols.append("change_smallest")
     regressor = any("delta" in d for d in lines)
     if regressor:
         cols += ["reach_low", "reach_high"]
@@ -222,11 +234,19 @@ def frame_from_results(lines: list[dict], vary, extra=None, to: int | None = Non
     df["status"] = pd.Categorical(df["status"], categories=list(STATUSES))
     for c in ("p_row", "p_x2", "change"):
         df[c] = df[c].astype("float64")
+    df["change_smallest"] = df["change_smallest"].astype("boolean")
     df = df.sort_values("row").reset_index(drop=True)
     if extra is not None:
         df = df.join(extra, on="row")
     df.attrs["flip_to"] = to
     return df
+
+
+def _smallest(line: dict):
+    """Whether a row line's change is the smallest that flips: NA where it has none,
+    False where the line says it is not proven (``stats.smallest``)."""
+    stats = line.get("stats") or {}
+    return None if "change" not in stats else bool(stats.get("smallest", True))
 
 
 def audit(
@@ -260,14 +280,14 @@ def audit(
     row), ``status`` (flippable / not flippable / unknown, categorical), ``result_status``
     (sensitive / insensitive / unknown), ``p_row`` and ``p_x2`` (P(class 1), or the top
     class probability for multiclass), ``change`` (the smallest change on F that flips,
-    each feature's change over its range; NaN when none) and ``x2_<F>`` (x2's values),
+    each feature's change over its range, NaN when none; not proven the smallest where
+    ``change_smallest`` is False, a row past the enumeration) and ``x2_<F>`` (x2's values),
     and for a regressor (asked ``delta``: x2's prediction at least that far from the
     row's, ``direction`` up, down or either) ``reach_low`` / ``reach_high``, the lowest
     and highest prediction changing only F reaches (``decision``, ``p_row`` and ``p_x2``
-    are then predictions),
-    plus the ``by`` column when given: a feature, the label or any other column of the
-    data (a protected attribute kept out of the model), or a pandas Series / sequence
-    with one value per data row. :func:`summary` of the DataFrame breaks down by it
+    are then predictions), plus the ``by`` column when given: a feature, the label or
+    any other column of the data (a protected attribute kept out of the model), or a
+    pandas Series / sequence with one value per data row. :func:`summary` of the DataFrame breaks down by it
     (``df.attrs["by"]`` names it).
 
     ``timeout``: the whole audit's time limit in seconds, as ``check``'s: blocks of rows
@@ -486,10 +506,27 @@ def format_summary(table) -> str:
     return "\n".join(lines)
 
 
-def report_text(ens: Ensemble, spec: AuditSpec, n_rows: int, seconds: float, table) -> str:
-    """What an audit prints: a line saying what was asked, then the summary table."""
+def report_text(
+    ens: Ensemble, spec: AuditSpec, n_rows: int, seconds: float, table, unproven: int = 0
+) -> str:
+    """What an audit prints: a line saying what was asked, then the summary table, and a
+    line on the ``unproven`` flipped rows (:func:`unproven_rows`) when there are any."""
     head = (
         f"audit of {ens.source}: vary {spec.label}, {spec.target.words()}, "
         f"{n_rows} rows ({seconds:.1f}s)"
     )
-    return head + "\n" + format_summary(table)
+    tail = ""
+    if unproven:
+        tail = (
+            f"\n{unproven} flippable row{'s' if unproven > 1 else ''}: the change shown is of "
+            "an x2 that flips, not proven the smallest (change_smallest False)"
+        )
+    return head + "\n" + format_summary(table) + tail
+
+
+def unproven_rows(df) -> int:
+    """How many flipped rows of an audit's DataFrame have a change not proven the
+    smallest (``change_smallest`` False: a row past the enumeration)."""
+    if "change_smallest" not in df.columns:
+        return 0
+    return int((df["change_smallest"] == False).sum())  # noqa: E712 - NA counts not

@@ -19,6 +19,8 @@ from ..answers.result import ERROR, INSENSITIVE, SENSITIVE
 from ..backends.registry import BOXES
 from ..compiler.audit import (
     FLIPPABLE,
+    MAX_CANDIDATES,
+    NEAR_EDGE,
     UNKNOWN,
     FeatureCells,
     RowAnswers,
@@ -39,6 +41,12 @@ if TYPE_CHECKING:
     from .audit import AuditSpec
 
 NOT_FLIPPABLE_BY_SOLVER = "not flippable"
+# the x2 of F's cells scored for a row's smallest change (those of least change, up to
+# the change of the x2 its query found): a tenth of MAX_CANDIDATES, since each row here
+# is scored alone (200,000 x2 were minutes a row on a 1,000-tree model)
+SMALLEST_CANDIDATES = MAX_CANDIDATES // 10
+SMALLEST_BATCH = 20_000  # x2 per predict call, the row's time checked between calls
+_SLACK = 1e-9  # a change's rounding: sums of the same changes in another order
 # per model, the cells of an audit's F (``_cells``): each accepted row reads them
 _CELLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -69,10 +77,15 @@ def _witness_row(ens: Ensemble, w: dict, r: np.ndarray, spec: AuditSpec) -> np.n
     return x2
 
 
-def _accept(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, r: np.ndarray, x2) -> bool:
+def _accept(
+    ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, r: np.ndarray, x2, until: float
+) -> bool:
     """Record x2 as row i's flip when the library's predict agrees that it flips: first
     with each feature of F at the admissible value of its cell nearest the row's (the
-    same cells, so the same leaves: ``nearest_in_cells``), else as found."""
+    same cells, so the same leaves: ``nearest_in_cells``), else as found; then the
+    smallest change that flips in its place (``smallest_flip``) where that is proven by
+    ``until`` (time.time()), else ``ans.unproven`` holds the change below which none
+    flips."""
     proba_of, raw_of = library_predict(ens)
     margin = spec.target.gap.kind == "margin"
     cells = _cells(ens, spec)
@@ -83,9 +96,83 @@ def _accept(ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, r: np.ndarr
             ans.status[i] = FLIPPABLE
             ans.x2[i] = x
             ans.p_x2[i] = p2[0]
-            ans.change[i] = change_of(cells, r, x)  # an x2 that flips, not the smallest
+            ans.change[i] = change_of(cells, r, x)  # an x2 that flips, not yet the smallest
+            best = smallest_flip(ens, spec, r, ans.decision[i], float(ans.change[i]), until)
+            if isinstance(best, float):  # none flips below it; the smallest not proven
+                ans.unproven[i] = best
+            else:
+                ans.x2[i], ans.p_x2[i], ans.change[i] = best
             return True
     return False  # the library disagrees with the search's pair: left unknown
+
+
+def smallest_flip(ens: Ensemble, spec: AuditSpec, r: np.ndarray, decision, bound: float, until):
+    """The x2 that flips row r with the smallest change on F, as the enumeration
+    (compiler/audit.audit_rows) picks it, among the x2 of F's cells (each feature at its
+    cell's value nearest the row's) whose change is at most ``bound``, the change of an
+    x2 known to flip: (x2, its outputs, its change). When they are more than
+    SMALLEST_CANDIDATES, those up to the largest change that keeps them within it are
+    scored: a flip among them is the smallest too. Else a float: the change below which
+    no x2 flips (0 when ``until``, time.time(), passed first), the smallest not proven."""
+    cells = _cells(ens, spec)
+    upto = _largest_within(cells, r, bound)
+    within = _within(cells, r, upto, SMALLEST_CANDIDATES)
+    if within is None:  # not even the row's own x2 (a limit below 1)
+        return 0.0
+    vals, change = within
+    proba_of, raw_of = library_predict(ens)
+    margin = spec.target.gap.kind == "margin"
+    cand = np.repeat(r[None, :], len(vals), axis=0)
+    cand[:, [c.feature for c in cells]] = vals
+    conf, P = np.full(len(cand), -np.inf), None
+    for s in range(0, len(cand), SMALLEST_BATCH):
+        if time.time() > until:
+            return 0.0
+        part = cand[s : s + SMALLEST_BATCH]
+        p = np.asarray(proba_of(part), float)
+        rc = np.asarray(raw_of(part), float).reshape(len(part), -1) if margin else None
+        d = np.full(len(part), decision)
+        conf[s : s + len(part)] = flip_confidence(ens, spec.target, d, p, rc)
+        P = p if P is None else np.concatenate([P, p])
+    if not (conf >= 0).any():  # none flips up to ``upto``: none below it, less the
+        # rounding and what a cell's shown value adds to its end (compiler/audit.NEAR_EDGE)
+        return max(0.0, upto - _SLACK * max(1.0, upto) - len(cells) * NEAR_EDGE)
+    j = int(np.lexsort((-conf, np.where(conf >= 0, change, np.inf)))[0])
+    return cand[j], P[j], float(change[j])
+
+
+def _largest_within(cells: list[FeatureCells], r: np.ndarray, bound: float) -> float:
+    """``bound`` when at most SMALLEST_CANDIDATES x2 of F's cells have a change up to it,
+    else the largest change (within a thousandth of ``bound``, by bisection) that keeps
+    them within it; the row's own x2 (change 0) alone at least."""
+    if _within(cells, r, bound, SMALLEST_CANDIDATES) is not None:
+        return bound
+    lo, hi = 0.0, bound
+    while hi - lo > 1e-3 * bound:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _within(cells, r, mid, SMALLEST_CANDIDATES) else (lo, mid)
+    return lo
+
+
+def _within(cells: list[FeatureCells], r: np.ndarray, bound: float, limit: int):
+    """The x2 of F's cells whose change from row r is at most ``bound`` (a rounding's
+    worth above it): (k, |F|) values and (k,) changes, summed as the enumeration sums
+    them; None when they are more than ``limit``."""
+    top = bound + _SLACK * max(1.0, bound)
+    vals, change = np.zeros((1, 0)), np.zeros(1)
+    for c in cells:
+        v, ch = values_and_changes(c, np.array([r[c.feature]], dtype=float))
+        order = np.argsort(ch[0], kind="stable")
+        v, ch = v[0, order], ch[0, order]
+        counts = np.searchsorted(ch, top - change, side="right")
+        total = int(counts.sum())
+        if total > limit:
+            return None
+        at = np.repeat(np.arange(len(change)), counts)
+        j = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+        vals = np.concatenate([vals[at], v[j][:, None]], axis=1)
+        change = change[at] + ch[j]
+    return vals, change
 
 
 def _cells(ens: Ensemble, spec: AuditSpec) -> list[FeatureCells]:
@@ -153,6 +240,7 @@ def solve_rows(
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER  # no prediction of the link lies so far
             continue
         left = timeout if deadline is None else min(timeout, deadline - time.time())
+        until = time.time() + left  # the row's time, its smallest change's search within it
         if left <= 0:
             asked_all = False  # the audit's time is up: the row stays unknown
             continue
@@ -170,7 +258,7 @@ def solve_rows(
             ans.answered_by[i] = answered_by(res)
         elif res.status == SENSITIVE and res.validated and res.witness:
             x2 = _witness_row(ens, res.witness["x2"], X[i], spec)
-            if _accept(ens, spec, ans, i, X[i], x2):
+            if _accept(ens, spec, ans, i, X[i], x2, until):
                 ans.answered_by[i] = answered_by(res)
     return asked_all
 

@@ -19,6 +19,7 @@ from ...questions.audit import (
     make_target,
     report_text,
     summary,
+    unproven_rows,
 )
 from ...questions.audit_run import AuditRun, rate_text, run_audit
 from ...questions.audit_spec import audit_reading
@@ -242,7 +243,7 @@ def run(args) -> int:
     df = frame_from_results(lines, spec.vary, by, flip_to(ens, spec.target))
     table = summary(df, args.by)
     if not args.json:
-        print(report_text(ens, spec, n, time.time() - t0, table))
+        print(report_text(ens, spec, n, time.time() - t0, table, unproven_rows(df)))
     if args.plot:
         try:
             draw(df, table, args.by, spec, args.plot)

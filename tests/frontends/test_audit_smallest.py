@@ -1,0 +1,180 @@
+"""A row past the enumeration (the anchored path: the box search, then a solver) reports
+the smallest change on F that flips it, as an enumerated row does: once its query finds
+an x2 that flips, every x2 of F's cells with no larger change is scored
+(questions/audit_solve.smallest_flip). Held against a brute force of its own
+(tests/audit_oracle.brute_force_smallest_change: every threshold's neighbours, scored by
+the library) on small trained XGBoost and LightGBM models with a real feature that may
+be missing, a real one and a categorical one, F of one feature and of two; where the
+smallest cannot be proven the row says so."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from treesens.compiler.audit import FLIPPABLE, NEAR_EDGE, Target
+from treesens.compiler.query import Gap
+from treesens.questions import audit_solve
+from treesens.questions.audit import (
+    frame_from_results,
+    report_text,
+    row_result,
+    summary,
+    unproven_rows,
+)
+from treesens.readers.details import declare
+from treesens.readers.load import load_model
+from treesens.tests.audit_oracle import brute_force_smallest_change
+from treesens.tests.frontends.test_audit_boxes import _by_boxes
+from treesens.views.audit_plot import draw
+
+GAP = 0.1
+N_ROWS = 10
+
+
+def _data(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=n)
+    a[rng.random(n) < 0.2] = np.nan
+    b = rng.normal(size=n)
+    c = rng.integers(0, 6, n)
+    y = (np.isin(c, [1, 4]) ^ (np.nan_to_num(a, nan=3.0) > 0.5) ^ (b > 0.8)).astype(int)
+    return np.column_stack([a, b, c.astype(float)]), y
+
+
+def _xgboost():
+    xgb = pytest.importorskip("xgboost")
+    X, y = _data()
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": pd.Categorical(X[:, 2].astype(int))})
+    model = xgb.XGBClassifier(
+        n_estimators=6,
+        max_depth=3,
+        enable_categorical=True,
+        tree_method="hist",
+        max_cat_to_onehot=1,
+        random_state=0,
+    )
+    return load_model(model.fit(df, y)), X
+
+
+def _lightgbm():
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _data()
+    params = dict(
+        objective="binary",
+        verbose=-1,
+        num_leaves=6,
+        max_depth=3,
+        min_data_per_group=5,
+        cat_smooth=1,
+        max_cat_to_onehot=1,
+    )
+    ds = lgb.Dataset(X, y, categorical_feature=[2], feature_name=["a", "b", "c"])
+    return load_model(lgb.train(params, ds, 6)), X
+
+
+def _model(lib):
+    """The model and its first N_ROWS rows the model may read (a missing value only
+    where the model says the feature may be missing)."""
+    ens, X = {"xgboost": _xgboost, "lightgbm": _lightgbm}[lib]()
+    ens = declare(ens, missing=["a"], categories={"c": [str(k) for k in range(6)]})
+    fixed = [f for f in range(ens.n_features) if not ens.features[f].may_be_missing]
+    return ens, X[~np.isnan(X[:, fixed]).any(axis=1)][:N_ROWS]
+
+
+MODELS = ("lightgbm", "xgboost")
+VARY = [["b"], ["c"], ["a", "c"], ["a", "b"]]
+
+
+@pytest.mark.parametrize("vary", VARY, ids=",".join)
+@pytest.mark.parametrize("lib", MODELS)
+def test_a_row_past_the_enumeration_reports_the_smallest_change_that_flips(lib, vary):
+    ens, X = _model(lib)
+    ans, spec = _by_boxes(ens, X, vary, gap=GAP)
+    least = brute_force_smallest_change(ens, X, vary, Target(Gap(GAP)), spec.scales)
+    assert [s == FLIPPABLE for s in ans.status] == [math.isfinite(v) for v in least]
+    assert not ans.unproven
+    for i in np.flatnonzero(np.isfinite(least)):
+        # the row's x2 is at its cells' values (within NEAR_EDGE of a cell's end)
+        assert least[i] - 1e-9 <= ans.change[i] <= least[i] + len(vary) * NEAR_EDGE + 1e-9
+
+
+@pytest.mark.parametrize("lib", MODELS)
+def test_a_row_past_the_enumeration_reports_an_x2_that_flips_by_the_library(lib):
+    ens, X = _model(lib)
+    ans, _ = _by_boxes(ens, X, ["a", "c"], gap=GAP)
+    hit = [i for i, s in enumerate(ans.status) if s == FLIPPABLE]
+    assert hit
+    p2 = ens.replayer.predict_proba(ans.x2[hit])[:, 1]
+    decided = np.asarray(ans.decision)[hit]
+    assert np.all(np.where(decided == 1, p2 <= 0.5 - GAP, p2 >= 0.5 + GAP))
+    assert np.array_equal(ans.x2[hit][:, 1], X[hit, 1], equal_nan=True)  # b is the row's
+
+
+@pytest.mark.parametrize("lib", MODELS)
+def test_with_too_many_x2_to_score_the_smallest_is_found_below_a_bound_or_said_not_proven(
+    lib, monkeypatch
+):
+    # 3 x2 scored of the 100s of no larger change than the search's: some rows' smallest
+    # lies among the 3 of least change, others' not
+    monkeypatch.setattr(audit_solve, "SMALLEST_CANDIDATES", 3)
+    ens, X = _model(lib)
+    ans, spec = _by_boxes(ens, X, ["a", "b"], gap=GAP)
+    least = brute_force_smallest_change(ens, X, ["a", "b"], Target(Gap(GAP)), spec.scales)
+    hit = [i for i, s in enumerate(ans.status) if s == FLIPPABLE]
+    assert hit == [i for i, v in enumerate(least) if math.isfinite(v)]
+    assert ans.unproven and set(ans.unproven) != set(hit)  # some proven, some not
+    for i in hit:
+        if i in ans.unproven:  # none flips below its bound; the change shown flips
+            assert ans.unproven[i] <= least[i] + 1e-9 <= ans.change[i] + 2e-9
+        else:
+            assert least[i] - 1e-9 <= ans.change[i] <= least[i] + 2 * NEAR_EDGE + 1e-9
+
+
+def test_a_change_not_proven_the_smallest_is_said_so_in_the_line_and_the_frame(monkeypatch):
+    monkeypatch.setattr(audit_solve, "SMALLEST_CANDIDATES", 0)  # none may be scored
+    ens, X = _model("xgboost")
+    ans, spec = _by_boxes(ens, X, ["a", "b"], gap=GAP)
+    hit = [i for i, s in enumerate(ans.status) if s == FLIPPABLE]
+    assert hit and set(ans.unproven) == set(hit)
+    lines = [row_result(ens, spec, ans, i, i, X[i]) for i in range(N_ROWS)]
+    assert all("smallest change not proven" in lines[i]["message"] for i in hit)
+    assert all(lines[i]["stats"]["smallest"] is False for i in hit)
+    df = frame_from_results(lines, spec.vary)
+    assert df["change_smallest"].isna().tolist() == [i not in hit for i in range(N_ROWS)]
+    assert not df["change_smallest"].fillna(False).any()
+
+
+def test_a_change_proven_the_smallest_is_said_so_in_the_frame():
+    ens, X = _model("xgboost")
+    ans, spec = _by_boxes(ens, X, ["a", "b"], gap=GAP)
+    lines = [row_result(ens, spec, ans, i, i, X[i]) for i in range(N_ROWS)]
+    df = frame_from_results(lines, spec.vary)
+    assert df.loc[df["status"] == FLIPPABLE, "change_smallest"].all()
+
+
+def _unproven_frame(monkeypatch):
+    """The frame of an audit whose flipped rows' changes are not proven the smallest."""
+    monkeypatch.setattr(audit_solve, "SMALLEST_CANDIDATES", 0)
+    ens, X = _model("xgboost")
+    ans, spec = _by_boxes(ens, X, ["a", "b"], gap=GAP)
+    lines = [row_result(ens, spec, ans, i, i, X[i]) for i in range(len(X))]
+    return ens, spec, frame_from_results(lines, spec.vary), len(ans.unproven)
+
+
+def test_the_summary_says_how_many_changes_are_not_proven_the_smallest(monkeypatch):
+    ens, spec, df, k = _unproven_frame(monkeypatch)
+    text = report_text(ens, spec, len(df), 1.0, summary(df), unproven_rows(df))
+    assert f"{k} flippable rows: the change shown is of an x2 that flips, not proven" in text
+
+
+def test_the_plot_leaves_out_the_changes_not_proven_the_smallest(monkeypatch, tmp_path):
+    pytest.importorskip("matplotlib")
+    titles = []
+    monkeypatch.setattr("matplotlib.axes.Axes.set_title", lambda ax, t, *a, **k: titles.append(t))
+    _, spec, df, k = _unproven_frame(monkeypatch)
+    draw(df, summary(df), None, spec, str(tmp_path / "audit.png"))
+    assert f"smallest change needed ({k} not proven, left out)" in titles
