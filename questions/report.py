@@ -52,6 +52,8 @@ DATA_AWARE = "prob"  # the protected features' pairs: close to the data (docs/da
 CERTIFY_SECONDS = 120.0
 # how to have more audited rows certified than the report's budget leaves time for
 UNTRIED_HINT = "--certify-rows N tries the first N rows, whatever the time"
+# "What was not answered" names this many features of one reason, and counts more
+HANDFUL = 5
 
 
 @dataclass(frozen=True)
@@ -135,12 +137,21 @@ class Report:
         """Plain sentences on what the report could not establish, the certificates asked
         for and not written included."""
         out = []
+        unbounded = []
         for r in self.ranking:
             mg = r.max_gap or {}
             if r.status == ERROR:
                 out.append(f"The max gap of {', '.join(r.features)} failed: {r.error}.")
+            elif not mg.get("proven", False) and mg.get("upper") is None:
+                unbounded.append(", ".join(r.features))
             elif not mg.get("proven", False):
                 out.append(_unproven_gap(r, mg))
+        if unbounded:
+            out.append(
+                f"The max {plural(unbounded, 'gap')} of {named(unbounded)} "
+                f"{plural(unbounded, 'was', 'were')} not bounded within "
+                f"{plural(unbounded, 'its', 'their')} time limit."
+            )
         for p in self.protected:
             if p.check.status == UNKNOWN:
                 can = (
@@ -161,18 +172,21 @@ class Report:
     @property
     def missing_certificates(self) -> list[str]:
         """The claims whose certificate was asked for (``--certificates``) and not written
-        and verified, each with why."""
+        and verified, one line per reason (the claims' features named, or counted past
+        HANDFUL)."""
         if self.certificates is None:
             return []
-        out = []
+        answers = []  # ((prover, why), feature) of each insensitive answer not certified
         for p in self.protected:
             proof = p.check.proof
             if p.check.status == INSENSITIVE and proof is not None and not proof.checked:
-                why = proof.why_not or "none was written"
-                out.append(
-                    f"The insensitive answer of {p.feature}, proved by {proof.prover}, has no "
-                    f"verified certificate: {why}."
-                )
+                answers.append(((proof.prover, proof.why_not or "none was written"), p.feature))
+        out = [
+            f"The insensitive {plural(names, 'answer')} of {named(names)}, proved by {prover}, "
+            f"{plural(names, 'has', 'have')} no verified certificate: {why}."
+            for (prover, why), names in by_reason(answers).items()
+        ]
+        for p in self.protected:
             missed = [why for why in (p.audit_certificates or {}).values() if why]
             if missed:
                 out.append(
@@ -185,25 +199,45 @@ class Report:
                     f"{p.feature} that do not flip were not tried for a certificate: "
                     f"{next(iter(p.audit_untried.values()))} ({UNTRIED_HINT})."
                 )
+        bounds = []  # (why, the ranked feature) of each upper bound not certified
         for r in self.ranking:
             proof = r.proof
             needed = proof is None or not proof.needs_none  # a bound of 0.5 needs none
             if r.status != ERROR and needed and (proof is None or not proof.checked):
                 why = (proof.why_not if proof is not None else "") or "none was written"
-                out.append(
-                    f"The upper bound of the max gap of {', '.join(r.features)} has no "
-                    f"verified certificate: {why}."
-                )
-        return out
+                bounds.append((why, ", ".join(r.features)))
+        return out + [
+            f"The upper {plural(names, 'bound')} of the max {plural(names, 'gap')} of "
+            f"{named(names)} {plural(names, 'has', 'have')} no verified certificate: {why}."
+            for why, names in by_reason(bounds).items()
+        ]
+
+
+def by_reason(pairs: list[tuple]) -> dict:
+    """(reason, name) pairs as each reason's names, in the order first met."""
+    out: dict = {}
+    for why, name in pairs:
+        out.setdefault(why, []).append(name)
+    return out
+
+
+def named(names: list[str]) -> str:
+    """Features as a sentence names them: each, up to HANDFUL, else how many."""
+    if len(names) > HANDFUL:
+        return f"{len(names)} features"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def plural(names: list[str], one: str, more: str | None = None) -> str:
+    """``one`` for a single name, else ``more`` (``one`` + "s" unless given)."""
+    return one if len(names) == 1 else (more or one + "s")
 
 
 def _unproven_gap(r: Result, mg: dict) -> str:
     """What a max gap the ranking left open proved: its bounds, the upper one's
     certificate where it was written and verified."""
     name = ", ".join(r.features)
-    lo, hi = mg.get("lower"), mg.get("upper")
-    if hi is None:
-        return f"The max gap of {name} was not bounded within its time limit."
+    lo, hi = mg.get("lower"), mg["upper"]  # an unbounded one: Report.unanswered says it
     certified = _certified_bound(r)
     if lo is None:
         return (
