@@ -10,14 +10,27 @@ arguments, runs the command as ``treesens`` does (interfaces/cli/main.console_ma
 exit handlers after it) and sends its exit code back. ``CLIENT`` is the command's
 stand-in the blocks run (a ``treesens`` on their PATH): it sends the request and exits
 with that code. Nothing runs in the server before a fork but imports: no thread, no
-solver, no model read."""
+solver, no model read.
+
+A command dies with its client: each child leads a process group of its own, which the
+server kills (SIGKILL) when the client's connection drops before the child ended (a
+block killed at its timeout kills its client), and the server, told to end (SIGTERM),
+kills every group still running. A request whose environment sets what is read when an
+interpreter starts or numba and numpy are imported (``IMPORT_READ``: ``NUMBA_*``,
+``PYTHON*``, thread counts) otherwise than the server's own runs in a fresh interpreter,
+the child waiting for it: in the fork those would not take effect. ``TREESENS_*`` are
+read when used, not at import, so the fork reads them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import signal
 import socket
 import struct
+import subprocess
 import sys
 
 # the shim's Python, without site (it imports only the standard library's socket)
@@ -33,16 +46,35 @@ sys.exit(struct.unpack("i", got)[0] if len(got) == 4 else 1)
 # imported before any fork: what a command's start-up imports, and the model libraries
 # (not the model libraries: the command imports them lean, scikit-learn hidden, on use)
 PRELOAD = ("treesens.interfaces.cli.main", "treesens.questions.ask", "numba")
+# variables read at an interpreter's start or at numba's and numpy's import, as prefixes
+IMPORT_READ = ("NUMBA_", "PYTHON", "OMP_", "OPENBLAS_", "MKL_", "LD_")
 
 
-def _child(conn: socket.socket, req: dict, fds: list[int]) -> None:
+def needs_fresh_interpreter(env: dict, served: dict) -> bool:
+    """Whether ``env`` sets a variable of ``IMPORT_READ`` otherwise than ``served`` (the
+    server's environment, which its imports read)."""
+
+    def read(e: dict) -> dict:
+        return {k: v for k, v in e.items() if k.startswith(IMPORT_READ)}
+
+    return read(env) != read(served)
+
+
+def _child(conn: socket.socket, req: dict, fds: list[int], served: dict) -> None:
     """The command of ``req`` in this forked process, its exit code sent on ``conn``."""
     import atexit
 
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.setpgid(0, 0)  # a group of its own, which the server kills with it
     for i, fd in enumerate(fds):
         os.dup2(fd, i)
         os.close(fd)
     os.chdir(req["cwd"])
+    if needs_fresh_interpreter(req["env"], served):
+        argv = [sys.executable, "-m", "treesens.interfaces.cli.main", *req["argv"]]
+        code = subprocess.call(argv, env=req["env"])
+        conn.send(struct.pack("i", code if code >= 0 else 128 - code))
+        os._exit(0)
     os.environ.clear()
     os.environ.update(req["env"])
     sys.argv = ["treesens", *req["argv"]]
@@ -72,25 +104,57 @@ def serve(path: str) -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
+    served = dict(os.environ)
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     srv.bind(path)
     srv.listen(64)
-    while True:
-        conn, _ = srv.accept()
-        msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-        if os.fork() == 0:
-            srv.close()
-            _child(conn, json.loads(msg), fds)
-        for fd in fds:
-            os.close(fd)
-        conn.close()
-        while True:  # reap the children that ended
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+    live: dict[int, tuple[socket.socket, int]] = {}  # a connection's fd: it, its child
+
+    def end(*_) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, end)
+    poll = select.poll()
+    poll.register(srv, select.POLLIN)
+    try:
+        while True:
+            for fd, _ in poll.poll():
+                if fd == srv.fileno():
+                    conn, pid = _fork(srv, live, served)
+                    live[conn.fileno()] = conn, pid
+                    poll.register(conn, select.POLLIN)  # readable: the client is gone
+                else:
+                    conn, pid = live.pop(fd)
+                    poll.unregister(fd)
+                    _stop(pid)
+                    conn.close()
+    finally:
+        for _, pid in live.values():
+            _stop(pid)
+
+
+def _fork(srv: socket.socket, live: dict, served: dict) -> tuple[socket.socket, int]:
+    """Accept a request and fork its command: the connection and the child's pid."""
+    conn, _ = srv.accept()
+    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    pid = os.fork()
+    if pid == 0:
+        srv.close()
+        for other, _ in live.values():
+            other.close()
+        _child(conn, json.loads(msg), fds, served)
+    with contextlib.suppress(OSError):
+        os.setpgid(pid, pid)  # as the child does, whichever runs first
+    for fd in fds:
+        os.close(fd)
+    return conn, pid
+
+
+def _stop(pid: int) -> None:
+    """Kill the group of a child not yet reaped (its pid still names it), then reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 
 
 if __name__ == "__main__":

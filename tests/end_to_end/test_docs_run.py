@@ -34,11 +34,13 @@ import fcntl
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 
@@ -171,13 +173,19 @@ def _socket(clone: Path) -> Path:
     return clone.parent / "treesens.sock"
 
 
+# the server of each clone's ``treesens`` commands (``_served``)
+_SERVERS: dict[Path, subprocess.Popen] = {}
+
+
 @contextmanager
 def _served(clone: Path):
-    """The clone's ``treesens`` commands served (fork_server.py) while in the block."""
+    """The clone's ``treesens`` commands served (fork_server.py) while in the block; at its
+    end no process of the server's (it, a command it forked, a client) is left."""
     server = subprocess.Popen(
         [sys.executable, "-m", "treesens.tests.end_to_end.fork_server", str(_socket(clone))],
         env=_env(clone),
     )
+    _SERVERS[clone] = server
     try:
         while not _socket(clone).exists():
             assert server.poll() is None, "the docs' treesens server ended"
@@ -186,6 +194,44 @@ def _served(clone: Path):
     finally:
         server.terminate()
         server.wait()
+        del _SERVERS[clone]
+        left = _within(10, lambda: _naming(_socket(clone)))
+        assert not left, f"the docs' treesens server left processes running: {left}"
+
+
+def _processes() -> list[tuple[int, int, str]]:
+    """(pid, parent's pid, command line) of every process but zombies."""
+    out = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:  # ended meanwhile
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if state != "Z":
+            out.append((int(proc.name), int(ppid), cmdline))
+    return out
+
+
+def _naming(sock: Path) -> list[str]:
+    """The processes naming ``sock`` on their command line: the server, the commands it
+    forked (a fork keeps its parent's) and the clients."""
+    return [cmd for _, _, cmd in _processes() if str(sock) in cmd]
+
+
+def _forked(clone: Path) -> list[int]:
+    """The commands the clone's server runs now."""
+    server = _SERVERS[clone].pid
+    return [pid for pid, ppid, _ in _processes() if ppid == server]
+
+
+def _within(seconds: float, left):
+    """``left()`` once it is empty, or at ``seconds``."""
+    end = time.monotonic() + seconds
+    while (got := left()) and time.monotonic() < end:
+        time.sleep(0.1)
+    return got
 
 
 @pytest.fixture(scope="module")
@@ -244,15 +290,20 @@ def _run_bash(path: Path, code: str, line: int, cwd: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
-def _bash(code: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", code],
-        cwd=cwd,
-        env=_env(cwd),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+def _bash(code: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+    """The block run by bash, in a session of its own, all of which is killed at its
+    timeout: its ``treesens`` clients, and so the commands they were served."""
+    args = ["bash", "-e", "-o", "pipefail", "-c", code]
+    with subprocess.Popen(
+        args, cwd=cwd, env=_env(cwd), stdout=PIPE, stderr=PIPE, text=True, start_new_session=True
+    ) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate(timeout=60)  # its streams close as its commands end
+            raise
+    return subprocess.CompletedProcess(args, p.returncode, out, err)
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
@@ -356,3 +407,31 @@ def test_a_served_treesens_command_ends_with_its_own_exit_code_and_output(clone)
     p = _bash("treesens check examples/no_such_model.json --vary f0", clone)
     assert p.returncode == 2, p.stderr
     assert p.stderr.startswith("treesens: error:") and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_a_block_killed_at_its_timeout_ends_the_treesens_command_it_was_served(clone):
+    # the command waits to read its .sens file, a FIFO no one writes: it runs until killed
+    os.mkfifo(clone / "waits.sens")
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            _bash("treesens run waits.sens", clone, timeout=5)
+    finally:
+        os.unlink(clone / "waits.sens")
+    assert not _within(10, lambda: _forked(clone))
+
+
+def test_a_served_command_reads_numba_s_settings_the_block_sets(clone):
+    # numba reads NUMBA_DEBUG_CACHE at import, before the server forks: the command runs
+    # in a fresh interpreter, which says what it loads from numba's cache
+    ask = "examples/breast_cancer_xgb.json --vary mean_texture --max-gap --timeout 10"
+    p = _bash(f"NUMBA_DEBUG_CACHE=1 treesens check {ask}", clone)
+    assert p.returncode == 0, p.stderr
+    assert "[cache]" in p.stdout
+
+
+def test_a_served_command_runs_in_a_fresh_interpreter_only_where_the_block_sets_what_imports_read():
+    served = {"PATH": "/bin", "NUMBA_CACHE_DIR": "/c"}
+    assert not fork_server.needs_fresh_interpreter({**served, "TREESENS_DEBUG": "1"}, served)
+    assert fork_server.needs_fresh_interpreter({**served, "NUMBA_CACHE_DIR": "/d"}, served)
+    assert fork_server.needs_fresh_interpreter({**served, "PYTHONWARNINGS": "error"}, served)
+    assert fork_server.needs_fresh_interpreter({"PATH": "/bin"}, served)
