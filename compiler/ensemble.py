@@ -484,7 +484,8 @@ class Ensemble:
             X = X[None, :]
         if X.shape[1] != self.n_features:
             raise ValueError(f"expected {self.n_features} columns, got {X.shape[1]}")
-        Xc = X.astype(np.float32).astype(np.float64) if self.cast == "float32" else X
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, as the library
+            Xc = X.astype(np.float32).astype(np.float64) if self.cast == "float32" else X
         if self.cast == "float64z":
             Xc = np.where(np.abs(X) <= ZERO_BAND, 0.0, X)
         if X.shape[0] <= WALK_ROWS:

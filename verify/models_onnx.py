@@ -440,7 +440,11 @@ def _chain(nodes: dict, key: int, tid: int, float32: bool) -> _Chain:
 
 def _threshold(t: float, less_equal: bool, test: str, float32: bool) -> float:
     """The threshold of ``x <= t`` (``less_equal``) or ``x < t`` under ``test``, exactly
-    for inputs of the comparison's precision."""
+    for inputs of the comparison's precision. ``x <= inf`` holds for every number (inf
+    too), which no ``x < b`` states, and ``x < -inf`` for none, which no ``x <= b`` states:
+    refused."""
+    if np.isinf(t) and less_equal == (t > 0) and less_equal != (test == "<="):
+        raise ModelError(f"a split x {'<=' if less_equal else '<'} {t} under the test {test!r}")
     if not float32:
         if less_equal == (test == "<="):
             return t

@@ -15,7 +15,8 @@ The other modes map onto it exactly, for inputs of the comparison's precision p:
 Equalities come in chains on one feature (``x == t1 ? A1 : x == t2 ? A2 : ... : rest``,
 as onnxmltools writes a LightGBM categorical split): a chain of k points becomes a search
 over the sorted points, ``x < t`` then ``x <= t`` around each (2k splits), with a copy of
-the rest in each of the k + 1 gaps between them.
+the rest in each of the k + 1 gaps between them. A threshold may be inf or -inf (skl2onnx
+writes a HistGradientBoosting split of NaN from every number at inf), not an equality's.
 """
 
 from __future__ import annotations
@@ -69,14 +70,30 @@ class OnnxTree:
 
 def comparison_op(trees: list[OnnxTree]) -> str:
     """The IR comparison that needs the fewest threshold shifts ("<" when most nodes are
-    LT / GTE, as XGBoost's converters write; else "<=")."""
+    LT / GTE, as XGBoost's converters write; else "<="), or the one an infinite threshold
+    needs: ``x <= inf`` (LEQ, GT) holds for every number, inf too (skl2onnx writes it for a
+    HistGradientBoosting split of NaN from the rest), which only ``<=`` states; ``x < -inf``
+    (LT, GTE) holds for none, which only ``<`` states."""
+    needs = {_needed_op(n) for t in trees for n in t.nodes.values()} - {None}
+    if len(needs) > 1:
+        raise TreeError("splits at inf and at -inf need different comparisons")
+    if needs:
+        return needs.pop()
     modes = [n.mode for t in trees for n in t.nodes.values()]
     strict = sum(m in (LT, GTE) for m in modes)
     return "<" if strict > sum(m in (LEQ, GT) for m in modes) else "<="
 
 
+def _needed_op(node: Node) -> str | None:
+    if node.threshold == np.inf and node.mode in (LEQ, GT):
+        return "<="
+    if node.threshold == -np.inf and node.mode in (LT, GTE):
+        return "<"
+    return None
+
+
 def below(t: float, float32: bool) -> float:
-    """The largest number of the comparison's precision that is < t (t finite)."""
+    """The largest number of the comparison's precision that is < t (t not -inf)."""
     if not float32:
         return float(np.nextafter(t, -np.inf))
     with np.errstate(over="ignore"):
@@ -87,7 +104,7 @@ def below(t: float, float32: bool) -> float:
 
 
 def above(t: float, float32: bool) -> float:
-    """The smallest number of the comparison's precision that is > t (t finite)."""
+    """The smallest number of the comparison's precision that is > t (t not inf)."""
     if not float32:
         return float(np.nextafter(t, np.inf))
     with np.errstate(over="ignore"):
@@ -138,7 +155,7 @@ def _check_split(tree: OnnxTree, key: int, node: Node, n_features: int) -> None:
             f"{tree.name} node {key} splits on feature {node.feature}; "
             f"the input has {n_features} (0..{n_features - 1})"
         )
-    if not np.isfinite(node.threshold):
+    if np.isnan(node.threshold) or (np.isinf(node.threshold) and node.mode in (EQ, NEQ)):
         raise TreeError(f"{tree.name} node {key}: threshold {node.threshold} is not finite")
 
 

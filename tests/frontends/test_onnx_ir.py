@@ -466,3 +466,36 @@ def test_a_multiclass_model_labelled_0_to_k_minus_1_does_not_warn(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", TreesensWarning)
         assert _load(tmp_path, blob).n_classes == 3
+
+
+ON_AND_BEYOND_INF = [-np.inf, -3e38, 0.0, 3e38, 1e39, np.inf, np.nan]  # 1e39: inf in float32
+
+
+@pytest.mark.parametrize("tracks", [0, 1])
+@pytest.mark.parametrize("threshold", [np.inf, -np.inf])
+@pytest.mark.parametrize("mode", MODES[:4])
+def test_an_infinite_threshold_matches_onnxruntime(tmp_path, mode, threshold, tracks):
+    blob = om.classifier(om.stump_nodes(mode, threshold, tracks), [(1, 0, 0.25), (2, 0, 0.75)])
+    ens = _load(tmp_path, blob)
+    _agrees(ens, blob)
+    on = np.array([[v, 0.0] for v in ON_AND_BEYOND_INF])
+    np.testing.assert_array_equal(ens.proba(on), ens.replayer.predict_proba(on).astype(float))
+
+
+def test_histgradientboosting_trained_with_nan_matches_onnxruntime(tmp_path):
+    # NaN decides the label: a split of NaN from every number, which skl2onnx writes at inf
+    rng = np.random.default_rng(0)
+    Xn = rng.random((400, 3)).astype(np.float32)
+    Xn[rng.random(400) < 0.3, 0] = np.nan
+    y = np.isnan(Xn[:, 0]) ^ (Xn[:, 1] > 0.5)
+    est = sk_ensemble.HistGradientBoostingClassifier(max_iter=5, max_depth=3).fit(Xn, y)
+    blob = om.sklearn_onnx(est, Xn, options={id(est): {"zipmap": False}})
+    assert np.inf in [t for _, t in om.onnx_thresholds(blob)]
+    _agrees(_load(tmp_path, blob), blob)
+
+
+def test_splits_at_inf_and_at_minus_inf_that_need_both_comparisons_are_refused(tmp_path):
+    # x <= inf (every number) needs "<=", x < -inf (no number) needs "<"
+    nodes = om.two_level_nodes(("BRANCH_LEQ", "BRANCH_LT", "BRANCH_LEQ"), (np.inf, -np.inf, 0.5))
+    blob = om.classifier(nodes, [(2, 0, 0.1), (3, 0, 0.4), (5, 0, 0.6), (6, 0, 0.9)])
+    om.refused(tmp_path, blob, "inf and at -inf", kind=treesens.InputError)

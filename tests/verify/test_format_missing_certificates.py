@@ -1,6 +1,7 @@
 """Certificates over features that may be missing on XGBoost dumps (JSON and text),
 CatBoost (.cbm, nan_mode Min and Max) and ONNX tree ensembles (onnxmltools' XGBoost
-and skl2onnx's HistGradientBoosting, with ``nodes_missing_value_tracks_true``): the
+and skl2onnx's HistGradientBoosting, with ``nodes_missing_value_tracks_true``, one of
+them splitting NaN from every number at inf): the
 checker's model routes NaN, thresholds and the values next to them as the library's own
 predict does (xgboost, catboost, onnxruntime), every insensitive answer and max-gap bound
 gets a certificate the checker accepts, and tampered or brute-force-false claims are
@@ -19,13 +20,22 @@ import pytest
 import treesens
 from treesens.compiler.query import Gap, Query
 from treesens.readers.details import declare
+from treesens.tests.frontends.onnx_models import onnx_thresholds
 from treesens.tests.oracle import brute_force_sensitive
 from treesens.tests.verify.tampering import checker_raw, drop_last_box, tampered
 from treesens.verify import verify_file
 from treesens.verify.models import Model, ModelError, read_model
 from treesens.verify.pair_space import goes_left
 
-KINDS = ["dump-json", "dump-text", "catboost-min", "catboost-max", "onnx-xgboost", "onnx-hgb"]
+KINDS = [
+    "dump-json",
+    "dump-text",
+    "catboost-min",
+    "catboost-max",
+    "onnx-xgboost",
+    "onnx-hgb",
+    "onnx-hgb-inf",
+]
 LIBRARY = {"dump": "xgboost-dump", "catboost": "catboost", "onnx": "onnx"}
 
 
@@ -74,9 +84,12 @@ def _train(kind: str, folder: Path) -> Path:
     from skl2onnx import to_onnx
     from sklearn.ensemble import HistGradientBoostingClassifier
 
+    if kind == "onnx-hgb-inf":  # f1 by NaN alone: a split of NaN from every number at inf
+        y = (X[:, 0] + 0.8 * np.isnan(X[:, 1]) + 0.2 * X[:, 2] > 0.5).astype(int)
     est = HistGradientBoostingClassifier(max_iter=4, max_depth=2, learning_rate=0.5).fit(X, y)
-    path = folder / "hgb.onnx"
+    path = folder / f"{kind}.onnx"
     path.write_bytes(to_onnx(est, X[:1], options={"zipmap": False}).SerializeToString())
+    assert (np.inf in [t for _, t in onnx_thresholds(path.read_bytes())]) == kind.endswith("inf")
     return path
 
 
@@ -272,3 +285,9 @@ def test_an_onnx_model_with_an_equality_mode_gets_a_certificate_the_checker_acce
     r = treesens.max_gap(ens, vary=["f1"], certificate=tmp_path / "c.json")
     assert r.proof.checked, r.proof.why_not
     assert verify_file(tmp_path / "c.json").valid
+
+
+def test_the_checker_refuses_a_split_of_every_number_at_inf_under_the_strict_test(models):
+    # x <= inf holds for inf too: no x < b states it
+    with pytest.raises(ModelError, match="inf under the test '<'"):
+        read_model(str(models["onnx-hgb-inf"]), "onnx", test="<")
