@@ -54,8 +54,8 @@ def read_pipeline(path: str, maps) -> Model:
     inner = sklearn_model(pipe.steps[-1][1])
     if not isinstance(maps, list) or len(maps) != int(pipe.steps[-1][1].n_features_in_):
         raise ModelError("the certificate states no map for every column the model reads")
-    names = [str(c) for c in getattr(pipe, "feature_names_in_", [])] or [
-        f"x{i}" for i in range(int(pipe.n_features_in_))
+    names = [str(c) for c in _fitted(pipe, "feature_names_in_", [])] or [
+        f"x{i}" for i in range(int(_fitted(pipe, "n_features_in_", 0)))
     ]
     categories = _categories(maps, len(names))
     encoded = _encoded_inputs(pipe, names)
@@ -105,6 +105,22 @@ def read_pipeline(path: str, maps) -> Model:
         nan_features=nan_inputs,
         known_codes={i: len(c) for i, c in categories.items()},
     )
+
+
+def _passthrough(step) -> bool:
+    return isinstance(step, str) or step is None  # "passthrough" (_check_step read it)
+
+
+def _fitted(pipe, attribute: str, default):
+    """The Pipeline's ``n_features_in_`` or ``feature_names_in_``, which scikit-learn asks
+    of its first step: a leading "passthrough" has none, the first other step reads the
+    same columns."""
+    given = getattr(pipe, attribute, None)
+    if given is not None:
+        return given
+    first = next((s for _, s in pipe.steps if not _passthrough(s)), None)
+    given = getattr(first, attribute, None)
+    return default if given is None else given
 
 
 def _categories(maps: list, n_inputs: int) -> dict[int, list]:
@@ -215,8 +231,10 @@ class _Probe:
     """The pipeline's transform on rows where one input takes the given values."""
 
     def __init__(self, pipe, names: list[str], categories: dict[int, list]):
-        self.pre, self.names, self.categories = pipe[:-1], names, categories
-        self.frame = getattr(pipe, "feature_names_in_", None) is not None
+        # no step before the model but "passthrough": the model reads the inputs
+        bare = all(_passthrough(s) for _, s in pipe.steps[:-1])
+        self.pre, self.names, self.categories = None if bare else pipe[:-1], names, categories
+        self.frame = _fitted(pipe, "feature_names_in_", None) is not None
         # the other inputs: 0, a categorical one its first category
         self.base = [categories[i][0] if i in categories else 0.0 for i in range(len(names))]
 
@@ -228,8 +246,14 @@ class _Probe:
         X = pd.DataFrame(cols, columns=self.names)
         if not self.frame:
             X = X.to_numpy()
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = self.pre.transform(X)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = np.asarray(X) if self.pre is None else self.pre.transform(X)
+        except Exception as e:  # noqa: BLE001 - a tampered step raises anything
+            raise ModelError(
+                f"the pipeline's transform fails on rows varying input {i} "
+                f"({type(e).__name__}: {str(e)[:120]})"
+            ) from None
         out = out.toarray() if hasattr(out, "toarray") else out
         return np.asarray(out, dtype=np.float64)[:, j]
 

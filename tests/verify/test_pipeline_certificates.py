@@ -478,3 +478,60 @@ def test_a_category_learned_from_missing_values_leaves_the_answer_uncertified(tm
     res = treesens.check(str(path), vary="site", gap=0.45, certificate=str(tmp_path / "c.json"))
     assert res.status == "insensitive" and not res.proof.checked
     assert "learned from missing values" in res.proof.why_not
+
+
+# a Pipeline with no preprocessing: the model alone, or behind a 'passthrough' step
+NO_PREPROCESSING = {"model alone": [], "passthrough first": ["passthrough"]}
+
+
+def _bare_certificate(tmp_path: Path, pre: list) -> Path:
+    import pandas as pd
+    import skops.io
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.random((120, 2)), columns=["a", "b"])
+    y = (df.a + 0.3 * df.b > 0.6).astype(int).to_numpy()
+    forest = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0)
+    steps = [*((f"s{i}", s) for i, s in enumerate(pre)), ("model", forest)]
+    path = tmp_path / "bare.skops"
+    skops.io.dump(Pipeline(steps).fit(df, y), path)
+    out = tmp_path / "bare.json"
+    assert treesens.check(str(path), ["b"], gap=0.4, certificate=out).proof.checked
+    return out
+
+
+@pytest.mark.parametrize("pre", NO_PREPROCESSING.values(), ids=NO_PREPROCESSING.keys())
+def test_a_certificate_of_a_pipeline_without_preprocessing_verifies(pre, tmp_path):
+    verdict = verify_file(_bare_certificate(tmp_path, pre))
+    assert verdict.valid, verdict.message
+
+
+@pytest.mark.parametrize("pre", NO_PREPROCESSING.values(), ids=NO_PREPROCESSING.keys())
+def test_a_pipeline_without_preprocessing_whose_boundary_moved_is_rejected(pre, tmp_path):
+    def move_a_boundary(doc):
+        doc["maps"][1]["boundaries"][0][1] += 0.25
+
+    certificate = _bare_certificate(tmp_path, pre)
+    verdict = verify_file(tampered(certificate, tmp_path, move_a_boundary))
+    assert not verdict.valid and "boundary" in verdict.message
+
+
+def test_a_pipeline_whose_transform_fails_is_rejected_in_one_line(tmp_path):
+    """The certificate renamed to the same forest behind a scaler whose fitted mean has
+    three values for two columns: its transform raises, the verdict says so."""
+    import skops.io
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    certificate = _bare_certificate(tmp_path, [])
+    bare = tmp_path / "bare.skops"
+    pipe = skops.io.load(bare, trusted=skops.io.get_untrusted_types(file=bare))
+    scaler = StandardScaler().fit(np.zeros((3, 2)))
+    scaler.mean_ = np.zeros(3)
+    other = tmp_path / "broken.skops"
+    skops.io.dump(Pipeline([("scale", scaler), ("model", pipe.steps[-1][1])]), other)
+    verdict = verify_file(_naming(certificate, other))
+    assert not verdict.valid and "transform fails" in verdict.message
+    assert "\n" not in verdict.message
