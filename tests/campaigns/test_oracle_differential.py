@@ -138,7 +138,10 @@ def test_multiclass_pipeline_agrees_with_brute_force(inst):
 @given(instances())
 def test_heuristic_witnesses_agree_with_brute_force(inst):
     ens, q = inst
-    q = q.planned(options=(), timeout=5.0)  # heuristic on, at most 0.5 s of it
+    # heuristic on: its work bound decides what it does, the time only backstops it (20 %
+    # of the limit); a 5 s limit left it 1 s and the solver 4, which CI's load (-n 2 on 2
+    # cores, numba compiling) ran out of with a sound "unknown" this test cannot compare
+    q = q.planned(options=(), timeout=120.0)
     _check_agrees(ens, q, frozenset(PASS_NAMES))
 
 
