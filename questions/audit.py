@@ -34,7 +34,7 @@ from ..readers.data import Dataset, load_data, say_data_notes
 from ..readers.load import load_model
 from .ask import recorded
 from .audit_groups import binned
-from .audit_solve import solve_rows
+from .audit_solve import keeping_row_proofs, solve_rows
 from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
     AuditSpec,
@@ -329,14 +329,13 @@ def audit(
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     refuse_over_limit(ens, memory_mb)
     limits = (timeout_per_row, deadline, memory_mb)
-    lines = _answered(ens, ds, spec, n, Campaign(executor, jobs), *limits)
+    certify = None if certificates is None else (model, certificates, certify_budget, bounds)
+    lines, certified = _answered(ens, ds, spec, n, Campaign(executor, jobs), *limits, certify)
     df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
     if groups is not None:
         df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by
-    if certificates is not None:
-        budget = timeout_per_row if certify_budget is None else certify_budget
-        asked = (certificates, budget, memory_mb, bounds)
-        df.attrs["certificates"] = _certified_rows(model, ens, spec, ds.X, lines, *asked)
+    if certified is not None:
+        df.attrs["certificates"] = certified
     return df
 
 
@@ -362,7 +361,24 @@ def row_bounds(certify_rows, certify_timeout) -> dict:
     return {"limit": certify_rows, "seconds": certify_timeout}
 
 
-def _answered(ens, ds, spec, n: int, campaign, timeout_per_row, deadline, memory_mb) -> list:
+def _answered(
+    ens, ds, spec, n: int, campaign, timeout_per_row, deadline, memory_mb, certify
+) -> tuple[list, dict | None]:
+    """The result lines of the first ``n`` rows, answered a block at a time, and with
+    ``certify`` (the model as given, the folder, the budget of a row and
+    ``_certified_rows``' bounds) the certificates of those that do not flip (None
+    without): a row the box search proved is certified from the proof it recorded."""
+    with keeping_row_proofs(certify is not None):
+        lines = _answered_lines(ens, ds, spec, n, campaign, timeout_per_row, deadline, memory_mb)
+        if certify is None:
+            return lines, None
+        model, folder, budget, bounds = certify
+        budget = timeout_per_row if budget is None else budget
+        asked = (folder, budget, memory_mb, bounds)
+        return lines, _certified_rows(model, ens, spec, ds.X, lines, *asked)
+
+
+def _answered_lines(ens, ds, spec, n: int, campaign, timeout_per_row, deadline, memory_mb):
     """The result lines of the first ``n`` rows, answered a block at a time."""
     lines = []
     with opened(campaign) as run:

@@ -2,8 +2,10 @@
 DIR``): one per row, since each states its own claim (x1 the row on every feature, x2
 the row outside F: questions/certify.py, the ``flip`` claim of docs/certificates.md).
 A row is certified by the box search on its anchored question (search/anchored_boxes.py)
-with its proof recorded, whether the enumeration or the search answered it, and the file
-checked by the independent checker; a flipped row keeps its witness and gets none."""
+with its proof recorded, and the file checked by the independent checker; a row the
+audit's own box search proved (in this process, within ``keeping_row_proofs``) is
+certified from the proof that search recorded, with no second search (certify_answer);
+a flipped row keeps its witness and gets none."""
 
 from __future__ import annotations
 
@@ -16,9 +18,9 @@ import numpy as np
 
 from ..answers.result import INSENSITIVE
 from ..compiler.ensemble import Ensemble
-from .audit_solve import row_query
+from .audit_solve import kept_answer, row_query
 from .audit_spec import AuditSpec, audit_reading
-from .certify import certify
+from .certify import certify, certify_answer
 
 # the reason of a row left without a certificate because a bound (a number of rows, a
 # time) stopped the certificates before it: the row was not tried
@@ -84,10 +86,12 @@ def certify_rows(
             out[row] = f"{NOT_ATTEMPTED}: the {seconds:.1f}s given to certificates were spent"
             continue
         q = row_query(ens, spec, X[row], d["decision"], left)
-        t0 = time.time()
-        done = certify(
-            ens, q, folder / certificate_name(row), model_file, left, memory_mb=memory_mb
-        )
+        t0, path = time.time(), folder / certificate_name(row)
+        own = kept_answer(spec, X[row], d["decision"])  # the box search proved the row
+        if own is not None:  # its proof, recorded as it answered: no second search
+            done = certify_answer(ens, q, own, path, model_file, left, memory_mb=memory_mb)
+        else:
+            done = certify(ens, q, path, model_file, left, memory_mb=memory_mb)
         out[row] = "" if done.verified else done.reason or done.message
         if log is not None:
             log(f"row {row}: {done.message} ({time.time() - t0:.1f}s in all)")

@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +38,8 @@ from ..compiler.errors import InputError
 from ..compiler.kinds import can_move
 from ..compiler.plan import Plan
 from ..compiler.query import ANY, Query
+from ..search.pair_boxes import tables_held
+from ..search.proof_tree import RecordedProof, recording_proofs
 from .ask import answer
 
 if TYPE_CHECKING:
@@ -49,6 +54,50 @@ SMALLEST_BATCH = 20_000  # x2 per predict call, the row's time checked between c
 _SLACK = 1e-9  # a change's rounding: sums of the same changes in another order
 # per model, the cells of an audit's F (``_cells``): each accepted row reads them
 _CELLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# while an audit's rows are to be certified (``keeping_row_proofs``): the answers whose
+# proof the box search recorded, by row (``proof_key``), for their certificates
+_KEPT: ContextVar[dict | None] = ContextVar("treesens_row_proofs", default=None)
+# the kept proofs' tables hold at most this many bytes in all; a row past it is
+# certified by a search of its own, as one a solver answered
+KEPT_BYTES = 512 * 2**20
+
+
+@contextmanager
+def keeping_row_proofs(on: bool = True) -> Iterator[None]:
+    """Within this block, a row the box search proves not flippable (``solve_rows``, in
+    this process) keeps its recorded proof, which the row's certificate is written from
+    with no second search (``kept_answer``); ``on`` False: none kept."""
+    token = _KEPT.set({"bytes": 0} if on else None)
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+
+
+def proof_key(spec: AuditSpec, r: np.ndarray, decision) -> tuple:
+    """A row's question among an audit's: the audit's, the row's values and decision."""
+    return (spec.label, tuple(spec.vary), np.asarray(r, float).tobytes(), float(decision))
+
+
+def _keep(spec: AuditSpec, r: np.ndarray, decision, res) -> None:
+    """Keep ``res`` (insensitive, its proof recorded) for the row's certificate, within
+    KEPT_BYTES."""
+    kept = _KEPT.get()
+    rec = res.box_proof
+    if kept is None or not isinstance(rec, RecordedProof) or not rec.parts:
+        return
+    held = sum(tables_held(p.tables) for p in rec.parts)
+    if kept["bytes"] + held > KEPT_BYTES:
+        return
+    kept["bytes"] += held
+    kept[proof_key(spec, r, decision)] = res
+
+
+def kept_answer(spec: AuditSpec, r: np.ndarray, decision):
+    """The answer of a row the box search proved, its proof recorded, taken from what
+    ``keeping_row_proofs`` keeps (None: not kept)."""
+    kept = _KEPT.get()
+    return None if kept is None else kept.pop(proof_key(spec, r, decision), None)
 
 
 def row_query(ens: Ensemble, spec: AuditSpec, r: np.ndarray, decision, timeout: float) -> Query:
@@ -245,7 +294,8 @@ def solve_rows(
             asked_all = False  # the audit's time is up: the row stays unknown
             continue
         try:
-            res = answer(ens, row_query(ens, spec, X[i], d, left), memory_mb=memory_mb)
+            with recording_proofs() if _KEPT.get() is not None else nullcontext():
+                res = answer(ens, row_query(ens, spec, X[i], d, left), memory_mb=memory_mb)
         except InputError as e:  # e.g. a value of the row outside its declared bounds
             if why is not None:
                 why.append(f"the solver could not take the row: {e}")
@@ -256,6 +306,7 @@ def solve_rows(
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
             ans.answered_by[i] = answered_by(res)
+            _keep(spec, X[i], d, res)
         elif res.status == SENSITIVE and res.validated and res.witness:
             x2 = _witness_row(ens, res.witness["x2"], X[i], spec)
             if _accept(ens, spec, ans, i, X[i], x2, until):

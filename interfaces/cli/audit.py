@@ -22,6 +22,7 @@ from ...questions.audit import (
     unproven_rows,
 )
 from ...questions.audit_run import AuditRun, rate_text, run_audit
+from ...questions.audit_solve import keeping_row_proofs
 from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
 from ...readers.data import load_data, say_data_notes
@@ -228,18 +229,13 @@ def run(args) -> int:
         elif len(new) < n:  # rows come in blocks: say how far it got
             log(rate_text(t0, answered, n, fresh[0]))
 
-    # MemoryRefused: one line, exit 2
-    lines = run_audit(
-        ens,
-        ds,
-        spec,
-        run_spec,
-        on_block,
-        note=lambda m: log(f"note: {m}"),
-        status=lambda m: log(f"audit: {m}"),
-    )
-    if args.certificates is not None:
-        _certify(args, ens, spec, ds, lines)
+    # MemoryRefused: one line, exit 2; a row the box search proves keeps its proof for
+    # its certificate (questions/audit_solve.py)
+    with keeping_row_proofs(args.certificates is not None):
+        note, status = (lambda m: log(f"note: {m}")), (lambda m: log(f"audit: {m}"))
+        lines = run_audit(ens, ds, spec, run_spec, on_block, note=note, status=status)
+        if args.certificates is not None:
+            _certify(args, ens, spec, ds, lines)
     df = frame_from_results(lines, spec.vary, by, flip_to(ens, spec.target))
     table = summary(df, args.by)
     if not args.json:

@@ -1,0 +1,68 @@
+"""A row past the enumeration that the audit's box search proves not flippable is
+certified from the proof that search recorded as it answered the row, with no second
+search (questions/audit_solve.keeping_row_proofs): breast cancer's XGBoost model, five
+features varied (1.2 million cells of F, past compiler.audit.MAX_CANDIDATES), 12 rows at
+gap 0.45, of which 5 do not flip; every certificate still verifies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import treesens
+from treesens.questions import audit_certificates
+from treesens.verify import verify_file
+
+pytest.importorskip("xgboost")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MODEL, ROWS = EXAMPLES / "breast_cancer_xgb.json", EXAMPLES / "breast_cancer_rows.csv"
+VARY = ["mean_texture", "worst_area", "area_error", "worst_texture", "worst_concave_points"]
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    """The API's audit with certificates, the certificates' own searches counted."""
+    folder = tmp_path_factory.mktemp("kept")
+    searches = []
+    search = audit_certificates.certify
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(
+            audit_certificates, "certify", lambda *a, **k: searches.append(1) or search(*a, **k)
+        )
+        df = treesens.audit(str(MODEL), str(ROWS), VARY, gap=0.45, limit=12, certificates=folder)
+    return df, folder, searches
+
+
+def test_the_rows_are_answered_by_the_box_search(audited):
+    df, _, _ = audited
+    assert (df.status == "not flippable").sum() >= 2
+
+
+def test_a_row_the_box_search_proved_is_certified_with_no_second_search(audited):
+    df, _, searches = audited
+    outcome = df.attrs["certificates"]
+    assert len(outcome) == (df.status == "not flippable").sum()
+    assert all(why == "" for why in outcome.values()) and searches == []
+
+
+def test_each_certificate_from_a_kept_proof_verifies(audited):
+    _, folder, _ = audited
+    files = sorted(folder.glob("row-*.json"))
+    assert files and all(verify_file(f).valid for f in files)
+
+
+def test_the_audit_command_certifies_from_the_answers_own_proofs(tmp_path):
+    from treesens.tests.conftest import treesens_here
+
+    p = treesens_here(
+        "audit", MODEL, "--data", ROWS, "--vary", ",".join(VARY), "--gap", "0.45",
+        "--limit", "12", "--json", "--certificates", tmp_path / "certs",
+    )  # fmt: skip
+    kept = [
+        d["row"] for d in map(json.loads, p.stdout.splitlines()) if d["status"] == "insensitive"
+    ]
+    written = [line for line in p.stderr.splitlines() if line.startswith("row ")]
+    assert p.returncode == 0 and kept and len(written) == len(kept)
+    assert all("the answer's own proof" in line for line in written)
