@@ -61,6 +61,7 @@ class SolveContext:
     solve_time: float = 0.0  # heuristic and solver seconds so far
     hint: np.ndarray | None = None  # starting values of every variable for the solver
     heuristic_pair: Pair | None = None  # the heuristic's pair, short of the gap
+    heuristic_ran: bool = False  # before this solve (a race's): not run again
     fallback: Pair | None = None  # data-aware: a pair meeting the gap, if the solver has none
     witness: Witness | None = None  # the accepted pair
     cuts: int = 0  # near-miss pairs excluded

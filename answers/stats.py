@@ -14,6 +14,9 @@ from typing import TypedDict
 # once another answered, or past the time limit); every other backend's value is the
 # status it answered with ("sensitive", "insensitive", "unknown", "error")
 RACE_STOPPED = "stopped"
+# its value of every backend of a race the heuristic answered before any of them started
+# (driver/solve.py; ``stats["winner"]`` is then "heuristic")
+RACE_NOT_STARTED = "not started"
 
 
 class Asked(TypedDict, total=False):
@@ -137,7 +140,7 @@ class SearchStats(TypedDict, total=False):
     objective_gap: float | None
     stopped_by: str  # how an optimising run ended
     race: dict  # backend -> the status it answered with, or RACE_STOPPED
-    winner: str
+    winner: str  # the race's winning backend, or "heuristic" (it ran before the race)
     found_by: str  # which search found the pair
     proved_by: str  # which search proved "insensitive"
     max_gap_steps: list  # the checks a max-gap bisection asked

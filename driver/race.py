@@ -44,7 +44,8 @@ def solve_race(
 ) -> Result:
     """Race the backends; ``solve_one`` answers the query on one of them. ``given``:
     ``solve_one``'s other keywords (``compiled``, ``log``, ``prefer``, ``data``: the
-    Dataset the query names, driver/data.py)."""
+    Dataset the query names, driver/data.py; ``after_heuristic``: the heuristic ran
+    before the race, driver/solve.py, and its pair short of the gap)."""
     t0 = time.time()
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
     names = race_backends(q.plan.backend)
@@ -60,7 +61,8 @@ def solve_race(
     stop = threading.Event()
 
     def run(i: int, b: str) -> None:
-        # only the first backend runs the (pure-Python) heuristic: it would compete for the GIL
+        # only the first backend runs the (pure-Python) heuristic's data-aware stages: it
+        # would compete for the GIL (its pair search ran before the race, driver/solve.py)
         qb = q.planned(
             backend=b,
             options=q.plan.options.with_(
@@ -79,6 +81,7 @@ def solve_race(
                 data=given.get("data"),  # the data read: the query names it by its path
                 stop=stop,
                 tables_mb=given.get("tables_mb"),
+                after_heuristic=given.get("after_heuristic", False),
             )
         except WorkerStopped:
             res = None

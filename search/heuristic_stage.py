@@ -83,8 +83,10 @@ def heuristic_search(ctx: SolveContext) -> bool:
     """Look for a pair before the solver (not for data-aware queries: the heuristic knows
     nothing of the data). True when it answered the query; a pair short of the gap is
     kept as the solver's hint (not a bounded query's, whose pair is the narrowed
-    model's)."""
+    model's). Not again where it ran before the solve (``ctx.heuristic_ran``: a race's)."""
     q = ctx.q
+    if ctx.heuristic_ran:
+        return False
     enc = searched_encoding(ctx) if q.plan.data_aware == "none" else None
     if enc is None:
         return False

@@ -1,7 +1,8 @@
 """A race's results that no backend proved (every backend failed, or none answered)
 record the question as any result of it does: the features varied and a regressor's
 change, so that a results log reads them as the question asked. A race given a data file
-answers as each of its backends alone (the data read reaches every one of them)."""
+answers as each of its backends alone (the data read reaches every one of them). The
+heuristic runs once, before the race: its pair ends it before any solver starts."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from treesens.driver.race import solve_race
 from treesens.tests.oracle import random_ensemble
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DIABETES = EXAMPLES / "diabetes_lgbm.txt"
 MODEL = EXAMPLES / "breast_cancer_xgb.json"
 ROWS = EXAMPLES / "breast_cancer_rows.csv"
 
@@ -60,8 +62,9 @@ def test_a_race_given_a_data_file_answers_as_each_of_its_backends_alone(data_awa
     alone = {b: treesens.check(MODEL, backend=b, **ask) for b in ("boxes", "cpsat")}
     res = treesens.check(MODEL, backend="race:boxes,cpsat", **ask)
     for b, status in res.stats["race"].items():
-        assert status in ("stopped", alone[b].status), (b, status, res.error)
-    assert res.status == alone[res.backend].status == "sensitive"
+        assert status in ("stopped", "not started", alone[b].status), (b, status, res.error)
+    winner = alone.get(res.backend, alone["cpsat"])  # the race itself: the heuristic's answer
+    assert res.status == winner.status == "sensitive"
     assert res.distance is not None  # measured against the data read
 
 
@@ -91,3 +94,33 @@ def test_a_race_s_backend_that_never_answered_is_stopped():
     q = q.planned(backend="race:cpsat,z3")
     res = solve_race(ens, q, _stopped, compiled=object())
     assert res.stats["race"] == {"cpsat": "stopped", "z3": "stopped"}
+
+
+def _no_race(*_args, **_kw):
+    raise AssertionError("the race started its solvers")
+
+
+def test_a_race_the_heuristic_answers_starts_no_solver_and_names_the_heuristic(monkeypatch):
+    # README's quick start, examples/diabetes.sens bmi_race
+    monkeypatch.setattr("treesens.driver.race.solve_race", _no_race)
+    res = treesens.check(DIABETES, vary="bmi", gap=0.2, backend="race", timeout=30)
+    assert res.status == "sensitive" and res.validated
+    assert res.stats["found_by"] == "heuristic" and res.stats["winner"] == "heuristic"
+    assert res.backend == "race"
+    assert set(res.stats["race"].values()) == {"not started"}
+
+
+def test_a_race_the_heuristic_does_not_answer_runs_it_once(monkeypatch):
+    from treesens.search import heuristic_stage
+
+    runs = []
+    find = heuristic_stage.find_witness
+
+    def counted(*args, **kw):
+        runs.append(1)
+        return find(*args, **kw)
+
+    monkeypatch.setattr(heuristic_stage, "find_witness", counted)
+    res = treesens.check(MODEL, vary="mean_texture", gap=0.45, backend="race:cpsat", timeout=60)
+    assert res.status == "insensitive" and res.stats["winner"] == "cpsat"
+    assert len(runs) == 1
