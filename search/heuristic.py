@@ -261,13 +261,14 @@ def compiled_eval() -> CompiledWalk | None:
 
 
 def _outside_numeric_model(enc: Encoding) -> bool:
-    """Does the model use anything this plain numeric evaluator does not mimic?"""
+    """Does the model use anything this plain numeric evaluator does not mimic? A feature
+    that may be missing is not: the ascent moves over its numbers, never NaN, whose
+    routing they do not read (the solver's encoding has a NaN variable for it, the pair
+    tables' encoding has none: the same search either way)."""
     ens = enc.ensemble
     if ens.cast not in ("float32", "float64", "float64z"):
         return True
     if any(getattr(d, "codes", None) is not None for d in enc.domains.values()):
-        return True
-    if any(getattr(enc, "nan", ({}, {}))):
         return True
     return any(
         (t.categories is not None and any(c is not None for c in t.categories))
@@ -369,7 +370,8 @@ def _move_sides(enc: Encoding) -> dict[int, tuple[Move, ...]]:
 
 def applies(enc: Encoding) -> bool:
     """Whether the ascent's score and evaluation describe the query (not: categorical
-    splits, NaN choices, missing-as-zero; those are the solver's job)."""
+    splits, missing-as-zero; those are the solver's job; NaN, which it never tries, is
+    too)."""
     return _searchable(enc.condition) and not _outside_numeric_model(enc)
 
 
