@@ -245,6 +245,13 @@ def optimum_line(stats: dict) -> str:
     return f"best found {how} (not proven optimal{proof})"
 
 
+def named_apart(res: Result) -> bool:
+    """Whether the verdict line names the query before the features it varies: not where
+    its name is those features (a check's, ``mean_texture`` or ``bmi,ltg``; a .sens
+    query ``sex`` varying sex), which the line says once, after "varying"."""
+    return [part.strip() for part in res.query.split(",")] != list(res.features)
+
+
 def render_result(res: Result, ens=None, console: Console | None = None) -> None:
     """The verdict line, the witness table and the pair's probabilities on ``console``
     (default: stdout)."""
@@ -253,10 +260,8 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
     con = console or output_console(file=sys.stdout, highlight=False, soft_wrap=True)
     style = _STYLE.get(res.status, "bold yellow")
     feats, rest = (escape(part) for part in headline_parts(res))
-    con.print(
-        f"[{style}]{res.status.upper()}[/] [dim]({escape(res.query)})[/] varying [bold]{feats}[/], "
-        f"{rest}"
-    )
+    name = f" [dim]({escape(res.query)})[/]" if named_apart(res) else ""
+    con.print(f"[{style}]{res.status.upper()}[/]{name} varying [bold]{feats}[/], {rest}")
     if res.error:
         con.print(f"[magenta]error:[/] {escape(res.error)}")
     optimum = optimum_line(res.stats or {})
@@ -337,8 +342,8 @@ def result_html(res: Result) -> str:
     out = [
         '<div class="treesens-result">',
         f'<p><b style="color:{colour}">{e(str(res.status).upper())}</b> '
-        f'<span style="color:#777">({e(res.query)})</span> varying <b>{e(feats)}</b>, '
-        f"{e(rest)}</p>",
+        + (f'<span style="color:#777">({e(res.query)})</span> ' if named_apart(res) else "")
+        + f"varying <b>{e(feats)}</b>, {e(rest)}</p>",
     ]
     if res.error:
         out.append(f"<p><b>error:</b> {e(res.error)}</p>")

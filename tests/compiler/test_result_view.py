@@ -84,9 +84,21 @@ def test_a_result_repr_stays_under_200_characters_for_many_features():
 
 def test_str_of_a_result_is_the_witness_table_with_the_varied_feature_marked():
     lines = str(_result()).splitlines()
-    assert lines[0].startswith("SENSITIVE (age) varying age, g=0.2, backend cpsat")
+    assert lines[0].startswith("SENSITIVE varying age, g=0.2, backend cpsat")
     assert any(line.split()[:3] == ["age", "30", "61"] and "<- varied" in line for line in lines)
     assert "replay-checked with the library's predict" in lines[-1]
+
+
+def test_the_headline_says_features_a_query_is_named_after_once():
+    res = _result(query="age,pay", features=["age", "pay"])
+    assert str(res).splitlines()[0].startswith("SENSITIVE varying age, pay, g=0.2")
+    assert "SENSITIVE</b> varying <b>age, pay</b>, g=0.2" in res._repr_html_()
+
+
+def test_the_headline_names_a_query_named_otherwise_before_its_features():
+    res = _result(query="older_patients")
+    assert str(res).splitlines()[0].startswith("SENSITIVE (older_patients) varying age, g=0.2")
+    assert "(older_patients)</span> varying <b>age</b>" in res._repr_html_()
 
 
 def test_str_of_a_result_keeps_a_long_feature_name_whole():
@@ -102,7 +114,7 @@ def test_str_of_a_result_reads_brackets_in_a_name_as_text_not_markup():
 
 def test_str_of_a_result_without_a_witness_is_its_verdict_line():
     text = str(_result(status="insensitive", witness=None, outputs=None, validated=False))
-    assert text.startswith("INSENSITIVE (age)") and len(text.splitlines()) == 1
+    assert text.startswith("INSENSITIVE varying age") and len(text.splitlines()) == 1
 
 
 def test_str_of_a_result_is_the_views_drawing_when_only_answers_is_imported():
