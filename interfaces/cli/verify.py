@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import time
 from pathlib import Path
 
 from ...compiler.errors import InputError
-from ...verify import CertificateError, ModelUnreadable, verify_file
+from ...verify import CertificateError, ModelUnreadable, verify_file, walk
 from .common import log
 
 HELP = "re-check certificates of insensitive (exit 0 valid, 1 invalid)"
@@ -20,7 +21,9 @@ Recompute every bound of a certificate's proof from the model's trees, read thro
 own library, and check that its boxes cover the pair space (docs/certificates.md). Given several
 certificates, or a folder of them (every *.json in it), one line each and a summary; a model file
 is read once for every certificate that names it. Exit 0: every one valid; 1: one or more
-rejected; 2: one or more not checked (not a certificate, or its model unreadable).
+rejected; 2: one or more not checked (not a certificate, or its model unreadable). The first
+check of a long proof after install compiles the checker's kernels (about 15 s, once): a line on
+stderr says so apart from the check's own time.
 """
 
 
@@ -41,9 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print the verdict as one JSON object: valid, message, boxes, model and, of a "
-        "valid proof, domain (each feature's bounds, as the proof covers them); of several "
-        "certificates, one a line, each with its certificate and whether it was checked",
+        help="print the verdict as one JSON object: valid, message, boxes, model, "
+        "verify_compile (the seconds the checker's kernels took to compile, 0 but on a first "
+        "check after install) and, of a valid proof, domain (each feature's bounds, as the "
+        "proof covers them); of several certificates, one a line, each with its certificate "
+        "and whether it was checked",
     )
 
 
@@ -55,25 +60,37 @@ def run(args) -> int:
 
 
 def _verdict(path: str, model: str | None):
-    """``verify_file``, its refusals to check as input errors."""
+    """``verify_file``'s verdict and the seconds its checker's kernels took to compile (a
+    first check after install, once; said on stderr apart from the check's own time), its
+    refusals to check as input errors."""
+    t0, compiled = time.time(), walk.compile_seconds()
     try:
-        return verify_file(path, model)
+        verdict = verify_file(path, model)
     except ModelUnreadable as e:
         hint = "; check the path given to --model" if model else "; give it with --model FILE"
         raise InputError(f"{e}{hint}") from None
     except CertificateError as e:
         raise InputError(str(e)) from None
+    compiled = walk.compile_seconds() - compiled
+    if compiled:
+        took = time.time() - t0 - compiled
+        log(
+            f"{path}: checked in {took:.1f}s, after {compiled:.1f}s compiling the checker's "
+            "kernels, once per install"
+        )
+    return verdict, compiled
 
 
-def _record(verdict) -> dict:
+def _record(verdict, compiled: float) -> dict:
     fields = ("valid", "message", "boxes", "model")
-    return {k: getattr(verdict, k) for k in fields} | {"domain": list(verdict.domain)}
+    record = {k: getattr(verdict, k) for k in fields} | {"domain": list(verdict.domain)}
+    return record | {"verify_compile": round(compiled, 3)}
 
 
 def _one(certificate: str, args) -> int:
-    verdict = _verdict(certificate, args.model)
+    verdict, compiled = _verdict(certificate, args.model)
     if args.json:
-        print(json.dumps(_record(verdict), allow_nan=False), flush=True)
+        print(json.dumps(_record(verdict, compiled), allow_nan=False), flush=True)
     else:
         print(("VALID: " if verdict.valid else "INVALID: ") + verdict.message, flush=True)
     if verdict.model:  # the claim is of this file: a certificate names the one it proves
@@ -110,7 +127,7 @@ def _several(certificates: list[str], args) -> int:
     models: dict[str, int] = {}
     for path in certificates:
         try:
-            verdict = _verdict(path, args.model)
+            verdict, compiled = _verdict(path, args.model)
         except InputError as e:
             counts["not checked"] += 1
             why = str(e).removeprefix(f"{path}: ")  # the line names the file first
@@ -121,7 +138,7 @@ def _several(certificates: list[str], args) -> int:
         if verdict.model:
             models[verdict.model] = models.get(verdict.model, 0) + 1
         if args.json:
-            record = {"certificate": path, "checked": True} | _record(verdict)
+            record = {"certificate": path, "checked": True} | _record(verdict, compiled)
             print(json.dumps(record, allow_nan=False), flush=True)
         else:
             word = "VALID: " if verdict.valid else "INVALID: "

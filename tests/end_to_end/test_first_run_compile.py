@@ -160,3 +160,51 @@ def test_the_checkers_first_compile_is_said_and_counted_apart_from_its_check(tmp
     (ok1, first, stats1), (ok2, second, stats2) = json.loads(p.stdout)
     assert ok1 and ok2 and "compiling its kernels, once per install" in first, first
     assert stats1["verify_compile"] > 0 and "compil" not in second and not stats2
+
+
+def test_verify_says_its_checker_s_compile_apart_from_its_check(tmp_path, capsys, monkeypatch):
+    from treesens.interfaces.cli import verify as verify_command
+    from treesens.interfaces.cli.main import main
+    from treesens.verify import walk
+
+    cert = str(tmp_path / "c.json")
+    ask = ["check", str(MODEL), "--vary", "worst_symmetry", "--gap", "0.1"]
+    assert main([*ask, "--certificate", cert]) == 0
+    checked = verify_command.verify_file
+
+    def compiling(*args):  # as the first check after install: its kernels compiled first
+        walk._COMPILED.append(14.6)  # noqa: SLF001
+        return checked(*args)
+
+    monkeypatch.setattr(walk, "_COMPILED", [])
+    monkeypatch.setattr(verify_command, "verify_file", compiling)
+    capsys.readouterr()
+    assert main(["verify", cert, "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["verify_compile"] == 14.6
+    assert "after 14.6s compiling the checker's kernels, once per install" in out.err
+
+
+@pytest.mark.slow
+def test_verify_s_first_check_counts_its_compile_and_a_second_compiles_nothing(tmp_path):
+    """verify/walk_jit.py's steps (every proof's, here) on an empty cache, through
+    ``treesens verify --json`` twice in one process."""
+    import treesens
+
+    cert = tmp_path / "c.json"
+    r = treesens.check(str(MODEL), ["mean_texture"], gap=0.45, certificate=cert)
+    assert r.status == "insensitive"
+    code = (
+        "import sys\n"
+        "from treesens.verify import walk\n"
+        "from treesens.interfaces.cli.main import main\n"
+        "walk.COMPILED_FROM = 0\n"
+        f"sys.exit(max(main(['verify', {str(cert)!r}, '--json']) for _ in range(2)))\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], env=_empty_cache(tmp_path), capture_output=True, text=True
+    )
+    assert p.returncode == 0, p.stderr
+    first, second = json_lines(p.stdout)
+    assert first["verify_compile"] > 0 and second["verify_compile"] == 0
+    assert p.stderr.count("compiling the checker's kernels, once per install") == 1, p.stderr
