@@ -255,19 +255,8 @@ def test_a_data_aware_check_under_relations_answers_as_brute_force_does(kind, se
     rng = np.random.default_rng([2026, 11, 28, 10, seed, len(kind)])
     ens = _ens(6300 + seed, kind)
     data = _rows(rng, ens, kind)
-    by_heuristic = 0
-    for _ in range(6):
-        q = _random_query(rng, ens, kind).with_(gap=Gap(0.0), bounds=())
-        try:
-            r = solve_query(ens, q.planned(timeout=30.0, data_aware="prob", options={"data": data}))
-        except InputError:  # relations that leave no pair
-            assert not brute(ens, q)
-            continue
-        assert r.status == ("sensitive" if brute(ens, q) else "insensitive"), (q, r.error)
-        if r.status == "sensitive":
-            assert not constraint_violations(ens, q, r.witness_arrays.x1, r.witness_arrays.x2)
-            by_heuristic += r.stats["box_search"].get("pair") == HEURISTIC_PAIR
-    assert by_heuristic
+    queries = [_random_query(rng, ens, kind).with_(gap=Gap(0.0), bounds=()) for _ in range(6)]
+    assert _data_aware_answers_by_heuristic(ens, queries, data)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -279,21 +268,12 @@ def test_a_data_aware_check_under_bounds_answers_as_brute_force_does(seed):
     rng = np.random.default_rng([2026, 11, 29, 5, seed])
     ens = _ens(6400 + seed, "real")
     data = _rows(rng, ens, "real")
-    by_heuristic = 0
+    queries = []
     for _ in range(8):
         q = _random_query(rng, ens, "real").with_(gap=Gap(0.0))
         bounds = tuple(replace(b, copies=(1, 2)) for b in q.bounds)  # held alike
-        q = q.with_(bounds=bounds or (FeatureBound(ens.feature_names[0], -2.0, 2.0),))
-        try:
-            r = solve_query(ens, q.planned(timeout=30.0, data_aware="prob", options={"data": data}))
-        except InputError:  # constraints that leave no pair
-            assert not brute(ens, q)
-            continue
-        assert r.status == ("sensitive" if brute(ens, q) else "insensitive"), (q, r.error)
-        if r.status == "sensitive":
-            assert not constraint_violations(ens, q, r.witness_arrays.x1, r.witness_arrays.x2)
-            by_heuristic += r.stats["box_search"].get("pair") == HEURISTIC_PAIR
-    assert by_heuristic
+        queries.append(q.with_(bounds=bounds or (FeatureBound(ens.feature_names[0], -2.0, 2.0),)))
+    assert _data_aware_answers_by_heuristic(ens, queries, data)
 
 
 def test_a_data_aware_fallback_whose_data_values_break_a_relation_keeps_its_own():
@@ -318,3 +298,21 @@ def test_a_data_aware_check_under_a_relation_gives_its_solver_the_heuristic_s_pa
     data = Dataset(rows, None, tuple(ens.feature_names))
     r = solve_query(ens, q.planned(timeout=30.0, data_aware="prob", options={"data": data}))
     assert r.status == "sensitive" and r.stats["hint_meets_gap"]
+
+
+def _data_aware_answers_by_heuristic(ens, queries, data) -> int:
+    """Each data-aware answer checked against brute force (a pair meeting every
+    constraint; an input error only where no pair is left): how many pairs over all
+    inputs the heuristic gave."""
+    by_heuristic = 0
+    for q in queries:
+        try:
+            r = solve_query(ens, q.planned(timeout=30.0, data_aware="prob", options={"data": data}))
+        except InputError:  # constraints that leave no pair
+            assert not brute(ens, q)
+            continue
+        assert r.status == ("sensitive" if brute(ens, q) else "insensitive"), (q, r.error)
+        if r.status == "sensitive":
+            assert not constraint_violations(ens, q, r.witness_arrays.x1, r.witness_arrays.x2)
+            by_heuristic += r.stats["box_search"].get("pair") == HEURISTIC_PAIR
+    return by_heuristic
