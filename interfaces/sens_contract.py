@@ -16,6 +16,7 @@ from ..compiler.query import Query
 from ..language import Expect, SensFile, load_queries
 from ..language.audit_block import AuditPlan
 from ..questions.audit import by_column, frame_from_results, row_bounds
+from ..questions.audit_solve import keeping_row_proofs
 from ..questions.certify import certify_answer
 from ..questions.certify_recorded import recording_for
 from ..questions.contract import (
@@ -166,18 +167,21 @@ def _audit_outcome(
     ``seconds`` and ``progress``); the outcome's ``certificate`` says how many."""
     t0 = time.time()
     ens = sf.ensemble
-    try:
-        lines = run_audit_plan(ens, plan, timeout=timeout, memory_mb=memory_mb)
-    except MemoryRefused as e:
-        return Outcome(plan.name, exp, ERROR, f"error: {e}", seconds=time.time() - t0)
-    seconds = time.time() - t0
-    by = exp.by or plan.by  # the summary table, by the expectation's column (else the block's)
-    df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, by, plan.label))
-    detail = audit_report(ens, replace(plan, by=by), lines, seconds)
-    out = audit_outcome(plan.name, exp, df, plan.spec.vary, seconds, detail)
-    if folder is not None:
-        bounds = rows_bounds or {}
-        out.certificate = _row_certificates(sf, plan, lines, folder, timeout, memory_mb, bounds)
+    # a row the box search proves keeps its proof for its certificate, as treesens audit's
+    with keeping_row_proofs(folder is not None):
+        try:
+            lines = run_audit_plan(ens, plan, timeout=timeout, memory_mb=memory_mb)
+        except MemoryRefused as e:
+            return Outcome(plan.name, exp, ERROR, f"error: {e}", seconds=time.time() - t0)
+        seconds = time.time() - t0
+        by = exp.by or plan.by  # the summary table, by the expectation's column (else block's)
+        df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, by, plan.label))
+        detail = audit_report(ens, replace(plan, by=by), lines, seconds)
+        out = audit_outcome(plan.name, exp, df, plan.spec.vary, seconds, detail)
+        if folder is not None:
+            bounds = rows_bounds or {}
+            certified = _row_certificates(sf, plan, lines, folder, timeout, memory_mb, bounds)
+            out.certificate = certified
     return out
 
 

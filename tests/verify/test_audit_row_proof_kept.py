@@ -2,7 +2,8 @@
 certified from the proof that search recorded as it answered the row, with no second
 search (questions/audit_solve.keeping_row_proofs): breast cancer's XGBoost model, five
 features varied (1.2 million cells of F, past compiler.audit.MAX_CANDIDATES), 12 rows at
-gap 0.45, of which 5 do not flip; every certificate still verifies."""
+gap 0.45, of which 5 do not flip; every certificate still verifies. So does a ``.sens``
+audit block under ``treesens test --certificates`` (interfaces/sens_contract.py)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,23 @@ def test_the_audit_command_certifies_from_the_answers_own_proofs(tmp_path):
     written = [line for line in p.stderr.splitlines() if line.startswith("row ")]
     assert p.returncode == 0 and kept and len(written) == len(kept)
     assert all("the answer's own proof" in line for line in written)
+
+
+def test_a_sens_audit_block_certifies_from_the_answers_own_proofs(tmp_path, monkeypatch, capsys):
+    from treesens.interfaces.cli.main import main
+
+    searches = []
+    search = audit_certificates.certify
+    monkeypatch.setattr(
+        audit_certificates, "certify", lambda *a, **k: searches.append(1) or search(*a, **k)
+    )
+    sens = tmp_path / "c.sens"
+    sens.write_text(
+        f'model "{MODEL}"\nfeatures from "{EXAMPLES / "breast_cancer_details.csv"}"\n'
+        f'data "{ROWS}"\naudit five {{\n  vary {", ".join(VARY)}\n  gap 0.45\n  limit 12\n'
+        "  expect audit flippable <= 100%\n}\n"
+    )
+    assert main(["test", str(sens), "--certificates", str(tmp_path / "certs")]) == 0
+    written = list((tmp_path / "certs" / "five.rows").glob("row-*.json"))
+    assert len(written) >= 2 and searches == []
+    assert f"certificates: {len(written)} of {len(written)} rows" in capsys.readouterr().out
