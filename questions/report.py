@@ -31,7 +31,7 @@ from ..search import gap_kernel
 from .audit import audit, summary
 from .progress import Display
 from .query_build import query_from_keywords
-from .report_certificates import ClaimCertificates
+from .report_certificates import ClaimCertificates, by_reason, named, plural
 from .software import Library, software
 from .sweep import sweep
 from .sweep_budget import MIN_STEP_SECONDS
@@ -52,8 +52,6 @@ DATA_AWARE = "prob"  # the protected features' pairs: close to the data (docs/da
 CERTIFY_SECONDS = 120.0
 # how to have more audited rows certified than the report's budget leaves time for
 UNTRIED_HINT = "--certify-rows N tries the first N rows, whatever the time"
-# "What was not answered" names this many features of one reason, and counts more
-HANDFUL = 5
 
 
 @dataclass(frozen=True)
@@ -211,26 +209,6 @@ class Report:
             f"{named(names)} {plural(names, 'has', 'have')} no verified certificate: {why}."
             for why, names in by_reason(bounds).items()
         ]
-
-
-def by_reason(pairs: list[tuple]) -> dict:
-    """(reason, name) pairs as each reason's names, in the order first met."""
-    out: dict = {}
-    for why, name in pairs:
-        out.setdefault(why, []).append(name)
-    return out
-
-
-def named(names: list[str]) -> str:
-    """Features as a sentence names them: each, up to HANDFUL, else how many."""
-    if len(names) > HANDFUL:
-        return f"{len(names)} features"
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-def plural(names: list[str], one: str, more: str | None = None) -> str:
-    """``one`` for a single name, else ``more`` (``one`` + "s" unless given)."""
-    return one if len(names) == 1 else (more or one + "s")
 
 
 def _unproven_gap(r: Result, mg: dict) -> str:

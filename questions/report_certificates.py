@@ -26,6 +26,9 @@ SEARCH_PART = 0.75
 MIN_CLAIM_SECONDS = 0.1
 # how a certificate names the budget its proof needs (search/compiled_proof.too_long)
 ASK_CERTIFY_BUDGET = re.compile(r"ask for --certify-budget (\d+) \(certify_budget=\d+\) or more")
+# "What was not answered" (questions/report.py) and the line of the claims not tried name
+# this many features of one reason, and count more
+HANDFUL = 5
 
 
 @dataclass
@@ -77,7 +80,8 @@ class ClaimCertificates:
             timed -= int(may)
             if may and seconds < MIN_CLAIM_SECONDS:
                 not_tried(res, self.not_tried_text())
-                untried.append(head.removesuffix(": "))
+                bound = path.name.endswith(".max-gap.json")  # a max gap's, not an answer's
+                untried.append((bound, ",".join(features)))
                 continue
             q = query_from_keywords(features, kw, ens=ens)
             done = certify_answer(ens, q, res, path, self.model_file, seconds)
@@ -86,7 +90,7 @@ class ClaimCertificates:
             n = len(untried)
             self.say(
                 f"report: {n} claim{'s' if n != 1 else ''} without a certificate, "
-                f"{self.not_tried_text()}: {', '.join(untried)}"
+                f"{self.not_tried_text()}: {untried_text(untried)}"
             )
 
     def seconds(self, claims: int) -> float:
@@ -124,3 +128,40 @@ def not_tried(res: Result, why: str) -> None:
     proof = res.proof if res.proof is not None else Proof(BOX_SEARCH)
     res.proof = replace(proof, checked=False, certificate=None, why_not=why, bound=None)
     res.box_proof = None  # a max gap's recorded boxes: not kept past its certificate
+
+
+def untried_text(untried: list[tuple[bool, str]]) -> str:
+    """The claims not tried ((a max gap's bound?, its features)), grouped as "What was not
+    answered" groups them: the insensitive answers, then the max gaps' upper bounds, each
+    group's features named up to HANDFUL, else counted."""
+    groups = by_reason(untried)
+    answers, bounds = groups.get(False, []), groups.get(True, [])
+    said = []
+    if answers:
+        said.append(f"the insensitive {plural(answers, 'answer')} of {named(answers)}")
+    if bounds:
+        said.append(
+            f"the upper {plural(bounds, 'bound')} of the max {plural(bounds, 'gap')} of "
+            f"{named(bounds)}"
+        )
+    return "; ".join(said)
+
+
+def by_reason(pairs: list[tuple]) -> dict:
+    """(reason, name) pairs as each reason's names, in the order first met."""
+    out: dict = {}
+    for why, name in pairs:
+        out.setdefault(why, []).append(name)
+    return out
+
+
+def named(names: list[str]) -> str:
+    """Features as a sentence names them: each, up to HANDFUL, else how many."""
+    if len(names) > HANDFUL:
+        return f"{len(names)} features"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def plural(names: list[str], one: str, more: str | None = None) -> str:
+    """``one`` for a single name, else ``more`` (``one`` + "s" unless given)."""
+    return one if len(names) == 1 else (more or one + "s")

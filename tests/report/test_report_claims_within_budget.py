@@ -57,7 +57,7 @@ def test_the_progress_line_names_the_claims_not_tried(spent):
     _, _, lines = spent
     (line,) = [x for x in lines if "without a certificate" in x]
     assert line.startswith("report: 1 claim without a certificate, not tried: the report's")
-    assert line.endswith(f": max gap of {FEATURE}")
+    assert line.endswith(f": the upper bound of the max gap of {FEATURE}")
 
 
 def _claims(monkeypatch, seen: list, *, budget: float, left: float) -> ClaimCertificates:
@@ -105,6 +105,30 @@ def test_a_claim_reached_past_the_deadline_is_not_tried(monkeypatch, tmp_path):
     late = [_max_gap("a"), _max_gap("b")]
     claims.certify(None, [], late, {}, None)  # the first takes 2 s: past the deadline
     assert len(seen) == 1 and late[1].proof.why_not.startswith("not tried")
+
+
+def _not_tried_line(monkeypatch, tmp_path, checks, ranking) -> str:
+    """The progress line of the claims not tried, the budget spent before the first."""
+    claims = _claims(monkeypatch, [], budget=120.0, left=0.0)
+    lines: list[str] = []
+    claims.folder, claims.say = tmp_path, lines.append
+    claims.certify(None, checks, ranking, {}, None)
+    (line,) = [x for x in lines if "without a certificate" in x]
+    return line
+
+
+def test_thirty_max_gaps_not_tried_are_counted_not_named(monkeypatch, tmp_path):
+    line = _not_tried_line(monkeypatch, tmp_path, [], [_max_gap(f"f{i}") for i in range(30)])
+    assert line.startswith("report: 30 claims without a certificate, not tried: ")
+    assert line.endswith("leaves it time): the upper bounds of the max gaps of 30 features")
+
+
+def test_claims_not_tried_are_grouped_answers_then_bounds(monkeypatch, tmp_path):
+    sex = Result("sex", "insensitive", "boxes", ["sex"], 0.0)
+    line = _not_tried_line(monkeypatch, tmp_path, [("sex", sex)], [_max_gap("a"), _max_gap("b")])
+    assert line.endswith(
+        ": the insensitive answer of sex; the upper bounds of the max gaps of a and b"
+    )
 
 
 def _open_gap(lower) -> Result:

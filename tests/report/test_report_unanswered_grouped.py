@@ -1,12 +1,13 @@
 """A report's "What was not answered" says each reason once: the claims left for one
 reason share a line naming their features, or counting them past a handful
-(questions/report.HANDFUL), on the page as in Report.unanswered (the CLI's lines)."""
+(questions/report_certificates.HANDFUL), on the page as in Report.unanswered (the CLI's lines)."""
 
 from __future__ import annotations
 
 from treesens.answers.proof import BOX_SEARCH, Proof
 from treesens.answers.result import Result
-from treesens.questions.report import HANDFUL, ProtectedFinding, Report
+from treesens.questions.report import ProtectedFinding, Report
+from treesens.questions.report_certificates import HANDFUL
 from treesens.views.report_html import _unanswered as unanswered_section
 
 SPENT = (
