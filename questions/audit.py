@@ -58,6 +58,9 @@ UNKNOWN_WHY = "too many cells of F to enumerate; solver timed out"
 UNPROVEN_WHY = (
     "smallest change not proven (too many x2 of no larger change to try in the row's time)"
 )
+# a resumed flipped row's message where its line does not say whether its change is the
+# smallest (unrecorded_smallest)
+UNRECORDED_WHY = "smallest change not recorded (a line written before treesens said it)"
 BUDGET_WHY = "too many cells of F to enumerate; the audit's time limit (timeout) ran out"
 LATE_WHY = "the audit's time limit (timeout) ran out before this row's block began"
 TASK_FAILED = "task failed"  # a block whose task failed on every attempt: its rows unknown
@@ -176,10 +179,11 @@ def row_result(
         }
         res.outputs["x2"] = ans.p_x2[i].tolist()
         res.validated = True
-        res.stats = {"change": float(ans.change[i])}
+        # smallest: whether the change is proven the smallest (a line without it reads
+        # as not proven: unrecorded_smallest)
+        res.stats = {"change": float(ans.change[i]), "smallest": i not in ans.unproven}
         if i in ans.unproven:  # an x2 that flips, the smallest not proven (audit_solve)
             low = ans.unproven[i]
-            res.stats["smallest"] = False
             res.stats["no_flip_below"] = low
             below = f"; none below {low:.4g} flips" if low > 0 else ""
             res.message = f"{UNPROVEN_WHY}{below}; a change of {ans.change[i]:.4g} flips"
@@ -244,9 +248,21 @@ def frame_from_results(lines: list[dict], vary, extra=None, to: int | None = Non
 
 def _smallest(line: dict):
     """Whether a row line's change is the smallest that flips: NA where it has none,
-    False where the line says it is not proven (``stats.smallest``)."""
+    True only where the line says it is proven (``stats.smallest``; a line without it
+    was written before lines said it, see :func:`unrecorded_smallest`)."""
     stats = line.get("stats") or {}
-    return None if "change" not in stats else bool(stats.get("smallest", True))
+    return None if "change" not in stats else bool(stats.get("smallest", False))
+
+
+def unrecorded_smallest(line: dict) -> dict:
+    """A flipped row's line without ``stats.smallest`` (an earlier treesens wrote it, which
+    did not prove the change the smallest past the enumeration), as this version reads it:
+    ``smallest`` false and its message saying why; any other line as it is."""
+    stats = line.get("stats") or {}
+    if line.get("status") != SENSITIVE or "change" not in stats or "smallest" in stats:
+        return line
+    why = f"{UNRECORDED_WHY}; a change of {float(stats['change']):.4g} flips"
+    return {**line, "stats": {**stats, "smallest": False}, "message": why}
 
 
 def audit(

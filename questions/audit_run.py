@@ -19,7 +19,14 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.question import result_gap
 from ..readers.data import Dataset
-from .audit import TASK_FAILED, answer_blocks, block_size, row_result, rows_go_to_the_solver
+from .audit import (
+    TASK_FAILED,
+    answer_blocks,
+    block_size,
+    row_result,
+    rows_go_to_the_solver,
+    unrecorded_smallest,
+)
 from .audit_spec import AuditRun, AuditSpec, audit_reading, audit_record, delta_field
 from .campaign import Campaign, opened, starting_workers
 from .memory import refuse_over_limit
@@ -209,7 +216,8 @@ def run_audit(
     the memory limit (``run.memory_mb``, else the default) is refused before any row
     (MemoryRefused). A resumed line without the record of its model and data (an earlier
     treesens wrote it) is not reused: its row is answered again (``note`` hears how
-    many); ``status`` hears that an executor's workers are starting."""
+    many); a flipped row's line that does not say whether its change is the smallest
+    is read as not proven (``unrecorded_smallest``, said to ``note``); ``status`` hears that an executor's workers are starting."""
     refuse_over_limit(ens, run.memory_mb)
     n = run.n_rows
     if run.resume is None and run.out is not None and note is not None:
@@ -227,7 +235,14 @@ def run_audit(
             f"{run.resume}: {reuse.retried} unknown rows had less time per row than "
             f"{run.timeout_per_row:g} s, or a failed task: those rows are asked again"
         )
-    done = reuse.lines
+    done = [unrecorded_smallest(d) for d in reuse.lines]
+    unrecorded = sum(a is not b for a, b in zip(done, reuse.lines))
+    if note is not None and unrecorded:
+        note(
+            f"{run.resume}: {unrecorded} flippable rows' lines do not say whether their "
+            "change is the smallest (an earlier treesens wrote them): read as not proven "
+            "(change_smallest False)"
+        )
     seen = {int(d["row"]) for d in done}
     todo = np.array([r for r in range(n) if r not in seen], dtype=int)
     lines = list(done)

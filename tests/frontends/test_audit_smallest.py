@@ -9,6 +9,7 @@ smallest cannot be proven the row says so."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -28,6 +29,8 @@ from treesens.questions.audit import (
 from treesens.readers.details import declare
 from treesens.readers.load import load_model
 from treesens.tests.audit_oracle import brute_force_smallest_change
+from treesens.tests.conftest import treesens_here
+from treesens.tests.frontends.test_audit import BC_DETAILS, BC_MODEL, _breast_cancer_frame
 from treesens.tests.frontends.test_audit_boxes import _by_boxes
 from treesens.views.audit_plot import draw
 
@@ -178,3 +181,43 @@ def test_the_plot_leaves_out_the_changes_not_proven_the_smallest(monkeypatch, tm
     _, spec, df, k = _unproven_frame(monkeypatch)
     draw(df, summary(df), None, spec, str(tmp_path / "audit.png"))
     assert f"smallest change needed ({k} not proven, left out)" in titles
+
+
+def _bc_audit(tmp_path):
+    """treesens audit of the breast cancer rows varying worst_texture (9 rows flip, each
+    by the enumeration) resumed into a.jsonl: its arguments and the file."""
+    data = tmp_path / "bc.csv"
+    _breast_cancer_frame(load_model(BC_MODEL, details=BC_DETAILS)).to_csv(data, index=False)
+    out = tmp_path / "a.jsonl"
+    args = ["audit", BC_MODEL, "--data", data, "--vary", "worst_texture", "--gap", "0.1"]
+    return [*args, "--resume", out], out
+
+
+def test_a_flipped_rows_line_says_its_change_is_proven_the_smallest(tmp_path):
+    args, out = _bc_audit(tmp_path)
+    assert treesens_here(*args).returncode == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    flipped = [d for d in lines if d["status"] == "sensitive"]
+    assert len(flipped) == 9
+    assert all(d["stats"]["smallest"] is True for d in flipped)
+
+
+def test_a_resumed_line_without_smallest_reads_as_not_proven(tmp_path):
+    """A line an earlier treesens wrote does not say whether its change is the smallest
+    (rows past the enumeration kept their query's x2): it is not read as proven."""
+    args, out = _bc_audit(tmp_path)
+    assert treesens_here(*args).returncode == 0
+    old = [json.loads(x) for x in out.read_text().splitlines()]
+    for d in old:
+        (d.get("stats") or {}).pop("smallest", None)
+    out.write_text("".join(json.dumps(d) + "\n" for d in old))
+    p = treesens_here(*args)
+    assert p.returncode == 0, p.stderr
+    assert "9 flippable rows' lines do not say whether their change is the smallest" in p.stderr
+    assert "9 flippable rows: the change shown is of an x2 that flips, not proven" in p.stdout
+
+
+def test_a_line_without_smallest_is_not_proven_in_the_frame():
+    line = {"row": 0, "decision": 0, "status": "sensitive", "outputs": {"x1": [0.9, 0.1]}}
+    df = frame_from_results([{**line, "stats": {"change": 0.2}}], [])
+    assert df["change_smallest"].tolist() == [False]
