@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -77,6 +78,24 @@ def not_utf8(e: UnicodeDecodeError, where: str, column: bool = False) -> InputEr
         at += f":{len(before) - before.rfind(newline)}"
     bad = e.object[e.start]
     return InputError(f"byte {bad:#04x} is not UTF-8 text (save the file as UTF-8)", at)
+
+
+_SPECIAL_FILES = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_a_regular_file(mode: int, what: str) -> str | None:
+    """The error text of a path whose ``mode`` (its ``st_mode``) is not a regular file's,
+    naming what it is (``what``: the file it should be, "model file"), else None: a FIFO,
+    socket or device is read as empty (its size is 0) or blocks a read."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _SPECIAL_FILES if test(mode)), "a special file")
+    return f"is {kind}, not a regular file; give the {what} itself"
 
 
 def closest(name: str, candidates: Iterable[str], n: int = 3, *, listing: str | None = None) -> str:

@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, TreesensWarning, UnsupportedModelError, name_list
+from ..compiler.errors import (
+    InputError,
+    TreesensWarning,
+    UnsupportedModelError,
+    name_list,
+    not_a_regular_file,
+)
 from . import formats
 from .data import load_data, missing_value_text
 from .details import (
@@ -407,7 +413,10 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
         raise InputError("model file not found", where)
     if path.is_dir():
         raise InputError("is a directory, not a model file", where)
-    if path.stat().st_size == 0:
+    st = path.stat()
+    if (special := not_a_regular_file(st.st_mode, "model file")) is not None:
+        raise InputError(special, where)
+    if st.st_size == 0:
         raise InputError("model file is empty", where)
     _log_loading(path)
     fmt = formats.by_name(name) if name != formats.AUTO else formats.sniff(path)

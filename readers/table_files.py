@@ -7,7 +7,7 @@ import csv
 import os
 from pathlib import Path
 
-from ..compiler.errors import InputError, not_utf8
+from ..compiler.errors import InputError, not_a_regular_file, not_utf8
 
 
 def file_stat(path: Path) -> os.stat_result:
@@ -17,6 +17,8 @@ def file_stat(path: Path) -> os.stat_result:
         raise InputError("data file not found", str(path)) from None
     if path.is_dir():
         raise InputError("is a directory, not a data file", str(path))
+    if (special := not_a_regular_file(st.st_mode, "data file")) is not None:
+        raise InputError(special, str(path))
     if st.st_size == 0:
         raise InputError("data file is empty", str(path))
     return st

@@ -3,6 +3,7 @@ exit 2 and one line naming the file or flag and the problem, never an internal e
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -362,3 +363,21 @@ def test_a_group_named_twice_in_groups_text_is_an_input_error():
 
     with pytest.raises(InputError, match="groups: group 'g' is given twice"):
         groups_from_text("g=a,b; g=c,d")
+
+
+def _fifo(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    path = tmp_path / "pipe"
+    os.mkfifo(path)
+    return str(path)
+
+
+def test_cli_check_names_a_fifo_given_as_the_model_not_a_regular_file(tmp_path):
+    r = _cli("check", _fifo(tmp_path), "--vary", "mean_texture")
+    _one_line_error(r, "pipe: is a FIFO (named pipe), not a regular file", "model file")
+
+
+def test_cli_check_names_a_fifo_given_as_the_data_not_a_regular_file(tmp_path):
+    r = _cli("check", MODEL, "--vary", "mean_texture", "--data", _fifo(tmp_path))
+    _one_line_error(r, "pipe: is a FIFO (named pipe), not a regular file", "data file")
