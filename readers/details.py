@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..compiler.ensemble import KINDS, Ensemble, Feature
-from ..compiler.errors import FEATURES, InputError, closest, name_list, not_utf8
+from ..compiler.errors import FEATURES, InputError, closest, name_list, not_a_regular_file, not_utf8
 from .data import (
     data_columns,
     feature_columns,
@@ -78,6 +78,8 @@ def details_names(details) -> tuple[str | None, ...] | None:
     after the load, says why)."""
     try:
         if isinstance(details, (str, Path)):
+            if not Path(details).is_file():  # a FIFO would block: apply_details names it
+                return None
             text = Path(details).read_text(encoding="utf-8-sig")
         elif hasattr(details, "to_csv"):
             text = details.to_csv(index=False)
@@ -98,6 +100,8 @@ def apply_details(ens: Ensemble, path: str | Path) -> Ensemble:
     path = Path(path)
     if path.is_dir():
         raise InputError("is a directory, not a details file (feature,name,lb,ub)", str(path))
+    if path.exists() and (special := not_a_regular_file(path.stat().st_mode, "details file")):
+        raise InputError(special, str(path))
     if not path.is_file():
         raise InputError("details file not found", str(path))
     try:

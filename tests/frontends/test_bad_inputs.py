@@ -381,3 +381,8 @@ def test_cli_check_names_a_fifo_given_as_the_model_not_a_regular_file(tmp_path):
 def test_cli_check_names_a_fifo_given_as_the_data_not_a_regular_file(tmp_path):
     r = _cli("check", MODEL, "--vary", "mean_texture", "--data", _fifo(tmp_path))
     _one_line_error(r, "pipe: is a FIFO (named pipe), not a regular file", "data file")
+
+
+def test_cli_check_names_a_fifo_given_as_the_details_not_a_regular_file(tmp_path):
+    r = _cli("check", MODEL, "--vary", "mean_texture", "--details", _fifo(tmp_path))
+    _one_line_error(r, "pipe: is a FIFO (named pipe), not a regular file", "details file")
