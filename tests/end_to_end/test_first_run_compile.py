@@ -25,7 +25,7 @@ from treesens.tests.conftest import json_lines, run_treesens
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODEL = EXAMPLES / "breast_cancer_xgb.json"  # its details file is picked up beside it
 ROWS = EXAMPLES / "breast_cancer_rows.csv"
-TIMEOUT = 10
+TIMEOUT = 60  # the seed and tables before the kernel: seconds on a loaded machine
 ASK = ("--vary", "mean_texture", "--max-gap", "--timeout", str(TIMEOUT))
 
 pytest.importorskip("xgboost")
