@@ -21,8 +21,10 @@ While a box's bound is its pair-sum rows' (the rows of each input, summed over e
 tree, above them), a dive is lazy (``LAZY_DIVES``, where at most 70% of the trees read F):
 it starts with the trees that read F walked and the others at their maxima over the
 whole space, and its splits walk only the trees that read F, since the others add
-exactly 0 to a pair sum; their maxima, a larger box's, stay sound bounds. They are
-walked again once the pair sums close or a row binds. On the scale tier's 1,000-tree
+exactly 0 to a pair sum; their maxima, a larger box's, stay sound bounds. Nor do they
+walk a tree of F whose pair sums no longer differ over the box (``SKIP_CLOSED``): they
+are one value on every sub-box. Those trees are walked again once the pair sums close
+or a row binds. On the scale tier's 1,000-tree
 models, where a third of the trees read sex or race, this visits about 2.8 times the
 boxes per CPU second (bench/reports/scale-tier.md, "Closing the max gap").
 The heap holds (bound, lo, hi): about 130 bytes a box, where the Python search keeps a
@@ -78,6 +80,12 @@ LAZY_DIVES = True
 # SeniorCitizen's search emptied in 228 CPU s against 297 (bench/reports/scale-tier.md,
 # "Closing the max gap", "Lazy dives where up to 70% of the trees read F")
 LAZY_SHARE = 0.7
+# ... and its splits leave unwalked the trees that read F whose pair-sum rows no longer
+# differ over the box (one value on every sub-box; their rows of x1 and x2 stay a larger
+# box's, walked again with the trees outside F): on churn lgbm_t1000_l63's Partner and
+# SeniorCitizen the same boxes at 1.48x and 1.60x fewer CPU s (bench/reports/
+# scale-tier.md, "Trees of F closed on the pair sums left unwalked")
+SKIP_CLOSED = True
 # a heap's budget, at least (a memory limit that leaves less still lets the search run,
 # shedding boxes early)
 MIN_HEAP_BYTES = 16 << 20
@@ -496,7 +504,7 @@ class KernelSearch:
         max_nodes = int(np.diff(ft.node_start).max(initial=0))
         with signals_raised():
             self.bufs = run_buffers(
-                ft.values.shape[1], len(ft.order), cols, max_nodes, self.reads_f
+                ft.values.shape[1], len(ft.order), cols, max_nodes, self.reads_f, SKIP_CLOSED
             )
         note_compiled_search()
 

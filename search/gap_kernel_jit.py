@@ -176,7 +176,9 @@ def choose_split(
             continue
         k = split_node(node_start, nodes, t, lo, hi)
         if costs[k, 1] == 0 and probed < probes:
-            nw = walk_children(ft_arrays, nodes[k, 0], nodes[k, 1], lo, hi, opn, scratch)
+            nw = walk_children(
+                ft_arrays, nodes[k, 0], nodes[k, 1], lo, hi, opn, scratch, top, low, first_sum
+            )
             uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
             un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
             learn(costs, k, u, uy, un)
@@ -310,18 +312,26 @@ def record_other(rec, rec_n, lo, hi, c, rr, on_yes):
 
 
 @jit
-def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch):
+def walk_children(ft_arrays, c, rr, lo, hi, opn, scratch, top, low, first_sum):
     """Walk again, for both children of a split on column c at rank rr, only the trees
     the split can change (opn[t, c], see walk); they go into ``walked``, in tree order.
     While lazy[0] is set, the trees outside F (reads_f False) are left as they are (their
-    maxima and minima the parent's: sound, and lazy[1] records that some are). Returns
-    how many were walked."""
-    ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked, reads_f, lazy = scratch
+    maxima and minima the parent's: sound, and lazy[1] records that some are), and with
+    lazy[2] so are the trees that read F whose pair-sum rows no longer differ over the
+    box (``top``, ``low`` from ``first_sum``): those rows are one value on every sub-box,
+    exactly the parent's, and their other rows the parent's bounds (stale[t] says so;
+    walked again with the trees outside F). Returns how many were walked."""
+    ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked, reads_f, lazy = scratch[:12]
+    stale = scratch[12]
     nw = 0
     for t in range(opn.shape[0]):
         if opn[t, c]:
             if lazy[0] > 0 and not reads_f[t]:
                 lazy[1] = 1
+                continue
+            if lazy[0] > 0 and lazy[2] > 0 and not is_open(top, low, t, first_sum):
+                lazy[1] = 1
+                stale[t] = True
                 continue
             walked[nw] = t
             nw += 1
@@ -377,7 +387,7 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     )
     c, rr = nodes[k, 0], nodes[k, 1]
     if k != measured:
-        nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch)
+        nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch, top, low, first_sum)
     uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
     un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
     if k != measured and probes > 0:
@@ -409,12 +419,13 @@ def rows_above_sums(top, thresholds, first_sum):
 
 @jit
 def walk_outside_f(ft_arrays, lo, hi, top, low, opn, scratch):
-    """The trees outside F walked again over the box (they were left as a larger box's
-    while the dive was lazy)."""
-    stack, reads_f = scratch[6], scratch[10]
+    """The trees outside F, and those of F left stale, walked again over the box (they
+    were left as a larger box's while the dive was lazy)."""
+    stack, reads_f, stale = scratch[6], scratch[10], scratch[12]
     for t in range(reads_f.shape[0]):
-        if not reads_f[t]:
+        if not reads_f[t] or stale[t]:
             walk(ft_arrays, t, lo, hi, top, low, stack, opn)
+            stale[t] = False
 
 
 @jit
@@ -462,10 +473,12 @@ def walk_varied(ft_arrays, lo, hi, top, low, opn, scratch, root):
     others at their maxima and minima over the whole space (``root``: top, low, opn of
     root_walk), marked as left unwalked (lazy[1])."""
     node_start = ft_arrays[1]
-    stack, entry, reads_f, lazy = scratch[6], scratch[8], scratch[10], scratch[11]
+    stack, entry, reads_f = scratch[6], scratch[8], scratch[10]
+    lazy, stale = scratch[11], scratch[12]
     rtop, rlow, ropn = root
     for t in range(entry.shape[0]):
         entry[t] = node_start[t]
+        stale[t] = False
         if reads_f[t]:
             walk(ft_arrays, t, lo, hi, top, low, stack, opn)
         else:  # loops: numba's slice assignment cost 3.8 s of the first compile
@@ -502,7 +515,7 @@ def start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives):
 
 
 @jit
-def run_buffers(rows, trees, cols, max_nodes, reads_f):
+def run_buffers(rows, trees, cols, max_nodes, reads_f, skip_closed):
     """run's working arrays: top, low, opn and the scratch split() and enter() take."""
     # top[t] is tree t's rows side by side, so a fold writes one cache line; with fold's
     # max and min taken without branches, the kernel visits 1.26-1.47x the boxes a CPU
@@ -520,9 +533,27 @@ def run_buffers(rows, trees, cols, max_nodes, reads_f):
     # the trees a split walks again: their rows of y*/n* are the children's, the
     # other trees' are top and low's (nothing is copied for them)
     walked = np.empty(trees, dtype=np.int64)
-    # (leave the trees outside F unwalked now?, are some left so?)
-    lazy = np.zeros(2, dtype=np.int64)
-    scratch = (ytop, ylow, ntop, nlow, yopn, nopn, stack, smask, entry, walked, reads_f, lazy)
+    # (leave the trees outside F unwalked now?, are some left so?, leave the trees of F
+    # whose pair sums are closed unwalked too? (gap_kernel.SKIP_CLOSED))
+    lazy = np.zeros(3, dtype=np.int64)
+    lazy[2] = skip_closed
+    # per tree, whether it reads F and was left unwalked by a lazy dive (walk_children)
+    stale = np.zeros(trees, dtype=np.bool_)
+    scratch = (
+        ytop,
+        ylow,
+        ntop,
+        nlow,
+        yopn,
+        nopn,
+        stack,
+        smask,
+        entry,
+        walked,
+        reads_f,
+        lazy,
+        stale,
+    )
     return top, low, opn, scratch
 
 
@@ -530,10 +561,11 @@ def run_buffers(rows, trees, cols, max_nodes, reads_f):
 def walk_all(ft_arrays, lo, hi, top, low, opn, scratch):
     """Every tree walked over the box [lo, hi): a dive's start."""
     node_start = ft_arrays[1]
-    stack, entry, lazy = scratch[6], scratch[8], scratch[11]
+    stack, entry, lazy, stale = scratch[6], scratch[8], scratch[11], scratch[12]
     for t in range(entry.shape[0]):
         walk(ft_arrays, t, lo, hi, top, low, stack, opn)
         entry[t] = node_start[t]
+        stale[t] = False
     lazy[1] = 0
 
 
