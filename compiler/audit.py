@@ -76,8 +76,9 @@ class RowAnswers:
     # total), whatever it answered; the enumerated rows have none
     times: dict[int, dict] = field(default_factory=dict)
     # the flipped rows a solver answered whose change is that of an x2 that flips, not
-    # proven the smallest (too many x2 of no larger change to score in the row's time:
-    # questions/audit_solve.smallest_flip), by index: the change below which no x2 flips
+    # proven the smallest (the x2 of smaller change not all ruled out in the row's time:
+    # questions/audit_solve.smallest_flip, audit_nearest.py), by index: the change below
+    # which no x2 flips
     # (0: none known); every other flipped row's change is the smallest
     unproven: dict[int, float] = field(default_factory=dict)
 

@@ -56,7 +56,7 @@ BLOCK = 2_000  # rows answered per block (a result line is written per block)
 UNKNOWN_WHY = "too many cells of F to enumerate; solver timed out"
 # a flipped row's message where its change is not proven the smallest (RowAnswers.unproven)
 UNPROVEN_WHY = (
-    "smallest change not proven (too many x2 of no larger change to try in the row's time)"
+    "smallest change not proven (the x2 of smaller change were not all ruled out in the row's time)"
 )
 # a resumed flipped row's message where its line does not say whether its change is the
 # smallest (unrecorded_smallest)

@@ -41,6 +41,7 @@ from ..compiler.query import ANY, Query
 from ..search.pair_boxes import tables_held
 from ..search.proof_tree import RecordedProof, recording_proofs
 from .ask import answer
+from .audit_nearest import nearest_flip
 
 if TYPE_CHECKING:
     from .audit import AuditSpec
@@ -132,9 +133,9 @@ def _accept(
     """Record x2 as row i's flip when the library's predict agrees that it flips: first
     with each feature of F at the admissible value of its cell nearest the row's (the
     same cells, so the same leaves: ``nearest_in_cells``), else as found; then the
-    smallest change that flips in its place (``smallest_flip``) where that is proven by
-    ``until`` (time.time()), else ``ans.unproven`` holds the change below which none
-    flips."""
+    smallest change that flips in its place (``smallest_flip``, else the capped box
+    search: audit_nearest.py) where that is proven by ``until`` (time.time()), else
+    ``ans.unproven`` holds the change below which none flips."""
     proba_of, raw_of = library_predict(ens)
     margin = spec.target.gap.kind == "margin"
     cells = _cells(ens, spec)
@@ -146,11 +147,16 @@ def _accept(
             ans.x2[i] = x
             ans.p_x2[i] = p2[0]
             ans.change[i] = change_of(cells, r, x)  # an x2 that flips, not yet the smallest
-            best = smallest_flip(ens, spec, r, ans.decision[i], float(ans.change[i]), until)
-            if isinstance(best, float):  # none flips below it; the smallest not proven
-                ans.unproven[i] = best
-            else:
-                ans.x2[i], ans.p_x2[i], ans.change[i] = best
+            d = ans.decision[i]
+            best, low = smallest_flip(ens, spec, r, d, float(ans.change[i]), until), None
+            if isinstance(best, float):  # too many to score: the capped box search
+                q = row_query(ens, spec, r, d, max(0.0, until - time.time()))
+                known = (ans.x2[i].copy(), ans.p_x2[i].copy(), float(ans.change[i]))
+                row = (r, d, cells, change_of)
+                best, low = nearest_flip(ens, spec, q, row, known, best, until)
+            ans.x2[i], ans.p_x2[i], ans.change[i] = best
+            if low is not None:  # none flips below it; the smallest not proven
+                ans.unproven[i] = low
             return True
     return False  # the library disagrees with the search's pair: left unknown
 

@@ -23,6 +23,7 @@ Sound as the encoding is: the thresholds are relaxed by the encoding's float32 m
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ class BoxOutcome:
     status: str  # PROVED (no pair), FOUND (a pair, in ``pair``), GAVE_UP (time limit)
     boxes: int  # boxes visited
     pair: tuple[np.ndarray, np.ndarray] | None = None
+    box: tuple[np.ndarray, np.ndarray] | None = None  # FOUND: its box's lo, hi ranks
 
 
 def box_search(
@@ -81,8 +83,14 @@ class BoxSearch:
         record: list | None = None,
         stop: Callable[[], bool] | None = None,
         proof: ProofTree | None = None,
+        least: Callable[[np.ndarray, np.ndarray], float] | None = None,
     ):
         self.enc, self.tab, self.record, self.stop = enc, tables, record, stop
+        # ``least``: a lower bound on what a box's pairs cost (an audit row's change on F,
+        # questions/audit_nearest.py); a box whose bound is above ``cap`` is dropped, and
+        # of a split's two boxes the cheaper is searched first. No proof is recorded.
+        self.least, self.cap = least, math.inf
+        assert least is None or (record is None and proof is None)
         self.boxes = 0  # visited, over every turn
         # ``proof``: each box visited recorded under its number (search/proof_tree.py),
         # in any order of the search; ``ids`` the numbers of the boxes on ``stack``, and
@@ -113,6 +121,8 @@ class BoxSearch:
             live, lo, hi, top = stack.pop()
             box = self.ids.pop() if proof is not None else ProofTree.ROOT
             self.boxes += 1
+            if self.least is not None and self.least(lo, hi) > self.cap:
+                continue  # every pair in it costs more than the cap
             if isinstance(top, tuple):  # no pair of its ranks meets a relation: its step
                 if record is not None:
                     record.append(top)
@@ -132,7 +142,8 @@ class BoxSearch:
             tree = tree_to_split(top - leaf_low(tab, live), self.order, tab.first_sum)
             if tree < 0:  # every tree's value is fixed on the box, and meets the gap
                 self.found = box
-                return BoxOutcome(FOUND, self.boxes, corner_pair(self.enc, tab, lo, hi, self.rel))
+                pair = corner_pair(self.enc, tab, lo, hi, self.rel)
+                return BoxOutcome(FOUND, self.boxes, pair, (lo, hi))
             c, r = split_node(tab.nodes[tree], live)
             if record is not None:
                 record.append(("split", int(c), int(r)))
@@ -146,15 +157,22 @@ class BoxSearch:
             # the "yes" side first for the first PROBE_BOXES boxes, then the child closer
             # to a pair (the last pushed); a recorded proof keeps the "yes" side first, the
             # order its certificate is read in. A proof visits the same boxes either way.
-            first_no = (
-                record is None
-                and self.boxes > PROBE_BOXES
-                and _promise(tab, no[3]) > _promise(tab, yes[3])
-            )
+            if self.least is not None:  # the cheaper first
+                first_no = self.least(no[1], no[2]) < self.least(yes[1], yes[2])
+            else:
+                first_no = (
+                    record is None
+                    and self.boxes > PROBE_BOXES
+                    and _promise(tab, no[3]) > _promise(tab, yes[3])
+                )
             stack.extend((yes, no) if first_no else (no, yes))
             if proof is not None:
                 self.ids += (yes_id, no_id) if first_no else (no_id, yes_id)
         return BoxOutcome(PROVED, self.boxes)
+
+    def frontier(self) -> float:
+        """The least cost (``least``) of the boxes still to search (inf: none left)."""
+        return min((self.least(lo, hi) for _, lo, hi, _ in self.stack), default=math.inf)
 
     def _top(self, live: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | tuple:
         """A child box's ``leaf_top``, or where no pair of its ranks meets a relation the

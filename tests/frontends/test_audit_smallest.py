@@ -1,7 +1,9 @@
 """A row past the enumeration (the anchored path: the box search, then a solver) reports
 the smallest change on F that flips it, as an enumerated row does: once its query finds
 an x2 that flips, every x2 of F's cells with no larger change is scored
-(questions/audit_solve.smallest_flip). Held against a brute force of its own
+(questions/audit_solve.smallest_flip), and where they are too many to score, proven by
+the box search capped at the best flip's change (questions/audit_nearest.py;
+test_audit_smallest_boxes.py). Held against a brute force of its own
 (tests/audit_oracle.brute_force_smallest_change: every threshold's neighbours, scored by
 the library) on small trained XGBoost and LightGBM models with a real feature that may
 be missing, a real one and a categorical one, F of one feature and of two; where the
@@ -18,7 +20,7 @@ import pytest
 
 from treesens.compiler.audit import FLIPPABLE, NEAR_EDGE, Target
 from treesens.compiler.query import Gap
-from treesens.questions import audit_solve
+from treesens.questions import audit_nearest, audit_solve
 from treesens.questions.audit import (
     frame_from_results,
     report_text,
@@ -118,12 +120,13 @@ def test_a_row_past_the_enumeration_reports_an_x2_that_flips_by_the_library(lib)
 
 
 @pytest.mark.parametrize("lib", MODELS)
-def test_with_too_many_x2_to_score_the_smallest_is_found_below_a_bound_or_said_not_proven(
+def test_without_the_capped_search_the_smallest_is_found_below_a_bound_or_said_not_proven(
     lib, monkeypatch
 ):
     # 3 x2 scored of the 100s of no larger change than the search's: some rows' smallest
-    # lies among the 3 of least change, others' not
+    # lies among the 3 of least change, others' not (the capped box search off)
     monkeypatch.setattr(audit_solve, "SMALLEST_CANDIDATES", 3)
+    monkeypatch.setattr(audit_nearest, "ENABLED", False)
     ens, X = _model(lib)
     ans, spec = _by_boxes(ens, X, ["a", "b"], gap=GAP)
     least = brute_force_smallest_change(ens, X, ["a", "b"], Target(Gap(GAP)), spec.scales)
@@ -139,6 +142,7 @@ def test_with_too_many_x2_to_score_the_smallest_is_found_below_a_bound_or_said_n
 
 def test_a_change_not_proven_the_smallest_is_said_so_in_the_line_and_the_frame(monkeypatch):
     monkeypatch.setattr(audit_solve, "SMALLEST_CANDIDATES", 0)  # none may be scored
+    monkeypatch.setattr(audit_nearest, "ENABLED", False)  # nor searched
     ens, X = _model("xgboost")
     ans, spec = _by_boxes(ens, X, ["a", "b"], gap=GAP)
     hit = [i for i, s in enumerate(ans.status) if s == FLIPPABLE]
@@ -162,6 +166,7 @@ def test_a_change_proven_the_smallest_is_said_so_in_the_frame():
 def _unproven_frame(monkeypatch):
     """The frame of an audit whose flipped rows' changes are not proven the smallest."""
     monkeypatch.setattr(audit_solve, "SMALLEST_CANDIDATES", 0)
+    monkeypatch.setattr(audit_nearest, "ENABLED", False)
     ens, X = _model("xgboost")
     ans, spec = _by_boxes(ens, X, ["a", "b"], gap=GAP)
     lines = [row_result(ens, spec, ans, i, i, X[i]) for i in range(len(X))]
