@@ -137,6 +137,24 @@ def _nums(s: str | None, kind=float) -> list:
     return [(_int if kind is int else kind)(v) for v in s.split()]
 
 
+# a linear tree's leaf predicts leaf_const + coefficients x inputs, not its leaf_value
+LINEAR_TREES = (
+    "linear trees (linear_tree=true) are not supported: each leaf adds coefficients times "
+    "the inputs to its value; train with linear_tree=false"
+)
+
+
+def _refuse_linear_leaves(struct: dict) -> None:
+    """A dump_model() tree of linear leaves (their ``leaf_const`` and ``leaf_coeff``,
+    which the text format's arrays leave out) is refused, as the text format's is."""
+    stack = [struct]
+    while stack:
+        nd = stack.pop()
+        if "leaf_coeff" in nd or "leaf_const" in nd:
+            raise UnsupportedModelError(LINEAR_TREES)
+        stack += [nd[k] for k in ("left_child", "right_child") if isinstance(nd.get(k), dict)]
+
+
 def _text_trees(raw_trees: list[dict[str, str]]) -> list[dict]:
     out = []
     for tr in raw_trees:
@@ -144,7 +162,7 @@ def _text_trees(raw_trees: list[dict[str, str]]) -> list[dict]:
         if L < 1:
             raise ValueError(f"num_leaves={L}")
         if _int(tr.get("is_linear", "0") or "0"):
-            raise UnsupportedModelError("linear trees (linear_tree=true) are not supported")
+            raise UnsupportedModelError(LINEAR_TREES)
         out.append(
             {
                 "num_leaves": L,
@@ -468,6 +486,7 @@ def _for_lightgbm(text: str) -> str:
 
 def _json_tree(struct: dict, n_feat: int) -> dict:
     """A dump_model() tree_structure in the text format's arrays."""
+    _refuse_linear_leaves(struct)
     if "leaf_value" in struct and "split_index" not in struct and "left_child" not in struct:
         return {
             "num_leaves": 1,
@@ -604,6 +623,8 @@ def from_dump(model: dict, where: str = "<dump_model>") -> Ensemble:
         }
         flags = {"average_output"} if model.get("average_output") else set()
         trees = [_json_tree(ti["tree_structure"], n_feat) for ti in model["tree_info"]]
+    except UnsupportedModelError as e:
+        raise UnsupportedModelError(e.message, where) from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
         raise InputError(f"not a LightGBM dump_model() JSON: {e}", where) from None
     pandas_cat = model.get("pandas_categorical")

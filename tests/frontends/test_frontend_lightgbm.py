@@ -16,6 +16,7 @@ lgb = pytest.importorskip("lightgbm")
 from treesens.compiler.errors import InputError, UnsupportedModelError  # noqa: E402
 from treesens.readers.formats import lightgbm as lf  # noqa: E402
 from treesens.readers.load import load_model  # noqa: E402
+from treesens.tests.conftest import treesens_here  # noqa: E402
 
 TOL = 1e-6
 
@@ -286,3 +287,36 @@ def test_a_bound_between_two_category_codes_leaves_no_value_lightgbm_would_trunc
     )
     with pytest.raises(InputError, match="no category code"):
         solve_query(ens, q)
+
+
+def _linear_tree_dump(folder, objective: str):
+    X = np.random.default_rng(0).uniform(size=(300, 3))
+    y = X[:, 0] + 2 * X[:, 1] * X[:, 2]
+    labels = (y > 1).astype(int) if objective == "binary" else y
+    params = {"objective": objective, "linear_tree": True, "num_leaves": 4, "verbose": -1}
+    path = folder / "linear.json"
+    path.write_text(json.dumps(lgb.train(params, lgb.Dataset(X, labels), 2).dump_model()))
+    return path
+
+
+@pytest.mark.parametrize("objective", ["regression", "binary"])
+def test_a_dump_json_of_linear_trees_is_refused_naming_linear_tree(objective, tmp_path):
+    """dump_model() writes a linear leaf's leaf_const and leaf_coeff beside its
+    leaf_value; the reader took leaf_value alone, and its replay (a booster rebuilt from
+    that reading) agreed with it."""
+    with pytest.raises(UnsupportedModelError, match=r"linear trees \(linear_tree=true\)"):
+        load_model(_linear_tree_dump(tmp_path, objective))
+
+
+def test_the_command_line_refuses_a_linear_tree_dump_in_one_line(tmp_path):
+    r = treesens_here(
+        "check",
+        str(_linear_tree_dump(tmp_path, "regression")),
+        "--vary",
+        "Column_0",
+        "--delta",
+        "0.1",
+    )
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "linear_tree=false" in lines[0], r.stderr
