@@ -90,6 +90,8 @@ PICKLE_REFUSED = (
     "(treesens.load_model), or trust_pickle in a .sens file's model line; skops files "
     "(.skops) load without it"
 )
+# the libraries whose models a skops file may hold in a Pipeline but treesens does not trust
+BOOSTING_PACKAGES = ("xgboost", "lightgbm", "catboost")
 
 # the estimator's scores in the IR's space: P(class 1) of a binary forest, all class
 # probabilities, or the decision function (gradient boosting)
@@ -625,7 +627,8 @@ def _read_skops(path: Path) -> Any:
         if others:
             raise InputError(
                 "the skops file contains types treesens does not trust (only scikit-learn's, "
-                f"NumPy's and Python's classes and NumPy's ufuncs): {', '.join(others[:5])}",
+                f"NumPy's and Python's classes and NumPy's ufuncs): {', '.join(others[:5])}"
+                + _boosting_hint(others),
                 where,
             )
         return sio.load(str(path), trusted=trusted)
@@ -633,6 +636,18 @@ def _read_skops(path: Path) -> Any:
         raise
     except Exception as e:  # noqa: BLE001 - skops raises many kinds
         raise InputError(f"skops cannot load this file: {str(e)[:200]}", where) from None
+
+
+def _boosting_hint(untrusted: list[str]) -> str:
+    """What to do with a skops file of another library's model (a Pipeline ending in an
+    XGBoost or LightGBM model): skops cannot be told to trust it here, a pickle can."""
+    if not any(t.split(".")[0] in BOOSTING_PACKAGES for t in untrusted):
+        return ""
+    return (
+        "; save a model of another library (a Pipeline ending in XGBoost or LightGBM) with "
+        "joblib.dump instead and load that file with --trust-pickle (trust_pickle=True), "
+        "if your own job wrote it"
+    )
 
 
 def _read_pickle(path: Path) -> Any:

@@ -176,3 +176,21 @@ def test_another_library_s_model_named_as_a_pickle_is_told_as_that_library_s(
     path.write_bytes(source.read_bytes())
     with pytest.raises(InputError, match=f"not a scikit-learn model .*: it is {library}"):
         load_model(str(path))
+
+
+def test_a_skops_pipeline_ending_in_xgboost_is_refused_saying_to_save_it_with_joblib(tmp_path):
+    sio = pytest.importorskip("skops.io")
+    xgboost = pytest.importorskip("xgboost")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.random.default_rng(0).uniform(size=(40, 2))
+    pipe = make_pipeline(StandardScaler(), xgboost.XGBClassifier(n_estimators=2, max_depth=2))
+    path = tmp_path / "pipe.skops"
+    sio.dump(pipe.fit(X, (X[:, 0] > 0.5).astype(int)), path)
+    p = treesens_here("check", path, "--vary", "x0", "--gap", "0.2", "--trust-pickle")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, p.stderr
+    assert "xgboost.sklearn.XGBClassifier" in lines[0]
+    assert "joblib.dump" in lines[0] and "--trust-pickle" in lines[0]
