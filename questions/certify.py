@@ -213,6 +213,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         return anchored_refusal(ens, q)
     if model_file is None or not Path(model_file).is_file():
         return "a certificate needs the model's file (the checker reads it with its library)"
+    if model_library(ens) == "sklearn-pipeline" and pipeline_refusal(ens) is not None:
+        return pipeline_refusal(ens)  # before the file's kind: no .skops file would do
     if (
         model_library(ens) in ("sklearn", "sklearn-pipeline")
         and Path(model_file).suffix != ".skops"
@@ -233,11 +235,11 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         return "the checker reads XGBoost dumps of classifiers only (give the JSON model)"
     if ens.is_regressor and ens.link not in (IDENTITY, EXP):  # exp: ``link`` steps
         return nonlinear_link_refusal(ens.link)
-    if model_library(ens) == "sklearn-pipeline":
-        why = pipeline_refusal(ens)
-        if why is not None:
-            return why
-    elif not isinstance(ens.columns, CatBoostColumns) and groups_refusal(ens) is not None:
+    if (
+        model_library(ens) != "sklearn-pipeline"
+        and not isinstance(ens.columns, CatBoostColumns)
+        and groups_refusal(ens) is not None
+    ):
         # columns folded into features (one-hot groups); CatBoost's own categorical
         # columns are the model's: the checker maps their categories itself
         return groups_refusal(ens)

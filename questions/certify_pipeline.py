@@ -36,7 +36,11 @@ def pipeline_refusal(ens: Ensemble) -> str | None:
         return "the pipeline's fitted steps are not at hand"
     final = pipe.steps[-1][1]
     if not type(final).__module__.startswith("sklearn."):
-        return f"the checker reads pipelines ending in a scikit-learn model, not {type(final).__name__}"
+        return (
+            f"the checker reads pipelines ending in a scikit-learn model, not "
+            f"{type(final).__name__} (it loads a Pipeline from a .skops file, which holds "
+            "scikit-learn's classes only)"
+        )
     return None
 
 

@@ -160,3 +160,22 @@ def test_a_max_gap_ratio_above_what_certificates_state_gets_no_certificate(tmp_p
     r = treesens.max_gap(str(tmp_path / "forest.skops"), ["x0"], classes=(0, 2), certificate=out)
     assert r.status == "sensitive" and not out.exists()
     assert r.proof.why_not.startswith("the upper bound is above 1e+06")
+
+
+def test_a_pipeline_ending_in_xgboost_is_refused_for_its_final_model_not_its_file(tmp_path):
+    import joblib
+    import xgboost
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    pipe = make_pipeline(StandardScaler(), xgboost.XGBClassifier(n_estimators=4, max_depth=2))
+    joblib.dump(pipe.fit(X, (X[:, 0] > 0).astype(int)), tmp_path / "pipe.joblib")
+    p = treesens_here(
+        "check", tmp_path / "pipe.joblib", "--trust-pickle", "--vary", "x2", "--gap", "0.45",
+        "--certificate", tmp_path / "c.json",
+    )  # fmt: skip
+    assert p.returncode == 0 and "INSENSITIVE" in p.stdout, p.stderr
+    (line,) = _refusals(p.stderr)
+    assert "ending in a scikit-learn model, not XGBClassifier" in line
+    assert ".skops file" in line and "certified from a .skops file" not in line
