@@ -223,19 +223,31 @@ def _name(f: dict) -> str:
 
 
 def _ctr_reason(info: dict) -> str:
-    ctr = {
-        int(e["cat_feature_index"])
-        for c in info.get("ctrs") or []
-        for e in (c.get("elements") or [] if isinstance(c, dict) else [])
-        if isinstance(e, dict) and "cat_feature_index" in e
-    }
-    cats = info.get("categorical_features") or []
-    turned = [_name(f) for f in cats if isinstance(f, dict) and f.get("feature_index") in ctr]
-    what = f"CatBoost turns {name_list(turned)} into" if turned else "the model uses"
+    """The refusal of a model with CTR features: which categorical features CatBoost
+    counts (``cat_feature_value``: more categories than one_hot_max_size), which it only
+    combines with them (``cat_feature_exact_value``: one-hot ones), and what to retrain."""
+    kinds: dict[int, set] = {}
+    for c in info.get("ctrs") or []:
+        for e in c.get("elements") or [] if isinstance(c, dict) else []:
+            if isinstance(e, dict) and "cat_feature_index" in e:
+                kinds.setdefault(int(e["cat_feature_index"]), set()).add(
+                    e.get("combination_element")
+                )
+    cats = [f for f in info.get("categorical_features") or [] if isinstance(f, dict)]
+    counted = [
+        _name(f) for f in cats if "cat_feature_value" in kinds.get(f.get("feature_index"), ())
+    ]
+    combined = [
+        _name(f) for f in cats if f.get("feature_index") in kinds and _name(f) not in counted
+    ]
+    what = f"CatBoost turns {name_list(counted)} into" if counted else "the model uses"
+    also = f", and combinations of them with {name_list(combined)}" if combined else ""
     return (
-        f"{what} CTR statistics (counts of the training targets per category, above "
-        "one_hot_max_size categories), which treesens cannot encode exactly; treesens reads "
-        "CatBoost models of numeric and one-hot categorical features"
+        f"{what} CTR statistics (counts of the training targets per category: a feature of "
+        f"more categories than one_hot_max_size){also}, which treesens cannot encode exactly; "
+        "treesens reads CatBoost models of numeric and one-hot categorical features: retrain "
+        "with one_hot_max_size at least the most categories of any of them (CatBoost then "
+        "one-hot encodes every categorical feature and makes no CTR statistics)"
     )
 
 

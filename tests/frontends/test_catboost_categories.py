@@ -15,6 +15,7 @@ import pytest
 
 import treesens
 from treesens.compiler.errors import InputError, UnsupportedModelError
+from treesens.readers.formats.catboost import _ctr_reason
 from treesens.tests.frontends.catboost_category_models import (
     CITIES,
     COMMON,
@@ -312,3 +313,35 @@ def test_integer_categories_read_by_name_beside_an_inferred_one_hot_group():
     size = ens.features[ens.feature_index("size")]
     read = [size.categories[int(c)] for c in ds.X[:, ens.feature_index("size")]]
     assert read == [str(s) for s in df["size"]]
+
+
+def test_a_ctr_refusal_names_the_counted_features_apart_from_those_only_combined_and_the_fix():
+    """As a churn model of 500 trees states them: Contract (3 categories) counted, gender
+    (2, one-hot at the default one_hot_max_size of 2) only within combinations with it."""
+
+    def element(i, how):
+        return {"cat_feature_index": i, "combination_element": how}
+
+    cats = [
+        {"feature_index": 0, "feature_id": "gender"},
+        {"feature_index": 1, "feature_id": "Contract"},
+    ]
+    ctrs = [
+        {"elements": [element(1, "cat_feature_value")]},
+        {"elements": [element(0, "cat_feature_exact_value"), element(1, "cat_feature_value")]},
+    ]
+    why = _ctr_reason({"categorical_features": cats, "ctrs": ctrs})
+    assert "turns Contract into CTR statistics" in why
+    assert "combinations of them with gender" in why
+    assert "retrain with one_hot_max_size at least" in why
+
+
+def test_a_model_retrained_with_one_hot_max_size_above_every_feature_s_categories_loads():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"sex": rng.choice(["F", "M"], 600), "plan": rng.choice(list("abcdef"), 600)})
+    y = (df.sex.eq("F") ^ df.plan.isin(["a", "c", "e"])).astype(int)
+    counted = catboost.CatBoostClassifier(iterations=20, depth=3, **COMMON)
+    with pytest.raises(UnsupportedModelError, match=r"turns plan into CTR statistics"):
+        treesens.load_model(counted.fit(df, y, cat_features=["sex", "plan"]))
+    fixed = catboost.CatBoostClassifier(iterations=20, depth=3, one_hot_max_size=6, **COMMON)
+    assert treesens.load_model(fixed.fit(df, y, cat_features=["sex", "plan"])).n_features == 2
