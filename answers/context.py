@@ -69,6 +69,7 @@ class SolveContext:
     boxes: Any = None  # the box search its first turn left unfinished (boxes.BoxStage)
     light: Encoding | None = None  # before compiling: the encoding without its Problem
     compile_later: Callable[[], CompiledQuery] | None = None
+    work: Any = None  # the query's work budget (answers/work.Work), None: none
 
     @property
     def cq(self) -> CompiledQuery:

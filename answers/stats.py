@@ -26,6 +26,7 @@ class Asked(TypedDict, total=False):
     ensemble: str  # the model's fingerprint
     backend: str  # the backend asked for (a race's result names its winner)
     timeout: float
+    work: int  # the work budget (None: none)
     data_aware: str
     data: object  # a data file's sha256, or {"rows", "sha256"} of data in memory
     label: str
@@ -120,12 +121,25 @@ class CertificateStats(TypedDict, total=False):
     verify_compile: float
 
 
+class WorkStats(TypedDict, total=False):
+    """``stats["work"]``: a query's work budget (answers/work.py) and what it used, in
+    work units, in all and by stage ("box_search", "solver"); ``timed``: the stages that
+    ran on the clock all the same (their verdict may depend on the load)."""
+
+    budget: int
+    used: int
+    stages: dict
+    timed: list
+    ended_by: str  # "work" or "time": which of the two ended an unknown answer
+
+
 class SearchStats(TypedDict, total=False):
     """The searches before and with the backend (search/heuristic_stage.py, boxes.py;
     driver/backend.py, race.py; answers/accept.py)."""
 
     heuristic_time: float
     heuristic_work: int
+    work: WorkStats
     hint_meets_gap: bool  # data-aware: the heuristic's hint meets the gap
     box_search: BoxSearch
     solver_stage: str  # "skipped: memory": its compile would pass the memory limit

@@ -166,32 +166,78 @@ def solve(
     phases = search_phases(problem, options, schedule)
     start_left = options.remaining()
     solve_time = 0.0
+    work = _WorkLeft(options.work)
     for i, phase in enumerate(phases):
         last = i == len(phases) - 1
         left = options.remaining()
-        # each phase ends at its share of the time the schedule started with
+        # each phase ends at its share of the time (or the work) the schedule started with
         seconds = left if last else min(left, phase.share * start_left)
-        sol = _solve_once(model, xs, problem, options, phase, seconds)
+        sol = _solve_once(model, xs, problem, options, phase, seconds, det=work.phase(phase, last))
+        work.spend(sol)
         if sol.status == INFEASIBLE and sol.stats["probing_level"] < CONFIRM_PROBING_LEVEL:
             solve_time += sol.time  # its proof is not taken: asked again at CP-SAT's level
-            sol = _solve_once(model, xs, problem, options, phase, options.remaining(), True)
+            left = options.remaining()
+            sol = _solve_once(model, xs, problem, options, phase, left, True, work.left())
+            work.spend(sol)
         solve_time += sol.time
-        if sol.status != UNKNOWN or last or options.remaining() <= 0.1:
+        if sol.status != UNKNOWN or last or options.remaining() <= 0.1 or work.spent():
             break
     sol.time, sol.build_time = solve_time, build_time
+    work.record(sol)
     if len(phases) > 1 and sol.status != UNKNOWN:
         sol.stats["search"] = phase.name  # the search that answered
     return sol
 
 
+class _WorkLeft:
+    """A work budget's deterministic time (``SolveOptions.work``) over the schedule's
+    phases: each phase its share of what the schedule started with, the last the rest."""
+
+    def __init__(self, total: float | None):
+        self.total, self.used, self.ended = total, 0.0, False
+
+    def left(self) -> float | None:
+        return None if self.total is None else max(0.0, self.total - self.used)
+
+    def phase(self, phase, last: bool) -> float | None:
+        if self.total is None:
+            return None
+        return self.left() if last else min(self.left(), phase.share * self.total)
+
+    def spend(self, sol: Solution) -> None:
+        self.used += sol.stats.get("deterministic_time", 0.0)
+        self.ended = self.ended or bool(sol.stats.get("work_spent"))
+
+    def spent(self) -> bool:
+        return self.total is not None and self.left() <= 0.0
+
+    def record(self, sol: Solution) -> None:
+        """The schedule's deterministic time in all on the answer, and whether the last
+        solve ended on the work budget (not the clock)."""
+        sol.stats["deterministic_time"] = self.used
+        if self.total is not None and sol.status == UNKNOWN and sol.stats.get("work_spent"):
+            sol.message = "work budget spent"
+
+
 def _solve_once(
-    model, xs, problem: Problem, options: SolveOptions, phase, seconds, confirm: bool = False
+    model,
+    xs,
+    problem: Problem,
+    options: SolveOptions,
+    phase,
+    seconds,
+    confirm: bool = False,
+    det: float | None = None,
 ) -> Solution:
-    """One solve within ``seconds``; ``confirm``: at CP-SAT's own probing level
-    (CONFIRM_PROBING_LEVEL), whatever the defaults and parameters set."""
+    """One solve within ``seconds`` (and ``det``, under a work budget: that deterministic
+    time, on one worker, the only way CP-SAT's search is the same on every run);
+    ``confirm``: at CP-SAT's own probing level (CONFIRM_PROBING_LEVEL), whatever the
+    defaults and parameters set."""
     solver = cp_model.CpSolver()
     p = solver.parameters
-    p.num_workers = max(1, int(options.threads))
+    p.num_workers = max(1, int(options.threads)) if det is None else 1
+    if det is not None:
+        p.max_deterministic_time = max(det, 1e-6)
     p.random_seed = int(options.seed)
     # leave time to reply
     p.max_time_in_seconds = max(0.05, min(0.97 * options.remaining() - 0.05, seconds))
@@ -229,6 +275,9 @@ def _solve_once(
     status = solver.solve(model, reporter)
     solve_time = time.time() - t1
     stats = {"conflicts": solver.num_conflicts, "branches": solver.num_branches}
+    stats["deterministic_time"] = solver.deterministic_time
+    if det is not None and status == cp_model.UNKNOWN:
+        stats["work_spent"] = solver.deterministic_time >= 0.99 * det
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         values = np.fromiter((solver.value(x) for x in xs), dtype=np.float64, count=len(xs))
         obj = solver.objective_value + const if problem.objective is not None else None

@@ -107,6 +107,44 @@ def _timeout_seconds(v: object) -> str | None:
     )
 
 
+# the largest work budget accepted (work units: docs/testing.md, "A contract for CI")
+MAX_WORK = 1e15
+
+
+WORK_SUFFIXES = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9}
+
+
+def work_amount(v: object) -> object:
+    """A work budget as a whole number: ``4000000``, or text with a suffix (``"4M"``,
+    ``"250k"``, ``"1.5G"``); anything else is returned as given (``work_problem`` then
+    says what it must be)."""
+    if not isinstance(v, str):
+        return v
+    text = v.strip().replace("_", "")
+    unit = text[-1:] if text[-1:] in WORK_SUFFIXES else ""
+    try:
+        n = float(text[: len(text) - len(unit)]) * WORK_SUFFIXES[unit]
+    except ValueError:
+        return v
+    return int(n) if math.isfinite(n) and n == int(n) else n
+
+
+def fmt_work(n: float) -> str:
+    """A work budget as ``.sens`` and the messages write it: 4M, 250k, 1500."""
+    for unit in ("G", "M", "k"):
+        k = WORK_SUFFIXES[unit]
+        if n >= k and n % (k // 10 if k >= 10 else 1) == 0:
+            return f"{n / k:g}{unit}"
+    return f"{int(n)}"
+
+
+def work_problem(v: object) -> str | None:
+    """What a work budget must be (None: it is fine)."""
+    if v is None or (_finite(v) and float(v).is_integer() and 1 <= v <= MAX_WORK):
+        return None
+    return f"takes a whole number of work units from 1 to {MAX_WORK:g} (e.g. 4M)"
+
+
 def _positive(v: object) -> str | None:
     return None if _finite(v) and v > 0 else "takes a positive number"
 
@@ -374,6 +412,18 @@ SETTINGS: tuple[OptionSpec, ...] = (
         SENS_STATEMENT,
         _timeout_seconds,
         takes="number",
+    ),
+    OptionSpec(
+        "work",
+        "work units",
+        None,
+        "a work budget: every stage ends on counted work (the box search's boxes, the "
+        "solver's deterministic time), not on the clock, so the verdict is the same on a "
+        "loaded machine; the query's stats.work says what it used (docs/testing.md). The "
+        "time limit stays as a safety net (default: none, the time limit decides)",
+        SENS_STATEMENT,
+        work_problem,
+        takes="work",
     ),
     OptionSpec(
         "threads",

@@ -36,6 +36,8 @@ class Plan:
     timeout: float = DEFAULT_TIMEOUT
     threads: int = DEFAULT_THREADS
     seed: int = DEFAULT_SEED
+    # a work budget in work units (answers/work.py; None: the time limit decides)
+    work: int | None = None
     passes: frozenset[str] = DEFAULT_PASSES
     data_aware: DataAwareMode = DataAwareMode.NONE
     # given as a QueryOptions, a dict or (name, value) pairs; always held as QueryOptions

@@ -46,6 +46,9 @@ class SolveOptions:
     # when the objective is within this relative gap of the bound (0: proven optimal)
     incumbents: bool = False
     gap_limit: float = 0.0
+    # a work budget's share (answers/work.py): the solver's deterministic time, in its
+    # own seconds (CP-SAT's max_deterministic_time, on one worker); None: the deadline
+    work: float | None = None
     # set by the worker process (never pickled across): where the backend reports them
     report: Callable[[Incumbent], None] | None = field(default=None, compare=False)
 

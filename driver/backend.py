@@ -12,6 +12,7 @@ from ..answers.accept import accept
 from ..answers.context import SolveContext
 from ..answers.result import INSENSITIVE, UNKNOWN, fail
 from ..answers.verdict import Accepted, Rejected, check_candidate, near_miss_cuts
+from ..answers.work import SPENT, det_seconds, det_units
 from ..backends.worker import worker_for
 from ..compiler.invert import Witness, values_for_pair
 from ..compiler.ir import Problem
@@ -80,6 +81,7 @@ def _options(ctx: SolveContext, optimize: bool) -> SolveOptions:
         params=tuple(q.plan.options.solver_params or ()),
         incumbents=optimize,
         gap_limit=float(q.plan.options.value("optimality_gap")) if optimize else 0.0,
+        work=None if ctx.work is None else det_seconds(ctx.work.allowed("solver")),
     )
 
 
@@ -124,6 +126,9 @@ def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> N
         if time.time() >= ctx.deadline:
             res.status, res.message = UNKNOWN, "time limit reached"
             return
+        if ctx.work is not None and ctx.work.allowed("solver") <= 0:
+            res.status, res.message = UNKNOWN, SPENT
+            return
         t_solve = time.time()
         note_solver(ctx.q.plan.backend)
         try:
@@ -134,6 +139,8 @@ def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> N
                 _accept_best(ctx, watch, INTERRUPT_STOP, "interrupted (Ctrl-C or a signal)")
             raise
         ctx.solve_time += sol.time + sol.build_time
+        if ctx.work is not None:
+            ctx.work.spend("solver", det_units(sol.stats.get("deterministic_time", 0.0)))
         if watch is not None and watch.best is not None and sol.status == UNKNOWN:
             _accept_best(ctx, watch, watch.stopped or TIME_STOP, sol.message)
             return

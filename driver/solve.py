@@ -24,6 +24,7 @@ from ..answers.accept import free_range_note, measure_distance, note_unseen_comb
 from ..answers.context import Pair, SolveContext, new_result
 from ..answers.result import SENSITIVE, Result, input_files, record_prover
 from ..answers.stats import RACE_NOT_STARTED
+from ..answers.work import BOXES_AFTER, OPTIMISE_TIMED, SOLVER_SHARE, Work, work_ended, work_refusal
 from ..backends.registry import search_method
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
@@ -80,6 +81,8 @@ def solve_query(
             f"a {q.kind_name} query is a search over checks, not one solve: ask it through "
             "treesens.check / questions.ask.answer (the CLI's and .sens's runner)"
         )
+    if q.plan.work is not None and (why := work_refusal(q.plan.backend)) is not None:
+        raise InputError(why)
     ens = read_for(ens, q)
     q = prepared(ens, q)
     limit_mb = memory_mb if memory_mb is not None else tables_mb
@@ -175,20 +178,44 @@ def _without_solver(ctx: SolveContext, why: str) -> None:
     box search its first turn left unfinished goes on alone until the deadline; if
     nothing answers, the query stays unknown, saying why."""
     ctx.stats["solver_stage"] = "skipped: memory"
-    if ctx.boxes is not None and ctx.boxes.run(ctx, ctx.deadline):
+    boxes = None if ctx.work is None else ctx.work.left()
+    if ctx.boxes is not None and ctx.boxes.run(ctx, ctx.deadline, boxes):
         return
     ctx.result.message = f"solver stage skipped: {why}"
 
 
 def _solver_stage(ctx: SolveContext) -> None:
-    """The backend's reductions and search, with the box search's rest beside it."""
+    """The backend's reductions and search, with the box search's rest beside it (under
+    a work budget: after it, ``_solver_then_boxes``)."""
     from .alongside import backend_beside_boxes
     from .backend import reduce_for_backend
 
     bp = reduce_for_backend(ctx)
     data_hint(ctx, bp.problem, bp.optimize)
-    backend_beside_boxes(ctx, bp)
+    if ctx.work is not None:
+        _solver_then_boxes(ctx, bp)
+    else:
+        backend_beside_boxes(ctx, bp)
     ctx.stats["cuts"] = ctx.cuts
+
+
+def _solver_then_boxes(ctx: SolveContext, bp) -> None:
+    """Under a work budget the stages run one after the other, never beside each other
+    (which answers first would be the clock's): the solver on its share of the work left,
+    then the box search its first turn left unfinished on the rest."""
+    from .alongside import proven
+    from .backend import backend_search
+
+    if bp.optimize:
+        ctx.work.timed.append(OPTIMISE_TIMED)
+    # all of it where no box search is left to go on after the solver
+    after = ctx.boxes is not None and ctx.boxes.unfinished
+    ctx.work.allow("solver", ctx.work.share(SOLVER_SHARE) if after else ctx.work.left())
+    backend_search(ctx, bp)
+    if proven(ctx.result) or ctx.boxes is None or ctx.result.status == "error":
+        return
+    if ctx.work.left() > 0 and ctx.boxes.run(ctx, ctx.deadline, ctx.work.left()):
+        ctx.result.stats["beside"] = BOXES_AFTER
 
 
 def _finish(ctx: SolveContext) -> Result:
@@ -201,6 +228,8 @@ def _finish(ctx: SolveContext) -> Result:
         ctx.result.notes.append(free_range_note(ctx.ens))  # (an anchored x1 is a data row)
     ctx.result.time["solve"] = ctx.solve_time
     ctx.result.time["total"] = time.time() - ctx.t_start
+    if ctx.work is not None:
+        work_ended(ctx)
     return ctx.result
 
 
@@ -261,6 +290,7 @@ def _start(
         res.stats.update(trees=len(ens.trees), leaves=ens.n_leaves())
     res.stats["relax"] = enc.relax
     return SolveContext(
+        work=None if q.plan.work is None else Work(q.plan.work),
         ens=ens,
         q=q,
         compiled_query=cq,

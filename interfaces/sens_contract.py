@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ..answers.work import AUDIT_TIMED
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
@@ -82,6 +83,7 @@ def run_contract(
     *,
     query: str | None = None,
     timeout: float | None = None,
+    work: int | None = None,
     memory_mb: int | None = None,
     certificates: str | Path | None = None,
     on_start: Callable[[str], None] | None = None,
@@ -92,7 +94,7 @@ def run_contract(
 ) -> list[Outcome]:
     """Judge every expectation of ``sf`` (or of one block): its queries' in file order,
     then its audits'. ``timeout`` overrides every query's time limit and every audit's
-    time per row; ``certificates``: a folder where each passing expectation proven by an
+    time per row, ``work`` every query's work budget (answers/work.py); ``certificates``: a folder where each passing expectation proven by an
     insensitive answer (``insensitive``, ``max gap``) gets its certificate
     (docs/certificates.md), and so does each audited row that does not flip: of each
     audit block, the first ``certify_rows`` and those begun within ``certify_timeout``
@@ -111,6 +113,8 @@ def run_contract(
     for q in queries:
         if timeout is not None:
             q = q.planned(timeout=timeout)
+        if work is not None:
+            q = q.planned(work=work)
         if on_start is not None:
             on_start(q.name)
         exp = expectation_of(sf.expectations[q.name])
@@ -125,6 +129,8 @@ def run_contract(
         exp = expectation_of(sf.expectations[plan.name])
         folder = Path(certificates) if certificates is not None else None
         out = _audit_outcome(sf, plan, exp, timeout, memory_mb, folder, rows_bounds)
+        if work is not None or any(q.plan.work is not None for q in sf.queries):
+            out.message += AUDIT_TIMED
         outcomes.append(out)
         if on_outcome is not None:
             on_outcome(out)
@@ -148,6 +154,9 @@ def _query_outcome(
     res.box_proof = None  # the recorded proof's boxes: not kept past the certificate
     out = judge_result(sf.ensemble, q, exp, res, res.time["total"])
     out.certificate = certificate
+    timed = res.stats.get("work", {}).get("timed")
+    if timed:  # a stage the work budget does not reach: its verdict may follow the load
+        out.message += f" (timed: {'; '.join(timed)})"
     return out
 
 

@@ -69,6 +69,7 @@ from .ast import (
     VarySubsets,
     Where,
     Word,
+    Work,
 )
 from .errors import CONTEXT_WIDTH, SensError
 from .fmt import format_sens
@@ -135,6 +136,7 @@ __all__ = [
     "VarySubsets",
     "Where",
     "Word",
+    "Work",
     "format_sens",
     "load_queries",
     "parse",

@@ -159,6 +159,13 @@ class Timeout(Node):
 
 
 @dataclass(frozen=True)
+class Work(Node):
+    """A work budget in work units (compiler/options.py ``work``)."""
+
+    units: int
+
+
+@dataclass(frozen=True)
 class Threads(Node):
     n: int
 

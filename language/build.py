@@ -562,6 +562,7 @@ class BlockBuilder:
             baseline=baseline,
             backend=backend,
             timeout=eff["timeout"].seconds if "timeout" in eff else DEFAULT_TIMEOUT,
+            work=eff["work"].units if "work" in eff else None,
             threads=eff["threads"].n if "threads" in eff else DEFAULT_THREADS,
             seed=eff["seed"].n if "seed" in eff else DEFAULT_SEED,
         )

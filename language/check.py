@@ -20,6 +20,7 @@ from ..compiler.options import (
     seed_problem,
     threads_problem,
     timeout_problem,
+    work_problem,
 )
 from ..compiler.query import ANY
 from ..driver import is_race
@@ -35,6 +36,7 @@ SETTING_NAMES = {
     nodes.Classes: "classes",
     nodes.Backend: "backend",
     nodes.Timeout: "timeout",
+    nodes.Work: "work",
     nodes.Threads: "threads",
     nodes.Jobs: "jobs",
     nodes.Budget: "budget",
@@ -348,6 +350,9 @@ def _check_setting(ast: nodes.SensAST, st) -> None:
     elif isinstance(st, nodes.Timeout):
         if timeout_problem(st.seconds):
             raise ast.error(f"timeout {timeout_problem(st.seconds)}", st)
+    elif isinstance(st, nodes.Work):
+        if work_problem(st.units):
+            raise ast.error(f"work {work_problem(st.units)}, not {st.units:g}", st)
     elif isinstance(st, nodes.Threads):
         if threads_problem(st.n):
             raise ast.error(f"threads {threads_problem(st.n)}, not {st.n}", st)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..compiler.options import fmt_work
 from . import ast as nodes
 from .errors import SensError
 from .expectations import expectation_text
@@ -75,6 +76,8 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         return "backend " + ", ".join(_fmt_backend(b, mode) for b in st.names)
     if isinstance(st, nodes.Timeout):
         return f"timeout {fmt_duration(st.seconds)}"
+    if isinstance(st, nodes.Work):
+        return f"work {fmt_work(st.units)}"
     if isinstance(st, nodes.Threads):
         return f"threads {st.n}"
     if isinstance(st, nodes.Jobs):

@@ -14,7 +14,7 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
 from ..compiler.errors import InputError, closest, not_utf8
-from ..compiler.options import MODE_ALIASES
+from ..compiler.options import MODE_ALIASES, work_amount
 from ..compiler.query import ANY
 from . import ast as nodes
 from .check import check_structure
@@ -206,6 +206,9 @@ class _Build(Transformer):
     def timeout(self, meta, ch):
         return nodes.Timeout(_duration(str(ch[0])), pos=_meta_pos(meta))
 
+    def work(self, meta, ch):
+        return nodes.Work(work_amount(str(ch[0])), pos=_meta_pos(meta))
+
     def budget(self, meta, ch):
         return nodes.Budget(_duration(str(ch[0])), pos=_meta_pos(meta))
 
@@ -311,6 +314,7 @@ _TERMINAL_WORDS = {
     "NUMBER": "a number",
     "INT": "a whole number (0, 1, 2, ...)",
     "DURATION": "a duration (30, 30s, 2m)",
+    "WORK": "work units (4000000, 4M, 250k)",
     "COPY": "x1. or x2.",
     "CMP": "a comparison (<=, <, >=, >, ==, !=)",
     "PASS": "a pass name",

@@ -53,6 +53,7 @@ class Asked:
     max_gap: float | None = None
     # classes asked with "any": a max gap's line shows the classes its pair found instead
     any_classes: tuple | None = None
+    work: int | None = None  # a work budget (answers/work.py)
 
     @classmethod
     def of(cls, ens: Ensemble, q: Query) -> Asked:
@@ -71,6 +72,7 @@ class Asked:
             options=tuple(options.items()),
             max_gap=LargestGap.tolerance(q) if q.kind_name == LargestGap.name else None,
             any_classes=tuple(q.classes) if q.classes and ANY in q.classes else None,
+            work=q.plan.work,
         )
 
     def to_dict(self) -> dict:
@@ -81,6 +83,8 @@ class Asked:
             out["max_gap"] = self.max_gap
         if self.any_classes is not None:
             out["classes"] = list(self.any_classes)
+        if self.work is not None:
+            out["work"] = self.work
         return out | {"backend": self.backend, "timeout": self.timeout}
 
 

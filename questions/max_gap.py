@@ -46,6 +46,7 @@ from ..answers.phrases import (
     upper_text,
 )
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
+from ..answers.work import MAX_GAP_TIMED
 from ..backends.registry import BOXES
 from ..compiler.affected import affected_leaves
 from ..compiler.bounds_as_domains import bounds_as_domains
@@ -240,6 +241,8 @@ def max_gap_query(ens: Ensemble, q: Query, **kw) -> Result:
         if partial is not None:
             _noted(partial, note)
         raise
+    if q.plan.work is not None:  # the largest gap's own search is timed: said so
+        res.stats["work"] = {"budget": q.plan.work, "timed": [MAX_GAP_TIMED]}
     return _noted(res, note)
 
 

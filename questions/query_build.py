@@ -24,6 +24,8 @@ from ..compiler.options import (
     seed_problem,
     threads_problem,
     timeout_problem,
+    work_amount,
+    work_problem,
 )
 from ..compiler.plan import Plan
 from ..compiler.query import (
@@ -52,7 +54,16 @@ QUESTION_KEYWORDS = (
     "direction",
     "classes",
 )
-PLAN_KEYWORDS = ("passes", "baseline", "backend", "timeout", "threads", "seed", "data_aware")
+PLAN_KEYWORDS = (
+    "passes",
+    "baseline",
+    "backend",
+    "timeout",
+    "work",
+    "threads",
+    "seed",
+    "data_aware",
+)
 
 
 def query_from_keywords(
@@ -298,6 +309,7 @@ def make_plan(
     baseline: str | None = None,
     backend: str = DEFAULT_BACKEND,
     timeout: float = DEFAULT_TIMEOUT,
+    work: int | str | None = None,
     threads: int = DEFAULT_THREADS,
     seed: int = DEFAULT_SEED,
     data_aware: str | DataAwareMode = DataAwareMode.NONE,
@@ -308,7 +320,9 @@ def make_plan(
     given)."""
     if timeout_problem(timeout):
         raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
+    work = work_amount(work)
     for name, value, problem in (
+        ("work", work, work_problem),
         ("threads", threads, threads_problem),
         ("seed", seed, seed_problem),
     ):
@@ -325,6 +339,7 @@ def make_plan(
         passes=parse_passes(passes, baseline),
         backend=backend,
         timeout=float(timeout),
+        work=None if work is None else int(work),
         threads=int(threads),
         seed=int(seed),
         data_aware=mode,

@@ -92,6 +92,8 @@ class BoxSearch:
         self.least, self.cap = least, math.inf
         assert least is None or (record is None and proof is None)
         self.boxes = 0  # visited, over every turn
+        # a work budget's (answers/work.py): ``run`` gives up once ``boxes`` reaches it
+        self.box_limit: float = float("inf")
         # ``proof``: each box visited recorded under its number (search/proof_tree.py),
         # in any order of the search; ``ids`` the numbers of the boxes on ``stack``, and
         # ``found`` that of the box of the last pair found
@@ -113,6 +115,8 @@ class BoxSearch:
         tab, record, stack, stop, proof = self.tab, self.record, self.stack, self.stop, self.proof
         first = True
         while stack:
+            if self.boxes >= self.box_limit:
+                return BoxOutcome(GAVE_UP, self.boxes)
             if (self.boxes % CHECK_EVERY == 0 or first) and (
                 time.time() >= deadline or (stop and stop())
             ):

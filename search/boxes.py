@@ -30,6 +30,7 @@ from ..answers.phrases import NOT_DESCRIBED
 from ..answers.result import UNKNOWN, fail
 from ..answers.stats import KERNEL_COMPILE, KERNEL_UNBUILT
 from ..answers.verdict import Accepted, NearMiss, check_pair
+from ..answers.work import FIRST_TURN_SHARE, SPENT
 from ..compiler.encode import Encoding, ensemble_structure, gap_row_terms
 from ..compiler.kinds import ChangeQuestion, PairQuestion, kind_of
 from ..compiler.question import ANY, GapKind
@@ -63,6 +64,8 @@ NEAR_MISS_OPEN = (
     "whose float sums differ; a solver backend may decide it"
 )
 OPEN_STATUS = "open"
+# stats["work"]["timed"]: a link's change is searched for its turn's seconds
+LINK_TIMED = "box_search: a nonlinear link's change (its turn is timed)"
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
 # the first turn's longest: past it the backend starts, with the box search beside it
 FIRST_TURN = 20.0
@@ -109,6 +112,8 @@ def search_alone(ctx: SolveContext) -> None:
             ctx.result.message = NEAR_MISS_OPEN  # BoxStage.open
         elif status == OPEN_STATUS:  # searched to the end: the bound stays at D or above
             ctx.result.message = OPEN
+        elif ctx.work is not None and ctx.work.left() <= 0:
+            ctx.result.message = SPENT
         else:
             ctx.result.message = "time limit reached"
 
@@ -141,17 +146,24 @@ def box_stage(ctx: SolveContext, alone: bool = False) -> bool:
     t0 = time.time()
     deadline = ctx.deadline if alone else t0 + box_turn(ctx.time_left())
     if ctx.enc.condition.link_change is not None:  # the largest change's tables
+        if ctx.work is not None:  # its turn is timed, under a work budget too
+            ctx.work.timed.append(LINK_TIMED)
         answered = link_box_stage(ctx, deadline)
         ctx.solve_time += time.time() - t0
         ctx.stats["box_search"]["time"] = time.time() - t0
         return answered
+    if ctx.work is not None:  # a work budget: the turn ends on its boxes, not the clock
+        deadline = ctx.deadline
     stage = BoxStage(ctx)
     if stage.proof_only:  # a pair over all inputs: no proof to look for
         stage.pair = pair_over_all_inputs(ctx, stage.enc)
         if stage.pair is not None:
             stage.pair_found_by = "heuristic"
             stage.stats.update(status=FOUND, pair=HEURISTIC_PAIR)
-    answered = stage.run(ctx, deadline)
+    turn = None
+    if ctx.work is not None:
+        turn = ctx.work.left() if alone else ctx.work.share(FIRST_TURN_SHARE)
+    answered = stage.run(ctx, deadline, turn)
     if stage.unfinished or stage.pair is not None:
         ctx.boxes = stage
     return answered
@@ -175,6 +187,7 @@ class BoxStage:
         self.stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0, "time": 0.0}
         ctx.stats["box_search"] = self.stats
         self.unfinished = False  # the last turn ended at its deadline
+        self.box_limit: float = float("inf")  # the boxes this turn ends at (a work budget)
         # a near miss whose box holds other pairs (``rows_of_each_input``): the search
         # goes on for a pair, but its end is no proof
         self.open = False
@@ -185,15 +198,18 @@ class BoxStage:
         # the result when they prove "insensitive"
         self.recorded: list[RecordedPart] | None = [] if recording() else None
 
-    def run(self, ctx: SolveContext, deadline: float) -> bool:
-        """One turn until ``deadline`` (or ``ctx.stop``): True when it answered the query
-        in ``ctx``."""
-        t0 = time.time()
+    def run(self, ctx: SolveContext, deadline: float, boxes: int | None = None) -> bool:
+        """One turn until ``deadline`` (or ``ctx.stop``), or, under a work budget, until
+        it has visited ``boxes`` more boxes: True when it answered the query in ``ctx``."""
+        t0, before = time.time(), self.stats["boxes"]
+        self.box_limit = float("inf") if boxes is None else before + boxes
         try:
             return self._run(ctx, deadline)
         finally:
             ctx.solve_time += time.time() - t0
             self.stats["time"] = self.stats.get("time", 0.0) + time.time() - t0
+            if ctx.work is not None:
+                ctx.work.spend("box_search", self.stats["boxes"] - before)
 
     def _search(self, enc: Encoding, tables, ctx: SolveContext) -> BoxSearch | HandedOver:
         """The search of one pair of classes: box_search.py's, handed over to the
@@ -202,7 +218,10 @@ class BoxStage:
         proof = ProofTree() if self.recorded is not None else None
         on_hand_over = lambda r: self._handed_over(ctx, r)  # noqa: E731
         # its proof rebuilt by the query's deadline, not a turn's
-        return check_search(enc, tables, ctx.tables_mb, on_hand_over, proof, ctx.deadline)
+        search = check_search(enc, tables, ctx.tables_mb, on_hand_over, proof, ctx.deadline)
+        if ctx.work is not None and isinstance(search, HandedOver):
+            search.compile_always = True  # the boxes counted do not depend on the clock
+        return search
 
     def _handed_over(self, ctx: SolveContext, ready: Readiness) -> None:
         self.stats["search"] = COMPILED
@@ -231,6 +250,7 @@ class BoxStage:
                 self.search = self._search(enc, tables, ctx)
             self.search.stop = stop
             before = self.search.boxes
+            self.search.box_limit = before + (self.box_limit - stats["boxes"])
             out = self.search.run(deadline)
             stats["boxes"] += out.boxes - before
             if getattr(self.search, "unbuilt", False):

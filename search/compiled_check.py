@@ -143,6 +143,7 @@ class CompiledBoxSearch:
         self.found = -1  # the last resolved box, as recorded
         self.capped = capped  # the rebuilt proof's (proof_tree.ProofTree)
         self.boxes = 0
+        self.box_limit: float = float("inf")  # a work budget's: box_search.BoxSearch's
         self.exhausted = False
         self.why_not = ""  # why a recording search has no proof (its proof given up)
         # the boxes its proof was rebuilt from, and the rebuild's seconds (None: none yet)
@@ -168,6 +169,8 @@ class CompiledBoxSearch:
         while not self.exhausted:
             if time.time() >= deadline or (self.stop is not None and self.stop()):
                 return BoxOutcome(GAVE_UP, self.boxes)
+            if self.boxes >= self.box_limit:
+                return BoxOutcome(GAVE_UP, self.boxes)
             room = self.search.record_room() if self.search.recording else None
             if room == 0:  # an answer's own search goes on unrecorded, a certificate's ends
                 if not self._record_full():
@@ -175,6 +178,9 @@ class CompiledBoxSearch:
                 room = None
             t0 = time.time()
             budget = self.budget if room is None else min(self.budget, room)
+            # the kernel's boxes do not depend on its steps: a step that ends at the
+            # budget's last box leaves a work budget's count exact
+            budget = int(min(budget, self.box_limit - self.boxes))
             status, n, _u = self.search.step(BELOW_ZERO, budget)
             self.boxes += n
             now = time.time()
@@ -278,6 +284,10 @@ class HandedOver:
         self.on_hand_over = on_hand_over
         # the compiled search was not built: its compile would have outlasted the limit
         self.unbuilt = False
+        self.box_limit: float = float("inf")  # a work budget's: box_search.BoxSearch's
+        # under a work budget the compiled search takes over whatever its compile costs
+        # (the time limit its safety net), so that the boxes counted do not depend on it
+        self.compile_always = False
 
     @property
     def boxes(self) -> int:
@@ -307,9 +317,11 @@ class HandedOver:
         if self.then is None:
             stop = self.stop
             self.first.stop = lambda: self.first.boxes >= self.limit or bool(stop and stop())
+            self.first.box_limit = self.box_limit
             out = self.first.run(deadline)
             stopped = time.time() >= deadline or bool(stop and stop())
-            if out.status != GAVE_UP or self.first.boxes < self.limit or stopped:
+            at_limit = self.first.boxes >= self.box_limit
+            if out.status != GAVE_UP or self.first.boxes < self.limit or stopped or at_limit:
                 return BoxOutcome(out.status, self.boxes, out.pair)
             # box_search.py's, to the end, where the memory limit leaves the kernel no
             # room, or its compile (the first after install) would outlast the time limit
@@ -318,7 +330,11 @@ class HandedOver:
             first = self.first.proof
             fit = fits(self.enc, self.tab, self.memory_mb)
             by = self.rebuild_by or deadline
-            self.unbuilt = fit and not gap_kernel.compile_fits(by, first is not None)
+            self.unbuilt = (
+                fit
+                and not self.compile_always
+                and not gap_kernel.compile_fits(by, first is not None)
+            )
             if not fit or self.unbuilt:
                 self.limit = float("inf")
                 out = self.first.run(deadline)
@@ -338,6 +354,7 @@ class HandedOver:
                 self.since,
             )
         self.then.stop = self.stop
+        self.then.box_limit = self.box_limit - self.first.boxes
         out = self.then.run(deadline)
         return BoxOutcome(out.status, self.boxes, out.pair)
 

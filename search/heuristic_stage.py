@@ -47,8 +47,10 @@ def heuristic_work(ens: Ensemble) -> int:
 def heuristic_bounds(ens: Ensemble, q: Query, time_left: float) -> tuple[int, float]:
     """(work, seconds) for one heuristic run: the work bound decides, scaled by the query's
     ``heuristic_effort``; the time bound is only a backstop, and at most 20 % of the time
-    left."""
+    left; under a work budget (``Plan.work``) the time limit itself."""
     effort = float(q.plan.options.value("heuristic_effort"))
+    if q.plan.work is not None:  # a work budget: the work bound alone, the limit a net
+        return int(heuristic_work(ens) * effort), max(0.0, time_left)
     return (
         int(heuristic_work(ens) * effort),
         min(HEURISTIC_SECONDS * effort, 0.2 * max(0.0, time_left)),

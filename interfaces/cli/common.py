@@ -10,7 +10,13 @@ from pathlib import Path
 from ...answers.result import Result
 from ...compiler.errors import InputError
 from ...compiler.max_gap_question import DEFAULT_TOLERANCE, check_tolerance
-from ...compiler.options import OPTION_BY_NAME, OPTIONS, idle_data_aware_option
+from ...compiler.options import (
+    OPTION_BY_NAME,
+    OPTIONS,
+    idle_data_aware_option,
+    work_amount,
+    work_problem,
+)
 from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
 from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
@@ -40,6 +46,14 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
     return value
+
+
+def work_budget(text: str) -> int:
+    """argparse type: a work budget, 4000000 or 4M (compiler/options.work_amount)."""
+    value = work_amount(text)
+    if work_problem(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: {work_problem(value)}")
+    return int(value)
 
 
 def number(text: str) -> float:
@@ -144,6 +158,7 @@ _READS: dict[str, dict] = {
     "number": {"type": number},
     "positive": {"type": positive_float},
     "whole": {"type": positive_int},
+    "work": {"type": work_budget},
     "int": {"type": int},
     "bool": {"action": argparse.BooleanOptionalAction},
     "pairs": {"action": "append"},
@@ -164,6 +179,7 @@ METAVARS = {
     "heuristic_effort": "X",
     "solver_params": "NAME=VALUE",
     "memory_mb": "MB",
+    "work": "N",
     "kind": "NAME",
     "params": "NAME=VALUE",
 }
@@ -222,10 +238,19 @@ def add_memory_arg(p: argparse.ArgumentParser) -> None:
 
 
 def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
-    """--timeout, overriding ``what`` a .sens file sets, and --memory-mb: for the
-    commands that run a .sens file's queries."""
+    """--timeout, overriding ``what`` a .sens file sets, --work, overriding its work
+    budgets, and --memory-mb: for the commands that run a .sens file's queries."""
     p.add_argument(
         "--timeout", type=number, default=None, metavar="S", help=f"override {what} (seconds)"
+    )
+    p.add_argument(
+        "--work",
+        type=work_budget,
+        default=None,
+        metavar="N",
+        help="override every query's work budget (work units, e.g. 4M): its stages end on "
+        "counted work, not the clock, so its verdict does not depend on the machine's "
+        "load; the query's stats.work says what it used (docs/testing.md)",
     )
     add_keyword_flag(p, API_KEYWORDS["memory_mb"])
 

@@ -116,6 +116,7 @@ def run(args) -> int:
         sf,
         query=args.query,
         timeout=args.timeout,
+        work=args.work,
         memory_mb=args.memory_mb,
         certificates=args.certificates,
         on_outcome=shown,

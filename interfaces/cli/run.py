@@ -94,6 +94,8 @@ def run(args) -> int:
     ens = sf.ensemble
     if args.timeout is not None:
         queries = [q.planned(timeout=args.timeout) for q in queries]
+    if args.work is not None:
+        queries = [q.planned(work=args.work) for q in queries]
     audits = sf.select_audits(args.query)
     if args.list:
         for q in queries:

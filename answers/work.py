@@ -1,0 +1,129 @@
+"""A query's work budget (``Plan.work``, ``.sens`` ``work 4M``, ``--work 4M``): the stages
+that would end on the clock end on counted work instead, so that the verdict is a
+function of the model and the query, not of the machine's load (docs/testing.md, "A
+contract for CI").
+
+Work is counted in work units: one box the box search visits (search/boxes.py, the
+Python search and the compiled one alike) is one unit, one second of CP-SAT's
+deterministic time (its ``max_deterministic_time``, counted on one worker) is
+``UNITS_PER_DET_SECOND``. The heuristic and a max gap's seed end on their own work
+bounds already (``heuristic_effort``); under a budget their time backstops are off. The
+stages run one after the other, never beside each other: the box search's first turn
+(``FIRST_TURN_SHARE`` of the budget), the solver (``SOLVER_SHARE`` of what is left), then
+the box search's rest. ``stats["work"]`` says what each stage used, so that a budget can
+be sized from a run. The time limit stays a safety net: a query it ends says "time
+limit", not "work budget".
+"""
+
+from __future__ import annotations
+
+from .result import UNKNOWN
+from .stats import WorkStats
+
+# one second of CP-SAT's deterministic time, in work units (about what a second of
+# visiting boxes counts on the example models: docs/testing.md)
+UNITS_PER_DET_SECOND = 10_000
+FIRST_TURN_SHARE = 0.5  # of the budget: the box search's first turn
+SOLVER_SHARE = 0.5  # of what the first turn left: the solver; the rest, the box search's
+# the backends whose solver ends on counted work (backends/registry.py names), and the
+# search methods that are the box search alone
+WORK_BACKENDS = ("cpsat", "boxes")
+# the message of a query whose budget was spent before an answer
+SPENT = "work budget spent"
+# stats["beside"] of an answer the box search gave after the solver, under a work budget
+BOXES_AFTER = "the box search answered after the solver, on the work budget left"
+# stats["work"]["timed"] of a max gap (questions/max_gap.py): its box search of the
+# largest gap and its bisection's steps end on the time limit (each step's check on the
+# work budget)
+MAX_GAP_TIMED = (
+    "max gap: the search of the largest gap ends on the time limit, not on the work budget"
+)
+# the end of an audit's outcome in a contract with a work budget (interfaces/
+# sens_contract.py): its rows are answered within its time per row
+AUDIT_TIMED = " (timed: an audit's rows end on its time per row, not on the work budget)"
+# stats["work"]["timed"] of an optimising solve (data-aware: its stall and optimise times)
+OPTIMISE_TIMED = "solver: optimising toward the data ends on stall_time and optimise_time"
+
+
+class Work:
+    """The budget of one query and what each stage used of it."""
+
+    def __init__(self, budget: int):
+        self.budget = int(budget)
+        self.used: dict[str, int] = {}
+        self.timed: list[str] = []  # the stages that ran on the clock: named in stats
+        self.caps: dict[str, int] = {}  # by stage, the units it may have used by its end
+
+    def spent(self) -> int:
+        return sum(self.used.values())
+
+    def left(self) -> int:
+        return max(0, self.budget - self.spent())
+
+    def spend(self, stage: str, units: float) -> None:
+        self.used[stage] = self.used.get(stage, 0) + int(round(units))
+
+    def allow(self, stage: str, units: int) -> None:
+        """Give ``stage`` ``units`` more of what is left (``allowed`` then says how much
+        of it is unused)."""
+        self.caps[stage] = self.used.get(stage, 0) + units
+
+    def allowed(self, stage: str) -> int:
+        return max(0, min(self.caps.get(stage, 0) - self.used.get(stage, 0), self.left()))
+
+    def share(self, fraction: float) -> int:
+        """``fraction`` of what is left, at least one unit while any is."""
+        left = self.left()
+        return min(left, max(1, int(fraction * left)))
+
+    def stats(self) -> WorkStats:
+        out: WorkStats = {"budget": self.budget, "used": self.spent(), "stages": dict(self.used)}
+        if self.timed:
+            out["timed"] = list(self.timed)
+        return out
+
+
+def det_seconds(units: int) -> float:
+    """CP-SAT's deterministic time for ``units``."""
+    return units / UNITS_PER_DET_SECOND
+
+
+def det_units(seconds: float) -> int:
+    return int(round(seconds * UNITS_PER_DET_SECOND))
+
+
+def work_refusal(backend: str) -> str | None:
+    """Why a work budget cannot decide a query on ``backend`` (None: it can): a race
+    ends on whichever backend answers first, and the other solvers end on the clock."""
+    if backend.startswith("race") or "+" in backend:
+        return (
+            f"a work budget cannot decide a race ({backend}): its answer is the first "
+            "backend's to answer; give one backend (cpsat or boxes)"
+        )
+    if backend not in WORK_BACKENDS:
+        return (
+            f"a work budget is not counted by backend {backend} (it ends on the clock); "
+            "give --backend cpsat or boxes, or no work budget"
+        )
+    return None
+
+
+def work_ended(ctx) -> None:
+    """The budget's statistics on the result of ``ctx`` (a SolveContext), and an answer
+    left unknown named after what ended it: the work budget, or the time limit (the
+    safety net, whose verdict may depend on the load)."""
+    work: Work = ctx.work
+    res = ctx.result
+    res.stats["work"] = work.stats()
+    if res.status != UNKNOWN:
+        return
+    msg = res.message or ""
+    by_time = "time limit" in msg or ctx.time_left() <= 0
+    res.stats["work"]["ended_by"] = "time" if by_time else "work"
+    if by_time:
+        res.message = (
+            f"{msg or 'time limit reached'} (the time limit, not the work budget: "
+            f"{work.spent():,} of {work.budget:,} work units used)"
+        )
+    elif work.left() <= 0 or SPENT in msg:
+        res.message = f"{SPENT} ({work.spent():,} of {work.budget:,} work units)"
