@@ -41,6 +41,8 @@ MAX_GAP_TIMED = (
 # the end of an audit's outcome in a contract with a work budget (interfaces/
 # sens_contract.py): its rows are answered within its time per row
 AUDIT_TIMED = " (timed: an audit's rows end on its time per row, not on the work budget)"
+# stats["work"]["timed"] of a query that learns the data's cavity clauses (clause_time)
+CLAUSES_TIMED = "data-aware clauses: learned within clause_time seconds"
 # stats["work"]["timed"] of an optimising solve (data-aware: its stall and optimise times)
 OPTIMISE_TIMED = "solver: optimising toward the data ends on stall_time and optimise_time"
 

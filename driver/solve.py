@@ -24,7 +24,15 @@ from ..answers.accept import free_range_note, measure_distance, note_unseen_comb
 from ..answers.context import Pair, SolveContext, new_result
 from ..answers.result import SENSITIVE, Result, input_files, record_prover
 from ..answers.stats import RACE_NOT_STARTED
-from ..answers.work import BOXES_AFTER, OPTIMISE_TIMED, SOLVER_SHARE, Work, work_ended, work_refusal
+from ..answers.work import (
+    BOXES_AFTER,
+    CLAUSES_TIMED,
+    OPTIMISE_TIMED,
+    SOLVER_SHARE,
+    Work,
+    work_ended,
+    work_refusal,
+)
 from ..backends.registry import search_method
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble
@@ -289,8 +297,11 @@ def _start(
     if light is not None:
         res.stats.update(trees=len(ens.trees), leaves=ens.n_leaves())
     res.stats["relax"] = enc.relax
+    work = None if q.plan.work is None else Work(q.plan.work)
+    if work is not None and q.plan.data_aware.uses_clauses:
+        work.timed.append(CLAUSES_TIMED)
     return SolveContext(
-        work=None if q.plan.work is None else Work(q.plan.work),
+        work=work,
         ens=ens,
         q=q,
         compiled_query=cq,

@@ -31,6 +31,7 @@ from ..compiler.audit import UNKNOWN as ROW_UNKNOWN
 from ..compiler.ensemble import Ensemble
 from ..compiler.enums import StrValue
 from ..compiler.errors import InputError
+from ..compiler.options import fmt_work
 from ..compiler.query import DOWN, Gap, GapKind, Query
 from .ask import answer as ask
 from .ask import refused
@@ -270,6 +271,10 @@ def _open(res: Result, question: str) -> str:
     """What an UNKNOWN leaves open, and why."""
     if res.status == SENSITIVE:  # a pair the library's predict did not confirm
         return f"unknown: the solver's pair is not confirmed by the library's predict ({question})"
+    work = res.stats.get("work") or {}
+    if work.get("ended_by") == "work":  # the same on any machine: a larger work decides it
+        spent = f"the work budget of {fmt_work(work['budget'])} units was spent"
+        return f"unknown: {spent} with no proof and no pair ({question})"
     limit = (res.stats.get("asked") or {}).get("timeout")
     within = f" of {limit:g}s" if isinstance(limit, (int, float)) else ""
     return f"unknown: the time limit{within} ran out with no proof and no pair ({question})"

@@ -106,3 +106,35 @@ def test_the_command_line_takes_a_work_budget_with_a_suffix(capsys):
 def test_a_bad_work_budget_on_the_command_line_is_one_line_and_exit_2(capsys):
     assert main(["check", MODEL, "--vary", "radius_error", "--work", "4x"]) == 2
     assert "'4x': takes a whole number of work units" in capsys.readouterr().err
+
+
+def test_a_contract_s_unknown_under_a_work_budget_names_the_budget(tmp_path, capsys):
+    contract = tmp_path / "c.sens"
+    contract.write_text(
+        f'model "{MODEL}"\ndefaults {{ work 5 }}\n'
+        f"query five {{ vary {FIVE.replace(',', ', ')} gap 0.499 option heuristic = false "
+        "expect sensitive }\n"
+    )
+    assert main(["test", str(contract)]) == 1
+    assert "unknown: the work budget of 5 units was spent" in capsys.readouterr().out
+
+
+def test_the_compiled_search_past_its_handover_counts_the_same_boxes(fast_clock, monkeypatch):
+    from treesens.search import compiled_check
+
+    monkeypatch.setattr(compiled_check, "hand_over_boxes", lambda tables: 256)
+    idle = _boxes_alone(timeout=NO_LIMIT, work="1M")
+    fast_clock()
+    slow = _boxes_alone(timeout=NO_LIMIT, work="1M")
+    assert idle.stats["box_search"]["search"] == "compiled"
+    assert idle.status == "sensitive"
+    _same_answer(idle, slow)
+
+
+def test_the_compiled_search_stops_at_the_budget_s_box(monkeypatch):
+    from treesens.search import compiled_check
+
+    monkeypatch.setattr(compiled_check, "hand_over_boxes", lambda tables: 256)
+    res = _boxes_alone(timeout=NO_LIMIT, work=400)  # its pair is at box 510 (254 compiled)
+    assert res.stats["box_search"]["search"] == "compiled"
+    assert (res.status, res.stats["box_search"]["boxes"]) == ("unknown", 400)
