@@ -526,13 +526,14 @@ def summary(df, by: str | None = None):
 def format_summary(table) -> str:
     # wide enough for an interval's label ("[0.0123, 0.4567]"), up to 24 characters
     w = min(24, max([16, *(len(v) for v in table["value"])]))
+    g = max([10, *(len(v) for v in table["group"])])  # a --by column's whole name
     lines = [
-        f"{'group':<10} {'value':<{w}} {'rows':>7} {'flippable':>9} {'unknown':>7} "
+        f"{'group':<{g}} {'value':<{w}} {'rows':>7} {'flippable':>9} {'unknown':>7} "
         f"{'fraction':>8}  95% interval"
     ]
     for r in table.itertuples(index=False):
         lines.append(
-            f"{r.group:<10} {r.value[:w]:<{w}} {r.rows:>7} {r.flippable:>9} {r.unknown:>7} "
+            f"{r.group:<{g}} {r.value[:w]:<{w}} {r.rows:>7} {r.flippable:>9} {r.unknown:>7} "
             f"{r.fraction:>8.4f}  [{r.ci_low:.4f}, {r.ci_high:.4f}]"
         )
     return "\n".join(lines)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from treesens.compiler.errors import InputError
-from treesens.questions.audit import audit, summary
+from treesens.questions.audit import audit, format_summary, summary
 from treesens.tests.conftest import treesens_here
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
@@ -70,3 +70,13 @@ def test_cli_names_the_data_columns_the_model_does_not_use_in_a_note(rows_with_s
     )
     assert p.returncode == 0, p.stderr
     assert "columns the model does not use" in p.stderr and "'site'" in p.stderr
+
+
+def test_the_summary_s_columns_stay_aligned_under_a_by_column_of_a_long_name():
+    site = pd.Series(np.where(np.arange(200) % 2 == 0, "a", "b"), name="SeniorCitizenSite")
+    df = audit(str(MODEL), str(ROWS), ["mean_texture"], gap=0.1, by=site)
+    header, *lines = format_summary(summary(df, by="SeniorCitizenSite")).splitlines()
+    end = header.index("rows") + len("rows")  # the rows column is right-aligned to here
+    assert any(ln.startswith("SeniorCitizenSite ") for ln in lines)
+    for ln in lines:
+        assert ln[end - 1].isdigit() and ln[end] == " ", ln
