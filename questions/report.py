@@ -19,6 +19,7 @@ from pathlib import Path
 from ..answers.phrases import lower_text, upper_text
 from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
+from ..compiler.audit import FLIPPABLE
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError
 from ..compiler.feature_names import feature_list, refuse_repeats
@@ -101,6 +102,9 @@ class ProtectedFinding:
     audit_certificates: dict[int, str] | None = None
     audit_untried: dict[int, str] = field(default_factory=dict)
     audit_certificates_in: str | None = None  # their folder, FOLDER/FEATURE.rows
+    # an audited row that flips and is confident itself at the report's gap: with its x2,
+    # a replay-checked pair (``row``, ``p_row``, ``p_x2``, ``x2``), whatever the check said
+    audit_pair: dict | None = None
 
     @property
     def rows_to_certify(self) -> int:
@@ -151,7 +155,7 @@ class Report:
                 f"{plural(unbounded, 'its', 'their')} time limit."
             )
         for p in self.protected:
-            if p.check.status == UNKNOWN:
+            if p.check.status == UNKNOWN and p.audit_pair is None:
                 can = (
                     "flip a confident decision"
                     if self.delta is None
@@ -296,6 +300,27 @@ def _audit(ens: Ensemble, data: str, feature: str, asked: dict, common: dict, ro
         "audit_rows": len(df),
         "audit_table": rows,
         "audit_certificates": df.attrs.get("certificates"),
+        "audit_pair": _audit_pair(ens, df, asked.get("gap"), feature),
+    }
+
+
+def _audit_pair(ens: Ensemble, df, gap: float | None, feature: str) -> dict | None:
+    """The first audited row that flips and whose own P(class 1) is confident at ``gap``
+    (a binary classifier's): the row and its x2 differ only in ``feature`` and meet the
+    gap, both replayed, so they answer its check whatever the check's search reached."""
+    if gap is None or ens.is_regressor or ens.n_classes != 2 or df.empty:
+        return None
+    confident = (df["p_row"] >= 0.5 + gap) | (df["p_row"] <= 0.5 - gap)
+    hits = df[(df["status"] == FLIPPABLE) & confident]
+    if hits.empty:
+        return None
+    hit = hits.iloc[0]
+    x2 = hit.get(f"x2_{feature}")
+    return {
+        "row": int(hit["row"]),
+        "p_row": float(hit["p_row"]),
+        "p_x2": float(hit["p_x2"]),
+        "x2": x2,
     }
 
 

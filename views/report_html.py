@@ -11,7 +11,7 @@ import shlex
 
 from ..answers.phrases import NEVER_SPLITS, lower_text, upper_text
 from ..answers.proof import bound_claim
-from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, Result
+from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.ensemble import bounds_from_data
 from ..questions.report import (
     RANK_TOLERANCE,
@@ -95,13 +95,30 @@ def _model_name(report: Report) -> str:
 def _summary(report: Report) -> str:
     items = []
     for f in report.protected:
-        items.append(f"<li><b>{e(f.feature)}</b>: {_answer_sentence(report, f.check)}</li>")
+        items.append(f"<li><b>{e(f.feature)}</b>: {_finding_sentence(report, f)}</li>")
     proven = sum(1 for r in report.ranking if (r.max_gap or {}).get("proven"))
     items.append(
         f"<li>{proven} of {len(report.ranking)} features have a proven max gap; the "
         f"ranking is below.</li>"
     )
     return '<h2 id="summary">Summary</h2><ul>' + "".join(items) + "</ul>"
+
+
+def _finding_sentence(report: Report, f: ProtectedFinding) -> str:
+    """The protected feature's answer: its check's, or, where that is unknown, the pair
+    an audited row and its flip make (questions/report._audit_pair)."""
+    pair = f.audit_pair
+    if f.check.status != UNKNOWN or pair is None:
+        return _answer_sentence(report, f.check)
+    g = report.gap
+    return (
+        f"{_status(SENSITIVE)}: two inputs that differ only in {e(f.feature)} get P(class 1) "
+        f"&ge; {0.5 + g:g} and &le; {0.5 - g:g}: the data's row at index {pair['row']} "
+        f"(P(class 1) = {pair['p_row']:.4g}) and the same row with {e(f.feature)} = "
+        f"{e(str(pair['x2']))} (P(class 1) = {pair['p_x2']:.4g}), both replay-checked with the "
+        "model's own library (the row-level audit below); the search over all inputs was not "
+        "settled within its time limit."
+    )
 
 
 def _answer_sentence(report: Report, r: Result) -> str:
@@ -308,7 +325,7 @@ def _rank_key(r: Result) -> float:
 def _protected(report: Report, f: ProtectedFinding) -> str:
     out = [
         f'<h2 id="protected-{e(f.feature)}">Protected feature: {e(f.feature)}</h2>',
-        f"<p>{_answer_sentence(report, f.check)}</p>",
+        f"<p>{_finding_sentence(report, f)}</p>",
     ]
     if f.certificate:
         out.append(
