@@ -81,6 +81,9 @@ class RowAnswers:
     # which no x2 flips
     # (0: none known); every other flipped row's change is the smallest
     unproven: dict[int, float] = field(default_factory=dict)
+    # a worker's block of an audit to be certified: the answers whose proof its box search
+    # recorded (questions/audit_solve.taken_proofs), sent back for the rows' certificates
+    proofs: dict = field(default_factory=dict)
 
 
 def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):

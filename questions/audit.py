@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from ..readers.data import Dataset, load_data, say_data_notes
 from ..readers.load import load_model
 from .ask import recorded
 from .audit_groups import binned
-from .audit_solve import keeping_row_proofs, solve_rows
+from .audit_solve import adopt_proofs, keeping, keeping_row_proofs, solve_rows, taken_proofs
 from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
     AuditSpec,
@@ -78,6 +79,9 @@ class AuditWork:
     max_candidates: int | None = None  # None: compiler.audit.MAX_CANDIDATES
     deadline: float | None = None  # the whole audit's (time.time()); None: none
     memory_mb: int | None = None  # the solver queries' memory limit (None: the default)
+    # the audit's rows to be certified, its blocks on workers: each block keeps the proofs
+    # its box search records and sends them back (RowAnswers.proofs)
+    keep_proofs: bool = False
 
 
 def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
@@ -90,8 +94,12 @@ def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
     ans = audit_rows(work.ens, X, spec.vary, spec.target, spec.scales, work.max_candidates)
     why: list[str] = []
     limits = (work.timeout_per_row, work.deadline, work.memory_mb)
-    if not solve_rows(work.ens, spec, X, ans, *limits, why=why):
-        why.append(BUDGET_WHY)
+    own = work.keep_proofs and not keeping()  # a worker: its proofs kept and sent back
+    with keeping_row_proofs() if own else nullcontext():
+        if not solve_rows(work.ens, spec, X, ans, *limits, why=why):
+            why.append(BUDGET_WHY)
+        if own:
+            ans = replace(ans, proofs=taken_proofs())
     return replace(ans, note="; ".join(dict.fromkeys(why))) if why else ans
 
 
@@ -129,7 +137,9 @@ def answer_blocks(
     fails on every attempt comes back with its rows unknown, saying why, as do the rows
     the ``deadline`` leaves unanswered."""
     ens = audit_reading(ens, spec.target)
-    work = AuditWork(ens, data, spec, timeout_per_row, max_candidates, deadline, memory_mb)
+    keep = executor is not None and keeping()  # the workers' proofs sent back
+    limits = (timeout_per_row, max_candidates, deadline, memory_mb, keep)
+    work = AuditWork(ens, data, spec, *limits)
     blocks = [rows[s : s + block] for s in range(0, len(rows), block)]
     if executor is None:
         for idx in blocks:
@@ -138,7 +148,8 @@ def answer_blocks(
     for i, out in executor.run(answer_block, work, blocks):
         if isinstance(out, Failure):
             out = unanswered(ens, data.X[blocks[i]], f"{TASK_FAILED}: {out.message}")
-        yield blocks[i], out
+        adopt_proofs(out.proofs)  # the rows' certificates from the worker's proofs
+        yield blocks[i], replace(out, proofs={})
 
 
 def row_result(

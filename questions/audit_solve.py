@@ -83,6 +83,10 @@ def proof_key(spec: AuditSpec, r: np.ndarray, decision) -> tuple:
 def _keep(spec: AuditSpec, r: np.ndarray, decision, res) -> None:
     """Keep ``res`` (insensitive, its proof recorded) for the row's certificate, within
     KEPT_BYTES."""
+    _keep_answer(proof_key(spec, r, decision), res)
+
+
+def _keep_answer(key: tuple, res) -> None:
     kept = _KEPT.get()
     rec = res.box_proof
     if kept is None or not isinstance(rec, RecordedProof) or not rec.parts:
@@ -91,7 +95,32 @@ def _keep(spec: AuditSpec, r: np.ndarray, decision, res) -> None:
     if kept["bytes"] + held > KEPT_BYTES:
         return
     kept["bytes"] += held
-    kept[proof_key(spec, r, decision)] = res
+    kept[key] = res
+
+
+def keeping() -> bool:
+    """Whether this process keeps its rows' proofs (within ``keeping_row_proofs``)."""
+    return _KEPT.get() is not None
+
+
+def taken_proofs() -> dict:
+    """The proofs kept so far (proof_key -> answer), taken out: a worker's block sends them
+    back to the audit's process (``adopt_proofs``). They are data: the answer, its
+    encoding, tables and recorded boxes."""
+    kept = _KEPT.get()
+    if kept is None:
+        return {}
+    out = {k: v for k, v in kept.items() if k != "bytes"}
+    kept.clear()
+    kept["bytes"] = 0
+    return out
+
+
+def adopt_proofs(proofs: dict) -> None:
+    """Keep the proofs a worker's block sent back (``taken_proofs``) as this process's
+    own, within KEPT_BYTES: its rows are then certified from them as from its own."""
+    for key, res in proofs.items():
+        _keep_answer(key, res)
 
 
 def kept_answer(spec: AuditSpec, r: np.ndarray, decision):

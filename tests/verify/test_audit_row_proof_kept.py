@@ -3,7 +3,9 @@ certified from the proof that search recorded as it answered the row, with no se
 search (questions/audit_solve.keeping_row_proofs): breast cancer's XGBoost model, five
 features varied (1.2 million cells of F, past compiler.audit.MAX_CANDIDATES), 12 rows at
 gap 0.45, of which 5 do not flip; every certificate still verifies. So does a ``.sens``
-audit block under ``treesens test --certificates`` (interfaces/sens_contract.py)."""
+audit block under ``treesens test --certificates`` (interfaces/sens_contract.py), and an
+audit whose blocks run on two workers (``jobs=2``), which send their proofs back with
+their answers (RowAnswers.proofs)."""
 
 from __future__ import annotations
 
@@ -22,18 +24,28 @@ MODEL, ROWS = EXAMPLES / "breast_cancer_xgb.json", EXAMPLES / "breast_cancer_row
 VARY = ["mean_texture", "worst_area", "area_error", "worst_texture", "worst_concave_points"]
 
 
-@pytest.fixture(scope="module")
-def audited(tmp_path_factory):
+def _audit(folder, **jobs):
     """The API's audit with certificates, the certificates' own searches counted."""
-    folder = tmp_path_factory.mktemp("kept")
     searches = []
     search = audit_certificates.certify
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(
             audit_certificates, "certify", lambda *a, **k: searches.append(1) or search(*a, **k)
         )
-        df = treesens.audit(str(MODEL), str(ROWS), VARY, gap=0.45, limit=12, certificates=folder)
+        df = treesens.audit(
+            str(MODEL), str(ROWS), VARY, gap=0.45, limit=12, certificates=folder, **jobs
+        )
     return df, folder, searches
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    return _audit(tmp_path_factory.mktemp("kept"))
+
+
+@pytest.fixture(scope="module")
+def audited_on_workers(tmp_path_factory):
+    return _audit(tmp_path_factory.mktemp("workers"), jobs=2)
 
 
 def test_the_rows_are_answered_by_the_box_search(audited):
@@ -46,6 +58,22 @@ def test_a_row_the_box_search_proved_is_certified_with_no_second_search(audited)
     outcome = df.attrs["certificates"]
     assert len(outcome) == (df.status == "not flippable").sum()
     assert all(why == "" for why in outcome.values()) and searches == []
+
+
+def test_rows_answered_on_workers_are_certified_from_their_proofs_with_no_second_search(
+    audited_on_workers,
+):
+    df, _, searches = audited_on_workers
+    outcome = df.attrs["certificates"]
+    assert (df.status == "not flippable").sum() >= 2
+    assert len(outcome) == (df.status == "not flippable").sum()
+    assert all(why == "" for why in outcome.values()) and searches == []
+
+
+def test_each_certificate_from_a_workers_proof_verifies(audited_on_workers):
+    _, folder, _ = audited_on_workers
+    files = sorted(folder.glob("row-*.json"))
+    assert files and all(verify_file(f).valid for f in files)
 
 
 def test_each_certificate_from_a_kept_proof_verifies(audited):
