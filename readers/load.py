@@ -70,6 +70,14 @@ def _log_loading(model) -> None:
         logging.getLogger("treesens").info(words)
 
 
+# a model saved with none of its trees (0 rounds, or LightGBM's save_model(start_iteration=)
+# past the last): as scikit-learn's ensembles of no trees are refused
+NO_TREES = (
+    "the model has no trees: it predicts one constant, which no feature moves; "
+    "save the model with its trained trees"
+)
+
+
 def base_score_problem(value: float | None) -> str | None:
     """What is wrong with a text dump's base_score (None: nothing, or not given)."""
     if value is None or (math.isfinite(value) and 0.0 < value < 1.0):
@@ -136,7 +144,7 @@ def load_model(
         ens = _load_path(Path(model), format, options)
     else:
         ens = _load_object(model)
-    check_finite(ens, str(model) if isinstance(model, (str, Path)) else ens.source)
+    _check_usable(ens, str(model) if isinstance(model, (str, Path)) else ens.source)
     if isinstance(model, (str, Path)):
         ens = ens.with_input("model", str(model))
     if details is not None:  # names the features first: the data's columns must match them
@@ -178,6 +186,13 @@ GROUPS_HELP = (
     "'race=race_A,race_B,race_C;sex=sex_F,sex_M' (a category without a column: "
     "'race=race_B,race_C dropped A'), 'none' (no groups), or a mapping {'race': [columns]}"
 )
+
+
+def _check_usable(ens: Ensemble, where: str) -> None:
+    """Finite numbers (``check_finite``) and at least one tree, which every search indexes."""
+    check_finite(ens, where)
+    if not ens.trees:
+        raise InputError(NO_TREES, where)
 
 
 def groups_with_bounds(groups, from_data: bool):

@@ -178,3 +178,35 @@ def test_a_tree_with_a_cycle_is_an_input_error(tmp_path, tiny_model_json):
     path.write_text(json.dumps(m))
     with pytest.raises(InputError, match="reached twice|malformed"):
         treesens.load_model(path)
+
+
+def _treeless_model(library: str, folder):
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    if library == "xgboost":  # trained for 0 rounds
+        import xgboost as xgb
+
+        path = folder / "none.json"
+        xgb.train({"objective": "binary:logistic"}, xgb.DMatrix(X, label=y), 0).save_model(path)
+        return path
+    import lightgbm as lgb  # saved from past its last tree
+
+    path = folder / "none.txt"
+    booster = lgb.train({"objective": "binary", "verbose": -1}, lgb.Dataset(X, y), 2)
+    booster.save_model(path, start_iteration=2)
+    return path
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_a_model_saved_with_no_trees_is_one_line_and_exit_2(library, tmp_path):
+    """It loaded ('0 trees') and every query ended in 'internal error: ValueError:
+    operands could not be broadcast together' (the heuristic's and the box search's
+    tables index the trees)."""
+    pytest.importorskip(library)
+    r = treesens_here(
+        "check", str(_treeless_model(library, tmp_path)), "--vary", "f0", "--gap", "0.1"
+    )
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "the model has no trees" in lines[0], r.stderr
