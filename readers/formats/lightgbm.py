@@ -302,6 +302,13 @@ def _objective(obj: str, where: str) -> tuple[str, float]:
                 f"objective {obj!r}: a regression on the square root is not supported", where
             )
         return "regression", 1.0
+    if not name:  # a callable objective is not written into the model
+        raise UnsupportedModelError(
+            "the model names no objective (trained with a custom one, a callable): its "
+            "prediction is the raw score, which treesens cannot read as a probability or a "
+            "regression; train with a built-in objective",
+            where,
+        )
     if name in ("multiclassova", "multiclass_ova", "ova", "ovr"):
         raise UnsupportedModelError(
             "one-vs-all multiclass (multiclassova) is not supported; use multiclass", where

@@ -320,3 +320,19 @@ def test_the_command_line_refuses_a_linear_tree_dump_in_one_line(tmp_path):
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "linear_tree=false" in lines[0], r.stderr
+
+
+def test_a_model_of_a_custom_objective_is_refused_naming_it(tmp_path):
+    """Its file has no objective line; the refusal said "objective '' is not one
+    treesens supports"."""
+    X = np.random.default_rng(0).uniform(size=(200, 2))
+    y = (X[:, 0] > 0.5).astype(float)
+
+    def logistic(raw, data):
+        p = 1 / (1 + np.exp(-raw))
+        return p - data.get_label(), p * (1 - p)
+
+    params = {"objective": logistic, "num_leaves": 4, "verbose": -1}
+    lgb.train(params, lgb.Dataset(X, y), 2).save_model(tmp_path / "custom.txt")
+    with pytest.raises(UnsupportedModelError, match="names no objective .*custom one"):
+        load_model(tmp_path / "custom.txt")
