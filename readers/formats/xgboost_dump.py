@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, ModelOrigin, Tree, logit
-from ...compiler.errors import InputError, closest
+from ...compiler.errors import InputError, UnsupportedModelError, closest
 from . import sniffing
 from .base import MAX_FEATURES, LoadOptions, malformed_as_input_error, not_xgboost_json, read_json
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
@@ -68,6 +68,8 @@ def _from_dump(
             t, mf, node = _dump_tree(root, reader)
         except NamedFeature as e:
             raise InputError(f"tree {ti}: {e}", where) from None
+        except UnsupportedModelError as e:
+            raise UnsupportedModelError(f"tree {ti}: {e.message}", where) from None
         except (KeyError, ValueError, TypeError) as e:
             raise InputError(f"tree {ti} of the dump is malformed: {e}", where) from None
         flat.append(t)
@@ -140,6 +142,14 @@ def _check_feature_bound(max_f: int, at: tuple[int, int], file_bytes: int, where
         )
 
 
+# a leaf of a list of values: a tree of multi_strategy='multi_output_tree' (the native
+# reader refuses it alike)
+VECTOR_LEAVES = (
+    "its leaves hold vectors (multi_strategy='multi_output_tree'), which are not supported: "
+    "train with multi_strategy='one_output_per_tree', the default"
+)
+
+
 class NamedFeature(ValueError):
     """A split names a feature whose index nothing given says."""
 
@@ -207,6 +217,8 @@ def _dump_tree(root: dict, feature_id=None):
     for nid, nd in nodes.items():
         i = index[nid]
         if "leaf" in nd:
+            if isinstance(nd["leaf"], list):
+                raise UnsupportedModelError(VECTOR_LEAVES)
             value[i] = _f32(nd["leaf"])
             continue
         f = feature_id(nd["split"])

@@ -210,3 +210,16 @@ def test_a_model_saved_with_no_trees_is_one_line_and_exit_2(library, tmp_path):
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "the model has no trees" in lines[0], r.stderr
+
+
+def test_a_dump_of_trees_with_vector_leaves_is_refused_naming_multi_output_tree(tmp_path):
+    """Its leaves are lists; the line said 'tree 0 of the dump is malformed: only
+    0-dimensional arrays can be converted to Python scalars'."""
+    import xgboost as xgb
+
+    X = np.random.default_rng(0).random((80, 3))
+    params = {"tree_method": "hist", "max_depth": 2, "multi_strategy": "multi_output_tree"}
+    booster = xgb.train(params, xgb.DMatrix(X, label=X[:, :2]), 2)
+    booster.dump_model(str(tmp_path / "dump.json"), dump_format="json")
+    with pytest.raises(UnsupportedModelError, match="tree 0: .*multi_output_tree"):
+        treesens.load_model(tmp_path / "dump.json")
