@@ -27,7 +27,7 @@ FIRST_TURN_SHARE = 0.5  # of the budget: the box search's first turn
 SOLVER_SHARE = 0.5  # of what the first turn left: the solver; the rest, the box search's
 # the backends whose solver ends on counted work (backends/registry.py names), and the
 # search methods that are the box search alone
-WORK_BACKENDS = ("cpsat", "boxes")
+WORK_BACKENDS = ("cpsat", "z3", "boxes")
 # the message of a query whose budget was spent before an answer
 SPENT = "work budget spent"
 # stats["beside"] of an answer the box search gave after the solver, under a work budget
@@ -100,12 +100,12 @@ def work_refusal(backend: str) -> str | None:
     if backend.startswith("race") or "+" in backend:
         return (
             f"a work budget cannot decide a race ({backend}): its answer is the first "
-            "backend's to answer; give one backend (cpsat or boxes)"
+            "backend's to answer; give one backend (cpsat, z3 or boxes)"
         )
     if backend not in WORK_BACKENDS:
         return (
             f"a work budget is not counted by backend {backend} (it ends on the clock); "
-            "give --backend cpsat or boxes, or no work budget"
+            "give --backend cpsat, z3 or boxes, or no work budget"
         )
     return None
 

@@ -21,14 +21,30 @@ FAST = 1000.0  # the clock of a process that gets a thousandth of the CPU it ask
 NO_LIMIT = 1e6  # seconds: the time limit far away, at either speed
 
 
+class _FastTime:
+    """The time module, but for ``time()``: FAST times the real clock's pace."""
+
+    def __init__(self, t0: float):
+        self.t0 = t0
+
+    def time(self) -> float:
+        return self.t0 + FAST * (time.time() - self.t0)
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
 @pytest.fixture
 def fast_clock(monkeypatch):
-    """time.time() running FAST times the real clock, in this process: every stage that
-    looks at the clock sees FAST times more time gone by."""
-    real, t0 = time.time, time.time()
+    """The box search's clock (search/box_search.py, compiled_check.py, boxes.py) running
+    FAST times the real one, as a process that gets a thousandth of the CPU sees it: the
+    search ends on the clock after a thousandth of the search it did before."""
+    from treesens.search import box_search, boxes, compiled_check
 
     def turn() -> None:
-        monkeypatch.setattr(time, "time", lambda: t0 + FAST * (real() - t0))
+        fast = _FastTime(time.time())
+        for module in (box_search, boxes, compiled_check):
+            monkeypatch.setattr(module, "time", fast)
 
     return turn
 
@@ -138,3 +154,19 @@ def test_the_compiled_search_stops_at_the_budget_s_box(monkeypatch):
     res = _boxes_alone(timeout=NO_LIMIT, work=400)  # its pair is at box 510 (254 compiled)
     assert res.stats["box_search"]["search"] == "compiled"
     assert (res.status, res.stats["box_search"]["boxes"]) == ("unknown", 400)
+
+
+def test_z3_under_a_work_budget_gives_the_same_pair_and_work_twice():
+    pytest.importorskip("z3")
+    kw = dict(vary="mean_texture,worst_area", gap=0.45, heuristic=False, backend="z3")
+    a, b = (treesens.check(MODEL, work="1M", threads=2, **kw) for _ in range(2))
+    assert a.status == "sensitive"
+    _same_answer(a, b)
+
+
+def test_z3_short_of_its_budget_says_the_budget_was_spent():
+    pytest.importorskip("z3")
+    kw = dict(vary="mean_texture,worst_area", gap=0.45, heuristic=False, backend="z3")
+    res = treesens.check(MODEL, work=50, **kw)
+    assert (res.status, res.stats["work"]["ended_by"]) == ("unknown", "work")
+    assert res.message.startswith("work budget spent")
