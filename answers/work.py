@@ -105,7 +105,7 @@ def work_refusal(backend: str) -> str | None:
     if backend not in WORK_BACKENDS:
         return (
             f"a work budget is not counted by backend {backend} (it ends on the clock); "
-            "give --backend cpsat, z3 or boxes, or no work budget"
+            "give the backend cpsat, z3 or boxes, or no work budget"
         )
     return None
 

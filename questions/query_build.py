@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from ..answers.work import work_refusal
 from ..backends.registry import BACKENDS, get_info, is_search_method, require_installed
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest, setting, spelled
@@ -329,6 +330,8 @@ def make_plan(
         if problem(value):
             raise InputError(f"{name} {problem(value)}, not {value!r}")
     check_backend_name(backend)
+    if work is not None and (why := work_refusal(backend)) is not None:
+        raise InputError(why)
     mode = DataAwareMode.parse(data_aware)
     opts = check_options(options)
     if mode != DataAwareMode.NONE and opts.data is None:

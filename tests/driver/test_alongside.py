@@ -85,10 +85,10 @@ def test_a_backend_answer_stops_the_box_search_beside_it(no_first_turn, monkeypa
     monkeypatch.setattr(alongside, "backend_search", answers)
     slow = boxes.BoxStage.run
 
-    def slow_run(self, ctx, deadline):  # beside the backend, it would take the whole limit
+    def slow_run(self, ctx, deadline, boxes=None):  # beside the backend: the whole limit
         while ctx.stop is not None and not ctx.stop.is_set() and time.time() < deadline:
             time.sleep(0.01)
-        return slow(self, ctx, time.time())
+        return slow(self, ctx, time.time(), boxes)
 
     monkeypatch.setattr(boxes.BoxStage, "run", slow_run)
     res = solve_query(ens, q)

@@ -36,3 +36,14 @@ def test_work_in_defaults_reaches_every_query_s_plan(tmp_path):
     )
     (q,) = load_queries(p).queries
     assert q.plan.work == 1_500_000
+
+
+def test_work_on_a_backend_that_ends_on_the_clock_is_an_error_at_the_query(tmp_path):
+    p = tmp_path / "w.sens"
+    p.write_text(
+        f'model "{EXAMPLES / "breast_cancer_xgb.json"}"\n'
+        "query q {\n  vary radius_error\n  backend highs\n  work 4M\n}\n"
+    )
+    with pytest.raises(SensError, match="not counted by backend highs") as e:
+        load_queries(p)
+    assert e.value.line == 2
