@@ -72,7 +72,10 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool 
         if key not in _LOADED:
             header = str(path) if is_parquet(path) else f"{path}:1"
             _LOADED[key] = _from_frame(read_table(path), ens, label, str(path), header)
-        return _checked(_LOADED[key], ens, missing_ok)
+        ds = _LOADED[key]
+        if ds.source != str(path):  # a cached read of the same file, named as given now
+            ds = replace(ds, source=str(path))
+        return _checked(ds, ens, missing_ok)
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is a dependency

@@ -416,3 +416,12 @@ def test_a_sens_run_says_a_data_note_once(tmp_path, unread_f0):
     p = treesens_here("run", sens)
     assert p.returncode == 0, p.stderr
     assert p.stderr.count(UNREAD_NOTE) == 1
+
+
+def test_a_data_file_read_again_under_another_name_is_named_as_given(
+    data_csv, xgb_file, monkeypatch
+):
+    ens = treesens.load_model(xgb_file, data=data_csv)
+    monkeypatch.chdir(data_csv.parent)
+    assert load_data(data_csv.name, ens).source == data_csv.name
+    assert load_data(str(data_csv), ens).source == str(data_csv)
