@@ -12,10 +12,12 @@ import math
 import numpy as np
 import pytest
 
+from treesens.compiler.query import Gap
 from treesens.search import gap_kernel
 from treesens.search.gap_boxes import _Bounds
+from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems
-from treesens.tests.compiler.test_gap_kernel_lazy import _search
+from treesens.tests.compiler.test_gap_kernel_lazy import _case, _search
 from treesens.tests.max_gap_oracle import exact_max_gap
 
 pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
@@ -67,15 +69,19 @@ def _walked(search, lo, hi):
     return top, low
 
 
-def _lazy_tables(monkeypatch):
-    return [_search(i, True, monkeypatch)[2] for i in CASES]
+def _lazy_tables():
+    """The cases' pair tables (searched lazily by _held_boxes, whatever share of the
+    trees reads F)."""
+    out = []
+    for i in CASES:
+        ens, q = _case(i)
+        out.append(pair_tables(pair_encoding(ens, q.with_(gap=Gap(0.0)))))
+    return out
 
 
-def test_some_lazy_dives_leave_trees_of_f_with_closed_pair_sums_unwalked(monkeypatch):
+def test_some_lazy_dives_leave_trees_of_f_with_closed_pair_sums_unwalked():
     # the cases above exercise the skip
-    stale = [
-        held[4].any() for tab in _lazy_tables(monkeypatch) for held in _held_boxes(tab, True)[1]
-    ]
+    stale = [held[4].any() for tab in _lazy_tables() for held in _held_boxes(tab, True)[1]]
     assert any(stale)
 
 
@@ -85,7 +91,7 @@ def test_a_held_dive_s_pair_sums_are_exact_and_its_other_rows_bound_a_fresh_walk
     # was closed on them); the rows of x1 and x2 are at least its maxima and at most its
     # minima (a larger box's), and exactly its own for a tree of F not left stale
     checked = 0
-    for tab in _lazy_tables(monkeypatch):
+    for tab in _lazy_tables():
         search, held = _held_boxes(tab, skip)
         first_sum = search.ft.first_sum
         reads_f = search.reads_f
