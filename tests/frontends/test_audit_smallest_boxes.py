@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from treesens.compiler.audit import FLIPPABLE, NEAR_EDGE, Target
+from treesens.compiler.audit import FLIPPABLE, Target
 from treesens.compiler.query import Gap
 from treesens.questions import audit_nearest, audit_solve
 from treesens.questions.audit_nearest import box_least, x2_columns
@@ -24,7 +24,12 @@ from treesens.search.box_search import FOUND, PROVED, BoxSearch
 from treesens.search.pair_boxes import class_pair_encodings, pair_encoding
 from treesens.tests.audit_oracle import brute_force_smallest_change
 from treesens.tests.frontends.test_audit_boxes import _by_boxes
-from treesens.tests.frontends.test_audit_smallest import GAP, MODELS, _model
+from treesens.tests.frontends.test_audit_smallest import (
+    GAP,
+    MODELS,
+    _model,
+    assert_the_smallest_flips,
+)
 
 VARY = [["a", "b"], ["a", "c"], ["a", "b", "c"]]
 
@@ -42,12 +47,7 @@ def _searched(lib, vary, monkeypatch):
 @pytest.mark.parametrize("lib", MODELS)
 def test_the_capped_search_proves_the_smallest_change_that_flips(lib, vary, monkeypatch):
     ens, X, ans, spec = _searched(lib, vary, monkeypatch)
-    least = brute_force_smallest_change(ens, X, vary, Target(Gap(GAP)), spec.scales)
-    assert [s == FLIPPABLE for s in ans.status] == [math.isfinite(v) for v in least]
-    assert not ans.unproven
-    for i in np.flatnonzero(np.isfinite(least)):
-        # the row's x2 is at its cells' values (within NEAR_EDGE of a cell's end)
-        assert least[i] - 1e-9 <= ans.change[i] <= least[i] + len(vary) * NEAR_EDGE + 1e-9
+    assert_the_smallest_flips(ens, X, vary, ans, spec)
 
 
 @pytest.mark.parametrize("lib", MODELS)
