@@ -296,8 +296,10 @@ class Expect(Node):
 class ModelDecl(Node):
     path: Str
     format: str | None = None
-    base_score: float | None = None
+    base_score: float | tuple[float, ...] | None = None  # one, or one per class
     trust_pickle: bool = False  # a pickled model may be loaded (it runs code when loaded)
+    objective: str | None = None  # of an XGBoost dump, as num_class and base_score
+    num_class: int | None = None
     # where 'format' and 'base_score' are written (for messages)
     format_pos: Pos | None = _pos()
     base_score_pos: Pos | None = _pos()

@@ -26,7 +26,7 @@ from ..compiler.query import ANY
 from ..driver import is_race
 from ..driver.race_spec import race_in_list_problem, unknown_backend
 from ..questions.query_build import A_BELOW_B, parse_passes
-from ..readers.load import base_score_problem
+from ..readers.load import base_score_problem, shown_base_score
 from . import ast as nodes
 from .expectations import check_expectations
 from .show import fmt_duration, py_value, show, show_value
@@ -84,9 +84,10 @@ def check_structure(ast: nodes.SensAST) -> None:
                     it,
                 )
             seen[kind] = it
-        if isinstance(it, nodes.ModelDecl) and base_score_problem(it.base_score):
+        if isinstance(it, nodes.ModelDecl) and base_score_problem(it.base_score, it.objective):
             raise ast.error(
-                f"base_score {it.base_score:g} {base_score_problem(it.base_score)}",
+                f"base_score {shown_base_score(it.base_score)} "
+                f"{base_score_problem(it.base_score, it.objective)}",
                 it.base_score_pos or it,
             )
         if isinstance(it, nodes.FeatureDecl):

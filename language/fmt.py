@@ -110,7 +110,9 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
         return _words(
             f"model {_quoted(st.path)}",
             None if st.format is None else f"format {fmt_name(st.format, mode=mode)}",
-            None if st.base_score is None else f"base_score {fmt_num(st.base_score)}",
+            None if st.objective is None else f"objective {st.objective}",
+            None if st.num_class is None else f"num_class {st.num_class}",
+            None if st.base_score is None else f"base_score {_base_scores(st.base_score)}",
             "trust_pickle" if st.trust_pickle else None,
         )
     if isinstance(st, (nodes.DataDecl, nodes.Rows)):  # the file's data, an audit's rows
@@ -247,3 +249,9 @@ def _fmt_group(st, mode: str) -> str:
         fmt_name(c.text, mode=mode) for c in st.columns
     )
     return s + (f" dropped {fmt_name(st.dropped.text, mode=mode)}" if st.dropped else "")
+
+
+def _base_scores(value) -> str:
+    """A model line's base score: one number, or one per class joined by commas."""
+    values = value if isinstance(value, tuple) else (value,)
+    return ", ".join(fmt_num(v) for v in values)

@@ -113,13 +113,17 @@ class _Build(Transformer):
 
     # ---- top level ----
     def model(self, meta, ch):
-        fmt = base = fpos = bpos = None
+        fmt = base = fpos = bpos = objective = num_class = None
         trust = False
         for c in ch[1:]:
             if c[0] == "format":
                 fmt, fpos = c[1], c[2]
             elif c[0] == "trust_pickle":
                 trust = True
+            elif c[0] == "objective":
+                objective = c[1]
+            elif c[0] == "num_class":
+                num_class = c[1]
             else:
                 base, bpos = c[1], c[2]
         return nodes.ModelDecl(
@@ -127,6 +131,8 @@ class _Build(Transformer):
             fmt,
             base,
             trust_pickle=trust,
+            objective=objective,
+            num_class=num_class,
             pos=_meta_pos(meta),
             format_pos=fpos,
             base_score_pos=bpos,
@@ -136,7 +142,14 @@ class _Build(Transformer):
         return ("format", ch[0].text, _meta_pos(meta))
 
     def model_base_score(self, meta, ch):
-        return ("base_score", ch[0].value, _meta_pos(meta))
+        values = tuple(c.value for c in ch)
+        return ("base_score", values[0] if len(values) == 1 else values, _meta_pos(meta))
+
+    def model_objective(self, meta, ch):
+        return ("objective", f"{ch[0].text}:{ch[1].text}", _meta_pos(meta))
+
+    def model_num_class(self, meta, ch):
+        return ("num_class", int(ch[0]), _meta_pos(meta))
 
     def model_trust_pickle(self, meta, ch):
         return ("trust_pickle", True, _meta_pos(meta))

@@ -26,6 +26,7 @@ from ..readers.load import (
     groups_with_bounds,
     load_model,
     missing_from_data,
+    shown_base_score,
     with_groups,
 )
 from ..readers.plugins import load_plugin
@@ -59,7 +60,7 @@ from .check import check_options
 from .expectations import check_audit_by
 from .inputs import with_inputs
 from .parse import parse_file
-from .show import fmt_name, fmt_num
+from .show import fmt_name
 
 VARY = (Vary, VaryAll, VaryEachFeature, VaryEachOf, VarySubsets)
 
@@ -311,10 +312,13 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             str(model_path),
             format=fmt,
             base_score=model.base_score,
+            objective=model.objective,
+            n_classes=model.num_class,
             trust_pickle=model.trust_pickle,
         )
     except InputError as e:
-        if model.base_score is not None or model.format == "xgboost-dump":
+        dump_said = (model.base_score, model.objective, model.num_class) != (None, None, None)
+        if dump_said or model.format == "xgboost-dump":
             # the loader refuses a dump's settings on another model: say which, and where
             try:
                 plain = load_model(str(model_path), trust_pickle=model.trust_pickle)
@@ -416,8 +420,15 @@ def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:
     if model.base_score is not None:
         raise ast.error(
             f"base_score is only for XGBoost text dumps, which do not store it; the file is "
-            f"{kind}, which has its own: drop 'base_score {fmt_num(model.base_score)}'",
+            f"{kind}, which has its own: drop 'base_score {shown_base_score(model.base_score)}'",
             model.base_score_pos or model,
+        )
+    said = "objective" if model.objective is not None else "num_class"
+    if model.objective is not None or model.num_class is not None:
+        raise ast.error(
+            f"{said} is only for XGBoost text dumps, which do not store it; the file is "
+            f"{kind}, which has its own: drop '{said}'",
+            model,
         )
 
 

@@ -31,6 +31,7 @@ from ..compiler.query import ANY, MAX_RATIO, Gap, GapKind, Query, feature_index
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
+from ..readers.formats.xgboost_dump import dump_refusal
 from ..search.anchored_boxes import anchor_of, anchor_ranks, is_anchored
 from ..search.box_search import FOUND, PROVED, BoxOutcome
 from ..search.boxes import reads_alike, rows_of_each_input
@@ -231,8 +232,8 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
             "files and ONNX tree ensembles)"
         )
     binary = not ens.is_regressor and ens.n_outputs == 1
-    if model_library(ens) == "xgboost-dump" and ens.is_regressor:
-        return "the checker reads XGBoost dumps of classifiers only (give the JSON model)"
+    if model_library(ens) == "xgboost-dump" and dump_refusal(ens) is not None:
+        return dump_refusal(ens)
     if ens.is_regressor and ens.link not in (IDENTITY, EXP):  # exp: ``link`` steps
         return nonlinear_link_refusal(ens.link)
     if (

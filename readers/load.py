@@ -78,11 +78,36 @@ NO_TREES = (
 )
 
 
-def base_score_problem(value: float | None) -> str | None:
-    """What is wrong with a text dump's base_score (None: nothing, or not given)."""
-    if value is None or (math.isfinite(value) and 0.0 < value < 1.0):
+def base_score_problem(value, objective: str | None = None) -> str | None:
+    """What is wrong with a text dump's base_score (None: nothing, or not given): one
+    number or one per class, a probability in (0, 1) for the logistic objectives (the
+    default), positive for a log link, any number else."""
+    if value is None:
         return None
-    return "must be a probability in (0, 1)"
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+        return "must be a number"
+    logistic = objective in (None, "binary:logistic", "reg:logistic")
+    if logistic and not all(0.0 < v < 1.0 for v in values):
+        return "must be a probability in (0, 1)"
+    exp_link = objective in ("count:poisson", "reg:gamma", "reg:tweedie")
+    if exp_link and not all(v > 0.0 for v in values):
+        return f"must be positive (the mean prediction of {objective}'s log link)"
+    return None
+
+
+def shown_base_score(value) -> str:
+    """A base score as given: one number, or numbers joined by commas."""
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    return ",".join(f"{v:g}" for v in values)
+
+
+def _checked_base_score(base_score, objective):
+    """A dump's base score as given (a list as a tuple), or the one line of what is wrong."""
+    if base_score_problem(base_score, objective):
+        shown = shown_base_score(base_score)
+        raise InputError(f"base_score {shown} {base_score_problem(base_score, objective)}")
+    return tuple(base_score) if isinstance(base_score, list) else base_score
 
 
 def load_model(
@@ -90,8 +115,9 @@ def load_model(
     *,
     format: str = "auto",
     details=None,
-    base_score: float | None = None,
+    base_score: float | tuple[float, ...] | None = None,
     n_classes: int | None = None,
+    objective: str | None = None,
     data=None,
     label: str = "label",
     auto_details: bool = True,
@@ -120,11 +146,11 @@ def load_model(
     sex=..."``, ``"race=race_B,race_C dropped A"``), or ``"infer"`` (from ``data``:
     columns sharing a prefix whose rows each hold exactly one 1, or at most one 1 with a
     dropped category; the default with ``bounds="data"``; ``groups={}`` or ``"none"`` for
-    none); each group becomes one feature whose
-    values are its categories (docs/pipelines.md).
+    none); each group becomes one feature whose values are its categories (docs/pipelines.md).
+    ``objective``, ``n_classes``, ``base_score`` (one, or one per class): an XGBoost dump's,
+    which it does not record (default binary:logistic, 0.5; docs/python.md).
     """
-    if base_score_problem(base_score):
-        raise InputError(f"base_score {base_score:g} {base_score_problem(base_score)}")
+    base_score = _checked_base_score(base_score, objective)
     if bounds not in BOUNDS:
         raise InputError(f"bounds={bounds!r}: use one of {', '.join(map(repr, BOUNDS))}")
     if bounds == "data" and data is None:
@@ -140,7 +166,7 @@ def load_model(
         ens = model
     elif isinstance(model, (str, Path)):
         names = details_names(details) if details is not None else None  # a dump's
-        options = LoadOptions(base_score, n_classes, trust_pickle, names)
+        options = LoadOptions(base_score, n_classes, trust_pickle, names, objective)
         ens = _load_path(Path(model), format, options)
     else:
         ens = _load_object(model)
@@ -441,9 +467,10 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
             or f"cannot tell the model format; pass --format ({', '.join(known[1:])})",
             where,
         )
-    if options.base_score is not None and not fmt.takes_base_score:
+    said = [k for k in ("base_score", "objective") if getattr(options, k) is not None]
+    if said and not fmt.takes_base_score:
         raise InputError(
-            "base_score is read only for an XGBoost text dump; this model records its own", where
+            f"{said[0]} is read only for an XGBoost text dump; this model records its own", where
         )
     try:
         return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))

@@ -28,6 +28,7 @@ from ...readers.load import (
     base_score_problem,
     load_model,
     loading_words,
+    shown_base_score,
 )
 from ...views.result_view import render_result
 
@@ -62,6 +63,12 @@ def number(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
+
+
+def numbers(text: str) -> float | tuple[float, ...]:
+    """argparse type: a finite number, or finite numbers joined by commas."""
+    values = tuple(number(part) for part in text.split(","))
+    return values[0] if len(values) == 1 else values
 
 
 def positive_float(text: str) -> float:
@@ -113,11 +120,27 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--bounds", choices=BOUNDS, default="auto", help=API_KEYWORDS["bounds"].help)
     p.add_argument("--groups", metavar="SPEC", default=None, help=API_KEYWORDS["groups"].help)
+    # an XGBoost dump records none of these (readers/formats/xgboost_dump.py)
+    p.add_argument(
+        "--objective",
+        default=None,
+        help="the objective of an XGBoost dump (default binary:logistic): binary:logitraw, "
+        "reg:logistic, reg:squarederror, count:poisson, reg:tweedie, reg:gamma, "
+        "multi:softprob or multi:softmax (with --num-class), ...",
+    )
+    p.add_argument(
+        "--num-class",
+        type=int,
+        default=None,
+        metavar="K",
+        help="the classes of a multiclass XGBoost dump (tree i adds to class i mod K)",
+    )
     p.add_argument(
         "--base-score",
-        type=number,
+        type=numbers,
         default=None,
-        help="base_score of a text-dump model (probability; default 0.5)",
+        help="base_score of an XGBoost dump, as XGBoost stores it (default 0.5): one number, "
+        "or one per class (0.1,0.2,0.3)",
     )
 
 
@@ -256,9 +279,10 @@ def add_run_limits(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def load_from_args(args):
-    bs = args.base_score
-    if base_score_problem(bs):
-        raise InputError(f"--base-score {bs:g}: {base_score_problem(bs)}")
+    bs, objective = args.base_score, getattr(args, "objective", None)
+    if base_score_problem(bs, objective):
+        said = base_score_problem(bs, objective)
+        raise InputError(f"--base-score {shown_base_score(bs)}: {said}")
     if not getattr(args, "json", False):
         say_loading(args.model)
     return load_model(
@@ -266,6 +290,8 @@ def load_from_args(args):
         format=args.format,
         details=args.details,
         base_score=args.base_score,
+        objective=objective,
+        n_classes=getattr(args, "num_class", None),
         data=args.data,
         label=args.label,
         bounds=getattr(args, "bounds", "auto"),

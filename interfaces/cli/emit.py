@@ -66,8 +66,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--objective",
+        dest="emit_objective",
         action="store_true",
         help="smt2: include the objective as a (maximize/minimize) command (z3's Optimize)",
+    )
+    # the objective of a dump moves to --model-objective, as its format does
+    p.add_argument(
+        "--model-objective",
+        dest="objective",
+        default=None,
+        help="the objective of an XGBoost dump (default binary:logistic; see check --objective)",
     )
     add_sens_args(p)
 
@@ -135,7 +143,7 @@ def run(args) -> int:
         fmt,
         args.backend,
         plain_smt=args.plain_smt,
-        objective=True if args.objective else None,
+        objective=True if args.emit_objective else None,
     )
     if args.output in (None, "-"):
         sys.stdout.write(text)

@@ -32,16 +32,18 @@ PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 class LoadOptions:
     """What a caller may say about a model file besides its path.
 
-    ``base_score`` and ``n_classes``: of an XGBoost tree dump, which does not record them;
+    ``objective``, ``base_score`` (one number, or one per class) and ``n_classes``: of an
+    XGBoost tree dump, which does not record them;
     ``trust_pickle``: the caller accepts that a pickled model runs code while it loads;
     ``feature_names``: the names a details file gives, at their indices (None where it
     gives none): a dump that names its features in its splits reads their indices here.
     """
 
-    base_score: float | None = None
+    base_score: float | tuple[float, ...] | None = None
     n_classes: int | None = None
     trust_pickle: bool = False
     feature_names: tuple[str | None, ...] | None = None
+    objective: str | None = None
 
 
 DEFAULT_OPTIONS = LoadOptions()

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ...compiler.ensemble import LOGISTIC, SOFTMAX, Ensemble, Feature, ModelOrigin, Tree, logit
+from ...compiler.ensemble import Ensemble, Feature, ModelOrigin, Tree
 from ...compiler.errors import InputError, UnsupportedModelError, closest
 from . import sniffing
 from .base import MAX_FEATURES, LoadOptions, malformed_as_input_error, not_xgboost_json, read_json
+from .xgboost_objectives import KNOWN, PROBABILITY, REGRESSION, outputs
 from .xgboost_replay import XGBoostReplayer, native_model_bytes
 
 # a dump implies at least this many features whatever its size (see dump_feature_bound)
@@ -40,26 +41,107 @@ def _f32(x) -> float:
 def from_dump(
     trees_json: list,
     where: str,
-    n_classes: int = 2,
-    base_score: float | None = None,
+    n_classes: int | None = None,
+    base_score: float | tuple[float, ...] | None = None,
     n_features: int | None = None,
     file_bytes: int | None = None,
     names: tuple[str | None, ...] | None = None,
+    objective: str | None = None,
 ) -> Ensemble:
     """The ensemble of a dump's trees. A dump declares no number of features: it is the
     largest feature index + 1 (or ``n_features``), bounded by the size of the file it was
     read from (``file_bytes``; see :func:`dump_feature_bound`). A dump of a booster with
     feature names splits on names: ``names`` (a details file's, at their indices) gives
-    their indices, and the features are named so."""
-    with malformed_as_input_error("XGBoost tree dump", where):
-        return _from_dump(trees_json, where, n_classes, base_score, n_features, file_bytes, names)
-
-
-def _from_dump(
-    trees_json, where, n_classes, base_score, n_features, file_bytes, names=None
-) -> Ensemble:
+    their indices, and the features are named so. Nor does a dump record its objective,
+    class count or base score: ``objective`` (default binary:logistic, or multi:softprob
+    when ``n_classes`` > 2), ``n_classes`` (a multi: objective's; tree i adds to class i
+    mod n_classes) and ``base_score`` (default 0.5; one number, or one per class) say them."""
     if not isinstance(trees_json, list) or not trees_json:
         raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
+    with malformed_as_input_error("XGBoost tree dump", where):
+        reading = DumpReading.of(objective, n_classes, base_score, len(trees_json), where)
+        ens = _from_dump(trees_json, where, reading, n_features, file_bytes, names)
+    # the replayer makes the Booster's model from the IR when a witness needs it
+    recipe = functools.partial(native_model_bytes, ens, reading.stored, reading.objective)
+    replayer = XGBoostReplayer(recipe, reading.objective, ens.n_classes, where)
+    return replace(ens, source=f"{ens.source} ({reading.said()})", replayer=replayer)
+
+
+# how to say what a dump does not record: the .sens model line's words (load_model's,
+# n_classes for num_class) and the command line's flags
+SAY_OTHERWISE = (
+    "a dump records neither its objective nor its base score: say them with objective, "
+    "num_class, base_score (--objective, --num-class, --base-score)"
+)
+
+
+@dataclass(frozen=True)
+class DumpReading:
+    """What a dump is read as: its objective, classes, base score as XGBoost stores it
+    (``stored``: a number, or one per class), and which of them were assumed."""
+
+    objective: str
+    n_classes: int
+    stored: float | tuple[float, ...]
+    assumed: tuple[str, ...]  # of objective and base_score, those not given
+
+    @classmethod
+    def of(cls, objective, n_classes, base_score, n_trees: int, where: str) -> DumpReading:
+        if objective is not None and objective not in KNOWN:
+            raise InputError(
+                f"objective {objective!r} is not one treesens reads "
+                f"(one of {', '.join(KNOWN)}){closest(objective, KNOWN)}",
+                where,
+            )
+        C = n_classes or 2
+        obj = objective or ("multi:softprob" if C > 2 else "binary:logistic")
+        multi = obj.startswith("multi:")
+        if multi and n_classes is None:
+            raise InputError(
+                f"objective {obj} needs the number of classes: give num_class (--num-class)", where
+            )
+        if multi and (C < 2 or n_trees % C):
+            raise InputError(
+                f"num_class {C} does not divide the dump's {n_trees} trees (a multiclass "
+                f"dump has one tree per class each round, tree i adding to class i mod {C})",
+                where,
+            )
+        bs = base_score if base_score is not None else 0.5
+        many = isinstance(bs, (tuple, list))
+        if many and len(bs) != (C if multi else 1) and len(bs) != 1:
+            raise InputError(
+                f"{len(bs)} base scores for {C if multi else 1} output"
+                f"{'s' if multi else ''}: give one, or one per class",
+                where,
+            )
+        stored = (
+            tuple(float(b) for b in bs) if many and len(bs) > 1 else float(bs[0] if many else bs)
+        )
+        assumed = tuple(
+            name
+            for name, value in (("objective", objective), ("base_score", base_score))
+            if value is None
+        )
+        return cls(obj, C if multi else (0 if obj in REGRESSION else 2), stored, assumed)
+
+    def said(self) -> str:
+        """The load line's words on what the dump was read as."""
+        per = (
+            f"{self.n_classes} classes, tree i adding to class i mod {self.n_classes}"
+            if self.objective.startswith("multi:")
+            else "one margin per tree, summed"
+        )
+        bs = self.stored
+        shown = ",".join(f"{b:g}" for b in bs) if isinstance(bs, tuple) else f"{bs:g}"
+        objective = f"objective {self.objective}" + (
+            " (assumed)" if "objective" in self.assumed else ""
+        )
+        base = f"base_score {shown}" + (" (assumed)" if "base_score" in self.assumed else "")
+        told = f"read as {objective}, {per}, {base}"
+        return f"{told}; {SAY_OTHERWISE}" if self.assumed else f"{told}: as given"
+
+
+def _from_dump(trees_json, where, reading: DumpReading, n_features, file_bytes, names=None):
     flat = []
     max_f, max_at = -1, (0, 0)
     reader = _FeatureIds(names)
@@ -89,35 +171,46 @@ def _from_dump(
         raise InputError(
             f"the dump splits on feature {max_f} but {n_feat} features were declared", where
         )
-    C = n_classes
+    bs = list(reading.stored) if isinstance(reading.stored, tuple) else [reading.stored]
+    multi = reading.objective.startswith("multi:")
+    n_classes, link, intercept = outputs(
+        reading.objective, reading.n_classes if multi else 0, bs, len(flat), where
+    )
+    C = len(intercept)
     # tree i adds to class i mod C; _dump_tree gives its node arrays in Tree's order
-    trees = [Tree(*arrays, outputs=(ti % C if C > 2 else 0,)) for ti, arrays in enumerate(flat)]
-    bs = 0.5 if base_score is None else float(base_score)
-    if C > 2:
-        link, intercept = SOFTMAX, tuple([_f32(bs)] * C)
-    else:
-        link, intercept = LOGISTIC, (logit(_f32(bs)),)
+    trees = [Tree(*arrays, outputs=(ti % C,)) for ti, arrays in enumerate(flat)]
     if reader.named:  # the features the details file names, the others generic
         named = [*names, *[None] * (n_feat - len(names))]
         features = tuple(Feature(named[i] or f"f{i}") for i in range(n_feat))
     else:
         features = tuple(Feature(f"f{i}") for i in range(n_feat))
-    ens = Ensemble(
+    return Ensemble(
         tuple(trees),
         features,
-        n_classes=max(C, 2),
+        n_classes=n_classes,
         intercept=intercept,
         link=link,
         **XGBOOST_ARITHMETIC,
         origin=ModelOrigin("xgboost-dump", where),
+        probability=reading.objective in PROBABILITY,
     )
-    # a dump stores no base_score: the model's source says which one its answers take
-    said = "assumed: a dump does not store it" if base_score is None else "given"
-    ens = replace(ens, source=f"{ens.source} (base_score {bs:g} {said})")
-    obj = "multi:softprob" if C > 2 else "binary:logistic"
-    # the replayer makes the Booster's model from the IR when a witness needs it
-    recipe = functools.partial(native_model_bytes, ens, bs)
-    return replace(ens, replayer=XGBoostReplayer(recipe, obj, ens.n_classes, where))
+
+
+def dump_refusal(ens: Ensemble) -> str | None:
+    """Why the certificate checker cannot read a dump as treesens read it (None: it can):
+    it reads a dump as binary:logistic, or multi:softprob of one base score."""
+    objective = getattr(ens.replayer, "objective", None)
+    if ens.is_regressor or objective in REGRESSION:
+        return "the checker reads XGBoost dumps of classifiers only (give the JSON model)"
+    multi = objective in ("multi:softprob", "multi:softmax")
+    if objective != "binary:logistic" and not multi:
+        return (
+            f"the checker reads a dump as binary:logistic or multi:softprob, not {objective} "
+            "(give the JSON model)"
+        )
+    if multi and len(set(ens.intercept)) > 1:
+        return "the checker reads a dump of one base score, not one per class (give the JSON model)"
+    return None
 
 
 def dump_feature_bound(file_bytes: int) -> int:
@@ -303,14 +396,14 @@ def dump_or_model(blob: bytes, where: str, options: LoadOptions) -> Ensemble | d
 
 
 def _dump_ensemble(trees: list, where: str, options: LoadOptions, blob: bytes) -> Ensemble:
-    n_classes = options.n_classes or 2
     return from_dump(
         trees,
         where,
-        n_classes,
+        options.n_classes,
         options.base_score,
         file_bytes=len(blob),
         names=options.feature_names,
+        objective=options.objective,
     )
 
 

@@ -30,15 +30,11 @@ from typing import Any
 import numpy as np
 
 from ...compiler.ensemble import (
-    EXP,
-    IDENTITY,
-    LOGISTIC,
     SOFTMAX,
     Ensemble,
     Feature,
     ModelOrigin,
     Tree,
-    logit,
     raw_category_values,
 )
 from ...compiler.errors import InputError, TreesensWarning, UnsupportedModelError
@@ -50,27 +46,9 @@ from .base import (
     malformed_as_input_error,
     module_of,
 )
+from .xgboost_objectives import PROBABILITY, REGRESSION, SUPPORTED
+from .xgboost_objectives import outputs as _outputs
 from .xgboost_replay import XGBoostReplayer, booster_from_bytes
-
-SUPPORTED = (
-    "binary:logistic",
-    "binary:logitraw",
-    "reg:logistic",
-    "multi:softprob",
-    "multi:softmax",
-)
-# their prediction is P(class 1), trained as a regression onto [0, 1]: they answer the
-# binary questions as a binary classifier and the regressor questions as a regressor
-PROBABILITY = ("reg:logistic",)
-# regression objectives and their link; a log link's base_score is a prediction
-REGRESSION = {
-    "reg:squarederror": IDENTITY,
-    "reg:absoluteerror": IDENTITY,
-    "reg:pseudohubererror": IDENTITY,
-    "count:poisson": EXP,
-    "reg:gamma": EXP,
-    "reg:tweedie": EXP,
-}
 
 
 def _f32(x) -> float:
@@ -215,32 +193,6 @@ def _names_and_types(learner: dict, n_feat: int, where: str) -> tuple[list, list
     return names, types
 
 
-def _outputs(
-    obj: str, num_class: int, bs: list[float], T: int, where: str
-) -> tuple[int, str, tuple[float, ...]]:
-    """(number of classes, link, intercept) of an objective and its base score."""
-    if obj.startswith("multi:"):
-        n_classes = max(num_class, 1)
-        if n_classes > max(T, 2):  # every class has trees (and a huge count fills the memory)
-            raise InputError(f"num_class={num_class} but the model has {T} trees", where)
-        intercept = tuple(_f32(b) for b in (bs if len(bs) == n_classes else bs[:1] * n_classes))
-        return n_classes, SOFTMAX, intercept
-    if num_class > 1:  # xgboost would predict num_class columns from one output's trees
-        raise InputError(f"num_class={num_class} but the objective {obj} has one output", where)
-    b0 = _f32(bs[0])
-    if REGRESSION.get(obj) == EXP:
-        if not b0 > 0.0:
-            raise InputError(f"base_score {b0} of a log-link objective is not positive", where)
-        return 0, EXP, (float(np.log(b0)),)
-    if obj in REGRESSION:
-        return 0, IDENTITY, (b0,)
-    if obj in ("binary:logistic", *PROBABILITY):
-        if not 0.0 < b0 < 1.0:
-            raise InputError(f"base_score {b0} of {obj} is not a probability", where)
-        return 2, LOGISTIC, (logit(b0),)
-    return 2, LOGISTIC, (b0,)
-
-
 def _feature(name: str, ftype: str, categories: tuple | None = None) -> Feature:
     kind = {"int": "integer", "i": "binary", "c": "categorical"}.get(ftype, "real")
     if kind != "categorical" or categories is None:
@@ -366,9 +318,10 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS, dump: bool = F
             raise InputError(
                 "a native XGBoost model, not a text dump (drop the dump format)", where
             )
-        if options.base_score is not None:
+        said = [k for k in ("base_score", "objective") if getattr(options, k) is not None]
+        if said:
             raise InputError(
-                "base_score is read only for a text dump (a JSON list of trees); "
+                f"{said[0]} is read only for a text dump (a JSON list of trees); "
                 "a native XGBoost model records its own",
                 where,
             )

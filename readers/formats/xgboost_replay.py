@@ -152,9 +152,19 @@ def booster_from_bytes(blob: bytes, where: str | None = None) -> Any:
     return booster
 
 
-def native_model(ens: Ensemble, base_score: float = 0.5) -> dict:
-    """XGBoost's native JSON of a model with exactly the ensemble's (numeric) trees."""
+def native_model(
+    ens: Ensemble, base_score: float | tuple[float, ...] = 0.5, objective: str | None = None
+) -> dict:
+    """XGBoost's native JSON of a model with exactly the ensemble's (numeric) trees, of
+    ``objective`` (default: binary:logistic, or multi:softprob of more than 2 classes) and
+    ``base_score`` (one number, or one per class) as XGBoost stores them."""
     C = ens.n_classes
+    multi = ens.n_outputs > 1
+    objective = objective or ("multi:softprob" if multi else "binary:logistic")
+    if isinstance(base_score, (tuple, list)):
+        bs = "[" + ",".join(repr(float(b)) for b in base_score) + "]"
+    else:
+        bs = repr(float(base_score))
     trees = [_native_tree(t, ti, ens.n_features) for ti, t in enumerate(ens.trees)]
     return {
         "learner": {
@@ -164,27 +174,39 @@ def native_model(ens: Ensemble, base_score: float = 0.5) -> dict:
             "gradient_booster": {
                 "model": {
                     "gbtree_model_param": {"num_parallel_tree": "1", "num_trees": str(len(trees))},
-                    "iteration_indptr": list(range(0, len(trees) + 1, max(1, C if C > 2 else 1))),
+                    "iteration_indptr": list(range(0, len(trees) + 1, C if multi else 1)),
                     "tree_info": [int(t.outputs[0]) for t in ens.trees],
                     "trees": trees,
                 },
                 "name": "gbtree",
             },
             "learner_model_param": {
-                "base_score": repr(float(base_score)),
+                "base_score": bs,
                 "boost_from_average": "0",
-                "num_class": str(C if C > 2 else 0),
+                "num_class": str(C if multi else 0),
                 "num_feature": str(ens.n_features),
                 "num_target": "1",
             },
-            "objective": (
-                {"name": "multi:softprob", "softmax_multiclass_param": {"num_class": str(C)}}
-                if C > 2
-                else {"name": "binary:logistic", "reg_loss_param": {"scale_pos_weight": "1"}}
-            ),
+            "objective": {"name": objective, **_objective_params(objective, C)},
         },
         "version": [2, 0, 3],
     }
+
+
+def _objective_params(objective: str, n_classes: int) -> dict:
+    """The parameters XGBoost saves beside an objective's name (its predict reads none of
+    them, but loading wants them)."""
+    if objective.startswith("multi:"):
+        return {"softmax_multiclass_param": {"num_class": str(n_classes)}}
+    if objective == "reg:pseudohubererror":
+        return {"pseudo_huber_param": {"huber_slope": "1"}}
+    if objective == "count:poisson":
+        return {"poisson_regression_param": {"max_delta_step": "0.7"}}
+    if objective == "reg:tweedie":
+        return {"tweedie_regression_param": {"tweedie_variance_power": "1.5"}}
+    if objective == "reg:absoluteerror":
+        return {}
+    return {"reg_loss_param": {"scale_pos_weight": "1"}}
 
 
 def _native_tree(t, ti: int, n_features: int) -> dict:
@@ -221,9 +243,11 @@ def _native_tree(t, ti: int, n_features: int) -> dict:
     }
 
 
-def native_model_bytes(ens: Ensemble, base_score: float = 0.5) -> bytes:
+def native_model_bytes(
+    ens: Ensemble, base_score: float | tuple[float, ...] = 0.5, objective: str | None = None
+) -> bytes:
     """``native_model`` as the JSON bytes xgboost loads (a picklable replay recipe)."""
-    return json.dumps(native_model(ens, base_score)).encode()
+    return json.dumps(native_model(ens, base_score, objective)).encode()
 
 
 def booster_from_ensemble(ens: Ensemble, base_score: float = 0.5) -> Any:
