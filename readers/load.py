@@ -31,7 +31,7 @@ from .details import (
 )
 from .finite import check_finite
 from .formats import sniffing
-from .formats.base import LoadOptions
+from .formats.base import DUMP_OPTIONS, LoadOptions
 from .model_cache import cached_load
 
 
@@ -467,10 +467,12 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
             or f"cannot tell the model format; pass --format ({', '.join(known[1:])})",
             where,
         )
-    said = [k for k in ("base_score", "objective") if getattr(options, k) is not None]
+    said = [k for k in DUMP_OPTIONS if getattr(options, k) is not None]
     if said and not fmt.takes_base_score:
         raise InputError(
-            f"{said[0]} is read only for an XGBoost text dump; this model records its own", where
+            f"{DUMP_OPTIONS[said[0]]} is read only for an XGBoost text dump; this model records "
+            "its own",
+            where,
         )
     try:
         return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))

@@ -47,6 +47,8 @@ class LoadOptions:
 
 
 DEFAULT_OPTIONS = LoadOptions()
+# the load options only a dump reads (it records none of them), as the caller names them
+DUMP_OPTIONS = {"base_score": "base_score", "objective": "objective", "n_classes": "num_class"}
 
 
 @runtime_checkable

@@ -41,6 +41,7 @@ from ...compiler.errors import InputError, TreesensWarning, UnsupportedModelErro
 from . import sniffing, ubj, xgboost_dump
 from .base import (
     DEFAULT_OPTIONS,
+    DUMP_OPTIONS,
     MAX_FEATURES,
     LoadOptions,
     malformed_as_input_error,
@@ -318,10 +319,10 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS, dump: bool = F
             raise InputError(
                 "a native XGBoost model, not a text dump (drop the dump format)", where
             )
-        said = [k for k in ("base_score", "objective") if getattr(options, k) is not None]
+        said = [k for k in DUMP_OPTIONS if getattr(options, k) is not None]
         if said:
             raise InputError(
-                f"{said[0]} is read only for a text dump (a JSON list of trees); "
+                f"{DUMP_OPTIONS[said[0]]} is read only for a text dump (a JSON list of trees); "
                 "a native XGBoost model records its own",
                 where,
             )

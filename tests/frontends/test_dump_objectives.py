@@ -179,3 +179,11 @@ def test_a_certificate_of_a_dump_read_as_logitraw_is_refused_naming_the_objectiv
     path = _dump(booster, tmp_path / "dump.json")
     ens = load_model(path, **_stated(booster, "binary:logitraw"))
     assert "not binary:logitraw" in dump_refusal(ens)
+
+
+def test_a_class_count_given_to_a_native_model_is_refused(tmp_path, capsys):
+    path = tmp_path / "model.json"
+    _trained("binary:logistic").save_model(path)
+    assert main(["check", str(path), "--vary", "f0", "--gap", "0.3", "--num-class", "3"]) == 2
+    (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert "num_class is read only for a text dump" in line
