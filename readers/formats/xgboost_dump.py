@@ -100,6 +100,8 @@ class DumpReading:
             raise InputError(
                 f"objective {obj} needs the number of classes: give num_class (--num-class)", where
             )
+        if not multi and C > 2:
+            raise InputError(f"num_class {C}, but the objective {obj} has one output", where)
         if multi and (C < 2 or n_trees % C):
             raise InputError(
                 f"num_class {C} does not divide the dump's {n_trees} trees (a multiclass "

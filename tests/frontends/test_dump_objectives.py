@@ -187,3 +187,9 @@ def test_a_class_count_given_to_a_native_model_is_refused(tmp_path, capsys):
     assert main(["check", str(path), "--vary", "f0", "--gap", "0.3", "--num-class", "3"]) == 2
     (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert "num_class is read only for a text dump" in line
+
+
+def test_a_class_count_beside_an_objective_of_one_output_is_refused(tmp_path):
+    path = _dump(_trained("multi:softprob"), tmp_path / "dump.json")
+    with pytest.raises(InputError, match="num_class 3, but the objective reg:squarederror"):
+        load_model(path, objective="reg:squarederror", n_classes=3)
