@@ -193,3 +193,12 @@ def test_a_class_count_beside_an_objective_of_one_output_is_refused(tmp_path):
     path = _dump(_trained("multi:softprob"), tmp_path / "dump.json")
     with pytest.raises(InputError, match="num_class 3, but the objective reg:squarederror"):
         load_model(path, objective="reg:squarederror", n_classes=3)
+
+
+@pytest.mark.parametrize("objective", ["multi:softprob", "count:poisson"])
+def test_a_text_dump_read_with_its_objective_stated_predicts_as_its_booster(tmp_path, objective):
+    booster = _trained(objective)
+    booster.dump_model(str(tmp_path / "dump.txt"))
+    ens = load_model(tmp_path / "dump.txt", **_stated(booster, objective))
+    how, X = OBJECTIVES[objective][2], _rows()
+    assert np.allclose(_ours(ens, how, X), _library(booster, how, X), rtol=1e-6, atol=1e-6)
