@@ -11,12 +11,14 @@ from .base import Executor, Failure, Outcome, parse_executor
 from .dask import DaskExecutor
 from .local import LocalExecutor
 from .ray import RayExecutor
+from .spawn_guard import refuse_while_importing_main
 
 
 def make_executor(spec: str = "local", workers: int = 1) -> Executor:
     """An executor from its spec; ``workers`` is the pool size of a local pool or of the
     local cluster started when dask/ray are given no address."""
     kind, address = parse_executor(spec)
+    refuse_while_importing_main()
     if kind == "local":
         return LocalExecutor(workers)
     if kind == "dask":

@@ -14,10 +14,12 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 
 from ...backends.worker import WAKE_EVERY
 from .base import RETRIES, Failure, Outcome, TaskFn, failure_text
+from .spawn_guard import raise_worker_note, worker_note
 
 _shared: Any = None  # the batch's shared argument, in each pool process
 
@@ -46,6 +48,12 @@ class LocalExecutor:
         )
 
     def run(self, fn: TaskFn, shared: Any, items: Sequence[Any]) -> Iterator[tuple[int, Outcome]]:
+        with worker_note() as note:
+            yield from self._run(fn, shared, items, note)
+
+    def _run(
+        self, fn: TaskFn, shared: Any, items: Sequence[Any], note: Path
+    ) -> Iterator[tuple[int, Outcome]]:
         pending = deque(range(len(items)))
         failed = [0] * len(items)
         running: dict[Future, int] = {}
@@ -71,6 +79,7 @@ class LocalExecutor:
                         yield i, Failure(failure_text(e))
                 if not suspects:
                     continue
+                raise_worker_note(note)  # a script without the main guard: not retried
                 pool.shutdown(wait=True, cancel_futures=True)
                 for f, i in running.items():
                     if f.done() and f.exception() is None:
