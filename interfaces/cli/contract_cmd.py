@@ -102,6 +102,8 @@ def run(args) -> int:
             report.add(out)
         if not lines and not out.ok:  # the CI log says what failed; stdout stays quiet
             print(out.line(), file=sys.stderr, flush=True)
+        if not lines and unwritten_certificate(out):  # and why DIR lacks a certificate
+            print(f"{out.name}: {unwritten_certificate(out)}", file=sys.stderr, flush=True)
         if lines:
             print(out.line(), flush=True)
             if args.verbose and out.detail:
@@ -170,6 +172,19 @@ class JUnitFile:
 
 def _properties(sf) -> dict[str, str]:
     return {"model": str(sf.model_path), "data": str(sf.data_path or "")}
+
+
+def unwritten_certificate(out: Outcome) -> str | None:
+    """What the terminal says of an expectation whose certificate was asked and not
+    written (a query's reason, an audit's rows not all certified), else None."""
+    said = out.certificate
+    if not said:
+        return None
+    if said.startswith("certificates:"):
+        done, _, rest = said.removeprefix("certificates: ").partition(" of ")
+        total = rest.split(" ", 1)[0]
+        return None if done == total else said + untried_hint(said)
+    return None if Path(said).is_file() else f"certificate: {said}"
 
 
 def summary_line(file: str, outcomes: list[Outcome], seconds: float) -> str:

@@ -365,3 +365,25 @@ def test_a_folder_given_as_the_model_is_named_a_folder(tmp_path, capsys):
     _, err = capsys.readouterr()
     assert code == 2
     assert err.strip() == f"treesens: error: --model {tmp_path}: a folder, not a file"
+
+
+def test_with_junit_a_certificate_not_written_is_said_on_the_terminal_without_verbose(
+    tmp_path, capsys, monkeypatch
+):
+    from treesens.interfaces import sens_contract
+
+    why = "no certificate: a reason the checker gives"
+    monkeypatch.setattr(sens_contract, "_certificate", lambda *a, **k: why)
+    certs, xml = tmp_path / "certs", tmp_path / "out.xml"
+    argv = ["test", str(CONTRACT), "--query", "radius_error", "--certificates", str(certs)]
+    assert main([*argv, "--junit", str(xml)]) == 0
+    err = capsys.readouterr().err
+    assert f"radius_error: expect insensitive: certificate: {why}" in err
+
+
+def test_with_junit_a_certificate_written_adds_no_line(tmp_path, capsys):
+    certs, xml = tmp_path / "certs", tmp_path / "out.xml"
+    argv = ["test", str(CONTRACT), "--query", "radius_error", "--certificates", str(certs)]
+    assert main([*argv, "--junit", str(xml)]) == 0
+    assert "certificate" not in capsys.readouterr().err
+    assert (certs / "radius_error.json").is_file()
