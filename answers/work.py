@@ -38,9 +38,13 @@ BOXES_AFTER = "the box search answered after the solver, on the work budget left
 MAX_GAP_TIMED = (
     "max gap: the search of the largest gap ends on the time limit, not on the work budget"
 )
-# the end of an audit's outcome in a contract with a work budget (interfaces/
-# sens_contract.py): its rows are answered within its time per row
-AUDIT_TIMED = " (timed: an audit's rows end on its time per row, not on the work budget)"
+# the end of an audit's outcome in a contract with a work budget whose audit block has
+# none (interfaces/sens_contract.py): its rows are answered within its time per row.
+# An audit block's ``work N`` is each row's budget (questions/audit_solve.solve_rows).
+AUDIT_TIMED = (
+    " (timed: an audit's rows end on its time per row; give the audit block a work budget "
+    "per row, work N, for a verdict the load does not change)"
+)
 # stats["work"]["timed"] of a query that learns the data's cavity clauses (clause_time)
 CLAUSES_TIMED = "data-aware clauses: learned within clause_time seconds"
 # stats["work"]["timed"] of an optimising solve (data-aware: its stall and optimise times)

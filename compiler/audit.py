@@ -75,6 +75,9 @@ class RowAnswers:
     # the rows a solver was asked about, by index: its answer's times (compile, solve,
     # total), whatever it answered; the enumerated rows have none
     times: dict[int, dict] = field(default_factory=dict)
+    # under a work budget per row (questions/audit_solve.py), the rows a solver was asked
+    # about, by index: the work each used (answers/work.Work.stats: budget, used, stages)
+    work: dict[int, dict] = field(default_factory=dict)
     # the flipped rows a solver answered whose change is that of an x2 that flips, not
     # proven the smallest (the x2 of smaller change not all ruled out in the row's time:
     # questions/audit_solve.smallest_flip, audit_nearest.py), by index: the change below

@@ -17,7 +17,7 @@ from ..compiler.query import Query
 from ..language import Expect, SensFile, load_queries
 from ..language.audit_block import AuditPlan
 from ..questions.audit import by_column, frame_from_results, row_bounds
-from ..questions.audit_solve import keeping_row_proofs
+from ..questions.audit_solve import keeping_row_proofs, rows_work
 from ..questions.certify import certify_answer
 from ..questions.certify_recorded import recording_for
 from ..questions.contract import (
@@ -128,8 +128,10 @@ def run_contract(
             on_start(plan.name)
         exp = expectation_of(sf.expectations[plan.name])
         folder = Path(certificates) if certificates is not None else None
+        if work is not None:  # every question's budget: each row's of an audit
+            plan = replace(plan, run=replace(plan.run, work_per_row=work))
         out = _audit_outcome(sf, plan, exp, timeout, memory_mb, folder, rows_bounds)
-        if work is not None or any(q.plan.work is not None for q in sf.queries):
+        if plan.run.work_per_row is None and any(q.plan.work is not None for q in sf.queries):
             out.message += AUDIT_TIMED
         outcomes.append(out)
         if on_outcome is not None:
@@ -183,10 +185,13 @@ def _audit_outcome(
         except MemoryRefused as e:
             return Outcome(plan.name, exp, ERROR, f"error: {e}", seconds=time.time() - t0)
         seconds = time.time() - t0
+        timed = (rows_work(lines) or {}).get("timed")
         by = exp.by or plan.by  # the summary table, by the expectation's column (else block's)
         df = frame_from_results(lines, plan.spec.vary, by_column(plan.data, ens, by, plan.label))
         detail = audit_report(ens, replace(plan, by=by), lines, seconds)
         out = audit_outcome(plan.name, exp, df, plan.spec.vary, seconds, detail)
+        if timed:  # a stage of a row's query the work budget does not reach
+            out.message += f" (timed: {'; '.join(timed)})"
         if folder is not None:
             bounds = rows_bounds or {}
             certified = _row_certificates(sf, plan, lines, folder, timeout, memory_mb, bounds)

@@ -24,6 +24,7 @@ from ..questions.audit import (
     unproven_rows,
 )
 from ..questions.audit_run import check_same_audit, read_done, run_audit
+from ..questions.audit_solve import work_used_text
 from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
 from ..questions.query_build import require_backend
@@ -228,9 +229,11 @@ def run_audit_plan(
     memory_mb: int | None = None,
     on_block: Callable[[list[dict], int], None] | None = None,
     note: Callable[[str], None] | None = None,
+    work: int | None = None,
 ) -> list[dict]:
     """Every audited row's result line. ``jobs``/``executor`` override the block's
-    ``jobs`` (a local pool by default), ``timeout`` its time limit per row; ``memory_mb``
+    ``jobs`` (a local pool by default), ``timeout`` its time limit per row, ``work`` its
+    work budget per row; ``memory_mb``
     is the memory limit (questions/memory.py: a model over it is refused, MemoryRefused);
     ``note`` hears what resuming the out file says (questions/audit_run.py)."""
     _check_out(plan, ens)
@@ -240,6 +243,7 @@ def run_audit_plan(
         executor=executor,
         timeout_per_row=timeout if timeout is not None else plan.run.timeout_per_row,
         memory_mb=memory_mb if memory_mb is not None else plan.run.memory_mb,
+        work_per_row=work if work is not None else plan.run.work_per_row,
     )
     return run_audit(ens, plan.data, plan.spec, run, on_block, note)
 
@@ -249,4 +253,6 @@ def audit_report(ens: Ensemble, plan: AuditPlan, lines: list[dict], seconds: flo
     by = by_column(plan.data, ens, plan.by, plan.label)
     df = frame_from_results(lines, plan.spec.vary, by, flip_to(ens, plan.spec.target))
     table = summary(df, plan.by)
-    return report_text(ens, plan.spec, plan.run.n_rows, seconds, table, unproven_rows(df))
+    text = report_text(ens, plan.spec, plan.run.n_rows, seconds, table, unproven_rows(df))
+    used = work_used_text(lines)
+    return text + ("\n" + used if used else "")

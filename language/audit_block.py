@@ -34,6 +34,7 @@ from .ast import (
     SensAST,
     Timeout,
     Vary,
+    Work,
 )
 from .build import csv_header, resolve_path
 
@@ -53,6 +54,8 @@ class AuditPlan:
         """One line for ``treesens run --list``."""
         parts = [self.name, "audit", f"vary {self.spec.label}", self.spec.target.words()]
         parts += [f"{self.run.n_rows} rows", f"timeout per row {self.run.timeout_per_row:g}s"]
+        if self.run.work_per_row is not None:
+            parts.append(f"work per row {self.run.work_per_row:,}")
         return "\t".join(parts)
 
 
@@ -173,5 +176,6 @@ def build_audit(
         resume=str(resolve_path(base, out.path.value)) if out is not None else None,
         timeout_per_row=timeout.seconds if timeout is not None else TIMEOUT_PER_ROW,
         jobs=jobs.n if jobs is not None else None,
+        work_per_row=int(work.units) if (work := _first(blk.body, Work)) is not None else None,
     )
     return AuditPlan(blk.name.text, spec, data, label, by, run)

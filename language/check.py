@@ -54,6 +54,7 @@ AUDIT_STATEMENTS = (
     nodes.GapSetting,
     nodes.Classes,
     nodes.Timeout,
+    nodes.Work,
     nodes.Jobs,
     nodes.Expect,
     *AUDIT_ONLY,

@@ -82,6 +82,7 @@ class AuditWork:
     # the audit's rows to be certified, its blocks on workers: each block keeps the proofs
     # its box search records and sends them back (RowAnswers.proofs)
     keep_proofs: bool = False
+    work_per_row: int | None = None  # each row's work budget (None: the clock decides)
 
 
 def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
@@ -96,7 +97,7 @@ def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
     limits = (work.timeout_per_row, work.deadline, work.memory_mb)
     own = work.keep_proofs and not keeping()  # a worker: its proofs kept and sent back
     with keeping_row_proofs() if own else nullcontext():
-        if not solve_rows(work.ens, spec, X, ans, *limits, why=why):
+        if not solve_rows(work.ens, spec, X, ans, *limits, why=why, work=work.work_per_row):
             why.append(BUDGET_WHY)
         if own:
             ans = replace(ans, proofs=taken_proofs())
@@ -131,14 +132,15 @@ def answer_blocks(
     max_candidates: int | None = None,
     deadline: float | None = None,
     memory_mb: int | None = None,
+    work_per_row: int | None = None,
 ) -> Iterator[tuple[np.ndarray, RowAnswers]]:
     """The answers for the given row indices, a block at a time: in this process in
     order, or one task per block on ``executor`` (in completion order). A block whose task
     fails on every attempt comes back with its rows unknown, saying why, as do the rows
-    the ``deadline`` leaves unanswered."""
+    the ``deadline`` leaves unanswered. ``work_per_row``: each solver row's work budget."""
     ens = audit_reading(ens, spec.target)
     keep = executor is not None and keeping()  # the workers' proofs sent back
-    limits = (timeout_per_row, max_candidates, deadline, memory_mb, keep)
+    limits = (timeout_per_row, max_candidates, deadline, memory_mb, keep, work_per_row)
     work = AuditWork(ens, data, spec, *limits)
     blocks = [rows[s : s + block] for s in range(0, len(rows), block)]
     if executor is None:
@@ -183,6 +185,8 @@ def row_result(
     res.outputs = {"x1": ans.p_row[i].tolist()}
     if i in ans.times:  # the solver's times of the row (an enumerated row took none)
         res.time = dict(ans.times[i])
+    if i in ans.work:  # the work the row used of its budget (a work budget per row)
+        res.stats["work"] = dict(ans.work[i])
     if status == FLIPPABLE:
         res.witness = {
             "x1": {names[f]: shown_value(ens, f, x1[f]) for f in range(ens.n_features)},
@@ -192,7 +196,7 @@ def row_result(
         res.validated = True
         # smallest: whether the change is proven the smallest (a line without it reads
         # as not proven: unrecorded_smallest)
-        res.stats = {"change": float(ans.change[i]), "smallest": i not in ans.unproven}
+        res.stats.update(change=float(ans.change[i]), smallest=i not in ans.unproven)
         if i in ans.unproven:  # an x2 that flips, the smallest not proven (audit_solve)
             low = ans.unproven[i]
             res.stats["no_flip_below"] = low

@@ -38,20 +38,24 @@ from ..search.pair_boxes import class_pair_encodings, pair_encoding
 # the capped search on or off (tests of a change not proven the smallest, benchmarks)
 ENABLED = True
 _SLACK = 1e-9  # a change's rounding: sums of the same changes in another order
+NEAREST = "nearest"  # the capped search's stage in a row's stats.work (its boxes)
 
 
-def nearest_flip(ens: Ensemble, spec, q, row: tuple, known: tuple, below: float, until):
+def nearest_flip(ens: Ensemble, spec, q, row: tuple, known: tuple, below: float, until, work=None):
     """The x2 that flips a row with the smallest change on F: ``q`` the row's anchored
     question (audit_solve.row_query), ``row`` (its values, decision, F's cells, the
     change function: audit_solve.change_of), ``known`` (x2, its outputs, its change) an
     x2 that flips, ``below`` a change below which none flips. Returns the best flip
     (x2, its outputs, its change) and None once the capped search has ended by ``until``
     (time.time()): its change is the smallest; else the best flip found and the change
-    below which none flips (at least ``below``)."""
+    below which none flips (at least ``below``). Under a row's ``work`` budget
+    (answers/work.Work) the search ends on the boxes it visits, each a unit spent on
+    ``work`` as stage ``nearest`` (the same boxes whatever the clock); ``until`` stays the
+    safety net."""
     from ..search.boxes import rows_of_each_input  # noqa: PLC0415 - the box search's stage
 
     r, decision, cells, change_of = row
-    if not ENABLED or time.time() >= until:
+    if not ENABLED or time.time() >= until or (work is not None and work.left() <= 0):
         return known, below
     encs = class_pair_encodings(pair_encoding(ens, q), relations=True)
     if encs is None:
@@ -66,7 +70,7 @@ def nearest_flip(ens: Ensemble, spec, q, row: tuple, known: tuple, below: float,
         search = BoxSearch(enc, tables, least=least)
         while True:
             search.cap = best[2] - _SLACK * max(1.0, best[2])
-            out = search.run(until)
+            out = _run(search, until, work)
             if out.status == GAVE_UP:
                 low = min(search.frontier(), opened, best[2])
                 return best, max(below, _any_x2(low, cells))
@@ -81,6 +85,18 @@ def nearest_flip(ens: Ensemble, spec, q, row: tuple, known: tuple, below: float,
     if opened < best[2] - _SLACK * max(1.0, best[2]):
         return best, max(below, _any_x2(opened, cells))
     return best, None
+
+
+def _run(search: BoxSearch, until: float, work):
+    """One run of the capped search until a box or ``until``; under ``work`` until its
+    boxes reach what is left of it too, the boxes visited spent on it."""
+    if work is None:
+        return search.run(until)
+    before = search.boxes
+    search.box_limit = before + work.left()
+    out = search.run(until)
+    work.spend(NEAREST, search.boxes - before)
+    return out
 
 
 def _any_x2(low: float, cells) -> float:

@@ -264,6 +264,7 @@ def run_audit(
             executor=ex,
             max_candidates=run.max_candidates,
             memory_mb=run.memory_mb,
+            work_per_row=run.work_per_row,
         )
         for idx, ans in blocks:
             new = [

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..answers.proof import BOX_SEARCH
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE
+from ..answers.work import SPENT, Work
 from ..backends.registry import BOXES
 from ..compiler.audit import (
     FLIPPABLE,
@@ -51,6 +52,8 @@ NOT_FLIPPABLE_BY_SOLVER = "not flippable"
 # the change of the x2 its query found): a tenth of MAX_CANDIDATES, since each row here
 # is scored alone (200,000 x2 were minutes a row on a 1,000-tree model)
 SMALLEST_CANDIDATES = MAX_CANDIDATES // 10
+# an unknown row's reason under a work budget per row (``solve_rows``)
+WORK_WHY = "too many cells of F to enumerate; the row's work budget was spent"
 SMALLEST_BATCH = 20_000  # x2 per predict call, the row's time checked between calls
 _SLACK = 1e-9  # a change's rounding: sums of the same changes in another order
 # per model, the cells of an audit's F (``_cells``): each accepted row reads them
@@ -130,15 +133,18 @@ def kept_answer(spec: AuditSpec, r: np.ndarray, decision):
     return None if kept is None else kept.pop(proof_key(spec, r, decision), None)
 
 
-def row_query(ens: Ensemble, spec: AuditSpec, r: np.ndarray, decision, timeout: float) -> Query:
+def row_query(
+    ens: Ensemble, spec: AuditSpec, r: np.ndarray, decision, timeout: float, work=None
+) -> Query:
     """The audit's anchored question of row r, whose "sensitive" answer holds an x2 that
     flips: the box search's first (search/anchored_boxes.py), then the solver's; a row
-    with a missing value the box search's alone (a solver cannot pin x1 to NaN)."""
+    with a missing value the box search's alone (a solver cannot pin x1 to NaN).
+    ``work``: the row's work budget (answers/work.py; None: the clock decides)."""
     q = spec.question
     if not ens.is_regressor and ens.n_outputs > 1:
         q = q.with_(classes=(int(decision), q.classes[1] if q.classes else ANY))
     row = {"anchor": tuple(float(v) for v in r), "decision": float(decision)}
-    plan = Plan(timeout=float(timeout))
+    plan = Plan(timeout=float(timeout), work=work)
     if np.isnan(r).any():
         plan = plan.with_(backend=BOXES)
     return Query.of(q.with_(params=row), plan)
@@ -157,14 +163,23 @@ def _witness_row(ens: Ensemble, w: dict, r: np.ndarray, spec: AuditSpec) -> np.n
 
 
 def _accept(
-    ens: Ensemble, spec: AuditSpec, ans: RowAnswers, i: int, r: np.ndarray, x2, until: float
+    ens: Ensemble,
+    spec: AuditSpec,
+    ans: RowAnswers,
+    i: int,
+    r: np.ndarray,
+    x2,
+    until: float,
+    work: Work | None = None,
 ) -> bool:
     """Record x2 as row i's flip when the library's predict agrees that it flips: first
     with each feature of F at the admissible value of its cell nearest the row's (the
     same cells, so the same leaves: ``nearest_in_cells``), else as found; then the
     smallest change that flips in its place (``smallest_flip``, else the capped box
     search: audit_nearest.py) where that is proven by ``until`` (time.time()), else
-    ``ans.unproven`` holds the change below which none flips."""
+    ``ans.unproven`` holds the change below which none flips. Under the row's ``work``
+    budget the scoring is not timed (it is bounded: SMALLEST_CANDIDATES x2) and the capped
+    search ends on the boxes it visits, spent on ``work``; ``until`` stays its safety net."""
     proba_of, raw_of = library_predict(ens)
     margin = spec.target.gap.kind == "margin"
     cells = _cells(ens, spec)
@@ -177,12 +192,13 @@ def _accept(
             ans.p_x2[i] = p2[0]
             ans.change[i] = change_of(cells, r, x)  # an x2 that flips, not yet the smallest
             d = ans.decision[i]
-            best, low = smallest_flip(ens, spec, r, d, float(ans.change[i]), until), None
+            scoring = until if work is None else math.inf  # bounded: not timed under work
+            best, low = smallest_flip(ens, spec, r, d, float(ans.change[i]), scoring), None
             if isinstance(best, float):  # too many to score: the capped box search
                 q = row_query(ens, spec, r, d, max(0.0, until - time.time()))
                 known = (ans.x2[i].copy(), ans.p_x2[i].copy(), float(ans.change[i]))
                 row = (r, d, cells, change_of)
-                best, low = nearest_flip(ens, spec, q, row, known, best, until)
+                best, low = nearest_flip(ens, spec, q, row, known, best, until, work)
             ans.x2[i], ans.p_x2[i], ans.change[i] = best
             if low is not None:  # none flips below it; the smallest not proven
                 ans.unproven[i] = low
@@ -305,12 +321,15 @@ def solve_rows(
     deadline: float | None = None,
     memory_mb: int | None = None,
     why: list[str] | None = None,
+    work: int | None = None,
 ) -> bool:
     """Answer the rows ``ans`` left unknown by one anchored query each (in place), each
     within ``timeout`` seconds and none past ``deadline``, under the memory limit
     ``memory_mb`` (None: the default). False when the deadline left
     a row unasked. A row the solver cannot take (an InputError) stays unknown, the
-    reason appended to ``why``."""
+    reason appended to ``why``. ``work``: each row's work budget, its query's and its
+    smallest change's search's in all (``ans.work`` says what each row used); the
+    ``timeout`` then a safety net."""
     asked_all = True
     for i, s in enumerate(ans.status):
         if s != UNKNOWN:
@@ -330,23 +349,50 @@ def solve_rows(
             continue
         try:
             with recording_proofs() if _KEPT.get() is not None else nullcontext():
-                res = answer(ens, row_query(ens, spec, X[i], d, left), memory_mb=memory_mb)
+                res = answer(ens, row_query(ens, spec, X[i], d, left, work), memory_mb=memory_mb)
         except InputError as e:  # e.g. a value of the row outside its declared bounds
             if why is not None:
                 why.append(f"the solver could not take the row: {e}")
             continue  # the row stays unknown; the audit goes on
         ans.times[i] = dict(res.time)
+        row_work = _row_work(work, res)
         if res.status == ERROR and why is not None:  # e.g. the box search cannot take it
             why.append(f"the row could not be asked: {res.message}")
+        if row_work is not None and why is not None and SPENT in (res.message or ""):
+            why.append(f"{WORK_WHY} ({work:,} units a row)")
         if res.status == INSENSITIVE:
             ans.status[i] = NOT_FLIPPABLE_BY_SOLVER
             ans.answered_by[i] = answered_by(res)
             _keep(spec, X[i], d, res)
         elif res.status == SENSITIVE and res.validated and res.witness:
             x2 = _witness_row(ens, res.witness["x2"], X[i], spec)
-            if _accept(ens, spec, ans, i, X[i], x2, until):
+            if _accept(ens, spec, ans, i, X[i], x2, until, row_work):
                 ans.answered_by[i] = answered_by(res)
+        if row_work is not None:
+            ans.work[i] = _work_stats(row_work, res)
     return asked_all
+
+
+def _row_work(work: int | None, res) -> Work | None:
+    """The row's work budget as its query left it: what each stage used (stats.work),
+    the rest for its smallest change's search."""
+    if work is None:
+        return None
+    out = Work(work)
+    for stage, units in (res.stats.get("work") or {}).get("stages", {}).items():
+        out.spend(stage, units)
+    return out
+
+
+def _work_stats(work: Work, res) -> dict:
+    """The row's stats.work: its budget, what it used by stage, and what its query's
+    stats said beyond that (the stages that ran on the clock, what ended it)."""
+    out = {**(res.stats.get("work") or {}), **work.stats()}
+    out.pop("timed", None)
+    timed = [*(res.stats.get("work") or {}).get("timed", []), *work.timed]
+    if timed:
+        out["timed"] = list(dict.fromkeys(timed))
+    return out
 
 
 def answered_by(res) -> str:
@@ -354,3 +400,36 @@ def answered_by(res) -> str:
     proved it, else the solver (its backend)."""
     by = res.stats.get("found_by") or res.stats.get("proved_by")
     return BOXES if by == BOX_SEARCH else res.backend
+
+
+def rows_work(lines: list[dict]) -> dict | None:
+    """What an audit's rows used of their work budget per row (each line's stats.work):
+    the budget, the units in all and the most one row used (and which row), the rows
+    that used any, and the stages that ran on the clock; None: no row had a budget."""
+    used = [(d, (d.get("stats") or {}).get("work")) for d in lines]
+    used = [(d, w) for d, w in used if w]
+    if not used:
+        return None
+    most = max(used, key=lambda dw: dw[1].get("used", 0))
+    timed = [t for _, w in used for t in w.get("timed", [])]
+    return {
+        "budget": max(w.get("budget", 0) for _, w in used),
+        "sum": sum(w.get("used", 0) for _, w in used),
+        "max": most[1].get("used", 0),
+        "max_row": int(most[0]["row"]),
+        "rows": len(used),
+        "timed": list(dict.fromkeys(timed)),
+    }
+
+
+def work_used_text(lines: list[dict]) -> str:
+    """The line an audit's report ends with under a work budget per row (``rows_work``),
+    which a budget is sized from; "" where no row had one."""
+    w = rows_work(lines)
+    if w is None:
+        return ""
+    rows = f"{w['rows']} row{'s' * (w['rows'] != 1)}"
+    return (
+        f"work: {w['budget']:,} units a row; {w['sum']:,} used by the {rows} a solver "
+        f"answered, at most {w['max']:,} (row {w['max_row']})"
+    )

@@ -149,6 +149,9 @@ class AuditRun:
     resume: str | None = None  # skip the rows this file holds (and append to it)
     timeout_per_row: float = TIMEOUT_PER_ROW
     jobs: int | None = None
+    # each row's work budget (answers/work.py: ``work`` in an audit block, per row): its
+    # query, and its smallest change's search, end on counted work; None: on the clock
+    work_per_row: int | None = None
     executor: object = None  # an executor spec or questions.executors.Executor
     max_candidates: int | None = None
     memory_mb: int | None = None  # the memory limit (None: the default), as a query's

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from ...answers.result import ERROR
 from ...compiler.errors import InputError
@@ -97,6 +98,8 @@ def run(args) -> int:
     if args.work is not None:
         queries = [q.planned(work=args.work) for q in queries]
     audits = sf.select_audits(args.query)
+    if args.work is not None:  # an audit's: each row's budget
+        audits = [replace(p, run=replace(p.run, work_per_row=args.work)) for p in audits]
     if args.list:
         for q in queries:
             print(_listing(q))
