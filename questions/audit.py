@@ -162,6 +162,7 @@ def row_result(
     row: int,
     x1,
     timeout_per_row: float | None = None,
+    work_per_row: int | None = None,
 ) -> dict:
     """One row's answer in the result schema, plus ``row`` (its index in the data); its
     record holds ``timeout_per_row``, the solver's time for the row, when given (a resumed
@@ -207,6 +208,8 @@ def row_result(
     record = audit_record(ens, spec)  # what --resume matches on
     if timeout_per_row is not None:
         record["timeout_per_row"] = float(timeout_per_row)
+    if work_per_row is not None:  # each row's work budget (a resume with more asks again)
+        record["work_per_row"] = int(work_per_row)
     recorded(res, record)
     out = res.to_dict()
     out["row"] = int(row)

@@ -158,12 +158,15 @@ def _rows_words(rows) -> str:
     return f"{rows.get('rows')} rows, sha256 {str(rows.get('sha256'))[:12]}"
 
 
-def reusable(done: list[dict], n: int, timeout_per_row: float | None = None) -> Reuse:
+def reusable(
+    done: list[dict], n: int, timeout_per_row: float | None = None, work_per_row: int | None = None
+) -> Reuse:
     """One line per row below ``n`` (its last answer, else its last unknown: a file two
     runs appended to holds a row twice, which would count twice), from the lines that
     record their model and data; an unknown only when its record says it had at least
-    ``timeout_per_row`` seconds (None: any) and its block's task did not fail (a resume
-    with more time, or after a crash, asks it again)."""
+    ``timeout_per_row`` seconds (None: any), at least ``work_per_row`` work units where
+    this run has a work budget per row, and its block's task did not fail (a resume with
+    more time or work, or after a crash, asks it again)."""
     best: dict[int, dict] = {}
     unrecorded: set[int] = set()
     for d in done:
@@ -174,7 +177,8 @@ def reusable(done: list[dict], n: int, timeout_per_row: float | None = None) -> 
             unrecorded.add(r)
         elif r not in best or d.get("status") != UNKNOWN or best[r].get("status") == UNKNOWN:
             best[r] = d
-    retried = {r for r, d in best.items() if not _unknown_reusable(d, timeout_per_row)}
+    limits = (timeout_per_row, work_per_row)
+    retried = {r for r, d in best.items() if not _unknown_reusable(d, *limits)}
     kept = [d for r, d in best.items() if r not in retried]
     return Reuse(kept, len(unrecorded - best.keys()), len(retried))
 
@@ -190,12 +194,15 @@ class Reuse:
     retried: int
 
 
-def _unknown_reusable(d: dict, timeout_per_row: float | None) -> bool:
+def _unknown_reusable(d: dict, timeout_per_row: float | None, work: int | None = None) -> bool:
     if d.get("status") != UNKNOWN:
         return True
     if str(d.get("message", "")).startswith(TASK_FAILED):
         return False
     had = line_record(d).get("timeout_per_row")
+    had_work = line_record(d).get("work_per_row")
+    if work is not None and not (isinstance(had_work, int) and had_work >= work):
+        return False  # less work than this run's, or the clock's answer
     if timeout_per_row is None:
         return True
     return isinstance(had, (int, float)) and had >= timeout_per_row
@@ -224,16 +231,17 @@ def run_audit(
         _note_other_audit(run.out, ens, spec, note)
     done = read_done(run.resume)
     check_same_audit(done, ens, spec, f"--resume {run.resume}")
-    reuse = reusable(done, n, run.timeout_per_row)
+    reuse = reusable(done, n, run.timeout_per_row, run.work_per_row)
     if note is not None and reuse.stale:
         note(
             f"{run.resume}: {reuse.stale} rows' lines record no model and data "
             "fingerprint (an earlier treesens wrote them): those rows are answered again"
         )
     if note is not None and reuse.retried:
+        more_work = "" if run.work_per_row is None else f" or work {run.work_per_row:,}"
         note(
             f"{run.resume}: {reuse.retried} unknown rows had less time per row than "
-            f"{run.timeout_per_row:g} s, or a failed task: those rows are asked again"
+            f"{run.timeout_per_row:g} s{more_work}, or a failed task: those rows are asked again"
         )
     done = [unrecorded_smallest(d) for d in reuse.lines]
     unrecorded = sum(a is not b for a, b in zip(done, reuse.lines))
@@ -268,7 +276,7 @@ def run_audit(
         )
         for idx, ans in blocks:
             new = [
-                row_result(ens, spec, ans, i, r, data.X[r], run.timeout_per_row)
+                row_result(ens, spec, ans, i, r, data.X[r], run.timeout_per_row, run.work_per_row)
                 for i, r in enumerate(idx)
             ]
             running.append("".join(json.dumps(d, allow_nan=False) + "\n" for d in new))

@@ -107,3 +107,17 @@ def test_a_contract_s_audit_without_work_beside_a_query_s_work_says_it_is_timed(
     contract = load_contract(_sens(tmp_path, "", extra=query))
     outs = run_contract(contract)
     assert "(timed: an audit's rows end on its time per row" in outs[-1].message
+
+
+def test_each_row_s_line_records_its_work_budget(tmp_path):
+    lines = _lines(_sens(tmp_path, " work 100k"))
+    assert {d["stats"]["asked"]["work_per_row"] for d in lines} == {100_000}
+
+
+def test_a_resume_under_work_asks_again_an_unknown_row_that_had_less_work():
+    from treesens.questions.audit_run import reusable
+
+    record = {"ensemble": "e", "data": {}, "timeout_per_row": 60.0, "work_per_row": 1000}
+    line = {"row": 0, "status": "unknown", "stats": {"asked": record}}
+    assert reusable([line], 1, 60.0, work_per_row=10_000).retried == 1
+    assert reusable([line], 1, 60.0, work_per_row=1000).retried == 0
