@@ -67,12 +67,14 @@ def candidates(lo: float, hi: float, feat: Feature) -> list[float]:
     H = min(hi, feat.ub)
     out: list[float] = []
     if feat.integral:
+        # past 2**53 a float's next integer is the next float (c + 1 is c): a cell above
+        # LightGBM's split of the numbers from NaN at 1e300 holds 1e300's next float
         if math.isfinite(L):
-            c = math.ceil(L)
-            out += [c, c + 1]
+            c = float(math.ceil(L))
+            out += [c, c + 1 if c + 1 != c else float(np.nextafter(c, math.inf))]
         if math.isfinite(H):
-            c = math.floor(H)
-            out += [c, c - 1]
+            c = float(math.floor(H))
+            out += [c, c - 1 if c - 1 != c else float(np.nextafter(c, -math.inf))]
         if not math.isfinite(L) and not math.isfinite(H):
             out += [0.0, 1.0, -1.0]
         return [float(v) for v in out]
