@@ -133,7 +133,7 @@ def fmt_work(n: float) -> str:
     """A work budget as ``.sens`` and the messages write it: 4M, 250k, 1500."""
     for unit in ("G", "M", "k"):
         k = WORK_SUFFIXES[unit]
-        if n >= k and n % (k // 10 if k >= 10 else 1) == 0:
+        if n >= k and n % (k // 10) == 0:  # at most one decimal: 1.5G, not 1.234k
             return f"{n / k:g}{unit}"
     return f"{int(n)}"
 
