@@ -133,6 +133,16 @@ class WorkStats(TypedDict, total=False):
     ended_by: str  # "work" or "time": which of the two ended an unknown answer
 
 
+class TableBuild(TypedDict):
+    """``stats["table_build"]``: a max gap whose time limit came while the box search
+    built its tables (questions/max_gap.py): the query's seconds, and the ``trees`` of
+    ``of`` whose tables were whole (the report's estimate of the time they need)."""
+
+    seconds: float
+    trees: int
+    of: int
+
+
 class SearchStats(TypedDict, total=False):
     """The searches before and with the backend (search/heuristic_stage.py, boxes.py;
     driver/backend.py, race.py; answers/accept.py)."""
@@ -158,6 +168,7 @@ class SearchStats(TypedDict, total=False):
     found_by: str  # which search found the pair
     proved_by: str  # which search proved "insensitive"
     max_gap_steps: list  # the checks a max-gap bisection asked
+    table_build: TableBuild  # a max gap stopped while building the box search's tables
 
 
 class AnswerStats(TypedDict, total=False):

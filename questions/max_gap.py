@@ -531,11 +531,15 @@ def _stopped_in_table_build(
     bounds = MaxGap(None, shown, _stated(tol), False, 0, gap_kind(ens), "boxes", TABLE_BUILD)
     res.max_gap = bounds.to_dict()
     res.message = max_gap_line(bounds)
+    trees = len(ens.trees)
     res.notes.append(
         f"the time limit came while building the box search's tables ({e.leaves:,} pair "
-        "leaves built): raise --timeout"
+        f"leaves built, the tables of {e.trees:,} of {trees:,} trees): raise --timeout"
     )
-    res.time = {"compile": time.time() - t0, "solve": 0.0, "total": time.time() - t0}
+    took = time.time() - t0
+    # how far the build got, for an estimate of the time it needs (questions/report.py)
+    res.stats["table_build"] = {"seconds": took, "trees": e.trees, "of": trees}
+    res.time = {"compile": took, "solve": 0.0, "total": took}
     return res
 
 

@@ -33,6 +33,7 @@ from .audit import audit, summary
 from .progress import Display
 from .query_build import query_from_keywords
 from .report_certificates import ClaimCertificates, by_reason, named, plural
+from .report_ranking import best_flip, budget_advice, raise_lower
 from .software import Library, software
 from .sweep import sweep
 from .sweep_budget import MIN_STEP_SECONDS
@@ -105,6 +106,9 @@ class ProtectedFinding:
     # an audited row that flips and is confident itself at the report's gap: with its x2,
     # a replay-checked pair (``row``, ``p_row``, ``p_x2``, ``x2``), whatever the check said
     audit_pair: dict | None = None
+    # the audited flip that meets the largest gap (``row``, ``x2``): its max gap's lower
+    # bound in the ranking where it beats the search's (report_ranking.raise_lower)
+    audit_best: dict | None = None
 
     @property
     def rows_to_certify(self) -> int:
@@ -133,6 +137,8 @@ class Report:
     certificates: str | None = None  # the folder certificates were asked into, if any
     delta: float | None = None  # a regressor's protected features: the change asked
     classes: tuple[str, str] | None = None  # a multiclass model's pair, C1 -> C2
+    # the ranking left max gaps open: the budget that gives them more time, in a sentence
+    advice: str | None = None
 
     @property
     def unanswered(self) -> list[str]:
@@ -169,7 +175,7 @@ class Report:
             unknown = sum(row["unknown"] for row in p.audit_table if row["group"] == "all")
             if unknown:
                 out.append(f"{unknown} audited rows of {p.feature} were not settled in time.")
-        return out + self.missing_certificates
+        return out + self.missing_certificates + ([self.advice] if self.advice else [])
 
     @property
     def missing_certificates(self) -> list[str]:
@@ -301,6 +307,7 @@ def _audit(ens: Ensemble, data: str, feature: str, asked: dict, common: dict, ro
         "audit_table": rows,
         "audit_certificates": df.attrs.get("certificates"),
         "audit_pair": _audit_pair(ens, df, asked.get("gap"), feature),
+        "audit_best": best_flip(ens, df, feature),
     }
 
 
@@ -400,9 +407,8 @@ def report(
     seconds: report_certificates.py); the page says, per claim, whether it was certified
     or why not, and each protected feature's audited rows that do not flip
     (FOLDER/FEATURE.rows): the first ``certify_rows``, or as many as ``budget`` allows.
-    ``delta``: a regressor's protected features are
-    asked for a change of at least ``delta`` (the prediction, not a probability: ``gap``
-    does not apply), and each row for such a change. ``gap``: DEFAULT_GAP unless given
+    ``delta``: a regressor's protected features are asked for a change of at least
+    ``delta`` (the prediction, not a probability: ``gap`` does not apply), and each row. ``gap``: DEFAULT_GAP unless given
     (a multiclass model's protected features need a ratio given)."""
     t0 = time.time()
     say = note or (lambda _msg: None)
@@ -435,6 +441,7 @@ def report(
             bounds = (certify_budget, certify_rows, t0 + budget, len(protected))
             rows_in = RowCertificates(Path(certificates), *bounds, say)
         found = _audits(ens, checks, asked, common, say, rows_in)
+    _audit_lower_bounds(ens, data, label, ranking, found, say)
     # the details file the model was read with (given, or found beside the model)
     files = _files(model_file, data, details or dict(ens.inputs).get("details"))
     return Report(
@@ -450,7 +457,22 @@ def report(
         certificates=None if certificates is None else str(certificates),
         delta=delta,
         classes=_pair(classes),
+        advice=budget_advice(ranking, RANK_SHARE * work / budget, budget),
     )
+
+
+def _audit_lower_bounds(ens, data, label: str, ranking: list[Result], found: list, say) -> None:
+    """Each protected feature's best audited flip as its ranked max gap's lower bound,
+    where it beats the search's (report_ranking.raise_lower), said in a line."""
+    ranked = {_ranked_feature(r): r for r in ranking}
+    X = None
+    for f in found:
+        r = ranked.get(f.feature)
+        if f.audit_best is None or r is None:
+            continue
+        X = load_data(data, ens, label).X if X is None else X
+        if raise_lower(ens, X, r, f.audit_best):
+            say(f"report: {f.feature}: max gap at least {r.max_gap['lower']:.4g}, from its audit")
 
 
 def _check_limits(budget: float, certify_rows: int | None) -> None:

@@ -178,11 +178,11 @@ class PairTablesTooLarge(Exception):
 
 class PairTablesPastDeadline(PairTablesTooLarge):
     """Building the pair tables reached the deadline it was given, after ``leaves`` pair
-    leaves: a max gap ends "unknown" (no time is left to bisect), a check's box stage
-    is skipped."""
+    leaves of the first ``trees`` trees (their tables whole): a max gap ends "unknown" (no
+    time is left to bisect), a check's box stage is skipped."""
 
-    def __init__(self, leaves: int):
-        self.leaves = leaves
+    def __init__(self, leaves: int, trees: int = 0):
+        self.leaves, self.trees = leaves, trees
         super().__init__(f"building the pair tables reached the time limit ({leaves:,} leaves)")
 
 
@@ -616,7 +616,7 @@ class _Builder:
 
     def start_tree(self) -> None:
         if self.deadline is not None and time.time() >= self.deadline:
-            raise PairTablesPastDeadline(self.n_leaves)
+            raise PairTablesPastDeadline(self.n_leaves, len(self.starts))
         self.starts.append(self.n_leaves)
         self.node_starts.append(self.n_nodes)
 
@@ -681,7 +681,7 @@ class _Builder:
         # a look at the clock: deep trees, a category set or a NaN rank can make
         # millions of leaves (seconds to minutes of building)
         if self.deadline is not None and n % CLOCK_EVERY == 0 and time.time() >= self.deadline:
-            raise PairTablesPastDeadline(n)
+            raise PairTablesPastDeadline(n, len(self.starts) - 1)
         if self.boxes:
             self.lo.extend(lo)
             self.hi.extend(hi)

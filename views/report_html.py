@@ -20,6 +20,7 @@ from ..questions.report import (
     Report,
     witness_found,
 )
+from ..questions.report_ranking import AUDIT_FOUND_BY
 from ..questions.software import DATA, MODEL, SEARCH, SOLVER, Library
 from .plot_common import figure_and_axes, png_bytes
 from .plot_sweep import plot_sweep
@@ -251,6 +252,8 @@ def _ranking(report: Report) -> str:
         proven = "proven" if mg.get("proven") else "not proven"
         if mg.get("unsplit"):  # 0 exactly: the lower bound is no pair's
             proven = "proven: no tree splits on it within its bounds"
+        if r.stats.get("found_by") == AUDIT_FOUND_BY:  # report_ranking.raise_lower
+            proven += "; lower bound: the row-level audit's pair"
         if r.status == ERROR:
             proven = f"error: {r.error}"
         rows.append(
