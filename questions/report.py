@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+
+from ..answers.accept import shown_value
 from ..answers.phrases import lower_text, upper_text
 from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
@@ -322,13 +325,24 @@ def _audit_pair(ens: Ensemble, df, gap: float | None, feature: str) -> dict | No
     if hits.empty:
         return None
     hit = hits.iloc[0]
-    x2 = hit.get(f"x2_{feature}")
     return {
         "row": int(hit["row"]),
         "p_row": float(hit["p_row"]),
         "p_x2": float(hit["p_x2"]),
-        "x2": x2,
+        "x2": _as_shown(ens, feature, hit.get(f"x2_{feature}")),
     }
+
+
+def _as_shown(ens: Ensemble, feature: str, value):
+    """An audited x2's value as a result shows it (compiler's shown_value: a whole
+    number, a category's name): the audit's column of a whole-number feature is float
+    where some rows have none (a binary feature's 1 read 1.0)."""
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, bool
+    )
+    if number and value == value:
+        return shown_value(ens, ens.feature_names.index(feature), float(value))
+    return value
 
 
 @dataclass
