@@ -59,13 +59,14 @@ def unproven_because(bounds: dict) -> str:
     reached while building the box search's tables), or (``stopped_by`` "memory") the
     box search's open boxes shed at its memory budget, ("interrupted") Ctrl-C or a
     signal, or ("rounding") the search's end with its bounds apart by their float32
-    rounding allowance, more than the tolerance."""
+    rounding allowance, more than the tolerance, or ("work") its work budget spent."""
     return {
         "memory": "boxes shed for memory",
         "interrupted": "interrupted",
         "rounding": "search complete; the bounds keep a float32 rounding allowance wider "
         "than the tolerance",
         "table build": "time limit during table build",
+        "work": "work budget spent",
     }.get(bounds.get("stopped_by"), "time limit")
 
 

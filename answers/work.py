@@ -32,12 +32,6 @@ WORK_BACKENDS = ("cpsat", "z3", "boxes")
 SPENT = "work budget spent"
 # stats["beside"] of an answer the box search gave after the solver, under a work budget
 BOXES_AFTER = "the box search answered after the solver, on the work budget left"
-# stats["work"]["timed"] of a max gap (questions/max_gap.py): its box search of the
-# largest gap and its bisection's steps end on the time limit (each step's check on the
-# work budget)
-MAX_GAP_TIMED = (
-    "max gap: the search of the largest gap ends on the time limit, not on the work budget"
-)
 # the end of an audit's outcome in a contract with a work budget whose audit block has
 # none (interfaces/sens_contract.py): its rows are answered within its time per row.
 # An audit block's ``work N`` is each row's budget (questions/audit_solve.solve_rows).

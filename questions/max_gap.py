@@ -46,7 +46,7 @@ from ..answers.phrases import (
     upper_text,
 )
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, fail, input_files
-from ..answers.work import MAX_GAP_TIMED
+from ..answers.work import Work
 from ..backends.registry import BOXES
 from ..compiler.affected import affected_leaves
 from ..compiler.bounds_as_domains import bounds_as_domains
@@ -98,6 +98,9 @@ INTERRUPTED = "interrupted"
 # ... of a search that ended with its bounds farther apart than the tolerance: they keep
 # the float32 rounding allowance (search/gap_search.py), wider than a tolerance that small
 ROUNDING = "rounding"
+# ... of a search a work budget ended (answers/work.py): its boxes, or its bisection's
+# steps' work, all spent; the same bounds on any machine
+WORK = "work"
 # where between the bounds the next gap is asked (0.5: bisection)
 SPLIT = 0.5
 # added to the leaf-value bound: the float32 sigmoid of the library, rounded up
@@ -121,7 +124,8 @@ class MaxGap:
     # not proven: what stopped the search, None for the time limit, "memory" for the box
     # search's open boxes shed above the floor at its memory budget, TABLE_BUILD for the
     # time limit reached while building the box search's tables, INTERRUPTED for Ctrl-C
-    # or a signal, ROUNDING for a tolerance below the bounds' float32 allowance
+    # or a signal, ROUNDING for a tolerance below the bounds' float32 allowance, WORK for
+    # a work budget spent
     stopped_by: str | None = None
     # no tree splits on a varied feature within its bounds: x1 and x2 reach the same
     # leaves, one prediction; ``upper`` is then exact, the least gap there is (0; a ratio
@@ -215,6 +219,12 @@ class _Search:
     proved: float = math.inf  # the smallest gap proven out of reach
     compile: float = 0.0
     solve: float = 0.0
+    work: Work | None = None  # the query's work budget: each step's check spends of it
+    ended_by_work: bool = False  # a step's check ended on the budget (none left)
+
+    def spent(self) -> bool:
+        """Whether the work budget ended the search: a step ended on it, or none is left."""
+        return self.work is not None and (self.ended_by_work or self.work.left() <= 0)
 
     @property
     def lower(self) -> float | None:
@@ -234,16 +244,29 @@ def max_gap_query(ens: Ensemble, q: Query, **kw) -> Result:
     inputs alike, a note says the gap's direction (``direction_note``), on the partial
     answer an interruption carries too."""
     note = direction_note(ens, q)
+    work = None if q.plan.work is None else Work(q.plan.work)
     try:
-        res = _max_gap_query(ens, q, **kw)
+        res = _max_gap_query(ens, q, work=work, **kw)
     except KeyboardInterrupt as e:  # the partial answer is of the same direction
         partial = getattr(e, "partial_result", None)
         if partial is not None:
             _noted(partial, note)
         raise
-    if q.plan.work is not None:  # the largest gap's own search is timed: said so
-        res.stats["work"] = {"budget": q.plan.work, "timed": [MAX_GAP_TIMED]}
+    if work is not None:
+        res.stats["work"] = work_stats(work, res.max_gap)
     return _noted(res, note)
+
+
+def work_stats(work: Work, bounds: dict | None) -> dict:
+    """A max gap's ``stats["work"]``: what its stages used of the budget and, of bounds
+    not proven, what ended the search: "work" (the budget: the same bounds on any
+    machine) or "time" (the time limit, the net: they may follow the load)."""
+    out = dict(work.stats())
+    if bounds is not None and not bounds.get("proven"):
+        by = bounds.get("stopped_by")
+        if by in (None, TABLE_BUILD, WORK):
+            out["ended_by"] = "work" if by == WORK else "time"
+    return out
 
 
 def _noted(res: Result, note: str | None) -> Result:
@@ -291,8 +314,11 @@ def _max_gap_query(
     data: Dataset | None = None,
     heap_bytes: int = HEAP_BYTES,
     memory_bytes: int | None = None,
+    work: Work | None = None,
 ) -> Result:
-    """``max_gap_query``'s answer, before its direction note."""
+    """``max_gap_query``'s answer, before its direction note. ``work``: the query's work
+    budget (answers/work.py), spent by the box search's boxes or the bisection's steps;
+    the leaf values' bound is then walked whole, not cut short at the deadline."""
     t0 = time.time()
     if q.plan.data_aware != "none":
         sizes = {"heap_bytes": heap_bytes, "memory_bytes": memory_bytes}
@@ -305,15 +331,17 @@ def _max_gap_query(
     tol = check_tolerance(tolerance)
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
     multiclass = ens.n_outputs > 1
-    upper = ratio_score_bound(ens, q.classes) if multiclass else score_bound(ens, q.vary, deadline)
+    cut = deadline if work is None else None  # bounded (about 0.5 CPU s): whole under work
+    upper = ratio_score_bound(ens, q.classes) if multiclass else score_bound(ens, q.vary, cut)
     tol = search_tolerance(ens, tol, upper)
     skipped = None
     if q.plan.options.value("box_search") or multiclass:
         try:
             if multiclass and ens.link != SOFTMAX:  # a forest: box searches at fixed ratios
-                boxed = forest_largest_ratio(ens, q, tol.least, deadline, memory_bytes)
+                boxed = forest_largest_ratio(ens, q, tol.least, deadline, memory_bytes, work)
             else:
-                boxed = box_largest_gap(ens, q, tol, deadline, log, heap_bytes, memory_bytes, upper)
+                sizes = (heap_bytes, memory_bytes)
+                boxed = box_largest_gap(ens, q, tol, deadline, log, *sizes, upper, work)
         except PairTablesPastDeadline as e:  # no time left to bisect in
             return _stopped_in_table_build(ens, q, upper, tol, e, t0)
         except PairTablesTooLarge as e:
@@ -332,7 +360,7 @@ def _max_gap_query(
             f"{NOT_DESCRIBED} ({multiclass_refusal(ens, q)}): ask a ratio with --gap "
             "and --classes"
         )
-    s = _Search(best=None, upper=upper, steps=[])
+    s = _Search(best=None, upper=upper, steps=[], work=work)
     g = tol.least
     res = None
     try:
@@ -340,7 +368,7 @@ def _max_gap_query(
             res = _step(ens, q, g, s, deadline, memory_mb, log, data)
             if res.status in (UNKNOWN, ERROR) or s.best is None:
                 break  # a time limit, an error, or insensitive at the first gap
-            if s.done(tol) or time.time() >= deadline:
+            if s.done(tol) or time.time() >= deadline or s.spent():
                 break
             following = s.lower + SPLIT * (s.upper - s.lower)
             if following == g:  # the bounds are a float apart: nothing left to split
@@ -351,7 +379,7 @@ def _max_gap_query(
             raise
         e.partial_result = _bisected(ens, q, s, res, tol, t0, skipped, INTERRUPTED)
         raise
-    return _bisected(ens, q, s, res, tol, t0, skipped)
+    return _bisected(ens, q, s, res, tol, t0, skipped, WORK if s.spent() else None)
 
 
 def multiclass_refusal(ens: Ensemble, q: Query) -> str | None:
@@ -457,14 +485,20 @@ def _step(
     log: Callable[[str], None] | None,
     data: Dataset | None,
 ) -> Result:
-    """Ask the check at gap g and fold its answer into the search."""
+    """Ask the check at gap g and fold its answer into the search; under a work budget,
+    the check's is what the steps before it left."""
     left = max(deadline - time.time(), 1e-3)
     if ens.is_regressor:
-        step_q = q.with_(delta=g, direction=DOWN).planned(timeout=min(q.plan.timeout, left))
+        step_q = q.with_(delta=g, direction=DOWN)
     else:
-        step_q = q.with_(gap=Gap(g, GapKind.PROB)).planned(timeout=min(q.plan.timeout, left))
+        step_q = q.with_(gap=Gap(g, GapKind.PROB))
+    step_q = step_q.planned(timeout=min(q.plan.timeout, left))
+    if s.work is not None:
+        step_q = step_q.planned(work=s.work.left())
     with recording_proofs(False):  # a step's proof is not the max gap's certificate's
         res = solve_query(ens, step_q, deadline=deadline, memory_mb=memory_mb, data=data)
+    if s.work is not None:
+        _spend_step(s, res)
     s.compile += res.time.get("compile", 0.0)
     s.solve += res.time.get("solve", 0.0)
     step = {"gap": g, "status": str(res.status), "time": round(res.time.get("total", 0.0), 3)}
@@ -486,6 +520,17 @@ def _step(
         kind = CHANGE if ens.is_regressor else "gap"
         log(max_gap_searching(kind, s.lower, s.upper, f"gap {g:.4g}: {res.status}"))
     return res
+
+
+def _spend_step(s: _Search, res: Result) -> None:
+    """A bisection step's work, spent of the max gap's budget (its stages, summed; the
+    stages it left timed, named)."""
+    used = res.stats.get("work") or {}
+    for stage, units in used.get("stages", {}).items():
+        s.work.spend(stage, units)
+    s.work.timed.extend(t for t in used.get("timed", []) if t not in s.work.timed)
+    if res.status == UNKNOWN and used.get("ended_by") == "work":
+        s.ended_by_work = True
 
 
 def _final(
@@ -586,6 +631,8 @@ def _stopped_by(out, shed_open: bool) -> str | None:
         return INTERRUPTED
     if shed_open:
         return MEMORY
+    if getattr(out, "spent", False):  # a work budget's boxes (gap_boxes.GapBoxOutcome)
+        return WORK
     if out.proven:  # the search ended: a resolved box's bound keeps the float32 allowance
         return ROUNDING
     return None

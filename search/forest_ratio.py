@@ -25,9 +25,10 @@ from __future__ import annotations
 import math
 import time
 
+from ..answers.work import Work
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import MAX_RATIO, Gap, GapKind, Query
-from .box_search import FOUND, GAVE_UP, box_search
+from .box_search import FOUND, GAVE_UP, BoxSearch
 from .gap_boxes import GapBoxOutcome
 from .gap_search import LOG_MAX, BestPair, pair_result, unsplit_query
 from .pair_boxes import PairTablesPastDeadline, class_pair_encodings, pair_encoding, pair_tables
@@ -36,12 +37,19 @@ MAX_STEPS = 200  # a bound on the steps, whatever the tolerance (each at least h
 
 
 def forest_largest_ratio(
-    ens: Ensemble, q: Query, tolerance: float, deadline: float, memory_bytes: int | None = None
+    ens: Ensemble,
+    q: Query,
+    tolerance: float,
+    deadline: float,
+    memory_bytes: int | None = None,
+    work: Work | None = None,
 ) -> tuple[object, GapBoxOutcome] | None:
     """(Result, outcome) of the largest ratio of ``q`` (its gap unused) on a multiclass
     forest, or None where the pair tables do not describe the query. Each step's tables
     are built by ``deadline`` and within ``memory_bytes`` (pair_tables): past the deadline
-    in the first step's build, PairTablesPastDeadline; in a later one, the bounds so far."""
+    in the first step's build, PairTablesPastDeadline; in a later one, the bounds so far.
+    ``work``: a work budget, one unit a box of every step's search (spent as
+    "box_search"), whose end leaves the bounds so far (the outcome ``spent``)."""
     t0 = time.time()
     at_one = pair_encoding(ens, q.with_(gap=Gap(1.0, GapKind.PROB)))
     if class_pair_encodings(at_one, relations=True) is None:
@@ -51,7 +59,7 @@ def forest_largest_ratio(
     g = tolerance
     for step in range(MAX_STEPS):
         try:
-            status, n, enc = _step(ens, q, g, best, deadline, memory_bytes)
+            status, n, enc = _step(ens, q, g, best, deadline, memory_bytes, work)
         except PairTablesPastDeadline:
             if step == 0:
                 raise
@@ -77,7 +85,8 @@ def forest_largest_ratio(
     lower = best.gap if best.gap >= tolerance else None
     # no tree splits on a varied feature within the bounds: one prediction, a ratio of 1
     alike = proven and lower is None and unsplit_query(ens, q)
-    out = GapBoxOutcome(proven=proven, upper=upper, lower=lower, boxes=boxes, alike=alike)
+    spent = not proven and work is not None and work.left() <= 0
+    out = GapBoxOutcome(proven, upper, lower, boxes, alike=alike, spent=spent)
     res = pair_result(ens, q, best, out, enc0)
     res.time = {"compile": 0.0, "solve": time.time() - t0, "total": time.time() - t0}
     res.stats["box_search"] = {"boxes": boxes, "pairs_replayed": best.offered}
@@ -85,16 +94,28 @@ def forest_largest_ratio(
 
 
 def _step(
-    ens: Ensemble, q: Query, g: float, best: BestPair, deadline: float, memory_bytes: int | None
+    ens: Ensemble,
+    q: Query,
+    g: float,
+    best: BestPair,
+    deadline: float,
+    memory_bytes: int | None,
+    work: Work | None = None,
 ):
-    """Is there a pair at ratio e^g? ("proved" | "found" | GAVE_UP, boxes, an encoding)."""
+    """Is there a pair at ratio e^g? ("proved" | "found" | GAVE_UP, boxes, an encoding);
+    each search within what is left of ``work``, one unit a box."""
     at = q.with_(gap=Gap(math.exp(g), GapKind.PROB))
     # relations between the inputs: read by the box search (relation_boxes.py)
     encs = class_pair_encodings(pair_encoding(ens, at), relations=True)
     boxes = 0
     for enc in encs:
         tables = pair_tables(enc, max_held=memory_bytes, deadline=deadline)
-        out = box_search(enc, tables, deadline)
+        search = BoxSearch(enc, tables)
+        if work is not None:
+            search.box_limit = work.left()
+        out = search.run(deadline)
+        if work is not None:
+            work.spend("box_search", out.boxes)
         boxes += out.boxes
         if out.status == GAVE_UP:
             return GAVE_UP, boxes, enc

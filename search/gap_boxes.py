@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -73,10 +74,12 @@ class Later:
     """A step of the search's caller run once, when the compiled search has run
     ``after`` seconds and its heap is not empty (gap_seed.late_polish): ``run`` returns
     the gap of a pair the caller's offer accepted meanwhile (a floor, as ``lower``), or
-    None."""
+    None. ``boxes`` (a work budget's): due once the search has visited that many boxes,
+    whatever the seconds, its steps cut to end there."""
 
     after: float
     run: Callable[[], float | None]
+    boxes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,8 @@ class GapBoxOutcome:
     # the same leaves, one prediction, a gap of exactly 0 (``upper`` is still the root's
     # bound, the float allowance the tiling's one box is bounded by)
     alike: bool = False
+    # not complete: the search visited the ``box_limit`` it was given (a work budget's)
+    spent: bool = False
 
 
 @dataclass
@@ -188,6 +193,7 @@ def largest_gap(
     heap_bytes: int = gap_kernel.HEAP_BYTES,
     recording: bool = False,
     later: Later | None = None,
+    box_limit: float = math.inf,
 ) -> GapBoxOutcome:
     """Bound the largest gap of the query ``enc`` (read at gap 0) until the bounds are
     ``tolerance`` apart (a number: absolute), the heap is empty, or ``deadline``
@@ -201,6 +207,9 @@ def largest_gap(
     ``recording``: the compiled search keeps every box it drops, for the outcome's
     ``tiling`` (a certificate of the upper bound, questions/certify_tiling.py).
     ``later``: run once by the compiled search, after its time (not by this module's).
+    ``box_limit``: the boxes it visits at most (a work budget's, answers/work.py): the
+    compiled search stops at that box exactly, this module's at the end of the dive that
+    reaches it; the outcome's ``spent`` says it ended there.
     Relations between the inputs in ``enc``'s query are read in rank space
     (relation_boxes.py): a box no pair of whose ranks meets them is dropped, its bound
     -1e300 (unbounded, a certificate's ``relation`` step), and a resolved box's pair is
@@ -214,9 +223,12 @@ def largest_gap(
         tiling = whole_space(tab) if recording else None
         return GapBoxOutcome(True, root, None, 0, tiling=tiling, alike=True)
     if bound is None and compiled and gap_kernel.available():
-        return _compiled_search(
-            b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes, recording,
-            later,
+        return _spent(
+            _compiled_search(
+                b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes,
+                recording, later, box_limit,
+            ),
+            box_limit,
         )  # fmt: skip
     state = _State(to_gap, tolerance, lower, heap_boxes(heap_bytes, b.n, len(tab.sizes)))
     tie = itertools.count()
@@ -231,11 +243,18 @@ def largest_gap(
             boxes += _dive(b, box, state, offer, heap, tie, enc)
             if progress is not None:
                 progress(state.lower, state.upper_with(heap), boxes)
-            if time.time() >= deadline:
+            if time.time() >= deadline or boxes >= box_limit:
                 break
     except KeyboardInterrupt:
         return state.outcome(heap, boxes, interrupted=True)
-    return state.outcome(heap, boxes)
+    return _spent(state.outcome(heap, boxes), box_limit)
+
+
+def _spent(out: GapBoxOutcome, box_limit: float) -> GapBoxOutcome:
+    """``out``, marked ``spent`` where it stopped incomplete at its box limit."""
+    if out.proven or out.interrupted or out.boxes < box_limit:
+        return out
+    return replace(out, spent=True)
 
 
 # a box on the Python search's heap beyond its bit per leaf and its lo and hi (4 bytes a
@@ -286,6 +305,7 @@ def _compiled_search(
     heap_bytes: int,
     recording: bool = False,
     later: Later | None = None,
+    box_limit: float = math.inf,
 ) -> GapBoxOutcome:
     """``largest_gap`` by the compiled kernel: the same bounds, split rule and dives, the
     kernel returning here to have a resolved box's pair replayed and to look at the
@@ -333,13 +353,13 @@ def _compiled_search(
     started = time.time()
     try:
         while True:
-            if later is not None and _due(later, status, started):
+            if later is not None and _due(later, status, started, boxes):
                 reached, later = _raised(reached, later.run(), tolerance), None
             floor = tolerance.floor(_best_of(best, reached))
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
             t0 = time.time()
-            status, n, _u = search.step(floors[floor], budget)
+            status, n, _u = search.step(floors[floor], _cut(budget, boxes, box_limit, later))
             boxes += n
             now = time.time()
             budget = next_step(budget, n, now - t0, deadline - now, status)
@@ -356,17 +376,31 @@ def _compiled_search(
                     best = got
             if progress is not None:
                 progress(_best_of(best, reached), upper(), boxes)
-            if status == gap_kernel.EMPTY or time.time() >= deadline:
+            if status == gap_kernel.EMPTY or time.time() >= deadline or boxes >= box_limit:
                 break
     except KeyboardInterrupt:
         return outcome(interrupted=True)
     return outcome()
 
 
-def _due(later: Later, status: int, started: float) -> bool:
+def _cut(budget: int, boxes: int, box_limit: float, later: Later | None) -> int:
+    """A compiled step's boxes: ``budget``, ending at the box limit and at the box
+    ``later`` is due at (the kernel's boxes do not depend on its steps, so the boxes
+    counted and the box a later floor comes in at do not depend on the clock)."""
+    end = box_limit
+    if later is not None and later.boxes is not None and boxes < later.boxes:
+        end = min(end, later.boxes)
+    return int(max(1, min(budget, end - boxes)))
+
+
+def _due(later: Later, status: int, started: float, boxes: int) -> bool:
     """Whether the search, started at ``started``, runs ``later`` now: its heap is not
-    empty, and it has run ``later.after`` seconds."""
-    return status != gap_kernel.EMPTY and time.time() - started >= later.after
+    empty, and it has run ``later.after`` seconds (``later.boxes`` boxes, if given)."""
+    if status == gap_kernel.EMPTY:
+        return False
+    if later.boxes is not None:
+        return boxes >= later.boxes
+    return time.time() - started >= later.after
 
 
 def _best_of(a: float | None, b: float | None) -> float | None:

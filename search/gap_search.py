@@ -36,6 +36,7 @@ from ..answers.result import (
 )
 from ..answers.stats import KERNEL_COMPILE
 from ..answers.verdict import PROBA_AGREEMENT, library_outputs, scores_apart
+from ..answers.work import Work
 from ..compiler.bounds_as_domains import bounds_as_domains
 from ..compiler.encode import Encoding, ensemble_structure, relation_coded
 from ..compiler.ensemble import IDENTITY, LOGISTIC, SOFTMAX, Ensemble
@@ -46,7 +47,7 @@ from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
-from .gap_seed import late_after, late_polish, saturation_slack, seed_floor
+from .gap_seed import LATE_WORK_SHARE, late_after, late_polish, saturation_slack, seed_floor
 from .pair_boxes import (
     PairTables,
     PairTablesPastDeadline,
@@ -218,6 +219,7 @@ def box_largest_gap(
     heap_bytes: int = gap_kernel.HEAP_BYTES,
     memory_bytes: int | None = None,
     known_upper: float | None = None,
+    work: Work | None = None,
 ) -> tuple[Result, GapBoxOutcome] | None:
     """The largest gap of ``q`` (its gap unused) by the box search, in gap units, or
     None where the pair tables do not describe the query (then the caller bisects with
@@ -226,7 +228,9 @@ def box_largest_gap(
     ``memory_bytes``: the tables and the heap together, at most (None: the tables under
     their own bound). ``known_upper``: a sound bound on the gap had without the tables
     (the leaf values'): a seeded pair within the tolerance of it is the answer, and no
-    table is built. Raises PairTablesTooLarge when the tables would pass their
+    table is built. ``work``: a work budget (answers/work.py), each box one unit spent
+    as "box_search" (``box_limit``); the seed and its polishes on their work bounds
+    alone. Raises PairTablesTooLarge when the tables would pass their
     bound, PairTablesPastDeadline when building them reaches ``deadline``."""
     t0 = time.time()
     tolerance = as_tolerance(tolerance)
@@ -236,11 +240,11 @@ def box_largest_gap(
     if time.time() >= deadline:  # the encodings took the time: none left for the tables
         raise PairTablesPastDeadline(0)
     best = BestPair(ens, q)
-    late = LatePolish(encs, best, tolerance)
+    late = LatePolish(encs, best, tolerance, timed=work is None)
     try:
         # the seed first: a pair within the tolerance of a bound had without the tables
         # needs no table (the 255-leaf LightGBM adult model's age: 25-31 CPU s of tables)
-        seeded, t_seed, seed_pair = _seeded(encs, best, tolerance, deadline)
+        seeded, t_seed, seed_pair = _seeded(encs, best, tolerance, deadline, work is None)
         if _closes(best, seed_pair, known_upper, tolerance):
             return _seed_closed(ens, q, best, known_upper, encs[0], (seeded, t_seed), t0)
         # the compiled search walks the nodes: the leaves' boxes are not recorded for it
@@ -268,23 +272,11 @@ def box_largest_gap(
         if known_upper is None:
             raise
         return _interrupted_before_boxes(ens, q, best, known_upper, encs[0], tolerance, t0)
-    for k in order:
-        if time.time() >= deadline:  # the pairs not searched keep their root bounds
-            break
-        pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
-        done = max((o.upper for o in outs), default=-math.inf)
-        lower = best.gap if best.gap >= tolerance.least else None
-        progress = _progress_lines(ens, log, max(pending, done), lower)
-        enc = encs[k]
-        offer = best.offer_for(enc)
-        out = largest_gap(
-            enc, tables[k], to_gap, offer, tolerance, deadline, progress, lower, bound,
-            heap_bytes=heap_bytes, recording=record, later=late.later(t_seed, deadline),
-        )  # fmt: skip
-        outs.append(out)
-        if out.interrupted:
-            break
+    searches = _PairSearches(encs, tables, best, tolerance, bound, deadline, work)
+    outs = searches.run(order, roots, log, heap_bytes, record, late.later_of(t_seed, deadline))
     out = _combined(outs, [roots[k] for k in order[len(outs) :]], best, seed_pair is not None)
+    if work is not None and not (out.proven or out.interrupted) and work.left() <= 0:
+        out = replace(out, spent=True)  # the budget ended it, whatever the clock said
     res = pair_result(ens, q, best, out, encs[0])
     if record and outs and outs[0].tiling is not None:
         res.box_proof = RecordedTiling(encs[0], tables[0], outs[0].tiling)
@@ -364,36 +356,91 @@ def searched_refusal(ens: Ensemble, q: Query) -> str | None:
     return class_pair_refusal(enc, relations=True)
 
 
+@dataclass
+class _PairSearches:
+    """The searches of each pair of classes in turn (``largest_gap``), the best pair so
+    far pruning the next, each within the deadline and what is left of ``work``."""
+
+    encs: list[Encoding]
+    tables: list[PairTables]
+    best: BestPair
+    tolerance: Tolerance
+    bound: Callable[[np.ndarray], float] | None
+    deadline: float
+    work: Work | None
+
+    def run(self, order, roots, log, heap_bytes, record, later) -> list[GapBoxOutcome]:
+        """The outcomes in ``order``, until the deadline, the budget or an interruption
+        (the pairs not searched keep their ``roots`` bounds). ``later(limit)``: a
+        search's late step, given its box limit."""
+        ens, best, outs = self.best.ens, self.best, []
+        for k in order:
+            limit = box_limit(self.work)
+            if time.time() >= self.deadline or limit <= 0:
+                break
+            pending = max((roots[j] for j in order[len(outs) + 1 :]), default=-math.inf)
+            done = max((o.upper for o in outs), default=-math.inf)
+            lower = best.gap if best.gap >= self.tolerance.least else None
+            progress = _progress_lines(ens, log, max(pending, done), lower)
+            offer = best.offer_for(self.encs[k])
+            out = largest_gap(
+                self.encs[k], self.tables[k], gap_bound(ens), offer, self.tolerance,
+                self.deadline, progress, lower, self.bound, heap_bytes=heap_bytes,
+                recording=record, later=later(limit), box_limit=limit,
+            )  # fmt: skip
+            if self.work is not None:
+                self.work.spend("box_search", out.boxes)
+            outs.append(out)
+            if out.interrupted:
+                break
+        return outs
+
+
+def box_limit(work: Work | None) -> float:
+    """The boxes a search may visit: what is left of a work budget, one unit a box
+    (none: no limit but the clock)."""
+    return math.inf if work is None else work.left()
+
+
 def _seeded(
-    encs: list[Encoding], best: BestPair, tolerance: Tolerance, deadline: float
+    encs: list[Encoding], best: BestPair, tolerance: Tolerance, deadline: float, timed: bool
 ) -> tuple[int, float, tuple[np.ndarray, np.ndarray] | None]:
     """The heuristic's pairs offered as the search's first floor (one pair of classes
     only): how many, the seconds they took, and the best pair when it meets the
-    tolerance."""
+    tolerance. ``timed`` False (a work budget): each ask on its work bound alone."""
     t = time.time()
     seeded = 0
     if len(encs) == 1:
         saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance.least)
-        seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline, saturation)
+        seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline, saturation, timed)
     return seeded, time.time() - t, best.pair if best.gap >= tolerance.least else None
 
 
 class LatePolish:
     """The late polish of the best pair so far (gap_seed.late_polish), run by the compiled
     search once it has run a few times as long as the seed did (gap_seed.late_after): one
-    pair of classes only. ``seconds``: what it took (None: not run)."""
+    pair of classes only. ``seconds``: what it took (None: not run). ``timed`` False (a
+    work budget): due at a share of the search's boxes (gap_seed.LATE_WORK_SHARE), and
+    polishing on its work bound alone."""
 
-    def __init__(self, encs: list[Encoding], best: BestPair, tolerance: Tolerance):
+    def __init__(self, encs: list[Encoding], best: BestPair, tolerance: Tolerance, timed=True):
         self.enc = encs[0] if len(encs) == 1 else None
         self.best = best
         self.least = tolerance.least
+        self.timed = timed
         self.seconds: float | None = None
 
-    def later(self, seed_seconds: float, deadline: float) -> Later | None:
-        """The search's ``later`` step, polishing until at most ``deadline``."""
+    def later(self, seed_seconds: float, deadline: float, limit: float) -> Later | None:
+        """The search's ``later`` step, polishing until at most ``deadline``; ``limit``:
+        the search's boxes, at most (a work budget's)."""
         if self.enc is None:
             return None
-        return Later(late_after(seed_seconds), lambda: self._run(deadline))
+        boxes = None if self.timed else int(LATE_WORK_SHARE * limit)
+        return Later(late_after(seed_seconds), lambda: self._run(deadline), boxes)
+
+    def later_of(self, seed_seconds: float, deadline: float) -> Callable[[float], Later | None]:
+        """``later`` of a search by its box limit."""
+        return lambda limit: self.later(seed_seconds, deadline, limit)
 
     def rounded(self) -> float | None:
         """``seconds`` as the result's stats state them."""
@@ -404,7 +451,7 @@ class LatePolish:
         if best.pair is None:
             return None
         saturation = saturation_slack(gap_bound(enc.ensemble), self.least)
-        got = late_polish(enc, best.pair, best.offer_for(enc), saturation, deadline)
+        got = late_polish(enc, best.pair, best.offer_for(enc), saturation, deadline, self.timed)
         self.seconds = time.time() - t
         return got
 

@@ -74,6 +74,11 @@ POLISH_SHARE = 0.4
 LATE_AFTER = 1.0
 LATE_TIMES = 3.0
 LATE_SHARE = 0.4
+# under a work budget (answers/work.py) the late polish is due once the box search has
+# visited this share of its boxes, not after seconds, so that the floor it raises is
+# raised at the same box on any machine; the seed's and the polishes' time shares are
+# off (their work bounds decide, the deadline a net)
+LATE_WORK_SHARE = 0.25
 
 
 def saturation_slack(to_gap: Callable[[float], float], tolerance: float) -> float:
@@ -122,12 +127,14 @@ def seed_floor(
     offer: Callable[[np.ndarray, np.ndarray], float | None],
     deadline: float,
     saturation: float = math.inf,
+    timed: bool = True,
 ) -> int:
     """Offer the heuristic's pairs at growing slack until one is not met (that one's best
     pair offered too); returns how many were offered (0 where the heuristic does not
     apply: a regressor, a multiclass model, the heuristic turned off, bounds on the
     inputs). ``saturation``: the slack at which a pair ends the search
-    (saturation_slack), the last ask."""
+    (saturation_slack), the last ask. ``timed`` False (a work budget): each ask and the
+    polish end on their work bounds alone, ``deadline`` the net."""
     ens, q = enc.ensemble, enc.query
     if not seeds(enc):
         return 0
@@ -140,14 +147,15 @@ def seed_floor(
         if left <= 0:
             break
         work = int(work * heuristic_work(ens))
-        found = find_witness(enc, share * left, seed=q.plan.seed, margin=margin, work=work)
+        seconds = share * left if timed else left
+        found = find_witness(enc, seconds, seed=q.plan.seed, margin=margin, work=work)
         if found is None:
             break
         offer(found[0], found[1])
         offered += 1
         if not found[2]:
             if math.isfinite(saturation):
-                offered += _polished(enc, found, offer, asks[-1][0], deadline)
+                offered += _polished(enc, found, offer, asks[-1][0], deadline, timed)
             break
     return offered
 
@@ -158,17 +166,18 @@ def _polished(
     offer: Callable[[np.ndarray, np.ndarray], float | None],
     margin: float,
     deadline: float,
+    timed: bool = True,
 ) -> int:
     """An ask's missed pair polished towards the saturation ask's slack ``margin``
-    (search/gap_polish.py) and offered: how many pairs that offered (0 or 1)."""
+    (search/gap_polish.py) and offered: how many pairs that offered (0 or 1); ``timed``
+    False: within the whole time left (its work bound decides)."""
     ens, q = enc.ensemble, enc.query
     left = deadline - time.time()
     if left <= 0:
         return 0
     work = int(POLISH_WORK * heuristic_work(ens))
-    polished = polish_pair(
-        enc, found[0], found[1], margin, work, time.time() + POLISH_SHARE * left, q.plan.seed
-    )
+    until = time.time() + (POLISH_SHARE if timed else 1.0) * left
+    polished = polish_pair(enc, found[0], found[1], margin, work, until, q.plan.seed)
     if polished is None:
         return 0
     offer(polished[0], polished[1])
@@ -187,16 +196,18 @@ def late_polish(
     offer: Callable[[np.ndarray, np.ndarray], float | None],
     saturation: float,
     deadline: float,
+    timed: bool = True,
 ) -> float | None:
     """The best pair so far polished patiently towards the saturation slack (gap_polish.py,
     ``patient``) and offered: the gap the offer accepted, or None (no polish: the
-    heuristic does not apply, or no time; or the library rejected the pair)."""
+    heuristic does not apply, or no time; or the library rejected the pair). ``timed``
+    False (a work budget): within the whole time left, its work bound deciding."""
     ens, q = enc.ensemble, enc.query
     left = deadline - time.time()
     if left <= 0 or not math.isfinite(saturation) or not seeds(enc):
         return None
     margin = saturation + 2.0 * enc.relax
     work = int(POLISH_WORK * heuristic_work(ens))
-    until = time.time() + LATE_SHARE * left
+    until = time.time() + (LATE_SHARE if timed else 1.0) * left
     polished = polish_pair(enc, pair[0], pair[1], margin, work, until, q.plan.seed, patient=True)
     return None if polished is None else offer(polished[0], polished[1])

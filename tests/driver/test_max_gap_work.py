@@ -1,0 +1,125 @@
+"""A max gap under a work budget (``work=``, ``--work``, ``.sens`` ``work``; answers/work.py):
+its own search ends on counted work, the box search's boxes (its late polish due at a
+share of them) or the bisection's checks' work, so the bracket, the pair and
+``stats.work`` are the same however fast the process's clock runs; the time limit stays
+a net, and the result says which ended the search."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import treesens
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# 100 trees of depth 6: radius_error and mean_concavity's bracket stays open for some
+# 800,000 boxes (tolerance 1e-5), the heuristic's seed and late polish both run
+DEEP = str(EXAMPLES / "breast_cancer_deep_xgb.json")
+PAIR = "radius_error,mean_concavity"
+SHALLOW = str(EXAMPLES / "breast_cancer_xgb.json")
+FAST = 10.0  # the clock of a process that gets a tenth of the CPU it asks for
+NO_LIMIT = 1e6  # seconds: the time limit far away, at either speed
+
+
+class _FastTime:
+    """The time module, but for ``time()``: ``pace`` times the real clock's pace."""
+
+    def __init__(self, t0: float, pace: float):
+        self.t0, self.pace = t0, pace
+
+    def time(self) -> float:
+        return self.t0 + self.pace * (time.time() - self.t0)
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+@pytest.fixture
+def fast_clock(monkeypatch):
+    """The max gap's clock (its search, seed, polish and heuristic, and the checks of its
+    bisection) running ``pace`` times the real one, as a loaded process sees it."""
+    from treesens.questions import max_gap
+    from treesens.search import (
+        box_search,
+        boxes,
+        compiled_check,
+        gap_boxes,
+        gap_polish,
+        gap_search,
+        gap_seed,
+        heuristic,
+    )
+
+    modules = (max_gap, gap_search, gap_boxes, gap_seed, gap_polish, heuristic)
+
+    def turn(pace: float = FAST) -> None:
+        fast = _FastTime(time.time(), pace)
+        for module in (*modules, box_search, boxes, compiled_check):
+            monkeypatch.setattr(module, "time", fast)
+
+    return turn
+
+
+def _deep(**kw):
+    return treesens.max_gap(DEEP, vary=PAIR, tolerance=1e-5, progress=False, **kw)
+
+
+def _same_answer(a, b) -> None:
+    assert a.max_gap == b.max_gap
+    assert a.to_dict()["witness"] == b.to_dict()["witness"]
+    assert a.stats["work"] == b.stats["work"]
+
+
+def test_under_a_time_limit_alone_a_fast_clock_ends_on_another_bracket(fast_clock):
+    _deep(timeout=NO_LIMIT, work=1000)  # the kernels and the heuristic loaded
+    idle = _deep(timeout=6)
+    fast_clock()
+    slow = _deep(timeout=6)
+    assert idle.max_gap != slow.max_gap
+
+
+def test_under_a_work_budget_a_fast_clock_keeps_the_bracket_pair_and_work(fast_clock):
+    idle = _deep(timeout=NO_LIMIT, work="20k")
+    fast_clock()
+    slow = _deep(timeout=NO_LIMIT, work="20k")
+    assert idle.status == "sensitive"
+    assert idle.stats["box_search"]["seed"]["late_seconds"] is not None  # at box 5,000
+    _same_answer(idle, slow)
+
+
+def test_a_budget_too_small_leaves_an_open_bracket_that_says_the_budget_was_spent():
+    res = _deep(timeout=NO_LIMIT, work=500)
+    assert res.max_gap["proven"] is False
+    assert res.max_gap["stopped_by"] == "work"
+    assert res.stats["work"] == {
+        "budget": 500,
+        "used": 500,
+        "stages": {"box_search": 500},
+        "ended_by": "work",
+    }
+    assert "not proven (work budget spent" in res.message
+
+
+def test_the_time_limit_under_a_work_budget_says_it_ended_the_search(fast_clock):
+    _deep(timeout=NO_LIMIT, work=1000)  # the kernels and the heuristic loaded
+    fast_clock(1000.0)
+    res = _deep(timeout=30, work="1M")
+    assert res.max_gap["proven"] is False
+    assert res.stats["work"]["ended_by"] == "time"
+    assert "work budget" not in res.message
+
+
+def _bisected(**kw):
+    return treesens.max_gap(
+        SHALLOW, vary="worst_smoothness,texture_error", box_search=False, progress=False, **kw
+    )
+
+
+def test_a_bisection_short_of_its_budget_stops_between_steps_and_says_so():
+    res = _bisected(timeout=NO_LIMIT, work=300)
+    assert res.max_gap["proven"] is False
+    assert res.max_gap["stopped_by"] == "work"
+    assert res.stats["work"]["ended_by"] == "work"
+    assert res.stats["work"]["used"] >= 300
