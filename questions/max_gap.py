@@ -252,7 +252,7 @@ def max_gap_query(ens: Ensemble, q: Query, **kw) -> Result:
         if partial is not None:
             _noted(partial, note)
         raise
-    if work is not None:
+    if work is not None and q.plan.data_aware == "none":  # a data-aware one sums its own
         res.stats["work"] = work_stats(work, res.max_gap)
     return _noted(res, note)
 
@@ -425,14 +425,23 @@ def _data_aware(ens, q: Query, tol, deadline, memory_mb, log, data, sizes: dict)
     at = q.with_(kind="", params=())
     at = at.with_(delta=lower, direction=DOWN) if ens.is_regressor else at.with_(gap=Gap(lower))
     left = max(deadline - time.time(), 1e-3)
-    near = solve_query(
-        ens, at.planned(timeout=min(q.plan.timeout, left)), deadline=deadline,
-        memory_mb=memory_mb, data=data,
-    )  # fmt: skip
+    at = at.planned(timeout=min(q.plan.timeout, left))
+    spent = (res.stats.get("work") or {}).get("used", 0)
+    if q.plan.work is not None:  # the check gets what the search over all inputs left
+        if spent >= q.plan.work:
+            res.notes.append(
+                f"{DATA_AWARE_UNSPENT}: the pair shown is the search's over all inputs"
+            )
+            return res
+        at = at.planned(work=q.plan.work - spent)
+    near = solve_query(ens, at, deadline=deadline, memory_mb=memory_mb, data=data)
+    if q.plan.work is not None:  # the search's work and the check's, of one budget
+        res.stats["work"] = _summed_work(res.stats["work"], near.stats.get("work") or {})
     if near.status != SENSITIVE or not near.validated or not near.outputs:
         res.notes.append(
-            "the data-aware search found no pair at the lower bound in the time left: the "
-            "pair shown is the search's over all inputs"
+            "the data-aware search found no pair at the lower bound in the time "
+            f"{'or work ' if q.plan.work is not None else ''}left: the pair shown is the "
+            "search's over all inputs"
         )
         return res
     bounds = dict(res.max_gap, lower=max(lower, achieved_gap(near.outputs)))
@@ -443,7 +452,26 @@ def _data_aware(ens, q: Query, tol, deadline, memory_mb, log, data, sizes: dict)
         f"{max_gap_line(bounds)}; {near.message}" if near.message else max_gap_line(bounds)
     )
     out.stats = {**res.stats, **near.stats}
+    if q.plan.work is not None:  # both, summed above
+        out.stats["work"] = res.stats["work"]
     out.time = {**near.time, "total": time.time() - t0}
+    return out
+
+
+# a data-aware max gap's note where its search over all inputs spent the work budget
+DATA_AWARE_UNSPENT = "no work left for the data-aware check at the lower bound"
+
+
+def _summed_work(search: dict, check: dict) -> dict:
+    """A data-aware max gap's ``stats["work"]``: its search's, with the data-aware
+    check's stages and timed stages added (the check had what the search left)."""
+    out = {**search, "stages": dict(search.get("stages", {}))}
+    for stage, units in check.get("stages", {}).items():
+        out["stages"][stage] = out["stages"].get(stage, 0) + units
+    out["used"] = sum(out["stages"].values())
+    timed = [*search.get("timed", []), *check.get("timed", [])]
+    if timed:
+        out["timed"] = list(dict.fromkeys(timed))
     return out
 
 

@@ -123,3 +123,14 @@ def test_a_bisection_short_of_its_budget_stops_between_steps_and_says_so():
     assert res.max_gap["stopped_by"] == "work"
     assert res.stats["work"]["ended_by"] == "work"
     assert res.stats["work"]["used"] >= 300
+
+
+def test_a_data_aware_max_gap_spends_one_budget_on_its_search_and_its_check():
+    res = treesens.max_gap(
+        SHALLOW, vary="worst_smoothness,texture_error", data=str(EXAMPLES / "breast_cancer_rows.csv"),
+        data_aware="prob", work=300, timeout=NO_LIMIT, progress=False,
+    )  # fmt: skip
+    work = res.stats["work"]
+    assert work["budget"] == 300
+    assert work["used"] == sum(work["stages"].values()) >= 300
+    assert set(work["stages"]) == {"box_search", "solver"}  # the search's boxes, the check's
