@@ -30,6 +30,7 @@ from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import InputError, closest
 from ..compiler.feature_names import feature_list
+from ..compiler.options import work_amount, work_problem
 from ..compiler.question import result_gap
 from ..readers.data import Dataset, load_data, say_data_notes
 from ..readers.load import load_model
@@ -299,6 +300,7 @@ def audit(
     limit: int | None = None,
     timeout: float | None = None,
     timeout_per_row: float = TIMEOUT_PER_ROW,
+    work: int | str | None = None,
     jobs: int | None = None,
     executor: str | Executor | None = None,
     memory_mb: int | None = None,
@@ -328,6 +330,10 @@ def audit(
     are begun and rows the enumeration leaves to the solver asked (each for at most
     ``timeout_per_row`` seconds) only until then; the rows left stay unknown, saying so
     in their ``message``.
+
+    ``work``: each row's work budget (``"10k"``), as an audit block's ``work N``: its
+    answer ends on counted work, not the load (``timeout_per_row`` a net); what each row
+    used in ``df.attrs["work"]`` (row -> ``stats["work"]``).
 
     ``jobs``/``executor`` answer blocks of rows at once, as :func:`treesens.sweep` runs
     queries (``"local"``, ``"dask[=ADDRESS]"``, ``"ray[=ADDRESS]"`` or an
@@ -362,15 +368,31 @@ def audit(
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     refuse_over_limit(ens, memory_mb)
-    limits = (timeout_per_row, deadline, memory_mb)
+    limits = ((timeout_per_row, row_work(work)), deadline, memory_mb)
     certify = None if certificates is None else (model, certificates, certify_budget, bounds)
     lines, certified = _answered(ens, ds, spec, n, Campaign(executor, jobs), *limits, certify)
     df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
+    return _with_attrs(df, groups, certified, lines if work is not None else None)
+
+
+def _with_attrs(df, groups, certified: dict | None, lines: list | None):
+    """audit()'s DataFrame with what ``summary`` breaks it down by, the certificates and,
+    from ``lines`` (a work budget's), what each row a solver answered used of it."""
     if groups is not None:
-        df.attrs["by"] = str(groups.columns[0])  # what summary(df) breaks down by
+        df.attrs["by"] = str(groups.columns[0])
     if certified is not None:
         df.attrs["certificates"] = certified
+    if lines is not None:
+        df.attrs["work"] = {d["row"]: d["stats"]["work"] for d in lines if "work" in d["stats"]}
     return df
+
+
+def row_work(work) -> int | None:
+    """audit()'s ``work``, checked: a whole number of work units (``"10k"`` read)."""
+    value = work_amount(work)
+    if work_problem(value):
+        raise InputError(f"work={work!r} {work_problem(value)}")
+    return None if value is None else int(value)
 
 
 def _certify_bounds(certificates, certify_rows, certify_timeout, progress) -> dict:
@@ -396,14 +418,16 @@ def row_bounds(certify_rows, certify_timeout) -> dict:
 
 
 def _answered(
-    ens, ds, spec, n: int, campaign, timeout_per_row, deadline, memory_mb, certify
+    ens, ds, spec, n: int, campaign, per_row: tuple, deadline, memory_mb, certify
 ) -> tuple[list, dict | None]:
-    """The result lines of the first ``n`` rows, answered a block at a time, and with
+    """The result lines of the first ``n`` rows, answered a block at a time (``per_row``:
+    each row's time limit and work budget), and with
     ``certify`` (the model as given, the folder, the budget of a row and
     ``_certified_rows``' bounds) the certificates of those that do not flip (None
     without): a row the box search proved is certified from the proof it recorded."""
     with keeping_row_proofs(certify is not None):
-        lines = _answered_lines(ens, ds, spec, n, campaign, timeout_per_row, deadline, memory_mb)
+        lines = _answered_lines(ens, ds, spec, n, campaign, per_row, deadline, memory_mb)
+        timeout_per_row = per_row[0]
         if certify is None:
             return lines, None
         model, folder, budget, bounds = certify
@@ -412,8 +436,10 @@ def _answered(
         return lines, _certified_rows(model, ens, spec, ds.X, lines, *asked)
 
 
-def _answered_lines(ens, ds, spec, n: int, campaign, timeout_per_row, deadline, memory_mb):
-    """The result lines of the first ``n`` rows, answered a block at a time."""
+def _answered_lines(ens, ds, spec, n: int, campaign, per_row: tuple, deadline, memory_mb):
+    """The result lines of the first ``n`` rows, answered a block at a time (``per_row``:
+    each row's time limit and work budget)."""
+    timeout_per_row, work_per_row = per_row
     lines = []
     with opened(campaign) as run:
         ex = run.executor
@@ -428,10 +454,12 @@ def _answered_lines(ens, ds, spec, n: int, campaign, timeout_per_row, deadline, 
             executor=ex,
             deadline=deadline,
             memory_mb=memory_mb,
+            work_per_row=work_per_row,
         )
         for idx, ans in blocks:
             for i, row in enumerate(idx.tolist()):
-                lines.append(row_result(ens, spec, ans, i, row, ds.X[row], timeout_per_row))
+                x, limits = ds.X[row], (timeout_per_row, work_per_row)
+                lines.append(row_result(ens, spec, ans, i, row, x, *limits))
     return lines
 
 

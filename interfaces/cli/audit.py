@@ -22,7 +22,7 @@ from ...questions.audit import (
     unproven_rows,
 )
 from ...questions.audit_run import AuditRun, rate_text, run_audit
-from ...questions.audit_solve import keeping_row_proofs
+from ...questions.audit_solve import keeping_row_proofs, work_used_text
 from ...questions.audit_spec import audit_reading
 from ...questions.executors import parse_executor
 from ...readers.data import load_data, say_data_notes
@@ -40,6 +40,7 @@ from .common import (
     positive_float,
     positive_int,
     what_it_predicts,
+    work_budget,
 )
 
 HELP = "which rows of a data set flip when only some features change"
@@ -80,14 +81,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--classes", default=None, metavar="C", help="multiclass: x2 must be class C (default any)"
     )
-    p.add_argument(
-        "--timeout-per-row",
-        type=positive_float,
-        default=TIMEOUT_PER_ROW,
-        metavar="S",
-        help="solver seconds for a row whose F has too many threshold cells to enumerate "
-        f"(default {TIMEOUT_PER_ROW:g}); such rows are answered unknown past it",
-    )
+    add_row_limit_args(p)
     p.add_argument(
         "--by",
         default=None,
@@ -137,6 +131,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_certify_budget_arg(p, "--timeout-per-row")
     add_certify_row_args(p)
     add_memory_arg(p)
+
+
+def add_row_limit_args(p: argparse.ArgumentParser) -> None:
+    """--timeout-per-row and --work: what ends a row past the enumeration."""
+    p.add_argument(
+        "--timeout-per-row",
+        type=positive_float,
+        default=TIMEOUT_PER_ROW,
+        metavar="S",
+        help="solver seconds for a row whose F has too many threshold cells to enumerate "
+        f"(default {TIMEOUT_PER_ROW:g}); such rows are answered unknown past it",
+    )
+    p.add_argument(
+        "--work",
+        type=work_budget,
+        default=None,
+        metavar="N",
+        help="a work budget per row (work units, e.g. 10k), as an audit block's work N: "
+        "each row past the enumeration, and a flipped row's search of its smallest change, "
+        "end on counted work, not the clock, so the rows' answers do not depend on the "
+        "machine's load; the report ends with what the rows used (docs/audit.md). "
+        "--timeout-per-row stays as a safety net",
+    )
 
 
 def add_certify_row_args(p: argparse.ArgumentParser) -> None:
@@ -214,6 +231,7 @@ def run(args) -> int:
         out=args.out,
         resume=args.resume,
         timeout_per_row=args.timeout_per_row,
+        work_per_row=args.work,
         jobs=args.jobs,
         executor=args.executor,
         memory_mb=args.memory_mb,
@@ -240,6 +258,8 @@ def run(args) -> int:
     table = summary(df, args.by)
     if not args.json:
         print(report_text(ens, spec, n, time.time() - t0, table, unproven_rows(df)))
+        if used := work_used_text(lines):  # what the rows used, a budget sized from
+            print(used)
     if args.plot:
         try:
             draw(df, table, args.by, spec, args.plot)
