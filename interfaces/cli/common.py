@@ -229,7 +229,8 @@ def add_max_gap_args(p: argparse.ArgumentParser) -> None:
         help="find the largest gap g at which the model is sensitive (binary: in "
         "probability; multiclass: the ratio, with --classes; regressors: the largest change "
         "f(x1) - f(x2)): a replay-checked pair at that gap, a proof that no larger gap is "
-        "reachable; the whole search within --timeout; give no --gap or --delta",
+        "reachable; the whole search within --timeout, or on --work N units (its bracket "
+        "then the same on any machine); give no --gap or --delta",
     )
     p.add_argument(
         "--max-gap-tolerance",
