@@ -30,6 +30,7 @@ from ...readers.load import (
     loading_words,
     shown_base_score,
 )
+from ...readers.load_notes import saying
 from ...views.result_view import render_result
 
 
@@ -284,22 +285,24 @@ def load_from_args(args):
     if base_score_problem(bs, objective):
         said = base_score_problem(bs, objective)
         raise InputError(f"--base-score {shown_base_score(bs)}: {said}")
-    if not getattr(args, "json", False):
+    quiet = getattr(args, "json", False)
+    if not quiet:
         say_loading(args.model)
-    return load_model(
-        args.model,
-        format=args.format,
-        details=args.details,
-        base_score=args.base_score,
-        objective=objective,
-        n_classes=getattr(args, "num_class", None),
-        data=args.data,
-        label=args.label,
-        bounds=getattr(args, "bounds", "auto"),
-        groups=getattr(args, "groups", None),
-        auto_details=not args.no_auto_details,
-        trust_pickle=getattr(args, "trust_pickle", False),
-    )
+    with saying(None if quiet else log):  # a long load's steps, on stderr
+        return load_model(
+            args.model,
+            format=args.format,
+            details=args.details,
+            base_score=args.base_score,
+            objective=objective,
+            n_classes=getattr(args, "num_class", None),
+            data=args.data,
+            label=args.label,
+            bounds=getattr(args, "bounds", "auto"),
+            groups=getattr(args, "groups", None),
+            auto_details=not args.no_auto_details,
+            trust_pickle=getattr(args, "trust_pickle", False),
+        )
 
 
 def say_loading(model) -> None:

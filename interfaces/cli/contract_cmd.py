@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ...compiler.errors import InputError
 from ...questions.contract import ERROR, FAIL, PASS, UNKNOWN, Outcome
+from ...readers.load_notes import saying
 from ...views.junit import junit_xml
 from ..sens_contract import load_contract, run_contract
 from .audit import add_certify_row_args, untried_hint
@@ -84,13 +85,14 @@ def run(args) -> int:
     if args.certificates is not None and Path(args.certificates).is_file():
         raise InputError(f"--certificates {args.certificates}: a file, not a folder")
     t0 = time.time()
-    sf = load_contract(
-        args.file,
-        model=args.model,
-        data=args.data,
-        loading=say_loading,
-        trust_pickle=args.trust_pickle,
-    )
+    with saying(log):  # a long load's steps, on stderr
+        sf = load_contract(
+            args.file,
+            model=args.model,
+            data=args.data,
+            loading=say_loading,
+            trust_pickle=args.trust_pickle,
+        )
     lines = args.junit is None or args.verbose
     report = None
     if args.junit is not None:

@@ -16,6 +16,7 @@ from ...language import load_queries
 from ...questions.ask import solving_with
 from ...questions.executors import parse_executor
 from ...questions.memory import MemoryRefused
+from ...readers.load_notes import saying
 from ..sens_run import audit_report, run_audits, run_queries
 from .common import (
     add_run_limits,
@@ -90,7 +91,8 @@ def run(args) -> int:
     t0 = time.time()
     if not args.json:  # the file's paths checked, then a large model said to be loading
         say_loading(load_queries(args.file, load_model=False).model_path)
-    sf = load_queries(args.file)
+    with saying(None if args.json else log):  # a long load's steps, on stderr
+        sf = load_queries(args.file)
     queries = sf.select(args.query)
     ens = sf.ensemble
     if args.timeout is not None:

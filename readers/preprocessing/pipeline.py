@@ -20,6 +20,7 @@ import numpy as np
 from ...compiler.ensemble import Ensemble, Feature, ModelOrigin, raw_category_values
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..formats.base import OneCallAtATime
+from ..load_notes import step as load_step
 from .fold import ColumnMap, check_nondecreasing, fold
 from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
 
@@ -50,15 +51,21 @@ def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
     summary = " -> ".join([*(_describe(s) for s in pre), type(final).__name__])
     if imputed:  # NaN is one of their values (the imputer fills it), which a pair may use
         summary += f"; may be missing (imputed): {', '.join(names[i] for i in sorted(imputed))}"
+    words = (
+        f"loading {where}: folding the pipeline's preprocessing ("
+        + (", ".join(_describe(s) for s in pre) or "none")
+        + f") into the thresholds of its {len(inner.trees):,} trees..."
+    )
     try:
-        return fold(
-            inner,
-            features,
-            maps,
-            replayer=PipelineReplayer(pipe, names, categories, probe.as_frame, inner.replayer),
-            source=f"pipeline:{where} ({summary}; trees from {inner.source})",
-            origin=ModelOrigin("pipeline", where),
-        )
+        with load_step(words):  # a bisection through the preprocessing per column: seconds
+            return fold(
+                inner,
+                features,
+                maps,
+                replayer=PipelineReplayer(pipe, names, categories, probe.as_frame, inner.replayer),
+                source=f"pipeline:{where} ({summary}; trees from {inner.source})",
+                origin=ModelOrigin("pipeline", where),
+            )
     except UnsupportedModelError as e:
         if e.where is not None:
             raise
