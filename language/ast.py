@@ -300,6 +300,7 @@ class ModelDecl(Node):
     trust_pickle: bool = False  # a pickled model may be loaded (it runs code when loaded)
     objective: str | None = None  # of an XGBoost dump, as num_class and base_score
     num_class: int | None = None
+    num_parallel_tree: int | None = None  # of a multiclass XGBoost dump (default 1)
     # where 'format' and 'base_score' are written (for messages)
     format_pos: Pos | None = _pos()
     base_score_pos: Pos | None = _pos()

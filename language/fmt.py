@@ -112,6 +112,7 @@ def _fmt_stmt(st: nodes.Node, mode: FormatMode) -> str:
             None if st.format is None else f"format {fmt_name(st.format, mode=mode)}",
             None if st.objective is None else f"objective {st.objective}",
             None if st.num_class is None else f"num_class {st.num_class}",
+            None if st.num_parallel_tree is None else f"num_parallel_tree {st.num_parallel_tree}",
             None if st.base_score is None else f"base_score {_base_scores(st.base_score)}",
             "trust_pickle" if st.trust_pickle else None,
         )

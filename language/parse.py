@@ -113,7 +113,7 @@ class _Build(Transformer):
 
     # ---- top level ----
     def model(self, meta, ch):
-        fmt = base = fpos = bpos = objective = num_class = None
+        fmt = base = fpos = bpos = objective = num_class = parallel = None
         trust = False
         for c in ch[1:]:
             if c[0] == "format":
@@ -124,6 +124,8 @@ class _Build(Transformer):
                 objective = c[1]
             elif c[0] == "num_class":
                 num_class = c[1]
+            elif c[0] == "num_parallel_tree":
+                parallel = c[1]
             else:
                 base, bpos = c[1], c[2]
         return nodes.ModelDecl(
@@ -133,6 +135,7 @@ class _Build(Transformer):
             trust_pickle=trust,
             objective=objective,
             num_class=num_class,
+            num_parallel_tree=parallel,
             pos=_meta_pos(meta),
             format_pos=fpos,
             base_score_pos=bpos,
@@ -150,6 +153,9 @@ class _Build(Transformer):
 
     def model_num_class(self, meta, ch):
         return ("num_class", int(ch[0]), _meta_pos(meta))
+
+    def model_num_parallel_tree(self, meta, ch):
+        return ("num_parallel_tree", int(ch[0]), _meta_pos(meta))
 
     def model_trust_pickle(self, meta, ch):
         return ("trust_pickle", True, _meta_pos(meta))

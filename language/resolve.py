@@ -314,10 +314,12 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             base_score=model.base_score,
             objective=model.objective,
             n_classes=model.num_class,
+            num_parallel_tree=model.num_parallel_tree,
             trust_pickle=model.trust_pickle,
         )
     except InputError as e:
-        dump_said = (model.base_score, model.objective, model.num_class) != (None, None, None)
+        said = (model.base_score, model.objective, model.num_class, model.num_parallel_tree)
+        dump_said = said != (None, None, None, None)
         if dump_said or model.format == "xgboost-dump":
             # the loader refuses a dump's settings on another model: say which, and where
             try:
@@ -423,8 +425,17 @@ def _check_model_options(ast: SensAST, model: ModelDecl, ens) -> None:
             f"{kind}, which has its own: drop 'base_score {shown_base_score(model.base_score)}'",
             model.base_score_pos or model,
         )
-    said = "objective" if model.objective is not None else "num_class"
-    if model.objective is not None or model.num_class is not None:
+    given = [
+        word
+        for word, value in (
+            ("objective", model.objective),
+            ("num_class", model.num_class),
+            ("num_parallel_tree", model.num_parallel_tree),
+        )
+        if value is not None
+    ]
+    said = given[0] if given else ""
+    if given:
         raise ast.error(
             f"{said} is only for XGBoost text dumps, which do not store it; the file is "
             f"{kind}, which has its own: drop '{said}'",

@@ -110,6 +110,15 @@ def _checked_base_score(base_score, objective):
     return tuple(base_score) if isinstance(base_score, list) else base_score
 
 
+def _checked_groups(groups, data):
+    """load_model's ``groups`` as it reads them: "none" is none, "infer" needs data."""
+    if groups == "none":
+        return {}
+    if groups == "infer" and data is None:
+        raise InputError('groups="infer" finds the groups in data: give data=')
+    return groups
+
+
 def load_model(
     model,
     *,
@@ -118,6 +127,7 @@ def load_model(
     base_score: float | tuple[float, ...] | None = None,
     n_classes: int | None = None,
     objective: str | None = None,
+    num_parallel_tree: int | None = None,
     data=None,
     label: str = "label",
     auto_details: bool = True,
@@ -147,18 +157,15 @@ def load_model(
     columns sharing a prefix whose rows each hold exactly one 1, or at most one 1 with a
     dropped category; the default with ``bounds="data"``; ``groups={}`` or ``"none"`` for
     none); each group becomes one feature whose values are its categories (docs/pipelines.md).
-    ``objective``, ``n_classes``, ``base_score`` (one, or one per class): an XGBoost dump's,
-    which it does not record (default binary:logistic, 0.5; docs/python.md).
+    ``objective``, ``n_classes``, ``base_score`` (one, or one per class), ``num_parallel_tree``:
+    an XGBoost dump's, which it does not record (binary:logistic, 0.5, 1; docs/python.md).
     """
     base_score = _checked_base_score(base_score, objective)
     if bounds not in BOUNDS:
         raise InputError(f"bounds={bounds!r}: use one of {', '.join(map(repr, BOUNDS))}")
     if bounds == "data" and data is None:
         raise InputError('bounds="data" takes the bounds from data: give data=')
-    if groups == "none":
-        groups = {}
-    if groups == "infer" and data is None:
-        raise InputError('groups="infer" finds the groups in data: give data=')
+    groups = _checked_groups(groups, data)
     auto = bounds == "auto"
     if auto:
         bounds = "data" if data is not None and not isinstance(model, Ensemble) else "none"
@@ -166,7 +173,9 @@ def load_model(
         ens = model
     elif isinstance(model, (str, Path)):
         names = details_names(details) if details is not None else None  # a dump's
-        options = LoadOptions(base_score, n_classes, trust_pickle, names, objective)
+        options = LoadOptions(
+            base_score, n_classes, trust_pickle, names, objective, num_parallel_tree
+        )
         ens = _load_path(Path(model), format, options)
     else:
         ens = _load_object(model)

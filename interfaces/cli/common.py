@@ -137,6 +137,14 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="the classes of a multiclass XGBoost dump (tree i adds to class i mod K)",
     )
     p.add_argument(
+        "--num-parallel-tree",
+        type=int,
+        default=None,
+        metavar="P",
+        help="the num_parallel_tree of a multiclass XGBoost dump (default 1): each round "
+        "grows P trees of each class in turn, tree i adding to class (i // P) mod K",
+    )
+    p.add_argument(
         "--base-score",
         type=numbers,
         default=None,
@@ -296,6 +304,7 @@ def load_from_args(args):
             base_score=args.base_score,
             objective=objective,
             n_classes=getattr(args, "num_class", None),
+            num_parallel_tree=getattr(args, "num_parallel_tree", None),
             data=args.data,
             label=args.label,
             bounds=getattr(args, "bounds", "auto"),

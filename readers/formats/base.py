@@ -32,8 +32,8 @@ PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 class LoadOptions:
     """What a caller may say about a model file besides its path.
 
-    ``objective``, ``base_score`` (one number, or one per class) and ``n_classes``: of an
-    XGBoost tree dump, which does not record them;
+    ``objective``, ``base_score`` (one number, or one per class), ``n_classes`` and
+    ``num_parallel_tree``: of an XGBoost tree dump, which does not record them;
     ``trust_pickle``: the caller accepts that a pickled model runs code while it loads;
     ``feature_names``: the names a details file gives, at their indices (None where it
     gives none): a dump that names its features in its splits reads their indices here.
@@ -44,11 +44,17 @@ class LoadOptions:
     trust_pickle: bool = False
     feature_names: tuple[str | None, ...] | None = None
     objective: str | None = None
+    num_parallel_tree: int | None = None
 
 
 DEFAULT_OPTIONS = LoadOptions()
 # the load options only a dump reads (it records none of them), as the caller names them
-DUMP_OPTIONS = {"base_score": "base_score", "objective": "objective", "n_classes": "num_class"}
+DUMP_OPTIONS = {
+    "base_score": "base_score",
+    "objective": "objective",
+    "n_classes": "num_class",
+    "num_parallel_tree": "num_parallel_tree",
+}
 
 
 @runtime_checkable

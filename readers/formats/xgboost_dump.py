@@ -47,6 +47,7 @@ def from_dump(
     file_bytes: int | None = None,
     names: tuple[str | None, ...] | None = None,
     objective: str | None = None,
+    parallel: int | None = None,
 ) -> Ensemble:
     """The ensemble of a dump's trees. A dump declares no number of features: it is the
     largest feature index + 1 (or ``n_features``), bounded by the size of the file it was
@@ -54,12 +55,15 @@ def from_dump(
     feature names splits on names: ``names`` (a details file's, at their indices) gives
     their indices, and the features are named so. Nor does a dump record its objective,
     class count or base score: ``objective`` (default binary:logistic, or multi:softprob
-    when ``n_classes`` > 2), ``n_classes`` (a multi: objective's; tree i adds to class i
-    mod n_classes) and ``base_score`` (default 0.5; one number, or one per class) say them."""
+    when ``n_classes`` > 2), ``n_classes`` (a multi: objective's), ``parallel`` (its
+    num_parallel_tree P, default 1: tree i adds to class (i // P) mod n_classes, as XGBoost
+    grows a round's P trees of each class in turn) and ``base_score`` (default 0.5; one
+    number, or one per class) say them."""
     if not isinstance(trees_json, list) or not trees_json:
         raise InputError("an XGBoost dump must be a non-empty JSON list of trees", where)
     with malformed_as_input_error("XGBoost tree dump", where):
-        reading = DumpReading.of(objective, n_classes, base_score, len(trees_json), where)
+        said = (objective, n_classes, base_score, parallel)
+        reading = DumpReading.of(*said, len(trees_json), where)
         ens = _from_dump(trees_json, where, reading, n_features, file_bytes, names)
     # the replayer makes the Booster's model from the IR when a witness needs it
     recipe = functools.partial(native_model_bytes, ens, reading.stored, reading.objective)
@@ -70,8 +74,9 @@ def from_dump(
 # how to say what a dump does not record: the .sens model line's words (load_model's,
 # n_classes for num_class) and the command line's flags
 SAY_OTHERWISE = (
-    "a dump records neither its objective nor its base score: say them with objective, "
-    "num_class, base_score (--objective, --num-class, --base-score)"
+    "a dump records neither its objective nor its base score nor its num_parallel_tree: say "
+    "them with objective, num_class, base_score, num_parallel_tree (--objective, "
+    "--num-class, --base-score, --num-parallel-tree)"
 )
 
 
@@ -83,10 +88,13 @@ class DumpReading:
     objective: str
     n_classes: int
     stored: float | tuple[float, ...]
-    assumed: tuple[str, ...]  # of objective and base_score, those not given
+    assumed: tuple[str, ...]  # of objective, base_score, num_parallel_tree: those not given
+    parallel: int = 1  # num_parallel_tree: a round's trees of each class, in turn
 
     @classmethod
-    def of(cls, objective, n_classes, base_score, n_trees: int, where: str) -> DumpReading:
+    def of(
+        cls, objective, n_classes, base_score, parallel, n_trees: int, where: str
+    ) -> DumpReading:
         if objective is not None and objective not in KNOWN:
             raise InputError(
                 f"objective {objective!r} is not one treesens reads "
@@ -102,10 +110,13 @@ class DumpReading:
             )
         if not multi and C > 2:
             raise InputError(f"num_class {C}, but the objective {obj} has one output", where)
-        if multi and (C < 2 or n_trees % C):
+        P = _parallel(parallel, where)
+        if multi and (C < 2 or n_trees % (C * P)):
+            per = f"num_class {C}" + (f" times num_parallel_tree {P}" if P > 1 else "")
             raise InputError(
-                f"num_class {C} does not divide the dump's {n_trees} trees (a multiclass "
-                f"dump has one tree per class each round, tree i adding to class i mod {C})",
+                f"{per} does not divide the dump's {n_trees} trees (a multiclass dump has "
+                f"num_parallel_tree trees per class each round, tree i adding to class "
+                f"(i // num_parallel_tree) mod {C})",
                 where,
             )
         bs = base_score if base_score is not None else 0.5
@@ -119,17 +130,24 @@ class DumpReading:
         stored = (
             tuple(float(b) for b in bs) if many and len(bs) > 1 else float(bs[0] if many else bs)
         )
-        assumed = tuple(
-            name
-            for name, value in (("objective", objective), ("base_score", base_score))
-            if value is None
-        )
-        return cls(obj, C if multi else (0 if obj in REGRESSION else 2), stored, assumed)
+        said = [("objective", objective), ("base_score", base_score)]
+        if multi:  # one output's trees are summed, whatever their order
+            said.append(("num_parallel_tree", parallel))
+        assumed = tuple(name for name, value in said if value is None)
+        return cls(obj, C if multi else (0 if obj in REGRESSION else 2), stored, assumed, P)
+
+    def tree_class(self, i: int) -> int:
+        """The class tree ``i`` of a multiclass dump adds to."""
+        return (i // self.parallel) % self.n_classes
 
     def said(self) -> str:
         """The load line's words on what the dump was read as."""
+        P, C = self.parallel, self.n_classes
         per = (
-            f"{self.n_classes} classes, tree i adding to class i mod {self.n_classes}"
+            f"{C} classes, tree i adding to class "
+            + (f"(i // {P}) mod {C}" if P > 1 else f"i mod {C}")
+            + f", num_parallel_tree {P}"
+            + (" (assumed)" if "num_parallel_tree" in self.assumed else "")
             if self.objective.startswith("multi:")
             else "one margin per tree, summed"
         )
@@ -178,9 +196,12 @@ def _from_dump(trees_json, where, reading: DumpReading, n_features, file_bytes, 
     n_classes, link, intercept = outputs(
         reading.objective, reading.n_classes if multi else 0, bs, len(flat), where
     )
-    C = len(intercept)
-    # tree i adds to class i mod C; _dump_tree gives its node arrays in Tree's order
-    trees = [Tree(*arrays, outputs=(ti % C,)) for ti, arrays in enumerate(flat)]
+    # tree i adds to class (i // P) mod C; _dump_tree gives its node arrays in Tree's order
+    multi_out = len(intercept) > 1
+    trees = [
+        Tree(*arrays, outputs=(reading.tree_class(ti) if multi_out else 0,))
+        for ti, arrays in enumerate(flat)
+    ]
     if reader.named:  # the features the details file names, the others generic
         named = [*names, *[None] * (n_feat - len(names))]
         features = tuple(Feature(named[i] or f"f{i}") for i in range(n_feat))
@@ -198,6 +219,15 @@ def _from_dump(trees_json, where, reading: DumpReading, n_features, file_bytes, 
     )
 
 
+def _parallel(parallel, where: str) -> int:
+    """A dump's num_parallel_tree as given (None: 1), a whole number >= 1."""
+    if parallel is None:
+        return 1
+    if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
+        raise InputError(f"num_parallel_tree must be a whole number >= 1, not {parallel!r}", where)
+    return parallel
+
+
 def dump_refusal(ens: Ensemble) -> str | None:
     """Why the certificate checker cannot read a dump as treesens read it (None: it can):
     it reads a dump as binary:logistic, or multi:softprob of one base score."""
@@ -212,6 +242,12 @@ def dump_refusal(ens: Ensemble) -> str | None:
         )
     if multi and len(set(ens.intercept)) > 1:
         return "the checker reads a dump of one base score, not one per class (give the JSON model)"
+    C = len(ens.intercept)
+    if multi and any(t.outputs != (i % C,) for i, t in enumerate(ens.trees)):
+        return (
+            "the checker reads a multiclass dump's tree i as class i mod num_class, and this "
+            "one was read with num_parallel_tree > 1 (give the JSON model)"
+        )
     return None
 
 
@@ -406,6 +442,7 @@ def _dump_ensemble(trees: list, where: str, options: LoadOptions, blob: bytes) -
         file_bytes=len(blob),
         names=options.feature_names,
         objective=options.objective,
+        parallel=options.num_parallel_tree,
     )
 
 

@@ -129,7 +129,10 @@ def test_the_load_line_of_a_dump_read_with_nothing_stated_says_what_it_assumes(t
     ens = load_model(_dump(_trained("binary:logistic"), tmp_path / "dump.json"))
     assert "read as objective binary:logistic (assumed), one margin per tree" in ens.source
     assert "base_score 0.5 (assumed)" in ens.source
-    assert "say them with objective, num_class, base_score (--objective" in ens.source
+    assert (
+        "say them with objective, num_class, base_score, num_parallel_tree (--objective"
+        in ens.source
+    )
 
 
 def _multiclass_cli(tmp_path, *flags):
