@@ -12,6 +12,7 @@ Witnesses are replayed on a Booster synthesised from the IR (``xgboost_replay``)
 from __future__ import annotations
 
 import functools
+import numbers
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -71,6 +72,15 @@ def from_dump(
     return replace(ens, source=f"{ens.source} ({reading.said()})", replayer=replayer)
 
 
+def _check_class_count(n_classes, where: str) -> None:
+    """A stated class count is a whole number, 0 or more (XGBoost writes num_class 0 for a
+    model of one output)."""
+    if n_classes is None:
+        return
+    if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 0:
+        raise InputError(f"num_class {n_classes!r} is not a number of classes", where)
+
+
 # how to say what a dump does not record: the .sens model line's words (load_model's,
 # n_classes for num_class) and the command line's flags
 SAY_OTHERWISE = (
@@ -101,12 +111,17 @@ class DumpReading:
                 f"(one of {', '.join(KNOWN)}){closest(objective, KNOWN)}",
                 where,
             )
+        _check_class_count(n_classes, where)
         C = n_classes or 2
         obj = objective or ("multi:softprob" if C > 2 else "binary:logistic")
         multi = obj.startswith("multi:")
         if multi and n_classes is None:
             raise InputError(
                 f"objective {obj} needs the number of classes: give num_class (--num-class)", where
+            )
+        if multi and n_classes < 2:  # 0 (a one-output model's num_class) is not two classes
+            raise InputError(
+                f"num_class {n_classes}: the objective {obj} needs 2 classes or more", where
             )
         if not multi and C > 2:
             raise InputError(f"num_class {C}, but the objective {obj} has one output", where)

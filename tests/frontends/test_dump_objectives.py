@@ -205,3 +205,19 @@ def test_a_text_dump_read_with_its_objective_stated_predicts_as_its_booster(tmp_
     ens = load_model(tmp_path / "dump.txt", **_stated(booster, objective))
     how, X = OBJECTIVES[objective][2], _rows()
     assert np.allclose(_ours(ens, how, X), _library(booster, how, X), rtol=1e-6, atol=1e-6)
+
+
+def test_a_multiclass_dump_stated_of_no_classes_is_refused_not_read_as_two(tmp_path):
+    # a 3-class dump of 2 rounds (6 trees), whose num_class 0 was read as 2 classes
+    X, ys = _data()
+    params = {"objective": "multi:softprob", "num_class": 3, "max_depth": 2, "nthread": 1}
+    path = _dump(xgb.train(params, xgb.DMatrix(X, ys["multi"]), 2), tmp_path / "dump.json")
+    with pytest.raises(InputError, match="num_class 0: the objective multi:softprob needs 2"):
+        load_model(path, objective="multi:softprob", n_classes=0)
+
+
+@pytest.mark.parametrize("count", [-3, 2.5, True])
+def test_a_class_count_that_is_no_number_of_classes_is_refused_naming_it(tmp_path, count):
+    path = _dump(_trained("multi:softprob"), tmp_path / "dump.json")
+    with pytest.raises(InputError, match=f"num_class {count!r} is not a number of classes"):
+        load_model(path, objective="multi:softprob", n_classes=count)
