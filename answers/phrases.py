@@ -94,11 +94,12 @@ def upper_text(v: float, spec: str = ".4g") -> str:
 
 
 def _outward(v: float, spec: str, down: bool) -> str:
+    """``v`` in ``spec``, rounded toward -inf (``down``) or +inf, in exponent form too
+    (7.98849e-06 up: "7.989e-06"; 123456.7 down in .4g: "1.234e+05")."""
     text = format(v, spec)
-    if not math.isfinite(v) or v == 0 or "e" in text:
+    if not math.isfinite(v) or v == 0:
         return text
-    shown = float(text)
-    if (shown <= v) if down else (shown >= v):
+    if (float(text) <= v) if down else (float(text) >= v):
         return text
     if spec.endswith("f"):
         places = int(spec[1:-1])
@@ -106,7 +107,12 @@ def _outward(v: float, spec: str, down: bool) -> str:
         places = int(spec[1:-1]) - 1 - math.floor(math.log10(abs(v)))
     step = 10.0**-places
     q = math.floor(v / step) if down else math.ceil(v / step)
-    return format(q * step, f".{max(places, 0)}f") if spec.endswith("f") else format(q * step, spec)
+    for _ in range(3):  # q * step's own rounding may land it back on the wrong side
+        shown = format(q * step, f".{max(places, 0)}f" if spec.endswith("f") else spec)
+        if (float(shown) <= v) if down else (float(shown) >= v):
+            return shown
+        q += -1 if down else 1
+    return shown
 
 
 def unsplit_text(bounds: dict) -> str:

@@ -105,6 +105,17 @@ def test_bounds_are_shown_rounded_outward_so_the_bracket_still_holds():
     assert lower_text(0.499996, ".4f") == "0.4999" and upper_text(0.12341, ".4f") == "0.1235"
 
 
+def test_a_bound_shown_in_exponent_form_is_rounded_outward_too():
+    # a report's 'at most 7.988e-06' of an upper bound 7.98849e-06; a regressor's largest
+    # change 123456.7 shown at least '1.235e+05', its progress line's upper 122910.07 at
+    # most '1.229e+05': each rounded to the nearest, past what was proven
+    from treesens.answers.phrases import lower_text, upper_text
+
+    assert upper_text(7.98849e-06) == "7.989e-06" and lower_text(7.98849e-06) == "7.988e-06"
+    assert lower_text(123456.7) == "1.234e+05" and upper_text(122910.07) == "1.23e+05"
+    assert lower_text(1234567.8, ".6g") == "1.23456e+06"
+
+
 def test_a_lower_bound_just_below_half_is_not_shown_as_half():
     line = M.max_gap_line(M.MaxGap(0.4999996, 0.5, 1e-3, True, 0))
     assert line.startswith("max gap 0.499999 (proven")
