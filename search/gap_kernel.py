@@ -86,6 +86,12 @@ LAZY_SHARE = 0.7
 # SeniorCitizen the same boxes at 1.48x and 1.60x fewer CPU s (bench/reports/
 # scale-tier.md, "Trees of F closed on the pair sums left unwalked")
 SKIP_CLOSED = True
+# a max gap's search starts from the pair space cut at every rank of F's columns (one box per
+# pair of F's values, those with x1.F = x2.F among them) where there are at most this
+# many, rather than from the whole space: a box that leaves x2.F open bounds each tree's
+# pair sum by at least the 0 of x2.F = x1.F, and the split rule, which weighs one tree's
+# node at a time, cut it late (``first_boxes``)
+F_FIRST_BOXES = 64
 # a heap's budget, at least (a memory limit that leaves less still lets the search run,
 # shedding boxes early)
 MIN_HEAP_BYTES = 16 << 20
@@ -439,6 +445,7 @@ class KernelSearch:
         recording: bool = False,
         record_max: int | None = None,
         rel=None,
+        f_first: int = 1,
     ):
         self.ft = flatten(tab, order)
         # relations between the inputs (relation_boxes.RankRelations; None: none): a
@@ -461,12 +468,16 @@ class KernelSearch:
         start = self.max_rows
         while start > 2 * max(capacity, 1):
             start = -(-start // 2)
+        # the boxes it starts from: the whole space, or cut at F's ranks where that
+        # makes at most ``f_first`` boxes (first_boxes; a max gap without relations
+        # between the inputs: F_FIRST_BOXES, since a relation is checked at splits only)
+        first = first_boxes(tab, min(f_first, self.max_rows))
+        start = max(start, len(first))
         self.hb = np.empty(start, dtype=np.float64)
         self.hx = np.empty((start, 2 * cols), dtype=np.int32)
-        self.hb[0] = root_bound
-        self.hx[0, :cols] = 0
-        self.hx[0, cols:] = ft.sizes
-        self.hn = 1
+        self.hn = len(first)
+        self.hb[: self.hn] = root_bound  # equal bounds: a heap in any order
+        self.hx[: self.hn] = first
         # the largest bound dropped under a floor, the largest shed for memory, how many
         # boxes were shed (row units; gap_kernel_jit.heap_shed), how many boxes shedding
         # dropped under the floor (unrecorded)
@@ -645,6 +656,25 @@ class KernelSearch:
         if self.interrupted_at is not None:
             return self.interrupted_at
         return max(self.dropped, self.shed, self.best_open())
+
+
+def first_boxes(tab: PairTables, most: int) -> np.ndarray:
+    """The boxes a search starts from (rows lo | hi): the pair space cut at every rank
+    of the columns of F (a copy's column), where that makes at most ``most`` boxes, else
+    the whole space. They tile it, so any of them may be dropped or split as the
+    whole space would be."""
+    sizes = np.asarray(tab.sizes, dtype=np.int32)
+    cols = len(sizes)
+    whole = np.concatenate([np.zeros(cols, np.int32), sizes])[None, :]
+    varied = [c for c, (_f, copy) in enumerate(tab.columns) if copy is not None]
+    if not varied or math.prod(int(sizes[c]) for c in varied) > most:
+        return whole
+    grid = np.stack(np.meshgrid(*[np.arange(sizes[c]) for c in varied], indexing="ij"))
+    ranks = grid.reshape(len(varied), -1).T.astype(np.int32)
+    out = np.repeat(whole, len(ranks), axis=0)
+    out[:, varied] = ranks
+    out[:, [cols + c for c in varied]] = ranks + 1
+    return out
 
 
 def flat_box_tops(ft: FlatTables, boxes: np.ndarray) -> np.ndarray:
