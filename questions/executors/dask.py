@@ -20,6 +20,7 @@ from typing import Any
 
 from ...compiler.errors import InputError
 from .base import RETRIES, Failure, Outcome, TaskFn, failure_text, optional_import
+from .spawn_guard import raise_worker_note, worker_note
 
 
 class DaskExecutor:
@@ -30,20 +31,8 @@ class DaskExecutor:
         distributed = optional_import("distributed", "dask")
         self._cluster = None
         if address is None:
-            # one worker process per task slot, one thread each (one solver thread); the
-            # processes ignore Ctrl-C, which reaches the terminal's whole process group:
-            # this process stops them, instead of each printing its own traceback
-            config = {"distributed.scheduler.allowed-failures": RETRIES}
-            with dask.config.set(config), _ctrl_c_ignored():
-                self._cluster = distributed.LocalCluster(
-                    n_workers=max(1, int(workers)),
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    # its warnings on cancelled tasks and stopped workers (an interrupted
-                    # sweep's) are not the user's; a task's failure is its query's error
-                    silence_logs=logging.ERROR,
-                )
+            # one worker process per task slot, one thread each (one solver thread)
+            self._cluster = _local_cluster(dask, distributed, workers)
             self.client = distributed.Client(self._cluster)
         else:
             try:
@@ -96,6 +85,30 @@ class DaskExecutor:
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _local_cluster(dask: Any, distributed: Any, workers: int) -> Any:
+    """A ``LocalCluster`` of ``workers`` one-thread worker processes. Its workers are
+    spawned, each importing the main script afresh: one refused as a script without the
+    main guard (spawn_guard) leaves its line in a note, raised here in its one line where
+    the cluster would fail with 'Nanny failed to start' and the workers' tracebacks."""
+    # the processes ignore Ctrl-C, which reaches the terminal's whole process group: this
+    # process stops them, instead of each printing its own traceback
+    config = {"distributed.scheduler.allowed-failures": RETRIES}
+    with worker_note() as note, dask.config.set(config), _ctrl_c_ignored():
+        try:
+            return distributed.LocalCluster(
+                n_workers=max(1, int(workers)),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                # its warnings on cancelled tasks and stopped workers (an interrupted
+                # sweep's) are not the user's; a task's failure is its query's error
+                silence_logs=logging.ERROR,
+            )
+        except Exception:
+            raise_worker_note(note)  # a script without the main guard: its one line
+            raise
 
 
 def _value(x: Any) -> Any:

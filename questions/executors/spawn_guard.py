@@ -5,8 +5,9 @@ A local pool's workers are spawned: each imports the parent's main script afresh
 again in every worker, loads and all, up to that call, which would start workers of its
 own. ``refuse_while_importing_main`` stops such a call in the worker: in a worker of a
 local pool (``NOTE_VARIABLE`` names the file its parent reads) it writes the line there
-and ends the worker quietly, and ``LocalExecutor`` raises the line once in the parent;
-elsewhere (dask's or the user's own processes) it raises the line.
+and ends the worker quietly, and ``LocalExecutor`` (or ``DaskExecutor`` starting its
+``LocalCluster``, whose workers inherit the note) raises the line once in the parent;
+elsewhere (the user's own processes) it raises the line.
 """
 
 from __future__ import annotations
@@ -89,8 +90,9 @@ def worker_note() -> Iterator[Path]:
 
 
 def raise_worker_note(note: Path) -> None:
-    """Raise the line a worker wrote to ``note``, if one did."""
+    """Raise the line a worker wrote to ``note``, if one did (alone: not as the context
+    of the failure the parent was handling when it looked)."""
     with contextlib.suppress(OSError):
         line = note.read_text().strip()
         if line:
-            raise InputError(line)
+            raise InputError(line) from None
