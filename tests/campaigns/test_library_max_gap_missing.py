@@ -160,7 +160,7 @@ def _problems(ens, kind, vary, family, seed) -> list[str]:
     if kind == "binary":
         p = proba[:, 1].reshape(-1, nv)
         exact = float(np.max(np.minimum(p.max(axis=1) - 0.5, 0.5 - p.min(axis=1))))
-        return probs + max_gap_problems(exact, treesens.max_gap(ens, vary, timeout=60))
+        return probs + max_gap_problems(exact, treesens.max_gap(ens, vary, timeout=60), ens)
     if kind == "multi":
         classes = [("any", "any"), (0, 2), (2, "any"), (1, 0)][seed % 4]
         return probs + max_ratio_problems(

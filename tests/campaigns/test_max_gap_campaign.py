@@ -90,7 +90,7 @@ def _check(ens, q, tol, source: str, time_limited: bool = False) -> None:
     if not (time_limited and stopped):
         assert r.status in ("sensitive", "insensitive"), (r.status, r.error, r.message)
         assert r.max_gap["proven"], r.max_gap
-    problems = max_gap_problems(exact, r)
+    problems = max_gap_problems(exact, r, ens)
     assert not problems, f"{q.vary} on {q.plan.backend} (tolerance {tol}): {problems}"
 
 

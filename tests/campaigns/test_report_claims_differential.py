@@ -112,7 +112,7 @@ def _report_claims_hold(seed: int, folder) -> None:
     for r in rep.ranking:
         (f,) = r.features
         best = _best_gap(ens, predict, f)
-        probs += [f"ranked {f}: {p}" for p in max_gap_problems(best, r)]
+        probs += [f"ranked {f}: {p}" for p in max_gap_problems(best, r, ens)]
     for found in rep.protected:
         best = _best_gap(ens, predict, found.feature)
         probs += _protected_problems(ens, predict, rows, found, gap, best)

@@ -161,7 +161,7 @@ def test_max_gap_over_categories_and_missing_values_holds_the_exact_gap(seed):
     tol = [1e-4, 1e-3, 1e-2][seed % 3]
     r = max_gap_query(ens, Query(vary=vary, plan=Plan(timeout=60.0)), tolerance=tol)
     assert r.max_gap["method"] == "boxes" and r.max_gap["proven"]
-    assert not max_gap_problems(exact_max_gap(ens, vary), r)
+    assert not max_gap_problems(exact_max_gap(ens, vary), r, ens)
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -52,7 +52,7 @@ def _brackets(seed: int, folder, monkeypatch) -> None:
     r = max_gap_query(ens, Query(vary=vary, plan=Plan(timeout=120.0)), tolerance=1e-4)
     # or ended with every box resolved, its bounds apart by their float32 allowance
     assert r.max_gap["proven"] or r.max_gap["stopped_by"] == ROUNDING, r.max_gap
-    assert not max_gap_problems(exact_max_gap(ens, vary, "library"), r), (vary, r.max_gap)
+    assert not max_gap_problems(exact_max_gap(ens, vary, "library"), r, ens), (vary, r.max_gap)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -204,7 +204,7 @@ def test_max_gap_line_says_not_proven():
 def test_search_matches_the_exact_max_gap_within_the_tolerance():
     ens = _ens(3)
     r = M.max_gap_query(ens, Query(vary=("f0",), plan=Plan(timeout=60.0)))
-    assert not max_gap_problems(exact_max_gap(ens, ("f0",)), r)
+    assert not max_gap_problems(exact_max_gap(ens, ("f0",)), r, ens)
     assert r.max_gap["proven"]
 
 
@@ -314,7 +314,7 @@ def test_result_json_has_max_gap_only_when_set():
 def test_api_max_gap_matches_the_exact_max_gap():
     ens = _ens(9)
     r = treesens.max_gap(ens, ["f0"], timeout=60)
-    assert not max_gap_problems(exact_max_gap(ens, ("f0",)), r)
+    assert not max_gap_problems(exact_max_gap(ens, ("f0",)), r, ens)
 
 
 def test_api_max_gap_refuses_a_gap():
@@ -354,7 +354,7 @@ def test_forest_probability_model_matches_the_exact_max_gap():
     )
     assert forest.link != LOGISTIC
     r = M.max_gap_query(forest, Query(vary=("f0",), plan=Plan(timeout=60.0)))
-    assert not max_gap_problems(exact_max_gap(forest, ("f0",)), r)
+    assert not max_gap_problems(exact_max_gap(forest, ("f0",)), r, forest)
 
 
 def test_witness_above_a_proof_is_an_error(monkeypatch):

@@ -161,7 +161,7 @@ def test_max_gap_is_the_probability_gap_brute_force_finds(name):
     _, _, ens, f = _model(name)
     r = treesens.max_gap(ens, vary=[f])
     assert r.max_gap["kind"] == "prob" and r.gap_kind == "prob"
-    assert max_gap_problems(exact_max_gap(ens, [f]), r) == []
+    assert max_gap_problems(exact_max_gap(ens, [f]), r, ens) == []
 
 
 @pytest.mark.parametrize("name", sorted(TINY))

@@ -230,7 +230,12 @@ def _largest_gap_agrees(seed: int) -> None:
     except InputError as e:
         assert exact < 0, f"{texts}: InputError {e} where a pair reaches {exact}"
         return
-    assert not max_gap_problems(exact, r), (texts, vary, exact, max_gap_problems(exact, r))
+    assert not max_gap_problems(exact, r, ens), (
+        texts,
+        vary,
+        exact,
+        max_gap_problems(exact, r, ens),
+    )
 
 
 @pytest.mark.parametrize("seed", range(SEEDS))
