@@ -5,17 +5,22 @@ features varied (1.2 million cells of F, past compiler.audit.MAX_CANDIDATES), 12
 gap 0.45, of which 5 do not flip; every certificate still verifies. So does a ``.sens``
 audit block under ``treesens test --certificates`` (interfaces/sens_contract.py), and an
 audit whose blocks run on two workers (``jobs=2``), which send their proofs back with
-their answers (RowAnswers.proofs)."""
+their answers (RowAnswers.proofs). A workers' certificate is refused by verify with x1
+moved to a flipped row, x2 moved off the row (outside F, or its range on F), a proof
+step dropped or the claim's gap lowered (a stronger claim); with the gap raised it still
+verifies, and says so: no x2 reaches that larger gap, a weaker claim its proof holds."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import treesens
 from treesens.questions import audit_certificates
+from treesens.tests.verify.tampering import claiming_gap, drop_last_box, tampered
 from treesens.verify import verify_file
 
 pytest.importorskip("xgboost")
@@ -115,3 +120,75 @@ def test_a_sens_audit_block_certifies_from_the_answers_own_proofs(tmp_path, monk
     written = list((tmp_path / "certs" / "five.rows").glob("row-*.json"))
     assert len(written) >= 2 and searches == []
     assert f"certificates: {len(written)} of {len(written)} rows" in capsys.readouterr().out
+
+
+def _workers_certificate(audited_on_workers) -> tuple[Path, pd.Series]:
+    """The workers' certificate of most proof steps (a split proof), and a flipped row."""
+    df, folder, _ = audited_on_workers
+    files = sorted(folder.glob("row-*.json"))
+    steps = {f: len(json.loads(f.read_text())["parts"][0]["proof"]) for f in files}
+    cert = max(files, key=steps.get)
+    assert steps[cert] > 1 and verify_file(cert).valid
+    flipped = int(df.row[df.status == "flippable"].iloc[0])
+    return cert, pd.read_csv(ROWS).iloc[flipped]
+
+
+def test_a_workers_certificate_with_x1_moved_to_a_flipped_row_is_rejected(
+    audited_on_workers, tmp_path
+):
+    cert, flipped = _workers_certificate(audited_on_workers)
+
+    def move(doc):
+        question = doc["question"]
+        for name, d in zip(question["features"], question["domain"]):
+            for point in (d["x1"],) if "x1" in d else (d,):
+                point["lb"] = point["ub"] = float(flipped[name])
+
+    assert not verify_file(tampered(cert, tmp_path, move)).valid
+
+
+def test_a_workers_certificate_with_x2_moved_off_the_row_outside_F_is_rejected(
+    audited_on_workers, tmp_path
+):
+    cert, flipped = _workers_certificate(audited_on_workers)
+
+    def move(doc):
+        question = doc["question"]
+        for f, (name, d) in enumerate(zip(question["features"], question["domain"])):
+            if "x1" not in d:
+                at = float(flipped[name])
+                question["domain"][f] = {"x1": d, "x2": {**d, "lb": at, "ub": at}}
+
+    assert not verify_file(tampered(cert, tmp_path, move)).valid
+
+
+def test_a_workers_certificate_with_x2_s_range_on_F_moved_is_rejected(audited_on_workers, tmp_path):
+    cert, _ = _workers_certificate(audited_on_workers)
+
+    def move(doc):
+        for d in doc["question"]["domain"]:
+            if "x2" in d:
+                half = (d["x2"]["ub"] - d["x2"]["lb"]) / 2
+                d["x2"]["lb"] += half
+                d["x2"]["ub"] += half
+
+    assert not verify_file(tampered(cert, tmp_path, move)).valid
+
+
+def test_a_workers_certificate_with_a_proof_step_dropped_is_rejected(audited_on_workers, tmp_path):
+    cert, _ = _workers_certificate(audited_on_workers)
+    verdict = verify_file(tampered(cert, tmp_path, drop_last_box))
+    assert not verdict.valid and "open" in verdict.message
+
+
+def test_a_workers_certificate_claiming_a_lower_gap_is_rejected(audited_on_workers, tmp_path):
+    cert, _ = _workers_certificate(audited_on_workers)
+    assert not verify_file(tampered(cert, tmp_path, claiming_gap(0.2))).valid
+
+
+def test_a_workers_certificate_claiming_a_higher_gap_verifies_that_weaker_claim(
+    audited_on_workers, tmp_path
+):
+    cert, _ = _workers_certificate(audited_on_workers)
+    verdict = verify_file(tampered(cert, tmp_path, claiming_gap(0.49)))
+    assert verdict.valid and "with a gap of 0.49" in verdict.message
