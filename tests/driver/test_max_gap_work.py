@@ -19,6 +19,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEEP = str(EXAMPLES / "breast_cancer_deep_xgb.json")
 PAIR = "radius_error,mean_concavity"
 SHALLOW = str(EXAMPLES / "breast_cancer_xgb.json")
+# a 3-class XGBoost model: between any two classes, four features varied at tolerance
+# 1e-6, its six class pairs' searches take 271 boxes together
+WINE = str(EXAMPLES / "wine_xgb.json")
+WINE_VARY = "flavanoids,nonflavanoid_phenols,proanthocyanins,color_intensity"
 FAST = 10.0  # the clock of a process that gets a tenth of the CPU it asks for
 NO_LIMIT = 1e6  # seconds: the time limit far away, at either speed
 
@@ -45,6 +49,7 @@ def fast_clock(monkeypatch):
         box_search,
         boxes,
         compiled_check,
+        forest_ratio,
         gap_boxes,
         gap_polish,
         gap_search,
@@ -52,7 +57,7 @@ def fast_clock(monkeypatch):
         heuristic,
     )
 
-    modules = (max_gap, gap_search, gap_boxes, gap_seed, gap_polish, heuristic)
+    modules = (max_gap, gap_search, gap_boxes, gap_seed, gap_polish, heuristic, forest_ratio)
 
     def turn(pace: float = FAST) -> None:
         fast = _FastTime(time.time(), pace)
@@ -134,3 +139,74 @@ def test_a_data_aware_max_gap_spends_one_budget_on_its_search_and_its_check():
     assert work["budget"] == 300
     assert work["used"] == sum(work["stages"].values()) >= 300
     assert set(work["stages"]) == {"box_search", "solver"}  # the search's boxes, the check's
+
+
+def _wine(**kw):
+    return treesens.max_gap(
+        WINE, vary=WINE_VARY, classes=("any", "any"), tolerance=1e-6, progress=False, **kw
+    )
+
+
+def test_a_multiclass_model_s_class_pairs_spend_one_budget_and_say_it_was_spent():
+    res = _wine(timeout=NO_LIMIT, work=100)
+    assert res.max_gap["proven"] is False
+    assert res.max_gap["stopped_by"] == "work"
+    assert res.stats["work"] == {
+        "budget": 100,
+        "used": 100,
+        "stages": {"box_search": 100},
+        "ended_by": "work",
+    }
+    assert "not proven (work budget spent" in res.message
+
+
+def test_under_a_work_budget_a_multiclass_model_s_bracket_is_the_same_on_a_fast_clock(
+    fast_clock,
+):
+    idle = _wine(timeout=NO_LIMIT, work=100)
+    fast_clock()
+    slow = _wine(timeout=NO_LIMIT, work=100)
+    assert idle.status == "sensitive"
+    _same_answer(idle, slow)
+
+
+def _forest():
+    sklearn = pytest.importorskip("sklearn")
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    assert sklearn
+    X, y = load_wine(return_X_y=True)
+    est = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    return treesens.load_model(est)
+
+
+def _forest_ratio(forest, **kw):
+    # a forest's largest ratio: box searches at fixed ratios (search/forest_ratio.py),
+    # [1.044, 32.67] at 1,000 boxes, proven at 8.263 in 27,292
+    vary = [forest.feature_names[0], forest.feature_names[6]]
+    return treesens.max_gap(
+        forest, vary=vary, classes=(0, "any"), tolerance=1e-4, progress=False, **kw
+    )
+
+
+def test_a_forest_s_fixed_ratio_searches_spend_one_budget_and_say_it_was_spent():
+    res = _forest_ratio(_forest(), timeout=NO_LIMIT, work=1000)
+    assert res.max_gap["proven"] is False
+    assert res.max_gap["stopped_by"] == "work"
+    assert res.stats["work"] == {
+        "budget": 1000,
+        "used": 1000,
+        "stages": {"box_search": 1000},
+        "ended_by": "work",
+    }
+    assert "not proven (work budget spent" in res.message
+
+
+def test_under_a_work_budget_a_forest_s_bracket_is_the_same_on_a_fast_clock(fast_clock):
+    forest = _forest()
+    idle = _forest_ratio(forest, timeout=NO_LIMIT, work=1000)
+    fast_clock()
+    slow = _forest_ratio(forest, timeout=NO_LIMIT, work=1000)
+    assert idle.max_gap["lower"] is not None
+    _same_answer(idle, slow)
