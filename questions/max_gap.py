@@ -62,7 +62,7 @@ from ..compiler.max_gap_question import (  # noqa: F401 - re-exported: the quest
     check_tolerance,
     max_gap_probe,
 )
-from ..compiler.query import DOWN, MAX_RATIO, Gap, GapKind, Query, symmetric
+from ..compiler.query import DOWN, MAX_RATIO, Gap, GapKind, Query
 from ..compiler.question import ANY
 from ..compiler.readings import read_for
 from ..compiler.rounding import gap_relaxation
@@ -87,6 +87,7 @@ from ..search.pair_boxes import (
 )
 from ..search.proof_tree import recording_proofs
 from ..search.tolerance import Tolerance
+from .max_gap_direction import direction_note
 
 CHANGE = "change"  # MaxGap.kind of a regressor: the largest change f(x1) - f(x2)
 # MaxGap.stopped_by of a search whose time limit came while building its pair tables
@@ -276,33 +277,6 @@ def _noted(res: Result, note: str | None) -> Result:
     return res
 
 
-def direction_note(ens: Ensemble, q: Query) -> str | None:
-    """What a max gap measures where swapping x1 and x2 does not map the query's pairs
-    onto themselves (a bound on one input, a relation; compiler/query.symmetric): its
-    direction, x1 the input scored high (a regressor's: the prediction falling from x1
-    to x2), and how to ask the other (the same query with x1 and x2 swapped), or None."""
-    if symmetric(q):
-        return None
-    one = [b for b in q.bounds if set(b.copies) != {1, 2}]
-    swapped = ", ".join(
-        f"x{3 - c}.{b.feature} in [{b.lo:g}, {b.hi:g}]" for b in one for c in b.copies
-    )
-    why = "a bound on one input" if one else "a relation between the inputs"
-    how = f"put the bounds on the other input ({swapped})" if one else ""
-    if q.relations:
-        how += (" and " if how else "") + "swap x1 and x2 in the relations"
-    if ens.is_regressor:
-        what = "the largest change f(x1) - f(x2), the prediction falling from x1 to x2"
-        other = "the largest rise from x1 to x2"
-    elif ens.n_outputs > 1:
-        what = "the largest ratio with x1 of the first class of the pair, x2 of the second"
-        other = "the pairs the other way round"
-    else:
-        what = "the largest gap with P(x1) high and P(x2) low"
-        other = "the pairs the other way round (P(x1) low, P(x2) high)"
-    return f"{why} makes the max gap directional: {what}, each input within its own bounds; for {other}, {how}"
-
-
 def _max_gap_query(
     ens: Ensemble,
     q: Query,
@@ -343,7 +317,7 @@ def _max_gap_query(
                 sizes = (heap_bytes, memory_bytes)
                 boxed = box_largest_gap(ens, q, tol, deadline, log, *sizes, upper, work)
         except PairTablesPastDeadline as e:  # no time left to bisect in
-            return _stopped_in_table_build(ens, q, upper, tol, e, t0)
+            return _stopped_in_table_build(ens, q, upper, tol, e, t0, data)
         except PairTablesTooLarge as e:
             if multiclass:  # no bisection to fall back on: this query's error, not the run's
                 raise QueryTooLarge(f"--max-gap / max_gap on this multiclass model: {e}") from None
@@ -590,20 +564,37 @@ def _final(
 
 
 def _stopped_in_table_build(
-    ens: Ensemble, q: Query, upper: float, tol: Tolerance, e: PairTablesPastDeadline, t0: float
+    ens: Ensemble,
+    q: Query,
+    upper: float,
+    tol: Tolerance,
+    e: PairTablesPastDeadline,
+    t0: float,
+    data: Dataset | None = None,
 ) -> Result:
-    """The time limit came while the box search built its tables: "unknown", the bound
-    from the leaf values (``score_bound``) the only one, and a note on how far the build
-    got."""
-    res = new_result(ens, q)
+    """The time limit came while the box search built its tables: the bound from the leaf
+    values (``score_bound``) the only upper one, the seed's pair found before the build
+    (replayed) the lower one and witness ("sensitive"; none: "unknown"), and a note on how
+    far the build got."""
+    seeded = getattr(e, "seeded", None)  # (Result, outcome) of the seed (gap_search)
+    res, lower = new_result(ens, q), None
+    if seeded is not None and seeded[0].status in (SENSITIVE, ERROR):
+        res = seeded[0]  # a disagreement of the library with the IR: the error
+        if res.status == SENSITIVE:
+            lower = shown_lower(ens, q, res, seeded[1].lower)
+            if data is not None:  # the pair as a check's with --data: data values, distance
+                with_data_values(ens, _searched_encoding(ens, q), res, data)
     res.backend = BOXES  # no solver ran
     res.features = [ens.feature_names[f] for f in sorted(resolve_features(ens, q.vary))]
     res.inputs = input_files(ens.inputs, q.plan.options.data)
-    res.gap, res.gap_kind = tol.least, result_gap_kind(ens)
+    res.gap_kind = result_gap_kind(ens)
+    res.gap = lower if lower is not None else tol.least
     shown = shown_gap(ens, upper)  # a multiclass bound: the ratio
-    bounds = MaxGap(None, shown, _stated(tol), False, 0, gap_kind(ens), "boxes", TABLE_BUILD)
+    shown = shown if lower is None else max(shown, lower)
+    bounds = MaxGap(lower, shown, _stated(tol), False, 0, gap_kind(ens), "boxes", TABLE_BUILD)
     res.max_gap = bounds.to_dict()
-    res.message = max_gap_line(bounds)
+    line = max_gap_line(bounds)
+    res.message = f"{line}; {res.message}" if res.message else line
     trees = len(ens.trees)
     res.notes.append(
         f"the time limit came while building the box search's tables ({e.leaves:,} pair "

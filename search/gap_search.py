@@ -268,6 +268,9 @@ def box_largest_gap(
             # none where it needs no rebuild (one box under U')
             ready = gap_kernel.prepare(log)
             deadline = kernel_deadline(deadline, ready)
+    except PairTablesPastDeadline as e:  # the seed's pair, if any, for the open bracket
+        e.seeded = _before_boxes(ens, q, best, known_upper, encs[0], tolerance, t0)
+        raise
     except KeyboardInterrupt:  # before the boxes: the seed's pair so far, if any
         if known_upper is None:
             raise
@@ -505,9 +508,26 @@ def _interrupted_before_boxes(
     """The bounds of a search interrupted before its first box: the best pair the seed
     replayed so far, under the bound had without the tables (``_boxed_final`` raises the
     interruption again, carrying them)."""
+    res, out = _before_boxes(ens, q, best, upper, enc, tolerance, t0)
+    return res, replace(out, interrupted=True)
+
+
+def _before_boxes(
+    ens: Ensemble,
+    q: Query,
+    best: BestPair,
+    upper: float | None,
+    enc: Encoding,
+    tolerance: Tolerance,
+    t0: float,
+) -> tuple[Result, GapBoxOutcome]:
+    """The bounds of a search ended before its first box (interrupted, or its time limit
+    reached while the tables were built): the best pair the seed replayed, if it meets
+    the tolerance, under the bound had without the tables (``upper``; None: unbounded)."""
     lower = best.gap if best.gap >= tolerance.least else None
-    top = upper if lower is None else max(upper, lower)
-    out = GapBoxOutcome(proven=False, upper=top, lower=lower, boxes=0, interrupted=True)
+    top = math.inf if upper is None else upper
+    top = top if lower is None else max(top, lower)
+    out = GapBoxOutcome(proven=False, upper=top, lower=lower, boxes=0)
     res = pair_result(ens, q, best, out, enc)
     if lower is not None:
         res.stats["found_by"] = SEED_FOUND_BY
