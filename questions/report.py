@@ -36,10 +36,10 @@ from .audit import audit, summary
 from .progress import Display
 from .query_build import query_from_keywords
 from .report_certificates import ClaimCertificates, by_reason, named, plural
-from .report_ranking import best_flip, budget_advice, raise_lower
+from .report_ranking import best_flip, raise_lower
 from .software import Library, software
 from .sweep import sweep
-from .sweep_budget import MIN_STEP_SECONDS
+from .sweep_budget import MIN_STEP_SECONDS, budget_advice
 
 # how the time budget is shared: the ranking, then the protected features' checks; the
 # audits take what they take (about a thousand rows a second)
@@ -57,6 +57,8 @@ DATA_AWARE = "prob"  # the protected features' pairs: close to the data (docs/da
 CERTIFY_SECONDS = 120.0
 # how to have more audited rows certified than the report's budget leaves time for
 UNTRIED_HINT = "--certify-rows N tries the first N rows, whatever the time"
+# how a report run again keeps its ranking's settled max gaps (budget_advice's last words)
+REPORT_AGAIN = "a report run again with the same --results reuses the max gaps already proven"
 
 
 @dataclass(frozen=True)
@@ -471,7 +473,7 @@ def report(
         certificates=None if certificates is None else str(certificates),
         delta=delta,
         classes=_pair(classes),
-        advice=budget_advice(ranking, RANK_SHARE * work / budget, budget),
+        advice=budget_advice(ranking, budget, RANK_SHARE * work / budget, REPORT_AGAIN),
     )
 
 

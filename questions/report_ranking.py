@@ -1,6 +1,6 @@
 """What a report's ranking gains after its sweep: the protected features' audited flips
-as lower bounds of their max gaps, and, where max gaps stayed open, the budget a report
-run again needs.
+as lower bounds of their max gaps (where max gaps stayed open, the budget a report run
+again needs is sweep_budget.budget_advice's).
 
 A row the audit flips and its x2 differ only in the feature: a pair of the max gap's
 question. Replayed here with the model's own library, both inside the feature domains
@@ -20,12 +20,9 @@ from ..compiler.audit import FLIPPABLE
 from ..compiler.ensemble import Ensemble
 from ..compiler.replay import library_output
 from .max_gap import achieved_gap, bounds_meet, max_gap_line
-from .sweep_budget import FIRST_SHARE, still_open
 
 # the report's found_by of a max gap's lower bound taken from the row-level audit
 AUDIT_FOUND_BY = "row-level audit"
-# an open max gap's time in the budget advised: this many times the time it had
-MORE = 2.0
 
 
 def best_flip(ens: Ensemble, df, feature: str) -> dict | None:
@@ -111,48 +108,3 @@ def raise_lower(ens: Ensemble, X: np.ndarray, r: Result, flip: dict) -> bool:
         "model's own library"
     )
     return True
-
-
-def _seconds(r: Result) -> float:
-    return float((r.time or {}).get("total", 0.0))
-
-
-def budget_advice(ranking: list[Result], share: float, budget: float) -> str | None:
-    """Where the ranking left max gaps open at their time limits: how many, why, and the
-    report's budget that gives each of them MORE times the time it had (the closed ones
-    theirs again, the first pass its share); None when none is open. ``share``: the
-    ranking's share of the report's ``budget``."""
-    left = [r for r in ranking if still_open(r)]
-    if not left:
-        return None
-    opened = {id(r) for r in left}
-    need = sum(_seconds(r) for r in ranking if id(r) not in opened and r.status != ERROR)
-    need += sum(MORE * _seconds(r) for r in left)
-    advised = _rounded_up(max(need / (1 - FIRST_SHARE) / share, 2 * budget))
-    built = [r for r in left if "table_build" in r.stats]
-    why = ""
-    if built:
-        trees = built[0].stats["table_build"]["of"]
-        why = (
-            f"; the time limit of {len(built)} of them came while the box search built "
-            f"its tables ({trees:,} trees), before any search"
-        )
-    what = "the feature" if len(ranking) == 1 else f"the {len(ranking)} features"
-    return (
-        f"Ranking {what} needs more than the {share * budget:.0f}s this budget "
-        f"gave it ({share:.0%} of {budget:.0f}s): {len(left)} max {_plural(left, 'gap')} "
-        f"stayed open at {_plural(left, 'its', 'their')} time limit{why}. Run with "
-        f"--budget {advised:.0f} at least: it gives each open max gap {MORE:g} times "
-        "the time it had (a report run again with the same --results reuses the max "
-        "gaps already proven)."
-    )
-
-
-def _plural(items: list, one: str, many: str | None = None) -> str:
-    return one if len(items) == 1 else (many or one + "s")
-
-
-def _rounded_up(seconds: float) -> float:
-    """A budget to type: up to a multiple of 10 s, of 60 s past ten minutes."""
-    step = 60 if seconds > 600 else 10
-    return math.ceil(seconds / step) * step

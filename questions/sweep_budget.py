@@ -34,6 +34,8 @@ Ask = Callable[[Sequence[Query], Callable[[Result], None]], list[Result]]
 FIRST_SHARE = 0.25
 # a pass's time limit per query, at least (seconds)
 MIN_STEP_SECONDS = 2.0
+# an open query's time in the budget advised (budget_advice): this many times it had
+MORE = 2.0
 
 
 @dataclass(frozen=True)
@@ -239,3 +241,64 @@ def _width(r: Result) -> float:
 
 def _limited(q: Query, seconds: float) -> Query:
     return q.planned(timeout=min(q.plan.timeout, seconds))
+
+
+def budget_advice(
+    results: list[Result], budget: float, share: float = 1.0, again: str = ""
+) -> str | None:
+    """Where a sweep within ``budget`` seconds (a report's ranking: ``share`` of the
+    report's) left queries open at their time limits: how many, why, and the budget that
+    gives each of them MORE times the time it had (the closed ones theirs again, the
+    first pass its share); None when none is open. ``again``: how a run again keeps what
+    this one settled (said last, in brackets)."""
+    left = [r for r in results if still_open(r)]
+    if not left:
+        return None
+    opened = {id(r) for r in left}
+    need = sum(_seconds(r) for r in results if id(r) not in opened and r.status != ERROR)
+    need += sum(MORE * _seconds(r) for r in left)
+    advised = _rounded_up(max(need / (1 - FIRST_SHARE) / share, 2 * budget))
+    built = [r for r in left if "table_build" in r.stats]
+    why = ""
+    if built:
+        trees = built[0].stats["table_build"]["of"]
+        why = (
+            f"; the time limit of {len(built)} of them came while the box search built "
+            f"its tables ({trees:,} trees), before any search"
+        )
+    gaps = any(r.max_gap is not None for r in results)  # a max gap sweep's (a ranking)
+    doing = f"Ranking {_features(results)}" if gaps else f"Answering {_queries(results)}"
+    given = f"the {share * budget:.0f}s this budget gave it"
+    given += f" ({share:.0%} of {budget:.0f}s)" if share < 1 else ""
+    what = "max gap" if gaps else "query"
+    return (
+        f"{doing} needs more than {given}: {len(left)} {_plural(left, what)} "
+        f"stayed open at {_plural(left, 'its', 'their')} time limit{why}. Run with "
+        f"--budget {advised:.0f} at least: it gives each open {what} {MORE:g} times "
+        f"the time it had{f' ({again})' if again else ''}."
+    )
+
+
+def _seconds(r: Result) -> float:
+    return float((r.time or {}).get("total", 0.0))
+
+
+def _features(results: list[Result]) -> str:
+    """The features a ranking's ``results`` ask of, in words."""
+    return "the feature" if len(results) == 1 else f"the {len(results)} features"
+
+
+def _queries(results: list[Result]) -> str:
+    return "the query" if len(results) == 1 else f"the {len(results)} queries"
+
+
+def _plural(items: list, one: str, many: str | None = None) -> str:
+    if len(items) == 1:
+        return one
+    return many or (one[:-1] + "ies" if one.endswith("y") else one + "s")
+
+
+def _rounded_up(seconds: float) -> float:
+    """A budget to type: up to a multiple of 10 s, of 60 s past ten minutes."""
+    step = 60 if seconds > 600 else 10
+    return math.ceil(seconds / step) * step

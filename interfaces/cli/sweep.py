@@ -27,6 +27,7 @@ from ...questions.sweep import (
     to_csv,
     to_markdown,
 )
+from ...questions.sweep_budget import budget_advice
 from ...questions.sweep_certs import SweepCertificates
 from ...views.console import output_console
 from ...views.progress import sweep_progress
@@ -218,7 +219,19 @@ def run(args) -> int:
     if certs is not None:
         log(certs.summary())
     log(f"done: {summary}")
+    if args.budget is not None and (
+        advice := budget_advice(results, args.budget, 1.0, _again(args))
+    ):
+        log(advice)
     return 1 if any(r.status == ERROR for r in results) else 0
+
+
+def _again(args) -> str:
+    """How a sweep run again keeps what this one settled (budget_advice's last words)."""
+    kept = args.out or args.resume
+    if kept:
+        return f"a sweep run again with --resume {kept} reuses the answers this one settled"
+    return "with --out FILE, a sweep run again with --resume FILE reuses the answers settled"
 
 
 def not_held_by_where(args, ens, subsets: list, features) -> list:

@@ -1,0 +1,66 @@
+"""A sweep within a budget that leaves queries open ends saying what budget gives them
+more time, as a report's ranking does: treesens sweep --max-gap --budget 60 on churn's
+1,000-tree XGBoost model left 20 of 20 max gaps open while the box search built its
+tables and said nothing of a budget that would rank them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from treesens.answers.result import Result
+from treesens.interfaces.cli.main import main
+from treesens.questions.sweep_budget import budget_advice
+from treesens.search import gap_search
+from treesens.search.pair_boxes import PairTablesPastDeadline
+
+MODEL = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+BUDGET = 10
+
+
+@pytest.fixture
+def stopped_build(monkeypatch):
+    """Every table build reaches its time limit after 4 trees."""
+
+    def past_deadline(*args, **kwargs):
+        raise PairTablesPastDeadline(123, 4)
+
+    monkeypatch.setattr(gap_search, "_tables_within", past_deadline)
+
+
+def _last_line(argv: list[str], capsys) -> str:
+    main(["sweep", str(MODEL), *argv, "--table", "none"])
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_an_open_sweep_ends_with_the_budget_that_gives_it_more_time(stopped_build, capsys):
+    argv = ["--features", "worst_area,mean_radius", "--max-gap", "--budget", str(BUDGET)]
+    line = _last_line(argv, capsys)
+    assert line.startswith("Ranking the 2 features needs more than the 10s this budget")
+    assert float(re.search(r"--budget (\d+) at least", line).group(1)) >= 2 * BUDGET
+
+
+def test_the_advice_names_the_table_build_that_stopped_them(stopped_build, capsys):
+    argv = ["--features", "worst_area", "--max-gap", "--budget", str(BUDGET)]
+    assert "while the box search built its tables (60 trees)" in _last_line(argv, capsys)
+
+
+def test_a_closed_sweep_advises_no_budget(capsys):
+    argv = ["--features", "worst_area", "--max-gap", "--max-gap-tolerance", "0.2"]
+    assert "--budget" not in _last_line([*argv, "--budget", "60"], capsys)
+
+
+def _unknown(name: str) -> Result:
+    """A check's unknown after a 2 s time limit."""
+    r = Result(query=name, status="unknown", backend="cpsat", features=["f0"], gap=0.2)
+    r.time = {"total": 2.0}
+    return r
+
+
+def test_a_check_sweep_s_unknowns_are_queries():
+    left = [_unknown(f"q{i}") for i in range(3)]
+    advice = budget_advice(left, 6.0)
+    assert advice.startswith("Answering the 3 queries needs more than the 6s")
+    assert "3 queries stayed open at their time limit" in advice
