@@ -36,6 +36,9 @@ from ...compiler.ensemble import (
 from ...compiler.errors import UnsupportedModelError
 
 Forward = Callable[[np.ndarray], np.ndarray]  # user values (n,) -> model column values (n,)
+# several forwards' values at once: [(forward, x)] -> [forward(x)] (one pass through the
+# preprocessing for all of them, where it can)
+Evaluate = Callable[[list[tuple[Forward, np.ndarray]]], list[np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -63,14 +66,16 @@ def fold(
     columns: Any = None,
     source: str,
     origin: ModelOrigin | None = None,
+    evaluate: Evaluate | None = None,
 ) -> Ensemble:
     """``ens`` (over the model's columns) as an ensemble over ``features``, model column
     ``j`` being ``maps[j]`` of them; ``replayer`` checks witnesses in the user's space.
-    ``origin``: what the folded model was read from (default: ``ens``'s)."""
+    ``origin``: what the folded model was read from (default: ``ens``'s). ``evaluate``:
+    the numeric maps' values at once (default: each forward called in turn)."""
     if len(maps) != ens.n_features:
         raise ValueError(f"{len(maps)} column maps for {ens.n_features} model columns")
     features = tuple(features)
-    bounds = numeric_boundaries(ens, maps)
+    bounds = numeric_boundaries(ens, maps, evaluate)
     nan_values = {
         j: float(m.forward(np.array([np.nan]))[0]) for j, m in enumerate(maps) if m.forward
     }
@@ -88,20 +93,39 @@ def fold(
     )
 
 
-def numeric_boundaries(ens: Ensemble, maps) -> dict[int, dict[float, float]]:
+def numeric_boundaries(
+    ens: Ensemble, maps, evaluate: Evaluate | None = None
+) -> dict[int, dict[float, float]]:
     """Per numeric model column: each numeric threshold of the ensemble on it -> its
-    boundary in the user's units (one bisection per column over all its thresholds)."""
+    boundary in the user's units (one bisection over every column's thresholds, each
+    step one ``evaluate`` of all the columns' forwards)."""
     ths: dict[int, set[float]] = {}
     for t in ens.trees:
         for node in np.flatnonzero(t.feature >= 0).tolist():
             j = int(t.feature[node])
             if maps[j].forward is not None and not t.is_categorical(node):
                 ths.setdefault(j, set()).add(float(t.threshold[node]))
-    out = {}
-    for j, values in ths.items():
-        arr = np.array(sorted(values))
-        out[j] = dict(zip(arr.tolist(), _boundaries(ens, maps[j].forward, arr).tolist()))
-    return out
+    if not ths:
+        return {}
+    cols = list(ths)
+    arrs = [np.array(sorted(ths[j])) for j in cols]
+    seg = np.concatenate([np.full(len(a), k) for k, a in enumerate(arrs)])
+    forwards = [maps[j].forward for j in cols]
+    each = evaluate or (lambda pairs: [f(x) for f, x in pairs])
+
+    def forward(x: np.ndarray, which: np.ndarray) -> np.ndarray:  # x[i] of threshold which[i]
+        out = np.empty(len(x))
+        parts = [(k, np.flatnonzero(seg[which] == k)) for k in np.unique(seg[which]).tolist()]
+        values = each([(forwards[k], x[at]) for k, at in parts])
+        for (_, at), v in zip(parts, values, strict=True):
+            out[at] = v
+        return out
+
+    found = _boundaries(ens, forward, np.concatenate(arrs))
+    return {
+        j: dict(zip(a.tolist(), found[seg == k].tolist()))
+        for k, (j, a) in enumerate(zip(cols, arrs, strict=True))
+    }
 
 
 def _fold_tree(ens: Ensemble, t: Tree, features, maps, bounds, nan_values) -> Tree:
@@ -211,26 +235,31 @@ def _double(k: np.ndarray) -> np.ndarray:
     return (k ^ ((k >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))).view(np.float64)
 
 
-def _boundaries(ens: Ensemble, forward: Forward, thresholds: np.ndarray) -> np.ndarray:
+def _boundaries(
+    ens: Ensemble, forward: Callable[[np.ndarray, np.ndarray], np.ndarray], thresholds: np.ndarray
+) -> np.ndarray:
     """Per threshold t: the first double b where ``cast(forward(x)) op t`` fails, so
     that the test holds exactly for the finite x < b (-inf: it never holds; +inf: it
-    always does). ``forward`` must be nondecreasing."""
+    always does). ``forward(x, which)``: the map of threshold ``which[i]`` at ``x[i]``,
+    each map nondecreasing."""
     with np.errstate(over="ignore", invalid="ignore"):
         return _bisect(ens, forward, np.asarray(thresholds, dtype=np.float64))
 
 
-def _bisect(ens: Ensemble, forward: Forward, t: np.ndarray) -> np.ndarray:
+def _bisect(ens: Ensemble, forward, t: np.ndarray) -> np.ndarray:
     big = np.finfo(np.float64).max
     lo = np.full(t.shape, _key(np.array(-big))[()], dtype=np.int64)
     hi = np.full(t.shape, _key(np.array(big))[()], dtype=np.int64)
-    holds_lo = _holds(ens, forward(_double(lo)), t)
-    holds_hi = _holds(ens, forward(_double(hi)), t)
+    every = np.arange(t.size)
+    ends = forward(_double(np.concatenate([lo, hi])), np.concatenate([every, every]))
+    holds_lo = _holds(ens, ends[: t.size], t)
+    holds_hi = _holds(ens, ends[t.size :], t)
     out = np.where(holds_hi, np.inf, -np.inf)
     todo = holds_lo & ~holds_hi  # the invariant: holds at lo, fails at hi
-    lo, hi, tt = lo[todo], hi[todo], t[todo]
+    lo, hi, tt, which = lo[todo], hi[todo], t[todo], every[todo]
     while lo.size and (hi > lo + 1).any():
         mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)  # no overflow: keys span all int64
-        h = _holds(ens, forward(_double(mid)), tt)
+        h = _holds(ens, forward(_double(mid), which), tt)
         lo = np.where(h, mid, lo)
         hi = np.where(h, hi, mid)
     out[todo] = _double(hi)

@@ -57,7 +57,7 @@ def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
         + f") into the thresholds of its {len(inner.trees):,} trees..."
     )
     try:
-        with load_step(words):  # a bisection through the preprocessing per column: seconds
+        with load_step(words):  # a bisection through the preprocessing: seconds
             return fold(
                 inner,
                 features,
@@ -65,6 +65,7 @@ def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
                 replayer=PipelineReplayer(pipe, names, categories, probe.as_frame, inner.replayer),
                 source=f"pipeline:{where} ({summary}; trees from {inner.source})",
                 origin=ModelOrigin("pipeline", where),
+                evaluate=numeric_columns,  # a bisection step's columns in one transform
             )
     except UnsupportedModelError as e:
         if e.where is not None:
@@ -210,6 +211,19 @@ class _Probe:
         cols[self.names[column]] = list(values)
         return make_frame(cols, self.names, self.as_frame)
 
+    def columns(self, pairs: list[tuple[_NumericColumn, np.ndarray]]) -> list[np.ndarray]:
+        """Each ``forward(x)`` of ``pairs``, this probe's numeric columns without NaN, by
+        one transform of all their rows (the preprocessing works row by row)."""
+        total = sum(len(x) for _, x in pairs)
+        cols = {n: [self.ref[i]] * total for i, n in enumerate(self.names)}
+        at = 0
+        for f, x in pairs:
+            cols[self.names[f.i]][at : at + len(x)] = np.asarray(x, dtype=np.float64).tolist()
+            at += len(x)
+        out = self.transform(make_frame(cols, self.names, self.as_frame), finite=False)
+        starts = np.cumsum([0] + [len(x) for _, x in pairs]).tolist()
+        return [out[a:b, f.j] for (f, _), a, b in zip(pairs, starts, starts[1:], strict=False)]
+
     def transform(self, rows, finite: bool = True) -> np.ndarray:
         """The preprocessing's output; ``finite``: refuse infinite values (the probe rows
         are ordinary numbers; the fold's bisection reaches the largest doubles)."""
@@ -222,6 +236,17 @@ class _Probe:
         if out.ndim != 2 or (finite and np.isinf(out).any()):
             raise PreprocessingFailed("it makes values that are not finite numbers")
         return out
+
+
+def numeric_columns(pairs: list[tuple[Any, np.ndarray]]) -> list[np.ndarray]:
+    """Each ``forward(x)`` of ``pairs`` (fold.Evaluate): one transform of all their rows
+    where they are one probe's numeric columns at numbers (a bisection step's), else each
+    forward in turn."""
+    probes = {id(f.probe) for f, _ in pairs if isinstance(f, _NumericColumn)}
+    numeric = all(isinstance(f, _NumericColumn) for f, _ in pairs) and len(probes) == 1
+    if not numeric or any(np.isnan(x).any() for _, x in pairs):
+        return [f(x) for f, x in pairs]
+    return pairs[0][0].probe.columns(pairs)
 
 
 class PreprocessingFailed(Exception):
