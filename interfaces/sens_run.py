@@ -28,7 +28,7 @@ from ..questions.audit_solve import work_used_text
 from ..questions.campaign import Campaign, answer_all, opened
 from ..questions.executors import Executor, parse_executor
 from ..questions.query_build import require_backend
-from ..questions.sweep_budget import Ask, Budget, answer_within, check_budget
+from ..questions.sweep_budget import Ask, Budget, answer_within, budget_advice, check_budget
 
 
 def _task(sf: SensFile, q: Query, memory_mb: int | None) -> Task:
@@ -77,7 +77,9 @@ def run_queries(
     with ``jobs`` workers (default: the block's ``jobs`` setting; one: in this process,
     one after the other), within ``budget`` seconds in all (default: the block's
     ``budget``; none: each query once, within its own time limit) in the two passes of
-    questions/sweep_budget.py, whose lines ``note`` sees; ``on_result`` sees the queries'
+    questions/sweep_budget.py, whose lines ``note`` sees, and at a sweep's end, where it
+    left queries open, the budget that gives each of them more time (the file's ``budget
+    Ns``; ``--budget N`` when ``budget`` overrides it); ``on_result`` sees the queries'
     final results as they end, the list returned is in the order of ``queries``. Other
     queries run one after the other."""
     if isinstance(executor, str):
@@ -96,7 +98,11 @@ def run_queries(
         with opened(campaign) as run:
             ask = _asker(sf, run.executor, memory_mb, on_start)
             passes = Budget.of(seconds if sweep else None, run.executor)
-            results += answer_within(passes, batch, ask, on_result or _ignore, note or _ignore)
+            done = answer_within(passes, batch, ask, on_result or _ignore, note or _ignore)
+        results += done
+        asked = "--budget {:.0f}" if budget is not None else "budget {:.0f}s"
+        if passes is not None and note and (advice := budget_advice(done, seconds, asked=asked)):
+            note(f"sweep {sweep}: {advice}")
     return results
 
 

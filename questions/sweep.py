@@ -24,7 +24,7 @@ from .keywords import keyword_values, model_of, query_maker, takes_query_keyword
 from .max_gap import DEFAULT_TOLERANCE
 from .progress import Display
 from .query_build import require_backend
-from .sweep_budget import check_budget
+from .sweep_budget import budget_advice, check_budget
 
 
 def held_features(ens: Ensemble) -> list[str]:
@@ -273,6 +273,26 @@ def to_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+class SweepResults(list):
+    """A sweep's results (a list, in the order of the features), with ``budget_advice``:
+    where a sweep within a ``budget`` left queries open at their time limits, the line
+    that says how many and what ``budget=`` gives each of them more time (as ``treesens
+    sweep --budget`` ends); None otherwise (no budget, or none left open)."""
+
+    def __init__(self, results: list[Result], budget_advice: str | None = None) -> None:
+        super().__init__(results)
+        self.budget_advice = budget_advice
+
+
+def _again(out, resume) -> str:
+    """How the API's sweep run again keeps what this one settled (budget_advice's last
+    words)."""
+    kept = out or resume
+    if kept is not None:
+        return f"a sweep run again with resume={str(kept)!r} reuses the answers this one settled"
+    return "with out=FILE, a sweep run again with resume=FILE reuses the answers settled"
+
+
 @takes_query_keywords
 def sweep(
     model,
@@ -289,9 +309,10 @@ def sweep(
     max_gap_tolerance: float = DEFAULT_TOLERANCE,
     budget: float | None = None,
     **keywords,
-) -> list[Result]:
+) -> SweepResults:
     """One query per feature (or per subset of ``subsets`` features) of a model; the
-    results in the order of the features. ``results_frame`` makes them a DataFrame.
+    results in the order of the features (a ``SweepResults`` list). ``results_frame``
+    makes them a DataFrame.
 
     ``features``: sweep only these (default: all). ``sample``: a random sample of that
     many subsets (drawn with ``seed``). ``out``: append each result to this JSON Lines
@@ -319,7 +340,8 @@ def sweep(
     ``budget``: the seconds the sweep's queries take in all (each still within
     ``timeout``): a first pass gives each a short time, and those it leaves open (a max
     gap not proven, an unknown) are asked again with the time left
-    (questions/sweep_budget.py).
+    (questions/sweep_budget.py). Where queries stay open, the list's ``budget_advice``
+    says what budget gives each of them twice the time it had.
     """
     kw = keyword_values(keywords, "sweep")
     require_backend(kw["backend"])
@@ -336,7 +358,7 @@ def sweep(
     if max_gap:
         resolve_condition(ens, make(list(subs[0])))  # the model and classes take it
     refuse_query(ens, make(list(subs[0])), kw["memory_mb"])  # once, before any query
-    return sweep_campaign(
+    results = sweep_campaign(
         ens,
         subs,
         make,
@@ -346,3 +368,7 @@ def sweep(
         warn=lambda msg: warnings.warn(msg, stacklevel=5),
         budget=budget,
     )
+    if budget is None:
+        return SweepResults(results)
+    again = _again(out, resume)
+    return SweepResults(results, budget_advice(results, budget, 1.0, again, "budget={:.0f}"))

@@ -244,13 +244,19 @@ def _limited(q: Query, seconds: float) -> Query:
 
 
 def budget_advice(
-    results: list[Result], budget: float, share: float = 1.0, again: str = ""
+    results: list[Result],
+    budget: float,
+    share: float = 1.0,
+    again: str = "",
+    asked: str = "--budget {:.0f}",
 ) -> str | None:
     """Where a sweep within ``budget`` seconds (a report's ranking: ``share`` of the
     report's) left queries open at their time limits: how many, why, and the budget that
     gives each of them MORE times the time it had (the closed ones theirs again, the
     first pass its share); None when none is open. ``again``: how a run again keeps what
-    this one settled (said last, in brackets)."""
+    this one settled (said last, in brackets); ``asked``: how the caller sets a budget
+    of so many seconds (the CLI's flag, the API's ``budget={:.0f}``, a .sens file's
+    ``budget {:.0f}s``)."""
     left = [r for r in results if still_open(r)]
     if not left:
         return None
@@ -274,7 +280,7 @@ def budget_advice(
     return (
         f"{doing} needs more than {given}: {len(left)} {_plural(left, what)} "
         f"stayed open at {_plural(left, 'its', 'their')} time limit{why}. Run with "
-        f"--budget {advised:.0f} at least: it gives each open {what} {MORE:g} times "
+        f"{asked.format(advised)} at least: it gives each open {what} {MORE:g} times "
         f"the time it had{f' ({again})' if again else ''}."
     )
 

@@ -1,7 +1,9 @@
 """A sweep within a budget that leaves queries open ends saying what budget gives them
 more time, as a report's ranking does: treesens sweep --max-gap --budget 60 on churn's
 1,000-tree XGBoost model left 20 of 20 max gaps open while the box search built its
-tables and said nothing of a budget that would rank them."""
+tables and said nothing of a budget that would rank them. The API's sweep and a .sens
+file's sweep with a budget carry the same advice: on the list returned, in the lines of
+treesens run."""
 
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+import treesens
 from treesens.answers.result import Result
 from treesens.interfaces.cli.main import main
 from treesens.questions.sweep_budget import budget_advice
 from treesens.search import gap_search
 from treesens.search.pair_boxes import PairTablesPastDeadline
 
-MODEL = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MODEL = EXAMPLES / "breast_cancer_xgb.json"
 BUDGET = 10
 
 
@@ -64,3 +68,32 @@ def test_a_check_sweep_s_unknowns_are_queries():
     advice = budget_advice(left, 6.0)
     assert advice.startswith("Answering the 3 queries needs more than the 6s")
     assert "3 queries stayed open at their time limit" in advice
+
+
+def test_the_api_s_open_sweep_carries_the_budget_to_give_it(stopped_build):
+    features = ["worst_area", "mean_radius"]
+    rows = treesens.sweep(MODEL, features=features, max_gap=True, budget=BUDGET, progress=False)
+    assert rows.budget_advice.startswith("Ranking the 2 features needs more than the 10s")
+    assert float(re.search(r"budget=(\d+) at least", rows.budget_advice).group(1)) >= 2 * BUDGET
+
+
+def test_the_api_s_sweep_without_a_budget_carries_no_advice():
+    rows = treesens.sweep(MODEL, features=["worst_area"], gap=0.2, progress=False)
+    assert rows.budget_advice is None and len(rows) == 1
+
+
+SENS = (
+    f'model "{MODEL}"\n'
+    f'features from "{EXAMPLES / "breast_cancer_details.csv"}"\n'
+    "sweep ranked {\n  vary each of worst_area, mean_radius\n  gap max\n"
+    f"  budget {BUDGET}s\n}}\n"
+)
+
+
+def test_a_sens_sweep_left_open_says_the_budget_under_treesens_run(stopped_build, tmp_path, capsys):
+    path = tmp_path / "ranked.sens"
+    path.write_text(SENS)
+    main(["run", str(path)])
+    said = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("sweep ranked: ")]
+    assert said and said[0].startswith("sweep ranked: Ranking the 2 features needs more than")
+    assert float(re.search(r"budget (\d+)s at least", said[0]).group(1)) >= 2 * BUDGET
