@@ -96,15 +96,7 @@ def test_under_a_work_budget_a_fast_clock_keeps_the_bracket_pair_and_work(fast_c
 
 def test_a_budget_too_small_leaves_an_open_bracket_that_says_the_budget_was_spent():
     res = _deep(timeout=NO_LIMIT, work=500)
-    assert res.max_gap["proven"] is False
-    assert res.max_gap["stopped_by"] == "work"
-    assert res.stats["work"] == {
-        "budget": 500,
-        "used": 500,
-        "stages": {"box_search": 500},
-        "ended_by": "work",
-    }
-    assert "not proven (work budget spent" in res.message
+    _assert_spent(res, 500)
 
 
 def test_the_time_limit_under_a_work_budget_says_it_ended_the_search(fast_clock):
@@ -149,15 +141,7 @@ def _wine(**kw):
 
 def test_a_multiclass_model_s_class_pairs_spend_one_budget_and_say_it_was_spent():
     res = _wine(timeout=NO_LIMIT, work=100)
-    assert res.max_gap["proven"] is False
-    assert res.max_gap["stopped_by"] == "work"
-    assert res.stats["work"] == {
-        "budget": 100,
-        "used": 100,
-        "stages": {"box_search": 100},
-        "ended_by": "work",
-    }
-    assert "not proven (work budget spent" in res.message
+    _assert_spent(res, 100)
 
 
 def test_under_a_work_budget_a_multiclass_model_s_bracket_is_the_same_on_a_fast_clock(
@@ -192,15 +176,7 @@ def _forest_ratio(forest, **kw):
 
 def test_a_forest_s_fixed_ratio_searches_spend_one_budget_and_say_it_was_spent():
     res = _forest_ratio(_forest(), timeout=NO_LIMIT, work=1000)
-    assert res.max_gap["proven"] is False
-    assert res.max_gap["stopped_by"] == "work"
-    assert res.stats["work"] == {
-        "budget": 1000,
-        "used": 1000,
-        "stages": {"box_search": 1000},
-        "ended_by": "work",
-    }
-    assert "not proven (work budget spent" in res.message
+    _assert_spent(res, 1000)
 
 
 def test_under_a_work_budget_a_forest_s_bracket_is_the_same_on_a_fast_clock(fast_clock):
@@ -210,3 +186,16 @@ def test_under_a_work_budget_a_forest_s_bracket_is_the_same_on_a_fast_clock(fast
     slow = _forest_ratio(forest, timeout=NO_LIMIT, work=1000)
     assert idle.max_gap["lower"] is not None
     _same_answer(idle, slow)
+
+
+def _assert_spent(res, budget: int) -> None:
+    """``res`` is an open bracket its work ``budget`` ended, every unit a box, and says so."""
+    assert res.max_gap["proven"] is False
+    assert res.max_gap["stopped_by"] == "work"
+    assert res.stats["work"] == {
+        "budget": budget,
+        "used": budget,
+        "stages": {"box_search": budget},
+        "ended_by": "work",
+    }
+    assert "not proven (work budget spent" in res.message
