@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 # what a query the box search alone cannot take is told (search/boxes.py); compare does
 # not count it a failure (questions/compare.py)
 NOT_DESCRIBED = "the box search does not describe this query"
+# a query whose time limit ran out before its search began (driver/solve.py); the check
+# command says what took the time (interfaces/cli/check.before_search_note)
+BEFORE_SEARCH = "time limit reached before the search (loading and compiling)"
 # the constraints on the inputs the box search does not read (bounds that hold for both
 # inputs alike it reads as the features' domains, compiler/bounds_as_domains.py; a bound on
 # one input of a varied feature as a restriction of its column, search/pair_boxes.py)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..answers.accept import free_range_note, measure_distance, note_unseen_combinations
 from ..answers.context import Pair, SolveContext, new_result
+from ..answers.phrases import BEFORE_SEARCH
 from ..answers.result import SENSITIVE, Result, input_files, record_prover
 from ..answers.stats import RACE_NOT_STARTED
 from ..answers.work import (
@@ -145,7 +146,7 @@ def _solve(ctx: SolveContext) -> Result:
     """The stages of the search over a context made by ``_start``."""
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
-            ctx.result.message = "time limit reached before the search (loading and compiling)"
+            ctx.result.message = BEFORE_SEARCH
         elif (method := search_method(ctx.q.plan.backend)) is not None:  # no solver
             if not heuristic_search(ctx):
                 method.load().search_alone(ctx)

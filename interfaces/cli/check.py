@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from contextlib import AbstractContextManager, nullcontext
 
+from ...answers.phrases import BEFORE_SEARCH
+from ...answers.result import UNKNOWN
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
 from ...questions.ask import answer, refuse_query, solving_with
@@ -92,6 +95,7 @@ def run(args) -> int:
             f"loaded {ens.source}: {len(ens.trees)} trees, {ens.n_features} features, "
             f"{what_it_predicts(ens)} ({time.time() - t0:.2f}s); solving with {solving_with(ens, q)}..."
         )
+    t_asked = time.time()
     try:  # the time limit runs from the command's start: loading counts
         with proof_recording(q, args.certificate):  # the certificate from the answer's proof
             res = answer(
@@ -108,11 +112,35 @@ def run(args) -> int:
         raise
     # the command's start-up and the model's load, apart (both are in "total")
     res.time.update(startup=t_run - t0, load=t_loaded - t_run)
+    before_search_note(res, q.plan.timeout, t_run - t0, t_asked - t_run)
     if args.certificate is not None:  # before the result: it says whether it was certified
         write_certificate(args, ens, q, res)
     emit_result(res, args.json, ens)
     write_witness_plot(args, res, ens)
     return res.exit_code
+
+
+def before_search_note(res, timeout: float | None, startup: float, load: float) -> None:
+    """Where the time limit ran out before the search began (the command's start-up and
+    the model's load took it, or compiling took what they left), say what took it and what
+    to do: --timeout counts the whole command, so give one above what came before the
+    search, or load the model once for many questions."""
+    compiled = res.message == BEFORE_SEARCH
+    if res.status != UNKNOWN or timeout is None or not (compiled or startup + load >= timeout):
+        return
+    compile_s = res.time.get("compile", 0.0) if compiled else 0.0
+    before = startup + load + compile_s
+    took = f"start-up {startup:.1f}s, loading the model {load:.1f}s"
+    took += f", compiling {compile_s:.1f}s" if compiled else ""
+    if compiled:
+        res.message = f"time limit reached before the search ({took}, of --timeout {timeout:g})"
+    res.notes.append(
+        f"--timeout counts the whole command{'' if compiled else f' ({took})'}: run with "
+        f"--timeout {math.ceil(before + timeout)} or more (the {before:.1f}s before the "
+        f"search and {timeout:g}s for it), or load the model once for many questions "
+        "(treesens sweep, a .sens file's treesens run, or treesens.load_model and "
+        "treesens.check in Python)"
+    )
 
 
 def proof_recording(q, certificate) -> AbstractContextManager:
