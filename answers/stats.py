@@ -135,10 +135,12 @@ class WorkStats(TypedDict, total=False):
 
 class TableBuild(TypedDict):
     """``stats["table_build"]``: a max gap whose time limit came while the box search
-    built its tables (questions/max_gap.py): the query's seconds, and the ``trees`` of
-    ``of`` whose tables were whole (the report's estimate of the time they need)."""
+    built its tables (questions/max_gap.py): the query's seconds, the ``build``'s own
+    (after the encodings and the seed), and the ``trees`` of ``of`` whose tables were
+    whole (the budget advice's estimate of the time they need: questions/sweep_budget.py)."""
 
     seconds: float
+    build: float
     trees: int
     of: int
 

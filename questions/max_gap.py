@@ -566,7 +566,8 @@ def _stopped_in_table_build(
     )
     took = time.time() - t0
     # how far the build got, for an estimate of the time it needs (questions/report.py)
-    res.stats["table_build"] = {"seconds": took, "trees": e.trees, "of": trees}
+    build = getattr(e, "build_seconds", 0.0)
+    res.stats["table_build"] = {"seconds": took, "build": build, "trees": e.trees, "of": trees}
     res.time = {"compile": took, "solve": 0.0, "total": took}
     return res
 

@@ -262,16 +262,9 @@ def budget_advice(
         return None
     opened = {id(r) for r in left}
     need = sum(_seconds(r) for r in results if id(r) not in opened and r.status != ERROR)
-    need += sum(MORE * _seconds(r) for r in left)
+    need += sum(MORE * max(_seconds(r), _whole_build(r)) for r in left)
     advised = _rounded_up(max(need / (1 - FIRST_SHARE) / share, 2 * budget))
-    built = [r for r in left if "table_build" in r.stats]
-    why = ""
-    if built:
-        trees = built[0].stats["table_build"]["of"]
-        why = (
-            f"; the time limit of {len(built)} of them came while the box search built "
-            f"its tables ({trees:,} trees), before any search"
-        )
+    why, more = _table_build_why(left)
     gaps = any(r.max_gap is not None for r in results)  # a max gap sweep's (a ranking)
     doing = f"Ranking {_features(results)}" if gaps else f"Answering {_queries(results)}"
     given = f"the {share * budget:.0f}s this budget gave it"
@@ -281,8 +274,49 @@ def budget_advice(
         f"{doing} needs more than {given}: {len(left)} {_plural(left, what)} "
         f"stayed open at {_plural(left, 'its', 'their')} time limit{why}. Run with "
         f"{asked.format(advised)} at least: it gives each open {what} {MORE:g} times "
-        f"the time it had{f' ({again})' if again else ''}."
+        f"the time it had{more}{f' ({again})' if again else ''}."
     )
+
+
+def _whole_build(r: Result) -> float:
+    """The seconds an open query would take to build the tables of all its trees at the
+    rate it built those it did (``stats.table_build``: the time limit came during the
+    build), the time before the build (its encodings, the seed) included; 0 where it
+    built none."""
+    build = r.stats.get("table_build") if r.stats else None
+    if not build or not build.get("trees"):
+        return 0.0
+    own = build.get("build", build["seconds"])  # the tables' own seconds
+    if own <= 0:  # not measured: no rate
+        return 0.0
+    return build["seconds"] - own + own * build["of"] / build["trees"]
+
+
+def _table_build_why(left: list[Result]) -> tuple[str, str]:
+    """What the table builds that stopped open queries say: how many stopped there and
+    how far the slowest got, and what the advised budget gives them."""
+    built = [r for r in left if "table_build" in r.stats]
+    if not built:
+        return "", ""
+    trees = built[0].stats["table_build"]["of"]
+    why = (
+        f"; the time limit of {len(built)} of them came while the box search built "
+        f"its tables ({trees:,} trees), before any search"
+    )
+    slowest = max(built, key=_whole_build)
+    if _whole_build(slowest) <= 0:
+        return why, ""
+    b = slowest.stats["table_build"]
+    why += (
+        f" (the slowest built {b['trees']:,} of {b['of']:,} trees' tables in "
+        f"{b.get('build', b['seconds']):.1f}s: about {_whole_build(slowest):.0f}s with all "
+        "of them)"
+    )
+    more = (
+        f", and one stopped in its table build {MORE:g} times the time it takes with "
+        "every table at that rate (a floor: the search after the build may need more)"
+    )
+    return why, more
 
 
 def _seconds(r: Result) -> float:

@@ -241,6 +241,7 @@ def box_largest_gap(
         raise PairTablesPastDeadline(0)
     best = BestPair(ens, q)
     late = LatePolish(encs, best, tolerance, timed=work is None)
+    t_build = None
     try:
         # the seed first: a pair within the tolerance of a bound had without the tables
         # needs no table (the 255-leaf LightGBM adult model's age: 25-31 CPU s of tables)
@@ -251,6 +252,7 @@ def box_largest_gap(
         compiled = bound is None and gap_kernel.available()
         # a certificate asked for: the boxes it drops and resolves tile the pair space
         record = compiled and len(encs) == 1 and recording()
+        t_build = time.time()
         tables, heap_bytes = _tables_within(encs, memory_bytes, heap_bytes, not compiled, deadline)
         t_compile = time.time() - t0 - t_seed
         to_gap = gap_bound(ens)
@@ -269,6 +271,8 @@ def box_largest_gap(
             ready = gap_kernel.prepare(log)
             deadline = kernel_deadline(deadline, ready)
     except PairTablesPastDeadline as e:  # the seed's pair, if any, for the open bracket
+        # the tables' own seconds (none: the time went before them), for a rate per tree
+        e.build_seconds = time.time() - t_build if t_build is not None else 0.0
         e.seeded = _before_boxes(ens, q, best, known_upper, encs[0], tolerance, t0)
         raise
     except KeyboardInterrupt:  # before the boxes: the seed's pair so far, if any

@@ -15,7 +15,8 @@ import pytest
 import treesens
 from treesens.answers.result import Result
 from treesens.interfaces.cli.main import main
-from treesens.questions.sweep_budget import budget_advice
+from treesens.questions.max_gap_bounds import TABLE_BUILD, MaxGap
+from treesens.questions.sweep_budget import FIRST_SHARE, MORE, budget_advice
 from treesens.search import gap_search
 from treesens.search.pair_boxes import PairTablesPastDeadline
 
@@ -97,3 +98,27 @@ def test_a_sens_sweep_left_open_says_the_budget_under_treesens_run(stopped_build
     said = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("sweep ranked: ")]
     assert said and said[0].startswith("sweep ranked: Ranking the 2 features needs more than")
     assert float(re.search(r"budget (\d+)s at least", said[0]).group(1)) >= 2 * BUDGET
+
+
+def _stopped_in_build(name: str, build: float, trees: int, of: int) -> Result:
+    """A max gap whose time limit came 2 s into its search, ``build`` s of them spent
+    building the tables of ``trees`` of its ``of`` trees (the rest on its encodings and
+    its seed)."""
+    r = Result(query=name, status="unknown", backend="boxes", features=["f0"], gap=1e-3)
+    r.max_gap = MaxGap(None, 0.5, 1e-3, False, 0, stopped_by=TABLE_BUILD).to_dict()
+    r.stats["table_build"] = {"seconds": 2.0, "build": build, "trees": trees, "of": of}
+    r.time = {"total": 2.0}
+    return r
+
+
+def test_a_build_stopped_part_way_is_advised_twice_its_search_with_every_table():
+    # 1 s before the build, 100 of 1,000 trees in 1 s: about 1 + 10 s with every table
+    advice = budget_advice([_stopped_in_build("age", 1.0, 100, 1000)], 4.0)
+    advised = float(re.search(r"--budget (\d+) at least", advice).group(1))
+    assert advised >= MORE * 11.0 / (1 - FIRST_SHARE)
+
+
+def test_the_advice_says_how_far_the_slowest_table_build_got():
+    left = [_stopped_in_build("age", 1.0, 100, 1000), _stopped_in_build("sex", 1.0, 400, 1000)]
+    advice = budget_advice(left, 4.0)
+    assert "the slowest built 100 of 1,000 trees' tables in 1.0s: about 11s with all" in advice
