@@ -46,7 +46,7 @@ from ...compiler.ensemble import (
     raw_category_values,
 )
 from ...compiler.errors import InputError, UnsupportedModelError
-from ..preprocessing.pipeline import fold_pipeline, single_threaded
+from ..preprocessing.pipeline import fold_pipeline, one_openmp_thread, single_threaded
 from . import sniffing
 from .base import (
     DEFAULT_OPTIONS,
@@ -185,15 +185,19 @@ class SklearnReplayer(LazyLibraryModel):
 
     def predict_raw(self, X) -> np.ndarray:
         Xi = self._input(X)
-        r = np.asarray(self.raw_fn(Xi), dtype=np.float64)
+        with one_openmp_thread(self.est):
+            r = np.asarray(self.raw_fn(Xi), dtype=np.float64)
         return r.reshape(len(X), -1) * self.raw_scale
 
     def predict_proba(self, X) -> np.ndarray:
-        return np.asarray(self.est.predict_proba(self._input(X)), dtype=np.float64)
+        with one_openmp_thread(self.est):
+            return np.asarray(self.est.predict_proba(self._input(X)), dtype=np.float64)
 
     def predict(self, X) -> np.ndarray:
         """A regressor's predictions, (n,)."""
-        return np.asarray(self.est.predict(self._input(X)), dtype=np.float64).reshape(len(X))
+        with one_openmp_thread(self.est):
+            p = self.est.predict(self._input(X))
+        return np.asarray(p, dtype=np.float64).reshape(len(X))
 
 
 def _names(est, n: int) -> list[str]:

@@ -30,6 +30,7 @@ LAZY_OK = frozenset(
         "lightgbm",
         "sklearn",
         "skops",
+        "threadpoolctl",  # scikit-learn's: its HistGradientBoosting predicts on one thread
         "joblib",
         "matplotlib",
         "pandas",
