@@ -309,7 +309,8 @@ def _table_build_why(left: list[Result]) -> tuple[str, str]:
     b = slowest.stats["table_build"]
     why += (
         f" (the slowest built {b['trees']:,} of {b['of']:,} trees' tables in "
-        f"{b.get('build', b['seconds']):.1f}s: about {_whole_build(slowest):.0f}s with all "
+        f"{_shown_seconds(b.get('build', b['seconds']))}: about "
+        f"{_whole_build(slowest):.0f}s with all "
         "of them)"
     )
     more = (
@@ -317,6 +318,12 @@ def _table_build_why(left: list[Result]) -> tuple[str, str]:
         "every table at that rate (a floor: the search after the build may need more)"
     )
     return why, more
+
+
+def _shown_seconds(s: float) -> str:
+    """Seconds in words: two significant digits below one (a build of 4 trees took 0.04s,
+    which one decimal showed as 0.0s)."""
+    return f"{s:.2g}s" if s < 1 else f"{s:.1f}s"
 
 
 def _seconds(r: Result) -> float:

@@ -122,3 +122,8 @@ def test_the_advice_says_how_far_the_slowest_table_build_got():
     left = [_stopped_in_build("age", 1.0, 100, 1000), _stopped_in_build("sex", 1.0, 400, 1000)]
     advice = budget_advice(left, 4.0)
     assert "the slowest built 100 of 1,000 trees' tables in 1.0s: about 11s with all" in advice
+
+
+def test_a_build_of_a_few_trees_in_under_a_second_shows_its_seconds():
+    advice = budget_advice([_stopped_in_build("age", 0.04, 4, 1000)], 4.0)
+    assert "the slowest built 4 of 1,000 trees' tables in 0.04s: about 12s with all" in advice
