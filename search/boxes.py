@@ -64,8 +64,6 @@ NEAR_MISS_OPEN = (
     "whose float sums differ; a solver backend may decide it"
 )
 OPEN_STATUS = "open"
-# stats["work"]["timed"]: a link's change is searched for its turn's seconds
-LINK_TIMED = "box_search: a nonlinear link's change (its turn is timed)"
 BOX_SHARE = 0.5  # of the time left after the heuristic (docs/benchmarks.md)
 # the first turn's longest: past it the backend starts, with the box search beside it
 FIRST_TURN = 20.0
@@ -145,24 +143,21 @@ def box_stage(ctx: SolveContext, alone: bool = False) -> bool:
         return False
     t0 = time.time()
     deadline = ctx.deadline if alone else t0 + box_turn(ctx.time_left())
-    if ctx.enc.condition.link_change is not None:  # the largest change's tables
-        if ctx.work is not None:  # its turn is timed, under a work budget too
-            ctx.work.timed.append(LINK_TIMED)
-        answered = link_box_stage(ctx, deadline)
+    turn = None
+    if ctx.work is not None:  # a work budget: the turn ends on its boxes, not the clock
+        deadline = ctx.deadline
+        turn = ctx.work.left() if alone else ctx.work.share(FIRST_TURN_SHARE)
+    if ctx.enc.condition.link_change is not None:  # the largest change's tables, one turn
+        answered = link_box_stage(ctx, deadline, turn)
         ctx.solve_time += time.time() - t0
         ctx.stats["box_search"]["time"] = time.time() - t0
         return answered
-    if ctx.work is not None:  # a work budget: the turn ends on its boxes, not the clock
-        deadline = ctx.deadline
     stage = BoxStage(ctx)
     if stage.proof_only:  # a pair over all inputs: no proof to look for
         stage.pair = pair_over_all_inputs(ctx, stage.enc)
         if stage.pair is not None:
             stage.pair_found_by = "heuristic"
             stage.stats.update(status=FOUND, pair=HEURISTIC_PAIR)
-    turn = None
-    if ctx.work is not None:
-        turn = ctx.work.left() if alone else ctx.work.share(FIRST_TURN_SHARE)
     answered = stage.run(ctx, deadline, turn)
     if stage.unfinished or stage.pair is not None:
         ctx.boxes = stage

@@ -30,7 +30,12 @@ from .pair_boxes import refusal
 
 
 class _Reached(Exception):
-    """A replayed pair reached D: the search stops there."""
+    """A replayed pair reached D: the search stops there, after the dive that found it
+    (``boxes``: the boxes visited by then, dives whole, counted under a work budget)."""
+
+    def __init__(self, boxes: int):
+        super().__init__(boxes)
+        self.boxes = boxes
 
 
 def link_tables(ctx: SolveContext) -> Encoding | None:
@@ -63,8 +68,9 @@ def swapped(bounds: tuple[FeatureBound, ...]) -> tuple[FeatureBound, ...]:
     return tuple(replace(b, copies=tuple(sorted(3 - c for c in b.copies))) for b in bounds)
 
 
-def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
-    """Search the tables until ``deadline``; True when the search answered."""
+def link_box_stage(ctx: SolveContext, deadline: float, boxes: int | None = None) -> bool:
+    """Search the tables until ``deadline``, or, under a work budget, until it has
+    visited ``boxes`` boxes (each spent, one unit a box); True when the search answered."""
     enc = link_tables(ctx)
     if enc is None:
         return False
@@ -81,18 +87,31 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
     best = BestPair(ctx.ens, enc.query)  # the tables' pairs: their bounds, swapped for up
     measure = best.offer_for(enc)
 
+    reached = []
+
     def offer(x1, x2):
         got = measure(x1, x2)
         if got is not None and got >= delta:
-            raise _Reached
+            reached.append(got)
         return got
+
+    def dived(_lower, _upper, visited: int) -> None:  # after each dive, its boxes counted
+        if reached:
+            raise _Reached(visited)
 
     below = math.nextafter(delta, -math.inf)  # boxes bounded under D are dropped
     bound = link_bound(ctx.ens.link)
+    limit = math.inf if boxes is None else boxes
     try:
-        out = largest_gap(enc, tables, lambda u: u, offer, 0.0, deadline, None, below, bound)
-    except _Reached:
+        out = largest_gap(
+            enc, tables, lambda u: u, offer, 0.0, deadline, dived, below, bound, box_limit=limit
+        )
+        stats["boxes"] = out.boxes
+    except _Reached as stop:
         out = None
+        stats["boxes"] = stop.boxes
+    if ctx.work is not None:
+        ctx.work.spend("box_search", stats["boxes"])
     if best.disagreement is not None:
         fail(ctx.result, best.disagreement)
         return True
@@ -107,9 +126,10 @@ def link_box_stage(ctx: SolveContext, deadline: float) -> bool:
                 accept(ctx, verdict, found_by=FOUND_BY)
                 return True
         return False
-    stats["boxes"] = out.boxes
     if out.proven and out.upper < delta:
         stats["status"] = "proved"
         return prove_insensitive(ctx, f" (bounded through the {ctx.ens.link} link)")
     stats["status"] = "timeout" if not out.proven else "open"
+    if out.spent:
+        stats["status"] = "spent"
     return False
