@@ -41,8 +41,6 @@ AUDIT_TIMED = (
 )
 # stats["work"]["timed"] of a query that learns the data's cavity clauses (clause_time)
 CLAUSES_TIMED = "data-aware clauses: learned within clause_time seconds"
-# stats["work"]["timed"] of an optimising solve (data-aware: its stall and optimise times)
-OPTIMISE_TIMED = "solver: optimising toward the data ends on stall_time and optimise_time"
 
 
 class Work:

@@ -19,6 +19,7 @@ from ..compiler.solver import (
     INFEASIBLE,
     OPTIMAL,
     UNKNOWN,
+    WORK_STOP,
     Incumbent,
     Solution,
     SolveOptions,
@@ -286,6 +287,8 @@ def _solve_once(
         proven = problem.objective is None or (status == cp_model.OPTIMAL and obj == bound)
         if status == cp_model.OPTIMAL and not proven:
             stats["stopped_by"] = "gap"
+        elif not proven and det is not None and solver.deterministic_time >= 0.99 * det:
+            stats["stopped_by"] = WORK_STOP
         return Solution(
             OPTIMAL if proven else FEASIBLE, values, obj, bound, solve_time, stats=stats
         )

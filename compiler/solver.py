@@ -29,6 +29,10 @@ class SolveStatus(StrValue):
 
 
 FEASIBLE, OPTIMAL, INFEASIBLE, UNKNOWN, ERROR = SolveStatus  # the members, in their order
+# Solution.stats["stopped_by"] of an optimising solve its work budget (SolveOptions.work:
+# deterministic time) ended, not proven optimal; under a budget the driver's stall and
+# optimise times are off (driver/backend._watch), as they are the clock's
+WORK_STOP = "work budget"
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ search on past near misses (a cut per failing copy) and past the soft group."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 from functools import partial
@@ -86,18 +87,21 @@ def _options(ctx: SolveContext, optimize: bool) -> SolveOptions:
 
 
 def _watch(ctx: SolveContext, bp: BackendProblem) -> OptimisationWatch | None:
-    """An optimising solve is followed point by point (progress, stall rule, Ctrl-C)."""
+    """An optimising solve is followed point by point (progress, stall rule, Ctrl-C).
+    Under a work budget its stall and time rules are off: the solver's deterministic time
+    ends it (compiler/solver.WORK_STOP)."""
     if not bp.optimize:
         return None
     q = ctx.q
+    clock = 1.0 if ctx.work is None else math.inf
     return OptimisationWatch(
         ctx,
         lambda values: ctx.cq.chain.invert(bp.chain.invert(values, bp.inverse), ctx.cq.inverse),
         bp.problem.notes.objective_scale or 1.0,
-        float(q.plan.options.value("stall_time")),
+        clock * float(q.plan.options.value("stall_time")),
         ctx.log or bool(q.plan.options.value("progress")),
         bp.problem.notes.objective_bound,
-        float(q.plan.options.value("optimise_time")),
+        clock * float(q.plan.options.value("optimise_time")),
     )
 
 

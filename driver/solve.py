@@ -28,7 +28,6 @@ from ..answers.stats import RACE_NOT_STARTED
 from ..answers.work import (
     BOXES_AFTER,
     CLAUSES_TIMED,
-    OPTIMISE_TIMED,
     SOLVER_SHARE,
     Work,
     work_ended,
@@ -215,8 +214,6 @@ def _solver_then_boxes(ctx: SolveContext, bp) -> None:
     from .alongside import proven
     from .backend import backend_search
 
-    if bp.optimize:
-        ctx.work.timed.append(OPTIMISE_TIMED)
     # all of it where no box search is left to go on after the solver
     after = ctx.boxes is not None and ctx.boxes.unfinished
     ctx.work.allow("solver", ctx.work.share(SOLVER_SHARE) if after else ctx.work.left())

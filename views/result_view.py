@@ -228,6 +228,7 @@ _STOPPED = {
     "time budget": "in the optimisation's time budget (optimise_time)",
     "gap": "within the optimality gap (optimality_gap)",
     "interrupted": "before the interruption",
+    "work budget": "within the work budget (work)",
 }
 
 
