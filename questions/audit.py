@@ -65,6 +65,13 @@ UNPROVEN_WHY = (
 UNRECORDED_WHY = "smallest change not recorded (a line written before treesens said it)"
 BUDGET_WHY = "too many cells of F to enumerate; the audit's time limit (timeout) ran out"
 LATE_WHY = "the audit's time limit (timeout) ran out before this row's block began"
+# audit()'s work= beside timeout=: the whole audit's time limit ends on the clock, so
+# the rows it leaves unasked would depend on the load (each row's work does not)
+WORK_WITH_TIMEOUT = (
+    "work= and timeout= together: timeout is the whole audit's time limit, which leaves "
+    "the rows it did not reach unknown as the load decides; give work= alone (each row's "
+    "budget) with timeout_per_row= as each row's safety net"
+)
 TASK_FAILED = "task failed"  # a block whose task failed on every attempt: its rows unknown
 
 
@@ -332,8 +339,8 @@ def audit(
     in their ``message``.
 
     ``work``: each row's work budget (``"10k"``), as an audit block's ``work N``: its
-    answer ends on counted work, not the load (``timeout_per_row`` a net); what each row
-    used in ``df.attrs["work"]`` (row -> ``stats["work"]``).
+    answer ends on counted work, not the load (``timeout_per_row`` a net; ``timeout``
+    refused beside it); what each row used in ``df.attrs["work"]`` (row -> its stats).
 
     ``jobs``/``executor`` answer blocks of rows at once, as :func:`treesens.sweep` runs
     queries (``"local"``, ``"dask[=ADDRESS]"``, ``"ray[=ADDRESS]"`` or an
@@ -358,6 +365,7 @@ def audit(
     """
     t0 = time.time()
     deadline = None if timeout is None else t0 + check_timeout(timeout)
+    per_row = row_work(work, timeout)
     bounds = _certify_bounds(certificates, certify_rows, certify_timeout, certify_progress)
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
@@ -368,7 +376,7 @@ def audit(
     n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     refuse_over_limit(ens, memory_mb)
-    limits = ((timeout_per_row, row_work(work)), deadline, memory_mb)
+    limits = ((timeout_per_row, per_row), deadline, memory_mb)
     certify = None if certificates is None else (model, certificates, certify_budget, bounds)
     lines, certified = _answered(ens, ds, spec, n, Campaign(executor, jobs), *limits, certify)
     df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
@@ -387,11 +395,14 @@ def _with_attrs(df, groups, certified: dict | None, lines: list | None):
     return df
 
 
-def row_work(work) -> int | None:
-    """audit()'s ``work``, checked: a whole number of work units (``"10k"`` read)."""
+def row_work(work, timeout: float | None = None) -> int | None:
+    """audit()'s ``work``, checked: a whole number of work units (``"10k"`` read), and
+    none beside the whole audit's ``timeout`` (WORK_WITH_TIMEOUT)."""
     value = work_amount(work)
     if work_problem(value):
         raise InputError(f"work={work!r} {work_problem(value)}")
+    if value is not None and timeout is not None:
+        raise InputError(WORK_WITH_TIMEOUT)
     return None if value is None else int(value)
 
 

@@ -102,3 +102,8 @@ def test_the_audit_function_under_work_gives_the_same_rows_on_a_fast_clock(fast_
 def test_the_audit_function_refuses_a_work_budget_that_is_not_a_number():
     with pytest.raises(InputError, match="work='lots'"):
         _api(work="lots")
+
+
+def test_the_audit_function_refuses_a_work_budget_beside_the_whole_audit_s_timeout():
+    with pytest.raises(InputError, match="work= and timeout= together"):
+        _api(work="10k", timeout=60)
