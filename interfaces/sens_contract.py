@@ -32,6 +32,26 @@ from ..questions.contract import (
 from ..questions.memory import MemoryRefused
 from .sens_run import audit_report, run_audit_plan
 
+# a sweep block whose expectations treesens test answers, with a budget (its own or
+# defaults'): a budget shares seconds out between a run's queries (treesens run), which
+# would make the verdicts follow the runner's load; test answers each expectation alone
+SWEEP_BUDGET = (
+    "sweep {block}: budget {seconds:g}s shares seconds out between the sweep's queries "
+    "under treesens run, and a verdict within it would follow the runner's load; treesens "
+    "test answers each expectation on its own, within its timeout or work budget (work N: "
+    "the same verdict on any runner): take budget out of the contract (treesens run "
+    "--budget S still gives one)"
+)
+
+
+def refuse_sweep_budgets(sf: SensFile, queries: list[Query]) -> None:
+    """A sweep block with a budget whose expectations are asked is bad input (exit 2):
+    SWEEP_BUDGET."""
+    asked = {q.name for q in queries}
+    for block, seconds in sf.sweep_budget.items():
+        if seconds is not None and asked.intersection(sf.groups.get(block, ())):
+            raise InputError(SWEEP_BUDGET.format(block=block, seconds=seconds), str(sf.path))
+
 
 def expectation_of(st: Expect) -> Expectation:
     """The question's Expectation of an ``expect`` statement."""
@@ -107,6 +127,7 @@ def run_contract(
     plans = contract_audits(sf, query)
     if not queries and not plans:
         raise InputError(f"--query {query}: this block expects nothing", str(sf.path))
+    refuse_sweep_budgets(sf, queries)
     if certificates is not None:
         Path(certificates).mkdir(parents=True, exist_ok=True)
     outcomes = []

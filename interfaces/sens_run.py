@@ -61,6 +61,18 @@ def _runs(sf: SensFile, queries: list[Query]) -> list[tuple[str | None, list[Que
     return runs
 
 
+class FileResults(list):
+    """The results of a file's queries (a list, in the file's order), with
+    ``budget_advice``: for each sweep block a ``budget`` left with queries open at their
+    time limits, by the block's name, the line ``treesens run`` ends that sweep with (how
+    many stayed open, and the budget that gives each of them more time); empty when none
+    did."""
+
+    def __init__(self, results: list[Result], budget_advice: dict[str, str]) -> None:
+        super().__init__(results)
+        self.budget_advice = budget_advice
+
+
 def run_queries(
     sf: SensFile,
     queries: list[Query],
@@ -72,16 +84,18 @@ def run_queries(
     on_start: Callable[[Query], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
     note: Callable[[str], None] | None = None,
-) -> list[Result]:
+    overridden: str = "--budget {:.0f}",
+) -> FileResults:
     """Answer ``queries`` (of ``sf``) in order. A sweep block's queries run on ``executor``
     with ``jobs`` workers (default: the block's ``jobs`` setting; one: in this process,
     one after the other), within ``budget`` seconds in all (default: the block's
     ``budget``; none: each query once, within its own time limit) in the two passes of
     questions/sweep_budget.py, whose lines ``note`` sees, and at a sweep's end, where it
     left queries open, the budget that gives each of them more time (the file's ``budget
-    Ns``; ``--budget N`` when ``budget`` overrides it); ``on_result`` sees the queries'
-    final results as they end, the list returned is in the order of ``queries``. Other
-    queries run one after the other."""
+    Ns``; ``overridden``'s words when ``budget`` overrides it), also the returned
+    FileResults' ``budget_advice``; ``on_result`` sees the queries' final results as they
+    end, the list returned is in the order of ``queries``. Other queries run one after the
+    other."""
     if isinstance(executor, str):
         parse_executor(executor)  # a wrong spec fails before anything runs
     check_budget(budget, "budget=")
@@ -91,6 +105,8 @@ def run_queries(
         except InputError as e:
             raise InputError(e.message, str(sf.path)) from None
     results: list[Result] = []
+    advice: dict[str, str] = {}
+    asked = overridden if budget is not None else "budget {:.0f}s"
     for sweep, batch in _runs(sf, queries):
         n = jobs if jobs is not None else sf.sweep_jobs.get(sweep)
         seconds = budget if budget is not None else sf.sweep_budget.get(sweep)
@@ -100,10 +116,10 @@ def run_queries(
             passes = Budget.of(seconds if sweep else None, run.executor)
             done = answer_within(passes, batch, ask, on_result or _ignore, note or _ignore)
         results += done
-        asked = "--budget {:.0f}" if budget is not None else "budget {:.0f}s"
-        if passes is not None and note and (advice := budget_advice(done, seconds, asked=asked)):
-            note(f"sweep {sweep}: {advice}")
-    return results
+        if passes is not None and (line := budget_advice(done, seconds, asked=asked)):
+            advice[sweep] = line
+            (note or _ignore)(f"sweep {sweep}: {line}")
+    return FileResults(results, advice)
 
 
 def _asker(sf: SensFile, executor: Executor | None, memory_mb: int | None, on_start) -> Ask:
@@ -176,7 +192,7 @@ def run_file(
     budget: float | None = None,
     executor: str | Executor | None = None,
     on_audit: Callable[[AuditPlan, list[dict], float], None] | None = None,
-) -> list[Result]:
+) -> FileResults:
     """Answer every query of a ``.sens`` file (or those of one query/sweep block).
 
     A bad file raises :class:`InputError` before anything is solved; a query that fails
@@ -186,7 +202,10 @@ def run_file(
     ``"ray[=ADDRESS]"`` or an executors.Executor) with ``jobs`` workers, which
     overrides the file's ``jobs`` setting (docs/distributed.md); the list returned is
     in the file's order. ``budget`` (seconds) overrides every sweep's ``budget``: the
-    time its queries take in all, in two passes (questions/sweep_budget.py). The file's
+    time its queries take in all, in two passes (questions/sweep_budget.py); where a
+    sweep's budget left queries open, the list's ``budget_advice`` holds the line
+    ``treesens run`` ends it with, by the sweep's name (``budget=N`` where ``budget`` set
+    it, the file's ``budget Ns`` where the file did). The file's
     audit blocks (or the one named ``query``) run after its queries; ``on_audit(plan,
     lines, seconds)`` sees each one's result lines.
     """
@@ -207,6 +226,7 @@ def run_file(
         budget=budget,
         executor=executor,
         on_result=on_result,
+        overridden="budget={:.0f}",
     )
     run_audits(
         sf,

@@ -387,3 +387,15 @@ def test_with_junit_a_certificate_written_adds_no_line(tmp_path, capsys):
     assert main([*argv, "--junit", str(xml)]) == 0
     assert "certificate" not in capsys.readouterr().err
     assert (certs / "radius_error.json").is_file()
+
+
+BUDGETED = (
+    "sweep errors {\n  vary each of texture_error, smoothness_error\n  budget 10s\n"
+    "  expect max gap <= 0.1\n}\n"
+)
+
+
+def test_a_sweep_with_a_budget_whose_expectations_are_asked_is_bad_input(tmp_path, capsys):
+    assert main(["test", str(_sens(tmp_path, BUDGETED))]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sweep errors: budget 10s shares seconds out" in err

@@ -127,3 +127,28 @@ def test_the_advice_says_how_far_the_slowest_table_build_got():
 def test_a_build_of_a_few_trees_in_under_a_second_shows_its_seconds():
     advice = budget_advice([_stopped_in_build("age", 0.04, 4, 1000)], 4.0)
     assert "the slowest built 4 of 1,000 trees' tables in 0.04s: about 12s with all" in advice
+
+
+def test_run_file_s_open_sweep_carries_the_line_treesens_run_says(stopped_build, tmp_path):
+    path = tmp_path / "ranked.sens"
+    path.write_text(SENS)
+    results = treesens.run_file(path)
+    line = results.budget_advice["ranked"]
+    assert line.startswith("Ranking the 2 features needs more than the 10s")
+    assert float(re.search(r"budget (\d+)s at least", line).group(1)) >= 2 * BUDGET
+
+
+def test_run_file_s_budget_advice_is_in_its_own_words_where_it_set_the_budget(
+    stopped_build, tmp_path
+):
+    path = tmp_path / "ranked.sens"
+    path.write_text(SENS)
+    line = treesens.run_file(path, budget=BUDGET).budget_advice["ranked"]
+    assert float(re.search(r"budget=(\d+) at least", line).group(1)) >= 2 * BUDGET
+
+
+def test_run_file_without_an_open_sweep_carries_no_advice(tmp_path):
+    path = tmp_path / "closed.sens"
+    path.write_text(SENS.replace("gap max", "gap 0.2"))
+    results = treesens.run_file(path)
+    assert results.budget_advice == {} and len(results) == 2
