@@ -137,9 +137,10 @@ def _slow_bash_cases(docs: list[Path] | None = None) -> list:
 
 def _session_cache(tmp_path_factory) -> Path:
     """treesens' cache for the blocks (parsed models, learned clauses): one folder for
-    every xdist worker of this test session, so that data-aware.md's clauses, learned by
-    its first probclause block in about 35 s of CPU, are read from it by the later ones,
-    whichever worker runs them (``_run_bash`` lets one block learn clauses at a time)."""
+    every xdist worker of this test session, so that clauses a block learned (data-aware.md's
+    probclause blocks: 10 s or more of CPU) are read from it by a later block asking with the
+    same parameters, whichever worker runs them (``_run_bash`` lets one block learn clauses
+    at a time)."""
     base = tmp_path_factory.getbasetemp()
     folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "docs-cache"
     folder.mkdir(exist_ok=True)
