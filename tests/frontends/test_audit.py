@@ -586,21 +586,6 @@ def test_cli_unknown_executor_exits_2(tmp_path):
     assert p.returncode == 2
 
 
-@pytest.mark.parametrize("kind", ["dask", "ray"])
-def test_audit_on_a_distributed_executor_gives_the_answers_of_one_job(kind):
-    from treesens.tests.frontends.test_executors import _engine
-
-    ens = load_model(BC_MODEL, details=BC_DETAILS)
-    df = _breast_cancer_frame(ens).head(24)
-    one = audit(ens, df, ["worst_texture"], gap=0.1)
-    engine = _engine(kind)
-    try:
-        there = audit(ens, df, ["worst_texture"], gap=0.1, executor=engine)
-    finally:
-        engine.close()
-    pd.testing.assert_frame_equal(one, there)
-
-
 def test_wilson_interval_of_no_successes_starts_at_exactly_zero():
     from treesens.questions.audit import wilson
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import treesens
@@ -75,6 +76,17 @@ def test_sweep_on_the_executor_gives_the_sequential_verdicts(swept, sequential):
 
 def test_witnesses_found_on_the_executor_are_replay_validated(swept):
     assert all(r.validated for r in swept if r.status == "sensitive")
+
+
+def test_an_audit_on_the_executor_gives_the_answers_of_one_job(engine, ensemble):
+    """On the module's engine (a dask or ray cluster started once for the file's tests)."""
+    from treesens.questions.audit import audit
+    from treesens.tests.frontends.test_audit import _breast_cancer_frame
+
+    df = _breast_cancer_frame(ensemble).head(24)
+    one = audit(ensemble, df, ["worst_texture"], gap=0.1)
+    there = audit(ensemble, df, ["worst_texture"], gap=0.1, executor=engine)
+    pd.testing.assert_frame_equal(one, there)
 
 
 def test_every_task_answers_once(engine, tmp_path):
