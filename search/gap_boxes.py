@@ -325,6 +325,7 @@ def _compiled_search(
         tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes,
         recording=recording, record_max=record_max, rel=b.rel,
         f_first=gap_kernel.F_FIRST_BOXES if b.rel is None else 1,
+        frames=gap_kernel.DIVE_FRAMES,
     )  # fmt: skip
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}

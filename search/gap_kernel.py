@@ -92,6 +92,18 @@ SKIP_CLOSED = True
 # pair sum by at least the 0 of x2.F = x1.F, and the split rule, which weighs one tree's
 # node at a time, cut it late (``first_boxes``)
 F_FIRST_BOXES = 64
+# a max gap's dives keep up to this many of the children they do not enter, with their
+# per-tree arrays, and go on from the last kept once their box is dropped, rather than push
+# them on the heap and walk them again when popped (depth first under each box popped:
+# every box above the floor is split whatever the order); 0: every child on the heap
+DIVE_FRAMES = 64
+# ... and every this many boxes a dive visits, a dive whose box is not the best open
+# leaves it, and the children it kept, to the heap (as CHECK_EVERY does without frames):
+# the search stays best first at this grain, so its upper bound falls as it did
+DIVE_CHECK = 1024
+# ... within this many bytes (a frame is 2 float64 a tree and row, a bool a tree and
+# column, 9 bytes a tree)
+FRAME_BYTES = 16 << 20
 # a heap's budget, at least (a memory limit that leaves less still lets the search run,
 # shedding boxes early)
 MIN_HEAP_BYTES = 16 << 20
@@ -446,6 +458,7 @@ class KernelSearch:
         record_max: int | None = None,
         rel=None,
         f_first: int = 1,
+        frames: int = 0,
     ):
         self.ft = flatten(tab, order)
         # relations between the inputs (relation_boxes.RankRelations; None: none): a
@@ -461,7 +474,9 @@ class KernelSearch:
         ft = self.ft
         self.arrays = (ft.values, ft.node_start, ft.leaf_start, ft.nodes)
         cols = len(ft.sizes)
-        self.max_rows = heap_rows(heap_bytes, cols)
+        # the children dives keep (``frames`` at most), out of the heap's bytes
+        self.frames = _frames(ft, int(frames), heap_bytes)
+        self.max_rows = heap_rows(heap_bytes - frame_bytes(self.frames), cols)
         # the heap's rows: the kernel doubles them when full, up to max_rows, from a
         # start that doubles to (about) max_rows: the old rows and the new, while the
         # kernel copies them, take at most heap_bytes
@@ -581,6 +596,7 @@ class KernelSearch:
                     self.bufs,
                     (self.rec, self.rec_n),
                     self.rels,
+                    self.frames,
                 )
             status, self.hb, self.hx, self.hn, boxes, u = out
         except KeyboardInterrupt:
@@ -629,11 +645,13 @@ class KernelSearch:
         return flat_box_tops(self.ft, boxes)
 
     def open_boxes(self) -> np.ndarray:
-        """The boxes still open (rows lo | hi): the heap's, and the dive held, if any."""
+        """The boxes still open (rows lo | hi): the heap's, the dive held, if any, and the
+        children dives kept (``frames``)."""
         boxes = self.hx[: self.hn].copy()
         if self.held[0] > 0:
             boxes = np.vstack([boxes, self.held_box[None, :]])
-        return boxes
+        kept = int(self.frames[7][0])
+        return np.vstack([boxes, self.frames[1][:kept]]) if kept else boxes
 
     def tiling(self) -> np.ndarray | None:
         """The boxes recorded and those still open, which tile the pair space, each with
@@ -645,10 +663,12 @@ class KernelSearch:
         return np.vstack([done, self.open_boxes()])
 
     def best_open(self) -> float:
-        """The largest bound on the heap or of the dive held (row units), or -1e300 when
-        there is none."""
+        """The largest bound on the heap, of the dive held or of a child kept (row units),
+        or -1e300 when there is none."""
         held = float(self.held[1]) if self.held[0] > 0 else _NEG
-        return max(float(self.hb[0]) if self.hn > 0 else _NEG, held)
+        kept = int(self.frames[7][0])
+        kept_u = float(self.frames[0][:kept].max()) if kept else _NEG
+        return max(float(self.hb[0]) if self.hn > 0 else _NEG, held, kept_u)
 
     def upper(self) -> float:
         """A bound on every pair (row units): the largest bound open, dropped or shed
@@ -656,6 +676,23 @@ class KernelSearch:
         if self.interrupted_at is not None:
             return self.interrupted_at
         return max(self.dropped, self.shed, self.best_open())
+
+
+def _frames(ft: FlatTables, frames: int, heap_bytes: int) -> tuple:
+    """The frames a search's dives keep children in (dive_frames_jit.dive_frames): at
+    most ``frames``, within FRAME_BYTES and a quarter of the heap's ``heap_bytes`` (a
+    heap of a few boxes keeps none)."""
+    from .dive_frames_jit import dive_frames  # noqa: PLC0415 - numba only when the search runs
+
+    rows, trees, cols = ft.values.shape[1], len(ft.order), len(ft.sizes)
+    per_frame = trees * (16 * rows + cols + 9) + 8 * cols + 16
+    depth = min(frames, min(FRAME_BYTES, heap_bytes // 4) // per_frame)
+    return dive_frames(depth, trees, rows, cols, DIVE_CHECK)
+
+
+def frame_bytes(frames: tuple) -> int:
+    """What the frames of a search hold (bytes)."""
+    return sum(a.nbytes for a in frames)
 
 
 def first_boxes(tab: PairTables, most: int) -> np.ndarray:

@@ -8,13 +8,14 @@ Values and statuses as gap_kernel.py states them.
 import numba
 import numpy as np
 
-from . import gap_heap_jit, gap_kernel, relation_jit
+from . import dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit
+from .dive_frames_jit import best_elsewhere, flush_frames, load_frame, save_frame
 from .gap_heap_jit import heap_pop, push
 from .gap_kernel import SPLIT_TIE
 from .kernel_cache import compiled_from
 from .relation_jit import relation_bounds
 
-compiled_from(__file__, gap_heap_jit, gap_kernel, relation_jit)
+compiled_from(__file__, dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit)
 
 _NEG = -1e300
 _POS = 1e300
@@ -588,6 +589,36 @@ def join_row(row, lo, hi):
         row[cols + k] = hi[k]
 
 
+@part
+def leave_other(heap, u, lo, hi, c, rr, on_yes, recs, frames, bufs, nw):
+    """The child of the box lo, hi split on column c at rank rr that the dive does not
+    enter (the no side when ``on_yes``), of bound u: dropped under the floor, else kept
+    with its arrays in a free frame (``frames``, dive_frames': the dive goes on from the
+    last kept once its box is dropped, depth first, rather than walk it again when the
+    heap gives it back), else pushed on the heap (``heap``: hb, hx, hn, max_rows,
+    u_floor, lost). Returns (hb, hx, hn)."""
+    hb, hx, hn, max_rows, u_floor, lost = heap
+    top, low, opn, scratch = bufs
+    if u <= u_floor:
+        dropped(lost, u)
+        record_other(recs[0], recs[1], lo, hi, c, rr, on_yes)
+    elif frames[7][0] < frames[0].shape[0]:
+        save_frame(frames, u, lo, hi, c, rr, on_yes, top, low, opn, scratch, nw)
+    else:
+        hb, hx, hn = push_other(hb, hx, hn, u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost)
+    return hb, hx, hn
+
+
+@part
+def better_elsewhere(hb, hn, frames, visited, u):
+    """Whether a dive at a box of bound u leaves it to the heap, a better box being open
+    elsewhere: looked at every CHECK_EVERY boxes it visits, or with ``frames`` every
+    frames[7][1] (a better box among the children it kept too)."""
+    if frames[0].shape[0] == 0:
+        return visited % CHECK_EVERY == 0 and hn > 0 and hb[0] > u + 1e-12
+    return visited % frames[7][1] == 0 and best_elsewhere(hb, hn, frames) > u + 1e-12
+
+
 @jit
 def run(
     ft_arrays,
@@ -613,31 +644,34 @@ def run(
     bufs,
     recs,
     rels,
+    frames,
 ):
     """Pop and dive until ``max_boxes`` boxes, a resolved box above ``u_floor`` (its
-    corners in ``corner``), or an empty heap; the heap at most ``max_rows`` rows. ``lost``:
-    heap_shed's. A dive at ``max_boxes`` is held (its box in ``held_box``, ``held`` = (1,
-    its bound, its boxes)); the next run goes on with it from its arrays in ``bufs``
-    (run_buffers'). ``reads_f``: per tree, whether it reads F; ``lazy_dives``: dives may be
-    lazy (lazy_or_not), from ``root`` (root_walk's). ``recs``: record()'s (rec, rec_n),
-    every box dropped or resolved; ``rels``: split()'s. Returns (status, heap, boxes, u)."""
+    corners in ``corner``), or an empty heap of at most ``max_rows`` rows (``lost``:
+    heap_shed's). A dive at ``max_boxes`` is held (``held_box``, ``held`` = (1, its bound,
+    its boxes)) and goes on at the next run from its arrays in ``bufs`` (run_buffers').
+    ``reads_f``, ``lazy_dives``, ``root``: lazy_or_not's, start_dive's; ``recs``: record()'s;
+    ``rels``: split()'s; ``frames``: leave_other's, taken before the heap's. Returns
+    (status, heap, boxes, u)."""
     cols = corner.shape[1]
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
     top, low, opn, scratch = bufs
     rule = (order, costs, probes, thresholds, first_sum, lazy_dives, u_floor, rels)
     boxes = 0
-    while hn > 0 or held[0] > 0:
+    while hn > 0 or held[0] > 0 or frames[7][0] > 0:
         if held[0] > 0:  # the dive the last run held, its arrays as it left them
             split_row(held_box, lo, hi)
             u, visited = held[1], int(held[2])
             held[0] = 0.0
+        elif frames[7][0] > 0:  # a child kept by a dive a resolved box ended
+            u = load_frame(frames, lo, hi, top, low, opn, scratch)
+            visited = 0
         else:
             if boxes >= max_boxes:
                 return BUDGET, hb, hx, hn, boxes, 0.0
             u_box, hn = heap_pop(hb, hx, hn, lo, hi)
-            u = u_box
-            if u <= u_floor:
-                gone(lost, u, recs, lo, hi)
+            if u_box <= u_floor:
+                gone(lost, u_box, recs, lo, hi)
                 continue
             start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
             u = min(bound(top, top, scratch[9], 0, thresholds, first_sum), u_box)
@@ -648,6 +682,9 @@ def run(
             u, start = lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule)
             if u <= u_floor:
                 gone(lost, u, recs, lo, hi)
+                if frames[7][0] > 0:  # on with the last child kept
+                    u = load_frame(frames, lo, hi, top, low, opn, scratch)
+                    continue
                 break
             if start < 0:  # resolved: the lower corner is an exact pair
                 gone(lost, u, recs, lo, hi)
@@ -660,17 +697,12 @@ def run(
             )
             on_yes = uy >= un  # the yes side on ties, as sorted() keeps it first
             go_u, stay_u = (uy, un) if on_yes else (un, uy)
-            if stay_u <= u_floor:
-                dropped(lost, stay_u)
-                record_other(recs[0], recs[1], lo, hi, c, rr, on_yes)
-            else:
-                hb, hx, hn = push_other(
-                    hb, hx, hn, stay_u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost
-                )
+            heap = (hb, hx, hn, max_rows, u_floor, lost)
+            hb, hx, hn = leave_other(heap, stay_u, lo, hi, c, rr, on_yes, recs, frames, bufs, nw)
             enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch)
             u = go_u
-            if visited % CHECK_EVERY == 0 and hn > 0 and hb[0] > u + 1e-12:
-                # a better box waits: leave this dive to the heap
+            if better_elsewhere(hb, hn, frames, visited, u):  # to the heap, with its frames
+                hb, hx, hn = flush_frames(frames, hb, hx, hn, max_rows, u_floor, lost)
                 hb, hx, hn = push(hb, hx, hn, go_u, lo, hi, max_rows, u_floor, lost)
                 break
             if boxes >= max_boxes:  # hold the dive for the next run

@@ -53,6 +53,7 @@ LAZY_MODULES = frozenset(
     {
         "treesens.search.gap_kernel_jit",
         "treesens.search.gap_kernel_tops_jit",  # exact bounds of a recorded search's boxes
+        "treesens.search.dive_frames_jit",  # the children a max gap's dives keep (numba)
         "treesens.search.kernel_cache",  # numba's cache of the kernels, keyed on their files
         "treesens.search.pair_walk_jit",  # the pair tables' compiled walk (numba)
         "treesens.search.tree_eval_jit",  # the heuristic's compiled walk (numba)

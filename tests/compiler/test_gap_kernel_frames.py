@@ -1,0 +1,158 @@
+"""A max gap's dives keep the children they do not enter, with their per-tree arrays
+(search/gap_kernel.DIVE_FRAMES; gap_kernel_jit.save_frame), and go on from the last kept
+once their box is dropped, rather than push them on the heap and walk them again when
+popped. A kept child's arrays are what entering it would have made of the parent's, so
+they bound a fresh walk over its box as a dive's do; kept from one step to the next, they
+count among the open boxes. Checked against a fresh walk of every tree over each kept
+box, and against the exact largest gap by enumeration."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from treesens.compiler.query import Gap
+from treesens.search import gap_kernel
+from treesens.search.gap_boxes import _Bounds
+from treesens.search.pair_boxes import pair_encoding, pair_tables
+from treesens.tests.compiler.test_gap_boxes import _bracket_problems
+from treesens.tests.compiler.test_gap_kernel_lazy import _case, _search
+from treesens.tests.compiler.test_gap_kernel_skip_closed import _additive_case, _walked
+from treesens.tests.max_gap_oracle import exact_max_gap
+
+pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+
+CASES = range(24)
+
+
+@pytest.mark.parametrize("frames", [1, 64])
+@pytest.mark.parametrize("lazy", [True, False])
+@pytest.mark.parametrize("i", CASES)
+def test_a_search_keeping_the_children_its_dives_leave_proves_the_brute_force_largest_gap(
+    i, lazy, frames, monkeypatch
+):
+    monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", frames)
+    ens, q, _, out = _search(i, lazy, monkeypatch)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def _search_of(tab, frames: int, lazy: bool = True) -> gap_kernel.KernelSearch:
+    b = _Bounds(tab)
+    root = b.upper(b.top(np.ones(b.n, dtype=bool)))
+    return gap_kernel.KernelSearch(tab, b.order, root, lazy=lazy, frames=frames)
+
+
+def _tables(case=_case):
+    out = []
+    for i in CASES:
+        ens, q = case(i)
+        out.append(pair_tables(pair_encoding(ens, q.with_(gap=Gap(0.0)))))
+    return out
+
+
+def _kept(search) -> list[tuple]:
+    """The children kept: (lo, hi, their maxima, minima, trees left stale)."""
+    _fu, fbox, fstate, _fopn, _fentry, fstale, _flazy, depth = search.frames
+    cols = fbox.shape[1] // 2
+    return [
+        (fbox[d, :cols], fbox[d, cols:], fstate[d, 0], fstate[d, 1], fstale[d])
+        for d in range(int(depth[0]))
+    ]
+
+
+@pytest.mark.parametrize("case", [_case, _additive_case])
+@pytest.mark.parametrize("lazy", [True, False])
+def test_a_kept_child_s_pair_sums_are_exact_and_its_other_rows_bound_a_fresh_walk(case, lazy):
+    # as a held dive's: the pair-sum rows of every tree are a fresh walk's over the kept
+    # box, the rows of x1 and x2 at least its maxima and at most its minima, and exactly
+    # its own for a tree of F not left stale (the other child's rows kept instead fail)
+    checked = 0
+    for tab in _tables(case):
+        search = _search_of(tab, 64, lazy)
+        first_sum = search.ft.first_sum
+        for _ in range(150):
+            if search.step(-math.inf, 1)[0] == gap_kernel.EMPTY:
+                break
+            # the last kept: a step of one box keeps at most one child, so each is checked
+            for lo, hi, top, low, stale in _kept(search)[-1:]:
+                wtop, wlow = _walked(search, lo, hi)
+                assert np.array_equal(top[:, first_sum:], wtop[:, first_sum:])
+                assert np.array_equal(low[:, first_sum:], wlow[:, first_sum:])
+                assert (top >= wtop).all() and (low <= wlow).all()
+                exact = search.reads_f & ~stale
+                assert np.array_equal(top[exact], wtop[exact])
+                assert np.array_equal(low[exact], wlow[exact])
+                checked += 1
+    assert checked > 500
+
+
+def _resolved(tab, budget: int, frames: int) -> list[tuple]:
+    """A search with no floor stepped ``budget`` boxes at a time until it empties: each
+    resolved box's (boxes so far, bound, lower corner), and its boxes in all."""
+    search = _search_of(tab, frames)
+    out, boxes, status = [], 0, gap_kernel.BUDGET
+    while status != gap_kernel.EMPTY:
+        status, n, u = search.step(-math.inf, budget)
+        boxes += n
+        if status == gap_kernel.RESOLVED:
+            out.append((boxes, u, tuple(search.corner)))
+    return out + [boxes]
+
+
+@pytest.mark.parametrize("i", [4, 9, 11, 16])
+def test_a_search_one_box_a_step_keeps_its_children_and_resolves_what_one_long_step_does(i):
+    # the kept children stay kept from one step to the next, so a search's boxes do not
+    # depend on its steps (a work budget counts the same boxes whatever the clock)
+    tab = _tables()[i]
+    assert _resolved(tab, 1, 64) == _resolved(tab, 1 << 30, 64)
+
+
+def test_the_open_boxes_count_the_kept_children_and_the_upper_bound_their_bounds():
+    found = 0
+    for tab in _tables():
+        search = _search_of(tab, 64)
+        for _ in range(200):
+            if search.step(-math.inf, 1)[0] == gap_kernel.EMPTY:
+                break
+            kept = int(search.frames[7][0])
+            if not kept:
+                continue
+            found += 1
+            held = int(search.held[0] > 0)
+            assert len(search.open_boxes()) == search.hn + held + kept
+            assert search.upper() >= search.frames[0][:kept].max()
+    assert found
+
+
+def test_a_search_keeping_one_child_at_most_pushes_the_others_on_the_heap():
+    # frames 1: the dives fill the one frame and push the rest, as frames 0 pushes all
+    tab = _tables()[4]
+    counts = {}
+    for frames in (0, 1, 64):
+        search = _search_of(tab, frames)
+        heap = 0
+        for _ in range(200):
+            if search.step(-math.inf, 1)[0] == gap_kernel.EMPTY:
+                break
+            heap = max(heap, search.hn)
+        counts[frames] = heap
+    assert counts[0] >= counts[1] >= counts[64]
+    assert counts[0] > counts[64]
+
+
+def test_the_children_kept_take_at_most_the_frames_bytes(monkeypatch):
+    monkeypatch.setattr(gap_kernel, "FRAME_BYTES", 1)
+    search = _search_of(_tables()[0], 64)
+    assert search.frames[0].shape[0] == 0
+
+
+def test_a_heap_of_a_few_boxes_keeps_no_children():
+    # the frames come out of the heap's bytes: a search under a tiny memory budget sheds
+    # boxes as it did (tests/compiler/test_gap_kernel.py's shed searches)
+    tab = _tables()[0]
+    b = _Bounds(tab)
+    search = gap_kernel.KernelSearch(tab, b.order, 0.0, heap_bytes=1, frames=64)
+    assert search.frames[0].shape[0] == 0
