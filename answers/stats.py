@@ -131,6 +131,8 @@ class WorkStats(TypedDict, total=False):
     stages: dict
     timed: list
     ended_by: str  # "work" or "time": which of the two ended an unknown answer
+    over: int  # units past the budget: the solver's last step (answers/work.SOLVER_OVER)
+    over_by: str  # what ran past it, in words
 
 
 class TableBuild(TypedDict):

@@ -41,6 +41,15 @@ AUDIT_TIMED = (
 )
 # stats["work"]["timed"] of a query that learns the data's cavity clauses (clause_time)
 CLAUSES_TIMED = "data-aware clauses: learned within clause_time seconds"
+# stats["work"]["over_by"] of a query whose solver ran past the budget: CP-SAT checks its
+# deterministic limit between its steps (a presolve step, a search's step), z3 its
+# rlimit between its own, so the step under way when the limit comes ends past it. Its
+# size is the model's, not the load's: the same on every run (stats["work"]["over"]).
+SOLVER_OVER = (
+    "the solver's last step: CP-SAT checks its deterministic limit between its steps (a "
+    "presolve step can be long on a large model), z3 its rlimit between its own, so the "
+    "step under way when the budget ran out ended past it"
+)
 
 
 class Work:
@@ -51,6 +60,7 @@ class Work:
         self.used: dict[str, int] = {}
         self.timed: list[str] = []  # the stages that ran on the clock: named in stats
         self.caps: dict[str, int] = {}  # by stage, the units it may have used by its end
+        self.last = ""  # the stage that spent last (the one that passed the budget, if any)
 
     def spent(self) -> int:
         return sum(self.used.values())
@@ -60,6 +70,12 @@ class Work:
 
     def spend(self, stage: str, units: float) -> None:
         self.used[stage] = self.used.get(stage, 0) + int(round(units))
+        self.last = stage
+
+    def over(self) -> int:
+        """The units spent past the budget: the last step of a stage that cannot stop
+        inside one (the solver's, ``SOLVER_OVER``); 0 within it."""
+        return max(0, self.spent() - self.budget)
 
     def allow(self, stage: str, units: int) -> None:
         """Give ``stage`` ``units`` more of what is left (``allowed`` then says how much
@@ -78,7 +94,29 @@ class Work:
         out: WorkStats = {"budget": self.budget, "used": self.spent(), "stages": dict(self.used)}
         if self.timed:
             out["timed"] = list(self.timed)
+        if self.over():
+            out["over"] = self.over()
+            out["over_by"] = over_by(self.last)
         return out
+
+
+def over_by(stage: str) -> str:
+    """What ran past a budget, in stats["work"]["over_by"]: ``stage``'s last step."""
+    return SOLVER_OVER if stage == "solver" else f"the last step of {stage}"
+
+
+def spent_words(work: Work) -> str:
+    """What a spent budget used, in a message: "1,000 of 1,000 work units", or where the
+    solver's last step ran past it, "6,456 work units, 4,456 past the budget of 2,000 in
+    the solver's last step, which it does not stop inside"."""
+    used, budget = work.spent(), work.budget
+    if not work.over():
+        return f"{used:,} of {budget:,} work units"
+    step = "the solver's last step" if work.last == "solver" else f"the last step of {work.last}"
+    return (
+        f"{used:,} work units, {work.over():,} past the budget of {budget:,} in {step}, "
+        "which it does not stop inside"
+    )
 
 
 def det_seconds(units: int) -> float:
@@ -124,4 +162,4 @@ def work_ended(ctx) -> None:
             f"{work.spent():,} of {work.budget:,} work units used)"
         )
     elif work.left() <= 0 or SPENT in msg:
-        res.message = f"{SPENT} ({work.spent():,} of {work.budget:,} work units)"
+        res.message = f"{SPENT} ({spent_words(work)})"

@@ -177,6 +177,9 @@ def solve(
         work.spend(sol)
         if sol.status == INFEASIBLE and sol.stats["probing_level"] < CONFIRM_PROBING_LEVEL:
             solve_time += sol.time  # its proof is not taken: asked again at CP-SAT's level
+            if work.spent():  # not with no work left: its first step would pass the budget
+                sol = _unconfirmed(sol)
+                break
             left = options.remaining()
             sol = _solve_once(model, xs, problem, options, phase, left, True, work.left())
             work.spend(sol)
@@ -188,6 +191,13 @@ def solve(
     if len(phases) > 1 and sol.status != UNKNOWN:
         sol.stats["search"] = phase.name  # the search that answered
     return sol
+
+
+def _unconfirmed(sol: Solution) -> Solution:
+    """A proof at a probing level below CONFIRM_PROBING_LEVEL with no work left to ask
+    again at CP-SAT's own: not taken, the budget spent."""
+    stats = {**sol.stats, "work_spent": True}
+    return Solution(UNKNOWN, time=0.0, message="time limit reached", stats=stats)
 
 
 class _WorkLeft:

@@ -407,6 +407,10 @@ def _summed_work(search: dict, check: dict) -> dict:
     for stage, units in check.get("stages", {}).items():
         out["stages"][stage] = out["stages"].get(stage, 0) + units
     out["used"] = sum(out["stages"].values())
+    out.pop("over", None), out.pop("over_by", None)
+    if out["used"] > out.get("budget", out["used"]):  # the check's solver ran past it
+        out["over"] = out["used"] - out["budget"]
+        out["over_by"] = check.get("over_by") or search.get("over_by") or ""
     timed = [*search.get("timed", []), *check.get("timed", [])]
     if timed:
         out["timed"] = list(dict.fromkeys(timed))
