@@ -119,6 +119,19 @@ def spent_words(work: Work) -> str:
     )
 
 
+def work_line(work: dict) -> str:
+    """A query's ``stats["work"]`` in one line, which a budget is sized from (``treesens
+    test -v`` and the JUnit report): "work: 217 of 20,000 units used (box_search 217)"."""
+    used, budget = work.get("used", 0), work.get("budget", 0)
+    stages = ", ".join(f"{k} {v:,}" for k, v in work.get("stages", {}).items() if v)
+    line = f"work: {used:,} of {budget:,} units used" + (f" ({stages})" if stages else "")
+    if work.get("over"):
+        line += f"; {work['over']:,} past the budget in the solver's last step"
+    if work.get("ended_by") == "time":
+        line += "; the time limit ended it, not the budget"
+    return line
+
+
 def det_seconds(units: int) -> float:
     """CP-SAT's deterministic time for ``units``."""
     return units / UNITS_PER_DET_SECOND

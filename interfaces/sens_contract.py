@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ..answers.work import AUDIT_TIMED
+from ..answers.work import AUDIT_TIMED, work_line
 from ..compiler.errors import InputError
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
@@ -180,6 +180,8 @@ def _query_outcome(
     timed = res.stats.get("work", {}).get("timed")
     if timed:  # a stage the work budget does not reach: its verdict may follow the load
         out.message += f" (timed: {'; '.join(timed)})"
+    if res.stats.get("work"):  # what it used of its budget, which a budget is sized from
+        out.detail = "\n".join(p for p in (out.detail, work_line(res.stats["work"])) if p)
     return out
 
 
