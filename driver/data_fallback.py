@@ -16,6 +16,14 @@ def use_fallback(ctx: SolveContext) -> bool:
     return _data_rows_pair(ctx) or _box_pair(ctx)
 
 
+def _no_point(ctx: SolveContext) -> str:
+    """What the optimiser ran out of: its time, or under a work budget its units (the
+    same on every run), where "in time" said the clock ended it."""
+    if ctx.work is None or ctx.time_left() <= 0:
+        return "the solver returned no point in time"
+    return "the solver returned no point within its work budget"
+
+
 def _box_pair(ctx: SolveContext) -> bool:
     """The box search's replayed pair over all inputs, if it found one."""
     verdict = getattr(ctx.boxes, "pair", None)
@@ -24,7 +32,7 @@ def _box_pair(ctx: SolveContext) -> bool:
     by = ctx.boxes.pair_found_by
     accept(ctx, verdict, found_by=f"{by} (over all inputs)")
     ctx.result.message = (
-        f"the solver returned no point in time: the pair the {by} found over all inputs, "
+        f"{_no_point(ctx)}: the pair the {by} found over all inputs, "
         "not steered by the data (its distance to the data says how far from it it lies)"
     )
     return True
@@ -44,7 +52,7 @@ def _data_rows_pair(ctx: SolveContext) -> bool:
         return False
     accept(ctx, verdict, found_by="heuristic-from-data")
     ctx.result.message = (
-        "the solver returned no point in time: the pair the heuristic found "
-        "from data rows (the best of its runs for the data-aware objective)"
+        f"{_no_point(ctx)}: the pair the heuristic found from data rows"
+        " (the best of its runs for the data-aware objective)"
     )
     return True

@@ -5,6 +5,7 @@ so its best pair and utility are the same however fast the process's clock runs.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -63,3 +64,19 @@ def test_an_optimisation_under_a_work_budget_gives_the_same_pair_on_a_fast_clock
     assert slow.stats["objective"] == idle.stats["objective"]
     assert slow.to_dict()["witness"] == idle.to_dict()["witness"]
     assert slow.stats["work"] == idle.stats["work"]
+
+
+def test_a_fallback_pair_under_a_work_budget_says_the_budget_not_the_time():
+    """Breast cancer's model under work 20: the optimiser spends its 20 units in its
+    presolve and returns no point, so the heuristic's pair from the data rows answers."""
+    root = Path(__file__).resolve().parents[2] / "examples"
+    res = check(
+        str(root / "breast_cancer_xgb.json"),
+        ["worst_concave_points", "worst_area"],
+        gap=0.45,
+        data=str(root / "breast_cancer_rows.csv"),
+        data_aware="prob",
+        work=20,
+    )
+    assert res.stats["found_by"] == "heuristic-from-data"
+    assert res.message.startswith("the solver returned no point within its work budget")
