@@ -251,10 +251,10 @@ def _start(
     limit_mb: float | None = None,
 ) -> SolveContext:
     """Set up the context: compiled now (given, or a query with data it only measures
-    against), or compiled when a stage first needs the Problem (``SolveContext.cq``): the
-    heuristic and the box search read the encoding without it, and answer most queries. A
-    compile now that would pass ``limit_mb`` (the memory limit, MB) is refused
-    (SolverStageTooLarge)."""
+    against, with time left), or compiled when a stage first needs the Problem
+    (``SolveContext.cq``): the heuristic and the box search read the encoding without it,
+    and answer most queries. A compile now that would pass ``limit_mb`` (the memory limit,
+    MB) is refused (SolverStageTooLarge)."""
     t_start = time.time()
     if deadline is None:
         deadline = q.plan.deadline(t_start)
@@ -280,7 +280,12 @@ def _start(
     # a data-aware query's box search (a proof over all inputs) comes before its
     # compile, which may learn the data's clauses for half the time left
     steered = data is not None and q.plan.data_aware != "none"
-    later = compiled is None and (steered or (data is None and q.plan.data_aware == "none"))
+    # out of time already (the load took the limit): the search is skipped, so a compile
+    # now (CatBoost's 1,000 trees: 7.8 s) would only delay the unknown; a stage that asks
+    # for the Problem still gets it (SolveContext.cq)
+    late = time.time() >= deadline
+    lazy = steered or late or (data is None and q.plan.data_aware == "none")
+    later = compiled is None and lazy
     light = pair_encoding(ens, q) if later else None
     if not later and compiled is None:
         refuse_solver_stage(ens, limit_mb, memory_mb is not None)

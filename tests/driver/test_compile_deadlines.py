@@ -109,6 +109,22 @@ def test_no_search_starts_when_loading_and_compiling_took_the_limit():
     assert res.status == "unknown" and "before the search" in res.message
 
 
+def test_a_query_with_data_out_of_time_at_its_start_is_not_compiled(monkeypatch):
+    """A check with --data compiled eagerly after its limit had passed (CatBoost, 1,000
+    iterations at --timeout 10: 7.8 s after the load), only to answer unknown."""
+    from treesens.driver import compile as compile_stage
+
+    def compiled(*args, **kw):
+        pytest.fail("compiled with no time left")
+
+    monkeypatch.setattr(compile_stage, "compile_query", compiled)
+    ens = random_ensemble(5, n_trees=4, depth=2, n_features=3, n_thresholds=2)
+    X = np.random.default_rng(0).uniform(-1, 2, size=(50, 3))
+    q = Query(vary=("f0",), gap=Gap(0.05), plan=Plan(options=(("data", _dataset(ens, X)),)))
+    res = solve_query(ens, q, deadline=time.time() - 1)
+    assert res.status == "unknown" and "before the search" in res.message
+
+
 @pytest.mark.slow
 @needs_z3
 def test_the_adult_clause_probe_ends_within_its_time_limit(shared_dir, tmp_path):
