@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -546,22 +546,8 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
     else:
         n_classes, link = 0, REGRESSION[loss]
     _check_class_params(model, n_classes)
-    replayer = None
-    if replay is not None:
-        kind = (
-            "Exponent" if link == EXP else "Probability" if loss in PROBABILITY else "RawFormulaVal"
-        )
-        replayer = CatBoostReplayer(
-            replay[0],
-            n_classes,
-            kind,
-            where,
-            model=replay[1],
-            hashed=columns.hashed,
-            classes=_trained_classes(model, n_classes),
-        )
     try:
-        return Ensemble(
+        ens = Ensemble(
             trees=tuple(trees),
             features=tuple(columns.features),
             n_classes=n_classes,
@@ -571,12 +557,29 @@ def _from_json(model: dict, where: str, replay) -> Ensemble:
             cast="float32",
             scale=scale,
             origin=ModelOrigin("catboost", where),
-            replayer=replayer,
             columns=columns_of(columns.hashed, [f.name for f in columns.features]),
             probability=loss in PROBABILITY,
         )
     except ValueError as e:  # e.g. a feature name listed twice
         raise InputError(f"malformed model: {e}", where) from None
+    return ens if replay is None else _with_replayer(ens, model, replay, where)
+
+
+def _with_replayer(ens: Ensemble, model: dict, replay: tuple[bytes, Any], where: str) -> Ensemble:
+    """``ens``, read from the JSON ``model``, replayed by catboost's predict on ``replay``:
+    (its .cbm bytes, the loaded catboost model)."""
+    n_classes = ens.n_classes
+    kind = "Exponent" if ens.link == EXP else "Probability" if ens.probability else "RawFormulaVal"
+    replayer = CatBoostReplayer(
+        replay[0],
+        n_classes,
+        kind,
+        where,
+        model=replay[1],
+        hashed=() if ens.columns is None else ens.columns.hashed,
+        classes=_trained_classes(model, n_classes),
+    )
+    return replace(ens, replayer=replayer)
 
 
 def _from_catboost(model: Any, where: str) -> Ensemble:
@@ -588,10 +591,16 @@ def _from_catboost(model: Any, where: str) -> Ensemble:
     return _checked(exported, cbm, model, where)
 
 
-def _checked(exported: dict, cbm: bytes, model: Any, where: str) -> Ensemble:
+def _checked(
+    exported: dict, cbm: bytes, model: Any, where: str, built: Ensemble | None = None
+) -> Ensemble:
     """The ensemble of catboost's export of ``model`` (its JSON and ``.cbm`` bytes), once
-    catboost predicts as it does; a warning when its class labels are not 0..k-1."""
-    ens = from_json(exported, where, replay=(cbm, model))
+    catboost predicts as it does; a warning when its class labels are not 0..k-1.
+    ``built``: the ensemble already read from ``exported`` (from_json), not read again."""
+    if built is None:
+        ens = from_json(exported, where, replay=(cbm, model))
+    else:
+        ens = _with_replayer(built, exported, (cbm, model), where)
     check_against_catboost(ens, where)
     _warn_about_labels(exported, ens.n_classes, where)
     return ens
@@ -672,8 +681,8 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS) -> Ensemble:
     _check_cbm_header(blob, where)
     import_library("catboost")  # says what to install, before the child needs it
     exported, cbm = read_cbm(blob, where)  # catboost's reader, in a child process
-    from_json(exported, where)  # our checks before catboost reads it here
-    return _checked(exported, cbm, model_from_bytes(cbm, where), where)
+    ens = from_json(exported, where)  # our checks before catboost reads it here
+    return _checked(exported, cbm, model_from_bytes(cbm, where), where, built=ens)
 
 
 def from_object(obj: Any) -> Ensemble:
