@@ -100,12 +100,7 @@ def _numeric_cell(ens: Ensemble, feat: Feature, dom: FeatureDomain, j: int):
         # float32 threshold 1.94000006) still reaches the cell its float32 value falls in
         # (domain.any_value's rule, by which the cell counts as admissible)
         for x in (float(ens.cast_value(v)), v):
-            if (
-                math.isfinite(x)
-                and feat.lb <= x <= feat.ub
-                and not (feat.integral and x != math.floor(x))
-                and in_interval(ens, dom.thresholds, j, x)
-            ):
+            if math.isfinite(x) and feat.admits(x) and in_interval(ens, dom.thresholds, j, x):
                 vals.append(x)
                 break
     lo = -math.inf if lo_edge == -math.inf and feat.lb == -math.inf else min(vals)

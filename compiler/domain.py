@@ -54,11 +54,7 @@ def in_interval(ens: Ensemble, domain_thresholds: Sequence[float], j: int, v: fl
 
 
 def _admissible(ens: Ensemble, feat: Feature, thresholds, j: int, v: float) -> bool:
-    if not math.isfinite(v) or v < feat.lb or v > feat.ub:
-        return False
-    if feat.integral and v != math.floor(v):
-        return False
-    return in_interval(ens, thresholds, j, v)
+    return math.isfinite(v) and feat.admits(v) and in_interval(ens, thresholds, j, v)
 
 
 def candidates(lo: float, hi: float, feat: Feature) -> list[float]:
@@ -315,11 +311,7 @@ def fitting_values(
         routes = code_routes(ens, dom.feature, float(dom.codes[j]))
         for v in prefer if prefer is not None else ():
             v = float(v)
-            if (
-                v.is_integer()
-                and feat.lb <= v <= feat.ub
-                and code_routes(ens, dom.feature, v) == routes
-            ):
+            if v.is_integer() and feat.admits(v) and code_routes(ens, dom.feature, v) == routes:
                 yield v
         return
     for v in prefer if prefer is not None else ():

@@ -97,6 +97,13 @@ class Feature:
     def integral(self) -> bool:
         return self.kind in ("integer", "binary", "categorical")
 
+    def admits(self, v: float) -> bool:
+        """Whether ``v`` lies in the feature's domain: NaN where it may be missing, else
+        within its bounds and whole where it is integral."""
+        if v != v:
+            return self.may_be_missing
+        return self.lb <= v <= self.ub and not (self.integral and not float(v).is_integer())
+
     def shown_category(self, code: int) -> str | int | float | bool | None:
         """Category ``code`` as a result shows it: its raw value where the model reads
         one (None for a category learned from missing values), else its name."""

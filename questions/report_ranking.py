@@ -58,14 +58,7 @@ def _code(ens: Ensemble, f: int, shown) -> float | None:
 
 def _inside(ens: Ensemble, x: np.ndarray) -> bool:
     """Whether every value of ``x`` lies in its feature's domain."""
-    for feat, v in zip(ens.features, x.tolist(), strict=True):
-        if v != v:
-            if not feat.may_be_missing:
-                return False
-            continue
-        if not feat.lb <= v <= feat.ub or (feat.integral and not float(v).is_integer()):
-            return False
-    return True
+    return all(feat.admits(v) for feat, v in zip(ens.features, x.tolist(), strict=True))
 
 
 def raise_lower(ens: Ensemble, X: np.ndarray, r: Result, flip: dict) -> bool:

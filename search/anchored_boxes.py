@@ -82,7 +82,7 @@ def value_rank(ens: Ensemble, f: int, v: float) -> int | None:
         if not feat.may_be_missing:
             return None
         return len(dom.valid) if f in st.used else 0
-    if not (feat.lb <= v <= feat.ub) or (feat.integral and v != math.floor(v)):
+    if not feat.admits(v):
         return None
     if dom.codes is not None:
         code = int(v) if float(v).is_integer() else None
