@@ -83,7 +83,7 @@ def certify_recorded(
     if too_large is not None:
         return refused(too_large), "", {}
     t0, stats = time.time(), {}
-    why = _rebuilt(rec, deadline, stats, log)
+    why = _rebuilt(rec, deadline, stats, log, q.plan.work is not None)
     if why:
         return None, why, stats
     parts, boxes = [], 0
@@ -121,11 +121,12 @@ def _recorded_size(rec: RecordedProof) -> tuple[int, int]:
     return boxes, held
 
 
-def _rebuilt(rec: RecordedProof, deadline: float, stats: dict, log) -> str:
+def _rebuilt(rec: RecordedProof, deadline: float, stats: dict, log, by_work: bool = False) -> str:
     """The parts of ``rec`` the answer left unbuilt (compiled_proof.UnbuiltProof),
     rebuilt by ``deadline`` in place, their boxes and seconds added to ``stats``
     (compiled_check.note_rebuild's): "" when every part has its proof, else why not
-    (its estimate past the deadline, checked before it starts, as rebuilt_within's)."""
+    (its estimate past the deadline, checked before it starts, as rebuilt_within's;
+    ``by_work``, a query under a work budget: not checked, the deadline only a net)."""
     unbuilt = [p for p in rec.parts if isinstance(p.tree, UnbuiltProof)]
     if not unbuilt:
         return ""
@@ -133,14 +134,14 @@ def _rebuilt(rec: RecordedProof, deadline: float, stats: dict, log) -> str:
     estimates = [p.tree.estimate() for p in unbuilt]
     estimate = sum(e or 0.0 for e in estimates)
     left = deadline - time.time()
-    if estimate > left:
+    if estimate > left and not by_work:
         note_rebuild(stats, (n, time.time() - t0))
         return too_long(n, estimate, left, share=1.0)
     if log is not None:
         about = f" (about {estimate:.0f}s)" if any(e is not None for e in estimates) else ""
         log(f"certificate: rebuilding the answer's proof from {n:,} boxes{about}...")
     for p, e in zip(unbuilt, estimates):
-        tree, why = p.tree.rebuilt(deadline, e)
+        tree, why = p.tree.rebuilt(deadline, e, by_work)
         if tree is None:
             note_rebuild(stats, (n, time.time() - t0))
             return why

@@ -136,6 +136,7 @@ def certify_tiling(
             deadline,
             from_the_root=True,
             share=float(REBUILD_SHARE),
+            by_work=q.plan.work is not None,  # the estimate the load's: not a reason
         )
         del ft
     del boxes

@@ -108,6 +108,7 @@ def rebuilt_within(
     from_the_root: bool = False,
     share: float | None = None,
     spent: float = 0.0,
+    by_work: bool = False,
 ) -> tuple[ProofTree | TiledTree | None, str]:
     """The proof from the ``boxes`` a compiled search recorded (None: its record is
     incomplete), over its flattened tables ``ft``, rebuilt by ``deadline``: (proof, "")
@@ -117,12 +118,16 @@ def rebuilt_within(
     ``from_the_root``: a box above the leaves whose pair sums are under a threshold is
     pruned there, its subtree with it (one box where the search left several: below U',
     a max gap's boxes often are). ``share``: a certificate's rebuild, given that share of
-    its budget after ``spent`` seconds of it (``too_long`` names the budget to ask for)."""
+    its budget after ``spent`` seconds of it (``too_long`` names the budget to ask for).
+    ``by_work``: a certificate's under a work budget, rebuilt whatever its estimate (timed,
+    so the load's), ``deadline`` only the net midway: whether it is written then follows
+    the model and the query, not the load."""
     if boxes is None:
         return None, INCOMPLETE
     n = len(boxes)
-    estimate = rebuild_estimate(boxes, ft) if estimate is None else estimate
-    if estimate is not None and estimate > deadline - time.time():
+    if not by_work:
+        estimate = rebuild_estimate(boxes, ft) if estimate is None else estimate
+    if not by_work and estimate is not None and estimate > deadline - time.time():
         return None, too_long(n, estimate, deadline - time.time(), share, spent)
     late = f"rebuilding its proof from {n:,} boxes ran past its deadline"
     tree = proof_from_boxes(tab, boxes, replays, None, capped, deadline)
@@ -171,12 +176,21 @@ class UnbuiltProof:
         return None
 
     def rebuilt(
-        self, deadline: float, estimate: float | None
+        self, deadline: float, estimate: float | None, by_work: bool = False
     ) -> tuple[ProofTree | TiledTree | None, str]:
         """``rebuilt_within`` by ``deadline``, from the ``estimate`` already made: a
-        certificate's rebuild, with its whole budget (a refusal names the one to ask for)."""
+        certificate's rebuild, with its whole budget (a refusal names the one to ask for;
+        ``by_work``: rebuilt_within's)."""
         return rebuilt_within(
-            self.boxes, self.ft, self.tab, self.replays, self.capped, deadline, estimate, share=1.0
+            self.boxes,
+            self.ft,
+            self.tab,
+            self.replays,
+            self.capped,
+            deadline,
+            estimate,
+            share=1.0,
+            by_work=by_work,
         )
 
 
