@@ -94,6 +94,17 @@ def flush_frames(frames, hb, hx, hn, max_rows, u_floor, lost):
 
 
 @part
+def below_line(frames, u, hb, hn, u_floor):
+    """Whether a child of bound u is low enough to be kept: at most the line frames[7][2]
+    thousandths of the way from the floor ``u_floor`` to the heap's best bound (any
+    child where the heap is empty or there is no floor). A child above it goes on the
+    heap, best first, so the children kept never hold the upper bound above the heap's."""
+    if hn == 0 or u_floor < -1e200:
+        return True
+    return u <= u_floor + frames[7][2] * 0.001 * (hb[0] - u_floor)
+
+
+@part
 def best_elsewhere(hb, hn, frames):
     """The largest bound on the heap or of a child kept (-1e300: none)."""
     out = hb[0] if hn > 0 else _NEG
@@ -102,10 +113,10 @@ def best_elsewhere(hb, hn, frames):
     return out
 
 
-def dive_frames(depth, trees, rows, cols, check):
+def dive_frames(depth, trees, rows, cols, check, line=1.0):
     """save_frame's frames: ``depth`` of them (0: dives push every child they do not
     enter on the heap), and (how many are in use, the dive steps between two looks at
-    the best box open elsewhere)."""
+    the best box open elsewhere, below_line's ``line`` in thousandths)."""
     return (
         np.zeros(depth),
         np.zeros((depth, 2 * cols), dtype=np.int32),
@@ -114,5 +125,5 @@ def dive_frames(depth, trees, rows, cols, check):
         np.zeros((depth, trees), dtype=np.int64),
         np.zeros((depth, trees), dtype=np.bool_),
         np.zeros(depth, dtype=np.int64),
-        np.array([0, max(1, check)], dtype=np.int64),
+        np.array([0, max(1, check), round(1000 * line)], dtype=np.int64),
     )

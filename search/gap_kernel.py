@@ -101,6 +101,9 @@ DIVE_FRAMES = 64
 # leaves it, and the children it kept, to the heap (as CHECK_EVERY does without frames):
 # the search stays best first at this grain, so its upper bound falls as it did
 DIVE_CHECK = 1024
+# ... and keep only the children whose bound is at most this share of the way from the
+# floor to the heap's best bound, the others going on the heap (best first)
+DIVE_LINE = 1.0
 # ... within this many bytes (a frame is 2 float64 a tree and row, a bool a tree and
 # column, 9 bytes a tree)
 FRAME_BYTES = 16 << 20
@@ -687,7 +690,7 @@ def _frames(ft: FlatTables, frames: int, heap_bytes: int) -> tuple:
     rows, trees, cols = ft.values.shape[1], len(ft.order), len(ft.sizes)
     per_frame = trees * (16 * rows + cols + 9) + 8 * cols + 16
     depth = min(frames, min(FRAME_BYTES, heap_bytes // 4) // per_frame)
-    return dive_frames(depth, trees, rows, cols, DIVE_CHECK)
+    return dive_frames(depth, trees, rows, cols, DIVE_CHECK, DIVE_LINE)
 
 
 def frame_bytes(frames: tuple) -> int:

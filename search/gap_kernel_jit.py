@@ -9,7 +9,7 @@ import numba
 import numpy as np
 
 from . import dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit
-from .dive_frames_jit import best_elsewhere, flush_frames, load_frame, save_frame
+from .dive_frames_jit import below_line, best_elsewhere, flush_frames, load_frame, save_frame
 from .gap_heap_jit import heap_pop, push
 from .gap_kernel import SPLIT_TIE
 from .kernel_cache import compiled_from
@@ -602,7 +602,7 @@ def leave_other(heap, u, lo, hi, c, rr, on_yes, recs, frames, bufs, nw):
     if u <= u_floor:
         dropped(lost, u)
         record_other(recs[0], recs[1], lo, hi, c, rr, on_yes)
-    elif frames[7][0] < frames[0].shape[0]:
+    elif frames[7][0] < frames[0].shape[0] and below_line(frames, u, hb, hn, u_floor):
         save_frame(frames, u, lo, hi, c, rr, on_yes, top, low, opn, scratch, nw)
     else:
         hb, hx, hn = push_other(hb, hx, hn, u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost)

@@ -3,8 +3,9 @@
 once their box is dropped, rather than push them on the heap and walk them again when
 popped. A kept child's arrays are what entering it would have made of the parent's, so
 they bound a fresh walk over its box as a dive's do; kept from one step to the next, they
-count among the open boxes. Checked against a fresh walk of every tree over each kept
-box, and against the exact largest gap by enumeration."""
+count among the open boxes. Only the children whose bound is low enough are kept (the
+others go on the heap, best first: gap_kernel.DIVE_LINE). Checked against a fresh walk of
+every tree over each kept box, and against the exact largest gap by enumeration."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ import pytest
 
 from treesens.compiler.query import Gap
 from treesens.search import gap_kernel
-from treesens.search.gap_boxes import _Bounds
+from treesens.search.gap_boxes import _Bounds, largest_gap
+from treesens.search.gap_search import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_encoding, pair_tables
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems
-from treesens.tests.compiler.test_gap_kernel_lazy import _case, _search
+from treesens.tests.compiler.test_gap_kernel_lazy import FAR, TOLERANCE, _case, _search
 from treesens.tests.compiler.test_gap_kernel_skip_closed import _additive_case, _walked
 from treesens.tests.max_gap_oracle import exact_max_gap
 
@@ -37,6 +39,35 @@ def test_a_search_keeping_the_children_its_dives_leave_proves_the_brute_force_la
     ens, q, _, out = _search(i, lazy, monkeypatch)
     assert out.proven
     assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+@pytest.mark.parametrize("line", [0.0, 0.25, 1.0, 1000.0])
+@pytest.mark.parametrize("i", CASES)
+def test_a_search_keeping_only_the_children_below_a_line_proves_the_brute_force_largest_gap(
+    i, line, monkeypatch
+):
+    # line 0: only children under the floor, or any where the heap is empty; 1000: any
+    monkeypatch.setattr(gap_kernel, "DIVE_LINE", line)
+    ens, q, _, out = _search(i, True, monkeypatch)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+@pytest.mark.parametrize("i", range(0, 24, 3))
+def test_a_search_stopped_after_any_number_of_boxes_bounds_the_brute_force_largest_gap(i):
+    # the upper bound a work budget reports counts the children kept (however many)
+    ens, q = _case(i)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        return achieved_gap(p[0], p[1])
+
+    exact = exact_max_gap(ens, q.vary)
+    for limit in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144):
+        out = largest_gap(enc, tab, gap_bound(ens), offer, TOLERANCE, FAR, box_limit=limit)
+        assert out.upper >= exact - 1e-9
 
 
 def _search_of(tab, frames: int, lazy: bool = True) -> gap_kernel.KernelSearch:
@@ -156,3 +187,28 @@ def test_a_heap_of_a_few_boxes_keeps_no_children():
     b = _Bounds(tab)
     search = gap_kernel.KernelSearch(tab, b.order, 0.0, heap_bytes=1, frames=64)
     assert search.frames[0].shape[0] == 0
+
+
+@pytest.mark.parametrize("line", [0.25, 0.5, 1.0])
+def test_a_child_kept_is_at_most_the_line_from_the_floor_to_the_heap_s_best_bound(
+    line, monkeypatch
+):
+    # the others go on the heap, so the children kept do not hold the upper bound above
+    # what a best-first search reports at the same stop (2 frames: these small searches
+    # keep every child in 64 and their heaps stay empty, where any child is kept)
+    monkeypatch.setattr(gap_kernel, "DIVE_LINE", line)
+    checked = 0
+    for tab in _tables():
+        for share in (0.0, 0.5):
+            floor = share * _search_of(tab, 2).upper()
+            search = _search_of(tab, 2)
+            for _ in range(300):
+                hn, kept = search.hn, int(search.frames[7][0])
+                if search.step(floor, 1)[0] == gap_kernel.EMPTY:
+                    break
+                # a step of one box keeps at most one child, popping first if it pops
+                if hn >= 2 and int(search.frames[7][0]) > kept:
+                    u = search.frames[0][kept]
+                    assert u <= floor + line * (search.hb[0] - floor) + 1e-9
+                    checked += 1
+    assert checked > 100
