@@ -95,8 +95,10 @@ F_FIRST_BOXES = 64
 # a max gap's dives keep up to this many of the children they do not enter, with their
 # per-tree arrays, and go on from the last kept once their box is dropped, rather than push
 # them on the heap and walk them again when popped (depth first under each box popped:
-# every box above the floor is split whatever the order); 0: every child on the heap
-DIVE_FRAMES = 64
+# every box above the floor is split whatever the order); 0: every child on the heap.
+# Off: a search stopped early then reports a far looser upper bound than best first's
+# (bench/reports/scale-tier.md, "Children kept by the dives")
+DIVE_FRAMES = 0
 # ... and every this many boxes a dive visits, a dive whose box is not the best open
 # leaves it, and the children it kept, to the heap (as CHECK_EVERY does without frames):
 # the search stays best first at this grain, so its upper bound falls as it did
