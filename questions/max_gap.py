@@ -589,7 +589,11 @@ def _boxed_final(ens: Ensemble, q: Query, res: Result, out, tol: Tolerance) -> R
     """The box search's answer with its bounds as ``max_gap`` (a multiclass gap as the
     ratio: its tolerance is then relative); interrupted (Ctrl-C), the bounds so far ride
     on the KeyboardInterrupt as its ``partial_result``."""
-    proven = out.proven and (out.lower is None or tol.met(out.lower, out.upper))
+    # the upper bound is the largest over the boxes left open, whatever stopped the
+    # search (a work budget spent on the box that closed the bracket): bounds within
+    # the tolerance are proven (an interrupt may leave a box popped and not yet split)
+    met = not out.interrupted and tol.met(out.lower, out.upper)
+    proven = met or (out.proven and out.lower is None)
     lower = None if out.lower is None else shown_lower(ens, q, res, out.lower)
     # boxes shed above the floor: the bounds cannot close below their bound
     floor = tol.floor(out.lower)
