@@ -266,6 +266,23 @@ def _bisect(ens: Ensemble, forward, t: np.ndarray) -> np.ndarray:
     return out
 
 
+def last_accepted(accepts: Callable[[float], bool], start: float, end: float) -> float:
+    """The double farthest from ``start`` toward ``end`` (both finite) such that
+    ``accepts`` holds at every double from ``start`` to it, given that it holds at
+    ``start`` and that what it holds on is an interval (bisection over the ordered
+    doubles: at most 64 calls)."""
+    if accepts(end):
+        return end
+    lo, hi = int(_key(np.array(start))), int(_key(np.array(end)))  # holds at lo, not at hi
+    while abs(hi - lo) > 1:
+        mid = (lo + hi) // 2
+        if accepts(float(_double(np.array(mid)))):
+            lo = mid
+        else:
+            hi = mid
+    return float(_double(np.array(lo)))
+
+
 def check_nondecreasing(forward: Forward, name: str, probes: np.ndarray, where: str) -> None:
     """Refuse a map that decreases somewhere on ``probes`` (the fold needs order)."""
     x = np.sort(np.asarray(probes, dtype=np.float64))

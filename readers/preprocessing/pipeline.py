@@ -23,11 +23,12 @@ from ...compiler.ensemble import Ensemble, Feature, ModelOrigin, raw_category_va
 from ...compiler.errors import InputError, UnsupportedModelError
 from ..formats.base import OneCallAtATime
 from ..load_notes import step as load_step
-from .fold import ColumnMap, check_nondecreasing, fold
+from .fold import ColumnMap, check_nondecreasing, fold, last_accepted
 from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
 
 # inputs that show which transformed columns a numeric input reaches (a clipping
 # MinMaxScaler is flat on most of the line, so the probes span many scales)
+BIGGEST = float(np.finfo(np.float64).max)
 PROBES = np.array([0.0, 0.5, 2.5, 7.0] + [s * 10.0**k for k in range(-3, 10, 2) for s in (1, -1)])
 
 
@@ -207,6 +208,42 @@ class _Probe:
         self.categories = categories
         self.as_frame = _fitted_input(pipe, "feature_names_in_") is not None
         self.ref = [categories[i][0] if i in categories else 0.0 for i in range(len(names))]
+        self._limits: dict[int, tuple[float, float]] | None = None
+
+    def limits(self, i: int) -> tuple[float, float]:
+        """The inputs of numeric column ``i`` the preprocessing takes, ``[lo, hi]``: all
+        of them for a scaler alone, but a chain of two refuses the largest doubles (the
+        first sends them to infinity, which the second's input check rejects). Each map
+        is nondecreasing, so what lies beyond an end routes as the end does: the forwards
+        clip to these (the fold's first and last intervals)."""
+        if self._limits is None:
+            with np.errstate(over="ignore", invalid="ignore"):  # the probes overflow
+                self._limits = self._find_limits()
+        return self._limits.get(i, (-np.inf, np.inf))
+
+    def _find_limits(self) -> dict[int, tuple[float, float]]:
+        numeric = [i for i in range(len(self.names)) if i not in self.categories]
+        ends = [-BIGGEST, BIGGEST]
+        cols = {n: [self.ref[i]] * (2 * len(numeric)) for i, n in enumerate(self.names)}
+        for k, i in enumerate(numeric):
+            cols[self.names[i]][2 * k : 2 * k + 2] = ends
+        if self._takes(make_frame(cols, self.names, self.as_frame)):
+            return {}  # one transform: every column takes every double (no chain)
+        out = {}
+        for i in numeric:
+            lo, hi = (
+                last_accepted(lambda x, i=i: self._takes(self.rows(i, [x])), 0.0, end)
+                for end in ends
+            )
+            out[i] = (lo, hi)
+        return out
+
+    def _takes(self, rows) -> bool:
+        try:
+            self.transform(rows, finite=False)
+        except PreprocessingFailed:
+            return False
+        return True
 
     def rows(self, column: int, values) -> Any:
         cols = {n: [self.ref[i]] * len(values) for i, n in enumerate(self.names)}
@@ -220,7 +257,8 @@ class _Probe:
         cols = {n: [self.ref[i]] * total for i, n in enumerate(self.names)}
         at = 0
         for f, x in pairs:
-            cols[self.names[f.i]][at : at + len(x)] = np.asarray(x, dtype=np.float64).tolist()
+            x = np.clip(np.asarray(x, dtype=np.float64), *self.limits(f.i))
+            cols[self.names[f.i]][at : at + len(x)] = x.tolist()
             at += len(x)
         out = self.transform(make_frame(cols, self.names, self.as_frame), finite=False)
         starts = np.cumsum([0] + [len(x) for _, x in pairs]).tolist()
@@ -323,7 +361,7 @@ class _NumericColumn:
         out = np.full(x.shape, np.nan)
         ok = ~np.isnan(x) | self.imputed
         if ok.any():
-            rows = self.probe.rows(self.i, x[ok])
+            rows = self.probe.rows(self.i, np.clip(x[ok], *self.probe.limits(self.i)))
             out[ok] = self.probe.transform(rows, finite=False)[:, self.j]
         return out
 
