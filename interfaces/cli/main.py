@@ -40,6 +40,15 @@ def _run_queue_wait() -> float:
 
 
 START = _treesens_start()  # time limits count from here
+_START_PID = os.getpid()
+
+
+def command_start() -> float:
+    """When this command started: ``START``, or in a process forked after this module's
+    import (a server that imported treesens once and forks a process a command) the
+    child's own start, not its parent's import (which a forked child inherits)."""
+    return START if os.getpid() == _START_PID else _treesens_start()
+
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -349,7 +358,7 @@ def console_main() -> int:
     """The ``treesens`` command: :func:`main` in a process of its own."""
     prefer_lean_imports()
     with ended_within(GRACE, _force_end):
-        return _leave(main(start=START))
+        return _leave(main(start=command_start()))
 
 
 if __name__ == "__main__":
