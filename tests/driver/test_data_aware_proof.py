@@ -65,6 +65,7 @@ def _pair_ctx(fallback=None):
         fallback=fallback,
         boxes=SimpleNamespace(pair=pair, pair_found_by="box search"),
         witness=None,
+        work=None,  # no work budget: the optimiser's time ended it
     )
 
 
