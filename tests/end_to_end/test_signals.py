@@ -394,8 +394,9 @@ def test_a_busy_worker_exits_when_its_parent_pipe_closes():
         p.stdout.close()
 
 
-# a max gap whose compiled box search runs for seconds (a tolerance it cannot close fast)
-LONG_MAX_GAP = ["--vary", "PaymentMethod", "--max-gap", "--max-gap-tolerance", "1e-6"]
+# a max gap whose compiled box search runs past a minute (tenure's bounds stay about 1e-3
+# apart at 60 s; PaymentMethod's search completed in 6 s, before a sweep's first status line)
+LONG_MAX_GAP = ["--vary", "tenure", "--max-gap", "--max-gap-tolerance", "1e-6"]
 
 
 def _in_its_box_search(p: subprocess.Popen, within: float = 120.0) -> list[str]:
@@ -437,7 +438,7 @@ def test_a_signal_in_the_compiled_max_gap_search_prints_the_bounds_so_far(churn,
 def test_a_signal_in_a_sweeps_max_gap_writes_its_bounds_so_far_to_out(churn, tmp_path):
     out = tmp_path / "out.jsonl"
     p = subprocess.Popen(
-        [*CLI, "sweep", churn, "--features", "PaymentMethod", *LONG_MAX_GAP[2:]]
+        [*CLI, "sweep", churn, "--features", LONG_MAX_GAP[1], *LONG_MAX_GAP[2:]]
         + ["--timeout", "120", "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
