@@ -4,8 +4,9 @@ gap's boundary for a near miss, and still flags a bracket that misses the exact 
 
 The model's largest gap is met by a pair whose x2 lies below 0.25, where 0.5 - P(x2)
 rounds: the product's lower bound is that gap rounded down until the pair meets it, one
-ulp below the oracle's unrounded min(P(x1) - 0.5, 0.5 - P(x2)). A proof at the pair
-itself closes the bracket there."""
+ulp below the oracle's unrounded min(P(x1) - 0.5, 0.5 - P(x2)), or equal to it where the
+machine's exp rounds the two alike (numpy's exp differs in the last bit across CPUs). A
+proof at the pair itself closes the bracket there."""
 
 from __future__ import annotations
 
@@ -34,17 +35,17 @@ def _with_bounds(r, lower: float, upper: float):
     return shown
 
 
-def test_the_lower_bound_is_one_rounding_below_the_oracle_s_gap():
+def test_the_lower_bound_is_at_most_one_rounding_below_the_oracle_s_gap():
     ens, r, exact = _answer()
-    assert r.max_gap["lower"] == np.nextafter(exact, 0.0)
+    assert np.nextafter(exact, 0.0) <= r.max_gap["lower"] <= exact
     assert not max_gap_problems(exact, r, ens)
 
 
-def test_a_bracket_closed_at_its_pair_is_a_draw_with_the_exact_gap():
+def test_a_bracket_closed_one_rounding_below_the_exact_gap_is_a_draw():
     ens, r, exact = _answer()
-    lower = r.max_gap["lower"]
-    assert lower < exact < lower + draw_band(ens)
-    assert not max_gap_problems(exact, _with_bounds(r, lower, lower), ens)
+    below = np.nextafter(exact, 0.0)
+    assert exact < below + draw_band(ens)
+    assert not max_gap_problems(exact, _with_bounds(r, below, below), ens)
 
 
 def test_an_upper_bound_below_the_exact_gap_is_flagged():
