@@ -258,3 +258,14 @@ def _model_cache_of_the_session(tmp_path_factory):
     if "TREESENS_CACHE" not in os.environ:
         os.environ["TREESENS_CACHE"] = str(tmp_path_factory.mktemp("treesens-cache"))
     yield
+
+
+@pytest.fixture(autouse=True)
+def _no_load_step_lines_by_the_clock(monkeypatch):
+    """A pipeline's load says its step's line once the step has run load_notes.AFTER
+    seconds: on a loaded machine a small pipeline's fold can take that long, and a refusal
+    asserted to be the one line said would get a second. In this process no step is long
+    unless a test says so (tests/frontends/test_load_progress.py sets AFTER itself)."""
+    from treesens.readers import load_notes
+
+    monkeypatch.setattr(load_notes, "AFTER", 3600.0)
