@@ -23,7 +23,7 @@ def small_report(tmp_path_factory):
         features=RANKED,
         protected=["mean_texture"],
         gap=0.2,
-        budget=30,
+        budget=300,  # a cap 10x above what it takes: a loaded machine still closes it all
         results=results,
         command="treesens report ...",
         progress=False,

@@ -33,7 +33,7 @@ def timed_out_report():
         mp.setattr(report_module, "_checks", unknown_checks)
         return report_module.report(
             str(MODEL), str(ROWS), features=["worst_texture"], protected=["worst_texture"],
-            gap=GAP, budget=20, progress=False,
+            gap=GAP, budget=200, progress=False,  # a cap 10x above what it takes
         )  # fmt: skip
 
 
