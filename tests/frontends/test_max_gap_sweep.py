@@ -150,13 +150,17 @@ class _Shown:
         pass
 
 
-def test_max_gap_sweep_shows_each_query_bounds_while_it_runs():
+def test_max_gap_sweep_shows_each_query_bounds_while_it_runs(monkeypatch):
     from contextlib import contextmanager
     from pathlib import Path
 
     import treesens
+    from treesens.questions import campaign
     from treesens.questions.sweep import sweep
 
+    # every status line shown (not one per STATUS_EVERY s): a fast machine's search may
+    # end within the 10 s after a note on making the kernel ready, with no line of its own
+    monkeypatch.setattr(campaign, "STATUS_EVERY", 0.0)
     shown = _Shown()
 
     @contextmanager
