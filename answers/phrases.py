@@ -20,6 +20,11 @@ NOT_DESCRIBED = "the box search does not describe this query"
 # a query whose time limit ran out before its search began (driver/solve.py); the check
 # command says what took the time (interfaces/cli/check.before_search_note)
 BEFORE_SEARCH = "time limit reached before the search (loading and compiling)"
+# the same where nothing was compiled (the heuristic and the box search read the trees'
+# thresholds alone, driver/solve._start); the check command names the stage that took the
+# time after the message's parenthesis
+BEFORE_SEARCH_UNCOMPILED = "time limit reached before the search (loading and reading the trees)"
+BEFORE_SEARCH_STAGE = {BEFORE_SEARCH: "compiling", BEFORE_SEARCH_UNCOMPILED: "reading the trees"}
 # the constraints on the inputs the box search does not read (bounds that hold for both
 # inputs alike it reads as the features' domains, compiler/bounds_as_domains.py; a bound on
 # one input of a varied feature as a restriction of its column, search/pair_boxes.py)

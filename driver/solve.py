@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..answers.accept import free_range_note, measure_distance, note_unseen_combinations
 from ..answers.context import Pair, SolveContext, new_result
-from ..answers.phrases import BEFORE_SEARCH
+from ..answers.phrases import BEFORE_SEARCH, BEFORE_SEARCH_UNCOMPILED
 from ..answers.result import SENSITIVE, Result, input_files, record_prover
 from ..answers.stats import RACE_NOT_STARTED
 from ..answers.work import (
@@ -145,7 +145,8 @@ def _solve(ctx: SolveContext) -> Result:
     """The stages of the search over a context made by ``_start``."""
     try:
         if ctx.time_left() <= 0:  # loading and compiling took the whole time limit
-            ctx.result.message = BEFORE_SEARCH
+            compiled = ctx.compiled_query is not None
+            ctx.result.message = BEFORE_SEARCH if compiled else BEFORE_SEARCH_UNCOMPILED
         elif (method := search_method(ctx.q.plan.backend)) is not None:  # no solver
             if not heuristic_search(ctx):
                 method.load().search_alone(ctx)

@@ -7,7 +7,7 @@ import math
 import time
 from contextlib import AbstractContextManager, nullcontext
 
-from ...answers.phrases import BEFORE_SEARCH
+from ...answers.phrases import BEFORE_SEARCH_STAGE
 from ...answers.result import UNKNOWN
 from ...compiler.kinds import resolve_condition
 from ...compiler.readings import read_for
@@ -125,17 +125,18 @@ def before_search_note(res, timeout: float | None, startup: float, load: float) 
     the model's load took it, or compiling took what they left), say what took it and what
     to do: --timeout counts the whole command, so give one above what came before the
     search, or load the model once for many questions."""
-    compiled = res.message == BEFORE_SEARCH
-    if res.status != UNKNOWN or timeout is None or not (compiled or startup + load >= timeout):
+    stage = BEFORE_SEARCH_STAGE.get(res.message)  # compiling, or reading the trees alone
+    stopped = stage is not None
+    if res.status != UNKNOWN or timeout is None or not (stopped or startup + load >= timeout):
         return
-    compile_s = res.time.get("compile", 0.0) if compiled else 0.0
+    compile_s = res.time.get("compile", 0.0) if stopped else 0.0
     before = startup + load + compile_s
     took = f"start-up {startup:.1f}s, loading the model {load:.1f}s"
-    took += f", compiling {compile_s:.1f}s" if compiled else ""
-    if compiled:
+    took += f", {stage} {compile_s:.1f}s" if stopped else ""
+    if stopped:
         res.message = f"time limit reached before the search ({took}, of --timeout {timeout:g})"
     res.notes.append(
-        f"--timeout counts the whole command{'' if compiled else f' ({took})'}: run with "
+        f"--timeout counts the whole command{'' if stopped else f' ({took})'}: run with "
         f"--timeout {math.ceil(before + timeout)} or more (the {before:.1f}s before the "
         f"search and {timeout:g}s for it), or load the model once for many questions "
         "(treesens sweep, a .sens file's treesens run, or treesens.load_model and "

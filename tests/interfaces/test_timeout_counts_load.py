@@ -66,3 +66,10 @@ def test_a_check_with_time_left_for_its_search_has_no_such_note(capsys):
     main(["check", MODEL, "--vary", "worst area", "--gap", "0.2", "--timeout", "30", "--json"])
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert not any(n.startswith("--timeout counts") for n in notes)
+
+
+def test_a_check_out_of_time_before_its_search_names_no_compile_where_none_ran(slow_load, capsys):
+    """Without data the heuristic and the box search read the trees' thresholds alone: the
+    message said 'compiling 0.0s' for a compile that never ran."""
+    res = _check(capsys, "--gap", "0.2")
+    assert "compiling" not in res["message"] and "reading the trees" in res["message"]
