@@ -35,7 +35,7 @@ from ..readers.formats.xgboost_dump import dump_refusal
 from ..search.anchored_boxes import anchor_of, anchor_ranks, is_anchored
 from ..search.box_search import FOUND, PROVED, BoxOutcome
 from ..search.boxes import reads_alike, rows_of_each_input
-from ..search.compiled_check import check_search, note_rebuild
+from ..search.compiled_check import HandedOver, check_search, note_rebuild
 from ..search.link_proof import link_proof_encoding, link_search
 from ..search.pair_boxes import (
     PairTablesTooLarge,
@@ -352,6 +352,7 @@ def certify(
     t0 = time.time()
     limit_mb = memory_limit(memory_mb if memory_mb is not None else q.plan.options.memory_mb).mb
     parts, boxes, searched, rebuild = [], 0, 0, {}
+    work = q.plan.work  # under a work budget: the search's boxes, the timeout a net
     for enc in encs:
         try:
             tables = pair_tables(enc, max_held=room_bytes(ens, limit_mb))
@@ -361,8 +362,9 @@ def certify(
         if link is not None:
             out, why = link_search(enc, tables, float(q.delta), t0 + timeout, record), ""
         else:
+            left = None if work is None else work - searched
             out, why, rebuilt = _search_past_near_misses(
-                ens, q, enc, tables, (t0, t0 + timeout), record, limit_mb
+                ens, q, enc, tables, (t0, t0 + timeout), record, limit_mb, left
             )
             note_rebuild(rebuild, rebuilt)
         searched += out.boxes
@@ -379,6 +381,13 @@ def certify(
                 )
             if why:  # it stopped short of its budget
                 return refused(f"the box search stopped: {why}", searched, seconds)
+            if work is not None and searched >= work:
+                return refused(
+                    f"the box search did not finish within its work budget of {work:,} "
+                    "boxes (the query's work N)",
+                    searched,
+                    seconds,
+                )
             return refused(
                 f"the box search did not finish within its budget of {timeout:.3g}s",
                 searched,
@@ -400,7 +409,14 @@ def certify(
 
 
 def _search_past_near_misses(
-    ens, q, enc, tables, budget: tuple[float, float], record: list, memory_mb: float | None = None
+    ens,
+    q,
+    enc,
+    tables,
+    budget: tuple[float, float],
+    record: list,
+    memory_mb: float | None = None,
+    boxes: int | None = None,
 ):
     """The box search with its proof recorded, going on past a pair the library's replay
     calls a near miss: every tree's value is fixed on that box, so the library gives every
@@ -414,7 +430,9 @@ def _search_past_near_misses(
     (search/boxes.py ``reads_alike``). Past its first boxes the search goes on compiled
     (search/compiled_check.py), its proof rebuilt from the boxes it drops; ``record`` is
     left empty where that rebuild fails. ``budget``: when the certificate's budget began
-    and its deadline. Returns the outcome, why a proof found was
+    and its deadline; ``boxes``, under a work budget, the boxes it may visit (the deadline
+    then a net, the compiled search taking over and its proof rebuilt whatever their
+    times, so that whether it proves follows the model and the query). Returns the outcome, why a proof found was
     given up ("": it was not) and its rebuild (``compiled_check.note_rebuild``'s)."""
     # one box: x1 and x2 reach the same leaves in every tree (the alike step is stated of
     # one domain for both inputs: under a bound on one input, the search proves it)
@@ -423,6 +441,10 @@ def _search_past_near_misses(
         return BoxOutcome(PROVED, 1), "", None
     since, deadline = budget
     search = check_search(enc, tables, memory_mb, proof=ProofTree(capped=False), since=since)
+    if boxes is not None:
+        search.box_limit = boxes
+        if isinstance(search, HandedOver):
+            search.compile_always = search.rebuild_by_work = True
     fixed: bool | None = None  # rows_of_each_input, worked out at the first near miss
     while True:
         out = search.run(deadline)

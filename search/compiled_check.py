@@ -144,6 +144,9 @@ class CompiledBoxSearch:
         self.capped = capped  # the rebuilt proof's (proof_tree.ProofTree)
         self.boxes = 0
         self.box_limit: float = float("inf")  # a work budget's: box_search.BoxSearch's
+        # a certificate's search under a work budget: its proof rebuilt whatever its
+        # estimate (compiled_proof.rebuilt_within's ``by_work``), the deadline a net
+        self.rebuild_by_work = False
         self.exhausted = False
         self.why_not = ""  # why a recording search has no proof (its proof given up)
         # the boxes its proof was rebuilt from, and the rebuild's seconds (None: none yet)
@@ -236,6 +239,7 @@ class CompiledBoxSearch:
             deadline,
             share=share,
             spent=t0 - self.since,
+            by_work=self.rebuild_by_work,
         )
         self.rebuilt = (0 if recorded is None else len(recorded), time.time() - t0)
         if tree is None and self.capped and self.why_not not in (INCOMPLETE, NOT_A_PROOF):
@@ -288,6 +292,7 @@ class HandedOver:
         # under a work budget the compiled search takes over whatever its compile costs
         # (the time limit its safety net), so that the boxes counted do not depend on it
         self.compile_always = False
+        self.rebuild_by_work = False  # the compiled search's (CompiledBoxSearch)
 
     @property
     def boxes(self) -> int:
@@ -353,6 +358,7 @@ class HandedOver:
                 self.rebuild_by,
                 self.since,
             )
+            self.then.rebuild_by_work = self.rebuild_by_work
         self.then.stop = self.stop
         self.then.box_limit = self.box_limit - self.first.boxes
         out = self.then.run(deadline)

@@ -144,6 +144,14 @@ def before_search_note(res, timeout: float | None, startup: float, load: float) 
     )
 
 
+def certify_bound(q, seconds: float) -> str:
+    """What bounds a certificate's own search: its seconds, or under a work budget the
+    query's work in boxes (questions/certify.py), the seconds a net."""
+    if q.plan.work is None:
+        return f"at most {seconds:g}s"
+    return f"at most {q.plan.work:,} boxes, the query's work; {seconds:g}s the safety net"
+
+
 def proof_recording(q, certificate) -> AbstractContextManager:
     """The answer's box-search proof recorded when a certificate is asked for (imported
     only then: the certificate's modules load the checker)."""
@@ -163,7 +171,7 @@ def write_certificate(args, ens, q, res) -> None:
     budget = args.certify_budget if args.certify_budget is not None else q.plan.timeout
     if res.box_proof is None and answer_refusal(res) is None:
         # no recorded proof: a search of its own, which may take the whole budget
-        log(f"certificate: searching for its proof (at most {budget:g}s)...")
+        log(f"certificate: searching for its proof ({certify_bound(q, budget)})...")
     done = certify_answer(
         ens, q, res, args.certificate, args.model, budget, args.memory_mb, log=log
     )
