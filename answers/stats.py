@@ -133,6 +133,7 @@ class WorkStats(TypedDict, total=False):
     ended_by: str  # "work" or "time": which of the two ended an unknown answer
     over: int  # units past the budget: the solver's last step (answers/work.SOLVER_OVER)
     over_by: str  # what ran past it, in words
+    unreported: list  # stages stopped before they reported their work (not in used)
 
 
 class TableBuild(TypedDict):

@@ -61,6 +61,9 @@ class Work:
         self.timed: list[str] = []  # the stages that ran on the clock: named in stats
         self.caps: dict[str, int] = {}  # by stage, the units it may have used by its end
         self.last = ""  # the stage that spent last (the one that passed the budget, if any)
+        # the stages whose work went uncounted: their process stopped (the time limit)
+        # before it reported it (the solver's, killed in a long presolve step)
+        self.unreported: list[str] = []
 
     def spent(self) -> int:
         return sum(self.used.values())
@@ -97,7 +100,14 @@ class Work:
         if self.over():
             out["over"] = self.over()
             out["over_by"] = over_by(self.last)
+        if self.unreported:
+            out["unreported"] = [unreported_words(stage) for stage in self.unreported]
         return out
+
+
+def unreported_words(stage: str) -> str:
+    """A stage whose units ``used`` lacks, in stats["work"]["unreported"]."""
+    return f"{stage}: its process was stopped at the time limit before it reported its work"
 
 
 def over_by(stage: str) -> str:
@@ -127,6 +137,9 @@ def work_line(work: dict) -> str:
     line = f"work: {used:,} of {budget:,} units used" + (f" ({stages})" if stages else "")
     if work.get("over"):
         line += f"; {work['over']:,} past the budget in the solver's last step"
+    if work.get("unreported"):
+        stages = ", ".join(u.split(":")[0] for u in work["unreported"])
+        line += f"; {stages} stopped before reporting its units (not counted)"
     if work.get("ended_by") == "time":
         line += "; the time limit ended it, not the budget"
     return line
@@ -170,9 +183,12 @@ def work_ended(ctx) -> None:
     by_time = "time limit" in msg or ctx.time_left() <= 0
     res.stats["work"]["ended_by"] = "time" if by_time else "work"
     if by_time:
+        # a stage stopped before it reported its work: "used" is only what was counted
+        unreported = "".join(f"; the {s}'s not reported" for s in work.unreported)
+        counted = "counted" if unreported else "used"
         res.message = (
             f"{msg or 'time limit reached'} (the time limit, not the work budget: "
-            f"{work.spent():,} of {work.budget:,} work units used)"
+            f"{work.spent():,} of {work.budget:,} work units {counted}{unreported})"
         )
     elif work.left() <= 0 or SPENT in msg:
         res.message = f"{SPENT} ({spent_words(work)})"

@@ -115,6 +115,12 @@ def _accept_best(ctx: SolveContext, watch: OptimisationWatch, stopped_by: str, w
     ctx.result.message = why
 
 
+def _stopped_unreported(sol) -> bool:
+    """Whether the solver's process was stopped (the time limit's kill, the backstop of
+    its own deadline) before it reported its deterministic time: its work uncounted."""
+    return sol.status == UNKNOWN and "deterministic_time" not in sol.stats
+
+
 def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> None:
     """Solve until a proven answer, an error, or the time limit: a near miss is cut and
     the search goes on; an infeasible soft group is dropped ("insensitive" is never
@@ -145,6 +151,8 @@ def backend_search(ctx: SolveContext, bp: BackendProblem, halt: Any = None) -> N
         ctx.solve_time += sol.time + sol.build_time
         if ctx.work is not None:
             ctx.work.spend("solver", det_units(sol.stats.get("deterministic_time", 0.0)))
+            if _stopped_unreported(sol) and "solver" not in ctx.work.unreported:
+                ctx.work.unreported.append("solver")
         if watch is not None and watch.best is not None and sol.status == UNKNOWN:
             _accept_best(ctx, watch, watch.stopped or TIME_STOP, sol.message)
             return
