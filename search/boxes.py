@@ -180,6 +180,9 @@ class BoxStage:
         self.at = 0  # the class pair searched now
         self.search: BoxSearch | None = None
         self.stats = {"status": PROVED, "boxes": 0, "leaves": 0, "class_pairs": 0, "time": 0.0}
+        # the boxes visited, which a work budget counts: kept apart from ``stats``, which
+        # a class pair's tables skipped (tables_or_skip) replace by why
+        self.visited = 0
         ctx.stats["box_search"] = self.stats
         self.unfinished = False  # the last turn ended at its deadline
         self.box_limit: float = float("inf")  # the boxes this turn ends at (a work budget)
@@ -196,7 +199,7 @@ class BoxStage:
     def run(self, ctx: SolveContext, deadline: float, boxes: int | None = None) -> bool:
         """One turn until ``deadline`` (or ``ctx.stop``), or, under a work budget, until
         it has visited ``boxes`` more boxes: True when it answered the query in ``ctx``."""
-        t0, before = time.time(), self.stats["boxes"]
+        t0, before = time.time(), self.visited
         self.box_limit = float("inf") if boxes is None else before + boxes
         try:
             return self._run(ctx, deadline)
@@ -204,7 +207,7 @@ class BoxStage:
             ctx.solve_time += time.time() - t0
             self.stats["time"] = self.stats.get("time", 0.0) + time.time() - t0
             if ctx.work is not None:
-                ctx.work.spend("box_search", self.stats["boxes"] - before)
+                ctx.work.spend("box_search", self.visited - before)
 
     def _search(self, enc: Encoding, tables, ctx: SolveContext) -> BoxSearch | HandedOver:
         """The search of one pair of classes: box_search.py's, handed over to the
@@ -245,9 +248,10 @@ class BoxStage:
                 self.search = self._search(enc, tables, ctx)
             self.search.stop = stop
             before = self.search.boxes
-            self.search.box_limit = before + (self.box_limit - stats["boxes"])
+            self.search.box_limit = before + (self.box_limit - self.visited)
             out = self.search.run(deadline)
             stats["boxes"] += out.boxes - before
+            self.visited += out.boxes - before
             if getattr(self.search, "unbuilt", False):
                 stats["kernel_skipped"] = KERNEL_UNBUILT
             if out.status == GAVE_UP:
