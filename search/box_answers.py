@@ -12,7 +12,7 @@ from ..compiler.kinds import kind_of
 from ..compiler.memory_estimate import room_bytes
 from ..compiler.question import where_words
 from .anchored_boxes import is_anchored
-from .pair_boxes import PairTables, PairTablesTooLarge, pair_tables
+from .pair_boxes import PairTables, PairTablesPastDeadline, PairTablesTooLarge, pair_tables
 
 FOUND_BY = "box search"
 
@@ -32,6 +32,8 @@ def tables_or_skip(
     except PairTablesTooLarge as e:
         stats.clear()
         stats.update({"status": "skipped", "reason": str(e)})
+        if isinstance(e, PairTablesPastDeadline):  # the time limit's, not the model's size
+            stats["ended_by"] = "time"
         return None
 
 

@@ -104,7 +104,9 @@ def search_alone(ctx: SolveContext) -> None:
         return
     if not box_stage(ctx, alone=True) and ctx.result.status == UNKNOWN:
         status = ctx.stats.get("box_search", {}).get("status")
-        if status == "skipped":
+        if status == "skipped" and ctx.stats["box_search"].get("ended_by") == "time":
+            ctx.result.message = ctx.stats["box_search"]["reason"]  # unknown: the clock's
+        elif status == "skipped":
             fail(ctx.result, ctx.stats["box_search"]["reason"])
         elif status == OPEN_STATUS and ctx.enc.condition.link_change is None:
             ctx.result.message = NEAR_MISS_OPEN  # BoxStage.open

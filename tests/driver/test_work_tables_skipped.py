@@ -36,3 +36,20 @@ def test_a_check_whose_box_tables_were_skipped_goes_on_to_the_solver_under_work(
     res = treesens.check(MODEL, vary="radius_error", gap=0.1, work="250k")
     assert res.status == "insensitive", res.message
     assert res.stats["work"]["stages"].get("box_search", 0) == 0
+
+
+def test_a_box_search_alone_whose_tables_reached_the_time_limit_is_unknown_not_an_error(
+    tables_past_deadline,
+):
+    """The time limit ended it, not the model: "unknown" as any query out of time, where
+    it was an "error" (exit code 1) that a larger --timeout fixes."""
+    res = treesens.check(MODEL, vary="radius_error", gap=0.1, backend="boxes", heuristic=False)
+    assert res.status == "unknown", res.error
+    assert "building the pair tables reached the time limit" in res.message
+
+
+def test_under_work_the_tables_past_the_time_limit_name_the_time_limit_not_the_budget(
+    tables_past_deadline,
+):
+    res = treesens.check(MODEL, vary="radius_error", gap=0.1, backend="boxes", work="20k")
+    assert res.status == "unknown" and "the time limit, not the work budget" in res.message
