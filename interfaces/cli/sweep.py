@@ -161,6 +161,15 @@ def add_executor_args(p) -> None:
         p.add_argument(flag, default=None, metavar=metavar, help=help_text, **read)
 
 
+# a sweep within a budget of seconds under a work budget: its passes' time limits end the
+# queries the work would have (docs/testing.md), which a run should not take for a verdict
+# the load does not change
+BUDGET_OVER_WORK = (
+    "; the budget's time limits may end a query before its --work does, so its verdict may "
+    "follow the load: give --work alone for one that does not"
+)
+
+
 def run(args) -> int:
     if args.vary:
         raise InputError(
@@ -193,6 +202,8 @@ def run(args) -> int:
     limit = f"timeout {args.timeout:g}s each"
     if args.budget is not None:
         limit = f"budget {args.budget:g}s in all, at most {args.timeout:g}s each"
+    if args.budget is not None and getattr(args, "work", None) is not None:
+        limit += BUDGET_OVER_WORK
     log(
         f"sweep of {ens.source}{reading}: {len(subsets)} quer{'y' if len(subsets) == 1 else 'ies'}, {limit}"
     )
