@@ -107,7 +107,7 @@ def search_alone(ctx: SolveContext) -> None:
         if status == "skipped" and ctx.stats["box_search"].get("ended_by") == "time":
             ctx.result.message = ctx.stats["box_search"]["reason"]  # unknown: the clock's
         elif status == "skipped":
-            fail(ctx.result, ctx.stats["box_search"]["reason"])
+            fail(ctx.result, tables_refused(ctx.stats["box_search"]["reason"]))
         elif status == OPEN_STATUS and ctx.enc.condition.link_change is None:
             ctx.result.message = NEAR_MISS_OPEN  # BoxStage.open
         elif status == OPEN_STATUS:  # searched to the end: the bound stays at D or above
@@ -116,6 +116,15 @@ def search_alone(ctx: SolveContext) -> None:
             ctx.result.message = SPENT
         else:
             ctx.result.message = "time limit reached"
+
+
+def tables_refused(reason: str) -> str:
+    """The error of a box search alone whose pair tables are too large (``reason``), with
+    its fix: a solver backend, which needs no tables, or a memory limit that holds them."""
+    fix = "use a solver backend (--backend cpsat), which builds no pair tables"
+    if "memory limit" in reason:
+        fix = f"raise the memory limit (--memory-mb MB, memory_mb= in Python) or {fix}"
+    return f"{reason}: {fix}"
 
 
 def box_refusal(ctx: SolveContext) -> str:
