@@ -253,6 +253,26 @@ def named_apart(res: Result) -> bool:
     return [part.strip() for part in res.query.split(",")] != list(res.features)
 
 
+# a witness table longer than this (a model of hundreds of features: binary_mnist's 784)
+# shows the varied and changed features only, on the console and in str(result)
+MAX_SHOWN_ROWS = 50
+
+
+def shown_rows(rows: list[WitnessRow]) -> list[WitnessRow]:
+    """The witness rows the console shows: all of them, or past ``MAX_SHOWN_ROWS`` the
+    varied and changed ones (the others hold x1's value in both inputs)."""
+    if len(rows) <= MAX_SHOWN_ROWS:
+        return rows
+    return [r for r in rows if r.varied or r.mark]
+
+
+def hidden_rows_text(hidden: int, total: int) -> str:
+    return (
+        f"... and {hidden:,} other features, each the same in x1 and x2, not shown ({total:,} "
+        "in all: --json, or result.witness in Python)"
+    )
+
+
 def render_result(res: Result, ens=None, console: Console | None = None) -> None:
     """The verdict line, the witness table and the pair's probabilities on ``console``
     (default: stdout)."""
@@ -280,10 +300,14 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
         for col in witness_columns(res):
             t.add_column(col, justify="right", no_wrap=True)
         t.add_column("")
-        for row in witness_rows(res):
+        rows = witness_rows(res)
+        shown = shown_rows(rows)
+        for row in shown:
             cells = (escape(c) for c in (row.name, *row.cells, row.mark))
             t.add_row(*cells, style="bold yellow" if row.varied else None)
         print_full_width(con, t)
+        if len(shown) < len(rows):
+            con.print(f"[dim]{hidden_rows_text(len(rows) - len(shown), len(rows))}[/]")
         if res.outputs:
             check = (
                 "[green]replay-checked with the library's predict[/]"
