@@ -6,6 +6,8 @@ whose tables take 28 CPU s). The skip now answers as it does without a budget.""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import treesens
@@ -53,3 +55,20 @@ def test_under_work_the_tables_past_the_time_limit_name_the_time_limit_not_the_b
 ):
     res = treesens.check(MODEL, vary="radius_error", gap=0.1, backend="boxes", work="20k")
     assert res.status == "unknown" and "the time limit, not the work budget" in res.message
+
+
+def test_a_check_whose_tables_took_its_time_says_so_before_the_solver_stage(monkeypatch):
+    """The pair tables' build, which no work budget counts, ran into the time limit: the
+    message said only that the heuristic and the box search did not answer."""
+
+    def building(*args, deadline=None, **kw):
+        time.sleep(max(0.0, deadline - time.time()) + 0.05)
+        raise PairTablesPastDeadline(1_234, 5)
+
+    monkeypatch.setattr(box_answers, "pair_tables", building)
+    res = treesens.check(MODEL, vary="radius_error", gap=0.1, timeout=3, work="250k")
+    assert res.status == "unknown"
+    assert "before the solver's stage: building the pair tables reached the time limit" in (
+        res.message
+    )
+    assert "the time limit, not the work budget" in res.message
