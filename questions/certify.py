@@ -383,8 +383,9 @@ def certify(
                 return refused(f"the box search stopped: {why}", searched, seconds)
             if work is not None and searched >= work:
                 return refused(
-                    f"the box search did not finish within its work budget of {work:,} "
-                    "boxes (the query's work N)",
+                    f"the box search did not finish within the query's work budget of "
+                    f"{work:,} boxes: give a larger one (--work N, work=N, work N in a .sens "
+                    "file)",
                     searched,
                     seconds,
                 )

@@ -25,7 +25,9 @@ def ens():
 def test_a_certificate_search_ends_at_its_work_budget_not_its_time(ens, tmp_path):
     q = make_query(VARY, gap=0.1, work=3)
     done = certify(ens, q, tmp_path / "c.json", MODEL, 600)
-    assert not done.written and "work budget of 3 boxes" in done.reason, done.reason
+    assert not done.written and "work budget of 3 boxes: give a larger one" in done.reason, (
+        done.reason
+    )
     assert done.boxes == 3
 
 
