@@ -9,7 +9,8 @@ witness), and a search that empties its heap with every bound under D proves
 "insensitive". Only a query of one direction that the tables describe takes part (one
 the same for both inputs, so "either" is up): the tables' pairs go down from x1 to x2,
 and for the direction up each is taken with its inputs swapped, a bound on one input of
-a varied feature with them (``swapped``). Anything else is the backend's.
+a varied feature and a relation between the inputs with them (``swapped``,
+``swapped_relations``). Anything else is the backend's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..answers.context import SolveContext
 from ..answers.result import fail
 from ..answers.verdict import Accepted, check_pair
 from ..compiler.encode import Encoding
-from ..compiler.query import DOWN, UP, FeatureBound
+from ..compiler.query import DOWN, UP, FeatureBound, FeatureRelation
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .gap_boxes import largest_gap, unsplit
 from .gap_search import LEVELS, BestPair, level_encodings, link_bound
@@ -57,15 +58,23 @@ def link_refusal(ctx: SolveContext) -> str | None:
 
 
 def _levels_of(enc: Encoding) -> Encoding:
-    """The query whose pairs go down: for the direction up, x1's and x2's bounds swapped."""
-    if enc.condition.link_change.directions == (UP,) and enc.query.bounds:
-        return replace(enc, query=enc.query.with_(bounds=swapped(enc.query.bounds)))
+    """The query whose pairs go down: for the direction up, x1 and x2 swapped in its
+    bounds and relations."""
+    q = enc.query
+    if enc.condition.link_change.directions == (UP,) and (q.bounds or q.relations):
+        q = q.with_(bounds=swapped(q.bounds), relations=swapped_relations(q.relations))
+        return replace(enc, query=q)
     return enc
 
 
 def swapped(bounds: tuple[FeatureBound, ...]) -> tuple[FeatureBound, ...]:
     """The bounds with x1's and x2's exchanged (a bound on both stays one)."""
     return tuple(replace(b, copies=tuple(sorted(3 - c for c in b.copies))) for b in bounds)
+
+
+def swapped_relations(relations: tuple[FeatureRelation, ...]) -> tuple[FeatureRelation, ...]:
+    """The relations with x1 and x2 exchanged (``x1.f <= x2.f`` becomes ``x2.f <= x1.f``)."""
+    return tuple(replace(r, left=3 - r.left, right=3 - r.right) for r in relations)
 
 
 def link_box_stage(ctx: SolveContext, deadline: float, boxes: int | None = None) -> bool:

@@ -15,7 +15,7 @@ from treesens.backends.registry import available
 from treesens.compiler import link_change
 from treesens.compiler.errors import InputError
 from treesens.compiler.link_change import rounding_band
-from treesens.compiler.query import FeatureBound
+from treesens.compiler.query import FeatureBound, FeatureRelation
 from treesens.driver import backend as backend_stage
 from treesens.driver.solve import solve_query
 from treesens.questions.query_build import make_query
@@ -259,6 +259,39 @@ def test_box_backend_answers_a_check_on_one_inputs_bound_as_brute_force_does(dir
         answers.append(r.status)
         if r.status == "sensitive":
             assert r.witness["x1"]["f0"] <= bound
+    assert answers == ["sensitive", "insensitive"]
+
+
+def _largest_changes_related(ens, op: str) -> dict[str, float]:
+    """The largest change from x1 to x2 up and down over every pair of threshold cells of
+    f0 with x1.f0 <op> x2.f0 (op non-strict: a cell's one value may pair with itself)."""
+    X, ns, nv = cell_grid(ens, ["f0"])
+    pred = ens.predict(X).reshape(ns, nv)
+    v = X[:nv, 0]
+    related = v[:, None] <= v[None, :] if op == "<=" else v[:, None] >= v[None, :]
+    down = np.where(related[None], pred[:, :, None] - pred[:, None, :], -np.inf)
+    up = np.where(related[None], pred[:, None, :] - pred[:, :, None], -np.inf)
+    return {"up": float(up.max()), "down": float(down.max())}
+
+
+@pytest.mark.parametrize("op", ["<=", ">="])
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_box_backend_answers_a_check_under_a_relation_as_brute_force_does(direction, op):
+    """The tables' pairs go down: for "up" they are taken swapped, the relation with
+    them (a Gamma model rising in f0: up with x1.f0 <= x2.f0 was proved insensitive
+    below its largest rise, and up with >= never found its pair)."""
+    _, ens = _model("xgboost-gamma")
+    best = _largest_changes_related(ens, op)[direction]
+    relation = (FeatureRelation("f0", 1, op, 2),)
+    answers = []
+    for delta in _either_side(best):
+        q = make_query(["f0"], delta=delta, direction=direction, backend="boxes")
+        r = solve_query(ens, q.with_(relations=relation))
+        assert r.backend == "boxes", r.error
+        answers.append(r.status)
+        if r.status == "sensitive":
+            x1, x2 = r.witness["x1"]["f0"], r.witness["x2"]["f0"]
+            assert x1 <= x2 if op == "<=" else x1 >= x2
     assert answers == ["sensitive", "insensitive"]
 
 
