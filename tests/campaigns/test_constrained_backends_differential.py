@@ -1,6 +1,8 @@
 """Checks under constraints on every installed backend: the differential campaign's
 models (XGBoost, LightGBM and scikit-learn, with categorical and may-be-missing
-features, binary and multiclass) asked with a relation on a varied feature (``!=`` too on
+features, binary and multiclass) and the missing-value campaign's (CatBoost with
+nan_mode Min or Max, ONNX files of skl2onnx and onnxmltools, scikit-learn forests and
+HistGradientBoosting, trained on data with NaN, every feature may be missing) asked with a relation on a varied feature (``!=`` too on
 a category code), a relation on a shared one, and bounds on either input of any
 feature, at the largest gap brute force reaches, just above it and at a fixed gap, on
 CP-SAT, CBC, HiGHS, Gurobi, z3 and the box search, with the heuristic on or off. Brute
@@ -23,6 +25,7 @@ from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import ANY, FeatureBound, FeatureRelation, Gap, Query
 from treesens.driver import solve_query
+from treesens.tests.campaigns import test_library_max_gap_missing as missing
 from treesens.tests.compiler.test_relations_in_boxes import _library_values
 from treesens.tests.regressions import harness as H
 
@@ -184,7 +187,19 @@ def _problems(ens, q: Query, pairs: _Pairs, rng) -> list[str]:
 
 def _agrees(seed: int, folder) -> None:
     spec, ens, _ = H.campaign_model(seed, 991, folder)
-    rng = np.random.default_rng([2026, 11, 29, 5, seed])
+    _asks_agree(ens, spec.family, np.random.default_rng([2026, 11, 29, 5, seed]))
+
+
+def _library_agrees(family: str, seed: int, folder) -> None:
+    """A binary classifier for even seeds, a 3-class one for odd (the campaign's model
+    seed picks the kind); one whose grid is too large is skipped."""
+    ens, kind, _, _ = missing._model(family, 501 + 3 * seed + seed % 2, folder)
+    if math.prod(len(H.feature_values(ens, f)) for f in range(ens.n_features)) > 100_000:
+        pytest.skip(f"{family} model {seed}: a grid too large to enumerate")
+    _asks_agree(ens, family, np.random.default_rng([2026, 11, 29, 6, seed]))
+
+
+def _asks_agree(ens, family: str, rng) -> None:
     problems = []
     for _ in range(4):
         q, values = _constraints(rng, ens)
@@ -196,7 +211,7 @@ def _agrees(seed: int, folder) -> None:
                 problems += _problems(ens, qq, pairs, rng)
             except InputError:  # constraints that leave no pair, or hold x1 to x2
                 continue
-    assert not problems, (spec.family, problems)
+    assert not problems, (family, problems)
 
 
 @pytest.mark.parametrize("seed", range(SEEDS))
@@ -208,3 +223,15 @@ def test_constrained_checks_on_every_backend_agree_with_brute_force(seed, tmp_pa
 @pytest.mark.parametrize("seed", range(SEEDS, SEEDS + SLOW_SEEDS))
 def test_more_constrained_checks_on_every_backend_agree_with_brute_force(seed, tmp_path):
     _agrees(seed, tmp_path)
+
+
+@pytest.mark.parametrize("family", missing.FAMILIES)
+def test_constrained_checks_of_models_with_missing_values_agree_with_brute_force(family, tmp_path):
+    _library_agrees(family, 0, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", missing.FAMILIES)
+@pytest.mark.parametrize("seed", range(1, 1 + SLOW_SEEDS))
+def test_more_constrained_checks_of_models_with_missing_values_agree(family, seed, tmp_path):
+    _library_agrees(family, seed, tmp_path)
