@@ -152,15 +152,23 @@ def max_gap_brief(bounds: dict) -> str:
     return f"{what} in [{low}, {high}], not proven"
 
 
-def max_gap_searching(kind: str, lower: float | None, upper: float, detail: str = "") -> str:
+class ProgressLine(str):
+    """A progress line of a search still running (``max_gap_searching``'s): a display may
+    show one per interval and drop those between, where a line of another kind told to
+    the same callable (a note on making the box search's kernel ready) is shown whole."""
+
+
+def max_gap_searching(
+    kind: str, lower: float | None, upper: float, detail: str = ""
+) -> ProgressLine:
     """A progress line of a max-gap search still running: the bracket its bounds hold so
     far, marked as such ("max gap so far in [0.0083, 0.4875] (searching)"). ``kind``:
     "change" for a regressor's largest change; ``detail``: what the search has done."""
     what = "largest change" if kind == "change" else "max gap"
     doing = f"searching, {detail}" if detail else "searching"
     if lower is None:
-        return f"{what} so far at most {upper_text(upper)} (no pair yet; {doing})"
-    return f"{what} so far in [{lower_text(lower)}, {upper_text(upper)}] ({doing})"
+        return ProgressLine(f"{what} so far at most {upper_text(upper)} (no pair yet; {doing})")
+    return ProgressLine(f"{what} so far in [{lower_text(lower)}, {upper_text(upper)}] ({doing})")
 
 
 def proof_brief(proof: Proof) -> str:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..answers.phrases import ProgressLine
 from ..answers.result import Result
 from ..answers.stats import asked_of
 from ..compiler.ensemble import Ensemble
@@ -101,7 +102,7 @@ def answer_all(
     ``on_result`` sees each result as it ends (completion order); the list returned is
     in the order of ``tasks``. A task that fails on every attempt is an error result.
     ``status``: where a max-gap query run in this process reports its bounds as they
-    move (every ``STATUS_EVERY`` seconds at most)."""
+    move (every ``STATUS_EVERY`` seconds at most) and its notes (``_throttled``)."""
     if on_start is not None and executor is not None:
         for t in tasks:
             on_start(t.query)
@@ -160,12 +161,18 @@ def _here(ens: Ensemble, task: Task, on_start, status) -> Result:
 
 
 def _throttled(status: Callable[[str], None], label: str) -> Callable[[str], None]:
-    """``status`` for one query's lines, prefixed with its label, at most every
-    ``STATUS_EVERY`` seconds."""
+    """``status`` for one query's lines, prefixed with its label: its progress lines (a
+    ``ProgressLine``, the bracket so far) at most every ``STATUS_EVERY`` seconds, any other
+    line (a note on making the box search's kernel ready) at once and without taking their
+    turn; the progress line after a note comes at once too (a bar shows the note in its
+    place)."""
     last = [-math.inf]
 
     def log(text: str) -> None:
-        if time.time() - last[0] >= STATUS_EVERY:
+        if not isinstance(text, ProgressLine):
+            last[0] = -math.inf
+            status(f"{label}: {text}")
+        elif time.time() - last[0] >= STATUS_EVERY:
             last[0] = time.time()
             status(f"{label}: {text}")
 

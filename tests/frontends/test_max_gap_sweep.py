@@ -150,6 +150,36 @@ class _Shown:
         pass
 
 
+def test_a_sweeps_first_bracket_comes_after_a_note_on_making_the_kernel_ready(monkeypatch):
+    from contextlib import contextmanager
+    from pathlib import Path
+
+    import treesens
+    from treesens.questions.sweep import sweep
+    from treesens.search import gap_kernel
+
+    made_ready = gap_kernel.prepare
+
+    def as_on_a_cold_cache(log=None, rebuild=None):  # its note first, as on an empty cache
+        if log is not None:
+            log(gap_kernel.compiling_line())
+        return made_ready(log, rebuild)
+
+    monkeypatch.setattr(gap_kernel, "prepare", as_on_a_cold_cache)
+    shown = _Shown()
+
+    @contextmanager
+    def display(total: int):
+        yield shown
+
+    model = Path(treesens.__file__).parent / "examples" / "breast_cancer_xgb.json"
+    sweep(str(model), features=["mean_texture"], max_gap=True, progress=display)
+    note = f"mean_texture: {gap_kernel.compiling_line()}"
+    assert note in shown.statuses  # the search made the kernel ready, in the sweep's query
+    after = shown.statuses[shown.statuses.index(note) + 1 :]
+    assert any(s.startswith("mean_texture: max gap so far ") for s in after)
+
+
 def test_max_gap_sweep_shows_each_query_bounds_while_it_runs(monkeypatch):
     from contextlib import contextmanager
     from pathlib import Path
