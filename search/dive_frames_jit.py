@@ -54,43 +54,98 @@ def save_frame(frames, u, lo, hi, c, rr, on_yes, top, low, opn, scratch, nw):
 
 
 @jit
-def load_frame(frames, lo, hi, top, low, opn, scratch):
-    """The last frame of ``frames`` (save_frame's) made the dive's box and arrays, and
-    taken off; returns its bound."""
+def take_frame(frames, m, lo, hi, top, low, opn, scratch):
+    """Frame m of ``frames`` (save_frame's) made the dive's box and arrays, and taken
+    off (the last frame moved into its place); returns its bound."""
     fu, fbox, fstate, fopn, fentry, fstale, flazy, depth = frames
     entry, lazy, stale = scratch[8], scratch[11], scratch[12]
-    d = depth[0] - 1
-    depth[0] = d
     cols = lo.shape[0]
+    u = fu[m]
     for k in range(cols):
-        lo[k] = fbox[d, k]
-        hi[k] = fbox[d, cols + k]
+        lo[k] = fbox[m, k]
+        hi[k] = fbox[m, cols + k]
     for t in range(top.shape[0]):
         for r in range(top.shape[1]):
-            top[t, r] = fstate[d, 0, t, r]
-            low[t, r] = fstate[d, 1, t, r]
+            top[t, r] = fstate[m, 0, t, r]
+            low[t, r] = fstate[m, 1, t, r]
         for k in range(opn.shape[1]):
-            opn[t, k] = fopn[d, t, k]
-        entry[t] = fentry[d, t]
-        stale[t] = fstale[d, t]
-    lazy[1] = flazy[d]
-    return fu[d]
+            opn[t, k] = fopn[m, t, k]
+        entry[t] = fentry[m, t]
+        stale[t] = fstale[m, t]
+    lazy[1] = flazy[m]
+    drop_frame(frames, m)
+    return u
 
 
 @jit
-def flush_frames(frames, hb, hx, hn, max_rows, u_floor, lost):
-    """Every child kept pushed on the heap with its bound (its arrays let go: a pop walks
-    it again). Returns (hb, hx, hn)."""
-    fu, fbox, depth = frames[0], frames[1], frames[7]
+def drop_frame(frames, m):
+    """Frame m of ``frames`` let go: the last frame moved into its place."""
+    fu, fbox, fstate, fopn, fentry, fstale, flazy, depth = frames
+    d = depth[0] - 1
+    depth[0] = d
+    if m == d:
+        return
+    fu[m] = fu[d]
+    flazy[m] = flazy[d]
+    for k in range(fbox.shape[1]):
+        fbox[m, k] = fbox[d, k]
+    for t in range(fstate.shape[2]):
+        for r in range(fstate.shape[3]):
+            fstate[m, 0, t, r] = fstate[d, 0, t, r]
+            fstate[m, 1, t, r] = fstate[d, 1, t, r]
+        for k in range(fopn.shape[2]):
+            fopn[m, t, k] = fopn[d, t, k]
+        fentry[m, t] = fentry[d, t]
+        fstale[m, t] = fstale[d, t]
+
+
+@part
+def frame_at(frames, highest):
+    """The frame of largest bound (``highest``) or of smallest, and its bound (-1 and
+    -1e300 or 1e300: none)."""
+    fu, n = frames[0], frames[7][0]
+    best, best_u = -1, _NEG if highest else -_NEG
+    for d in range(n):
+        if (fu[d] > best_u) if highest else (fu[d] < best_u):
+            best, best_u = d, fu[d]
+    return best, best_u
+
+
+@part
+def frame_first(frames, hb, hn):
+    """The frame a search goes on from rather than pop the heap (-1: none, the heap's
+    best first): once frames[7][1] boxes went by since it last went on from the best box
+    open (frames[7][3]), the frame of largest bound where it is at least the heap's best;
+    else the last kept (depth first under the box popped)."""
+    n = frames[7][0]
+    if frames[7][3] >= frames[7][1]:
+        frames[7][3] = 0
+        m, u = frame_at(frames, True)
+        return m if m >= 0 and (hn == 0 or u >= hb[0]) else -1
+    return n - 1
+
+
+@jit
+def room_for(frames, u, hb, hx, hn, max_rows, u_floor, lost):
+    """Whether a box of bound u may take a frame: one is free, or the frame of smallest
+    bound is below u and goes on the heap to make room (its arrays let go: a pop walks
+    it again). Returns (room?, hb, hx, hn)."""
+    if frames[0].shape[0] == 0:
+        return False, hb, hx, hn
+    if frames[7][0] < frames[0].shape[0]:
+        return True, hb, hx, hn
+    m, least = frame_at(frames, False)
+    if least >= u:
+        return False, hb, hx, hn
+    fbox = frames[1]
     cols = fbox.shape[1] // 2
     lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
-    for d in range(depth[0]):
-        for k in range(cols):
-            lo[k] = fbox[d, k]
-            hi[k] = fbox[d, cols + k]
-        hb, hx, hn = push(hb, hx, hn, fu[d], lo, hi, max_rows, u_floor, lost)
-    depth[0] = 0
-    return hb, hx, hn
+    for k in range(cols):
+        lo[k] = fbox[m, k]
+        hi[k] = fbox[m, cols + k]
+    hb, hx, hn = push(hb, hx, hn, least, lo, hi, max_rows, u_floor, lost)
+    drop_frame(frames, m)
+    return True, hb, hx, hn
 
 
 @part
@@ -105,6 +160,21 @@ def below_line(frames, u, hb, hn, u_floor):
 
 
 @part
+def leave_for_best(hb, hn, frames, u):
+    """Whether a dive at a box of bound u leaves it for the best box open (heap or
+    frames): once frames[7][1] boxes went by since the search last went on from the best
+    box open (counted in frames[7][3]; the dive's box, where it is the best, counts as
+    gone on from)."""
+    frames[7][3] += 1
+    if frames[7][3] < frames[7][1]:
+        return False
+    if best_elsewhere(hb, hn, frames) > u + 1e-12:
+        return True
+    frames[7][3] = 0
+    return False
+
+
+@part
 def best_elsewhere(hb, hn, frames):
     """The largest bound on the heap or of a child kept (-1e300: none)."""
     out = hb[0] if hn > 0 else _NEG
@@ -115,8 +185,9 @@ def best_elsewhere(hb, hn, frames):
 
 def dive_frames(depth, trees, rows, cols, check, line=1.0):
     """save_frame's frames: ``depth`` of them (0: dives push every child they do not
-    enter on the heap), and (how many are in use, the dive steps between two looks at
-    the best box open elsewhere, below_line's ``line`` in thousandths)."""
+    enter on the heap), and (how many are in use, the boxes between two visits to the
+    best box open (``check``), below_line's ``line`` in thousandths, the boxes since the
+    search last went on from the best box open)."""
     return (
         np.zeros(depth),
         np.zeros((depth, 2 * cols), dtype=np.int32),
@@ -125,5 +196,5 @@ def dive_frames(depth, trees, rows, cols, check, line=1.0):
         np.zeros((depth, trees), dtype=np.int64),
         np.zeros((depth, trees), dtype=np.bool_),
         np.zeros(depth, dtype=np.int64),
-        np.array([0, max(1, check), round(1000 * line)], dtype=np.int64),
+        np.array([0, max(1, check), round(1000 * line), 0], dtype=np.int64),
     )

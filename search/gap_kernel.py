@@ -96,18 +96,21 @@ F_FIRST_BOXES = 64
 # per-tree arrays, and go on from the last kept once their box is dropped, rather than push
 # them on the heap and walk them again when popped (depth first under each box popped:
 # every box above the floor is split whatever the order); 0: every child on the heap.
-# Off: a search stopped early then reports a far looser upper bound than best first's
-# (bench/reports/scale-tier.md, "Children kept by the dives")
+# Off: a search stopped after so many boxes then reports a looser upper bound than best
+# first's (bench/reports/scale-tier.md, "Children kept by the dives", "The best box open
+# every DIVE_CHECK boxes")
 DIVE_FRAMES = 0
-# ... and every this many boxes a dive visits, a dive whose box is not the best open
-# leaves it, and the children it kept, to the heap (as CHECK_EVERY does without frames):
-# the search stays best first at this grain, so its upper bound falls as it did
-DIVE_CHECK = 1024
+# ... and once this many boxes went by since the search last went on from the best box
+# open (the heap's or a child kept), a dive whose box is not it leaves it (kept in a
+# frame where there is room) and the search goes on from the best, the other children
+# kept as they are: the box that holds the upper bound is split at least this often
+DIVE_CHECK = 64
 # ... and keep only the children whose bound is at most this share of the way from the
 # floor to the heap's best bound, the others going on the heap (best first)
 DIVE_LINE = 1.0
 # ... within this many bytes (a frame is 2 float64 a tree and row, a bool a tree and
-# column, 9 bytes a tree)
+# column, 9 bytes a tree); a child above the smallest bound kept takes its frame when
+# they are all in use (that one goes on the heap)
 FRAME_BYTES = 16 << 20
 # a heap's budget, at least (a memory limit that leaves less still lets the search run,
 # shedding boxes early)

@@ -9,7 +9,14 @@ import numba
 import numpy as np
 
 from . import dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit
-from .dive_frames_jit import below_line, best_elsewhere, flush_frames, load_frame, save_frame
+from .dive_frames_jit import (
+    below_line,
+    frame_first,
+    leave_for_best,
+    room_for,
+    save_frame,
+    take_frame,
+)
 from .gap_heap_jit import heap_pop, push
 from .gap_kernel import SPLIT_TIE
 from .kernel_cache import compiled_from
@@ -593,30 +600,48 @@ def join_row(row, lo, hi):
 def leave_other(heap, u, lo, hi, c, rr, on_yes, recs, frames, bufs, nw):
     """The child of the box lo, hi split on column c at rank rr that the dive does not
     enter (the no side when ``on_yes``), of bound u: dropped under the floor, else kept
-    with its arrays in a free frame (``frames``, dive_frames': the dive goes on from the
-    last kept once its box is dropped, depth first, rather than walk it again when the
-    heap gives it back), else pushed on the heap (``heap``: hb, hx, hn, max_rows,
-    u_floor, lost). Returns (hb, hx, hn)."""
+    with its arrays in a frame (``frames``, dive_frames': room_for's, below_line's; the
+    search goes on from it, rather than walk it again, when it is the best box open:
+    frame_first), else pushed on the heap (``heap``: hb, hx, hn, max_rows, u_floor,
+    lost). Returns (hb, hx, hn)."""
     hb, hx, hn, max_rows, u_floor, lost = heap
     top, low, opn, scratch = bufs
     if u <= u_floor:
         dropped(lost, u)
         record_other(recs[0], recs[1], lo, hi, c, rr, on_yes)
-    elif frames[7][0] < frames[0].shape[0] and below_line(frames, u, hb, hn, u_floor):
-        save_frame(frames, u, lo, hi, c, rr, on_yes, top, low, opn, scratch, nw)
-    else:
-        hb, hx, hn = push_other(hb, hx, hn, u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost)
-    return hb, hx, hn
+        return hb, hx, hn
+    if below_line(frames, u, hb, hn, u_floor):
+        room, hb, hx, hn = room_for(frames, u, hb, hx, hn, max_rows, u_floor, lost)
+        if room:
+            save_frame(frames, u, lo, hi, c, rr, on_yes, top, low, opn, scratch, nw)
+            return hb, hx, hn
+    return push_other(hb, hx, hn, u, lo, hi, c, rr, on_yes, max_rows, u_floor, lost)
+
+
+@part
+def leave_box(heap, u, lo, hi, frames, bufs):
+    """The dive's box, of bound u, left for a better box open elsewhere: kept with its
+    arrays in a frame where below_line and room_for allow, else pushed on the heap.
+    Returns (hb, hx, hn)."""
+    hb, hx, hn, max_rows, u_floor, lost = heap
+    top, low, opn, scratch = bufs
+    room = below_line(frames, u, hb, hn, u_floor)
+    if room:
+        room, hb, hx, hn = room_for(frames, u, hb, hx, hn, max_rows, u_floor, lost)
+    if room:  # the box itself: its column 0 "split" at its own lower end, nothing walked
+        save_frame(frames, u, lo, hi, 0, lo[0], True, top, low, opn, scratch, 0)
+        return hb, hx, hn
+    return push(hb, hx, hn, u, lo, hi, max_rows, u_floor, lost)
 
 
 @part
 def better_elsewhere(hb, hn, frames, visited, u):
-    """Whether a dive at a box of bound u leaves it to the heap, a better box being open
-    elsewhere: looked at every CHECK_EVERY boxes it visits, or with ``frames`` every
-    frames[7][1] (a better box among the children it kept too)."""
+    """Whether a dive at a box of bound u leaves it, a better box being open elsewhere:
+    looked at every CHECK_EVERY boxes it visits (to the heap), or with ``frames``
+    leave_for_best's (kept in a frame where there is room)."""
     if frames[0].shape[0] == 0:
         return visited % CHECK_EVERY == 0 and hn > 0 and hb[0] > u + 1e-12
-    return visited % frames[7][1] == 0 and best_elsewhere(hb, hn, frames) > u + 1e-12
+    return leave_for_best(hb, hn, frames, u)
 
 
 @jit
@@ -663,18 +688,19 @@ def run(
             split_row(held_box, lo, hi)
             u, visited = held[1], int(held[2])
             held[0] = 0.0
-        elif frames[7][0] > 0:  # a child kept by a dive a resolved box ended
-            u = load_frame(frames, lo, hi, top, low, opn, scratch)
-            visited = 0
         else:
             if boxes >= max_boxes:
                 return BUDGET, hb, hx, hn, boxes, 0.0
-            u_box, hn = heap_pop(hb, hx, hn, lo, hi)
-            if u_box <= u_floor:
-                gone(lost, u_box, recs, lo, hi)
-                continue
-            start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
-            u = min(bound(top, top, scratch[9], 0, thresholds, first_sum), u_box)
+            m = frame_first(frames, hb, hn)
+            if m >= 0:  # a box kept with its arrays: no walk from the roots
+                u = take_frame(frames, m, lo, hi, top, low, opn, scratch)
+            else:
+                u_box, hn = heap_pop(hb, hx, hn, lo, hi)
+                if u_box <= u_floor:
+                    gone(lost, u_box, recs, lo, hi)
+                    continue
+                start_dive(ft_arrays, lo, hi, top, low, opn, scratch, root, lazy_dives)
+                u = min(bound(top, top, scratch[9], 0, thresholds, first_sum), u_box)
             visited = 0
         while True:
             visited += 1
@@ -682,9 +708,6 @@ def run(
             u, start = lazy_or_not(ft_arrays, lo, hi, top, low, opn, scratch, u, rule)
             if u <= u_floor:
                 gone(lost, u, recs, lo, hi)
-                if frames[7][0] > 0:  # on with the last child kept
-                    u = load_frame(frames, lo, hi, top, low, opn, scratch)
-                    continue
                 break
             if start < 0:  # resolved: the lower corner is an exact pair
                 gone(lost, u, recs, lo, hi)
@@ -701,9 +724,9 @@ def run(
             hb, hx, hn = leave_other(heap, stay_u, lo, hi, c, rr, on_yes, recs, frames, bufs, nw)
             enter(on_yes, c, rr, lo, hi, nw, top, low, opn, scratch)
             u = go_u
-            if better_elsewhere(hb, hn, frames, visited, u):  # to the heap, with its frames
-                hb, hx, hn = flush_frames(frames, hb, hx, hn, max_rows, u_floor, lost)
-                hb, hx, hn = push(hb, hx, hn, go_u, lo, hi, max_rows, u_floor, lost)
+            if better_elsewhere(hb, hn, frames, visited, u):  # on from the best box open
+                heap = (hb, hx, hn, max_rows, u_floor, lost)
+                hb, hx, hn = leave_box(heap, go_u, lo, hi, frames, bufs)
                 break
             if boxes >= max_boxes:  # hold the dive for the next run
                 join_row(held_box, lo, hi)

@@ -47,7 +47,22 @@ def test_a_search_keeping_only_the_children_below_a_line_proves_the_brute_force_
     i, line, monkeypatch
 ):
     # line 0: only children under the floor, or any where the heap is empty; 1000: any
+    monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", 64)
     monkeypatch.setattr(gap_kernel, "DIVE_LINE", line)
+    ens, q, _, out = _search(i, True, monkeypatch)
+    assert out.proven
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+@pytest.mark.parametrize("check", [1, 8])
+@pytest.mark.parametrize("i", CASES)
+def test_a_search_going_on_from_the_best_box_open_every_few_boxes_proves_the_brute_force_gap(
+    i, check, monkeypatch
+):
+    # DIVE_CHECK boxes after it last did, a search leaves its dive for the best box open,
+    # on the heap or kept, keeping the others
+    monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", 64)
+    monkeypatch.setattr(gap_kernel, "DIVE_CHECK", check)
     ens, q, _, out = _search(i, True, monkeypatch)
     assert out.proven
     assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
@@ -82,6 +97,12 @@ def _tables(case=_case):
         ens, q = case(i)
         out.append(pair_tables(pair_encoding(ens, q.with_(gap=Gap(0.0)))))
     return out
+
+
+def _kept_bounds(search) -> list[tuple]:
+    """The children kept, each as (its bound, its box's bytes)."""
+    kept = int(search.frames[7][0])
+    return [(float(search.frames[0][d]), search.frames[1][d].tobytes()) for d in range(kept)]
 
 
 def _kept(search) -> list[tuple]:
@@ -158,6 +179,26 @@ def test_the_open_boxes_count_the_kept_children_and_the_upper_bound_their_bounds
     assert found
 
 
+def test_a_search_looking_at_every_box_holds_a_dive_only_at_the_best_box_open(monkeypatch):
+    # DIVE_CHECK 1: after each box the dive goes on only where its box has the largest
+    # bound open (a frame's or the heap's best is no larger), so the box that holds the
+    # upper bound is split next, as best first splits it (1024 fails: held below a frame)
+    monkeypatch.setattr(gap_kernel, "DIVE_CHECK", 1)
+    held = 0
+    for tab in _tables():
+        search = _search_of(tab, 64)
+        for _ in range(200):
+            if search.step(-math.inf, 1)[0] == gap_kernel.EMPTY:
+                break
+            if search.held[0] > 0:
+                kept = int(search.frames[7][0])
+                heap = [float(search.hb[0])] if search.hn else []
+                elsewhere = max(heap + list(search.frames[0][:kept]), default=-math.inf)
+                assert search.held[1] >= elsewhere - 1e-12
+                held += 1
+    assert held > 100
+
+
 def test_a_search_keeping_one_child_at_most_pushes_the_others_on_the_heap():
     # frames 1: the dives fill the one frame and push the rest, as frames 0 pushes all
     tab = _tables()[4]
@@ -193,9 +234,10 @@ def test_a_heap_of_a_few_boxes_keeps_no_children():
 def test_a_child_kept_is_at_most_the_line_from_the_floor_to_the_heap_s_best_bound(
     line, monkeypatch
 ):
-    # the others go on the heap, so the children kept do not hold the upper bound above
-    # what a best-first search reports at the same stop (2 frames: these small searches
-    # keep every child in 64 and their heaps stay empty, where any child is kept)
+    # the others go on the heap (and so does a dive's box left at a check above it), so
+    # the boxes kept do not hold the upper bound above what a best-first search reports
+    # at the same stop (2 frames: these small searches keep every child in 64 and their
+    # heaps stay empty, where any child is kept)
     monkeypatch.setattr(gap_kernel, "DIVE_LINE", line)
     checked = 0
     for tab in _tables():
@@ -203,12 +245,12 @@ def test_a_child_kept_is_at_most_the_line_from_the_floor_to_the_heap_s_best_boun
             floor = share * _search_of(tab, 2).upper()
             search = _search_of(tab, 2)
             for _ in range(300):
-                hn, kept = search.hn, int(search.frames[7][0])
+                hn, before = search.hn, set(_kept_bounds(search))
                 if search.step(floor, 1)[0] == gap_kernel.EMPTY:
                     break
                 # a step of one box keeps at most one child, popping first if it pops
-                if hn >= 2 and int(search.frames[7][0]) > kept:
-                    u = search.frames[0][kept]
-                    assert u <= floor + line * (search.hb[0] - floor) + 1e-9
-                    checked += 1
+                for u, _box in set(_kept_bounds(search)) - before:
+                    if hn >= 2:
+                        assert u <= floor + line * (search.hb[0] - floor) + 1e-9
+                        checked += 1
     assert checked > 100
