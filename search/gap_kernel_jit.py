@@ -138,9 +138,10 @@ def is_open(top, low, t, start):
 
 
 @part
-def split_node(node_start, nodes, t, lo, hi):
-    """The first node of tree t, from its root, with leaves of the box on both sides."""
-    k = node_start[t]
+def split_node(nodes, k, lo, hi):
+    """The first node of a tree, from its node k, with leaves of the box on both sides:
+    k is its root, or a node every box of the dive reached (``entry``, see walk_both),
+    since the nodes above it pass the box on one side only."""
     while True:
         rr = nodes[k, 1]
         on_yes, on_no = lo[nodes[k, 0]] < rr, hi[nodes[k, 0]] > rr
@@ -173,8 +174,8 @@ def choose_split(
     0 for a node neither measured nor split). With probes 0 and no costs, the first open
     tree of ``order``'s node. Returns (node, the node measured last, its nw: the scratch
     arrays hold its children)."""
-    _values, node_start, _leaf_start, nodes = ft_arrays
-    ytop, ntop, walked = scratch[0], scratch[2], scratch[9]
+    nodes = ft_arrays[3]
+    ytop, ntop, entry, walked = scratch[0], scratch[2], scratch[8], scratch[9]
     best, best_gain = -1, -1.0
     measured, nw = -1, 0
     probed = 0
@@ -182,7 +183,9 @@ def choose_split(
         t = order[i]
         if not is_open(top, low, t, start):
             continue
-        k = split_node(node_start, nodes, t, lo, hi)
+        # from the node the dive's boxes reach (kept for the box's children), not the root
+        k = split_node(nodes, entry[t], lo, hi)
+        entry[t] = k
         if costs[k, 1] == 0 and probed < probes:
             nw = walk_children(
                 ft_arrays, nodes[k, 0], nodes[k, 1], lo, hi, opn, scratch, top, low, first_sum
