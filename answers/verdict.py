@@ -90,7 +90,7 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
         return Accepted(w, {"x1": lib_proba[0].tolist(), "x2": lib_proba[1].tolist()})
     ir = kind.judge(ens, q, ir_proba, ir_raw)
     if lib.x1 and lib.x2:
-        return _pair_near_miss(ens, enc, w, (ir_raw, ir_proba, ir.pair), lib_proba)
+        return _pair_near_miss(ens, q, enc, w, (ir_raw, ir_proba, ir.pair), lib_proba)
     lib_ok, ir_ok = (lib.x1, lib.x2), (ir.x1, ir.x2)
     failing = tuple(c for c in (0, 1) if not lib_ok[c])
     for c in failing:
@@ -108,18 +108,28 @@ def check_pair(ens: Ensemble, q: Query, enc: Encoding, w: Witness) -> Verdict:
     return NearMiss(w, failing)
 
 
-def _pair_near_miss(ens, enc, w, ir: tuple, lib_proba) -> Verdict:
+def _pair_near_miss(ens, q: Query, enc, w, ir: tuple, lib_proba) -> Verdict:
     """A pair whose predictions the library puts less than delta apart: a near miss when
     treesens' exact sums put it on the boundary too, else a disagreement (an error)."""
     ir_raw, ir_proba, ir_ok = ir
-    slack = pair_slack(enc, ir_raw[0], ir_raw[1])
     apart = scores_apart(ens, lib_proba, ir_proba)
-    if (ir_ok and slack > 4 * enc.relax + 1e-9) or apart > PROBA_AGREEMENT:
+    if (ir_ok and _past_rounding(q, enc, ir_raw)) or apart > PROBA_AGREEMENT:
         return Rejected(
             "the library's predict disagrees with treesens' model of it: library "
             f"{lib_proba[:, 0].tolist()}, treesens {ir_proba[:, 0].tolist()}"
         )
     return NearMiss(w, (0, 1), pair=True)
+
+
+def _past_rounding(q: Query, enc: Encoding, ir_raw: np.ndarray) -> bool:
+    """Does the pair with exact raw scores ``ir_raw`` meet the change by more than the
+    library's rounding could take away (its sums, 2 ``relax`` a score, as every row's
+    allowance; through a nonlinear link, also the link's float32 rounding)?"""
+    lc = enc.condition.link_change
+    if lc is not None:
+        shift = 2 * enc.relax + 1e-9
+        return lc.least_library_change(float(ir_raw[0, 0]), float(ir_raw[1, 0]), shift) >= q.delta
+    return pair_slack(enc, ir_raw[0], ir_raw[1]) > 4 * enc.relax + 1e-9
 
 
 def near_miss_cuts(enc: Encoding, miss: NearMiss) -> list[Linear | Implication]:

@@ -106,6 +106,24 @@ class LinkChange:
         """The largest slack of the directions asked, on the pair's raw scores."""
         return max(self.slack(*_ordered(d, s1, s2)) for d in self.directions)
 
+    def least_library_change(self, s1: float, s2: float, shift: float) -> float:
+        """The largest, over the directions asked, of the least change the library may
+        compute for a pair with exact raw scores (s1, s2): each of its raw sums ``shift``
+        off against the change and each prediction rounded by ``LINK_ROUNDING`` against
+        it (exp: relatively, sigmoid: absolutely). A pair the library rejects is within
+        its rounding only if this is below the change asked."""
+        eta = LINK_ROUNDING
+        least = -math.inf
+        for d in self.directions:
+            up, down = _ordered(d, s1, s2)
+            if self.link == EXP:
+                top = math.exp(min(up - shift, 700.0)) * (1.0 - eta)
+                low = math.exp(min(down + shift, 700.0)) * (1.0 + eta)
+            else:
+                top, low = _expit(up - shift) - eta, _expit(down + shift) + eta
+            least = max(least, top - low)
+        return least
+
     def tangent(self, a: float, direction: str) -> PairRow | None:
         """The tangent at the lower score a, as a row of ``direction`` (None: too steep
         or no tangent there)."""

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from treesens.compiler.ensemble import EXP, SIGMOID
-from treesens.compiler.link_change import LinkChange
+from treesens.compiler.link_change import LINK_ROUNDING, LinkChange
 
 LINKS = {EXP: math.exp, SIGMOID: lambda s: 1.0 / (1.0 + math.exp(-s))}
 GRID = np.linspace(-6.0, 4.0, 201)
@@ -66,3 +66,23 @@ def test_below_inverts_h():
     lc = _curve(EXP, 0.7)
     for s in GRID:
         assert lc.below(lc.h(float(s))) == pytest.approx(float(s), abs=1e-9)
+
+
+@pytest.mark.parametrize("link", [EXP, SIGMOID])
+def test_least_library_change_is_the_exact_change_less_the_links_rounding_both_ends(link):
+    g, eta = LINKS[link], LINK_ROUNDING
+    s1, s2 = 0.2, 0.9  # x2 the higher: direction up
+    lc = _curve(link, 0.1)
+    if link == EXP:
+        least = g(s2) * (1 - eta) - g(s1) * (1 + eta)
+    else:
+        least = g(s2) - g(s1) - 2 * eta
+    assert lc.least_library_change(s1, s2, 0.0) == pytest.approx(least, rel=1e-12)
+
+
+def test_least_library_change_takes_each_raw_sum_shift_off_against_the_change():
+    lc = _curve(SIGMOID, 0.1, ("up", "down"))
+    g = LINKS[SIGMOID]
+    shifted = g(0.9 - 1e-3) - g(0.2 + 1e-3) - 2 * LINK_ROUNDING
+    assert lc.least_library_change(0.2, 0.9, 1e-3) == pytest.approx(shifted, rel=1e-12)
+    assert lc.least_library_change(0.9, 0.2, 1e-3) == pytest.approx(shifted, rel=1e-12)

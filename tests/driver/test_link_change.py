@@ -7,6 +7,8 @@ every pair replayed with the library's own predict."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -209,6 +211,50 @@ def test_a_spurious_solution_of_the_outer_approximation_is_cut_off(monkeypatch):
     reached = treesens.check(ens, vary=["f1"], delta=below, **SOLVER_ONLY)
     assert reached.status == "sensitive" and reached.stats["cuts"] >= 1
     assert abs(_replayed_change(est, reached)) >= below
+
+
+def _library_largest_change(est, ens, vary) -> float:
+    """The largest change over every threshold cell, by the library's own predict."""
+    X, ns, nv = cell_grid(ens, vary)
+    pred = np.asarray(est.predict(X), dtype=np.float64).reshape(ns, nv)
+    return float((pred.max(axis=1) - pred.min(axis=1)).max())
+
+
+def test_a_sigmoid_regressor_asked_at_its_exact_largest_change_answers_as_its_library():
+    """At D = the exact largest change, the only pairs reaching it are ones the library's
+    float32 sigmoid puts a few 1e-8 short of D: near misses within the link's rounding,
+    cut (not a disagreement), and the answer is the library's (here: none reaches D)."""
+    est, ens = _model("xgboost-logistic")
+    f = ens.feature_names[1]
+    best = brute_force_largest_change(ens, [f])
+    assert _library_largest_change(est, ens, [f]) < best
+    r = treesens.check(ens, vary=[f], delta=best, backend="highs", **SOLVER_ONLY)
+    assert r.status == "insensitive", r.error
+
+
+class _ShrunkSigmoid:
+    """The regressor's own predictions pulled toward 0.5 by 0.1 percent: within the
+    replay's agreement, yet a change moves by far more than float32 rounds it."""
+
+    library = "fake"
+
+    def __init__(self, ens):
+        self.ens = ens
+
+    def predict_raw(self, X):
+        return self.ens.raw(X)
+
+    def predict(self, X):
+        return 0.5 + (self.ens.predict(X) - 0.5) * (1.0 - 1e-3)
+
+
+def test_a_sigmoid_regressor_whose_library_misses_a_change_past_its_rounding_is_an_error():
+    _, ens = _model("xgboost-logistic")
+    f = ens.feature_names[1]
+    delta = brute_force_largest_change(ens, [f]) - 5e-5
+    lying = dataclasses.replace(ens, replayer=_ShrunkSigmoid(ens))
+    r = treesens.check(lying, vary=[f], delta=delta, backend="highs", **SOLVER_ONLY)
+    assert r.status == "error" and "disagrees" in r.error
 
 
 def test_too_many_rounds_of_cuts_answer_unknown_saying_so(monkeypatch):
