@@ -60,7 +60,7 @@ class CompileStats(TypedDict, total=False):
     unaffected_leaves: int
     relax: float  # how far the gap rows are relaxed for the library's float arithmetic
     scaling_error: float  # IntegerScaling's worst rounding
-    prob_forbidden_intervals: int  # data-aware: intervals the data never visits
+    prob_forbidden_intervals: int  # data-aware: intervals (and NaNs) the data never visit
     clauses: int  # data-aware: cavity clauses stated
 
 

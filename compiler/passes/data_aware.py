@@ -16,7 +16,8 @@ Smoothing (``empty="smooth"``, default): add-alpha (Laplace) estimates
 pi_f(r) = (count_r + alpha) / (N + alpha * n_f) with alpha = 1: an interval no data row
 falls in gets a small positive probability 1 / (N + n_f) instead of log(0) = -inf, and
 the estimates still sum to 1. ``empty="forbid"``: intervals with no data row are
-excluded outright (indicator fixed to 0; non-empty ones use the plain frequency). That
+excluded outright (indicator fixed to 0; non-empty ones use the plain frequency), and so
+is NaN where the feature may be missing but no row misses it. That
 restricts the search: the rows go to the problem's soft group, which the driver drops
 if it makes the query infeasible (an "insensitive" answer is never based on data).
 
@@ -233,10 +234,10 @@ class UtilityObjective(Pass):
         """One feature and copy: its objective terms, their constant, the largest value
         they take at any point, and the forbidden intervals' rows. None without variables.
 
-        A forbidden interval (no data row, ``prob_empty=forbid``) scores as one row in
-        N + K_f would, below every interval with data: its row fixes it out while the
-        rows hold, and when they are dropped (they left no pair) it is still the least
-        likely place for the pair, not a free one."""
+        A forbidden interval (no data row, ``prob_empty=forbid``; so is NaN where no row
+        misses the feature) scores as one row in N + K_f would, below every interval with
+        data: its row fixes it out while the rows hold, and when they are dropped (they
+        left no pair) it is still the least likely place for the pair, not a free one."""
         ind = interval_indicators(enc, copy, f)
         if ind is None:
             return None
@@ -267,6 +268,8 @@ class UtilityObjective(Pass):
         m = enc.nan[copy].get(f)
         if m is not None:  # NaN (missing) rows: their share goes to the NaN variable
             pn = marginal.missing or 0.0
+            if forbid and marginal.nan_rows == 0:  # no row misses f: NaN as an empty interval
+                forbidden.append(Linear((m,), (1.0,), EQ, 0.0, ("prob-forbid", copy, f, "nan")))
             # no missing row in the data: as unlikely as an empty interval, not free
             w = math.log(pn) * weight if pn > 0 else empty
             values.append(w)

@@ -12,8 +12,8 @@ over the grid of every routing signature:
 * where the data's restrictions were kept (``stats.data_restrictions_dropped`` unset),
   no input of the pair lies in a learned cavity (``clauses`` written to a file, a box
   read as the library's comparison routes: ``lo <= x < hi``, ``lo < x <= hi`` for a
-  ``<=`` model), and with ``prob_empty=forbid`` every value of the pair but NaN lies in a
-  threshold interval that holds a data row;
+  ``<=`` model), and with ``prob_empty=forbid`` every value of the pair lies in a
+  threshold interval that holds a data row, and is NaN only where a data row misses it;
 * the distance to the data is at most the pair's own point's distance to the nearest
   row, over the features outside vary."""
 
@@ -88,9 +88,13 @@ def _pair_problems(ens, q: Query, r, data: pd.DataFrame, mode: dict, clauses) ->
                 ]
         if mode.get("prob_empty") == "forbid":
             for f in range(ens.n_features):
-                seen = set(H.signatures(ens, f, data[names[f]].astype(float).tolist()))
+                column = data[names[f]].astype(float)
+                seen = set(H.signatures(ens, f, column.tolist()))
                 for k, x in (("x1", x1), ("x2", x2)):
-                    if not math.isnan(x[f]) and H.signatures(ens, f, [x[f]])[0] not in seen:
+                    if math.isnan(x[f]):
+                        if not column.isna().any():
+                            out.append(f"{k}.{names[f]} is NaN, which no row has")
+                    elif H.signatures(ens, f, [x[f]])[0] not in seen:
                         out.append(f"{k}.{names[f]} = {x[f]!r} lies in an interval with no row")
     shared = [f for f in range(ens.n_features) if names[f] not in q.vary]
     rows = data[[names[f] for f in shared]].to_numpy(dtype=np.float64)

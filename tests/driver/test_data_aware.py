@@ -364,6 +364,40 @@ def test_the_reported_utility_is_the_documented_sum_of_log_shares_with_a_missing
     assert r.stats["objective"] == pytest.approx(want, abs=1e-6)
 
 
+def _b_low_or_missing_decides() -> Ensemble:
+    """raw = 1 where b < 0.3 or b is missing (NaN goes left), -1 where b >= 0.3; a's
+    stump adds little."""
+    trees = (stump(1, 0.3, 1.0, -1.0), stump(0, 0.5, -0.1, 0.1))
+    feats = (Feature("a", lb=0, ub=1), Feature("b", lb=0, ub=1, may_be_missing=True))
+    return Ensemble(trees=trees, features=feats, n_classes=2, intercept=(0.0,), link=LOGISTIC)
+
+
+def _forbid_check(tmp_path, monkeypatch, b: np.ndarray):
+    from treesens.interfaces.api import check
+
+    monkeypatch.setenv("TREESENS_CACHE", str(tmp_path / "cache"))
+    p = tmp_path / "d.csv"
+    a = np.linspace(0.05, 0.95, len(b))
+    pd.DataFrame({"a": a, "b": b}).to_csv(p, index=False)
+    ens = _b_low_or_missing_decides()
+    return check(ens, ["b"], gap=0.2, data=p, data_aware="prob", prob_empty="forbid", timeout=60)
+
+
+def test_forbid_forbids_a_missing_value_the_data_never_show_as_it_does_an_empty_interval(
+    tmp_path, monkeypatch
+):
+    # every row has b = 0.5: x1 needs b < 0.3 (an empty interval) or NaN (no row misses
+    # b), both forbidden, so the data's restrictions leave no pair and are dropped
+    r = _forbid_check(tmp_path, monkeypatch, np.full(40, 0.5))
+    assert r.status == "sensitive" and r.stats.get("data_restrictions_dropped")
+
+
+def test_forbid_allows_a_missing_value_the_data_show(tmp_path, monkeypatch):
+    r = _forbid_check(tmp_path, monkeypatch, np.array([0.5] * 30 + [np.nan] * 10))
+    assert r.status == "sensitive" and not r.stats.get("data_restrictions_dropped")
+    assert r.witness["x1"]["b"] is None
+
+
 def test_learned_clauses_hold_no_row_missing_a_value_of_another_feature():
     # every row with a >= 0.5 misses b: the box "a >= 0.5" holds them all the same
     a = np.linspace(0.05, 0.95, 60)
