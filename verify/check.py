@@ -30,6 +30,7 @@ verdict_text.py what a verdict says of the domain it covers.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import replace
@@ -95,10 +96,15 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
             "treesens check ... --certificate FILE writes one)"
         )
     version = doc.get("version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or version not in VERSIONS:
+    readable = ", ".join(map(str, VERSIONS))
+    if isinstance(version, bool) or not isinstance(version, int):
         raise CertificateError(
-            f"{path}: certificate version {version!r}: this checker reads "
-            f"{', '.join(map(str, VERSIONS))}"
+            f"{path}: certificate version {_shown(version)}: a version is an integer "
+            f"(this checker reads {readable})"
+        )
+    if version not in VERSIONS:
+        raise CertificateError(
+            f"{path}: certificate version {version}: this checker reads {readable}"
         )
     try:
         return _verify(doc, model_path, Path(path).parent)
@@ -297,6 +303,13 @@ def named_categories(question: dict) -> dict[str, list[str]]:
         if "categories" in d:
             out[str(name)] = [str(c) for c in d["categories"]]
     return out
+
+
+def _shown(value) -> str:
+    """A JSON value as the certificate spells it, or its kind when that is long."""
+    text = json.dumps(value)
+    kind = {"dict": "object", "list": "array"}.get(type(value).__name__, type(value).__name__)
+    return text if len(text) <= 40 else f"a JSON {kind}"
 
 
 def _parts(doc: dict) -> list:

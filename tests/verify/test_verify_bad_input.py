@@ -27,6 +27,28 @@ def test_a_certificate_json_cannot_read_is_one_line_and_exit_2(tmp_path, text):
     assert len(lines) == 1 and "not a readable certificate" in lines[0], p.stderr
 
 
+def _verify_version(tmp_path, version: str):
+    cert = tmp_path / "c.json"
+    cert.write_text('{"format": "treesens-certificate", "version": ' + version + "}")
+    p = treesens_here("verify", cert)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("version", ["4.0", '"4"', "true", "null", "[" + "4, " * 30 + "4]"])
+def test_a_certificate_version_that_is_no_integer_is_said_to_be_one(tmp_path, version):
+    line = _verify_version(tmp_path, version)
+    assert "a version is an integer (this checker reads 1, 2, 3, 4)" in line, line
+    assert len(line) < 200, line
+
+
+def test_a_certificate_version_this_checker_does_not_read_is_said_with_those_it_reads(tmp_path):
+    line = _verify_version(tmp_path, "5")
+    assert line.endswith("c.json: certificate version 5: this checker reads 1, 2, 3, 4"), line
+
+
 def test_an_empty_certificate_file_is_said_to_be_empty(tmp_path):
     empty = tmp_path / "c.json"
     empty.write_text("\n")
