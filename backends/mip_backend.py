@@ -8,6 +8,7 @@ proved it; a time limit without a point is "unknown".
 
 from __future__ import annotations
 
+import math
 import time
 
 import mip
@@ -24,6 +25,13 @@ SOLVERS = {"cbc": mip.CBC, "highs": "highs"}
 INFEAS_TOL = 1e-8
 INTEGER_TOL = 1e-8
 
+
+# the largest |coefficient| or |right-hand side| given to CBC or HiGHS: HiGHS refuses a
+# row with a larger one (its large_matrix_value: "Unknown error in call to HiGHS"), CBC
+# errs from 1e20 on (its infinity), and at the 1e-8 tolerances above no row that large
+# is solved to the precision the gap rows need. Only a model whose scores are that large
+# (a leaf value of 1e28 in a degenerate scikit-learn boosting) reaches it.
+LARGEST_NUMBER = 1e15
 
 # the statuses that end a run without a point as a proof (see _no_point)
 NO_POINT_PROOFS = (
@@ -42,7 +50,26 @@ def _empty_row_holds(r) -> bool:
     )
 
 
-def build(problem: Problem, backend_name: str, log: bool = False) -> tuple[mip.Model, list]:
+def too_large(problem_rows: list, backend_name: str) -> str | None:
+    """Why the solver cannot take these rows (a number beyond ``LARGEST_NUMBER``), or
+    None."""
+    for r in problem_rows:
+        worst = max((abs(v) for v in (*r.coefs, r.rhs) if math.isfinite(v)), default=0.0)
+        if worst >= LARGEST_NUMBER:
+            return (
+                f"{backend_name} cannot take this problem: its row {r.name} has a number of "
+                f"{worst:.3g}, where {backend_name} takes at most {LARGEST_NUMBER:.0e} (the "
+                "model's scores are that large: a leaf value or intercept); cpsat or z3 may "
+                "answer it"
+            )
+    return None
+
+
+def build(
+    problem: Problem, backend_name: str, log: bool = False, problem_rows: list | None = None
+) -> tuple[mip.Model, list]:
+    if problem_rows is None:
+        problem_rows = rows(problem)
     model = mip.Model(sense=mip.MINIMIZE, solver_name=SOLVERS[backend_name])
     model.verbose = 1 if log else 0
     xs = []
@@ -54,7 +81,7 @@ def build(problem: Problem, backend_name: str, log: bool = False) -> tuple[mip.M
         else:
             xs.append(model.add_var(f"x{i}", lb=v.lb, ub=v.ub, var_type=mip.CONTINUOUS))
     empty_violated = []
-    for r in rows(problem):
+    for r in problem_rows:
         if not r.vars:
             if not _empty_row_holds(r):
                 empty_violated.append(r.name)
@@ -79,7 +106,11 @@ def solve(problem: Problem, options: SolveOptions, backend_name: str = "cbc") ->
             ERROR, message=f"python-mip backend {backend_name!r} unknown (cbc or highs)"
         )
     t0 = time.time()
-    model, xs, empty_violated = build(problem, backend_name, options.log)
+    problem_rows = rows(problem)
+    why = too_large(problem_rows, backend_name)
+    if why is not None:
+        return Solution(ERROR, message=why, build_time=time.time() - t0)
+    model, xs, empty_violated = build(problem, backend_name, options.log, problem_rows)
     build_time = time.time() - t0
     if empty_violated:
         return Solution(
