@@ -613,7 +613,7 @@ def leave_other(heap, u, lo, hi, c, rr, on_yes, recs, frames, bufs, nw):
         dropped(lost, u)
         record_other(recs[0], recs[1], lo, hi, c, rr, on_yes)
         return hb, hx, hn
-    if below_line(frames, u, hb, hn, u_floor):
+    if frames[0].shape[0] > 0 and below_line(frames, u, hb, hn, u_floor):
         room, hb, hx, hn = room_for(frames, u, hb, hx, hn, max_rows, u_floor, lost)
         if room:
             save_frame(frames, u, lo, hi, c, rr, on_yes, top, low, opn, scratch, nw)
