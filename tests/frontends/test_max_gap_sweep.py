@@ -150,12 +150,26 @@ class _Shown:
         pass
 
 
-def test_a_sweeps_first_bracket_comes_after_a_note_on_making_the_kernel_ready(monkeypatch):
+def _swept_mean_texture() -> _Shown:
+    """What a max-gap sweep of the shipped example on mean_texture shows while it runs."""
     from contextlib import contextmanager
     from pathlib import Path
 
     import treesens
     from treesens.questions.sweep import sweep
+
+    shown = _Shown()
+
+    @contextmanager
+    def display(total: int):
+        yield shown
+
+    model = Path(treesens.__file__).parent / "examples" / "breast_cancer_xgb.json"
+    sweep(str(model), features=["mean_texture"], max_gap=True, progress=display)
+    return shown
+
+
+def test_a_sweeps_first_bracket_comes_after_a_note_on_making_the_kernel_ready(monkeypatch):
     from treesens.search import gap_kernel
 
     made_ready = gap_kernel.prepare
@@ -166,14 +180,7 @@ def test_a_sweeps_first_bracket_comes_after_a_note_on_making_the_kernel_ready(mo
         return made_ready(log, rebuild)
 
     monkeypatch.setattr(gap_kernel, "prepare", as_on_a_cold_cache)
-    shown = _Shown()
-
-    @contextmanager
-    def display(total: int):
-        yield shown
-
-    model = Path(treesens.__file__).parent / "examples" / "breast_cancer_xgb.json"
-    sweep(str(model), features=["mean_texture"], max_gap=True, progress=display)
+    shown = _swept_mean_texture()
     note = f"mean_texture: {gap_kernel.compiling_line()}"
     assert note in shown.statuses  # the search made the kernel ready, in the sweep's query
     after = shown.statuses[shown.statuses.index(note) + 1 :]
@@ -181,19 +188,6 @@ def test_a_sweeps_first_bracket_comes_after_a_note_on_making_the_kernel_ready(mo
 
 
 def test_max_gap_sweep_shows_each_query_bounds_while_it_runs():
-    from contextlib import contextmanager
-    from pathlib import Path
-
-    import treesens
-    from treesens.questions.sweep import sweep
-
-    shown = _Shown()
-
-    @contextmanager
-    def display(total: int):
-        yield shown
-
-    model = Path(treesens.__file__).parent / "examples" / "breast_cancer_xgb.json"
-    sweep(str(model), features=["mean_texture"], max_gap=True, progress=display)
+    shown = _swept_mean_texture()
     assert shown.done == ["mean_texture"]
     assert any(s.startswith("mean_texture: max gap so far ") for s in shown.statuses)
