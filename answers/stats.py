@@ -83,6 +83,9 @@ class BoxSearch(TypedDict, total=False):
 
     status: str  # proved, found, gave up, skipped, timeout, open, searched
     reason: str  # why it was skipped
+    # "time": a skip because the tables' build reached the time limit, not for the model's
+    # size (search/box_answers.py): the answer is unknown, not an error
+    ended_by: str
     error: str  # how it failed beside the backend
     boxes: int
     leaves: int
