@@ -15,7 +15,8 @@ from ..answers.result import Result
 from ..compiler.errors import InputError
 from ..questions.ask import answer
 from ..questions.campaign import ask_many
-from ..questions.certify import certify_answer, check_certificate_path
+from ..questions.certificate_document import check_certificate_path
+from ..questions.certify import certify_answer
 from ..questions.certify_recorded import recording_for
 from ..questions.compare import backend_list, compare_query, disagreement
 from ..questions.keywords import (  # noqa: F401 - re-exported: the API's keyword table

@@ -1,6 +1,6 @@
 """Certificates of an audit's rows that do not flip (``treesens audit --certificates
 DIR``): one per row, since each states its own claim (x1 the row on every feature, x2
-the row outside F: questions/certify.py, the ``flip`` claim of docs/certificates.md).
+the row outside F: questions/certificate_document.py, the ``flip`` claim of docs/certificates.md).
 A row is certified by the box search on its anchored question (search/anchored_boxes.py)
 with its proof recorded, and the file checked by the independent checker; a row the
 audit's own box search proved (in this process, within ``keeping_row_proofs``) is

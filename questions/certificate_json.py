@@ -5,7 +5,7 @@ or its proof as one list.
 A proof of a production-size model has hundreds of thousands of steps (adult
 xgb_t1000_d8's sex: 375,507 boxes, a 26 MB file); ``json.dumps`` of it held its steps as
 Python lists and the encoder's pieces of all of them at once, about 400 MB. Here a
-part's ``proof`` may be any iterable of steps (questions/certify.py ``proof_part`` gives
+part's ``proof`` may be any iterable of steps (questions/certificate_steps.py ``proof_part`` gives
 a generator over the proof's tree): its steps are converted and written
 ``STEPS_PER_PIECE`` at a time.
 """

@@ -11,9 +11,7 @@ format and what the checker recomputes.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -24,10 +22,9 @@ from ..answers.result import ERROR, INSENSITIVE, Result
 from ..answers.verdict import NearMiss, check_pair
 from ..compiler.encode import ensemble_structure
 from ..compiler.ensemble import EXP, IDENTITY, PROBA, Ensemble
-from ..compiler.errors import InputError
 from ..compiler.invert import witness_from_pair
 from ..compiler.memory_estimate import room_bytes
-from ..compiler.query import ANY, MAX_RATIO, Gap, GapKind, Query, feature_index
+from ..compiler.query import MAX_RATIO, Gap, GapKind, Query
 from ..compiler.question import DOWN
 from ..compiler.readings import read_for
 from ..readers.formats.catboost_categories import CatBoostColumns
@@ -45,36 +42,14 @@ from ..search.pair_boxes import (
     plain_numeric,
 )
 from ..search.proof_tree import ALIKE, ProofTree, RecordedTiling
-from ..search.relation_boxes import stated_relations
 from ..verify import walk
 from ..verify.check import CertificateError, verify_file
 from ..verify.models import ModelError, read_model
-from .certificate_json import write_json
-from .certificate_steps import (
-    OPEN_CODES,
-    anchored_domains,
-    input_domains,
-    json_number,
-    proof_part,
-    with_unlisted,
-)
-from .certify_groups import group_section, groups_refusal, model_test
-from .certify_pipeline import NoMaps, pipeline_maps, pipeline_refusal
+from .certificate_document import model_format, model_library, write_document
+from .certificate_steps import proof_part
+from .certify_groups import groups_refusal, model_test
+from .certify_pipeline import pipeline_refusal
 from .memory import memory_limit
-
-# version 1: binary probability gaps (``question.gap``, one ``proof``); 2: every claim
-# (``question.claim``, a ``proof`` per part); 3: domains with codes and NaN; 4: a varied
-# feature's domain per input (``{"x1": ..., "x2": ...}``); each written only where needed
-FORMAT, VERSION = "treesens-certificate", 2
-LIBRARIES = {
-    "xgboost": "xgboost",
-    "xgboost-dump": "xgboost-dump",
-    "lightgbm": "lightgbm",
-    "sklearn": "sklearn",
-    "catboost": "catboost",
-    "onnx": "onnx",
-    "pipeline": "sklearn-pipeline",
-}
 
 
 @dataclass(frozen=True)
@@ -197,15 +172,6 @@ def checker_reads(ens: Ensemble, encs) -> bool:
     return all(plain_numeric(e) for e in encs) or model_library(ens) in CODED_LIBRARIES
 
 
-def model_library(ens: Ensemble) -> str | None:
-    """The library whose own reader the checker uses for this model, if it has one."""
-    return LIBRARIES.get(_format(ens))
-
-
-def _format(ens: Ensemble) -> str:
-    return ens.origin.format if ens.origin is not None else ""
-
-
 def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str | None:
     """Why no question of this kind about this model gets a certificate (None: it may);
     a probability model is read as ``q`` asks (compiler/readings.py)."""
@@ -227,7 +193,7 @@ def model_refusal(ens: Ensemble, q: Query, model_file: str | Path | None) -> str
         return "a CatBoost model is certified from a .cbm file (the checker reads it with catboost)"
     if model_library(ens) is None:
         return (
-            f"the checker does not read {_format(ens)} models (it reads XGBoost "
+            f"the checker does not read {model_format(ens)} models (it reads XGBoost "
             "models and dumps, LightGBM models, scikit-learn .skops files, CatBoost .cbm "
             "files and ONNX tree ensembles)"
         )
@@ -374,26 +340,8 @@ def certify(
             why = f"the box search proved it, but {why} (budget {timeout:.3g}s)"
             return replace(refused(why, searched, time.time() - t0), rebuild=rebuild)
         if out.status != PROVED:
-            seconds = time.time() - t0
-            if out.pair is not None:
-                return refused(
-                    "the box search found a pair it could not rule out", searched, seconds
-                )
-            if why:  # it stopped short of its budget
-                return refused(f"the box search stopped: {why}", searched, seconds)
-            if work is not None and searched >= work:
-                return refused(
-                    f"the box search did not finish within the query's work budget of "
-                    f"{work:,} boxes: give a larger one (--work N, work=N, work N in a .sens "
-                    "file)",
-                    searched,
-                    seconds,
-                )
-            return refused(
-                f"the box search did not finish within its budget of {timeout:.3g}s",
-                searched,
-                seconds,
-            )
+            why = unproved_reason(out, why, work, searched, timeout)
+            return refused(why, searched, time.time() - t0)
         parts.append(proof_part(ens, enc, tables, record))
     seconds = time.time() - t0
     unwritten = write_document(ens, q, encs[0], tables, parts, model_file, path, max_gap_upper)
@@ -407,6 +355,24 @@ def certify(
     else:
         done = written_and_verified(Path(path), written, boxes, seconds)
     return replace(done, rebuild={**rebuild, **done.rebuild})
+
+
+def unproved_reason(
+    out: BoxOutcome, stopped: str, work: int | None, searched: int, timeout: float
+) -> str:
+    """Why a certificate's box search that ended without a proof gives none: a pair it
+    could not rule out, why it stopped short of its budget (``stopped``), or the budget
+    it used up (the query's work budget of ``work`` boxes, else ``timeout`` seconds)."""
+    if out.pair is not None:
+        return "the box search found a pair it could not rule out"
+    if stopped:
+        return f"the box search stopped: {stopped}"
+    if work is not None and searched >= work:
+        return (
+            f"the box search did not finish within the query's work budget of {work:,} "
+            "boxes: give a larger one (--work N, work=N, work N in a .sens file)"
+        )
+    return f"the box search did not finish within its budget of {timeout:.3g}s"
 
 
 def _search_past_near_misses(
@@ -631,132 +597,3 @@ def proof_after(proof: Proof, done: Certified) -> Proof:
     if done.verified:
         return replace(proof, checked=True, certificate=done.path, why_not="")
     return replace(proof, checked=False, certificate=None, why_not=brief(done.reason))
-
-
-def model_path_from(certificate: Path, model_file: Path) -> str:
-    """The model's path as the certificate states it: relative to the certificate's
-    folder (``treesens verify`` reads it from there, wherever it is run), or absolute
-    when given so."""
-    if model_file.is_absolute():
-        return str(model_file)
-    return os.path.relpath(model_file.resolve(), certificate.resolve().parent)
-
-
-def _domain(ens, f: int) -> dict:
-    """Feature f's domain: its bounds, and (version 3) its codes and whether it may be
-    missing."""
-    feat = ens.features[f]
-    out: dict = {
-        "lb": json_number(feat.lb),
-        "ub": json_number(feat.ub),
-        "integer": bool(feat.integral),
-    }
-    dom = ensemble_structure(ens).domains.get(f)
-    if dom is not None and dom.codes is not None:
-        out["codes"] = [int(c) for c in dom.codes]
-    if feat.may_be_missing:
-        out["missing"] = True
-    if "codes" in out and model_library(ens) == "catboost":  # the checker hashes the names
-        out["categories"] = list(feat.categories or ())
-    return with_unlisted(out, ens, f, model_library(ens) in OPEN_CODES)
-
-
-def _claim(ens, q: Query) -> dict:
-    if is_anchored(q):  # an audit's row: x2's flip alone (verify/claims.py)
-        claim = {"kind": "flip", "gap": float(q.gap.value), "gap_kind": str(q.gap.kind)}
-        d = int(q.param("decision"))
-        if ens.n_outputs > 1:
-            claim["classes"] = [d, q.classes[1] if q.classes else ANY]
-        else:
-            claim["to"] = 1 - d
-        return claim
-    if q.delta is not None:
-        return {"kind": "change", "delta": float(q.delta), "direction": str(q.direction)}
-    claim = {"kind": "gap", "gap": float(q.gap.value), "gap_kind": str(q.gap.kind)}
-    if ens.n_outputs > 1:
-        claim["classes"] = [c if c == ANY else int(c) for c in q.classes]
-    return claim
-
-
-def _base_score(ens) -> float:
-    """The base score a dump's answer assumed (read by the checker from dumps only): a
-    multiclass dump's is every class's starting margin; a binary one's, the probability
-    whose logit is the margin's start."""
-    if ens.is_regressor:
-        return 0.5
-    if ens.n_outputs > 1:
-        return float(ens.intercept[0])
-    return 1.0 / (1.0 + math.exp(-float(ens.intercept[0])))
-
-
-def write_document(ens, q, enc, tables, parts, model_file, path, max_gap_upper: bool):
-    """Write the certificate of ``parts`` (proof_part's) to ``path``; None, or why it
-    cannot be written (a pipeline whose steps the checker cannot map)."""
-    doc = certificate_document(ens, q, enc, tables, parts, Path(model_file), Path(path))
-    doc["question"]["max_gap_upper"] = max_gap_upper
-    if enc.query.relations:  # the claim's relations between x1 and x2
-        doc["question"]["relations"] = stated_relations(enc)
-    if group_section(ens) is not None:
-        doc["groups"] = group_section(ens)
-    if doc["model"]["library"] == "sklearn-pipeline":
-        try:
-            doc["maps"] = pipeline_maps(ens, str(model_file))
-        except NoMaps as e:
-            return str(e)
-    write_json(path, doc)  # its proofs' steps converted and written a piece at a time
-    return None
-
-
-def certificate_document(ens, q, enc, tables, parts, model_file: Path, certificate: Path) -> dict:
-    columns = [[int(f), None if c is None else int(c) + 1] for f, c in tables.columns]
-    # the domains searched: the features' own, or as a query's bounds narrowed them
-    domain = [_domain(enc.ensemble, f) for f in range(ens.n_features)]
-    for r in enc.query.relations:
-        # a relation's codes are stated one by one, two per run of unlisted codes
-        # (domain.with_order_codes): the checker's relation step reads no unlisted code
-        domain[feature_index(ens, r.feature)].pop("unlisted", None)
-    coded = any("codes" in d or "missing" in d for d in domain)
-    if is_anchored(q):  # x1 the row; x2 the row outside F
-        per_input = anchored_domains(enc, anchor_of(q), domain)
-    else:  # a bound on one input of a varied feature
-        per_input = input_domains(enc, domain)
-    for f, sides in per_input.items():
-        domain[f] = sides
-    return {
-        "format": FORMAT,
-        # version 3 where a domain holds codes or NaN, 4 where one is stated per input (a
-        # checker reading an earlier version refuses it rather than check another claim)
-        "version": 4 if per_input or is_anchored(q) else 3 if coded else VERSION,
-        "model": {
-            "file": model_path_from(certificate, model_file),
-            "sha256": hashlib.sha256(model_file.read_bytes()).hexdigest(),
-            "library": model_library(ens),
-            # the comparison the library's splits use (the checker maps ONNX nodes' modes
-            # onto it; of other libraries it must be the library's own)
-            "test": model_test(ens),
-            # a dump does not store them: the base score the answer assumed (binary: as a
-            # probability) and the number of classes
-            "base_score": _base_score(ens),
-            "num_class": max(ens.n_outputs, 1) if not ens.is_regressor else 1,
-        },
-        "question": {
-            "features": list(ens.feature_names),
-            "vary": [ens.feature_names[f] for f in sorted(enc.varying)],
-            "claim": _claim(ens, q),
-            "domain": domain,
-        },
-        "columns": columns,
-        "parts": parts,
-    }
-
-
-def check_certificate_path(path: str | Path) -> None:
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(
-            "cannot write the certificate there: it is a directory (give a file name)", str(path)
-        )
-    if not p.parent.exists():
-        raise InputError(
-            f"cannot write the certificate there: directory {p.parent} does not exist", str(path)
-        )

@@ -27,6 +27,7 @@ from ..search.compiled_check import note_rebuild
 from ..search.compiled_proof import UnbuiltProof, too_long
 from ..search.pair_boxes import tables_held
 from ..search.proof_tree import RecordedProof, recording_proofs
+from .certificate_document import write_document
 from .certificate_steps import proof_part
 from .certify import (
     Certified,
@@ -34,7 +35,6 @@ from .certify import (
     model_refusal,
     proof_boxes,
     refused,
-    write_document,
     written_and_verified,
 )
 from .memory import certificate_refusal

@@ -38,6 +38,7 @@ from ..search.pair_boxes import (
 )
 from ..search.proof_tree import RecordedTiling
 from ..search.relation_boxes import rank_relations, relation_events
+from .certificate_document import write_document
 from .certificate_steps import proof_part
 from .certify import (
     Certified,
@@ -45,7 +46,6 @@ from .certify import (
     model_refusal,
     proof_boxes,
     refused,
-    write_document,
     written_and_verified,
 )
 from .memory import certificate_refusal

@@ -78,7 +78,7 @@ def run(args) -> int:
     require_backend(args.backend)  # before loading: the heuristic must not answer for it
     check_plot_arg(args)
     if args.certificate is not None:  # a file that cannot be written: before the answer
-        from ...questions.certify import check_certificate_path
+        from ...questions.certificate_document import check_certificate_path
 
         check_certificate_path(args.certificate)
     refuse_file_over_limit(args.model, args.memory_mb)  # a skops file's size, before its load

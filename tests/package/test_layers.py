@@ -59,6 +59,7 @@ LAZY_MODULES = frozenset(
         "treesens.search.tree_eval_jit",  # the heuristic's compiled walk (numba)
         "treesens.verify.walk_jit",  # the checker's two steps per box of a large proof
         "treesens.questions.certify",
+        "treesens.questions.certificate_document",  # check --certificate's path, the file
         "treesens.questions.certify_recorded",
         "treesens.questions.certify_tiling",  # a max gap's certificate from its own boxes
         "treesens.questions.audit_certificates",  # audit --certificates
