@@ -77,6 +77,16 @@ def test_the_headline_of_an_answer_its_backend_proved_names_the_backend_then_the
     assert line.endswith("; proved by CP-SAT, not independently checked")
 
 
+def test_the_headline_gives_the_compile_and_solve_times():
+    line = str(_result()).splitlines()[0]
+    assert "0.35s (compile 0.10s, solve 0.20s)" in line
+
+
+def test_the_headline_leaves_out_a_compile_that_took_no_time():
+    line = str(_result(time={"compile": 0.001, "solve": 0.2, "total": 0.35})).splitlines()[0]
+    assert "0.35s (solve 0.20s)" in line and "compile" not in line
+
+
 def test_a_result_repr_stays_under_200_characters_for_many_features():
     names = [f"feature_number_{i}" for i in range(100)]
     assert len(repr(_result(features=names, query=",".join(names)))) < 200
