@@ -54,6 +54,7 @@ class SolveContext:
     data: Dataset | None = None
     prefer: Any = None  # per feature, values to prefer in witnesses (the data's)
     log: bool = False
+    note: Callable[[str], None] | None = None  # a progress line (the CLI's stderr); None: none
     memory_mb: int | None = None  # a limit given: the solver process's address space
     # the query's memory limit, given or the default (MB): the box search's tables fit
     # what it leaves above the model's estimate (None: no limit)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..answers.accept import free_range_note, measure_distance, note_unseen_combinations
@@ -67,6 +67,7 @@ def solve_query(
     stop: threading.Event | None = None,
     tables_mb: float | None = None,
     after_heuristic: Pair | bool = False,
+    note: Callable[[str], None] | None = None,
 ) -> Result:
     """Answer one query by ``deadline`` (default: its time limit from now; the question's
     runner, questions/ask.py, gives it). ``data``: the Dataset read from the path or
@@ -78,7 +79,8 @@ def solve_query(
     ``tables_mb``: the limit the box search's tables are held to when none is given
     (the default limit, questions/memory.py). ``after_heuristic``: the heuristic ran
     before this solve (a race's, ``_race``), which does not run it again: True, or the
-    pair it found short of the gap (the solver's hint).
+    pair it found short of the gap (the solver's hint). ``note``: a progress line, told
+    where the box search's tables take seconds to build (not in a race).
 
     Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
     a replay-checked pair in hand, the exception carries the result so far as its
@@ -99,7 +101,7 @@ def solve_query(
         res = _race(ens, q, deadline, memory_mb, tables_mb, given)
     else:
         ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data, limit_mb)
-        ctx.stop, ctx.tables_mb = stop, limit_mb
+        ctx.stop, ctx.tables_mb, ctx.note = stop, limit_mb, note
         if after_heuristic is not False:
             ctx.heuristic_ran = True
             ctx.heuristic_pair = None if after_heuristic is True else after_heuristic

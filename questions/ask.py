@@ -212,6 +212,7 @@ def _answer(ens, q, deadline, limit: MemoryLimit | None, log, compiled) -> Resul
             memory_mb=memory_mb,
             data=data,
             tables_mb=None if limit is None else limit.mb,
+            note=log,
         )
     from .max_gap import max_gap_query  # (the max gap's searches: only when asked)
 

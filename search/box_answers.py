@@ -3,6 +3,10 @@ too large, and the answer a completed search proves."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager
+
 from ..answers.accept import with_preferred
 from ..answers.context import SolveContext
 from ..answers.result import INSENSITIVE
@@ -15,26 +19,49 @@ from .anchored_boxes import is_anchored
 from .pair_boxes import PairTables, PairTablesPastDeadline, PairTablesTooLarge, pair_tables
 
 FOUND_BY = "box search"
+# seconds of building the pair tables after which ``note`` (a progress line) is told once:
+# a model of many leaves takes up to a minute (adult lgbm_t1000_l255's fnlwgt)
+TABLES_NOTE_AFTER = 5.0
 
 
 def tables_or_skip(
-    enc: Encoding, stats: dict, memory_mb: float | None = None, deadline: float | None = None
+    enc: Encoding,
+    stats: dict,
+    memory_mb: float | None = None,
+    deadline: float | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> PairTables | None:
     """The pair tables of ``enc``, or None with ``stats`` saying why they were skipped
     (``memory_mb``: the query's memory limit, given or the default, which they must fit
     above the model's estimate; ``deadline``: the time building them may take, to an
-    absolute time)."""
+    absolute time; ``note``: a progress line, told where building them takes seconds)."""
     held = room_bytes(enc.ensemble, memory_mb)
     # an anchored question's boxes derived from the nodes: its trees walk compiled
     boxes = not is_anchored(enc.query)
     try:
-        return pair_tables(enc, max_held=held, deadline=deadline, boxes=boxes)
+        with _said_after(TABLES_NOTE_AFTER, note, "box search: building the pair tables..."):
+            return pair_tables(enc, max_held=held, deadline=deadline, boxes=boxes)
     except PairTablesTooLarge as e:
         stats.clear()
         stats.update({"status": "skipped", "reason": str(e)})
         if isinstance(e, PairTablesPastDeadline):  # the time limit's, not the model's size
             stats["ended_by"] = "time"
         return None
+
+
+@contextmanager
+def _said_after(seconds: float, note: Callable[[str], None] | None, line: str):
+    """``note(line)`` once, from a timer's thread, where the block runs past ``seconds``."""
+    if note is None:
+        yield
+        return
+    timer = threading.Timer(seconds, note, (line,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def prove_insensitive(ctx: SolveContext, how: str = "") -> bool:

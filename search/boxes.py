@@ -248,7 +248,7 @@ class BoxStage:
             if self.search is None:
                 # bounded by the query's time limit, not the turn's: a search left
                 # unfinished goes on beside the backend on tables built once
-                tables = tables_or_skip(enc, stats, ctx.tables_mb, ctx.deadline)
+                tables = tables_or_skip(enc, stats, ctx.tables_mb, ctx.deadline, ctx.note)
                 if tables is None:
                     return False
                 stats["class_pairs"] += 1
