@@ -60,7 +60,9 @@ def _exact(ens, f):
 
 
 def _problems(ens, r, exact):
-    return (max_ratio_problems if ens.n_classes > 2 else max_gap_problems)(exact, r)
+    if ens.n_classes > 2:
+        return max_ratio_problems(exact, r)
+    return max_gap_problems(exact, r, ens)
 
 
 def _answer(r):
