@@ -99,6 +99,23 @@ def drop_frame(frames, m):
         fstale[m, t] = fstale[d, t]
 
 
+@jit
+def flush_frames(frames, hb, hx, hn, max_rows, u_floor, lost):
+    """Every child kept in ``frames`` pushed on the heap (hb, hx, hn; push's max_rows,
+    u_floor, lost), its arrays let go: the search goes on from the heap, best first.
+    Returns (hb, hx, hn)."""
+    fu, fbox, depth = frames[0], frames[1], frames[7]
+    cols = fbox.shape[1] // 2
+    lo, hi = np.empty(cols, dtype=np.int32), np.empty(cols, dtype=np.int32)
+    for d in range(depth[0]):
+        for k in range(cols):
+            lo[k] = fbox[d, k]
+            hi[k] = fbox[d, cols + k]
+        hb, hx, hn = push(hb, hx, hn, fu[d], lo, hi, max_rows, u_floor, lost)
+    depth[0] = 0
+    return hb, hx, hn
+
+
 @part
 def frame_at(frames, highest):
     """The frame of largest bound (``highest``) or of smallest, and its bound (-1 and

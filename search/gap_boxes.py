@@ -360,8 +360,11 @@ def _compiled_search(
             floor = tolerance.floor(_best_of(best, reached))
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
+            if search.keeps_frames and _late(started, deadline, boxes, box_limit):
+                search.best_first(floors[floor])
             t0 = time.time()
-            status, n, _u = search.step(floors[floor], _cut(budget, boxes, box_limit, later))
+            end = _frames_end(box_limit) if search.keeps_frames else box_limit
+            status, n, _u = search.step(floors[floor], _cut(budget, boxes, end, later))
             boxes += n
             now = time.time()
             budget = next_step(budget, n, now - t0, deadline - now, status)
@@ -383,6 +386,23 @@ def _compiled_search(
     except KeyboardInterrupt:
         return outcome(interrupted=True)
     return outcome()
+
+
+def _frames_end(box_limit: float) -> float:
+    """The box a search within ``box_limit`` boxes flushes its frames at and goes on
+    best first (gap_kernel.BEST_FIRST_SHARE; inf: none)."""
+    if math.isinf(box_limit):
+        return box_limit
+    return math.ceil((1.0 - gap_kernel.BEST_FIRST_SHARE) * box_limit)
+
+
+def _late(started: float, deadline: float, boxes: int, box_limit: float) -> bool:
+    """Whether a search started at ``started`` is in the last BEST_FIRST_SHARE of its
+    time to ``deadline`` or of its ``box_limit`` boxes."""
+    if boxes >= _frames_end(box_limit):
+        return True
+    left = deadline - time.time()
+    return math.isfinite(deadline) and left <= gap_kernel.BEST_FIRST_SHARE * (deadline - started)
 
 
 def _cut(budget: int, boxes: int, box_limit: float, later: Later | None) -> int:

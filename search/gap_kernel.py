@@ -100,6 +100,11 @@ F_FIRST_BOXES = 64
 # first's (bench/reports/scale-tier.md, "Children kept by the dives", "The best box open
 # every DIVE_CHECK boxes")
 DIVE_FRAMES = 0
+# ... until the last this share of a search's time to its deadline or of its box limit (a
+# work budget's), where the children kept go on the heap and it goes on best first, so
+# the bound a search stopped there reports is best first's (a search with neither limit
+# keeps its frames to the end)
+BEST_FIRST_SHARE = 0.3
 # ... and once this many boxes went by since the search last went on from the best box
 # open (the heap's or a child kept), a dive whose box is not it leaves it (kept in a
 # frame where there is room) and the search goes on from the best, the other children
@@ -677,6 +682,26 @@ class KernelSearch:
         kept = int(self.frames[7][0])
         kept_u = float(self.frames[0][:kept].max()) if kept else _NEG
         return max(float(self.hb[0]) if self.hn > 0 else _NEG, held, kept_u)
+
+    @property
+    def keeps_frames(self) -> bool:
+        """Whether its dives keep children in frames (``frames``)."""
+        return self.frames[0].shape[0] > 0
+
+    def best_first(self, u_floor: float) -> None:
+        """The children kept pushed on the heap (boxes under ``u_floor`` dropped where
+        the heap sheds) and none kept from here on: the search goes on best first."""
+        if not self.keeps_frames:
+            return
+        from .dive_frames_jit import flush_frames  # noqa: PLC0415 - numba only when the search runs
+
+        floor = float(min(max(u_floor, -_POS), _POS))
+        with signals_raised():
+            hb, hx, hn = flush_frames(
+                self.frames, self.hb, self.hx, self.hn, self.max_rows, floor, self.lost
+            )
+        self.hb, self.hx, self.hn = hb, hx, int(hn)
+        self.frames = _frames(self.ft, 0, 0)
 
     def upper(self) -> float:
         """A bound on every pair (row units): the largest bound open, dropped or shed

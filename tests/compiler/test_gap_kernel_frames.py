@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from treesens.compiler.query import Gap
-from treesens.search import gap_kernel
+from treesens.search import gap_boxes, gap_kernel
 from treesens.search.gap_boxes import _Bounds, largest_gap
 from treesens.search.gap_search import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_encoding, pair_tables
@@ -254,3 +254,117 @@ def test_a_child_kept_is_at_most_the_line_from_the_floor_to_the_heap_s_best_boun
                         assert u <= floor + line * (search.hb[0] - floor) + 1e-9
                         checked += 1
     assert checked > 100
+
+
+def _offer(ens):
+    def offer(x1, x2):
+        p = ens.proba(np.stack([x1, x2]))[:, 1]
+        return achieved_gap(p[0], p[1])
+
+    return offer
+
+
+def _switches(monkeypatch) -> list[int]:
+    """Each best_first call's children kept, as the search makes them (a list filled in)."""
+    calls: list[int] = []
+    flush = gap_kernel.KernelSearch.best_first
+
+    def counted(self, u_floor):
+        calls.append(int(self.frames[7][0]))
+        flush(self, u_floor)
+
+    monkeypatch.setattr(gap_kernel.KernelSearch, "best_first", counted)
+    return calls
+
+
+@pytest.mark.parametrize("i", CASES)
+def test_a_search_switched_to_best_first_mid_way_proves_the_brute_force_largest_gap(i, monkeypatch):
+    # its box limit four times the boxes it closes in, the last seven eighths best first:
+    # the frames go on the heap half way to its closure, and it closes before the limit
+    monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", 64)
+    ens, q = _case(i)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+    whole = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, FAR).boxes
+    if whole == 0:
+        pytest.skip("the root's bound is the answer: no box searched")
+    monkeypatch.setattr(gap_kernel, "BEST_FIRST_SHARE", 0.875)
+    calls = _switches(monkeypatch)
+    limit = 4 * whole
+    out = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, FAR, box_limit=limit)
+    assert out.proven
+    assert calls and out.boxes >= limit // 8
+    assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def test_a_search_with_neither_a_deadline_nor_a_box_limit_keeps_its_frames(monkeypatch):
+    monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", 64)
+    calls = _switches(monkeypatch)
+    for i in range(0, 24, 3):
+        ens, q = _case(i)
+        enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+        largest_gap(enc, pair_tables(enc), gap_bound(ens), _offer(ens), TOLERANCE, FAR)
+    assert calls == []
+
+
+def _rows(boxes: np.ndarray) -> list[bytes]:
+    return sorted(row.tobytes() for row in boxes)
+
+
+def test_the_flush_to_best_first_keeps_every_open_box_and_the_upper_bound():
+    # the children kept go on the heap: the same open boxes and upper bound, none kept
+    flushed = 0
+    for tab in _tables():
+        search = _search_of(tab, 64)
+        for _ in range(40):
+            if search.step(-math.inf, 1)[0] == gap_kernel.EMPTY:
+                break
+        if not int(search.frames[7][0]):
+            continue
+        boxes, upper = _rows(search.open_boxes()), search.upper()
+        search.best_first(-math.inf)
+        assert not search.keeps_frames
+        assert _rows(search.open_boxes()) == boxes
+        assert search.upper() == upper
+        flushed += 1
+    assert flushed > 5
+
+
+def test_a_certificate_s_tiling_counts_the_boxes_flushed_to_the_heap():
+    # the boxes recorded and those open tile the pair space before and after the flush
+    flushed = 0
+    for tab in _tables():
+        b = _Bounds(tab)
+        root = b.upper(b.top(np.ones(b.n, dtype=bool)))
+        search = gap_kernel.KernelSearch(tab, b.order, root, recording=True, frames=64)
+        for _ in range(40):
+            if search.step(-math.inf, 1)[0] == gap_kernel.EMPTY:
+                break
+        if not int(search.frames[7][0]):
+            continue
+        before = _rows(search.tiling())
+        search.best_first(-math.inf)
+        assert _rows(search.tiling()) == before
+        while search.step(-math.inf, 64)[0] != gap_kernel.EMPTY:
+            pass
+        assert len(search.open_boxes()) == 0 and len(search.tiling()) >= len(before)
+        flushed += 1
+    assert flushed > 5
+
+
+@pytest.mark.parametrize("i", [4, 9, 11, 16])
+def test_a_work_budget_flushes_the_frames_at_the_same_box_whatever_the_steps(i, monkeypatch):
+    # the flush comes at a box of the limit, not at a step's end: a search one box a step
+    # reports the upper bound and counts the boxes of one with the usual steps
+    monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", 64)
+    ens, q = _case(i)
+    enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
+    tab = pair_tables(enc)
+    calls = _switches(monkeypatch)
+    out = {}
+    for longest in (1, 1 << 22):
+        monkeypatch.setattr(gap_boxes, "LONGEST_STEP", longest)
+        got = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, FAR, box_limit=60)
+        out[longest] = (got.boxes, got.upper, got.lower)
+    assert out[1] == out[1 << 22] and out[1][0] == 60
+    assert len(calls) == 2
