@@ -329,8 +329,7 @@ def _compiled_search(
     )  # fmt: skip
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
-    boxes, budget = 0, FIRST_STEP
-    status = -1
+    boxes, budget, status = 0, FIRST_STEP, -1
 
     def upper() -> float:
         u = search.upper()
@@ -360,10 +359,8 @@ def _compiled_search(
             floor = tolerance.floor(_best_of(best, reached))
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
-            if search.keeps_frames and _late(started, deadline, boxes, box_limit):
-                search.best_first(floors[floor])
+            end = _late_best_first(search, floors[floor], started, deadline, boxes, box_limit)
             t0 = time.time()
-            end = _frames_end(box_limit) if search.keeps_frames else box_limit
             status, n, _u = search.step(floors[floor], _cut(budget, boxes, end, later))
             boxes += n
             now = time.time()
@@ -396,13 +393,25 @@ def _frames_end(box_limit: float) -> float:
     return math.ceil((1.0 - gap_kernel.BEST_FIRST_SHARE) * box_limit)
 
 
-def _late(started: float, deadline: float, boxes: int, box_limit: float) -> bool:
-    """Whether a search started at ``started`` is in the last BEST_FIRST_SHARE of its
-    time to ``deadline`` or of its ``box_limit`` boxes."""
-    if boxes >= _frames_end(box_limit):
-        return True
+def _late_best_first(
+    search: gap_kernel.KernelSearch,
+    u_floor: float,
+    started: float,
+    deadline: float,
+    boxes: int,
+    box_limit: float,
+) -> float:
+    """``search``'s frames flushed, best first from here on, once it is in the last
+    BEST_FIRST_SHARE of its time from ``started`` to ``deadline`` or of its ``box_limit``
+    boxes; the box its next step ends at (the flush's while it keeps frames)."""
+    if not search.keeps_frames:
+        return box_limit
     left = deadline - time.time()
-    return math.isfinite(deadline) and left <= gap_kernel.BEST_FIRST_SHARE * (deadline - started)
+    late = math.isfinite(deadline) and left <= gap_kernel.BEST_FIRST_SHARE * (deadline - started)
+    if late or boxes >= _frames_end(box_limit):
+        search.best_first(u_floor)
+        return box_limit
+    return _frames_end(box_limit)
 
 
 def _cut(budget: int, boxes: int, box_limit: float, later: Later | None) -> int:

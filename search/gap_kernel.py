@@ -95,15 +95,11 @@ F_FIRST_BOXES = 64
 # a max gap's dives keep up to this many of the children they do not enter, with their
 # per-tree arrays, and go on from the last kept once their box is dropped, rather than push
 # them on the heap and walk them again when popped (depth first under each box popped:
-# every box above the floor is split whatever the order); 0: every child on the heap.
-# Off: a search stopped after so many boxes then reports a looser upper bound than best
-# first's (bench/reports/scale-tier.md, "Children kept by the dives", "The best box open
-# every DIVE_CHECK boxes")
+# every box above the floor is split whatever the order); 0: every child on the heap
+# (bench/reports/scale-tier.md, "Children kept by the dives")
 DIVE_FRAMES = 0
-# ... until the last this share of a search's time to its deadline or of its box limit (a
-# work budget's), where the children kept go on the heap and it goes on best first, so
-# the bound a search stopped there reports is best first's (a search with neither limit
-# keeps its frames to the end)
+# ... until the last this share of a search's time to its deadline or of its box limit
+# (a work budget's): the children kept go on the heap, and it goes on best first
 BEST_FIRST_SHARE = 0.3
 # ... and once this many boxes went by since the search last went on from the best box
 # open (the heap's or a child kept), a dive whose box is not it leaves it (kept in a
@@ -685,22 +681,18 @@ class KernelSearch:
 
     @property
     def keeps_frames(self) -> bool:
-        """Whether its dives keep children in frames (``frames``)."""
         return self.frames[0].shape[0] > 0
 
     def best_first(self, u_floor: float) -> None:
-        """The children kept pushed on the heap (boxes under ``u_floor`` dropped where
-        the heap sheds) and none kept from here on: the search goes on best first."""
-        if not self.keeps_frames:
-            return
+        """The children kept pushed on the heap (which sheds under ``u_floor`` as push
+        does) and none kept from here on: the search goes on best first."""
         from .dive_frames_jit import flush_frames  # noqa: PLC0415 - numba only when the search runs
 
-        floor = float(min(max(u_floor, -_POS), _POS))
         with signals_raised():
-            hb, hx, hn = flush_frames(
-                self.frames, self.hb, self.hx, self.hn, self.max_rows, floor, self.lost
+            out = flush_frames(
+                self.frames, self.hb, self.hx, self.hn, self.max_rows, u_floor, self.lost
             )
-        self.hb, self.hx, self.hn = hb, hx, int(hn)
+        self.hb, self.hx, self.hn = out[0], out[1], int(out[2])
         self.frames = _frames(self.ft, 0, 0)
 
     def upper(self) -> float:
