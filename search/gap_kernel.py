@@ -96,8 +96,9 @@ F_FIRST_BOXES = 64
 # per-tree arrays, and go on from the last kept once their box is dropped, rather than push
 # them on the heap and walk them again when popped (depth first under each box popped:
 # every box above the floor is split whatever the order); 0: every child on the heap
-# (bench/reports/scale-tier.md, "Children kept by the dives")
-DIVE_FRAMES = 0
+# (SeniorCitizen of churn lgbm_t1000_l63 closes in about half best first's CPU s:
+# bench/reports/scale-tier.md, "Frames, then best first for the last 30% of a limit")
+DIVE_FRAMES = 64
 # ... until the last this share of a search's time to its deadline or of its box limit
 # (a work budget's): the children kept go on the heap, and it goes on best first
 BEST_FIRST_SHARE = 0.3

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 
+from treesens.answers.phrases import lower_text, upper_text
 from treesens.answers.result import Result
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
@@ -82,8 +83,10 @@ def test_the_cli_sweeps_last_line_per_feature_is_its_stored_answer():
     (res,) = [json.loads(s) for s in p.stdout.splitlines()]
     mg = res["max_gap"]
     assert mg["proven"]
-    final = f"[1/1] mean_texture: max gap {mg['lower']:.4g} (proven within 0.001: "
-    assert f"{final}[{mg['lower']:.4g}, {mg['upper']:.4g}])" in p.stderr
+    # the bounds as the line rounds them: the lower one down, the upper one up
+    low, high = lower_text(mg["lower"]), upper_text(mg["upper"])
+    final = f"[1/1] mean_texture: max gap {low} (proven within 0.001: "
+    assert f"{final}[{low}, {high}])" in p.stderr
     progress = [
         s
         for s in p.stderr.splitlines()
