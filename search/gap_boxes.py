@@ -325,7 +325,7 @@ def _compiled_search(
         tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes,
         recording=recording, record_max=record_max, rel=b.rel,
         f_first=gap_kernel.F_FIRST_BOXES if b.rel is None else 1,
-        frames=gap_kernel.DIVE_FRAMES,
+        frames=gap_kernel.DIVE_FRAMES if math.isinf(box_limit) else 0,  # a work budget's: none
     )  # fmt: skip
     best: float | None = None  # the best accepted gap
     floors: dict[float, float] = {}
@@ -359,9 +359,9 @@ def _compiled_search(
             floor = tolerance.floor(_best_of(best, reached))
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
-            end = _late_best_first(search, floors[floor], started, deadline, boxes, box_limit)
+            _late_best_first(search, floors[floor], started, deadline)
             t0 = time.time()
-            status, n, _u = search.step(floors[floor], _cut(budget, boxes, end, later))
+            status, n, _u = search.step(floors[floor], _cut(budget, boxes, box_limit, later))
             boxes += n
             now = time.time()
             budget = next_step(budget, n, now - t0, deadline - now, status)
@@ -385,33 +385,16 @@ def _compiled_search(
     return outcome()
 
 
-def _frames_end(box_limit: float) -> float:
-    """The box a search within ``box_limit`` boxes flushes its frames at and goes on
-    best first (gap_kernel.BEST_FIRST_SHARE; inf: none)."""
-    if math.isinf(box_limit):
-        return box_limit
-    return math.ceil((1.0 - gap_kernel.BEST_FIRST_SHARE) * box_limit)
-
-
 def _late_best_first(
-    search: gap_kernel.KernelSearch,
-    u_floor: float,
-    started: float,
-    deadline: float,
-    boxes: int,
-    box_limit: float,
-) -> float:
+    search: gap_kernel.KernelSearch, u_floor: float, started: float, deadline: float
+) -> None:
     """``search``'s frames flushed, best first from here on, once it is in the last
-    BEST_FIRST_SHARE of its time from ``started`` to ``deadline`` or of its ``box_limit``
-    boxes; the box its next step ends at (the flush's while it keeps frames)."""
-    if not search.keeps_frames:
-        return box_limit
-    left = deadline - time.time()
-    late = math.isfinite(deadline) and left <= gap_kernel.BEST_FIRST_SHARE * (deadline - started)
-    if late or boxes >= _frames_end(box_limit):
+    BEST_FIRST_SHARE of its time from ``started`` to ``deadline``. (A work budget's
+    search keeps none from the start: its bracket at N boxes is best first's.)"""
+    if not search.keeps_frames or math.isinf(deadline):
+        return
+    if deadline - time.time() <= gap_kernel.BEST_FIRST_SHARE * (deadline - started):
         search.best_first(u_floor)
-        return box_limit
-    return _frames_end(box_limit)
 
 
 def _cut(budget: int, boxes: int, box_limit: float, later: Later | None) -> int:

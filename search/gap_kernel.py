@@ -99,8 +99,8 @@ F_FIRST_BOXES = 64
 # (SeniorCitizen of churn lgbm_t1000_l63 closes in about half best first's CPU s:
 # bench/reports/scale-tier.md, "Frames, then best first for the last 30% of a limit")
 DIVE_FRAMES = 64
-# ... until the last this share of a search's time to its deadline or of its box limit
-# (a work budget's): the children kept go on the heap, and it goes on best first
+# ... until the last this share of its time to its deadline: the children kept go on the
+# heap, and it goes on best first (under a work budget it keeps none: gap_boxes)
 BEST_FIRST_SHARE = 0.3
 # ... and once this many boxes went by since the search last went on from the best box
 # open (the heap's or a child kept), a dive whose box is not it leaves it (kept in a

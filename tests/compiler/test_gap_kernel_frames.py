@@ -70,7 +70,7 @@ def test_a_search_going_on_from_the_best_box_open_every_few_boxes_proves_the_bru
 
 @pytest.mark.parametrize("i", range(0, 24, 3))
 def test_a_search_stopped_after_any_number_of_boxes_bounds_the_brute_force_largest_gap(i):
-    # the upper bound a work budget reports counts the children kept (however many)
+    # the upper bound a work budget reports, whatever its box limit
     ens, q = _case(i)
     enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
     tab = pair_tables(enc)
@@ -277,23 +277,36 @@ def _switches(monkeypatch) -> list[int]:
     return calls
 
 
+class _Ticks:
+    """A clock one tick a read: a deadline in ticks, however loaded the machine."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def time(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
 @pytest.mark.parametrize("i", CASES)
 def test_a_search_switched_to_best_first_mid_way_proves_the_brute_force_largest_gap(i, monkeypatch):
-    # its box limit four times the boxes it closes in, the last seven eighths best first:
-    # the frames go on the heap half way to its closure, and it closes before the limit
+    # one box a step, its deadline four times the clock's reads it closes in, the last
+    # seven eighths best first: the frames go on the heap about half way to its closure
     monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", 64)
+    monkeypatch.setattr(gap_boxes, "LONGEST_STEP", 1)
+    clock = _Ticks()
+    monkeypatch.setattr(gap_boxes, "time", clock)
     ens, q = _case(i)
     enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
     tab = pair_tables(enc)
-    whole = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, FAR).boxes
-    if whole == 0:
+    if largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, FAR).boxes == 0:
         pytest.skip("the root's bound is the answer: no box searched")
+    ticks, clock.now = clock.now, 0.0
     monkeypatch.setattr(gap_kernel, "BEST_FIRST_SHARE", 0.875)
     calls = _switches(monkeypatch)
-    limit = 4 * whole
-    out = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, FAR, box_limit=limit)
+    out = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, 4 * ticks)
     assert out.proven
-    assert calls and out.boxes >= limit // 8
+    assert calls
     assert not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
 
 
@@ -353,18 +366,18 @@ def test_a_certificate_s_tiling_counts_the_boxes_flushed_to_the_heap():
 
 
 @pytest.mark.parametrize("i", [4, 9, 11, 16])
-def test_a_work_budget_flushes_the_frames_at_the_same_box_whatever_the_steps(i, monkeypatch):
-    # the flush comes at a box of the limit, not at a step's end: a search one box a step
-    # reports the upper bound and counts the boxes of one with the usual steps
-    monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", 64)
+def test_a_work_budget_s_search_is_best_first_s_whatever_the_frames_and_the_steps(i, monkeypatch):
+    # a work budget's search keeps no children (its bracket at N boxes must not move with
+    # DIVE_FRAMES): one box a step or the usual steps, best first's boxes and bracket
     ens, q = _case(i)
     enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
     tab = pair_tables(enc)
     calls = _switches(monkeypatch)
-    out = {}
-    for longest in (1, 1 << 22):
+    out = set()
+    for frames, longest in ((0, 1 << 22), (64, 1), (64, 1 << 22)):
+        monkeypatch.setattr(gap_kernel, "DIVE_FRAMES", frames)
         monkeypatch.setattr(gap_boxes, "LONGEST_STEP", longest)
         got = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, FAR, box_limit=60)
-        out[longest] = (got.boxes, got.upper, got.lower)
-    assert out[1] == out[1 << 22] and out[1][0] == 60
-    assert len(calls) == 2
+        out.add((got.boxes, got.upper, got.lower))
+    assert len(out) == 1 and out.pop()[0] == 60
+    assert calls == []
