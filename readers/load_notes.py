@@ -32,11 +32,18 @@ def saying(say: Callable[[str], None] | None) -> Iterator[None]:
 @contextmanager
 def step(words: str) -> Iterator[None]:
     """A step of a load: ``words`` said once it has run AFTER seconds, if anyone listens."""
-    say = _SAY.get()
+    with said_after(AFTER, _SAY.get(), words):
+        yield
+
+
+@contextmanager
+def said_after(seconds: float, say: Callable[[str], None] | None, line: str) -> Iterator[None]:
+    """``say(line)`` once, from a timer's thread, where the block runs past ``seconds``
+    (nothing where ``say`` is None)."""
     if say is None:
         yield
         return
-    timer = threading.Timer(AFTER, say, args=(words,))
+    timer = threading.Timer(seconds, say, args=(line,))
     timer.daemon = True
     timer.start()
     try:

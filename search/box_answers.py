@@ -3,9 +3,7 @@ too large, and the answer a completed search proves."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from contextlib import contextmanager
 
 from ..answers.accept import with_preferred
 from ..answers.context import SolveContext
@@ -15,6 +13,7 @@ from ..compiler.invert import Witness, witness_from_pair
 from ..compiler.kinds import kind_of
 from ..compiler.memory_estimate import room_bytes
 from ..compiler.question import where_words
+from ..readers.load_notes import said_after
 from .anchored_boxes import is_anchored
 from .pair_boxes import PairTables, PairTablesPastDeadline, PairTablesTooLarge, pair_tables
 
@@ -39,7 +38,7 @@ def tables_or_skip(
     # an anchored question's boxes derived from the nodes: its trees walk compiled
     boxes = not is_anchored(enc.query)
     try:
-        with _said_after(TABLES_NOTE_AFTER, note, "box search: building the pair tables..."):
+        with said_after(TABLES_NOTE_AFTER, note, "box search: building the pair tables..."):
             return pair_tables(enc, max_held=held, deadline=deadline, boxes=boxes)
     except PairTablesTooLarge as e:
         stats.clear()
@@ -47,21 +46,6 @@ def tables_or_skip(
         if isinstance(e, PairTablesPastDeadline):  # the time limit's, not the model's size
             stats["ended_by"] = "time"
         return None
-
-
-@contextmanager
-def _said_after(seconds: float, note: Callable[[str], None] | None, line: str):
-    """``note(line)`` once, from a timer's thread, where the block runs past ``seconds``."""
-    if note is None:
-        yield
-        return
-    timer = threading.Timer(seconds, note, (line,))
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
 
 
 def prove_insensitive(ctx: SolveContext, how: str = "") -> bool:
