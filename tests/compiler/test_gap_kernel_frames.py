@@ -74,14 +74,9 @@ def test_a_search_stopped_after_any_number_of_boxes_bounds_the_brute_force_large
     ens, q = _case(i)
     enc = pair_encoding(ens, q.with_(gap=Gap(0.0)))
     tab = pair_tables(enc)
-
-    def offer(x1, x2):
-        p = ens.proba(np.stack([x1, x2]))[:, 1]
-        return achieved_gap(p[0], p[1])
-
     exact = exact_max_gap(ens, q.vary)
     for limit in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144):
-        out = largest_gap(enc, tab, gap_bound(ens), offer, TOLERANCE, FAR, box_limit=limit)
+        out = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, FAR, box_limit=limit)
         assert out.upper >= exact - 1e-9
 
 
