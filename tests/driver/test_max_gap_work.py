@@ -84,7 +84,12 @@ def test_under_a_time_limit_alone_a_fast_clock_ends_the_search_after_other_work(
     idle = _deep(timeout=6)
     fast_clock()
     slow = _deep(timeout=6)
-    assert idle.stats["box_search"]["boxes"] != slow.stats["box_search"]["boxes"]
+    assert _boxes(slow) < _boxes(idle) / 2
+
+
+def _boxes(res) -> int:
+    # a loaded machine's fast clock can end the search in its table build, before any box
+    return res.stats.get("box_search", {}).get("boxes", 0)
 
 
 def test_under_a_work_budget_a_fast_clock_keeps_the_bracket_pair_and_work(fast_clock):
