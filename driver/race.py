@@ -45,10 +45,11 @@ def solve_race(
     """Race the backends; ``solve_one`` answers the query on one of them. ``given``:
     ``solve_one``'s other keywords (``compiled``, ``log``, ``prefer``, ``data``: the
     Dataset the query names, driver/data.py; ``after_heuristic``: the heuristic ran
-    before the race, driver/solve.py, and its pair short of the gap)."""
+    before the race, driver/solve.py, and its pair short of the gap; ``note``: a
+    progress line, each text told once however many backends build box-search tables)."""
     t0 = time.time()
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
-    names = race_backends(q.plan.backend)
+    names, note = race_backends(q.plan.backend), said_once(given.get("note"))
     if given.get("compiled") is None:  # compiled before any search: held to the limit now
         limit_mb = memory_mb if memory_mb is not None else given.get("tables_mb")
         refuse_solver_stage(ens, limit_mb, memory_mb is not None)
@@ -82,6 +83,7 @@ def solve_race(
                 stop=stop,
                 tables_mb=given.get("tables_mb"),
                 after_heuristic=given.get("after_heuristic", False),
+                note=note,  # each text once
             )
         except WorkerStopped:
             res = None
@@ -122,6 +124,24 @@ def solve_race(
     winner.stats["winner"] = winner.backend
     winner.time["total"] = time.time() - t0
     return winner
+
+
+def said_once(note: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """``note`` telling each text once: the racing threads each build the box search's
+    tables (the box search itself, and a solver backend's first stage)."""
+    if note is None:
+        return None
+    told: set[str] = set()
+    lock = threading.Lock()
+
+    def once(text: str) -> None:
+        with lock:
+            if text in told:
+                return
+            told.add(text)
+        note(text)
+
+    return once
 
 
 def _summary(names: list[str], results: dict, done: queue.Queue) -> dict[str, str]:

@@ -80,7 +80,8 @@ def solve_query(
     (the default limit, questions/memory.py). ``after_heuristic``: the heuristic ran
     before this solve (a race's, ``_race``), which does not run it again: True, or the
     pair it found short of the gap (the solver's hint). ``note``: a progress line, told
-    where the box search's tables take seconds to build (not in a race).
+    where the box search's tables take seconds to build (in a race, once for all its
+    backends).
 
     Interrupted (KeyboardInterrupt, or the CLI's SIGTERM / SIGHUP) while optimising with
     a replay-checked pair in hand, the exception carries the result so far as its
@@ -97,7 +98,7 @@ def solve_query(
     q = prepared(ens, q)
     limit_mb = memory_mb if memory_mb is not None else tables_mb
     if is_race(q.plan.backend):
-        given = {"compiled": compiled, "log": log, "prefer": prefer, "data": data}
+        given = {"compiled": compiled, "log": log, "prefer": prefer, "data": data, "note": note}
         res = _race(ens, q, deadline, memory_mb, tables_mb, given)
     else:
         ctx = _start(ens, q, compiled, deadline, memory_mb, log, prefer, data, limit_mb)

@@ -23,15 +23,16 @@ def ens():
     return treesens.load_model(MODEL)
 
 
-def _said(ens) -> list[str]:
+def _said(ens, **plan) -> list[str]:
     said: list[str] = []
-    q = make_query(["worst_symmetry"], gap=0.1)  # proved by the box search
+    q = make_query(["worst_symmetry"], gap=0.1, **plan)  # proved by the box search
     res = answer(ens, q, log=said.append)
     assert res.status == "insensitive", res.message
     return said
 
 
-def test_tables_that_take_seconds_to_build_are_said_once(ens, monkeypatch):
+@pytest.fixture
+def slow_tables(monkeypatch):
     build = box_answers.pair_tables
 
     def slow(*args, **kw):
@@ -40,7 +41,15 @@ def test_tables_that_take_seconds_to_build_are_said_once(ens, monkeypatch):
 
     monkeypatch.setattr(box_answers, "pair_tables", slow)
     monkeypatch.setattr(box_answers, "TABLES_NOTE_AFTER", 0.05)
+
+
+def test_tables_that_take_seconds_to_build_are_said_once(ens, slow_tables):
     assert _said(ens).count(NOTE) == 1
+
+
+def test_a_race_says_its_tables_taking_seconds_once(ens, slow_tables):
+    # the box search races CP-SAT and, as CP-SAT's first stage, builds tables beside it
+    assert _said(ens, backend="race:boxes,cpsat").count(NOTE) == 1
 
 
 def test_tables_built_within_the_seconds_are_not_said(ens):
