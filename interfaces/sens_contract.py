@@ -233,8 +233,9 @@ def _row_certificates(
     budget = timeout if timeout is not None else plan.run.timeout_per_row
     X = plan.data.X
     ens = sf.ensemble
+    work = plan.run.work_per_row  # the rows' work budget ends their certificates' search
     outcome = certify_rows(
-        ens, plan.spec, X, lines, where, sf.model_path, budget, memory_mb, **bounds
+        ens, plan.spec, X, lines, where, sf.model_path, budget, memory_mb, **bounds, work=work
     )
     return certified_text(outcome, where)
 

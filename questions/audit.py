@@ -443,6 +443,7 @@ def _answered(
             return lines, None
         model, folder, budget, bounds = certify
         budget = timeout_per_row if budget is None else budget
+        bounds = {**bounds, "work": per_row[1]}  # a row's certificate ends on its work
         asked = (folder, budget, memory_mb, bounds)
         return lines, _certified_rows(model, ens, spec, ds.X, lines, *asked)
 

@@ -56,6 +56,7 @@ def certify_rows(
     limit: int | None = None,
     seconds: float | None = None,
     progress: Callable[[str], None] | None = None,
+    work: int | None = None,
 ) -> dict[int, str]:
     """Write and check a certificate of each row of ``lines`` (the audit's result lines)
     that does not flip into ``folder``, within ``budget`` seconds of box search each:
@@ -64,7 +65,9 @@ def certify_rows(
     are begun only until that many seconds have passed (a row gets at most the time left);
     the rows not begun are ``NOT_ATTEMPTED``, saying which bound stopped them.
     ``progress`` gets a line saying how far they got (``progress_text``) at most once in
-    ``PROGRESS_SECONDS``, on a run that long."""
+    ``PROGRESS_SECONDS``, on a run that long. ``work``: each row's work budget (the
+    audit's per row): a row's search ends on the boxes it visits, ``budget`` a net, so
+    that its certificate does not depend on the machine's load."""
     out: dict[int, str] = {}
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -85,7 +88,7 @@ def certify_rows(
         if left <= 0:
             out[row] = f"{NOT_ATTEMPTED}: the {seconds:.1f}s given to certificates were spent"
             continue
-        q = row_query(ens, spec, X[row], d["decision"], left)
+        q = row_query(ens, spec, X[row], d["decision"], left, work)
         t0, path = time.time(), folder / certificate_name(row)
         own = kept_answer(spec, X[row], d["decision"])  # the box search proved the row
         if own is not None:  # its proof, recorded as it answered: no second search

@@ -274,6 +274,7 @@ def _certify(args, ens, spec, ds, lines: list[dict]) -> None:
 
     budget = args.certify_budget if args.certify_budget is not None else args.timeout_per_row
     bounds = {"limit": args.certify_rows, "seconds": args.certify_timeout, "progress": log}
+    bounds["work"] = args.work  # each row's work budget ends its certificate's search too
     outcome = certify_rows(
         ens, spec, ds.X, lines, args.certificates, args.model, budget, args.memory_mb, log, **bounds
     )
