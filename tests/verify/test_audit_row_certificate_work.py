@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import treesens
+from treesens.interfaces.cli.main import main
 from treesens.questions.audit import answer_blocks, make_spec, make_target
 from treesens.questions.audit_certificates import certify_rows
 from treesens.readers.data import load_data
@@ -60,3 +61,28 @@ def test_the_python_audit_gives_its_work_budget_to_the_row_certificates(audited,
     df = treesens.audit(path, data, ["f1", "f3"], gap=0.1, work=WORK, certificates=tmp_path)
     reasons = df.attrs["certificates"].values()
     assert any(f"work budget of {WORK} boxes" in why for why in reasons)
+
+
+@pytest.fixture
+def data_file(audited, tmp_path):
+    path, ens, spec, X, lines = audited
+    out = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=ens.feature_names).to_csv(out, index=False)
+    return out
+
+
+def test_the_command_gives_its_work_budget_to_the_row_certificates(audited, data_file, capsys):
+    path, certs = audited[0], data_file.parent / "certs"
+    argv = ["audit", str(path), "--data", str(data_file), "--vary", "f1,f3", "--gap", "0.1"]
+    assert main([*argv, "--work", str(WORK), "--certificates", str(certs)]) == 0
+    assert f"work budget of {WORK} boxes" in capsys.readouterr().err
+
+
+def test_an_audit_block_gives_its_work_budget_to_the_row_certificates(audited, data_file, capsys):
+    path, certs = audited[0], data_file.parent / "certs"
+    sens = data_file.parent / "c.sens"
+    block = f'audit rows {{\n  data "{data_file}"\n  vary f1, f3\n  gap 0.1\n  work {WORK}\n'
+    sens.write_text(f'model "{path}"\n{block}  expect audit flippable <= 100%\n}}\n')
+    main(["test", str(sens), "--certificates", str(certs), "-v"])
+    said = capsys.readouterr()
+    assert f"work budget of {WORK} boxes" in said.out + said.err
