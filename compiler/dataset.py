@@ -23,6 +23,8 @@ class Dataset:
     # the model's features the data has no column for, which no tree reads (each column
     # holds one value: readers/data.py, unread_value)
     filled: tuple[str, ...] = ()
+    # the label column asked for, found (``y``) or not (None: none asked, an array's)
+    label: str | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property

@@ -25,7 +25,7 @@ from ..compiler.query import (
     delta_for_a_classifier,
 )
 from ..compiler.readings import read_as
-from ..readers.data import Dataset
+from ..readers.data import Dataset, label_like
 from .query_build import gap_of
 
 TIMEOUT_PER_ROW = 60.0  # seconds of solver time for a row the enumeration cannot answer
@@ -164,6 +164,13 @@ def check_by(ds: Dataset, ens: Ensemble, by: str | None, label: str | None) -> N
         return
     others = [*([label] if label and ds.y is not None else []), *ds.extras]
     where = "" if ds.source == "<data>" else f" {ds.source}"  # the file: --data's, say
+    like = label_like(ds) if by == ds.label else {}
+    if like:  # 'label' on data whose label is called otherwise (adult's income)
+        which = " or ".join(map(repr, like))
+        raise InputError(
+            f"by {by!r}: not a column of the data{where} (no column is named {by!r}, "
+            f"--label's default: {which} looks like the label)"
+        )
     hint = closest(by, [*ens.feature_names, *others]) or (
         f" (its columns other than the model's features: {name_list(others)})" if others else ""
     )

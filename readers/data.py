@@ -30,6 +30,9 @@ from .table_files import csv_header, file_stat, is_parquet, read_table
 
 # the label column's name when none is given: a data file without it has no labels
 DEFAULT_LABEL = "label"
+# a column the model does not use, of at most this many values, may be a label (as many
+# as an audit's --by groups by value, questions/audit_groups.py)
+LABEL_VALUES = 12
 
 
 _LOADED: dict[tuple, Dataset] = {}
@@ -233,7 +236,7 @@ def _from_frame(df, ens, label, where: str, header: str | None = None) -> Datase
             _within_float32(vals, name, where)
         X[:, f] = vals
     X.setflags(write=False)
-    return Dataset(X, y, tuple(names), where, extras, tuple(absent))
+    return Dataset(X, y, tuple(names), where, extras, tuple(absent), label)
 
 
 def read_features(ens) -> frozenset[int]:
@@ -286,7 +289,8 @@ def data_notes(ds: Dataset) -> list[str]:
     if ds.extras:
         cols = name_list(map(repr, ds.extras))
         notes.append(
-            f"{ds.source}: columns the model does not use (an audit can group by them): {cols}"
+            f"{ds.source}: columns the model does not use (an audit can group by them): "
+            f"{cols}{unnamed_label_text(ds)}"
         )
     if ds.filled:
         values = [ds.X[0, ds.names.index(n)] for n in ds.filled]
@@ -301,6 +305,32 @@ def data_notes(ds: Dataset) -> list[str]:
             "same predictions)"
         )
     return notes
+
+
+def label_like(ds: Dataset) -> dict[str, int]:
+    """Where the data has no column of --label's default name (and none was named): its
+    columns the model does not use that look like a label, of 2 to ``LABEL_VALUES``
+    values (name -> how many), so that a note can say which (no answer reads labels)."""
+    if ds.y is not None or ds.label != DEFAULT_LABEL:
+        return {}
+    import pandas as pd
+
+    counts = {c: int(pd.Series(v).nunique()) for c, v in ds.extras.items()}
+    return {c: n for c, n in counts.items() if 1 < n <= LABEL_VALUES}
+
+
+def unnamed_label_text(ds: Dataset) -> str:
+    """The data note's words on the columns that look like the label (``label_like``):
+    ``; no column is named 'label', --label's default: 'income' (2 values) looks like
+    the label, which no answer reads (--label income names it)``; "" where none does."""
+    like = label_like(ds)
+    if not like:
+        return ""
+    which = " or ".join(f"{c!r} ({n} values)" for c, n in like.items())
+    return (
+        f"; no column is named {DEFAULT_LABEL!r}, --label's default: {which} looks like the "
+        f"label, which no answer reads (--label {next(iter(like))} names it)"
+    )
 
 
 def say_data_notes(*datasets: Dataset) -> None:
