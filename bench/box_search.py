@@ -97,7 +97,8 @@ def _searched(ens, w: str, features, gap: float, searches: list[str], timeout: f
     from treesens.interfaces.api import make_query
     from treesens.search.box_search import box_search
     from treesens.search.compiled_check import CompiledBoxSearch
-    from treesens.search.pair_boxes import applies, pair_tables
+    from treesens.search.pair_boxes import pair_tables
+    from treesens.search.pair_scope import applies
 
     t0 = time.time()
     enc = encode(ens, make_query(list(features), gap=gap))[1]

@@ -41,7 +41,8 @@ def main() -> None:
     import treesens
     from treesens.compiler.query import Gap, GapKind
     from treesens.interfaces.api import make_query
-    from treesens.search.pair_boxes import class_pair_encodings, pair_encoding, pair_tables
+    from treesens.search.pair_boxes import pair_tables
+    from treesens.search.pair_scope import class_pair_encodings, pair_encoding
 
     ens = treesens.load_model(args.model)
     at_zero = make_query([args.feature], gap=0.2).with_(gap=Gap(0.0, GapKind.PROB))

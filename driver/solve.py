@@ -41,7 +41,7 @@ from ..compiler.kinds import kind_of, prepared
 from ..compiler.query import Query
 from ..compiler.readings import read_for
 from ..search.heuristic_stage import data_hint, heuristic_search
-from ..search.pair_boxes import pair_encoding
+from ..search.pair_scope import pair_encoding
 from .data import dataset_for_query
 from .race_spec import is_race, race_backends
 from .solver_memory import refuse_solver_stage, solver_stage_over

@@ -33,7 +33,7 @@ from ..compiler.encode import ensemble_structure
 from ..compiler.ensemble import Ensemble
 from ..search.box_answers import tables_or_skip
 from ..search.box_search import FOUND, GAVE_UP, BoxSearch
-from ..search.pair_boxes import class_pair_encodings, pair_encoding
+from ..search.pair_scope import class_pair_encodings, pair_encoding
 
 # the capped search on or off (tests of a change not proven the smallest, benchmarks)
 ENABLED = True

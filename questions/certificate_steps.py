@@ -13,7 +13,7 @@ import numpy as np
 
 from ..compiler.encode import ensemble_structure, gap_row_terms
 from ..compiler.passes.feature_constraints import bounds_by_copy
-from ..search.pair_boxes import input_rank_ranges
+from ..search.pair_scope import input_rank_ranges
 from .certify_groups import model_thresholds
 
 
@@ -63,7 +63,7 @@ def _proof_steps(ens, tables, record, names: list[str], constant: list[float]) -
 
 def input_domains(enc, domain: list[dict]) -> dict[int, dict]:
     """Per varied feature that the query bounds on one input (or on each otherwise: the
-    tables' columns restricted, pair_boxes.input_rank_ranges), its domain per input,
+    tables' columns restricted, pair_scope.input_rank_ranges), its domain per input,
     ``{"x1": ..., "x2": ...}`` (certificate version 4): a bounded input's bounds within
     the feature's (bounds_by_copy), its codes those within them (the column's ranks),
     and never missing; the other input's, the feature's ``domain``."""

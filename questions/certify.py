@@ -34,13 +34,8 @@ from ..search.box_search import FOUND, PROVED, BoxOutcome
 from ..search.boxes import reads_alike, rows_of_each_input
 from ..search.compiled_check import HandedOver, check_search, note_rebuild
 from ..search.link_proof import link_proof_encoding, link_search
-from ..search.pair_boxes import (
-    PairTablesTooLarge,
-    class_pair_encodings,
-    pair_encoding,
-    pair_tables,
-    plain_numeric,
-)
+from ..search.pair_boxes import PairTablesTooLarge, pair_tables
+from ..search.pair_scope import class_pair_encodings, pair_encoding, plain_numeric
 from ..search.proof_tree import ALIKE, ProofTree, RecordedTiling
 from ..verify import walk
 from ..verify.check import CertificateError, verify_file

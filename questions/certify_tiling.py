@@ -28,14 +28,8 @@ from ..compiler.readings import read_for
 from ..search import gap_kernel
 from ..search.compiled_proof import NOT_A_PROOF, ready_rebuild, rebuilt_within, root_proof
 from ..search.gap_kernel import flatten
-from ..search.pair_boxes import (
-    PairTables,
-    PairTablesTooLarge,
-    class_pair_encodings,
-    pair_encoding,
-    pair_tables,
-    tables_held,
-)
+from ..search.pair_boxes import PairTables, PairTablesTooLarge, pair_tables, tables_held
+from ..search.pair_scope import class_pair_encodings, pair_encoding
 from ..search.proof_tree import RecordedTiling
 from ..search.relation_boxes import rank_relations, relation_events
 from .certificate_document import write_document

@@ -72,12 +72,8 @@ from ..search.gap_search import (
     shown_lower,
     unsplit_query,
 )
-from ..search.pair_boxes import (
-    PairTablesPastDeadline,
-    PairTablesTooLarge,
-    class_pair_refusal,
-    pair_encoding,
-)
+from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge
+from ..search.pair_scope import class_pair_refusal, pair_encoding
 from ..search.proof_tree import recording_proofs
 from ..search.tolerance import Tolerance
 from .max_gap_bounds import (  # noqa: F401 - re-exported: a max gap's bounds and words
@@ -322,7 +318,7 @@ def _max_gap_query(
 
 def multiclass_refusal(ens: Ensemble, q: Query) -> str | None:
     """Why a multiclass model's max gap of ``q`` is refused: the box search, its only
-    method, does not describe the query (``pair_boxes.class_pair_refusal``, in words);
+    method, does not describe the query (``pair_scope.class_pair_refusal``, in words);
     None when it does. A data-aware one is asked over all inputs first (``_data_aware``)."""
     if q.plan.data_aware != "none":
         return None

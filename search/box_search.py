@@ -257,7 +257,7 @@ def corner_pair(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The box's lower corner as two inputs: each feature at its domain's value for the
     rank, NaN at a feature's NaN rank (columns outside F go to both inputs). Under a
-    bound on one input (pair_boxes.input_rank_ranges), that input's value is one of its
+    bound on one input (pair_scope.input_rank_ranges), that input's value is one of its
     interval's within the bound (feature_constraints.choose_constrained), not
     necessarily the interval's representative: the same leaves, within the bounds. An
     anchored question's x1 is its row, x2 the row but on F (anchored_boxes.py). With

@@ -8,7 +8,7 @@ Its first turn is ``BOX_SHARE`` of the time left, at most ``FIRST_TURN`` seconds
 a longer time limit does not keep the backend waiting for pairs the solver finds at
 once; a search left unfinished goes on where it stopped, beside the backend, until one
 of them answers. Only queries the pair tables describe exactly take part
-(``pair_boxes.applies``), and only with the heuristic on: ``box_search=false``
+(``pair_scope.applies``), and only with the heuristic on: ``box_search=false``
 (``--no-box-search``) or ``heuristic=false`` leaves the whole time to the backend. A
 change through a nonlinear link is searched on the largest change's tables instead
 (search/link_boxes.py), in its turn only.
@@ -41,7 +41,7 @@ from .gap_boxes import unsplit
 from .gap_kernel import Readiness
 from .heuristic_stage import pair_over_all_inputs
 from .link_boxes import link_box_stage, link_refusal, link_tables
-from .pair_boxes import class_pair_encodings, class_pair_refusal, pair_encoding
+from .pair_scope import class_pair_encodings, class_pair_refusal, pair_encoding
 from .proof_tree import ALIKE, ProofTree, RecordedPart, RecordedProof, recording
 
 # how a data-aware query's proof reads (its restrictions are soft: docs/data-aware.md)

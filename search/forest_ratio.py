@@ -31,7 +31,8 @@ from ..compiler.query import MAX_RATIO, Gap, GapKind, Query
 from .box_search import FOUND, GAVE_UP, BoxSearch
 from .gap_boxes import GapBoxOutcome
 from .gap_search import LOG_MAX, BestPair, pair_result, unsplit_query
-from .pair_boxes import PairTablesPastDeadline, class_pair_encodings, pair_encoding, pair_tables
+from .pair_boxes import PairTablesPastDeadline, pair_tables
+from .pair_scope import class_pair_encodings, pair_encoding
 
 MAX_STEPS = 200  # a bound on the steps, whatever the tolerance (each at least halves or proves)
 

@@ -177,7 +177,7 @@ def flatten(tab: PairTables, order: np.ndarray) -> FlatTables:
 def reads_varied(tab: PairTables) -> np.ndarray:
     """bool[trees]: whether each pair tree has a node on a column of F (a copy's column);
     the others are the same tree for both inputs and add 0 to every pair-sum row. Under a
-    bound on one input (pair_boxes.input_rank_ranges), also each tree that reads F in the
+    bound on one input (pair_scope.input_rank_ranges), also each tree that reads F in the
     model: its columns of F may be held to one rank each, another for each input."""
     varied = np.array([copy is not None for _f, copy in tab.columns], dtype=bool)
     trees = len(tab.starts)

@@ -48,17 +48,14 @@ from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
 from .gap_seed import LATE_WORK_SHARE, late_after, late_polish, saturation_slack, seed_floor
-from .pair_boxes import (
-    PairTables,
-    PairTablesPastDeadline,
+from .pair_boxes import PairTables, PairTablesPastDeadline, pair_tables, tables_held
+from .pair_scope import (
     applies,
     class_pair_encodings,
     class_pair_refusal,
     input_rank_ranges,
     pair_encoding,
-    pair_tables,
     refusal,
-    tables_held,
 )
 from .proof_tree import RecordedTiling, recording
 from .ranked_trees import n_ranks
@@ -351,7 +348,7 @@ def _searched_encodings(
 
 def searched_refusal(ens: Ensemble, q: Query) -> str | None:
     """Why the box search leaves ``q``'s largest gap to the bisection, in words
-    (pair_boxes.refusal of the encoding ``_searched_encodings`` found undescribed; None
+    (pair_scope.refusal of the encoding ``_searched_encodings`` found undescribed; None
     where it searches it, or the model is one it does not search)."""
     at_zero = at_gap_zero(ens, q)
     if ens.is_regressor and ens.link != IDENTITY:

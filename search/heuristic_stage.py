@@ -29,7 +29,7 @@ from ..compiler.ir import Problem, check_constraint
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import Query
 from .heuristic import find_witness
-from .pair_boxes import pair_encoding
+from .pair_scope import pair_encoding
 
 HEURISTIC_SECONDS = 100.0  # backstop: at most this long (and 20% of the limit) before the solver
 # row-tree evaluations per leaf of the model (docs/benchmarks.md, "Heuristic effort")

@@ -27,7 +27,7 @@ from ..compiler.query import DOWN, UP, FeatureBound, FeatureRelation
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .gap_boxes import largest_gap, unsplit
 from .gap_search import LEVELS, BestPair, level_encodings, link_bound
-from .pair_boxes import refusal
+from .pair_scope import refusal
 
 
 class _Reached(Exception):

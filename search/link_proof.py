@@ -36,7 +36,8 @@ from .box_search import (
     tree_to_split,
 )
 from .gap_boxes import unsplit
-from .pair_boxes import PairTables, applies
+from .pair_boxes import PairTables
+from .pair_scope import applies
 from .proof_tree import ALIKE
 
 PROVED, FOUND, GAVE_UP = "proved", "found", "gave up"

@@ -69,7 +69,7 @@ def covered(enc: Encoding) -> bool:
     """Whether the box search reads the query's relations exactly: each on a feature the
     model's domains give ranks, a categorical one of undeclared categories with the codes
     that keep every two categories' order (encode.coded_domains; else one code stands for
-    categories a relation tells apart: pair_boxes.class_pair_encodings gives them)."""
+    categories a relation tells apart: pair_scope.class_pair_encodings gives them)."""
     st = ensemble_structure(enc.ensemble)
     if any(st.domains.get(f) is None for f in relations_of(enc)):
         return False

@@ -32,7 +32,7 @@ from treesens.compiler.errors import InputError
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Gap, Query
 from treesens.questions.max_gap import ROUNDING, max_gap_query
-from treesens.search.pair_boxes import class_pair_encodings, pair_encoding
+from treesens.search.pair_scope import class_pair_encodings, pair_encoding
 from treesens.tests.max_gap_oracle import (
     exact_max_gap,
     exact_max_ratio,

@@ -13,7 +13,8 @@ from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.compiler.replay import meets
 from treesens.search import box_search as box_search_module
 from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
-from treesens.search.pair_boxes import PairTablesTooLarge, applies, held_bytes, pair_tables
+from treesens.search.pair_boxes import PairTablesTooLarge, held_bytes, pair_tables
+from treesens.search.pair_scope import applies
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 from treesens.tests.pass_cases import two_feature_ensemble
 

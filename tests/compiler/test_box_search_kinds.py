@@ -20,13 +20,8 @@ from treesens.driver.solve import solve_query
 from treesens.questions.max_gap import max_gap_query
 from treesens.search import boxes
 from treesens.search.box_search import FOUND, PROVED, box_search
-from treesens.search.pair_boxes import (
-    PairTablesTooLarge,
-    applies,
-    pair_encoding,
-    pair_tables,
-    plain_numeric,
-)
+from treesens.search.pair_boxes import PairTablesTooLarge, pair_tables
+from treesens.search.pair_scope import applies, pair_encoding, plain_numeric
 from treesens.tests.feature_kinds import kinds_ensemble
 from treesens.tests.max_gap_oracle import (
     exact_max_gap,

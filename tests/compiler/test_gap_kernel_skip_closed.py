@@ -19,7 +19,8 @@ from treesens.compiler.query import Gap
 from treesens.search import gap_kernel
 from treesens.search.gap_boxes import _Bounds, largest_gap
 from treesens.search.gap_search import achieved_gap, gap_bound
-from treesens.search.pair_boxes import pair_encoding, pair_tables
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems
 from treesens.tests.compiler.test_gap_kernel_lazy import FAR, TOLERANCE, _case, _search
 from treesens.tests.max_gap_oracle import exact_max_gap

@@ -15,7 +15,8 @@ from treesens.compiler.query import Gap
 from treesens.search import gap_boxes, gap_kernel, gap_polish, gap_search, gap_seed
 from treesens.search.gap_boxes import Later, largest_gap
 from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
-from treesens.search.pair_boxes import pair_encoding, pair_tables
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import pair_encoding
 from treesens.search.tolerance import Tolerance
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case
 from treesens.tests.compiler.test_gap_polish import (

@@ -14,7 +14,7 @@ from treesens.compiler.query import Gap, GapKind, Query
 from treesens.search import gap_polish
 from treesens.search.gap_polish import polish_pair
 from treesens.search.heuristic import find_witness, pair_ascent
-from treesens.search.pair_boxes import pair_encoding
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.oracle import random_ensemble
 
 FAR = 1e9

@@ -18,7 +18,7 @@ from treesens.search import gap_search, gap_seed
 from treesens.search.gap_boxes import GapBoxOutcome
 from treesens.search.gap_search import SEED_FOUND_BY, achieved_gap, box_largest_gap
 from treesens.search.heuristic_stage import heuristic_work
-from treesens.search.pair_boxes import pair_encoding
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.max_gap_oracle import exact_max_gap
 from treesens.tests.oracle import random_ensemble
 

@@ -20,7 +20,7 @@ from treesens.search import gap_search, gap_seed
 from treesens.search.gap_polish import polish_pair
 from treesens.search.gap_search import SEED_FOUND_BY, at_gap_zero, box_largest_gap, gap_bound
 from treesens.search.heuristic import find_witness
-from treesens.search.pair_boxes import pair_encoding
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.compiler.test_bounds_as_domains import binary_library_model
 from treesens.tests.compiler.test_gap_seed import _no_box_resolved
 from treesens.tests.oracle import random_ensemble

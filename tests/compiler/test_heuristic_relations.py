@@ -25,7 +25,7 @@ from treesens.driver import solve_query
 from treesens.driver.data_fallback import use_fallback
 from treesens.search.boxes import HEURISTIC_PAIR
 from treesens.search.heuristic import pair_ascent
-from treesens.search.pair_boxes import pair_encoding
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.compiler.test_bounds_as_domains import _ens, binary_library_model
 from treesens.tests.compiler.test_feature_constraints import _random_query, brute
 from treesens.tests.driver.test_box_stage import _context

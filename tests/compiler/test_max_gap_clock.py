@@ -19,7 +19,8 @@ from treesens.questions import max_gap
 from treesens.questions.max_gap import max_gap_query, score_bound
 from treesens.search import gap_kernel, gap_search, pair_boxes
 from treesens.search.gap_search import kernel_deadline
-from treesens.search.pair_boxes import PairTablesPastDeadline, pair_encoding, pair_tables
+from treesens.search.pair_boxes import PairTablesPastDeadline, pair_tables
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.max_gap_oracle import exact_max_gap, exact_max_ratio
 from treesens.tests.oracle import random_ensemble
 

@@ -9,7 +9,8 @@ import pytest
 
 from treesens.compiler.query import Gap, GapKind, Query
 from treesens.search import pair_boxes
-from treesens.search.pair_boxes import PairTablesTooLarge, pair_encoding, pair_tables
+from treesens.search.pair_boxes import PairTablesTooLarge, pair_tables
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.feature_kinds import kinds_ensemble
 from treesens.tests.oracle import random_ensemble
 

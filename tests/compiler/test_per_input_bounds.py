@@ -25,7 +25,8 @@ from treesens.language.resolve import load_queries
 from treesens.questions.max_gap import max_gap_query
 from treesens.search import compiled_check
 from treesens.search.gap_kernel import reads_varied
-from treesens.search.pair_boxes import class_pair_encodings, pair_encoding, pair_tables
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import class_pair_encodings, pair_encoding
 from treesens.tests.compiler.test_bounds_as_domains import (
     _ens,
     binary_library_model,

@@ -20,7 +20,7 @@ from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureRelation, Gap, Query
 from treesens.driver import solve_query
 from treesens.search import compiled_check
-from treesens.search.pair_boxes import applies, class_pair_encodings, pair_encoding
+from treesens.search.pair_scope import applies, class_pair_encodings, pair_encoding
 from treesens.tests.compiler.test_bounds_as_domains import _ens, binary_library_model
 from treesens.tests.compiler.test_feature_constraints import _random_query, _values, brute
 from treesens.tests.feature_kinds import kinds_ensemble

@@ -17,7 +17,8 @@ from treesens.compiler.ensemble import Feature
 from treesens.compiler.query import FeatureBound, Gap, Query
 from treesens.driver import solve_query
 from treesens.search.box_search import GAVE_UP, box_search
-from treesens.search.pair_boxes import pair_encoding, pair_tables
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.oracle import brute_force_sensitive, random_ensemble
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_xgb.json"

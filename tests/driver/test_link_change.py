@@ -23,7 +23,8 @@ from treesens.driver.solve import solve_query
 from treesens.questions.query_build import make_query
 from treesens.search.gap_boxes import root_bound
 from treesens.search.gap_search import level_encodings, link_bound
-from treesens.search.pair_boxes import applies, pair_encoding, pair_tables
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import applies, pair_encoding
 from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import brute_force_largest_change, cell_grid, interval_values
 

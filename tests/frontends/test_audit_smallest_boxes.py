@@ -21,7 +21,7 @@ from treesens.search import box_search
 from treesens.search.anchored_boxes import value_rank
 from treesens.search.box_answers import tables_or_skip
 from treesens.search.box_search import FOUND, PROVED, BoxSearch
-from treesens.search.pair_boxes import class_pair_encodings, pair_encoding
+from treesens.search.pair_scope import class_pair_encodings, pair_encoding
 from treesens.tests.audit_oracle import brute_force_smallest_change
 from treesens.tests.frontends.test_audit_boxes import _by_boxes
 from treesens.tests.frontends.test_audit_smallest import (

@@ -94,7 +94,8 @@ def test_tables_of_another_feature_are_not_the_same_pair_space(tiling):
 
 
 def _tables(ens, q):
-    from treesens.search.pair_boxes import class_pair_encodings, pair_encoding, pair_tables
+    from treesens.search.pair_boxes import pair_tables
+    from treesens.search.pair_scope import class_pair_encodings, pair_encoding
 
     return pair_tables(class_pair_encodings(pair_encoding(ens, q))[0])
 

@@ -16,7 +16,8 @@ from treesens.questions.certificate_steps import _values
 from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
 from treesens.search.box_search import FOUND, box_search
-from treesens.search.pair_boxes import pair_encoding, pair_tables
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.verify.tampering import tampered
 from treesens.tests.verify.test_coded_certificates import _model, _train
 from treesens.verify import verify_file

@@ -19,7 +19,8 @@ import treesens
 from treesens.questions.certify import certify
 from treesens.questions.query_build import make_query
 from treesens.search.box_search import FOUND, box_search
-from treesens.search.pair_boxes import pair_encoding, pair_tables
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import pair_encoding
 from treesens.tests.verify.tampering import tampered
 from treesens.verify import verify_file
 from treesens.verify.models import read_model
