@@ -514,9 +514,25 @@ def _not_a_model(path: Path) -> str | None:
     suffix = path.suffix.lower()
     if suffix == ".sens":
         return "a .sens query file, not a model: run it with treesens run FILE.sens"
+    if suffix == ".csv" and _details_header(path):
+        return (
+            f"a details file ({DETAILS_COLUMNS}: the features' names and bounds), not a "
+            "model: give it with --details (details=), after the model"
+        )
     if suffix in (".csv", ".parquet"):
         return "a data file, not a model: give it with --data (data=), after the model"
     return None
+
+
+def _details_header(path: Path) -> bool:
+    """Whether a CSV file's first line is a details file's header: it names the columns
+    a details file needs, ``feature`` and ``name`` (readers/details.py)."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            first = next(csv.reader(fh, skipinitialspace=True), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    return {"feature", "name"} <= {c.strip() for c in first}
 
 
 def _load_object(obj: Any) -> Ensemble:

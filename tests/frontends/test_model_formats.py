@@ -121,6 +121,13 @@ def test_a_csv_file_given_as_a_model_is_said_to_be_data(tmp_path):
         load_model(path)
 
 
+def test_a_details_file_given_as_a_model_is_said_to_be_details(tmp_path):
+    path = tmp_path / "details.csv"
+    path.write_text("feature,name,lb,ub\n0,age,0.0,1.0\n")
+    with pytest.raises(InputError, match=r"a details file .*, not a model: give it with --details"):
+        load_model(path)
+
+
 def test_an_object_no_format_knows_is_unsupported():
     with pytest.raises(UnsupportedModelError, match="builtins.dict"):
         load_model({"trees": []})
