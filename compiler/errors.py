@@ -164,3 +164,21 @@ class DataNote(TreesensWarning):
     """A note on the data's columns (one the model does not use, a feature no tree reads
     that the data lacks): said once by every route that reads data, the CLI's as a line
     ``note: ...``, the API's and a .sens run's as this warning."""
+
+
+# the notes said so far within ``notes_once`` (None: outside it)
+NOTES_SAID: ContextVar[set[str] | None] = ContextVar("data_notes_said", default=None)
+
+
+@contextmanager
+def notes_once():
+    """Within it (a command line's command, a report), each data note is said once
+    however many routes read the data (readers/data.py, ``say_data_notes``): a report's
+    ranking, checks and audits each read it, and said its note at each (a warning is
+    shown once per place it is raised)."""
+    token = NOTES_SAID.set(set()) if NOTES_SAID.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            NOTES_SAID.reset(token)

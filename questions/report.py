@@ -24,7 +24,7 @@ from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.audit import FLIPPABLE
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, notes_once
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
 from ..compiler.readings import read_as
@@ -385,6 +385,7 @@ def _check_data_file(data) -> None:
         raise InputError(f"{data}: no such data file")
 
 
+@notes_once()  # its ranking, checks and audits each read the data
 def report(
     model,
     data: str | Path,

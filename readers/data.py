@@ -24,7 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from ..compiler.dataset import Dataset
-from ..compiler.errors import DataNote, InputError, TreesensWarning, name_list, near_matches
+from ..compiler.errors import (
+    NOTES_SAID,
+    DataNote,
+    InputError,
+    TreesensWarning,
+    name_list,
+    near_matches,
+)
 from .formats.registry import generic_names
 from .table_files import csv_header, file_stat, is_parquet, read_table
 
@@ -335,9 +342,14 @@ def unnamed_label_text(ds: Dataset) -> str:
 
 def say_data_notes(*datasets: Dataset) -> None:
     """The data sets' notes (:func:`data_notes`), each once, as DataNote warnings (once
-    per session under Python's default filter), whichever route read the data: the CLI
-    prints them as ``note: ...`` lines."""
+    per session under Python's default filter; within ``notes_once``, once in all),
+    whichever route read the data: the CLI prints them as ``note: ...`` lines."""
+    said = NOTES_SAID.get()
     for note in dict.fromkeys(n for ds in datasets for n in data_notes(ds)):
+        if said is not None and note in said:
+            continue
+        if said is not None:
+            said.add(note)
         warnings.warn(note, DataNote, stacklevel=2)
 
 

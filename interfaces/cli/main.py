@@ -68,6 +68,7 @@ from ...compiler.errors import (  # noqa: E402
     InputError,
     TreesensWarning,
     near_matches,
+    notes_once,
     speaking,
 )
 from ...compiler.options import timeout_problem  # noqa: E402
@@ -291,7 +292,8 @@ def main(argv=None, *, start: float | None = None) -> int:
     debug = args.debug or os.environ.get("TREESENS_DEBUG")
     # a .sens file's messages name its settings as words (delta, gap), not as flags
     spoken = PYTHON if args.command in ("run", "fmt") else COMMAND_LINE
-    with _termination_handled(), interrupts_recorded(), speaking(spoken):
+    # a data note once, whichever of the command's routes read the data
+    with _termination_handled(), interrupts_recorded(), speaking(spoken), notes_once():
         try:
             _check_timeout(args)
             for plugin in getattr(args, "plugin", None) or ():  # before any name is looked up

@@ -425,3 +425,20 @@ def test_a_data_file_read_again_under_another_name_is_named_as_given(
     monkeypatch.chdir(data_csv.parent)
     assert load_data(data_csv.name, ens).source == data_csv.name
     assert load_data(str(data_csv), ens).source == str(data_csv)
+
+
+def test_cli_report_says_a_data_note_once(tmp_path, unread_f0):
+    # its ranking, checks and audit each read the data: the note was said four times
+    model, rows = unread_f0
+    argv = ["--data", rows, "--protected", "f1", "--budget", "20", "--out", tmp_path / "r.html"]
+    p = treesens_here("report", model, *argv)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count(UNREAD_NOTE) == 1
+
+
+def test_api_report_says_a_data_note_once_as_a_warning(tmp_path, unread_f0):
+    model, rows = unread_f0
+    out = tmp_path / "r.html"
+    call = lambda: treesens.report(model, rows, protected=["f1"], budget=20, out=out)  # noqa: E731
+    notes = _data_notes(call)
+    assert [UNREAD_NOTE in n for n in notes] == [True]
