@@ -1,4 +1,4 @@
-"""Data-aware fallback: when the optimiser returns no point in time, the pair the
+"""Data-aware fallback: when the optimiser finds no pair within the time limit, the pair the
 heuristic found from data rows (the best of its runs for the data-aware objective), else
 the pair the box search found over all inputs (search/boxes.py, ``proof_only``)."""
 
@@ -16,12 +16,12 @@ def use_fallback(ctx: SolveContext) -> bool:
     return _data_rows_pair(ctx) or _box_pair(ctx)
 
 
-def _no_point(ctx: SolveContext) -> str:
-    """What the optimiser ran out of: its time, or under a work budget its units (the
-    same on every run), where "in time" said the clock ended it."""
+def no_pair_text(ctx: SolveContext) -> str:
+    """What the optimiser ran out of before it found a pair: the time limit, or under a
+    work budget its units (the same on every run)."""
     if ctx.work is None or ctx.time_left() <= 0:
-        return "the solver returned no point in time"
-    return "the solver returned no point within its work budget"
+        return "the solver found no pair within the time limit"
+    return "the solver found no pair within its work budget"
 
 
 def _box_pair(ctx: SolveContext) -> bool:
@@ -32,7 +32,7 @@ def _box_pair(ctx: SolveContext) -> bool:
     by = ctx.boxes.pair_found_by
     accept(ctx, verdict, found_by=f"{by} (over all inputs)")
     ctx.result.message = (
-        f"{_no_point(ctx)}: the pair the {by} found over all inputs, "
+        f"{no_pair_text(ctx)}: the pair the {by} found over all inputs, "
         "not steered by the data (its distance to the data says how far from it it lies)"
     )
     return True
@@ -52,7 +52,7 @@ def _data_rows_pair(ctx: SolveContext) -> bool:
         return False
     accept(ctx, verdict, found_by="heuristic-from-data")
     ctx.result.message = (
-        f"{_no_point(ctx)}: the pair the heuristic found from data rows"
+        f"{no_pair_text(ctx)}: the pair the heuristic found from data rows"
         " (the best of its runs for the data-aware objective)"
     )
     return True

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from treesens.backends.registry import available
+from treesens.driver.data_fallback import no_pair_text
 from treesens.interfaces.api import check
 from treesens.tests.driver.test_work_budget import NO_LIMIT, _FastTime
 from treesens.tests.oracle import random_ensemble
@@ -79,4 +81,9 @@ def test_a_fallback_pair_under_a_work_budget_says_the_budget_not_the_time():
         work=20,
     )
     assert res.stats["found_by"] == "heuristic-from-data"
-    assert res.message.startswith("the solver returned no point within its work budget")
+    assert res.message.startswith("the solver found no pair within its work budget")
+
+
+def test_a_fallback_pair_on_the_clock_says_the_time_limit():
+    ctx = SimpleNamespace(work=None, time_left=lambda: 12.0)
+    assert no_pair_text(ctx) == "the solver found no pair within the time limit"
