@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -94,11 +95,24 @@ def _note_other_audit(path: str, ens: Ensemble, spec: AuditSpec, note: Callable[
     appended to as asked, but ``note`` hears it once: its summary mixes the two, and
     ``--resume`` from it is refused."""
     try:
-        check_same_audit(read_done(path) if Path(path).is_file() else [], ens, spec, path)
+        check_same_audit(read_done(path), ens, spec, path)
     except InputError as e:
+        what = e.message.split(" (row ")[0]
         note(
-            f"{path} {e.message.split(' (row ')[0]}: this audit's lines are appended to it, "
-            "and --resume from it will refuse them; give this audit a new file"
+            f"{what if what.startswith(path) else f'{path} {what}'}: this audit's lines are "
+            "appended to it, and --resume from it will refuse them; give this audit a new file"
+        )
+
+
+def _json_line(path: str, d, n: int) -> None:
+    """An ``--out`` file's complete line ``n``, parsed (None: not JSON): a file of other
+    lines (a .sens file, a CSV given by a slip) is no results file, and appending this
+    audit's lines would change it."""
+    if d is None:
+        raise InputError(
+            f"line {n} is not a JSON line: the file holds no audit's lines, and this audit "
+            "would append its own to it; give a new file",
+            f"--out {path}",
         )
 
 
@@ -227,8 +241,10 @@ def run_audit(
     is read as not proven (``unrecorded_smallest``, said to ``note``); ``status`` hears that an executor's workers are starting."""
     refuse_over_limit(ens, run.memory_mb)
     n = run.n_rows
-    if run.resume is None and run.out is not None and note is not None:
-        _note_other_audit(run.out, ens, spec, note)
+    if run.resume is None and run.out is not None and Path(run.out).is_file():
+        read_log(run.out, partial(_json_line, run.out))  # no results file: refused
+        if note is not None:
+            _note_other_audit(run.out, ens, spec, note)
     done = read_done(run.resume)
     check_same_audit(done, ens, spec, f"--resume {run.resume}")
     reuse = reusable(done, n, run.timeout_per_row, run.work_per_row)
