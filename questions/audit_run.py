@@ -9,7 +9,6 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +30,7 @@ from .audit import (
 from .audit_spec import AuditRun, AuditSpec, audit_reading, audit_record, delta_field
 from .campaign import Campaign, opened, starting_workers
 from .memory import refuse_over_limit
-from .results_log import read_log
+from .results_log import read_log, refuse_other_file
 
 PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the next starts
 # rows per block when each row is a solver query (up to its time limit): each row's line
@@ -101,18 +100,6 @@ def _note_other_audit(path: str, ens: Ensemble, spec: AuditSpec, note: Callable[
         note(
             f"{what if what.startswith(path) else f'{path} {what}'}: this audit's lines are "
             "appended to it, and --resume from it will refuse them; give this audit a new file"
-        )
-
-
-def _json_line(path: str, d, n: int) -> None:
-    """An ``--out`` file's complete line ``n``, parsed (None: not JSON): a file of other
-    lines (a .sens file, a CSV given by a slip) is no results file, and appending this
-    audit's lines would change it."""
-    if d is None:
-        raise InputError(
-            f"line {n} is not a JSON line: the file holds no audit's lines, and this audit "
-            "would append its own to it; give a new file",
-            f"--out {path}",
         )
 
 
@@ -242,7 +229,7 @@ def run_audit(
     refuse_over_limit(ens, run.memory_mb)
     n = run.n_rows
     if run.resume is None and run.out is not None and Path(run.out).is_file():
-        read_log(run.out, partial(_json_line, run.out))  # no results file: refused
+        refuse_other_file(run.out, f"--out {run.out}")  # before any row is answered
         if note is not None:
             _note_other_audit(run.out, ens, spec, note)
     done = read_done(run.resume)

@@ -61,15 +61,38 @@ def drop_cut_line(path: Path) -> None:
         path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
+def refuse_other_file(path: str | Path, where: str | None = None) -> None:
+    """An input error where ``path`` is a file whose first line is no JSON line: no
+    results log (a .sens file, a CSV given as --out by a slip), which appending would
+    change, its cut last line dropped. ``where``: the flag naming it (default: the path)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = next((line for line in fh if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return  # reading it again says why, or appending does
+    if not first.endswith("\n"):
+        return  # a first line cut short: a log an interruption left
+    try:
+        json.loads(first)
+    except json.JSONDecodeError:
+        raise InputError(
+            "its first line is not a JSON line: the file holds no results, and this run "
+            "would append its own to it; give a new file",
+            where or str(path),
+        ) from None
+
+
 @contextmanager
 def appending(path: str | Path | None) -> Iterator[Callable[[str], None]]:
     """``append(text)``: write whole lines to the log and flush them (nothing without a
     path); a cut last line is removed first. A full disk or an I/O error is an input
-    error naming the file."""
+    error naming the file, and so is a file that is no log (``refuse_other_file``)."""
     if path is None:
         yield lambda text: None
         return
     path = Path(path)
+    if path.is_file():
+        refuse_other_file(path)
     try:
         drop_cut_line(path)
         fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open while answers come

@@ -252,7 +252,7 @@ def test_cli_out_into_a_file_that_is_not_json_lines_is_refused_and_left_as_it_wa
     p = treesens_here(*base, "--out", sens)
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1, p.stderr
-    assert f"--out {sens}: line 1 is not a JSON line" in lines[0]
+    assert f"--out {sens}: its first line is not a JSON line" in lines[0]
     assert sens.read_text() == 'model "m.json"\nquery q {\n  vary f0\n}\n'
 
 

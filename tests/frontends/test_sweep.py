@@ -202,6 +202,23 @@ def test_appending_after_a_cut_short_line_drops_it(tmp_path):
     assert [d["query"] for d in read_results(f, lambda msg: None)] == ["a", "d"]
 
 
+def test_appending_to_a_file_whose_first_line_is_not_json_is_refused(tmp_path):
+    f = tmp_path / "contract.sens"
+    f.write_text('model "m.json"\nfeatures from "d')
+    with pytest.raises(InputError, match="its first line is not a JSON line"), appending(f):
+        pass
+    assert f.read_text() == 'model "m.json"\nfeatures from "d'
+
+
+def test_cli_sweep_out_into_a_file_that_is_not_json_lines_is_refused(tmp_path):
+    f = tmp_path / "rows.csv"
+    f.write_text("a,b\n1,2\n")
+    argv = ["--features", "mean_texture", "--gap", "0.2", "--out", f, "--table", "none"]
+    p = treesens_here("sweep", EXAMPLES / "breast_cancer_xgb.json", *argv)
+    assert p.returncode == 2 and "its first line is not a JSON line" in p.stderr
+    assert f.read_text() == "a,b\n1,2\n"
+
+
 def _sweep(args, cwd):
     return treesens_here("sweep", *args, cwd=cwd)
 
