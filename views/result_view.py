@@ -253,8 +253,9 @@ def optimum_line(stats: dict) -> str:
 def named_apart(res: Result) -> bool:
     """Whether the verdict line names the query before the features it varies: not where
     its name is those features (a check's, ``mean_texture`` or ``bmi,ltg``; a .sens
-    query ``sex`` varying sex), which the line says once, after "varying"."""
-    return [part.strip() for part in res.query.split(",")] != list(res.features)
+    query ``sex`` varying sex), in any order (``--vary bmi,age``: the features in the
+    model's order), which the line says once, after "varying"."""
+    return sorted(part.strip() for part in res.query.split(",")) != sorted(res.features)
 
 
 # a witness table longer than this (a model of hundreds of features: binary_mnist's 784)

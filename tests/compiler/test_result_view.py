@@ -105,6 +105,12 @@ def test_the_headline_says_features_a_query_is_named_after_once():
     assert "SENSITIVE</b> varying <b>age, pay</b>, g=0.2" in res._repr_html_()
 
 
+def test_the_headline_says_features_a_query_is_named_after_in_another_order_once():
+    # --vary pay,age: the features come in the model's order, the name as given
+    res = _result(query="pay,age", features=["age", "pay"])
+    assert str(res).splitlines()[0].startswith("SENSITIVE varying age, pay, g=0.2")
+
+
 def test_the_headline_names_a_query_named_otherwise_before_its_features():
     res = _result(query="older_patients")
     assert str(res).splitlines()[0].startswith("SENSITIVE (older_patients) varying age, g=0.2")
