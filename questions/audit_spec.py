@@ -168,8 +168,8 @@ def check_by(ds: Dataset, ens: Ensemble, by: str | None, label: str | None) -> N
     if like:  # 'label' on data whose label is called otherwise (adult's income)
         which = " or ".join(map(repr, like))
         raise InputError(
-            f"by {by!r}: not a column of the data{where} (no column is named {by!r}, "
-            f"--label's default: {which} looks like the label)"
+            f"by {by!r}: not a column of the data{where} (no column is named {by!r}, the "
+            f"label column's default name: {which} looks like the label)"
         )
     hint = closest(by, [*ens.feature_names, *others]) or (
         f" (its columns other than the model's features: {name_list(others)})" if others else ""

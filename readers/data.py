@@ -31,6 +31,7 @@ from ..compiler.errors import (
     TreesensWarning,
     name_list,
     near_matches,
+    spelled,
 )
 from .formats.registry import generic_names
 from .table_files import csv_header, file_stat, is_parquet, read_table
@@ -315,7 +316,7 @@ def data_notes(ds: Dataset) -> list[str]:
 
 
 def label_like(ds: Dataset) -> dict[str, int]:
-    """Where the data has no column of --label's default name (and none was named): its
+    """Where the data has no column of the label's default name (and none was named): its
     columns the model does not use that look like a label, of 2 to ``LABEL_VALUES``
     values (name -> how many), so that a note can say which (no answer reads labels)."""
     if ds.y is not None or ds.label != DEFAULT_LABEL:
@@ -328,15 +329,18 @@ def label_like(ds: Dataset) -> dict[str, int]:
 
 def unnamed_label_text(ds: Dataset) -> str:
     """The data note's words on the columns that look like the label (``label_like``):
-    ``; no column is named 'label', --label's default: 'income' (2 values) looks like
-    the label, which no answer reads (--label income names it)``; "" where none does."""
+    ``; no column is named 'label', the label column's default name: 'income' (2
+    values) looks like the label, which no answer reads (--label income names it; in
+    Python label='income')``; "" where none does."""
     like = label_like(ds)
     if not like:
         return ""
     which = " or ".join(f"{c!r} ({n} values)" for c, n in like.items())
+    first = next(iter(like))
     return (
-        f"; no column is named {DEFAULT_LABEL!r}, --label's default: {which} looks like the "
-        f"label, which no answer reads (--label {next(iter(like))} names it)"
+        f"; no column is named {DEFAULT_LABEL!r}, the label column's default name: {which} "
+        f"looks like the label, which no answer reads "
+        f"({spelled(f'label={first!r}', f'--label {first}')} names it)"
     )
 
 

@@ -44,9 +44,9 @@ def _note(ens, path) -> str:
 
 def test_a_label_under_another_name_is_named_as_looking_like_the_label(ens, tmp_path):
     note = _note(ens, _rows(tmp_path))
-    assert "no column is named 'label', --label's default" in note
+    assert "no column is named 'label', the label column's default name" in note
     assert "'diagnosis' (2 values) looks like the label" in note
-    assert "--label diagnosis names it" in note
+    assert "(label='diagnosis' names it)" in note
 
 
 def test_a_column_of_many_values_is_not_taken_for_a_label(ens, tmp_path):
@@ -78,3 +78,4 @@ def test_cli_audit_notes_the_column_that_looks_like_the_label(tmp_path):
     p = treesens_here("audit", MODEL, "--data", _rows(tmp_path), *argv)
     assert p.returncode == 0, p.stderr
     assert "'diagnosis' (2 values) looks like the label" in p.stderr
+    assert "(--label diagnosis names it)" in p.stderr
