@@ -578,7 +578,7 @@ def _search_at(
     either ("": the search says why)."""
     if given_up is not None and log is not None:  # the CLI announced no search
         why = f"{given_up}; searching again at U' = {bound:g}" if given_up else "searching"
-        log(f"certificate: {why} for its proof (at most {budget:g}s)...")
+        log(f"certificate: {why} for its proof (at most {budget:.3g}s)...")
     done = certify(ens, at, path, model_file, budget, max_gap_upper=True, memory_mb=memory_mb)
     if given_up and not done.written:
         why = f"{given_up} (the search at U' after it: {brief(done.reason)})"

@@ -6,6 +6,7 @@ no second search; where they give no proof, the search at U' certifies it as bef
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -129,6 +130,8 @@ def test_a_rebuild_past_its_deadline_says_why_before_the_search_at_u_prime(
     assert len(lines) == 1 and lines[0].startswith("certificate: the rebuild from ")
     assert "boxes did not end within its budget of " in lines[0]
     assert "; searching again at U' = 0." in lines[0]
+    # its seconds as the rebuild's line says them, three digits: not 'at most 58.8617s'
+    assert re.search(r"for its proof \(at most \d+(\.\d)?s\)\.\.\.$", lines[0]), lines[0]
     assert verify_file(out).valid  # the search at U' certified it
 
 
