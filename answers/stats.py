@@ -17,6 +17,9 @@ RACE_STOPPED = "stopped"
 # its value of every backend of a race the heuristic answered before any of them started
 # (driver/solve.py; ``stats["winner"]`` is then "heuristic")
 RACE_NOT_STARTED = "not started"
+# its value of every solver of a race the memory limit left out (driver/race.py), and a
+# check's ``stats["solver_stage"]`` where it skipped the solver stage (driver/solve.py)
+SKIPPED_MEMORY = "skipped: memory"
 
 
 class Asked(TypedDict, total=False):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result, error_result
-from ..answers.stats import RACE_STOPPED
+from ..answers.stats import RACE_STOPPED, SKIPPED_MEMORY
 from ..backends.registry import is_search_method
 from ..backends.worker import WAKE_EVERY, WorkerStopped, worker_for
 from ..compiler.ensemble import Ensemble
@@ -26,7 +26,7 @@ from ..compiler.kinds import with_question_fields
 from ..compiler.query import Query
 from .compile import compile_query
 from .race_spec import DEFAULT_RACE, RACE, is_race, race_backends  # noqa: F401
-from .solver_memory import refuse_solver_stage
+from .solver_memory import refuse_solver_stage, solver_stage_over
 
 # answers one query on one backend: solve_query's signature
 SolveOne = Callable[..., Result]
@@ -49,13 +49,9 @@ def solve_race(
     progress line, each text told once however many backends build box-search tables)."""
     t0 = time.time()
     deadline = deadline if deadline is not None else q.plan.deadline(t0)
-    names, note = race_backends(q.plan.backend), said_once(given.get("note"))
-    if given.get("compiled") is None:  # compiled before any search: held to the limit now
-        limit_mb = memory_mb if memory_mb is not None else given.get("tables_mb")
-        refuse_solver_stage(ens, limit_mb, memory_mb is not None)
-    cq = given.get("compiled") or compile_query(
-        ens, q.planned(backend=names[0]), deadline=deadline, data=given.get("data")
-    )
+    names, skipped = _within_limit(ens, race_backends(q.plan.backend), memory_mb, given)
+    note = said_once(given.get("note"))
+    cq = given.get("compiled") or (None if skipped else _compiled(ens, q, names, deadline, given))
     done: queue.Queue = queue.Queue()
     # a search method answers in this process (a thread of the race): it has no worker
     workers = {b: worker_for(b, memory_mb) for b in names if not is_search_method(b)}
@@ -122,8 +118,42 @@ def solve_race(
         winner = _best(ens, q, names, results)
     winner.stats["race"] = summary
     winner.stats["winner"] = winner.backend
+    _left_out(winner, race_backends(q.plan.backend), skipped)
     winner.time["total"] = time.time() - t0
     return winner
+
+
+def _within_limit(ens: Ensemble, names: list[str], memory_mb, given: dict) -> tuple:
+    """The backends that race, and why its solvers are left out ("": none are). A race
+    compiles once for its solvers before any search, held to the memory limit now:
+    where that compile would pass it, a race with a search method (the box search) runs
+    those alone, each reading the trees as it needs, as a check's box search goes on
+    with its solver stage skipped; one without is refused (SolverStageTooLarge)."""
+    if given.get("compiled") is not None:
+        return names, ""
+    limit_mb = memory_mb if memory_mb is not None else given.get("tables_mb")
+    if not any(is_search_method(b) for b in names):
+        refuse_solver_stage(ens, limit_mb, memory_mb is not None)
+        return names, ""
+    why = solver_stage_over(ens, limit_mb, memory_mb is not None) or ""
+    return ([b for b in names if is_search_method(b)] if why else names), why
+
+
+def _compiled(ens: Ensemble, q: Query, names: list[str], deadline: float, given: dict):
+    """The query compiled once for the racing backends."""
+    return compile_query(
+        ens, q.planned(backend=names[0]), deadline=deadline, data=given.get("data")
+    )
+
+
+def _left_out(res: Result, asked: list[str], why: str) -> None:
+    """The race's result says which solvers the memory limit left out of it, and why
+    (``why`` "": none were)."""
+    if not why:
+        return
+    solvers = [b for b in asked if not is_search_method(b)]
+    res.stats["race"].update({b: SKIPPED_MEMORY for b in solvers})
+    res.notes.append(f"{', '.join(solvers)} left out of the race: {why}")
 
 
 def said_once(note: Callable[[str], None] | None) -> Callable[[str], None] | None:

@@ -205,6 +205,18 @@ def test_a_query_that_compiles_first_is_refused_before_its_compile(solver_stage_
     assert r.error.startswith("refused: the solver stage (")
 
 
+def test_a_race_with_the_box_search_runs_it_alone_where_its_solvers_would_not_fit(
+    solver_stage_never_fits,
+):
+    # as a check's box search goes on with its solver stage skipped, not refused whole
+    ens = treesens.load_model(MODEL)
+    backend = "race:boxes,cpsat"
+    r = treesens.check(ens, vary=["worst_symmetry"], gap=0.1, backend=backend, memory_mb=4000)
+    assert r.status == "insensitive" and r.stats["proved_by"] == "box search"
+    assert r.stats["race"] == {"boxes": "insensitive", "cpsat": "skipped: memory"}
+    assert "cpsat left out of the race: the solver stage (" in " ".join(r.notes)
+
+
 def test_with_the_solver_stage_skipped_the_unfinished_box_search_goes_on_alone(
     solver_stage_never_fits, monkeypatch
 ):
