@@ -68,7 +68,13 @@ API_KEYWORDS: dict[str, Keyword] = {
             + OPTION_BY_NAME["data"].help.split(": ", 1)[-1],
             MODEL,
         ),
-        Keyword("label", "label", "label column of data (default label)", MODEL),
+        Keyword(
+            "label",
+            "label",
+            "the data's label column (default label, which data may lack: no answer reads "
+            "labels; an audit can group by them)",
+            MODEL,
+        ),
         Keyword(
             "bounds",
             "auto",

@@ -79,3 +79,8 @@ def test_cli_audit_notes_the_column_that_looks_like_the_label(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "'diagnosis' (2 values) looks like the label" in p.stderr
     assert "(--label diagnosis names it)" in p.stderr
+
+
+def test_the_label_flag_s_help_says_data_may_lack_the_column():
+    p = treesens_here("audit", "--help")
+    assert "no answer reads labels" in " ".join(p.stdout.split())
