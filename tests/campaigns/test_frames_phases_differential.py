@@ -12,15 +12,16 @@ passing its deadline), wherever the clock would put them:
 * three-feature ensembles of 20-120 trees under ``where`` texts (bounds, relations
   between the inputs), may-be-missing features: the same, against
   test_where_differential's brute force over the written comparisons;
-* the campaign's trained models (XGBoost, LightGBM, scikit-learn; binary and
+* the differential campaign's trained XGBoost and LightGBM models (binary and
   multiclass): the certificate of the upper bound, written from a search flushed or
   stopped with children kept, verifies and states a bound above the library's best; with
   its last pruned box dropped, or its claim put under the replayed pair's gap, it does not.
 
-Each search's phases are drawn from its own length (run once unforced): the flush
-half-way, the time limit a third of the way, or both. Hunt behind it (2026-11-29, h5;
-bench/reports/history.md, "The frames' late best first against brute force"): no wrong
-answer. The default suite runs a few cases of each; the slow campaign more:
+Each query's phases are placed by its search run once unforced (the flush half way, the
+time limit a third of the way, or a quarter each, at steps where it kept children). Hunt
+behind it (2026-11-29, h5; bench/reports/history.md, "The frames' late best first against
+brute force"): no wrong answer. The default suite runs a few cases of each; the slow
+campaign more:
 
     python -m pytest -m slow tests/campaigns/test_frames_phases_differential.py
 
@@ -64,7 +65,6 @@ from treesens.verify import verify_file
 pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
 
 SLOW_SEEDS = int(os.environ.get("TS_FRAMES_SEEDS", "60"))
-FAST_SEEDS = 4
 
 
 @dataclass
