@@ -153,9 +153,9 @@ class FlatTables:
     first_sum: int
     node_start: np.ndarray  # int64[trees + 1]: the tree's nodes are node_start[t]..
     leaf_start: np.ndarray  # int64[trees]: a tree without nodes is this one leaf
-    # int32[nodes, 8]: (column, R, yes leaf, no leaf, yes node, no node, padding): a node
-    # read in one cache line, which the walks are bound by; a child is a global node
-    # index, or -1 where that side is a leaf (its leaf: the yes or no leaf)
+    # int32[nodes, 4]: (column, R, yes, no): a side's node (a global node index), or -1 -
+    # its leaf where that side is a leaf; 16 bytes, four nodes a cache line, which the
+    # walks are bound by (a tree's nodes in depth-first order: a yes node is the next)
     nodes: np.ndarray
     order: np.ndarray  # int64[trees]: the split order (box_search.tree_order)
     sizes: np.ndarray  # int32[columns]
@@ -194,8 +194,8 @@ def reads_varied(tab: PairTables) -> np.ndarray:
 
 def search_bytes(tab: PairTables) -> int:
     """What a KernelSearch holds over ``tab`` besides the tables and its heap (bytes):
-    the values leaf by leaf (8 a row and leaf), the packed nodes (32 a node) and the split
-    rule's pseudo-costs (16 a node)."""
+    the values leaf by leaf (8 a row and leaf), the packed nodes (16 a node, counted at 32:
+    a margin) and the split rule's pseudo-costs (16 a node)."""
     return tab.values.nbytes + 48 * len(tab.node_table)
 
 
@@ -203,15 +203,15 @@ def packed_nodes(tab: PairTables) -> np.ndarray:
     """The pair tables' nodes as FlatTables.nodes: the fields of ``tab.node_table`` but
     the end, children numbered over every tree."""
     table, start = tab.node_table, np.asarray(tab.node_starts, dtype=np.int64)
-    if start[-1] >= 2**31:
-        raise OverflowError("more pair nodes than the compiled search indexes")
-    out = np.zeros((len(table), 8), dtype=np.int32)
-    out[:, :4] = table[:, :4]
+    if start[-1] >= 2**31 or tab.values.shape[1] >= 2**31:
+        raise OverflowError("more pair nodes or leaves than the compiled search indexes")
+    out = np.zeros((len(table), 4), dtype=np.int32)
+    out[:, :2] = table[:, :2]
     # each node's tree's first node, to make its children's indices global
     base = np.repeat(start[:-1], np.diff(start)).astype(np.int32)
-    for j, field in ((4, 5), (5, 6)):
+    for j, leaf, field in ((2, 2, 5), (3, 3, 6)):
         k = table[:, field]
-        out[:, j] = np.where(k >= 0, base + k, -1)
+        out[:, j] = np.where(k >= 0, base + k, -1 - table[:, leaf])
     return out
 
 

@@ -78,16 +78,16 @@ def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
             if side == 0:
                 if not lo[c] < rr:
                     continue
-                child, leaf = nodes[k, 4], nodes[k, 2]
+                child = nodes[k, 2]
             else:
                 if not hi[c] > rr:
                     continue
-                child, leaf = nodes[k, 5], nodes[k, 3]
+                child = nodes[k, 3]
             if child >= 0:
                 stack[sp] = child
                 sp += 1
             else:
-                fold(values, leaf, top, low, t)
+                fold(values, -1 - child, top, low, t)
 
 
 @part
@@ -147,7 +147,7 @@ def split_node(nodes, k, lo, hi):
         on_yes, on_no = lo[nodes[k, 0]] < rr, hi[nodes[k, 0]] > rr
         if on_yes and on_no:
             return k
-        k = nodes[k, 4] if on_yes else nodes[k, 5]
+        k = nodes[k, 2] if on_yes else nodes[k, 3]
 
 
 @part
@@ -228,9 +228,9 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
         if lo[cc] < nodes[k, 1]:
             if hi[cc] > nodes[k, 1]:
                 break
-            k = nodes[k, 4]
+            k = nodes[k, 2]
         else:
-            k = nodes[k, 5]
+            k = nodes[k, 3]
     entry[t] = k
     stack[0] = k
     smask[0] = 3
@@ -265,9 +265,9 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
                 to_no |= 2
         for side in range(2):
             if side == 0:
-                mm, child, leaf = to_yes, nodes[k, 4], nodes[k, 2]
+                mm, child = to_yes, nodes[k, 2]
             else:
-                mm, child, leaf = to_no, nodes[k, 5], nodes[k, 3]
+                mm, child = to_no, nodes[k, 3]
             if mm == 0:
                 continue
             if child >= 0:
@@ -276,9 +276,9 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
                 sp += 1
             else:
                 if mm & 1:
-                    fold(values, leaf, ytop, ylow, t)
+                    fold(values, -1 - child, ytop, ylow, t)
                 if mm & 2:
-                    fold(values, leaf, ntop, nlow, t)
+                    fold(values, -1 - child, ntop, nlow, t)
 
 
 @part
