@@ -263,11 +263,13 @@ def walk_both(ft_arrays, t, c, rr, lo, hi, ytop, ylow, ntop, nlow, stack, smask,
                 to_yes |= 2
             if nh > r0:
                 to_no |= 2
+        # the no side pushed first, so that the node popped next is the yes side's: the
+        # next record (depth-first order), most often in the cache line just read
         for side in range(2):
             if side == 0:
-                mm, child = to_yes, nodes[k, 2]
-            else:
                 mm, child = to_no, nodes[k, 3]
+            else:
+                mm, child = to_yes, nodes[k, 2]
             if mm == 0:
                 continue
             if child >= 0:
