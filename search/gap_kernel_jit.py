@@ -74,8 +74,8 @@ def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
         rr = nodes[k, 1]
         if lo[c] < rr < hi[c]:
             opn[t, c] = True
-        for side in range(2):
-            if side == 0:
+        for side in range(2):  # the yes side popped next, as in walk_both
+            if side == 1:
                 if not lo[c] < rr:
                     continue
                 child = nodes[k, 2]
