@@ -32,6 +32,7 @@ from .details import (
 from .finite import check_finite
 from .formats import sniffing
 from .formats.base import DUMP_OPTIONS, LoadOptions
+from .load_notes import step as load_step
 from .model_cache import cached_load
 
 
@@ -44,7 +45,8 @@ def __getattr__(name: str) -> Any:
 
 
 # a model file at least this large takes seconds to load (a 170 MB .skops file: 8 s): the
-# command line says so on stderr, the Python API logs it (the "treesens" logger, INFO)
+# Python API logs it before it loads (the "treesens" logger, INFO); the command line says
+# any load that runs past load_notes.AFTER seconds (a step of the load)
 LOADING_NOTE_BYTES = 50_000_000
 
 
@@ -57,7 +59,8 @@ def loading_words(model, at_least: int | None = None) -> str | None:
     except (OSError, TypeError, ValueError):
         return None
     limit = LOADING_NOTE_BYTES if at_least is None else at_least
-    return f"loading {model} ({size / 1e6:,.0f} MB)..." if size >= limit else None
+    mb = f"{size / 1e6:,.0f}" if size >= 10e6 else f"{size / 1e6:.1f}"
+    return f"loading {model} ({mb} MB)..." if size >= limit else None
 
 
 def _log_loading(model) -> None:
@@ -484,7 +487,8 @@ def _load_path(path: Path, name: str, options: LoadOptions) -> Ensemble:
             where,
         )
     try:
-        return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))
+        with load_step(loading_words(path, at_least=0) or f"loading {path}..."):
+            return cached_load(fmt.name, path, options, lambda: fmt.load_path(path, options))
     except InputError:
         if name == formats.AUTO:
             raise

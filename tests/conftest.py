@@ -262,8 +262,8 @@ def _model_cache_of_the_session(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _no_load_step_lines_by_the_clock(monkeypatch):
-    """A pipeline's load says its step's line once the step has run load_notes.AFTER
-    seconds: on a loaded machine a small pipeline's fold can take that long, and a refusal
+    """A model's load (and a pipeline's fold within it) says its line once it has run
+    load_notes.AFTER seconds: on a loaded machine a small pipeline's fold can take that long, and a refusal
     asserted to be the one line said would get a second. In this process no step is long
     unless a test says so (tests/frontends/test_load_progress.py sets AFTER itself)."""
     from treesens.readers import load_notes

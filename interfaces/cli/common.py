@@ -24,10 +24,8 @@ from ...readers.data import load_data, say_data_notes
 from ...readers.formats import AUTO, format_names
 from ...readers.load import (
     BOUNDS,
-    LOADING_NOTE_BYTES,
     base_score_problem,
     load_model,
-    loading_words,
     shown_base_score,
 )
 from ...readers.load_notes import saying
@@ -294,9 +292,7 @@ def load_from_args(args):
         said = base_score_problem(bs, objective)
         raise InputError(f"--base-score {shown_base_score(bs)}: {said}")
     quiet = getattr(args, "json", False)
-    if not quiet:
-        say_loading(args.model)
-    with saying(None if quiet else log):  # a long load's steps, on stderr
+    with saying(None if quiet else log):  # a long load and its steps, on stderr
         return load_model(
             args.model,
             format=args.format,
@@ -312,14 +308,6 @@ def load_from_args(args):
             auto_details=not args.no_auto_details,
             trust_pickle=getattr(args, "trust_pickle", False),
         )
-
-
-def say_loading(model) -> None:
-    """A line on stderr before a large model file loads (seconds in which nothing else
-    is said)."""
-    words = loading_words(model, LOADING_NOTE_BYTES)
-    if words is not None:  # not a file: the load says what is wrong
-        log(words)
 
 
 def check_data(args, ens) -> None:

@@ -15,7 +15,7 @@ from ...readers.load_notes import saying
 from ...views.junit import junit_xml
 from ..sens_contract import load_contract, run_contract
 from .audit import add_certify_row_args, untried_hint
-from .common import add_run_limits, log, say_loading
+from .common import add_run_limits, log
 
 HELP = "check the expectations of a .sens file (a model's contract, for CI)"
 DESCRIPTION = """
@@ -85,12 +85,11 @@ def run(args) -> int:
     if args.certificates is not None and Path(args.certificates).is_file():
         raise InputError(f"--certificates {args.certificates}: a file, not a folder")
     t0 = time.time()
-    with saying(log):  # a long load's steps, on stderr
+    with saying(log):  # a long load and its steps, on stderr
         sf = load_contract(
             args.file,
             model=args.model,
             data=args.data,
-            loading=say_loading,
             trust_pickle=args.trust_pickle,
         )
     lines = args.junit is None or args.verbose

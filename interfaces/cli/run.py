@@ -24,7 +24,6 @@ from .common import (
     log,
     positive_float,
     positive_int,
-    say_loading,
     what_is_asked,
     what_it_predicts,
 )
@@ -89,9 +88,7 @@ def run(args) -> int:
     if args.executor:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     t0 = time.time()
-    if not args.json:  # the file's paths checked, then a large model said to be loading
-        say_loading(load_queries(args.file, load_model=False).model_path)
-    with saying(None if args.json else log):  # a long load's steps, on stderr
+    with saying(None if args.json else log):  # a long load and its steps, on stderr
         sf = load_queries(args.file)
     queries = sf.select(args.query)
     ens = sf.ensemble

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from treesens.interfaces.cli.main import main
+from treesens.readers import load_notes
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
@@ -167,18 +168,29 @@ def test_an_unknown_audit_feature_is_named_by_its_flag(capsys):
     assert "treesens: error: --vary: unknown feature 'mean_textur'" in capsys.readouterr().err
 
 
-def test_a_large_model_file_is_said_to_be_loading_before_it_loads(capsys, monkeypatch):
-    from treesens.interfaces.cli import common
+def _loading_lines(capsys) -> list[str]:
+    return [ln for ln in _stderr_lines(capsys) if ln.startswith("loading ")]
 
-    monkeypatch.setattr(common, "LOADING_NOTE_BYTES", 1)
+
+def test_a_model_load_past_a_few_seconds_is_said_to_be_loading_whatever_its_size(
+    capsys, monkeypatch
+):
+    monkeypatch.setattr(load_notes, "AFTER", 0.0)  # every load is long
     assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.1"]) in (0, 1)
-    first = _stderr_lines(capsys)[0]
-    assert first.startswith(f"loading {MODEL} (") and first.endswith(" MB)...")
+    (line,) = _loading_lines(capsys)
+    assert line.startswith(f"loading {MODEL} (") and line.endswith(" MB)...")
 
 
-def test_a_small_model_file_loads_without_a_loading_line(capsys):
+def test_a_quick_model_load_has_no_loading_line(capsys, monkeypatch):
+    monkeypatch.setattr(load_notes, "AFTER", 60.0)
     assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.1"]) in (0, 1)
-    assert not any(ln.startswith("loading ") for ln in _stderr_lines(capsys))
+    assert _loading_lines(capsys) == []
+
+
+def test_a_long_model_load_says_nothing_with_json(capsys, monkeypatch):
+    monkeypatch.setattr(load_notes, "AFTER", 0.0)
+    main(["check", MODEL, "--vary", "mean_texture", "--gap", "0.1", "--json"])
+    assert _loading_lines(capsys) == []
 
 
 def test_a_fix_flag_says_constraints_are_given_with_where(capsys):
@@ -209,26 +221,22 @@ def test_another_unknown_flag_gets_no_word_about_constraints(capsys):
     assert ".sens" not in capsys.readouterr().err
 
 
-def test_a_sens_files_large_model_is_said_to_be_loading_before_it_loads(capsys, monkeypatch):
-    from treesens.interfaces.cli import common
-
-    monkeypatch.setattr(common, "LOADING_NOTE_BYTES", 1)
+def test_a_sens_files_long_model_load_is_said_to_be_loading(capsys, monkeypatch):
+    monkeypatch.setattr(load_notes, "AFTER", 0.0)
     assert main(["run", str(EXAMPLES / "breast_cancer.sens"), "--list"]) == 0
-    assert _stderr_lines(capsys)[0].startswith(f"loading {MODEL} (")
+    (line,) = _loading_lines(capsys)
+    assert line.startswith(f"loading {MODEL} (")
 
 
-def test_a_contracts_large_model_is_said_to_be_loading_before_it_loads(
-    capsys, monkeypatch, tmp_path
-):
-    from treesens.interfaces.cli import common
-
+def test_a_contracts_long_model_load_is_said_to_be_loading(capsys, monkeypatch, tmp_path):
     sens = tmp_path / "contract.sens"
     sens.write_text(
         f'model "{MODEL}"\nquery q {{\n  vary mean_texture\n  gap 0.1\n  expect sensitive\n}}\n'
     )
-    monkeypatch.setattr(common, "LOADING_NOTE_BYTES", 1)
+    monkeypatch.setattr(load_notes, "AFTER", 0.0)
     assert main(["test", str(sens), "--model", MODEL]) == 0
-    assert _stderr_lines(capsys)[0].startswith(f"loading {MODEL} (")
+    (line,) = _loading_lines(capsys)
+    assert line.startswith(f"loading {MODEL} (")
 
 
 def test_the_api_logs_that_a_large_model_file_is_loading(caplog, monkeypatch):
