@@ -24,6 +24,7 @@ from ..backends.worker import WAKE_EVERY, WorkerStopped, worker_for
 from ..compiler.ensemble import Ensemble
 from ..compiler.kinds import with_question_fields
 from ..compiler.query import Query
+from ..search.boxes import tables_refused
 from .compile import compile_query
 from .race_spec import DEFAULT_RACE, RACE, is_race, race_backends  # noqa: F401
 from .solver_memory import refuse_solver_stage, solver_stage_over
@@ -154,6 +155,9 @@ def _left_out(res: Result, asked: list[str], why: str) -> None:
     solvers = [b for b in asked if not is_search_method(b)]
     res.stats["race"].update({b: SKIPPED_MEMORY for b in solvers})
     res.notes.append(f"{', '.join(solvers)} left out of the race: {why}")
+    tables = res.stats.get("box_search", {})
+    if res.status == ERROR and tables.get("status") == "skipped":  # its fix: not a solver
+        res.error = f"{res.backend}: {tables_refused(tables['reason'], ', '.join(solvers))}"
 
 
 def said_once(note: Callable[[str], None] | None) -> Callable[[str], None] | None:

@@ -118,12 +118,21 @@ def search_alone(ctx: SolveContext) -> None:
             ctx.result.message = "time limit reached"
 
 
-def tables_refused(reason: str) -> str:
+MEMORY_FIX = "raise the memory limit (--memory-mb MB, memory_mb= in Python)"
+
+
+def tables_refused(reason: str, left_out: str = "") -> str:
     """The error of a box search alone whose pair tables are too large (``reason``), with
-    its fix: a solver backend, which needs no tables, or a memory limit that holds them."""
+    its fix: a solver backend, which needs no tables, or a memory limit that holds them.
+    ``left_out``: the solvers a race left out for the memory limit (driver/race.py), which
+    are no fix at that limit; a higher limit lets them run."""
+    if left_out:
+        held = "to hold them, or " if "memory limit" in reason else ""
+        run = f"to run {left_out}, left out of the race (its note says what it needs)"
+        return f"{reason}: {MEMORY_FIX} {held}{run}"
     fix = "use a solver backend (--backend cpsat), which builds no pair tables"
     if "memory limit" in reason:
-        fix = f"raise the memory limit (--memory-mb MB, memory_mb= in Python) or {fix}"
+        fix = f"{MEMORY_FIX} or {fix}"
     return f"{reason}: {fix}"
 
 

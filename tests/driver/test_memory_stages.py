@@ -217,6 +217,22 @@ def test_a_race_with_the_box_search_runs_it_alone_where_its_solvers_would_not_fi
     assert "cpsat left out of the race: the solver stage (" in " ".join(r.notes)
 
 
+def test_a_race_whose_box_search_refuses_its_tables_does_not_advise_the_solver_left_out(
+    solver_stage_never_fits, monkeypatch
+):
+    from treesens.search import box_answers
+
+    monkeypatch.setattr(box_answers, "room_bytes", lambda *_a, **_k: 1)  # no room for tables
+    ens = treesens.load_model(MODEL)
+    backend = "race:boxes,cpsat"
+    r = treesens.check(ens, vary=["worst_symmetry"], gap=0.1, backend=backend, memory_mb=4000)
+    assert r.status == "error" and "--backend cpsat" not in r.error
+    assert r.error.endswith(
+        "raise the memory limit (--memory-mb MB, memory_mb= in Python) to hold them, or to "
+        "run cpsat, left out of the race (its note says what it needs)"
+    )
+
+
 def test_with_the_solver_stage_skipped_the_unfinished_box_search_goes_on_alone(
     solver_stage_never_fits, monkeypatch
 ):
