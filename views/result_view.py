@@ -332,9 +332,10 @@ def render_result(res: Result, ens=None, console: Console | None = None) -> None
 
 def print_full_width(con, table) -> None:
     """A table in a terminal fits its width (long names wrap); written to a file or a pipe,
-    it is as wide as its widest row, so every name stays whole on one line."""
+    it is as wide as its widest row, so every name stays whole on one line. Its lines end
+    at their last character: the cells' padding is not written past it."""
     if con.is_terminal:
-        con.print(table)
+        _print_unpadded(con, table)
         return
     from rich.measure import Measurement
 
@@ -342,9 +343,25 @@ def print_full_width(con, table) -> None:
     width = con.width
     con.width = max(width, widest)  # print's own width cannot exceed the console's
     try:
-        con.print(table)
+        _print_unpadded(con, table)
     finally:
         con.width = width
+
+
+def _print_unpadded(con, table) -> None:
+    """``table``'s lines on ``con`` without the spaces that pad them to the table's width
+    (the last column's, empty on most rows of a witness table)."""
+    from rich.segment import Segment, Segments
+
+    out: list[Segment] = []
+    for line in con.render_lines(table, pad=False, new_lines=False):
+        while line and not line[-1].text.rstrip(" "):
+            line.pop()
+        if line:
+            last = line[-1]
+            line[-1] = Segment(last.text.rstrip(" "), last.style, last.control)
+        out.extend([*line, Segment.line()])
+    con.print(Segments(out))
 
 
 def result_text(res: Result) -> str:

@@ -3,6 +3,7 @@ HTML for Jupyter with every name escaped."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
@@ -97,6 +98,20 @@ def test_str_of_a_result_is_the_witness_table_with_the_varied_feature_marked():
     assert lines[0].startswith("SENSITIVE varying age, g=0.2, backend cpsat")
     assert any(line.split()[:3] == ["age", "30", "61"] and "<- varied" in line for line in lines)
     assert "replay-checked with the library's predict" in lines[-1]
+
+
+def test_the_witness_tables_lines_end_at_their_last_character():
+    # as the command line writes it to a file: the mark column, empty on rows not
+    # varied, padded every line with spaces
+    from rich.console import Console
+
+    from treesens.views.result_view import render_result
+
+    buf = io.StringIO()
+    render_result(_result(), console=Console(file=buf, width=80, color_system=None))
+    lines = buf.getvalue().splitlines()
+    table = [ln for ln in lines if ln.split()[:1] in (["feature"], ["age"], ["<b>pay"])]
+    assert len(table) == 3 and all(ln == ln.rstrip() for ln in table)
 
 
 def test_the_headline_says_features_a_query_is_named_after_once():
