@@ -137,16 +137,28 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+# a command a new user tries that is a flag of a command: what asks it
+ASKED_BY_A_FLAG = {
+    "max-gap": "a max gap is asked with check MODEL --vary F --max-gap, a ranking of every "
+    "feature with sweep MODEL --max-gap",
+    "certify": "a certificate is written by check MODEL ... --certificate FILE, checked "
+    "with verify FILE",
+}
+
+
 def _with_guess(message: str) -> str:
     """An argparse 'invalid choice' message with the closest choices guessed ("invalid
-    choice: 'chek' (did you mean 'check'?) (choose from ...)"); any other unchanged."""
+    choice: 'chek' (did you mean 'check'?) (choose from ...)"), or the flag that asks
+    what a command named for it would ("max-gap": check --max-gap); any other unchanged."""
     m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
     if m is None:
         return message
     near = near_matches(m[1], re.findall(r"'([^']*)'", m[2]))
-    if not near:
+    command = message.startswith("COMMAND:")
+    flag = ASKED_BY_A_FLAG.get(m[1].lower().replace("_", "-")) if command else None
+    if not near and flag is None:
         return message
-    guess = f" (did you mean {', '.join(map(repr, near))}?)"
+    guess = f" ({flag})" if flag else f" (did you mean {', '.join(map(repr, near))}?)"
     return message[: m.end(1) + 1] + guess + message[m.end(1) + 1 :]
 
 

@@ -41,6 +41,21 @@ def test_a_misspelt_command_is_one_line_with_the_closest_command(capsys):
     )
 
 
+def test_a_max_gap_command_is_told_the_flag_that_asks_it(capsys):
+    assert main(["max-gap", MODEL, "--vary", "mean_texture"]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.startswith(
+        "treesens: error: COMMAND: invalid choice: 'max-gap' (a max gap is asked with check "
+        "MODEL --vary F --max-gap, a ranking of every feature with sweep MODEL --max-gap)"
+    )
+
+
+def test_a_certify_command_is_told_the_flag_that_writes_a_certificate(capsys):
+    assert main(["certify", MODEL]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert "'certify' (a certificate is written by check MODEL ... --certificate FILE" in line
+
+
 def test_an_unknown_backend_lists_race_among_the_names_backend_takes(capsys):
     assert main(["check", MODEL, "--vary", "mean_texture", "--backend", "nope"]) == 2
     (line,) = _stderr_lines(capsys)
