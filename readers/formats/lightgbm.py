@@ -113,6 +113,9 @@ def _split_header(text: str, where: str):
         raise InputError(
             "not a LightGBM model text file (no 'version=' line and no 'Tree=' sections)", where
         )
+    _check_tree_count(
+        header, len(trees), ended="end of trees" in (ln.strip() for ln in lines), where=where
+    )
     pandas_cat = None
     for line in tail:
         if line.startswith("pandas_categorical:"):
@@ -121,6 +124,27 @@ def _split_header(text: str, where: str):
             except json.JSONDecodeError:
                 pandas_cat = None
     return header, flags, trees, pandas_cat
+
+
+def _check_tree_count(header: dict[str, str], n_trees: int, ended: bool, where: str) -> None:
+    """The file holds as many trees as its header's ``tree_sizes`` lists (one size a tree,
+    written by LightGBM): a file cut short at a tree's end would read as a smaller model,
+    and LightGBM itself crashes on it. A file without the line is read as it is."""
+    listed = len(header.get("tree_sizes", "").split())
+    if not listed or listed == n_trees:
+        return
+    if not ended:
+        raise InputError(
+            f"the file ends at tree {n_trees:,} of the {listed:,} its header lists "
+            "(tree_sizes), with no 'end of trees' line: it is cut short (a copy or download "
+            "not finished?)",
+            where,
+        )
+    raise InputError(
+        f"{n_trees:,} trees where its header lists {listed:,} (tree_sizes): trees added or "
+        "removed by hand leave that line stale (delete it to read the trees there are)",
+        where,
+    )
 
 
 def _int(s: str) -> int:

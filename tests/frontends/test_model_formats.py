@@ -242,3 +242,33 @@ def test_a_models_source_starts_with_the_words_of_its_origin():
 def test_a_model_built_in_memory_names_its_format_in_its_origin():
     ens = load_model(_booster())
     assert ens.origin.format == "xgboost"
+
+
+def _lightgbm_cut_before_tree(tmp_path, k: int, end: str = "") -> Path:
+    """examples/diabetes_lgbm.txt (40 trees, a tree_sizes line) up to its tree ``k``."""
+    text = (EXAMPLES / "diabetes_lgbm.txt").read_text()
+    path = tmp_path / "cut.txt"
+    path.write_text(text[: text.index(f"\nTree={k}\n") + 1] + end)
+    return path
+
+
+def test_a_lightgbm_file_cut_at_a_trees_end_is_refused_not_read_as_a_smaller_model(tmp_path):
+    # it loaded as a 20-tree model; LightGBM itself crashes on it
+    with pytest.raises(InputError, match="cut.txt") as e:
+        load_model(_lightgbm_cut_before_tree(tmp_path, 20))
+    assert str(e.value).endswith(
+        "the file ends at tree 20 of the 40 its header lists (tree_sizes), with no "
+        "'end of trees' line: it is cut short (a copy or download not finished?)"
+    )
+
+
+def test_a_lightgbm_file_cut_within_a_tree_is_said_to_be_cut_short(tmp_path):
+    path = _lightgbm_cut_before_tree(tmp_path, 21)
+    path.write_text(path.read_text() + "Tree=21\nnum_leaves=31\nsplit_feature=1 2")
+    with pytest.raises(InputError, match="ends at tree 22 of the 40 .* cut short"):
+        load_model(path)
+
+
+def test_a_lightgbm_file_with_trees_removed_by_hand_says_its_tree_sizes_line_is_stale(tmp_path):
+    with pytest.raises(InputError, match=r"20 trees where its header lists 40 \(tree_sizes\)"):
+        load_model(_lightgbm_cut_before_tree(tmp_path, 20, end="end of trees\n"))
