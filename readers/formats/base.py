@@ -121,6 +121,16 @@ def parse_json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
+        # what it expected next is past the text's end, or a string runs to it
+        cut = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
+        if cut and text.strip():
+            lines = text.count("\n") + 1
+            raise InputError(
+                f"the JSON ends before it is complete (at line {lines:,}, "
+                f"after {len(text):,} characters): the file is cut short (a copy or download "
+                "not finished?)",
+                where,
+            ) from None
         raise InputError(
             f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", where
         ) from None

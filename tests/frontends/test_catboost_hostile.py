@@ -210,7 +210,9 @@ def test_a_model_without_a_loss_function_is_refused(tmp_path, models):
 def test_cut_json_is_one_input_error_with_its_place(tmp_path, models):
     path = tmp_path / "m.json"
     path.write_text(json.dumps(models[0][0])[:300])
-    with pytest.raises(InputError, match="invalid JSON at line 1"):
+    with pytest.raises(
+        InputError, match=r"m.json: the JSON ends before it is complete \(at line 1"
+    ):
         treesens.load_model(path, format="catboost")
 
 

@@ -64,7 +64,7 @@ def test_unsupported_model_kind_exits_2_with_one_line(tmp_path):
 def test_truncated_model_file_names_the_file(tmp_path, tiny_model_json):
     path = tmp_path / "cut.json"
     path.write_text(json.dumps(tiny_model_json)[:500])
-    with pytest.raises(InputError, match="invalid JSON"):
+    with pytest.raises(InputError, match="cut.json: the JSON ends before it is complete"):
         treesens.load_model(path)
 
 

@@ -272,3 +272,21 @@ def test_a_lightgbm_file_cut_within_a_tree_is_said_to_be_cut_short(tmp_path):
 def test_a_lightgbm_file_with_trees_removed_by_hand_says_its_tree_sizes_line_is_stale(tmp_path):
     with pytest.raises(InputError, match=r"20 trees where its header lists 40 \(tree_sizes\)"):
         load_model(_lightgbm_cut_before_tree(tmp_path, 20, end="end of trees\n"))
+
+
+def test_a_json_model_cut_short_is_said_to_be_cut_short(tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text((EXAMPLES / "breast_cancer_xgb.json").read_text()[:3000])
+    with pytest.raises(InputError, match="cut.json") as e:
+        load_model(path)
+    assert str(e.value).endswith(
+        "the JSON ends before it is complete (at line 1, after 3,000 characters): the file "
+        "is cut short (a copy or download not finished?)"
+    )
+
+
+def test_a_json_model_with_a_fault_before_its_end_names_its_place(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"learner": 1,, "version": [3, 0, 4]}')
+    with pytest.raises(InputError, match="invalid JSON at line 1 column 15"):
+        load_model(path, format="xgboost")
