@@ -26,6 +26,7 @@ from .common import (
     log,
     positive_float,
     query_from_args,
+    told_by_flag,
     what_it_predicts,
 )
 from .plot import add_plot_arg, check_plot_arg, write_witness_plot
@@ -75,7 +76,8 @@ def add_certify_budget_arg(p: argparse.ArgumentParser, default: str) -> None:
 def run(args) -> int:
     t0 = args.start
     t_run = time.time()  # the interpreter, the imports and the flags took until now
-    require_backend(args.backend)  # before loading: the heuristic must not answer for it
+    with told_by_flag("--backend"):  # before loading: the heuristic must not answer for it
+        require_backend(args.backend)
     check_plot_arg(args)
     if args.certificate is not None:  # a file that cannot be written: before the answer
         from ...questions.certificate_document import check_certificate_path

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...answers.result import Result
@@ -476,3 +478,15 @@ def check_writable(where: str, path: Path) -> None:
         raise InputError(os_error_text(e), where) from None
     if not existed:
         path.unlink(missing_ok=True)
+
+
+@contextmanager
+def told_by_flag(flag: str) -> Iterator[None]:
+    """An InputError on the value ``flag`` gave names the flag, as argparse's own do
+    (``--backend: unknown backend 'nope'``); one naming a file stays as it is."""
+    try:
+        yield
+    except InputError as e:
+        if e.where is not None:
+            raise
+        raise InputError(e.message.removeprefix(f"{flag.lstrip('-')}: "), flag) from None

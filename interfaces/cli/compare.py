@@ -26,6 +26,7 @@ from .common import (
     load_from_args,
     log,
     query_from_args,
+    told_by_flag,
     what_is_asked,
 )
 
@@ -207,7 +208,8 @@ def render_table(q, results, stream=None) -> None:
 def run(args) -> int:
     t0 = time.time()
     from_file = args.backends is None and is_sens(args.model)
-    backends = None if from_file else backend_list(args.backends)
+    with told_by_flag("--backends"):
+        backends = None if from_file else backend_list(args.backends)
     listed: list[str] = []
     ens, queries = load_queries_from_args(args, listed=listed)
     if from_file:  # the backends its query lists (two or more), else every installed one

@@ -45,6 +45,7 @@ from .common import (
     positive_float,
     positive_int,
     query_maker_from_args,
+    told_by_flag,
     what_it_predicts,
 )
 from .interrupts import raise_if_interrupted
@@ -180,7 +181,8 @@ def run(args) -> int:
     if args.executor:
         parse_executor(args.executor)  # a wrong spec fails before anything runs
     features = parse_features(args.features)
-    require_backend(args.backend)
+    with told_by_flag("--backend"):
+        require_backend(args.backend)
     refuse_file_over_limit(args.model, args.memory_mb)  # a skops file's size, before its load
     ens = load_from_args(args)
     refuse_over_limit(ens, args.memory_mb)  # over the memory limit: one line, exit 2

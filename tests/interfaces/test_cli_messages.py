@@ -56,6 +56,24 @@ def test_a_certify_command_is_told_the_flag_that_writes_a_certificate(capsys):
     assert "'certify' (a certificate is written by check MODEL ... --certificate FILE" in line
 
 
+def test_an_unknown_backend_is_named_by_its_flag(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--backend", "boxs"]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.startswith("treesens: error: --backend: unknown backend 'boxs' (did you mean")
+
+
+def test_an_unknown_backend_of_a_comparison_is_named_by_its_flag(capsys):
+    assert main(["compare", MODEL, "--vary", "mean_texture", "--backends", "cpsat,boxs"]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line.startswith("treesens: error: --backends: unknown backend 'boxs' (did you mean")
+
+
+def test_a_comparisons_backend_listed_twice_names_the_flag_once(capsys):
+    assert main(["compare", MODEL, "--vary", "mean_texture", "--backends", "cpsat,cpsat"]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line == "treesens: error: --backends: backend 'cpsat' listed twice"
+
+
 def test_an_unknown_backend_lists_race_among_the_names_backend_takes(capsys):
     assert main(["check", MODEL, "--vary", "mean_texture", "--backend", "nope"]) == 2
     (line,) = _stderr_lines(capsys)
