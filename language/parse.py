@@ -391,15 +391,36 @@ def _keyword_guess(word: str, expected) -> str:
     there, else ""."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word):
         return ""
-    lark, keywords = parser(), []
+    return closest(word, sorted(_expected_keywords(expected)), n=1)
+
+
+def _expected_keywords(expected) -> set[str]:
+    """The keywords among the terminals ``expected`` (names of the grammar's terminals)."""
+    lark, keywords = parser(), set()
     for name in set(expected):
         try:
             pat = lark.get_terminal(name).pattern
         except KeyError:
             continue
         if type(pat).__name__ == "PatternStr" and re.fullmatch(r"[a-z_]{3,}", pat.value):
-            keywords.append(pat.value)
-    return closest(word, sorted(keywords), n=1)
+            keywords.add(pat.value)
+    return keywords
+
+
+def _hyphened_keyword(before: str, word: str, expected) -> tuple[str, str] | None:
+    """(``data-aware``, ``data_aware``): the unexpected ``word`` spells a keyword taken
+    there with '-' for '_' (``num-class``), or is its tail (``-aware`` after the keyword
+    ``data``, the text ``before`` it ending in that word); else None."""
+    m = re.search(r"\b[A-Za-z]\w*$", before)
+    if word.startswith("-") and m is not None:  # the keyword was taken at the word before
+        written = m.group(0) + word
+        taken = {t.name for t in parser().terminals}
+    elif "-" in word:
+        written, taken = word, expected
+    else:
+        return None
+    keyword = written.replace("-", "_").lower()
+    return (written, keyword) if keyword in _expected_keywords(taken) else None
 
 
 def _open_blocks(text: str):
@@ -511,6 +532,16 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
             raise err(RACE_SPACED, tok.line, tok.column) from None
         if tok.start_pos is not None and re.search(r"\bexpect\s*$", text[: tok.start_pos]):
             raise err(_unknown_expectation(shown), tok.line, tok.column) from None
+        before = text[: tok.start_pos] if tok.start_pos is not None else ""
+        hyphened = _hyphened_keyword(before, shown, expected)
+        if hyphened is not None:  # data-aware: the flag's spelling of data_aware
+            written, keyword = hyphened
+            raise err(
+                f"unexpected {written!r} (did you mean {keyword!r}? a .sens keyword joins its "
+                "words with '_' where a command-line flag has '-')",
+                tok.line,
+                tok.column - (len(written) - len(shown)),
+            ) from None
         what = _describe_expected(expected)
         guess = _keyword_guess(shown, expected)  # a misspelt keyword: 'timout 5s'
         raise err(

@@ -496,6 +496,24 @@ CASES = {
             "^",
         ],
     ),
+    "a_keyword_written_as_its_flag": (
+        _bc(f'data "{ROWS}"\nquery q {{\n  vary mean_texture\n  data-aware prob\n}}\n'),
+        [
+            "{F}:6:3: unexpected 'data-aware' (did you mean 'data_aware'? a .sens keyword joins "
+            "its words with '_' where a command-line flag has '-')",
+            "  data-aware prob",
+            "  ^",
+        ],
+    ),
+    "a_model_line_keyword_written_as_its_flag": (
+        f'model "{BC}"\nnum-class 2\nquery q {{\n  vary mean_texture\n}}\n',
+        [
+            "{F}:2:1: unexpected 'num-class' (did you mean 'num_class'? a .sens keyword joins "
+            "its words with '_' where a command-line flag has '-')",
+            "num-class 2",
+            "^",
+        ],
+    ),
 }
 
 
