@@ -75,6 +75,24 @@ def placeholders(names: list[str]) -> bool:
     return any(list(names) == [p.format(i) for i in range(len(names))] for p in PLACEHOLDERS)
 
 
+def unreadable_json(text: str, e: json.JSONDecodeError) -> str:
+    """Why a file given as a certificate is not one JSON reads: not JSON at all (another
+    kind of file, named by its start), cut short, or JSON's own words at its place."""
+    start = text.lstrip()
+    if not start.startswith(("{", "[")):
+        shown = start.splitlines()[0][:30] if start else ""
+        return (
+            f"not a certificate: not JSON (it starts {shown!r}; treesens check ... "
+            "--certificate FILE writes one)"
+        )
+    if e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string"):
+        return (
+            f"not a readable certificate: the JSON ends before it is complete (after "
+            f"{len(text):,} characters): the file is cut short (a copy not finished?)"
+        )
+    return f"not a readable certificate ({e})"
+
+
 def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
     if Path(path).is_dir():
         raise CertificateError(f"{path}: is a directory, not a certificate")
@@ -85,6 +103,8 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
         if not text.strip():
             raise CertificateError(f"{path}: the file is empty, not a certificate")
         doc = read_certificate(text)
+    except json.JSONDecodeError as e:
+        raise CertificateError(f"{path}: {unreadable_json(text, e)}") from None
     except (OSError, ValueError, RecursionError) as e:  # ValueError: JSON's own errors,
         # and an integer too long for int() (UnicodeDecodeError is one too)
         raise CertificateError(f"{path}: not a readable certificate ({e})") from None

@@ -157,3 +157,23 @@ def test_cli_verify_names_the_model_file_the_proof_was_checked_against(tmp_path)
     p = treesens_here("verify", out)
     assert p.returncode == 0 and p.stdout.startswith("VALID: "), p.stdout
     assert "two_trees_dump.json" in p.stderr and "sha256" in p.stderr, p.stderr
+
+
+def test_a_file_that_is_not_json_is_named_as_not_a_certificate_by_its_start(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text("<!DOCTYPE html>\n<html><body>a report</body></html>\n")
+    p = treesens_here("verify", page)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip() == (
+        f"treesens: error: {page}: not a certificate: not JSON (it starts '<!DOCTYPE html>'; "
+        "treesens check ... --certificate FILE writes one)"
+    )
+
+
+def test_a_certificate_cut_short_is_said_to_be_cut_short(tmp_path):
+    from treesens.verify.check import CertificateError, verify_file
+
+    cut = tmp_path / "c.json"
+    cut.write_text('{"format": "treesens-certificate", "version": 3, "parts": [{"proof": [')
+    with pytest.raises(CertificateError, match="the JSON ends before it is complete .* cut short"):
+        verify_file(cut)
