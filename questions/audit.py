@@ -35,7 +35,7 @@ from ..compiler.question import result_gap
 from ..readers.data import Dataset, load_data, say_data_notes
 from ..readers.load import load_model
 from .ask import recorded
-from .audit_groups import binned
+from .audit_groups import binned, group_names
 from .audit_solve import adopt_proofs, keeping, keeping_row_proofs, solve_rows, taken_proofs
 from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     TIMEOUT_PER_ROW,
@@ -567,8 +567,9 @@ def summary(df, by: str | None = None):
             other = "other" if to is None else (1 - int(d) if to == -1 else to)
             groups.append(("decision", f"{d} -> {other}", sub))
     if by is not None:  # a numeric column of many values by its deciles (audit_groups.py)
-        for v, sub in df.groupby(binned(df[by]), sort=True, dropna=False, observed=True):
-            groups.append((by, str(v), sub))
+        keyed = list(df.groupby(binned(df[by]), sort=True, dropna=False, observed=True))
+        for (_v, sub), name in zip(keyed, group_names([v for v, _ in keyed]), strict=True):
+            groups.append((by, name, sub))
     rec = []
     for col, val, sub in groups:
         k = int((sub["status"] == FLIPPABLE).sum())

@@ -49,6 +49,15 @@ def binned(values):
     )
 
 
+def group_names(keys: list) -> list[str]:
+    """The summary's names of a column's groups: floats (a data column of few values, read
+    as numbers) with 4 significant digits, more where two would read alike, as binned's
+    intervals are named (0.1029, not 0.10294117647058824); any other value as str."""
+    if keys and all(isinstance(k, (float, np.floating)) for k in keys):
+        return _span_names([(k, k) for k in keys])
+    return [str(k) for k in keys]
+
+
 def _span_names(spans: list[tuple[float, float]]) -> list[str]:
     """Each interval's label with 4 significant digits, more where two would read alike."""
     for digits in range(4, 18):

@@ -67,3 +67,24 @@ def test_a_contracts_audit_by_a_continuous_column_counts_its_deciles():
     frame = pd.DataFrame({"status": ["not flippable"] * 100, "age": np.arange(100.0)})
     counts = group_counts(Expectation("audit", limit=2, percent=True, by="age"), frame)
     assert [c.name for c in counts][:2] == ["age=[0, 9]", "age=[10, 19]"] and len(counts) == 10
+
+
+def test_a_breakdown_column_of_few_scaled_values_names_them_in_four_digits():
+    # a min-max scaled column (german credit's Duration) read 0.10294117647058824
+    df = pd.DataFrame(
+        {
+            "status": ["insensitive"] * 4,
+            "decision": [0, 0, 1, 1],
+            "duration": [7 / 68, 7 / 68, 0.25, 1.0],
+        }
+    )
+    names = summary(df, by="duration").query("group == 'duration'")["value"]
+    assert list(names) == ["0.1029", "0.25", "1"]
+
+
+def test_breakdown_values_that_read_alike_in_four_digits_get_more():
+    df = pd.DataFrame(
+        {"status": ["insensitive"] * 2, "decision": [0, 1], "x": [0.123451, 0.123459]}
+    )
+    names = summary(df, by="x").query("group == 'x'")["value"]
+    assert list(names) == ["0.12345", "0.12346"]
