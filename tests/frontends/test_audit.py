@@ -243,12 +243,17 @@ def test_cli_out_into_another_audits_file_appends_with_a_note(tmp_path):
     assert len(out.read_text().splitlines()) == 6
 
 
+def _three_rows_audit(tmp_path) -> list:
+    """An audit of worst_radius over three rows of the breast-cancer data."""
+    data = _bc_csv(tmp_path)
+    return ["audit", BC_MODEL, "--data", data, "--limit", "3", "--vary", "worst_radius"]
+
+
 def test_cli_out_into_a_file_that_is_not_json_lines_is_refused_and_left_as_it_was(tmp_path):
     """A .sens file or a CSV given as --out by a slip: its lines were appended to it."""
-    data = _bc_csv(tmp_path)
     sens = tmp_path / "contract.sens"
     sens.write_text('model "m.json"\nquery q {\n  vary f0\n}\n')
-    base = ["audit", BC_MODEL, "--data", data, "--limit", "3", "--vary", "worst_radius"]
+    base = _three_rows_audit(tmp_path)
     p = treesens_here(*base, "--out", sens)
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1, p.stderr
@@ -257,19 +262,17 @@ def test_cli_out_into_a_file_that_is_not_json_lines_is_refused_and_left_as_it_wa
 
 
 def test_cli_out_into_a_file_of_other_json_lines_names_it_once_in_its_note(tmp_path):
-    data = _bc_csv(tmp_path)
     out = tmp_path / "sweep.jsonl"
     out.write_text('{"features": ["worst_radius"]}\n')
-    base = ["audit", BC_MODEL, "--data", data, "--limit", "3", "--vary", "worst_radius"]
+    base = _three_rows_audit(tmp_path)
     p = treesens_here(*base, "--out", out)
     assert p.returncode == 0
     assert f"note: {out}:1: a result line without 'row': this audit's lines" in p.stderr
 
 
 def test_cli_out_into_its_own_audits_file_gives_no_note(tmp_path):
-    data = _bc_csv(tmp_path)
     out = tmp_path / "a.jsonl"
-    base = ["audit", BC_MODEL, "--data", data, "--limit", "3", "--vary", "worst_radius"]
+    base = _three_rows_audit(tmp_path)
     assert treesens_here(*base, "--out", out).returncode == 0
     p = treesens_here(*base, "--out", out)
     assert p.returncode == 0 and "another audit" not in p.stderr
