@@ -75,11 +75,15 @@ class Later:
     ``after`` seconds and its heap is not empty (gap_seed.late_polish): ``run`` returns
     the gap of a pair the caller's offer accepted meanwhile (a floor, as ``lower``), or
     None. ``boxes`` (a work budget's): due once the search has visited that many boxes,
-    whatever the seconds, its steps cut to end there."""
+    whatever the seconds, its steps cut to end there. ``again`` (None: once): run again
+    each time a pair the search resolved beats every gap reached before it (the caller's
+    step then starts from that pair), once the search has gone on ``again`` times as long
+    as the last run took."""
 
     after: float
     run: Callable[[], float | None]
     boxes: int | None = None
+    again: float | None = None
 
 
 @dataclass(frozen=True)
@@ -328,6 +332,9 @@ def _compiled_search(
         frames=gap_kernel.DIVE_FRAMES if math.isinf(box_limit) else 0,  # a work budget's: none
     )  # fmt: skip
     best: float | None = None  # the best accepted gap
+    # ``later``'s next run when it runs again: the search's best gap it last ran at, and
+    # the time from which a better one runs it
+    last_run: tuple[float | None, float] | None = None
     floors: dict[float, float] = {}
     boxes, budget, status = 0, FIRST_STEP, -1
 
@@ -354,8 +361,13 @@ def _compiled_search(
     started = time.time()
     try:
         while True:
-            if later is not None and _due(later, status, started, boxes):
-                reached, later = _raised(reached, later.run(), tolerance), None
+            if later is not None and _due(later, status, started, boxes, best, reached, last_run):
+                t_run = time.time()
+                reached = _raised(reached, later.run(), tolerance)
+                if later.again is None:
+                    later = None
+                else:
+                    last_run = (best, time.time() + later.again * (time.time() - t_run))
             floor = tolerance.floor(_best_of(best, reached))
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
@@ -407,11 +419,26 @@ def _cut(budget: int, boxes: int, box_limit: float, later: Later | None) -> int:
     return int(max(1, min(budget, end - boxes)))
 
 
-def _due(later: Later, status: int, started: float, boxes: int) -> bool:
+def _due(
+    later: Later,
+    status: int,
+    started: float,
+    boxes: int,
+    best: float | None = None,
+    reached: float | None = None,
+    last_run: tuple[float | None, float] | None = None,
+) -> bool:
     """Whether the search, started at ``started``, runs ``later`` now: its heap is not
-    empty, and it has run ``later.after`` seconds (``later.boxes`` boxes, if given)."""
+    empty, and it has run ``later.after`` seconds (``later.boxes`` boxes, if given); once
+    run (``last_run``: the search's best gap then, and when it may run again), whether
+    its best gap ``best`` is above that and every gap ``reached``, and the time has come."""
     if status == gap_kernel.EMPTY:
         return False
+    if last_run is not None:
+        ran_at, again_at = last_run
+        if best is None or time.time() < again_at:
+            return False
+        return all(g is None or best > g for g in (ran_at, reached))
     if later.boxes is not None:
         return boxes >= later.boxes
     return time.time() - started >= later.after

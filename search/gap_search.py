@@ -47,7 +47,14 @@ from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
-from .gap_seed import LATE_WORK_SHARE, late_after, late_polish, saturation_slack, seed_floor
+from .gap_seed import (
+    LATE_TIMES,
+    LATE_WORK_SHARE,
+    late_after,
+    late_polish,
+    saturation_slack,
+    seed_floor,
+)
 from .pair_boxes import PairTables, PairTablesPastDeadline, pair_tables, tables_held
 from .pair_scope import (
     applies,
@@ -439,8 +446,11 @@ class LatePolish:
         the search's boxes, at most (a work budget's)."""
         if self.enc is None:
             return None
-        boxes = None if self.timed else int(LATE_WORK_SHARE * limit)
-        return Later(late_after(seed_seconds), lambda: self._run(deadline), boxes)
+        if not self.timed:  # due at a box, once: its floors at the same boxes on any machine
+            return Later(
+                late_after(seed_seconds), lambda: self._run(deadline), int(LATE_WORK_SHARE * limit)
+            )
+        return Later(late_after(seed_seconds), lambda: self._run(deadline), again=LATE_TIMES)
 
     def later_of(self, seed_seconds: float, deadline: float) -> Callable[[float], Later | None]:
         """``later`` of a search by its box limit."""
@@ -456,7 +466,7 @@ class LatePolish:
             return None
         saturation = saturation_slack(gap_bound(enc.ensemble), self.least)
         got = late_polish(enc, best.pair, best.offer_for(enc), saturation, deadline, self.timed)
-        self.seconds = time.time() - t
+        self.seconds = (self.seconds or 0.0) + time.time() - t
         return got
 
 

@@ -90,6 +90,47 @@ def test_a_later_step_runs_once():
     assert runs == [1]
 
 
+def _counted_again(gap: float | None, runs: list[int]) -> Later:
+    def run():
+        runs.append(1)
+        return gap
+
+    return Later(0.0, run, again=0.0)
+
+
+def test_a_later_step_that_runs_again_runs_once_more_a_resolved_pair_beats_the_gaps_reached():
+    runs: list[int] = []
+    out = _search(SENSITIVE[0], _counted_again(None, runs))
+    assert out.lower is not None  # the search resolved pairs above the tolerance
+    assert len(runs) > 1
+
+
+def test_a_later_step_runs_again_only_for_a_resolved_pair_above_its_gap():
+    ens, q, _tol = _case(SENSITIVE[0])
+    runs: list[int] = []
+    # the exact largest gap: no resolved pair is above it, the step runs once
+    _search(SENSITIVE[0], _counted_again(exact_max_gap(ens, q.vary), runs))
+    assert runs == [1]
+
+
+@pytest.mark.parametrize("i", SENSITIVE)
+def test_a_search_whose_later_step_runs_again_still_brackets_the_exact_gap(i):
+    ens, q, _tol = _case(i)
+    exact = exact_max_gap(ens, q.vary)
+    runs: list[int] = []
+    out = _search(i, _counted_again(exact / 2, runs))
+    assert out.proven and not _bracket_problems(exact, max(out.lower, exact / 2), out.upper)
+
+
+def test_a_timed_late_polish_runs_again_and_a_work_budgets_once():
+    ens, q = _seeded_case(SEEDED[0])
+    encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
+    late = gap_search.LatePolish(encs, gap_search.BestPair(ens, q), Tolerance(TOLERANCE))
+    assert late.later(1.0, FAR, float("inf")).again == gap_seed.LATE_TIMES
+    by_boxes = gap_search.LatePolish(encs, late.best, Tolerance(TOLERANCE), timed=False)
+    assert by_boxes.later(1.0, FAR, 1000).again is None
+
+
 def test_a_later_step_does_not_run_before_its_time():
     runs: list[int] = []
     _search(SENSITIVE[0], Later(FAR, lambda: runs.append(1)))
