@@ -273,9 +273,9 @@ def symmetric(q: Query) -> bool:
 
 
 def classes_given(classes) -> str:
-    """The classes a user gave, as their interface writes them: ``classes (0, 1)``, or
+    """The classes a user gave, as their interface writes them: ``classes=(0, 1)``, or
     on the command line ``--classes 0,1``."""
-    return spelled(f"classes {tuple(classes)}", f"--classes {','.join(map(str, classes))}")
+    return spelled(f"classes={tuple(classes)}", f"--classes {','.join(map(str, classes))}")
 
 
 def _classes_for_a_regressor(classes) -> InputError:
@@ -364,7 +364,10 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
             f"the model has {ens.n_classes} classes: give the two classes to compare "
             f"({spelled('classes=(C1, C2)', '--classes C1,C2')}; either may be 'any')"
         )
-    c1, c2 = (class_index(ens, c) for c in q.classes)
+    try:
+        c1, c2 = (class_index(ens, c) for c in q.classes)
+    except InputError as e:  # named as given: which setting holds the class
+        raise InputError(f"{classes_given(q.classes)}: {e}") from None
     if c1 != ANY and c1 == c2:
         raise InputError(f"classes must differ (got {c1} twice)")
     g = q.gap

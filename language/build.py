@@ -690,7 +690,9 @@ class BlockBuilder:
             for c in (cls_st.c1, cls_st.c2):
                 if c != ANY and not 0 <= c < C:
                     raise self.err(
-                        f"class {c} out of range: the model has classes 0..{C - 1}", cls_st
+                        f"classes {cls_st.c1} -> {cls_st.c2}: class {c} out of range: the "
+                        f"model has classes 0..{C - 1}",
+                        cls_st,
                     )
             if gap_st is None:
                 raise self.err(

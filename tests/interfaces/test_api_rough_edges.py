@@ -148,3 +148,8 @@ def test_max_gap_names_its_result_after_the_features_it_varies():
 
 def test_max_gap_keeps_the_name_it_is_given():
     assert treesens.max_gap(BC_MODEL, ["worst_symmetry"], name="sym", timeout=60).query == "sym"
+
+
+def test_a_class_out_of_range_names_the_classes_keyword():
+    with pytest.raises(InputError, match=r"^classes=\(0, 3\): class 3 out of range"):
+        treesens.check(IRIS, vary=["petal_length_cm"], gap=2, classes=(0, 3))

@@ -167,6 +167,18 @@ def test_a_conflicting_or_out_of_range_flag_is_named_with_its_value(model, flags
     assert line.startswith(f"treesens: error: {said}")
 
 
+IRIS = str(EXAMPLES / "iris_lgbm.txt")  # 3 classes
+
+
+def test_a_class_out_of_range_names_the_classes_flag_with_its_value(capsys):
+    args = ["check", IRIS, "--vary", "petal_length_cm", "--gap", "2", "--classes", "0,3"]
+    assert main(args) == 2
+    (line,) = _stderr_lines(capsys)
+    assert line == (
+        "treesens: error: --classes 0,3: class 3 out of range: the model has classes 0..2"
+    )
+
+
 def test_a_misspelt_by_column_gets_a_did_you_mean(capsys):
     args = ["audit", MODEL, "--data", ROWS, "--vary", "mean_texture", "--by", "lable"]
     assert main(args) == 2

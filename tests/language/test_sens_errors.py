@@ -100,7 +100,11 @@ CASES = {
     ),
     "class_out_of_range": (
         _wine("query q {\n  vary alcohol\n  classes 0 -> 3\n  gap 1.5\n}\n"),
-        ["{F}:5:3: class 3 out of range: the model has classes 0..2", "  classes 0 -> 3", "  ^"],
+        [
+            "{F}:5:3: classes 0 -> 3: class 3 out of range: the model has classes 0..2",
+            "  classes 0 -> 3",
+            "  ^",
+        ],
     ),
     "classes_on_binary_model": (
         _bc("query q {\n  vary mean_texture\n  classes 0 -> 1\n}\n"),

@@ -221,6 +221,6 @@ def test_a_binary_gap_out_of_range_is_refused_before_solving(gap):
 
 def test_classes_given_for_a_binary_model_are_refused_before_solving():
     solved = []
-    with pytest.raises(InputError, match=r"classes \(0, 1\) given for a binary model"):
+    with pytest.raises(InputError, match=r"classes=\(0, 1\) given for a binary model"):
         report(str(MODEL), str(ROWS), protected=["mean_texture"], classes="0,1", note=solved.append)
     assert solved == []
