@@ -272,6 +272,15 @@ def _results_paths(results: str | Path) -> tuple[Path, Path]:
     return base.with_name(f"{stem}.rank.jsonl"), base.with_name(f"{stem}.checks.jsonl")
 
 
+def _log_of(path: Path | None) -> dict:
+    """A report's results log as a sweep takes it: resumed from where it is there (a
+    report run again reuses its answers, and says so), else written (a first run: the
+    user asked no resume, so no 'resume from' line)."""
+    if path is None:
+        return {}
+    return {"resume": path} if path.exists() else {"out": path}
+
+
 def _pair(classes) -> tuple[str, str] | None:
     """The report's class pair (``"C1,C2"`` or ``(C1, C2)``) as two names, or None."""
     if classes is None:
@@ -547,7 +556,7 @@ def _rank(ens, names, seconds: float, rank_path, common, say) -> list[Result]:
     if gap_kernel.available():
         gap_kernel.prepare(say)
     say(f"report: ranking {len(names)} features by max gap ({seconds:.0f}s in all)")
-    kw = {"max_gap": True, "max_gap_tolerance": RANK_TOLERANCE, "resume": rank_path, **common}
+    kw = {"max_gap": True, "max_gap_tolerance": RANK_TOLERANCE, **_log_of(rank_path), **common}
     return sweep(ens, features=names, budget=seconds, **kw)
 
 
@@ -569,7 +578,7 @@ def _checks(ens, protected, asked: dict, seconds: float, check_path, common, say
         features=protected,
         **asked,
         timeout=per_check,
-        resume=check_path,
+        **_log_of(check_path),
         data_aware=DATA_AWARE,
         **common,
     )

@@ -223,6 +223,14 @@ def _sweep(args, cwd):
     return treesens_here("sweep", *args, cwd=cwd)
 
 
+def test_resume_from_a_file_not_there_says_it_is_created(tmp_path):
+    # a mistyped --resume path would otherwise start over silently
+    model = str(EXAMPLES / "breast_cancer_xgb.json")
+    r = _sweep([model, "--features", "mean_texture", "--resume", "typo.jsonl"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "resume from typo.jsonl (no such file yet: it is created): " in r.stderr
+
+
 @pytest.fixture(scope="module")
 def resumed_wine(tmp_path_factory):
     """A sweep of hue and alcohol, then one of hue, alcohol and proline resumed with --json."""

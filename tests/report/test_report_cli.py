@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from treesens.tests.conftest import run_treesens as _treesens
 from treesens.tests.report.conftest import MODEL, ROWS
 
@@ -40,3 +42,25 @@ def test_report_with_an_unknown_protected_feature_is_exit_2(tmp_path):
     )
     assert p.returncode == 2
     assert "--protected: unknown feature 'nope'" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.fixture(scope="module")
+def report_twice(tmp_path_factory) -> tuple[str, str]:
+    """The stderr of a report's first run and of the same report run again."""
+    out = tmp_path_factory.mktemp("twice") / "r.html"
+    args = ["report", MODEL, "--data", ROWS, "--features", "mean_texture"]
+    args += ["--protected", "mean_texture", "--budget", "10", "--out", out]
+    runs = [_treesens(*args) for _ in range(2)]
+    assert all(p.returncode == 0 for p in runs), [p.stderr for p in runs]
+    return runs[0].stderr, runs[1].stderr
+
+
+def test_a_reports_first_run_says_nothing_of_resuming(report_twice):
+    first, _ = report_twice
+    assert "resume from" not in first
+
+
+def test_a_report_run_again_says_the_answers_it_reused(report_twice):
+    _, again = report_twice
+    assert "resume from" in again and "r.rank.jsonl: 1 result reused" in again
+    assert "no such file yet" not in again
