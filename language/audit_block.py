@@ -36,7 +36,7 @@ from .ast import (
     Vary,
     Work,
 )
-from .build import csv_header, resolve_path
+from .build import class_out_of_range, csv_header, resolve_path
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,10 @@ def _target(ast: SensAST, ens: Ensemble, blk: AuditBlock, gap_st, cls_st):
         raise ast.error(
             "an audit asks each row at one gap: 'gap max' is for queries and sweeps", gap_st
         )
+    if cls_st is not None and ens.n_outputs > 1:
+        out_of_range = class_out_of_range(cls_st, ens.n_classes)
+        if out_of_range is not None:
+            raise ast.error(out_of_range, cls_st)
     c2 = None if cls_st is None or cls_st.c2 == ANY else str(cls_st.c2)
     kind = None if gap_st is None else gap_st.kind
     if kind == "threshold":

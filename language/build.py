@@ -78,6 +78,18 @@ def resolve_path(base: Path, p: str) -> Path:
     return q if q.is_absolute() else (base / q)
 
 
+def class_out_of_range(cls_st, n_classes: int) -> str | None:
+    """The error of a classes line naming a class the model lacks, the line as .sens
+    writes it (``classes 0 -> 3: class 3 out of range: ...``), or None."""
+    for c in (cls_st.c1, cls_st.c2):
+        if c != ANY and not 0 <= c < n_classes:
+            return (
+                f"classes {cls_st.c1} -> {cls_st.c2}: class {c} out of range: the model has "
+                f"classes 0..{n_classes - 1}"
+            )
+    return None
+
+
 def csv_header(path: Path) -> list[str] | None:
     """The header row of a CSV data file (None: not a CSV, or unreadable)."""
     if path.suffix.lower() not in (".csv", ".txt", ".tsv"):
@@ -687,13 +699,9 @@ class BlockBuilder:
                     "(classes C1 -> C2; C2 may be 'any')",
                     blk.name,
                 )
-            for c in (cls_st.c1, cls_st.c2):
-                if c != ANY and not 0 <= c < C:
-                    raise self.err(
-                        f"classes {cls_st.c1} -> {cls_st.c2}: class {c} out of range: the "
-                        f"model has classes 0..{C - 1}",
-                        cls_st,
-                    )
+            out_of_range = class_out_of_range(cls_st, C)
+            if out_of_range is not None:
+                raise self.err(out_of_range, cls_st)
             if gap_st is None:
                 raise self.err(
                     "a multiclass query needs a gap: a probability ratio g >= 1 (gap 1.5) "

@@ -13,7 +13,7 @@ import numpy as np
 from ..compiler.audit import Target, feature_scale
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest, name_list
+from ..compiler.errors import InputError, closest, name_list, setting
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import anchored_question, flip_target
 from ..compiler.query import (
@@ -76,7 +76,10 @@ def make_target(
         if binary:
             raise InputError("classes: the model is binary; classes are for multiclass models")
         name = str(classes).strip()
-        cls = class_index(ens, int(name) if name.isdigit() else name)
+        try:
+            cls = class_index(ens, int(name) if name.isdigit() else name)
+        except InputError as e:  # named as given: which setting holds the class
+            raise InputError(f"{setting('classes', name)}: {e}") from None
     return Target(g, cls)
 
 

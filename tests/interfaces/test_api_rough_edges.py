@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 BC_MODEL = REPO / "examples" / "breast_cancer_xgb.json"
 BC_ROWS = REPO / "examples" / "breast_cancer_rows.csv"
 IRIS = REPO / "examples" / "iris_lgbm.txt"
+IRIS_PARTS = ("sepal_length", "sepal_width", "petal_length", "petal_width")
 
 
 def _rows(n: int = 20) -> pd.DataFrame:
@@ -153,3 +154,9 @@ def test_max_gap_keeps_the_name_it_is_given():
 def test_a_class_out_of_range_names_the_classes_keyword():
     with pytest.raises(InputError, match=r"^classes=\(0, 3\): class 3 out of range"):
         treesens.check(IRIS, vary=["petal_length_cm"], gap=2, classes=(0, 3))
+
+
+def test_an_audits_class_out_of_range_names_the_classes_keyword():
+    rows = pd.DataFrame([[5, 3, 1.4, 0.2]], columns=[f"{p}_cm" for p in IRIS_PARTS])
+    with pytest.raises(InputError, match=r"^classes=3: class 3 out of range"):
+        treesens.audit(IRIS, rows, ["petal_length_cm"], gap=2, classes=3)

@@ -179,6 +179,16 @@ def test_a_class_out_of_range_names_the_classes_flag_with_its_value(capsys):
     )
 
 
+def test_an_audits_class_out_of_range_names_the_classes_flag(tmp_path, capsys):
+    rows = tmp_path / "iris_rows.csv"
+    rows.write_text("sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm\n5,3,1.4,0.2\n")
+    args = ["audit", IRIS, "--data", str(rows), "--vary", "petal_length_cm", "--gap", "2"]
+    assert main([*args, "--classes", "3"]) == 2
+    assert _stderr_lines(capsys)[-1] == (
+        "treesens: error: --classes 3: class 3 out of range: the model has classes 0..2"
+    )
+
+
 def test_a_misspelt_by_column_gets_a_did_you_mean(capsys):
     args = ["audit", MODEL, "--data", ROWS, "--vary", "mean_texture", "--by", "lable"]
     assert main(args) == 2

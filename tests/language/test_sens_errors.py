@@ -539,6 +539,21 @@ def test_broken_file(name, tmp_path, capsys):
     assert err.splitlines() == want
 
 
+def test_an_audits_class_out_of_range_is_named_as_its_classes_line(tmp_path, capsys):
+    rows = tmp_path / "iris_rows.csv"
+    rows.write_text("sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm\n5,3,1.4,0.2\n")
+    path = tmp_path / "a.sens"
+    iris = EXAMPLES / "iris_lgbm.txt"
+    path.write_text(
+        f'model "{iris}"\naudit a {{\n  data "{rows}"\n  vary petal_length_cm\n'
+        "  gap 2\n  classes any -> 3\n}\n"
+    )
+    assert main(["run", str(path), "--list"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{path}:6:3: classes any -> 3: class 3 out of range: the model has classes 0..2"
+    )
+
+
 def test_missing_sens_file(tmp_path, capsys):
     code = main(["run", str(tmp_path / "none.sens")])
     _, err = capsys.readouterr()
