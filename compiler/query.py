@@ -358,7 +358,9 @@ def _class_rows(ens: Ensemble, g: Gap, ratio: float, c: int) -> tuple:
     return tuple(out)
 
 
-def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
+def _class_pair(ens: Ensemble, q: Query) -> tuple[int, int]:
+    """A multiclass query's two classes as indices (or ANY), a class the model lacks
+    named by the setting that gave it."""
     if q.classes is None:
         raise InputError(
             f"the model has {ens.n_classes} classes: give the two classes to compare "
@@ -370,6 +372,11 @@ def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
         raise InputError(f"{classes_given(q.classes)}: {e}") from None
     if c1 != ANY and c1 == c2:
         raise InputError(f"classes must differ (got {c1} twice)")
+    return c1, c2
+
+
+def _multiclass_condition(ens: Ensemble, q: Query) -> Condition:
+    c1, c2 = _class_pair(ens, q)
     g = q.gap
     C = ens.n_classes
     if g.kind == "prob":

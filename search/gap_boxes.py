@@ -332,9 +332,7 @@ def _compiled_search(
         frames=gap_kernel.DIVE_FRAMES if math.isinf(box_limit) else 0,  # a work budget's: none
     )  # fmt: skip
     best: float | None = None  # the best accepted gap
-    # ``later``'s next run when it runs again: the search's best gap it last ran at, and
-    # the time from which a better one runs it
-    last_run: tuple[float | None, float] | None = None
+    runs = _LaterRuns(later)
     floors: dict[float, float] = {}
     boxes, budget, status = 0, FIRST_STEP, -1
 
@@ -361,19 +359,13 @@ def _compiled_search(
     started = time.time()
     try:
         while True:
-            if later is not None and _due(later, status, started, boxes, best, reached, last_run):
-                t_run = time.time()
-                reached = _raised(reached, later.run(), tolerance)
-                if later.again is None:
-                    later = None
-                else:
-                    last_run = (best, time.time() + later.again * (time.time() - t_run))
+            reached = runs.raised(reached, tolerance, status, started, boxes, best)
             floor = tolerance.floor(_best_of(best, reached))
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
             _late_best_first(search, floors[floor], started, deadline)
             t0 = time.time()
-            status, n, _u = search.step(floors[floor], _cut(budget, boxes, box_limit, later))
+            status, n, _u = search.step(floors[floor], _cut(budget, boxes, box_limit, runs.later))
             boxes += n
             now = time.time()
             budget = next_step(budget, n, now - t0, deadline - now, status)
@@ -395,6 +387,29 @@ def _compiled_search(
     except KeyboardInterrupt:
         return outcome(interrupted=True)
     return outcome()
+
+
+@dataclass
+class _LaterRuns:
+    """A search's runs of ``later``: once, or (``later.again``) again from each better
+    pair the search resolves; ``last``: the search's best gap at the last run, and the
+    time from which a better one runs it again."""
+
+    later: Later | None
+    last: tuple[float | None, float] | None = None
+
+    def raised(self, reached, tolerance: Tolerance, status: int, started: float, boxes: int, best):
+        """``reached``, raised by ``later``'s pair where it is due now (``_due``)."""
+        later = self.later
+        if later is None or not _due(later, status, started, boxes, best, reached, self.last):
+            return reached
+        t_run = time.time()
+        reached = _raised(reached, later.run(), tolerance)
+        if later.again is None:
+            self.later = None
+        else:
+            self.last = (best, time.time() + later.again * (time.time() - t_run))
+        return reached
 
 
 def _late_best_first(
