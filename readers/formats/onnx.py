@@ -38,7 +38,7 @@ from .base import (
 )
 from .onnx_operator import CLASSIFIER, OPERATORS, read_operator
 from .onnx_replay import OnnxReplayer, Outputs, session
-from .onnx_scoring import scoring_of
+from .onnx_scoring import one_score_trees, scoring_of
 from .onnx_trees import TreeError, comparison_op, ir_trees
 
 ML = "ai.onnx.ml"
@@ -376,7 +376,7 @@ def from_bytes(blob: bytes, where: str) -> Ensemble:
                 f"the ZipMap lists {len(labels)} labels for {scoring.n_classes} classes", where
             )
         ir_op = comparison_op(op.trees)
-        trees = ir_trees(op.trees, ir_op, feed.float32, feed.n_read)
+        trees = ir_trees(one_score_trees(op, scoring), ir_op, feed.float32, feed.n_read)
     except UnsupportedModelError as e:
         raise UnsupportedModelError(e.message, where) from None
     except InputError:

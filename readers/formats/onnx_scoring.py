@@ -13,12 +13,15 @@ A binary classifier whose weights all go to class id 0 has one score s: its prob
 are ``[1 - s, s]`` when every weight is >= 0 and the post_transform NONE (random
 forests), ``[sigmoid(-s), sigmoid(s)]`` with LOGISTIC (boosting); one storing class 1's
 weight on every leaf of some tree is scored like a multiclass one (NONE or SOFTMAX); other
-layouts switch between one and two scores row by row, and are refused.
+layouts switch between one and two scores row by row, and are refused. With LOGISTIC,
+onnxruntime takes each of two scores' sigmoid: where every leaf gives class 0 minus class
+1's weight and no base value is stated (CatBoost's export), that is ``[sigmoid(-s1),
+sigmoid(s1)]``, read as one score, class 1's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...compiler.ensemble import IDENTITY, LOGISTIC, PROBA, SOFTMAX
 from ...compiler.errors import InputError, UnsupportedModelError
@@ -40,6 +43,7 @@ class Scoring:
     intercept: tuple[float, ...]
     scale: float = 1.0
     one_score: bool = False
+    score_class: int = 0  # the class id whose weights make the one score
 
 
 def _weights(op: Operator) -> list[float]:
@@ -111,6 +115,8 @@ def _classes(op: Operator, scale: float, where: str) -> Scoring:
             "switches between one and two scores row by row)",
             where,
         )
+    if C == 2 and post == "LOGISTIC" and not base and _opposite_scores(op):
+        return Scoring(2, LOGISTIC, (0.0,), scale, one_score=True, score_class=1)
     if len(base) not in (0, C) and not (C == 2 and len(base) == 1):
         raise InputError(f"{len(base)} base_values for {C} classes", where)
     if C == 2 and len(base) == 2:
@@ -145,6 +151,32 @@ def _always_scored(op: Operator, cls: int) -> bool:
         if leaves and all(cls in n.weights for n in leaves):
             return True
     return False
+
+
+def _opposite_scores(op: Operator) -> bool:
+    """Does every leaf weigh class 0 and class 1, class 0's weight minus class 1's?"""
+    for t in op.trees:
+        for n in _reachable(t):
+            if n.mode == LEAF and (set(n.weights) != {0, 1} or n.weights[0] != -n.weights[1]):
+                return False
+    return True
+
+
+def one_score_trees(op: Operator, scoring: Scoring) -> list[OnnxTree]:
+    """The operator's trees with the one score's weights under class id 0."""
+    if scoring.score_class == 0:
+        return op.trees
+    c = scoring.score_class
+    return [
+        replace(
+            t,
+            nodes={
+                k: replace(n, weights={0: n.weights[c]}) if n.mode == LEAF and c in n.weights else n
+                for k, n in t.nodes.items()
+            },
+        )
+        for t in op.trees
+    ]
 
 
 def _reachable(tree: OnnxTree) -> list[Node]:

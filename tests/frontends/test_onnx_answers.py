@@ -43,6 +43,10 @@ def _tiny(kind: str) -> bytes:
     if kind == "forest-regressor":
         est = sk_ensemble.RandomForestRegressor(3, max_depth=2, random_state=0).fit(X, YR)
         return om.sklearn_onnx(est, X)
+    if kind == "catboost":  # CatBoost's own export: two opposite scores, LOGISTIC
+        catboost = pytest.importorskip("catboost")
+        est = catboost.CatBoostClassifier(iterations=3, depth=2, verbose=0, random_seed=0)
+        return catboost_onnx(est.fit(X, YB))
     pytest.importorskip("onnxmltools")
     if kind.startswith("xgboost"):
         xgb = pytest.importorskip("xgboost")
@@ -54,6 +58,16 @@ def _tiny(kind: str) -> bytes:
     lgb = pytest.importorskip("lightgbm")
     est = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, verbose=-1, num_threads=1)
     return om.onnxmltools_model(est.fit(X, YB), 3)
+
+
+def catboost_onnx(est) -> bytes:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "cb.onnx"
+        est.save_model(str(path), format="onnx")
+        return path.read_bytes()
 
 
 def _load(tmp_path, kind: str) -> tuple[Ensemble, bytes]:
@@ -88,7 +102,7 @@ def _best_gap(ens: Ensemble, vary: list[str]) -> float:
     return float(np.minimum(p.max(axis=1) - 0.5, 0.5 - p.min(axis=1)).max())
 
 
-@pytest.mark.parametrize("kind", ["forest", "xgboost", "lightgbm"])
+@pytest.mark.parametrize("kind", ["forest", "xgboost", "lightgbm", "catboost"])
 def test_binary_gap_agrees_with_brute_force_either_side_of_the_best(tmp_path, kind):
     ens, blob = _load(tmp_path, kind)
     vary = ["f0"]
@@ -103,7 +117,7 @@ def test_binary_gap_agrees_with_brute_force_either_side_of_the_best(tmp_path, ki
     assert treesens.check(ens, vary, gap=above, **OPTS).status == "insensitive"
 
 
-@pytest.mark.parametrize("kind", ["forest", "xgboost"])
+@pytest.mark.parametrize("kind", ["forest", "xgboost", "catboost"])
 def test_max_gap_is_the_brute_force_best_with_a_replayed_pair(tmp_path, kind):
     ens, blob = _load(tmp_path, kind)
     r = treesens.max_gap(ens, vary=["f0"], timeout=60)

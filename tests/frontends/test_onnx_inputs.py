@@ -167,6 +167,13 @@ def test_binary_one_score_with_negative_weights_and_no_transform_is_refused(tmp_
     _refused(tmp_path, blob, "no probabilities", kind=UnsupportedModelError)
 
 
+def test_binary_two_scores_with_logistic_that_are_not_opposite_are_refused(tmp_path):
+    # sigmoid(s0) + sigmoid(s1) is then not 1
+    w = [(1, 0, 0.3), (1, 1, -0.2), (2, 0, -0.7), (2, 1, 0.7)]
+    blob = om.classifier(om.stump_nodes(), w, post="LOGISTIC")
+    _refused(tmp_path, blob, "no probabilities", kind=UnsupportedModelError)
+
+
 def test_binary_scoring_class_1_on_some_leaves_only_is_refused(tmp_path):
     blob = om.classifier(om.stump_nodes(), [(1, 1, 0.25), (2, 0, 0.75)])
     _refused(tmp_path, blob, "class 1 on some leaves", kind=UnsupportedModelError)

@@ -336,6 +336,28 @@ def test_binary_one_score_logistic_with_base_value_matches_onnxruntime(tmp_path)
     _agrees(ens, blob)
 
 
+def test_binary_with_opposite_scores_and_logistic_is_class_1s_sigmoid(tmp_path):
+    # CatBoost's ONNX export: each leaf gives class 0 minus class 1's weight, and
+    # onnxruntime's LOGISTIC takes each score's sigmoid, so P(class 1) = sigmoid(s1)
+    w = [(1, 0, 0.3), (1, 1, -0.3), (2, 0, -0.7), (2, 1, 0.7)]
+    blob = om.classifier(om.stump_nodes(), w, post="LOGISTIC")
+    ens = _load(tmp_path, blob)
+    assert (ens.n_classes, ens.link, ens.n_outputs, ens.intercept) == (2, LOGISTIC, 1, (0.0,))
+    _agrees(ens, blob)
+
+
+def test_catboost_onnx_binary_classifier_matches_onnxruntime(tmp_path):
+    catboost = pytest.importorskip("catboost")
+    est = catboost.CatBoostClassifier(iterations=4, depth=2, verbose=0, random_seed=0)
+    est.fit(X, YB)
+    path = tmp_path / "cb.onnx"
+    est.save_model(str(path), format="onnx")
+    ens = treesens.load_model(path)
+    assert (ens.n_classes, ens.link) == (2, LOGISTIC)
+    _agrees(ens, path.read_bytes())
+    np.testing.assert_allclose(ens.proba(X[:50]), est.predict_proba(X[:50]), atol=TOL)
+
+
 def test_softmax_zero_is_a_softmax_when_no_score_can_be_zero(tmp_path):
     w = [
         (n, c, v)
