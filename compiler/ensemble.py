@@ -644,14 +644,16 @@ def raw_to_prediction(raw: np.ndarray, link: str) -> np.ndarray:
     if link == EXP:
         return np.exp(raw)
     if link == SIGMOID:
-        return 1.0 / (1.0 + np.exp(-raw))
+        with np.errstate(over="ignore"):  # exp(-raw) = inf far below 0: the sigmoid's 0
+            return 1.0 / (1.0 + np.exp(-raw))
     return np.asarray(raw, dtype=np.float64).copy()
 
 
 def raw_to_proba(raw: np.ndarray, link: str, n_classes: int) -> np.ndarray:
     raw = np.atleast_2d(raw)
     if link == LOGISTIC:
-        p = 1.0 / (1.0 + np.exp(-raw[:, 0]))
+        with np.errstate(over="ignore"):  # exp(-raw) = inf far below 0: the sigmoid's 0
+            p = 1.0 / (1.0 + np.exp(-raw[:, 0]))
         return np.stack([1.0 - p, p], axis=1)
     if link == SOFTMAX:
         z = raw - raw.max(axis=1, keepdims=True)
