@@ -13,7 +13,10 @@ input (aggregate_function SUM only). Read as:
 
 * a binary classifier with every weight under class id 0 has one score s: P(class 1) =
   s with post_transform NONE (every weight >= 0: a forest's averaged probabilities),
-  sigmoid(s) with LOGISTIC (boosting);
+  sigmoid(s) with LOGISTIC (boosting); one with LOGISTIC, no base values and both class
+  ids on every leaf, class 0's weight minus class 1's (CatBoost's export), has two
+  scores, -s and s, whose sigmoids onnxruntime outputs: P(class 1) = sigmoid(s), s read
+  from class 1's weights;
 * a classifier of K > 2 classes has one score per class: P = their softmax with
   SOFTMAX (boosting), the scores themselves with NONE (every weight and base value
   >= 0: a forest's probabilities);
@@ -114,7 +117,7 @@ def read_onnx(path: str, test: str = "<=") -> Model:
         scoring = _regressor(a, post, base)
     else:
         scoring = _classifier(a, post, base)
-    trees = _trees(a, scoring.prefix, test, float32, scoring.n_outputs)
+    trees = _trees(a, scoring, test, float32)
     if names is None:  # one input [N, F] of unknown F: as many as the trees read
         names = [f"f{i}" for i in range(1 + max(f for t in trees for f in t.feature))]
     offsets = scoring.offsets if scoring.n_outputs > 1 else ()
@@ -141,6 +144,7 @@ class _Scoring:
     offsets: tuple[float, ...]  # per output
     prefix: str  # "class" or "target": the attributes of the leaves' weights
     task: str = "classifier"
+    score_class: int = 0  # of one score: the class id whose weights make it
 
     @property
     def n_outputs(self) -> int:
@@ -163,8 +167,13 @@ def _classifier(a: dict, post: str, base: list[float]) -> _Scoring:
     ids = {int(c) for c in a["class_ids"]}
     n = len(labels)
     if n == 2:
+        if ids == {0, 1} and post == "LOGISTIC" and not base and _opposite_scores(a):
+            return _Scoring("logistic", (0.0,), "class", score_class=1)
         if ids - {0}:
-            raise ModelError("the checker reads binary classifiers with one score (class id 0)")
+            raise ModelError(
+                "the checker reads binary classifiers with one score (class id 0), or two "
+                "opposite ones under LOGISTIC (class 0's weight minus class 1's on every leaf)"
+            )
         if len(base) > 1:
             raise ModelError(f"{len(base)} base values for one score")
         if post == "LOGISTIC":
@@ -188,6 +197,25 @@ def _classifier(a: dict, post: str, base: list[float]) -> _Scoring:
     raise ModelError(
         f"a multiclass classifier with post_transform {post}: the checker reads SOFTMAX, "
         "and NONE with weights >= 0 (a forest's probabilities)"
+    )
+
+
+def _opposite_scores(a: dict) -> bool:
+    """Does every leaf (mode LEAF) weigh class 0 and class 1, class 0's sum of weights
+    minus class 1's?"""
+    weights = a.get("class_weights_as_tensor", a.get("class_weights", []))
+    sums: dict[tuple[int, int], dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    for t, i, c, w in zip(a["class_treeids"], a["class_nodeids"], a["class_ids"], weights):
+        sums[(int(t), int(i))][int(c)] += float(w)
+    leaves = {
+        (int(t), int(i))
+        for t, i, m in zip(a["nodes_treeids"], a["nodes_nodeids"], a["nodes_modes"])
+        if m == "LEAF"
+    }
+    return (
+        bool(leaves)
+        and all(set(sums[k]) == {0, 1} and sums[k][0] == -sums[k][1] for k in leaves)
+        and set(sums) <= leaves
     )
 
 
@@ -293,7 +321,8 @@ def _attributes(op) -> dict:
     return out
 
 
-def _trees(a: dict, prefix: str, test: str, float32: bool, n_out: int) -> list[Tree]:
+def _trees(a: dict, scoring: _Scoring, test: str, float32: bool) -> list[Tree]:
+    prefix, n_out = scoring.prefix, scoring.n_outputs
     values = list(a.get("nodes_values_as_tensor", a.get("nodes_values", [])))
     nodes: dict[int, dict[int, tuple]] = defaultdict(dict)
     ids = list(zip(a["nodes_treeids"], a["nodes_nodeids"], strict=True))
@@ -314,7 +343,10 @@ def _trees(a: dict, prefix: str, test: str, float32: bool, n_out: int) -> list[T
     leaf_weight: dict[tuple[int, int], dict[int, float]] = defaultdict(lambda: defaultdict(float))
     cols = zip(a[f"{prefix}_treeids"], a[f"{prefix}_nodeids"], a[f"{prefix}_ids"], weights)
     for t, i, c, w in cols:
-        leaf_weight[(t, i)][int(c) if n_out > 1 else 0] += float(w)
+        if n_out > 1:
+            leaf_weight[(t, i)][int(c)] += float(w)
+        elif int(c) == scoring.score_class:  # of two opposite scores, class 1's
+            leaf_weight[(t, i)][0] += float(w)
     return [_tree(nodes[t], t, leaf_weight, test, float32, n_out) for t in sorted(nodes)]
 
 

@@ -19,7 +19,7 @@ from treesens.tests.oracle import binary_gap_reached
 from treesens.tests.verify.tampering import drop_last_box, tampered
 from treesens.verify import verify_file
 
-FORMATS = ["hgb", "catboost", "onnx-boosting", "onnx-forest"]
+FORMATS = ["hgb", "catboost", "onnx-boosting", "onnx-forest", "onnx-catboost"]
 GAPS = (0.05, 0.1, 0.2, 0.3, 0.4)
 
 
@@ -42,12 +42,16 @@ def write_model(kind: str, folder: Path, seed: int = 0, size: int = 4) -> Path:
         path = folder / f"hgb{seed}.skops"
         skops.io.dump(est.fit(X, y), path)
         return path
-    if kind == "catboost":
+    if kind in ("catboost", "onnx-catboost"):  # CatBoost's .cbm, or its own ONNX export
         import catboost
 
         est = catboost.CatBoostClassifier(
             iterations=size, depth=2, verbose=0, allow_writing_files=False, random_seed=seed
         )
+        if kind == "onnx-catboost":
+            path = folder / f"{kind}{seed}.onnx"
+            est.fit(X, y).save_model(str(path), format="onnx")
+            return path
         path = folder / f"catboost{seed}.cbm"
         est.fit(X, y).save_model(str(path))
         return path

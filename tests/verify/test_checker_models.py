@@ -117,3 +117,31 @@ def test_the_checker_refuses_a_product_by_another_number(tmp_path):
     path, _ = _lightgbm_onnx_without_zipmap(tmp_path, 2.0)
     with pytest.raises(ModelError, match="product by one"):
         read_model(str(path), "onnx")
+
+
+def _two_scores(tmp_path, class_0_weights):
+    """A stump scoring both classes under LOGISTIC: class 1 weighs -0.3 left, 0.7 right."""
+    pytest.importorskip("onnx")
+    from treesens.tests.frontends import onnx_models as om
+
+    w0, w0b = class_0_weights
+    w = [(1, 0, w0), (1, 1, -0.3), (2, 0, w0b), (2, 1, 0.7)]
+    blob = om.classifier(om.stump_nodes(), w, post="LOGISTIC")
+    return om.write(tmp_path, "two.onnx", blob)
+
+
+def test_the_checker_reads_two_opposite_scores_as_class_1s_sigmoid(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    path = _two_scores(tmp_path, (0.3, -0.7))  # CatBoost's export: class 0 is minus class 1
+    rows = np.array([[0.2, 0.0], [0.9, 0.0]], dtype=np.float32)
+    _, proba = ort.InferenceSession(str(path)).run(None, {"X": rows})
+    m = read_model(str(path), "onnx")
+    margin = _scores(m, rows)[:, 0]
+    np.testing.assert_allclose(margin, [-0.3, 0.7], atol=1e-7)
+    np.testing.assert_allclose(1 / (1 + np.exp(-margin)), proba[:, 1], atol=1e-6)
+
+
+def test_the_checker_refuses_two_scores_that_are_not_opposite(tmp_path):
+    path = _two_scores(tmp_path, (0.3, -0.6))
+    with pytest.raises(ModelError, match="two opposite ones"):
+        read_model(str(path), "onnx")
