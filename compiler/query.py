@@ -316,11 +316,21 @@ def raw_of(ens: Ensemble, v: float, name: str) -> float:
     return float(v)
 
 
+def _class_number(c) -> int:
+    """A whole number, or a text of one: not True or 1.5, which int() reads as 1."""
+    if isinstance(c, bool) or str(getattr(c, "dtype", "")) == "bool":
+        raise ValueError
+    k = int(c)
+    if not isinstance(c, str) and k != c:
+        raise ValueError
+    return k
+
+
 def class_index(ens: Ensemble, c: int | str | None) -> int | str:
     if c == ANY or c is None:
         return ANY
     try:
-        k = int(c)
+        k = _class_number(c)
     except (TypeError, ValueError):
         raise InputError(f"class {c!r} is not a class number") from None
     if not 0 <= k < ens.n_classes:

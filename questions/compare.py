@@ -17,6 +17,8 @@ def backend_list(spec) -> list[str]:
     """The backends a --backends list names: commas separate them, so a race among them
     joins its own backends by '+' (``cpsat,race:cpsat+highs``); the API's list takes a
     race of either spelling as one of its items."""
+    if spec is not None and not isinstance(spec, (str, list, tuple)):
+        raise InputError(f"backends: give a list of names, or one text 'cpsat,highs', not {spec!r}")
     if spec is not None and not isinstance(spec, str):  # the API's list of names
         names = [str(b).strip() for b in spec if str(b).strip()]
     else:

@@ -223,9 +223,17 @@ def check_options(options: dict | QueryOptions | None) -> QueryOptions:
     return opts
 
 
+def _a_name(backend) -> None:
+    if not isinstance(backend, str):
+        raise InputError(
+            f"backend takes a backend's name (treesens backends lists them), not {backend!r}"
+        )
+
+
 def check_backend_name(backend: str) -> None:
     """A backend name is known (or a race of known ones) before anything runs: a query the
     heuristic answers never reaches the backend, and would otherwise report a made-up one."""
+    _a_name(backend)
     if is_race(backend):
         race_backends(backend)
     elif not is_search_method(backend):
@@ -238,6 +246,7 @@ def require_backend(backend: str) -> None:
     """The backend (or every backend of a race) is known and installed, checked before a
     model is loaded: otherwise the heuristic would answer under its name and the solver
     fail later. An InputError says how to install it."""
+    _a_name(backend)
     if is_race(backend):
         race_backends(backend)
     else:
@@ -276,6 +285,8 @@ def make_question(
         if len(classes) != 2:
             raise InputError("classes: give two classes, C1,C2 or (C1, C2); either may be 'any'")
         classes = tuple(int(c) if c.isdigit() else c for c in classes)
+    elif isinstance(classes, (tuple, list)) and len(classes) != 2:
+        raise InputError("classes: give two classes, C1,C2 or (C1, C2); either may be 'any'")
     question = Question(
         vary=vary,
         gap=g,

@@ -160,3 +160,28 @@ def test_an_audits_class_out_of_range_names_the_classes_keyword():
     rows = pd.DataFrame([[5, 3, 1.4, 0.2]], columns=[f"{p}_cm" for p in IRIS_PARTS])
     with pytest.raises(InputError, match=r"^classes=3: class 3 out of range"):
         treesens.audit(IRIS, rows, ["petal_length_cm"], gap=2, classes=3)
+
+
+@pytest.mark.parametrize("backend", [None, 1])
+def test_a_backend_that_is_not_a_name_is_one_input_error(backend):
+    # was AttributeError: 'NoneType' object has no attribute 'startswith'
+    with pytest.raises(InputError, match=rf"^backend takes a backend's name.*not {backend}"):
+        treesens.check(BC_MODEL, vary=["mean_texture"], gap=0.2, backend=backend)
+
+
+def test_compare_given_backends_that_are_no_list_is_one_input_error():
+    with pytest.raises(InputError, match=r"^backends: give a list of names"):
+        treesens.compare(BC_MODEL, "mean_texture", gap=0.2, backends=5)
+
+
+def test_three_classes_are_one_input_error():
+    # was ValueError: too many values to unpack (expected 2)
+    with pytest.raises(InputError, match=r"^classes: give two classes"):
+        treesens.check(IRIS, vary=["petal_length_cm"], gap=2, classes=(0, 1, 2))
+
+
+@pytest.mark.parametrize("c", [True, 1.5])
+def test_a_class_that_is_no_whole_number_is_refused(c):
+    # True and 1.5 were read as class 1
+    with pytest.raises(InputError, match=rf"class {c!r} is not a class number"):
+        treesens.check(IRIS, vary=["petal_length_cm"], gap=2, classes=(c, 0))
