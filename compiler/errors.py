@@ -61,7 +61,7 @@ def near_matches(
     by_key: dict[str, list[str]] = {}
     for c in candidates:
         by_key.setdefault(_near_key(str(c)), []).append(str(c))
-    key = _near_key(name)
+    key = _near_key(str(name))
     got = list(by_key.get(key, []))
     for k in difflib.get_close_matches(key, list(by_key), n=n, cutoff=0.5) if loose else ():
         got += [c for c in by_key[k] if c not in got]

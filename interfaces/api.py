@@ -15,7 +15,7 @@ from ..answers.result import Result
 from ..compiler.errors import InputError
 from ..questions.ask import answer
 from ..questions.campaign import ask_many
-from ..questions.certificate_document import check_certificate_path
+from ..questions.certificate_document import check_certificate_path, check_certify_budget
 from ..questions.certify import certify_answer
 from ..questions.certify_recorded import recording_for
 from ..questions.compare import backend_list, compare_query, disagreement
@@ -137,6 +137,7 @@ def _ask(
     the time limit runs from the call. ``certificate``: certified into that file after
     (questions/certify.py), its proof record saying so."""
     start = time.time()
+    check_certify_budget(certify_budget)
     if certificate is not None:
         check_certificate_path(certificate)
     ens, q, kw = query_of(model, vary, name, keywords, where)

@@ -48,6 +48,7 @@ from .audit_spec import (  # noqa: F401 - re-exported: what an audit asks
     make_target,
 )
 from .campaign import Campaign, opened
+from .certificate_document import check_certify_budget
 from .executors import Executor, Failure
 from .memory import refuse_over_limit
 
@@ -347,8 +348,7 @@ def audit(
     executors.Executor); the answers are the same as with one job.
 
     ``memory_mb``: the memory limit, as ``check``'s (questions/memory.py): a model whose
-    estimate passes it (or the default limit) is refused before any row is answered
-    (MemoryRefused, in one line).
+    estimate passes it (or the default limit) is refused before any row (MemoryRefused).
 
     ``certificates``: a folder; each row that does not flip gets its certificate there,
     ``row-N.json``, by the box search within ``certify_budget`` seconds (default
@@ -366,7 +366,9 @@ def audit(
     t0 = time.time()
     deadline = None if timeout is None else t0 + check_timeout(timeout)
     per_row = row_work(work, timeout)
-    bounds = _certify_bounds(certificates, certify_rows, certify_timeout, certify_progress)
+    certify = _certify_setting(
+        model, certificates, certify_budget, certify_rows, certify_timeout, certify_progress
+    )
     ens = load_model(model, details=details, data=data, label=label)
     ds = load_data(data, ens, label)
     say_data_notes(ds)
@@ -377,7 +379,6 @@ def audit(
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     refuse_over_limit(ens, memory_mb)
     limits = ((timeout_per_row, per_row), deadline, memory_mb)
-    certify = None if certificates is None else (model, certificates, certify_budget, bounds)
     lines, certified = _answered(ens, ds, spec, n, Campaign(executor, jobs), *limits, certify)
     df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
     return _with_attrs(df, groups, certified, lines if work is not None else None)
@@ -406,12 +407,15 @@ def row_work(work, timeout: float | None = None) -> int | None:
     return None if value is None else int(value)
 
 
-def _certify_bounds(certificates, certify_rows, certify_timeout, progress) -> dict:
-    """audit()'s certificate settings checked before any row: a folder, not a file, and
-    :func:`row_bounds` with the progress callable."""
+def _certify_setting(model, certificates, budget, certify_rows, certify_timeout, progress):
+    """audit()'s certificate settings checked before any row: a folder, not a file, a
+    budget above 0, and :func:`row_bounds` with the progress callable; None without a
+    folder, else (the model as given, the folder, the budget, the bounds)."""
     if certificates is not None and Path(certificates).is_file():
         raise InputError(f"certificates={str(certificates)!r}: a file, not a folder")
-    return {**row_bounds(certify_rows, certify_timeout), "progress": progress}
+    check_certify_budget(budget)
+    bounds = {**row_bounds(certify_rows, certify_timeout), "progress": progress}
+    return None if certificates is None else (model, certificates, budget, bounds)
 
 
 def row_bounds(certify_rows, certify_timeout) -> dict:
@@ -514,6 +518,8 @@ def by_column(ds: Dataset, ens: Ensemble, by, label: str | None = None):
     import pandas as pd
 
     if not isinstance(by, str):
+        if not hasattr(by, "__iter__"):
+            raise InputError(f"by takes a column's name, or one value per data row, not {by!r}")
         values = list(by)
         if len(values) != ds.n_rows:
             raise InputError(f"by has {len(values)} values for {ds.n_rows} data rows")

@@ -52,7 +52,18 @@ def model_format(ens: Ensemble) -> str:
     return ens.origin.format if ens.origin is not None else ""
 
 
+def check_certify_budget(seconds) -> None:
+    """The API's certify_budget: None (the default) or seconds above 0, as the CLI's."""
+    if seconds is None:
+        return
+    number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+    if not (number and math.isfinite(seconds) and seconds > 0):
+        raise InputError(f"certify_budget takes a positive number of seconds, not {seconds!r}")
+
+
 def check_certificate_path(path: str | Path) -> None:
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"certificate takes a file's path, not {path!r}")
     p = Path(path)
     if p.is_dir():
         raise InputError(

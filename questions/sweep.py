@@ -6,6 +6,7 @@ import csv
 import io
 import itertools
 import math
+import numbers
 import random
 import warnings
 from pathlib import Path
@@ -71,6 +72,8 @@ def feature_subsets(
     else:
         names = list(feature_list(ens, features, "features"))
         refuse_repeats(names, "features")  # as --vary: a slip, not a second query
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise InputError(f"subsets takes a whole number from 1 to {len(names)}, not {k!r}")
     if not 1 <= k <= len(names):
         raise InputError(
             f"subsets {k} out of range 1..{len(names)} (the features of each query, of the "

@@ -185,3 +185,39 @@ def test_a_class_that_is_no_whole_number_is_refused(c):
     # True and 1.5 were read as class 1
     with pytest.raises(InputError, match=rf"class {c!r} is not a class number"):
         treesens.check(IRIS, vary=["petal_length_cm"], gap=2, classes=(c, 0))
+
+
+def test_a_label_that_is_no_name_is_one_input_error():
+    # was AttributeError: 'int' object has no attribute 'strip'
+    with pytest.raises(InputError, match=r"label"):
+        treesens.load_model(BC_MODEL, data=_rows(), label=5)
+
+
+def test_a_kind_that_is_no_name_is_one_input_error():
+    with pytest.raises(InputError, match=r"kind"):
+        treesens.check(BC_MODEL, "mean_texture", gap=0.2, kind=5)
+
+
+def test_subsets_given_as_text_is_one_input_error():
+    # was TypeError: '<=' not supported between instances of 'int' and 'str'
+    with pytest.raises(InputError, match=r"^subsets takes a whole number.*not '2'"):
+        treesens.sweep(BC_MODEL, features=["mean_texture", "worst_radius"], subsets="2", gap=0.2)
+
+
+def test_an_audit_by_a_number_is_one_input_error():
+    # was TypeError: 'int' object is not iterable
+    with pytest.raises(InputError, match=r"^by takes a column's name.*not 5"):
+        treesens.audit(BC_MODEL, _rows(5), "mean_texture", gap=0.2, by=5)
+
+
+def test_a_certificate_that_is_no_path_is_one_input_error():
+    # was TypeError: expected str, bytes or os.PathLike object, not int
+    with pytest.raises(InputError, match=r"^certificate takes a file's path, not 5"):
+        treesens.max_gap(BC_MODEL, "mean_texture", certificate=5)
+
+
+def test_a_certify_budget_below_zero_is_refused_as_on_the_command_line(tmp_path):
+    with pytest.raises(InputError, match=r"^certify_budget takes a positive number of seconds"):
+        treesens.check(
+            BC_MODEL, "mean_texture", gap=0.45, certificate=tmp_path / "c.json", certify_budget=-1
+        )
