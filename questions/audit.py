@@ -4,6 +4,7 @@ DataFrame, one result line per row, and a summary with 95% Wilson intervals."""
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -375,7 +376,7 @@ def audit(
     vary = feature_list(ens, vary, "vary")
     target = make_target(ens, gap, margin_gap, classes, delta=delta, direction=direction)
     spec = make_spec(ens, ds, vary, target)
-    n = ds.n_rows if limit is None else min(int(limit), ds.n_rows)
+    n = _rows_asked(limit, ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     refuse_over_limit(ens, memory_mb)
     limits = ((timeout_per_row, per_row), deadline, memory_mb)
@@ -405,6 +406,17 @@ def row_work(work, timeout: float | None = None) -> int | None:
     if value is not None and timeout is not None:
         raise InputError(WORK_WITH_TIMEOUT)
     return None if value is None else int(value)
+
+
+def _rows_asked(limit, n_rows: int) -> int:
+    """How many rows audit() answers: all, or the first ``limit`` (a whole number >= 1,
+    as --limit takes)."""
+    if limit is None:
+        return n_rows
+    whole = isinstance(limit, numbers.Integral) and not isinstance(limit, bool)
+    if not (whole and limit >= 1):
+        raise InputError(f"limit takes a whole number of rows from 1, not {limit!r}")
+    return min(int(limit), n_rows)
 
 
 def _certify_setting(model, certificates, budget, certify_rows, certify_timeout, progress):

@@ -221,3 +221,10 @@ def test_a_certify_budget_below_zero_is_refused_as_on_the_command_line(tmp_path)
         treesens.check(
             BC_MODEL, "mean_texture", gap=0.45, certificate=tmp_path / "c.json", certify_budget=-1
         )
+
+
+@pytest.mark.parametrize("limit", [0, -1, 2.5, True])
+def test_an_audit_limit_that_is_no_positive_whole_number_is_refused(limit):
+    # 0 and -1 audited no row and returned an empty frame, as --limit 0 is refused
+    with pytest.raises(InputError, match=r"^limit takes a whole number of rows from 1"):
+        treesens.audit(BC_MODEL, _rows(5), "mean_texture", gap=0.2, limit=limit)
