@@ -8,6 +8,7 @@ log), what an earlier run already answered (``--resume``), and what is shown mea
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -45,6 +46,13 @@ class Campaign:
     jobs: int | None = None
     out: str | Path | None = None
     resume: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        jobs = self.jobs
+        if jobs is not None and not (
+            isinstance(jobs, numbers.Integral) and not isinstance(jobs, bool) and jobs >= 1
+        ):
+            raise InputError(f"jobs takes a whole number of workers from 1, not {jobs!r}")
 
     @property
     def log(self) -> str | Path | None:

@@ -228,3 +228,15 @@ def test_an_audit_limit_that_is_no_positive_whole_number_is_refused(limit):
     # 0 and -1 audited no row and returned an empty frame, as --limit 0 is refused
     with pytest.raises(InputError, match=r"^limit takes a whole number of rows from 1"):
         treesens.audit(BC_MODEL, _rows(5), "mean_texture", gap=0.2, limit=limit)
+
+
+@pytest.mark.parametrize("jobs", [0, -1, "2", 1.5])
+def test_a_sweeps_jobs_that_is_no_positive_whole_number_is_refused(jobs):
+    # each ran: 0 on every core, -1 and '2' on a pool sized from them, as --jobs refuses
+    with pytest.raises(InputError, match=r"^jobs takes a whole number of workers from 1"):
+        treesens.sweep(BC_MODEL, features=["mean_texture"], gap=0.2, jobs=jobs)
+
+
+def test_an_audits_jobs_given_as_text_is_refused():
+    with pytest.raises(InputError, match=r"^jobs takes a whole number of workers from 1"):
+        treesens.audit(BC_MODEL, _rows(5), "mean_texture", gap=0.2, jobs="2")
