@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 import stat
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -166,6 +167,11 @@ class DataNote(TreesensWarning):
     ``note: ...``, the API's and a .sens run's as this warning."""
 
 
+class DetailsNote(DataNote):
+    """A note on a details table: the bounds it leaves out without saying so (an empty
+    cell, a missing lb or ub column), said as a data note is."""
+
+
 # the notes said so far within ``notes_once`` (None: outside it)
 NOTES_SAID: ContextVar[set[str] | None] = ContextVar("data_notes_said", default=None)
 
@@ -182,3 +188,14 @@ def notes_once():
     finally:
         if token is not None:
             NOTES_SAID.reset(token)
+
+
+def say_note(note: str, category: type[DataNote] = DataNote) -> None:
+    """One note as a ``category`` warning: once per session under Python's default
+    filter; within ``notes_once``, once in all."""
+    said = NOTES_SAID.get()
+    if said is not None:
+        if note in said:
+            return
+        said.add(note)
+    warnings.warn(note, category, stacklevel=3)

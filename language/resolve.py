@@ -26,6 +26,7 @@ from ..readers.load import (
     groups_with_bounds,
     load_model,
     missing_from_data,
+    say_unstated_bounds,
     shown_base_score,
     with_groups,
 )
@@ -355,7 +356,10 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
     ens = _apply_declarations(ast, ens)
     if data_path is not None:
         _check_data(ast, data, ens, data_path, label)
-    return _bounds_from_data(ast, ens, paths)
+    ens = _bounds_from_data(ast, ens, paths)
+    if details_path is not None:  # bounds left out: said of what the feature lines left
+        say_unstated_bounds(ens, details_path, details.path.value)
+    return ens
 
 
 def _with_groups(ast: SensAST, ens: Ensemble, data_path, label) -> Ensemble:

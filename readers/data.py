@@ -25,12 +25,11 @@ import numpy as np
 
 from ..compiler.dataset import Dataset
 from ..compiler.errors import (
-    NOTES_SAID,
-    DataNote,
     InputError,
     TreesensWarning,
     name_list,
     near_matches,
+    say_note,
     spelled,
 )
 from .formats.registry import generic_names
@@ -348,13 +347,8 @@ def say_data_notes(*datasets: Dataset) -> None:
     """The data sets' notes (:func:`data_notes`), each once, as DataNote warnings (once
     per session under Python's default filter; within ``notes_once``, once in all),
     whichever route read the data: the CLI prints them as ``note: ...`` lines."""
-    said = NOTES_SAID.get()
     for note in dict.fromkeys(n for ds in datasets for n in data_notes(ds)):
-        if said is not None and note in said:
-            continue
-        if said is not None:
-            said.add(note)
-        warnings.warn(note, DataNote, stacklevel=2)
+        say_note(note)
 
 
 def _mismatch(names: list[str], cols: list[str], found: str | None, label, where: str):

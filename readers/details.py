@@ -217,16 +217,63 @@ def declared_missing(details) -> frozenset[str]:
     DataFrame, already read by ``apply_details``) declares, true or false."""
     if details is None:
         return frozenset()
-    if isinstance(details, (str, Path)):
-        text = Path(details).read_text(encoding="utf-8-sig")
-    else:
-        text = details.to_csv(index=False)
-    rows, _ = _rows_with_lines(text)
+    rows, _ = _rows_with_lines(_details_text(details))
     header = [h.strip().lower() for h in rows[0]] if rows else []
     if "missing" not in header or "name" not in header:
         return frozenset()
     m, n = header.index("missing"), header.index("name")
     return frozenset(r[n].strip() for r in rows[1:] if len(r) == len(header) and r[m].strip())
+
+
+# a bound column's side, as a note names it
+_SIDES = {"lb": ("lower", -math.inf), "ub": ("upper", math.inf)}
+
+
+def _details_text(details) -> str:
+    """A details table (a CSV path or a DataFrame, already read by ``apply_details``) as
+    CSV text."""
+    if isinstance(details, (str, Path)):
+        return Path(details).read_text(encoding="utf-8-sig")
+    return details.to_csv(index=False)
+
+
+def unstated_bounds(details) -> dict[str, tuple[bool, list[str]]]:
+    """The sides a details table leaves unbounded without saying so (``none``, ``inf``
+    or ``-inf`` say so): per bound column (lb, ub), whether the table lacks the column,
+    and the names of the features left without that bound (every one, without it)."""
+    rows, _ = _rows_with_lines(_details_text(details))
+    header = [h.strip().lower() for h in rows[0]]
+    named = header.index("name")
+    declared = [r for r in rows[1:] if len(r) == len(header) and any(c.strip() for c in r)]
+    out: dict[str, tuple[bool, list[str]]] = {}
+    for side in _SIDES:
+        if side not in header:
+            out[side] = (True, [r[named].strip() for r in declared])
+            continue
+        at = header.index(side)
+        out[side] = (False, [r[named].strip() for r in declared if not r[at].strip()])
+    return out
+
+
+def unstated_bounds_note(ens: Ensemble, details, shown: str) -> str | None:
+    """The note on the sides a details table left unbounded by an empty cell or a missing
+    column (``unstated_bounds``) that are still unbounded in ``ens`` (neither the data's
+    range, a binary kind nor a later declaration bounds them): easy to miss when a bound
+    was meant. ``shown`` names the table; None when there is nothing to say."""
+    feats = {f.name: f for f in ens.features}  # a feature folded into a group: gone
+    clauses = []
+    for side, (absent, names) in unstated_bounds(details).items():
+        word, unbounded = _SIDES[side]
+        open_ = [n for n in names if n in feats and getattr(feats[n], side) == unbounded]
+        if open_:
+            why = f"no {side} column" if absent else f"{side} empty"
+            clauses.append(f"no {word} bound for {name_list(map(repr, open_))} ({why})")
+    if not clauses:
+        return None
+    return (
+        f"{shown}: {'; '.join(clauses)}: they range over all reals on that side (a bound of "
+        "none, -inf or inf leaves a side unbounded on purpose, without this note)"
+    )
 
 
 def _declared(feat: Feature, name: str, row: list[str], col: dict[str, int], where: str) -> Feature:

@@ -14,11 +14,13 @@ import numpy as np
 
 from ..compiler.ensemble import Ensemble
 from ..compiler.errors import (
+    DetailsNote,
     InputError,
     TreesensWarning,
     UnsupportedModelError,
     name_list,
     not_a_regular_file,
+    say_note,
 )
 from . import formats
 from .data import load_data, missing_value_text
@@ -28,6 +30,7 @@ from .details import (
     apply_details_text,
     declared_missing,
     details_names,
+    unstated_bounds_note,
 )
 from .finite import check_finite
 from .formats import sniffing
@@ -207,11 +210,32 @@ def load_model(
     groups = groups_with_bounds(groups, bounds == "data")
     if groups is not None:
         ens = with_groups(ens, groups, data, label)
-    if bounds == "data":
+    return _bounded(ens, bounds == "data", data, label, missing, details)
+
+
+def _bounded(ens: Ensemble, from_data: bool, data, label, missing, details) -> Ensemble:
+    """``ens`` with its last bounds, the data's range where they come from the data (the
+    features it made possibly missing named in its source), and the note on the bounds
+    the details left out where it is still unbounded."""
+    if from_data:
         ens = bounds_from_data(ens, data, label, missing.names if missing else ())
     elif missing is not None and missing.names:
         ens = replace(ens, source=f"{ens.source} ({missing.words()})")
+    say_unstated_bounds(ens, details)
     return ens
+
+
+def say_unstated_bounds(ens: Ensemble, details, shown: str | None = None) -> None:
+    """The note on the bounds a details table (a path or a DataFrame, or None: no note;
+    named ``shown``, by default as given) leaves out by an empty cell or a missing column,
+    where ``ens`` is still unbounded (``unstated_bounds_note``)."""
+    if details is None:
+        return
+    if shown is None:
+        shown = str(details) if isinstance(details, (str, Path)) else "<details DataFrame>"
+    note = unstated_bounds_note(ens, details, shown)
+    if note is not None:
+        say_note(note, DetailsNote)
 
 
 # where a model's feature bounds come from: its declarations alone, or also the data

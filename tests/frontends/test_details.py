@@ -210,3 +210,89 @@ def test_an_integer_feature_without_bounds_is_read(tmp_path, model_file):
     d = tmp_path / "d.csv"
     d.write_text("feature,name,lb,ub,kind\n0,a,,,integer\n1,b,,3,integer\n")
     assert treesens.load_model(model_file, details=d).features[1].ub == 3
+
+
+def _details_notes(model_file, details, **kw) -> list[str]:
+    """The notes loading the model with these details gives, every one kept."""
+    import warnings
+
+    from treesens.compiler.errors import DataNote
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        treesens.load_model(model_file, details=details, auto_details=False, **kw)
+    return [str(w.message) for w in caught if issubclass(w.category, DataNote)]
+
+
+def test_empty_bound_cells_are_named_in_one_note(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,\n2,c,,\n")
+    (note,) = _details_notes(model_file, d)
+    assert note.startswith(f"{d}: no lower bound for 'c' (lb empty); no upper bound for 'b', 'c'")
+
+
+def test_a_details_file_without_an_ub_column_is_said_to_leave_features_unbounded(
+    tmp_path, model_file
+):
+    d = tmp_path / "d.csv"
+    d.write_text("feature,name,lb\n0,a,0\n1,b,0\n2,c,0\n")
+    (note,) = _details_notes(model_file, d)
+    assert note.startswith(f"{d}: no upper bound for 'a', 'b', 'c' (no ub column)")
+
+
+def test_bounds_left_out_on_purpose_give_no_note(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_text("feature,name,lb,ub\n0,a,none,none\n1,b,-inf,inf\n2,c,0,1\n")
+    assert _details_notes(model_file, d) == []
+
+
+def test_a_binary_feature_without_bounds_gives_no_note(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_text("feature,name,lb,ub,kind\n0,a,,,binary\n1,b,0,1,real\n2,c,0,1,real\n")
+    assert _details_notes(model_file, d) == []
+
+
+def test_bounds_the_data_gives_leave_no_note(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_text("feature,name,lb,ub\n0,a,0,\n1,b,0,1\n2,c,0,1\n")
+    rows = tmp_path / "rows.csv"
+    rows.write_text("a,b,c\n0.2,0.5,0.5\n0.7,0.1,0.9\n")
+    assert _details_notes(model_file, d, data=rows, bounds="data") == []
+
+
+def test_a_details_dataframe_s_missing_bound_is_noted(model_file):
+    import pandas as pd
+
+    d = pd.DataFrame({"feature": [0, 1, 2], "name": list("abc"), "lb": [0, 0, None]})
+    (note,) = _details_notes(model_file, d)
+    assert note.startswith("<details DataFrame>: no lower bound for 'c' (lb empty); no upper")
+
+
+def _sens_notes(path) -> list[str]:
+    import warnings
+
+    from treesens.compiler.errors import DataNote
+    from treesens.language import load_queries
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_queries(path)
+    return [str(w.message) for w in caught if issubclass(w.category, DataNote)]
+
+
+def test_a_sens_features_file_s_empty_bound_is_noted_by_the_name_it_has_there(tmp_path, model_file):
+    (tmp_path / "d.csv").write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,\n2,c,0,1\n")
+    sens = tmp_path / "a.sens"
+    sens.write_text(f'model "{model_file}"\nfeatures from "d.csv"\nquery q {{\n  vary a\n}}\n')
+    (note,) = _sens_notes(sens)
+    assert note.startswith("d.csv: no upper bound for 'b' (ub empty)")
+
+
+def test_a_sens_feature_line_bounding_the_side_leaves_no_note(tmp_path, model_file):
+    (tmp_path / "d.csv").write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,\n2,c,0,1\n")
+    sens = tmp_path / "a.sens"
+    sens.write_text(
+        f'model "{model_file}"\nfeatures from "d.csv"\nfeature b in [0, 2]\n'
+        "query q {\n  vary a\n}\n"
+    )
+    assert _sens_notes(sens) == []
