@@ -179,12 +179,13 @@ def compare(model, vary, *, backends=None, name: str = "", **keywords) -> list[R
     Backends that disagree (one proves "insensitive", another has a replayed witness)
     raise a RuntimeWarning: one of them is wrong.
     """
+    start = time.time()  # each backend's limit counts the load and the compile, as check's
     kw = keyword_values(with_where(keywords), "compare")
     names = backend_list(backends)
     ens = model_of(model, kw)
     q = query_maker(kw, ens)(vary, name)
     results = compare_query(
-        ens, q, names, memory_mb=kw["memory_mb"], heuristic=bool(kw["heuristic"])
+        ens, q, names, memory_mb=kw["memory_mb"], heuristic=bool(kw["heuristic"]), start=start
     )
     msg = disagreement(results)
     if msg:

@@ -220,7 +220,7 @@ def run(args) -> int:
             f"comparing {', '.join(backends)}"
         )
     code = 0
-    for q in queries:
+    for i, q in enumerate(queries):
         if not args.json and len(queries) > 1:  # whose answers the lines below are
             log(f"{q.label}:")
 
@@ -238,6 +238,7 @@ def run(args) -> int:
             memory_mb=args.memory_mb,
             heuristic=bool(args.heuristic),
             on_result=show,
+            start=args.start if i == 0 else None,  # the load counts once, for the first
         )
         if not args.json:
             render_table(q, results)

@@ -73,3 +73,24 @@ def test_a_check_out_of_time_before_its_search_names_no_compile_where_none_ran(s
     message said 'compiling 0.0s' for a compile that never ran."""
     res = _check(capsys, "--gap", "0.2")
     assert "compiling" not in res["message"] and "reading the trees" in res["message"]
+
+
+def _compare(capsys, took: float):
+    """A compare whose start-up, load and compile took ``took`` seconds before its first
+    backend (its command started that long ago), on cpsat and z3 with --timeout 5."""
+    ask = [MODEL, "--vary", "worst area", "--gap", "0.2", "--backends", "cpsat,z3"]
+    main(["compare", *ask, "--timeout", "5", "--json"], start=time.time() - took)
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_compare_counts_the_load_and_compile_in_each_backend_s_time_limit(capsys):
+    """compare compiled once and started each backend's clock after it: on a loaded
+    machine every row took the compile plus the whole limit (13.6-15.9 s of a 10 s one)."""
+    results = _compare(capsys, took=30)
+    assert [r["status"] for r in results] == ["unknown", "unknown"]
+    assert all(r["time"]["total"] >= 30 for r in results)
+
+
+def test_compare_with_time_left_answers_on_each_backend(capsys):
+    results = _compare(capsys, took=0)
+    assert [r["status"] for r in results] == ["sensitive", "sensitive"]
