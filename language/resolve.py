@@ -317,6 +317,7 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             n_classes=model.num_class,
             num_parallel_tree=model.num_parallel_tree,
             trust_pickle=model.trust_pickle,
+            _note=False,  # said below, of the bounds the feature lines and the data leave
         )
     except InputError as e:
         said = (model.base_score, model.objective, model.num_class, model.num_parallel_tree)
@@ -359,6 +360,8 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
     ens = _bounds_from_data(ast, ens, paths)
     if details_path is not None:  # bounds left out: said of what the feature lines left
         say_unstated_bounds(ens, details_path, details.path.value)
+    elif (found := dict(ens.inputs).get("details")) is not None:  # found beside the model
+        say_unstated_bounds(ens, found)
     return ens
 
 

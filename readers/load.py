@@ -140,6 +140,7 @@ def load_model(
     trust_pickle: bool = False,
     bounds: str = "auto",
     groups=None,
+    _note: bool = True,
 ) -> Ensemble:
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
 
@@ -165,6 +166,8 @@ def load_model(
     none); each group becomes one feature whose values are its categories (docs/pipelines.md).
     ``objective``, ``n_classes``, ``base_score`` (one, or one per class), ``num_parallel_tree``:
     an XGBoost dump's, which it does not record (binary:logistic, 0.5, 1; docs/python.md).
+    ``_note=False``: no note on the bounds the details leave out (``say_unstated_bounds``:
+    a caller that declares more bounds after, a .sens file, says it then).
     """
     base_score = _checked_base_score(base_score, objective)
     if bounds not in BOUNDS:
@@ -196,11 +199,7 @@ def load_model(
         ens = apply_data_names(ens, data, label)
         ens = categories_from_data(ens, data, label)  # CatBoost's categories, by name
     if details is None and auto_details and isinstance(model, (str, Path)):
-        found = _details_beside(Path(model), ens)
-        if found is not None:
-            ens = apply_details(ens, found)
-            ens = replace(ens, source=f"{ens.source} (bounds from {found})")
-            details = found
+        ens, details = _with_details_beside(ens, Path(model))
     missing: MissingFromData | None = None
     if data is not None:  # before anything reads the data for its values
         missing = missing_from_data(ens, data, label, details)
@@ -210,7 +209,17 @@ def load_model(
     groups = groups_with_bounds(groups, bounds == "data")
     if groups is not None:
         ens = with_groups(ens, groups, data, label)
-    return _bounded(ens, bounds == "data", data, label, missing, details)
+    return _bounded(ens, bounds == "data", data, label, missing, details if _note else None)
+
+
+def _with_details_beside(ens: Ensemble, model: Path) -> tuple[Ensemble, Path | None]:
+    """``ens`` declared by the details file found beside its model file (named in its
+    source), and that file; unchanged and None where none is found."""
+    found = _details_beside(model, ens)
+    if found is None:
+        return ens, None
+    ens = apply_details(ens, found)
+    return replace(ens, source=f"{ens.source} (bounds from {found})"), found
 
 
 def _bounded(ens: Ensemble, from_data: bool, data, label, missing, details) -> Ensemble:

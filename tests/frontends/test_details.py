@@ -296,3 +296,18 @@ def test_a_sens_feature_line_bounding_the_side_leaves_no_note(tmp_path, model_fi
         "query q {\n  vary a\n}\n"
     )
     assert _sens_notes(sens) == []
+
+
+def test_a_sens_feature_line_bounds_the_side_a_details_file_beside_the_model_left_out(
+    tmp_path, model_file
+):
+    import shutil
+
+    shutil.copy(model_file, tmp_path / "model.json")
+    (tmp_path / "details.csv").write_text("feature,name,lb,ub\n0,a,0,1\n1,b,0,\n2,c,0,1\n")
+    body = 'model "model.json"\n{}query q {{\n  vary a\n}}\n'
+    (tmp_path / "a.sens").write_text(body.format(""))
+    (tmp_path / "b.sens").write_text(body.format("feature b in [0, 2]\n"))
+    (note,) = _sens_notes(tmp_path / "a.sens")
+    assert note.startswith(f"{tmp_path / 'details.csv'}: no upper bound for 'b' (ub empty)")
+    assert _sens_notes(tmp_path / "b.sens") == []
