@@ -78,12 +78,16 @@ class Later:
     whatever the seconds, its steps cut to end there. ``again`` (None: once): run again
     each time a pair the search resolved beats every gap reached before it (the caller's
     step then starts from that pair), once the search has gone on ``again`` times as long
-    as the last run took."""
+    as the last run took. ``other`` (None: none): a run on another random stream, due
+    whenever the search has gone on ``other_times`` as long as all the runs so far took
+    (at least ``after`` seconds each)."""
 
     after: float
     run: Callable[[], float | None]
     boxes: int | None = None
     again: float | None = None
+    other: Callable[[], float | None] | None = None
+    other_times: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -392,24 +396,46 @@ def _compiled_search(
 @dataclass
 class _LaterRuns:
     """A search's runs of ``later``: once, or (``later.again``) again from each better
-    pair the search resolves; ``last``: the search's best gap at the last run, and the
-    time from which a better one runs it again."""
+    pair the search resolves, and (``later.other``) on other streams as the search goes
+    on; ``last``: the search's best gap at the last run, and the time from which a
+    better one runs it again; ``spent``, ``runs``: the seconds and the number of all
+    the runs."""
 
     later: Later | None
     last: tuple[float | None, float] | None = None
+    spent: float = 0.0
+    runs: int = 0
 
     def raised(self, reached, tolerance: Tolerance, status: int, started: float, boxes: int, best):
-        """``reached``, raised by ``later``'s pair where it is due now (``_due``)."""
+        """``reached``, raised by ``later``'s pair where it is due now (``_due``), or
+        by its run on another stream where that is due."""
         later = self.later
-        if later is None or not _due(later, status, started, boxes, best, reached, self.last):
+        if later is None:
+            return reached
+        if _due(later, status, started, boxes, best, reached, self.last):
+            run = later.run
+        elif self.last is not None and self._other_due(status, started):
+            run = later.other
+        else:
             return reached
         t_run = time.time()
-        reached = _raised(reached, later.run(), tolerance)
+        reached = _raised(reached, run(), tolerance)
+        took = time.time() - t_run
+        self.spent, self.runs = self.spent + took, self.runs + 1
         if later.again is None:
             self.later = None
-        else:
-            self.last = (best, time.time() + later.again * (time.time() - t_run))
+        elif run is later.run:
+            self.last = (best, time.time() + later.again * took)
         return reached
+
+    def _other_due(self, status: int, started: float) -> bool:
+        """Whether the run on another stream is due: the search's own seconds (without
+        the runs') ``other_times`` the runs' (at least ``after`` each)."""
+        later = self.later
+        if later.other is None or status == gap_kernel.EMPTY:
+            return False
+        runs = max(self.spent, later.after * self.runs)
+        return time.time() - started - self.spent >= later.other_times * runs
 
 
 def _late_best_first(

@@ -48,6 +48,7 @@ from ..compiler.replay import ReplayFailed, library_output, meets
 from . import gap_kernel
 from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
 from .gap_seed import (
+    LATE_STREAM_TIMES,
     LATE_TIMES,
     LATE_WORK_SHARE,
     late_after,
@@ -432,14 +433,21 @@ class LatePolish:
     search once it has run a few times as long as the seed did (gap_seed.late_after): one
     pair of classes only. ``seconds``: what it took (None: not run). ``timed`` False (a
     work budget): due at a share of the search's boxes (gap_seed.LATE_WORK_SHARE), and
-    polishing on its work bound alone."""
+    polishing on its work bound alone; ``timed``, it runs again from each better pair the
+    search resolves, and on further random streams from the pair it last started from
+    (gap_seed.LATE_STREAM_TIMES: ``origin``, ``streams``) while the last polish raised the
+    best gap by the tolerance (``climbing``): a pair no polish raises (a feature's
+    largest gap, often) costs no further polish."""
 
     def __init__(self, encs: list[Encoding], best: BestPair, tolerance: Tolerance, timed=True):
         self.enc = encs[0] if len(encs) == 1 else None
         self.best = best
-        self.least = tolerance.least
+        self.tolerance = tolerance
         self.timed = timed
         self.seconds: float | None = None
+        self.origin: tuple[np.ndarray, np.ndarray] | None = None
+        self.streams = 0
+        self.climbing = False
 
     def later(self, seed_seconds: float, deadline: float, limit: float) -> Later | None:
         """The search's ``later`` step, polishing until at most ``deadline``; ``limit``:
@@ -450,7 +458,13 @@ class LatePolish:
             return Later(
                 late_after(seed_seconds), lambda: self._run(deadline), int(LATE_WORK_SHARE * limit)
             )
-        return Later(late_after(seed_seconds), lambda: self._run(deadline), again=LATE_TIMES)
+        return Later(
+            late_after(seed_seconds),
+            lambda: self._run(deadline),
+            again=LATE_TIMES,
+            other=lambda: self._run(deadline, other=True),
+            other_times=LATE_STREAM_TIMES,
+        )
 
     def later_of(self, seed_seconds: float, deadline: float) -> Callable[[float], Later | None]:
         """``later`` of a search by its box limit."""
@@ -460,12 +474,23 @@ class LatePolish:
         """``seconds`` as the result's stats state them."""
         return None if self.seconds is None else round(self.seconds, 3)
 
-    def _run(self, deadline: float) -> float | None:
+    def _run(self, deadline: float, other: bool = False) -> float | None:
+        """The best pair polished (``other``: the pair the last such polish started from,
+        on the next stream)."""
         t, enc, best = time.time(), self.enc, self.best
-        if best.pair is None:
+        if other and not self.climbing:
             return None
-        saturation = saturation_slack(gap_bound(enc.ensemble), self.least)
-        got = late_polish(enc, best.pair, best.offer_for(enc), saturation, deadline, self.timed)
+        if other:
+            self.streams += 1
+        else:
+            self.origin = best.pair
+        if self.origin is None:
+            return None
+        before = best.gap
+        saturation = saturation_slack(gap_bound(enc.ensemble), self.tolerance.least)
+        offer = best.offer_for(enc)
+        got = late_polish(enc, self.origin, offer, saturation, deadline, self.timed, self.streams)
+        self.climbing = best.gap >= before + self.tolerance.width(before)
         self.seconds = (self.seconds or 0.0) + time.time() - t
         return got
 

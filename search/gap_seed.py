@@ -77,6 +77,18 @@ POLISH_SHARE = 0.4
 # both (churn lgbm_t1000_l63's StreamingTV: 0.4834 -> 0.4890, proven in 2.1x fewer CPU s)
 LATE_AFTER = 1.0
 LATE_TIMES = 3.0
+# the late polish on further random streams (a timed search's: gap_search.LatePolish): the
+# pair the last polish started from, polished again on its next stream (the query's seed
+# + 1, + 2, ...), once the search has gone on LATE_STREAM_TIMES as long as all the
+# polishes so far took (the search's seconds without theirs; at least the first polish's
+# wait, late_after, for each), while the last polish raised the best gap by the
+# tolerance: the polishes stay under about 1 / (1 + LATE_STREAM_TIMES) of a long search,
+# a search that closes within LATE_STREAM_TIMES of that wait pays nothing, and neither
+# does one whose pair no polish raises (often its largest gap). A stream climbs from the
+# same pair to another gap (churn lgbm_t1000_l63's OnlineBackup: streams 0..7 from the
+# seed's 0.4833 reach 0.4906, 0.4926 (1, 3, 4, 6), 0.4833, 0.4911, 0.4912), where a
+# polish of its own best pair stays in that pair's basin
+LATE_STREAM_TIMES = 10.0
 LATE_SHARE = 0.4
 # under a work budget (answers/work.py) the late polish is due once the box search has
 # visited this share of its boxes, not after seconds, so that the floor it raises is
@@ -201,11 +213,13 @@ def late_polish(
     saturation: float,
     deadline: float,
     timed: bool = True,
+    stream: int = 0,
 ) -> float | None:
     """The best pair so far polished patiently towards the saturation slack (gap_polish.py,
     ``patient``) and offered: the gap the offer accepted, or None (no polish: the
     heuristic does not apply, or no time; or the library rejected the pair). ``timed``
-    False (a work budget): within the whole time left, its work bound deciding."""
+    False (a work budget): within the whole time left, its work bound deciding.
+    ``stream``: the random stream, past the query's seed."""
     ens, q = enc.ensemble, enc.query
     left = deadline - time.time()
     if left <= 0 or not math.isfinite(saturation) or not seeds(enc):
@@ -213,5 +227,5 @@ def late_polish(
     margin = saturation + 2.0 * enc.relax
     work = int(POLISH_WORK * heuristic_work(ens))
     until = time.time() + (LATE_SHARE if timed else 1.0) * left
-    polished = polish_pair(enc, pair[0], pair[1], margin, work, until, q.plan.seed, patient=True)
+    polished = polish_pair(enc, *pair, margin, work, until, q.plan.seed + stream, patient=True)
     return None if polished is None else offer(polished[0], polished[1])

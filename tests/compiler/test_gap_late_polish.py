@@ -131,6 +131,100 @@ def test_a_timed_late_polish_runs_again_and_a_work_budgets_once():
     assert by_boxes.later(1.0, FAR, 1000).again is None
 
 
+def _counted_others(gap: float | None, runs: list[str], after=0.0, times=0.0) -> Later:
+    def run(kind):
+        runs.append(kind)
+        return gap
+
+    return Later(
+        after, lambda: run("run"), again=FAR, other=lambda: run("other"), other_times=times
+    )
+
+
+def test_a_later_steps_other_stream_runs_as_the_search_goes_on_with_no_better_pair():
+    runs: list[str] = []
+    # the step itself runs again only after FAR times its seconds
+    _search(SENSITIVE[0], _counted_others(None, runs))
+    assert runs[0] == "run" and runs.count("run") == 1
+    assert runs.count("other") > 1
+
+
+def test_a_later_steps_other_stream_waits_for_the_step_itself():
+    runs: list[str] = []
+    _search(SENSITIVE[0], _counted_others(None, runs, after=FAR))
+    assert runs == []
+
+
+def test_a_later_steps_other_stream_waits_other_times_the_runs_seconds():
+    runs: list[str] = []
+    _search(SENSITIVE[0], _counted_others(None, runs, times=FAR))
+    assert runs == ["run"]
+
+
+def test_the_other_streams_wait_after_seconds_each_for_runs_that_take_none():
+    # two runs of no seconds, after 10 s each, other_times 1: due after 20 s of search
+    runs = gap_boxes._LaterRuns(_counted_others(None, [], after=10.0, times=1.0), runs=2)
+    assert not runs._other_due(gap_kernel.RESOLVED, time.time() - 15.0)
+    assert runs._other_due(gap_kernel.RESOLVED, time.time() - 25.0)
+    assert not runs._other_due(gap_kernel.EMPTY, time.time() - 25.0)
+
+
+@pytest.mark.parametrize("i", SENSITIVE)
+def test_a_search_whose_later_step_runs_other_streams_still_brackets_the_exact_gap(i):
+    ens, q, _tol = _case(i)
+    exact = exact_max_gap(ens, q.vary)
+    runs: list[str] = []
+    out = _search(i, _counted_others(exact / 2, runs))
+    assert "other" in runs
+    assert out.proven and not _bracket_problems(exact, max(out.lower, exact / 2), out.upper)
+
+
+def test_a_timed_late_polish_runs_on_other_streams_and_a_work_budgets_does_not():
+    ens, q = _seeded_case(SEEDED[0])
+    encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
+    late = gap_search.LatePolish(encs, gap_search.BestPair(ens, q), Tolerance(TOLERANCE))
+    timed = late.later(1.0, FAR, float("inf"))
+    assert timed.other is not None and timed.other_times == gap_seed.LATE_STREAM_TIMES
+    by_boxes = gap_search.LatePolish(encs, late.best, Tolerance(TOLERANCE), timed=False)
+    assert by_boxes.later(1.0, FAR, 1000).other is None
+
+
+def _late_polish_calls(monkeypatch, raise_by: float):
+    """A timed late polish's ``later`` and the (pair, stream) of each polish it runs, each
+    polish raising the best gap by ``raise_by``; the best pair is ``first`` at the start."""
+    ens, q = _seeded_case(SEEDED[0])
+    encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
+    best = gap_search.BestPair(ens, q)
+    calls = []
+
+    def polished(enc, pair, *a):
+        calls.append((pair, a[-1]))
+        best.gap += raise_by
+        best.pair = np.ones(len(ens.features)), np.zeros(len(ens.features))
+
+    monkeypatch.setattr(gap_search, "late_polish", polished)
+    later = gap_search.LatePolish(encs, best, Tolerance(TOLERANCE)).later(1.0, FAR, float("inf"))
+    best.pair, best.gap = (np.zeros(len(ens.features)), np.ones(len(ens.features))), 0.2
+    return later, best.pair, calls
+
+
+def test_the_late_polish_on_another_stream_starts_from_where_the_last_polish_did(monkeypatch):
+    later, first, calls = _late_polish_calls(monkeypatch, 2 * TOLERANCE)
+    later.run()
+    later.other()
+    later.other()
+    assert [(pair is first, stream) for pair, stream in calls] == [(True, 0), (True, 1), (True, 2)]
+
+
+def test_the_late_polish_runs_no_other_stream_once_a_polish_raised_the_best_gap_too_little(
+    monkeypatch,
+):
+    later, _first, calls = _late_polish_calls(monkeypatch, TOLERANCE / 2)
+    later.run()
+    later.other()
+    assert len(calls) == 1
+
+
 def test_a_later_step_does_not_run_before_its_time():
     runs: list[int] = []
     _search(SENSITIVE[0], Later(FAR, lambda: runs.append(1)))
