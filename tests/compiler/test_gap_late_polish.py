@@ -113,12 +113,19 @@ def test_a_later_step_runs_again_only_for_a_resolved_pair_above_its_gap():
     assert runs == [1]
 
 
+@pytest.mark.parametrize("step", ["again", "other streams"])
 @pytest.mark.parametrize("i", SENSITIVE)
-def test_a_search_whose_later_step_runs_again_still_brackets_the_exact_gap(i):
+def test_a_search_whose_later_step_runs_again_or_on_other_streams_still_brackets_the_exact_gap(
+    i, step
+):
     ens, q, _tol = _case(i)
     exact = exact_max_gap(ens, q.vary)
-    runs: list[int] = []
-    out = _search(i, _counted_again(exact / 2, runs))
+    runs: list = []
+    if step == "again":
+        out = _search(i, _counted_again(exact / 2, runs))
+    else:
+        out = _search(i, _counted_others(exact / 2, runs))
+        assert "other" in runs
     assert out.proven and not _bracket_problems(exact, max(out.lower, exact / 2), out.upper)
 
 
@@ -167,16 +174,6 @@ def test_the_other_streams_wait_after_seconds_each_for_runs_that_take_none():
     assert not runs._other_due(gap_kernel.RESOLVED, time.time() - 15.0)
     assert runs._other_due(gap_kernel.RESOLVED, time.time() - 25.0)
     assert not runs._other_due(gap_kernel.EMPTY, time.time() - 25.0)
-
-
-@pytest.mark.parametrize("i", SENSITIVE)
-def test_a_search_whose_later_step_runs_other_streams_still_brackets_the_exact_gap(i):
-    ens, q, _tol = _case(i)
-    exact = exact_max_gap(ens, q.vary)
-    runs: list[str] = []
-    out = _search(i, _counted_others(exact / 2, runs))
-    assert "other" in runs
-    assert out.proven and not _bracket_problems(exact, max(out.lower, exact / 2), out.upper)
 
 
 def test_a_timed_late_polish_runs_on_other_streams_and_a_work_budgets_does_not():
