@@ -85,10 +85,10 @@ SIDES = ("compiled", "python", "static")
 
 def _max_gap(side: str, key: str, feature: str, classes, timeout: float) -> dict:
     import treesens
-    from treesens.search import gap_kernel
+    from treesens.search import gap_kernel, gap_kernel_compile
 
     if side == "python":
-        gap_kernel.available = lambda: False  # this process only: the Python search
+        gap_kernel_compile.available = lambda: False  # this process only: the Python search
     elif side == "static":
         gap_kernel.PROBES = 0  # this process only: the split rule before pseudo-costs
     m, d = MODELS[key]

@@ -31,7 +31,7 @@ from ..compiler.readings import read_as
 from ..compiler.usage import Usage, watching
 from ..readers.data import load_data, say_data_notes
 from ..readers.load import load_model
-from ..search import gap_kernel
+from ..search import gap_kernel, gap_kernel_compile
 from .audit import audit, summary
 from .progress import Display
 from .query_build import query_from_keywords
@@ -553,7 +553,7 @@ def _rank(ens, names, seconds: float, rank_path, common, say) -> list[Result]:
     (questions/sweep_budget.py: a short first pass, then the time left to the max gaps
     still open). The box search is made ready first (compiled, on a first run): its
     compile time is not the budget's."""
-    if gap_kernel.available():
+    if gap_kernel_compile.available():
         gap_kernel.prepare(say)
     say(f"report: ranking {len(names)} features by max gap ({seconds:.0f}s in all)")
     kw = {"max_gap": True, "max_gap_tolerance": RANK_TOLERANCE, **_log_of(rank_path), **common}

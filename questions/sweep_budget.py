@@ -25,7 +25,7 @@ from ..answers.result import ERROR, UNKNOWN, Result
 from ..compiler.errors import InputError
 from ..compiler.kinds import LargestGap
 from ..compiler.query import Query
-from ..search import gap_kernel
+from ..search import gap_kernel, gap_kernel_compile
 
 # ask(queries, on_result) -> their results, in order (questions/campaign.ask_many)
 Ask = Callable[[Sequence[Query], Callable[[Result], None]], list[Result]]
@@ -110,7 +110,7 @@ def answer_within(
     query in flight's own (its ``partial_result``) when it has one at least as narrow."""
     if budget is None or not queries:
         return ask(queries, ended)
-    if any(q.kind_name == LargestGap.name for q in queries) and gap_kernel.available():
+    if any(q.kind_name == LargestGap.name for q in queries) and gap_kernel_compile.available():
         gap_kernel.prepare(note)
     held = _Held(ended)
     try:

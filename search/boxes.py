@@ -38,7 +38,7 @@ from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_s
 from .box_search import FOUND, GAVE_UP, PROVED, BoxSearch
 from .compiled_check import COMPILED, HandedOver, check_search, note_rebuild
 from .gap_boxes import unsplit
-from .gap_kernel import Readiness
+from .gap_kernel_compile import Readiness
 from .heuristic_stage import pair_over_all_inputs
 from .link_boxes import link_box_stage, link_refusal, link_tables
 from .pair_scope import class_pair_encodings, class_pair_refusal, pair_encoding

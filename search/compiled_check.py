@@ -25,7 +25,7 @@ from ..compiler.memory_estimate import (
     certificate_mb,
     room_bytes,
 )
-from . import gap_kernel
+from . import gap_kernel, gap_kernel_compile
 from .box_search import FOUND, GAVE_UP, PROVED, BoxOutcome, BoxSearch, corner_pair, tree_order
 from .compiled_proof import INCOMPLETE, NOT_A_PROOF, UnbuiltProof, ready_rebuild, rebuilt_within
 from .gap_boxes import FIRST_STEP, next_step, root_bound
@@ -53,7 +53,7 @@ RECORDED_STEP = gap_kernel.RECORDED_STEP
 
 def compiled_check_applies() -> bool:
     """Whether a check's box search may hand over to the compiled one (numba installed)."""
-    return ENABLED and gap_kernel.available()
+    return ENABLED and gap_kernel_compile.available()
 
 
 def heap_within(enc, tables: PairTables, memory_mb: float | None) -> int:
@@ -267,7 +267,7 @@ class HandedOver:
     """box_search.BoxSearch for its first ``hand_over_boxes`` boxes, then, still without
     an answer, CompiledBoxSearch from the whole pair space again (the boxes before are a
     second's or two): box_search.BoxSearch's interface, ``on_hand_over`` given the
-    kernel's ``gap_kernel.Readiness`` when the compiled search starts."""
+    kernel's ``gap_kernel_compile.Readiness`` when the compiled search starts."""
 
     def __init__(
         self,
@@ -338,7 +338,7 @@ class HandedOver:
             self.unbuilt = (
                 fit
                 and not self.compile_always
-                and not gap_kernel.compile_fits(by, first is not None)
+                and not gap_kernel_compile.compile_fits(by, first is not None)
             )
             if not fit or self.unbuilt:
                 self.limit = float("inf")

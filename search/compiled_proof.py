@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import gap_kernel
+from . import gap_kernel, gap_kernel_compile
 from .compiled_calls import signals_raised
 from .gap_kernel import FlatTables
 from .pair_boxes import PairTables
@@ -144,7 +144,7 @@ def ready_rebuild() -> None:
     compiling them where numba's cache has none (gap_kernel.prepare's ``rebuild``): by
     the rebuild of a record of one box, the whole space of a one-node table, whose arrays
     have the types of every rebuild's, and its estimate's bounds."""
-    tab = gap_kernel.ONE_NODE
+    tab = gap_kernel_compile.ONE_NODE
     ft = gap_kernel.flatten(tab, np.zeros(1, dtype=np.int64))
     whole = np.concatenate([np.zeros_like(tab.sizes), tab.sizes])[None, :].astype(np.int32)
     gap_kernel.flat_box_tops(ft, whole)

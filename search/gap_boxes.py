@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..compiler.encode import Encoding
-from . import gap_kernel
+from . import gap_kernel, gap_kernel_compile
 from .box_search import (
     CHECK_EVERY,
     corner_pair,
@@ -230,7 +230,7 @@ def largest_gap(
         root = max(to_gap(b.upper(b.top(np.ones(b.n, dtype=bool)))), 0.0)
         tiling = whole_space(tab) if recording else None
         return GapBoxOutcome(True, root, None, 0, tiling=tiling, alike=True)
-    if bound is None and compiled and gap_kernel.available():
+    if bound is None and compiled and gap_kernel_compile.available():
         return _spent(
             _compiled_search(
                 b, enc, to_gap, offer, tolerance, deadline, progress, lower, heap_bytes,

@@ -37,28 +37,27 @@ proven).
 The search returns to its caller after a number of boxes, when a resolved box beats the
 incumbent (the caller replays its lower corner with the library and raises the floor), or
 when the heap is empty. Numba is imported on first use; ``prepare`` loads the kernel, or
-compiles it (about ``COMPILE_SECONDS`` of CPU, then cached on disk where numba can write:
-beside the package, else numba's user-wide cache) before a search starts, with, where a
-certificate is asked for, the kernels that rebuild its proof from the search's record
-(``PROOF_COMPILE_SECONDS`` more), so that a max gap's time limit can leave that out
-(search/gap_search.py), and a check's, which counts it, can go on without it
-(``compile_fits``), rather than compile them within the time its proof's rebuild has.
+compiles it (about gap_kernel_compile.COMPILE_SECONDS of CPU, then cached on disk where
+numba can write: beside the package, else numba's user-wide cache) before a search starts,
+with, where a certificate is asked for, the kernels that rebuild its proof from the
+search's record (``PROOF_COMPILE_SECONDS`` more), so that a max gap's time limit can leave
+that out (search/gap_search.py), and a check's, which counts it, can go on without it
+(gap_kernel_compile.compile_fits), rather than compile them within the time its proof's
+rebuild has.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ..compiler.memory_estimate import HEAP_BYTES  # the heap's bound (questions read it there)
 from ..compiler.usage import note_compiled_search
+from . import gap_kernel_compile
 from .compiled_calls import signals_raised
 from .pair_boxes import PairTables
 
@@ -234,97 +233,14 @@ def floor_in_rows(to_gap: Callable[[float], float], floor: float) -> float:
             hi = mid
 
 
-def available() -> bool:
-    """Whether numba can be imported (it is a dependency; a platform without its wheels
-    runs gap_boxes.py's search instead)."""
-    try:
-        import numba  # noqa: F401, PLC0415
-    except ImportError:
-        return False
-    return True
-
-
-# what compiling the kernel on an empty numba cache takes, about (seconds of CPU on two
-# quiet cores; a busy machine's wall time is longer): the progress line says it, and a
-# check whose time limit leaves less stays with box_search.py rather than compile
-# (bench/reports/scale-tier.md, "The first run's compile")
-COMPILE_SECONDS = 35
-# what compiling the kernels that rebuild a certificate's proof from the search's record
-# adds, about (gap_kernel_tops_jit.py: tile, preorder_ends, tiling_tops, box_tops; 14.2
-# CPU s measured): made ready with the kernel where a certificate is asked for
-# (``prepare``'s ``rebuild``), not on first use within the time the rebuild has
-# (bench/reports/scale-tier.md, "The first run's compile")
-PROOF_COMPILE_SECONDS = 15
-
-
-def compile_fits(deadline: float, proof: bool = False) -> bool:
-    """Whether the kernel is ready by ``deadline``: loaded or in numba's cache, or its
-    compile (``compile_seconds``; ``proof``: with a proof's rebuild kernels) ends before
-    it."""
-    return deadline - time.time() >= compile_seconds(proof)
-
-
-def compiles_first(proof: bool = False) -> bool:
-    """Whether the next search compiles: the kernel, or with ``proof`` a proof's rebuild
-    kernels (``cold``)."""
-    return any(cold(proof))
-
-
-def compile_seconds(proof: bool = False) -> float:
-    """What the next search compiles, about (seconds of CPU): ``COMPILE_SECONDS`` for the
-    kernel, and with ``proof`` ``PROOF_COMPILE_SECONDS`` for a proof's rebuild kernels,
-    each where it is ``cold`` (0: all ready)."""
-    return _seconds(*cold(proof))
-
-
-def _seconds(search: bool, proof: bool) -> int:
-    """Compiling the kernel (``search``) and a proof's rebuild kernels (``proof``), about."""
-    return COMPILE_SECONDS * search + PROOF_COMPILE_SECONDS * proof
-
-
-def cold(proof: bool = False) -> tuple[bool, bool]:
-    """Whether the kernel, and (``proof``) any of a proof's rebuild kernels
-    (compiled_proof.rebuilt_within's), is neither loaded in this process nor in numba's
-    cache on disk: compiled on first use. Reads numba's cache index, which numba does not
-    document: a kernel whose index cannot be read counts as ready (its search then runs
-    unannounced)."""
-    return _cold(_kernel()), proof and any(map(_cold, _proof_kernels()))
-
-
-def _cold(run) -> bool:
-    if run.signatures:
-        return False
-    try:
-        return not run._cache._cache_file._load_index()  # noqa: SLF001
-    except Exception:  # noqa: BLE001 - a numba without these internals
-        return False
-
-
-def _proof_kernels() -> tuple:
-    """The kernels a proof's rebuild calls (compiled_proof.rebuilt_within)."""
-    from .gap_kernel_tops_jit import (  # noqa: PLC0415 - numba only when used
-        box_tops,
-        preorder_ends,
-        tile,
-        tiling_tops,
-        walk_all_trees,
-    )
-
-    return tile, preorder_ends, walk_all_trees, tiling_tops, box_tops
-
-
-@dataclass(frozen=True)
-class Readiness:
-    """What making the kernel ready took: ``seconds``, and whether it was ``compiled``
-    (numba's cache had no build of it) rather than loaded from the cache."""
-
-    seconds: float
-    compiled: bool
+# prepare() is making the kernel ready in this process (its own one-node search must not
+# prepare again)
+_preparing = False
 
 
 def prepare(
     log: Callable[[str], None] | None = None, rebuild: Callable[[], None] | None = None
-) -> Readiness:
+) -> gap_kernel_compile.Readiness:
     """Load the kernel into this process, compiling it first when numba's cache has no
     build of it (``log`` says so, before and after): by a search over a one-node table,
     whose arrays have the types of every search's. ``rebuild`` (a certificate asked for:
@@ -336,117 +252,34 @@ def prepare(
     wait counts as compiling: ``compiled`` is True, as for a first run's own compile)."""
     global _preparing
     t0 = time.time()
-    run = _kernel()
-    kernels = (run, *(_proof_kernels() if rebuild is not None else ()))
+    run = gap_kernel_compile.kernel()
+    kernels = (run, *(gap_kernel_compile.proof_kernels() if rebuild is not None else ()))
     if all(k.signatures for k in kernels) or _preparing:
-        return Readiness(0.0, False)
+        return gap_kernel_compile.Readiness(0.0, False)
     _preparing = True
     try:
-        with _compile_lock(run, log) as waited:
+        with gap_kernel_compile.compile_lock(run, log) as waited:
             # what is left to compile once the lock is held (after a wait: another
             # process's build is in the cache)
-            first = cold(rebuild is not None)
+            first = gap_kernel_compile.cold(rebuild is not None)
             if log is not None and any(first):
-                log(compiling_line(*first))
-            search = KernelSearch(ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
+                log(gap_kernel_compile.compiling_line(*first))
+            search = KernelSearch(gap_kernel_compile.ONE_NODE, np.zeros(1, dtype=np.int64), 1.0)
             search.step(-math.inf, 16)
             if rebuild is not None:
                 rebuild()
     finally:
         _preparing = False
     seconds = time.time() - t0
-    compiled = any(first) or waited or any(_cache_misses(k) > 0 for k in kernels)
+    compiled = any(first) or waited or any(gap_kernel_compile.cache_misses(k) > 0 for k in kernels)
     if log is not None and waited:
         log(
             f"max gap: the box search another process compiled is ready after {seconds:.1f}s "
             "(not counted in the time limit)"
         )
     elif log is not None and compiled:
-        what = "the box search" if first[0] or not any(first) else _what(*first)
-        log(f"max gap: compiled {what} in {seconds:.1f}s (not counted in the time limit)")
-    return Readiness(seconds, compiled)
-
-
-def compiling_line(search: bool = True, proof: bool = False) -> str:
-    """The progress line of a compile on an empty numba cache, said before it starts:
-    the kernel's (``search``) and a proof's rebuild kernels' (``proof``), and about how
-    long they take (``compile_seconds``)."""
-    return (
-        f"max gap: compiling {_what(search, proof)}, once per install: about {_seconds(search, proof)} s of CPU, longer on "
-        "a busy machine (not counted in the time limit)"
-    )
-
-
-def _what(search: bool, proof: bool) -> str:
-    """The kernels compiled: the search's (``search``), a proof's rebuild's (``proof``)."""
-    return {
-        (True, False): "the box search's kernels",
-        (True, True): "the box search's kernels and those rebuilding a certificate's proof",
-        (False, True): "the kernels rebuilding a certificate's proof",
-    }[search, proof]
-
-
-# prepare() is making the kernel ready in this process (its own one-node search must not
-# prepare again)
-_preparing = False
-COMPILE_LOCK = "gap_kernel_jit.lock"
-
-
-@contextmanager
-def _compile_lock(run, log: Callable[[str], None] | None):
-    """Hold the lock file beside numba's cache of ``run`` while the kernel is made ready;
-    yields whether another process held it first (this one then waited for its
-    compile). Without the lock (no fcntl, a cache folder that cannot be written, a numba
-    without these internals) every process compiles for itself, as numba alone does."""
-    try:
-        import fcntl  # noqa: PLC0415 - POSIX only
-
-        folder = Path(run._cache._cache_path)  # noqa: SLF001
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / COMPILE_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
-    except Exception:  # noqa: BLE001 - no lock: compile unguarded
-        yield False
-        return
-    try:
-        waited = False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            waited = True
-            if log is not None:
-                log("max gap: waiting for another process compiling the box search")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield waited
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _cache_misses(run) -> int:
-    """How many signatures of ``run`` numba compiled rather than loaded (0 where its
-    statistics are not there)."""
-    try:
-        return int(sum(run.stats.cache_misses.values()))
-    except Exception:  # noqa: BLE001 - a numba without these statistics
-        return 0
-
-
-# one tree of one node on one column (rank < 1: leaf 0, else leaf 1), rows x1, x2, sum:
-# what prepare() and compiled_proof.ready_rebuild make the kernels ready on
-ONE_NODE = PairTables(
-    values=np.array([[1.0, -1.0], [1.0, -1.0], [2.0, -2.0]]),
-    starts=np.zeros(1, dtype=np.int64),
-    node_table=np.array([[0, 1, 0, 1, 2, -1, -1]], dtype=np.int32),
-    node_starts=np.array([0, 1], dtype=np.int64),
-    thresholds=np.zeros(3),
-    sizes=np.full(1, 2, dtype=np.int32),
-    columns=((0, None),),
-)
-
-
-def _kernel():
-    from .gap_kernel_jit import run  # noqa: PLC0415 - numba only when the search runs
-
-    return run
+        log(gap_kernel_compile.compiled_line(first, seconds))
+    return gap_kernel_compile.Readiness(seconds, compiled)
 
 
 class KernelSearch:
@@ -530,7 +363,7 @@ class KernelSearch:
         self.rec = np.empty((start if recording else 0, 2 * cols), dtype=np.int32)
         self.rec_n = np.zeros(2, dtype=np.int64)
         prepare()  # compiled once for every process sharing numba's cache
-        self.run = _kernel()
+        self.run = gap_kernel_compile.kernel()
         self.root = self._root_walk()
         # the kernel's per-tree arrays, kept from one step to the next: a dive held at a
         # step's end goes on from them (walking it again cost a box: on the 255-leaf

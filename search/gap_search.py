@@ -45,8 +45,9 @@ from ..compiler.link_change import change_bound
 from ..compiler.passes.feature_constraints import constraint_violations
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from ..compiler.replay import ReplayFailed, library_output, meets
-from . import gap_kernel
+from . import gap_kernel, gap_kernel_compile
 from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
+from .gap_kernel_compile import Readiness
 from .gap_seed import (
     LATE_STREAM_TIMES,
     LATE_TIMES,
@@ -254,7 +255,7 @@ def box_largest_gap(
         if _closes(best, seed_pair, known_upper, tolerance):
             return _seed_closed(ens, q, best, known_upper, encs[0], (seeded, t_seed), t0)
         # the compiled search walks the nodes: the leaves' boxes are not recorded for it
-        compiled = bound is None and gap_kernel.available()
+        compiled = bound is None and gap_kernel_compile.available()
         # a certificate asked for: the boxes it drops and resolves tile the pair space
         record = compiled and len(encs) == 1 and recording()
         t_build = time.time()
@@ -266,7 +267,7 @@ def box_largest_gap(
         roots = [root_bound(tab, to_gap, bound) for tab in tables]
         order = sorted(range(len(encs)), key=lambda k: -roots[k])
         outs: list[GapBoxOutcome] = []
-        ready = gap_kernel.Readiness(0.0, False)
+        ready = Readiness(0.0, False)
         if all(map(unsplit, tables)):  # the root bounds answer, a certificate's tiling is
             compiled = False  # the whole space (largest_gap): the kernel is not needed
         if compiled and time.time() < deadline:
@@ -527,7 +528,7 @@ def _seed_closed(
     res = pair_result(ens, q, best, out, enc)
     res.stats["found_by"], res.stats["proved_by"] = SEED_FOUND_BY, SEED_PROVED_BY
     res.time = {"compile": 0.0, "solve": time.time() - t0, "total": time.time() - t0}
-    res.stats["box_search"] = _search_stats(out, [], best, seed, gap_kernel.Readiness(0.0, False))
+    res.stats["box_search"] = _search_stats(out, [], best, seed, Readiness(0.0, False))
     res.stats["box_search"]["tables"] = False
     return res, out
 
@@ -576,7 +577,7 @@ def _search_stats(
     tables: list[PairTables],
     best: BestPair,
     seed: tuple[int, float],
-    ready: gap_kernel.Readiness,
+    ready: Readiness,
     late: LatePolish | None = None,
 ) -> dict:
     """The box search's figures in the result's stats."""
@@ -598,7 +599,7 @@ def _search_stats(
     }
 
 
-def kernel_deadline(deadline: float, ready: gap_kernel.Readiness) -> float:
+def kernel_deadline(deadline: float, ready: Readiness) -> float:
     """The search's deadline once the compiled kernel is ready: moved on by what
     compiling it took (a first run's half minute, announced, not the query's), not by a
     load from numba's cache (about a second, counted as any other setup)."""

@@ -125,9 +125,9 @@ def _start_kernel_compile(config) -> None:
     workers = getattr(config.option, "numprocesses", None)
     if not isinstance(workers, int) or workers < 2:
         return
-    from treesens.search import gap_kernel
+    from treesens.search import gap_kernel_compile
 
-    if not gap_kernel.available() or not gap_kernel.compiles_first(proof=True):
+    if not gap_kernel_compile.available() or not gap_kernel_compile.compiles_first(proof=True):
         return
     code = (
         "from treesens.search import compiled_proof, gap_kernel\n"

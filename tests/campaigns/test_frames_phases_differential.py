@@ -45,7 +45,7 @@ from treesens.compiler.errors import InputError
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.questions.max_gap import ROUNDING, max_gap_query
-from treesens.search import gap_boxes, gap_kernel
+from treesens.search import gap_boxes, gap_kernel_compile
 from treesens.tests.interfaces.test_where_differential import (
     COMPARISONS,
     _random_where,
@@ -62,7 +62,7 @@ from treesens.tests.regressions import harness as H
 from treesens.tests.verify.tampering import drop_last_box, tampered
 from treesens.verify import verify_file
 
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 SLOW_SEEDS = int(os.environ.get("TS_FRAMES_SEEDS", "60"))
 

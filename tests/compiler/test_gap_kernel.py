@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from treesens.compiler.query import Gap, Query
-from treesens.search import gap_boxes, gap_kernel
+from treesens.search import gap_boxes, gap_kernel, gap_kernel_compile
 from treesens.search.box_search import tree_order
 from treesens.search.gap_boxes import largest_gap, root_bound
 from treesens.search.gap_kernel import EMPTY, KernelSearch, floor_in_rows
@@ -31,7 +31,7 @@ from treesens.tests.oracle import random_ensemble
 
 FAR = 1e18
 
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 
 def _search(i: int, compiled: bool):
@@ -110,11 +110,13 @@ def test_a_floor_below_every_gap_drops_no_box():
 
 def test_a_kernel_loaded_in_this_process_is_not_compiled_again():
     _search(0, compiled=True)
-    assert not gap_kernel.compiles_first()
+    assert not gap_kernel_compile.compiles_first()
 
 
 def test_an_empty_numba_cache_announces_that_the_first_search_compiles(tmp_path):
-    code = "from treesens.search import gap_kernel; print(gap_kernel.compiles_first())"
+    code = (
+        "from treesens.search import gap_kernel_compile; print(gap_kernel_compile.compiles_first())"
+    )
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr
@@ -123,14 +125,16 @@ def test_an_empty_numba_cache_announces_that_the_first_search_compiles(tmp_path)
 def test_the_kernel_made_ready_is_the_one_every_search_runs():
     gap_kernel.prepare()
     _search(0, compiled=True)  # a real search: no signature of its own to compile
-    assert len(gap_kernel._kernel().signatures) == 1
+    assert len(gap_kernel_compile.kernel().signatures) == 1
 
 
 def test_a_compile_estimate_adds_the_rebuild_kernels_only_for_a_certificate(monkeypatch):
-    search = gap_kernel._kernel()
-    monkeypatch.setattr(gap_kernel, "_cold", lambda run: run is not search)  # cached
-    assert gap_kernel.compile_seconds() == 0
-    assert gap_kernel.compile_seconds(proof=True) == gap_kernel.PROOF_COMPILE_SECONDS
+    search = gap_kernel_compile.kernel()
+    monkeypatch.setattr(gap_kernel_compile, "_cold", lambda run: run is not search)  # cached
+    assert gap_kernel_compile.compile_seconds() == 0
+    assert (
+        gap_kernel_compile.compile_seconds(proof=True) == gap_kernel_compile.PROOF_COMPILE_SECONDS
+    )
 
 
 def test_the_rebuild_kernels_made_ready_are_the_ones_every_rebuild_runs():
@@ -140,19 +144,19 @@ def test_the_rebuild_kernels_made_ready_are_the_ones_every_rebuild_runs():
         "import time\n"
         "from treesens.compiler.encode import encode\n"
         "from treesens.compiler.query import Gap, Query\n"
-        "from treesens.search import compiled_proof, gap_kernel\n"
+        "from treesens.search import compiled_proof, gap_kernel, gap_kernel_compile\n"
         "from treesens.search.compiled_check import CompiledBoxSearch\n"
         "from treesens.search.pair_boxes import pair_tables\n"
         "from treesens.tests.oracle import random_ensemble\n"
         "gap_kernel.prepare(rebuild=compiled_proof.ready_rebuild)\n"
-        "ready = [list(k.signatures) for k in gap_kernel._proof_kernels()]\n"
+        "ready = [list(k.signatures) for k in gap_kernel_compile.proof_kernels()]\n"
         "ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)\n"
         "enc = encode(ens, Query(vary=('f1',), gap=Gap(0.2)))[1]\n"
         "s = CompiledBoxSearch(enc, pair_tables(enc), recording=True, capped=False)\n"
         "s.run(time.time() + 1e9)\n"
         "compiled_proof.REBUILD_SAMPLE = 4\n"
         "assert compiled_proof.rebuild_estimate(s.search.recorded, s.search.ft) is not None\n"
-        "after = [list(k.signatures) for k in gap_kernel._proof_kernels()]\n"
+        "after = [list(k.signatures) for k in gap_kernel_compile.proof_kernels()]\n"
         "print(s.proof.preorder() is not None, all(ready), ready == after)\n"
     )
     p = subprocess.run(
@@ -165,11 +169,11 @@ def test_a_process_waits_for_the_kernel_another_is_compiling_then_loads_its_buil
     import fcntl
 
     gap_kernel.prepare()  # its build in numba's cache
-    lock = Path(gap_kernel._kernel()._cache._cache_path) / gap_kernel.COMPILE_LOCK
+    lock = Path(gap_kernel_compile.kernel()._cache._cache_path) / gap_kernel_compile.COMPILE_LOCK
     code = (
-        "from treesens.search import gap_kernel\n"
+        "from treesens.search import gap_kernel, gap_kernel_compile\n"
         "r = gap_kernel.prepare(print)\n"
-        "print('compiled', r.compiled, 'misses', gap_kernel._cache_misses(gap_kernel._kernel()))"
+        "print('compiled', r.compiled, 'misses', gap_kernel_compile.cache_misses(gap_kernel_compile.kernel()))"
     )
     with open(lock, "a") as held:  # as a process compiling the kernel holds it
         fcntl.flock(held, fcntl.LOCK_EX)
@@ -192,7 +196,7 @@ def test_a_process_waits_for_the_kernel_another_is_compiling_then_loads_its_buil
 
 def test_a_kernel_already_loaded_is_ready_at_no_cost():
     gap_kernel.prepare()
-    assert gap_kernel.prepare() == gap_kernel.Readiness(0.0, False)
+    assert gap_kernel.prepare() == gap_kernel_compile.Readiness(0.0, False)
 
 
 @pytest.mark.parametrize("compiled", [True, False])

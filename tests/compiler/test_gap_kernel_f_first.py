@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 from treesens.compiler.query import Gap
-from treesens.search import gap_kernel
+from treesens.search import gap_kernel, gap_kernel_compile
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems
 from treesens.tests.compiler.test_gap_kernel_lazy import _case, _search
 from treesens.tests.max_gap_oracle import exact_max_gap
 
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 CASES = range(24)
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from treesens.compiler.query import Gap, Query
-from treesens.search import gap_kernel
+from treesens.search import gap_kernel, gap_kernel_compile
 from treesens.search.gap_boxes import _Bounds, largest_gap
 from treesens.search.gap_search import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
@@ -25,7 +25,7 @@ from treesens.tests.oracle import random_ensemble
 FAR = 1e18
 TOLERANCE = 1e-4
 
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 
 def _case(i: int):

@@ -16,7 +16,7 @@ import pytest
 
 from treesens.compiler.ensemble import Tree
 from treesens.compiler.query import Gap
-from treesens.search import gap_kernel
+from treesens.search import gap_kernel, gap_kernel_compile
 from treesens.search.gap_boxes import _Bounds, largest_gap
 from treesens.search.gap_search import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
@@ -25,7 +25,7 @@ from treesens.tests.compiler.test_gap_boxes import _bracket_problems
 from treesens.tests.compiler.test_gap_kernel_lazy import FAR, TOLERANCE, _case, _search
 from treesens.tests.max_gap_oracle import exact_max_gap
 
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 CASES = range(24)
 

@@ -18,11 +18,11 @@ from treesens.compiler.encode import held_to_one_value
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
 from treesens.questions.max_gap import ROUNDING, max_gap_query
-from treesens.search import gap_kernel
+from treesens.search import gap_kernel, gap_kernel_compile
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.regressions import harness as H
 
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 
 def _trained(seed: int, folder):

@@ -39,7 +39,7 @@ def _no_box_resolved(monkeypatch):
         return GapBoxOutcome(False, 0.5, None, 1)
 
     monkeypatch.setattr(gap_search, "largest_gap", stopped)
-    monkeypatch.setattr(gap_search.gap_kernel, "available", lambda: False)
+    monkeypatch.setattr(gap_search.gap_kernel_compile, "available", lambda: False)
 
 
 def _sensitive_case() -> int:
@@ -73,7 +73,7 @@ def test_the_heuristic_turned_off_seeds_no_pair(monkeypatch):
 
 @pytest.mark.parametrize("i", range(12))
 def test_a_seeded_search_proves_bounds_that_hold_the_exact_gap(i, monkeypatch):
-    monkeypatch.setattr(gap_search.gap_kernel, "available", lambda: False)
+    monkeypatch.setattr(gap_search.gap_kernel_compile, "available", lambda: False)
     ens, q = _case(i)
     exact = exact_max_gap(ens, q.vary)
     res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
@@ -241,7 +241,7 @@ def test_the_progress_lines_of_a_seeded_search_state_the_seeds_pair(monkeypatch)
         return GapBoxOutcome(False, 0.5, None, 1)
 
     monkeypatch.setattr(gap_search, "largest_gap", no_pair_of_its_own)
-    monkeypatch.setattr(gap_search.gap_kernel, "available", lambda: False)
+    monkeypatch.setattr(gap_search.gap_kernel_compile, "available", lambda: False)
     ens, q = _case(_sensitive_case())
     lines: list[str] = []
     _, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR, log=lines.append)

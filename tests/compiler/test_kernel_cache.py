@@ -10,10 +10,10 @@ import textwrap
 
 import pytest
 
-from treesens.search import gap_kernel, kernel_cache
+from treesens.search import gap_kernel_compile, kernel_cache
 from treesens.tests.conftest import this_treesens_env
 
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 KERNEL = """
 import numba

@@ -17,7 +17,7 @@ import treesens
 from treesens.compiler.query import Gap, Query
 from treesens.questions import max_gap
 from treesens.questions.max_gap import max_gap_query, score_bound
-from treesens.search import gap_kernel, gap_search, pair_boxes
+from treesens.search import gap_kernel_compile, gap_search, pair_boxes
 from treesens.search.gap_search import kernel_deadline
 from treesens.search.pair_boxes import PairTablesPastDeadline, pair_tables
 from treesens.search.pair_scope import pair_encoding
@@ -111,11 +111,11 @@ def test_a_time_limit_reached_after_the_build_runs_no_search(ens, monkeypatch):
 
 
 def test_a_kernel_loaded_from_the_cache_does_not_move_the_deadline():
-    assert kernel_deadline(100.0, gap_kernel.Readiness(1.2, False)) == 100.0
+    assert kernel_deadline(100.0, gap_kernel_compile.Readiness(1.2, False)) == 100.0
 
 
 def test_a_kernel_compiled_on_a_first_run_moves_the_deadline_by_its_time():
-    assert kernel_deadline(100.0, gap_kernel.Readiness(15.0, True)) == 115.0
+    assert kernel_deadline(100.0, gap_kernel_compile.Readiness(15.0, True)) == 115.0
 
 
 def test_a_multiclass_max_gap_stopped_in_the_table_build_bounds_the_ratio_above_its_pair():

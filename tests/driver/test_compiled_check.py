@@ -22,7 +22,7 @@ from treesens.compiler.query import Gap, Query
 from treesens.compiler.replay import meets
 from treesens.questions.certify import certify_answer
 from treesens.questions.query_build import make_query
-from treesens.search import boxes, compiled_check, gap_kernel
+from treesens.search import boxes, compiled_check, gap_kernel, gap_kernel_compile
 from treesens.search.box_search import FOUND, GAVE_UP, PROVED, box_search
 from treesens.search.compiled_check import COMPILED, CompiledBoxSearch
 from treesens.search.compiled_proof import UnbuiltProof, proof_from_boxes, ready_rebuild
@@ -303,11 +303,11 @@ def test_a_check_whose_memory_limit_leaves_no_room_for_the_kernel_stays_with_box
 def test_a_check_whose_kernel_would_compile_past_its_time_limit_stays_with_box_search_py(
     monkeypatch,
 ):
-    """A cold numba cache (gap_kernel.cold) and a time limit under the compile's estimate:
+    """A cold numba cache (gap_kernel_compile.cold) and a time limit under the compile's estimate:
     the search past its first boxes goes on in Python, saying why, and compiles nothing."""
     monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
-    monkeypatch.setattr(gap_kernel, "cold", lambda proof=False: (True, proof))
-    monkeypatch.setattr(gap_kernel, "COMPILE_SECONDS", FAR)
+    monkeypatch.setattr(gap_kernel_compile, "cold", lambda proof=False: (True, proof))
+    monkeypatch.setattr(gap_kernel_compile, "COMPILE_SECONDS", FAR)
     monkeypatch.setattr(gap_kernel, "prepare", lambda *_a: pytest.fail("compiled"))
     ens = random_ensemble(7, 40, 4, 5, 6, leaf_scale=0.1)
     ctx = _context(ens, _query(("f1",), Gap(0.2)))
@@ -319,10 +319,10 @@ def test_a_check_whose_kernel_would_compile_past_its_time_limit_stays_with_box_s
 @pytest.fixture
 def rebuild_kernels_cold(monkeypatch):
     """numba's cache with the search's kernel but not the kernels rebuilding a proof
-    (gap_kernel.cold), their compile's estimate far past any time limit."""
+    (gap_kernel_compile.cold), their compile's estimate far past any time limit."""
     monkeypatch.setattr(compiled_check, "HAND_OVER", 0)
-    monkeypatch.setattr(gap_kernel, "cold", lambda proof=False: (False, proof))
-    monkeypatch.setattr(gap_kernel, "PROOF_COMPILE_SECONDS", FAR)
+    monkeypatch.setattr(gap_kernel_compile, "cold", lambda proof=False: (False, proof))
+    monkeypatch.setattr(gap_kernel_compile, "PROOF_COMPILE_SECONDS", FAR)
 
 
 def test_a_certificate_s_check_whose_rebuild_kernels_would_compile_past_its_limit_stays_in_python(

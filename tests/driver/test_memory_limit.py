@@ -29,7 +29,7 @@ from treesens.questions.memory import (
     search_budget,
 )
 from treesens.readers.data import load_data
-from treesens.search import gap_kernel, pair_boxes
+from treesens.search import gap_kernel, gap_kernel_compile, pair_boxes
 from treesens.tests.max_gap_oracle import exact_max_gap
 from treesens.tests.oracle import random_ensemble
 
@@ -214,7 +214,7 @@ def _tight_max_gap(monkeypatch):
     return ens, treesens.max_gap(ens, ["f0"], tolerance=1e-4, memory_mb=100)
 
 
-@pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+@pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 def test_a_max_gap_that_shed_boxes_for_memory_says_so_in_its_stats_and_notes(monkeypatch):
     _, r = _tight_max_gap(monkeypatch)
     shed = r.stats["box_search"]["shed"]
@@ -222,7 +222,7 @@ def test_a_max_gap_that_shed_boxes_for_memory_says_so_in_its_stats_and_notes(mon
     assert any("memory budget" in note for note in r.notes)
 
 
-@pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+@pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 def test_a_max_gap_left_open_by_boxes_shed_says_memory_not_time(monkeypatch):
     ens, r = _tight_max_gap(monkeypatch)
     assert not r.max_gap["proven"] and r.max_gap["stopped_by"] == "memory"

@@ -11,7 +11,7 @@ import pytest
 
 from treesens.compiler.encode import encode
 from treesens.compiler.query import Gap, Query
-from treesens.search import compiled_proof, gap_kernel, proof_bounds
+from treesens.search import compiled_proof, gap_kernel, gap_kernel_compile, proof_bounds
 from treesens.search.compiled_check import CompiledBoxSearch
 from treesens.search.compiled_proof import proof_from_boxes
 from treesens.search.pair_boxes import pair_tables
@@ -19,7 +19,7 @@ from treesens.search.proof_bounds import ProofBounds, TiledTree, lazy_trees
 from treesens.search.proof_tree import ProofTree
 from treesens.tests.oracle import random_ensemble
 
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba not installed")
 
 
 def _recorded(seed: int):

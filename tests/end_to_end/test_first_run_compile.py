@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from treesens.search import gap_kernel
+from treesens.search import gap_kernel_compile
 from treesens.tests.conftest import json_lines, run_treesens
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -29,7 +29,7 @@ TIMEOUT = 60  # the seed and tables before the kernel: seconds on a loaded machi
 ASK = ("--vary", "mean_texture", "--max-gap", "--timeout", str(TIMEOUT))
 
 pytest.importorskip("xgboost")
-pytestmark = pytest.mark.skipif(not gap_kernel.available(), reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
 
 
 def _empty_cache(tmp_path: Path) -> dict:
@@ -73,7 +73,7 @@ def test_a_first_run_asked_a_certificate_compiles_the_rebuild_s_kernels_where_it
         "check", MODEL, *ask, "--certificate", cert, "--json", env=_empty_cache(tmp_path)
     )
     assert p.returncode == 0, p.stderr
-    lines = ["certificate: rebuilding its proof", gap_kernel.compiling_line(False, True)]
+    lines = ["certificate: rebuilding its proof", gap_kernel_compile.compiling_line(False, True)]
     assert all(line in p.stderr for line in lines), p.stderr
     assert sorted(lines, key=p.stderr.index) == lines, p.stderr
     result = json.loads(p.stdout)

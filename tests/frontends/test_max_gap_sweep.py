@@ -170,18 +170,18 @@ def _swept_mean_texture() -> _Shown:
 
 
 def test_a_sweeps_first_bracket_comes_after_a_note_on_making_the_kernel_ready(monkeypatch):
-    from treesens.search import gap_kernel
+    from treesens.search import gap_kernel, gap_kernel_compile
 
     made_ready = gap_kernel.prepare
 
     def as_on_a_cold_cache(log=None, rebuild=None):  # its note first, as on an empty cache
         if log is not None:
-            log(gap_kernel.compiling_line())
+            log(gap_kernel_compile.compiling_line())
         return made_ready(log, rebuild)
 
     monkeypatch.setattr(gap_kernel, "prepare", as_on_a_cold_cache)
     shown = _swept_mean_texture()
-    note = f"mean_texture: {gap_kernel.compiling_line()}"
+    note = f"mean_texture: {gap_kernel_compile.compiling_line()}"
     assert note in shown.statuses  # the search made the kernel ready, in the sweep's query
     after = shown.statuses[shown.statuses.index(note) + 1 :]
     assert any(s.startswith("mean_texture: max gap so far ") for s in after)

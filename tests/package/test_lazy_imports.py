@@ -83,6 +83,7 @@ OFF_THE_HEURISTIC_PATH = (
     "treesens.search.box_search",
     "treesens.search.gap_search",
     "treesens.search.gap_kernel",
+    "treesens.search.gap_kernel_compile",
     "treesens.driver.alongside",
     "treesens.driver.backend",
     "treesens.driver.compile",
