@@ -20,6 +20,7 @@ from ...language import load_queries
 from ...questions.ask import refuse_query
 from ...questions.compare import backend_list, compare_query, disagreement, not_taken
 from ...views.console import output_console
+from .check import before_search_note
 from .common import (
     add_model_args,
     add_query_args,
@@ -206,12 +207,13 @@ def render_table(q, results, stream=None) -> None:
 
 
 def run(args) -> int:
-    t0 = time.time()
+    t0 = time.time()  # the interpreter, the imports and the flags took until now
     from_file = args.backends is None and is_sens(args.model)
     with told_by_flag("--backends"):
         backends = None if from_file else backend_list(args.backends)
     listed: list[str] = []
     ens, queries = load_queries_from_args(args, listed=listed)
+    startup, load = t0 - args.start, time.time() - t0  # counted in the first query's limit
     if from_file:  # the backends its query lists (two or more), else every installed one
         backends = backend_list(",".join(listed) if len(listed) > 1 else None)
     if not args.json:
@@ -224,7 +226,12 @@ def run(args) -> int:
         if not args.json and len(queries) > 1:  # whose answers the lines below are
             log(f"{q.label}:")
 
-        def show(res):
+        advice: list[str] = []  # the notes on a time limit out before the search
+
+        def show(res, q=q, advice=advice, before=(startup, load) if i == 0 else (0.0, 0.0)):
+            had = len(res.notes)
+            before_search_note(res, q.plan.timeout, *before)  # what took the time, as check
+            advice.extend(res.notes[had:])
             if args.json:
                 sys.stdout.write(json.dumps(res.to_dict(), allow_nan=False) + "\n")
                 sys.stdout.flush()
@@ -242,6 +249,8 @@ def run(args) -> int:
         )
         if not args.json:
             render_table(q, results)
+            for note in dict.fromkeys(advice):  # the backends share it: once
+                log(f"note: {note}")
         msg = disagreement(results)
         if msg:
             print(f"treesens: {q.label}: {msg}", file=sys.stderr, flush=True)

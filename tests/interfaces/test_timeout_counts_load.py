@@ -94,3 +94,10 @@ def test_compare_counts_the_load_and_compile_in_each_backend_s_time_limit(capsys
 def test_compare_with_time_left_answers_on_each_backend(capsys):
     results = _compare(capsys, took=0)
     assert [r["status"] for r in results] == ["sensitive", "sensitive"]
+
+
+def test_compare_out_of_time_before_its_search_advises_a_timeout_above_what_came_before(capsys):
+    """compare said 'time limit reached before the search' without check's note on what
+    took the time and what --timeout to give instead."""
+    results = _compare(capsys, took=30)
+    assert all(_advised_timeout(r["notes"]) >= 30 + 5 for r in results)
