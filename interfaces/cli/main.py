@@ -119,12 +119,19 @@ WHERE_TAKEN_BY = (
 )
 
 
+# what a .sens file given where a model goes is told (as readers/load._not_a_model says)
+SENS_NOT_A_MODEL = "a .sens query file, not a model: run it with treesens run FILE.sens"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with a bad flag or value told in one line (``treesens: error: --gap:
     'abc' is not a number (see treesens check --help)``), in the voice of every input error, and exit code 2, not the usage dump."""
 
     def error(self, message: str):
         message = message.removeprefix("argument ")
+        sens = getattr(self, "sens_file", None)
+        if sens and message.startswith("the following arguments are required: --vary"):
+            message = f"{sens}: {SENS_NOT_A_MODEL}"  # not a model without --vary: a query file
         words = re.findall(r"(?:^|\s)--?([\w-]+)", message.partition(":")[2])
         if message.startswith("unrecognized arguments") and set(words) & set(CONSTRAINT_WORDS):
             # a flag for them is what the user tried
@@ -175,8 +182,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     p.command = _command_of(argv)
     for name, mod in _modules(p.command):
-        add_command(sub, name, mod)
+        add_command(sub, name, mod).sens_file = _sens_file_of(argv)
     return p
+
+
+def _sens_file_of(argv: list[str] | None) -> str | None:
+    """The first word of a command line that names a .sens file, if any."""
+    return next((w for w in argv or () if w.lower().endswith(".sens")), None)
 
 
 def _command_of(argv: list[str] | None) -> str | None:

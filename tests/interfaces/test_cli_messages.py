@@ -378,3 +378,14 @@ def test_a_gap_out_of_range_is_the_only_line_of_compare_and_emit(command, capsys
         "treesens: error: --gap -0.2 out of range: a binary gap g needs 0 <= g < 0.5 "
         "(P(x1) >= 0.5+g and P(x2) <= 0.5-g)"
     ]
+
+
+@pytest.mark.parametrize("command", ["check", "audit"])
+def test_a_sens_file_given_to_a_command_that_needs_vary_is_told_to_run_it(command, capsys):
+    """`treesens check FILE.sens` said '--vary' was required, as if a model had been given."""
+    sens = str(EXAMPLES / "breast_cancer.sens")
+    assert main([command, sens]) == 2
+    assert _stderr_lines(capsys) == [
+        f"treesens: error: {sens}: a .sens query file, not a model: run it with treesens "
+        f"run FILE.sens (see treesens {command} --help)"
+    ]
