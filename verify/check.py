@@ -150,6 +150,8 @@ def named_model(stated: str, folder: Path) -> Path:
 def misshapen(doc: dict) -> str | None:
     """Why the certificate's top-level fields do not have a certificate's shape (None:
     they do): a malformed file is one line naming its field, not a Python error."""
+    if "version" not in doc and "parts" in doc:  # version 1 stated none, and had a 'proof'
+        return "it has no field 'version' (its 'parts' are those of version 2 and later)"
     wanted = {"model": dict, "question": dict, "columns": list}
     if int(doc.get("version", 1)) >= 2:
         wanted["parts"] = list

@@ -119,6 +119,8 @@ MISSHAPEN = {
         lambda d: _proof(d).__setitem__(1, ["prune", "x1"]),
         "step 1",
     ),
+    # read as version 1 (which stated none), it was said to have no field 'proof'
+    "the version removed": (lambda d: d.pop("version"), "no field 'version'"),
 }
 
 
