@@ -165,6 +165,9 @@ def misshapen(doc: dict) -> str | None:
     for field, kind in inner.items():
         if field in q and not isinstance(q[field], kind):
             return f"question.{field} is not {'an object' if kind is dict else 'a list'}"
+    question = misshapen_question(q)
+    if question is not None:
+        return question
     for k, part in enumerate(doc.get("parts") or ()):
         if not isinstance(part, dict):
             return f"its field 'parts' holds {part!r:.60} (part {k}), not an object"
@@ -172,6 +175,29 @@ def misshapen(doc: dict) -> str | None:
             return f"part {k}: its field 'proof' is not a list"
     if int(doc.get("version", 1)) == 1 and not isinstance(doc.get("proof", []), (list, Steps)):
         return "its field 'proof' is not a list"
+    return None
+
+
+def misshapen_question(q: dict) -> str | None:
+    """Why the question's features, varied features and domains do not fit together
+    (None: they do), named by its fields rather than by the Python error reading them
+    would raise."""
+    features, domain = q.get("features"), q.get("domain")
+    if isinstance(features, list) and isinstance(domain, list) and len(features) != len(domain):
+        return (
+            f"question.domain has {len(domain)} entries and question.features {len(features)} "
+            "(a domain for each feature)"
+        )
+    for name in q.get("vary") or () if isinstance(features, list) else ():
+        if name not in features:
+            return f"question.vary names {name!r}, which question.features does not"
+    for k, d in enumerate(domain or ()):
+        for side in (d.get("x1"), d.get("x2")) if isinstance(d, dict) and "x1" in d else (d,):
+            if not isinstance(side, dict):
+                return f"question.domain[{k}] is not an object"
+            for end in ("lb", "ub"):
+                if end in side and side[end] is None:
+                    return f"question.domain[{k}]: its {end} is null, not a number"
     return None
 
 

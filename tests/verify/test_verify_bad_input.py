@@ -121,6 +121,12 @@ MISSHAPEN = {
     ),
     # read as version 1 (which stated none), it was said to have no field 'proof'
     "the version removed": (lambda d: d.pop("version"), "no field 'version'"),
+    # these were Python's words: 'zip() argument 2 is shorter than argument 1', "'g' is not
+    # in list", "float() argument must be a string or a real number, not 'NoneType'"
+    "a domain removed": (lambda d: d["question"]["domain"].pop(), "question.domain"),
+    "a feature removed": (lambda d: d["question"]["features"].pop(), "question.features"),
+    "a varied feature unknown": (lambda d: d["question"]["vary"].__setitem__(0, "g"), "'g'"),
+    "a bound null": (lambda d: d["question"]["domain"][1].update(lb=None), "lb"),
 }
 
 
