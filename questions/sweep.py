@@ -368,7 +368,7 @@ def sweep(
         Campaign(executor, jobs, out, resume),
         memory_mb=kw["memory_mb"],
         display=progress,
-        warn=lambda msg: warnings.warn(msg, stacklevel=5),
+        warn=lambda msg: warnings.warn(msg, TreesensWarning, stacklevel=5),
         budget=budget,
     )
     if budget is None:

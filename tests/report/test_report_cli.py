@@ -64,3 +64,18 @@ def test_a_report_run_again_says_the_answers_it_reused(report_twice):
     _, again = report_twice
     assert "resume from" in again and "r.rank.jsonl: 1 result reused" in again
     assert "no such file yet" not in again
+
+
+def test_a_bad_line_in_a_reports_results_is_one_warning_line(tmp_path):
+    """A line of NAME.rank.jsonl that is not a result was Python's UserWarning: the source
+    file's path and line, then the line of code that warned."""
+    out = tmp_path / "r.html"
+    args = ["report", MODEL, "--data", ROWS, "--features", "mean_texture", "--no-progress"]
+    args += ["--protected", "mean_texture", "--budget", "10", "--out", out]
+    (tmp_path / "r.rank.jsonl").write_text('{"query": "x"}\nnot json\n')
+    p = _treesens(*args)
+    assert p.returncode == 0, p.stderr
+    warned = [ln for ln in p.stderr.splitlines() if "not a JSON result" in ln]
+    said = f"treesens: warning: {tmp_path / 'r.rank.jsonl'} line 2: not a JSON result, ignored"
+    assert said in warned and all(ln.startswith("treesens: warning: ") for ln in warned)
+    assert "UserWarning" not in p.stderr
