@@ -196,9 +196,27 @@ def misshapen_question(q: dict) -> str | None:
             if not isinstance(side, dict):
                 return f"question.domain[{k}] is not an object"
             for end in ("lb", "ub"):
-                if end in side and side[end] is None:
-                    return f"question.domain[{k}]: its {end} is null, not a number"
+                if end in side and not stated_bound(side[end]):
+                    shown = json.dumps(side[end])
+                    return (
+                        f'question.domain[{k}]: its {end} is {shown}, not a number, "inf" or "-inf"'
+                    )
+    claim = q.get("claim") if isinstance(q.get("claim"), dict) else {}  # version 1: q's gap
+    for place, fields in (("question", q), ("question.claim", claim)):
+        for field in ("gap", "delta"):
+            if field in fields and not number(fields[field]):
+                return f"{place}.{field} is {json.dumps(fields[field])}, not a number"
     return None
+
+
+def number(v) -> bool:
+    """A number as JSON states one (true and false are not)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def stated_bound(v) -> bool:
+    """A domain's bound as a certificate states it: a number, or "inf" / "-inf"."""
+    return number(v) or v in ("inf", "-inf")
 
 
 def _verify(doc: dict, model_path: str | None, folder: Path) -> Verdict:

@@ -127,6 +127,9 @@ MISSHAPEN = {
     "a feature removed": (lambda d: d["question"]["features"].pop(), "question.features"),
     "a varied feature unknown": (lambda d: d["question"]["vary"].__setitem__(0, "g"), "'g'"),
     "a bound null": (lambda d: d["question"]["domain"][1].update(lb=None), "lb"),
+    # a number turned into a string was read as the number, and the proof found valid
+    "a bound a string": (lambda d: d["question"]["domain"][1].update(lb="0"), 'its lb is "0"'),
+    "the gap a string": (lambda d: d["question"]["claim"].update(gap="0.75"), 'gap is "0.75"'),
 }
 
 
