@@ -99,7 +99,7 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
     if not Path(path).exists():  # as every treesens command says a file is missing
         raise CertificateError(f"{path}: certificate file not found")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a BOM some editors save
         if not text.strip():
             raise CertificateError(f"{path}: the file is empty, not a certificate")
         doc = read_certificate(text)

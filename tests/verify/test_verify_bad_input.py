@@ -188,3 +188,13 @@ def test_a_certificate_cut_short_is_said_to_be_cut_short(tmp_path):
     cut.write_text('{"format": "treesens-certificate", "version": 3, "parts": [{"proof": [')
     with pytest.raises(CertificateError, match="the JSON ends before it is complete .* cut short"):
         verify_file(cut)
+
+
+def test_a_certificate_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """An editor that saves UTF-8 with a BOM (Windows Notepad) made it 'not JSON'."""
+    from treesens.verify import verify_file
+
+    out = _two_trees_certificate(tmp_path)
+    out.write_text("\ufeff" + out.read_text(), encoding="utf-8")
+    verdict = verify_file(out)
+    assert verdict.valid, verdict.message
