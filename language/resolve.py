@@ -317,6 +317,7 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             n_classes=model.num_class,
             num_parallel_tree=model.num_parallel_tree,
             trust_pickle=model.trust_pickle,
+            auto_details=details_path is None,  # the file's `features from`, not one beside
             _note=False,  # said below, of the bounds the feature lines and the data leave
         )
     except InputError as e:
@@ -341,6 +342,7 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             ens = apply_details(ens, details_path)
         except InputError as e:
             raise ast.error(str(e), details.path) from None
+        ens = replace(ens, source=f"{ens.source} (bounds from {details_path})")  # as --details
     if data_path is not None:
         try:  # CatBoost's categorical features: the data's values name their categories
             ens = categories_from_data(ens, str(data_path), label)
