@@ -132,7 +132,9 @@ def verify_file(path: str | Path, model_path: str | None = None) -> Verdict:
         return Verdict(False, f"cannot check this model: {e}")
     except KeyError as e:
         return Verdict(False, f"malformed certificate: it has no field {e.args[0]!r}")
-    except (TypeError, ValueError, IndexError, ArithmeticError) as e:
+    except ValueError as e:  # the checker's own words of a field it refuses
+        return Verdict(False, f"malformed certificate: {e}")
+    except (TypeError, IndexError, ArithmeticError) as e:
         return Verdict(False, f"malformed certificate: {type(e).__name__}: {e}")
 
 

@@ -130,6 +130,8 @@ MISSHAPEN = {
     # a number turned into a string was read as the number, and the proof found valid
     "a bound a string": (lambda d: d["question"]["domain"][1].update(lb="0"), 'its lb is "0"'),
     "the gap a string": (lambda d: d["question"]["claim"].update(gap="0.75"), 'gap is "0.75"'),
+    # the checker's own words, which were said after 'ValueError: '
+    "integer a string": (lambda d: d["question"]["domain"][1].update(integer="no"), "integer"),
 }
 
 
