@@ -160,6 +160,11 @@ def misshapen(doc: dict) -> str | None:
     for field, kind in wanted.items():
         if field in doc and not isinstance(doc[field], kind):
             return f"its field {field!r} is not {'an object' if kind is dict else 'a list'}"
+    m = doc.get("model", {})
+    if "base_score" in m and not number(m["base_score"]):
+        return f"model.base_score is {json.dumps(m['base_score'])}, not a number"
+    if "num_class" in m and (type(m["num_class"]) is not int):
+        return f"model.num_class is {json.dumps(m['num_class'])}, not a whole number"
     q = doc.get("question", {})
     inner = {"domain": list, "features": list, "vary": list}
     if int(doc.get("version", 1)) >= 2:

@@ -132,6 +132,9 @@ MISSHAPEN = {
     "the gap a string": (lambda d: d["question"]["claim"].update(gap="0.75"), 'gap is "0.75"'),
     # the checker's own words, which were said after 'ValueError: '
     "integer a string": (lambda d: d["question"]["domain"][1].update(integer="no"), "integer"),
+    # read by float() and int(), and found VALID
+    "the base score a string": (lambda d: d["model"].update(base_score="0.5"), "model.base_score"),
+    "the classes a string": (lambda d: d["model"].update(num_class="1"), "model.num_class"),
 }
 
 
