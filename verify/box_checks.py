@@ -19,7 +19,7 @@ from .models import Tree
 from .pair_space import LeafBoxes, PairSpace, no_boxes
 from .relations import relation_refusal
 from .rounding import before
-from .verdict import Verdict, covering, prune_refusal
+from .verdict import Verdict, covering, prune_refusal, unstated_bound
 from .walk import misshapen_step, split_sides
 
 # steps that close a box without a bound: a replay, ``alike``, ``relation``
@@ -147,6 +147,9 @@ class Checker(PairSpace):
             row = rows[name]
             lo, hi, nan = self.box_ends(box)
             bound = self._offset(row) + self._table(row).bound(lo, hi, nan, self.col_missing)
+            unstated = unstated_bound(step, i)
+            if unstated is not None:
+                return unstated
             stated = float(step[2]) / self.m.margin_per_logit  # logit units -> raw
             wrong = prune_refusal(
                 (pruned, i), name, bound, stated, self.eps * row.weight, threshold[name]

@@ -160,6 +160,11 @@ def misshapen(doc: dict) -> str | None:
     for field, kind in wanted.items():
         if field in doc and not isinstance(doc[field], kind):
             return f"its field {field!r} is not {'an object' if kind is dict else 'a list'}"
+    for k, col in enumerate(doc.get("columns") or ()):
+        if not (isinstance(col, list) and len(col) == 2 and type(col[0]) is int) or not (
+            col[1] is None or (type(col[1]) is int and col[1] in (1, 2))
+        ):
+            return f"columns[{k}] is {json.dumps(col)}, not [feature index, null, 1 or 2]"
     m = doc.get("model", {})
     if "base_score" in m and not number(m["base_score"]):
         return f"model.base_score is {json.dumps(m['base_score'])}, not a number"

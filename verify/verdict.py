@@ -21,6 +21,15 @@ class Verdict:
     domain: tuple = ()
 
 
+def unstated_bound(step: list, i: int) -> Verdict | None:
+    """Why a ``prune`` step's bound is no number (None: it is one), as JSON states one: a
+    string of the number, or true, is refused rather than read."""
+    v = step[2]
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return None
+    return Verdict(False, f"step {i}: a prune step's bound is a number, not {v!r}")
+
+
 def prune_refusal(
     where: tuple[int, int], name: str, bound: float, stated: float, tol: float, below: float
 ) -> Verdict | None:

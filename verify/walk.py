@@ -20,7 +20,7 @@ from array import array
 
 import numpy as np
 
-from .verdict import Verdict, covering, prune_refusal
+from .verdict import Verdict, covering, prune_refusal, unstated_bound
 
 INF = math.inf
 
@@ -242,6 +242,9 @@ class Walker:
             if step[0] != "prune" or name not in rows:
                 return Verdict(False, f"step {i}: unknown step {step!r}")
             bound = offset[name] + tables[at[name]].bound(live[at[name]])
+            unstated = unstated_bound(step, i)
+            if unstated is not None:
+                return unstated
             stated = float(step[2]) / ch.m.margin_per_logit  # logit units -> raw
             wrong = prune_refusal((pruned, i), name, bound, stated, tol[name], threshold[name])
             if wrong is not None:

@@ -135,6 +135,11 @@ MISSHAPEN = {
     # read by float() and int(), and found VALID
     "the base score a string": (lambda d: d["model"].update(base_score="0.5"), "model.base_score"),
     "the classes a string": (lambda d: d["model"].update(num_class="1"), "model.num_class"),
+    "a column's feature a string": (lambda d: d["columns"][1].__setitem__(0, "1"), "columns[1]"),
+    "a prune bound a string": (
+        lambda d: _proof(d)[1].__setitem__(2, str(_proof(d)[1][2])),
+        "step 1: a prune step's bound is a number",
+    ),
 }
 
 
