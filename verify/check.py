@@ -53,7 +53,7 @@ from .models import Model, ModelError, read_model
 from .models_groups import folded, read_groups
 from .relations import relations_text
 from .replay import RawScores, library_proba, library_raw
-from .verdict import CertificateError, ModelUnreadable, Verdict
+from .verdict import CertificateError, ModelUnreadable, Verdict, number
 from .verdict_text import domain_record, domain_text, scope_text
 from .walk import Walker
 
@@ -219,11 +219,6 @@ def misshapen_question(q: dict) -> str | None:
             if field in fields and not number(fields[field]):
                 return f"{place}.{field} is {json.dumps(fields[field])}, not a number"
     return None
-
-
-def number(v) -> bool:
-    """A number as JSON states one (true and false are not)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def stated_bound(v) -> bool:

@@ -21,11 +21,16 @@ class Verdict:
     domain: tuple = ()
 
 
+def number(v) -> bool:
+    """A number as JSON states one (true and false are not)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def unstated_bound(step: list, i: int) -> Verdict | None:
     """Why a ``prune`` step's bound is no number (None: it is one), as JSON states one: a
     string of the number, or true, is refused rather than read."""
     v = step[2]
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
+    if number(v):
         return None
     return Verdict(False, f"step {i}: a prune step's bound is a number, not {v!r}")
 
