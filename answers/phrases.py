@@ -79,7 +79,7 @@ def unproven_because(bounds: dict) -> str:
 
 
 # a multiclass ratio whose pair gives a class probability 0 (pure leaves): the largest
-# float stands for it (search/gap_search.py, ``_ratio``)
+# float stands for it (search/gap_units.py, ``_ratio``)
 UNBOUNDED_RATIO = sys.float_info.max
 UNBOUNDED = "unbounded: the pair gives a class probability 0"
 

@@ -63,15 +63,8 @@ from ..driver.solve import solve_query
 from ..driver.solver_memory import QueryTooLarge
 from ..search.forest_ratio import forest_largest_ratio
 from ..search.gap_kernel import HEAP_BYTES
-from ..search.gap_search import (
-    LOG_MAX,
-    at_gap_zero,
-    box_largest_gap,
-    searched_refusal,
-    shown_gap,
-    shown_lower,
-    unsplit_query,
-)
+from ..search.gap_search import at_gap_zero, box_largest_gap, searched_refusal, unsplit_query
+from ..search.gap_units import LOG_MAX, shown_gap, shown_lower
 from ..search.pair_boxes import PairTablesPastDeadline, PairTablesTooLarge
 from ..search.pair_scope import class_pair_refusal, pair_encoding
 from ..search.proof_tree import recording_proofs

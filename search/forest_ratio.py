@@ -30,7 +30,8 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.query import MAX_RATIO, Gap, GapKind, Query
 from .box_search import FOUND, GAVE_UP, BoxSearch
 from .gap_boxes import GapBoxOutcome
-from .gap_search import LOG_MAX, BestPair, pair_result, unsplit_query
+from .gap_search import pair_result, unsplit_query
+from .gap_units import LOG_MAX, BestPair
 from .pair_boxes import PairTablesPastDeadline, pair_tables
 from .pair_scope import class_pair_encodings, pair_encoding
 

@@ -26,7 +26,8 @@ from ..compiler.encode import Encoding
 from ..compiler.query import DOWN, UP, FeatureBound, FeatureRelation
 from .box_answers import FOUND_BY, box_witnesses, prove_insensitive, tables_or_skip
 from .gap_boxes import largest_gap, unsplit
-from .gap_search import LEVELS, BestPair, level_encodings, link_bound
+from .gap_search import LEVELS, level_encodings, link_bound
+from .gap_units import BestPair
 from .pair_scope import refusal
 
 

@@ -13,7 +13,8 @@ from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureRelation, Gap, Query
 from treesens.questions.max_gap import max_gap_query
 from treesens.search.gap_boxes import BOX_OVERHEAD, heap_boxes, largest_gap
-from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
+from treesens.search.gap_search import box_largest_gap
+from treesens.search.gap_units import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
 from treesens.tests.max_gap_oracle import exact_max_gap, exact_max_ratio, max_ratio_problems

@@ -21,7 +21,7 @@ from treesens.search import gap_boxes, gap_kernel, gap_kernel_compile
 from treesens.search.box_search import tree_order
 from treesens.search.gap_boxes import largest_gap, root_bound
 from treesens.search.gap_kernel import EMPTY, KernelSearch, floor_in_rows
-from treesens.search.gap_search import achieved_gap, gap_bound
+from treesens.search.gap_units import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems, _case, _deeper_case

@@ -18,7 +18,7 @@ from treesens.compiler.ensemble import Tree
 from treesens.compiler.query import Gap
 from treesens.search import gap_kernel, gap_kernel_compile
 from treesens.search.gap_boxes import _Bounds, largest_gap
-from treesens.search.gap_search import achieved_gap, gap_bound
+from treesens.search.gap_units import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
 from treesens.tests.compiler.test_gap_boxes import _bracket_problems

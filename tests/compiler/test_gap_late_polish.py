@@ -19,9 +19,11 @@ from treesens.search import (
     gap_polish,
     gap_search,
     gap_seed,
+    gap_units,
 )
 from treesens.search.gap_boxes import Later, largest_gap
-from treesens.search.gap_search import achieved_gap, box_largest_gap, gap_bound
+from treesens.search.gap_search import box_largest_gap
+from treesens.search.gap_units import achieved_gap, gap_bound
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
 from treesens.search.tolerance import Tolerance
@@ -139,7 +141,7 @@ def test_a_search_whose_later_step_runs_again_or_on_other_streams_still_brackets
 def test_a_timed_late_polish_runs_again_and_a_work_budgets_once():
     ens, q = _seeded_case(SEEDED[0])
     encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
-    late = gap_search.LatePolish(encs, gap_search.BestPair(ens, q), Tolerance(TOLERANCE))
+    late = gap_search.LatePolish(encs, gap_units.BestPair(ens, q), Tolerance(TOLERANCE))
     assert late.later(1.0, FAR, float("inf")).again == gap_seed.LATE_TIMES
     by_boxes = gap_search.LatePolish(encs, late.best, Tolerance(TOLERANCE), timed=False)
     assert by_boxes.later(1.0, FAR, 1000).again is None
@@ -186,7 +188,7 @@ def test_the_other_streams_wait_after_seconds_each_for_runs_that_take_none():
 def test_a_timed_late_polish_runs_on_other_streams_and_a_work_budgets_does_not():
     ens, q = _seeded_case(SEEDED[0])
     encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
-    late = gap_search.LatePolish(encs, gap_search.BestPair(ens, q), Tolerance(TOLERANCE))
+    late = gap_search.LatePolish(encs, gap_units.BestPair(ens, q), Tolerance(TOLERANCE))
     timed = late.later(1.0, FAR, float("inf"))
     assert timed.other is not None and timed.other_times == gap_seed.LATE_STREAM_TIMES
     by_boxes = gap_search.LatePolish(encs, late.best, Tolerance(TOLERANCE), timed=False)
@@ -198,7 +200,7 @@ def _late_polish_calls(monkeypatch, raise_by: float):
     polish raising the best gap by ``raise_by``; the best pair is ``first`` at the start."""
     ens, q = _seeded_case(SEEDED[0])
     encs = [pair_encoding(ens, q.with_(gap=Gap(0.0)))]
-    best = gap_search.BestPair(ens, q)
+    best = gap_units.BestPair(ens, q)
     calls = []
 
     def polished(enc, pair, *a):

@@ -14,9 +14,10 @@ import treesens
 from treesens.answers.phrases import lower_text
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import Query
-from treesens.search import gap_search, gap_seed
+from treesens.search import gap_search, gap_seed, gap_units
 from treesens.search.gap_boxes import GapBoxOutcome
-from treesens.search.gap_search import SEED_FOUND_BY, achieved_gap, box_largest_gap
+from treesens.search.gap_search import SEED_FOUND_BY, box_largest_gap
+from treesens.search.gap_units import achieved_gap
 from treesens.search.heuristic_stage import heuristic_work
 from treesens.search.pair_scope import pair_encoding
 from treesens.tests.max_gap_oracle import exact_max_gap
@@ -143,7 +144,7 @@ def test_max_gap_proves_a_saturated_feature_from_its_leaf_values_bound(monkeypat
 
 
 def test_the_saturation_slack_is_where_a_pairs_gap_comes_within_the_tolerance_of_half():
-    to_gap = gap_search.gap_bound(random_ensemble(np.random.default_rng(1), 4, 3, 2, 3))
+    to_gap = gap_units.gap_bound(random_ensemble(np.random.default_rng(1), 4, 3, 2, 3))
     u = gap_seed.saturation_slack(to_gap, TOLERANCE)
     assert to_gap(u) >= 0.5 - TOLERANCE > to_gap(np.nextafter(u, -np.inf))
 

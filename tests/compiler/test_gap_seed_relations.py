@@ -16,9 +16,10 @@ from treesens.compiler.ensemble import Feature
 from treesens.compiler.passes.feature_constraints import constraint_violations
 from treesens.compiler.plan import Plan
 from treesens.compiler.query import FeatureRelation, Query
-from treesens.search import gap_search, gap_seed
+from treesens.search import gap_seed, gap_units
 from treesens.search.gap_polish import polish_pair
-from treesens.search.gap_search import SEED_FOUND_BY, at_gap_zero, box_largest_gap, gap_bound
+from treesens.search.gap_search import SEED_FOUND_BY, at_gap_zero, box_largest_gap
+from treesens.search.gap_units import gap_bound
 from treesens.search.heuristic import find_witness
 from treesens.search.pair_scope import pair_encoding
 from treesens.tests.compiler.test_bounds_as_domains import binary_library_model
@@ -86,7 +87,7 @@ def test_the_late_polish_offers_a_pair_under_a_relation(tmp_path):
     ens = binary_library_model("xgb-binary", NUMERIC_MODEL, tmp_path)
     q = _related(ens, "<=")
     enc = pair_encoding(ens, at_gap_zero(ens, q))
-    best = gap_search.BestPair(ens, q)
+    best = gap_units.BestPair(ens, q)
     x1, x2, _met = find_witness(enc, FAR, margin=1.0, work=2000)
     best.offer_for(enc)(x1, x2)
     saturation = gap_seed.saturation_slack(gap_bound(ens), TOLERANCE)

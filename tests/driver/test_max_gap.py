@@ -381,7 +381,7 @@ def test_sensitive_step_without_outputs_ends_the_search(monkeypatch):
 
 
 def test_a_ratio_over_a_class_of_probability_zero_is_the_largest_float():
-    from treesens.search.gap_search import _ratio
+    from treesens.search.gap_units import _ratio
 
     assert _ratio(0.7, 0.0) == np.finfo(float).max
     assert _ratio(0.7, 0.35) == 2.0
@@ -390,7 +390,7 @@ def test_a_ratio_over_a_class_of_probability_zero_is_the_largest_float():
 def test_a_ratio_bound_past_the_largest_float_is_stated_as_the_largest_float():
     from types import SimpleNamespace
 
-    from treesens.search.gap_search import shown_gap
+    from treesens.search.gap_units import shown_gap
 
     multiclass = SimpleNamespace(n_outputs=3)
     assert shown_gap(multiclass, 5e22) == np.finfo(float).max
