@@ -78,7 +78,12 @@ def not_utf8(e: UnicodeDecodeError, where: str, column: bool = False) -> InputEr
     if column:
         at += f":{len(before) - before.rfind(newline)}"
     bad = e.object[e.start]
+    if e.start == 0 and bytes(e.object[:2]) in _UTF16_BOMS:  # Windows' "Unicode" is UTF-16
+        return InputError("the file is UTF-16 text, not UTF-8 (save the file as UTF-8)", at)
     return InputError(f"byte {bad:#04x} is not UTF-8 text (save the file as UTF-8)", at)
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 _SPECIAL_FILES = (

@@ -197,6 +197,13 @@ def test_details_that_are_not_utf8_name_the_line(tmp_path, model_file):
         treesens.load_model(model_file, details=d)
 
 
+def test_details_saved_as_utf16_are_named_utf16(tmp_path, model_file):
+    d = tmp_path / "d.csv"
+    d.write_bytes("feature,name,lb,ub\n0,a,0,1\n".encode("utf-16"))  # Excel's "Unicode text"
+    with pytest.raises(InputError, match=r"d\.csv:1: the file is UTF-16 text, not UTF-8"):
+        treesens.load_model(model_file, details=d)
+
+
 def test_an_integer_feature_without_a_whole_number_in_its_bounds_names_the_line(
     tmp_path, model_file
 ):

@@ -647,6 +647,20 @@ def test_a_clauses_file_naming_an_unknown_feature_stops_the_file_at_its_place(tm
     )
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_sens_file_saved_as_utf16_is_named_utf16(tmp_path, capsys, encoding):
+    path = tmp_path / "q.sens"
+    text = 'model "m.json"\nquery q {\n  vary x\n}\n'
+    bom = b"\xfe\xff" if encoding == "utf-16-be" else b""  # utf-16 writes its own BOM
+    path.write_bytes(bom + text.encode(encoding))
+    code = main(["run", str(path), "--list"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.strip() == (
+        f"treesens: error: {path}:1:1: the file is UTF-16 text, not UTF-8 (save the file as UTF-8)"
+    )
+
+
 def test_a_clauses_file_that_is_not_one_stops_the_file_at_its_place(tmp_path, capsys):
     path = _clause_file_case(tmp_path, '{"clauses": 3}')
     code = main(["run", str(path), "--list"])
