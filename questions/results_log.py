@@ -30,7 +30,7 @@ def read_log(path: str | Path | None, check: Callable[[object, int], dict | None
     if path is None:
         return []
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # an editor may add a BOM
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as e:

@@ -186,6 +186,14 @@ def test_garbage_line_in_a_resume_file_is_reported_with_its_line_number(tmp_path
     assert warnings == [f"{f} line 2: not a JSON result, ignored"]
 
 
+def test_a_results_file_saved_with_a_byte_order_mark_keeps_its_first_line(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + (json.dumps(_line()) + "\n").encode())  # an editor's UTF-8
+    warnings: list[str] = []
+    assert [d["query"] for d in read_results(f, warnings.append)] == ["a"]
+    assert warnings == []
+
+
 def test_a_line_cut_short_by_an_interruption_is_not_a_result(tmp_path):
     f = tmp_path / "r.jsonl"
     f.write_text(json.dumps(_line()) + "\n" + '{"query": "c", "sta')
