@@ -66,7 +66,7 @@ def refuse_other_file(path: str | Path, where: str | None = None) -> None:
     results log (a .sens file, a CSV given as --out by a slip), which appending would
     change, its cut last line dropped. ``where``: the flag naming it (default: the path)."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             first = next((line for line in fh if line.strip()), "")
     except (OSError, UnicodeDecodeError):
         return  # reading it again says why, or appending does

@@ -210,6 +210,14 @@ def test_appending_after_a_cut_short_line_drops_it(tmp_path):
     assert [d["query"] for d in read_results(f, lambda msg: None)] == ["a", "d"]
 
 
+def test_appending_to_a_results_file_with_a_byte_order_mark_is_not_refused(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + (json.dumps(_line()) + "\n").encode())
+    with appending(f) as append:
+        append(json.dumps(_line(query="d")) + "\n")
+    assert [d["query"] for d in read_results(f, lambda msg: None)] == ["a", "d"]
+
+
 def test_appending_to_a_file_whose_first_line_is_not_json_is_refused(tmp_path):
     f = tmp_path / "contract.sens"
     f.write_text('model "m.json"\nfeatures from "d')
