@@ -19,11 +19,11 @@ HELP = "re-check certificates of insensitive (exit 0 valid, 1 invalid)"
 DESCRIPTION = """
 Recompute every bound of a certificate's proof from the model's trees, read through the model's
 own library, and check that its boxes cover the pair space (docs/certificates.md). Given several
-certificates, or a folder of them (every *.json in it), one line each and a summary; a model file
-is read once for every certificate that names it. Exit 0: every one valid; 1: one or more
-rejected; 2: one or more not checked (not a certificate, or its model unreadable). The first
-check of a long proof after install compiles the checker's kernels (about 15 s, once): a line on
-stderr says so apart from the check's own time.
+certificates, or a folder of them (every *.json in it and in its subfolders), one line each and a
+summary; a model file is read once for every certificate that names it. Exit 0: every one valid;
+1: one or more rejected; 2: one or more not checked (not a certificate, or its model unreadable).
+The first check of a long proof after install compiles the checker's kernels (about 15 s, once):
+a line on stderr says so apart from the check's own time.
 """
 
 
@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "certificate",
         nargs="+",
         help="the certificate (JSON) that check --certificate wrote, or several, or a folder "
-        "of them (audit --certificates DIR, sweep --certificates DIR)",
+        "of them with its subfolders (audit, sweep, test or report --certificates DIR)",
     )
     p.add_argument(
         "--model",
@@ -105,13 +105,22 @@ def _natural(path: Path) -> list:
     return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", path.name)]
 
 
+def _folder(folder: Path) -> list[Path]:
+    """A folder's *.json files in the order of their names, then its subfolders' (an
+    audit's rows, which ``test`` and ``report --certificates DIR`` write into
+    ``DIR/NAME.rows/``); a link to a folder is not followed."""
+    files = sorted((f for f in folder.glob("*.json") if f.is_file()), key=_natural)
+    subs = sorted((d for d in folder.iterdir() if d.is_dir() and not d.is_symlink()), key=_natural)
+    return files + [f for d in subs for f in _folder(d)]
+
+
 def _certificates(given: list[str]) -> list[str]:
-    """The files given, a folder as its *.json files in the order of their names."""
+    """The files given, a folder as its *.json files and its subfolders'."""
     out: list[str] = []
     for g in given:
         p = Path(g)
         if p.is_dir():
-            files = sorted((f for f in p.glob("*.json") if f.is_file()), key=_natural)
+            files = _folder(p)
             if not files:
                 raise InputError(f"{g}: a folder with no certificates (*.json) in it")
             out.extend(str(f) for f in files)

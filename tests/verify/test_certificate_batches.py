@@ -180,3 +180,20 @@ def test_verify_of_a_folder_with_no_certificates_is_one_line_and_exit_2(tmp_path
         p.stderr.strip()
         == f"treesens: error: {tmp_path}: a folder with no certificates (*.json) in it"
     )
+
+
+def test_verify_of_a_folder_checks_the_certificates_of_its_subfolders_too(written, tmp_path):
+    """``treesens test --certificates DIR`` and ``report --certificates DIR`` write an
+    audit's rows into ``DIR/NAME.rows/``: ``treesens verify DIR`` checks those too, the
+    folder's own files first."""
+    _, certs = written
+    shutil.copyfile(certs[0], tmp_path / "query.json")
+    (tmp_path / "audit.rows").mkdir()
+    for c in certs[1:3]:
+        shutil.copyfile(c, tmp_path / "audit.rows" / c.name)
+    p = treesens_here("verify", tmp_path)
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0
+    checked = [tmp_path / "query.json"] + [tmp_path / "audit.rows" / c.name for c in certs[1:3]]
+    assert [ln.split(": ")[0:2] for ln in lines[:-1]] == [[str(c), "VALID"] for c in checked]
+    assert lines[-1] == "3 certificates: 3 valid"
