@@ -9,6 +9,7 @@ import platform
 from dataclasses import dataclass
 from importlib import metadata
 
+from .. import __version__
 from ..backends.registry import BACKENDS
 from ..compiler.ensemble import Ensemble
 from ..compiler.usage import Usage
@@ -70,7 +71,7 @@ def software(ens: Ensemble, usage: Usage) -> list[Library]:
     """What took part in answering questions about ``ens`` while ``usage`` watched."""
     out = [
         Library("Python", platform.python_version(), PYTHON),
-        Library("treesens", version_of("treesens") or "?", TREESENS),
+        Library("treesens", __version__, TREESENS),  # the code that ran, installed or a clone
     ]
     for p in model_packages(ens.replayer):
         out.append(Library(p, version_of(p) or "?", MODEL))

@@ -89,3 +89,8 @@ def test_cp_sat_is_noted_exactly_when_its_solver_ran(backend_runs):
         )
     assert r.stats["found_by"] == ("cpsat" if backend_runs else "heuristic")
     assert used.solvers == ({"cpsat"} if backend_runs else set())
+
+
+def test_the_report_names_the_version_of_the_treesens_that_ran_installed_or_not(small_report):
+    """Run from a clone (``python -m treesens``, not installed), the page still names it."""
+    assert f"treesens {treesens.__version__};" in _software_line(render(small_report))
