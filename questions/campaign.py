@@ -215,28 +215,40 @@ def _out_lines(path: str | Path) -> list[dict]:
         return []
 
 
-def warn_other_model(
-    path: str | Path, lines: list[dict], ens: Ensemble, warn: Callable[[str], None]
-) -> None:
-    """A results log the sweep appends to that holds another model's results (by their
-    fingerprint, ``stats["asked"]["ensemble"]``) is legitimate, a log of several models,
-    but no longer one sweep's: ``warn`` hears it once, before anything runs."""
+def other_model(lines: list[dict], ens: Ensemble) -> str | None:
+    """Whose results a results log holds besides ``ens``'s (by their fingerprint,
+    ``stats["asked"]["ensemble"]``), as words: "of another model", or of a model of
+    ``ens``'s name retrained in place; None: only ``ens``'s."""
     mine = ens.fingerprint()
     for d in lines:
         other = (asked_of(d.get("stats")) or {}).get("ensemble")
         if isinstance(other, str) and other != mine:
             same_name = bool(ens.source) and d.get("model") == ens.source  # retrained in place
-            what = (
+            return (
                 "of a model of this name with other trees or bounds (or written by an "
                 "earlier treesens, whose fingerprints differ)"
                 if same_name
                 else "of another model"
             )
-            warn(
-                f"{path} holds results {what}: a plot of it will refuse them; "
-                "give this sweep a new file"
-            )
-            return
+    return None
+
+
+def holds_other_model(path: str | Path, ens: Ensemble) -> str | None:
+    """``other_model`` of the results log at ``path`` (None: no such file)."""
+    return other_model(_out_lines(path), ens) if Path(path).is_file() else None
+
+
+def warn_other_model(
+    path: str | Path, lines: list[dict], ens: Ensemble, warn: Callable[[str], None]
+) -> None:
+    """A results log the sweep appends to that holds another model's results is
+    legitimate, a log of several models, but no longer one sweep's: ``warn`` hears it
+    once, before anything runs."""
+    what = other_model(lines, ens)
+    if what is not None:
+        warn(
+            f"{path} holds results {what}: a plot of it will refuse them; give this sweep a new file"
+        )
 
 
 def sweep_campaign(

@@ -8,9 +8,11 @@ a report run again with the same files reuses every answer already there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,7 +26,7 @@ from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.audit import FLIPPABLE
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, notes_once
+from ..compiler.errors import InputError, TreesensWarning, notes_once
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
 from ..compiler.readings import read_as
@@ -33,6 +35,7 @@ from ..readers.data import load_data, say_data_notes
 from ..readers.load import load_model
 from ..search import gap_kernel, gap_kernel_compile
 from .audit import audit, summary
+from .campaign import holds_other_model
 from .progress import Display
 from .query_build import query_from_keywords
 from .report_certificates import ClaimCertificates, by_reason, named, plural
@@ -272,6 +275,23 @@ def _results_paths(results: str | Path) -> tuple[Path, Path]:
     return base.with_name(f"{stem}.rank.jsonl"), base.with_name(f"{stem}.checks.jsonl")
 
 
+@contextlib.contextmanager
+def _other_models_said(ens: Ensemble, logs, say):
+    """A report's results log that holds another model's answers (a model retrained in
+    place, reported again) is said in the report's words, once, and not as the sweep's
+    warning, which names a sweep and a plot the user did not ask for."""
+    for path in logs:
+        what = holds_other_model(path, ens) if path is not None else None
+        if what is not None:
+            say(
+                f"report: {path} holds answers {what}: they are not reused, and this "
+                "model's are added to it (--results PATH keeps each model's apart)"
+            )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".* holds results of ", category=TreesensWarning)
+        yield
+
+
 def _log_of(path: Path | None) -> dict:
     """A report's results log as a sweep takes it: resumed from where it is there (a
     report run again reuses its answers, and says so), else written (a first run: the
@@ -457,7 +477,7 @@ def report(
     asked = {"gap": gap} if delta is None else {"delta": delta}
     model_file = model if model_file is None and isinstance(model, str | Path) else model_file
     work = budget * (1 - CERTIFY_SHARE) if certificates is not None else budget  # the rest
-    with watching() as usage:  # the solvers that run, for the provenance
+    with watching() as usage, _other_models_said(ens, (rank_path, check_path), say):
         ranking = _rank(ens, names, RANK_SHARE * work, rank_path, common, say)
         checks = _checks(ens, protected, asked, CHECK_SHARE * work, check_path, common, say)
         rows_in = None

@@ -3,6 +3,9 @@ what it could not answer."""
 
 from __future__ import annotations
 
+import shutil
+import warnings
+
 import pytest
 
 from treesens.answers.result import Result
@@ -62,6 +65,28 @@ def test_a_rerun_reuses_the_ranking_it_kept(small_report, tmp_path):
     lines = rank_file.read_text().splitlines()
     report(str(MODEL), str(ROWS), **kw)
     assert rank_file.read_text().splitlines() == lines
+
+
+def test_a_report_of_a_model_retrained_in_place_says_its_log_holds_the_old_ones_answers(
+    tmp_path,
+):
+    """Not the sweep's warning ("give this sweep a new file"): the user ran no sweep."""
+    model = tmp_path / "model.json"
+    shutil.copyfile(MODEL, model)
+    kw = dict(features=RANKED[:1], budget=10, results=tmp_path / "r.jsonl", progress=False)
+    report(str(model), str(ROWS), **kw)
+    shutil.copyfile(MODEL.with_name("breast_cancer_deep_xgb.json"), model)  # retrained
+    said: list[str] = []
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        report(str(model), str(ROWS), note=said.append, **kw)
+    assert [w for w in warned if "holds results" in str(w.message)] == []
+    assert [s for s in said if "holds answers of a model of this name" in s] == [
+        f"report: {tmp_path / 'r.rank.jsonl'} holds answers of a model of this name with other "
+        "trees or bounds (or written by an earlier treesens, whose fingerprints differ): they "
+        "are not reused, and this model's are added to it (--results PATH keeps each model's "
+        "apart)"
+    ]
 
 
 def _with_ranking(rep: Report, ranking: list[Result]) -> Report:
