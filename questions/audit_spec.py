@@ -76,6 +76,12 @@ def make_target(
         if binary:
             raise InputError("classes: the model is binary; classes are for multiclass models")
         name = str(classes).strip()
+        pair = list(classes) if isinstance(classes, list | tuple) else name.split(",")
+        if len(pair) > 1:  # check's C1,C2, where an audit's x1 is the row
+            raise InputError(
+                f"{setting('classes', name)}: an audit takes one class, x2's "
+                f"({str(pair[-1]).strip()}, or any): x1 is the row, whatever its class"
+            )
         try:
             cls = class_index(ens, int(name) if name.isdigit() else name)
         except InputError as e:  # named as given: which setting holds the class

@@ -162,6 +162,12 @@ def test_an_audits_class_out_of_range_names_the_classes_keyword():
         treesens.audit(IRIS, rows, ["petal_length_cm"], gap=2, classes=3)
 
 
+def test_an_audits_class_pair_says_it_takes_x2s_class_alone():
+    rows = pd.DataFrame([[5, 3, 1.4, 0.2]], columns=[f"{p}_cm" for p in IRIS_PARTS])
+    with pytest.raises(InputError, match=r"^classes=\(0, 2\): an audit takes one class, x2's \(2,"):
+        treesens.audit(IRIS, rows, ["petal_length_cm"], gap=2, classes=(0, 2))
+
+
 @pytest.mark.parametrize("backend", [None, 1])
 def test_a_backend_that_is_not_a_name_is_one_input_error(backend):
     # was AttributeError: 'NoneType' object has no attribute 'startswith'

@@ -189,6 +189,18 @@ def test_an_audits_class_out_of_range_names_the_classes_flag(tmp_path, capsys):
     )
 
 
+def test_an_audits_class_pair_says_it_takes_x2s_class_alone(tmp_path, capsys):
+    """check's --classes C1,C2 given to audit, where x1 is the row."""
+    rows = tmp_path / "iris_rows.csv"
+    rows.write_text("sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm\n5,3,1.4,0.2\n")
+    args = ["audit", IRIS, "--data", str(rows), "--vary", "petal_length_cm", "--gap", "2"]
+    assert main([*args, "--classes", "any,2"]) == 2
+    assert _stderr_lines(capsys)[-1] == (
+        "treesens: error: --classes any,2: an audit takes one class, x2's (2, or any): "
+        "x1 is the row, whatever its class"
+    )
+
+
 def test_a_misspelt_by_column_gets_a_did_you_mean(capsys):
     args = ["audit", MODEL, "--data", ROWS, "--vary", "mean_texture", "--by", "lable"]
     assert main(args) == 2
