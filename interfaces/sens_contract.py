@@ -169,6 +169,8 @@ def _query_outcome(
     own recorded proof (no second search where the box search proved it) and checked
     before the verdict, which then says so."""
     wanted = folder is not None and exp.kind in PROVEN_KINDS
+    if wanted:  # an earlier run's certificate (another model's) is no claim of this one
+        (folder / certificate_name(q.name)).unlink(missing_ok=True)
     with recording_for(q, folder if wanted else None):
         res = answer(sf.ensemble, q, exp, memory_mb=memory_mb, catch=True)
     certificate = None

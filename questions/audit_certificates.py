@@ -71,6 +71,8 @@ def certify_rows(
     out: dict[int, str] = {}
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    for d in lines:  # an earlier audit's file of a row not certified now is no claim of this one
+        (folder / certificate_name(int(d["row"]))).unlink(missing_ok=True)
     ens = audit_reading(ens, spec.target)
     t_start = time.time()
     end = None if seconds is None else t_start + seconds

@@ -65,6 +65,8 @@ class ClaimCertificates:
                 claims.append(
                     (f"max gap of {name}: ", r, list(r.features), {"classes": classes}, where)
                 )
+        for claim in claims:  # an earlier report's file (another model's) is no claim of this one
+            claim[-1].unlink(missing_ok=True)
         timed = sum(1 for c in claims if answer_refusal(c[1]) is None)
         if timed:
             left = max(0.0, self.end - time.time())

@@ -53,6 +53,11 @@ class SweepCertificates:
     def __call__(self, res: Result, subset: tuple[str, ...] | None = None) -> None:
         """Certify ``res`` (the answer for ``subset``, default the one its label names) if
         it is insensitive; its proof record says what became of it."""
+        s = subset or self.subsets.get(res.query) or tuple(res.features)
+        name = "+".join(s)
+        suffix = ".max-gap.json" if self.max_gap else ".json"
+        path = self.folder / f"{safe_name(name)}{suffix}"
+        path.unlink(missing_ok=True)  # an earlier sweep's (another model's) is no claim of this
         if res.status != INSENSITIVE and not (self.max_gap and res.max_gap is not None):
             self.others[str(res.status)] += 1
             return
@@ -60,12 +65,8 @@ class SweepCertificates:
             if res.proof is not None:
                 res.proof = proof_after(res.proof, refused(self.refusal))
             return
-        s = subset or self.subsets.get(res.query) or tuple(res.features)
-        name = "+".join(s)
         q = self.make_query(list(s), ",".join(s))
         budget = self.budget if self.budget is not None else q.plan.timeout
-        suffix = ".max-gap.json" if self.max_gap else ".json"
-        path = self.folder / f"{safe_name(name)}{suffix}"
         done = certify_answer(self.ens, q, res, path, self.model_file, budget)
         self.written += done.written
         self.rejected += done.written and not done.verified

@@ -185,6 +185,20 @@ def test_the_verbose_answer_of_a_certified_expectation_says_it_was_verified(tmp_
     assert f"certified: {certs / 'radius_error.json'}, verified" in capsys.readouterr().out
 
 
+def test_a_rerun_into_the_same_folder_leaves_no_certificate_of_a_model_it_no_longer_holds_for(
+    tmp_path, capsys
+):
+    """radius_error is proven insensitive on the shipped model, and fails on the deep one:
+    the shipped model's certificate does not stay in the folder to verify after it."""
+    certs = tmp_path / "certs"
+    argv = ["test", str(CONTRACT), "--query", "radius_error", "--certificates", str(certs)]
+    assert main(argv) == 0
+    assert (certs / "radius_error.json").is_file()
+    assert main([*argv, "--model", str(DEEP)]) == 1
+    capsys.readouterr()
+    assert not (certs / "radius_error.json").exists()
+
+
 def _sens(tmp_path, body: str) -> Path:
     path = tmp_path / "c.sens"
     path.write_text(f'model "{BC}"\nfeatures from "{BC_DETAILS}"\n{body}')

@@ -197,3 +197,28 @@ def test_verify_of_a_folder_checks_the_certificates_of_its_subfolders_too(writte
     checked = [tmp_path / "query.json"] + [tmp_path / "audit.rows" / c.name for c in certs[1:3]]
     assert [ln.split(": ")[0:2] for ln in lines[:-1]] == [[str(c), "VALID"] for c in checked]
     assert lines[-1] == "3 certificates: 3 valid"
+
+
+def test_certifying_an_audit_s_rows_again_removes_the_files_of_rows_it_no_longer_certifies(
+    written, tmp_path
+):
+    """A folder an audit of another model (or another gap) wrote: a row the audit answers
+    now and does not certify (it flips now) keeps no earlier certificate to verify."""
+    path, certs = written
+    ens = load_model(path)
+    X = np.random.default_rng(1).normal(size=(ROWS, 4))
+    ds = load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
+    spec = make_spec(ens, ds, [ens.feature_names[1]], make_target(ens, GAP))
+    [(_, ans)] = list(answer_blocks(ens, ds, spec, np.arange(ROWS)))
+    lines = [
+        {"row": i, "status": "insensitive" if s == "not flippable" else s, "decision": d}
+        for i, (s, d) in enumerate(zip(ans.status, ans.decision))
+    ]
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    for i in range(ROWS):  # every row certified by an earlier audit
+        shutil.copyfile(certs[0], folder / f"row-{i}.json")
+    outcome = certify_rows(ens, spec, X, lines, folder, path, 30.0)
+    certified = {f"row-{row}.json" for row, why in outcome.items() if not why}
+    assert len(certified) < ROWS  # some rows flip
+    assert {f.name for f in folder.iterdir()} == certified
