@@ -18,7 +18,7 @@ from ..language import Expect, SensFile, load_queries
 from ..language.audit_block import AuditPlan
 from ..questions.audit import by_column, frame_from_results, row_bounds
 from ..questions.audit_solve import keeping_row_proofs, rows_work
-from ..questions.certify import certify_answer
+from ..questions.certify import certify_answer, forget_file
 from ..questions.certify_recorded import recording_for
 from ..questions.contract import (
     ERROR,
@@ -170,7 +170,7 @@ def _query_outcome(
     before the verdict, which then says so."""
     wanted = folder is not None and exp.kind in PROVEN_KINDS
     if wanted:  # an earlier run's certificate (another model's) is no claim of this one
-        (folder / certificate_name(q.name)).unlink(missing_ok=True)
+        forget_file(folder / certificate_name(q.name))
     with recording_for(q, folder if wanted else None):
         res = answer(sf.ensemble, q, exp, memory_mb=memory_mb, catch=True)
     certificate = None

@@ -20,7 +20,7 @@ from ..answers.result import INSENSITIVE
 from ..compiler.ensemble import Ensemble
 from .audit_solve import kept_answer, row_query
 from .audit_spec import AuditSpec, audit_reading
-from .certify import certify, certify_answer
+from .certify import certify, certify_answer, forget_file
 
 # the reason of a row left without a certificate because a bound (a number of rows, a
 # time) stopped the certificates before it: the row was not tried
@@ -72,7 +72,7 @@ def certify_rows(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for d in lines:  # an earlier audit's file of a row not certified now is no claim of this one
-        (folder / certificate_name(int(d["row"]))).unlink(missing_ok=True)
+        forget_file(folder / certificate_name(int(d["row"])))
     ens = audit_reading(ens, spec.target)
     t_start = time.time()
     end = None if seconds is None else t_start + seconds

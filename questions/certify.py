@@ -451,6 +451,14 @@ def written_and_verified(path: Path, written: str, boxes: int, seconds: float) -
     return Certified(True, verified, boxes, seconds, verified=True, path=str(path), rebuild=stats)
 
 
+def forget_file(path: str | Path) -> None:
+    """Remove the certificate an earlier run left at ``path``, where this one may write
+    none: a file (or a link), never a folder of that name."""
+    p = Path(path)
+    if p.is_file() or p.is_symlink():
+        p.unlink(missing_ok=True)
+
+
 def certify_answer(
     ens: Ensemble,
     q: Query,
@@ -475,6 +483,7 @@ def certify_answer(
     A search of its own that the compiled search finished, or the answer's proof rebuilt
     here, says in ``stats["certificate"]`` how many boxes it recorded and how long its
     proof's rebuild took."""
+    forget_file(path)  # an earlier answer's file is no claim of this one
     if res.max_gap is not None:
         done = _certify_max_gap(ens, q, res, path, model_file, budget, memory_mb, log)
     else:

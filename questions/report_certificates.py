@@ -16,7 +16,7 @@ from pathlib import Path
 from ..answers.proof import BOX_SEARCH, Proof
 from ..answers.result import ERROR, Result
 from ..compiler.ensemble import Ensemble
-from .certify import answer_refusal, certify_answer
+from .certify import answer_refusal, certify_answer, forget_file
 from .query_build import query_from_keywords
 
 # a claim's share of the time left: this much for its search, the rest for the checker's
@@ -66,7 +66,7 @@ class ClaimCertificates:
                     (f"max gap of {name}: ", r, list(r.features), {"classes": classes}, where)
                 )
         for claim in claims:  # an earlier report's file (another model's) is no claim of this one
-            claim[-1].unlink(missing_ok=True)
+            forget_file(claim[-1])
         timed = sum(1 for c in claims if answer_refusal(c[1]) is None)
         if timed:
             left = max(0.0, self.end - time.time())

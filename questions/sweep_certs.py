@@ -12,7 +12,7 @@ from pathlib import Path
 from ..answers.result import INSENSITIVE, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Gap, GapKind, Query
-from .certify import certify_answer, model_refusal, proof_after, refused
+from .certify import certify_answer, forget_file, model_refusal, proof_after, refused
 
 
 class SweepCertificates:
@@ -57,7 +57,7 @@ class SweepCertificates:
         name = "+".join(s)
         suffix = ".max-gap.json" if self.max_gap else ".json"
         path = self.folder / f"{safe_name(name)}{suffix}"
-        path.unlink(missing_ok=True)  # an earlier sweep's (another model's) is no claim of this
+        forget_file(path)  # an earlier sweep's (another model's) is no claim of this
         if res.status != INSENSITIVE and not (self.max_gap and res.max_gap is not None):
             self.others[str(res.status)] += 1
             return

@@ -84,3 +84,17 @@ def test_a_certificate_in_a_missing_folder_is_refused_before_the_answer(written,
     (line,) = p.stderr.strip().splitlines()
     missing = f"cannot write the certificate there: directory {tmp_path / 'nowhere'} does not exist"
     assert missing in line and "internal error" not in line
+
+
+def test_a_check_whose_answer_gets_no_certificate_leaves_no_earlier_one_in_its_file(
+    written, tmp_path
+):
+    """The same --certificate FILE asked again of a question that is sensitive: the file
+    of the earlier answer is not left to verify as this one's."""
+    c = tmp_path / "c.json"
+    c.write_bytes(written.read_bytes())
+    model = written.parents[1] / "model.json"
+    p = treesens_here("check", model, "--vary", "f0", "--gap", "0.2", "--certificate", c)
+    assert p.returncode == 0 and p.stdout.startswith("SENSITIVE"), p.stdout + p.stderr
+    assert "no certificate: the answer is sensitive" in p.stderr + p.stdout
+    assert not c.exists()
