@@ -18,6 +18,7 @@ import numpy as np
 
 from ..answers.result import INSENSITIVE
 from ..compiler.ensemble import Ensemble
+from ..compiler.query import ANY
 from .audit_solve import kept_answer, row_query
 from .audit_spec import AuditSpec, audit_reading
 from .certify import certify, certify_answer, forget_file
@@ -83,6 +84,10 @@ def certify_rows(
             progress(progress_text(out, len(kept), time.time() - t_start))
             said = time.time()
         row = int(d["row"])
+        to = _own_class(ens, spec, d["decision"])
+        if to is not None:  # x2 asked the row's own class: no flip claim to make
+            out[row] = f"the row is of class {to}, the class x2 is asked: no flip to certify"
+            continue
         left = budget if end is None else min(budget, end - time.time())
         if limit is not None and len(out) >= limit:
             out[row] = f"{NOT_ATTEMPTED}: only the first {limit} are tried"
@@ -101,6 +106,15 @@ def certify_rows(
         if log is not None:
             log(f"row {row}: {done.message} ({time.time() - t0:.1f}s in all)")
     return out
+
+
+def _own_class(ens: Ensemble, spec: AuditSpec, decision) -> int | None:
+    """The class x2 is asked (``audit --classes C``) where it is the row's own decision
+    (a multiclass row cannot flip to its own class), else None."""
+    classes = spec.question.classes
+    if ens.is_regressor or ens.n_outputs == 1 or not classes or classes[1] == ANY:
+        return None
+    return int(classes[1]) if int(classes[1]) == int(decision) else None
 
 
 def progress_text(outcome: dict[int, str], rows: int, seconds: float) -> str:

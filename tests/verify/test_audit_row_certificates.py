@@ -361,3 +361,25 @@ def test_the_rows_of_one_model_rank_each_tree_once_for_their_certificates(
     assert len(done) >= 3 and all(why == "" for why in done.values())
     # once per tree for the boxes' builder, at most once more for the compiled walk
     assert len(calls) <= 2 * len(ens.trees)
+
+
+@pytest.mark.parametrize("lib", ["xgboost", "lightgbm"])
+def test_a_row_of_the_class_x2_is_asked_gets_no_certificate_and_says_why(audited, lib, tmp_path):
+    """An audit asking x2 of class 2 (audit --classes 2, a report's class pair 0,2): a row
+    of class 2 has no flip to certify, and the other rows are still certified (it was
+    "classes must differ (got 2 twice)", which ended the audit or the report's section)."""
+    path, ens, _, X, _, _, _ = audited[lib, 3]
+    ds = load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
+    spec = make_spec(ens, ds, _vary(ens), make_target(ens, GAP[3], classes=2))
+    [(_, ans)] = list(answer_blocks(ens, ds, spec, np.arange(len(X))))
+    lines = [
+        {"row": i, "status": "insensitive" if s == "not flippable" else s, "decision": d}
+        for i, (s, d) in enumerate(zip(ans.status, ans.decision))
+    ]
+    own = [d["row"] for d in lines if d["decision"] == 2 and d["status"] == "insensitive"]
+    assert own  # some rows are of class 2 and so do not flip to it
+    outcome = certify_rows(ens, spec, X, lines, tmp_path, path, 30.0)
+    for row in own:
+        assert outcome[row] == "the row is of class 2, the class x2 is asked: no flip to certify"
+    others = [r for r, why in outcome.items() if r not in own]
+    assert others and all(outcome[r] == "" for r in others)
