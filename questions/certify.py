@@ -453,10 +453,21 @@ def written_and_verified(path: Path, written: str, boxes: int, seconds: float) -
 
 def forget_file(path: str | Path) -> None:
     """Remove the certificate an earlier run left at ``path``, where this one may write
-    none: a file (or a link), never a folder of that name."""
+    none: a file (or a link) that opens as a treesens certificate, never a folder of that
+    name nor another file (a model named by a slip of --certificate stays)."""
     p = Path(path)
-    if p.is_file() or p.is_symlink():
+    if (p.is_file() or p.is_symlink()) and _is_certificate(p):
         p.unlink(missing_ok=True)
+
+
+def _is_certificate(path: Path) -> bool:
+    """Whether the file opens as a certificate this package writes (its first key)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.replace(b" ", b"").startswith(b'{"format":"treesens-certificate"')
 
 
 def certify_answer(
