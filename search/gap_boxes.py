@@ -159,10 +159,16 @@ class _Bounds:
 
 def root_bound(tab: PairTables, to_gap: ToGap, bound: TermsBound | None = None) -> float:
     """The bound U of the whole pair space, in gap units."""
+    u = root_rows(tab, bound)
+    return u if u == -np.inf else to_gap(u)
+
+
+def root_rows(tab: PairTables, bound: TermsBound | None = None) -> float:
+    """The bound U of the whole pair space, in row units (-inf: no pair leaf)."""
     b = _Bounds(tab, bound)
     if b.n == 0:
         return -np.inf
-    return to_gap(b.upper(b.top(np.ones(b.n, dtype=bool))))
+    return b.upper(b.top(np.ones(b.n, dtype=bool)))
 
 
 def unsplit(tab: PairTables) -> bool:

@@ -44,6 +44,7 @@ from ..compiler.link_change import change_bound
 from ..compiler.query import DOWN, Condition, Gap, GapKind, Query
 from . import gap_kernel, gap_kernel_compile
 from .gap_boxes import GapBoxOutcome, Later, largest_gap, root_bound, unsplit
+from .gap_floorless import Floorless, floorless_seed, missed
 from .gap_kernel_compile import Readiness
 from .gap_seed import (
     LATE_STREAM_TIMES,
@@ -134,6 +135,7 @@ def box_largest_gap(
             # none where it needs no rebuild (one box under U')
             ready = gap_kernel.prepare(log)
             deadline = kernel_deadline(deadline, ready)
+        floorless = _floorless(encs, tables, best, tolerance, compiled and work is None, deadline)
     except PairTablesPastDeadline as e:  # the seed's pair, if any, for the open bracket
         # the tables' own seconds (none: the time went before them), for a rate per tree
         e.build_seconds = time.time() - t_build if t_build is not None else 0.0
@@ -145,7 +147,8 @@ def box_largest_gap(
         return _interrupted_before_boxes(ens, q, best, known_upper, encs[0], tolerance, t0)
     searches = _PairSearches(encs, tables, best, tolerance, bound, deadline, work)
     outs = searches.run(order, roots, log, heap_bytes, record, late.later_of(t_seed, deadline))
-    out = _combined(outs, [roots[k] for k in order[len(outs) :]], best, seed_pair is not None)
+    outside = seed_pair is not None or (floorless is not None and best.gap >= tolerance.least)
+    out = _combined(outs, [roots[k] for k in order[len(outs) :]], best, outside)
     if work is not None and not (out.proven or out.interrupted) and work.left() <= 0:
         out = replace(out, spent=True)  # the budget ended it, whatever the clock said
     res = pair_result(ens, q, best, out, encs[0])
@@ -159,6 +162,7 @@ def box_largest_gap(
         res.time[KERNEL_COMPILE] = ready.seconds
     res.time["total"] = time.time() - t0
     res.stats["box_search"] = _search_stats(out, tables, best, (seeded, t_seed), ready, late)
+    res.stats["box_search"]["seed"]["floorless"] = floorless and floorless.stats()
     if out.shed_boxes:
         _note_shed(ens, res, out, heap_bytes)
     return res, out
@@ -285,6 +289,26 @@ def _seeded(
         saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance.least)
         seeded = seed_floor(encs[0], best.offer_for(encs[0]), deadline, saturation, timed)
     return seeded, time.time() - t, best.pair if best.gap >= tolerance.least else None
+
+
+def _floorless(
+    encs: list[Encoding],
+    tables: list[PairTables],
+    best: BestPair,
+    tolerance: Tolerance,
+    timed: bool,
+    deadline: float,
+) -> Floorless | None:
+    """The floorless seed (gap_floorless.py) where it applies: a timed compiled search of
+    one pair of classes whose seed's pairs came near the saturation slack and missed it.
+    None: not run."""
+    if not timed or len(encs) != 1 or time.time() >= deadline:
+        return None
+    saturation = saturation_slack(gap_bound(encs[0].ensemble), tolerance.least)
+    if not missed(encs[0], best.gap, tolerance, saturation):
+        return None
+    offer = best.offer_for(encs[0])
+    return floorless_seed(encs[0], tables[0], offer, tolerance, saturation, deadline)
 
 
 class LatePolish:
@@ -563,7 +587,7 @@ def _combined(
 ) -> GapBoxOutcome:
     """The searches of every class pair as one (the root bounds of pairs not searched
     stand for them): proven when each was. ``seeded``: a pair offered before the
-    searches (gap_seed.py) reached the tolerance."""
+    searches (gap_seed.py, gap_floorless.py) reached the tolerance."""
     found = seeded or any(o.lower is not None for o in outs)
     lower = best.gap if found else None
     shed = [o.shed_upper for o in outs if o.shed_upper is not None]

@@ -1,0 +1,139 @@
+"""The floorless seed (search/gap_floorless.py): where the seed's best pair comes near the
+saturation slack and misses it, the pairs a short box search with no floor resolves,
+polished, are offered before the search proper. Only ever pairs: the upper bound is
+still the search's alone."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from treesens.answers.work import Work
+from treesens.compiler.query import Gap
+from treesens.search import gap_floorless, gap_kernel_compile, gap_search, gap_units
+from treesens.search.gap_floorless import floorless_seed, missed
+from treesens.search.gap_search import box_largest_gap
+from treesens.search.gap_seed import saturation_slack
+from treesens.search.gap_units import BestPair, achieved_gap, gap_bound
+from treesens.search.pair_boxes import pair_tables
+from treesens.search.pair_scope import pair_encoding
+from treesens.search.tolerance import Tolerance
+from treesens.tests.compiler.test_gap_boxes import _bracket_problems
+from treesens.tests.compiler.test_gap_late_polish import SEEDED
+from treesens.tests.compiler.test_gap_seed import TOLERANCE
+from treesens.tests.compiler.test_gap_seed import _case as _seeded_case
+from treesens.tests.max_gap_oracle import exact_max_gap
+
+FAR = 1e9
+
+pytestmark = pytest.mark.skipif(not gap_kernel_compile.available(), reason="numba is not installed")
+
+
+def _encoding(i: int):
+    ens, q = _seeded_case(i)
+    return ens, q, pair_encoding(ens, q.with_(gap=Gap(0.0)))
+
+
+def _saturation(ens) -> float:
+    return saturation_slack(gap_bound(ens), TOLERANCE)
+
+
+def test_the_floorless_seed_runs_only_where_the_seeds_pair_is_near_the_saturation_slack():
+    ens, _q, enc = _encoding(SEEDED[0])
+    tol, sat = Tolerance(TOLERANCE), _saturation(ens)
+    near = 1.0 / (1.0 + math.exp(-(sat - gap_floorless.FLOORLESS_NEAR / 2))) - 0.5
+    assert missed(enc, near, tol, sat)
+    assert not missed(enc, 0.5 - TOLERANCE, tol, sat)  # saturated: the seed's pair ends it
+    assert not missed(enc, 0.3, tol, sat)  # far below: the search resolves pairs itself
+    assert not missed(enc, -math.inf, tol, sat)  # no pair at all: neither
+
+
+def test_the_floorless_seed_does_not_run_with_the_heuristic_off():
+    ens, q = _seeded_case(SEEDED[0])
+    off = q.planned(options=q.plan.options.with_(heuristic=False))
+    enc = pair_encoding(ens, off.with_(gap=Gap(0.0)))
+    near = 0.5 - 2 * TOLERANCE
+    assert not missed(enc, near, Tolerance(TOLERANCE), _saturation(ens))
+
+
+def test_the_floorless_seeds_pairs_are_replayed_offers():
+    ens, q, enc = _encoding(SEEDED[0])
+    best = BestPair(ens, q)
+    fl = floorless_seed(
+        enc,
+        pair_tables(enc),
+        best.offer_for(enc),
+        Tolerance(TOLERANCE),
+        _saturation(ens),
+        time.time() + FAR,
+    )
+    assert fl.pairs > 0 and best.offered == fl.pairs + fl.polished
+    p = ens.proba(np.stack(best.pair))[:, 1]
+    assert best.gap == achieved_gap(p[0], p[1])
+
+
+def test_the_floorless_search_stops_at_its_pairs(monkeypatch):
+    monkeypatch.setattr(gap_floorless, "FLOORLESS_PAIRS", 2)
+    ens, q, enc = _encoding(SEEDED[0])
+    best = BestPair(ens, q)
+    fl = floorless_seed(
+        enc,
+        pair_tables(enc),
+        best.offer_for(enc),
+        Tolerance(TOLERANCE),
+        _saturation(ens),
+        time.time() + FAR,
+    )
+    assert fl.pairs == 2
+
+
+@pytest.mark.parametrize("i", SEEDED)
+def test_each_pair_the_floorless_search_resolves_beats_the_last_by_the_tolerance(i):
+    ens, q, enc = _encoding(i)
+    best = BestPair(ens, q)
+    tol = Tolerance(TOLERANCE)
+    found, _boxes = gap_floorless._resolved(
+        enc, pair_tables(enc), best.offer_for(enc), tol, time.time() + FAR
+    )
+    gaps = [g for g, _pair in found]
+    assert all(b >= a + TOLERANCE for a, b in zip(gaps, gaps[1:]))
+
+
+def _floorless_forced(monkeypatch):
+    """The floorless seed run whatever the seed's pair."""
+    monkeypatch.setattr(gap_search, "missed", lambda *a: True)
+
+
+@pytest.mark.parametrize("i", SEEDED)
+def test_a_max_gap_with_the_floorless_seed_brackets_the_exact_gap(i, monkeypatch):
+    _floorless_forced(monkeypatch)
+    ens, q = _seeded_case(i)
+    res, out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
+    assert res.stats["box_search"]["seed"]["floorless"]["pairs"] > 0
+    assert out.proven and not _bracket_problems(exact_max_gap(ens, q.vary), out.lower, out.upper)
+
+
+def test_a_search_whose_seeds_pair_is_far_below_saturation_runs_no_floorless_seed():
+    ens, q = _seeded_case(SEEDED[0])
+    assert exact_max_gap(ens, q.vary) < 0.49
+    res, _out = box_largest_gap(ens, q, TOLERANCE, time.time() + FAR)
+    assert res.stats["box_search"]["seed"]["floorless"] is None
+
+
+def test_a_work_budgets_search_runs_no_floorless_seed_and_its_answer_does_not_depend_on_the_clock(
+    monkeypatch,
+):
+    _floorless_forced(monkeypatch)
+    ens, q = _seeded_case(SEEDED[0])
+    answers = []
+    clock, deadline = iter(range(10**9)), time.time() + FAR
+    for slow in (False, True):
+        if slow:  # each look at the clock a second later than the last
+            monkeypatch.setattr(gap_search.time, "time", lambda: float(next(clock)))
+        res, out = box_largest_gap(ens, q, TOLERANCE, deadline, work=Work(10**6))
+        assert res.stats["box_search"]["seed"]["floorless"] is None
+        answers.append((out.lower, out.upper, out.boxes, gap_units.shown_gap(ens, out.lower)))
+    assert answers[0] == answers[1]
