@@ -125,7 +125,6 @@ def box_largest_gap(
         # them in the progress lines until their turn
         roots = [root_bound(tab, to_gap, bound) for tab in tables]
         order = sorted(range(len(encs)), key=lambda k: -roots[k])
-        outs: list[GapBoxOutcome] = []
         ready = Readiness(0.0, False)
         if all(map(unsplit, tables)):  # the root bounds answer, a certificate's tiling is
             compiled = False  # the whole space (largest_gap): the kernel is not needed
