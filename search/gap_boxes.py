@@ -49,6 +49,7 @@ from .box_search import (
     tree_order,
     tree_to_split,
 )
+from .late_switch import UpperFall, closes_in_time
 from .pair_boxes import PairTables
 from .relation_boxes import RankRelations, box_meets, rank_relations
 from .tolerance import Tolerance, as_tolerance
@@ -366,14 +367,14 @@ def _compiled_search(
             search.tiling() if recording and not interrupted else None,
         )
 
-    started = time.time()
+    started, fall = time.time(), UpperFall()  # fall: the upper bound's, for the switch
     try:
         while True:
             reached = runs.raised(reached, tolerance, status, started, boxes, best)
             floor = tolerance.floor(_best_of(best, reached))
             if floor not in floors:
                 floors[floor] = gap_kernel.floor_in_rows(to_gap, floor)
-            _late_best_first(search, floors[floor], started, deadline)
+            _late_best_first(search, floors[floor], started, deadline, fall)
             t0 = time.time()
             status, n, _u = search.step(floors[floor], _cut(budget, boxes, box_limit, runs.later))
             boxes += n
@@ -445,14 +446,24 @@ class _LaterRuns:
 
 
 def _late_best_first(
-    search: gap_kernel.KernelSearch, u_floor: float, started: float, deadline: float
+    search: gap_kernel.KernelSearch,
+    u_floor: float,
+    started: float,
+    deadline: float,
+    fall: UpperFall,
 ) -> None:
     """``search``'s frames flushed, best first from here on, once it is in the last
-    BEST_FIRST_SHARE of its time from ``started`` to ``deadline``. (A work budget's
-    search keeps none from the start: its bracket at N boxes is best first's.)"""
+    BEST_FIRST_SHARE of its time from ``started`` to ``deadline`` and its upper bound
+    (``fall``: its course so far, this step's added) is not on course to reach the floor
+    by then (late_switch.py). (A work budget's search keeps none from the start: its
+    bracket at N boxes is best first's.)"""
     if not search.keeps_frames or math.isinf(deadline):
         return
-    if deadline - time.time() <= gap_kernel.BEST_FIRST_SHARE * (deadline - started):
+    now = time.time()
+    fall.add(now, search.upper())
+    if deadline - now > gap_kernel.BEST_FIRST_SHARE * (deadline - started):
+        return
+    if not closes_in_time(fall, now, u_floor, started, deadline):
         search.best_first(u_floor)
 
 

@@ -101,6 +101,9 @@ DIVE_FRAMES = 64
 # ... until the last this share of its time to its deadline: the children kept go on the
 # heap, and it goes on best first (under a work budget it keeps none: gap_boxes)
 BEST_FIRST_SHARE = 0.3
+# ... unless its upper bound, falling at its pace over the last such share, reaches the
+# floor within the time left over this (search/late_switch.py; looked at again each step)
+CLOSE_MARGIN = 1.2
 # ... and once this many boxes went by since the search last went on from the best box
 # open (the heap's or a child kept), a dive whose box is not it leaves it (kept in a
 # frame where there is room) and the search goes on from the best, the other children

@@ -103,7 +103,7 @@ def forced(monkeypatch):
     def force(phases: Phases) -> Phases:
         seen: dict = {"search": None, "step": 0, "searches": 0}
 
-        def late(search, u_floor, started, deadline):
+        def late(search, u_floor, started, deadline, fall):
             if seen["search"] is not search:
                 seen["search"], seen["step"], clock.jump = search, 0, 0.0
                 seen["searches"] += 1

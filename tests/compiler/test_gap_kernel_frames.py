@@ -299,6 +299,7 @@ def test_a_search_switched_to_best_first_mid_way_proves_the_brute_force_largest_
         pytest.skip("the root's bound is the answer: no box searched")
     ticks, clock.now = clock.now, 0.0
     monkeypatch.setattr(gap_kernel, "BEST_FIRST_SHARE", 0.875)
+    monkeypatch.setattr(gap_kernel, "CLOSE_MARGIN", math.inf)  # switched whatever its pace
     calls = _switches(monkeypatch)
     out = largest_gap(enc, tab, gap_bound(ens), _offer(ens), TOLERANCE, 4 * ticks)
     assert out.proven
