@@ -59,17 +59,19 @@ def test_the_floorless_seed_does_not_run_with_the_heuristic_off():
     assert not missed(enc, near, Tolerance(TOLERANCE), _saturation(ens))
 
 
+def _floorless(ens, enc, best):
+    """The floorless seed of ``enc``, offering to ``best``, with time to spare."""
+    tolerance = Tolerance(TOLERANCE)
+    offer = best.offer_for(enc)
+    return floorless_seed(
+        enc, pair_tables(enc), offer, tolerance, _saturation(ens), time.time() + FAR
+    )
+
+
 def test_the_floorless_seeds_pairs_are_replayed_offers():
     ens, q, enc = _encoding(SEEDED[0])
     best = BestPair(ens, q)
-    fl = floorless_seed(
-        enc,
-        pair_tables(enc),
-        best.offer_for(enc),
-        Tolerance(TOLERANCE),
-        _saturation(ens),
-        time.time() + FAR,
-    )
+    fl = _floorless(ens, enc, best)
     assert fl.pairs > 0 and best.offered == fl.pairs + fl.polished
     p = ens.proba(np.stack(best.pair))[:, 1]
     assert best.gap == achieved_gap(p[0], p[1])
@@ -79,14 +81,7 @@ def test_the_floorless_search_stops_at_its_pairs(monkeypatch):
     monkeypatch.setattr(gap_floorless, "FLOORLESS_PAIRS", 2)
     ens, q, enc = _encoding(SEEDED[0])
     best = BestPair(ens, q)
-    fl = floorless_seed(
-        enc,
-        pair_tables(enc),
-        best.offer_for(enc),
-        Tolerance(TOLERANCE),
-        _saturation(ens),
-        time.time() + FAR,
-    )
+    fl = _floorless(ens, enc, best)
     assert fl.pairs == 2
 
 

@@ -179,10 +179,15 @@ def test_a_class_out_of_range_names_the_classes_flag_with_its_value(capsys):
     )
 
 
-def test_an_audits_class_out_of_range_names_the_classes_flag(tmp_path, capsys):
+def _iris_audit(tmp_path) -> list[str]:
+    """An audit of the iris model over one row (the arguments before --classes)."""
     rows = tmp_path / "iris_rows.csv"
     rows.write_text("sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm\n5,3,1.4,0.2\n")
-    args = ["audit", IRIS, "--data", str(rows), "--vary", "petal_length_cm", "--gap", "2"]
+    return ["audit", IRIS, "--data", str(rows), "--vary", "petal_length_cm", "--gap", "2"]
+
+
+def test_an_audits_class_out_of_range_names_the_classes_flag(tmp_path, capsys):
+    args = _iris_audit(tmp_path)
     assert main([*args, "--classes", "3"]) == 2
     assert _stderr_lines(capsys)[-1] == (
         "treesens: error: --classes 3: class 3 out of range: the model has classes 0..2"
@@ -191,9 +196,7 @@ def test_an_audits_class_out_of_range_names_the_classes_flag(tmp_path, capsys):
 
 def test_an_audits_class_pair_says_it_takes_x2s_class_alone(tmp_path, capsys):
     """check's --classes C1,C2 given to audit, where x1 is the row."""
-    rows = tmp_path / "iris_rows.csv"
-    rows.write_text("sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm\n5,3,1.4,0.2\n")
-    args = ["audit", IRIS, "--data", str(rows), "--vary", "petal_length_cm", "--gap", "2"]
+    args = _iris_audit(tmp_path)
     assert main([*args, "--classes", "any,2"]) == 2
     assert _stderr_lines(capsys)[-1] == (
         "treesens: error: --classes any,2: an audit takes one class, x2's (2, or any): "

@@ -36,9 +36,9 @@ def _model(folder: Path, trees: int) -> Path:
     return path
 
 
-def _certify(path: Path, folder: Path) -> list[Path]:
-    """The certificates of the audit's rows of ``path`` that do not flip (varying
-    feature 1), written into ``folder``."""
+def _audited(path: Path):
+    """The audit of ``path``'s rows varying feature 1: the model, its spec, the rows and
+    their answer lines."""
     ens = load_model(path)
     X = np.random.default_rng(1).normal(size=(ROWS, 4))
     ds = load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
@@ -48,6 +48,13 @@ def _certify(path: Path, folder: Path) -> list[Path]:
         {"row": i, "status": "insensitive" if s == "not flippable" else s, "decision": d}
         for i, (s, d) in enumerate(zip(ans.status, ans.decision))
     ]
+    return ens, spec, X, lines
+
+
+def _certify(path: Path, folder: Path) -> list[Path]:
+    """The certificates of the audit's rows of ``path`` that do not flip (varying
+    feature 1), written into ``folder``."""
+    ens, spec, X, lines = _audited(path)
     outcome = certify_rows(ens, spec, X, lines, folder, path, 30.0)
     assert len(outcome) >= 3 and not any(outcome.values())
     return [folder / f"row-{row}.json" for row in outcome]
@@ -205,15 +212,7 @@ def test_certifying_an_audit_s_rows_again_removes_the_files_of_rows_it_no_longer
     """A folder an audit of another model (or another gap) wrote: a row the audit answers
     now and does not certify (it flips now) keeps no earlier certificate to verify."""
     path, certs = written
-    ens = load_model(path)
-    X = np.random.default_rng(1).normal(size=(ROWS, 4))
-    ds = load_data(pd.DataFrame(X, columns=ens.feature_names), ens)
-    spec = make_spec(ens, ds, [ens.feature_names[1]], make_target(ens, GAP))
-    [(_, ans)] = list(answer_blocks(ens, ds, spec, np.arange(ROWS)))
-    lines = [
-        {"row": i, "status": "insensitive" if s == "not flippable" else s, "decision": d}
-        for i, (s, d) in enumerate(zip(ans.status, ans.decision))
-    ]
+    ens, spec, X, lines = _audited(path)
     folder = tmp_path / "rows"
     folder.mkdir()
     for i in range(ROWS):  # every row certified by an earlier audit
