@@ -339,7 +339,7 @@ def _compiled_search(
     search = gap_kernel.KernelSearch(
         tab, b.order, root, probes=gap_kernel.PROBES, heap_bytes=heap_bytes,
         recording=recording, record_max=record_max, rel=b.rel,
-        f_first=gap_kernel.F_FIRST_BOXES if b.rel is None else 1,
+        f_first=gap_kernel.max_gap_first_boxes(b.rel),
         frames=gap_kernel.DIVE_FRAMES if math.isinf(box_limit) else 0,  # a work budget's: none
     )  # fmt: skip
     best: float | None = None  # the best accepted gap

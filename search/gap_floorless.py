@@ -132,7 +132,7 @@ def _resolved(
     search = gap_kernel.KernelSearch(
         tab, tree_order(tab), root_rows(tab), probes=gap_kernel.PROBES,
         heap_bytes=gap_kernel.MIN_HEAP_BYTES, rel=rel,
-        f_first=gap_kernel.F_FIRST_BOXES if rel is None else 1,
+        f_first=gap_kernel.max_gap_first_boxes(rel),
         frames=gap_kernel.DIVE_FRAMES,
     )  # fmt: skip
     to_gap = gap_bound(enc.ensemble)

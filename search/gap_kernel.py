@@ -557,6 +557,12 @@ def frame_bytes(frames: tuple) -> int:
     return sum(a.nbytes for a in frames)
 
 
+def max_gap_first_boxes(rel) -> int:
+    """A max gap's ``f_first``: F_FIRST_BOXES, or 1 (the whole space) under relations
+    between the inputs, which the kernel checks at splits only."""
+    return F_FIRST_BOXES if rel is None else 1
+
+
 def first_boxes(tab: PairTables, most: int) -> np.ndarray:
     """The boxes a search starts from (rows lo | hi): the pair space cut at every rank
     of the columns of F (a copy's column), where that makes at most ``most`` boxes, else
