@@ -26,6 +26,9 @@ from .certify import certify, certify_answer, forget_file
 # the reason of a row left without a certificate because a bound (a number of rows, a
 # time) stopped the certificates before it: the row was not tried
 NOT_ATTEMPTED = "not attempted"
+# the end of the reason of a multiclass row of the class x2 is asked (``_own_class``): it
+# cannot flip to its own class, so it has no claim to certify and no certificate is missing
+NO_FLIP = "no flip to certify"
 # a long run's progress line: how far the certificates got, at most once in this many s
 PROGRESS_SECONDS = 30.0
 
@@ -86,7 +89,7 @@ def certify_rows(
         row = int(d["row"])
         to = _own_class(ens, spec, d["decision"])
         if to is not None:  # x2 asked the row's own class: no flip claim to make
-            out[row] = f"the row is of class {to}, the class x2 is asked: no flip to certify"
+            out[row] = f"the row is of class {to}, the class x2 is asked: {NO_FLIP}"
             continue
         left = budget if end is None else min(budget, end - time.time())
         if limit is not None and len(out) >= limit:
@@ -148,20 +151,33 @@ def split_untried(outcome: dict[int, str]) -> tuple[dict[int, str], dict[int, st
     return tried, {r: why for r, why in untried.items() if r not in tried}
 
 
+def own_class(outcome: dict[int, str]) -> dict[int, str]:
+    """The rows of the class x2 is asked (-> why they need no certificate): no flip claim."""
+    return {r: why for r, why in outcome.items() if why.endswith(NO_FLIP)}
+
+
 def failed(outcome: dict[int, str]) -> list[str]:
-    """The reasons of the rows tried and left without a verified certificate."""
-    return [why for why in outcome.values() if why and not why.startswith(NOT_ATTEMPTED)]
+    """The reasons of the rows tried and left without a verified certificate (a row of
+    the class x2 is asked needs none)."""
+    return [
+        why
+        for why in outcome.values()
+        if why and not why.startswith(NOT_ATTEMPTED) and not why.endswith(NO_FLIP)
+    ]
 
 
 def certified_text(outcome: dict[int, str], folder) -> str:
     """The audit's line on its certificates: how many rows that do not flip were
-    certified, where, how many a bound left untried and why, and the first reason of
-    those tried and not certified."""
+    certified, where, how many a bound left untried and why, how many of the class x2 is
+    asked need none, and the first reason of those tried and not certified."""
     done = sum(1 for why in outcome.values() if not why)
-    text = f"certificates: {done} of {len(outcome)} rows that do not flip, in {folder}"
+    own = own_class(outcome)
+    text = f"certificates: {done} of {len(outcome) - len(own)} rows that do not flip, in {folder}"
     skipped, missed = not_attempted(outcome), failed(outcome)
     if skipped:
         text += f"; {len(skipped)} {skipped[0]}"
+    if own:
+        text += f"; {len(own)} need none ({next(iter(own.values()))})"
     if missed:
         text += f" (not certified: {missed[0]}" + (" ..." if len(missed) > 1 else "") + ")"
     return text

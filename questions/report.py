@@ -110,6 +110,9 @@ class ProtectedFinding:
     # -> why, in audit_untried
     audit_certificates: dict[int, str] | None = None
     audit_untried: dict[int, str] = field(default_factory=dict)
+    # a multiclass model's audited rows of the class x2 is asked (-> why): they cannot
+    # flip to their own class, so they need no certificate and none is missing
+    audit_own_class: dict[int, str] = field(default_factory=dict)
     audit_certificates_in: str | None = None  # their folder, FOLDER/FEATURE.rows
     # an audited row that flips and is confident itself at the report's gap: with its x2,
     # a replay-checked pair (``row``, ``p_row``, ``p_x2``, ``x2``), whatever the check said
@@ -614,11 +617,15 @@ def _audits(ens, checks, asked: dict, common, say, rows_in) -> list:
         say(f"report: auditing the rows of {common['data']} for {p}")
         f = ProtectedFinding(p, res, **_audit(ens, common["data"], p, asked, common, rows_in))
         if f.audit_certificates is not None:
-            from .audit_certificates import certified_text, rows_folder, split_untried
+            from .audit_certificates import certified_text, own_class, rows_folder, split_untried
 
             f.audit_certificates_in = str(rows_folder(rows_in.folder, p))
             line = certified_text(f.audit_certificates, f.audit_certificates_in)
             f.audit_certificates, f.audit_untried = split_untried(f.audit_certificates)
+            f.audit_own_class = own_class(f.audit_certificates)
+            f.audit_certificates = {
+                r: why for r, why in f.audit_certificates.items() if r not in f.audit_own_class
+            }
             say(f"report: {p}: {line}" + (f" ({UNTRIED_HINT})" if f.audit_untried else ""))
         found.append(f)
     return found

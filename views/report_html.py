@@ -389,7 +389,7 @@ def _audit_table(report: Report, f: ProtectedFinding) -> str:
 
 def _rows_certified(f: ProtectedFinding) -> str:
     """With certificates asked: how many rows that do not flip were certified, and where;
-    how many a bound left untried, and why."""
+    how many a bound left untried, and why; how many need none (of the class x2 is asked)."""
     if f.audit_certificates is None:
         return ""
     done = sum(1 for why in f.audit_certificates.values() if not why)
@@ -397,6 +397,9 @@ def _rows_certified(f: ProtectedFinding) -> str:
     if f.audit_untried:
         why = next(iter(f.audit_untried.values()))
         untried = e(f" {len(f.audit_untried)} were not tried: {why} ({UNTRIED_HINT}).")
+    if f.audit_own_class:
+        why = next(iter(f.audit_own_class.values()))
+        untried += e(f" {len(f.audit_own_class)} need none: {why}.")
     return (
         f"<p>{done} of the {f.rows_to_certify} rows that do not flip are certified: "
         f"each row's proof is in <code>{e(f.audit_certificates_in or '')}/row-N.json</code> "
