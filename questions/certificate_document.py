@@ -26,6 +26,7 @@ from .certificate_steps import (
 )
 from .certify_groups import group_section, model_test
 from .certify_pipeline import NoMaps, pipeline_maps
+from .output_folder import make_folder_of
 
 # version 1: binary probability gaps (``question.gap``, one ``proof``); 2: every claim
 # (``question.claim``, a ``proof`` per part); 3: domains with codes and NaN; 4: a varied
@@ -69,10 +70,7 @@ def check_certificate_path(path: str | Path) -> None:
         raise InputError(
             "cannot write the certificate there: it is a directory (give a file name)", str(path)
         )
-    if not p.parent.exists():
-        raise InputError(
-            f"cannot write the certificate there: directory {p.parent} does not exist", str(path)
-        )
+    make_folder_of(p, str(path))
 
 
 def write_document(ens, q, enc, tables, parts, model_file, path, max_gap_upper: bool):

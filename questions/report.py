@@ -36,6 +36,7 @@ from ..readers.load import load_model
 from ..search import gap_kernel, gap_kernel_compile
 from .audit import audit, summary
 from .campaign import holds_other_model
+from .output_folder import make_folder_of
 from .progress import Display
 from .query_build import query_from_keywords
 from .report_certificates import ClaimCertificates, by_reason, named, plural
@@ -273,7 +274,9 @@ def _provenance(ens: Ensemble, files: list[FileFacts], command: str, usage: Usag
 
 
 def _results_paths(results: str | Path) -> tuple[Path, Path]:
+    """The ranking's and the checks' logs beside ``results``, its folder made if missing."""
     base = Path(results)
+    make_folder_of(base, str(base))
     stem = base.name.removesuffix(".jsonl")
     return base.with_name(f"{stem}.rank.jsonl"), base.with_name(f"{stem}.checks.jsonl")
 

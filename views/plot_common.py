@@ -24,6 +24,7 @@ from ..answers.result import (
     result_from_dict,
 )
 from ..compiler.errors import InputError
+from ..questions.output_folder import make_folder_of
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -113,7 +114,8 @@ def probability_text(g: PairGap) -> str:
 
 
 def check_plot_path(path: str | Path) -> Path:
-    """A plot file that can be written: a known image suffix in an existing directory."""
+    """A plot file that can be written: a known image suffix, not a directory (its folder
+    made where missing)."""
     p = Path(path)
     if p.suffix.lower() not in PLOT_SUFFIXES:
         raise InputError(
@@ -122,8 +124,7 @@ def check_plot_path(path: str | Path) -> Path:
         )
     if p.is_dir():
         raise InputError("is a directory", str(path))
-    if not p.parent.exists():
-        raise InputError(f"directory {p.parent} does not exist", str(path))
+    make_folder_of(p, str(path))
     return p
 
 

@@ -20,6 +20,7 @@ from ...compiler.options import (
     work_problem,
 )
 from ...questions.keywords import API_KEYWORDS, MODEL, Keyword
+from ...questions.output_folder import make_folder_of
 from ...questions.query_build import query_from_keywords
 from ...questions.results_log import os_error_text
 from ...readers.data import load_data, say_data_notes
@@ -464,12 +465,11 @@ def log(msg: str) -> None:
 
 
 def check_writable(where: str, path: Path) -> None:
-    """Can ``path`` be appended to (created if missing, and removed again)? An input error
-    naming ``where`` (the flag and the file) otherwise."""
+    """Can ``path`` be appended to (created if missing, and removed again; its folder
+    made where missing)? An input error naming ``where`` (the flag and the file) otherwise."""
     if path.is_dir():
         raise InputError("is a directory", where)
-    if not path.parent.exists():
-        raise InputError(f"directory {path.parent} does not exist", where)
+    make_folder_of(path, where)
     existed = path.exists()
     try:
         with open(path, "a"):

@@ -17,6 +17,7 @@ from ...backends.smtlib import to_smtlib
 from ...compiler.errors import InputError
 from ...compiler.question import where_words
 from ...driver import compile_query, for_backend, is_race
+from ...questions.output_folder import make_folder_of
 from ...readers.data import dataset_for
 from ...readers.formats import AUTO, format_names
 from .common import add_model_args, add_query_args, log
@@ -148,6 +149,7 @@ def run(args) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
+        make_folder_of(args.output, f"-o {args.output}")
         try:
             with open(args.output, "w") as f:
                 f.write(text)

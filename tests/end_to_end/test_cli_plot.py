@@ -77,10 +77,11 @@ def test_check_plot_with_an_unknown_suffix_exits_2_before_solving(tmp_path):
     assert "solving" not in p.stderr and "Traceback" not in p.stderr
 
 
-def test_check_plot_in_a_missing_directory_exits_2(tmp_path):
+def test_check_plot_under_a_file_exits_2(tmp_path):
+    (tmp_path / "no").write_text("")
     p = treesens_here("check", MODEL, "--vary", "mean_texture", "--plot", tmp_path / "no/w.png")
     assert p.returncode == 2
-    assert "does not exist" in p.stderr and "Traceback" not in p.stderr
+    assert "cannot make its folder" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_sweep_plot_writes_the_sweep_png(tmp_path):
@@ -95,7 +96,8 @@ def test_sweep_plot_writes_the_sweep_png(tmp_path):
     assert f"plot written to {path}" in p.stderr
 
 
-def test_sweep_plot_in_a_missing_directory_exits_2_before_running(tmp_path):
+def test_sweep_plot_under_a_file_exits_2_before_running(tmp_path):
+    (tmp_path / "no").write_text("")
     p = treesens_here("sweep", MODEL, "--features", "mean_texture", "--plot", tmp_path / "no/s.png")
     assert p.returncode == 2
-    assert "does not exist" in p.stderr and "sweep of" not in p.stderr
+    assert "cannot make its folder" in p.stderr and "sweep of" not in p.stderr

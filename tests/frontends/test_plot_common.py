@@ -83,9 +83,15 @@ def test_plot_path_suffix_must_be_an_image_format(tmp_path):
         check_plot_path(tmp_path / "plot.csv")
 
 
-def test_plot_path_directory_must_exist(tmp_path):
-    with pytest.raises(InputError, match="does not exist"):
-        check_plot_path(tmp_path / "no" / "plot.png")
+def test_plot_path_folder_is_made_where_missing(tmp_path):
+    check_plot_path(tmp_path / "no" / "plot.png")
+    assert (tmp_path / "no").is_dir()
+
+
+def test_plot_path_folder_that_cannot_be_made_is_an_input_error(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(InputError, match="cannot make its folder"):
+        check_plot_path(tmp_path / "a_file" / "plot.png")
 
 
 def test_plot_path_may_not_be_a_directory(tmp_path):

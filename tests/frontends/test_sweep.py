@@ -310,11 +310,12 @@ def test_resume_says_how_many_results_are_reused_and_rerun(resumed_with_another_
     [
         ("--out", ".", "is a directory"),
         ("--resume", ".", "is a directory"),
-        ("--out", "nowhere/x.jsonl", "directory nowhere does not exist"),
-        ("--table-out", "nowhere/t.md", "directory nowhere does not exist"),
+        ("--out", "a_file/x.jsonl", "cannot make its folder a_file: file exists"),
+        ("--table-out", "a_file/t.md", "cannot make its folder a_file: file exists"),
     ],
 )
 def test_unwritable_output_is_an_input_error_before_the_model_loads(tmp_path, flag, path, problem):
+    (tmp_path / "a_file").write_text("")
     r = _sweep([str(EXAMPLES / "breast_cancer_xgb.json"), flag, path], tmp_path)
     assert (r.returncode, r.stderr) == (2, f"treesens: error: {flag} {path}: {problem}\n")
 

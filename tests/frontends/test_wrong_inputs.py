@@ -402,15 +402,16 @@ def _audit(rows: str, *extra: str):
     ("flag", "name", "words"),
     [
         ("--out", "a_dir", ["--out", "is a directory"]),
-        ("--out", "no_dir/x.jsonl", ["--out", "does not exist"]),
+        ("--out", "a_file/x.jsonl", ["--out", "cannot make its folder"]),
         ("--resume", "a_dir", ["--resume", "is a directory"]),
-        ("--plot", "no_dir/p.png", ["--plot", "does not exist"]),
+        ("--plot", "a_file/p.png", ["--plot", "cannot make its folder"]),
     ],
 )
 def test_an_audit_file_that_cannot_be_written_is_named_before_any_row(
     tmp_path, audit_rows, flag, name, words
 ):
     (tmp_path / "a_dir").mkdir()
+    (tmp_path / "a_file").write_text("")
     r = _audit(audit_rows, flag, str(tmp_path / name))
     _one_line_error(r, name, *words)
 

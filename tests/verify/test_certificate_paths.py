@@ -75,15 +75,16 @@ def test_a_certificate_naming_its_model_from_the_working_directory_still_finds_i
     assert named_model("../model.json", Path("certs")) == Path("certs/../model.json")
 
 
-def test_a_certificate_in_a_missing_folder_is_refused_before_the_answer(written, tmp_path):
+def test_a_certificate_under_a_file_is_refused_before_the_answer(written, tmp_path):
+    (tmp_path / "a_file").write_text("")
     p = treesens_here(
         "check", written.parents[1] / "model.json", "--vary", "f1", "--gap", "0.2",
-        "--certificate", tmp_path / "nowhere" / "c.json",
+        "--certificate", tmp_path / "a_file" / "c.json",
     )  # fmt: skip
     assert p.returncode == 2
     (line,) = p.stderr.strip().splitlines()
-    missing = f"cannot write the certificate there: directory {tmp_path / 'nowhere'} does not exist"
-    assert missing in line and "internal error" not in line
+    unmade = f"cannot make its folder {tmp_path / 'a_file'}: file exists"
+    assert unmade in line and "internal error" not in line
 
 
 def test_a_check_whose_answer_gets_no_certificate_leaves_no_earlier_one_in_its_file(
