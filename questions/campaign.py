@@ -261,6 +261,7 @@ def sweep_campaign(
     display: Display | None = None,
     count_reused: bool = True,
     warn: Callable[[str], None] | None = None,
+    warn_other: Callable[[str], None] | None = None,
     on_reused: Callable[[dict], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
     certificates: SweepCertificates | None = None,
@@ -271,8 +272,9 @@ def sweep_campaign(
     (``on_reused`` sees their lines first), the others run and appended to the results
     log as they end (``on_result`` sees them). ``display(total)`` shows the progress
     (``count_reused``: the reused answers count in it, as answered at once); ``warn``
-    sees the lines of the resume file that are not results, and once that the log holds
-    another model's results (``warn_other_model``). ``certificates``
+    sees the lines of the resume file that are not results, and ``warn_other`` (default:
+    ``warn``) once that the log holds another model's results (``warn_other_model``).
+    ``certificates``
     (``--certificates``): each answer, reused or new, is handed to it before it is
     written or seen, so that its proof record says whether it was certified. ``budget``:
     the seconds the queries run in all, in two passes (questions/sweep_budget.py; None:
@@ -280,11 +282,12 @@ def sweep_campaign(
     plan = ResumePlan({}, list(subsets))
     note = None
     warn = warn or (lambda _msg: None)
+    warn_other = warn_other or warn
     lines = read_results(campaign.resume, warn) if campaign.resume is not None else []
     if campaign.resume is None and campaign.out is not None and Path(campaign.out).is_file():
-        warn_other_model(campaign.out, _out_lines(campaign.out), ens, warn)
+        warn_other_model(campaign.out, _out_lines(campaign.out), ens, warn_other)
     elif campaign.resume is not None:
-        warn_other_model(campaign.resume, lines, ens, warn)
+        warn_other_model(campaign.resume, lines, ens, warn_other)
     if campaign.resume is not None:
         key = ResumeKey.of(ens, make(list(subsets[0]), ""))
         plan = plan_resume(subsets, lines, key)

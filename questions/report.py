@@ -26,7 +26,7 @@ from ..answers.proof import bound_claim
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..compiler.audit import FLIPPABLE
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, TreesensWarning, notes_once
+from ..compiler.errors import InputError, notes_once
 from ..compiler.feature_names import feature_list, refuse_repeats
 from ..compiler.kinds import resolve_condition
 from ..compiler.readings import read_as
@@ -42,7 +42,7 @@ from .query_build import query_from_keywords
 from .report_certificates import ClaimCertificates, by_reason, named, plural
 from .report_ranking import best_flip, raise_lower
 from .software import Library, software
-from .sweep import sweep
+from .sweep import OtherModelResults, sweep
 from .sweep_budget import MIN_STEP_SECONDS, budget_advice
 
 # how the time budget is shared: the ranking, then the protected features' checks; the
@@ -294,7 +294,7 @@ def _other_models_said(ens: Ensemble, logs, say):
                 "model's are added to it (--results PATH keeps each model's apart)"
             )
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r".* holds results of ", category=TreesensWarning)
+        warnings.simplefilter("ignore", OtherModelResults)
         yield
 
 

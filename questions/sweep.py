@@ -53,6 +53,12 @@ def not_held_by_where(ens: Ensemble, subs: list, where) -> list:
     return [s for s in subs if s not in held]
 
 
+class OtherModelResults(TreesensWarning):
+    """The sweep's results log holds another model's results (or this model's name with
+    other trees): legitimate, but no longer one sweep's log (a plot of it refuses them).
+    A report, whose logs are its own, says it in its own words and ignores this."""
+
+
 def feature_subsets(
     ens: Ensemble,
     k: int = 1,
@@ -369,6 +375,7 @@ def sweep(
         memory_mb=kw["memory_mb"],
         display=progress,
         warn=lambda msg: warnings.warn(msg, TreesensWarning, stacklevel=5),
+        warn_other=lambda msg: warnings.warn(msg, OtherModelResults, stacklevel=5),
         budget=budget,
     )
     if budget is None:

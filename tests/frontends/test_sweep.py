@@ -10,7 +10,7 @@ import pytest
 from treesens.compiler.errors import InputError
 from treesens.questions.results_log import appending
 from treesens.questions.resume import ResumeKey, plan_resume, read_results
-from treesens.questions.sweep import feature_subsets
+from treesens.questions.sweep import OtherModelResults, feature_subsets
 from treesens.tests.conftest import treesens_here
 from treesens.tests.oracle import random_ensemble
 
@@ -420,7 +420,7 @@ def test_api_sweep_out_of_another_model_warns(tmp_path):
     out = tmp_path / "r.jsonl"
     kw = {"features": ["mean_texture"], "gap": 0.3, "timeout": 60, "out": out}
     treesens.sweep(EXAMPLES / "breast_cancer_xgb.json", **kw)
-    with pytest.warns(UserWarning, match="holds results of another model"):
+    with pytest.warns(OtherModelResults, match="holds results of another model"):
         treesens.sweep(EXAMPLES / "breast_cancer_deep_xgb.json", **kw)
 
 
@@ -446,7 +446,7 @@ def test_out_file_of_a_model_replaced_in_place_is_warned_of_as_the_same_name(tmp
     shutil.copy(EXAMPLES / "breast_cancer_xgb.json", model)
     treesens.sweep(model, **kw)
     shutil.copy(EXAMPLES / "breast_cancer_deep_xgb.json", model)
-    with pytest.warns(UserWarning, match="holds results of a model of this name with other"):
+    with pytest.warns(OtherModelResults, match="holds results of a model of this name with other"):
         treesens.sweep(model, **kw)
 
 

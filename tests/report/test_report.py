@@ -11,6 +11,7 @@ import pytest
 from treesens.answers.result import Result
 from treesens.compiler.errors import InputError
 from treesens.questions.report import Report, _results_paths, report
+from treesens.questions.sweep import OtherModelResults
 from treesens.tests.report.conftest import MODEL, RANKED, ROWS
 
 
@@ -80,13 +81,27 @@ def test_a_report_of_a_model_retrained_in_place_says_its_log_holds_the_old_ones_
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
         report(str(model), str(ROWS), note=said.append, **kw)
-    assert [w for w in warned if "holds results" in str(w.message)] == []
+    assert [w for w in warned if issubclass(w.category, OtherModelResults)] == []
     assert [s for s in said if "holds answers of a model of this name" in s] == [
         f"report: {tmp_path / 'r.rank.jsonl'} holds answers of a model of this name with other "
         "trees or bounds (or written by an earlier treesens, whose fingerprints differ): they "
         "are not reused, and this model's are added to it (--results PATH keeps each model's "
         "apart)"
     ]
+
+
+def test_a_report_ignores_the_sweep_s_other_model_warning_by_its_category_not_its_words(
+    tmp_path, monkeypatch
+):
+    from treesens.questions import campaign
+
+    kw = dict(features=RANKED[:1], budget=10, results=tmp_path / "r.jsonl", progress=False)
+    report(str(MODEL.with_name("breast_cancer_deep_xgb.json")), str(ROWS), **kw)
+    monkeypatch.setattr(campaign, "warn_other_model", lambda *a: a[-1]("reworded"))
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        report(str(MODEL), str(ROWS), **kw)
+    assert [str(w.message) for w in warned if "reworded" in str(w.message)] == []
 
 
 def _with_ranking(rep: Report, ranking: list[Result]) -> Report:
