@@ -22,6 +22,11 @@ from ...compiler.errors import InputError
 from .base import RETRIES, Failure, Outcome, TaskFn, failure_text, optional_import
 from .spawn_guard import raise_worker_note, worker_note
 
+# Dask retries an address where no scheduler answers for 30 s before it gives up
+# (distributed.comm.timeouts.connect); a scheduler that is there answers within this, as
+# a Ray cluster is given (executors/ray.py)
+CONNECT_SECONDS = 5.0
+
 
 class DaskExecutor:
     """Tasks on a dask.distributed ``Client``."""
@@ -36,7 +41,7 @@ class DaskExecutor:
             self.client = distributed.Client(self._cluster)
         else:
             try:
-                self.client = distributed.Client(address)
+                self.client = distributed.Client(address, timeout=CONNECT_SECONDS)
             except OSError as e:  # no scheduler there (a refused or timed-out connection)
                 raise InputError(
                     f"no Dask scheduler answers there: {e}", f"--executor dask={address}"

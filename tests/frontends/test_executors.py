@@ -8,6 +8,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -160,13 +161,22 @@ def test_an_unknown_executor_is_an_input_error():
         parse_executor("spark")
 
 
-def test_a_dask_address_where_no_scheduler_answers_is_an_input_error():
+def test_a_dask_address_where_no_scheduler_answers_is_an_input_error(monkeypatch):
     pytest.importorskip("distributed")
-    import dask
+    from treesens.questions.executors import dask
 
-    quick = dask.config.set({"distributed.comm.timeouts.connect": "1s"})
-    with quick, pytest.raises(InputError, match="no Dask scheduler answers there"):
+    monkeypatch.setattr(dask, "CONNECT_SECONDS", 1.0)
+    with pytest.raises(InputError, match="no Dask scheduler answers there"):
         make_executor("dask=tcp://127.0.0.1:1")
+
+
+def test_a_dask_address_where_no_scheduler_answers_gives_up_after_its_own_connect_timeout():
+    """5 s, as Ray's, not Dask's 30 s (distributed.comm.timeouts.connect)."""
+    pytest.importorskip("distributed")
+    t0 = time.monotonic()
+    with pytest.raises(InputError, match=r"after 5 s"):
+        make_executor("dask=tcp://127.0.0.1:1")
+    assert time.monotonic() - t0 < 15
 
 
 def _sweep(*args: str) -> subprocess.CompletedProcess:
