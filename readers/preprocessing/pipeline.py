@@ -24,7 +24,7 @@ from ...compiler.errors import InputError, UnsupportedModelError
 from ..formats.base import OneCallAtATime
 from ..load_notes import step as load_step
 from .fold import ColumnMap, check_nondecreasing, fold, last_accepted
-from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
+from .steps import PASS, branch_steps, encoder_of, indicates, is_identity, refuse, step_name
 
 # inputs that show which transformed columns a numeric input reaches (a clipping
 # MinMaxScaler is flat on most of the line, so the probes span many scales)
@@ -161,6 +161,9 @@ def _input_columns(pre: list[Any], n: int, where: str) -> tuple[dict[int, tuple]
             enc = encoder_of(steps)
             if enc is not None and k > 0:
                 raise refuse(enc, where, " after the pipeline's first step")
+            indicator = next((s for s in steps if indicates(s)), None)
+            if indicator is not None and k > 0:  # its inputs are not read at NaN (imputed)
+                raise refuse(indicator, where, " with add_indicator=True after the first step")
             if k == 0 and any(step_name(s) == "SimpleImputer" for s in steps):
                 imputed.update(cols)
             if enc is not None:
@@ -313,7 +316,10 @@ def _features_and_maps(probe, names, categories, imputed, width, where):
             ub = float(len(labels) - 1)
             features.append(Feature(name, "categorical", 0.0, ub, labels, category_values=shown))
         else:
-            values = probe.transform(probe.rows(i, PROBES))
+            # an imputed input at NaN too: a missing-value indicator column
+            # (SimpleImputer's add_indicator) reads it there only
+            at = [*PROBES, np.nan] if i in imputed else PROBES
+            values = probe.transform(probe.rows(i, at))
             features.append(Feature(name, may_be_missing=i in imputed))
         for j in _varying(values).tolist():
             if j in owner:

@@ -1,6 +1,7 @@
 """The scikit-learn preprocessing steps a pipeline may hold, and what each does to the
 user's columns: a *numeric* step maps each column through a nondecreasing function
-(scalers, the imputer); an *encoder* turns each column into a categorical feature with
+(scalers, the imputer), or marks where it is missing (the imputer's add_indicator
+columns: 1.0 where the input is NaN); an *encoder* turns each column into a categorical feature with
 the encoder's categories. Every step maps each column on its own, which is what lets the
 pipeline fold into the trees (fold.py)."""
 
@@ -48,13 +49,23 @@ def branch_steps(trans: Any, where: str) -> list[Any]:
             continue
         if name not in (*NUMERIC, *ENCODERS):
             raise refuse(s, where)
-        if name == "SimpleImputer" and getattr(s, "add_indicator", False):
-            raise refuse(s, where, " with add_indicator=True")
+        indicator = next((p for p in steps[:k] if indicates(p)), None)
+        if name in ENCODERS and indicator is not None:
+            raise refuse(indicator, where, " with add_indicator=True before an encoder")
         if name in ENCODERS and any(step_name(p) not in ("SimpleImputer", None) for p in steps[:k]):
             raise refuse(s, where, " after a step other than SimpleImputer")
         if name == "OneHotEncoder" and _has_infrequent(s):
             raise refuse(s, where, " with infrequent categories (min_frequency, max_categories)")
     return [s for s in steps if not is_identity(s)]
+
+
+def indicates(step: Any) -> bool:
+    """A SimpleImputer that appends a missing-value indicator column per input it saw
+    missing at fit (``indicator_.features_``): 1.0 where the input is NaN. Each depends
+    on its input alone, as the imputed column does (pipeline.py probes the input at NaN
+    to find it, where NaN is one of its values: an imputer of the pipeline's first step);
+    an encoder after it would read the indicators as inputs of its own."""
+    return step_name(step) == "SimpleImputer" and bool(getattr(step, "add_indicator", False))
 
 
 def _has_infrequent(encoder: Any) -> bool:

@@ -1,0 +1,157 @@
+"""A SimpleImputer with ``add_indicator=True`` appends, after the imputed columns, a
+column per input it saw missing at fit (``indicator_.features_``): 1.0 where the input is
+NaN. The indicator depends on its input alone and reads it at NaN only, so the pipeline
+folds into the trees as before: on a grid of whole numbers and NaN, the folded model
+agrees with the pipeline's predict_proba on every row, and each feature's check agrees
+with enumerating the grid, its witness replayed by the pipeline."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treesens
+from treesens.answers.result import INSENSITIVE, SENSITIVE
+from treesens.compiler.errors import UnsupportedModelError
+
+pytest.importorskip("sklearn")
+
+GAP = 0.1
+COLUMNS = ["a", "b", "c"]
+VALUES = [np.nan, *map(float, range(6))]
+
+
+def _training(n: int = 800) -> tuple[pd.DataFrame, np.ndarray]:
+    """a matters only by being missing, b by its value and by being missing; c, never
+    missing at fit, gets no indicator."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({c: rng.integers(0, 6, n).astype(float) for c in COLUMNS})
+    miss_a, miss_b = rng.random(n) < 0.3, rng.random(n) < 0.15
+    score = 2.0 * miss_a + 1.5 * (df.b > 2) - 1.0 * miss_b - 0.3 * (df.c > 3)
+    y = (score + rng.normal(0, 0.5, n) > 1.2).astype(int).to_numpy()
+    df.loc[miss_a, "a"] = np.nan
+    df.loc[miss_b, "b"] = np.nan
+    return df, y
+
+
+def _imputer_alone():
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+
+    clf = GradientBoostingClassifier(n_estimators=15, max_depth=2, random_state=0)
+    return make_pipeline(SimpleImputer(strategy="median", add_indicator=True), clf)
+
+
+def _scaled_in_a_column_transformer():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    branch = make_pipeline(SimpleImputer(add_indicator=True), StandardScaler())
+    clf = RandomForestClassifier(n_estimators=6, max_depth=4, random_state=0)
+    return make_pipeline(ColumnTransformer([("num", branch, COLUMNS)]), clf)
+
+
+PIPELINES = {
+    "imputer": _imputer_alone,
+    "imputer+scaler in a ColumnTransformer": _scaled_in_a_column_transformer,
+}
+
+
+@pytest.fixture(scope="module", params=sorted(PIPELINES))
+def fitted(request):
+    df, y = _training()
+    pipe = PIPELINES[request.param]().fit(df, y)
+    grid = pd.DataFrame(list(itertools.product(VALUES, repeat=3)), columns=COLUMNS)
+    return pipe, treesens.load_model(pipe, data=grid, bounds="data"), grid
+
+
+def _indicator_of(pipe):
+    imputer = (
+        pipe[0] if type(pipe[0]).__name__ == "SimpleImputer" else pipe[0].transformers_[0][1][0]
+    )
+    return imputer.indicator_.features_.tolist()
+
+
+def test_the_indicators_are_of_the_inputs_missing_at_fit_and_the_trees_read_them(fitted):
+    pipe, _, _ = fitted
+    assert _indicator_of(pipe) == [0, 1]  # a and b; c had no NaN at fit
+    assert pipe[-1].feature_importances_[3] > 0  # a's indicator: a matters only by it
+
+
+def test_the_folded_model_agrees_with_the_pipeline_on_every_row_of_the_grid(fitted):
+    pipe, ens, grid = fitted
+    got = ens.proba(grid.to_numpy(dtype=float))  # the trees summed in another order: ulps
+    assert np.allclose(got, pipe.predict_proba(grid), rtol=0, atol=1e-12)
+
+
+def _brute_force_sensitive(p: np.ndarray, grid: pd.DataFrame, vary: str) -> bool:
+    shared = [grid[c].fillna(-1.0) for c in COLUMNS if c != vary]  # NaN: a value of its own
+    groups = pd.Series(p).groupby(shared)
+    return bool(((groups.max() >= 0.5 + GAP) & (groups.min() <= 0.5 - GAP)).any())
+
+
+@pytest.mark.parametrize("vary", COLUMNS)
+def test_each_check_agrees_with_enumerating_the_grid_and_its_witness_replays(fitted, vary):
+    pipe, ens, grid = fitted
+    expected = _brute_force_sensitive(pipe.predict_proba(grid)[:, 1], grid, vary)
+    res = treesens.check(ens, vary=vary, gap=GAP, timeout=60)
+    assert res.status == (SENSITIVE if expected else INSENSITIVE), res
+    if res.status == SENSITIVE:
+        rows = pd.DataFrame([res.witness["x1"], res.witness["x2"]])[COLUMNS].astype(float)
+        q1, q2 = pipe.predict_proba(rows)[:, 1]
+        assert q1 >= 0.5 + GAP and q2 <= 0.5 - GAP and res.validated
+
+
+def test_a_missing_value_alone_can_flip_a_decision(fitted):
+    """a matters only by being missing: its witness pair is NaN and a number."""
+    _, ens, _ = fitted
+    res = treesens.check(ens, vary="a", gap=GAP, timeout=60)
+    pair = [res.witness[x]["a"] for x in ("x1", "x2")]
+    assert res.status == SENSITIVE and sum(v is None or v != v for v in pair) == 1
+
+
+def test_an_indicator_after_the_pipeline_s_first_step_is_refused_naming_it():
+    """Its inputs are read at NaN only where an imputer of the first step fills them."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    df, y = _training()
+    clf = RandomForestClassifier(n_estimators=2, random_state=0)
+    pipe = make_pipeline(StandardScaler(), SimpleImputer(add_indicator=True), clf).fit(df, y)
+    with pytest.raises(UnsupportedModelError, match="'SimpleImputer'.* add_indicator=True after"):
+        treesens.load_model(pipe)
+
+
+def test_an_indicator_before_an_encoder_is_refused_naming_it():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    df, y = _training()
+    branch = make_pipeline(SimpleImputer(add_indicator=True), OrdinalEncoder())
+    pre = ColumnTransformer([("cat", branch, ["a"])], remainder="passthrough")
+    pipe = make_pipeline(pre, RandomForestClassifier(n_estimators=2, random_state=0)).fit(df, y)
+    with pytest.raises(UnsupportedModelError, match="'SimpleImputer'.* add_indicator=True before"):
+        treesens.load_model(pipe)
+
+
+def test_a_certificate_of_an_indicator_pipeline_is_refused_saying_why(tmp_path):
+    """The checker reads no indicator column: the answer stands, uncertified."""
+    sio = pytest.importorskip("skops.io")
+    df, y = _training()
+    path = tmp_path / "pipe.skops"
+    sio.dump(_imputer_alone().fit(df, y), path)
+    res = treesens.check(str(path), vary="c", gap=0.3, certificate=tmp_path / "c.json")
+    assert res.status == INSENSITIVE and not res.proof.checked
+    assert res.proof.why_not == "the checker does not read a SimpleImputer's add_indicator columns"
