@@ -251,6 +251,29 @@ def warn_other_model(
         )
 
 
+def _resume_plan(
+    ens: Ensemble,
+    subsets: list[tuple[str, ...]],
+    make: Callable[..., Query],
+    campaign: Campaign,
+    warn: Callable[[str], None],
+    warn_other: Callable[[str], None],
+) -> tuple[ResumePlan, str | None]:
+    """What a sweep reuses from ``campaign.resume`` and the note saying so (None: no
+    resume file); warns once if the file it appends to holds another model's results."""
+    lines = read_results(campaign.resume, warn) if campaign.resume is not None else []
+    if campaign.resume is None and campaign.out is not None and Path(campaign.out).is_file():
+        warn_other_model(campaign.out, _out_lines(campaign.out), ens, warn_other)
+    elif campaign.resume is not None:
+        warn_other_model(campaign.resume, lines, ens, warn_other)
+    if campaign.resume is None:
+        return ResumePlan({}, list(subsets)), None
+    key = ResumeKey.of(ens, make(list(subsets[0]), ""))
+    plan = plan_resume(subsets, lines, key)
+    missing = "" if Path(campaign.resume).exists() else " (no such file yet: it is created)"
+    return plan, f"resume from {campaign.resume}{missing}: {plan.summary()}"
+
+
 def sweep_campaign(
     ens: Ensemble,
     subsets: list[tuple[str, ...]],
@@ -279,20 +302,8 @@ def sweep_campaign(
     written or seen, so that its proof record says whether it was certified. ``budget``:
     the seconds the queries run in all, in two passes (questions/sweep_budget.py; None:
     each query within its own time limit, once)."""
-    plan = ResumePlan({}, list(subsets))
-    note = None
     warn = warn or (lambda _msg: None)
-    warn_other = warn_other or warn
-    lines = read_results(campaign.resume, warn) if campaign.resume is not None else []
-    if campaign.resume is None and campaign.out is not None and Path(campaign.out).is_file():
-        warn_other_model(campaign.out, _out_lines(campaign.out), ens, warn_other)
-    elif campaign.resume is not None:
-        warn_other_model(campaign.resume, lines, ens, warn_other)
-    if campaign.resume is not None:
-        key = ResumeKey.of(ens, make(list(subsets[0]), ""))
-        plan = plan_resume(subsets, lines, key)
-        missing = "" if Path(campaign.resume).exists() else " (no such file yet: it is created)"
-        note = f"resume from {campaign.resume}{missing}: {plan.summary()}"
+    plan, note = _resume_plan(ens, subsets, make, campaign, warn, warn_other or warn)
     total = len(subsets) if count_reused else len(plan.todo)
     with (display or silent)(total) as shown:
         if note is not None:
