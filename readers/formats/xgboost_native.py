@@ -380,6 +380,7 @@ def from_estimator(est: Any) -> Ensemble:
         raise UnsupportedModelError(f"{type(est).__name__} is not a classifier or regressor")
     where = f"<{type(est).__name__}>"
     _refuse_numeric_missing(est, where)
+    _refuse_margin_as_probability(est, where)
     rounds = predicted_rounds(est)
     if rounds is None or rounds >= booster.num_boosted_rounds():
         return from_booster(booster, where)
@@ -400,6 +401,21 @@ def _refuse_numeric_missing(est: Any, where: str) -> None:
             f"missing={missing!r}: its predict reads the value {missing!r} as missing, "
             "which treesens does not (it reads NaN as missing): fit with the default "
             f"missing=np.nan, with NaN where the data holds {missing!r}",
+            where,
+        )
+
+
+def _refuse_margin_as_probability(est: Any, where: str) -> None:
+    """An XGBClassifier (or XGBRFClassifier) trained with binary:logitraw returns the margin from its
+    predict_proba (xgboost: "Unsupported by predict_proba()") and predicts class 1 where
+    that margin exceeds 0.5, where treesens reads P(class 1) = sigmoid(margin): its answers
+    would not be about the probabilities this object gives."""
+    if hasattr(est, "predict_proba") and getattr(est, "objective", None) == "binary:logitraw":
+        raise UnsupportedModelError(
+            f"{type(est).__name__} with objective='binary:logitraw': its predict_proba returns the "
+            "margin, not a probability, and its predict thresholds that margin at 0.5, where "
+            "treesens reads P(class 1) = sigmoid(margin); to ask about that probability, give "
+            "its booster (est.get_booster()) or the file it saves",
             where,
         )
 

@@ -369,6 +369,26 @@ def test_xgb_estimator_with_a_number_as_missing_is_refused(cancer):
         load_model(clf)
 
 
+def test_xgbclassifier_whose_predict_proba_returns_the_logitraw_margin_is_refused(cancer):
+    # was: answered in sigmoid(margin), while this object's predict_proba gave the margin
+    from treesens.compiler.errors import UnsupportedModelError
+
+    X, y = cancer
+    params = dict(n_estimators=3, max_depth=2, n_jobs=1, objective="binary:logitraw")
+    clf = xgb.XGBClassifier(**params).fit(X, y)
+    with pytest.raises(UnsupportedModelError, match=r"binary:logitraw.*get_booster"):
+        load_model(clf)
+
+
+def test_the_booster_of_a_logitraw_xgbclassifier_is_read_as_sigmoid_of_its_margin(cancer):
+    X, y = cancer
+    params = dict(n_estimators=3, max_depth=2, n_jobs=1, objective="binary:logitraw")
+    booster = xgb.XGBClassifier(**params).fit(X, y).get_booster()
+    ens = load_model(booster)
+    margin = booster.predict(xgb.DMatrix(X[:50]), output_margin=True)
+    assert np.max(np.abs(ens.proba(X[:50])[:, 1] - 1 / (1 + np.exp(-margin)))) <= TOL
+
+
 def test_two_class_softprob_model_is_read_as_a_softmax_of_two_classes(cancer):
     # was: "tree 1 is malformed: it adds to class 1", a valid model refused
     X, y = cancer
