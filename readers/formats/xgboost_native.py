@@ -352,7 +352,7 @@ def _warned_if_stopped_early(ens: Ensemble, model: dict) -> Ensemble:
         best = int(model["learner"]["attributes"]["best_iteration"])
     except (KeyError, TypeError, ValueError):
         return ens
-    rounds = len(ens.trees) // max(ens.n_outputs, 1)
+    rounds = _rounds(model, len(ens.trees), ens.n_outputs)
     if 0 <= best < rounds - 1:
         warnings.warn(
             f"{ens.source}: the file records early stopping (best_iteration {best}): treesens "
@@ -363,6 +363,17 @@ def _warned_if_stopped_early(ens: Ensemble, model: dict) -> Ensemble:
             stacklevel=2,
         )
     return ens
+
+
+def _rounds(model: dict, n_trees: int, n_outputs: int) -> int:
+    """The boosting rounds a native model holds (best_iteration counts these): a round is
+    a tree per output, times num_parallel_tree (a forest's trees per round)."""
+    m = model["learner"]["gradient_booster"]["model"]
+    indptr = m.get("iteration_indptr")
+    if isinstance(indptr, list) and len(indptr) > 1:
+        return len(indptr) - 1
+    parallel = int(m.get("gbtree_model_param", {}).get("num_parallel_tree", 1) or 1)
+    return n_trees // max(n_outputs * parallel, 1)
 
 
 def from_booster(booster: Any, where: str = "<Booster>") -> Ensemble:

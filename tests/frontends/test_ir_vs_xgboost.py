@@ -345,6 +345,35 @@ def test_a_file_saved_after_early_stopping_warns_that_every_round_is_read(cancer
     assert len(ens.trees) == clf.get_booster().num_boosted_rounds()
 
 
+def _forest_file(cancer, tmp_path, best_iteration: int) -> Path:
+    """Five rounds of three parallel trees, saved recording ``best_iteration``."""
+    X, y = cancer
+    params = {"num_parallel_tree": 3, "subsample": 0.7, "max_depth": 2, "nthread": 1}
+    booster = xgb.train(params, xgb.DMatrix(X, y), 5)
+    booster.set_attr(best_iteration=str(best_iteration))
+    booster.save_model(tmp_path / "forest.json")
+    return tmp_path / "forest.json"
+
+
+def test_a_forest_file_whose_early_stopping_kept_every_round_does_not_warn(cancer, tmp_path):
+    # was: "treesens reads all 15 rounds ... predicts with the first 5", its trees counted
+    import warnings
+
+    path = _forest_file(cancer, tmp_path, best_iteration=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ens = load_model(path)
+    assert len(ens.trees) == 15
+
+
+def test_a_forest_files_early_stopping_warning_counts_rounds_not_trees(cancer, tmp_path):
+    from treesens.compiler.errors import TreesensWarning
+
+    path = _forest_file(cancer, tmp_path, best_iteration=2)
+    with pytest.warns(TreesensWarning, match="reads all 5 rounds.*with the first 3"):
+        load_model(path)
+
+
 def test_early_stopped_categorical_xgbclassifier_keeps_its_category_names():
     import pandas as pd
 
