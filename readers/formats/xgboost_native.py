@@ -341,24 +341,33 @@ def load_path(path: Path, options: LoadOptions = DEFAULT_OPTIONS, dump: bool = F
         native()
         return _warned_if_stopped_early(from_native_json(data, where, model_bytes=blob), data)
     native()
-    return from_booster(booster_from_bytes(blob, where), where)
+    return from_booster(booster_from_bytes(blob, where), where, file=True)
 
 
-def _warned_if_stopped_early(ens: Ensemble, model: dict) -> Ensemble:
-    """A file saved after early stopping records ``best_iteration``: treesens reads every
-    round, as Booster.predict does, but an XGBClassifier loading the file predicts with
-    the first best_iteration + 1; which one the user deploys the file cannot say."""
+def _warned_if_stopped_early(ens: Ensemble, model: dict, booster: bool = False) -> Ensemble:
+    """A model saved after early stopping records ``best_iteration``: treesens reads every
+    round, as Booster.predict does by default, but an XGBClassifier loading the file
+    predicts with the first best_iteration + 1, and so does a Booster asked with
+    ``iteration_range=(0, best_iteration + 1)`` (xgboost's advice after early stopping);
+    which one the user deploys the model cannot say. ``booster``: an in-memory Booster."""
     try:
         best = int(model["learner"]["attributes"]["best_iteration"])
     except (KeyError, TypeError, ValueError):
         return ens
     rounds = _rounds(model, len(ens.trees), ens.n_outputs)
     if 0 <= best < rounds - 1:
+        others = (
+            "xgboost's advice after early stopping, iteration_range=(0, best_iteration + 1), "
+            f"predicts with the first {best + 1}; to ask about those, give "
+            "booster[: best_iteration + 1]"
+            if booster
+            else f"an XGBClassifier or XGBRegressor loading it predicts with the first {best + 1}; "
+            "to ask about those, give the fitted estimator, or save booster[: best_iteration + 1]"
+        )
         warnings.warn(
-            f"{ens.source}: the file records early stopping (best_iteration {best}): treesens "
-            f"reads all {rounds} rounds, as Booster.predict does, where an XGBClassifier or "
-            f"XGBRegressor loading it predicts with the first {best + 1}; to ask about those, "
-            "give the fitted estimator, or save booster[: best_iteration + 1]",
+            f"{ens.source}: the {'Booster' if booster else 'file'} records early stopping "
+            f"(best_iteration {best}): treesens reads all {rounds} rounds, as Booster.predict "
+            f"does by default, where {others}",
             TreesensWarning,
             stacklevel=2,
         )
@@ -376,10 +385,12 @@ def _rounds(model: dict, n_trees: int, n_outputs: int) -> int:
     return n_trees // max(n_outputs * parallel, 1)
 
 
-def from_booster(booster: Any, where: str = "<Booster>") -> Ensemble:
+def from_booster(booster: Any, where: str = "<Booster>", file: bool = False) -> Ensemble:
+    """A Booster's ensemble; ``file``: loaded from a model file (the old binary format)."""
     raw = booster.save_raw(raw_format="json")
     data = json.loads(bytes(raw).decode())
-    return from_native_json(data, where, booster=booster)
+    ens = from_native_json(data, where, booster=booster)
+    return _warned_if_stopped_early(ens, data, booster=not file)
 
 
 def from_estimator(est: Any) -> Ensemble:

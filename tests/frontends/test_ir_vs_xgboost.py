@@ -345,6 +345,29 @@ def test_a_file_saved_after_early_stopping_warns_that_every_round_is_read(cancer
     assert len(ens.trees) == clf.get_booster().num_boosted_rounds()
 
 
+def test_an_early_stopped_booster_in_memory_warns_that_every_round_is_read(cancer):
+    # was: read silently, where a file saved from it warned
+    from treesens.compiler.errors import TreesensWarning
+
+    X, y = cancer
+    booster = _early_stopped(X, y).get_booster()
+    with pytest.warns(
+        TreesensWarning, match=r"the Booster records early stopping.*iteration_range"
+    ):
+        ens = load_model(booster)
+    assert len(ens.trees) == booster.num_boosted_rounds()
+
+
+def test_an_early_stopped_estimator_is_read_without_the_warning(cancer):
+    import warnings
+
+    X, y = cancer
+    clf = _early_stopped(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_model(clf)
+
+
 def _forest_file(cancer, tmp_path, best_iteration: int) -> Path:
     """Five rounds of three parallel trees, saved recording ``best_iteration``."""
     X, y = cancer
