@@ -13,7 +13,13 @@ import numpy as np
 
 from .models import Model, ModelError, Tree, library_read, nested_tree
 
-XGBOOST_REGRESSION = ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror")
+XGBOOST_REGRESSION = (
+    "reg:squarederror",
+    "reg:absoluteerror",
+    "reg:pseudohubererror",
+    "reg:quantileerror",
+    "reg:squaredlogerror",
+)
 XGBOOST_MULTICLASS = ("multi:softprob", "multi:softmax")
 # XGBoost's objectives whose prediction is exp(raw score) (log link): their base score
 # is a prediction, whose log starts the raw score
@@ -44,7 +50,8 @@ def read_xgboost(path: str) -> Model:
         raise ModelError(
             f"objective {objective}: the checker reads binary:logistic / logitraw, reg:logistic, "
             "multi:softprob / multi:softmax, reg:squarederror / absoluteerror / "
-            "pseudohubererror and reg:gamma / count:poisson / reg:tweedie models"
+            "pseudohubererror / quantileerror / squaredlogerror and reg:gamma / count:poisson / "
+            "reg:tweedie models"
         )
     if int(learner["learner_model_param"].get("num_target", 1) or 1) > 1:
         raise ModelError("a model of several targets (num_target > 1): the checker reads one")

@@ -95,7 +95,14 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
             f"num_feature={n_feat}: treesens reads at most {MAX_FEATURES:,} features", where
         )
     num_class = int(lmp.get("num_class", 0) or 0)
-    if int(lmp.get("num_target", 1) or 1) > 1:
+    targets = int(lmp.get("num_target", 1) or 1)
+    if targets > 1 and obj == "reg:quantileerror":
+        raise UnsupportedModelError(
+            f"reg:quantileerror of {targets} quantile_alpha values (one output each) is not "
+            "supported: train one model per quantile_alpha",
+            where,
+        )
+    if targets > 1:
         raise UnsupportedModelError("multi-output (num_target > 1) models are not supported", where)
     names, types = _names_and_types(learner, n_feat, where)
     bs = _parse_base_score(lmp.get("base_score", "0.5"))

@@ -26,6 +26,8 @@ REGRESSION = {
     "reg:squarederror": IDENTITY,
     "reg:absoluteerror": IDENTITY,
     "reg:pseudohubererror": IDENTITY,
+    "reg:quantileerror": IDENTITY,  # of one quantile_alpha (several: num_target > 1)
+    "reg:squaredlogerror": IDENTITY,  # trained on log1p(label), predicts the raw score
     "count:poisson": EXP,
     "reg:gamma": EXP,
     "reg:tweedie": EXP,

@@ -204,7 +204,9 @@ def _objective_params(objective: str, n_classes: int) -> dict:
         return {"poisson_regression_param": {"max_delta_step": "0.7"}}
     if objective == "reg:tweedie":
         return {"tweedie_regression_param": {"tweedie_variance_power": "1.5"}}
-    if objective == "reg:absoluteerror":
+    if objective == "reg:quantileerror":
+        return {"quantile_loss_param": {"quantile_alpha": "[5E-1]"}}
+    if objective in ("reg:absoluteerror", "reg:squaredlogerror"):
         return {}
     return {"reg_loss_param": {"scale_pos_weight": "1"}}
 

@@ -37,6 +37,8 @@ OBJECTIVES = {
     "reg:squarederror": ("reg", "reg", {}),
     "reg:absoluteerror": ("reg", "reg", {}),
     "reg:pseudohubererror": ("reg", "reg", {"huber_slope": 2.0}),
+    "reg:quantileerror": ("reg", "reg", {"quantile_alpha": 0.7}),
+    "reg:squaredlogerror": ("reg", "positive", {}),
     "count:poisson": ("reg", "count", {}),
     "reg:tweedie": ("reg", "positive", {"tweedie_variance_power": 1.5}),
     "reg:gamma": ("reg", "positive", {}),

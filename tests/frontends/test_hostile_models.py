@@ -40,7 +40,7 @@ def _cli(*args, cwd=None):
 @pytest.mark.parametrize(
     ("params", "words"),
     [
-        ({"objective": "reg:squaredlogerror"}, "reg:squaredlogerror"),
+        ({"objective": "binary:hinge"}, "binary:hinge"),
         ({"objective": "rank:pairwise"}, "rank:pairwise"),
         ({"objective": "binary:logistic", "booster": "dart"}, "DART"),
         ({"objective": "binary:logistic", "booster": "gblinear"}, "not a tree ensemble"),
@@ -55,7 +55,7 @@ def test_unsupported_model_kind_is_named(tmp_path, params, words):
 
 def test_unsupported_model_kind_exits_2_with_one_line(tmp_path):
     path = tmp_path / "m.json"
-    _train(objective="reg:squaredlogerror").save_model(path)
+    _train(objective="binary:hinge").save_model(path)
     r = _cli("check", str(path), "--vary", "f0")
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and str(path) in r.stderr

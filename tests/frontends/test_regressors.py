@@ -14,7 +14,7 @@ import pytest
 
 import treesens
 from treesens.compiler.ensemble import EXP, IDENTITY, SIGMOID, Ensemble
-from treesens.compiler.errors import InputError
+from treesens.compiler.errors import InputError, UnsupportedModelError
 from treesens.tests.conftest import treesens_here
 
 xgb = pytest.importorskip("xgboost")
@@ -67,6 +67,8 @@ XGB_OBJECTIVES = {
     "reg:squarederror": IDENTITY,
     "reg:absoluteerror": IDENTITY,
     "reg:pseudohubererror": IDENTITY,
+    "reg:quantileerror": IDENTITY,
+    "reg:squaredlogerror": IDENTITY,
     "count:poisson": EXP,
     "reg:gamma": EXP,
     "reg:tweedie": EXP,
@@ -74,13 +76,16 @@ XGB_OBJECTIVES = {
 }
 
 
-def _xgb_regressor(objective: str):
+def _xgb_regressor(objective: str, **params):
     X, y = _data()
-    if XGB_OBJECTIVES[objective] == EXP:
+    if XGB_OBJECTIVES[objective] == EXP or objective == "reg:squaredlogerror":
         y = np.exp(y / 3.0) + 0.1
     if XGB_OBJECTIVES[objective] == SIGMOID:
         y = 1.0 / (1.0 + np.exp(-y))
-    return xgb.XGBRegressor(n_estimators=6, max_depth=3, objective=objective, nthread=1).fit(X, y)
+    if objective == "reg:quantileerror":
+        params = {"quantile_alpha": 0.7, **params}
+    est = xgb.XGBRegressor(n_estimators=6, max_depth=3, objective=objective, nthread=1, **params)
+    return est.fit(X, y)
 
 
 @pytest.mark.parametrize("objective", sorted(XGB_OBJECTIVES))
@@ -95,6 +100,12 @@ def test_xgboost_regressor_has_its_objectives_link(objective):
     ens = treesens.load_model(_xgb_regressor(objective))
     ens = ens.as_regressor() if ens.probability else ens
     assert (ens.n_classes, ens.n_outputs, ens.link) == (0, 1, XGB_OBJECTIVES[objective])
+
+
+def test_xgboost_quantile_regressor_of_several_alphas_is_refused_naming_them():
+    est = _xgb_regressor("reg:quantileerror", quantile_alpha=[0.2, 0.8])
+    with pytest.raises(UnsupportedModelError, match="2 quantile_alpha values"):
+        treesens.load_model(est)
 
 
 def test_xgboost_regressor_saved_as_json_matches_xgboost(tmp_path):
