@@ -24,7 +24,7 @@ from ...compiler.errors import InputError, UnsupportedModelError
 from ..formats.base import OneCallAtATime
 from ..load_notes import step as load_step
 from .fold import ColumnMap, check_nondecreasing, fold, last_accepted
-from .steps import PASS, branch_steps, encoder_of, indicates, is_identity, refuse, step_name
+from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
 
 # inputs that show which transformed columns a numeric input reaches (a clipping
 # MinMaxScaler is flat on most of the line, so the probes span many scales)
@@ -49,11 +49,12 @@ def _fold(pipe, pre, final, load_final, where: str) -> Ensemble:
     inner = load_final(final)
     features, maps = features_and_maps(pipe, inner, where)
     names = _input_names(pipe)
-    categories, imputed = _input_columns(pre, _n_inputs(pipe, where), where)
+    categories = _input_columns(pre, _n_inputs(pipe, where), where)
     probe = _Probe(pipe, names, categories)
     summary = " -> ".join([*(_describe(s) for s in pre), type(final).__name__])
+    imputed = [f.name for f in features if f.may_be_missing]
     if imputed:  # NaN is one of their values (the imputer fills it), which a pair may use
-        summary += f"; may be missing (imputed): {', '.join(names[i] for i in sorted(imputed))}"
+        summary += f"; may be missing (imputed): {', '.join(imputed)}"
     words = (
         f"loading {where}: folding the pipeline's preprocessing ("
         + (", ".join(_describe(s) for s in pre) or "none")
@@ -82,7 +83,7 @@ def features_and_maps(
     """The pipeline's input features, and how each column ``inner`` (its final model's
     ensemble) reads follows from them, asked of the fitted preprocessing."""
     pre = [s for _, s in pipe.steps[:-1] if s not in PASS]
-    categories, imputed = _input_columns(pre, _n_inputs(pipe, where), where)
+    categories = _input_columns(pre, _n_inputs(pipe, where), where)
     names = _input_names(pipe)
     probe = _Probe(pipe, names, categories)
     width = probe.transform(probe.rows(0, [probe.ref[0]])).shape[1]
@@ -92,13 +93,13 @@ def features_and_maps(
             f"reads {inner.n_features}",
             where,
         )
-    return _features_and_maps(probe, names, categories, imputed, width, where)
+    return _features_and_maps(probe, names, categories, width, where)
 
 
 def input_categories(pipe: Any, where: str) -> dict[int, tuple]:
     """Per input column an encoder reads, its categories in code order (raw values)."""
     pre = [s for _, s in pipe.steps[:-1] if s not in PASS]
-    return _input_columns(pre, _n_inputs(pipe, where), where)[0]
+    return _input_columns(pre, _n_inputs(pipe, where), where)
 
 
 def _fitted_input(pipe: Any, attribute: str) -> Any:
@@ -149,27 +150,21 @@ def _branch_name(trans: Any) -> str:
     return step_name(trans)
 
 
-def _input_columns(pre: list[Any], n: int, where: str) -> tuple[dict[int, tuple], set[int]]:
-    """Which input columns an encoder reads (with its categories, in code order), and
-    which ones an imputer fills; every step checked to be supported. Encoders must see
-    the user's columns: in the first step (a ColumnTransformer's branch, or the step)."""
+def _input_columns(pre: list[Any], n: int, where: str) -> dict[int, tuple]:
+    """Which input columns an encoder reads, with its categories in code order; every
+    step checked to be supported. Encoders must see the user's columns: in the first step
+    (a ColumnTransformer's branch, or the step)."""
     categories: dict[int, tuple] = {}
-    imputed: set[int] = set()
     for k, step in enumerate(pre):
         branches = _branches(step, n, where)
         for steps, cols in branches:
             enc = encoder_of(steps)
             if enc is not None and k > 0:
                 raise refuse(enc, where, " after the pipeline's first step")
-            indicator = next((s for s in steps if indicates(s)), None)
-            if indicator is not None and k > 0:  # its inputs are not read at NaN (imputed)
-                raise refuse(indicator, where, " with add_indicator=True after the first step")
-            if k == 0 and any(step_name(s) == "SimpleImputer" for s in steps):
-                imputed.update(cols)
             if enc is not None:
                 for i, c in enumerate(cols):
                     categories[c] = tuple(enc.categories_[i])
-    return categories, imputed
+    return categories
 
 
 def _branches(step: Any, n: int, where: str) -> list[tuple[list[Any], list[int]]]:
@@ -304,10 +299,11 @@ def make_frame(cols: dict[str, list], names: list[str], as_frame: bool):
     return df if as_frame else df.to_numpy()
 
 
-def _features_and_maps(probe, names, categories, imputed, width, where):
+def _features_and_maps(probe, names, categories, width, where):
     owner: dict[int, int] = {}
     features, maps_of = [], {}
     base = probe.transform(probe.rows(0, [probe.ref[0]]))[0]
+    imputed: set[int] = set()
     for i, name in enumerate(names):
         if i in categories:
             values = probe.transform(probe.rows(i, list(categories[i])))
@@ -316,10 +312,9 @@ def _features_and_maps(probe, names, categories, imputed, width, where):
             ub = float(len(labels) - 1)
             features.append(Feature(name, "categorical", 0.0, ub, labels, category_values=shown))
         else:
-            # an imputed input at NaN too: a missing-value indicator column
-            # (SimpleImputer's add_indicator) reads it there only
-            at = [*PROBES, np.nan] if i in imputed else PROBES
-            values = probe.transform(probe.rows(i, at))
+            values = probe.transform(probe.rows(i, [*PROBES, np.nan]))
+            if _imputed(values):
+                imputed.add(i)
             features.append(Feature(name, may_be_missing=i in imputed))
         for j in _varying(values).tolist():
             if j in owner:
@@ -338,6 +333,16 @@ def _features_and_maps(probe, names, categories, imputed, width, where):
         raise InputError("a transformed column is missing (NaN) whatever the input", where)
     maps = [maps_of.get(j, ColumnMap(0, constant=float(base[j]))) for j in range(width)]
     return features, maps
+
+
+def _imputed(values: np.ndarray) -> bool:
+    """Whether a numeric input is read at NaN: ``values`` are the preprocessing's output
+    at the probes, the last row at NaN. Every supported step but the imputer passes NaN
+    through (scikit-learn's scalers do), so a column that depends on the input and holds
+    a number at NaN was filled by an imputer, in whichever step it is, or is its
+    missing-value indicator (SimpleImputer's add_indicator: 1.0 at NaN only)."""
+    reached = _varying(values)
+    return bool((~np.isnan(values[-1, reached])).any())
 
 
 def _varying(values: np.ndarray) -> np.ndarray:

@@ -54,17 +54,27 @@ def branch_steps(trans: Any, where: str) -> list[Any]:
             raise refuse(indicator, where, " with add_indicator=True before an encoder")
         if name in ENCODERS and any(step_name(p) not in ("SimpleImputer", None) for p in steps[:k]):
             raise refuse(s, where, " after a step other than SimpleImputer")
+        if name == "SimpleImputer" and not imputes_nan(s) and encoder_of(steps) is None:
+            raise refuse(s, where, f" with missing_values={s.missing_values!r} on numbers")
         if name == "OneHotEncoder" and _has_infrequent(s):
             raise refuse(s, where, " with infrequent categories (min_frequency, max_categories)")
     return [s for s in steps if not is_identity(s)]
 
 
+def imputes_nan(step: Any) -> bool:
+    """A SimpleImputer fills NaN (its default ``missing_values``). One that fills another
+    number maps that number to its fill: a numeric column no longer rises with its input
+    (before an encoder, the categories are the encoder's, whatever the imputer filled)."""
+    missing = getattr(step, "missing_values", None)
+    return isinstance(missing, float) and missing != missing
+
+
 def indicates(step: Any) -> bool:
     """A SimpleImputer that appends a missing-value indicator column per input it saw
     missing at fit (``indicator_.features_``): 1.0 where the input is NaN. Each depends
-    on its input alone, as the imputed column does (pipeline.py probes the input at NaN
-    to find it, where NaN is one of its values: an imputer of the pipeline's first step);
-    an encoder after it would read the indicators as inputs of its own."""
+    on its input alone, as the imputed column does (pipeline.py probes every numeric
+    input at NaN, which the scalers before an imputer pass through, to find it); an
+    encoder after it would read the indicators as inputs of its own."""
     return step_name(step) == "SimpleImputer" and bool(getattr(step, "add_indicator", False))
 
 

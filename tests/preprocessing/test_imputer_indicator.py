@@ -117,20 +117,6 @@ def test_a_missing_value_alone_can_flip_a_decision(fitted):
     assert res.status == SENSITIVE and sum(v is None or v != v for v in pair) == 1
 
 
-def test_an_indicator_after_the_pipeline_s_first_step_is_refused_naming_it():
-    """Its inputs are read at NaN only where an imputer of the first step fills them."""
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    df, y = _training()
-    clf = RandomForestClassifier(n_estimators=2, random_state=0)
-    pipe = make_pipeline(StandardScaler(), SimpleImputer(add_indicator=True), clf).fit(df, y)
-    with pytest.raises(UnsupportedModelError, match="'SimpleImputer'.* add_indicator=True after"):
-        treesens.load_model(pipe)
-
-
 def test_an_indicator_before_an_encoder_is_refused_naming_it():
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import RandomForestClassifier
