@@ -10,12 +10,15 @@ the pipeline's own transform (on rows where only that input changes):
 
 * the steps are ones that map each column on its own through a nondecreasing function
   (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer (the identity
-  on the numbers a certificate's domain holds), passthrough, and ColumnTransformers and
+  on the numbers a certificate's domain holds: one of NaN), passthrough, and ColumnTransformers and
   Pipelines of them); so a column depends on one input through a monotone map, and once
   the test holds at the double before b and fails at b, the map rises there and the
   test holds exactly for x < b (``-inf`` / ``inf``: it fails / holds at both the smallest
   and the largest double, so everywhere, whichever way the map runs);
-* the stated map agrees with the transform at 0, 1 and every finite boundary.
+* the stated map agrees with the transform at 0, 1 and every finite boundary;
+* a column whose stated boundaries are all infinite changes with the stated input (at
+  the largest doubles or NaN): the column of another input, constant as this one
+  varies, would confirm any infinite boundary (and an encoded column's images differ).
 
 The model over the inputs then tests ``x < b`` in float64, as the proof's splits do.
 
@@ -76,9 +79,13 @@ def read_pipeline(path: str, maps) -> Model:
         inputs.append(i)
         if "values" in col:
             images[j] = _confirm_images(probe, i, j, col["values"])
+            if len(set(images[j])) < 2:
+                raise _names_another_input(i, j)
             continue
         stated = [(float(t), _bound(b)) for t, b in col["boundaries"]]
         _confirm_boundaries(probe, inner, i, j, stated)
+        if stated and not any(math.isfinite(b) for _, b in stated):
+            _confirm_reads(probe, i, j)
         boundary.update(((j, t), b) for t, b in stated)
         if col.get("map") is not None:
             _confirm_map(probe, i, j, col["map"], [b for _, b in stated])
@@ -208,6 +215,8 @@ def _check_step(step) -> None:
     elif name in PER_COLUMN:
         if name == "SimpleImputer" and getattr(step, "add_indicator", False):
             raise ModelError("SimpleImputer with add_indicator is not checked")
+        if name == "SimpleImputer" and _fills_a_number(step):
+            raise ModelError("a SimpleImputer of a number (missing_values) is not checked")
         if name == "MinMaxScaler" and not step.feature_range[0] < step.feature_range[1]:
             raise ModelError("a MinMaxScaler whose range decreases")
         return
@@ -225,6 +234,14 @@ def _check_step(step) -> None:
         f"pipeline step {name}: the checker reads per-column scalers and imputers "
         "(one-hot columns are not checked)"
     )
+
+
+def _fills_a_number(imputer) -> bool:
+    """An imputer whose ``missing_values`` is a number, which it maps to its fill: not
+    the identity on the numbers (one of NaN, a string or None is)."""
+    missing = getattr(imputer, "missing_values", math.nan)
+    number = isinstance(missing, (int, float, np.number)) and not isinstance(missing, bool)
+    return number and not math.isnan(missing)
 
 
 class _Probe:
@@ -289,6 +306,25 @@ def _confirm_boundaries(probe: _Probe, inner: Model, i: int, j: int, stated: lis
                 f"the pipeline's transform does not confirm column {j}'s boundary {b!r} "
                 f"(input {i}) for the threshold {t!r}"
             )
+
+
+def _confirm_reads(probe: _Probe, i: int, j: int) -> None:
+    """Column j changes with input i: between the largest doubles of either sign, or at
+    NaN (a missing-value indicator). Every boundary it states is infinite, which the
+    column of another input confirms too (unchanged while input i is varied, its test
+    holds or fails at both ends) though the test changes with that input; a column that
+    changes with input i is computed from it and from no other (each step maps each
+    column on its own)."""
+    at = probe.column(i, j, [-BIG, BIG, math.nan])
+    if np.all((at == at[0]) | (np.isnan(at) & np.isnan(at[0]))):
+        raise _names_another_input(i, j)
+
+
+def _names_another_input(i: int, j: int) -> ModelError:
+    return ModelError(
+        f"column {j} does not change with input {i}, the input the certificate states it "
+        "is computed from"
+    )
 
 
 def _confirm_map(probe: _Probe, i: int, j: int, stated, boundaries: list[float]) -> None:
