@@ -23,7 +23,6 @@ from ..compiler.ensemble import Ensemble
 from ..readers.formats.sklearn import from_estimator
 from ..readers.preprocessing.fold import numeric_boundaries
 from ..readers.preprocessing.pipeline import features_and_maps, input_categories
-from ..readers.preprocessing.steps import indicates
 
 
 class NoMaps(Exception):
@@ -42,23 +41,7 @@ def pipeline_refusal(ens: Ensemble) -> str | None:
             f"{type(final).__name__} (it loads a Pipeline from a .skops file, which holds "
             "scikit-learn's classes only)"
         )
-    if any(indicates(s) for s in _leaf_steps(pipe.steps[:-1])):
-        return "the checker does not read a SimpleImputer's add_indicator columns"
     return None
-
-
-def _leaf_steps(steps: list) -> list:
-    """The steps of (name, step) pairs, with ColumnTransformers' branches and Pipelines
-    opened."""
-    out = []
-    for _, s in steps:
-        if type(s).__name__ == "Pipeline":
-            out += _leaf_steps(s.steps)
-        elif type(s).__name__ == "ColumnTransformer":
-            out += _leaf_steps([(n, t) for n, t, _ in s.transformers_])
-        else:
-            out.append(s)
-    return out
 
 
 # per pipeline (its replayer): the maps, which do not depend on the question (finding the

@@ -213,8 +213,6 @@ def _check_step(step) -> None:
     elif name in ENCODERS:
         return
     elif name in PER_COLUMN:
-        if name == "SimpleImputer" and getattr(step, "add_indicator", False):
-            raise ModelError("SimpleImputer with add_indicator is not checked")
         if name == "SimpleImputer" and _fills_a_number(step):
             raise ModelError("a SimpleImputer of a number (missing_values) is not checked")
         if name == "MinMaxScaler" and not step.feature_range[0] < step.feature_range[1]:

@@ -8,6 +8,8 @@ with enumerating the grid, its witness replayed by the pipeline."""
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,6 +18,7 @@ import pytest
 import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.errors import UnsupportedModelError
+from treesens.verify import verify_file
 
 pytest.importorskip("sklearn")
 
@@ -91,10 +94,10 @@ def test_the_folded_model_agrees_with_the_pipeline_on_every_row_of_the_grid(fitt
     assert np.allclose(got, pipe.predict_proba(grid), rtol=0, atol=1e-12)
 
 
-def _brute_force_sensitive(p: np.ndarray, grid: pd.DataFrame, vary: str) -> bool:
+def _brute_force_sensitive(p: np.ndarray, grid: pd.DataFrame, vary: str, gap: float = GAP) -> bool:
     shared = [grid[c].fillna(-1.0) for c in COLUMNS if c != vary]  # NaN: a value of its own
     groups = pd.Series(p).groupby(shared)
-    return bool(((groups.max() >= 0.5 + GAP) & (groups.min() <= 0.5 - GAP)).any())
+    return bool(((groups.max() >= 0.5 + gap) & (groups.min() <= 0.5 - gap)).any())
 
 
 @pytest.mark.parametrize("vary", COLUMNS)
@@ -132,12 +135,94 @@ def test_an_indicator_before_an_encoder_is_refused_naming_it():
         treesens.load_model(pipe)
 
 
-def test_a_certificate_of_an_indicator_pipeline_is_refused_saying_why(tmp_path):
-    """The checker reads no indicator column: the answer stands, uncertified."""
+@pytest.fixture(scope="module")
+def dumped(fitted, tmp_path_factory):
+    """The fitted pipeline in a .skops file (the checker's reading)."""
+    sio = pytest.importorskip("skops.io")
+    path = tmp_path_factory.mktemp("indicator") / "pipe.skops"
+    sio.dump(fitted[0], path)
+    return path, fitted[2]
+
+
+@pytest.mark.parametrize("vary", COLUMNS)
+def test_each_insensitive_answer_on_the_grid_gets_a_certificate_the_checker_accepts(
+    dumped, vary, tmp_path
+):
+    """The indicator column of an input states its boundaries (infinite: 0.0 on every
+    number) and its image of NaN (1.0), which the transform confirms; the grid's
+    enumeration agrees with each answer."""
+    path, grid = dumped
+    pipe = treesens.load_model(str(path)).replayer.pipe
+    for gap in (0.1, 0.2, 0.3):
+        expected = _brute_force_sensitive(pipe.predict_proba(grid)[:, 1], grid, vary, gap)
+        out = tmp_path / f"{gap}.json"
+        res = treesens.check(
+            str(path), vary=vary, gap=gap, data=grid, bounds="data", certificate=out
+        )
+        assert res.status == (SENSITIVE if expected else INSENSITIVE), (gap, res)
+        assert res.status == SENSITIVE or (res.proof.checked and verify_file(out).valid)
+
+
+def _insensitive_certificate(tmp_path) -> tuple[Path, dict]:
+    """c's certificate at gap 0.3 of the imputer alone, and its indicator column of a."""
     sio = pytest.importorskip("skops.io")
     df, y = _training()
     path = tmp_path / "pipe.skops"
     sio.dump(_imputer_alone().fit(df, y), path)
-    res = treesens.check(str(path), vary="c", gap=0.3, certificate=tmp_path / "c.json")
-    assert res.status == INSENSITIVE and not res.proof.checked
-    assert res.proof.why_not == "the checker does not read a SimpleImputer's add_indicator columns"
+    out = tmp_path / "c.json"
+    res = treesens.check(str(path), vary="c", gap=0.3, certificate=out)
+    assert res.status == INSENSITIVE and res.proof.checked, res.proof
+    doc = json.loads(out.read_text())
+    return out, doc
+
+
+def _indicator_column(doc: dict) -> dict:
+    return doc["maps"][3]  # after the three imputed columns: a's indicator
+
+
+def test_an_indicator_column_states_infinite_boundaries_and_one_at_nan(tmp_path):
+    _, doc = _insensitive_certificate(tmp_path)
+    column = _indicator_column(doc)
+    assert column["input"] == 0 and column["nan"] == 1.0
+    assert {b for _, b in column["boundaries"]} <= {"inf", "-inf"}
+
+
+def test_a_false_certificate_naming_another_input_for_an_indicator_column_is_rejected(
+    tmp_path,
+):
+    """a matters only by being missing (sensitive at gap 0.2, its witness replayed). A
+    proof that a is insensitive, made from the model whose nodes on a's indicator send
+    NaN where the numbers go, with the indicator stated as b's (b may be missing too; the
+    column keeps 0.0 when b is NaN): every stated number is confirmed by varying b, and
+    before the checker required the column to change with its input it was VALID."""
+    import dataclasses
+
+    from treesens.questions.certify import certify
+    from treesens.questions.query_build import make_query
+
+    out, _ = _insensitive_certificate(tmp_path)
+    path = tmp_path / "pipe.skops"
+    ens = treesens.load_model(str(path))
+    assert treesens.check(ens, vary="a", gap=0.2).validated
+    trees = []
+    for t in ens.trees:  # a's indicator nodes: threshold +-inf, NaN on the other side
+        default_left = t.default_left.copy()
+        on = (t.feature == 0) & np.isinf(t.threshold)
+        default_left[on] = t.threshold[on] > 0
+        trees.append(dataclasses.replace(t, default_left=default_left))
+    fake = dataclasses.replace(ens, trees=tuple(trees))
+    made = certify(fake, make_query(["a"], gap=0.2), out, str(path), 60, verify=False)
+    assert made.written, made
+    doc = json.loads(out.read_text())
+    _indicator_column(doc).update(input=1, nan=0.0)
+    out.write_text(json.dumps(doc))
+    verdict = verify_file(out)
+    assert not verdict.valid and "column 3 does not change with input 1" in verdict.message
+
+
+def test_a_certificate_with_an_indicators_image_of_nan_changed_is_rejected(tmp_path):
+    out, doc = _insensitive_certificate(tmp_path)
+    _indicator_column(doc)["nan"] = 0.0
+    out.write_text(json.dumps(doc))
+    verdict = verify_file(out)
+    assert not verdict.valid and "image of a missing input 0" in verdict.message
