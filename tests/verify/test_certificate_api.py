@@ -47,6 +47,13 @@ def test_a_sensitive_answer_gets_no_certificate_and_its_proof_record_says_nothin
     assert r.status == "sensitive" and not out.exists()
 
 
-def test_a_certificate_in_a_folder_that_does_not_exist_is_an_input_error(tmp_path):
+def test_a_certificate_in_a_folder_not_there_yet_is_written_its_folder_made(tmp_path):
+    out = tmp_path / "new" / "c.json"
+    treesens.check(str(MODEL), vary=[FEATURE], gap=0.1, certificate=out)
+    assert verify_file(out).valid
+
+
+def test_a_certificate_whose_folder_a_file_holds_is_an_input_error(tmp_path):
+    (tmp_path / "a_file").write_text("x")
     with pytest.raises(InputError):
-        treesens.check(str(MODEL), vary=[FEATURE], gap=0.1, certificate=tmp_path / "no" / "c")
+        treesens.check(str(MODEL), vary=[FEATURE], gap=0.1, certificate=tmp_path / "a_file" / "c")
