@@ -318,6 +318,7 @@ def _load_ensemble(ast: SensAST, paths: _Paths) -> Ensemble:
             num_parallel_tree=model.num_parallel_tree,
             trust_pickle=model.trust_pickle,
             auto_details=details_path is None,  # the file's `features from`, not one beside
+            _dump_names_from=details_path,  # a dump splitting on names: numbered by them
             _note=False,  # said below, of the bounds the feature lines and the data leave
         )
     except InputError as e:

@@ -141,6 +141,7 @@ def load_model(
     bounds: str = "auto",
     groups=None,
     _note: bool = True,
+    _dump_names_from=None,
 ) -> Ensemble:
     """A model file path, or a fitted XGBoost / LightGBM / scikit-learn model object.
 
@@ -168,6 +169,9 @@ def load_model(
     an XGBoost dump's, which it does not record (binary:logistic, 0.5, 1; docs/python.md).
     ``_note=False``: no note on the bounds the details leave out (``say_unstated_bounds``:
     a caller that declares more bounds after, a .sens file, says it then).
+    ``_dump_names_from``: a details file that only numbers the features an XGBoost dump
+    splits on by name (a caller that applies the details after, a .sens file's
+    ``features from``).
     """
     base_score = _checked_base_score(base_score, objective)
     if bounds not in BOUNDS:
@@ -181,7 +185,8 @@ def load_model(
     if isinstance(model, Ensemble):
         ens = model
     elif isinstance(model, (str, Path)):
-        names = details_names(details) if details is not None else None  # a dump's
+        named_by = details if details is not None else _dump_names_from
+        names = details_names(named_by) if named_by is not None else None  # a dump's
         options = LoadOptions(
             base_score, n_classes, trust_pickle, names, objective, num_parallel_tree
         )
