@@ -348,10 +348,11 @@ class BlockBuilder:
         self.places[id(b)] = at
         return b
 
-    def value_for(self, f: str, v) -> float:
+    def value_for(self, f: str, v, *, finite: bool = True) -> float:
+        """``finite=False``: an infinite number is taken (a bound, ``x1.f >= -inf``)."""
         feat = self.ens.features[self.names.index(f)]
         if isinstance(v, Num):
-            if not math.isfinite(v.value):  # 1e400 reads as inf: no input holds it
+            if finite and not math.isfinite(v.value):  # 1e400 reads as inf: no input holds it
                 raise self.err(f"{f!r} cannot equal {v.value:g}: give a finite number", v)
             return v.value
         if isinstance(v, Bool):
@@ -413,14 +414,14 @@ class BlockBuilder:
                     self.feature(Name(text.value, pos=text.pos))
                 raise self.err("one side of a comparison must be a feature", a)
             f = self.feature(a.name)
-            v = self.value_for(f, b)
+            v = self.value_for(f, b, finite=op == "==")
             feat = self.ens.features[self.names.index(f)]
             lo, hi = -math.inf, math.inf
             if op == "==":
                 lo = hi = v
-            elif op == "<=":
+            elif op == "<=" or (op == "<" and math.isinf(v)):
                 hi = v
-            elif op == ">=":
+            elif op == ">=" or (op == ">" and math.isinf(v)):
                 lo = v
             elif op == "<":
                 hi = math.ceil(v) - 1.0 if feat.integral else math.nextafter(v, -math.inf)
