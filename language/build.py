@@ -142,6 +142,13 @@ class BlockBuilder:
         if expect is not None and expect.kind == "max_gap" and (gap is None or gap.kind != "max"):
             # the block asks for its largest gap (a gap from defaults gives way)
             eff["gap"] = GapSetting(None, "max", pos=expect.pos)
+        kind = eff.get("kind")
+        if (
+            kind is not None
+            and kind.name == "max_gap"
+            and any(st is gap for st in self.defaults.body)
+        ):
+            del eff["gap"]  # the block searches the gap itself, as `gap max` replaces it
         return eff
 
     def options(self, blk) -> dict:

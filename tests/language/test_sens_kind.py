@@ -32,6 +32,18 @@ def test_a_kind_line_sets_the_query_kind_and_its_parameters(tmp_path):
     assert (q.kind, q.params) == ("max_gap", (("tolerance", 0.01),))
 
 
+def test_a_gap_from_defaults_gives_way_to_the_max_gap_kind_as_to_gap_max(tmp_path):
+    body = "defaults {\n  gap 0.1\n}\nquery t {\n  vary mean_texture\n  kind max_gap\n}\n"
+    (res,) = run_file(_write(tmp_path, body))
+    assert res.max_gap is not None and res.max_gap["proven"]
+
+
+def test_the_max_gap_kind_with_the_blocks_own_gap_is_an_error_at_the_gap(tmp_path, capsys):
+    body = "query t {\n  vary mean_texture\n  gap 0.1\n  kind max_gap\n}\n"
+    assert main(["run", str(_write(tmp_path, body))]) == 2
+    assert "a.sens:5:3: max_gap searches the gap itself" in capsys.readouterr().err
+
+
 def test_the_max_gap_kind_answers_as_gap_max(tmp_path):
     body = "query t {\n  vary mean_texture\n  kind max_gap tolerance = 0.01\n  timeout 60\n}\n"
     (res,) = run_file(_write(tmp_path, body))
