@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from lark import Token, Transformer, v_args
@@ -19,7 +20,7 @@ from ..compiler.query import ANY
 from . import ast as nodes
 from .check import check_structure
 from .errors import SensError, located
-from .grammar import TOP_KEYWORDS, parser
+from .grammar import KEYWORDS, TOP_KEYWORDS, parser
 
 
 def _tok_pos(tok) -> nodes.Pos:
@@ -544,6 +545,9 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
             ) from None
         what = _describe_expected(expected)
         guess = _keyword_guess(shown, expected)  # a misspelt keyword: 'timout 5s'
+        spaced_name = _spaced_name(before, tok, expected)
+        if spaced_name is not None:  # vary fixed acidity: one name with a space in it
+            raise err(spaced_name, tok.line, tok.column) from None
         raise err(
             f"unexpected {_show_token(tok)}{guess}; expected {what}", tok.line, tok.column
         ) from None
@@ -556,6 +560,27 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
         raise err(f"cannot read this: {e.orig_exc}", line, col) from None
     comments = tuple(_comments(text))
     return nodes.SensAST(tuple(items), filename, text, comments)
+
+
+def _spaced_name(before: str, tok, expected) -> str | None:
+    """The error of a name with a space in it written unquoted (``vary fixed acidity``,
+    ``where x1.fixed acidity <= 2``): a word right after a name on the same line, where a
+    list of names takes ',' or a constraint its comparison next; None where the word is
+    close to a keyword expected there (``vary age timout 5s``)."""
+    m = re.search(r"(?:^|[\s,{.])([A-Za-z_][A-Za-z0-9_-]*)[ \t]+$", before)
+    takes = set(expected)
+    if tok.type != "NAME" or not {"COMMA", "CMP", "EQUAL"} & takes or m is None:
+        return None
+    if m.group(1) in KEYWORDS:
+        return None
+    near = (SequenceMatcher(None, str(tok), k).ratio() for k in _expected_keywords(expected))
+    if max(near, default=0.0) >= 0.75:
+        return None
+    then = ", and the names of a list are separated by ','" if "COMMA" in takes else ""
+    return (
+        f"unexpected {str(tok)!r} after {m.group(1)!r}: a name with a space in it is quoted "
+        f'("{m.group(1)} {tok}"){then}'
+    )
 
 
 RACE_SPACED = "a race is written without spaces, its backends joined by '+' (race:cpsat+highs)"

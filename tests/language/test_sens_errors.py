@@ -509,6 +509,33 @@ CASES = {
             "  ^",
         ],
     ),
+    "a_name_with_a_space_written_unquoted_in_vary": (
+        _bc("query q {\n  vary mean_radius, fixed acidity\n}\n"),
+        [
+            "{F}:4:27: unexpected 'acidity' after 'fixed': a name with a space in it is quoted "
+            "(\"fixed acidity\"), and the names of a list are separated by ','",
+            "  vary mean_radius, fixed acidity",
+            "                          ^",
+        ],
+    ),
+    "a_name_with_a_space_written_unquoted_in_where": (
+        _bc("query q {\n  vary mean_radius\n  where x1.fixed acidity <= 2\n}\n"),
+        [
+            "{F}:5:18: unexpected 'acidity' after 'fixed': a name with a space in it is quoted "
+            '("fixed acidity")',
+            "  where x1.fixed acidity <= 2",
+            "                 ^",
+        ],
+    ),
+    "a_misspelt_keyword_after_a_name_is_not_read_as_a_spaced_name": (
+        _bc("query q {\n  vary mean_radius timout 5s\n}\n"),
+        [
+            "{F}:4:20: unexpected 'timout' (did you mean 'timeout'?); expected ',', 'backend', "
+            "'baseline', 'budget', 'by', 'classes', 'data', ..., '}'",
+            "  vary mean_radius timout 5s",
+            "                   ^",
+        ],
+    ),
     "a_model_line_keyword_written_as_its_flag": (
         f'model "{BC}"\nnum-class 2\nquery q {{\n  vary mean_texture\n}}\n',
         [

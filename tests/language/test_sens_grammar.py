@@ -503,8 +503,8 @@ def test_rejected_structure(text, message):
         ),
         (
             HEAD + "query q { vary a, b c }",
-            "unexpected 'c'; expected ',', 'backend', 'baseline', 'budget', 'by', 'classes', "
-            "'data', ..., '}'",
+            "unexpected 'c' after 'b': a name with a space in it is quoted (\"b c\"), and the "
+            "names of a list are separated by ','",
         ),
         (
             HEAD + "query q { vary a } foo",
