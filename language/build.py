@@ -377,7 +377,8 @@ class BlockBuilder:
                 f"(feature {fmt_name(f)}: categorical {{...}}) or give the code",
                 v,
             )
-        raise self.err(f"{f!r} is a {feat.kind} feature: give a number, not {json.dumps(text)}", v)
+        kind = f"an {feat.kind}" if feat.kind == "integer" else f"a {feat.kind}"
+        raise self.err(f"{f!r} is {kind} feature: give a number, not {json.dumps(text)}", v)
 
     def constraint(self, c, bounds: list, rels: list) -> None:
         if isinstance(c, InRange):

@@ -536,6 +536,16 @@ CASES = {
             "                   ^",
         ],
     ),
+    "a_category_name_given_to_an_integer_feature": (
+        _bc(
+            'feature mean_radius: integer\nquery q {\n  vary mean_texture\n  fix mean_radius = "big"\n}\n'
+        ),
+        [
+            "{F}:6:21: 'mean_radius' is an integer feature: give a number, not \"big\"",
+            '  fix mean_radius = "big"',
+            "                    ^",
+        ],
+    ),
     "a_model_line_keyword_written_as_its_flag": (
         f'model "{BC}"\nnum-class 2\nquery q {{\n  vary mean_texture\n}}\n',
         [
