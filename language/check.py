@@ -446,9 +446,11 @@ def check_constraint(ast: nodes.SensAST, c) -> None:
                     side,
                 )
         if not _is_featureish(a) and not _is_featureish(b):
+            words = [show(x) for x in (a, b) if show(x).lstrip("+") in ("inf", "true", "false")]
+            named = f'; a feature named {words[0]} is quoted: "{words[0]}"' if words else ""
             raise ast.error(
                 f"this compares two values ({show(a)} {op} {show(b)}); one side must be a "
-                "feature (x1.NAME, x2.NAME or NAME)",
+                f"feature (x1.NAME, x2.NAME or NAME){named}",
                 a,
             )
         if isinstance(a, nodes.Ref) and isinstance(b, nodes.Ref):

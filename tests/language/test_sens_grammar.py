@@ -422,6 +422,15 @@ def err(text: str) -> SensError:
         ),
         # constraints
         (HEAD + "query q { vary a where 1 < 2 }", "this compares two values (1 < 2)"),
+        (
+            HEAD + "query q { vary a where inf <= 3 }",
+            "one side must be a feature (x1.NAME, x2.NAME or NAME); a feature named inf is "
+            'quoted: "inf"',
+        ),
+        (
+            HEAD + "query q { vary a where true == 1 }",
+            'a feature named true is quoted: "true"',
+        ),
         (HEAD + "query q { vary a where b <= nan }", "nan: a comparison with NaN holds for no"),
         (HEAD + "query q { vary a where x1.a <= x1.a }", "this relation compares x1 with itself"),
         (
