@@ -36,7 +36,7 @@ from .ast import (
     Vary,
     Work,
 )
-from .build import class_out_of_range, csv_header, resolve_path
+from .build import class_out_of_range, csv_header, not_found, resolve_path
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _rows(
         return file_data[0], file_data[1], None
     path = resolve_path(base, st.path.value)
     if not path.is_file():
-        raise ast.error(f"data file not found: {path}", st.path)
+        raise ast.error(not_found("data file", path, st.path.value), st.path)
     header = csv_header(path)
     label = st.label if st.label is not None else "label"
     if header is not None and label not in header:

@@ -9,6 +9,7 @@ import csv
 import itertools
 import json
 import math
+import os
 import random
 import warnings
 from pathlib import Path
@@ -76,6 +77,19 @@ def resolve_path(base: Path, p: str) -> Path:
     """A path of the file, relative to the file's folder unless absolute."""
     q = Path(p).expanduser()
     return q if q.is_absolute() else (base / q)
+
+
+def not_found(what: str, resolved: Path, written: str) -> str:
+    """``'model file not found: PATH'``, and where the path as written names a file from
+    the working directory, that a .sens file's paths are relative to its own folder."""
+    shown = os.path.normpath(str(resolved))
+    here = Path(written).expanduser()
+    if here.is_absolute() or not here.exists() or here.resolve() == resolved.resolve():
+        return f"{what} not found: {shown}"
+    return (
+        f"{what} not found: {shown} (a .sens file's paths are relative to its own folder, "
+        f"not the working directory, where {written!r} is {os.path.normpath(here.resolve())})"
+    )
 
 
 def class_out_of_range(cls_st, n_classes: int) -> str | None:

@@ -56,7 +56,7 @@ from .ast import (
     VarySubsets,
 )
 from .audit_block import AuditPlan, build_audit
-from .build import BlockBuilder, csv_header, resolve_path
+from .build import BlockBuilder, csv_header, not_found, resolve_path
 from .check import check_options
 from .expectations import check_audit_by
 from .inputs import with_inputs
@@ -164,19 +164,21 @@ def _paths(ast: SensAST, base: Path) -> _Paths:
         )
     model_path = resolve_path(base, model.path.value)
     if not model_path.exists():
-        raise ast.error(f"model file not found: {_show_path(model_path)}", model.path)
+        raise ast.error(not_found("model file", model_path, model.path.value), model.path)
     if model_path.is_dir():
         raise ast.error(f"model path is a directory: {_show_path(model_path)}", model.path)
     details_path = data_path = None
     if details is not None:
         details_path = resolve_path(base, details.path.value)
         if not details_path.is_file():
-            raise ast.error(f"features file not found: {_show_path(details_path)}", details.path)
+            raise ast.error(
+                not_found("features file", details_path, details.path.value), details.path
+            )
     label = missing = None
     if data is not None:
         data_path = resolve_path(base, data.path.value)
         if not data_path.is_file():
-            raise ast.error(f"data file not found: {_show_path(data_path)}", data.path)
+            raise ast.error(not_found("data file", data_path, data.path.value), data.path)
         label = data.label if data.label is not None else "label"
         header = csv_header(data_path)
         if header is not None and label not in header:

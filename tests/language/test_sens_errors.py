@@ -3,6 +3,7 @@ caret on stderr, and exits 2. Uses the models shipped in examples/ (no ../shared
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -715,4 +716,31 @@ def test_a_sens_file_that_is_not_utf8_names_line_and_column(tmp_path, capsys, bo
     assert code == 2
     assert err.strip() == (
         f"treesens: error: {path}:3:11: byte 0xe9 is not UTF-8 text (save the file as UTF-8)"
+    )
+
+
+def test_a_path_written_from_the_working_directory_says_paths_are_the_files_own(
+    tmp_path, capsys, monkeypatch
+):
+    (tmp_path / "models").mkdir()
+    shutil.copy(BC, tmp_path / "models" / "bc.json")
+    (tmp_path / "queries").mkdir()
+    sens = tmp_path / "queries" / "q.sens"
+    sens.write_text('model "models/bc.json"\nquery q {\n  vary mean_texture\n}\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(sens), "--list"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{sens}:1:7: model file not found: {tmp_path}/queries/models/bc.json (a .sens file's "
+        "paths are relative to its own folder, not the working directory, where "
+        f"'models/bc.json' is {tmp_path}/models/bc.json)"
+    )
+
+
+def test_a_path_found_nowhere_is_said_not_found_alone(tmp_path, capsys, monkeypatch):
+    sens = tmp_path / "q.sens"
+    sens.write_text(f'model "{BC}"\ndata "rows.csv"\nquery q {{\n  vary mean_texture\n}}\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(sens), "--list"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{sens}:2:6: data file not found: {tmp_path}/rows.csv"
     )
