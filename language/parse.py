@@ -545,6 +545,13 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
             ) from None
         what = _describe_expected(expected)
         guess = _keyword_guess(shown, expected)  # a misspelt keyword: 'timout 5s'
+        if re.search(r"\bvary\s+all\s*$", before) and tok.type == "COMMA":
+            raise err(
+                "'vary all' varies every feature and takes no list; a feature named all is "
+                'quoted: vary "all", ...',
+                tok.line,
+                tok.column,
+            ) from None
         spaced_name = _spaced_name(before, tok, expected)
         if spaced_name is not None:  # vary fixed acidity: one name with a space in it
             raise err(spaced_name, tok.line, tok.column) from None

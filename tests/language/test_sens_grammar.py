@@ -421,6 +421,10 @@ def err(text: str) -> SensError:
             "base_score 1.5 must be a probability in (0, 1)",
         ),
         # constraints
+        (
+            HEAD + "query q { vary all, a }",
+            "'vary all' varies every feature and takes no list; a feature named all is quoted",
+        ),
         (HEAD + "query q { vary a where 1 < 2 }", "this compares two values (1 < 2)"),
         (
             HEAD + "query q { vary a where inf <= 3 }",
