@@ -488,28 +488,7 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
     try:
         tree = lark.parse(text)
     except UnexpectedCharacters as e:
-        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
-        if ch == '"':
-            raise err(
-                "unterminated string (a quoted string ends on the same line)", e.line, e.column
-            ) from None
-        before = text[: e.pos_in_stream]
-        m = re.search(r"\bx(\d+)$", before)
-        if ch == "." and m:
-            raise err(
-                f"unknown input 'x{m.group(1)}': the two inputs are x1 and x2",
-                e.line,
-                e.column - len(m.group(0)),
-            ) from None
-        if _race_spaced(before):
-            raise err(RACE_SPACED, e.line, e.column) from None
-        if ch.isalpha() and not ch.isascii():  # fix région = ...: bare names are ASCII
-            raise _non_ascii_name(text, e.pos_in_stream, ch, e.line, e.column, err) from None
-        word = re.match(r"[\w.+-]*", text[e.pos_in_stream :]).group(0)
-        if len(word) > 1 and getattr(e, "allowed", None):  # "5x": a word no token reads
-            expected = _describe_expected(_accepted(e, e.allowed))
-            raise err(f"unexpected {word!r}; expected {expected}", e.line, e.column) from None
-        raise err(f"unexpected character {ch!r}", e.line, e.column) from None
+        raise _unexpected_characters(e, text, err) from None
     except UnexpectedEOF as e:
         raise _eof_error(text, filename, getattr(e, "expected", ())) from None
     except UnexpectedToken as e:
@@ -567,6 +546,30 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
         raise err(f"cannot read this: {e.orig_exc}", line, col) from None
     comments = tuple(_comments(text))
     return nodes.SensAST(tuple(items), filename, text, comments)
+
+
+def _unexpected_characters(e: UnexpectedCharacters, text: str, err) -> SensError:
+    """The error for a character no token of the grammar starts with."""
+    ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
+    if ch == '"':
+        return err("unterminated string (a quoted string ends on the same line)", e.line, e.column)
+    before = text[: e.pos_in_stream]
+    m = re.search(r"\bx(\d+)$", before)
+    if ch == "." and m:
+        return err(
+            f"unknown input 'x{m.group(1)}': the two inputs are x1 and x2",
+            e.line,
+            e.column - len(m.group(0)),
+        )
+    if _race_spaced(before):
+        return err(RACE_SPACED, e.line, e.column)
+    if ch.isalpha() and not ch.isascii():  # fix région = ...: bare names are ASCII
+        return _non_ascii_name(text, e.pos_in_stream, ch, e.line, e.column, err)
+    word = re.match(r"[\w.+-]*", text[e.pos_in_stream :]).group(0)
+    if len(word) > 1 and getattr(e, "allowed", None):  # "5x": a word no token reads
+        expected = _describe_expected(_accepted(e, e.allowed))
+        return err(f"unexpected {word!r}; expected {expected}", e.line, e.column)
+    return err(f"unexpected character {ch!r}", e.line, e.column)
 
 
 def _spaced_name(before: str, tok, expected) -> str | None:
