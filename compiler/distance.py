@@ -9,7 +9,9 @@ data row to that region, each feature divided by the data's range (max - min;
 1 for a constant feature). A row inside the region has distance 0.
 
 Per feature, a row's value v is at distance 0 when the library routes v into the region
-(same comparison as the model), else |v - nearest edge| / range. Categorical splits
+(same comparison as the model), else |v - nearest edge| / range, the edge for an integer
+feature the region's nearest whole value (x in [3, 4) is x = 3: a row holding 4 is a
+whole step away, not 0 as the excluded edge 4 would give). Categorical splits
 allow a set of codes: the distance is to the nearest allowed code. A missing value (NaN)
 in the data is at distance 0 when the region admits NaN, else 1 (a full range).
 """
@@ -105,11 +107,49 @@ def _merge(a: _Side, b: _Side) -> _Side:
     )
 
 
-def feature_distances(ens: Ensemble, side: _Side, col: np.ndarray, scale: float) -> np.ndarray:
-    """Scaled distance of each value of one feature's column to the region's side."""
+def _routed(ens: Ensemble, v: float, side: _Side) -> bool:
+    vc = float(np.float32(v)) if ens.cast == "float32" else v
+    if side.lo != -math.inf and not ((vc >= side.lo) if ens.op == "<" else (vc > side.lo)):
+        return False
+    return side.hi == math.inf or ((vc < side.hi) if ens.op == "<" else (vc <= side.hi))
+
+
+def whole_edges(ens: Ensemble, side: _Side) -> tuple[float, float]:
+    """The region's side narrowed to the whole values the library routes into it (an
+    integer feature's region), or the side's own edges where it holds none."""
+    lo, hi = side.lo, side.hi
+    if lo != -math.inf:
+        lo = next(
+            (
+                float(k)
+                for k in range(math.floor(lo), math.floor(lo) + 3)
+                if _routed(ens, k, _Side(lo=side.lo))
+            ),
+            side.lo,
+        )
+    if hi != math.inf:
+        hi = next(
+            (
+                float(k)
+                for k in range(math.ceil(hi), math.ceil(hi) - 3, -1)
+                if _routed(ens, k, _Side(hi=side.hi))
+            ),
+            side.hi,
+        )
+    if lo > hi:
+        return side.lo, side.hi
+    return lo, hi
+
+
+def feature_distances(
+    ens: Ensemble, side: _Side, col: np.ndarray, scale: float, integral: bool = False
+) -> np.ndarray:
+    """Scaled distance of each value of one feature's column to the region's side
+    (``integral``: to the whole values in it)."""
     v = np.asarray(col, dtype=np.float64)
     nan = np.isnan(v)
     vc = v.astype(np.float32).astype(np.float64) if ens.cast == "float32" else v
+    lo_edge, hi_edge = whole_edges(ens, side) if integral else (side.lo, side.hi)
     d = np.zeros(len(v))
     if side.codes is not None:
         if isinstance(side.codes, _NotIn):
@@ -123,10 +163,10 @@ def feature_distances(ens: Ensemble, side: _Side, col: np.ndarray, scale: float)
                 d = np.min(np.abs(v[:, None] - allowed[None, :]), axis=1) / scale
     if side.lo != -math.inf:
         below = ~((vc >= side.lo) if ens.op == "<" else (vc > side.lo))
-        d = np.where(below & ~nan, np.maximum(d, (side.lo - v) / scale), d)
+        d = np.where(below & ~nan, np.maximum(d, (lo_edge - v) / scale), d)
     if side.hi != math.inf:
         above = ~((vc < side.hi) if ens.op == "<" else (vc <= side.hi))
-        d = np.where(above & ~nan, np.maximum(d, (v - side.hi) / scale), d)
+        d = np.where(above & ~nan, np.maximum(d, (v - hi_edge) / scale), d)
     d = np.where(nan, 0.0 if side.nan_ok else 1.0, d)
     return np.maximum(d, 0.0)
 
@@ -157,7 +197,8 @@ def distance_to_data(
         if f in varying:
             continue
         side = _merge(r1.get(f, _Side()), r2.get(f, _Side()))
-        d = feature_distances(ens, side, X[:, f], float(ranges[f]))
+        integral = ens.features[f].integral and side.codes is None
+        d = feature_distances(ens, side, X[:, f], float(ranges[f]), integral)
         sq += d * d
     per_row = np.sqrt(sq)
     i = int(np.argmin(per_row))

@@ -220,6 +220,18 @@ def test_distance_zero_inside_and_hand_computed_outside():
     assert i == 1 and d == pytest.approx(per[1])
 
 
+def test_a_row_on_the_excluded_edge_of_an_integer_features_region_is_a_whole_step_away():
+    # g is whole, 0..4: tests g < 3 and g < 4 put x's g = 3 in [3, 4), i.e. g = 3 only
+    trees = (stump(0, 3.0, -0.5, 0.5), stump(0, 4.0, 0.2, -0.2), stump(1, 0.5, -3.0, 3.0))
+    feats = (Feature("g", kind="integer", lb=0, ub=4), Feature("s", lb=0, ub=1))
+    ens = Ensemble(trees=trees, features=feats, n_classes=2, intercept=(0.0,), link=LOGISTIC)
+    leaves = ens.leaf_indices(np.array([[3.0, 0.9], [3.0, 0.1]]))
+    X = np.array([[0.0, 0.0], [4.0, 0.0]])  # g's range 4
+    d, i, per = distance_to_data(ens, (leaves[0], leaves[1]), {1}, X)
+    assert per[1] == pytest.approx(1 / 4)  # g = 4 is outside [3, 4): one step from 3
+    assert d == pytest.approx(1 / 4) and i == 1
+
+
 # ---- end to end -------------------------------------------------------------------------
 
 
