@@ -66,9 +66,11 @@ def unproven_because(bounds: dict) -> str:
     """What left a max gap's bounds apart: the time limit (``stopped_by`` "table build":
     reached while building the box search's tables), or (``stopped_by`` "memory") the
     box search's open boxes shed at its memory budget, ("interrupted") Ctrl-C or a
-    signal, or ("rounding") the search's end with its bounds apart by their float32
-    rounding allowance, more than the tolerance, or ("work") its work budget spent."""
+    signal, ("rounding") the search's end with its bounds apart by their float32
+    rounding allowance, more than the tolerance, ("work") its work budget spent, or
+    ("error") a check of the bisection ending in error (its error line says which)."""
     return {
+        "error": "a check ended in error",
         "memory": "boxes shed for memory",
         "interrupted": "interrupted",
         "rounding": "search complete; the bounds keep a float32 rounding allowance wider "

@@ -506,6 +506,8 @@ def _final(
         proven = last.status == INSENSITIVE
     # no tree splits on a varied feature within the bounds: one prediction, a gap of 0
     alike = lower is None and proven and unsplit_query(ens, q)
+    if stopped is None and last.status == ERROR:
+        stopped = "error"  # a check's error ended the search, not the clock
     bounds = MaxGap(
         lower, shown_gap(ens, 0.0) if alike else s.upper, _stated(tol), proven, len(s.steps),
         kind, stopped_by=None if proven else stopped, unsplit=alike,

@@ -53,7 +53,7 @@ class MaxGap:
     # search's open boxes shed above the floor at its memory budget, TABLE_BUILD for the
     # time limit reached while building the box search's tables, INTERRUPTED for Ctrl-C
     # or a signal, ROUNDING for a tolerance below the bounds' float32 allowance, WORK for
-    # a work budget spent
+    # a work budget spent, "error" for a bisection's check ending in error
     stopped_by: str | None = None
     # no tree splits on a varied feature within its bounds: x1 and x2 reach the same
     # leaves, one prediction; ``upper`` is then exact, the least gap there is (0; a ratio

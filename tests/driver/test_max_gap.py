@@ -19,6 +19,7 @@ from treesens.questions import max_gap as M
 from treesens.questions.ask import answer
 from treesens.tests.max_gap_oracle import exact_max_gap, max_gap_problems
 from treesens.tests.oracle import random_ensemble
+from treesens.views.result_view import max_gap_outcome
 
 # the bisection over checks, which the box search replaces where it applies
 BISECT = QueryOptions.of({"box_search": False})
@@ -302,6 +303,15 @@ def test_error_in_a_step_is_the_answer(monkeypatch):
     _scripted(monkeypatch, [_fake_result("sensitive", 0.6, 0.4), err])
     r = M.max_gap_query(_ens(3), _bisect(5.0))
     assert r.status == "error" and r.error == "boom" and r.max_gap is not None
+
+
+def test_a_bisection_an_error_ended_says_so_not_the_time_limit(monkeypatch):
+    err = _fake_result("error")
+    err.error = "the Gurobi license refused the model as too large"
+    _scripted(monkeypatch, [err])
+    r = M.max_gap_query(_ens(3), _bisect(60.0))
+    assert r.max_gap["stopped_by"] == "error"
+    assert max_gap_outcome(r.max_gap).endswith("; a check ended in error)")
 
 
 def test_result_json_has_max_gap_only_when_set():
