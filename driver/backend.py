@@ -21,7 +21,7 @@ from ..compiler.kinds import kind_of
 from ..compiler.passes import Chain
 from ..compiler.question import where_words
 from ..compiler.solver import ERROR as SOLVER_ERROR
-from ..compiler.solver import INFEASIBLE, Solution, SolveOptions
+from ..compiler.solver import INFEASIBLE, OPTIMAL, Solution, SolveOptions
 from ..compiler.usage import note_solver
 from . import compile as compile_stage
 from .data_fallback import use_fallback
@@ -240,6 +240,8 @@ def _accept_point(ctx: SolveContext, bp: BackendProblem, verdict: Accepted, sol:
     ctx.stats["solver_status"] = sol.status  # "optimal" or "feasible" (best found in time)
     if bp.optimize:
         bound = None if sol.bound is None else sol.bound / scale
+        if bound is None and sol.status == OPTIMAL:  # a proof without a bound (z3): its own
+            bound = ctx.stats["objective"]
         bound = tighter_bound(bound, bp.problem.notes.objective_bound)
         ctx.stats.update(optimum_stats(ctx.stats["objective"], bound))
         if sol.status != "optimal":

@@ -170,6 +170,21 @@ def test_the_optimum_on_a_tiny_ensemble_is_the_brute_force_maximum_of_the_utilit
     assert r.stats["objective_gap"] == pytest.approx(0.0, abs=1e-6)
 
 
+@pytest.mark.skipif(not available("z3"), reason="needs z3")
+def test_an_optimum_z3_proves_reports_its_utility_as_the_bound_and_a_gap_of_0(tmp_path):
+    # z3's optimiser gives no bound of its own: the separable maximum (above the
+    # optimum here) was reported, a gap of some percent beside "optimal"
+    ens = _ensemble()
+    X = _data(ens)
+    r = check(
+        ens, ["f0"], gap=0.05, data=_data_file(tmp_path, ens, X), data_aware="prob",
+        timeout=60, backend="z3", heuristic=False,
+    )  # fmt: skip
+    assert r.status == "sensitive" and r.stats["solver_status"] == "optimal"
+    assert r.stats["objective_bound"] == pytest.approx(r.stats["objective"], rel=1e-9)
+    assert r.stats["objective_gap"] == pytest.approx(0.0, abs=1e-9)
+
+
 def test_a_pair_not_proven_optimal_shows_its_utility_bound_and_gap():
     stats = {"solver_status": "feasible", "stopped_by": "time budget"}
     stats |= optimum_stats(-60.0, -30.0)
