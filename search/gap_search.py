@@ -307,7 +307,7 @@ def _floorless(
     if not missed(encs[0], best.gap, tolerance, saturation):
         return None
     offer = best.offer_for(encs[0])
-    return floorless_seed(encs[0], tables[0], offer, tolerance, saturation, deadline)
+    return floorless_seed(encs[0], tables[0], offer, tolerance, saturation, deadline, best.gap)
 
 
 class LatePolish:

@@ -85,6 +85,40 @@ def test_the_floorless_search_stops_at_its_pairs(monkeypatch):
     assert fl.pairs == 2
 
 
+def _polishes(monkeypatch, raise_by: float) -> tuple[int, int]:
+    """The floorless seed's resolved pairs and polishes offered on SEEDED[0], each
+    polish returning its start pair, offered at its gap plus ``raise_by``."""
+    ens, q, enc = _encoding(SEEDED[0])
+    best = BestPair(ens, q)
+    offer, polishing = best.offer_for(enc), [False]
+
+    def unchanged(_enc, x1, x2, *_a, **_k):
+        polishing[0] = True
+        return x1, x2, 0.0
+
+    def offered(x1, x2):
+        got = offer(x1, x2)
+        bump = raise_by if polishing[0] else 0.0
+        polishing[0] = False
+        return None if got is None else got + bump
+
+    monkeypatch.setattr(gap_floorless, "polish_pair", unchanged)
+    fl = floorless_seed(
+        enc, pair_tables(enc), offered, Tolerance(TOLERANCE), _saturation(ens), time.time() + FAR
+    )
+    return fl.pairs, fl.polished
+
+
+def test_no_pair_is_polished_past_the_first_where_the_first_raises_nothing(monkeypatch):
+    pairs, polished = _polishes(monkeypatch, raise_by=0.0)
+    assert pairs >= 2 and polished == 1
+
+
+def test_the_best_pairs_are_each_polished_while_the_first_raises_the_best_gap(monkeypatch):
+    pairs, polished = _polishes(monkeypatch, raise_by=1e-3)
+    assert polished == min(pairs, gap_floorless.FLOORLESS_POLISHED) >= 2
+
+
 @pytest.mark.parametrize("i", SEEDED)
 def test_each_pair_the_floorless_search_resolves_beats_the_last_by_the_tolerance(i):
     ens, q, enc = _encoding(i)
