@@ -118,7 +118,7 @@ def whole_edges(ens: Ensemble, side: _Side) -> tuple[float, float]:
     """The region's side narrowed to the whole values the library routes into it (an
     integer feature's region), or the side's own edges where it holds none."""
     lo, hi = side.lo, side.hi
-    if lo != -math.inf:
+    if math.isfinite(lo):  # an edge at +inf (a side past every number) has no whole value
         lo = next(
             (
                 float(k)
@@ -127,7 +127,7 @@ def whole_edges(ens: Ensemble, side: _Side) -> tuple[float, float]:
             ),
             side.lo,
         )
-    if hi != math.inf:
+    if math.isfinite(hi):
         hi = next(
             (
                 float(k)

@@ -232,6 +232,21 @@ def test_a_row_on_the_excluded_edge_of_an_integer_features_region_is_a_whole_ste
     assert d == pytest.approx(1 / 4) and i == 1
 
 
+def test_an_integer_features_region_with_an_edge_at_infinity_keeps_its_edges():
+    # a column NaN alone reaches (a SimpleImputer's indicator) tests its input at +-inf
+    from treesens.compiler.distance import _Side, whole_edges
+
+    ens = Ensemble(
+        trees=(stump(0, 3.0, -0.5, 0.5),),
+        features=(Feature("g", kind="integer", lb=0, ub=4),),
+        n_classes=2,
+        intercept=(0.0,),
+        link=LOGISTIC,
+    )
+    assert whole_edges(ens, _Side(lo=math.inf)) == (math.inf, math.inf)
+    assert whole_edges(ens, _Side(hi=-math.inf)) == (-math.inf, -math.inf)
+
+
 # ---- end to end -------------------------------------------------------------------------
 
 
