@@ -8,23 +8,23 @@ the grid's 343 rows got another probability and b's check answered insensitive.)
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import pytest
 
 import treesens
-from treesens.answers.result import INSENSITIVE, SENSITIVE
+from treesens.answers.result import INSENSITIVE
 from treesens.compiler.errors import UnsupportedModelError
+from treesens.tests.preprocessing.nan_grid import (
+    COLUMNS,
+    GRID,
+    assert_check_agrees_with_the_grid,
+    assert_folded_model_agrees_on_the_grid,
+)
 
 pytest.importorskip("sklearn")
 
 GAP = 0.1
-COLUMNS = ["a", "b", "c"]
-GRID = pd.DataFrame(
-    list(itertools.product([np.nan, *map(float, range(6))], repeat=3)), columns=COLUMNS
-)
 
 
 def _training(n: int = 800) -> tuple[pd.DataFrame, np.ndarray]:
@@ -98,27 +98,12 @@ def fitted(request):
 
 
 def test_the_folded_model_agrees_with_the_pipeline_on_every_row_of_the_grid(fitted):
-    pipe, ens = fitted
-    got = ens.proba(GRID.to_numpy(dtype=float))  # the trees summed in another order: ulps
-    assert np.allclose(got, pipe.predict_proba(GRID), rtol=0, atol=1e-12)
-
-
-def _brute_force_sensitive(p: np.ndarray, vary: str) -> bool:
-    shared = [GRID[c].fillna(-1.0) for c in COLUMNS if c != vary]  # NaN: a value of its own
-    groups = pd.Series(p).groupby(shared)
-    return bool(((groups.max() >= 0.5 + GAP) & (groups.min() <= 0.5 - GAP)).any())
+    assert_folded_model_agrees_on_the_grid(*fitted)
 
 
 @pytest.mark.parametrize("vary", COLUMNS)
 def test_each_check_agrees_with_enumerating_the_grid_and_its_witness_replays(fitted, vary):
-    pipe, ens = fitted
-    expected = _brute_force_sensitive(pipe.predict_proba(GRID)[:, 1], vary)
-    res = treesens.check(ens, vary=vary, gap=GAP, timeout=60)
-    assert res.status == (SENSITIVE if expected else INSENSITIVE), res
-    if res.status == SENSITIVE:
-        rows = pd.DataFrame([res.witness["x1"], res.witness["x2"]])[COLUMNS].astype(float)
-        q1, q2 = pipe.predict_proba(rows)[:, 1]
-        assert q1 >= 0.5 + GAP and q2 <= 0.5 - GAP and res.validated
+    assert_check_agrees_with_the_grid(*fitted, vary, GAP)
 
 
 def test_an_input_an_imputer_fills_after_a_scaler_may_be_missing_without_data():

@@ -7,7 +7,6 @@ with enumerating the grid, its witness replayed by the pipeline."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
@@ -18,13 +17,18 @@ import pytest
 import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
 from treesens.compiler.errors import UnsupportedModelError
+from treesens.tests.preprocessing.nan_grid import (
+    COLUMNS,
+    GRID,
+    assert_check_agrees_with_the_grid,
+    assert_folded_model_agrees_on_the_grid,
+    brute_force_sensitive,
+)
 from treesens.verify import verify_file
 
 pytest.importorskip("sklearn")
 
 GAP = 0.1
-COLUMNS = ["a", "b", "c"]
-VALUES = [np.nan, *map(float, range(6))]
 
 
 def _training(n: int = 800) -> tuple[pd.DataFrame, np.ndarray]:
@@ -71,8 +75,7 @@ PIPELINES = {
 def fitted(request):
     df, y = _training()
     pipe = PIPELINES[request.param]().fit(df, y)
-    grid = pd.DataFrame(list(itertools.product(VALUES, repeat=3)), columns=COLUMNS)
-    return pipe, treesens.load_model(pipe, data=grid, bounds="data"), grid
+    return pipe, treesens.load_model(pipe, data=GRID, bounds="data")
 
 
 def _indicator_of(pipe):
@@ -83,38 +86,25 @@ def _indicator_of(pipe):
 
 
 def test_the_indicators_are_of_the_inputs_missing_at_fit_and_the_trees_read_them(fitted):
-    pipe, _, _ = fitted
+    pipe, _ = fitted
     assert _indicator_of(pipe) == [0, 1]  # a and b; c had no NaN at fit
     assert pipe[-1].feature_importances_[3] > 0  # a's indicator: a matters only by it
 
 
 def test_the_folded_model_agrees_with_the_pipeline_on_every_row_of_the_grid(fitted):
-    pipe, ens, grid = fitted
-    got = ens.proba(grid.to_numpy(dtype=float))  # the trees summed in another order: ulps
-    assert np.allclose(got, pipe.predict_proba(grid), rtol=0, atol=1e-12)
-
-
-def _brute_force_sensitive(p: np.ndarray, grid: pd.DataFrame, vary: str, gap: float = GAP) -> bool:
-    shared = [grid[c].fillna(-1.0) for c in COLUMNS if c != vary]  # NaN: a value of its own
-    groups = pd.Series(p).groupby(shared)
-    return bool(((groups.max() >= 0.5 + gap) & (groups.min() <= 0.5 - gap)).any())
+    pipe, ens = fitted
+    assert_folded_model_agrees_on_the_grid(pipe, ens)
 
 
 @pytest.mark.parametrize("vary", COLUMNS)
 def test_each_check_agrees_with_enumerating_the_grid_and_its_witness_replays(fitted, vary):
-    pipe, ens, grid = fitted
-    expected = _brute_force_sensitive(pipe.predict_proba(grid)[:, 1], grid, vary)
-    res = treesens.check(ens, vary=vary, gap=GAP, timeout=60)
-    assert res.status == (SENSITIVE if expected else INSENSITIVE), res
-    if res.status == SENSITIVE:
-        rows = pd.DataFrame([res.witness["x1"], res.witness["x2"]])[COLUMNS].astype(float)
-        q1, q2 = pipe.predict_proba(rows)[:, 1]
-        assert q1 >= 0.5 + GAP and q2 <= 0.5 - GAP and res.validated
+    pipe, ens = fitted
+    assert_check_agrees_with_the_grid(pipe, ens, vary, GAP)
 
 
 def test_a_missing_value_alone_can_flip_a_decision(fitted):
     """a matters only by being missing: its witness pair is NaN and a number."""
-    _, ens, _ = fitted
+    _, ens = fitted
     res = treesens.check(ens, vary="a", gap=GAP, timeout=60)
     pair = [res.witness[x]["a"] for x in ("x1", "x2")]
     assert res.status == SENSITIVE and sum(v is None or v != v for v in pair) == 1
@@ -141,7 +131,7 @@ def dumped(fitted, tmp_path_factory):
     sio = pytest.importorskip("skops.io")
     path = tmp_path_factory.mktemp("indicator") / "pipe.skops"
     sio.dump(fitted[0], path)
-    return path, fitted[2]
+    return path
 
 
 @pytest.mark.parametrize("vary", COLUMNS)
@@ -151,13 +141,13 @@ def test_each_insensitive_answer_on_the_grid_gets_a_certificate_the_checker_acce
     """The indicator column of an input states its boundaries (infinite: 0.0 on every
     number) and its image of NaN (1.0), which the transform confirms; the grid's
     enumeration agrees with each answer."""
-    path, grid = dumped
+    path = dumped
     pipe = treesens.load_model(str(path)).replayer.pipe
     for gap in (0.1, 0.2, 0.3):
-        expected = _brute_force_sensitive(pipe.predict_proba(grid)[:, 1], grid, vary, gap)
+        expected = brute_force_sensitive(pipe.predict_proba(GRID)[:, 1], vary, gap)
         out = tmp_path / f"{gap}.json"
         res = treesens.check(
-            str(path), vary=vary, gap=gap, data=grid, bounds="data", certificate=out
+            str(path), vary=vary, gap=gap, data=GRID, bounds="data", certificate=out
         )
         assert res.status == (SENSITIVE if expected else INSENSITIVE), (gap, res)
         assert res.status == SENSITIVE or (res.proof.checked and verify_file(out).valid)
