@@ -39,3 +39,10 @@ def assert_check_agrees_with_the_grid(pipe, ens, vary: str, gap: float) -> None:
         rows = pd.DataFrame([res.witness["x1"], res.witness["x2"]])[COLUMNS].astype(float)
         q1, q2 = pipe.predict_proba(rows)[:, 1]
         assert q1 >= 0.5 + gap and q2 <= 0.5 - gap and res.validated
+
+
+def fitted_and_folded(make, training: tuple[pd.DataFrame, np.ndarray]):
+    """The pipeline ``make()`` fitted on ``training``, and its folded model with the
+    grid's bounds."""
+    pipe = make().fit(*training)
+    return pipe, treesens.load_model(pipe, data=GRID, bounds="data")

@@ -20,6 +20,7 @@ from treesens.tests.preprocessing.nan_grid import (
     GRID,
     assert_check_agrees_with_the_grid,
     assert_folded_model_agrees_on_the_grid,
+    fitted_and_folded,
 )
 
 pytest.importorskip("sklearn")
@@ -92,9 +93,7 @@ PIPELINES = {
 
 @pytest.fixture(scope="module", params=sorted(PIPELINES))
 def fitted(request):
-    df, y = _training()
-    pipe = PIPELINES[request.param]().fit(df, y)
-    return pipe, treesens.load_model(pipe, data=GRID, bounds="data")
+    return fitted_and_folded(PIPELINES[request.param], _training())
 
 
 def test_the_folded_model_agrees_with_the_pipeline_on_every_row_of_the_grid(fitted):

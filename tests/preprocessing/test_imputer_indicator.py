@@ -23,6 +23,7 @@ from treesens.tests.preprocessing.nan_grid import (
     assert_check_agrees_with_the_grid,
     assert_folded_model_agrees_on_the_grid,
     brute_force_sensitive,
+    fitted_and_folded,
 )
 from treesens.verify import verify_file
 
@@ -73,9 +74,7 @@ PIPELINES = {
 
 @pytest.fixture(scope="module", params=sorted(PIPELINES))
 def fitted(request):
-    df, y = _training()
-    pipe = PIPELINES[request.param]().fit(df, y)
-    return pipe, treesens.load_model(pipe, data=GRID, bounds="data")
+    return fitted_and_folded(PIPELINES[request.param], _training())
 
 
 def _indicator_of(pipe):
