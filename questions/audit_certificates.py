@@ -156,6 +156,13 @@ def own_class(outcome: dict[int, str]) -> dict[int, str]:
     return {r: why for r, why in outcome.items() if why.endswith(NO_FLIP)}
 
 
+def split_own_class(outcome: dict[int, str]) -> tuple[dict[int, str], dict[int, str]]:
+    """``outcome`` apart from the rows of the class x2 is asked, and those rows (-> why
+    they need no certificate)."""
+    own = own_class(outcome)
+    return {r: why for r, why in outcome.items() if r not in own}, own
+
+
 def failed(outcome: dict[int, str]) -> list[str]:
     """The reasons of the rows tried and left without a verified certificate (a row of
     the class x2 is asked needs none)."""

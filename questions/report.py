@@ -620,15 +620,17 @@ def _audits(ens, checks, asked: dict, common, say, rows_in) -> list:
         say(f"report: auditing the rows of {common['data']} for {p}")
         f = ProtectedFinding(p, res, **_audit(ens, common["data"], p, asked, common, rows_in))
         if f.audit_certificates is not None:
-            from .audit_certificates import certified_text, own_class, rows_folder, split_untried
+            from .audit_certificates import (
+                certified_text,
+                rows_folder,
+                split_own_class,
+                split_untried,
+            )
 
             f.audit_certificates_in = str(rows_folder(rows_in.folder, p))
             line = certified_text(f.audit_certificates, f.audit_certificates_in)
             f.audit_certificates, f.audit_untried = split_untried(f.audit_certificates)
-            f.audit_own_class = own_class(f.audit_certificates)
-            f.audit_certificates = {
-                r: why for r, why in f.audit_certificates.items() if r not in f.audit_own_class
-            }
+            f.audit_certificates, f.audit_own_class = split_own_class(f.audit_certificates)
             say(f"report: {p}: {line}" + (f" ({UNTRIED_HINT})" if f.audit_untried else ""))
         found.append(f)
     return found
