@@ -327,8 +327,9 @@ class _FeatureIds:
             )
         raise NamedFeature(
             f"the dump names its features ({s!r}), which a dump does not number: give a "
-            "details file naming each feature at its index (--details; in a .sens file, `features from`), or load the "
-            "booster's own model file (Booster.save_model('model.json'))"
+            "details file naming each feature at its index (--details; in a .sens file, "
+            "`features from`), or load the booster's own model file "
+            "(Booster.save_model('model.json'))"
         )
 
 
