@@ -10,8 +10,9 @@ the pipeline's own transform (on rows where only that input changes):
 
 * the steps are ones that map each column on its own through a nondecreasing function
   (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, SimpleImputer (the identity
-  on the numbers a certificate's domain holds: one of NaN), passthrough, and ColumnTransformers and
-  Pipelines of them); so a column depends on one input through a monotone map, and once
+  on the numbers a certificate's domain holds: one of NaN; one of a number only before an
+  encoder, which reads its input at the stated categories alone), passthrough, and
+  ColumnTransformers and Pipelines of them); so a column depends on one input through a monotone map, and once
   the test holds at the double before b and fails at b, the map rises there and the
   test holds exactly for x < b (``-inf`` / ``inf``: it fails / holds at both the smallest
   and the largest double, so everywhere, whichever way the map runs);
@@ -201,7 +202,9 @@ def _confirm_images(probe: _Probe, i: int, j: int, stated) -> list[float]:
     return want
 
 
-def _check_step(step) -> None:
+def _check_step(step, encoded: bool = False) -> None:
+    """``encoded``: a later step of the same Pipeline is an encoder, which reads this
+    step's column as its input's categories (confirmed image by image, _confirm_images)."""
     name = type(step).__name__
     if not (isinstance(step, str) or step is None) and not type(step).__module__.startswith(
         "sklearn."
@@ -213,7 +216,7 @@ def _check_step(step) -> None:
     elif name in ENCODERS:
         return
     elif name in PER_COLUMN:
-        if name == "SimpleImputer" and _fills_a_number(step):
+        if name == "SimpleImputer" and _fills_a_number(step) and not encoded:
             raise ModelError("a SimpleImputer of a number (missing_values) is not checked")
         if name == "MinMaxScaler" and not step.feature_range[0] < step.feature_range[1]:
             raise ModelError("a MinMaxScaler whose range decreases")
@@ -225,8 +228,9 @@ def _check_step(step) -> None:
             _check_step(trans)
         return
     elif name == "Pipeline":
-        for _, s in step.steps:
-            _check_step(s)
+        inner = [s for _, s in step.steps]
+        for k, s in enumerate(inner):
+            _check_step(s, any(type(e).__name__ in ENCODERS for e in inner[k + 1 :]))
         return
     raise ModelError(
         f"pipeline step {name}: the checker reads per-column scalers and imputers "
