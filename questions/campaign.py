@@ -26,7 +26,7 @@ from ..search.proof_tree import recording_proofs
 from .ask import Task, answer_task, task_failed
 from .executors import Executor, Failure, make_executor, parse_executor
 from .progress import Display, silent
-from .results_log import appending
+from .results_log import appending, refuse_other_file
 from .resume import ResumeKey, ResumePlan, plan_resume, read_results, result_from_line
 from .sweep_budget import Budget, answer_within
 from .sweep_certs import SweepCertificates
@@ -260,7 +260,11 @@ def _resume_plan(
     warn_other: Callable[[str], None],
 ) -> tuple[ResumePlan, str | None]:
     """What a sweep reuses from ``campaign.resume`` and the note saying so (None: no
-    resume file); warns once if the file it appends to holds another model's results."""
+    resume file); warns once if the file it appends to holds another model's results.
+    A resume file that is no results log (a CSV given by a slip) is refused before its
+    lines are read, not warned about line by line first."""
+    if campaign.resume is not None:
+        refuse_other_file(campaign.resume)
     lines = read_results(campaign.resume, warn) if campaign.resume is not None else []
     if campaign.resume is None and campaign.out is not None and Path(campaign.out).is_file():
         warn_other_model(campaign.out, _out_lines(campaign.out), ens, warn_other)

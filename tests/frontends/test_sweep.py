@@ -235,6 +235,19 @@ def test_cli_sweep_out_into_a_file_that_is_not_json_lines_is_refused(tmp_path):
     assert f.read_text() == "a,b\n1,2\n"
 
 
+def test_cli_sweep_resume_from_a_file_that_is_not_json_lines_is_one_line_before_any_query(
+    tmp_path,
+):
+    # it warned once per line of the CSV (570 lines for a data file) before refusing it
+    f = tmp_path / "rows.csv"
+    f.write_text("a,b\n1,2\n3,4\n")
+    argv = ["--features", "mean_texture", "--gap", "0.2", "--resume", f, "--table", "none"]
+    p = treesens_here("sweep", EXAMPLES / "breast_cancer_xgb.json", *argv)
+    assert p.returncode == 2 and "its first line is not a JSON line" in p.stderr
+    assert "warning" not in p.stderr and "resume from" not in p.stderr
+    assert f.read_text() == "a,b\n1,2\n3,4\n"
+
+
 def _sweep(args, cwd):
     return treesens_here("sweep", *args, cwd=cwd)
 
