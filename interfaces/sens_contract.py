@@ -30,6 +30,7 @@ from ..questions.contract import (
     judge_result,
 )
 from ..questions.memory import MemoryRefused
+from ..questions.output_folder import make_folder
 from .sens_run import audit_report, run_audit_plan
 
 # a sweep block whose expectations treesens test answers, with a budget (its own or
@@ -129,7 +130,7 @@ def run_contract(
         raise InputError(f"--query {query}: this block expects nothing", str(sf.path))
     refuse_sweep_budgets(sf, queries)
     if certificates is not None:
-        Path(certificates).mkdir(parents=True, exist_ok=True)
+        make_folder(certificates, f"--certificates {certificates}")
     outcomes = []
     for q in queries:
         if timeout is not None:

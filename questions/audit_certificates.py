@@ -22,6 +22,7 @@ from ..compiler.query import ANY
 from .audit_solve import kept_answer, row_query
 from .audit_spec import AuditSpec, audit_reading
 from .certify import certify, certify_answer, forget_file
+from .output_folder import make_folder
 
 # the reason of a row left without a certificate because a bound (a number of rows, a
 # time) stopped the certificates before it: the row was not tried
@@ -73,8 +74,7 @@ def certify_rows(
     audit's per row): a row's search ends on the boxes it visits, ``budget`` a net, so
     that its certificate does not depend on the machine's load."""
     out: dict[int, str] = {}
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_folder(folder, f"certificates folder {folder}")
     for d in lines:  # an earlier audit's file of a row not certified now is no claim of this one
         forget_file(folder / certificate_name(int(d["row"])))
     ens = audit_reading(ens, spec.target)

@@ -19,3 +19,16 @@ def make_folder_of(path: str | Path, where: str) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"cannot make its folder {folder}: {os_error_text(e)}", where) from None
+
+
+def make_folder(folder: str | Path, where: str) -> Path:
+    """Make the folder ``folder`` (a --certificates DIR) and those above it where missing;
+    an input error naming ``where`` when a file stands in its way or it cannot be made."""
+    folder = Path(folder)
+    if folder.is_file():
+        raise InputError("a file, not a folder", where)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot make the folder: {os_error_text(e)}", where) from None
+    return folder

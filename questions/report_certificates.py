@@ -17,6 +17,7 @@ from ..answers.proof import BOX_SEARCH, Proof
 from ..answers.result import ERROR, Result
 from ..compiler.ensemble import Ensemble
 from .certify import answer_refusal, certify_answer, forget_file
+from .output_folder import make_folder
 from .query_build import query_from_keywords
 
 # a claim's share of the time left: this much for its search, the rest for the checker's
@@ -53,7 +54,7 @@ class ClaimCertificates:
         ranked max gap's upper bound, certified one after the other: a claim that may get
         a certificate takes its share of the time left (the claims still to certify
         share it), one that may not says why at once."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_folder(self.folder, f"certificates folder {self.folder}")
         claims = [
             (f"{f}: ", res, [f], {**asked, "classes": classes}, self.folder / f"{f}.json")
             for f, res in checks

@@ -13,6 +13,7 @@ from ..answers.result import INSENSITIVE, Result
 from ..compiler.ensemble import Ensemble
 from ..compiler.query import Gap, GapKind, Query
 from .certify import certify_answer, forget_file, model_refusal, proof_after, refused
+from .output_folder import make_folder
 
 
 class SweepCertificates:
@@ -47,7 +48,7 @@ class SweepCertificates:
                 q = q.with_(kind="", params=(), gap=Gap(0.25, GapKind.PROB))
             self.refusal = model_refusal(ens, q, model_file)
         if self.refusal is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_folder(self.folder, f"certificates folder {self.folder}")
         self.written, self.rejected, self.others = 0, 0, Counter()
 
     def __call__(self, res: Result, subset: tuple[str, ...] | None = None) -> None:

@@ -98,6 +98,8 @@ def _names(text: str | None) -> list[str] | None:
 def run(args) -> int:
     out = Path(args.out)
     check_writable("--out", out)
+    if args.certificates is not None and Path(args.certificates).is_file():
+        raise InputError(f"--certificates {args.certificates}: a file, not a folder")
     if args.data is None:
         raise InputError("report needs --data ROWS.csv: the rows it audits")
     results = Path(args.results) if args.results else out.with_suffix(".jsonl")

@@ -1,0 +1,43 @@
+"""Bad input a new user's first hour met, each one line naming the file and exit 2: a
+--certificates folder that is a file (an internal error's FileExistsError before), ..."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from treesens.interfaces.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+BREAST = str(EXAMPLES / "breast_cancer_xgb.json")
+ROWS = str(EXAMPLES / "breast_cancer_rows.csv")
+
+
+def _a_file(tmp_path) -> str:
+    f = tmp_path / "rows.csv"
+    f.write_text("a,b\n1,2\n")
+    return str(f)
+
+
+def test_sweep_certificates_naming_a_file_is_bad_input(tmp_path, capsys):
+    f = _a_file(tmp_path)
+    argv = ["sweep", BREAST, "--features", "radius_error", "--certificates", f]
+    assert main([*argv, "--table", "none"]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}: a file, not a folder" in err and "internal error" not in err
+
+
+def test_sweep_certificates_below_a_file_is_bad_input(tmp_path, capsys):
+    f = _a_file(tmp_path)
+    argv = ["sweep", BREAST, "--features", "radius_error", "--certificates", f"{f}/certs"]
+    assert main([*argv, "--table", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot make the folder" in err and "internal error" not in err
+
+
+def test_report_certificates_naming_a_file_is_refused_before_any_ranking(tmp_path, capsys):
+    f = _a_file(tmp_path)
+    out = str(tmp_path / "r.html")
+    argv = ["report", BREAST, "--data", ROWS, "--protected", "radius_error", "--out", out]
+    assert main([*argv, "--certificates", f]) == 2
+    err = capsys.readouterr().err
+    assert f"--certificates {f}: a file, not a folder" in err and "ranking" not in err
