@@ -56,7 +56,7 @@ def _f32(x) -> float:
     return float(np.float32(x))
 
 
-def _parse_base_score(raw) -> list[float]:
+def _parse_base_score(raw, where: str) -> list[float]:
     if isinstance(raw, (int, float)):
         return [float(raw)]
     s = str(raw).strip()
@@ -65,7 +65,7 @@ def _parse_base_score(raw) -> list[float]:
     try:
         return [float(v) for v in s.split(",") if v.strip()]
     except ValueError:
-        raise InputError(f"cannot read base_score {raw!r}") from None
+        raise InputError(f"cannot read base_score {raw!r}: not a number", where) from None
 
 
 def from_native_json(
@@ -105,7 +105,7 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
     if targets > 1:
         raise UnsupportedModelError("multi-output (num_target > 1) models are not supported", where)
     names, types = _names_and_types(learner, n_feat, where)
-    bs = _parse_base_score(lmp.get("base_score", "0.5"))
+    bs = _parse_base_score(lmp.get("base_score", "0.5"), where)
     n_classes, link, intercept = _outputs(obj, num_class, bs, T, where)
     trees = []
     # a softmax has one output per class, two classes too (multi:softprob, num_class=2)
@@ -117,7 +117,9 @@ def _from_native_json(model: dict, where: str, model_bytes, booster) -> Ensemble
             if not 0 <= int(tree_info[ti]) < outputs:
                 raise ValueError(f"it adds to class {tree_info[ti]}")  # xgboost: out of bounds
             trees.append(_native_tree(tj, int(tree_info[ti]) if outputs > 1 else 0, n_feat))
-        except (KeyError, ValueError, IndexError, TypeError) as e:
+        except KeyError as e:  # str(e) alone is the bare key: 'split_conditions'
+            raise InputError(f"tree {ti} is malformed: it has no field {e}", where) from None
+        except (ValueError, IndexError, TypeError) as e:
             raise InputError(f"tree {ti} is malformed: {e}", where) from None
     cats = recorded_categories(m, n_feat)
     features = tuple(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from treesens.interfaces.cli.main import main
@@ -41,3 +42,29 @@ def test_report_certificates_naming_a_file_is_refused_before_any_ranking(tmp_pat
     assert main([*argv, "--certificates", f]) == 2
     err = capsys.readouterr().err
     assert f"--certificates {f}: a file, not a folder" in err and "ranking" not in err
+
+
+def _xgboost_model(tmp_path, edit) -> str:
+    model = json.loads((EXAMPLES / "breast_cancer_xgb.json").read_text())
+    edit(model["learner"])
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps(model))
+    return str(f)
+
+
+def test_a_base_score_that_is_no_number_names_the_model_file(tmp_path, capsys):
+    def edit(learner):
+        learner["learner_model_param"]["base_score"] = "xyz"
+
+    f = _xgboost_model(tmp_path, edit)
+    assert main(["check", f, "--vary", "mean_texture", "--gap", "0.2"]) == 2
+    assert f"{f}: cannot read base_score 'xyz': not a number" in capsys.readouterr().err
+
+
+def test_a_tree_without_a_field_says_which_field_is_missing(tmp_path, capsys):
+    def edit(learner):
+        del learner["gradient_booster"]["model"]["trees"][0]["split_conditions"]
+
+    f = _xgboost_model(tmp_path, edit)
+    assert main(["check", f, "--vary", "mean_texture", "--gap", "0.2"]) == 2
+    assert "tree 0 is malformed: it has no field 'split_conditions'" in capsys.readouterr().err
