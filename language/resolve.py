@@ -162,6 +162,9 @@ def _paths(ast: SensAST, base: Path) -> _Paths:
             f"unknown model format {fmt!r}{closest(fmt, FORMATS)}; known: {', '.join(FORMATS)}",
             model,
         )
+    for decl, what in ((model, "model"), (details, "features"), (data, "data")):
+        if decl is not None and not decl.path.value.strip():  # "" is the .sens file's folder
+            raise ast.error(f"the {what} file's path is empty: name the file", decl.path)
     model_path = resolve_path(base, model.path.value)
     if not model_path.exists():
         raise ast.error(not_found("model file", model_path, model.path.value), model.path)

@@ -68,3 +68,11 @@ def test_a_tree_without_a_field_says_which_field_is_missing(tmp_path, capsys):
     f = _xgboost_model(tmp_path, edit)
     assert main(["check", f, "--vary", "mean_texture", "--gap", "0.2"]) == 2
     assert "tree 0 is malformed: it has no field 'split_conditions'" in capsys.readouterr().err
+
+
+def test_an_empty_model_path_in_a_sens_file_says_it_is_empty(tmp_path, capsys):
+    # it said "model path is a directory", the .sens file's own folder
+    f = tmp_path / "q.sens"
+    f.write_text('model ""\nquery q {\n  vary a\n}\n')
+    assert main(["run", str(f)]) == 2
+    assert "q.sens:1:7: the model file's path is empty" in capsys.readouterr().err
