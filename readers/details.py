@@ -164,7 +164,9 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
             )
         cell = row[col["feature"]]
         if not _INDEX.fullmatch(cell.strip()):
-            raise InputError(f"column feature: index {cell!r} is not an integer", where)
+            raise InputError(
+                f"column feature: {cell!r} is not a feature index (a whole number from 0)", where
+            )
         idx = int(cell)
         if not 0 <= idx < len(feats):
             raise InputError(

@@ -106,7 +106,9 @@ def test_a_details_bound_python_reads_and_a_csv_does_not_write_is_an_error(tmp_p
 def test_a_details_feature_index_python_reads_and_a_csv_does_not_write_is_an_error(tmp_path, cell):
     p = tmp_path / "d.csv"
     p.write_text(f"feature,name,lb,ub\n{cell},mean_texture,9,39\n", encoding="utf-8")
-    with pytest.raises(InputError, match=rf"d\.csv:2: column feature: index '{cell}' is not"):
+    with pytest.raises(
+        InputError, match=rf"d\.csv:2: column feature: '{cell}' is not a feature index"
+    ):
         treesens.load_model(MODEL, details=str(p))
 
 

@@ -76,3 +76,12 @@ def test_an_empty_model_path_in_a_sens_file_says_it_is_empty(tmp_path, capsys):
     f.write_text('model ""\nquery q {\n  vary a\n}\n')
     assert main(["run", str(f)]) == 2
     assert "q.sens:1:7: the model file's path is empty" in capsys.readouterr().err
+
+
+def test_a_negative_feature_index_in_a_details_file_is_no_feature_index(tmp_path, capsys):
+    # it said "index '-1' is not an integer"
+    f = tmp_path / "d.csv"
+    f.write_text("feature,name,lb,ub\n-1,mean_texture,0,40\n")
+    argv = ["check", BREAST, "--vary", "mean_texture", "--gap", "0.2", "--details", str(f)]
+    assert main(argv) == 2
+    assert "d.csv:2: column feature: '-1' is not a feature index" in capsys.readouterr().err
