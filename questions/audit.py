@@ -74,6 +74,11 @@ WORK_WITH_TIMEOUT = (
     "the rows it did not reach unknown as the load decides; give work= alone (each row's "
     "budget) with timeout_per_row= as each row's safety net"
 )
+# tree visits (candidates x trees) a block of enumerated rows holds at most, about 3 s of
+# CPU: a large model's rows are slow to enumerate (churn's 1,000-tree LightGBM, tenure and
+# MonthlyCharges: 18,288 x2 a row, 0.6 CPU s), so 250 rows a block left the progress line
+# and --out silent for minutes
+BLOCK_TREE_VISITS = 100_000_000
 TASK_FAILED = "task failed"  # a block whose task failed on every attempt: its rows unknown
 
 
@@ -114,13 +119,24 @@ def answer_block(work: AuditWork, rows: np.ndarray) -> RowAnswers:
     return replace(ans, note="; ".join(dict.fromkeys(why))) if why else ans
 
 
+def _candidates(ens: Ensemble, spec: AuditSpec) -> int:
+    """The x2 a row's enumeration predicts: the product of F's cells."""
+    ens = audit_reading(ens, spec.target)
+    F = sorted(resolve_features(ens, spec.vary))
+    return candidate_count([feature_cells(ens, f, spec.scales.get(f, 1.0)) for f in F])
+
+
 def rows_go_to_the_solver(ens: Ensemble, spec: AuditSpec, max_candidates: int | None) -> bool:
     """Whether F has too many cells to enumerate, so that every row is a solver query
     (seconds each, up to the time limit per row, instead of thousands of rows a second)."""
-    ens = audit_reading(ens, spec.target)
-    F = sorted(resolve_features(ens, spec.vary))
-    cells = [feature_cells(ens, f, spec.scales.get(f, 1.0)) for f in F]
-    return candidate_count(cells) > (MAX_CANDIDATES if max_candidates is None else max_candidates)
+    return _candidates(ens, spec) > (MAX_CANDIDATES if max_candidates is None else max_candidates)
+
+
+def enumerated_block(ens: Ensemble, spec: AuditSpec, cap: int) -> int:
+    """Rows per block of enumerated rows: at most ``cap``, and at most
+    ``BLOCK_TREE_VISITS`` (a row's candidates times the model's trees) in a block."""
+    visits = max(1, _candidates(ens, spec) * len(ens.trees))
+    return max(1, min(cap, BLOCK_TREE_VISITS // visits))
 
 
 def block_size(n_rows: int, workers: int, cap: int) -> int:

@@ -23,6 +23,7 @@ from .audit import (
     TASK_FAILED,
     answer_blocks,
     block_size,
+    enumerated_block,
     row_result,
     rows_go_to_the_solver,
     unrecorded_smallest,
@@ -261,7 +262,7 @@ def run_audit(
     with opened(campaign, work=len(todo) > 0) as running:
         ex = running.executor
         slow = rows_go_to_the_solver(ens, spec, run.max_candidates)
-        cap = SOLVER_BLOCK if slow else PROGRESS_BLOCK
+        cap = SOLVER_BLOCK if slow else enumerated_block(ens, spec, PROGRESS_BLOCK)
         size = block_size(len(todo), ex.workers if ex is not None else 1, cap)
         if ex is not None and status is not None and len(todo):
             status(starting_workers(ex))
