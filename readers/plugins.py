@@ -40,6 +40,12 @@ def load_plugin(plugin: str | Path) -> ModuleType:
         raise InputError(f"the plugin failed to load: {type(e).__name__}: {e}", text) from None
     except Exception as e:  # noqa: BLE001 - a plugin's own failure, reported as one line
         raise InputError(f"the plugin failed to load: {type(e).__name__}: {e}", text) from None
+    except SystemExit as e:  # the command ended silently with the plugin's exit code
+        raise InputError(
+            f"the plugin called sys.exit({e.code!r}) while it loaded: a plugin's import "
+            "registers what it adds and returns",
+            text,
+        ) from None
     _LOADED[key] = module
     return module
 

@@ -85,3 +85,12 @@ def test_a_negative_feature_index_in_a_details_file_is_no_feature_index(tmp_path
     argv = ["check", BREAST, "--vary", "mean_texture", "--gap", "0.2", "--details", str(f)]
     assert main(argv) == 2
     assert "d.csv:2: column feature: '-1' is not a feature index" in capsys.readouterr().err
+
+
+def test_a_plugin_that_exits_while_it_loads_is_bad_input(tmp_path, capsys):
+    # the command ended with the plugin's exit code (3) and said nothing
+    plugin = tmp_path / "plug.py"
+    plugin.write_text("import sys\nsys.exit(3)\n")
+    argv = ["check", BREAST, "--vary", "mean_texture", "--gap", "0.2", "--plugin", str(plugin)]
+    assert main(argv) == 2
+    assert "plug.py: the plugin called sys.exit(3) while it loaded" in capsys.readouterr().err
