@@ -30,6 +30,7 @@ from ...views.audit_plot import draw
 from .check import add_certify_budget_arg
 from .common import (
     AUDIT_OTHER_READING,
+    GivenOnce,
     add_memory_arg,
     add_model_args,
     check_writable,
@@ -53,7 +54,13 @@ library's predict, or a proof by exhaustion).
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
-    p.add_argument("--vary", required=True, metavar="NAMES", help="comma-separated features F")
+    p.add_argument(
+        "--vary",
+        action=GivenOnce,
+        required=True,
+        metavar="NAMES",
+        help="comma-separated features F",
+    )
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--gap",
@@ -84,6 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_row_limit_args(p)
     p.add_argument(
         "--by",
+        action=GivenOnce,
         default=None,
         metavar="COL",
         help="break the summary down by COL: any column of --data (a feature, the label, or "

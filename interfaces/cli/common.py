@@ -154,6 +154,24 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+class GivenOnce(argparse.Action):
+    """A flag given twice would keep its last value alone, the first dropped in silence
+    (``--vary a --vary b`` asked about b): refused, a list flag saying to list both in one."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given:
+            listed = self.metavar == "NAMES"
+            hint = f"list them in one, {option_string} {given[self.dest]},{values}"
+            raise argparse.ArgumentError(
+                self,
+                f"given twice ({given[self.dest]!r}, then {values!r}): "
+                + (hint if listed else "give it once"),
+            )
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
 def add_query_args(
     p: argparse.ArgumentParser, vary_required: bool = True, vary_listed: bool = True
 ) -> None:
@@ -162,6 +180,7 @@ def add_query_args(
     the features itself still reads it, to refuse it with a reason)."""
     p.add_argument(
         "--vary",
+        action=GivenOnce,
         required=vary_required,
         metavar="NAMES",
         help="comma-separated features that may differ between the two inputs"

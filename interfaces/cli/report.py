@@ -14,6 +14,7 @@ from ...views.progress import sweep_progress
 from ...views.report_html import render
 from .check import add_certify_budget_arg
 from .common import (
+    GivenOnce,
     add_model_args,
     check_writable,
     load_from_args,
@@ -34,9 +35,15 @@ HTML page (no network, images inline).
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     p.add_argument("--out", required=True, metavar="HTML", help="the report file to write")
-    p.add_argument("--features", default=None, metavar="NAMES", help="rank only these")
     p.add_argument(
-        "--protected", default="", metavar="NAMES", help="comma-separated protected features"
+        "--features", action=GivenOnce, default=None, metavar="NAMES", help="rank only these"
+    )
+    p.add_argument(
+        "--protected",
+        action=GivenOnce,
+        default="",
+        metavar="NAMES",
+        help="comma-separated protected features",
     )
     p.add_argument(
         "--gap",

@@ -33,6 +33,7 @@ from ...views.console import output_console
 from ...views.progress import sweep_progress
 from .check import add_certify_budget_arg
 from .common import (
+    GivenOnce,
     add_backend_arg,
     add_max_gap_args,
     add_model_args,
@@ -75,6 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--features",
+        action=GivenOnce,
         default=None,
         metavar="NAMES",
         help="sweep only these features (comma-separated)",

@@ -94,3 +94,26 @@ def test_a_plugin_that_exits_while_it_loads_is_bad_input(tmp_path, capsys):
     argv = ["check", BREAST, "--vary", "mean_texture", "--gap", "0.2", "--plugin", str(plugin)]
     assert main(argv) == 2
     assert "plug.py: the plugin called sys.exit(3) while it loaded" in capsys.readouterr().err
+
+
+def test_vary_given_twice_is_refused_not_the_first_list_dropped(capsys):
+    # --vary a --vary b asked about b alone, and answered
+    argv = ["check", BREAST, "--vary", "mean_texture", "--vary", "mean_radius", "--gap", "0.2"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--vary: given twice ('mean_texture', then 'mean_radius')" in err
+    assert "list them in one, --vary mean_texture,mean_radius" in err
+
+
+def test_sweep_features_given_twice_is_refused(capsys):
+    argv = ["sweep", BREAST, "--features", "mean_texture", "--features", "mean_radius"]
+    assert main(argv) == 2
+    assert "--features: given twice" in capsys.readouterr().err
+
+
+def test_audit_by_given_twice_is_refused(capsys):
+    argv = ["audit", BREAST, "--data", ROWS, "--vary", "mean_texture", "--by", "label"]
+    assert main([*argv, "--by", "mean_radius"]) == 2
+    assert (
+        "--by: given twice ('label', then 'mean_radius'): give it once" in capsys.readouterr().err
+    )
