@@ -242,7 +242,8 @@ def run_file(
 def _check_out(plan: AuditPlan, ens: Ensemble) -> None:
     """An ``out`` file is resumed: its lines must answer this audit."""
     hint = f"audit {plan.name!r} resumes its out file: delete it or name another"
-    check_same_audit(read_done(plan.run.resume), ens, plan.spec, plan.run.resume, hint)
+    done = read_done(plan.run.resume, f"the out file of audit {plan.name!r}")  # not --resume
+    check_same_audit(done, ens, plan.spec, plan.run.resume, hint)
 
 
 def run_audit_plan(

@@ -39,12 +39,13 @@ PROGRESS_BLOCK = 250  # rows per block: a block's lines are written before the n
 SOLVER_BLOCK = 1
 
 
-def read_done(path: str | None) -> list[dict]:
+def read_done(path: str | None, where: str | None = None) -> list[dict]:
     """The result lines of an earlier run (none when the file does not exist yet); a
-    complete line that is not a row's result is an input error naming it."""
+    complete line that is not a row's result is an input error naming it and ``where``
+    (default: the --resume flag)."""
+    where = where or f"--resume {path}"
 
     def check(d, n: int) -> dict:
-        where = f"--resume {path}"
         if d is None:
             raise InputError(f"{path}:{n}: not a JSON line", where)
         if not isinstance(d, dict) or "row" not in d:

@@ -117,3 +117,17 @@ def test_audit_by_given_twice_is_refused(capsys):
     assert (
         "--by: given twice ('label', then 'mean_radius'): give it once" in capsys.readouterr().err
     )
+
+
+def test_a_sens_audit_whose_out_file_is_no_results_log_names_it_not_resume(tmp_path, capsys):
+    # it said "--resume FILE: ...", a flag the .sens run was not given
+    (tmp_path / "rows.csv").write_text(Path(ROWS).read_text())
+    f = tmp_path / "a.sens"
+    f.write_text(
+        f'model "{BREAST}"\ndata "rows.csv"\n'
+        'audit a {\n  vary mean_texture\n  out "rows.csv"\n}\n'
+    )
+    assert main(["run", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "the out file of audit 'a': " in err and "rows.csv:1: not a JSON line" in err
+    assert "--resume" not in err
