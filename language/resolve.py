@@ -491,6 +491,30 @@ def _check_data(ast: SensAST, decl, ens, path: Path, label) -> None:
         raise ast.error(f"cannot use the data: {e}", decl.path) from None
 
 
+def _bounds_source(details, ens) -> str:
+    """Where a feature's bounds came from, as words after them: the features file, the
+    details file found beside the model, or nothing (the model's own)."""
+    if details is not None:
+        return f" (from {details.path.value})"
+    m = re.search(r"\(bounds from (.+)\)$", str(getattr(ens, "source", "")))
+    return f" (from {Path(m.group(1)).name}, found beside the model)" if m else ""
+
+
+def _refuse_codes_outside(ast: SensAST, d, f, src: str) -> None:
+    """Categories named on a feature make it their codes 0..n-1; bounds that hold none of
+    them (mean_texture in [9.71, 39.28]) say the model reads the feature as a number, and
+    an answer over codes no input holds would be vacuous (it was "insensitive")."""
+    top = len(d.categories) - 1
+    if f.lb <= top and f.ub >= 0:
+        return
+    raise ast.error(
+        f"feature {d.name.text!r}: its categories would be the codes 0..{top}, but its "
+        f"bounds [{f.lb:g}, {f.ub:g}]{src} hold none of them: name categories only for a "
+        "feature whose values are codes 0, 1, ... (or give bounds to replace these)",
+        d,
+    )
+
+
 def _apply_declarations(ast: SensAST, ens):
     decls = [it for it in ast.items if isinstance(it, FeatureDecl)]
     details = next((it for it in ast.items if isinstance(it, DetailsDecl)), None)
@@ -524,12 +548,10 @@ def _apply_declarations(ast: SensAST, ens):
         # keep the kind; a binary feature keeps 0 and 1 inside its bounds, so they must
         # hold one of them (as the features file requires)
         lb, ub = kw.get("lb", f.lb), kw.get("ub", f.ub)
+        if d.categories is not None and n not in hashed and d.lo is None:
+            _refuse_codes_outside(ast, d, f, _bounds_source(details, ens))
         if kw.get("kind", f.kind) == "binary" and (lb > 1 or ub < 0):
-            if details is not None:
-                src = f" (from {details.path.value})"
-            else:  # a details file found beside the model, or the model's own bounds
-                m = re.search(r"\(bounds from (.+)\)$", str(getattr(ens, "source", "")))
-                src = f" (from {Path(m.group(1)).name}, found beside the model)" if m else ""
+            src = _bounds_source(details, ens)
             if d.lo is None:
                 raise ast.error(
                     f"feature {n!r}: a binary feature takes 0 or 1, but its bounds are "

@@ -131,3 +131,15 @@ def test_a_sens_audit_whose_out_file_is_no_results_log_names_it_not_resume(tmp_p
     err = capsys.readouterr().err
     assert "the out file of audit 'a': " in err and "rows.csv:1: not a JSON line" in err
     assert "--resume" not in err
+
+
+def test_categories_named_on_a_feature_bounded_away_from_their_codes_are_refused(tmp_path, capsys):
+    # codes 0, 1 outside mean_texture's [9.71, 39.28]: the answer was a vacuous "insensitive"
+    f = tmp_path / "q.sens"
+    f.write_text(
+        f'model "{BREAST}"\nfeatures from "{EXAMPLES / "breast_cancer_details.csv"}"\n'
+        "feature mean_texture { low, high }\nquery q {\n  vary mean_texture\n}\n"
+    )
+    assert main(["run", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "q.sens:3:1: feature 'mean_texture': its categories would be the codes 0..1" in err

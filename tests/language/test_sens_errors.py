@@ -163,7 +163,7 @@ CASES = {
     ),
     "unknown_category": (
         _bc(
-            "feature mean_texture: categorical {low, high}\nquery q {\n  vary mean_radius\n"
+            "feature mean_texture: categorical in [0, 1] {low, high}\nquery q {\n  vary mean_radius\n"
             "  fix mean_texture = medium\n}\n"
         ),
         [
