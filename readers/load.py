@@ -34,7 +34,7 @@ from .details import (
 )
 from .finite import check_finite
 from .formats import sniffing
-from .formats.base import DUMP_OPTIONS, LoadOptions
+from .formats.base import DUMP_OPTIONS, LoadOptions, byte_order_mark
 from .load_notes import step as load_step
 from .model_cache import cached_load
 
@@ -563,7 +563,12 @@ def _not_a_model(path: Path) -> str | None:
         )
     if suffix in (".csv", ".parquet"):
         return "a data file, not a model: give it with --data (data=), after the model"
-    return None
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(3)
+    except OSError:
+        return None
+    return byte_order_mark(head)
 
 
 def _details_header(path: Path) -> bool:

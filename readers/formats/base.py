@@ -138,9 +138,25 @@ def parse_json(text: str, where: str) -> Any:
         raise InputError(JSON_TOO_DEEP, where) from None
 
 
+def byte_order_mark(head: bytes) -> str | None:
+    """What a model file starting with a byte order mark is told (None: it has none):
+    neither treesens nor the model's library reads one."""
+    if not head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return None
+    kind = "UTF-8" if head.startswith(b"\xef") else "UTF-16"
+    return (
+        f"the file starts with a {kind} byte order mark (as an editor or PowerShell writes "
+        "one), which the model's library does not read either: save it as UTF-8 without "
+        "a byte order mark"
+    )
+
+
 def read_json(blob: bytes, where: str, not_text: str) -> Any:
     """The content of a JSON file, or one InputError naming ``where``: ``not_text`` when
-    the file is not UTF-8 text, else as :func:`parse_json` says."""
+    the file is not UTF-8 text (a byte order mark said as such), else as
+    :func:`parse_json` says."""
+    if (bom := byte_order_mark(blob[:3])) is not None:
+        raise InputError(bom, where)
     try:
         text = blob.decode("utf-8")
     except UnicodeDecodeError:

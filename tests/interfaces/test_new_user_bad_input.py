@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from treesens.interfaces.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -143,3 +145,12 @@ def test_categories_named_on_a_feature_bounded_away_from_their_codes_are_refused
     assert main(["run", str(f)]) == 2
     err = capsys.readouterr().err
     assert "q.sens:3:1: feature 'mean_texture': its categories would be the codes 0..1" in err
+
+
+@pytest.mark.parametrize("encoding, kind", [("utf-8-sig", "UTF-8"), ("utf-16", "UTF-16")])
+def test_a_json_model_saved_with_a_byte_order_mark_is_told_so(tmp_path, capsys, encoding, kind):
+    # UTF-8's was "cannot tell the model format", UTF-16's "binary content"
+    f = tmp_path / "m.json"
+    f.write_text(Path(BREAST).read_text(), encoding=encoding)
+    assert main(["check", str(f), "--vary", "mean_texture", "--gap", "0.2"]) == 2
+    assert f"m.json: the file starts with a {kind} byte order mark" in capsys.readouterr().err
