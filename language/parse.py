@@ -21,6 +21,7 @@ from . import ast as nodes
 from .check import check_structure
 from .errors import SensError, located
 from .grammar import KEYWORDS, TOP_KEYWORDS, parser
+from .slips import vary_lists_nothing
 
 
 def _tok_pos(tok) -> nodes.Pos:
@@ -507,6 +508,9 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
                 tok.line,
                 tok.column,
             ) from None
+        empty_vary = tok.start_pos is not None and vary_lists_nothing(text[: tok.start_pos])
+        if empty_vary is not None:
+            raise err(*empty_vary) from None
         spaced = tok.start_pos is not None and _race_spaced(text[: tok.start_pos])
         if spaced and not _keyword_guess(shown, expected):  # not 'race:cpsat timout 5s'
             raise err(RACE_SPACED, tok.line, tok.column) from None

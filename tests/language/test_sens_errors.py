@@ -32,6 +32,25 @@ def _wine(body: str) -> str:
 
 # (file text, expected stderr lines with {F} for the file name and {D} for its folder)
 CASES = {
+    # the next line's keyword was read as the feature: "unknown expectation 'max'"
+    "vary_each_of_listing_nothing": (
+        _bc("sweep s {\n  vary each of\n  expect max gap <= 0.1\n}\n"),
+        [
+            "{F}:4:3: this vary lists no feature (the next line's 'expect' was read as one): "
+            "write its features on the vary's line, vary FEATURE[, FEATURE...]",
+            "  vary each of",
+            "  ^",
+        ],
+    ),
+    "vary_listing_nothing": (
+        _bc("query q {\n  vary\n  gap 0.1\n}\n"),
+        [
+            "{F}:4:3: this vary lists no feature (the next line's 'gap' was read as one): "
+            "write its features on the vary's line, vary FEATURE[, FEATURE...]",
+            "  vary",
+            "  ^",
+        ],
+    ),
     "unclosed_block": (
         _bc("query texture {\n  vary mean_texture\n  gap 0.2\n"),
         [

@@ -1,0 +1,32 @@
+"""Slips behind a syntax error that the parser's own message would hide: the words a
+writer meant, told where they wrote them (language/parse.py asks)."""
+
+from __future__ import annotations
+
+import re
+
+from .grammar import KEYWORDS
+
+# a vary whose list is empty, its line ending there: the next line's keyword (gap, expect)
+# was read as the feature it lists
+_EMPTY_VARY = re.compile(
+    r"\bvary(?:[ \t]+each[ \t]+of)?[ \t]*\r?\n\s*([A-Za-z_][A-Za-z0-9_]*)[ \t]*$"
+)
+
+
+def vary_lists_nothing(before: str) -> tuple[str, int, int] | None:
+    """The error, line and column of a ``vary`` (or ``vary each of``) that lists no
+    feature on its line, where the next line's first word is a keyword the parser took
+    for the feature (``vary each of`` then ``expect max gap <= 0.1`` said "unknown
+    expectation 'max'"); None otherwise."""
+    m = _EMPTY_VARY.search(before)
+    if m is None or m.group(1) not in KEYWORDS:
+        return None
+    line = before.count("\n", 0, m.start()) + 1
+    col = m.start() - (before.rfind("\n", 0, m.start()) + 1) + 1
+    return (
+        f"this vary lists no feature (the next line's {m.group(1)!r} was read as one): "
+        "write its features on the vary's line, vary FEATURE[, FEATURE...]",
+        line,
+        col,
+    )
