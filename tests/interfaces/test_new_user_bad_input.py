@@ -1,5 +1,9 @@
 """Bad input a new user's first hour met, each one line naming the file and exit 2: a
---certificates folder that is a file (an internal error's FileExistsError before), ..."""
+--certificates folder that is a file (an internal error before), a malformed XGBoost
+model's base_score or tree, an empty path in a .sens file, a negative feature index, a
+plugin that exits, a list flag given twice (its first list dropped in silence before), a
+.sens audit's out file, categories whose codes the bounds exclude (a vacuous answer
+before), a model saved with a byte order mark."""
 
 from __future__ import annotations
 
