@@ -161,6 +161,11 @@ def unregister(name: str) -> None:
 
 
 def get_info(name: str) -> BackendInfo:
+    if name in SEARCH_METHODS:  # it was "unknown backend 'boxes' (did you mean 'boxes'?)"
+        raise InputError(
+            f"backend {name!r} is treesens' own search, not a solver: it has no solver "
+            f"problem (the solvers: {', '.join(BACKENDS)})"
+        )
     if name not in BACKENDS:
         known = [*BACKENDS, *SEARCH_METHODS]
         raise InputError(

@@ -158,3 +158,13 @@ def test_a_json_model_saved_with_a_byte_order_mark_is_told_so(tmp_path, capsys, 
     f.write_text(Path(BREAST).read_text(), encoding=encoding)
     assert main(["check", str(f), "--vary", "mean_texture", "--gap", "0.2"]) == 2
     assert f"m.json: the file starts with a {kind} byte order mark" in capsys.readouterr().err
+
+
+def test_emit_with_the_box_search_as_backend_says_it_is_no_solver(tmp_path, capsys):
+    # it said "unknown backend 'boxes' (did you mean 'boxes'?)"
+    out = str(tmp_path / "q.smt2")
+    argv = ["emit", BREAST, "--vary", "mean_texture", "--gap", "0.2", "--backend", "boxes"]
+    assert main([*argv, "--format", "smt2", "-o", out]) == 2
+    err = capsys.readouterr().err
+    assert "backend 'boxes' is treesens' own search, not a solver" in err
+    assert "did you mean" not in err
