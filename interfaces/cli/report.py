@@ -104,7 +104,7 @@ def _names(text: str | None) -> list[str] | None:
 
 def run(args) -> int:
     out = Path(args.out)
-    check_writable("--out", out)
+    check_writable(f"--out {out}", out)
     if args.certificates is not None and Path(args.certificates).is_file():
         raise InputError(f"--certificates {args.certificates}: a file, not a folder")
     if args.data is None:

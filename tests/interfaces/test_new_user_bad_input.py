@@ -168,3 +168,10 @@ def test_emit_with_the_box_search_as_backend_says_it_is_no_solver(tmp_path, caps
     err = capsys.readouterr().err
     assert "backend 'boxes' is treesens' own search, not a solver" in err
     assert "did you mean" not in err
+
+
+def test_report_out_naming_a_folder_names_it(tmp_path, capsys):
+    # it said "--out: is a directory", without the path
+    argv = ["report", BREAST, "--data", ROWS, "--protected", "mean_texture", "--out"]
+    assert main([*argv, str(tmp_path)]) == 2
+    assert f"--out {tmp_path}: is a directory" in capsys.readouterr().err
