@@ -96,6 +96,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--details",
+        action=GivenOnce,
         metavar="CSV",
         help="feature declarations: feature,name,lb,ub[,kind][,missing]; by default a file beside "
         "the model (MODEL_details.csv, e.g. wine_details.csv for wine_xgb.json, or "
@@ -108,6 +109,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--data",
+        action=GivenOnce,
         metavar="CSV",
         default=None,
         help=OPTION_BY_NAME["data"].help,

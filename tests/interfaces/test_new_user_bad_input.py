@@ -175,3 +175,10 @@ def test_report_out_naming_a_folder_names_it(tmp_path, capsys):
     argv = ["report", BREAST, "--data", ROWS, "--protected", "mean_texture", "--out"]
     assert main([*argv, str(tmp_path)]) == 2
     assert f"--out {tmp_path}: is a directory" in capsys.readouterr().err
+
+
+def test_details_given_twice_is_refused(capsys):
+    details = str(EXAMPLES / "breast_cancer_details.csv")
+    argv = ["check", BREAST, "--vary", "mean_texture", "--details", details]
+    assert main([*argv, "--details", details]) == 2
+    assert "--details: given twice" in capsys.readouterr().err
