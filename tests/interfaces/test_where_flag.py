@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from treesens.backends.registry import available
 from treesens.interfaces.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -162,8 +163,10 @@ def test_a_box_search_proof_says_the_where_constraints_as_written(capsys):
     )
 
 
+# found without importing highspy: imported into the test process, it makes a later
+# in-process import of ortools fail (tests/backends/test_cpsat_guide_row.py)
+@pytest.mark.skipif(not available("highs"), reason="highspy not installed")
 def test_a_solvers_proof_says_the_where_constraints_as_written(capsys):
-    pytest.importorskip("highspy")
     solver = ["--backend", "highs", "--no-box-search", "--no-heuristic"]
     r = _answer(
         capsys, ["check", MODEL, *INSENSITIVE_ARGS, *solver, "--where", "x1.mean_radius <= 12"]
