@@ -45,12 +45,16 @@ Evaluate = Callable[[list[tuple[Forward, np.ndarray]]], list[np.ndarray]]
 class ColumnMap:
     """How one model column follows from user feature ``user``: through ``forward``
     (a numeric feature) or as ``values[code]`` (a categorical one); ``constant``: the
-    column does not depend on any user feature and always holds this value."""
+    column does not depend on any user feature and always holds this value.
+    ``missing``: a categorical feature's column where the input is missing (NaN), when
+    the preprocessing takes NaN (an imputer before the encoder fills it; an encoder
+    that ignores unknown categories encodes it as one); None: the node's default side."""
 
     user: int
     forward: Forward | None = None
     values: tuple[float, ...] | None = None
     constant: float | None = None
+    missing: float | None = None
 
 
 def identity(x: np.ndarray) -> np.ndarray:
@@ -155,6 +159,8 @@ def _fold_tree(ens: Ensemble, t: Tree, features, maps, bounds, nan_values) -> Tr
                     _always(features, m.user, bool(yes.size), node, threshold, cats)
                 else:
                     cats[node] = frozenset(int(c) for c in yes)
+            if m.missing is not None:  # NaN goes where its image goes
+                default_left[nodes_a] = node_routes(ens, t, nodes_a, np.array([m.missing]))[0]
             continue
         categorical = [k for k in nodes if t.is_categorical(k)]
         if categorical and m.forward is not identity:

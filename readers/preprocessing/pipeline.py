@@ -236,6 +236,14 @@ class _Probe:
             out[i] = (lo, hi)
         return out
 
+    def taken(self, column: int, value) -> np.ndarray | None:
+        """The preprocessing's output row where input ``column`` holds ``value``, or None
+        where it refuses that value (an encoder's unknown category)."""
+        try:
+            return self.transform(self.rows(column, [value]))[0]
+        except PreprocessingFailed:
+            return None
+
     def _takes(self, rows) -> bool:
         try:
             self.transform(rows, finite=False)
@@ -307,6 +315,7 @@ def _features_and_maps(probe, names, categories, width, where):
     for i, name in enumerate(names):
         if i in categories:
             values = probe.transform(probe.rows(i, list(categories[i])))
+            at_nan = probe.taken(i, np.nan)
             labels = tuple(_label(v) for v in categories[i])
             shown = raw_category_values(categories[i])
             ub = float(len(labels) - 1)
@@ -324,7 +333,10 @@ def _features_and_maps(probe, names, categories, width, where):
                 )
             owner[j] = i
             if i in categories:
-                maps_of[j] = ColumnMap(i, values=tuple(float(v) for v in values[:, j]))
+                missing = None if at_nan is None else float(at_nan[j])
+                maps_of[j] = ColumnMap(
+                    i, values=tuple(float(v) for v in values[:, j]), missing=missing
+                )
             else:
                 forward = _NumericColumn(probe, i, j, i in imputed)
                 check_nondecreasing(forward, name, PROBES, where)
