@@ -24,6 +24,7 @@ from ...compiler.errors import InputError, UnsupportedModelError
 from ..formats.base import OneCallAtATime
 from ..load_notes import step as load_step
 from .fold import ColumnMap, check_nondecreasing, fold, last_accepted
+from .sparse import as_model_input, reads_absent_as_missing, refuse_zeros_read_apart
 from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
 
 # inputs that show which transformed columns a numeric input reaches (a clipping
@@ -93,7 +94,10 @@ def features_and_maps(
             f"reads {inner.n_features}",
             where,
         )
-    return _features_and_maps(probe, names, categories, width, where)
+    features, maps = _features_and_maps(probe, names, categories, width, where)
+    if probe.absent_missing and probe.sparse_output():
+        refuse_zeros_read_apart(inner, features, maps, where)
+    return features, maps
 
 
 def input_categories(pipe: Any, where: str) -> dict[int, tuple]:
@@ -207,6 +211,7 @@ class _Probe:
         self.as_frame = _fitted_input(pipe, "feature_names_in_") is not None
         self.ref = [categories[i][0] if i in categories else 0.0 for i in range(len(names))]
         self._limits: dict[int, tuple[float, float]] | None = None
+        self.absent_missing = reads_absent_as_missing(pipe.steps[-1][1])
 
     def limits(self, i: int) -> tuple[float, float]:
         """The inputs of numeric column ``i`` the preprocessing takes, ``[lo, hi]``: all
@@ -236,11 +241,15 @@ class _Probe:
             out[i] = (lo, hi)
         return out
 
+    def sparse_output(self) -> bool:
+        """Whether the preprocessing outputs a sparse matrix (fixed at fit)."""
+        return hasattr(preprocessed(self.pipe, self.rows(0, [self.ref[0]])), "toarray")
+
     def taken(self, column: int, value) -> np.ndarray | None:
         """The preprocessing's output row where input ``column`` holds ``value``, or None
         where it refuses that value (an encoder's unknown category)."""
         try:
-            return self.transform(self.rows(column, [value]))[0]
+            return self.transform(self.rows(column, [value]), as_read=True)[0]
         except PreprocessingFailed:
             return None
 
@@ -270,13 +279,15 @@ class _Probe:
         starts = np.cumsum([0] + [len(x) for _, x in pairs]).tolist()
         return [out[a:b, f.j] for (f, _), a, b in zip(pairs, starts, starts[1:], strict=False)]
 
-    def transform(self, rows, finite: bool = True) -> np.ndarray:
+    def transform(self, rows, finite: bool = True, as_read: bool = False) -> np.ndarray:
         """The preprocessing's output; ``finite``: refuse infinite values (the probe rows
-        are ordinary numbers; the fold's bisection reaches the largest doubles)."""
+        are ordinary numbers; the fold's bisection reaches the largest doubles).
+        ``as_read``: as the final model reads it (sparse.as_model_input: XGBoost reads
+        the zeros a sparse output leaves out as missing); else a sparse output's zeros
+        are 0 (a numeric column's map, which the fold needs nondecreasing)."""
         try:
             out = preprocessed(self.pipe, rows)
-            out = out.toarray() if hasattr(out, "toarray") else out
-            out = np.asarray(out, dtype=np.float64)
+            out = as_model_input(out, as_read and self.absent_missing)
         except Exception as e:  # noqa: BLE001 - a tampered step raises anything
             raise PreprocessingFailed(f"{type(e).__name__}: {str(e)[:200]}") from None
         if out.ndim != 2 or (finite and np.isinf(out).any()):
@@ -311,10 +322,11 @@ def _features_and_maps(probe, names, categories, width, where):
     owner: dict[int, int] = {}
     features, maps_of = [], {}
     base = probe.transform(probe.rows(0, [probe.ref[0]]))[0]
+    read = probe.transform(probe.rows(0, [probe.ref[0]]), as_read=True)[0]
     imputed: set[int] = set()
     for i, name in enumerate(names):
         if i in categories:
-            values = probe.transform(probe.rows(i, list(categories[i])))
+            values = probe.transform(probe.rows(i, list(categories[i])), as_read=True)
             at_nan = probe.taken(i, np.nan)
             labels = tuple(_label(v) for v in categories[i])
             shown = raw_category_values(categories[i])
@@ -343,7 +355,7 @@ def _features_and_maps(probe, names, categories, width, where):
                 maps_of[j] = ColumnMap(i, forward=forward)
     if np.isnan(base[[j for j in range(width) if j not in maps_of]]).any():
         raise InputError("a transformed column is missing (NaN) whatever the input", where)
-    maps = [maps_of.get(j, ColumnMap(0, constant=float(base[j]))) for j in range(width)]
+    maps = [maps_of.get(j, ColumnMap(0, constant=float(read[j]))) for j in range(width)]
     return features, maps
 
 
@@ -479,5 +491,4 @@ class PipelineReplayer(OneCallAtATime):
 
     def predict_raw(self, X) -> np.ndarray:
         out = preprocessed(self.pipe, self.frame(X))
-        out = out.toarray() if hasattr(out, "toarray") else out
-        return self.inner.predict_raw(np.asarray(out, dtype=np.float64))
+        return self.inner.predict_raw(as_model_input(out, reads_absent_as_missing(self.pipe[-1])))
