@@ -24,6 +24,7 @@ from ...compiler.errors import InputError, UnsupportedModelError
 from ..formats.base import OneCallAtATime
 from ..load_notes import step as load_step
 from .fold import ColumnMap, check_nondecreasing, fold, last_accepted
+from .known_categories import as_known_categories
 from .sparse import as_model_input, reads_absent_as_missing, refuse_zeros_read_apart
 from .steps import PASS, branch_steps, encoder_of, is_identity, refuse, step_name
 
@@ -95,6 +96,8 @@ def features_and_maps(
             where,
         )
     features, maps = _features_and_maps(probe, names, categories, width, where)
+    if step_name(pipe.steps[-1][1]).startswith("HistGradientBoosting"):
+        maps = [as_known_categories(inner, j, m) for j, m in enumerate(maps)]
     if probe.absent_missing and probe.sparse_output():
         refuse_zeros_read_apart(inner, features, maps, where)
     return features, maps
