@@ -461,7 +461,8 @@ def category_codes(vals: np.ndarray, number: np.ndarray, feat, name: str, where:
     names its categories, as category codes. Categories named by numbers (a model fitted
     on raw categories {0, 1, 5, 8, 9}, say) take the raw values, mapped to their codes
     0..n-1; other categories take the codes themselves. A number that is neither is an
-    error naming the row (NaN stays: missing)."""
+    error naming the row. NaN is the category "nan" (learned from missing values) where
+    there is one, else stays: missing."""
     cats = feat.categories
     if feat.kind != "categorical" or not cats:
         return vals
@@ -487,7 +488,10 @@ def category_codes(vals: np.ndarray, number: np.ndarray, feat, name: str, where:
         )
     if raw is None and which.any():
         _warn_codes(name, cats, where)
-    return np.where(which, codes, vals)
+    out = np.where(which, codes, vals)
+    if "nan" in cats:  # a missing value is the category learned from missing values
+        out[np.isnan(out)] = float(list(cats).index("nan"))
+    return out
 
 
 def _warn_codes(name: str, cats, where: str) -> None:
@@ -507,14 +511,17 @@ def _warn_codes(name: str, cats, where: str) -> None:
 
 
 def _numeric_categories(cats) -> np.ndarray | None:
-    """The categories as numbers, when every name is one (distinct and finite); else None."""
+    """The categories as numbers, when every name is one (distinct and finite, but for
+    one "nan": the category an encoder learned from missing values, which a missing value
+    in the data is); else None."""
     try:
         raw = np.array([float(c) for c in cats], dtype=np.float64)
     except ValueError:
         return None
-    if not np.isfinite(raw).all() or len(np.unique(raw)) != len(raw):
+    known = raw[~np.isnan(raw)]
+    if len(raw) - len(known) > 1 or not np.isfinite(known).all() or not known.size:
         return None
-    return raw
+    return raw if len(np.unique(known)) == len(known) else None
 
 
 def data_option(q):
