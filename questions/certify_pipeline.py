@@ -73,7 +73,10 @@ def _maps(ens: Ensemble, where: str) -> list[dict[str, Any]]:
                     f"the encoder of {ens.features[m.user].name!r} has a category learned "
                     "from missing values (NaN), which a certificate does not state"
                 )
-            out.append({"input": int(m.user), "categories": raw, "values": list(m.values)})
+            col = {"input": int(m.user), "categories": raw, "values": list(m.values)}
+            if ens.features[m.user].may_be_missing and m.missing is not None:
+                col["nan"] = "nan" if math.isnan(m.missing) else _number(m.missing)
+            out.append(col)
             continue
         if m.forward is None:
             raise NoMaps(f"column {j} of the pipeline is not a numeric map of one input")

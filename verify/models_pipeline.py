@@ -82,6 +82,8 @@ def read_pipeline(path: str, maps) -> Model:
             images[j] = _confirm_images(probe, i, j, col["values"])
             if len(set(images[j])) < 2:
                 raise _names_another_input(i, j)
+            if "nan" in col:  # a missing input the pipeline encodes (an imputer fills it)
+                nan_images[j] = _confirm_nan_image(probe, i, j, col["nan"])
             continue
         stated = [(float(t), _bound(b)) for t, b in col["boundaries"]]
         _confirm_boundaries(probe, inner, i, j, stated)

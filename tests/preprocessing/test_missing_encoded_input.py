@@ -5,12 +5,16 @@ such a column makes the feature possibly missing, so a pair may hold NaN there."
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import treesens
 from treesens.answers.result import INSENSITIVE, SENSITIVE
+from treesens.verify import verify_file
 
 
 def _frame(n: int = 600, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
@@ -76,3 +80,42 @@ def test_a_check_and_a_max_gap_over_a_missing_encoded_input_answer(fitted):
     for vary in ("race", "age"):
         assert treesens.check(ens, vary=vary, gap=0.2).status in (SENSITIVE, INSENSITIVE)
         assert treesens.max_gap(ens, vary).status in (SENSITIVE, INSENSITIVE)
+
+
+@pytest.fixture
+def dumped(tmp_path):
+    """The imputer-then-one-hot pipeline in a .skops file, and its data with NaN."""
+    sio = pytest.importorskip("skops.io")
+    from sklearn.preprocessing import OneHotEncoder
+
+    df, y = _frame()
+    path = tmp_path / "pipe.skops"
+    sio.dump(_pipeline(OneHotEncoder(), impute=True).fit(df, y), path)
+    return path, df
+
+
+def _certified(dumped, tmp_path) -> tuple[Path, dict]:
+    path, df = dumped
+    out = tmp_path / "c.json"
+    res = treesens.check(str(path), vary="race", gap=0.4, data=df, bounds="data", certificate=out)
+    assert res.status == INSENSITIVE, res
+    return out, res
+
+
+def test_an_insensitive_answer_over_a_missing_encoded_input_gets_a_checked_certificate(
+    dumped, tmp_path
+):
+    out, res = _certified(dumped, tmp_path)
+    assert res.proof.checked and verify_file(out).valid
+    races = [c for c in json.loads(out.read_text())["maps"] if c["input"] == 0]
+    assert races and all(c["nan"] == 0.0 or c["nan"] == 1.0 for c in races)
+
+
+def test_a_certificate_with_an_encoded_columns_image_of_nan_changed_is_rejected(dumped, tmp_path):
+    out, _ = _certified(dumped, tmp_path)
+    doc = json.loads(out.read_text())
+    column = next(c for c in doc["maps"] if c["input"] == 0)
+    column["nan"] = 1.0 - column["nan"]
+    out.write_text(json.dumps(doc))
+    verdict = verify_file(out)
+    assert not verdict.valid and "image of a missing input 0" in verdict.message
