@@ -10,7 +10,8 @@ first) the same compiled search resolves better and better pairs in seconds (8 i
 s there, 0.430-0.4967), in regions the seed's ascent does not reach, and the patient
 polish (gap_polish.py) from them climbed past the seed's pair (0.4989477 from 4 of 7
 starts). This is that step, bounded: the first ``FLOORLESS_PAIRS`` pairs
-resolved or ``FLOORLESS_SHARE`` of the time left, then the patient polish of the best
+resolved or ``FLOORLESS_STALL`` boxes past the last (a stop in boxes, the same at any
+load; ``FLOORLESS_SHARE`` of the time left caps it), then the patient polish of the best
 ``FLOORLESS_POLISHED`` of them, each within ``POLISH_SHARE`` of the time left (none past
 the first where it raises nothing above the seed's pair and the search's). Every pair
 goes through the search's own offer (replayed with the library's predict); the upper
@@ -47,9 +48,16 @@ from .tolerance import Tolerance
 # how far below the saturation slack (rows: a logit) the seed's best pair may be for the
 # step to run (gap_polish.FAR_BELOW's: farther, the feature likely does not saturate)
 FLOORLESS_NEAR = 1.0
-# resolved pairs, at most, and the share of the time left the floorless search may take
+# resolved pairs, at most
 FLOORLESS_PAIRS = 8
-FLOORLESS_SHARE = 0.02
+# the floorless search stops this many boxes past its last resolved pair (or its start):
+# its pairs come in runs at most ~20,000 boxes apart (churn lgbm_t1000_l255's
+# StreamingMovies 19,366, adult lgbm_t1000_l63's education 17,821), and past a run's last
+# the next came 60,000 or more boxes on (workclass's) or never in 250,000 (OnlineBackup's,
+# DeviceProtection's). Counted in boxes, the same query resolves the same pairs at any load
+FLOORLESS_STALL = 25_000
+# the share of the time left the floorless search may take whatever it finds: a cap only
+FLOORLESS_SHARE = 0.05
 # the best resolved pairs polished (patiently), each within this share of the time left
 FLOORLESS_POLISHED = 3
 POLISH_SHARE = 0.015
@@ -137,7 +145,8 @@ def _resolved(
 ) -> tuple[list[tuple[float, tuple[np.ndarray, np.ndarray]]], int]:
     """The pairs (accepted gap, pair) the compiled search resolves with its own floor (the
     tolerance above the best of them; at first the tolerance's least), until
-    FLOORLESS_PAIRS of them, its heap empty, or ``until``; and the boxes it visited."""
+    FLOORLESS_PAIRS of them, FLOORLESS_STALL boxes past the last (or the start), its heap
+    empty, or ``until``; and the boxes it visited."""
     rel = rank_relations(enc, tab)
     search = gap_kernel.KernelSearch(
         tab, tree_order(tab), root_rows(tab), probes=gap_kernel.PROBES,
@@ -147,11 +156,11 @@ def _resolved(
     )  # fmt: skip
     to_gap = gap_bound(enc.ensemble)
     found: list[tuple[float, tuple[np.ndarray, np.ndarray]]] = []
-    boxes, budget = 0, FIRST_STEP
-    while len(found) < FLOORLESS_PAIRS and time.time() < until:
+    boxes, budget, stop = 0, FIRST_STEP, FLOORLESS_STALL
+    while len(found) < FLOORLESS_PAIRS and boxes < stop and time.time() < until:
         floor = gap_kernel.floor_in_rows(to_gap, tolerance.floor(_best(found, tolerance)))
         t = time.time()
-        status, n, _u = search.step(floor, budget)
+        status, n, _u = search.step(floor, min(budget, stop - boxes))
         boxes += n
         budget = next_step(budget, n, time.time() - t, until - time.time(), status)
         if status == gap_kernel.RESOLVED:
@@ -159,6 +168,7 @@ def _resolved(
             got = offer(*pair)
             if got is not None:
                 found.append((got, pair))
+                stop = boxes + FLOORLESS_STALL
         elif status == gap_kernel.EMPTY:
             break
     return found, boxes

@@ -131,6 +131,36 @@ def test_each_pair_the_floorless_search_resolves_beats_the_last_by_the_tolerance
     assert all(b >= a + TOLERANCE for a, b in zip(gaps, gaps[1:]))
 
 
+def _resolved(i: int, until: float) -> tuple[int, int]:
+    """The floorless search's resolved pairs and boxes on SEEDED case ``i``."""
+    ens, q, enc = _encoding(i)
+    best = BestPair(ens, q)
+    found, boxes = gap_floorless._resolved(
+        enc, pair_tables(enc), best.offer_for(enc), Tolerance(TOLERANCE), until
+    )
+    return len(found), boxes
+
+
+def test_the_floorless_search_stops_its_stall_in_boxes_past_its_last_pair(monkeypatch):
+    monkeypatch.setattr(gap_floorless, "FLOORLESS_STALL", 10**9)
+    every, _boxes = _resolved(SEEDED[0], time.time() + FAR)
+    monkeypatch.setattr(gap_floorless, "FLOORLESS_STALL", 20)
+    pairs, boxes = _resolved(SEEDED[0], time.time() + FAR)
+    assert 0 < pairs < every  # the stall ended it, not the pairs' cap or the heap
+    monkeypatch.setattr(gap_floorless, "FLOORLESS_PAIRS", pairs)
+    _pairs, at_last = _resolved(SEEDED[0], time.time() + FAR)
+    assert boxes == at_last + 20
+
+
+def test_the_clock_caps_a_floorless_search_whose_pairs_keep_coming(monkeypatch):
+    monkeypatch.setattr(gap_floorless, "FLOORLESS_STALL", 10**9)
+    every, _boxes = _resolved(SEEDED[0], time.time() + FAR)
+    clock = iter(range(10**9))  # each look at the clock a second later than the last
+    monkeypatch.setattr(gap_floorless.time, "time", lambda: float(next(clock)))
+    pairs, _boxes = _resolved(SEEDED[0], 8.0)
+    assert pairs < every
+
+
 def _floorless_forced(monkeypatch):
     """The floorless seed run whatever the seed's pair."""
     monkeypatch.setattr(gap_search, "missed", lambda *a: True)
