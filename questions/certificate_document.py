@@ -158,7 +158,8 @@ def _claim(ens, q: Query) -> dict:
         claim = {"kind": "flip", "gap": float(q.gap.value), "gap_kind": str(q.gap.kind)}
         d = int(q.param("decision"))
         if ens.n_outputs > 1:
-            claim["classes"] = [d, q.classes[1] if q.classes else ANY]
+            to = q.classes[1] if q.classes else ANY
+            claim["classes"] = [d, to if to == ANY else int(to)]
         else:
             claim["to"] = 1 - d
         return claim

@@ -59,6 +59,7 @@ sound and refuses only a pair within about 2^-40 of the claim.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -162,7 +163,12 @@ def claim_of(doc: dict) -> Claim:
 
 
 def _class(v):
-    return ANY if v == ANY else int(v)
+    """A class as a claim or a part names it: a whole number, or "any" (a claim's). One
+    that is no whole number (0.9, "1", true) is no class of the model: int() would check
+    the claim of another class than the one stated."""
+    if v == ANY or (type(v) is int):
+        return v
+    raise ValueError(f"a class is a whole number or 'any', not {json.dumps(v)}")
 
 
 def required_parts(model: Model, claim: Claim, one_way: bool = False) -> list[tuple]:
@@ -206,7 +212,9 @@ def part_key(model: Model, claim: Claim, part: dict, one_way: bool = False) -> t
     if claim.kind == "change" or model.n_outputs == 1:
         return ()
     a, b = part["classes"]
-    return (int(a), int(b))
+    if ANY in (a, b):
+        raise ValueError("a part names the two classes it proves, not 'any'")
+    return (_class(a), _class(b))
 
 
 def part_rows(model: Model, claim: Claim, part: dict) -> dict[str, Row]:

@@ -457,6 +457,30 @@ def test_a_multiclass_claim_naming_one_class_twice_is_rejected(certificates, tmp
     assert not verify_file(tampered(path, tmp_path, same_class)).valid
 
 
+@pytest.mark.parametrize("classes", [[0.9, 1.2], ["0", "1"], [False, True]])
+def test_a_multiclass_claim_naming_a_class_by_no_whole_number_is_rejected(
+    certificates, classes, tmp_path
+):
+    """A class is a whole number (or "any"): classes 0.9 -> 1.2 are no classes of the
+    model, and were checked as 0 -> 1, the claim the proof makes, not the one stated."""
+
+    def renamed(doc):
+        doc["question"]["claim"]["classes"] = classes
+        doc["parts"][0]["classes"] = classes
+
+    _, _, path = certificates["pair"]
+    verdict = verify_file(tampered(path, tmp_path, renamed))
+    assert not verdict.valid and "class" in verdict.message
+
+
+def test_a_part_naming_its_classes_by_no_whole_numbers_is_rejected(certificates, tmp_path):
+    def renamed(doc):
+        doc["parts"][0]["classes"] = [float(c) for c in doc["parts"][0]["classes"]]
+
+    _, _, path = certificates["pair"]
+    assert not verify_file(tampered(path, tmp_path, renamed)).valid
+
+
 def test_a_verdict_states_its_claim_as_it_reads_back_exactly():
     from treesens.verify.claims import Claim
 
