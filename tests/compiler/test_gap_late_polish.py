@@ -11,7 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from treesens.compiler.query import Gap
+from treesens.compiler.plan import Plan
+from treesens.compiler.query import Gap, Query
 from treesens.search import (
     gap_boxes,
     gap_kernel,
@@ -24,6 +25,7 @@ from treesens.search import (
 from treesens.search.gap_boxes import Later, largest_gap
 from treesens.search.gap_search import box_largest_gap
 from treesens.search.gap_units import achieved_gap, gap_bound
+from treesens.search.heuristic_stage import HEURISTIC_WORK_PER_LEAF, heuristic_work
 from treesens.search.pair_boxes import pair_tables
 from treesens.search.pair_scope import pair_encoding
 from treesens.search.tolerance import Tolerance
@@ -38,6 +40,7 @@ from treesens.tests.compiler.test_gap_polish import (
 from treesens.tests.compiler.test_gap_seed import TOLERANCE
 from treesens.tests.compiler.test_gap_seed import _case as _seeded_case
 from treesens.tests.max_gap_oracle import exact_max_gap
+from treesens.tests.oracle import random_ensemble
 
 FAR = 1e9
 
@@ -288,3 +291,45 @@ def test_a_patient_round_restarts_patient_stall_times_without_a_rise(monkeypatch
     monkeypatch.setattr(gap_polish, "PATIENT_ROUNDS", 1)
     gap_polish.polish_pair(enc, x1, x2, 50.0, 10**9, time.time() + FAR, patient=True)
     assert len(kicks) >= gap_polish.PATIENT_STALL > gap_polish.FAR_STALL_RESTARTS
+
+
+def _deep_case(depth: int):
+    rng = np.random.default_rng([4753, depth])
+    ens = random_ensemble(rng, 6, depth, 3, 16, split_prob=1.0)
+    q = Query(vary=(ens.feature_names[0],), plan=Plan(timeout=60.0))
+    return pair_encoding(ens, q.with_(gap=Gap(0.0)))
+
+
+def _tree_leaves(enc) -> list[int]:
+    return [int((t.feature < 0).sum()) for t in enc.ensemble.trees]
+
+
+def test_the_late_polishs_work_on_trees_of_at_most_late_tree_leaves_is_the_heuristics():
+    enc = _deep_case(3)
+    assert max(_tree_leaves(enc)) <= gap_seed.LATE_TREE_LEAVES
+    assert gap_seed.late_work(enc) == heuristic_work(enc.ensemble)
+
+
+def test_the_late_polishs_work_counts_a_bigger_trees_leaves_as_late_tree_leaves(monkeypatch):
+    enc = _deep_case(4)
+    monkeypatch.setattr(gap_seed, "LATE_TREE_LEAVES", 4)
+    leaves = _tree_leaves(enc)
+    assert max(leaves) > 4
+    counted = sum(min(n, 4) for n in leaves)
+    assert gap_seed.late_work(enc) == HEURISTIC_WORK_PER_LEAF * counted + 2000
+    assert gap_seed.late_work(enc) < heuristic_work(enc.ensemble)
+
+
+def test_the_late_polishs_rounds_have_polish_work_late_works_each(monkeypatch):
+    enc = _deep_case(4)
+    monkeypatch.setattr(gap_seed, "LATE_TREE_LEAVES", 4)
+    works: list[int] = []
+
+    def polished(enc, x1, x2, margin, work, *a, **k):
+        works.append(work)
+        return None
+
+    monkeypatch.setattr(gap_seed, "polish_pair", polished)
+    x = np.zeros(enc.ensemble.n_features)
+    gap_seed.late_polish(enc, (x, x), lambda x1, x2: None, 1.0, time.time() + FAR)
+    assert works == [int(gap_seed.POLISH_WORK * gap_seed.late_work(enc))]
