@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from .sweep_budget import Budget, answer_within
 from .sweep_certs import SweepCertificates
 
 STATUS_EVERY = 10.0  # seconds between two status lines of a max-gap query in flight
+STILL_RUNNING_EVERY = 30.0  # seconds between two "still running" lines of another query
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,35 @@ def _here(ens: Ensemble, task: Task, on_start, status) -> Result:
     log = None
     if status is not None and task.asked.max_gap is not None:
         log = _throttled(status, task.query.label)
-    return answer_task(ens, task, log)
+        return answer_task(ens, task, log)
+    with _still_running(status, task.query):
+        return answer_task(ens, task, log)
+
+
+@contextmanager
+def _still_running(
+    status: Callable[[str], None] | None, query: Query, every: float = STILL_RUNNING_EVERY
+) -> Iterator[None]:
+    """While a query that reports nothing as it runs (a check, unlike a max gap) is in
+    flight, ``status`` hears every ``every`` seconds that it still runs: a sweep's progress
+    lines on a pipe or a log are otherwise silent for up to its time limit."""
+    if status is None:
+        yield
+        return
+    stop, start = threading.Event(), time.monotonic()
+    limit = query.plan.timeout
+
+    def beat() -> None:
+        while not stop.wait(every):
+            status(f"{query.label}: still running, {time.monotonic() - start:.0f}s of {limit:g}s")
+
+    beating = threading.Thread(target=beat, name="treesens-still-running", daemon=True)
+    beating.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beating.join()
 
 
 def _throttled(status: Callable[[str], None], label: str) -> Callable[[str], None]:

@@ -54,7 +54,9 @@ class Lines:
         )
 
     def note(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        # one write: a query's "still running" line comes from another thread
+        self.stream.write(text + "\n")
+        self.stream.flush()
 
     def status(self, text: str) -> None:
         self.note(f"  {text}")
