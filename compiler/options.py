@@ -288,7 +288,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "prob_empty",
         "smooth or forbid",
         "smooth",
-        "utility objective: bins the data never visits are smoothed or forbidden",
+        "utility objective: bins the data never visits are smoothed (smooth, the default) or "
+        "forbidden (forbid)",
         SENS_DATA_AWARE,
         _empty_rule,
         _PROB_MODES,
@@ -332,7 +333,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "heuristic",
         "true or false",
         True,
-        "run the pre-solver local search (false measures the encoding and solver alone)",
+        "run the pre-solver local search (default true; false measures the encoding and "
+        "solver alone)",
         SENS_OPTION,
         _boolean,
         takes="bool",
@@ -361,8 +363,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "true or false",
         True,
         "after the heuristic, search boxes of the pair space for up to half the time left "
-        "before the solver (gaps and regressors' changes, features of every kind; "
-        "docs/benchmarks.md)",
+        "before the solver (default true; gaps and regressors' changes, features of every "
+        "kind; docs/benchmarks.md)",
         SENS_OPTION,
         _boolean,
         takes="bool",

@@ -85,6 +85,18 @@ def test_the_table_names_every_field_of_query_options():
     assert [o.name for o in OPTIONS] == list(QueryOptions.__dataclass_fields__)
 
 
+@pytest.mark.parametrize(
+    "spec", [o for o in OPTIONS if o.default not in (None, False, (), "")], ids=lambda o: o.name
+)
+def test_every_option_with_a_default_says_it_in_its_help(spec):
+    assert "default" in spec.help
+
+
+@pytest.mark.parametrize("spec", [o for o in OPTIONS if o.choices], ids=lambda o: o.name)
+def test_every_option_of_a_few_choices_names_them_in_its_help(spec):
+    assert all(choice in spec.help for choice in spec.choices)
+
+
 @pytest.mark.parametrize("spec", OPTIONS, ids=lambda o: o.name)
 def test_every_option_is_set_by_its_cli_flag(spec):
     argv, value = CLI_VALUES[spec.name]
