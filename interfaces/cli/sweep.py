@@ -72,7 +72,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="size of the feature subsets (default 1)",
     )
     p.add_argument(
-        "--sample", type=int, default=None, metavar="N", help="a random sample of N subsets"
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a random sample of N subsets, drawn with --seed",
     )
     p.add_argument(
         "--features",
