@@ -208,10 +208,13 @@ class _Seconds(TypedDict):
 
 
 class Times(_Seconds, total=False):
-    """A Result's ``time``: seconds spent compiling, solving, and in all; and compiling
-    the largest-gap box search's kernel on its first run (not counted in the limit)."""
+    """A Result's ``time``: seconds spent compiling, solving, and in all; compiling
+    the largest-gap box search's kernel on its first run (not counted in the limit); and,
+    in ``treesens check``'s, the command's start-up and the model's load (in ``total``)."""
 
     box_search_compile: float
+    startup: float
+    load: float
 
 
 # Result.time's key for the seconds a first max-gap search spent compiling the box search

@@ -6,6 +6,7 @@ its Solution's, which the driver reads, not a Result's.)"""
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 from treesens.answers.stats import stat_keys
@@ -81,3 +82,14 @@ def test_asked_of_reads_the_record_of_a_result_or_a_line_and_none_without_one():
 
     assert asked_of({"asked": {"ensemble": "ab"}}) == {"ensemble": "ab"}
     assert [asked_of(s) for s in (None, {}, {"asked": "x"}, [1])] == [None] * 4
+
+
+def test_every_time_key_of_a_checks_json_is_declared(capsys):
+    from treesens.answers.stats import Times
+    from treesens.interfaces.cli.main import main
+
+    model = ROOT / "examples" / "breast_cancer_xgb.json"
+    assert main(["check", str(model), "--vary", "mean_texture", "--json"]) == 0
+    time = json.loads(capsys.readouterr().out.splitlines()[0])["time"]
+    declared = {k for cls in Times.__mro__ for k in getattr(cls, "__annotations__", {})}
+    assert {"startup", "load"} <= set(time) <= declared
