@@ -16,6 +16,7 @@ from ...questions.campaign import Campaign, sweep_campaign
 from ...questions.executors import parse_executor
 from ...questions.memory import refuse_file_over_limit, refuse_over_limit
 from ...questions.query_build import require_backend
+from ...questions.results_log import refuse_other_file
 from ...questions.sweep import (
     by_max_gap,
     feature_subsets,
@@ -296,6 +297,10 @@ def check_outputs(args) -> None:
         path = getattr(args, flag)
         if path is not None:
             check_writable(f"--{flag.replace('_', '-')} {path}", Path(path))
+    for flag in ("out", "resume"):  # a results log: a file that holds none, before the load
+        path = getattr(args, flag)
+        if path is not None and Path(path).is_file():
+            refuse_other_file(path, f"--{flag} {path}")
 
 
 def print_line(line: str) -> None:

@@ -471,3 +471,17 @@ def test_the_resume_line_says_an_open_answer_of_a_shorter_time_limit_is_asked_ag
         "0 results reused, 1 rerun (other settings, an error, or left open within a shorter "
         "time limit: an unknown, a max gap not proven), 0 new"
     )
+
+
+def test_cli_sweep_out_into_a_file_that_is_not_json_lines_is_its_one_line_naming_the_flag(
+    tmp_path,
+):
+    f = tmp_path / "q.sens"
+    f.write_text('model "m.json"\n')
+    argv = ["--features", "mean_texture", "--out", f, "--table", "none"]
+    p = treesens_here("sweep", EXAMPLES / "breast_cancer_xgb.json", *argv)
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == [
+        f"treesens: error: --out {f}: its first line is not a JSON line: the file holds no "
+        "results, and this run would append its own to it; give a new file"
+    ]
