@@ -112,7 +112,9 @@ def answer_all(
     ``on_result`` sees each result as it ends (completion order); the list returned is
     in the order of ``tasks``. A task that fails on every attempt is an error result.
     ``status``: where a max-gap query run in this process reports its bounds as they
-    move (every ``STATUS_EVERY`` seconds at most) and its notes (``_throttled``)."""
+    move (every ``STATUS_EVERY`` seconds at most) and its notes (``_throttled``), and
+    where a check in flight, or the workers' queries, are said to be still running
+    (every ``STILL_RUNNING_EVERY`` seconds)."""
     if on_start is not None and executor is not None:
         for t in tasks:
             on_start(t.query)
@@ -121,11 +123,18 @@ def answer_all(
     else:
         outcomes = executor.run(answer_task, ens, tasks)
     results: list[Result | None] = [None] * len(tasks)
-    for i, out in outcomes:
-        res = task_failed(ens, tasks[i], out.message) if isinstance(out, Failure) else out
-        results[i] = res
-        if on_result is not None:
-            on_result(res)
+    answered = [0]
+
+    def say(seconds: float) -> str:  # the workers' queries, which say nothing as they run
+        return f"still running: {answered[0]} of {len(tasks)} answered, {seconds:.0f}s in"
+
+    with _beating(status if executor is not None else None, say, STILL_RUNNING_EVERY):
+        for i, out in outcomes:
+            res = task_failed(ens, tasks[i], out.message) if isinstance(out, Failure) else out
+            results[i] = res
+            answered[0] += 1
+            if on_result is not None:
+                on_result(res)
     return results
 
 
@@ -179,15 +188,25 @@ def _still_running(
     """While a query that reports nothing as it runs (a check, unlike a max gap) is in
     flight, ``status`` hears every ``every`` seconds that it still runs: a sweep's progress
     lines on a pipe or a log are otherwise silent for up to its time limit."""
+    limit = query.plan.timeout
+    with _beating(status, lambda s: f"{query.label}: still running, {s:.0f}s of {limit:g}s", every):
+        yield
+
+
+@contextmanager
+def _beating(
+    status: Callable[[str], None] | None, say: Callable[[float], str], every: float
+) -> Iterator[None]:
+    """``status(say(seconds so far))`` every ``every`` seconds while the block runs, from a
+    daemon thread that ends with the block."""
     if status is None:
         yield
         return
     stop, start = threading.Event(), time.monotonic()
-    limit = query.plan.timeout
 
     def beat() -> None:
         while not stop.wait(every):
-            status(f"{query.label}: still running, {time.monotonic() - start:.0f}s of {limit:g}s")
+            status(say(time.monotonic() - start))
 
     beating = threading.Thread(target=beat, name="treesens-still-running", daemon=True)
     beating.start()

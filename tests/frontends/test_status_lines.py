@@ -72,3 +72,25 @@ def test_a_check_that_ends_within_the_interval_says_nothing():
     with campaign._still_running(shown.append, query, every=10):
         pass
     assert shown == []
+
+
+class _SlowWorkers:
+    """An executor whose workers answer each task after ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def run(self, fn, ens, tasks):
+        for i, _ in enumerate(tasks):
+            time.sleep(self.seconds)
+            yield i, f"answer {i}"
+
+
+def test_a_sweep_on_workers_says_how_many_are_answered_while_it_waits(monkeypatch):
+    monkeypatch.setattr(campaign, "STILL_RUNNING_EVERY", 0.02)
+    shown: list[str] = []
+    tasks = [object(), object()]
+    answers = campaign.answer_all(None, tasks, executor=_SlowWorkers(0.1), status=shown.append)
+    assert answers == ["answer 0", "answer 1"]
+    assert shown[0].startswith("still running: 0 of 2 answered, ")
+    assert shown[-1].startswith("still running: 1 of 2 answered, ")
