@@ -22,7 +22,11 @@ HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per backend: name, installed, default, description",
+    )
 
 
 def run(args) -> int:

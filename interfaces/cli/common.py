@@ -86,7 +86,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format",
         default="auto",
-        help=f"model format when the file is ambiguous ({', '.join((AUTO, *format_names()))})",
+        help=f"model format when the file is ambiguous (default {AUTO}: told by its content "
+        f"and name; {', '.join(format_names())})",
     )
     p.add_argument(
         "--trust-pickle",

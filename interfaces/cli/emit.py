@@ -50,7 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--model-format",
         dest="format",
         default="auto",
-        help=f"model format when the file is ambiguous ({', '.join((AUTO, *format_names()))})",
+        help=f"model format when the file is ambiguous (default {AUTO}: told by its content "
+        f"and name; {', '.join(format_names())})",
     )
     p.add_argument(
         "-o", "--output", default="-", metavar="FILE", help="output file ('-': stdout, the default)"

@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action=GivenOnce,
         default="",
         metavar="NAMES",
-        help="comma-separated protected features",
+        help="comma-separated protected features (default none: the page ranks the features only)",
     )
     p.add_argument(
         "--gap",

@@ -142,3 +142,28 @@ def test_witness_table_names_the_nearest_data_row_counted_from_1_with_its_index(
     buf = io.StringIO()
     render_result(res, console=Console(file=buf, width=200, highlight=False))
     assert "nearest data row 292 (index 291)" in buf.getvalue()
+
+
+def _options_of_every_command():
+    import argparse
+
+    from treesens.interfaces.cli.main import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name, parser in sub.choices.items():
+        for action in parser._actions:
+            if action.option_strings and action.help != argparse.SUPPRESS and action.dest != "help":
+                yield name, action
+
+
+def test_every_option_of_every_command_has_help():
+    assert [(n, a.option_strings) for n, a in _options_of_every_command() if not a.help] == []
+
+
+def test_every_option_with_a_default_says_it_in_its_help():
+    unsaid = [
+        (n, a.option_strings)
+        for n, a in _options_of_every_command()
+        if a.default not in (None, False, [], ()) and "default" not in a.help
+    ]
+    assert unsaid == []
