@@ -111,7 +111,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the final table's format (default terminal; printed to stderr with --json)",
     )
     p.add_argument(
-        "--table-out", default=None, metavar="FILE", help="also write the final table to FILE"
+        "--table-out",
+        default=None,
+        metavar="FILE",
+        help="also write the final table to FILE: CSV for a name ending in .csv, else Markdown "
+        "(whatever --table shows)",
     )
     p.add_argument(
         "--budget",

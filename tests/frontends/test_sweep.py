@@ -485,3 +485,16 @@ def test_cli_sweep_out_into_a_file_that_is_not_json_lines_is_its_one_line_naming
         f"treesens: error: --out {f}: its first line is not a JSON line: the file holds no "
         "results, and this run would append its own to it; give a new file"
     ]
+
+
+@pytest.mark.parametrize(
+    "name, first_line",
+    [("t.csv", "features,verdict,"), ("t.md", "| features | verdict |"), ("t.txt", "| features |")],
+)
+def test_cli_sweep_table_out_is_csv_for_a_csv_name_and_markdown_otherwise(
+    tmp_path, name, first_line
+):
+    argv = ["--features", "mean_texture", "--table", "none", "--table-out", tmp_path / name]
+    p = treesens_here("sweep", EXAMPLES / "breast_cancer_xgb.json", *argv)
+    assert p.returncode == 0
+    assert (tmp_path / name).read_text().startswith(first_line)
