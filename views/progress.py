@@ -34,10 +34,13 @@ def notebook_display() -> Callable | None:
 
 
 def outcome(res: Result) -> str:
-    """A query's answer as its progress line ends: the status, or a max gap's final
-    bounds (the lines shown while it ran were only its bracket so far)."""
+    """A query's answer as its progress line ends: the status (an error's with its first
+    line), or a max gap's final bounds (the lines shown while it ran were only its bracket
+    so far)."""
     if res.max_gap and res.status != ERROR:
         return max_gap_outcome(res.max_gap, res.features)
+    if res.status == ERROR and res.error:  # why, where no table follows (--table none)
+        return f"error: {res.error.splitlines()[0]}"
     return str(res.status)
 
 

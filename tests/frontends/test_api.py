@@ -5,6 +5,7 @@ results_frame's typed columns."""
 from __future__ import annotations
 
 import inspect
+import io
 import json
 import math
 from pathlib import Path
@@ -243,6 +244,18 @@ def test_sweep_progress_prints_a_line_per_query_without_a_terminal(ens, capsys):
     treesens.sweep(ens, features=["f0", "f1"], **QUICK)
     err = capsys.readouterr().err
     assert "[1/2] f0:" in err and "[2/2] f1:" in err
+
+
+def test_a_progress_line_of_a_query_in_error_says_why():
+    from treesens.answers.result import Result
+
+    r = Result(query="f0", status="error", backend="gurobi", features=["f0"], gap=0.2)
+    r.error = "the Gurobi license refused the model as too large\n(details)"
+    out = io.StringIO()
+    Lines(2, out).advance(r)
+    assert out.getvalue().startswith(
+        "[1/2] f0: error: the Gurobi license refused the model as too large ("
+    )
 
 
 def test_sweep_without_progress_is_silent(ens, capsys):
