@@ -8,7 +8,8 @@ Values and statuses as gap_kernel.py states them.
 import numba
 import numpy as np
 
-from . import dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit
+from . import box_bounds_jit, dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit
+from .box_bounds_jit import bound, children_bounds, is_open, open_rows, rows_above_sums
 from .dive_frames_jit import (
     below_line,
     frame_first,
@@ -22,7 +23,7 @@ from .gap_kernel import SPLIT_TIE
 from .kernel_cache import compiled_from
 from .relation_jit import relation_bounds
 
-compiled_from(__file__, dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit)
+compiled_from(__file__, box_bounds_jit, dive_frames_jit, gap_heap_jit, gap_kernel, relation_jit)
 
 _NEG = -1e300
 _POS = 1e300
@@ -91,53 +92,6 @@ def walk(ft_arrays, t, lo, hi, top, low, stack, opn):
 
 
 @part
-def bound(top, over, walked, nw, thresholds, first_sum):
-    """The box's bound from its per-tree maxima: top's, but over's for the first nw
-    trees of walked (a child's, after a split walked them again). Summed in tree order
-    whichever array a tree's maximum is read from, so a box has one bound."""
-    u = _POS
-    for r in range(top.shape[1]):
-        s = 0.0
-        j = 0
-        for t in range(top.shape[0]):
-            if j < nw and walked[j] == t:
-                s += over[t, r]
-                j += 1
-            else:
-                s += top[t, r]
-        term = s - thresholds[r]
-        if r >= first_sum:
-            term /= 2.0
-        if term < u:
-            u = term
-    return u
-
-
-@part
-def open_rows(top, low, first_sum):
-    """The rows a split must separate: the pair-sum rows while some tree's still differ
-    over the box, then every row; -1 when no tree's differ (the box is resolved)."""
-    rows = top.shape[1]
-    for start in (first_sum, 0):
-        if start >= rows:
-            continue
-        for t in range(top.shape[0]):
-            for r in range(start, rows):
-                if top[t, r] > low[t, r]:
-                    return start
-    return -1
-
-
-@part
-def is_open(top, low, t, start):
-    """Whether tree t's rows from ``start`` still differ over the box."""
-    for r in range(start, top.shape[1]):  # noqa: SIM110 - a loop numba compiles
-        if top[t, r] > low[t, r]:
-            return True
-    return False
-
-
-@part
 def split_node(nodes, k, lo, hi):
     """The first node of a tree, from its node k, with leaves of the box on both sides:
     k is its root, or a node every box of the dive reached (``entry``, see walk_both),
@@ -175,7 +129,7 @@ def choose_split(
     tree of ``order``'s node. Returns (node, the node measured last, its nw: the scratch
     arrays hold its children)."""
     nodes = ft_arrays[3]
-    ytop, ntop, entry, walked = scratch[0], scratch[2], scratch[8], scratch[9]
+    entry, walked = scratch[8], scratch[9]
     best, best_gain = -1, -1.0
     measured, nw = -1, 0
     probed = 0
@@ -190,8 +144,7 @@ def choose_split(
             nw = walk_children(
                 ft_arrays, nodes[k, 0], nodes[k, 1], lo, hi, opn, scratch, top, low, first_sum
             )
-            uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
-            un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
+            uy, un = children_bounds(top, walked, nw, scratch, thresholds, first_sum, u)
             learn(costs, k, u, uy, un)
             probed += 1
             measured = k
@@ -381,7 +334,7 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     table and same) at -1e300, dropped."""
     order, costs, probes = rule[0], rule[1], rule[2]
     nodes = ft_arrays[3]
-    ytop, ntop, walked = scratch[0], scratch[2], scratch[9]
+    walked = scratch[9]
     k, measured, nw = choose_split(
         ft_arrays,
         u,
@@ -401,33 +354,11 @@ def split(ft_arrays, u, lo, hi, top, low, opn, scratch, thresholds, first_sum, r
     c, rr = nodes[k, 0], nodes[k, 1]
     if k != measured:
         nw = walk_children(ft_arrays, c, rr, lo, hi, opn, scratch, top, low, first_sum)
-    uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
-    un = min(bound(top, ntop, walked, nw, thresholds, first_sum), u)
+    uy, un = children_bounds(top, walked, nw, scratch, thresholds, first_sum, u)
     if k != measured and probes > 0:
         learn(costs, k, u, uy, un)
     uy, un = relation_bounds(rule[7], lo, hi, c, rr, uy, un, _NEG)
     return c, rr, nw, uy, un
-
-
-@part
-def rows_above_sums(top, thresholds, first_sum):
-    """Whether every row's term is above every pair-sum row's half (the box's bound is
-    the pair sums'): only then may a dive leave the trees outside F unwalked, since they
-    add 0 to a pair sum."""
-    rows = top.shape[1]
-    if first_sum >= rows:
-        return False
-    least_row, least_sum = _POS, _POS
-    for r in range(rows):
-        s = 0.0
-        for t in range(top.shape[0]):
-            s += top[t, r]
-        term = s - thresholds[r]
-        if r >= first_sum:
-            least_sum = min(least_sum, term / 2.0)
-        else:
-            least_row = min(least_row, term)
-    return least_row > least_sum
 
 
 @jit
