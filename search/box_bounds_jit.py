@@ -60,7 +60,8 @@ def children_bounds(top, walked, nw, scratch, thresholds, first_sum, u):
     ntop's (scratch[0], scratch[2]) for the first nw trees of walked. With three rows
     (two inputs' and their pair sums'), the six sums are added up in one pass, each in
     tree order as bound() adds it (the same bits), their chains of additions side by
-    side in registers: 3.7x less CPU than two bound()s, one row after the other."""
+    side in registers, rather than one row after the other (bench/reports/scale-tier.md,
+    "The lazy kernel's CPU per box on OnlineBackup")."""
     ytop, ntop = scratch[0], scratch[2]
     if top.shape[1] != 3:
         uy = min(bound(top, ytop, walked, nw, thresholds, first_sum), u)
