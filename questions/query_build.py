@@ -285,8 +285,10 @@ def make_question(
         if len(classes) != 2:
             raise InputError("classes: give two classes, C1,C2 or (C1, C2); either may be 'any'")
         classes = tuple(int(c) if c.isdigit() else c for c in classes)
-    elif isinstance(classes, (tuple, list)) and len(classes) != 2:
-        raise InputError("classes: give two classes, C1,C2 or (C1, C2); either may be 'any'")
+    elif classes is not None and (not isinstance(classes, (tuple, list)) or len(classes) != 2):
+        raise InputError(
+            f"classes: give two classes, C1,C2 or (C1, C2); either may be 'any' (got {classes!r})"
+        )
     question = Question(
         vary=vary,
         gap=g,

@@ -246,3 +246,10 @@ def test_a_sweeps_jobs_that_is_no_positive_whole_number_is_refused(jobs):
 def test_an_audits_jobs_given_as_text_is_refused():
     with pytest.raises(InputError, match=r"^jobs takes a whole number of workers from 1"):
         treesens.audit(BC_MODEL, _rows(5), "mean_texture", gap=0.2, jobs="2")
+
+
+@pytest.mark.parametrize("classes", [1, 0, {0, 1}])
+def test_classes_that_are_no_pair_are_one_input_error(classes):
+    # 1 was TypeError: 'int' object is not iterable; 0 was read as no classes
+    with pytest.raises(InputError, match=r"^classes: give two classes.*\(got "):
+        treesens.check(IRIS, vary=["petal_length_cm"], gap=2, classes=classes)
