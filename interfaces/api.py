@@ -110,7 +110,7 @@ def check_many(model, questions, **keywords) -> list[Result]:
     ens = model_of(model, kw)
     shared = query_maker(kw, ens)
     queries = []
-    for item in questions:
+    for item in _questions_of(questions):
         own = dict(item) if isinstance(item, Mapping) else {"vary": item}
         if "vary" not in own:
             raise InputError(f"check_many: a question without vary: {item!r}")
@@ -122,6 +122,23 @@ def check_many(model, questions, **keywords) -> list[Result]:
         make = query_maker(keyword_values(asked, "check_many"), ens) if own else shared
         queries.append(make(vary, name))
     return ask_many(ens, queries)
+
+
+def _questions_of(questions) -> list:
+    """``check_many``'s questions as a list, or one InputError: a string or a dict alone
+    (one question) was read item by item, a string's letters as features ('m')."""
+    if isinstance(questions, (str, Mapping)):
+        raise InputError(
+            f"questions: give a list of questions, not one ({questions!r}): "
+            f"check_many(model, [{questions!r}]), or check for one"
+        )
+    try:
+        return list(questions)
+    except TypeError:
+        raise InputError(
+            f"questions: give a list of questions (each what vary takes, or a dict of check's "
+            f"keywords), not {questions!r}"
+        ) from None
 
 
 def _ask(

@@ -253,3 +253,15 @@ def test_classes_that_are_no_pair_are_one_input_error(classes):
     # 1 was TypeError: 'int' object is not iterable; 0 was read as no classes
     with pytest.raises(InputError, match=r"^classes: give two classes.*\(got "):
         treesens.check(IRIS, vary=["petal_length_cm"], gap=2, classes=classes)
+
+
+@pytest.mark.parametrize("questions", ["mean_texture", {"vary": "mean_texture"}])
+def test_check_many_given_one_question_not_in_a_list_says_so(questions):
+    # a string was read letter by letter: "vary: unknown feature 'm'"
+    with pytest.raises(InputError, match=r"^questions: give a list of questions, not one"):
+        treesens.check_many(BC_MODEL, questions, gap=0.2)
+
+
+def test_check_many_given_no_list_is_one_input_error():
+    with pytest.raises(InputError, match=r"^questions: give a list of questions.*not 5"):
+        treesens.check_many(BC_MODEL, 5, gap=0.2)
