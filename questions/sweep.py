@@ -215,6 +215,7 @@ def results_frame(results: list[Result]):
     e.g. "cpsat (unchecked)"; None for the others)."""
     import pandas as pd
 
+    results = _results_of(results)
     rows = [
         {
             "query": r.query,
@@ -235,6 +236,28 @@ def results_frame(results: list[Result]):
     ]
     frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
     return frame.astype({"gap": float, "validated": bool, "distance": float, "time_s": float})
+
+
+def _results_of(results) -> list[Result]:
+    """``results_frame``'s argument as a list of Results, or one InputError saying what it
+    takes (a Result alone, a number and a list of dicts used to escape as TypeError or
+    AttributeError)."""
+    if isinstance(results, Result):
+        raise InputError(
+            "results_frame takes a list of Results (what sweep, check_many or compare return), "
+            "not one Result: results_frame([r])"
+        )
+    try:
+        results = list(results)
+    except TypeError:
+        raise InputError(
+            "results_frame takes a list of Results (what sweep, check_many or compare return), "
+            f"not {type(results).__name__}"
+        ) from None
+    for i, r in enumerate(results):
+        if not isinstance(r, Result):
+            raise InputError(f"results_frame: item {i} is a {type(r).__name__}, not a Result")
+    return results
 
 
 FRAME_COLUMNS = (

@@ -265,3 +265,18 @@ def test_check_many_given_one_question_not_in_a_list_says_so(questions):
 def test_check_many_given_no_list_is_one_input_error():
     with pytest.raises(InputError, match=r"^questions: give a list of questions.*not 5"):
         treesens.check_many(BC_MODEL, 5, gap=0.2)
+
+
+def test_results_frame_of_one_result_says_to_put_it_in_a_list():
+    # was TypeError: 'Result' object is not iterable
+    r = treesens.check(BC_MODEL, vary="mean_texture", gap=0.2, timeout=30)
+    with pytest.raises(InputError, match=r"not one Result: results_frame\(\[r\]\)"):
+        treesens.results_frame(r)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"), [(5, "not int"), ([{"query": "a"}], "item 0 is a dict")]
+)
+def test_results_frame_of_no_results_is_one_input_error(given, said):
+    with pytest.raises(InputError, match=said):
+        treesens.results_frame(given)
