@@ -413,10 +413,17 @@ class BlockBuilder:
                     operands[i] = Ref(Name(x.value, pos=x.pos), None, pos=x.pos)
         for a, op, b in zip(operands, ops, operands[1:]):
             if isinstance(a, Ref) and isinstance(b, Ref):
+                # each name is known before the two are compared: a misspelt one is said so
                 fa, fb = self.feature(a.name), self.feature(b.name)
-                if a.copy is None or b.copy is None or a.copy == b.copy or fa != fb:
+                if a.copy is None or b.copy is None or a.copy == b.copy:
                     raise self.err(
                         "a relation compares one feature between x1 and x2 (x1.NAME <= x2.NAME)", a
+                    )
+                if fa != fb:
+                    raise self.err(
+                        "a relation compares one feature between x1 and x2 "
+                        f"(got {fa!r} and {fb!r})",
+                        b,
                     )
                 if op == "!=" and not self.is_categorical(a):  # as the compile refuses it
                     raise self.err(

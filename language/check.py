@@ -463,12 +463,6 @@ def check_constraint(ast: nodes.SensAST, c) -> None:
                 raise ast.error(
                     f"this relation compares x{a.copy} with itself; compare x1 with x2", a
                 )
-            if a.name.text != b.name.text:
-                raise ast.error(
-                    f"a relation compares one feature between x1 and x2 (got {a.name.text!r} and "
-                    f"{b.name.text!r})",
-                    b,
-                )
 
 
 def _is_featureish(x) -> bool:

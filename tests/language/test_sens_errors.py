@@ -85,6 +85,25 @@ CASES = {
             "           ^",
         ],
     ),
+    # was "a relation compares one feature between x1 and x2 (got 'worst_radus' and ...)"
+    "unknown_feature_in_relation": (
+        _bc("query q {\n  vary mean_texture\n  where x1.worst_radius <= x2.worst_radus\n}\n"),
+        [
+            "{F}:5:31: unknown feature 'worst_radus' (did you mean 'worst_radius', 'worst_area', "
+            "'worst_fractal_dimension'?)",
+            "  where x1.worst_radius <= x2.worst_radus",
+            "                              ^",
+        ],
+    ),
+    "relation_between_two_features": (
+        _bc("query q {\n  vary mean_texture\n  where x1.worst_radius <= x2.worst_area\n}\n"),
+        [
+            "{F}:5:28: a relation compares one feature between x1 and x2 "
+            "(got 'worst_radius' and 'worst_area')",
+            "  where x1.worst_radius <= x2.worst_area",
+            "                           ^",
+        ],
+    ),
     "binary_gap_out_of_range": (
         _bc("query q {\n  vary mean_texture\n  gap 0.5\n}\n"),
         [

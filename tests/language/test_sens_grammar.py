@@ -441,10 +441,6 @@ def err(text: str) -> SensError:
             HEAD + "query q { vary a where a <= x2.a }",
             "a relation compares x1 with x2: write x1.a <= x2.a",
         ),
-        (
-            HEAD + "query q { vary a where x1.a <= x2.b }",
-            "a relation compares one feature between x1 and x2",
-        ),
         (HEAD + "query q { vary a where a in [3, 1] }", "empty range [3, 1]"),
     ],
 )
