@@ -395,7 +395,7 @@ def audit(
     n = _rows_asked(limit, ds.n_rows)
     groups = by_column(ds, ens, by, label)  # a wrong column fails before any solving
     refuse_over_limit(ens, memory_mb)
-    limits = ((timeout_per_row, per_row), deadline, memory_mb)
+    limits = ((row_timeout(timeout_per_row), per_row), deadline, memory_mb)
     lines, certified = _answered(ens, ds, spec, n, Campaign(executor, jobs), *limits, certify)
     df = frame_from_results(lines, spec.vary, groups, flip_to(ens, target))
     return _with_attrs(df, groups, certified, lines if work is not None else None)
@@ -529,12 +529,19 @@ def flip_to(ens: Ensemble, target) -> int | None:
     return -1 if ens.n_classes == 2 else None  # -1: the other of the two
 
 
-def check_timeout(timeout) -> float:
-    """An audit's whole time limit: a positive number of seconds."""
+def check_timeout(timeout, keyword: str = "timeout", what: str = "the audit's time limit") -> float:
+    """An audit's whole time limit (or another of its limits, ``keyword``): a positive
+    number of seconds."""
     ok = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
     if not ok or not (math.isfinite(timeout) and timeout > 0):
-        raise InputError(f"timeout={timeout!r}: give the audit's time limit in seconds (> 0)")
+        raise InputError(f"{keyword}={timeout!r}: give {what} in seconds (> 0)")
     return float(timeout)
+
+
+def row_timeout(timeout_per_row) -> float:
+    """audit()'s ``timeout_per_row``, checked as the command line's --timeout-per-row is
+    (0 was taken)."""
+    return check_timeout(timeout_per_row, "timeout_per_row", "each row's solver time limit")
 
 
 def by_column(ds: Dataset, ens: Ensemble, by, label: str | None = None):

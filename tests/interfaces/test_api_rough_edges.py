@@ -280,3 +280,10 @@ def test_results_frame_of_one_result_says_to_put_it_in_a_list():
 def test_results_frame_of_no_results_is_one_input_error(given, said):
     with pytest.raises(InputError, match=said):
         treesens.results_frame(given)
+
+
+@pytest.mark.parametrize("per_row", [0, -1, "60"])
+def test_audit_refuses_a_timeout_per_row_that_is_no_positive_number(per_row):
+    # 0 was taken (the command line's --timeout-per-row 0 is refused)
+    with pytest.raises(InputError, match=r"^timeout_per_row=.*each row's solver time limit"):
+        treesens.audit(BC_MODEL, _rows(3), "mean_texture", gap=0.2, timeout_per_row=per_row)
