@@ -94,7 +94,7 @@ def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool 
         return _checked(_from_frame(data, ens, label, "<DataFrame>"), ens, missing_ok)
     arr = np.asarray(data)
     if arr.ndim != 2:
-        raise InputError(f"data must be a table (2-d), got an array of shape {arr.shape}")
+        raise InputError(f"data must be a table (2-d), got {not_a_table(data, arr)}")
     import pandas as pd
 
     named = ens.columns.array_names(arr.shape[1]) if ens.columns is not None else None
@@ -536,3 +536,12 @@ def dataset_for(ens, q) -> Dataset | None:
     if data is None:
         return None
     return load_data(data, ens, label)
+
+
+def not_a_table(data, arr: np.ndarray) -> str:
+    """What a ``data`` that is no table is, in words: an array's shape, else its type (a
+    dict or a set made an array of shape (), which named neither)."""
+    if arr.ndim == 0:
+        hint = " (pandas.DataFrame of it makes one)" if isinstance(data, dict) else ""
+        return f"{type(data).__name__}{hint}; give a DataFrame, a CSV / Parquet path or a 2-d array"
+    return f"an array of shape {arr.shape}"

@@ -287,3 +287,10 @@ def test_audit_refuses_a_timeout_per_row_that_is_no_positive_number(per_row):
     # 0 was taken (the command line's --timeout-per-row 0 is refused)
     with pytest.raises(InputError, match=r"^timeout_per_row=.*each row's solver time limit"):
         treesens.audit(BC_MODEL, _rows(3), "mean_texture", gap=0.2, timeout_per_row=per_row)
+
+
+@pytest.mark.parametrize(("data", "named"), [({"mean_radius": [14.0]}, "dict"), (5, "int")])
+def test_data_that_is_no_table_is_refused_naming_its_type(data, named):
+    # was "got an array of shape ()", naming neither the dict nor what data takes
+    with pytest.raises(InputError, match=rf"got {named}\b.*give a DataFrame, a CSV"):
+        treesens.load_model(BC_MODEL, data=data)
