@@ -86,6 +86,10 @@ def feature_subsets(
             f"{len(names)} swept)"
         )
     total = math.comb(len(names), k)
+    if sample is not None and (
+        isinstance(sample, bool) or not isinstance(sample, numbers.Integral)
+    ):
+        raise InputError(f"sample takes a whole number of queries from 1, not {sample!r}")
     if sample is None or sample >= total:
         return list(itertools.combinations(names, k))
     if sample <= 0:

@@ -294,3 +294,10 @@ def test_data_that_is_no_table_is_refused_naming_its_type(data, named):
     # was "got an array of shape ()", naming neither the dict nor what data takes
     with pytest.raises(InputError, match=rf"got {named}\b.*give a DataFrame, a CSV"):
         treesens.load_model(BC_MODEL, data=data)
+
+
+@pytest.mark.parametrize("sample", [1.5, True])
+def test_sweep_refuses_a_sample_that_is_no_whole_number(sample):
+    # 1.5 ran two queries
+    with pytest.raises(InputError, match=r"^sample takes a whole number of queries"):
+        treesens.sweep(BC_MODEL, gap=0.2, sample=sample, progress=False)
