@@ -46,6 +46,10 @@ class LoadOptions:
     objective: str | None = None
     num_parallel_tree: int | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.trust_pickle, bool):  # "no" would trust: a pickle runs code
+            raise InputError(f"trust_pickle takes True or False, not {self.trust_pickle!r}")
+
 
 DEFAULT_OPTIONS = LoadOptions()
 # the load options only a dump reads (it records none of them), as the caller names them

@@ -5,6 +5,7 @@ in case is refused with a did-you-mean, and so is a data column differing in spa
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -301,3 +302,24 @@ def test_sweep_refuses_a_sample_that_is_no_whole_number(sample):
     # 1.5 ran two queries
     with pytest.raises(InputError, match=r"^sample takes a whole number of queries"):
         treesens.sweep(BC_MODEL, gap=0.2, sample=sample, progress=False)
+
+
+class _Touches:
+    """A pickle that creates a file as it loads: the code a pickle may run."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+@pytest.mark.parametrize("trust", ["no", "false", 0, None])
+def test_trust_pickle_that_is_no_bool_is_refused_before_the_pickle_runs(tmp_path, trust):
+    # "no" was truthy: the pickle was loaded and its code ran
+    marker = tmp_path / "ran"
+    model = tmp_path / "model.pkl"
+    model.write_bytes(pickle.dumps(_Touches(marker)))
+    with pytest.raises(InputError, match=r"^trust_pickle takes True or False"):
+        treesens.load_model(model, trust_pickle=trust)
+    assert not marker.exists()
