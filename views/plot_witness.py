@@ -24,7 +24,7 @@ from ..answers.result import Result
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble, Feature, bounds_from_data, proof_domain
 from ..compiler.errors import InputError
-from ..readers.data import DEFAULT_LABEL, load_data
+from ..readers.data import DEFAULT_LABEL, load_data, not_a_table
 from .plot_common import (
     VERDICT_COLOURS,
     X1_COLOUR,
@@ -186,10 +186,14 @@ def data_matrix(
     elif isinstance(data, pd.DataFrame):
         frame = data
     else:
-        arr = np.asarray(data, dtype=float)
+        try:
+            arr = np.asarray(data, dtype=float)
+        except (TypeError, ValueError):  # a dict (float() of it), a list of words
+            arr = np.asarray(math.nan)  # no table: named by its type below
         if arr.ndim != 2 or arr.shape[1] != len(names):
             raise InputError(
-                f"data as an array needs one column per feature ({len(names)}), got shape {arr.shape}"
+                f"data as an array needs one column per feature ({len(names)}), "
+                f"got {not_a_table(data, arr)}"
             )
         return arr
     cols = {str(c).strip(): c for c in frame.columns}

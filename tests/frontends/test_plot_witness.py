@@ -234,6 +234,13 @@ def test_without_a_model_data_columns_are_matched_by_name(model, frame):
     )
 
 
+@pytest.mark.parametrize(("data", "named"), [({"mean_radius": [14.0]}, "dict"), (5, "int")])
+def test_data_that_is_no_table_is_refused_naming_its_type(model, data, named):
+    # a dict was TypeError: float() argument must be a string or a real number
+    with pytest.raises(InputError, match=rf"one column per feature \(30\), got {named}\b"):
+        treesens.plot_witness(sensitive(model), data=data)
+
+
 def test_extreme_rows_chosen_by_the_data_quantile(model, frame):
     r = sensitive(model)
     r.witness["x1"]["mean_smoothness"] = float(frame["mean_smoothness"].max())
