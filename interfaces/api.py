@@ -176,10 +176,18 @@ def _model_file(model, ens) -> str | Path | None:
     return where if where and Path(where).is_file() else None
 
 
+# the keywords a function takes beside the table's, for a misspelt one's did-you-mean
+OWN_KEYWORDS = {
+    "check": ("certificate", "certify_budget", "name"),
+    "max_gap": ("tolerance", "certificate", "certify_budget", "name"),
+}
+
+
 def query_of(model, vary, name: str, keywords: dict, where: str) -> tuple:
     """The ensemble and the query an API call asks (``where``: the function, for an
     unknown keyword's message), with every keyword's value."""
-    kw = keyword_values(with_where(keywords), where)
+    own = OWN_KEYWORDS.get(where, ())
+    kw = keyword_values(with_where(keywords), where, own)
     require_backend(kw["backend"])
     ens = model_of(model, kw)
     return ens, query_maker(kw, ens)(vary, name), kw

@@ -129,9 +129,10 @@ def takes_query_keywords(fn: Callable) -> Callable:
     return fn
 
 
-def keyword_values(given: dict, where: str) -> dict:
+def keyword_values(given: dict, where: str, own: tuple[str, ...] = ()) -> dict:
     """Every table keyword's value: as given, else its default. An unknown keyword is a
-    TypeError, as Python reports one (with the closest known name)."""
+    TypeError, as Python reports one (with the closest known name, among the table's and
+    ``own``, the calling function's other keywords: max_gap's ``tolerance``)."""
     for k in given:
         if k in CONSTRAINT_WORDS and k not in API_KEYWORDS:
             raise TypeError(
@@ -139,7 +140,8 @@ def keyword_values(given: dict, where: str) -> dict:
             )
         if k not in API_KEYWORDS:
             raise TypeError(
-                f"{where}() got an unexpected keyword argument {k!r}{closest(k, API_KEYWORDS)}"
+                f"{where}() got an unexpected keyword argument {k!r}"
+                f"{closest(k, [*API_KEYWORDS, *own])}"
             )
     return {name: given.get(name, k.default) for name, k in API_KEYWORDS.items()}
 

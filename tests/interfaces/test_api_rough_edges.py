@@ -323,3 +323,16 @@ def test_trust_pickle_that_is_no_bool_is_refused_before_the_pickle_runs(tmp_path
     with pytest.raises(InputError, match=r"^trust_pickle takes True or False"):
         treesens.load_model(model, trust_pickle=trust)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("call", "meant"),
+    [
+        (lambda: treesens.max_gap(BC_MODEL, "mean_texture", tolerence=0.1), "tolerance"),
+        (lambda: treesens.check(BC_MODEL, "mean_texture", certificat="c.json"), "certificate"),
+    ],
+)
+def test_a_misspelt_keyword_of_the_function_itself_gets_a_did_you_mean(call, meant):
+    # the table's keywords got one; max_gap's tolerance and check's certificate did not
+    with pytest.raises(TypeError, match=rf"did you mean '{meant}'"):
+        call()
