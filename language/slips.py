@@ -30,3 +30,18 @@ def vary_lists_nothing(before: str) -> tuple[str, int, int] | None:
         line,
         col,
     )
+
+
+# a vary's list so far, on its line: a number next is a feature given by its index
+_VARY_SO_FAR = re.compile(r"\bvary(?:[ \t]+each[ \t]+of)?(?:[ \t]+[^\n{}#]*,)?[ \t]*$")
+
+
+def vary_numbered(before: str, tok) -> str | None:
+    """The error for a vary that gives a feature by its index (``vary 3``, as ``--vary 3``
+    and ``vary=3`` take one), which a .sens file does not; None otherwise."""
+    if tok.type not in ("NUMBER", "INT") or not _VARY_SO_FAR.search(before):
+        return None
+    return (
+        f"unexpected number {tok}: a .sens file names its features (vary NAME), where "
+        "--vary and the API's vary= also take an index"
+    )

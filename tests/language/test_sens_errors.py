@@ -86,6 +86,16 @@ CASES = {
         ],
     ),
     # was "a relation compares one feature between x1 and x2 (got 'worst_radus' and ...)"
+    # was "unexpected number 1; expected 'all', 'each', 'subsets', a \"quoted string\", a name"
+    "vary_by_index": (
+        _bc("query q {\n  vary mean_radius, 1\n}\n"),
+        [
+            "{F}:4:21: unexpected number 1: a .sens file names its features (vary NAME), where "
+            "--vary and the API's vary= also take an index",
+            "  vary mean_radius, 1",
+            "                    ^",
+        ],
+    ),
     "unknown_feature_in_relation": (
         _bc("query q {\n  vary mean_texture\n  where x1.worst_radius <= x2.worst_radus\n}\n"),
         [

@@ -477,7 +477,7 @@ def test_rejected_structure(text, message):
             "unterminated string (a quoted string ends on the same line)",
         ),
         (HEAD + "query q { vary a classes 1 2 }", "unexpected number 2; expected '->'"),
-        (HEAD + "query q { vary 3 }", "unexpected number 3; expected"),
+        (HEAD + "query q { vary 3 }", "unexpected number 3: a .sens file names its features"),
         (
             HEAD + "query q { vary a where x3.a < 1 }",
             "unknown input 'x3': the two inputs are x1 and x2",
