@@ -69,7 +69,10 @@ def test_generic_names_come_from_the_formats():
 def test_cli_format_help_lists_the_registered_formats():
     p = treesens_here("check", "--help")
     help_text = " ".join(p.stdout.split())
-    assert "auto, xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn" in help_text
+    assert (
+        "(default auto: told by its content and name; xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn)"
+        in help_text
+    )
 
 
 def test_unknown_format_names_the_known_ones(tmp_path):
@@ -221,8 +224,10 @@ def test_every_format_describes_its_models():
 
 def test_emit_model_format_help_lists_the_registered_formats():
     p = treesens_here("emit", "--help")
-    assert "auto, xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn" in " ".join(
-        p.stdout.split()
+    help_text = " ".join(p.stdout.split())
+    assert (
+        "(default auto: told by its content and name; xgboost, xgboost-dump, lightgbm, catboost, onnx, sklearn)"
+        in help_text
     )
 
 
