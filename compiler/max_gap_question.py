@@ -85,7 +85,8 @@ def unreached_gap(ens: Ensemble, q: Question) -> tuple[float, str]:
 
 def check_tolerance(tolerance: float) -> float:
     """A max gap's tolerance, checked (``MIN_TOLERANCE`` <= it < 0.5)."""
-    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance)):
+    number = isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool)
+    if not (number and math.isfinite(tolerance)):
         raise InputError(f"max-gap tolerance must be a number, got {tolerance!r}")
     if not MIN_TOLERANCE <= tolerance < 0.5:
         raise InputError(

@@ -89,6 +89,12 @@ def test_check_tolerance_refuses_out_of_range(tol):
         M.check_tolerance(tol)
 
 
+@pytest.mark.parametrize("tol", [True, False])
+def test_check_tolerance_refuses_a_boolean_as_no_number(tol):
+    with pytest.raises(InputError, match=f"must be a number, got {tol}"):
+        M.check_tolerance(tol)
+
+
 def test_max_gap_line_says_proven():
     m = M.MaxGap(0.25, 0.25005, 1e-4, True, 5)
     assert M.max_gap_line(m).startswith("max gap 0.25 (proven")
