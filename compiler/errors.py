@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import re
 import stat
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -204,3 +206,32 @@ def say_note(note: str, category: type[DataNote] = DataNote) -> None:
             return
         said.add(note)
     warnings.warn(note, category, stacklevel=3)
+
+
+def suggests_keywords(also: Callable | None = None) -> Callable:
+    """Decorate a function so that a keyword it does not take is Python's TypeError with
+    the closest one it takes (``audit(timout=3)``: did you mean 'timeout'?). ``also``: a
+    function its ``**keywords`` go to, whose keywords it takes too (expect_audit's
+    audit)."""
+
+    def decorate(fn: Callable) -> Callable:
+        known = _keyword_names(fn) | (_keyword_names(also) if also is not None else set())
+
+        @functools.wraps(fn)
+        def call(*args, **keywords):
+            for k in keywords:
+                if k not in known:
+                    raise TypeError(
+                        f"{fn.__name__}() got an unexpected keyword argument {k!r}"
+                        f"{closest(k, sorted(known))}"
+                    )
+            return fn(*args, **keywords)
+
+        return call
+
+    return decorate
+
+
+def _keyword_names(fn: Callable) -> set[str]:
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in inspect.signature(fn).parameters.values() if p.kind in kinds}

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .ensemble import Ensemble
-from .errors import FEATURES, InputError, TreesensWarning, closest
+from .errors import FEATURES, InputError, TreesensWarning, closest, name_list
 
 
 def _name_key(name: str) -> str:
@@ -65,6 +65,8 @@ def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]
         items = [given]
     elif given is None:
         items = []
+    elif getattr(given, "ndim", 1) == 2 and hasattr(given, "columns"):
+        raise InputError(_a_table_as_features(given, keyword))
     elif isinstance(given, Iterable):
         items = list(given)
     else:  # a float, say: feature_name says it is neither a name nor an index
@@ -77,6 +79,17 @@ def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]
         if not (name in out and name != i and ens.columns is not None):
             out.append(name)  # columns of one group (race_A, race_B) name it once
     return tuple(out)
+
+
+def _a_table_as_features(table, keyword: str) -> str:
+    """The error of a DataFrame given where features are named: read as its column names
+    it asked about every column, a question nobody meant when the data was passed in the
+    features' place (``check(model, X_test)``)."""
+    cols = [str(c) for c in table.columns]
+    return (
+        f"{keyword}: a DataFrame (columns {name_list(cols, max_names=4)}) is no list of "
+        f"features; data goes in data=; to vary its columns, give {keyword}=list(df.columns)"
+    )
 
 
 def refuse_repeats(names, keyword: str = "vary") -> None:

@@ -180,6 +180,9 @@ def _model_file(model, ens) -> str | Path | None:
 OWN_KEYWORDS = {
     "check": ("certificate", "certify_budget", "name"),
     "max_gap": ("tolerance", "certificate", "certify_budget", "name"),
+    "expect_insensitive": ("allow_unknown",),
+    "expect_sensitive": ("allow_unknown",),
+    "expect_max_gap": ("at_most", "allow_unknown"),
 }
 
 

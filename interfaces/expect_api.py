@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, suggests_keywords
 from ..questions.audit import audit, format_summary, summary
 from ..questions.contract import (
     ERROR,
@@ -33,9 +33,9 @@ def _held(outcome: Outcome) -> Outcome:
     return outcome
 
 
-def _expect(exp: Expectation, model, vary, keywords: dict) -> Outcome:
+def _expect(exp: Expectation, model, vary, keywords: dict, where: str) -> Outcome:
     start = time.time()  # the time limit runs from the call, as check's
-    ens, q, kw = query_of(model, vary, "", keywords, "check")
+    ens, q, kw = query_of(model, vary, "", keywords, where)  # where: a slip's message
     res = answer(ens, q, exp, start=start, memory_mb=kw["memory_mb"])
     return _held(judge_result(ens, q, exp, res, res.time["total"]))
 
@@ -49,7 +49,8 @@ def expect_insensitive(model, vary, *, allow_unknown: bool = False, **keywords) 
 
     >>> expect_insensitive("model.json", vary=["sex"], gap=0.1)   # doctest: +SKIP
     """
-    return _expect(Expectation("insensitive", allow_unknown=allow_unknown), model, vary, keywords)
+    exp = Expectation("insensitive", allow_unknown=allow_unknown)
+    return _expect(exp, model, vary, keywords, "expect_insensitive")
 
 
 @takes_query_keywords
@@ -57,7 +58,8 @@ def expect_sensitive(model, vary, *, allow_unknown: bool = False, **keywords) ->
     """Assert that ``vary`` matters to ``model``: a replay-checked pair at ``gap`` (the
     keywords of ``check``). Raises AssertionError when proven insensitive, and when the
     time limit leaves it open (unless ``allow_unknown``)."""
-    return _expect(Expectation("sensitive", allow_unknown=allow_unknown), model, vary, keywords)
+    exp = Expectation("sensitive", allow_unknown=allow_unknown)
+    return _expect(exp, model, vary, keywords, "expect_sensitive")
 
 
 @takes_query_keywords
@@ -77,9 +79,10 @@ def expect_max_gap(
         if keywords.get(name) is not None:
             raise InputError(f"expect_max_gap asks about every gap above at_most: drop {name}=")
     exp = Expectation("max_gap", float(at_most), allow_unknown=allow_unknown)
-    return _expect(exp, model, vary, keywords)
+    return _expect(exp, model, vary, keywords, "expect_max_gap")
 
 
+@suggests_keywords(also=audit)
 def expect_audit(
     model,
     data,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..answers.result import Result
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, suggests_keywords
 from ..compiler.options import timeout_problem
 from ..compiler.query import Query
 from ..language.audit_block import AuditPlan
@@ -181,6 +181,7 @@ def run_audits(
     return out
 
 
+@suggests_keywords()
 def run_file(
     path: str | Path,
     query: str | None = None,

@@ -29,7 +29,7 @@ from ..compiler.audit import (
 )
 from ..compiler.encode import resolve_features
 from ..compiler.ensemble import Ensemble
-from ..compiler.errors import InputError, closest
+from ..compiler.errors import InputError, closest, suggests_keywords
 from ..compiler.feature_names import feature_list
 from ..compiler.options import work_amount, work_problem
 from ..compiler.question import result_gap
@@ -309,6 +309,7 @@ def unrecorded_smallest(line: dict) -> dict:
     return {**line, "stats": {**stats, "smallest": False}, "message": why}
 
 
+@suggests_keywords()
 def audit(
     model,
     data,

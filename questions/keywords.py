@@ -13,7 +13,7 @@ from ..compiler.ensemble import Ensemble
 from ..compiler.errors import CONSTRAINT_WORDS, CONSTRAINTS_IN_SENS, InputError, closest
 from ..compiler.options import OPTION_BY_NAME, OPTIONS, SETTINGS, SHAPE, idle_data_aware_option
 from ..compiler.query import PASS_NAMES, Query
-from ..readers.data import load_data, say_data_notes
+from ..readers.data import label_column, load_data, say_data_notes
 from ..readers.load import BOUNDS, DETAILS_COLUMNS, GROUPS_HELP, load_model
 from .memory import refuse_file_over_limit
 from .query_build import query_from_keywords
@@ -71,8 +71,8 @@ API_KEYWORDS: dict[str, Keyword] = {
         Keyword(
             "label",
             "label",
-            "the data's label column (default label, which data may lack: no answer reads "
-            "labels; an audit can group by them)",
+            "the data's label column, a name (default label, which data may lack; None: the "
+            "data has no label column; no answer reads labels; an audit can group by them)",
             MODEL,
         ),
         Keyword(
@@ -143,7 +143,9 @@ def keyword_values(given: dict, where: str, own: tuple[str, ...] = ()) -> dict:
                 f"{where}() got an unexpected keyword argument {k!r}"
                 f"{closest(k, [*API_KEYWORDS, *own])}"
             )
-    return {name: given.get(name, k.default) for name, k in API_KEYWORDS.items()}
+    values = {name: given.get(name, k.default) for name, k in API_KEYWORDS.items()}
+    label_column(values["label"])  # refused with or without data: label=0 is no class
+    return values
 
 
 def model_of(model, kw: dict) -> Ensemble:

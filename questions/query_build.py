@@ -285,6 +285,8 @@ def make_question(
         if len(classes) != 2:
             raise InputError("classes: give two classes, C1,C2 or (C1, C2); either may be 'any'")
         classes = tuple(int(c) if c.isdigit() else c for c in classes)
+    elif getattr(classes, "ndim", None) == 1 and hasattr(classes, "tolist"):
+        classes = _pair_of_classes(tuple(classes.tolist()))  # a numpy array, a Series
     elif classes is not None and (not isinstance(classes, (tuple, list)) or len(classes) != 2):
         raise InputError(
             f"classes: give two classes, C1,C2 or (C1, C2); either may be 'any' (got {classes!r})"
@@ -302,6 +304,15 @@ def make_question(
     )
     check_kind(question)
     return question
+
+
+def _pair_of_classes(classes: tuple) -> tuple:
+    """A 1-d array's classes (its items as Python's numbers), two or an InputError."""
+    if len(classes) != 2:
+        raise InputError(
+            f"classes: give two classes, C1,C2 or (C1, C2); either may be 'any' (got {classes!r})"
+        )
+    return classes
 
 
 def params_of(params) -> tuple:

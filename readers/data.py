@@ -59,11 +59,24 @@ def _within_float32(vals: np.ndarray, name: str, where: str) -> None:
         )
 
 
+def label_column(label) -> str | None:
+    """``label`` as a column's name, or None (the data has no label column). Anything
+    else is an InputError: ``label=0`` read as no label, where it may mean a class (which
+    ``classes`` names) or a column named 0 (``"0"``: columns are named by text)."""
+    if label is None or isinstance(label, str):
+        return label
+    raise InputError(
+        f"label: the data's label column, a name (a text; None: no label column), not "
+        f"{label!r} (a column named so is {str(label)!r}; the classes asked about are classes=)"
+    )
+
+
 def load_data(data, ens, label: str | None = DEFAULT_LABEL, *, missing_ok: bool = False) -> Dataset:
     """A Dataset for ``ens`` from a path (CSV / Parquet), a pandas DataFrame, an array
     with the features in model order, or a Dataset (returned as it is). ``missing_ok``:
     a missing value is taken in any column (to find the columns that hold one), not only
     in those of features that may be missing."""
+    label = label_column(label)
     if isinstance(data, Dataset):
         if data.names != tuple(ens.feature_names):
             raise InputError("the data set was loaded for a model with other features", data.source)

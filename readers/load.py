@@ -21,9 +21,10 @@ from ..compiler.errors import (
     name_list,
     not_a_regular_file,
     say_note,
+    suggests_keywords,
 )
 from . import formats
-from .data import load_data, missing_value_text
+from .data import label_column, load_data, missing_value_text
 from .details import (
     apply_data_names,
     apply_details,
@@ -125,6 +126,7 @@ def _checked_groups(groups, data):
     return groups
 
 
+@suggests_keywords()
 def load_model(
     model,
     *,
@@ -174,10 +176,8 @@ def load_model(
     ``features from``).
     """
     base_score = _checked_base_score(base_score, objective)
-    if bounds not in BOUNDS:
-        raise InputError(f"bounds={bounds!r}: use one of {', '.join(map(repr, BOUNDS))}")
-    if bounds == "data" and data is None:
-        raise InputError('bounds="data" takes the bounds from data: give data=')
+    label = label_column(label)
+    _check_bounds_keyword(bounds, data)
     groups = _checked_groups(groups, data)
     auto = bounds == "auto"
     if auto:
@@ -215,6 +215,13 @@ def load_model(
     if groups is not None:
         ens = with_groups(ens, groups, data, label)
     return _bounded(ens, bounds == "data", data, label, missing, details if _note else None)
+
+
+def _check_bounds_keyword(bounds, data) -> None:
+    if bounds not in BOUNDS:
+        raise InputError(f"bounds={bounds!r}: use one of {', '.join(map(repr, BOUNDS))}")
+    if bounds == "data" and data is None:
+        raise InputError('bounds="data" takes the bounds from data: give data=')
 
 
 def _with_details_beside(ens: Ensemble, model: Path) -> tuple[Ensemble, Path | None]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..answers.result import ERROR, INSENSITIVE, SENSITIVE, UNKNOWN, Result
 from ..answers.stats import asked_of
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, suggests_keywords
 from .plot_common import (
     VERDICT_COLOURS,
     as_result,
@@ -73,6 +73,7 @@ def sweep_bars(results: Iterable[Result | Mapping[str, Any]]) -> list[Bar]:
     return sorted(bars, key=lambda b: (-b.length, _VERDICT_ORDER.get(b.status, 9), b.label))
 
 
+@suggests_keywords()
 def plot_sweep(
     results: Iterable[Result | Mapping[str, Any]],
     ax: Axes | None = None,

@@ -23,7 +23,7 @@ from ..answers.phrases import prediction_condition
 from ..answers.result import Result
 from ..compiler.dataset import Dataset
 from ..compiler.ensemble import Ensemble, Feature, bounds_from_data, proof_domain
-from ..compiler.errors import InputError
+from ..compiler.errors import InputError, suggests_keywords
 from ..readers.data import DEFAULT_LABEL, load_data, not_a_table
 from .plot_common import (
     VERDICT_COLOURS,
@@ -119,6 +119,7 @@ def _number(value, feature: Feature | None) -> float:
     return float(value)
 
 
+@suggests_keywords()
 def plot_witness(
     result: Result | Mapping[str, Any],
     data=None,

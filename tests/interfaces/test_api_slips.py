@@ -1,0 +1,94 @@
+"""Slips a new user of the Python API makes that were taken silently or said in another
+function's name: a label that is no column name, data passed where the features go,
+classes as a numpy array, and a misspelt keyword of a function with a signature of its
+own (audit, load_model, expect_*, plots)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treesens
+from treesens.compiler.errors import InputError
+
+REPO = Path(__file__).resolve().parents[2]
+BC_MODEL = REPO / "examples" / "breast_cancer_xgb.json"
+BC_ROWS = REPO / "examples" / "breast_cancer_rows.csv"
+WINE = REPO / "examples" / "wine_xgb.json"
+
+
+@pytest.mark.parametrize("label", [0, 1.0, True])
+def test_a_label_that_is_no_column_name_is_refused_without_data(label):
+    # label=0 was taken and ignored: a class number given where a column is named
+    with pytest.raises(InputError, match=r"^label: the data's label column, a name .*classes="):
+        treesens.check(BC_MODEL, vary="mean_texture", gap=0.2, label=label)
+
+
+def test_a_label_of_zero_with_data_is_refused_not_read_as_no_label():
+    # 0 is false: the data's label column was taken as a feature column, without a word
+    with pytest.raises(InputError, match=r"a column named so is '0'"):
+        treesens.load_model(BC_MODEL, data=pd.read_csv(BC_ROWS), label=0)
+
+
+def test_label_none_says_the_data_has_no_label_column():
+    ens = treesens.load_model(BC_MODEL, data=pd.read_csv(BC_ROWS).drop(columns="label"), label=None)
+    assert ens.n_features == 30
+
+
+def test_a_dataframe_given_as_vary_is_refused_as_data_in_the_features_place():
+    # check(model, X_test) asked about every column (or failed on the label column)
+    with pytest.raises(InputError, match=r"^vary: a DataFrame \(columns mean_radius.*data="):
+        treesens.check(BC_MODEL, pd.read_csv(BC_ROWS), gap=0.2)
+
+
+def test_classes_as_a_numpy_array_of_two_are_the_pair():
+    a = treesens.check(WINE, vary=["alcohol"], gap=2, classes=np.array([0, 2]))
+    b = treesens.check(WINE, vary=["alcohol"], gap=2, classes=(0, 2))
+    assert (a.status, a.classes) == (b.status, b.classes)
+
+
+def test_classes_as_a_numpy_array_of_three_are_refused():
+    with pytest.raises(InputError, match=r"^classes: give two classes.*\(got \(0, 1, 2\)\)"):
+        treesens.check(WINE, vary=["alcohol"], gap=2, classes=np.array([0, 1, 2]))
+
+
+def test_expect_max_gaps_misspelt_keyword_is_said_in_its_own_name():
+    # was "check() got an unexpected keyword argument 'tolerence'"
+    with pytest.raises(
+        TypeError, match=r"^expect_max_gap\(\) got an unexpected .*'alow_unknown'.*'allow_unknown'"
+    ):
+        treesens.expect_max_gap(BC_MODEL, "mean_texture", at_most=0.4, alow_unknown=True)
+
+
+@pytest.mark.parametrize(
+    "call, slip, meant",
+    [
+        (
+            lambda: treesens.audit(BC_MODEL, BC_ROWS, "mean_texture", gap=0.2, timout=3),
+            "timout",
+            "timeout",
+        ),
+        (lambda: treesens.load_model(BC_MODEL, detials=None), "detials", "details"),
+        (
+            lambda: treesens.expect_audit(BC_MODEL, BC_ROWS, "mean_texture", max_precent=2),
+            "max_precent",
+            "max_percent",
+        ),
+        (lambda: treesens.plot_sweep([], pth="x.png"), "pth", "path"),
+    ],
+)
+def test_a_misspelt_keyword_gets_the_closest_one_the_function_takes(call, slip, meant):
+    with pytest.raises(
+        TypeError, match=rf"unexpected keyword argument '{slip}' \(did you mean '{meant}'"
+    ):
+        call()
+
+
+def test_expect_audit_takes_audits_keywords():
+    out = treesens.expect_audit(
+        BC_MODEL, pd.read_csv(BC_ROWS).head(5), "mean_texture", max_rows=5, gap=0.2
+    )
+    assert out.ok
