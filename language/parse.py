@@ -45,7 +45,7 @@ def _unquote(tok) -> str:
 
 
 def _duration(text: str) -> float:
-    m = re.fullmatch(r"((?:\d+(?:\.\d*)?|\.\d+))(ms|s|m|h)?", text)
+    m = re.fullmatch(r"((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(ms|s|m|h)?", text)
     v = float(m.group(1))
     return v * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
 
@@ -334,7 +334,7 @@ _TERMINAL_WORDS = {
     "STRING": 'a "quoted string"',
     "NUMBER": "a number",
     "INT": "a whole number (0, 1, 2, ...)",
-    "DURATION": "a duration (30, 30s, 2m)",
+    "DURATION": "a duration (30, 30s, 2m, 1e3)",
     "WORK": "work units (4000000, 4M, 250k)",
     "COPY": "x1. or x2.",
     "CMP": "a comparison (<=, <, >=, >, ==, !=)",

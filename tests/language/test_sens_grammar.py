@@ -178,6 +178,8 @@ def test_vary_in_sweep(text, node):
         ("timeout 2m", Timeout(120.0)),
         ("timeout 1.5h", Timeout(5400.0)),
         ("timeout 500ms", Timeout(0.5)),
+        ("timeout 1e3", Timeout(1000.0)),  # a number as the CLI's --timeout takes it
+        ("timeout 1.5e1s", Timeout(15.0)),
         ("threads 2", Threads(2)),
         ("seed 7", Seed(7)),
         ("passes ordering, unaff", Passes(("ordering", "unaff"))),
@@ -374,6 +376,8 @@ def err(text: str) -> SensError:
         ),
         (HEAD + "query q { vary a backend race: }", "'race:' names no backend to race"),
         (HEAD + "query q { vary a timeout 0 }", "timeout takes a number of seconds above 0"),
+        # 2e9 was "unexpected number 2e9; expected a duration": now too large, with its limit
+        (HEAD + "query q { vary a timeout 2e9 }", "and at most 1e+09 (about 31 years"),
         (HEAD + "query q { vary a threads 0 }", "threads takes a whole number from 1 to 1024"),
         (HEAD + "query q { vary a passes ordering, fast }", "unknown pass 'fast'"),
         (HEAD + "query q { vary a baseline veritas }", "unknown baseline 'veritas' (known: kant)"),
