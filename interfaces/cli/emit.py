@@ -33,11 +33,31 @@ Compile one query and write the constraint problem a backend would solve: SMT-LI
 LP or free MPS (any MILP solver).
 """
 CONFLICT_HANDLER = "resolve"  # flags redefined below
+# the query flags of the solve, which compiling does not read: hidden from --help, and
+# refused when given (a --timeout or --threads that changed nothing was taken silently)
+SOLVE_ONLY = (
+    "timeout",
+    "work",
+    "threads",
+    "seed",
+    "stall_time",
+    "optimise_time",
+    "optimality_gap",
+    "heuristic",
+    "heuristic_effort",
+    "box_search",
+    "solver_params",
+    "progress",
+    "json",
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
     add_query_args(p, vary_required=False)
+    for action in p._actions:
+        if action.dest in SOLVE_ONLY:
+            action.help = argparse.SUPPRESS
     # --format here is the output format; the model's format moves to --model-format
     p.add_argument(
         "--format",
@@ -80,6 +100,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the objective of an XGBoost dump (default binary:logistic; see check --objective)",
     )
     add_sens_args(p)
+
+
+def refuse_solve_flags(args) -> None:
+    """One InputError naming the first solve-only flag given (not at its default)."""
+    ref = argparse.ArgumentParser(add_help=False)
+    add_query_args(ref, vary_required=False)
+    for action in ref._actions:
+        if action.dest in SOLVE_ONLY and getattr(args, action.dest) != action.default:
+            flag = "/".join(action.option_strings)
+            raise InputError(
+                f"{flag} is a setting of the solve, which emit does not run: it writes the "
+                "compiled problem only"
+            )
 
 
 def _format(args) -> str:
@@ -129,6 +162,7 @@ def emit_text(
 
 
 def run(args) -> int:
+    refuse_solve_flags(args)
     fmt = _format(args)
     ns = argparse.Namespace(**vars(args))
     ens, queries = load_queries_from_args(ns, backend=args.backend or DEFAULT_BACKEND[fmt])

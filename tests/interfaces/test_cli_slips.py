@@ -1,0 +1,48 @@
+"""Command-line slips a new user makes, each told in one line with exit 2: emit given a
+flag of the solve it does not run (and its help not listing them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from treesens.interfaces.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MODEL = str(EXAMPLES / "breast_cancer_xgb.json")
+EMIT = ["emit", MODEL, "--vary", "mean_texture", "--gap", "0.2", "--format", "lp"]
+
+
+def _stderr_lines(capsys) -> list[str]:
+    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+
+
+@pytest.mark.parametrize(
+    "flag, named",
+    [
+        (["--timeout", "5"], "--timeout"),
+        (["--threads", "2"], "--threads"),
+        (["--no-heuristic"], "--heuristic/--no-heuristic"),
+        (["--json"], "--json"),
+    ],
+)
+def test_emit_refuses_a_flag_of_the_solve_it_does_not_run(capsys, flag, named):
+    # these were taken and changed nothing in the written problem
+    assert main([*EMIT, *flag]) == 2
+    assert _stderr_lines(capsys) == [
+        f"treesens: error: {named} is a setting of the solve, which emit does not run: it "
+        "writes the compiled problem only"
+    ]
+
+
+def test_emit_help_lists_no_flag_of_the_solve(capsys):
+    assert main(["emit", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--data-aware" in out and "--where" in out
+    for flag in ("--timeout", "--threads", "--heuristic", "--box-search", "--json", "--seed"):
+        assert flag not in out
+
+
+def test_emit_takes_the_memory_limit_it_checks_before_compiling(tmp_path):
+    assert main([*EMIT, "--memory-mb", "500", "-o", str(tmp_path / "q.lp")]) == 0
