@@ -422,6 +422,12 @@ def _check_claim(
         for f in range(len(checker.domain))
         if any(checker.dom(f, k).missing for k in (0, 1)) and not model.reads_nan_of(f)
     ]
+    if unread and model.refuses_nan:
+        return Verdict(
+            False,
+            f"the domain says feature {model.features[unread[0]]!r} may be missing, and the "
+            "model's library refuses missing values: a claim about inputs it cannot score",
+        )
     if unread:
         return Verdict(
             False,

@@ -60,6 +60,9 @@ class Model:
     zero_band: float = 0.0
     # the reader read each node's NaN side (a domain may then hold NaN)
     reads_nan: bool = False
+    # the library's predict refuses NaN (scikit-learn's GradientBoosting): a domain that
+    # holds NaN claims about inputs the model cannot score, and is refused as vacuous
+    refuses_nan: bool = False
     # per feature whose codes the model knows (HistGradientBoosting's encoder), how many:
     # a domain's codes lie in 0..n-1 (an unknown category is read as missing)
     known_codes: dict[int, int] = field(default_factory=dict)

@@ -41,7 +41,18 @@ def sklearn_model(est) -> Model:
             "DecisionTree and ExtraTree classifiers and regressors, and HistGradientBoosting "
             "classifiers and regressors"
         )
-    return replace(model, reads_nan=all(t.default_left is not None for t in model.trees))
+    refuses = not _allows_nan(est)
+    read = not refuses and all(t.default_left is not None for t in model.trees)
+    return replace(model, reads_nan=read, refuses_nan=refuses)
+
+
+def _allows_nan(est) -> bool:
+    """Whether the estimator's predict takes NaN, as its tags say (GradientBoosting: no;
+    forests and trees: yes, since scikit-learn 1.4); True where no tag says."""
+    try:
+        return bool(est.__sklearn_tags__().input_tags.allow_nan)
+    except AttributeError:  # scikit-learn before 1.6
+        return bool(getattr(est, "_get_tags", dict)().get("allow_nan", True))
 
 
 def load_skops(path: str):
