@@ -19,6 +19,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from ..compiler.ensemble import KINDS, Ensemble, Feature
 from ..compiler.errors import FEATURES, InputError, closest, name_list, not_a_regular_file, not_utf8
 from .data import (
@@ -204,6 +206,7 @@ def apply_details_text(ens: Ensemble, text: str, path: str) -> Ensemble:
     if dups:
         raise InputError(f"after renaming, feature names clash: {', '.join(dups)}", str(path))
     out = ens.with_features(tuple(feats)).with_input("details", str(path))
+    _refuse_missing_not_taken(out, [i for i in declared if feats[i].may_be_missing], declared, path)
     if groups:
         from .preprocessing.groups import declared_groups, fold_groups
 
@@ -276,6 +279,39 @@ def unstated_bounds_note(ens: Ensemble, details, shown: str) -> str | None:
         f"{shown}: {'; '.join(clauses)}: they range over all reals on that side (a bound of "
         "none, -inf or inf leaves a side unbounded on purpose, without this note)"
     )
+
+
+def _refuse_missing_not_taken(ens: Ensemble, missing: list[int], lines: dict, path) -> None:
+    """A feature declared missing for a model whose library's predict refuses NaN
+    (scikit-learn's GradientBoosting) is an InputError at its line: every answer would
+    be about inputs the model cannot score (a pair with NaN fails its replay, a proof over
+    them is vacuous). Asked of the library on one row inside the bounds, which it scores
+    without the NaN (so nothing else is taken for the refusal)."""
+    rep = ens.replayer
+    if not missing or rep is None:
+        return
+    predict = rep.predict if ens.is_regressor else rep.predict_proba
+    row = np.array([[_inside(f) for f in ens.features]], dtype=float)
+    try:
+        predict(row)
+    except Exception:  # noqa: BLE001 - a row the library refuses for another reason
+        return
+    row[0, missing] = np.nan
+    try:
+        predict(row)
+    except Exception as e:  # noqa: BLE001 - whatever the library raises on NaN
+        f = missing[0]
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(
+            f"feature {ens.features[f].name!r} declared missing (column missing), and this "
+            f"model cannot take missing values (its library's predict refuses NaN: {why}); "
+            "declare it missing false",
+            f"{path}:{lines[f]}",
+        ) from None
+
+
+def _inside(f: Feature) -> float:
+    return f.lb if math.isfinite(f.lb) else (f.ub if math.isfinite(f.ub) else 0.0)
 
 
 def _declared(feat: Feature, name: str, row: list[str], col: dict[str, int], where: str) -> Feature:

@@ -101,6 +101,30 @@ def test_a_model_whose_library_refuses_nan_is_one_clear_error():
         treesens.load_model(est, data=df)
 
 
+def test_details_declaring_a_feature_missing_for_a_model_that_refuses_nan_is_one_clear_error():
+    # was taken: "insensitive" over inputs the model cannot score, its certificate refused
+    df = _frame()
+    est = sk_ensemble.GradientBoostingClassifier(n_estimators=3).fit(
+        df[FEATURES].fillna(0.0), df["label"]
+    )
+    details = pd.DataFrame(
+        {"feature": [0, 1, 2], "name": FEATURES, "lb": 0, "ub": 10, "missing": [False, True, False]}
+    )
+    with pytest.raises(
+        InputError, match=r"^<details DataFrame>:3: feature 'b' declared missing.*refuses NaN"
+    ):
+        treesens.load_model(est, details=details)
+
+
+def test_details_declaring_a_feature_missing_for_a_model_that_takes_nan_are_taken():
+    df = _frame()
+    est = sk_ensemble.RandomForestClassifier(n_estimators=3).fit(df[FEATURES], df["label"])
+    details = pd.DataFrame(
+        {"feature": [0, 1, 2], "name": FEATURES, "lb": 0, "ub": 10, "missing": [False, True, False]}
+    )
+    assert treesens.load_model(est, details=details).features[1].may_be_missing
+
+
 def test_cli_check_with_data_holding_nan_answers(tmp_path):
     df = _frame()
     _fit("xgboost", df).save_model(tmp_path / "m.json")
