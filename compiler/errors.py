@@ -121,6 +121,21 @@ def closest(name: str, candidates: Iterable[str], n: int = 3, *, listing: str | 
     return f" ({listing}: {name_list(cand)})"
 
 
+def percent_hint(text) -> str:
+    """For a percent where a number goes ('20%'), the number it stands for: "; 20% is
+    written 0.2" (a gap is a probability's, 0.2 not 20); else ""."""
+    if not isinstance(text, str):
+        return ""
+    body = text.strip().removesuffix("%").strip()
+    if body == text.strip():
+        return ""
+    try:
+        value = float(body)
+    except ValueError:
+        return ""
+    return f"; {text.strip()} is written {value / 100:g}"
+
+
 def name_list(names: Iterable[object], max_names: int = 8, max_chars: int = 80) -> str:
     """``a, b, c`` or, for a long list, its start: ``a, b, c, ... 30 in all``."""
     names = [str(x) for x in names]

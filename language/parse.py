@@ -21,7 +21,7 @@ from . import ast as nodes
 from .check import check_structure
 from .errors import SensError, located
 from .grammar import KEYWORDS, TOP_KEYWORDS, parser
-from .slips import vary_lists_nothing, vary_numbered
+from .slips import number_slip, vary_lists_nothing
 
 
 def _tok_pos(tok) -> nodes.Pos:
@@ -511,7 +511,7 @@ def parse_items(text: str, filename: str = "<string>") -> nodes.SensAST:
         empty_vary = tok.start_pos is not None and vary_lists_nothing(text[: tok.start_pos])
         if empty_vary is not None:
             raise err(*empty_vary) from None
-        numbered = tok.start_pos is not None and vary_numbered(text[: tok.start_pos], tok)
+        numbered = tok.start_pos is not None and number_slip(text[: tok.start_pos], tok)
         if numbered:
             raise err(numbered, tok.line, tok.column) from None
         spaced = tok.start_pos is not None and _race_spaced(text[: tok.start_pos])

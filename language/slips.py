@@ -45,3 +45,24 @@ def vary_numbered(before: str, tok) -> str | None:
         f"unexpected number {tok}: a .sens file names its features (vary NAME), where "
         "--vary and the API's vary= also take an index"
     )
+
+
+# a number then '%' where a number alone goes (gap 20%): the error says the number meant
+_PERCENT_AFTER = re.compile(r"(?<![\w.])(\d+(?:\.\d*)?|\.\d+)[ \t]*$")
+
+
+def percent_number(before: str, tok) -> str | None:
+    """The error for a percent given where a number goes (``gap 20%``; only an audit
+    expectation's limit takes one), with the number it stands for; None otherwise."""
+    m = _PERCENT_AFTER.search(before)
+    if str(tok) != "%" or m is None:
+        return None
+    return (
+        f"unexpected '%': {m.group(1)}% is written {float(m.group(1)) / 100:g} (a percent is "
+        "only an audit's limit: expect audit flippable <= 2%)"
+    )
+
+
+def number_slip(before: str, tok) -> str | None:
+    """The error for a number a .sens file does not take so (``vary 3``, ``gap 20%``)."""
+    return vary_numbered(before, tok) or percent_number(before, tok)

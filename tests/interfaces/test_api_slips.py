@@ -92,3 +92,8 @@ def test_expect_audit_takes_audits_keywords():
         BC_MODEL, pd.read_csv(BC_ROWS).head(5), "mean_texture", max_rows=5, gap=0.2
     )
     assert out.ok
+
+
+def test_a_gap_given_as_a_percent_says_the_number_it_stands_for():
+    with pytest.raises(InputError, match=r"^gap must be a number, not '20%'; 20% is written 0.2$"):
+        treesens.check(BC_MODEL, vary="mean_texture", gap="20%")

@@ -1,5 +1,5 @@
 """Command-line slips a new user makes, each told in one line with exit 2: emit given a
-flag of the solve it does not run (and its help not listing them)."""
+flag of the solve it does not run (and its help not listing them), a gap as a percent."""
 
 from __future__ import annotations
 
@@ -46,3 +46,11 @@ def test_emit_help_lists_no_flag_of_the_solve(capsys):
 
 def test_emit_takes_the_memory_limit_it_checks_before_compiling(tmp_path):
     assert main([*EMIT, "--memory-mb", "500", "-o", str(tmp_path / "q.lp")]) == 0
+
+
+def test_a_gap_given_as_a_percent_says_the_number_it_stands_for(capsys):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--gap", "20%"]) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: --gap: '20%' is not a number; 20% is written 0.2 "
+        "(see treesens check --help)"
+    ]

@@ -469,6 +469,8 @@ def test_rejected_structure(text, message):
             "unexpected 'query' inside the query q opened at line 2",
         ),
         (HEAD + "query q { vary a }\n}", "'}' without a matching '{'"),
+        # was "unexpected '%'; expected 'backend', ..."
+        (HEAD + "query q { vary a gap 20% }", "unexpected '%': 20% is written 0.2"),
         (
             HEAD + "query q { vary a gap = 0.1 }",
             "unexpected '='; expected 'above', 'delta', 'margin', 'max', a number",
