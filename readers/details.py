@@ -123,8 +123,11 @@ def _header(first: list[str], path: str) -> list[str]:
     check_separator(first, f"{path}:1")  # a spreadsheet's export split by ';'
     for need in ("feature", "name"):
         if need not in header:
+            others = [h for h in header if h not in COLUMNS]  # 'names' for name
             raise InputError(
-                f"header has no {need!r} column (expected feature,name,lb,ub)", f"{path}:1"
+                f"header has no {need!r} column{closest(need, others)} (expected "
+                "feature,name,lb,ub)",
+                f"{path}:1",
             )
     # a column with no name (a spreadsheet's trailing comma) holds nothing treesens reads
     unknown = [h for h in header if h and h not in COLUMNS]

@@ -91,6 +91,14 @@ def test_bounds_under_another_column_name_are_an_input_error_not_dropped(tmp_pat
     assert "bounds go in lb and ub" in e.value.message
 
 
+def test_a_misspelt_name_column_gets_the_closest_name(tmp_path, model_file):
+    # was "header has no 'name' column", the column 'names' unmentioned
+    bad = tmp_path / "d.csv"
+    bad.write_text("feature,names,lb,ub\n0,a,0.2,0.8\n")
+    with pytest.raises(InputError, match="no 'name' column \\(did you mean 'names'\\?\\)"):
+        treesens.load_model(model_file, details=bad)
+
+
 def test_a_misspelt_column_gets_the_closest_name(tmp_path, model_file):
     bad = tmp_path / "d.csv"
     bad.write_text("feature,name,lb,ub,kinds\n0,a,0.2,0.8,real\n")
