@@ -120,13 +120,20 @@ def _header(first: list[str], path: str) -> list[str]:
     """A details file's column names (lowercase), after checking that it names the
     columns it needs, no column it does not take, and none twice."""
     header = [h.strip().lower() for h in first]
+    if header and header[0].startswith(("{", "[")):  # a model given as the details
+        raise InputError(
+            "a JSON file (a model?), not a details file: a details file is a CSV with "
+            "columns feature,name,lb,ub",
+            f"{path}:1",
+        )
     check_separator(first, f"{path}:1")  # a spreadsheet's export split by ';'
     for need in ("feature", "name"):
         if need not in header:
-            others = [h for h in header if h not in COLUMNS]  # 'names' for name
+            # 'names' for name; not the columns of another kind of file ('tenure')
+            near = [h for h in dict.fromkeys(header) if h and (need in h or h in need)]
+            guess = f" (did you mean {near[0]!r}?)" if near else ""
             raise InputError(
-                f"header has no {need!r} column{closest(need, others)} (expected "
-                "feature,name,lb,ub)",
+                f"header has no {need!r} column{guess} (expected feature,name,lb,ub)",
                 f"{path}:1",
             )
     # a column with no name (a spreadsheet's trailing comma) holds nothing treesens reads

@@ -99,6 +99,19 @@ def test_a_misspelt_name_column_gets_the_closest_name(tmp_path, model_file):
         treesens.load_model(model_file, details=bad)
 
 
+def test_a_model_given_as_the_details_is_said_to_be_json(model_file):
+    # was "header has no 'feature' column", naming the model's JSON keys
+    with pytest.raises(InputError, match=r"a JSON file \(a model\?\), not a details file"):
+        treesens.load_model(model_file, details=model_file)
+
+
+def test_a_column_of_another_file_is_no_guess_for_a_missing_one(tmp_path, model_file):
+    bad = tmp_path / "d.csv"
+    bad.write_text("tenure,age\n1,2\n")
+    with pytest.raises(InputError, match=r"d.csv:1: header has no 'feature' column \(expected"):
+        treesens.load_model(model_file, details=bad)
+
+
 def test_a_misspelt_column_gets_the_closest_name(tmp_path, model_file):
     bad = tmp_path / "d.csv"
     bad.write_text("feature,name,lb,ub,kinds\n0,a,0.2,0.8,real\n")
