@@ -67,6 +67,8 @@ def feature_list(ens: Ensemble, given, keyword: str = "vary") -> tuple[str, ...]
         items = []
     elif getattr(given, "ndim", 1) == 2 and hasattr(given, "columns"):
         raise InputError(_a_table_as_features(given, keyword))
+    elif hasattr(given, "to_frame") and not all(isinstance(v, str) for v in given):
+        raise InputError(_a_column_as_features(given, keyword))
     elif isinstance(given, Iterable):
         items = list(given)
     else:  # a float, say: feature_name says it is neither a name nor an index
@@ -89,6 +91,16 @@ def _a_table_as_features(table, keyword: str) -> str:
     return (
         f"{keyword}: a DataFrame (columns {name_list(cols, max_names=4)}) is no list of "
         f"features; data goes in data=; to vary its columns, give {keyword}=list(df.columns)"
+    )
+
+
+def _a_column_as_features(column, keyword: str) -> str:
+    """The error of a pandas Series of values given where features are named
+    (``vary=X["sex"]``): its values were read as feature indices, another feature each."""
+    name = getattr(column, "name", None)
+    named = f"{keyword}={str(name)!r} names that column" if name is not None else ""
+    return f"{keyword}: a column of values ({len(column)} of them) is no list of features" + (
+        f"; {named}" if named else "; give the features' names"
     )
 
 

@@ -44,6 +44,20 @@ def test_a_dataframe_given_as_vary_is_refused_as_data_in_the_features_place():
         treesens.check(BC_MODEL, pd.read_csv(BC_ROWS), gap=0.2)
 
 
+def test_a_column_of_values_given_as_vary_is_refused_naming_the_column():
+    # its 0s and 1s were read as feature indices: "feature 'mean_texture' listed twice"
+    rows = pd.read_csv(BC_ROWS)
+    with pytest.raises(
+        InputError, match=r"^vary: a column of values \(200 of them\).*vary='label'"
+    ):
+        treesens.check(BC_MODEL, rows["label"], gap=0.2)
+
+
+def test_a_series_of_feature_names_is_taken():
+    r = treesens.check(BC_MODEL, pd.Series(["mean_texture"]), gap=0.2)
+    assert r.query == "mean_texture"
+
+
 def test_classes_as_a_numpy_array_of_two_are_the_pair():
     a = treesens.check(WINE, vary=["alcohol"], gap=2, classes=np.array([0, 2]))
     b = treesens.check(WINE, vary=["alcohol"], gap=2, classes=(0, 2))
