@@ -121,11 +121,19 @@ def closest(name: str, candidates: Iterable[str], n: int = 3, *, listing: str | 
     return f" ({listing}: {name_list(cand)})"
 
 
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)")
+
+
 def percent_hint(text) -> str:
     """For a percent where a number goes ('20%'), the number it stands for: "; 20% is
-    written 0.2" (a gap is a probability's, 0.2 not 20); else ""."""
+    written 0.2" (a gap is a probability's, 0.2 not 20); for a duration ('10s', '2m',
+    as a .sens file writes one), its seconds: "; 2m is written 120 (seconds)"; else ""."""
     if not isinstance(text, str):
         return ""
+    d = _DURATION.fullmatch(text.strip())
+    if d is not None:
+        seconds = float(d.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[d.group(2)]
+        return f"; {text.strip()} is written {seconds:g} (seconds)"
     body = text.strip().removesuffix("%").strip()
     if body == text.strip():
         return ""

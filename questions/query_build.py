@@ -344,7 +344,9 @@ def make_plan(
     data-aware mode and the query options of compiler/options.py by name (None: not
     given)."""
     if timeout_problem(timeout):
-        raise InputError(f"timeout {timeout_problem(timeout)}, not {timeout!r}")
+        raise InputError(
+            f"timeout {timeout_problem(timeout)}, not {timeout!r}{percent_hint(timeout)}"
+        )
     work = work_amount(work)
     for name, value, problem in (
         ("work", work, work_problem),

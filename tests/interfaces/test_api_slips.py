@@ -111,3 +111,8 @@ def test_expect_audit_takes_audits_keywords():
 def test_a_gap_given_as_a_percent_says_the_number_it_stands_for():
     with pytest.raises(InputError, match=r"^gap must be a number, not '20%'; 20% is written 0.2$"):
         treesens.check(BC_MODEL, vary="mean_texture", gap="20%")
+
+
+def test_a_timeout_written_as_a_duration_says_its_seconds():
+    with pytest.raises(InputError, match=r"not '2m'; 2m is written 120 \(seconds\)$"):
+        treesens.check(BC_MODEL, vary="mean_texture", gap=0.2, timeout="2m")

@@ -1,5 +1,6 @@
 """Command-line slips a new user makes, each told in one line with exit 2: emit given a
-flag of the solve it does not run (and its help not listing them), a gap as a percent."""
+flag of the solve it does not run (and its help not listing them), a gap as a percent,
+a time limit as a .sens file writes one (10s)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,10 @@ def test_a_gap_given_as_a_percent_says_the_number_it_stands_for(capsys):
         "treesens: error: --gap: '20%' is not a number; 20% is written 0.2 "
         "(see treesens check --help)"
     ]
+
+
+@pytest.mark.parametrize("given, seconds", [("10s", "10"), ("2m", "120"), ("500ms", "0.5")])
+def test_a_timeout_written_as_a_duration_says_its_seconds(capsys, given, seconds):
+    assert main(["check", MODEL, "--vary", "mean_texture", "--timeout", given]) == 2
+    (line,) = _stderr_lines(capsys)
+    assert f"'{given}' is not a number; {given} is written {seconds} (seconds)" in line
