@@ -132,6 +132,8 @@ class OneLineParser(argparse.ArgumentParser):
         sens = getattr(self, "sens_file", None)
         if sens and message.startswith("the following arguments are required: --vary"):
             message = f"{sens}: {SENS_NOT_A_MODEL}"  # not a model without --vary: a query file
+        elif message.startswith("the following arguments are required: --vary"):
+            message += _features_without_vary(getattr(self, "words", ()))
         words = re.findall(r"(?:^|\s)--?([\w-]+)", message.partition(":")[2])
         if message.startswith("unrecognized arguments") and set(words) & set(CONSTRAINT_WORDS):
             # a flag for them is what the user tried
@@ -182,8 +184,22 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     p.command = _command_of(argv)
     for name, mod in _modules(p.command):
-        add_command(sub, name, mod).sens_file = _sens_file_of(argv)
+        command = add_command(sub, name, mod)
+        command.sens_file, command.words = _sens_file_of(argv), list(argv or ())
     return p
+
+
+def _features_without_vary(argv) -> str:
+    """For ``check MODEL sex`` (the features without their flag): "; 'sex' after the
+    model names no flag: --vary sex"; "" where no such word follows the model."""
+    bare = [
+        w
+        for i, w in enumerate(argv)
+        if not w.startswith("-") and not (i and argv[i - 1].startswith("-"))
+    ]
+    if len(bare) < 3:  # the command and the model
+        return ""
+    return f"; {bare[2]!r} after the model names no flag: --vary {bare[2]}"
 
 
 def _sens_file_of(argv: list[str] | None) -> str | None:

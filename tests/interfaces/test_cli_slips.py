@@ -1,6 +1,6 @@
 """Command-line slips a new user makes, each told in one line with exit 2: emit given a
 flag of the solve it does not run (and its help not listing them), a gap as a percent,
-a time limit as a .sens file writes one (10s)."""
+a time limit as a .sens file writes one (10s), the features without --vary."""
 
 from __future__ import annotations
 
@@ -62,3 +62,19 @@ def test_a_timeout_written_as_a_duration_says_its_seconds(capsys, given, seconds
     assert main(["check", MODEL, "--vary", "mean_texture", "--timeout", given]) == 2
     (line,) = _stderr_lines(capsys)
     assert f"'{given}' is not a number; {given} is written {seconds} (seconds)" in line
+
+
+def test_features_given_without_vary_are_told_the_flag(capsys):
+    # was "the following arguments are required: --vary", the word given unmentioned
+    assert main(["check", MODEL, "mean_texture"]) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: the following arguments are required: --vary; 'mean_texture' after "
+        "the model names no flag: --vary mean_texture (see treesens check --help)"
+    ]
+
+
+def test_a_missing_vary_with_no_word_after_the_model_is_told_as_before(capsys):
+    assert main(["check", MODEL, "--gap", "0.2"]) == 2
+    assert _stderr_lines(capsys) == [
+        "treesens: error: the following arguments are required: --vary (see treesens check --help)"
+    ]
