@@ -277,6 +277,28 @@ def _termination_handled():
 # about 31 years: no limit in practice; far beyond it, deadlines overflow the clock
 
 
+# the flags that name a file to write, by their dest (a value ending in '/' names a folder)
+OUTPUT_FLAGS = {
+    "out": "--out",
+    "results": "--results",
+    "resume": "--resume",
+    "table_out": "--table-out",
+    "plot": "--plot",
+    "certificate": "--certificate",
+    "junit": "--junit",
+    "output": "-o",
+}
+
+
+def _check_output_files(args) -> None:
+    """A file to write named as a folder (``--junit out/``) is refused: the trailing '/'
+    was dropped and a file named ``out`` written, where a file inside was meant."""
+    for dest, flag in OUTPUT_FLAGS.items():
+        value = getattr(args, dest, None)
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            raise InputError(f"{flag} {value}: names a folder (it ends in '/'): give a file's name")
+
+
 def _check_timeout(args) -> None:
     """--timeout (every command that has one): a finite number of seconds, capped."""
     t = getattr(args, "timeout", None)
@@ -336,6 +358,7 @@ def main(argv=None, *, start: float | None = None) -> int:
     with _termination_handled(), interrupts_recorded(), speaking(spoken), notes_once():
         try:
             _check_timeout(args)
+            _check_output_files(args)
             for plugin in getattr(args, "plugin", None) or ():  # before any name is looked up
                 load_plugin(plugin)
             return int(args.func(args) or 0)

@@ -1,6 +1,7 @@
 """Command-line slips a new user makes, each told in one line with exit 2: emit given a
 flag of the solve it does not run (and its help not listing them), a gap as a percent,
-a time limit as a .sens file writes one (10s), the features without --vary."""
+a time limit as a .sens file writes one (10s), the features without --vary,
+a file to write named as a folder (out/)."""
 
 from __future__ import annotations
 
@@ -78,3 +79,22 @@ def test_a_missing_vary_with_no_word_after_the_model_is_told_as_before(capsys):
     assert _stderr_lines(capsys) == [
         "treesens: error: the following arguments are required: --vary (see treesens check --help)"
     ]
+
+
+@pytest.mark.parametrize(
+    "command, flag",
+    [
+        (["check", MODEL, "--vary", "mean_texture", "--certificate"], "--certificate"),
+        (["sweep", MODEL, "--features", "mean_texture", "--out"], "--out"),
+        ([*EMIT, "-o"], "-o"),
+        (["test", str(EXAMPLES / "contract.sens"), "--junit"], "--junit"),
+    ],
+)
+def test_a_file_to_write_named_as_a_folder_is_refused(capsys, tmp_path, command, flag):
+    # --junit out/ wrote a file named out: the trailing '/' dropped
+    folder = f"{tmp_path / 'out'}/"
+    assert main([*command, folder]) == 2
+    assert _stderr_lines(capsys) == [
+        f"treesens: error: {flag} {folder}: names a folder (it ends in '/'): give a file's name"
+    ]
+    assert not (tmp_path / "out").exists()
