@@ -66,7 +66,7 @@ def check_certificate_path(path: str | Path) -> None:
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"certificate takes a file's path, not {path!r}")
     p = Path(path)
-    if p.is_dir():
+    if p.is_dir() or str(path).endswith(("/", os.sep)):  # 'c/': a file 'c' was written
         raise InputError(
             "cannot write the certificate there: it is a directory (give a file name)", str(path)
         )

@@ -116,3 +116,10 @@ def test_a_gap_given_as_a_percent_says_the_number_it_stands_for():
 def test_a_timeout_written_as_a_duration_says_its_seconds():
     with pytest.raises(InputError, match=r"not '2m'; 2m is written 120 \(seconds\)$"):
         treesens.check(BC_MODEL, vary="mean_texture", gap=0.2, timeout="2m")
+
+
+def test_a_certificate_named_as_a_folder_is_refused(tmp_path):
+    # certificate="c/" wrote a file named c
+    with pytest.raises(InputError, match=r"it is a directory \(give a file name\)"):
+        treesens.check(BC_MODEL, vary="mean_texture", gap=0.45, certificate=f"{tmp_path / 'c'}/")
+    assert not (tmp_path / "c").exists()
